@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// run is the whole program minus process concerns: parse args, run one
+// command, return its error for main to map to an exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	app := newApp(stdout, stderr)
+	err := app.RunContext(ctx, reorderArgs(app, args))
+	if err != nil && ctx.Err() != nil {
+		return errInterrupted
+	}
+	return err
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:  "nccltune",
+		Usage: "find the NCCL settings that make collectives fastest for your message sizes",
+		Description: `nccltune drives nccl-tests (all_reduce_perf) under mpirun, srun or locally,
+searches NCCL_* settings for a band of message sizes, measures the noise,
+and recommends a change only when the gain is real. Every launch is kept
+in a bbolt database. --sim PROFILE runs a simulated fabric instead of real
+hardware; simulated results are always labelled as simulated.
+
+Start with:  nccltune search --sim spark4 --band 512K-4M`,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		HideHelpCommand:      true,
+		EnableBashCompletion: false,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "db", EnvVars: []string{"NCCLTUNE_DB"},
+				Usage: "bbolt database `FILE` holding every study (default: nccltune/nccltune.db under the user's data dir)"},
+		},
+		Commands: commands(),
+		// Errors go back to run; exit codes are decided in main only.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
+			return usageErrorf("%v (see nccltune %s --help)", err, c.Command.Name)
+		},
+	}
+	for _, cmd := range app.Commands {
+		if cmd.OnUsageError == nil {
+			cmd.OnUsageError = app.OnUsageError
+		}
+	}
+	return app
+}
+
+// commands lists every subcommand; each lives in its own file.
+func commands() []*cli.Command {
+	return []*cli.Command{}
+}
+
+// reorderArgs moves flags written after a subcommand's positional
+// arguments in front of them: urfave/cli v2 silently ignores flags that
+// follow a positional argument, and the contract writes
+// "nccltune export STUDY --format env".
+func reorderArgs(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	i := 1
+	// Global flags come before the command name.
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
+		out = append(out, args[i])
+		if takesValue(app.Flags, args[i]) && i+1 < len(args) {
+			out = append(out, args[i+1])
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return out
+	}
+	cmd := app.Command(args[i])
+	out = append(out, args[i])
+	i++
+	if cmd == nil {
+		return append(out, args[i:]...)
+	}
+	var flags, positional []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			flags = append(flags, a)
+			if takesValue(cmd.Flags, a) && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		positional = append(positional, a)
+	}
+	out = append(out, flags...)
+	return append(out, positional...)
+}
+
+// takesValue reports whether arg names a flag that consumes the next
+// argument (not a bool flag, and not written as --flag=value).
+func takesValue(flags []cli.Flag, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	if strings.Contains(name, "=") {
+		return false
+	}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n != name {
+				continue
+			}
+			if _, isBool := f.(*cli.BoolFlag); isBool {
+				return false
+			}
+			if d, ok := f.(cli.DocGenerationFlag); ok {
+				return d.TakesValue()
+			}
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,145 @@
+package nccl
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Config maps knob names to values. A knob that is absent is left to
+// NCCL's own choice; the empty Config is "NCCL's defaults".
+type Config map[string]string
+
+// Key is the canonical text of the config: "K=V" pairs sorted by name and
+// joined by spaces. Equal configs have equal keys; the defaults' key is "".
+func (c Config) Key() string { return strings.Join(c.Env(), " ") }
+
+// Env returns the config as sorted "K=V" strings.
+func (c Config) Env() []string {
+	out := make([]string, 0, len(c))
+	for k, v := range c {
+		if v == "" {
+			continue
+		}
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// String is Key, or "NCCL defaults" for the empty config.
+func (c Config) String() string {
+	if k := c.Key(); k != "" {
+		return k
+	}
+	return "NCCL defaults"
+}
+
+// Clone returns a copy without unset (empty) values.
+func (c Config) Clone() Config {
+	out := make(Config, len(c))
+	for k, v := range c {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Names returns the set knob names, sorted.
+func (c Config) Names() []string {
+	var out []string
+	for k, v := range c {
+		if v != "" {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParseKeyValue splits "K=V". The value may itself hold '=' or ';'.
+func ParseKeyValue(s string) (key, value string, err error) {
+	k, v, ok := strings.Cut(s, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" {
+		return "", "", fmt.Errorf("%q is not KEY=VALUE (e.g. NCCL_PROTO=^LL128)", s)
+	}
+	for _, r := range k {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			return "", "", fmt.Errorf("%q: %q is not an environment variable name", s, k)
+		}
+	}
+	if k[0] >= '0' && k[0] <= '9' {
+		return "", "", fmt.Errorf("%q: %q is not an environment variable name", s, k)
+	}
+	return k, v, nil
+}
+
+// ParseConfig reads "K=V" items into a Config of known knobs, validating
+// each value and the combination.
+func ParseConfig(items []string) (Config, error) {
+	c := Config{}
+	for _, it := range items {
+		k, v, err := ParseKeyValue(it)
+		if err != nil {
+			return nil, err
+		}
+		knob, err := LookupKnob(k)
+		if err != nil {
+			return nil, err
+		}
+		if err := knob.Validate(v); err != nil {
+			return nil, err
+		}
+		if v != "" {
+			c[knob.Name] = v
+		}
+	}
+	return c, c.Validate()
+}
+
+// Validate checks each value and the rules that tie knobs together.
+func (c Config) Validate() error {
+	for _, name := range c.Names() {
+		knob, err := LookupKnob(name)
+		if err != nil {
+			return err
+		}
+		if err := knob.Validate(c[name]); err != nil {
+			return err
+		}
+	}
+	if err := orderedPair(c, "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"); err != nil {
+		return err
+	}
+	if err := orderedPair(c, "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"); err != nil {
+		return err
+	}
+	if t, s := c.Int("NCCL_SOCKET_NTHREADS", 0), c.Int("NCCL_NSOCKS_PERTHREAD", 0); t > 0 && s > 0 && t*s > 64 {
+		return fmt.Errorf("NCCL_SOCKET_NTHREADS=%d × NCCL_NSOCKS_PERTHREAD=%d = %d sockets; NCCL allows at most 64", t, s, t*s)
+	}
+	return nil
+}
+
+func orderedPair(c Config, minName, maxName string) error {
+	lo, hi := c.Int(minName, 0), c.Int(maxName, 0)
+	if lo > 0 && hi > 0 && lo > hi {
+		return fmt.Errorf("%s=%d is larger than %s=%d", minName, lo, maxName, hi)
+	}
+	return nil
+}
+
+// Int returns the knob's value as an integer, or def when unset or not a number.
+func (c Config) Int(name string, def int) int {
+	v, ok := c[name]
+	if !ok || v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return def
+	}
+	return n
+}

@@ -1,0 +1,273 @@
+package nccl
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Knob is one NCCL environment variable that nccltune can search.
+type Knob struct {
+	Name string
+	// InDefaultSpace marks the knobs searched when the user names none.
+	InDefaultSpace bool
+	// Choices are the values searched by default; "" means unset, i.e.
+	// NCCL's own choice. Every knob's list starts with "".
+	Choices []string
+	// Doc says what the knob does, for --help and errors.
+	Doc string
+	// check validates one value.
+	check func(string) error
+}
+
+// Validate reports why value is not a valid setting of the knob.
+func (k Knob) Validate(value string) error {
+	if value == "" {
+		return nil
+	}
+	if err := k.check(value); err != nil {
+		return fmt.Errorf("%s=%s: %w", k.Name, value, err)
+	}
+	return nil
+}
+
+var protocols = []string{"LL", "LL128", "Simple"}
+
+var algorithms = []string{"Ring", "Tree", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"}
+
+// collectives accepted before ':' in NCCL's per-collective syntax (2.24+).
+var collectives = []string{"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "sendrecv", "send", "recv", "alltoall"}
+
+func pow2Choices(lo, hi int) []string {
+	out := []string{""}
+	for v := lo; v <= hi; v *= 2 {
+		out = append(out, strconv.Itoa(v))
+	}
+	return out
+}
+
+// Knobs lists every knob nccltune knows, default-space knobs first.
+var Knobs = []Knob{
+	{Name: "NCCL_PROTO", InDefaultSpace: true,
+		Choices: []string{"", "Simple", "LL", "LL128", "^LL128", "^LL"},
+		Doc:     "wire protocols NCCL may use: LL, LL128, Simple; ^ excludes (e.g. ^LL128)",
+		check:   func(v string) error { return checkNameList(v, protocols) }},
+	{Name: "NCCL_ALGO", InDefaultSpace: true,
+		Choices: []string{"", "Ring", "Tree"},
+		Doc:     "algorithms NCCL may use: Ring, Tree, CollnetDirect, CollnetChain, NVLS, NVLSTree, PAT; ^ excludes",
+		check:   func(v string) error { return checkNameList(v, algorithms) }},
+	{Name: "NCCL_MAX_NCHANNELS", InDefaultSpace: true,
+		Choices: pow2Choices(1, 64),
+		Doc:     "upper bound on channels per collective (1..64)",
+		check:   intRange(1, 64)},
+	{Name: "NCCL_MAX_CTAS", InDefaultSpace: true,
+		Choices: pow2Choices(1, 64),
+		Doc:     "upper bound on CTAs per collective (1..64 since NCCL 2.25, 1..32 before)",
+		check:   intRange(1, 64)},
+	{Name: "NCCL_CROSS_NIC", InDefaultSpace: true,
+		Choices: []string{"", "0", "1", "2"},
+		Doc:     "0 keep each ring on one NIC, 1 allow crossing, 2 (NCCL's default) cross only if better",
+		check:   intRange(0, 2)},
+	{Name: "NCCL_MIN_NCHANNELS",
+		Choices: pow2Choices(1, 32),
+		Doc:     "lower bound on channels (1..64); must not exceed NCCL_MAX_NCHANNELS",
+		check:   intRange(1, 64)},
+	{Name: "NCCL_MIN_CTAS",
+		Choices: pow2Choices(1, 32),
+		Doc:     "lower bound on CTAs (1..64); must not exceed NCCL_MAX_CTAS",
+		check:   intRange(1, 64)},
+	{Name: "NCCL_NTHREADS",
+		Choices: []string{"", "64", "128", "256", "512"},
+		Doc:     "threads per CTA: 64, 128, 256 or 512",
+		check:   oneOf("64", "128", "256", "512")},
+	{Name: "NCCL_BUFFSIZE",
+		Choices: []string{"", "1048576", "2097152", "4194304", "8388608", "16777216"},
+		Doc:     "buffer per channel and peer in bytes, a power of two (NCCL's default 4194304)",
+		check:   checkBuffSize},
+	{Name: "NCCL_SOCKET_NTHREADS",
+		Choices: pow2Choices(1, 16),
+		Doc:     "socket helper threads per connection (1..16); times NCCL_NSOCKS_PERTHREAD at most 64",
+		check:   intRange(1, 16)},
+	{Name: "NCCL_NSOCKS_PERTHREAD",
+		Choices: pow2Choices(1, 8),
+		Doc:     "sockets per helper thread (1..64); times NCCL_SOCKET_NTHREADS at most 64",
+		check:   intRange(1, 64)},
+	{Name: "NCCL_IB_QPS_PER_CONNECTION",
+		Choices: pow2Choices(1, 8),
+		Doc:     "InfiniBand/RoCE queue pairs per connection (1..128)",
+		check:   intRange(1, 128)},
+}
+
+// LookupKnob finds a knob by name, case-insensitively and with or without
+// the NCCL_ prefix. An unknown name gets an error naming the nearest knob.
+func LookupKnob(name string) (Knob, error) {
+	n := strings.ToUpper(strings.TrimSpace(name))
+	if !strings.HasPrefix(n, "NCCL_") {
+		n = "NCCL_" + n
+	}
+	for _, k := range Knobs {
+		if k.Name == n {
+			return k, nil
+		}
+	}
+	names := KnobNames()
+	if near := Nearest(n, names); near != "" {
+		return Knob{}, fmt.Errorf("unknown knob %q; did you mean %s? (known: %s)", name, near, strings.Join(names, ", "))
+	}
+	return Knob{}, fmt.Errorf("unknown knob %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// KnobNames lists the names of all knobs in Knobs order.
+func KnobNames() []string {
+	out := make([]string, len(Knobs))
+	for i, k := range Knobs {
+		out[i] = k.Name
+	}
+	return out
+}
+
+// DefaultSpaceKnobs lists the knobs searched when the user names none.
+func DefaultSpaceKnobs() []Knob {
+	var out []Knob
+	for _, k := range Knobs {
+		if k.InDefaultSpace {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// IsKnob reports whether name is a searchable knob.
+func IsKnob(name string) bool {
+	for _, k := range Knobs {
+		if k.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func intRange(lo, hi int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("want an integer from %d to %d", lo, hi)
+		}
+		return nil
+	}
+}
+
+func oneOf(vals ...string) func(string) error {
+	return func(v string) error {
+		for _, x := range vals {
+			if v == x {
+				return nil
+			}
+		}
+		return fmt.Errorf("want one of %s", strings.Join(vals, ", "))
+	}
+}
+
+func checkBuffSize(v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 4096 || n > GiB || n&(n-1) != 0 {
+		return fmt.Errorf("want a power of two in bytes from 4096 to 1073741824 (e.g. 4194304)")
+	}
+	return nil
+}
+
+// checkNameList validates NCCL's list syntax for PROTO and ALGO: a comma
+// list of names, optionally led by ^ to exclude them, and since 2.24 a
+// ';'-separated list of per-collective "coll:list" entries.
+func checkNameList(v string, valid []string) error {
+	for _, part := range strings.Split(v, ";") {
+		if part == "" {
+			return fmt.Errorf("empty entry between ';'")
+		}
+		list := part
+		if coll, rest, ok := strings.Cut(part, ":"); ok {
+			if !containsFold(collectives, coll) {
+				return fmt.Errorf("unknown collective %q before ':' (want one of %s)", coll, strings.Join(collectives, ", "))
+			}
+			list = rest
+		}
+		exclude := strings.HasPrefix(list, "^")
+		list = strings.TrimPrefix(list, "^")
+		names := strings.Split(list, ",")
+		for _, name := range names {
+			if !containsFold(valid, strings.TrimSpace(name)) {
+				msg := fmt.Sprintf("%q is not one of %s", name, strings.Join(valid, ", "))
+				if near := Nearest(name, valid); near != "" {
+					msg += "; did you mean " + near + "?"
+				}
+				return fmt.Errorf("%s", msg)
+			}
+		}
+		if exclude && len(uniqueFold(names)) >= len(valid) {
+			return fmt.Errorf("excludes every choice, leaving NCCL nothing to use")
+		}
+	}
+	return nil
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func uniqueFold(list []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range list {
+		k := strings.ToLower(strings.TrimSpace(x))
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Nearest returns the candidate closest to s by edit distance, if it is
+// close enough to be a plausible misspelling, else "".
+func Nearest(s string, candidates []string) string {
+	best, bestD := "", 1<<30
+	u := strings.ToUpper(s)
+	for _, c := range candidates {
+		d := editDistance(u, strings.ToUpper(c))
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD <= max(1, len([]rune(s))/3) {
+		return best
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -1,0 +1,117 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// Outcome classifies how a launch ended.
+type Outcome string
+
+const (
+	// OK: the benchmark exited 0 and printed a complete, correct table.
+	OK Outcome = "ok"
+	// Failed: non-zero exit, missing or unparsable output, an NCCL error.
+	Failed Outcome = "failed"
+	// TimedOut: the per-launch timeout fired; the process group was killed.
+	TimedOut Outcome = "timeout"
+	// Invalid: the table printed, but with #wrong > 0 or out-of-bounds values.
+	Invalid Outcome = "invalid"
+)
+
+// Launchers names the supported ways to start the benchmark.
+var Launchers = []string{"local", "mpirun", "srun"}
+
+// MPI flavours decide how mpirun passes environment variables.
+const (
+	OpenMPI = "openmpi" // mpirun -x K=V
+	MPICH   = "mpich"   // mpiexec/mpirun -genv K V (MPICH, Intel MPI, MVAPICH)
+)
+
+// Spec describes one launch of the benchmark for one config.
+type Spec struct {
+	// Launcher is "local", "mpirun" or "srun".
+	Launcher string
+	// MPIFlavor is OpenMPI or MPICH; "" means detect from `mpirun --version`.
+	MPIFlavor string
+	// MPIRun is the mpirun executable; "" means "mpirun" on PATH.
+	MPIRun string
+	// NP is the number of ranks (mpirun -np, srun -n); 0 leaves it to the launcher.
+	NP int
+	// Hosts are the hosts to run on (mpirun -H, srun -w).
+	Hosts []string
+	// MPIArgs are passed to mpirun/srun verbatim, before the benchmark.
+	MPIArgs []string
+	// Bench is the benchmark executable (default all_reduce_perf on PATH).
+	Bench string
+	// BenchArgs are extra benchmark arguments, appended after nccltune's own.
+	BenchArgs []string
+	// Prefix is put in front of the benchmark inside the launcher, e.g. a
+	// wrapper script such as scripts/fakehost.sh.
+	Prefix []string
+	// BaseEnv is the lane's fixed environment (NCCL_IB_HCA, …), passed to
+	// every rank. Keys may be any environment variable.
+	BaseEnv map[string]string
+	// Config is the searched NCCL knobs for this launch.
+	Config nccl.Config
+	// MinBytes, MaxBytes give the sweep (-b, -e, -f 2).
+	MinBytes, MaxBytes int64
+	// Iters and Warmup are nccl-tests' -n and -w; 0 keeps nccl-tests' defaults.
+	Iters, Warmup int
+	// PerIter asks for per-iteration samples (-I 1 -J file) when the
+	// benchmark supports them (nccl-tests 2.19.2+).
+	PerIter bool
+	// Check: false adds -c 0 (no correctness check).
+	NoCheck bool
+	// Debug sets NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS to DebugSubsys
+	// (default INIT,ENV,NET,GRAPH,TUNING).
+	Debug       bool
+	DebugSubsys string
+	// Timeout bounds the whole launch; 0 means no limit.
+	Timeout time.Duration
+	// WorkDir holds the launch's JSON output file; "" uses a temp dir.
+	WorkDir string
+	// Sim, when set, runs the simulated fabric instead of a real benchmark.
+	Sim *SimSpec
+}
+
+// SimSpec selects the simulated fabric. The simulator runs as a child
+// process (the nccltune executable itself, see sim.Main), so a simulated
+// launch exercises the same path as a real one.
+type SimSpec struct {
+	// Executable runs the simulator; args SimArgs come first. Set by the caller
+	// (the CLI uses its own executable; tests use theirs).
+	Executable string
+	// Profile is a built-in profile name or a JSON file.
+	Profile string
+	// Noise scales the noise: 1 is the profile's calibrated noise, 0 the true curve.
+	Noise float64
+	// Seed makes the launch reproducible; callers vary it per launch.
+	Seed int64
+	// Launch is the index of this launch since the fabric started; the
+	// simulator makes launch 0 slow, as real fabrics are after start-up.
+	Launch int
+}
+
+// Launch is the record of one launch: what ran, what it printed, how it ended.
+type Launch struct {
+	// Argv is the exact command run; Env the variables nccltune added.
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	// Start and Duration are wall-clock.
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration"`
+	ExitCode int           `json:"exit_code"`
+	Outcome  Outcome       `json:"outcome"`
+	// Reason says why a launch is not OK, naming the cause.
+	Reason string `json:"reason,omitempty"`
+	// Stdout and Stderr are kept whole; JSON the -J file's bytes, if any.
+	Stdout []byte `json:"-"`
+	Stderr []byte `json:"-"`
+	JSON   []byte `json:"-"`
+	// Result is the parsed output (nil if nothing parsable was printed).
+	Result *Result `json:"result,omitempty"`
+	// Simulated is true when the simulated fabric produced this launch.
+	Simulated bool `json:"simulated"`
+}

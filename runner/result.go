@@ -1,0 +1,140 @@
+package runner
+
+// Result is everything parsed from one nccl-tests run's output (text or
+// JSON), including NCCL_DEBUG facts when log lines were mixed in.
+type Result struct {
+	// Collective is the test's collective, e.g. "all_reduce" for
+	// all_reduce_perf.
+	Collective string `json:"collective"`
+	// TestsVersion is nccl-tests' own version, e.g. "2.19.6".
+	TestsVersion string `json:"tests_version,omitempty"`
+	// NCCLVersion is "2.28.3" style, from the header's nccl-library code,
+	// the JSON's nccl_version, or the NCCL INFO log.
+	NCCLVersion string `json:"nccl_version"`
+	// NRanks counts the "#  Rank" device lines (or the JSON's devices).
+	NRanks  int      `json:"nranks"`
+	Devices []Device `json:"devices,omitempty"`
+	// Rows are the table rows in output order. With -N k the sweep repeats
+	// and Row.Cycle counts repetitions from 0.
+	Rows []Row `json:"rows"`
+	// AvgBusBW is the footer's "Avg bus bandwidth"; 0 when absent.
+	AvgBusBW float64 `json:"avg_busbw"`
+	// OutOfBounds is the footer's count of out-of-bounds values, nil when
+	// the footer is missing.
+	OutOfBounds *int `json:"out_of_bounds"`
+	// Simulated is true when the output came from nccltune's simulated
+	// fabric (it says so in its header).
+	Simulated bool `json:"simulated"`
+	// SimProfile names the simulated profile, when Simulated.
+	SimProfile string `json:"sim_profile,omitempty"`
+	// Facts are what NCCL_DEBUG lines revealed, if any were present.
+	Facts *Facts `json:"facts,omitempty"`
+	// Errors are failure messages found in the output: nccl-tests'
+	// "Test NCCL failure …" lines, NCCL WARN lines, MPI's error blocks.
+	Errors []string `json:"errors,omitempty"`
+	// Complete is true when the footer ("Collective test concluded" or the
+	// JSON end) was seen: output that stops early is a failed launch.
+	Complete bool `json:"complete"`
+}
+
+// Device is one "#  Rank  0 Group  0 Pid 1397 on fakehost0 device 0 [0000:00:06] NVIDIA H200" line.
+type Device struct {
+	Rank     int    `json:"rank"`
+	Host     string `json:"host"`
+	Device   int    `json:"device"`
+	BusID    string `json:"bus_id,omitempty"`
+	Name     string `json:"name"`
+	Pid      int    `json:"pid,omitempty"`
+	GroupIdx int    `json:"group,omitempty"`
+}
+
+// Row is one size's line of the results table.
+type Row struct {
+	Bytes int64  `json:"bytes"`
+	Count int64  `json:"count"`
+	Type  string `json:"type"`
+	Redop string `json:"redop"`
+	Root  int    `json:"root"`
+	Cycle int    `json:"cycle"`
+	// Out and In are the out-of-place and in-place columns. In is nil when
+	// the output has no in-place columns.
+	Out Measure  `json:"out_of_place"`
+	In  *Measure `json:"in_place,omitempty"`
+}
+
+// Measure is one side (out-of-place or in-place) of a row.
+type Measure struct {
+	TimeUS float64 `json:"time_us"`
+	AlgBW  float64 `json:"algbw"`
+	BusBW  float64 `json:"busbw"`
+	// Wrong is the #wrong column; nil when the output says N/A (-c 0).
+	Wrong *int64 `json:"wrong"`
+	// Iter holds the per-iteration statistics of nccl-tests -I 1, nil
+	// without them.
+	Iter *IterStats `json:"iter,omitempty"`
+}
+
+// IterStats are nccl-tests' per-iteration columns (-I 1) and, from the
+// JSON output, every iteration's time.
+type IterStats struct {
+	MinUS   float64   `json:"min_us"`
+	MaxUS   float64   `json:"max_us"`
+	P99US   float64   `json:"p99_us"`
+	CVPct   float64   `json:"cv_pct"`
+	TimesUS []float64 `json:"times_us,omitempty"`
+}
+
+// Facts are what NCCL_DEBUG=INFO lines (with subsystems INIT, ENV, NET,
+// TUNING) say about the fabric and NCCL's choices.
+type Facts struct {
+	NCCLVersion string `json:"nccl_version,omitempty"`
+	NRanks      int    `json:"nranks,omitempty"`
+	NNodes      int    `json:"nnodes,omitempty"`
+	// Transport is "IB" or "Socket" (from "Using network …"), or "" if unseen.
+	Transport string `json:"transport,omitempty"`
+	// NICs are the devices NCCL's NET transport said it uses, e.g.
+	// "mlx5_0:1/RoCE" or "lo:127.0.0.1<0>".
+	NICs []string `json:"nics,omitempty"`
+	// GDR is from "Connected all rings, use ring PXN 0 GDR 0" or the
+	// "/GDRDMA" suffix of channel lines; nil when unseen.
+	GDR *bool `json:"gdr"`
+	// Channels is the number of collective channels ("2 coll channels" or
+	// the count of "Channel NN/MM" ring lines).
+	Channels int `json:"channels,omitempty"`
+	// Choices are per-size algorithm/protocol/channel decisions from
+	// NCCL_DEBUG_SUBSYS=TUNING lines, one per distinct (collective, bytes).
+	Choices []Choice `json:"choices,omitempty"`
+	// Hosts are the host names seen in log line prefixes.
+	Hosts []string `json:"hosts,omitempty"`
+	// Warnings are NCCL WARN lines, verbatim minus the prefix.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Choice is one "AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}" line.
+type Choice struct {
+	Collective string `json:"collective"`
+	Bytes      int64  `json:"bytes"`
+	Algo       string `json:"algo"`
+	Proto      string `json:"proto"`
+	ChannelLo  int    `json:"channel_lo"`
+	ChannelHi  int    `json:"channel_hi"`
+	// Channels is ChannelHi-ChannelLo+1.
+	Channels int `json:"channels"`
+}
+
+// Invalid reports why a result cannot be trusted as a measurement: a
+// non-zero #wrong on any row or out-of-bounds values. It returns "" for a
+// valid result.
+func (r *Result) Invalid() string {
+	if r.OutOfBounds != nil && *r.OutOfBounds > 0 {
+		return "out-of-bounds values reported"
+	}
+	for _, row := range r.Rows {
+		for _, m := range []*Measure{&row.Out, row.In} {
+			if m != nil && m.Wrong != nil && *m.Wrong > 0 {
+				return "wrong results (#wrong > 0)"
+			}
+		}
+	}
+	return ""
+}
