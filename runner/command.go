@@ -1,0 +1,271 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// DefaultBench is the benchmark run when Spec.Bench is empty.
+const DefaultBench = "all_reduce_perf"
+
+// DefaultDebugSubsys are the NCCL_DEBUG_SUBSYS values a debug launch asks
+// for: enough for transport, GDR, rings and the per-size tuning choices.
+const DefaultDebugSubsys = "INIT,ENV,NET,GRAPH,TUNING"
+
+// Command is a launch ready to start: argv and the environment variables
+// nccltune adds to its own environment for the launcher.
+type Command struct {
+	Argv []string
+	// Env are "K=V" pairs, sorted; they are set in the launcher's own
+	// environment and also named on its command line where the launcher
+	// needs that to forward them to remote ranks.
+	Env []string
+	// JSONPath is where the benchmark writes -J output, "" if not asked.
+	JSONPath string
+}
+
+// Validate checks a spec before anything is launched.
+func (s Spec) Validate() error {
+	switch s.Launcher {
+	case "", "local", "mpirun", "srun":
+	default:
+		return fmt.Errorf("unknown launcher %q; use local, mpirun or srun", s.Launcher)
+	}
+	if s.NP < 0 {
+		return fmt.Errorf("--np %d: the number of ranks cannot be negative", s.NP)
+	}
+	if s.MPIFlavor != "" && s.MPIFlavor != OpenMPI && s.MPIFlavor != MPICH {
+		return fmt.Errorf("unknown MPI flavour %q; use %s (mpirun -x K=V) or %s (-genv K V, also Intel MPI)", s.MPIFlavor, OpenMPI, MPICH)
+	}
+	for _, h := range s.Hosts {
+		if h == "" || strings.ContainsAny(h, " \t\n,") {
+			return fmt.Errorf("host %q is not a host name; give --hosts h1,h2 (append :slots for Open MPI, e.g. h1:1)", h)
+		}
+	}
+	if len(s.Hosts) > 0 && (s.Launcher == "" || s.Launcher == "local") && s.Sim == nil {
+		return fmt.Errorf("--hosts needs --launcher mpirun or srun (local runs on this machine only)")
+	}
+	if s.MinBytes < 0 || s.MaxBytes < 0 || (s.MaxBytes > 0 && s.MinBytes > s.MaxBytes) {
+		return fmt.Errorf("sweep %s-%s is out of order", nccl.FormatSize(s.MinBytes), nccl.FormatSize(s.MaxBytes))
+	}
+	if err := s.Config.Validate(); err != nil {
+		return err
+	}
+	for k := range s.BaseEnv {
+		if _, searched := s.Config[k]; searched {
+			return fmt.Errorf("%s is both in the base env and in the config; a knob is either fixed or searched, not both", k)
+		}
+	}
+	if s.Timeout < 0 {
+		return fmt.Errorf("timeout %s cannot be negative", s.Timeout)
+	}
+	return nil
+}
+
+// EnvVars returns every variable the launch sets, sorted "K=V": the base
+// env, the config's knobs, and NCCL_DEBUG settings for a debug launch.
+func (s Spec) EnvVars() []string {
+	m := map[string]string{}
+	for k, v := range s.BaseEnv {
+		m[k] = v
+	}
+	for k, v := range s.Config {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if s.Debug {
+		m["NCCL_DEBUG"] = "INFO"
+		sub := s.DebugSubsys
+		if sub == "" {
+			sub = DefaultDebugSubsys
+		}
+		m["NCCL_DEBUG_SUBSYS"] = sub
+	}
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BenchArgv returns the benchmark and its arguments (with the prefix, such
+// as a wrapper script, in front), as the launcher will run it on each rank.
+func (s Spec) BenchArgv(jsonPath string) []string {
+	var argv []string
+	argv = append(argv, s.Prefix...)
+	if s.Sim != nil {
+		argv = append(argv, s.Sim.Executable, simChildArg,
+			"--profile", s.Sim.Profile,
+			"--noise", strconv.FormatFloat(s.Sim.Noise, 'g', -1, 64),
+			"--seed", strconv.FormatInt(s.Sim.Seed, 10),
+			"--launch", strconv.Itoa(s.Sim.Launch))
+		if s.NP > 0 {
+			argv = append(argv, "--ranks", strconv.Itoa(s.NP))
+		}
+	} else {
+		bench := s.Bench
+		if bench == "" {
+			bench = DefaultBench
+		}
+		argv = append(argv, bench)
+	}
+	if s.MinBytes > 0 {
+		argv = append(argv, "-b", strconv.FormatInt(s.MinBytes, 10))
+	}
+	if s.MaxBytes > 0 {
+		argv = append(argv, "-e", strconv.FormatInt(s.MaxBytes, 10))
+	}
+	if s.MinBytes > 0 || s.MaxBytes > 0 {
+		argv = append(argv, "-f", "2")
+	}
+	if s.Iters > 0 {
+		argv = append(argv, "-n", strconv.Itoa(s.Iters))
+	}
+	if s.Warmup > 0 {
+		argv = append(argv, "-w", strconv.Itoa(s.Warmup))
+	}
+	if s.NoCheck {
+		argv = append(argv, "-c", "0")
+	}
+	if jsonPath != "" {
+		argv = append(argv, "-I", "1", "-J", jsonPath)
+	}
+	return append(argv, s.BenchArgs...)
+}
+
+// simChildArg mirrors sim.ChildArg; runner must not import sim (the
+// simulator is a separate process, like any benchmark).
+const simChildArg = "__nccltune_sim"
+
+// BuildCommand turns a spec into the exact argv and environment for the
+// launch. flavor is the MPI flavour to use for mpirun (ignored otherwise).
+func (s Spec) BuildCommand(flavor, jsonPath string) (Command, error) {
+	if err := s.Validate(); err != nil {
+		return Command{}, err
+	}
+	env := s.EnvVars()
+	bench := s.BenchArgv(jsonPath)
+	var argv []string
+	launcher := s.Launcher
+	if s.Sim != nil {
+		launcher = "local" // the simulated fabric is one local process
+	}
+	switch launcher {
+	case "", "local":
+		argv = bench
+	case "mpirun":
+		mpirun := s.MPIRun
+		if mpirun == "" {
+			mpirun = "mpirun"
+		}
+		argv = []string{mpirun}
+		if s.NP > 0 {
+			argv = append(argv, "-np", strconv.Itoa(s.NP))
+		}
+		switch flavor {
+		case OpenMPI:
+			if len(s.Hosts) > 0 {
+				argv = append(argv, "-H", strings.Join(s.Hosts, ","))
+			}
+			argv = append(argv, s.MPIArgs...)
+			for _, kv := range env {
+				argv = append(argv, "-x", kv)
+			}
+		case MPICH:
+			if len(s.Hosts) > 0 {
+				argv = append(argv, "-hosts", strings.Join(s.Hosts, ","))
+			}
+			argv = append(argv, s.MPIArgs...)
+			for _, kv := range env {
+				k, v, _ := strings.Cut(kv, "=")
+				argv = append(argv, "-genv", k, v)
+			}
+		default:
+			return Command{}, fmt.Errorf("unknown MPI flavour %q", flavor)
+		}
+		argv = append(argv, bench...)
+	case "srun":
+		argv = []string{"srun"}
+		if s.NP > 0 {
+			argv = append(argv, "-n", strconv.Itoa(s.NP))
+		}
+		if len(s.Hosts) > 0 {
+			argv = append(argv, "-w", strings.Join(s.Hosts, ","))
+		}
+		argv = append(argv, srunExport(env))
+		argv = append(argv, s.MPIArgs...)
+		argv = append(argv, bench...)
+	}
+	return Command{Argv: argv, Env: env, JSONPath: jsonPath}, nil
+}
+
+// srunExport builds --export=ALL,K=V,…. srun splits that list on commas,
+// so a value holding a comma (NCCL_PROTO=LL,Simple) is exported by name
+// only; it reaches the ranks from srun's own environment, where nccltune
+// sets it.
+func srunExport(env []string) string {
+	parts := []string{"ALL"}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.Contains(v, ",") {
+			parts = append(parts, k)
+		} else {
+			parts = append(parts, kv)
+		}
+	}
+	return "--export=" + strings.Join(parts, ",")
+}
+
+// ErrLauncherNotFound reports a missing mpirun or srun.
+var ErrLauncherNotFound = errors.New("launcher not found")
+
+var flavorCache sync.Map // mpirun path → flavour
+
+// DetectMPIFlavor runs `mpirun --version` and reads whose MPI it is.
+func DetectMPIFlavor(ctx context.Context, mpirun string) (string, error) {
+	if mpirun == "" {
+		mpirun = "mpirun"
+	}
+	if f, ok := flavorCache.Load(mpirun); ok {
+		return f.(string), nil
+	}
+	if _, err := exec.LookPath(mpirun); err != nil {
+		return "", fmt.Errorf("%w: %s is not on PATH — install Open MPI or MPICH, pass --mpirun PATH, or use --launcher local or srun", ErrLauncherNotFound, mpirun)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, mpirun, "--version").CombinedOutput()
+	flavor := FlavorFromVersion(string(out))
+	if flavor == "" {
+		if err != nil {
+			return "", fmt.Errorf("could not tell which MPI %s is (`%s --version` failed: %v); pass --mpi-flavor openmpi or mpich", mpirun, mpirun, err)
+		}
+		return "", fmt.Errorf("could not tell which MPI %s is from its --version output; pass --mpi-flavor openmpi or mpich", mpirun)
+	}
+	flavorCache.Store(mpirun, flavor)
+	return flavor, nil
+}
+
+// FlavorFromVersion reads `mpirun --version` output: Open MPI says "Open
+// MPI" or "OpenRTE"; MPICH's Hydra, Intel MPI and MVAPICH take -genv.
+func FlavorFromVersion(out string) string {
+	l := strings.ToLower(out)
+	switch {
+	case strings.Contains(l, "open mpi"), strings.Contains(l, "openrte"), strings.Contains(l, "open-mpi"):
+		return OpenMPI
+	case strings.Contains(l, "hydra"), strings.Contains(l, "mpich"), strings.Contains(l, "intel(r) mpi"), strings.Contains(l, "mvapich"):
+		return MPICH
+	}
+	return ""
+}
