@@ -1,0 +1,70 @@
+package store
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// BenchmarkAddLaunch stores one launch of 4 sizes × 100 per-iteration
+// samples with its raw output, as a study does after every launch:
+// open, one Update transaction (fdatasync), close. Target: < 5 ms.
+func BenchmarkAddLaunch(b *testing.B) {
+	s := openWriter(b)
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		b.Fatal(err)
+	}
+	tr := &Trial{StudyID: st.ID}
+	if err := s.AddTrial(tr); err != nil {
+		b.Fatal(err)
+	}
+	// A study's worth of launches already stored.
+	for i := 0; i < 200; i++ {
+		if err := s.AddLaunch(testLaunch(st.ID, tr.ID, i, 100), testRaw(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	l, raw := testLaunch(st.ID, tr.ID, 0, 100), testRaw(0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c := *l
+		if err := s.AddLaunch(&c, raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStudies reads the summaries of 50 studies (history over 10,000
+// trials is benchmarked in cmd/nccltune, BenchmarkHistory).
+func BenchmarkStudies(b *testing.B) {
+	s := openWriter(b)
+	for i := 0; i < 50; i++ {
+		if err := s.CreateStudy(searchStudy()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sums, err := s.Studies()
+		if err != nil || len(sums) != 50 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAddTrial is the cost of recording one proposed config.
+func BenchmarkAddTrial(b *testing.B) {
+	s := openWriter(b)
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.AddTrial(&Trial{StudyID: st.ID, Config: nccl.Config{"NCCL_BUFFSIZE": fmt.Sprint(4096 + i)}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

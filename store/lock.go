@@ -1,0 +1,114 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// lockRetry is how often a waiting writer retries the sidecar lock.
+const lockRetry = 50 * time.Millisecond
+
+// writerLock is the sidecar lock a writer holds for its Store's life:
+// flock(LOCK_EX) on PATH.lock, which also records who holds it. The file is
+// never removed (removing a flock'ed file lets two processes each lock a
+// different inode); it is emptied when released.
+type writerLock struct {
+	file *os.File
+}
+
+// acquireWriterLock takes the sidecar lock of dbPath, waiting up to
+// timeout for a writer that is finishing. When another process keeps it,
+// the error is a *LockedError naming that process.
+func acquireWriterLock(dbPath string, timeout time.Duration, openFile func(string, int, os.FileMode) (*os.File, error)) (*writerLock, error) {
+	path := dbPath + ".lock"
+	f, err := openFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, classifyWriteError(path, fmt.Errorf("open lock file: %w", err))
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !time.Now().Before(deadline) {
+			holder := readHolder(f)
+			f.Close()
+			return nil, &LockedError{Path: dbPath, Holder: holder}
+		}
+		time.Sleep(min(lockRetry, time.Until(deadline)+time.Millisecond))
+	}
+	if err := writeHolder(f); err != nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		return nil, classifyWriteError(path, fmt.Errorf("write lock file: %w", err))
+	}
+	return &writerLock{file: f}, nil
+}
+
+// writeHolder records this process in the lock file.
+func writeHolder(f *os.File) error {
+	h := Holder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().UTC().Truncate(time.Second)}
+	h.Host, _ = os.Hostname()
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err = f.WriteAt(append(b, '\n'), 0)
+	return err
+}
+
+// readHolder reads what the lock's holder wrote; zero when it has not yet
+// written (it locks first, then writes).
+func readHolder(f *os.File) Holder {
+	var h Holder
+	b := make([]byte, 4096)
+	n, _ := f.ReadAt(b, 0)
+	_ = json.Unmarshal(b[:n], &h)
+	return h
+}
+
+// commandLine is this process's command line, shortened for messages.
+func commandLine() string {
+	args := append([]string(nil), os.Args...)
+	if len(args) > 0 {
+		args[0] = baseName(args[0])
+	}
+	s := strings.Join(args, " ")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59]) + "…"
+	}
+	return s
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+func (l *writerLock) release() error {
+	if l == nil || l.file == nil {
+		return nil
+	}
+	_ = l.file.Truncate(0)
+	err := syscall.Flock(int(l.file.Fd()), syscall.LOCK_UN)
+	if cerr := l.file.Close(); err == nil {
+		err = cerr
+	}
+	l.file = nil
+	return err
+}

@@ -1,0 +1,384 @@
+package store
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childEnv selects a role for the re-executed test binary; childDB is the
+// database it works on.
+const (
+	childEnv = "NCCLTUNE_STORE_TEST_CHILD"
+	childDB  = "NCCLTUNE_STORE_TEST_DB"
+)
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(childEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "writer":
+		childWriter(os.Getenv(childDB))
+	case "holder":
+		childHolder(os.Getenv(childDB))
+	case "diskfull":
+		childDiskFull(os.Getenv(childDB))
+	default:
+		fmt.Fprintln(os.Stderr, "unknown child role")
+		os.Exit(2)
+	}
+}
+
+func childFail(err error) {
+	fmt.Fprintln(os.Stderr, "child:", err)
+	os.Exit(1)
+}
+
+// childWriter creates a study and a trial and adds launch after launch,
+// printing "committed ID I" after each AddLaunch returns, until killed.
+func childWriter(path string) {
+	s, err := Open(path, Options{})
+	if err != nil {
+		childFail(err)
+	}
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		childFail(err)
+	}
+	tr := &Trial{StudyID: st.ID, Role: RoleBaseline}
+	if err := s.AddTrial(tr); err != nil {
+		childFail(err)
+	}
+	fmt.Printf("study %d trial %d\n", st.ID, tr.ID)
+	for i := 0; ; i++ {
+		l := testLaunch(st.ID, tr.ID, i, 100)
+		if err := s.AddLaunch(l, testRaw(i)); err != nil {
+			childFail(err)
+		}
+		fmt.Printf("committed %d %d\n", l.ID, i) // fmt to os.Stdout: one write(2), unbuffered
+	}
+}
+
+// childHolder opens the database for writing and holds it until stdin closes.
+func childHolder(path string) {
+	s, err := Open(path, Options{})
+	if err != nil {
+		childFail(err)
+	}
+	fmt.Println("holding")
+	io.Copy(io.Discard, os.Stdin)
+	s.Close()
+	os.Exit(0)
+}
+
+// childDiskFull limits its file size to just above the database's, so
+// the next growth fails as on a full disk, and reports the error.
+func childDiskFull(path string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		childFail(err)
+	}
+	signal.Ignore(syscall.SIGXFSZ) // then writes past the limit fail with EFBIG
+	lim := uint64(fi.Size()) + 4096
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: lim, Max: lim}); err != nil {
+		childFail(err)
+	}
+	s, err := Open(path, Options{})
+	if err != nil {
+		childFail(err)
+	}
+	// 4 MB of incompressible output cannot fit.
+	rng := rand.New(rand.NewPCG(1, 2))
+	big := make([]byte, 4<<20)
+	for i := range big {
+		big[i] = byte(rng.Uint32())
+	}
+	err = s.AddLaunch(testLaunch(1, 1, 999, 100), &Raw{Stdout: big})
+	fmt.Printf("error: %v\n", err)
+	if errors.Is(err, ErrDiskFull) {
+		os.Exit(0)
+	}
+	os.Exit(1)
+}
+
+func startChild(t *testing.T, role, path string) (*exec.Cmd, *bufio.Scanner, io.WriteCloser) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+role, childDB+"="+path)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, bufio.NewScanner(stdout), stdin
+}
+
+// TestKillDuringWrites SIGKILLs a writer process at random moments, then
+// checks the file opens, passes bbolt's consistency check, and holds every
+// launch the writer reported committed, intact; at most the launch in
+// flight may be missing (or present: killed after commit, before printing).
+func TestKillDuringWrites(t *testing.T) {
+	rounds := 6
+	if testing.Short() {
+		rounds = 3
+	}
+	rng := rand.New(rand.NewPCG(2026, 11))
+	for round := 0; round < rounds; round++ {
+		// Some kills land while the file is created, most mid-study.
+		delay := time.Duration(rng.IntN(300)) * time.Millisecond
+		if round == 0 {
+			delay = time.Duration(rng.IntN(20)) * time.Millisecond
+		}
+		t.Run(fmt.Sprintf("round%d-%v", round, delay), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "crash.db")
+			cmd, out, _ := startChild(t, "writer", path)
+			lines := make(chan string, 1024)
+			go func() {
+				for out.Scan() {
+					lines <- out.Text()
+				}
+				close(lines)
+			}()
+			time.Sleep(delay)
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			committed := map[uint64]int{}
+			var studyID, trialID uint64
+			var last uint64
+			for line := range lines {
+				f := strings.Fields(line)
+				switch {
+				case len(f) == 4 && f[0] == "study":
+					studyID, _ = strconv.ParseUint(f[1], 10, 64)
+					trialID, _ = strconv.ParseUint(f[3], 10, 64)
+				case len(f) == 3 && f[0] == "committed":
+					id, _ := strconv.ParseUint(f[1], 10, 64)
+					i, _ := strconv.Atoi(f[2])
+					committed[id] = i
+					last = max(last, id)
+				}
+			}
+			t.Logf("killed after %v with %d launches committed", delay, len(committed))
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				if studyID != 0 {
+					t.Fatal("the writer reported a study but the file does not exist")
+				}
+				return
+			}
+			checkFile(t, path)
+			r, err := Open(path, Options{ReadOnly: true})
+			if err != nil {
+				t.Fatalf("the file does not open after kill -9: %v", err)
+			}
+			// A new writer can take over (the lock died with the process).
+			w, err := Open(path, Options{})
+			if err != nil {
+				t.Fatalf("a writer cannot open the file after kill -9: %v", err)
+			}
+			w.Close()
+			if studyID == 0 {
+				return
+			}
+			launches, err := r.Launches(studyID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored := map[uint64]*Launch{}
+			for _, l := range launches {
+				stored[l.ID] = l
+			}
+			for id, i := range committed {
+				l, ok := stored[id]
+				if !ok {
+					t.Fatalf("launch %d was reported committed but is missing", id)
+				}
+				want := testLaunch(studyID, trialID, i, 100)
+				want.ID, want.Seq = id, l.Seq
+				if !reflect.DeepEqual(l, want) {
+					t.Fatalf("launch %d differs from what was written", id)
+				}
+				raw, err := r.RawOutput(id)
+				if err != nil || !reflect.DeepEqual(raw, testRaw(i)) {
+					t.Fatalf("raw output of launch %d: %v", id, err)
+				}
+			}
+			if extra := len(stored) - len(committed); extra > 1 || extra == 1 && stored[last+1] == nil {
+				t.Fatalf("%d launches stored, %d reported: only the one in flight may differ", len(stored), len(committed))
+			}
+			trials, err := r.Trials(studyID)
+			if err != nil || len(trials) != 1 || trials[0].Launches != len(stored) {
+				t.Fatalf("trial launch count %v, %d launches stored (%v): AddLaunch is not one transaction", trials, len(stored), err)
+			}
+			if sums, _ := r.Studies(); sums[0].Launches != len(stored) {
+				t.Fatalf("study counts %d launches, %d stored", sums[0].Launches, len(stored))
+			}
+		})
+	}
+}
+
+// TestSecondWriterIsToldWhoHoldsTheFile: another process holds the
+// database; a second writer fails within about two seconds naming it, and
+// readers keep working.
+func TestSecondWriterIsToldWhoHoldsTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "held.db")
+	cmd, out, stdin := startChild(t, "holder", path)
+	if !out.Scan() || out.Text() != "holding" {
+		t.Fatalf("holder did not start: %q", out.Text())
+	}
+	start := time.Now()
+	_, err := Open(path, Options{})
+	elapsed := time.Since(start)
+	var locked *LockedError
+	if !errors.As(err, &locked) || !errors.Is(err, ErrLocked) {
+		t.Fatalf("second writer: %v, want a LockedError", err)
+	}
+	if elapsed > 2*time.Second {
+		t.Errorf("second writer waited %v, want about a second", elapsed)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"database " + path + " is in use by another nccltune",
+		fmt.Sprintf("pid %d", cmd.Process.Pid),
+		"store.test", "since ",
+		"wait for it to finish, or use --db to pick another file",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	t.Logf("second writer refused after %v: %v", elapsed.Round(time.Millisecond), err)
+
+	r, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("reader while a writer holds the file: %v", err)
+	}
+	if _, err := r.Studies(); err != nil {
+		t.Fatalf("reader while a writer holds the file: %v", err)
+	}
+
+	// Once the holder finishes, a writer gets in.
+	stdin.Close()
+	cmd.Wait()
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("writer after the holder left: %v", err)
+	}
+	w.Close()
+}
+
+// TestReadersDuringWrites: a reader is never shut out for long by a
+// writer busy adding launches.
+func TestReadersDuringWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "busy.db")
+	cmd, out, _ := startChild(t, "writer", path)
+	if !out.Scan() {
+		t.Fatal("writer did not start")
+	}
+	go func() {
+		for out.Scan() {
+		}
+	}()
+	var worst time.Duration
+	var sums []StudySummary
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		r, err := Open(path, Options{ReadOnly: true})
+		if err == nil {
+			sums, err = r.Studies()
+		}
+		if err != nil {
+			t.Fatalf("read %d during writes: %v", i, err)
+		}
+		worst = max(worst, time.Since(start))
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	if len(sums) != 1 || sums[0].Launches == 0 {
+		t.Fatalf("reader saw %+v", sums)
+	}
+	t.Logf("slowest of 20 reads during writes: %v (%d launches by then)", worst, sums[0].Launches)
+	if worst > 2*time.Second {
+		t.Errorf("a reader waited %v for the writer", worst)
+	}
+}
+
+// TestDiskFull: a write that runs out of space fails with a clear error,
+// and the file keeps everything written before.
+func TestDiskFull(t *testing.T) {
+	s := openWriter(t)
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trial{StudyID: st.ID}
+	if err := s.AddTrial(tr); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := s.AddLaunch(testLaunch(st.ID, tr.ID, i, 100), testRaw(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := s.Path()
+	s.Close()
+
+	_, out, _ := startChild(t, "diskfull", path)
+	var msg string
+	for out.Scan() {
+		msg += out.Text()
+	}
+	if !strings.Contains(msg, "no space left") || !strings.Contains(msg, "earlier data is intact") || !strings.Contains(msg, "--db") {
+		t.Fatalf("disk-full error: %q", msg)
+	}
+	checkFile(t, path)
+	r, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	launches, err := r.Launches(st.ID)
+	if err != nil || len(launches) != 3 {
+		t.Fatalf("after the failed write: %d launches, %v", len(launches), err)
+	}
+	for i, l := range launches {
+		want := testLaunch(st.ID, tr.ID, i, 100)
+		want.ID, want.Seq = l.ID, i
+		if !reflect.DeepEqual(l, want) {
+			t.Fatalf("launch %d changed", i)
+		}
+	}
+	// And the writer can go on once space is back.
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.AddLaunch(testLaunch(st.ID, tr.ID, 3, 100), testRaw(3)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,164 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// AddTrial stores a new trial of t.StudyID, assigning ID, Number (0 for the
+// study's first trial), Key, Created, Updated, and State (running) when
+// empty. A config the study already has is refused with a
+// *DuplicateTrialError (errors.Is ErrDuplicateTrial) naming the existing
+// trial: TPE repeats itself, and a repeat is another launch of that trial.
+func (s *Store) AddTrial(t *Trial) error {
+	c := *t
+	c.Config = t.Config.Clone()
+	c.Key = c.Config.Key()
+	if c.State == "" {
+		c.State = TrialRunning
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketStudies).Get(itob(c.StudyID)) == nil {
+			return fmt.Errorf("%w: no study with ID %d", ErrNotFound, c.StudyID)
+		}
+		keys := tx.Bucket(bucketTrialKeys)
+		keyKey := trialKeyKey(c.StudyID, c.Key)
+		if v := keys.Get(keyKey); v != nil {
+			return &DuplicateTrialError{StudyID: c.StudyID, Key: c.Key, Existing: btoi(v)}
+		}
+		index := tx.Bucket(bucketTrialStudy)
+		id, err := index.NextSequence()
+		if err != nil {
+			return err
+		}
+		t := now()
+		sum, err := bumpSummary(tx, c.StudyID, 1, 0, t)
+		if err != nil {
+			return err
+		}
+		c.ID, c.Number, c.Launches = id, sum.Trials-1, 0
+		if c.Created.IsZero() {
+			c.Created = t
+		}
+		c.Updated = t
+		if err := index.Put(itob(id), itob(c.StudyID)); err != nil {
+			return err
+		}
+		if err := keys.Put(keyKey, itob(id)); err != nil {
+			return err
+		}
+		return putJSON(tx.Bucket(bucketTrials), pair(c.StudyID, id), &c)
+	})
+	if err != nil {
+		return fmt.Errorf("add trial to study %d: %w", c.StudyID, err)
+	}
+	*t = c
+	return nil
+}
+
+// trialKeyKey is studyID|"k="+key: bbolt keys cannot be empty, and the
+// defaults' key is "".
+func trialKeyKey(studyID uint64, key string) []byte {
+	return append(itob(studyID), "k="+key...)
+}
+
+// UpdateTrial writes a trial's State, Reason, Role and ScoreUS. Its study,
+// Number, Config and Created cannot change, and Launches stays the
+// store's count; t is refreshed with the stored values.
+func (s *Store) UpdateTrial(t *Trial) error {
+	c := *t
+	err := s.update(func(tx *bolt.Tx) error {
+		old, err := getTrial(tx, c.ID)
+		if err != nil {
+			return err
+		}
+		if key := c.Config.Key(); key != old.Key {
+			return fmt.Errorf("its config cannot change (from %q to %q); add a new trial instead", old.Key, key)
+		}
+		c.StudyID, c.Number, c.Config, c.Key = old.StudyID, old.Number, old.Config, old.Key
+		c.Created, c.Launches = old.Created, old.Launches
+		c.Updated = now()
+		if _, err := bumpSummary(tx, c.StudyID, 0, 0, c.Updated); err != nil {
+			return err
+		}
+		return putJSON(tx.Bucket(bucketTrials), pair(c.StudyID, c.ID), &c)
+	})
+	if err != nil {
+		return fmt.Errorf("update trial %d: %w", c.ID, err)
+	}
+	*t = c
+	return nil
+}
+
+// Trial returns one trial by ID.
+func (s *Store) Trial(id uint64) (*Trial, error) {
+	var t *Trial
+	err := s.view(func(tx *bolt.Tx) error {
+		var err error
+		t, err = getTrial(tx, id)
+		return err
+	})
+	return t, err
+}
+
+// getTrial finds a trial by its ID alone.
+func getTrial(tx *bolt.Tx, id uint64) (*Trial, error) {
+	studyID := btoi(bucketGet(tx, bucketTrialStudy, itob(id)))
+	if studyID == 0 {
+		return nil, fmt.Errorf("%w: no trial with ID %d", ErrNotFound, id)
+	}
+	var t Trial
+	if err := getJSON(tx.Bucket(bucketTrials), pair(studyID, id), &t); err != nil {
+		if errors.Is(err, errMissing) {
+			return nil, fmt.Errorf("%w: trial %d is indexed but missing (damaged database)", ErrNotFound, id)
+		}
+		return nil, fmt.Errorf("trial %d: %w", id, err)
+	}
+	return &t, nil
+}
+
+// Trials lists a study's trials by number.
+func (s *Store) Trials(studyID uint64) ([]*Trial, error) {
+	var out []*Trial
+	err := s.view(func(tx *bolt.Tx) error {
+		return forPrefix(tx.Bucket(bucketTrials), itob(studyID), func(k, v []byte) error {
+			var t Trial
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("trial %d: damaged record: %w", btoi(k[8:]), err)
+			}
+			out = append(out, &t)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("trials of study %d: %w", studyID, err)
+	}
+	return out, nil
+}
+
+// forPrefix calls fn for each key of b that starts with prefix, in order.
+// A missing bucket (a schema-0 file) has no keys.
+func forPrefix(b *bolt.Bucket, prefix []byte, fn func(k, v []byte) error) error {
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func bucketGet(tx *bolt.Tx, bucket, key []byte) []byte {
+	b := tx.Bucket(bucket)
+	if b == nil {
+		return nil
+	}
+	return b.Get(key)
+}

@@ -1,0 +1,299 @@
+package store
+
+import (
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+)
+
+// Study kinds.
+const (
+	KindSearch = "search" // the study loop: explore, confirm, recommend
+	KindSweep  = "sweep"  // one config's whole curve
+	KindImport = "import" // saved nccl-tests outputs brought in by `nccltune import`
+)
+
+// Study statuses.
+const (
+	StatusRunning     = "running"
+	StatusDone        = "done"
+	StatusInterrupted = "interrupted"
+	StatusFailed      = "failed"
+)
+
+// Study is one search, sweep or import: what was asked, on which fabric,
+// and what was concluded. Trials and launches are stored separately.
+type Study struct {
+	// ID is assigned by CreateStudy.
+	ID uint64 `json:"id"`
+	// Name is short and readable: "s7-512K-4M" for a search over 512K-4M,
+	// "s8-sweep", "s9-import". CreateStudy fills it in when empty.
+	Name    string    `json:"name"`
+	Kind    string    `json:"kind"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+
+	// Band is the band as written ("512K-4M"); BandMin and BandMax in bytes.
+	Band    string `json:"band"`
+	BandMin int64  `json:"band_min"`
+	BandMax int64  `json:"band_max"`
+	// Sizes are the message sizes measured and scored; GuardSizes are
+	// checked for regressions but not scored.
+	Sizes      []int64 `json:"sizes,omitempty"`
+	GuardSizes []int64 `json:"guard_sizes,omitempty"`
+	// Collective is the nccl-tests collective, e.g. "all_reduce".
+	Collective string `json:"collective,omitempty"`
+
+	// Space maps each searched knob to its choices, in a stable order
+	// (resume rebuilds goptuna's categorical indices from it).
+	Space map[string][]string `json:"space,omitempty"`
+	// BaseEnv is the lane's fixed environment, held constant.
+	BaseEnv map[string]string `json:"base_env,omitempty"`
+	Launch  LaunchSettings    `json:"launch"`
+	Fabric  Fabric            `json:"fabric"`
+
+	// Simulated is true when the simulated fabric produced the launches.
+	Simulated bool   `json:"simulated"`
+	Seed      int64  `json:"seed"`
+	Budget    Budget `json:"budget"`
+
+	Status string `json:"status"`
+	// Reason explains a failed or interrupted status.
+	Reason string `json:"reason,omitempty"`
+	// Recommendation is nil until the study has decided.
+	Recommendation *Recommendation `json:"recommendation"`
+
+	// Trials and Launches are counted by the store and filled in when a
+	// study is read; values passed to CreateStudy or UpdateStudy are ignored.
+	Trials   int `json:"-"`
+	Launches int `json:"-"`
+}
+
+// LaunchSettings are the launch flags the study ran with.
+type LaunchSettings struct {
+	Launcher  string        `json:"launcher,omitempty"`
+	NP        int           `json:"np,omitempty"`
+	Hosts     []string      `json:"hosts,omitempty"`
+	MPIArgs   []string      `json:"mpi_args,omitempty"`
+	Bench     string        `json:"bench,omitempty"`
+	BenchArgs []string      `json:"bench_args,omitempty"`
+	Timeout   time.Duration `json:"timeout,omitempty"`
+	// SimProfile, SimNoise and SimSeed describe the simulated fabric
+	// (SimProfile is empty for a real one).
+	SimProfile string  `json:"sim_profile,omitempty"`
+	SimNoise   float64 `json:"sim_noise,omitempty"`
+	SimSeed    int64   `json:"sim_seed,omitempty"`
+}
+
+// Fabric is the fingerprint of the fabric a study measured, so results
+// from different fabrics are never confused.
+type Fabric struct {
+	NCCLVersion  string   `json:"nccl_version,omitempty"`
+	TestsVersion string   `json:"tests_version,omitempty"`
+	Ranks        int      `json:"ranks,omitempty"`
+	Nodes        int      `json:"nodes,omitempty"`
+	GPU          string   `json:"gpu,omitempty"`
+	Transport    string   `json:"transport,omitempty"`
+	Hosts        []string `json:"hosts,omitempty"`
+	// GDR is nil when the logs did not say.
+	GDR *bool `json:"gdr"`
+}
+
+// Budget is what the study was allowed to spend; zero means unlimited.
+type Budget struct {
+	Trials   int           `json:"trials,omitempty"`
+	Launches int           `json:"launches,omitempty"`
+	Time     time.Duration `json:"time,omitempty"`
+}
+
+// Recommendation is a study's conclusion. An empty Env with Significant
+// false means "keep NCCL's defaults". The JSON fields follow DESIGN.md's
+// `search` contract.
+type Recommendation struct {
+	Env         map[string]string `json:"env"`
+	Speedup     float64           `json:"speedup"`
+	SpeedupCI   [2]float64        `json:"speedup_ci"`
+	Significant bool              `json:"significant"`
+	PValue      float64           `json:"p_value"`
+	Reason      string            `json:"reason"`
+	// MinEffect is the smallest gain that counts (0.03 = 3 %).
+	MinEffect       float64 `json:"min_effect,omitempty"`
+	BaselineScoreUS float64 `json:"baseline_score_us"`
+	ScoreUS         float64 `json:"score_us"`
+	// TrialID is the recommended trial (0 when keeping the defaults).
+	TrialID uint64 `json:"trial_id,omitempty"`
+	// BaselineLaunches and CandidateLaunches count the confirmation launches.
+	BaselineLaunches  int              `json:"baseline_launches,omitempty"`
+	CandidateLaunches int              `json:"candidate_launches,omitempty"`
+	PerSize           []SizeComparison `json:"per_size"`
+	// Guards compares the guard sizes (regression checks outside the band).
+	Guards []SizeComparison `json:"guards,omitempty"`
+}
+
+// SizeComparison is one message size of a baseline-versus-candidate
+// comparison: medians with their confidence intervals.
+type SizeComparison struct {
+	Bytes       int64   `json:"bytes"`
+	BaselineUS  float64 `json:"baseline_us"`
+	BaselineLo  float64 `json:"baseline_lo"`
+	BaselineHi  float64 `json:"baseline_hi"`
+	CandidateUS float64 `json:"candidate_us"`
+	CandidateLo float64 `json:"candidate_lo"`
+	CandidateHi float64 `json:"candidate_hi"`
+	Speedup     float64 `json:"speedup"`
+	Significant bool    `json:"significant"`
+	PValue      float64 `json:"p_value,omitempty"`
+}
+
+// Trial states.
+const (
+	TrialRunning  = "running"
+	TrialComplete = "complete"
+	TrialFailed   = "failed"
+	TrialInvalid  = "invalid"
+	TrialTimeout  = "timeout"
+)
+
+// Trial roles.
+const (
+	RoleBaseline = "baseline"
+	RoleExplore  = "explore"
+	RoleConfirm  = "confirm"
+	RoleSweep    = "sweep"
+	RoleImport   = "import"
+)
+
+// Trial is one config of a study. A config is measured by one or more
+// launches; a study never holds two trials with the same config.
+type Trial struct {
+	ID      uint64 `json:"id"`
+	StudyID uint64 `json:"study_id"`
+	// Number counts trials within the study from 0 (the baseline).
+	Number int         `json:"number"`
+	Config nccl.Config `json:"config"`
+	// Key is Config.Key(), unique within the study.
+	Key    string `json:"key"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	Role   string `json:"role,omitempty"`
+	// Launches is counted by AddLaunch. ScoreUS is the band score (µs) of
+	// the latest scored launch, unless the caller sets it with UpdateTrial.
+	Launches int       `json:"launches"`
+	ScoreUS  float64   `json:"score_us,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+}
+
+// Launch phases.
+const (
+	PhaseWarmup  = "warmup"
+	PhaseExplore = "explore"
+	PhaseRefine  = "refine"
+	PhaseConfirm = "confirm"
+	PhaseGuard   = "guard"
+	PhaseSweep   = "sweep"
+	PhaseImport  = "import"
+)
+
+// Launch is one run of the benchmark for one trial.
+type Launch struct {
+	ID      uint64 `json:"id"`
+	StudyID uint64 `json:"study_id"`
+	TrialID uint64 `json:"trial_id"`
+	// Seq orders launches within the study, from 0.
+	Seq   int    `json:"seq"`
+	Phase string `json:"phase"`
+
+	Start    time.Time      `json:"start"`
+	Duration time.Duration  `json:"duration"`
+	Outcome  runner.Outcome `json:"outcome"`
+	Reason   string         `json:"reason,omitempty"`
+	ExitCode int            `json:"exit_code"`
+	// Argv is the exact command run; Env the variables nccltune added.
+	Argv      []string `json:"argv,omitempty"`
+	Env       []string `json:"env,omitempty"`
+	Simulated bool     `json:"simulated"`
+	// Scored is false for launches kept but not counted (the warm-up).
+	Scored bool `json:"scored"`
+	// ScoreUS is this launch's band score in µs (0 when not scored).
+	ScoreUS float64 `json:"score_us,omitempty"`
+	// Source names where the launch came from when it was imported.
+	Source string        `json:"source,omitempty"`
+	Sizes  []Size        `json:"sizes"`
+	Facts  *runner.Facts `json:"facts,omitempty"`
+}
+
+// Size is one message size of a launch (out-of-place).
+type Size struct {
+	Bytes int64 `json:"bytes"`
+	// Cycle counts nccl-tests -N repetitions from 0.
+	Cycle  int     `json:"cycle,omitempty"`
+	TimeUS float64 `json:"time_us"`
+	AlgBW  float64 `json:"algbw"`
+	BusBW  float64 `json:"busbw"`
+	// Wrong is nccl-tests' #wrong, nil when not checked.
+	Wrong *int64 `json:"wrong"`
+	// Samples are the per-iteration times in µs (nccl-tests -I 1 -J).
+	Samples []float64 `json:"samples,omitempty"`
+}
+
+// Raw is a launch's output as printed, kept for later inspection.
+type Raw struct {
+	Stdout []byte
+	Stderr []byte
+	// JSON is the bytes of nccl-tests' -J file, if any.
+	JSON []byte
+}
+
+// StudySummary is the cheap view of a study that history lists.
+type StudySummary struct {
+	ID         uint64    `json:"id"`
+	Name       string    `json:"name"`
+	Kind       string    `json:"kind"`
+	Band       string    `json:"band"`
+	Collective string    `json:"collective,omitempty"`
+	Simulated  bool      `json:"simulated"`
+	SimProfile string    `json:"sim_profile,omitempty"`
+	Status     string    `json:"status"`
+	Created    time.Time `json:"created"`
+	Updated    time.Time `json:"updated"`
+	Trials     int       `json:"trials"`
+	Launches   int       `json:"launches"`
+	// Recommendation is the study's conclusion without per-size detail;
+	// nil until decided.
+	Recommendation *RecommendationSummary `json:"recommendation"`
+}
+
+// RecommendationSummary is the headline of a Recommendation.
+type RecommendationSummary struct {
+	Env         map[string]string `json:"env"`
+	Speedup     float64           `json:"speedup"`
+	SpeedupCI   [2]float64        `json:"speedup_ci"`
+	Significant bool              `json:"significant"`
+}
+
+// SizesFromResult converts parsed nccl-tests output into stored sizes: one
+// entry per table row, in output order, out-of-place columns, with the
+// per-iteration times when the output had them.
+func SizesFromResult(r *runner.Result) []Size {
+	if r == nil {
+		return nil
+	}
+	out := make([]Size, 0, len(r.Rows))
+	for _, row := range r.Rows {
+		s := Size{
+			Bytes:  row.Bytes,
+			Cycle:  row.Cycle,
+			TimeUS: row.Out.TimeUS,
+			AlgBW:  row.Out.AlgBW,
+			BusBW:  row.Out.BusBW,
+			Wrong:  row.Out.Wrong,
+		}
+		if row.Out.Iter != nil && len(row.Out.Iter.TimesUS) > 0 {
+			s.Samples = append([]float64(nil), row.Out.Iter.TimesUS...)
+		}
+		out = append(out, s)
+	}
+	return out
+}
