@@ -233,7 +233,10 @@ func TestKillDuringWrites(t *testing.T) {
 			}
 			trials, err := r.Trials(studyID)
 			if err != nil || len(trials) != 1 || trials[0].Launches != len(stored) {
-				t.Fatalf("trial launch count %v, %d launches stored (%v): AddLaunch is not one transaction", trials, len(stored), err)
+				if err == nil && len(trials) == 1 {
+					t.Fatalf("the trial counts %d launches, %d are stored: AddLaunch is not one transaction", trials[0].Launches, len(stored))
+				}
+				t.Fatalf("trials: %d, %v", len(trials), err)
 			}
 			if sums, _ := r.Studies(); sums[0].Launches != len(stored) {
 				t.Fatalf("study counts %d launches, %d stored", sums[0].Launches, len(stored))
