@@ -1,0 +1,153 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/aclements/go-moremath/stats"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// Launch is one launch's measurements of one config: message size in bytes
+// → per-iteration times in µs (a single value when only nccl-tests' summary
+// time is known).
+type Launch struct {
+	Times map[int64][]float64
+}
+
+// LaunchSize summarises one launch at one size.
+type LaunchSize struct {
+	Bytes int64 `json:"bytes"`
+	// Median of the launch's per-iteration times (µs), or its only time.
+	Median float64 `json:"median_us"`
+	// SpreadPct is the robust coefficient of variation of the iterations,
+	// 100·1.4826·MAD/median; NaN with a single time.
+	SpreadPct float64 `json:"spread_pct"`
+	// N counts the samples.
+	N int `json:"n"`
+}
+
+// SummarizeLaunch reduces one launch to a median and spread per size. It
+// fails, naming the size, when a size has no samples or a time is NaN,
+// infinite, zero or negative.
+func SummarizeLaunch(l Launch, sizes []int64) ([]LaunchSize, error) {
+	if len(sizes) == 0 {
+		return nil, errNoSizes
+	}
+	out := make([]LaunchSize, 0, len(sizes))
+	var buf []float64
+	for _, b := range sizes {
+		if b <= 0 {
+			return nil, fmt.Errorf("message size %d is not positive — pass the band's sizes in bytes", b)
+		}
+		xs := l.Times[b]
+		if len(xs) == 0 {
+			return nil, missingErr(b)
+		}
+		if err := checkTimes(xs, b); err != nil {
+			return nil, err
+		}
+		buf = append(buf[:0], xs...)
+		slices.Sort(buf)
+		out = append(out, LaunchSize{Bytes: b, Median: sortedMedian(buf), SpreadPct: robustCVPct(buf), N: len(buf)})
+	}
+	return out, nil
+}
+
+// LaunchScore is the geometric mean over sizes of that launch's per-size
+// median time (µs). It fails, naming the size, when a size has no samples
+// or a time is NaN, infinite, zero or negative.
+func LaunchScore(l Launch, sizes []int64) (float64, error) {
+	if len(sizes) == 0 {
+		return math.NaN(), errNoSizes
+	}
+	var buf []float64
+	logSum := 0.0
+	for _, b := range sizes {
+		if b <= 0 {
+			return math.NaN(), fmt.Errorf("message size %d is not positive — pass the band's sizes in bytes", b)
+		}
+		xs := l.Times[b]
+		if len(xs) == 0 {
+			return math.NaN(), missingErr(b)
+		}
+		if err := checkTimes(xs, b); err != nil {
+			return math.NaN(), err
+		}
+		buf = append(buf[:0], xs...)
+		slices.Sort(buf)
+		logSum += math.Log(sortedMedian(buf))
+	}
+	return math.Exp(logSum / float64(len(sizes))), nil
+}
+
+var errNoSizes = fmt.Errorf("no message sizes to score — pass the band's sizes (e.g. nccl.Band.Sizes())")
+
+func missingErr(b int64) error {
+	return fmt.Errorf("launch has no samples at %s — the benchmark's size range must cover the band", nccl.FormatSize(b))
+}
+
+// checkTimes rejects values no timer produces: they mean a parsing problem,
+// and one of them would poison a median or a geometric mean silently.
+func checkTimes(xs []float64, b int64) error {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+			return fmt.Errorf("launch has an impossible time %v µs at %s — times must be finite and positive; check the parsed output", x, nccl.FormatSize(b))
+		}
+	}
+	return nil
+}
+
+// Median is the ordinary sample median: the middle value, or the mean of
+// the two middle values of an even sample; NaN for an empty sample. It
+// does not modify xs.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return sortedMedian(s)
+}
+
+// sortedMedian is Median of sorted, non-empty s. Averaging equal middle
+// values returns them exactly.
+func sortedMedian(s []float64) float64 {
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	a, b := s[n/2-1], s[n/2]
+	return a + (b-a)/2
+}
+
+// mad is the median absolute deviation of sorted s around its median m.
+func mad(s []float64, m float64, buf []float64) float64 {
+	buf = buf[:0]
+	for _, x := range s {
+		buf = append(buf, math.Abs(x-m))
+	}
+	slices.Sort(buf)
+	return sortedMedian(buf)
+}
+
+// madToSD scales a MAD to estimate a normal standard deviation.
+const madToSD = 1.4826
+
+// robustCVPct is 100·1.4826·MAD/median of sorted s: a coefficient of
+// variation that one wild value cannot inflate. NaN below two values.
+func robustCVPct(s []float64) float64 {
+	if len(s) < 2 {
+		return math.NaN()
+	}
+	m := sortedMedian(s)
+	return 100 * madToSD * mad(s, m, make([]float64, 0, len(s))) / m
+}
+
+// geoMean is go-moremath's geometric mean (NaN for empty or non-positive).
+func geoMean(xs []float64) float64 { return stats.GeoMean(xs) }

@@ -1,0 +1,86 @@
+package model
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+const (
+	k512 = 512 << 10
+	m1   = 1 << 20
+	m2   = 2 << 20
+)
+
+func TestLaunchScore(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		times   map[int64][]float64
+		sizes   []int64
+		want    float64
+		wantErr string
+	}{
+		{"geometric mean of per-size medians",
+			map[int64][]float64{k512: {300, 100, 200}, m1: {800, 900, 700, 1000}}, // medians 200 and 850
+			[]int64{k512, m1}, math.Sqrt(200 * 850), ""},
+		{"single summary time per size",
+			map[int64][]float64{k512: {4}, m1: {9}}, []int64{k512, m1}, 6, ""},
+		{"sizes outside the band are ignored",
+			map[int64][]float64{k512: {4}, m1: {9}, m2: {-1}}, []int64{k512, m1}, 6, ""},
+		{"one size", map[int64][]float64{m1: {5, 5, 5}}, []int64{m1}, 5, ""},
+		{"missing size", map[int64][]float64{k512: {4}}, []int64{k512, m1}, math.NaN(), "no samples at 1M"},
+		{"empty samples", map[int64][]float64{k512: {4}, m1: {}}, []int64{k512, m1}, math.NaN(), "no samples at 1M"},
+		{"NaN time", map[int64][]float64{k512: {4, math.NaN()}}, []int64{k512}, math.NaN(), "impossible time NaN µs at 512K"},
+		{"infinite time", map[int64][]float64{k512: {math.Inf(1)}}, []int64{k512}, math.NaN(), "impossible time +Inf"},
+		{"negative time", map[int64][]float64{k512: {4, -3}}, []int64{k512}, math.NaN(), "impossible time -3"},
+		{"zero time", map[int64][]float64{k512: {0}}, []int64{k512}, math.NaN(), "impossible time 0"},
+		{"no sizes", map[int64][]float64{k512: {4}}, nil, math.NaN(), "no message sizes"},
+		{"non-positive size", map[int64][]float64{k512: {4}}, []int64{0}, math.NaN(), "size 0 is not positive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := LaunchScore(Launch{Times: tc.times}, tc.sizes)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("LaunchScore error = %v, want one containing %q", err, tc.wantErr)
+				}
+				if !math.IsNaN(got) {
+					t.Errorf("LaunchScore = %v with an error, want NaN", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("LaunchScore: %v", err)
+			}
+			if !near(got, tc.want, 1e-12) {
+				t.Errorf("LaunchScore = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSummarizeLaunch(t *testing.T) {
+	l := Launch{Times: map[int64][]float64{
+		k512: {10, 12, 11, 13, 100}, // median 12; |x-12| = 2,0,1,1,88 → MAD 1
+		m1:   {50},
+	}}
+	got, err := SummarizeLaunch(l, []int64{k512, m1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LaunchSize{
+		{Bytes: k512, Median: 12, SpreadPct: 100 * 1.4826 / 12, N: 5},
+		{Bytes: m1, Median: 50, SpreadPct: math.NaN(), N: 1},
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Bytes != w.Bytes || g.N != w.N || !near(g.Median, w.Median, 1e-12) || !near(g.SpreadPct, w.SpreadPct, 1e-12) {
+			t.Errorf("size %d: got %+v, want %+v", i, g, w)
+		}
+	}
+	if _, err := SummarizeLaunch(l, []int64{m2}); err == nil || !strings.Contains(err.Error(), "no samples at 2M") {
+		t.Errorf("missing size: error = %v", err)
+	}
+	if _, err := SummarizeLaunch(Launch{Times: map[int64][]float64{m1: {1, math.Inf(-1)}}}, []int64{m1}); err == nil {
+		t.Error("a -Inf time was accepted")
+	}
+}

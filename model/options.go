@@ -1,0 +1,147 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Options are the statistical settings shared by summaries, comparisons and
+// the launch planner. A zero field means its default (see DefaultOptions).
+type Options struct {
+	// Alpha is the significance level of the Mann-Whitney test (default 0.05).
+	Alpha float64
+	// Confidence is the coverage asked of every interval (default 0.95).
+	Confidence float64
+	// MinEffect is the smallest speedup worth recommending, as a fraction:
+	// 0.03 means a candidate must be at least 3 % faster (speedup ≥ 1.03).
+	MinEffect float64
+	// HighSpreadPct is the launch-to-launch robust coefficient of variation
+	// (percent) above which a size gets a "high-spread" warning (default 10).
+	HighSpreadPct float64
+	// OutlierZ is the robust z-score (distance from the median in units of
+	// 1.4826·MAD of the log values) beyond which a launch is called an
+	// outlier (default 3.5, Iglewicz and Hoaglin's rule).
+	OutlierZ float64
+}
+
+// Defaults of Options.
+const (
+	DefaultAlpha         = 0.05
+	DefaultConfidence    = 0.95
+	DefaultMinEffect     = 0.03
+	DefaultHighSpreadPct = 10
+	DefaultOutlierZ      = 3.5
+	// DefaultMaxPerArm caps launches per config in NextLaunch when the
+	// caller passes no cap.
+	DefaultMaxPerArm = 20
+)
+
+// DefaultOptions returns alpha 0.05, 95 % intervals, a 3 % minimum effect,
+// a 10 % high-spread threshold and outlier z 3.5.
+func DefaultOptions() Options {
+	return Options{
+		Alpha:         DefaultAlpha,
+		Confidence:    DefaultConfidence,
+		MinEffect:     DefaultMinEffect,
+		HighSpreadPct: DefaultHighSpreadPct,
+		OutlierZ:      DefaultOutlierZ,
+	}
+}
+
+// Validate reports the first setting that makes no sense, naming the fix.
+func (o Options) Validate() error {
+	o = o.fill()
+	switch {
+	case !(o.Alpha > 0 && o.Alpha < 1):
+		return fmt.Errorf("significance level alpha %v is outside (0, 1) — use e.g. 0.05", o.Alpha)
+	case !(o.Confidence > 0 && o.Confidence < 1):
+		return fmt.Errorf("confidence %v is outside (0, 1) — use e.g. 0.95", o.Confidence)
+	case !(o.MinEffect >= 0 && o.MinEffect < 10):
+		return fmt.Errorf("minimum effect %v is not a fraction ≥ 0 — use e.g. 0.03 for 3 %%", o.MinEffect)
+	case !(o.HighSpreadPct > 0) || math.IsInf(o.HighSpreadPct, 0):
+		return fmt.Errorf("high-spread threshold %v %% must be positive — use e.g. 10", o.HighSpreadPct)
+	case !(o.OutlierZ > 0) || math.IsInf(o.OutlierZ, 0):
+		return fmt.Errorf("outlier z %v must be positive — use e.g. 3.5", o.OutlierZ)
+	}
+	return nil
+}
+
+// fill replaces zero fields by their defaults.
+func (o Options) fill() Options {
+	d := DefaultOptions()
+	if o.Alpha == 0 {
+		o.Alpha = d.Alpha
+	}
+	if o.Confidence == 0 {
+		o.Confidence = d.Confidence
+	}
+	if o.MinEffect == 0 {
+		o.MinEffect = d.MinEffect
+	}
+	if o.HighSpreadPct == 0 {
+		o.HighSpreadPct = d.HighSpreadPct
+	}
+	if o.OutlierZ == 0 {
+		o.OutlierZ = d.OutlierZ
+	}
+	return o
+}
+
+// resolve fills defaults and, when a setting is invalid, falls back to the
+// defaults with a warning: the functions that take Options return no error,
+// so the problem travels as data (callers should Validate user input first).
+func (o Options) resolve() (Options, []Warning) {
+	if err := o.Validate(); err != nil {
+		return DefaultOptions(), []Warning{{Code: WarnBadOptions,
+			Message: err.Error() + "; the defaults were used instead"}}
+	}
+	return o.fill(), nil
+}
+
+// Warning is a caveat about a summary or comparison, carried as data so the
+// caller decides how to show it.
+type Warning struct {
+	// Code is a stable identifier, one of the Warn* constants.
+	Code string `json:"code"`
+	// Message is one plain sentence for people.
+	Message string `json:"message"`
+	// Launches are the 0-based indices, in the slice the caller passed, of
+	// the launches concerned (outliers, rejected launches), if any.
+	Launches []int `json:"launches,omitempty"`
+	// Bytes are the message sizes concerned, if any.
+	Bytes []int64 `json:"bytes,omitempty"`
+}
+
+// Warning codes.
+const (
+	// WarnNoLaunches: nothing to summarise or compare.
+	WarnNoLaunches = "no-launches"
+	// WarnNoSizes: no (valid) message sizes were given.
+	WarnNoSizes = "no-sizes"
+	// WarnFewLaunches: too few launches for a per-size interval of the
+	// confidence asked; Lo and Hi are NaN.
+	WarnFewLaunches = "few-launches"
+	// WarnHighSpread: launch-to-launch spread above Options.HighSpreadPct.
+	WarnHighSpread = "high-spread"
+	// WarnOutliers: launches far from the others by a robust rule.
+	WarnOutliers = "outliers"
+	// WarnBimodal: launches (or one launch's iterations) fall in two groups.
+	WarnBimodal = "bimodal"
+	// WarnInvalidLaunch: a launch had NaN, infinite, zero or negative times
+	// and was left out.
+	WarnInvalidLaunch = "invalid-launch"
+	// WarnMissingSize: a launch had no samples at a size; it has no launch
+	// score and is left out of comparisons.
+	WarnMissingSize = "missing-size"
+	// WarnNoCI: no speedup interval of the confidence asked exists for these
+	// numbers of launches (Comparison.CIOK is false).
+	WarnNoCI = "ci-unavailable"
+	// WarnTooFewForDecision: with these numbers of launches the test cannot
+	// reach significance at alpha whatever the data.
+	WarnTooFewForDecision = "too-few-for-decision"
+	// WarnEstimateOutsideCI: the band-score ratio lies outside the interval
+	// built from launch scores (per-size medians and launch scores disagree).
+	WarnEstimateOutsideCI = "estimate-outside-ci"
+	// WarnBadOptions: invalid Options; the defaults were used.
+	WarnBadOptions = "bad-options"
+)
