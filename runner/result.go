@@ -35,6 +35,10 @@ type Result struct {
 	// Complete is true when the footer ("Collective test concluded" or the
 	// JSON end) was seen: output that stops early is a failed launch.
 	Complete bool `json:"complete"`
+	// Notes are what the parser noticed and tolerated: a row it skipped
+	// because its columns were cut off, "nan" read as 0, an unknown JSON
+	// version.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Device is one "#  Rank  0 Group  0 Pid 1397 on fakehost0 device 0 [0000:00:06] NVIDIA H200" line.

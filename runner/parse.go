@@ -1,0 +1,845 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// SimulatedHeaderPrefix starts the header line that nccltune's simulated
+// fabric prints right after nccl-tests' version line:
+//
+//	# nccltune simulated fabric: profile spark4 (SIMULATED, not a measurement)
+//
+// The simulator prints it and the parser reads it, so both share this text.
+const SimulatedHeaderPrefix = "# nccltune simulated fabric: profile "
+
+// simulatedHeaderSuffix ends the simulated header line after the profile name.
+const simulatedHeaderSuffix = " (SIMULATED, not a measurement)"
+
+// SimulatedHeader is the whole header line the simulated fabric prints for
+// profile (without the newline).
+func SimulatedHeader(profile string) string {
+	return SimulatedHeaderPrefix + profile + simulatedHeaderSuffix
+}
+
+// ErrNoTable is wrapped by the error Parse returns for output that holds
+// neither a results table nor a failure message (garbage, empty output).
+var ErrNoTable = errors.New("no nccl-tests results table found")
+
+// FailureError is returned with a Result when the output shows that the run
+// failed: nccl-tests' "Test NCCL failure" lines, NCCL WARN lines, MPI's or
+// srun's error blocks, or a table that stops before nccl-tests' footer.
+// The Result still holds everything that was parsed (rows printed before
+// the failure, facts, Result.Errors).
+type FailureError struct {
+	// Message names the cause and, where nccltune knows it, the next step,
+	// e.g. `NCCL reported "invalid usage" (run with NCCL_DEBUG=WARN for
+	// details): usually an NCCL_* value this NCCL does not accept, …`.
+	Message string
+	// Lines are the failure lines found in the output (Result.Errors).
+	Lines []string
+}
+
+func (e *FailureError) Error() string { return e.Message }
+
+// Parse reads what one nccl-tests run printed: its JSON output (version 3,
+// from -J) when the first non-space byte is '{', its text output otherwise.
+//
+// The Result is non-nil whenever anything of nccl-tests or NCCL was
+// recognised. The error is nil only for a complete table (the footer was
+// seen and at least one row parsed). Otherwise it is a *FailureError (the
+// run failed or stopped early; see Result.Errors) or wraps ErrNoTable.
+// Parse never panics, whatever the input.
+func Parse(data []byte) (*Result, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		return ParseJSON(data)
+	}
+	return parseText(data)
+}
+
+// ParseText reads nccl-tests' text output, with any NCCL_DEBUG log lines,
+// MPI messages and failure lines mixed in. See Parse for the results.
+func ParseText(r io.Reader) (*Result, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading nccl-tests output: %w", err)
+	}
+	return parseText(data)
+}
+
+// NCCLVersionString turns an NCCL version code (NCCL_VERSION_CODE, as in
+// nccl-tests' "nccl-library=22803" or the JSON's nccl_version) into
+// "2.28.3". Codes before NCCL 2.9 used X*1000+Y*100+Z ("2804" is 2.8.4).
+func NCCLVersionString(code int) string {
+	if code <= 0 {
+		return ""
+	}
+	var major, minor, patch int
+	if code >= 10000 {
+		major, minor, patch = code/10000, code%10000/100, code%100
+	} else {
+		major, minor, patch = code/1000, code%1000/100, code%100
+	}
+	return strconv.Itoa(major) + "." + strconv.Itoa(minor) + "." + strconv.Itoa(patch)
+}
+
+// collectiveFromProgram turns nccl-tests' program name ("all_gather_perf",
+// "./build/all_reduce_perf_mpi") into the collective ("all_gather").
+func collectiveFromProgram(name string) string {
+	name = strings.TrimSpace(name)
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	if i := strings.Index(name, "_perf"); i > 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+// layout is the shape of the results table, read from its column header.
+type layout struct {
+	known     bool
+	sides     int  // 2: out-of-place and in-place; 1: one side only
+	perIter   bool // -I 1: i_min i_max i_p99 i_cv% after each side
+	timestamp bool // -S 1: a date and a time after the row
+}
+
+func (l layout) measureWidth() int {
+	if l.perIter {
+		return 8
+	}
+	return 4
+}
+
+// cycleState counts -N repetitions for one (type, redop, root) series.
+type cycleState struct {
+	typ, redop string
+	root       int
+	lastBytes  int64
+	cycle      int
+}
+
+// textParser holds the state of one pass over text output.
+type textParser struct {
+	res        Result
+	facts      factsBuilder
+	layout     layout
+	toks       []string // scratch for splitting a line
+	pending    []string // tokens of a row whose columns are split across lines
+	cycles     []cycleState
+	lastSeries int // index into cycles of the previous row's series
+
+	blockOpen  bool
+	blockDelim byte
+	block      []string
+
+	knownHosts []string
+	sawStart   bool // "# Collective test starting" (nccl-tests 2.15+)
+	sawFooter  bool // "# Avg bus bandwidth"
+	recognized bool
+}
+
+func parseText(data []byte) (res *Result, err error) {
+	p := &textParser{lastSeries: -1}
+	text := string(data)
+	for len(text) > 0 {
+		var line string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			line, text = text, ""
+		}
+		p.line(strings.TrimRight(line, "\r"))
+	}
+	return p.finish()
+}
+
+func (p *textParser) line(line string) {
+	if p.blockOpen {
+		if isBlockDelimiter(line, p.blockDelim) {
+			p.closeBlock()
+			return
+		}
+		// A block never holds nccl-tests or NCCL lines; seeing one means
+		// the block's closing line went missing.
+		if !p.looksLikeTestOutput(line) {
+			p.block = append(p.block, line)
+			return
+		}
+		p.closeBlock()
+	}
+	if d := blockDelimiter(line); d != 0 {
+		p.blockOpen, p.blockDelim, p.block = true, d, p.block[:0]
+		return
+	}
+
+	content, log, glued := splitLogLine(line, p.knownHosts)
+	if log.kind != logNone {
+		p.recognized = true
+		if log.kind == logNCCL {
+			p.facts.add(log.host, log.level, log.msg)
+			if !glued {
+				p.learnHost(log.host)
+			}
+			if log.level == "WARN" {
+				p.addError("NCCL WARN " + log.msg)
+			}
+		} else {
+			p.failureLine(log.msg)
+		}
+	}
+	t := strings.TrimSpace(content)
+	if t == "" {
+		return
+	}
+	if log.kind == logFailure {
+		// nccl-tests printed its failure right after a row's first columns:
+		// that row will never be finished.
+		p.toks = scanFields(p.toks[:0], t)
+		if len(p.pending) > 0 && rowPrefixOK(p.pending, p.toks) {
+			p.pending = append(p.pending, p.toks...)
+		} else if rowPrefixOK(nil, p.toks) {
+			p.pending = append(p.pending[:0], p.toks...)
+		}
+		if len(p.pending) > 0 {
+			p.dropPending("the run failed before its timings were printed")
+		}
+		return
+	}
+	if t[0] == '#' {
+		if len(p.pending) > 0 {
+			p.dropPending("a comment line came before the row's last columns")
+		}
+		p.comment(t)
+		return
+	}
+	p.toks = scanFields(p.toks[:0], t)
+	if len(p.pending) > 0 {
+		if rowPrefixOK(p.pending, p.toks) {
+			p.pending = append(p.pending, p.toks...)
+			p.maybeEmit(glued)
+			return
+		}
+		p.dropPending("the next line does not continue it")
+	}
+	if rowPrefixOK(nil, p.toks) && (len(p.toks) >= 3 || glued) {
+		p.pending = append(p.pending[:0], p.toks...)
+		p.maybeEmit(glued)
+		return
+	}
+	p.other(t)
+}
+
+// looksLikeTestOutput reports lines that cannot belong to an MPI block.
+func (p *textParser) looksLikeTestOutput(line string) bool {
+	t := strings.TrimSpace(line)
+	if strings.HasPrefix(t, "#") {
+		return true
+	}
+	if strings.Contains(t, " NCCL INFO ") || strings.Contains(t, " NCCL WARN ") {
+		return true
+	}
+	p.toks = scanFields(p.toks[:0], t)
+	return len(p.toks) >= 5 && rowPrefixOK(nil, p.toks)
+}
+
+func (p *textParser) learnHost(h string) {
+	if h == "" {
+		return
+	}
+	for _, k := range p.knownHosts {
+		if k == h {
+			return
+		}
+	}
+	p.knownHosts = append(p.knownHosts, h)
+}
+
+func (p *textParser) addError(msg string) {
+	p.recognized = true
+	p.res.Errors = appendUnique(p.res.Errors, msg)
+}
+
+func (p *textParser) note(msg string) {
+	p.res.Notes = appendUnique(p.res.Notes, msg)
+}
+
+// comment handles nccl-tests' '#' lines: header, devices, column titles, footer.
+func (p *textParser) comment(t string) {
+	body := strings.TrimSpace(t[1:])
+	switch {
+	case strings.HasPrefix(t, SimulatedHeaderPrefix):
+		p.recognized = true
+		p.res.Simulated = true
+		name := strings.TrimPrefix(t, SimulatedHeaderPrefix)
+		if i := strings.LastIndex(name, " (SIMULATED"); i >= 0 {
+			name = name[:i]
+		}
+		p.res.SimProfile = strings.TrimSpace(name)
+	case strings.HasPrefix(body, "nccl-tests version "):
+		p.recognized = true
+		p.toks = scanFields(p.toks[:0], body)
+		if len(p.toks) >= 3 {
+			p.res.TestsVersion = p.toks[2]
+		}
+		var headers, library string
+		for _, f := range p.toks {
+			if v, ok := strings.CutPrefix(f, "nccl-library="); ok {
+				library = v
+			} else if v, ok := strings.CutPrefix(f, "nccl-headers="); ok {
+				headers = v
+			}
+		}
+		if library == "" {
+			library = headers
+		}
+		if code, err := strconv.Atoi(library); err == nil {
+			p.res.NCCLVersion = NCCLVersionString(code)
+		}
+	case strings.HasPrefix(body, "Collective test starting:"):
+		p.recognized = true
+		p.sawStart = true
+		p.res.Collective = collectiveFromProgram(strings.TrimPrefix(body, "Collective test starting:"))
+	case strings.HasPrefix(body, "Collective test concluded:"):
+		p.recognized = true
+		p.res.Complete = true
+		if p.res.Collective == "" {
+			p.res.Collective = collectiveFromProgram(strings.TrimPrefix(body, "Collective test concluded:"))
+		}
+	case strings.HasPrefix(body, "Rank "):
+		if d, ok := parseDeviceLine(body); ok {
+			p.recognized = true
+			p.res.Devices = append(p.res.Devices, d)
+			p.learnHost(d.Host)
+		}
+	case strings.HasPrefix(body, "size "):
+		p.toks = scanFields(p.toks[:0], body)
+		if len(p.toks) >= 4 && p.toks[0] == "size" && p.toks[1] == "count" {
+			p.recognized = true
+			p.layout = parseLayout(p.toks)
+		}
+	case strings.HasPrefix(body, "Out of bounds values"):
+		p.recognized = true
+		if _, v, ok := strings.Cut(body, ":"); ok {
+			p.toks = scanFields(p.toks[:0], v)
+			if len(p.toks) > 0 {
+				if n, err := strconv.Atoi(p.toks[0]); err == nil && n >= 0 {
+					p.res.OutOfBounds = &n
+				}
+			}
+		}
+	case strings.HasPrefix(body, "Avg bus bandwidth"):
+		p.recognized = true
+		p.sawFooter = true
+		if _, v, ok := strings.Cut(body, ":"); ok {
+			p.toks = scanFields(p.toks[:0], v)
+			if len(p.toks) > 0 {
+				if f, ok := parseMeasureFloat(p.toks[0]); ok {
+					p.res.AvgBusBW = f
+				}
+			}
+		}
+	case strings.HasPrefix(body, "error:"):
+		p.addError(strings.TrimSpace(strings.TrimPrefix(body, "error:")))
+	case strings.HasPrefix(body, "Reducing maxBytes"):
+		p.note(body)
+	}
+}
+
+// parseLayout reads the column titles: "size count type redop root time
+// algbw busbw #wrong [i_min i_max i_p99 i_cv%] time … [timestamp]".
+func parseLayout(titles []string) layout {
+	l := layout{known: true}
+	for _, f := range titles {
+		switch f {
+		case "time", "cputime":
+			l.sides++
+		case "i_min":
+			l.perIter = true
+		case "timestamp":
+			l.timestamp = true
+		}
+	}
+	if l.sides < 1 || l.sides > 2 {
+		return layout{}
+	}
+	return l
+}
+
+// parseDeviceLine reads "Rank  0 Group  0 Pid   1397 on  fakehost0 device
+// 0 [0000:00:06] NVIDIA H200" (the text after '#'); older nccl-tests omit
+// Group and print the bus id as [0x07].
+func parseDeviceLine(body string) (Device, bool) {
+	var d Device
+	var f [12]string
+	toks := scanFields(f[:0], body)
+	seen := 0
+	for i := 0; i+1 < len(toks); i++ {
+		v := toks[i+1]
+		switch toks[i] {
+		case "Rank":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return d, false
+			}
+			d.Rank = n
+			seen++
+		case "Group":
+			d.GroupIdx, _ = strconv.Atoi(v)
+		case "Pid":
+			d.Pid, _ = strconv.Atoi(v)
+		case "on":
+			d.Host = v
+			seen++
+		case "device":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return d, false
+			}
+			d.Device = n
+			seen++
+		}
+	}
+	if seen != 3 {
+		return d, false
+	}
+	// The bus id and the GPU's name follow the device number.
+	if i := strings.Index(body, " device "); i >= 0 {
+		rest := body[i:]
+		if open := strings.IndexByte(rest, '['); open >= 0 {
+			if end := strings.IndexByte(rest[open:], ']'); end > 0 {
+				d.BusID = rest[open+1 : open+end]
+				d.Name = strings.TrimSpace(rest[open+end+1:])
+			}
+		}
+	}
+	return d, true
+}
+
+// maybeEmit turns the pending tokens into a row once all columns are there.
+// glued says the line went on with a log line, so the row may continue.
+func (p *textParser) maybeEmit(glued bool) {
+	pre := preambleLen(p.pending)
+	if len(p.pending) < pre {
+		return
+	}
+	l := p.layout
+	if !l.known {
+		if glued {
+			return // without column titles, only the end of a line ends a row
+		}
+		l = inferLayout(len(p.pending) - pre)
+		if !l.known {
+			return
+		}
+	}
+	need := pre + l.sides*l.measureWidth()
+	if len(p.pending) < need {
+		return
+	}
+	p.emitRow(p.pending[:need], pre, l)
+	p.pending = p.pending[:0]
+}
+
+// inferLayout guesses the table's shape from a row's measure columns when
+// the column titles were not seen.
+func inferLayout(n int) layout {
+	switch {
+	case n >= 16:
+		return layout{known: true, sides: 2, perIter: true}
+	case n >= 8:
+		return layout{known: true, sides: 2}
+	case n >= 4:
+		return layout{known: true, sides: 1}
+	}
+	return layout{}
+}
+
+// preambleLen is 5 (size count type redop root), or 4 when the redop column
+// is blank, as hypercube_perf prints it.
+func preambleLen(toks []string) int {
+	if len(toks) >= 4 && isSignedInt(toks[3]) {
+		return 4
+	}
+	return 5
+}
+
+func (p *textParser) dropPending(why string) {
+	size := ""
+	if len(p.pending) > 0 {
+		size = " " + p.pending[0]
+	}
+	p.note(fmt.Sprintf("skipped the row for size%s: its columns are incomplete (%s)", size, why))
+	p.pending = p.pending[:0]
+}
+
+// rowPrefixOK reports whether prev followed by next can be the start of a
+// results row: size and count (integers), type, redop (a word, or missing),
+// root (an integer), then numbers, "N/A" or "nan".
+func rowPrefixOK(prev, next []string) bool {
+	if len(prev)+len(next) == 0 {
+		return false
+	}
+	at := func(i int) string {
+		if i < len(prev) {
+			return prev[i]
+		}
+		return next[i-len(prev)]
+	}
+	n := len(prev) + len(next)
+	blankRedop := n >= 4 && isSignedInt(at(3))
+	for i := len(prev); i < n; i++ {
+		tok := at(i)
+		switch {
+		case i <= 1:
+			if !isUint(tok) {
+				return false
+			}
+		case i == 2:
+			if !isWord(tok) {
+				return false
+			}
+		case i == 3 && !blankRedop:
+			if !isWord(tok) {
+				return false
+			}
+		case i == 3 && blankRedop, i == 4 && !blankRedop:
+			if !isSignedInt(tok) {
+				return false
+			}
+		default:
+			if !isMeasureToken(tok) && !isTimestampToken(tok) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (p *textParser) emitRow(toks []string, pre int, l layout) {
+	var row Row
+	var err error
+	if row.Bytes, err = strconv.ParseInt(toks[0], 10, 64); err != nil || row.Bytes < 0 {
+		p.note("skipped a row with an unreadable size " + strconv.Quote(toks[0]))
+		return
+	}
+	if row.Count, err = strconv.ParseInt(toks[1], 10, 64); err != nil || row.Count < 0 {
+		p.note("skipped a row with an unreadable count " + strconv.Quote(toks[1]))
+		return
+	}
+	row.Type = toks[2]
+	rootTok := toks[3]
+	if pre == 5 {
+		row.Redop, rootTok = toks[3], toks[4]
+	}
+	root, err := strconv.Atoi(rootTok)
+	if err != nil || root < -1 {
+		p.note("skipped a row with an unreadable root " + strconv.Quote(rootTok))
+		return
+	}
+	row.Root = root
+	w := l.measureWidth()
+	out, ok := p.parseMeasure(toks[pre:pre+w], l.perIter)
+	if !ok {
+		p.note(fmt.Sprintf("skipped the row for size %d: unreadable numbers", row.Bytes))
+		return
+	}
+	row.Out = out
+	if l.sides == 2 {
+		in, ok := p.parseMeasure(toks[pre+w:pre+2*w], l.perIter)
+		if !ok {
+			p.note(fmt.Sprintf("skipped the row for size %d: unreadable numbers", row.Bytes))
+			return
+		}
+		row.In = &in
+	}
+	row.Cycle = p.cycleOf(&row)
+	p.recognized = true
+	p.res.Rows = append(p.res.Rows, row)
+}
+
+// cycleOf counts -N sweeps: within one (type, redop, root) series a row
+// whose size is not larger than the previous one starts a new sweep.
+// nccl-tests loops over types, ops and roots outside its -N loop, so a new
+// series starts again at cycle 0.
+func (p *textParser) cycleOf(row *Row) int {
+	if p.lastSeries >= 0 {
+		s := &p.cycles[p.lastSeries]
+		if s.typ == row.Type && s.redop == row.Redop && s.root == row.Root {
+			if row.Bytes <= s.lastBytes {
+				s.cycle++
+			}
+			s.lastBytes = row.Bytes
+			return s.cycle
+		}
+	}
+	for i := range p.cycles {
+		s := &p.cycles[i]
+		if s.typ == row.Type && s.redop == row.Redop && s.root == row.Root {
+			p.lastSeries = i
+			if row.Bytes <= s.lastBytes {
+				s.cycle++
+			}
+			s.lastBytes = row.Bytes
+			return s.cycle
+		}
+	}
+	p.cycles = append(p.cycles, cycleState{typ: row.Type, redop: row.Redop, root: row.Root, lastBytes: row.Bytes})
+	p.lastSeries = len(p.cycles) - 1
+	return 0
+}
+
+// parseMeasure reads "time algbw busbw #wrong [i_min i_max i_p99 i_cv%]".
+func (p *textParser) parseMeasure(toks []string, perIter bool) (Measure, bool) {
+	var m Measure
+	var ok bool
+	if m.TimeUS, ok = p.measureFloat(toks[0]); !ok {
+		return m, false
+	}
+	if m.AlgBW, ok = p.measureFloat(toks[1]); !ok {
+		return m, false
+	}
+	if m.BusBW, ok = p.measureFloat(toks[2]); !ok {
+		return m, false
+	}
+	if toks[3] != "N/A" {
+		f, err := strconv.ParseFloat(toks[3], 64)
+		if err != nil || f < 0 || f > math.MaxInt64/2 || f != math.Trunc(f) {
+			return m, false
+		}
+		n := int64(f)
+		m.Wrong = &n
+	}
+	if perIter {
+		var it IterStats
+		if it.MinUS, ok = p.measureFloat(toks[4]); !ok {
+			return m, false
+		}
+		if it.MaxUS, ok = p.measureFloat(toks[5]); !ok {
+			return m, false
+		}
+		if it.P99US, ok = p.measureFloat(toks[6]); !ok {
+			return m, false
+		}
+		if it.CVPct, ok = p.measureFloat(toks[7]); !ok {
+			return m, false
+		}
+		m.Iter = &it
+	}
+	return m, true
+}
+
+// measureFloat reads a time or bandwidth. nccl-tests prints "nan" or "inf"
+// when a time is zero; those become 0 with a note, so results stay valid
+// JSON. Negative values are not nccl-tests output.
+func (p *textParser) measureFloat(s string) (float64, bool) {
+	f, ok := parseMeasureFloat(s)
+	if !ok {
+		if isNaNOrInf(s) {
+			p.note("a value printed as " + strconv.Quote(s) + " was read as 0")
+			return 0, true
+		}
+		return 0, false
+	}
+	return f, true
+}
+
+// parseMeasureFloat reads a finite, non-negative number.
+func parseMeasureFloat(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return 0, false
+	}
+	return f, true
+}
+
+func isNaNOrInf(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	return strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity")
+}
+
+// other handles a line that is neither a comment nor part of a row.
+func (p *textParser) other(t string) {
+	if v, ok := strings.CutPrefix(t, "NCCL version "); ok {
+		// NCCL_DEBUG=VERSION prints the bare version line.
+		p.facts.add("", "VERSION", "NCCL version "+v)
+		p.recognized = true
+		return
+	}
+	p.failureLine(t)
+}
+
+// failureLine records t in Result.Errors when it is a failure message of
+// nccl-tests, MPI or Slurm.
+func (p *textParser) failureLine(t string) {
+	if isFailureLine(t) {
+		p.addError(t)
+	}
+}
+
+func (p *textParser) closeBlock() {
+	msg := joinBlock(p.block, p.blockDelim)
+	p.blockOpen, p.block = false, p.block[:0]
+	if msg != "" {
+		p.addError(msg)
+	}
+}
+
+func (p *textParser) finish() (*Result, error) {
+	if len(p.pending) > 0 {
+		p.dropPending("the output ends mid-row")
+	}
+	if p.blockOpen {
+		p.closeBlock()
+	}
+	if f := p.facts.result(); f != nil {
+		p.res.Facts = f
+		p.recognized = true
+	}
+	// nccl-tests before 2.15 print no "Collective test starting/concluded"
+	// lines: there the footer's average is the end of the run.
+	if !p.sawStart && p.sawFooter {
+		p.res.Complete = true
+	}
+	fillFromFacts(&p.res)
+	if !p.recognized {
+		return nil, fmt.Errorf("%w: the output holds no nccl-tests header, table, NCCL log line or failure message (is it nccl-tests output?)", ErrNoTable)
+	}
+	res := &p.res
+	return res, verdict(res, "the text output", `"# Collective test concluded"`)
+}
+
+// fillFromFacts completes header values that only the NCCL log gave.
+func fillFromFacts(r *Result) {
+	r.NRanks = len(r.Devices)
+	if r.Facts == nil {
+		return
+	}
+	if r.NCCLVersion == "" {
+		r.NCCLVersion = r.Facts.NCCLVersion
+	}
+	if r.NRanks == 0 {
+		r.NRanks = r.Facts.NRanks
+	}
+}
+
+// verdict decides the error that goes with a parsed result; what names the
+// output and footer its last line.
+func verdict(r *Result, what, footer string) error {
+	if r.Rows == nil {
+		r.Rows = []Row{}
+	}
+	switch {
+	case len(r.Errors) > 0 && (!r.Complete || len(r.Rows) == 0):
+		return &FailureError{Message: diagnose(r.Errors), Lines: r.Errors}
+	case len(r.Rows) == 0:
+		return fmt.Errorf("%w in %s: it stops before the first row (cut short, or not an nccl-tests run)", ErrNoTable, what)
+	case !r.Complete:
+		return &FailureError{Message: fmt.Sprintf(
+			"%s ends after %d rows without nccl-tests' footer (%s): the run was cut short (killed, timed out or crashed)",
+			what, len(r.Rows), footer)}
+	}
+	return nil
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// scanFields appends the space-separated fields of s to dst (strings.Fields
+// without the allocation).
+func scanFields(dst []string, s string) []string {
+	i := 0
+	for i < len(s) {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j])
+		}
+		i = j
+	}
+	return dst
+}
+
+func isUint(s string) bool {
+	if s == "" || len(s) > 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isSignedInt(s string) bool {
+	if strings.HasPrefix(s, "-") {
+		return isUint(s[1:])
+	}
+	return isUint(s)
+}
+
+// isWord reports a type or redop name such as "float", "bfloat16", "sum".
+func isWord(s string) bool {
+	if s == "" || s == "N/A" {
+		return false
+	}
+	c := s[0]
+	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return !isNaNOrInf(s)
+}
+
+// isMeasureToken reports a number column: a float, "N/A", "nan", "inf".
+func isMeasureToken(s string) bool {
+	if s == "N/A" || isNaNOrInf(s) {
+		return true
+	}
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.') {
+		return false
+	}
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+// isTimestampToken reports the date and time nccl-tests -S 1 adds to a row.
+func isTimestampToken(s string) bool {
+	if len(s) < 5 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c == '-' || c == ':') {
+			return false
+		}
+	}
+	return true
+}

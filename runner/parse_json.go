@@ -1,0 +1,429 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// JSONVersion is the nccl-tests JSON output version (-J, nccl-tests
+// 2.17.5+) that ParseJSON reads.
+const JSONVersion = 3
+
+// SimulatedJSONKey is the top-level key the simulated fabric adds to its
+// JSON output: {"nccltune_simulated": {"profile": "spark4"}}. It is
+// nccltune's own; nccl-tests never writes it.
+const SimulatedJSONKey = "nccltune_simulated"
+
+// ParseJSON reads nccl-tests' JSON output (version 3). It reads the
+// document as a stream, so a file cut short by a crash still gives the rows
+// written before the cut (and a *FailureError, since the footer is
+// missing). Other versions are parsed as far as their fields match; a
+// version that yields nothing is an error that says so.
+func ParseJSON(data []byte) (*Result, error) {
+	p := jsonParser{dec: json.NewDecoder(bytes.NewReader(data))}
+	p.dec.UseNumber()
+	if err := p.document(); err != nil {
+		return nil, err
+	}
+	return p.finish()
+}
+
+type jsonParser struct {
+	dec       *json.Decoder
+	res       Result
+	version   *int
+	footer    bool
+	truncated bool
+}
+
+// jsonNum is a number nccl-tests may also write as a string: "nan" (its
+// jsonDouble prints NaN that way) or "    -1" (the root).
+type jsonNum struct {
+	v     float64
+	valid bool // a finite number was read
+	isNaN bool // "nan", "inf" or similar
+}
+
+func (n *jsonNum) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		return nil
+	}
+	if len(s) >= 2 && s[0] == '"' {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return nil
+		}
+		s = strings.TrimSpace(str)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err == nil && !math.IsNaN(f) && !math.IsInf(f, 0):
+		n.v, n.valid = f, true
+	case isNaNOrInf(s) || err == nil:
+		n.isNaN = true
+	}
+	return nil
+}
+
+type jsonMeasure struct {
+	Time    *jsonNum `json:"time"`
+	CPUTime *jsonNum `json:"cpu_time"`
+	AlgBW   jsonNum  `json:"alg_bw"`
+	BusBW   jsonNum  `json:"bus_bw"`
+	NWrong  *jsonNum `json:"nwrong"`
+}
+
+type jsonIter struct {
+	MinUS   jsonNum   `json:"min_us"`
+	MaxUS   jsonNum   `json:"max_us"`
+	P99US   jsonNum   `json:"p99_us"`
+	CVPct   jsonNum   `json:"cv_pct"`
+	TimesUS []jsonNum `json:"times_us"`
+}
+
+type jsonRow struct {
+	Size       *jsonNum     `json:"size"`
+	Count      jsonNum      `json:"count"`
+	Type       string       `json:"type"`
+	Redop      string       `json:"redop"`
+	Root       jsonNum      `json:"root"`
+	Out        *jsonMeasure `json:"out_of_place"`
+	In         *jsonMeasure `json:"in_place"`
+	OutPerIter *jsonIter    `json:"out_of_place_per_iter"`
+	InPerIter  *jsonIter    `json:"in_place_per_iter"`
+}
+
+type jsonDevice struct {
+	Rank      int    `json:"rank"`
+	Group     int    `json:"group"`
+	Pid       int    `json:"pid"`
+	Hostname  string `json:"hostname"`
+	Device    int    `json:"device"`
+	DeviceHex string `json:"device_hex"`
+	Info      string `json:"device_info"`
+}
+
+// document walks the top-level object key by key.
+func (p *jsonParser) document() error {
+	tok, err := p.dec.Token()
+	if err != nil {
+		return fmt.Errorf("%w: the JSON output is empty or unreadable (%v)", ErrNoTable, err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("%w: the JSON output is not an object, so not nccl-tests' -J output", ErrNoTable)
+	}
+	for p.dec.More() {
+		tok, err := p.dec.Token()
+		if err != nil {
+			p.cut(err)
+			return nil
+		}
+		key, _ := tok.(string)
+		if !p.field(key) {
+			return nil
+		}
+	}
+	if _, err := p.dec.Token(); err != nil {
+		p.cut(err)
+	}
+	return nil
+}
+
+// cut records that the document ends early (a crashed or killed run).
+func (p *jsonParser) cut(err error) {
+	if !p.truncated {
+		p.truncated = true
+		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("the JSON output ends early or is malformed at byte %d (%v)", p.dec.InputOffset(), err))
+	}
+}
+
+// decode reads the next value into v. A value of the wrong type is skipped
+// (ok, but v is left as is); a syntax error or the end of input stops.
+func (p *jsonParser) decode(v any) (stop bool) {
+	err := p.dec.Decode(v)
+	if err == nil {
+		return false
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		p.cut(err)
+		return true
+	}
+	p.res.Notes = appendUnique(p.res.Notes, "skipped a JSON value of an unexpected type: "+err.Error())
+	return false
+}
+
+// field reads one top-level field; false means stop reading.
+func (p *jsonParser) field(key string) bool {
+	switch key {
+	case "version":
+		var v jsonNum
+		if p.decode(&v) {
+			return false
+		}
+		if v.valid && v.v == math.Trunc(v.v) && math.Abs(v.v) < 1e6 {
+			n := int(v.v)
+			p.version = &n
+		}
+	case "args":
+		var args []string
+		if p.decode(&args) {
+			return false
+		}
+		if len(args) > 0 {
+			p.res.Collective = collectiveFromProgram(args[0])
+		}
+	case "nccl_version":
+		var v jsonNum
+		if p.decode(&v) {
+			return false
+		}
+		if v.valid && v.v > 0 && v.v < 1e7 {
+			p.res.NCCLVersion = NCCLVersionString(int(v.v))
+		}
+	case "config":
+		var cfg struct {
+			Devices []jsonDevice `json:"devices"`
+		}
+		if p.decode(&cfg) {
+			return false
+		}
+		for _, d := range cfg.Devices {
+			p.res.Devices = append(p.res.Devices, Device{
+				Rank: d.Rank, Host: d.Hostname, Device: d.Device, BusID: d.DeviceHex,
+				Name: d.Info, Pid: d.Pid, GroupIdx: d.Group,
+			})
+		}
+	case "results":
+		return p.results()
+	case "out_of_bounds":
+		var oob struct {
+			Count *jsonNum `json:"count"`
+		}
+		if p.decode(&oob) {
+			return false
+		}
+		p.footer = true
+		if oob.Count != nil && oob.Count.valid && oob.Count.v >= 0 && oob.Count.v < math.MaxInt32 {
+			n := int(oob.Count.v)
+			p.res.OutOfBounds = &n
+		}
+	case "average_bus_bandwidth":
+		var avg struct {
+			Bandwidth jsonNum `json:"bandwidth"`
+		}
+		if p.decode(&avg) {
+			return false
+		}
+		p.footer = true
+		if avg.Bandwidth.valid && avg.Bandwidth.v >= 0 {
+			p.res.AvgBusBW = avg.Bandwidth.v
+		}
+	case "errors":
+		var errs []*string
+		if p.decode(&errs) {
+			return false
+		}
+		for _, e := range errs {
+			if e != nil && strings.TrimSpace(*e) != "" {
+				p.res.Errors = appendUnique(p.res.Errors, strings.TrimSpace(*e))
+			}
+		}
+	case SimulatedJSONKey:
+		var sim struct {
+			Profile string `json:"profile"`
+		}
+		if p.decode(&sim) {
+			return false
+		}
+		p.res.Simulated = true
+		p.res.SimProfile = sim.Profile
+	default:
+		var skip json.RawMessage
+		if p.decode(&skip) {
+			return false
+		}
+	}
+	return true
+}
+
+// results reads the "results" list one row at a time.
+func (p *jsonParser) results() bool {
+	tok, err := p.dec.Token()
+	if err != nil {
+		p.cut(err)
+		return false
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		if d, ok := tok.(json.Delim); ok && d == '{' {
+			// An object where the list belongs: not a layout this parser knows.
+			p.cut(errors.New(`"results" is not a list`))
+			return false
+		}
+		p.res.Notes = appendUnique(p.res.Notes, `"results" is not a list; no rows read`)
+		return true
+	}
+	var series []cycleState
+	for p.dec.More() {
+		var jr jsonRow
+		if p.decode(&jr) {
+			return false
+		}
+		row, ok := p.row(&jr)
+		if !ok {
+			continue
+		}
+		row.Cycle = jsonCycle(&series, &row)
+		p.res.Rows = append(p.res.Rows, row)
+	}
+	if _, err := p.dec.Token(); err != nil {
+		p.cut(err)
+		return false
+	}
+	return true
+}
+
+// jsonCycle counts -N sweeps as the text parser does: per (type, redop,
+// root) series, a size not larger than the previous starts a new sweep.
+func jsonCycle(series *[]cycleState, row *Row) int {
+	for i := range *series {
+		s := &(*series)[i]
+		if s.typ == row.Type && s.redop == row.Redop && s.root == row.Root {
+			if row.Bytes <= s.lastBytes {
+				s.cycle++
+			}
+			s.lastBytes = row.Bytes
+			return s.cycle
+		}
+	}
+	*series = append(*series, cycleState{typ: row.Type, redop: row.Redop, root: row.Root, lastBytes: row.Bytes})
+	return 0
+}
+
+func (p *jsonParser) row(jr *jsonRow) (Row, bool) {
+	var row Row
+	if jr.Size == nil || !jr.Size.valid || jr.Size.v < 0 || jr.Size.v > math.MaxInt64/2 || jr.Size.v != math.Trunc(jr.Size.v) {
+		p.res.Notes = appendUnique(p.res.Notes, "skipped a JSON result without a valid size")
+		return row, false
+	}
+	row.Bytes = int64(jr.Size.v)
+	if jr.Count.valid && jr.Count.v >= 0 && jr.Count.v < math.MaxInt64/2 {
+		row.Count = int64(jr.Count.v)
+	}
+	row.Type, row.Redop = jr.Type, jr.Redop
+	row.Root = -1
+	if jr.Root.valid && jr.Root.v >= -1 && jr.Root.v < math.MaxInt32 && jr.Root.v == math.Trunc(jr.Root.v) {
+		row.Root = int(jr.Root.v)
+	}
+	if jr.Out == nil {
+		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %d: it has no out-of-place measurement", row.Bytes))
+		return row, false
+	}
+	out, ok := p.measure(jr.Out, jr.OutPerIter)
+	if !ok {
+		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %d: its time is missing or negative", row.Bytes))
+		return row, false
+	}
+	row.Out = out
+	if jr.In != nil {
+		if in, ok := p.measure(jr.In, jr.InPerIter); ok {
+			row.In = &in
+		}
+	}
+	return row, true
+}
+
+func (p *jsonParser) measure(jm *jsonMeasure, it *jsonIter) (Measure, bool) {
+	var m Measure
+	t := jm.Time
+	if t == nil {
+		t = jm.CPUTime
+	}
+	if t == nil || !(t.valid || t.isNaN) {
+		return m, false
+	}
+	var ok bool
+	if m.TimeUS, ok = p.num(*t); !ok {
+		return m, false
+	}
+	if m.AlgBW, ok = p.num(jm.AlgBW); !ok {
+		return m, false
+	}
+	if m.BusBW, ok = p.num(jm.BusBW); !ok {
+		return m, false
+	}
+	if jm.NWrong != nil && jm.NWrong.valid {
+		w := jm.NWrong.v
+		if w < 0 || w > math.MaxInt64/2 || w != math.Trunc(w) {
+			return m, false
+		}
+		n := int64(w)
+		m.Wrong = &n
+	}
+	if it != nil {
+		var st IterStats
+		if st.MinUS, ok = p.num(it.MinUS); !ok {
+			return m, false
+		}
+		if st.MaxUS, ok = p.num(it.MaxUS); !ok {
+			return m, false
+		}
+		if st.P99US, ok = p.num(it.P99US); !ok {
+			return m, false
+		}
+		if st.CVPct, ok = p.num(it.CVPct); !ok {
+			return m, false
+		}
+		if len(it.TimesUS) > 0 {
+			st.TimesUS = make([]float64, 0, len(it.TimesUS))
+			for _, v := range it.TimesUS {
+				f, ok := p.num(v)
+				if !ok {
+					return m, false
+				}
+				st.TimesUS = append(st.TimesUS, f)
+			}
+		}
+		m.Iter = &st
+	}
+	return m, true
+}
+
+// num reads a non-negative value; "nan" becomes 0 with a note; a missing
+// value is 0.
+func (p *jsonParser) num(n jsonNum) (float64, bool) {
+	switch {
+	case n.isNaN:
+		p.res.Notes = appendUnique(p.res.Notes, "a value written as nan or inf was read as 0")
+		return 0, true
+	case !n.valid:
+		return 0, true
+	case n.v < 0:
+		return 0, false
+	}
+	return n.v, true
+}
+
+func (p *jsonParser) finish() (*Result, error) {
+	r := &p.res
+	r.Complete = p.footer && !p.truncated
+	r.NRanks = len(r.Devices)
+	if p.version == nil || *p.version != JSONVersion {
+		v := "no version"
+		if p.version != nil {
+			v = "version " + strconv.Itoa(*p.version)
+		}
+		if len(r.Rows) == 0 {
+			return r, fmt.Errorf("%w: the JSON output has %s and no results nccltune can read; nccltune reads nccl-tests' JSON version %d (nccl-tests 2.17.5 or later, -J FILE)", ErrNoTable, v, JSONVersion)
+		}
+		r.Notes = appendUnique(r.Notes, fmt.Sprintf("the JSON output has %s, not %d; read the fields that match", v, JSONVersion))
+	}
+	return r, verdict(r, "the JSON output", `"average_bus_bandwidth"`)
+}
