@@ -56,7 +56,7 @@ type logLine struct {
 // that may follow other text on line. NCCL writes to the same stdout as
 // nccl-tests, so a log line can start in the middle of a results row:
 //
-//	      524288        131072     float     sum      -1fakehost0:1208:1208 [0] NCCL INFO AllReduce: …
+//	524288        131072     float     sum      -1fakehost0:1208:1208 [0] NCCL INFO AllReduce: …
 //
 // content is the text before the log line (the whole line when there is
 // none); glued reports that such text was there. known are host names seen
