@@ -55,7 +55,10 @@ Start with:  nccltune search --sim spark4 --band 512K-4M`,
 
 // commands lists every subcommand; each lives in its own file.
 func commands() []*cli.Command {
-	return []*cli.Command{}
+	return []*cli.Command{
+		historyCommand(),
+		showCommand(),
+	}
 }
 
 // reorderArgs moves flags written after a subcommand's positional

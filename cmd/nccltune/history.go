@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/store"
+	"github.com/urfave/cli/v2"
+)
+
+func historyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "history",
+		Usage:     "list the studies in the database",
+		ArgsUsage: " ",
+		Description: `history lists every study: its kind (search, sweep, import), band, whether
+the fabric was SIMULATED, how many trials and launches it holds, its status
+and its recommendation. It opens the database read-only, so it works while
+a search is running. See one study with: nccltune show STUDY`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("history takes no arguments (got %q); to see one study: nccltune show %s", c.Args().First(), c.Args().First())
+			}
+			db, err := reviewDBPath(c)
+			if err != nil {
+				return err
+			}
+			return runHistory(c.Context, historyOptions{db: db, json: c.Bool("json"), stdout: c.App.Writer})
+		},
+	}
+}
+
+type historyOptions struct {
+	db     string
+	json   bool
+	stdout io.Writer
+}
+
+// howToStart is what an empty history says.
+const howToStart = "no studies yet — run nccltune search --sim spark4 --band 512K-4M"
+
+func runHistory(ctx context.Context, o historyOptions) error {
+	sums, err := readStudies(o.db)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(o.stdout, historyJSON(sums))
+	}
+	if len(sums) == 0 {
+		_, err := fmt.Fprintln(o.stdout, howToStart)
+		return err
+	}
+	return writeHistoryTable(o.stdout, sums, time.Local)
+}
+
+// readStudies lists the summaries; a database that does not exist yet
+// holds no studies.
+func readStudies(path string) ([]store.StudySummary, error) {
+	st, err := store.Open(path, store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Studies()
+}
+
+// reviewDBPath is --db (or NCCLTUNE_DB), else the default location.
+func reviewDBPath(c *cli.Context) (string, error) {
+	if p := c.String("db"); p != "" {
+		return p, nil
+	}
+	return store.DefaultPath()
+}
+
+// historyStudy is one study of `history --json`.
+type historyStudy struct {
+	Study          string                       `json:"study"`
+	ID             uint64                       `json:"id"`
+	Kind           string                       `json:"kind"`
+	Band           string                       `json:"band"`
+	Collective     string                       `json:"collective,omitempty"`
+	Simulated      bool                         `json:"simulated"`
+	SimProfile     string                       `json:"sim_profile,omitempty"`
+	Trials         int                          `json:"trials"`
+	Launches       int                          `json:"launches"`
+	Status         string                       `json:"status"`
+	Created        time.Time                    `json:"created"`
+	Updated        time.Time                    `json:"updated"`
+	Recommendation *store.RecommendationSummary `json:"recommendation"`
+}
+
+func historyJSON(sums []store.StudySummary) map[string]any {
+	studies := make([]historyStudy, 0, len(sums))
+	for _, s := range sums {
+		rec := s.Recommendation
+		if rec != nil && rec.Env == nil {
+			r := *rec
+			r.Env = map[string]string{}
+			rec = &r
+		}
+		studies = append(studies, historyStudy{
+			Study: s.Name, ID: s.ID, Kind: s.Kind, Band: s.Band, Collective: s.Collective,
+			Simulated: s.Simulated, SimProfile: s.SimProfile, Trials: s.Trials, Launches: s.Launches,
+			Status: s.Status, Created: s.Created, Updated: s.Updated, Recommendation: rec,
+		})
+	}
+	return map[string]any{"studies": studies}
+}
+
+// writeHistoryTable prints one line per study, oldest first, times in loc.
+func writeHistoryTable(w io.Writer, sums []store.StudySummary, loc *time.Location) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "STUDY\tKIND\tBAND\tFABRIC\tTRIALS\tLAUNCHES\tSTATUS\tCREATED\tRECOMMENDATION")
+	for _, s := range sums {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n",
+			s.Name, s.Kind, orDash(s.Band), fabricLabel(s.Simulated, s.SimProfile), s.Trials, s.Launches,
+			s.Status, s.Created.In(loc).Format("2006-01-02 15:04"), recommendationLine(s.Recommendation, s.Status))
+	}
+	return tw.Flush()
+}
+
+// fabricLabel marks simulated studies loudly: their numbers are not measurements.
+func fabricLabel(simulated bool, profile string) string {
+	switch {
+	case !simulated:
+		return "real"
+	case profile != "":
+		return "SIMULATED:" + profile
+	}
+	return "SIMULATED"
+}
+
+// recommendationLine is a recommendation in one line: the env and the
+// confirmed speedup with its interval, or the plain "keep defaults".
+func recommendationLine(r *store.RecommendationSummary, status string) string {
+	switch {
+	case r == nil && status == store.StatusRunning:
+		return "(not decided yet)"
+	case r == nil:
+		return "—"
+	case len(r.Env) == 0 || !r.Significant:
+		return "keep NCCL defaults"
+	}
+	return fmt.Sprintf("%s  %s", nccl.Config(r.Env).Key(), speedupText(r.Speedup, r.SpeedupCI))
+}
+
+// speedupText is "×1.35 [1.30, 1.41]".
+func speedupText(speedup float64, ci [2]float64) string {
+	s := fmt.Sprintf("×%.2f", speedup)
+	if ci[0] > 0 && ci[1] > 0 {
+		s += fmt.Sprintf(" [%.2f, %.2f]", ci[0], ci[1])
+	}
+	return s
+}
+
+// table is a tabwriter whose lines lose the padding of an empty last
+// column on Flush.
+type table struct {
+	*tabwriter.Writer
+	buf bytes.Buffer
+	out io.Writer
+}
+
+func newTable(w io.Writer) *table {
+	t := &table{out: w}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	return t
+}
+
+func (t *table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(t.buf.String(), "\n")
+	for i, l := range lines {
+		if strings.HasSuffix(l, "\n") {
+			lines[i] = strings.TrimRight(l[:len(l)-1], " ") + "\n"
+		}
+	}
+	t.buf.Reset()
+	_, err := io.WriteString(t.out, strings.Join(lines, ""))
+	return err
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "—"
+	}
+	return s
+}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// checkGolden compares got with testdata/NAME, after replacing dates and
+// times (which change every run) with placeholders of the same width.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	got = normaliseTimes(got)
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+var (
+	dateTimeRE = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?`)
+	clockRE    = regexp.MustCompile(`since \d\d:\d\d`)
+)
+
+func normaliseTimes(b []byte) []byte {
+	b = dateTimeRE.ReplaceAllFunc(b, func(m []byte) []byte {
+		if len(m) > 16 {
+			return []byte("YYYY-MM-DD hh:mm:ss")
+		}
+		return []byte("YYYY-MM-DD hh:mm")
+	})
+	return clockRE.ReplaceAll(b, []byte("since hh:mm"))
+}
+
+// runCLI runs nccltune with args against db and returns stdout, stderr
+// and the exit code main would use.
+func runCLI(t *testing.T, db string, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	full := append([]string{"nccltune", "--db", db}, args...)
+	err := run(context.Background(), full, &stdout, &stderr)
+	if err != nil && !isSilent(err) {
+		reportError(&stderr, err)
+	}
+	return stdout.String(), stderr.String(), exitCode(err)
+}
+
+// fillReviewDB stores four studies: a finished simulated search with a
+// recommendation, a real sweep, an import that kept the defaults, and a
+// search still running.
+func fillReviewDB(t testing.TB, path string) {
+	t.Helper()
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	gdr := false
+	search := &store.Study{
+		Kind: store.KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
+		Sizes: []int64{512 * nccl.KiB, nccl.MiB, 2 * nccl.MiB, 4 * nccl.MiB}, GuardSizes: []int64{256 * nccl.MiB},
+		Collective: "all_reduce",
+		Space:      map[string][]string{"NCCL_PROTO": {"", "LL", "^LL128"}, "NCCL_MAX_NCHANNELS": {"", "4", "8"}},
+		BaseEnv:    map[string]string{"NCCL_IB_HCA": "=rocep1s0f1", "NCCL_SOCKET_IFNAME": "enP7s7"},
+		Launch: store.LaunchSettings{Launcher: "mpirun", NP: 4, Hosts: []string{"spark5", "spark6", "spark7", "spark8"},
+			Bench: "all_reduce_perf", Timeout: 2 * time.Minute, SimProfile: "spark4", SimNoise: 1, SimSeed: 3},
+		Fabric:    store.Fabric{NCCLVersion: "2.28.3", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
+		Simulated: true, Seed: 3, Budget: store.Budget{Launches: 60},
+	}
+	sweep := &store.Study{Kind: store.KindSweep, Band: "32K-256M", BandMin: 32 * nccl.KiB, BandMax: 256 * nccl.MiB,
+		Launch: store.LaunchSettings{Launcher: "local", Bench: "/opt/nccl-tests/build/all_reduce_perf", BenchArgs: []string{"-g", "2"}},
+		Fabric: store.Fabric{NCCLVersion: "2.27.7", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Transport: "P2P"}}
+	imported := &store.Study{Kind: store.KindImport, Name: "lab-runs"}
+	running := &store.Study{Kind: store.KindSearch, Band: "1M", BandMin: nccl.MiB, BandMax: nccl.MiB, Simulated: true,
+		Launch: store.LaunchSettings{SimProfile: "flat"}}
+	for _, s := range []*store.Study{search, sweep, imported, running} {
+		if err := st.CreateStudy(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addTrial := func(study *store.Study, role, state, reason string, cfg nccl.Config, scores ...float64) {
+		tr := &store.Trial{StudyID: study.ID, Config: cfg, Role: role, State: state, Reason: reason}
+		if err := st.AddTrial(tr); err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range scores {
+			l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: store.PhaseExplore, Outcome: runner.OK,
+				Scored: sc > 0, ScoreUS: sc, Simulated: study.Simulated,
+				Sizes: []store.Size{{Bytes: nccl.MiB, TimeUS: sc, Samples: []float64{sc, sc + 1}}}}
+			if err := st.AddLaunch(l, &store.Raw{Stdout: []byte(fmt.Sprintf("# launch score %v\n", sc))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	addTrial(search, store.RoleBaseline, store.TrialComplete, "", nil, 0, 1150.25, 1149.5)
+	addTrial(search, store.RoleExplore, store.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, 141.5, 140.75)
+	addTrial(search, store.RoleExplore, store.TrialFailed, "exit status 1: NCCL WARN invalid protocol", nccl.Config{"NCCL_PROTO": "LL"}, 0)
+	addTrial(search, store.RoleExplore, store.TrialRunning, "", nccl.Config{"NCCL_MAX_NCHANNELS": "4"})
+	addTrial(sweep, store.RoleSweep, store.TrialComplete, "", nil, 380.5)
+	addTrial(imported, store.RoleImport, store.TrialComplete, "", nccl.Config{"NCCL_ALGO": "Tree"}, 250, 251)
+	addTrial(running, store.RoleBaseline, store.TrialRunning, "", nil, 0)
+
+	search.Status = store.StatusDone
+	search.Recommendation = &store.Recommendation{
+		Env: map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375},
+		Significant: true, PValue: 0.0002, Reason: "significant and above the 3% minimum effect", MinEffect: 0.03,
+		BaselineScoreUS: 1150.25, ScoreUS: 141.5, BaselineLaunches: 6, CandidateLaunches: 6,
+		PerSize: []store.SizeComparison{{Bytes: nccl.MiB, BaselineUS: 1150.25, BaselineLo: 1100, BaselineHi: 1200,
+			CandidateUS: 141.5, CandidateLo: 140, CandidateHi: 143, Speedup: 8.125, Significant: true}},
+	}
+	sweep.Status = store.StatusDone
+	imported.Status = store.StatusDone
+	imported.Recommendation = &store.Recommendation{Speedup: 1.01, SpeedupCI: [2]float64{0.97, 1.05}, Reason: "the gain is not significant (p=0.41)"}
+	for _, s := range []*store.Study{search, sweep, imported} {
+		if err := st.UpdateStudy(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestHistoryTable(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "review.db")
+	fillReviewDB(t, db)
+	stdout, stderr, code := runCLI(t, db, "history")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkGolden(t, "history/table.golden", []byte(stdout))
+}
+
+func TestHistoryJSON(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "review.db")
+	fillReviewDB(t, db)
+	stdout, stderr, code := runCLI(t, db, "history", "--json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var doc struct {
+		Studies []struct {
+			Study          string    `json:"study"`
+			Band           string    `json:"band"`
+			Simulated      bool      `json:"simulated"`
+			Trials         int       `json:"trials"`
+			Launches       int       `json:"launches"`
+			Created        time.Time `json:"created"`
+			Kind           string    `json:"kind"`
+			Status         string    `json:"status"`
+			Recommendation *struct {
+				Env         map[string]string `json:"env"`
+				Speedup     float64           `json:"speedup"`
+				Significant bool              `json:"significant"`
+			} `json:"recommendation"`
+		} `json:"studies"`
+	}
+	decodeOneJSON(t, stdout, &doc)
+	type row struct {
+		study, band, kind, status string
+		simulated                 bool
+		trials, launches          int
+		rec                       bool
+	}
+	want := []row{
+		{"s1-512K-4M", "512K-4M", "search", "done", true, 4, 6, true},
+		{"s2-sweep", "32K-256M", "sweep", "done", false, 1, 1, true == false},
+		{"lab-runs", "", "import", "done", false, 1, 2, true},
+		{"s4-1M", "1M", "search", "running", true, 1, 1, false},
+	}
+	if len(doc.Studies) != len(want) {
+		t.Fatalf("%d studies, want %d:\n%s", len(doc.Studies), len(want), stdout)
+	}
+	for i, w := range want {
+		s := doc.Studies[i]
+		got := row{s.Study, s.Band, s.Kind, s.Status, s.Simulated, s.Trials, s.Launches, s.Recommendation != nil}
+		if got != w {
+			t.Errorf("study %d = %+v, want %+v", i, got, w)
+		}
+		if time.Since(s.Created) > time.Hour || s.Created.IsZero() {
+			t.Errorf("study %d created %v", i, s.Created)
+		}
+	}
+	if r := doc.Studies[0].Recommendation; r.Env["NCCL_PROTO"] != "^LL128" || r.Speedup != 8.125 || !r.Significant {
+		t.Errorf("recommendation %+v", r)
+	}
+	if r := doc.Studies[2].Recommendation; r.Env == nil || len(r.Env) != 0 || r.Significant {
+		t.Errorf("keep-defaults recommendation %+v: want env {} and significant false", r)
+	}
+}
+
+// decodeOneJSON decodes stdout into v and checks nothing else is there.
+func decodeOneJSON(t *testing.T, stdout string, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		t.Fatalf("stdout holds more than one JSON document:\n%s", stdout)
+	}
+}
+
+func TestHistoryEmpty(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.db")
+	for _, tc := range []struct {
+		name string
+		db   string
+	}{
+		{"missing file", missing},
+		{"empty database", func() string {
+			p := filepath.Join(dir, "empty.db")
+			st, err := store.Open(p, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			return p
+		}()},
+	} {
+		stdout, stderr, code := runCLI(t, tc.db, "history")
+		if code != 0 || stdout != howToStart+"\n" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.name, code, stdout, stderr)
+		}
+		stdout, _, code = runCLI(t, tc.db, "history", "--json")
+		if code != 0 || strings.TrimSpace(stdout) != `{
+  "studies": []
+}` {
+			t.Errorf("%s --json: exit %d, stdout %q", tc.name, code, stdout)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Error("history created the database")
+	}
+	if _, _, code := runCLI(t, missing, "history", "extra"); code != exitUsage {
+		t.Errorf("history with an argument: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestHistoryWhileSearchRuns: a writer (a running search) holds the
+// database; history and show still read it.
+func TestHistoryWhileSearchRuns(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "review.db")
+	fillReviewDB(t, db)
+	w, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if stdout, stderr, code := runCLI(t, db, "history"); code != 0 || !strings.Contains(stdout, "s1-512K-4M") {
+		t.Fatalf("history while a writer holds the file: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if stdout, stderr, code := runCLI(t, db, "show", "s1"); code != 0 || !strings.Contains(stdout, "NCCL_PROTO=^LL128") {
+		t.Fatalf("show while a writer holds the file: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

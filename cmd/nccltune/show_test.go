@@ -1,0 +1,137 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestShowGolden(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "review.db")
+	fillReviewDB(t, db)
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"show/search_trials.golden", []string{"show", "s1-512K-4M", "--trials"}},
+		{"show/search.golden", []string{"show", "1"}},
+		{"show/sweep.golden", []string{"show", "s2"}},
+		{"show/keep_defaults.golden", []string{"show", "lab-runs", "--trials"}},
+		{"show/running.golden", []string{"show", "s4-1M"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, db, tc.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			checkGolden(t, tc.golden, []byte(stdout))
+		})
+	}
+}
+
+func TestShowJSON(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "review.db")
+	fillReviewDB(t, db)
+	type trial struct {
+		Env      map[string]string `json:"env"`
+		State    string            `json:"state"`
+		Launches int               `json:"launches"`
+		ScoreUS  *float64          `json:"score_us"`
+		Number   int               `json:"number"`
+		Reason   string            `json:"reason"`
+	}
+	var doc struct {
+		Study          string  `json:"study"`
+		Band           string  `json:"band"`
+		Simulated      bool    `json:"simulated"`
+		Kind           string  `json:"kind"`
+		Status         string  `json:"status"`
+		Launches       int     `json:"launches"`
+		Trials         []trial `json:"trials"`
+		Recommendation *struct {
+			Env         map[string]string `json:"env"`
+			Speedup     float64           `json:"speedup"`
+			SpeedupCI   []float64         `json:"speedup_ci"`
+			Significant bool              `json:"significant"`
+			PerSize     []struct {
+				Bytes       int64   `json:"bytes"`
+				BaselineUS  float64 `json:"baseline_us"`
+				CandidateUS float64 `json:"candidate_us"`
+			} `json:"per_size"`
+		} `json:"recommendation"`
+		Fabric struct {
+			NCCLVersion string `json:"nccl_version"`
+			GDR         *bool  `json:"gdr"`
+		} `json:"fabric"`
+	}
+	stdout, stderr, code := runCLI(t, db, "show", "s1-512K-4M", "--json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	decodeOneJSON(t, stdout, &doc)
+	if doc.Study != "s1-512K-4M" || doc.Band != "512K-4M" || !doc.Simulated || doc.Kind != "search" || doc.Status != "done" || doc.Launches != 6 {
+		t.Errorf("header fields: %+v", doc)
+	}
+	if len(doc.Trials) != 4 {
+		t.Fatalf("%d trials, want 4", len(doc.Trials))
+	}
+	base, best, failed, running := doc.Trials[0], doc.Trials[1], doc.Trials[2], doc.Trials[3]
+	if base.Env == nil || len(base.Env) != 0 || base.Launches != 3 || base.ScoreUS == nil || *base.ScoreUS != 1149.5 || base.Number != 0 {
+		t.Errorf("baseline trial %+v", base)
+	}
+	if best.Env["NCCL_MAX_NCHANNELS"] != "8" || best.State != "complete" || *best.ScoreUS != 140.75 {
+		t.Errorf("best trial %+v", best)
+	}
+	if failed.State != "failed" || failed.ScoreUS != nil || !strings.Contains(failed.Reason, "invalid protocol") {
+		t.Errorf("failed trial %+v", failed)
+	}
+	if running.Launches != 0 || running.ScoreUS != nil {
+		t.Errorf("unlaunched trial %+v", running)
+	}
+	r := doc.Recommendation
+	if r == nil || r.Env["NCCL_PROTO"] != "^LL128" || r.Speedup != 8.125 || len(r.SpeedupCI) != 2 || r.SpeedupCI[0] != 7.875 || !r.Significant ||
+		len(r.PerSize) != 1 || r.PerSize[0].CandidateUS != 141.5 {
+		t.Errorf("recommendation %+v", r)
+	}
+	if doc.Fabric.NCCLVersion != "2.28.3" || doc.Fabric.GDR == nil || *doc.Fabric.GDR {
+		t.Errorf("fabric %+v", doc.Fabric)
+	}
+
+	// A study still running has a null recommendation.
+	stdout, _, _ = runCLI(t, db, "show", "s4-1M", "--json")
+	doc.Recommendation = nil
+	var raw map[string]any
+	decodeOneJSON(t, stdout, &raw)
+	if v, ok := raw["recommendation"]; !ok || v != nil {
+		t.Errorf("running study: recommendation = %v (present %v), want null", v, ok)
+	}
+}
+
+func TestShowUnknownStudy(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "review.db")
+	fillReviewDB(t, db)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"show", "s1-512k-4m"}, []string{`no study "s1-512k-4m"`, "closest: s1-512K-4M"}},
+		{[]string{"show", "lab-run"}, []string{"closest: lab-runs"}},
+		{[]string{"show", "s9"}, []string{`no study "s9"`, "nccltune history lists them all"}},
+		{[]string{"show"}, []string{"show takes one STUDY"}},
+		{[]string{"show", "a", "b"}, []string{"show takes one STUDY"}},
+	} {
+		stdout, stderr, code := runCLI(t, db, tc.args...)
+		if code != exitUsage || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q; want exit %d and nothing on stdout", tc.args, code, stdout, exitUsage)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr %q does not say %q", tc.args, stderr, w)
+			}
+		}
+	}
+	_, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "none.db"), "show", "s1")
+	if code != exitUsage || !strings.Contains(stderr, "does not exist yet") || !strings.Contains(stderr, "run nccltune search") {
+		t.Errorf("show on a missing database: exit %d, %q", code, stderr)
+	}
+}
