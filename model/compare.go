@@ -143,18 +143,11 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 	}
 
 	// The interval.
-	lx, ly := logs(xb), logs(xc)
-	diffs := make([]float64, 0, m*n)
-	for _, x := range lx {
-		for _, y := range ly {
-			diffs = append(diffs, x-y)
-		}
-	}
-	slices.Sort(diffs)
-	c.SpeedupHL = math.Exp(sortedMedian(diffs))
-	if k, conf := mosesK(m, n, opt.Confidence); k >= 1 {
+	iv := shiftInterval(logs(xb), logs(xc), opt.Confidence)
+	c.SpeedupHL = math.Exp(iv.estimate)
+	if iv.ok {
 		c.CIOK = true
-		c.Lo, c.Hi, c.Confidence = math.Exp(diffs[k-1]), math.Exp(diffs[m*n-k]), conf
+		c.Lo, c.Hi, c.Confidence = math.Exp(iv.lo), math.Exp(iv.hi), iv.coverage
 		if c.Speedup < c.Lo || c.Speedup > c.Hi {
 			c.Warnings = append(c.Warnings, Warning{Code: WarnEstimateOutsideCI,
 				Message: fmt.Sprintf("the band-score ratio %.3f lies outside the launch-score interval [%.3f, %.3f]: the per-size medians and the launch scores tell different stories — look at the per-size spread",
@@ -173,12 +166,12 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 			m, n, opt.Alpha, MinLaunchesForDecision(opt))
 	case !c.Significant:
 		c.Reason = fmt.Sprintf("keep the baseline: no significant difference (speedup %.3f%s, p = %.2g ≥ %g over %d and %d launches)",
-			c.Speedup, c.ciText(), c.P, opt.Alpha, m, n)
+			c.Speedup, c.ciText(opt.Confidence), c.P, opt.Alpha, m, n)
 	case slower:
 		c.Slower = c.Speedup <= 1/(1+opt.MinEffect)
 		if c.Slower {
 			c.Reason = fmt.Sprintf("keep the baseline: the candidate is %.1f %% slower (speedup %.3f%s, p = %.2g)",
-				100*(1/c.Speedup-1), c.Speedup, c.ciText(), c.P)
+				100*(1/c.Speedup-1), c.Speedup, c.ciText(opt.Confidence), c.P)
 		} else {
 			c.Reason = fmt.Sprintf("keep the baseline: the candidate is significantly but only slightly slower (speedup %.3f, p = %.2g), within the %.0f %% minimum effect",
 				c.Speedup, c.P, 100*opt.MinEffect)
@@ -190,28 +183,52 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 			c.P, pct(opt.Confidence), m, n)
 	case c.Lo <= 1:
 		c.Reason = fmt.Sprintf("keep the baseline: the candidate looks faster (p = %.2g) but the speedup interval%s still includes no change",
-			c.P, c.ciText())
+			c.P, c.ciText(opt.Confidence))
 	case c.Speedup < 1+opt.MinEffect:
 		c.Reason = fmt.Sprintf("keep the baseline: the candidate is faster by %.1f %%%s (p = %.2g), below the %.0f %% minimum effect",
-			100*gain, c.ciText(), c.P, 100*opt.MinEffect)
+			100*gain, c.ciText(opt.Confidence), c.P, 100*opt.MinEffect)
 	default:
 		c.Recommend = true
 		c.Reason = fmt.Sprintf("recommend the candidate: %.1f %% faster (speedup %.3f%s, p = %.2g over %d and %d launches)",
-			100*gain, c.Speedup, c.ciText(), c.P, m, n)
+			100*gain, c.Speedup, c.ciText(opt.Confidence), c.P, m, n)
 	}
 	return c
 }
 
-// ciText is ", 95 % CI 1.041–1.123" or "" without an interval.
-func (c Comparison) ciText() string {
+// ciText is ", 95 % CI 1.041–1.123" (the confidence asked; the exact
+// coverage is in Confidence) or "" without an interval.
+func (c Comparison) ciText(conf float64) string {
 	if !c.CIOK {
 		return ""
 	}
-	return fmt.Sprintf(", %s CI %.3f–%.3f", pct(roundConf(c.Confidence)), c.Lo, c.Hi)
+	return fmt.Sprintf(", %s CI %.3f–%.3f", pct(conf), c.Lo, c.Hi)
 }
 
-// roundConf shows the exact coverage to the nearest tenth of a percent.
-func roundConf(c float64) float64 { return math.Floor(c*1000) / 1000 }
+// interval is the Hodges–Lehmann estimate and Moses interval of the shift
+// x − y between two samples (log launch scores).
+type interval struct {
+	estimate, lo, hi, coverage float64
+	ok                         bool
+}
+
+// shiftInterval computes the Hodges–Lehmann estimate (median of the m·n
+// differences xᵢ − yⱼ) and, when one exists at conf, the Moses interval
+// [d₍ₖ₎, d₍ₘₙ₊₁₋ₖ₎]. Both samples must be non-empty.
+func shiftInterval(x, y []float64, conf float64) interval {
+	m, n := len(x), len(y)
+	diffs := make([]float64, 0, m*n)
+	for _, a := range x {
+		for _, b := range y {
+			diffs = append(diffs, a-b)
+		}
+	}
+	slices.Sort(diffs)
+	iv := interval{estimate: sortedMedian(diffs), lo: math.NaN(), hi: math.NaN(), coverage: math.NaN()}
+	if k, cover := mosesK(m, n, conf); k >= 1 {
+		iv.lo, iv.hi, iv.coverage, iv.ok = diffs[k-1], diffs[m*n-k], cover, true
+	}
+	return iv
+}
 
 func logs(xs []float64) []float64 {
 	out := make([]float64, len(xs))

@@ -11,68 +11,85 @@ type Arm struct {
 	Launches []Launch
 }
 
-// Plan is NextLaunch's answer with its reasoning, for logs and tests.
+// Plan is PlanNext's answer with its reasoning, for logs and tests.
 type Plan struct {
 	// Arm is the index of the config to launch next; -1 when Done.
 	Arm int
-	// Done is true when no launch would change the ranking's verdict.
+	// Done is true when no launch within the cap would change the verdict
+	// on the leader.
 	Done bool
-	// Leader and RunnerUp are the two best arms by band score (-1 if none).
-	Leader, RunnerUp int
-	// Comparison is RunnerUp (baseline) against Leader (candidate), when
-	// both have launches; nil otherwise.
-	Comparison *Comparison
+	// Leader is the best arm by band score (-1 if none). Challenger is the
+	// arm it was being settled against (-1 if none).
+	Leader, Challenger int
 	// Reason is one plain sentence.
 	Reason string
 }
 
+// PlanBeta is the width, in launch-to-launch standard deviations of a log
+// launch score, of the plausibility bounds PlanNext uses to decide which
+// configs could still beat the leader (2 ≈ 97.7 % one-sided).
+const PlanBeta = 2.0
+
 // NextLaunch says which config to launch next during exploration, so that
-// launches go where they settle the ranking, and when to stop adding them.
-// It is PlanNext without the reasoning. maxPerArm caps launches per
-// config; 0 means DefaultMaxPerArm.
+// launches go where they settle which config leads, and when to stop
+// adding them. It is PlanNext without the reasoning; maxPerArm caps the
+// launches of any one config (0 means DefaultMaxPerArm).
 func NextLaunch(arms []Arm, sizes []int64, opt Options, maxPerArm int) (arm int, done bool) {
 	p := PlanNext(arms, sizes, opt, maxPerArm)
 	return p.Arm, p.Done
 }
 
-// PlanNext applies the launch rule:
+// PlanNext applies the launch rule. It adds launches to the two leaders
+// until they are told apart, as the search asked, with one refinement
+// borrowed from best-arm identification (LUCB, Kalyanakrishnan et al.
+// 2012): the second "leader" is the most plausible challenger, not simply
+// the runner-up by score, so a good config whose single exploration launch
+// was unlucky still gets a second look.
 //
-//  1. Rank the arms with at least one scored launch by band score (lower
-//     is better; ties go to the arm with more launches, then the lower
-//     index). The leader and the runner-up are the first two. With fewer
-//     than two ranked arms there is nothing to settle: done.
-//  2. If either leader has fewer than MinLaunchesForDecision launches, and
-//     is under the cap, launch the one with fewer (the leader on a tie):
-//     no verdict is possible before that.
-//  3. Compare the runner-up (as baseline) with the leader (as candidate).
-//     Done when their speedup interval excludes 1 (the leader is
-//     separated: the intervals of the two arms no longer overlap in the
-//     sense that matters, their ratio), or when it lies inside
-//     [1/(1+MinEffect), 1+MinEffect] (the two are equivalent within the
-//     minimum effect, so more launches could not make either worth
-//     recommending over the other).
-//  4. Otherwise launch whichever of the two has fewer launches and is
-//     under the cap (the leader on a tie); when both are at the cap, done.
+//  1. Rank the arms with a scored launch by band score (lower is better;
+//     ties go to more launches, then the lower index). With fewer than two
+//     there is nothing to settle: done.
+//  2. The leader needs MinLaunchesForDecision launches before anything can
+//     be compared: launch it until then (done if the cap is lower).
+//  3. σ is the pooled launch-to-launch standard deviation of log launch
+//     scores over arms with two or more launches (at least 1 %). The
+//     leader's pessimistic bound is its log score + PlanBeta·σ/√n; another
+//     arm's optimistic bound is its log score − PlanBeta·σ/√n. Arms whose
+//     optimistic bound is not below the leader's pessimistic one cannot
+//     plausibly beat it and get no more launches.
+//  4. The plausible challengers, most optimistic first, are settled one by
+//     one. A challenger with fewer than MinLaunchesForDecision launches
+//     gets the next launch. Otherwise the speedup interval of the leader
+//     over it (the same rank interval as Compare, on launch scores) is
+//     computed: it is settled when the interval excludes 1 (the leader is
+//     separated) or lies inside [1/(1+MinEffect), 1+MinEffect] (the two are
+//     equivalent within the minimum effect, and more launches could not
+//     make either worth recommending over the other). An unsettled pair
+//     gets a launch for whichever of the two has fewer (the leader on a
+//     tie), or is given up when both are at the cap.
+//  5. When every plausible challenger is settled or given up: done.
 //
 // A launch that changes the ranking moves the attention to the new
-// leaders, which is how a config crowned by one lucky launch (the winner's
-// curse) is caught: it gets launches until it either stays ahead or falls
-// back. The search interleaves this with exploration: after each new
-// config's first launch it calls NextLaunch and, until done, spends launches
-// where it says; then it proposes the next config. The verdict is about
-// the exploration ranking only: the gain reported to the user comes from
-// the separate interleaved confirmation against the baseline.
+// leader, which is how a config crowned by one lucky launch (the winner's
+// curse) is caught. The search interleaves this with exploration: after
+// each new config's first launch it calls NextLaunch and, until done,
+// spends launches where it says; then it proposes the next config. The
+// verdict is about the exploration ranking only: the gain reported to the
+// user comes from the separate interleaved confirmation against the
+// baseline (Compare).
 func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
 	opt, _ = opt.resolve()
 	if maxPerArm <= 0 {
 		maxPerArm = DefaultMaxPerArm
 	}
-	p := Plan{Arm: -1, Leader: -1, RunnerUp: -1}
-	type ranked struct {
-		arm, n int
-		score  float64
+	p := Plan{Arm: -1, Leader: -1, Challenger: -1}
+	type armStat struct {
+		arm, n   int
+		logScore float64   // log band score
+		logs     []float64 // log launch scores
+		bound    float64   // optimistic (challenger) or pessimistic (leader) bound
 	}
-	var rs []ranked
+	var st []armStat
 	for i, a := range arms {
 		an := analyse(a.Launches, sizes, false)
 		scores, _ := an.validScores()
@@ -80,70 +97,117 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
 		if len(scores) == 0 || math.IsNaN(score) {
 			continue
 		}
-		rs = append(rs, ranked{i, len(scores), score})
+		st = append(st, armStat{arm: i, n: len(scores), logScore: math.Log(score), logs: logs(scores)})
 	}
-	slices.SortStableFunc(rs, func(a, b ranked) int {
+	slices.SortStableFunc(st, func(a, b armStat) int {
 		switch {
-		case a.score < b.score:
+		case a.logScore < b.logScore:
 			return -1
-		case a.score > b.score:
+		case a.logScore > b.logScore:
 			return 1
 		}
 		return b.n - a.n // more launches first; stable keeps index order
 	})
-	if len(rs) < 2 {
+	if len(st) < 2 {
 		p.Done = true
 		p.Reason = "fewer than two configs have a scored launch: nothing to rank"
-		if len(rs) == 1 {
-			p.Leader = rs[0].arm
+		if len(st) == 1 {
+			p.Leader = st[0].arm
 		}
 		return p
 	}
-	lead, run := rs[0], rs[1]
-	p.Leader, p.RunnerUp = lead.arm, run.arm
-	// pick returns the arm of the two with fewer launches under the cap.
-	pick := func() (int, bool) {
-		switch {
-		case lead.n <= run.n && lead.n < maxPerArm:
-			return lead.arm, true
-		case run.n < maxPerArm:
-			return run.arm, true
-		case lead.n < maxPerArm:
-			return lead.arm, true
-		}
-		return -1, false
-	}
+	lead := st[0]
+	p.Leader = lead.arm
 	need := MinLaunchesForDecision(opt)
-	if lead.n < need || run.n < need {
-		if a, ok := pick(); ok {
-			p.Arm = a
-			p.Reason = fmt.Sprintf("the two leaders need %d launches each before they can be told apart", need)
-			return p
+	if lead.n < need {
+		if lead.n < maxPerArm {
+			p.Arm = lead.arm
+			p.Reason = fmt.Sprintf("the leader needs %d launches before it can be compared with anything", need)
+		} else {
+			p.Done = true
+			p.Reason = fmt.Sprintf("the per-config cap of %d launches is below the %d needed to tell configs apart", maxPerArm, need)
 		}
-		p.Done = true
-		p.Reason = fmt.Sprintf("the per-config cap of %d launches is below the %d needed to tell configs apart", maxPerArm, need)
 		return p
 	}
-	c := Compare(arms[run.arm].Launches, arms[lead.arm].Launches, sizes, opt)
-	p.Comparison = &c
-	if c.CIOK && (c.Lo > 1 || c.Hi < 1) {
-		p.Done = true
-		p.Reason = fmt.Sprintf("the leader is separated from the runner-up (speedup interval %.3f–%.3f excludes 1)", c.Lo, c.Hi)
-		return p
+
+	// Pooled launch-to-launch spread of log launch scores.
+	ss, df := 0.0, 0
+	for _, a := range st {
+		if a.n < 2 {
+			continue
+		}
+		mean := 0.0
+		for _, x := range a.logs {
+			mean += x
+		}
+		mean /= float64(a.n)
+		for _, x := range a.logs {
+			ss += (x - mean) * (x - mean)
+		}
+		df += a.n - 1
 	}
-	if c.CIOK && c.Lo >= 1/(1+opt.MinEffect) && c.Hi <= 1+opt.MinEffect {
-		p.Done = true
-		p.Reason = fmt.Sprintf("the leader and runner-up are equivalent within the %.0f %% minimum effect (interval %.3f–%.3f)",
-			100*opt.MinEffect, c.Lo, c.Hi)
-		return p
+	sigma := max(math.Sqrt(ss/float64(df)), scaleFloor) // df ≥ need−1 ≥ 1 from the leader
+	leaderBound := lead.logScore + PlanBeta*sigma/math.Sqrt(float64(lead.n))
+	challengers := slices.Clone(st[1:])
+	for i := range challengers {
+		challengers[i].bound = challengers[i].logScore - PlanBeta*sigma/math.Sqrt(float64(challengers[i].n))
 	}
-	if a, ok := pick(); ok {
-		p.Arm = a
-		p.Reason = "the leader and runner-up are not yet told apart"
+	slices.SortStableFunc(challengers, func(a, b armStat) int {
+		switch {
+		case a.bound < b.bound:
+			return -1
+		case a.bound > b.bound:
+			return 1
+		}
+		return 0
+	})
+	settled, givenUp := 0, 0
+	margin := math.Log(1 + opt.MinEffect)
+	for _, c := range challengers {
+		if c.bound >= leaderBound {
+			break // this and every later challenger cannot plausibly win
+		}
+		p.Challenger = c.arm
+		if c.n < need {
+			if c.n < maxPerArm {
+				p.Arm = c.arm
+				p.Reason = fmt.Sprintf("config %d could still beat the leader (config %d): it needs %d launches to be compared", c.arm, lead.arm, need)
+				return p
+			}
+			givenUp++
+			continue
+		}
+		iv := shiftInterval(c.logs, lead.logs, opt.Confidence)
+		if iv.ok && (iv.lo > 0 || iv.lo >= -margin && iv.hi <= margin) {
+			settled++
+			continue
+		}
+		switch {
+		case lead.n <= c.n && lead.n < maxPerArm:
+			p.Arm = lead.arm
+		case c.n < maxPerArm:
+			p.Arm = c.arm
+		case lead.n < maxPerArm:
+			p.Arm = lead.arm
+		default:
+			givenUp++
+			continue
+		}
+		p.Reason = fmt.Sprintf("the leader (config %d) and config %d are not yet told apart", lead.arm, c.arm)
 		return p
 	}
 	p.Done = true
-	p.Reason = fmt.Sprintf("the leader and runner-up are not told apart, but both reached the cap of %d launches", maxPerArm)
+	p.Challenger = -1
+	switch {
+	case settled == 0 && givenUp == 0:
+		p.Reason = fmt.Sprintf("the leader (config %d) is separated: no other config could plausibly beat it", lead.arm)
+	case givenUp == 0:
+		p.Reason = fmt.Sprintf("the leader (config %d) is separated from, or equivalent within the %.0f %% minimum effect to, every config that could beat it",
+			lead.arm, 100*opt.MinEffect)
+	default:
+		p.Reason = fmt.Sprintf("the leader (config %d) is not told apart from %s, which reached the cap of %d launches",
+			lead.arm, plural(givenUp, "one challenger", fmt.Sprintf("%d challengers", givenUp)), maxPerArm)
+	}
 	return p
 }
 
