@@ -58,6 +58,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		historyCommand(),
 		showCommand(),
+		importCommand(),
 	}
 }
 

@@ -1,0 +1,412 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
+	"github.com/urfave/cli/v2"
+)
+
+func importCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "bring saved nccl-tests outputs (text or JSON) into the database",
+		ArgsUsage: "FILE…",
+		Description: `import parses saved nccl-tests outputs (the text table, with or without
+NCCL_DEBUG lines, or the -J JSON file) and stores each as one launch, so
+results measured before nccltune join the history. The files go into a new
+study of kind import, or into an existing import study named by --study.
+--env records the NCCL settings the runs used: one trial per distinct set.
+Simulated outputs stay labelled as simulated. A file that does not parse
+completely is reported by name and nothing of it is stored.
+
+Examples:
+  nccltune import run1.txt run2.txt
+  nccltune import --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8 tuned.json
+  nccltune import --study s9-import more.txt`,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "env", Usage: "`K=V` the imported runs were made with, repeatable (none: NCCL's defaults)"},
+			&cli.StringFlag{Name: "study", Usage: "add to this existing import `STUDY` instead of starting a new one"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageErrorf("import needs at least one FILE of saved nccl-tests output")
+			}
+			cfg, err := importConfig(c.StringSlice("env"))
+			if err != nil {
+				return usageError(err)
+			}
+			db, err := c.String("db"), error(nil)
+			if db == "" {
+				if db, err = store.DefaultPath(); err != nil {
+					return err
+				}
+			}
+			return runImport(c.Context, importOptions{
+				db: db, files: c.Args().Slice(), config: cfg, study: c.String("study"),
+				json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
+			})
+		},
+	}
+}
+
+type importOptions struct {
+	db     string
+	files  []string
+	config nccl.Config
+	study  string
+	json   bool
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// importConfig reads --env: any environment variable may be recorded (a
+// run may have set NCCL_IB_HCA), and NCCL knobs must hold valid values.
+func importConfig(items []string) (nccl.Config, error) {
+	cfg := nccl.Config{}
+	for _, it := range items {
+		k, v, err := nccl.ParseKeyValue(it)
+		if err != nil {
+			return nil, fmt.Errorf("--env %w", err)
+		}
+		if nccl.IsKnob(k) {
+			knob, _ := nccl.LookupKnob(k)
+			if err := knob.Validate(v); err != nil {
+				return nil, fmt.Errorf("--env %s: %w", it, err)
+			}
+		}
+		if old, dup := cfg[k]; dup && old != v {
+			return nil, fmt.Errorf("--env gives %s twice (%q and %q)", k, old, v)
+		}
+		if v != "" {
+			cfg[k] = v
+		}
+	}
+	return cfg, nil
+}
+
+// parsedFile is one FILE: its parse, or why it cannot be imported.
+type parsedFile struct {
+	path   string
+	data   []byte
+	isJSON bool
+	result *runner.Result
+	err    error
+}
+
+// importedFile and skippedFile are the report, in text and JSON.
+type importedFile struct {
+	File       string `json:"file"`
+	Launch     uint64 `json:"launch"`
+	Seq        int    `json:"seq"`
+	Outcome    string `json:"outcome"`
+	Reason     string `json:"reason,omitempty"`
+	Simulated  bool   `json:"simulated"`
+	Collective string `json:"collective"`
+	NRanks     int    `json:"nranks"`
+	Rows       int    `json:"rows"`
+}
+
+type skippedFile struct {
+	File  string `json:"file"`
+	Error string `json:"error"`
+}
+
+func runImport(ctx context.Context, o importOptions) error {
+	files := make([]*parsedFile, len(o.files))
+	for i, path := range o.files {
+		files[i] = parseImportFile(path)
+	}
+	var good []*parsedFile
+	var skipped []skippedFile
+	for _, f := range files {
+		if f.err != nil {
+			skipped = append(skipped, skippedFile{File: f.path, Error: f.err.Error()})
+			continue
+		}
+		good = append(good, f)
+	}
+	if err := sameFabricKind(good); err != nil {
+		return usageError(err)
+	}
+
+	var study *store.Study
+	var trial *store.Trial
+	var imported []importedFile
+	created := false
+	if len(good) > 0 {
+		st, err := store.Open(o.db, store.Options{})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		study, created, err = importStudy(st, o.study, good[0].result)
+		if err != nil {
+			return err
+		}
+		var matching []*parsedFile
+		for _, f := range good {
+			if f.result.Simulated != study.Simulated {
+				skipped = append(skipped, skippedFile{File: f.path, Error: simMismatch(f, study)})
+				continue
+			}
+			matching = append(matching, f)
+		}
+		if len(matching) > 0 {
+			if trial, err = importTrial(st, study, o.config); err != nil {
+				return err
+			}
+		}
+		for _, f := range matching {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			l := importLaunch(f, study, trial)
+			raw := &store.Raw{Stdout: f.data}
+			if f.isJSON {
+				raw = &store.Raw{JSON: f.data}
+			}
+			if err := st.AddLaunch(l, raw); err != nil {
+				return fmt.Errorf("import %s: %w", f.path, err)
+			}
+			imported = append(imported, importedFile{File: f.path, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
+				Simulated: l.Simulated, Collective: f.result.Collective, NRanks: f.result.NRanks, Rows: len(l.Sizes)})
+		}
+	}
+
+	if o.json {
+		if err := writeJSON(o.stdout, importJSON(study, trial, created, imported, skipped)); err != nil {
+			return err
+		}
+	} else {
+		writeImportReport(o.stdout, study, trial, created, imported, skipped)
+	}
+	if len(skipped) > 0 {
+		return &codedError{code: exitCheckFailed, err: fmt.Errorf("%d of %d files were not imported (see above); nothing of them was stored", len(skipped), len(o.files))}
+	}
+	return nil
+}
+
+// parseImportFile reads and parses one file. Only a complete table is
+// imported: a run that failed or stopped early is reported, not stored.
+func parseImportFile(path string) *parsedFile {
+	f := &parsedFile{path: path}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.err = fmt.Errorf("cannot read it: %w", unwrapPathError(err))
+		return f
+	}
+	f.data = data
+	trimmed := strings.TrimLeft(string(data[:min(len(data), 64)]), " \t\r\n\ufeff")
+	f.isJSON = strings.HasPrefix(trimmed, "{")
+	f.result, err = runner.Parse(data)
+	var failure *runner.FailureError
+	switch {
+	case errors.As(err, &failure):
+		f.err = fmt.Errorf("the run failed or its output stops early: %v", failure.Message)
+	case err != nil:
+		f.err = fmt.Errorf("not nccl-tests output: %v", err)
+	case f.result == nil || len(f.result.Rows) == 0:
+		f.err = errors.New("not nccl-tests output: no results rows")
+	}
+	return f
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// sameFabricKind refuses to mix simulated and real outputs in one import:
+// a study is either a simulation or a measurement.
+func sameFabricKind(files []*parsedFile) error {
+	var sim, real []string
+	for _, f := range files {
+		if f.result.Simulated {
+			sim = append(sim, f.path)
+		} else {
+			real = append(real, f.path)
+		}
+	}
+	if len(sim) > 0 && len(real) > 0 {
+		return fmt.Errorf("%s is SIMULATED output but %s is from a real fabric; import them separately (a study is one or the other)", sim[0], real[0])
+	}
+	return nil
+}
+
+func simMismatch(f *parsedFile, study *store.Study) string {
+	if f.result.Simulated {
+		return fmt.Sprintf("it is SIMULATED output and study %s holds real measurements; import it into a new study", study.Name)
+	}
+	return fmt.Sprintf("it is from a real fabric and study %s is SIMULATED; import it into a new study", study.Name)
+}
+
+// importStudy finds the --study to add to, or creates a new import study
+// described by the first file.
+func importStudy(st *store.Store, name string, first *runner.Result) (*store.Study, bool, error) {
+	if name != "" {
+		study, err := st.Study(name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, false, usageErrorf("%v; omit --study to start a new import study", err)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if study.Kind != store.KindImport {
+			return nil, false, usageErrorf("study %s is a %s; import adds only to import studies (omit --study to start a new one)", study.Name, study.Kind)
+		}
+		return study, false, nil
+	}
+	study := &store.Study{
+		Kind:       store.KindImport,
+		Collective: first.Collective,
+		Simulated:  first.Simulated,
+		Fabric:     fabricOf(first),
+		Launch:     store.LaunchSettings{SimProfile: first.SimProfile},
+		// Each file is stored whole in its own transaction; there is
+		// nothing to finish later.
+		Status: store.StatusDone,
+	}
+	if sizes := distinctSizes(first); len(sizes) > 0 {
+		band := nccl.Band{Min: sizes[0], Max: sizes[len(sizes)-1]}
+		study.Band, study.BandMin, study.BandMax, study.Sizes = band.String(), band.Min, band.Max, sizes
+	}
+	if err := st.CreateStudy(study); err != nil {
+		return nil, false, err
+	}
+	return study, true, nil
+}
+
+// importTrial is the study's trial for cfg: the existing one when the
+// study already has this config, else a new one.
+func importTrial(st *store.Store, study *store.Study, cfg nccl.Config) (*store.Trial, error) {
+	trial := &store.Trial{StudyID: study.ID, Config: cfg, Role: store.RoleImport, State: store.TrialComplete}
+	err := st.AddTrial(trial)
+	var dup *store.DuplicateTrialError
+	if errors.As(err, &dup) {
+		return st.Trial(dup.Existing)
+	}
+	return trial, err
+}
+
+// importLaunch is the stored launch of one parsed file.
+func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.Launch {
+	r := f.result
+	l := &store.Launch{
+		StudyID: study.ID, TrialID: trial.ID, Phase: store.PhaseImport,
+		Outcome: runner.OK, Env: trial.Config.Env(), Simulated: r.Simulated,
+		Sizes: store.SizesFromResult(r), Facts: r.Facts,
+	}
+	if abs, err := filepath.Abs(f.path); err == nil {
+		l.Source = abs
+	} else {
+		l.Source = f.path
+	}
+	if fi, err := os.Stat(f.path); err == nil {
+		l.Start = fi.ModTime().UTC() // when the output was saved: the best the file tells
+	}
+	if why := r.Invalid(); why != "" {
+		l.Outcome, l.Reason = runner.Invalid, why
+	}
+	l.Scored = l.Outcome == runner.OK
+	return l
+}
+
+// fabricOf fingerprints the fabric from what the output says.
+func fabricOf(r *runner.Result) store.Fabric {
+	f := store.Fabric{NCCLVersion: r.NCCLVersion, TestsVersion: r.TestsVersion, Ranks: r.NRanks}
+	hosts := map[string]bool{}
+	for _, d := range r.Devices {
+		if d.Host != "" && !hosts[d.Host] {
+			hosts[d.Host] = true
+			f.Hosts = append(f.Hosts, d.Host)
+		}
+		if f.GPU == "" {
+			f.GPU = d.Name
+		}
+	}
+	f.Nodes = len(f.Hosts)
+	if fa := r.Facts; fa != nil {
+		f.Transport, f.GDR = fa.Transport, fa.GDR
+		if f.NCCLVersion == "" {
+			f.NCCLVersion = fa.NCCLVersion
+		}
+		if fa.NNodes > 0 {
+			f.Nodes = fa.NNodes
+		}
+	}
+	return f
+}
+
+func distinctSizes(r *runner.Result) []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, row := range r.Rows {
+		if !seen[row.Bytes] {
+			seen[row.Bytes] = true
+			out = append(out, row.Bytes)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func writeImportReport(w io.Writer, study *store.Study, trial *store.Trial, created bool, imported []importedFile, skipped []skippedFile) {
+	if len(imported) > 0 {
+		verb := "added to"
+		if created {
+			verb = "new study"
+		}
+		sim := ""
+		if study.Simulated {
+			sim = " [SIMULATED fabric: not a measurement]"
+		}
+		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", plural(len(imported), "file"), verb, study.Name, trial.Number, trial.Config, sim)
+		tw := newTable(w)
+		fmt.Fprintln(tw, "  FILE\tLAUNCH\tOUTCOME\tCOLLECTIVE\tRANKS\tROWS\t")
+		for _, f := range imported {
+			outcome := f.Outcome
+			if f.Reason != "" {
+				outcome += ": " + f.Reason
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%d\t%d\t\n", f.File, f.Seq, outcome, orDash(f.Collective), f.NRanks, f.Rows)
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "see it with: nccltune show %s --trials\n", study.Name)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", plural(len(skipped), "file"))
+		for _, s := range skipped {
+			fmt.Fprintf(w, "  %s: %s\n", s.File, s.Error)
+		}
+	}
+}
+
+func importJSON(study *store.Study, trial *store.Trial, created bool, imported []importedFile, skipped []skippedFile) map[string]any {
+	doc := map[string]any{
+		"study":     nil,
+		"created":   created,
+		"simulated": false,
+		"trial":     nil,
+		"imported":  append([]importedFile{}, imported...),
+		"skipped":   append([]skippedFile{}, skipped...),
+	}
+	if study != nil && len(imported) > 0 {
+		doc["study"], doc["simulated"] = study.Name, study.Simulated
+		doc["trial"] = map[string]any{"number": trial.Number, "id": trial.ID, "env": map[string]string(trial.Config.Clone())}
+	}
+	return doc
+}
