@@ -135,7 +135,9 @@ func TestImportReportsUnparsableFiles(t *testing.T) {
 func TestImportIntoExistingStudy(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "import.db")
 	fillReviewDB(t, db) // s1-512K-4M (search) … lab-runs (import, trial NCCL_ALGO=Tree)
-	run := func(args ...string) (string, string, int) { return runCLI(t, db, append([]string{"import"}, args...)...) }
+	run := func(args ...string) (string, string, int) {
+		return runCLI(t, db, append([]string{"import"}, args...)...)
+	}
 
 	if _, stderr, code := run("--study", "lab-runs", "--env", "NCCL_ALGO=Tree", importDir+"ar2_full_periter.txt"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
