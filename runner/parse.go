@@ -661,6 +661,9 @@ func parseMeasureFloat(s string) (float64, bool) {
 
 func isNaNOrInf(s string) bool {
 	s = strings.TrimLeft(s, "+-")
+	if len(s) < 3 || (s[0]|0x20 != 'n' && s[0]|0x20 != 'i') {
+		return false
+	}
 	return strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity")
 }
 
@@ -815,19 +818,32 @@ func isWord(s string) bool {
 }
 
 // isMeasureToken reports a number column: a float, "N/A", "nan", "inf".
+// It checks the shape only; the row's parse reads the value.
 func isMeasureToken(s string) bool {
-	if s == "N/A" || isNaNOrInf(s) {
+	if s == "N/A" {
 		return true
 	}
-	if s == "" {
-		return false
+	digits, dots, exps := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		case c == 'e' || c == 'E':
+			exps++
+			if digits == 0 {
+				return false
+			}
+		case c == '-' || c == '+':
+			if i != 0 && s[i-1] != 'e' && s[i-1] != 'E' {
+				return false
+			}
+		default:
+			return isNaNOrInf(s)
+		}
 	}
-	c := s[0]
-	if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.') {
-		return false
-	}
-	_, err := strconv.ParseFloat(s, 64)
-	return err == nil
+	return digits > 0 && dots <= 1 && exps <= 1
 }
 
 // isTimestampToken reports the date and time nccl-tests -S 1 adds to a row.

@@ -59,6 +59,7 @@ func commands() []*cli.Command {
 		historyCommand(),
 		showCommand(),
 		importCommand(),
+		parseCommand(),
 	}
 }
 

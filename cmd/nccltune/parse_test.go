@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// parseInputDir holds the parser's inputs: real nccl-tests fixtures and
+// hand-written variants (owned by the runner package's tests).
+const parseInputDir = "../../runner/testdata"
+
+func parseInput(name string) string { return filepath.Join(parseInputDir, name) }
+
+// runParseCLI runs "nccltune parse ARGS…" and returns stdout, stderr and
+// the exit code main would use.
+func runParseCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), append([]string{"nccltune", "parse"}, args...), &stdout, &stderr)
+	if err != nil && !isSilent(err) {
+		reportError(&stderr, err)
+	}
+	return stdout.String(), stderr.String(), exitCode(err)
+}
+
+// checkParseGolden compares got with testdata/parse/NAME; -update rewrites it.
+func checkParseGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "parse", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/nccltune -run Parse -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (-update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestParseCommandText(t *testing.T) {
+	tests := []struct {
+		golden string
+		files  []string
+		code   int
+		want   []string // lines the output must hold, beyond the golden file
+	}{
+		{"debug_tuning.txt", []string{"fixtures/ar2_debug_tuning.txt"}, exitOK, []string{
+			"      512K   131072  float   261.31        2.01        2.01       0",
+			"NCCL: transport Socket (lo:127.0.0.1<0>), GDR off, 2 channels, 2 ranks on 2 nodes, NCCL 2.28.3",
+			"AllReduce  4M    RING/SIMPLE  2 channels (0..1)",
+		}},
+		{"full_periter.txt", []string{"fixtures/ar2_full_periter.txt"}, exitOK, []string{"p99 µs", "     128M  33554432  float  35601.10"}},
+		{"cycles_and_sim.txt", []string{"text/ar2_cycles_N2.txt", "text/sim_spark4.txt", "text/ar2_nocheck.txt"}, exitOK, []string{
+			"SIMULATED fabric (profile spark4): not a measurement",
+			"cycle",
+			"N/A",
+		}},
+		{"bad_proto.txt", []string{"fixtures/ar2_bad_proto.txt"}, exitFabric, []string{
+			`FAILED: NCCL reported "invalid usage" (run with NCCL_DEBUG=WARN for details)`,
+		}},
+		{"truncated.txt", []string{"text/ar2_truncated.txt"}, exitFabric, []string{"INCOMPLETE", "note: skipped the row for size 4194304"}},
+		{"broadcast_root.txt", []string{"text/broadcast2_bf16_root1.txt", "text/reduce2_int32_all_ops.txt"}, exitOK, []string{"root", "mulsum", "bfloat16"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			var args []string
+			for _, f := range tt.files {
+				args = append(args, parseInput(f))
+			}
+			stdout, stderr, code := runParseCLI(t, args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tt.code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("output lacks %q:\n%s", w, stdout)
+				}
+			}
+			checkParseGolden(t, tt.golden, stdout)
+		})
+	}
+}
+
+// parseDocJSON decodes only what DESIGN's contract names, so the test
+// fails when a contract field disappears or changes type.
+type parseDocJSON struct {
+	File        *string  `json:"file"`
+	Collective  *string  `json:"collective"`
+	NRanks      *int     `json:"nranks"`
+	NCCLVersion *string  `json:"nccl_version"`
+	AvgBusBW    *float64 `json:"avg_busbw"`
+	OutOfBounds *int     `json:"out_of_bounds"`
+	Simulated   *bool    `json:"simulated"`
+	Rows        []struct {
+		Bytes  *int64   `json:"bytes"`
+		Cycle  *int     `json:"cycle"`
+		TimeUS *float64 `json:"time_us"`
+		BusBW  *float64 `json:"busbw"`
+		AlgBW  *float64 `json:"algbw"`
+		Wrong  *int64   `json:"wrong"`
+	} `json:"rows"`
+	Facts   map[string]any `json:"facts"`
+	Errors  []string       `json:"errors"`
+	Failure string         `json:"failure"`
+}
+
+func decodeParseDoc(t *testing.T, raw json.RawMessage) parseDocJSON {
+	t.Helper()
+	var d parseDocJSON
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("decoding %s: %v", raw, err)
+	}
+	if d.File == nil || d.Collective == nil || d.NRanks == nil || d.NCCLVersion == nil || d.AvgBusBW == nil || d.Simulated == nil || d.Rows == nil {
+		t.Fatalf("a contract field is missing: %s", raw)
+	}
+	if !bytes.Contains(raw, []byte(`"out_of_bounds":`)) {
+		t.Fatalf("out_of_bounds is missing (it must be null when unknown): %s", raw)
+	}
+	for _, r := range d.Rows {
+		if r.Bytes == nil || r.Cycle == nil || r.TimeUS == nil || r.BusBW == nil || r.AlgBW == nil {
+			t.Fatalf("a row field is missing: %s", raw)
+		}
+	}
+	return d
+}
+
+func TestParseCommandJSON(t *testing.T) {
+	// Flags after the file, as DESIGN writes commands.
+	stdout, stderr, code := runParseCLI(t, parseInput("fixtures/ar2_mps_info.txt"), "--json")
+	if code != exitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	d := decodeParseDoc(t, json.RawMessage(stdout))
+	if *d.Collective != "all_reduce" || *d.NRanks != 2 || *d.NCCLVersion != "2.28.3" || *d.AvgBusBW != 2.04132 ||
+		d.OutOfBounds == nil || *d.OutOfBounds != 0 || *d.Simulated || len(d.Rows) != 12 || !strings.HasSuffix(*d.File, "ar2_mps_info.txt") {
+		t.Errorf("document %s", stdout)
+	}
+	r := d.Rows[5]
+	if *r.Bytes != 1048576 || *r.Cycle != 0 || *r.TimeUS != 508.57 || *r.BusBW != 2.06 || *r.AlgBW != 2.06 || r.Wrong == nil || *r.Wrong != 0 {
+		t.Errorf("1M row: %s", stdout)
+	}
+	if d.Facts["transport"] != "Socket" || d.Facts["gdr"] != false || d.Facts["channels"] != 2.0 {
+		t.Errorf("facts %v", d.Facts)
+	}
+	checkParseGolden(t, "mps_info.json", stdout)
+
+	// The flag before the file gives the same document.
+	before, _, _ := runParseCLI(t, "--json", parseInput("fixtures/ar2_mps_info.txt"))
+	if before != stdout {
+		t.Errorf("--json before and after the file differ")
+	}
+}
+
+func TestParseCommandJSONSeveralFiles(t *testing.T) {
+	files := []string{"fixtures/ar2_full_periter.json", "text/ar2_nocheck.txt", "text/ar2_cycles_N2.txt", "text/sim_spark4.txt"}
+	var args []string
+	for _, f := range files {
+		args = append(args, parseInput(f))
+	}
+	stdout, stderr, code := runParseCLI(t, append(args, "--json")...)
+	if code != exitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var docs []json.RawMessage
+	if err := json.Unmarshal([]byte(stdout), &docs); err != nil || len(docs) != len(files) {
+		t.Fatalf("want a JSON array of %d documents, got %d (%v)", len(files), len(docs), err)
+	}
+	periter := decodeParseDoc(t, docs[0])
+	if len(periter.Rows) != 25 || *periter.Rows[0].Bytes != 8 || !bytes.Contains(docs[0], []byte(`"times_us"`)) {
+		t.Errorf("JSON input: %d rows, samples kept: %v", len(periter.Rows), bytes.Contains(docs[0], []byte(`"times_us"`)))
+	}
+	nocheck := decodeParseDoc(t, docs[1])
+	for _, r := range nocheck.Rows {
+		if r.Wrong != nil {
+			t.Errorf("-c 0 row has wrong=%d, want null", *r.Wrong)
+		}
+	}
+	if !bytes.Contains(docs[1], []byte(`"wrong": null`)) {
+		t.Errorf("unchecked rows must say \"wrong\": null: %s", docs[1])
+	}
+	cycles := decodeParseDoc(t, docs[2])
+	if len(cycles.Rows) != 8 || *cycles.Rows[3].Cycle != 0 || *cycles.Rows[4].Cycle != 1 {
+		t.Errorf("cycles: %s", docs[2])
+	}
+	if sim := decodeParseDoc(t, docs[3]); !*sim.Simulated {
+		t.Errorf("simulated output not labelled: %s", docs[3])
+	}
+}
+
+func TestParseCommandFailures(t *testing.T) {
+	t.Run("failed run", func(t *testing.T) {
+		stdout, stderr, code := runParseCLI(t, "--json", parseInput("fixtures/ar2_bad_proto.txt"))
+		if code != exitFabric {
+			t.Fatalf("exit %d, want %d", code, exitFabric)
+		}
+		d := decodeParseDoc(t, json.RawMessage(stdout))
+		if !strings.Contains(d.Failure, `NCCL reported "invalid usage"`) || len(d.Errors) != 4 || len(d.Rows) != 0 || d.OutOfBounds != nil {
+			t.Errorf("document %s", stdout)
+		}
+		if !strings.Contains(stderr, "ar2_bad_proto.txt: NCCL reported \"invalid usage\"") {
+			t.Errorf("stderr %q does not name the file and the cause", stderr)
+		}
+	})
+	t.Run("truncated json", func(t *testing.T) {
+		stdout, _, code := runParseCLI(t, "--json", parseInput("json/ar2_truncated.json"))
+		d := decodeParseDoc(t, json.RawMessage(stdout))
+		if code != exitFabric || len(d.Rows) != 10 || d.OutOfBounds != nil || !strings.Contains(d.Failure, "cut short") {
+			t.Errorf("exit %d, document %s", code, stdout)
+		}
+	})
+	t.Run("one good, one failed", func(t *testing.T) {
+		stdout, stderr, code := runParseCLI(t, parseInput("fixtures/ag3.txt"), parseInput("text/ar2_mpi_docker0.txt"), "--json")
+		var docs []parseDocJSON
+		if err := json.Unmarshal([]byte(stdout), &docs); err != nil || len(docs) != 2 {
+			t.Fatalf("stdout is not a JSON array of 2: %v", err)
+		}
+		if code != exitFabric || docs[0].Failure != "" || !strings.Contains(docs[1].Failure, "docker0") || !strings.Contains(stderr, "1 of 2 files") {
+			t.Errorf("exit %d, failures %q / %q, stderr %q", code, docs[0].Failure, docs[1].Failure, stderr)
+		}
+	})
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no file", nil, exitUsage, "parse needs at least one FILE"},
+		{"missing file", []string{"testdata/parse/no-such-file.txt"}, exitUsage, "testdata/parse/no-such-file.txt: no such file"},
+		{"missing among good", []string{parseInput("fixtures/ag3.txt"), "nope.txt", "--json"}, exitUsage, "nope.txt: no such file"},
+		{"directory", []string{"testdata"}, exitUsage, "testdata is a directory"},
+		{"garbage", []string{parseInput("text/garbage.txt")}, exitUsage, "garbage.txt: no nccl-tests results table found"},
+		{"empty", []string{parseInput("text/empty.txt"), "--json"}, exitUsage, "is it nccl-tests output?"},
+		{"unknown flag", []string{"--frobnicate", parseInput("fixtures/ag3.txt")}, exitUsage, "frobnicate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runParseCLI(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tt.code, tt.stderr)
+			}
+			if tt.name == "missing file" || tt.name == "missing among good" {
+				if stdout != "" {
+					t.Errorf("a missing file must stop before printing; stdout %q", stdout)
+				}
+			}
+			if strings.Contains(strings.Join(tt.args, " "), "--json") && stdout != "" {
+				var v any
+				if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+					t.Errorf("--json printed something that is not one JSON document: %q", stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestParseCommandStdin(t *testing.T) {
+	data, err := os.ReadFile(parseInput("fixtures/ag3.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = runParse(context.Background(), parseOptions{files: []string{"-"}, json: true, stdin: bytes.NewReader(data), stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeParseDoc(t, out.Bytes())
+	if *d.File != "-" || *d.Collective != "all_gather" || *d.NRanks != 3 || len(d.Rows) != 4 {
+		t.Errorf("document %s", out.String())
+	}
+}
