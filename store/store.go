@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -224,8 +225,20 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 	if s.closed {
 		return fmt.Errorf("database %s is closed", s.path)
 	}
+	// Take the shared lock ourselves first (see sharedLock); bbolt's own
+	// shared lock on its descriptor is then granted at once.
+	pre, err := s.openFile(s.path, os.O_RDONLY, 0)
+	if err != nil {
+		return s.openError(err, readerWait)
+	}
+	if err := sharedLock(pre, readerWait); err != nil {
+		if !errors.Is(err, bolterrors.ErrTimeout) {
+			pre.Close()
+		}
+		return s.openError(err, readerWait)
+	}
+	defer pre.Close()
 	var db *bolt.DB
-	var err error
 	for attempt := 0; attempt < readerAttempts; attempt++ {
 		db, err = bolt.Open(s.path, 0o600, &bolt.Options{ReadOnly: true, Timeout: readerWait, OpenFile: s.openFile})
 		if err == nil || errors.Is(err, bolterrors.ErrTimeout) || errors.Is(err, fs.ErrNotExist) {
@@ -243,6 +256,29 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 		}
 		return fn(tx)
 	})
+}
+
+// sharedLock takes a shared flock on f, waiting up to timeout (then
+// bbolt's ErrTimeout, so the caller reports the file as busy). The wait
+// blocks in the kernel, which wakes it the moment the writer unlocks: a
+// writer adding launches back to back leaves gaps of well under a
+// millisecond, and polling (bbolt polls every 50 ms) kept readers out for
+// seconds. If the wait times out, f is closed once the lock call returns.
+func sharedLock(f *os.File, timeout time.Duration) error {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil || !errors.Is(err, syscall.EWOULDBLOCK) {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- syscall.Flock(int(f.Fd()), syscall.LOCK_SH) }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		go func() { <-done; f.Close() }()
+		return bolterrors.ErrTimeout
+	}
 }
 
 // openExisting opens the database file without creating it: a writer

@@ -279,3 +279,62 @@ func TestHistoryWhileSearchRuns(t *testing.T) {
 		t.Fatalf("show while a writer holds the file: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// BenchmarkHistory is `nccltune history` (open read-only, read the
+// summaries, render the table) on a database of 10,000 trials in 40
+// studies. Target: < 100 ms.
+func BenchmarkHistory(b *testing.B) {
+	db := historyBenchDB(b) // once for both sub-benchmarks: about ten seconds
+	for _, args := range [][]string{{"history"}, {"history", "--json"}} {
+		b.Run(strings.Join(args, " "), func(b *testing.B) {
+			full := append([]string{"nccltune", "--db", db}, args...)
+			for b.Loop() {
+				if err := run(context.Background(), full, io.Discard, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// historyBenchDB builds a database of 10,000 trials (each its own
+// fsync'ed transaction, as a study writes them) in 40 studies.
+func historyBenchDB(b *testing.B) string {
+	path := filepath.Join(b.TempDir(), "history.db")
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	const studies, trialsPerStudy = 40, 250
+	for s := 0; s < studies; s++ {
+		study := &store.Study{Kind: store.KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
+			Simulated: s%2 == 0, Launch: store.LaunchSettings{SimProfile: "spark4"}}
+		if err := st.CreateStudy(study); err != nil {
+			b.Fatal(err)
+		}
+		var first *store.Trial
+		for i := 0; i < trialsPerStudy; i++ {
+			tr := &store.Trial{StudyID: study.ID, Config: nccl.Config{"NCCL_BUFFSIZE": fmt.Sprint(4096 * (i + 1))}, State: store.TrialComplete}
+			if err := st.AddTrial(tr); err != nil {
+				b.Fatal(err)
+			}
+			if first == nil {
+				first = tr
+			}
+		}
+		for i := 0; i < 10; i++ {
+			l := &store.Launch{StudyID: study.ID, TrialID: first.ID, Outcome: runner.OK, Scored: true, ScoreUS: 100,
+				Sizes: []store.Size{{Bytes: nccl.MiB, TimeUS: 100, Samples: make([]float64, 100)}}}
+			if err := st.AddLaunch(l, &store.Raw{Stdout: []byte("launch output\n")}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		study.Status = store.StatusDone
+		study.Recommendation = &store.Recommendation{Env: map[string]string{"NCCL_BUFFSIZE": "8192"}, Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, Significant: true}
+		if err := st.UpdateStudy(study); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return path
+}
