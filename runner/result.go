@@ -1,5 +1,12 @@
 package runner
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
 // Result is everything parsed from one nccl-tests run's output (text or
 // JSON), including NCCL_DEBUG facts when log lines were mixed in.
 type Result struct {
@@ -130,15 +137,20 @@ type Choice struct {
 // non-zero #wrong on any row or out-of-bounds values. It returns "" for a
 // valid result.
 func (r *Result) Invalid() string {
-	if r.OutOfBounds != nil && *r.OutOfBounds > 0 {
-		return "out-of-bounds values reported"
-	}
+	var wrong []string
 	for _, row := range r.Rows {
 		for _, m := range []*Measure{&row.Out, row.In} {
 			if m != nil && m.Wrong != nil && *m.Wrong > 0 {
-				return "wrong results (#wrong > 0)"
+				wrong = append(wrong, fmt.Sprintf("%s (#wrong %d)", nccl.FormatSize(row.Bytes), *m.Wrong))
+				break
 			}
 		}
+	}
+	switch {
+	case len(wrong) > 0:
+		return "wrong results at " + strings.Join(wrong, ", ") + ": never use this config; it corrupts data"
+	case r.OutOfBounds != nil && *r.OutOfBounds > 0:
+		return fmt.Sprintf("%d out-of-bounds values reported: the results cannot be trusted", *r.OutOfBounds)
 	}
 	return ""
 }

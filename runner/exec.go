@@ -1,0 +1,324 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrBenchNotFound reports a benchmark executable that is not there.
+var ErrBenchNotFound = errors.New("benchmark not found")
+
+// killGrace is how long a launch gets after SIGTERM before SIGKILL. mpirun
+// needs a moment to take down remote ranks; a SIGKILLed mpirun orphans them.
+var killGrace = 3 * time.Second
+
+// perIterUnsupported remembers benchmarks that rejected -I/-J (nccl-tests
+// older than 2.19.2), so later launches go straight to text output.
+var perIterUnsupported sync.Map
+
+// Run performs one launch and classifies its outcome. It returns an error
+// only when nothing could be launched at all (missing benchmark or
+// launcher, bad spec) or when ctx was cancelled (the launch is then
+// returned too, killed, for the record); a benchmark that fails, hangs or
+// reports wrong results is a Launch with that Outcome and a nil error.
+func Run(ctx context.Context, spec Spec) (*Launch, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkExecutables(spec); err != nil {
+		return nil, err
+	}
+	flavor := spec.MPIFlavor
+	if spec.Launcher == "mpirun" && spec.Sim == nil && flavor == "" {
+		f, err := DetectMPIFlavor(ctx, spec.MPIRun)
+		if err != nil {
+			return nil, err
+		}
+		flavor = f
+	}
+	perIter := spec.PerIter
+	if _, no := perIterUnsupported.Load(benchKey(spec)); no {
+		perIter = false
+	}
+	l, err := runOnce(ctx, spec, flavor, perIter)
+	if err == nil && perIter && rejectedPerIter(l) {
+		perIterUnsupported.Store(benchKey(spec), true)
+		l, err = runOnce(ctx, spec, flavor, false)
+	}
+	return l, err
+}
+
+func benchKey(s Spec) string {
+	if s.Sim != nil {
+		return s.Sim.Executable
+	}
+	return s.Bench
+}
+
+// rejectedPerIter recognises nccl-tests' answer to an unknown option: it
+// prints "invalid option" and its usage, and runs nothing.
+func rejectedPerIter(l *Launch) bool {
+	out := string(l.Stdout) + string(l.Stderr)
+	return strings.Contains(out, "USAGE:") && strings.Contains(out, "invalid option") &&
+		(l.Result == nil || len(l.Result.Rows) == 0)
+}
+
+func checkExecutables(spec Spec) error {
+	if spec.Sim != nil {
+		if spec.Sim.Executable == "" {
+			return fmt.Errorf("simulated fabric: no executable to run it with")
+		}
+		return nil
+	}
+	switch spec.Launcher {
+	case "mpirun":
+		name := spec.MPIRun
+		if name == "" {
+			name = "mpirun"
+		}
+		if _, err := exec.LookPath(name); err != nil {
+			return fmt.Errorf("%w: %s is not on PATH — install Open MPI or MPICH, or use --launcher local or srun", ErrLauncherNotFound, name)
+		}
+		return nil // the benchmark lives on the ranks' hosts; mpirun reports if it is missing there
+	case "srun":
+		if _, err := exec.LookPath("srun"); err != nil {
+			return fmt.Errorf("%w: srun is not on PATH — run inside a Slurm allocation, or use --launcher mpirun or local", ErrLauncherNotFound)
+		}
+		return nil
+	}
+	bench := spec.Bench
+	if bench == "" {
+		bench = DefaultBench
+	}
+	if len(spec.Prefix) > 0 {
+		bench = spec.Prefix[0]
+	}
+	if _, err := exec.LookPath(bench); err != nil {
+		return fmt.Errorf("%w: %s is not on PATH or not executable — build nccl-tests (github.com/NVIDIA/nccl-tests) and pass --bench PATH/TO/all_reduce_perf, or try --sim spark4", ErrBenchNotFound, bench)
+	}
+	return nil
+}
+
+func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*Launch, error) {
+	var jsonPath, tmpDir string
+	if perIter {
+		dir := spec.WorkDir
+		if dir == "" {
+			d, err := os.MkdirTemp("", "nccltune-launch-")
+			if err != nil {
+				return nil, fmt.Errorf("making a directory for the benchmark's JSON output: %w", err)
+			}
+			dir, tmpDir = d, d
+		}
+		jsonPath = filepath.Join(dir, fmt.Sprintf("launch-%d.json", time.Now().UnixNano()))
+	}
+	if tmpDir != "" {
+		defer os.RemoveAll(tmpDir)
+	}
+	cmdSpec, err := spec.BuildCommand(flavor, jsonPath)
+	if err != nil {
+		return nil, err
+	}
+
+	l := &Launch{Argv: cmdSpec.Argv, Env: cmdSpec.Env, Simulated: spec.Sim != nil}
+	runCtx := ctx
+	var cancelTimeout context.CancelFunc = func() {}
+	if spec.Timeout > 0 {
+		runCtx, cancelTimeout = context.WithTimeout(ctx, spec.Timeout)
+	}
+	defer cancelTimeout()
+
+	cmd := exec.Command(cmdSpec.Argv[0], cmdSpec.Argv[1:]...)
+	cmd.Env = append(os.Environ(), cmdSpec.Env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Own process group: the timeout kills the benchmark and everything it
+	// started, and a terminal's Ctrl-C reaches nccltune alone, which then
+	// stops the launch itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	l.Start = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%w: starting %s: %v", ErrBenchNotFound, cmdSpec.Argv[0], err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var waitErr error
+	stopped := false
+	select {
+	case waitErr = <-done:
+	case <-runCtx.Done():
+		stopped = true
+		waitErr = killGroup(cmd.Process.Pid, done)
+	}
+	// A benchmark that exited may have left children in its group (a
+	// crashed rank's helpers, say): none may outlive the launch.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	l.Duration = time.Since(l.Start)
+	l.Stdout, l.Stderr = stdout.Bytes(), stderr.Bytes()
+	if jsonPath != "" {
+		if data, err := os.ReadFile(jsonPath); err == nil {
+			l.JSON = data
+		}
+		if tmpDir == "" {
+			os.Remove(jsonPath)
+		}
+	}
+	l.ExitCode = exitCodeOf(waitErr)
+
+	switch {
+	case stopped && ctx.Err() != nil:
+		// The caller stopped us (Ctrl-C): not the config's fault.
+		l.Outcome, l.Reason = Failed, "interrupted before the launch finished"
+		l.Result, _ = parseLaunch(l)
+		return l, ctx.Err()
+	case stopped:
+		l.Result, _ = parseLaunch(l)
+		l.Outcome, l.Reason = TimedOut, timeoutReason(spec.Timeout, l)
+		return l, nil
+	}
+	classify(l)
+	return l, nil
+}
+
+// killGroup stops a process group: SIGTERM, then SIGKILL after killGrace.
+func killGroup(pid int, done <-chan error) error {
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(killGrace):
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	return <-done
+}
+
+// exitText names an exit code; codes above 128 are how a signal death is
+// recorded (see exitCodeOf).
+func exitText(code int) string {
+	if code > 128 && code < 128+65 {
+		sig := syscall.Signal(code - 128)
+		return fmt.Sprintf("killed by signal %d (%s)", code-128, sig)
+	}
+	return fmt.Sprintf("exit status %d", code)
+}
+
+func exitCodeOf(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// parseLaunch parses the JSON output when there is one (it carries every
+// iteration's time) and the text otherwise; NCCL log facts always come
+// from the text, since -J does not record them.
+func parseLaunch(l *Launch) (*Result, error) {
+	text := append(append([]byte{}, l.Stdout...), l.Stderr...)
+	textRes, textErr := Parse(text)
+	if len(l.JSON) > 0 {
+		if jr, err := ParseJSON(l.JSON); err == nil && len(jr.Rows) > 0 {
+			if textRes != nil {
+				jr.Facts = textRes.Facts
+				jr.Errors = append(jr.Errors, textRes.Errors...)
+				jr.Simulated = jr.Simulated || textRes.Simulated
+				if jr.SimProfile == "" {
+					jr.SimProfile = textRes.SimProfile
+				}
+			}
+			return jr, nil
+		}
+	}
+	return textRes, textErr
+}
+
+// classify sets Outcome and Reason for a launch that ended by itself.
+func classify(l *Launch) {
+	res, perr := parseLaunch(l)
+	l.Result = res
+	switch {
+	case l.ExitCode != 0:
+		l.Outcome = Failed
+		l.Reason = fmt.Sprintf("%s: %s", exitText(l.ExitCode), failureCause(l, perr))
+	case perr != nil || res == nil || len(res.Rows) == 0:
+		l.Outcome = Failed
+		l.Reason = "exit status 0 but " + failureCause(l, perr)
+	case !res.Complete:
+		l.Outcome = Failed
+		l.Reason = "output was cut short before nccl-tests' closing lines (" + lastLine(l) + ")"
+	case res.Invalid() != "":
+		l.Outcome = Invalid
+		l.Reason = res.Invalid()
+	default:
+		l.Outcome = OK
+	}
+}
+
+// failureCause names the most specific cause the output offers.
+func failureCause(l *Launch, perr error) string {
+	var fe *FailureError
+	if errors.As(perr, &fe) {
+		return fe.Error()
+	}
+	if l.Result != nil && len(l.Result.Errors) > 0 {
+		return hint(l.Result.Errors[0])
+	}
+	if len(bytes.TrimSpace(l.Stdout)) == 0 && len(bytes.TrimSpace(l.Stderr)) == 0 {
+		return "the benchmark printed nothing"
+	}
+	if perr != nil {
+		return perr.Error() + "; last output: " + lastLine(l)
+	}
+	return "last output: " + lastLine(l)
+}
+
+// hint adds the fix the field found for well-known launcher errors.
+func hint(msg string) string {
+	l := strings.ToLower(msg)
+	switch {
+	case strings.Contains(l, "allow-run-as-root") || strings.Contains(l, "run as root"):
+		return msg + " — add --mpi-arg=--allow-run-as-root"
+	case strings.Contains(l, "corresponding process entry"):
+		return msg + " — MPI wired up over an interface both hosts share (docker0?): pin it with --mpi-arg=--mca --mpi-arg=oob_tcp_if_include --mpi-arg=IFACE (and btl_tcp_if_include)"
+	}
+	return msg
+}
+
+func timeoutReason(timeout time.Duration, l *Launch) string {
+	where := "during NCCL initialisation (no table row printed)"
+	if l.Result != nil && len(l.Result.Rows) > 0 {
+		last := l.Result.Rows[len(l.Result.Rows)-1]
+		where = fmt.Sprintf("after the %d-byte row", last.Bytes)
+	}
+	return fmt.Sprintf("no end within the %s timeout, hung %s; killed its process group", timeout, where)
+}
+
+func lastLine(l *Launch) string {
+	for _, b := range [][]byte{l.Stderr, l.Stdout} {
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if s := strings.TrimSpace(lines[len(lines)-1]); s != "" {
+			if len(s) > 200 {
+				s = s[:200] + "…"
+			}
+			return s
+		}
+	}
+	return "nothing"
+}

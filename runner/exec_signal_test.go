@@ -1,0 +1,8 @@
+package runner
+
+import (
+	"os/signal"
+	"syscall"
+)
+
+func signalIgnoreTerm() { signal.Ignore(syscall.SIGTERM) }
