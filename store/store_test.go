@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -426,5 +427,28 @@ func TestSizesFromResult(t *testing.T) {
 	}
 	if got := SizesFromResult(r); !reflect.DeepEqual(got, want) {
 		t.Fatalf("SizesFromResult = %+v, want %+v", got, want)
+	}
+}
+
+func TestNaNIsRefusedWhole(t *testing.T) {
+	s := openWriter(t)
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trial{StudyID: st.ID}
+	if err := s.AddTrial(tr); err != nil {
+		t.Fatal(err)
+	}
+	l := testLaunch(st.ID, tr.ID, 0, 3)
+	l.ScoreUS = math.NaN()
+	if err := s.AddLaunch(l, testRaw(0)); err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Fatalf("AddLaunch with a NaN score: %v", err)
+	}
+	if launches, _ := s.Launches(st.ID); len(launches) != 0 {
+		t.Fatal("part of the refused launch was stored")
+	}
+	if trials, _ := s.Trials(st.ID); trials[0].Launches != 0 {
+		t.Fatal("the refused launch was counted")
 	}
 }

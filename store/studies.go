@@ -282,6 +282,10 @@ func studyIDError(id uint64, err error) error {
 
 func putJSON(b *bolt.Bucket, key []byte, v any) error {
 	data, err := json.Marshal(v)
+	var unsupported *json.UnsupportedValueError
+	if errors.As(err, &unsupported) {
+		return fmt.Errorf("a value is %s, which the store (JSON) cannot hold; the caller must replace it (e.g. leave a score at 0 when there is none)", unsupported.Str)
+	}
 	if err != nil {
 		return err
 	}
