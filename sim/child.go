@@ -1,8 +1,13 @@
 package sim
 
 import (
+	"bufio"
+	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // ChildArg is the first argument that makes the nccltune executable (or a
@@ -17,10 +22,54 @@ func RunIfChild() {
 	}
 }
 
+// envConfig collects the NCCL_* variables (and NCCLTUNE_SIM_FAULT) of an
+// environment; like getenv, the first definition of a name wins.
+func envConfig(environ []string) nccl.Config {
+	cfg := nccl.Config{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !(strings.HasPrefix(k, "NCCL_") || k == FaultEnv) {
+			continue
+		}
+		if _, seen := cfg[k]; !seen {
+			cfg[k] = v
+		}
+	}
+	return cfg
+}
+
 // Main runs the simulated all_reduce_perf with args (nccl-tests flags plus
-// the simulator's own --profile, --noise, --seed, --launch) and the given
-// environment, and returns the process exit code.
+// the simulator's own --profile, --noise, --seed, --launch, --ranks) and
+// the given environment, and returns the process exit code.
 func Main(args []string, environ []string, stdout, stderr io.Writer) int {
-	io.WriteString(stderr, "nccltune sim: not built yet\n")
-	return 3
+	o, pr := parseArgs(args, stdout, stderr)
+	if !pr.run {
+		return pr.code
+	}
+	if o.profile == "" {
+		fmt.Fprintf(stderr, "%s: no --profile given: the simulated fabric needs one of %s or a JSON file\n", programName, strings.Join(BuiltinProfiles(), ", "))
+		return 2
+	}
+	p, err := LoadProfile(o.profile)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
+		return 2
+	}
+	if o.ranks > 0 {
+		if p, err = p.WithRanks(o.ranks); err != nil {
+			fmt.Fprintf(stderr, "%s: --ranks %d: %v\n", programName, o.ranks, err)
+			return 2
+		}
+	}
+	cfg := envConfig(environ)
+	fault, err := p.faultFor(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
+		return 2
+	}
+	out := bufio.NewWriterSize(stdout, 64<<10)
+	l := &launch{p: p, o: o, cfg: cfg, args: args, environ: environ, out: out, errw: stderr, fault: fault}
+	code := l.run()
+	out.Flush()
+	return code
 }

@@ -1,0 +1,423 @@
+package sim
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Profile describes one simulated fabric: its hosts and NICs, the NCCL that
+// runs on it, NCCL's built-in (predicted) cost model that drives NCCL's own
+// choices, the true cost model that decides the simulated times, the noise,
+// and the faults. Built-in profiles are JSON files embedded from
+// profiles/*.json; LoadProfile also reads the same schema from a file. The
+// schema is documented in the package comment and in docs/SIMULATOR.md.
+type Profile struct {
+	// Name labels the fabric in every simulated output.
+	Name string `json:"name"`
+	// Description says what real fabric the profile imitates and where its
+	// numbers come from.
+	Description string `json:"description"`
+	// NRanks is the number of ranks (one process per node, or per fake host
+	// on a loopback fabric). --ranks overrides it.
+	NRanks int `json:"nranks"`
+	// GPUsPerNode bounds nccl-tests' -t × -g.
+	GPUsPerNode int `json:"gpus_per_node"`
+	// NCCLVersion is "2.30.7"; CUDAVersion "13.0"; CUDADriver 13000.
+	NCCLVersion string `json:"nccl_version"`
+	CUDAVersion string `json:"cuda_version"`
+	CUDADriver  int    `json:"cuda_driver"`
+	// GPU is the device name printed in "# Using devices" (it should say
+	// "(simulated)"); BusID its PCI address "dddd:bb:dd".
+	GPU   string `json:"gpu"`
+	BusID string `json:"bus_id"`
+	// HostPrefix + rank is each rank's host name ("sim-spark4-0").
+	HostPrefix string `json:"host_prefix"`
+	// HostCores is the CPU cores of one host; with ColocatedRanks all ranks
+	// share one host (the loopback fabric) and therefore its cores.
+	HostCores      int  `json:"host_cores"`
+	ColocatedRanks bool `json:"colocated_ranks"`
+	// NICs are the RDMA devices NCCL's IB transport can find. None means
+	// NCCL can only use sockets.
+	NICs []NIC `json:"nics"`
+	// RailsWithoutMerge is how many of the NICs NCCL drives when
+	// NCCL_IB_MERGE_NICS is not 1 (the GB10's two logical NICs behind one
+	// port are used one at a time unless merged).
+	RailsWithoutMerge int `json:"rails_without_merge"`
+	// SocketIf is the interface NCCL's bootstrap and Socket transport use.
+	SocketIf SocketIf `json:"socket_if"`
+	// GDR: GPUDirect RDMA in use on the IB transport.
+	GDR bool `json:"gdr"`
+	// RelaxedOrdering adds "[RO]" to the NET/IB line.
+	RelaxedOrdering bool `json:"relaxed_ordering"`
+	// Throttle multiplies every link's bandwidth: 1 is healthy, 0.07 the
+	// ConnectX-7 firmware throttle of the seeds (13 Gb/s on a 200G port).
+	Throttle float64 `json:"throttle"`
+	// ChannelBytes is NCCL's per-size channel rule: for each protocol, the
+	// bytes one channel must carry before NCCL adds another (NCCL's
+	// nThreads × threadThreshold). Channels = bytes / ChannelBytes, at
+	// least 1, at most the comm's channels.
+	ChannelBytes map[string]float64 `json:"channel_bytes"`
+	// Transports holds, per transport ("IB", "Socket"), what NCCL sets up
+	// on it, NCCL's predicted cost, and the true cost.
+	Transports map[string]*Transport `json:"transports"`
+	// Flat, when set, replaces the true cost: every configuration takes the
+	// same time (the null case for the statistics).
+	Flat *FlatCost `json:"flat,omitempty"`
+	// Noise describes the run-to-run and iteration-to-iteration variation.
+	Noise Noise `json:"noise"`
+	// Faults are rules that make matching configurations fail.
+	Faults []FaultRule `json:"faults,omitempty"`
+}
+
+// NIC is one RDMA device as NCCL lists it ("[0]rocep1s0f1:1/RoCE").
+type NIC struct {
+	Name string `json:"name"`
+	Port int    `json:"port"`
+	// Link is "RoCE" or "IB".
+	Link string `json:"link"`
+	// Gbps is the port speed NCCL reports (for the merged device line).
+	Gbps int `json:"gbps"`
+}
+
+// SocketIf is an IP interface: Addr may hold one %d, replaced by rank+1.
+type SocketIf struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+}
+
+// Predicted is one entry of NCCL's built-in cost model: time =
+// LatUS + bus bytes / (GBps × share of the comm's channels in use).
+type Predicted struct {
+	LatUS float64 `json:"lat_us"`
+	GBps  float64 `json:"gbps"`
+}
+
+// Transport is one NCCL network transport on the fabric: what NCCL builds
+// on it, what NCCL believes it costs (NCCLModel) and what it really costs
+// (the other fields). See the package comment for the formula.
+type Transport struct {
+	// CommChannels is the channel count NCCL builds at init (its
+	// comm->nChannels, "N coll channels"); NCCL_MAX_NCHANNELS/CTAS lower it
+	// and NCCL_MIN_NCHANNELS/CTAS raise it.
+	CommChannels int `json:"comm_channels"`
+	// LL128Default: NCCL enables LL128 without being asked (it does on
+	// GB10 over RoCE, where it should not).
+	LL128Default bool `json:"ll128_default"`
+	// NCCLModel is NCCL's own predicted cost per algorithm and protocol,
+	// from which it picks; it can disagree with the true cost.
+	NCCLModel map[string]map[string]Predicted `json:"nccl_model"`
+	// LinkGBps is payload bandwidth in GB/s: per NIC for IB, the whole
+	// host-to-host path for Socket.
+	LinkGBps float64 `json:"link_gbps"`
+	// ProxyGBps is the host staging stage's bandwidth (GDR off: data goes
+	// through host memory); 0 means it never limits.
+	ProxyGBps float64 `json:"proxy_gbps"`
+	// Overlap is the soft-max exponent joining the wire stage and the
+	// proxy stage: 1 means they add up, large means they fully overlap.
+	Overlap float64 `json:"overlap"`
+	// TreeBusFactor multiplies the bus bytes of the Tree algorithm (>1: the
+	// tree moves its data less efficiently than the ring).
+	TreeBusFactor float64 `json:"tree_bus_factor"`
+	// QPGain is the per-channel bandwidth gained per doubling of
+	// NCCL_IB_QPS_PER_CONNECTION; QPOpCost the proxy cost added per extra QP
+	// (fraction of OpUS).
+	QPGain   float64 `json:"qp_gain"`
+	QPOpCost float64 `json:"qp_op_cost"`
+	// CrossNICPenalty is the fraction of link bandwidth lost when
+	// NCCL_CROSS_NIC=1 lets rings cross rails.
+	CrossNICPenalty float64 `json:"cross_nic_penalty"`
+	// SocketThreads and SocketsPerThread are NCCL's defaults for
+	// NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD (Socket only).
+	SocketThreads    int `json:"socket_threads"`
+	SocketsPerThread int `json:"sockets_per_thread"`
+	// Protocols holds the per-protocol terms, keyed "LL", "LL128", "Simple".
+	Protocols map[string]ProtoCost `json:"protocols"`
+}
+
+// ProtoCost are one protocol's terms of the true cost.
+type ProtoCost struct {
+	// BaseUS is paid once per collective (kernel launch, setup, sync).
+	BaseUS float64 `json:"base_us"`
+	// StepUS is paid per algorithm step (a ring hop, a tree level).
+	StepUS float64 `json:"step_us"`
+	// OpUS is paid per channel, per step, per buffer slot: the proxy
+	// thread serves channels one after another, so this is what many
+	// channels cost.
+	OpUS float64 `json:"op_us"`
+	// ChannelGBps is the wire bytes one channel can move per second.
+	ChannelGBps float64 `json:"channel_gbps"`
+}
+
+// FlatCost is the null fabric: time = LatUS + bus bytes / GBps, whatever
+// the configuration.
+type FlatCost struct {
+	LatUS float64 `json:"lat_us"`
+	GBps  float64 `json:"gbps"`
+}
+
+// Noise describes the variation of simulated times. All of it is scaled by
+// the --noise factor (0 gives the true curve exactly).
+type Noise struct {
+	// Points give, per message size, the launch-to-launch coefficient of
+	// variation (a per-launch multiplicative offset, the dominant term) and
+	// the iteration-to-iteration one; sizes in between are interpolated in
+	// log2(size), sizes outside take the nearest point.
+	Points []NoisePoint `json:"points"`
+	// LaunchCorrelation is how much of a launch's offset is shared by all
+	// sizes of the launch (0..1); the rest is drawn per size.
+	LaunchCorrelation float64 `json:"launch_correlation"`
+	// OutlierProb is the chance that one iteration is an outlier, slower by
+	// a factor drawn log-uniformly between 1.5 and OutlierMax.
+	OutlierProb float64 `json:"outlier_prob"`
+	OutlierMax  float64 `json:"outlier_max"`
+	// ColdStart makes launch 0 slower by this fraction (0.30: 30 %).
+	ColdStart float64 `json:"cold_start"`
+}
+
+// NoisePoint is the noise at one message size.
+type NoisePoint struct {
+	Bytes    int64   `json:"bytes"`
+	LaunchCV float64 `json:"launch_cv"`
+	IterCV   float64 `json:"iter_cv"`
+}
+
+// FaultRule makes configurations that match When fail with Fault at sizes
+// from MinBytes to MaxBytes (0: no bound). When maps environment variables
+// to values, compared case-insensitively; "" matches an unset variable.
+type FaultRule struct {
+	When     map[string]string `json:"when"`
+	Fault    string            `json:"fault"`
+	MinBytes int64             `json:"min_bytes,omitempty"`
+	MaxBytes int64             `json:"max_bytes,omitempty"`
+	// Why explains the rule (shown in docs, not in output).
+	Why string `json:"why,omitempty"`
+}
+
+//go:embed profiles/*.json
+var builtinFS embed.FS
+
+// BuiltinProfiles lists the names of the built-in profiles, sorted.
+func BuiltinProfiles() []string {
+	entries, err := builtinFS.ReadDir("profiles")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, strings.TrimSuffix(e.Name(), ".json"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LoadProfile returns a built-in profile by name (spark2, spark4,
+// h200-loopback, flat) or reads one from a JSON file (any argument that
+// ends in .json or names an existing file).
+func LoadProfile(nameOrPath string) (*Profile, error) {
+	if nameOrPath == "" {
+		return nil, fmt.Errorf("no simulated profile given: name one of %s or a JSON file", strings.Join(BuiltinProfiles(), ", "))
+	}
+	if !strings.HasSuffix(strings.ToLower(nameOrPath), ".json") && !strings.ContainsRune(nameOrPath, filepath.Separator) {
+		data, err := builtinFS.ReadFile("profiles/" + nameOrPath + ".json")
+		if err == nil {
+			p, err := ParseProfile(data)
+			if err != nil {
+				return nil, fmt.Errorf("built-in profile %s: %w", nameOrPath, err)
+			}
+			return p, nil
+		}
+		if _, statErr := os.Stat(nameOrPath); statErr != nil {
+			return nil, fmt.Errorf("unknown simulated profile %q: use one of %s, or a JSON file (see docs/SIMULATOR.md)", nameOrPath, strings.Join(BuiltinProfiles(), ", "))
+		}
+	}
+	data, err := os.ReadFile(nameOrPath)
+	if err != nil {
+		return nil, fmt.Errorf("read simulated profile: %w (pass a built-in name such as spark4, or a readable JSON file)", err)
+	}
+	p, err := ParseProfile(data)
+	if err != nil {
+		return nil, fmt.Errorf("simulated profile %s: %w", nameOrPath, err)
+	}
+	return p, nil
+}
+
+// ParseProfile reads a profile from JSON, rejecting unknown fields, and
+// checks it.
+func ParseProfile(data []byte) (*Profile, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p Profile
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("not a valid profile JSON: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Validate reports the first thing that makes the profile unusable.
+func (p *Profile) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("profile %q: "+format, append([]any{p.Name}, args...)...)
+	}
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("profile has no name")
+	case p.NRanks < 1 || p.NRanks > 4096:
+		return bad("nranks %d must be 1..4096", p.NRanks)
+	case p.GPUsPerNode < 1:
+		return bad("gpus_per_node must be at least 1")
+	case versionCode(p.NCCLVersion) == 0:
+		return bad("nccl_version %q is not like 2.28.3", p.NCCLVersion)
+	case p.Throttle <= 0 || p.Throttle > 1:
+		return bad("throttle %g must be in (0, 1] (1 = healthy link)", p.Throttle)
+	case len(p.NICs) > 0 && (p.RailsWithoutMerge < 1 || p.RailsWithoutMerge > len(p.NICs)):
+		return bad("rails_without_merge %d must be 1..%d (the number of nics)", p.RailsWithoutMerge, len(p.NICs))
+	case p.HostCores < 1:
+		return bad("host_cores must be at least 1")
+	}
+	if _, ok := parseBusID(p.BusID); !ok {
+		return bad("bus_id %q is not like 0000:00:06", p.BusID)
+	}
+	for _, proto := range protoNames {
+		if p.ChannelBytes[proto] <= 0 {
+			return bad("channel_bytes.%s must be positive", proto)
+		}
+	}
+	for _, tr := range []string{transportIB, transportSocket} {
+		c := p.Transports[tr]
+		if c == nil {
+			if tr == transportIB && len(p.NICs) == 0 {
+				continue
+			}
+			return bad("transports.%s is missing", tr)
+		}
+		if c.CommChannels < 1 || c.CommChannels > 64 {
+			return bad("transports.%s.comm_channels %d must be 1..64", tr, c.CommChannels)
+		}
+		for _, algo := range []string{algoRing, algoTree} {
+			for _, proto := range protoNames {
+				m := c.NCCLModel[algo][proto]
+				if m.GBps <= 0 || m.LatUS < 0 {
+					return bad("transports.%s.nccl_model.%s.%s needs lat_us ≥ 0 and gbps > 0", tr, algo, proto)
+				}
+			}
+		}
+		if c.LinkGBps <= 0 || c.Overlap < 1 || c.TreeBusFactor <= 0 || c.ProxyGBps < 0 {
+			return bad("transports.%s needs link_gbps > 0, overlap ≥ 1, tree_bus_factor > 0, proxy_gbps ≥ 0", tr)
+		}
+		if c.CrossNICPenalty < 0 || c.CrossNICPenalty >= 1 {
+			return bad("transports.%s.cross_nic_penalty must be in [0, 1)", tr)
+		}
+		if tr == transportSocket && (c.SocketThreads < 1 || c.SocketsPerThread < 1) {
+			return bad("transports.Socket needs socket_threads and sockets_per_thread ≥ 1")
+		}
+		for _, proto := range protoNames {
+			pc, ok := c.Protocols[proto]
+			if !ok || pc.ChannelGBps <= 0 || pc.BaseUS < 0 || pc.StepUS < 0 || pc.OpUS < 0 {
+				return bad("transports.%s.protocols.%s needs channel_gbps > 0 and non-negative base_us, step_us, op_us", tr, proto)
+			}
+		}
+	}
+	if p.Flat != nil && (p.Flat.GBps <= 0 || p.Flat.LatUS < 0) {
+		return bad("flat needs gbps > 0 and lat_us ≥ 0")
+	}
+	if len(p.Noise.Points) == 0 {
+		return bad("noise.points needs at least one point")
+	}
+	for i, pt := range p.Noise.Points {
+		if pt.Bytes <= 0 || pt.LaunchCV < 0 || pt.IterCV < 0 || (i > 0 && pt.Bytes <= p.Noise.Points[i-1].Bytes) {
+			return bad("noise.points must have increasing positive bytes and non-negative CVs")
+		}
+	}
+	n := p.Noise
+	if n.LaunchCorrelation < 0 || n.LaunchCorrelation > 1 || n.OutlierProb < 0 || n.OutlierProb > 1 ||
+		(n.OutlierProb > 0 && n.OutlierMax < 1.5) || n.ColdStart < 0 {
+		return bad("noise: launch_correlation and outlier_prob in [0, 1], outlier_max ≥ 1.5, cold_start ≥ 0")
+	}
+	for i, r := range p.Faults {
+		if !isFaultKind(r.Fault) {
+			return bad("faults[%d]: unknown fault %q (want one of %s)", i, r.Fault, strings.Join(FaultKinds, ", "))
+		}
+		if r.MaxBytes != 0 && r.MaxBytes < r.MinBytes {
+			return bad("faults[%d]: max_bytes < min_bytes", i)
+		}
+	}
+	return nil
+}
+
+// WithRanks returns a copy of the profile with n ranks (--ranks).
+func (p *Profile) WithRanks(n int) (*Profile, error) {
+	q := *p
+	q.NRanks = n
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// versionCode turns "2.28.3" into NCCL's version code 22803.
+func versionCode(v string) int {
+	var major, minor, patch int
+	if n, err := fmt.Sscanf(v, "%d.%d.%d", &major, &minor, &patch); n != 3 || err != nil || major < 2 {
+		return 0
+	}
+	return major*10000 + minor*100 + patch
+}
+
+// parseBusID reads "dddd:bb:dd" into NCCL's busId integer (the hex digits
+// of "dddd:bb:dd.0" run together: 0000:00:06 is 0x60).
+func parseBusID(s string) (int64, bool) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 || len(parts[0]) != 4 || len(parts[1]) != 2 || len(parts[2]) != 2 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range strings.Join(parts, "") + "0" {
+		var d int64
+		switch {
+		case c >= '0' && c <= '9':
+			d = int64(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = int64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = int64(c-'A') + 10
+		default:
+			return 0, false
+		}
+		v = v*16 + d
+	}
+	return v, true
+}
+
+// noiseAt interpolates the noise points at size bytes.
+func (n Noise) noiseAt(bytes int64) (launchCV, iterCV float64) {
+	pts := n.Points
+	if len(pts) == 0 {
+		return 0, 0
+	}
+	if bytes <= pts[0].Bytes {
+		return pts[0].LaunchCV, pts[0].IterCV
+	}
+	last := pts[len(pts)-1]
+	if bytes >= last.Bytes {
+		return last.LaunchCV, last.IterCV
+	}
+	x := math.Log2(float64(bytes))
+	for i := 1; i < len(pts); i++ {
+		if bytes <= pts[i].Bytes {
+			a, b := pts[i-1], pts[i]
+			t := (x - math.Log2(float64(a.Bytes))) / (math.Log2(float64(b.Bytes)) - math.Log2(float64(a.Bytes)))
+			return a.LaunchCV + t*(b.LaunchCV-a.LaunchCV), a.IterCV + t*(b.IterCV-a.IterCV)
+		}
+	}
+	return last.LaunchCV, last.IterCV
+}

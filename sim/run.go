@@ -1,0 +1,978 @@
+package sim
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// SimulatedHeaderPrefix starts the line every simulated output carries
+// right after nccl-tests' version line; runner.SimulatedHeaderPrefix is
+// the same text (sim does not import runner).
+const SimulatedHeaderPrefix = "# nccltune simulated fabric: profile "
+
+// testsVersion is the nccl-tests release the simulator imitates.
+const testsVersion = "2.19.6"
+
+// Hooks replaced by tests: the clock (JSON start/end times, -S
+// timestamps) and the endless wait of the hang faults.
+var (
+	now          = time.Now
+	blockForever = func() {
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+)
+
+// exitHung is what Main returns if blockForever ever returns (only in
+// tests): the code a timeout kill would give.
+const exitHung = 124
+
+// launch is one run of the simulated all_reduce_perf.
+type launch struct {
+	p       *Profile
+	o       options
+	cfg     nccl.Config
+	args    []string
+	environ []string
+	out     *bufio.Writer
+	errw    io.Writer
+	log     *ncclLog
+
+	f     *fabric
+	fault *activeFault
+	s     *sampler
+
+	n      int
+	hosts  []string
+	ids    []logID
+	comms  []uint64
+	commID uint64
+	busID  int64
+	// nprocs is the number of processes (one per rank with -t 1 -g 1).
+	nprocs int
+
+	json     *jsonWriter
+	jsonPath string
+
+	errors   int
+	bwSum    float64
+	bwCount  int
+	usedTree bool
+}
+
+// checkOptions applies nccl-tests' checks after parsing (common.cu main).
+// It returns false with the exit code when the test must stop.
+func (l *launch) checkOptions() (int, bool) {
+	o := &l.o
+	ver := versionCode(l.p.NCCLVersion)
+	if o.localRegister == 2 && ver < 22700 {
+		fmt.Fprintf(l.out, "Option -R 2 (symmetric) is not supported before NCCL 2.27. Defaulting to local registration\n")
+		o.localRegister = 1
+	}
+	if o.ctaPolicy > 1 && ver < 22800 {
+		fmt.Fprintf(l.out, "Option -x (cta_policy) %d is not supported before NCCL 2.28. Ignoring\n", o.ctaPolicy)
+		o.ctaPolicy = -1
+	}
+	if o.deviceImpl != 0 && ver < 22800 {
+		fmt.Fprintf(l.errw, "Option -D (device implementation) requires NCCL >= 2.28.0\n")
+		return 255, false
+	}
+	if o.minBytes > o.maxBytes {
+		fmt.Fprintf(l.errw, "invalid sizes for 'minbytes' and 'maxbytes': %d > %d\n", o.minBytes, o.maxBytes)
+		return 255, false
+	}
+	if o.deviceImpl > 0 && o.localRegister != 2 {
+		fmt.Fprintf(l.errw, "device implementation (-D > 0) requires enabling symmetric memory registration (-R 2)\n")
+		return 255, false
+	}
+	if o.perIter != 0 && o.perIter != 1 {
+		fmt.Fprintf(l.errw, "per-iteration timing (-I) only supports 0=off or 1=on. Disabling.\n")
+		o.perIter = 0
+	}
+	if o.perIter != 0 && o.graph >= 1 {
+		fmt.Fprintf(l.errw, "per-iteration timing (-I) is incompatible with CUDA graph mode (-G). Disabling.\n")
+		o.perIter = 0
+	}
+	if o.blocking == 3 && o.graph >= 1 {
+		fmt.Fprintf(l.errw, "blocking mode (-z 3) is incompatible with CUDA graph mode (-G). Disabling.\n")
+		o.blocking = 0
+	}
+	if o.perIterSkip < 0 || o.perIterSkip >= o.iters {
+		fmt.Fprintf(l.errw, "per-iteration skip (-K) must be between 0 and %d. Disabling.\n", o.iters-1)
+		o.perIterSkip = 0
+	}
+	if o.perIterSkip != 0 && o.perIter == 0 {
+		fmt.Fprintf(l.errw, "per-iteration skip (-K) requires per-iteration timing (-I 1). Disabling.\n")
+		o.perIterSkip = 0
+	}
+	if o.stepFactor <= 1 && o.stepBytes <= 0 {
+		// nccl-tests would loop on one size forever.
+		fmt.Fprintf(l.errw, "invalid size specified for 'stepBytes'\n")
+		return 255, false
+	}
+	if o.iters < 1 {
+		o.iters = 1
+	}
+	return 0, true
+}
+
+func (l *launch) run() int {
+	if code, ok := l.checkOptions(); !ok {
+		return code
+	}
+	p, o := l.p, l.o
+	l.n = p.NRanks * max(1, o.nThreads*o.nGpus)
+	l.nprocs = p.NRanks
+	l.f = p.resolve(l.cfg)
+	l.f.n = l.n
+	l.s = p.newSampler(l.f, o.noise, o.seed, o.launch)
+	l.log = newNCCLLog(l.out, l.cfg["NCCL_DEBUG"], l.cfg["NCCL_DEBUG_SUBSYS"])
+	l.identities()
+
+	// Faults that strike before nccl-tests prints anything.
+	if l.fault != nil {
+		switch l.fault.kind {
+		case FaultMPIWireup:
+			l.mpiWireup()
+			return 1
+		case FaultSilent:
+			return 0
+		case FaultGarbage:
+			l.garbage()
+			return 0
+		}
+	}
+
+	l.jsonInit()
+	if code, ok := l.deviceReport(); !ok {
+		l.jsonFinalize()
+		return code
+	}
+	if !l.ncclInit() {
+		l.jsonFinalize()
+		return 3
+	}
+	if l.fault != nil && l.fault.kind == FaultInitHang {
+		return l.hang()
+	}
+	l.resultHeader()
+	if code, ok := l.collectives(); !ok {
+		return code
+	}
+	l.destroy()
+	l.footer()
+	l.jsonFinalize()
+	minBW := -1.0
+	if v, ok := envLookup(l.environ, "NCCL_TESTS_MIN_BW"); ok {
+		minBW = atof(v)
+	}
+	if l.errors > 0 || l.avgBW() < minBW*0.9 {
+		for r := range l.nprocs {
+			fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+		}
+		return 7
+	}
+	return 0
+}
+
+// identities derives host names, pids and pointers, reproducibly from
+// the seed and launch.
+func (l *launch) identities() {
+	rng := newRNG(l.o.seed, int64(l.o.launch), streamIdent)
+	basePid := 1000 + rng.IntN(60000)
+	for r := range l.nprocs {
+		host := fmt.Sprintf("%s%d", l.p.HostPrefix, r)
+		pid := basePid + r
+		if !l.p.ColocatedRanks {
+			pid = 1000 + rng.IntN(60000)
+		}
+		l.hosts = append(l.hosts, host)
+		l.ids = append(l.ids, logID{host: host, pid: pid, tid: pid})
+		l.comms = append(l.comms, 0x550000000000|uint64(rng.Int64N(0xffffffff0))&^0xf)
+	}
+	l.commID = rng.Uint64()
+	l.busID, _ = parseBusID(l.p.BusID)
+}
+
+func envLookup(environ []string, name string) (string, bool) {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func atof(s string) float64 {
+	var v float64
+	fmt.Sscanf(strings.TrimSpace(s), "%g", &v)
+	return v
+}
+
+func (l *launch) avgBW() float64 {
+	if l.bwCount == 0 {
+		return 0
+	}
+	return l.bwSum / float64(l.bwCount)
+}
+
+// mpiWireup is Open MPI's complaint when every host advertises the same
+// docker0 address: it cannot tell its peers apart and never starts.
+func (l *launch) mpiWireup() {
+	peer := l.hosts[len(l.hosts)-1]
+	fmt.Fprintf(l.errw, "[%s][[%d,1],%d][btl_tcp_endpoint.c:625:mca_btl_tcp_endpoint_recv_connect_ack] received unexpected process identifier [[%d,1],%d]\n",
+		l.hosts[0], 27129, 0, 27129, l.nprocs-1)
+	fmt.Fprintf(l.errw, "--------------------------------------------------------------------------\n"+
+		"WARNING: Open MPI accepted a TCP connection from what appears to be a\n"+
+		"another Open MPI process but cannot find a corresponding process\n"+
+		"entry for that peer.\n\n"+
+		"This attempted connection will be ignored; your MPI job may or may not\n"+
+		"continue properly.\n\n"+
+		"  Local host: %s\n"+
+		"  PID:        %d\n"+
+		"--------------------------------------------------------------------------\n", peer, l.ids[len(l.ids)-1].pid)
+}
+
+// garbage writes reproducible random bytes, as a broken binary or a
+// corrupted pipe would.
+func (l *launch) garbage() {
+	rng := newRNG(l.o.seed, int64(l.o.launch), streamGarbage)
+	buf := make([]byte, 4096)
+	for i := range buf {
+		buf[i] = byte(rng.UintN(256))
+	}
+	l.out.Write(buf)
+}
+
+// hang flushes what was printed and waits forever, as NCCL does when it
+// hangs; the runner's timeout must kill the process group.
+func (l *launch) hang() int {
+	l.out.Flush()
+	blockForever()
+	return exitHung
+}
+
+func (l *launch) jsonInit() {
+	path := l.o.jsonFile
+	if path == "" || !strings.EqualFold(jsonExt(path), "json") {
+		return
+	}
+	try := path
+	var file *os.File
+	for i := 0; ; i++ {
+		var err error
+		file, err = os.OpenFile(try, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			fmt.Fprintf(l.out, "# skipping json output; %s not accessible\n", try)
+			return
+		}
+		try = fmt.Sprintf("%s.%d", path, i)
+	}
+	file.Close()
+	fmt.Fprintf(l.out, "# Writing JSON output to %s\n", try)
+	l.jsonPath = try
+	j := &jsonWriter{}
+	l.json = j
+	j.startObject()
+	j.key("version")
+	j.int(3)
+	j.key("start_time")
+	j.str(now().Format("2006-01-02 15:04:05"))
+	j.key("args")
+	j.startList()
+	j.str(programName)
+	for _, a := range l.args {
+		j.str(a)
+	}
+	j.finish()
+	j.key("env")
+	j.startList()
+	for _, e := range l.environ {
+		j.str(e)
+	}
+	j.finish()
+	j.key("nccl_version")
+	j.int(int64(versionCode(l.p.NCCLVersion)))
+	// Not in nccl-tests: says that this document was simulated.
+	j.key("simulated_fabric")
+	j.str(l.p.Name)
+}
+
+// jsonExt is nccl-tests' getExtension: after the last dot, if no slash follows.
+func jsonExt(path string) string {
+	dot := strings.LastIndexByte(path, '.')
+	if dot < 0 || dot < strings.LastIndexByte(path, '/') || dot == len(path)-1 {
+		return ""
+	}
+	return path[dot+1:]
+}
+
+func (l *launch) jsonFinalize() {
+	j := l.json
+	if j == nil {
+		return
+	}
+	if len(j.states) == 1 && (j.states[0] == 'o' || j.states[0] == 'O') {
+		j.key("end_time")
+		j.str(now().Format("2006-01-02 15:04:05"))
+	}
+	for len(j.states) > 0 {
+		j.finish()
+	}
+	if err := os.WriteFile(l.jsonPath, []byte(j.b.String()), 0o644); err != nil {
+		fmt.Fprintf(l.errw, "%s: write JSON output %s: %v\n", programName, l.jsonPath, err)
+	}
+	l.json = nil
+}
+
+// deviceReport is nccl-tests' writeDeviceReport, plus the simulated line.
+func (l *launch) deviceReport() (int, bool) {
+	o, p := l.o, l.p
+	ver := versionCode(p.NCCLVersion)
+	w := l.out
+	fmt.Fprintf(w, "# nccl-tests version %s nccl-headers=%d nccl-library=%d\n", testsVersion, ver, ver)
+	fmt.Fprintf(w, "%s%s (SIMULATED, not a measurement)\n", SimulatedHeaderPrefix, p.Name)
+	fmt.Fprintf(w, "# Collective test starting: %s\n", programName)
+	step, unit := o.stepBytes, "bytes"
+	if o.stepFactor > 1 {
+		step, unit = o.stepFactor, "factor"
+	}
+	fmt.Fprintf(w, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
+		o.nThreads, o.nGpus, o.minBytes, o.maxBytes, step, unit, o.warmup, o.iters, o.agg, o.check, o.graph, o.unalign)
+	switch o.blocking {
+	case 1:
+		fmt.Fprintf(w, "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n")
+	case 2:
+		fmt.Fprintf(w, "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n")
+	case 3:
+		fmt.Fprintf(w, "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n")
+	}
+	if o.perIter != 0 {
+		fmt.Fprintf(w, "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows")
+		if o.perIterSkip != 0 {
+			fmt.Fprintf(w, "; summary skips first %d iterations", o.perIterSkip)
+		}
+		fmt.Fprintf(w, " \n")
+	}
+	if o.parallelInit != 0 {
+		fmt.Fprintf(w, "# Parallel Init Enabled: threads call into NcclInitRank concurrently \n")
+	}
+	fmt.Fprintf(w, "#\n")
+	if j := l.json; j != nil {
+		j.key("config")
+		j.startObject()
+		for _, kv := range []struct {
+			k string
+			v int64
+		}{{"nthreads", int64(o.nThreads)}, {"ngpus", int64(o.nGpus)}, {"minimum_bytes", o.minBytes}, {"maximum_bytes", o.maxBytes}} {
+			j.key(kv.k)
+			j.int(kv.v)
+		}
+		if o.stepFactor > 1 {
+			j.key("step_factor")
+			j.int(o.stepFactor)
+		} else {
+			j.key("step_bytes")
+			j.int(o.stepBytes)
+		}
+		for _, kv := range []struct {
+			k string
+			v int
+		}{{"warmup_iters", o.warmup}, {"iterations", o.iters}, {"aggregated_iterations", o.agg}, {"validation", o.check}, {"graph", o.graph}} {
+			j.key(kv.k)
+			j.int(int64(kv.v))
+		}
+		j.key("blocking_collectives")
+		j.boolStr(o.blocking != 0)
+		j.key("per_iter_timing")
+		j.boolStr(o.perIter != 0)
+		j.key("per_iter_skip")
+		j.int(int64(o.perIterSkip))
+		j.key("parallel_init")
+		j.boolStr(o.parallelInit != 0)
+	}
+	fmt.Fprintf(w, "# Using devices\n")
+	if o.nThreads*o.nGpus > p.GPUsPerNode {
+		for range l.nprocs {
+			fmt.Fprintf(l.errw, "Invalid number of GPUs: %d requested but only %d were found.\n", o.nThreads*o.nGpus, p.GPUsPerNode)
+			fmt.Fprintf(l.errw, "Please check the number of processes and GPUs per process.\n")
+		}
+		for r := range l.nprocs {
+			fmt.Fprintf(w, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+		}
+		return 5, false
+	}
+	if l.json != nil {
+		l.json.key("devices")
+		l.json.startList()
+	}
+	for r := range l.nprocs {
+		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.hosts[r], 0, p.BusID, p.GPU)
+		if j := l.json; j != nil {
+			j.startObject()
+			j.key("rank")
+			j.int(int64(r))
+			j.key("group")
+			j.int(0)
+			j.key("pid")
+			j.int(int64(l.ids[r].pid))
+			j.key("hostname")
+			j.str(l.hosts[r])
+			j.key("device")
+			j.int(0)
+			j.key("device_hex")
+			j.str(p.BusID)
+			j.key("device_info")
+			j.str(p.GPU)
+			j.finish()
+		}
+	}
+	if j := l.json; j != nil {
+		j.finish() // devices
+		j.finish() // config
+	}
+	return 0, true
+}
+
+// socketAddr is the rank's address on the profile's IP interface.
+func (l *launch) socketAddr(r int) string {
+	a := l.p.SocketIf.Addr
+	if strings.Contains(a, "%d") {
+		a = fmt.Sprintf(a, r+1)
+	}
+	return a
+}
+
+func (l *launch) ncclVersionString() string {
+	return l.p.NCCLVersion + "+cuda" + l.p.CUDAVersion
+}
+
+// ncclInit prints NCCL's initialisation log and reports false (after
+// printing nccl-tests' failure) when NCCL refuses the environment.
+func (l *launch) ncclInit() bool {
+	f, p, lg := l.f, l.p, l.log
+	initOnly := l.fault != nil && l.fault.kind == FaultInitHang
+	for r := range l.nprocs {
+		id := l.ids[r]
+		if v, ok := l.cfg["NCCL_SOCKET_IFNAME"]; ok {
+			lg.info(id, subEnv, "NCCL_SOCKET_IFNAME set by environment to %s", v)
+		}
+		lg.info(id, subInit|subBootstrap, "Bootstrap: Using %s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
+		lg.info(id, subInit, "cudaDriverVersion %d", p.CUDADriver)
+		lg.version(id, l.ncclVersionString())
+		if versionCode(p.NCCLVersion) >= 22800 {
+			lg.info(id, subInit, "Comm config nvlinkCentricSched set to 1")
+		}
+		for _, line := range f.envInfo {
+			lg.info(id, subEnv, "%s", line)
+		}
+		lg.info(id, subInit|subNet, "NET/Plugin: Could not find: libnccl-net.so")
+		if f.transport == transportIB {
+			var devs strings.Builder
+			for i, nic := range f.listed {
+				fmt.Fprintf(&devs, " [%d]%s:%d/%s", i, nic.Name, nic.Port, nic.Link)
+			}
+			ro := ""
+			if p.RelaxedOrdering {
+				ro = "[RO]"
+			}
+			lg.info(id, subInit|subNet, "NET/IB : Using%s %s; OOB %s:%s<0>", devs.String(), ro, p.SocketIf.Name, l.socketAddr(r))
+			if f.merged {
+				var names []string
+				speed := 0
+				for _, nic := range f.listed {
+					names = append(names, nic.Name)
+					speed += nic.Gbps * 1000
+				}
+				lg.info(id, subNet, "NET/IB : Made virtual device [%d] name=%s speed=%d ndevs=%d", len(f.listed), strings.Join(names, "+"), speed, len(f.listed))
+			}
+			lg.info(id, subInit|subNet, "Initialized NET plugin IB")
+			lg.info(id, subInit|subNet, "Assigned NET plugin IB to comm")
+			lg.info(id, subInit, "Using network IB")
+		} else {
+			switch f.socketWhy {
+			case "nodev":
+				lg.info(id, subInit|subNet, "NET/IB : No device found.")
+				lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
+			case "disabled", "plugin":
+				lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
+			}
+			lg.info(id, subInit|subNet, "NET/Socket : Using [0]%s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
+			lg.info(id, subInit|subNet, "Initialized NET plugin Socket")
+			lg.info(id, subInit|subNet, "Assigned NET plugin Socket to comm")
+			lg.info(id, subInit, "Using network Socket")
+		}
+	}
+	for r := range l.nprocs {
+		lg.info(l.ids[r], subInit, "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev 0 nvmlDev 0 busId %x commId 0x%016x - Init START",
+			l.comms[r], r, l.n, l.busID, l.commID)
+	}
+	if initOnly {
+		return true
+	}
+	if u := f.usage; u != nil && u.AtInit {
+		for r := range l.nprocs {
+			where := "graph/tuning.cc:97"
+			if strings.HasPrefix(u.Warn, "Error: network") {
+				where = "init.cc:478"
+			}
+			lg.warn(l.ids[r], where, "%s", u.Warn)
+		}
+		for r := range l.nprocs {
+			fmt.Fprintf(l.out, "%s: Test NCCL failure common.cu:222 'invalid usage (run with NCCL_DEBUG=WARN for details) / '\n", l.hosts[r])
+			fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1620\n", l.hosts[r], l.ids[r].pid)
+			fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+		}
+		return false
+	}
+	for r := range l.nprocs {
+		id := l.ids[r]
+		lg.info(id, subInit, "comm 0x%x rank %d nRanks %d nNodes %d localRanks 1 localRank 0 MNNVL 0", l.comms[r], r, l.n, l.nprocs)
+		if r == 0 {
+			var ring strings.Builder
+			for k := range l.n {
+				fmt.Fprintf(&ring, " %d", k)
+			}
+			for c := range f.commChannels {
+				lg.info(id, subInit, "Channel %02d/%02d :%s", c, f.commChannels, ring.String())
+			}
+		}
+		lg.info(id, subInit, "%d coll channels, %d collnet channels, 0 nvls channels, %d p2p channels, %d p2p channels per peer",
+			f.commChannels, f.commChannels, f.commChannels, f.commChannels)
+		lg.info(id, subInit, "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev 0 nvmlDev 0 busId %x commId 0x%016x - Init COMPLETE",
+			l.comms[r], r, l.n, l.busID, l.commID)
+	}
+	return true
+}
+
+// resultHeader is nccl-tests' writeResultHeader.
+func (l *launch) resultHeader() {
+	w, o := l.out, l.o
+	tsLbl, tsPad, tsFmt := "", 0, ""
+	if o.timestamps != 0 {
+		tsLbl, tsPad, tsFmt = "timestamp", 19, "%Y-%m-%d %H:%M:%S"
+	}
+	timeStr := "time"
+	if o.cputime != 0 {
+		timeStr = "cputime"
+	}
+	fmt.Fprintf(w, "#\n")
+	if o.perIter != 0 {
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                in-place (+ per-iteration)\n", "", "", "", "", "")
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s\n",
+			"size", "count", "type", "redop", "root",
+			timeStr, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%",
+			timeStr, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", tsPad, tsLbl)
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s\n",
+			"(B)", "(elements)", "", "", "",
+			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)",
+			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", tsPad, tsFmt)
+	} else {
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "")
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type", "redop", "root",
+			timeStr, "algbw", "busbw", "#wrong", timeStr, "algbw", "busbw", "#wrong", tsPad, tsLbl)
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "", "",
+			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", tsPad, tsFmt)
+	}
+	if j := l.json; j != nil {
+		j.key("results")
+		j.startList()
+	}
+}
+
+// connect prints the connection lines NCCL logs at the first collective.
+func (l *launch) connect() {
+	f, lg := l.f, l.log
+	if l.n < 2 || !lg.enabled(subInit|subNet) && !lg.enabled(subInit) {
+		return
+	}
+	gdr := ""
+	if f.transport == transportIB && l.p.GDR {
+		gdr = "/GDRDMA"
+	}
+	netDev := func(c int) int {
+		switch {
+		case f.transport != transportIB:
+			return 0
+		case f.merged:
+			return len(f.listed)
+		}
+		return c % max(1, f.rails)
+	}
+	for r := range l.nprocs {
+		id := l.ids[r]
+		prev, next := (r+l.n-1)%l.n, (r+1)%l.n
+		for c := range f.commChannels {
+			lg.info(id, subInit|subNet, "Channel %02d/0 : %d[0] -> %d[0] [receive] via NET/%s/%d%s", c, prev, r, f.transport, netDev(c), gdr)
+		}
+		for c := range f.commChannels {
+			lg.info(id, subInit|subNet, "Channel %02d/0 : %d[0] -> %d[0] [send] via NET/%s/%d%s", c, r, next, f.transport, netDev(c), gdr)
+		}
+	}
+	gdrFlag := 0
+	if gdr != "" {
+		gdrFlag = 1
+	}
+	for r := range l.nprocs {
+		lg.info(l.ids[r], subInit, "Connected all rings, use ring PXN 0 GDR %d", gdrFlag)
+	}
+}
+
+// sizes lists one sweep's sizes as nccl-tests' TimeTest loop visits them.
+func (l *launch) sizes() []int64 {
+	o := l.o
+	var out []int64
+	for size := o.minBytes; size <= o.maxBytes; {
+		out = append(out, size)
+		next := size + o.stepBytes
+		if o.stepFactor > 1 {
+			next = size * o.stepFactor
+		}
+		if next <= size {
+			break
+		}
+		size = next
+	}
+	return out
+}
+
+// collectives runs every type, op, cycle and size, printing rows. It
+// returns false with an exit code when the launch dies or fails.
+func (l *launch) collectives() (int, bool) {
+	o := l.o
+	types := []string{o.dtype}
+	if o.dtype == "all" {
+		types = typeNames
+	}
+	ops := []string{o.op}
+	if o.op == "all" {
+		ops = opNames
+	}
+	sizes := l.sizes()
+	stopRow := len(sizes)
+	if a := l.fault; a != nil && (a.kind == FaultHang || a.kind == FaultCrash) {
+		stopRow = faultRow(a, sizes)
+	}
+	first := true
+	for ti, typ := range types {
+		for oi, op := range ops {
+			for cycle := 0; o.cycles == 0 || cycle < o.cycles; cycle++ {
+				key := cycle + 1000*(ti*len(ops)+oi)
+				var cycleUS float64
+				for si, size := range sizes {
+					if first {
+						// The first collective connects the rings (and
+						// fails if NCCL has no algorithm for it).
+						l.connect()
+						if u := l.f.usage; u != nil {
+							return l.enqueueFailure(u, typ), false
+						}
+						first = false
+					}
+					if si == stopRow && cycle == 0 && ti == 0 && oi == 0 {
+						if l.fault.kind == FaultHang {
+							return l.hang(), false
+						}
+						return l.crash(), false
+					}
+					cycleUS += l.row(typ, op, size, key)
+				}
+				if o.cycles == 0 {
+					// An endless run (-N 0) keeps the pace of the fabric.
+					l.out.Flush()
+					time.Sleep(time.Duration(math.Max(cycleUS*float64(o.iters), 10000)) * time.Microsecond)
+				}
+			}
+		}
+	}
+	return 0, true
+}
+
+// enqueueFailure is NCCL refusing the first collective (no algorithm or
+// protocol left), as nccl-tests reports it from every rank.
+func (l *launch) enqueueFailure(u *UsageError, typ string) int {
+	warn := strings.Replace(u.Warn, "ncclFloat32", ncclTypeNames[typ], 1)
+	for r := range l.nprocs {
+		l.log.warn(l.ids[r], "enqueue.cc:2063", "%s", warn)
+	}
+	for r := range l.nprocs {
+		h, pid := l.hosts[r], l.ids[r].pid
+		fmt.Fprintf(l.out, "%s: Test NCCL failure all_reduce.cu:507 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", h, warn)
+		for _, at := range []string{"common.cu:597", "common.cu:928", "all_reduce.cu:574", "common.cu:972", "common.cu:1768", "common.cu:1454"} {
+			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", h, pid, at)
+		}
+	}
+	l.jsonFinalize()
+	return 3
+}
+
+// crash is a rank dying mid-run: NCCL's last words (with NCCL_DEBUG),
+// then the abort report Open MPI's signal handler prints.
+func (l *launch) crash() int {
+	r := l.nprocs - 1
+	id := l.ids[r]
+	l.log.warn(logID{host: id.host, pid: id.pid, tid: id.pid + 21}, "transport/net.cc:1311",
+		"Cuda failure 'unspecified launch failure'")
+	l.out.Flush()
+	fmt.Fprintf(l.errw, "[%s:%05d] *** Process received signal ***\n", id.host, id.pid)
+	fmt.Fprintf(l.errw, "[%s:%05d] Signal: Aborted (6)\n", id.host, id.pid)
+	fmt.Fprintf(l.errw, "[%s:%05d] Signal code:  (-6)\n", id.host, id.pid)
+	fmt.Fprintf(l.errw, "[%s:%05d] *** End of error message ***\n", id.host, id.pid)
+	return 134
+}
+
+// row prints one size's line: out-of-place then in-place, each with its
+// per-iteration summary under -I 1. It returns the out-of-place mean.
+func (l *launch) row(typ, op string, size int64, key int) float64 {
+	o, w := l.o, l.out
+	ws := typeSizes[typ]
+	count := size / ws
+	bytes := count * ws
+	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", -1))
+	if j := l.json; j != nil {
+		j.startObject()
+		j.key("size")
+		j.int(bytes)
+		j.key("count")
+		j.int(count)
+		j.key("type")
+		j.str(typ)
+		j.key("redop")
+		j.str(op)
+		j.key("root")
+		j.str(fmt.Sprintf("%6d", -1))
+	}
+	c := l.f.choose(bytes)
+	if c.Algo == algoTree && !l.usedTree {
+		l.usedTree = true
+		for r := range l.nprocs {
+			l.log.info(l.ids[r], subInit, "Connected all trees")
+		}
+	}
+	l.log.info(l.ids[0], subTuning, "AllReduce: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%d}", bytes, c.LogAlgo(), c.LogProto(), c.Channels-1)
+	var outMean float64
+	for place := range 2 {
+		samples := l.s.times(c, bytes, o.iters, key, place)
+		var mean float64
+		for _, t := range samples {
+			mean += t
+		}
+		mean /= float64(len(samples))
+		if place == 0 {
+			outMean = mean
+		}
+		algBW := float64(bytes) / (mean * 1e3)
+		busBW := algBW * busFactor(l.n)
+		var wrong int64
+		if l.fault != nil && l.fault.kind == FaultWrong && l.fault.hits(bytes) {
+			rng := newRNG(o.seed, int64(o.launch), streamWrong, bytes, int64(key), int64(place))
+			wrong = 1 + count/16 + rng.Int64N(max(1, count/64))
+		}
+		check := o.check > 0
+		if check && wrong > 0 {
+			l.errors += l.nprocs
+		}
+		if check {
+			fmt.Fprintf(w, "  %7s  %6s  %6s  %6s", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6), fmt.Sprintf("%6s", cG(float64(wrong))))
+		} else {
+			fmt.Fprintf(w, "  %7s  %6s  %6s    N/A", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6))
+		}
+		if place == 1 && o.timestamps != 0 && o.perIter == 0 {
+			fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
+		}
+		if j := l.json; j != nil {
+			if place == 0 {
+				j.key("out_of_place")
+			} else {
+				j.key("in_place")
+			}
+			j.startObject()
+			if o.cputime != 0 {
+				j.key("cpu_time")
+			} else {
+				j.key("time")
+			}
+			j.double(mean)
+			j.key("alg_bw")
+			j.double(algBW)
+			j.key("bus_bw")
+			j.double(busBW)
+			j.key("nwrong")
+			if check {
+				j.double(float64(wrong))
+			} else {
+				j.null()
+			}
+			j.finish()
+		}
+		if o.perIter != 0 {
+			l.perIter(samples, bytes, key, place)
+		}
+		l.bwSum += busBW
+		l.bwCount++
+	}
+	fmt.Fprintf(w, "\n")
+	if j := l.json; j != nil {
+		j.key("actual_iterations")
+		j.int(int64(o.iters))
+		j.key("experiment_name")
+		j.str("")
+		j.finish()
+	}
+	return outMean
+}
+
+// perIter prints nccl-tests' i_min i_max i_p99 i_cv% and writes the JSON
+// per-iteration block.
+func (l *launch) perIter(samples []float64, bytes int64, key, place int) {
+	o, w := l.o, l.out
+	st := computeIterStats(samples[o.perIterSkip:])
+	fmt.Fprintf(w, "  %7s  %7s  %7s  %7s", floatStr(st.min, 7), floatStr(st.max, 7), floatStr(st.p99, 7), floatStr(st.cvPct(), 7))
+	if place == 1 && o.timestamps != 0 {
+		fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
+	}
+	j := l.json
+	if j == nil {
+		return
+	}
+	if place == 0 {
+		j.key("out_of_place_per_iter")
+	} else {
+		j.key("in_place_per_iter")
+	}
+	j.startObject()
+	j.key("skipped_iterations")
+	j.int(int64(o.perIterSkip))
+	for _, kv := range []struct {
+		k string
+		v float64
+	}{{"min_us", st.min}, {"max_us", st.max}, {"avg_us", st.avg}, {"p50_us", st.p50}, {"p95_us", st.p95}, {"p99_us", st.p99}, {"stdev_us", st.stdev}, {"cv_pct", st.cvPct()}} {
+		j.key(kv.k)
+		j.double(kv.v)
+	}
+	j.key("times_us")
+	j.startList()
+	for _, t := range samples {
+		j.double(t)
+	}
+	j.finish()
+	if l.nprocs > 1 {
+		j.key("per_process_max_times_us")
+		j.startList()
+		for _, row := range l.s.rankTimes(samples, l.nprocs, bytes, key, place) {
+			j.startList()
+			for _, t := range row {
+				j.double(t)
+			}
+			j.finish()
+		}
+		j.finish()
+	}
+	j.finish()
+}
+
+func (l *launch) destroy() {
+	for r := range l.nprocs {
+		l.log.info(l.ids[r], subInit, "comm 0x%x rank %d nranks %d cudaDev 0 busId %x - Destroy COMPLETE", l.comms[r], r, l.n, l.busID)
+	}
+}
+
+// footer is nccl-tests' writeResultFooter, memory report, finalizeFooter
+// and writeErrors.
+func (l *launch) footer() {
+	w := l.out
+	if j := l.json; j != nil {
+		j.finish() // results
+	}
+	status := "OK"
+	if l.errors > 0 {
+		status = "FAILED"
+	}
+	fmt.Fprintf(w, "# %-20s : %d %s\n", "Out of bounds values", l.errors, status)
+	minBW := -1.0
+	if v, ok := envLookup(l.environ, "NCCL_TESTS_MIN_BW"); ok {
+		minBW = atof(v)
+	}
+	bw := l.avgBW()
+	bwStatus := ""
+	if minBW != -1 {
+		bwStatus = "OK"
+		if bw < minBW*0.9 {
+			bwStatus = "FAILED"
+		}
+	}
+	fmt.Fprintf(w, "# %-20s : %s %s\n", "Avg bus bandwidth", cG(bw), bwStatus)
+	fmt.Fprintf(w, "#\n")
+	fmt.Fprintf(w, "# Collective test concluded: %s\n", programName)
+	if j := l.json; j != nil {
+		j.key("out_of_bounds")
+		j.startObject()
+		j.key("count")
+		j.int(int64(l.errors))
+		j.key("okay")
+		j.boolStr(l.errors == 0)
+		j.finish()
+		j.key("average_bus_bandwidth")
+		j.startObject()
+		j.key("bandwidth")
+		j.double(bw)
+		j.key("okay")
+		if minBW == -1 {
+			j.str("unchecked")
+		} else {
+			j.boolStr(bw >= minBW*0.9)
+		}
+		j.finish()
+	}
+	if l.o.memory != 0 {
+		init := int64(512<<20) + int64(l.f.commChannels)*(8<<20)
+		bufs := 2 * l.o.maxBytes
+		if l.o.check > 0 {
+			bufs = 3 * l.o.maxBytes
+		}
+		fmt.Fprintf(w, "# %-20s : Initialization %s | User-Allocated %s | Collective %s | Total  %s\n", "GPU memory usage",
+			memString(init), memString(bufs), memString(0), memString(init+bufs))
+	}
+	fmt.Fprintf(w, "#\n")
+	fmt.Fprintf(w, "\n")
+	if j := l.json; j != nil {
+		j.key("errors")
+		j.startList()
+		j.str("")
+		j.finish()
+	}
+}
+
+// memString is nccl-tests' getMemString.
+func memString(b int64) string {
+	v, unit := float64(b), " B"
+	switch a := math.Abs(v); {
+	case a >= 1<<30:
+		v, unit = v/(1<<30), " GB"
+	case a >= 1<<20:
+		v, unit = v/(1<<20), " MB"
+	case a >= 1<<10:
+		v, unit = v/(1<<10), " KB"
+	}
+	prec := 0
+	switch a := math.Abs(v); {
+	case a < 10:
+		prec = 2
+	case a < 100:
+		prec = 1
+	}
+	return fmt.Sprintf("%.*f%s", prec, v, unit)
+}
