@@ -51,6 +51,60 @@ func TestMedianAgreesWithMoremathR8(t *testing.T) {
 	}
 }
 
+// selectMedian (planning's linear-time path) must equal the sorting one
+// on every shape: odd, even, ties, sorted, reversed, constant.
+func TestSelectMedian(t *testing.T) {
+	r := newRand(9)
+	shapes := map[string]func(n int) []float64{
+		"random": func(n int) []float64 {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = r.NormFloat64()
+			}
+			return xs
+		},
+		"ties": func(n int) []float64 {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = float64(r.IntN(3))
+			}
+			return xs
+		},
+		"sorted": func(n int) []float64 {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = float64(i)
+			}
+			return xs
+		},
+		"reversed": func(n int) []float64 {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = float64(n - i)
+			}
+			return xs
+		},
+		"constant": func(n int) []float64 {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = 2.5
+			}
+			return xs
+		},
+	}
+	for name, gen := range shapes {
+		for n := 1; n <= 60; n++ {
+			for rep := 0; rep < 5; rep++ {
+				xs := gen(n)
+				want := Median(xs)
+				if got := selectMedian(slices.Clone(xs)); got != want {
+					t.Fatalf("%s n=%d: selectMedian = %v, Median = %v (%v)", name, n, got, want, xs)
+				}
+			}
+		}
+	}
+}
+
 func sameFloat(a, b float64) bool {
 	return a == b || math.IsNaN(a) && math.IsNaN(b)
 }

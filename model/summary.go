@@ -127,10 +127,16 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 				continue
 			}
 			buf = append(buf[:0], xs...)
+			if !detail {
+				// Planning needs only the median: select it in linear time.
+				meds[si] = selectMedian(buf)
+				logSum += math.Log(meds[si])
+				continue
+			}
 			slices.Sort(buf)
 			meds[si] = sortedMedian(buf)
 			logSum += math.Log(meds[si])
-			if detail && len(buf) >= minIterationsForBimodal {
+			if len(buf) >= minIterationsForBimodal {
 				for i := range buf {
 					buf[i] = math.Log(buf[i])
 				}
