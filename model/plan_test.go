@@ -61,9 +61,9 @@ func TestPlanNextRules(t *testing.T) {
 // the 1.25 config in at least 95 % of runs. With five identical configs
 // the planner must stop (equivalent or capped) and rarely call a winner.
 func TestPlanFindsTheBest(t *testing.T) {
-	runs := 100
+	runs := 60
 	if testing.Short() {
-		runs = 30
+		runs = 20
 	}
 	const limit = 12
 	for _, tc := range []struct {

@@ -137,7 +137,7 @@ func TestSummarizeEdgeCases(t *testing.T) {
 				}
 			}},
 		{name: "identical launches", sizes: sizes, wantScore: 6, wantN: 6, wantScores: 6,
-			launches: single(sizes, []float64{4, 9}, []float64{4, 9}, []float64{4, 9}, []float64{4, 9}, []float64{4, 9}, []float64{4, 9}),
+			launches:    single(sizes, []float64{4, 9}, []float64{4, 9}, []float64{4, 9}, []float64{4, 9}, []float64{4, 9}, []float64{4, 9}),
 			wantMedians: []float64{4, 9},
 			check: func(t *testing.T, s Summary) {
 				g := s.Sizes[0]
