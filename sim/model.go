@@ -102,7 +102,10 @@ type fabric struct {
 	sockPerThr   int
 	qps          int
 	crossNIC     int
-	// envInfo are NCCL's "X set by environment to V" lines, in order.
+	// envInfo are NCCL's "X set by environment to V" lines, in order;
+	// only collected when logEnv is set (formatting them costs more than
+	// the model).
+	logEnv  bool
 	envInfo []string
 }
 
@@ -115,8 +118,16 @@ const (
 
 // resolve works out what NCCL would set up under cfg (NCCL_* variables of
 // the environment, knobs or not).
-func (p *Profile) resolve(cfg nccl.Config) *fabric {
-	f := &fabric{p: p, n: p.NRanks, crossNIC: 2, qps: 1, nthreads: 0, buffSize: 4 << 20}
+func (p *Profile) resolve(cfg nccl.Config) *fabric { return p.resolveLog(cfg, false) }
+
+// resolveLog is resolve, also collecting NCCL's ENV log lines if logEnv.
+func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *fabric {
+	f := &fabric{p: p, n: p.NRanks, crossNIC: 2, qps: 1, nthreads: 0, buffSize: 4 << 20, logEnv: logEnv}
+	info := func(format string, args ...any) {
+		if f.logEnv {
+			f.envInfo = append(f.envInfo, fmt.Sprintf(format, args...))
+		}
+	}
 	get := func(name string) (string, bool) {
 		v, ok := cfg[name]
 		return v, ok && v != ""
@@ -130,22 +141,22 @@ func (p *Profile) resolve(cfg nccl.Config) *fabric {
 		}
 		if knob, err := nccl.LookupKnob(name); err == nil && knob.Name == name {
 			if err := knob.Validate(v); err != nil {
-				f.envInfo = append(f.envInfo, fmt.Sprintf("Invalid value %s for %s, using default.", v, name))
+				info("Invalid value %s for %s, using default.", v, name)
 				return 0, false
 			}
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
-			f.envInfo = append(f.envInfo, fmt.Sprintf("Invalid value %s for %s, using default.", v, name))
+			info("Invalid value %s for %s, using default.", v, name)
 			return 0, false
 		}
-		f.envInfo = append(f.envInfo, fmt.Sprintf("%s set by environment to %d.", name, n))
+		info("%s set by environment to %d.", name, n)
 		return n, true
 	}
 	strParam := func(name string) (string, bool) {
 		v, ok := get(name)
 		if ok {
-			f.envInfo = append(f.envInfo, fmt.Sprintf("%s set by environment to %s", name, v))
+			info("%s set by environment to %s", name, v)
 		}
 		return v, ok
 	}
@@ -261,9 +272,9 @@ func (p *Profile) resolve(cfg nccl.Config) *fabric {
 		if knob, err := nccl.LookupKnob("NCCL_BUFFSIZE"); err == nil && knob.Validate(v) == nil {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			f.buffSize = float64(n)
-			f.envInfo = append(f.envInfo, fmt.Sprintf("NCCL_BUFFSIZE set by environment to %d.", n))
+			info("NCCL_BUFFSIZE set by environment to %d.", n)
 		} else {
-			f.envInfo = append(f.envInfo, fmt.Sprintf("Invalid value %s for NCCL_BUFFSIZE, using default.", v))
+			info("Invalid value %s for NCCL_BUFFSIZE, using default.", v)
 		}
 	}
 	if v, ok := intParam("NCCL_IB_QPS_PER_CONNECTION"); ok {

@@ -133,7 +133,7 @@ func (l *launch) run() int {
 	p, o := l.p, l.o
 	l.n = p.NRanks * max(1, o.nThreads*o.nGpus)
 	l.nprocs = p.NRanks
-	l.f = p.resolve(l.cfg)
+	l.f = p.resolveLog(l.cfg, true)
 	l.f.n = l.n
 	l.s = p.newSampler(l.f, o.noise, o.seed, o.launch)
 	l.log = newNCCLLog(l.out, l.cfg["NCCL_DEBUG"], l.cfg["NCCL_DEBUG_SUBSYS"])
@@ -257,6 +257,7 @@ func (l *launch) garbage() {
 // hang flushes what was printed and waits forever, as NCCL does when it
 // hangs; the runner's timeout must kill the process group.
 func (l *launch) hang() int {
+	l.jsonPartial()
 	l.out.Flush()
 	blockForever()
 	return exitHung
@@ -306,9 +307,15 @@ func (l *launch) jsonInit() {
 	j.finish()
 	j.key("nccl_version")
 	j.int(int64(versionCode(l.p.NCCLVersion)))
-	// Not in nccl-tests: says that this document was simulated.
-	j.key("simulated_fabric")
+	// Not in nccl-tests: says that this document was simulated
+	// (runner.SimulatedJSONKey).
+	j.key("nccltune_simulated")
+	j.startObject()
+	j.key("profile")
 	j.str(l.p.Name)
+	j.key("note")
+	j.str("SIMULATED, not a measurement")
+	j.finish()
 }
 
 // jsonExt is nccl-tests' getExtension: after the last dot, if no slash follows.
@@ -481,6 +488,16 @@ func (l *launch) ncclInit() bool {
 		}
 		lg.info(id, subInit|subNet, "NET/Plugin: Could not find: libnccl-net.so")
 		if f.transport == transportIB {
+			// The NIC reports its port speed, not what a throttled link
+			// really carries: doctor compares busbw with this.
+			for d, nic := range f.listed {
+				ar := 0
+				if nic.Link == "IB" {
+					ar = 1
+				}
+				lg.info(id, subNet, "NET/IB: [%d] %s:uverbs%d:%d/%s provider=Mlx5 speed=%d context=0x%x pciPath=/sys/devices/pci%s/%s.%d ar=%d",
+					d, nic.Name, d, nic.Port, nic.Link, nic.Gbps*1000, l.comms[r]+uint64(0x1000*(d+1)), p.BusID[:7], p.BusID, d, ar)
+			}
 			var devs strings.Builder
 			for i, nic := range f.listed {
 				fmt.Fprintf(&devs, " [%d]%s:%d/%s", i, nic.Name, nic.Port, nic.Link)
@@ -721,7 +738,16 @@ func (l *launch) enqueueFailure(u *UsageError, typ string) int {
 
 // crash is a rank dying mid-run: NCCL's last words (with NCCL_DEBUG),
 // then the abort report Open MPI's signal handler prints.
+// jsonPartial writes the JSON document as far as it got, as if the
+// process's buffer reached the file before it died or hung.
+func (l *launch) jsonPartial() {
+	if l.json != nil {
+		os.WriteFile(l.jsonPath, []byte(l.json.b.String()), 0o644)
+	}
+}
+
 func (l *launch) crash() int {
+	l.jsonPartial()
 	r := l.nprocs - 1
 	id := l.ids[r]
 	l.log.warn(logID{host: id.host, pid: id.pid, tid: id.pid + 21}, "transport/net.cc:1311",
