@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nccltune/nccltune/nccl"
+	bolt "go.etcd.io/bbolt"
 )
 
 // BenchmarkAddLaunch stores one launch of 4 sizes × 100 per-iteration
@@ -67,4 +68,37 @@ func BenchmarkAddTrial(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkOpenClose is the price of opening the bbolt file per
+// transaction: an empty read and an empty write on a 200-launch file.
+func BenchmarkOpenClose(b *testing.B) {
+	s := openWriter(b)
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		b.Fatal(err)
+	}
+	tr := &Trial{StudyID: st.ID}
+	if err := s.AddTrial(tr); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		if err := s.AddLaunch(testLaunch(st.ID, tr.ID, i, 100), testRaw(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("read", func(b *testing.B) {
+		for b.Loop() {
+			if err := s.view(func(*bolt.Tx) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("write-nothing", func(b *testing.B) {
+		for b.Loop() {
+			if err := s.update(nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
