@@ -36,7 +36,19 @@
 //     when the test could reject: with 3 launches per arm no 95 % interval
 //     exists, and Compare says so (CIOK false) instead of printing one.
 //   - Decision: see Compare for the exact rule; MinLaunchesForDecision tells
-//     the search how many launches per arm a recommendation needs at all.
+//     the search how many launches per arm a recommendation needs at all (4
+//     at alpha 0.05: the exact test's smallest p with 3 and 3 is 0.1).
+//   - Planning: NextLaunch (PlanNext) says which config to launch next while
+//     exploring: the leader against its most plausible challenger, until
+//     they are separated, equivalent within the minimum effect, or capped.
+//   - Warnings are data (Warning, Warn* codes): too few launches for the
+//     confidence asked, high launch-to-launch spread, outlier launches
+//     (a widened modified z-score), launches or iterations in two modes (a
+//     2-means separation rule), launches left out for impossible times or
+//     missing sizes.
+//
+// docs/PERFORMANCE.md ("Statistics") records the measured coverage, false
+// discovery rate, power and speed.
 //
 // The package does no I/O.
 package model

@@ -14,13 +14,16 @@ type Options struct {
 	Confidence float64
 	// MinEffect is the smallest speedup worth recommending, as a fraction:
 	// 0.03 means a candidate must be at least 3 % faster (speedup ≥ 1.03).
+	// Zero means the default; to accept any significant gain pass a tiny
+	// positive value such as 1e-9.
 	MinEffect float64
 	// HighSpreadPct is the launch-to-launch robust coefficient of variation
 	// (percent) above which a size gets a "high-spread" warning (default 10).
 	HighSpreadPct float64
 	// OutlierZ is the robust z-score (distance from the median in units of
-	// 1.4826·MAD of the log values) beyond which a launch is called an
-	// outlier (default 3.5, Iglewicz and Hoaglin's rule).
+	// 1.4826·MAD of the log launch scores) beyond which a launch is called
+	// an outlier (default 3.5, Iglewicz and Hoaglin's rule), widened by
+	// (1 + 6/n) for n launches because a small sample's MAD is itself noisy.
 	OutlierZ float64
 }
 

@@ -159,7 +159,7 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 		bs := sortedKeys(missingSizes)
 		a.warnings = append(a.warnings, Warning{Code: WarnMissingSize, Launches: missingL, Bytes: bs,
 			Message: fmt.Sprintf("%s no samples at %s, so %s no band score and %s left out of comparisons — the benchmark's size range must cover the band",
-				plural(len(missingL), "launch has", "launches have"), formatSizes(bs),
+				plural(len(missingL), "one launch has", fmt.Sprintf("%d launches have", len(missingL))), formatSizes(bs),
 				plural(len(missingL), "it has", "they have"), plural(len(missingL), "is", "are"))})
 	}
 	return a

@@ -1,0 +1,42 @@
+package model
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// NaN (unknown) values must encode as null and decode back to NaN; known
+// values must survive the round trip.
+func TestJSONRoundTrip(t *testing.T) {
+	// 3 vs 3: no interval (NaN bounds), per-size intervals NaN too.
+	c := Compare(oneSize(10, 11, 12), oneSize(5, 5.5, 6), []int64{m1}, DefaultOptions())
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatalf("marshal a comparison without interval: %v", err)
+	}
+	for _, want := range []string{`"lo":null`, `"hi":null`, `"speedup":2`, `"ci_ok":false`, `"lo_us":null`, `"median_us":11,`, `"score_us":11`, `"code":"ci-unavailable"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, b)
+		}
+	}
+	var back Comparison
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(back.Lo) || !math.IsNaN(back.Hi) || back.Speedup != c.Speedup || back.P != c.P || back.CIOK ||
+		!math.IsNaN(back.Baseline.Sizes[0].Lo) || back.Baseline.Sizes[0].Median != 11 || back.Baseline.ScoreUS != c.Baseline.ScoreUS ||
+		len(back.Warnings) != len(c.Warnings) || back.Reason != c.Reason {
+		t.Errorf("round trip changed the comparison:\n got %+v\nwant %+v", back, c)
+	}
+	ls, _ := SummarizeLaunch(Launch{Times: map[int64][]float64{m1: {3}}}, []int64{m1})
+	b, err = json.Marshal(ls)
+	if err != nil || !strings.Contains(string(b), `"spread_pct":null`) {
+		t.Errorf("launch summary JSON %s, %v", b, err)
+	}
+	var lsBack []LaunchSize
+	if err := json.Unmarshal(b, &lsBack); err != nil || lsBack[0].Median != 3 || !math.IsNaN(lsBack[0].SpreadPct) {
+		t.Errorf("launch summary round trip: %+v, %v", lsBack, err)
+	}
+}
