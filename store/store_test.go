@@ -74,6 +74,9 @@ func TestRoundTrip(t *testing.T) {
 		}
 		want := *st
 		want.Trials, want.Launches = 2, 3
+		if !got.Updated.After(st.Updated) {
+			t.Errorf("Study(%q).Updated = %v: adding trials and launches did not move it from %v", q, got.Updated, st.Updated)
+		}
 		got.Updated = want.Updated
 		if !reflect.DeepEqual(got, &want) {
 			t.Fatalf("Study(%q) =\n%+v\nwant\n%+v", q, got, &want)

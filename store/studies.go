@@ -139,6 +139,10 @@ func (s *Store) Study(nameOrID string) (*Study, error) {
 		var sum StudySummary
 		if err := getJSON(tx.Bucket(bucketSummaries), itob(id), &sum); err == nil {
 			st.Trials, st.Launches = sum.Trials, sum.Launches
+			// The summary also moves when trials and launches are added.
+			if sum.Updated.After(st.Updated) {
+				st.Updated = sum.Updated
+			}
 		}
 		return nil
 	})

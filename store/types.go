@@ -32,6 +32,7 @@ type Study struct {
 	Name    string    `json:"name"`
 	Kind    string    `json:"kind"`
 	Created time.Time `json:"created"`
+	// Updated is the last write to the study, its trials or its launches.
 	Updated time.Time `json:"updated"`
 
 	// Band is the band as written ("512K-4M"); BandMin and BandMax in bytes.
