@@ -66,7 +66,8 @@ var Knobs = []Knob{
 		Doc:     "upper bound on CTAs per collective (1..64 since NCCL 2.25, 1..32 before)",
 		check:   intRange(1, 64)},
 	{Name: "NCCL_CROSS_NIC", InDefaultSpace: true,
-		Choices: []string{"", "0", "1", "2"},
+		// 2 is NCCL's default, the same as unset: not searched twice.
+		Choices: []string{"", "0", "1"},
 		Doc:     "0 keep each ring on one NIC, 1 allow crossing, 2 (NCCL's default) cross only if better",
 		check:   intRange(0, 2)},
 	{Name: "NCCL_MIN_NCHANNELS",
@@ -82,7 +83,8 @@ var Knobs = []Knob{
 		Doc:     "threads per CTA: 64, 128, 256 or 512",
 		check:   oneOf("64", "128", "256", "512")},
 	{Name: "NCCL_BUFFSIZE",
-		Choices: []string{"", "1048576", "2097152", "4194304", "8388608", "16777216"},
+		// 4194304 is NCCL's default, the same as unset: not searched twice.
+		Choices: []string{"", "1048576", "2097152", "8388608", "16777216"},
 		Doc:     "buffer per channel and peer in bytes, a power of two (NCCL's default 4194304)",
 		check:   checkBuffSize},
 	{Name: "NCCL_SOCKET_NTHREADS",

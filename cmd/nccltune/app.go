@@ -30,10 +30,12 @@ in a bbolt database. --sim PROFILE runs a simulated fabric instead of real
 hardware; simulated results are always labelled as simulated.
 
 Start with:  nccltune search --sim spark4 --band 512K-4M`,
-		Writer:               stdout,
-		ErrWriter:            stderr,
-		HideHelpCommand:      true,
-		EnableBashCompletion: false,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		// Values such as NCCL_IB_HCA==a,b and --mca lists hold commas.
+		DisableSliceFlagSeparator: true,
+		EnableBashCompletion:      false,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", EnvVars: []string{"NCCLTUNE_DB"},
 				Usage: "bbolt database `FILE` holding every study (default: nccltune/nccltune.db under the user's data dir)"},
@@ -56,6 +58,8 @@ Start with:  nccltune search --sim spark4 --band 512K-4M`,
 // commands lists every subcommand; each lives in its own file.
 func commands() []*cli.Command {
 	return []*cli.Command{
+		searchCommand(),
+		sweepCommand(),
 		historyCommand(),
 		showCommand(),
 		importCommand(),

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/urfave/cli/v2"
+)
+
+const launchCategory = "Launch (how the benchmark runs)"
+
+// launchFlags are shared by every command that runs the benchmark.
+func launchFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "launcher", Value: "local", Category: launchCategory,
+			Usage: "how to start the benchmark: local, mpirun (Open MPI or MPICH) or srun"},
+		&cli.IntFlag{Name: "np", Category: launchCategory,
+			Usage: "number of ranks (mpirun -np, srun -n)"},
+		&cli.StringFlag{Name: "hosts", Category: launchCategory,
+			Usage: "comma-separated hosts (mpirun -H, srun -w), e.g. spark5:1,spark6:1"},
+		&cli.StringSliceFlag{Name: "mpi-arg", Category: launchCategory,
+			Usage: "argument for mpirun/srun, repeatable; write --mpi-arg=--allow-run-as-root for values that start with -"},
+		&cli.StringFlag{Name: "mpi-flavor", Category: launchCategory,
+			Usage: "openmpi (-x K=V) or mpich (-genv K V, also Intel MPI); default: detect from mpirun --version"},
+		&cli.StringFlag{Name: "mpirun", Category: launchCategory,
+			Usage: "mpirun executable `PATH` (default mpirun on PATH)"},
+		&cli.StringFlag{Name: "bench", Category: launchCategory,
+			Usage: "nccl-tests benchmark `PATH` (default all_reduce_perf on PATH)"},
+		&cli.StringSliceFlag{Name: "bench-arg", Category: launchCategory,
+			Usage: "extra benchmark argument, repeatable (e.g. --bench-arg=-a --bench-arg=3)"},
+		&cli.StringFlag{Name: "wrapper", Category: launchCategory,
+			Usage: "program run in front of the benchmark on each rank, e.g. scripts/fakehost.sh"},
+		&cli.StringSliceFlag{Name: "base-env", Category: launchCategory,
+			Usage: "fixed `K=V` for every launch (NCCL_IB_HCA, NCCL_SOCKET_IFNAME…), repeatable; recorded with the results"},
+		&cli.StringFlag{Name: "base-env-file", Category: launchCategory,
+			Usage: "file of K=V lines (# comments, optional 'export ') added to the base env"},
+		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Category: launchCategory,
+			Usage: "per-launch limit; a launch past it is killed with its whole process group and recorded as timed out"},
+		&cli.IntFlag{Name: "iters", Category: launchCategory,
+			Usage: "timed iterations per size (nccl-tests -n; default: nccl-tests' own)"},
+		&cli.IntFlag{Name: "warmup", Category: launchCategory,
+			Usage: "warm-up iterations per size (nccl-tests -w)"},
+		&cli.StringFlag{Name: "sim", Category: launchCategory,
+			Usage: "run the SIMULATED fabric instead of hardware: spark2, spark4, h200-loopback, flat, or a profile FILE.json"},
+		&cli.Float64Flag{Name: "noise", Value: 1, Category: launchCategory,
+			Usage: "simulated noise scale: 1 calibrated, 0 the true curve"},
+		&cli.Int64Flag{Name: "seed", Value: 1, Category: launchCategory,
+			Usage: "seed for the simulated fabric and the search (reproducible runs)"},
+	}
+}
+
+// launchOptions are the launch flags as read from the command line.
+type launchOptions struct {
+	spec runner.Spec
+	// simulated is true when --sim was given.
+	simulated bool
+	seed      int64
+}
+
+// readLaunchFlags turns the launch flags into a runner.Spec (config,
+// sizes and per-launch simulator seed are the caller's to fill in).
+func readLaunchFlags(c *cli.Context) (launchOptions, error) {
+	s := runner.Spec{
+		Launcher:  c.String("launcher"),
+		MPIFlavor: c.String("mpi-flavor"),
+		MPIRun:    c.String("mpirun"),
+		NP:        c.Int("np"),
+		MPIArgs:   c.StringSlice("mpi-arg"),
+		Bench:     c.String("bench"),
+		BenchArgs: c.StringSlice("bench-arg"),
+		Timeout:   c.Duration("timeout"),
+		Iters:     c.Int("iters"),
+		Warmup:    c.Int("warmup"),
+		PerIter:   true,
+	}
+	if h := c.String("hosts"); h != "" {
+		for _, host := range strings.Split(h, ",") {
+			s.Hosts = append(s.Hosts, strings.TrimSpace(host))
+		}
+	}
+	if w := c.String("wrapper"); w != "" {
+		s.Prefix = []string{w}
+	}
+	if s.Iters < 0 || s.Warmup < 0 {
+		return launchOptions{}, usageErrorf("--iters and --warmup cannot be negative")
+	}
+	base, err := readBaseEnv(c.StringSlice("base-env"), c.String("base-env-file"))
+	if err != nil {
+		return launchOptions{}, usageError(err)
+	}
+	s.BaseEnv = base
+	opts := launchOptions{seed: c.Int64("seed")}
+	if profile := c.String("sim"); profile != "" {
+		if c.IsSet("launcher") && s.Launcher != "local" {
+			return launchOptions{}, usageErrorf("--sim runs the simulated fabric as one local process; drop --launcher %s", s.Launcher)
+		}
+		if c.IsSet("bench") {
+			return launchOptions{}, usageErrorf("--sim replaces the benchmark; drop --bench")
+		}
+		noise := c.Float64("noise")
+		if noise < 0 {
+			return launchOptions{}, usageErrorf("--noise %g: the noise scale cannot be negative (0 is the true curve)", noise)
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return launchOptions{}, fmt.Errorf("finding nccltune's own executable to run the simulated fabric: %w", err)
+		}
+		s.Sim = &runner.SimSpec{Executable: exe, Profile: profile, Noise: noise, Seed: opts.seed}
+		opts.simulated = true
+	} else if c.IsSet("noise") {
+		return launchOptions{}, usageErrorf("--noise only applies to the simulated fabric (--sim PROFILE)")
+	}
+	if err := s.Validate(); err != nil {
+		return launchOptions{}, usageError(err)
+	}
+	opts.spec = s
+	return opts, nil
+}
+
+// readBaseEnv merges --base-env-file (first) and --base-env items.
+func readBaseEnv(items []string, file string) (map[string]string, error) {
+	env := map[string]string{}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("--base-env-file: %w", err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			line = strings.TrimPrefix(line, "export ")
+			k, v, err := nccl.ParseKeyValue(line)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", file, n, err)
+			}
+			env[k] = unquote(v)
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("--base-env-file %s: %w", file, err)
+		}
+	}
+	for _, it := range items {
+		k, v, err := nccl.ParseKeyValue(it)
+		if err != nil {
+			return nil, fmt.Errorf("--base-env: %w", err)
+		}
+		env[k] = v
+	}
+	for k, v := range env {
+		if nccl.IsKnob(k) {
+			knob, _ := nccl.LookupKnob(k)
+			if err := knob.Validate(v); err != nil {
+				return nil, fmt.Errorf("--base-env: %w", err)
+			}
+		}
+	}
+	return env, nil
+}
+
+// unquote strips one level of matching quotes, as an env file would have.
+func unquote(v string) string {
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		return v[1 : len(v)-1]
+	}
+	return v
+}

@@ -1,0 +1,519 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+)
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "find the NCCL settings that make a band of message sizes fastest, and prove the gain",
+		ArgsUsage: " ",
+		Description: `search measures NCCL's defaults, proposes NCCL_* settings with a TPE sampler
+(one launch each, more for the leaders), then measures the best candidate
+against the defaults interleaved (B C B C …) and recommends it only when the
+gain is significant (Mann-Whitney U, alpha 0.05) and at least --min-effect.
+Exploration numbers are never reported as the gain: they favour lucky launches.
+Every launch is stored; Ctrl-C stops cleanly and --resume STUDY continues.
+
+Examples:
+  nccltune search --sim spark4 --band 512K-4M
+  nccltune search --band 512K-4M --launcher mpirun --np 4 --hosts spark5,spark6,spark7,spark8 \
+      --base-env NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1 --base-env NCCL_SOCKET_IFNAME=enP7s7 \
+      --bench ~/nccl-tests/build/all_reduce_perf
+  nccltune search --resume s3-512K-4M --sim spark4`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "band", Usage: "message sizes to tune, inclusive, e.g. 512K-4M (the powers of two inside)"},
+			&cli.IntFlag{Name: "budget", Value: 60, Usage: "launches in all, warm-up and confirmation included"},
+			&cli.DurationFlag{Name: "time", Usage: "wall-time limit, e.g. 30m; exploration stops early enough to confirm"},
+			&cli.StringSliceFlag{Name: "guard", Usage: "size where the winner must not be significantly slower (repeatable; default: twice the band's top; 'none' for none)"},
+			&cli.StringSliceFlag{Name: "space", Usage: "add a knob to search, with its default values (NCCL_NTHREADS) or yours (NCCL_MAX_NCHANNELS=unset,2,4,8; use | between values holding commas)"},
+			&cli.BoolFlag{Name: "space-only", Usage: "search only the --space knobs, not the default five"},
+			&cli.StringFlag{Name: "sampler", Value: "tpe", Usage: "proposal strategy: tpe, random or grid"},
+			&cli.IntFlag{Name: "confirm", Value: 6, Usage: "interleaved confirmation launches per arm"},
+			&cli.Float64Flag{Name: "min-effect", Value: 0.03, Usage: "smallest gain worth recommending (0.03 = 3%)"},
+			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the decision"},
+			&cli.StringFlag{Name: "resume", Usage: "continue an interrupted `STUDY` (its band, space, seed and budget are reused)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (progress stays on stderr)"},
+		}, launchFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("search takes no arguments (got %q); did you mean --band %s?", c.Args().First(), c.Args().First())
+			}
+			opts, err := readSearchFlags(c)
+			if err != nil {
+				return err
+			}
+			return runSearch(c.Context, opts)
+		},
+	}
+}
+
+// searchOptions is everything `nccltune search` needs.
+type searchOptions struct {
+	study   search.Options
+	launch  launchOptions
+	resume  string
+	json    bool
+	db      string
+	stdout  io.Writer
+	stderr  io.Writer
+	bandArg string
+}
+
+func readSearchFlags(c *cli.Context) (searchOptions, error) {
+	lo, err := readLaunchFlags(c)
+	if err != nil {
+		return searchOptions{}, err
+	}
+	path, err := dbPath(c)
+	if err != nil {
+		return searchOptions{}, err
+	}
+	o := searchOptions{launch: lo, resume: c.String("resume"), json: c.Bool("json"), db: path,
+		stdout: c.App.Writer, stderr: c.App.ErrWriter, bandArg: c.String("band")}
+	so := search.DefaultOptions()
+	so.Budget, so.Time, so.Seed = c.Int("budget"), c.Duration("time"), lo.seed
+	so.Sampler, so.ConfirmLaunches = c.String("sampler"), c.Int("confirm")
+	so.Stats.MinEffect, so.Stats.Alpha = c.Float64("min-effect"), c.Float64("alpha")
+	if so.Stats.Alpha <= 0 || so.Stats.Alpha >= 0.5 {
+		return o, usageErrorf("--alpha %g: use a significance level between 0 and 0.5 (0.05 is usual)", so.Stats.Alpha)
+	}
+	if so.Stats.MinEffect < 0 || so.Stats.MinEffect >= 1 {
+		return o, usageErrorf("--min-effect %g: use a fraction such as 0.03 for 3%%", so.Stats.MinEffect)
+	}
+	if o.resume != "" {
+		if c.IsSet("band") || c.IsSet("space") || c.IsSet("guard") {
+			return o, usageErrorf("--resume continues the study as it was defined; drop --band, --space and --guard")
+		}
+		o.study = so
+		return o, nil
+	}
+	if o.bandArg == "" {
+		return o, usageErrorf("search needs --band, the message sizes to tune, e.g. --band 512K-4M")
+	}
+	band, err := nccl.ParseBand(o.bandArg)
+	if err != nil {
+		return o, usageError(fmt.Errorf("--band: %w", err))
+	}
+	so.Band = band
+	so.Guard = search.DefaultGuard(band)
+	if g := c.StringSlice("guard"); len(g) > 0 {
+		so.Guard = nil
+		for _, s := range g {
+			if strings.EqualFold(s, "none") {
+				continue
+			}
+			size, err := nccl.ParseSize(s)
+			if err != nil {
+				return o, usageError(fmt.Errorf("--guard: %w", err))
+			}
+			so.Guard = append(so.Guard, size)
+		}
+	}
+	if items := c.StringSlice("space"); len(items) > 0 || c.Bool("space-only") {
+		so.Space, err = search.ParseSpace(items, c.Bool("space-only"))
+		if err != nil {
+			return o, usageError(err)
+		}
+	}
+	if err := so.Space.CheckBase(lo.spec.BaseEnv); err != nil {
+		return o, usageError(err)
+	}
+	if err := so.Validate(); err != nil {
+		return o, usageError(err)
+	}
+	o.study = so
+	return o, nil
+}
+
+func runSearch(ctx context.Context, o searchOptions) error {
+	st, err := store.Open(o.db, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	study, prior, priorLaunches, err := prepareStudy(st, &o)
+	if err != nil {
+		return err
+	}
+	sizes := o.study.Band.Sizes()
+	rec := &storeRecorder{st: st, study: study, sizes: sizes}
+	launcher := &specLauncher{base: o.launch.spec, seed: o.study.Seed}
+
+	progress := newSearchProgress(o.stderr, study, o.study.Budget)
+	fmt.Fprintf(o.stderr, "study %s: band %s (%d sizes), %d configs in the space, budget %d launches%s\n",
+		study.Name, o.study.Band, len(sizes), o.study.Space.Size(), o.study.Budget, labelSuffix(study))
+	started := time.Now()
+	res, runErr := search.Run(ctx, o.study, launcher, rec, prior, priorLaunches, progress.event)
+	progress.finish()
+
+	switch {
+	case runErr != nil && res != nil && ctx.Err() != nil:
+		study.Status, study.Reason = store.StatusInterrupted, "interrupted by the user"
+		if err := st.UpdateStudy(study); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.stderr, "\nstopped: %d launches of study %s are saved. Continue with:\n  nccltune search --resume %s%s\n",
+			res.Launches, study.Name, study.Name, resumeHint(o))
+		return errInterrupted
+	case runErr != nil:
+		study.Status, study.Reason = store.StatusFailed, runErr.Error()
+		_ = st.UpdateStudy(study)
+		if errors.Is(runErr, search.ErrBaselineFailed) || errors.Is(runErr, runner.ErrBenchNotFound) || errors.Is(runErr, runner.ErrLauncherNotFound) {
+			return fabricError(runErr)
+		}
+		return runErr
+	}
+	study.Recommendation = recommendationOf(res, sizes, o.study)
+	study.Status, study.Reason = store.StatusDone, ""
+	if err := st.UpdateStudy(study); err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(o.stdout, searchJSON(study, res, sizes))
+	}
+	printSearchResult(o.stdout, study, res, time.Since(started))
+	return nil
+}
+
+func labelSuffix(st *store.Study) string {
+	if st.Simulated {
+		return " — " + simLabel(true, st.Launch.SimProfile)
+	}
+	return ""
+}
+
+// resumeHint repeats the launch flags a resumed study needs again.
+func resumeHint(o searchOptions) string {
+	if o.launch.spec.Sim != nil {
+		return " --sim " + o.launch.spec.Sim.Profile
+	}
+	return " <same launch flags>"
+}
+
+// prepareStudy creates the study, or loads it and its trials for --resume.
+func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Trial, int, error) {
+	if o.resume == "" {
+		study := &store.Study{
+			Kind: store.KindSearch, Band: o.study.Band.String(), BandMin: o.study.Band.Min, BandMax: o.study.Band.Max,
+			Sizes: o.study.Band.Sizes(), GuardSizes: o.study.Guard, Collective: "all_reduce",
+			Space: spaceMap(o.study.Space), BaseEnv: o.launch.spec.BaseEnv, Launch: launchSettings(o.launch),
+			Simulated: o.launch.simulated, Seed: o.study.Seed,
+			Budget: store.Budget{Launches: o.study.Budget, Time: o.study.Time},
+			Status: store.StatusRunning,
+		}
+		if err := st.CreateStudy(study); err != nil {
+			return nil, nil, 0, err
+		}
+		return study, nil, 0, nil
+	}
+	study, err := st.Study(o.resume)
+	if err != nil {
+		return nil, nil, 0, usageError(err)
+	}
+	if study.Kind != store.KindSearch {
+		return nil, nil, 0, usageErrorf("study %s is a %s, not a search; only searches resume", study.Name, study.Kind)
+	}
+	if study.Status == store.StatusDone {
+		return nil, nil, 0, usageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
+	}
+	if study.Simulated != o.launch.simulated {
+		return nil, nil, 0, usageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name,
+			map[bool]string{true: "the simulated fabric", false: "real hardware"}[study.Simulated],
+			map[bool]string{true: "--sim " + study.Launch.SimProfile, false: "without --sim"}[study.Simulated])
+	}
+	o.study.Band = nccl.Band{Min: study.BandMin, Max: study.BandMax}
+	o.study.Guard = study.GuardSizes
+	o.study.Space = spaceFromMap(study.Space)
+	o.study.Seed = study.Seed
+	if study.Budget.Launches > 0 {
+		o.study.Budget = study.Budget.Launches
+	}
+	o.study.Time = study.Budget.Time
+	if err := o.study.Validate(); err != nil {
+		return nil, nil, 0, err
+	}
+	trials, launches, err := loadTrials(st, study, o.study.Band.Sizes())
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	study.Status, study.Reason = store.StatusRunning, ""
+	if err := st.UpdateStudy(study); err != nil {
+		return nil, nil, 0, err
+	}
+	return study, trials, launches, nil
+}
+
+// loadTrials rebuilds the search's trials from the store for --resume.
+func loadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.Trial, int, error) {
+	recs, err := st.Trials(study.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	launches, err := st.Launches(study.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	byID := map[uint64]*search.Trial{}
+	var out []*search.Trial
+	for _, r := range recs {
+		t := &search.Trial{ID: r.ID, Number: r.Number, Config: r.Config, Role: r.Role,
+			State: search.TrialState(r.State), Reason: r.Reason}
+		if t.State == search.Complete {
+			t.State = search.Running
+		}
+		byID[r.ID] = t
+		out = append(out, t)
+	}
+	for _, l := range launches {
+		t := byID[l.TrialID]
+		if t == nil {
+			continue
+		}
+		t.Launches++
+		if l.Outcome != runner.OK || !l.Scored {
+			continue
+		}
+		ml := model.Launch{Times: map[int64][]float64{}}
+		for _, s := range l.Sizes {
+			if len(s.Samples) > 0 {
+				ml.Times[s.Bytes] = append(ml.Times[s.Bytes], s.Samples...)
+			} else {
+				ml.Times[s.Bytes] = append(ml.Times[s.Bytes], s.TimeUS)
+			}
+		}
+		if l.Phase == store.PhaseConfirm {
+			t.Confirm = append(t.Confirm, ml)
+		} else {
+			t.Explore = append(t.Explore, ml)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, len(launches), nil
+}
+
+func spaceMap(s search.Space) map[string][]string {
+	m := map[string][]string{}
+	for _, d := range s {
+		m[d.Knob] = d.Choices
+	}
+	return m
+}
+
+// spaceFromMap orders dimensions as nccl.Knobs does, so a stored space
+// comes back as it was built.
+func spaceFromMap(m map[string][]string) search.Space {
+	var s search.Space
+	for _, name := range nccl.KnobNames() {
+		if ch, ok := m[name]; ok {
+			s = append(s, search.Dimension{Knob: name, Choices: ch})
+		}
+	}
+	return s
+}
+
+func launchSettings(lo launchOptions) store.LaunchSettings {
+	s := lo.spec
+	ls := store.LaunchSettings{Launcher: s.Launcher, NP: s.NP, Hosts: s.Hosts, MPIArgs: s.MPIArgs,
+		Bench: s.Bench, BenchArgs: s.BenchArgs, Timeout: s.Timeout}
+	if s.Sim != nil {
+		ls.Launcher = "sim"
+		ls.SimProfile, ls.SimNoise, ls.SimSeed = s.Sim.Profile, s.Sim.Noise, lo.seed
+	}
+	return ls
+}
+
+// recommendationOf turns the study's result into its stored conclusion.
+func recommendationOf(res *search.Result, sizes []int64, so search.Options) *store.Recommendation {
+	rec := &store.Recommendation{Env: map[string]string{}, Speedup: 1, SpeedupCI: [2]float64{1, 1},
+		Reason: res.Reason, MinEffect: so.Stats.MinEffect}
+	base := res.Baseline
+	if res.Recommend {
+		rec.Env = res.Winner.Config.Clone()
+		rec.TrialID = res.Winner.ID
+	}
+	if res.Decision == nil || res.Winner == nil {
+		if base != nil && len(base.Explore) > 0 {
+			rec.BaselineScoreUS = base.Score(sizes)
+			rec.ScoreUS = rec.BaselineScoreUS
+		}
+		return rec
+	}
+	d := res.Decision
+	rec.Speedup, rec.SpeedupCI, rec.Significant, rec.PValue = d.Speedup, [2]float64{d.Lo, d.Hi}, d.Significant && res.Recommend, d.P
+	rec.BaselineLaunches, rec.CandidateLaunches = len(base.Confirm), len(res.Winner.Confirm)
+	bs := model.Summarize(base.Confirm, sizes, so.Stats)
+	cs := model.Summarize(res.Winner.Confirm, sizes, so.Stats)
+	rec.BaselineScoreUS, rec.ScoreUS = bs.ScoreUS, cs.ScoreUS
+	rec.PerSize = sizeComparisons(base.Confirm, res.Winner.Confirm, sizes, so.Stats)
+	rec.Guards = sizeComparisons(base.Confirm, res.Winner.Confirm, so.Guard, so.Stats)
+	return rec
+}
+
+// sizeComparisons compares baseline and candidate launches size by size.
+func sizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options) []store.SizeComparison {
+	var out []store.SizeComparison
+	for _, b := range sizes {
+		one := []int64{b}
+		bs, cs := model.Summarize(base, one, opt), model.Summarize(cand, one, opt)
+		if len(bs.Sizes) == 0 || len(cs.Sizes) == 0 {
+			continue
+		}
+		cmp := model.Compare(base, cand, one, opt)
+		b0, c0 := bs.Sizes[0], cs.Sizes[0]
+		out = append(out, store.SizeComparison{Bytes: b,
+			BaselineUS: b0.Median, BaselineLo: finiteOr(b0.Lo, b0.Median), BaselineHi: finiteOr(b0.Hi, b0.Median),
+			CandidateUS: c0.Median, CandidateLo: finiteOr(c0.Lo, c0.Median), CandidateHi: finiteOr(c0.Hi, c0.Median),
+			Speedup: cmp.Speedup, Significant: cmp.Significant, PValue: finiteOr(cmp.P, 1)})
+	}
+	return out
+}
+
+// searchJSON is the `search --json` document of DESIGN.md's contract.
+func searchJSON(study *store.Study, res *search.Result, sizes []int64) map[string]any {
+	baseScore := study.Recommendation.BaselineScoreUS
+	return map[string]any{
+		"study":          study.Name,
+		"band":           study.Band,
+		"simulated":      study.Simulated,
+		"sim_profile":    study.Launch.SimProfile,
+		"launches":       res.Launches,
+		"trials":         len(res.Trials),
+		"stopped":        res.Stopped,
+		"baseline":       map[string]any{"score_us": jsonNumber(baseScore), "env": map[string]string{}},
+		"recommendation": study.Recommendation,
+	}
+}
+
+// finiteOr replaces NaN and Inf (JSON cannot hold them) with fallback.
+func finiteOr(x, fallback float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return fallback
+	}
+	return x
+}
+
+// jsonNumber maps NaN and Inf, which JSON cannot hold, to nil.
+func jsonNumber(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}
+
+// printSearchResult prints the final table: baseline against the
+// recommendation size by size, and the decision in plain words.
+func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took time.Duration) {
+	rec := study.Recommendation
+	fmt.Fprintf(w, "\nstudy %s  band %s  %d launches, %d trials, %s", study.Name, study.Band, res.Launches, len(res.Trials), took.Round(100*time.Millisecond))
+	if study.Simulated {
+		fmt.Fprintf(w, "  [%s]", simLabel(true, study.Launch.SimProfile))
+	}
+	fmt.Fprintln(w)
+	if res.Winner != nil && res.Decision != nil {
+		fmt.Fprintf(w, "confirmed %d vs %d launches, interleaved: %s against NCCL defaults\n",
+			rec.BaselineLaunches, rec.CandidateLaunches, res.Winner.Config)
+		printSizeTable(w, rec)
+	}
+	fmt.Fprintln(w)
+	if len(rec.Env) > 0 {
+		fmt.Fprintf(w, "recommend: %s\n", nccl.Config(rec.Env).Key())
+		fmt.Fprintf(w, "  band speedup %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", rec.Speedup, rec.SpeedupCI[0], rec.SpeedupCI[1], rec.PValue)
+		fmt.Fprintf(w, "  export it: nccltune export %s --format env\n", study.Name)
+	} else {
+		fmt.Fprintf(w, "keep NCCL defaults: no significant gain\n")
+	}
+	if rec.Reason != "" {
+		fmt.Fprintf(w, "  %s\n", rec.Reason)
+	}
+}
+
+// printSizeTable prints per-size medians with intervals and the change.
+func printSizeTable(w io.Writer, rec *store.Recommendation) {
+	fmt.Fprintf(w, "%8s  %-24s  %-24s  %s\n", "size", "defaults µs (95% CI)", "candidate µs (95% CI)", "change")
+	rows := append(append([]store.SizeComparison{}, rec.PerSize...), rec.Guards...)
+	for i, s := range rows {
+		change := "~"
+		if s.Significant {
+			change = fmt.Sprintf("%+.1f%%", 100*(1/s.Speedup-1))
+		}
+		tag := ""
+		if i >= len(rec.PerSize) {
+			tag = "  (guard)"
+		}
+		fmt.Fprintf(w, "%8s  %-24s  %-24s  %s%s\n", nccl.FormatSize(s.Bytes),
+			ciText(s.BaselineUS, s.BaselineLo, s.BaselineHi), ciText(s.CandidateUS, s.CandidateLo, s.CandidateHi), change, tag)
+	}
+}
+
+func ciText(m, lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) || lo == hi {
+		return fmt.Sprintf("%.1f", m)
+	}
+	return fmt.Sprintf("%.1f [%.1f, %.1f]", m, lo, hi)
+}
+
+// searchProgress shows a study's launches: a bar on a terminal, one log
+// line per launch otherwise.
+type searchProgress struct {
+	w      io.Writer
+	bar    *progressbar.ProgressBar
+	sizes  []int64
+	budget int
+}
+
+func newSearchProgress(w io.Writer, study *store.Study, budget int) *searchProgress {
+	p := &searchProgress{w: w, sizes: study.Sizes, budget: budget}
+	if isTerminal(w) {
+		p.bar = progressbar.NewOptions(budget,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(20),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetDescription("warm-up"))
+	}
+	return p
+}
+
+func (p *searchProgress) event(ev search.Event) {
+	best := ""
+	if ev.Best != nil {
+		best = fmt.Sprintf("best so far: trial %d (%s), exploring %+.0f%% vs defaults", ev.Best.Number, ev.Best.Config, 100*(ev.BestSpeedup-1))
+	}
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("%-7s %s", ev.Phase, best))
+		_ = p.bar.Set(ev.Seq + 1)
+		return
+	}
+	result := string(ev.Launch.Outcome)
+	if ev.LaunchScore > 0 {
+		result = fmt.Sprintf("band %.1f µs", ev.LaunchScore)
+	} else if ev.Launch.Outcome != runner.OK {
+		result += ": " + ev.Launch.Reason
+	}
+	fmt.Fprintf(p.w, "launch %d/%d %-7s trial %-3d %-40s %s (%s)\n", ev.Seq+1, ev.Budget, ev.Phase, ev.Trial.Number, ev.Trial.Config, result, ev.Launch.Duration.Round(time.Millisecond))
+}
+
+func (p *searchProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

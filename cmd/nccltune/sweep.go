@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+	"github.com/urfave/cli/v2"
+)
+
+func sweepCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sweep",
+		Usage:     "measure one config's whole curve (bus bandwidth and time per size)",
+		ArgsUsage: " ",
+		Description: `sweep runs the benchmark for one config over a range of sizes (doubling), once
+or --repeats times, and prints per size the median time with its confidence
+interval and the bus bandwidth. A first warm-up launch is stored but not
+counted: the first launch after a fabric starts can be slow.
+
+Examples:
+  nccltune sweep --sim spark4
+  nccltune sweep --sim spark4 --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8
+  nccltune sweep --launcher mpirun --np 2 --hosts a,b --min 8M --max 4G --repeats 5`,
+		Flags: append([]cli.Flag{
+			&cli.StringSliceFlag{Name: "env", Usage: "NCCL knob `K=V` of the config to measure, repeatable (none: NCCL's defaults)"},
+			&cli.StringFlag{Name: "min", Value: "32K", Usage: "smallest size (nccl-tests -b)"},
+			&cli.StringFlag{Name: "max", Value: "256M", Usage: "largest size (nccl-tests -e)"},
+			&cli.IntFlag{Name: "repeats", Value: 1, Usage: "launches to measure (medians and intervals over launches)"},
+			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+		}, launchFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("sweep takes no arguments (got %q); set knobs with --env K=V", c.Args().First())
+			}
+			o, err := readSweepFlags(c)
+			if err != nil {
+				return err
+			}
+			return runSweep(c.Context, o)
+		},
+	}
+}
+
+type sweepOptions struct {
+	launch   launchOptions
+	config   nccl.Config
+	min, max int64
+	repeats  int
+	warmup   bool
+	json     bool
+	db       string
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+func readSweepFlags(c *cli.Context) (sweepOptions, error) {
+	lo, err := readLaunchFlags(c)
+	if err != nil {
+		return sweepOptions{}, err
+	}
+	cfg, err := nccl.ParseConfig(c.StringSlice("env"))
+	if err != nil {
+		return sweepOptions{}, usageError(fmt.Errorf("--env: %w", err))
+	}
+	for k := range lo.spec.BaseEnv {
+		if _, ok := cfg[k]; ok {
+			return sweepOptions{}, usageErrorf("%s is set by both --env and --base-env; keep one", k)
+		}
+	}
+	min, err := nccl.ParseSize(c.String("min"))
+	if err != nil {
+		return sweepOptions{}, usageError(fmt.Errorf("--min: %w", err))
+	}
+	max, err := nccl.ParseSize(c.String("max"))
+	if err != nil {
+		return sweepOptions{}, usageError(fmt.Errorf("--max: %w", err))
+	}
+	if err := (nccl.Band{Min: min, Max: max}).Validate(); err != nil {
+		return sweepOptions{}, usageError(fmt.Errorf("--min/--max: %w", err))
+	}
+	if c.Int("repeats") < 1 {
+		return sweepOptions{}, usageErrorf("--repeats %d: measure at least once", c.Int("repeats"))
+	}
+	path, err := dbPath(c)
+	if err != nil {
+		return sweepOptions{}, err
+	}
+	return sweepOptions{launch: lo, config: cfg, min: min, max: max, repeats: c.Int("repeats"),
+		warmup: !c.Bool("no-warmup"), json: c.Bool("json"), db: path,
+		stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
+}
+
+// sweepRow is one size of a sweep's result.
+type sweepRow struct {
+	Bytes  int64   `json:"bytes"`
+	TimeUS float64 `json:"time_us"`
+	Lo     float64 `json:"time_lo_us"`
+	Hi     float64 `json:"time_hi_us"`
+	BusBW  float64 `json:"busbw"`
+	AlgBW  float64 `json:"algbw"`
+}
+
+func runSweep(ctx context.Context, o sweepOptions) error {
+	st, err := store.Open(o.db, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	band := nccl.Band{Min: o.min, Max: o.max}
+	study := &store.Study{Kind: store.KindSweep, Band: band.String(), BandMin: o.min, BandMax: o.max,
+		Sizes: band.Sizes(), Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
+		Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
+		Budget: store.Budget{Launches: o.repeats}, Status: store.StatusRunning}
+	if err := st.CreateStudy(study); err != nil {
+		return err
+	}
+	rec := &storeRecorder{st: st, study: study, sizes: band.Sizes()}
+	trial := &search.Trial{Config: o.config, Role: store.RoleSweep, State: search.Running}
+	if err := rec.SaveTrial(trial); err != nil {
+		return err
+	}
+	launcher := &specLauncher{base: o.launch.spec, seed: o.launch.seed}
+	fmt.Fprintf(o.stderr, "sweep %s: %s, %s to %s%s\n", study.Name, o.config, nccl.FormatSize(o.min), nccl.FormatSize(o.max), labelSuffix(study))
+
+	var launches []model.Launch
+	var last *runner.Launch
+	total := o.repeats
+	if o.warmup {
+		total++
+	}
+	for seq := 0; seq < total; seq++ {
+		phase := store.PhaseSweep
+		scored := true
+		if o.warmup && seq == 0 {
+			phase, scored = store.PhaseWarmup, false
+		}
+		req := search.Request{Config: o.config, MinBytes: o.min, MaxBytes: o.max, Seq: seq, Phase: phase}
+		l, err := launcher.Launch(ctx, req)
+		if err != nil {
+			if l != nil {
+				_ = rec.SaveLaunch(trial, req, l, false)
+			}
+			study.Status = store.StatusInterrupted
+			if ctx.Err() == nil {
+				study.Status, study.Reason = store.StatusFailed, err.Error()
+			}
+			_ = st.UpdateStudy(study)
+			if errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound) {
+				return fabricError(err)
+			}
+			return err
+		}
+		if err := rec.SaveLaunch(trial, req, l, scored && l.Outcome == runner.OK); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.stderr, "launch %d/%d %s: %s (%s)\n", seq+1, total, phase, outcomeText(l), l.Duration.Round(time.Millisecond))
+		if l.Outcome != runner.OK {
+			trial.State, trial.Reason = search.Failed, l.Reason
+			_ = rec.SaveTrial(trial)
+			study.Status, study.Reason = store.StatusFailed, l.Reason
+			_ = st.UpdateStudy(study)
+			return fabricError(fmt.Errorf("launch %d %s: %s (log: nccltune show %s --trials)", seq+1, l.Outcome, l.Reason, study.Name))
+		}
+		if scored {
+			launches = append(launches, search.ModelLaunch(l.Result))
+			last = l
+		}
+	}
+	trial.State = search.Complete
+	_ = rec.SaveTrial(trial)
+	study.Status = store.StatusDone
+	if err := st.UpdateStudy(study); err != nil {
+		return err
+	}
+	rows := sweepRows(launches, last.Result)
+	if o.json {
+		return writeJSON(o.stdout, map[string]any{
+			"study": study.Name, "simulated": study.Simulated, "sim_profile": study.Launch.SimProfile,
+			"env": o.config.Clone(), "launches": len(launches), "rows": rows,
+		})
+	}
+	printSweep(o.stdout, study, o.config, len(launches), rows)
+	return nil
+}
+
+func outcomeText(l *runner.Launch) string {
+	if l.Outcome == runner.OK {
+		return "ok"
+	}
+	return string(l.Outcome) + ": " + l.Reason
+}
+
+// sweepRows summarises the launches per size: median over launches of
+// each launch's median time, with bandwidths recomputed from that time
+// using the benchmark's own bus-bandwidth factor.
+func sweepRows(launches []model.Launch, last *runner.Result) []sweepRow {
+	var rows []sweepRow
+	seen := map[int64]bool{}
+	for _, r := range last.Rows {
+		if seen[r.Bytes] {
+			continue
+		}
+		seen[r.Bytes] = true
+		sum := model.Summarize(launches, []int64{r.Bytes}, model.DefaultOptions())
+		if len(sum.Sizes) == 0 {
+			continue
+		}
+		s := sum.Sizes[0]
+		row := sweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: finiteOr(s.Lo, s.Median), Hi: finiteOr(s.Hi, s.Median)}
+		if s.Median > 0 {
+			row.AlgBW = float64(r.Bytes) / s.Median / 1e3
+			row.BusBW = row.AlgBW
+			if r.Out.AlgBW > 0 {
+				row.BusBW = row.AlgBW * r.Out.BusBW / r.Out.AlgBW
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []sweepRow) {
+	fmt.Fprintf(w, "sweep %s: %s, %d launch(es)", study.Name, cfg, n)
+	if study.Simulated {
+		fmt.Fprintf(w, "  [%s]", simLabel(true, study.Launch.SimProfile))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%8s  %-28s  %8s  %8s\n", "size", "time µs (95% CI)", "busbw", "algbw")
+	for _, r := range rows {
+		t := fmt.Sprintf("%.1f", r.TimeUS)
+		if !math.IsNaN(r.Lo) && !math.IsNaN(r.Hi) && r.Lo != r.Hi && n > 1 {
+			t = fmt.Sprintf("%.1f [%.1f, %.1f]", r.TimeUS, r.Lo, r.Hi)
+		}
+		fmt.Fprintf(w, "%8s  %-28s  %8.2f  %8.2f\n", nccl.FormatSize(r.Bytes), t, r.BusBW, r.AlgBW)
+	}
+	fmt.Fprintln(w, "(busbw and algbw in GB/s, from the median time)")
+}

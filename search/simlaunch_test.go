@@ -1,0 +1,156 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/sim"
+)
+
+// simLauncher evaluates the simulated fabric in process: the same samples
+// the simulator process prints, without the process, so tests and
+// benchmarks can run thousands of launches.
+type simLauncher struct {
+	prof  *sim.Profile
+	noise float64
+	seed  int64
+	iters int
+	// cancelAt cancels the study's context after that many launches (0: never).
+	cancelAt int
+	cancel   context.CancelFunc
+	launches []Request
+}
+
+func newSimLauncher(t testing.TB, profile string, noise float64, seed int64) *simLauncher {
+	t.Helper()
+	p, err := sim.LoadProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &simLauncher{prof: p, noise: noise, seed: seed, iters: 20}
+}
+
+func (s *simLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.launches = append(s.launches, req)
+	if s.cancelAt > 0 && len(s.launches) == s.cancelAt {
+		s.cancel()
+		return &runner.Launch{Outcome: runner.Failed, Reason: "interrupted"}, context.Canceled
+	}
+	sizes := nccl.PowersOfTwo(req.MinBytes, req.MaxBytes)
+	samples, err := s.prof.SampleLaunch(req.Config, sizes, s.iters, s.noise, s.seed*1_000_003+int64(req.Seq), req.Seq)
+	l := &runner.Launch{Outcome: runner.OK, Simulated: true, Duration: time.Millisecond}
+	res := &runner.Result{Collective: "all_reduce", NRanks: 4, Simulated: true, Complete: true}
+	for _, b := range sizes {
+		ts, ok := samples[b]
+		if !ok {
+			continue
+		}
+		med := median(ts)
+		zero := int64(0)
+		res.Rows = append(res.Rows, runner.Row{Bytes: b, Out: runner.Measure{TimeUS: med, Wrong: &zero,
+			Iter: &runner.IterStats{TimesUS: ts}}})
+	}
+	l.Result = res
+	var fe *sim.FaultError
+	var ue *sim.UsageError
+	switch {
+	case errors.As(err, &fe):
+		switch fe.Kind {
+		case sim.FaultHang, sim.FaultInitHang:
+			l.Outcome, l.Reason = runner.TimedOut, fe.Error()
+		case sim.FaultWrong:
+			l.Outcome, l.Reason = runner.Invalid, fe.Error()
+		default:
+			l.Outcome, l.Reason = runner.Failed, fe.Error()
+		}
+	case errors.As(err, &ue):
+		l.Outcome, l.Reason = runner.Failed, ue.Error()
+	case err != nil:
+		return nil, err
+	}
+	return l, nil
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// memRecorder keeps trials and launches in memory and checks the
+// study's bookkeeping as it goes.
+type memRecorder struct {
+	t        testing.TB
+	nextID   uint64
+	trials   map[uint64]*Trial
+	keys     map[string]uint64
+	launches int
+	phases   []string
+}
+
+func newMemRecorder(t testing.TB) *memRecorder {
+	return &memRecorder{t: t, trials: map[uint64]*Trial{}, keys: map[string]uint64{}}
+}
+
+func (r *memRecorder) SaveTrial(t *Trial) error {
+	if t.ID == 0 {
+		if id, dup := r.keys[t.Config.Key()]; dup {
+			r.t.Errorf("trial %d repeats the config of trial id %d: %s", t.Number, id, t.Config)
+		}
+		r.nextID++
+		t.ID = r.nextID
+		r.keys[t.Config.Key()] = t.ID
+	}
+	r.trials[t.ID] = t
+	return nil
+}
+
+func (r *memRecorder) SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error {
+	r.launches++
+	r.phases = append(r.phases, req.Phase)
+	return nil
+}
+
+// trueScore is a config's noiseless band score on the profile, +Inf if
+// the config fails there.
+func trueScore(t testing.TB, p *sim.Profile, cfg nccl.Config, sizes []int64) float64 {
+	logSum := 0.0
+	for _, b := range sizes {
+		us, err := p.TrueTimeUS(cfg, b)
+		if err != nil {
+			return math.Inf(1)
+		}
+		logSum += math.Log(us)
+	}
+	if _, err := p.SampleLaunch(cfg, sizes, 1, 0, 1, 1); err != nil {
+		return math.Inf(1) // faults: never a valid answer
+	}
+	return math.Exp(logSum / float64(len(sizes)))
+}
+
+// bestInSpace is the best true band score over the whole space.
+func bestInSpace(t testing.TB, p *sim.Profile, space Space, sizes []int64) (float64, nccl.Config) {
+	best, bestCfg := math.Inf(1), nccl.Config{}
+	for _, c := range space.All() {
+		if c.Validate() != nil {
+			continue
+		}
+		if s := trueScore(t, p, c, sizes); s < best {
+			best, bestCfg = s, c
+		}
+	}
+	return best, bestCfg
+}

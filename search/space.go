@@ -1,0 +1,193 @@
+package search
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// Dimension is one searched knob and the values tried for it, in a stable
+// order ("" = unset, NCCL's own choice). The order is part of a study: the
+// sampler sees values as indices, so a resumed study must list them alike.
+type Dimension struct {
+	Knob    string   `json:"knob"`
+	Choices []string `json:"choices"`
+}
+
+// Space is the set of configs a study may propose.
+type Space []Dimension
+
+// DefaultSpace is NCCL_PROTO, NCCL_ALGO, NCCL_MAX_NCHANNELS, NCCL_MAX_CTAS
+// and NCCL_CROSS_NIC with their default choice lists.
+func DefaultSpace() Space {
+	var s Space
+	for _, k := range nccl.DefaultSpaceKnobs() {
+		s = append(s, Dimension{Knob: k.Name, Choices: append([]string(nil), k.Choices...)})
+	}
+	return s
+}
+
+// ParseSpace builds a space from --space items. An item is a knob name
+// ("NCCL_NTHREADS": its default choices) or a knob with a user-given list
+// ("NCCL_MAX_NCHANNELS=unset,2,4,8", "proto=^LL128|Simple" — '|' separates
+// values when a value itself holds commas). Items add to the default space
+// unless replace is true; a knob named again replaces its earlier list.
+func ParseSpace(items []string, replace bool) (Space, error) {
+	var s Space
+	if !replace {
+		s = DefaultSpace()
+	}
+	for _, it := range items {
+		name, list, hasList := strings.Cut(it, "=")
+		knob, err := nccl.LookupKnob(name)
+		if err != nil {
+			return nil, fmt.Errorf("--space %q: %w", it, err)
+		}
+		choices := append([]string(nil), knob.Choices...)
+		if hasList {
+			sep := ","
+			if strings.Contains(list, "|") {
+				sep = "|"
+			}
+			choices = nil
+			seen := map[string]bool{}
+			for _, v := range strings.Split(list, sep) {
+				v = strings.TrimSpace(v)
+				if v == "unset" || v == "default" {
+					v = ""
+				}
+				if err := knob.Validate(v); err != nil {
+					return nil, fmt.Errorf("--space %q: %w", it, err)
+				}
+				if seen[v] {
+					continue
+				}
+				seen[v] = true
+				choices = append(choices, v)
+			}
+			if len(choices) == 0 {
+				return nil, fmt.Errorf("--space %q lists no values", it)
+			}
+		}
+		s = s.with(Dimension{Knob: knob.Name, Choices: choices})
+	}
+	if len(s) == 0 {
+		return nil, fmt.Errorf("the search space is empty; name knobs with --space (e.g. --space NCCL_PROTO)")
+	}
+	return s, nil
+}
+
+// with returns s with d added, or replacing the dimension of the same knob.
+func (s Space) with(d Dimension) Space {
+	out := append(Space(nil), s...)
+	for i := range out {
+		if out[i].Knob == d.Knob {
+			out[i] = d
+			return out
+		}
+	}
+	return append(out, d)
+}
+
+// Size is the number of configs in the space (before combination rules).
+func (s Space) Size() int {
+	n := 1
+	for _, d := range s {
+		n *= len(d.Choices)
+	}
+	return n
+}
+
+// Knobs lists the searched knob names.
+func (s Space) Knobs() []string {
+	out := make([]string, len(s))
+	for i, d := range s {
+		out[i] = d.Knob
+	}
+	return out
+}
+
+// Config turns one choice index per dimension into a config.
+func (s Space) Config(idx []int) nccl.Config {
+	c := nccl.Config{}
+	for i, d := range s {
+		if v := d.Choices[idx[i]]; v != "" {
+			c[d.Knob] = v
+		}
+	}
+	return c
+}
+
+// Index finds the choice indices of cfg, false if cfg lies outside s.
+func (s Space) Index(cfg nccl.Config) ([]int, bool) {
+	idx := make([]int, len(s))
+	for i, d := range s {
+		v := cfg[d.Knob]
+		found := false
+		for j, c := range d.Choices {
+			if c == v {
+				idx[i], found = j, true
+				break
+			}
+		}
+		if !found {
+			return nil, false
+		}
+	}
+	for k := range cfg {
+		if !s.has(k) {
+			return nil, false
+		}
+	}
+	return idx, true
+}
+
+func (s Space) has(knob string) bool {
+	for _, d := range s {
+		if d.Knob == knob {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckBase rejects a base env that fixes a searched knob.
+func (s Space) CheckBase(base map[string]string) error {
+	for _, d := range s {
+		if _, fixed := base[d.Knob]; fixed {
+			return fmt.Errorf("%s is fixed by --base-env and also searched; a knob is either fixed or searched — drop one", d.Knob)
+		}
+	}
+	return nil
+}
+
+// Random draws a config uniformly from the space with rng.
+func (s Space) Random(rng *rand.Rand) nccl.Config {
+	idx := make([]int, len(s))
+	for i, d := range s {
+		idx[i] = rng.Intn(len(d.Choices))
+	}
+	return s.Config(idx)
+}
+
+// All enumerates every config of the space in index order, for grid search.
+func (s Space) All() []nccl.Config {
+	var out []nccl.Config
+	idx := make([]int, len(s))
+	for {
+		out = append(out, s.Config(idx))
+		i := len(idx) - 1
+		for ; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < len(s[i].Choices) {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return out
+		}
+	}
+}

@@ -1,0 +1,737 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+	"time"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+)
+
+// Launcher runs one launch of the benchmark. The CLI's launcher calls
+// runner.Run; tests and benchmarks evaluate the simulated fabric in process.
+type Launcher interface {
+	Launch(ctx context.Context, req Request) (*runner.Launch, error)
+}
+
+// Request is one launch the study wants.
+type Request struct {
+	Config nccl.Config
+	// MinBytes and MaxBytes are the sweep: the band while exploring, the
+	// band and the guard sizes while confirming.
+	MinBytes, MaxBytes int64
+	// Seq is the launch's index in the study, counting from 0 (the
+	// simulated fabric derives its per-launch seed from it).
+	Seq   int
+	Phase string
+	Trial int
+}
+
+// Recorder keeps what the study measures. The CLI's recorder writes the
+// bbolt store; search never touches storage itself.
+type Recorder interface {
+	// SaveTrial is called when a trial is created and when its state changes.
+	SaveTrial(t *Trial) error
+	// SaveLaunch is called once per launch, before the study goes on.
+	SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error
+}
+
+// Options configure a study.
+type Options struct {
+	Band nccl.Band
+	// Guard sizes: the winner may not be significantly slower there.
+	Guard []int64
+	Space Space
+	// Budget is the total number of launches, warm-up and confirmation included.
+	Budget int
+	// Time bounds the study's wall time; 0 means no limit.
+	Time time.Duration
+	Seed int64
+	// Sampler is "tpe" (default), "random" or "grid".
+	Sampler string
+	// Startup is the number of random configs before TPE takes over.
+	Startup int
+	// ConfirmLaunches is the number of interleaved launches per arm in the
+	// confirmation stage.
+	ConfirmLaunches int
+	// MaxLaunchesPerTrial caps the exploration launches of one config.
+	MaxLaunchesPerTrial int
+	Stats               model.Options
+}
+
+// DefaultOptions returns the options of `nccltune search` without flags.
+func DefaultOptions() Options {
+	return Options{
+		Space:               DefaultSpace(),
+		Budget:              60,
+		Seed:                1,
+		Sampler:             "tpe",
+		Startup:             8,
+		ConfirmLaunches:     6,
+		MaxLaunchesPerTrial: 6,
+		Stats:               model.DefaultOptions(),
+	}
+}
+
+// DefaultGuard is the size just above the band: a change that helps the
+// band must not quietly hurt the next size up.
+func DefaultGuard(b nccl.Band) []int64 {
+	sizes := b.Sizes()
+	if len(sizes) == 0 {
+		return nil
+	}
+	return []int64{sizes[len(sizes)-1] * 2}
+}
+
+// MinBudget is the smallest budget a study can decide with.
+func (o Options) MinBudget() int { return 1 + 2*o.ConfirmLaunches + 4 }
+
+// Validate checks options before the first launch.
+func (o Options) Validate() error {
+	if err := o.Band.Validate(); err != nil {
+		return err
+	}
+	if o.ConfirmLaunches < model.MinLaunchesForDecision(o.Stats) {
+		return fmt.Errorf("%d confirmation launches per arm cannot reach significance at alpha %g; use at least %d",
+			o.ConfirmLaunches, o.Stats.Alpha, model.MinLaunchesForDecision(o.Stats))
+	}
+	if o.Budget < o.MinBudget() {
+		return fmt.Errorf("--budget %d is too small: a study needs at least %d launches (1 warm-up, %d confirmation, 4 to explore)",
+			o.Budget, o.MinBudget(), 2*o.ConfirmLaunches)
+	}
+	if o.Time < 0 {
+		return fmt.Errorf("--time %s cannot be negative", o.Time)
+	}
+	for _, g := range o.Guard {
+		if g <= 0 {
+			return fmt.Errorf("guard size %d must be positive", g)
+		}
+	}
+	if len(o.Space) == 0 {
+		return fmt.Errorf("the search space is empty")
+	}
+	for _, d := range o.Space {
+		if _, err := nccl.LookupKnob(d.Knob); err != nil {
+			return err
+		}
+		if len(d.Choices) == 0 {
+			return fmt.Errorf("%s has no values to try", d.Knob)
+		}
+	}
+	return nil
+}
+
+// Event reports one finished launch, for progress output.
+type Event struct {
+	Seq, Budget int
+	Phase       string
+	Trial       *Trial
+	Launch      *runner.Launch
+	// LaunchScore is the launch's band score in µs (0 if it failed or is unscored).
+	LaunchScore float64
+	// Best is the current leader and its estimated speedup over the baseline.
+	Best        *Trial
+	BestSpeedup float64
+	Elapsed     time.Duration
+}
+
+// Result is how a study ended.
+type Result struct {
+	Trials   []*Trial
+	Baseline *Trial
+	// Winner is the candidate taken to confirmation (nil if none was).
+	Winner *Trial
+	// Decision compares the confirmation launches over the band; nil when
+	// no candidate reached confirmation.
+	Decision *model.Comparison
+	Guards   []GuardCheck
+	// Recommend is true when Winner's config is the recommendation.
+	Recommend bool
+	// Reason says in one sentence why the study recommends what it does.
+	Reason   string
+	Launches int
+	// Stopped says why exploration ended: "budget", "time", "space",
+	// "interrupted".
+	Stopped string
+}
+
+// GuardCheck is the winner against the baseline at one guard size.
+type GuardCheck struct {
+	Bytes      int64
+	Comparison model.Comparison
+}
+
+// Env is the recommended config, empty when the answer is NCCL's defaults.
+func (r *Result) Env() nccl.Config {
+	if r.Recommend && r.Winner != nil {
+		return r.Winner.Config.Clone()
+	}
+	return nccl.Config{}
+}
+
+// ErrBaselineFailed means the defaults themselves do not run: the fabric
+// or the benchmark is broken, and no search can help.
+var ErrBaselineFailed = errors.New("the baseline (NCCL defaults) failed")
+
+// guardPenaltyWeight scales a guard regression into the sampler's objective.
+const guardPenaltyWeight = 10
+
+var errSpaceExhausted = errors.New("every config of the space has been tried")
+
+// study is the state of one run of the loop.
+type study struct {
+	opts     Options
+	sizes    []int64
+	launcher Launcher
+	rec      Recorder
+	onEvent  func(Event)
+	prop     proposer
+	rng      *rand.Rand
+
+	trials          []*Trial
+	byKey           map[string]*Trial
+	rejected        []nccl.Config
+	seq             int // launches so far, prior ones included
+	start           time.Time
+	launchDurations []time.Duration
+	// lastWasProposal alternates sampler proposals with simplifications.
+	lastWasProposal bool
+}
+
+// Run runs the study loop: a warm-up launch, then exploration (proposals
+// and extra launches for the leaders), then confirmation of the leader
+// against the baseline, interleaved, and the decision. prior holds the
+// trials of an interrupted study being resumed, priorLaunches the number
+// of launches it already made. onEvent, if not nil, sees every launch.
+// When ctx is cancelled Run stops the running launch and returns what is
+// known with Stopped "interrupted" and ctx's error.
+func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior []*Trial, priorLaunches int, onEvent func(Event)) (*Result, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	prop, err := newProposer(opts.Sampler, opts.Space, opts.Seed, opts.Startup)
+	if err != nil {
+		return nil, err
+	}
+	s := &study{
+		opts: opts, sizes: opts.Band.Sizes(), launcher: launcher, rec: rec, onEvent: onEvent,
+		prop: prop, rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)),
+		byKey: map[string]*Trial{}, seq: priorLaunches, start: time.Now(),
+	}
+	for _, t := range prior {
+		s.trials = append(s.trials, t)
+		s.byKey[t.Config.Key()] = t
+	}
+	return s.run(ctx)
+}
+
+func (s *study) run(ctx context.Context) (*Result, error) {
+	res := &Result{}
+	base := s.baseline()
+	if base == nil {
+		var err error
+		if base, err = s.addTrial(nccl.Config{}, RoleBaseline); err != nil {
+			return nil, err
+		}
+	}
+	res.Baseline = base
+
+	// Warm-up: the first launch after a fabric starts can be ~30 % slow;
+	// it is stored, never scored. A resumed study warms up again.
+	if err := s.launch(ctx, base, PhaseWarmup, false); err != nil {
+		return s.stop(res, err)
+	}
+	if !base.State.Usable() {
+		return nil, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
+	}
+	// Every later proposal is judged against the baseline's own launches.
+	for len(base.Explore) < 1 && s.exploreLeft() > 0 {
+		if err := s.launch(ctx, base, PhaseExplore, true); err != nil {
+			return s.stop(res, err)
+		}
+		if !base.State.Usable() {
+			return nil, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
+		}
+	}
+
+	res.Stopped = "budget"
+	for s.exploreLeft() > 0 {
+		if s.outOfTime() {
+			res.Stopped = "time"
+			break
+		}
+		t, phase, err := s.next()
+		if errors.Is(err, errSpaceExhausted) {
+			res.Stopped = "space"
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := s.launch(ctx, t, phase, true); err != nil {
+			return s.stop(res, err)
+		}
+	}
+	if err := s.confirm(ctx, res); err != nil {
+		return s.stop(res, err)
+	}
+	return s.finish(res), nil
+}
+
+// stop ends the study early: on cancellation it returns what is known.
+func (s *study) stop(res *Result, err error) (*Result, error) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		res.Stopped = "interrupted"
+		res.Reason = "interrupted before a decision; resume the study to continue"
+		res.Trials, res.Launches = s.trials, s.seq
+		return res, err
+	}
+	return nil, err
+}
+
+func (s *study) finish(res *Result) *Result {
+	res.Trials, res.Launches = s.trials, s.seq
+	for _, t := range s.trials {
+		if t.State == Running {
+			t.State = Complete
+			_ = s.rec.SaveTrial(t)
+		}
+	}
+	return res
+}
+
+func (s *study) baseline() *Trial {
+	for _, t := range s.trials {
+		if t.Role == RoleBaseline {
+			return t
+		}
+	}
+	return nil
+}
+
+// exploreLeft is the number of launches exploration may still use, the
+// confirmation's share held back.
+func (s *study) exploreLeft() int {
+	return s.opts.Budget - 2*s.opts.ConfirmLaunches - s.seq
+}
+
+// outOfTime reports whether exploring once more would leave too little of
+// --time for the confirmation stage.
+func (s *study) outOfTime() bool {
+	if s.opts.Time <= 0 {
+		return false
+	}
+	mean := s.meanLaunchDuration()
+	need := time.Duration(2*s.opts.ConfirmLaunches+1) * mean
+	return time.Since(s.start)+need > s.opts.Time
+}
+
+func (s *study) meanLaunchDuration() time.Duration {
+	if len(s.launchDurations) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range s.launchDurations {
+		sum += d
+	}
+	return sum / time.Duration(len(s.launchDurations))
+}
+
+// next decides the next exploration launch. Launches go first where the
+// model's planner says they settle which config leads (a config crowned by
+// one lucky launch is measured again), as long as refinement has used no
+// more launches than exploration; otherwise the sampler proposes a config.
+// A proposal already measured becomes another launch of that trial; one
+// measured enough is replaced by an untried neighbour.
+func (s *study) next() (*Trial, string, error) {
+	arms, trials := s.arms()
+	if s.refinements() < s.explored() {
+		plan := model.PlanNext(arms, s.sizes, s.opts.Stats, s.opts.MaxLaunchesPerTrial)
+		if !plan.Done && plan.Arm >= 0 {
+			return trials[plan.Arm], PhaseRefine, nil
+		}
+	}
+	// Past the sampler's start-up, its proposals alternate with a local
+	// step from the leader: a simplification (one of its knobs unset) if
+	// one is untried, else a random untried neighbour (one knob changed).
+	// TPE models each knob on its own; these steps test the leader's knobs
+	// together, which is where NCCL's knobs interact (channels and CTAs,
+	// protocol and channels).
+	if s.lastWasProposal && s.explored() >= s.opts.Startup && s.opts.Sampler != "grid" && s.opts.Sampler != "random" {
+		c := s.simplification()
+		if c == nil {
+			if lead := s.localLeader(); lead != nil {
+				c = neighbour(s.opts.Space, lead.Config, s.tried, s.rng)
+			}
+		}
+		if c != nil {
+			s.lastWasProposal = false
+			t, err := s.addTrial(c, RoleExplore)
+			return t, PhaseExplore, err
+		}
+	}
+	s.lastWasProposal = true
+	for attempt := 0; attempt < 50; attempt++ {
+		cfg, err := s.prop.propose(s.observations())
+		if err != nil {
+			return nil, "", err
+		}
+		if err := cfg.Validate(); err != nil {
+			// Impossible combinations (MIN > MAX…) are never launched; the
+			// sampler learns them as failures.
+			s.rejected = append(s.rejected, cfg)
+			continue
+		}
+		if t, seen := s.byKey[cfg.Key()]; seen {
+			if t.State.Usable() && len(t.Explore) < s.opts.MaxLaunchesPerTrial && s.refinements() < s.explored() {
+				return t, PhaseRefine, nil
+			}
+			cfg = neighbour(s.opts.Space, cfg, s.tried, s.rng)
+			if cfg == nil {
+				continue
+			}
+		}
+		t, err := s.addTrial(cfg, RoleExplore)
+		return t, PhaseExplore, err
+	}
+	return nil, "", errSpaceExhausted
+}
+
+// arms are the candidates the planner ranks: usable trials with a scored
+// launch that do not fail the guard.
+func (s *study) arms() ([]model.Arm, []*Trial) {
+	var arms []model.Arm
+	var trials []*Trial
+	for _, t := range s.trials {
+		if t.State.Usable() && len(t.Explore) > 0 && !s.guardFails(t) {
+			arms = append(arms, model.Arm{Launches: t.Explore})
+			trials = append(trials, t)
+		}
+	}
+	return arms, trials
+}
+
+// explored counts trials with a scored exploration launch; refinements the
+// extra launches given to them.
+func (s *study) explored() int {
+	n := 0
+	for _, t := range s.trials {
+		if len(t.Explore) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *study) refinements() int {
+	n := 0
+	for _, t := range s.trials {
+		n += max(0, len(t.Explore)-1)
+	}
+	return n
+}
+
+// guardFails reports a trial whose exploration launches are slower than
+// the baseline's at a guard size by more than the minimum effect: it
+// would not survive the guard check, so it cannot lead.
+func (s *study) guardFails(t *Trial) bool {
+	base := s.baseline()
+	if t == base || base == nil {
+		return false
+	}
+	return s.guardPenalty(t, base) > 0
+}
+
+// guardPenalty is how far (in log time) a trial is slower than the baseline
+// at its worst guard size, beyond the minimum effect; 0 when it is not.
+func (s *study) guardPenalty(t, base *Trial) float64 {
+	worst := 0.0
+	for _, g := range s.opts.Guard {
+		tm := guardMedian(t.Explore, g)
+		bm := guardMedian(base.Explore, g)
+		if tm <= 0 || bm <= 0 {
+			continue
+		}
+		worst = math.Max(worst, math.Log(tm/bm)-math.Log(1+s.opts.Stats.MinEffect))
+	}
+	return worst
+}
+
+// guardMedian is the median over launches of each launch's median at size
+// g; 0 when no launch measured g.
+func guardMedian(launches []model.Launch, g int64) float64 {
+	var meds []float64
+	for _, l := range launches {
+		if xs := l.Times[g]; len(xs) > 0 {
+			meds = append(meds, model.Median(xs))
+		}
+	}
+	if len(meds) == 0 {
+		return 0
+	}
+	return model.Median(meds)
+}
+
+func (s *study) tried(c nccl.Config) bool {
+	_, ok := s.byKey[c.Key()]
+	return ok
+}
+
+// leaders returns up to n usable trials with the best score estimates.
+func (s *study) leaders(n int) []*Trial {
+	_, ok := s.arms()
+	sort.SliceStable(ok, func(i, j int) bool { return ok[i].logScore(s.sizes) < ok[j].logScore(s.sizes) })
+	if len(ok) > n {
+		ok = ok[:n]
+	}
+	return ok
+}
+
+// observations are what the sampler learns from: every trial's log score,
+// failures and rejected combinations at a penalty.
+func (s *study) observations() []observation {
+	worst := math.Inf(-1)
+	var obs []observation
+	base := s.baseline()
+	for _, t := range s.trials {
+		if t.State.Usable() && len(t.Explore) > 0 {
+			v := t.logScore(s.sizes)
+			if base != nil && t != base {
+				// Slower at a guard size: as bad as being that much slower
+				// in the band, and then some, so TPE leaves the region.
+				if p := s.guardPenalty(t, base); p > 0 {
+					v += guardPenaltyWeight * p
+				}
+			}
+			worst = math.Max(worst, v)
+			obs = append(obs, observation{config: t.Config, value: v})
+		}
+	}
+	penalty := failurePenalty(worst)
+	for _, t := range s.trials {
+		if !t.State.Usable() {
+			obs = append(obs, observation{config: t.Config, value: penalty})
+		}
+	}
+	for _, c := range s.rejected {
+		obs = append(obs, observation{config: c, value: penalty})
+	}
+	return obs
+}
+
+func (s *study) addTrial(cfg nccl.Config, role string) (*Trial, error) {
+	t := &Trial{Number: len(s.trials), Config: cfg.Clone(), Role: role, State: Running}
+	if err := s.rec.SaveTrial(t); err != nil {
+		return nil, err
+	}
+	s.trials = append(s.trials, t)
+	s.byKey[t.Config.Key()] = t
+	return t, nil
+}
+
+// launch runs and records one launch of t. The error is non-nil only when
+// the study cannot go on (cancelled, nothing launchable, store failure).
+func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool) error {
+	// Every launch sweeps the band and the guard sizes: the band is scored,
+	// the guard sizes keep exploration away from configs that would fail the
+	// guard check at the end.
+	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number}
+	req.MinBytes, req.MaxBytes = s.sweepRange()
+	l, err := s.launcher.Launch(ctx, req)
+	if err != nil {
+		if l != nil && ctx.Err() != nil {
+			// Interrupted: keep the output for the record, but the launch
+			// says nothing about the config.
+			s.seq++
+			t.Launches++
+			_ = s.rec.SaveLaunch(t, req, l, false)
+		}
+		return err
+	}
+	s.seq++
+	t.Launches++
+	s.launchDurations = append(s.launchDurations, l.Duration)
+	score := 0.0
+	if l.Outcome == runner.OK {
+		ml := ModelLaunch(l.Result)
+		if sc, err := model.LaunchScore(ml, s.sizes); err != nil {
+			// The benchmark ran but skipped a band size: not a usable measurement.
+			l.Outcome, l.Reason = runner.Failed, "launch lacks band sizes: "+err.Error()
+		} else {
+			score = sc
+			switch {
+			case phase == PhaseConfirm:
+				t.Confirm = append(t.Confirm, ml)
+			case scored:
+				t.Explore = append(t.Explore, ml)
+			}
+		}
+	}
+	if l.Outcome != runner.OK {
+		t.State, t.Reason = stateFor(l.Outcome), l.Reason
+	}
+	if err := s.rec.SaveLaunch(t, req, l, scored && l.Outcome == runner.OK); err != nil {
+		return err
+	}
+	if err := s.rec.SaveTrial(t); err != nil {
+		return err
+	}
+	if s.onEvent != nil {
+		ev := Event{Seq: req.Seq, Budget: s.opts.Budget, Phase: phase, Trial: t, Launch: l, Elapsed: time.Since(s.start)}
+		if scored {
+			ev.LaunchScore = score
+		}
+		if lead := s.leaders(1); len(lead) == 1 {
+			ev.Best = lead[0]
+			if base := s.baseline(); base != nil && len(base.Explore) > 0 {
+				ev.BestSpeedup = base.Score(s.sizes) / lead[0].Score(s.sizes)
+			}
+		}
+		s.onEvent(ev)
+	}
+	return nil
+}
+
+func stateFor(o runner.Outcome) TrialState {
+	switch o {
+	case runner.TimedOut:
+		return TimedOut
+	case runner.Invalid:
+		return Invalid
+	}
+	return Failed
+}
+
+// candidate picks the config to confirm: the best usable config other than
+// the baseline, or, among those whose exploration score is within half the
+// minimum effect of it, the one that sets the fewest knobs — a knob that
+// does not matter is one more thing to explain in a serving recipe.
+func (s *study) candidate(base *Trial) *Trial {
+	// A config measured once may lead by luck (the winner's curse): only
+	// configs measured at least twice qualify, unless none was.
+	minN := 1
+	for _, t := range s.trials {
+		if t != base && len(t.Explore) >= 2 {
+			minN = 2
+			break
+		}
+	}
+	var pool []*Trial
+	for _, t := range s.leaders(len(s.trials)) {
+		if t != base && len(t.Explore) >= minN {
+			pool = append(pool, t)
+		}
+	}
+	if len(pool) == 0 {
+		return nil
+	}
+	w := pool[0]
+	limit := w.logScore(s.sizes) + math.Log(1+s.opts.Stats.MinEffect/2)
+	for _, t := range pool[1:] {
+		if t.logScore(s.sizes) <= limit && len(t.Config) < len(w.Config) {
+			w = t
+		}
+	}
+	return w
+}
+
+// localLeader is the best config measured at least twice (or the best
+// one, if none was): where local steps start.
+func (s *study) localLeader() *Trial {
+	leaders := s.leaders(len(s.trials))
+	for _, t := range leaders {
+		if len(t.Explore) >= 2 {
+			return t
+		}
+	}
+	if len(leaders) > 0 {
+		return leaders[0]
+	}
+	return nil
+}
+
+// simplification returns an untried config that is the leader with one
+// of its knobs unset, or nil. Trying these is a coordinate step towards
+// the best config and towards the simplest one: a knob that TPE set in
+// passing (NCCL_ALGO=Tree next to the channel cap that really mattered)
+// gets a direct test.
+func (s *study) simplification() nccl.Config {
+	lead := s.localLeader()
+	if lead == nil {
+		return nil
+	}
+	for _, k := range lead.Config.Names() {
+		c := lead.Config.Clone()
+		delete(c, k)
+		if !s.tried(c) && c.Validate() == nil {
+			if _, ok := s.opts.Space.Index(c); ok {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// sweepRange covers the band and the guard sizes.
+func (s *study) sweepRange() (int64, int64) {
+	lo, hi := s.opts.Band.Min, s.opts.Band.Max
+	for _, g := range s.opts.Guard {
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	return lo, hi
+}
+
+// confirm measures the leader against the baseline, interleaved (B W B W
+// …) so that drift hits both, and decides from those launches alone: the
+// exploration numbers are biased by the winner's curse.
+func (s *study) confirm(ctx context.Context, res *Result) error {
+	base := res.Baseline
+	// The best candidate other than the defaults is always confirmed, even
+	// when exploring says it is no better: only confirmation launches give
+	// a number honest enough to report.
+	w := s.candidate(base)
+	if w == nil {
+		res.Reason = "no config other than NCCL's defaults ran successfully; keep NCCL's defaults"
+		return nil
+	}
+	res.Winner = w
+	n := s.opts.ConfirmLaunches
+	for len(base.Confirm) < n || len(w.Confirm) < n {
+		if len(base.Confirm) <= len(w.Confirm) {
+			if err := s.launch(ctx, base, PhaseConfirm, true); err != nil {
+				return err
+			}
+			if !base.State.Usable() {
+				return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
+			}
+		} else {
+			if err := s.launch(ctx, w, PhaseConfirm, true); err != nil {
+				return err
+			}
+			if !w.State.Usable() {
+				res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
+				return nil
+			}
+		}
+	}
+	cmp := model.Compare(base.Confirm, w.Confirm, s.sizes, s.opts.Stats)
+	res.Decision = &cmp
+	res.Recommend = cmp.Recommend
+	res.Reason = cmp.Reason
+	for _, g := range s.opts.Guard {
+		gc := model.Compare(base.Confirm, w.Confirm, []int64{g}, s.opts.Stats)
+		res.Guards = append(res.Guards, GuardCheck{Bytes: g, Comparison: gc})
+		if res.Recommend && gc.Slower {
+			res.Recommend = false
+			res.Reason = fmt.Sprintf("%s is faster in the band but significantly slower at the guard size %s (%.1f%%); keep NCCL's defaults or narrow the guard",
+				w.Config, nccl.FormatSize(g), 100*(gc.Speedup-1))
+		}
+	}
+	return nil
+}
