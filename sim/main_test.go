@@ -392,6 +392,9 @@ func TestFlags(t *testing.T) {
 			"minBytes 524288 maxBytes 1048576 step: 2(factor) warmup iters: 8 iters: 5 ", "", false},
 		{"ranks", []string{"--profile", "spark4", "--ranks", "8", "-b", "1M", "-e", "1M"}, 0, "#  Rank  7 Group  0", "", false},
 		{"double dash", []string{"--profile", "flat", "-b", "1K", "-e", "1K", "--", "-q"}, 0, "Collective test concluded", "", false},
+		{"one rank has no bus bandwidth", []string{"--profile", "flat", "--ranks", "1", "-b", "1M", "-e", "1M"}, 0, "# Avg bus bandwidth    : 0 \n", "", false},
+		{"memory report", []string{"--profile", "flat", "-b", "1M", "-e", "1M", "-M", "1"}, 0, "# GPU memory usage     : Initialization 576 MB | User-Allocated 3.00 MB | Collective 0.00 B | Total  579 MB\n", "", false},
+		{"step bytes", []string{"--profile", "flat", "-b", "1M", "-e", "3M", "-i", "1M"}, 0, "step: 1048576(bytes)", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -409,6 +412,18 @@ func TestFlags(t *testing.T) {
 				t.Errorf("ran the test: %v, want %v", !tt.notRunning, tt.notRunning)
 			}
 		})
+	}
+}
+
+func TestMinBandwidthCheck(t *testing.T) {
+	// NCCL_TESTS_MIN_BW makes nccl-tests judge the average bus bandwidth.
+	r := runMain(t, []string{"NCCL_TESTS_MIN_BW=100"}, "--profile", "flat", "-b", "1M", "-e", "1M")
+	if r.code != 7 || !strings.Contains(r.stdout, " FAILED\n") || !strings.Contains(r.stdout, "Test failure common.cu:1454") {
+		t.Errorf("below NCCL_TESTS_MIN_BW: exit %d\n%s", r.code, r.stdout)
+	}
+	r = runMain(t, []string{"NCCL_TESTS_MIN_BW=1"}, "--profile", "flat", "-b", "1M", "-e", "1M")
+	if r.code != 0 || !strings.Contains(r.stdout, " OK\n#\n# Collective") {
+		t.Errorf("above NCCL_TESTS_MIN_BW: exit %d\n%s", r.code, r.stdout)
 	}
 }
 

@@ -248,6 +248,23 @@ func TestSpark4BestConfig(t *testing.T) {
 	}
 }
 
+// TestLoopbackDefaultsAreBest: on the loopback fabric no configuration of
+// the default space beats NCCL's defaults, so a search must end with
+// "keep the defaults" (LOOPBACK.md: single-launch winners were noise).
+func TestLoopbackDefaultsAreBest(t *testing.T) {
+	p := mustProfile(t, "h200-loopback")
+	band := nccl.PowersOfTwo(512<<10, 4<<20)
+	def, err := bandScore(p, env(), band)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range defaultSpace() {
+		if s, err := bandScore(p, cfg, band); err == nil && s < def*0.999 {
+			t.Errorf("%s scores %.1f µs, better than the defaults' %.1f µs", cfg, s, def)
+		}
+	}
+}
+
 func TestChooseFollowsKnobs(t *testing.T) {
 	p := mustProfile(t, "spark4")
 	tests := []struct {
