@@ -35,6 +35,10 @@ const (
 	FaultMPIWireup      = "mpi-wireup"
 )
 
+// FaultEnv is the environment variable (and Config key: it is not an NCCL
+// knob) that selects a fault on demand.
+const FaultEnv = "NCCLTUNE_SIM_FAULT"
+
 // FaultKinds lists every fault name.
 var FaultKinds = []string{FaultHang, FaultInitHang, FaultCrash, FaultWrong, FaultGarbage, FaultSilent, FaultSocketFallback, FaultMPIWireup}
 

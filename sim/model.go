@@ -109,13 +109,6 @@ type fabric struct {
 	envInfo []string
 }
 
-// Config keys that are not NCCL knobs but that the simulator honours.
-const (
-	// FaultEnv selects a fault on demand: hang, init-hang, crash, wrong,
-	// garbage, silent, socket-fallback, mpi-wireup.
-	FaultEnv = "NCCLTUNE_SIM_FAULT"
-)
-
 // resolve works out what NCCL would set up under cfg (NCCL_* variables of
 // the environment, knobs or not).
 func (p *Profile) resolve(cfg nccl.Config) *fabric { return p.resolveLog(cfg, false) }
