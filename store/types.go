@@ -195,6 +195,11 @@ const (
 	PhaseGuard   = "guard"
 	PhaseSweep   = "sweep"
 	PhaseImport  = "import"
+	// PhaseExplain launches are unscored debug runs (NCCL_DEBUG=INFO,
+	// NCCL_DEBUG_SUBSYS=INIT,ENV,NET,TUNING) of the baseline and of the
+	// recommended trial, made after the decision: their Facts.Choices say
+	// what NCCL chose per size.
+	PhaseExplain = "explain"
 )
 
 // Launch is one run of the benchmark for one trial.
