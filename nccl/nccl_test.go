@@ -148,3 +148,20 @@ func TestConfigString(t *testing.T) {
 		t.Errorf("Key = %q", got)
 	}
 }
+
+func TestCanonical(t *testing.T) {
+	tests := []struct{ in, want Config }{
+		{Config{"NCCL_MAX_NCHANNELS": "64", "NCCL_MAX_CTAS": "16"}, Config{"NCCL_MAX_CTAS": "16"}},
+		{Config{"NCCL_MAX_NCHANNELS": "8", "NCCL_MAX_CTAS": "16"}, Config{"NCCL_MAX_NCHANNELS": "8"}},
+		{Config{"NCCL_MAX_NCHANNELS": "8", "NCCL_MAX_CTAS": "8"}, Config{"NCCL_MAX_CTAS": "8"}},
+		{Config{"NCCL_MIN_NCHANNELS": "2", "NCCL_MIN_CTAS": "4"}, Config{"NCCL_MIN_CTAS": "4"}},
+		{Config{"NCCL_CROSS_NIC": "2", "NCCL_PROTO": "Simple"}, Config{"NCCL_PROTO": "Simple"}},
+		{Config{"NCCL_CROSS_NIC": "0", "NCCL_BUFFSIZE": "4194304"}, Config{"NCCL_CROSS_NIC": "0"}},
+		{Config{}, Config{}},
+	}
+	for _, tt := range tests {
+		if got := tt.in.Canonical(); got.Key() != tt.want.Key() {
+			t.Errorf("%s.Canonical() = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/nccltune/nccltune/model"
@@ -31,6 +32,9 @@ type Request struct {
 	Seq   int
 	Phase string
 	Trial int
+	// Debug asks for NCCL's debug log (NCCL_DEBUG=INFO with TUNING), which
+	// records the algorithm, protocol and channels NCCL chose per size.
+	Debug bool
 }
 
 // Recorder keeps what the study measures. The CLI's recorder writes the
@@ -62,7 +66,13 @@ type Options struct {
 	ConfirmLaunches int
 	// MaxLaunchesPerTrial caps the exploration launches of one config.
 	MaxLaunchesPerTrial int
-	Stats               model.Options
+	// LocalSteps is how many local steps from the leader follow each
+	// proposal of the sampler, once past the start-up.
+	LocalSteps int
+	// TopConfigs is how many of the best configs the planner keeps measuring
+	// until their order is settled.
+	TopConfigs int
+	Stats      model.Options
 }
 
 // DefaultOptions returns the options of `nccltune search` without flags.
@@ -74,7 +84,9 @@ func DefaultOptions() Options {
 		Sampler:             "tpe",
 		Startup:             8,
 		ConfirmLaunches:     6,
-		MaxLaunchesPerTrial: 6,
+		MaxLaunchesPerTrial: 3,
+		TopConfigs:          3,
+		LocalSteps:          2,
 		Stats:               model.DefaultOptions(),
 	}
 }
@@ -89,8 +101,11 @@ func DefaultGuard(b nccl.Band) []int64 {
 	return []int64{sizes[len(sizes)-1] * 2}
 }
 
+// explainLaunches is the budget the study keeps for its explain launches.
+const explainLaunches = 2
+
 // MinBudget is the smallest budget a study can decide with.
-func (o Options) MinBudget() int { return 1 + 2*o.ConfirmLaunches + 4 }
+func (o Options) MinBudget() int { return 1 + 2*o.ConfirmLaunches + explainLaunches + 4 }
 
 // Validate checks options before the first launch.
 func (o Options) Validate() error {
@@ -200,8 +215,10 @@ type study struct {
 	seq             int // launches so far, prior ones included
 	start           time.Time
 	launchDurations []time.Duration
-	// lastWasProposal alternates sampler proposals with simplifications.
-	lastWasProposal bool
+	// localRun counts local steps since the sampler's last proposal.
+	localRun int
+	// localDim is the knob the next local step starts from.
+	localDim int
 }
 
 // Run runs the study loop: a warm-up launch, then exploration (proposals
@@ -226,7 +243,7 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 	}
 	for _, t := range prior {
 		s.trials = append(s.trials, t)
-		s.byKey[t.Config.Key()] = t
+		s.byKey[t.Config.Canonical().Key()] = t
 	}
 	return s.run(ctx)
 }
@@ -281,6 +298,9 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 	if err := s.confirm(ctx, res); err != nil {
 		return s.stop(res, err)
 	}
+	if err := s.explain(ctx, res); err != nil {
+		return s.stop(res, err)
+	}
 	return s.finish(res), nil
 }
 
@@ -318,7 +338,7 @@ func (s *study) baseline() *Trial {
 // exploreLeft is the number of launches exploration may still use, the
 // confirmation's share held back.
 func (s *study) exploreLeft() int {
-	return s.opts.Budget - 2*s.opts.ConfirmLaunches - s.seq
+	return s.opts.Budget - 2*s.opts.ConfirmLaunches - explainLaunches - s.seq
 }
 
 // outOfTime reports whether exploring once more would leave too little of
@@ -350,11 +370,17 @@ func (s *study) meanLaunchDuration() time.Duration {
 // A proposal already measured becomes another launch of that trial; one
 // measured enough is replaced by an untried neighbour.
 func (s *study) next() (*Trial, string, error) {
-	arms, trials := s.arms()
-	if s.refinements() < s.explored() {
+	// The planner settles the order of the current top configs only: ties
+	// further down cost launches and change nothing.
+	if s.refinements() < 2*s.explored() {
+		top := s.leaders(s.opts.TopConfigs)
+		arms := make([]model.Arm, len(top))
+		for i, t := range top {
+			arms[i] = model.Arm{Launches: t.Explore}
+		}
 		plan := model.PlanNext(arms, s.sizes, s.opts.Stats, s.opts.MaxLaunchesPerTrial)
 		if !plan.Done && plan.Arm >= 0 {
-			return trials[plan.Arm], PhaseRefine, nil
+			return top[plan.Arm], PhaseRefine, nil
 		}
 	}
 	// Past the sampler's start-up, its proposals alternate with a local
@@ -363,20 +389,18 @@ func (s *study) next() (*Trial, string, error) {
 	// TPE models each knob on its own; these steps test the leader's knobs
 	// together, which is where NCCL's knobs interact (channels and CTAs,
 	// protocol and channels).
-	if s.lastWasProposal && s.explored() >= s.opts.Startup && s.opts.Sampler != "grid" && s.opts.Sampler != "random" {
+	if s.localRun < s.opts.LocalSteps && s.explored() >= s.opts.Startup && s.opts.Sampler != "grid" && s.opts.Sampler != "random" {
 		c := s.simplification()
 		if c == nil {
-			if lead := s.localLeader(); lead != nil {
-				c = neighbour(s.opts.Space, lead.Config, s.tried, s.rng)
-			}
+			c = s.localStep()
 		}
 		if c != nil {
-			s.lastWasProposal = false
+			s.localRun++
 			t, err := s.addTrial(c, RoleExplore)
 			return t, PhaseExplore, err
 		}
 	}
-	s.lastWasProposal = true
+	s.localRun = 0
 	for attempt := 0; attempt < 50; attempt++ {
 		cfg, err := s.prop.propose(s.observations())
 		if err != nil {
@@ -388,6 +412,7 @@ func (s *study) next() (*Trial, string, error) {
 			s.rejected = append(s.rejected, cfg)
 			continue
 		}
+		cfg = cfg.Canonical()
 		if t, seen := s.byKey[cfg.Key()]; seen {
 			if t.State.Usable() && len(t.Explore) < s.opts.MaxLaunchesPerTrial && s.refinements() < s.explored() {
 				return t, PhaseRefine, nil
@@ -478,8 +503,10 @@ func guardMedian(launches []model.Launch, g int64) float64 {
 	return model.Median(meds)
 }
 
+// tried reports whether a config NCCL would treat the same way (see
+// nccl.Config.Canonical) already has a trial.
 func (s *study) tried(c nccl.Config) bool {
-	_, ok := s.byKey[c.Key()]
+	_, ok := s.byKey[c.Canonical().Key()]
 	return ok
 }
 
@@ -526,7 +553,7 @@ func (s *study) observations() []observation {
 }
 
 func (s *study) addTrial(cfg nccl.Config, role string) (*Trial, error) {
-	t := &Trial{Number: len(s.trials), Config: cfg.Clone(), Role: role, State: Running}
+	t := &Trial{Number: len(s.trials), Config: cfg.Canonical(), Role: role, State: Running}
 	if err := s.rec.SaveTrial(t); err != nil {
 		return nil, err
 	}
@@ -541,7 +568,7 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 	// Every launch sweeps the band and the guard sizes: the band is scored,
 	// the guard sizes keep exploration away from configs that would fail the
 	// guard check at the end.
-	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number}
+	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: phase == PhaseExplain}
 	req.MinBytes, req.MaxBytes = s.sweepRange()
 	l, err := s.launcher.Launch(ctx, req)
 	if err != nil {
@@ -568,12 +595,12 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 			switch {
 			case phase == PhaseConfirm:
 				t.Confirm = append(t.Confirm, ml)
-			case scored:
+			case scored && phase != PhaseExplain:
 				t.Explore = append(t.Explore, ml)
 			}
 		}
 	}
-	if l.Outcome != runner.OK {
+	if l.Outcome != runner.OK && phase != PhaseExplain {
 		t.State, t.Reason = stateFor(l.Outcome), l.Reason
 	}
 	if err := s.rec.SaveLaunch(t, req, l, scored && l.Outcome == runner.OK); err != nil {
@@ -617,9 +644,8 @@ func (s *study) candidate(base *Trial) *Trial {
 	// configs measured at least twice qualify, unless none was.
 	minN := 1
 	for _, t := range s.trials {
-		if t != base && len(t.Explore) >= 2 {
-			minN = 2
-			break
+		if t != base && len(t.Explore) > minN {
+			minN = min(len(t.Explore), 3)
 		}
 	}
 	var pool []*Trial
@@ -656,6 +682,101 @@ func (s *study) localLeader() *Trial {
 	return nil
 }
 
+// localStep returns an untried config one step from the local leader: for
+// a numeric knob (channels, CTAs, threads…) the next value up or down its
+// list, for a named one (protocol, algorithm) any other value. Knobs take
+// turns, so every knob of the leader gets its steps.
+func (s *study) localStep() nccl.Config {
+	lead := s.localLeader()
+	if lead == nil {
+		return nil
+	}
+	idx, ok := s.opts.Space.Index(lead.Config)
+	if !ok {
+		return nil
+	}
+	n := len(s.opts.Space)
+	for k := 0; k < n; k++ {
+		d := (s.localDim + k) % n
+		dim := s.opts.Space[d]
+		var moves []int
+		if numeric(dim.Choices) && idx[d] > 0 {
+			for _, j := range []int{idx[d] - 1, idx[d] + 1} {
+				if j >= 1 && j < len(dim.Choices) {
+					moves = append(moves, j)
+				}
+			}
+		} else {
+			for j := range dim.Choices {
+				if j != idx[d] {
+					moves = append(moves, j)
+				}
+			}
+		}
+		// Most promising first: by the mean score of every trial measured
+		// with that value, whatever its other knobs (values not yet seen
+		// rank in the middle).
+		marg := s.marginals(dim)
+		sort.SliceStable(moves, func(a, b int) bool { return marg[moves[a]] < marg[moves[b]] })
+		for _, j := range moves {
+			next := append([]int(nil), idx...)
+			next[d] = j
+			c := s.opts.Space.Config(next)
+			if !s.tried(c) && c.Validate() == nil {
+				s.localDim = d + 1
+				return c
+			}
+		}
+	}
+	return neighbour(s.opts.Space, lead.Config, s.tried, s.rng)
+}
+
+// marginals is, for each choice of dim, the mean log score of the usable
+// trials measured with it (failed ones at the sampler's penalty); choices
+// not yet measured get the mean over all choices.
+func (s *study) marginals(dim Dimension) []float64 {
+	sum := make([]float64, len(dim.Choices))
+	n := make([]int, len(dim.Choices))
+	for _, o := range s.observations() {
+		v := o.config[dim.Knob]
+		for j, c := range dim.Choices {
+			if c == v {
+				sum[j] += o.value
+				n[j]++
+			}
+		}
+	}
+	all, alln := 0.0, 0
+	for j := range sum {
+		all += sum[j]
+		alln += n[j]
+	}
+	out := make([]float64, len(sum))
+	for j := range sum {
+		switch {
+		case n[j] > 0:
+			out[j] = sum[j] / float64(n[j])
+		case alln > 0:
+			out[j] = all / float64(alln)
+		}
+	}
+	return out
+}
+
+// numeric reports whether every set choice is a number: such a knob is
+// ordered, and its neighbours are the values beside it.
+func numeric(choices []string) bool {
+	for _, c := range choices {
+		if c == "" {
+			continue
+		}
+		if _, err := strconv.Atoi(c); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // simplification returns an untried config that is the leader with one
 // of its knobs unset, or nil. Trying these is a coordinate step towards
 // the best config and towards the simplest one: a knob that TPE set in
@@ -673,6 +794,22 @@ func (s *study) simplification() nccl.Config {
 			if _, ok := s.opts.Space.Index(c); ok {
 				return c
 			}
+		}
+	}
+	return nil
+}
+
+// explain runs one debug launch of the baseline and one of the candidate,
+// so the store records what NCCL chose per size with each (for show,
+// doctor and the tuner-plugin export). A failed explain launch is kept but
+// changes nothing: the decision is already made.
+func (s *study) explain(ctx context.Context, res *Result) error {
+	for _, t := range []*Trial{res.Baseline, res.Winner} {
+		if t == nil || s.seq >= s.opts.Budget {
+			continue
+		}
+		if err := s.launch(ctx, t, PhaseExplain, false); err != nil {
+			return err
 		}
 	}
 	return nil

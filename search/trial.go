@@ -38,6 +38,10 @@ const (
 	PhaseExplore = "explore"
 	PhaseRefine  = "refine"
 	PhaseConfirm = "confirm"
+	// PhaseExplain launches run with NCCL's debug log after the decision,
+	// once for the baseline and once for the candidate, to record what NCCL
+	// chose per size with each; they are not scored.
+	PhaseExplain = "explain"
 )
 
 // Trial is one config of a study and what was measured of it.

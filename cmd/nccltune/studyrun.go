@@ -27,6 +27,7 @@ func (l *specLauncher) Launch(ctx context.Context, req search.Request) (*runner.
 	spec := l.base
 	spec.Config = req.Config
 	spec.MinBytes, spec.MaxBytes = req.MinBytes, req.MaxBytes
+	spec.Debug = req.Debug
 	if spec.Sim != nil {
 		sim := *spec.Sim
 		sim.Seed = launchSeed(l.seed, req.Seq)
