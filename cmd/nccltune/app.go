@@ -62,6 +62,7 @@ func commands() []*cli.Command {
 		sweepCommand(),
 		historyCommand(),
 		showCommand(),
+		plotCommand(),
 		importCommand(),
 		parseCommand(),
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
 	"github.com/urfave/cli/v2"
 )
@@ -52,10 +53,11 @@ type showOptions struct {
 }
 
 func runShow(ctx context.Context, o showOptions) error {
-	study, trials, err := readStudy(o.db, o.study)
+	data, err := readStudy(o.db, o.study)
 	if err != nil {
 		return err
 	}
+	study, trials := data.Study, data.Trials
 	if o.json {
 		return writeJSON(o.stdout, showJSON(study, trials))
 	}
@@ -72,29 +74,48 @@ func runShow(ctx context.Context, o showOptions) error {
 	return nil
 }
 
-// readStudy loads a study and its trials in one short read-only visit.
-// An unknown study is a usage error (exit 2) naming the closest names.
-func readStudy(path, query string) (*store.Study, []*store.Trial, error) {
+// readStudy loads a study, its trials and its launches in one short
+// read-only visit.
+func readStudy(path, query string) (*report.Study, error) {
+	studies, err := loadStudies(path, []string{query})
+	if err != nil {
+		return nil, err
+	}
+	return studies[0], nil
+}
+
+// loadStudies loads each named study with its trials and launches in one
+// short read-only visit, so review commands work while a search runs. An
+// unknown study is a usage error (exit 2) naming the closest names.
+func loadStudies(path string, queries []string) ([]*report.Study, error) {
 	st, err := store.Open(path, store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, nil, usageErrorf("no study %q: %v — %s", query, err, strings.TrimPrefix(howToStart, "no studies yet — "))
+		return nil, usageErrorf("no study %q: %v — %s", queries[0], err, strings.TrimPrefix(howToStart, "no studies yet — "))
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer st.Close()
-	study, err := st.Study(query)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, usageError(err)
+	var out []*report.Study
+	for _, q := range queries {
+		study, err := st.Study(q)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, usageError(err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		trials, err := st.Trials(study.ID)
+		if err != nil {
+			return nil, err
+		}
+		launches, err := st.Launches(study.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &report.Study{Study: study, Trials: trials, Launches: launches})
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	trials, err := st.Trials(study.ID)
-	if err != nil {
-		return nil, nil, err
-	}
-	return study, trials, nil
+	return out, nil
 }
 
 // writeStudySettings prints what the study asked for and where it ran, as

@@ -1,0 +1,258 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
+)
+
+// Study is one study as read from the store: everything its pictures and
+// pages are drawn from. Trials are in the store's order (by number);
+// Launches are every launch of the study, in order.
+type Study struct {
+	Study    *store.Study
+	Trials   []*store.Trial
+	Launches []*store.Launch
+}
+
+// Name is the study's name.
+func (s *Study) Name() string { return s.Study.Name }
+
+// TrialByNumber returns the trial with that number, or nil.
+func (s *Study) TrialByNumber(n int) *store.Trial {
+	for _, t := range s.Trials {
+		if t.Number == n {
+			return t
+		}
+	}
+	return nil
+}
+
+func (s *Study) trialByID(id uint64) *store.Trial {
+	for _, t := range s.Trials {
+		if t.ID == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// Baseline is the trial that measured NCCL's defaults: the one with the
+// baseline role, else the first with an empty config; nil if none.
+func (s *Study) Baseline() *store.Trial {
+	for _, t := range s.Trials {
+		if t.Role == store.RoleBaseline {
+			return t
+		}
+	}
+	for _, t := range s.Trials {
+		if len(t.Config.Clone()) == 0 {
+			return t
+		}
+	}
+	return nil
+}
+
+// Candidate is the trial the study confirmed against the baseline: the
+// recommended trial, or, when the study kept the defaults after confirming
+// a challenger, that challenger. Nil when nothing was confirmed or
+// recommended.
+func (s *Study) Candidate() *store.Trial {
+	base := s.Baseline()
+	if r := s.Study.Recommendation; r != nil {
+		if t := s.trialByID(r.TrialID); r.TrialID != 0 && t != nil {
+			return t
+		}
+		if key := nccl.Config(r.Env).Key(); key != "" {
+			for _, t := range s.Trials {
+				if t.Config.Key() == key {
+					return t
+				}
+			}
+		}
+	}
+	// The defaults were kept: the challenger is the other trial with
+	// confirmation launches.
+	for _, l := range s.Launches {
+		if l.Phase != store.PhaseConfirm || (base != nil && l.TrialID == base.ID) {
+			continue
+		}
+		if t := s.trialByID(l.TrialID); t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+// Recommended reports whether the study recommends a change from the
+// defaults.
+func (s *Study) Recommended() bool {
+	r := s.Study.Recommendation
+	return r != nil && r.Significant && len(nccl.Config(r.Env).Clone()) > 0
+}
+
+// usable reports whether a launch's numbers describe its config: it ended
+// OK and was scored (the warm-up is kept but not counted). Imported
+// launches are not scored by a study loop but are measurements all the same.
+func usable(l *store.Launch) bool {
+	if l.Outcome != runner.OK || l.Phase == store.PhaseWarmup {
+		return false
+	}
+	return l.Scored || l.Phase == store.PhaseImport || l.Phase == store.PhaseSweep
+}
+
+// TrialLaunches returns the usable launches of a trial; with phase set,
+// only those of that phase.
+func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
+	var out []*store.Launch
+	for _, l := range s.Launches {
+		if l.TrialID == t.ID && usable(l) && (phase == "" || l.Phase == phase) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// explainLaunches returns a trial's launches that carry NCCL's choices.
+func (s *Study) explainChoices(t *store.Trial) []runner.Choice {
+	var out []runner.Choice
+	seen := map[int64]bool{}
+	for _, l := range s.Launches {
+		if l.TrialID != t.ID || l.Phase != store.PhaseExplain || l.Facts == nil {
+			continue
+		}
+		for _, c := range l.Facts.Choices {
+			if !seen[c.Bytes] {
+				seen[c.Bytes] = true
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
+	return out
+}
+
+// HasExplain reports whether any launch of the study recorded NCCL's
+// per-size choices.
+func (s *Study) HasExplain() bool {
+	for _, l := range s.Launches {
+		if l.Phase == store.PhaseExplain && l.Facts != nil && len(l.Facts.Choices) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// modelLaunches converts stored launches to the model's form: per size
+// the per-iteration samples, or nccl-tests' summary time when the output
+// had none. With -N cycles a size appears several times; its samples are
+// pooled, as the launch measured them all.
+func modelLaunches(ls []*store.Launch) []model.Launch {
+	out := make([]model.Launch, 0, len(ls))
+	for _, l := range ls {
+		ml := model.Launch{Times: map[int64][]float64{}}
+		for _, z := range l.Sizes {
+			if len(z.Samples) > 0 {
+				ml.Times[z.Bytes] = append(ml.Times[z.Bytes], z.Samples...)
+			} else {
+				ml.Times[z.Bytes] = append(ml.Times[z.Bytes], z.TimeUS)
+			}
+		}
+		out = append(out, ml)
+	}
+	return out
+}
+
+// measuredSizes lists the sizes any of the launches measured, ascending.
+func measuredSizes(ls []*store.Launch) []int64 {
+	var out []int64
+	for _, l := range ls {
+		for _, z := range l.Sizes {
+			out = append(out, z.Bytes)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// BusBWFactor is busbw ÷ algbw for this study's collective: nccl-tests'
+// own ratio read from the stored rows (it depends on the collective and
+// the number of ranks only), else 2(n−1)/n for an all-reduce over the
+// fabric's ranks, else 1 (algbw).
+func (s *Study) BusBWFactor() float64 {
+	var fs []float64
+	for _, l := range s.Launches {
+		for _, z := range l.Sizes {
+			if z.AlgBW > 0 && z.BusBW > 0 && !math.IsInf(z.BusBW/z.AlgBW, 0) {
+				fs = append(fs, z.BusBW/z.AlgBW)
+			}
+		}
+	}
+	if len(fs) > 0 {
+		// algbw and busbw are printed with two decimals, so one row's ratio
+		// is rough; the median over many rows is not.
+		return model.Median(fs)
+	}
+	if n := s.Study.Fabric.Ranks; n > 1 && (s.Study.Collective == "" || s.Study.Collective == "all_reduce") {
+		return 2 * float64(n-1) / float64(n)
+	}
+	return 1
+}
+
+// busBW is bus bandwidth in GB/s (10⁹ B/s) for bytes moved in timeUS.
+func busBW(factor float64, bytes int64, timeUS float64) float64 {
+	if !(timeUS > 0) || math.IsInf(timeUS, 0) {
+		return math.NaN()
+	}
+	return factor * float64(bytes) / (timeUS * 1e3)
+}
+
+// ConfigLabel names a config by its difference from NCCL's defaults,
+// without the NCCL_ prefix, in the order of nccl.Knobs (the order people
+// write them): "PROTO=^LL128 MAX_NCHANNELS=8", or "NCCL defaults".
+func ConfigLabel(c nccl.Config) string {
+	c = c.Clone()
+	if len(c) == 0 {
+		return "NCCL defaults"
+	}
+	var parts []string
+	done := map[string]bool{}
+	for _, name := range nccl.KnobNames() {
+		if v, ok := c[name]; ok {
+			parts = append(parts, strings.TrimPrefix(name, "NCCL_")+"="+v)
+			done[name] = true
+		}
+	}
+	for _, name := range c.Names() { // knobs nccl does not list, sorted
+		if !done[name] {
+			parts = append(parts, strings.TrimPrefix(name, "NCCL_")+"="+c[name])
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// statOptions are the statistics the study decided with.
+func (s *Study) statOptions() model.Options {
+	opt := model.DefaultOptions()
+	if r := s.Study.Recommendation; r != nil && r.MinEffect > 0 {
+		opt.MinEffect = r.MinEffect
+	}
+	return opt
+}
+
+// simulatedLabel is "SIMULATED (spark4)" for a simulated study, else "".
+func simulatedLabel(st *store.Study) string {
+	if !st.Simulated {
+		return ""
+	}
+	if st.Launch.SimProfile != "" {
+		return "SIMULATED (" + st.Launch.SimProfile + ")"
+	}
+	return "SIMULATED"
+}
