@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -325,7 +326,7 @@ func (c *Comparison) Table(metric string) Table {
 			br.Change = percent(change)
 		}
 		if !math.IsNaN(c.Band.Lo) && !math.IsNaN(c.Band.Hi) {
-			br.Change += fmt.Sprintf(" (speedup ×%.3g [%.3g, %.3g])", c.Band.Speedup, c.Band.Lo, c.Band.Hi)
+			br.Change += " (speedup " + SpeedupText(c.Band.Speedup, [2]float64{c.Band.Lo, c.Band.Hi}) + ")"
 		}
 		t.Rows = append(t.Rows, br)
 	}
@@ -528,4 +529,52 @@ func center(s string, n int) string {
 		return s
 	}
 	return strings.Repeat(" ", d/2) + s + strings.Repeat(" ", d-d/2)
+}
+
+// jsonFloat writes NaN and ±Inf, which JSON cannot hold, as null.
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
+}
+
+// MarshalJSON writes an unknown interval end as null.
+func (a ArmAtSize) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		TimeUS   jsonFloat `json:"time_us"`
+		TimeLoUS jsonFloat `json:"time_lo_us"`
+		TimeHiUS jsonFloat `json:"time_hi_us"`
+		Launches int       `json:"launches"`
+		Notes    []int     `json:"notes,omitempty"`
+	}{jsonFloat(a.TimeUS), jsonFloat(a.TimeLoUS), jsonFloat(a.TimeHiUS), a.Launches, a.Notes})
+}
+
+// MarshalJSON writes an unknown speedup interval as null.
+func (b BandRow) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		BaselineUS  jsonFloat `json:"baseline_us"`
+		CandidateUS jsonFloat `json:"candidate_us"`
+		Speedup     jsonFloat `json:"speedup"`
+		Lo          jsonFloat `json:"lo"`
+		Hi          jsonFloat `json:"hi"`
+		P           jsonFloat `json:"p"`
+		Significant bool      `json:"significant"`
+	}{jsonFloat(b.BaselineUS), jsonFloat(b.CandidateUS), jsonFloat(b.Speedup), jsonFloat(b.Lo), jsonFloat(b.Hi), jsonFloat(b.P), b.Significant})
+}
+
+// MarshalJSON writes a change or p-value that could not be computed as null.
+func (r ComparisonRow) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Bytes       int64     `json:"bytes"`
+		Guard       bool      `json:"guard"`
+		Baseline    ArmAtSize `json:"baseline"`
+		Candidate   ArmAtSize `json:"candidate"`
+		Change      jsonFloat `json:"change"`
+		P           jsonFloat `json:"p"`
+		Significant bool      `json:"significant"`
+	}{r.Bytes, r.Guard, r.Baseline, r.Candidate, jsonFloat(r.Change), jsonFloat(r.P), r.Significant})
 }

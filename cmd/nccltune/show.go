@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
 	"github.com/urfave/cli/v2"
@@ -59,7 +57,7 @@ func runShow(ctx context.Context, o showOptions) error {
 	}
 	study, trials := data.Study, data.Trials
 	if o.json {
-		return writeJSON(o.stdout, showJSON(study, trials))
+		return writeJSON(o.stdout, showJSON(data))
 	}
 	w := o.stdout
 	if err := writeStudySettings(w, study, time.Local); err != nil {
@@ -67,6 +65,9 @@ func runShow(ctx context.Context, o showOptions) error {
 	}
 	fmt.Fprintln(w)
 	writeRecommendation(w, study)
+	if err := writeMeasurements(w, data); err != nil {
+		return err
+	}
 	if o.trials {
 		fmt.Fprintln(w)
 		return writeTrialsTable(w, trials)
@@ -122,183 +123,56 @@ func loadStudies(path string, queries []string) ([]*report.Study, error) {
 // "key  value" lines.
 func writeStudySettings(w io.Writer, s *store.Study, loc *time.Location) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	line := func(key, value string) {
-		if value != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", key, value)
-		}
+	for _, f := range report.Settings(s, loc) {
+		fmt.Fprintf(tw, "%s\t%s\n", f.Key, f.Value)
 	}
-	kind := s.Kind
-	if s.Simulated {
-		kind += " on a SIMULATED fabric"
-		if s.Launch.SimProfile != "" {
-			kind += " (" + s.Launch.SimProfile + ")"
-		}
-		kind += ", not a measurement"
-	}
-	line("study", fmt.Sprintf("%s: %s", s.Name, kind))
-	status := s.Status
-	if s.Reason != "" {
-		status += ": " + s.Reason
-	}
-	line("status", status)
-	line("created", fmt.Sprintf("%s, updated %s", s.Created.In(loc).Format("2006-01-02 15:04:05"), s.Updated.In(loc).Format("2006-01-02 15:04:05")))
-	line("band", bandText(s))
-	line("collective", s.Collective)
-	line("space", spaceText(s.Space))
-	line("base env", strings.Join(nccl.Config(s.BaseEnv).Env(), " "))
-	line("launch", launchText(s.Launch))
-	if s.Launch.SimProfile != "" {
-		line("simulator", fmt.Sprintf("profile %s, noise %g, seed %d", s.Launch.SimProfile, s.Launch.SimNoise, s.Launch.SimSeed))
-	}
-	line("fabric", fabricText(s.Fabric))
-	if s.Kind == store.KindSearch || s.Seed != 0 {
-		line("seed", strconv.FormatInt(s.Seed, 10))
-	}
-	line("budget", budgetText(s.Budget))
-	line("measured", plural(s.Trials, "trial")+", "+plural(s.Launches, "launch"))
 	return tw.Flush()
-}
-
-func bandText(s *store.Study) string {
-	var parts []string
-	if s.Band != "" {
-		parts = append(parts, s.Band)
-	}
-	if len(s.Sizes) > 0 {
-		parts = append(parts, "sizes "+sizesText(s.Sizes))
-	}
-	if len(s.GuardSizes) > 0 {
-		parts = append(parts, "guard "+sizesText(s.GuardSizes))
-	}
-	return strings.Join(parts, "; ")
-}
-
-func sizesText(sizes []int64) string {
-	out := make([]string, len(sizes))
-	for i, b := range sizes {
-		out[i] = nccl.FormatSize(b)
-	}
-	return strings.Join(out, " ")
-}
-
-// spaceText is "NCCL_MAX_NCHANNELS: unset 2 4 8 | NCCL_PROTO: …"; an
-// empty choice means the knob is left to NCCL.
-func spaceText(space map[string][]string) string {
-	knobs := make([]string, 0, len(space))
-	for k := range space {
-		knobs = append(knobs, k)
-	}
-	sort.Strings(knobs)
-	parts := make([]string, len(knobs))
-	for i, k := range knobs {
-		choices := make([]string, len(space[k]))
-		for j, c := range space[k] {
-			if c == "" {
-				c = "unset"
-			}
-			choices[j] = c
-		}
-		parts[i] = k + ": " + strings.Join(choices, " ")
-	}
-	return strings.Join(parts, " | ")
-}
-
-func launchText(l store.LaunchSettings) string {
-	var parts []string
-	add := func(format string, args ...any) { parts = append(parts, fmt.Sprintf(format, args...)) }
-	if l.Launcher != "" {
-		add("%s", l.Launcher)
-	}
-	if l.NP > 0 {
-		add("%s", plural(l.NP, "rank"))
-	}
-	if len(l.Hosts) > 0 {
-		add("hosts %s", strings.Join(l.Hosts, ","))
-	}
-	if len(l.MPIArgs) > 0 {
-		add("launcher args %s", strings.Join(l.MPIArgs, " "))
-	}
-	if l.Bench != "" || len(l.BenchArgs) > 0 {
-		add("bench %s", strings.TrimSpace(l.Bench+" "+strings.Join(l.BenchArgs, " ")))
-	}
-	if l.Timeout > 0 {
-		add("timeout %s", l.Timeout)
-	}
-	return strings.Join(parts, ", ")
-}
-
-func fabricText(f store.Fabric) string {
-	var parts []string
-	add := func(format string, args ...any) { parts = append(parts, fmt.Sprintf(format, args...)) }
-	if f.NCCLVersion != "" {
-		add("NCCL %s", f.NCCLVersion)
-	}
-	if f.TestsVersion != "" {
-		add("nccl-tests %s", f.TestsVersion)
-	}
-	switch {
-	case f.Ranks > 0 && f.Nodes > 0:
-		add("%s on %s", plural(f.Ranks, "rank"), plural(f.Nodes, "node"))
-	case f.Ranks > 0:
-		add("%s", plural(f.Ranks, "rank"))
-	}
-	if f.GPU != "" {
-		add("%s", f.GPU)
-	}
-	if f.Transport != "" {
-		add("%s", f.Transport)
-	}
-	if f.GDR != nil {
-		add("GDR %s", map[bool]string{true: "on", false: "off"}[*f.GDR])
-	}
-	if len(f.Hosts) > 0 {
-		add("hosts %s", strings.Join(f.Hosts, ","))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func budgetText(b store.Budget) string {
-	var parts []string
-	if b.Trials > 0 {
-		parts = append(parts, plural(b.Trials, "trial"))
-	}
-	if b.Launches > 0 {
-		parts = append(parts, plural(b.Launches, "launch"))
-	}
-	if b.Time > 0 {
-		parts = append(parts, b.Time.String())
-	}
-	return strings.Join(parts, ", ")
 }
 
 // writeRecommendation states the study's conclusion in plain words.
 func writeRecommendation(w io.Writer, s *store.Study) {
-	r := s.Recommendation
-	switch {
-	case r == nil && s.Status == store.StatusRunning:
-		fmt.Fprintln(w, "recommendation: not decided yet (the study is still running)")
-		return
-	case r == nil:
-		fmt.Fprintf(w, "recommendation: none (the study is %s)\n", s.Status)
-		return
-	case len(r.Env) == 0 || !r.Significant:
-		fmt.Fprintln(w, "recommendation: keep NCCL defaults: no significant gain")
-	default:
-		fmt.Fprintf(w, "recommendation: %s\n", nccl.Config(r.Env).Key())
-		fmt.Fprintf(w, "  band speedup %s (95%% CI), p=%.3g\n", speedupText(r.Speedup, r.SpeedupCI), r.PValue)
-		if r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
-			fmt.Fprintf(w, "  band score %.1f µs with NCCL defaults → %.1f µs\n", r.BaselineScoreUS, r.ScoreUS)
+	v := report.VerdictOf(s)
+	fmt.Fprintf(w, "recommendation: %s\n", v.Headline)
+	for _, d := range v.Details {
+		fmt.Fprintf(w, "  %s\n", d)
+	}
+}
+
+// writeMeasurements prints what the launches measured: for a study that
+// confirmed a config, the benchstat-style comparison with NCCL's defaults
+// and what NCCL chose with each; for a sweep or an import, each config's
+// curve.
+func writeMeasurements(w io.Writer, data *report.Study) error {
+	if cmp := data.Compare(); cmp != nil {
+		fmt.Fprintln(w)
+		if err := cmp.WriteText(w); err != nil {
+			return err
 		}
-		if r.BaselineLaunches > 0 || r.CandidateLaunches > 0 {
-			fmt.Fprintf(w, "  confirmed by %d vs %d interleaved launches\n", r.BaselineLaunches, r.CandidateLaunches)
+	} else if data.Study.Kind != store.KindSearch {
+		for _, t := range data.Trials {
+			c, err := data.TrialCurve(t)
+			if err != nil {
+				continue // no successful launch: the trials table says why
+			}
+			fmt.Fprintln(w)
+			if err := c.WriteText(w); err != nil {
+				return err
+			}
 		}
 	}
-	if r.Reason != "" {
-		fmt.Fprintf(w, "  %s\n", r.Reason)
+	return writeChoices(w, data)
+}
+
+// writeChoices prints what NCCL chose per size with its defaults and with
+// the recommendation, when the study recorded it (explain launches).
+func writeChoices(w io.Writer, data *report.Study) error {
+	defaults, recommended := export.ExplainChoices(data.Study, data.Trials, data.Launches)
+	if len(defaults) == 0 && len(recommended) == 0 {
+		return nil
 	}
-	if s.Simulated {
-		fmt.Fprintln(w, "  (SIMULATED fabric: a demonstration, not a measurement of real hardware)")
-	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "what NCCL chose per size (NCCL_DEBUG_SUBSYS=TUNING of the explain launches):")
+	return export.ChoicesTable(w, defaults, recommended)
 }
 
 // writeTrialsTable lists every trial by number.
@@ -330,8 +204,12 @@ type showTrial struct {
 }
 
 // showJSON is the `show --json` document: DESIGN.md's fields (study, band,
-// simulated, trials, recommendation) and the study's settings.
-func showJSON(s *store.Study, trials []*store.Trial) map[string]any {
+// simulated, trials, recommendation), the study's settings, the per-size
+// comparison of the baseline with the confirmed config ("comparison", null
+// without one) and what NCCL chose with each ("choices", null when not
+// recorded).
+func showJSON(data *report.Study) map[string]any {
+	s, trials := data.Study, data.Trials
 	ts := make([]showTrial, 0, len(trials))
 	for _, t := range trials {
 		env := map[string]string(t.Config.Clone())
@@ -377,7 +255,19 @@ func showJSON(s *store.Study, trials []*store.Trial) map[string]any {
 		"launches":       s.Launches,
 		"trials":         ts,
 		"recommendation": rec,
+		"comparison":     data.Compare(),
+		"choices":        choicesJSON(data),
 	}
+}
+
+// choicesJSON pairs NCCL's recorded choices with its defaults and with the
+// recommendation by size; nil when the study recorded none.
+func choicesJSON(data *report.Study) []export.ChoiceRow {
+	defaults, recommended := export.ExplainChoices(data.Study, data.Trials, data.Launches)
+	if len(defaults) == 0 && len(recommended) == 0 {
+		return nil
+	}
+	return export.CompareChoices(defaults, recommended)
 }
 
 // plural is "1 trial", "2 trials", "3 launches".

@@ -1,0 +1,64 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/store"
+)
+
+// Verdict is a study's conclusion in plain words: a headline ("keep NCCL
+// defaults: no significant gain", or the recommended env) and the lines
+// that support it.
+type Verdict struct {
+	Headline string
+	Details  []string
+	// Change is true when the study recommends changing the defaults.
+	Change bool
+	// Decided is false while there is no recommendation at all.
+	Decided bool
+}
+
+// VerdictOf states the study's conclusion.
+func VerdictOf(s *store.Study) Verdict {
+	r := s.Recommendation
+	var v Verdict
+	switch {
+	case r == nil && s.Status == store.StatusRunning:
+		v.Headline = "not decided yet (the study is still running)"
+		return v
+	case r == nil:
+		v.Headline = fmt.Sprintf("none (the study is %s)", s.Status)
+		return v
+	case len(nccl.Config(r.Env).Clone()) == 0 || !r.Significant:
+		v.Decided = true
+		v.Headline = "keep NCCL defaults: no significant gain"
+	default:
+		v.Decided, v.Change = true, true
+		v.Headline = nccl.Config(r.Env).Key()
+		v.Details = append(v.Details, fmt.Sprintf("band speedup %s (95%% CI), p=%.3g", SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
+		if r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
+			v.Details = append(v.Details, fmt.Sprintf("band score %.1f µs with NCCL defaults → %.1f µs", r.BaselineScoreUS, r.ScoreUS))
+		}
+		if r.BaselineLaunches > 0 || r.CandidateLaunches > 0 {
+			v.Details = append(v.Details, fmt.Sprintf("confirmed by %d vs %d interleaved launches", r.BaselineLaunches, r.CandidateLaunches))
+		}
+	}
+	if r.Reason != "" {
+		v.Details = append(v.Details, r.Reason)
+	}
+	if s.Simulated {
+		v.Details = append(v.Details, "(SIMULATED fabric: a demonstration, not a measurement of real hardware)")
+	}
+	return v
+}
+
+// SpeedupText is "×8.12 [7.88, 8.38]", without the interval when it is
+// unknown.
+func SpeedupText(speedup float64, ci [2]float64) string {
+	s := fmt.Sprintf("×%.2f", speedup)
+	if ci[0] > 0 && ci[1] > 0 {
+		s += fmt.Sprintf(" [%.2f, %.2f]", ci[0], ci[1])
+	}
+	return s
+}
