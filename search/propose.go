@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"sort"
 	"time"
 
 	"github.com/c-bata/goptuna"
@@ -90,7 +91,7 @@ func (p *tpeProposer) propose(obs []observation) (nccl.Config, error) {
 		return nil, fmt.Errorf("creating the TPE study: %w", err)
 	}
 	epoch := time.Unix(0, 0)
-	for _, o := range obs {
+	for _, o := range tpeWindow(obs) {
 		idx, ok := p.space.Index(o.config)
 		if !ok {
 			continue // measured outside this space (e.g. the space was narrowed on resume)
@@ -133,6 +134,44 @@ func (p *tpeProposer) propose(obs []observation) (nccl.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// tpeMaxObservations bounds what TPE is rebuilt from. goptuna's TPE costs
+// grows with the trials it holds (it copies and sorts them per knob), and
+// beyond about a hundred the best ones and the recent ones carry what it
+// needs: its "good" group is the best 10 % (at most 25), and the recent ones
+// keep failures and the current region in view.
+const tpeMaxObservations = 96
+
+// tpeWindow keeps the best half of the window and the most recent rest, in
+// their original order, when there are too many observations.
+func tpeWindow(obs []observation) []observation {
+	if len(obs) <= tpeMaxObservations {
+		return obs
+	}
+	keep := make([]bool, len(obs))
+	idx := make([]int, len(obs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return obs[idx[a]].value < obs[idx[b]].value })
+	for _, i := range idx[:tpeMaxObservations/2] {
+		keep[i] = true
+	}
+	n := tpeMaxObservations / 2
+	for i := len(obs) - 1; i >= 0 && n > 0; i-- {
+		if !keep[i] {
+			keep[i] = true
+			n--
+		}
+	}
+	out := make([]observation, 0, tpeMaxObservations)
+	for i, o := range obs {
+		if keep[i] {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 type randomProposer struct {

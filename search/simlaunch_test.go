@@ -118,6 +118,15 @@ func (r *memRecorder) SaveTrial(t *Trial) error {
 	return nil
 }
 
+func (r *memRecorder) SaveTrials(ts []*Trial) error {
+	for _, t := range ts {
+		if err := r.SaveTrial(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (r *memRecorder) SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error {
 	r.launches++
 	r.phases = append(r.phases, req.Phase)

@@ -40,9 +40,13 @@ type Request struct {
 // Recorder keeps what the study measures. The CLI's recorder writes the
 // bbolt store; search never touches storage itself.
 type Recorder interface {
-	// SaveTrial is called when a trial is created and when its state changes.
+	// SaveTrial is called when a trial is created.
 	SaveTrial(t *Trial) error
-	// SaveLaunch is called once per launch, before the study goes on.
+	// SaveTrials is called once when the study ends, with the trials whose
+	// state changed.
+	SaveTrials(ts []*Trial) error
+	// SaveLaunch is called once per launch, before the study goes on, with
+	// the trial as the launch left it (state, reason, launches).
 	SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error
 }
 
@@ -153,7 +157,11 @@ type Event struct {
 	// Best is the current leader and its estimated speedup over the baseline.
 	Best        *Trial
 	BestSpeedup float64
-	Elapsed     time.Duration
+	// Candidate is the config the study would confirm if it stopped now.
+	Candidate *Trial
+	// Trials counts the study's trials so far.
+	Trials  int
+	Elapsed time.Duration
 }
 
 // Result is how a study ended.
@@ -317,11 +325,15 @@ func (s *study) stop(res *Result, err error) (*Result, error) {
 
 func (s *study) finish(res *Result) *Result {
 	res.Trials, res.Launches = s.trials, s.seq
+	var done []*Trial
 	for _, t := range s.trials {
 		if t.State == Running {
 			t.State = Complete
-			_ = s.rec.SaveTrial(t)
+			done = append(done, t)
 		}
+	}
+	if len(done) > 0 {
+		_ = s.rec.SaveTrials(done) // the decision stands even if this write fails
 	}
 	return res
 }
@@ -417,10 +429,15 @@ func (s *study) next() (*Trial, string, error) {
 			if t.State.Usable() && len(t.Explore) < s.opts.MaxLaunchesPerTrial && s.refinements() < s.explored() {
 				return t, PhaseRefine, nil
 			}
-			cfg = neighbour(s.opts.Space, cfg, s.tried, s.rng)
-			if cfg == nil {
+			next := neighbour(s.opts.Space, cfg, s.tried, s.rng)
+			if next == nil {
+				// Every neighbour is measured: jump to an untried config.
+				next = s.randomUntried()
+			}
+			if next == nil {
 				continue
 			}
+			cfg = next
 		}
 		t, err := s.addTrial(cfg, RoleExplore)
 		return t, PhaseExplore, err
@@ -478,29 +495,14 @@ func (s *study) guardFails(t *Trial) bool {
 func (s *study) guardPenalty(t, base *Trial) float64 {
 	worst := 0.0
 	for _, g := range s.opts.Guard {
-		tm := guardMedian(t.Explore, g)
-		bm := guardMedian(base.Explore, g)
+		tm := t.guardMedian(g)
+		bm := base.guardMedian(g)
 		if tm <= 0 || bm <= 0 {
 			continue
 		}
 		worst = math.Max(worst, math.Log(tm/bm)-math.Log(1+s.opts.Stats.MinEffect))
 	}
 	return worst
-}
-
-// guardMedian is the median over launches of each launch's median at size
-// g; 0 when no launch measured g.
-func guardMedian(launches []model.Launch, g int64) float64 {
-	var meds []float64
-	for _, l := range launches {
-		if xs := l.Times[g]; len(xs) > 0 {
-			meds = append(meds, model.Median(xs))
-		}
-	}
-	if len(meds) == 0 {
-		return 0
-	}
-	return model.Median(meds)
 }
 
 // tried reports whether a config NCCL would treat the same way (see
@@ -513,7 +515,7 @@ func (s *study) tried(c nccl.Config) bool {
 // leaders returns up to n usable trials with the best score estimates.
 func (s *study) leaders(n int) []*Trial {
 	_, ok := s.arms()
-	sort.SliceStable(ok, func(i, j int) bool { return ok[i].logScore(s.sizes) < ok[j].logScore(s.sizes) })
+	sort.SliceStable(ok, func(i, j int) bool { return ok[i].logScore(s.sizes) < ok[j].logScore(s.sizes) }) // cached
 	if len(ok) > n {
 		ok = ok[:n]
 	}
@@ -606,11 +608,8 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 	if err := s.rec.SaveLaunch(t, req, l, scored && l.Outcome == runner.OK); err != nil {
 		return err
 	}
-	if err := s.rec.SaveTrial(t); err != nil {
-		return err
-	}
 	if s.onEvent != nil {
-		ev := Event{Seq: req.Seq, Budget: s.opts.Budget, Phase: phase, Trial: t, Launch: l, Elapsed: time.Since(s.start)}
+		ev := Event{Seq: req.Seq, Budget: s.opts.Budget, Phase: phase, Trial: t, Launch: l, Elapsed: time.Since(s.start), Trials: len(s.trials)}
 		if scored {
 			ev.LaunchScore = score
 		}
@@ -620,6 +619,7 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 				ev.BestSpeedup = base.Score(s.sizes) / lead[0].Score(s.sizes)
 			}
 		}
+		ev.Candidate = s.candidate(s.baseline())
 		s.onEvent(ev)
 	}
 	return nil
@@ -667,6 +667,18 @@ func (s *study) candidate(base *Trial) *Trial {
 	return w
 }
 
+// randomUntried draws untried, valid configs from the space, nil if a
+// thousand draws find none.
+func (s *study) randomUntried() nccl.Config {
+	for i := 0; i < 1000; i++ {
+		c := s.opts.Space.Random(s.rng).Canonical()
+		if !s.tried(c) && c.Validate() == nil {
+			return c
+		}
+	}
+	return nil
+}
+
 // localLeader is the best config measured at least twice (or the best
 // one, if none was): where local steps start.
 func (s *study) localLeader() *Trial {
@@ -695,6 +707,7 @@ func (s *study) localStep() nccl.Config {
 	if !ok {
 		return nil
 	}
+	obs := s.observations()
 	n := len(s.opts.Space)
 	for k := 0; k < n; k++ {
 		d := (s.localDim + k) % n
@@ -716,7 +729,7 @@ func (s *study) localStep() nccl.Config {
 		// Most promising first: by the mean score of every trial measured
 		// with that value, whatever its other knobs (values not yet seen
 		// rank in the middle).
-		marg := s.marginals(dim)
+		marg := marginals(dim, obs)
 		sort.SliceStable(moves, func(a, b int) bool { return marg[moves[a]] < marg[moves[b]] })
 		for _, j := range moves {
 			next := append([]int(nil), idx...)
@@ -731,13 +744,13 @@ func (s *study) localStep() nccl.Config {
 	return neighbour(s.opts.Space, lead.Config, s.tried, s.rng)
 }
 
-// marginals is, for each choice of dim, the mean log score of the usable
-// trials measured with it (failed ones at the sampler's penalty); choices
+// marginals is, for each choice of dim, the mean log score of the
+// observations made with it (failed ones at the sampler's penalty); choices
 // not yet measured get the mean over all choices.
-func (s *study) marginals(dim Dimension) []float64 {
+func marginals(dim Dimension, obs []observation) []float64 {
 	sum := make([]float64, len(dim.Choices))
 	n := make([]int, len(dim.Choices))
-	for _, o := range s.observations() {
+	for _, o := range obs {
 		v := o.config[dim.Knob]
 		for j, c := range dim.Choices {
 			if c == v {

@@ -61,6 +61,37 @@ type Trial struct {
 	Launches int
 	// ID is the store's identifier, set by the Recorder; search ignores it.
 	ID uint64
+
+	// The log score is cached for the number of exploration launches it
+	// was computed from: a study ranks its trials after every launch.
+	cachedN     int
+	cachedScore float64
+	guardN      int
+	guardMed    map[int64]float64
+}
+
+// guardMedian is the median over the trial's exploration launches of each
+// launch's median at size g; 0 when no launch measured g. Cached like the
+// score.
+func (t *Trial) guardMedian(g int64) float64 {
+	if t.guardN != len(t.Explore) || t.guardMed == nil {
+		t.guardN, t.guardMed = len(t.Explore), map[int64]float64{}
+	}
+	if m, ok := t.guardMed[g]; ok {
+		return m
+	}
+	var meds []float64
+	for _, l := range t.Explore {
+		if xs := l.Times[g]; len(xs) > 0 {
+			meds = append(meds, model.Median(xs))
+		}
+	}
+	m := 0.0
+	if len(meds) > 0 {
+		m = model.Median(meds)
+	}
+	t.guardMed[g] = m
+	return m
 }
 
 // Score is the trial's current band score estimate in µs: the geometric
@@ -70,6 +101,14 @@ func (t *Trial) Score(sizes []int64) float64 {
 }
 
 func (t *Trial) logScore(sizes []int64) float64 {
+	if t.cachedN == len(t.Explore) && t.cachedN > 0 {
+		return t.cachedScore
+	}
+	t.cachedN, t.cachedScore = len(t.Explore), t.computeLogScore(sizes)
+	return t.cachedScore
+}
+
+func (t *Trial) computeLogScore(sizes []int64) float64 {
 	sum, n := 0.0, 0
 	for _, l := range t.Explore {
 		s, err := model.LaunchScore(l, sizes)

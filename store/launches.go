@@ -20,7 +20,8 @@ const (
 
 // AddLaunch stores a launch and its raw output (nil for none) in one
 // transaction, together with its trial's launch count and latest score
-// (when l.Scored and l.ScoreUS > 0) and the study's counts. It assigns
+// (when l.Scored and l.ScoreUS > 0), l.TrialUpdate if set, and the
+// study's counts. It assigns
 // l.ID and l.Seq (the launch's order within the study, from 0). When it
 // returns nil, the launch is on disk.
 func (s *Store) AddLaunch(l *Launch, raw *Raw) error {
@@ -37,7 +38,17 @@ func (s *Store) AddLaunch(l *Launch, raw *Raw) error {
 		}
 	}
 	c := *l
+	var newTrial *Trial
+	if l.NewTrial != nil {
+		newTrial = newTrialRecord(l.NewTrial)
+	}
 	err := s.update(func(tx *bolt.Tx) error {
+		if newTrial != nil {
+			if err := addTrialTx(tx, newTrial); err != nil {
+				return err
+			}
+			c.TrialID = newTrial.ID
+		}
 		trial, err := getTrial(tx, c.TrialID)
 		if err != nil {
 			return err
@@ -72,12 +83,25 @@ func (s *Store) AddLaunch(l *Launch, raw *Raw) error {
 		if c.Scored && c.ScoreUS > 0 {
 			trial.ScoreUS = c.ScoreUS
 		}
+		if u := c.TrialUpdate; u != nil {
+			if u.State != "" {
+				trial.State, trial.Reason = u.State, u.Reason
+			}
+			if u.ScoreUS > 0 {
+				trial.ScoreUS = u.ScoreUS
+			}
+		}
 		trial.Updated = t
 		return putJSON(tx.Bucket(bucketTrials), pair(trial.StudyID, trial.ID), trial)
 	})
 	if err != nil {
 		return fmt.Errorf("add launch to trial %d: %w", c.TrialID, err)
 	}
+	if l.NewTrial != nil {
+		*l.NewTrial = *newTrial
+		l.NewTrial.Launches = 1
+	}
+	c.NewTrial = l.NewTrial
 	*l = c
 	return nil
 }

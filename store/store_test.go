@@ -455,3 +455,37 @@ func TestNaNIsRefusedWhole(t *testing.T) {
 		t.Fatal("the refused launch was counted")
 	}
 }
+
+// TestAddLaunchWithNewTrial: a launch can create its trial in the same
+// transaction, and the trial's key stays unique.
+func TestAddLaunchWithNewTrial(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st := &Study{Kind: KindSearch, Band: "1M"}
+	if err := s.CreateStudy(st); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trial{StudyID: st.ID, Config: map[string]string{"NCCL_PROTO": "Simple"}}
+	l := &Launch{StudyID: st.ID, NewTrial: tr, Scored: true, ScoreUS: 12, TrialUpdate: &TrialUpdate{ScoreUS: 10}}
+	if err := s.AddLaunch(l, nil); err != nil {
+		t.Fatal(err)
+	}
+	if tr.ID == 0 || l.TrialID != tr.ID || tr.Launches != 1 {
+		t.Fatalf("trial %+v, launch trial %d", tr, l.TrialID)
+	}
+	got, err := s.Trial(tr.ID)
+	if err != nil || got.Launches != 1 || got.ScoreUS != 10 {
+		t.Fatalf("stored trial %+v, %v", got, err)
+	}
+	dup := &Launch{StudyID: st.ID, NewTrial: &Trial{StudyID: st.ID, Config: map[string]string{"NCCL_PROTO": "Simple"}}}
+	if err := s.AddLaunch(dup, nil); !errors.Is(err, ErrDuplicateTrial) {
+		t.Fatalf("second trial with the same config: %v", err)
+	}
+	ls, _ := s.Launches(st.ID)
+	if len(ls) != 1 {
+		t.Fatalf("%d launches stored, want 1 (the refused one must leave nothing)", len(ls))
+	}
+}

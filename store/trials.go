@@ -15,49 +15,58 @@ import (
 // *DuplicateTrialError (errors.Is ErrDuplicateTrial) naming the existing
 // trial: TPE repeats itself, and a repeat is another launch of that trial.
 func (s *Store) AddTrial(t *Trial) error {
+	c := newTrialRecord(t)
+	err := s.update(func(tx *bolt.Tx) error { return addTrialTx(tx, c) })
+	if err != nil {
+		return fmt.Errorf("add trial to study %d: %w", c.StudyID, err)
+	}
+	*t = *c
+	return nil
+}
+
+// newTrialRecord copies t as AddTrial stores it.
+func newTrialRecord(t *Trial) *Trial {
 	c := *t
 	c.Config = t.Config.Clone()
 	c.Key = c.Config.Key()
 	if c.State == "" {
 		c.State = TrialRunning
 	}
-	err := s.update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketStudies).Get(itob(c.StudyID)) == nil {
-			return fmt.Errorf("%w: no study with ID %d", ErrNotFound, c.StudyID)
-		}
-		keys := tx.Bucket(bucketTrialKeys)
-		keyKey := trialKeyKey(c.StudyID, c.Key)
-		if v := keys.Get(keyKey); v != nil {
-			return &DuplicateTrialError{StudyID: c.StudyID, Key: c.Key, Existing: btoi(v)}
-		}
-		index := tx.Bucket(bucketTrialStudy)
-		id, err := index.NextSequence()
-		if err != nil {
-			return err
-		}
-		t := now()
-		sum, err := bumpSummary(tx, c.StudyID, 1, 0, t)
-		if err != nil {
-			return err
-		}
-		c.ID, c.Number, c.Launches = id, sum.Trials-1, 0
-		if c.Created.IsZero() {
-			c.Created = t
-		}
-		c.Updated = t
-		if err := index.Put(itob(id), itob(c.StudyID)); err != nil {
-			return err
-		}
-		if err := keys.Put(keyKey, itob(id)); err != nil {
-			return err
-		}
-		return putJSON(tx.Bucket(bucketTrials), pair(c.StudyID, id), &c)
-	})
-	if err != nil {
-		return fmt.Errorf("add trial to study %d: %w", c.StudyID, err)
+	return &c
+}
+
+// addTrialTx inserts trial c inside tx, filling in its ID, Number and times.
+func addTrialTx(tx *bolt.Tx, c *Trial) error {
+	if tx.Bucket(bucketStudies).Get(itob(c.StudyID)) == nil {
+		return fmt.Errorf("%w: no study with ID %d", ErrNotFound, c.StudyID)
 	}
-	*t = c
-	return nil
+	keys := tx.Bucket(bucketTrialKeys)
+	keyKey := trialKeyKey(c.StudyID, c.Key)
+	if v := keys.Get(keyKey); v != nil {
+		return &DuplicateTrialError{StudyID: c.StudyID, Key: c.Key, Existing: btoi(v)}
+	}
+	index := tx.Bucket(bucketTrialStudy)
+	id, err := index.NextSequence()
+	if err != nil {
+		return err
+	}
+	t := now()
+	sum, err := bumpSummary(tx, c.StudyID, 1, 0, t)
+	if err != nil {
+		return err
+	}
+	c.ID, c.Number, c.Launches = id, sum.Trials-1, 0
+	if c.Created.IsZero() {
+		c.Created = t
+	}
+	c.Updated = t
+	if err := index.Put(itob(id), itob(c.StudyID)); err != nil {
+		return err
+	}
+	if err := keys.Put(keyKey, itob(id)); err != nil {
+		return err
+	}
+	return putJSON(tx.Bucket(bucketTrials), pair(c.StudyID, id), c)
 }
 
 // trialKeyKey is studyID|"k="+key: bbolt keys cannot be empty, and the
@@ -70,27 +79,42 @@ func trialKeyKey(studyID uint64, key string) []byte {
 // Number, Config and Created cannot change, and Launches stays the
 // store's count; t is refreshed with the stored values.
 func (s *Store) UpdateTrial(t *Trial) error {
-	c := *t
+	return s.UpdateTrials([]*Trial{t})
+}
+
+// UpdateTrials is UpdateTrial for several trials in one transaction (a
+// study settles all its trials when it ends: one commit, not hundreds).
+func (s *Store) UpdateTrials(ts []*Trial) error {
+	out := make([]Trial, len(ts))
 	err := s.update(func(tx *bolt.Tx) error {
-		old, err := getTrial(tx, c.ID)
-		if err != nil {
-			return err
+		for i, t := range ts {
+			c := *t
+			old, err := getTrial(tx, c.ID)
+			if err != nil {
+				return fmt.Errorf("update trial %d: %w", c.ID, err)
+			}
+			if key := c.Config.Key(); key != old.Key {
+				return fmt.Errorf("update trial %d: its config cannot change (from %q to %q); add a new trial instead", c.ID, old.Key, key)
+			}
+			c.StudyID, c.Number, c.Config, c.Key = old.StudyID, old.Number, old.Config, old.Key
+			c.Created, c.Launches = old.Created, old.Launches
+			c.Updated = now()
+			if _, err := bumpSummary(tx, c.StudyID, 0, 0, c.Updated); err != nil {
+				return err
+			}
+			if err := putJSON(tx.Bucket(bucketTrials), pair(c.StudyID, c.ID), &c); err != nil {
+				return fmt.Errorf("update trial %d: %w", c.ID, err)
+			}
+			out[i] = c
 		}
-		if key := c.Config.Key(); key != old.Key {
-			return fmt.Errorf("its config cannot change (from %q to %q); add a new trial instead", old.Key, key)
-		}
-		c.StudyID, c.Number, c.Config, c.Key = old.StudyID, old.Number, old.Config, old.Key
-		c.Created, c.Launches = old.Created, old.Launches
-		c.Updated = now()
-		if _, err := bumpSummary(tx, c.StudyID, 0, 0, c.Updated); err != nil {
-			return err
-		}
-		return putJSON(tx.Bucket(bucketTrials), pair(c.StudyID, c.ID), &c)
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("update trial %d: %w", c.ID, err)
+		return err
 	}
-	*t = c
+	for i, t := range ts {
+		*t = out[i]
+	}
 	return nil
 }
 

@@ -228,6 +228,23 @@ type Launch struct {
 	Source string        `json:"source,omitempty"`
 	Sizes  []Size        `json:"sizes"`
 	Facts  *runner.Facts `json:"facts,omitempty"`
+
+	// TrialUpdate, when set, is applied to the launch's trial in the same
+	// transaction as the launch (not stored with the launch): one commit
+	// per launch keeps a study's own overhead small.
+	TrialUpdate *TrialUpdate `json:"-"`
+	// NewTrial, when set, is created with the launch, in one transaction
+	// (AddTrial's rules apply), and TrialID is set to it.
+	NewTrial *Trial `json:"-"`
+}
+
+// TrialUpdate is what a launch changes about its trial.
+type TrialUpdate struct {
+	State  string
+	Reason string
+	// ScoreUS, when positive, replaces the trial's score (e.g. the mean over
+	// its launches rather than the latest launch's).
+	ScoreUS float64
 }
 
 // Size is one message size of a launch (out-of-place).

@@ -45,37 +45,43 @@ func launchSeed(seed int64, seq int) int64 {
 }
 
 // storeRecorder writes a study's trials and launches to the store, and
-// learns the fabric's fingerprint from the first launch that shows it.
+// learns the fabric's fingerprint from the first launch that shows it. A
+// new trial is written with its first launch, in one transaction: each
+// commit costs an fsync, and a study makes hundreds of launches.
 type storeRecorder struct {
-	st    *store.Store
-	study *store.Study
-	sizes []int64
+	st      *store.Store
+	study   *store.Study
+	sizes   []int64
+	pending map[*search.Trial]*store.Trial
 }
 
 func (r *storeRecorder) SaveTrial(t *search.Trial) error {
-	score := 0.0
-	if len(t.Explore) > 0 {
-		score = t.Score(r.sizes)
+	if t.ID != 0 {
+		return r.SaveTrials([]*search.Trial{t})
 	}
-	if t.ID == 0 {
-		rec := &store.Trial{StudyID: r.study.ID, Number: t.Number, Config: t.Config, Key: t.Config.Key(),
-			State: string(t.State), Reason: t.Reason, Role: t.Role, ScoreUS: score}
-		if err := r.st.AddTrial(rec); err != nil {
-			return fmt.Errorf("saving trial %d: %w", t.Number, err)
+	if r.pending == nil {
+		r.pending = map[*search.Trial]*store.Trial{}
+	}
+	r.pending[t] = &store.Trial{StudyID: r.study.ID, Number: t.Number, Config: t.Config, Key: t.Config.Key(),
+		State: string(t.State), Reason: t.Reason, Role: t.Role}
+	return nil
+}
+
+// SaveTrials writes the trials' states and scores in one transaction.
+func (r *storeRecorder) SaveTrials(ts []*search.Trial) error {
+	var recs []*store.Trial
+	for _, t := range ts {
+		if t.ID == 0 {
+			continue // never launched: nothing of it is stored
 		}
-		t.ID = rec.ID
-		return nil
+		rec := &store.Trial{ID: t.ID, Config: t.Config, State: string(t.State), Reason: t.Reason, Role: t.Role}
+		if len(t.Explore) > 0 {
+			rec.ScoreUS = t.Score(r.sizes)
+		}
+		recs = append(recs, rec)
 	}
-	rec, err := r.st.Trial(t.ID)
-	if err != nil {
-		return fmt.Errorf("reading trial %d: %w", t.Number, err)
-	}
-	rec.State, rec.Reason = string(t.State), t.Reason
-	if score > 0 {
-		rec.ScoreUS = score
-	}
-	if err := r.st.UpdateTrial(rec); err != nil {
-		return fmt.Errorf("saving trial %d: %w", t.Number, err)
+	if err := r.st.UpdateTrials(recs); err != nil {
+		return fmt.Errorf("saving the trials of study %s: %w", r.study.Name, err)
 	}
 	return nil
 }
@@ -90,8 +96,19 @@ func (r *storeRecorder) SaveLaunch(t *search.Trial, req search.Request, l *runne
 			}
 		}
 	}
+	if nt := r.pending[t]; nt != nil {
+		rec.NewTrial = nt
+	}
+	rec.TrialUpdate = &store.TrialUpdate{State: string(t.State), Reason: t.Reason}
+	if len(t.Explore) > 0 {
+		rec.TrialUpdate.ScoreUS = t.Score(r.sizes)
+	}
 	if err := r.st.AddLaunch(rec, &store.Raw{Stdout: l.Stdout, Stderr: l.Stderr, JSON: l.JSON}); err != nil {
 		return fmt.Errorf("saving launch %d: %w", req.Seq, err)
+	}
+	if rec.NewTrial != nil {
+		t.ID = rec.NewTrial.ID
+		delete(r.pending, t)
 	}
 	if r.study.Fabric.NCCLVersion == "" && l.Result != nil {
 		r.study.Fabric = fabricOf(l.Result)
