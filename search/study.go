@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -126,6 +127,9 @@ func (o Options) Validate() error {
 	}
 	if o.Time < 0 {
 		return fmt.Errorf("--time %s cannot be negative", o.Time)
+	}
+	if !slices.Contains(Samplers, o.Sampler) && o.Sampler != "" {
+		return fmt.Errorf("unknown sampler %q; use tpe, random or grid", o.Sampler)
 	}
 	for _, g := range o.Guard {
 		if g <= 0 {

@@ -59,12 +59,15 @@ Start with:  nccltune search --sim spark4 --band 512K-4M`,
 func commands() []*cli.Command {
 	return []*cli.Command{
 		searchCommand(),
+		verifyCommand(),
 		sweepCommand(),
 		historyCommand(),
 		showCommand(),
 		plotCommand(),
 		importCommand(),
 		parseCommand(),
+		doctorCommand(),
+		gateCommand(),
 	}
 }
 

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nccltune/nccltune/store"
+)
+
+// searchJSONDoc is the `search --json` contract of DESIGN.md.
+type searchJSONDoc struct {
+	Study     string `json:"study"`
+	Simulated bool   `json:"simulated"`
+	Launches  int    `json:"launches"`
+	Trials    int    `json:"trials"`
+	Baseline  struct {
+		ScoreUS *float64 `json:"score_us"`
+	} `json:"baseline"`
+	Recommendation struct {
+		Env         map[string]string `json:"env"`
+		Speedup     float64           `json:"speedup"`
+		SpeedupCI   []float64         `json:"speedup_ci"`
+		Significant bool              `json:"significant"`
+	} `json:"recommendation"`
+}
+
+// TestSearchSpark4 runs the main job end to end on the simulated fabric:
+// real child processes, parsing, the store; the recommendation avoids
+// LL128 and caps the channels, and the output says SIMULATED.
+func TestSearchSpark4(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	stdout, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var doc searchJSONDoc
+	decodeOneJSON(t, stdout, &doc)
+	if !doc.Simulated || doc.Launches != 60 || doc.Trials < 10 || doc.Baseline.ScoreUS == nil {
+		t.Fatalf("document %+v", doc)
+	}
+	rec := doc.Recommendation
+	if !rec.Significant || rec.Speedup < 3 || len(rec.SpeedupCI) != 2 || rec.SpeedupCI[0] > rec.Speedup || rec.SpeedupCI[1] < rec.Speedup {
+		t.Fatalf("recommendation %+v", rec)
+	}
+	if p := rec.Env["NCCL_PROTO"]; p != "Simple" && p != "^LL128" {
+		t.Errorf("recommended protocol %q, want LL128 excluded", p)
+	}
+	if rec.Env["NCCL_MAX_NCHANNELS"] == "" && rec.Env["NCCL_MAX_CTAS"] == "" {
+		t.Errorf("recommendation %v leaves the channel count to NCCL", rec.Env)
+	}
+	if !strings.Contains(stderr, "SIMULATED") {
+		t.Errorf("progress output does not say the fabric is simulated:\n%s", stderr)
+	}
+	// The store holds the study, every launch, and the explain launches.
+	st, err := store.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	study, err := st.Study(doc.Study)
+	if err != nil || study.Status != store.StatusDone || !study.Simulated || study.Recommendation == nil {
+		t.Fatalf("stored study %+v, %v", study, err)
+	}
+	launches, err := st.Launches(study.ID)
+	if err != nil || len(launches) != 60 {
+		t.Fatalf("%d launches stored, %v", len(launches), err)
+	}
+	explain := 0
+	for _, l := range launches {
+		if !l.Simulated {
+			t.Fatalf("launch %d is not marked simulated", l.Seq)
+		}
+		if l.Phase == "explain" {
+			explain++
+			if l.Facts == nil || len(l.Facts.Choices) == 0 {
+				t.Errorf("explain launch %d recorded no NCCL choices", l.Seq)
+			}
+		}
+	}
+	if explain != 2 {
+		t.Errorf("%d explain launches, want 2", explain)
+	}
+}
+
+// TestSearchFlat: where no knob matters the answer is to keep the defaults.
+func TestSearchFlat(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	stdout, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "512K-4M", "--budget", "30")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "keep NCCL defaults: no significant gain") {
+		t.Errorf("output does not keep the defaults:\n%s", stdout)
+	}
+}
+
+// TestSearchInterruptAndResume: Ctrl-C (a cancelled context) stops the
+// study with exit 130 and a resume hint; --resume finishes it without
+// repeating a config as a new trial.
+func TestSearchInterruptAndResume(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel()
+	var out, errOut strings.Builder
+	err := run(ctx, []string{"nccltune", "--db", db, "search", "--sim", "spark4", "--band", "512K-4M"}, &out, &errOut)
+	if exitCode(err) != exitInterrupted {
+		t.Fatalf("exit %d (%v), want 130; stderr:\n%s", exitCode(err), err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "--resume s1-512K-4M") {
+		t.Fatalf("no resume hint:\n%s", errOut.String())
+	}
+	st, err := store.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, _ := st.Study("s1-512K-4M")
+	before := s1.Launches
+	st.Close()
+	if s1.Status != store.StatusInterrupted || before == 0 {
+		t.Fatalf("interrupted study: status %s, %d launches", s1.Status, before)
+	}
+
+	_, stderr, code := runCLI(t, db, "search", "--resume", "s1-512K-4M", "--sim", "spark4")
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	st, err = store.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s1, _ = st.Study("s1-512K-4M")
+	if s1.Status != store.StatusDone || s1.Launches < before || s1.Launches > 60 || s1.Recommendation == nil {
+		t.Fatalf("resumed study: status %s, %d launches (had %d), recommendation %v", s1.Status, s1.Launches, before, s1.Recommendation)
+	}
+	trials, _ := st.Trials(s1.ID)
+	seen := map[string]bool{}
+	for _, tr := range trials {
+		if seen[tr.Key] {
+			t.Errorf("config %q is two trials", tr.Key)
+		}
+		seen[tr.Key] = true
+	}
+}
+
+func TestSearchUsageErrors(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"search", "--sim", "spark4"}, "needs --band"},
+		{[]string{"search", "--sim", "spark4", "--band", "4M-512K"}, "did you mean 512K-4M"},
+		{[]string{"search", "--sim", "spark4", "--band", "abc"}, "not a number"},
+		{[]string{"search", "--sim", "spark4", "--band", "512K-4M", "--budget", "5"}, "too small"},
+		{[]string{"search", "--sim", "spark4", "--band", "512K-4M", "--space", "NCCL_PORTO"}, "did you mean NCCL_PROTO"},
+		{[]string{"search", "--sim", "spark4", "--band", "512K-4M", "--space", "NCCL_PROTO=Bogus"}, "not one of LL, LL128, Simple"},
+		{[]string{"search", "--sim", "spark4", "--band", "512K-4M", "--base-env", "NCCL_PROTO=LL"}, "either fixed or searched"},
+		{[]string{"search", "--sim", "spark4", "--band", "512K-4M", "--sampler", "annealing"}, "unknown sampler"},
+		{[]string{"search", "--band", "512K-4M", "--launcher", "ssh"}, "unknown launcher"},
+		{[]string{"search", "--sim", "spark4", "--band", "512K-4M", "--noise", "-1"}, "cannot be negative"},
+		{[]string{"search", "--band", "512K-4M", "--noise", "0"}, "only applies to the simulated fabric"},
+		{[]string{"search", "512K-4M"}, "did you mean --band 512K-4M"},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runCLI(t, db, tt.args...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
+
+// TestSearchMissingBenchmark: a real run without nccl-tests fails with
+// exit 3 and says what to do.
+func TestSearchMissingBenchmark(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	_, stderr, code := runCLI(t, db, "search", "--band", "512K-4M", "--bench", "/nonexistent/all_reduce_perf")
+	if code != exitFabric || !strings.Contains(stderr, "--bench") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestSweepShowsTheHole: the simulated spark4 defaults take about a
+// millisecond at 1 MiB and the seed fix closes the hole.
+func TestSweepShowsTheHole(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	type doc struct {
+		Simulated bool `json:"simulated"`
+		Rows      []struct {
+			Bytes  int64   `json:"bytes"`
+			TimeUS float64 `json:"time_us"`
+			BusBW  float64 `json:"busbw"`
+		} `json:"rows"`
+	}
+	at1M := func(args ...string) float64 {
+		stdout, stderr, code := runCLI(t, db, append([]string{"sweep", "--sim", "spark4", "--noise", "0", "--json", "--min", "512K", "--max", "256M"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		var d doc
+		decodeOneJSON(t, stdout, &d)
+		if !d.Simulated || len(d.Rows) != 10 {
+			t.Fatalf("document %+v", d)
+		}
+		for _, r := range d.Rows {
+			if r.Bytes == 1<<20 {
+				return r.TimeUS
+			}
+		}
+		t.Fatal("no 1M row")
+		return 0
+	}
+	def, fix := at1M(), at1M("--env", "NCCL_PROTO=^LL128", "--env", "NCCL_MAX_NCHANNELS=8")
+	if def < 1000 || def > 1300 || fix < 120 || fix > 160 {
+		t.Errorf("1 MiB: defaults %.0f µs (want ≈1150), fixed %.0f µs (want ≈140)", def, fix)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, db, "verify", "s1-512K-4M", "--sim", "spark4", "--json")
+	if code != 0 {
+		t.Fatalf("verify: exit %d\n%s", code, stderr)
+	}
+	var res verifyResult
+	decodeOneJSON(t, stdout, &res)
+	if res.Launches != 10 || !res.Recommend || res.Claimed == nil || !res.Consistent || !res.Simulated {
+		t.Fatalf("verify result %+v", res)
+	}
+	if _, stderr, code := runCLI(t, db, "verify", "s1-512K-4M"); code != exitUsage || !strings.Contains(stderr, "simulated fabric") {
+		t.Errorf("verifying a simulated study on hardware: exit %d, %s", code, stderr)
+	}
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+	"github.com/urfave/cli/v2"
+)
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "re-measure a study's recommendation against NCCL's defaults, fresh and interleaved",
+		ArgsUsage: "STUDY",
+		Description: `verify checks a recommendation independently of the search that made it:
+new launches of NCCL's defaults and of the recommended env, alternating
+(B C B C …, --launches each, after one uncounted warm-up), compared with
+the same statistics as the search. It says whether the fresh speedup and
+its interval agree with what the search claimed. Use it after a search,
+after a driver or NCCL upgrade, or before changing a serving recipe.
+
+Examples:
+  nccltune verify s3-512K-4M --sim spark4
+  nccltune verify s3-512K-4M --launches 10 --launcher mpirun --np 2 --hosts a,b`,
+		Flags: append([]cli.Flag{
+			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per arm"},
+			&cli.StringSliceFlag{Name: "env", Usage: "verify this `K=V` config instead of the study's recommendation (repeatable)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+		}, launchFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("verify takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
+			}
+			lo, err := readLaunchFlags(c)
+			if err != nil {
+				return err
+			}
+			cfg, err := nccl.ParseConfig(c.StringSlice("env"))
+			if err != nil {
+				return usageError(fmt.Errorf("--env: %w", err))
+			}
+			min := model.MinLaunchesForDecision(model.DefaultOptions())
+			if c.Int("launches") < min {
+				return usageErrorf("--launches %d: at least %d per arm are needed for any verdict", c.Int("launches"), min)
+			}
+			path, err := dbPath(c)
+			if err != nil {
+				return err
+			}
+			return runVerify(c.Context, verifyOptions{launch: lo, study: c.Args().First(), config: cfg,
+				launches: c.Int("launches"), json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter})
+		},
+	}
+}
+
+type verifyOptions struct {
+	launch   launchOptions
+	study    string
+	config   nccl.Config
+	launches int
+	json     bool
+	db       string
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+// verifyResult is the verdict of a verify run.
+type verifyResult struct {
+	Study      string            `json:"study"`
+	Verifies   string            `json:"verifies"`
+	Simulated  bool              `json:"simulated"`
+	Env        map[string]string `json:"env"`
+	Launches   int               `json:"launches_per_arm"`
+	Speedup    float64           `json:"speedup"`
+	SpeedupCI  [2]float64        `json:"speedup_ci"`
+	PValue     float64           `json:"p_value"`
+	Recommend  bool              `json:"significant"`
+	Reason     string            `json:"reason"`
+	Claimed    *claimed          `json:"claimed"`
+	Consistent bool              `json:"consistent"`
+}
+
+type claimed struct {
+	Speedup   float64    `json:"speedup"`
+	SpeedupCI [2]float64 `json:"speedup_ci"`
+}
+
+func runVerify(ctx context.Context, o verifyOptions) error {
+	st, err := store.Open(o.db, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	orig, err := st.Study(o.study)
+	if err != nil {
+		return usageError(err)
+	}
+	if orig.Simulated != o.launch.simulated {
+		return usageErrorf("study %s ran on %s; verify it the same way", orig.Name,
+			map[bool]string{true: "the simulated fabric (--sim " + orig.Launch.SimProfile + ")", false: "real hardware (without --sim)"}[orig.Simulated])
+	}
+	cfg := o.config
+	var claim *claimed
+	if len(cfg) == 0 {
+		rec := orig.Recommendation
+		if rec == nil || len(rec.Env) == 0 {
+			return usageErrorf("study %s recommends keeping NCCL's defaults: there is nothing to verify; name a config with --env K=V", orig.Name)
+		}
+		cfg = nccl.Config(rec.Env).Clone()
+		claim = &claimed{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI}
+	}
+	band := nccl.Band{Min: orig.BandMin, Max: orig.BandMax}
+	sizes := band.Sizes()
+	lo, hi := band.Min, band.Max
+	for _, g := range orig.GuardSizes {
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	study := &store.Study{Kind: "verify", Band: orig.Band, BandMin: orig.BandMin, BandMax: orig.BandMax,
+		Sizes: sizes, GuardSizes: orig.GuardSizes, Collective: orig.Collective, BaseEnv: o.launch.spec.BaseEnv,
+		Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
+		Budget: store.Budget{Launches: 2*o.launches + 1}, Status: store.StatusRunning,
+		Reason: "verifies " + orig.Name}
+	if err := st.CreateStudy(study); err != nil {
+		return err
+	}
+	rec := &storeRecorder{st: st, study: study, sizes: sizes}
+	base := &search.Trial{Number: 0, Config: nccl.Config{}, Role: search.RoleBaseline, State: search.Running}
+	cand := &search.Trial{Number: 1, Config: cfg, Role: "candidate", State: search.Running}
+	for _, t := range []*search.Trial{base, cand} {
+		if err := rec.SaveTrial(t); err != nil {
+			return err
+		}
+	}
+	launcher := &specLauncher{base: o.launch.spec, seed: o.launch.seed + 7919} // fresh noise, not the search's
+	fmt.Fprintf(o.stderr, "verify %s (%s): %s against NCCL defaults, %d launches each, interleaved%s\n",
+		study.Name, orig.Name, cfg, o.launches, labelSuffix(study))
+
+	seq := 0
+	run := func(t *search.Trial, phase string, scored bool) error {
+		req := search.Request{Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number}
+		l, err := launcher.Launch(ctx, req)
+		seq++
+		if err != nil {
+			if l != nil {
+				_ = rec.SaveLaunch(t, req, l, false)
+			}
+			return err
+		}
+		ok := l.Outcome == runner.OK
+		if ok && scored {
+			t.Confirm = append(t.Confirm, search.ModelLaunch(l.Result))
+		}
+		if !ok {
+			t.State, t.Reason = search.Failed, l.Reason
+		}
+		if err := rec.SaveLaunch(t, req, l, ok && scored); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.stderr, "launch %d/%d %-7s %-40s %s (%s)\n", seq, 2*o.launches+1, phase, t.Config, outcomeText(l), l.Duration.Round(time.Millisecond))
+		if !ok {
+			return fabricError(fmt.Errorf("%s launch of %s %s: %s", phase, t.Config, l.Outcome, l.Reason))
+		}
+		return nil
+	}
+	finish := func(status, reason string) {
+		study.Status, study.Reason = status, reason
+		_ = st.UpdateStudy(study)
+	}
+	if err := run(base, search.PhaseWarmup, false); err != nil {
+		finish(store.StatusFailed, err.Error())
+		return verifyError(ctx, err)
+	}
+	for i := 0; i < o.launches; i++ {
+		for _, t := range []*search.Trial{base, cand} {
+			if err := run(t, search.PhaseConfirm, true); err != nil {
+				finish(store.StatusFailed, err.Error())
+				return verifyError(ctx, err)
+			}
+		}
+	}
+	opt := model.DefaultOptions()
+	cmp := model.Compare(base.Confirm, cand.Confirm, sizes, opt)
+	res := verifyResult{Study: study.Name, Verifies: orig.Name, Simulated: study.Simulated, Env: cfg.Clone(),
+		Launches: o.launches, Speedup: cmp.Speedup, SpeedupCI: [2]float64{finiteOr(cmp.Lo, cmp.Speedup), finiteOr(cmp.Hi, cmp.Speedup)},
+		PValue: finiteOr(cmp.P, 1), Recommend: cmp.Recommend, Reason: cmp.Reason, Claimed: claim}
+	if claim != nil {
+		// The two measurements agree when each one's estimate lies inside
+		// the other's interval, or their intervals overlap.
+		res.Consistent = claim.SpeedupCI[0] <= res.SpeedupCI[1] && res.SpeedupCI[0] <= claim.SpeedupCI[1]
+	}
+	study.Recommendation = &store.Recommendation{Env: cfg.Clone(), Speedup: res.Speedup, SpeedupCI: res.SpeedupCI,
+		Significant: cmp.Recommend, PValue: res.PValue, Reason: cmp.Reason, MinEffect: opt.MinEffect,
+		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
+		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
+		PerSize: sizeComparisons(base.Confirm, cand.Confirm, sizes, opt),
+		Guards:  sizeComparisons(base.Confirm, cand.Confirm, orig.GuardSizes, opt)}
+	base.State, cand.State = search.Complete, search.Complete
+	_ = rec.SaveTrials([]*search.Trial{base, cand})
+	finish(store.StatusDone, "verifies "+orig.Name)
+	if o.json {
+		return writeJSON(o.stdout, res)
+	}
+	printVerify(o.stdout, study, res)
+	return nil
+}
+
+func verifyError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound) {
+		return fabricError(err)
+	}
+	return err
+}
+
+func printVerify(w io.Writer, study *store.Study, r verifyResult) {
+	fmt.Fprintf(w, "\nverify %s of %s: %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), r.Launches, r.Launches)
+	if r.Simulated {
+		fmt.Fprintf(w, "  [%s]", simLabel(true, study.Launch.SimProfile))
+	}
+	fmt.Fprintln(w)
+	printSizeTable(w, study.Recommendation)
+	fmt.Fprintf(w, "\nfresh speedup %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
+	if r.Claimed != nil {
+		verdict := "consistent with"
+		if !r.Consistent {
+			verdict = "NOT consistent with"
+		}
+		fmt.Fprintf(w, "%s the search's claim of %.2f× [%.2f, %.2f]\n", verdict, r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
+	}
+	if math.IsNaN(r.Speedup) {
+		return
+	}
+	fmt.Fprintf(w, "%s\n", r.Reason)
+}
