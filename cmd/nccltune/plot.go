@@ -116,7 +116,7 @@ func runPlot(ctx context.Context, o plotOptions) error {
 		return err
 	}
 	fig := report.NewFigure(curves, studies...)
-	if err := writeFileAtomic(o.out, func(w io.Writer) error { return fig.Write(w, o.format) }); err != nil {
+	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.Write(w, o.format) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, plural(len(curves), "curve"), joinStudyNames(studies), simulatedSuffix(studies))
@@ -240,9 +240,9 @@ func jsonCurves(cs []report.Curve) []map[string]any {
 	return out
 }
 
-// writeFileAtomic writes a file through a temporary one in the same
+// writeFileWith writes a file through a temporary one in the same
 // directory, so a failed write never leaves half a picture behind.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
+func writeFileWith(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {

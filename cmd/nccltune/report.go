@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nccltune/nccltune/report"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "write one self-contained HTML page about a study, to attach to a ticket",
+		ArgsUsage: "STUDY",
+		Description: `report writes one HTML file that needs nothing else to be read (CSS inline,
+the plot inline as SVG, no scripts, nothing loaded from the network): the
+verdict, the plot of bus bandwidth against message size, the per-size
+tables against NCCL's defaults, what NCCL chose per size, the
+recommendation in every export format, the fabric, the settings and every
+trial. A study on the simulated fabric carries a SIMULATED banner.
+
+STUDY is a name from nccltune history (s7-512K-4M), its number (7) or s7.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the report to `FILE` (.html)"},
+			&cli.BoolFlag{Name: "json", Usage: "print what was written as one JSON document on stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("report takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
+			}
+			out := c.String("out")
+			if out == "" {
+				return usageErrorf("report needs --out FILE.html")
+			}
+			if ext := strings.ToLower(filepath.Ext(out)); ext != ".html" && ext != ".htm" {
+				return usageErrorf("report writes HTML: name the file .html (got %q)", out)
+			}
+			db, err := reviewDBPath(c)
+			if err != nil {
+				return err
+			}
+			return runReport(c.Context, reportOptions{db: db, study: c.Args().First(), out: out, json: c.Bool("json"),
+				stdout: c.App.Writer, stderr: c.App.ErrWriter})
+		},
+	}
+}
+
+type reportOptions struct {
+	db     string
+	study  string
+	out    string
+	json   bool
+	now    time.Time // zero: the time of the run
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func runReport(ctx context.Context, o reportOptions) error {
+	data, err := readStudy(o.db, o.study)
+	if err != nil {
+		return err
+	}
+	opt := report.HTMLOptions{Now: o.now, Location: time.Local}
+	if err := writeFileWith(o.out, func(w io.Writer) error { return report.WriteHTML(w, data, opt) }); err != nil {
+		return err
+	}
+	sim := ""
+	if data.Study.Simulated {
+		sim = " (SIMULATED fabric)"
+	}
+	fmt.Fprintf(o.stderr, "wrote %s: the report of %s%s\n", o.out, data.Name(), sim)
+	if o.json {
+		return writeJSON(o.stdout, map[string]any{"out": o.out, "study": data.Name(), "simulated": data.Study.Simulated})
+	}
+	return nil
+}
