@@ -1,0 +1,236 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
+)
+
+// ErrNotReady is wrapped by NewBand's errors for a study that has no
+// recommendation to export: not a search, still running, interrupted,
+// failed, or done without deciding.
+var ErrNotReady = errors.New("study has no recommendation to export")
+
+// ErrNoChoices is wrapped when an export needs NCCL's per-size choices
+// (the nccl-tuner format) and the study did not record them.
+var ErrNoChoices = errors.New("no record of NCCL's choices")
+
+// Band is one study's recommendation, ready to be written in any format.
+type Band struct {
+	Study *store.Study
+	// KeepDefaults is true when the study's answer is "keep NCCL's
+	// defaults" (no significant gain): Env is then empty.
+	KeepDefaults bool
+	// Env is the recommendation as written: knobs equal to NCCL's
+	// documented defaults, and channel limits that cannot bind, are left
+	// out (they are in Dropped).
+	Env nccl.Config
+	// Dropped are the recommended knobs left out of Env, and why.
+	Dropped []Dropped
+	// Defaults and Recommended are what NCCL chose per size with its
+	// defaults (the baseline trial) and with the recommendation, from the
+	// study's explain launches; nil when not recorded. When the answer is
+	// to keep the defaults, Recommended is Defaults.
+	Defaults    []runner.Choice
+	Recommended []runner.Choice
+}
+
+// Dropped is a recommended knob that is not written, with the reason.
+type Dropped struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Why   string `json:"why"`
+}
+
+// NewBand checks that a study can be exported and prepares its
+// recommendation. trials and launches are the study's own (they supply
+// NCCL's recorded choices; either may be nil). A study that is not a
+// finished search with a recommendation is refused with an error wrapping
+// ErrNotReady that names the next step.
+func NewBand(s *store.Study, trials []*store.Trial, launches []*store.Launch) (*Band, error) {
+	if err := checkReady(s); err != nil {
+		return nil, err
+	}
+	r := s.Recommendation
+	b := &Band{Study: s, KeepDefaults: !r.Significant || len(nccl.Config(r.Env).Clone()) == 0}
+	if b.KeepDefaults {
+		b.Env = nccl.Config{}
+	} else {
+		b.Env, b.Dropped = WrittenEnv(r.Env)
+	}
+	b.Defaults, b.Recommended = ExplainChoices(s, trials, launches)
+	return b, nil
+}
+
+func checkReady(s *store.Study) error {
+	name := s.Name
+	switch {
+	case s.Kind != store.KindSearch:
+		return fmt.Errorf("%w: %s is a %s study, which recommends nothing; export a search study (nccltune history lists them)", ErrNotReady, name, s.Kind)
+	case s.Status == store.StatusRunning:
+		return fmt.Errorf("%w: %s is still running; export it once it has finished (nccltune show %s tells where it is)", ErrNotReady, name, name)
+	case s.Status == store.StatusInterrupted:
+		return fmt.Errorf("%w: %s was interrupted before it decided; continue it with nccltune search --resume %s", ErrNotReady, name, name)
+	case s.Status == store.StatusFailed:
+		why := ""
+		if s.Reason != "" {
+			why = " (" + s.Reason + ")"
+		}
+		return fmt.Errorf("%w: %s failed%s; see nccltune show %s, fix the cause and search again", ErrNotReady, name, why, name)
+	case s.Status != store.StatusDone:
+		return fmt.Errorf("%w: %s has status %q, not done; see nccltune show %s", ErrNotReady, name, s.Status, name)
+	case s.Recommendation == nil:
+		return fmt.Errorf("%w: %s finished without deciding; see nccltune show %s", ErrNotReady, name, name)
+	}
+	return nil
+}
+
+// NCCL's documented defaults (REFERENCE.md): a recommended value equal to
+// one of them changes nothing, so it is not written.
+var ncclDefaults = map[string]int64{
+	"NCCL_CROSS_NIC": 2,
+	"NCCL_BUFFSIZE":  4194304,
+}
+
+// WrittenEnv returns the knobs of a recommended env worth writing, and the
+// ones left out with the reason:
+//   - a value equal to NCCL's documented default (NCCL_CROSS_NIC=2,
+//     NCCL_BUFFSIZE=4194304);
+//   - of NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS both set, the higher, and of
+//     NCCL_MIN_NCHANNELS and NCCL_MIN_CTAS both set, the lower: "when both
+//     are set the more restrictive wins", so the other cannot bind. On a
+//     tie NCCL_*_CTAS goes and NCCL_*_NCHANNELS stays, since every NCCL
+//     version reads it.
+//
+// Unset (empty) values are dropped silently, as nccl.Config does.
+func WrittenEnv(rec map[string]string) (nccl.Config, []Dropped) {
+	env := nccl.Config(rec).Clone()
+	var dropped []Dropped
+	drop := func(name, why string) {
+		dropped = append(dropped, Dropped{Name: name, Value: env[name], Why: why})
+		delete(env, name)
+	}
+	for _, name := range env.Names() {
+		if def, ok := ncclDefaults[name]; ok {
+			if v, err := strconv.ParseInt(env[name], 10, 64); err == nil && v == def {
+				drop(name, fmt.Sprintf("%d is NCCL's default", def))
+			}
+		}
+	}
+	for _, p := range []struct {
+		channels, ctas string
+		max            bool
+	}{
+		{"NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS", true},
+		{"NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS", false},
+	} {
+		ch, err1 := strconv.Atoi(env[p.channels])
+		ct, err2 := strconv.Atoi(env[p.ctas])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		loose, kept, keptValue := p.ctas, p.channels, ch
+		if p.max && ct < ch || !p.max && ct > ch {
+			loose, kept, keptValue = p.channels, p.ctas, ct
+		}
+		rel := "is lower"
+		if !p.max {
+			rel = "is higher"
+		}
+		if ch == ct {
+			rel = "sets the same limit"
+		}
+		drop(loose, fmt.Sprintf("%s=%d %s; when both are set the more restrictive wins", kept, keptValue, rel))
+	}
+	sort.Slice(dropped, func(i, j int) bool { return dropped[i].Name < dropped[j].Name })
+	return env, dropped
+}
+
+// ExplainChoices finds what NCCL chose per size in a study's explain
+// launches: defaults from the baseline trial (number 0), recommended from
+// the recommended trial. A launch of phase explain is preferred; any
+// other launch of the trial that recorded choices (an NCCL_DEBUG log) is
+// used when there is none; the latest wins. When the study keeps NCCL's
+// defaults, recommended is defaults. Either is nil when not recorded.
+func ExplainChoices(s *store.Study, trials []*store.Trial, launches []*store.Launch) (defaults, recommended []runner.Choice) {
+	var baseID uint64
+	for _, t := range trials {
+		if t.Number == 0 {
+			baseID = t.ID
+			break
+		}
+	}
+	if baseID != 0 {
+		defaults = trialChoices(launches, baseID)
+	}
+	r := s.Recommendation
+	if r == nil {
+		return defaults, nil
+	}
+	if !r.Significant || len(nccl.Config(r.Env).Clone()) == 0 || r.TrialID == 0 || r.TrialID == baseID {
+		return defaults, defaults
+	}
+	return defaults, trialChoices(launches, r.TrialID)
+}
+
+func trialChoices(launches []*store.Launch, trialID uint64) []runner.Choice {
+	var best *store.Launch
+	for _, l := range launches {
+		if l.TrialID != trialID || l.Facts == nil || len(l.Facts.Choices) == 0 {
+			continue
+		}
+		explain := l.Phase == store.PhaseExplain
+		switch {
+		case best == nil:
+			best = l
+		case explain && best.Phase != store.PhaseExplain:
+			best = l
+		case explain == (best.Phase == store.PhaseExplain) && l.Seq > best.Seq:
+			best = l
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return best.Facts.Choices
+}
+
+// Var is one variable of an exported env.
+type Var struct {
+	Name, Value string
+	// Base marks the lane's base env (written only with Options.WithBase).
+	Base bool
+}
+
+// Vars is the env a format writes: with withBase the lane's base env
+// first, then the recommendation, each sorted by name. A recommended knob
+// also in the base env is written once, as recommended.
+func (b *Band) Vars(withBase bool) []Var {
+	var out []Var
+	if withBase {
+		base := nccl.Config(b.Study.BaseEnv).Clone()
+		for _, name := range base.Names() {
+			if _, dup := b.Env[name]; !dup {
+				out = append(out, Var{Name: name, Value: base[name], Base: true})
+			}
+		}
+	}
+	for _, name := range b.Env.Names() {
+		out = append(out, Var{Name: name, Value: b.Env[name]})
+	}
+	return out
+}
+
+// EnvMap is Vars as a map.
+func (b *Band) EnvMap(withBase bool) map[string]string {
+	out := map[string]string{}
+	for _, v := range b.Vars(withBase) {
+		out[v.Name] = v.Value
+	}
+	return out
+}

@@ -1,0 +1,789 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
+)
+
+func render(t *testing.T, f Format, bands []*Band, o Options) []byte {
+	t.Helper()
+	if o.Now.IsZero() {
+		o.Now = fixedNow
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, f, bands, o); err != nil {
+		t.Fatalf("%s: %v", f, err)
+	}
+	return buf.Bytes()
+}
+
+func twoBands(t *testing.T) []*Band {
+	s5 := spark4Study(5, "16M-256M", map[string]string{"NCCL_ALGO": "Tree"})
+	s5.Recommendation.Speedup, s5.Recommendation.SpeedupCI = 1.06, [2]float64{1.04, 1.08}
+	tree := studyWith(t, s5, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_algo_tree.log"))
+	return []*Band{fixtureBand(t), tree}
+}
+
+func keepDefaultsBand(t *testing.T) *Band {
+	s := spark4Study(4, "1M", map[string]string{"NCCL_MAX_NCHANNELS": "4"})
+	s.Recommendation.Significant = false
+	s.Recommendation.Speedup, s.Recommendation.SpeedupCI, s.Recommendation.PValue = 1.01, [2]float64{0.97, 1.05}, 0.41
+	s.Recommendation.Reason = "the gain is not significant (p=0.41)"
+	return studyWith(t, s, logChoices(t, "spark4_defaults.log"), nil)
+}
+
+func TestGolden(t *testing.T) {
+	fixture, keep := fixtureBand(t), keepDefaultsBand(t)
+	for _, tc := range []struct {
+		golden string
+		format Format
+		bands  []*Band
+		opts   Options
+	}{
+		{"s3.env", FormatEnv, []*Band{fixture}, Options{}},
+		{"s3.sh", FormatSh, []*Band{fixture}, Options{}},
+		{"s3.docker", FormatDocker, []*Band{fixture}, Options{}},
+		{"s3.yaml", FormatK8s, []*Band{fixture}, Options{}},
+		{"s3.json", FormatJSON, []*Band{fixture}, Options{}},
+		{"s3.csv", FormatTuner, []*Band{fixture}, Options{}},
+		{"s3_with_base.env", FormatEnv, []*Band{fixture}, Options{WithBase: true}},
+		{"s3_with_base.yaml", FormatK8s, []*Band{fixture}, Options{WithBase: true}},
+		{"keep_defaults.env", FormatEnv, []*Band{keep}, Options{}},
+		{"keep_defaults.yaml", FormatK8s, []*Band{keep}, Options{}},
+		{"keep_defaults.docker", FormatDocker, []*Band{keep}, Options{}},
+		{"keep_defaults.csv", FormatTuner, []*Band{keep}, Options{}},
+		{"two_bands.csv", FormatTuner, twoBands(t), Options{}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			checkGolden(t, tc.golden, render(t, tc.format, tc.bands, tc.opts))
+		})
+	}
+}
+
+func TestHeaderSaysWhereTheNumbersCameFrom(t *testing.T) {
+	b := fixtureBand(t)
+	real := fixtureBand(t)
+	real.Study.Simulated, real.Study.Launch.SimProfile = false, ""
+	want := []string{"s3-512K-4M", "band 512K-4M", "2026-03-01 12:00:00 UTC", "2026-02-28 10:30:00 UTC", "NCCL 2.30.7",
+		"4 ranks on 4 nodes", "NVIDIA GB10", "transport IB", "speedup 8.12x over NCCL's defaults (95% CI 7.88x-8.38x), p=0.00021"}
+	for _, f := range []Format{FormatEnv, FormatSh, FormatDocker, FormatK8s} {
+		out := string(render(t, f, []*Band{b}, Options{}))
+		for _, w := range append(want, "SIMULATED — not a measurement of hardware") {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s lacks %q:\n%s", f, w, out)
+			}
+		}
+		// Every comment line is one line: the header cannot leak a value.
+		for _, line := range strings.Split(out, "\n") {
+			if line != "" && !strings.HasPrefix(strings.TrimSpace(line), "#") && strings.Contains(line, "nccltune") {
+				t.Errorf("%s: header text outside a comment: %q", f, line)
+			}
+		}
+		if out := string(render(t, f, []*Band{real}, Options{})); strings.Contains(out, "SIMULATED") {
+			t.Errorf("%s of a real study says SIMULATED:\n%s", f, out)
+		}
+	}
+	csv := string(render(t, FormatTuner, []*Band{b}, Options{}))
+	if !strings.Contains(csv, "SIMULATED — not a measurement of hardware") || !strings.Contains(csv, "2026-03-01 12:00:00 UTC") {
+		t.Errorf("tuner CSV header:\n%s", csv)
+	}
+}
+
+func TestWrittenEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		in      map[string]string
+		want    map[string]string
+		dropped []string
+	}{
+		{"nothing to drop", map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, nil},
+		{"defaults", map[string]string{"NCCL_CROSS_NIC": "2", "NCCL_BUFFSIZE": "4194304", "NCCL_ALGO": "Ring"}, map[string]string{"NCCL_ALGO": "Ring"}, []string{"NCCL_BUFFSIZE", "NCCL_CROSS_NIC"}},
+		{"not defaults", map[string]string{"NCCL_CROSS_NIC": "0", "NCCL_BUFFSIZE": "8388608"}, map[string]string{"NCCL_CROSS_NIC": "0", "NCCL_BUFFSIZE": "8388608"}, nil},
+		{"max ctas looser", map[string]string{"NCCL_MAX_NCHANNELS": "8", "NCCL_MAX_CTAS": "16"}, map[string]string{"NCCL_MAX_NCHANNELS": "8"}, []string{"NCCL_MAX_CTAS"}},
+		{"max nchannels looser", map[string]string{"NCCL_MAX_NCHANNELS": "32", "NCCL_MAX_CTAS": "4"}, map[string]string{"NCCL_MAX_CTAS": "4"}, []string{"NCCL_MAX_NCHANNELS"}},
+		{"max tie keeps nchannels", map[string]string{"NCCL_MAX_NCHANNELS": "8", "NCCL_MAX_CTAS": "8"}, map[string]string{"NCCL_MAX_NCHANNELS": "8"}, []string{"NCCL_MAX_CTAS"}},
+		{"min ctas looser", map[string]string{"NCCL_MIN_NCHANNELS": "8", "NCCL_MIN_CTAS": "2"}, map[string]string{"NCCL_MIN_NCHANNELS": "8"}, []string{"NCCL_MIN_CTAS"}},
+		{"min nchannels looser", map[string]string{"NCCL_MIN_NCHANNELS": "2", "NCCL_MIN_CTAS": "8"}, map[string]string{"NCCL_MIN_CTAS": "8"}, []string{"NCCL_MIN_NCHANNELS"}},
+		{"one of a pair", map[string]string{"NCCL_MAX_CTAS": "16"}, map[string]string{"NCCL_MAX_CTAS": "16"}, nil},
+		{"unset values", map[string]string{"NCCL_PROTO": "", "NCCL_ALGO": "Tree"}, map[string]string{"NCCL_ALGO": "Tree"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, dropped := WrittenEnv(tc.in)
+			if !reflect.DeepEqual(map[string]string(env), tc.want) {
+				t.Errorf("env %v, want %v", env, tc.want)
+			}
+			var names []string
+			for _, d := range dropped {
+				names = append(names, d.Name)
+				if d.Value != tc.in[d.Name] || d.Why == "" {
+					t.Errorf("dropped %+v", d)
+				}
+			}
+			if !reflect.DeepEqual(names, tc.dropped) {
+				t.Errorf("dropped %v, want %v", names, tc.dropped)
+			}
+		})
+	}
+}
+
+func TestNewBandRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*store.Study)
+		want []string
+	}{
+		{"sweep", func(s *store.Study) { s.Kind = store.KindSweep }, []string{"is a sweep study", "export a search study"}},
+		{"running", func(s *store.Study) { s.Status = store.StatusRunning; s.Recommendation = nil }, []string{"still running", "nccltune show s3-512K-4M"}},
+		{"interrupted", func(s *store.Study) { s.Status = store.StatusInterrupted; s.Recommendation = nil }, []string{"interrupted", "nccltune search --resume s3-512K-4M"}},
+		{"failed", func(s *store.Study) { s.Status = store.StatusFailed; s.Reason = "benchmark not found" }, []string{"failed (benchmark not found)", "search again"}},
+		{"undecided", func(s *store.Study) { s.Recommendation = nil }, []string{"finished without deciding"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := spark4Study(3, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128"})
+			tc.edit(s)
+			_, err := NewBand(s, nil, nil)
+			if !errors.Is(err, ErrNotReady) {
+				t.Fatalf("err = %v, want ErrNotReady", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestExplainChoices(t *testing.T) {
+	b := fixtureBand(t)
+	// The explain launches win over an older debug launch of trial 12.
+	if len(b.Recommended) != 14 || b.Recommended[0].Bytes != 32768 || b.Recommended[len(b.Recommended)-1].Channels != 8 {
+		t.Errorf("recommended choices %+v", b.Recommended)
+	}
+	if len(b.Defaults) != 14 || b.Defaults[5].Bytes != nccl.MiB || b.Defaults[5].Proto != "LL128" || b.Defaults[5].Channels != 64 {
+		t.Errorf("default choices %+v", b.Defaults)
+	}
+	// Keeping the defaults: the recommendation is what NCCL does anyway.
+	keep := keepDefaultsBand(t)
+	if !keep.KeepDefaults || len(keep.Env) != 0 || !reflect.DeepEqual(keep.Recommended, keep.Defaults) {
+		t.Errorf("keep-defaults band %+v", keep)
+	}
+	// Without an explain launch, another launch that recorded choices.
+	s := spark4Study(3, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128"})
+	launches := []*store.Launch{{TrialID: 12, Seq: 2, Phase: store.PhaseConfirm, Facts: &runner.Facts{Choices: []runner.Choice{{Collective: "AllReduce", Bytes: 7}}}}}
+	_, rec := ExplainChoices(s, []*store.Trial{{ID: 10, Number: 0}, {ID: 12, Number: 1}}, launches)
+	if len(rec) != 1 || rec[0].Bytes != 7 {
+		t.Errorf("fallback choices %+v", rec)
+	}
+}
+
+// TestEnvFileRoundTrip reads every env file back as docker does.
+func TestEnvFileRoundTrip(t *testing.T) {
+	hostile := map[string]string{}
+	for k, v := range hostileValues {
+		hostile[k] = v
+	}
+	for _, tc := range []struct {
+		name string
+		band *Band
+		opts Options
+	}{
+		{"fixture", fixtureBand(t), Options{}},
+		{"fixture with base", fixtureBand(t), Options{WithBase: true}},
+		{"hostile", hostileBand(hostile), Options{}},
+		{"keep defaults", keepDefaultsBand(t), Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := render(t, FormatEnv, []*Band{tc.band}, tc.opts)
+			got, err := parseDockerEnvFile(out)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if want := tc.band.EnvMap(tc.opts.WithBase); !reflect.DeepEqual(got, want) {
+				t.Errorf("read back %q\nwant      %q", got, want)
+			}
+		})
+	}
+	if !bytes.Contains(render(t, FormatEnv, []*Band{hostileBand(hostile)}, Options{}), []byte("# V_DOLLAR: docker compose's env_file expands $")) {
+		t.Error("no note that compose reads $ differently")
+	}
+}
+
+func TestEnvFileRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  string
+	}{
+		{"a\nb", "newline cannot be carried"},
+		{"trailing\r", "newline cannot be carried"},
+		{"nul\x00", "NUL byte"},
+		{"bad \xff utf8", "not valid UTF-8"},
+		{strings.Repeat("x", 70000), "at most 65535"},
+	} {
+		err := Write(&bytes.Buffer{}, FormatEnv, []*Band{hostileBand(map[string]string{"V": tc.value})}, Options{Now: fixedNow})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("value %.20q: err = %v, want %q", tc.value, err, tc.want)
+		}
+	}
+	err := Write(&bytes.Buffer{}, FormatSh, []*Band{hostileBand(map[string]string{"BAD-NAME": "x"})}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "letters, digits and _") {
+		t.Errorf("bad name: %v", err)
+	}
+}
+
+// allHostile is hostileValues plus what only some formats carry.
+func allHostile() map[string]string {
+	out := map[string]string{"V_NEWLINE": "line one\nline two\n", "V_TAB_CR": "a\tb\rc"}
+	for k, v := range hostileValues {
+		out[k] = v
+	}
+	return out
+}
+
+// sourceInShell sources file with shell and returns the environment it
+// ends up with (NUL-separated, so newlines in values survive).
+func sourceInShell(t *testing.T, shell, file string) map[string]string {
+	t.Helper()
+	cmd := exec.Command(shell, "-c", `. "$1" && env -0`, shell, file)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: sourcing %s: %v: %s", shell, file, err, stderr.String())
+	}
+	got := map[string]string{}
+	for _, kv := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	return got
+}
+
+func TestShellRoundTrip(t *testing.T) {
+	shells := []string{"sh"}
+	if _, err := exec.LookPath("bash"); err == nil {
+		shells = append(shells, "bash")
+	}
+	for _, tc := range []struct {
+		name string
+		band *Band
+		opts Options
+	}{
+		{"fixture", fixtureBand(t), Options{}},
+		{"fixture with base", fixtureBand(t), Options{WithBase: true}},
+		{"hostile", hostileBand(allHostile()), Options{}},
+		{"invalid utf8", hostileBand(map[string]string{"V_BYTES": "\xff\xfe'\x80"}), Options{}},
+		{"keep defaults", keepDefaultsBand(t), Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "nccl.sh")
+			if err := os.WriteFile(file, render(t, FormatSh, []*Band{tc.band}, tc.opts), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("sh", "-n", file).CombinedOutput(); err != nil {
+				t.Fatalf("sh -n: %v: %s", err, out)
+			}
+			want := tc.band.EnvMap(tc.opts.WithBase)
+			for _, shell := range shells {
+				got := sourceInShell(t, shell, file)
+				for k, v := range want {
+					if got[k] != v {
+						t.Errorf("%s: %s = %q, want %q", shell, k, got[k], v)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestDockerFlagsRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		band *Band
+		opts Options
+	}{
+		{"fixture", fixtureBand(t), Options{}},
+		{"fixture with base", fixtureBand(t), Options{WithBase: true}},
+		{"hostile", hostileBand(allHostile()), Options{}},
+		{"keep defaults", keepDefaultsBand(t), Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := string(render(t, FormatDocker, []*Band{tc.band}, tc.opts))
+			var flagLines []string
+			for _, line := range strings.SplitAfter(out, "\n") {
+				if line != "" && !strings.HasPrefix(line, "#") {
+					flagLines = append(flagLines, line)
+				}
+			}
+			want := tc.band.EnvMap(tc.opts.WithBase)
+			if len(want) == 0 {
+				if len(flagLines) != 0 {
+					t.Fatalf("flags for an empty env: %q", flagLines)
+				}
+				return
+			}
+			line := strings.Join(flagLines, "")
+			words, err := splitShellWords(line)
+			if err != nil {
+				t.Fatalf("%v: %q", err, line)
+			}
+			// The real shell splits the line the same way.
+			cmd := exec.Command("sh", "-c", `eval "set -- $1"; for a; do printf '%s\0' "$a"; done`, "sh", line)
+			shOut, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if shWords := strings.Split(strings.TrimSuffix(string(shOut), "\x00"), "\x00"); !reflect.DeepEqual(shWords, words) {
+				t.Errorf("sh splits into %q\nthe test into %q", shWords, words)
+			}
+			got := map[string]string{}
+			for i := 0; i < len(words); i += 2 {
+				if words[i] != "-e" || i+1 >= len(words) {
+					t.Fatalf("word %d is %q, want -e K=V", i, words[i])
+				}
+				k, v, _ := strings.Cut(words[i+1], "=")
+				got[k] = v
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("read back %q\nwant      %q", got, want)
+			}
+		})
+	}
+}
+
+func TestK8sRoundTrip(t *testing.T) {
+	hostile := allHostile()
+	hostile["V_CONTROL"] = "bell\a del\x7f nel\u0085 ls\u2028 bom\ufeff"
+	for _, tc := range []struct {
+		name string
+		band *Band
+		opts Options
+	}{
+		{"fixture", fixtureBand(t), Options{}},
+		{"fixture with base", fixtureBand(t), Options{WithBase: true}},
+		{"hostile", hostileBand(hostile), Options{}},
+		{"yaml words as names", hostileBand(map[string]string{"YES": "1", "on": "2", "Null": "3"}), Options{}},
+		{"keep defaults", keepDefaultsBand(t), Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := render(t, FormatK8s, []*Band{tc.band}, tc.opts)
+			got, order, err := parseK8sEnv(out)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			want := tc.band.EnvMap(tc.opts.WithBase)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("read back %q\nwant      %q", got, want)
+			}
+			var wantOrder []string
+			for _, v := range tc.band.Vars(tc.opts.WithBase) {
+				wantOrder = append(wantOrder, v.Name)
+			}
+			if len(order) > 0 && !reflect.DeepEqual(order, wantOrder) {
+				t.Errorf("order %v, want %v", order, wantOrder)
+			}
+			if strings.HasPrefix(tc.name, "hostile") || strings.HasPrefix(tc.name, "yaml") {
+				checkWithPyYAML(t, out, want)
+			}
+		})
+	}
+}
+
+// checkWithPyYAML reads the list with a real YAML parser when python3
+// with PyYAML is installed (it is not required).
+func checkWithPyYAML(t *testing.T, doc []byte, want map[string]string) {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil || testing.Short() {
+		return
+	}
+	cmd := exec.Command(py, "-c", `import sys, json
+try:
+    import yaml
+except ImportError:
+    sys.exit(3)
+d = yaml.safe_load(sys.stdin.buffer.read().decode("utf-8"))
+assert list(d) == ["env"], d
+print(json.dumps({e["name"]: e["value"] for e in d["env"]}))`)
+	cmd.Stdin = bytes.NewReader(doc)
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == 3 {
+		return // no PyYAML here
+	}
+	if err != nil {
+		t.Fatalf("PyYAML: %v: %s", err, out)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range want {
+		if s, ok := got[k].(string); !ok || s != v {
+			t.Errorf("PyYAML reads %s as %#v, want %q", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("PyYAML reads %d variables, want %d", len(got), len(want))
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		band *Band
+		opts Options
+	}{
+		{"fixture", fixtureBand(t), Options{}},
+		{"fixture with base", fixtureBand(t), Options{WithBase: true}},
+		{"hostile", hostileBand(allHostile()), Options{}},
+		{"keep defaults", keepDefaultsBand(t), Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := render(t, FormatJSON, []*Band{tc.band}, tc.opts)
+			var doc struct {
+				Study        string            `json:"study"`
+				Band         string            `json:"band"`
+				Env          map[string]string `json:"env"`
+				KeepDefaults bool              `json:"keep_defaults"`
+				Speedup      float64           `json:"speedup"`
+				SpeedupCI    []float64         `json:"speedup_ci"`
+				Significant  bool              `json:"significant"`
+				Simulated    bool              `json:"simulated"`
+				NCCLVersion  string            `json:"nccl_version"`
+				Fabric       store.Fabric      `json:"fabric"`
+				BaseEnv      map[string]string `json:"base_env"`
+				Choices      []ChoiceRow       `json:"choices"`
+			}
+			dec := json.NewDecoder(bytes.NewReader(out))
+			dec.DisallowUnknownFields()
+			var raw map[string]json.RawMessage
+			if err := json.Unmarshal(out, &raw); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(out, &doc); err != nil {
+				t.Fatal(err)
+			}
+			s := tc.band.Study
+			if want := tc.band.EnvMap(tc.opts.WithBase); !reflect.DeepEqual(doc.Env, want) {
+				t.Errorf("env %q, want %q", doc.Env, want)
+			}
+			if doc.Study != s.Name || doc.Band != s.Band || doc.Speedup != s.Recommendation.Speedup || len(doc.SpeedupCI) != 2 ||
+				doc.Significant != s.Recommendation.Significant || !doc.Simulated || doc.NCCLVersion != s.Fabric.NCCLVersion ||
+				doc.Fabric.Ranks != 4 || doc.KeepDefaults != tc.band.KeepDefaults {
+				t.Errorf("document %+v", doc)
+			}
+			for _, k := range []string{"created", "exported", "dropped", "recommended_env", "p_value"} {
+				if _, ok := raw[k]; !ok {
+					t.Errorf("no %q field", k)
+				}
+			}
+			if _, ok := raw["base_env"]; ok != tc.opts.WithBase {
+				t.Errorf("base_env present %v with --with-base %v", ok, tc.opts.WithBase)
+			}
+			if len(tc.band.Defaults) > 0 && len(doc.Choices) != len(tc.band.Defaults) {
+				t.Errorf("%d choices, want %d", len(doc.Choices), len(tc.band.Defaults))
+			}
+		})
+	}
+}
+
+// nearestPick is the oracle for the tuner file: the choice of the
+// recorded size nearest to x, the smaller one on a tie. It is the
+// midpoint rule stated another way.
+func nearestPick(choices []runner.Choice, x uint64) Pick {
+	best := -1
+	var bestD uint64
+	for i, c := range choices {
+		b := uint64(c.Bytes)
+		d := max(b, x) - min(b, x)
+		if best < 0 || d < bestD || d == bestD && b < uint64(choices[best].Bytes) {
+			best, bestD = i, d
+		}
+	}
+	return pickOf(choices[best])
+}
+
+func rowPick(r pluginRow) Pick {
+	return Pick{Algo: AlgoName(r.algo), Proto: ProtoName(r.proto), Channels: r.channels}
+}
+
+// probeSizes are the sizes worth asking the plugin about: every recorded
+// size, the midpoints and band edges with their neighbours, the extremes,
+// and random sizes across the whole range.
+func probeSizes(bands []*Band) []uint64 {
+	set := map[uint64]bool{0: true, 1: true, MaxTunerBytes: true, MaxTunerBytes - 1: true, 4294967295: true, 4294967296: true}
+	add := func(v uint64) {
+		for _, d := range []uint64{0, 1} {
+			set[v+d] = true
+			if v >= d {
+				set[v-d] = true
+			}
+		}
+	}
+	for _, b := range bands {
+		add(uint64(b.Study.BandMin))
+		add(uint64(b.Study.BandMax))
+		for _, cs := range [][]runner.Choice{b.Defaults, b.Recommended} {
+			for i, c := range cs {
+				add(uint64(c.Bytes))
+				if i > 0 {
+					a := uint64(cs[i-1].Bytes)
+					add(a + (uint64(c.Bytes)-a)/2)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewSource(1))
+	for range 500 {
+		set[rng.Uint64()>>uint(rng.Intn(64))] = true
+	}
+	out := make([]uint64, 0, len(set))
+	for v := range set {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// checkTunerFile reads a tuner file by the plugin's rules and checks
+// every probe size against the oracle: inside a band (first listed wins)
+// its recommended choice, elsewhere NCCL's default choice.
+func checkTunerFile(t *testing.T, out []byte, bands []*Band) {
+	t.Helper()
+	rows, err := parsePluginCSV(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if err := checkCoverage(rows); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, b := range bands {
+		f := b.Study.Fabric
+		for _, x := range probeSizes(bands) {
+			want := nearestPick(b.Defaults, x)
+			for _, o := range bands {
+				if o.Study.Fabric.Nodes == f.Nodes && o.Study.Fabric.Ranks == f.Ranks && x >= uint64(o.Study.BandMin) && x <= uint64(o.Study.BandMax) {
+					want = nearestPick(o.Recommended, x)
+					break
+				}
+			}
+			// Any numPipeOps and regBuff: the rows do not depend on them.
+			for _, call := range [][2]int{{1, 0}, {4, 1}} {
+				r, ok := pluginMatch(rows, "allreduce", x, f.Nodes, f.Ranks, call[0], call[1])
+				if !ok {
+					t.Fatalf("%s: no row matches %d bytes: the plugin would use ONE channel", b.Study.Name, x)
+				}
+				if got := rowPick(r); got != want {
+					t.Errorf("%s: %d bytes: row %d gives %v, want %v", b.Study.Name, x, r.line, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestTunerFile(t *testing.T) {
+	fixture := fixtureBand(t)
+	t.Run("one band", func(t *testing.T) {
+		checkTunerFile(t, render(t, FormatTuner, []*Band{fixture}, Options{}), []*Band{fixture})
+	})
+	t.Run("keep defaults", func(t *testing.T) {
+		keep := keepDefaultsBand(t)
+		checkTunerFile(t, render(t, FormatTuner, []*Band{keep}, Options{}), []*Band{keep})
+	})
+	t.Run("two bands", func(t *testing.T) {
+		bands := twoBands(t)
+		checkTunerFile(t, render(t, FormatTuner, bands, Options{}), bands)
+	})
+	t.Run("overlapping bands, first wins", func(t *testing.T) {
+		s6 := spark4Study(6, "1M-16M", map[string]string{"NCCL_ALGO": "Tree"})
+		tree := studyWith(t, s6, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_algo_tree.log"))
+		bands := []*Band{fixture, tree}
+		out := render(t, FormatTuner, bands, Options{})
+		checkTunerFile(t, out, bands)
+		rows, _ := parsePluginCSV(out)
+		if r, _ := pluginMatch(rows, "allreduce", uint64(2*nccl.MiB), 4, 4, 1, 0); r.algo != "ring" || r.channels != 8 {
+			t.Errorf("2M (both bands): %+v, want s3's ring/8", r)
+		}
+		if r, _ := pluginMatch(rows, "allreduce", uint64(8*nccl.MiB), 4, 4, 1, 0); r.algo != "tree" {
+			t.Errorf("8M (s6 only): %+v, want s6's tree", r)
+		}
+		// Listed the other way round, s6 wins the overlap.
+		out = render(t, FormatTuner, []*Band{tree, fixture}, Options{})
+		checkTunerFile(t, out, []*Band{tree, fixture})
+	})
+	t.Run("two fabrics", func(t *testing.T) {
+		s8 := spark4Study(8, "512K-4M", map[string]string{"NCCL_ALGO": "Tree"})
+		s8.Fabric.Nodes, s8.Fabric.Ranks = 2, 2
+		other := studyWith(t, s8, logChoices(t, "spark4_algo_tree.log"), logChoices(t, "spark4_proto_nchannels8.log"))
+		bands := []*Band{fixture, other}
+		out := render(t, FormatTuner, bands, Options{})
+		checkTunerFile(t, out, bands)
+		if !bytes.Contains(out, []byte("allreduce,0,")) || !bytes.Contains(out, []byte(",2,2,-1,-1\n")) || !bytes.Contains(out, []byte(",4,4,-1,-1\n")) {
+			t.Errorf("want rows for 4x4 and 2x2:\n%s", out)
+		}
+	})
+	t.Run("unknown shape matches any", func(t *testing.T) {
+		s9 := spark4Study(9, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128"})
+		s9.Fabric.Nodes, s9.Fabric.Ranks = 0, 0
+		b := studyWith(t, s9, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_proto_nchannels8.log"))
+		out := render(t, FormatTuner, []*Band{b}, Options{})
+		rows, err := parsePluginCSV(out)
+		if err != nil || checkCoverage(rows) != nil || rows[0].nodes != -1 || rows[0].ranks != -1 {
+			t.Errorf("rows %+v, err %v", rows, err)
+		}
+	})
+}
+
+func TestTunerRefuses(t *testing.T) {
+	fixture := fixtureBand(t)
+	noExplain := studyWith(t, spark4Study(3, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128"}), nil, nil)
+	real := fixtureBand(t)
+	real.Study.Name, real.Study.Simulated = "s11-512K-4M", false
+	odd := studyWith(t, spark4Study(12, "1M", map[string]string{"NCCL_PROTO": "^LL128"}), logChoices(t, "spark4_defaults.log"),
+		[]runner.Choice{{Collective: "AllReduce", Bytes: nccl.MiB, Algo: "UNDEF", Proto: "SIMPLE", Channels: 2}})
+	a2a := fixtureBand(t)
+	a2a.Study.Collective = "alltoall"
+	for _, tc := range []struct {
+		name  string
+		bands []*Band
+		want  string
+	}{
+		{"no explain launch", []*Band{noExplain}, "study s3-512K-4M has no record of NCCL's choices; re-run the search with this version of nccltune"},
+		{"simulated and real", []*Band{fixture, real}, "s3-512K-4M is SIMULATED and s11-512K-4M measured real hardware"},
+		{"unknown algorithm", []*Band{odd}, `algorithm "UNDEF"`},
+		{"collective the plugin lacks", []*Band{a2a}, "does not know"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Write(&bytes.Buffer{}, FormatTuner, tc.bands, Options{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if err := Write(&bytes.Buffer{}, FormatTuner, []*Band{noExplain}, Options{}); !errors.Is(err, ErrNoChoices) {
+		t.Errorf("err = %v, want ErrNoChoices", err)
+	}
+	// One band per env file: several are refused, not merged.
+	if err := Write(&bytes.Buffer{}, FormatEnv, twoBands(t), Options{}); err == nil || !strings.Contains(err.Error(), "one file per band") {
+		t.Errorf("two bands in one env file: %v", err)
+	}
+}
+
+// TestPluginParserCatchesTraps shows the test's reading of the plugin's
+// rules fails on each trap, so passing it means something.
+func TestPluginParserCatchesTraps(t *testing.T) {
+	const good = "allreduce,0,18446744073709551615,ring,simple,8,4,4,-1,-1\n"
+	for _, tc := range []struct {
+		name, csv, want string
+	}{
+		{"header row", TunerColumns + "\n" + good, "unknown to the plugin"},
+		{"upper case", "allreduce,0,18446744073709551615,RING,simple,8,4,4,-1,-1\n", `algorithm "RING"`},
+		{"channels -1", "allreduce,0,18446744073709551615,ring,simple,-1,4,4,-1,-1\n", "not an explicit count"},
+		{"nine fields", "allreduce,0,18446744073709551615,ring,simple,8,4,4,-1\n", "9 fields"},
+		{"empty field", "allreduce,0,,ring,simple,8,4,4,-1,-1,\n", "11 fields"},
+		{"padded", "allreduce, 0,18446744073709551615,ring,simple,8,4,4,-1,-1\n", "padded"},
+		{"indented comment", " # note\n" + good, "fields"},
+		{"long comment", "# " + strings.Repeat("x", 260) + "\n" + good, "fgets(256)"},
+		{"gap", "allreduce,0,100,ring,simple,8,4,4,-1,-1\nallreduce,102,18446744073709551615,ring,simple,8,4,4,-1,-1\n", "gap 101..101"},
+		{"overlap", "allreduce,0,100,ring,simple,8,4,4,-1,-1\nallreduce,100,18446744073709551615,ring,simple,8,4,4,-1,-1\n", "overlap"},
+		{"ends at 4G", "allreduce,0,4294967295,ring,simple,8,4,4,-1,-1\n", "above 4294967295"},
+		{"wildcard shadows", good + "allreduce,0,18446744073709551615,tree,ll,8,-1,4,-1,-1\n", "can match the same call"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, err := parsePluginCSV([]byte(tc.csv))
+			if err == nil {
+				err = checkCoverage(rows)
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if rows, err := parsePluginCSV([]byte("# comment\n\n" + good)); err != nil || checkCoverage(rows) != nil || len(rows) != 1 {
+		t.Errorf("good file: %v %v", rows, err)
+	}
+}
+
+func TestTunerLinesFitThePluginBuffer(t *testing.T) {
+	s := spark4Study(3, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128", "NCCL_IB_HCA": strings.Repeat("mlx5_", 80)})
+	s.Recommendation.Reason = strings.Repeat("a long reason ", 40)
+	b := studyWith(t, s, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_proto_nchannels8.log"))
+	out := render(t, FormatTuner, []*Band{b}, Options{})
+	for i, line := range strings.Split(string(out), "\n") {
+		if len(line) > tunerLineMax {
+			t.Errorf("line %d is %d bytes", i+1, len(line))
+		}
+	}
+}
+
+func TestChoicesTable(t *testing.T) {
+	b := fixtureBand(t)
+	var buf bytes.Buffer
+	if err := ChoicesTable(&buf, b.Defaults, b.Recommended); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "choices.txt", buf.Bytes())
+
+	rows := CompareChoices(b.Defaults, b.Recommended)
+	changed := map[int64]bool{}
+	for _, r := range rows {
+		changed[r.Bytes] = r.Changed
+	}
+	if changed[32*nccl.KiB] || !changed[nccl.MiB] || !changed[256*nccl.MiB] {
+		t.Errorf("changed flags %v", changed)
+	}
+	// A size only one side recorded is shown with a dash.
+	buf.Reset()
+	ChoicesTable(&buf, b.Defaults[:2], b.Recommended[1:3])
+	if got := buf.String(); !strings.Contains(got, "32K   Tree LL, 4 channels  —") || !strings.Contains(got, "128K  —                    Tree LL, 8 channels\n") {
+		t.Errorf("partial table:\n%s", got)
+	}
+	buf.Reset()
+	ChoicesTable(&buf, nil, nil)
+	if !strings.Contains(buf.String(), "not recorded") {
+		t.Errorf("empty table: %q", buf.String())
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, s := range FormatNames() {
+		if f, err := ParseFormat(s); err != nil || string(f) != s {
+			t.Errorf("%s: %v %v", s, f, err)
+		}
+	}
+	if f, _ := ParseFormat("YAML"); f != FormatK8s {
+		t.Errorf("yaml is %q", f)
+	}
+	_, err := ParseFormat("jsn")
+	if err == nil || !strings.Contains(err.Error(), "want one of env, sh, docker, k8s, json, nccl-tuner") || !strings.Contains(err.Error(), "did you mean json?") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestFileName(t *testing.T) {
+	b := fixtureBand(t)
+	for f, want := range map[Format]string{FormatEnv: "nccl-512K-4M.env", FormatSh: "nccl-512K-4M.sh", FormatDocker: "nccl-512K-4M.docker",
+		FormatK8s: "nccl-512K-4M.yaml", FormatJSON: "nccl-512K-4M.json", FormatTuner: "nccl-tuner.csv"} {
+		if got := FileName(f, b); got != want {
+			t.Errorf("%s: %s, want %s", f, got, want)
+		}
+	}
+	b.Study.Band = "1M/../x"
+	if got := FileName(FormatEnv, b); strings.Contains(got, "/") {
+		t.Errorf("unsafe name %q", got)
+	}
+}

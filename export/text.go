@@ -1,0 +1,238 @@
+package export
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// checkName refuses a variable name no environment format can carry
+// safely (only the base env can hold one: knob names are fixed).
+func checkName(name string) error {
+	if !isIdentifier(name) {
+		return fmt.Errorf("cannot export variable %q: a name must be letters, digits and _, not starting with a digit; fix the study's base env (or leave it out: drop --with-base)", name)
+	}
+	return nil
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// checkVars applies the rules every format shares: a valid name and no
+// NUL byte (no environment variable can hold one).
+func checkVars(vars []Var) error {
+	for _, v := range vars {
+		if err := checkName(v.Name); err != nil {
+			return err
+		}
+		if strings.IndexByte(v.Value, 0) >= 0 {
+			return fmt.Errorf("cannot export %s: its value holds a NUL byte, which no environment variable can carry", v.Name)
+		}
+	}
+	return nil
+}
+
+func checkUTF8(vars []Var, format string) error {
+	for _, v := range vars {
+		if !utf8.ValidString(v.Value) {
+			return fmt.Errorf("cannot export %s=%q as %s: the value is not valid UTF-8, which %s requires; use --format sh or docker", v.Name, v.Value, format, format)
+		}
+	}
+	return nil
+}
+
+// ShellQuote returns s as one POSIX shell word that stands for exactly s:
+// single-quoted, with each single quote replaced by
+//
+//	'\''
+//
+// (end the quoting, an escaped quote, reopen). Inside single quotes
+// nothing is special, not $, `, \ or a newline, so any value survives.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// writeEnvFile writes KEY=VALUE lines as docker run --env-file reads them:
+// one variable per line, the value verbatim after the first '=' (no
+// quotes, no escapes), lines starting with # ignored, UTF-8 required. A
+// value docker cannot carry (a newline or carriage return, invalid UTF-8,
+// a line beyond its 64 KiB line buffer) is refused.
+func writeEnvFile(w io.Writer, b *Band, o Options) error {
+	vars := b.Vars(o.WithBase)
+	if err := checkVars(vars); err != nil {
+		return err
+	}
+	if err := checkUTF8(vars, "docker's env file"); err != nil {
+		return err
+	}
+	var notes []string
+	for _, v := range vars {
+		if strings.ContainsAny(v.Value, "\n\r") {
+			return fmt.Errorf("cannot write %s=%q to an env file: docker run --env-file reads one variable per line and takes the value verbatim, so a newline cannot be carried; use --format sh, k8s or json", v.Name, v.Value)
+		}
+		if len(v.Name)+1+len(v.Value) >= bufio.MaxScanTokenSize {
+			return fmt.Errorf("cannot write %s to an env file: its line is %d bytes and docker reads env-file lines of at most %d; use --format sh, k8s or json", v.Name, len(v.Name)+1+len(v.Value), bufio.MaxScanTokenSize-1)
+		}
+		if composeReadsDifferently(v.Value) {
+			notes = append(notes, fmt.Sprintf("%s: docker compose's env_file expands $, strips quotes and ' #' comments, unlike docker run --env-file; in compose set it under environment: instead", v.Name))
+		}
+	}
+	lines := header(b, o, "docker run --env-file FILE IMAGE …, or env_file: FILE in a docker compose service")
+	if err := writeComments(w, append(lines, notes...)); err != nil {
+		return err
+	}
+	return writeSections(w, vars, func(v Var) string { return v.Name + "=" + v.Value + "\n" }, "# ")
+}
+
+// composeReadsDifferently reports values that docker compose's env_file
+// parser (which interpolates and unquotes) would not take verbatim.
+func composeReadsDifferently(v string) bool {
+	if strings.ContainsAny(v, "$\\#") {
+		return true
+	}
+	if v != strings.TrimSpace(v) {
+		return true
+	}
+	return strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "'") || strings.HasPrefix(v, "`")
+}
+
+// writeSections writes the variables, each through line, with a comment
+// above the base env and above the recommendation when both are present.
+func writeSections(w io.Writer, vars []Var, line func(Var) string, commentPrefix string) error {
+	hasBase := len(vars) > 0 && vars[0].Base
+	inBase := false
+	for i, v := range vars {
+		if hasBase && v.Base && !inBase {
+			inBase = true
+			if _, err := io.WriteString(w, commentPrefix+"the lane's base env\n"); err != nil {
+				return err
+			}
+		}
+		if hasBase && !v.Base && (i == 0 || vars[i-1].Base) {
+			if _, err := io.WriteString(w, commentPrefix+"the recommendation\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := io.WriteString(w, line(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeShell writes export lines that are safe to source whatever the
+// values hold: every value is single-quoted (ShellQuote).
+func writeShell(w io.Writer, b *Band, o Options) error {
+	vars := b.Vars(o.WithBase)
+	if err := checkVars(vars); err != nil {
+		return err
+	}
+	lines := header(b, o, ". FILE (in sh, bash or zsh) before python -m sglang.launch_server … or vllm serve …")
+	if err := writeComments(w, lines); err != nil {
+		return err
+	}
+	return writeSections(w, vars, func(v Var) string { return "export " + v.Name + "=" + ShellQuote(v.Value) + "\n" }, "# ")
+}
+
+// writeDockerFlags writes one line of docker run flags, -e 'K=V' each,
+// shell-quoted, after the comment block.
+func writeDockerFlags(w io.Writer, b *Band, o Options) error {
+	vars := b.Vars(o.WithBase)
+	if err := checkVars(vars); err != nil {
+		return err
+	}
+	lines := header(b, o, "paste the flags below into docker run (before the image name)")
+	if err := writeComments(w, lines); err != nil {
+		return err
+	}
+	if len(vars) == 0 {
+		return nil
+	}
+	flags := make([]string, len(vars))
+	for i, v := range vars {
+		flags[i] = "-e " + ShellQuote(v.Name+"="+v.Value)
+	}
+	_, err := io.WriteString(w, strings.Join(flags, " ")+"\n")
+	return err
+}
+
+// writeK8s writes an env: list for a container spec. Values are always
+// double-quoted YAML strings (so 8 stays a string, as Kubernetes
+// requires, and ^LL128 or a value with ': ' or '#' is not misread).
+func writeK8s(w io.Writer, b *Band, o Options) error {
+	vars := b.Vars(o.WithBase)
+	if err := checkVars(vars); err != nil {
+		return err
+	}
+	if err := checkUTF8(vars, "YAML"); err != nil {
+		return err
+	}
+	lines := header(b, o, "paste under a container of the pod spec (spec.containers[].env), indented to match")
+	if err := writeComments(w, lines); err != nil {
+		return err
+	}
+	if len(vars) == 0 {
+		_, err := io.WriteString(w, "env: []\n")
+		return err
+	}
+	if _, err := io.WriteString(w, "env:\n"); err != nil {
+		return err
+	}
+	return writeSections(w, vars, func(v Var) string {
+		return "  - name: " + yamlName(v.Name) + "\n    value: " + YAMLQuote(v.Value) + "\n"
+	}, "  # ")
+}
+
+// yamlName writes a variable name plain unless YAML 1.1 (which Kubernetes
+// tooling still speaks) would read it as a boolean or null.
+func yamlName(name string) string {
+	switch strings.ToLower(name) {
+	case "y", "yes", "n", "no", "true", "false", "on", "off", "null":
+		return YAMLQuote(name)
+	}
+	return name
+}
+
+// YAMLQuote returns s as a YAML double-quoted scalar: " and \ escaped,
+// control characters (newline included) and the characters YAML treats
+// as line breaks or byte-order marks as escapes.
+func YAMLQuote(s string) string {
+	var sb strings.Builder
+	sb.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			sb.WriteString(`\"`)
+		case '\\':
+			sb.WriteString(`\\`)
+		case '\n':
+			sb.WriteString(`\n`)
+		case '\t':
+			sb.WriteString(`\t`)
+		case '\r':
+			sb.WriteString(`\r`)
+		default:
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == '\ufeff' {
+				fmt.Fprintf(&sb, `\u%04X`, r)
+			} else {
+				sb.WriteRune(r)
+			}
+		}
+	}
+	sb.WriteByte('"')
+	return sb.String()
+}

@@ -1,0 +1,478 @@
+package export
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+)
+
+// The CSV of NCCL's example tuner plugin (plugins/tuner/example/plugin.c,
+// NCCL 2.27.5+), read with NCCL_TUNER_CONFIG_FILE:
+//
+//	collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff
+//
+// Its parser, and what a generated file must do about each rule:
+//   - lines are read with fgets into 256 bytes: a longer line is cut and
+//     its rest read as another line, so every line here is under 255
+//     bytes;
+//   - a line is a comment only when its first byte is '#' (no leading
+//     space); empty lines are skipped; there is no header row (a header
+//     would be read as a config line), so the column names are a comment;
+//   - fields are split by strtok on ',', which merges empty fields, and
+//     8 to 10 of them are accepted; rows here always have all 10 and no
+//     empty field;
+//   - names are compared with strcmp, lower case: an unknown collective
+//     is silently allreduce, an unknown algorithm ring, an unknown
+//     protocol simple, so only known names are ever written;
+//   - min_bytes and max_bytes are strtoull into size_t and inclusive:
+//     ranges here cover 0 to 18446744073709551615 with no gap and no
+//     overlap (the README's 4294967295 would leave messages over 4 GiB
+//     uncovered);
+//   - nNodes, nRanks, numPipeOps and regBuff match exactly, -1 any;
+//   - the first matching row whose algorithm/protocol NCCL has not marked
+//     IGNORE wins; a call that no row matches, or whose row is skipped,
+//     runs with ONE channel (the plugin's default), and channels=-1 keeps
+//     NCCL's count, so every row here gives an explicit count from NCCL's
+//     own log.
+
+// MaxTunerBytes is the largest size the example plugin can match: it
+// reads min_bytes and max_bytes with strtoull into a size_t.
+const MaxTunerBytes uint64 = math.MaxUint64
+
+// tunerLineMax is the longest line the plugin reads whole (fgets into a
+// 256-byte buffer keeps 255 bytes, the newline included).
+const tunerLineMax = 254
+
+// TunerColumns is the plugin's column list, written as a comment.
+const TunerColumns = "collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff"
+
+// TunerRow is one line of the plugin's CSV.
+type TunerRow struct {
+	// Collective, Algo and Proto are the plugin's names ("allreduce",
+	// "ring", "simple").
+	Collective string
+	// MinBytes and MaxBytes are inclusive.
+	MinBytes, MaxBytes uint64
+	Algo, Proto        string
+	Channels           int
+	// NNodes and NRanks match the communicator; -1 matches any.
+	NNodes, NRanks int
+	// NumPipeOps and RegBuff are always -1 (any): nccltune does not
+	// measure them apart.
+	NumPipeOps, RegBuff int
+}
+
+// CSV is the row as the plugin reads it.
+func (r TunerRow) CSV() string {
+	return strings.Join([]string{r.Collective, strconv.FormatUint(r.MinBytes, 10), strconv.FormatUint(r.MaxBytes, 10),
+		r.Algo, r.Proto, strconv.Itoa(r.Channels), strconv.Itoa(r.NNodes), strconv.Itoa(r.NRanks),
+		strconv.Itoa(r.NumPipeOps), strconv.Itoa(r.RegBuff)}, ",")
+}
+
+// TunerGroup is the rows of one collective on one communicator shape:
+// every size from 0 to MaxTunerBytes, each band's recommended choices
+// inside its band, NCCL's default choices elsewhere.
+type TunerGroup struct {
+	Collective     string
+	NNodes, NRanks int
+	// Defaults is the band whose baseline explain launch fills the sizes
+	// outside every band.
+	Defaults *Band
+	// Bands set the choices inside their own band, the first listed
+	// winning where bands overlap.
+	Bands []*Band
+	Rows  []TunerRow
+	// Recorded is the range of sizes NCCL's logs covered (outside it a
+	// size takes the nearest recorded size's choice).
+	RecordedMin, RecordedMax int64
+}
+
+// PlanTuner turns bands into the plugin's rows. Bands are grouped by the
+// fabric's node and rank counts (the plugin matches them per
+// communicator) and by collective. Inside a band, the choices NCCL made
+// with the band's recommendation; outside every band, the choices it made
+// with its defaults; where bands overlap, the band listed first. Between
+// two recorded sizes the boundary is their midpoint (as the plugin's
+// scripts/optimize_config.py draws it); below the smallest and above the
+// largest recorded size, the nearest one's choice holds. Adjacent sizes
+// with the same algorithm, protocol and channels share a row.
+func PlanTuner(bands []*Band) ([]TunerGroup, error) {
+	if len(bands) == 0 {
+		return nil, fmt.Errorf("nothing to export: no study given")
+	}
+	for _, b := range bands {
+		if b.Study.Simulated != bands[0].Study.Simulated {
+			sim, real := bands[0], b
+			if !sim.Study.Simulated {
+				sim, real = real, sim
+			}
+			return nil, fmt.Errorf("%s is SIMULATED and %s measured real hardware: one tuner file cannot mix them; export them separately", sim.Study.Name, real.Study.Name)
+		}
+		if len(b.Defaults) == 0 || len(b.Recommended) == 0 {
+			return nil, fmt.Errorf("%w: study %s has no record of NCCL's choices; re-run the search with this version of nccltune (it ends with explain launches) or run nccltune doctor with the recommended env", ErrNoChoices, b.Study.Name)
+		}
+		if b.Study.BandMax < b.Study.BandMin || b.Study.BandMax <= 0 {
+			return nil, fmt.Errorf("study %s has no band (min %d, max %d bytes): nothing to place in a tuner file", b.Study.Name, b.Study.BandMin, b.Study.BandMax)
+		}
+	}
+	type shape struct{ nodes, ranks int }
+	var shapes []shape
+	byShape := map[shape][]*Band{}
+	for _, b := range bands {
+		sh := shape{orAny(b.Study.Fabric.Nodes), orAny(b.Study.Fabric.Ranks)}
+		if byShape[sh] == nil {
+			shapes = append(shapes, sh)
+		}
+		byShape[sh] = append(byShape[sh], b)
+	}
+	// A row for any shape (-1) would shadow the rows of a known shape
+	// listed after it: known shapes first.
+	sort.SliceStable(shapes, func(i, j int) bool {
+		return shapes[i].nodes >= 0 && shapes[i].ranks >= 0 && (shapes[j].nodes < 0 || shapes[j].ranks < 0)
+	})
+	var groups []TunerGroup
+	for _, sh := range shapes {
+		members := byShape[sh]
+		colls := map[string]bool{}
+		for _, b := range members {
+			c, err := bandCollective(b)
+			if err != nil {
+				return nil, err
+			}
+			colls[c] = true
+			for _, ch := range b.Defaults {
+				if pc, ok := PluginCollective(ch.Collective); ok {
+					colls[pc] = true
+				}
+			}
+		}
+		names := make([]string, 0, len(colls))
+		for c := range colls {
+			names = append(names, c)
+		}
+		sort.Strings(names)
+		for _, coll := range names {
+			g, err := planGroup(coll, sh.nodes, sh.ranks, members)
+			if err != nil {
+				return nil, err
+			}
+			groups = append(groups, g)
+		}
+	}
+	return groups, nil
+}
+
+func orAny(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// bandCollective is the plugin's name for the collective a band tuned.
+func bandCollective(b *Band) (string, error) {
+	name := b.Study.Collective
+	if name == "" {
+		// Older studies did not record it: the one their log shows.
+		seen := map[string]bool{}
+		for _, c := range b.Recommended {
+			seen[c.Collective] = true
+		}
+		if len(seen) != 1 {
+			return "", fmt.Errorf("study %s does not say which collective it tuned; nccltune show %s", b.Study.Name, b.Study.Name)
+		}
+		name = b.Recommended[0].Collective
+	}
+	c, ok := PluginCollective(name)
+	if !ok {
+		return "", fmt.Errorf("study %s tuned %s, which NCCL's example tuner plugin does not know (it reads allreduce, allgather, reducescatter, broadcast and reduce); use the env formats for it", b.Study.Name, name)
+	}
+	return c, nil
+}
+
+// override is a band's choices inside its range.
+type override struct {
+	lo, hi uint64
+	fn     step
+}
+
+func planGroup(coll string, nodes, ranks int, members []*Band) (TunerGroup, error) {
+	g := TunerGroup{Collective: coll, NNodes: nodes, NRanks: ranks}
+	var base step
+	for _, b := range members {
+		fn, err := newStep(b.Defaults, coll, b.Study.Name)
+		if err != nil {
+			return g, err
+		}
+		if len(fn.starts) > 0 {
+			g.Defaults, base = b, fn
+			break
+		}
+	}
+	var overrides []override
+	for _, b := range members {
+		if c, _ := bandCollective(b); c != coll {
+			continue
+		}
+		fn, err := newStep(b.Recommended, coll, b.Study.Name)
+		if err != nil {
+			return g, err
+		}
+		if len(fn.starts) == 0 {
+			return g, fmt.Errorf("%w: study %s recorded no %s choice with its recommendation; re-run the search with this version of nccltune or run nccltune doctor with the recommended env", ErrNoChoices, b.Study.Name, coll)
+		}
+		g.Bands = append(g.Bands, b)
+		overrides = append(overrides, override{lo: uint64(b.Study.BandMin), hi: uint64(b.Study.BandMax), fn: fn})
+	}
+	if g.Defaults == nil {
+		return g, fmt.Errorf("%w: no study recorded NCCL's default %s choices on %s; re-run the search with this version of nccltune", ErrNoChoices, coll, shapeText(nodes, ranks))
+	}
+	g.RecordedMin, g.RecordedMax = base.sizes[0], base.sizes[len(base.sizes)-1]
+
+	// The result is constant between consecutive breakpoints: the starts
+	// of every step and the edges of every band.
+	points := append([]uint64{}, base.starts...)
+	for _, o := range overrides {
+		points = append(points, o.fn.starts...)
+		points = append(points, o.lo)
+		if o.hi < MaxTunerBytes {
+			points = append(points, o.hi+1)
+		}
+	}
+	sort.Slice(points, func(i, j int) bool { return points[i] < points[j] })
+	at := func(x uint64) tunerPick {
+		for _, o := range overrides {
+			if x >= o.lo && x <= o.hi {
+				return o.fn.at(x)
+			}
+		}
+		return base.at(x)
+	}
+	for i, p := range points {
+		if i > 0 && p == points[i-1] {
+			continue
+		}
+		end := MaxTunerBytes
+		for j := i + 1; j < len(points); j++ {
+			if points[j] != p {
+				end = points[j] - 1
+				break
+			}
+		}
+		pick := at(p)
+		if n := len(g.Rows); n > 0 && g.Rows[n-1].Algo == pick.algo && g.Rows[n-1].Proto == pick.proto && g.Rows[n-1].Channels == pick.channels {
+			g.Rows[n-1].MaxBytes = end
+			continue
+		}
+		g.Rows = append(g.Rows, TunerRow{Collective: coll, MinBytes: p, MaxBytes: end, Algo: pick.algo, Proto: pick.proto,
+			Channels: pick.channels, NNodes: nodes, NRanks: ranks, NumPipeOps: -1, RegBuff: -1})
+	}
+	return g, nil
+}
+
+func shapeText(nodes, ranks int) string {
+	n, r := "any number of", "any number of"
+	if nodes > 0 {
+		n = strconv.Itoa(nodes)
+	}
+	if ranks > 0 {
+		r = strconv.Itoa(ranks)
+	}
+	return n + " nodes x " + r + " ranks"
+}
+
+// tunerPick is a choice in the plugin's names.
+type tunerPick struct {
+	algo, proto string
+	channels    int
+}
+
+// step is NCCL's recorded choices as a function of size: starts[i] is the
+// first size that takes picks[i].
+type step struct {
+	starts []uint64
+	picks  []tunerPick
+	sizes  []int64
+}
+
+// newStep builds the step function of one collective's choices; the
+// boundary between two recorded sizes a < b is their midpoint, the
+// midpoint itself going to a.
+func newStep(choices []runner.Choice, coll, study string) (step, error) {
+	var cs []runner.Choice
+	for _, c := range choices {
+		if pc, ok := PluginCollective(c.Collective); ok && pc == coll {
+			cs = append(cs, c)
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Bytes < cs[j].Bytes })
+	var fn step
+	for i, c := range cs {
+		if i > 0 && c.Bytes == cs[i-1].Bytes {
+			continue
+		}
+		algo, ok := PluginAlgo(c.Algo)
+		if !ok {
+			return fn, fmt.Errorf("study %s: NCCL chose algorithm %q at %s, which NCCL's example tuner plugin cannot name (it would read it as ring); use the env formats", study, c.Algo, nccl.FormatSize(c.Bytes))
+		}
+		proto, ok := PluginProto(c.Proto)
+		if !ok {
+			return fn, fmt.Errorf("study %s: NCCL chose protocol %q at %s, which NCCL's example tuner plugin cannot name (it would read it as simple); use the env formats", study, c.Proto, nccl.FormatSize(c.Bytes))
+		}
+		if c.Channels < 1 || c.Bytes < 0 {
+			return fn, fmt.Errorf("study %s: NCCL's log gives %d channels at %d bytes, not a usable count", study, c.Channels, c.Bytes)
+		}
+		start := uint64(0)
+		if n := len(fn.sizes); n > 0 {
+			a, b := uint64(fn.sizes[n-1]), uint64(c.Bytes)
+			start = a + (b-a)/2 + 1
+		}
+		fn.starts = append(fn.starts, start)
+		fn.picks = append(fn.picks, tunerPick{algo, proto, c.Channels})
+		fn.sizes = append(fn.sizes, c.Bytes)
+	}
+	return fn, nil
+}
+
+func (s step) at(x uint64) tunerPick {
+	i := sort.Search(len(s.starts), func(i int) bool { return s.starts[i] > x }) - 1
+	return s.picks[i]
+}
+
+// writeTuner writes the plugin's CSV for all bands.
+func writeTuner(w io.Writer, bands []*Band, o Options) error {
+	groups, err := PlanTuner(bands)
+	if err != nil {
+		return err
+	}
+	lines := []string{
+		"NCCL example tuner plugin config (NCCL's plugins/tuner/example, NCCL 2.27.5+), written by nccltune",
+		"exported " + timeText(o.now()),
+	}
+	if bands[0].Study.Simulated {
+		lines = append(lines, simulatedLine(bands[0].Study))
+	}
+	lines = append(lines,
+		"load it with NCCL_TUNER_PLUGIN=/path/to/libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=/path/to/this.csv",
+		"use it instead of the exported env, keeping only the lane's base env: NCCL_PROTO, NCCL_ALGO or a channel limit set in the same process hides choices this file makes, and the plugin then gives such calls ONE channel",
+		"the plugin also gives ONE channel to any call no row matches: the rows cover every size from 0 to 18446744073709551615 of the collectives below, on communicators of the nNodes and nRanks given; other collectives and communicator sizes are not covered",
+		"ranges are inclusive and do not overlap; where bands overlap, the study listed first wins; between two recorded sizes the boundary is their midpoint, as the plugin's scripts/optimize_config.py draws it",
+	)
+	for _, b := range bands {
+		lines = append(lines, bandSummary(b))
+	}
+	if versions := nccl.Config(versionsOf(bands)); len(versions) > 1 {
+		lines = append(lines, "warning: the studies ran different NCCL versions ("+strings.Join(versions.Env(), " ")+"); NCCL's choices can differ between versions")
+	}
+	if err := writeTunerComments(w, lines); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		text := []string{"", fmt.Sprintf("%s on %s: outside every band, NCCL's default choices recorded by study %s at %s-%s",
+			g.Collective, shapeText(g.NNodes, g.NRanks), g.Defaults.Study.Name, nccl.FormatSize(g.RecordedMin), nccl.FormatSize(g.RecordedMax))}
+		for _, b := range g.Bands {
+			text = append(text, fmt.Sprintf("%d-%d: study %s", b.Study.BandMin, b.Study.BandMax, b.Study.Name))
+		}
+		text = append(text, TunerColumns)
+		if err := writeTunerComments(w, text); err != nil {
+			return err
+		}
+		for _, r := range g.Rows {
+			if _, err := io.WriteString(w, r.CSV()+"\n"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// bandSummary is one band's line in the tuner file's header.
+func bandSummary(b *Band) string {
+	s := b.Study
+	text := fmt.Sprintf("band %s (%d-%d bytes): study %s, ", s.Band, s.BandMin, s.BandMax, s.Name)
+	if b.KeepDefaults {
+		text += "keeps NCCL's defaults (no significant gain), so its band gets NCCL's default choices"
+	} else {
+		text += "with " + b.Env.String() + ", " + speedupLine(b)
+	}
+	return text + "; " + strings.TrimPrefix(fabricLine(s.Fabric), "fabric: ")
+}
+
+func versionsOf(bands []*Band) map[string]string {
+	out := map[string]string{}
+	for _, b := range bands {
+		v := b.Study.Fabric.NCCLVersion
+		if v == "" {
+			v = "unknown"
+		}
+		out[b.Study.Name] = v
+	}
+	first := ""
+	same := true
+	for _, v := range out {
+		if first == "" {
+			first = v
+		} else if v != first {
+			same = false
+		}
+	}
+	if same {
+		return nil
+	}
+	return out
+}
+
+// writeTunerComments writes comment lines the plugin skips: '#' first,
+// wrapped at spaces so that no line reaches the plugin's line limit.
+func writeTunerComments(w io.Writer, lines []string) error {
+	for _, l := range lines {
+		l = comment(l)
+		if l == "" {
+			if _, err := io.WriteString(w, "#\n"); err != nil {
+				return err
+			}
+			continue
+		}
+		prefix := "# "
+		for _, part := range wrap(l, 118) {
+			if _, err := io.WriteString(w, prefix+part+"\n"); err != nil {
+				return err
+			}
+			prefix = "#   "
+		}
+	}
+	return nil
+}
+
+// wrap splits text at spaces into lines of at most width bytes; a word
+// longer than the limit is cut so no line can exceed the plugin's limit.
+func wrap(text string, width int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		for len(word) > width {
+			if line != "" {
+				out, line = append(out, line), ""
+			}
+			out, word = append(out, word[:width]), word[width:]
+		}
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) <= width:
+			line += " " + word
+		default:
+			out, line = append(out, line), word
+		}
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}
