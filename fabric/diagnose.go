@@ -145,8 +145,8 @@ func Diagnose(res *runner.Result, log *runner.FabricLog, c Context) Report {
 	}
 	d.fill()
 	d.launchWarnings()
-	d.transportWarnings()
 	d.gpuWarnings()
+	d.transportWarnings()
 	return d.r
 }
 
@@ -232,6 +232,10 @@ func (d *diagnosis) link() Link {
 	default:
 		used = devs[:1]
 	}
+	note := ""
+	if len(used) < len(devs) && len(d.log.ChannelNetDevs) == 0 {
+		note = " (one port: the log shows no channel lines to tell how many carry traffic)"
+	}
 	var mbps int
 	var parts []string
 	for _, n := range used {
@@ -244,7 +248,7 @@ func (d *diagnosis) link() Link {
 	if mbps == 0 {
 		return Link{}
 	}
-	return Link{Gbps: float64(mbps) / 1000, Source: "port speed NCCL logged for " + strings.Join(parts, " + ")}
+	return Link{Gbps: float64(mbps) / 1000, Source: "port speed NCCL logged for " + strings.Join(parts, " + ") + note}
 }
 
 // hostDevices are the RDMA devices NCCL found on the first host it listed
@@ -311,7 +315,7 @@ func (d *diagnosis) launchWarnings() {
 	if res != nil {
 		d.wrongResults()
 	}
-	if d.c.Outcome == runner.Failed && !d.has(CodeMPIWireup) {
+	if d.c.Outcome == runner.Failed && !d.has(CodeMPIWireup) && !d.has(CodeWrongResults) && !d.has(CodeNoProgress) {
 		d.warn(CodeLaunchFailed,
 			"fix the cause named here and run nccltune doctor again; the launch's full output is what doctor --log FILE reads",
 			"the launch failed: %s", d.c.Reason)
@@ -445,9 +449,9 @@ func (d *diagnosis) transportWarnings() {
 		d.socket()
 		return
 	}
-	d.gdrOff()
-	d.oneNIC()
 	d.throttled()
+	d.oneNIC()
+	d.gdrOff()
 }
 
 // socket tells a fallback (RDMA was expected) from a deliberate or

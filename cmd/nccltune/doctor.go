@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/urfave/cli/v2"
+)
+
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "doctor",
+		Usage:     "diagnose the fabric: transport, GPUDirect, NICs, channels, NCCL's choices, and the traps that make numbers lie",
+		ArgsUsage: " ",
+		Description: `doctor runs one short launch with NCCL_DEBUG=INFO (subsystems INIT, ENV, NET,
+GRAPH, TUNING), or reads a saved log with --log FILE, and reports NCCL's version,
+ranks and nodes, the network transport, the NICs, GPUDirect RDMA, channels and
+rings, and per size the algorithm, protocol and channels NCCL chose with the
+measured bus bandwidth. Then it lists the traps it found, each with its
+evidence and the fix: TCP sockets where RDMA was expected, GPUDirect off, one
+NIC of two carrying the traffic, a launch that hangs (and where), wrong
+results, MPI wiring up over docker0, a throttled link, an NCCL too old for the GPU.
+
+The link speed for the throttle check comes from the port speeds NCCL logs for
+the NICs it uses; --link-gbps states it instead.
+
+Exit status: 0 when the fabric could be diagnosed, with or without warnings;
+3 when the launch itself failed or hung (the diagnosis is printed first).
+
+Examples:
+  nccltune doctor --sim spark4
+  nccltune doctor --sim spark4 --base-env NCCLTUNE_SIM_FAULT=socket-fallback
+  nccltune doctor --launcher mpirun --np 2 --hosts a:1,b:1 --base-env NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1
+  nccltune doctor --log all_reduce_debug.txt`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "log", Usage: "read a saved nccl-tests output or NCCL_DEBUG log `FILE` instead of launching"},
+			&cli.StringFlag{Name: "min", Value: "32K", Usage: "smallest size of the debug launch (nccl-tests -b)"},
+			&cli.StringFlag{Name: "max", Value: "256M", Usage: "largest size of the debug launch (nccl-tests -e)"},
+			&cli.Float64Flag{Name: "link-gbps", Usage: "link speed per rank in Gb/s (e.g. 200); default: the port speeds NCCL logs"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+		}, launchFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("doctor takes no arguments (got %q); read a saved log with --log FILE", c.Args().First())
+			}
+			o, err := readDoctorFlags(c)
+			if err != nil {
+				return err
+			}
+			return runDoctor(c.Context, o)
+		},
+	}
+}
+
+// doctorIters and doctorWarmup keep the debug launch short unless the
+// user asks for more: doctor diagnoses, it does not measure precisely.
+const (
+	doctorIters  = 5
+	doctorWarmup = 2
+)
+
+type doctorOptions struct {
+	launch   launchOptions
+	logFile  string
+	linkGbps float64
+	json     bool
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
+	o := doctorOptions{logFile: c.String("log"), linkGbps: c.Float64("link-gbps"), json: c.Bool("json"),
+		stdout: c.App.Writer, stderr: c.App.ErrWriter}
+	if o.linkGbps < 0 || (c.IsSet("link-gbps") && o.linkGbps == 0) {
+		return o, usageErrorf("--link-gbps %g: give the link speed in Gb/s, e.g. 200", o.linkGbps)
+	}
+	if o.logFile != "" {
+		// A saved log is diagnosed as it is: only the base env (what the
+		// lane ran with) adds to it.
+		for _, f := range launchFlags() {
+			name := f.Names()[0]
+			if c.IsSet(name) && name != "base-env" && name != "base-env-file" {
+				return o, usageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
+			}
+		}
+		for _, name := range []string{"min", "max"} {
+			if c.IsSet(name) {
+				return o, usageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
+			}
+		}
+	}
+	lo, err := readLaunchFlags(c)
+	if err != nil {
+		return o, err
+	}
+	if o.logFile == "" {
+		min, err := nccl.ParseSize(c.String("min"))
+		if err != nil {
+			return o, usageError(fmt.Errorf("--min: %w", err))
+		}
+		max, err := nccl.ParseSize(c.String("max"))
+		if err != nil {
+			return o, usageError(fmt.Errorf("--max: %w", err))
+		}
+		if err := (nccl.Band{Min: min, Max: max}).Validate(); err != nil {
+			return o, usageError(fmt.Errorf("--min/--max: %w", err))
+		}
+		s := &lo.spec
+		s.MinBytes, s.MaxBytes = min, max
+		s.Debug, s.PerIter = true, false
+		if !c.IsSet("iters") {
+			s.Iters = doctorIters
+		}
+		if !c.IsSet("warmup") {
+			s.Warmup = doctorWarmup
+		}
+		if s.Sim != nil {
+			s.Sim.Seed = launchSeed(lo.seed, 0)
+		}
+	}
+	o.launch = lo
+	return o, nil
+}
+
+// doctorReport is doctor's JSON: the fabric report and where it came from.
+type doctorReport struct {
+	fabric.Report
+	// Source is "launch" or "log".
+	Source  string   `json:"source"`
+	LogFile string   `json:"log_file,omitempty"`
+	Argv    []string `json:"argv,omitempty"`
+	// Failed is true when the launch (or the run in the log) failed or hung.
+	Failed bool `json:"failed"`
+}
+
+func runDoctor(ctx context.Context, o doctorOptions) error {
+	var (
+		out    []byte
+		res    *runner.Result
+		dctx   = fabric.Context{BaseEnv: o.launch.spec.BaseEnv, LinkGbps: o.linkGbps}
+		rep    = doctorReport{Source: "launch", LogFile: o.logFile}
+		failed string // why the launch failed, "" when it did not
+	)
+	if o.logFile != "" {
+		data, err := os.ReadFile(o.logFile)
+		if err != nil {
+			return usageError(fmt.Errorf("doctor --log: %w", err))
+		}
+		res, _ = runner.Parse(data) // a failed run's output still tells what happened
+		out = data
+		rep.Source = "log"
+		if res == nil || (len(res.Rows) == 0 && res.Facts == nil && len(res.Errors) == 0) {
+			return usageErrorf("doctor --log %s: no nccl-tests output and no NCCL_DEBUG line in it — save the output of a run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,TUNING", o.logFile)
+		}
+		failed = savedRunFailure(res)
+	} else {
+		spec := o.launch.spec
+		fmt.Fprintf(o.stderr, "doctor: one debug launch, %s to %s%s\n", nccl.FormatSize(spec.MinBytes), nccl.FormatSize(spec.MaxBytes), simSuffix(o.launch))
+		l, err := runner.Run(ctx, spec)
+		if err != nil {
+			if errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound) {
+				return fabricError(err)
+			}
+			if l == nil || ctx.Err() != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(o.stderr, "doctor: launch %s (%s)\n", outcomeText(l), l.Duration.Round(time.Millisecond))
+		res, out, rep.Argv = l.Result, append(append([]byte{}, l.Stdout...), l.Stderr...), l.Argv
+		dctx.Outcome, dctx.Reason, dctx.Timeout = l.Outcome, l.Reason, spec.Timeout
+		if l.Outcome != runner.OK {
+			failed = string(l.Outcome) + ": " + l.Reason
+		}
+	}
+	rep.Report = fabric.Diagnose(res, runner.ParseFabricLog(out), dctx)
+	rep.Simulated = rep.Simulated || o.launch.simulated
+	if rep.SimProfile == "" && o.launch.spec.Sim != nil {
+		rep.SimProfile = o.launch.spec.Sim.Profile
+	}
+	rep.Failed = failed != ""
+	if o.json {
+		if err := writeJSON(o.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printDoctor(o.stdout, rep)
+	}
+	if failed != "" {
+		what := "the launch"
+		if rep.Source == "log" {
+			what = "the run in " + o.logFile
+		}
+		return fabricError(fmt.Errorf("%s failed (%s); the diagnosis above says what it saw", what, failed))
+	}
+	return nil
+}
+
+// savedRunFailure says why the run a saved log records failed, "" when it
+// did not (or when the log is NCCL's alone, without nccl-tests' table).
+func savedRunFailure(res *runner.Result) string {
+	switch {
+	case res.Collective == "" && len(res.Rows) == 0 && len(res.Errors) == 0:
+		return ""
+	case !res.Complete && len(res.Errors) > 0:
+		return "failed: " + res.Errors[0]
+	case !res.Complete:
+		return "incomplete: the output stops before nccl-tests' closing lines"
+	case res.Invalid() != "":
+		return "invalid: " + res.Invalid()
+	}
+	return ""
+}
+
+func simSuffix(lo launchOptions) string {
+	if lo.spec.Sim == nil {
+		return ""
+	}
+	return " — " + simLabel(true, lo.spec.Sim.Profile)
+}
+
+func printDoctor(w io.Writer, r doctorReport) {
+	title := "nccltune doctor"
+	if r.Source == "log" {
+		title += ": " + r.LogFile
+	}
+	if r.Simulated {
+		title += "  [" + simLabel(true, r.SimProfile) + "]"
+	}
+	fmt.Fprintln(w, title)
+	field := func(name, format string, args ...any) {
+		fmt.Fprintf(w, "  %-15s %s\n", name, fmt.Sprintf(format, args...))
+	}
+	field("NCCL", "%s", orUnknown(r.NCCLVersion))
+	ranks := fmt.Sprintf("%d ranks", r.NRanks)
+	if r.NNodes > 0 {
+		ranks += fmt.Sprintf(" on %d nodes", r.NNodes)
+	}
+	if r.GPU != "" {
+		ranks += " (" + r.GPU + ")"
+	}
+	field("ranks", "%s", ranks)
+	field("transport", "%s", orUnknown(r.Transport))
+	nics := "none listed"
+	if len(r.NICs) > 0 {
+		nics = strings.Join(r.NICs, ", ")
+		if r.MergedNICs {
+			nics += " (merged into one device)"
+		}
+	}
+	field("NICs", "%s", nics)
+	if r.Link.Gbps > 0 {
+		field("link", "%g Gb/s = %.1f GB/s (%s)", r.Link.Gbps, r.Link.GBps(), r.Link.Source)
+	}
+	gdr := "unknown (no GDR line in the log)"
+	if r.GDR != nil {
+		gdr = "off (GDR 0)"
+		if *r.GDR {
+			gdr = "on (GDR 1)"
+		}
+	}
+	field("GPUDirect RDMA", "%s", gdr)
+	field("channels", "%d", r.Channels)
+	rings := "unknown"
+	if len(r.Rings) > 0 {
+		rings = strings.Join(r.Rings, " | ")
+	}
+	field("rings", "%s", rings)
+	if r.Outcome != "" {
+		launch := string(r.Outcome)
+		if r.Reason != "" {
+			launch += ": " + r.Reason
+		}
+		field("launch", "%s", launch)
+	}
+	if !r.HasLog {
+		fmt.Fprintln(w, "  (no NCCL_DEBUG lines in the output)")
+	}
+	printDoctorSizes(w, r.Report)
+	if len(r.NCCLWarnings) > 0 {
+		fmt.Fprintln(w, "\nNCCL and launcher messages:")
+		for _, m := range r.NCCLWarnings {
+			fmt.Fprintf(w, "  %s\n", m)
+		}
+	}
+	fmt.Fprintln(w)
+	if len(r.Warnings) == 0 {
+		fmt.Fprintln(w, "No warnings: none of the known traps showed.")
+	} else {
+		fmt.Fprintf(w, "%d warning(s):\n", len(r.Warnings))
+		for _, wa := range r.Warnings {
+			fmt.Fprintf(w, "\n[%s]\n", wa.Code)
+			writeWrapped(w, "  ", wa.Message, 100)
+			writeWrapped(w, "  fix: ", wa.Fix, 100)
+		}
+	}
+	if !r.Failed {
+		fmt.Fprintln(w)
+		if len(r.Warnings) == 0 {
+			fmt.Fprintln(w, "Diagnosed: the fabric looks as it should.")
+		} else {
+			fmt.Fprintf(w, "Diagnosed, with %d warning(s): read them before trusting numbers from this fabric.\n", len(r.Warnings))
+		}
+	}
+}
+
+// printDoctorSizes prints NCCL's choice and the measured bandwidth per size.
+func printDoctorSizes(w io.Writer, r fabric.Report) {
+	choices := map[int64]runner.Choice{}
+	var order []int64
+	for _, c := range r.SortedChoices() {
+		if _, ok := choices[c.Bytes]; !ok {
+			choices[c.Bytes] = c
+			order = append(order, c.Bytes)
+		}
+	}
+	measured := map[int64]fabric.SizeBW{}
+	for _, s := range r.Sizes {
+		if _, ok := measured[s.Bytes]; !ok {
+			measured[s.Bytes] = s
+		}
+		if _, ok := choices[s.Bytes]; !ok {
+			order = append(order, s.Bytes)
+			choices[s.Bytes] = runner.Choice{}
+		}
+	}
+	if len(order) == 0 {
+		fmt.Fprintln(w, "\n(no table rows and no NCCL TUNING lines: nothing per size to show)")
+		return
+	}
+	slices.Sort(order)
+	fmt.Fprintf(w, "\n%8s  %-6s  %-6s  %8s  %10s  %8s\n", "size", "algo", "proto", "channels", "time µs", "busbw")
+	for _, b := range order {
+		c := choices[b]
+		algo, proto, ch := "-", "-", "-"
+		if c.Algo != "" {
+			algo, proto, ch = c.Algo, c.Proto, fmt.Sprint(c.Channels)
+		}
+		t, bw := "-", "-"
+		if m, ok := measured[b]; ok {
+			t, bw = fmt.Sprintf("%.1f", m.TimeUS), fmt.Sprintf("%.2f", m.BusBW)
+		}
+		fmt.Fprintf(w, "%8s  %-6s  %-6s  %8s  %10s  %8s\n", nccl.FormatSize(b), algo, proto, ch, t, bw)
+	}
+	note := "(NCCL's choice from its TUNING log; time and busbw (GB/s) from one launch, out-of-place"
+	if len(r.Choices) == 0 {
+		note = "(NCCL printed no TUNING lines; time and busbw (GB/s) from one launch, out-of-place"
+	}
+	fmt.Fprintln(w, note+")")
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// writeWrapped prints text after prefix, wrapped at width, continuation
+// lines indented like the first.
+func writeWrapped(w io.Writer, prefix, text string, width int) {
+	indent := strings.Repeat(" ", len([]rune(prefix)))
+	line := prefix
+	n := len([]rune(line))
+	for _, word := range strings.Fields(text) {
+		wl := len([]rune(word))
+		if n > len([]rune(prefix)) && n+1+wl > width {
+			fmt.Fprintln(w, line)
+			line, n = indent+word, len(indent)+wl
+			continue
+		}
+		if n > len([]rune(prefix)) {
+			line += " "
+			n++
+		}
+		line += word
+		n += wl
+	}
+	fmt.Fprintln(w, line)
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/fabric"
+)
+
+// doctorJSON is the part of doctor's JSON the tests read.
+type doctorJSON struct {
+	Transport   string `json:"transport"`
+	GDR         *bool  `json:"gdr"`
+	NCCLVersion string `json:"nccl_version"`
+	NRanks      int    `json:"nranks"`
+	NNodes      int    `json:"nnodes"`
+	Channels    int    `json:"channels"`
+	Choices     []struct {
+		Bytes    int64  `json:"bytes"`
+		Algo     string `json:"algo"`
+		Proto    string `json:"proto"`
+		Channels int    `json:"channels"`
+	} `json:"choices"`
+	Warnings   []fabric.Warning `json:"warnings"`
+	Simulated  bool             `json:"simulated"`
+	SimProfile string           `json:"sim_profile"`
+	Source     string           `json:"source"`
+	Failed     bool             `json:"failed"`
+	Sizes      []fabric.SizeBW  `json:"sizes"`
+}
+
+func (d doctorJSON) codes() []string {
+	var out []string
+	for _, w := range d.Warnings {
+		out = append(out, w.Code)
+	}
+	return out
+}
+
+func (d doctorJSON) warning(code string) (fabric.Warning, bool) {
+	for _, w := range d.Warnings {
+		if w.Code == code {
+			return w, true
+		}
+	}
+	return fabric.Warning{}, false
+}
+
+func decodeDoctor(t *testing.T, stdout string) doctorJSON {
+	t.Helper()
+	var d doctorJSON
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(&d); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s", err, stdout)
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than one JSON document:\n%s", stdout)
+	}
+	return d
+}
+
+func doctorLog(name string) string { return filepath.Join("testdata", "doctor", name) }
+
+func TestDoctorLogGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		args   []string
+		code   int
+	}{
+		{"doctor/mps_info.golden", []string{"doctor", "--log", doctorLog("ar2_mps_info.txt")}, exitOK},
+		{"doctor/mps_info.json.golden", []string{"doctor", "--json", "--log", doctorLog("ar2_mps_info.txt")}, exitOK},
+		{"doctor/debug_tuning.golden", []string{"doctor", "--log", doctorLog("ar2_debug_tuning.txt")}, exitOK},
+		{"doctor/ib_gdr.golden", []string{"doctor", "--log", doctorLog("ar4_ib_gdr_debug.txt"), "--link-gbps", "400"}, exitOK},
+		{"doctor/mpi_docker0.golden", []string{"doctor", "--log", doctorLog("ar2_mpi_docker0.txt")}, exitFabric},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "db"), tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			checkGolden(t, tt.golden, []byte(stdout))
+		})
+	}
+}
+
+// The issue's acceptance case: a saved log of a loopback run over sockets.
+func TestDoctorLogFindsSocketAndGDR0(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--log", doctorLog("ar2_mps_info.txt"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	d := decodeDoctor(t, stdout)
+	if d.Transport != "Socket" || d.GDR == nil || *d.GDR {
+		t.Errorf("transport %q gdr %v, want Socket and false", d.Transport, d.GDR)
+	}
+	if d.NCCLVersion != "2.28.3" || d.NRanks != 2 || d.NNodes != 2 || d.Channels != 2 || d.Source != "log" || d.Simulated {
+		t.Errorf("facts %+v", d)
+	}
+	w, ok := d.warning(fabric.CodeSocketTransport)
+	if !ok || !strings.Contains(w.Message, "NCCL_IB_DISABLE=1") {
+		t.Errorf("warnings %+v, want socket-transport naming NCCL_IB_DISABLE=1", d.Warnings)
+	}
+	text, _, _ := runCLI(t, db, "doctor", "--log", doctorLog("ar2_mps_info.txt"))
+	for _, s := range []string{"transport       Socket", "GPUDirect RDMA  off (GDR 0)", "[socket-transport]", "Diagnosed, with 1 warning(s)"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("text output lacks %q:\n%s", s, text)
+		}
+	}
+}
+
+func TestDoctorLogTuningChoices(t *testing.T) {
+	stdout, _, code := runCLI(t, filepath.Join(t.TempDir(), "db"), "doctor", "--json", "--log", doctorLog("ar2_debug_tuning.txt"))
+	d := decodeDoctor(t, stdout)
+	if code != exitOK || len(d.Choices) != 4 {
+		t.Fatalf("exit %d, %d choices; want 0 and 4 (512K..4M)", code, len(d.Choices))
+	}
+	for _, c := range d.Choices {
+		if c.Algo != "RING" || c.Proto != "SIMPLE" || c.Channels != 2 {
+			t.Errorf("choice %+v, want RING/SIMPLE on 2 channels", c)
+		}
+	}
+}
+
+func TestDoctorUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"doctor", "--log", doctorLog("nonexistent.txt")}, "no such file"},
+		{[]string{"doctor", "--log", doctorLog("spark4-throttled.json")}, "no nccl-tests output and no NCCL_DEBUG line"},
+		{[]string{"doctor", "--log", doctorLog("ar2_mps_info.txt"), "--sim", "spark4"}, "--sim only applies to a launch"},
+		{[]string{"doctor", "--log", doctorLog("ar2_mps_info.txt"), "--max", "1M"}, "--max only applies to a launch"},
+		{[]string{"doctor", "--sim", "spark4", "--min", "4M", "--max", "1M"}, "--min/--max"},
+		{[]string{"doctor", "--sim", "spark4", "--link-gbps", "-5"}, "--link-gbps"},
+		{[]string{"doctor", "extra"}, "takes no arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "db"), tt.args...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) || stdout != "" {
+				t.Errorf("exit %d stderr %q stdout %q; want exit 2 naming %q", code, stderr, stdout, tt.want)
+			}
+		})
+	}
+}
+
+// TestDoctorSimulated runs doctor on the simulated fabric with each fault
+// it can diagnose.
+func TestDoctorSimulated(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		transport string
+		codes     []string // exactly these warnings
+		msg       map[string]string
+	}{
+		{name: "spark4 healthy but GDR off", args: []string{"--sim", "spark4"}, code: exitOK, transport: "IB",
+			codes: []string{fabric.CodeGDROff}},
+		{name: "socket fallback", args: []string{"--sim", "spark4", "--base-env", "NCCLTUNE_SIM_FAULT=socket-fallback"}, code: exitOK,
+			transport: "Socket", codes: []string{fabric.CodeSocketFallback},
+			msg: map[string]string{fabric.CodeSocketFallback: "Failed to initialize NET plugin IB"}},
+		{name: "hang at init", args: []string{"--sim", "spark4", "--timeout", "1s", "--base-env", "NCCLTUNE_SIM_FAULT=init-hang"}, code: exitFabric,
+			transport: "IB", codes: []string{fabric.CodeNoProgress},
+			msg: map[string]string{fabric.CodeNoProgress: "within the 1s timeout and was killed: it hung during NCCL initialisation"}},
+		{name: "hang after a size", args: []string{"--sim", "spark4", "--timeout", "1s", "--base-env", "NCCLTUNE_SIM_FAULT=hang"}, code: exitFabric,
+			transport: "IB", codes: []string{fabric.CodeNoProgress, fabric.CodeGDROff},
+			msg: map[string]string{fabric.CodeNoProgress: "it hung after the"}},
+		{name: "wrong results", args: []string{"--sim", "spark4", "--base-env", "NCCLTUNE_SIM_FAULT=wrong"}, code: exitFabric,
+			transport: "IB", codes: []string{fabric.CodeWrongResults, fabric.CodeGDROff},
+			msg: map[string]string{fabric.CodeWrongResults: "Out of bounds values"}},
+		{name: "MPI wire-up", args: []string{"--sim", "spark4", "--base-env", "NCCLTUNE_SIM_FAULT=mpi-wireup"}, code: exitFabric,
+			codes: []string{fabric.CodeMPIWireup},
+			msg:   map[string]string{fabric.CodeMPIWireup: "cannot find a corresponding process"}},
+		{name: "crash", args: []string{"--sim", "spark4", "--base-env", "NCCLTUNE_SIM_FAULT=crash"}, code: exitFabric,
+			transport: "IB", codes: []string{fabric.CodeLaunchFailed, fabric.CodeGDROff},
+			msg: map[string]string{fabric.CodeLaunchFailed: "killed by signal 6"}},
+		{name: "one rail of two", args: []string{"--sim", "spark2"}, code: exitOK, transport: "IB",
+			codes: []string{fabric.CodeOneNIC, fabric.CodeGDROff},
+			msg:   map[string]string{fabric.CodeOneNIC: "every channel connects through NET/IB/0"}},
+		{name: "both rails merged", args: []string{"--sim", "spark2", "--base-env", "NCCL_IB_MERGE_NICS=1"}, code: exitOK, transport: "IB",
+			codes: []string{fabric.CodeGDROff}},
+		{name: "throttled link", args: []string{"--sim", doctorLog("spark4-throttled.json")}, code: exitOK, transport: "IB",
+			codes: []string{fabric.CodeThrottledLink, fabric.CodeGDROff},
+			msg:   map[string]string{fabric.CodeThrottledLink: "6 % of the 200 Gb/s link"}},
+		{name: "a stated link replaces the ports' speed", args: []string{"--sim", "spark4", "--link-gbps", "800"}, code: exitOK, transport: "IB",
+			codes: []string{fabric.CodeThrottledLink, fabric.CodeGDROff},
+			msg:   map[string]string{fabric.CodeThrottledLink: "of the 800 Gb/s link (100.0 GB/s; --link-gbps)"}},
+		{name: "healthy against a stated link", args: []string{"--sim", "spark4", "--link-gbps", "200"}, code: exitOK, transport: "IB",
+			codes: []string{fabric.CodeGDROff}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"doctor", "--json"}, tt.args...)
+			stdout, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "db"), args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			d := decodeDoctor(t, stdout)
+			if !d.Simulated || d.Transport != tt.transport {
+				t.Errorf("simulated %v transport %q, want true and %q", d.Simulated, d.Transport, tt.transport)
+			}
+			if strings.Join(d.codes(), ",") != strings.Join(tt.codes, ",") {
+				t.Errorf("warnings %v, want %v\n%+v", d.codes(), tt.codes, d.Warnings)
+			}
+			for code, s := range tt.msg {
+				if w, ok := d.warning(code); !ok || !strings.Contains(w.Message, s) {
+					t.Errorf("warning %s lacks %q: %+v", code, s, w)
+				}
+			}
+			if d.Failed != (tt.code == exitFabric) {
+				t.Errorf("failed = %v with exit %d", d.Failed, code)
+			}
+		})
+	}
+}
+
+// The text output labels the simulated fabric and shows NCCL's choice per size.
+func TestDoctorSimulatedText(t *testing.T) {
+	stdout, _, code := runCLI(t, filepath.Join(t.TempDir(), "db"), "doctor", "--sim", "spark4", "--min", "512K", "--max", "2M")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, s := range []string{"[SIMULATED fabric: spark4]", "transport       IB", "GPUDirect RDMA  off (GDR 0)",
+		"channels        64", "rings           0 1 2 3", "     1M  RING    LL128         64", "[gdr-off]", "fix: nothing to switch on"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("output lacks %q:\n%s", s, stdout)
+		}
+	}
+	if strings.Contains(stdout, "    4M  ") {
+		t.Errorf("--max 2M measured 4M:\n%s", stdout)
+	}
+}
