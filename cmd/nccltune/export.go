@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/export"
+	"github.com/nccltune/nccltune/store"
+	"github.com/urfave/cli/v2"
+)
+
+func exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write a study's recommendation for a serving recipe: env file, shell, docker, k8s, JSON or NCCL tuner-plugin CSV",
+		ArgsUsage: "STUDY…",
+		Description: `export writes what a finished search recommends, in the form a serving recipe
+(SGLang, vLLM) consumes:
+
+  env         KEY=VALUE lines for docker run --env-file (or compose env_file:)
+  sh          export lines to source before python -m sglang.launch_server or vllm serve
+  docker      -e 'KEY=VALUE' flags for docker run
+  k8s         an env: list for a Kubernetes container spec
+  json        one JSON document
+  nccl-tuner  the CSV of NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE):
+              per size, the algorithm, protocol and channels NCCL chose with each
+              band's recommendation, and its default choices elsewhere
+
+Each file opens with comments naming the study, band, date, NCCL version,
+fabric and the measured speedup with its interval, and says SIMULATED when
+it is. Only settings that differ from NCCL's defaults are written; the
+lane's base env only with --with-base. A study that kept NCCL's defaults
+exports an empty env.
+
+Environment variables are process-wide, so several studies (one per band)
+give one file per band in --out DIR; nccl-tuner combines them into one
+file instead (the study listed first wins where bands overlap). The
+database is opened read-only.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "`FORMAT`: " + strings.Join(export.FormatNames(), ", ")},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `PATH` instead of stdout: a file, or a directory (one file per band, e.g. nccl-512K-4M.env) when it is one, ends with /, or several studies are given"},
+			&cli.BoolFlag{Name: "with-base", Usage: "include the lane's base env (the settings the study held fixed)"},
+			&cli.BoolFlag{Name: "json", Usage: "the same as --format json"},
+		},
+		Action: func(c *cli.Context) error {
+			db, err := reviewDBPath(c)
+			if err != nil {
+				return err
+			}
+			return runExport(c.Context, exportOptions{
+				db: db, studies: c.Args().Slice(), format: c.String("format"), json: c.Bool("json"),
+				out: c.String("out"), withBase: c.Bool("with-base"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
+			})
+		},
+	}
+}
+
+type exportOptions struct {
+	db       string
+	studies  []string
+	format   string
+	json     bool
+	out      string
+	withBase bool
+	// now is the export date written in the files (zero: the clock).
+	now    time.Time
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// exportDoc is one file an export writes.
+type exportDoc struct {
+	name string // file name inside an --out directory
+	data []byte
+}
+
+func runExport(ctx context.Context, o exportOptions) error {
+	format, err := exportFormat(o)
+	if err != nil {
+		return err
+	}
+	if len(o.studies) == 0 {
+		return usageErrorf("export takes one or more STUDY (nccltune history lists them), e.g. nccltune export s3 --format env")
+	}
+	bands, err := readBands(o.db, o.studies)
+	if err != nil {
+		return err
+	}
+	if len(bands) > 1 && format != export.FormatTuner && o.out == "" {
+		return usageErrorf("%d studies give %d %s files, one per band, since environment variables apply to the whole process: pass --out DIR, or --format nccl-tuner to combine the bands in one file", len(bands), len(bands), format)
+	}
+	docs, err := renderExport(format, bands, export.Options{WithBase: o.withBase, Now: o.now})
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		_, err := o.stdout.Write(docs[0].data)
+		return err
+	}
+	return writeExportFiles(o.out, docs, len(bands) > 1 && format != export.FormatTuner, o.stderr)
+}
+
+// exportFormat reads --format (or --json).
+func exportFormat(o exportOptions) (export.Format, error) {
+	valid := strings.Join(export.FormatNames(), ", ")
+	switch {
+	case o.format == "" && o.json:
+		return export.FormatJSON, nil
+	case o.format == "":
+		return "", usageErrorf("export needs --format: one of %s", valid)
+	}
+	f, err := export.ParseFormat(o.format)
+	if err != nil {
+		return "", usageError(err)
+	}
+	if o.json && f != export.FormatJSON {
+		return "", usageErrorf("--json and --format %s ask for different formats: pass one of them", f)
+	}
+	return f, nil
+}
+
+// readBands loads each study with its trials and launches in one short
+// read-only visit, and checks that it has a recommendation to export.
+func readBands(path string, queries []string) ([]*export.Band, error) {
+	st, err := store.Open(path, store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, usageErrorf("no study %q: %v — %s", queries[0], err, strings.TrimPrefix(howToStart, "no studies yet — "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var bands []*export.Band
+	given := map[uint64]string{}
+	for _, q := range queries {
+		study, err := st.Study(q)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, usageError(err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if first, dup := given[study.ID]; dup {
+			return nil, usageErrorf("%q and %q are the same study, %s: give it once", first, q, study.Name)
+		}
+		given[study.ID] = q
+		trials, err := st.Trials(study.ID)
+		if err != nil {
+			return nil, err
+		}
+		launches, err := st.Launches(study.ID)
+		if err != nil {
+			return nil, err
+		}
+		b, err := export.NewBand(study, trials, launches)
+		if err != nil {
+			return nil, usageError(err)
+		}
+		bands = append(bands, b)
+	}
+	return bands, nil
+}
+
+// renderExport renders every file before any is written, so a refusal
+// leaves nothing half done.
+func renderExport(f export.Format, bands []*export.Band, opts export.Options) ([]exportDoc, error) {
+	groups := [][]*export.Band{bands}
+	if f != export.FormatTuner {
+		groups = groups[:0]
+		for _, b := range bands {
+			groups = append(groups, []*export.Band{b})
+		}
+	}
+	var docs []exportDoc
+	owner := map[string]string{}
+	for _, g := range groups {
+		var buf bytes.Buffer
+		if err := export.Write(&buf, f, g, opts); err != nil {
+			return nil, usageError(err)
+		}
+		name := export.FileName(f, g[0])
+		if other, dup := owner[name]; dup {
+			return nil, usageErrorf("studies %s and %s cover the same band and would both be %s: export them one at a time with --out FILE", other, g[0].Study.Name, name)
+		}
+		owner[name] = g[0].Study.Name
+		docs = append(docs, exportDoc{name: name, data: buf.Bytes()})
+	}
+	return docs, nil
+}
+
+// writeExportFiles writes docs to out: a file, or a directory when out is
+// one, ends with a slash, or several files are due.
+func writeExportFiles(out string, docs []exportDoc, several bool, stderr io.Writer) error {
+	info, statErr := os.Stat(out)
+	dir := several || strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(os.PathSeparator)) || (statErr == nil && info.IsDir())
+	var paths []string
+	if dir {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return fmt.Errorf("cannot create the output directory %s: %w; pass --out with a directory you can write", out, unwrapPath(err))
+		}
+		for _, d := range docs {
+			paths = append(paths, filepath.Join(out, d.name))
+		}
+	} else {
+		parent := filepath.Dir(out)
+		if info, err := os.Stat(parent); err != nil || !info.IsDir() {
+			return fmt.Errorf("cannot write %s: its directory %s does not exist; create it or pass another --out", out, parent)
+		}
+		paths = []string{out}
+	}
+	for i, p := range paths {
+		if err := writeFileAtomic(p, docs[i].data); err != nil {
+			return fmt.Errorf("cannot write %s: %w; pass --out with a path you can write", p, unwrapPath(err))
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", p)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it over path, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return fmt.Errorf("it is a directory")
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+	}
+	return werr
+}
+
+// unwrapPath drops the *PathError's operation and path, which the
+// message already names.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
