@@ -58,7 +58,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "env", Usage: "NCCL knob `K=V` of the config to gate, repeatable (none: NCCL's defaults under the base env)"},
 			&cli.IntFlag{Name: "repeats", Value: 5, Usage: "launches that count (medians and intervals over launches)"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"},
-			&cli.StringFlag{Name: "judge", Value: "median", Usage: "judge each size on the median busbw (default) or on its lower-bound (one-sided 95 %)"},
+			&cli.StringFlag{Name: "judge", Value: "median", Usage: "judge each size on `BASIS`: median (default) or lower-bound (its one-sided 95 % lower confidence bound)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
 		}, launchFlags()...),
 		Action: func(c *cli.Context) error {
