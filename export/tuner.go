@@ -374,7 +374,7 @@ func writeTuner(w io.Writer, bands []*Band, o Options) error {
 		return err
 	}
 	for _, g := range groups {
-		text := []string{"", fmt.Sprintf("%s on %s: outside every band, NCCL's default choices recorded by study %s at %s-%s",
+		text := []string{"", fmt.Sprintf("%s on %s: outside every band, NCCL's default choices recorded by study %s at %s-%s; below and above that, the nearest recorded size's choice (extrapolated, not recorded)",
 			g.Collective, shapeText(g.NNodes, g.NRanks), g.Defaults.Study.Name, nccl.FormatSize(g.RecordedMin), nccl.FormatSize(g.RecordedMax))}
 		for _, b := range g.Bands {
 			text = append(text, fmt.Sprintf("%d-%d: study %s", b.Study.BandMin, b.Study.BandMax, b.Study.Name))
