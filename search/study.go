@@ -106,6 +106,12 @@ func DefaultGuard(b nccl.Band) []int64 {
 	return []int64{sizes[len(sizes)-1] * 2}
 }
 
+// The explain launches sweep at least this range.
+const (
+	explainMin = 32 << 10
+	explainMax = 256 << 20
+)
+
 // explainLaunches is the budget the study keeps for its explain launches.
 const explainLaunches = 2
 
@@ -576,6 +582,11 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 	// guard check at the end.
 	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: phase == PhaseExplain}
 	req.MinBytes, req.MaxBytes = s.sweepRange()
+	if phase == PhaseExplain {
+		// NCCL's choices outside the band matter too: the tuner-plugin
+		// export must say what NCCL does at every size.
+		req.MinBytes, req.MaxBytes = min(req.MinBytes, explainMin), max(req.MaxBytes, explainMax)
+	}
 	l, err := s.launcher.Launch(ctx, req)
 	if err != nil {
 		if l != nil && ctx.Err() != nil {
