@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -48,7 +49,7 @@ type Band struct {
 // title names the studies, and their bands and guard sizes are marked.
 func NewFigure(curves []Curve, studies ...*Study) Figure {
 	f := Figure{Curves: curves, StudyInLegend: len(studies) > 1}
-	var names, sims []string
+	var names, sims, simNames []string
 	collective := ""
 	seenBand := map[[2]int64]bool{}
 	seenGuard := map[int64]bool{}
@@ -60,6 +61,7 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 		}
 		if st.Simulated {
 			sims = append(sims, st.Launch.SimProfile)
+			simNames = append(simNames, st.Name)
 		}
 		if st.Kind != "sweep" && st.BandMin > 0 && st.BandMax >= st.BandMin && !seenBand[[2]int64{st.BandMin, st.BandMax}] {
 			seenBand[[2]int64{st.BandMin, st.BandMax}] = true
@@ -81,6 +83,9 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 		f.Simulated = "SIMULATED fabric"
 		if profiles != "" {
 			f.Simulated += " (" + profiles + ")"
+		}
+		if len(simNames) < len(names) { // mixed with real studies: say which
+			f.Simulated += " for " + strings.Join(simNames, ", ")
 		}
 		f.Simulated += ": not a measurement of real hardware"
 	}
@@ -212,9 +217,11 @@ func withAlpha(c color.RGBA, a uint8) color.NRGBA {
 	return color.NRGBA{R: c.R, G: c.G, B: c.B, A: a}
 }
 
-// curveStyle gives curve i its colour and dash pattern.
-func curveStyle(i int, c Curve) (color.RGBA, []vg.Length) {
-	if len(c.Config) == 0 {
+// curveStyle gives curve i its colour and dash pattern: the first curve of
+// NCCL's defaults is grey, every other curve (another study's defaults
+// included) takes the palette by its place.
+func curveStyle(i int, curves []Curve) (color.RGBA, []vg.Length) {
+	if len(curves[i].Config) == 0 && !slices.ContainsFunc(curves[:i], func(c Curve) bool { return len(c.Config) == 0 }) {
 		return defaultsColor, nil
 	}
 	return palette[i%len(palette)], dashes[(i/len(palette))%len(dashes)]
@@ -354,7 +361,7 @@ func (f Figure) plot() (*plot.Plot, plot.Legend, error) {
 	}
 	var ds []drawn
 	for i, c := range f.Curves {
-		col, dash := curveStyle(i, c)
+		col, dash := curveStyle(i, f.Curves)
 		var xys, lo, hi plotter.XYs
 		for _, pt := range c.Points {
 			if math.IsNaN(pt.BusBW) {
@@ -432,7 +439,7 @@ func (log2Ticks) Ticks(min, max float64) []plot.Tick {
 		return nil
 	}
 	step := 1
-	for (hi-lo)/step+1 > 13 {
+	for (hi-lo)/step+1 > 16 {
 		step++
 	}
 	var ticks []plot.Tick

@@ -213,11 +213,10 @@ func outlierText(w model.Warning, stored []*store.Launch) string {
 	if len(seqs) == 0 {
 		return w.Message
 	}
-	what := "launch " + seqs[0] + " of the study is"
-	if len(seqs) > 1 {
-		what = "launches " + strings.Join(seqs, ", ") + " of the study are"
+	if len(seqs) == 1 {
+		return "launch " + seqs[0] + " of the study is far from the others (an outlier by a robust rule): the medians and the rank test are robust to it, but a disturbed fabric may be worth checking"
 	}
-	return what + " far from the others (outliers by a robust rule): the medians and the rank test are robust to them, but a disturbed fabric may be worth checking"
+	return "launches " + strings.Join(seqs, ", ") + " of the study are far from the others (outliers by a robust rule): the medians and the rank test are robust to them, but a disturbed fabric may be worth checking"
 }
 
 // markCells adds footnote n to the cells of one side (0 baseline, 1

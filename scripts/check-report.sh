@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# check-report.sh: build nccltune, run a simulated search, write its HTML
+# report and plots, and load the report in headless Chromium: the browser
+# must build the page from the file alone and paint it. Look at the
+# screenshot it leaves (it prints the path).
+#
+#   scripts/check-report.sh [OUTDIR]     (default: a new temporary directory)
+#
+# Needs Debian's chromium package (apt-get install -y chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=${1:-$(mktemp -d -t nccltune-report.XXXXXX)}
+mkdir -p "$out"
+bin="$out/nccltune"
+db="$out/study.db"
+rm -f "$db"
+
+if ! command -v chromium >/dev/null; then
+	echo "check-report: chromium is not on PATH — apt-get install -y chromium" >&2
+	exit 2
+fi
+
+echo "== build"
+go build -o "$bin" ./cmd/nccltune
+
+echo "== simulated search (spark4, 512K-4M)"
+"$bin" --db "$db" search --sim spark4 --band 512K-4M --seed 1 --json >"$out/search.json" 2>"$out/search.log"
+study=$("$bin" --db "$db" history --json | sed -n 's/.*"study": "\([^"]*\)".*/\1/p' | head -n 1)
+echo "study $study"
+
+echo "== report and plots"
+"$bin" --db "$db" report "$study" --out "$out/report.html"
+"$bin" --db "$db" plot "$study" --out "$out/plot.png"
+"$bin" --db "$db" plot "$study" --all --out "$out/all.svg"
+
+echo "== self-contained?"
+if grep -Eio 'https?://|<script|<link|<img|@import|url\(' "$out/report.html"; then
+	echo "check-report: the report refers to something outside itself (above)" >&2
+	exit 1
+fi
+
+echo "== headless Chromium"
+profile=$(mktemp -d)
+trap 'rm -rf "$profile"' EXIT
+browser() {
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+		--disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" "$@" \
+		"file://$(realpath "$out/report.html")" 2>>"$out/chromium.log"
+}
+browser --dump-dom >"$out/dom.html"
+for want in 'id="simulated"' '<svg' 'id="trials"' 'id="export-env"' 'band geomean'; do
+	if ! grep -q "$want" "$out/dom.html"; then
+		echo "check-report: the DOM Chromium built has no $want (see $out/dom.html)" >&2
+		exit 1
+	fi
+done
+browser --screenshot="$out/report.png" --window-size=1280,2000 --hide-scrollbars >/dev/null
+test -s "$out/report.png"
+
+echo "ok: look at $out/report.png (the page), $out/plot.png (the plot); the report is $out/report.html"
