@@ -1,0 +1,110 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// checkReportPage checks what every report must be: one HTML page that
+// loads nothing, with the sections a reader looks for.
+func checkReportPage(t *testing.T, path string, wants ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.HasSuffix(strings.TrimSpace(page), "</html>") {
+		t.Errorf("%s is not one HTML document", path)
+	}
+	if m := regexp.MustCompile(`(?i)https?://|<script|<link|<img|@import|url\(|\bsrc=|\bhref=`).FindString(page); m != "" {
+		t.Errorf("%s refers to something outside itself: %q", path, m)
+	}
+	for _, id := range []string{"verdict", "plot", "tables", "choices", "export", "fabric", "settings", "trials"} {
+		if !strings.Contains(page, `<section id="`+id+`">`) {
+			t.Errorf("%s has no %s section", path, id)
+		}
+	}
+	for _, w := range wants {
+		if !strings.Contains(page, w) {
+			t.Errorf("%s does not say %q", path, w)
+		}
+	}
+	return page
+}
+
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "review.db")
+	fillReviewDB(t, db)
+	out := filepath.Join(dir, "s1.html")
+	stdout, stderr, code := runCLI(t, db, "report", "s1-512K-4M", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Out       string `json:"out"`
+		Study     string `json:"study"`
+		Simulated bool   `json:"simulated"`
+	}
+	decodeOneJSON(t, stdout, &doc)
+	if doc.Out != out || doc.Study != "s1-512K-4M" || !doc.Simulated || !strings.Contains(stderr, "SIMULATED") {
+		t.Errorf("report --json %+v, stderr %q", doc, stderr)
+	}
+	checkReportPage(t, out, `id="simulated"`, "<svg", "Set NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128",
+		`id="export-env"`, `id="export-nccl-tuner"`, "NCCL WARN invalid protocol", "NVIDIA GB10")
+
+	// A real sweep: no banner, nothing to export, its curve tabulated.
+	sweep := filepath.Join(dir, "sweep.html")
+	if _, stderr, code := runCLI(t, db, "report", "s2", "--out", sweep); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	page := checkReportPage(t, sweep, "recommends nothing", "NVIDIA H200", "381.0")
+	if strings.Contains(page, "SIMULATED") {
+		t.Error("a real sweep's report says SIMULATED")
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "s1"}, "report needs --out FILE.html"},
+		{[]string{"report", "s1", "--out", filepath.Join(dir, "x.txt")}, "name the file .html"},
+		{[]string{"report", "--out", out}, "report takes one STUDY"},
+		{[]string{"report", "s9", "--out", out}, `no study "s9"`},
+	} {
+		stdout, stderr, code := runCLI(t, db, tc.args...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 saying %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
+// TestReportOfSimulatedSearch runs a whole simulated search, then reports
+// and plots it: the path a user takes.
+func TestReportOfSimulatedSearch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulated search")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "sim.db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--seed", "1", "--budget", "30"); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(dir, "report.html")
+	if _, stderr, code := runCLI(t, db, "report", "s1", "--out", out); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	checkReportPage(t, out, `id="simulated"`, "<svg", "band geomean", "8M guard", "interleaved confirmation launches",
+		`id="export-k8s"`, "sim-spark4-0")
+	stdout, stderr, code := runCLI(t, db, "show", "s1")
+	if code != 0 || !strings.Contains(stdout, "band geomean") || !strings.Contains(stdout, "│ NCCL defaults") {
+		t.Errorf("show: exit %d, %s\n%s", code, stderr, stdout)
+	}
+	if _, stderr, code := runCLI(t, db, "plot", "s1", "--out", filepath.Join(dir, "p.svg")); code != 0 {
+		t.Errorf("plot: exit %d: %s", code, stderr)
+	}
+}
