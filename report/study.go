@@ -3,7 +3,6 @@ package report
 import (
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/nccltune/nccltune/model"
@@ -117,36 +116,6 @@ func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 		}
 	}
 	return out
-}
-
-// explainLaunches returns a trial's launches that carry NCCL's choices.
-func (s *Study) explainChoices(t *store.Trial) []runner.Choice {
-	var out []runner.Choice
-	seen := map[int64]bool{}
-	for _, l := range s.Launches {
-		if l.TrialID != t.ID || l.Phase != store.PhaseExplain || l.Facts == nil {
-			continue
-		}
-		for _, c := range l.Facts.Choices {
-			if !seen[c.Bytes] {
-				seen[c.Bytes] = true
-				out = append(out, c)
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
-	return out
-}
-
-// HasExplain reports whether any launch of the study recorded NCCL's
-// per-size choices.
-func (s *Study) HasExplain() bool {
-	for _, l := range s.Launches {
-		if l.Phase == store.PhaseExplain && l.Facts != nil && len(l.Facts.Choices) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // modelLaunches converts stored launches to the model's form: per size

@@ -135,3 +135,61 @@ func TestShowUnknownStudy(t *testing.T) {
 		t.Errorf("show on a missing database: exit %d, %q", code, stderr)
 	}
 }
+
+// TestShowJSONComparison checks the fields show --json adds to DESIGN.md's
+// contract: the per-size comparison (null without a confirmed config) and
+// NCCL's choices (null when not recorded).
+func TestShowJSONComparison(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "review.db")
+	fillReviewDB(t, db)
+	var doc struct {
+		Study      string `json:"study"`
+		Comparison *struct {
+			Baseline struct {
+				Label    string `json:"label"`
+				Launches int    `json:"launches"`
+			} `json:"baseline"`
+			Candidate struct {
+				Label string            `json:"label"`
+				Env   map[string]string `json:"env"`
+			} `json:"candidate"`
+			Launches string `json:"launches"`
+			Rows     []struct {
+				Bytes    int64 `json:"bytes"`
+				Baseline struct {
+					TimeUS   float64  `json:"time_us"`
+					TimeLoUS *float64 `json:"time_lo_us"`
+					Notes    []int    `json:"notes"`
+				} `json:"baseline"`
+				Significant bool `json:"significant"`
+			} `json:"rows"`
+			Notes []string `json:"notes"`
+		} `json:"comparison"`
+		Choices []any `json:"choices"`
+	}
+	stdout, stderr, code := runCLI(t, db, "show", "s1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	decodeOneJSON(t, stdout, &doc)
+	c := doc.Comparison
+	if c == nil {
+		t.Fatalf("no comparison in %s", stdout)
+	}
+	if c.Baseline.Label != "NCCL defaults" || c.Baseline.Launches != 2 || c.Candidate.Env["NCCL_PROTO"] != "^LL128" || c.Launches != "all" {
+		t.Errorf("comparison header %+v", c)
+	}
+	if len(c.Rows) != 1 || c.Rows[0].Bytes != 1<<20 || c.Rows[0].Baseline.TimeUS != 1150.375 || c.Rows[0].Baseline.TimeLoUS != nil ||
+		c.Rows[0].Significant || len(c.Rows[0].Baseline.Notes) != 1 || len(c.Notes) != 1 {
+		t.Errorf("comparison rows %+v notes %q", c.Rows, c.Notes)
+	}
+	if doc.Choices != nil {
+		t.Errorf("choices %v, want null: the study has no explain launch", doc.Choices)
+	}
+	stdout, _, _ = runCLI(t, db, "show", "s2", "--json")
+	var raw map[string]any
+	decodeOneJSON(t, stdout, &raw)
+	if v, ok := raw["comparison"]; !ok || v != nil {
+		t.Errorf("sweep: comparison = %v (present %v), want null", v, ok)
+	}
+}
