@@ -209,3 +209,42 @@ func BenchmarkLaunchOverhead(b *testing.B) {
 	b.ReportMetric(float64(perLaunch[len(perLaunch)*9/10].Microseconds())/1000, "overhead-p90-ms")
 	b.ReportMetric(float64(len(perLaunch))/float64(b.N), "launches-measured/op")
 }
+
+var qualityTable = flag.Bool("quality", false, "run the recommendation-quality table (100 seeds per profile; a few minutes)")
+
+// TestQualityTable measures what users get from the default study (budget
+// 60, band 512K-4M) on each simulated profile over 100 seeds: how often the
+// recommendation's true band score is within 3 % and 5 % of the best of
+// the whole space (keeping the defaults counts with the defaults' score),
+// and how often a change is recommended at all. For docs/PERFORMANCE.md:
+//
+//	go test ./search -run TestQualityTable -quality -v -timeout 30m
+func TestQualityTable(t *testing.T) {
+	if !*qualityTable {
+		t.Skip("pass -quality to run the table")
+	}
+	const seeds = 100
+	band := nccl.Band{Min: 512 << 10, Max: 4 << 20}
+	fmt.Printf("| profile | best config (true band score) | defaults | within 3 %% | within 5 %% | change recommended |\n|---|---|---|---|---|---|\n")
+	for _, profile := range sim.BuiltinProfiles() {
+		prof := newSimLauncher(t, profile, 0, 0).prof
+		best, bestCfg := bestInSpace(t, prof, DefaultSpace(), band.Sizes())
+		def := trueScore(t, prof, nccl.Config{}, band.Sizes())
+		in3, in5, changed := 0, 0, 0
+		for seed := int64(1); seed <= seeds; seed++ {
+			o := spark4Options(seed)
+			res, _, _ := runStudy(t, profile, o)
+			got := trueScore(t, prof, res.Env(), band.Sizes())
+			if got <= best*1.03 {
+				in3++
+			}
+			if got <= best*1.05 {
+				in5++
+			}
+			if res.Recommend {
+				changed++
+			}
+		}
+		fmt.Printf("| %s | %s (%.0f µs) | %.0f µs | %d/%d | %d/%d | %d/%d |\n", profile, bestCfg, best, def, in3, seeds, in5, seeds, changed, seeds)
+	}
+}
