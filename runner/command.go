@@ -68,7 +68,7 @@ func (s Spec) Validate() error {
 	if s.Timeout < 0 {
 		return fmt.Errorf("timeout %s cannot be negative", s.Timeout)
 	}
-	return nil
+	return s.validateInstrument()
 }
 
 // EnvVars returns every variable the launch sets, sorted "K=V": the base
@@ -102,6 +102,9 @@ func (s Spec) EnvVars() []string {
 // BenchArgv returns the benchmark and its arguments (with the prefix, such
 // as a wrapper script, in front), as the launcher will run it on each rank.
 func (s Spec) BenchArgv(jsonPath string) []string {
+	if s.torch() {
+		return s.torchArgv() // no -J: the script always prints its samples
+	}
 	var argv []string
 	argv = append(argv, s.Prefix...)
 	if s.Sim != nil {

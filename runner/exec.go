@@ -45,7 +45,7 @@ func Run(ctx context.Context, spec Spec) (*Launch, error) {
 		}
 		flavor = f
 	}
-	perIter := spec.PerIter
+	perIter := spec.PerIter && !spec.torch() // the torch script prints samples itself
 	if _, no := perIterUnsupported.Load(benchKey(spec)); no {
 		perIter = false
 	}
@@ -95,6 +95,9 @@ func checkExecutables(spec Spec) error {
 		}
 		return nil
 	}
+	if spec.torch() {
+		return checkTorchLocal(spec)
+	}
 	bench := spec.Bench
 	if bench == "" {
 		bench = DefaultBench
@@ -110,7 +113,8 @@ func checkExecutables(spec Spec) error {
 
 func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*Launch, error) {
 	var jsonPath, tmpDir string
-	if perIter {
+	needScript := spec.torch() && spec.TorchScript == ""
+	if perIter || needScript {
 		dir := spec.WorkDir
 		if dir == "" {
 			d, err := os.MkdirTemp("", "nccltune-launch-")
@@ -119,7 +123,17 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*Laun
 			}
 			dir, tmpDir = d, d
 		}
-		jsonPath = filepath.Join(dir, fmt.Sprintf("launch-%d.json", time.Now().UnixNano()))
+		if perIter {
+			jsonPath = filepath.Join(dir, fmt.Sprintf("launch-%d.json", time.Now().UnixNano()))
+		}
+		if needScript {
+			path, err := WriteTorchScript(dir)
+			if err != nil {
+				os.RemoveAll(tmpDir)
+				return nil, err
+			}
+			spec.TorchScript = path
+		}
 	}
 	if tmpDir != "" {
 		defer os.RemoveAll(tmpDir)

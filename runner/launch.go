@@ -74,6 +74,13 @@ type Spec struct {
 	WorkDir string
 	// Sim, when set, runs the simulated fabric instead of a real benchmark.
 	Sim *SimSpec
+	// Instrument is InstrumentNCCLTests ("" too) or InstrumentTorch, the
+	// torch.distributed script, which Prefix (torchrun, docker exec
+	// CONTAINER) can run inside a serving container.
+	Instrument string
+	// TorchScript is the torch instrument's script as the ranks see it; ""
+	// writes nccltune's embedded copy next to the launch (this machine only).
+	TorchScript string
 }
 
 // SimSpec selects the simulated fabric. The simulator runs as a child

@@ -49,6 +49,8 @@ func (e *FailureError) Error() string { return e.Message }
 
 // Parse reads what one nccl-tests run printed: its JSON output (version 3,
 // from -J) when the first non-space byte is '{', its text output otherwise.
+// The torch instrument's JSON lines (and the seed's bare format) are read
+// by ParseTorch instead (see looksLikeTorch).
 //
 // The Result is non-nil whenever anything of nccl-tests or NCCL was
 // recognised. The error is nil only for a complete table (the footer was
@@ -56,6 +58,9 @@ func (e *FailureError) Error() string { return e.Message }
 // run failed or stopped early; see Result.Errors) or wraps ErrNoTable.
 // Parse never panics, whatever the input.
 func Parse(data []byte) (*Result, error) {
+	if looksLikeTorch(data) {
+		return ParseTorch(data)
+	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return ParseJSON(data)

@@ -13,6 +13,9 @@ type Result struct {
 	// Collective is the test's collective, e.g. "all_reduce" for
 	// all_reduce_perf.
 	Collective string `json:"collective"`
+	// Instrument is InstrumentTorch for the torch instrument's output, ""
+	// for nccl-tests (and the simulated fabric, which prints as nccl-tests).
+	Instrument string `json:"instrument,omitempty"`
 	// TestsVersion is nccl-tests' own version, e.g. "2.19.6".
 	TestsVersion string `json:"tests_version,omitempty"`
 	// NCCLVersion is "2.28.3" style, from the header's nccl-library code,

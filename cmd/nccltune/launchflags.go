@@ -35,6 +35,12 @@ func launchFlags() []cli.Flag {
 			Usage: "extra benchmark argument, repeatable (e.g. --bench-arg=-a --bench-arg=3)"},
 		&cli.StringFlag{Name: "wrapper", Category: launchCategory,
 			Usage: "program run in front of the benchmark on each rank, e.g. scripts/fakehost.sh"},
+		&cli.StringFlag{Name: "instrument", Value: runner.InstrumentNCCLTests, Category: launchCategory,
+			Usage: "what measures: nccl-tests (all_reduce_perf) or torch (nccltune's torch.distributed all-reduce script, for containers without nccl-tests; see docs/TORCH.md)"},
+		&cli.StringFlag{Name: "torch-script", Category: launchCategory,
+			Usage: "the torch instrument's script `PATH` as the ranks see it (inside the container for docker exec); default: nccltune's own copy, written next to each launch"},
+		&cli.StringFlag{Name: "prefix", Category: launchCategory,
+			Usage: "command, as one string, run in front of the benchmark on each rank (before --wrapper), e.g. 'torchrun --nproc-per-node 2' or 'docker exec sglang'; a docker/podman exec gets the launch's env as -e K=V"},
 		&cli.StringSliceFlag{Name: "base-env", Category: launchCategory,
 			Usage: "fixed `K=V` for every launch (NCCL_IB_HCA, NCCL_SOCKET_IFNAME…), repeatable; recorded with the results"},
 		&cli.StringFlag{Name: "base-env-file", Category: launchCategory,
@@ -77,14 +83,24 @@ func readLaunchFlags(c *cli.Context) (launchOptions, error) {
 		Iters:     c.Int("iters"),
 		Warmup:    c.Int("warmup"),
 		PerIter:   true,
+
+		Instrument:  c.String("instrument"),
+		TorchScript: c.String("torch-script"),
 	}
 	if h := c.String("hosts"); h != "" {
 		for _, host := range strings.Split(h, ",") {
 			s.Hosts = append(s.Hosts, strings.TrimSpace(host))
 		}
 	}
+	if p := c.String("prefix"); p != "" {
+		words, err := runner.SplitCommandLine(p)
+		if err != nil {
+			return launchOptions{}, usageErrorf("--prefix: %v", err)
+		}
+		s.Prefix = words
+	}
 	if w := c.String("wrapper"); w != "" {
-		s.Prefix = []string{w}
+		s.Prefix = append(s.Prefix, w)
 	}
 	if s.Iters < 0 || s.Warmup < 0 {
 		return launchOptions{}, usageErrorf("--iters and --warmup cannot be negative")

@@ -1,0 +1,621 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+func TestTorchScriptCopyMatches(t *testing.T) {
+	repo, err := os.ReadFile(filepath.Join("..", "scripts", TorchScriptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(repo, torchScript) {
+		t.Fatalf("runner/%s differs from scripts/%s: run `go generate ./runner` after editing the script", TorchScriptName, TorchScriptName)
+	}
+	if !bytes.Equal(TorchScriptSource(), repo) {
+		t.Fatal("TorchScriptSource does not return the script")
+	}
+}
+
+func TestParseTorch(t *testing.T) {
+	type want struct {
+		rows        int
+		complete    bool
+		failure     bool // *FailureError
+		noTable     bool // ErrNoTable
+		nranks      int
+		ncclVersion string
+		hosts       []string
+		invalid     string   // substring of Result.Invalid()
+		errSub      string   // substring of the error
+		noteSub     string   // substring of one note
+		wrong       []*int64 // per row, nil entries mean not checked
+		samples     int      // samples in the first row
+		time0       float64  // first row's time
+		busbw0      float64
+		transport   string // from NCCL log lines
+	}
+	i64 := func(v int64) *int64 { return &v }
+	zero4 := []*int64{i64(0), i64(0), i64(0), i64(0)}
+	tests := []struct {
+		file string
+		want want
+	}{
+		{"h200_loopback.jsonl", want{rows: 4, complete: true, nranks: 2, ncclVersion: "2.28.9",
+			hosts: []string{"fakehost0", "fakehost1"}, wrong: zero4, samples: 8, time0: 237.309, busbw0: 2.2093}},
+		{"seed_a1_tuned.jsonl", want{rows: 4, complete: true, wrong: zero4, time0: 76.3, busbw0: 10.307}},
+		{"seed_ok_false.jsonl", want{rows: 2, complete: true, wrong: []*int64{i64(0), i64(1)},
+			invalid: "1M (#wrong 1)", noteSub: `"ok": false without a count`, time0: 301.5, busbw0: 2.608}},
+		{"seed_two_arms.jsonl", want{rows: 4, complete: true, noteSub: "several arms (A0-default, A1-tuned", time0: 410.2, busbw0: 1.917}},
+		{"truncated.jsonl", want{rows: 2, failure: true, nranks: 2, ncclVersion: "2.28.9",
+			errSub: `ends after 2 sizes without its closing {"done": true}`, samples: 8, time0: 237.309, busbw0: 2.2093}},
+		{"meta_only.jsonl", want{failure: true, nranks: 2, ncclVersion: "2.28.9", errSub: "before the first size"}},
+		{"wrong_2M.jsonl", want{rows: 4, complete: true, nranks: 2, ncclVersion: "2.28.9",
+			wrong: []*int64{i64(0), i64(0), i64(524288), i64(0)}, invalid: "2M (#wrong 524288)", samples: 8}},
+		{"nocheck.jsonl", want{rows: 4, complete: true, nranks: 2, ncclVersion: "2.28.9",
+			wrong: []*int64{nil, nil, nil, nil}, samples: 8}},
+		{"nccl_invalid_usage.txt", want{failure: true, nranks: 2, ncclVersion: "2.28.9",
+			errSub: `NCCL reported "invalid usage" under torch.distributed`}},
+		{"debug_mixed.txt", want{rows: 4, complete: true, nranks: 2, ncclVersion: "2.28.9",
+			hosts: []string{"fakehost0", "fakehost1"}, wrong: zero4, samples: 8, transport: "Socket"}},
+		{"dry_run.jsonl", want{noTable: true, nranks: 1, noteSub: "--dry-run plan"}},
+		{"garbage.txt", want{noTable: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			data := readTestdata(t, filepath.Join("torch", tt.file))
+			r, err := ParseTorch(data)
+			checkConsistent(t, data, r, err)
+			w := tt.want
+			var fe *FailureError
+			switch {
+			case w.failure && !errors.As(err, &fe):
+				t.Fatalf("want a *FailureError, got %v", err)
+			case w.noTable && !errors.Is(err, ErrNoTable):
+				t.Fatalf("want ErrNoTable, got %v", err)
+			case !w.failure && !w.noTable && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if w.errSub != "" && (err == nil || !strings.Contains(err.Error(), w.errSub)) {
+				t.Errorf("error %v, want it to say %q", err, w.errSub)
+			}
+			if r == nil {
+				if w.rows > 0 || w.nranks > 0 || w.noteSub != "" {
+					t.Fatal("nil result")
+				}
+				return
+			}
+			if r.Instrument != InstrumentTorch || r.Collective != "all_reduce" {
+				t.Errorf("instrument %q collective %q", r.Instrument, r.Collective)
+			}
+			if len(r.Rows) != w.rows || r.Complete != w.complete || r.NRanks != w.nranks || r.NCCLVersion != w.ncclVersion {
+				t.Errorf("rows %d complete %v nranks %d nccl %q; want %d %v %d %q",
+					len(r.Rows), r.Complete, r.NRanks, r.NCCLVersion, w.rows, w.complete, w.nranks, w.ncclVersion)
+			}
+			if w.hosts != nil {
+				var hosts []string
+				for _, d := range r.Devices {
+					hosts = append(hosts, d.Host)
+					if d.Name != "NVIDIA H200" {
+						t.Errorf("device %+v", d)
+					}
+				}
+				if !reflect.DeepEqual(hosts, w.hosts) {
+					t.Errorf("hosts %v, want %v", hosts, w.hosts)
+				}
+			}
+			if got := r.Invalid(); (w.invalid == "") != (got == "") || !strings.Contains(got, w.invalid) {
+				t.Errorf("Invalid() = %q, want %q", got, w.invalid)
+			}
+			if w.noteSub != "" && !strings.Contains(strings.Join(r.Notes, "\n"), w.noteSub) {
+				t.Errorf("notes %q, want one saying %q", r.Notes, w.noteSub)
+			}
+			if w.wrong != nil {
+				for i, row := range r.Rows {
+					got, want := row.Out.Wrong, w.wrong[i]
+					if (got == nil) != (want == nil) || (got != nil && *got != *want) {
+						t.Errorf("row %d wrong %v, want %v", i, ptrText(got), ptrText(want))
+					}
+				}
+			}
+			if w.rows > 0 {
+				r0 := r.Rows[0]
+				if w.time0 != 0 && (r0.Out.TimeUS != w.time0 || r0.Out.BusBW != w.busbw0) {
+					t.Errorf("first row time %v busbw %v, want %v %v", r0.Out.TimeUS, r0.Out.BusBW, w.time0, w.busbw0)
+				}
+				if r0.Bytes != 524288 || r0.Count != 131072 || r0.Type != "float" || r0.Redop != "sum" || r0.In != nil {
+					t.Errorf("first row %+v", r0)
+				}
+				n := 0
+				if r0.Out.Iter != nil {
+					n = len(r0.Out.Iter.TimesUS)
+					it := r0.Out.Iter
+					if it.MinUS > r0.Out.TimeUS || it.MaxUS < r0.Out.TimeUS || it.P99US > it.MaxUS || it.CVPct <= 0 {
+						t.Errorf("iteration stats %+v around time %v", it, r0.Out.TimeUS)
+					}
+				}
+				if n != w.samples {
+					t.Errorf("first row has %d samples, want %d", n, w.samples)
+				}
+			}
+			gotTransport := ""
+			if r.Facts != nil {
+				gotTransport = r.Facts.Transport
+			}
+			if gotTransport != w.transport {
+				t.Errorf("facts transport %q, want %q", gotTransport, w.transport)
+			}
+		})
+	}
+}
+
+func ptrText(p *int64) string {
+	if p == nil {
+		return "nil"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// TestParseTorchDerived covers lines whose fields must be derived or
+// dropped, and the cycles of a repeated sweep.
+func TestParseTorchDerived(t *testing.T) {
+	in := `{"instrument": "nccltune-torch", "version": 1, "world": 4}
+{"bytes": 1048576, "samples_us": [100, 300, 200]}
+{"bytes": 2097152, "time_us": 400, "samples_us": [400, -1]}
+{"bytes": "x", "time_us": 1}
+{"bytes": 4194304, "ok": "yes"}
+{"bytes": 1048576, "time_us": 250, "algbw": 4.2, "busbw": 6.3, "ok": true}
+{"done": true}
+`
+	r, err := ParseTorch([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != 3 {
+		t.Fatalf("rows %+v", r.Rows)
+	}
+	a, b, c := r.Rows[0], r.Rows[1], r.Rows[2]
+	// time from the median of the samples; algbw and busbw from the time and 4 ranks.
+	if a.Out.TimeUS != 200 || a.Out.AlgBW != 1048576/200.0/1e3 || a.Out.BusBW != a.Out.AlgBW*1.5 || a.Out.Wrong != nil {
+		t.Errorf("derived row %+v", a.Out)
+	}
+	if b.Out.Iter != nil || b.Out.TimeUS != 400 {
+		t.Errorf("a negative sample must drop the samples, keep the time: %+v", b.Out)
+	}
+	if c.Cycle != 1 || a.Cycle != 0 || c.Out.BusBW != 6.3 {
+		t.Errorf("cycles %d %d, row %+v", a.Cycle, c.Cycle, c.Out)
+	}
+	notes := strings.Join(r.Notes, "\n")
+	for _, want := range []string{"median of its samples", "dropped the samples of size 2097152", "skipped size 4194304", "wrong type"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", notes, want)
+		}
+	}
+}
+
+func TestParseDetectsTorch(t *testing.T) {
+	for _, tt := range []struct {
+		file  string
+		torch bool
+	}{
+		{"torch/h200_loopback.jsonl", true},
+		{"torch/seed_a1_tuned.jsonl", true},
+		{"torch/debug_mixed.txt", true}, // metadata after NCCL log lines
+		{"torch/truncated.jsonl", true},
+		{"torch/garbage.txt", false},
+		{"fixtures/ar2_full_periter.json", false},
+		{"fixtures/ar2_full_periter.txt", false},
+	} {
+		r, _ := Parse(readTestdata(t, tt.file))
+		got := r != nil && r.Instrument == InstrumentTorch
+		if got != tt.torch {
+			t.Errorf("%s: read as torch output %v, want %v", tt.file, got, tt.torch)
+		}
+	}
+	// nccl-tests' JSON on one line is not a torch line.
+	one := bytes.Join(bytes.Fields(readTestdata(t, "fixtures/ar2_full_periter.json")), []byte(" "))
+	if looksLikeTorch(one) {
+		t.Error("nccl-tests' JSON on one line was taken for torch output")
+	}
+}
+
+func TestTorchArgv(t *testing.T) {
+	base := Spec{
+		Instrument: InstrumentTorch, TorchScript: "/opt/nccltune_allreduce.py",
+		MinBytes: 512 * 1024, MaxBytes: 4 << 20, Iters: 100, Warmup: 20,
+		BaseEnv: map[string]string{"NCCL_SOCKET_IFNAME": "lo"},
+		Config:  nccl.Config{"NCCL_PROTO": "LL,Simple"},
+	}
+	script := []string{"/opt/nccltune_allreduce.py", "-b", "524288", "-e", "4194304", "-f", "2", "-n", "100", "-w", "20"}
+	py := append([]string{"python3"}, script...)
+	env := []string{"NCCL_PROTO=LL,Simple", "NCCL_SOCKET_IFNAME=lo"}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		edit   func(*Spec)
+		flavor string
+		want   []string
+	}{
+		{"local", func(s *Spec) {}, "", py},
+		{"local with a torchrun prefix runs the script itself", func(s *Spec) {
+			s.Prefix = []string{"torchrun", "--nproc-per-node", "2"}
+		}, "", cat([]string{"torchrun", "--nproc-per-node", "2"}, script)},
+		{"torchrun --no-python with a wrapper", func(s *Spec) {
+			s.Prefix = []string{"torchrun", "--nproc-per-node", "2", "--no-python", "./scripts/fakehost.sh"}
+		}, "", cat([]string{"torchrun", "--nproc-per-node", "2", "--no-python", "./scripts/fakehost.sh"}, py)},
+		{"python -m torch.distributed.run", func(s *Spec) {
+			s.Prefix = []string{"python3", "-m", "torch.distributed.run", "--nproc-per-node", "8"}
+		}, "", cat([]string{"python3", "-m", "torch.distributed.run", "--nproc-per-node", "8"}, script)},
+		{"a prefix ending in an interpreter", func(s *Spec) {
+			s.Prefix = []string{"/venv/bin/python3.11"}
+		}, "", cat([]string{"/venv/bin/python3.11"}, script)},
+		{"docker exec gets the env as -e, before the user's options", func(s *Spec) {
+			s.Prefix = []string{"docker", "exec", "-w", "/work", "sglang"}
+			s.NoCheck = true
+			s.BenchArgs = []string{"--device", "cuda:0"}
+		}, "", cat([]string{"docker", "exec", "-e", env[0], "-e", env[1], "-w", "/work", "sglang"}, py,
+			[]string{"-c", "0", "--device", "cuda:0"})},
+		{"docker exec into torchrun", func(s *Spec) {
+			s.Prefix = []string{"sudo", "docker", "container", "exec", "vllm", "torchrun", "--nproc-per-node", "8"}
+		}, "", cat([]string{"sudo", "docker", "container", "exec", "-e", env[0], "-e", env[1], "vllm", "torchrun", "--nproc-per-node", "8"}, script)},
+		{"podman exec, debug env", func(s *Spec) {
+			s.Prefix = []string{"podman", "exec", "c1"}
+			s.Debug = true
+		}, "", cat([]string{"podman", "exec", "-e", "NCCL_DEBUG=INFO", "-e", "NCCL_DEBUG_SUBSYS=" + DefaultDebugSubsys,
+			"-e", env[0], "-e", env[1], "c1"}, py)},
+		{"docker run is not docker exec", func(s *Spec) {
+			s.Prefix = []string{"docker", "run", "--rm", "img"}
+		}, "", cat([]string{"docker", "run", "--rm", "img"}, py)},
+		{"kubectl exec gets env after --", func(s *Spec) {
+			s.Prefix = []string{"kubectl", "exec", "pod-0", "-c", "vllm", "--"}
+		}, "", cat([]string{"kubectl", "exec", "pod-0", "-c", "vllm", "--", "env", env[0], env[1]}, py)},
+		{"mpirun -x with the loopback wrapper", func(s *Spec) {
+			s.Launcher, s.NP = "mpirun", 2
+			s.MPIArgs = []string{"--allow-run-as-root", "--bind-to", "none"}
+			s.Prefix = []string{"./scripts/fakehost.sh"}
+			s.BenchArgs = []string{"--device", "cuda:0"}
+		}, OpenMPI, cat([]string{"mpirun", "-np", "2", "--allow-run-as-root", "--bind-to", "none",
+			"-x", env[0], "-x", env[1], "./scripts/fakehost.sh"}, py, []string{"--device", "cuda:0"})},
+		{"mpirun into one container per host passes the rank by name", func(s *Spec) {
+			s.Launcher, s.NP, s.Hosts = "mpirun", 2, []string{"spark5:1", "spark6:1"}
+			s.Prefix = []string{"docker", "exec", "sglang"}
+		}, OpenMPI, cat([]string{"mpirun", "-np", "2", "-H", "spark5:1,spark6:1", "-x", env[0], "-x", env[1],
+			"docker", "exec", "-e", env[0], "-e", env[1],
+			"-e", "OMPI_COMM_WORLD_RANK", "-e", "OMPI_COMM_WORLD_SIZE", "-e", "OMPI_COMM_WORLD_LOCAL_RANK",
+			"-e", "PMI_RANK", "-e", "PMI_SIZE", "-e", "MPI_LOCALRANKID", "sglang"}, py)},
+		{"srun", func(s *Spec) {
+			s.Launcher, s.NP = "srun", 4
+		}, "", cat([]string{"srun", "-n", "4", "--export=ALL,NCCL_PROTO,NCCL_SOCKET_IFNAME=lo"}, py)},
+		{"default script name before Run writes it", func(s *Spec) {
+			s.TorchScript = ""
+			s.MinBytes, s.MaxBytes, s.Iters, s.Warmup = 0, 0, 0, 0
+		}, "", []string{"python3", TorchScriptName}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := base
+			tt.edit(&s)
+			cmd, err := s.BuildCommand(tt.flavor, "/tmp/ignored.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cmd.Argv, tt.want) {
+				t.Errorf("argv\n got %q\nwant %q", cmd.Argv, tt.want)
+			}
+			if !reflect.DeepEqual(cmd.Env, s.EnvVars()) || cmd.JSONPath != "/tmp/ignored.json" && cmd.JSONPath != "" {
+				t.Errorf("env %q json %q", cmd.Env, cmd.JSONPath)
+			}
+			for _, a := range cmd.Argv {
+				if a == "-J" || a == "-I" {
+					t.Errorf("the torch instrument got nccl-tests' per-iteration flags: %q", cmd.Argv)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateInstrument(t *testing.T) {
+	tests := []struct {
+		spec Spec
+		err  string
+	}{
+		{Spec{}, ""},
+		{Spec{Instrument: InstrumentNCCLTests}, ""},
+		{Spec{Instrument: InstrumentTorch, TorchScript: "x.py"}, ""},
+		{Spec{Instrument: "jax"}, `unknown instrument "jax"`},
+		{Spec{TorchScript: "x.py"}, "only applies to --instrument torch"},
+		{Spec{Instrument: InstrumentTorch, Bench: "all_reduce_perf"}, "drop --bench"},
+		{Spec{Instrument: InstrumentTorch, Sim: &SimSpec{Executable: "x", Profile: "spark4"}}, "drop one of them"},
+	}
+	for _, tt := range tests {
+		err := tt.spec.Validate()
+		if (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%+v: error %v, want %q", tt.spec, err, tt.err)
+		}
+	}
+}
+
+func TestSplitCommandLine(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{"docker exec sglang", []string{"docker", "exec", "sglang"}, false},
+		{"  torchrun   --nproc-per-node 2\t", []string{"torchrun", "--nproc-per-node", "2"}, false},
+		{`docker exec -e 'A=x y' "my c" b\ c`, []string{"docker", "exec", "-e", "A=x y", "my c", "b c"}, false},
+		{`sh -c "echo \"hi\" \$HOME"`, []string{"sh", "-c", `echo "hi" $HOME`}, false},
+		{`a ''`, []string{"a", ""}, false},
+		{`a 'b`, nil, true},
+		{`a "b`, nil, true},
+		{`a \`, nil, true},
+		{"", nil, false},
+	}
+	for _, tt := range tests {
+		got, err := SplitCommandLine(tt.in)
+		if (err != nil) != tt.err || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("SplitCommandLine(%q) = %q, %v; want %q (error %v)", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+var pythonOnce struct {
+	sync.Once
+	python string
+	torch  bool
+}
+
+// findPython returns a python3, and whether it can import torch
+// (importing torch takes seconds, so it is tried once per test binary).
+func findPython(t *testing.T) (python string, torch bool) {
+	t.Helper()
+	pythonOnce.Do(func() { pythonOnce.python, pythonOnce.torch = lookPython() })
+	if pythonOnce.python == "" {
+		t.Skip("no python3 on PATH")
+	}
+	return pythonOnce.python, pythonOnce.torch
+}
+
+func lookPython() (python string, torch bool) {
+	candidates := []string{os.Getenv("NCCLTUNE_TORCH_PYTHON"), "python3", "/usr/bin/python3"}
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		p, err := exec.LookPath(c)
+		if err != nil {
+			continue
+		}
+		if python == "" {
+			python = p
+		}
+		if exec.Command(p, "-c", "import torch.distributed as d; assert d.is_available()").Run() == nil {
+			return p, true
+		}
+	}
+	return python, false
+}
+
+func scriptPath(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "scripts", TorchScriptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestTorchScriptWithoutTorch runs what needs no torch: it compiles, --help
+// answers, and --dry-run reads sizes and the launchers' rank variables.
+func TestTorchScriptWithoutTorch(t *testing.T) {
+	python, _ := findPython(t)
+	script := scriptPath(t)
+	if out, err := exec.Command(python, "-m", "py_compile", script).CombinedOutput(); err != nil {
+		t.Fatalf("py_compile: %v\n%s", err, out)
+	}
+	// -S -I: no site packages, so torch cannot be imported even where it is installed.
+	out, err := exec.Command(python, "-S", "-I", script, "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--backend") {
+		t.Fatalf("--help without torch: %v\n%s", err, out)
+	}
+	tests := []struct {
+		env   []string
+		args  []string
+		rank  int
+		world int
+		local int
+		from  string
+		sizes []int64
+	}{
+		{nil, []string{"-b", "512K", "-e", "4M"}, 0, 1, 0, "single process", []int64{524288, 1048576, 2097152, 4194304}},
+		{[]string{"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_LOCAL_RANK=1"},
+			[]string{"-b", "1000", "-e", "4000", "-f", "2"}, 1, 2, 1, "Open MPI", []int64{1000, 2000, 4000}},
+		{[]string{"RANK=3", "WORLD_SIZE=8", "LOCAL_RANK=", "SLURM_PROCID=0", "SLURM_NTASKS=2"},
+			[]string{"-b", "1G", "-e", "1G"}, 3, 8, 3, "torchrun", []int64{1 << 30}},
+		{[]string{"RANK=", "WORLD_SIZE=", "SLURM_PROCID=5", "SLURM_NTASKS=6", "SLURM_LOCALID=1"},
+			[]string{"-b", "6", "-e", "30", "-f", "3"}, 5, 6, 1, "Slurm", []int64{4, 16}},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command(python, "-S", "-I", script, "--dry-run")
+		cmd.Args = append(cmd.Args, tt.args...)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, tt.env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		var plan struct {
+			Instrument string  `json:"instrument"`
+			DryRun     bool    `json:"dry_run"`
+			Rank       int     `json:"rank"`
+			W          int     `json:"world"`
+			L          int     `json:"local_rank"`
+			Launcher   string  `json:"launcher"`
+			Sizes      []int64 `json:"sizes"`
+		}
+		if err := json.Unmarshal(bytes.TrimSpace(out), &plan); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		if plan.Instrument != TorchInstrumentName || !plan.DryRun || plan.Rank != tt.rank || plan.W != tt.world ||
+			plan.L != tt.local || plan.Launcher != tt.from || !reflect.DeepEqual(plan.Sizes, tt.sizes) {
+			t.Errorf("env %q args %q: plan %s", tt.env, tt.args, out)
+		}
+	}
+	for _, bad := range [][]string{{"-b", "4M", "-e", "1M"}, {"-b", "12Q"}, {"-n", "0"}, {"-f", "1"}, {"-c", "2"}} {
+		cmd := exec.Command(python, "-S", "-I", script, "--dry-run")
+		cmd.Args = append(cmd.Args, bad...)
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("%q accepted: %s", bad, out)
+		}
+	}
+}
+
+// TestTorchScriptGloo runs the script for real on the CPU with two ranks
+// and the gloo backend (no GPU), where PyTorch is installed; the output
+// must parse into a complete, correct result.
+func TestTorchScriptGloo(t *testing.T) {
+	python, torch := findPython(t)
+	if !torch {
+		t.Skip("PyTorch with torch.distributed is not installed for python3 (set NCCLTUNE_TORCH_PYTHON to one that has it)")
+	}
+	port := freePort(t)
+	outs := make([]bytes.Buffer, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for rank := 0; rank < 2; rank++ {
+		cmd := exec.Command(python, scriptPath(t), "-b", "4K", "-e", "32K", "-w", "2", "-n", "5", "--device", "cpu", "--arm", "gloo-test")
+		cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_RANK="+strconv.Itoa(rank), "OMPI_COMM_WORLD_SIZE=2",
+			"OMPI_COMM_WORLD_LOCAL_RANK="+strconv.Itoa(rank), "MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port),
+			"RANK=", "WORLD_SIZE=")
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &outs[rank], &stderr
+		wg.Add(1)
+		go func(rank int) {
+			defer wg.Done()
+			if err := cmd.Run(); err != nil {
+				errs[rank] = errors.New(err.Error() + ": " + stderr.String())
+			}
+		}(rank)
+	}
+	wg.Wait()
+	for rank, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", rank, err)
+		}
+	}
+	if outs[1].Len() != 0 {
+		t.Errorf("rank 1 printed on stdout: %s", outs[1].String())
+	}
+	r, err := Parse(outs[0].Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, outs[0].String())
+	}
+	if r.Instrument != InstrumentTorch || r.NRanks != 2 || len(r.Rows) != 4 || len(r.Devices) != 2 || r.Invalid() != "" {
+		t.Fatalf("result %+v", r)
+	}
+	for i, row := range r.Rows {
+		want := int64(4096) << i
+		if row.Bytes != want || row.Out.Wrong == nil || *row.Out.Wrong != 0 || row.Out.Iter == nil || len(row.Out.Iter.TimesUS) != 5 {
+			t.Errorf("row %d: %+v", i, row)
+		}
+		if row.Out.TimeUS <= 0 || row.Out.BusBW <= 0 || row.Out.BusBW != row.Out.AlgBW {
+			t.Errorf("row %d: two ranks must have busbw = algbw > 0: %+v", i, row.Out)
+		}
+	}
+}
+
+// TestRunTorchLocal goes through Run: the embedded script is written next
+// to the launch, started by the prefix (an interpreter with torch), and
+// classified from its output.
+func TestRunTorchLocal(t *testing.T) {
+	python, torch := findPython(t)
+	if !torch {
+		t.Skip("PyTorch with torch.distributed is not installed for python3")
+	}
+	spec := Spec{Instrument: InstrumentTorch, Prefix: []string{python}, MinBytes: 1024, MaxBytes: 2048,
+		Iters: 3, Warmup: 1, PerIter: true, BenchArgs: []string{"--device", "cpu"},
+		BaseEnv: map[string]string{"MASTER_PORT": strconv.Itoa(freePort(t))}, Timeout: time.Minute}
+	l, err := Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Outcome != OK || l.Result == nil || len(l.Result.Rows) != 2 || l.Result.Instrument != InstrumentTorch {
+		t.Fatalf("outcome %s (%s), result %+v\nstderr %s", l.Outcome, l.Reason, l.Result, l.Stderr)
+	}
+	if l.Argv[0] != python || filepath.Base(l.Argv[1]) != TorchScriptName || len(l.JSON) != 0 {
+		t.Errorf("argv %q, json %d bytes", l.Argv, len(l.JSON))
+	}
+	if _, err := os.Stat(l.Argv[1]); !os.IsNotExist(err) {
+		t.Errorf("the script written for the launch was left behind: %v", err)
+	}
+
+	spec.TorchScript = filepath.Join(t.TempDir(), "missing.py")
+	spec.Prefix = nil
+	if _, err := Run(context.Background(), spec); !errors.Is(err, ErrBenchNotFound) {
+		t.Errorf("a missing --torch-script: %v", err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// FuzzParseTorch feeds arbitrary output to ParseTorch (and through Parse's
+// detection): it must never panic and must keep Parse's promises.
+func FuzzParseTorch(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "torch", "*"))
+	if err != nil || len(files) < 10 {
+		f.Fatalf("torch test data: %d files, %v", len(files), err)
+	}
+	for _, in := range files {
+		data, err := os.ReadFile(in)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, s := range []string{
+		`{"instrument": "nccltune-torch"}`, `{"done": true}`, `{"done": false}`, `{"error": null, "rank": -1}`,
+		`{"bytes": 1e300, "time_us": 1}`, `{"bytes": 8, "time_us": "nan", "samples_us": ["inf", null]}`,
+		`{"arm": 3, "bytes": 8, "time_us": 1, "algbw": -1, "busbw": "x", "wrong": -2, "ok": null, "ranks": 1e20}`,
+		"{\"bytes\": 8, \"time_us\": 1}\n{\"bytes\": 4, \"time_us\": 1}\n{\"bytes\": 4, \"time_us\": 0}",
+		`{"instrument": "x", "world": -3, "devices": [{"rank": "a"}], "hosts": [1]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseTorch(data)
+		checkConsistent(t, data, r, err)
+		if r != nil && (r.NRanks < 0 || r.Instrument != InstrumentTorch) {
+			t.Fatalf("nranks %d instrument %q", r.NRanks, r.Instrument)
+		}
+		r, err = Parse(data)
+		checkConsistent(t, data, r, err)
+	})
+}
