@@ -92,7 +92,37 @@ func (s Spec) validateInstrument() error {
 	if s.Bench != "" {
 		return fmt.Errorf("--bench names an nccl-tests binary, but --instrument torch runs a Python script; drop --bench (or give the script with --torch-script PATH)")
 	}
+	if s.TorchScript != "" || s.WorkDir != "" {
+		return nil
+	}
+	// Without --torch-script the script is written to a temporary
+	// directory on this machine, which only local ranks can read.
+	if prefixEntersContainer(s.Prefix) {
+		return fmt.Errorf("the container that --prefix enters cannot see nccltune's temporary copy of the torch script: copy it in (docker cp scripts/%s CONTAINER:/tmp/) and pass --torch-script /tmp/%s", TorchScriptName, TorchScriptName)
+	}
+	if s.Launcher == "srun" || (s.Launcher == "mpirun" && len(s.Hosts) > 0) {
+		return fmt.Errorf("ranks on other hosts cannot see nccltune's temporary copy of the torch script: put scripts/%s at one path on every host (or a shared file system) and pass --torch-script PATH", TorchScriptName)
+	}
 	return nil
+}
+
+// prefixEntersContainer says whether the prefix runs the script inside a
+// container (docker, podman or nerdctl exec; kubectl exec).
+func prefixEntersContainer(prefix []string) bool {
+	for i, w := range prefix {
+		switch filepath.Base(w) {
+		case "docker", "podman", "nerdctl", "kubectl":
+			for _, next := range prefix[i+1:] {
+				if next == "exec" {
+					return true
+				}
+				if next != "container" {
+					break
+				}
+			}
+		}
+	}
+	return false
 }
 
 // torchArgv is BenchArgv for the torch instrument: prefix (with the launch's
@@ -644,6 +674,10 @@ func (p *torchParser) finish() (*Result, error) {
 	}
 	if r.Rows == nil {
 		r.Rows = []Row{}
+	}
+	// nccl-tests' footer average: the mean bus bandwidth over the rows.
+	for _, row := range r.Rows {
+		r.AvgBusBW += row.Out.BusBW / float64(len(r.Rows))
 	}
 	// The seed's bare format has no end marker: rows are all it has.
 	r.Complete = p.done || (!p.meta && len(r.Rows) > 0)

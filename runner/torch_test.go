@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -189,6 +190,9 @@ func TestParseTorchDerived(t *testing.T) {
 	if len(r.Rows) != 3 {
 		t.Fatalf("rows %+v", r.Rows)
 	}
+	if want := (r.Rows[0].Out.BusBW + r.Rows[1].Out.BusBW + r.Rows[2].Out.BusBW) / 3; math.Abs(r.AvgBusBW-want) > 1e-12 {
+		t.Errorf("avg busbw %v, want %v", r.AvgBusBW, want)
+	}
 	a, b, c := r.Rows[0], r.Rows[1], r.Rows[2]
 	// time from the median of the samples; algbw and busbw from the time and 4 ranks.
 	if a.Out.TimeUS != 200 || a.Out.AlgBW != 1048576/200.0/1e3 || a.Out.BusBW != a.Out.AlgBW*1.5 || a.Out.Wrong != nil {
@@ -347,6 +351,16 @@ func TestValidateInstrument(t *testing.T) {
 		{Spec{TorchScript: "x.py"}, "only applies to --instrument torch"},
 		{Spec{Instrument: InstrumentTorch, Bench: "all_reduce_perf"}, "drop --bench"},
 		{Spec{Instrument: InstrumentTorch, Sim: &SimSpec{Executable: "x", Profile: "spark4"}}, "drop one of them"},
+		{Spec{Instrument: InstrumentTorch}, ""},
+		{Spec{Instrument: InstrumentTorch, Launcher: "mpirun", NP: 2}, ""},
+		{Spec{Instrument: InstrumentTorch, Prefix: []string{"torchrun", "--nproc-per-node", "2"}}, ""},
+		{Spec{Instrument: InstrumentTorch, Prefix: []string{"docker", "exec", "sglang"}}, "docker cp scripts/nccltune_allreduce.py"},
+		{Spec{Instrument: InstrumentTorch, Prefix: []string{"sudo", "docker", "container", "exec", "sglang"}}, "--torch-script /tmp/"},
+		{Spec{Instrument: InstrumentTorch, Prefix: []string{"kubectl", "exec", "p", "--"}}, "docker cp"},
+		{Spec{Instrument: InstrumentTorch, Prefix: []string{"docker", "exec", "sglang"}, TorchScript: "/tmp/x.py"}, ""},
+		{Spec{Instrument: InstrumentTorch, Launcher: "mpirun", Hosts: []string{"a", "b"}}, "at one path on every host"},
+		{Spec{Instrument: InstrumentTorch, Launcher: "srun"}, "at one path on every host"},
+		{Spec{Instrument: InstrumentTorch, Launcher: "srun", WorkDir: "/shared/run"}, ""},
 	}
 	for _, tt := range tests {
 		err := tt.spec.Validate()
