@@ -83,6 +83,10 @@ type LaunchSettings struct {
 	// SimProfile, SimNoise and SimSeed describe the simulated fabric
 	// (SimProfile is empty for a real one).
 	SimProfile string  `json:"sim_profile,omitempty"`
+	// Instrument is the benchmark kind ("" or "nccl-tests", "torch");
+	// Prefix the command put in front of it (torchrun, docker exec, a wrapper).
+	Instrument string   `json:"instrument,omitempty"`
+	Prefix     []string `json:"prefix,omitempty"`
 	SimNoise   float64 `json:"sim_noise,omitempty"`
 	SimSeed    int64   `json:"sim_seed,omitempty"`
 }
@@ -124,6 +128,9 @@ type Recommendation struct {
 	ScoreUS         float64 `json:"score_us"`
 	// TrialID is the recommended trial (0 when keeping the defaults).
 	TrialID uint64 `json:"trial_id,omitempty"`
+	// CandidateTrialID is the trial that was confirmed against the
+	// baseline, recommended or not (0 when none was).
+	CandidateTrialID uint64 `json:"candidate_trial_id,omitempty"`
 	// BaselineLaunches and CandidateLaunches count the confirmation launches.
 	BaselineLaunches  int              `json:"baseline_launches,omitempty"`
 	CandidateLaunches int              `json:"candidate_launches,omitempty"`

@@ -332,7 +332,7 @@ func spaceFromMap(m map[string][]string) search.Space {
 func launchSettings(lo launchOptions) store.LaunchSettings {
 	s := lo.spec
 	ls := store.LaunchSettings{Launcher: s.Launcher, NP: s.NP, Hosts: s.Hosts, MPIArgs: s.MPIArgs,
-		Bench: s.Bench, BenchArgs: s.BenchArgs, Timeout: s.Timeout}
+		Bench: s.Bench, BenchArgs: s.BenchArgs, Timeout: s.Timeout, Instrument: s.Instrument, Prefix: s.Prefix}
 	if s.Sim != nil {
 		ls.Launcher = "sim"
 		ls.SimProfile, ls.SimNoise, ls.SimSeed = s.Sim.Profile, s.Sim.Noise, lo.seed
@@ -356,6 +356,7 @@ func recommendationOf(res *search.Result, sizes []int64, so search.Options) *sto
 		}
 		return rec
 	}
+	rec.CandidateTrialID = res.Winner.ID
 	d := res.Decision
 	rec.Speedup, rec.SpeedupCI, rec.Significant, rec.PValue = d.Speedup, [2]float64{d.Lo, d.Hi}, d.Significant && res.Recommend, d.P
 	rec.BaselineLaunches, rec.CandidateLaunches = len(base.Confirm), len(res.Winner.Confirm)

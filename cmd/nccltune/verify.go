@@ -112,10 +112,22 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 	var claim *claimed
 	if len(cfg) == 0 {
 		rec := orig.Recommendation
-		if rec == nil || len(rec.Env) == 0 {
-			return usageErrorf("study %s recommends keeping NCCL's defaults: there is nothing to verify; name a config with --env K=V", orig.Name)
+		switch {
+		case rec == nil:
+			return usageErrorf("study %s has no decision yet (status %s); verify a finished study, or name a config with --env K=V", orig.Name, orig.Status)
+		case len(rec.Env) > 0:
+			cfg = nccl.Config(rec.Env).Clone()
+		case rec.CandidateTrialID != 0:
+			// The study kept the defaults: verify that its confirmed
+			// candidate is indeed no better.
+			t, err := st.Trial(rec.CandidateTrialID)
+			if err != nil {
+				return err
+			}
+			cfg = t.Config.Clone()
+		default:
+			return usageErrorf("study %s confirmed no candidate: there is nothing to verify; name a config with --env K=V", orig.Name)
 		}
-		cfg = nccl.Config(rec.Env).Clone()
 		claim = &claimed{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI}
 	}
 	band := nccl.Band{Min: orig.BandMin, Max: orig.BandMax}
