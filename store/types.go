@@ -82,13 +82,13 @@ type LaunchSettings struct {
 	Timeout   time.Duration `json:"timeout,omitempty"`
 	// SimProfile, SimNoise and SimSeed describe the simulated fabric
 	// (SimProfile is empty for a real one).
-	SimProfile string  `json:"sim_profile,omitempty"`
+	SimProfile string `json:"sim_profile,omitempty"`
 	// Instrument is the benchmark kind ("" or "nccl-tests", "torch");
 	// Prefix the command put in front of it (torchrun, docker exec, a wrapper).
 	Instrument string   `json:"instrument,omitempty"`
 	Prefix     []string `json:"prefix,omitempty"`
-	SimNoise   float64 `json:"sim_noise,omitempty"`
-	SimSeed    int64   `json:"sim_seed,omitempty"`
+	SimNoise   float64  `json:"sim_noise,omitempty"`
+	SimSeed    int64    `json:"sim_seed,omitempty"`
 }
 
 // Fabric is the fingerprint of the fabric a study measured, so results
