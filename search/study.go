@@ -651,7 +651,7 @@ func stateFor(o runner.Outcome) TrialState {
 }
 
 // candidate picks the config to confirm: the best usable config other than
-// the baseline, or, among those whose exploration score is within half the
+// the baseline, or, among those whose exploration score is within the
 // minimum effect of it, the one that sets the fewest knobs — a knob that
 // does not matter is one more thing to explain in a serving recipe.
 func (s *study) candidate(base *Trial) *Trial {
@@ -672,9 +672,15 @@ func (s *study) candidate(base *Trial) *Trial {
 	if len(pool) == 0 {
 		return nil
 	}
+	// Among configs measured at least twice whose score is within the
+	// minimum effect of the best (differences no decision would act on),
+	// the one setting the fewest knobs.
 	w := pool[0]
-	limit := w.logScore(s.sizes) + math.Log(1+s.opts.Stats.MinEffect/2)
-	for _, t := range pool[1:] {
+	limit := w.logScore(s.sizes) + math.Log(1+s.opts.Stats.MinEffect)
+	for _, t := range s.leaders(len(s.trials)) {
+		if t == base || len(t.Explore) < min(minN, 2) {
+			continue
+		}
 		if t.logScore(s.sizes) <= limit && len(t.Config) < len(w.Config) {
 			w = t
 		}
