@@ -2,18 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 	"github.com/urfave/cli/v2"
 )
@@ -154,76 +151,35 @@ func runGate(ctx context.Context, o gateOptions) error {
 	}
 	min, max := sizes[0], sizes[len(sizes)-1]
 	band := nccl.Band{Min: min, Max: max}
-	study := &store.Study{Kind: studyKindGate, Band: band.String(), BandMin: min, BandMax: max,
-		Sizes: sizes, Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
-		Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
-		Budget: store.Budget{Launches: o.repeats}, Status: store.StatusRunning}
-	if err := st.CreateStudy(study); err != nil {
+	r := &repeatedConfig{st: st, launch: o.launch, config: o.config, role: roleGate, phase: phaseGate,
+		min: min, max: max, repeats: o.repeats, warmup: o.warmup, stderr: o.stderr,
+		study: &store.Study{Kind: studyKindGate, Band: band.String(), BandMin: min, BandMax: max,
+			Sizes: sizes, Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
+			Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
+			Budget: store.Budget{Launches: o.repeats}, Status: store.StatusRunning}}
+	if err := r.start(); err != nil {
 		return err
 	}
-	rec := &storeRecorder{st: st, study: study, sizes: sizes}
-	trial := &search.Trial{Config: o.config, Role: roleGate, State: search.Running}
-	if err := rec.SaveTrial(trial); err != nil {
-		return err
-	}
-	launcher := &specLauncher{base: o.launch.spec, seed: o.launch.seed}
+	study := r.study
 	fmt.Fprintf(o.stderr, "gate %s: %s at %s%s\n", study.Name, o.config, thresholdList(o.thresholds), labelSuffix(study))
 
 	rep := gateReport{Verdict: fabric.Verdict{JudgedOn: o.basis, Checks: []fabric.Check{}}, Study: study.Name,
 		Simulated: study.Simulated, SimProfile: study.Launch.SimProfile, Env: o.config.Clone(), BaseEnv: o.launch.spec.BaseEnv}
-	var launches []model.Launch
-	var last *runner.Launch
-	total := o.repeats
-	if o.warmup {
-		total++
+	launches, last, failed, err := r.run(ctx)
+	if err != nil {
+		return err
 	}
-	for seq := 0; seq < total; seq++ {
-		phase, scored := phaseGate, true
-		if o.warmup && seq == 0 {
-			phase, scored = store.PhaseWarmup, false
-		}
-		req := search.Request{Config: o.config, MinBytes: min, MaxBytes: max, Seq: seq, Phase: phase}
-		l, err := launcher.Launch(ctx, req)
-		if err != nil {
-			if l != nil {
-				_ = rec.SaveLaunch(trial, req, l, false)
-			}
-			study.Status = store.StatusInterrupted
-			if ctx.Err() == nil {
-				study.Status, study.Reason = store.StatusFailed, err.Error()
-			}
-			_ = st.UpdateStudy(study)
-			if errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound) {
-				return fabricError(err)
-			}
-			return err
-		}
-		if err := rec.SaveLaunch(trial, req, l, scored && l.Outcome == runner.OK); err != nil {
-			return err
-		}
-		fmt.Fprintf(o.stderr, "launch %d/%d %s: %s (%s)\n", seq+1, total, phase, outcomeText(l), l.Duration.Round(time.Millisecond))
-		if l.Outcome != runner.OK {
-			trial.State, trial.Reason = search.Failed, l.Reason
-			_ = rec.SaveTrial(trial)
-			study.Status, study.Reason = store.StatusFailed, l.Reason
-			_ = st.UpdateStudy(study)
-			return gateFabricFailed(o, rep, seq+1, l)
-		}
-		if scored {
-			launches = append(launches, search.ModelLaunch(l.Result))
-			last = l
-		}
+	if failed != nil {
+		return gateFabricFailed(o, rep, r.failedAt, failed)
 	}
 	measured, notes := fabric.Measure(launches, sizes, fabric.BusBWFactor(last.Result))
 	rep.Verdict = fabric.Judge(o.thresholds, measured, o.basis)
 	rep.Launches, rep.Notes = len(launches), notes
-	trial.State = search.Complete
-	_ = rec.SaveTrial(trial)
-	study.Status = store.StatusDone
+	reason := ""
 	if !rep.Pass {
-		study.Reason = "gate failed: " + failedChecks(rep.Verdict)
+		reason = "gate failed: " + failedChecks(rep.Verdict)
 	}
-	if err := st.UpdateStudy(study); err != nil {
+	if err := r.finish(reason); err != nil {
 		return err
 	}
 	if o.json {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
@@ -175,4 +177,99 @@ func shortDuration(d time.Duration) string {
 		return fmt.Sprintf("%dms", d.Milliseconds())
 	}
 	return strings.TrimSuffix(d.Round(100*time.Millisecond).String(), "0s")
+}
+
+// repeatedConfig measures one config repeatedly, as sweep and gate do:
+// the study with its one trial, an uncounted warm-up launch (unless
+// disabled), then the counted ones, each stored as it ends.
+type repeatedConfig struct {
+	st       *store.Store
+	study    *store.Study
+	launch   launchOptions
+	config   nccl.Config
+	role     string
+	phase    string // the phase of the counted launches
+	min, max int64
+	repeats  int
+	warmup   bool
+	stderr   io.Writer
+
+	trial *search.Trial
+	rec   *storeRecorder
+	// failedAt is the number (from 1) of the launch that failed, if one did.
+	failedAt int
+}
+
+// start creates the study and its trial.
+func (r *repeatedConfig) start() error {
+	if err := r.st.CreateStudy(r.study); err != nil {
+		return err
+	}
+	r.rec = &storeRecorder{st: r.st, study: r.study, sizes: r.study.Sizes}
+	r.trial = &search.Trial{Config: r.config, Role: r.role, State: search.Running}
+	return r.rec.SaveTrial(r.trial)
+}
+
+// run makes the launches. It returns the counted launches as the model
+// sees them and the last one as run. A launch that failed, hung or
+// returned wrong results ends the run: it comes back as failed (with the
+// trial and study marked failed) and err nil, so the caller can explain
+// it. err is for what stopped the run otherwise (interrupted, nothing to
+// launch, the store), already mapped to its exit code.
+func (r *repeatedConfig) run(ctx context.Context) (launches []model.Launch, last, failed *runner.Launch, err error) {
+	launcher := &specLauncher{base: r.launch.spec, seed: r.launch.seed}
+	total := r.repeats
+	if r.warmup {
+		total++
+	}
+	for seq := 0; seq < total; seq++ {
+		phase, scored := r.phase, true
+		if r.warmup && seq == 0 {
+			phase, scored = store.PhaseWarmup, false
+		}
+		req := search.Request{Config: r.config, MinBytes: r.min, MaxBytes: r.max, Seq: seq, Phase: phase}
+		l, err := launcher.Launch(ctx, req)
+		if err != nil {
+			if l != nil {
+				_ = r.rec.SaveLaunch(r.trial, req, l, false)
+			}
+			r.study.Status = store.StatusInterrupted
+			if ctx.Err() == nil {
+				r.study.Status, r.study.Reason = store.StatusFailed, err.Error()
+			}
+			_ = r.st.UpdateStudy(r.study)
+			if errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound) {
+				return nil, nil, nil, fabricError(err)
+			}
+			if ctx.Err() != nil {
+				return nil, nil, nil, errInterrupted
+			}
+			return nil, nil, nil, err
+		}
+		if err := r.rec.SaveLaunch(r.trial, req, l, scored && l.Outcome == runner.OK); err != nil {
+			return nil, nil, nil, err
+		}
+		fmt.Fprintf(r.stderr, "launch %d/%d %s: %s (%s)\n", seq+1, total, phase, outcomeText(l), l.Duration.Round(time.Millisecond))
+		if l.Outcome != runner.OK {
+			r.trial.State, r.trial.Reason = search.Failed, l.Reason
+			_ = r.rec.SaveTrial(r.trial)
+			r.study.Status, r.study.Reason = store.StatusFailed, l.Reason
+			_ = r.st.UpdateStudy(r.study)
+			r.failedAt = seq + 1
+			return launches, last, l, nil
+		}
+		if scored {
+			launches = append(launches, search.ModelLaunch(l.Result))
+			last = l
+		}
+	}
+	return launches, last, nil, nil
+}
+
+// finish marks the trial complete and the study done, with reason.
+func (r *repeatedConfig) finish(reason string) error {
+	r.trial.State = search.Complete
+	_ = r.rec.SaveTrial(r.trial)
+	r.study.Status, r.study.Reason = store.StatusDone, reason
+	return r.st.UpdateStudy(r.study)
 }

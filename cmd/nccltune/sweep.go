@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"time"
 
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 	"github.com/urfave/cli/v2"
 )
@@ -117,69 +114,25 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 	}
 	defer st.Close()
 	band := nccl.Band{Min: o.min, Max: o.max}
-	study := &store.Study{Kind: store.KindSweep, Band: band.String(), BandMin: o.min, BandMax: o.max,
-		Sizes: band.Sizes(), Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
-		Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
-		Budget: store.Budget{Launches: o.repeats}, Status: store.StatusRunning}
-	if err := st.CreateStudy(study); err != nil {
+	r := &repeatedConfig{st: st, launch: o.launch, config: o.config, role: store.RoleSweep, phase: store.PhaseSweep,
+		min: o.min, max: o.max, repeats: o.repeats, warmup: o.warmup, stderr: o.stderr,
+		study: &store.Study{Kind: store.KindSweep, Band: band.String(), BandMin: o.min, BandMax: o.max,
+			Sizes: band.Sizes(), Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
+			Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
+			Budget: store.Budget{Launches: o.repeats}, Status: store.StatusRunning}}
+	if err := r.start(); err != nil {
 		return err
 	}
-	rec := &storeRecorder{st: st, study: study, sizes: band.Sizes()}
-	trial := &search.Trial{Config: o.config, Role: store.RoleSweep, State: search.Running}
-	if err := rec.SaveTrial(trial); err != nil {
-		return err
-	}
-	launcher := &specLauncher{base: o.launch.spec, seed: o.launch.seed}
+	study := r.study
 	fmt.Fprintf(o.stderr, "sweep %s: %s, %s to %s%s\n", study.Name, o.config, nccl.FormatSize(o.min), nccl.FormatSize(o.max), labelSuffix(study))
-
-	var launches []model.Launch
-	var last *runner.Launch
-	total := o.repeats
-	if o.warmup {
-		total++
+	launches, last, failed, err := r.run(ctx)
+	if err != nil {
+		return err
 	}
-	for seq := 0; seq < total; seq++ {
-		phase := store.PhaseSweep
-		scored := true
-		if o.warmup && seq == 0 {
-			phase, scored = store.PhaseWarmup, false
-		}
-		req := search.Request{Config: o.config, MinBytes: o.min, MaxBytes: o.max, Seq: seq, Phase: phase}
-		l, err := launcher.Launch(ctx, req)
-		if err != nil {
-			if l != nil {
-				_ = rec.SaveLaunch(trial, req, l, false)
-			}
-			study.Status = store.StatusInterrupted
-			if ctx.Err() == nil {
-				study.Status, study.Reason = store.StatusFailed, err.Error()
-			}
-			_ = st.UpdateStudy(study)
-			if errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound) {
-				return fabricError(err)
-			}
-			return err
-		}
-		if err := rec.SaveLaunch(trial, req, l, scored && l.Outcome == runner.OK); err != nil {
-			return err
-		}
-		fmt.Fprintf(o.stderr, "launch %d/%d %s: %s (%s)\n", seq+1, total, phase, outcomeText(l), l.Duration.Round(time.Millisecond))
-		if l.Outcome != runner.OK {
-			trial.State, trial.Reason = search.Failed, l.Reason
-			_ = rec.SaveTrial(trial)
-			study.Status, study.Reason = store.StatusFailed, l.Reason
-			_ = st.UpdateStudy(study)
-			return fabricError(fmt.Errorf("launch %d %s: %s (log: nccltune show %s --trials)", seq+1, l.Outcome, l.Reason, study.Name))
-		}
-		if scored {
-			launches = append(launches, search.ModelLaunch(l.Result))
-			last = l
-		}
+	if failed != nil {
+		return fabricError(fmt.Errorf("launch %d %s: %s (log: nccltune show %s --trials)", r.failedAt, failed.Outcome, failed.Reason, study.Name))
 	}
-	trial.State = search.Complete
-	_ = rec.SaveTrial(trial)
-	study.Status = store.StatusDone
-	if err := st.UpdateStudy(study); err != nil {
+	if err := r.finish(""); err != nil {
 		return err
 	}
 	rows := sweepRows(launches, last.Result)
