@@ -52,10 +52,10 @@ const TorchFormatVersion = 1
 // Python interpreter or torchrun.
 const DefaultTorchPython = "python3"
 
-// torchScript is a copy of scripts/nccltune_allreduce.py (go:embed cannot
-// reach outside the package; TestTorchScriptCopyMatches keeps the two equal).
+// torchScript is the torch instrument. The file lives in this package
+// because go:embed cannot reach outside it; scripts/nccltune_allreduce.py
+// is a symbolic link to it, for people running it by hand.
 //
-//go:generate cp ../scripts/nccltune_allreduce.py nccltune_allreduce.py
 //go:embed nccltune_allreduce.py
 var torchScript []byte
 

@@ -20,6 +20,8 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 )
 
+// TestTorchScriptCopyMatches: scripts/nccltune_allreduce.py (a link) is
+// the embedded script.
 func TestTorchScriptCopyMatches(t *testing.T) {
 	repo, err := os.ReadFile(filepath.Join("..", "scripts", TorchScriptName))
 	if err != nil {
