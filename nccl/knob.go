@@ -242,7 +242,7 @@ func Nearest(s string, candidates []string) string {
 	best, bestD := "", 1<<30
 	u := strings.ToUpper(s)
 	for _, c := range candidates {
-		d := editDistance(u, strings.ToUpper(c))
+		d := EditDistance(u, strings.ToUpper(c))
 		if d < bestD {
 			best, bestD = c, d
 		}
@@ -253,7 +253,8 @@ func Nearest(s string, candidates []string) string {
 	return ""
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, in runes.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nccltune/nccltune/nccl"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -184,7 +185,7 @@ func closestNames(tx *bolt.Tx, q string, n int) []string {
 	_ = names.ForEach(func(k, _ []byte) error {
 		name := string(k)
 		ln := strings.ToLower(name)
-		d := editDistance(lq, ln)
+		d := nccl.EditDistance(lq, ln)
 		if strings.HasPrefix(ln, lq) || strings.HasPrefix(lq, ln) || strings.Contains(ln, lq) {
 			d = min(d, 1)
 		}
@@ -204,27 +205,6 @@ func closestNames(tx *bolt.Tx, q string, n int) []string {
 		out = append(out, cands[i].name)
 	}
 	return out
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // Studies lists every study's summary, oldest first. It reads only the
