@@ -123,6 +123,17 @@ func (s Spec) BenchArgv(jsonPath string) []string {
 		}
 		argv = append(argv, bench)
 	}
+	argv = append(argv, s.sweepArgs()...)
+	if jsonPath != "" {
+		argv = append(argv, "-I", "1", "-J", jsonPath)
+	}
+	return append(argv, s.BenchArgs...)
+}
+
+// sweepArgs are the sizes, iterations and check flags, which nccl-tests
+// and the torch instrument spell alike.
+func (s Spec) sweepArgs() []string {
+	var argv []string
 	if s.MinBytes > 0 {
 		argv = append(argv, "-b", strconv.FormatInt(s.MinBytes, 10))
 	}
@@ -141,10 +152,7 @@ func (s Spec) BenchArgv(jsonPath string) []string {
 	if s.NoCheck {
 		argv = append(argv, "-c", "0")
 	}
-	if jsonPath != "" {
-		argv = append(argv, "-I", "1", "-J", jsonPath)
-	}
-	return append(argv, s.BenchArgs...)
+	return argv
 }
 
 // simChildArg mirrors sim.ChildArg; runner must not import sim (the

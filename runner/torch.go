@@ -20,7 +20,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
@@ -137,24 +136,7 @@ func (s Spec) torchArgv() []string {
 		script = TorchScriptName // Run writes the embedded copy and fills in its path
 	}
 	argv = append(argv, script)
-	if s.MinBytes > 0 {
-		argv = append(argv, "-b", strconv.FormatInt(s.MinBytes, 10))
-	}
-	if s.MaxBytes > 0 {
-		argv = append(argv, "-e", strconv.FormatInt(s.MaxBytes, 10))
-	}
-	if s.MinBytes > 0 || s.MaxBytes > 0 {
-		argv = append(argv, "-f", "2")
-	}
-	if s.Iters > 0 {
-		argv = append(argv, "-n", strconv.Itoa(s.Iters))
-	}
-	if s.Warmup > 0 {
-		argv = append(argv, "-w", strconv.Itoa(s.Warmup))
-	}
-	if s.NoCheck {
-		argv = append(argv, "-c", "0")
-	}
+	argv = append(argv, s.sweepArgs()...)
 	return append(argv, s.BenchArgs...)
 }
 
