@@ -54,7 +54,7 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 		add("seed", strconv.FormatInt(s.Seed, 10))
 	}
 	add("budget", BudgetText(s.Budget))
-	add("measured", plural(s.Trials, "trial")+", "+plural(s.Launches, "launch"))
+	add("measured", Plural(s.Trials, "trial")+", "+Plural(s.Launches, "launch"))
 	return out
 }
 
@@ -112,7 +112,7 @@ func LaunchText(l store.LaunchSettings) string {
 		add("%s", l.Launcher)
 	}
 	if l.NP > 0 {
-		add("%s", plural(l.NP, "rank"))
+		add("%s", Plural(l.NP, "rank"))
 	}
 	if len(l.Hosts) > 0 {
 		add("hosts %s", strings.Join(l.Hosts, ","))
@@ -141,9 +141,9 @@ func FabricText(f store.Fabric) string {
 	}
 	switch {
 	case f.Ranks > 0 && f.Nodes > 0:
-		add("%s on %s", plural(f.Ranks, "rank"), plural(f.Nodes, "node"))
+		add("%s on %s", Plural(f.Ranks, "rank"), Plural(f.Nodes, "node"))
 	case f.Ranks > 0:
-		add("%s", plural(f.Ranks, "rank"))
+		add("%s", Plural(f.Ranks, "rank"))
 	}
 	if f.GPU != "" {
 		add("%s", f.GPU)
@@ -203,10 +203,10 @@ func onOff(b bool) string {
 func BudgetText(b store.Budget) string {
 	var parts []string
 	if b.Trials > 0 {
-		parts = append(parts, plural(b.Trials, "trial"))
+		parts = append(parts, Plural(b.Trials, "trial"))
 	}
 	if b.Launches > 0 {
-		parts = append(parts, plural(b.Launches, "launch"))
+		parts = append(parts, Plural(b.Launches, "launch"))
 	}
 	if b.Time > 0 {
 		parts = append(parts, b.Time.String())
@@ -214,8 +214,8 @@ func BudgetText(b store.Budget) string {
 	return strings.Join(parts, ", ")
 }
 
-// plural is "1 trial", "2 trials", "3 launches".
-func plural(n int, noun string) string {
+// Plural is "1 trial", "2 trials", "3 launches".
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

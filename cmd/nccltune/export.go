@@ -50,7 +50,7 @@ database is opened read-only.`,
 			&cli.BoolFlag{Name: "json", Usage: "the same as --format json"},
 		},
 		Action: func(c *cli.Context) error {
-			db, err := reviewDBPath(c)
+			db, err := dbPath(c)
 			if err != nil {
 				return err
 			}
@@ -129,10 +129,7 @@ func exportFormat(o exportOptions) (export.Format, error) {
 // readBands loads each study with its trials and launches in one short
 // read-only visit, and checks that it has a recommendation to export.
 func readBands(path string, queries []string) ([]*export.Band, error) {
-	st, err := store.Open(path, store.Options{ReadOnly: true})
-	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, usageErrorf("no study %q: %v — %s", queries[0], err, strings.TrimPrefix(howToStart, "no studies yet — "))
-	}
+	st, err := openReview(path, queries[0])
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ a search is running. See one study with: nccltune show STUDY`,
 			if c.NArg() > 0 {
 				return usageErrorf("history takes no arguments (got %q); to see one study: nccltune show %s", c.Args().First(), c.Args().First())
 			}
-			db, err := reviewDBPath(c)
+			db, err := dbPath(c)
 			if err != nil {
 				return err
 			}
@@ -76,14 +76,6 @@ func readStudies(path string) ([]store.StudySummary, error) {
 	}
 	defer st.Close()
 	return st.Studies()
-}
-
-// reviewDBPath is --db (or NCCLTUNE_DB), else the default location.
-func reviewDBPath(c *cli.Context) (string, error) {
-	if p := c.String("db"); p != "" {
-		return p, nil
-	}
-	return store.DefaultPath()
 }
 
 // historyStudy is one study of `history --json`.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/urfave/cli/v2"
@@ -374,7 +375,7 @@ func writeImportReport(w io.Writer, study *store.Study, trial *store.Trial, crea
 		if study.Simulated {
 			sim = " [SIMULATED fabric: not a measurement]"
 		}
-		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", plural(len(imported), "file"), verb, study.Name, trial.Number, trial.Config, sim)
+		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", report.Plural(len(imported), "file"), verb, study.Name, trial.Number, trial.Config, sim)
 		tw := newTable(w)
 		fmt.Fprintln(tw, "  FILE\tLAUNCH\tOUTCOME\tCOLLECTIVE\tRANKS\tROWS\t")
 		for _, f := range imported {
@@ -388,7 +389,7 @@ func writeImportReport(w io.Writer, study *store.Study, trial *store.Trial, crea
 		fmt.Fprintf(w, "see it with: nccltune show %s --trials\n", study.Name)
 	}
 	if len(skipped) > 0 {
-		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", plural(len(skipped), "file"))
+		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", report.Plural(len(skipped), "file"))
 		for _, s := range skipped {
 			fmt.Fprintf(w, "  %s: %s\n", s.File, s.Error)
 		}

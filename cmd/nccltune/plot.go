@@ -47,7 +47,7 @@ The file's extension picks the format: .png (1200 pixels wide) or .svg.`,
 			if err != nil {
 				return usageError(err)
 			}
-			db, err := reviewDBPath(c)
+			db, err := dbPath(c)
 			if err != nil {
 				return err
 			}
@@ -119,7 +119,7 @@ func runPlot(ctx context.Context, o plotOptions) error {
 	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.Write(w, o.format) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, plural(len(curves), "curve"), joinStudyNames(studies), simulatedSuffix(studies))
+	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, report.Plural(len(curves), "curve"), joinStudyNames(studies), simulatedSuffix(studies))
 	if o.json {
 		return writeJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "simulated": fig.Simulated != "", "curves": jsonCurves(curves)})
 	}
@@ -144,7 +144,7 @@ func plotCurves(targets []plotTarget, byQuery map[string]*report.Study, all bool
 			tr := s.TrialByNumber(t.trial)
 			if tr == nil {
 				return nil, nil, usageErrorf("study %s has no trial %d (it has %s, numbered from 0; nccltune show %s --trials lists them)",
-					s.Name(), t.trial, plural(len(s.Trials), "trial"), s.Name())
+					s.Name(), t.trial, report.Plural(len(s.Trials), "trial"), s.Name())
 			}
 			picked = []*store.Trial{tr}
 		case all:
@@ -173,7 +173,7 @@ func plotCurves(targets []plotTarget, byQuery map[string]*report.Study, all bool
 			}
 		}
 		if len(skipped) > 0 {
-			fmt.Fprintf(stderr, "%s: left out %s with no successful launch (%s)\n", s.Name(), plural(len(skipped), "trial"), strings.Join(skipped, ", "))
+			fmt.Fprintf(stderr, "%s: left out %s with no successful launch (%s)\n", s.Name(), report.Plural(len(skipped), "trial"), strings.Join(skipped, ", "))
 		}
 	}
 	if len(curves) == 0 {

@@ -41,7 +41,7 @@ STUDY is a name from nccltune history (s7-512K-4M), its number (7) or s7.`,
 			if ext := strings.ToLower(filepath.Ext(out)); ext != ".html" && ext != ".htm" {
 				return usageErrorf("report writes HTML: name the file .html (got %q)", out)
 			}
-			db, err := reviewDBPath(c)
+			db, err := dbPath(c)
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -33,7 +32,7 @@ opened read-only, so show works while a search is running.`,
 			if c.NArg() != 1 {
 				return usageErrorf("show takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
 			}
-			db, err := reviewDBPath(c)
+			db, err := dbPath(c)
 			if err != nil {
 				return err
 			}
@@ -89,10 +88,7 @@ func readStudy(path, query string) (*report.Study, error) {
 // short read-only visit, so review commands work while a search runs. An
 // unknown study is a usage error (exit 2) naming the closest names.
 func loadStudies(path string, queries []string) ([]*report.Study, error) {
-	st, err := store.Open(path, store.Options{ReadOnly: true})
-	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, usageErrorf("no study %q: %v — %s", queries[0], err, strings.TrimPrefix(howToStart, "no studies yet — "))
-	}
+	st, err := openReview(path, queries[0])
 	if err != nil {
 		return nil, err
 	}
@@ -268,17 +264,6 @@ func choicesJSON(data *report.Study) []export.ChoiceRow {
 		return nil
 	}
 	return export.CompareChoices(defaults, recommended)
-}
-
-// plural is "1 trial", "2 trials", "3 launches".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "s") {
-		return fmt.Sprintf("%d %ses", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func nonNil(sizes []int64) []int64 {

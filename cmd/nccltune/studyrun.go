@@ -142,6 +142,16 @@ func openWriteStore(c *cli.Context) (*store.Store, error) {
 	return store.Open(path, store.Options{})
 }
 
+// openReview opens the database read-only for a command that reads named
+// studies; a database that does not exist yet holds none of them (exit 2).
+func openReview(path, query string) (*store.Store, error) {
+	st, err := store.Open(path, store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, usageErrorf("no study %q: %v — %s", query, err, strings.TrimPrefix(howToStart, "no studies yet — "))
+	}
+	return st, err
+}
+
 // dbPath is --db (or NCCLTUNE_DB), else the default under the user's data dir.
 func dbPath(c *cli.Context) (string, error) {
 	if p := c.String("db"); p != "" {
