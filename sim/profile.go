@@ -343,12 +343,100 @@ func (p *Profile) Validate() error {
 		(n.OutlierProb > 0 && n.OutlierMax < 1.5) || n.ColdStart < 0 {
 		return bad("noise: launch_correlation and outlier_prob in [0, 1], outlier_max ≥ 1.5, cold_start ≥ 0")
 	}
+	if err := p.checkMagnitudes(); err != nil {
+		return bad("%v", err)
+	}
 	for i, r := range p.Faults {
 		if !isFaultKind(r.Fault) {
 			return bad("faults[%d]: unknown fault %q (want one of %s)", i, r.Fault, strings.Join(FaultKinds, ", "))
 		}
 		if r.MaxBytes != 0 && r.MaxBytes < r.MinBytes {
 			return bad("faults[%d]: max_bytes < min_bytes", i)
+		}
+	}
+	return nil
+}
+
+// Bounds on a profile's numbers. Inside them every time the model
+// computes stays finite (FuzzProfileNumbers): a bandwidth of 1e-300 GB/s
+// or a latency of 1e300 µs would give +Inf and then NaN times, which
+// nccl-tests never prints and nothing downstream expects.
+const (
+	minGBps      = 1e-6 // 1 kB/s
+	maxGBps      = 1e6  // 1 PB/s
+	maxUS        = 1e9  // a quarter of an hour per step
+	maxFactor    = 1e3  // overlap, tree_bus_factor, qp_gain, qp_op_cost, outlier_max
+	maxCV        = 10   // noise coefficients of variation
+	maxChanBytes = 1 << 50
+)
+
+// checkMagnitudes reports the first number outside the bounds above.
+func (p *Profile) checkMagnitudes() error {
+	rate := func(name string, v float64) error {
+		if v < minGBps || v > maxGBps {
+			return fmt.Errorf("%s %g must be between %g and %g GB/s", name, v, minGBps, maxGBps)
+		}
+		return nil
+	}
+	upTo := func(name string, v, hi float64) error {
+		if v < 0 || v > hi {
+			return fmt.Errorf("%s %g must be between 0 and %g", name, v, hi)
+		}
+		return nil
+	}
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	if p.Throttle < minGBps {
+		add(fmt.Errorf("throttle %g must be at least %g", p.Throttle, minGBps))
+	}
+	for _, proto := range protoNames {
+		if v := p.ChannelBytes[proto]; v < 1 || v > maxChanBytes {
+			add(fmt.Errorf("channel_bytes.%s %g must be between 1 and %d", proto, v, int64(maxChanBytes)))
+		}
+	}
+	for _, tr := range []string{transportIB, transportSocket} {
+		c := p.Transports[tr]
+		if c == nil {
+			continue
+		}
+		pre := "transports." + tr + "."
+		for algo, m := range c.NCCLModel {
+			for proto, pr := range m {
+				add(rate(pre+"nccl_model."+algo+"."+proto+".gbps", pr.GBps))
+				add(upTo(pre+"nccl_model."+algo+"."+proto+".lat_us", pr.LatUS, maxUS))
+			}
+		}
+		add(rate(pre+"link_gbps", c.LinkGBps))
+		if c.ProxyGBps != 0 {
+			add(rate(pre+"proxy_gbps", c.ProxyGBps))
+		}
+		add(upTo(pre+"overlap", c.Overlap, maxFactor))
+		add(upTo(pre+"tree_bus_factor", c.TreeBusFactor, maxFactor))
+		if c.TreeBusFactor < minGBps {
+			add(fmt.Errorf("%stree_bus_factor %g must be at least %g", pre, c.TreeBusFactor, minGBps))
+		}
+		add(upTo(pre+"qp_gain", c.QPGain, maxFactor))
+		add(upTo(pre+"qp_op_cost", c.QPOpCost, maxFactor))
+		for proto, pc := range c.Protocols {
+			add(rate(pre+"protocols."+proto+".channel_gbps", pc.ChannelGBps))
+			add(upTo(pre+"protocols."+proto+".base_us", pc.BaseUS, maxUS))
+			add(upTo(pre+"protocols."+proto+".step_us", pc.StepUS, maxUS))
+			add(upTo(pre+"protocols."+proto+".op_us", pc.OpUS, maxUS))
+		}
+	}
+	if p.Flat != nil {
+		add(rate("flat.gbps", p.Flat.GBps))
+		add(upTo("flat.lat_us", p.Flat.LatUS, maxUS))
+	}
+	for _, pt := range p.Noise.Points {
+		add(upTo("noise.points.launch_cv", pt.LaunchCV, maxCV))
+		add(upTo("noise.points.iter_cv", pt.IterCV, maxCV))
+	}
+	add(upTo("noise.outlier_max", p.Noise.OutlierMax, maxFactor))
+	add(upTo("noise.cold_start", p.Noise.ColdStart, maxFactor))
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
