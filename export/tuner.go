@@ -117,7 +117,7 @@ func PlanTuner(bands []*Band) ([]TunerGroup, error) {
 		if len(b.Defaults) == 0 || len(b.Recommended) == 0 {
 			return nil, fmt.Errorf("%w: study %s has no record of NCCL's choices; re-run the search with this version of nccltune (it ends with explain launches) or run nccltune doctor with the recommended env", ErrNoChoices, b.Study.Name)
 		}
-		if b.Study.BandMax < b.Study.BandMin || b.Study.BandMax <= 0 {
+		if b.Study.BandMax < b.Study.BandMin || b.Study.BandMin <= 0 {
 			return nil, fmt.Errorf("study %s has no band (min %d, max %d bytes): nothing to place in a tuner file", b.Study.Name, b.Study.BandMin, b.Study.BandMax)
 		}
 	}
