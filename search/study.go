@@ -164,9 +164,12 @@ type Event struct {
 	Launch      *runner.Launch
 	// LaunchScore is the launch's band score in µs (0 if it failed or is unscored).
 	LaunchScore float64
-	// Best is the current leader and its estimated speedup over the baseline.
+	// Best is the current leader and its estimated speedup over the
+	// baseline from exploration launches (biased upward: a progress hint,
+	// never the reported gain).
 	Best        *Trial
 	BestSpeedup float64
+	Baseline    *Trial
 	// Candidate is the config the study would confirm if it stopped now.
 	Candidate *Trial
 	// Trials counts the study's trials so far.
@@ -628,6 +631,7 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 		if scored {
 			ev.LaunchScore = score
 		}
+		ev.Baseline = s.baseline()
 		if lead := s.leaders(1); len(lead) == 1 {
 			ev.Best = lead[0]
 			if base := s.baseline(); base != nil && len(base.Explore) > 0 {

@@ -495,11 +495,12 @@ func newSearchProgress(w io.Writer, study *store.Study, budget int) *searchProgr
 }
 
 func (p *searchProgress) event(ev search.Event) {
-	best := ""
-	if ev.Best != nil {
-		best = fmt.Sprintf("best so far: trial %d (%s), exploring %+.0f%% vs defaults", ev.Best.Number, ev.Best.Config, 100*(ev.BestSpeedup-1))
-	}
 	if p.bar != nil {
+		best := ""
+		if ev.Best != nil {
+			best = fmt.Sprintf("best so far: trial %d (%s), exploring %+.0f%%%s vs defaults", ev.Best.Number, ev.Best.Config,
+				100*(ev.BestSpeedup-1), p.interval(ev))
+		}
 		p.bar.Describe(fmt.Sprintf("%-7s %s", ev.Phase, best))
 		_ = p.bar.Set(ev.Seq + 1)
 		return
@@ -511,6 +512,31 @@ func (p *searchProgress) event(ev search.Event) {
 		result += ": " + ev.Launch.Reason
 	}
 	fmt.Fprintf(p.w, "launch %d/%d %-7s trial %-3d %-40s %s (%s)\n", ev.Seq+1, ev.Budget, ev.Phase, ev.Trial.Number, ev.Trial.Config, result, ev.Launch.Duration.Round(time.Millisecond))
+}
+
+// interval is the exploration interval of the leader's gain, " [lo, hi]",
+// once both it and the defaults have enough launches for one.
+func (p *searchProgress) interval(ev search.Event) string {
+	if ev.Baseline == nil || ev.Best == ev.Baseline {
+		return ""
+	}
+	cmp := model.Compare(ev.Baseline.Explore, ev.Best.Explore, p.sizes, model.DefaultOptions())
+	if cmp.CIOK {
+		return fmt.Sprintf(" [%+.0f%%, %+.0f%%]", 100*(cmp.Lo-1), 100*(cmp.Hi-1))
+	}
+	// Too few launches for an interval: show the range of the leader's
+	// launches against the defaults' score instead, and say so.
+	base := ev.Baseline.Score(p.sizes)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, l := range ev.Best.Explore {
+		if sc, err := model.LaunchScore(l, p.sizes); err == nil {
+			lo, hi = math.Min(lo, base/sc), math.Max(hi, base/sc)
+		}
+	}
+	if len(ev.Best.Explore) < 2 || math.IsInf(lo, 0) || math.IsNaN(base) {
+		return ""
+	}
+	return fmt.Sprintf(" (launches %+.0f%%…%+.0f%%)", 100*(lo-1), 100*(hi-1))
 }
 
 func (p *searchProgress) finish() {
