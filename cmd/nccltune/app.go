@@ -12,7 +12,15 @@ import (
 // command, return its error for main to map to an exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	app := newApp(stdout, stderr)
-	err := app.RunContext(ctx, reorderArgs(app, args))
+	args, dangling := reorder(app, args)
+	if dangling != "" {
+		help := "nccltune --help"
+		if name := commandName(app, args); name != "" {
+			help = "nccltune " + name + " --help"
+		}
+		return usageErrorf("%s needs a value, e.g. %s=VALUE (see %s)", dangling, dangling, help)
+	}
+	err := app.RunContext(ctx, args)
 	if err != nil && ctx.Err() != nil {
 		return errInterrupted
 	}
@@ -78,28 +86,39 @@ func commands() []*cli.Command {
 // follow a positional argument, and the contract writes
 // "nccltune export STUDY --format env".
 func reorderArgs(app *cli.App, args []string) []string {
+	out, _ := reorder(app, args)
+	return out
+}
+
+// reorder is reorderArgs that also reports a flag written last that needs
+// a value and has none ("export s1 --format"): moved in front of s1 it
+// would take s1 as its value, so it stays last and the caller refuses it.
+func reorder(app *cli.App, args []string) (out []string, dangling string) {
 	if len(args) < 2 {
-		return args
+		return args, ""
 	}
-	out := []string{args[0]}
+	out = []string{args[0]}
 	i := 1
 	// Global flags come before the command name.
 	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
 		out = append(out, args[i])
-		if takesValue(app.Flags, args[i]) && i+1 < len(args) {
+		if takesValue(app.Flags, args[i]) {
+			if i+1 >= len(args) {
+				return out, args[i]
+			}
 			out = append(out, args[i+1])
 			i++
 		}
 		i++
 	}
 	if i >= len(args) {
-		return out
+		return out, ""
 	}
 	cmd := app.Command(args[i])
 	out = append(out, args[i])
 	i++
 	if cmd == nil {
-		return append(out, args[i:]...)
+		return append(out, args[i:]...), ""
 	}
 	var flags, positional []string
 	for ; i < len(args); i++ {
@@ -109,17 +128,35 @@ func reorderArgs(app *cli.App, args []string) []string {
 			break
 		}
 		if strings.HasPrefix(a, "-") && len(a) > 1 {
-			flags = append(flags, a)
-			if takesValue(cmd.Flags, a) && i+1 < len(args) {
-				flags = append(flags, args[i+1])
+			if takesValue(cmd.Flags, a) {
+				if i+1 >= len(args) {
+					dangling = a
+					break
+				}
+				flags = append(flags, a, args[i+1])
 				i++
+				continue
 			}
+			flags = append(flags, a)
 			continue
 		}
 		positional = append(positional, a)
 	}
-	out = append(out, flags...)
-	return append(out, positional...)
+	out = append(append(out, flags...), positional...)
+	if dangling != "" {
+		out = append(out, dangling)
+	}
+	return out, dangling
+}
+
+// commandName is the subcommand args name, or "" before one.
+func commandName(app *cli.App, args []string) string {
+	for _, a := range args[1:] {
+		if c := app.Command(a); c != nil {
+			return c.Name
+		}
+	}
+	return ""
 }
 
 // takesValue reports whether arg names a flag that consumes the next
