@@ -274,3 +274,29 @@ func EditDistance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// CheckEnvName reports an environment variable name that looks like a
+// knob written wrong: NCCL reads its variables by their exact names, so
+// a base env entry "nccl_proto", "PROTO" or "NCCL_PORTO" would be passed
+// along and silently ignored. Any other name (NCCL_IB_HCA, MY_VAR) is
+// fine: the base env may hold whatever the lane needs. A name within two
+// edits of a knob counts as a slip of it.
+func CheckEnvName(name string) error {
+	if IsKnob(name) {
+		return nil
+	}
+	if k, err := LookupKnob(name); err == nil {
+		return fmt.Errorf("%q is not how NCCL spells it: write %s (NCCL reads exact, upper-case names)", name, k.Name)
+	}
+	u := strings.ToUpper(name)
+	best, bestD := "", 3
+	for _, k := range Knobs {
+		if d := EditDistance(u, k.Name); d < bestD {
+			best, bestD = k.Name, d
+		}
+	}
+	if best != "" {
+		return fmt.Errorf("%q is not a variable NCCL reads; did you mean %s? (the knobs are %s)", name, best, strings.Join(KnobNames(), ", "))
+	}
+	return nil
+}

@@ -165,3 +165,30 @@ func TestCanonical(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckEnvName(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"NCCL_PROTO", ""},
+		{"NCCL_IB_HCA", ""},
+		{"NCCL_SOCKET_IFNAME", ""},
+		{"NCCL_IB_GID_INDEX", ""},
+		{"NCCL_MIN_NRINGS", ""},
+		{"NCCL_NVLS_ENABLE", ""},
+		{"NCCL_DEBUG", ""},
+		{"MY_VAR", ""},
+		{"NCCL_PORTO", "did you mean NCCL_PROTO?"},
+		{"NCCL_BUFSIZE", "did you mean NCCL_BUFFSIZE?"},
+		{"NCCL_MAX_NCHANNEL", "did you mean NCCL_MAX_NCHANNELS?"},
+		{"nccl_proto", "write NCCL_PROTO"},
+		{"PROTO", "write NCCL_PROTO"},
+		{"max_ctas", "write NCCL_MAX_CTAS"},
+	} {
+		err := CheckEnvName(tc.name)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("CheckEnvName(%q) = %v, want nil", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("CheckEnvName(%q) = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -171,13 +172,20 @@ func readBaseEnv(items []string, file string) (map[string]string, error) {
 		}
 		env[k] = v
 	}
+	for _, k := range sortedKeys(env) {
+		if err := nccl.CheckEnvName(k); err != nil {
+			return nil, fmt.Errorf("--base-env: %w", err)
+		}
+	}
+	knobs := nccl.Config{}
 	for k, v := range env {
 		if nccl.IsKnob(k) {
-			knob, _ := nccl.LookupKnob(k)
-			if err := knob.Validate(v); err != nil {
-				return nil, fmt.Errorf("--base-env: %w", err)
-			}
+			knobs[k] = v
 		}
+	}
+	// Each value, then the rules between knobs (MIN ≤ MAX…).
+	if err := knobs.Validate(); err != nil {
+		return nil, fmt.Errorf("--base-env: %w", err)
 	}
 	return env, nil
 }
@@ -188,4 +196,15 @@ func unquote(v string) string {
 		return v[1 : len(v)-1]
 	}
 	return v
+}
+
+// sortedKeys lists a map's keys in order, so errors come out the same way
+// every run.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
