@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
@@ -71,7 +72,11 @@ func checkReady(s *store.Study) error {
 	name := s.Name
 	switch {
 	case s.Kind != store.KindSearch:
-		return fmt.Errorf("%w: %s is a %s study, which recommends nothing; export a search study (nccltune history lists them)", ErrNotReady, name, s.Kind)
+		article := "a"
+		if s.Kind != "" && strings.ContainsRune("aeiou", rune(s.Kind[0])) {
+			article = "an"
+		}
+		return fmt.Errorf("%w: %s is %s %s study, which recommends nothing; export a search study (nccltune history lists them)", ErrNotReady, name, article, s.Kind)
 	case s.Status == store.StatusRunning:
 		return fmt.Errorf("%w: %s is still running; export it once it has finished (nccltune show %s tells where it is)", ErrNotReady, name, name)
 	case s.Status == store.StatusInterrupted:

@@ -229,7 +229,7 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 		return nil, nil, 0, usageError(err)
 	}
 	if study.Kind != store.KindSearch {
-		return nil, nil, 0, usageErrorf("study %s is a %s, not a search; only searches resume", study.Name, study.Kind)
+		return nil, nil, 0, usageErrorf("study %s is %s, not a search; only searches resume", study.Name, aKind(study.Kind))
 	}
 	if study.Status == store.StatusDone {
 		return nil, nil, 0, usageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
@@ -543,4 +543,12 @@ func (p *searchProgress) finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
+}
+
+// aKind names a study kind with its article: "a sweep", "an import".
+func aKind(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
