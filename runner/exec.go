@@ -34,6 +34,10 @@ func Run(ctx context.Context, spec Spec) (*Launch, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		// Stopped before it started (Ctrl-C between launches): start nothing.
+		return nil, err
+	}
 	if err := checkExecutables(spec); err != nil {
 		return nil, err
 	}
