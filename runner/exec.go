@@ -272,6 +272,11 @@ func classify(l *Launch) {
 	res, perr := parseLaunch(l)
 	l.Result = res
 	switch {
+	case l.ExitCode != 0 && res != nil && res.Invalid() != "":
+		// nccl-tests exits non-zero after reporting wrong results: the
+		// table says why, which matters more than the exit status.
+		l.Outcome = Invalid
+		l.Reason = fmt.Sprintf("%s (%s)", res.Invalid(), exitText(l.ExitCode))
 	case l.ExitCode != 0:
 		l.Outcome = Failed
 		l.Reason = fmt.Sprintf("%s: %s", exitText(l.ExitCode), failureCause(l, perr))

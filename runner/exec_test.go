@@ -79,6 +79,16 @@ func fakeBench(mode string, args []string) int {
 			"1048576        262144     float     sum      -1   508.57    2.06    2.06      17", 1)
 		out = strings.Replace(out, "# Out of bounds values : 0 OK", "# Out of bounds values : 1 FAILED", 1)
 		fmt.Print(out)
+	case "wrong-exit":
+		// nccl-tests 2.19: the table with #wrong, then "Test failure" and a
+		// non-zero exit status.
+		out := strings.Replace(string(fixture("ar2_mps_info.txt")),
+			"1048576        262144     float     sum      -1   508.57    2.06    2.06       0",
+			"1048576        262144     float     sum      -1   508.57    2.06    2.06      17", 1)
+		out = strings.Replace(out, "# Out of bounds values : 0 OK", "# Out of bounds values : 1 FAILED", 1)
+		fmt.Print(out)
+		fmt.Println(" .. fakehost0 pid 2101: Test failure common.cu:1454")
+		return 7
 	case "garbage":
 		fmt.Println("\x00\x01 segfault? ]]] 12 abc")
 	case "silent":
@@ -122,6 +132,7 @@ func TestRunOutcomes(t *testing.T) {
 		{"bad-proto", Failed, "invalid usage", 0},
 		{"crash", Failed, "killed by signal 9", -1},
 		{"wrong", Invalid, "wrong results at 1M (#wrong 17)", 12},
+		{"wrong-exit", Invalid, "wrong results at 1M (#wrong 17): never use this config; it corrupts data (exit status 7)", 12},
 		{"garbage", Failed, "no nccl-tests results table", 0},
 		{"silent", Failed, "printed nothing", 0},
 		{"truncated", Failed, "cut short", 12},
