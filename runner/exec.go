@@ -21,6 +21,10 @@ var ErrBenchNotFound = errors.New("benchmark not found")
 // needs a moment to take down remote ranks; a SIGKILLed mpirun orphans them.
 var killGrace = 3 * time.Second
 
+// outputGrace is how long a launch waits, once the benchmark has exited,
+// for children it left behind to close its stdout and stderr.
+var outputGrace = time.Second
+
 // perIterUnsupported remembers benchmarks that rejected -I/-J (nccl-tests
 // older than 2.19.2), so later launches go straight to text output.
 var perIterUnsupported sync.Map
@@ -159,6 +163,9 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*Laun
 	cmd.Env = append(os.Environ(), cmdSpec.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A benchmark that exits while a child of its holds the output open
+	// would otherwise keep Wait (and the launch) going until the timeout.
+	cmd.WaitDelay = outputGrace
 	// Own process group: the timeout kills the benchmark and everything it
 	// started, and a terminal's Ctrl-C reaches nccltune alone, which then
 	// stops the launch itself.
@@ -178,6 +185,10 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*Laun
 	case <-runCtx.Done():
 		stopped = true
 		waitErr = killGroup(cmd.Process.Pid, done)
+	}
+	if errors.Is(waitErr, exec.ErrWaitDelay) {
+		// It exited 0; what it left holding the output is killed below.
+		waitErr = nil
 	}
 	// A benchmark that exited may have left children in its group (a
 	// crashed rank's helpers, say): none may outlive the launch.

@@ -89,6 +89,14 @@ func fakeBench(mode string, args []string) int {
 		fmt.Print(out)
 		fmt.Println(" .. fakehost0 pid 2101: Test failure common.cu:1454")
 		return 7
+	case "orphan":
+		// Exits at once, leaving a child that holds its stdout and stderr
+		// (a helper a wrapper started, say).
+		child := exec.Command("sleep", "300")
+		child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		child.Start()
+		os.WriteFile(os.Getenv("FAKE_BENCH_PIDFILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o600)
+		os.Stdout.Write(fixture("ar2_mps_info.txt"))
 	case "garbage":
 		fmt.Println("\x00\x01 segfault? ]]] 12 abc")
 	case "silent":
