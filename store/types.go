@@ -58,6 +58,9 @@ type Study struct {
 	Simulated bool   `json:"simulated"`
 	Seed      int64  `json:"seed"`
 	Budget    Budget `json:"budget"`
+	// Search holds a search's sampling and decision settings, which
+	// --resume keeps (nil in studies stored before they were recorded).
+	Search *SearchSettings `json:"search,omitempty"`
 
 	Status string `json:"status"`
 	// Reason explains a failed or interrupted status.
@@ -106,6 +109,15 @@ type Fabric struct {
 }
 
 // Budget is what the study was allowed to spend; zero means unlimited.
+// SearchSettings are the settings of a search, besides its band, space,
+// seed and budget, that decide what it measures and concludes.
+type SearchSettings struct {
+	Sampler         string  `json:"sampler,omitempty"`
+	ConfirmLaunches int     `json:"confirm_launches,omitempty"`
+	MinEffect       float64 `json:"min_effect"`
+	Alpha           float64 `json:"alpha,omitempty"`
+}
+
 type Budget struct {
 	Trials   int           `json:"trials,omitempty"`
 	Launches int           `json:"launches,omitempty"`

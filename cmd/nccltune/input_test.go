@@ -90,7 +90,8 @@ func TestBadInputBeforeAnyLaunch(t *testing.T) {
 		{s("--band", "1M", "--seed", "x"), []string{`invalid value "x" for flag -seed`}},
 		{s("--band", "1M", "--iters", "-1"), []string{"--iters and --warmup cannot be negative"}},
 		{[]string{"search", "--band", "1M", "--noise", "0"}, []string{"--noise only applies to the simulated fabric"}},
-		{s("--band", "1M", "--resume", "s1", "--space", "NCCL_PROTO"), []string{"--resume continues the study as it was defined", "drop --band, --space and --guard"}},
+		{s("--band", "1M", "--resume", "s1", "--space", "NCCL_PROTO"), []string{"--resume continues the study as it was defined", "drop --band"}},
+		{s("--resume", "s1", "--confirm", "8"), []string{"--resume continues the study as it was defined", "drop --confirm"}},
 		{s("--band", "1M", "--prefix", `docker exec "sglang`), []string{"--prefix"}},
 		// sweep's --env.
 		{sweep("--env", "NCCL_PORTO=LL"), []string{"--env", "did you mean NCCL_PROTO?"}},

@@ -98,8 +98,10 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, usageErrorf("--min-effect %g: use a fraction such as 0.03 for 3%%", so.Stats.MinEffect)
 	}
 	if o.resume != "" {
-		if c.IsSet("band") || c.IsSet("space") || c.IsSet("guard") {
-			return o, usageErrorf("--resume continues the study as it was defined; drop --band, --space and --guard")
+		for _, f := range []string{"band", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha"} {
+			if c.IsSet(f) {
+				return o, usageErrorf("--resume continues the study as it was defined; drop --%s (the band, space, guard sizes, sampler, confirmation launches, minimum effect and alpha are the study's)", f)
+			}
 		}
 		o.study = so
 		return o, nil
@@ -217,6 +219,8 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 			Space: spaceMap(o.study.Space), BaseEnv: o.launch.spec.BaseEnv, Launch: launchSettings(o.launch),
 			Simulated: o.launch.simulated, Seed: o.study.Seed,
 			Budget: store.Budget{Launches: o.study.Budget, Time: o.study.Time},
+			Search: &store.SearchSettings{Sampler: o.study.Sampler, ConfirmLaunches: o.study.ConfirmLaunches,
+				MinEffect: o.study.Stats.MinEffect, Alpha: o.study.Stats.Alpha},
 			Status: store.StatusRunning,
 		}
 		if err := st.CreateStudy(study); err != nil {
@@ -247,6 +251,11 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 		o.study.Budget = study.Budget.Launches
 	}
 	o.study.Time = study.Budget.Time
+	if ss := study.Search; ss != nil {
+		// The study decides as it was set up to, whatever the defaults now.
+		o.study.Sampler, o.study.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
+		o.study.Stats.MinEffect, o.study.Stats.Alpha = ss.MinEffect, ss.Alpha
+	}
 	if err := o.study.Validate(); err != nil {
 		return nil, nil, 0, err
 	}
