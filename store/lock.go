@@ -57,7 +57,7 @@ func acquireWriterLock(dbPath string, timeout time.Duration, openFile func(strin
 
 // writeHolder records this process in the lock file.
 func writeHolder(f *os.File) error {
-	h := Holder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().UTC().Truncate(time.Second)}
+	h := Holder{PID: os.Getpid(), Command: commandLine(os.Args), Since: time.Now().UTC().Truncate(time.Second)}
 	h.Host, _ = os.Hostname()
 	b, err := json.Marshal(h)
 	if err != nil {
@@ -80,11 +80,23 @@ func readHolder(f *os.File) Holder {
 	return h
 }
 
-// commandLine is this process's command line, shortened for messages.
-func commandLine() string {
-	args := append([]string(nil), os.Args...)
-	if len(args) > 0 {
-		args[0] = baseName(args[0])
+// commandLine is a process's command line, shortened for messages. The
+// database path (--db PATH) is left out: the message names the database
+// already, and a long path would push out what the holder is doing.
+func commandLine(argv []string) string {
+	var args []string
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case i == 0:
+			a = baseName(a)
+		case a == "--db" || a == "-db":
+			i++
+			continue
+		case strings.HasPrefix(a, "--db=") || strings.HasPrefix(a, "-db="):
+			continue
+		}
+		args = append(args, a)
 	}
 	s := strings.Join(args, " ")
 	if r := []rune(s); len(r) > 60 {

@@ -385,3 +385,20 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestHolderCommandLine(t *testing.T) {
+	long := "/home/someone/experiments/2026-11/cluster-a/lane-3/nccltune.db"
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"/usr/local/bin/nccltune", "--db", long, "search", "--band", "512K-4M"}, "nccltune search --band 512K-4M"},
+		{[]string{"nccltune", "--db=" + long, "sweep"}, "nccltune sweep"},
+		{[]string{"nccltune", "search", "--sim", "spark4", "--band", "512K-4M", "--budget", "120", "--space", "NCCL_NTHREADS"},
+			"nccltune search --sim spark4 --band 512K-4M --budget 120 --…"},
+	} {
+		if got := commandLine(tc.argv); got != tc.want {
+			t.Errorf("commandLine(%q) = %q, want %q", tc.argv, got, tc.want)
+		}
+	}
+}
