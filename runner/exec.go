@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -170,6 +171,14 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*Laun
 	// started, and a terminal's Ctrl-C reaches nccltune alone, which then
 	// stops the launch itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// If nccltune itself is killed (kill -9, OOM), the benchmark gets
+	// SIGTERM rather than running on, or hanging, with no one to stop it
+	// (Linux; see exec_linux.go). The signal follows the thread that
+	// started the process, so that thread stays with this goroutine until
+	// the process has been waited for.
+	setParentDeathSignal(cmd.SysProcAttr)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 
 	l.Start = time.Now()
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,13 @@
+#!/bin/sh
+# Test double run in front of the simulated benchmark (--wrapper): it
+# starts a grandchild of the launch (its output elsewhere), which must not
+# outlive the launch, and while
+# the file named by NCCLTUNE_TEST_HOLD exists it blocks (after creating
+# HOLD.started), so a test can stop a launch that is running. Arguments and
+# environment pass through untouched: "$@" is never re-read by the shell.
+sleep 300 >/dev/null 2>&1 &
+if [ -n "$NCCLTUNE_TEST_HOLD" ] && [ -e "$NCCLTUNE_TEST_HOLD" ]; then
+	: >"$NCCLTUNE_TEST_HOLD.started"
+	wait
+fi
+exec "$@"
