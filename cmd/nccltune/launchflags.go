@@ -42,7 +42,7 @@ func launchFlags() []cli.Flag {
 			Usage: "the torch instrument's script `PATH` as the ranks see it (inside the container for docker exec); default: nccltune's own copy, written next to each launch"},
 		&cli.StringFlag{Name: "prefix", Category: launchCategory,
 			Usage: "command, as one string, run in front of the benchmark on each rank (before --wrapper), e.g. 'torchrun --nproc-per-node 2' or 'docker exec sglang'; a docker/podman exec gets the launch's env as -e K=V"},
-		&cli.StringSliceFlag{Name: "base-env", Category: launchCategory,
+		&cli.StringSliceFlag{Name: "base-env", Category: launchCategory, KeepSpace: true, // values are passed verbatim
 			Usage: "fixed `K=V` for every launch (NCCL_IB_HCA, NCCL_SOCKET_IFNAME…), repeatable; recorded with the results"},
 		&cli.StringFlag{Name: "base-env-file", Category: launchCategory,
 			Usage: "file of K=V lines (# comments, optional 'export ') added to the base env"},
