@@ -318,7 +318,7 @@ func classify(l *Launch) {
 func failureCause(l *Launch, perr error) string {
 	var fe *FailureError
 	if errors.As(perr, &fe) {
-		return fe.Error()
+		return hint(fe.Error())
 	}
 	if l.Result != nil && len(l.Result.Errors) > 0 {
 		return hint(l.Result.Errors[0])
