@@ -128,8 +128,8 @@ func (o Options) Validate() error {
 			o.ConfirmLaunches, o.Stats.Alpha, model.MinLaunchesForDecision(o.Stats))
 	}
 	if o.Budget < o.MinBudget() {
-		return fmt.Errorf("--budget %d is too small: a study needs at least %d launches (1 warm-up, %d confirmation, 4 to explore)",
-			o.Budget, o.MinBudget(), 2*o.ConfirmLaunches)
+		return fmt.Errorf("--budget %d is too small: a study needs at least %d launches (1 warm-up, %d confirmation, %d explain, 4 to explore)",
+			o.Budget, o.MinBudget(), 2*o.ConfirmLaunches, explainLaunches)
 	}
 	if o.Time < 0 {
 		return fmt.Errorf("--time %s cannot be negative", o.Time)

@@ -80,7 +80,7 @@ func TestBadInputBeforeAnyLaunch(t *testing.T) {
 		{s("--band", "1M", "--timeout", "5"), []string{`invalid value "5" for flag -timeout`, "nccltune search --help"}},
 		{s("--band", "1M", "--time", "abc"), []string{`invalid value "abc" for flag -time`, "nccltune search --help"}},
 		{s("--band", "1M", "--time", "-5m"), []string{"--time -5m0s cannot be negative"}},
-		{s("--band", "1M", "--budget", "5"), []string{"--budget 5 is too small", "at least 19 launches"}},
+		{s("--band", "1M", "--budget", "5"), []string{"--budget 5 is too small", "at least 19 launches (1 warm-up, 12 confirmation, 2 explain, 4 to explore)"}},
 		{s("--band", "1M", "--budget", "-1"), []string{"--budget -1 is too small"}},
 		{s("--band", "1M", "--confirm", "2"), []string{"2 confirmation launches per arm cannot reach significance", "use at least 4"}},
 		{s("--band", "1M", "--alpha", "0.7"), []string{"--alpha 0.7", "between 0 and 0.5"}},
