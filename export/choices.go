@@ -90,6 +90,13 @@ func CompareChoices(defaults, recommended []runner.Choice) []ChoiceRow {
 // `nccltune show` and `nccltune doctor`. defaults and recommended are
 // Band.Defaults and Band.Recommended (or ExplainChoices' results).
 func ChoicesTable(w io.Writer, defaults, recommended []runner.Choice) error {
+	return ChoicesTableAs(w, "RECOMMENDED", defaults, recommended)
+}
+
+// ChoicesTableAs is ChoicesTable with the second column headed other
+// (doctor compares the defaults with any settings, not only a
+// recommendation).
+func ChoicesTableAs(w io.Writer, other string, defaults, recommended []runner.Choice) error {
 	rows := CompareChoices(defaults, recommended)
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "NCCL's choices per size were not recorded (no explain launch with NCCL_DEBUG_SUBSYS=TUNING)")
@@ -101,7 +108,7 @@ func ChoicesTable(w io.Writer, defaults, recommended []runner.Choice) error {
 	if several {
 		fmt.Fprint(tw, "COLLECTIVE\t")
 	}
-	fmt.Fprintln(tw, "SIZE\tNCCL DEFAULTS\tRECOMMENDED\t")
+	fmt.Fprintf(tw, "SIZE\tNCCL DEFAULTS\t%s\t\n", other)
 	for _, r := range rows {
 		if several {
 			fmt.Fprintf(tw, "%s\t", r.Collective)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
@@ -33,6 +34,10 @@ results, MPI wiring up over docker0, a throttled link, an NCCL too old for the G
 The link speed for the throttle check comes from the port speeds NCCL logs for
 the NICs it uses; --link-gbps states it instead.
 
+With --env K=V (a recommendation, say), doctor makes a second debug launch
+with those settings and prints, per size, what NCCL chose with its defaults
+and with them, side by side: the explanation of what a setting changes.
+
 Exit status: 0 when the fabric could be diagnosed, with or without warnings;
 3 when the launch itself failed or hung (the diagnosis is printed first).
 
@@ -40,12 +45,14 @@ Examples:
   nccltune doctor --sim spark4
   nccltune doctor --sim spark4 --base-env NCCLTUNE_SIM_FAULT=socket-fallback
   nccltune doctor --launcher mpirun --np 2 --hosts a:1,b:1 --base-env NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1
+  nccltune doctor --sim spark4 --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8
   nccltune doctor --log all_reduce_debug.txt`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "log", Usage: "read a saved nccl-tests output or NCCL_DEBUG log `FILE` instead of launching"},
 			&cli.StringFlag{Name: "min", Value: "32K", Usage: "smallest size of the debug launch (nccl-tests -b)"},
 			&cli.StringFlag{Name: "max", Value: "256M", Usage: "largest size of the debug launch (nccl-tests -e)"},
 			&cli.Float64Flag{Name: "link-gbps", Usage: "link speed per rank in Gb/s (e.g. 200); default: the port speeds NCCL logs"},
+			&cli.StringSliceFlag{Name: "env", Usage: "also launch with these NCCL `K=V` settings and show NCCL's choices with and without them, side by side (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
 		}, launchFlags()...),
 		Action: func(c *cli.Context) error {
@@ -69,7 +76,9 @@ const (
 )
 
 type doctorOptions struct {
-	launch   launchOptions
+	launch launchOptions
+	// compare, when not empty, gets a second debug launch for the side by side.
+	compare  nccl.Config
 	logFile  string
 	linkGbps float64
 	json     bool
@@ -88,7 +97,7 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 		// lane ran with) adds to it.
 		for _, f := range launchFlags() {
 			name := f.Names()[0]
-			if c.IsSet(name) && name != "base-env" && name != "base-env-file" {
+			if c.IsSet(name) && name != "base-env" && name != "base-env-file" || c.IsSet("env") {
 				return o, usageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
 			}
 		}
@@ -101,6 +110,14 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 	lo, err := readLaunchFlags(c)
 	if err != nil {
 		return o, err
+	}
+	if o.compare, err = nccl.ParseConfig(c.StringSlice("env")); err != nil {
+		return o, usageError(fmt.Errorf("--env: %w", err))
+	}
+	for k := range lo.spec.BaseEnv {
+		if _, ok := o.compare[k]; ok {
+			return o, usageErrorf("%s is set by both --env and --base-env; keep one", k)
+		}
 	}
 	if o.logFile == "" {
 		min, err := nccl.ParseSize(c.String("min"))
@@ -140,6 +157,10 @@ type doctorReport struct {
 	Argv    []string `json:"argv,omitempty"`
 	// Failed is true when the launch (or the run in the log) failed or hung.
 	Failed bool `json:"failed"`
+	// Compare is NCCL's choices per size with the defaults and with --env,
+	// when --env was given.
+	CompareEnv map[string]string  `json:"compare_env,omitempty"`
+	Compare    []export.ChoiceRow `json:"compare,omitempty"`
 }
 
 func runDoctor(ctx context.Context, o doctorOptions) error {
@@ -187,6 +208,35 @@ func runDoctor(ctx context.Context, o doctorOptions) error {
 		rep.SimProfile = o.launch.spec.Sim.Profile
 	}
 	rep.Failed = failed != ""
+	if len(o.compare) > 0 && failed == "" {
+		spec := o.launch.spec
+		spec.Config = o.compare
+		fmt.Fprintf(o.stderr, "doctor: a second debug launch with %s\n", o.compare)
+		l, err := runner.Run(ctx, spec)
+		if err != nil {
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			return err
+		}
+		if l.Outcome != runner.OK {
+			return fabricError(fmt.Errorf("the launch with %s %s: %s", o.compare, l.Outcome, l.Reason))
+		}
+		var base, with []runner.Choice
+		if res != nil && res.Facts != nil {
+			base = res.Facts.Choices
+		}
+		if l.Result != nil && l.Result.Facts != nil {
+			with = l.Result.Facts.Choices
+		}
+		rep.CompareEnv, rep.Compare = o.compare.Clone(), export.CompareChoices(base, with)
+		if !o.json {
+			defer func() {
+				fmt.Fprintf(o.stdout, "\nwhat NCCL chose per size, with its defaults and with %s:\n", o.compare)
+				_ = export.ChoicesTableAs(o.stdout, "WITH --env", base, with)
+			}()
+		}
+	}
 	if o.json {
 		if err := writeJSON(o.stdout, rep); err != nil {
 			return err

@@ -235,3 +235,44 @@ func TestDoctorSimulatedText(t *testing.T) {
 		t.Errorf("--max 2M measured 4M:\n%s", stdout)
 	}
 }
+
+// TestDoctorEnvSideBySide: doctor --env launches once more with the
+// settings and shows what NCCL chose with and without them; on spark4 the
+// seed fix turns LL128 with up to 64 channels into Simple with 8.
+func TestDoctorEnvSideBySide(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	stdout, stderr, code := runCLI(t, db, "doctor", "--sim", "spark4", "--env", "NCCL_PROTO=^LL128", "--env", "NCCL_MAX_NCHANNELS=8", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rep struct {
+		CompareEnv map[string]string `json:"compare_env"`
+		Compare    []struct {
+			Bytes   int64 `json:"bytes"`
+			Default *struct {
+				Proto    string `json:"proto"`
+				Channels int    `json:"channels"`
+			} `json:"default"`
+			Recommended *struct {
+				Proto    string `json:"proto"`
+				Channels int    `json:"channels"`
+			} `json:"recommended"`
+			Changed bool `json:"changed"`
+		} `json:"compare"`
+	}
+	decodeOneJSON(t, stdout, &rep)
+	if rep.CompareEnv["NCCL_PROTO"] != "^LL128" || len(rep.Compare) == 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, r := range rep.Compare {
+		if r.Bytes != 1<<20 {
+			continue
+		}
+		if r.Default == nil || r.Recommended == nil || !r.Changed ||
+			r.Default.Proto != "LL128" || r.Recommended.Proto != "Simple" || r.Recommended.Channels != 8 {
+			t.Fatalf("1M: %+v → %+v (changed %v), want LL128 → Simple with 8 channels", r.Default, r.Recommended, r.Changed)
+		}
+		return
+	}
+	t.Fatal("no 1M row in the comparison")
+}
