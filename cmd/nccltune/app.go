@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -38,6 +39,7 @@ in a bbolt database. --sim PROFILE runs a simulated fabric instead of real
 hardware; simulated results are always labelled as simulated.
 
 Start with:  nccltune search --sim spark4 --band 512K-4M`,
+		Version:         version(),
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
@@ -61,6 +63,23 @@ Start with:  nccltune search --sim spark4 --band 512K-4M`,
 		}
 	}
 	return app
+}
+
+// releaseVersion is nccltune's version; the commit is added when the
+// binary was built from a git checkout with VCS stamping.
+const releaseVersion = "0.1.0"
+
+// version is what --version prints.
+func version() string {
+	v := releaseVersion
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (commit " + s.Value[:12] + ")"
+			}
+		}
+	}
+	return v
 }
 
 // commands lists every subcommand; each lives in its own file.
