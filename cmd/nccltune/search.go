@@ -48,7 +48,7 @@ Examples:
 			&cli.IntFlag{Name: "confirm", Value: 6, Usage: "interleaved confirmation launches per arm"},
 			&cli.Float64Flag{Name: "min-effect", Value: 0.03, Usage: "smallest gain worth recommending (0.03 = 3%)"},
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the decision"},
-			&cli.StringFlag{Name: "resume", Usage: "continue an interrupted `STUDY` (its band, space, seed and budget are reused)"},
+			&cli.StringFlag{Name: "resume", Usage: "continue an interrupted or killed `STUDY` (its band, space, guard sizes, seed, budget, sampler, --confirm, --min-effect and --alpha are reused; give the launch flags again)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (progress stays on stderr)"},
 		}, launchFlags()...),
 		Action: func(c *cli.Context) error {
