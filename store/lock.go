@@ -55,6 +55,23 @@ func acquireWriterLock(dbPath string, timeout time.Duration, openFile func(strin
 	return &writerLock{file: f}, nil
 }
 
+// writerActive reports whether a writer holds the database now. A study
+// recorded as running while no writer holds the file was left behind by a
+// process that died: readers show it as interrupted.
+func (s *Store) writerActive() bool {
+	f, err := os.Open(s.path + ".lock")
+	if err != nil {
+		return false // never opened for writing: nobody writes it
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
 // writeHolder records this process in the lock file.
 func writeHolder(f *os.File) error {
 	h := Holder{PID: os.Getpid(), Command: commandLine(os.Args), Since: time.Now().UTC().Truncate(time.Second)}

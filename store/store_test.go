@@ -489,3 +489,44 @@ func TestAddLaunchWithNewTrial(t *testing.T) {
 		t.Fatalf("%d launches stored, want 1 (the refused one must leave nothing)", len(ls))
 	}
 }
+
+// TestRunningStudyWithoutWriter: a study stored as running reads as
+// running while a writer holds the database, and as interrupted once no
+// process does (the one that ran it was killed or crashed).
+func TestRunningStudyWithoutWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &Study{Kind: KindSearch, Band: "1M", Status: StatusRunning}
+	if err := w.CreateStudy(st); err != nil {
+		t.Fatal(err)
+	}
+	read := func() (string, string) {
+		r, err := Open(path, Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		got, err := r.Study(st.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums, err := r.Studies()
+		if err != nil || len(sums) != 1 {
+			t.Fatalf("Studies: %v %v", sums, err)
+		}
+		if sums[0].Status != got.Status {
+			t.Errorf("Studies says %s, Study says %s", sums[0].Status, got.Status)
+		}
+		return got.Status, got.Reason
+	}
+	if status, _ := read(); status != StatusRunning {
+		t.Errorf("with the writer open: %s, want running", status)
+	}
+	w.Close()
+	if status, reason := read(); status != StatusInterrupted || !strings.Contains(reason, "--resume") {
+		t.Errorf("without a writer: %s (%q), want interrupted with how to resume", status, reason)
+	}
+}

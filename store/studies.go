@@ -150,6 +150,9 @@ func (s *Store) Study(nameOrID string) (*Study, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.readOnly && st.Status == StatusRunning && !s.writerActive() {
+		st.Status, st.Reason = StatusInterrupted, staleReason
+	}
 	return &st, nil
 }
 
@@ -225,8 +228,25 @@ func (s *Store) Studies() ([]StudySummary, error) {
 			return nil
 		})
 	})
+	if err == nil && s.readOnly {
+		active := -1 // looked up once, only if a study says it is running
+		for i := range out {
+			if out[i].Status != StatusRunning {
+				continue
+			}
+			if active < 0 {
+				active = map[bool]int{false: 0, true: 1}[s.writerActive()]
+			}
+			if active == 0 {
+				out[i].Status = StatusInterrupted
+			}
+		}
+	}
 	return out, err
 }
+
+// staleReason explains a study recorded as running that no nccltune runs.
+const staleReason = "the nccltune that ran it stopped without saying so (killed or crashed); a search continues with nccltune search --resume"
 
 // summaryOf is the summary of st without counts.
 func summaryOf(st *Study) StudySummary {
