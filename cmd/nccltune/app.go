@@ -100,18 +100,12 @@ func commands() []*cli.Command {
 	}
 }
 
-// reorderArgs moves flags written after a subcommand's positional
-// arguments in front of them: urfave/cli v2 silently ignores flags that
-// follow a positional argument, and the contract writes
-// "nccltune export STUDY --format env".
-func reorderArgs(app *cli.App, args []string) []string {
-	out, _ := reorder(app, args)
-	return out
-}
-
-// reorder is reorderArgs that also reports a flag written last that needs
-// a value and has none ("export s1 --format"): moved in front of s1 it
-// would take s1 as its value, so it stays last and the caller refuses it.
+// reorder moves flags written after a subcommand's positional arguments
+// in front of them: urfave/cli v2 silently ignores flags that follow a
+// positional argument, and the contract writes "nccltune export STUDY
+// --format env". It also reports a flag written last that needs a value
+// and has none ("export s1 --format"): moved in front of s1 it would take
+// s1 as its value, so it stays last and the caller refuses it.
 func reorder(app *cli.App, args []string) (out []string, dangling string) {
 	if len(args) < 2 {
 		return args, ""

@@ -111,25 +111,13 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	if o.compare, err = nccl.ParseConfig(c.StringSlice("env")); err != nil {
-		return o, usageError(fmt.Errorf("--env: %w", err))
-	}
-	for k := range lo.spec.BaseEnv {
-		if _, ok := o.compare[k]; ok {
-			return o, usageErrorf("%s is set by both --env and --base-env; keep one", k)
-		}
+	if o.compare, err = readEnvFlag(c, lo.spec.BaseEnv); err != nil {
+		return o, err
 	}
 	if o.logFile == "" {
-		min, err := nccl.ParseSize(c.String("min"))
+		min, max, err := readSizeRange(c)
 		if err != nil {
-			return o, usageError(fmt.Errorf("--min: %w", err))
-		}
-		max, err := nccl.ParseSize(c.String("max"))
-		if err != nil {
-			return o, usageError(fmt.Errorf("--max: %w", err))
-		}
-		if err := (nccl.Band{Min: min, Max: max}).Validate(); err != nil {
-			return o, usageError(fmt.Errorf("--min/--max: %w", err))
+			return o, err
 		}
 		s := &lo.spec
 		s.MinBytes, s.MaxBytes = min, max

@@ -104,14 +104,9 @@ func readGateFlags(c *cli.Context) (gateOptions, error) {
 	if err != nil {
 		return gateOptions{}, err
 	}
-	cfg, err := nccl.ParseConfig(c.StringSlice("env"))
+	cfg, err := readEnvFlag(c, lo.spec.BaseEnv)
 	if err != nil {
-		return gateOptions{}, usageError(fmt.Errorf("--env: %w", err))
-	}
-	for k := range lo.spec.BaseEnv {
-		if _, ok := cfg[k]; ok {
-			return gateOptions{}, usageErrorf("%s is set by both --env and --base-env; keep one", k)
-		}
+		return gateOptions{}, err
 	}
 	path, err := dbPath(c)
 	if err != nil {

@@ -208,3 +208,32 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// readEnvFlag reads --env K=V items into a config of known knobs, refusing
+// a knob the base env already fixes.
+func readEnvFlag(c *cli.Context, base map[string]string) (nccl.Config, error) {
+	cfg, err := nccl.ParseConfig(c.StringSlice("env"))
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--env: %w", err))
+	}
+	for k := range base {
+		if _, ok := cfg[k]; ok {
+			return nil, usageErrorf("%s is set by both --env and --base-env; keep one", k)
+		}
+	}
+	return cfg, nil
+}
+
+// readSizeRange reads --min and --max, a sweep's first and last size.
+func readSizeRange(c *cli.Context) (min, max int64, err error) {
+	if min, err = nccl.ParseSize(c.String("min")); err != nil {
+		return 0, 0, usageError(fmt.Errorf("--min: %w", err))
+	}
+	if max, err = nccl.ParseSize(c.String("max")); err != nil {
+		return 0, 0, usageError(fmt.Errorf("--max: %w", err))
+	}
+	if err := (nccl.Band{Min: min, Max: max}).Validate(); err != nil {
+		return 0, 0, usageError(fmt.Errorf("--min/--max: %w", err))
+	}
+	return min, max, nil
+}

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// FuzzReorderArgs: reorderArgs only moves arguments. The program name and
+// FuzzReorderArgs: reorder only moves arguments. The program name and
 // the command stay in place, every argument is kept, flags and positional
 // arguments each keep their order, a flag keeps the value it was written
 // with (and a value flag with none written gets none), everything after

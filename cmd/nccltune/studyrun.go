@@ -133,15 +133,6 @@ func launchRecord(l *runner.Launch) *store.Launch {
 	return rec
 }
 
-// openWriteStore opens the database for a command that records launches.
-func openWriteStore(c *cli.Context) (*store.Store, error) {
-	path, err := dbPath(c)
-	if err != nil {
-		return nil, err
-	}
-	return store.Open(path, store.Options{})
-}
-
 // openReview opens the database read-only for a command that reads named
 // studies; a database that does not exist yet holds none of them (exit 2).
 func openReview(path, query string) (*store.Store, error) {
@@ -179,14 +170,6 @@ func simLabel(simulated bool, profile string) string {
 		return "SIMULATED fabric"
 	}
 	return "SIMULATED fabric: " + profile
-}
-
-// shortDuration prints a duration to the tenth of a second, or ms below 1 s.
-func shortDuration(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	}
-	return strings.TrimSuffix(d.Round(100*time.Millisecond).String(), "0s")
 }
 
 // repeatedConfig measures one config repeatedly, as sweep and gate do:

@@ -65,25 +65,13 @@ func readSweepFlags(c *cli.Context) (sweepOptions, error) {
 	if err != nil {
 		return sweepOptions{}, err
 	}
-	cfg, err := nccl.ParseConfig(c.StringSlice("env"))
+	cfg, err := readEnvFlag(c, lo.spec.BaseEnv)
 	if err != nil {
-		return sweepOptions{}, usageError(fmt.Errorf("--env: %w", err))
+		return sweepOptions{}, err
 	}
-	for k := range lo.spec.BaseEnv {
-		if _, ok := cfg[k]; ok {
-			return sweepOptions{}, usageErrorf("%s is set by both --env and --base-env; keep one", k)
-		}
-	}
-	min, err := nccl.ParseSize(c.String("min"))
+	min, max, err := readSizeRange(c)
 	if err != nil {
-		return sweepOptions{}, usageError(fmt.Errorf("--min: %w", err))
-	}
-	max, err := nccl.ParseSize(c.String("max"))
-	if err != nil {
-		return sweepOptions{}, usageError(fmt.Errorf("--max: %w", err))
-	}
-	if err := (nccl.Band{Min: min, Max: max}).Validate(); err != nil {
-		return sweepOptions{}, usageError(fmt.Errorf("--min/--max: %w", err))
+		return sweepOptions{}, err
 	}
 	if c.Int("repeats") < 1 {
 		return sweepOptions{}, usageErrorf("--repeats %d: measure at least once", c.Int("repeats"))

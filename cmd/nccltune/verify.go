@@ -44,9 +44,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			cfg, err := nccl.ParseConfig(c.StringSlice("env"))
+			cfg, err := readEnvFlag(c, lo.spec.BaseEnv)
 			if err != nil {
-				return usageError(fmt.Errorf("--env: %w", err))
+				return err
 			}
 			min := model.MinLaunchesForDecision(model.DefaultOptions())
 			if c.Int("launches") < min {
