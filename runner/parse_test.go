@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
-)
 
-// update rewrites the golden files: go test ./runner -run Golden -update
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+	"github.com/nccltune/nccltune/internal/golden"
+)
 
 // parseInputs lists every parser input under testdata: the real nccl-tests
 // fixtures (copied from ../shared/fixtures) and the hand-written variants.
@@ -74,39 +71,9 @@ func TestParseGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = append(got, '\n')
-			golden := filepath.Join("testdata", "golden", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./runner -run Golden -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("parse of %s differs from %s (rerun with -update if the change is intended)\n%s", in, golden, firstDiff(string(want), string(got)))
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", name+".golden"), got)
 		})
 	}
-}
-
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + strconv.Itoa(i+1) + ":\n  want " + w + "\n  got  " + g
-		}
-	}
-	return ""
 }
 
 // checkConsistent fails t when a parse result breaks the parser's promises:

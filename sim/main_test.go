@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -16,10 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/nccl"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // fixedNow is the clock of every test (JSON start and end times).
 var fixedNow = time.Date(2026, 11, 29, 8, 33, 3, 0, time.UTC)
@@ -43,29 +41,9 @@ func runMain(t testing.TB, environ []string, args ...string) result {
 	code := Main(args, environ, &out, &errb)
 	return result{out.String(), errb.String(), code}
 }
-
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./sim -run %s -update to create it)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(gl) && i < len(wl); i++ {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got: %q\nwant: %q\n(run with -update if the change is intended)", path, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s differs in length: got %d lines, want %d (run with -update if intended)", path, len(gl), len(wl))
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 func TestGolden(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,34 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 // checkGolden compares got with testdata/NAME, after replacing dates and
 // times (which change every run) with placeholders of the same width.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	got = normaliseTimes(got)
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), normaliseTimes(got))
 }
 
 var (

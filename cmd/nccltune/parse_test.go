@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/internal/golden"
 )
 
 // parseInputDir holds the parser's inputs: real nccl-tests fixtures and
@@ -31,22 +33,7 @@ func runParseCLI(t *testing.T, args ...string) (string, string, int) {
 // checkParseGolden compares got with testdata/parse/NAME; -update rewrites it.
 func checkParseGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "parse", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/nccltune -run Parse -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (-update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "parse", name), []byte(got))
 }
 
 func TestParseCommandText(t *testing.T) {
