@@ -100,7 +100,10 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.out == "" {
+	if o.out == "" || o.out == "-" {
+		if len(docs) > 1 {
+			return usageErrorf("%d studies give %d files, one per band: pass --out DIR rather than stdout", len(docs), len(docs))
+		}
 		_, err := o.stdout.Write(docs[0].data)
 		return err
 	}
@@ -213,39 +216,13 @@ func writeExportFiles(out string, docs []exportDoc, several bool, stderr io.Writ
 		paths = []string{out}
 	}
 	for i, p := range paths {
-		if err := writeFileAtomic(p, docs[i].data); err != nil {
+		data := docs[i].data
+		if err := writeOutput(p, nil, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 			return fmt.Errorf("cannot write %s: %w; pass --out with a path you can write", p, unwrapPath(err))
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", p)
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path, so a reader never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return fmt.Errorf("it is a directory")
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-	}
-	return werr
 }
 
 // unwrapPath drops the *PathError's operation and path, which the

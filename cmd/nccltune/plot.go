@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -240,28 +238,11 @@ func jsonCurves(cs []report.Curve) []map[string]any {
 	return out
 }
 
-// writeFileWith writes a file through a temporary one in the same
-// directory, so a failed write never leaves half a picture behind.
+// writeFileWith writes the file named by --out (see writeOutput for what
+// happens to what already exists there).
 func writeFileWith(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w (does the directory exist and is it writable?)", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	if err := writeOutput(path, nil, write); err != nil {
+		return fmt.Errorf("cannot write %s: %w; pass --out with a path you can write", path, unwrapPath(err))
 	}
 	return nil
 }
