@@ -24,12 +24,26 @@ var (
 	ErrReadOnly = errors.New("database is read-only")
 	// ErrDiskFull: a write ran out of space.
 	ErrDiskFull = errors.New("disk full")
+	// ErrReplaced: the database file was replaced under a running writer.
+	ErrReplaced = errors.New("database replaced")
+	// ErrDamaged: the database file is damaged.
+	ErrDamaged = errors.New("database damaged")
+)
+
+// errReplaced and errDBLocked are internal causes; Store maps them to
+// messages.
+var (
+	errReplaced = errors.New("the database file was replaced")
+	errDBLocked = errors.New("the database file is locked")
 )
 
 // LockedError says who holds the database.
 type LockedError struct {
 	Path   string
 	Holder Holder
+	// OtherName: the holder reached the file by another name (a hard
+	// link), so its record is not at hand.
+	OtherName bool
 }
 
 // Holder describes the process that holds a writer's lock.
@@ -50,6 +64,9 @@ func (e *LockedError) Error() string {
 	}
 	if !e.Holder.Since.IsZero() {
 		who = append(who, "since "+clock(e.Holder.Since))
+	}
+	if e.OtherName {
+		who = append(who, "through another name of the same file")
 	}
 	detail := ""
 	if len(who) > 0 {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,9 +27,18 @@ type writerLock struct {
 // the error is a *LockedError naming that process.
 func acquireWriterLock(dbPath string, timeout time.Duration, openFile func(string, int, os.FileMode) (*os.File, error)) (*writerLock, error) {
 	path := dbPath + ".lock"
-	f, err := openFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// O_NOFOLLOW: a symlink planted at PATH.lock must not make nccltune
+	// write its holder record into the file it points to.
+	f, err := openFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symlink, not nccltune's lock file; nccltune does not follow it — remove it if it is stale, or use --db another file", path)
+	}
 	if err != nil {
 		return nil, classifyWriteError(path, fmt.Errorf("open lock file: %w", err))
+	}
+	if err := checkLockFile(f, path); err != nil {
+		f.Close()
+		return nil, err
 	}
 	deadline := time.Now().Add(timeout)
 	for {
@@ -47,6 +57,15 @@ func acquireWriterLock(dbPath string, timeout time.Duration, openFile func(strin
 		}
 		time.Sleep(min(lockRetry, time.Until(deadline)+time.Millisecond))
 	}
+	// Under the lock the file is either empty or a complete holder record
+	// (writers write it under the lock and empty it before unlocking);
+	// anything else is some other program's file, which nccltune must not
+	// overwrite.
+	if !isHolderRecord(f) {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		return nil, fmt.Errorf("%s exists and is not nccltune's lock file (it holds other data); nccltune leaves it untouched — move it away, or use --db another file", path)
+	}
 	if err := writeHolder(f); err != nil {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
@@ -59,7 +78,10 @@ func acquireWriterLock(dbPath string, timeout time.Duration, openFile func(strin
 // recorded as running while no writer holds the file was left behind by a
 // process that died: readers show it as interrupted.
 func (s *Store) writerActive() bool {
-	f, err := os.Open(s.path + ".lock")
+	if dbLockedElsewhere(s.path) {
+		return true // a writer reached the file by another name
+	}
+	f, err := os.OpenFile(s.path+".lock", os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return false // never opened for writing: nobody writes it
 	}
@@ -70,6 +92,44 @@ func (s *Store) writerActive() bool {
 	}
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return false
+}
+
+// checkLockFile refuses a lock file that cannot be nccltune's: not a
+// regular file, or one with other names (a hard link to someone's file,
+// whose contents the holder record would replace).
+func checkLockFile(f *os.File, path string) error {
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("lock file %s: %w", path, err)
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s), so it is not nccltune's lock file — remove it, or use --db another file", path, info.Mode().Type())
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return fmt.Errorf("%s has %d names (a hard link), so it is not nccltune's lock file; nccltune leaves it untouched — remove this name, or use --db another file", path, st.Nlink)
+	}
+	return nil
+}
+
+// isHolderRecord reports whether the lock file is empty or holds what
+// writeHolder writes.
+func isHolderRecord(f *os.File) bool {
+	info, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	if info.Size() == 0 {
+		return true
+	}
+	if info.Size() > 4096 {
+		return false
+	}
+	b := make([]byte, info.Size())
+	n, _ := f.ReadAt(b, 0)
+	var h Holder
+	dec := json.NewDecoder(bytes.NewReader(b[:n]))
+	dec.DisallowUnknownFields()
+	return dec.Decode(&h) == nil && h.PID > 0 && !dec.More()
 }
 
 // writeHolder records this process in the lock file.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -51,11 +52,17 @@ type Store struct {
 	mu     sync.Mutex
 	lock   *writerLock
 	closed bool
+	// file is the writer's own descriptor of the database, holding its
+	// inode lock; ident is what it was when opened, to notice the file
+	// being replaced under a running study.
+	file  *os.File
+	ident fs.FileInfo
 }
 
 // DefaultPath is where the database lives when --db is not given:
 // $XDG_DATA_HOME/nccltune/nccltune.db, or ~/.local/share/nccltune/nccltune.db.
-// It creates the directory (0700) so a writer can create the file there.
+// It creates nothing: a writer's Open creates the directory (0700), and a
+// command that only reads must leave no trace.
 func DefaultPath() (string, error) {
 	dir := os.Getenv("XDG_DATA_HOME")
 	if dir == "" || !filepath.IsAbs(dir) {
@@ -65,11 +72,7 @@ func DefaultPath() (string, error) {
 		}
 		dir = filepath.Join(home, ".local", "share")
 	}
-	dir = filepath.Join(dir, "nccltune")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create %s for the database: %w — pass --db FILE or set NCCLTUNE_DB", dir, classifyWriteError(dir, err))
-	}
-	return filepath.Join(dir, "nccltune.db"), nil
+	return filepath.Join(dir, "nccltune", "nccltune.db"), nil
 }
 
 // Open opens the database at path. A writer creates the file (0600) when it
@@ -83,6 +86,10 @@ func Open(path string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
+	}
+	abs = canonicalPath(abs)
+	if err := checkDatabaseFile(abs); err != nil {
+		return nil, err
 	}
 	s := &Store{path: abs, readOnly: opts.ReadOnly, openFile: opts.openFile}
 	if s.openFile == nil {
@@ -98,15 +105,53 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, classifyWriteError(abs, fmt.Errorf("create directory for %s: %w", abs, err))
 	}
+	deadline := time.Now().Add(timeout)
 	s.lock, err = acquireWriterLock(abs, timeout, s.openFile)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepare(); err != nil {
+	if err := s.prepare(deadline); err != nil {
 		s.lock.release()
 		return nil, err
 	}
 	return s, nil
+}
+
+// canonicalPath resolves symlinks (in the file name and its directories),
+// so that every name of one database leads to one sidecar lock. A name
+// that does not exist yet keeps its last element.
+func canonicalPath(abs string) string {
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
+}
+
+// checkDatabaseFile refuses what cannot be a database before anything
+// opens it: opening a FIFO blocks forever, and a device or directory is
+// never nccltune's.
+func checkDatabaseFile(path string) error {
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().IsRegular() {
+		return nil // a missing file is created (writer) or reported (reader)
+	}
+	what := "a " + strings.TrimPrefix(fmt.Sprint(info.Mode().Type()), "-")
+	switch t := info.Mode(); {
+	case t.IsDir():
+		what = "a directory"
+	case t&fs.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case t&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case t&fs.ModeDevice != 0:
+		what = "a block device"
+	case t&fs.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Errorf("%s is %s, not an nccltune database — use --db to pick a regular file", path, what)
 }
 
 // Path is the database file's absolute path.
@@ -123,6 +168,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.file != nil {
+		s.file.Close() // drops the database file's lock
+		s.file = nil
+	}
 	return s.lock.release()
 }
 
@@ -138,20 +187,61 @@ func (s *Store) openReader() error {
 	return s.view(func(*bolt.Tx) error { return nil })
 }
 
-// prepare creates the file when missing, else checks and migrates it.
-// The caller holds the writer lock.
-func (s *Store) prepare() error {
-	if _, err := os.Stat(s.path); errors.Is(err, fs.ErrNotExist) {
-		return s.create()
+// prepare creates the file when missing, else checks and migrates it,
+// and takes the database file's own lock (see lockDBFile). The caller
+// holds the sidecar lock.
+func (s *Store) prepare(deadline time.Time) error {
+	if _, err := os.Lstat(s.path); errors.Is(err, fs.ErrNotExist) {
+		if err := s.create(); err != nil {
+			return err
+		}
 	}
-	return s.update(nil)
+	f, err := s.openFile(s.path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return s.openError(err, 0)
+	}
+	for {
+		err = lockDBFile(f)
+		if err != errDBLocked || !time.Now().Before(deadline) {
+			break
+		}
+		time.Sleep(lockRetry)
+	}
+	if err == errDBLocked {
+		f.Close()
+		return &LockedError{Path: s.path, OtherName: true}
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("lock database %s: %w", s.path, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("database %s: %w", s.path, err)
+	}
+	s.file, s.ident = f, info
+	if err := s.update(nil); err != nil {
+		s.file.Close()
+		s.file = nil
+		return err
+	}
+	return nil
 }
 
-// create builds a new database in a temporary file and renames it into
-// place, so no reader (and no crash) ever sees a half-built file.
+// create builds a new database in a temporary file of its own and links
+// it into place, so no reader (and no crash) ever sees a half-built file,
+// and a file that appeared at the path meanwhile is never replaced.
+// Nothing but that temporary file is ever removed.
 func (s *Store) create() error {
-	tmp := s.path + ".init"
-	_ = os.Remove(tmp) // left by a writer killed while creating; we hold the lock
+	dir, base := filepath.Dir(s.path), filepath.Base(s.path)
+	f, err := os.CreateTemp(dir, "."+base+".nccltune-new-*")
+	if err != nil {
+		return classifyWriteError(s.path, fmt.Errorf("create database %s: %w", s.path, err))
+	}
+	tmp := f.Name()
+	f.Close()
+	defer os.Remove(tmp) // ours: a unique name made above
 	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: writerWait, OpenFile: s.openFile})
 	if err != nil {
 		return classifyWriteError(s.path, fmt.Errorf("create database %s: %w", s.path, err))
@@ -164,13 +254,23 @@ func (s *Store) create() error {
 		err = os.Chmod(tmp, 0o600)
 	}
 	if err == nil {
-		err = os.Rename(tmp, s.path)
+		err = os.Link(tmp, s.path)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			// A file system without hard links: rename, having checked
+			// that nothing is there (the sidecar lock keeps other
+			// nccltunes out; only a foreign program could race us).
+			if _, lerr := os.Lstat(s.path); errors.Is(lerr, fs.ErrNotExist) {
+				err = os.Rename(tmp, s.path)
+			}
+		}
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("database %s was created by another program while nccltune was creating it; nccltune leaves it untouched — try again, or use --db another file", s.path)
+		}
 	}
 	if err == nil {
-		err = syncDir(filepath.Dir(s.path))
+		err = syncDir(dir)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
 		return classifyWriteError(s.path, fmt.Errorf("create database %s: %w", s.path, err))
 	}
 	return nil
@@ -284,7 +384,19 @@ func sharedLock(f *os.File, timeout time.Duration) error {
 // openExisting opens the database file without creating it: a writer
 // whose file was deleted under it must say so, not start an empty one.
 func (s *Store) openExisting(name string, flag int, perm os.FileMode) (*os.File, error) {
-	return s.openFile(name, flag&^os.O_CREATE, perm)
+	f, err := s.openFile(name, flag&^os.O_CREATE, perm)
+	if err != nil || s.ident == nil {
+		return f, err
+	}
+	info, err := f.Stat()
+	if err == nil && !os.SameFile(info, s.ident) {
+		err = errReplaced
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // openError explains why bbolt could not open the file.
@@ -292,6 +404,8 @@ func (s *Store) openError(err error, waited time.Duration) error {
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
 		return fmt.Errorf("database %s is busy: another nccltune kept it for over %s — try again", s.path, waited)
+	case errors.Is(err, errReplaced):
+		return fmt.Errorf("%w: %s was replaced by another file while nccltune was using it (moved, copied or restored over it); nothing more was written to either file — check which file holds your studies, then run the command again", ErrReplaced, s.path)
 	case errors.Is(err, fs.ErrNotExist):
 		if s.readOnly {
 			return fmt.Errorf("%w: %s does not exist", ErrNoDatabase, s.path)

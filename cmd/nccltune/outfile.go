@@ -86,7 +86,7 @@ func ownedAlone(info fs.FileInfo) bool {
 func writeReplacing(path string, perm fs.FileMode, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return fmt.Errorf("its directory %s does not exist; create it or pass another --out", dir)
+		return fmt.Errorf("its directory %s does not exist", dir)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -100,7 +100,7 @@ func TestPlotErrors(t *testing.T) {
 		{[]string{"plot", "s9", "--out", png}, exitUsage, `no study "s9"`},
 		{[]string{"plot", "s1/2", "--out", png}, exitCheckFailed, "trial s1-512K-4M/2 (PROTO=LL) has no successful launch to draw (failed: exit status 1: NCCL WARN invalid protocol)"},
 		{[]string{"plot", "s4-1M", "--out", png}, exitCheckFailed, "nothing to plot: s4-1M has no successful launch yet"},
-		{[]string{"plot", "s1", "--out", filepath.Join(dir, "missing", "x.png")}, exitCheckFailed, "does the directory exist"},
+		{[]string{"plot", "s1", "--out", filepath.Join(dir, "missing", "x.png")}, exitCheckFailed, "directory"},
 	} {
 		stdout, stderr, code := runCLI(t, db, tc.args...)
 		if code != tc.code || stdout != "" || !strings.Contains(stderr, tc.want) {

@@ -1,0 +1,200 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestNeverDamagesForeignFiles: nccltune truncates, replaces or deletes
+// only files it created.
+func TestNeverDamagesForeignFiles(t *testing.T) {
+	const victimText = "GEM\n  remote: https://rubygems.org/\n"
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, db string) (victim string)
+		want  string // in the error; "" means Open succeeds
+	}{
+		{"lock file of another program", func(t *testing.T, db string) string {
+			os.WriteFile(db+".lock", []byte(victimText), 0o644)
+			return db + ".lock"
+		}, "not nccltune's lock file"},
+		{"lock file is a symlink", func(t *testing.T, db string) string {
+			victim := filepath.Join(filepath.Dir(db), "victim")
+			os.WriteFile(victim, []byte(victimText), 0o644)
+			os.Symlink(victim, db+".lock")
+			return victim
+		}, "symlink"},
+		{"lock file is a hard link", func(t *testing.T, db string) string {
+			victim := filepath.Join(filepath.Dir(db), "victim")
+			os.WriteFile(victim, []byte(""), 0o644)
+			if err := os.Link(victim, db+".lock"); err != nil {
+				t.Skip(err)
+			}
+			return victim
+		}, "hard link"},
+		{"file beside the new database", func(t *testing.T, db string) string {
+			os.WriteFile(db+".init", []byte(victimText), 0o644)
+			return db + ".init"
+		}, ""},
+		{"not a database", func(t *testing.T, db string) string {
+			os.WriteFile(db, []byte(victimText), 0o644)
+			return db
+		}, "not an nccltune database"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "service")
+			victim := tc.setup(t, db)
+			before, _ := os.ReadFile(victim)
+			s, err := Open(db, Options{})
+			if s != nil {
+				s.Close()
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Open: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Open: %v, want an error naming %q", err, tc.want)
+			}
+			after, err := os.ReadFile(victim)
+			if err != nil || string(after) != string(before) {
+				t.Errorf("%s changed: %q (%v), was %q", victim, after, err, before)
+			}
+		})
+	}
+}
+
+// TestOneDatabaseManyNames: a symlink, a hard link and a relative path to
+// one database are one database for the writer lock.
+func TestOneDatabaseManyNames(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	first, err := Open(db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	sym := filepath.Join(t.TempDir(), "sym.db")
+	os.Symlink(db, sym)
+	hard := filepath.Join(dir, "hard.db")
+	if err := os.Link(db, hard); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, name := range []string{sym, hard, "a.db", "./sub/../a.db"} {
+		os.Mkdir(filepath.Join(dir, "sub"), 0o700)
+		s, err := Open(name, Options{LockTimeout: 50 * time.Millisecond})
+		if err == nil {
+			s.Close()
+			t.Errorf("%s: a second writer got the database", name)
+			continue
+		}
+		if !errors.Is(err, ErrLocked) {
+			t.Errorf("%s: %v, want ErrLocked", name, err)
+		}
+	}
+	// A reader through the hard link sees the writer as active.
+	r, err := Open(hard, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.writerActive() {
+		t.Error("a reader through a hard link does not see the writer")
+	}
+}
+
+// TestDatabaseReplacedUnderWriter: a database file replaced while a study
+// runs stops the writer; the file put in its place is not written.
+func TestDatabaseReplacedUnderWriter(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	other, err := Open(b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CreateStudy(searchStudy()); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+
+	s, err := Open(a, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(b)
+	os.WriteFile(a+".tmp", data, 0o600)
+	if err := os.Rename(a+".tmp", a); err != nil {
+		t.Fatal(err)
+	}
+	st.Status = StatusDone
+	err = s.UpdateStudy(st)
+	if !errors.Is(err, ErrReplaced) || !strings.Contains(err.Error(), "replaced") {
+		t.Fatalf("write after the file was replaced: %v", err)
+	}
+	if after, _ := os.ReadFile(a); string(after) != string(data) {
+		t.Error("the file put in place of the database was written")
+	}
+}
+
+// TestNotARegularFile: a FIFO, directory or device as the database is
+// refused at once, by readers and writers alike (opening a FIFO blocks).
+func TestNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.db")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	for _, tc := range []struct {
+		path string
+		want string
+	}{{fifo, "a FIFO"}, {dir, "a directory"}, {"/dev/zero", "a character device"}} {
+		for _, ro := range []bool{false, true} {
+			done := make(chan error, 1)
+			go func() {
+				s, err := Open(tc.path, Options{ReadOnly: ro})
+				if s != nil {
+					s.Close()
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--db") {
+					t.Errorf("%s (read-only %v): %v", tc.path, ro, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s (read-only %v): Open blocked", tc.path, ro)
+			}
+		}
+	}
+	if _, err := os.Stat("/dev/zero.lock"); err == nil {
+		t.Error("a lock file was created beside /dev/zero")
+	}
+}
+
+// TestReadersCreateNothing: finding the default path and reading a
+// database that does not exist leave no directory or file behind.
+func TestReadersCreateNothing(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	t.Setenv("XDG_DATA_HOME", data)
+	path, err := DefaultPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path, Options{ReadOnly: true}); !errors.Is(err, ErrNoDatabase) {
+		t.Fatalf("reader: %v", err)
+	}
+	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a reader created %s (%v)", data, err)
+	}
+}
