@@ -231,6 +231,8 @@ type factsBuilder struct {
 	ringChannels int
 	nics         []pluginNICs
 	choiceSeen   map[choiceKey]bool
+	// transport reads what carries data between ranks (transport.go).
+	transport transportLog
 }
 
 type pluginNICs struct {
@@ -248,6 +250,7 @@ func (b *factsBuilder) add(host, level, msg string) {
 	if host != "" {
 		b.f.Hosts = appendUnique(b.f.Hosts, host)
 	}
+	b.transport.add(host, msg)
 	if level == "WARN" {
 		if msg != "" {
 			b.f.Warnings = appendUnique(b.f.Warnings, msg)
@@ -459,6 +462,7 @@ func (b *factsBuilder) result() *Facts {
 			}
 		}
 	}
+	b.transportResult(&f)
 	return &f
 }
 

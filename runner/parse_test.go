@@ -685,8 +685,11 @@ func TestParseFactsLines(t *testing.T) {
 	}, "\n")
 	f := ParseFacts([]byte(log))
 	want := &Facts{
-		NCCLVersion: "2.30.7", NRanks: 4, NNodes: 4, Transport: "IB",
-		NICs: []string{"rocep1s0f1:1/RoCE", "roceP2p1s0f1:1/RoCE"}, GDR: boolPtr(false), Channels: 64,
+		NCCLVersion: "2.30.7", NRanks: 4, NNodes: 4, Transport: "IB", Network: "IB",
+		Routes:     []Route{{Kind: KindNET, Network: "IB", Via: []string{"NET/IB/0"}, Ranks: []int{0, 3}, Pairs: 1, Connections: 1, GDR: boolPtr(false)}},
+		Paths:      []Path{{From: 3, To: 0, Kind: KindNET, Via: []string{"NET/IB/0"}, Connections: 1}},
+		RankPlaces: []RankPlace{{Rank: 0, Host: "spark5"}},
+		NICs:       []string{"rocep1s0f1:1/RoCE", "roceP2p1s0f1:1/RoCE"}, GDR: boolPtr(false), Channels: 64,
 		Choices: []Choice{
 			{"AllReduce", 1048576, "RING", "LL128", 0, 63, 64},
 			{"AllGather", 1048576, "RING", "SIMPLE", 0, 7, 8},

@@ -104,13 +104,37 @@ type Facts struct {
 	NCCLVersion string `json:"nccl_version,omitempty"`
 	NRanks      int    `json:"nranks,omitempty"`
 	NNodes      int    `json:"nnodes,omitempty"`
-	// Transport is "IB" or "Socket" (from "Using network …"), or "" if unseen.
+	// Transport is what carries data between the ranks, from the channel
+	// connection lines ("Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"): the
+	// network's name ("IB", "Socket", a plugin's name; "IB+Socket" if
+	// both) when the network carries data between any two ranks, else
+	// "P2P" (NVLink or PCIe within a host), "SHM" (host shared memory) or
+	// "P2P+SHM". Without channel lines it is the network NCCL initialised
+	// ("Using network …") on more than one node, and "" on one node (where
+	// the network carries nothing). "" when unseen.
 	Transport string `json:"transport,omitempty"`
+	// Network is the network NCCL initialised ("Using network IB"),
+	// whether or not it carries data.
+	Network string `json:"network,omitempty"`
+	// Routes sum up what carries data between which ranks, one per kind
+	// (P2P, SHM, and NET per network); Paths are the same per directed
+	// rank pair. RankPlaces are the ranks' hosts and GPUs.
+	Routes     []Route     `json:"routes,omitempty"`
+	Paths      []Path      `json:"paths,omitempty"`
+	RankPlaces []RankPlace `json:"rank_places,omitempty"`
+	// NVLink: NCCL's topology (GRAPH lines) shows an NVLink on a GPU, to
+	// another GPU or to an NVSwitch.
+	NVLink bool `json:"nvlink,omitempty"`
+	// P2PBlocked are NCCL's lines saying it could not enable P2P between
+	// two GPUs ("P2P is disabled between NVLINK connected GPUs …").
+	P2PBlocked []string `json:"p2p_blocked,omitempty"`
 	// NICs are the devices NCCL's NET transport said it uses, e.g.
-	// "mlx5_0:1/RoCE" or "lo:127.0.0.1<0>".
+	// "mlx5_0:1/RoCE" or "lo:127.0.0.1<0>"; none when the channel lines
+	// show that the network carries no data.
 	NICs []string `json:"nics,omitempty"`
 	// GDR is from "Connected all rings, use ring PXN 0 GDR 0" or the
-	// "/GDRDMA" suffix of channel lines; nil when unseen.
+	// "/GDRDMA" suffix of channel lines; nil when unseen or when the
+	// network carries no data.
 	GDR *bool `json:"gdr"`
 	// Channels is the number of collective channels ("2 coll channels" or
 	// the count of "Channel NN/MM" ring lines).

@@ -1,0 +1,598 @@
+package runner
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Transport kinds: what NCCL writes between "via " and the first '/' of a
+// channel connection line.
+const (
+	// KindP2P is direct GPU-to-GPU access within a host (NVLink or PCIe):
+	// "via P2P/CUMEM", "via P2P/direct pointer", "via P2P/IPC" and their
+	// "/read" and "/CE" variants.
+	KindP2P = "P2P"
+	// KindSHM is staging through host shared memory within a host:
+	// "via SHM/direct/direct".
+	KindSHM = "SHM"
+	// KindNET is NCCL's network transport: "via NET/Socket/0",
+	// "via NET/IB/0/GDRDMA".
+	KindNET = "NET"
+)
+
+// Path is how NCCL connects one rank to another with one kind of
+// transport: every channel line "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"
+// of that directed pair and kind, however many channels and connection
+// indices it has.
+type Path struct {
+	// From sends to To.
+	From int `json:"from"`
+	To   int `json:"to"`
+	// Kind is KindP2P, KindSHM, KindNET, or what else NCCL wrote before
+	// the first '/'.
+	Kind string `json:"kind"`
+	// Via are the distinct forms NCCL wrote after "via ", e.g.
+	// "P2P/CUMEM/read", "SHM/direct/direct", "NET/IB/0/GDRDMA".
+	Via []string `json:"via"`
+	// Connections counts the distinct (channel, connection index) lines.
+	Connections int `json:"connections"`
+}
+
+// RankPlace is where NCCL's INIT lines put one rank.
+type RankPlace struct {
+	Rank int `json:"rank"`
+	// Host is the host name of the log line prefix.
+	Host string `json:"host,omitempty"`
+	// BusID is the GPU's PCI bus id as NCCL writes it ("60", "8f000").
+	BusID string `json:"bus_id,omitempty"`
+}
+
+// Route sums up the paths of one kind (and one network): what carries data
+// between which ranks. Facts.Routes is what doctor, show and the report
+// print as the transport.
+type Route struct {
+	// Kind is KindP2P, KindSHM or KindNET (or another kind NCCL names).
+	Kind string `json:"kind"`
+	// Network is the NET plugin for KindNET: "IB", "Socket", or a plugin's
+	// own name.
+	Network string `json:"network,omitempty"`
+	// Link is the physical link under P2P as NCCL's topology shows it:
+	// "NVLink", "PCIe", "C2C", or "NVLink and PCIe" when the pairs differ;
+	// "" when the log does not show the topology.
+	Link string `json:"link,omitempty"`
+	// Via are the distinct forms of the channel lines, sorted.
+	Via []string `json:"via"`
+	// Ranks are the ranks at either end of these paths, sorted.
+	Ranks []int `json:"ranks"`
+	// Pairs counts the directed rank pairs; Connections the channel lines.
+	Pairs       int `json:"pairs"`
+	Connections int `json:"connections"`
+	// Scope is ScopeWithinHost, ScopeBetweenHosts, ScopeBoth, or "" when
+	// the log does not place the ranks on hosts.
+	Scope string `json:"scope,omitempty"`
+	// GDR, for KindNET, is whether the connections use GPUDirect RDMA
+	// ("/GDRDMA"): true when any does.
+	GDR *bool `json:"gdr,omitempty"`
+}
+
+// Route scopes.
+const (
+	ScopeWithinHost   = "within a host"
+	ScopeBetweenHosts = "between hosts"
+	ScopeBoth         = "within and between hosts"
+)
+
+// maxPaths bounds the per-pair list kept from a log (8 GPUs × 64 nodes
+// stays well inside it); routes are still summed over every line.
+const maxPaths = 4096
+
+// String is "P2P over NVLink (P2P/CUMEM) between ranks 0-1 within a host,
+// 48 connections".
+func (r Route) String() string {
+	var b strings.Builder
+	switch r.Kind {
+	case KindP2P:
+		b.WriteString("P2P")
+		if r.Link != "" {
+			b.WriteString(" over " + r.Link)
+		}
+	case KindSHM:
+		b.WriteString("shared memory (SHM)")
+	case KindNET:
+		b.WriteString("network " + r.Network)
+		if r.GDR != nil && *r.GDR {
+			b.WriteString(" with GPUDirect RDMA")
+		}
+	default:
+		b.WriteString(r.Kind)
+	}
+	if len(r.Via) > 0 {
+		b.WriteString(" (" + strings.Join(r.Via, ", ") + ")")
+	}
+	if len(r.Ranks) > 0 {
+		b.WriteString(" between ranks " + RankList(r.Ranks))
+	}
+	if r.Scope != "" {
+		b.WriteString(" " + r.Scope)
+	}
+	fmt.Fprintf(&b, ", %d connection", r.Connections)
+	if r.Connections != 1 {
+		b.WriteString("s")
+	}
+	return b.String()
+}
+
+// RoutesText joins the routes' descriptions with "; ".
+func RoutesText(routes []Route) string {
+	parts := make([]string, len(routes))
+	for i, r := range routes {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// RankList writes sorted ranks compactly: "0-3", "0,2,5-7".
+func RankList(ranks []int) string {
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ranks[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// TransportNetwork reports whether a Facts.Transport value names a network
+// (data crosses NCCL's NET transport) rather than P2P or SHM within a host.
+func TransportNetwork(transport string) bool {
+	switch transport {
+	case "", KindP2P, KindSHM, KindP2P + "+" + KindSHM:
+		return false
+	}
+	return true
+}
+
+// transportLog gathers what carries data between ranks: the channel
+// connection lines, where each rank is, and the GPU topology.
+type transportLog struct {
+	paths    map[pathKey]*pathAcc
+	order    []pathKey
+	conns    map[connKey]bool
+	places   map[int]*RankPlace
+	gpuLinks map[gpuPair]string // host + bus ids → NCCL path type ("NVL", "PIX", …)
+	nvlGPUs  map[string]bool    // host + bus id of GPUs with an NVLink (to a GPU or an NVSwitch)
+	blocked  []string           // NCCL's lines saying P2P could not be enabled
+}
+
+type pathKey struct {
+	from, to int
+	kind     string
+}
+
+type pathAcc struct {
+	via   []string
+	conns int
+}
+
+type connKey struct {
+	path    pathKey
+	channel string // "00/0": channel and connection index
+}
+
+type gpuPair struct{ host, a, b string }
+
+// add reads one NCCL INFO or WARN message logged by host.
+func (t *transportLog) add(host, msg string) {
+	switch {
+	case strings.HasPrefix(msg, "Channel ") && strings.Contains(msg, " -> ") && strings.Contains(msg, " via "):
+		t.addConnection(msg)
+	case strings.HasPrefix(msg, "ncclCommInit") && strings.Contains(msg, " busId "):
+		// "ncclCommInitRankConfig comm 0x… rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 60 commId …"
+		// ("ncclCommInitAll …" for one process driving every GPU).
+		if r := intAfter(msg, " rank "); r >= 0 {
+			p := t.place(r, host)
+			if f := fieldAfter(msg, " busId "); f != "" {
+				p.BusID = strings.ToLower(f)
+			}
+		}
+	case strings.HasPrefix(msg, "comm ") && strings.Contains(msg, " nNodes "):
+		if r := intAfter(msg, " rank "); r >= 0 {
+			t.place(r, host)
+		}
+	case strings.HasPrefix(msg, "GPU/") && strings.Contains(msg, " :"):
+		t.addTopoPaths(host, msg)
+	case strings.Contains(msg, "P2P is disabled between") || strings.HasPrefix(msg, "Could not enable P2P between"):
+		// WARN "P2P is disabled between NVLINK connected GPUs 0 and 1. …" (p2p.cc)
+		// INFO "Could not enable P2P between dev 0(=60) and dev 1(=70)"
+		if len(t.blocked) < 16 {
+			t.blocked = appendUnique(t.blocked, msg)
+		}
+	}
+}
+
+func (t *transportLog) place(rank int, host string) *RankPlace {
+	if t.places == nil {
+		t.places = map[int]*RankPlace{}
+	}
+	p := t.places[rank]
+	if p == nil {
+		p = &RankPlace{Rank: rank}
+		t.places[rank] = p
+	}
+	if p.Host == "" {
+		p.Host = host
+	}
+	return p
+}
+
+// addConnection reads a channel connection line in any of NCCL's forms:
+//
+//	Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM
+//	Channel 00/0 : 0[0] -> 1[1] via P2P/direct pointer/read
+//	Channel 00/1 : 0[7000] -> 1[8000] via P2P/IPC/read
+//	Channel 00/0 : 1[1] -> 0[0] via SHM/direct/direct
+//	Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0
+//	Channel 01/0 : 3[1] -> 0[0] [receive] via NET/IB/1/GDRDMA
+//	Channel 00/0 : 1[1] -> 2[0] [send] via NET/IB/0(1)/GDRDMA/Shared
+func (t *transportLog) addConnection(msg string) {
+	head, via, ok := strings.Cut(msg, " via ")
+	if !ok {
+		return
+	}
+	via = strings.TrimSpace(via)
+	kind, _, _ := strings.Cut(via, "/")
+	if kind == "" || !isWord(kind) {
+		return
+	}
+	var toks [8]string
+	f := scanFields(toks[:0], head)
+	// "Channel" "00/0" ":" "0[0]" "->" "1[1]" ["[send]"]
+	if len(f) < 6 || f[2] != ":" || f[4] != "->" {
+		return
+	}
+	from, ok1 := rankOf(f[3])
+	to, ok2 := rankOf(f[5])
+	if !ok1 || !ok2 {
+		return
+	}
+	key := pathKey{from, to, kind}
+	ck := connKey{key, f[1]}
+	if t.conns == nil {
+		t.conns, t.paths = map[connKey]bool{}, map[pathKey]*pathAcc{}
+	}
+	acc := t.paths[key]
+	if acc == nil {
+		if len(t.paths) >= maxPaths {
+			return
+		}
+		acc = &pathAcc{}
+		t.paths[key] = acc
+		t.order = append(t.order, key)
+	}
+	if len(acc.via) < 8 {
+		acc.via = appendUnique(acc.via, via)
+	}
+	// A NET connection is logged twice, by the sender ([send]) and by the
+	// receiver ([receive]): count it once.
+	if !t.conns[ck] {
+		t.conns[ck] = true
+		acc.conns++
+	}
+}
+
+// rankOf reads "0[0]" or "3[8f000]": the rank before the bracket.
+func rankOf(tok string) (int, bool) {
+	r, _, ok := strings.Cut(tok, "[")
+	if !ok || !isUint(r) || len(r) > 7 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(r)
+	return n, err == nil
+}
+
+// addTopoPaths reads a GRAPH path line of one GPU:
+//
+//	GPU/0-60 :GPU/0-60 (0/5000.0/LOC) GPU/0-70 (2/370.8/NVL) NVS/0-0 (1/370.8/NVL) CPU/0-ff (1/48.0/PHB)
+func (t *transportLog) addTopoPaths(host, msg string) {
+	from, rest, _ := strings.Cut(msg, " :")
+	fromID := topoBusID(strings.TrimSpace(from))
+	if fromID == "" {
+		return
+	}
+	f := strings.Fields(rest)
+	for i := 0; i+1 < len(f); i += 2 {
+		node, path := f[i], strings.Trim(f[i+1], "()")
+		typ := path[strings.LastIndexByte(path, '/')+1:]
+		if typ == "" || typ == "LOC" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(node, "GPU/"):
+			to := topoBusID(node)
+			if to == "" || to == fromID {
+				continue
+			}
+			if t.gpuLinks == nil {
+				t.gpuLinks = map[gpuPair]string{}
+			}
+			t.gpuLinks[gpuPair{host, fromID, to}] = typ
+			if typ == "NVL" {
+				t.markNVL(host, fromID)
+			}
+		case strings.HasPrefix(node, "NVS/") && typ == "NVL":
+			t.markNVL(host, fromID)
+		}
+	}
+}
+
+func (t *transportLog) markNVL(host, id string) {
+	if t.nvlGPUs == nil {
+		t.nvlGPUs = map[string]bool{}
+	}
+	t.nvlGPUs[host+"\x00"+id] = true
+}
+
+// topoBusID turns "GPU/0-60" (NCCL 2.2x: domain-bus id) or "GPU/60000"
+// into the bus id as the init line writes it ("60", "60000").
+func topoBusID(node string) string {
+	id, ok := strings.CutPrefix(node, "GPU/")
+	if !ok {
+		return ""
+	}
+	if i := strings.LastIndexByte(id, '-'); i >= 0 {
+		id = id[i+1:]
+	}
+	id = strings.ToLower(strings.TrimLeft(id, "0"))
+	if id == "" {
+		id = "0"
+	}
+	return id
+}
+
+// fieldAfter is the whitespace-delimited word that follows key in s.
+func fieldAfter(s, key string) string {
+	i := strings.Index(s, key)
+	if i < 0 {
+		return ""
+	}
+	rest := strings.TrimLeft(s[i+len(key):], " ")
+	if j := strings.IndexAny(rest, " \t"); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
+
+// result fills the transport facts of f: paths, places, routes, and the
+// one-word Transport.
+func (t *transportLog) result(f *Facts) {
+	for _, k := range t.order {
+		acc := t.paths[k]
+		f.Paths = append(f.Paths, Path{From: k.from, To: k.to, Kind: k.kind, Via: acc.via, Connections: acc.conns})
+	}
+	sort.SliceStable(f.Paths, func(i, j int) bool {
+		a, b := f.Paths[i], f.Paths[j]
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		if a.To != b.To {
+			return a.To < b.To
+		}
+		return a.Kind < b.Kind
+	})
+	ranks := make([]int, 0, len(t.places))
+	for r := range t.places {
+		ranks = append(ranks, r)
+	}
+	sort.Ints(ranks)
+	for _, r := range ranks {
+		f.RankPlaces = append(f.RankPlaces, *t.places[r])
+	}
+	f.P2PBlocked = append(f.P2PBlocked, t.blocked...)
+	for k := range t.nvlGPUs {
+		_ = k
+		f.NVLink = true
+		break
+	}
+	f.Routes = t.routes(f.Paths)
+}
+
+// host is the host of a rank, "" when unknown.
+func (t *transportLog) host(rank int) string {
+	if p := t.places[rank]; p != nil {
+		return p.Host
+	}
+	return ""
+}
+
+// routes groups paths by kind (and network for NET).
+func (t *transportLog) routes(paths []Path) []Route {
+	type key struct{ kind, network string }
+	var order []key
+	acc := map[key]*Route{}
+	links := map[key]map[string]bool{}
+	scopes := map[key]map[string]bool{}
+	gdr := map[key][2]bool{} // seen with, seen without
+	for _, p := range paths {
+		k := key{kind: p.Kind}
+		if p.Kind == KindNET && len(p.Via) > 0 {
+			k.network = netPlugin(p.Via[0])
+		}
+		r := acc[k]
+		if r == nil {
+			r = &Route{Kind: k.kind, Network: k.network}
+			acc[k] = r
+			order = append(order, k)
+			links[k], scopes[k] = map[string]bool{}, map[string]bool{}
+		}
+		for _, v := range p.Via {
+			r.Via = appendUnique(r.Via, v)
+			if k.kind == KindNET {
+				g := gdr[k]
+				if strings.Contains(v, "/GDRDMA") {
+					g[0] = true
+				} else {
+					g[1] = true
+				}
+				gdr[k] = g
+			}
+		}
+		r.Ranks = appendUniqueInt(appendUniqueInt(r.Ranks, p.From), p.To)
+		r.Pairs++
+		r.Connections += p.Connections
+		hf, ht := t.host(p.From), t.host(p.To)
+		switch {
+		case hf == "" || ht == "":
+			scopes[k][""] = true
+		case hf == ht:
+			scopes[k][ScopeWithinHost] = true
+		default:
+			scopes[k][ScopeBetweenHosts] = true
+		}
+		if k.kind == KindP2P {
+			links[k][t.p2pLink(p.From, p.To)] = true
+		}
+	}
+	out := make([]Route, 0, len(order))
+	for _, k := range order {
+		r := acc[k]
+		sort.Strings(r.Via)
+		sort.Ints(r.Ranks)
+		s := scopes[k]
+		switch {
+		case s[""]:
+		case s[ScopeWithinHost] && s[ScopeBetweenHosts]:
+			r.Scope = ScopeBoth
+		case s[ScopeWithinHost]:
+			r.Scope = ScopeWithinHost
+		case s[ScopeBetweenHosts]:
+			r.Scope = ScopeBetweenHosts
+		}
+		if l := links[k]; len(l) > 0 && !l[""] {
+			var names []string
+			for n := range l {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			r.Link = strings.Join(names, " and ")
+		}
+		if g, ok := gdr[k]; ok {
+			r.GDR = boolPtr(g[0])
+		}
+		out = append(out, *r)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return kindOrder(out[i].Kind) < kindOrder(out[j].Kind) })
+	return out
+}
+
+// kindOrder puts P2P before SHM before the network.
+func kindOrder(kind string) int {
+	switch kind {
+	case KindP2P:
+		return 0
+	case KindSHM:
+		return 1
+	case KindNET:
+		return 2
+	}
+	return 3
+}
+
+// p2pLink names the physical link between two ranks' GPUs from NCCL's
+// topology paths; "" when the log does not show it.
+func (t *transportLog) p2pLink(from, to int) string {
+	pf, pt := t.places[from], t.places[to]
+	if pf == nil || pt == nil || pf.BusID == "" || pt.BusID == "" || pf.Host != pt.Host {
+		return ""
+	}
+	a, b := topoBusID("GPU/"+pf.BusID), topoBusID("GPU/"+pt.BusID)
+	typ := t.gpuLinks[gpuPair{pf.Host, a, b}]
+	if typ == "" {
+		typ = t.gpuLinks[gpuPair{pf.Host, b, a}]
+	}
+	switch typ {
+	case "":
+		return ""
+	case "NVL":
+		return "NVLink"
+	case "C2C":
+		return "C2C"
+	}
+	return "PCIe"
+}
+
+// netPlugin is "IB" for "NET/IB/0/GDRDMA".
+func netPlugin(via string) string {
+	parts := strings.SplitN(via, "/", 3)
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
+}
+
+// transportWord is Facts.Transport: the network's name when the network
+// carries data between any two ranks, else "P2P", "SHM" or "P2P+SHM".
+func transportWord(routes []Route) string {
+	var nets []string
+	kinds := map[string]bool{}
+	for _, r := range routes {
+		if r.Kind == KindNET {
+			nets = appendUnique(nets, r.Network)
+		}
+		kinds[r.Kind] = true
+	}
+	switch {
+	case len(nets) > 0:
+		return strings.Join(nets, "+")
+	case kinds[KindP2P] && kinds[KindSHM]:
+		return KindP2P + "+" + KindSHM
+	case kinds[KindP2P]:
+		return KindP2P
+	case kinds[KindSHM]:
+		return KindSHM
+	}
+	for _, r := range routes {
+		return r.Kind
+	}
+	return ""
+}
+
+func appendUniqueInt(list []int, n int) []int {
+	for _, x := range list {
+		if x == n {
+			return list
+		}
+	}
+	return append(list, n)
+}
+
+// transportResult turns "Using network X" (the network NCCL initialised,
+// kept in Network) into what really carries data, from the channel lines.
+// NCCL initialises a network on every run, also when all ranks share a
+// host and talk over NVLink, so "Using network Socket" alone says nothing
+// about the data; GDR and the NICs only matter where the network carries
+// it.
+func (b *factsBuilder) transportResult(f *Facts) {
+	f.Network = f.Transport
+	b.transport.result(f)
+	switch {
+	case len(f.Routes) > 0:
+		f.Transport = transportWord(f.Routes)
+	case f.NNodes == 1:
+		// One node and no channel lines: P2P or SHM, the log does not say which.
+		f.Transport = ""
+	default:
+		return
+	}
+	if !TransportNetwork(f.Transport) {
+		f.GDR, f.NICs = nil, nil
+	}
+}
