@@ -1,0 +1,60 @@
+package store
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestUndefinedNumbersAreStored: a decision holding NaN or Inf (a guard
+// size with no spread) is stored, read back as NaN, and reaches JSON as
+// null, never as an error.
+func TestUndefinedNumbersAreStored(t *testing.T) {
+	s := openWriter(t)
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		t.Fatal(err)
+	}
+	nan := math.NaN()
+	st.Status = StatusDone
+	st.Recommendation = &Recommendation{Env: map[string]string{"NCCL_PROTO": "^LL"}, Speedup: nan, SpeedupCI: [2]float64{nan, math.Inf(1)},
+		PValue: nan, MinEffect: 0.03, BaselineScoreUS: 10, ScoreUS: nan,
+		PerSize: []SizeComparison{{Bytes: 1 << 20, BaselineUS: 10, CandidateUS: 8, Speedup: 1.25, PValue: 0.01}},
+		Guards:  []SizeComparison{{Bytes: 1, BaselineUS: nan, BaselineLo: nan, CandidateUS: math.Inf(-1), Speedup: nan, PValue: nan}}}
+	if err := s.UpdateStudy(st); err != nil {
+		t.Fatalf("storing a decision with NaN: %v", err)
+	}
+	got, err := s.Study(st.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := got.Recommendation
+	if !math.IsNaN(r.Speedup) || !math.IsNaN(r.PValue) || !math.IsNaN(r.SpeedupCI[0]) || !math.IsNaN(r.SpeedupCI[1]) || r.MinEffect != 0.03 || r.BaselineScoreUS != 10 {
+		t.Errorf("read back %+v", r)
+	}
+	if r.Env["NCCL_PROTO"] != "^LL" || len(r.PerSize) != 1 || r.PerSize[0].Speedup != 1.25 || r.PerSize[0].PValue != 0.01 {
+		t.Errorf("finite fields lost: %+v", r)
+	}
+	if g := r.Guards[0]; g.Bytes != 1 || !math.IsNaN(g.Speedup) || !math.IsNaN(g.BaselineUS) || !math.IsNaN(g.CandidateUS) {
+		t.Errorf("guard read back %+v", g)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"speedup":null`) || !json.Valid(b) {
+		t.Errorf("JSON %s", b)
+	}
+	sums, err := s.Studies()
+	if err != nil || len(sums) != 1 || sums[0].Recommendation == nil || !math.IsNaN(sums[0].Recommendation.Speedup) {
+		t.Fatalf("summary: %+v %v", sums, err)
+	}
+	// Finite decisions keep the exact JSON of before.
+	fin := Recommendation{Env: map[string]string{}, Speedup: 1.5, SpeedupCI: [2]float64{1.2, 1.8}, PValue: 0.001, Reason: "x", PerSize: []SizeComparison{}}
+	type plain Recommendation
+	want, _ := json.Marshal(plain(fin))
+	if got, _ := json.Marshal(fin); string(got) != string(want) {
+		t.Errorf("finite decision JSON changed:\n%s\n%s", got, want)
+	}
+}
