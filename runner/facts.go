@@ -233,6 +233,7 @@ type factsBuilder struct {
 	choiceSeen   map[choiceKey]bool
 	// transport reads what carries data between ranks (transport.go).
 	transport transportLog
+	tuning    tuningTable
 }
 
 type pluginNICs struct {
@@ -255,6 +256,9 @@ func (b *factsBuilder) add(host, level, msg string) {
 		if msg != "" {
 			b.f.Warnings = appendUnique(b.f.Warnings, msg)
 		}
+		return
+	}
+	if strings.IndexByte(msg, '|') >= 0 && b.tuning.add(msg) {
 		return
 	}
 	switch {
@@ -450,6 +454,7 @@ func (b *factsBuilder) result() *Facts {
 	case b.gdrOff:
 		f.GDR = boolPtr(false)
 	}
+	f.Tuning = b.tuning.bw
 	f.Channels = b.ringChannels
 	if b.collChannels > 0 {
 		f.Channels = b.collChannels

@@ -142,6 +142,11 @@ type Facts struct {
 	// Choices are per-size algorithm/protocol/channel decisions from
 	// NCCL_DEBUG_SUBSYS=TUNING lines, one per distinct (collective, bytes).
 	Choices []Choice `json:"choices,omitempty"`
+	// Tuning is NCCL's TUNING table (NCCL_DEBUG_SUBSYS=TUNING, rank 0):
+	// collective → algorithm → protocol → bandwidth, names normalised
+	// (nccl.NormName); a bandwidth of 0 means NCCL disabled that choice or
+	// has no such path. nil when the log has no table.
+	Tuning map[string]map[string]map[string]float64 `json:"tuning,omitempty"`
 	// Hosts are the host names seen in log line prefixes.
 	Hosts []string `json:"hosts,omitempty"`
 	// Warnings are NCCL WARN lines, verbatim minus the prefix.

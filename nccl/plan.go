@@ -1,0 +1,465 @@
+package nccl
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Choice is what NCCL runs for one message size: the algorithm and
+// protocol its tuner picked and how many channels it spreads the work on.
+// Names are normalised (see NormName): RING, TREE, NVLS…; LL, LL128, SIMPLE.
+type Choice struct {
+	Algo     string `json:"algo"`
+	Proto    string `json:"proto"`
+	Channels int    `json:"channels"`
+}
+
+func (c Choice) String() string { return fmt.Sprintf("%s/%s/%d", c.Algo, c.Proto, c.Channels) }
+
+// Plan is what NCCL runs per message size (bytes → choice).
+type Plan map[int64]Choice
+
+// Sizes returns the plan's sizes, ascending.
+func (p Plan) Sizes() []int64 {
+	out := make([]int64, 0, len(p))
+	for s := range p {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Key is the plan's canonical text, "524288:RING/SIMPLE/2 1048576:…",
+// sizes ascending: equal plans have equal keys, usable as a map key.
+func (p Plan) Key() string {
+	var b strings.Builder
+	for i, s := range p.Sizes() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.FormatInt(s, 10))
+		b.WriteByte(':')
+		b.WriteString(p[s].String())
+	}
+	return b.String()
+}
+
+// Equal reports whether p and q make the same choices at the same sizes.
+func (p Plan) Equal(q Plan) bool {
+	if len(p) != len(q) {
+		return false
+	}
+	for s, c := range p {
+		if d, ok := q[s]; !ok || d != c {
+			return false
+		}
+	}
+	return true
+}
+
+// Restrict returns the plan at the given sizes only; sizes the plan does
+// not hold are left out (Covers says whether any is missing).
+func (p Plan) Restrict(sizes []int64) Plan {
+	out := Plan{}
+	for _, s := range sizes {
+		if c, ok := p[s]; ok {
+			out[s] = c
+		}
+	}
+	return out
+}
+
+// Covers reports whether the plan holds a choice for every size.
+func (p Plan) Covers(sizes []int64) bool {
+	for _, s := range sizes {
+		if _, ok := p[s]; !ok {
+			return false
+		}
+	}
+	return len(sizes) > 0
+}
+
+// Clone returns a copy of the plan.
+func (p Plan) Clone() Plan {
+	out := make(Plan, len(p))
+	for s, c := range p {
+		out[s] = c
+	}
+	return out
+}
+
+// used returns the set of algorithms and protocols the plan chooses, and
+// the most channels it uses at one size.
+func (p Plan) used() (algos, protos map[string]bool, channels int) {
+	algos, protos = map[string]bool{}, map[string]bool{}
+	for _, c := range p {
+		algos[c.Algo] = true
+		protos[c.Proto] = true
+		channels = max(channels, c.Channels)
+	}
+	return algos, protos, channels
+}
+
+// NormName normalises an algorithm or protocol name as NCCL's TUNING
+// lines, its tuning table and its env lists spell it ("CollNetDirect",
+// "COLLNET_DIRECT", "collnetdirect"; "Simple", "SIMPLE") to one form:
+// upper case without '_'.
+func NormName(s string) string {
+	return strings.ReplaceAll(strings.ToUpper(strings.TrimSpace(s)), "_", "")
+}
+
+// The protocols and algorithms NCCL knows, normalised.
+var (
+	planProtos = []string{"LL", "LL128", "SIMPLE"}
+	planAlgos  = []string{"TREE", "RING", "COLLNETDIRECT", "COLLNETCHAIN", "NVLS", "NVLSTREE", "PAT"}
+)
+
+// Status says whether NCCL's defaults enable a protocol or an algorithm.
+type Status int
+
+const (
+	// Unknown: the log did not show it (no TUNING table).
+	Unknown Status = iota
+	Enabled
+	// Disabled by NCCL's defaults on this platform (LL128 on a fabric its
+	// tuner does not trust) or not available here (NVLS without NVLink
+	// SHARP): switching it on may give wrong results or fail.
+	Disabled
+)
+
+func (s Status) String() string {
+	switch s {
+	case Enabled:
+		return "enabled"
+	case Disabled:
+		return "disabled"
+	}
+	return "unknown"
+}
+
+// Native is what NCCL decided and has under one config (NCCL's defaults
+// when Config is empty), as one debug launch's log shows it.
+type Native struct {
+	// Collective is the collective the plan is for, as NCCL names it
+	// ("AllReduce"); "" when unknown.
+	Collective string `json:"collective,omitempty"`
+	// Config is the config the log was read under; empty = the defaults.
+	Config Config `json:"config,omitempty"`
+	// Plan is NCCL's choice per size.
+	Plan Plan `json:"-"`
+	// Channels is the number of collective channels NCCL set up ("2 coll
+	// channels"); 0 when unknown.
+	Channels int `json:"channels,omitempty"`
+	// NICs is the number of distinct network devices NCCL uses; 0 when unknown.
+	NICs int `json:"nics,omitempty"`
+	// NoNetwork is true when the log shows that no data crosses the
+	// network (one host: NVLink, PCIe or shared memory only).
+	NoNetwork bool `json:"no_network,omitempty"`
+	// Version is NCCL's version, "" when unknown.
+	Version string `json:"nccl_version,omitempty"`
+	// Table is NCCL's TUNING table of the defaults for the collective:
+	// algorithm → protocol → bandwidth; 0 means the combination is
+	// disabled or unavailable. nil when the log had no table. Resolve
+	// always reads it as the defaults' table (the question it answers is
+	// what NCCL's defaults enabled), so a Native of another config carries
+	// the defaults' table, not its own.
+	Table map[string]map[string]float64 `json:"-"`
+}
+
+// ProtoStatus says whether NCCL's defaults enable protocol p (any
+// spelling) for the ring and tree algorithms. Without a table, LL and
+// Simple count as enabled (NCCL never turns them off by default) and LL128
+// as unknown (its tuner enables it only on some platforms).
+func (n Native) ProtoStatus(p string) Status {
+	p = NormName(p)
+	if n.Table == nil {
+		if p == "LL" || p == "SIMPLE" {
+			return Enabled
+		}
+		return Unknown
+	}
+	on, off := 0, 0
+	for _, a := range []string{"RING", "TREE"} {
+		if !n.algoAvailable(a) {
+			continue
+		}
+		if n.Table[a][p] > 0 {
+			on++
+		} else {
+			off++
+		}
+	}
+	switch {
+	case off > 0:
+		// Off for one of them: listing it explicitly turns it on there.
+		return Disabled
+	case on > 0:
+		return Enabled
+	}
+	return Unknown
+}
+
+// AlgoStatus says whether NCCL's defaults enable algorithm a. Without a
+// table, Ring and Tree count as enabled, the others as unknown.
+func (n Native) AlgoStatus(a string) Status {
+	a = NormName(a)
+	if n.Table == nil {
+		if a == "RING" || a == "TREE" {
+			return Enabled
+		}
+		return Unknown
+	}
+	if n.algoAvailable(a) {
+		return Enabled
+	}
+	return Disabled
+}
+
+func (n Native) algoAvailable(a string) bool {
+	for _, bw := range n.Table[a] {
+		if bw > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Drop is a knob left out of a config because it changes nothing, and why.
+type Drop struct {
+	Knob   string `json:"knob"`
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
+}
+
+// Resolution is what Resolve predicts for one config.
+type Resolution struct {
+	// Plan is the predicted plan: certain when Certain, else a best guess.
+	Plan Plan
+	// Certain is true when the rules prove the plan.
+	Certain bool
+	// Reduced is the config without the knobs proved to change nothing.
+	Reduced Config
+	// Dropped are those knobs, each with its reason.
+	Dropped []Drop
+	// Enables lists the protocols and algorithms the config switches on
+	// that NCCL's defaults had disabled, or whose default the log does not
+	// show, each with why ("LL128: NCCL disabled it on this platform").
+	Enables []string
+	// Key identifies what NCCL runs: configs with equal keys run the same
+	// plan. Certain: "plan:" and the plan's key; otherwise "config:" and the
+	// reduced config's key (equal only for configs that differ by no-ops).
+	Key string
+}
+
+// Resolve predicts the plan NCCL runs under cfg (see Explain).
+func (n Native) Resolve(cfg Config) (Plan, bool) {
+	r := n.Explain(cfg)
+	return r.Plan, r.Certain
+}
+
+// Explain predicts what NCCL runs under cfg from what it ran under
+// n.Config, which must be a part of cfg (every knob of n.Config set alike
+// in cfg; otherwise nothing is certain). The rules, each proved by how
+// NCCL reads its env:
+//   - NCCL_CROSS_NIC with one NIC changes nothing: there is nothing to cross.
+//   - A cap (NCCL_MAX_NCHANNELS, NCCL_MAX_CTAS; the smaller applies) at or
+//     above the channels NCCL set up and uses changes nothing; below, it
+//     changes the plan. A floor (NCCL_MIN_*) of 1 changes nothing.
+//   - An NCCL_ALGO or NCCL_PROTO list that holds every algorithm (protocol)
+//     NCCL chose at the plan's sizes and switches on nothing the defaults
+//     had off changes nothing, as long as the rest of the config changes
+//     nothing either: NCCL's tuner picks the fastest enabled choice, and
+//     the fastest is still enabled. A list for other
+//     collectives only ("allgather:LL") changes nothing here.
+//   - A list that leaves out a choice NCCL made changes the plan; a
+//     single name forces it.
+//
+// Anything else (other knobs, several plan-changing knobs together) is
+// uncertain: the plan is then a best guess, and only the config's own
+// debug log can tell.
+func (n Native) Explain(cfg Config) Resolution {
+	cfg = cfg.Canonical()
+	res := Resolution{Plan: n.Plan.Clone(), Certain: true, Reduced: cfg.Clone()}
+	for k, v := range n.Config.Canonical() {
+		if cfg[k] != v {
+			res.Certain = false
+			res.Key = "config:" + cfg.Key()
+			return res
+		}
+		delete(res.Reduced, k)
+	}
+	algos, protos, used := n.Plan.used()
+	if len(n.Plan) == 0 {
+		res.Certain = false
+	}
+	var pending []Drop
+	drop := func(k, reason string) {
+		res.Dropped = append(res.Dropped, Drop{Knob: k, Value: res.Reduced[k], Reason: reason})
+		delete(res.Reduced, k)
+	}
+	for _, k := range res.Reduced.Names() {
+		v := res.Reduced[k]
+		switch k {
+		case "NCCL_CROSS_NIC":
+			switch {
+			case n.NoNetwork:
+				drop(k, "no data crosses the network here")
+				continue
+			case n.NICs == 1:
+				drop(k, "one NIC: there is nothing to cross")
+				continue
+			}
+			res.Certain = false
+		case "NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS":
+			limit := cfg.Int(k, 0)
+			if n.Channels > 0 && limit >= n.Channels && limit >= used {
+				drop(k, fmt.Sprintf("a cap of %d is at or above the %d channels NCCL uses", limit, n.Channels))
+				continue
+			}
+			for s, c := range res.Plan {
+				c.Channels = min(c.Channels, max(limit, 1))
+				res.Plan[s] = c
+			}
+			res.Certain = false
+		case "NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS":
+			if cfg.Int(k, 0) == 1 {
+				drop(k, "a floor of 1 channel changes nothing")
+				continue
+			}
+			res.Certain = false
+		case "NCCL_PROTO", "NCCL_ALGO":
+			universe, chosen, status := planProtos, protos, n.ProtoStatus
+			what := "protocol"
+			if k == "NCCL_ALGO" {
+				universe, chosen, status, what = planAlgos, algos, n.AlgoStatus, "algorithm"
+			}
+			set, applies, ok := n.listFor(v, universe)
+			if !ok {
+				res.Certain = false
+				continue
+			}
+			if !applies {
+				drop(k, fmt.Sprintf("sets only other collectives than %s", n.Collective))
+				continue
+			}
+			// What the list switches on that the defaults had off (or may have).
+			adds := false
+			for _, name := range sortedSet(set) {
+				switch status(name) {
+				case Disabled:
+					adds = true
+					res.Enables = append(res.Enables, fmt.Sprintf("%s: NCCL's defaults disabled this %s here", name, what))
+				case Unknown:
+					adds = true
+					res.Enables = append(res.Enables, fmt.Sprintf("%s: the log does not show whether NCCL's defaults enable this %s", name, what))
+				}
+			}
+			holds := len(chosen) > 0
+			for name := range chosen {
+				holds = holds && set[name]
+			}
+			if holds && !adds && len(n.Plan) > 0 {
+				// A no-op only while the rest of the config leaves NCCL's
+				// choices as they are: decided after the loop.
+				pending = append(pending, Drop{Knob: k, Value: v,
+					Reason: fmt.Sprintf("holds every %s NCCL chooses here (%s)", what, strings.Join(sortedSet(chosen), ", "))})
+				continue
+			}
+			res.Certain = false
+			if !holds {
+				if len(set) == 1 {
+					forced := sortedSet(set)[0]
+					for s, c := range res.Plan {
+						if k == "NCCL_PROTO" {
+							c.Proto = forced
+						} else {
+							c.Algo = forced
+						}
+						res.Plan[s] = c
+					}
+				}
+			}
+		default:
+			// Threads, buffers, sockets, queue pairs: they change the time,
+			// and some the tuner's inputs; the log of the defaults cannot say.
+			res.Certain = false
+		}
+	}
+	if res.Certain {
+		for _, d := range pending {
+			drop(d.Knob, d.Reason)
+		}
+		sort.Slice(res.Dropped, func(i, j int) bool { return res.Dropped[i].Knob < res.Dropped[j].Knob })
+	}
+	if res.Certain {
+		res.Key = "plan:" + res.Plan.Key()
+	} else {
+		res.Key = "config:" + res.Reduced.Key()
+	}
+	return res
+}
+
+// listFor reads an NCCL_PROTO or NCCL_ALGO value for n's collective: the
+// set of names it enables, whether it applies to the collective at all,
+// and ok false when the value cannot be read with certainty.
+func (n Native) listFor(v string, universe []string) (set map[string]bool, applies, ok bool) {
+	generic, specific := "", ""
+	hasGeneric, hasSpecific := false, false
+	for _, part := range strings.Split(v, ";") {
+		if coll, rest, isColl := strings.Cut(part, ":"); isColl {
+			if n.Collective == "" {
+				return nil, false, false
+			}
+			if strings.EqualFold(coll, n.Collective) {
+				specific, hasSpecific = rest, true
+			}
+			continue
+		}
+		generic, hasGeneric = part, true
+	}
+	list := generic
+	switch {
+	case hasSpecific:
+		list = specific
+	case !hasGeneric:
+		return nil, false, true
+	}
+	set = map[string]bool{}
+	exclude := strings.HasPrefix(list, "^")
+	names := map[string]bool{}
+	for _, name := range strings.Split(strings.TrimPrefix(list, "^"), ",") {
+		nn := NormName(name)
+		if !containsString(universe, nn) {
+			return nil, true, false
+		}
+		names[nn] = true
+	}
+	for _, u := range universe {
+		if names[u] != exclude {
+			set[u] = true
+		}
+	}
+	return set, true, true
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k, on := range m {
+		if on {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

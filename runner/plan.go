@@ -1,0 +1,41 @@
+package runner
+
+import (
+	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// Native returns what the log says NCCL decided and has under the config
+// it ran with: its choice per size for the collective (the first one the
+// log shows when collective is ""), the channels it set up, the NICs of
+// its transport and, when the log has NCCL's TUNING table, which
+// algorithms and protocols it enabled. ok is false when the log has no
+// per-size choice (no TUNING lines: an NCCL older than 2.24, or a run
+// without NCCL_DEBUG_SUBSYS=TUNING): then nothing about the plan is known.
+func (f *Facts) Native(collective string) (n nccl.Native, ok bool) {
+	if f == nil {
+		return nccl.Native{}, false
+	}
+	n = nccl.Native{Collective: collective, Plan: nccl.Plan{}, Channels: f.Channels,
+		NICs: len(f.NICs), Version: f.NCCLVersion}
+	switch f.Transport {
+	case "P2P", "SHM", "P2P+SHM":
+		n.NoNetwork = true
+	}
+	for _, c := range f.Choices {
+		if n.Collective == "" {
+			n.Collective = c.Collective
+		}
+		if !strings.EqualFold(c.Collective, n.Collective) {
+			continue
+		}
+		n.Plan[c.Bytes] = nccl.Choice{Algo: nccl.NormName(c.Algo), Proto: nccl.NormName(c.Proto), Channels: c.Channels}
+	}
+	for coll, table := range f.Tuning {
+		if strings.EqualFold(coll, n.Collective) {
+			n.Table = table
+		}
+	}
+	return n, len(n.Plan) > 0
+}

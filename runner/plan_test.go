@@ -1,0 +1,78 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// realNative reads NCCL's plan from a real debug log.
+func realNative(t *testing.T, path string) nccl.Native {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := ParseFacts(data).Native("")
+	if !ok {
+		t.Fatalf("%s: no plan in the log", path)
+	}
+	return n
+}
+
+func TestNativeFromRealLogs(t *testing.T) {
+	tests := []struct {
+		file       string
+		channels   int
+		nics       int
+		at1M       nccl.Choice
+		at32K      nccl.Choice
+		ll128      nccl.Status
+		tree       nccl.Status
+		collective string
+	}{
+		{"testdata/real/ar4_explain_tuning.txt", 2, 1,
+			nccl.Choice{Algo: "RING", Proto: "SIMPLE", Channels: 2},
+			nccl.Choice{Algo: "RING", Proto: "LL", Channels: 2},
+			nccl.Disabled, nccl.Enabled, "AllReduce"},
+		{"testdata/fixtures/x2_mpirun_p2p_debug.txt", 24, 0,
+			nccl.Choice{Algo: "RING", Proto: "LL", Channels: 24},
+			nccl.Choice{Algo: "RING", Proto: "LL", Channels: 4},
+			nccl.Enabled, nccl.Enabled, "AllReduce"},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.file), func(t *testing.T) {
+			n := realNative(t, tt.file)
+			if n.Collective != tt.collective || n.Channels != tt.channels || n.NICs != tt.nics {
+				t.Errorf("collective %q channels %d nics %d, want %q %d %d", n.Collective, n.Channels, n.NICs, tt.collective, tt.channels, tt.nics)
+			}
+			if got := n.Plan[1<<20]; got != tt.at1M {
+				t.Errorf("1M: %v, want %v", got, tt.at1M)
+			}
+			if got := n.Plan[32<<10]; got != tt.at32K {
+				t.Errorf("32K: %v, want %v", got, tt.at32K)
+			}
+			if got := n.ProtoStatus("LL128"); got != tt.ll128 {
+				t.Errorf("LL128 %v, want %v", got, tt.ll128)
+			}
+			if got := n.AlgoStatus("Tree"); got != tt.tree {
+				t.Errorf("Tree %v, want %v", got, tt.tree)
+			}
+			if got := n.AlgoStatus("NVLS"); got != nccl.Disabled {
+				t.Errorf("NVLS %v, want disabled", got)
+			}
+		})
+	}
+}
+
+func TestNativeWithoutTuningLines(t *testing.T) {
+	if _, ok := ParseFacts([]byte("host:1:1 [0] NCCL INFO NCCL version 2.18.1+cuda12.2\n")).Native(""); ok {
+		t.Error("a log without TUNING lines has no plan")
+	}
+	var f *Facts
+	if _, ok := f.Native(""); ok {
+		t.Error("nil facts have no plan")
+	}
+}
