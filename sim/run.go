@@ -567,6 +567,9 @@ func (l *launch) ncclInit() bool {
 				lg.info(id, subInit, "Channel %02d/%02d :%s", c, f.commChannels, ring.String())
 			}
 		}
+		if r == 0 {
+			l.tuningTable(id)
+		}
 		lg.info(id, subInit, "%d coll channels, %d collnet channels, 0 nvls channels, %d p2p channels, %d p2p channels per peer",
 			f.commChannels, f.commChannels, f.commChannels, f.commChannels)
 		lg.info(id, subInit, "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev 0 nvmlDev 0 busId %x commId 0x%016x - Init COMPLETE",

@@ -1,0 +1,56 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// tuningTable prints NCCL's TUNING table of the all-reduce the way NCCL
+// 2.2x does at init on rank 0: per algorithm and protocol the latency and
+// bandwidth its tuner believes, with bandwidth 0 where the algorithm or
+// protocol is off (LL128 where the profile's NCCL keeps it off by default,
+// or an env list removed it). nccltune reads from it which protocols NCCL's
+// defaults enable, so the table follows exactly what choose runs.
+func (l *launch) tuningTable(id logID) {
+	f, lg := l.f, l.log
+	if !lg.enabled(subTuning) || f.cost == nil {
+		return
+	}
+	blocks := [][]string{
+		{algoTree, algoRing, "CollNetDirect"},
+		{"CollNetChain", "NVLS", "NVLSTree"},
+		{"PAT"},
+	}
+	bus := busFactor(f.n)
+	for _, algos := range blocks {
+		var head, protos, threads, row strings.Builder
+		for _, a := range algos {
+			fmt.Fprintf(&head, " %48s |", a)
+			fmt.Fprintf(&threads, " %14d | %14d | %14d |", 0, 0, 0)
+			for _, pr := range protoNames {
+				lat, bw := 0.0, 0.0
+				if m, ok := f.cost.NCCLModel[a][pr]; ok {
+					lat = m.LatUS
+					if f.algoOn[a] && f.protoOn[pr] {
+						// NCCL prints the algorithm bandwidth of the comm.
+						bw = m.GBps / bus
+					}
+				}
+				fmt.Fprintf(&row, " %7.1f/%6.1f |", lat, bw)
+			}
+		}
+		for range 3 {
+			for _, pr := range protoNames {
+				fmt.Fprintf(&protos, " %14s |", pr)
+			}
+		}
+		lg.info(id, subTuning, "  Algorithm   |%s", head.String())
+		lg.info(id, subTuning, "  Protocol    |%s", protos.String())
+		lg.info(id, subTuning, " Max NThreads |%s", threads.String())
+		for _, coll := range []string{"Broadcast", "Reduce", "AllGather", "ReduceScatter"} {
+			zeros := strings.Repeat(fmt.Sprintf(" %7.1f/%6.1f |", 0.0, 0.0), 3*len(algos))
+			lg.info(id, subTuning, "%13s |%s", coll, zeros)
+		}
+		lg.info(id, subTuning, "%13s |%s", "AllReduce", row.String())
+	}
+}
