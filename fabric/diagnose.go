@@ -37,6 +37,14 @@ const (
 	CodeNCCLVersion = "nccl-version"
 	// CodeNoNCCLLog: the output has no NCCL_DEBUG lines to diagnose from.
 	CodeNoNCCLLog = "no-nccl-log"
+	// CodeP2PDisabled: the environment disables P2P (or SHM) and ranks of
+	// one host go through shared memory or the network instead.
+	CodeP2PDisabled = "p2p-shm-disabled"
+	// CodeP2PUnavailable: GPUs of one host have NVLink (or NCCL says P2P
+	// failed) yet their ranks do not use P2P, and nothing disables it.
+	CodeP2PUnavailable = "p2p-unavailable"
+	// CodeMixedFabric: some ranks of one host talk over the network.
+	CodeMixedFabric = "mixed-fabric"
 )
 
 // Warning is one trap found, with its evidence and the fix.
@@ -97,9 +105,26 @@ type Report struct {
 	NNodes      int    `json:"nnodes"`
 	// GPU is the first device's name from nccl-tests' "Using devices".
 	GPU string `json:"gpu,omitempty"`
-	// Transport is "IB" or "Socket" ("" when the log does not say).
+	// Transport is what carries the data between the ranks (runner.Facts'
+	// Transport): the network's name ("IB", "Socket", …) when the network
+	// carries data between any two ranks, else "P2P", "SHM" or "P2P+SHM"
+	// for ranks of one host; "" when the log does not say.
 	Transport string `json:"transport"`
-	// NICs are the devices of the chosen transport, as NCCL lists them.
+	// TransportSummary says in words what carries data between which
+	// ranks, from Routes ("P2P over NVLink (P2P/CUMEM) between ranks 0-1
+	// within a host, 48 connections").
+	TransportSummary string `json:"transport_summary,omitempty"`
+	// Routes group the channel connection lines per kind (P2P, SHM, the
+	// network); Paths list them per directed rank pair.
+	Routes []runner.Route `json:"routes"`
+	Paths  []runner.Path  `json:"paths,omitempty"`
+	// Network is the network NCCL initialised ("Using network Socket"),
+	// whether or not it carries data.
+	Network string `json:"network,omitempty"`
+	// Hosts are the distinct hosts of the ranks.
+	Hosts []string `json:"hosts,omitempty"`
+	// NICs are the devices of the network, as NCCL lists them; empty when
+	// the network carries no data.
 	NICs []string `json:"nics"`
 	// MergedNICs: NCCL_IB_MERGE_NICS fused them into one virtual device.
 	MergedNICs bool `json:"merged_nics"`
@@ -146,6 +171,7 @@ func Diagnose(res *runner.Result, log *runner.FabricLog, c Context) Report {
 	d.fill()
 	d.launchWarnings()
 	d.gpuWarnings()
+	d.hostWarnings()
 	d.transportWarnings()
 	return d.r
 }
@@ -156,6 +182,9 @@ type diagnosis struct {
 	facts *runner.Facts
 	c     Context
 	r     Report
+	// hostOf is each rank's host, from nccl-tests' "Using devices" lines
+	// and NCCL's init lines.
+	hostOf map[int]string
 }
 
 // env returns a variable as the ranks ran with it (NCCL's log) or as the
@@ -178,6 +207,10 @@ func (d *diagnosis) fill() {
 	r.HasLog = d.res != nil && d.res.Facts != nil
 	r.NCCLVersion, r.NRanks, r.NNodes = f.NCCLVersion, f.NRanks, f.NNodes
 	r.Transport, r.GDR, r.Channels = f.Transport, f.GDR, f.Channels
+	r.Network = f.Network
+	r.Routes = append([]runner.Route{}, f.Routes...)
+	r.Paths = append([]runner.Path{}, f.Paths...)
+	r.TransportSummary = runner.RoutesText(f.Routes)
 	r.NICs = append([]string{}, f.NICs...)
 	r.Choices = append([]runner.Choice{}, f.Choices...)
 	r.Rings = append([]string{}, d.log.Rings...)
@@ -206,6 +239,7 @@ func (d *diagnosis) fill() {
 			}
 		}
 	}
+	d.placeRanks()
 	r.Link = d.link()
 }
 
@@ -441,8 +475,11 @@ func (d *diagnosis) transportWarnings() {
 		d.throttled()
 		return
 	}
-	if !d.multiNode() {
-		return // one node: NCCL's network transport carries nothing
+	if !d.multiNode() || !d.r.NetworkCarriesData() {
+		return // one node, or channel lines without the network: NCCL's network transport carries nothing
+	}
+	if d.allNetWithinHosts() {
+		return // the network carries data only between ranks of one host: hostWarnings said why
 	}
 	switch d.r.Transport {
 	case "Socket":

@@ -80,8 +80,8 @@ type Route struct {
 // Route scopes.
 const (
 	ScopeWithinHost   = "within a host"
-	ScopeBetweenHosts = "between hosts"
-	ScopeBoth         = "within and between hosts"
+	ScopeBetweenHosts = "across hosts"
+	ScopeBoth         = "within and across hosts"
 )
 
 // maxPaths bounds the per-pair list kept from a log (8 GPUs × 64 nodes

@@ -97,11 +97,11 @@ func TestTransportFixtures(t *testing.T) {
 		// Two hosts of two GPUs: NVLink-less P2P inside, IB with GDR between.
 		{"text/ar4_ib_gdr_debug.txt", "IB", "IB",
 			"P2P (P2P/CUMEM/read) between ranks 0-3 within a host, 8 connections; " +
-				"network IB with GPUDirect RDMA (NET/IB/0/GDRDMA, NET/IB/1/GDRDMA) between ranks 0-3 between hosts, 8 connections",
+				"network IB with GPUDirect RDMA (NET/IB/0/GDRDMA, NET/IB/1/GDRDMA) between ranks 0-3 across hosts, 8 connections",
 			boolPtr(true), []string{"mlx5_0:1/RoCE", "mlx5_1:1/RoCE"}, false, 2},
 		// Two hosts over loopback sockets, one GPU each.
 		{"fixtures/ar2_debug_tuning.txt", "Socket", "Socket",
-			"network Socket (NET/Socket/0) between ranks 0-1 between hosts, 4 connections", boolPtr(false), []string{"lo:127.0.0.1<0>"}, false, 2},
+			"network Socket (NET/Socket/0) between ranks 0-1 across hosts, 4 connections", boolPtr(false), []string{"lo:127.0.0.1<0>"}, false, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -157,7 +157,7 @@ func TestTransportPlacesAndLinks(t *testing.T) {
 		t.Errorf("places %+v, want %+v", f.RankPlaces, wantPlaces)
 	}
 	wantRoutes := "P2P over NVLink and PCIe (P2P/CUMEM, P2P/CUMEM/read) between ranks 0-2 within a host, 3 connections; " +
-		"network IB with GPUDirect RDMA (NET/IB/0, NET/IB/0/GDRDMA) between ranks 0,2-3 between hosts, 2 connections"
+		"network IB with GPUDirect RDMA (NET/IB/0, NET/IB/0/GDRDMA) between ranks 0,2-3 across hosts, 2 connections"
 	if got := RoutesText(f.Routes); got != wantRoutes {
 		t.Errorf("routes\n got %s\nwant %s", got, wantRoutes)
 	}

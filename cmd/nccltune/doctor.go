@@ -13,6 +13,7 @@ import (
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/urfave/cli/v2"
 )
@@ -278,34 +279,37 @@ func printDoctor(w io.Writer, r doctorReport) {
 		fmt.Fprintf(w, "  %-15s %s\n", name, fmt.Sprintf(format, args...))
 	}
 	field("NCCL", "%s", orUnknown(r.NCCLVersion))
-	ranks := fmt.Sprintf("%d ranks", r.NRanks)
-	if r.NNodes > 0 {
-		ranks += fmt.Sprintf(" on %d nodes", r.NNodes)
-	}
-	if r.GPU != "" {
-		ranks += " (" + r.GPU + ")"
-	}
-	field("ranks", "%s", ranks)
-	field("transport", "%s", orUnknown(r.Transport))
-	nics := "none listed"
-	if len(r.NICs) > 0 {
-		nics = strings.Join(r.NICs, ", ")
-		if r.MergedNICs {
-			nics += " (merged into one device)"
+	field("ranks", "%s", ranksText(r.Report))
+	field("transport", "%s", transportText(r.Report))
+	for i, rt := range r.Routes {
+		name := ""
+		if i == 0 {
+			name = "data paths"
 		}
+		field(name, "%s", rt.String())
 	}
-	field("NICs", "%s", nics)
-	if r.Link.Gbps > 0 {
-		field("link", "%g Gb/s = %.1f GB/s (%s)", r.Link.Gbps, r.Link.GBps(), r.Link.Source)
-	}
-	gdr := "unknown (no GDR line in the log)"
-	if r.GDR != nil {
-		gdr = "off (GDR 0)"
-		if *r.GDR {
-			gdr = "on (GDR 1)"
+	// NICs and GPUDirect RDMA only matter where the network carries data.
+	if r.NetworkCarriesData() {
+		nics := "none listed"
+		if len(r.NICs) > 0 {
+			nics = strings.Join(r.NICs, ", ")
+			if r.MergedNICs {
+				nics += " (merged into one device)"
+			}
 		}
+		field("NICs", "%s", nics)
+		if r.Link.Gbps > 0 {
+			field("link", "%g Gb/s = %.1f GB/s (%s)", r.Link.Gbps, r.Link.GBps(), r.Link.Source)
+		}
+		gdr := "unknown (no GDR line in the log)"
+		if r.GDR != nil {
+			gdr = "off (GDR 0)"
+			if *r.GDR {
+				gdr = "on (GDR 1)"
+			}
+		}
+		field("GPUDirect RDMA", "%s", gdr)
 	}
-	field("GPUDirect RDMA", "%s", gdr)
 	field("channels", "%d", r.Channels)
 	rings := "unknown"
 	if len(r.Rings) > 0 {
@@ -393,6 +397,37 @@ func printDoctorSizes(w io.Writer, r fabric.Report) {
 		note = "(NCCL printed no TUNING lines; time and busbw (GB/s) from one launch, out-of-place"
 	}
 	fmt.Fprintln(w, note+")")
+}
+
+// ranksText is "2 ranks on 1 node (NVIDIA H200)", or "2 ranks on 2 nodes
+// by NCCL's count, 1 host (…)" when NCCL counts more nodes than there are
+// hosts (P2P and SHM disabled between ranks of one host).
+func ranksText(r fabric.Report) string {
+	s := report.Plural(r.NRanks, "rank")
+	if r.NNodes > 0 {
+		s += " on " + report.Plural(r.NNodes, "node")
+		if h := len(r.Hosts); h > 0 && h < r.NNodes {
+			s += " by NCCL's count, " + report.Plural(h, "host")
+		}
+	}
+	if r.GPU != "" {
+		s += " (" + r.GPU + ")"
+	}
+	return s
+}
+
+// transportText is what carries the data, in a word with the reason:
+// "P2P (the Socket network NCCL initialised carries no data)".
+func transportText(r fabric.Report) string {
+	switch {
+	case r.Transport == "" && r.NNodes == 1 && r.NRanks > 1:
+		return "P2P or SHM within one host (the log has no channel lines to tell which; NCCL_DEBUG_SUBSYS=INIT prints them)"
+	case r.Transport == "":
+		return "unknown"
+	case !runner.TransportNetwork(r.Transport) && r.Network != "":
+		return r.Transport + " (the " + r.Network + " network NCCL initialised carries no data)"
+	}
+	return r.Transport
 }
 
 func orUnknown(s string) string {

@@ -74,6 +74,8 @@ func TestDoctorLogGolden(t *testing.T) {
 		{"doctor/debug_tuning.golden", []string{"doctor", "--log", doctorLog("ar2_debug_tuning.txt")}, exitOK},
 		{"doctor/ib_gdr.golden", []string{"doctor", "--log", doctorLog("ar4_ib_gdr_debug.txt"), "--link-gbps", "400"}, exitOK},
 		{"doctor/mpi_docker0.golden", []string{"doctor", "--log", doctorLog("ar2_mpi_docker0.txt")}, exitFabric},
+		{"doctor/x2_p2p.golden", []string{"doctor", "--log", doctorLog("x2_mpirun_p2p_debug.txt")}, exitOK},
+		{"doctor/x2_net.golden", []string{"doctor", "--log", doctorLog("x2_mpirun_net_debug.txt")}, exitOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -109,6 +111,78 @@ func TestDoctorLogFindsSocketAndGDR0(t *testing.T) {
 		if !strings.Contains(text, s) {
 			t.Errorf("text output lacks %q:\n%s", s, text)
 		}
+	}
+}
+
+// The acceptance cases: two H200s of one host under mpirun -np 2.
+// NVLink carries everything (NCCL initialises the socket network and logs
+// "GDR 1" all the same), and with P2P and SHM disabled the two ranks of one
+// host talk TCP while NCCL counts two nodes.
+func TestDoctorLogTwoGPUHost(t *testing.T) {
+	tests := []struct {
+		log       string
+		transport string
+		routes    []string // kind/network per route
+		warnings  []string
+		msg       string
+		text      []string
+		notText   []string
+	}{
+		{log: "x2_mpirun_p2p_debug.txt", transport: "P2P", routes: []string{"P2P/"},
+			text: []string{"2 ranks on 1 node (NVIDIA H200)", "transport       P2P (the Socket network NCCL initialised carries no data)",
+				"P2P over NVLink (P2P/CUMEM) between ranks 0-1 within a host"},
+			notText: []string{"NICs", "GPUDirect RDMA", "1 nodes", "eth0"}},
+		{log: "x2_mpirun_net_debug.txt", transport: "Socket", routes: []string{"NET/Socket"},
+			warnings: []string{fabric.CodeP2PDisabled}, msg: "NCCL_P2P_DISABLE=1 in the environment: ranks 0→1, 1→0 on host vm talk over the network (NET/Socket/0)",
+			text: []string{"2 ranks on 2 nodes by NCCL's count, 1 host", "transport       Socket", "NICs            eth0:192.0.2.2<0>",
+				"GPUDirect RDMA  off (GDR 0)", "NCCL counts 2 nodes on 1 host"},
+			notText: []string{"[socket-transport]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.log, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "db")
+			stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--log", doctorLog(tt.log))
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			d := decodeDoctor(t, stdout)
+			var rep fabric.Report
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if d.Transport != tt.transport || d.NRanks != 2 {
+				t.Errorf("transport %q, %d ranks; want %q, 2", d.Transport, d.NRanks, tt.transport)
+			}
+			var routes []string
+			for _, r := range rep.Routes {
+				routes = append(routes, r.Kind+"/"+r.Network)
+			}
+			if strings.Join(routes, " ") != strings.Join(tt.routes, " ") || rep.TransportSummary == "" {
+				t.Errorf("routes %q summary %q, want %q", routes, rep.TransportSummary, tt.routes)
+			}
+			if tt.transport == "P2P" && (d.GDR != nil || len(rep.NICs) != 0) {
+				t.Errorf("GDR %v NICs %q where the network carries nothing", d.GDR, rep.NICs)
+			}
+			if strings.Join(d.codes(), " ") != strings.Join(tt.warnings, " ") {
+				t.Errorf("warnings %q, want %q", d.codes(), tt.warnings)
+			}
+			if tt.msg != "" {
+				if w, _ := d.warning(tt.warnings[0]); !strings.Contains(w.Message, tt.msg) {
+					t.Errorf("warning %q lacks %q", w.Message, tt.msg)
+				}
+			}
+			text, _, _ := runCLI(t, db, "doctor", "--log", doctorLog(tt.log))
+			for _, s := range tt.text {
+				if !strings.Contains(text, s) {
+					t.Errorf("text output lacks %q:\n%s", s, text)
+				}
+			}
+			for _, s := range tt.notText {
+				if strings.Contains(text, s) {
+					t.Errorf("text output has %q:\n%s", s, text)
+				}
+			}
+		})
 	}
 }
 
