@@ -50,6 +50,10 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: no --profile given: the simulated fabric needs one of %s or a JSON file\n", programName, strings.Join(BuiltinProfiles(), ", "))
 		return 2
 	}
+	cfg := envConfig(environ)
+	if IsReplay(o.profile) {
+		return mainReplay(o, args, environ, cfg, stdout, stderr)
+	}
 	p, err := LoadProfile(o.profile)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
@@ -61,7 +65,6 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	cfg := envConfig(environ)
 	fault, err := p.faultFor(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
@@ -69,6 +72,52 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	l := &launch{p: p, o: o, cfg: cfg, args: args, environ: environ, out: out, errw: stderr, fault: fault}
+	code := l.run()
+	out.Flush()
+	return code
+}
+
+// Exit codes of a replayed launch that the recording cannot serve.
+const (
+	// exitReplayRefused: the replay has no recording for the config.
+	exitReplayRefused = 4
+	// exitReplayedFailure: the drawn recorded launch had failed.
+	exitReplayedFailure = 3
+)
+
+// mainReplay runs one launch of a replay: the recorded fabric prints as
+// a profile (its ranks, NCCL, transport), the config's recorded plan
+// gives NCCL's choices and a recorded launch of it gives the times.
+func mainReplay(o options, args, environ []string, cfg nccl.Config, stdout, stderr io.Writer) int {
+	r, err := LoadReplay(o.profile)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
+		return 2
+	}
+	if o.ranks > 0 && o.ranks != r.NRanks {
+		fmt.Fprintf(stderr, "%s: --ranks %d: the replay %s recorded %d ranks and can only speak for them\n", programName, o.ranks, r.Name, r.NRanks)
+		return 2
+	}
+	p := r.profile()
+	fault, err := p.faultFor(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
+		return 2
+	}
+	rc, _, err := r.Match(cfg)
+	if err != nil {
+		// Not a usage error: the search must see a failed launch, and
+		// the reason must say the replay, not NCCL, declined.
+		fmt.Fprintf(stderr, "SIMULATED %v\n", err)
+		return exitReplayRefused
+	}
+	d := r.draw(rc, o.noise, o.seed, o.launch)
+	if d.l.Failed != "" {
+		fmt.Fprintf(stderr, "SIMULATED %v\n", &ReplayedFailure{Replay: r.Name, Config: rc.Env, Why: d.l.Failed})
+		return exitReplayedFailure
+	}
+	out := bufio.NewWriterSize(stdout, 64<<10)
+	l := &launch{p: p, o: o, cfg: cfg, args: args, environ: environ, out: out, errw: stderr, fault: fault, replay: d}
 	code := l.run()
 	out.Flush()
 	return code

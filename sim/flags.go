@@ -468,7 +468,7 @@ func writeUsage(w io.Writer) {
 		"[-K,--per_iter_skip <count> exclude leading samples from -I summary stats (default: 0)] \n\t"+
 		"[-h,--help]\n", programName)
 	fmt.Fprintf(w, "nccltune simulated fabric (SIMULATED, not a measurement):\n\t"+
-		"[--profile <spark2|spark4|h200-loopback|flat|FILE.json>] \n\t"+
+		"[--profile <spark2|spark4|h200-loopback|flat|FILE.json|replay:FILE>] \n\t"+
 		"[--noise <scale: 1 = calibrated noise, 0 = the true curve>] \n\t"+
 		"[--seed <integer>] \n\t"+
 		"[--launch <index of this launch since the fabric started; 0 is cold>] \n\t"+

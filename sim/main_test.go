@@ -356,7 +356,7 @@ func TestFlags(t *testing.T) {
 		{"missing value", []string{"--profile", "spark4", "-b"}, 2, "USAGE", "option requires an argument -- 'b'", true},
 		{"missing long value", []string{"--profile", "spark4", "--minbytes"}, 2, "USAGE", "option '--minbytes' requires an argument", true},
 		{"ambiguous", []string{"--profile", "spark4", "--m", "1"}, 2, "USAGE", "option '--m' is ambiguous; possibilities: '--maxbytes' '--memory' '--minbytes'", true},
-		{"help", []string{"-h"}, 0, "[--profile <spark2|spark4|h200-loopback|flat|FILE.json>]", "", true},
+		{"help", []string{"-h"}, 0, "[--profile <spark2|spark4|h200-loopback|flat|FILE.json|replay:FILE>]", "", true},
 		{"bad size", []string{"--profile", "spark4", "-b", "1X"}, 255, "", "invalid size specified for 'minbytes'", true},
 		{"sizes reversed", []string{"--profile", "spark4", "-b", "4M", "-e", "1M"}, 255, "", "invalid sizes for 'minbytes' and 'maxbytes': 4194304 > 1048576", true},
 		{"no profile", []string{"-b", "1M"}, 2, "", "no --profile given", true},

@@ -19,6 +19,7 @@ const (
 	streamWrong
 	streamGarbage
 	streamIdent
+	streamReplay
 )
 
 // splitmix64 is a strong 64-bit mixer (Steele, Lea, Flood 2014).

@@ -51,6 +51,9 @@ type launch struct {
 	f     *fabric
 	fault *activeFault
 	s     *sampler
+	// replay, when set, is the recorded launch a replay returns: its
+	// plan gives NCCL's choices and its times the samples.
+	replay *replayDraw
 
 	n      int
 	hosts  []string
@@ -135,6 +138,14 @@ func (l *launch) run() int {
 	l.nprocs = p.NRanks
 	l.f = p.resolveLog(l.cfg, true)
 	l.f.n = l.n
+	if l.replay != nil {
+		// The config was recorded running: what the simulated NCCL
+		// would refuse does not apply.
+		l.f.usage = nil
+		if c := l.replay.c.CommChannels; c > 0 {
+			l.f.commChannels = c
+		}
+	}
 	l.s = p.newSampler(l.f, o.noise, o.seed, o.launch)
 	l.log = newNCCLLog(l.out, l.cfg["NCCL_DEBUG"], l.cfg["NCCL_DEBUG_SUBSYS"])
 	l.identities()
@@ -784,7 +795,7 @@ func (l *launch) row(typ, op string, size int64, key int) float64 {
 		j.key("root")
 		j.str(fmt.Sprintf("%6d", -1))
 	}
-	c := l.f.choose(bytes)
+	c := l.choose(bytes)
 	if c.Algo == algoTree && !l.usedTree {
 		l.usedTree = true
 		for r := range l.nprocs {
@@ -794,7 +805,7 @@ func (l *launch) row(typ, op string, size int64, key int) float64 {
 	l.log.info(l.ids[0], subTuning, "AllReduce: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%d}", bytes, c.LogAlgo(), c.LogProto(), c.Channels-1)
 	var outMean float64
 	for place := range 2 {
-		samples := l.s.times(c, bytes, o.iters, key, place)
+		samples := l.times(c, bytes, key, place)
 		var mean float64
 		for _, t := range samples {
 			mean += t
@@ -862,6 +873,27 @@ func (l *launch) row(typ, op string, size int64, key int) float64 {
 		j.finish()
 	}
 	return outMean
+}
+
+// choose is NCCL's choice for one size: the recorded plan's on a
+// replay, the profile's tuner otherwise.
+func (l *launch) choose(bytes int64) Choice {
+	if l.replay != nil {
+		if c, ok := l.replay.c.choose(bytes); ok {
+			return c
+		}
+	}
+	return l.f.choose(bytes)
+}
+
+// times are one size's per-iteration samples. A replay returns the
+// recorded launch's times for both places (the store keeps only the
+// out-of-place ones) and every cycle.
+func (l *launch) times(c Choice, bytes int64, key, place int) []float64 {
+	if l.replay != nil {
+		return l.replay.times(bytes, l.o.iters)
+	}
+	return l.s.times(c, bytes, l.o.iters, key, place)
 }
 
 // perIter prints nccl-tests' i_min i_max i_p99 i_cv% and writes the JSON

@@ -61,6 +61,11 @@ Start with:  nccltune search --sim spark4 --band 512K-4M`,
 		if cmd.OnUsageError == nil {
 			cmd.OnUsageError = app.OnUsageError
 		}
+		for _, sub := range cmd.Subcommands {
+			if sub.OnUsageError == nil {
+				sub.OnUsageError = app.OnUsageError
+			}
+		}
 	}
 	return app
 }
@@ -96,6 +101,7 @@ func commands() []*cli.Command {
 		importCommand(),
 		parseCommand(),
 		doctorCommand(),
+		replayCommand(),
 		gateCommand(),
 	}
 }
@@ -133,6 +139,16 @@ func reorder(app *cli.App, args []string) (out []string, dangling string) {
 	if cmd == nil {
 		return append(out, args[i:]...), ""
 	}
+	// A subcommand ("replay build") brings its own flags.
+	for i < len(args) {
+		sub := subcommand(cmd, args[i])
+		if sub == nil {
+			break
+		}
+		cmd = sub
+		out = append(out, args[i])
+		i++
+	}
 	var flags, positional []string
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -160,6 +176,16 @@ func reorder(app *cli.App, args []string) (out []string, dangling string) {
 		out = append(out, dangling)
 	}
 	return out, dangling
+}
+
+// subcommand is cmd's subcommand called name, nil if none.
+func subcommand(cmd *cli.Command, name string) *cli.Command {
+	for _, sub := range cmd.Subcommands {
+		if sub.HasName(name) {
+			return sub
+		}
+	}
+	return nil
 }
 
 // commandName is the subcommand args name, or "" before one.

@@ -53,7 +53,7 @@ func launchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "warmup", Category: launchCategory,
 			Usage: "warm-up iterations per size (nccl-tests -w)"},
 		&cli.StringFlag{Name: "sim", Category: launchCategory,
-			Usage: "run the SIMULATED fabric instead of hardware: spark2, spark4, h200-loopback, flat, or a profile FILE.json"},
+			Usage: "run the SIMULATED fabric instead of hardware: spark2, spark4, h200-loopback, flat, a profile FILE.json, or a replay of recorded launches: replay:FILE.db (a store; a bbolt file is also recognised without replay:) or replay:FILE.json (made by `nccltune replay build`)"},
 		&cli.Float64Flag{Name: "noise", Value: 1, Category: launchCategory,
 			Usage: "simulated noise scale: 1 calibrated, 0 the true curve"},
 		&cli.Int64Flag{Name: "seed", Value: 1, Category: launchCategory,
@@ -126,6 +126,9 @@ func readLaunchFlags(c *cli.Context) (launchOptions, error) {
 		exe, err := os.Executable()
 		if err != nil {
 			return launchOptions{}, fmt.Errorf("finding nccltune's own executable to run the simulated fabric: %w", err)
+		}
+		if profile, err = resolveSimArg(profile); err != nil {
+			return launchOptions{}, err
 		}
 		s.Sim = &runner.SimSpec{Executable: exe, Profile: profile, Noise: noise, Seed: opts.seed}
 		opts.simulated = true

@@ -1,0 +1,443 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
+)
+
+// BuildOptions say what a replay is built from.
+type BuildOptions struct {
+	// Store is the nccltune database holding the recorded launches.
+	Store string
+	// Plans are `nccltune doctor --json [--env K=V…]` outputs: NCCL's
+	// choices per size with the defaults and, with --env, with a config.
+	Plans []string
+	// Name labels the replay (default: the store's file name without
+	// extension); Note is added to its description.
+	Name string
+	Note string
+}
+
+// PlansBeside lists the JSON files in the directory of a store: where a
+// recording keeps its doctor outputs. Files that are not doctor reports
+// are skipped by BuildReplay when found this way.
+func PlansBeside(storePath string) []string {
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(storePath), "*.json"))
+	sort.Strings(files)
+	return files
+}
+
+// recorded is one launch read from the store.
+type recorded struct {
+	study string
+	cfg   nccl.Config
+	l     *store.Launch
+}
+
+// BuildReplay reads every launch of every study in a store, groups them
+// by config (canonical, knobs only) across studies, orders each config's
+// launches by time and marks the store's first launch as the fabric's cold
+// start. Plans come from doctor JSON files (opts.Plans) and, for configs
+// they do not cover, from launches with NCCL_DEBUG TUNING lines in the
+// store. Debug and explain launches give plans, not times (logging slows
+// them and they run fewer iterations). Interrupted launches are left out;
+// other failed launches are kept and replay as failures. Only OK launches
+// that measured every recorded size (the sizes most launches have) are
+// kept for their times.
+func BuildReplay(o BuildOptions) (*Replay, error) {
+	st, err := store.Open(o.Store, store.Options{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("replay: open the recording %s: %w", o.Store, err)
+	}
+	defer st.Close()
+	sums, err := st.Studies()
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	r := &Replay{Format: ReplayFormat, Name: o.Name, Source: o.Store}
+	if r.Name == "" {
+		r.Name = strings.TrimSuffix(filepath.Base(o.Store), filepath.Ext(o.Store))
+	}
+	var recs []recorded
+	debugPlans := map[string][]PlanStep{}
+	debugSource := map[string]string{}
+	debugChannels := map[string]int{}
+	var facts *runner.Facts
+	for _, sum := range sums {
+		study, err := st.Study(fmt.Sprint(sum.ID))
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		if study.Simulated {
+			r.FromSimulated = true
+		}
+		if r.NRanks == 0 && study.Fabric.Ranks > 0 {
+			r.NRanks = study.Fabric.Ranks
+		}
+		if r.NCCLVersion == "" {
+			r.NCCLVersion = study.Fabric.NCCLVersion
+		}
+		if r.GPU == "" {
+			r.GPU = study.Fabric.GPU
+		}
+		if r.Transport == "" {
+			r.Transport = study.Fabric.Transport
+		}
+		trials, err := st.Trials(study.ID)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		byID := map[uint64]nccl.Config{}
+		for _, t := range trials {
+			byID[t.ID] = knobsOf(t.Config)
+		}
+		launches, err := st.Launches(study.ID)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		for _, l := range launches {
+			cfg, ok := byID[l.TrialID]
+			if !ok {
+				continue
+			}
+			key := cfg.Key()
+			if l.Facts != nil && len(allReduceSteps(l.Facts.Choices)) > 0 {
+				if _, seen := debugPlans[key]; !seen {
+					debugPlans[key] = allReduceSteps(l.Facts.Choices)
+					debugSource[key] = fmt.Sprintf("NCCL_DEBUG lines of launch %d of study %s", l.Seq, study.Name)
+					debugChannels[key] = l.Facts.Channels
+				}
+				if len(cfg) == 0 && facts == nil {
+					facts = l.Facts
+				}
+			}
+			if l.Phase == store.PhaseExplain || isDebugLaunch(l) {
+				continue
+			}
+			if l.Outcome != runner.OK && strings.Contains(l.Reason, "interrupted") {
+				continue
+			}
+			recs = append(recs, recorded{study: study.Name, cfg: cfg, l: l})
+		}
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("replay: %s holds no measured launch (record some with `nccltune sweep --no-warmup --env K=V …`)", o.Store)
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].l.Start.Before(recs[j].l.Start) })
+
+	// The recorded sizes: the set most OK launches measured.
+	count := map[string]int{}
+	setOf := map[string][]int64{}
+	for _, rc := range recs {
+		if rc.l.Outcome != runner.OK {
+			continue
+		}
+		s := launchSizes(rc.l)
+		k := fmt.Sprint(s)
+		count[k]++
+		setOf[k] = s
+	}
+	bestKey := ""
+	for k, n := range count {
+		if n > count[bestKey] || n == count[bestKey] && len(setOf[k]) > len(setOf[bestKey]) {
+			bestKey = k
+		}
+	}
+	r.Sizes = setOf[bestKey]
+	if len(r.Sizes) == 0 {
+		return nil, fmt.Errorf("replay: no launch in %s ended OK", o.Store)
+	}
+
+	byKey := map[string]*ReplayConfig{}
+	var order []string
+	dropped := 0
+	for i, rc := range recs {
+		rl := ReplayLaunch{Start: rc.l.Start, Study: rc.study, Cold: i == 0}
+		if rc.l.Outcome != runner.OK {
+			rl.Failed = string(rc.l.Outcome) + ": " + rc.l.Reason
+		} else {
+			times, ok := launchTimes(rc.l, r.Sizes)
+			if !ok {
+				dropped++
+				continue
+			}
+			rl.TimesUS = times
+		}
+		key := rc.cfg.Key()
+		c := byKey[key]
+		if c == nil {
+			c = &ReplayConfig{Env: rc.cfg}
+			byKey[key] = c
+			order = append(order, key)
+		}
+		c.Launches = append(c.Launches, rl)
+	}
+	def := byKey[""]
+	if def == nil {
+		return nil, fmt.Errorf("replay: %s has no launch of NCCL's defaults, which every search starts with (record it: `nccltune sweep --no-warmup …` without --env)", o.Store)
+	}
+	sort.Strings(order) // "" (the defaults) first
+	for _, k := range order {
+		r.Configs = append(r.Configs, byKey[k])
+	}
+
+	// Plans: doctor files first, then the store's own debug lines.
+	docs, err := readPlans(o.Plans, len(o.Plans) > 0 && !samePaths(o.Plans, PlansBeside(o.Store)))
+	if err != nil {
+		return nil, err
+	}
+	var defDoc *doctorDoc
+	for _, d := range docs {
+		if d.doc.Choices != nil && (defDoc == nil || len(d.doc.CompareEnv) == 0) {
+			defDoc = d.doc
+		}
+		if len(d.doc.CompareEnv) == 0 {
+			if c := byKey[""]; c != nil && len(d.doc.Choices) > 0 {
+				c.Plan, c.PlanSource, c.CommChannels = allReduceSteps(d.doc.Choices), "doctor "+filepath.Base(d.path), d.doc.Channels
+			}
+			continue
+		}
+		key := knobsOf(d.doc.CompareEnv).Key()
+		if c := byKey[key]; c != nil {
+			c.Plan, c.PlanSource = d.doc.withSteps(), "doctor "+filepath.Base(d.path)
+		}
+		if c := byKey[""]; c != nil && c.Plan == nil {
+			c.Plan, c.PlanSource, c.CommChannels = allReduceSteps(d.doc.Choices), "doctor "+filepath.Base(d.path), d.doc.Channels
+		}
+	}
+	for _, c := range r.Configs {
+		if c.Plan == nil && debugPlans[c.Env.Key()] != nil {
+			key := c.Env.Key()
+			c.Plan, c.PlanSource, c.CommChannels = debugPlans[key], debugSource[key], debugChannels[key]
+		}
+	}
+	if defDoc != nil {
+		r.NRanks, r.NCCLVersion, r.GPU = orInt(defDoc.NRanks, r.NRanks), orStr(defDoc.NCCLVersion, r.NCCLVersion), orStr(defDoc.GPU, r.GPU)
+		r.Transport, r.NICs, r.Channels = orStr(defDoc.Transport, r.Transport), defDoc.NICs, defDoc.Channels
+		r.FromSimulated = r.FromSimulated || defDoc.Simulated
+	} else if facts != nil {
+		r.NRanks, r.NCCLVersion = orInt(facts.NRanks, r.NRanks), orStr(facts.NCCLVersion, r.NCCLVersion)
+		r.Transport, r.NICs, r.Channels = orStr(facts.Transport, r.Transport), facts.NICs, facts.Channels
+	}
+	if r.Channels == 0 {
+		r.Channels = def.CommChannels
+	}
+	if r.Transport == "" {
+		r.Transport = transportSocket
+	}
+	if r.NRanks == 0 {
+		return nil, fmt.Errorf("replay: %s does not say how many ranks ran (no fabric fingerprint and no doctor file)", o.Store)
+	}
+	var noPlan []string
+	for _, c := range r.Configs {
+		if c.Plan == nil {
+			noPlan = append(noPlan, c.Env.String())
+		}
+	}
+	if len(noPlan) > 0 {
+		return nil, fmt.Errorf("replay: no plan (NCCL's choices per size) for %s: give `nccltune doctor --json --env K=V…` outputs beside the store or with --plans, or record a launch with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING", strings.Join(noPlan, "; "))
+	}
+	n := 0
+	for _, c := range r.Configs {
+		n += len(c.Launches)
+	}
+	first, last := recs[0].l.Start, recs[len(recs)-1].l.Start
+	kind := "real"
+	if r.FromSimulated {
+		kind = "SIMULATED (a test recording)"
+	}
+	r.Description = fmt.Sprintf("%d %s launches of %d configs, %s to %s, %d ranks, NCCL %s, %s to %s; the first launch is the cold one",
+		n, kind, len(r.Configs), first.UTC().Format("2006-01-02 15:04"), last.UTC().Format("15:04 MST"), r.NRanks, r.NCCLVersion,
+		nccl.FormatSize(r.Sizes[0]), nccl.FormatSize(r.Sizes[len(r.Sizes)-1]))
+	if dropped > 0 {
+		r.Description += fmt.Sprintf("; %d launches that missed a recorded size were left out", dropped)
+	}
+	if o.Note != "" {
+		r.Description += ". " + o.Note
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func orStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func orInt(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+func samePaths(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// knobsOf keeps a config's knobs, canonical.
+func knobsOf(c map[string]string) nccl.Config {
+	out := nccl.Config{}
+	for k, v := range c {
+		if nccl.IsKnob(k) {
+			out[k] = v
+		}
+	}
+	return out.Canonical()
+}
+
+func isDebugLaunch(l *store.Launch) bool {
+	for _, kv := range l.Env {
+		if strings.HasPrefix(kv, "NCCL_DEBUG=") && !strings.EqualFold(kv, "NCCL_DEBUG=WARN") && !strings.EqualFold(kv, "NCCL_DEBUG=VERSION") {
+			return true
+		}
+	}
+	return false
+}
+
+// launchSizes are the distinct sizes of a launch's first cycle, ascending.
+func launchSizes(l *store.Launch) []int64 {
+	var out []int64
+	for _, s := range l.Sizes {
+		if s.Cycle == 0 {
+			out = append(out, s.Bytes)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// launchTimes are a launch's per-iteration times at each size (its
+// single time when it has no per-iteration samples); ok is false when a
+// size is missing.
+func launchTimes(l *store.Launch, sizes []int64) ([][]float64, bool) {
+	out := make([][]float64, len(sizes))
+	for i, b := range sizes {
+		for _, s := range l.Sizes {
+			if s.Bytes != b || s.Cycle != 0 {
+				continue
+			}
+			if len(s.Samples) > 0 {
+				out[i] = append([]float64(nil), s.Samples...)
+			} else if s.TimeUS > 0 {
+				out[i] = []float64{s.TimeUS}
+			}
+			break
+		}
+		if out[i] == nil {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func allReduceSteps(cs []runner.Choice) []PlanStep {
+	var out []PlanStep
+	for _, c := range cs {
+		if c.Collective != "" && !strings.EqualFold(c.Collective, "AllReduce") {
+			continue
+		}
+		out = append(out, PlanStep{Bytes: c.Bytes, Algo: canonAlgo(c.Algo), Proto: canonProto(c.Proto), Channels: c.Channels})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
+	return out
+}
+
+// doctorDoc is the part of `nccltune doctor --json` a replay needs.
+type doctorDoc struct {
+	Source      string          `json:"source"`
+	Simulated   bool            `json:"simulated"`
+	NCCLVersion string          `json:"nccl_version"`
+	NRanks      int             `json:"nranks"`
+	GPU         string          `json:"gpu"`
+	Transport   string          `json:"transport"`
+	NICs        []string        `json:"nics"`
+	Channels    int             `json:"channels"`
+	Failed      bool            `json:"failed"`
+	Choices     []runner.Choice `json:"choices"`
+	CompareEnv  nccl.Config     `json:"compare_env"`
+	Compare     []struct {
+		Collective  string      `json:"collective"`
+		Bytes       int64       `json:"bytes"`
+		Recommended *doctorPick `json:"recommended"`
+	} `json:"compare"`
+}
+
+type doctorPick struct {
+	Algo     string `json:"algo"`
+	Proto    string `json:"proto"`
+	Channels int    `json:"channels"`
+}
+
+// withSteps is NCCL's plan under the doctor's --env config.
+func (d *doctorDoc) withSteps() []PlanStep {
+	var out []PlanStep
+	for _, row := range d.Compare {
+		if row.Recommended == nil || row.Collective != "" && !strings.EqualFold(row.Collective, "AllReduce") {
+			continue
+		}
+		p := row.Recommended
+		out = append(out, PlanStep{Bytes: row.Bytes, Algo: canonAlgo(p.Algo), Proto: canonProto(p.Proto), Channels: p.Channels})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
+	return out
+}
+
+type pathDoc struct {
+	path string
+	doc  *doctorDoc
+}
+
+// readPlans reads doctor JSON files. strict: every file must be one
+// (the user named them); otherwise files that are not doctor reports
+// are skipped (found beside a store).
+func readPlans(paths []string, strict bool) ([]pathDoc, error) {
+	var out []pathDoc
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("replay: plan file: %w", err)
+		}
+		var d doctorDoc
+		err = json.NewDecoder(bytes.NewReader(data)).Decode(&d)
+		if err == nil && (d.Source != "launch" && d.Source != "log") {
+			err = errors.New("not the output of `nccltune doctor --json` (no \"source\": \"launch\")")
+		}
+		if err == nil && d.Failed {
+			err = errors.New("the doctor launch failed")
+		}
+		if err == nil && len(d.CompareEnv) > 0 && len(d.withSteps()) == 0 {
+			err = errors.New("it compares with --env but records no choice under it (run doctor with NCCL_DEBUG's TUNING lines)")
+		}
+		if err != nil {
+			if strict {
+				return nil, fmt.Errorf("replay: plan file %s: %w", p, err)
+			}
+			continue
+		}
+		out = append(out, pathDoc{path: p, doc: &d})
+	}
+	return out, nil
+}
