@@ -87,6 +87,18 @@ func clock(t time.Time) string {
 	return t.Format("Jan 2 15:04")
 }
 
+// DamagedError is a database file that bbolt cannot read safely.
+type DamagedError struct {
+	Path   string
+	Detail string // what was found, in bbolt's words
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("database %s is damaged (%s); nccltune leaves it as it is — restore it from a backup, or use --db to pick another file", e.Path, e.Detail)
+}
+
+func (e *DamagedError) Is(target error) bool { return target == ErrDamaged }
+
 // SchemaError is a file whose schema this nccltune cannot use.
 type SchemaError struct {
 	Path     string

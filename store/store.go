@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -184,7 +185,10 @@ func (s *Store) openReader() error {
 		}
 		return fmt.Errorf("database %s: %w", s.path, err)
 	}
-	return s.view(func(*bolt.Tx) error { return nil })
+	// Every page, not only those this command reads: a listing that
+	// reads a few pages must still notice a damaged file (milliseconds
+	// for tens of megabytes: bbolt checks page headers and keys).
+	return s.Check()
 }
 
 // prepare creates the file when missing, else checks and migrates it,
@@ -221,7 +225,13 @@ func (s *Store) prepare(deadline time.Time) error {
 		return fmt.Errorf("database %s: %w", s.path, err)
 	}
 	s.file, s.ident = f, info
-	if err := s.update(nil); err != nil {
+	// A damaged file is left exactly as it is: checked before the first
+	// write (even a write that changes nothing rewrites a meta page).
+	err = s.Check()
+	if err == nil {
+		err = s.update(nil)
+	}
+	if err != nil {
 		s.file.Close()
 		s.file = nil
 		return err
@@ -289,9 +299,11 @@ func syncDir(dir string) error {
 // update runs fn in one read-write transaction on a freshly opened bbolt
 // handle, after checking (and if needed migrating) the schema. fn == nil
 // only checks and migrates.
-func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+func (s *Store) update(fn func(tx *bolt.Tx) error) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.survive(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	switch {
 	case s.readOnly:
 		return fmt.Errorf("database %s was opened read-only", s.path)
@@ -303,6 +315,9 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 		return s.openError(err, writerWait)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
+		if err := s.checkSize(tx); err != nil {
+			return err
+		}
 		if err := migrate(tx, s.path); err != nil {
 			return err
 		}
@@ -319,15 +334,18 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 
 // view runs fn in one read-only transaction on a freshly opened handle.
 // A file with no nccltune buckets yet (schema 0) reads as empty.
-func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+func (s *Store) view(fn func(tx *bolt.Tx) error) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.survive(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	if s.closed {
 		return fmt.Errorf("database %s is closed", s.path)
 	}
 	// Take the shared lock ourselves first (see sharedLock); bbolt's own
 	// shared lock on its descriptor is then granted at once.
-	pre, err := s.openFile(s.path, os.O_RDONLY, 0)
+	var pre *os.File
+	pre, err = s.openFile(s.path, os.O_RDONLY, 0)
 	if err != nil {
 		return s.openError(err, readerWait)
 	}
@@ -351,6 +369,9 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 	}
 	defer db.Close()
 	return db.View(func(tx *bolt.Tx) error {
+		if err := s.checkSize(tx); err != nil {
+			return err
+		}
 		if _, err := schemaVersion(tx, s.path); err != nil {
 			return err
 		}
@@ -418,4 +439,51 @@ func (s *Store) openError(err error, waited time.Duration) error {
 		return fmt.Errorf("open database %s: %w", s.path, err)
 	}
 	return classifyWriteError(s.path, fmt.Errorf("open database %s: %w", s.path, err))
+}
+
+// survive turns a panic inside bbolt (it asserts on damaged pages) or a
+// fault reading its memory map (a page past the end of a truncated file)
+// into a "damaged" error: a damaged file must not crash nccltune. It is
+// deferred by every function that reads the file, which also sets
+// debug.SetPanicOnFault for its goroutine.
+func (s *Store) survive(err *error) {
+	if r := recover(); r != nil {
+		*err = s.damaged(fmt.Sprint(r))
+	}
+}
+
+// damaged is the error for a damaged database file.
+func (s *Store) damaged(detail string) error {
+	return &DamagedError{Path: s.path, Detail: detail}
+}
+
+// checkSize catches a truncated file before bbolt reads past its end:
+// the file must hold every page up to the transaction's high-water mark.
+func (s *Store) checkSize(tx *bolt.Tx) error {
+	info, err := os.Stat(s.path)
+	if err != nil {
+		return nil // reported by whatever reads next
+	}
+	if need := tx.Size(); info.Size() < need {
+		return s.damaged(fmt.Sprintf("the file is %d bytes but its pages reach %d: it was truncated", info.Size(), need))
+	}
+	return nil
+}
+
+// Check reads every page of the database and reports the first damage
+// found (ErrDamaged), so a listing that reads only a few pages still
+// notices a damaged file.
+func (s *Store) Check() error {
+	return s.view(func(tx *bolt.Tx) error {
+		var first error
+		for err := range tx.Check() {
+			if first == nil {
+				first = err // and read on, so the checking goroutine ends
+			}
+		}
+		if first != nil {
+			return s.damaged(first.Error())
+		}
+		return nil
+	})
 }

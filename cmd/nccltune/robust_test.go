@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,5 +26,29 @@ func TestUndefinedGuardIsStored(t *testing.T) {
 	}
 	if _, stderr, code := runCLI(t, db, "show", "s1-1M"); code != 0 || strings.Contains(stderr, "NaN") {
 		t.Errorf("show: exit %d: %s", code, stderr)
+	}
+}
+
+// TestDamagedDatabaseCLI: every command reports a damaged database as
+// damaged, with exit 1, naming the file and what to do; none panics.
+func TestDamagedDatabaseCLI(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "review.db")
+	fillReviewDB(t, db)
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, data[:len(data)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"history"}, {"show", "s1"}, {"export", "s1", "--format", "env"},
+		{"search", "--resume", "s1"}, {"sweep", "--sim", "spark4", "--min", "1M", "--max", "1M"},
+	} {
+		_, stderr, code := runCLI(t, db, args...)
+		if code != exitCheckFailed || !strings.Contains(stderr, "damaged") || !strings.Contains(stderr, db) ||
+			!strings.Contains(stderr, "backup") || strings.Contains(stderr, "goroutine") {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
 	}
 }
