@@ -127,6 +127,10 @@ const (
 	// tuner does not trust) or not available here (NVLS without NVLink
 	// SHARP): switching it on may give wrong results or fail.
 	Disabled
+	// Unavailable: an algorithm this fabric has no path for (NVLS without
+	// NVLink SHARP, CollNet without its plugin): NCCL gives it no
+	// bandwidth whatever the env says, so listing it changes nothing.
+	Unavailable
 )
 
 func (s Status) String() string {
@@ -135,6 +139,8 @@ func (s Status) String() string {
 		return "enabled"
 	case Disabled:
 		return "disabled"
+	case Unavailable:
+		return "unavailable"
 	}
 	return "unknown"
 }
@@ -214,7 +220,7 @@ func (n Native) AlgoStatus(a string) Status {
 	if n.algoAvailable(a) {
 		return Enabled
 	}
-	return Disabled
+	return Unavailable
 }
 
 func (n Native) algoAvailable(a string) bool {
@@ -231,7 +237,22 @@ type Drop struct {
 	Knob   string `json:"knob"`
 	Value  string `json:"value"`
 	Reason string `json:"reason"`
+	// Rule names the rule that proved it, without values, for counting.
+	Rule string `json:"rule,omitempty"`
 }
+
+// The rules that prove a knob changes nothing (Drop.Rule).
+const (
+	RuleNoNetwork     = "NCCL_CROSS_NIC where no data crosses the network"
+	RuleOneNIC        = "NCCL_CROSS_NIC with one NIC"
+	RuleCapAbove      = "a channel or CTA cap at or above the channels NCCL uses"
+	RuleFloorOne      = "a channel or CTA floor of 1"
+	RuleOtherColl     = "an algorithm or protocol list for other collectives only"
+	RuleOnlyDisabled  = "an algorithm or protocol list that leaves out only what NCCL's defaults disabled"
+	RuleHoldsChoices  = "an algorithm or protocol list that holds every choice NCCL makes in the band"
+	RuleCapCollapsed  = "NCCL_MAX_NCHANNELS beside a smaller or equal NCCL_MAX_CTAS (the smaller cap applies)"
+	RuleDefaultValues = "a value equal to NCCL's default"
+)
 
 // Resolution is what Resolve predicts for one config.
 type Resolution struct {
@@ -247,6 +268,12 @@ type Resolution struct {
 	// that NCCL's defaults had disabled, or whose default the log does not
 	// show, each with why ("LL128: NCCL disabled it on this platform").
 	Enables []string
+	// Conditional are list knobs (NCCL_ALGO, NCCL_PROTO) that hold every
+	// choice of the known plan but stay in Reduced because another knob
+	// changes the plan: they are no-ops if NCCL still makes the same
+	// choices under the rest of the config, which only that config's
+	// debug log can tell.
+	Conditional []Drop
 	// Key identifies what NCCL runs: configs with equal keys run the same
 	// plan. Certain: "plan:" and the plan's key; otherwise "config:" and the
 	// reduced config's key (equal only for configs that differ by no-ops).
@@ -295,8 +322,8 @@ func (n Native) Explain(cfg Config) Resolution {
 		res.Certain = false
 	}
 	var pending []Drop
-	drop := func(k, reason string) {
-		res.Dropped = append(res.Dropped, Drop{Knob: k, Value: res.Reduced[k], Reason: reason})
+	drop := func(k, rule, reason string) {
+		res.Dropped = append(res.Dropped, Drop{Knob: k, Value: res.Reduced[k], Reason: reason, Rule: rule})
 		delete(res.Reduced, k)
 	}
 	for _, k := range res.Reduced.Names() {
@@ -305,17 +332,17 @@ func (n Native) Explain(cfg Config) Resolution {
 		case "NCCL_CROSS_NIC":
 			switch {
 			case n.NoNetwork:
-				drop(k, "no data crosses the network here")
+				drop(k, RuleNoNetwork, "no data crosses the network here")
 				continue
 			case n.NICs == 1:
-				drop(k, "one NIC: there is nothing to cross")
+				drop(k, RuleOneNIC, "one NIC: there is nothing to cross")
 				continue
 			}
 			res.Certain = false
 		case "NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS":
 			limit := cfg.Int(k, 0)
 			if n.Channels > 0 && limit >= n.Channels && limit >= used {
-				drop(k, fmt.Sprintf("a cap of %d is at or above the %d channels NCCL uses", limit, n.Channels))
+				drop(k, RuleCapAbove, fmt.Sprintf("a cap of %d is at or above the %d channels NCCL uses", limit, n.Channels))
 				continue
 			}
 			for s, c := range res.Plan {
@@ -325,7 +352,7 @@ func (n Native) Explain(cfg Config) Resolution {
 			res.Certain = false
 		case "NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS":
 			if cfg.Int(k, 0) == 1 {
-				drop(k, "a floor of 1 channel changes nothing")
+				drop(k, RuleFloorOne, "a floor of 1 channel changes nothing")
 				continue
 			}
 			res.Certain = false
@@ -341,7 +368,7 @@ func (n Native) Explain(cfg Config) Resolution {
 				continue
 			}
 			if !applies {
-				drop(k, fmt.Sprintf("sets only other collectives than %s", n.Collective))
+				drop(k, RuleOtherColl, fmt.Sprintf("sets only other collectives than %s", n.Collective))
 				continue
 			}
 			// What the list switches on that the defaults had off (or may have).
@@ -356,6 +383,12 @@ func (n Native) Explain(cfg Config) Resolution {
 					res.Enables = append(res.Enables, fmt.Sprintf("%s: the log does not show whether NCCL's defaults enable this %s", name, what))
 				}
 			}
+			if !adds && n.Table != nil && sameSet(withoutUnavailable(set, status), n.enabledSet(universe, status)) {
+				// It leaves out only what the defaults had off: NCCL runs the
+				// same whatever the rest of the config.
+				drop(k, RuleOnlyDisabled, fmt.Sprintf("leaves out only %s NCCL's defaults disabled here", listText(universe, set)))
+				continue
+			}
 			holds := len(chosen) > 0
 			for name := range chosen {
 				holds = holds && set[name]
@@ -363,7 +396,7 @@ func (n Native) Explain(cfg Config) Resolution {
 			if holds && !adds && len(n.Plan) > 0 {
 				// A no-op only while the rest of the config leaves NCCL's
 				// choices as they are: decided after the loop.
-				pending = append(pending, Drop{Knob: k, Value: v,
+				pending = append(pending, Drop{Knob: k, Value: v, Rule: RuleHoldsChoices,
 					Reason: fmt.Sprintf("holds every %s NCCL chooses here (%s)", what, strings.Join(sortedSet(chosen), ", "))})
 				continue
 			}
@@ -389,16 +422,86 @@ func (n Native) Explain(cfg Config) Resolution {
 	}
 	if res.Certain {
 		for _, d := range pending {
-			drop(d.Knob, d.Reason)
+			drop(d.Knob, d.Rule, d.Reason)
 		}
 		sort.Slice(res.Dropped, func(i, j int) bool { return res.Dropped[i].Knob < res.Dropped[j].Knob })
-	}
-	if res.Certain {
 		res.Key = "plan:" + res.Plan.Key()
 	} else {
-		res.Key = "config:" + res.Reduced.Key()
+		res.Conditional = pending
+		res.Key = "config:" + n.capKey(res.Reduced)
 	}
 	return res
+}
+
+// capKey is the config's key with NCCL_MAX_NCHANNELS written as
+// NCCL_MAX_CTAS (and MIN likewise): since NCCL 2.17 both cap the same
+// channels, the smaller applying, so MAX_NCHANNELS=1 and MAX_CTAS=1 run
+// alike. Before 2.17 NCCL has no NCCL_MAX_CTAS and they differ.
+func (n Native) capKey(c Config) string {
+	if n.Version != "" && versionBefore(n.Version, 2, 17) {
+		return c.Key()
+	}
+	out := c.Clone()
+	for from, to := range map[string]string{"NCCL_MAX_NCHANNELS": "NCCL_MAX_CTAS", "NCCL_MIN_NCHANNELS": "NCCL_MIN_CTAS"} {
+		if v, ok := out[from]; ok {
+			if _, both := out[to]; !both {
+				out[to] = v
+				delete(out, from)
+			}
+		}
+	}
+	return out.Key()
+}
+
+// versionBefore reports whether NCCL version v ("2.28.3") is older than major.minor.
+func versionBefore(v string, major, minor int) bool {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma < major || ma == major && mi < minor
+}
+
+// enabledSet is the set of names of universe that NCCL's defaults enable.
+func (n Native) enabledSet(universe []string, status func(string) Status) map[string]bool {
+	out := map[string]bool{}
+	for _, u := range universe {
+		if status(u) == Enabled {
+			out[u] = true
+		}
+	}
+	return out
+}
+
+// withoutUnavailable drops the names NCCL has no path for.
+func withoutUnavailable(set map[string]bool, status func(string) Status) map[string]bool {
+	out := map[string]bool{}
+	for k, on := range set {
+		if on && status(k) != Unavailable {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+func sameSet(a, b map[string]bool) bool {
+	return len(sortedSet(a)) == len(sortedSet(b)) && strings.Join(sortedSet(a), ",") == strings.Join(sortedSet(b), ",")
+}
+
+// listText names what a set leaves out of universe ("LL128").
+func listText(universe []string, set map[string]bool) string {
+	var out []string
+	for _, u := range universe {
+		if !set[u] {
+			out = append(out, u)
+		}
+	}
+	return strings.Join(out, ", ") + ", which"
 }
 
 // listFor reads an NCCL_PROTO or NCCL_ALGO value for n's collective: the

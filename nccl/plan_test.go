@@ -102,6 +102,22 @@ func TestResolveLoopback4(t *testing.T) {
 	if a, b := n.Explain(cfg("NCCL_MAX_CTAS=1", "NCCL_ALGO=Ring")).Key, n.Explain(cfg("NCCL_MAX_CTAS=1")).Key; a == b {
 		t.Errorf("an algorithm list beside a cap is not proved a no-op: %q", a)
 	}
+	if r := n.Explain(cfg("NCCL_MAX_CTAS=1", "NCCL_ALGO=Ring")); len(r.Conditional) != 1 || r.Conditional[0].Knob != "NCCL_ALGO" {
+		t.Errorf("NCCL_ALGO=Ring beside a cap: conditional %v", r.Conditional)
+	}
+	// LL128 is off by default here: leaving it out is a no-op beside anything.
+	if a, b := n.Explain(cfg("NCCL_MAX_CTAS=1", "NCCL_PROTO=^LL128")).Key, n.Explain(cfg("NCCL_MAX_CTAS=1")).Key; a != b {
+		t.Errorf("^LL128 beside a cap: keys differ: %q %q", a, b)
+	}
+	// Since NCCL 2.17 both caps limit the same channels.
+	if a, b := n.Explain(cfg("NCCL_MAX_NCHANNELS=1")).Key, n.Explain(cfg("NCCL_MAX_CTAS=1")).Key; a != b {
+		t.Errorf("MAX_NCHANNELS=1 and MAX_CTAS=1: keys differ: %q %q", a, b)
+	}
+	old := n
+	old.Version = "2.16.5"
+	if a, b := old.Explain(cfg("NCCL_MAX_NCHANNELS=1")).Key, old.Explain(cfg("NCCL_MAX_CTAS=1")).Key; a == b {
+		t.Errorf("NCCL 2.16 has no NCCL_MAX_CTAS, yet the keys agree: %q", a)
+	}
 }
 
 // A 2-GPU NVLink host (x2_mpirun_p2p_debug): LL128 enabled by NCCL's
@@ -118,7 +134,8 @@ func TestResolveNVLink2(t *testing.T) {
 		{cfg("NCCL_PROTO=LL128"), false, false},
 		{cfg("NCCL_MAX_NCHANNELS=24"), true, false},
 		{cfg("NCCL_MAX_NCHANNELS=16"), false, false},
-		{cfg("NCCL_ALGO=NVLS"), false, true},
+		{cfg("NCCL_ALGO=NVLS"), false, false}, // no NVLink SHARP here: NCCL cannot run it, whatever the env
+		{cfg("NCCL_ALGO=^NVLS"), true, false},
 		{cfg("NCCL_CROSS_NIC=1"), true, false},
 	}
 	for _, tt := range tests {

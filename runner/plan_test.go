@@ -60,8 +60,8 @@ func TestNativeFromRealLogs(t *testing.T) {
 			if got := n.AlgoStatus("Tree"); got != tt.tree {
 				t.Errorf("Tree %v, want %v", got, tt.tree)
 			}
-			if got := n.AlgoStatus("NVLS"); got != nccl.Disabled {
-				t.Errorf("NVLS %v, want disabled", got)
+			if got := n.AlgoStatus("NVLS"); got != nccl.Unavailable {
+				t.Errorf("NVLS %v, want unavailable", got)
 			}
 		})
 	}
