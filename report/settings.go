@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -50,6 +51,9 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 		add("simulator", fmt.Sprintf("profile %s, noise %g, seed %d", s.Launch.SimProfile, s.Launch.SimNoise, s.Launch.SimSeed))
 	}
 	add("fabric", FabricText(s.Fabric))
+	if s.Fabric.TransportSummary != "" {
+		add("data paths", s.Fabric.TransportSummary)
+	}
 	if s.Kind == store.KindSearch || s.Seed != 0 {
 		add("seed", strconv.FormatInt(s.Seed, 10))
 	}
@@ -177,8 +181,18 @@ func FabricFacts(f store.Fabric) []Field {
 		return strconv.Itoa(n)
 	}
 	gdr := "not recorded"
-	if f.GDR != nil {
+	switch {
+	case f.GDR != nil:
 		gdr = onOff(*f.GDR)
+	case len(f.Routes) > 0 && !runner.TransportNetwork(f.Transport):
+		gdr = "not used: the network carried no data"
+	}
+	transport := "not recorded (no debug launch: NCCL prints the channel lines that tell it only with NCCL_DEBUG=INFO; nccltune doctor shows it)"
+	if f.Transport != "" {
+		transport = f.Transport
+		if f.TransportSummary != "" {
+			transport += ": " + f.TransportSummary
+		}
 	}
 	return []Field{
 		{"NCCL version", or(f.NCCLVersion)},
@@ -186,7 +200,7 @@ func FabricFacts(f store.Fabric) []Field {
 		{"ranks", num(f.Ranks)},
 		{"nodes", num(f.Nodes)},
 		{"GPU", or(f.GPU)},
-		{"transport", or(f.Transport)},
+		{"transport", transport},
 		{"GPUDirect RDMA (GDR)", gdr},
 		{"hosts", or(strings.Join(f.Hosts, ", "))},
 	}

@@ -19,6 +19,10 @@ const DefaultBench = "all_reduce_perf"
 
 // DefaultDebugSubsys are the NCCL_DEBUG_SUBSYS values a debug launch asks
 // for: enough for transport, GDR, rings and the per-size tuning choices.
+// INIT prints the channel connection lines ("Channel 00/0 : 0[0] -> 1[1]
+// via P2P/CUMEM", logged as INIT|P2P, INIT|SHM and INIT|NET) that say
+// what carries data between ranks; GRAPH the topology that tells NVLink
+// from PCIe.
 const DefaultDebugSubsys = "INIT,ENV,NET,GRAPH,TUNING"
 
 // Command is a launch ready to start: argv and the environment variables

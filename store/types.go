@@ -97,15 +97,46 @@ type LaunchSettings struct {
 // Fabric is the fingerprint of the fabric a study measured, so results
 // from different fabrics are never confused.
 type Fabric struct {
-	NCCLVersion  string   `json:"nccl_version,omitempty"`
-	TestsVersion string   `json:"tests_version,omitempty"`
-	Ranks        int      `json:"ranks,omitempty"`
-	Nodes        int      `json:"nodes,omitempty"`
-	GPU          string   `json:"gpu,omitempty"`
-	Transport    string   `json:"transport,omitempty"`
-	Hosts        []string `json:"hosts,omitempty"`
-	// GDR is nil when the logs did not say.
+	NCCLVersion  string `json:"nccl_version,omitempty"`
+	TestsVersion string `json:"tests_version,omitempty"`
+	Ranks        int    `json:"ranks,omitempty"`
+	Nodes        int    `json:"nodes,omitempty"`
+	GPU          string `json:"gpu,omitempty"`
+	// Transport is what carried data between the ranks, as runner.Facts
+	// has it: the network's name ("IB", "Socket") when the network
+	// carried data between any two ranks, else "P2P", "SHM" or "P2P+SHM".
+	Transport string   `json:"transport,omitempty"`
+	Hosts     []string `json:"hosts,omitempty"`
+	// GDR is nil when the logs did not say, and when the network carried
+	// no data.
 	GDR *bool `json:"gdr"`
+	// TransportSummary says what carried data between which ranks
+	// (runner.RoutesText); Routes are the same, structured. Both come from
+	// the study's debug (explain) launches: NCCL prints the channel lines
+	// they are read from only with NCCL_DEBUG=INFO.
+	TransportSummary string         `json:"transport_summary,omitempty"`
+	Routes           []runner.Route `json:"routes,omitempty"`
+	// Network is the network NCCL initialised, carrying data or not.
+	Network string `json:"network,omitempty"`
+}
+
+// AddTransport takes the transport from an NCCL debug log's facts, when
+// the fabric does not have it yet (or has only the word from a log without
+// channel lines). It reports whether anything changed.
+func (f *Fabric) AddTransport(fa *runner.Facts) bool {
+	if fa == nil || (fa.Transport == "" && len(fa.Routes) == 0) {
+		return false
+	}
+	if f.TransportSummary != "" || (f.Transport != "" && len(fa.Routes) == 0) {
+		return false
+	}
+	f.Transport, f.GDR, f.Network = fa.Transport, fa.GDR, fa.Network
+	f.Routes = append([]runner.Route(nil), fa.Routes...)
+	f.TransportSummary = runner.RoutesText(fa.Routes)
+	if fa.NNodes > 0 {
+		f.Nodes = fa.NNodes
+	}
+	return true
 }
 
 // Budget is what the study was allowed to spend; zero means unlimited.

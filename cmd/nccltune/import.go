@@ -341,7 +341,7 @@ func fabricOf(r *runner.Result) store.Fabric {
 	}
 	f.Nodes = len(f.Hosts)
 	if fa := r.Facts; fa != nil {
-		f.Transport, f.GDR = fa.Transport, fa.GDR
+		f.AddTransport(fa)
 		if f.NCCLVersion == "" {
 			f.NCCLVersion = fa.NCCLVersion
 		}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/runner"
 )
 
 // checkReportPage checks what every report must be: one HTML page that
@@ -98,11 +101,27 @@ func TestReportOfSimulatedSearch(t *testing.T) {
 	if _, stderr, code := runCLI(t, db, "report", "s1", "--out", out); code != 0 {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
+	// The transport comes from the explain launches' channel lines: the
+	// timed launches run without NCCL's debug log.
+	const paths = "network IB (NET/IB/0, NET/IB/1) between ranks 0-3 across hosts"
 	checkReportPage(t, out, `id="simulated"`, "<svg", "band geomean", "8M guard", "interleaved confirmation launches",
-		`id="export-k8s"`, "sim-spark4-0")
+		`id="export-k8s"`, "sim-spark4-0", "IB: "+paths)
 	stdout, stderr, code := runCLI(t, db, "show", "s1")
-	if code != 0 || !strings.Contains(stdout, "band geomean") || !strings.Contains(stdout, "│ NCCL defaults") {
+	if code != 0 || !strings.Contains(stdout, "band geomean") || !strings.Contains(stdout, "│ NCCL defaults") ||
+		!strings.Contains(stdout, "data paths") || !strings.Contains(stdout, paths) {
 		t.Errorf("show: exit %d, %s\n%s", code, stderr, stdout)
+	}
+	js, _, _ := runCLI(t, db, "show", "s1", "--json")
+	var shown struct {
+		Fabric struct {
+			Transport string         `json:"transport"`
+			Summary   string         `json:"transport_summary"`
+			Routes    []runner.Route `json:"routes"`
+		} `json:"fabric"`
+	}
+	if err := json.Unmarshal([]byte(js), &shown); err != nil || shown.Fabric.Transport != "IB" ||
+		!strings.HasPrefix(shown.Fabric.Summary, paths) || len(shown.Fabric.Routes) != 1 {
+		t.Errorf("show --json fabric %+v (%v)", shown.Fabric, err)
 	}
 	if _, stderr, code := runCLI(t, db, "plot", "s1", "--out", filepath.Join(dir, "p.svg")); code != 0 {
 		t.Errorf("plot: exit %d: %s", code, stderr)

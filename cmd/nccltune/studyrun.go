@@ -112,8 +112,16 @@ func (r *storeRecorder) SaveLaunch(t *search.Trial, req search.Request, l *runne
 		t.ID = rec.NewTrial.ID
 		delete(r.pending, t)
 	}
+	changed := false
 	if r.study.Fabric.NCCLVersion == "" && l.Result != nil {
-		r.study.Fabric = fabricOf(l.Result)
+		r.study.Fabric, changed = fabricOf(l.Result), true
+	}
+	// The timed launches run without NCCL's debug log; the explain
+	// launches have it, and with it what carries data between the ranks.
+	if l.Result != nil && r.study.Fabric.AddTransport(l.Result.Facts) {
+		changed = true
+	}
+	if changed {
 		if err := r.st.UpdateStudy(r.study); err != nil {
 			return fmt.Errorf("saving the fabric of study %s: %w", r.study.Name, err)
 		}
