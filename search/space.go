@@ -153,14 +153,54 @@ func (s Space) has(knob string) bool {
 	return false
 }
 
-// CheckBase rejects a base env that fixes a searched knob.
+// CheckBase rejects a base env that fixes a searched knob, and an NVLS
+// algorithm searched where the base env turns NVLink SHARP off
+// (NCCL_NVLS_ENABLE=0, which a shared multi-GPU host needs: multicast
+// objects can put its GPUs out of service): NCCL would refuse or ignore
+// the value, so its trials would measure nothing.
 func (s Space) CheckBase(base map[string]string) error {
 	for _, d := range s {
 		if _, fixed := base[d.Knob]; fixed {
 			return fmt.Errorf("%s is fixed by --base-env and also searched; a knob is either fixed or searched — drop one", d.Knob)
 		}
 	}
+	if v, ok := base["NCCL_NVLS_ENABLE"]; !ok || strings.TrimSpace(v) != "0" {
+		return nil
+	}
+	for _, d := range s {
+		if d.Knob != "NCCL_ALGO" {
+			continue
+		}
+		for _, v := range d.Choices {
+			if namesNVLS(v) {
+				return fmt.Errorf("NCCL_ALGO=%s is in the search space but --base-env NCCL_NVLS_ENABLE=0 turns NVLink SHARP off; "+
+					"drop NVLS and NVLSTree from --space NCCL_ALGO (the default space never searches them)", v)
+			}
+		}
+	}
 	return nil
+}
+
+// namesNVLS reports whether an NCCL_ALGO value asks for NVLS or NVLSTree
+// ("NVLS", "Ring,NVLSTree", "allreduce:NVLS;allgather:Ring"); an exclusion
+// ("^NVLS") does not.
+func namesNVLS(v string) bool {
+	for _, part := range strings.Split(v, ";") {
+		if _, list, ok := strings.Cut(part, ":"); ok {
+			part = list
+		}
+		part = strings.TrimSpace(part)
+		if strings.HasPrefix(part, "^") {
+			continue
+		}
+		for _, name := range strings.Split(part, ",") {
+			switch strings.ToLower(strings.TrimSpace(name)) {
+			case "nvls", "nvlstree":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Random draws a config uniformly from the space with rng.
