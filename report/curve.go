@@ -24,8 +24,12 @@ type Curve struct {
 	// "confirmed, not recommended" for a challenger the study measured
 	// against the defaults and kept the defaults over; empty otherwise.
 	Note string `json:"note,omitempty"`
-	// Launches counts the launches drawn.
-	Launches int `json:"launches"`
+	// Launches counts the launches drawn; Phase says which they are:
+	// "confirmation" (the interleaved launches the verdict used),
+	// "exploration" (the launches before confirmation, drawn for context
+	// only) or "all" (every usable launch, pooled).
+	Launches int    `json:"launches"`
+	Phase    string `json:"phase"`
 	// MinMax is true when the interval is the min–max range of the
 	// launches, because they are too few for a confidence interval of
 	// the median (model.MinLaunchesForInterval).
@@ -34,8 +38,11 @@ type Curve struct {
 	// false (0.95).
 	Confidence float64 `json:"confidence"`
 	// Simulated is true when the study ran on the simulated fabric.
-	Simulated bool    `json:"simulated"`
-	Points    []Point `json:"points"`
+	Simulated bool `json:"simulated"`
+	// Background curves are drawn thin and grey, without intervals, under
+	// one legend entry: the configs --all does not highlight.
+	Background bool    `json:"background,omitempty"`
+	Points     []Point `json:"points"`
 }
 
 // Point is one message size of a Curve.
@@ -55,12 +62,77 @@ type Point struct {
 	Launches int `json:"launches"`
 }
 
-// TrialCurve summarises a trial's usable launches size by size, over every
-// size they measured. It fails when the trial has no usable launch.
+// Which launches a curve is drawn from.
+const (
+	PhaseConfirmation = "confirmation"
+	PhaseExploration  = "exploration"
+	PhaseAll          = "all"
+)
+
+// TrialCurve summarises all of a trial's usable launches, pooled, size by
+// size, over every size they measured. It fails when the trial has no
+// usable launch.
 func (s *Study) TrialCurve(t *store.Trial) (Curve, error) {
-	ls := s.TrialLaunches(t, "")
+	return s.curveOf(t, s.TrialLaunches(t, ""), PhaseAll)
+}
+
+// DecisionCurves are the curves of what decided: NCCL's defaults and the
+// confirmed config, each over exactly the launches Compare (and so the
+// tables and the verdict) uses — the interleaved confirmation launches, or
+// every launch when the study ran no confirmation. With exploration, each
+// is followed by the curve of its launches before confirmation, marked as
+// such. Nil when the study has no comparison.
+func (s *Study) DecisionCurves(exploration bool) ([]Curve, error) {
+	base, cand := s.Baseline(), s.Candidate()
+	if base == nil || cand == nil || base.ID == cand.ID {
+		return nil, fmt.Errorf("study %s has no confirmed config to compare with NCCL's defaults", s.Name())
+	}
+	bl, cl, which := s.comparedLaunches(base, cand)
+	if len(bl) == 0 || len(cl) == 0 {
+		return nil, fmt.Errorf("study %s has no successful launch of both NCCL's defaults and the confirmed config", s.Name())
+	}
+	var out []Curve
+	for _, arm := range []struct {
+		t  *store.Trial
+		ls []*store.Launch
+	}{{base, bl}, {cand, cl}} {
+		c, err := s.curveOf(arm.t, arm.ls, which)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if exploration && which == PhaseConfirmation {
+		for _, t := range []*store.Trial{base, cand} {
+			var ls []*store.Launch
+			for _, l := range s.TrialLaunches(t, "") {
+				if l.Phase != store.PhaseConfirm {
+					ls = append(ls, l)
+				}
+			}
+			if c, err := s.curveOf(t, ls, PhaseExploration); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// comparedLaunches are the launches a comparison of base and cand uses:
+// their confirmation launches, or every usable launch of each when either
+// has none.
+func (s *Study) comparedLaunches(base, cand *store.Trial) (bl, cl []*store.Launch, which string) {
+	bl, cl = s.TrialLaunches(base, store.PhaseConfirm), s.TrialLaunches(cand, store.PhaseConfirm)
+	if len(bl) > 0 && len(cl) > 0 {
+		return bl, cl, PhaseConfirmation
+	}
+	return s.TrialLaunches(base, ""), s.TrialLaunches(cand, ""), PhaseAll
+}
+
+// curveOf summarises the given launches of a trial size by size.
+func (s *Study) curveOf(t *store.Trial, ls []*store.Launch, phase string) (Curve, error) {
 	c := Curve{Study: s.Name(), Label: ConfigLabel(t.Config), Config: t.Config.Clone(), Trial: t.Number,
-		Launches: len(ls), Simulated: s.Study.Simulated}
+		Launches: len(ls), Phase: phase, Simulated: s.Study.Simulated}
 	if cand := s.Candidate(); cand != nil && cand.ID == t.ID && len(c.Config) > 0 {
 		c.Note = "confirmed, not recommended"
 		if s.Recommended() {
@@ -72,6 +144,9 @@ func (s *Study) TrialCurve(t *store.Trial) (Curve, error) {
 		if t.Reason != "" {
 			why += ": " + t.Reason
 		}
+		if phase != PhaseAll {
+			why = "no " + phase + " launch"
+		}
 		return c, fmt.Errorf("trial %s/%d (%s) has no successful launch to draw (%s)", s.Name(), t.Number, c.Label, why)
 	}
 	opt := s.statOptions()
@@ -80,8 +155,8 @@ func (s *Study) TrialCurve(t *store.Trial) (Curve, error) {
 	factor := s.BusBWFactor()
 	mls := modelLaunches(ls)
 	for _, b := range measuredSizes(ls) {
-		// One size at a time: a launch that missed another size still
-		// counts at this one.
+		// One size at a time, as Compare does: a launch that missed
+		// another size still counts at this one.
 		sum := model.Summarize(mls, []int64{b}, opt)
 		if len(sum.Sizes) != 1 || sum.Sizes[0].Launches == 0 || math.IsNaN(sum.Sizes[0].Median) {
 			continue
@@ -101,6 +176,10 @@ func (s *Study) TrialCurve(t *store.Trial) (Curve, error) {
 	}
 	return c, nil
 }
+
+// Exploration reports whether the curve is of exploration launches,
+// drawn for context only.
+func (c Curve) Exploration() bool { return c.Phase == PhaseExploration }
 
 // launchRange is the smallest and largest per-launch median time at a size.
 func launchRange(ls []model.Launch, b int64) (lo, hi float64) {
@@ -129,18 +208,21 @@ func (c Curve) IntervalText() string {
 }
 
 // LegendText is the curve's legend entry: its config, then how many
-// launches and what the shaded interval is.
+// launches of which phase and what the shaded interval is.
 func (c Curve) LegendText(withStudy bool) string {
 	name := c.Label
 	if withStudy {
 		name = c.Study + ": " + name
 	}
+	if c.Exploration() {
+		return fmt.Sprintf("%s: exploration (%s, min–max not drawn; not used for the verdict)", name, Plural(c.Launches, "launch"))
+	}
 	if c.Note != "" {
 		name += " — " + c.Note
 	}
-	n := "1 launch"
-	if c.Launches != 1 {
-		n = fmt.Sprintf("%d launches", c.Launches)
+	n := Plural(c.Launches, "launch")
+	if c.Phase == PhaseConfirmation {
+		n = Plural(c.Launches, "confirmation launch")
 	}
 	return fmt.Sprintf("%s  (%s, %s)", name, n, c.IntervalText())
 }

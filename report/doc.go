@@ -1,8 +1,9 @@
-// Package report owns the pictures and pages of studies: the plot of bus
-// bandwidth against message size (drawn with gonum.org/v1/plot), the
-// benchstat-style tables that compare NCCL's defaults with a recommendation
-// size by size, and the self-contained HTML report a study can be attached
-// to a ticket with.
+// Package report owns the pictures and pages of studies: the figures
+// (drawn with gonum.org/v1/plot: bus bandwidth or time against message
+// size, the per-size speedup, the search's landscape and its convergence),
+// the benchstat-style tables that compare NCCL's defaults with a
+// recommendation size by size, and the self-contained HTML report a study
+// can be attached to a ticket with.
 //
 // It reads what the store holds (store.Study, store.Trial, store.Launch),
 // summarises launches with the model package and draws the result. It
@@ -20,8 +21,11 @@
 //     BusBW/AlgBW of the rows (2(n−1)/n for all-reduce over n ranks). A
 //     faster time is a higher bandwidth, so a time interval maps to a
 //     bandwidth interval with its ends swapped.
-//   - Configs are named by their difference from NCCL's defaults without the
-//     NCCL_ prefix ("PROTO=^LL128 MAX_NCHANNELS=8", or "NCCL defaults"),
-//     never by trial ids.
+//   - Configs are named as the exports write them: their NCCL_* settings
+//     sorted by name ("NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", or "NCCL
+//     defaults"), never by trial ids in a figure's legend.
+//   - A study's figure shows what decided: the launches the verdict and the
+//     tables use (the interleaved confirmation), with the same medians;
+//     exploration launches only when asked for, and marked as such.
 //   - Simulated studies are labelled SIMULATED wherever they are shown.
 package report

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,8 +46,12 @@ type pageData struct {
 	Env       []string // the recommended env, one K=V a line
 	Generated string
 
-	Plot      template.HTML // inline SVG
-	PlotError string
+	// Figures are the study's pictures, inline SVG, in reading order.
+	Figures []figureHTML
+	// Chosen and Preferences say why the confirmed config was chosen over
+	// configs that scored better.
+	Chosen      *ScoredConfig
+	Preferences []Preference
 
 	Comparison *Comparison
 	Tables     []Table
@@ -68,6 +73,13 @@ type note struct {
 	Mark, Text string
 }
 
+// figureHTML is one figure of the page, or why it could not be drawn.
+type figureHTML struct {
+	ID, Title, Caption string
+	SVG                template.HTML
+	Error              string
+}
+
 // exportText is the recommendation in one export format, or why that
 // format could not be written.
 type exportText struct {
@@ -75,13 +87,17 @@ type exportText struct {
 }
 
 type trialRow struct {
-	Number   int
+	// Trials are the trial numbers (several when configs NCCL runs the
+	// same way were merged).
+	Trials   string
 	Role     string
 	State    string
 	Launches int
-	Score    string
-	Env      string
-	Reason   string
+	// Score is the median launch band score and Interval its interval,
+	// as the landscape figure draws them.
+	Score, Interval string
+	Env             string
+	Reason          string
 	// Mark is "recommended", "baseline" or "confirmed" for the rows the
 	// reader looks for first.
 	Mark string
@@ -107,7 +123,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 		Name:      st.Name,
 		Verdict:   VerdictOf(st),
 		Generated: now.In(loc).Format("2006-01-02 15:04:05 MST"),
-		Fabric:    FabricFacts(st.Fabric),
+		Fabric:    s.FabricFacts(),
 		Trials:    trialRows(s),
 	}
 	if st.Simulated {
@@ -127,12 +143,8 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 		}
 	}
 
-	svg, err := plotSVG(s)
-	if err != nil {
-		d.PlotError = err.Error()
-	} else {
-		d.Plot = template.HTML(svg) // generated here; vgsvg escapes every text it draws
-	}
+	d.Figures = figures(s)
+	d.Chosen, d.Preferences = s.WhyChosen()
 
 	if c := s.Compare(); c != nil {
 		d.Comparison = c
@@ -159,7 +171,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	if err := page.Execute(&buf, d); err != nil {
 		return fmt.Errorf("rendering the report of %s: %w", st.Name, err)
 	}
-	_, err = w.Write(buf.Bytes())
+	_, err := w.Write(buf.Bytes())
 	return err
 }
 
@@ -189,33 +201,49 @@ func exports(s *Study, now time.Time) ([]exportText, string) {
 	return out, ""
 }
 
-// plotSVG draws the study's figure (baseline and confirmed config, or
-// every trial of a sweep or import) as SVG ready to sit inside HTML.
-func plotSVG(s *Study) (string, error) {
-	var trials []*store.Trial
-	if s.Study.Kind == store.KindSearch {
-		for _, t := range []*store.Trial{s.Baseline(), s.Candidate()} {
-			if t != nil {
-				trials = append(trials, t)
+// figures draws the study's figures for the page: what decided (bus
+// bandwidth and time), the per-size speedup, and for a search its
+// landscape and convergence. A figure that cannot be drawn says why in
+// its place.
+func figures(s *Study) []figureHTML {
+	type fig struct {
+		id, title, caption string
+		make               func() (Drawing, error)
+	}
+	list := []fig{
+		{"fig-busbw", "Bus bandwidth by message size", "What decided: the launches the verdict and the tables use.",
+			func() (Drawing, error) { return s.DecisionFigure(MetricBusBW, false) }},
+		{"fig-time", "Time by message size", "The same launches as time per operation, on a log axis, where small messages and latency show.",
+			func() (Drawing, error) { return s.DecisionFigure(MetricTime, false) }},
+	}
+	if s.Compare() != nil {
+		list = append(list, fig{"fig-speedup", "Speedup by message size", "The per-size table as a picture: the speedup at each size with its interval, “~” where not significant.",
+			func() (Drawing, error) { return s.SpeedupFigure() }})
+	}
+	if s.Study.Kind == store.KindSearch && len(s.Study.Sizes) > 0 {
+		list = append(list,
+			fig{"fig-landscape", "The search's landscape", "Every config the search measured, ranked by band score with its interval.",
+				func() (Drawing, error) { return s.Landscape() }},
+			fig{"fig-convergence", "How the search converged", "The best config so far and NCCL defaults, launch by launch, and the confirmation that decided.",
+				func() (Drawing, error) { return s.Convergence() }})
+	}
+	var out []figureHTML
+	for _, f := range list {
+		h := figureHTML{ID: f.id, Title: f.title, Caption: f.caption}
+		d, err := f.make()
+		if err == nil {
+			var buf bytes.Buffer
+			if err = d.Write(&buf, FormatSVG); err == nil {
+				// Generated here; vgsvg escapes every text it draws.
+				h.SVG = template.HTML(inlineSVG(buf.String(), f.title))
 			}
 		}
-	} else {
-		trials = s.Trials
-	}
-	var curves []Curve
-	for _, t := range trials {
-		if c, err := s.TrialCurve(t); err == nil {
-			curves = append(curves, c)
+		if err != nil {
+			h.Error = err.Error()
 		}
+		out = append(out, h)
 	}
-	if len(curves) == 0 {
-		return "", fmt.Errorf("no successful launch to plot yet")
-	}
-	var buf bytes.Buffer
-	if err := NewFigure(curves, s).WriteSVG(&buf); err != nil {
-		return "", err
-	}
-	return inlineSVG(buf.String()), nil
+	return out
 }
 
 var (
@@ -229,30 +257,55 @@ var (
 // page: no XML prolog or comment, no namespace declarations (the HTML
 // parser puts <svg> in its namespace itself, and the page then names no
 // URL at all), and a width that follows the page.
-func inlineSVG(svg string) string {
+func inlineSVG(svg, label string) string {
 	svg = xmlProlog.ReplaceAllString(svg, "")
 	svg = xmlComment.ReplaceAllString(svg, "")
 	svg = svgNSAttr.ReplaceAllString(svg, "")
-	svg = svgSizeAttr.ReplaceAllString(svg, `<svg class="plot" role="img" aria-label="bus bandwidth against message size"`)
+	svg = svgSizeAttr.ReplaceAllString(svg, `<svg class="plot" role="img" aria-label="`+template.HTMLEscapeString(label)+`"`)
 	return strings.TrimSpace(svg)
 }
 
+// trialRows lists the study's configs best score first (the landscape's
+// order), then those without a score; for a study with no band, its
+// trials in order.
 func trialRows(s *Study) []trialRow {
-	base, cand := s.Baseline(), s.Candidate()
-	out := make([]trialRow, 0, len(s.Trials))
-	for _, t := range s.Trials {
-		r := trialRow{Number: t.Number, Role: t.Role, State: t.State, Launches: t.Launches,
-			Score: "—", Env: t.Config.String(), Reason: t.Reason}
-		if t.ScoreUS > 0 {
-			r.Score = fmt.Sprintf("%.1f", t.ScoreUS)
+	cs, err := s.ScoredConfigs()
+	if err != nil {
+		var out []trialRow
+		for _, t := range s.Trials {
+			out = append(out, trialRow{Trials: strconv.Itoa(t.Number), Role: t.Role, State: t.State, Launches: t.Launches,
+				Score: "—", Env: t.Config.String(), Reason: t.Reason})
 		}
-		switch {
-		case cand != nil && t.ID == cand.ID && s.Recommended():
-			r.Mark = "recommended"
-		case cand != nil && t.ID == cand.ID:
-			r.Mark = "confirmed"
-		case base != nil && t.ID == base.ID:
+		return out
+	}
+	byNumber := map[int]string{}
+	for _, t := range s.Trials {
+		byNumber[t.Number] = t.Role
+	}
+	out := make([]trialRow, 0, len(cs))
+	for _, c := range cs {
+		nums := make([]string, len(c.Trials))
+		for i, n := range c.Trials {
+			nums[i] = strconv.Itoa(n)
+		}
+		r := trialRow{Trials: strings.Join(nums, ", "), Role: byNumber[c.Trials[0]], State: c.State, Launches: c.Launches,
+			Score: "—", Env: c.Config.String(), Reason: c.Reason, Mark: c.Role}
+		if r.Mark == r.Role {
+			r.Mark = "" // "baseline (baseline)" says it twice
+		}
+		if c.Role == store.RoleBaseline {
 			r.Mark = "baseline"
+			r.Role = ""
+		}
+		if len(c.Equivalent) > 0 {
+			r.Env += " (same plan as " + strings.Join(c.Equivalent, "; ") + ")"
+		}
+		if c.Scored() {
+			r.Score = formatValue(MetricTime, c.ScoreUS)
+			r.Interval = c.Interval
+			if finite(c.LoUS) && finite(c.HiUS) {
+				r.Interval = interval2(MetricTime, c.LoUS, c.HiUS) + " " + c.Interval
+			}
 		}
 		out = append(out, r)
 	}

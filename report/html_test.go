@@ -106,27 +106,29 @@ func TestHTMLRecommendation(t *testing.T) {
 	page := renderHTML(t, recommendStudy())
 	d := parseHTML(t, page)
 	checkSelfContained(t, page, d)
-	for _, id := range []string{"simulated", "verdict", "plot", "tables", "choices", "export", "fabric", "settings", "trials",
+	for _, id := range []string{"simulated", "verdict", "figures", "fig-busbw", "fig-time", "fig-speedup", "fig-landscape", "fig-convergence", "tables", "choices", "export", "fabric", "settings", "trials",
 		"export-env", "export-sh", "export-docker", "export-k8s", "export-json", "export-nccl-tuner"} {
 		if !d.ids[id] {
 			t.Errorf("no element with id %q", id)
 		}
 	}
-	if d.elements["svg"] != 1 || d.elements["style"] < 1 {
-		t.Errorf("want one inline SVG plot and inline CSS: %v", d.elements)
+	if d.elements["svg"] != 5 || d.elements["style"] < 1 {
+		t.Errorf("want five inline SVG figures and inline CSS: %v", d.elements)
 	}
 	if d.elements["pre"] < 5 {
 		t.Errorf("%d <pre> blocks: want the recommendation in the export formats", d.elements["pre"])
 	}
 	for section, wants := range map[string][]string{
-		"verdict":  {"Set NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "×4.40 [4.10, 4.80]", "SIMULATED"},
-		"plot":     {"s3-512K-4M: all_reduce bus bandwidth by message size", "SIMULATED fabric (spark4)", "PROTO=^LL128 MAX_NCHANNELS=8 — recommended"},
+		"verdict": {"Set NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "×4.40 [4.10, 4.80]", "SIMULATED"},
+		"figures": {"s3-512K-4M: all_reduce bus bandwidth by message size", "s3-512K-4M: all_reduce time by message size",
+			"SIMULATED fabric (spark4)", "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128 — recommended  (6 confirmation launches, 95% CI)",
+			"band 512K–4M: speedup ×4.44 [4.24, 4.62] (95% CI)", "speedup over NCCL defaults by message size", "the search's landscape", "how the search converged"},
 		"tables":   {"time µs", "busbw GB/s", "8M guard", "band geomean", "(p=0.002 n=6)"},
 		"choices":  {"Ring LL128, 32 channels", "Ring Simple, 8 channels", "changed"},
 		"export":   {"NCCL_PROTO=^LL128", "export NCCL_MAX_NCHANNELS", "SIMULATED"},
 		"fabric":   {"2.28.3", "NVIDIA GB10 (simulated)", "IB", "GPUDirect RDMA (GDR)off", "not recorded"},
 		"settings": {"512K-4M; sizes 512K 1M 2M 4M; guard 8M", "NCCL_MAX_NCHANNELS: unset 2 8", "60 launches", "seed1", "sim, 4 ranks"},
-		"trials":   {"baseline (baseline)", "(recommended)", "NCCL_PROTO=LL128", "exit status 1: NCCL WARN <invalid> protocol"},
+		"trials":   {"baseline", "explore (recommended)", "NCCL_PROTO=LL128", "exit status 1: NCCL WARN <invalid> protocol"},
 	} {
 		for _, w := range wants {
 			if !strings.Contains(d.text[section], w) {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"io"
@@ -16,24 +15,30 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/store"
 )
 
-// Figure is what one plot shows: curves of bus bandwidth against message
-// size, the searched bands shaded, the guard sizes marked.
+// Figure is the picture of curves against message size: bus bandwidth
+// (linear) or time (µs, log), one line per config with its interval, the
+// searched bands shaded exactly over their sizes, the guard sizes marked.
 type Figure struct {
-	// Title is the first title line, e.g. "s3-512K-4M: all_reduce bus
-	// bandwidth by message size".
-	Title string
-	// Simulated, when not empty, is shown as a second title line in red
-	// ("SIMULATED fabric (spark4): not a measurement").
+	// Subject opens the title: "s3-512K-4M: all_reduce"; the metric
+	// completes it. Title, when set, replaces the whole first line.
+	Subject string
+	Title   string
+	// Subtitle lines go under the title: what the curves are drawn from
+	// and, for a study's decision, the speedup with its interval.
+	Subtitle []string
+	// Simulated, when not empty, is shown as a line in red ("SIMULATED
+	// fabric (spark4): not a measurement of real hardware").
 	Simulated string
-	Curves    []Curve
-	Bands     []Band
-	Guards    []int64
+	// Metric is MetricBusBW (the default) or MetricTime.
+	Metric string
+	Curves []Curve
+	Bands  []Band
+	Guards []int64
 	// StudyInLegend prefixes each legend entry with its study, for
 	// figures that mix studies.
 	StudyInLegend bool
@@ -46,7 +51,9 @@ type Band struct {
 }
 
 // NewFigure builds the figure of curves drawn from the given studies: the
-// title names the studies, and their bands and guard sizes are marked.
+// title names the studies, and the bands their searches scored and their
+// guard sizes are marked. Only a search has a searched band: a sweep or an
+// imported log is not shaded.
 func NewFigure(curves []Curve, studies ...*Study) Figure {
 	f := Figure{Curves: curves, StudyInLegend: len(studies) > 1}
 	var names, sims, simNames []string
@@ -63,7 +70,7 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 			sims = append(sims, st.Launch.SimProfile)
 			simNames = append(simNames, st.Name)
 		}
-		if st.Kind != "sweep" && st.BandMin > 0 && st.BandMax >= st.BandMin && !seenBand[[2]int64{st.BandMin, st.BandMax}] {
+		if st.Kind == store.KindSearch && st.BandMin > 0 && st.BandMax >= st.BandMin && !seenBand[[2]int64{st.BandMin, st.BandMax}] {
 			seenBand[[2]int64{st.BandMin, st.BandMax}] = true
 			f.Bands = append(f.Bands, Band{Min: st.BandMin, Max: st.BandMax, Label: "searched band " + bandText(st.BandMin, st.BandMax)})
 		}
@@ -77,19 +84,24 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 	if collective == "" {
 		collective = "all_reduce"
 	}
-	f.Title = fmt.Sprintf("%s: %s bus bandwidth by message size", strings.Join(names, ", "), collective)
-	if len(sims) > 0 {
-		profiles := strings.Join(compactStrings(sims), ", ")
-		f.Simulated = "SIMULATED fabric"
-		if profiles != "" {
-			f.Simulated += " (" + profiles + ")"
-		}
-		if len(simNames) < len(names) { // mixed with real studies: say which
-			f.Simulated += " for " + strings.Join(simNames, ", ")
-		}
-		f.Simulated += ": not a measurement of real hardware"
-	}
+	f.Subject = fmt.Sprintf("%s: %s", strings.Join(names, ", "), collective)
+	f.Simulated = simulatedLine(sims, simNames, len(names))
 	return f
+}
+
+// simulatedLine is the red header line of a figure with simulated data.
+func simulatedLine(sims, simNames []string, studies int) string {
+	if len(sims) == 0 {
+		return ""
+	}
+	s := "SIMULATED fabric"
+	if profiles := strings.Join(compactStrings(sims), ", "); profiles != "" {
+		s += " (" + profiles + ")"
+	}
+	if len(simNames) < studies { // mixed with real studies: say which
+		s += " for " + strings.Join(simNames, ", ")
+	}
+	return s + ": not a measurement of real hardware"
 }
 
 func bandText(lo, hi int64) string {
@@ -139,52 +151,33 @@ const (
 	PNGDPI = 150
 )
 
-// Size returns the figure's width and height: the plot, then one legend
-// row per entry and the caption below it.
+// Size returns the figure's width and height: the header, the plot, one
+// legend row per entry and the caption.
 func (f Figure) Size() (w, h vg.Length) {
-	rows := len(f.Curves) + len(f.Bands) + min(len(f.Guards), 1)
-	return figureWidth, plotHeight + vg.Length(rows)*legendPitch() + 0.7*vg.Inch // caption: two lines
+	s, err := f.sheet()
+	if err != nil {
+		return figureWidth, plotHeight
+	}
+	return s.size()
 }
 
 // Write renders the figure as PNG or SVG.
 func (f Figure) Write(w io.Writer, format string) error {
-	switch format {
-	case FormatPNG:
-		return f.WritePNG(w)
-	case FormatSVG:
-		return f.WriteSVG(w)
+	s, err := f.sheet()
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown image format %q: use png or svg", format)
+	return s.write(w, format)
 }
 
 // WritePNG renders the figure as a PNG image (PNGDPI).
-func (f Figure) WritePNG(w io.Writer) error {
-	width, height := f.Size()
-	c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(PNGDPI), vgimg.UseBackgroundColor(color.White))
-	if err := f.draw(c); err != nil {
-		return err
-	}
-	_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
-	return err
-}
+func (f Figure) WritePNG(w io.Writer) error { return f.Write(w, FormatPNG) }
 
 // WriteSVG renders the figure as an SVG document. Text names the
 // Liberation fonts the layout was measured with, falling back to their
 // metric-compatible Arial and Helvetica, so it lines up where Liberation is
 // not installed.
-func (f Figure) WriteSVG(w io.Writer) error {
-	width, height := f.Size()
-	c := vgsvg.New(width, height)
-	if err := f.draw(c); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return err
-	}
-	_, err := w.Write(svgFontFallback(buf.Bytes()))
-	return err
-}
+func (f Figure) WriteSVG(w io.Writer) error { return f.Write(w, FormatSVG) }
 
 var svgFontFamily = regexp.MustCompile(`font-family:Liberation Sans;`)
 
@@ -207,9 +200,11 @@ var (
 		{R: 0x00, G: 0x00, B: 0x00, A: 0xff}, // black
 	}
 	dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}}
-	// bandColor shades the searched band; guardColor marks guard sizes.
+	// bandColor shades the searched band; guardColor marks guard sizes;
+	// otherColor draws the configs --all does not highlight.
 	bandColor  = color.RGBA{R: 0xff, G: 0xf3, B: 0xcf, A: 0xff}
 	guardColor = color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff}
+	otherColor = color.RGBA{R: 0xbb, G: 0xbb, B: 0xbb, A: 0xff}
 	titleRed   = color.RGBA{R: 0xb0, G: 0x00, B: 0x20, A: 0xff}
 )
 
@@ -219,12 +214,29 @@ func withAlpha(c color.RGBA, a uint8) color.NRGBA {
 
 // curveStyle gives curve i its colour and dash pattern: the first curve of
 // NCCL's defaults is grey, every other curve (another study's defaults
-// included) takes the palette by its place.
+// included) takes the palette by its place among the coloured curves; an
+// exploration curve takes the colour of its config's decision curve.
 func curveStyle(i int, curves []Curve) (color.RGBA, []vg.Length) {
-	if len(curves[i].Config) == 0 && !slices.ContainsFunc(curves[:i], func(c Curve) bool { return len(c.Config) == 0 }) {
+	c := curves[i]
+	if c.Exploration() {
+		for j, d := range curves {
+			if !d.Exploration() && d.Study == c.Study && d.Trial == c.Trial {
+				col, _ := curveStyle(j, curves)
+				return col, []vg.Length{vg.Points(1.5), vg.Points(2.5)}
+			}
+		}
+	}
+	isDefaults := func(c Curve) bool { return len(c.Config) == 0 && !c.Exploration() }
+	if isDefaults(c) && !slices.ContainsFunc(curves[:i], isDefaults) {
 		return defaultsColor, nil
 	}
-	return palette[i%len(palette)], dashes[(i/len(palette))%len(dashes)]
+	k := 0 // place among the coloured curves before it
+	for j := range i {
+		if !curves[j].Exploration() && !curves[j].Background && !(isDefaults(curves[j]) && !slices.ContainsFunc(curves[:j], isDefaults)) {
+			k++
+		}
+	}
+	return palette[k%len(palette)], dashes[(k/len(palette))%len(dashes)]
 }
 
 // legendPitch is the height of one legend entry with its padding.
@@ -233,126 +245,109 @@ func legendPitch() vg.Length {
 	return sty.Rectangle("Xg").Max.Y + vg.Points(legendPadding)
 }
 
-// draw lays the figure out on a canvas: the plot on top, the legend and
-// the caption below it, so the legend never hides a curve however many
-// there are.
-func (f Figure) draw(c vg.CanvasSizer) error {
-	if len(f.Curves) == 0 {
-		return fmt.Errorf("nothing to plot: no curve has a measured point")
-	}
-	p, legend, err := f.plot()
-	if err != nil {
-		return err
-	}
-	dc := draw.New(c)
-	_, h := f.Size()
-	below := h - plotHeight
-	p.Draw(draw.Crop(dc, 0, 0, below, 0))
-
-	area := draw.Crop(dc, 0.35*vg.Inch, -0.2*vg.Inch, 0, -(plotHeight + 0.05*vg.Inch))
-	legend.Draw(area)
-
-	caption := legend.TextStyle
-	caption.Font = font.From(sans, 8.5)
-	caption.Color = color.Gray{Y: 0x55}
-	lines := []string{
-		"Lines: per size, the median over launches of each launch's median time, as bus bandwidth (nccl-tests' busbw).",
-		"Shading around a line: the 95% confidence interval of that median, or the min–max of the launches when there are fewer than 6.",
-	}
-	y := area.Max.Y - legend.Rectangle(area).Size().Y - 0.28*vg.Inch
-	for _, line := range lines {
-		dc.FillText(caption, vg.Point{X: area.Min.X, Y: y}, line)
-		y -= 0.16 * vg.Inch
-	}
-	return nil
-}
-
-// plot builds the gonum plot and the legend drawn below it.
 // sans is the typeface of every text: Liberation Sans, metric-compatible
 // with Arial (see WriteSVG).
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
-func (f Figure) plot() (*plot.Plot, plot.Legend, error) {
-	p := plot.New()
-	setFont := func(sty *draw.TextStyle, size vg.Length) {
-		sty.Font = font.From(sans, size)
+// metric is the figure's metric, bus bandwidth unless time was asked.
+func (f Figure) metric() string {
+	if f.Metric == MetricTime {
+		return MetricTime
+	}
+	return MetricBusBW
+}
+
+// value is a point's value and interval in the figure's metric.
+func (f Figure) value(pt Point) (v, lo, hi float64) {
+	if f.metric() == MetricTime {
+		return pt.TimeUS, pt.TimeLoUS, pt.TimeHiUS
+	}
+	return pt.BusBW, pt.BusBWLo, pt.BusBWHi
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// sheet lays the figure out: the plot on top, the legend and the caption
+// below it, so the legend never hides a curve however many there are.
+func (f Figure) sheet() (*sheet, error) {
+	if len(f.Curves) == 0 {
+		return nil, fmt.Errorf("nothing to plot: no curve has a measured point")
+	}
+	timeAxis := f.metric() == MetricTime
+	p := newPlot()
+	xLabel := "message size (log scale)"
+	yLabel := "bus bandwidth (GB/s)"
+	what := "bus bandwidth"
+	if timeAxis {
+		yLabel = "time per operation (µs, log scale)"
+		what = "time"
 	}
 	title := f.Title
-	if f.Simulated != "" {
-		title += "\n" + f.Simulated
-		p.Title.TextStyle.Color = titleRed
-	}
-	p.Title.Text = title
-	setFont(&p.Title.TextStyle, 13)
-	p.Title.Padding = vg.Points(8)
-	p.X.Label.Text = "message size (log scale)"
-	p.Y.Label.Text = "bus bandwidth (GB/s)"
-	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-		setFont(&ax.Label.TextStyle, 11)
-		setFont(&ax.Tick.Label, 10)
+	if title == "" {
+		title = fmt.Sprintf("%s %s by message size", f.Subject, what)
 	}
 
-	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 0.0
+	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), 0.0
 	for _, c := range f.Curves {
 		for _, pt := range c.Points {
+			v, lo, hi := f.value(pt)
+			if !finite(v) || !(v > 0) {
+				continue
+			}
 			xmin, xmax = math.Min(xmin, float64(pt.Bytes)), math.Max(xmax, float64(pt.Bytes))
-			for _, y := range []float64{pt.BusBW, pt.BusBWHi} {
-				if !math.IsNaN(y) && !math.IsInf(y, 0) {
-					ymax = math.Max(ymax, y)
+			for _, y := range []float64{v, lo, hi} {
+				if finite(y) && y > 0 {
+					ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
 				}
 			}
 		}
 	}
 	if math.IsInf(xmin, 0) {
-		return nil, plot.Legend{}, fmt.Errorf("nothing to plot: no curve has a measured point")
+		return nil, fmt.Errorf("nothing to plot: no curve has a measured point")
 	}
-	if ymax <= 0 {
-		ymax = 1
-	}
-	// A little room either side of the outermost sizes, so their points
-	// and the band's shading are not cut by the frame.
+	// Half a power of two either side of the outermost sizes, so their
+	// points are not cut by the frame.
 	p.X.Scale = plot.LogScale{}
-	p.X.Min, p.X.Max = xmin/math.Pow(2, 0.45), xmax*math.Pow(2, 0.45)
+	p.X.Min, p.X.Max = xmin/math.Sqrt2, xmax*math.Sqrt2
 	p.X.Tick.Marker = log2Ticks{}
-	p.Y.Min, p.Y.Max = 0, ymax*1.08
+	if timeAxis {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+		p.Y.Min, p.Y.Max = ymin/1.3, ymax*1.3
+	} else {
+		p.Y.Tick.Marker = linearTicks{}
+		p.Y.Min, p.Y.Max = 0, ymax*1.08
+	}
 
-	legend := plot.NewLegend()
-	legend.Top, legend.Left = true, true
-	legend.ThumbnailWidth = 0.45 * vg.Inch
-	legend.TextStyle.Font = font.From(sans, legendFont)
-	legend.Padding = vg.Points(legendPadding)
-
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = color.Gray{Y: 0xe4}
-	grid.Horizontal.Color = color.Gray{Y: 0xe4}
-	p.Add(grid)
-
+	legend := newLegend()
+	rows := 0
 	for _, b := range f.Bands {
-		lo, hi := float64(b.Min)/math.Pow(2, 0.4), float64(b.Max)*math.Pow(2, 0.4)
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: p.Y.Min}, {X: hi, Y: p.Y.Min}, {X: hi, Y: p.Y.Max}, {X: lo, Y: p.Y.Max}})
-		if err != nil {
-			return nil, legend, err
-		}
-		poly.Color = bandColor
-		poly.LineStyle.Width = 0
-		p.Add(poly)
-		legend.Add(b.Label+" (scored)", poly)
+		span := &xSpan{X0: float64(b.Min), X1: float64(b.Max), Color: bandColor}
+		p.Add(span)
+		legend.Add(b.Label+" (scored)", span)
+		rows++
 	}
 	for i, g := range f.Guards {
-		line, err := plotter.NewLine(plotter.XYs{{X: float64(g), Y: p.Y.Min}, {X: float64(g), Y: p.Y.Max}})
-		if err != nil {
-			return nil, legend, err
-		}
-		line.Color = guardColor
-		line.Width = vg.Points(1.5)
-		line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		p.Add(line)
+		rule := &vRule{X: float64(g), Style: draw.LineStyle{Color: guardColor, Width: vg.Points(1.5),
+			Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
+		p.Add(rule)
 		if i == 0 {
-			legend.Add("guard size "+guardsText(f.Guards)+" (checked for regressions, not scored)", line)
+			legend.Add("guard size "+guardsText(f.Guards)+" (checked for regressions, not scored)", rule)
+			rows++
+		}
+	}
+	if timeAxis {
+		if floor, at, ok := f.latencyFloor(); ok {
+			rule := &hRule{Y: floor, Style: draw.LineStyle{Color: color.Gray{Y: 0x77}, Width: vg.Points(1),
+				Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}
+			p.Add(rule)
+			legend.Add(fmt.Sprintf("latency floor ≈ %s µs (the smallest median time, at %s)", formatValue(MetricTime, floor), nccl.FormatSize(at)), rule)
+			rows++
 		}
 	}
 
-	// Intervals first, so every line is drawn over every shading.
+	// The grey curves first, then every interval, then the coloured lines,
+	// so every highlighted line is drawn over every shading.
 	type drawn struct {
 		line    *plotter.Line
 		points  *plotter.Scatter
@@ -360,31 +355,45 @@ func (f Figure) plot() (*plot.Plot, plot.Legend, error) {
 		label   string
 	}
 	var ds []drawn
+	others := 0
+	var greyLine *plotter.Line
 	for i, c := range f.Curves {
-		col, dash := curveStyle(i, f.Curves)
 		var xys, lo, hi plotter.XYs
 		for _, pt := range c.Points {
-			if math.IsNaN(pt.BusBW) {
+			v, l, h := f.value(pt)
+			if !finite(v) || !(v > 0) {
 				continue
 			}
-			xys = append(xys, plotter.XY{X: float64(pt.Bytes), Y: pt.BusBW})
-			if !math.IsNaN(pt.BusBWLo) && !math.IsNaN(pt.BusBWHi) {
-				lo = append(lo, plotter.XY{X: float64(pt.Bytes), Y: pt.BusBWLo})
-				hi = append(hi, plotter.XY{X: float64(pt.Bytes), Y: pt.BusBWHi})
+			xys = append(xys, plotter.XY{X: float64(pt.Bytes), Y: v})
+			if finite(l) && finite(h) && l > 0 && h > 0 {
+				lo = append(lo, plotter.XY{X: float64(pt.Bytes), Y: l})
+				hi = append(hi, plotter.XY{X: float64(pt.Bytes), Y: h})
 			}
 		}
 		if len(xys) == 0 {
 			continue
 		}
+		if c.Background {
+			line, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, err
+			}
+			line.Color, line.Width = otherColor, vg.Points(1)
+			p.Add(line)
+			greyLine = line
+			others++
+			continue
+		}
+		col, dash := curveStyle(i, f.Curves)
 		d := drawn{label: c.LegendText(f.StudyInLegend)}
-		if len(lo) > 0 {
+		if len(lo) > 0 && !c.Exploration() {
 			ring := append(plotter.XYs{}, lo...)
 			for j := len(hi) - 1; j >= 0; j-- {
 				ring = append(ring, hi[j])
 			}
 			poly, err := plotter.NewPolygon(ring)
 			if err != nil {
-				return nil, legend, err
+				return nil, err
 			}
 			poly.Color = withAlpha(col, 0x38)
 			poly.LineStyle.Width = 0
@@ -396,16 +405,18 @@ func (f Figure) plot() (*plot.Plot, plot.Legend, error) {
 		}
 		line, err := plotter.NewLine(xys)
 		if err != nil {
-			return nil, legend, err
+			return nil, err
 		}
-		line.Color = col
-		line.Width = vg.Points(2)
-		line.Dashes = dash
+		line.Color, line.Width, line.Dashes = col, vg.Points(2), dash
 		pts, err := plotter.NewScatter(xys)
 		if err != nil {
-			return nil, legend, err
+			return nil, err
 		}
 		pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}
+		if c.Exploration() {
+			line.Width = vg.Points(1.2)
+			pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: draw.RingGlyph{}}
+		}
 		d.line, d.points = line, pts
 		ds = append(ds, d)
 	}
@@ -416,8 +427,44 @@ func (f Figure) plot() (*plot.Plot, plot.Legend, error) {
 			thumbs = append([]plot.Thumbnailer{d.shading}, thumbs...)
 		}
 		legend.Add(d.label, thumbs...)
+		rows++
 	}
-	return p, legend, nil
+	if greyLine != nil {
+		legend.Add(fmt.Sprintf("%s, in grey without intervals (the landscape figure ranks every config)", Plural(others, "other config")), greyLine)
+		rows++
+	}
+
+	caption := []string{"Lines: per size, the median over launches of each launch's median time" +
+		map[bool]string{true: " (µs; lower is faster).", false: ", as bus bandwidth (nccl-tests' busbw; higher is faster)."}[timeAxis]}
+	caption = append(caption, "Shading around a line: the 95% confidence interval of that median, or the min–max of the launches when there are fewer than 6 (each legend entry says which).")
+	if slices.ContainsFunc(f.Curves, Curve.Exploration) {
+		caption = append(caption, "Thin dotted lines with rings: exploration launches, drawn for context only; the verdict and the tables use the confirmation launches.")
+	}
+	s := &sheet{width: figureWidth, plotHeight: plotHeight, title: title, subtitle: f.Subtitle, simulated: f.Simulated,
+		plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, legendRows: rows, caption: caption}
+	return s, nil
+}
+
+// latencyFloor is the smallest median time of the figure's decision (or
+// pooled) curves and its size, when the curves reach small messages (64K
+// or less), where time stops falling with size.
+func (f Figure) latencyFloor() (float64, int64, bool) {
+	best, at := math.Inf(1), int64(0)
+	small := false
+	for _, c := range f.Curves {
+		if c.Exploration() {
+			continue
+		}
+		for _, pt := range c.Points {
+			if pt.Bytes <= 64*nccl.KiB {
+				small = true
+			}
+			if finite(pt.TimeUS) && pt.TimeUS > 0 && pt.TimeUS < best {
+				best, at = pt.TimeUS, pt.Bytes
+			}
+		}
+	}
+	return best, at, small && finite(best)
 }
 
 func guardsText(gs []int64) string {
@@ -426,36 +473,4 @@ func guardsText(gs []int64) string {
 		parts[i] = nccl.FormatSize(g)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// log2Ticks puts a tick at every power of two and labels them as
-// nccl-tests writes sizes (32K, 1M, 256M), every other one when there are
-// too many to read.
-type log2Ticks struct{}
-
-func (log2Ticks) Ticks(min, max float64) []plot.Tick {
-	lo, hi := int(math.Ceil(math.Log2(min))), int(math.Floor(math.Log2(max)))
-	if hi < lo {
-		return nil
-	}
-	step := 1
-	for (hi-lo)/step+1 > 16 {
-		step++
-	}
-	var ticks []plot.Tick
-	for e := lo; e <= hi; e++ {
-		t := plot.Tick{Value: math.Exp2(float64(e))}
-		if e%step == 0 {
-			t.Label = formatTickSize(e)
-		}
-		ticks = append(ticks, t)
-	}
-	return ticks
-}
-
-func formatTickSize(exp int) string {
-	if exp < 0 {
-		return ""
-	}
-	return nccl.FormatSize(int64(1) << exp)
 }

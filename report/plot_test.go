@@ -15,22 +15,17 @@ import (
 
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/store"
 )
 
 // figureOf is what `nccltune plot STUDY` draws: the baseline and the
 // confirmed config.
 func figureOf(t *testing.T, s *Study) Figure {
 	t.Helper()
-	var curves []Curve
-	for _, tr := range []*store.Trial{s.Baseline(), s.Candidate()} {
-		c, err := s.TrialCurve(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		curves = append(curves, c)
+	f, err := s.DecisionFigure(MetricBusBW, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return NewFigure(curves, s)
+	return f
 }
 
 func TestWritePNG(t *testing.T) {
@@ -53,7 +48,7 @@ func TestWritePNG(t *testing.T) {
 	// their colours, the fixed config above the defaults (more bandwidth).
 	b := img.Bounds()
 	var ink, band int
-	var grey, vermillion []int // y of each pixel of the curve colours
+	var grey, blue []int // y of each pixel of the curve colours
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
@@ -65,8 +60,8 @@ func TestWritePNG(t *testing.T) {
 				band++
 			case near(c, defaultsColor, 6):
 				grey = append(grey, y)
-			case near(c, palette[1], 6):
-				vermillion = append(vermillion, y)
+			case near(c, palette[0], 6):
+				blue = append(blue, y)
 			}
 		}
 	}
@@ -77,11 +72,11 @@ func TestWritePNG(t *testing.T) {
 	if band < total/20 {
 		t.Errorf("%d pixels of the band's shading, want the searched band shaded", band)
 	}
-	if len(grey) < 300 || len(vermillion) < 300 {
-		t.Fatalf("%d pixels of the defaults' grey and %d of the recommendation's vermillion: curves missing", len(grey), len(vermillion))
+	if len(grey) < 300 || len(blue) < 300 {
+		t.Fatalf("%d pixels of the defaults' grey and %d of the recommendation's blue: curves missing", len(grey), len(blue))
 	}
-	if mean(vermillion) >= mean(grey) {
-		t.Errorf("the recommendation's curve (mean y %.0f) is not above the defaults' (mean y %.0f): bandwidth drawn upside down?", mean(vermillion), mean(grey))
+	if mean(blue) >= mean(grey) {
+		t.Errorf("the recommendation's curve (mean y %.0f) is not above the defaults' (mean y %.0f): bandwidth drawn upside down?", mean(blue), mean(grey))
 	}
 }
 
@@ -137,8 +132,8 @@ func TestWriteSVG(t *testing.T) {
 	for _, want := range []string{
 		"s3-512K-4M: all_reduce bus bandwidth by message size",
 		"SIMULATED fabric (spark4): not a measurement of real hardware",
-		"NCCL defaults  (7 launches, 95% CI)",
-		"PROTO=^LL128 MAX_NCHANNELS=8 — recommended  (8 launches, 95% CI)",
+		"NCCL defaults  (6 confirmation launches, 95% CI)",
+		"NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128 — recommended  (6 confirmation launches, 95% CI)",
 		"searched band 512K–4M (scored)",
 		"guard size 8M (checked for regressions, not scored)",
 		"bus bandwidth (GB/s)",
@@ -171,8 +166,8 @@ func TestFigureSweepAndMixedStudies(t *testing.T) {
 	if fig.Simulated != "SIMULATED fabric (spark4) for s3-512K-4M: not a measurement of real hardware" || !fig.StudyInLegend || len(fig.Bands) != 1 || len(fig.Guards) != 1 {
 		t.Errorf("mixed figure %+v: want SIMULATED (one study is), study names in the legend, the search's band and guard only", fig)
 	}
-	if !strings.HasPrefix(fig.Title, "s5-sweep, s3-512K-4M: ") {
-		t.Errorf("title %q", fig.Title)
+	if !strings.HasPrefix(fig.Subject, "s5-sweep, s3-512K-4M: ") {
+		t.Errorf("title %q", fig.Subject)
 	}
 	var buf bytes.Buffer
 	if err := fig.WriteSVG(&buf); err != nil {

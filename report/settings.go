@@ -238,3 +238,64 @@ func Plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// FabricFacts describes the study's fabric from everything stored: the
+// study's fingerprint, completed by what NCCL's own log said in the
+// study's launches (the debug launches of NCCL defaults first): transport,
+// NICs, GDR, channels and NCCL's warnings. A fact neither recorded says
+// "not recorded".
+func (s *Study) FabricFacts() []Field {
+	f := s.Study.Fabric
+	facts := s.logFacts()
+	var nics, warnings []string
+	channels := 0
+	if facts != nil {
+		// Studies stored before the transport was recorded get it from
+		// the debug launch's log now, the way new studies record it.
+		f.AddTransport(facts)
+		if f.NCCLVersion == "" {
+			f.NCCLVersion = facts.NCCLVersion
+		}
+		if f.Ranks == 0 {
+			f.Ranks = facts.NRanks
+		}
+		if f.Nodes == 0 {
+			f.Nodes = facts.NNodes
+		}
+		if len(f.Hosts) == 0 {
+			f.Hosts = facts.Hosts
+		}
+		nics, warnings, channels = facts.NICs, facts.Warnings, facts.Channels
+	}
+	out := FabricFacts(f)
+	if len(nics) > 0 {
+		out = append(out, Field{"NICs NCCL used", strings.Join(nics, ", ")})
+	}
+	if channels > 0 {
+		out = append(out, Field{"channels (NCCL defaults)", strconv.Itoa(channels)})
+	}
+	if len(warnings) > 0 {
+		out = append(out, Field{"NCCL warnings", strings.Join(warnings, "; ")})
+	}
+	return out
+}
+
+// logFacts are the facts NCCL's log gave in this study: those of the
+// baseline's debug launch if there is one, else of the first launch with
+// any.
+func (s *Study) logFacts() *runner.Facts {
+	base := s.Baseline()
+	var first *runner.Facts
+	for _, l := range s.Launches {
+		if l.Facts == nil {
+			continue
+		}
+		if base != nil && l.TrialID == base.ID && l.Phase == store.PhaseExplain {
+			return l.Facts
+		}
+		if first == nil {
+			first = l.Facts
+		}
+	}
+	return first
+}

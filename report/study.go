@@ -3,7 +3,6 @@ package report
 import (
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
@@ -182,29 +181,11 @@ func busBW(factor float64, bytes int64, timeUS float64) float64 {
 	return factor * float64(bytes) / (timeUS * 1e3)
 }
 
-// ConfigLabel names a config by its difference from NCCL's defaults,
-// without the NCCL_ prefix, in the order of nccl.Knobs (the order people
-// write them): "PROTO=^LL128 MAX_NCHANNELS=8", or "NCCL defaults".
-func ConfigLabel(c nccl.Config) string {
-	c = c.Clone()
-	if len(c) == 0 {
-		return "NCCL defaults"
-	}
-	var parts []string
-	done := map[string]bool{}
-	for _, name := range nccl.KnobNames() {
-		if v, ok := c[name]; ok {
-			parts = append(parts, strings.TrimPrefix(name, "NCCL_")+"="+v)
-			done[name] = true
-		}
-	}
-	for _, name := range c.Names() { // knobs nccl does not list, sorted
-		if !done[name] {
-			parts = append(parts, strings.TrimPrefix(name, "NCCL_")+"="+c[name])
-		}
-	}
-	return strings.Join(parts, " ")
-}
+// ConfigLabel names a config as the exports spell it: its NCCL_* settings
+// sorted by name ("NCCL_MAX_NCHANNELS=8 NCCL_PROTO=Simple"), or "NCCL
+// defaults", so a name read in a figure is the line to copy from the env
+// file.
+func ConfigLabel(c nccl.Config) string { return c.String() }
 
 // statOptions are the statistics the study decided with.
 func (s *Study) statOptions() model.Options {

@@ -70,6 +70,13 @@ type ComparisonRow struct {
 	// significant is shown as "~".
 	P           float64 `json:"p"`
 	Significant bool    `json:"significant"`
+	// Speedup is the baseline's median time ÷ the candidate's at this
+	// size; SpeedupLo and SpeedupHi bound it (the rank interval of the
+	// model's Compare over this size alone; NaN when the launches are too
+	// few for one).
+	Speedup   float64 `json:"speedup"`
+	SpeedupLo float64 `json:"speedup_lo"`
+	SpeedupHi float64 `json:"speedup_hi"`
 }
 
 // ArmAtSize is one arm at one size: the median of the launches' medians
@@ -105,11 +112,7 @@ func (s *Study) Compare() *Comparison {
 	if base == nil || cand == nil || base.ID == cand.ID {
 		return nil
 	}
-	bl, cl := s.TrialLaunches(base, store.PhaseConfirm), s.TrialLaunches(cand, store.PhaseConfirm)
-	which := "confirmation"
-	if len(bl) == 0 || len(cl) == 0 {
-		bl, cl, which = s.TrialLaunches(base, ""), s.TrialLaunches(cand, ""), "all"
-	}
+	bl, cl, which := s.comparedLaunches(base, cand)
 	if len(bl) == 0 || len(cl) == 0 {
 		return nil
 	}
@@ -147,7 +150,8 @@ func (s *Study) Compare() *Comparison {
 		row := ComparisonRow{Bytes: b, Guard: !slices.Contains(band, b),
 			Baseline:  ArmAtSize{TimeUS: b0.Median, TimeLoUS: b0.Lo, TimeHiUS: b0.Hi, Launches: b0.Launches},
 			Candidate: ArmAtSize{TimeUS: c0.Median, TimeLoUS: c0.Lo, TimeHiUS: c0.Hi, Launches: c0.Launches},
-			Change:    c0.Median/b0.Median - 1, P: cmp.P, Significant: cmp.Significant}
+			Change:    c0.Median/b0.Median - 1, P: cmp.P, Significant: cmp.Significant,
+			Speedup: b0.Median / c0.Median, SpeedupLo: cmp.Lo, SpeedupHi: cmp.Hi}
 		c.Rows = append(c.Rows, row)
 		if !row.Guard {
 			bandMeasured = append(bandMeasured, b)
@@ -453,7 +457,7 @@ func writeNotes(w io.Writer, notes []string) error {
 // writeTableText lays a Table out in columns with benchstat's box-drawing
 // header:
 //
-//	      │ NCCL defaults │        PROTO=^LL128 MAX_NCHANNELS=8        │
+//	      │ NCCL defaults │   NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128   │
 //	      │    time µs    │   time µs     vs base                      │
 //	512K    537.2 ± 42%     141.3 ± 27%  -73.70% (p=0.002 n=6)
 func writeTableText(w io.Writer, t Table) error {
@@ -575,5 +579,9 @@ func (r ComparisonRow) MarshalJSON() ([]byte, error) {
 		Change      jsonFloat `json:"change"`
 		P           jsonFloat `json:"p"`
 		Significant bool      `json:"significant"`
-	}{r.Bytes, r.Guard, r.Baseline, r.Candidate, jsonFloat(r.Change), jsonFloat(r.P), r.Significant})
+		Speedup     jsonFloat `json:"speedup"`
+		SpeedupLo   jsonFloat `json:"speedup_lo"`
+		SpeedupHi   jsonFloat `json:"speedup_hi"`
+	}{r.Bytes, r.Guard, r.Baseline, r.Candidate, jsonFloat(r.Change), jsonFloat(r.P), r.Significant,
+		jsonFloat(r.Speedup), jsonFloat(r.SpeedupLo), jsonFloat(r.SpeedupHi)})
 }

@@ -53,7 +53,7 @@ func TestComparisonContent(t *testing.T) {
 	if c.Launches != "confirmation" || c.Baseline.Launches != 6 || c.Candidate.Launches != 6 {
 		t.Errorf("compared %s launches %d vs %d, want the 6 vs 6 confirmation launches", c.Launches, c.Baseline.Launches, c.Candidate.Launches)
 	}
-	if c.Baseline.Label != "NCCL defaults" || c.Candidate.Label != "PROTO=^LL128 MAX_NCHANNELS=8" {
+	if c.Baseline.Label != "NCCL defaults" || c.Candidate.Label != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" {
 		t.Errorf("labels %q, %q", c.Baseline.Label, c.Candidate.Label)
 	}
 	if len(c.Rows) != 5 || !c.Rows[4].Guard || c.Rows[3].Guard || c.Rows[4].Bytes != 8*nccl.MiB {
@@ -79,7 +79,7 @@ func TestComparisonContent(t *testing.T) {
 	if k == nil {
 		t.Fatal("keep-defaults study: no comparison of the confirmed challenger")
 	}
-	if k.Candidate.Label != "MAX_NCHANNELS=2" {
+	if k.Candidate.Label != "NCCL_MAX_NCHANNELS=2" {
 		t.Errorf("challenger %q", k.Candidate.Label)
 	}
 	for _, r := range k.Rows {
@@ -154,9 +154,10 @@ func TestConfigLabel(t *testing.T) {
 	}{
 		{nil, "NCCL defaults"},
 		{nccl.Config{"NCCL_PROTO": ""}, "NCCL defaults"},
-		{nccl.Config{"NCCL_MAX_NCHANNELS": "8", "NCCL_PROTO": "^LL128"}, "PROTO=^LL128 MAX_NCHANNELS=8"},
-		{nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_ALGO": "Ring", "NCCL_MAX_CTAS": "8", "NCCL_PROTO": "Simple"}, "PROTO=Simple ALGO=Ring MAX_CTAS=8 CROSS_NIC=0"},
-		{nccl.Config{"NCCL_ZZZ": "1", "NCCL_ALGO": "Tree"}, "ALGO=Tree ZZZ=1"},
+		{nccl.Config{"NCCL_PROTO": "Simple", "NCCL_MAX_NCHANNELS": "8"}, "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=Simple"},
+		{nccl.Config{"NCCL_MAX_NCHANNELS": "8", "NCCL_PROTO": "^LL128"}, "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128"},
+		{nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_ALGO": "Ring", "NCCL_MAX_CTAS": "8", "NCCL_PROTO": "Simple"}, "NCCL_ALGO=Ring NCCL_CROSS_NIC=0 NCCL_MAX_CTAS=8 NCCL_PROTO=Simple"},
+		{nccl.Config{"NCCL_ZZZ": "1", "NCCL_ALGO": "Tree"}, "NCCL_ALGO=Tree NCCL_ZZZ=1"},
 	} {
 		if got := ConfigLabel(tc.cfg); got != tc.want {
 			t.Errorf("ConfigLabel(%v) = %q, want %q", tc.cfg, got, tc.want)

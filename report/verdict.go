@@ -44,7 +44,9 @@ func VerdictOf(s *store.Study) Verdict {
 			v.Details = append(v.Details, fmt.Sprintf("confirmed by %d vs %d interleaved launches", r.BaselineLaunches, r.CandidateLaunches))
 		}
 	}
-	if r.Reason != "" {
+	// A recommendation's reason restates the lines above (speedup,
+	// interval, p, launches); keeping the defaults needs its reason.
+	if r.Reason != "" && !v.Change {
 		v.Details = append(v.Details, r.Reason)
 	}
 	if s.Simulated {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,22 +17,39 @@ import (
 func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "plot",
-		Usage:     "draw bus bandwidth against message size, with confidence bands",
+		Usage:     "draw a study: its curves, per-size speedup, landscape or convergence",
 		ArgsUsage: "STUDY|STUDY/TRIAL…",
-		Description: `plot draws bus bandwidth (GB/s) against message size on a log2 axis, one
-line per config with its confidence band, the searched band shaded and the
-guard sizes marked. The legend names each config by its NCCL_* settings.
+		Description: `plot draws one figure of a study (--figure picks which):
 
-A bare STUDY means its baseline (NCCL defaults) and the trial it recommended
-or confirmed; with --all, every trial of it that has a successful launch.
-STUDY/NUMBER names one trial (s3-512K-4M/7; nccltune show STUDY --trials
-lists the numbers). Arguments from several studies share one plot.
+  curves       bus bandwidth (GB/s; --metric time: µs on a log axis) against
+               message size on a log2 axis, one line per config with its
+               interval, the searched band shaded over exactly its sizes and
+               the guard sizes marked. The default.
+  speedup      per size, NCCL defaults' median time ÷ the confirmed config's,
+               with its interval and "~" where not significant: the per-size
+               table as a picture.
+  landscape    every config the search measured, ranked by band score with
+               its interval, coloured by the knob that matters most.
+  convergence  the leader's score and interval against launches spent, NCCL
+               defaults' beside it, the confirmation phase shaded.
+
+For curves, a bare search STUDY means what decided: NCCL defaults and the
+confirmed config over the interleaved confirmation launches, the same
+launches and medians as the verdict and the tables (--explore adds their
+exploration launches, marked as such). --all draws every trial of it, all its
+launches pooled, the best few in colour and the rest grey. STUDY/NUMBER names
+one trial (s3-512K-4M/7; nccltune show STUDY --trials lists the numbers).
+Arguments from several studies share one plot. A sweep or an import draws
+every trial. Legends name configs as the exports write them.
 
 The file's extension picks the format: .png (1200 pixels wide) or .svg.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the plot to `FILE` (.png or .svg)"},
-			&cli.BoolFlag{Name: "all", Usage: "plot every trial of each STUDY named, not only the baseline and the recommendation"},
-			&cli.BoolFlag{Name: "json", Usage: "print the plotted curves as one JSON document on stdout"},
+			&cli.StringFlag{Name: "figure", Value: figureCurves, Usage: "which figure: curves, speedup, landscape or convergence"},
+			&cli.StringFlag{Name: "metric", Value: report.MetricBusBW, Usage: "curves of busbw (GB/s) or time (µs, log scale)"},
+			&cli.BoolFlag{Name: "all", Usage: "curves of every trial of each STUDY named, not only NCCL defaults and the confirmed config"},
+			&cli.BoolFlag{Name: "explore", Usage: "add the exploration launches of NCCL defaults and the confirmed config to their curves, marked as such"},
+			&cli.BoolFlag{Name: "json", Usage: "print the plotted numbers as one JSON document on stdout"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -45,20 +63,51 @@ The file's extension picks the format: .png (1200 pixels wide) or .svg.`,
 			if err != nil {
 				return usageError(err)
 			}
+			figure, metric := c.String("figure"), c.String("metric")
+			if !slices.Contains(figureKinds, figure) {
+				return usageErrorf("--figure %s is not a figure: use %s", figure, strings.Join(figureKinds, ", "))
+			}
+			if metric != report.MetricBusBW && metric != report.MetricTime {
+				return usageErrorf("--metric %s is not a metric: use busbw or time", metric)
+			}
+			if figure != figureCurves && (c.Bool("all") || c.Bool("explore") || c.IsSet("metric")) {
+				return usageErrorf("--all, --explore and --metric shape the curves figure; --figure %s takes none of them", figure)
+			}
+			if figure != figureCurves && c.NArg() != 1 {
+				return usageErrorf("--figure %s draws one STUDY (got %d arguments)", figure, c.NArg())
+			}
 			db, err := dbPath(c)
 			if err != nil {
 				return err
 			}
-			return runPlot(c.Context, plotOptions{db: db, targets: c.Args().Slice(), all: c.Bool("all"),
+			return runPlot(c.Context, plotOptions{db: db, targets: c.Args().Slice(), all: c.Bool("all"), explore: c.Bool("explore"),
+				figure: figure, metric: metric,
 				out: out, format: format, json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter})
 		},
 	}
 }
 
+// The figures plot draws.
+const (
+	figureCurves      = "curves"
+	figureSpeedup     = "speedup"
+	figureLandscape   = "landscape"
+	figureConvergence = "convergence"
+)
+
+var figureKinds = []string{figureCurves, figureSpeedup, figureLandscape, figureConvergence}
+
+// allHighlight is how many configs besides NCCL defaults and the
+// confirmed one --all draws in colour; the rest are grey.
+const allHighlight = 5
+
 type plotOptions struct {
 	db      string
 	targets []string
 	all     bool
+	explore bool
+	figure  string
+	metric  string
 	out     string
 	format  string
 	json    bool
@@ -87,6 +136,9 @@ func parsePlotTarget(arg string) (plotTarget, error) {
 }
 
 func runPlot(ctx context.Context, o plotOptions) error {
+	if o.figure != "" && o.figure != figureCurves {
+		return runStudyFigure(o)
+	}
 	var targets []plotTarget
 	var queries []string
 	seen := map[string]bool{}
@@ -109,26 +161,109 @@ func runPlot(ctx context.Context, o plotOptions) error {
 	for i, q := range queries {
 		byQuery[q] = loaded[i]
 	}
-	curves, studies, err := plotCurves(targets, byQuery, o.all, o.stderr)
-	if err != nil {
-		return err
+	var fig report.Figure
+	var curves []report.Curve
+	var studies []*report.Study
+	if len(targets) == 1 && targets[0].trial < 0 && !o.all {
+		// One bare study: the figure of what decided.
+		s := byQuery[targets[0].study]
+		if fig, err = s.DecisionFigure(o.metric, o.explore); err != nil {
+			return err
+		}
+		curves, studies = fig.Curves, []*report.Study{s}
+	} else {
+		if curves, studies, err = plotCurves(targets, byQuery, o.all, o.explore, o.stderr); err != nil {
+			return err
+		}
+		fig = report.NewFigure(curves, studies...)
+		fig.Metric = o.metric
+		if o.all {
+			fig.Subtitle = []string{"every config, all its launches pooled (exploration included): context, not the verdict — a bare STUDY draws what decided"}
+		}
 	}
-	fig := report.NewFigure(curves, studies...)
 	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.Write(w, o.format) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, report.Plural(len(curves), "curve"), joinStudyNames(studies), simulatedSuffix(studies))
 	if o.json {
-		return writeJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "simulated": fig.Simulated != "", "curves": jsonCurves(curves)})
+		return writeJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": figureCurves, "metric": fig.Metric,
+			"subtitle": fig.Subtitle, "simulated": fig.Simulated != "", "curves": jsonCurves(curves)})
 	}
 	return nil
+}
+
+// runStudyFigure draws the speedup, landscape or convergence figure of
+// one study.
+func runStudyFigure(o plotOptions) error {
+	t, err := parsePlotTarget(o.targets[0])
+	if err != nil {
+		return usageError(err)
+	}
+	if t.trial >= 0 {
+		return usageErrorf("--figure %s draws a whole study: name it without /TRIAL (%s)", o.figure, t.study)
+	}
+	s, err := readStudy(o.db, t.study)
+	if err != nil {
+		return err
+	}
+	var fig report.Drawing
+	var data any
+	switch o.figure {
+	case figureSpeedup:
+		f, err := s.SpeedupFigure()
+		if err != nil {
+			return err
+		}
+		fig, data = f, f.Comparison
+	case figureLandscape:
+		f, err := s.Landscape()
+		if err != nil {
+			return err
+		}
+		fig, data = f, map[string]any{"knob": f.Knob, "share": jsonNumber(f.Share), "configs": jsonScoredConfigs(f.Configs)}
+	case figureConvergence:
+		f, err := s.Convergence()
+		if err != nil {
+			return err
+		}
+		fig, data = f, map[string]any{"confirm_from": f.ConfirmFrom, "confirm_to": f.ConfirmTo, "steps": jsonSteps(f.Steps)}
+	}
+	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.Write(w, o.format) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.stderr, "wrote %s: the %s of %s%s\n", o.out, o.figure, s.Name(), simulatedSuffix([]*report.Study{s}))
+	if o.json {
+		return writeJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": o.figure, "study": s.Name(),
+			"simulated": s.Study.Simulated, o.figure: data})
+	}
+	return nil
+}
+
+func jsonScoredConfigs(cs []report.ScoredConfig) []map[string]any {
+	out := make([]map[string]any, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, map[string]any{"label": c.Label, "env": nonNilMap(map[string]string(c.Config)), "trials": c.Trials,
+			"equivalent": c.Equivalent, "state": c.State, "role": c.Role, "knobs": c.Knobs, "launches": c.Launches,
+			"score_us": jsonNumber(c.ScoreUS), "lo_us": jsonNumber(c.LoUS), "hi_us": jsonNumber(c.HiUS), "interval": c.Interval})
+	}
+	return out
+}
+
+func jsonSteps(ss []report.ConvergenceStep) []map[string]any {
+	out := make([]map[string]any, 0, len(ss))
+	for _, st := range ss {
+		out = append(out, map[string]any{"launch": st.Launch, "leader": st.Leader, "leader_launches": st.LeaderLaunches,
+			"leader_us": jsonNumber(st.LeaderUS), "leader_lo_us": jsonNumber(st.LeaderLo), "leader_hi_us": jsonNumber(st.LeaderHi),
+			"baseline_us": jsonNumber(st.BaselineUS), "baseline_lo_us": jsonNumber(st.BaselineLo), "baseline_hi_us": jsonNumber(st.BaselineHi)})
+	}
+	return out
 }
 
 // plotCurves resolves the targets to curves, in the order named, each
 // trial once. A trial named explicitly must have a successful launch; one
 // picked by a bare study or --all is left out (and said so) when it has
 // none.
-func plotCurves(targets []plotTarget, byQuery map[string]*report.Study, all bool, stderr io.Writer) ([]report.Curve, []*report.Study, error) {
+func plotCurves(targets []plotTarget, byQuery map[string]*report.Study, all, explore bool, stderr io.Writer) ([]report.Curve, []*report.Study, error) {
 	var curves []report.Curve
 	var studies []*report.Study
 	drawn := map[*store.Trial]bool{}
@@ -137,6 +272,54 @@ func plotCurves(targets []plotTarget, byQuery map[string]*report.Study, all bool
 		s := byQuery[t.study]
 		var picked []*store.Trial
 		explicit := t.trial >= 0
+		if !explicit && (all || s.Study.Kind != store.KindSearch) {
+			highlight := 0 // a sweep or an import: every trial in colour
+			if all {
+				highlight = allHighlight
+			}
+			cs, err := s.AllCurves(highlight)
+			if err != nil {
+				return nil, nil, err
+			}
+			inFigure := map[int]bool{}
+			for _, c := range cs {
+				inFigure[c.Trial] = true
+				if tr := s.TrialByNumber(c.Trial); tr != nil && !drawn[tr] {
+					drawn[tr] = true
+					curves = append(curves, c)
+				}
+			}
+			var skipped []string
+			for _, tr := range s.Trials {
+				if !inFigure[tr.Number] {
+					skipped = append(skipped, strconv.Itoa(tr.Number))
+				}
+			}
+			if len(skipped) > 0 {
+				fmt.Fprintf(stderr, "%s: left out %s with no successful launch (%s)\n", s.Name(), report.Plural(len(skipped), "trial"), strings.Join(skipped, ", "))
+			}
+			if len(cs) > 0 && !usedStudy[s] {
+				usedStudy[s] = true
+				studies = append(studies, s)
+			}
+			continue
+		}
+		if !explicit {
+			cs, err := s.DecisionCurves(explore)
+			if err == nil {
+				for _, c := range cs {
+					if tr := s.TrialByNumber(c.Trial); tr != nil {
+						drawn[tr] = true
+					}
+				}
+				curves = append(curves, cs...)
+				if !usedStudy[s] {
+					usedStudy[s] = true
+					studies = append(studies, s)
+				}
+				continue
+			}
+		}
 		switch {
 		case explicit:
 			tr := s.TrialByNumber(t.trial)

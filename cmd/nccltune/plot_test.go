@@ -63,11 +63,11 @@ func TestPlotCommand(t *testing.T) {
 		t.Fatalf("plot --json: %+v", doc)
 	}
 	c := doc.Curves[0]
-	if c.Study != "s1-512K-4M" || c.Trial != 1 || c.Label != "PROTO=^LL128 MAX_NCHANNELS=8" || c.Launches != 2 || c.Interval != "min–max" ||
+	if c.Study != "s1-512K-4M" || c.Trial != 1 || c.Label != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" || c.Launches != 2 || c.Interval != "min–max" ||
 		len(c.Points) != 1 || c.Points[0].Bytes != 1<<20 || c.Points[0].BusBW == nil {
 		t.Errorf("first curve %+v", c)
 	}
-	if doc.Curves[1].Study != "s2-sweep" || doc.Curves[2].Label != "ALGO=Tree" {
+	if doc.Curves[1].Study != "s2-sweep" || doc.Curves[2].Label != "NCCL_ALGO=Tree" {
 		t.Errorf("curves %+v", doc.Curves)
 	}
 	body, err := os.ReadFile(svg)
@@ -98,7 +98,7 @@ func TestPlotErrors(t *testing.T) {
 		{[]string{"plot", "s1/99", "--out", png}, exitUsage, "study s1-512K-4M has no trial 99 (it has 4 trials"},
 		{[]string{"plot", "s1/x", "--out", png}, exitUsage, "is not STUDY or STUDY/TRIAL"},
 		{[]string{"plot", "s9", "--out", png}, exitUsage, `no study "s9"`},
-		{[]string{"plot", "s1/2", "--out", png}, exitCheckFailed, "trial s1-512K-4M/2 (PROTO=LL) has no successful launch to draw (failed: exit status 1: NCCL WARN invalid protocol)"},
+		{[]string{"plot", "s1/2", "--out", png}, exitCheckFailed, "trial s1-512K-4M/2 (NCCL_PROTO=LL) has no successful launch to draw (failed: exit status 1: NCCL WARN invalid protocol)"},
 		{[]string{"plot", "s4-1M", "--out", png}, exitCheckFailed, "nothing to plot: s4-1M has no successful launch yet"},
 		{[]string{"plot", "s1", "--out", filepath.Join(dir, "missing", "x.png")}, exitCheckFailed, "directory"},
 	} {

@@ -26,7 +26,7 @@ func checkReportPage(t *testing.T, path string, wants ...string) string {
 	if m := regexp.MustCompile(`(?i)https?://|<script|<link|<img|@import|url\(|\bsrc=|\bhref=`).FindString(page); m != "" {
 		t.Errorf("%s refers to something outside itself: %q", path, m)
 	}
-	for _, id := range []string{"verdict", "plot", "tables", "choices", "export", "fabric", "settings", "trials"} {
+	for _, id := range []string{"verdict", "figures", "tables", "choices", "export", "fabric", "settings", "trials"} {
 		if !strings.Contains(page, `<section id="`+id+`">`) {
 			t.Errorf("%s has no %s section", path, id)
 		}

@@ -1,0 +1,499 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/store"
+)
+
+// ScoredConfig is one config of a search as the landscape and the trials
+// table show it: the median of its launches' band scores with an interval,
+// over every usable launch (exploration and confirmation pooled).
+// Configs NCCL resolves to the same plan are one entry.
+type ScoredConfig struct {
+	Label  string      `json:"label"`
+	Config nccl.Config `json:"env"`
+	// Trials are the trial numbers merged into this entry (the first is
+	// the one named); Equivalent lists the other configs' labels.
+	Trials     []int    `json:"trials"`
+	Equivalent []string `json:"equivalent,omitempty"`
+	State      string   `json:"state"`
+	Reason     string   `json:"reason,omitempty"`
+	// Role is "baseline", "recommended", "confirmed" or "".
+	Role string `json:"role,omitempty"`
+	// Knobs counts the knobs the config sets.
+	Knobs int `json:"knobs"`
+	// ScoreUS is the median of the launch band scores (µs); LoUS and HiUS
+	// bound it: the 95% order-statistic interval from 6 launches, the
+	// min–max of the launches below that, NaN for one launch or none.
+	ScoreUS  float64 `json:"score_us"`
+	LoUS     float64 `json:"lo_us"`
+	HiUS     float64 `json:"hi_us"`
+	Interval string  `json:"interval"`
+	Launches int     `json:"launches"`
+	// Exploration counts the launches before confirmation.
+	Exploration int `json:"exploration_launches"`
+}
+
+// Scored reports whether the config has a band score.
+func (c ScoredConfig) Scored() bool { return c.Launches > 0 && finite(c.ScoreUS) }
+
+// ScoredConfigs scores every config of a search, best first; configs
+// without a scored launch (failed, invalid, timed out) follow in trial
+// order. It fails for a study that scored no band.
+func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
+	sizes := s.Study.Sizes
+	if len(sizes) == 0 {
+		return nil, fmt.Errorf("study %s scored no band (a %s): there is no band score to rank configs by", s.Name(), s.Study.Kind)
+	}
+	opt := s.statOptions()
+	base, cand := s.Baseline(), s.Candidate()
+	groups := map[string]*ScoredConfig{}
+	scores := map[string][]float64{}
+	var order []string
+	for _, t := range s.Trials {
+		key := equivalenceKey(t)
+		g, ok := groups[key]
+		if !ok {
+			g = &ScoredConfig{Label: ConfigLabel(t.Config), Config: t.Config.Clone(), State: t.State, Reason: t.Reason, Knobs: len(t.Config.Clone())}
+			groups[key] = g
+			order = append(order, key)
+		} else {
+			g.Equivalent = append(g.Equivalent, ConfigLabel(t.Config))
+		}
+		g.Trials = append(g.Trials, t.Number)
+		switch {
+		case base != nil && t.ID == base.ID:
+			g.Role = store.RoleBaseline
+		case cand != nil && t.ID == cand.ID && s.Recommended():
+			g.Role = "recommended"
+		case cand != nil && t.ID == cand.ID:
+			g.Role = "confirmed"
+		}
+		for _, l := range s.TrialLaunches(t, "") {
+			sc := s.launchScore(l, sizes)
+			if !(sc > 0) {
+				continue
+			}
+			scores[key] = append(scores[key], sc)
+			g.Launches++
+			if l.Phase != store.PhaseConfirm {
+				g.Exploration++
+			}
+		}
+	}
+	var out []ScoredConfig
+	for _, key := range order {
+		g := groups[key]
+		g.ScoreUS, g.LoUS, g.HiUS, g.Interval = medianWithInterval(scores[key], opt)
+		out = append(out, *g)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Scored() != b.Scored() {
+			return a.Scored()
+		}
+		return a.Scored() && a.ScoreUS < b.ScoreUS
+	})
+	return out, nil
+}
+
+// equivalenceKey groups trials into one landscape entry: trials with the
+// same key are one config to NCCL. Today that is the canonical config
+// (a study never holds two trials of one config); a study that records
+// which configs share NCCL's plan can merge them here.
+func equivalenceKey(t *store.Trial) string {
+	return t.Config.Canonical().Key()
+}
+
+// launchScore is a launch's band score: the one the study stored, else
+// computed from its sizes.
+func (s *Study) launchScore(l *store.Launch, sizes []int64) float64 {
+	if l.Scored && l.ScoreUS > 0 {
+		return l.ScoreUS
+	}
+	ml := modelLaunches([]*store.Launch{l})
+	sc, err := model.LaunchScore(ml[0], sizes)
+	if err != nil {
+		return math.NaN()
+	}
+	return sc
+}
+
+// medianWithInterval is the median of xs with the model's order-statistic
+// interval (from model.MinLaunchesForInterval values), else the min–max
+// (from 2), else none.
+func medianWithInterval(xs []float64, opt model.Options) (med, lo, hi float64, what string) {
+	switch n := len(xs); {
+	case n == 0:
+		return math.NaN(), math.NaN(), math.NaN(), "none"
+	case n == 1:
+		return xs[0], math.NaN(), math.NaN(), "1 launch"
+	case n < model.MinLaunchesForInterval(opt):
+		return model.Median(xs), slices.Min(xs), slices.Max(xs), "min–max"
+	}
+	// The model's per-size summary over one pseudo-size whose
+	// per-launch value is the launch's score gives the same interval as
+	// every other median in the report.
+	ls := make([]model.Launch, len(xs))
+	for i, x := range xs {
+		ls[i] = model.Launch{Times: map[int64][]float64{1: {x}}}
+	}
+	sum := model.Summarize(ls, []int64{1}, opt)
+	ss := sum.Sizes[0]
+	if !finite(ss.Lo) || !finite(ss.Hi) {
+		return ss.Median, slices.Min(xs), slices.Max(xs), "min–max"
+	}
+	return ss.Median, ss.Lo, ss.Hi, fmt.Sprintf("%.0f%% CI", 100*opt.Confidence)
+}
+
+// Landscape is the search seen whole: every explored config's band score
+// with its interval, ranked, coloured by the value of the knob that
+// explains most of the spread of the scores.
+type Landscape struct {
+	Subject   string
+	Simulated string
+	Band      string
+	Configs   []ScoredConfig
+	// Knob is the knob that matters most: the one whose values explain
+	// the largest share (Share, η²) of the variance of the log scores.
+	Knob  string
+	Share float64
+	// BaselineUS is NCCL defaults' score (NaN when not measured).
+	BaselineUS float64
+}
+
+// Landscape builds the study's landscape figure.
+func (s *Study) Landscape() (Landscape, error) {
+	cs, err := s.ScoredConfigs()
+	if err != nil {
+		return Landscape{}, err
+	}
+	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: bandText(s.Study.BandMin, s.Study.BandMax), BaselineUS: math.NaN()}
+	if s.Study.Simulated {
+		l.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
+	}
+	for _, c := range cs {
+		if c.Role == store.RoleBaseline && c.Scored() {
+			l.BaselineUS = c.ScoreUS
+		}
+	}
+	l.Knob, l.Share = mostImportantKnob(cs)
+	return l, nil
+}
+
+// mostImportantKnob is the knob whose values (unset counting as one)
+// explain the largest share of the variance of the configs' log scores
+// (η², between-group over total sum of squares); "" when no knob explains
+// any.
+func mostImportantKnob(cs []ScoredConfig) (string, float64) {
+	var ys []float64
+	knobs := map[string]bool{}
+	for _, c := range cs {
+		if c.Scored() {
+			ys = append(ys, math.Log(c.ScoreUS))
+			for k := range c.Config {
+				knobs[k] = true
+			}
+		}
+	}
+	if len(ys) < 3 {
+		return "", 0
+	}
+	mean := 0.0
+	for _, y := range ys {
+		mean += y
+	}
+	mean /= float64(len(ys))
+	total := 0.0
+	for _, y := range ys {
+		total += (y - mean) * (y - mean)
+	}
+	if total == 0 {
+		return "", 0
+	}
+	names := make([]string, 0, len(knobs))
+	for k := range knobs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	best, share := "", 0.0
+	for _, k := range names {
+		sum, n := map[string]float64{}, map[string]int{}
+		for _, c := range cs {
+			if c.Scored() {
+				v := c.Config[k]
+				sum[v] += math.Log(c.ScoreUS)
+				n[v]++
+			}
+		}
+		between := 0.0
+		for v, s := range sum {
+			m := s / float64(n[v])
+			between += float64(n[v]) * (m - mean) * (m - mean)
+		}
+		if e := between / total; e > share+1e-12 {
+			best, share = k, e
+		}
+	}
+	return best, share
+}
+
+// Write renders the landscape as PNG or SVG.
+func (l Landscape) Write(w io.Writer, format string) error {
+	s, err := l.sheet()
+	if err != nil {
+		return err
+	}
+	return s.write(w, format)
+}
+
+// landscapeWidth is wider than the curves' figure: the configs' names
+// are the y axis.
+const landscapeWidth = 10 * vg.Inch
+
+// rowLabel is a config's name on the y axis, with its role and how many
+// equivalent configs it stands for.
+func (c ScoredConfig) rowLabel() string {
+	s := c.Label
+	if len(c.Equivalent) > 0 {
+		s += fmt.Sprintf(" (+%d equivalent)", len(c.Equivalent))
+	}
+	switch {
+	case c.Role == "recommended" || c.Role == "confirmed":
+		s += "  (" + c.Role + ")"
+	case !c.Scored():
+		s += "  (" + c.State + ")"
+	}
+	return s
+}
+
+// valueColors gives each value of the knob a colour, unset first.
+func (l Landscape) valueColors() (map[string]color.RGBA, []string) {
+	seen := map[string]bool{}
+	var values []string
+	for _, c := range l.Configs {
+		if !c.Scored() {
+			continue
+		}
+		v := c.Config[l.Knob]
+		if !seen[v] {
+			seen[v] = true
+			values = append(values, v)
+		}
+	}
+	sort.Slice(values, func(i, j int) bool { return valueLess(values[i], values[j]) })
+	// Numbers (caps, counts) get an ordered ramp, so a small cap and a
+	// large one read as the two ends; words get the categorical palette.
+	var set []string
+	numeric := true
+	for _, v := range values {
+		if v == "" {
+			continue
+		}
+		set = append(set, v)
+		if _, err := strconv.Atoi(v); err != nil {
+			numeric = false
+		}
+	}
+	cols := map[string]color.RGBA{"": defaultsColor}
+	for i, v := range set {
+		switch {
+		case numeric && len(set) > 1:
+			cols[v] = ramp(float64(i) / float64(len(set)-1))
+		default:
+			cols[v] = palette[i%(len(palette)-1)] // not black: the defaults are near-black
+		}
+	}
+	return cols, values
+}
+
+func (l Landscape) sheet() (*sheet, error) {
+	if len(l.Configs) == 0 {
+		return nil, fmt.Errorf("nothing to plot: the study has no config")
+	}
+	n := len(l.Configs)
+	p := newPlot()
+	xLabel := "band score (µs, log scale; lower is faster)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
+	p.Y.Tick.Label.Font = font.From(sans, 8.5)
+	p.Y.Padding = vg.Points(4)
+
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	for _, c := range l.Configs {
+		for _, x := range []float64{c.ScoreUS, c.LoUS, c.HiUS} {
+			if finite(x) && x > 0 {
+				xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+			}
+		}
+	}
+	if math.IsInf(xmin, 0) {
+		return nil, fmt.Errorf("nothing to plot: no config has a scored launch")
+	}
+	pad := math.Max(math.Pow(xmax/xmin, 0.05), 1.1)
+	// Room at the right for the failed configs' marks and the values'
+	// texts.
+	p.X.Min, p.X.Max = xmin/pad, xmax*pad*4
+	// Rows top to bottom, best first: row i at y = n-1-i.
+	p.Y.Min, p.Y.Max = -0.7, float64(n)-0.3
+	var ticks []plot.Tick
+	for i, c := range l.Configs {
+		ticks = append(ticks, plot.Tick{Value: float64(n - 1 - i), Label: c.rowLabel()})
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+
+	cols, values := l.valueColors()
+	legend := newLegend()
+	rows := 0
+	if finite(l.BaselineUS) {
+		rule := &vRule{X: l.BaselineUS, Style: draw.LineStyle{Color: defaultsColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
+		p.Add(rule)
+		legend.Add(fmt.Sprintf("NCCL defaults' score, %s µs", formatValue(MetricTime, l.BaselineUS)), rule)
+		rows++
+	}
+	var failed plotter.XYs
+	type series struct {
+		filled, hollow plotter.XYs
+		wh             *whiskers
+	}
+	byValue := map[string]*series{}
+	for _, v := range values {
+		byValue[v] = &series{wh: &whiskers{Style: draw.LineStyle{Color: cols[v], Width: vg.Points(1.4)}, Cap: vg.Points(4)}}
+	}
+	var roles annotations
+	for i, c := range l.Configs {
+		y := float64(n - 1 - i)
+		if !c.Scored() {
+			failed = append(failed, plotter.XY{X: xmax * pad, Y: y})
+			continue
+		}
+		sr := byValue[c.Config[l.Knob]]
+		pt := plotter.XY{X: c.ScoreUS, Y: y}
+		if finite(c.LoUS) && finite(c.HiUS) {
+			sr.wh.Segs = append(sr.wh.Segs, [4]float64{c.LoUS, y, c.HiUS, y})
+			sr.filled = append(sr.filled, pt)
+		} else {
+			sr.hollow = append(sr.hollow, pt)
+		}
+		sty := textStyle(8, color.Gray{Y: 0x44})
+		sty.YAlign = draw.YCenter
+		right := c.ScoreUS
+		if finite(c.HiUS) {
+			right = c.HiUS
+		}
+		roles = append(roles, annotation{X: right, Y: y, DX: vg.Points(6), Text: fmt.Sprintf("%s µs, %s", formatValue(MetricTime, c.ScoreUS), Plural(c.Launches, "launch")), Style: sty})
+	}
+	for _, v := range values {
+		sr := byValue[v]
+		name := l.Knob + "=" + v
+		if v == "" {
+			name = l.Knob + " unset (NCCL's choice)"
+		}
+		var thumbs []plot.Thumbnailer
+		if len(sr.wh.Segs) > 0 {
+			p.Add(sr.wh)
+			thumbs = append(thumbs, sr.wh)
+		}
+		for _, pts := range []struct {
+			xys   plotter.XYs
+			shape draw.GlyphDrawer
+		}{{sr.filled, draw.CircleGlyph{}}, {sr.hollow, draw.RingGlyph{}}} {
+			if len(pts.xys) == 0 {
+				continue
+			}
+			sc, err := plotter.NewScatter(pts.xys)
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: cols[v], Radius: vg.Points(3.5), Shape: pts.shape}
+			p.Add(sc)
+			thumbs = append(thumbs, sc)
+		}
+		legend.Add(name, thumbs...)
+		rows++
+	}
+	p.Add(roles)
+	if len(failed) > 0 {
+		sc, err := plotter.NewScatter(failed)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: titleRed, Radius: vg.Points(4), Shape: draw.CrossGlyph{}}
+		p.Add(sc)
+		legend.Add("failed, invalid or timed out: no score (never recommended)", sc)
+		rows++
+	}
+	if l.Knob == "" {
+		legend = newLegend()
+		rows = 0
+	}
+
+	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by band score; colour: %s", l.Band, knobText(l.Knob, l.Share))}
+	caption := []string{
+		"Dot: the median of the config's launch band scores (each launch's geometric mean over the band of its per-size median times), all its launches pooled.",
+		"Bar: the 95% confidence interval of that median from 6 launches, the min–max of the launches below that; a ring is a single launch (no interval: the winner's curse applies).",
+		"The verdict does not come from this ranking but from the interleaved confirmation of one config against NCCL defaults (the speedup figure).",
+	}
+	height := vg.Length(n)*0.19*vg.Inch + 0.9*vg.Inch
+	return &sheet{width: landscapeWidth, plotHeight: max(height, 2.5*vg.Inch), title: l.Subject + ": the search's landscape",
+		subtitle: sub, simulated: l.Simulated, plot: p, xLabel: xLabel, legend: legend, legendRows: rows, caption: caption}, nil
+}
+
+func knobText(knob string, share float64) string {
+	if knob == "" {
+		return "one (no knob explains the spread)"
+	}
+	return fmt.Sprintf("%s, the knob that explains most of the spread of the log scores (η² = %.2f)", knob, share)
+}
+
+// valueLess orders a knob's values: unset first, numbers by value, then
+// words as text.
+func valueLess(a, b string) bool {
+	if (a == "") != (b == "") {
+		return a == ""
+	}
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	switch {
+	case errA == nil && errB == nil:
+		return x < y
+	case (errA == nil) != (errB == nil):
+		return errA == nil
+	}
+	return a < b
+}
+
+// rampStops are viridis' colours, stopping short of its pale yellow end,
+// which is hard to see on white.
+var rampStops = []color.RGBA{
+	{R: 0x44, G: 0x01, B: 0x54, A: 0xff},
+	{R: 0x3b, G: 0x52, B: 0x8b, A: 0xff},
+	{R: 0x21, G: 0x91, B: 0x8c, A: 0xff},
+	{R: 0x5e, G: 0xc9, B: 0x62, A: 0xff},
+	{R: 0xad, G: 0xdc, B: 0x30, A: 0xff},
+}
+
+// ramp is the colour at t in [0, 1] along rampStops.
+func ramp(t float64) color.RGBA {
+	t = math.Max(0, math.Min(1, t)) * float64(len(rampStops)-1)
+	i := min(int(t), len(rampStops)-2)
+	f := t - float64(i)
+	a, b := rampStops[i], rampStops[i+1]
+	mix := func(x, y uint8) uint8 { return uint8(math.Round(float64(x) + f*(float64(y)-float64(x)))) }
+	return color.RGBA{R: mix(a.R, b.R), G: mix(a.G, b.G), B: mix(a.B, b.B), A: 0xff}
+}

@@ -1,0 +1,252 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Drawing is any figure of this package: it renders itself as PNG or SVG.
+type Drawing interface {
+	Write(w io.Writer, format string) error
+}
+
+// sheet is one figure laid out on its canvas, top to bottom: the header
+// (title, then subtitle lines, then the SIMULATED line), the plot, the
+// legend and the caption. The header is drawn line by line here rather
+// than as gonum's multi-line title, whose lines sit so close that a
+// descender ("all_reduce") strikes into the next line.
+type sheet struct {
+	width, plotHeight vg.Length
+	title             string
+	subtitle          []string
+	simulated         string
+	plot              *plot.Plot
+	// yLabel is drawn by the sheet, centred on the plot's data area:
+	// gonum centres its own y label's glyph box at the arithmetic middle
+	// of the range, which on a log axis is near the top, and then shrinks
+	// the plot to make room for a label that is not there.
+	yLabel string
+	// xLabel likewise, centred under the data area (gonum's own has the
+	// same trouble on a log x axis).
+	xLabel     string
+	legend     plot.Legend
+	legendRows int
+	caption    []string
+}
+
+// Sizes of the sheet's texts, in points.
+const (
+	titleFont    = 13
+	subtitleFont = 10.5
+	captionFont  = 8.5
+)
+
+func textStyle(size vg.Length, c color.Color) text.Style {
+	return text.Style{Font: font.From(sans, size), Color: c, Handler: plot.DefaultTextHandler}
+}
+
+// lineHeight is the distance between two lines of text of that size:
+// the font's full height (ascent and descent) and a third of a line more.
+func lineHeight(size vg.Length) vg.Length {
+	e := textStyle(size, color.Black).FontExtents()
+	return (e.Ascent + e.Descent) * 1.3
+}
+
+// margin is the space left of the legend and the caption, and above the title.
+const margin = 0.3 * vg.Inch
+
+// headerLines is the header as drawn: each text wrapped to the width.
+func (s *sheet) headerLines() []styledLine {
+	var out []styledLine
+	add := func(txt string, size vg.Length, c color.Color) {
+		for _, l := range wrap(txt, textStyle(size, c), s.width-2*margin) {
+			out = append(out, styledLine{l, size, c})
+		}
+	}
+	add(s.title, titleFont, color.Black)
+	for _, l := range s.subtitle {
+		add(l, subtitleFont, color.Gray{Y: 0x33})
+	}
+	if s.simulated != "" {
+		add(s.simulated, subtitleFont, titleRed)
+	}
+	return out
+}
+
+func (s *sheet) captionLines() []string {
+	var out []string
+	for _, c := range s.caption {
+		out = append(out, wrap(c, textStyle(captionFont, color.Black), s.width-2*margin)...)
+	}
+	return out
+}
+
+type styledLine struct {
+	text  string
+	size  vg.Length
+	color color.Color
+}
+
+func (s *sheet) headerHeight() vg.Length {
+	h := 0.12 * vg.Inch
+	for _, l := range s.headerLines() {
+		h += lineHeight(l.size)
+	}
+	return h + 0.06*vg.Inch
+}
+
+func (s *sheet) legendHeight() vg.Length {
+	if s.legendRows == 0 {
+		return 0
+	}
+	return vg.Length(s.legendRows)*legendPitch() + 0.1*vg.Inch
+}
+
+func (s *sheet) captionHeight() vg.Length {
+	n := len(s.captionLines())
+	if n == 0 {
+		return 0.1 * vg.Inch
+	}
+	return vg.Length(n)*lineHeight(captionFont) + 0.2*vg.Inch
+}
+
+// size is the whole sheet's width and height.
+func (s *sheet) size() (vg.Length, vg.Length) {
+	return s.width, s.headerHeight() + s.plotHeight + s.legendHeight() + s.captionHeight()
+}
+
+// plotArea is the part of the canvas the plot is drawn in.
+func (s *sheet) plotArea(c draw.Canvas) draw.Canvas {
+	top := c.Max.Y - s.headerHeight()
+	return draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: c.Min.X, Y: top - s.plotHeight}, Max: vg.Point{X: c.Max.X, Y: top}}}
+}
+
+func (s *sheet) draw(vc vg.CanvasSizer) {
+	c := draw.New(vc)
+	y := c.Max.Y - 0.12*vg.Inch
+	for _, l := range s.headerLines() {
+		sty := textStyle(l.size, l.color)
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: y}, l.text)
+		y -= lineHeight(l.size)
+	}
+	area := s.plotArea(c)
+	axisStyle := textStyle(11, color.Black)
+	var yw, xh vg.Length
+	if s.yLabel != "" {
+		yw = axisStyle.Height(s.yLabel) + vg.Points(5)
+	}
+	if s.xLabel != "" {
+		xh = axisStyle.Height(s.xLabel) + vg.Points(3)
+	}
+	inner := draw.Crop(area, yw, 0, xh, 0)
+	data := s.plot.DataCanvas(inner)
+	if s.yLabel != "" {
+		sty := axisStyle
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+		sty.Rotation = math.Pi / 2
+		descent := sty.FontExtents().Descent
+		c.FillText(sty, vg.Point{X: area.Min.X + yw - vg.Points(5) - descent, Y: (data.Min.Y + data.Max.Y) / 2}, s.yLabel)
+	}
+	if s.xLabel != "" {
+		sty := axisStyle
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+		c.FillText(sty, vg.Point{X: (data.Min.X + data.Max.X) / 2, Y: area.Min.Y}, s.xLabel)
+	}
+	s.plot.Draw(inner)
+	y = area.Min.Y - 0.05*vg.Inch
+	if s.legendRows > 0 {
+		lc := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: c.Min.X + margin, Y: y - s.legendHeight()}, Max: vg.Point{X: c.Max.X - margin, Y: y}}}
+		s.legend.Draw(lc)
+		y -= s.legendHeight()
+	}
+	sty := textStyle(captionFont, color.Gray{Y: 0x55})
+	sty.YAlign = draw.YTop
+	y -= 0.08 * vg.Inch
+	for _, l := range s.captionLines() {
+		c.FillText(sty, vg.Point{X: c.Min.X + margin, Y: y}, l)
+		y -= lineHeight(captionFont)
+	}
+}
+
+// write renders the sheet as PNG (PNGDPI) or SVG.
+func (s *sheet) write(w io.Writer, format string) error {
+	width, height := s.size()
+	switch format {
+	case FormatPNG:
+		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(PNGDPI), vgimg.UseBackgroundColor(color.White))
+		s.draw(c)
+		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+		return err
+	case FormatSVG:
+		c := vgsvg.New(width, height)
+		s.draw(c)
+		var buf bytes.Buffer
+		if _, err := c.WriteTo(&buf); err != nil {
+			return err
+		}
+		_, err := w.Write(svgFontFallback(buf.Bytes()))
+		return err
+	}
+	return fmt.Errorf("unknown image format %q: use png or svg", format)
+}
+
+// wrap breaks a text into lines no wider than width, at spaces.
+func wrap(txt string, sty text.Style, width vg.Length) []string {
+	if txt == "" || sty.Width(txt) <= width {
+		return []string{txt}
+	}
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(txt) {
+		next := w
+		if cur != "" {
+			next = cur + " " + w
+		}
+		if cur != "" && sty.Width(next) > width {
+			lines = append(lines, cur)
+			next = w
+		}
+		cur = next
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// newPlot is a plot in the house style: Liberation Sans, a light grid,
+// no title (the sheet draws it).
+func newPlot() *plot.Plot {
+	p := plot.New()
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Label.TextStyle.Font = font.From(sans, 11)
+		ax.Tick.Label.Font = font.From(sans, 10)
+	}
+	grid := newGrid()
+	p.Add(grid)
+	return p
+}
+
+func newLegend() plot.Legend {
+	l := plot.NewLegend()
+	l.Top, l.Left = true, true
+	l.ThumbnailWidth = 0.45 * vg.Inch
+	l.TextStyle.Font = font.From(sans, legendFont)
+	l.Padding = vg.Points(legendPadding)
+	return l
+}

@@ -1,0 +1,215 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/nccltune/nccltune/store"
+)
+
+// SpeedupFigure is benchstat's table as a picture: per message size, the
+// speedup of the confirmed config over NCCL's defaults (the defaults'
+// median time ÷ the config's) with its interval, "~" where the difference
+// is not significant, and the band's speedup across the band.
+type SpeedupFigure struct {
+	Subject    string
+	Simulated  string
+	Comparison *Comparison
+	// BandMin and BandMax are the searched band (0 when none was).
+	BandMin, BandMax int64
+	// MinEffect is the smallest gain the study acts on (0.03).
+	MinEffect float64
+}
+
+// Speedup colours: a significant gain, a significant loss, no difference.
+var (
+	gainColor = color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}
+	lossColor = color.RGBA{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}
+	sameColor = color.RGBA{R: 0x77, G: 0x77, B: 0x77, A: 0xff}
+)
+
+// SpeedupFigure builds the study's speedup figure from its comparison
+// (the same rows as its tables).
+func (s *Study) SpeedupFigure() (SpeedupFigure, error) {
+	c := s.Compare()
+	if c == nil {
+		return SpeedupFigure{}, fmt.Errorf("study %s has no confirmed config to compare with NCCL's defaults: no speedup to draw (nccltune plot %s draws its curves)", s.Name(), s.Name())
+	}
+	f := SpeedupFigure{Subject: s.Name() + ": " + collectiveOf(s.Study), Comparison: c, MinEffect: s.statOptions().MinEffect,
+		Simulated: simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)}
+	if !s.Study.Simulated {
+		f.Simulated = ""
+	}
+	if s.Study.Kind == store.KindSearch {
+		f.BandMin, f.BandMax = s.Study.BandMin, s.Study.BandMax
+	}
+	return f, nil
+}
+
+func collectiveOf(st *store.Study) string {
+	if st.Collective != "" {
+		return st.Collective
+	}
+	return "all_reduce"
+}
+
+// Write renders the figure as PNG or SVG.
+func (f SpeedupFigure) Write(w io.Writer, format string) error {
+	s, err := f.sheet()
+	if err != nil {
+		return err
+	}
+	return s.write(w, format)
+}
+
+// launchesText is "6 + 6 interleaved confirmation launches" or "9 and 3
+// launches (no confirmation was run)".
+func (c *Comparison) launchesText() string {
+	if c.Launches == PhaseConfirmation {
+		return fmt.Sprintf("%d + %d interleaved confirmation launches", c.Baseline.Launches, c.Candidate.Launches)
+	}
+	return fmt.Sprintf("%d and %d launches, all pooled (no confirmation was run)", c.Baseline.Launches, c.Candidate.Launches)
+}
+
+func (f SpeedupFigure) sheet() (*sheet, error) {
+	c := f.Comparison
+	if c == nil || len(c.Rows) == 0 {
+		return nil, fmt.Errorf("nothing to plot: the comparison has no size measured by both configs")
+	}
+	p := newPlot()
+	xLabel := "message size (log scale)"
+	yLabel := "speedup over NCCL defaults (log scale)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker = log2Ticks{}
+	p.Y.Tick.Marker = logTicks{Prefix: "×"}
+
+	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), 1.0, 1.0
+	grow := func(ys ...float64) {
+		for _, y := range ys {
+			if finite(y) && y > 0 {
+				ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
+			}
+		}
+	}
+	for _, r := range c.Rows {
+		xmin, xmax = math.Min(xmin, float64(r.Bytes)), math.Max(xmax, float64(r.Bytes))
+		grow(r.Speedup, r.SpeedupLo, r.SpeedupHi)
+	}
+	if c.Band != nil {
+		grow(c.Band.Speedup, c.Band.Lo, c.Band.Hi)
+	}
+	if f.MinEffect > 0 {
+		grow(1 + f.MinEffect)
+	}
+	p.X.Min, p.X.Max = xmin/math.Sqrt2, xmax*math.Sqrt2
+	pad := math.Pow(ymax/ymin, 0.08) * 1.02
+	p.Y.Min, p.Y.Max = ymin/pad, ymax*pad*1.05 // room above for the "~"
+
+	legend := newLegend()
+	rows := 0
+	if f.BandMax > 0 {
+		span := &xSpan{X0: float64(f.BandMin), X1: float64(f.BandMax), Color: bandColor}
+		p.Add(span)
+		legend.Add("searched band "+bandText(f.BandMin, f.BandMax)+" (scored)", span)
+		rows++
+	}
+	var guards []int64
+	for _, r := range c.Rows {
+		if r.Guard {
+			guards = append(guards, r.Bytes)
+		}
+	}
+	for i, g := range guards {
+		rule := &vRule{X: float64(g), Style: draw.LineStyle{Color: guardColor, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
+		p.Add(rule)
+		if i == 0 {
+			legend.Add("guard size "+guardsText(guards)+" (checked for regressions, not scored)", rule)
+			rows++
+		}
+	}
+	one := &hRule{Y: 1, Style: draw.LineStyle{Color: color.Gray{Y: 0x30}, Width: vg.Points(1)}}
+	p.Add(one)
+	legend.Add("×1: no change", one)
+	rows++
+	if f.MinEffect > 0 {
+		me := &hRule{Y: 1 + f.MinEffect, Style: draw.LineStyle{Color: color.Gray{Y: 0x88}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}
+		p.Add(me)
+		legend.Add(fmt.Sprintf("×%.2f: the minimum effect the study acts on (%.0f %%)", 1+f.MinEffect, 100*f.MinEffect), me)
+		rows++
+	}
+	if b := c.Band; b != nil && f.BandMax > 0 {
+		lo, hi := float64(f.BandMin), float64(f.BandMax)
+		line := &hRule{Y: b.Speedup, X0: lo, X1: hi, Style: draw.LineStyle{Color: palette[0], Width: vg.Points(2)}}
+		label := "band score speedup " + SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi})
+		if finite(b.Lo) && finite(b.Hi) {
+			box := &yBox{X0: lo, X1: hi, Y0: b.Lo, Y1: b.Hi, Color: withAlpha(palette[0], 0x30)}
+			p.Add(box)
+			legend.Add(label+" (95% CI, shaded)", box, line)
+		} else {
+			legend.Add(label+" (no interval: too few launches)", line)
+		}
+		p.Add(line)
+		rows++
+	}
+
+	// One scatter per kind of row, so the legend has one entry each.
+	kinds := []struct {
+		label string
+		col   color.RGBA
+		shape draw.GlyphDrawer
+		match func(ComparisonRow) bool
+	}{
+		{"faster at that size (significant)", gainColor, draw.CircleGlyph{}, func(r ComparisonRow) bool { return r.Significant && r.Speedup > 1 }},
+		{"slower at that size (significant)", lossColor, draw.TriangleGlyph{}, func(r ComparisonRow) bool { return r.Significant && r.Speedup <= 1 }},
+		{"~ no significant difference at that size", sameColor, draw.RingGlyph{}, func(r ComparisonRow) bool { return !r.Significant }},
+	}
+	var marks annotations
+	tilde := textStyle(13, sameColor)
+	tilde.XAlign, tilde.YAlign = draw.XCenter, draw.YBottom
+	for _, k := range kinds {
+		var xys plotter.XYs
+		wh := &whiskers{Style: draw.LineStyle{Color: k.col, Width: vg.Points(1.6)}, Cap: vg.Points(7)}
+		for _, r := range c.Rows {
+			if !k.match(r) || !finite(r.Speedup) {
+				continue
+			}
+			xys = append(xys, plotter.XY{X: float64(r.Bytes), Y: r.Speedup})
+			top := r.Speedup
+			if finite(r.SpeedupLo) && finite(r.SpeedupHi) {
+				wh.Segs = append(wh.Segs, [4]float64{float64(r.Bytes), r.SpeedupLo, float64(r.Bytes), r.SpeedupHi})
+				top = r.SpeedupHi
+			}
+			if !r.Significant {
+				marks = append(marks, annotation{X: float64(r.Bytes), Y: top, DY: vg.Points(4), Text: "~", Style: tilde})
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: k.col, Radius: vg.Points(4), Shape: k.shape}
+		p.Add(wh, sc)
+		legend.Add(k.label, wh, sc)
+		rows++
+	}
+	p.Add(marks)
+
+	sub := []string{fmt.Sprintf("%s against NCCL defaults, %s", c.Candidate.Label, c.launchesText())}
+	caption := []string{
+		"Dots: per size, NCCL defaults' median time ÷ the config's (above ×1 the config is faster); the same medians as the per-size tables.",
+		fmt.Sprintf("Bars: the %.0f%% rank interval of that ratio over the launches (the band speedup's method, per size); none where the launches are too few for one.", 100*c.Confidence),
+		fmt.Sprintf("“~”: no significant difference at that size (Mann–Whitney p ≥ %g), as benchstat prints it.", c.Alpha),
+	}
+	return &sheet{width: figureWidth, plotHeight: plotHeight, title: f.Subject + " speedup over NCCL defaults by message size",
+		subtitle: sub, simulated: f.Simulated, plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, legendRows: rows, caption: caption}, nil
+}

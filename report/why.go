@@ -1,0 +1,61 @@
+package report
+
+import (
+	"fmt"
+)
+
+// Preference is a config that scored better than the confirmed one over
+// its launches, and why the study confirmed the other.
+type Preference struct {
+	Config  ScoredConfig
+	Reasons []string
+}
+
+// WhyChosen explains the confirmed config against every config whose
+// median launch score is lower (as the landscape and the trials table
+// rank them): a config measured in fewer launches (a single launch leads
+// by luck as often as not), one that sets more knobs for a difference
+// below the minimum effect, one NCCL runs with the same plan. It returns
+// the confirmed config's entry (nil when none) and the better-scoring ones.
+func (s *Study) WhyChosen() (*ScoredConfig, []Preference) {
+	cs, err := s.ScoredConfigs()
+	if err != nil {
+		return nil, nil
+	}
+	var chosen *ScoredConfig
+	for i := range cs {
+		if cs[i].Role == "recommended" || cs[i].Role == "confirmed" {
+			chosen = &cs[i]
+		}
+	}
+	if chosen == nil || !chosen.Scored() {
+		return chosen, nil
+	}
+	minEffect := s.statOptions().MinEffect
+	var out []Preference
+	for _, o := range cs {
+		if !o.Scored() || o.ScoreUS >= chosen.ScoreUS || o.Role == "baseline" {
+			continue
+		}
+		p := Preference{Config: o}
+		gap := chosen.ScoreUS/o.ScoreUS - 1
+		if o.Launches < chosen.Launches {
+			p.Reasons = append(p.Reasons, fmt.Sprintf("fewer launches: %s against %s — the best of many single launches is biased low (the winner's curse), so the search confirms a config measured more than once",
+				Plural(o.Launches, "launch"), Plural(chosen.Launches, "launch")))
+		}
+		if gap < minEffect {
+			p.Reasons = append(p.Reasons, fmt.Sprintf("a difference of %.1f %%, below the %.0f %% minimum effect the study acts on", 100*gap, 100*minEffect))
+			if o.Knobs > chosen.Knobs {
+				p.Reasons = append(p.Reasons, fmt.Sprintf("more knobs: %d against %d — within the minimum effect the search prefers the config that sets fewer, each being one more line to carry into every serving recipe", o.Knobs, chosen.Knobs))
+			}
+		}
+		if finite(o.HiUS) && finite(chosen.LoUS) && o.HiUS >= chosen.LoUS {
+			p.Reasons = append(p.Reasons, "their intervals overlap: the lower score is not evidence of a faster config")
+		}
+		if len(p.Reasons) == 0 {
+			p.Reasons = append(p.Reasons, fmt.Sprintf("scored %.1f %% lower over %s; the search confirms one config, chosen by its candidate rule among those measured most", 100*gap, Plural(o.Launches, "launch")))
+		}
+		out = append(out, p)
+	}
+	return chosen, out
+}
