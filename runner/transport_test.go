@@ -198,3 +198,33 @@ func TestRankList(t *testing.T) {
 		}
 	}
 }
+
+// TestOneProcessTwoGPUs: nccl-tests -g 2 (one process driving both GPUs,
+// --launcher local) prints two device lines with one pid, NCCL connects
+// the GPUs by direct pointer, and the ranks and busbw read as under mpirun
+// -np 2. The input is the x2 mpirun capture rewritten to -g 2's form
+// (nGpus 2, one pid, ncclCommInitAll, P2P/direct pointer).
+func TestOneProcessTwoGPUs(t *testing.T) {
+	r, err := Parse(readTestdata(t, "text/x2_g2_direct_pointer.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.NRanks != 2 || len(r.Devices) != 2 || r.Devices[0].Pid != r.Devices[1].Pid {
+		t.Fatalf("%d ranks, devices %+v; want 2 GPUs of one process", r.NRanks, r.Devices)
+	}
+	// nccl-tests computes busbw with nranks = processes × GPUs per process
+	// (2 for a 2-rank all-reduce: busbw = algbw × 2(n-1)/n = algbw).
+	for _, row := range r.Rows {
+		if row.Out.BusBW != row.Out.AlgBW {
+			t.Errorf("%d: busbw %v algbw %v; a 2-rank all-reduce has busbw = algbw", row.Bytes, row.Out.BusBW, row.Out.AlgBW)
+		}
+	}
+	f := r.Facts
+	want := "P2P over NVLink (P2P/direct pointer) between ranks 0-1 within a host, 48 connections"
+	if f == nil || f.Transport != KindP2P || RoutesText(f.Routes) != want || f.GDR != nil || len(f.NICs) != 0 {
+		t.Fatalf("facts %+v\nwant transport P2P: %s", f, want)
+	}
+	if f.NRanks != 2 || f.NNodes != 1 || len(f.RankPlaces) != 2 || f.RankPlaces[1].BusID != "70" {
+		t.Errorf("facts say %d ranks on %d nodes, places %+v", f.NRanks, f.NNodes, f.RankPlaces)
+	}
+}
