@@ -53,6 +53,11 @@ type Replay struct {
 	NICs      []string `json:"nics,omitempty"`
 	// Channels is the collective channels NCCL built with its defaults.
 	Channels int `json:"channels"`
+	// Tuning is NCCL's TUNING table of the all-reduce under the defaults
+	// (algorithm → protocol → bandwidth, names as nccl.NormName spells
+	// them; 0: disabled), from a recorded debug log; nil when the
+	// recording has none, and then a replay prints no table.
+	Tuning map[string]map[string]float64 `json:"tuning,omitempty"`
 	// Sizes are the recorded message sizes, ascending; every OK launch
 	// has a time for each.
 	Sizes []int64 `json:"sizes"`
@@ -237,8 +242,8 @@ func (r *Replay) Validate() error {
 		return bad("nranks %d must be at least 1", r.NRanks)
 	case versionCode(r.NCCLVersion) == 0:
 		return bad("nccl_version %q is not like 2.28.3", r.NCCLVersion)
-	case r.Transport != transportIB && r.Transport != transportSocket:
-		return bad("transport %q must be IB or Socket", r.Transport)
+	case r.Transport == "":
+		return bad("no transport")
 	case len(r.Sizes) == 0:
 		return bad("no sizes")
 	case len(r.Configs) == 0:
@@ -328,9 +333,24 @@ func (e *ReplayRefusal) Error() string {
 }
 
 // Match finds the recorded config that speaks for cfg (its NCCL_* knobs;
-// other variables are ignored): the same config after canonical folding
-// of equivalent spellings (nccl.Config.Canonical). how says which rule
-// matched. A config with no recorded equivalent is a *ReplayRefusal.
+// other variables are ignored), by the first rule that holds:
+//
+//  1. the same config after canonical folding of equivalent spellings
+//     (nccl.Config.Canonical);
+//  2. a recorded config that NCCL's plan rules (nccl.Native.Explain on the
+//     recorded defaults' plan, channels, NICs and TUNING table) give the
+//     same key: the two differ only by knobs proved to change nothing, or
+//     both are proved to run the same plan (a config proved to run NCCL's
+//     own plan replays the defaults);
+//  3. a recorded config C whose knobs cfg holds, when the same rules,
+//     read from C's own recorded plan, prove that cfg's other knobs change
+//     nothing (NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=1 runs the plan recorded
+//     for NCCL_MAX_NCHANNELS=1 when that plan is Ring at every size).
+//
+// Among several, NCCL's defaults win, then the config with the fewest
+// knobs, then the first in key order. how says which rule matched. A
+// config with no recorded equivalent is a *ReplayRefusal: the replay
+// cannot speak for it.
 func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error) {
 	knobs := nccl.Config{}
 	for k, v := range cfg {
@@ -347,8 +367,93 @@ func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error
 			return c, "recorded as " + c.Env.String(), nil
 		}
 	}
+	native := r.Native()
+	res := native.Explain(knobs)
+	var best *ReplayConfig
+	better := func(c *ReplayConfig) bool {
+		switch {
+		case best == nil:
+			return true
+		case len(best.Env) == 0:
+			return false
+		case len(c.Env) != len(best.Env):
+			return len(c.Env) < len(best.Env)
+		}
+		return c.Env.Key() < best.Env.Key()
+	}
+	for _, c := range r.Configs {
+		if native.Explain(c.Env).Key == res.Key && better(c) {
+			best = c
+		}
+	}
+	if best != nil {
+		return best, fmt.Sprintf("replays %s: the same plan (%s)", best.Env, explainHow(res)), nil
+	}
+	var bestRes nccl.Resolution
+	for _, c := range r.Configs {
+		if rc := r.nativeOf(c).Explain(knobs); rc.Certain && better(c) {
+			best, bestRes = c, rc
+		}
+	}
+	if best != nil {
+		return best, fmt.Sprintf("replays %s: the same plan (%s)", best.Env, explainHow(bestRes)), nil
+	}
+	why := "neither it nor an equivalent was recorded"
+	if !res.Certain {
+		why += " (NCCL's plan under it is not certain from the defaults' log)"
+	}
 	return nil, "", &ReplayRefusal{Replay: r.Name, Config: knobs,
-		Why: fmt.Sprintf("neither it nor an equivalent was recorded (%d configs were; `nccltune replay show` lists them)", len(r.Configs))}
+		Why: fmt.Sprintf("%s; %d configs were (`nccltune replay show` lists them)", why, len(r.Configs))}
+}
+
+func explainHow(res nccl.Resolution) string {
+	var parts []string
+	for _, d := range res.Dropped {
+		parts = append(parts, d.Knob+"="+d.Value+": "+d.Reason)
+	}
+	if len(parts) == 0 {
+		return "no knob dropped"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// NativePlan is the config's recorded plan in nccl's vocabulary.
+func (c *ReplayConfig) NativePlan() nccl.Plan {
+	p := nccl.Plan{}
+	for _, s := range c.Plan {
+		p[s.Bytes] = nccl.Choice{Algo: nccl.NormName(s.Algo), Proto: nccl.NormName(s.Proto), Channels: s.Channels}
+	}
+	return p
+}
+
+// nativeOf is what the recording says NCCL ran under config c: its
+// recorded plan, the defaults' TUNING table and NICs, and its channels
+// when recorded (or when c touches no knob that could change them).
+func (r *Replay) nativeOf(c *ReplayConfig) nccl.Native {
+	n := r.Native()
+	n.Config, n.Plan = c.Env, c.NativePlan()
+	if c.CommChannels > 0 {
+		n.Channels = c.CommChannels
+		return n
+	}
+	for k := range c.Env {
+		if k != "NCCL_ALGO" && k != "NCCL_PROTO" && k != "NCCL_CROSS_NIC" {
+			n.Channels = 0 // not recorded, and c may have changed them
+		}
+	}
+	return n
+}
+
+// Native is what the recording says NCCL decided and has under its
+// defaults: the plan, channels, NICs and, when recorded, the TUNING table.
+func (r *Replay) Native() nccl.Native {
+	n := nccl.Native{Collective: "AllReduce", Plan: r.Defaults().NativePlan(), Channels: r.Channels,
+		NICs: len(r.NICs), Version: r.NCCLVersion, Table: r.Tuning}
+	switch r.Transport {
+	case "P2P", "SHM", "P2P+SHM":
+		n.NoNetwork = true
+	}
+	return n
 }
 
 // nearestSize is the index of the recorded size nearest to bytes in
@@ -555,15 +660,21 @@ func (r *Replay) profile() *Profile {
 		ChannelBytes: map[string]float64{protoLL: 16384, protoLL128: 16384, protoSimple: 65536},
 		Transports:   map[string]*Transport{},
 	}
-	ll128 := false
+	// LL128 is on by default where the recorded table says so, or, with
+	// no table, where the defaults' plan uses it.
+	ll128 := r.Tuning[nccl.NormName(algoRing)][nccl.NormName(protoLL128)] > 0
 	for _, s := range r.Defaults().Plan {
 		if canonProto(s.Proto) == protoLL128 {
 			ll128 = true
 		}
 	}
 	tr := &Transport{CommChannels: max(1, r.Channels), LL128Default: ll128, SocketThreads: 1, SocketsPerThread: 1}
-	p.Transports[r.Transport] = tr
+	transport := transportSocket // the network, or what prints like one
 	if r.Transport == transportIB {
+		transport = transportIB
+	}
+	p.Transports[transport] = tr
+	if transport == transportIB {
 		for _, n := range r.NICs {
 			name, _, _ := strings.Cut(n, ":")
 			p.NICs = append(p.NICs, NIC{Name: name, Port: 1, Link: "IB", Gbps: 400})

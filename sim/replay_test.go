@@ -85,14 +85,24 @@ func (rc recording) record(t testing.TB, dir string) string {
 			choices = append(choices, runner.Choice{Collective: "AllReduce", Bytes: b, Algo: c.LogAlgo(), Proto: c.LogProto(), ChannelHi: c.Channels - 1, Channels: c.Channels})
 		}
 		if rc.debugPlans {
-			l := &store.Launch{Start: start.Add(time.Duration(g+i) * time.Minute), Outcome: runner.OK,
-				Env: []string{"NCCL_DEBUG=INFO"}, Facts: &runner.Facts{NRanks: p.NRanks, NCCLVersion: p.NCCLVersion, Transport: transportSocket, Channels: f.commChannels, Choices: choices}}
+			// A debug launch of the simulator, parsed as a study would.
+			debugEnv := append(cfg.Env(), "NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS="+runner.DefaultDebugSubsys)
+			var out, errOut bytes.Buffer
+			if code := Main([]string{"--profile", p.Name, "-b", fmt.Sprint(rc.sizes[0]), "-e", fmt.Sprint(rc.sizes[len(rc.sizes)-1]), "-f", "2", "-n", "2"},
+				debugEnv, &out, &errOut); code != 0 {
+				t.Fatalf("debug launch of %s: exit %d: %s", cfg, code, errOut.String())
+			}
+			res, err := runner.Parse(out.Bytes())
+			if err != nil || res.Facts == nil {
+				t.Fatalf("debug launch of %s: %v", cfg, err)
+			}
+			l := &store.Launch{Start: start.Add(time.Duration(g+i) * time.Minute), Outcome: runner.OK, Env: debugEnv, Facts: res.Facts}
 			addStudy(cfg, store.PhaseExplain, l)
 			continue
 		}
 		base := p.resolve(nccl.Config{})
 		doc := map[string]any{"source": "launch", "simulated": true, "nccl_version": p.NCCLVersion, "nranks": p.NRanks,
-			"gpu": p.GPU, "transport": transportSocket, "channels": base.commChannels, "failed": false}
+			"gpu": p.GPU, "transport": transportSocket, "channels": base.commChannels, "failed": false, "nics": []string{"lo:127.0.0.1<0>"}}
 		var baseChoices []runner.Choice
 		for _, b := range rc.sizes {
 			c := base.choose(b)
@@ -344,8 +354,17 @@ func TestReplayMatch(t *testing.T) {
 		{env("NCCL_MAX_NCHANNELS=1"), "NCCL_MAX_NCHANNELS=1"},                    // recorded
 		{env("NCCL_MAX_NCHANNELS=1", "NCCL_MAX_CTAS=4"), "NCCL_MAX_NCHANNELS=1"}, // the smaller cap wins
 		{env("NCCL_PROTO=LL", "NCCL_CROSS_NIC=2"), "NCCL_PROTO=LL"},
-		{env("NCCL_MAX_NCHANNELS=2"), "refused"},
-		{env("NCCL_PROTO=Simple", "NCCL_ALGO=Ring"), "refused"},
+		// NCCL's plan rules: proved no-ops replay what is left.
+		{env("NCCL_MAX_NCHANNELS=2"), ""},                                            // a cap at the 2 channels NCCL uses
+		{env("NCCL_MAX_CTAS=64", "NCCL_PROTO=Simple", "NCCL_ALGO=Ring"), ""},         // lists that hold every choice
+		{env("NCCL_CROSS_NIC=0"), ""},                                                // one NIC
+		{env("NCCL_CROSS_NIC=0", "NCCL_MAX_NCHANNELS=1"), "NCCL_MAX_NCHANNELS=1"},    // the rest is recorded
+		{env("NCCL_MAX_CTAS=1"), "refused"},                                          // changes the plan; not recorded
+		{env("NCCL_MAX_NCHANNELS=1", "NCCL_PROTO=Simple"), "NCCL_MAX_NCHANNELS=1"},   // Simple is all its recorded plan uses
+		{env("NCCL_ALGO=Ring", "NCCL_PROTO=LL", "NCCL_MAX_CTAS=4"), "NCCL_PROTO=LL"}, // Ring is all LL's recorded plan uses
+		{env("NCCL_PROTO=LL", "NCCL_MAX_NCHANNELS=1"), "refused"},                    // two plan changes, neither recorded with the other
+		{env("NCCL_ALGO=Tree", "NCCL_PROTO=Simple"), "NCCL_ALGO=Tree"},
+		{env("NCCL_PROTO=LL128"), "refused"}, // switches on what the defaults had off
 	} {
 		c, _, err := r.Match(tc.cfg)
 		switch {
@@ -429,8 +448,8 @@ func TestReplayChildOutput(t *testing.T) {
 
 func TestReplayRefusesUnknownConfig(t *testing.T) {
 	_, db := testReplay(t, defaultRecording(t))
-	out, errOut, code := runReplay(t, "replay:"+db, []string{"NCCL_MAX_CTAS=2"}, "-b", "1M", "-e", "1M")
-	if code != exitReplayRefused || out != "" || !strings.Contains(errOut, "SIMULATED replay rec cannot speak for NCCL_MAX_CTAS=2") {
+	out, errOut, code := runReplay(t, "replay:"+db, []string{"NCCL_MAX_CTAS=1"}, "-b", "1M", "-e", "1M")
+	if code != exitReplayRefused || out != "" || !strings.Contains(errOut, "SIMULATED replay rec cannot speak for NCCL_MAX_CTAS=1") {
 		t.Errorf("exit %d, stdout %q, stderr %q: want a refusal naming the config", code, out, errOut)
 	}
 	if _, _, code := runReplay(t, "replay:"+db, nil, "--ranks", "8"); code != 2 {
@@ -460,4 +479,84 @@ func TestReplayRecordedFailure(t *testing.T) {
 	if failed == 0 || failed == 30 {
 		t.Errorf("%d of 30 replays of a config with 1 failed launch in 4 failed", failed)
 	}
+}
+
+func TestReplayTuningTable(t *testing.T) {
+	rc := defaultRecording(t)
+	rc.debugPlans = true
+	r, db := testReplay(t, rc)
+	if r.Tuning == nil || r.Tuning["RING"]["SIMPLE"] <= 0 || r.Tuning["RING"]["LL128"] != 0 {
+		t.Fatalf("recorded table %v: want h200-loopback's (Simple on, LL128 off)", r.Tuning)
+	}
+	debug := []string{"NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,TUNING"}
+	for _, tc := range []struct {
+		cfg  []string
+		want map[string]bool // protocol → on in the printed table (Ring)
+	}{
+		{nil, map[string]bool{"LL": true, "LL128": false, "SIMPLE": true}},
+		{[]string{"NCCL_PROTO=LL"}, map[string]bool{"LL": true, "LL128": false, "SIMPLE": false}},
+	} {
+		out, errOut, code := runReplay(t, "replay:"+db, append(tc.cfg, debug...), "-b", "1M", "-e", "1M")
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.cfg, code, errOut)
+		}
+		res, _ := runner.Parse([]byte(out))
+		n, ok := res.Facts.Native("AllReduce")
+		if !ok || n.Table == nil {
+			t.Fatalf("%v: no plan or table in the replay's debug log", tc.cfg)
+		}
+		for proto, on := range tc.want {
+			if got := n.Table["RING"][proto] > 0; got != on {
+				t.Errorf("%v: Ring/%s printed on=%v, want %v", tc.cfg, proto, got, on)
+			}
+		}
+	}
+	// Without a recorded table, a replay prints none rather than invent one.
+	r2, db2 := testReplay(t, defaultRecording(t))
+	if r2.Tuning != nil {
+		t.Fatalf("a recording without debug logs has a table: %v", r2.Tuning)
+	}
+	out, _, _ := runReplay(t, "replay:"+db2, debug, "-b", "1M", "-e", "1M")
+	if res, _ := runner.Parse([]byte(out)); res.Facts == nil || res.Facts.Tuning != nil || len(res.Facts.Choices) != 1 {
+		t.Errorf("without a recorded table: facts %+v", res.Facts)
+	}
+}
+
+// TestWriteSimRecording writes a simulated recording made the way the
+// real one is (interleaved rounds, one launch index across all of them,
+// doctor files) and its replay file into $NCCLTUNE_RECORD_REPLAY: a
+// stand-in for a real recording while developing (it is SIMULATED, and
+// its replay says from_simulated). Opt-in:
+//
+//	NCCLTUNE_RECORD_REPLAY=/tmp/rec go test ./sim -run TestWriteSimRecording
+func TestWriteSimRecording(t *testing.T) {
+	dir := os.Getenv("NCCLTUNE_RECORD_REPLAY")
+	if dir == "" {
+		t.Skip("set NCCLTUNE_RECORD_REPLAY=DIR to write a simulated recording there")
+	}
+	p, err := mustProfile(t, "h200-loopback").WithRanks(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var configs []nccl.Config
+	for _, c := range []string{"", "NCCL_MAX_NCHANNELS=1", "NCCL_MAX_CTAS=1", "NCCL_PROTO=LL", "NCCL_PROTO=LL128", "NCCL_ALGO=Tree",
+		"NCCL_ALGO=Tree NCCL_PROTO=LL", "NCCL_ALGO=Tree NCCL_MAX_NCHANNELS=1", "NCCL_PROTO=LL NCCL_MAX_NCHANNELS=1", "NCCL_PROTO=LL128 NCCL_MAX_NCHANNELS=1"} {
+		cfg := nccl.Config{}
+		for _, kv := range strings.Fields(c) {
+			k, v, _ := strings.Cut(kv, "=")
+			cfg[k] = v
+		}
+		configs = append(configs, cfg)
+	}
+	os.MkdirAll(dir, 0o755)
+	db := recording{profile: p, configs: configs, rounds: 7, iters: 20, sizes: recSizes}.record(t, dir)
+	r, err := BuildReplay(BuildOptions{Store: db, Plans: PlansBeside(db), Name: "sim-loopback4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.MarshalIndent(r, "", " ")
+	if err := os.WriteFile(filepath.Join(dir, "replay.json"), append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s and %s: %s", db, filepath.Join(dir, "replay.json"), r.Description)
 }

@@ -120,6 +120,9 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 				if len(cfg) == 0 && facts == nil {
 					facts = l.Facts
 				}
+				if len(cfg) == 0 && r.Tuning == nil {
+					r.Tuning = allReduceTable(l.Facts.Tuning)
+				}
 			}
 			if l.Phase == store.PhaseExplain || isDebugLaunch(l) {
 				continue
@@ -220,6 +223,9 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 			key := c.Env.Key()
 			c.Plan, c.PlanSource, c.CommChannels = debugPlans[key], debugSource[key], debugChannels[key]
 		}
+	}
+	if defDoc != nil && r.Tuning == nil {
+		r.Tuning = allReduceTable(defDoc.Tuning)
 	}
 	if defDoc != nil {
 		r.NRanks, r.NCCLVersion, r.GPU = orInt(defDoc.NRanks, r.NRanks), orStr(defDoc.NCCLVersion, r.NCCLVersion), orStr(defDoc.GPU, r.GPU)
@@ -365,6 +371,16 @@ func allReduceSteps(cs []runner.Choice) []PlanStep {
 	return out
 }
 
+// allReduceTable is the all-reduce's part of a TUNING table, nil if none.
+func allReduceTable(t map[string]map[string]map[string]float64) map[string]map[string]float64 {
+	for coll, table := range t {
+		if nccl.NormName(coll) == "ALLREDUCE" {
+			return table
+		}
+	}
+	return nil
+}
+
 // doctorDoc is the part of `nccltune doctor --json` a replay needs.
 type doctorDoc struct {
 	Source      string          `json:"source"`
@@ -377,8 +393,11 @@ type doctorDoc struct {
 	Channels    int             `json:"channels"`
 	Failed      bool            `json:"failed"`
 	Choices     []runner.Choice `json:"choices"`
-	CompareEnv  nccl.Config     `json:"compare_env"`
-	Compare     []struct {
+	// Tuning is NCCL's TUNING table, in case a doctor report carries it
+	// (runner.Facts' shape: collective → algorithm → protocol → bandwidth).
+	Tuning     map[string]map[string]map[string]float64 `json:"tuning"`
+	CompareEnv nccl.Config                              `json:"compare_env"`
+	Compare    []struct {
 		Collective  string      `json:"collective"`
 		Bytes       int64       `json:"bytes"`
 		Recommended *doctorPick `json:"recommended"`

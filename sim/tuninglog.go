@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // tuningTable prints NCCL's TUNING table of the all-reduce the way NCCL
@@ -15,6 +17,15 @@ func (l *launch) tuningTable(id logID) {
 	f, lg := l.f, l.log
 	if !lg.enabled(subTuning) || f.cost == nil {
 		return
+	}
+	// A replay prints the table its recording holds (its defaults',
+	// masked by what this config's NCCL_ALGO/NCCL_PROTO switch off), or
+	// none: a made-up table would claim what NCCL enables.
+	var recorded map[string]map[string]float64
+	if l.replay != nil {
+		if recorded = l.replay.r.Tuning; recorded == nil {
+			return
+		}
 	}
 	blocks := [][]string{
 		{algoTree, algoRing, "CollNetDirect"},
@@ -29,7 +40,12 @@ func (l *launch) tuningTable(id logID) {
 			fmt.Fprintf(&threads, " %14d | %14d | %14d |", 0, 0, 0)
 			for _, pr := range protoNames {
 				lat, bw := 0.0, 0.0
-				if m, ok := f.cost.NCCLModel[a][pr]; ok {
+				if recorded != nil {
+					bw = recorded[nccl.NormName(a)][nccl.NormName(pr)]
+					if on, known := f.algoOn[a]; known && !on || !f.protoOn[pr] {
+						bw = 0
+					}
+				} else if m, ok := f.cost.NCCLModel[a][pr]; ok {
 					lat = m.LatUS
 					if f.algoOn[a] && f.protoOn[pr] {
 						// NCCL prints the algorithm bandwidth of the comm.
