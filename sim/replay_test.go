@@ -359,7 +359,8 @@ func TestReplayMatch(t *testing.T) {
 		{env("NCCL_MAX_CTAS=64", "NCCL_PROTO=Simple", "NCCL_ALGO=Ring"), ""},         // lists that hold every choice
 		{env("NCCL_CROSS_NIC=0"), ""},                                                // one NIC
 		{env("NCCL_CROSS_NIC=0", "NCCL_MAX_NCHANNELS=1"), "NCCL_MAX_NCHANNELS=1"},    // the rest is recorded
-		{env("NCCL_MAX_CTAS=1"), "refused"},                                          // changes the plan; not recorded
+		{env("NCCL_MAX_CTAS=1"), "NCCL_MAX_NCHANNELS=1"},                             // one key since NCCL 2.17
+		{env("NCCL_NTHREADS=256"), "refused"},                                        // the defaults' log cannot say
 		{env("NCCL_MAX_NCHANNELS=1", "NCCL_PROTO=Simple"), "NCCL_MAX_NCHANNELS=1"},   // Simple is all its recorded plan uses
 		{env("NCCL_ALGO=Ring", "NCCL_PROTO=LL", "NCCL_MAX_CTAS=4"), "NCCL_PROTO=LL"}, // Ring is all LL's recorded plan uses
 		{env("NCCL_PROTO=LL", "NCCL_MAX_NCHANNELS=1"), "refused"},                    // two plan changes, neither recorded with the other
@@ -448,8 +449,8 @@ func TestReplayChildOutput(t *testing.T) {
 
 func TestReplayRefusesUnknownConfig(t *testing.T) {
 	_, db := testReplay(t, defaultRecording(t))
-	out, errOut, code := runReplay(t, "replay:"+db, []string{"NCCL_MAX_CTAS=1"}, "-b", "1M", "-e", "1M")
-	if code != exitReplayRefused || out != "" || !strings.Contains(errOut, "SIMULATED replay rec cannot speak for NCCL_MAX_CTAS=1") {
+	out, errOut, code := runReplay(t, "replay:"+db, []string{"NCCL_NTHREADS=256"}, "-b", "1M", "-e", "1M")
+	if code != exitReplayRefused || out != "" || !strings.Contains(errOut, "SIMULATED replay rec cannot speak for NCCL_NTHREADS=256") {
 		t.Errorf("exit %d, stdout %q, stderr %q: want a refusal naming the config", code, out, errOut)
 	}
 	if _, _, code := runReplay(t, "replay:"+db, nil, "--ranks", "8"); code != 2 {
