@@ -132,11 +132,13 @@ type cycleState struct {
 
 // textParser holds the state of one pass over text output.
 type textParser struct {
-	res        Result
-	facts      factsBuilder
-	layout     layout
-	toks       []string // scratch for splitting a line
-	pending    []string // tokens of a row whose columns are split across lines
+	res     Result
+	facts   factsBuilder
+	layout  layout
+	toks    []string // scratch for splitting a line
+	pending []string // tokens of a row whose columns are split across lines
+	// rowProblem says why the row being read was refused, for its note.
+	rowProblem string
 	cycles     []cycleState
 	lastSeries int // index into cycles of the previous row's series
 
@@ -153,12 +155,20 @@ type textParser struct {
 func parseText(data []byte) (res *Result, err error) {
 	p := &textParser{lastSeries: -1}
 	text := string(data)
-	for len(text) > 0 {
+	for n := 1; len(text) > 0; n++ {
 		var line string
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
 			line, text = text[:i], text[i+1:]
 		} else {
 			line, text = text, ""
+		}
+		switch {
+		case len(line) > MaxLineBytes:
+			p.note(fmt.Sprintf("skipped line %d: it is %d bytes long, over the %d KiB a line of nccl-tests or NCCL output can be", n, len(line), MaxLineBytes>>10))
+			continue
+		case strings.IndexByte(line, 0) >= 0:
+			p.note(fmt.Sprintf("skipped line %d: it holds a NUL byte (binary data, not nccl-tests output)", n))
+			continue
 		}
 		p.line(strings.TrimRight(line, "\r"))
 	}
@@ -236,6 +246,12 @@ func (p *textParser) line(line string) {
 	if rowPrefixOK(nil, p.toks) && (len(p.toks) >= 3 || glued) {
 		p.pending = append(p.pending[:0], p.toks...)
 		p.maybeEmit(glued)
+		return
+	}
+	if len(p.toks) >= 5 && isDigits(p.toks[0]) && isDigits(p.toks[1]) && isWord(p.toks[2]) {
+		// A results row whose size or count has too many digits for any
+		// real run (isUint stops at 19).
+		p.note(fmt.Sprintf("skipped the row for size %s: the size or count is too large to be real", p.toks[0]))
 		return
 	}
 	p.other(t)
@@ -530,8 +546,8 @@ func rowPrefixOK(prev, next []string) bool {
 func (p *textParser) emitRow(toks []string, pre int, l layout) {
 	var row Row
 	var err error
-	if row.Bytes, err = strconv.ParseInt(toks[0], 10, 64); err != nil || row.Bytes < 0 {
-		p.note("skipped a row with an unreadable size " + strconv.Quote(toks[0]))
+	if row.Bytes, err = strconv.ParseInt(toks[0], 10, 64); err != nil || row.Bytes < 0 || row.Bytes > MaxRowBytes {
+		p.note(fmt.Sprintf("skipped the row for size %s: not a real message size (at most %d TiB)", toks[0], MaxRowBytes>>40))
 		return
 	}
 	if row.Count, err = strconv.ParseInt(toks[1], 10, 64); err != nil || row.Count < 0 {
@@ -550,16 +566,17 @@ func (p *textParser) emitRow(toks []string, pre int, l layout) {
 	}
 	row.Root = root
 	w := l.measureWidth()
+	p.rowProblem = ""
 	out, ok := p.parseMeasure(toks[pre:pre+w], l.perIter)
 	if !ok {
-		p.note(fmt.Sprintf("skipped the row for size %d: unreadable numbers", row.Bytes))
+		p.note(fmt.Sprintf("skipped the row for size %d: %s", row.Bytes, p.rowWhy()))
 		return
 	}
 	row.Out = out
 	if l.sides == 2 {
 		in, ok := p.parseMeasure(toks[pre+w:pre+2*w], l.perIter)
 		if !ok {
-			p.note(fmt.Sprintf("skipped the row for size %d: unreadable numbers", row.Bytes))
+			p.note(fmt.Sprintf("skipped the row for size %d: %s", row.Bytes, p.rowWhy()))
 			return
 		}
 		row.In = &in
@@ -604,7 +621,7 @@ func (p *textParser) cycleOf(row *Row) int {
 func (p *textParser) parseMeasure(toks []string, perIter bool) (Measure, bool) {
 	var m Measure
 	var ok bool
-	if m.TimeUS, ok = p.measureFloat(toks[0]); !ok {
+	if m.TimeUS, ok = p.measureTime(toks[0]); !ok {
 		return m, false
 	}
 	if m.AlgBW, ok = p.measureFloat(toks[1]); !ok {
@@ -623,13 +640,13 @@ func (p *textParser) parseMeasure(toks []string, perIter bool) (Measure, bool) {
 	}
 	if perIter {
 		var it IterStats
-		if it.MinUS, ok = p.measureFloat(toks[4]); !ok {
+		if it.MinUS, ok = p.measureTime(toks[4]); !ok {
 			return m, false
 		}
-		if it.MaxUS, ok = p.measureFloat(toks[5]); !ok {
+		if it.MaxUS, ok = p.measureTime(toks[5]); !ok {
 			return m, false
 		}
-		if it.P99US, ok = p.measureFloat(toks[6]); !ok {
+		if it.P99US, ok = p.measureTime(toks[6]); !ok {
 			return m, false
 		}
 		if it.CVPct, ok = p.measureFloat(toks[7]); !ok {
@@ -652,7 +669,37 @@ func (p *textParser) measureFloat(s string) (float64, bool) {
 		}
 		return 0, false
 	}
+	if f > MaxBandwidth {
+		p.rowProblem = fmt.Sprintf("its bandwidth %s GB/s is not plausible", s)
+		return 0, false
+	}
 	return f, true
+}
+
+// measureTime reads a time (µs): a time printed as nan or inf, or one
+// too long to be real, drops the row (read as 0 it would be the fastest
+// result of all).
+func (p *textParser) measureTime(s string) (float64, bool) {
+	f, ok := parseMeasureFloat(s)
+	switch {
+	case !ok && isNaNOrInf(s):
+		p.rowProblem = "its time is printed as " + strconv.Quote(s)
+		return 0, false
+	case !ok:
+		return 0, false
+	case f > MaxTimeUS:
+		p.rowProblem = fmt.Sprintf("its time %s µs is not plausible (over %g s)", s, MaxTimeUS/1e6)
+		return 0, false
+	}
+	return f, true
+}
+
+// rowWhy is why the last row's numbers were refused.
+func (p *textParser) rowWhy() string {
+	if p.rowProblem != "" {
+		return p.rowProblem
+	}
+	return "unreadable numbers"
 }
 
 // parseMeasureFloat reads a finite, non-negative number.
@@ -787,6 +834,19 @@ func scanFields(dst []string, s string) []string {
 
 func isUint(s string) bool {
 	if s == "" || len(s) > 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isDigits reports a non-empty run of decimal digits, of any length.
+func isDigits(s string) bool {
+	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

@@ -35,11 +35,13 @@ func ParseJSON(data []byte) (*Result, error) {
 }
 
 type jsonParser struct {
-	dec       *json.Decoder
-	res       Result
-	version   *int
-	footer    bool
-	truncated bool
+	// rowProblem says why the result being read was refused, for its note.
+	rowProblem string
+	dec        *json.Decoder
+	res        Result
+	version    *int
+	footer     bool
+	truncated  bool
 }
 
 // jsonNum is a number nccl-tests may also write as a string: "nan" (its
@@ -309,8 +311,12 @@ func jsonCycle(series *[]cycleState, row *Row) int {
 
 func (p *jsonParser) row(jr *jsonRow) (Row, bool) {
 	var row Row
-	if jr.Size == nil || !jr.Size.valid || jr.Size.v < 0 || jr.Size.v > math.MaxInt64/2 || jr.Size.v != math.Trunc(jr.Size.v) {
+	if jr.Size == nil || !jr.Size.valid || jr.Size.v < 0 || jr.Size.v != math.Trunc(jr.Size.v) {
 		p.res.Notes = appendUnique(p.res.Notes, "skipped a JSON result without a valid size")
+		return row, false
+	}
+	if jr.Size.v > float64(MaxRowBytes) {
+		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %g: not a real message size (at most %d TiB)", jr.Size.v, MaxRowBytes>>40))
 		return row, false
 	}
 	row.Bytes = int64(jr.Size.v)
@@ -326,9 +332,14 @@ func (p *jsonParser) row(jr *jsonRow) (Row, bool) {
 		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %d: it has no out-of-place measurement", row.Bytes))
 		return row, false
 	}
+	p.rowProblem = ""
 	out, ok := p.measure(jr.Out, jr.OutPerIter)
 	if !ok {
-		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %d: its time is missing or negative", row.Bytes))
+		why := "its time is missing or negative"
+		if p.rowProblem != "" {
+			why = p.rowProblem
+		}
+		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %d: %s", row.Bytes, why))
 		return row, false
 	}
 	row.Out = out
@@ -350,7 +361,7 @@ func (p *jsonParser) measure(jm *jsonMeasure, it *jsonIter) (Measure, bool) {
 		return m, false
 	}
 	var ok bool
-	if m.TimeUS, ok = p.num(*t); !ok {
+	if m.TimeUS, ok = p.time(*t); !ok {
 		return m, false
 	}
 	if m.AlgBW, ok = p.num(jm.AlgBW); !ok {
@@ -369,13 +380,13 @@ func (p *jsonParser) measure(jm *jsonMeasure, it *jsonIter) (Measure, bool) {
 	}
 	if it != nil {
 		var st IterStats
-		if st.MinUS, ok = p.num(it.MinUS); !ok {
+		if st.MinUS, ok = p.time(it.MinUS); !ok {
 			return m, false
 		}
-		if st.MaxUS, ok = p.num(it.MaxUS); !ok {
+		if st.MaxUS, ok = p.time(it.MaxUS); !ok {
 			return m, false
 		}
-		if st.P99US, ok = p.num(it.P99US); !ok {
+		if st.P99US, ok = p.time(it.P99US); !ok {
 			return m, false
 		}
 		if st.CVPct, ok = p.num(it.CVPct); !ok {
@@ -384,7 +395,7 @@ func (p *jsonParser) measure(jm *jsonMeasure, it *jsonIter) (Measure, bool) {
 		if len(it.TimesUS) > 0 {
 			st.TimesUS = make([]float64, 0, len(it.TimesUS))
 			for _, v := range it.TimesUS {
-				f, ok := p.num(v)
+				f, ok := p.time(v)
 				if !ok {
 					return m, false
 				}
@@ -394,6 +405,25 @@ func (p *jsonParser) measure(jm *jsonMeasure, it *jsonIter) (Measure, bool) {
 		m.Iter = &st
 	}
 	return m, true
+}
+
+// time reads a time (µs): nan or inf, or a time too long to be real,
+// refuses the row (read as 0 it would be the fastest of all); a missing
+// time is 0.
+func (p *jsonParser) time(n jsonNum) (float64, bool) {
+	switch {
+	case n.isNaN:
+		p.rowProblem = "its time is written as nan or inf"
+		return 0, false
+	case n.valid && n.v > MaxTimeUS:
+		p.rowProblem = fmt.Sprintf("its time %g µs is not plausible (over %g s)", n.v, MaxTimeUS/1e6)
+		return 0, false
+	case !n.valid:
+		return 0, true
+	case n.v < 0:
+		return 0, false
+	}
+	return n.v, true
 }
 
 // num reads a non-negative value; "nan" becomes 0 with a note; a missing
@@ -406,6 +436,9 @@ func (p *jsonParser) num(n jsonNum) (float64, bool) {
 	case !n.valid:
 		return 0, true
 	case n.v < 0:
+		return 0, false
+	case n.v > MaxBandwidth:
+		p.rowProblem = fmt.Sprintf("a bandwidth or spread of %g is not plausible", n.v)
 		return 0, false
 	}
 	return n.v, true

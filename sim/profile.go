@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -10,7 +11,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/nccltune/nccltune/internal/input"
 )
+
+// maxProfileBytes caps a profile file: the built-in ones are a few KB.
+const maxProfileBytes = 4 << 20
 
 // Profile describes one simulated fabric: its hosts and NICs, the NCCL that
 // runs on it, NCCL's built-in (predicted) cost model that drives NCCL's own
@@ -237,7 +243,12 @@ func LoadProfile(nameOrPath string) (*Profile, error) {
 			return nil, fmt.Errorf("unknown simulated profile %q: use one of %s, or a JSON file (see docs/SIMULATOR.md)", nameOrPath, strings.Join(BuiltinProfiles(), ", "))
 		}
 	}
-	data, err := os.ReadFile(nameOrPath)
+	// A profile is a small JSON file: anything else (a FIFO, which would
+	// block, or /dev/zero, which never ends) is refused before reading.
+	if info, err := os.Stat(nameOrPath); err == nil && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("simulated profile %s is not a regular file (%s); pass a built-in name such as spark4, or a JSON file", nameOrPath, info.Mode().Type())
+	}
+	data, err := input.ReadFile(context.Background(), nameOrPath, nil, maxProfileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read simulated profile: %w (pass a built-in name such as spark4, or a readable JSON file)", err)
 	}

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
@@ -161,7 +161,10 @@ func runDoctor(ctx context.Context, o doctorOptions) error {
 		failed string // why the launch failed, "" when it did not
 	)
 	if o.logFile != "" {
-		data, err := os.ReadFile(o.logFile)
+		data, err := input.ReadFile(ctx, o.logFile, nil, input.MaxBytes)
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 		if err != nil {
 			return usageError(fmt.Errorf("doctor --log: %w", err))
 		}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
@@ -126,7 +127,10 @@ type skippedFile struct {
 func runImport(ctx context.Context, o importOptions) error {
 	files := make([]*parsedFile, len(o.files))
 	for i, path := range o.files {
-		files[i] = parseImportFile(path)
+		files[i] = parseImportFile(ctx, path)
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 	}
 	var good []*parsedFile
 	var skipped []skippedFile
@@ -200,9 +204,14 @@ func runImport(ctx context.Context, o importOptions) error {
 
 // parseImportFile reads and parses one file. Only a complete table is
 // imported: a run that failed or stopped early is reported, not stored.
-func parseImportFile(path string) *parsedFile {
+func parseImportFile(ctx context.Context, path string) *parsedFile {
 	f := &parsedFile{path: path}
-	data, err := os.ReadFile(path)
+	data, err := input.ReadFile(ctx, path, nil, input.MaxBytes)
+	var tooLarge *input.TooLargeError
+	if errors.As(err, &tooLarge) {
+		f.err = fmt.Errorf("it is larger than %d MiB, the most nccltune reads", input.MaxBytes>>20)
+		return f
+	}
 	if err != nil {
 		f.err = fmt.Errorf("cannot read it: %w", unwrapPathError(err))
 		return f

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/sim"
 	"github.com/urfave/cli/v2"
 )
 
@@ -120,6 +122,9 @@ func readLaunchFlags(c *cli.Context) (launchOptions, error) {
 			return launchOptions{}, usageErrorf("--sim replaces the benchmark; drop --bench")
 		}
 		noise := c.Float64("noise")
+		if math.IsNaN(noise) || math.IsInf(noise, 0) {
+			return launchOptions{}, usageErrorf("--noise %v: give a finite noise scale (1 calibrated, 0 the true curve)", noise)
+		}
 		if noise < 0 {
 			return launchOptions{}, usageErrorf("--noise %g: the noise scale cannot be negative (0 is the true curve)", noise)
 		}
@@ -128,6 +133,9 @@ func readLaunchFlags(c *cli.Context) (launchOptions, error) {
 			return launchOptions{}, fmt.Errorf("finding nccltune's own executable to run the simulated fabric: %w", err)
 		}
 		if profile, err = resolveSimArg(profile); err != nil {
+			return launchOptions{}, err
+		}
+		if err := checkSimProfile(profile); err != nil {
 			return launchOptions{}, err
 		}
 		s.Sim = &runner.SimSpec{Executable: exe, Profile: profile, Noise: noise, Seed: opts.seed}
@@ -239,4 +247,26 @@ func readSizeRange(c *cli.Context) (min, max int64, err error) {
 		return 0, 0, usageError(fmt.Errorf("--min/--max: %w", err))
 	}
 	return min, max, nil
+}
+
+// checkSimProfile loads a --sim profile before anything is stored, so a
+// typo is a usage error naming the nearest built-in profile, not a failed
+// study (the simulated fabric loads it again in each launch).
+func checkSimProfile(profile string) error {
+	if sim.IsReplay(profile) {
+		return nil // resolveSimArg has loaded it
+	}
+	if _, err := sim.LoadProfile(profile); err != nil {
+		best, bestD := "", 3
+		for _, name := range sim.BuiltinProfiles() {
+			if d := nccl.EditDistance(strings.ToLower(profile), name); d < bestD {
+				best, bestD = name, d
+			}
+		}
+		if best != "" {
+			return usageErrorf("--sim %s: did you mean %s? (%v)", profile, best, err)
+		}
+		return usageErrorf("--sim %s: %v", profile, err)
+	}
+	return nil
 }

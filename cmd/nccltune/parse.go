@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/urfave/cli/v2"
@@ -90,7 +90,7 @@ func runParse(ctx context.Context, o parseOptions) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		data, err := readParseInput(name, o.stdin)
+		data, err := readParseInput(ctx, name, o.stdin)
 		if err != nil {
 			return err
 		}
@@ -129,27 +129,24 @@ func runParse(ctx context.Context, o parseOptions) error {
 	return parseVerdict(parsed)
 }
 
-// readParseInput reads a file, or standard input for "-".
-func readParseInput(name string, stdin io.Reader) ([]byte, error) {
-	if name == "-" {
-		if stdin == nil {
-			stdin = os.Stdin
-		}
-		data, err := io.ReadAll(stdin)
-		if err != nil {
-			return nil, fmt.Errorf("reading standard input: %w", err)
-		}
-		return data, nil
-	}
-	data, err := os.ReadFile(name)
+// readParseInput reads a file, or standard input for "-", up to
+// input.MaxBytes.
+func readParseInput(ctx context.Context, name string, stdin io.Reader) ([]byte, error) {
+	data, err := input.ReadFile(ctx, name, stdin, input.MaxBytes)
+	var tooLarge *input.TooLargeError
 	switch {
 	case err == nil:
 		return data, nil
+	case ctx.Err() != nil:
+		return nil, errInterrupted
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, usageErrorf("%s: no such file; give the path of saved nccl-tests output", name)
-	}
-	if st, serr := os.Stat(name); serr == nil && st.IsDir() {
+	case errors.Is(err, input.ErrNotFile):
 		return nil, usageErrorf("%s is a directory; give the files of saved nccl-tests output inside it", name)
+	case errors.As(err, &tooLarge):
+		return nil, usageError(err)
+	case name == "-":
+		return nil, fmt.Errorf("reading standard input: %w", err)
 	}
 	return nil, fmt.Errorf("cannot read %s: %w", name, err)
 }

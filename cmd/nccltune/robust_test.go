@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestUndefinedGuardIsStored: a guard size the simulator cannot time (1
@@ -50,5 +54,48 @@ func TestDamagedDatabaseCLI(t *testing.T) {
 			!strings.Contains(stderr, "backup") || strings.Contains(stderr, "goroutine") {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
+	}
+}
+
+// TestEndlessInputs: /dev/zero and a FIFO nobody writes, as every input,
+// end at once (the size cap) or on Ctrl-C, never hang or grow memory.
+func TestEndlessInputs(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "in.db")
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"parse", "/dev/zero"}, exitUsage, "larger than"},
+		{[]string{"doctor", "--log", "/dev/zero"}, exitUsage, "larger than"},
+		{[]string{"import", "/dev/zero"}, exitCheckFailed, "not imported"},
+		{[]string{"sweep", "--sim", "/dev/zero"}, exitUsage, "not a regular file"},
+		{[]string{"parse", fifo}, exitInterrupted, ""},
+		{[]string{"import", fifo}, exitInterrupted, ""},
+		{[]string{"doctor", "--log", fifo}, exitInterrupted, ""},
+	} {
+		wait := 10 * time.Second // reading 64 MiB of zeros, on a busy machine
+		if tc.code == exitInterrupted {
+			wait = 300 * time.Millisecond // then Ctrl-C
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		err := run(ctx, append([]string{"nccltune", "--db", db}, tc.args...), &stdout, &stderr)
+		cancel()
+		if err != nil {
+			reportError(&stderr, err)
+		}
+		if took := time.Since(start); exitCode(err) != tc.code || !strings.Contains(stderr.String(), tc.want) || took > wait+time.Second {
+			t.Errorf("%v: exit %d after %s: %s", tc.args, exitCode(err), took, stderr.String())
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("reading inputs created the database")
 	}
 }

@@ -1,0 +1,122 @@
+// Package input reads the files a user hands nccltune (saved nccl-tests
+// output, NCCL logs, simulator profiles) with a cap on their size, from
+// anything that can be read (a FIFO, /dev/stdin, a process substitution)
+// and so that Ctrl-C ends a read that would otherwise wait forever.
+package input
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// MaxBytes is the largest input nccltune reads: saved nccl-tests output
+// with NCCL_DEBUG=INFO of a large job is a few megabytes, and parsing
+// 64 MiB takes about two seconds.
+const MaxBytes = 64 << 20
+
+// TooLargeError is an input over the cap.
+type TooLargeError struct {
+	Name  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than %d MiB, the most nccltune reads; cut it to the run you need (e.g. with grep or split)", e.Name, e.Limit>>20)
+}
+
+// ErrNotFile is an input that is a directory.
+var ErrNotFile = errors.New("not a file")
+
+// ReadFile reads name ("-" is stdin) up to limit bytes. A regular file
+// over the limit is refused before reading; anything else (a FIFO, a
+// character device such as /dev/zero) is read up to the limit and refused
+// past it. The read stops when ctx is cancelled.
+func ReadFile(ctx context.Context, name string, stdin io.Reader, limit int64) ([]byte, error) {
+	if name == "-" {
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		return ReadAll(ctx, stdin, "standard input", limit)
+	}
+	info, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case info.IsDir():
+		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrNotFile}
+	case info.Mode().IsRegular() && info.Size() > limit:
+		return nil, &TooLargeError{Name: name, Limit: limit}
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	// Opening a FIFO waits for a writer: in a goroutine, so that Ctrl-C
+	// still ends the command.
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(name)
+		ch <- opened{f, err}
+	}()
+	var o opened
+	select {
+	case o = <-ch:
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	defer o.f.Close()
+	return ReadAll(ctx, o.f, name, limit)
+}
+
+// ReadAll reads r up to limit bytes; past it, a *TooLargeError. It
+// returns ctx's error as soon as ctx is cancelled (the read itself may go
+// on in the background until r yields).
+func ReadAll(ctx context.Context, r io.Reader, name string, limit int64) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		data, err := io.ReadAll(&ctxReader{ctx: ctx, r: io.LimitReader(r, limit+1)})
+		ch <- result{data, err}
+	}()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return nil, res.err
+		}
+		if int64(len(res.data)) > limit {
+			return nil, &TooLargeError{Name: name, Limit: limit}
+		}
+		return res.data, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// ctxReader stops a read loop (of /dev/zero, say) once ctx is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
