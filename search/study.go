@@ -66,8 +66,10 @@ type Options struct {
 	Sampler string
 	// Startup is the number of random configs before TPE takes over.
 	Startup int
-	// ConfirmLaunches is the number of interleaved launches per arm in the
-	// confirmation stage.
+	// ConfirmLaunches is the number of interleaved launches per arm at the
+	// confirmation's first look, and the fewest it plans. The most it plans
+	// grows with the budget and with the launch spread measured while
+	// exploring (see confirmMax).
 	ConfirmLaunches int
 	// MaxLaunchesPerTrial caps the exploration launches of one config.
 	MaxLaunchesPerTrial int
@@ -195,7 +197,29 @@ type Result struct {
 	// Stopped says why exploration ended: "budget", "time", "space",
 	// "interrupted".
 	Stopped string
+	// Ending says why the study ended as it did, one of the Ending*
+	// constants: the rule that decided, never a guess.
+	Ending string
+	// Design is the confirmation's group-sequential plan (nil when no
+	// candidate reached confirmation); Looks counts the looks taken.
+	Design *model.ConfirmDesign
+	Looks  int
 }
+
+// Endings of a study. A confirmation that keeps the defaults ends with the
+// verdict of model.Compare that decided (model.Verdict*: "not-significant",
+// "below-min-effect", "slower", "futile", …).
+const (
+	EndingRecommended = "recommended"
+	// EndingGuard: faster in the band, significantly slower at a guard size.
+	EndingGuard = "guard-regression"
+	// EndingCandidateFailed: the candidate failed during confirmation.
+	EndingCandidateFailed = "candidate-failed"
+	// EndingNoCandidate: no config other than the defaults ran successfully.
+	EndingNoCandidate = "no-candidate"
+	// EndingInterrupted: cancelled before a decision.
+	EndingInterrupted = "interrupted"
+)
 
 // GuardCheck is the winner against the baseline at one guard size.
 type GuardCheck struct {
@@ -299,7 +323,7 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 	}
 
 	res.Stopped = "budget"
-	for s.exploreLeft() > 0 {
+	for s.exploreLeft() > 0 || s.mustSettle() || s.mustFind() {
 		if s.outOfTime() {
 			res.Stopped = "time"
 			break
@@ -328,7 +352,7 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 // stop ends the study early: on cancellation it returns what is known.
 func (s *study) stop(res *Result, err error) (*Result, error) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		res.Stopped = "interrupted"
+		res.Stopped, res.Ending = "interrupted", EndingInterrupted
 		res.Reason = "interrupted before a decision; resume the study to continue"
 		res.Trials, res.Launches = s.trials, s.seq
 		return res, err
@@ -363,7 +387,112 @@ func (s *study) baseline() *Trial {
 // exploreLeft is the number of launches exploration may still use, the
 // confirmation's share held back.
 func (s *study) exploreLeft() int {
-	return s.opts.Budget - 2*s.opts.ConfirmLaunches - explainLaunches - s.seq
+	return s.opts.Budget - 2*s.confirmMax() - explainLaunches - s.seq
+}
+
+// settleLaunches are exploration's last launches: they re-measure the
+// leading configs instead of trying new ones, so that exploration does
+// not end on a config measured once.
+const settleLaunches = 1
+
+// mustSettle reports a candidate measured only once while the budget can
+// still give it a second launch and the smallest confirmation: it is
+// re-measured before anything is decided, since a single launch may lead
+// by luck.
+func (s *study) mustSettle() bool {
+	c := s.candidate(s.baseline())
+	return c != nil && len(c.Explore) < 2 &&
+		s.opts.Budget-s.seq-2*s.opts.ConfirmLaunches-explainLaunches > 0
+}
+
+// mustFind reports that no config other than the defaults has run
+// successfully yet while the budget still holds a launch beyond the
+// smallest confirmation that could decide: exploration goes on into the
+// confirmation's share rather than end with nothing to confirm.
+func (s *study) mustFind() bool {
+	need := model.MinLaunchesForDecision(s.opts.Stats)
+	return s.candidate(s.baseline()) == nil &&
+		s.opts.Budget-s.seq-explainLaunches-2*need-1 > 0
+}
+
+// Confirmation sizing. The confirmation may use at least confirmShare of
+// the budget, more when the launch spread and the candidate's estimated
+// gain call for it (planned for confirmPower), but never so much that
+// exploration gets less than half the budget.
+const (
+	confirmPower = 0.9
+	// defaultSpread is the launch-to-launch spread (SD of log launch
+	// scores) assumed until exploration has measured it.
+	defaultSpread = 0.08
+	// minSpreadDF is the degrees of freedom the pooled spread needs before
+	// it replaces defaultSpread.
+	minSpreadDF = 3
+	// guardZ is how many standard errors a guard-size slowdown beyond the
+	// minimum effect must exceed before exploration stops preferring the
+	// config (see guardFails).
+	guardZ = 1.0
+)
+
+// confirmMax is the most launches per arm the confirmation plans if it
+// started now: the budget's share, raised to what a fixed test would need
+// for confirmPower at the current candidate's estimated gain and the
+// measured spread, capped so exploration keeps half the budget.
+func (s *study) confirmMax() int {
+	first := s.opts.ConfirmLaunches
+	limit := max(first, int(math.Round(confirmShare*float64(s.opts.Budget)/2)))
+	n := first
+	base := s.baseline()
+	if c := s.candidate(base); c != nil && base != nil && len(base.Explore) > 0 {
+		gain := math.Exp(base.logScore(s.sizes)-c.logScore(s.sizes)) - 1
+		gain = max(gain, s.opts.Stats.MinEffect)
+		if plan := model.PlanLaunches(s.spread(), gain, s.alpha(), confirmPower); plan > n {
+			n = plan
+		}
+	}
+	return min(n, limit)
+}
+
+// spread is the launch-to-launch standard deviation of log launch scores,
+// pooled over every usable trial measured more than once (each about its
+// own mean), or defaultSpread until that has minSpreadDF degrees of
+// freedom.
+func (s *study) spread() float64 {
+	ss, df := 0.0, 0
+	for _, t := range s.trials {
+		if !t.State.Usable() {
+			continue
+		}
+		n, tss := t.scoreStats(s.sizes)
+		if n >= 2 {
+			ss += tss
+			df += n - 1
+		}
+	}
+	if df < minSpreadDF {
+		return defaultSpread
+	}
+	return max(math.Sqrt(ss/float64(df)), 0.005)
+}
+
+// rankKappa is how many standard errors of its mean log score a
+// config's estimate is made pessimistic by when configs measured a
+// different number of times are ranked (see candidate).
+const rankKappa = 1.0
+
+// confirmShare is the share of the budget the confirmation may grow to
+// (both arms together): at the default budget of 60 that is the first
+// look's 6 + 6; at 120, up to 12 + 12.
+const confirmShare = 0.2
+
+// rankScore is a trial's log score made pessimistic by rankKappa standard
+// errors: a config measured once must beat one measured three times by
+// more than luck before it ranks above it.
+func (s *study) rankScore(t *Trial, sigma float64) float64 {
+	n, _ := t.scoreStats(s.sizes)
+	if n == 0 {
+		return math.Inf(1)
+	}
+	return t.logScore(s.sizes) + rankKappa*sigma/math.Sqrt(float64(n))
 }
 
 // outOfTime reports whether exploring once more would leave too little of
@@ -395,6 +524,19 @@ func (s *study) meanLaunchDuration() time.Duration {
 // A proposal already measured becomes another launch of that trial; one
 // measured enough is replaced by an untried neighbour.
 func (s *study) next() (*Trial, string, error) {
+	base := s.baseline()
+	// The config the study would confirm now is measured at least
+	// MaxLaunchesPerTrial times: a config launched once that ranks first
+	// even after its estimate is made pessimistic is promising, and one
+	// more launch tells luck from a real gain before anything is decided.
+	if c := s.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) {
+		return c, PhaseRefine, nil
+	}
+	if s.exploreLeft() <= settleLaunches {
+		if r := s.runnerUp(base); r != nil {
+			return r, PhaseRefine, nil
+		}
+	}
 	// The planner settles the order of the current top configs only: ties
 	// further down cost launches and change nothing.
 	if s.refinements() < 2*s.explored() {
@@ -493,14 +635,49 @@ func (s *study) refinements() int {
 }
 
 // guardFails reports a trial whose exploration launches are slower than
-// the baseline's at a guard size by more than the minimum effect: it
-// would not survive the guard check, so it cannot lead.
+// the baseline's at a guard size by more than the minimum effect, and by
+// more than guardZ standard errors of that difference (the guard sizes'
+// own launch spread, pooled over the study): it would likely fail the
+// guard check, so exploration prefers others. A config measured once or
+// twice is not excluded on noise alone; the confirmation's guard check
+// decides.
 func (s *study) guardFails(t *Trial) bool {
 	base := s.baseline()
 	if t == base || base == nil {
 		return false
 	}
-	return s.guardPenalty(t, base) > 0
+	p := s.guardPenalty(t, base)
+	if p <= 0 {
+		return false
+	}
+	for _, g := range s.opts.Guard {
+		nt, nb := len(t.guardLog(g)), len(base.guardLog(g))
+		if nt == 0 || nb == 0 {
+			continue
+		}
+		se := s.guardSpread(g) * math.Sqrt(1/float64(nt)+1/float64(nb))
+		tm, bm := t.guardMedian(g), base.guardMedian(g)
+		if math.Log(tm/bm)-math.Log(1+s.opts.Stats.MinEffect) > guardZ*se {
+			return true
+		}
+	}
+	return false
+}
+
+// guardSpread is the pooled launch-to-launch standard deviation of the log
+// launch medians at guard size g (defaultSpread until measured).
+func (s *study) guardSpread(g int64) float64 {
+	var groups [][]float64
+	for _, t := range s.trials {
+		if t.State.Usable() {
+			groups = append(groups, t.guardLog(g))
+		}
+	}
+	sd, df := model.PooledSD(groups)
+	if df < minSpreadDF {
+		return defaultSpread
+	}
+	return max(sd, 0.005)
 }
 
 // guardPenalty is how far (in log time) a trial is slower than the baseline
@@ -654,42 +831,87 @@ func stateFor(o runner.Outcome) TrialState {
 	return Failed
 }
 
-// candidate picks the config to confirm: the best usable config other than
-// the baseline, or, among those whose exploration score is within the
-// minimum effect of it, the one that sets the fewest knobs — a knob that
-// does not matter is one more thing to explain in a serving recipe.
+// candidate picks the config to confirm. Trials measured a different
+// number of times are compared fairly: each is ranked by its mean log
+// band score made pessimistic by rankKappa standard errors (σ/√n, σ the
+// pooled launch-to-launch spread), so a config measured once wins only by
+// more than one launch's luck, and one measured three times is not
+// preferred merely for having more launches. Configs the guard filter
+// expects to fail rank after the others but are never excluded: when
+// every config other than the defaults looks slower at a guard size, the
+// best of them is still confirmed, and the guard check on the
+// confirmation launches decides. Among configs measured at least twice
+// whose rank score is within the minimum effect of the best, the one that
+// sets the fewest knobs is chosen: a knob that does not matter is one more
+// thing to explain in a serving recipe. nil only when no config other
+// than the baseline has a usable scored launch.
 func (s *study) candidate(base *Trial) *Trial {
-	// A config measured once may lead by luck (the winner's curse): only
-	// configs measured at least twice qualify, unless none was.
-	minN := 1
-	for _, t := range s.trials {
-		if t != base && len(t.Explore) > minN {
-			minN = min(len(t.Explore), 3)
-		}
+	sigma := s.spread()
+	type ranked struct {
+		t     *Trial
+		score float64
+		guard bool
 	}
-	var pool []*Trial
-	for _, t := range s.leaders(len(s.trials)) {
-		if t != base && len(t.Explore) >= minN {
-			pool = append(pool, t)
+	var pool []ranked
+	for _, t := range s.trials {
+		if t == base || !t.State.Usable() || len(t.Explore) == 0 {
+			continue
 		}
+		sc := s.rankScore(t, sigma)
+		if math.IsInf(sc, 1) {
+			continue
+		}
+		pool = append(pool, ranked{t, sc, s.guardFails(t)})
 	}
 	if len(pool) == 0 {
 		return nil
 	}
-	// Among configs measured at least twice whose score is within the
-	// minimum effect of the best (differences no decision would act on),
-	// the one setting the fewest knobs.
+	sort.SliceStable(pool, func(i, j int) bool {
+		if pool[i].guard != pool[j].guard {
+			return !pool[i].guard
+		}
+		return pool[i].score < pool[j].score
+	})
 	w := pool[0]
-	limit := w.logScore(s.sizes) + math.Log(1+s.opts.Stats.MinEffect)
-	for _, t := range s.leaders(len(s.trials)) {
-		if t == base || len(t.Explore) < min(minN, 2) {
+	limit := w.score + math.Log(1+s.opts.Stats.MinEffect)
+	for _, r := range pool[1:] {
+		if r.guard != w.guard || r.score > limit {
 			continue
 		}
-		if t.logScore(s.sizes) <= limit && len(t.Config) < len(w.Config) {
-			w = t
+		if len(r.t.Explore) >= 2 && len(r.t.Config) < len(w.t.Config) {
+			w = r
 		}
 	}
-	return w
+	return w.t
+}
+
+// runnerUp is the config ranked second by candidate's rule, if it has
+// fewer than MaxLaunchesPerTrial launches and could still overtake the
+// candidate (its score made optimistic by PlanBeta standard errors is
+// below the candidate's pessimistic one); nil otherwise.
+func (s *study) runnerUp(base *Trial) *Trial {
+	c := s.candidate(base)
+	if c == nil {
+		return nil
+	}
+	sigma := s.spread()
+	bar := s.rankScore(c, sigma)
+	var best *Trial
+	bestScore := math.Inf(1)
+	for _, t := range s.trials {
+		if t == base || t == c || !t.State.Usable() || len(t.Explore) == 0 || len(t.Explore) >= s.opts.MaxLaunchesPerTrial {
+			continue
+		}
+		n, _ := t.scoreStats(s.sizes)
+		if n == 0 {
+			continue
+		}
+		opt := t.logScore(s.sizes) - model.PlanBeta*sigma/math.Sqrt(float64(n))
+		if opt < bar && s.rankScore(t, sigma) < bestScore {
+			best, bestScore = t, s.rankScore(t, sigma)
+		}
+	}
+	return best
 }
 
 // randomUntried draws untried, valid configs from the space, nil if a
@@ -862,9 +1084,16 @@ func (s *study) sweepRange() (int64, int64) {
 	return lo, hi
 }
 
-// confirm measures the leader against the baseline, interleaved (B W B W
-// …) so that drift hits both, and decides from those launches alone: the
-// exploration numbers are biased by the winner's curse.
+// confirm measures the candidate against the baseline, interleaved (B C B
+// C …) so that drift hits both, and decides from those launches alone: the
+// exploration numbers are biased by the winner's curse. It is a
+// group-sequential test (model.ConfirmDesign): looks at
+// ConfirmLaunches per arm and then up to the most the budget left and the
+// measured spread call for (confirmMax); it stops at the first look that
+// recommends, finds the candidate significantly slower, or finds the gain
+// already excluded (futility), and otherwise goes on until the last look.
+// The design's levels keep the false-recommendation rate at alpha however
+// many looks are taken.
 func (s *study) confirm(ctx context.Context, res *Result) error {
 	base := res.Baseline
 	// The best candidate other than the defaults is always confirmed, even
@@ -872,41 +1101,86 @@ func (s *study) confirm(ctx context.Context, res *Result) error {
 	// a number honest enough to report.
 	w := s.candidate(base)
 	if w == nil {
+		res.Ending = EndingNoCandidate
 		res.Reason = "no config other than NCCL's defaults ran successfully; keep NCCL's defaults"
 		return nil
 	}
 	res.Winner = w
-	n := s.opts.ConfirmLaunches
-	for len(base.Confirm) < n || len(w.Confirm) < n {
-		if len(base.Confirm) <= len(w.Confirm) {
-			if err := s.launch(ctx, base, PhaseConfirm, true); err != nil {
-				return err
+	// What the budget still allows, launches already made for the
+	// confirmation (a resumed study) included.
+	room := (s.opts.Budget - s.seq - explainLaunches + len(base.Confirm) + len(w.Confirm)) / 2
+	maxN := max(min(s.confirmMax(), room), 1)
+	d := model.PlanConfirm(min(s.opts.ConfirmLaunches, maxN), maxN, s.alpha())
+	res.Design = &d
+	var look model.Look
+	for k, n := range d.Looks {
+		final := false
+		for len(base.Confirm) < n || len(w.Confirm) < n {
+			if s.seq >= s.opts.Budget-explainLaunches || s.outOfConfirmTime() {
+				final = true
+				break
 			}
-			if !base.State.Usable() {
-				return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
-			}
-		} else {
-			if err := s.launch(ctx, w, PhaseConfirm, true); err != nil {
-				return err
-			}
-			if !w.State.Usable() {
-				res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
-				return nil
+			if len(base.Confirm) <= len(w.Confirm) {
+				if err := s.launch(ctx, base, PhaseConfirm, true); err != nil {
+					return err
+				}
+				if !base.State.Usable() {
+					return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
+				}
+			} else {
+				if err := s.launch(ctx, w, PhaseConfirm, true); err != nil {
+					return err
+				}
+				if !w.State.Usable() {
+					res.Ending = EndingCandidateFailed
+					res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
+					return nil
+				}
 			}
 		}
+		look = d.Decide(k, base.Confirm, w.Confirm, s.sizes, s.opts.Stats, final)
+		res.Looks = k + 1
+		if look.Stop {
+			break
+		}
 	}
-	cmp := model.Compare(base.Confirm, w.Confirm, s.sizes, s.opts.Stats)
+	cmp := look.Comparison
 	res.Decision = &cmp
 	res.Recommend = cmp.Recommend
 	res.Reason = cmp.Reason
+	res.Ending = cmp.Verdict
+	if cmp.Recommend {
+		res.Ending = EndingRecommended
+	}
+	if res.Looks > 1 || len(d.Looks) > 1 {
+		res.Reason += fmt.Sprintf(" [sequential confirmation: look %d of %d, %s]", res.Looks, len(d.Looks), d)
+	}
 	for _, g := range s.opts.Guard {
 		gc := model.Compare(base.Confirm, w.Confirm, []int64{g}, s.opts.Stats)
 		res.Guards = append(res.Guards, GuardCheck{Bytes: g, Comparison: gc})
 		if res.Recommend && gc.Slower {
 			res.Recommend = false
+			res.Ending = EndingGuard
 			res.Reason = fmt.Sprintf("%s is faster in the band but significantly slower at the guard size %s (%.1f%%); keep NCCL's defaults or narrow the guard",
 				w.Config, nccl.FormatSize(g), 100*(gc.Speedup-1))
 		}
 	}
 	return nil
+}
+
+// alpha is the study's significance level, its default filled in.
+func (s *study) alpha() float64 {
+	if s.opts.Stats.Alpha > 0 {
+		return s.opts.Stats.Alpha
+	}
+	return model.DefaultAlpha
+}
+
+// outOfConfirmTime reports whether --time leaves too little for one more
+// pair of confirmation launches.
+func (s *study) outOfConfirmTime() bool {
+	if s.opts.Time <= 0 {
+		return false
+	}
+	return time.Since(s.start)+2*s.meanLaunchDuration() > s.opts.Time
 }

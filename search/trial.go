@@ -66,32 +66,50 @@ type Trial struct {
 	// was computed from: a study ranks its trials after every launch.
 	cachedN     int
 	cachedScore float64
+	cachedSS    float64 // sum of squared deviations of the log launch scores
+	cachedK     int     // launches with a valid score
 	guardN      int
 	guardMed    map[int64]float64
+	guardLogs   map[int64][]float64
 }
 
 // guardMedian is the median over the trial's exploration launches of each
 // launch's median at size g; 0 when no launch measured g. Cached like the
 // score.
 func (t *Trial) guardMedian(g int64) float64 {
+	t.guardCache(g)
+	return t.guardMed[g]
+}
+
+// guardLog is the log of each exploration launch's median at size g, for
+// the spread of guard measurements.
+func (t *Trial) guardLog(g int64) []float64 {
+	t.guardCache(g)
+	return t.guardLogs[g]
+}
+
+func (t *Trial) guardCache(g int64) {
 	if t.guardN != len(t.Explore) || t.guardMed == nil {
-		t.guardN, t.guardMed = len(t.Explore), map[int64]float64{}
+		t.guardN, t.guardMed, t.guardLogs = len(t.Explore), map[int64]float64{}, map[int64][]float64{}
 	}
-	if m, ok := t.guardMed[g]; ok {
-		return m
+	if _, ok := t.guardMed[g]; ok {
+		return
 	}
-	var meds []float64
+	var meds, lg []float64
 	for _, l := range t.Explore {
 		if xs := l.Times[g]; len(xs) > 0 {
-			meds = append(meds, model.Median(xs))
+			m := model.Median(xs)
+			meds = append(meds, m)
+			if m > 0 {
+				lg = append(lg, math.Log(m))
+			}
 		}
 	}
 	m := 0.0
 	if len(meds) > 0 {
 		m = model.Median(meds)
 	}
-	t.guardMed[g] = m
-	return m
+	t.guardMed[g], t.guardLogs[g] = m, lg
 }
 
 // Score is the trial's current band score estimate in µs: the geometric
@@ -101,27 +119,45 @@ func (t *Trial) Score(sizes []int64) float64 {
 }
 
 func (t *Trial) logScore(sizes []int64) float64 {
-	if t.cachedN == len(t.Explore) && t.cachedN > 0 {
-		return t.cachedScore
-	}
-	t.cachedN, t.cachedScore = len(t.Explore), t.computeLogScore(sizes)
+	t.cacheScore(sizes)
 	return t.cachedScore
 }
 
-func (t *Trial) computeLogScore(sizes []int64) float64 {
-	sum, n := 0.0, 0
+// scoreStats are the number of scored exploration launches and the sum of
+// squared deviations of their log scores from their mean (logScore).
+func (t *Trial) scoreStats(sizes []int64) (n int, ss float64) {
+	t.cacheScore(sizes)
+	return t.cachedK, t.cachedSS
+}
+
+func (t *Trial) cacheScore(sizes []int64) {
+	if t.cachedN == len(t.Explore) && t.cachedN > 0 {
+		return
+	}
+	t.cachedN = len(t.Explore)
+	t.cachedScore, t.cachedSS, t.cachedK = t.computeLogScore(sizes)
+}
+
+func (t *Trial) computeLogScore(sizes []int64) (mean, ss float64, n int) {
+	var xs []float64
 	for _, l := range t.Explore {
 		s, err := model.LaunchScore(l, sizes)
 		if err != nil || s <= 0 {
 			continue
 		}
-		sum += math.Log(s)
-		n++
+		xs = append(xs, math.Log(s))
 	}
-	if n == 0 {
-		return math.Inf(1)
+	if len(xs) == 0 {
+		return math.Inf(1), 0, 0
 	}
-	return sum / float64(n)
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, ss, len(xs)
 }
 
 // ModelLaunch converts a parsed benchmark result into the model's input:

@@ -163,8 +163,15 @@ type Recommendation struct {
 	Speedup     float64           `json:"speedup"`
 	SpeedupCI   [2]float64        `json:"speedup_ci"`
 	Significant bool              `json:"significant"`
-	PValue      float64           `json:"p_value"`
-	Reason      string            `json:"reason"`
+	// PValue is the confirmation test's p-value; meaningful only when
+	// BaselineLaunches and CandidateLaunches are both positive (the CLI
+	// prints null otherwise: no test ran).
+	PValue float64 `json:"p_value"`
+	Reason string  `json:"reason"`
+	// Ending names why the study ended as it did (search.Ending* or the
+	// confirmation's verdict, e.g. "recommended", "not-significant",
+	// "futile", "guard-regression", "no-candidate").
+	Ending string `json:"ending,omitempty"`
 	// MinEffect is the smallest gain that counts (0.03 = 3 %).
 	MinEffect       float64 `json:"min_effect,omitempty"`
 	BaselineScoreUS float64 `json:"baseline_score_us"`

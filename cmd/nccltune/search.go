@@ -352,7 +352,7 @@ func launchSettings(lo launchOptions) store.LaunchSettings {
 // recommendationOf turns the study's result into its stored conclusion.
 func recommendationOf(res *search.Result, sizes []int64, so search.Options) *store.Recommendation {
 	rec := &store.Recommendation{Env: map[string]string{}, Speedup: 1, SpeedupCI: [2]float64{1, 1},
-		Reason: res.Reason, MinEffect: so.Stats.MinEffect}
+		Reason: res.Reason, Ending: res.Ending, MinEffect: so.Stats.MinEffect}
 	base := res.Baseline
 	if res.Recommend {
 		rec.Env = res.Winner.Config.Clone()
@@ -407,9 +407,30 @@ func searchJSON(study *store.Study, res *search.Result, sizes []int64) map[strin
 		"launches":       res.Launches,
 		"trials":         len(res.Trials),
 		"stopped":        res.Stopped,
+		"ending":         res.Ending,
 		"baseline":       map[string]any{"score_us": jsonNumber(baseScore), "env": map[string]string{}},
-		"recommendation": study.Recommendation,
+		"recommendation": recommendationJSON(study.Recommendation),
 	}
+}
+
+// recommendationDoc is a stored recommendation as the JSON documents show
+// it: p_value is null when no confirmation test ran (no candidate, or the
+// candidate failed), instead of a number that reads like a result.
+type recommendationDoc struct {
+	*store.Recommendation
+	PValue *float64 `json:"p_value"`
+}
+
+func recommendationJSON(r *store.Recommendation) any {
+	if r == nil {
+		return nil
+	}
+	doc := recommendationDoc{Recommendation: r}
+	if r.BaselineLaunches > 0 && r.CandidateLaunches > 0 && !math.IsNaN(r.PValue) {
+		p := r.PValue
+		doc.PValue = &p
+	}
+	return doc
 }
 
 // finiteOr replaces NaN and Inf (JSON cannot hold them) with fallback.
@@ -448,11 +469,33 @@ func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took
 		fmt.Fprintf(w, "  band speedup %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", rec.Speedup, rec.SpeedupCI[0], rec.SpeedupCI[1], rec.PValue)
 		fmt.Fprintf(w, "  export it: nccltune export %s --format env\n", study.Name)
 	} else {
-		fmt.Fprintf(w, "keep NCCL defaults: no significant gain\n")
+		fmt.Fprintf(w, "keep NCCL defaults: %s\n", keepWhy(rec.Ending))
 	}
 	if rec.Reason != "" {
 		fmt.Fprintf(w, "  %s\n", rec.Reason)
 	}
+}
+
+// keepWhy says in a few words why a study kept the defaults, from its
+// ending (search.Ending* or the confirmation's model.Verdict*).
+func keepWhy(ending string) string {
+	switch ending {
+	case model.VerdictBelowMinEffect:
+		return "the gain is below the minimum effect"
+	case model.VerdictFutile:
+		return "the confirmation excluded a gain worth having"
+	case model.VerdictSlower, model.VerdictSlightlySlower:
+		return "the candidate is slower"
+	case search.EndingGuard:
+		return "the candidate is slower at a guard size"
+	case search.EndingCandidateFailed:
+		return "the candidate failed during confirmation"
+	case search.EndingNoCandidate:
+		return "no other config ran successfully"
+	case search.EndingInterrupted:
+		return "interrupted before a decision"
+	}
+	return "no significant gain"
 }
 
 // printSizeTable prints per-size medians with intervals and the change.

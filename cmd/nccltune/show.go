@@ -250,7 +250,7 @@ func showJSON(data *report.Study) map[string]any {
 		"budget":         s.Budget,
 		"launches":       s.Launches,
 		"trials":         ts,
-		"recommendation": rec,
+		"recommendation": recommendationJSON(rec),
 		"comparison":     data.Compare(),
 		"choices":        choicesJSON(data),
 	}
