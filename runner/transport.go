@@ -99,7 +99,7 @@ func (r Route) String() string {
 			b.WriteString(" over " + r.Link)
 		}
 	case KindSHM:
-		b.WriteString("shared memory (SHM)")
+		b.WriteString("shared memory")
 	case KindNET:
 		b.WriteString("network " + r.Network)
 		if r.GDR != nil && *r.GDR {
@@ -240,6 +240,7 @@ func (t *transportLog) place(rank int, host string) *RankPlace {
 //	Channel 00/0 : 0[0] -> 1[1] via P2P/direct pointer/read
 //	Channel 00/1 : 0[7000] -> 1[8000] via P2P/IPC/read
 //	Channel 00/0 : 1[1] -> 0[0] via SHM/direct/direct
+//	Channel 00 : 1[1] -> 0[0] via SHM/direct/direct (NCCL 2.28: no connection index)
 //	Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0
 //	Channel 01/0 : 3[1] -> 0[0] [receive] via NET/IB/1/GDRDMA
 //	Channel 00/0 : 1[1] -> 2[0] [send] via NET/IB/0(1)/GDRDMA/Shared

@@ -35,6 +35,10 @@ func TestTransportLineForms(t *testing.T) {
 			&Path{From: 0, To: 3, Kind: KindP2P, Via: []string{"P2P/indirect/1[1]"}, Connections: 1}},
 		{"SHM/direct/direct (NCCL_P2P_DISABLE=1)", "vm:1700:1700 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via SHM/direct/direct",
 			&Path{From: 1, To: 0, Kind: KindSHM, Via: []string{"SHM/direct/direct"}, Connections: 1}},
+		{"SHM without a connection index (NCCL 2.28)", "vm:1606:1606 [0] NCCL INFO Channel 03 : 0[0] -> 1[1] via SHM/direct/direct",
+			&Path{From: 0, To: 1, Kind: KindSHM, Via: []string{"SHM/direct/direct"}, Connections: 1}},
+		{"P2P/direct pointer from a thread of one process", "vm:1412:1493 [1] NCCL INFO Channel 23/0 : 1[1] -> 0[0] via P2P/direct pointer",
+			&Path{From: 1, To: 0, Kind: KindP2P, Via: []string{"P2P/direct pointer"}, Connections: 1}},
 		{"SHM/CE/CE", "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/CE/CE",
 			&Path{From: 0, To: 1, Kind: KindSHM, Via: []string{"SHM/CE/CE"}, Connections: 1}},
 		{"NET/Socket send", "vm:1499:1499 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0",
@@ -226,5 +230,53 @@ func TestOneProcessTwoGPUs(t *testing.T) {
 	}
 	if f.NRanks != 2 || f.NNodes != 1 || len(f.RankPlaces) != 2 || f.RankPlaces[1].BusID != "70" {
 		t.Errorf("facts say %d ranks on %d nodes, places %+v", f.NRanks, f.NNodes, f.RankPlaces)
+	}
+}
+
+// TestRealTransportCaptures holds the parser to logs captured on a host
+// with two H200s joined by NVLink (docs/VALIDATION.md; nccl-tests 2.19.6,
+// NCCL 2.28.3, Open MPI 4.1.6), one per transport form NCCL used there.
+func TestRealTransportCaptures(t *testing.T) {
+	tests := []struct {
+		file      string
+		transport string
+		routes    string
+		nnodes    int
+		onePid    bool // -g 2: one process drives both GPUs
+	}{
+		{"real/x2_p2p_cumem.txt", "P2P", "P2P over NVLink (P2P/CUMEM) between ranks 0-1 within a host, 48 connections", 1, false},
+		{"real/x2_g2_direct.txt", "P2P", "P2P over NVLink (P2P/direct pointer) between ranks 0-1 within a host, 48 connections", 1, true},
+		{"real/x2_p2p_ipc.txt", "P2P", "P2P over NVLink (P2P/IPC) between ranks 0-1 within a host, 48 connections", 1, false},
+		{"real/x2_shm.txt", "SHM", "shared memory (SHM/direct/direct) between ranks 0-1 within a host, 8 connections", 1, false},
+		{"real/x2_g2_p2pdisabled.txt", "SHM", "shared memory (SHM/direct/direct) between ranks 0-1 within a host, 8 connections", 1, true},
+		{"real/x2_net_socket.txt", "Socket", "network Socket (NET/Socket/0) between ranks 0-1 within a host, 4 connections", 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			r, err := Parse(readTestdata(t, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Complete || r.NRanks != 2 || len(r.Rows) != 6 || r.Invalid() != "" {
+				t.Fatalf("complete %v, %d ranks, %d rows, invalid %q", r.Complete, r.NRanks, len(r.Rows), r.Invalid())
+			}
+			if onePid := r.Devices[0].Pid == r.Devices[1].Pid; onePid != tt.onePid {
+				t.Errorf("one process for both GPUs: %v, want %v", onePid, tt.onePid)
+			}
+			f := r.Facts
+			if f == nil || f.Transport != tt.transport || f.Network != "Socket" || f.NNodes != tt.nnodes {
+				t.Fatalf("facts %+v; want transport %s, network Socket, %d nodes", f, tt.transport, tt.nnodes)
+			}
+			if got := RoutesText(f.Routes); got != tt.routes {
+				t.Errorf("routes\n got %s\nwant %s", got, tt.routes)
+			}
+			// GDR and the NICs only where the network carries data.
+			if network := TransportNetwork(f.Transport); (f.GDR != nil) != network || (len(f.NICs) > 0) != network {
+				t.Errorf("GDR %s NICs %q for transport %s", ptrBool(f.GDR), f.NICs, f.Transport)
+			}
+			if !f.NVLink || len(f.RankPlaces) != 2 || f.RankPlaces[0].Host != "vm" || f.RankPlaces[1].Host != "vm" {
+				t.Errorf("NVLink %v places %+v", f.NVLink, f.RankPlaces)
+			}
+		})
 	}
 }

@@ -63,6 +63,11 @@ func decodeDoctor(t *testing.T, stdout string) doctorJSON {
 
 func doctorLog(name string) string { return filepath.Join("testdata", "doctor", name) }
 
+// realLog is a capture from real hardware kept with the runner's tests.
+func realLog(name string) string {
+	return filepath.Join("..", "..", "runner", "testdata", "real", name)
+}
+
 func TestDoctorLogGolden(t *testing.T) {
 	tests := []struct {
 		golden string
@@ -137,11 +142,29 @@ func TestDoctorLogTwoGPUHost(t *testing.T) {
 			text: []string{"2 ranks on 2 nodes by NCCL's count, 1 host", "transport       Socket", "NICs            eth0:192.0.2.2<0>",
 				"GPUDirect RDMA  off (GDR 0)", "NCCL counts 2 nodes on 1 host"},
 			notText: []string{"[socket-transport]"}},
+		// Captured on the same host, one per transport form (runner/testdata/real).
+		{log: realLog("x2_p2p_cumem.txt"), transport: "P2P", routes: []string{"P2P/"},
+			text: []string{"P2P over NVLink (P2P/CUMEM)"}, notText: []string{"NICs", "GPUDirect RDMA"}},
+		{log: realLog("x2_g2_direct.txt"), transport: "P2P", routes: []string{"P2P/"},
+			text: []string{"P2P over NVLink (P2P/direct pointer)", "2 ranks on 1 node"}, notText: []string{"NICs", "GPUDirect RDMA"}},
+		{log: realLog("x2_p2p_ipc.txt"), transport: "P2P", routes: []string{"P2P/"},
+			text: []string{"P2P over NVLink (P2P/IPC)"}, notText: []string{"NICs", "GPUDirect RDMA"}},
+		{log: realLog("x2_shm.txt"), transport: "SHM", routes: []string{"SHM/"}, warnings: []string{fabric.CodeP2PDisabled},
+			msg:  "NCCL_P2P_DISABLE=1 in the environment: ranks 0→1, 1→0 on host vm copy through host shared memory (SHM/direct/direct)",
+			text: []string{"shared memory (SHM/direct/direct)"}, notText: []string{"NICs", "GPUDirect RDMA"}},
+		{log: realLog("x2_g2_p2pdisabled.txt"), transport: "SHM", routes: []string{"SHM/"}, warnings: []string{fabric.CodeP2PDisabled},
+			msg: "NCCL_P2P_DISABLE=1 in the environment"},
+		{log: realLog("x2_net_socket.txt"), transport: "Socket", routes: []string{"NET/Socket"}, warnings: []string{fabric.CodeP2PDisabled},
+			msg:  "NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 in the environment: ranks 0→1, 1→0 on host vm talk over the network (NET/Socket/0)",
+			text: []string{"2 ranks on 2 nodes by NCCL's count, 1 host", "GPUDirect RDMA  off (GDR 0)"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.log, func(t *testing.T) {
+		t.Run(filepath.Base(tt.log), func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "db")
-			stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--log", doctorLog(tt.log))
+			if !strings.Contains(tt.log, "/") {
+				tt.log = doctorLog(tt.log)
+			}
+			stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--log", tt.log)
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -171,7 +194,7 @@ func TestDoctorLogTwoGPUHost(t *testing.T) {
 					t.Errorf("warning %q lacks %q", w.Message, tt.msg)
 				}
 			}
-			text, _, _ := runCLI(t, db, "doctor", "--log", doctorLog(tt.log))
+			text, _, _ := runCLI(t, db, "doctor", "--log", tt.log)
 			for _, s := range tt.text {
 				if !strings.Contains(text, s) {
 					t.Errorf("text output lacks %q:\n%s", s, text)
