@@ -201,6 +201,9 @@ func launchRange(ls []model.Launch, b int64) (lo, hi float64) {
 // IntervalText says what a curve's shaded interval is: "95% CI" or
 // "min–max".
 func (c Curve) IntervalText() string {
+	if c.Launches == 1 {
+		return "no interval"
+	}
 	if c.MinMax {
 		return "min–max"
 	}
@@ -215,7 +218,7 @@ func (c Curve) LegendText(withStudy bool) string {
 		name = c.Study + ": " + name
 	}
 	if c.Exploration() {
-		return fmt.Sprintf("%s: exploration (%s, min–max not drawn; not used for the verdict)", name, Plural(c.Launches, "launch"))
+		return fmt.Sprintf("%s: %s, median (not used for the verdict)", name, Plural(c.Launches, "exploration launch"))
 	}
 	if c.Note != "" {
 		name += " — " + c.Note

@@ -43,7 +43,7 @@ func (s *Study) DecisionSubtitle() []string {
 	if c == nil {
 		return nil
 	}
-	out := []string{fmt.Sprintf("NCCL defaults and %s over %s (the launches the verdict uses)", c.Candidate.Label, c.launchesText())}
+	out := []string{fmt.Sprintf("%s vs NCCL defaults: %s (the verdict's)", c.Candidate.Label, c.launchesText())}
 	if b := c.Band; b != nil {
 		line := fmt.Sprintf("band %s: speedup %s", bandText(s.Study.BandMin, s.Study.BandMax), SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi}))
 		if finite(b.Lo) && finite(b.Hi) {

@@ -192,3 +192,42 @@ func sweepStudy() *Study {
 	}
 	return b.s
 }
+
+// sequentialStudy is a finished simulated search whose sequential
+// confirmation stopped at 4 launches of NCCL defaults and 7 of the
+// candidate, and where a config measured once, setting more knobs,
+// scored a little better than the one confirmed.
+func sequentialStudy() *Study {
+	b := newBuilder(searchStudy("s6-512K-4M"), 6)
+	all := append(append([]int64{}, bandSizes...), guardSizes...)
+	base := b.trial(store.RoleBaseline, store.TrialComplete, "", nccl.Config{})
+	b.launch(base, store.PhaseExplore, true, defaultsUS, all, 0.05, 0.05, 1)
+	fix := b.trial(store.RoleExplore, store.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})
+	b.launch(fix, store.PhaseExplore, true, fixedUS, all, 0.05, 0.05, 1)
+	b.launch(fix, store.PhaseRefine, true, fixedUS, all, 0.05, 0.05, 1)
+	lucky := b.trial(store.RoleExplore, store.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8", "NCCL_ALGO": "Ring"})
+	b.launch(lucky, store.PhaseExplore, true, fixedUS, all, 0, 0.01, 0.98)
+	for i := range 7 {
+		if i < 4 {
+			b.launch(base, store.PhaseConfirm, true, defaultsUS, all, 0.05, 0.05, 1)
+		}
+		b.launch(fix, store.PhaseConfirm, true, fixedUS, all, 0.05, 0.05, 1.01)
+	}
+	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string(fix.Config.Clone()), Speedup: 4.4, SpeedupCI: [2]float64{4.0, 4.8},
+		Significant: true, PValue: 0.006, MinEffect: 0.03, TrialID: fix.ID, BaselineLaunches: 4, CandidateLaunches: 7}
+	return b.s
+}
+
+// importStudy is saved logs brought in with nccltune import: its band
+// fields describe what the logs measured, not a searched band.
+func importStudy() *Study {
+	st := &store.Study{Name: "s7-import", Kind: store.KindImport, Band: "512K-8M", BandMin: 512 * nccl.KiB, BandMax: 8 * nccl.MiB,
+		Collective: "all_reduce", Fabric: store.Fabric{Ranks: 4}, Status: store.StatusDone}
+	b := newBuilder(st, 7)
+	all := append(append([]int64{}, bandSizes...), guardSizes...)
+	tr := b.trial(store.RoleImport, store.TrialComplete, "", nccl.Config{})
+	for range 2 {
+		b.launch(tr, store.PhaseImport, false, defaultsUS, all, 0.02, 0.02, 1)
+	}
+	return b.s
+}

@@ -120,15 +120,16 @@ func equivalenceKey(t *store.Trial) string {
 	return t.Config.Canonical().Key()
 }
 
-// launchScore is a launch's band score: the one the study stored, else
-// computed from its sizes.
+// launchScore is a launch's band score computed from its sizes, as every
+// number the report shows is; the score the study stored when the sizes
+// cannot give one.
 func (s *Study) launchScore(l *store.Launch, sizes []int64) float64 {
-	if l.Scored && l.ScoreUS > 0 {
-		return l.ScoreUS
-	}
 	ml := modelLaunches([]*store.Launch{l})
 	sc, err := model.LaunchScore(ml[0], sizes)
 	if err != nil {
+		if l.Scored && l.ScoreUS > 0 {
+			return l.ScoreUS
+		}
 		return math.NaN()
 	}
 	return sc

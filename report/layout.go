@@ -127,6 +127,23 @@ func (s *sheet) size() (vg.Length, vg.Length) {
 	return s.width, s.headerHeight() + s.plotHeight + s.legendHeight() + s.captionHeight()
 }
 
+// areas are the parts of the canvas the plot takes: all of it (area),
+// the plot without the axis labels the sheet draws (inner), and where the
+// data are drawn (data), whose transforms place every mark.
+func (s *sheet) areas(c draw.Canvas) (area, inner, data draw.Canvas) {
+	area = s.plotArea(c)
+	axisStyle := textStyle(11, color.Black)
+	var yw, xh vg.Length
+	if s.yLabel != "" {
+		yw = axisStyle.Height(s.yLabel) + vg.Points(5)
+	}
+	if s.xLabel != "" {
+		xh = axisStyle.Height(s.xLabel) + vg.Points(3)
+	}
+	inner = draw.Crop(area, yw, 0, xh, 0)
+	return area, inner, s.plot.DataCanvas(inner)
+}
+
 // plotArea is the part of the canvas the plot is drawn in.
 func (s *sheet) plotArea(c draw.Canvas) draw.Canvas {
 	top := c.Max.Y - s.headerHeight()
@@ -143,17 +160,9 @@ func (s *sheet) draw(vc vg.CanvasSizer) {
 		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: y}, l.text)
 		y -= lineHeight(l.size)
 	}
-	area := s.plotArea(c)
+	area, inner, data := s.areas(c)
 	axisStyle := textStyle(11, color.Black)
-	var yw, xh vg.Length
-	if s.yLabel != "" {
-		yw = axisStyle.Height(s.yLabel) + vg.Points(5)
-	}
-	if s.xLabel != "" {
-		xh = axisStyle.Height(s.xLabel) + vg.Points(3)
-	}
-	inner := draw.Crop(area, yw, 0, xh, 0)
-	data := s.plot.DataCanvas(inner)
+	yw := inner.Min.X - area.Min.X
 	if s.yLabel != "" {
 		sty := axisStyle
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom

@@ -420,8 +420,12 @@ func (f Figure) sheet() (*sheet, error) {
 		d.line, d.points = line, pts
 		ds = append(ds, d)
 	}
+	// Lines last to first, so the first curves (NCCL defaults, the
+	// confirmed config) are drawn over the others; legend first to last.
+	for i := len(ds) - 1; i >= 0; i-- {
+		p.Add(ds[i].line, ds[i].points)
+	}
 	for _, d := range ds {
-		p.Add(d.line, d.points)
 		thumbs := []plot.Thumbnailer{d.line, d.points}
 		if d.shading != nil {
 			thumbs = append([]plot.Thumbnailer{d.shading}, thumbs...)

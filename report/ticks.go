@@ -35,9 +35,9 @@ func (t linearTicks) Ticks(min, max float64) []plot.Tick {
 	var ticks []plot.Tick
 	first := math.Ceil(min/step - 1e-9)
 	for i := first; i*step <= max+step*1e-9; i++ {
-		v := i*step + 0 // + 0 turns -0 into 0
+		v := i * step
 		if v == 0 {
-			v = 0
+			v = 0 // not -0
 		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: t.Prefix + strconv.FormatFloat(v, 'f', decimals, 64)})
 		// Minor ticks halfway, unlabelled.
@@ -65,15 +65,14 @@ func niceStep(min, max float64, want int) (float64, int) {
 			break
 		}
 	}
+	// As many decimals as the step has: 0.1 → 1, 0.25 → 2, 5 → 0.
 	decimals := 0
-	if exp < 0 {
-		decimals = int(-exp)
-	}
-	if step/base == 2.5 {
-		decimals++
-	}
-	if step >= 1 && step == math.Trunc(step) {
-		decimals = 0
+	for d := 0; d < 12; d++ {
+		scaled := step * math.Pow(10, float64(d))
+		if math.Abs(scaled-math.Round(scaled)) < 1e-6*scaled {
+			decimals = d
+			break
+		}
 	}
 	return step, decimals
 }

@@ -178,7 +178,7 @@ func runPlot(ctx context.Context, o plotOptions) error {
 		fig = report.NewFigure(curves, studies...)
 		fig.Metric = o.metric
 		if o.all {
-			fig.Subtitle = []string{"every config, all its launches pooled (exploration included): context, not the verdict — a bare STUDY draws what decided"}
+			fig.Subtitle = []string{"every config, all its launches pooled (exploration included): context, not the verdict"}
 		}
 	}
 	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.Write(w, o.format) }); err != nil {

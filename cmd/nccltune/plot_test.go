@@ -101,6 +101,12 @@ func TestPlotErrors(t *testing.T) {
 		{[]string{"plot", "s1/2", "--out", png}, exitCheckFailed, "trial s1-512K-4M/2 (NCCL_PROTO=LL) has no successful launch to draw (failed: exit status 1: NCCL WARN invalid protocol)"},
 		{[]string{"plot", "s4-1M", "--out", png}, exitCheckFailed, "nothing to plot: s4-1M has no successful launch yet"},
 		{[]string{"plot", "s1", "--out", filepath.Join(dir, "missing", "x.png")}, exitCheckFailed, "directory"},
+		{[]string{"plot", "s1", "--figure", "violin", "--out", png}, exitUsage, "--figure violin is not a figure: use curves, speedup, landscape, convergence"},
+		{[]string{"plot", "s1", "--metric", "algbw", "--out", png}, exitUsage, "--metric algbw is not a metric: use busbw or time"},
+		{[]string{"plot", "s1", "--figure", "landscape", "--all", "--out", png}, exitUsage, "--figure landscape takes none of them"},
+		{[]string{"plot", "s1", "s2", "--figure", "speedup", "--out", png}, exitUsage, "--figure speedup draws one STUDY (got 2 arguments)"},
+		{[]string{"plot", "s1/1", "--figure", "convergence", "--out", png}, exitUsage, "draws a whole study"},
+		{[]string{"plot", "s2-sweep", "--figure", "landscape", "--out", png}, exitCheckFailed, "study s2-sweep scored no band"},
 	} {
 		stdout, stderr, code := runCLI(t, db, tc.args...)
 		if code != tc.code || stdout != "" || !strings.Contains(stderr, tc.want) {

@@ -126,4 +126,87 @@ func TestReportOfSimulatedSearch(t *testing.T) {
 	if _, stderr, code := runCLI(t, db, "plot", "s1", "--out", filepath.Join(dir, "p.svg")); code != 0 {
 		t.Errorf("plot: exit %d: %s", code, stderr)
 	}
+	checkPlotIsTheTable(t, db, js)
+	for _, fig := range []string{"speedup", "landscape", "convergence"} {
+		for _, ext := range []string{"png", "svg"} {
+			out := filepath.Join(dir, fig+"."+ext)
+			stdout, stderr, code := runCLI(t, db, "plot", "s1", "--figure", fig, "--out", out, "--json")
+			var doc map[string]any
+			if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil || doc["figure"] != fig || doc[fig] == nil {
+				t.Errorf("plot --figure %s --out %s: exit %d, %s\n%.300s", fig, out, code, stderr, stdout)
+			}
+			if st, err := os.Stat(out); err != nil || st.Size() < 1000 {
+				t.Errorf("%s: %v", out, err)
+			}
+		}
+	}
+	if _, stderr, code := runCLI(t, db, "plot", "s1", "--metric", "time", "--explore", "--out", filepath.Join(dir, "t.png")); code != 0 {
+		t.Errorf("plot --metric time --explore: exit %d: %s", code, stderr)
+	}
+}
+
+// checkPlotIsTheTable: the numbers plot --json draws for a search are the
+// numbers show --json's comparison tabulates: the same launches, the same
+// medians, size by size.
+func checkPlotIsTheTable(t *testing.T, db, showJSON string) {
+	t.Helper()
+	var shown struct {
+		Comparison struct {
+			Baseline  struct{ Launches int } `json:"baseline"`
+			Candidate struct{ Launches int } `json:"candidate"`
+			Rows      []struct {
+				Bytes    int64 `json:"bytes"`
+				Baseline struct {
+					TimeUS   float64 `json:"time_us"`
+					Launches int     `json:"launches"`
+				} `json:"baseline"`
+				Candidate struct {
+					TimeUS   float64 `json:"time_us"`
+					Launches int     `json:"launches"`
+				} `json:"candidate"`
+			} `json:"rows"`
+		} `json:"comparison"`
+	}
+	if err := json.Unmarshal([]byte(showJSON), &shown); err != nil || len(shown.Comparison.Rows) == 0 {
+		t.Fatalf("show --json has no comparison (%v)", err)
+	}
+	stdout, stderr, code := runCLI(t, db, "plot", "s1", "--out", filepath.Join(t.TempDir(), "p.png"), "--json")
+	if code != 0 {
+		t.Fatalf("plot --json: exit %d: %s", code, stderr)
+	}
+	var plotted struct {
+		Subtitle []string `json:"subtitle"`
+		Curves   []struct {
+			Label    string `json:"label"`
+			Launches int    `json:"launches"`
+			Points   []struct {
+				Bytes    int64   `json:"bytes"`
+				TimeUS   float64 `json:"time_us"`
+				Launches int     `json:"launches"`
+			} `json:"points"`
+		} `json:"curves"`
+	}
+	decodeOneJSON(t, stdout, &plotted)
+	if len(plotted.Curves) != 2 || plotted.Curves[0].Launches != shown.Comparison.Baseline.Launches || plotted.Curves[1].Launches != shown.Comparison.Candidate.Launches {
+		t.Fatalf("plotted %+v, tabulated %d and %d launches", plotted.Curves, shown.Comparison.Baseline.Launches, shown.Comparison.Candidate.Launches)
+	}
+	for _, r := range shown.Comparison.Rows {
+		for i, want := range []float64{r.Baseline.TimeUS, r.Candidate.TimeUS} {
+			found := false
+			for _, p := range plotted.Curves[i].Points {
+				if p.Bytes == r.Bytes {
+					found = true
+					if p.TimeUS != want {
+						t.Errorf("%s at %d bytes: plotted %v µs, tabulated %v µs", plotted.Curves[i].Label, r.Bytes, p.TimeUS, want)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: no plotted point at %d bytes", plotted.Curves[i].Label, r.Bytes)
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(plotted.Subtitle, " "), "interleaved confirmation launches") {
+		t.Errorf("subtitle %q", plotted.Subtitle)
+	}
 }
