@@ -103,6 +103,7 @@ func commands() []*cli.Command {
 		doctorCommand(),
 		replayCommand(),
 		gateCommand(),
+		versionCommand(),
 	}
 }
 

@@ -233,6 +233,7 @@ func TestHistoryEmpty(t *testing.T) {
 		}
 		stdout, _, code = runCLI(t, tc.db, "history", "--json")
 		if code != 0 || strings.TrimSpace(stdout) != `{
+  "schema_version": 1,
   "studies": []
 }` {
 			t.Errorf("%s --json: exit %d, stdout %q", tc.name, code, stdout)

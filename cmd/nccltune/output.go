@@ -1,13 +1,65 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 )
 
-// writeJSON prints v as the one JSON document a --json command writes on stdout.
+// schemaVersion is the version of every --json document's shape. It
+// changes when a field is removed or changes meaning, never for a field
+// added; a tool reading the documents checks it.
+const schemaVersion = 1
+
+// writeJSON prints v as the one JSON document a --json command writes on
+// stdout, with "schema_version" as its first field (in each document of a
+// list, for commands given several inputs).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("writing the JSON document: %w", err)
+	}
+	raw = withSchemaVersion(raw)
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return fmt.Errorf("writing the JSON document: %w", err)
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// withSchemaVersion adds "schema_version" in front of an object's fields
+// (or of each object in a list) unless it is there already. Splicing the
+// encoded bytes keeps the fields' order as the types declare it.
+func withSchemaVersion(raw []byte) []byte {
+	switch {
+	case len(raw) > 0 && raw[0] == '{':
+		var probe struct {
+			V *json.RawMessage `json:"schema_version"`
+		}
+		if json.Unmarshal(raw, &probe) == nil && probe.V != nil {
+			return raw
+		}
+		head := fmt.Sprintf(`{"schema_version":%d`, schemaVersion)
+		if bytes.Equal(raw, []byte("{}")) {
+			return []byte(head + "}")
+		}
+		return append([]byte(head+","), raw[1:]...)
+	case len(raw) > 0 && raw[0] == '[':
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return raw
+		}
+		for i, it := range items {
+			items[i] = withSchemaVersion(it)
+		}
+		out, err := json.Marshal(items)
+		if err != nil {
+			return raw
+		}
+		return out
+	}
+	return raw
 }

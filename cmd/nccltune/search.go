@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 )
 
@@ -40,7 +40,7 @@ Examples:
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "band", Usage: "message sizes to tune, inclusive, e.g. 512K-4M (the powers of two inside)"},
 			&cli.IntFlag{Name: "budget", Value: 60, Usage: "launches in all, warm-up and confirmation included"},
-			&cli.DurationFlag{Name: "time", Usage: "wall-time limit, e.g. 30m; exploration stops early enough to confirm"},
+			&cli.DurationFlag{Name: "time", Usage: "wall-time limit, e.g. 30m or 2h; exploration stops early enough to confirm; 0, the default, means no limit (--budget alone ends the study)"},
 			&cli.StringSliceFlag{Name: "guard", Usage: "size where the winner must not be significantly slower (repeatable; default: twice the band's top; 'none' for none)"},
 			&cli.StringSliceFlag{Name: "space", Usage: "add a knob to search, with its default values (NCCL_NTHREADS) or yours (NCCL_MAX_NCHANNELS=unset,2,4,8; use | between values holding commas)"},
 			&cli.BoolFlag{Name: "space-only", Usage: "search only the --space knobs, not the default five"},
@@ -145,6 +145,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 }
 
 func runSearch(ctx context.Context, o searchOptions) error {
+	_, statErr := os.Stat(o.db)
 	st, err := store.Open(o.db, store.Options{})
 	if err != nil {
 		return err
@@ -162,6 +163,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	progress := newSearchProgress(o.stderr, study, o.study.Budget)
 	fmt.Fprintf(o.stderr, "study %s: band %s (%d sizes), %d configs in the space, budget %d launches%s\n",
 		study.Name, o.study.Band, len(sizes), o.study.Space.Size(), o.study.Budget, labelSuffix(study))
+	fmt.Fprintln(o.stderr, whereStored(o.db, os.IsNotExist(statErr)))
 	started := time.Now()
 	res, runErr := search.Run(ctx, o.study, launcher, rec, prior, priorLaunches, progress.event)
 	progress.finish()
@@ -521,80 +523,6 @@ func ciText(m, lo, hi float64) string {
 		return fmt.Sprintf("%.1f", m)
 	}
 	return fmt.Sprintf("%.1f [%.1f, %.1f]", m, lo, hi)
-}
-
-// searchProgress shows a study's launches: a bar on a terminal, one log
-// line per launch otherwise.
-type searchProgress struct {
-	w      io.Writer
-	bar    *progressbar.ProgressBar
-	sizes  []int64
-	budget int
-}
-
-func newSearchProgress(w io.Writer, study *store.Study, budget int) *searchProgress {
-	p := &searchProgress{w: w, sizes: study.Sizes, budget: budget}
-	if isTerminal(w) {
-		p.bar = progressbar.NewOptions(budget,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetWidth(20),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetDescription("warm-up"))
-	}
-	return p
-}
-
-func (p *searchProgress) event(ev search.Event) {
-	if p.bar != nil {
-		best := ""
-		if ev.Best != nil {
-			best = fmt.Sprintf("best so far: trial %d (%s), exploring %+.0f%%%s vs defaults", ev.Best.Number, ev.Best.Config,
-				100*(ev.BestSpeedup-1), p.interval(ev))
-		}
-		p.bar.Describe(fmt.Sprintf("%-7s %s", ev.Phase, best))
-		_ = p.bar.Set(ev.Seq + 1)
-		return
-	}
-	result := string(ev.Launch.Outcome)
-	if ev.LaunchScore > 0 {
-		result = fmt.Sprintf("band %.1f µs", ev.LaunchScore)
-	} else if ev.Launch.Outcome != runner.OK {
-		result += ": " + ev.Launch.Reason
-	}
-	fmt.Fprintf(p.w, "launch %d/%d %-7s trial %-3d %-40s %s (%s)\n", ev.Seq+1, ev.Budget, ev.Phase, ev.Trial.Number, ev.Trial.Config, result, ev.Launch.Duration.Round(time.Millisecond))
-}
-
-// interval is the exploration interval of the leader's gain, " [lo, hi]",
-// once both it and the defaults have enough launches for one.
-func (p *searchProgress) interval(ev search.Event) string {
-	if ev.Baseline == nil || ev.Best == ev.Baseline {
-		return ""
-	}
-	cmp := model.Compare(ev.Baseline.Explore, ev.Best.Explore, p.sizes, model.DefaultOptions())
-	if cmp.CIOK {
-		return fmt.Sprintf(" [%+.0f%%, %+.0f%%]", 100*(cmp.Lo-1), 100*(cmp.Hi-1))
-	}
-	// Too few launches for an interval: show the range of the leader's
-	// launches against the defaults' score instead, and say so.
-	base := ev.Baseline.Score(p.sizes)
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, l := range ev.Best.Explore {
-		if sc, err := model.LaunchScore(l, p.sizes); err == nil {
-			lo, hi = math.Min(lo, base/sc), math.Max(hi, base/sc)
-		}
-	}
-	if len(ev.Best.Explore) < 2 || math.IsInf(lo, 0) || math.IsNaN(base) {
-		return ""
-	}
-	return fmt.Sprintf(" (launches %+.0f%%…%+.0f%%)", 100*(lo-1), 100*(hi-1))
-}
-
-func (p *searchProgress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
 }
 
 // aKind names a study kind with its article: "a sweep", "an import".

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+	"golang.org/x/term"
+)
+
+// statusLine is one line redrawn in place on a terminal. Every draw is cut
+// to the terminal's width: a line that wraps cannot be redrawn with a
+// carriage return, and each update would then leave a new line behind.
+type statusLine struct {
+	w io.Writer
+	// width is the terminal's width in columns, asked at every draw so a
+	// resized window is followed; 0 when unknown.
+	width func() int
+	drawn bool
+}
+
+// fallbackWidth is used when the terminal does not say how wide it is.
+const fallbackWidth = 80
+
+// terminalWidth asks the terminal behind w for its width.
+func terminalWidth(w io.Writer) func() int {
+	return func() int {
+		f, ok := w.(*os.File)
+		if !ok {
+			return 0
+		}
+		cols, _, err := term.GetSize(int(f.Fd()))
+		if err != nil {
+			return 0
+		}
+		return cols
+	}
+}
+
+// draw replaces the line with text, cut to fit.
+func (s *statusLine) draw(text string) {
+	width := s.width()
+	if width <= 0 {
+		width = fallbackWidth
+	}
+	// One column stays free: some terminals wrap as soon as the last
+	// column is written.
+	fmt.Fprintf(s.w, "\r%s\x1b[K", fitWidth(text, width-1))
+	s.drawn = true
+}
+
+// clear removes the line, leaving the cursor at its start.
+func (s *statusLine) clear() {
+	if s.drawn {
+		fmt.Fprint(s.w, "\r\x1b[K")
+		s.drawn = false
+	}
+}
+
+// fitWidth cuts text to at most width columns, marking a cut with "…".
+// nccltune's texts hold only single-column characters (µ, ×, …), so a
+// rune is a column.
+func fitWidth(text string, width int) string {
+	text = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, text)
+	if width <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(text) <= width {
+		return text
+	}
+	runes := []rune(text)
+	return string(runes[:width-1]) + "…"
+}
+
+// progressBar draws done out of total as a bar of n cells.
+func progressBar(done, total, n int) string {
+	if total <= 0 {
+		total = 1
+	}
+	filled := min(n, max(0, done*n/total))
+	return "[" + strings.Repeat("#", filled) + strings.Repeat("·", n-filled) + "]"
+}
+
+// searchProgress shows a study's launches: one status line redrawn in
+// place on a terminal, one plain line per launch otherwise (a log, a pipe,
+// CI), so nothing is lost when no one watches.
+type searchProgress struct {
+	w      io.Writer
+	line   *statusLine
+	sizes  []int64
+	budget int
+}
+
+func newSearchProgress(w io.Writer, study *store.Study, budget int) *searchProgress {
+	p := &searchProgress{w: w, sizes: study.Sizes, budget: budget}
+	if isTerminal(w) {
+		p.line = &statusLine{w: w, width: terminalWidth(w)}
+	}
+	return p
+}
+
+func (p *searchProgress) event(ev search.Event) {
+	if p.line != nil {
+		p.line.draw(p.status(ev))
+		return
+	}
+	result := string(ev.Launch.Outcome)
+	if ev.LaunchScore > 0 {
+		result = fmt.Sprintf("band %.1f µs", ev.LaunchScore)
+	} else if ev.Launch.Outcome != runner.OK {
+		result += ": " + ev.Launch.Reason
+	}
+	fmt.Fprintf(p.w, "launch %d/%d %-7s trial %-3d %-40s %s (%s)\n", ev.Seq+1, ev.Budget, ev.Phase, ev.Trial.Number, ev.Trial.Config, result, ev.Launch.Duration.Round(time.Millisecond))
+}
+
+// status is the terminal's line: the most useful facts first, so a
+// narrow terminal cuts the config rather than the count.
+func (p *searchProgress) status(ev search.Event) string {
+	budget := ev.Budget
+	if budget <= 0 {
+		budget = p.budget
+	}
+	s := fmt.Sprintf("%s %d/%d %-7s", progressBar(ev.Seq+1, budget, 12), ev.Seq+1, budget, ev.Phase)
+	if ev.Best != nil && ev.Best != ev.Baseline {
+		// "exploring": single launches favour lucky configs; the
+		// confirmation decides.
+		s += fmt.Sprintf(" best: trial %d %+.0f %%%s vs defaults (exploring) %s",
+			ev.Best.Number, 100*(ev.BestSpeedup-1), p.interval(ev), ev.Best.Config)
+	}
+	return s
+}
+
+// interval is the exploration interval of the leader's gain, " [lo, hi]",
+// once both it and the defaults have enough launches for one.
+func (p *searchProgress) interval(ev search.Event) string {
+	if ev.Baseline == nil || ev.Best == ev.Baseline {
+		return ""
+	}
+	cmp := model.Compare(ev.Baseline.Explore, ev.Best.Explore, p.sizes, model.DefaultOptions())
+	if cmp.CIOK {
+		return fmt.Sprintf(" [%+.0f %%, %+.0f %%]", 100*(cmp.Lo-1), 100*(cmp.Hi-1))
+	}
+	// Too few launches for an interval: show the range of the leader's
+	// launches against the defaults' score instead, and say so.
+	base := ev.Baseline.Score(p.sizes)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, l := range ev.Best.Explore {
+		if sc, err := model.LaunchScore(l, p.sizes); err == nil {
+			lo, hi = math.Min(lo, base/sc), math.Max(hi, base/sc)
+		}
+	}
+	if len(ev.Best.Explore) < 2 || math.IsInf(lo, 0) || math.IsNaN(base) {
+		return ""
+	}
+	return fmt.Sprintf(" (launches %+.0f %%…%+.0f %%)", 100*(lo-1), 100*(hi-1))
+}
+
+func (p *searchProgress) finish() {
+	if p.line != nil {
+		p.line.clear()
+	}
+}

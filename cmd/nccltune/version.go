@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/urfave/cli/v2"
+)
+
+// versionCommand is `nccltune version`: what `--version` prints, plus the
+// Go toolchain and platform a bug report needs.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "version",
+		Usage:     "print nccltune's version (and the commit it was built from)",
+		ArgsUsage: " ",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("version takes no arguments (got %q)", c.Args().First())
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, map[string]any{"schema_version": schemaVersion,
+					"version": version(), "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
+			}
+			fmt.Fprintf(c.App.Writer, "nccltune %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	}
+}
