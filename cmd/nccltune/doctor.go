@@ -25,12 +25,21 @@ func doctorCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: `doctor runs one short launch with NCCL_DEBUG=INFO (subsystems INIT, ENV, NET,
 GRAPH, TUNING), or reads a saved log with --log FILE, and reports NCCL's version,
-ranks and nodes, the network transport, the NICs, GPUDirect RDMA, channels and
-rings, and per size the algorithm, protocol and channels NCCL chose with the
-measured bus bandwidth. Then it lists the traps it found, each with its
-evidence and the fix: TCP sockets where RDMA was expected, GPUDirect off, one
-NIC of two carrying the traffic, a launch that hangs (and where), wrong
-results, MPI wiring up over docker0, a throttled link, an NCCL too old for the GPU.
+ranks and nodes, what carries data between which ranks (P2P over NVLink or
+PCIe, shared memory, the network: from NCCL's channel lines), the NICs and
+GPUDirect RDMA where the network carries data, channels and rings, and per
+size the algorithm, protocol and channels NCCL chose with the measured bus
+bandwidth. Then it lists the traps it found, each with its evidence and the
+fix: TCP sockets where RDMA was expected, GPUDirect off, one NIC of two
+carrying the traffic, P2P or SHM disabled between GPUs of one host, P2P
+unavailable where NVLink exists, ranks of one host on the network, a launch
+that hangs (and where), wrong results, MPI wiring up over docker0, a
+throttled link, an NCCL too old for the GPU.
+
+JSON: "transport" is the network's name ("IB", "Socket", …) when the network
+carries data between any two ranks, else "P2P", "SHM" or "P2P+SHM"; "routes"
+and "paths" say what joins which ranks, "network" is the network NCCL
+initialised whether or not it carries data.
 
 The link speed for the throttle check comes from the port speeds NCCL logs for
 the NICs it uses; --link-gbps states it instead.
@@ -46,6 +55,7 @@ Examples:
   nccltune doctor --sim spark4
   nccltune doctor --sim spark4 --base-env NCCLTUNE_SIM_FAULT=socket-fallback
   nccltune doctor --launcher mpirun --np 2 --hosts a:1,b:1 --base-env NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1
+  nccltune doctor --launcher local --bench-arg=-g --bench-arg=2 --base-env NCCL_NVLS_ENABLE=0
   nccltune doctor --sim spark4 --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8
   nccltune doctor --log all_reduce_debug.txt`,
 		Flags: append([]cli.Flag{
