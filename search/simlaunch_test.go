@@ -1,10 +1,13 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 // the simulator process prints, without the process, so tests and
 // benchmarks can run thousands of launches.
 type simLauncher struct {
+	name  string
 	prof  *sim.Profile
 	noise float64
 	seed  int64
@@ -33,7 +37,7 @@ func newSimLauncher(t testing.TB, profile string, noise float64, seed int64) *si
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &simLauncher{prof: p, noise: noise, seed: seed, iters: 20}
+	return &simLauncher{name: profile, prof: p, noise: noise, seed: seed, iters: 20}
 }
 
 func (s *simLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, error) {
@@ -60,6 +64,11 @@ func (s *simLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, 
 			Iter: &runner.IterStats{TimesUS: ts}}})
 	}
 	l.Result = res
+	if req.Debug && err == nil {
+		// NCCL's debug log, as the simulator prints it: what a study reads
+		// NCCL's plan from.
+		res.Facts = s.debugFacts(req)
+	}
 	var fe *sim.FaultError
 	var ue *sim.UsageError
 	switch {
@@ -78,6 +87,19 @@ func (s *simLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, 
 		return nil, err
 	}
 	return l, nil
+}
+
+// debugFacts runs the simulator in process with NCCL_DEBUG=INFO and
+// TUNING and reads its log (once per config: the log does not depend on
+// noise).
+func (s *simLauncher) debugFacts(req Request) *runner.Facts {
+	environ := []string{"NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,TUNING"}
+	environ = append(environ, req.Config.Env()...)
+	var out bytes.Buffer
+	args := []string{"--profile", s.name, "--noise", "0", "-n", "1", "-w", "0",
+		"-b", strconv.FormatInt(req.MinBytes, 10), "-e", strconv.FormatInt(req.MaxBytes, 10), "-f", "2"}
+	sim.Main(args, environ, &out, io.Discard)
+	return runner.ParseFacts(out.Bytes())
 }
 
 func median(xs []float64) float64 {

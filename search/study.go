@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nccltune/nccltune/model"
@@ -80,6 +81,11 @@ type Options struct {
 	// until their order is settled.
 	TopConfigs int
 	Stats      model.Options
+	// AllowDisabled lets the study explore and recommend configs that
+	// switch on a protocol or algorithm NCCL's defaults disabled on this
+	// platform (NCCL_PROTO=^LL or LL128 where NCCL keeps LL128 off): NCCL
+	// disables them where they may give wrong results.
+	AllowDisabled bool
 }
 
 // DefaultOptions returns the options of `nccltune search` without flags.
@@ -204,6 +210,11 @@ type Result struct {
 	// candidate reached confirmation); Looks counts the looks taken.
 	Design *model.ConfirmDesign
 	Looks  int
+	// Plan is what the study did with NCCL's own plan.
+	Plan *PlanSummary
+	// Dropped are the candidate's knobs left out of the recommendation
+	// because NCCL runs the same without them, each with its reason.
+	Dropped []nccl.Drop
 }
 
 // Endings of a study. A confirmation that keeps the defaults ends with the
@@ -219,6 +230,9 @@ const (
 	EndingNoCandidate = "no-candidate"
 	// EndingInterrupted: cancelled before a decision.
 	EndingInterrupted = "interrupted"
+	// EndingSwitchesOnDisabled: the candidate switches on a protocol or
+	// algorithm NCCL's defaults disabled and the user did not allow it.
+	EndingSwitchesOnDisabled = "switches-on-disabled"
 )
 
 // GuardCheck is the winner against the baseline at one guard size.
@@ -264,6 +278,11 @@ type study struct {
 	localRun int
 	// localDim is the knob the next local step starts from.
 	localDim int
+	// plan is NCCL's own plan as far as the study has read it.
+	plan planState
+	// planRead is true once the defaults' plan launch was made;
+	// candidateRead once the candidate's (or its twin's) debug launch was.
+	planRead, candidateRead bool
 }
 
 // Run runs the study loop: a warm-up launch, then exploration (proposals
@@ -288,7 +307,9 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 	}
 	for _, t := range prior {
 		s.trials = append(s.trials, t)
-		s.byKey[t.Config.Canonical().Key()] = t
+		if _, taken := s.byKey[s.keyOf(t.Config)]; !taken {
+			s.byKey[s.keyOf(t.Config)] = t
+		}
 	}
 	return s.run(ctx)
 }
@@ -303,6 +324,7 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	res.Baseline = base
+	defer func() { res.Plan = s.planSummary() }()
 
 	// Warm-up: the first launch after a fabric starts can be ~30 % slow;
 	// it is stored, never scored. A resumed study warms up again.
@@ -312,6 +334,13 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 	if !base.State.Usable() {
 		return nil, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
 	}
+	// NCCL's own plan under its defaults, read from one debug launch before
+	// exploring: configs that provably run the same plan are merged, and
+	// configs that switch on what NCCL disabled are refused.
+	if err := s.launch(ctx, base, PhasePlan, false); err != nil {
+		return s.stop(res, err)
+	}
+	s.planRead = true
 	// Every later proposal is judged against the baseline's own launches.
 	for len(base.Explore) < 1 && s.exploreLeft() > 0 {
 		if err := s.launch(ctx, base, PhaseExplore, true); err != nil {
@@ -387,7 +416,21 @@ func (s *study) baseline() *Trial {
 // exploreLeft is the number of launches exploration may still use, the
 // confirmation's share held back.
 func (s *study) exploreLeft() int {
-	return s.opts.Budget - 2*s.confirmMax() - explainLaunches - s.seq
+	return s.opts.Budget - 2*s.confirmMax() - s.explainLeft() - s.seq
+}
+
+// explainLeft is the number of debug launches still held back: the
+// defaults' plan launch until it is made, and the candidate's (or its
+// simpler twin's) until it is made.
+func (s *study) explainLeft() int {
+	n := 0
+	if !s.planRead {
+		n++
+	}
+	if !s.candidateRead {
+		n++
+	}
+	return n
 }
 
 // settleLaunches are exploration's last launches: they re-measure the
@@ -402,7 +445,7 @@ const settleLaunches = 1
 func (s *study) mustSettle() bool {
 	c := s.candidate(s.baseline())
 	return c != nil && len(c.Explore) < 2 &&
-		s.opts.Budget-s.seq-2*s.opts.ConfirmLaunches-explainLaunches > 0
+		s.opts.Budget-s.seq-2*s.opts.ConfirmLaunches-s.explainLeft() > 0
 }
 
 // mustFind reports that no config other than the defaults has run
@@ -412,7 +455,7 @@ func (s *study) mustSettle() bool {
 func (s *study) mustFind() bool {
 	need := model.MinLaunchesForDecision(s.opts.Stats)
 	return s.candidate(s.baseline()) == nil &&
-		s.opts.Budget-s.seq-explainLaunches-2*need-1 > 0
+		s.opts.Budget-s.seq-s.explainLeft()-2*need-1 > 0
 }
 
 // Confirmation sizing. The confirmation may use at least confirmShare of
@@ -580,7 +623,19 @@ func (s *study) next() (*Trial, string, error) {
 			continue
 		}
 		cfg = cfg.Canonical()
-		if t, seen := s.byKey[cfg.Key()]; seen {
+		if s.refuse(cfg) {
+			// It switches on what NCCL's defaults disabled: never launched,
+			// and the sampler learns it as a failure.
+			s.rejected = append(s.rejected, cfg)
+			continue
+		}
+		if t := s.checkTwin(cfg); t != nil {
+			// Whether cfg runs like a config already tried depends on that
+			// config's own plan: one debug launch of it tells.
+			return t, PhasePlan, nil
+		}
+		if t, seen := s.byKey[s.keyOf(cfg)]; seen {
+			s.noteMerge(cfg, t)
 			if t.State.Usable() && len(t.Explore) < s.opts.MaxLaunchesPerTrial && s.refinements() < s.explored() {
 				return t, PhaseRefine, nil
 			}
@@ -698,8 +753,12 @@ func (s *study) guardPenalty(t, base *Trial) float64 {
 // tried reports whether a config NCCL would treat the same way (see
 // nccl.Config.Canonical) already has a trial.
 func (s *study) tried(c nccl.Config) bool {
-	_, ok := s.byKey[c.Canonical().Key()]
-	return ok
+	if _, ok := s.byKey[s.keyOf(c)]; ok {
+		return true
+	}
+	// A config that switches on what NCCL's defaults disabled is never
+	// tried: treat it as done so no step proposes it.
+	return !s.opts.AllowDisabled && len(s.resolve(c).Enables) > 0
 }
 
 // leaders returns up to n usable trials with the best score estimates.
@@ -750,7 +809,9 @@ func (s *study) addTrial(cfg nccl.Config, role string) (*Trial, error) {
 		return nil, err
 	}
 	s.trials = append(s.trials, t)
-	s.byKey[t.Config.Key()] = t
+	if _, taken := s.byKey[s.keyOf(t.Config)]; !taken {
+		s.byKey[s.keyOf(t.Config)] = t
+	}
 	return t, nil
 }
 
@@ -760,9 +821,10 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 	// Every launch sweeps the band and the guard sizes: the band is scored,
 	// the guard sizes keep exploration away from configs that would fail the
 	// guard check at the end.
-	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: phase == PhaseExplain}
+	debug := phase == PhaseExplain || phase == PhasePlan
+	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: debug}
 	req.MinBytes, req.MaxBytes = s.sweepRange()
-	if phase == PhaseExplain {
+	if debug {
 		// NCCL's choices outside the band matter too: the tuner-plugin
 		// export must say what NCCL does at every size.
 		req.MinBytes, req.MaxBytes = min(req.MinBytes, explainMin), max(req.MaxBytes, explainMax)
@@ -792,12 +854,15 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 			switch {
 			case phase == PhaseConfirm:
 				t.Confirm = append(t.Confirm, ml)
-			case scored && phase != PhaseExplain:
+			case scored && !debug:
 				t.Explore = append(t.Explore, ml)
 			}
 		}
 	}
-	if l.Outcome != runner.OK && phase != PhaseExplain {
+	if debug {
+		s.learnPlan(t, phase, l)
+	}
+	if l.Outcome != runner.OK && !debug {
 		t.State, t.Reason = stateFor(l.Outcome), l.Reason
 	}
 	if err := s.rec.SaveLaunch(t, req, l, scored && l.Outcome == runner.OK); err != nil {
@@ -1065,7 +1130,8 @@ func (s *study) simplification() nccl.Config {
 // changes nothing: the decision is already made.
 func (s *study) explain(ctx context.Context, res *Result) error {
 	for _, t := range []*Trial{res.Baseline, res.Winner} {
-		if t == nil || s.seq >= s.opts.Budget {
+		if t == nil || s.seq >= s.opts.Budget || s.planKnown(t) {
+			// A plan launch already recorded what NCCL chose with it.
 			continue
 		}
 		if err := s.launch(ctx, t, PhaseExplain, false); err != nil {
@@ -1105,10 +1171,16 @@ func (s *study) confirm(ctx context.Context, res *Result) error {
 		res.Reason = "no config other than NCCL's defaults ran successfully; keep NCCL's defaults"
 		return nil
 	}
-	res.Winner = w
+	// The config confirmed is the simplest that NCCL provably runs like the
+	// candidate: the env a user gets is exactly what was measured.
+	w, dropped, err := s.simplest(ctx, w)
+	if err != nil {
+		return err
+	}
+	res.Winner, res.Dropped = w, dropped
 	// What the budget still allows, launches already made for the
 	// confirmation (a resumed study) included.
-	room := (s.opts.Budget - s.seq - explainLaunches + len(base.Confirm) + len(w.Confirm)) / 2
+	room := (s.opts.Budget - s.seq - s.explainLeft() + len(base.Confirm) + len(w.Confirm)) / 2
 	maxN := max(min(s.confirmMax(), room), 1)
 	d := model.PlanConfirm(min(s.opts.ConfirmLaunches, maxN), maxN, s.alpha())
 	res.Design = &d
@@ -1116,7 +1188,7 @@ func (s *study) confirm(ctx context.Context, res *Result) error {
 	for k, n := range d.Looks {
 		final := false
 		for len(base.Confirm) < n || len(w.Confirm) < n {
-			if s.seq >= s.opts.Budget-explainLaunches || s.outOfConfirmTime() {
+			if s.seq >= s.opts.Budget-s.explainLeft() || s.outOfConfirmTime() {
 				final = true
 				break
 			}
@@ -1154,6 +1226,11 @@ func (s *study) confirm(ctx context.Context, res *Result) error {
 	}
 	if res.Looks > 1 || len(d.Looks) > 1 {
 		res.Reason += fmt.Sprintf(" [sequential confirmation: look %d of %d, %s]", res.Looks, len(d.Looks), d)
+	}
+	if r := s.resolve(w.Config); res.Recommend && !s.opts.AllowDisabled && len(r.Enables) > 0 {
+		res.Recommend, res.Ending = false, EndingSwitchesOnDisabled
+		res.Reason = fmt.Sprintf("%s switches on what NCCL's defaults disabled (%s); keep NCCL's defaults, or allow it with --allow-disabled-protocols at the risk of wrong results",
+			w.Config, strings.Join(r.Enables, "; "))
 	}
 	for _, g := range s.opts.Guard {
 		gc := model.Compare(base.Confirm, w.Confirm, []int64{g}, s.opts.Stats)

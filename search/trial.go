@@ -34,7 +34,12 @@ const (
 
 // Phases of launches in a study.
 const (
-	PhaseWarmup  = "warmup"
+	PhaseWarmup = "warmup"
+	// PhasePlan launches are unscored debug launches that read NCCL's own
+	// plan (algorithm, protocol and channels per size, what is enabled):
+	// one of the defaults after the warm-up, before exploring, and one of a
+	// config whose plan settles whether another config runs the same.
+	PhasePlan    = "plan"
 	PhaseExplore = "explore"
 	PhaseRefine  = "refine"
 	PhaseConfirm = "confirm"

@@ -67,6 +67,9 @@ type Study struct {
 	Reason string `json:"reason,omitempty"`
 	// Recommendation is nil until the study has decided.
 	Recommendation *Recommendation `json:"recommendation"`
+	// Plans is what a search did with NCCL's own plan (nil for other
+	// studies and for searches stored before it was recorded).
+	Plans *PlanSummary `json:"plans,omitempty"`
 
 	// Trials and Launches are counted by the store and filled in when a
 	// study is read; values passed to CreateStudy or UpdateStudy are ignored.
@@ -147,6 +150,37 @@ type SearchSettings struct {
 	ConfirmLaunches int     `json:"confirm_launches,omitempty"`
 	MinEffect       float64 `json:"min_effect"`
 	Alpha           float64 `json:"alpha,omitempty"`
+	// AllowDisabled: the study may try protocols and algorithms NCCL's
+	// defaults disabled (--allow-disabled-protocols).
+	AllowDisabled bool `json:"allow_disabled,omitempty"`
+}
+
+// PlanSummary is what a search did with NCCL's own plan: how many configs
+// its space had, how many it explored and how many distinct plans they
+// ran, and the configs it merged (per rule) or refused.
+type PlanSummary struct {
+	// Read is true when NCCL's plan was read from a debug launch of the
+	// defaults; Note says why not, and that configs were then not merged.
+	Read            bool   `json:"read"`
+	Note            string `json:"note,omitempty"`
+	SpaceConfigs    int    `json:"space_configs"`
+	ConfigsExplored int    `json:"configs_explored"`
+	PlansExplored   int    `json:"plans_explored"`
+	// Merged counts, per rule, the proposed configs NCCL provably runs
+	// like a config already tried (not launched as new trials).
+	Merged        []MergeCount `json:"merged"`
+	MergedConfigs int          `json:"merged_configs"`
+	// Refused counts configs never launched because they switch on a
+	// protocol or algorithm NCCL's defaults disabled.
+	Refused int `json:"refused"`
+	// Checks counts the debug launches spent settling uncertain rules.
+	Checks int `json:"plan_checks"`
+}
+
+// MergeCount is how many configs one rule merged.
+type MergeCount struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
 }
 
 type Budget struct {
@@ -185,6 +219,9 @@ type Recommendation struct {
 	BaselineLaunches  int              `json:"baseline_launches,omitempty"`
 	CandidateLaunches int              `json:"candidate_launches,omitempty"`
 	PerSize           []SizeComparison `json:"per_size"`
+	// Dropped are the confirmed candidate's knobs left out of Env because
+	// NCCL runs the same plan without them, each with its reason.
+	Dropped []nccl.Drop `json:"dropped"`
 	// Guards compares the guard sizes (regression checks outside the band).
 	Guards []SizeComparison `json:"guards,omitempty"`
 }
@@ -245,7 +282,10 @@ type Trial struct {
 
 // Launch phases.
 const (
-	PhaseWarmup  = "warmup"
+	PhaseWarmup = "warmup"
+	// PhasePlan launches are unscored debug runs that read NCCL's own plan
+	// before and during exploration (search.PhasePlan).
+	PhasePlan    = "plan"
 	PhaseExplore = "explore"
 	PhaseRefine  = "refine"
 	PhaseConfirm = "confirm"

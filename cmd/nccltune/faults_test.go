@@ -255,7 +255,7 @@ func TestSearchSurvivesFaultyConfigs(t *testing.T) {
 	}
 	start := time.Now()
 	stdout, stderr, code := runCLI(t, db, "search", "--sim", faultFile(t, "faults.json"), "--band", "512K-4M",
-		"--space-only", "--space", "NCCL_MAX_NCHANNELS=unset,1,2,4,8,16,32,64", "--sampler", "grid",
+		"--space-only", "--space", "NCCL_MAX_NCHANNELS=unset,1,2,3,4,8,16,32,64", "--sampler", "grid",
 		"--budget", "24", "--confirm", "4", "--timeout", timeout.String(), "--wrapper", faultFile(t, "wrapper.sh"), "--json")
 	took := time.Since(start)
 	if code != 0 {
@@ -266,12 +266,21 @@ func TestSearchSurvivesFaultyConfigs(t *testing.T) {
 	if !reflect.DeepEqual(doc.Recommendation.Env, map[string]string{"NCCL_MAX_NCHANNELS": "8"}) || !doc.Recommendation.Significant {
 		t.Errorf("recommendation %+v, want the healthy NCCL_MAX_NCHANNELS=8", doc.Recommendation)
 	}
+	merged := false
+	if doc.Plans != nil {
+		for _, m := range doc.Plans.Merged {
+			merged = merged || strings.Contains(m.Reason, "cap at or above")
+		}
+	}
+	if !merged {
+		t.Errorf("plans %+v: NCCL_MAX_NCHANNELS=64 should be merged by the cap rule", doc.Plans)
+	}
 	got := storedStudy(t, db, doc.Study)
 	want := map[string]struct {
 		state, reason, outcome string
 	}{
 		"1":  {"timeout", "no end within the " + timeout.String() + " timeout, hung after the 1048576-byte row; killed its process group", "timeout"},
-		"64": {"timeout", "hung during NCCL initialisation", "timeout"},
+		"3":  {"timeout", "hung during NCCL initialisation", "timeout"},
 		"2":  {"failed", "killed by signal 6", "failed"},
 		"4":  {"invalid", "wrong results at 1M", "invalid"},
 		"16": {"failed", "no nccl-tests results table", "failed"},
@@ -285,6 +294,9 @@ func TestSearchSurvivesFaultyConfigs(t *testing.T) {
 	seen := map[string]bool{}
 	for _, tr := range got.trials {
 		v := tr.Config["NCCL_MAX_NCHANNELS"]
+		if v == "64" {
+			t.Errorf("NCCL_MAX_NCHANNELS=64 is NCCL's own 64 channels here: it runs NCCL's plan and must be merged with the defaults, not launched")
+		}
 		w, ok := want[v]
 		if !ok {
 			continue

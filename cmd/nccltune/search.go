@@ -48,6 +48,7 @@ Examples:
 			&cli.IntFlag{Name: "confirm", Value: 6, Usage: "interleaved confirmation launches per arm"},
 			&cli.Float64Flag{Name: "min-effect", Value: 0.03, Usage: "smallest gain worth recommending (0.03 = 3%)"},
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the decision"},
+			&cli.BoolFlag{Name: "allow-disabled-protocols", Usage: "also try and recommend protocols and algorithms NCCL's defaults disabled on this fabric (e.g. LL128 through NCCL_PROTO=^LL): they may give wrong results, which is why NCCL disabled them here"},
 			&cli.StringFlag{Name: "resume", Usage: "continue an interrupted or killed `STUDY` (its band, space, guard sizes, seed, budget, sampler, --confirm, --min-effect and --alpha are reused; give the launch flags again)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (progress stays on stderr)"},
 		}, launchFlags()...),
@@ -90,6 +91,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	so := search.DefaultOptions()
 	so.Budget, so.Time, so.Seed = c.Int("budget"), c.Duration("time"), lo.seed
 	so.Sampler, so.ConfirmLaunches = c.String("sampler"), c.Int("confirm")
+	so.AllowDisabled = c.Bool("allow-disabled-protocols")
 	so.Stats.MinEffect, so.Stats.Alpha = c.Float64("min-effect"), c.Float64("alpha")
 	if so.Stats.Alpha <= 0 || so.Stats.Alpha >= 0.5 {
 		return o, usageErrorf("--alpha %g: use a significance level between 0 and 0.5 (0.05 is usual)", so.Stats.Alpha)
@@ -98,7 +100,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, usageErrorf("--min-effect %g: use a fraction such as 0.03 for 3%%", so.Stats.MinEffect)
 	}
 	if o.resume != "" {
-		for _, f := range []string{"band", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha"} {
+		for _, f := range []string{"band", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols"} {
 			if c.IsSet(f) {
 				return o, usageErrorf("--resume continues the study as it was defined; drop --%s (the band, space, guard sizes, sampler, confirmation launches, minimum effect and alpha are the study's)", f)
 			}
@@ -186,6 +188,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		return runErr
 	}
 	study.Recommendation = recommendationOf(res, sizes, o.study)
+	study.Plans = planSummaryOf(res.Plan)
 	study.Status, study.Reason = store.StatusDone, ""
 	if err := st.UpdateStudy(study); err != nil {
 		return err
@@ -222,7 +225,7 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 			Simulated: o.launch.simulated, Seed: o.study.Seed,
 			Budget: store.Budget{Launches: o.study.Budget, Time: o.study.Time},
 			Search: &store.SearchSettings{Sampler: o.study.Sampler, ConfirmLaunches: o.study.ConfirmLaunches,
-				MinEffect: o.study.Stats.MinEffect, Alpha: o.study.Stats.Alpha},
+				MinEffect: o.study.Stats.MinEffect, Alpha: o.study.Stats.Alpha, AllowDisabled: o.study.AllowDisabled},
 			Status: store.StatusRunning,
 		}
 		if err := st.CreateStudy(study); err != nil {
@@ -257,6 +260,7 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 		// The study decides as it was set up to, whatever the defaults now.
 		o.study.Sampler, o.study.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
 		o.study.Stats.MinEffect, o.study.Stats.Alpha = ss.MinEffect, ss.Alpha
+		o.study.AllowDisabled = ss.AllowDisabled
 	}
 	if err := o.study.Validate(); err != nil {
 		return nil, nil, 0, err
@@ -354,11 +358,12 @@ func launchSettings(lo launchOptions) store.LaunchSettings {
 // recommendationOf turns the study's result into its stored conclusion.
 func recommendationOf(res *search.Result, sizes []int64, so search.Options) *store.Recommendation {
 	rec := &store.Recommendation{Env: map[string]string{}, Speedup: 1, SpeedupCI: [2]float64{1, 1},
-		Reason: res.Reason, Ending: res.Ending, MinEffect: so.Stats.MinEffect}
+		Reason: res.Reason, Ending: res.Ending, MinEffect: so.Stats.MinEffect, Dropped: []nccl.Drop{}}
 	base := res.Baseline
 	if res.Recommend {
 		rec.Env = res.Winner.Config.Clone()
 		rec.TrialID = res.Winner.ID
+		rec.Dropped = append(rec.Dropped, res.Dropped...)
 	}
 	if res.Decision == nil || res.Winner == nil {
 		if base != nil && len(base.Explore) > 0 {
@@ -412,6 +417,7 @@ func searchJSON(study *store.Study, res *search.Result, sizes []int64) map[strin
 		"ending":         res.Ending,
 		"baseline":       map[string]any{"score_us": jsonNumber(baseScore), "env": map[string]string{}},
 		"recommendation": recommendationJSON(study.Recommendation),
+		"plans":          study.Plans,
 	}
 }
 
@@ -433,6 +439,42 @@ func recommendationJSON(r *store.Recommendation) any {
 		doc.PValue = &p
 	}
 	return doc
+}
+
+// planSummaryOf converts the search's account of NCCL's plan for the store.
+func planSummaryOf(p *search.PlanSummary) *store.PlanSummary {
+	if p == nil {
+		return nil
+	}
+	out := &store.PlanSummary{Read: p.Read, Note: p.Note, SpaceConfigs: p.SpaceConfigs,
+		ConfigsExplored: p.ConfigsExplored, PlansExplored: p.PlansExplored, Merged: []store.MergeCount{},
+		Refused: p.Refused, Checks: p.Checks, MergedConfigs: p.MergedConfigs}
+	for _, m := range p.Merged {
+		out.Merged = append(out.Merged, store.MergeCount{Reason: m.Reason, Count: m.Count})
+	}
+	return out
+}
+
+// planLines say in words what the study did with NCCL's plan.
+func planLines(p *store.PlanSummary) []string {
+	if p == nil {
+		return nil
+	}
+	if !p.Read {
+		return []string{"NCCL's plan: not read (" + p.Note + ")"}
+	}
+	out := []string{fmt.Sprintf("NCCL's plan: %d configs in the space, %d explored, %d distinct plans, %d configs merged (NCCL runs them like one already tried)",
+		p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored, p.MergedConfigs)}
+	for _, m := range p.Merged {
+		out = append(out, fmt.Sprintf("  merged %d: %s", m.Count, m.Reason))
+	}
+	if p.Refused > 0 {
+		out = append(out, fmt.Sprintf("  refused %d: they switch on a protocol or algorithm NCCL's defaults disabled (--allow-disabled-protocols to try them)", p.Refused))
+	}
+	if p.Checks > 0 {
+		out = append(out, fmt.Sprintf("  %d debug launches settled whether configs run the same plan", p.Checks))
+	}
+	return out
 }
 
 // finiteOr replaces NaN and Inf (JSON cannot hold them) with fallback.
@@ -475,6 +517,12 @@ func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took
 	}
 	if rec.Reason != "" {
 		fmt.Fprintf(w, "  %s\n", rec.Reason)
+	}
+	for _, d := range rec.Dropped {
+		fmt.Fprintf(w, "  left out %s=%s: %s\n", d.Knob, d.Value, d.Reason)
+	}
+	for _, line := range planLines(study.Plans) {
+		fmt.Fprintln(w, line)
 	}
 }
 

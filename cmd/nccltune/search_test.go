@@ -24,7 +24,23 @@ type searchJSONDoc struct {
 		Speedup     float64           `json:"speedup"`
 		SpeedupCI   []float64         `json:"speedup_ci"`
 		Significant bool              `json:"significant"`
+		Dropped     []struct {
+			Knob   string `json:"knob"`
+			Value  string `json:"value"`
+			Reason string `json:"reason"`
+		} `json:"dropped"`
 	} `json:"recommendation"`
+	Plans *struct {
+		Read            bool `json:"read"`
+		SpaceConfigs    int  `json:"space_configs"`
+		ConfigsExplored int  `json:"configs_explored"`
+		PlansExplored   int  `json:"plans_explored"`
+		Merged          []struct {
+			Reason string `json:"reason"`
+			Count  int    `json:"count"`
+		} `json:"merged"`
+		Refused int `json:"refused"`
+	} `json:"plans"`
 }
 
 // TestSearchSpark4 runs the main job end to end on the simulated fabric:
@@ -68,20 +84,34 @@ func TestSearchSpark4(t *testing.T) {
 	if err != nil || len(launches) != 60 {
 		t.Fatalf("%d launches stored, %v", len(launches), err)
 	}
-	explain := 0
+	// NCCL's plan is read first: the launch after the warm-up is a debug
+	// launch of the defaults; the recommended config's choices are
+	// recorded too (by its plan or explain launch).
+	if l := launches[1]; l.Phase != store.PhasePlan || l.TrialID != launches[0].TrialID || l.Facts == nil || len(l.Facts.Choices) == 0 {
+		t.Errorf("launch 1 is %s of trial %d, want the defaults' plan launch with NCCL's choices", l.Phase, l.TrialID)
+	}
+	recorded := false
 	for _, l := range launches {
 		if !l.Simulated {
 			t.Fatalf("launch %d is not marked simulated", l.Seq)
 		}
-		if l.Phase == "explain" {
-			explain++
+		if l.Phase == store.PhaseExplain || l.Phase == store.PhasePlan {
 			if l.Facts == nil || len(l.Facts.Choices) == 0 {
-				t.Errorf("explain launch %d recorded no NCCL choices", l.Seq)
+				t.Errorf("%s launch %d recorded no NCCL choices", l.Phase, l.Seq)
+			}
+			if l.TrialID == study.Recommendation.TrialID {
+				recorded = true
 			}
 		}
 	}
-	if explain != 2 {
-		t.Errorf("%d explain launches, want 2", explain)
+	if !recorded {
+		t.Errorf("no debug launch recorded NCCL's choices with the recommended trial %d", study.Recommendation.TrialID)
+	}
+	if p := doc.Plans; p == nil || !p.Read || p.SpaceConfigs != 3456 || p.PlansExplored < 2 || p.PlansExplored > p.ConfigsExplored {
+		t.Errorf("plans %+v, want NCCL's plan read and the space's 3456 configs counted", p)
+	}
+	if rec.Dropped == nil {
+		t.Errorf("recommendation.dropped is missing (want a list, empty when nothing was left out)")
 	}
 }
 
@@ -235,5 +265,43 @@ func TestVerify(t *testing.T) {
 	}
 	if _, stderr, code := runCLI(t, db, "verify", "s1-512K-4M"); code != exitUsage || !strings.Contains(stderr, "simulated fabric") {
 		t.Errorf("verifying a simulated study on hardware: exit %d, %s", code, stderr)
+	}
+}
+
+// TestSearchRefusesDisabledProtocols: where NCCL's defaults keep LL128 off
+// (h200-loopback, like the real loopback), NCCL_PROTO=^LL and =LL128 would
+// switch it on; the search never launches them unless
+// --allow-disabled-protocols says so.
+func TestSearchRefusesDisabledProtocols(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		db := filepath.Join(t.TempDir(), "db")
+		args := []string{"search", "--sim", "h200-loopback", "--band", "512K-4M", "--space-only", "--space", "NCCL_PROTO",
+			"--sampler", "grid", "--budget", "30", "--json"}
+		if allow {
+			args = append(args, "--allow-disabled-protocols")
+		}
+		stdout, stderr, code := runCLI(t, db, args...)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		var doc searchJSONDoc
+		decodeOneJSON(t, stdout, &doc)
+		got := storedStudy(t, db, doc.Study)
+		launched := false
+		for _, tr := range got.trials {
+			if p := tr.Config["NCCL_PROTO"]; (p == "^LL" || p == "LL128") && tr.Launches > 0 {
+				launched = true
+			}
+		}
+		refused := -1
+		if doc.Plans != nil {
+			refused = doc.Plans.Refused
+		}
+		if allow != launched || (allow && refused != 0) || (!allow && refused != 2) {
+			t.Errorf("--allow-disabled-protocols %v: LL128 switched on in a launch: %v, refused %d", allow, launched, refused)
+		}
+		if p := doc.Recommendation.Env["NCCL_PROTO"]; !allow && (p == "^LL" || p == "LL128") {
+			t.Errorf("recommended %s without --allow-disabled-protocols", p)
+		}
 	}
 }

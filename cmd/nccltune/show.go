@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/export"
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
 	"github.com/urfave/cli/v2"
@@ -132,6 +133,14 @@ func writeRecommendation(w io.Writer, s *store.Study) {
 	for _, d := range v.Details {
 		fmt.Fprintf(w, "  %s\n", d)
 	}
+	if s.Recommendation != nil {
+		for _, d := range s.Recommendation.Dropped {
+			fmt.Fprintf(w, "  left out %s=%s: %s\n", d.Knob, d.Value, d.Reason)
+		}
+	}
+	for _, line := range planLines(s.Plans) {
+		fmt.Fprintln(w, line)
+	}
 }
 
 // writeMeasurements prints what the launches measured: for a study that
@@ -225,6 +234,9 @@ func showJSON(data *report.Study) map[string]any {
 		if r.PerSize == nil {
 			r.PerSize = []store.SizeComparison{}
 		}
+		if r.Dropped == nil {
+			r.Dropped = []nccl.Drop{}
+		}
 		rec = &r
 	}
 	return map[string]any{
@@ -253,6 +265,7 @@ func showJSON(data *report.Study) map[string]any {
 		"recommendation": recommendationJSON(rec),
 		"comparison":     data.Compare(),
 		"choices":        choicesJSON(data),
+		"plans":          s.Plans,
 	}
 }
 

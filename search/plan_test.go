@@ -1,0 +1,122 @@
+package search
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// protoSpace searches NCCL_PROTO alone, every value, in grid order.
+func protoSpace(t *testing.T, o Options) Options {
+	t.Helper()
+	space, err := ParseSpace([]string{"NCCL_PROTO"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Space, o.Sampler = space, "grid"
+	return o
+}
+
+// TestRefusesDisabledProtocols: on a fabric where NCCL's defaults keep
+// LL128 off (h200-loopback, as the real loopback), NCCL_PROTO=^LL and
+// NCCL_PROTO=LL128 switch it on and are never launched, let alone
+// recommended; --allow-disabled-protocols (AllowDisabled) lets them run.
+func TestRefusesDisabledProtocols(t *testing.T) {
+	enablesLL128 := func(c nccl.Config) bool { return c["NCCL_PROTO"] == "^LL" || c["NCCL_PROTO"] == "LL128" }
+	for _, allow := range []bool{false, true} {
+		o := protoSpace(t, spark4Options(1))
+		o.AllowDisabled = allow
+		res, _, l := runStudy(t, "h200-loopback", o)
+		launched := false
+		for _, r := range l.launches {
+			launched = launched || enablesLL128(r.Config)
+		}
+		if !res.Plan.Read {
+			t.Fatalf("NCCL's plan was not read: %s", res.Plan.Note)
+		}
+		switch {
+		case !allow && launched:
+			t.Errorf("a config switching LL128 on was launched although NCCL's defaults disabled it")
+		case !allow && res.Plan.Refused != 2:
+			t.Errorf("refused %d configs, want 2 (^LL and LL128)", res.Plan.Refused)
+		case !allow && enablesLL128(res.Env()):
+			t.Errorf("recommended %s", res.Env())
+		case allow && !launched:
+			t.Errorf("with AllowDisabled no config switching LL128 on was launched")
+		case allow && res.Plan.Refused != 0:
+			t.Errorf("with AllowDisabled %d configs were refused", res.Plan.Refused)
+		}
+	}
+}
+
+// TestNoOpsMergedWithDefaults: on a fabric where NCCL uses its whole
+// channel count and Simple in the band, caps at or above it and lists that
+// keep NCCL's choices run NCCL's own plan: they are merged with the
+// defaults, never launched as new trials.
+func TestNoOpsMergedWithDefaults(t *testing.T) {
+	o := spark4Options(2)
+	space, err := ParseSpace([]string{"NCCL_MAX_NCHANNELS=unset,1,2,4,64", "NCCL_CROSS_NIC"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Space, o.Sampler = space, "grid"
+	res, _, l := runStudy(t, "h200-loopback", o)
+	for _, r := range l.launches {
+		if r.Trial != 0 && (r.Config["NCCL_MAX_NCHANNELS"] == "4" || r.Config["NCCL_MAX_NCHANNELS"] == "64") {
+			t.Errorf("launched %s, a cap above the 2 channels NCCL uses", r.Config)
+		}
+	}
+	if res.Plan.PlansExplored != 2 || res.Plan.MergedConfigs != 13 {
+		t.Errorf("%d plans explored, %d configs merged; the space has 2 plans (NCCL's and a cap of 1), and 13 configs run one of them (11 NCCL's, 2 the cap's)", res.Plan.PlansExplored, res.Plan.MergedConfigs)
+	}
+	if len(res.Plan.Merged) == 0 {
+		t.Errorf("nothing merged: %+v", res.Plan)
+	}
+	if res.Recommend {
+		t.Errorf("recommended %s where nothing changes NCCL's plan", res.Env())
+	}
+	t.Logf("%s; merged %+v", res.Plan, res.Plan.Merged)
+}
+
+// TestMinimalRecommendation: a knob that NCCL's plan shows changes
+// nothing is left out of the recommendation, with its reason.
+func TestMinimalRecommendation(t *testing.T) {
+	for seed := int64(1); seed <= 3; seed++ {
+		o := spark4Options(seed)
+		space, err := ParseSpace([]string{"NCCL_PROTO=unset,^LL128", "NCCL_ALGO=Ring", "NCCL_MAX_NCHANNELS=unset,8"}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Space, o.Sampler = space, "grid"
+		res, _, _ := runStudy(t, "spark4", o)
+		env := res.Env()
+		if !res.Recommend || env.Key() != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" {
+			t.Errorf("seed %d: recommended %q (%s), want the fix without NCCL_ALGO=Ring", seed, env.Key(), res.Reason)
+		}
+		dropped := false
+		for _, d := range res.Dropped {
+			dropped = dropped || d.Knob == "NCCL_ALGO" && d.Value == "Ring" && strings.Contains(d.Reason, "RING")
+		}
+		if !dropped {
+			t.Errorf("seed %d: dropped %+v, want NCCL_ALGO=Ring with its reason", seed, res.Dropped)
+		}
+	}
+}
+
+func TestSimpler(t *testing.T) {
+	tests := []struct {
+		a, b nccl.Config
+		want bool
+	}{
+		{nccl.Config{"NCCL_MAX_CTAS": "1"}, nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_ALGO": "Ring"}, true},
+		{nccl.Config{"NCCL_MAX_CTAS": "1"}, nccl.Config{"NCCL_PROTO": "LL"}, true},
+		{nccl.Config{"NCCL_PROTO": "LL"}, nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, false},
+		{nccl.Config{"NCCL_MAX_CTAS": "1"}, nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, true},
+	}
+	for _, tt := range tests {
+		if got := simpler(tt.a, tt.b); got != tt.want {
+			t.Errorf("simpler(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
