@@ -63,6 +63,11 @@ type Replay struct {
 	Sizes []int64 `json:"sizes"`
 	// Configs are the recorded configs; the first is NCCL's defaults.
 	Configs []*ReplayConfig `json:"configs"`
+	// PlanOnly are configs whose plan NCCL showed (a doctor output or a
+	// debug launch) but that were never timed: a launch of one replays the
+	// timed config with the same recorded plan, when its knobs are ones
+	// that act only through the plan (see Match).
+	PlanOnly []*ReplayConfig `json:"plan_only,omitempty"`
 }
 
 // ReplayConfig is one recorded config: its launches and NCCL's plan.
@@ -257,6 +262,13 @@ func (r *Replay) Validate() error {
 		}
 	}
 	seen := map[string]bool{}
+	for _, c := range r.PlanOnly {
+		key := c.Env.Canonical().Key()
+		if seen[key] || len(c.Launches) > 0 || len(c.Plan) == 0 {
+			return bad("plan-only config %s: listed twice, timed, or without a plan", c.Env)
+		}
+		seen[key] = true
+	}
 	for _, c := range r.Configs {
 		key := c.Env.Canonical().Key()
 		if seen[key] {
@@ -342,15 +354,20 @@ func (e *ReplayRefusal) Error() string {
 //     same key: the two differ only by knobs proved to change nothing, or
 //     both are proved to run the same plan (a config proved to run NCCL's
 //     own plan replays the defaults);
-//  3. a recorded config C whose knobs cfg holds, when the same rules,
-//     read from C's own recorded plan, prove that cfg's other knobs change
-//     nothing (NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=1 runs the plan recorded
-//     for NCCL_MAX_NCHANNELS=1 when that plan is Ring at every size).
+//  3. a recorded config C whose knobs cfg holds (a channel cap written as
+//     NCCL_MAX_CTAS or NCCL_MAX_NCHANNELS alike, from NCCL 2.17), when the
+//     same rules, read from C's own recorded plan, prove that cfg's other
+//     knobs change nothing (NCCL_ALGO=Ring NCCL_MAX_CTAS=1 runs the plan
+//     recorded for NCCL_MAX_NCHANNELS=1 when that plan is Ring at every
+//     size).
 //
-// Among several, NCCL's defaults win, then the config with the fewest
-// knobs, then the first in key order. how says which rule matched. A
-// config with no recorded equivalent is a *ReplayRefusal: the replay
-// cannot speak for it.
+// "Recorded" includes the plan-only configs: one that a rule picks
+// replays the timed config whose recorded plan is the same, provided its
+// knobs act only through the plan (algorithm and protocol lists, channel
+// caps and floors, NCCL_CROSS_NIC with one NIC). Among several, NCCL's
+// defaults win, then the config with the fewest knobs, then the first in
+// key order. how says which rule matched. A config with no recorded
+// equivalent is a *ReplayRefusal: the replay cannot speak for it.
 func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error) {
 	knobs := nccl.Config{}
 	for k, v := range cfg {
@@ -358,41 +375,42 @@ func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error
 			knobs[k] = v
 		}
 	}
+	all := append(append([]*ReplayConfig{}, r.Configs...), r.PlanOnly...)
 	key := knobs.Canonical().Key()
-	for _, c := range r.Configs {
-		if c.Env.Canonical().Key() == key {
+	for _, c := range all {
+		if c.Env.Canonical().Key() != key {
+			continue
+		}
+		if t := r.timedFor(c); t == c {
 			if len(knobs) == len(c.Env) {
 				return c, "recorded", nil
 			}
 			return c, "recorded as " + c.Env.String(), nil
+		} else if t != nil {
+			return t, fmt.Sprintf("replays %s: NCCL showed the same plan for %s (%s)", t.Env, c.Env, c.PlanSource), nil
 		}
 	}
 	native := r.Native()
 	res := native.Explain(knobs)
 	var best *ReplayConfig
-	better := func(c *ReplayConfig) bool {
-		switch {
-		case best == nil:
-			return true
-		case len(best.Env) == 0:
-			return false
-		case len(c.Env) != len(best.Env):
-			return len(c.Env) < len(best.Env)
-		}
-		return c.Env.Key() < best.Env.Key()
-	}
-	for _, c := range r.Configs {
-		if native.Explain(c.Env).Key == res.Key && better(c) {
-			best = c
-		}
-	}
-	if best != nil {
-		return best, fmt.Sprintf("replays %s: the same plan (%s)", best.Env, explainHow(res)), nil
-	}
 	var bestRes nccl.Resolution
-	for _, c := range r.Configs {
-		if rc := r.nativeOf(c).Explain(knobs); rc.Certain && better(c) {
-			best, bestRes = c, rc
+	pick := func(c *ReplayConfig, res nccl.Resolution) {
+		if t := r.timedFor(c); t != nil && preferred(t, best) {
+			best, bestRes = t, res
+		}
+	}
+	for _, c := range all {
+		if native.Explain(c.Env).Key == res.Key {
+			pick(c, res)
+		}
+	}
+	if best == nil {
+		for _, spelt := range r.capSpellings(knobs.Canonical()) {
+			for _, c := range all {
+				if rc := r.nativeOf(c).Explain(spelt); rc.Certain {
+					pick(c, rc)
+				}
+			}
 		}
 	}
 	if best != nil {
@@ -404,6 +422,75 @@ func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error
 	}
 	return nil, "", &ReplayRefusal{Replay: r.Name, Config: knobs,
 		Why: fmt.Sprintf("%s; %d configs were (`nccltune replay show` lists them)", why, len(r.Configs))}
+}
+
+// capSpellings are cfg and, from NCCL 2.17 on (where NCCL_MAX_CTAS and
+// NCCL_MAX_NCHANNELS cap the same channels, the smaller applying), cfg
+// with its one channel cap (or floor) written the other way, so that
+// NCCL_ALGO=Ring NCCL_MAX_CTAS=1 finds the recorded NCCL_MAX_NCHANNELS=1.
+func (r *Replay) capSpellings(cfg nccl.Config) []nccl.Config {
+	out := []nccl.Config{cfg}
+	if versionCode(r.NCCLVersion) < 21700 {
+		return out
+	}
+	for _, pair := range [][2]string{{"NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"}, {"NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS"}} {
+		for _, from := range []int{0, 1} {
+			a, b := pair[from], pair[1-from]
+			v, hasA := cfg[a]
+			if _, hasB := cfg[b]; !hasA || hasB {
+				continue
+			}
+			c := cfg.Clone()
+			delete(c, a)
+			c[b] = v
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// preferred reports whether c is a better stand-in than best: NCCL's
+// defaults, then fewer knobs, then key order.
+func preferred(c, best *ReplayConfig) bool {
+	switch {
+	case best == nil:
+		return true
+	case len(best.Env) == 0 || c == best:
+		return false
+	case len(c.Env) == 0:
+		return true
+	case len(c.Env) != len(best.Env):
+		return len(c.Env) < len(best.Env)
+	}
+	return c.Env.Key() < best.Env.Key()
+}
+
+// planKnobs are the knobs that act on a launch only through NCCL's plan
+// (which algorithm, protocol and channels run).
+var planKnobs = map[string]bool{"NCCL_ALGO": true, "NCCL_PROTO": true, "NCCL_MAX_NCHANNELS": true,
+	"NCCL_MAX_CTAS": true, "NCCL_MIN_NCHANNELS": true, "NCCL_MIN_CTAS": true}
+
+// timedFor is the timed config that replays c: c itself when it was
+// timed; for a plan-only config, the timed config with the same recorded
+// plan, if c's knobs act only through the plan; else nil.
+func (r *Replay) timedFor(c *ReplayConfig) *ReplayConfig {
+	if len(c.Launches) > 0 {
+		return c
+	}
+	for k := range c.Env {
+		if !planKnobs[k] && !(k == "NCCL_CROSS_NIC" && (len(r.NICs) == 1 || r.Native().NoNetwork)) {
+			return nil
+		}
+	}
+	sizes := r.Defaults().NativePlan().Sizes()
+	want := c.NativePlan().Restrict(sizes).Key()
+	var best *ReplayConfig
+	for _, t := range r.Configs {
+		if t.NativePlan().Restrict(sizes).Key() == want && preferred(t, best) {
+			best = t
+		}
+	}
+	return best
 }
 
 func explainHow(res nccl.Resolution) string {

@@ -32,6 +32,8 @@ type recording struct {
 	// debugPlans stores the plans as NCCL_DEBUG facts of explain launches
 	// instead of writing doctor files.
 	debugPlans bool
+	// planOnly get a doctor file (a plan) but no timed launch.
+	planOnly []nccl.Config
 }
 
 // record writes the recording into dir and returns the store's path.
@@ -77,7 +79,7 @@ func (rc recording) record(t testing.TB, dir string) string {
 			g++
 		}
 	}
-	for i, cfg := range rc.configs {
+	for i, cfg := range append(append([]nccl.Config{}, rc.configs...), rc.planOnly...) {
 		f := p.resolve(cfg)
 		var choices []runner.Choice
 		for _, b := range rc.sizes {
@@ -365,7 +367,8 @@ func TestReplayMatch(t *testing.T) {
 		{env("NCCL_ALGO=Ring", "NCCL_PROTO=LL", "NCCL_MAX_CTAS=4"), "NCCL_PROTO=LL"}, // Ring is all LL's recorded plan uses
 		{env("NCCL_PROTO=LL", "NCCL_MAX_NCHANNELS=1"), "refused"},                    // two plan changes, neither recorded with the other
 		{env("NCCL_ALGO=Tree", "NCCL_PROTO=Simple"), "NCCL_ALGO=Tree"},
-		{env("NCCL_PROTO=LL128"), "refused"}, // switches on what the defaults had off
+		{env("NCCL_ALGO=Ring", "NCCL_MAX_CTAS=1"), "NCCL_MAX_NCHANNELS=1"}, // the cap spelt the other way
+		{env("NCCL_PROTO=LL128"), "refused"},                               // switches on what the defaults had off
 	} {
 		c, _, err := r.Match(tc.cfg)
 		switch {
@@ -560,4 +563,92 @@ func TestWriteSimRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s and %s: %s", db, filepath.Join(dir, "replay.json"), r.Description)
+}
+
+func TestReplayPlanOnlyConfigs(t *testing.T) {
+	rc := defaultRecording(t)
+	rc.planOnly = []nccl.Config{env("NCCL_MIN_NCHANNELS=2"), env("NCCL_NTHREADS=256"), env("NCCL_ALGO=Tree", "NCCL_MAX_NCHANNELS=1")}
+	r, _ := testReplay(t, rc)
+	if len(r.PlanOnly) != 3 || len(r.Configs) != len(recConfigs) {
+		t.Fatalf("%d plan-only, %d timed configs", len(r.PlanOnly), len(r.Configs))
+	}
+	for _, tc := range []struct {
+		cfg  nccl.Config
+		want string
+	}{
+		{env("NCCL_MIN_NCHANNELS=2"), ""},                          // NCCL showed the defaults' plan
+		{env("NCCL_MIN_NCHANNELS=2", "NCCL_CROSS_NIC=0"), ""},      // … and one NIC has nothing to cross
+		{env("NCCL_NTHREADS=256"), "refused"},                      // same plan, but threads change the time
+		{env("NCCL_ALGO=Tree", "NCCL_MAX_NCHANNELS=1"), "refused"}, // a plan nothing timed ran
+		{env("NCCL_ALGO=Tree", "NCCL_MAX_CTAS=1"), "refused"},      // the same, spelt otherwise
+	} {
+		c, how, err := r.Match(tc.cfg)
+		switch {
+		case tc.want == "refused":
+			if err == nil {
+				t.Errorf("%s: replays %s (%s), want a refusal", tc.cfg, c.Env, how)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.cfg, err)
+		case c.Env.Key() != tc.want || len(c.Launches) == 0:
+			t.Errorf("%s replays %q (%s), want the timed %q", tc.cfg, c.Env.Key(), how, tc.want)
+		}
+	}
+}
+
+// TestRecordedLoopback4 checks the committed real recording
+// (testdata/replay/h200-loopback4.json, see its README): what it holds
+// and that it says what the hardware said.
+func TestRecordedLoopback4(t *testing.T) {
+	r, err := LoadReplay(ReplayPrefix + "testdata/replay/h200-loopback4.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FromSimulated || r.NRanks != 4 || r.NCCLVersion != "2.28.3" || r.Transport != "Socket" || r.Channels != 2 {
+		t.Errorf("fabric: simulated %v, %d ranks, NCCL %s, %s, %d channels", r.FromSimulated, r.NRanks, r.NCCLVersion, r.Transport, r.Channels)
+	}
+	if len(r.Configs) != 10 || len(r.PlanOnly) != 4 {
+		t.Errorf("%d timed and %d plan-only configs, want 10 and 4", len(r.Configs), len(r.PlanOnly))
+	}
+	cold := 0
+	for _, c := range r.Configs {
+		if len(c.Launches) != 7 {
+			t.Errorf("%s: %d launches, want 7 rounds", c.Env, len(c.Launches))
+		}
+		for _, l := range c.Launches {
+			if l.Cold {
+				cold++
+			}
+		}
+	}
+	if cold != 1 || !r.Defaults().Launches[0].Cold {
+		t.Errorf("%d cold launches; want one, the defaults' first", cold)
+	}
+	// The band score (geometric mean of per-size medians over 512K-4M).
+	score := func(cfg nccl.Config) float64 {
+		c, _, err := r.Match(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		med := r.Medians(c)
+		s := 0.0
+		for k, b := range r.Sizes {
+			if b <= 4<<20 {
+				s += math.Log(med[k])
+			}
+		}
+		return math.Exp(s / 4)
+	}
+	gain := score(nccl.Config{}) / score(env("NCCL_MAX_NCHANNELS=1"))
+	if gain < 1.03 || gain > 1.12 {
+		t.Errorf("NCCL_MAX_NCHANNELS=1 is ×%.3f the defaults; the hardware showed 5–14 %% at 512K–4M", gain)
+	}
+	for _, cfg := range []nccl.Config{env("NCCL_MAX_CTAS=1"), env("NCCL_MAX_CTAS=1", "NCCL_CROSS_NIC=0", "NCCL_ALGO=Ring")} {
+		if c, how, err := r.Match(cfg); err != nil || c.Env.Key() != "NCCL_MAX_NCHANNELS=1" {
+			t.Errorf("%s: %v %s, want the recorded NCCL_MAX_NCHANNELS=1", cfg, err, how)
+		}
+	}
+	if c, _, err := r.Match(env("NCCL_PROTO=^LL128")); err != nil || len(c.Env) != 0 {
+		t.Errorf("NCCL_PROTO=^LL128 (doctor: NCCL's own plan): %v, want the defaults", err)
+	}
 }

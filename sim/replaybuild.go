@@ -72,6 +72,7 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 	debugPlans := map[string][]PlanStep{}
 	debugSource := map[string]string{}
 	debugChannels := map[string]int{}
+	debugEnv := map[string]nccl.Config{}
 	var facts *runner.Facts
 	for _, sum := range sums {
 		study, err := st.Study(fmt.Sprint(sum.ID))
@@ -116,6 +117,7 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 					debugPlans[key] = allReduceSteps(l.Facts.Choices)
 					debugSource[key] = fmt.Sprintf("NCCL_DEBUG lines of launch %d of study %s", l.Seq, study.Name)
 					debugChannels[key] = l.Facts.Channels
+					debugEnv[key] = cfg
 				}
 				if len(cfg) == 0 && facts == nil {
 					facts = l.Facts
@@ -200,6 +202,7 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 		return nil, err
 	}
 	var defDoc *doctorDoc
+	planOnly := map[string]*ReplayConfig{}
 	for _, d := range docs {
 		if d.doc.Choices != nil && (defDoc == nil || len(d.doc.CompareEnv) == 0) {
 			defDoc = d.doc
@@ -211,9 +214,14 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 			continue
 		}
 		key := knobsOf(d.doc.CompareEnv).Key()
-		if c := byKey[key]; c != nil {
-			c.Plan, c.PlanSource = d.doc.withSteps(), "doctor "+filepath.Base(d.path)
+		c := byKey[key]
+		if c == nil {
+			if c = planOnly[key]; c == nil {
+				c = &ReplayConfig{Env: knobsOf(d.doc.CompareEnv)}
+				planOnly[key] = c
+			}
 		}
+		c.Plan, c.PlanSource = d.doc.withSteps(), "doctor "+filepath.Base(d.path)
 		if c := byKey[""]; c != nil && c.Plan == nil {
 			c.Plan, c.PlanSource, c.CommChannels = allReduceSteps(d.doc.Choices), "doctor "+filepath.Base(d.path), d.doc.Channels
 		}
@@ -223,6 +231,19 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 			key := c.Env.Key()
 			c.Plan, c.PlanSource, c.CommChannels = debugPlans[key], debugSource[key], debugChannels[key]
 		}
+	}
+	for key, plan := range debugPlans {
+		if byKey[key] == nil && planOnly[key] == nil {
+			planOnly[key] = &ReplayConfig{Env: debugEnv[key], Plan: plan, PlanSource: debugSource[key], CommChannels: debugChannels[key]}
+		}
+	}
+	var poKeys []string
+	for k := range planOnly {
+		poKeys = append(poKeys, k)
+	}
+	sort.Strings(poKeys)
+	for _, k := range poKeys {
+		r.PlanOnly = append(r.PlanOnly, planOnly[k])
 	}
 	if defDoc != nil && r.Tuning == nil {
 		r.Tuning = allReduceTable(defDoc.Tuning)
@@ -265,6 +286,9 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 	r.Description = fmt.Sprintf("%d %s launches of %d configs, %s to %s, %d ranks, NCCL %s, %s to %s; the first launch is the cold one",
 		n, kind, len(r.Configs), first.UTC().Format("2006-01-02 15:04"), last.UTC().Format("15:04 MST"), r.NRanks, r.NCCLVersion,
 		nccl.FormatSize(r.Sizes[0]), nccl.FormatSize(r.Sizes[len(r.Sizes)-1]))
+	if len(r.PlanOnly) > 0 {
+		r.Description += fmt.Sprintf("; plans only (not timed) for %d more configs", len(r.PlanOnly))
+	}
 	if dropped > 0 {
 		r.Description += fmt.Sprintf("; %d launches that missed a recorded size were left out", dropped)
 	}
