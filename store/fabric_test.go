@@ -26,6 +26,8 @@ func TestFabricAddTransport(t *testing.T) {
 			"P2P over NVLink (P2P/CUMEM) between ranks 0-1 within a host, 48 connections"},
 		{"channel lines are not replaced", Fabric{Transport: "P2P", TransportSummary: "P2P …"}, wordOnly, false, "P2P", "P2P …"},
 		{"a word does not replace a word", Fabric{Transport: "IB"}, wordOnly, false, "IB", ""},
+		// Stored before issue 18: "Using network Socket" on one node, where NVLink carried the data.
+		{"old facts of one node", Fabric{Ranks: 2}, &runner.Facts{Transport: "Socket", NNodes: 1}, false, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -133,6 +133,12 @@ func (f *Fabric) AddTransport(fa *runner.Facts) bool {
 	if f.TransportSummary != "" || (f.Transport != "" && len(fa.Routes) == 0) {
 		return false
 	}
+	// Facts parsed before the channel lines were read (no Network, no
+	// Routes) hold "Using network …" as the transport: on one node that
+	// network carried nothing (the GPUs talked over P2P or SHM).
+	if len(fa.Routes) == 0 && fa.Network == "" && fa.NNodes == 1 {
+		return false
+	}
 	f.Transport, f.GDR, f.Network = fa.Transport, fa.GDR, fa.Network
 	f.Routes = append([]runner.Route(nil), fa.Routes...)
 	f.TransportSummary = runner.RoutesText(fa.Routes)

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
 )
 
 // fakeBench writes a stand-in for all_reduce_perf that prints out (a saved
@@ -67,5 +69,49 @@ func TestOneProcessDrivesTwoGPUs(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(stdout), &sw); err != nil || len(sw.Rows) != 7 || sw.Rows[6].Bytes != 128<<20 || math.Abs(sw.Rows[6].BusBW-283.67) > 0.01 {
 		t.Errorf("sweep rows %+v (%v); want 7 sizes, 283.67 GB/s at 128M", sw.Rows, err)
+	}
+}
+
+// A study stored before nccltune read NCCL's channel lines holds "Using
+// network Socket" as its explain launch's transport, although NVLink
+// carried everything. show and report read the stored log again.
+func TestOldStudyTransportReadAgain(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	study := &store.Study{Kind: store.KindSearch, Band: "512K-4M", BandMin: 512 << 10, BandMax: 4 << 20,
+		Sizes: []int64{512 << 10, 1 << 20, 2 << 20, 4 << 20}, Collective: "all_reduce",
+		Fabric: store.Fabric{NCCLVersion: "2.28.3", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Hosts: []string{"vm"}}}
+	if err := st.CreateStudy(study); err != nil {
+		t.Fatal(err)
+	}
+	tr := &store.Trial{StudyID: study.ID, Config: nccl.Config{}, Role: "baseline", State: "complete"}
+	if err := st.AddTrial(tr); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(doctorLog("x2_mpirun_p2p_debug.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &runner.Facts{NCCLVersion: "2.28.3", NRanks: 2, NNodes: 1, Transport: "Socket", NICs: []string{"eth0:192.0.2.2<0>"}}
+	l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: store.PhaseExplain, Outcome: runner.OK, Facts: old}
+	if err := st.AddLaunch(l, &store.Raw{Stdout: log}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	const paths = "P2P over NVLink (P2P/CUMEM) between ranks 0-1 within a host, 48 connections"
+	stdout, stderr, code := runCLI(t, db, "show", "1")
+	if code != exitOK || !strings.Contains(stdout, "2 ranks on 1 node, NVIDIA H200, P2P") || !strings.Contains(stdout, paths) {
+		t.Errorf("show: exit %d %s\n%s", code, stderr, stdout)
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	if _, stderr, code := runCLI(t, db, "report", "1", "--out", out); code != exitOK {
+		t.Fatalf("report: exit %d %s", code, stderr)
+	}
+	page, _ := os.ReadFile(out)
+	if !strings.Contains(string(page), "P2P: "+paths) || strings.Contains(string(page), "eth0") {
+		t.Errorf("the report's fabric section does not say P2P (or still names the NIC)")
 	}
 }

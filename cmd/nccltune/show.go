@@ -11,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/urfave/cli/v2"
 )
@@ -111,9 +112,38 @@ func loadStudies(path string, queries []string) ([]*report.Study, error) {
 		if err != nil {
 			return nil, err
 		}
+		rereadTransport(st, study, launches)
 		out = append(out, &report.Study{Study: study, Trials: trials, Launches: launches})
 	}
 	return out, nil
+}
+
+// rereadTransport reads again, with today's parser, the stored NCCL logs of
+// launches whose facts were parsed before nccltune read NCCL's channel
+// lines (their Transport is "Using network …", which on one host says
+// nothing about the data: NVLink may carry it all), and completes the
+// study's fabric from them. Only the copy in memory changes; a log that
+// cannot be read leaves the facts as they were.
+func rereadTransport(st *store.Store, study *store.Study, launches []*store.Launch) {
+	for _, l := range launches {
+		f := l.Facts
+		if f == nil || f.Transport == "" || f.Network != "" || len(f.Routes) > 0 {
+			continue
+		}
+		raw, err := st.RawOutput(l.ID)
+		if err != nil || raw == nil {
+			continue
+		}
+		if again := runner.ParseFacts(append(append([]byte{}, raw.Stdout...), raw.Stderr...)); again != nil && len(again.Routes) > 0 {
+			l.Facts = again
+		}
+	}
+	for _, l := range launches {
+		if l.Phase == store.PhaseExplain && l.Facts != nil && len(l.Facts.Routes) > 0 {
+			study.Fabric.AddTransport(l.Facts)
+			return
+		}
+	}
 }
 
 // writeStudySettings prints what the study asked for and where it ran, as
