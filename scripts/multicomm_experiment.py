@@ -101,6 +101,8 @@ SEPARATE_LAUNCHES = {
     "band_us": {"defaults": 1179.8, "NCCL_MAX_NCHANNELS=1": 1111.2, "NCCL_ALGO=Tree": 1410.9, "NCCL_PROTO=LL": 2793.7},
     "paired_log_ratio_sd": {"NCCL_MAX_NCHANNELS=1": 0.0364, "NCCL_ALGO=Tree": 0.0527, "NCCL_PROTO=LL": 0.0333,
                             "NCCL_PROTO=^LL": 0.0526, "NCCL_PROTO=LL128": 0.0506},
+    "paired_speedup_ci95": {"NCCL_MAX_NCHANNELS=1": [1.0868, 1.0460, 1.1291], "NCCL_ALGO=Tree": [0.8406, 0.7954, 0.8884],
+                            "NCCL_PROTO=LL": [0.4247, 0.4101, 0.4398]},
     "paired_log_ratio_sd_pooled": 0.046,
     "band_cv_defaults": 0.031,
     "launch_s": 3.4,
@@ -380,6 +382,21 @@ def compare_separate(per, rounds):
         if twin in SEPARATE_LAUNCHES["band_us"]:
             row["separate_speedup"] = rnd(ref_sep / SEPARATE_LAUNCHES["band_us"][twin])
             row["separate_config"] = twin
+        if twin in SEPARATE_LAUNCHES["paired_speedup_ci95"]:
+            sp, lo, hi = SEPARATE_LAUNCHES["paired_speedup_ci95"][twin]
+            row["separate_paired_speedup"], row["separate_paired_ci95"] = sp, [lo, hi]
+            ci = lr.get("speedup_ci95")
+            if ci:
+                # Each estimate inside the other's interval (strict when the
+                # in-launch interval is narrow), and the difference of the two
+                # log-ratios against its combined 95 % interval.
+                row["each_inside_the_others_interval"] = lo <= lr["speedup"] <= hi and ci[0] <= sp <= ci[1]
+                se_sep = (math.log(hi) - math.log(lo)) / (2 * t975(5))
+                diff = math.log(lr["speedup"]) - math.log(sp)
+                half = 1.96 * math.sqrt(se_sep ** 2 + (lr.get("se") or 0.0) ** 2)
+                row["log_difference"] = rnd(diff, 5)
+                row["log_difference_ci95_half_width"] = rnd(half, 5)
+                row["agrees_with_separate"] = abs(diff) <= half
         if lr["sd"] > 0:
             row["variance_ratio_separate_over_in_launch"] = rnd((sep_sd / lr["sd"]) ** 2, 2)
             row["separate_pairs_equal_to_this_launch"] = rnd((sep_sd / lr["se"]) ** 2, 1) if lr.get("se") else None
@@ -707,7 +724,6 @@ def run(a, torch, dist):
     mine = {r["label"]: r.get("_seen") for r in records}
     views = [None] * world
     dist.all_gather_object(views, mine)
-    ref_cfg = next(c for c in a.configs if c.label == REFERENCE)
     read_once, cfg_out = {}, []
     for cfg, rec in zip(a.configs, records):
         rec.pop("_seen", None)
@@ -734,7 +750,6 @@ def run(a, torch, dist):
                                 "config": cfg.label, "nccl_source": NCCL_READS.get(k, "unknown")}
     doc["configs"] = cfg_out
     doc["how_nccl_reads_each_knob"] = read_once
-    del ref_cfg
 
     live = [c.label for c in a.configs if c.label in groups]
     log_note = {"files": [v["log"] for v in peers], "subsystems": os.environ.get("NCCL_DEBUG_SUBSYS")}
@@ -934,8 +949,44 @@ def self_test():
     return 1 if fails else 0
 
 
+def markdown(doc):
+    """The Results table of docs/PERFORMANCE.md from one output document."""
+    per = doc.get("timing", {}).get("per_config", {})
+    comp = doc.get("comparison_with_separate_launches", {})
+    out = ["| config | took effect (NCCL's log) | in-launch band µs | in-launch speedup [95 %] | separate speedup "
+           "| SD of the per-round log-ratio | variance ratio separate / in-launch |", "|---|---|---|---|---|---|---|"]
+    for c in doc.get("configs", []):
+        lab = c["label"]
+        p, cp = per.get(lab, {}), comp.get(lab, {})
+        lr = p.get("log_ratio_vs_defaults", {})
+        n = c.get("nccl") or {}
+        tun = n.get("tuning") or {}
+        what = "%s ch, %s" % (n.get("coll_channels"), ",".join(sorted(set("%s/%s" % (t["algo"], t["proto"])
+                                                                            for t in tun.values()))))
+        took = {True: "yes", False: "**no**", None: "?"}[c.get("took_effect")]
+        if c.get("status") != "ok":
+            took = "failed: %s" % c.get("error")
+        sp = "%.3f [%.3f, %.3f]" % (lr["speedup"], lr["speedup_ci95"][0], lr["speedup_ci95"][1]) \
+            if lr.get("speedup_ci95") else "—"
+        out.append("| `%s` | %s (%s) | %s | %s | %s | %s | %s |" % (
+            lab, took, what, p.get("band_median_us", "—"), sp,
+            "%s [%s, %s]" % (cp["separate_paired_speedup"], cp["separate_paired_ci95"][0], cp["separate_paired_ci95"][1])
+            if "separate_paired_speedup" in cp else "—", lr.get("sd", "—"), cp.get("variance_ratio_separate_over_in_launch", "—")))
+    t = doc.get("timing", {})
+    out.append("")
+    out.append("rounds %s (first %s dropped), %s s of rounds, %s s in all; NCCL log quiet while timing: %s" % (
+        t.get("rounds"), t.get("dropped_rounds"), t.get("timing_s"), doc.get("total_s"),
+        doc.get("nccl_log", {}).get("quiet_while_timing")))
+    return "\n".join(out)
+
+
 def main(argv=None):
-    a = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) == 2 and argv[0] == "--markdown":
+        with open(argv[1]) as f:
+            print(markdown(json.loads(f.read().strip().splitlines()[-1])))
+        return 0
+    a = parse_args(argv)
     if a.self_test:
         return self_test()
     rank, world, local_rank, launcher = rank_info()

@@ -294,6 +294,11 @@ class EndToEndSimulated(unittest.TestCase):
         # 2 % noise per iteration gives a round SD far below the 0.046 of separate pairs.
         self.assertGreater(twin["variance_ratio_separate_over_in_launch"], 10)
         self.assertNotIn("separate_config", comp["defaults@last"])
+        # The cost model's factors lie inside the recording's paired intervals.
+        for lab in ("config.max_ctas=1", "NCCL_ALGO=Tree", "NCCL_PROTO=LL"):
+            self.assertIs(comp[lab]["agrees_with_separate"], True, (lab, comp[lab]))
+        # The environment's channel cap did nothing here, unlike its separate launches.
+        self.assertIs(comp["NCCL_MAX_NCHANNELS=1"]["agrees_with_separate"], False)
 
     def test_log_was_written_per_process(self):
         files = [f for f in os.listdir(self.tmp) if f.startswith("ncclmc.")]
