@@ -156,13 +156,11 @@ func (c Convergence) sheet() (*sheet, error) {
 	p.X.Min, p.X.Max = 0, float64(c.Launches)+1
 	p.Y.Min, p.Y.Max = ymin/1.15, ymax*1.15
 
-	legend := newLegend()
-	rows := 0
+	legend := &legendRows{Legend: newLegend()}
 	if c.ConfirmFrom > 0 {
 		span := &xSpan{X0: float64(c.ConfirmFrom) - 0.5, X1: float64(c.ConfirmTo) + 0.5, Color: confirmColor}
 		p.Add(span)
-		legend.Add(fmt.Sprintf("confirmation (launches %d–%d): NCCL defaults and the confirmed config interleaved", c.ConfirmFrom, c.ConfirmTo), span)
-		rows++
+		legend.add(fmt.Sprintf("confirmation (launches %d–%d): NCCL defaults and the confirmed config interleaved", c.ConfirmFrom, c.ConfirmTo), span)
 	}
 
 	// Every launch's own score: grey for exploration, dark for the
@@ -198,8 +196,7 @@ func (c Convergence) sheet() (*sheet, error) {
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: ds.col, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}
 		p.Add(sc)
-		legend.Add(ds.label, sc)
-		rows++
+		legend.add(ds.label, sc)
 	}
 
 	// The tracks: step lines of the leader's and the defaults' median
@@ -232,11 +229,10 @@ func (c Convergence) sheet() (*sheet, error) {
 		p.Add(boxes...)
 		p.Add(l)
 		if len(boxes) > 0 {
-			legend.Add(label, &yBox{Color: withAlpha(col, 0x30)}, l)
+			legend.add(label, &yBox{Color: withAlpha(col, 0x30)}, l)
 		} else {
-			legend.Add(label, l)
+			legend.add(label, l)
 		}
-		rows++
 		return nil
 	}
 	if err := track(func(st ConvergenceStep) (float64, float64, float64) {
@@ -274,8 +270,7 @@ func (c Convergence) sheet() (*sheet, error) {
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: palette[0], Radius: vg.Points(4), Shape: draw.RingGlyph{}}
 		p.Add(sc)
-		legend.Add(fmt.Sprintf("a new leader (%s)", Plural(len(changes), "change")), sc)
-		rows++
+		legend.add(fmt.Sprintf("a new leader (%s)", Plural(len(changes), "change")), sc)
 	}
 
 	last := c.Steps[len(c.Steps)-1]
@@ -291,5 +286,5 @@ func (c Convergence) sheet() (*sheet, error) {
 		"A leader measured once is often lucky (the winner's curse): the search confirms a config against NCCL defaults in interleaved launches before it recommends anything.",
 	}
 	return &sheet{width: figureWidth, plotHeight: plotHeight, title: c.Subject + ": how the search converged",
-		subtitle: sub, simulated: c.Simulated, plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, legendRows: rows, caption: caption}, nil
+		subtitle: sub, simulated: c.Simulated, plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, caption: caption}, nil
 }

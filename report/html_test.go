@@ -211,7 +211,7 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(path, []byte(renderHTML(t, recommendStudy())), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(renderHTML(t, sequentialStudy())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	chromium := func(args ...string) []byte {
@@ -230,17 +230,22 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 
 	dom := string(chromium("--dump-dom"))
-	for _, want := range []string{`id="simulated"`, "<svg", `id="trials"`, `id="export-nccl-tuner"`, "band geomean"} {
+	for _, want := range []string{`id="simulated"`, "<svg", `id="trials"`, `id="export-nccl-tuner"`, "band geomean",
+		`id="why"`, "fewer launches", `id="fig-busbw"`, `id="fig-time"`, `id="fig-speedup"`, `id="fig-landscape"`, `id="fig-convergence"`,
+		"4 + 7 interleaved confirmation launches", "the search's landscape", "how the search converged"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the DOM Chromium built has no %q", want)
 		}
 	}
-	if n := len(regexp.MustCompile(`<table`).FindAllString(dom, -1)); n < 4 {
-		t.Errorf("the DOM has %d tables, want the time, busbw, choices and trials tables", n)
+	if n := strings.Count(dom, "<svg"); n != 5 {
+		t.Errorf("the DOM has %d SVG figures, want 5", n)
+	}
+	if n := len(regexp.MustCompile(`<table`).FindAllString(dom, -1)); n < 3 {
+		t.Errorf("the DOM has %d tables, want the time, busbw and trials tables", n)
 	}
 
 	shot := filepath.Join(dir, "shot.png")
-	chromium("--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars")
+	chromium("--screenshot="+shot, "--window-size=1280,6000", "--hide-scrollbars")
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)
@@ -251,10 +256,10 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := img.Bounds()
-	if b.Dx() != 1280 || b.Dy() != 2000 {
-		t.Errorf("screenshot %dx%d, want 1280x2000", b.Dx(), b.Dy())
+	if b.Dx() != 1280 || b.Dy() != 6000 {
+		t.Errorf("screenshot %dx%d, want 1280x6000", b.Dx(), b.Dy())
 	}
-	var ink, banner int
+	var ink, banner, band int
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
@@ -264,6 +269,9 @@ func TestHTMLInChromium(t *testing.T) {
 			if near(c, color.RGBA{R: 0xff, G: 0xf4, B: 0xd6, A: 0xff}, 3) && y < 200 {
 				banner++
 			}
+			if near(c, bandColor, 2) {
+				band++
+			}
 		}
 	}
 	if ink < b.Dx()*b.Dy()/100 {
@@ -271,6 +279,11 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	if banner < 20000 {
 		t.Errorf("%d pixels of the SIMULATED banner at the top of the page, want it painted", banner)
+	}
+	// The figures are painted, not only parsed: the searched band's
+	// shading of the busbw, time and speedup figures.
+	if band < 3*50000 {
+		t.Errorf("%d pixels of the band's shading in the screenshot, want the three figures that shade it painted", band)
 	}
 }
 

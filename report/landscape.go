@@ -359,13 +359,11 @@ func (l Landscape) sheet() (*sheet, error) {
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 
 	cols, values := l.valueColors()
-	legend := newLegend()
-	rows := 0
+	legend := &legendRows{Legend: newLegend()}
 	if finite(l.BaselineUS) {
 		rule := &vRule{X: l.BaselineUS, Style: draw.LineStyle{Color: defaultsColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
 		p.Add(rule)
-		legend.Add(fmt.Sprintf("NCCL defaults' score, %s µs", formatValue(MetricTime, l.BaselineUS)), rule)
-		rows++
+		legend.add(fmt.Sprintf("NCCL defaults' score, %s µs", formatValue(MetricTime, l.BaselineUS)), rule)
 	}
 	var failed plotter.XYs
 	type series struct {
@@ -425,8 +423,7 @@ func (l Landscape) sheet() (*sheet, error) {
 			p.Add(sc)
 			thumbs = append(thumbs, sc)
 		}
-		legend.Add(name, thumbs...)
-		rows++
+		legend.add(name, thumbs...)
 	}
 	p.Add(roles)
 	if len(failed) > 0 {
@@ -436,12 +433,10 @@ func (l Landscape) sheet() (*sheet, error) {
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: titleRed, Radius: vg.Points(4), Shape: draw.CrossGlyph{}}
 		p.Add(sc)
-		legend.Add("failed, invalid or timed out: no score (never recommended)", sc)
-		rows++
+		legend.add("failed, invalid or timed out: no score (never recommended)", sc)
 	}
 	if l.Knob == "" {
-		legend = newLegend()
-		rows = 0
+		legend = &legendRows{Legend: newLegend()}
 	}
 
 	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by band score; colour: %s", l.Band, knobText(l.Knob, l.Share))}
@@ -452,7 +447,7 @@ func (l Landscape) sheet() (*sheet, error) {
 	}
 	height := vg.Length(n)*0.19*vg.Inch + 0.9*vg.Inch
 	return &sheet{width: landscapeWidth, plotHeight: max(height, 2.5*vg.Inch), title: l.Subject + ": the search's landscape",
-		subtitle: sub, simulated: l.Simulated, plot: p, xLabel: xLabel, legend: legend, legendRows: rows, caption: caption}, nil
+		subtitle: sub, simulated: l.Simulated, plot: p, xLabel: xLabel, legend: legend, caption: caption}, nil
 }
 
 func knobText(knob string, share float64) string {

@@ -41,8 +41,7 @@ type sheet struct {
 	// xLabel likewise, centred under the data area (gonum's own has the
 	// same trouble on a log x axis).
 	xLabel     string
-	legend     plot.Legend
-	legendRows int
+	legend *legendRows
 	caption    []string
 }
 
@@ -108,10 +107,10 @@ func (s *sheet) headerHeight() vg.Length {
 }
 
 func (s *sheet) legendHeight() vg.Length {
-	if s.legendRows == 0 {
+	if s.legend == nil || len(s.legend.texts) == 0 {
 		return 0
 	}
-	return vg.Length(s.legendRows)*legendPitch() + 0.1*vg.Inch
+	return vg.Length(len(s.legend.texts))*s.legendPitch() + 0.1*vg.Inch
 }
 
 func (s *sheet) captionHeight() vg.Length {
@@ -177,10 +176,12 @@ func (s *sheet) draw(vc vg.CanvasSizer) {
 	}
 	s.plot.Draw(inner)
 	y = area.Min.Y - 0.05*vg.Inch
-	if s.legendRows > 0 {
+	if s.legend != nil && len(s.legend.texts) > 0 {
 		lc := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
 			Min: vg.Point{X: c.Min.X + margin, Y: y - s.legendHeight()}, Max: vg.Point{X: c.Max.X - margin, Y: y}}}
-		s.legend.Draw(lc)
+		l := s.legend.Legend
+		l.TextStyle.Font = font.From(sans, s.legendFont())
+		l.Draw(lc)
 		y -= s.legendHeight()
 	}
 	sty := textStyle(captionFont, color.Gray{Y: 0x55})
@@ -258,4 +259,40 @@ func newLegend() plot.Legend {
 	l.TextStyle.Font = font.From(sans, legendFont)
 	l.Padding = vg.Points(legendPadding)
 	return l
+}
+
+// legendRows is a legend that remembers its texts, so the sheet can count
+// its rows and fit its widest entry to the width.
+type legendRows struct {
+	plot.Legend
+	texts []string
+}
+
+func (l *legendRows) add(text string, thumbs ...plot.Thumbnailer) {
+	l.Legend.Add(text, thumbs...)
+	l.texts = append(l.texts, text)
+}
+
+// legendFont is the legend's type size: legendFont points, smaller (down
+// to 7) when the widest entry would not fit the width otherwise.
+func (s *sheet) legendFont() vg.Length {
+	size := vg.Length(legendFont)
+	if s.legend == nil {
+		return size
+	}
+	avail := s.width - 2*margin - s.legend.ThumbnailWidth - vg.Points(legendPadding) - 0.1*vg.Inch
+	widest := vg.Length(0)
+	for _, t := range s.legend.texts {
+		widest = max(widest, textStyle(size, color.Black).Width(t))
+	}
+	if widest > avail {
+		size = max(7, size*avail/widest)
+	}
+	return size
+}
+
+// legendPitch is the height of one legend row at the legend's type size.
+func (s *sheet) legendPitch() vg.Length {
+	sty := textStyle(s.legendFont(), color.Black)
+	return sty.Rectangle("Xg").Max.Y + vg.Points(legendPadding)
 }

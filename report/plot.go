@@ -1,13 +1,16 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
+	"html"
 	"image/color"
 	"io"
 	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -179,10 +182,28 @@ func (f Figure) WritePNG(w io.Writer) error { return f.Write(w, FormatPNG) }
 // not installed.
 func (f Figure) WriteSVG(w io.Writer) error { return f.Write(w, FormatSVG) }
 
-var svgFontFamily = regexp.MustCompile(`font-family:Liberation Sans;`)
+var (
+	svgFontFamily = regexp.MustCompile(`font-family:Liberation Sans;`)
+	svgTextRE     = regexp.MustCompile(`(?s)<text ([^>]*?style="[^"]*?font-size:([0-9.]+)px[^"]*")>([^<]*)</text>`)
+)
 
+// svgFontFallback names fonts metric-compatible with Liberation Sans after
+// it, and gives every text the length it was laid out with (textLength,
+// spacing and glyphs adjusted): a browser without any of those fonts
+// (DejaVu Sans is about a tenth wider) then still fits each text where the
+// layout put it instead of running it off the picture or into the next.
 func svgFontFallback(svg []byte) []byte {
-	return svgFontFamily.ReplaceAll(svg, []byte(`font-family:'Liberation Sans',Arial,Helvetica,sans-serif;`))
+	svg = svgFontFamily.ReplaceAll(svg, []byte(`font-family:'Liberation Sans',Arial,Helvetica,sans-serif;`))
+	return svgTextRE.ReplaceAllFunc(svg, func(m []byte) []byte {
+		sub := svgTextRE.FindSubmatch(m)
+		size, err := strconv.ParseFloat(string(sub[2]), 64)
+		if err != nil || len(bytes.TrimSpace(sub[3])) == 0 {
+			return m
+		}
+		txt := html.UnescapeString(string(sub[3]))
+		w := textStyle(vg.Length(size), color.Black).Width(txt)
+		return []byte(fmt.Sprintf(`<text %s textLength="%.2f" lengthAdjust="spacingAndGlyphs">%s</text>`, sub[1], float64(w/vg.Points(1)), sub[3]))
+	})
 }
 
 // Colours: a colour-blind-safe palette (Okabe and Ito) for configs; NCCL's
@@ -237,12 +258,6 @@ func curveStyle(i int, curves []Curve) (color.RGBA, []vg.Length) {
 		}
 	}
 	return palette[k%len(palette)], dashes[(k/len(palette))%len(dashes)]
-}
-
-// legendPitch is the height of one legend entry with its padding.
-func legendPitch() vg.Length {
-	sty := draw.TextStyle{Font: font.From(sans, legendFont), Handler: plot.DefaultTextHandler}
-	return sty.Rectangle("Xg").Max.Y + vg.Points(legendPadding)
 }
 
 // sans is the typeface of every text: Liberation Sans, metric-compatible
@@ -319,21 +334,18 @@ func (f Figure) sheet() (*sheet, error) {
 		p.Y.Min, p.Y.Max = 0, ymax*1.08
 	}
 
-	legend := newLegend()
-	rows := 0
+	legend := &legendRows{Legend: newLegend()}
 	for _, b := range f.Bands {
 		span := &xSpan{X0: float64(b.Min), X1: float64(b.Max), Color: bandColor}
 		p.Add(span)
-		legend.Add(b.Label+" (scored)", span)
-		rows++
+		legend.add(b.Label+" (scored)", span)
 	}
 	for i, g := range f.Guards {
 		rule := &vRule{X: float64(g), Style: draw.LineStyle{Color: guardColor, Width: vg.Points(1.5),
 			Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
 		p.Add(rule)
 		if i == 0 {
-			legend.Add("guard size "+guardsText(f.Guards)+" (checked for regressions, not scored)", rule)
-			rows++
+			legend.add("guard size "+guardsText(f.Guards)+" (checked for regressions, not scored)", rule)
 		}
 	}
 	if timeAxis {
@@ -341,8 +353,7 @@ func (f Figure) sheet() (*sheet, error) {
 			rule := &hRule{Y: floor, Style: draw.LineStyle{Color: color.Gray{Y: 0x77}, Width: vg.Points(1),
 				Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}
 			p.Add(rule)
-			legend.Add(fmt.Sprintf("latency floor ≈ %s µs (the smallest median time, at %s)", formatValue(MetricTime, floor), nccl.FormatSize(at)), rule)
-			rows++
+			legend.add(fmt.Sprintf("latency floor ≈ %s µs (the smallest median time, at %s)", formatValue(MetricTime, floor), nccl.FormatSize(at)), rule)
 		}
 	}
 
@@ -430,12 +441,10 @@ func (f Figure) sheet() (*sheet, error) {
 		if d.shading != nil {
 			thumbs = append([]plot.Thumbnailer{d.shading}, thumbs...)
 		}
-		legend.Add(d.label, thumbs...)
-		rows++
+		legend.add(d.label, thumbs...)
 	}
 	if greyLine != nil {
-		legend.Add(fmt.Sprintf("%s, in grey without intervals (the landscape figure ranks every config)", Plural(others, "other config")), greyLine)
-		rows++
+		legend.add(fmt.Sprintf("%s, in grey without intervals (the landscape figure ranks every config)", Plural(others, "other config")), greyLine)
 	}
 
 	caption := []string{"Lines: per size, the median over launches of each launch's median time" +
@@ -445,7 +454,7 @@ func (f Figure) sheet() (*sheet, error) {
 		caption = append(caption, "Thin dotted lines with rings: exploration launches, drawn for context only; the verdict and the tables use the confirmation launches.")
 	}
 	s := &sheet{width: figureWidth, plotHeight: plotHeight, title: title, subtitle: f.Subtitle, simulated: f.Simulated,
-		plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, legendRows: rows, caption: caption}
+		plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, caption: caption}
 	return s, nil
 }
 

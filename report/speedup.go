@@ -112,13 +112,11 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 	pad := math.Pow(ymax/ymin, 0.08) * 1.02
 	p.Y.Min, p.Y.Max = ymin/pad, ymax*pad*1.05 // room above for the "~"
 
-	legend := newLegend()
-	rows := 0
+	legend := &legendRows{Legend: newLegend()}
 	if f.BandMax > 0 {
 		span := &xSpan{X0: float64(f.BandMin), X1: float64(f.BandMax), Color: bandColor}
 		p.Add(span)
-		legend.Add("searched band "+bandText(f.BandMin, f.BandMax)+" (scored)", span)
-		rows++
+		legend.add("searched band "+bandText(f.BandMin, f.BandMax)+" (scored)", span)
 	}
 	var guards []int64
 	for _, r := range c.Rows {
@@ -130,19 +128,16 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 		rule := &vRule{X: float64(g), Style: draw.LineStyle{Color: guardColor, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
 		p.Add(rule)
 		if i == 0 {
-			legend.Add("guard size "+guardsText(guards)+" (checked for regressions, not scored)", rule)
-			rows++
+			legend.add("guard size "+guardsText(guards)+" (checked for regressions, not scored)", rule)
 		}
 	}
 	one := &hRule{Y: 1, Style: draw.LineStyle{Color: color.Gray{Y: 0x30}, Width: vg.Points(1)}}
 	p.Add(one)
-	legend.Add("×1: no change", one)
-	rows++
+	legend.add("×1: no change", one)
 	if f.MinEffect > 0 {
 		me := &hRule{Y: 1 + f.MinEffect, Style: draw.LineStyle{Color: color.Gray{Y: 0x88}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}
 		p.Add(me)
-		legend.Add(fmt.Sprintf("×%.2f: the minimum effect the study acts on (%.0f %%)", 1+f.MinEffect, 100*f.MinEffect), me)
-		rows++
+		legend.add(fmt.Sprintf("×%.2f: the minimum effect the study acts on (%.0f %%)", 1+f.MinEffect, 100*f.MinEffect), me)
 	}
 	if b := c.Band; b != nil && f.BandMax > 0 {
 		lo, hi := float64(f.BandMin), float64(f.BandMax)
@@ -151,12 +146,11 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 		if finite(b.Lo) && finite(b.Hi) {
 			box := &yBox{X0: lo, X1: hi, Y0: b.Lo, Y1: b.Hi, Color: withAlpha(palette[0], 0x30)}
 			p.Add(box)
-			legend.Add(label+" (95% CI, shaded)", box, line)
+			legend.add(label+" (95% CI, shaded)", box, line)
 		} else {
-			legend.Add(label+" (no interval: too few launches)", line)
+			legend.add(label+" (no interval: too few launches)", line)
 		}
 		p.Add(line)
-		rows++
 	}
 
 	// One scatter per kind of row, so the legend has one entry each.
@@ -199,8 +193,7 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: k.col, Radius: vg.Points(4), Shape: k.shape}
 		p.Add(wh, sc)
-		legend.Add(k.label, wh, sc)
-		rows++
+		legend.add(k.label, wh, sc)
 	}
 	p.Add(marks)
 
@@ -211,5 +204,5 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 		fmt.Sprintf("“~”: no significant difference at that size (Mann–Whitney p ≥ %g), as benchstat prints it.", c.Alpha),
 	}
 	return &sheet{width: figureWidth, plotHeight: plotHeight, title: f.Subject + " speedup over NCCL defaults by message size",
-		subtitle: sub, simulated: f.Simulated, plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, legendRows: rows, caption: caption}, nil
+		subtitle: sub, simulated: f.Simulated, plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, caption: caption}, nil
 }

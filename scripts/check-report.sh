@@ -33,6 +33,10 @@ echo "== report and plots"
 "$bin" --db "$db" report "$study" --out "$out/report.html"
 "$bin" --db "$db" plot "$study" --out "$out/plot.png"
 "$bin" --db "$db" plot "$study" --all --out "$out/all.svg"
+"$bin" --db "$db" plot "$study" --metric time --out "$out/time.png"
+for fig in speedup landscape convergence; do
+	"$bin" --db "$db" plot "$study" --figure "$fig" --out "$out/$fig.png"
+done
 
 echo "== self-contained?"
 if grep -Eio 'https?://|<script|<link|<img|@import|url\(' "$out/report.html"; then
@@ -49,13 +53,18 @@ browser() {
 		"file://$(realpath "$out/report.html")" 2>>"$out/chromium.log"
 }
 browser --dump-dom >"$out/dom.html"
-for want in 'id="simulated"' '<svg' 'id="trials"' 'id="export-env"' 'band geomean'; do
+for want in 'id="simulated"' '<svg' 'id="trials"' 'id="export-env"' 'band geomean' \
+	'id="fig-busbw"' 'id="fig-time"' 'id="fig-speedup"' 'id="fig-landscape"' 'id="fig-convergence"' 'interleaved confirmation launches'; do
 	if ! grep -q "$want" "$out/dom.html"; then
 		echo "check-report: the DOM Chromium built has no $want (see $out/dom.html)" >&2
 		exit 1
 	fi
 done
-browser --screenshot="$out/report.png" --window-size=1280,2000 --hide-scrollbars >/dev/null
+if [ "$(grep -o '<svg' "$out/dom.html" | wc -l)" -ne 5 ]; then
+	echo "check-report: the DOM Chromium built does not have the 5 figures (see $out/dom.html)" >&2
+	exit 1
+fi
+browser --screenshot="$out/report.png" --window-size=1280,6000 --hide-scrollbars >/dev/null
 test -s "$out/report.png"
 
-echo "ok: look at $out/report.png (the page), $out/plot.png (the plot); the report is $out/report.html"
+echo "ok: look at $out/report.png (the page) and the figures $out/{plot,time,speedup,landscape,convergence}.png; the report is $out/report.html"
