@@ -40,9 +40,9 @@ type sheet struct {
 	yLabel string
 	// xLabel likewise, centred under the data area (gonum's own has the
 	// same trouble on a log x axis).
-	xLabel     string
-	legend *legendRows
-	caption    []string
+	xLabel  string
+	legend  *legendRows
+	caption []string
 }
 
 // Sizes of the sheet's texts, in points.
