@@ -477,22 +477,34 @@ const (
 )
 
 // confirmMax is the most launches per arm the confirmation plans if it
-// started now: the budget's share, raised to what a fixed test would need
-// for confirmPower at the current candidate's estimated gain and the
-// measured spread, capped so exploration keeps half the budget.
+// started now: what a fixed test would need for confirmPower at a
+// cautious estimate of the candidate's gain (model.PlanBeta standard
+// errors below the exploration estimate, which the winner's curse
+// inflates) and the
+// measured spread, at least ConfirmLaunches and at most the budget's
+// confirmShare. A gain that is large and clear is confirmed with the
+// fewest launches and leaves the rest to exploration; an unclear one gets
+// what the budget allows.
 func (s *study) confirmMax() int {
 	first := s.opts.ConfirmLaunches
 	limit := max(first, int(math.Round(confirmShare*float64(s.opts.Budget)/2)))
-	n := first
-	base := s.baseline()
-	if c := s.candidate(base); c != nil && base != nil && len(base.Explore) > 0 {
-		gain := math.Exp(base.logScore(s.sizes)-c.logScore(s.sizes)) - 1
-		gain = max(gain, s.opts.Stats.MinEffect)
-		if plan := model.PlanLaunches(s.spread(), gain, s.alpha(), confirmPower); plan > n {
-			n = plan
-		}
+	if limit == first {
+		return first
 	}
-	return min(n, limit)
+	base := s.baseline()
+	c := s.candidate(base)
+	if c == nil || base == nil {
+		return limit
+	}
+	nb, _ := base.scoreStats(s.sizes)
+	nc, _ := c.scoreStats(s.sizes)
+	if nb == 0 || nc == 0 {
+		return limit
+	}
+	sigma := s.spread()
+	logGain := base.logScore(s.sizes) - c.logScore(s.sizes) - model.PlanBeta*sigma*math.Sqrt(1/float64(nb)+1/float64(nc))
+	plan := model.PlanLaunches(sigma, math.Expm1(logGain), s.alpha(), confirmPower)
+	return min(max(plan, first), limit)
 }
 
 // spread is the launch-to-launch standard deviation of log launch scores,
