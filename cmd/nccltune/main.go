@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/nccltune/nccltune/sim"
 )
@@ -19,6 +20,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go stopGuard(ctx, stop)
 	err := run(ctx, os.Args, os.Stdout, os.Stderr)
 	if err != nil && !isSilent(err) {
 		reportError(os.Stderr, err)
@@ -28,4 +30,26 @@ func main() {
 
 func reportError(w io.Writer, err error) {
 	fmt.Fprintf(w, "nccltune: %v\n", err)
+}
+
+// stopGrace is how long a command may take to stop after Ctrl-C or
+// SIGTERM: enough to save where a study stands and to give a launch's
+// process group its SIGTERM grace, never more.
+var stopGrace = 5 * time.Second // runner gives a launch 3 s after SIGTERM
+
+// stopGuard makes sure a signal ends the process. Every command stops
+// through its context; should one be stuck where no context reaches (a
+// write to a FIFO nobody reads, a file system that hangs), it exits 130
+// after stopGrace, and a second Ctrl-C or SIGTERM ends it at once.
+func stopGuard(ctx context.Context, stop context.CancelFunc) {
+	<-ctx.Done()
+	stop()
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	select {
+	case <-again:
+	case <-time.After(stopGrace):
+		fmt.Fprintln(os.Stderr, "nccltune: interrupted, and did not finish stopping in time; exiting")
+	}
+	os.Exit(exitInterrupted)
 }

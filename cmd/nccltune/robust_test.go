@@ -99,3 +99,32 @@ func TestEndlessInputs(t *testing.T) {
 		t.Error("reading inputs created the database")
 	}
 }
+
+// TestSignalsEndEveryCommand: SIGINT or SIGTERM ends a command blocked on
+// its input with exit 130 within a second.
+func TestSignalsEndEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "sig.db")
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		args []string
+	}{
+		{syscall.SIGINT, []string{"parse", fifo}},
+		{syscall.SIGTERM, []string{"parse", fifo}},
+		{syscall.SIGINT, []string{"import", fifo}},
+		{syscall.SIGTERM, []string{"doctor", "--log", fifo}},
+	} {
+		p := startCLI(t, "", nil, nil, append([]string{"--db", db}, tc.args...)...)
+		time.Sleep(300 * time.Millisecond)
+		start := time.Now()
+		p.cmd.Process.Signal(tc.sig)
+		code, stderr := p.wait()
+		if code != exitInterrupted || time.Since(start) > time.Second {
+			t.Errorf("%v after %v: exit %d in %s: %s", tc.args, tc.sig, code, time.Since(start), stderr)
+		}
+	}
+}
