@@ -198,3 +198,38 @@ func TestReadersCreateNothing(t *testing.T) {
 		t.Errorf("a reader created %s (%v)", data, err)
 	}
 }
+
+// TestStaleStudyReason: a study left running by a process that died reads
+// as interrupted, and only a search is told to --resume.
+func TestStaleStudyReason(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "stale.db")
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search, sweep := searchStudy(), searchStudy()
+	sweep.Kind = KindSweep
+	for _, st := range []*Study{search, sweep} {
+		st.Status = StatusRunning
+		if err := w.CreateStudy(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	r, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		st     *Study
+		resume bool
+	}{{search, true}, {sweep, false}} {
+		got, err := r.Study(tc.st.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != StatusInterrupted || strings.Contains(got.Reason, "--resume") != tc.resume || !strings.Contains(got.Reason, "disk") {
+			t.Errorf("%s %s: %s, %q", tc.st.Kind, tc.st.Name, got.Status, got.Reason)
+		}
+	}
+}

@@ -151,7 +151,7 @@ func (s *Store) Study(nameOrID string) (*Study, error) {
 		return nil, err
 	}
 	if s.readOnly && st.Status == StatusRunning && !s.writerActive() {
-		st.Status, st.Reason = StatusInterrupted, staleReason
+		st.Status, st.Reason = StatusInterrupted, staleReason(&st)
 	}
 	return &st, nil
 }
@@ -245,8 +245,19 @@ func (s *Store) Studies() ([]StudySummary, error) {
 	return out, err
 }
 
-// staleReason explains a study recorded as running that no nccltune runs.
-const staleReason = "the nccltune that ran it stopped without saying so (killed or crashed); a search continues with nccltune search --resume"
+// staleReason explains a study recorded as running that no nccltune
+// runs: the process died (killed, crashed) or could not write its ending
+// (a full disk). Only a search resumes; the rest are run again.
+func staleReason(st *Study) string {
+	const why = "the nccltune that ran it stopped without saying so (killed, crashed, or its disk filled up)"
+	switch st.Kind {
+	case KindSearch:
+		return why + "; continue it with nccltune search --resume " + st.Name
+	case KindImport:
+		return why + "; import the missing files with nccltune import --study " + st.Name
+	}
+	return why + "; its launches are kept, run the " + st.Kind + " again for a complete one"
+}
 
 // summaryOf is the summary of st without counts.
 func summaryOf(st *Study) StudySummary {

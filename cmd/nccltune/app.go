@@ -150,12 +150,27 @@ func reorder(app *cli.App, args []string) (out []string, dangling string) {
 		out = append(out, args[i])
 		i++
 	}
-	var flags, positional []string
+	var global, flags, positional []string
 	for ; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
 			positional = append(positional, args[i:]...)
 			break
+		}
+		// A global flag (--db) written after the command is moved in
+		// front of it: "nccltune history --db a.db" means what it says.
+		if isGlobalFlag(app, cmd, a) {
+			if takesValue(app.Flags, a) {
+				if i+1 >= len(args) {
+					dangling = a
+					break
+				}
+				global = append(global, a, args[i+1])
+				i++
+				continue
+			}
+			global = append(global, a)
+			continue
 		}
 		if strings.HasPrefix(a, "-") && len(a) > 1 {
 			if takesValue(cmd.Flags, a) {
@@ -171,6 +186,11 @@ func reorder(app *cli.App, args []string) (out []string, dangling string) {
 			continue
 		}
 		positional = append(positional, a)
+	}
+	if len(global) > 0 {
+		// out ends with the command name: put the global flags before it.
+		name := out[len(out)-1]
+		out = append(append(out[:len(out)-1], global...), name)
 	}
 	out = append(append(out, flags...), positional...)
 	if dangling != "" {
@@ -221,4 +241,24 @@ func takesValue(flags []cli.Flag, arg string) bool {
 		}
 	}
 	return false
+}
+
+// isGlobalFlag reports whether arg names one of the app's own flags that
+// the command does not also define.
+func isGlobalFlag(app *cli.App, cmd *cli.Command, arg string) bool {
+	if !strings.HasPrefix(arg, "-") || len(arg) < 2 {
+		return false
+	}
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	has := func(flags []cli.Flag) bool {
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if n == name {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return has(app.Flags) && !has(cmd.Flags)
 }

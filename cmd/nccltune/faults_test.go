@@ -190,9 +190,9 @@ func checkBoltFile(t *testing.T, path string) {
 // what the issue asks: every launch stored before is still there, as it
 // was; no config is two trials; the study finishes within its budget with
 // every launch counted once.
-func resumeToTheEnd(t *testing.T, db, name string, before []*store.Launch, budget int) studyState {
+func resumeToTheEnd(t *testing.T, db, name string, before []*store.Launch, budget int, launchArgs ...string) studyState {
 	t.Helper()
-	_, stderr, code := runCLI(t, db, "search", "--resume", name, "--sim", "spark4")
+	_, stderr, code := runCLI(t, db, append([]string{"search", "--resume", name, "--sim", "spark4"}, launchArgs...)...)
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
 	}
@@ -440,7 +440,8 @@ func TestCtrlCDuringLaunch(t *testing.T) {
 		}
 	}
 	os.Remove(hold)
-	resumeToTheEnd(t, db, "s1-512K-4M", before.launches, 20)
+	// The same launch settings, the wrapper included: a resume refuses others.
+	resumeToTheEnd(t, db, "s1-512K-4M", before.launches, 20, "--wrapper", faultFile(t, "wrapper.sh"))
 }
 
 // cliProcess is nccltune running as its own process (this test binary in

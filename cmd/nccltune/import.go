@@ -172,9 +172,18 @@ func runImport(ctx context.Context, o importOptions) error {
 				return err
 			}
 		}
-		for _, f := range matching {
+		// ended stores how a new import study ended (an existing one
+		// keeps its status: each file is stored whole, or not at all).
+		ended := func(status, reason string) {
+			if created {
+				study.Status, study.Reason = status, reason
+				_ = st.UpdateStudy(study)
+			}
+		}
+		for i, f := range matching {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				ended(store.StatusInterrupted, fmt.Sprintf("interrupted after %d of %d files; import the rest with --study %s", i, len(matching), study.Name))
+				return errInterrupted
 			}
 			l := importLaunch(f, study, trial)
 			raw := &store.Raw{Stdout: f.data}
@@ -182,11 +191,14 @@ func runImport(ctx context.Context, o importOptions) error {
 				raw = &store.Raw{JSON: f.data}
 			}
 			if err := st.AddLaunch(l, raw); err != nil {
-				return fmt.Errorf("import %s: %w", f.path, err)
+				err = fmt.Errorf("import %s: %w", f.path, err)
+				ended(store.StatusFailed, fmt.Sprintf("%v (after %d of %d files)", err, i, len(matching)))
+				return err
 			}
 			imported = append(imported, importedFile{File: f.path, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
 				Simulated: l.Simulated, Collective: f.result.Collective, NRanks: f.result.NRanks, Rows: len(l.Sizes)})
 		}
+		ended(store.StatusDone, "")
 	}
 
 	if o.json {
@@ -286,9 +298,9 @@ func importStudy(st *store.Store, name string, first *runner.Result) (*store.Stu
 		Simulated:  first.Simulated,
 		Fabric:     fabricOf(first),
 		Launch:     store.LaunchSettings{SimProfile: first.SimProfile},
-		// Each file is stored whole in its own transaction; there is
-		// nothing to finish later.
-		Status: store.StatusDone,
+		// Running until every file is in: an import stopped part way
+		// (Ctrl-C, a full disk) must not read as a complete study.
+		Status: store.StatusRunning,
 	}
 	if sizes := distinctSizes(first); len(sizes) > 0 {
 		band := nccl.Band{Min: sizes[0], Max: sizes[len(sizes)-1]}

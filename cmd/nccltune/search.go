@@ -100,9 +100,9 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, usageErrorf("--min-effect %g: use a fraction such as 0.03 for 3%%", so.Stats.MinEffect)
 	}
 	if o.resume != "" {
-		for _, f := range []string{"band", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols"} {
+		for _, f := range []string{"band", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols", "budget", "time", "seed"} {
 			if c.IsSet(f) {
-				return o, usageErrorf("--resume continues the study as it was defined; drop --%s (the band, space, guard sizes, sampler, confirmation launches, minimum effect and alpha are the study's)", f)
+				return o, usageErrorf("--resume continues the study as it was defined; drop --%s (the band, space, guard sizes, sampler, confirmation launches, minimum effect, alpha, budget, time limit and seed are the study's)", f)
 			}
 		}
 		o.study = so
@@ -176,8 +176,8 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		if err := st.UpdateStudy(study); err != nil {
 			return err
 		}
-		fmt.Fprintf(o.stderr, "\nstopped: %d launches of study %s are saved. Continue with:\n  nccltune search --resume %s%s\n",
-			res.Launches, study.Name, study.Name, resumeHint(o))
+		fmt.Fprintf(o.stderr, "\nstopped: %d launches of study %s are saved. Continue with:\n  %s\n",
+			res.Launches, study.Name, resumeCommand(study, o.db))
 		return errInterrupted
 	case runErr != nil:
 		study.Status, study.Reason = store.StatusFailed, runErr.Error()
@@ -207,12 +207,14 @@ func labelSuffix(st *store.Study) string {
 	return ""
 }
 
-// resumeHint repeats the launch flags a resumed study needs again.
-func resumeHint(o searchOptions) string {
-	if o.launch.spec.Sim != nil {
-		return " --sim " + o.launch.spec.Sim.Profile
+// resumeCommand is the command that continues study: its launch
+// settings, as stored, and the database when it is not the default one.
+func resumeCommand(study *store.Study, db string) string {
+	cmd := "nccltune search --resume " + shellQuote(study.Name) + " " + strings.Join(launchArgs(study), " ")
+	if def, err := store.DefaultPath(); err != nil || def != db {
+		cmd += " --db " + shellQuote(db)
 	}
-	return " <same launch flags>"
+	return cmd
 }
 
 // prepareStudy creates the study, or loads it and its trials for --resume.
@@ -247,6 +249,9 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 		return nil, nil, 0, usageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name,
 			map[bool]string{true: "the simulated fabric", false: "real hardware"}[study.Simulated],
 			map[bool]string{true: "--sim " + study.Launch.SimProfile, false: "without --sim"}[study.Simulated])
+	}
+	if diffs := launchDifferences(study, launchSettings(o.launch), o.launch.spec.BaseEnv); len(diffs) > 0 {
+		return nil, nil, 0, launchDifferenceError(study, "resume", diffs)
 	}
 	o.study.Band = nccl.Band{Min: study.BandMin, Max: study.BandMax}
 	o.study.Guard = study.GuardSizes

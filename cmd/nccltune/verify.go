@@ -108,6 +108,9 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		return usageErrorf("study %s ran on %s; verify it the same way", orig.Name,
 			map[bool]string{true: "the simulated fabric (--sim " + orig.Launch.SimProfile + ")", false: "real hardware (without --sim)"}[orig.Simulated])
 	}
+	if diffs := launchDifferences(orig, launchSettings(o.launch), o.launch.spec.BaseEnv); len(diffs) > 0 {
+		return launchDifferenceError(orig, "verify", diffs)
+	}
 	cfg := o.config
 	var claim *claimed
 	if len(cfg) == 0 {
@@ -129,6 +132,11 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 			return usageErrorf("study %s confirmed no candidate: there is nothing to verify; name a config with --env K=V", orig.Name)
 		}
 		claim = &claimed{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI}
+	}
+	for _, k := range sortedKeys(cfg) {
+		if _, fixed := o.launch.spec.BaseEnv[k]; fixed {
+			return usageErrorf("%s is what verify measures (%s=%s) and is also fixed by --base-env; drop it from --base-env", k, k, cfg[k])
+		}
 	}
 	band := nccl.Band{Min: orig.BandMin, Max: orig.BandMax}
 	sizes := band.Sizes()
@@ -187,15 +195,22 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		study.Status, study.Reason = status, reason
 		_ = st.UpdateStudy(study)
 	}
-	if err := run(base, search.PhaseWarmup, false); err != nil {
-		finish(store.StatusFailed, err.Error())
+	// stopped stores why the run ended early: the user, or a failure.
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			finish(store.StatusInterrupted, "interrupted by the user")
+		} else {
+			finish(store.StatusFailed, err.Error())
+		}
 		return verifyError(ctx, err)
+	}
+	if err := run(base, search.PhaseWarmup, false); err != nil {
+		return stopped(err)
 	}
 	for i := 0; i < o.launches; i++ {
 		for _, t := range []*search.Trial{base, cand} {
 			if err := run(t, search.PhaseConfirm, true); err != nil {
-				finish(store.StatusFailed, err.Error())
-				return verifyError(ctx, err)
+				return stopped(err)
 			}
 		}
 	}
@@ -219,9 +234,15 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 	_ = rec.SaveTrials([]*search.Trial{base, cand})
 	finish(store.StatusDone, "verifies "+orig.Name)
 	if o.json {
-		return writeJSON(o.stdout, res)
+		if err := writeJSON(o.stdout, res); err != nil {
+			return err
+		}
+	} else {
+		printVerify(o.stdout, study, res)
 	}
-	printVerify(o.stdout, study, res)
+	if claim != nil && !res.Consistent {
+		return errCheckFailed // the claim did not hold: exit 1, as gate does
+	}
 	return nil
 }
 

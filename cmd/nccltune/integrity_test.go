@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"github.com/nccltune/nccltune/store"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// interruptedSearch runs a search that is interrupted after its third
+// launch and returns its stderr.
+func interruptedSearch(t *testing.T, db string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, stderr, code := runWatched(ctx, db, func(line string) {
+		if strings.HasPrefix(line, "launch 3/") {
+			cancel()
+		}
+	}, append([]string{"search", "--band", "512K-4M", "--budget", "24"}, args...)...)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	return stderr
+}
+
+// TestResumeRefusesOtherLaunchSettings: a study resumed on another
+// profile, noise or base env, or with its budget, seed or time limit
+// given again, is refused with exit 2 before any launch, naming the
+// difference; the printed resume command reproduces the settings.
+func TestResumeRefusesOtherLaunchSettings(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	stderr := interruptedSearch(t, db, "--sim", "spark4", "--noise", "0", "--base-env", "NCCL_SOCKET_IFNAME=eth0")
+	want := "nccltune search --resume s1-512K-4M --sim spark4 --noise 0 --base-env NCCL_SOCKET_IFNAME=eth0 --db " + db
+	if !strings.Contains(stderr, want) {
+		t.Errorf("resume command not printed as %q:\n%s", want, stderr)
+	}
+	before := len(storedStudy(t, db, "s1-512K-4M").launches)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sim", "spark2", "--noise", "0", "--base-env", "NCCL_SOCKET_IFNAME=eth0"}, "--sim: the study's spark4, given spark2"},
+		{[]string{"--sim", "spark4", "--base-env", "NCCL_SOCKET_IFNAME=eth0"}, "--noise: the study's 0, given 1"},
+		{[]string{"--sim", "spark4", "--noise", "0"}, `--base-env NCCL_SOCKET_IFNAME: the study's "eth0", given none`},
+		{[]string{"--sim", "spark4", "--noise", "0", "--base-env", "NCCL_SOCKET_IFNAME=eth0", "--base-env", "NCCL_ALGO=Tree"}, "NCCL_ALGO"},
+		{[]string{"--sim", "spark4", "--noise", "0", "--base-env", "NCCL_SOCKET_IFNAME=eth0", "--budget", "100"}, "drop --budget"},
+		{[]string{"--sim", "spark4", "--noise", "0", "--base-env", "NCCL_SOCKET_IFNAME=eth0", "--seed", "5"}, "drop --seed"},
+		{[]string{"--sim", "spark4", "--noise", "0", "--base-env", "NCCL_SOCKET_IFNAME=eth0", "--time", "1m"}, "drop --time"},
+	} {
+		_, stderr, code := runCLI(t, db, append([]string{"search", "--resume", "s1-512K-4M"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 naming %q:\n%s", tc.args, code, tc.want, stderr)
+		}
+	}
+	st := storedStudy(t, db, "s1-512K-4M")
+	if len(st.launches) != before || st.study.Status != "interrupted" {
+		t.Errorf("refused resumes changed the study: %d launches (was %d), status %s", len(st.launches), before, st.study.Status)
+	}
+	// The printed command itself resumes it.
+	var stdout, errb bytes.Buffer
+	if err := run(context.Background(), strings.Fields(want), &stdout, &errb); err != nil {
+		stderr := errb.String()
+		code := exitCode(err)
+		t.Errorf("the printed resume command: exit %d: %v\n%s", code, err, stderr)
+	}
+}
+
+// TestVerifyRefusesOtherLaunchSettings: verify measures the claim on the
+// study's fabric, and exits 1 when the claim does not hold.
+func TestVerifyChecks(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--budget", "30"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sim", "spark2"}, "--sim: the study's spark4, given spark2"},
+		{[]string{"--sim", "spark4", "--noise", "0"}, "--noise"},
+	} {
+		_, stderr, code := runCLI(t, db, append([]string{"verify", "s1-512K-4M", "--launches", "6"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 naming %q:\n%s", tc.args, code, tc.want, stderr)
+		}
+	}
+	if sums := storedStudies(t, db); len(sums) != 1 {
+		t.Errorf("refused verifies stored %d studies", len(sums)-1)
+	}
+	// Interrupted, a verify is stored as interrupted, not failed.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, stderr, code := runWatched(ctx, db, func(line string) {
+		if strings.HasPrefix(line, "launch 3/") {
+			cancel()
+		}
+	}, "verify", "s1-512K-4M", "--sim", "spark4", "--launches", "6")
+	sums := storedStudies(t, db)
+	if code != exitInterrupted || len(sums) != 2 || sums[1].Status != "interrupted" {
+		t.Errorf("interrupted verify: exit %d, studies %+v\n%s", code, sums, stderr)
+	}
+	if s := storedStudy(t, db, sums[1].Name).study; strings.Contains(s.Reason, "context canceled") || strings.Contains(s.Reason, "--resume") {
+		t.Errorf("interrupted verify stored with reason %q", s.Reason)
+	}
+}
+
+// storedStudies lists the studies in db.
+func storedStudies(t *testing.T, db string) []store.StudySummary {
+	t.Helper()
+	sums, err := openStore(t, db).Studies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sums
+}
+
+// TestVerifyInconsistentClaimExits1: a claim the fresh measurement does
+// not reproduce is exit 1 (with the verdict printed), so a script notices.
+func TestVerifyInconsistentClaimExits1(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &store.Study{Kind: store.KindSearch, Band: "1M", BandMin: 1 << 20, BandMax: 1 << 20, Sizes: []int64{1 << 20},
+		Collective: "all_reduce", Launch: store.LaunchSettings{Launcher: "sim", SimProfile: "spark4", SimNoise: 1, SimSeed: 1},
+		Simulated: true, Seed: 1, Status: store.StatusDone,
+		Recommendation: &store.Recommendation{Env: map[string]string{"NCCL_PROTO": "Simple"}, Speedup: 10, SpeedupCI: [2]float64{9, 11}, Significant: true}}
+	if err := st.CreateStudy(s); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	stdout, stderr, code := runCLI(t, db, "verify", s.Name, "--sim", "spark4", "--launches", "6")
+	if code != exitCheckFailed || !strings.Contains(stdout, "NOT consistent") {
+		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nccltune/nccltune/store"
+)
+
+// A study's launches are comparable only when they ran the same way: a
+// study resumed (or verified) on another profile, noise, host list or
+// base env would mix measurements of two fabrics under one name. These
+// helpers compare the launch settings given now with a study's stored
+// ones, and write the stored ones back as flags.
+
+// launchDifferences lists each stored launch setting that the settings
+// given now (now, base) change, as "--flag: study X, given Y". The seed
+// (a verify draws fresh noise; a resume reuses the study's) and the
+// per-launch timeout (it decides when to give up, not what is measured)
+// are not compared.
+func launchDifferences(study *store.Study, now store.LaunchSettings, base map[string]string) []string {
+	was := study.Launch
+	var out []string
+	diff := func(flag, stored, given string) {
+		if stored != given {
+			out = append(out, fmt.Sprintf("%s: the study's %s, given %s", flag, orNone(stored), orNone(given)))
+		}
+	}
+	if was.SimProfile != "" || now.SimProfile != "" {
+		diff("--sim", was.SimProfile, now.SimProfile)
+		diff("--noise", formatFloat(was.SimNoise), formatFloat(now.SimNoise))
+	}
+	if was.SimProfile == "" || now.SimProfile == "" {
+		diff("--launcher", was.Launcher, now.Launcher)
+	}
+	diff("--np", intOrNone(was.NP), intOrNone(now.NP))
+	diff("--hosts", strings.Join(was.Hosts, ","), strings.Join(now.Hosts, ","))
+	diff("--mpi-arg", strings.Join(was.MPIArgs, " "), strings.Join(now.MPIArgs, " "))
+	diff("--bench", was.Bench, now.Bench)
+	diff("--bench-arg", strings.Join(was.BenchArgs, " "), strings.Join(now.BenchArgs, " "))
+	diff("--instrument", instrumentName(was.Instrument), instrumentName(now.Instrument))
+	diff("--prefix/--wrapper", strings.Join(was.Prefix, " "), strings.Join(now.Prefix, " "))
+	keys := map[string]bool{}
+	for k := range study.BaseEnv {
+		keys[k] = true
+	}
+	for k := range base {
+		keys[k] = true
+	}
+	for _, k := range sortedSet(keys) {
+		s, sok := study.BaseEnv[k]
+		g, gok := base[k]
+		switch {
+		case sok && !gok:
+			out = append(out, fmt.Sprintf("--base-env %s: the study's %s, given none", k, strconv.Quote(s)))
+		case !sok && gok:
+			out = append(out, fmt.Sprintf("--base-env %s: the study's none, given %s", k, strconv.Quote(g)))
+		case s != g:
+			out = append(out, fmt.Sprintf("--base-env %s: the study's %s, given %s", k, strconv.Quote(s), strconv.Quote(g)))
+		}
+	}
+	return out
+}
+
+// launchDifferenceError refuses settings that differ from the study's.
+func launchDifferenceError(study *store.Study, action string, diffs []string) error {
+	return usageErrorf("study %s ran with other launch settings; %s it with the same ones (%s):\n  %s",
+		study.Name, action, strings.Join(launchArgs(study), " "), strings.Join(diffs, "\n  "))
+}
+
+// launchArgs writes a study's stored launch settings as the flags that
+// reproduce them, quoted for a POSIX shell.
+func launchArgs(study *store.Study) []string {
+	ls := study.Launch
+	var args []string
+	add := func(flag string, values ...string) {
+		for _, v := range values {
+			args = append(args, flag, shellQuote(v))
+		}
+	}
+	if ls.SimProfile != "" {
+		add("--sim", ls.SimProfile)
+		add("--noise", formatFloat(ls.SimNoise))
+	} else {
+		if ls.Launcher != "" && ls.Launcher != "local" {
+			add("--launcher", ls.Launcher)
+		}
+		if ls.NP > 0 {
+			add("--np", strconv.Itoa(ls.NP))
+		}
+		if len(ls.Hosts) > 0 {
+			add("--hosts", strings.Join(ls.Hosts, ","))
+		}
+		for _, a := range ls.MPIArgs {
+			args = append(args, shellQuote("--mpi-arg="+a))
+		}
+		if ls.Bench != "" {
+			add("--bench", ls.Bench)
+		}
+		for _, a := range ls.BenchArgs {
+			args = append(args, shellQuote("--bench-arg="+a))
+		}
+		if ls.Instrument != "" && instrumentName(ls.Instrument) != instrumentName("") {
+			add("--instrument", ls.Instrument)
+		}
+		if len(ls.Prefix) > 0 {
+			add("--prefix", strings.Join(ls.Prefix, " "))
+		}
+	}
+	for _, k := range sortedKeys(study.BaseEnv) {
+		add("--base-env", k+"="+study.BaseEnv[k])
+	}
+	return args
+}
+
+// shellSafe are words a POSIX shell passes on unchanged.
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func instrumentName(s string) string {
+	if s == "" {
+		return "nccl-tests"
+	}
+	return s
+}
+
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+func intOrNone(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return slices.Clip(out)
+}
