@@ -541,8 +541,8 @@ def parse_args(argv):
     p.add_argument("--seconds", type=float, default=34.0, help="time for the timed rounds (34)")
     p.add_argument("--soft-deadline", type=float, default=52.0,
                    help="no round starts that would end later than this many seconds after the script started (52)")
-    p.add_argument("--hard-deadline", type=float, default=78.0,
-                   help="seconds after start when a watchdog prints what rank 0 has, marked partial, and exits (78)")
+    p.add_argument("--hard-deadline", type=float, default=70.0,
+                   help="seconds after start when a watchdog prints what rank 0 has, marked partial, and exits (70)")
     p.add_argument("--drop-rounds", type=int, default=1,
                    help="leading rounds left out of the statistics (reported apart): the first round after the "
                    "communicators' warm-up may still be cold (1)")
