@@ -11,6 +11,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/urfave/cli/v2"
 )
@@ -383,7 +384,8 @@ func writeParseRows(w io.Writer, rows []runner.Row) error {
 	return tw.Flush()
 }
 
-// parseFactsSummary is "transport Socket (lo:127.0.0.1<0>), GDR off, 2 channels, 2 ranks on 2 nodes, NCCL 2.28.3".
+// parseFactsSummary is "transport Socket (lo:127.0.0.1<0>), GDR off, 2
+// channels, 2 ranks on 2 nodes, NCCL 2.28.3; data paths: network Socket …".
 func parseFactsSummary(f *runner.Facts) string {
 	var parts []string
 	if f.Transport != "" {
@@ -394,6 +396,8 @@ func parseFactsSummary(f *runner.Facts) string {
 		parts = append(parts, t)
 	}
 	switch {
+	case f.GDR == nil && len(f.Routes) > 0 && !runner.TransportNetwork(f.Transport):
+		// No network traffic: GPUDirect RDMA has nothing to do.
 	case f.GDR == nil:
 		parts = append(parts, "GDR unknown")
 	case *f.GDR:
@@ -407,14 +411,18 @@ func parseFactsSummary(f *runner.Facts) string {
 	if f.NRanks > 0 {
 		nodes := ""
 		if f.NNodes > 0 {
-			nodes = fmt.Sprintf(" on %d nodes", f.NNodes)
+			nodes = " on " + report.Plural(f.NNodes, "node")
 		}
-		parts = append(parts, fmt.Sprintf("%d ranks%s", f.NRanks, nodes))
+		parts = append(parts, report.Plural(f.NRanks, "rank")+nodes)
 	}
 	if f.NCCLVersion != "" {
 		parts = append(parts, "NCCL "+f.NCCLVersion)
 	}
-	return strings.Join(parts, ", ")
+	out := strings.Join(parts, ", ")
+	if len(f.Routes) > 0 {
+		out += "; data paths: " + runner.RoutesText(f.Routes)
+	}
+	return out
 }
 
 // parseFormatBW prints a bandwidth as nccl-tests' %g does.
