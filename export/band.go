@@ -189,13 +189,15 @@ func trialChoices(launches []*store.Launch, trialID uint64) []runner.Choice {
 		if l.TrialID != trialID || l.Facts == nil || len(l.Facts.Choices) == 0 {
 			continue
 		}
-		explain := l.Phase == store.PhaseExplain
+		// Debug launches (explain, and plan launches, which read NCCL's plan
+		// over the same range) say what NCCL chose at every size.
+		explain := isDebugPhase(l.Phase)
 		switch {
 		case best == nil:
 			best = l
-		case explain && best.Phase != store.PhaseExplain:
+		case explain && !isDebugPhase(best.Phase):
 			best = l
-		case explain == (best.Phase == store.PhaseExplain) && l.Seq > best.Seq:
+		case explain == isDebugPhase(best.Phase) && l.Seq > best.Seq:
 			best = l
 		}
 	}
@@ -204,6 +206,8 @@ func trialChoices(launches []*store.Launch, trialID uint64) []runner.Choice {
 	}
 	return best.Facts.Choices
 }
+
+func isDebugPhase(p string) bool { return p == store.PhaseExplain || p == store.PhasePlan }
 
 // Var is one variable of an exported env.
 type Var struct {

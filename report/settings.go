@@ -290,7 +290,7 @@ func (s *Study) logFacts() *runner.Facts {
 		if l.Facts == nil {
 			continue
 		}
-		if base != nil && l.TrialID == base.ID && l.Phase == store.PhaseExplain {
+		if base != nil && l.TrialID == base.ID && (l.Phase == store.PhaseExplain || l.Phase == store.PhasePlan) {
 			return l.Facts
 		}
 		if first == nil {
