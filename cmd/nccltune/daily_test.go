@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/store"
 )
 
 // TestFirstRunSaysWhere: a search into a new database says which file it
@@ -40,5 +43,89 @@ func TestVersionCommand(t *testing.T) {
 	decodeOneJSON(t, out, &doc)
 	if code != 0 || doc.SchemaVersion != schemaVersion || !strings.HasPrefix(doc.Version, releaseVersion) {
 		t.Errorf("version --json: exit %d, %+v", code, doc)
+	}
+}
+
+// TestSweepSaysWhyNoInterval: five launches give no 95 % interval of a
+// median, and the table says so instead of leaving the column blank.
+func TestSweepSaysWhyNoInterval(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	for _, tc := range []struct {
+		repeats  string
+		wantNote bool
+	}{{"5", true}, {"6", false}} {
+		out, stderr, code := runCLI(t, db, "sweep", "--sim", "spark4", "--min", "1M", "--max", "2M", "--repeats", tc.repeats)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		note := strings.Contains(out, "no interval: "+tc.repeats+" launches are too few") && strings.Contains(out, "--repeats 6 or more")
+		if note != tc.wantNote {
+			t.Errorf("--repeats %s: note %v, want %v\n%s", tc.repeats, note, tc.wantNote, out)
+		}
+	}
+}
+
+// TestSizeTableAligned: a wide interval widens its column; every row's
+// cells start where the header's do.
+func TestSizeTableAligned(t *testing.T) {
+	rec := &store.Recommendation{PerSize: []store.SizeComparison{
+		{Bytes: 512 << 10, BaselineUS: 1.5, BaselineLo: 1, BaselineHi: 2, CandidateUS: 1, CandidateLo: 0.5, CandidateHi: 1.5, Speedup: 1.5, Significant: true},
+		{Bytes: 1 << 30, BaselineUS: 123456789.5, BaselineLo: 100000000.25, BaselineHi: 200000000.75, CandidateUS: 1, Speedup: 1},
+	}}
+	var buf bytes.Buffer
+	printSizeTable(&buf, rec)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+	col := strings.Index(lines[0], "candidate")
+	for _, l := range lines[1:] {
+		runes := []rune(l)
+		headRunes := []rune(lines[0])
+		at := len([]rune(lines[0][:col]))
+		if at >= len(runes) || runes[at-1] != ' ' || runes[at] == ' ' || headRunes[at] != 'c' {
+			t.Errorf("misaligned row %q under %q", l, lines[0])
+		}
+	}
+}
+
+// TestJSONShapes: every document has schema_version; history's trial
+// count and show's list agree under one name; durations are seconds.
+func TestJSONShapes(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	out, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "1M-2M", "--budget", "16", "--confirm", "4", "--timeout", "90s", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var search struct {
+		SchemaVersion int    `json:"schema_version"`
+		Study         string `json:"study"`
+	}
+	decodeOneJSON(t, out, &search)
+	var hist struct {
+		SchemaVersion int `json:"schema_version"`
+		Studies       []struct {
+			Trials     int `json:"trials"`
+			TrialCount int `json:"trial_count"`
+		} `json:"studies"`
+	}
+	out, _, _ = runCLI(t, db, "history", "--json")
+	decodeOneJSON(t, out, &hist)
+	var show struct {
+		SchemaVersion int              `json:"schema_version"`
+		Trials        []map[string]any `json:"trials"`
+		TrialCount    int              `json:"trial_count"`
+		Launch        map[string]any   `json:"launch"`
+	}
+	out, _, _ = runCLI(t, db, "show", search.Study, "--json")
+	decodeOneJSON(t, out, &show)
+	if search.SchemaVersion != schemaVersion || hist.SchemaVersion != schemaVersion || show.SchemaVersion != schemaVersion {
+		t.Errorf("schema versions %d %d %d", search.SchemaVersion, hist.SchemaVersion, show.SchemaVersion)
+	}
+	if len(hist.Studies) != 1 || hist.Studies[0].TrialCount != len(show.Trials) || show.TrialCount != len(show.Trials) || hist.Studies[0].Trials != show.TrialCount {
+		t.Errorf("history %+v, show trial_count %d with %d trials", hist.Studies, show.TrialCount, len(show.Trials))
+	}
+	if show.Launch["timeout_s"] != 90.0 || show.Launch["timeout"] != nil {
+		t.Errorf("launch %v: want timeout_s 90 and no nanoseconds", show.Launch)
 	}
 }

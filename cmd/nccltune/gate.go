@@ -232,7 +232,8 @@ func printGate(w io.Writer, rep gateReport, cfg nccl.Config) {
 		fmt.Fprintf(w, "  [%s]", simLabel(true, rep.SimProfile))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%8s  %9s  %-28s  %s\n", "size", "min GB/s", "busbw GB/s [90% interval]", "result")
+	tw := newTable(w)
+	fmt.Fprintln(tw, "size\tmin GB/s\tbusbw GB/s [90% interval]\tresult\t")
 	for _, c := range rep.Checks {
 		bw := "-"
 		if !math.IsNaN(c.BusBW) {
@@ -248,8 +249,9 @@ func printGate(w io.Writer, rep gateReport, cfg nccl.Config) {
 		if c.Note != "" {
 			result += " (" + c.Note + ")"
 		}
-		fmt.Fprintf(w, "%8s  %9.2f  %-28s  %s\n", nccl.FormatSize(c.Bytes), c.MinBusBW, bw, result)
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t\n", nccl.FormatSize(c.Bytes), c.MinBusBW, bw, result)
 	}
+	tw.Flush()
 	switch rep.JudgedOn {
 	case fabric.OnLowerBound:
 		fmt.Fprintln(w, "Judged on the lower bound (one-sided 95 %) of the median busbw over launches: the conservative")

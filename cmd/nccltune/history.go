@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
 	"github.com/urfave/cli/v2"
 )
@@ -80,14 +79,17 @@ func readStudies(path string) ([]store.StudySummary, error) {
 
 // historyStudy is one study of `history --json`.
 type historyStudy struct {
-	Study          string                       `json:"study"`
-	ID             uint64                       `json:"id"`
-	Kind           string                       `json:"kind"`
-	Band           string                       `json:"band"`
-	Collective     string                       `json:"collective,omitempty"`
-	Simulated      bool                         `json:"simulated"`
-	SimProfile     string                       `json:"sim_profile,omitempty"`
+	Study      string `json:"study"`
+	ID         uint64 `json:"id"`
+	Kind       string `json:"kind"`
+	Band       string `json:"band"`
+	Collective string `json:"collective,omitempty"`
+	Simulated  bool   `json:"simulated"`
+	SimProfile string `json:"sim_profile,omitempty"`
+	// Trials is DESIGN.md's count; TrialCount says the same under the
+	// name show --json uses beside its list of trials.
 	Trials         int                          `json:"trials"`
+	TrialCount     int                          `json:"trial_count"`
 	Launches       int                          `json:"launches"`
 	Status         string                       `json:"status"`
 	Created        time.Time                    `json:"created"`
@@ -106,7 +108,7 @@ func historyJSON(sums []store.StudySummary) map[string]any {
 		}
 		studies = append(studies, historyStudy{
 			Study: s.Name, ID: s.ID, Kind: s.Kind, Band: s.Band, Collective: s.Collective,
-			Simulated: s.Simulated, SimProfile: s.SimProfile, Trials: s.Trials, Launches: s.Launches,
+			Simulated: s.Simulated, SimProfile: s.SimProfile, Trials: s.Trials, TrialCount: s.Trials, Launches: s.Launches,
 			Status: s.Status, Created: s.Created, Updated: s.Updated, Recommendation: rec,
 		})
 	}
@@ -147,45 +149,7 @@ func recommendationLine(r *store.RecommendationSummary, status string) string {
 	case len(r.Env) == 0 || !r.Significant:
 		return "keep NCCL defaults"
 	}
-	return fmt.Sprintf("%s  %s", nccl.Config(r.Env).Key(), speedupText(r.Speedup, r.SpeedupCI))
-}
-
-// speedupText is "×1.35 [1.30, 1.41]".
-func speedupText(speedup float64, ci [2]float64) string {
-	s := fmt.Sprintf("×%.2f", speedup)
-	if ci[0] > 0 && ci[1] > 0 {
-		s += fmt.Sprintf(" [%.2f, %.2f]", ci[0], ci[1])
-	}
-	return s
-}
-
-// table is a tabwriter whose lines lose the padding of an empty last
-// column on Flush.
-type table struct {
-	*tabwriter.Writer
-	buf bytes.Buffer
-	out io.Writer
-}
-
-func newTable(w io.Writer) *table {
-	t := &table{out: w}
-	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
-	return t
-}
-
-func (t *table) Flush() error {
-	if err := t.Writer.Flush(); err != nil {
-		return err
-	}
-	lines := strings.SplitAfter(t.buf.String(), "\n")
-	for i, l := range lines {
-		if strings.HasSuffix(l, "\n") {
-			lines[i] = strings.TrimRight(l[:len(l)-1], " ") + "\n"
-		}
-	}
-	t.buf.Reset()
-	_, err := io.WriteString(t.out, strings.Join(lines, ""))
-	return err
+	return fmt.Sprintf("%s  %s", nccl.Config(r.Env).Key(), report.SpeedupText(r.Speedup, r.SpeedupCI))
 }
 
 func orDash(s string) string {

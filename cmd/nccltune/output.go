@@ -63,3 +63,24 @@ func withSchemaVersion(raw []byte) []byte {
 	}
 	return raw
 }
+
+// withSeconds is v's JSON object with each named duration field (Go's
+// nanoseconds) given as "<name>_s", seconds, instead: a reader should not
+// need to know Go's time.Duration. A field left out stays out.
+func withSeconds(v any, names ...string) map[string]any {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	for _, n := range names {
+		if ns, ok := m[n].(float64); ok {
+			m[n+"_s"] = ns / 1e9
+		}
+		delete(m, n)
+	}
+	return m
+}

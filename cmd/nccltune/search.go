@@ -13,6 +13,7 @@ import (
 
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
@@ -514,13 +515,18 @@ func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took
 	}
 	fmt.Fprintln(w)
 	if len(rec.Env) > 0 {
+		// The same verdict as show and the report, said once.
 		fmt.Fprintf(w, "recommend: %s\n", nccl.Config(rec.Env).Key())
-		fmt.Fprintf(w, "  band speedup %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", rec.Speedup, rec.SpeedupCI[0], rec.SpeedupCI[1], rec.PValue)
+		for _, d := range report.VerdictOf(study).Details {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
 		fmt.Fprintf(w, "  export it: nccltune export %s --format env\n", study.Name)
 	} else {
 		fmt.Fprintf(w, "keep NCCL defaults: %s\n", keepWhy(rec.Ending))
 	}
-	if rec.Reason != "" {
+	// A recommendation's reason restates its verdict; keeping the
+	// defaults needs its reason.
+	if rec.Reason != "" && len(rec.Env) == 0 {
 		fmt.Fprintf(w, "  %s\n", rec.Reason)
 	}
 	for _, d := range rec.Dropped {
@@ -555,20 +561,21 @@ func keepWhy(ending string) string {
 
 // printSizeTable prints per-size medians with intervals and the change.
 func printSizeTable(w io.Writer, rec *store.Recommendation) {
-	fmt.Fprintf(w, "%8s  %-24s  %-24s  %s\n", "size", "defaults µs (95% CI)", "candidate µs (95% CI)", "change")
+	tw := newTable(w)
+	fmt.Fprintln(tw, "size\tdefaults µs (95% CI)\tcandidate µs (95% CI)\tchange\t")
 	rows := append(append([]store.SizeComparison{}, rec.PerSize...), rec.Guards...)
 	for i, s := range rows {
 		change := "~"
 		if s.Significant {
 			change = fmt.Sprintf("%+.1f%%", 100*(1/s.Speedup-1))
 		}
-		tag := ""
 		if i >= len(rec.PerSize) {
-			tag = "  (guard)"
+			change += " (guard)"
 		}
-		fmt.Fprintf(w, "%8s  %-24s  %-24s  %s%s\n", nccl.FormatSize(s.Bytes),
-			ciText(s.BaselineUS, s.BaselineLo, s.BaselineHi), ciText(s.CandidateUS, s.CandidateLo, s.CandidateHi), change, tag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", nccl.FormatSize(s.Bytes),
+			ciText(s.BaselineUS, s.BaselineLo, s.BaselineHi), ciText(s.CandidateUS, s.CandidateLo, s.CandidateHi), change)
 	}
+	tw.Flush()
 }
 
 func ciText(m, lo, hi float64) string {

@@ -134,6 +134,27 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 	return nil
 }
 
+// noIntervalNote says why a sweep of n launches shows no intervals: the
+// interval of a median over launches is an order-statistic interval, and
+// with fewer than minLaunchesForCI launches none reaches 95 %.
+func noIntervalNote(n int) string {
+	need := minLaunchesForCI(0.95)
+	if n <= 1 {
+		return fmt.Sprintf("(no interval from one launch: --repeats %d or more gives a 95 %% interval over launches)", need)
+	}
+	return fmt.Sprintf("(no interval: %d launches are too few for a 95 %% interval of a median, which needs %d; use --repeats %d or more)", n, need, need)
+}
+
+// minLaunchesForCI is the fewest launches whose extremes bracket the
+// median with the confidence asked: 1 - 2·0.5^n ≥ confidence.
+func minLaunchesForCI(confidence float64) int {
+	n := 1
+	for 1-2*math.Pow(0.5, float64(n)) < confidence {
+		n++
+	}
+	return n
+}
+
 func outcomeText(l *runner.Launch) string {
 	if l.Outcome == runner.OK {
 		return "ok"
@@ -176,13 +197,20 @@ func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []
 		fmt.Fprintf(w, "  [%s]", simLabel(true, study.Launch.SimProfile))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%8s  %-28s  %8s  %8s\n", "size", "time µs (95% CI)", "busbw", "algbw")
+	tw := newTable(w)
+	fmt.Fprintln(tw, "size\ttime µs (95% CI)\tbusbw\talgbw\t")
+	intervals := 0
 	for _, r := range rows {
 		t := fmt.Sprintf("%.1f", r.TimeUS)
 		if !math.IsNaN(r.Lo) && !math.IsNaN(r.Hi) && r.Lo != r.Hi && n > 1 {
 			t = fmt.Sprintf("%.1f [%.1f, %.1f]", r.TimeUS, r.Lo, r.Hi)
+			intervals++
 		}
-		fmt.Fprintf(w, "%8s  %-28s  %8.2f  %8.2f\n", nccl.FormatSize(r.Bytes), t, r.BusBW, r.AlgBW)
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t\n", nccl.FormatSize(r.Bytes), t, r.BusBW, r.AlgBW)
+	}
+	tw.Flush()
+	if intervals == 0 && len(rows) > 0 {
+		fmt.Fprintln(w, noIntervalNote(n))
 	}
 	fmt.Fprintln(w, "(busbw and algbw in GB/s, from the median time)")
 }
