@@ -118,12 +118,15 @@ func (s *Study) Convergence() (Convergence, error) {
 }
 
 // Write renders the convergence figure as PNG or SVG.
-func (c Convergence) Write(w io.Writer, format string) error {
+func (c Convergence) Write(w io.Writer, format string) error { return c.WriteAt(w, format, PNGDPI) }
+
+// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+func (c Convergence) WriteAt(w io.Writer, format string, dpi int) error {
 	s, err := c.sheet()
 	if err != nil {
 		return err
 	}
-	return s.write(w, format)
+	return s.write(w, format, dpi)
 }
 
 // confirmColor shades the confirmation phase.

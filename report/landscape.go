@@ -198,31 +198,31 @@ func (s *Study) Landscape() (Landscape, error) {
 }
 
 // mostImportantKnob is the knob whose values (unset counting as one)
-// explain the largest share of the variance of the configs' log scores
-// (η², between-group over total sum of squares); "" when no knob explains
-// any.
+// explain the largest share of the spread of the configs' ranks by score:
+// η² of the ranks (between-group over total sum of squares, Kruskal and
+// Wallis's statistic scaled to [0, 1]). Ranks rather than scores, so one
+// pathological config ten times slower does not decide which knob
+// matters. "" when fewer than three configs are scored or no knob
+// explains anything.
 func mostImportantKnob(cs []ScoredConfig) (string, float64) {
-	var ys []float64
+	var scored []ScoredConfig
 	knobs := map[string]bool{}
 	for _, c := range cs {
 		if c.Scored() {
-			ys = append(ys, math.Log(c.ScoreUS))
+			scored = append(scored, c)
 			for k := range c.Config {
 				knobs[k] = true
 			}
 		}
 	}
-	if len(ys) < 3 {
+	if len(scored) < 3 {
 		return "", 0
 	}
-	mean := 0.0
-	for _, y := range ys {
-		mean += y
-	}
-	mean /= float64(len(ys))
+	ranks := midRanks(scored)
+	mean := float64(len(scored)+1) / 2
 	total := 0.0
-	for _, y := range ys {
-		total += (y - mean) * (y - mean)
+	for _, r := range ranks {
+		total += (r - mean) * (r - mean)
 	}
 	if total == 0 {
 		return "", 0
@@ -235,12 +235,10 @@ func mostImportantKnob(cs []ScoredConfig) (string, float64) {
 	best, share := "", 0.0
 	for _, k := range names {
 		sum, n := map[string]float64{}, map[string]int{}
-		for _, c := range cs {
-			if c.Scored() {
-				v := c.Config[k]
-				sum[v] += math.Log(c.ScoreUS)
-				n[v]++
-			}
+		for i, c := range scored {
+			v := c.Config[k]
+			sum[v] += ranks[i]
+			n[v]++
 		}
 		between := 0.0
 		for v, s := range sum {
@@ -254,13 +252,37 @@ func mostImportantKnob(cs []ScoredConfig) (string, float64) {
 	return best, share
 }
 
+// midRanks ranks the configs by score from 1, ties sharing their mean rank.
+func midRanks(cs []ScoredConfig) []float64 {
+	idx := make([]int, len(cs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return cs[idx[a]].ScoreUS < cs[idx[b]].ScoreUS })
+	ranks := make([]float64, len(cs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && cs[idx[j+1]].ScoreUS == cs[idx[i]].ScoreUS {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			ranks[idx[k]] = float64(i+j)/2 + 1
+		}
+		i = j + 1
+	}
+	return ranks
+}
+
 // Write renders the landscape as PNG or SVG.
-func (l Landscape) Write(w io.Writer, format string) error {
+func (l Landscape) Write(w io.Writer, format string) error { return l.WriteAt(w, format, PNGDPI) }
+
+// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+func (l Landscape) WriteAt(w io.Writer, format string, dpi int) error {
 	s, err := l.sheet()
 	if err != nil {
 		return err
 	}
-	return s.write(w, format)
+	return s.write(w, format, dpi)
 }
 
 // landscapeWidth is wider than the curves' figure: the configs' names
@@ -349,7 +371,7 @@ func (l Landscape) sheet() (*sheet, error) {
 	pad := math.Max(math.Pow(xmax/xmin, 0.05), 1.1)
 	// Room at the right for the failed configs' marks and the values'
 	// texts.
-	p.X.Min, p.X.Max = xmin/pad, xmax*pad*4
+	p.X.Min, p.X.Max = xmin/pad, xmax*pad*2.2
 	// Rows top to bottom, best first: row i at y = n-1-i.
 	p.Y.Min, p.Y.Max = -0.7, float64(n)-0.3
 	var ticks []plot.Tick
@@ -454,7 +476,7 @@ func knobText(knob string, share float64) string {
 	if knob == "" {
 		return "one (no knob explains the spread)"
 	}
-	return fmt.Sprintf("%s, the knob that explains most of the spread of the log scores (η² = %.2f)", knob, share)
+	return fmt.Sprintf("%s, the knob whose values explain most of the ranking (η² of ranks %.2f)", knob, share)
 }
 
 // valueLess orders a knob's values: unset first, numbers by value, then
@@ -474,14 +496,13 @@ func valueLess(a, b string) bool {
 	return a < b
 }
 
-// rampStops are viridis' colours, stopping short of its pale yellow end,
-// which is hard to see on white.
+// rampStops are viridis' colours, stopping short of its yellow-green end,
+// whose rings are hard to see on white.
 var rampStops = []color.RGBA{
 	{R: 0x44, G: 0x01, B: 0x54, A: 0xff},
 	{R: 0x3b, G: 0x52, B: 0x8b, A: 0xff},
 	{R: 0x21, G: 0x91, B: 0x8c, A: 0xff},
 	{R: 0x5e, G: 0xc9, B: 0x62, A: 0xff},
-	{R: 0xad, G: 0xdc, B: 0x30, A: 0xff},
 }
 
 // ramp is the colour at t in [0, 1] along rampStops.

@@ -17,9 +17,11 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Drawing is any figure of this package: it renders itself as PNG or SVG.
+// Drawing is any figure of this package: it renders itself as PNG (at
+// PNGDPI, or at the resolution asked) or SVG.
 type Drawing interface {
 	Write(w io.Writer, format string) error
+	WriteAt(w io.Writer, format string, dpi int) error
 }
 
 // sheet is one figure laid out on its canvas, top to bottom: the header
@@ -193,12 +195,15 @@ func (s *sheet) draw(vc vg.CanvasSizer) {
 	}
 }
 
-// write renders the sheet as PNG (PNGDPI) or SVG.
-func (s *sheet) write(w io.Writer, format string) error {
+// write renders the sheet as PNG (dots per inch, PNGDPI when 0) or SVG.
+func (s *sheet) write(w io.Writer, format string, dpi int) error {
 	width, height := s.size()
+	if dpi <= 0 {
+		dpi = PNGDPI
+	}
 	switch format {
 	case FormatPNG:
-		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(PNGDPI), vgimg.UseBackgroundColor(color.White))
+		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
 		s.draw(c)
 		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
 		return err

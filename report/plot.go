@@ -165,12 +165,15 @@ func (f Figure) Size() (w, h vg.Length) {
 }
 
 // Write renders the figure as PNG or SVG.
-func (f Figure) Write(w io.Writer, format string) error {
+func (f Figure) Write(w io.Writer, format string) error { return f.WriteAt(w, format, PNGDPI) }
+
+// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+func (f Figure) WriteAt(w io.Writer, format string, dpi int) error {
 	s, err := f.sheet()
 	if err != nil {
 		return err
 	}
-	return s.write(w, format)
+	return s.write(w, format, dpi)
 }
 
 // WritePNG renders the figure as a PNG image (PNGDPI).
@@ -353,7 +356,7 @@ func (f Figure) sheet() (*sheet, error) {
 			rule := &hRule{Y: floor, Style: draw.LineStyle{Color: color.Gray{Y: 0x77}, Width: vg.Points(1),
 				Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}
 			p.Add(rule)
-			legend.add(fmt.Sprintf("latency floor ≈ %s µs (the smallest median time, at %s)", formatValue(MetricTime, floor), nccl.FormatSize(at)), rule)
+			legend.add(fmt.Sprintf("latency floor ≈ %s µs (the smallest median time, at %s)", formatValue(MetricTime, floor), sizeText(at)), rule)
 		}
 	}
 
@@ -486,4 +489,13 @@ func guardsText(gs []int64) string {
 		parts[i] = nccl.FormatSize(g)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// sizeText is a size as nccl-tests writes it, with "B" on bytes below 1K
+// so "512" does not read as a count.
+func sizeText(b int64) string {
+	if b < nccl.KiB {
+		return nccl.FormatSize(b) + " B"
+	}
+	return nccl.FormatSize(b)
 }

@@ -61,12 +61,15 @@ func collectiveOf(st *store.Study) string {
 }
 
 // Write renders the figure as PNG or SVG.
-func (f SpeedupFigure) Write(w io.Writer, format string) error {
+func (f SpeedupFigure) Write(w io.Writer, format string) error { return f.WriteAt(w, format, PNGDPI) }
+
+// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+func (f SpeedupFigure) WriteAt(w io.Writer, format string, dpi int) error {
 	s, err := f.sheet()
 	if err != nil {
 		return err
 	}
-	return s.write(w, format)
+	return s.write(w, format, dpi)
 }
 
 // launchesText is "6 + 6 interleaved confirmation launches" or "9 and 3

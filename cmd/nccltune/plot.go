@@ -42,13 +42,15 @@ one trial (s3-512K-4M/7; nccltune show STUDY --trials lists the numbers).
 Arguments from several studies share one plot. A sweep or an import draws
 every trial. Legends name configs as the exports write them.
 
-The file's extension picks the format: .png (1200 pixels wide) or .svg.`,
+The file's extension picks the format: .png (1200 pixels wide; --dpi
+changes that) or .svg.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the plot to `FILE` (.png or .svg)"},
 			&cli.StringFlag{Name: "figure", Value: figureCurves, Usage: "which figure: curves, speedup, landscape or convergence"},
 			&cli.StringFlag{Name: "metric", Value: report.MetricBusBW, Usage: "curves of busbw (GB/s) or time (µs, log scale)"},
 			&cli.BoolFlag{Name: "all", Usage: "curves of every trial of each STUDY named, not only NCCL defaults and the confirmed config"},
 			&cli.BoolFlag{Name: "explore", Usage: "add the exploration launches of NCCL defaults and the confirmed config to their curves, marked as such"},
+			&cli.IntFlag{Name: "dpi", Value: report.PNGDPI, Usage: "PNG resolution in dots per inch: 150 makes the curves 1200 pixels wide, 100 makes them 800"},
 			&cli.BoolFlag{Name: "json", Usage: "print the plotted numbers as one JSON document on stdout"},
 		},
 		Action: func(c *cli.Context) error {
@@ -73,6 +75,9 @@ The file's extension picks the format: .png (1200 pixels wide) or .svg.`,
 			if figure != figureCurves && (c.Bool("all") || c.Bool("explore") || c.IsSet("metric")) {
 				return usageErrorf("--all, --explore and --metric shape the curves figure; --figure %s takes none of them", figure)
 			}
+			if dpi := c.Int("dpi"); dpi < 30 || dpi > 600 {
+				return usageErrorf("--dpi %d is outside 30–600 (150 makes the curves 1200 pixels wide)", dpi)
+			}
 			if figure != figureCurves && c.NArg() != 1 {
 				return usageErrorf("--figure %s draws one STUDY (got %d arguments)", figure, c.NArg())
 			}
@@ -81,7 +86,7 @@ The file's extension picks the format: .png (1200 pixels wide) or .svg.`,
 				return err
 			}
 			return runPlot(c.Context, plotOptions{db: db, targets: c.Args().Slice(), all: c.Bool("all"), explore: c.Bool("explore"),
-				figure: figure, metric: metric,
+				figure: figure, metric: metric, dpi: c.Int("dpi"),
 				out: out, format: format, json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter})
 		},
 	}
@@ -108,6 +113,7 @@ type plotOptions struct {
 	explore bool
 	figure  string
 	metric  string
+	dpi     int
 	out     string
 	format  string
 	json    bool
@@ -181,7 +187,7 @@ func runPlot(ctx context.Context, o plotOptions) error {
 			fig.Subtitle = []string{"every config, all its launches pooled (exploration included): context, not the verdict"}
 		}
 	}
-	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.Write(w, o.format) }); err != nil {
+	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, report.Plural(len(curves), "curve"), joinStudyNames(studies), simulatedSuffix(studies))
@@ -228,7 +234,7 @@ func runStudyFigure(o plotOptions) error {
 		}
 		fig, data = f, map[string]any{"confirm_from": f.ConfirmFrom, "confirm_to": f.ConfirmTo, "steps": jsonSteps(f.Steps)}
 	}
-	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.Write(w, o.format) }); err != nil {
+	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: the %s of %s%s\n", o.out, o.figure, s.Name(), simulatedSuffix([]*report.Study{s}))
