@@ -284,7 +284,9 @@ func shapeText(nodes, ranks int) string {
 	if ranks > 0 {
 		r = strconv.Itoa(ranks)
 	}
-	return n + " nodes x " + r + " ranks"
+	// The plugin's nRanks counts the communicator's ranks in all, not per
+	// node: "4 ranks on 4 nodes", never "4 nodes x 4 ranks" (16).
+	return r + " ranks on " + n + " nodes"
 }
 
 // tunerPick is a choice in the plugin's names.

@@ -1250,8 +1250,9 @@ func (s *study) confirm(ctx context.Context, res *Result) error {
 		if res.Recommend && gc.Slower {
 			res.Recommend = false
 			res.Ending = EndingGuard
-			res.Reason = fmt.Sprintf("%s is faster in the band but significantly slower at the guard size %s (%.1f%%); keep NCCL's defaults or narrow the guard",
-				w.Config, nccl.FormatSize(g), 100*(gc.Speedup-1))
+			// The change in time, signed as the size table prints it.
+			res.Reason = fmt.Sprintf("%s is faster in the band but significantly slower at the guard size %s (%+.1f%% time); keep NCCL's defaults or narrow the guard",
+				w.Config, nccl.FormatSize(g), 100*(1/gc.Speedup-1))
 		}
 	}
 	return nil

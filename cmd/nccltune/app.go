@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,6 +21,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			help = "nccltune " + name + " --help"
 		}
 		return usageErrorf("%s needs a value, e.g. %s=VALUE (see %s)", dangling, dangling, help)
+	}
+	args = helpAsFlag(app, args)
+	if name := unknownCommand(app, args); name != "" {
+		return usageErrorf("%q is not a nccltune command%s (nccltune --help lists them)", name, nearestCommand(app, name))
 	}
 	err := app.RunContext(ctx, args)
 	if err != nil && ctx.Err() != nil {
@@ -261,4 +266,64 @@ func isGlobalFlag(app *cli.App, cmd *cli.Command, arg string) bool {
 		return false
 	}
 	return has(app.Flags) && !has(cmd.Flags)
+}
+
+// unknownCommand is the first argument after the global flags when it
+// names no command, else "".
+func unknownCommand(app *cli.App, args []string) string {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return ""
+		}
+		if strings.HasPrefix(a, "-") {
+			if takesValue(app.Flags, a) {
+				i++
+			}
+			continue
+		}
+		if app.Command(a) != nil {
+			return ""
+		}
+		return a
+	}
+	return ""
+}
+
+// nearestCommand is ", did you mean X?" for a command name one or two
+// edits from name, else "".
+func nearestCommand(app *cli.App, name string) string {
+	best, bestD := "", 3
+	for _, c := range app.Commands {
+		if d := nccl.EditDistance(strings.ToLower(name), c.Name); d < bestD {
+			best, bestD = c.Name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + best + "?"
+}
+
+// helpAsFlag turns "nccltune help [COMMAND]" into "nccltune [COMMAND]
+// --help" (the help command is hidden, so urfave/cli knows no topic).
+func helpAsFlag(app *cli.App, args []string) []string {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if takesValue(app.Flags, a) {
+				i++
+			}
+			continue
+		}
+		if a != "help" {
+			return args
+		}
+		out := append([]string(nil), args[:i]...)
+		if i+1 < len(args) && app.Command(args[i+1]) != nil {
+			out = append(out, args[i+1])
+		}
+		return append(out, "--help")
+	}
+	return args
 }

@@ -176,6 +176,9 @@ func readBaseEnv(items []string, file string) (map[string]string, error) {
 			return nil, fmt.Errorf("--base-env-file %s: %w", file, err)
 		}
 	}
+	if err := checkNoRepeats("base-env", items); err != nil {
+		return nil, err
+	}
 	for _, it := range items {
 		k, v, err := nccl.ParseKeyValue(it)
 		if err != nil {
@@ -223,6 +226,9 @@ func sortedKeys(m map[string]string) []string {
 // readEnvFlag reads --env K=V items into a config of known knobs, refusing
 // a knob the base env already fixes.
 func readEnvFlag(c *cli.Context, base map[string]string) (nccl.Config, error) {
+	if err := checkNoRepeats("env", c.StringSlice("env")); err != nil {
+		return nil, err
+	}
 	cfg, err := nccl.ParseConfig(c.StringSlice("env"))
 	if err != nil {
 		return nil, usageError(fmt.Errorf("--env: %w", err))
@@ -242,6 +248,9 @@ func readSizeRange(c *cli.Context) (min, max int64, err error) {
 	}
 	if max, err = nccl.ParseSize(c.String("max")); err != nil {
 		return 0, 0, usageError(fmt.Errorf("--max: %w", err))
+	}
+	if err := checkElementSize("min", min); err != nil {
+		return 0, 0, err
 	}
 	if err := (nccl.Band{Min: min, Max: max}).Validate(); err != nil {
 		return 0, 0, usageError(fmt.Errorf("--min/--max: %w", err))

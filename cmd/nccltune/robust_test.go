@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,24 +11,22 @@ import (
 	"time"
 )
 
-// TestUndefinedGuardIsStored: a guard size the simulator cannot time (1
-// byte) leaves NaN in the decision; the study is still stored as done,
-// its --json is valid, and show reads it.
-func TestUndefinedGuardIsStored(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "nan.db")
-	stdout, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "1M", "--guard", "1", "--budget", "19", "--json")
+// TestGuardMessageMatchesTable: the guard's verdict and the size table
+// give the guard size's change with one sign (the change in time).
+func TestGuardMessageMatchesTable(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "guard.db")
+	stdout, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "1M", "--guard", "4", "--budget", "19")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-		t.Fatalf("--json is not JSON: %v\n%s", err, stdout)
+	var change string
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "4" && strings.Contains(line, "(guard)") {
+			change = f[len(f)-2]
+		}
 	}
-	if st := storedStudy(t, db, "s1-1M"); st.study.Status != "done" {
-		t.Errorf("stored as %q", st.study.Status)
-	}
-	if _, stderr, code := runCLI(t, db, "show", "s1-1M"); code != 0 || strings.Contains(stderr, "NaN") {
-		t.Errorf("show: exit %d: %s", code, stderr)
+	if change == "" || !strings.Contains(stdout, "slower at the guard size 4 ("+change+" time)") {
+		t.Errorf("the table's guard change %q is not the verdict's:\n%s", change, stdout)
 	}
 }
 

@@ -94,6 +94,12 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	so.Sampler, so.ConfirmLaunches = c.String("sampler"), c.Int("confirm")
 	so.AllowDisabled = c.Bool("allow-disabled-protocols")
 	so.Stats.MinEffect, so.Stats.Alpha = c.Float64("min-effect"), c.Float64("alpha")
+	if err := checkFinite("alpha", so.Stats.Alpha); err != nil {
+		return o, err
+	}
+	if err := checkFinite("min-effect", so.Stats.MinEffect); err != nil {
+		return o, err
+	}
 	if so.Stats.Alpha <= 0 || so.Stats.Alpha >= 0.5 {
 		return o, usageErrorf("--alpha %g: use a significance level between 0 and 0.5 (0.05 is usual)", so.Stats.Alpha)
 	}
@@ -116,6 +122,9 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err != nil {
 		return o, usageError(fmt.Errorf("--band: %w", err))
 	}
+	if err := checkElementSize("band", band.Min); err != nil {
+		return o, err
+	}
 	so.Band = band
 	so.Guard = search.DefaultGuard(band)
 	if g := c.StringSlice("guard"); len(g) > 0 {
@@ -128,13 +137,22 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 			if err != nil {
 				return o, usageError(fmt.Errorf("--guard: %w", err))
 			}
+			if err := checkElementSize("guard", size); err != nil {
+				return o, err
+			}
 			so.Guard = append(so.Guard, size)
 		}
 	}
 	if items := c.StringSlice("space"); len(items) > 0 || c.Bool("space-only") {
+		if err := checkNoRepeats("space", items); err != nil {
+			return o, err
+		}
 		so.Space, err = search.ParseSpace(items, c.Bool("space-only"))
 		if err != nil {
 			return o, usageError(err)
+		}
+		if err := checkSpaceHasCandidates(so.Space, lo.spec.BaseEnv); err != nil {
+			return o, err
 		}
 	}
 	if err := so.Space.CheckBase(lo.spec.BaseEnv); err != nil {

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUsageErrorsBeforeTheDatabase: bad flag values are exit 2, with a
+// message naming the fix, before the database is opened or created.
+func TestUsageErrorsBeforeTheDatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "never.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus"}, `"bogus" is not a nccltune command`},
+		{[]string{"serch", "--band", "1M"}, "did you mean search?"},
+		{[]string{"search", "--sim", "spark5", "--band", "1M"}, "did you mean spark"},
+		{[]string{"search", "--sim", "spark4", "--band", "1M", "--noise", "NaN"}, "--noise NaN"},
+		{[]string{"search", "--sim", "spark4", "--band", "1M", "--alpha", "NaN"}, "--alpha NaN"},
+		{[]string{"search", "--sim", "spark4", "--band", "1M", "--min-effect", "NaN"}, "--min-effect NaN"},
+		{[]string{"search", "--sim", "spark4", "--band", "1M", "--min-effect", "Inf"}, "--min-effect +Inf"},
+		{[]string{"search", "--sim", "spark4", "--band", "1"}, "below one element"},
+		{[]string{"search", "--sim", "spark4", "--band", "2-8"}, "below one element"},
+		{[]string{"search", "--sim", "spark4", "--band", "1M", "--guard", "1"}, "below one element"},
+		{[]string{"sweep", "--sim", "spark4", "--min", "2", "--max", "8"}, "below one element"},
+		{[]string{"search", "--sim", "spark4", "--band", "1M", "--space", "NCCL_MAX_NCHANNELS=4", "--space", "NCCL_MIN_NCHANNELS=8", "--space-only"}, "nothing to try"},
+		{[]string{"search", "--sim", "spark4", "--band", "1M", "--space", "NCCL_PROTO=LL", "--space", "NCCL_PROTO=Simple"}, "NCCL_PROTO is given twice to --space"},
+		{[]string{"sweep", "--sim", "spark4", "--env", "NCCL_PROTO=LL", "--env", "NCCL_PROTO=Simple"}, "NCCL_PROTO is given twice to --env"},
+		{[]string{"sweep", "--sim", "spark4", "--base-env", "NCCL_IB_HCA=a", "--base-env", "NCCL_IB_HCA=b"}, "NCCL_IB_HCA is given twice to --base-env"},
+	} {
+		_, stderr, code := runCLI(t, db, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 with %q:\n%s", tc.args, code, tc.want, stderr)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a usage error created the database")
+	}
+}
+
+// TestGlobalFlagsAfterTheCommand: --db may follow the command, and "help"
+// prints the help.
+func TestGlobalFlagsAfterTheCommand(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "review.db")
+	fillReviewDB(t, db)
+	want, _, _ := runCLI(t, db, "history")
+	for _, args := range [][]string{{"nccltune", "history", "--db", db}, {"nccltune", "history", "--db=" + db}} {
+		var stdout, stderr strings.Builder
+		err := run(t.Context(), args, &stdout, &stderr)
+		if err != nil || stdout.String() != want {
+			t.Errorf("%v: %v\n%s%s", args, err, stdout.String(), stderr.String())
+		}
+	}
+	var stdout, stderr strings.Builder
+	if err := run(t.Context(), []string{"nccltune", "help", "export"}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "nccltune export") {
+		t.Errorf("help export: %v\n%s", err, stdout.String())
+	}
+}
