@@ -206,7 +206,7 @@ func writeChoices(w io.Writer, data *report.Study) error {
 		return nil
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "what NCCL chose per size (NCCL_DEBUG_SUBSYS=TUNING of the explain launches):")
+	fmt.Fprintln(w, "what NCCL chose per size (NCCL_DEBUG_SUBSYS=TUNING of the debug launches):")
 	return export.ChoicesTable(w, defaults, recommended)
 }
 
