@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,41 +211,68 @@ func BenchmarkLaunchOverhead(b *testing.B) {
 	b.ReportMetric(float64(len(perLaunch))/float64(b.N), "launches-measured/op")
 }
 
-var qualityTable = flag.Bool("quality", false, "run the recommendation-quality table (100 seeds per profile; a few minutes)")
+var (
+	qualityTable   = flag.Bool("quality", false, "run the recommendation-quality table (100 seeds per profile; a few minutes)")
+	qualitySeeds   = flag.Int("quality-seeds", 100, "seeds per cell of the quality table")
+	qualityFirst   = flag.Int64("quality-first-seed", 1, "the quality table's first seed")
+	qualityBudgets = flag.String("quality-budgets", "60", "comma-separated budgets of the quality table")
+)
 
 // TestQualityTable measures what users get from the default study (budget
 // 60, band 512K-4M) on each simulated profile over 100 seeds: how often the
 // recommendation's true band score is within 3 % and 5 % of the best of
 // the whole space (keeping the defaults counts with the defaults' score),
-// and how often a change is recommended at all. For docs/PERFORMANCE.md:
+// how often a change is recommended at all, and how the studies ended
+// (search.Result.Ending) with their mean launches. For docs/PERFORMANCE.md:
 //
 //	go test ./search -run TestQualityTable -quality -v -timeout 30m
+//	go test ./search -run TestQualityTable -quality -quality-budgets 30,60,120 -v
 func TestQualityTable(t *testing.T) {
 	if !*qualityTable {
 		t.Skip("pass -quality to run the table")
 	}
-	const seeds = 100
+	seeds := *qualitySeeds
+	var budgets []int
+	for _, b := range strings.Split(*qualityBudgets, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(b))
+		if err != nil {
+			t.Fatalf("-quality-budgets %q: %v", *qualityBudgets, err)
+		}
+		budgets = append(budgets, n)
+	}
 	band := nccl.Band{Min: 512 << 10, Max: 4 << 20}
-	fmt.Printf("| profile | best config (true band score) | defaults | within 3 %% | within 5 %% | change recommended |\n|---|---|---|---|---|---|\n")
+	fmt.Printf("| profile | budget | best config (true band score) | defaults | within 3 %% | within 5 %% | change recommended | mean launches | endings |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, profile := range sim.BuiltinProfiles() {
 		prof := newSimLauncher(t, profile, 0, 0).prof
 		best, bestCfg := bestInSpace(t, prof, DefaultSpace(), band.Sizes())
 		def := trueScore(t, prof, nccl.Config{}, band.Sizes())
-		in3, in5, changed := 0, 0, 0
-		for seed := int64(1); seed <= seeds; seed++ {
-			o := spark4Options(seed)
-			res, _, _ := runStudy(t, profile, o)
-			got := trueScore(t, prof, res.Env(), band.Sizes())
-			if got <= best*1.03 {
-				in3++
+		for _, budget := range budgets {
+			in3, in5, changed, launches := 0, 0, 0, 0
+			endings := map[string]int{}
+			for seed := *qualityFirst; seed < *qualityFirst+int64(seeds); seed++ {
+				o := spark4Options(seed)
+				o.Budget = budget
+				res, _, l := runStudy(t, profile, o)
+				got := trueScore(t, prof, res.Env(), band.Sizes())
+				if got <= best*1.03 {
+					in3++
+				}
+				if got <= best*1.05 {
+					in5++
+				}
+				if res.Recommend {
+					changed++
+				}
+				launches += len(l.launches)
+				endings[res.Ending]++
 			}
-			if got <= best*1.05 {
-				in5++
+			var ends []string
+			for e, n := range endings {
+				ends = append(ends, fmt.Sprintf("%s %d", e, n))
 			}
-			if res.Recommend {
-				changed++
-			}
+			sort.Strings(ends)
+			fmt.Printf("| %s | %d | %s (%.0f µs) | %.0f µs | %d/%d | %d/%d | %d/%d | %.1f | %s |\n", profile, budget, bestCfg, best, def,
+				in3, seeds, in5, seeds, changed, seeds, float64(launches)/float64(seeds), strings.Join(ends, ", "))
 		}
-		fmt.Printf("| %s | %s (%.0f µs) | %.0f µs | %d/%d | %d/%d | %d/%d |\n", profile, bestCfg, best, def, in3, seeds, in5, seeds, changed, seeds)
 	}
 }

@@ -917,11 +917,12 @@ func stateFor(o runner.Outcome) TrialState {
 // expects to fail rank after the others but are never excluded: when
 // every config other than the defaults looks slower at a guard size, the
 // best of them is still confirmed, and the guard check on the
-// confirmation launches decides. Among configs measured at least twice
-// whose rank score is within the minimum effect of the best, the one that
-// sets the fewest knobs is chosen: a knob that does not matter is one more
-// thing to explain in a serving recipe. nil only when no config other
-// than the baseline has a usable scored launch.
+// confirmation launches decides. There is no preference for fewer knobs
+// here: trading a measured gain for a shorter env on noisy estimates
+// recommended the worse config (spark2: NCCL_PROTO=Simple, 9 % slower than
+// the cap it dropped); knobs that change nothing are dropped by NCCL's
+// plan instead (see simplest). nil only when no config other than the
+// baseline has a usable scored launch.
 func (s *study) candidate(base *Trial) *Trial {
 	sigma := s.spread()
 	type ranked struct {
@@ -949,17 +950,7 @@ func (s *study) candidate(base *Trial) *Trial {
 		}
 		return pool[i].score < pool[j].score
 	})
-	w := pool[0]
-	limit := w.score + math.Log(1+s.opts.Stats.MinEffect)
-	for _, r := range pool[1:] {
-		if r.guard != w.guard || r.score > limit {
-			continue
-		}
-		if len(r.t.Explore) >= 2 && len(r.t.Config) < len(w.t.Config) {
-			w = r
-		}
-	}
-	return w.t
+	return pool[0].t
 }
 
 // runnerUp is the config ranked second by candidate's rule, if it has
@@ -1194,6 +1185,11 @@ func (s *study) confirm(ctx context.Context, res *Result) error {
 	// confirmation (a resumed study) included.
 	room := (s.opts.Budget - s.seq - s.explainLeft() + len(base.Confirm) + len(w.Confirm)) / 2
 	maxN := max(min(s.confirmMax(), room), 1)
+	if res.Stopped == "space" {
+		// Every distinct config was explored: what exploration did not use
+		// buys the confirmation power instead of going unspent.
+		maxN = max(min(room, maxConfirmLaunches), 1)
+	}
 	d := model.PlanConfirm(min(s.opts.ConfirmLaunches, maxN), maxN, s.alpha())
 	res.Design = &d
 	var look model.Look
@@ -1257,6 +1253,10 @@ func (s *study) confirm(ctx context.Context, res *Result) error {
 	}
 	return nil
 }
+
+// maxConfirmLaunches bounds a confirmation's launches per arm (the exact
+// Mann-Whitney distribution is used up to 50 per arm).
+const maxConfirmLaunches = 50
 
 // alpha is the study's significance level, its default filled in.
 func (s *study) alpha() float64 {
