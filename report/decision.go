@@ -15,7 +15,11 @@ import (
 // draws every trial over all its launches instead, and says so.
 func (s *Study) DecisionFigure(metric string, exploration bool) (Figure, error) {
 	if s.Study.Kind != store.KindSearch || s.Compare() == nil {
-		curves, err := s.AllCurves(0)
+		highlight := 0 // a sweep's or an import's few configs, all in colour
+		if s.Study.Kind == store.KindSearch {
+			highlight = 5
+		}
+		curves, err := s.AllCurves(highlight)
 		if err != nil {
 			return Figure{}, err
 		}

@@ -204,7 +204,9 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 	caption := []string{
 		"Dots: per size, NCCL defaults' median time ÷ the config's (above ×1 the config is faster); the same medians as the per-size tables.",
 		fmt.Sprintf("Bars: the %.0f%% rank interval of that ratio over the launches (the band speedup's method, per size); none where the launches are too few for one.", 100*c.Confidence),
-		fmt.Sprintf("“~”: no significant difference at that size (Mann–Whitney p ≥ %g), as benchstat prints it.", c.Alpha),
+	}
+	if len(marks) > 0 {
+		caption = append(caption, fmt.Sprintf("“~”: no significant difference at that size (Mann–Whitney p ≥ %g), as benchstat prints it.", c.Alpha))
 	}
 	return &sheet{width: figureWidth, plotHeight: plotHeight, title: f.Subject + " speedup over NCCL defaults by message size",
 		subtitle: sub, simulated: f.Simulated, plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, caption: caption}, nil

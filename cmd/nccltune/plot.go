@@ -422,7 +422,7 @@ func jsonCurves(cs []report.Curve) []map[string]any {
 				"busbw": jsonNumber(p.BusBW), "busbw_lo": jsonNumber(p.BusBWLo), "busbw_hi": jsonNumber(p.BusBWHi)})
 		}
 		out = append(out, map[string]any{"study": c.Study, "trial": c.Trial, "label": c.Label, "env": nonNilMap(map[string]string(c.Config)),
-			"launches": c.Launches, "interval": c.IntervalText(), "note": c.Note, "simulated": c.Simulated, "points": pts})
+			"launches": c.Launches, "phase": c.Phase, "background": c.Background, "interval": c.IntervalText(), "note": c.Note, "simulated": c.Simulated, "points": pts})
 	}
 	return out
 }
