@@ -437,9 +437,14 @@ func (n Native) Explain(cfg Config) Resolution {
 // NCCL_MAX_CTAS (and MIN likewise): since NCCL 2.17 both cap the same
 // channels, the smaller applying, so MAX_NCHANNELS=1 and MAX_CTAS=1 run
 // alike. Before 2.17 NCCL has no NCCL_MAX_CTAS and they differ.
-func (n Native) capKey(c Config) string {
+func (n Native) capKey(c Config) string { return n.CapsAsCTAs(c).Key() }
+
+// CapsAsCTAs returns c with NCCL_MAX_NCHANNELS written as NCCL_MAX_CTAS
+// (and MIN likewise) where NCCL reads both alike (2.17+, or version
+// unknown): one spelling of each cap, for comparing configs.
+func (n Native) CapsAsCTAs(c Config) Config {
 	if n.Version != "" && versionBefore(n.Version, 2, 17) {
-		return c.Key()
+		return c.Clone()
 	}
 	out := c.Clone()
 	for from, to := range map[string]string{"NCCL_MAX_NCHANNELS": "NCCL_MAX_CTAS", "NCCL_MIN_NCHANNELS": "NCCL_MIN_CTAS"} {
@@ -450,7 +455,7 @@ func (n Native) capKey(c Config) string {
 			}
 		}
 	}
-	return out.Key()
+	return out
 }
 
 // versionBefore reports whether NCCL version v ("2.28.3") is older than major.minor.

@@ -126,7 +126,7 @@ func (s *study) learnPlan(t *Trial, phase string, l *runner.Launch) {
 	} else if s.plan.native != nil {
 		// Safety and the no-op rules ask what NCCL's defaults enabled.
 		n.Table = s.plan.native.Table
-		n.Config = t.Config.Canonical()
+		n.Config = s.core(t.Config)
 		if s.plan.known == nil {
 			s.plan.known = map[string]nccl.Native{}
 		}
@@ -176,13 +176,16 @@ func (s *study) resolveUncached(cfg nccl.Config) nccl.Resolution {
 		return keys[i] < keys[j]
 	})
 	c := cfg.Canonical()
+	core := s.core(c)
 	for _, k := range keys {
 		b := s.plan.known[k]
-		if !isPart(b.Config, c) {
+		if !isPart(b.Config, core) {
 			continue
 		}
-		if rb := b.Explain(c); rb.Certain {
+		if rb := b.Explain(core); rb.Certain {
 			// The base's own knobs stay: they are what changes the plan.
+			rb.Dropped = append(append([]nccl.Drop(nil), r.Dropped...), rb.Dropped...)
+			sort.Slice(rb.Dropped, func(i, j int) bool { return rb.Dropped[i].Knob < rb.Dropped[j].Knob })
 			rb.Reduced = c.Clone()
 			for _, d := range rb.Dropped {
 				delete(rb.Reduced, d.Knob)
@@ -192,6 +195,17 @@ func (s *study) resolveUncached(cfg nccl.Config) nccl.Resolution {
 		}
 	}
 	return r
+}
+
+// core is cfg without the knobs NCCL's plan of the defaults proves change
+// nothing whatever the rest (a cap at or above its channels, CROSS_NIC
+// with one NIC…), its caps spelt one way: configs with the same core run
+// the same plan, and a plan read from one config's log serves them all.
+func (s *study) core(cfg nccl.Config) nccl.Config {
+	if s.plan.native == nil {
+		return cfg.Canonical()
+	}
+	return s.plan.native.CapsAsCTAs(s.plan.native.Explain(cfg).Reduced)
 }
 
 // isPart reports whether every knob of part is set alike in c.
@@ -318,7 +332,7 @@ func (s *study) checkTwin(cfg nccl.Config) *Trial {
 	if !ok || !t.State.Usable() || len(t.Explore) == 0 {
 		return nil
 	}
-	if _, known := s.plan.known[t.Config.Canonical().Key()]; known {
+	if s.planKnown(t) {
 		return nil
 	}
 	s.plan.checks++
@@ -329,13 +343,14 @@ func (s *study) checkTwin(cfg nccl.Config) *Trial {
 // fifteen launches of budget, at least one.
 func (s *study) maxChecks() int { return max(1, s.opts.Budget/15) }
 
-// planKnown reports whether t's plan was read from its own debug log.
+// planKnown reports whether t's plan was read from a debug log (its own
+// or that of a config with the same core).
 func (s *study) planKnown(t *Trial) bool {
 	c := t.Config.Canonical()
 	if len(c) == 0 {
 		return s.plan.native != nil
 	}
-	_, ok := s.plan.known[c.Key()]
+	_, ok := s.plan.known[s.core(c).Key()]
 	return ok
 }
 
@@ -354,7 +369,7 @@ func (s *study) simplest(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, er
 		for _, d := range r.Conditional {
 			delete(twin, d.Knob)
 		}
-		if _, known := s.plan.known[twin.Key()]; !known {
+		if _, known := s.plan.known[s.core(twin).Key()]; !known {
 			t := s.trialFor(twin)
 			if t == nil {
 				var err error
@@ -389,6 +404,10 @@ func (s *study) simplest(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, er
 			continue
 		}
 		d := nccl.Drop{Knob: k, Value: w.Config[k], Reason: "NCCL runs the same plan without it", Rule: ruleSamePlanLogged}
+		if partner := capPartner[k]; partner != "" && best[partner] == w.Config[k] {
+			d.Reason = fmt.Sprintf("%s=%s says the same: both cap the channels NCCL uses (NCCL 2.17+)", partner, best[partner])
+			d.Rule = ruleCapAlias
+		}
 		for _, rd := range r.Dropped {
 			if rd.Knob == k {
 				d = rd
@@ -407,6 +426,12 @@ func (s *study) simplest(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, er
 		return w, r.Dropped, nil
 	}
 	return t, dropped, nil
+}
+
+// capPartner pairs the channel caps (and floors) NCCL reads alike since 2.17.
+var capPartner = map[string]string{
+	"NCCL_MAX_NCHANNELS": "NCCL_MAX_CTAS", "NCCL_MAX_CTAS": "NCCL_MAX_NCHANNELS",
+	"NCCL_MIN_NCHANNELS": "NCCL_MIN_CTAS", "NCCL_MIN_CTAS": "NCCL_MIN_NCHANNELS",
 }
 
 // trialFor finds the trial of exactly cfg, nil if there is none.

@@ -1,10 +1,12 @@
 package search
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
 )
 
 // protoSpace searches NCCL_PROTO alone, every value, in grid order.
@@ -118,5 +120,56 @@ func TestSimpler(t *testing.T) {
 		if got := simpler(tt.a, tt.b); got != tt.want {
 			t.Errorf("simpler(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+// TestKnownPlanServesEquivalentConfigs: a plan read from one config's
+// debug log proves the plan of every config with the same core (no-ops
+// removed, caps spelt one way), and of those that add lists holding its
+// choices. On the real 4-rank loopback log (one NIC, 2 channels).
+func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
+	data, err := os.ReadFile("../runner/testdata/real/ar4_explain_tuning.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := spark4Options(1)
+	s := &study{opts: o, sizes: o.Band.Sizes(), byKey: map[string]*Trial{}}
+	defaults := &Trial{Role: RoleBaseline, Config: nccl.Config{}}
+	capped := &Trial{Number: 1, Role: RoleExplore, Config: nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_MAX_NCHANNELS": "1"}}
+	s.trials = []*Trial{defaults, capped}
+	s.learnPlan(defaults, PhasePlan, &runner.Launch{Outcome: runner.OK, Result: &runner.Result{Facts: runner.ParseFacts(data)}})
+	if s.plan.native == nil {
+		t.Fatalf("no plan read: %s", s.plan.note)
+	}
+	mustDiffer := func(a, b nccl.Config) {
+		t.Helper()
+		if s.keyOf(a) == s.keyOf(b) {
+			t.Errorf("%s and %s share a key before the cap's plan is read", a, b)
+		}
+	}
+	mustDiffer(nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_ALGO": "Ring"}, capped.Config)
+	// The cap's own log: Ring/Simple on one channel at every size.
+	cappedFacts := runner.ParseFacts(data)
+	for i := range cappedFacts.Choices {
+		cappedFacts.Choices[i].ChannelHi, cappedFacts.Choices[i].Channels = 0, 1
+	}
+	cappedFacts.Channels = 1
+	s.learnPlan(capped, PhasePlan, &runner.Launch{Outcome: runner.OK, Result: &runner.Result{Facts: cappedFacts}})
+	for _, c := range []nccl.Config{
+		{"NCCL_MAX_CTAS": "1"},
+		{"NCCL_MAX_NCHANNELS": "1"},
+		{"NCCL_CROSS_NIC": "1", "NCCL_MAX_CTAS": "1"},
+		{"NCCL_MAX_CTAS": "1", "NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"},
+	} {
+		r := s.resolve(c)
+		if !r.Certain || s.keyOf(c) != s.keyOf(capped.Config) {
+			t.Errorf("%s: certain %v, key %q; want the capped config's %q", c, r.Certain, r.Key, s.keyOf(capped.Config))
+		}
+	}
+	if r := s.resolve(nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_ALGO": "Ring", "NCCL_CROSS_NIC": "0"}); len(r.Dropped) != 2 || r.Reduced.Key() != "NCCL_MAX_CTAS=1" {
+		t.Errorf("dropped %+v, reduced %s; want NCCL_ALGO and NCCL_CROSS_NIC dropped", r.Dropped, r.Reduced)
+	}
+	if s.keyOf(nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_PROTO": "LL"}) == s.keyOf(capped.Config) {
+		t.Errorf("NCCL_PROTO=LL leaves out the Simple NCCL chooses: it cannot share the cap's plan")
 	}
 }
