@@ -607,10 +607,16 @@ func TestWhyChosen(t *testing.T) {
 		t.Fatalf("preferences %+v", prefs)
 	}
 	why := strings.Join(prefs[0].Reasons, "\n")
-	for _, want := range []string{"fewer launches: 1 launch against 9 launches", "below the 3 % minimum effect", "more knobs: 3 against 2"} {
+	for _, want := range []string{"fewer launches: 1 launch against 9 launches", "below the 3 % minimum effect", "more knobs: 3 against 2", "the same plan"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("reasons %q do not say %q", why, want)
 		}
+	}
+	// Without both configs' plans on record, no claim of the same plan.
+	s := sequentialStudy()
+	s.Launches = slices.DeleteFunc(s.Launches, func(l *store.Launch) bool { return l.Phase == store.PhaseExplain && l.TrialID == 3 })
+	if _, prefs := s.WhyChosen(); len(prefs) != 1 || strings.Contains(strings.Join(prefs[0].Reasons, " "), "same plan") {
+		t.Errorf("without the lucky config's debug launch: %+v", prefs)
 	}
 	if _, prefs := recommendStudy().WhyChosen(); len(prefs) != 0 {
 		t.Errorf("nothing scored better than the fix, yet %+v", prefs)

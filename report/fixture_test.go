@@ -213,6 +213,13 @@ func sequentialStudy() *Study {
 		}
 		b.launch(fix, store.PhaseConfirm, true, fixedUS, all, 0.05, 0.05, 1.01)
 	}
+	// NCCL runs Ring anyway: the lucky config's plan is the fix's.
+	var plan []runner.Choice
+	for _, size := range bandSizes {
+		plan = append(plan, runner.Choice{Collective: "AllReduce", Bytes: size, Algo: "RING", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 7, Channels: 8})
+	}
+	b.explain(fix, plan)
+	b.explain(lucky, plan)
 	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string(fix.Config.Clone()), Speedup: 4.4, SpeedupCI: [2]float64{4.0, 4.8},
 		Significant: true, PValue: 0.006, MinEffect: 0.03, TrialID: fix.ID, BaselineLaunches: 4, CandidateLaunches: 7}
 	return b.s

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 )
 
 // Preference is a config that scored better than the confirmed one over
@@ -49,6 +50,9 @@ func (s *Study) WhyChosen() (*ScoredConfig, []Preference) {
 				p.Reasons = append(p.Reasons, fmt.Sprintf("more knobs: %d against %d — within the minimum effect the search prefers the config that sets fewer, each being one more line to carry into every serving recipe", o.Knobs, chosen.Knobs))
 			}
 		}
+		if s.samePlan(o, *chosen) {
+			p.Reasons = append(p.Reasons, "the same plan: NCCL's debug logs show it runs the same algorithm, protocol and channels as the confirmed config at every size of the band, so to NCCL they are one config (the confirmed one sets fewer knobs or was measured more)")
+		}
 		if finite(o.HiUS) && finite(chosen.LoUS) && o.HiUS >= chosen.LoUS {
 			p.Reasons = append(p.Reasons, "their intervals overlap: the lower score is not evidence of a faster config")
 		}
@@ -58,4 +62,53 @@ func (s *Study) WhyChosen() (*ScoredConfig, []Preference) {
 		out = append(out, p)
 	}
 	return chosen, out
+}
+
+// samePlan reports whether NCCL's debug logs (plan or explain launches)
+// show both configs running the same choice at every size of the band.
+func (s *Study) samePlan(a, b ScoredConfig) bool {
+	pa, pb := s.planOf(a), s.planOf(b)
+	if pa == nil || pb == nil {
+		return false
+	}
+	for _, size := range s.Study.Sizes {
+		if pa[size] != pb[size] {
+			return false
+		}
+	}
+	return true
+}
+
+// planOf is what NCCL chose for a config at each size of the band, from
+// the first of its launches whose log recorded a choice at every one; nil
+// when none did.
+func (s *Study) planOf(c ScoredConfig) map[int64]string {
+	if len(c.Trials) == 0 || len(s.Study.Sizes) == 0 {
+		return nil
+	}
+	t := s.TrialByNumber(c.Trials[0])
+	if t == nil {
+		return nil
+	}
+	for _, l := range s.Launches {
+		if l.TrialID != t.ID || l.Facts == nil || len(l.Facts.Choices) == 0 {
+			continue
+		}
+		plan := map[int64]string{}
+		for _, ch := range l.Facts.Choices {
+			if s.Study.Collective == "" || strings.EqualFold(strings.ReplaceAll(ch.Collective, "_", ""), strings.ReplaceAll(s.Study.Collective, "_", "")) {
+				plan[ch.Bytes] = fmt.Sprintf("%s/%s/%d", strings.ToUpper(ch.Algo), strings.ToUpper(ch.Proto), ch.Channels)
+			}
+		}
+		complete := true
+		for _, size := range s.Study.Sizes {
+			if plan[size] == "" {
+				complete = false
+			}
+		}
+		if complete {
+			return plan
+		}
+	}
+	return nil
 }
