@@ -134,7 +134,9 @@ func containsPrefix(list []string, prefix string) bool {
 // the bar (≥ 95 of 100 at the default budget, no no-op knob).
 // Opt-in (minutes):
 //
-//	NCCLTUNE_REPLAY=testdata/replay/loopback4.replay.json go test ./search -run TestReplayQuality -v -timeout 60m
+//	NCCLTUNE_REPLAY=sim/testdata/replay/h200-loopback4.json go test ./search -run TestReplayQuality -v -timeout 60m
+//
+// (a relative path is read from the package directory or the repository's root).
 //
 // NCCLTUNE_REPLAY_SEEDS and NCCLTUNE_REPLAY_BUDGETS (comma-separated)
 // change the seeds and budgets.
@@ -142,6 +144,10 @@ func TestReplayQuality(t *testing.T) {
 	path := os.Getenv("NCCLTUNE_REPLAY")
 	if path == "" {
 		t.Skip("set NCCLTUNE_REPLAY to a replay (file or store) to measure the search on it")
+	}
+	// A relative path may be written from the repository's root.
+	if _, err := os.Stat(sim.ReplayPath(path)); err != nil && !filepath.IsAbs(sim.ReplayPath(path)) {
+		path = filepath.Join("..", sim.ReplayPath(path))
 	}
 	abs, err := filepath.Abs(sim.ReplayPath(path))
 	if err != nil {
@@ -186,6 +192,7 @@ func TestReplayQuality(t *testing.T) {
 				t.Fatalf("budget %d seed %d: %v", budget, seed, err)
 			}
 			c := classifyReplay(r, res.Env())
+			t.Logf("budget %d seed %d: %s (%d launches; %s)", budget, seed, c.env, res.Launches, res.Reason)
 			for k, n := range l.refused {
 				refused += n
 				refusedCfg[k] += n
