@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -171,5 +172,29 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 	}
 	if s.keyOf(nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_PROTO": "LL"}) == s.keyOf(capped.Config) {
 		t.Errorf("NCCL_PROTO=LL leaves out the Simple NCCL chooses: it cannot share the cap's plan")
+	}
+}
+
+// TestWithoutNCCLsPlan: when the debug launch shows no per-size choices
+// (NCCL before 2.24), nothing is merged, the summary says why, and the
+// study still finds spark4's fix; configs that may switch LL128 on stay
+// refused, since nothing shows NCCL enables it.
+func TestWithoutNCCLsPlan(t *testing.T) {
+	o := spark4Options(4)
+	l := newSimLauncher(t, "spark4", 1, o.Seed)
+	l.noDebugLog = true
+	res, err := Run(context.Background(), o, l, newMemRecorder(t), nil, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Plan
+	if p.Read || !strings.Contains(p.Note, "no choice per size") || p.MergedConfigs != 0 || p.PlansExplored != p.ConfigsExplored {
+		t.Errorf("summary %+v; want unread, said so, nothing merged", p)
+	}
+	if p.Refused == 0 {
+		t.Errorf("no config refused: without the log, ^LL and LL128 may switch on what NCCL keeps off")
+	}
+	if env := res.Env(); !res.Recommend || env["NCCL_PROTO"] == "" || env["NCCL_PROTO"] == "LL128" {
+		t.Errorf("recommended %s (%s), want spark4's fix", env, res.Reason)
 	}
 }

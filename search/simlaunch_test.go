@@ -25,6 +25,9 @@ type simLauncher struct {
 	noise float64
 	seed  int64
 	iters int
+	// noDebugLog: debug launches print no NCCL log (an NCCL without
+	// TUNING lines, a fabric that hides them).
+	noDebugLog bool
 	// cancelAt cancels the study's context after that many launches (0: never).
 	cancelAt int
 	cancel   context.CancelFunc
@@ -64,7 +67,7 @@ func (s *simLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, 
 			Iter: &runner.IterStats{TimesUS: ts}}})
 	}
 	l.Result = res
-	if req.Debug && err == nil {
+	if req.Debug && err == nil && !s.noDebugLog {
 		// NCCL's debug log, as the simulator prints it: what a study reads
 		// NCCL's plan from.
 		res.Facts = s.debugFacts(req)

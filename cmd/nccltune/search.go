@@ -484,16 +484,18 @@ func planLines(p *store.PlanSummary) []string {
 	if p == nil {
 		return nil
 	}
+	var out []string
 	if !p.Read {
-		return []string{"NCCL's plan: not read (" + p.Note + ")"}
+		out = append(out, "NCCL's plan: not read ("+p.Note+")")
+	} else {
+		out = append(out, fmt.Sprintf("NCCL's plan: %d configs in the space, %d explored, %d distinct plans, %d configs merged (NCCL runs them like one already tried)",
+			p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored, p.MergedConfigs))
 	}
-	out := []string{fmt.Sprintf("NCCL's plan: %d configs in the space, %d explored, %d distinct plans, %d configs merged (NCCL runs them like one already tried)",
-		p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored, p.MergedConfigs)}
 	for _, m := range p.Merged {
 		out = append(out, fmt.Sprintf("  merged %d: %s", m.Count, m.Reason))
 	}
 	if p.Refused > 0 {
-		out = append(out, fmt.Sprintf("  refused %d: they switch on a protocol or algorithm NCCL's defaults disabled (--allow-disabled-protocols to try them)", p.Refused))
+		out = append(out, fmt.Sprintf("  refused %d: they switch on a protocol or algorithm that NCCL's defaults disabled, or that the log does not show enabled (--allow-disabled-protocols to try them)", p.Refused))
 	}
 	if p.Checks > 0 {
 		out = append(out, fmt.Sprintf("  %d debug launches settled whether configs run the same plan", p.Checks))
