@@ -42,7 +42,7 @@ func (s *Store) CreateStudy(st *Study) error {
 		}
 		names := tx.Bucket(bucketNames)
 		if names.Get([]byte(c.Name)) != nil {
-			return fmt.Errorf("a study named %q already exists; pick another name", c.Name)
+			return &NameTakenError{Name: c.Name}
 		}
 		t := now()
 		if c.Created.IsZero() {
@@ -77,6 +77,9 @@ func defaultName(id uint64, kind, band string) string {
 	}
 	return "s" + strconv.FormatUint(id, 10) + "-" + suffix
 }
+
+// CheckName reports whether name can name a study, before one is created.
+func CheckName(name string) error { return checkName(name) }
 
 // checkName refuses names that could not be told apart from an ID.
 func checkName(name string) error {
@@ -264,7 +267,7 @@ func summaryOf(st *Study) StudySummary {
 	sum := StudySummary{
 		ID: st.ID, Name: st.Name, Kind: st.Kind, Band: st.Band, Collective: st.Collective,
 		Simulated: st.Simulated, SimProfile: st.Launch.SimProfile, Status: st.Status,
-		Created: st.Created, Updated: st.Updated,
+		Created: st.Created, Updated: st.Updated, Labels: st.Labels,
 	}
 	if r := st.Recommendation; r != nil {
 		sum.Recommendation = &RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant}

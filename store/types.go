@@ -32,6 +32,9 @@ type Study struct {
 	Name    string    `json:"name"`
 	Kind    string    `json:"kind"`
 	Created time.Time `json:"created"`
+	// Labels are the user's K=V tags (lane, cluster, ticket), set at
+	// creation with --label.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Updated is the last write to the study, its trials or its launches.
 	Updated time.Time `json:"updated"`
 
@@ -374,18 +377,19 @@ type Raw struct {
 
 // StudySummary is the cheap view of a study that history lists.
 type StudySummary struct {
-	ID         uint64    `json:"id"`
-	Name       string    `json:"name"`
-	Kind       string    `json:"kind"`
-	Band       string    `json:"band"`
-	Collective string    `json:"collective,omitempty"`
-	Simulated  bool      `json:"simulated"`
-	SimProfile string    `json:"sim_profile,omitempty"`
-	Status     string    `json:"status"`
-	Created    time.Time `json:"created"`
-	Updated    time.Time `json:"updated"`
-	Trials     int       `json:"trials"`
-	Launches   int       `json:"launches"`
+	ID         uint64            `json:"id"`
+	Name       string            `json:"name"`
+	Kind       string            `json:"kind"`
+	Band       string            `json:"band"`
+	Collective string            `json:"collective,omitempty"`
+	Simulated  bool              `json:"simulated"`
+	SimProfile string            `json:"sim_profile,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Status     string            `json:"status"`
+	Created    time.Time         `json:"created"`
+	Updated    time.Time         `json:"updated"`
+	Trials     int               `json:"trials"`
+	Launches   int               `json:"launches"`
 	// Recommendation is the study's conclusion without per-size detail;
 	// nil until decided.
 	Recommendation *RecommendationSummary `json:"recommendation"`

@@ -108,6 +108,8 @@ func commands() []*cli.Command {
 		doctorCommand(),
 		replayCommand(),
 		gateCommand(),
+		renameCommand(),
+		rmCommand(),
 		versionCommand(),
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,5 +128,85 @@ func TestJSONShapes(t *testing.T) {
 	}
 	if show.Launch["timeout_s"] != 90.0 || show.Launch["timeout"] != nil {
 		t.Errorf("launch %v: want timeout_s 90 and no nanoseconds", show.Launch)
+	}
+}
+
+// TestPreflightStoresNothing: a launch that cannot start (no benchmark,
+// no mpirun, a misspelt profile) is refused before the database opens.
+func TestPreflightStoresNothing(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"search", "--band", "1M-2M", "--bench", "/nonexistent/all_reduce_perf"}, 3, "benchmark not found"},
+		{[]string{"sweep", "--bench", "/nonexistent/all_reduce_perf"}, 3, "benchmark not found"},
+		{[]string{"gate", "--at", "1M:9", "--bench", "/nonexistent/all_reduce_perf"}, 3, "benchmark not found"},
+		{[]string{"search", "--band", "1M-2M", "--launcher", "mpirun", "--mpirun", "/nonexistent/mpirun"}, 3, "not on PATH"},
+		{[]string{"search", "--band", "1M-2M", "--sim", "spark5"}, 2, "spark2"},
+	} {
+		_, stderr, code := runCLI(t, db, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want %d with %q\n%s", tc.args, code, tc.code, tc.want, stderr)
+		}
+		if _, err := os.Stat(db); err == nil {
+			t.Fatalf("%v created the database", tc.args)
+		}
+	}
+}
+
+// TestNameLabelRmRename: a study named and labelled at creation, renamed,
+// and removed; the others stay.
+func TestNameLabelRmRename(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	_, stderr, code := runCLI(t, db, "sweep", "--sim", "flat", "--min", "1M", "--max", "2M", "--name", "lane-a", "--label", "lane=spark4", "--label", "ticket=OPS-12")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code = runCLI(t, db, "sweep", "--sim", "flat", "--min", "1M", "--max", "2M"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	out, _, _ := runCLI(t, db, "show", "lane-a")
+	if !strings.Contains(out, "lane=spark4 ticket=OPS-12") {
+		t.Errorf("show does not list the labels:\n%s", out)
+	}
+	var show struct {
+		Study  string            `json:"study"`
+		Labels map[string]string `json:"labels"`
+	}
+	out, _, _ = runCLI(t, db, "show", "lane-a", "--json")
+	decodeOneJSON(t, out, &show)
+	if show.Study != "lane-a" || show.Labels["ticket"] != "OPS-12" {
+		t.Errorf("show --json: %+v", show)
+	}
+	for _, bad := range [][]string{
+		{"sweep", "--sim", "flat", "--name", "lane-a"},
+		{"sweep", "--sim", "flat", "--name", "12"},
+		{"sweep", "--sim", "flat", "--label", "novalue"},
+		{"rename", "lane-a", "s2-sweep"},
+		{"rename", "nosuch", "x"},
+		{"rm", "nosuch"},
+		{"rm"},
+	} {
+		if _, stderr, code := runCLI(t, db, bad...); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", bad, code, stderr)
+		}
+	}
+	if out, stderr, code := runCLI(t, db, "rename", "lane-a", "lane-b"); code != 0 || !strings.Contains(out, "renamed lane-a to lane-b") {
+		t.Fatalf("rename: exit %d %s %s", code, out, stderr)
+	}
+	if out, stderr, code := runCLI(t, db, "rm", "lane-b"); code != 0 || !strings.Contains(out, "removed lane-b") {
+		t.Fatalf("rm: exit %d %s %s", code, out, stderr)
+	}
+	var hist struct {
+		Studies []struct {
+			Study string `json:"study"`
+		} `json:"studies"`
+	}
+	out, _, _ = runCLI(t, db, "history", "--json")
+	decodeOneJSON(t, out, &hist)
+	if len(hist.Studies) != 1 || hist.Studies[0].Study != "s2-sweep" {
+		t.Errorf("history after rm: %+v", hist.Studies)
 	}
 }

@@ -57,13 +57,16 @@ Examples:
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"},
 			&cli.StringFlag{Name: "judge", Value: "median", Usage: "judge each size on `BASIS`: median (default) or lower-bound (its one-sided 95 % lower confidence bound)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
-		}, launchFlags()...),
+		}, append(namingFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("gate takes no arguments (got %q); give thresholds with --at SIZE:GBPS", c.Args().First())
 			}
 			o, err := readGateFlags(c)
 			if err != nil {
+				return err
+			}
+			if o.naming, err = readNaming(c); err != nil {
 				return err
 			}
 			return runGate(c.Context, o)
@@ -82,6 +85,7 @@ type gateOptions struct {
 	db         string
 	stdout     io.Writer
 	stderr     io.Writer
+	naming     studyNaming
 }
 
 func readGateFlags(c *cli.Context) (gateOptions, error) {
@@ -135,6 +139,10 @@ type gateReport struct {
 }
 
 func runGate(ctx context.Context, o gateOptions) error {
+	// Nothing is stored for a launch that cannot start.
+	if err := preflight(o.launch); err != nil {
+		return err
+	}
 	st, err := store.Open(o.db, store.Options{})
 	if err != nil {
 		return err
@@ -152,6 +160,7 @@ func runGate(ctx context.Context, o gateOptions) error {
 			Sizes: sizes, Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
 			Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
 			Budget: store.Budget{Launches: o.repeats}, Status: store.StatusRunning}}
+	o.naming.apply(r.study)
 	if err := r.start(); err != nil {
 		return err
 	}

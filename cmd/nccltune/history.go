@@ -79,13 +79,14 @@ func readStudies(path string) ([]store.StudySummary, error) {
 
 // historyStudy is one study of `history --json`.
 type historyStudy struct {
-	Study      string `json:"study"`
-	ID         uint64 `json:"id"`
-	Kind       string `json:"kind"`
-	Band       string `json:"band"`
-	Collective string `json:"collective,omitempty"`
-	Simulated  bool   `json:"simulated"`
-	SimProfile string `json:"sim_profile,omitempty"`
+	Study      string            `json:"study"`
+	ID         uint64            `json:"id"`
+	Kind       string            `json:"kind"`
+	Band       string            `json:"band"`
+	Collective string            `json:"collective,omitempty"`
+	Simulated  bool              `json:"simulated"`
+	SimProfile string            `json:"sim_profile,omitempty"`
+	Labels     map[string]string `json:"labels"`
 	// Trials is DESIGN.md's count; TrialCount says the same under the
 	// name show --json uses beside its list of trials.
 	Trials         int                          `json:"trials"`
@@ -108,7 +109,7 @@ func historyJSON(sums []store.StudySummary) map[string]any {
 		}
 		studies = append(studies, historyStudy{
 			Study: s.Name, ID: s.ID, Kind: s.Kind, Band: s.Band, Collective: s.Collective,
-			Simulated: s.Simulated, SimProfile: s.SimProfile, Trials: s.Trials, TrialCount: s.Trials, Launches: s.Launches,
+			Simulated: s.Simulated, SimProfile: s.SimProfile, Labels: nonNilMap(s.Labels), Trials: s.Trials, TrialCount: s.Trials, Launches: s.Launches,
 			Status: s.Status, Created: s.Created, Updated: s.Updated, Recommendation: rec,
 		})
 	}

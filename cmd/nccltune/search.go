@@ -52,7 +52,7 @@ Examples:
 			&cli.BoolFlag{Name: "allow-disabled-protocols", Usage: "also try and recommend protocols and algorithms NCCL's defaults disabled on this fabric (e.g. LL128 through NCCL_PROTO=^LL): they may give wrong results, which is why NCCL disabled them here"},
 			&cli.StringFlag{Name: "resume", Usage: "continue an interrupted or killed `STUDY` (its band, space, guard sizes, seed, budget, sampler, --confirm, --min-effect and --alpha are reused; give the launch flags again)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (progress stays on stderr)"},
-		}, launchFlags()...),
+		}, append(namingFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("search takes no arguments (got %q); did you mean --band %s?", c.Args().First(), c.Args().First())
@@ -76,6 +76,7 @@ type searchOptions struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	bandArg string
+	naming  studyNaming
 }
 
 func readSearchFlags(c *cli.Context) (searchOptions, error) {
@@ -89,6 +90,12 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	}
 	o := searchOptions{launch: lo, resume: c.String("resume"), json: c.Bool("json"), db: path,
 		stdout: c.App.Writer, stderr: c.App.ErrWriter, bandArg: c.String("band")}
+	if o.naming, err = readNaming(c); err != nil {
+		return o, err
+	}
+	if o.resume != "" && (c.IsSet("name") || c.IsSet("label")) {
+		return o, usageErrorf("--resume continues study %s; --name and --label name a new study (nccltune rename renames one)", o.resume)
+	}
 	so := search.DefaultOptions()
 	so.Budget, so.Time, so.Seed = c.Int("budget"), c.Duration("time"), lo.seed
 	so.Sampler, so.ConfirmLaunches = c.String("sampler"), c.Int("confirm")
@@ -166,6 +173,10 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 }
 
 func runSearch(ctx context.Context, o searchOptions) error {
+	// Nothing is stored for a launch that cannot start.
+	if err := preflight(o.launch); err != nil {
+		return err
+	}
 	_, statErr := os.Stat(o.db)
 	st, err := store.Open(o.db, store.Options{})
 	if err != nil {
@@ -249,7 +260,8 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 				MinEffect: o.study.Stats.MinEffect, Alpha: o.study.Stats.Alpha, AllowDisabled: o.study.AllowDisabled},
 			Status: store.StatusRunning,
 		}
-		if err := st.CreateStudy(study); err != nil {
+		o.naming.apply(study)
+		if err := createStudy(st, study); err != nil {
 			return nil, nil, 0, err
 		}
 		return study, nil, 0, nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nccltune/nccltune/export"
@@ -149,9 +148,12 @@ func rereadTransport(st *store.Store, study *store.Study, launches []*store.Laun
 // writeStudySettings prints what the study asked for and where it ran, as
 // "key  value" lines.
 func writeStudySettings(w io.Writer, s *store.Study, loc *time.Location) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w)
 	for _, f := range report.Settings(s, loc) {
 		fmt.Fprintf(tw, "%s\t%s\n", f.Key, f.Value)
+		if f.Key == "study" && len(s.Labels) > 0 {
+			fmt.Fprintf(tw, "labels\t%s\n", labelsText(s.Labels))
+		}
 	}
 	return tw.Flush()
 }
@@ -280,6 +282,7 @@ func showJSON(data *report.Study) map[string]any {
 		"guard_sizes":    nonNil(s.GuardSizes),
 		"collective":     s.Collective,
 		"simulated":      s.Simulated,
+		"labels":         nonNilMap(s.Labels),
 		"status":         s.Status,
 		"reason":         s.Reason,
 		"created":        s.Created,

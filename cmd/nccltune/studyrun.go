@@ -151,6 +151,20 @@ func openReview(path, query string) (*store.Store, error) {
 	return st, err
 }
 
+// preflight refuses a launch that cannot start (no benchmark, no mpirun,
+// a bad spec) before a command opens the database, so no study is stored
+// for it.
+func preflight(lo launchOptions) error {
+	err := runner.Preflight(lo.spec)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound):
+		return fabricError(err)
+	}
+	return usageError(err)
+}
+
 // whereStored tells the user which file holds the study: on a first run
 // the database did not exist, and nothing else says where it went.
 func whereStored(path string, created bool) string {
@@ -212,7 +226,7 @@ type repeatedConfig struct {
 
 // start creates the study and its trial.
 func (r *repeatedConfig) start() error {
-	if err := r.st.CreateStudy(r.study); err != nil {
+	if err := createStudy(r.st, r.study); err != nil {
 		return err
 	}
 	r.rec = &storeRecorder{st: r.st, study: r.study, sizes: r.study.Sizes}

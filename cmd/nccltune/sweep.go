@@ -34,13 +34,16 @@ Examples:
 			&cli.IntFlag{Name: "repeats", Value: 1, Usage: "launches to measure (medians and intervals over launches)"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
-		}, launchFlags()...),
+		}, append(namingFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("sweep takes no arguments (got %q); set knobs with --env K=V", c.Args().First())
 			}
 			o, err := readSweepFlags(c)
 			if err != nil {
+				return err
+			}
+			if o.naming, err = readNaming(c); err != nil {
 				return err
 			}
 			return runSweep(c.Context, o)
@@ -58,6 +61,7 @@ type sweepOptions struct {
 	db       string
 	stdout   io.Writer
 	stderr   io.Writer
+	naming   studyNaming
 }
 
 func readSweepFlags(c *cli.Context) (sweepOptions, error) {
@@ -96,6 +100,10 @@ type sweepRow struct {
 }
 
 func runSweep(ctx context.Context, o sweepOptions) error {
+	// Nothing is stored for a launch that cannot start.
+	if err := preflight(o.launch); err != nil {
+		return err
+	}
 	st, err := store.Open(o.db, store.Options{})
 	if err != nil {
 		return err
@@ -108,6 +116,7 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 			Sizes: band.Sizes(), Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
 			Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
 			Budget: store.Budget{Launches: o.repeats}, Status: store.StatusRunning}}
+	o.naming.apply(r.study)
 	if err := r.start(); err != nil {
 		return err
 	}

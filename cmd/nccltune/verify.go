@@ -95,6 +95,10 @@ type claimed struct {
 }
 
 func runVerify(ctx context.Context, o verifyOptions) error {
+	// Nothing is stored for a launch that cannot start.
+	if err := preflight(o.launch); err != nil {
+		return err
+	}
 	st, err := store.Open(o.db, store.Options{})
 	if err != nil {
 		return err

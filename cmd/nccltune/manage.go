@@ -1,0 +1,188 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/nccltune/nccltune/store"
+	"github.com/urfave/cli/v2"
+)
+
+// studyNaming is what --name and --label give a new study.
+type studyNaming struct {
+	name   string
+	labels map[string]string
+}
+
+// namingFlags are the flags of every command that creates a study.
+func namingFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "name", Usage: "the new study's `NAME` (letters, digits, - and _; default: s<ID>-<band or kind>)"},
+		&cli.StringSliceFlag{Name: "label", Usage: "tag the new study with `K=V` (lane=spark4, ticket=OPS-12), repeatable; show and history --json list them"},
+	}
+}
+
+// readNaming reads --name and --label; a bad one is a usage error, found
+// before the database opens.
+func readNaming(c *cli.Context) (studyNaming, error) {
+	n := studyNaming{name: c.String("name")}
+	if n.name != "" {
+		if err := store.CheckName(n.name); err != nil {
+			return n, usageError(fmt.Errorf("--name: %w", err))
+		}
+	}
+	for _, kv := range c.StringSlice("label") {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return n, usageErrorf("--label %q: write KEY=VALUE, e.g. --label lane=spark4", kv)
+		}
+		if n.labels == nil {
+			n.labels = map[string]string{}
+		}
+		if _, dup := n.labels[k]; dup {
+			return n, usageErrorf("--label %s is given twice; give it once", k)
+		}
+		n.labels[k] = v
+	}
+	return n, nil
+}
+
+// apply names and labels a study about to be created.
+func (n studyNaming) apply(st *store.Study) {
+	st.Name, st.Labels = n.name, n.labels
+}
+
+// createStudy stores a new study; a name that is taken is the user's to
+// change (exit 2).
+func createStudy(st *store.Store, study *store.Study) error {
+	err := st.CreateStudy(study)
+	if errors.Is(err, store.ErrNameTaken) {
+		return usageError(fmt.Errorf("--name: %w (nccltune history lists the names)", errors.Unwrap(err)))
+	}
+	return err
+}
+
+// labelsText is "k=v k2=v2", sorted.
+func labelsText(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = k + "=" + labels[k]
+	}
+	return strings.Join(keys, " ")
+}
+
+func rmCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rm",
+		Usage:     "delete studies with all their trials, launches and raw output",
+		ArgsUsage: "STUDY…",
+		Description: `rm deletes each named study (a name, an ID, or s<ID>) from the database, with
+everything stored under it. It cannot be undone; copy the database file
+first to keep a backup. The file does not shrink: bbolt reuses the space.
+
+Examples:
+  nccltune rm s4-sweep s5-gate
+  nccltune history --json | jq -r '.studies[] | select(.status=="failed") | .study' | xargs nccltune rm`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageErrorf("rm needs the studies to delete, e.g. nccltune rm s4-sweep (nccltune history lists them)")
+			}
+			path, err := dbPath(c)
+			if err != nil {
+				return err
+			}
+			st, err := openManage(path, c.Args().First())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			removed := []map[string]any{}
+			for _, q := range c.Args().Slice() {
+				s, err := st.DeleteStudy(q)
+				if errors.Is(err, store.ErrNotFound) {
+					return usageError(err)
+				}
+				if err != nil {
+					return err
+				}
+				removed = append(removed, map[string]any{"study": s.Name, "id": s.ID, "kind": s.Kind})
+				if !c.Bool("json") {
+					fmt.Fprintf(c.App.Writer, "removed %s (%s, %s)\n", s.Name, aKind(s.Kind), s.Status)
+				}
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, map[string]any{"removed": removed})
+			}
+			return nil
+		},
+	}
+}
+
+func renameCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rename",
+		Usage:     "give a study a new name",
+		ArgsUsage: "STUDY NEW-NAME",
+		Description: `rename changes a study's name (its ID stays): the name every command takes,
+and the one exports and reports print.
+
+Example:
+  nccltune rename s3-512K-4M spark4-lane-512K-4M`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 2 {
+				return usageErrorf("rename needs a study and its new name, e.g. nccltune rename s3-512K-4M spark4-512K-4M")
+			}
+			path, err := dbPath(c)
+			if err != nil {
+				return err
+			}
+			st, err := openManage(path, c.Args().First())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			old := c.Args().Get(0)
+			s, err := st.RenameStudy(old, c.Args().Get(1))
+			if err != nil {
+				return usageError(err)
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, map[string]any{"study": s.Name, "id": s.ID, "was": old})
+			}
+			fmt.Fprintf(c.App.Writer, "renamed %s to %s\n", old, s.Name)
+			return nil
+		},
+	}
+}
+
+// openManage opens the database for writing for rm and rename; one that
+// does not exist holds no study to change (exit 2), and is not created.
+func openManage(path, query string) (*store.Store, error) {
+	if _, err := openReviewCheck(path, query); err != nil {
+		return nil, err
+	}
+	return store.Open(path, store.Options{})
+}
+
+// openReviewCheck is openReview's refusal of a missing database, without
+// keeping the read-only handle (a writer cannot open beside it).
+func openReviewCheck(path, query string) (bool, error) {
+	st, err := openReview(path, query)
+	if err != nil {
+		return false, err
+	}
+	return true, st.Close()
+}
