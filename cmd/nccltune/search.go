@@ -173,9 +173,12 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 }
 
 func runSearch(ctx context.Context, o searchOptions) error {
-	// Nothing is stored for a launch that cannot start.
-	if err := preflight(o.launch); err != nil {
-		return err
+	// Nothing is stored for a launch that cannot start (a resumed study
+	// is there already: the database says first whether it can resume).
+	if o.resume == "" {
+		if err := preflight(o.launch); err != nil {
+			return err
+		}
 	}
 	_, statErr := os.Stat(o.db)
 	st, err := store.Open(o.db, store.Options{})

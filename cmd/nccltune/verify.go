@@ -95,10 +95,6 @@ type claimed struct {
 }
 
 func runVerify(ctx context.Context, o verifyOptions) error {
-	// Nothing is stored for a launch that cannot start.
-	if err := preflight(o.launch); err != nil {
-		return err
-	}
 	st, err := store.Open(o.db, store.Options{})
 	if err != nil {
 		return err
@@ -153,6 +149,10 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
 		Budget: store.Budget{Launches: 2*o.launches + 1}, Status: store.StatusRunning,
 		Reason: "verifies " + orig.Name}
+	// Nothing is stored for a launch that cannot start.
+	if err := preflight(o.launch); err != nil {
+		return err
+	}
 	if err := st.CreateStudy(study); err != nil {
 		return err
 	}
