@@ -41,7 +41,7 @@ func (s *Study) WhyChosen() (*ScoredConfig, []Preference) {
 		p := Preference{Config: o}
 		gap := chosen.ScoreUS/o.ScoreUS - 1
 		if o.Launches < chosen.Launches {
-			p.Reasons = append(p.Reasons, fmt.Sprintf("fewer launches: %s against %s — the best of many single launches is biased low (the winner's curse), so the search confirms a config measured more than once",
+			p.Reasons = append(p.Reasons, fmt.Sprintf("fewer launches: %s against %s — the best of many configs measured in few launches leads partly by luck (the winner's curse); the verdict rests on the interleaved confirmation",
 				Plural(o.Launches, "launch"), Plural(chosen.Launches, "launch")))
 		}
 		if gap < minEffect {
