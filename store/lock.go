@@ -78,9 +78,24 @@ func acquireWriterLock(dbPath string, timeout time.Duration, openFile func(strin
 // recorded as running while no writer holds the file was left behind by a
 // process that died: readers show it as interrupted.
 func (s *Store) writerActive() bool {
-	if dbLockedElsewhere(s.path) {
-		return true // a writer reached the file by another name
+	if s.sidecarLocked() {
+		return true
 	}
+	// A writer that reached the file by another name (a hard link) holds
+	// only the file's own lock. The kernel may release the lock of a
+	// writer killed a moment ago a little after the process is gone, so
+	// a lock is believed only when it is still held a moment later.
+	for i := 0; i < 5 && dbLockedElsewhere(s.path); i++ {
+		if i == 4 {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// sidecarLocked reports whether a writer holds the sidecar lock.
+func (s *Store) sidecarLocked() bool {
 	f, err := os.OpenFile(s.path+".lock", os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return false // never opened for writing: nobody writes it

@@ -13,6 +13,17 @@ import (
 // run is the whole program minus process concerns: parse args, run one
 // command, return its error for main to map to an exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	out := &countingWriter{w: stdout}
+	err := runCommand(ctx, args, out, stderr)
+	if err != nil && out.n == 0 && wantsJSON(args) {
+		// --json promises one document on stdout whatever happens.
+		_ = writeJSON(stdout, errorDocument(err))
+	}
+	return err
+}
+
+// runCommand parses args and runs one command.
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	app := newApp(stdout, stderr)
 	args, dangling := reorder(app, args)
 	if dangling != "" {

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // schemaVersion is the version of every --json document's shape. It
@@ -83,4 +85,55 @@ func withSeconds(v any, names ...string) map[string]any {
 		delete(m, n)
 	}
 	return m
+}
+
+// countingWriter counts what a command wrote, so run knows whether a
+// --json command already printed its document.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// wantsJSON reports whether the command line asks for --json.
+func wantsJSON(args []string) bool {
+	for _, a := range args[min(1, len(args)):] {
+		if a == "--" {
+			return false
+		}
+		switch strings.TrimLeft(a, "-") {
+		case "json", "json=true", "json=1":
+			return strings.HasPrefix(a, "-")
+		}
+	}
+	return false
+}
+
+// errorKinds name the exit codes of DESIGN.md in the error document.
+var errorKinds = map[int]string{
+	exitCheckFailed: "failed",
+	exitUsage:       "usage",
+	exitFabric:      "fabric",
+	exitInterrupted: "interrupted",
+}
+
+// errorDocument is what a --json command prints when it fails before
+// printing its own document: {"error": {"code", "kind", "message"}}.
+func errorDocument(err error) map[string]any {
+	code := exitCode(err)
+	kind := errorKinds[code]
+	if kind == "" {
+		kind = "failed"
+	}
+	msg := err.Error()
+	var ce *codedError
+	if errors.As(err, &ce) && ce == errInterrupted {
+		msg = "interrupted by the user (Ctrl-C or SIGTERM); what was measured is saved"
+	}
+	return map[string]any{"error": map[string]any{"code": code, "kind": kind, "message": msg}}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,4 +60,68 @@ func TestGlobalFlagsAfterTheCommand(t *testing.T) {
 	if err := run(t.Context(), []string{"nccltune", "help", "export"}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "nccltune export") {
 		t.Errorf("help export: %v\n%s", err, stdout.String())
 	}
+}
+
+// TestJSONOnEveryExit: with --json, a command that fails or is
+// interrupted still prints one JSON document: the error, with its code.
+func TestJSONOnEveryExit(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "json.db")
+	check := func(args []string, stdout string, code int, kind string) {
+		t.Helper()
+		var doc struct {
+			Error *struct {
+				Code    int    `json:"code"`
+				Kind    string `json:"kind"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		if err := dec.Decode(&doc); err != nil || dec.More() {
+			t.Errorf("%v: stdout is not one JSON document (%v):\n%s", args, err, stdout)
+			return
+		}
+		if doc.Error == nil || doc.Error.Code != code || doc.Error.Kind != kind || doc.Error.Message == "" {
+			t.Errorf("%v: exit %d, document %s", args, code, stdout)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		kind string
+	}{
+		{[]string{"search", "--sim", "spark5", "--band", "1M", "--json"}, exitUsage, "usage"},
+		{[]string{"show", "nothing", "--json"}, exitUsage, "usage"},
+		{[]string{"bogus", "--json"}, exitUsage, "usage"},
+		{[]string{"history", "--json", "--db"}, exitUsage, "usage"},
+	} {
+		stdout, _, code := runCLI(t, db, tc.args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d", tc.args, code, tc.code)
+		}
+		check(tc.args, stdout, tc.code, tc.kind)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	args := []string{"search", "--sim", "spark4", "--band", "1M", "--budget", "20", "--json"}
+	stdout, _, code := runWatched(ctx, db, func(line string) {
+		if strings.HasPrefix(line, "launch 3/") {
+			cancel()
+		}
+	}, args...)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d", code)
+	}
+	check(args, stdout, exitInterrupted, "interrupted")
+}
+
+// isErrorDocument reports whether stdout is the one JSON document a
+// --json command prints when it fails: {"error": {...}}, nothing else.
+func isErrorDocument(stdout string) bool {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal([]byte(stdout), &doc) != nil {
+		return false
+	}
+	delete(doc, "schema_version")
+	_, ok := doc["error"]
+	return ok && len(doc) == 1
 }
