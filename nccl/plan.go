@@ -426,11 +426,36 @@ func (n Native) Explain(cfg Config) Resolution {
 		}
 		sort.Slice(res.Dropped, func(i, j int) bool { return res.Dropped[i].Knob < res.Dropped[j].Knob })
 		res.Key = "plan:" + res.Plan.Key()
+		// Knobs that act beside the plan (threads, buffers, sockets, rings
+		// across NICs) make a different run even on the same plan.
+		beside := Config{}
+		for k, v := range cfg {
+			if !planKnobs[k] && !dropped(res.Dropped, k) {
+				beside[k] = v
+			}
+		}
+		if len(beside) > 0 {
+			res.Key += " | " + beside.Key()
+		}
 	} else {
 		res.Conditional = pending
 		res.Key = "config:" + n.capKey(res.Reduced)
 	}
 	return res
+}
+
+// planKnobs act on NCCL only through its plan (algorithm, protocol,
+// channels): two configs with the same plan and no other knobs run alike.
+var planKnobs = map[string]bool{"NCCL_PROTO": true, "NCCL_ALGO": true, "NCCL_MAX_NCHANNELS": true,
+	"NCCL_MAX_CTAS": true, "NCCL_MIN_NCHANNELS": true, "NCCL_MIN_CTAS": true}
+
+func dropped(ds []Drop, knob string) bool {
+	for _, d := range ds {
+		if d.Knob == knob {
+			return true
+		}
+	}
+	return false
 }
 
 // capKey is the config's key with NCCL_MAX_NCHANNELS written as

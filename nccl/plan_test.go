@@ -160,3 +160,19 @@ func TestResolveWithoutTable(t *testing.T) {
 		t.Errorf("CROSS_NIC with unknown NICs: certain")
 	}
 }
+
+// A plan read under a config with knobs that act beside the plan (threads,
+// rings across several NICs) proves that config's plan, not that it runs
+// like the defaults.
+func TestKnobsBesideThePlan(t *testing.T) {
+	n := nativeOf(t, "../runner/testdata/real/ar4_explain_tuning.txt", nccl.PowersOfTwo(512<<10, 4<<20))
+	threads := n
+	threads.Config = cfg("NCCL_NTHREADS=256")
+	r := threads.Explain(cfg("NCCL_NTHREADS=256"))
+	if !r.Certain || r.Key == n.Explain(cfg()).Key || !strings.Contains(r.Key, "NCCL_NTHREADS=256") {
+		t.Errorf("NTHREADS=256 on NCCL's plan: certain %v key %q; want its own key", r.Certain, r.Key)
+	}
+	if r := threads.Explain(cfg("NCCL_NTHREADS=256", "NCCL_MAX_CTAS=8")); !r.Certain || !strings.Contains(r.Key, "NCCL_NTHREADS=256") || strings.Contains(r.Key, "MAX_CTAS") {
+		t.Errorf("a no-op cap beside NTHREADS: certain %v key %q", r.Certain, r.Key)
+	}
+}

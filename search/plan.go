@@ -229,7 +229,8 @@ func (s *study) rekey() {
 	s.byKey = map[string]*Trial{}
 	for _, t := range s.trials {
 		k := s.keyOf(t.Config)
-		if old, ok := s.byKey[k]; !ok || len(t.Explore) > len(old.Explore) || old.Role != RoleBaseline && t.Role == RoleBaseline {
+		old, ok := s.byKey[k]
+		if !ok || t.Role == RoleBaseline || old.Role != RoleBaseline && len(t.Explore) > len(old.Explore) {
 			s.byKey[k] = t
 		}
 	}
@@ -342,6 +343,13 @@ func (s *study) checkTwin(cfg nccl.Config) *Trial {
 // maxChecks bounds the debug launches spent on uncertain rules: one per
 // fifteen launches of budget, at least one.
 func (s *study) maxChecks() int { return max(1, s.opts.Budget/15) }
+
+// runsDefaults reports whether t is not the baseline but provably runs
+// NCCL's own plan (learnt after it was measured: proposals that do are
+// merged with the defaults from the start).
+func (s *study) runsDefaults(t *Trial) bool {
+	return s.plan.native != nil && t.Role != RoleBaseline && s.keyOf(t.Config) == s.keyOf(nccl.Config{})
+}
 
 // planKnown reports whether t's plan was read from a debug log (its own
 // or that of a config with the same core).

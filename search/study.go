@@ -932,7 +932,9 @@ func (s *study) candidate(base *Trial) *Trial {
 	}
 	var pool []ranked
 	for _, t := range s.trials {
-		if t == base || !t.State.Usable() || len(t.Explore) == 0 {
+		if t == base || !t.State.Usable() || len(t.Explore) == 0 || s.runsDefaults(t) {
+			// A config that provably runs NCCL's own plan is the defaults
+			// under another name: nothing to confirm.
 			continue
 		}
 		sc := s.rankScore(t, sigma)
