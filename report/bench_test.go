@@ -18,10 +18,10 @@ func BenchmarkCompare(b *testing.B) {
 }
 
 func BenchmarkWritePNG(b *testing.B) {
-	s := recommendStudy()
-	base, _ := s.TrialCurve(s.Baseline())
-	cand, _ := s.TrialCurve(s.Candidate())
-	fig := NewFigure([]Curve{base, cand}, s)
+	fig, err := recommendStudy().DecisionFigure(MetricBusBW, false)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
 		if err := fig.WritePNG(io.Discard); err != nil {
 			b.Fatal(err)
@@ -35,5 +35,29 @@ func BenchmarkWriteHTML(b *testing.B) {
 		if err := WriteHTML(io.Discard, s, HTMLOptions{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkFigures builds and draws each figure as SVG (what the report
+// embeds), from the study as read.
+func BenchmarkFigures(b *testing.B) {
+	s := sequentialStudy()
+	for name, make := range map[string]func() (Drawing, error){
+		"curves":      func() (Drawing, error) { return s.DecisionFigure(MetricBusBW, false) },
+		"speedup":     func() (Drawing, error) { return s.SpeedupFigure() },
+		"landscape":   func() (Drawing, error) { return s.Landscape() },
+		"convergence": func() (Drawing, error) { return s.Convergence() },
+	} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				d, err := make()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := d.Write(io.Discard, FormatSVG); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
