@@ -19,11 +19,14 @@ func reportCommand() *cli.Command {
 		Usage:     "write one self-contained HTML page about a study, to attach to a ticket",
 		ArgsUsage: "STUDY",
 		Description: `report writes one HTML file that needs nothing else to be read (CSS inline,
-the plot inline as SVG, no scripts, nothing loaded from the network): the
-verdict, the plot of bus bandwidth against message size, the per-size
-tables against NCCL's defaults, what NCCL chose per size, the
-recommendation in every export format, the fabric, the settings and every
-trial. A study on the simulated fabric carries a SIMULATED banner.
+the figures inline as SVG, no scripts, nothing loaded from the network): the
+verdict, why the confirmed config was chosen over any that scored better,
+the figures of nccltune plot (bus bandwidth and time by message size over
+the confirmation launches, the per-size speedup, the search's landscape and
+its convergence), the per-size tables against NCCL's defaults, what NCCL
+chose per size, the recommendation in every export format, the fabric, the
+settings and every trial, best score first. A study on the simulated fabric
+carries a SIMULATED banner.
 
 STUDY is a name from nccltune history (s7-512K-4M), its number (7) or s7.`,
 		Flags: []cli.Flag{
