@@ -93,6 +93,17 @@
 // nothing, fall back to sockets, or fail MPI wire-up; see the Fault*
 // constants.
 //
+// # Replays
+//
+// A profile argument "replay:FILE" (or a bbolt store or replay JSON file
+// recognised by its content) runs a Replay instead: a simulated fabric
+// made of launches recorded in a store (BuildReplay, LoadReplay). A
+// replayed launch of a config resamples one of its recorded launches
+// whole (launch 0: the recorded cold one), prints the recorded plan in
+// its NCCL TUNING lines, and fails with "cannot speak for" (exit 4) when
+// neither the config nor a config NCCL's plan rules prove equivalent was
+// recorded (Replay.Match). Its outputs say "profile replay:NAME".
+//
 // # Profiles
 //
 // A profile is JSON (profiles/*.json are embedded; LoadProfile reads
