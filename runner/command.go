@@ -51,7 +51,9 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("unknown MPI flavour %q; use %s (mpirun -x K=V) or %s (-genv K V, also Intel MPI)", s.MPIFlavor, OpenMPI, MPICH)
 	}
 	for _, h := range s.Hosts {
-		if h == "" || strings.ContainsAny(h, " \t\n,") {
+		// A leading '-' would make mpirun (-H) or srun (-w) read the list
+		// as one of their own options.
+		if h == "" || strings.ContainsAny(h, " \t\n\x00,") || strings.HasPrefix(h, "-") {
 			return fmt.Errorf("host %q is not a host name; give --hosts h1,h2 (append :slots for Open MPI, e.g. h1:1)", h)
 		}
 	}

@@ -97,6 +97,8 @@ func TestSpecValidate(t *testing.T) {
 		{"bad flavour", Spec{Launcher: "mpirun", MPIFlavor: "lam"}, "unknown MPI flavour"},
 		{"hosts need a launcher", Spec{Hosts: []string{"a"}}, "--hosts needs"},
 		{"host with space", Spec{Launcher: "mpirun", Hosts: []string{"a b"}}, "not a host name"},
+		{"host that reads as an option", Spec{Launcher: "mpirun", Hosts: []string{"-x", "b"}}, "not a host name"},
+		{"host with a NUL", Spec{Launcher: "srun", Hosts: []string{"a\x00b"}}, "not a host name"},
 		{"searched and fixed", Spec{BaseEnv: map[string]string{"NCCL_PROTO": "LL"}, Config: nccl.Config{"NCCL_PROTO": "Simple"}}, "both in the base env"},
 		{"bad knob value", Spec{Config: nccl.Config{"NCCL_MAX_NCHANNELS": "65"}}, "1 to 64"},
 		{"min above max", Spec{Config: nccl.Config{"NCCL_MIN_NCHANNELS": "16", "NCCL_MAX_NCHANNELS": "8"}}, "larger than"},

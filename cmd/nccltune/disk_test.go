@@ -226,3 +226,19 @@ func TestDatabaseIsPrivate(t *testing.T) {
 		t.Errorf("the launch's JSON directory is %s, want 700", m)
 	}
 }
+
+// TestDiskFullMidSweep: a sweep stopped by a full disk is stored with
+// its real reason (or read as cut short), never told to --resume, which
+// only searches do.
+func TestDiskFullMidSweep(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	p := startCLI(t, "", nil, []string{fsizeEnv + "=262144"}, "--db", db, "sweep", "--sim", "spark4", "--repeats", "60")
+	code, stderr := p.wait()
+	if code != exitCheckFailed || !strings.Contains(stderr, "disk full") {
+		t.Fatalf("exit %d, want 1 saying the disk is full\n%s", code, stderr)
+	}
+	st := storedStudy(t, db, "s1-sweep")
+	if st.study.Status == "done" || strings.Contains(st.study.Reason, "--resume") || !strings.Contains(st.study.Reason, "disk") {
+		t.Errorf("the sweep is stored as %s: %q", st.study.Status, st.study.Reason)
+	}
+}

@@ -271,6 +271,10 @@ func (r *repeatedConfig) run(ctx context.Context) (launches []model.Launch, last
 			return nil, nil, nil, err
 		}
 		if err := r.rec.SaveLaunch(r.trial, req, l, scored && l.Outcome == runner.OK); err != nil {
+			// Say why it ended, if the store still takes a small write (on
+			// a full disk it may not: readers then tell it was cut short).
+			r.study.Status, r.study.Reason = store.StatusFailed, err.Error()
+			_ = r.st.UpdateStudy(r.study)
 			return nil, nil, nil, err
 		}
 		fmt.Fprintf(r.stderr, "launch %d/%d %s: %s (%s)\n", seq+1, total, phase, outcomeText(l), l.Duration.Round(time.Millisecond))
