@@ -70,7 +70,7 @@ func (s *Study) Convergence() (Convergence, error) {
 		c.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
 	}
 	if cand := s.Candidate(); cand != nil {
-		c.Final = ConfigLabel(cand.Config)
+		c.Final, _ = s.labelOf(cand)
 	}
 	opt := s.statOptions()
 	base, cand := s.Baseline(), s.Candidate()
@@ -106,7 +106,8 @@ func (s *Study) Convergence() (Convergence, error) {
 				continue
 			}
 			if math.IsNaN(st.LeaderUS) || med < st.LeaderUS {
-				st.Leader, st.LeaderUS, st.LeaderLo, st.LeaderHi, st.LeaderLaunches = ConfigLabel(t.Config), med, lo, hi, len(xs)
+				label, _ := s.labelOf(t)
+				st.Leader, st.LeaderUS, st.LeaderLo, st.LeaderHi, st.LeaderLaunches = label, med, lo, hi, len(xs)
 			}
 		}
 		c.Steps = append(c.Steps, st)

@@ -131,12 +131,16 @@ func (s *Study) comparedLaunches(base, cand *store.Trial) (bl, cl []*store.Launc
 
 // curveOf summarises the given launches of a trial size by size.
 func (s *Study) curveOf(t *store.Trial, ls []*store.Launch, phase string) (Curve, error) {
-	c := Curve{Study: s.Name(), Label: ConfigLabel(t.Config), Config: t.Config.Clone(), Trial: t.Number,
+	label, measuredAs := s.labelOf(t)
+	c := Curve{Study: s.Name(), Label: label, Config: t.Config.Clone(), Trial: t.Number,
 		Launches: len(ls), Phase: phase, Simulated: s.Study.Simulated}
 	if cand := s.Candidate(); cand != nil && cand.ID == t.ID && len(c.Config) > 0 {
 		c.Note = "confirmed, not recommended"
 		if s.Recommended() {
 			c.Note = "recommended"
+		}
+		if measuredAs != "" {
+			c.Note += "; measured as " + measuredAs
 		}
 	}
 	if len(ls) == 0 {

@@ -690,3 +690,37 @@ func TestTicksReadable(t *testing.T) {
 		}
 	}
 }
+
+// TestRecommendedNamedAsExported: when the recommendation leaves out a
+// knob the confirmed trial was launched with, every figure and table
+// names the config as the exports write it and says what was launched.
+func TestRecommendedNamedAsExported(t *testing.T) {
+	s := recommendStudy()
+	s.Study.Recommendation.Env = map[string]string{"NCCL_MAX_NCHANNELS": "8"}
+	s.Study.Recommendation.Dropped = []nccl.Drop{{Knob: "NCCL_PROTO", Value: "^LL128", Reason: "holds every protocol NCCL chooses here"}}
+	const written, launched = "NCCL_MAX_NCHANNELS=8", "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128"
+	curves, err := s.DecisionCurves(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := curves[1]; c.Label != written || !strings.Contains(c.LegendText(false), "recommended; measured as "+launched) {
+		t.Errorf("curve %q, legend %q", c.Label, c.LegendText(false))
+	}
+	cmp := s.Compare()
+	if cmp.Candidate.Label != written || len(cmp.Candidate.Notes) == 0 || !strings.Contains(strings.Join(cmp.Notes, "\n"), "was measured as "+launched) {
+		t.Errorf("table arm %+v, notes %q", cmp.Candidate, cmp.Notes)
+	}
+	l, _ := s.Landscape()
+	if !slices.ContainsFunc(l.Configs, func(c ScoredConfig) bool {
+		return c.Label == written && strings.Contains(c.rowLabel(), "measured as "+launched)
+	}) {
+		t.Errorf("the landscape does not name the recommended config %q as launched", written)
+	}
+	band, err := export.NewBand(s.Study, s.Trials, s.Launches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ConfigLabel(band.Env); got != written {
+		t.Errorf("the export writes %q, the figures %q", got, written)
+	}
+}

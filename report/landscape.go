@@ -27,6 +27,9 @@ import (
 type ScoredConfig struct {
 	Label  string      `json:"label"`
 	Config nccl.Config `json:"env"`
+	// MeasuredAs names the config as launched when the exports write it
+	// shorter (the recommended config), else "".
+	MeasuredAs string `json:"measured_as,omitempty"`
 	// Trials are the trial numbers merged into this entry (the first is
 	// the one named); Equivalent lists the other configs' labels.
 	Trials     []int    `json:"trials"`
@@ -69,7 +72,8 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 		key := equivalenceKey(t)
 		g, ok := groups[key]
 		if !ok {
-			g = &ScoredConfig{Label: ConfigLabel(t.Config), Config: t.Config.Clone(), State: t.State, Reason: t.Reason, Knobs: len(t.Config.Clone())}
+			label, measuredAs := s.labelOf(t)
+			g = &ScoredConfig{Label: label, MeasuredAs: measuredAs, Config: t.Config.Clone(), State: t.State, Reason: t.Reason, Knobs: len(t.Config.Clone())}
 			groups[key] = g
 			order = append(order, key)
 		} else {
@@ -176,6 +180,10 @@ type Landscape struct {
 	Share float64
 	// BaselineUS is NCCL defaults' score (NaN when not measured).
 	BaselineUS float64
+	// Plans is what the search did with NCCL's own plan (nil when it
+	// recorded nothing): configs NCCL runs like one already tried were
+	// merged into it, never launched, so they are that one entry.
+	Plans *store.PlanSummary
 }
 
 // Landscape builds the study's landscape figure.
@@ -194,6 +202,7 @@ func (s *Study) Landscape() (Landscape, error) {
 		}
 	}
 	l.Knob, l.Share = mostImportantKnob(cs)
+	l.Plans = s.Study.Plans
 	return l, nil
 }
 
@@ -297,6 +306,8 @@ func (c ScoredConfig) rowLabel() string {
 		s += fmt.Sprintf(" (+%d equivalent)", len(c.Equivalent))
 	}
 	switch {
+	case c.MeasuredAs != "":
+		s += "  (" + c.Role + "; measured as " + c.MeasuredAs + ")"
 	case c.Role == "recommended" || c.Role == "confirmed":
 		s += "  (" + c.Role + ")"
 	case !c.Scored():
@@ -371,7 +382,7 @@ func (l Landscape) sheet() (*sheet, error) {
 	pad := math.Max(math.Pow(xmax/xmin, 0.05), 1.1)
 	// Room at the right for the failed configs' marks and the values'
 	// texts.
-	p.X.Min, p.X.Max = xmin/pad, xmax*pad*2.2
+	p.X.Min, p.X.Max = xmin/pad, xmax*pad*3.2
 	// Rows top to bottom, best first: row i at y = n-1-i.
 	p.Y.Min, p.Y.Max = -0.7, float64(n)-0.3
 	var ticks []plot.Tick
@@ -462,6 +473,13 @@ func (l Landscape) sheet() (*sheet, error) {
 	}
 
 	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by band score; colour: %s", l.Band, knobText(l.Knob, l.Share))}
+	if pl := l.Plans; pl != nil && pl.Read {
+		line := fmt.Sprintf("the space holds %d configs; %d explored, %s", pl.SpaceConfigs, pl.ConfigsExplored, Plural(pl.PlansExplored, "distinct plan"))
+		if pl.MergedConfigs > 0 {
+			line += fmt.Sprintf("; %d more that NCCL runs like a config already tried are counted as that config, not drawn apart", pl.MergedConfigs)
+		}
+		sub = append(sub, line)
+	}
 	caption := []string{
 		"Dot: the median of the config's launch band scores (each launch's geometric mean over the band of its per-size median times), all its launches pooled.",
 		"Bar: the 95% confidence interval of that median from 6 launches, the min–max of the launches below that; a ring is a single launch (no interval: the winner's curse applies).",
@@ -469,7 +487,7 @@ func (l Landscape) sheet() (*sheet, error) {
 	}
 	height := vg.Length(n)*0.19*vg.Inch + 0.9*vg.Inch
 	return &sheet{width: landscapeWidth, plotHeight: max(height, 2.5*vg.Inch), title: l.Subject + ": the search's landscape",
-		subtitle: sub, simulated: l.Simulated, plot: p, xLabel: xLabel, legend: legend, caption: caption}, nil
+		subtitle: sub, simulated: l.Simulated, plot: p, xLabel: xLabel, leftPad: 0.15 * vg.Inch, legend: legend, caption: caption}, nil
 }
 
 func knobText(knob string, share float64) string {

@@ -42,7 +42,10 @@ type sheet struct {
 	yLabel string
 	// xLabel likewise, centred under the data area (gonum's own has the
 	// same trouble on a log x axis).
-	xLabel  string
+	xLabel string
+	// leftPad is room left of the plot (the landscape's long tick labels
+	// come a few points short in gonum's measure).
+	leftPad vg.Length
 	legend  *legendRows
 	caption []string
 }
@@ -141,7 +144,7 @@ func (s *sheet) areas(c draw.Canvas) (area, inner, data draw.Canvas) {
 	if s.xLabel != "" {
 		xh = axisStyle.Height(s.xLabel) + vg.Points(3)
 	}
-	inner = draw.Crop(area, yw, 0, xh, 0)
+	inner = draw.Crop(area, yw+s.leftPad, 0, xh, 0)
 	return area, inner, s.plot.DataCanvas(inner)
 }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
@@ -179,6 +180,23 @@ func busBW(factor float64, bytes int64, timeUS float64) float64 {
 		return math.NaN()
 	}
 	return factor * float64(bytes) / (timeUS * 1e3)
+}
+
+// labelOf names a trial's config as the exports write it. For the
+// recommended trial that is the env the exports write (without what they
+// leave out); measuredAs then names the config as launched, when it
+// differs, so no figure calls a config by a name it was not measured
+// under without saying so.
+func (s *Study) labelOf(t *store.Trial) (label, measuredAs string) {
+	label = ConfigLabel(t.Config)
+	if cand := s.Candidate(); cand == nil || cand.ID != t.ID || !s.Recommended() {
+		return label, ""
+	}
+	written, _ := export.WrittenEnv(s.Study.Recommendation.Env)
+	if w := ConfigLabel(written); len(written) > 0 && w != label {
+		return w, label
+	}
+	return label, ""
 }
 
 // ConfigLabel names a config as the exports spell it: its NCCL_* settings

@@ -121,6 +121,8 @@ func (s *Study) Compare() *Comparison {
 		Confidence: opt.Confidence, Alpha: opt.Alpha, BusBWFactor: s.BusBWFactor(),
 		Baseline:  Arm{Label: ConfigLabel(base.Config), Env: base.Config.Clone(), Trial: base.Number, Launches: len(bl)},
 		Candidate: Arm{Label: ConfigLabel(cand.Config), Env: cand.Config.Clone(), Trial: cand.Number, Launches: len(cl)}}
+	label, measuredAs := s.labelOf(cand)
+	c.Candidate.Label = label
 	bm, cm := modelLaunches(bl), modelLaunches(cl)
 
 	// Rows: the band's sizes, then the guard sizes; for a study that
@@ -136,6 +138,10 @@ func (s *Study) Compare() *Comparison {
 		}
 	}
 	notes := &footnotes{}
+	if measuredAs != "" {
+		c.Candidate.Notes = appendNote(c.Candidate.Notes, notes.add(fmt.Sprintf(
+			"%s was measured as %s: the exports leave the rest out (nccltune show says why)", label, measuredAs)))
+	}
 	var bandMeasured []int64
 	for _, b := range append(slices.Clone(band), guards...) {
 		one := []int64{b}
