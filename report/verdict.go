@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
@@ -30,15 +31,19 @@ func VerdictOf(s *store.Study) Verdict {
 	case r == nil:
 		v.Headline = fmt.Sprintf("none (the study is %s)", s.Status)
 		return v
-	case len(nccl.Config(r.Env).Clone()) == 0 || !r.Significant:
+	case !r.Significant || len(nccl.Config(r.Env).Clone()) == 0 && len(nccl.Config(s.BaselineEnv).Clone()) == 0:
 		v.Decided = true
-		v.Headline = "keep NCCL defaults: no significant gain"
+		v.Headline = "keep " + baselineName(s) + ": no significant gain"
 	default:
 		v.Decided, v.Change = true, true
 		v.Headline = nccl.Config(r.Env).Key()
+		if v.Headline == "" {
+			// Against the user's settings, NCCL's defaults can win.
+			v.Headline = "NCCL defaults (unset your baseline's " + strings.Join(nccl.Config(s.BaselineEnv).Clone().Names(), " ") + ")"
+		}
 		v.Details = append(v.Details, fmt.Sprintf("band speedup %s (95%% CI), p=%.3g", SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
 		if r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
-			v.Details = append(v.Details, fmt.Sprintf("band score %.1f µs with NCCL defaults → %.1f µs", r.BaselineScoreUS, r.ScoreUS))
+			v.Details = append(v.Details, fmt.Sprintf("band score %.1f µs with "+baselineName(s)+" → %.1f µs", r.BaselineScoreUS, r.ScoreUS))
 		}
 		if r.BaselineLaunches > 0 || r.CandidateLaunches > 0 {
 			v.Details = append(v.Details, fmt.Sprintf("confirmed by %d vs %d interleaved launches", r.BaselineLaunches, r.CandidateLaunches))
@@ -53,6 +58,15 @@ func VerdictOf(s *store.Study) Verdict {
 		v.Details = append(v.Details, "(SIMULATED fabric: a demonstration, not a measurement of real hardware)")
 	}
 	return v
+}
+
+// baselineName is what a study compared with: NCCL's defaults, or the
+// user's own settings (--baseline-env).
+func baselineName(s *store.Study) string {
+	if len(nccl.Config(s.BaselineEnv).Clone()) == 0 {
+		return "NCCL defaults"
+	}
+	return "your baseline (" + nccl.Config(s.BaselineEnv).Key() + ")"
 }
 
 // SpeedupText is "×8.12 [7.88, 8.38]", without the interval when it is

@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"math/rand"
+	"sort"
 	"strings"
 
 	"github.com/nccltune/nccltune/nccl"
@@ -147,6 +148,56 @@ func (s Space) Index(cfg nccl.Config) ([]int, bool) {
 func (s Space) has(knob string) bool {
 	for _, d := range s {
 		if d.Knob == knob {
+			return true
+		}
+	}
+	return false
+}
+
+// WithBaseline is the space with every value of baseline among its
+// choices: a knob the baseline sets and the space searches gets the value
+// if it lacks it, and a knob the space does not search becomes a
+// dimension of two choices, the baseline's value and unset. The baseline
+// is then a config of the space, so local steps can start from it.
+func (s Space) WithBaseline(baseline nccl.Config) Space {
+	out := make(Space, 0, len(s))
+	for _, d := range s {
+		out = append(out, Dimension{Knob: d.Knob, Choices: append([]string(nil), d.Choices...)})
+	}
+	for _, k := range sortedKnobs(baseline) {
+		v := baseline[k]
+		if v == "" {
+			continue
+		}
+		found := false
+		for i := range out {
+			if out[i].Knob != k {
+				continue
+			}
+			found = true
+			if !contains(out[i].Choices, v) {
+				out[i].Choices = append(out[i].Choices, v)
+			}
+		}
+		if !found {
+			out = append(out, Dimension{Knob: k, Choices: []string{"", v}})
+		}
+	}
+	return out
+}
+
+func sortedKnobs(c nccl.Config) []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
 			return true
 		}
 	}

@@ -86,6 +86,11 @@ type Options struct {
 	// platform (NCCL_PROTO=^LL or LL128 where NCCL keeps LL128 off): NCCL
 	// disables them where they may give wrong results.
 	AllowDisabled bool
+	// Baseline is what the study compares with and starts from: the
+	// user's current settings (--baseline-env), or empty for NCCL's
+	// defaults. With a baseline, NCCL's defaults are explored as one more
+	// config, so the study can say whether they would be better still.
+	Baseline nccl.Config
 }
 
 // DefaultOptions returns the options of `nccltune search` without flags.
@@ -319,7 +324,7 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 	base := s.baseline()
 	if base == nil {
 		var err error
-		if base, err = s.addTrial(nccl.Config{}, RoleBaseline); err != nil {
+		if base, err = s.addTrial(s.opts.Baseline.Clone(), RoleBaseline); err != nil {
 			return nil, err
 		}
 	}
@@ -337,7 +342,15 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 	// NCCL's own plan under its defaults, read from one debug launch before
 	// exploring: configs that provably run the same plan are merged, and
 	// configs that switch on what NCCL disabled are refused.
-	if err := s.launch(ctx, base, PhasePlan, false); err != nil {
+	planOf := base
+	if len(s.opts.Baseline.Clone()) > 0 {
+		// The plan is NCCL's under its defaults, not the user's baseline.
+		var err error
+		if planOf, err = s.defaultsTrial(); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.launch(ctx, planOf, PhasePlan, false); err != nil {
 		return s.stop(res, err)
 	}
 	s.planRead = true
@@ -349,6 +362,12 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 		if !base.State.Usable() {
 			return nil, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
 		}
+	}
+
+	// Against the user's own settings, NCCL's defaults are one more config
+	// to measure early: they may be better still.
+	if err := s.exploreDefaults(ctx); err != nil {
+		return s.stop(res, err)
 	}
 
 	res.Stopped = "budget"
@@ -402,6 +421,31 @@ func (s *study) finish(res *Result) *Result {
 		_ = s.rec.SaveTrials(done) // the decision stands even if this write fails
 	}
 	return res
+}
+
+// defaultsTrial is the trial of NCCL's defaults in a study against the
+// user's baseline, added when the study has none yet.
+func (s *study) defaultsTrial() (*Trial, error) {
+	for _, t := range s.trials {
+		if len(t.Config.Canonical()) == 0 {
+			return t, nil
+		}
+	}
+	return s.addTrial(nccl.Config{}, RoleExplore)
+}
+
+// exploreDefaults launches NCCL's defaults once as an exploration trial
+// when the baseline is the user's settings, so the study can say whether
+// they would be better still.
+func (s *study) exploreDefaults(ctx context.Context) error {
+	if len(s.opts.Baseline.Clone()) == 0 || s.exploreLeft() <= 0 {
+		return nil
+	}
+	t, err := s.defaultsTrial()
+	if err != nil || len(t.Explore) > 0 || !t.State.Usable() {
+		return err
+	}
+	return s.launch(ctx, t, PhaseExplore, true)
 }
 
 func (s *study) baseline() *Trial {

@@ -54,8 +54,12 @@ type Study struct {
 	Space map[string][]string `json:"space,omitempty"`
 	// BaseEnv is the lane's fixed environment, held constant.
 	BaseEnv map[string]string `json:"base_env,omitempty"`
-	Launch  LaunchSettings    `json:"launch"`
-	Fabric  Fabric            `json:"fabric"`
+	// BaselineEnv is what a study compared with and started from when it
+	// was not NCCL's defaults: the user's current knob settings
+	// (--baseline-env). Empty means NCCL's defaults.
+	BaselineEnv map[string]string `json:"baseline_env,omitempty"`
+	Launch      LaunchSettings    `json:"launch"`
+	Fabric      Fabric            `json:"fabric"`
 
 	// Simulated is true when the simulated fabric produced the launches.
 	Simulated bool   `json:"simulated"`

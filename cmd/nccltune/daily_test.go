@@ -210,3 +210,57 @@ func TestNameLabelRmRename(t *testing.T) {
 		t.Errorf("history after rm: %+v", hist.Studies)
 	}
 }
+
+// TestSearchBaselineEnv: a study against the lane's current settings
+// records them, states the recommendation as a change to them, and says
+// how NCCL's defaults did; conflicting or misplaced settings are refused.
+func TestSearchBaselineEnv(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db")
+	file := filepath.Join(dir, "lane.env")
+	if err := os.WriteFile(file, []byte("# today's lane\nexport NCCL_ALGO=Tree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--seed", "3",
+		"--baseline-env-file", file, "--baseline-env", "NCCL_MAX_NCHANNELS=2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"against your baseline (NCCL_ALGO=Tree NCCL_MAX_NCHANNELS=2)",
+		"change from your baseline: NCCL_ALGO Tree → ",
+		"NCCL defaults: ", "vs your baseline while exploring",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the result lacks %q:\n%s", want, out)
+		}
+	}
+	var show struct {
+		BaselineEnv map[string]string `json:"baseline_env"`
+		Trials      []struct {
+			Env  map[string]string `json:"env"`
+			Role string            `json:"role"`
+		} `json:"trials"`
+	}
+	out, _, _ = runCLI(t, db, "show", "s1", "--json")
+	decodeOneJSON(t, out, &show)
+	if show.BaselineEnv["NCCL_MAX_NCHANNELS"] != "2" {
+		t.Errorf("show --json baseline_env %v", show.BaselineEnv)
+	}
+	if len(show.Trials) == 0 || show.Trials[0].Env["NCCL_ALGO"] != "Tree" || show.Trials[0].Role != "baseline" {
+		t.Errorf("trial 0 is not the baseline: %+v", show.Trials[:1])
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--baseline-env", "NCCL_IB_HCA=mlx5_0"}, "--base-env"},
+		{[]string{"--baseline-env", "NCCL_PROTO=^LL128", "--base-env", "NCCL_PROTO=^LL128"}, "both --baseline-env and --base-env"},
+		{[]string{"--baseline-env", "NCCL_PORTO=LL"}, "NCCL_PROTO"},
+	} {
+		args := append([]string{"search", "--sim", "spark4", "--band", "512K-4M"}, tc.args...)
+		if _, stderr, code := runCLI(t, db, args...); code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 with %q\n%s", tc.args, code, tc.want, stderr)
+		}
+	}
+}

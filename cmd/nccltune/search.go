@@ -52,7 +52,7 @@ Examples:
 			&cli.BoolFlag{Name: "allow-disabled-protocols", Usage: "also try and recommend protocols and algorithms NCCL's defaults disabled on this fabric (e.g. LL128 through NCCL_PROTO=^LL): they may give wrong results, which is why NCCL disabled them here"},
 			&cli.StringFlag{Name: "resume", Usage: "continue an interrupted or killed `STUDY` (its band, space, guard sizes, seed, budget, sampler, --confirm, --min-effect and --alpha are reused; give the launch flags again)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (progress stays on stderr)"},
-		}, append(namingFlags(), launchFlags()...)...),
+		}, append(append(namingFlags(), baselineFlags()...), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("search takes no arguments (got %q); did you mean --band %s?", c.Args().First(), c.Args().First())
@@ -92,6 +92,9 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		stdout: c.App.Writer, stderr: c.App.ErrWriter, bandArg: c.String("band")}
 	if o.naming, err = readNaming(c); err != nil {
 		return o, err
+	}
+	if o.resume != "" && (c.IsSet("baseline-env") || c.IsSet("baseline-env-file")) {
+		return o, usageErrorf("--resume continues study %s against its own baseline; drop --baseline-env", o.resume)
 	}
 	if o.resume != "" && (c.IsSet("name") || c.IsSet("label")) {
 		return o, usageErrorf("--resume continues study %s; --name and --label name a new study (nccltune rename renames one)", o.resume)
@@ -162,6 +165,11 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 			return o, err
 		}
 	}
+	if so.Baseline, err = readBaselineEnv(c, lo.spec.BaseEnv); err != nil {
+		return o, err
+	}
+	// The baseline is a config of the space, so the search starts from it.
+	so.Space = so.Space.WithBaseline(so.Baseline)
 	if err := so.Space.CheckBase(lo.spec.BaseEnv); err != nil {
 		return o, usageError(err)
 	}
@@ -215,6 +223,9 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	case runErr != nil:
 		study.Status, study.Reason = store.StatusFailed, runErr.Error()
 		_ = st.UpdateStudy(study)
+		if errors.Is(runErr, search.ErrBaselineFailed) && len(study.BaselineEnv) > 0 {
+			runErr = fmt.Errorf("%w — %s", runErr, "the baseline here is "+baselineName(study.BaselineEnv)+", not NCCL's defaults")
+		}
 		if errors.Is(runErr, search.ErrBaselineFailed) || errors.Is(runErr, runner.ErrBenchNotFound) || errors.Is(runErr, runner.ErrLauncherNotFound) {
 			return fabricError(runErr)
 		}
@@ -257,7 +268,8 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 			Kind: store.KindSearch, Band: o.study.Band.String(), BandMin: o.study.Band.Min, BandMax: o.study.Band.Max,
 			Sizes: o.study.Band.Sizes(), GuardSizes: o.study.Guard, Collective: "all_reduce",
 			Space: spaceMap(o.study.Space), BaseEnv: o.launch.spec.BaseEnv, Launch: launchSettings(o.launch),
-			Simulated: o.launch.simulated, Seed: o.study.Seed,
+			BaselineEnv: o.study.Baseline.Clone(),
+			Simulated:   o.launch.simulated, Seed: o.study.Seed,
 			Budget: store.Budget{Launches: o.study.Budget, Time: o.study.Time},
 			Search: &store.SearchSettings{Sampler: o.study.Sampler, ConfirmLaunches: o.study.ConfirmLaunches,
 				MinEffect: o.study.Stats.MinEffect, Alpha: o.study.Stats.Alpha, AllowDisabled: o.study.AllowDisabled},
@@ -290,6 +302,7 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 	o.study.Band = nccl.Band{Min: study.BandMin, Max: study.BandMax}
 	o.study.Guard = study.GuardSizes
 	o.study.Space = spaceFromMap(study.Space)
+	o.study.Baseline = nccl.Config(study.BaselineEnv).Clone()
 	o.study.Seed = study.Seed
 	if study.Budget.Launches > 0 {
 		o.study.Budget = study.Budget.Launches
@@ -544,25 +557,31 @@ func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took
 	}
 	fmt.Fprintln(w)
 	if res.Winner != nil && res.Decision != nil {
-		fmt.Fprintf(w, "confirmed %d vs %d launches, interleaved: %s against NCCL defaults\n",
-			rec.BaselineLaunches, rec.CandidateLaunches, res.Winner.Config)
+		fmt.Fprintf(w, "confirmed %d vs %d launches, interleaved: %s against %s\n",
+			rec.BaselineLaunches, rec.CandidateLaunches, res.Winner.Config, baselineName(study.BaselineEnv))
 		printSizeTable(w, rec)
 	}
 	fmt.Fprintln(w)
-	if len(rec.Env) > 0 {
+	if v := report.VerdictOf(study); v.Change {
 		// The same verdict as show and the report, said once.
-		fmt.Fprintf(w, "recommend: %s\n", nccl.Config(rec.Env).Key())
-		for _, d := range report.VerdictOf(study).Details {
+		fmt.Fprintf(w, "recommend: %s\n", v.Headline)
+		if len(study.BaselineEnv) > 0 {
+			fmt.Fprintf(w, "  change from your baseline: %s\n", changeText(study.BaselineEnv, rec.Env))
+		}
+		for _, d := range v.Details {
 			fmt.Fprintf(w, "  %s\n", d)
 		}
 		fmt.Fprintf(w, "  export it: nccltune export %s --format env\n", study.Name)
 	} else {
-		fmt.Fprintf(w, "keep NCCL defaults: %s\n", keepWhy(rec.Ending))
+		fmt.Fprintf(w, "keep %s: %s\n", baselineName(study.BaselineEnv), keepWhy(rec.Ending))
 	}
 	// A recommendation's reason restates its verdict; keeping the
 	// defaults needs its reason.
-	if rec.Reason != "" && len(rec.Env) == 0 {
+	if rec.Reason != "" && !report.VerdictOf(study).Change {
 		fmt.Fprintf(w, "  %s\n", rec.Reason)
+	}
+	if line := defaultsLine(study, storeTrials(res.Trials, study.Sizes)); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
 	for _, d := range rec.Dropped {
 		fmt.Fprintf(w, "  left out %s=%s: %s\n", d.Knob, d.Value, d.Reason)
@@ -597,7 +616,7 @@ func keepWhy(ending string) string {
 // printSizeTable prints per-size medians with intervals and the change.
 func printSizeTable(w io.Writer, rec *store.Recommendation) {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "size\tdefaults µs (95% CI)\tcandidate µs (95% CI)\tchange\t")
+	fmt.Fprintln(tw, "size\tbaseline µs (95% CI)\tcandidate µs (95% CI)\tchange\t")
 	rows := append(append([]store.SizeComparison{}, rec.PerSize...), rec.Guards...)
 	for i, s := range rows {
 		change := "~"

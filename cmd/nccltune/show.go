@@ -154,6 +154,9 @@ func writeStudySettings(w io.Writer, s *store.Study, loc *time.Location) error {
 		if f.Key == "study" && len(s.Labels) > 0 {
 			fmt.Fprintf(tw, "labels\t%s\n", labelsText(s.Labels))
 		}
+		if f.Key == "study" && len(s.BaselineEnv) > 0 {
+			fmt.Fprintf(tw, "baseline\t%s (--baseline-env: compared with these, not NCCL's defaults)\n", nccl.Config(s.BaselineEnv).Key())
+		}
 	}
 	return tw.Flush()
 }
@@ -290,6 +293,7 @@ func showJSON(data *report.Study) map[string]any {
 		"seed":           s.Seed,
 		"space":          nonNilMap(s.Space),
 		"base_env":       nonNilMap(s.BaseEnv),
+		"baseline_env":   nonNilMap(s.BaselineEnv),
 		"launch":         withSeconds(s.Launch, "timeout"),
 		"fabric":         s.Fabric,
 		"budget":         withSeconds(s.Budget, "time"),
