@@ -288,6 +288,8 @@ type study struct {
 	// planRead is true once the defaults' plan launch was made;
 	// candidateRead once the candidate's (or its twin's) debug launch was.
 	planRead, candidateRead bool
+	// resumed is true for a study continued from stored launches.
+	resumed bool
 }
 
 // Run runs the study loop: a warm-up launch, then exploration (proposals
@@ -308,7 +310,7 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 	s := &study{
 		opts: opts, sizes: opts.Band.Sizes(), launcher: launcher, rec: rec, onEvent: onEvent,
 		prop: prop, rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)),
-		byKey: map[string]*Trial{}, seq: priorLaunches, start: time.Now(),
+		byKey: map[string]*Trial{}, seq: priorLaunches, start: time.Now(), resumed: priorLaunches > 0,
 	}
 	for _, t := range prior {
 		s.trials = append(s.trials, t)
@@ -1179,7 +1181,10 @@ func (s *study) simplification() nccl.Config {
 // changes nothing: the decision is already made.
 func (s *study) explain(ctx context.Context, res *Result) error {
 	for _, t := range []*Trial{res.Baseline, res.Winner} {
-		if t == nil || s.seq >= s.opts.Budget || s.planKnown(t) {
+		// A resumed study makes it whatever its budget: its new warm-up
+		// and plan launches came on top, and without it show and the
+		// tuner export lack NCCL's choices for good.
+		if t == nil || (s.seq >= s.opts.Budget && !s.resumed) || s.planKnown(t) {
 			// A plan launch already recorded what NCCL chose with it.
 			continue
 		}

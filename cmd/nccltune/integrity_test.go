@@ -138,3 +138,41 @@ func TestVerifyInconsistentClaimExits1(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestExplainSurvivesInterruption: a study interrupted just before its
+// explain launch makes it when resumed, so the tuner export works.
+func TestExplainSurvivesInterruption(t *testing.T) {
+	args := []string{"search", "--sim", "spark4", "--band", "512K-4M", "--budget", "30"}
+	// Where the explain launch comes in an uninterrupted run.
+	_, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "whole.db"), args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	before := ""
+	lines := strings.Split(stderr, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, " explain ") && i > 0 {
+			before = strings.Fields(lines[i-1])[1] // "29/30"
+		}
+	}
+	if before == "" {
+		t.Fatalf("no explain launch:\n%s", stderr)
+	}
+	db := filepath.Join(t.TempDir(), "db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, stderr, code = runWatched(ctx, db, func(line string) {
+		if strings.HasPrefix(line, "launch "+before+" ") {
+			cancel()
+		}
+	}, args...)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, db, "search", "--resume", "s1-512K-4M", "--sim", "spark4", "--noise", "1"); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, db, "export", "s1-512K-4M", "--format", "nccl-tuner"); code != 0 {
+		t.Errorf("the resumed study has no record of NCCL's choices: exit %d\n%s", code, stderr)
+	}
+}
