@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,6 +125,26 @@ func TestSearchFlat(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "keep NCCL defaults: ") {
 		t.Errorf("output does not keep the defaults:\n%s", stdout)
+	}
+	// What the study did with NCCL's plan, in the search output and in show.
+	if !strings.Contains(stdout, "NCCL's plan: 3456 configs in the space") {
+		t.Errorf("search output does not say what it did with NCCL's plan:\n%s", stdout)
+	}
+	shown, stderr, code := runCLI(t, db, "show", "s1")
+	if code != 0 || !strings.Contains(shown, "NCCL's plan: 3456 configs in the space") || !strings.Contains(shown, "merged ") {
+		t.Errorf("show (exit %d) does not say what the study did with NCCL's plan:\n%s%s", code, shown, stderr)
+	}
+	js, _, _ := runCLI(t, db, "show", "s1", "--json")
+	var doc struct {
+		Plans *struct {
+			Read         bool              `json:"read"`
+			SpaceConfigs int               `json:"space_configs"`
+			Merged       []json.RawMessage `json:"merged"`
+		} `json:"plans"`
+	}
+	decodeOneJSON(t, js, &doc)
+	if doc.Plans == nil || !doc.Plans.Read || doc.Plans.SpaceConfigs != 3456 || len(doc.Plans.Merged) == 0 {
+		t.Errorf("show --json plans %+v", doc.Plans)
 	}
 }
 
