@@ -108,6 +108,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		searchCommand(),
 		verifyCommand(),
+		compareCommand(),
 		sweepCommand(),
 		historyCommand(),
 		showCommand(),

@@ -264,3 +264,55 @@ func TestSearchBaselineEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyBaselineAndCompare: verify measures against --baseline-env
+// (and drops the search's claim, made against another baseline); compare
+// measures two configs interleaved, and two stored studies side by side.
+func TestVerifyBaselineAndCompare(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--name", "tuned"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	var v struct {
+		BaselineEnv map[string]string `json:"baseline_env"`
+		Claimed     *claimed          `json:"claimed"`
+		Speedup     float64           `json:"speedup"`
+	}
+	out, stderr, code := runCLI(t, db, "verify", "tuned", "--sim", "spark4", "--launches", "6", "--baseline-env", "NCCL_ALGO=Tree", "--json")
+	if code != 0 {
+		t.Fatalf("verify: exit %d\n%s", code, stderr)
+	}
+	decodeOneJSON(t, out, &v)
+	if v.BaselineEnv["NCCL_ALGO"] != "Tree" || v.Claimed != nil || v.Speedup <= 1 {
+		t.Errorf("verify against a baseline: %+v", v)
+	}
+	out, stderr, code = runCLI(t, db, "compare", "--sim", "spark4", "--band", "512K-4M", "--launches", "6",
+		"--env-a", "NCCL_ALGO=Tree", "--env-b", "NCCL_PROTO=^LL128", "--env-b", "NCCL_MAX_NCHANNELS=8", "--name", "ab")
+	if code != 0 {
+		t.Fatalf("compare: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"compare ab: B NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128 against A NCCL_ALGO=Tree", "size  A µs (95% CI)", "B is "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare lacks %q:\n%s", want, out)
+		}
+	}
+	out, stderr, code = runCLI(t, db, "compare", "tuned", "ab")
+	if code != 0 {
+		t.Fatalf("compare studies: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"A: tuned trial", "B: ab trial 1, NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128, 6 launches", "not interleaved", "B vs A", "over these sizes: B is ×"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare of studies lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range [][]string{
+		{"compare", "tuned"},
+		{"compare", "tuned", "ab", "--band", "1M-2M"},
+		{"compare", "--sim", "spark4", "--env-b", "NCCL_PROTO=LL"},
+		{"compare", "--sim", "spark4", "--band", "1M-2M", "--env-a", "NCCL_PROTO=LL", "--env-b", "NCCL_PROTO=LL"},
+	} {
+		if _, stderr, code := runCLI(t, db, bad...); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", bad, code, stderr)
+		}
+	}
+}

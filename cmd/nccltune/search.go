@@ -615,8 +615,13 @@ func keepWhy(ending string) string {
 
 // printSizeTable prints per-size medians with intervals and the change.
 func printSizeTable(w io.Writer, rec *store.Recommendation) {
+	printSizeTableAs(w, rec, "baseline", "candidate")
+}
+
+// printSizeTableAs is printSizeTable with its two arms named.
+func printSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string) {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "size\tbaseline µs (95% CI)\tcandidate µs (95% CI)\tchange\t")
+	fmt.Fprintf(tw, "size\t%s µs (95%% CI)\t%s µs (95%% CI)\tchange\t\n", base, cand)
 	rows := append(append([]store.SizeComparison{}, rec.PerSize...), rec.Guards...)
 	for i, s := range rows {
 		change := "~"

@@ -19,7 +19,7 @@ import (
 func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
-		Usage:     "re-measure a study's recommendation against NCCL's defaults, fresh and interleaved",
+		Usage:     "re-measure a study's recommendation against its baseline (NCCL's defaults, or --baseline-env), fresh and interleaved",
 		ArgsUsage: "STUDY",
 		Description: `verify checks a recommendation independently of the search that made it:
 new launches of NCCL's defaults and of the recommended env, alternating
@@ -30,12 +30,13 @@ after a driver or NCCL upgrade, or before changing a serving recipe.
 
 Examples:
   nccltune verify s3-512K-4M --sim spark4
-  nccltune verify s3-512K-4M --launches 10 --launcher mpirun --np 2 --hosts a,b`,
+  nccltune verify s3-512K-4M --launches 10 --launcher mpirun --np 2 --hosts a,b
+  nccltune verify s3-512K-4M --baseline-env NCCL_PROTO=^LL128 --baseline-env NCCL_MAX_NCHANNELS=8 --sim spark4`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per arm"},
 			&cli.StringSliceFlag{Name: "env", Usage: "verify this `K=V` config instead of the study's recommendation (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
-		}, launchFlags()...),
+		}, append(baselineFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageErrorf("verify takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
@@ -56,8 +57,13 @@ Examples:
 			if err != nil {
 				return err
 			}
+			baseline, err := readBaselineEnv(c, lo.spec.BaseEnv)
+			if err != nil {
+				return err
+			}
 			return runVerify(c.Context, verifyOptions{launch: lo, study: c.Args().First(), config: cfg,
-				launches: c.Int("launches"), json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter})
+				launches: c.Int("launches"), json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter,
+				baseline: baseline, baselineSet: c.IsSet("baseline-env") || c.IsSet("baseline-env-file")})
 		},
 	}
 }
@@ -71,22 +77,29 @@ type verifyOptions struct {
 	db       string
 	stdout   io.Writer
 	stderr   io.Writer
+	// baseline is --baseline-env (baselineSet when given).
+	baseline    nccl.Config
+	baselineSet bool
+	naming      studyNaming
 }
 
 // verifyResult is the verdict of a verify run.
 type verifyResult struct {
-	Study      string            `json:"study"`
-	Verifies   string            `json:"verifies"`
-	Simulated  bool              `json:"simulated"`
-	Env        map[string]string `json:"env"`
-	Launches   int               `json:"launches_per_arm"`
-	Speedup    float64           `json:"speedup"`
-	SpeedupCI  [2]float64        `json:"speedup_ci"`
-	PValue     float64           `json:"p_value"`
-	Recommend  bool              `json:"significant"`
-	Reason     string            `json:"reason"`
-	Claimed    *claimed          `json:"claimed"`
-	Consistent bool              `json:"consistent"`
+	Study    string `json:"study"`
+	Verifies string `json:"verifies,omitempty"`
+	// BaselineEnv is what the config was compared with ({} for NCCL's
+	// defaults).
+	BaselineEnv map[string]string `json:"baseline_env"`
+	Simulated   bool              `json:"simulated"`
+	Env         map[string]string `json:"env"`
+	Launches    int               `json:"launches_per_arm"`
+	Speedup     float64           `json:"speedup"`
+	SpeedupCI   [2]float64        `json:"speedup_ci"`
+	PValue      float64           `json:"p_value"`
+	Recommend   bool              `json:"significant"`
+	Reason      string            `json:"reason"`
+	Claimed     *claimed          `json:"claimed"`
+	Consistent  bool              `json:"consistent"`
 }
 
 type claimed struct {
@@ -138,26 +151,58 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 			return usageErrorf("%s is what verify measures (%s=%s) and is also fixed by --base-env; drop it from --base-env", k, k, cfg[k])
 		}
 	}
-	band := nccl.Band{Min: orig.BandMin, Max: orig.BandMax}
+	// The baseline: --baseline-env, else the study's own. The search's
+	// claim speaks only for the baseline it was measured against.
+	baseCfg := nccl.Config(orig.BaselineEnv).Clone()
+	if o.baselineSet {
+		if o.baseline.Key() != baseCfg.Key() {
+			claim = nil
+		}
+		baseCfg = o.baseline.Clone()
+	}
+	return runInterleaved(ctx, st, o, abSpec{kind: "verify", verifies: orig.Name, band: nccl.Band{Min: orig.BandMin, Max: orig.BandMax},
+		bandText: orig.Band, guards: orig.GuardSizes, collective: orig.Collective, base: baseCfg, cand: cfg, claim: claim})
+}
+
+// abSpec is one interleaved comparison of two configs: verify's (a
+// study's recommendation against its baseline) or compare's.
+type abSpec struct {
+	kind, verifies string
+	band           nccl.Band
+	bandText       string
+	guards         []int64
+	collective     string
+	base, cand     nccl.Config
+	claim          *claimed
+}
+
+// runInterleaved measures spec.base and spec.cand alternately (B C B C …,
+// after one uncounted warm-up of B), stores the launches as a study of
+// spec.kind, and prints the comparison.
+func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec abSpec) error {
+	cfg, claim := spec.cand, spec.claim
+	band := spec.band
 	sizes := band.Sizes()
 	lo, hi := band.Min, band.Max
-	for _, g := range orig.GuardSizes {
+	for _, g := range spec.guards {
 		lo, hi = min(lo, g), max(hi, g)
 	}
-	study := &store.Study{Kind: "verify", Band: orig.Band, BandMin: orig.BandMin, BandMax: orig.BandMax,
-		Sizes: sizes, GuardSizes: orig.GuardSizes, Collective: orig.Collective, BaseEnv: o.launch.spec.BaseEnv,
-		Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
+	study := &store.Study{Kind: spec.kind, Band: spec.bandText, BandMin: band.Min, BandMax: band.Max,
+		Sizes: sizes, GuardSizes: spec.guards, Collective: spec.collective, BaseEnv: o.launch.spec.BaseEnv,
+		BaselineEnv: spec.base.Clone(),
+		Launch:      launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
 		Budget: store.Budget{Launches: 2*o.launches + 1}, Status: store.StatusRunning,
-		Reason: "verifies " + orig.Name}
+		Reason: spec.reason()}
 	// Nothing is stored for a launch that cannot start.
 	if err := preflight(o.launch); err != nil {
 		return err
 	}
-	if err := st.CreateStudy(study); err != nil {
+	o.naming.apply(study)
+	if err := createStudy(st, study); err != nil {
 		return err
 	}
 	rec := &storeRecorder{st: st, study: study, sizes: sizes}
-	base := &search.Trial{Number: 0, Config: nccl.Config{}, Role: search.RoleBaseline, State: search.Running}
+	base := &search.Trial{Number: 0, Config: spec.base.Clone(), Role: search.RoleBaseline, State: search.Running}
 	cand := &search.Trial{Number: 1, Config: cfg, Role: "candidate", State: search.Running}
 	for _, t := range []*search.Trial{base, cand} {
 		if err := rec.SaveTrial(t); err != nil {
@@ -165,8 +210,8 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		}
 	}
 	launcher := &specLauncher{base: o.launch.spec, seed: o.launch.seed + 7919} // fresh noise, not the search's
-	fmt.Fprintf(o.stderr, "verify %s (%s): %s against NCCL defaults, %d launches each, interleaved%s\n",
-		study.Name, orig.Name, cfg, o.launches, labelSuffix(study))
+	fmt.Fprintf(o.stderr, "%s %s: %s against %s, %d launches each, interleaved%s\n",
+		spec.kind, study.Name, cfg, baselineName(spec.base), o.launches, labelSuffix(study))
 
 	seq := 0
 	run := func(t *search.Trial, phase string, scored bool) error {
@@ -220,7 +265,7 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 	}
 	opt := model.DefaultOptions()
 	cmp := model.Compare(base.Confirm, cand.Confirm, sizes, opt)
-	res := verifyResult{Study: study.Name, Verifies: orig.Name, Simulated: study.Simulated, Env: cfg.Clone(),
+	res := verifyResult{Study: study.Name, Verifies: spec.verifies, BaselineEnv: spec.base.Clone(), Simulated: study.Simulated, Env: cfg.Clone(),
 		Launches: o.launches, Speedup: cmp.Speedup, SpeedupCI: [2]float64{finiteOr(cmp.Lo, cmp.Speedup), finiteOr(cmp.Hi, cmp.Speedup)},
 		PValue: finiteOr(cmp.P, 1), Recommend: cmp.Recommend, Reason: cmp.Reason, Claimed: claim}
 	if claim != nil {
@@ -233,10 +278,14 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
 		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
 		PerSize: sizeComparisons(base.Confirm, cand.Confirm, sizes, opt),
-		Guards:  sizeComparisons(base.Confirm, cand.Confirm, orig.GuardSizes, opt)}
+		Guards:  sizeComparisons(base.Confirm, cand.Confirm, spec.guards, opt)}
+	study.Recommendation.CandidateTrialID = cand.ID
+	if cmp.Recommend {
+		study.Recommendation.TrialID = cand.ID
+	}
 	base.State, cand.State = search.Complete, search.Complete
 	_ = rec.SaveTrials([]*search.Trial{base, cand})
-	finish(store.StatusDone, "verifies "+orig.Name)
+	finish(store.StatusDone, spec.reason())
 	if o.json {
 		if err := writeJSON(o.stdout, res); err != nil {
 			return err
@@ -250,6 +299,14 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 	return nil
 }
 
+// reason is the stored note of what the comparison was for.
+func (spec abSpec) reason() string {
+	if spec.verifies != "" {
+		return "verifies " + spec.verifies
+	}
+	return "compares " + spec.cand.String() + " with " + spec.base.String()
+}
+
 func verifyError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return errInterrupted
@@ -261,13 +318,22 @@ func verifyError(ctx context.Context, err error) error {
 }
 
 func printVerify(w io.Writer, study *store.Study, r verifyResult) {
-	fmt.Fprintf(w, "\nverify %s of %s: %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), r.Launches, r.Launches)
+	if r.Verifies != "" {
+		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), baselineName(r.BaselineEnv), r.Launches, r.Launches)
+	} else {
+		fmt.Fprintf(w, "\ncompare %s: B %s against A %s, %d vs %d interleaved launches", r.Study, nccl.Config(r.Env), nccl.Config(r.BaselineEnv), r.Launches, r.Launches)
+	}
 	if r.Simulated {
 		fmt.Fprintf(w, "  [%s]", simLabel(true, study.Launch.SimProfile))
 	}
 	fmt.Fprintln(w)
-	printSizeTable(w, study.Recommendation)
-	fmt.Fprintf(w, "\nfresh speedup %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
+	if r.Verifies == "" {
+		printSizeTableAs(w, study.Recommendation, "A", "B")
+		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
+	} else {
+		printSizeTable(w, study.Recommendation)
+		fmt.Fprintf(w, "\nfresh speedup %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
+	}
 	if r.Claimed != nil {
 		verdict := "consistent with"
 		if !r.Consistent {
@@ -275,7 +341,9 @@ func printVerify(w io.Writer, study *store.Study, r verifyResult) {
 		}
 		fmt.Fprintf(w, "%s the search's claim of %.2f× [%.2f, %.2f]\n", verdict, r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
 	}
-	if math.IsNaN(r.Speedup) {
+	// The speedup line above is the verdict; the reason adds to it only
+	// when there is no gain to act on.
+	if math.IsNaN(r.Speedup) || r.Recommend {
 		return
 	}
 	fmt.Fprintf(w, "%s\n", r.Reason)
