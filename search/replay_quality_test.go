@@ -138,8 +138,8 @@ func containsPrefix(list []string, prefix string) bool {
 //
 // (a relative path is read from the package directory or the repository's root).
 //
-// NCCLTUNE_REPLAY_SEEDS and NCCLTUNE_REPLAY_BUDGETS (comma-separated)
-// change the seeds and budgets.
+// NCCLTUNE_REPLAY_SEEDS (how many), NCCLTUNE_REPLAY_FIRST_SEED and
+// NCCLTUNE_REPLAY_BUDGETS (comma-separated) change the seeds and budgets.
 func TestReplayQuality(t *testing.T) {
 	path := os.Getenv("NCCLTUNE_REPLAY")
 	if path == "" {
@@ -164,6 +164,12 @@ func TestReplayQuality(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	first := int64(1)
+	if s := os.Getenv("NCCLTUNE_REPLAY_FIRST_SEED"); s != "" {
+		if first, err = strconv.ParseInt(s, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
 	def := DefaultOptions().Budget
 	budgets := []int{30, def, 120}
 	if s := os.Getenv("NCCLTUNE_REPLAY_BUDGETS"); s != "" {
@@ -183,7 +189,7 @@ func TestReplayQuality(t *testing.T) {
 		capOnly, other, keep, noop, refused := 0, 0, 0, 0, 0
 		others, refusedCfg := map[string]int{}, map[string]int{}
 		var noopExamples []string
-		for seed := int64(1); seed <= int64(seeds); seed++ {
+		for seed := first; seed < first+int64(seeds); seed++ {
 			o := DefaultOptions()
 			o.Band, o.Guard, o.Seed, o.Budget = band, DefaultGuard(band), seed, budget
 			l := &replayLauncher{profile: profile, seed: seed, dir: t.TempDir(), refused: map[string]int{}}
