@@ -198,3 +198,19 @@ func TestWithoutNCCLsPlan(t *testing.T) {
 		t.Errorf("recommended %s (%s), want spark4's fix", env, res.Reason)
 	}
 }
+
+// TestDebugLaunchesNeverScored: plan launches (the defaults' and those
+// that settle a rule) are stored as unscored, whoever asked for them.
+func TestDebugLaunchesNeverScored(t *testing.T) {
+	for seed := int64(1); seed <= 3; seed++ {
+		o := spark4Options(seed)
+		l := newSimLauncher(t, "spark4", 1, o.Seed)
+		rec := newMemRecorder(t)
+		if _, err := Run(context.Background(), o, l, rec, nil, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		if rec.scoredDebug > 0 {
+			t.Errorf("seed %d: %d debug launches stored as scored", seed, rec.scoredDebug)
+		}
+	}
+}

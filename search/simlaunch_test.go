@@ -124,6 +124,8 @@ type memRecorder struct {
 	keys     map[string]uint64
 	launches int
 	phases   []string
+	// scoredDebug counts debug launches saved as scored (never right).
+	scoredDebug int
 }
 
 func newMemRecorder(t testing.TB) *memRecorder {
@@ -155,6 +157,9 @@ func (r *memRecorder) SaveTrials(ts []*Trial) error {
 func (r *memRecorder) SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error {
 	r.launches++
 	r.phases = append(r.phases, req.Phase)
+	if req.Debug && scored {
+		r.scoredDebug++
+	}
 	return nil
 }
 

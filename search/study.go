@@ -880,6 +880,9 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 	// the guard sizes keep exploration away from configs that would fail the
 	// guard check at the end.
 	debug := phase == PhaseExplain || phase == PhasePlan
+	// A debug launch prints NCCL's log as it runs: its times are not
+	// measurements of the config.
+	scored = scored && !debug
 	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: debug}
 	req.MinBytes, req.MaxBytes = s.sweepRange()
 	if debug {
