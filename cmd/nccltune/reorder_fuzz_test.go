@@ -90,11 +90,26 @@ func walk(a *cli.App, args []string, parsed bool) (flags, positional []string, d
 		return flags, args[i:], ""
 	}
 	inFlags := true
+	var cmdFlags []string
+	// Global flags written after the command are the app's (reorder
+	// moves them in front of it): they join the leading ones.
+	defer func() { flags = append(flags, cmdFlags...) }()
 	for ; i < len(args); i++ {
 		x := args[i]
 		if x == "--" {
 			positional = append(positional, args[i:]...)
 			break
+		}
+		if !parsed && isGlobalFlag(a, cmd, x) {
+			if takesValue(a.Flags, x) {
+				if i+1 >= len(args) {
+					return append(flags, x), positional, x
+				}
+				x += " " + args[i+1]
+				i++
+			}
+			flags = append(flags, x)
+			continue
 		}
 		if strings.HasPrefix(x, "-") && len(x) > 1 && (inFlags || !parsed) {
 			if takesValue(cmd.Flags, x) {
@@ -104,7 +119,7 @@ func walk(a *cli.App, args []string, parsed bool) (flags, positional []string, d
 				x += " " + args[i+1]
 				i++
 			}
-			flags = append(flags, x)
+			cmdFlags = append(cmdFlags, x)
 			continue
 		}
 		inFlags = false
