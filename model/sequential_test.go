@@ -198,13 +198,13 @@ func TestSequentialTable(t *testing.T) {
 	if !*sequentialTable {
 		t.Skip("pass -sequential to print the table")
 	}
-	const reps = 2000
-	fmt.Printf("| launch spread | true gain | design | recommended | mean launches per arm |\n|---|---|---|---|---|\n")
+	const reps = 1000
+	fmt.Printf("| launch spread | true gain | looks (launches per arm) | recommended | mean launches per arm |\n|---|---|---|---|---|\n")
 	for _, spread := range []float64{0.06, 0.18} {
 		for _, gain := range []float64{0, 0.05, 0.11, 0.20} {
 			for _, maxN := range []int{6, 12, 24} {
 				f := spark4Fabric()
-				f.launchSD = spread
+				f.launchSD, f.iters = spread, 20
 				d := PlanConfirm(6, maxN, 0.05)
 				st := simulateDesign(f, d, 1+gain, reps, uint64(1000*maxN)+uint64(100*gain)+uint64(1000*spread))
 				fmt.Printf("| %.0f %% | %.0f %% | %v | %.3f | %.1f |\n", 100*spread, 100*gain, d.Looks,

@@ -216,6 +216,7 @@ var (
 	qualitySeeds   = flag.Int("quality-seeds", 100, "seeds per cell of the quality table")
 	qualityFirst   = flag.Int64("quality-first-seed", 1, "the quality table's first seed")
 	qualityBudgets = flag.String("quality-budgets", "60", "comma-separated budgets of the quality table")
+	qualityProfile = flag.String("quality-profiles", "", "comma-separated profiles of the quality table (default: every built-in one)")
 )
 
 // TestQualityTable measures what users get from the default study (budget
@@ -242,7 +243,11 @@ func TestQualityTable(t *testing.T) {
 	}
 	band := nccl.Band{Min: 512 << 10, Max: 4 << 20}
 	fmt.Printf("| profile | budget | best config (true band score) | defaults | within 3 %% | within 5 %% | change recommended | mean launches | endings |\n|---|---|---|---|---|---|---|---|---|\n")
-	for _, profile := range sim.BuiltinProfiles() {
+	profiles := sim.BuiltinProfiles()
+	if *qualityProfile != "" {
+		profiles = strings.Split(*qualityProfile, ",")
+	}
+	for _, profile := range profiles {
 		prof := newSimLauncher(t, profile, 0, 0).prof
 		best, bestCfg := bestInSpace(t, prof, DefaultSpace(), band.Sizes())
 		def := trueScore(t, prof, nccl.Config{}, band.Sizes())

@@ -46,7 +46,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "space", Usage: "add a knob to search, with its default values (NCCL_NTHREADS) or yours (NCCL_MAX_NCHANNELS=unset,2,4,8; use | between values holding commas)"},
 			&cli.BoolFlag{Name: "space-only", Usage: "search only the --space knobs, not the default five"},
 			&cli.StringFlag{Name: "sampler", Value: "tpe", Usage: "proposal strategy: tpe, random or grid"},
-			&cli.IntFlag{Name: "confirm", Value: 6, Usage: "interleaved confirmation launches per arm"},
+			&cli.IntFlag{Name: "confirm", Value: 6, Usage: "interleaved confirmation launches per arm at the first look; the confirmation goes on (group-sequential, up to 20% of --budget) while the measured spread leaves the decision open"},
 			&cli.Float64Flag{Name: "min-effect", Value: 0.03, Usage: "smallest gain worth recommending (0.03 = 3%)"},
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the decision"},
 			&cli.BoolFlag{Name: "allow-disabled-protocols", Usage: "also try and recommend protocols and algorithms NCCL's defaults disabled on this fabric (e.g. LL128 through NCCL_PROTO=^LL): they may give wrong results, which is why NCCL disabled them here"},
