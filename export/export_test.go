@@ -381,9 +381,15 @@ func TestK8sRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := render(t, FormatK8s, []*Band{tc.band}, tc.opts)
-			got, order, err := parseK8sEnv(out)
+			yamlValues, order, err := parseK8sEnv(out)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
+			}
+			// What the container sees: Kubernetes' $(VAR) expansion of
+			// what YAML read.
+			got := map[string]string{}
+			for k, v := range yamlValues {
+				got[k] = kubeExpand(v)
 			}
 			want := tc.band.EnvMap(tc.opts.WithBase)
 			if !reflect.DeepEqual(got, want) {
@@ -397,7 +403,11 @@ func TestK8sRoundTrip(t *testing.T) {
 				t.Errorf("order %v, want %v", order, wantOrder)
 			}
 			if strings.HasPrefix(tc.name, "hostile") || strings.HasPrefix(tc.name, "yaml") {
-				checkWithPyYAML(t, out, want)
+				wantYAML := map[string]string{}
+				for k, v := range want {
+					wantYAML[k] = strings.ReplaceAll(v, "$", "$$")
+				}
+				checkWithPyYAML(t, out, wantYAML)
 			}
 		})
 	}
@@ -769,7 +779,7 @@ func TestParseFormat(t *testing.T) {
 		t.Errorf("yaml is %q", f)
 	}
 	_, err := ParseFormat("jsn")
-	if err == nil || !strings.Contains(err.Error(), "want one of env, sh, docker, k8s, json, nccl-tuner") || !strings.Contains(err.Error(), "did you mean json?") {
+	if err == nil || !strings.Contains(err.Error(), "want one of env, sh, docker, compose, k8s, json, nccl-tuner") || !strings.Contains(err.Error(), "did you mean json?") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -785,5 +795,101 @@ func TestFileName(t *testing.T) {
 	b.Study.Band = "1M/../x"
 	if got := FileName(FormatEnv, b); strings.Contains(got, "/") {
 		t.Errorf("unsafe name %q", got)
+	}
+}
+
+// kubeExpand is Kubernetes' expansion of an env value with no variables
+// defined (k8s.io/kubernetes third_party/forked/golang/expansion): $$ is
+// one $, and an unresolvable $(VAR) stays as written.
+func kubeExpand(v string) string {
+	var sb strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '$' && i+1 < len(v) && v[i+1] == '$' {
+			sb.WriteByte('$')
+			i++
+			continue
+		}
+		sb.WriteByte(v[i])
+	}
+	return sb.String()
+}
+
+// TestK8sDollarAndIndent: a value holding $(VAR) reaches the container as
+// written, and --indent shifts every line.
+func TestK8sDollarAndIndent(t *testing.T) {
+	b := hostileBand(map[string]string{"V": "$(HOME) $$ $x"})
+	out := string(render(t, FormatK8s, []*Band{b}, Options{Indent: 6}))
+	if !strings.Contains(out, `value: "$$(HOME) $$$$ $$x"`) {
+		t.Errorf("$ not doubled for Kubernetes:\n%s", out)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if !strings.HasPrefix(l, "      ") {
+			t.Errorf("line not indented by 6: %q", l)
+		}
+	}
+	if got := kubeExpand(`$$(HOME) $$$$ $$x`); got != "$(HOME) $$ $x" {
+		t.Errorf("kubeExpand: %q", got)
+	}
+}
+
+// TestComposeEnvironment: the compose format is an environment: map that
+// YAML reads back with $ doubled (compose's own escape).
+func TestComposeEnvironment(t *testing.T) {
+	b := hostileBand(map[string]string{"NCCL_PROTO": "^LL128", "V": "a $HOME b", "YES": "8"})
+	out := string(render(t, FormatCompose, []*Band{b}, Options{}))
+	for _, want := range []string{"environment:\n", `  NCCL_PROTO: "^LL128"`, `  V: "a $$HOME b"`, `  "YES": "8"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compose output lacks %q:\n%s", want, out)
+		}
+	}
+	checkComposeWithPyYAML(t, out, map[string]string{"NCCL_PROTO": "^LL128", "V": "a $$HOME b", "YES": "8"})
+}
+
+// TestDockerFlagsSurviveSubstitution: values the shell reads as they are
+// are written unquoted, so docker run $(…) gets them without quotes; a
+// value that needs quotes is quoted and the header says to use --env-file.
+func TestDockerFlagsSurviveSubstitution(t *testing.T) {
+	out := string(render(t, FormatDocker, []*Band{hostileBand(map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})}, Options{}))
+	if !strings.Contains(out, "-e NCCL_MAX_NCHANNELS=8 -e NCCL_PROTO=^LL128\n") || strings.Contains(out, "quoted:") {
+		t.Errorf("plain values:\n%s", out)
+	}
+	out = string(render(t, FormatDocker, []*Band{hostileBand(map[string]string{"V": "a b"})}, Options{}))
+	if !strings.Contains(out, "-e 'V=a b'") || !strings.Contains(out, "--env-file") {
+		t.Errorf("a value with a space:\n%s", out)
+	}
+}
+
+// checkComposeWithPyYAML reads a compose environment: map with PyYAML
+// (when it is installed) and compares the values.
+func checkComposeWithPyYAML(t *testing.T, doc string, want map[string]string) {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil || testing.Short() {
+		return
+	}
+	cmd := exec.Command(py, "-c", `import sys, json
+try:
+    import yaml
+except ImportError:
+    sys.exit(3)
+d = yaml.safe_load(sys.stdin.buffer.read().decode("utf-8"))
+assert list(d) == ["environment"], d
+print(json.dumps(d["environment"]))`)
+	cmd.Stdin = strings.NewReader(doc)
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == 3 {
+		return
+	}
+	if err != nil {
+		t.Fatalf("PyYAML: %v: %s", err, out)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range want {
+		if s, ok := got[k].(string); !ok || s != v {
+			t.Errorf("PyYAML reads %s as %#v, want %q", k, got[k], v)
+		}
 	}
 }

@@ -16,16 +16,17 @@ type Format string
 
 // The formats, as --format spells them.
 const (
-	FormatEnv    Format = "env"        // KEY=VALUE lines for docker run --env-file
-	FormatSh     Format = "sh"         // export lines to source in a shell
-	FormatDocker Format = "docker"     // -e 'KEY=VALUE' flags for docker run
-	FormatK8s    Format = "k8s"        // an env: list for a Kubernetes container spec
-	FormatJSON   Format = "json"       // one JSON document
-	FormatTuner  Format = "nccl-tuner" // the CSV of NCCL's example tuner plugin
+	FormatEnv     Format = "env"        // KEY=VALUE lines for docker run --env-file
+	FormatSh      Format = "sh"         // export lines to source in a shell
+	FormatDocker  Format = "docker"     // -e 'KEY=VALUE' flags for docker run
+	FormatK8s     Format = "k8s"        // an env: list for a Kubernetes container spec
+	FormatCompose Format = "compose"    // an environment: map for a docker compose service
+	FormatJSON    Format = "json"       // one JSON document
+	FormatTuner   Format = "nccl-tuner" // the CSV of NCCL's example tuner plugin
 )
 
 // Formats lists every format in the order help text shows them.
-var Formats = []Format{FormatEnv, FormatSh, FormatDocker, FormatK8s, FormatJSON, FormatTuner}
+var Formats = []Format{FormatEnv, FormatSh, FormatDocker, FormatCompose, FormatK8s, FormatJSON, FormatTuner}
 
 // FormatNames is Formats as strings.
 func FormatNames() []string {
@@ -72,6 +73,8 @@ func (f Format) Ext() string {
 		return ".docker"
 	case FormatK8s:
 		return ".yaml"
+	case FormatCompose:
+		return ".compose.yaml"
 	case FormatJSON:
 		return ".json"
 	case FormatTuner:
@@ -109,6 +112,9 @@ type Options struct {
 	WithBase bool
 	// Now is the export date written in the header (zero: time.Now()).
 	Now time.Time
+	// Indent shifts the k8s and compose output right by that many spaces,
+	// so it pastes under a container (6 in a Deployment's pod template).
+	Indent int
 }
 
 func (o Options) now() time.Time {
@@ -141,6 +147,8 @@ func Write(w io.Writer, f Format, bands []*Band, o Options) error {
 		return writeDockerFlags(w, b, o)
 	case FormatK8s:
 		return writeK8s(w, b, o)
+	case FormatCompose:
+		return writeCompose(w, b, o)
 	case FormatJSON:
 		return writeJSONDoc(w, b, o)
 	}

@@ -155,18 +155,101 @@ func writeDockerFlags(w io.Writer, b *Band, o Options) error {
 	if err := checkVars(vars); err != nil {
 		return err
 	}
-	lines := header(b, o, "paste the flags below into docker run (before the image name)")
+	lines := header(b, o, "paste the flags below into docker run (before the image name), or docker run $(nccltune export STUDY --format docker | grep -v '^#') …")
+	flags := make([]string, len(vars))
+	quoted := false
+	for i, v := range vars {
+		// A value the shell reads as it is stays unquoted, so the flags
+		// also work through $(…), where quotes would stay literal.
+		if shellSafe(v.Name + "=" + v.Value) {
+			flags[i] = "-e " + v.Name + "=" + v.Value
+		} else {
+			flags[i] = "-e " + ShellQuote(v.Name+"="+v.Value)
+			quoted = true
+		}
+	}
+	if quoted {
+		lines = append(lines, "some values hold characters a shell reads, so they are quoted: paste this line into a command; through $(…) the quotes would stay in the values — use --format env and docker run --env-file FILE instead")
+	}
 	if err := writeComments(w, lines); err != nil {
 		return err
 	}
 	if len(vars) == 0 {
 		return nil
 	}
-	flags := make([]string, len(vars))
-	for i, v := range vars {
-		flags[i] = "-e " + ShellQuote(v.Name+"="+v.Value)
-	}
 	_, err := io.WriteString(w, strings.Join(flags, " ")+"\n")
+	return err
+}
+
+// shellSafe reports whether s is one shell word that means itself both
+// typed and after $(…)'s word splitting: no whitespace, quotes, escapes,
+// expansions, globs or operators.
+func shellSafe(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("_=^,.:/+-@%", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// kubeValue escapes a value for Kubernetes, which expands $(VAR) in env
+// values and reads $$ as one $: every $ is doubled, so the container gets
+// the value as written.
+func kubeValue(v string) string { return strings.ReplaceAll(v, "$", "$$") }
+
+// composeValue escapes a value for docker compose, which interpolates
+// ${VAR} and $VAR in the compose file and reads $$ as one $.
+func composeValue(v string) string { return strings.ReplaceAll(v, "$", "$$") }
+
+// indentLines shifts every line of text right by n spaces.
+func indentLines(text string, n int) string {
+	if n <= 0 {
+		return text
+	}
+	pad := strings.Repeat(" ", n)
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = pad + l
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// writeCompose writes an environment: map for a docker compose service.
+// Values are double-quoted YAML strings with $ doubled (compose would
+// interpolate it); unlike env_file:, nothing else is read into them.
+func writeCompose(w io.Writer, b *Band, o Options) error {
+	vars := b.Vars(o.WithBase)
+	if err := checkVars(vars); err != nil {
+		return err
+	}
+	if err := checkUTF8(vars, "YAML"); err != nil {
+		return err
+	}
+	var sb strings.Builder
+	lines := header(b, o, "paste under a service of compose.yaml (services.NAME.environment), at the service's keys' indentation (--indent 4 for a service under services:)")
+	if err := writeComments(&sb, lines); err != nil {
+		return err
+	}
+	if len(vars) == 0 {
+		sb.WriteString("environment: {}\n")
+	} else {
+		sb.WriteString("environment:\n")
+		if err := writeSections(&sb, vars, func(v Var) string {
+			return "  " + yamlName(v.Name) + ": " + YAMLQuote(composeValue(v.Value)) + "\n"
+		}, "  # "); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, indentLines(sb.String(), o.Indent))
 	return err
 }
 
@@ -181,20 +264,26 @@ func writeK8s(w io.Writer, b *Band, o Options) error {
 	if err := checkUTF8(vars, "YAML"); err != nil {
 		return err
 	}
-	lines := header(b, o, "paste under a container of the pod spec (spec.containers[].env), indented to match")
-	if err := writeComments(w, lines); err != nil {
+	lines := header(b, o, "paste under a container of the pod spec, at the container's keys' indentation (the level of image: and command:); --indent 6 writes it ready for spec.template.spec.containers[] of a Deployment, LeaderWorkerSet or Job")
+	if strings.Contains(fmt.Sprint(vars), "$") {
+		lines = append(lines, "every $ in a value is written $$: Kubernetes expands $(VAR) in env values and reads $$ as one $")
+	}
+	var sb strings.Builder
+	if err := writeComments(&sb, lines); err != nil {
 		return err
 	}
 	if len(vars) == 0 {
-		_, err := io.WriteString(w, "env: []\n")
-		return err
+		sb.WriteString("env: []\n")
+	} else {
+		sb.WriteString("env:\n")
+		if err := writeSections(&sb, vars, func(v Var) string {
+			return "  - name: " + yamlName(v.Name) + "\n    value: " + YAMLQuote(kubeValue(v.Value)) + "\n"
+		}, "  # "); err != nil {
+			return err
+		}
 	}
-	if _, err := io.WriteString(w, "env:\n"); err != nil {
-		return err
-	}
-	return writeSections(w, vars, func(v Var) string {
-		return "  - name: " + yamlName(v.Name) + "\n    value: " + YAMLQuote(v.Value) + "\n"
-	}, "  # ")
+	_, err := io.WriteString(w, indentLines(sb.String(), o.Indent))
+	return err
 }
 
 // yamlName writes a variable name plain unless YAML 1.1 (which Kubernetes

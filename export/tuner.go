@@ -366,6 +366,7 @@ func writeTuner(w io.Writer, bands []*Band, o Options) error {
 		"the plugin also gives ONE channel to any call no row matches: the rows cover every size from 0 to 18446744073709551615 of the collectives below, on communicators of the nNodes and nRanks given; other collectives and communicator sizes are not covered",
 		"ranges are inclusive and do not overlap; where bands overlap, the study listed first wins; between two recorded sizes the boundary is their midpoint, as the plugin's scripts/optimize_config.py draws it",
 	)
+	lines = append(lines, fallbackLine(groups))
 	for _, b := range bands {
 		lines = append(lines, bandSummary(b))
 	}
@@ -392,6 +393,38 @@ func writeTuner(w io.Writer, bands []*Band, o Options) error {
 		}
 	}
 	return nil
+}
+
+// tunerCollectives are the collectives the example plugin's CSV names.
+var tunerCollectives = []string{"broadcast", "reduce", "allgather", "reducescatter", "allreduce"}
+
+// fallbackLine says plainly which calls the file does not cover and so
+// fall to the plugin's default of one channel: the collectives no study
+// measured, and every other communicator size of those it did.
+func fallbackLine(groups []TunerGroup) string {
+	covered := map[string][]string{}
+	var order []string
+	for _, g := range groups {
+		if _, seen := covered[g.Collective]; !seen {
+			order = append(order, g.Collective)
+		}
+		covered[g.Collective] = append(covered[g.Collective], shapeText(g.NNodes, g.NRanks))
+	}
+	var missing []string
+	for _, c := range tunerCollectives {
+		if _, ok := covered[c]; !ok {
+			missing = append(missing, c)
+		}
+	}
+	var shapes []string
+	for _, c := range order {
+		shapes = append(shapes, c+" on communicators other than "+strings.Join(covered[c], " or "))
+	}
+	text := "FALLS BACK to the plugin's default (one channel, slow):"
+	if len(missing) > 0 {
+		text += " every " + strings.Join(missing, ", ") + " call;"
+	}
+	return text + " " + strings.Join(shapes, "; ") + " (a TP or pipeline group smaller than the world, another node count) — measure those shapes too and export them together, or keep the env export"
 }
 
 // bandSummary is one band's line in the tuner file's header.

@@ -316,3 +316,23 @@ func TestVerifyBaselineAndCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestExportComposeAndIndent: the compose format and --indent reach the
+// user through the CLI; --indent is refused where nothing is indented.
+func TestExportComposeAndIndent(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	out, stderr, code := runCLI(t, db, "export", "s1", "--format", "compose")
+	if code != 0 || !strings.Contains(out, "\nenvironment:\n  NCCL_") {
+		t.Errorf("compose: exit %d %s\n%s", code, stderr, out)
+	}
+	out, _, code = runCLI(t, db, "export", "s1", "--format", "k8s", "--indent", "6")
+	if code != 0 || !strings.Contains(out, "\n      env:\n        - name: NCCL_") {
+		t.Errorf("k8s --indent 6: exit %d\n%s", code, out)
+	}
+	if _, _, code := runCLI(t, db, "export", "s1", "--format", "env", "--indent", "4"); code != 2 {
+		t.Errorf("--indent with env: exit %d, want 2", code)
+	}
+}

@@ -26,8 +26,10 @@ func exportCommand() *cli.Command {
 
   env         KEY=VALUE lines for docker run --env-file (or compose env_file:)
   sh          export lines to source before python -m sglang.launch_server or vllm serve
-  docker      -e 'KEY=VALUE' flags for docker run
-  k8s         an env: list for a Kubernetes container spec
+  docker      -e KEY=VALUE flags for docker run (quoted only where a shell needs it)
+  compose     an environment: map for a docker compose service ($ written $$)
+  k8s         an env: list for a Kubernetes container spec ($ written $$;
+              --indent 6 for a Deployment's containers)
   json        one JSON document
   nccl-tuner  the CSV of NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE):
               per size, the algorithm, protocol and channels NCCL chose with each
@@ -47,6 +49,7 @@ database is opened read-only.`,
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "`FORMAT`: " + strings.Join(export.FormatNames(), ", ")},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `PATH` instead of stdout: a file, or a directory (one file per band, e.g. nccl-512K-4M.env) when it is one, ends with /, or several studies are given"},
 			&cli.BoolFlag{Name: "with-base", Usage: "include the lane's base env (the settings the study held fixed)"},
+			&cli.IntFlag{Name: "indent", Usage: "shift the k8s or compose output right by `N` spaces, ready to paste (6: under a Deployment's spec.template.spec.containers[])"},
 			&cli.BoolFlag{Name: "json", Usage: "the same as --format json"},
 		},
 		Action: func(c *cli.Context) error {
@@ -56,7 +59,7 @@ database is opened read-only.`,
 			}
 			return runExport(c.Context, exportOptions{
 				db: db, studies: c.Args().Slice(), format: c.String("format"), json: c.Bool("json"),
-				out: c.String("out"), withBase: c.Bool("with-base"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
+				out: c.String("out"), withBase: c.Bool("with-base"), indent: c.Int("indent"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
 			})
 		},
 	}
@@ -69,6 +72,7 @@ type exportOptions struct {
 	json     bool
 	out      string
 	withBase bool
+	indent   int
 	// now is the export date written in the files (zero: the clock).
 	now    time.Time
 	stdout io.Writer
@@ -96,7 +100,13 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if len(bands) > 1 && format != export.FormatTuner && o.out == "" {
 		return usageErrorf("%d studies give %d %s files, one per band, since environment variables apply to the whole process: pass --out DIR, or --format nccl-tuner to combine the bands in one file", len(bands), len(bands), format)
 	}
-	docs, err := renderExport(format, bands, export.Options{WithBase: o.withBase, Now: o.now})
+	if o.indent < 0 || o.indent > 40 {
+		return usageErrorf("--indent %d: give the spaces to shift by, 0 to 40", o.indent)
+	}
+	if o.indent > 0 && format != export.FormatK8s && format != export.FormatCompose {
+		return usageErrorf("--indent shifts the k8s and compose formats; %s has no indentation", format)
+	}
+	docs, err := renderExport(format, bands, export.Options{WithBase: o.withBase, Now: o.now, Indent: o.indent})
 	if err != nil {
 		return err
 	}
