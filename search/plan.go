@@ -30,6 +30,8 @@ type planState struct {
 	refused map[string]string
 	// checks counts debug launches made to settle an uncertain rule.
 	checks int
+	// logged are the trials with a debug launch that recorded NCCL's choices.
+	logged map[*Trial]bool
 	// cache holds resolutions by config key until a plan is learnt: steps
 	// and random draws ask about the same configs many times.
 	cache map[string]nccl.Resolution

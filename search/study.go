@@ -922,6 +922,12 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 	}
 	if debug {
 		s.learnPlan(t, phase, l)
+		if l.Outcome == runner.OK && l.Result != nil && l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
+			if s.plan.logged == nil {
+				s.plan.logged = map[*Trial]bool{}
+			}
+			s.plan.logged[t] = true
+		}
 	}
 	if l.Outcome != runner.OK && !debug {
 		t.State, t.Reason = stateFor(l.Outcome), l.Reason
@@ -1187,8 +1193,10 @@ func (s *study) explain(ctx context.Context, res *Result) error {
 		// A resumed study makes it whatever its budget: its new warm-up
 		// and plan launches came on top, and without it show and the
 		// tuner export lack NCCL's choices for good.
-		if t == nil || (s.seq >= s.opts.Budget && !s.resumed) || s.planKnown(t) {
-			// A plan launch already recorded what NCCL chose with it.
+		if t == nil || (s.seq >= s.opts.Budget && !s.resumed) || s.plan.logged[t] {
+			// A plan launch of this trial already recorded what NCCL chose
+			// with it (the tuner-plugin export reads it from the trial's own
+			// launches).
 			continue
 		}
 		if err := s.launch(ctx, t, PhaseExplain, false); err != nil {
