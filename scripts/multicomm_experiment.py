@@ -171,7 +171,8 @@ _RE_LINE = re.compile(r"^(?P<host>[^:\s]+):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] (?:
 _RE_INIT = re.compile(r"^(?P<func>\w+) comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nranks (?P<nranks>\d+) .*- Init (?P<what>START|COMPLETE)")
 _RE_CHANNELS = re.compile(r"^(?P<coll>\d+) coll channels, (?P<collnet>\d+) collnet channels, (?P<nvls>\d+) nvls channels, (?P<p2p>\d+) p2p channels")
 _RE_ENV = re.compile(r"^(?P<key>NCCL_[A-Z0-9_]+) set by environment to (?P<val>\S+?)\.?$")
-_RE_CFG = re.compile(r"^Comm config (?P<field>\w+) (?:re)?set to (?P<val>.*)$")
+# "Comm config Blocking set to 1", "Comm config Max CTAs set to 1" (2.28.9), "… maxCTAs reset to …".
+_RE_CFG = re.compile(r"^Comm config (?P<field>.+?) (?:re)?set to (?P<val>.*)$")
 _RE_TUNE = re.compile(r"^(?P<coll>\w+): (?P<bytes>\d+) Bytes -> Algo (?P<algo>\S+) proto (?P<proto>\S+) channel\{Lo\.\.Hi\}=\{(?P<lo>\d+)\.\.(?P<hi>\d+)\}")
 _RE_VERSION = re.compile(r"^NCCL version (?P<v>\S+)")
 
@@ -211,7 +212,8 @@ def parse_nccl_segment(text, band=None):
             continue
         mf = _RE_CFG.match(msg)
         if mf:
-            out["comm_config"][mf.group("field")] = mf.group("val").strip()
+            # One spelling for a field: "Max CTAs" and "maxCTAs" are both maxctas.
+            out["comm_config"][mf.group("field").replace(" ", "").lower()] = mf.group("val").strip()
             continue
         mt = _RE_TUNE.match(msg)
         if mt and mt.group("coll") == "AllReduce":
@@ -244,20 +246,22 @@ def judge(cfg, seen, ref):
             field = "proto" if k == "NCCL_PROTO" else "algo"
             got = sorted(set(t[field] for t in tun.values()))
             printed = seen.get("env", {}).get(k)
+            # NCCL 2.28 prints the per-collective tuning line on rank 0 only
+            # (enqueue.cc); other ranks are judged by the ENV line alone.
             evidence.append("%s: NCCL printed %r at init; %s chosen in the band: %s" % (
-                k, printed, field, ",".join(got) or "none logged"))
-            if v.startswith("^") or "," in v or ":" in v:
+                k, printed, field, ",".join(got) or "none logged (not rank 0?)"))
+            if v.startswith("^") or "," in v or ":" in v or not got:
                 verdicts.append(printed is not None)
             else:
-                verdicts.append(printed is not None and bool(got) and got == [_norm(v)])
+                verdicts.append(printed is not None and got == [_norm(v)])
         elif k in ("NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS", "config.max_ctas"):
             n = int(v)
             cc = seen.get("coll_channels")
             widest = max([t["nchannels"] for t in tun.values()] or [0])
             evidence.append("%s=%d: %s coll channels at init, widest all-reduce in the band used %d channel(s)%s" % (
                 k, n, cc, widest,
-                "; NCCL printed 'Comm config maxCTAs set to %s'" % seen["comm_config"]["maxCTAs"]
-                if "maxCTAs" in seen.get("comm_config", {}) else ""))
+                "; NCCL printed 'Comm config Max CTAs set to %s'" % seen["comm_config"]["maxctas"]
+                if "maxctas" in seen.get("comm_config", {}) else ""))
             verdicts.append(cc is not None and cc <= n and widest <= n)
         else:
             evidence.append("%s=%s: no rule to check it; see differs_from_defaults" % (k, v))
@@ -354,6 +358,12 @@ def paired(d, keep_rounds=True):
     m, sd = mean_sd(d)
     out["mean"] = rnd(m, 5)
     out["speedup"] = rnd(math.exp(-m))
+    # Robust twins: a single slow visit (20-40 % on the loopback fabric) moves
+    # the mean and SD of a few dozen rounds.
+    med = statistics.median(d)
+    out["median"] = rnd(med, 5)
+    out["median_speedup"] = rnd(math.exp(-med))
+    out["mad_sd"] = rnd(1.4826 * statistics.median([abs(x - med) for x in d]), 5)
     if sd is not None:
         se = sd / math.sqrt(len(d))
         h = t975(len(d) - 1) * se
@@ -875,7 +885,7 @@ def report_timing(a, doc, everyone, live, rounds, first_s, timing_s, orders):
 _SAMPLE_LOG = """\
 fakehost0:8423:8423 [0] NCCL INFO NCCL version 2.28.9+cuda13.0
 fakehost0:8423:8423 [0] NCCL INFO Comm config Blocking set to 1
-fakehost0:8423:8423 [0] NCCL INFO Comm config maxCTAs set to 1
+fakehost0:8423:8423 [0] NCCL INFO Comm config Max CTAs set to 1
 fakehost0:8423:8423 [0] NCCL INFO ncclCommInitRankConfig comm 0x405dfde0 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 60 commId 0x7dbb038d2121f25 - Init START
 fakehost0:8423:8423 [0] NCCL INFO NCCL_PROTO set by environment to LL
 fakehost0:8423:8423 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to 1.
@@ -903,7 +913,7 @@ def self_test():
     check(s["inits"] == [{"func": "ncclCommInitRankConfig", "comm": "0x405dfde0", "rank": 0, "nranks": 4}], "init line: %r" % s["inits"])
     check(s["coll_channels"] == 1, "coll channels: %r" % s["coll_channels"])
     check(s["env"] == {"NCCL_PROTO": "LL", "NCCL_MAX_NCHANNELS": "1"}, "env lines: %r" % s["env"])
-    check(s["comm_config"].get("maxCTAs") == "1", "comm config: %r" % s["comm_config"])
+    check(s["comm_config"] == {"blocking": "1", "maxctas": "1"}, "comm config: %r" % s["comm_config"])
     check(sorted(s["tuning"]) == ["1048576", "524288"], "tuning sizes: %r" % sorted(s["tuning"]))
     check(s["tuning"]["524288"] == {"algo": "RING", "proto": "LL", "channels": [0, 0], "nchannels": 1},
           "first tuning line wins: %r" % s["tuning"].get("524288"))
@@ -912,6 +922,9 @@ def self_test():
            "env": {}, "comm_config": {}}
     check(judge(Config("NCCL_PROTO=LL"), s, ref)[0] is True, "PROTO=LL judged as taken")
     check(judge(Config("NCCL_PROTO=Simple"), s, ref)[0] is False, "PROTO=Simple judged as not taken")
+    other_rank = dict(s, tuning={})  # ranks other than 0 log no tuning lines
+    check(judge(Config("NCCL_PROTO=LL"), other_rank, ref)[0] is True, "PROTO=LL on a rank without tuning lines")
+    check(judge(Config("NCCL_ALGO=Tree"), other_rank, ref)[0] is False, "ALGO=Tree never printed")
     check(judge(Config("config.max_ctas=1"), s, ref)[0] is True, "max_ctas=1 judged as taken")
     check(judge(Config("NCCL_MAX_NCHANNELS=1"), ref, ref)[0] is False, "2 channels under MAX_NCHANNELS=1 judged as not taken")
     check(judge(Config("NCCL_ALGO=Tree"), s, ref)[0] is False, "RING under ALGO=Tree judged as not taken")
@@ -953,8 +966,9 @@ def markdown(doc):
     """The Results table of docs/PERFORMANCE.md from one output document."""
     per = doc.get("timing", {}).get("per_config", {})
     comp = doc.get("comparison_with_separate_launches", {})
-    out = ["| config | took effect (NCCL's log) | in-launch band µs | in-launch speedup [95 %] | separate speedup "
-           "| SD of the per-round log-ratio | variance ratio separate / in-launch |", "|---|---|---|---|---|---|---|"]
+    out = ["| config | took effect (NCCL's log) | in-launch band µs | in-launch speedup [95 %] "
+           "| separate paired speedup [95 %] | agrees | SD of the per-round log-ratio (MAD-based) |",
+           "|---|---|---|---|---|---|---|"]
     for c in doc.get("configs", []):
         lab = c["label"]
         p, cp = per.get(lab, {}), comp.get(lab, {})
@@ -968,10 +982,16 @@ def markdown(doc):
             took = "failed: %s" % c.get("error")
         sp = "%.3f [%.3f, %.3f]" % (lr["speedup"], lr["speedup_ci95"][0], lr["speedup_ci95"][1]) \
             if lr.get("speedup_ci95") else "—"
+        sep = "%.3f [%.3f, %.3f]" % (cp["separate_paired_speedup"], cp["separate_paired_ci95"][0],
+                                     cp["separate_paired_ci95"][1]) if "separate_paired_speedup" in cp else "—"
+        agrees = {True: "yes", False: "no"}.get(cp.get("agrees_with_separate"), "—")
+        mad = lr.get("mad_sd")
+        if mad is None and lr.get("per_round"):  # outputs made before mad_sd existed
+            med = statistics.median(lr["per_round"])
+            mad = rnd(1.4826 * statistics.median([abs(x - med) for x in lr["per_round"]]), 5)
+        sd = "%s (%s)" % (lr["sd"], mad) if "sd" in lr else "—"
         out.append("| `%s` | %s (%s) | %s | %s | %s | %s | %s |" % (
-            lab, took, what, p.get("band_median_us", "—"), sp,
-            "%s [%s, %s]" % (cp["separate_paired_speedup"], cp["separate_paired_ci95"][0], cp["separate_paired_ci95"][1])
-            if "separate_paired_speedup" in cp else "—", lr.get("sd", "—"), cp.get("variance_ratio_separate_over_in_launch", "—")))
+            lab, took, what, p.get("band_median_us", "—"), sp, sep, agrees, sd))
     t = doc.get("timing", {})
     out.append("")
     out.append("rounds %s (first %s dropped), %s s of rounds, %s s in all; NCCL log quiet while timing: %s" % (

@@ -96,7 +96,7 @@ class Comm(object):
         _log("ncclCommInitRankConfig comm %s rank 0 nranks 1 cudaDev 0 nvmlDev 0 busId 60 commId 0x1 - Init START" % self.ptr)
         max_ctas = config.max_ctas if config is not None and config.max_ctas != UNDEF else None
         if max_ctas is not None:
-            _log("Comm config maxCTAs set to %d" % max_ctas)
+            _log("Comm config Max CTAs set to %d" % max_ctas)
         env_ctas = _param("NCCL_MAX_CTAS")
         if env_ctas is not None:
             max_ctas = env_ctas
@@ -318,6 +318,66 @@ class FailingConfig(unittest.TestCase):
         self.assertIn("no field", bad["error"])
         self.assertNotIn("config.no_such_field=1", doc["timing"]["per_config"])
         self.assertIn("NCCL_PROTO=LL", doc["timing"]["per_config"])
+
+
+class RealCapture(unittest.TestCase):
+    """The run of 2026-11-30 ~23:58 UTC on the 4-rank loopback fabric (one H200, MPS, torch 2.11,
+    NCCL 2.28.9): its JSON and the NCCL debug logs of ranks 0 and 1, as the lead brought them back."""
+
+    def setUp(self):
+        sys.path.insert(0, HERE)
+        import multicomm_experiment as m
+        self.m = m
+        with open(os.path.join(HERE, "testdata", "multicomm_real_4ranks.json")) as f:
+            self.doc = json.loads(f.read())
+
+    def segments(self, name):
+        """A rank's log cut where each communicator's init begins (NCCL prints its config,
+        "Comm config Blocking set to 1", just before Init START): the default group, then the
+        configs. The script itself cuts by the file's size before and after each init."""
+        segs, cur = [], None
+        with open(os.path.join(HERE, "testdata", name)) as f:
+            for line in f:
+                if "Comm config Blocking" in line:
+                    cur = []
+                    segs.append(cur)
+                if cur is not None:
+                    cur.append(line)
+        return [self.m.parse_nccl_segment("".join(s), band={524288, 1048576, 2097152, 4194304}) for s in segs]
+
+    def test_logs_show_what_each_communicator_got(self):
+        labels = ["defaults"] + list(self.m.DEFAULT_CONFIGS)  # the default group first
+        want = {"defaults": True, "NCCL_MAX_NCHANNELS=1": False, "NCCL_MAX_CTAS=1": False, "config.max_ctas=1": True,
+                "NCCL_ALGO=Tree": True, "NCCL_PROTO=LL": True, "NCCL_PROTO=Simple": True, "defaults@last": True}
+        for name in ("multicomm_real_rank0.log", "multicomm_real_rank1.log"):
+            segs = self.segments(name)
+            self.assertEqual(len(segs), len(labels), name)
+            self.assertEqual([s["coll_channels"] for s in segs], [2, 2, 2, 2, 1, 2, 2, 2, 2], name)
+            env = dict(zip(labels[1:], [s["env"] for s in segs[1:]]))
+            self.assertEqual(env["NCCL_ALGO=Tree"].get("NCCL_ALGO"), "Tree", name)
+            self.assertEqual(env["NCCL_PROTO=LL"].get("NCCL_PROTO"), "LL", name)
+            # Cached by the default group's init: never read while set.
+            self.assertNotIn("NCCL_MAX_NCHANNELS", env["NCCL_MAX_NCHANNELS=1"], name)
+            self.assertNotIn("NCCL_MAX_CTAS", env["NCCL_MAX_CTAS=1"], name)
+            got = {lab: self.m.judge(self.m.Config(lab), s, segs[1])[0] for lab, s in zip(labels[1:], segs[1:])}
+            self.assertEqual(got, want, name)
+        rank0 = self.segments("multicomm_real_rank0.log")
+        self.assertEqual(rank0[5]["tuning"]["4194304"]["algo"], "TREE")
+        self.assertEqual(rank0[6]["tuning"]["524288"]["proto"], "LL")
+        self.assertEqual(rank0[4]["tuning"]["1048576"]["channels"], [0, 0])
+        self.assertEqual(rank0[4]["comm_config"].get("maxctas"), "1")
+        self.assertEqual(self.segments("multicomm_real_rank1.log")[5]["tuning"], {})  # rank 0 only
+
+    def test_document_and_markdown(self):
+        d = self.doc
+        self.assertEqual((d["world"], d["nccl_version"], d["timing"]["rounds"]), (4, "2.28.9", 24))
+        took = {c["label"]: c["took_effect"] for c in d["configs"]}
+        self.assertEqual([lab for lab, t in took.items() if t is False], ["NCCL_MAX_NCHANNELS=1", "NCCL_MAX_CTAS=1"])
+        md = self.m.markdown(d)
+        self.assertIn("| `config.max_ctas=1` | yes (1 ch, RING/SIMPLE) | 1049.02 | 1.127 [1.081, 1.175] "
+                      "| 1.087 [1.046, 1.129] | yes | 0.09597 (0.04", md)
+        self.assertIn("| `NCCL_MAX_NCHANNELS=1` | **no** (2 ch, RING/SIMPLE)", md)
+        self.assertIn("rounds 24 (first 1 dropped)", md)
 
 
 if __name__ == "__main__":
