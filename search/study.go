@@ -283,6 +283,11 @@ type study struct {
 	localRun int
 	// localDim is the knob the next local step starts from.
 	localDim int
+	// cache holds what the decision rules compute over every trial
+	// (spreads, the candidate), valid while cacheKey matches the study's
+	// launches and trials: they are asked for many times per launch.
+	cache    decisionCache
+	cacheKey [2]int
 	// plan is NCCL's own plan as far as the study has read it.
 	plan planState
 	// planRead is true once the defaults' plan launch was made;
@@ -558,6 +563,34 @@ func (s *study) confirmMax() int {
 // own mean), or defaultSpread until that has minSpreadDF degrees of
 // freedom.
 func (s *study) spread() float64 {
+	c := s.cached()
+	if c.spread == 0 {
+		c.spread = s.computeSpread()
+	}
+	return c.spread
+}
+
+// decisionCache: see study.cache.
+type decisionCache struct {
+	spread     float64
+	guardSD    map[int64]float64
+	candidate  *Trial
+	candidateN bool // candidate has been computed (it may be nil)
+	candBase   *Trial
+	guardFails map[*Trial]bool
+}
+
+// cached returns the cache, emptied first if a launch or a trial was
+// added since it was filled. Trial states change only in launches.
+func (s *study) cached() *decisionCache {
+	key := [2]int{s.seq, len(s.trials)}
+	if key != s.cacheKey {
+		s.cache, s.cacheKey = decisionCache{}, key
+	}
+	return &s.cache
+}
+
+func (s *study) computeSpread() float64 {
 	ss, df := 0.0, 0
 	for _, t := range s.trials {
 		if !t.State.Usable() {
@@ -755,6 +788,19 @@ func (s *study) refinements() int {
 // twice is not excluded on noise alone; the confirmation's guard check
 // decides.
 func (s *study) guardFails(t *Trial) bool {
+	c := s.cached()
+	if f, ok := c.guardFails[t]; ok {
+		return f
+	}
+	f := s.computeGuardFails(t)
+	if c.guardFails == nil {
+		c.guardFails = map[*Trial]bool{}
+	}
+	c.guardFails[t] = f
+	return f
+}
+
+func (s *study) computeGuardFails(t *Trial) bool {
 	base := s.baseline()
 	if t == base || base == nil {
 		return false
@@ -780,6 +826,19 @@ func (s *study) guardFails(t *Trial) bool {
 // guardSpread is the pooled launch-to-launch standard deviation of the log
 // launch medians at guard size g (defaultSpread until measured).
 func (s *study) guardSpread(g int64) float64 {
+	c := s.cached()
+	if sd, ok := c.guardSD[g]; ok {
+		return sd
+	}
+	sd := s.computeGuardSpread(g)
+	if c.guardSD == nil {
+		c.guardSD = map[int64]float64{}
+	}
+	c.guardSD[g] = sd
+	return sd
+}
+
+func (s *study) computeGuardSpread(g int64) float64 {
 	var groups [][]float64
 	for _, t := range s.trials {
 		if t.State.Usable() {
@@ -979,6 +1038,14 @@ func stateFor(o runner.Outcome) TrialState {
 // plan instead (see simplest). nil only when no config other than the
 // baseline has a usable scored launch.
 func (s *study) candidate(base *Trial) *Trial {
+	c := s.cached()
+	if !c.candidateN || c.candBase != base {
+		c.candidate, c.candidateN, c.candBase = s.computeCandidate(base), true, base
+	}
+	return c.candidate
+}
+
+func (s *study) computeCandidate(base *Trial) *Trial {
 	sigma := s.spread()
 	type ranked struct {
 		t     *Trial
