@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -334,5 +335,42 @@ func TestExportComposeAndIndent(t *testing.T) {
 	}
 	if _, _, code := runCLI(t, db, "export", "s1", "--format", "env", "--indent", "4"); code != 2 {
 		t.Errorf("--indent with env: exit %d, want 2", code)
+	}
+}
+
+// TestShowCSV: show --format csv is one row per trial, --curves one row
+// per launch and size, both readable by a CSV reader.
+func TestShowCSV(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "1M-2M", "--budget", "16", "--confirm", "4"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	var show struct {
+		TrialCount int `json:"trial_count"`
+	}
+	out, _, _ := runCLI(t, db, "show", "s1", "--json")
+	decodeOneJSON(t, out, &show)
+	out, _, code := runCLI(t, db, "show", "s1", "--format", "csv")
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != 0 || err != nil || len(rows) != show.TrialCount+1 || rows[0][0] != "study" || rows[1][1] != "0" || rows[1][2] != "baseline" {
+		t.Fatalf("trials CSV (exit %d, %v):\n%s", code, err, out)
+	}
+	out, _, code = runCLI(t, db, "show", "s1", "--format", "csv", "--curves")
+	rows, err = csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != 0 || err != nil || len(rows) < 10 || rows[0][5] != "bytes" {
+		t.Fatalf("curves CSV (exit %d, %v):\n%s", code, err, out)
+	}
+	for _, r := range rows[1:] {
+		if r[5] != "1048576" && r[5] != "2097152" && r[5] != "4194304" {
+			t.Errorf("a size outside the band and its guard: %v", r)
+		}
+		if r[4] == "warmup" {
+			t.Errorf("the warm-up is in the curves: %v", r)
+		}
+	}
+	for _, bad := range [][]string{{"show", "s1", "--format", "xml"}, {"show", "s1", "--curves"}, {"show", "s1", "--json", "--format", "csv"}} {
+		if _, _, code := runCLI(t, db, bad...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
 	}
 }

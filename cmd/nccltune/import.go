@@ -104,6 +104,8 @@ type parsedFile struct {
 	isJSON bool
 	result *runner.Result
 	err    error
+	// twin is the text output of the same launch as this JSON (pairRuns).
+	twin *parsedFile
 }
 
 // importedFile and skippedFile are the report, in text and JSON.
@@ -144,6 +146,7 @@ func runImport(ctx context.Context, o importOptions) error {
 	if err := sameFabricKind(good); err != nil {
 		return usageError(err)
 	}
+	good = pairRuns(good)
 
 	var study *store.Study
 	var trial *store.Trial
@@ -187,15 +190,20 @@ func runImport(ctx context.Context, o importOptions) error {
 			}
 			l := importLaunch(f, study, trial)
 			raw := &store.Raw{Stdout: f.data}
+			name := f.path
 			if f.isJSON {
 				raw = &store.Raw{JSON: f.data}
+				if f.twin != nil {
+					raw.Stdout = f.twin.data
+					name = f.path + " + " + f.twin.path + " (one run)"
+				}
 			}
 			if err := st.AddLaunch(l, raw); err != nil {
 				err = fmt.Errorf("import %s: %w", f.path, err)
 				ended(store.StatusFailed, fmt.Sprintf("%v (after %d of %d files)", err, i, len(matching)))
 				return err
 			}
-			imported = append(imported, importedFile{File: f.path, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
+			imported = append(imported, importedFile{File: name, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
 				Simulated: l.Simulated, Collective: f.result.Collective, NRanks: f.result.NRanks, Rows: len(l.Sizes)})
 		}
 		ended(store.StatusDone, "")
@@ -388,15 +396,19 @@ func distinctSizes(r *runner.Result) []int64 {
 
 func writeImportReport(w io.Writer, study *store.Study, trial *store.Trial, created bool, imported []importedFile, skipped []skippedFile) {
 	if len(imported) > 0 {
-		verb := "added to"
+		verb := "study"
 		if created {
-			verb = "new study"
+			verb = "a new study"
 		}
 		sim := ""
 		if study.Simulated {
 			sim = " [SIMULATED fabric: not a measurement]"
 		}
-		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", report.Plural(len(imported), "file"), verb, study.Name, trial.Number, trial.Config, sim)
+		what := report.Plural(len(imported), "file")
+		if pairs := strings.Count(fmt.Sprint(imported), " (one run)"); pairs > 0 {
+			what = fmt.Sprintf("%s (%s: a text output and its JSON are one run)", report.Plural(len(imported), "run"), report.Plural(len(imported)+pairs, "file"))
+		}
+		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", what, verb, study.Name, trial.Number, trial.Config, sim)
 		tw := newTable(w)
 		fmt.Fprintln(tw, "  FILE\tLAUNCH\tOUTCOME\tCOLLECTIVE\tRANKS\tROWS\t")
 		for _, f := range imported {

@@ -45,39 +45,45 @@ func TestImportNewStudy(t *testing.T) {
 	if err != nil || len(trials) != 1 {
 		t.Fatalf("trials %v, %v", trials, err)
 	}
-	if trials[0].Key != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" || trials[0].Launches != 3 || trials[0].Role != store.RoleImport {
+	// The text and the JSON of one run are one launch, not two.
+	if trials[0].Key != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" || trials[0].Launches != 2 || trials[0].Role != store.RoleImport {
 		t.Errorf("trial %+v", trials[0])
 	}
 	launches, err := st.Launches(study.ID)
-	if err != nil || len(launches) != 3 {
+	if err != nil || len(launches) != 2 {
 		t.Fatalf("launches %v, %v", launches, err)
 	}
-	for i, path := range []string{txt, js} {
-		l := launches[i]
-		data, _ := os.ReadFile(path)
-		want, _ := runner.Parse(data)
-		abs, _ := filepath.Abs(path)
-		if l.Phase != store.PhaseImport || l.Outcome != runner.OK || l.Simulated || l.Source != abs || l.Start.IsZero() ||
-			!reflect.DeepEqual(l.Sizes, store.SizesFromResult(want)) || !reflect.DeepEqual(l.Env, []string{"NCCL_MAX_NCHANNELS=8", "NCCL_PROTO=^LL128"}) {
-			t.Errorf("launch from %s: %+v", path, l)
-		}
-		raw, err := st.RawOutput(l.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kept := raw.Stdout
-		if i == 1 {
-			kept = raw.JSON
-		}
-		if string(kept) != string(data) {
-			t.Errorf("raw output of %s is not the file as saved", path)
-		}
+	l := launches[0]
+	jsData, _ := os.ReadFile(js)
+	txtData, _ := os.ReadFile(txt)
+	want, _ := runner.Parse(jsData)
+	abs, _ := filepath.Abs(js)
+	if l.Phase != store.PhaseImport || l.Outcome != runner.OK || l.Simulated || l.Source != abs || l.Start.IsZero() ||
+		!reflect.DeepEqual(l.Sizes, store.SizesFromResult(want)) || !reflect.DeepEqual(l.Env, []string{"NCCL_MAX_NCHANNELS=8", "NCCL_PROTO=^LL128"}) {
+		t.Errorf("launch from %s: %+v", js, l)
 	}
-	if len(launches[1].Sizes[len(launches[1].Sizes)-1].Samples) == 0 {
+	raw, err := st.RawOutput(l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(raw.JSON) != string(jsData) || string(raw.Stdout) != string(txtData) {
+		t.Errorf("the run's raw output is not both files as saved")
+	}
+	if len(l.Sizes[len(l.Sizes)-1].Samples) == 0 {
 		t.Error("the JSON import lost its per-iteration samples")
 	}
-	if f := launches[2].Facts; f == nil || len(f.Choices) == 0 {
+	if f := launches[1].Facts; f == nil || len(f.Choices) == 0 {
 		t.Errorf("the NCCL_DEBUG import lost its facts: %+v", f)
+	}
+}
+
+// TestImportPairsOnlyOneRun: a text and a JSON of different runs are two
+// launches.
+func TestImportPairsOnlyOneRun(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "import.db")
+	stdout, stderr, code := runCLI(t, db, "import", importDir+"ar2_full_periter.json", importDir+"ar2_debug_tuning.txt")
+	if code != 0 || !strings.HasPrefix(stdout, "imported 2 files into a new study s1-import") {
+		t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
 	}
 }
 
@@ -89,7 +95,7 @@ func TestImportReportsUnparsableFiles(t *testing.T) {
 		t.Fatalf("exit %d, want %d", code, exitCheckFailed)
 	}
 	for _, want := range []string{
-		"imported 1 file into new study s1-import",
+		"imported 1 file into a new study s1-import",
 		"not imported (4 files, nothing stored):",
 		importDir + "garbage.txt: not nccl-tests output",
 		importDir + "ar2_truncated.txt: the run failed or its output stops early",

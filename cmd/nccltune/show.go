@@ -28,6 +28,8 @@ opened read-only, so show works while a search is running.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "trials", Usage: "list every trial"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (trials always included)"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "`FORMAT`: text, json, or csv (one row per trial; with --curves one row per launch and size)"},
+			&cli.BoolFlag{Name: "curves", Usage: "with --format csv: every launch's time and bandwidth per size instead of the trials"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -37,7 +39,17 @@ opened read-only, so show works while a search is running.`,
 			if err != nil {
 				return err
 			}
-			return runShow(c.Context, showOptions{db: db, study: c.Args().First(), trials: c.Bool("trials"), json: c.Bool("json"), stdout: c.App.Writer})
+			format := c.String("format")
+			switch {
+			case format != "text" && format != "json" && format != "csv":
+				return usageErrorf("--format %s: use text, json or csv", format)
+			case c.Bool("json") && c.IsSet("format") && format != "json":
+				return usageErrorf("--json and --format %s ask for different formats: pass one of them", format)
+			case c.Bool("curves") && format != "csv":
+				return usageErrorf("--curves is for --format csv")
+			}
+			return runShow(c.Context, showOptions{db: db, study: c.Args().First(), trials: c.Bool("trials"), json: c.Bool("json") || format == "json",
+				csv: format == "csv", curves: c.Bool("curves"), stdout: c.App.Writer})
 		},
 	}
 }
@@ -47,6 +59,8 @@ type showOptions struct {
 	study  string
 	trials bool
 	json   bool
+	csv    bool
+	curves bool
 	stdout io.Writer
 }
 
@@ -58,6 +72,12 @@ func runShow(ctx context.Context, o showOptions) error {
 	study, trials := data.Study, data.Trials
 	if o.json {
 		return writeJSON(o.stdout, showJSON(data))
+	}
+	if o.csv && o.curves {
+		return writeCurvesCSV(o.stdout, data)
+	}
+	if o.csv {
+		return writeTrialsCSV(o.stdout, data)
 	}
 	w := o.stdout
 	if err := writeStudySettings(w, study, time.Local); err != nil {

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"github.com/nccltune/nccltune/report"
+)
+
+// writeTrialsCSV writes one row per trial: what a spreadsheet or pandas
+// needs to rank configs (the band score is the geometric mean over the
+// band's sizes of the per-size median times, µs).
+func writeTrialsCSV(w io.Writer, data *report.Study) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"study", "trial", "role", "state", "launches", "score_us", "env", "reason"})
+	for _, t := range data.Trials {
+		score := ""
+		if t.ScoreUS > 0 {
+			score = strconv.FormatFloat(t.ScoreUS, 'f', -1, 64)
+		}
+		_ = cw.Write([]string{data.Name(), strconv.Itoa(t.Number), t.Role, t.State, strconv.Itoa(t.Launches), score, t.Config.Key(), t.Reason})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeCurvesCSV writes one row per launch and size: every measurement
+// the study holds, for curves drawn elsewhere. Failed launches and the
+// uncounted warm-up are left out (as every table and figure leaves them).
+func writeCurvesCSV(w io.Writer, data *report.Study) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"study", "trial", "env", "launch", "phase", "bytes", "cycle", "time_us", "algbw_gbs", "busbw_gbs", "samples"})
+	for _, t := range data.Trials {
+		for _, l := range data.TrialLaunches(t, "") {
+			for _, z := range l.Sizes {
+				_ = cw.Write([]string{data.Name(), strconv.Itoa(t.Number), t.Config.Key(), strconv.Itoa(l.Seq), l.Phase,
+					strconv.FormatInt(z.Bytes, 10), strconv.Itoa(z.Cycle), fmtFloat(z.TimeUS), fmtFloat(z.AlgBW), fmtFloat(z.BusBW),
+					strconv.Itoa(len(z.Samples))})
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
