@@ -33,6 +33,12 @@ type Band struct {
 	Env nccl.Config
 	// Dropped are the recommended knobs left out of Env, and why.
 	Dropped []Dropped
+	// KeepBaseline is true when a study against the user's settings
+	// (--baseline-env) kept them: Env is then those settings.
+	KeepBaseline bool
+	// Unset are the knobs of the user's baseline the recommendation
+	// leaves to NCCL: where the baseline is deployed they must be removed.
+	Unset []string
 	// Defaults and Recommended are what NCCL chose per size with its
 	// defaults (the baseline trial) and with the recommendation, from the
 	// study's explain launches; nil when not recorded. When the answer is
@@ -58,11 +64,22 @@ func NewBand(s *store.Study, trials []*store.Trial, launches []*store.Launch) (*
 		return nil, err
 	}
 	r := s.Recommendation
-	b := &Band{Study: s, KeepDefaults: !r.Significant || len(nccl.Config(r.Env).Clone()) == 0}
-	if b.KeepDefaults {
+	baseline := nccl.Config(s.BaselineEnv).Clone()
+	keep := !r.Significant || len(nccl.Config(r.Env).Clone()) == 0 && len(baseline) == 0
+	b := &Band{Study: s, KeepDefaults: keep && len(baseline) == 0, KeepBaseline: keep && len(baseline) > 0}
+	switch {
+	case b.KeepDefaults:
 		b.Env = nccl.Config{}
-	} else {
+	case b.KeepBaseline:
+		// Keeping the user's settings: what to deploy is what they run.
+		b.Env, b.Dropped = WrittenEnv(baseline)
+	default:
 		b.Env, b.Dropped = WrittenEnv(r.Env)
+		for _, k := range baseline.Names() {
+			if _, kept := nccl.Config(r.Env)[k]; !kept {
+				b.Unset = append(b.Unset, k)
+			}
+		}
 	}
 	b.Defaults, b.Recommended = ExplainChoices(s, trials, launches)
 	return b, nil

@@ -893,3 +893,37 @@ print(json.dumps(d["environment"]))`)
 		}
 	}
 }
+
+// TestBaselineExport: a study against the user's settings exports the
+// change to them (knobs to remove are named, and sh unsets them), and a
+// study that kept them exports them, never an empty env that would drop
+// the user's settings.
+func TestBaselineExport(t *testing.T) {
+	s := spark4Study(9, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})
+	s.BaselineEnv = map[string]string{"NCCL_ALGO": "Tree", "NCCL_MAX_NCHANNELS": "2"}
+	b, err := NewBand(s, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.KeepBaseline || b.KeepDefaults || len(b.Unset) != 1 || b.Unset[0] != "NCCL_ALGO" || b.Env.Key() != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" {
+		t.Fatalf("band %+v", b)
+	}
+	sh := string(render(t, FormatSh, []*Band{b}, Options{}))
+	if !strings.Contains(sh, "\nunset NCCL_ALGO\n") || !strings.Contains(sh, "over your baseline (NCCL_ALGO=Tree NCCL_MAX_NCHANNELS=2)") {
+		t.Errorf("sh export:\n%s", sh)
+	}
+	if env := string(render(t, FormatEnv, []*Band{b}, Options{})); !strings.Contains(env, "# UNSET NCCL_ALGO:") {
+		t.Errorf("env export does not name the knob to remove:\n%s", env)
+	}
+	kept := spark4Study(10, "512K-4M", map[string]string{"NCCL_PROTO": "Simple"})
+	kept.Recommendation.Significant = false
+	kept.BaselineEnv = map[string]string{"NCCL_PROTO": "^LL128"}
+	b, err = NewBand(kept, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := string(render(t, FormatEnv, []*Band{b}, Options{}))
+	if !b.KeepBaseline || !strings.Contains(env, "\nNCCL_PROTO=^LL128\n") || !strings.Contains(env, "keep your baseline (NCCL_PROTO=^LL128)") {
+		t.Errorf("kept baseline exports:\n%s", env)
+	}
+}

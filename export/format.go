@@ -215,7 +215,14 @@ func speedupLine(b *Band) string {
 	if b.KeepDefaults {
 		return "keep NCCL's defaults: no setting was significantly faster (best speedup " + num(r.Speedup) + "x " + ci + "); nothing to set"
 	}
-	text := "speedup " + num(r.Speedup) + "x over NCCL's defaults " + ci
+	if b.KeepBaseline {
+		return "keep your baseline (" + nccl.Config(b.Study.BaselineEnv).Key() + "): no setting was significantly faster (best speedup " + num(r.Speedup) + "x " + ci + "); these are your current settings"
+	}
+	over := "NCCL's defaults"
+	if len(nccl.Config(b.Study.BaselineEnv).Clone()) > 0 {
+		over = "your baseline (" + nccl.Config(b.Study.BaselineEnv).Key() + ")"
+	}
+	text := "speedup " + num(r.Speedup) + "x over " + over + " " + ci
 	if r.BaselineLaunches > 0 || r.CandidateLaunches > 0 {
 		text += fmt.Sprintf(", confirmed by %d vs %d interleaved launches", r.BaselineLaunches, r.CandidateLaunches)
 	}
@@ -263,6 +270,9 @@ func header(b *Band, o Options, usage string) []string {
 	}
 	for _, d := range b.Dropped {
 		lines = append(lines, fmt.Sprintf("left out %s=%s: %s", d.Name, d.Value, d.Why))
+	}
+	if len(b.Unset) > 0 {
+		lines = append(lines, "UNSET "+strings.Join(b.Unset, " ")+": your baseline sets them and the recommendation leaves them to NCCL — remove them where the baseline is deployed")
 	}
 	if base := nccl.Config(s.BaseEnv).Names(); len(base) > 0 {
 		if o.WithBase {

@@ -12,17 +12,26 @@ import (
 // Document is the json format: the recommendation with where it came
 // from. Env is exactly what the other formats write.
 type Document struct {
-	Study      string `json:"study"`
-	StudyID    uint64 `json:"study_id"`
-	Band       string `json:"band"`
-	BandMin    int64  `json:"band_min"`
-	BandMax    int64  `json:"band_max"`
-	Collective string `json:"collective,omitempty"`
+	// SchemaVersion is the document's shape version, as in every
+	// nccltune --json document.
+	SchemaVersion int    `json:"schema_version"`
+	Study         string `json:"study"`
+	StudyID       uint64 `json:"study_id"`
+	Band          string `json:"band"`
+	BandMin       int64  `json:"band_min"`
+	BandMax       int64  `json:"band_max"`
+	Collective    string `json:"collective,omitempty"`
 	// Env is the variables to set: the recommendation minus the knobs in
 	// Dropped, plus the base env when BaseEnv is present.
 	Env map[string]string `json:"env"`
 	// KeepDefaults is true when the answer is "keep NCCL's defaults".
 	KeepDefaults bool `json:"keep_defaults"`
+	// BaselineEnv is what the study compared with ({} for NCCL's
+	// defaults); KeepBaseline is true when it kept those settings (Env is
+	// then them), and Unset lists the baseline's knobs to remove.
+	BaselineEnv  map[string]string `json:"baseline_env"`
+	KeepBaseline bool              `json:"keep_baseline"`
+	Unset        []string          `json:"unset"`
 	// RecommendedEnv is the recommendation as the study stored it.
 	RecommendedEnv map[string]string `json:"recommended_env"`
 	Dropped        []Dropped         `json:"dropped"`
@@ -49,9 +58,12 @@ type Document struct {
 func NewDocument(b *Band, o Options) *Document {
 	s, r := b.Study, b.Study.Recommendation
 	d := &Document{
-		Study: s.Name, StudyID: s.ID, Band: s.Band, BandMin: s.BandMin, BandMax: s.BandMax, Collective: s.Collective,
-		Env: b.EnvMap(o.WithBase), KeepDefaults: b.KeepDefaults, RecommendedEnv: map[string]string(nonNilEnv(r.Env)),
-		Dropped: b.Dropped, Speedup: finite(r.Speedup), SpeedupCI: [2]*float64{finite(r.SpeedupCI[0]), finite(r.SpeedupCI[1])},
+		SchemaVersion: 1,
+		Study:         s.Name, StudyID: s.ID, Band: s.Band, BandMin: s.BandMin, BandMax: s.BandMax, Collective: s.Collective,
+		Env: b.EnvMap(o.WithBase), KeepDefaults: b.KeepDefaults,
+		BaselineEnv: map[string]string(nonNilEnv(s.BaselineEnv)), KeepBaseline: b.KeepBaseline, Unset: append([]string{}, b.Unset...),
+		RecommendedEnv: map[string]string(nonNilEnv(r.Env)),
+		Dropped:        b.Dropped, Speedup: finite(r.Speedup), SpeedupCI: [2]*float64{finite(r.SpeedupCI[0]), finite(r.SpeedupCI[1])},
 		Significant: r.Significant, PValue: finite(r.PValue), MinEffect: r.MinEffect, Reason: r.Reason,
 		Simulated: s.Simulated, SimProfile: s.Launch.SimProfile, NCCLVersion: s.Fabric.NCCLVersion, Fabric: s.Fabric,
 		Created: s.Created.UTC(), Exported: o.now(), Choices: CompareChoices(b.Defaults, b.Recommended),

@@ -145,6 +145,12 @@ func writeShell(w io.Writer, b *Band, o Options) error {
 	if err := writeComments(w, lines); err != nil {
 		return err
 	}
+	for _, k := range b.Unset {
+		// The shell can do what the other formats can only say.
+		if _, err := io.WriteString(w, "unset "+k+"\n"); err != nil {
+			return err
+		}
+	}
 	return writeSections(w, vars, func(v Var) string { return "export " + v.Name + "=" + ShellQuote(v.Value) + "\n" }, "# ")
 }
 

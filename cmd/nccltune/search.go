@@ -465,9 +465,10 @@ func searchJSON(study *store.Study, res *search.Result, sizes []int64) map[strin
 		"sim_profile":    study.Launch.SimProfile,
 		"launches":       res.Launches,
 		"trials":         len(res.Trials),
+		"trial_count":    len(res.Trials),
 		"stopped":        res.Stopped,
 		"ending":         res.Ending,
-		"baseline":       map[string]any{"score_us": jsonNumber(baseScore), "env": map[string]string{}},
+		"baseline":       map[string]any{"score_us": jsonNumber(baseScore), "env": nonNilMap(study.BaselineEnv)},
 		"recommendation": recommendationJSON(study.Recommendation),
 		"plans":          study.Plans,
 	}
