@@ -194,6 +194,16 @@ func TestNameLabelRmRename(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2\n%s", bad, code, stderr)
 		}
 	}
+	var labelled struct {
+		Studies []struct {
+			Study string `json:"study"`
+		} `json:"studies"`
+	}
+	out, _, _ = runCLI(t, db, "history", "--label", "lane=spark4", "--json")
+	decodeOneJSON(t, out, &labelled)
+	if len(labelled.Studies) != 1 || labelled.Studies[0].Study != "lane-a" {
+		t.Errorf("history --label lane=spark4: %+v", labelled.Studies)
+	}
 	if out, stderr, code := runCLI(t, db, "rename", "lane-a", "lane-b"); code != 0 || !strings.Contains(out, "renamed lane-a to lane-b") {
 		t.Fatalf("rename: exit %d %s %s", code, out, stderr)
 	}

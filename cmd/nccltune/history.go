@@ -25,16 +25,21 @@ and its recommendation. It opens the database read-only, so it works while
 a search is running. See one study with: nccltune show STUDY`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			&cli.StringSliceFlag{Name: "label", Usage: "only studies labelled `K=V` (as given to --label), repeatable: all must match"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("history takes no arguments (got %q); to see one study: nccltune show %s", c.Args().First(), c.Args().First())
 			}
+			want, err := readNaming(c)
+			if err != nil {
+				return err
+			}
 			db, err := dbPath(c)
 			if err != nil {
 				return err
 			}
-			return runHistory(c.Context, historyOptions{db: db, json: c.Bool("json"), stdout: c.App.Writer})
+			return runHistory(c.Context, historyOptions{db: db, json: c.Bool("json"), labels: want.labels, stdout: c.App.Writer})
 		},
 	}
 }
@@ -42,6 +47,7 @@ a search is running. See one study with: nccltune show STUDY`,
 type historyOptions struct {
 	db     string
 	json   bool
+	labels map[string]string
 	stdout io.Writer
 }
 
@@ -53,6 +59,7 @@ func runHistory(ctx context.Context, o historyOptions) error {
 	if err != nil {
 		return err
 	}
+	sums = withLabels(sums, o.labels)
 	if o.json {
 		return writeJSON(o.stdout, historyJSON(sums))
 	}
@@ -61,6 +68,26 @@ func runHistory(ctx context.Context, o historyOptions) error {
 		return err
 	}
 	return writeHistoryTable(o.stdout, sums, time.Local)
+}
+
+// withLabels keeps the studies that carry every label asked for.
+func withLabels(sums []store.StudySummary, want map[string]string) []store.StudySummary {
+	if len(want) == 0 {
+		return sums
+	}
+	var out []store.StudySummary
+	for _, s := range sums {
+		match := true
+		for k, v := range want {
+			if got, ok := s.Labels[k]; !ok || got != v {
+				match = false
+			}
+		}
+		if match {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // readStudies lists the summaries; a database that does not exist yet
