@@ -845,6 +845,24 @@ func TestComposeEnvironment(t *testing.T) {
 	checkComposeWithPyYAML(t, out, map[string]string{"NCCL_PROTO": "^LL128", "V": "a $$HOME b", "YES": "8"})
 }
 
+// TestComposeHostileRoundTrip: every hostile value reads back from the
+// compose map byte for byte (with $ doubled, compose's escape), through
+// a YAML parser other than the library that wrote it.
+func TestComposeHostileRoundTrip(t *testing.T) {
+	hostile := allHostile()
+	hostile["V_CONTROL"] = "bell\a del\x7f nel\u0085 ls\u2028 bom\ufeff"
+	hostile["YES"] = "8"
+	want := map[string]string{}
+	for k, v := range hostile {
+		want[k] = strings.ReplaceAll(v, "$", "$$")
+	}
+	out := string(render(t, FormatCompose, []*Band{hostileBand(hostile)}, Options{}))
+	checkComposeWithPyYAML(t, out, want)
+	if !strings.Contains(out, "environment:\n") || !strings.Contains(out, `  "YES": "8"`) {
+		t.Errorf("compose map:\n%s", out)
+	}
+}
+
 // TestDockerFlagsSurviveSubstitution: values the shell reads as they are
 // are written unquoted, so docker run $(…) gets them without quotes; a
 // value that needs quotes is quoted and the header says to use --env-file.

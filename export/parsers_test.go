@@ -205,16 +205,38 @@ func yamlScalar(s string) (string, error) {
 			sb.WriteByte('\r')
 		case '0':
 			sb.WriteByte(0)
-		case 'u':
-			if i+5 > len(body) {
-				return "", fmt.Errorf("short \\u in %q", s)
+		case 'a':
+			sb.WriteByte('\a')
+		case 'b':
+			sb.WriteByte('\b')
+		case 'e':
+			sb.WriteByte(0x1b)
+		case 'f':
+			sb.WriteByte('\f')
+		case 'v':
+			sb.WriteByte('\v')
+		case ' ':
+			sb.WriteByte(' ')
+		case 'N':
+			sb.WriteRune('\u0085')
+		case '_':
+			sb.WriteRune('\u00a0')
+		case 'L':
+			sb.WriteRune('\u2028')
+		case 'P':
+			sb.WriteRune('\u2029')
+		case 'x', 'u', 'U':
+			// YAML 1.2 §5.7: \xXX, \uXXXX and \UXXXXXXXX are code points.
+			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[body[i]]
+			if i+n+1 > len(body) {
+				return "", fmt.Errorf("short \\%c in %q", body[i], s)
 			}
-			r, err := strconv.ParseUint(body[i+1:i+5], 16, 32)
+			r, err := strconv.ParseUint(body[i+1:i+n+1], 16, 32)
 			if err != nil {
-				return "", fmt.Errorf("bad \\u in %q", s)
+				return "", fmt.Errorf("bad \\%c in %q", body[i], s)
 			}
 			sb.WriteRune(rune(r))
-			i += 4
+			i += n
 		default:
 			return "", fmt.Errorf("unknown escape \\%c in %q", body[i], s)
 		}

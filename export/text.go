@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // checkName refuses a variable name no environment format can carry
@@ -245,15 +247,20 @@ func writeCompose(w io.Writer, b *Band, o Options) error {
 	if err := writeComments(&sb, lines); err != nil {
 		return err
 	}
-	if len(vars) == 0 {
-		sb.WriteString("environment: {}\n")
-	} else {
-		sb.WriteString("environment:\n")
-		if err := writeSections(&sb, vars, func(v Var) string {
-			return "  " + yamlName(v.Name) + ": " + YAMLQuote(composeValue(v.Value)) + "\n"
-		}, "  # "); err != nil {
+	env := &yaml.Node{Kind: yaml.MappingNode}
+	for i, v := range vars {
+		name, err := yamlKey(v.Name)
+		if err != nil {
 			return err
 		}
+		name.HeadComment = sectionComment(vars, i)
+		env.Content = append(env.Content, name, yamlQuoted(composeValue(v.Value)))
+	}
+	if len(vars) == 0 {
+		env.Style = yaml.FlowStyle // environment: {}
+	}
+	if err := encodeYAML(&sb, "environment", env); err != nil {
+		return err
 	}
 	_, err := io.WriteString(w, indentLines(sb.String(), o.Indent))
 	return err
@@ -278,56 +285,75 @@ func writeK8s(w io.Writer, b *Band, o Options) error {
 	if err := writeComments(&sb, lines); err != nil {
 		return err
 	}
-	if len(vars) == 0 {
-		sb.WriteString("env: []\n")
-	} else {
-		sb.WriteString("env:\n")
-		if err := writeSections(&sb, vars, func(v Var) string {
-			return "  - name: " + yamlName(v.Name) + "\n    value: " + YAMLQuote(kubeValue(v.Value)) + "\n"
-		}, "  # "); err != nil {
+	env := &yaml.Node{Kind: yaml.SequenceNode}
+	for i, v := range vars {
+		name, err := yamlKey(v.Name)
+		if err != nil {
 			return err
 		}
+		item := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+			yamlPlain("name"), name, yamlPlain("value"), yamlQuoted(kubeValue(v.Value)),
+		}}
+		item.HeadComment = sectionComment(vars, i)
+		env.Content = append(env.Content, item)
+	}
+	if len(vars) == 0 {
+		env.Style = yaml.FlowStyle // env: []
+	}
+	if err := encodeYAML(&sb, "env", env); err != nil {
+		return err
 	}
 	_, err := io.WriteString(w, indentLines(sb.String(), o.Indent))
 	return err
 }
 
-// yamlName writes a variable name plain unless YAML 1.1 (which Kubernetes
-// tooling still speaks) would read it as a boolean or null.
-func yamlName(name string) string {
-	switch strings.ToLower(name) {
-	case "y", "yes", "n", "no", "true", "false", "on", "off", "null":
-		return YAMLQuote(name)
+// sectionComment is the comment above vars[i] when the base env and the
+// recommendation are both present: the same sections writeSections
+// writes for the other formats.
+func sectionComment(vars []Var, i int) string {
+	if len(vars) == 0 || !vars[0].Base {
+		return ""
 	}
-	return name
+	switch {
+	case i == 0:
+		return "the lane's base env"
+	case !vars[i].Base && vars[i-1].Base:
+		return "the recommendation"
+	}
+	return ""
 }
 
-// YAMLQuote returns s as a YAML double-quoted scalar: " and \ escaped,
-// control characters (newline included) and the characters YAML treats
-// as line breaks or byte-order marks as escapes.
-func YAMLQuote(s string) string {
-	var sb strings.Builder
-	sb.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			sb.WriteString(`\"`)
-		case '\\':
-			sb.WriteString(`\\`)
-		case '\n':
-			sb.WriteString(`\n`)
-		case '\t':
-			sb.WriteString(`\t`)
-		case '\r':
-			sb.WriteString(`\r`)
-		default:
-			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == '\ufeff' {
-				fmt.Fprintf(&sb, `\u%04X`, r)
-			} else {
-				sb.WriteRune(r)
-			}
-		}
+// encodeYAML writes the one-key document key: value through the YAML
+// library, indented by two spaces as Kubernetes and compose files are.
+func encodeYAML(w io.Writer, key string, value *yaml.Node) error {
+	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{yamlPlain(key), value}}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("cannot write the %s: list as YAML: %v", key, err)
 	}
-	sb.WriteByte('"')
-	return sb.String()
+	return enc.Close()
+}
+
+// yamlPlain is a fixed key of the format, always a plain string.
+func yamlPlain(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+// yamlQuoted is a value, always a double-quoted string: Kubernetes needs
+// env values to be strings (8 must not become a number), and quoting
+// every value keeps ^LL128, ': ' or '#' from being misread.
+func yamlQuoted(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle}
+}
+
+// yamlKey lets the library choose how to write a variable name: plain,
+// or quoted where a YAML 1.1 reader (Kubernetes tooling still speaks
+// it) would take it for a boolean or null (YES, on, Null).
+func yamlKey(name string) (*yaml.Node, error) {
+	var n yaml.Node
+	if err := n.Encode(name); err != nil {
+		return nil, fmt.Errorf("cannot write the name %s as YAML: %v", name, err)
+	}
+	return &n, nil
 }
