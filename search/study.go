@@ -238,6 +238,10 @@ const (
 	// EndingSwitchesOnDisabled: the candidate switches on a protocol or
 	// algorithm NCCL's defaults disabled and the user did not allow it.
 	EndingSwitchesOnDisabled = "switches-on-disabled"
+	// EndingSameAsBaseline: the best candidate, its no-op knobs dropped,
+	// is the baseline itself (a --baseline-env study whose baseline NCCL
+	// already runs like the best config found): nothing to confirm.
+	EndingSameAsBaseline = "same-as-baseline"
 )
 
 // GuardCheck is the winner against the baseline at one guard size.
@@ -1059,6 +1063,11 @@ func (s *study) computeCandidate(base *Trial) *Trial {
 			// under another name: nothing to confirm.
 			continue
 		}
+		if base != nil && s.plan.native != nil && s.keyOf(t.Config) == s.keyOf(base.Config) {
+			// Likewise a config proved to run the baseline's plan (learnt
+			// after it became a trial of its own): the baseline again.
+			continue
+		}
 		sc := s.rankScore(t, sigma)
 		if math.IsInf(sc, 1) {
 			continue
@@ -1305,11 +1314,32 @@ func (s *study) confirm(ctx context.Context, res *Result) error {
 	}
 	// The config confirmed is the simplest that NCCL provably runs like the
 	// candidate: the env a user gets is exactly what was measured.
-	w, dropped, err := s.simplest(ctx, w)
-	if err != nil {
-		return err
+	var dropped []nccl.Drop
+	for tries := 0; ; tries++ {
+		first := w
+		var err error
+		if w, dropped, err = s.simplest(ctx, w); err != nil {
+			return err
+		}
+		if w != base || tries == 2 {
+			break
+		}
+		// The candidate proved to be the baseline under another name (its
+		// plan was read just now): the next best config, if any, instead.
+		next := s.candidate(base)
+		if next == nil || next == first {
+			break
+		}
+		w = next
 	}
 	res.Winner, res.Dropped = w, dropped
+	if w == base {
+		// Confirming the baseline against itself would compare one set of
+		// launches with itself (speedup 1, p = 1) and read as a measurement.
+		res.Ending = EndingSameAsBaseline
+		res.Reason = "the best config found runs the same NCCL plan as the baseline once its no-op knobs are dropped; keep the baseline"
+		return nil
+	}
 	// What the budget still allows, launches already made for the
 	// confirmation (a resumed study) included.
 	room := (s.opts.Budget - s.seq - s.explainLeft() + len(base.Confirm) + len(w.Confirm)) / 2

@@ -141,7 +141,13 @@ func defaultsLine(study *store.Study, trials []*store.Trial) string {
 			verdict = "better than your baseline (confirmed above)"
 		}
 	}
-	return fmt.Sprintf("NCCL defaults: %+.0f %% vs your baseline while exploring (trial %d, %d launches, not confirmed): %s", 100*gain, def.Number, def.Launches, verdict)
+	// Said as "faster" or "slower", never as a signed percentage: a
+	// negative gain read as "-82 %" looks like a time that shrank.
+	change := fmt.Sprintf("%.0f %% faster than", 100*gain)
+	if gain < 0 {
+		change = fmt.Sprintf("%.2f× slower than", def.ScoreUS/base)
+	}
+	return fmt.Sprintf("NCCL defaults: %s your baseline while exploring (trial %d, %d launches, not confirmed): %s", change, def.Number, def.Launches, verdict)
 }
 
 // storeTrials is the search's trials as the store keeps them, for the

@@ -608,6 +608,8 @@ func keepWhy(ending string) string {
 		return "the candidate failed during confirmation"
 	case search.EndingNoCandidate:
 		return "no other config ran successfully"
+	case search.EndingSameAsBaseline:
+		return "the best config found runs the same plan as the baseline"
 	case search.EndingInterrupted:
 		return "interrupted before a decision"
 	}
