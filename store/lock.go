@@ -142,8 +142,8 @@ func isHolderRecord(f *os.File) bool {
 	b := make([]byte, info.Size())
 	n, _ := f.ReadAt(b, 0)
 	var h Holder
+	// Fields a later nccltune may add are allowed; a pid is not optional.
 	dec := json.NewDecoder(bytes.NewReader(b[:n]))
-	dec.DisallowUnknownFields()
 	return dec.Decode(&h) == nil && h.PID > 0 && !dec.More()
 }
 

@@ -75,6 +75,9 @@ type importOptions struct {
 // importConfig reads --env: any environment variable may be recorded (a
 // run may have set NCCL_IB_HCA), and NCCL knobs must hold valid values.
 func importConfig(items []string) (nccl.Config, error) {
+	if err := checkNoRepeats("env", items); err != nil {
+		return nil, err
+	}
 	cfg := nccl.Config{}
 	for _, it := range items {
 		k, v, err := nccl.ParseKeyValue(it)

@@ -32,6 +32,7 @@ func TestUsageErrorsBeforeTheDatabase(t *testing.T) {
 		{[]string{"search", "--sim", "spark4", "--band", "1M", "--space", "NCCL_PROTO=LL", "--space", "NCCL_PROTO=Simple"}, "NCCL_PROTO is given twice to --space"},
 		{[]string{"sweep", "--sim", "spark4", "--env", "NCCL_PROTO=LL", "--env", "NCCL_PROTO=Simple"}, "NCCL_PROTO is given twice to --env"},
 		{[]string{"sweep", "--sim", "spark4", "--base-env", "NCCL_IB_HCA=a", "--base-env", "NCCL_IB_HCA=b"}, "NCCL_IB_HCA is given twice to --base-env"},
+		{[]string{"import", "--env", "NCCL_PROTO=LL", "--env", "NCCL_PROTO=Simple", "x.txt"}, "NCCL_PROTO is given twice to --env"},
 	} {
 		_, stderr, code := runCLI(t, db, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
