@@ -103,13 +103,14 @@ func version() string {
 	return v
 }
 
-// commands lists every subcommand; each lives in its own file.
+// commands lists every subcommand; each lives in its own file. Those
+// that launch benchmarks read their flags from a study config too.
 func commands() []*cli.Command {
 	return []*cli.Command{
-		searchCommand(),
-		verifyCommand(),
-		compareCommand(),
-		sweepCommand(),
+		withStudyConfig(searchCommand()),
+		withStudyConfig(verifyCommand()),
+		withStudyConfig(compareCommand()),
+		withStudyConfig(sweepCommand()),
 		historyCommand(),
 		showCommand(),
 		exportCommand(),
@@ -119,7 +120,7 @@ func commands() []*cli.Command {
 		parseCommand(),
 		doctorCommand(),
 		replayCommand(),
-		gateCommand(),
+		withStudyConfig(gateCommand()),
 		renameCommand(),
 		rmCommand(),
 		versionCommand(),
