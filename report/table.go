@@ -8,8 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/aclements/go-moremath/stats"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
@@ -328,7 +329,7 @@ func (c *Comparison) Table(metric string) Table {
 					cs = append(cs, busBW(c.BusBWFactor, r.Bytes, r.Candidate.TimeUS))
 				}
 			}
-			br.Baseline, br.Candidate = formatValue(metric, geoMean(bs)), formatValue(metric, geoMean(cs))
+			br.Baseline, br.Candidate = formatValue(metric, stats.GeoMean(bs)), formatValue(metric, stats.GeoMean(cs))
 			br.Change = percent(1/(1+change) - 1)
 		} else {
 			br.Baseline, br.Candidate = formatValue(metric, c.Band.BaselineUS), formatValue(metric, c.Band.CandidateUS)
@@ -397,17 +398,6 @@ func formatValue(metric string, v float64) string {
 	}
 }
 
-func geoMean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += math.Log(x)
-	}
-	return math.Exp(s / float64(len(xs)))
-}
-
 var superDigits = []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 // superscripts writes footnote numbers as " ¹ ²".
@@ -461,7 +451,10 @@ func writeNotes(w io.Writer, notes []string) error {
 }
 
 // writeTableText lays a Table out in columns with benchstat's box-drawing
-// header:
+// header. The widths are computed here, not by text/tabwriter, because
+// the layout needs what tabwriter cannot do: the medians right-aligned
+// inside left-aligned columns, and each heading centred over its
+// columns:
 //
 //	      │ NCCL defaults │   NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128   │
 //	      │    time µs    │   time µs     vs base                      │
@@ -478,66 +471,42 @@ func writeTableText(w io.Writer, t Table) error {
 		return parts{c, pm, note}
 	}
 	var base, cand []parts
-	nameW, chW := 0, width("vs base")
+	nameW, chW := 0, texttable.Width("vs base")
 	var bw, cw [3]int
 	for _, r := range t.Rows {
-		nameW = max(nameW, width(r.Name))
-		chW = max(chW, width(r.Change))
+		nameW = max(nameW, texttable.Width(r.Name))
+		chW = max(chW, texttable.Width(r.Change))
 		b, c := split(r.Baseline, r.BaselineNote), split(r.Candidate, r.CandidateNote)
 		base, cand = append(base, b), append(cand, c)
-		bw = [3]int{max(bw[0], width(b.center)), max(bw[1], width(b.pm)), max(bw[2], width(b.note))}
-		cw = [3]int{max(cw[0], width(c.center)), max(cw[1], width(c.pm)), max(cw[2], width(c.note))}
+		bw = [3]int{max(bw[0], texttable.Width(b.center)), max(bw[1], texttable.Width(b.pm)), max(bw[2], texttable.Width(b.note))}
+		cw = [3]int{max(cw[0], texttable.Width(c.center)), max(cw[1], texttable.Width(c.pm)), max(cw[2], texttable.Width(c.note))}
 	}
 	cellW := func(w [3]int) int { return w[0] + 1 + w[1] + w[2] }
 	// Widen the first part so the headings fit.
-	if d := max(width(t.Unit), width(t.BaselineHead)) - cellW(bw); d > 0 {
+	if d := max(texttable.Width(t.Unit), texttable.Width(t.BaselineHead)) - cellW(bw); d > 0 {
 		bw[0] += d
 	}
-	if d := width(t.Unit) - cellW(cw); d > 0 {
+	if d := texttable.Width(t.Unit) - cellW(cw); d > 0 {
 		cw[0] += d
 	}
 	// The candidate's heading spans its value and change columns.
 	span := cellW(cw) + 2 + chW
-	if d := width(t.CandidateHead) - span; d > 0 {
+	if d := texttable.Width(t.CandidateHead) - span; d > 0 {
 		chW += d
 		span += d
 	}
 	cell := func(p parts, w [3]int) string {
-		return padLeft(p.center, w[0]) + " " + pad(p.pm, w[1]) + pad(p.note, w[2])
+		return texttable.PadLeft(p.center, w[0]) + " " + texttable.PadRight(p.pm, w[1]) + texttable.PadRight(p.note, w[2])
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s │ %s │ %s │\n", pad("", nameW), center(t.BaselineHead, cellW(bw)), center(t.CandidateHead, span))
-	fmt.Fprintf(&b, "%s │ %s │ %s  %s │\n", pad("", nameW), center(t.Unit, cellW(bw)), center(t.Unit, cellW(cw)), pad("vs base", chW))
+	fmt.Fprintf(&b, "%s │ %s │ %s │\n", texttable.PadRight("", nameW), texttable.Center(t.BaselineHead, cellW(bw)), texttable.Center(t.CandidateHead, span))
+	fmt.Fprintf(&b, "%s │ %s │ %s  %s │\n", texttable.PadRight("", nameW), texttable.Center(t.Unit, cellW(bw)), texttable.Center(t.Unit, cellW(cw)), texttable.PadRight("vs base", chW))
 	for i, r := range t.Rows {
-		line := fmt.Sprintf("%s   %s   %s  %s", pad(r.Name, nameW), cell(base[i], bw), cell(cand[i], cw), r.Change)
+		line := fmt.Sprintf("%s   %s   %s  %s", texttable.PadRight(r.Name, nameW), cell(base[i], bw), cell(cand[i], cw), r.Change)
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func width(s string) int { return utf8.RuneCountInString(s) }
-
-func pad(s string, n int) string {
-	if d := n - width(s); d > 0 {
-		return s + strings.Repeat(" ", d)
-	}
-	return s
-}
-
-func padLeft(s string, n int) string {
-	if d := n - width(s); d > 0 {
-		return strings.Repeat(" ", d) + s
-	}
-	return s
-}
-
-func center(s string, n int) string {
-	d := n - width(s)
-	if d <= 0 {
-		return s
-	}
-	return strings.Repeat(" ", d/2) + s + strings.Repeat(" ", d-d/2)
 }
 
 // jsonFloat writes NaN and ±Inf, which JSON cannot hold, as null.
