@@ -156,3 +156,49 @@ func TestStudyConfigRefusals(t *testing.T) {
 		t.Errorf("missing file: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestStudyConfigCompare: compare reads its two configs from a file, as
+// maps, and stores them as the flags would.
+func TestStudyConfigCompare(t *testing.T) {
+	config := writeConfig(t, `sim: spark4
+band: 1M-2M
+launches: 4
+env-a: {NCCL_PROTO: ^LL128, NCCL_MAX_NCHANNELS: 8}
+env-b: [NCCL_PROTO=^LL128, NCCL_MAX_CTAS=8]
+`)
+	dbFlags, dbConfig := filepath.Join(t.TempDir(), "flags.db"), filepath.Join(t.TempDir(), "config.db")
+	if _, stderr, code := runCLI(t, dbFlags, "compare", "--sim", "spark4", "--band", "1M-2M", "--launches", "4",
+		"--env-a", "NCCL_PROTO=^LL128", "--env-a", "NCCL_MAX_NCHANNELS=8", "--env-b", "NCCL_PROTO=^LL128", "--env-b", "NCCL_MAX_CTAS=8"); code != 0 {
+		t.Fatalf("flags: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, dbConfig, "compare", "--config", config); code != 0 {
+		t.Fatalf("config: exit %d\n%s", code, stderr)
+	}
+	want, got := onlyStudy(t, dbFlags), onlyStudy(t, dbConfig)
+	if !reflect.DeepEqual(studySettings(got), studySettings(want)) {
+		t.Errorf("config gives %+v\nflags give   %+v", studySettings(got), studySettings(want))
+	}
+	if gc, wc := trialConfigs(t, dbConfig), trialConfigs(t, dbFlags); !reflect.DeepEqual(gc, wc) || len(wc) != 2 {
+		t.Errorf("config compares %v, flags %v", gc, wc)
+	}
+}
+
+// trialConfigs lists the configs of the one study's trials.
+func trialConfigs(t *testing.T, db string) []string {
+	t.Helper()
+	s := onlyStudy(t, db)
+	st, err := store.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	trials, err := st.Trials(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tr := range trials {
+		out = append(out, tr.Config.Key())
+	}
+	return out
+}
