@@ -102,6 +102,21 @@ type LaunchSettings struct {
 	Prefix     []string `json:"prefix,omitempty"`
 	SimNoise   float64  `json:"sim_noise,omitempty"`
 	SimSeed    int64    `json:"sim_seed,omitempty"`
+	// Run holds the launch flags stored since nccltune began recording
+	// them; it is nil in a study stored before, whose values for these
+	// flags are unknown (resume and verify cannot check them).
+	Run *RunSettings `json:"run,omitempty"`
+}
+
+// RunSettings are launch flags that change how a real benchmark runs:
+// nccl-tests' iteration counts, the MPI flavour and executable, the torch
+// instrument's script.
+type RunSettings struct {
+	Iters       int    `json:"iters,omitempty"`
+	Warmup      int    `json:"warmup,omitempty"`
+	MPIFlavor   string `json:"mpi_flavor,omitempty"`
+	MPIRun      string `json:"mpirun,omitempty"`
+	TorchScript string `json:"torch_script,omitempty"`
 }
 
 // Fabric is the fingerprint of the fabric a study measured, so results

@@ -176,3 +176,101 @@ func TestExplainSurvivesInterruption(t *testing.T) {
 		t.Errorf("the resumed study has no record of NCCL's choices: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestResumeRefusesOtherRunSettings: --iters, --warmup, --mpi-flavor,
+// --mpirun and --torch-script are stored with a study on real hardware,
+// so a resume or a verify that changes one is refused naming it, and the
+// printed resume command gives them back. A study stored before they
+// were recorded still resumes, with a note that they cannot be checked.
+func TestResumeRefusesOtherRunSettings(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	bench := fakeBench(t, filepath.Join("..", "..", "runner", "testdata", "text", "x2_g2_direct_pointer.txt"))
+	launch := []string{"--launcher", "local", "--bench", bench, "--iters", "5", "--warmup", "2",
+		"--mpi-flavor", "openmpi", "--mpirun", "/opt/mpi/bin/mpirun"}
+	// The saved output has 2M but not 1M or 4M: a one-size band.
+	stderr := interruptedSearch(t, db, append([]string{"--band", "2M"}, launch...)...)
+	const name = "s1-2M"
+	for _, want := range []string{"--iters 5", "--warmup 2", "--mpi-flavor openmpi", "--mpirun /opt/mpi/bin/mpirun"} {
+		if !strings.Contains(stderr, "nccltune search --resume "+name) || !strings.Contains(stderr, want) {
+			t.Errorf("printed resume command lacks %q:\n%s", want, stderr)
+		}
+	}
+	before := len(storedStudy(t, db, name).launches)
+	// without drops the flag at index i and its value; with replaces the value.
+	without := func(flag string) []string {
+		var out []string
+		for i := 0; i < len(launch); i++ {
+			if launch[i] == flag {
+				i++
+				continue
+			}
+			out = append(out, launch[i])
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{without("--iters"), "--iters: the study's 5, given none"},
+		{append(without("--iters"), "--iters", "20"), "--iters: the study's 5, given 20"},
+		{without("--warmup"), "--warmup: the study's 2, given none"},
+		{append(without("--mpi-flavor"), "--mpi-flavor", "mpich"), "--mpi-flavor: the study's openmpi, given mpich"},
+		{without("--mpirun"), "--mpirun: the study's /opt/mpi/bin/mpirun, given none"},
+	} {
+		_, stderr, code := runCLI(t, db, append([]string{"search", "--resume", name}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "--iters 5 --warmup 2") {
+			t.Errorf("%v: exit %d, want 2 naming %q and the study's flags:\n%s", tc.args, code, tc.want, stderr)
+		}
+		_, stderr, code = runCLI(t, db, append([]string{"verify", name, "--launches", "4"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("verify %v: exit %d, want 2 naming %q:\n%s", tc.args, code, tc.want, stderr)
+		}
+	}
+	if n := len(storedStudy(t, db, name).launches); n != before {
+		t.Errorf("refused resumes launched: %d launches, was %d", n, before)
+	}
+
+	// A study stored before these flags were recorded: not refused, noted.
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	study, err := st.Study(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	study.Launch.Run = nil
+	if err := st.UpdateStudy(study); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	_, stderr, code := runCLI(t, db, "search", "--resume", name, "--launcher", "local", "--bench", bench, "--iters", "7")
+	if code != 0 || !strings.Contains(stderr, "cannot be checked") {
+		t.Errorf("an old study's resume: exit %d, want 0 with a note that --iters cannot be checked:\n%s", code, stderr)
+	}
+}
+
+// TestLaunchDifferencesTorchScript: the torch instrument's script is
+// compared and given back like the other run settings (the CLI test
+// above cannot run the torch instrument).
+func TestLaunchDifferencesTorchScript(t *testing.T) {
+	study := &store.Study{Name: "s1", Launch: store.LaunchSettings{Launcher: "local", Instrument: "torch",
+		Run: &store.RunSettings{TorchScript: "/shared/allreduce.py"}}}
+	for _, tc := range []struct {
+		now  string
+		want []string
+	}{
+		{"/shared/allreduce.py", nil},
+		{"", []string{"--torch-script: the study's /shared/allreduce.py, given none"}},
+		{"/tmp/x.py", []string{"--torch-script: the study's /shared/allreduce.py, given /tmp/x.py"}},
+	} {
+		now := store.LaunchSettings{Launcher: "local", Instrument: "torch", Run: &store.RunSettings{TorchScript: tc.now}}
+		if got := launchDifferences(study, now, nil); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("given %q: %q, want %q", tc.now, got, tc.want)
+		}
+	}
+	if args := strings.Join(launchArgs(study), " "); !strings.Contains(args, "--torch-script /shared/allreduce.py") {
+		t.Errorf("resume flags %q lack --torch-script", args)
+	}
+}

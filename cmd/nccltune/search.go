@@ -299,6 +299,9 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 	if diffs := launchDifferences(study, launchSettings(o.launch), o.launch.spec.BaseEnv); len(diffs) > 0 {
 		return nil, nil, 0, launchDifferenceError(study, "resume", diffs)
 	}
+	if note := unrecordedNote(study); note != "" {
+		fmt.Fprintln(o.stderr, note)
+	}
 	o.study.Band = nccl.Band{Min: study.BandMin, Max: study.BandMax}
 	o.study.Guard = study.GuardSizes
 	o.study.Space = spaceFromMap(study.Space)
@@ -399,7 +402,8 @@ func spaceFromMap(m map[string][]string) search.Space {
 func launchSettings(lo launchOptions) store.LaunchSettings {
 	s := lo.spec
 	ls := store.LaunchSettings{Launcher: s.Launcher, NP: s.NP, Hosts: s.Hosts, MPIArgs: s.MPIArgs,
-		Bench: s.Bench, BenchArgs: s.BenchArgs, Timeout: s.Timeout, Instrument: s.Instrument, Prefix: s.Prefix}
+		Bench: s.Bench, BenchArgs: s.BenchArgs, Timeout: s.Timeout, Instrument: s.Instrument, Prefix: s.Prefix,
+		Run: &store.RunSettings{Iters: s.Iters, Warmup: s.Warmup, MPIFlavor: s.MPIFlavor, MPIRun: s.MPIRun, TorchScript: s.TorchScript}}
 	if s.Sim != nil {
 		ls.Launcher = "sim"
 		ls.SimProfile, ls.SimNoise, ls.SimSeed = s.Sim.Profile, s.Sim.Noise, lo.seed

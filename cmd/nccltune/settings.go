@@ -44,6 +44,19 @@ func launchDifferences(study *store.Study, now store.LaunchSettings, base map[st
 	diff("--bench-arg", strings.Join(was.BenchArgs, " "), strings.Join(now.BenchArgs, " "))
 	diff("--instrument", instrumentName(was.Instrument), instrumentName(now.Instrument))
 	diff("--prefix/--wrapper", strings.Join(was.Prefix, " "), strings.Join(now.Prefix, " "))
+	// The simulated fabric ignores these; a study stored before they were
+	// recorded cannot be checked (unrecordedNote says so instead).
+	if was.SimProfile == "" && now.SimProfile == "" && was.Run != nil {
+		r, n := *was.Run, store.RunSettings{}
+		if now.Run != nil {
+			n = *now.Run
+		}
+		diff("--iters", intOrNone(r.Iters), intOrNone(n.Iters))
+		diff("--warmup", intOrNone(r.Warmup), intOrNone(n.Warmup))
+		diff("--mpi-flavor", r.MPIFlavor, n.MPIFlavor)
+		diff("--mpirun", r.MPIRun, n.MPIRun)
+		diff("--torch-script", r.TorchScript, n.TorchScript)
+	}
 	keys := map[string]bool{}
 	for k := range study.BaseEnv {
 		keys[k] = true
@@ -64,6 +77,18 @@ func launchDifferences(study *store.Study, now store.LaunchSettings, base map[st
 		}
 	}
 	return out
+}
+
+// unrecordedNote is a note for a study on real hardware stored before
+// nccltune recorded --iters, --warmup, --mpi-flavor, --mpirun and
+// --torch-script: they cannot be compared, so the user is told to give
+// the ones the study ran with; "" when there is nothing to say.
+func unrecordedNote(study *store.Study) string {
+	if study.Launch.SimProfile != "" || study.Simulated || study.Launch.Run != nil {
+		return ""
+	}
+	return fmt.Sprintf("note: study %s was stored before nccltune recorded --iters, --warmup, --mpi-flavor, --mpirun and --torch-script, "+
+		"so they cannot be checked: give the ones it ran with", study.Name)
 }
 
 // launchDifferenceError refuses settings that differ from the study's.
@@ -109,6 +134,23 @@ func launchArgs(study *store.Study) []string {
 		}
 		if len(ls.Prefix) > 0 {
 			add("--prefix", strings.Join(ls.Prefix, " "))
+		}
+		if r := ls.Run; r != nil {
+			if r.Iters > 0 {
+				add("--iters", strconv.Itoa(r.Iters))
+			}
+			if r.Warmup > 0 {
+				add("--warmup", strconv.Itoa(r.Warmup))
+			}
+			if r.MPIFlavor != "" {
+				add("--mpi-flavor", r.MPIFlavor)
+			}
+			if r.MPIRun != "" {
+				add("--mpirun", r.MPIRun)
+			}
+			if r.TorchScript != "" {
+				add("--torch-script", r.TorchScript)
+			}
 		}
 	}
 	for _, k := range sortedKeys(study.BaseEnv) {

@@ -124,6 +124,9 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 	if diffs := launchDifferences(orig, launchSettings(o.launch), o.launch.spec.BaseEnv); len(diffs) > 0 {
 		return launchDifferenceError(orig, "verify", diffs)
 	}
+	if note := unrecordedNote(orig); note != "" {
+		fmt.Fprintln(o.stderr, note)
+	}
 	cfg := o.config
 	var claim *claimed
 	if len(cfg) == 0 {
