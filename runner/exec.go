@@ -217,7 +217,7 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*Laun
 	switch {
 	case stopped && ctx.Err() != nil:
 		// The caller stopped us (Ctrl-C): not the config's fault.
-		l.Outcome, l.Reason = Failed, "interrupted before the launch finished"
+		l.Outcome, l.Reason = Failed, ReasonInterrupted
 		l.Result, _ = parseLaunch(l)
 		return l, ctx.Err()
 	case stopped:
@@ -365,3 +365,7 @@ func lastLine(l *Launch) string {
 	}
 	return "nothing"
 }
+
+// ReasonInterrupted is the reason of a launch stopped by cancellation: it
+// says nothing about its config (a resumed study makes it again).
+const ReasonInterrupted = "interrupted before the launch finished"

@@ -327,7 +327,55 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 			s.byKey[s.keyOf(t.Config)] = t
 		}
 	}
+	s.replayDebug()
 	return s.run(ctx)
+}
+
+// replayDebug reads NCCL's plan back from a resumed study's stored debug
+// launches, as the launches themselves did: the defaults' plan first (the
+// other configs' plans are read against it), then the others in trial
+// order. A completed plan launch of the defaults is not made again: that
+// launch would count against the budget a second time.
+func (s *study) replayDebug() {
+	isDefaults := func(t *Trial) bool { return len(t.Config.Canonical()) == 0 }
+	replay := func(t *Trial) {
+		for _, d := range t.Debug {
+			l := d.Launch
+			if l == nil {
+				continue
+			}
+			if l.Reason == runner.ReasonInterrupted {
+				continue // stopped by the interruption: made again
+			}
+			s.learnPlan(t, d.Phase, l)
+			switch {
+			case d.Phase == PhasePlan && isDefaults(t):
+				// Read, or failed for good: made once, like any launch.
+				s.planRead = true
+			case d.Phase == PhasePlan:
+				s.plan.checks++
+			}
+			if l.Outcome != runner.OK || l.Result == nil {
+				continue
+			}
+			if l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
+				if s.plan.logged == nil {
+					s.plan.logged = map[*Trial]bool{}
+				}
+				s.plan.logged[t] = true
+			}
+		}
+	}
+	for _, t := range s.trials {
+		if isDefaults(t) {
+			replay(t)
+		}
+	}
+	for _, t := range s.trials {
+		if !isDefaults(t) {
+			replay(t)
+		}
+	}
 }
 
 func (s *study) run(ctx context.Context) (*Result, error) {
@@ -343,12 +391,16 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 	defer func() { res.Plan = s.planSummary() }()
 
 	// Warm-up: the first launch after a fabric starts can be ~30 % slow;
-	// it is stored, never scored. A resumed study warms up again.
-	if err := s.launch(ctx, base, PhaseWarmup, false); err != nil {
-		return s.stop(res, err)
-	}
-	if !base.State.Usable() {
-		return nil, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
+	// it is stored, never scored. A resumed study warms up again only when
+	// a measured launch is still to come (the warm-up takes its place in
+	// the budget); with only debug launches owed, it warms up for nothing.
+	if !s.resumed || s.seq < s.opts.Budget-s.explainLeft() {
+		if err := s.launch(ctx, base, PhaseWarmup, false); err != nil {
+			return s.stop(res, err)
+		}
+		if !base.State.Usable() {
+			return nil, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
+		}
 	}
 	// NCCL's own plan under its defaults, read from one debug launch before
 	// exploring: configs that provably run the same plan are merged, and
@@ -361,8 +413,11 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := s.launch(ctx, planOf, PhasePlan, false); err != nil {
-		return s.stop(res, err)
+	// A resumed study read it from its stored plan launch (replayDebug).
+	if !s.planRead && s.seq < s.opts.Budget {
+		if err := s.launch(ctx, planOf, PhasePlan, false); err != nil {
+			return s.stop(res, err)
+		}
 	}
 	s.planRead = true
 	// Every later proposal is judged against the baseline's own launches.
@@ -1266,10 +1321,10 @@ func (s *study) simplification() nccl.Config {
 // changes nothing: the decision is already made.
 func (s *study) explain(ctx context.Context, res *Result) error {
 	for _, t := range []*Trial{res.Baseline, res.Winner} {
-		// A resumed study makes it whatever its budget: its new warm-up
-		// and plan launches came on top, and without it show and the
-		// tuner export lack NCCL's choices for good.
-		if t == nil || (s.seq >= s.opts.Budget && !s.resumed) || s.plan.logged[t] {
+		// The budget holds it back (explainLeft), a resumed study's too:
+		// its warm-up is made only with room to spare and NCCL's plan is
+		// read back from the store, so it is never spent before.
+		if t == nil || s.seq >= s.opts.Budget || s.plan.logged[t] {
 			// A plan launch of this trial already recorded what NCCL chose
 			// with it (the tuner-plugin export reads it from the trial's own
 			// launches).

@@ -49,6 +49,14 @@ const (
 	PhaseExplain = "explain"
 )
 
+// DebugLaunch is a stored debug launch of a trial: its phase (PhasePlan
+// or PhaseExplain) and the launch, whose Result.Facts hold what NCCL's log
+// said.
+type DebugLaunch struct {
+	Phase  string
+	Launch *runner.Launch
+}
+
 // Trial is one config of a study and what was measured of it.
 type Trial struct {
 	// Number is the trial's number in its study; 0 is the baseline.
@@ -66,6 +74,10 @@ type Trial struct {
 	Launches int
 	// ID is the store's identifier, set by the Recorder; search ignores it.
 	ID uint64
+	// Debug are the trial's debug launches (plan and explain) of an
+	// interrupted study being resumed, oldest first: Run reads NCCL's plan
+	// and choices back from them instead of launching again.
+	Debug []DebugLaunch
 
 	// The log score is cached for the number of exploration launches it
 	// was computed from: a study ranks its trials after every launch.

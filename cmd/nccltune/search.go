@@ -50,7 +50,7 @@ Examples:
 			&cli.Float64Flag{Name: "min-effect", Value: 0.03, Usage: "smallest gain worth recommending (0.03 = 3%)"},
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level of the decision"},
 			&cli.BoolFlag{Name: "allow-disabled-protocols", Usage: "also try and recommend protocols and algorithms NCCL's defaults disabled on this fabric (e.g. LL128 through NCCL_PROTO=^LL): they may give wrong results, which is why NCCL disabled them here"},
-			&cli.StringFlag{Name: "resume", Usage: "continue an interrupted or killed `STUDY` (its band, space, guard sizes, seed, budget, sampler, --confirm, --min-effect and --alpha are reused; give the launch flags again)"},
+			&cli.StringFlag{Name: "resume", Usage: "continue an interrupted or killed `STUDY` (its band, space, guard sizes, seed, budget, sampler, --confirm, --min-effect and --alpha are reused; give the launch flags again). It stays within --budget: its warm-up counts, NCCL's plan is read back from the store, and with the budget spent it decides from the stored confirmation launches and makes only the explain launch the budget held back"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (progress stays on stderr)"},
 		}, append(append(namingFlags(), baselineFlags()...), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
@@ -358,6 +358,13 @@ func loadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.T
 			continue
 		}
 		t.Launches++
+		if l.Phase == store.PhasePlan || l.Phase == store.PhaseExplain {
+			// The search reads NCCL's plan back from these instead of
+			// launching again (the stored facts are the log's).
+			rl := &runner.Launch{Outcome: l.Outcome, Reason: l.Reason, Simulated: l.Simulated,
+				Result: &runner.Result{Facts: l.Facts}}
+			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl})
+		}
 		if l.Outcome != runner.OK || !l.Scored {
 			continue
 		}
