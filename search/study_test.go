@@ -226,3 +226,45 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// debugRecorder keeps each trial's debug launches on the trial, as the
+// CLI's store does for a resumed study.
+type debugRecorder struct{ *memRecorder }
+
+func (r debugRecorder) SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error {
+	if req.Debug {
+		t.Debug = append(t.Debug, DebugLaunch{Phase: req.Phase, Launch: l})
+	}
+	return r.memRecorder.SaveLaunch(t, req, l, scored)
+}
+
+// TestResumeReadsThePlanBack: a resumed study reads NCCL's plan from its
+// stored plan launch instead of launching it again, knows it (merges by
+// plan as before), and stays within its budget.
+func TestResumeReadsThePlanBack(t *testing.T) {
+	o := spark4Options(5)
+	l := newSimLauncher(t, "spark4", 1, o.Seed)
+	ctx, cancel := context.WithCancel(context.Background())
+	l.cancel, l.cancelAt = cancel, 10
+	rec := debugRecorder{newMemRecorder(t)}
+	res, err := Run(ctx, o, l, rec, nil, 0, nil)
+	if !errors.Is(err, context.Canceled) || res == nil {
+		t.Fatalf("interrupted run: res %+v err %v", res, err)
+	}
+	l2 := newSimLauncher(t, "spark4", 1, o.Seed)
+	res2, err := Run(context.Background(), o, l2, rec, res.Trials, res.Launches, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range l2.launches {
+		if req.Phase == PhasePlan && len(req.Config.Canonical()) == 0 {
+			t.Errorf("the resumed study launched NCCL's defaults again to read the plan (launch %d)", req.Seq)
+		}
+	}
+	if res2.Plan == nil || !res2.Plan.Read {
+		t.Errorf("the resumed study does not know NCCL's plan: %+v", res2.Plan)
+	}
+	if total := res.Launches + len(l2.launches); total > o.Budget {
+		t.Errorf("%d launches in all, budget %d", total, o.Budget)
+	}
+}
