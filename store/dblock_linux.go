@@ -3,43 +3,33 @@
 package store
 
 import (
-	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-// The sidecar lock is found by name, so two names of one database (hard
-// links) would each have their own. A writer therefore also holds an
-// open-file-description lock on the database file itself: it belongs to
-// the inode, whatever the name, and (unlike a POSIX record lock) is not
-// dropped when bbolt closes its own descriptor of the same file. bbolt
-// uses flock, which does not interact with it.
-var dbLockRange = unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 1}
+// livenessBase is where the per-process liveness bytes start: far past
+// any real database size (byte-range locks may lie beyond a file's end,
+// and bbolt never locks ranges, only the whole file with flock).
+const livenessBase = 1 << 40
 
-// lockDBFile takes the inode lock on an open database file; errDBLocked
-// when another process holds it.
-func lockDBFile(f *os.File) error {
-	lk := dbLockRange
-	err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
-	if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
-		return errDBLocked
-	}
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-		return nil // no OFD locks here (an old kernel): the sidecar lock alone
-	}
-	return err
+// holdLiveness marks this process as alive for readers of the database:
+// an open-file-description lock on one byte of the database file, chosen
+// by token. It belongs to the inode, whatever name reached it, lasts
+// while f is open, and ends when the process dies however it dies (the
+// kernel drops it), which is what tells a running study from one whose
+// process was killed. Unlike a POSIX record lock, it is not dropped when
+// bbolt closes its own descriptor of the same file, and flock (bbolt's
+// lock) does not interact with it.
+func holdLiveness(f *os.File, token uint32) error {
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: livenessBase + int64(token), Len: 1}
+	return unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
 }
 
-// dbLockedElsewhere reports whether a writer holds the inode lock of the
-// database at path.
-func dbLockedElsewhere(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	lk := dbLockRange
+// livenessHeld reports whether a process other than the one owning f's
+// open file description holds the liveness byte of token.
+func livenessHeld(f *os.File, token uint32) bool {
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: livenessBase + int64(token), Len: 1}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk); err != nil {
 		return false
 	}

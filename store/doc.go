@@ -14,10 +14,18 @@
 // that shuts out the writer. Holding the bbolt file open for a whole study
 // would stop `nccltune history` and `show` for hours, so:
 //
-//   - A writer (Options.ReadOnly false) holds a sidecar lock file, PATH.lock,
-//     with flock(LOCK_EX|LOCK_NB) for the Store's whole life. The file holds
-//     the holder's pid, command line and start time, so a second writer is
-//     told, within Options.LockTimeout, who holds the database.
+//   - A writer (Options.ReadOnly false) takes a sidecar lock file, PATH.lock,
+//     with flock(LOCK_EX) around each write transaction only, so several
+//     processes can write one database in turn (two searches at once).
+//     While held, the file holds the holder's pid, command line and start
+//     time, so a writer kept waiting past Options.LockTimeout is told who
+//     holds the database.
+//   - A writer process marks itself alive for its whole life with an
+//     open-file-description lock on one byte of the database file, and
+//     records that byte's token with each study it runs (the owners
+//     bucket): readers show a study whose process is gone as interrupted,
+//     and another writer cannot take over (resume, delete) a study whose
+//     process lives.
 //   - Every operation opens the bbolt file only for its own transaction and
 //     closes it again (milliseconds), with a bbolt Timeout so nothing waits
 //     forever. Readers never take the sidecar lock.

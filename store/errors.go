@@ -10,7 +10,8 @@ import (
 
 // Sentinel errors; the typed errors below match them with errors.Is.
 var (
-	// ErrLocked: another nccltune holds the database for writing.
+	// ErrLocked: another nccltune holds the database's write lock too
+	// long, or runs the study this write would take over.
 	ErrLocked = errors.New("database in use by another nccltune")
 	// ErrNoDatabase: a read-only open found no database file.
 	ErrNoDatabase = errors.New("no database")

@@ -11,21 +11,27 @@ import (
 	"time"
 )
 
-// lockRetry is how often a waiting writer retries the sidecar lock.
+// lockRetry is how often a reader retries a failed open.
 const lockRetry = 50 * time.Millisecond
 
-// writerLock is the sidecar lock a writer holds for its Store's life:
-// flock(LOCK_EX) on PATH.lock, which also records who holds it. The file is
-// never removed (removing a flock'ed file lets two processes each lock a
+// lockPoll is how often a waiting writer retries the sidecar lock.
+const lockPoll = 5 * time.Millisecond
+
+// writerLock is the sidecar lock PATH.lock. A writer Store keeps the file
+// open for its life but holds flock(LOCK_EX) on it only while it writes
+// (one transaction), so several nccltune processes can write one database
+// in turn. While held, the file records who holds it, so a writer that
+// waited too long can name the process in its way. The file is never
+// removed (removing a flock'ed file lets two processes each lock a
 // different inode); it is emptied when released.
 type writerLock struct {
 	file *os.File
+	path string
 }
 
-// acquireWriterLock takes the sidecar lock of dbPath, waiting up to
-// timeout for a writer that is finishing. When another process keeps it,
-// the error is a *LockedError naming that process.
-func acquireWriterLock(dbPath string, timeout time.Duration, openFile func(string, int, os.FileMode) (*os.File, error)) (*writerLock, error) {
+// openWriterLock opens (creating it) the sidecar lock file of dbPath and
+// checks that it is nccltune's; it locks nothing.
+func openWriterLock(dbPath string, openFile func(string, int, os.FileMode) (*os.File, error)) (*writerLock, error) {
 	path := dbPath + ".lock"
 	// O_NOFOLLOW: a symlink planted at PATH.lock must not make nccltune
 	// write its holder record into the file it points to.
@@ -40,22 +46,33 @@ func acquireWriterLock(dbPath string, timeout time.Duration, openFile func(strin
 		f.Close()
 		return nil, err
 	}
+	return &writerLock{file: f, path: path}, nil
+}
+
+// lock takes the sidecar lock, waiting up to timeout for the writer that
+// holds it (a write takes milliseconds, so another search's writes delay
+// ours only briefly). When another process keeps it longer, the error is
+// a *LockedError naming that process.
+func (l *writerLock) lock(dbPath string, timeout time.Duration) error {
+	if l == nil || l.file == nil {
+		return fmt.Errorf("database %s is closed", dbPath)
+	}
+	f := l.file
 	deadline := time.Now().Add(timeout)
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
 			break
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
+			return fmt.Errorf("lock %s: %w", l.path, err)
 		}
 		if !time.Now().Before(deadline) {
-			holder := readHolder(f)
-			f.Close()
-			return nil, &LockedError{Path: dbPath, Holder: holder}
+			return &LockedError{Path: dbPath, Holder: readHolder(f)}
 		}
-		time.Sleep(min(lockRetry, time.Until(deadline)+time.Millisecond))
+		// Polling keeps the wait bounded; a write's few milliseconds
+		// make short steps cheap.
+		time.Sleep(min(lockPoll, time.Until(deadline)+time.Millisecond))
 	}
 	// Under the lock the file is either empty or a complete holder record
 	// (writers write it under the lock and empty it before unlocking);
@@ -63,50 +80,19 @@ func acquireWriterLock(dbPath string, timeout time.Duration, openFile func(strin
 	// overwrite.
 	if !isHolderRecord(f) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-		return nil, fmt.Errorf("%s exists and is not nccltune's lock file (it holds other data); nccltune leaves it untouched — move it away, or use --db another file", path)
+		return fmt.Errorf("%s exists and is not nccltune's lock file (it holds other data); nccltune leaves it untouched — move it away, or use --db another file", l.path)
 	}
 	if err := writeHolder(f); err != nil {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-		return nil, classifyWriteError(path, fmt.Errorf("write lock file: %w", err))
+		return classifyWriteError(l.path, fmt.Errorf("write lock file: %w", err))
 	}
-	return &writerLock{file: f}, nil
+	return nil
 }
 
-// writerActive reports whether a writer holds the database now. A study
-// recorded as running while no writer holds the file was left behind by a
-// process that died: readers show it as interrupted.
-func (s *Store) writerActive() bool {
-	if s.sidecarLocked() {
-		return true
-	}
-	// A writer that reached the file by another name (a hard link) holds
-	// only the file's own lock. The kernel may release the lock of a
-	// writer killed a moment ago a little after the process is gone, so
-	// a lock is believed only when it is still held a moment later.
-	for i := 0; i < 5 && dbLockedElsewhere(s.path); i++ {
-		if i == 4 {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
-}
-
-// sidecarLocked reports whether a writer holds the sidecar lock.
-func (s *Store) sidecarLocked() bool {
-	f, err := os.OpenFile(s.path+".lock", os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return false // never opened for writing: nobody writes it
-	}
-	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	if err != nil {
-		return errors.Is(err, syscall.EWOULDBLOCK)
-	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	return false
+// unlock empties the holder record and releases the sidecar lock.
+func (l *writerLock) unlock() {
+	_ = l.file.Truncate(0)
+	syscall.Flock(int(l.file.Fd()), syscall.LOCK_UN)
 }
 
 // checkLockFile refuses a lock file that cannot be nccltune's: not a
@@ -204,15 +190,12 @@ func baseName(p string) string {
 	return p
 }
 
-func (l *writerLock) release() error {
+// close closes the sidecar file (unlocked: writes release it each time).
+func (l *writerLock) close() error {
 	if l == nil || l.file == nil {
 		return nil
 	}
-	_ = l.file.Truncate(0)
-	err := syscall.Flock(int(l.file.Fd()), syscall.LOCK_UN)
-	if cerr := l.file.Close(); err == nil {
-		err = cerr
-	}
+	err := l.file.Close()
 	l.file = nil
 	return err
 }

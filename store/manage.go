@@ -35,6 +35,12 @@ func (s *Store) DeleteStudy(nameOrID string) (*Study, error) {
 		if err := getJSON(tx.Bucket(bucketStudies), itob(id), &st); err != nil {
 			return studyIDError(id, err)
 		}
+		if err := s.checkNotRunElsewhere(tx, id, st.Name); err != nil {
+			return err
+		}
+		if err := s.releaseStudy(tx, id); err != nil {
+			return err
+		}
 		prefix := itob(id)
 		// Trials: their IDs lead to the trial→study index and the
 		// trial→launch pairs.

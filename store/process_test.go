@@ -33,6 +33,10 @@ func TestMain(m *testing.M) {
 		childWriter(os.Getenv(childDB))
 	case "holder":
 		childHolder(os.Getenv(childDB))
+	case "stuck":
+		childStuck(os.Getenv(childDB))
+	case "finite":
+		childFinite(os.Getenv(childDB))
 	case "diskfull":
 		childDiskFull(os.Getenv(childDB))
 	default:
@@ -71,14 +75,65 @@ func childWriter(path string) {
 	}
 }
 
-// childHolder opens the database for writing and holds it until stdin closes.
+// childHolder opens the database for writing, creates a running study,
+// prints "running NAME" and keeps running it until stdin closes.
 func childHolder(path string) {
 	s, err := Open(path, Options{})
 	if err != nil {
 		childFail(err)
 	}
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		childFail(err)
+	}
+	fmt.Println("running", st.Name)
+	io.Copy(io.Discard, os.Stdin)
+	s.Close()
+	os.Exit(0)
+}
+
+// childStuck is a writer stuck in the middle of a write: it holds the
+// write lock until stdin closes.
+func childStuck(path string) {
+	s, err := Open(path, Options{})
+	if err != nil {
+		childFail(err)
+	}
+	if err := s.lock.lock(s.path, time.Second); err != nil {
+		childFail(err)
+	}
 	fmt.Println("holding")
 	io.Copy(io.Discard, os.Stdin)
+	s.lock.unlock()
+	s.Close()
+	os.Exit(0)
+}
+
+// childFinite runs a study of one trial and 40 launches to the end, as
+// one of several writers of the database, and prints its study's name.
+func childFinite(path string) {
+	s, err := Open(path, Options{})
+	if err != nil {
+		childFail(err)
+	}
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		childFail(err)
+	}
+	tr := &Trial{StudyID: st.ID, Role: RoleBaseline}
+	if err := s.AddTrial(tr); err != nil {
+		childFail(err)
+	}
+	for i := 0; i < 40; i++ {
+		if err := s.AddLaunch(testLaunch(st.ID, tr.ID, i, 100), testRaw(i)); err != nil {
+			childFail(err)
+		}
+	}
+	st.Status = StatusDone
+	if err := s.UpdateStudy(st); err != nil {
+		childFail(err)
+	}
+	fmt.Println("done", st.Name)
 	s.Close()
 	os.Exit(0)
 }
@@ -245,17 +300,17 @@ func TestKillDuringWrites(t *testing.T) {
 	}
 }
 
-// TestSecondWriterIsToldWhoHoldsTheFile: another process holds the
-// database; a second writer fails within about two seconds naming it, and
-// readers keep working.
+// TestSecondWriterIsToldWhoHoldsTheFile: another process is stuck in a
+// write; a second writer fails within about its LockTimeout naming it,
+// and readers keep working.
 func TestSecondWriterIsToldWhoHoldsTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "held.db")
-	cmd, out, stdin := startChild(t, "holder", path)
+	cmd, out, stdin := startChild(t, "stuck", path)
 	if !out.Scan() || out.Text() != "holding" {
 		t.Fatalf("holder did not start: %q", out.Text())
 	}
 	start := time.Now()
-	_, err := Open(path, Options{})
+	_, err := Open(path, Options{LockTimeout: time.Second})
 	elapsed := time.Since(start)
 	var locked *LockedError
 	if !errors.As(err, &locked) || !errors.Is(err, ErrLocked) {
@@ -285,7 +340,7 @@ func TestSecondWriterIsToldWhoHoldsTheFile(t *testing.T) {
 		t.Fatalf("reader while a writer holds the file: %v", err)
 	}
 
-	// Once the holder finishes, a writer gets in.
+	// Once the holder finishes its write, a writer gets in.
 	stdin.Close()
 	cmd.Wait()
 	w, err := Open(path, Options{})
@@ -293,6 +348,126 @@ func TestSecondWriterIsToldWhoHoldsTheFile(t *testing.T) {
 		t.Fatalf("writer after the holder left: %v", err)
 	}
 	w.Close()
+}
+
+// TestWritersTakeTurns: three processes write one database at once (as
+// two lanes tuned side by side would); each study gets all its launches,
+// under its own name, and a reader lists them meanwhile.
+func TestWritersTakeTurns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	type child struct {
+		cmd *exec.Cmd
+		out *bufio.Scanner
+	}
+	var children []child
+	for range 3 {
+		cmd, out, _ := startChild(t, "finite", path)
+		children = append(children, child{cmd, out})
+	}
+	for range 5 {
+		if r, err := Open(path, Options{ReadOnly: true}); err == nil {
+			if _, err := r.Studies(); err != nil {
+				t.Errorf("reader among three writers: %v", err)
+			}
+		} else if !errors.Is(err, ErrNoDatabase) {
+			t.Errorf("reader among three writers: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	names := map[string]bool{}
+	for i, c := range children {
+		if !c.out.Scan() {
+			t.Fatalf("writer %d ended without finishing its study", i)
+		}
+		name, ok := strings.CutPrefix(c.out.Text(), "done ")
+		if !ok || names[name] {
+			t.Fatalf("writer %d: %q (names so far %v)", i, c.out.Text(), names)
+		}
+		names[name] = true
+		if err := c.cmd.Wait(); err != nil {
+			t.Fatalf("writer %d: %v", i, err)
+		}
+	}
+	r, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := r.Studies()
+	if err != nil || len(sums) != 3 {
+		t.Fatalf("studies: %v, %d, want 3", err, len(sums))
+	}
+	for _, sum := range sums {
+		ls, err := r.Launches(sum.ID)
+		if !names[sum.Name] || sum.Status != StatusDone || sum.Launches != 40 || err != nil || len(ls) != 40 {
+			t.Errorf("study %s: %s, %d launches counted, %d stored (%v); want done with 40", sum.Name, sum.Status, sum.Launches, len(ls), err)
+		}
+	}
+}
+
+// TestStudyOfALiveProcess: a study another live process runs reads as
+// running and cannot be taken over (a --resume is refused, naming the
+// process); once that process is killed it reads as interrupted and can
+// be resumed.
+func TestStudyOfALiveProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.db")
+	cmd, out, _ := startChild(t, "holder", path)
+	if !out.Scan() || !strings.HasPrefix(out.Text(), "running ") {
+		t.Fatalf("holder did not start: %q", out.Text())
+	}
+	name := strings.TrimPrefix(out.Text(), "running ")
+	r, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.Study(name); err != nil || st.Status != StatusRunning {
+		t.Fatalf("study of a live process: %v %+v, want running", err, st)
+	}
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("second writer: %v", err)
+	}
+	defer w.Close()
+	st, err := w.Study(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Status = StatusRunning
+	err = w.UpdateStudy(st)
+	var busy *StudyBusyError
+	if !errors.As(err, &busy) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", cmd.Process.Pid)) || !strings.Contains(err.Error(), "is being run by another nccltune") {
+		t.Fatalf("resuming a study a live process runs: %v", err)
+	}
+	if _, err := w.DeleteStudy(name); !errors.As(err, &busy) {
+		t.Fatalf("deleting a study a live process runs: %v", err)
+	}
+
+	cmd.Process.Kill()
+	cmd.Wait()
+	// The kernel may drop a killed process's locks a moment after it is
+	// reaped.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		got, err := r.Study(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == StatusInterrupted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("study of a killed process reads %s, want interrupted", got.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if sums, err := r.Studies(); err != nil || sums[0].Status != StatusInterrupted {
+		t.Fatalf("listing after the kill: %v %+v", err, sums)
+	}
+	if err := w.UpdateStudy(st); err != nil {
+		t.Fatalf("resuming the killed process's study: %v", err)
+	}
+	if got, _ := r.Study(name); got.Status != StatusRunning {
+		t.Errorf("resumed study reads %s, want running", got.Status)
+	}
 }
 
 // TestReadersDuringWrites: a reader is never shut out for long by a

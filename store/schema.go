@@ -25,6 +25,8 @@ import (
 //	launches        studyID|launchID → Launch JSON    (sequence: launch IDs)
 //	trial_launches  trialID|launchID → (empty)
 //	raw             launchID|stream → gzip bytes (stream 'o' stdout, 'e' stderr, 'j' JSON)
+//	owners          studyID → owner JSON (the process running a running study;
+//	                created by the first write that needs it, see owners.go)
 const SchemaVersion = 1
 
 var (

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,8 +23,8 @@ type Options struct {
 	// ReadOnly opens for review (history, show, export): no sidecar lock,
 	// no writes, and a missing file is ErrNoDatabase rather than created.
 	ReadOnly bool
-	// LockTimeout is how long a writer waits for another writer to release
-	// the database before failing with a *LockedError. Zero means 1 s.
+	// LockTimeout is how long each write waits for another process's
+	// write to finish before failing with a *LockedError. Zero means 5 s.
 	LockTimeout time.Duration
 
 	// openFile replaces os.OpenFile in tests (to inject EROFS and the like).
@@ -30,7 +32,10 @@ type Options struct {
 }
 
 const (
-	defaultLockTimeout = time.Second
+	// defaultLockTimeout: other writers hold the file for one
+	// transaction each (milliseconds), so seconds of waiting mean one is
+	// stuck, and saying who it is beats hanging.
+	defaultLockTimeout = 5 * time.Second
 	// writerWait bounds how long a write waits for readers' shared locks:
 	// readers hold the file for one read (milliseconds), so reaching it
 	// means something is wrong, and saying so beats hanging.
@@ -42,19 +47,25 @@ const (
 	readerAttempts = 3
 )
 
-// Store is an open nccltune database. A writer Store holds the sidecar
-// lock until Close; every method opens the bbolt file only for its own
-// transaction. Methods are safe for concurrent use.
+// Store is an open nccltune database. Every method opens the bbolt file
+// only for its own transaction, and a writer holds the sidecar lock only
+// during its write transactions, so several processes can write one
+// database in turn. A writer also marks itself alive (see holdLiveness)
+// until Close, which is how a study it runs reads as running.
+// Methods are safe for concurrent use.
 type Store struct {
 	path     string
 	readOnly bool
 	openFile func(string, int, os.FileMode) (*os.File, error)
 
-	mu     sync.Mutex
-	lock   *writerLock
-	closed bool
+	mu      sync.Mutex
+	lock    *writerLock
+	timeout time.Duration
+	closed  bool
+	// token picks this process's liveness byte; studies it runs record it.
+	token uint32
 	// file is the writer's own descriptor of the database, holding its
-	// inode lock; ident is what it was when opened, to notice the file
+	// liveness lock; ident is what it was when opened, to notice the file
 	// being replaced under a running study.
 	file  *os.File
 	ident fs.FileInfo
@@ -77,9 +88,9 @@ func DefaultPath() (string, error) {
 }
 
 // Open opens the database at path. A writer creates the file (0600) when it
-// does not exist, migrates an older schema, and holds the file against
-// other writers until Close; a second writer gets a *LockedError after
-// opts.LockTimeout. A reader never creates or changes the file.
+// does not exist and migrates an older schema; other writers may use the
+// file too, each write waiting its turn (a *LockedError after
+// opts.LockTimeout). A reader never creates or changes the file.
 func Open(path string, opts Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("no database path given — pass --db FILE")
@@ -106,13 +117,13 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, classifyWriteError(abs, fmt.Errorf("create directory for %s: %w", abs, err))
 	}
-	deadline := time.Now().Add(timeout)
-	s.lock, err = acquireWriterLock(abs, timeout, s.openFile)
+	s.timeout = timeout
+	s.lock, err = openWriterLock(abs, s.openFile)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepare(deadline); err != nil {
-		s.lock.release()
+	if err := s.prepare(); err != nil {
+		s.lock.close()
 		return nil, err
 	}
 	return s, nil
@@ -161,7 +172,8 @@ func (s *Store) Path() string { return s.path }
 // ReadOnly reports whether the store was opened for review only.
 func (s *Store) ReadOnly() bool { return s.readOnly }
 
-// Close releases the writer's lock. The data is already on disk.
+// Close ends the writer's liveness mark: a study it left running reads as
+// interrupted from now on. The data is already on disk.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -170,10 +182,10 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	if s.file != nil {
-		s.file.Close() // drops the database file's lock
+		s.file.Close() // drops the liveness lock
 		s.file = nil
 	}
-	return s.lock.release()
+	return s.lock.close()
 }
 
 // openReader checks that a reader can use the file: it exists, it is an
@@ -192,9 +204,13 @@ func (s *Store) openReader() error {
 }
 
 // prepare creates the file when missing, else checks and migrates it,
-// and takes the database file's own lock (see lockDBFile). The caller
-// holds the sidecar lock.
-func (s *Store) prepare(deadline time.Time) error {
+// and marks this process alive on the database file (see holdLiveness),
+// all under the sidecar lock.
+func (s *Store) prepare() error {
+	if err := s.lock.lock(s.path, s.timeout); err != nil {
+		return err
+	}
+	defer s.lock.unlock()
 	if _, err := os.Lstat(s.path); errors.Is(err, fs.ErrNotExist) {
 		if err := s.create(); err != nil {
 			return err
@@ -204,22 +220,10 @@ func (s *Store) prepare(deadline time.Time) error {
 	if err != nil {
 		return s.openError(err, 0)
 	}
-	for {
-		err = lockDBFile(f)
-		if err != errDBLocked || !time.Now().Before(deadline) {
-			break
-		}
-		time.Sleep(lockRetry)
-	}
-	if err == errDBLocked {
-		f.Close()
-		return &LockedError{Path: s.path, OtherName: true}
-	}
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("lock database %s: %w", s.path, err)
-	}
 	info, err := f.Stat()
+	if err == nil {
+		err = s.markAlive(f)
+	}
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("database %s: %w", s.path, err)
@@ -229,7 +233,7 @@ func (s *Store) prepare(deadline time.Time) error {
 	// write (even a write that changes nothing rewrites a meta page).
 	err = s.Check()
 	if err == nil {
-		err = s.update(nil)
+		err = s.transact(nil)
 	}
 	if err != nil {
 		s.file.Close()
@@ -237,6 +241,36 @@ func (s *Store) prepare(deadline time.Time) error {
 		return err
 	}
 	return nil
+}
+
+// markAlive picks a random liveness token that no other process holds and
+// holds its byte on f. A kernel without open-file-description locks
+// leaves the process unmarked (its studies read as interrupted between
+// writes) rather than failing.
+func (s *Store) markAlive(f *os.File) error {
+	var b [4]byte
+	for range 8 {
+		if _, err := rand.Read(b[:]); err != nil {
+			return err
+		}
+		token := binary.LittleEndian.Uint32(b[:])
+		if token == 0 {
+			continue // 0 is "no owner" in old records
+		}
+		err := holdLiveness(f, token)
+		if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS) {
+			return nil
+		}
+		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) {
+			continue // another process drew the same token
+		}
+		if err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+		s.token = token
+		return nil
+	}
+	return errors.New("could not pick a liveness token")
 }
 
 // create builds a new database in a temporary file of its own and links
@@ -297,19 +331,30 @@ func syncDir(dir string) error {
 }
 
 // update runs fn in one read-write transaction on a freshly opened bbolt
-// handle, after checking (and if needed migrating) the schema. fn == nil
-// only checks and migrates.
-func (s *Store) update(fn func(tx *bolt.Tx) error) (err error) {
+// handle, holding the sidecar lock for just that long, after checking
+// (and if needed migrating) the schema. fn == nil only checks and
+// migrates. fn sees whatever other processes wrote before it: every
+// transaction re-reads what it needs.
+func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer s.survive(&err)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	switch {
 	case s.readOnly:
 		return fmt.Errorf("database %s was opened read-only", s.path)
 	case s.closed:
 		return fmt.Errorf("database %s is closed", s.path)
 	}
+	if err := s.lock.lock(s.path, s.timeout); err != nil {
+		return err
+	}
+	defer s.lock.unlock()
+	return s.transact(fn)
+}
+
+// transact is update's transaction; the caller holds the sidecar lock.
+func (s *Store) transact(fn func(tx *bolt.Tx) error) (err error) {
+	defer s.survive(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: writerWait, OpenFile: s.openExisting})
 	if err != nil {
 		return s.openError(err, writerWait)

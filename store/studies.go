@@ -59,6 +59,11 @@ func (s *Store) CreateStudy(st *Study) error {
 		if err := names.Put([]byte(c.Name), itob(id)); err != nil {
 			return err
 		}
+		if c.Status == StatusRunning {
+			if err := s.claimStudy(tx, id, c.Name); err != nil {
+				return err
+			}
+		}
 		sum := summaryOf(&c)
 		return putJSON(tx.Bucket(bucketSummaries), itob(id), &sum)
 	})
@@ -105,6 +110,18 @@ func (s *Store) UpdateStudy(st *Study) error {
 		if c.Name != old.Name {
 			return fmt.Errorf("its name %q cannot change (to %q)", old.Name, c.Name)
 		}
+		// Only the process running a study changes it (a --resume of a
+		// study another live nccltune runs is refused here); running
+		// again makes this process its runner.
+		var err error
+		if c.Status == StatusRunning {
+			err = s.claimStudy(tx, c.ID, c.Name)
+		} else if err = s.checkNotRunElsewhere(tx, c.ID, c.Name); err == nil {
+			err = s.releaseStudy(tx, c.ID)
+		}
+		if err != nil {
+			return err
+		}
 		c.Kind, c.Created = old.Kind, old.Created
 		c.Updated = now()
 		if err := putJSON(studies, itob(c.ID), &c); err != nil {
@@ -132,6 +149,7 @@ func (s *Store) UpdateStudy(st *Study) error {
 // the closest names.
 func (s *Store) Study(nameOrID string) (*Study, error) {
 	var st Study
+	var owners map[uint64]owner
 	err := s.view(func(tx *bolt.Tx) error {
 		id := lookupStudy(tx, nameOrID)
 		if id == 0 {
@@ -148,12 +166,13 @@ func (s *Store) Study(nameOrID string) (*Study, error) {
 				st.Updated = sum.Updated
 			}
 		}
+		owners = readOwners(tx, []uint64{id})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if s.readOnly && st.Status == StatusRunning && !s.writerActive() {
+	if s.readOnly && st.Status == StatusRunning && !s.ownersAlive(owners)[st.ID] {
 		st.Status, st.Reason = StatusInterrupted, staleReason(&st)
 	}
 	return &st, nil
@@ -217,30 +236,33 @@ func closestNames(tx *bolt.Tx, q string, n int) []string {
 // summaries bucket, so it stays cheap however many launches are stored.
 func (s *Store) Studies() ([]StudySummary, error) {
 	var out []StudySummary
+	var owners map[uint64]owner
 	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSummaries)
 		if b == nil {
 			return nil
 		}
-		return b.ForEach(func(k, v []byte) error {
+		var running []uint64
+		err := b.ForEach(func(k, v []byte) error {
 			var sum StudySummary
 			if err := json.Unmarshal(v, &sum); err != nil {
 				return fmt.Errorf("study %d: damaged summary: %w", btoi(k), err)
 			}
 			out = append(out, sum)
+			if sum.Status == StatusRunning {
+				running = append(running, sum.ID)
+			}
 			return nil
 		})
+		owners = readOwners(tx, running)
+		return err
 	})
 	if err == nil && s.readOnly {
-		active := -1 // looked up once, only if a study says it is running
+		// A study recorded as running whose process is gone (killed,
+		// crashed) reads as interrupted.
+		alive := s.ownersAlive(owners)
 		for i := range out {
-			if out[i].Status != StatusRunning {
-				continue
-			}
-			if active < 0 {
-				active = map[bool]int{false: 0, true: 1}[s.writerActive()]
-			}
-			if active == 0 {
+			if out[i].Status == StatusRunning && !alive[out[i].ID] {
 				out[i].Status = StatusInterrupted
 			}
 		}
