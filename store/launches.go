@@ -43,6 +43,9 @@ func (s *Store) AddLaunch(l *Launch, raw *Raw) error {
 		newTrial = newTrialRecord(l.NewTrial)
 	}
 	err := s.update(func(tx *bolt.Tx) error {
+		if err := s.checkNotRunElsewhere(tx, c.StudyID, ""); err != nil {
+			return err
+		}
 		if newTrial != nil {
 			if err := addTrialTx(tx, newTrial); err != nil {
 				return err

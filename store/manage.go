@@ -108,6 +108,10 @@ func (s *Store) RenameStudy(nameOrID, newName string) (*Study, error) {
 		if st.Name == newName {
 			return nil
 		}
+		// The process running it writes its ending under the old name.
+		if err := s.checkNotRunElsewhere(tx, id, st.Name); err != nil {
+			return err
+		}
 		if names.Get([]byte(newName)) != nil {
 			return &NameTakenError{Name: newName}
 		}

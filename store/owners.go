@@ -45,7 +45,9 @@ func (s *Store) releaseStudy(tx *bolt.Tx, id uint64) error {
 }
 
 // checkNotRunElsewhere refuses to change a study that another live
-// nccltune process is running.
+// nccltune process is running (an import into it, a resume, a delete):
+// only its runner adds to it. Its runner's own writes cost one lookup.
+// name is the study's, or empty to look it up for the message.
 func (s *Store) checkNotRunElsewhere(tx *bolt.Tx, id uint64, name string) error {
 	var o owner
 	if getJSON(tx.Bucket(bucketOwners), itob(id), &o) != nil {
@@ -53,6 +55,13 @@ func (s *Store) checkNotRunElsewhere(tx *bolt.Tx, id uint64, name string) error 
 	}
 	if o.Token == 0 || o.Token == s.token || !livenessHeld(s.file, o.Token) {
 		return nil
+	}
+	if name == "" {
+		var st Study
+		name = fmt.Sprint(id)
+		if getJSON(tx.Bucket(bucketStudies), itob(id), &st) == nil {
+			name = st.Name
+		}
 	}
 	return &StudyBusyError{Study: name, Holder: o.Holder}
 }

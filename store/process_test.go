@@ -440,6 +440,13 @@ func TestStudyOfALiveProcess(t *testing.T) {
 	if _, err := w.DeleteStudy(name); !errors.As(err, &busy) {
 		t.Fatalf("deleting a study a live process runs: %v", err)
 	}
+	if _, err := w.RenameStudy(name, "renamed"); !errors.As(err, &busy) {
+		t.Fatalf("renaming a study a live process runs: %v", err)
+	}
+	// Nor can another process add to it (an import into it).
+	if err := w.AddTrial(&Trial{StudyID: st.ID, Role: RoleBaseline}); !errors.As(err, &busy) {
+		t.Fatalf("adding a trial to a study a live process runs: %v", err)
+	}
 
 	cmd.Process.Kill()
 	cmd.Wait()

@@ -16,7 +16,12 @@ import (
 // trial: TPE repeats itself, and a repeat is another launch of that trial.
 func (s *Store) AddTrial(t *Trial) error {
 	c := newTrialRecord(t)
-	err := s.update(func(tx *bolt.Tx) error { return addTrialTx(tx, c) })
+	err := s.update(func(tx *bolt.Tx) error {
+		if err := s.checkNotRunElsewhere(tx, c.StudyID, ""); err != nil {
+			return err
+		}
+		return addTrialTx(tx, c)
+	})
 	if err != nil {
 		return fmt.Errorf("add trial to study %d: %w", c.StudyID, err)
 	}
@@ -92,6 +97,9 @@ func (s *Store) UpdateTrials(ts []*Trial) error {
 			old, err := getTrial(tx, c.ID)
 			if err != nil {
 				return fmt.Errorf("update trial %d: %w", c.ID, err)
+			}
+			if err := s.checkNotRunElsewhere(tx, old.StudyID, ""); err != nil {
+				return err
 			}
 			if key := c.Config.Key(); key != old.Key {
 				return fmt.Errorf("update trial %d: its config cannot change (from %q to %q); add a new trial instead", c.ID, old.Key, key)
