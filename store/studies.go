@@ -137,6 +137,12 @@ func (s *Store) UpdateStudy(st *Study) error {
 		c.Trials, c.Launches = prev.Trials, prev.Launches
 		return putJSON(sums, itob(c.ID), &sum)
 	})
+	var busy *StudyBusyError
+	if errors.As(err, &busy) {
+		// It names the study and what to do already; "update study 1"
+		// would only bury that under the store's own vocabulary.
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("update study %d: %w", c.ID, err)
 	}
