@@ -262,16 +262,26 @@ func LoadProfile(nameOrPath string) (*Profile, error) {
 // ParseProfile reads a profile from JSON, rejecting unknown fields, and
 // checks it.
 func ParseProfile(data []byte) (*Profile, error) {
+	return decodeStrict[Profile](data, "profile JSON")
+}
+
+// decodeStrict reads one JSON document into a T, refusing unknown fields
+// (a misspelt field in a hand-written profile or replay would otherwise
+// be silently ignored), and validates it.
+func decodeStrict[T any, PT interface {
+	*T
+	Validate() error
+}](data []byte, what string) (PT, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var p Profile
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("not a valid profile JSON: %w", err)
+	v := PT(new(T))
+	if err := dec.Decode(v); err != nil {
+		return nil, fmt.Errorf("not a valid %s: %w", what, err)
 	}
-	if err := p.Validate(); err != nil {
+	if err := v.Validate(); err != nil {
 		return nil, err
 	}
-	return &p, nil
+	return v, nil
 }
 
 // Validate reports the first thing that makes the profile unusable.

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -221,16 +220,7 @@ func readReplayFile(path string) (*Replay, error) {
 // ParseReplay reads a replay file's JSON (unknown fields are errors) and
 // checks it.
 func ParseReplay(data []byte) (*Replay, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var r Replay
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("not a valid replay file: %w", err)
-	}
-	if err := r.Validate(); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return decodeStrict[Replay](data, "replay file")
 }
 
 // Validate reports the first thing that makes the replay unusable.
