@@ -187,6 +187,7 @@ func TestNameLabelRmRename(t *testing.T) {
 		{"sweep", "--sim", "flat", "--label", "novalue"},
 		{"rename", "lane-a", "s2-sweep"},
 		{"rename", "nosuch", "x"},
+		{"rename", "lane-a", "12"},
 		{"rm", "nosuch"},
 		{"rm"},
 	} {

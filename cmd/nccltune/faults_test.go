@@ -656,6 +656,11 @@ func TestTwoNccltunesOnTheSameDatabase(t *testing.T) {
 		}
 	}
 	t.Logf("resume refused: %s", strings.TrimSpace(stderr))
+	// Renaming it is refused too, and not as a typing mistake: the study
+	// and the new name are fine, another process holds the study (exit 1).
+	if _, stderr, code := runCLI(t, db, "rename", "s1-1M", "lane-x"); code != 1 || !strings.Contains(stderr, "being run by another nccltune") {
+		t.Errorf("rename of a study another live nccltune runs: exit %d, want 1\n%s", code, stderr)
+	}
 
 	holder.cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})

@@ -145,6 +145,9 @@ Example:
 			if c.NArg() != 2 {
 				return usageErrorf("rename needs a study and its new name, e.g. nccltune rename s3-512K-4M spark4-512K-4M")
 			}
+			if err := store.CheckName(c.Args().Get(1)); err != nil {
+				return usageError(err)
+			}
 			path, err := dbPath(c)
 			if err != nil {
 				return err
@@ -156,8 +159,13 @@ Example:
 			defer st.Close()
 			old := c.Args().Get(0)
 			s, err := st.RenameStudy(old, c.Args().Get(1))
-			if err != nil {
+			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrNameTaken) {
 				return usageError(err)
+			}
+			if err != nil {
+				// Another nccltune running the study, or a database that is
+				// damaged or full: not a mistake in what was typed (exit 1).
+				return err
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, map[string]any{"study": s.Name, "id": s.ID, "was": old})
