@@ -10,6 +10,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // ErrNotReady is wrapped by NewBand's errors for a study that has no
@@ -88,23 +89,23 @@ func NewBand(s *store.Study, trials []*store.Trial, launches []*store.Launch) (*
 func checkReady(s *store.Study) error {
 	name := s.Name
 	switch {
-	case s.Kind != store.KindSearch:
+	case s.Kind != vocab.KindSearch:
 		article := "a"
 		if s.Kind != "" && strings.ContainsRune("aeiou", rune(s.Kind[0])) {
 			article = "an"
 		}
 		return fmt.Errorf("%w: %s is %s %s study, which recommends nothing; export a search study (nccltune history lists them)", ErrNotReady, name, article, s.Kind)
-	case s.Status == store.StatusRunning:
+	case s.Status == vocab.StatusRunning:
 		return fmt.Errorf("%w: %s is still running; export it once it has finished (nccltune show %s tells where it is)", ErrNotReady, name, name)
-	case s.Status == store.StatusInterrupted:
+	case s.Status == vocab.StatusInterrupted:
 		return fmt.Errorf("%w: %s was interrupted before it decided; continue it with nccltune search --resume %s", ErrNotReady, name, name)
-	case s.Status == store.StatusFailed:
+	case s.Status == vocab.StatusFailed:
 		why := ""
 		if s.Reason != "" {
 			why = " (" + s.Reason + ")"
 		}
 		return fmt.Errorf("%w: %s failed%s; see nccltune show %s, fix the cause and search again", ErrNotReady, name, why, name)
-	case s.Status != store.StatusDone:
+	case s.Status != vocab.StatusDone:
 		return fmt.Errorf("%w: %s has status %q, not done; see nccltune show %s", ErrNotReady, name, s.Status, name)
 	case s.Recommendation == nil:
 		return fmt.Errorf("%w: %s finished without deciding; see nccltune show %s", ErrNotReady, name, name)
@@ -224,7 +225,7 @@ func trialChoices(launches []*store.Launch, trialID uint64) []runner.Choice {
 	return best.Facts.Choices
 }
 
-func isDebugPhase(p string) bool { return p == store.PhaseExplain || p == store.PhasePlan }
+func isDebugPhase(p string) bool { return p == vocab.PhaseExplain || p == vocab.PhasePlan }
 
 // Var is one variable of an exported env.
 type Var struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func render(t *testing.T, f Format, bands []*Band, o Options) []byte {
@@ -145,10 +146,10 @@ func TestNewBandRefuses(t *testing.T) {
 		edit func(*store.Study)
 		want []string
 	}{
-		{"sweep", func(s *store.Study) { s.Kind = store.KindSweep }, []string{"is a sweep study", "export a search study"}},
-		{"running", func(s *store.Study) { s.Status = store.StatusRunning; s.Recommendation = nil }, []string{"still running", "nccltune show s3-512K-4M"}},
-		{"interrupted", func(s *store.Study) { s.Status = store.StatusInterrupted; s.Recommendation = nil }, []string{"interrupted", "nccltune search --resume s3-512K-4M"}},
-		{"failed", func(s *store.Study) { s.Status = store.StatusFailed; s.Reason = "benchmark not found" }, []string{"failed (benchmark not found)", "search again"}},
+		{"sweep", func(s *store.Study) { s.Kind = vocab.KindSweep }, []string{"is a sweep study", "export a search study"}},
+		{"running", func(s *store.Study) { s.Status = vocab.StatusRunning; s.Recommendation = nil }, []string{"still running", "nccltune show s3-512K-4M"}},
+		{"interrupted", func(s *store.Study) { s.Status = vocab.StatusInterrupted; s.Recommendation = nil }, []string{"interrupted", "nccltune search --resume s3-512K-4M"}},
+		{"failed", func(s *store.Study) { s.Status = vocab.StatusFailed; s.Reason = "benchmark not found" }, []string{"failed (benchmark not found)", "search again"}},
 		{"undecided", func(s *store.Study) { s.Recommendation = nil }, []string{"finished without deciding"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,7 +184,7 @@ func TestExplainChoices(t *testing.T) {
 	}
 	// Without an explain launch, another launch that recorded choices.
 	s := spark4Study(3, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128"})
-	launches := []*store.Launch{{TrialID: 12, Seq: 2, Phase: store.PhaseConfirm, Facts: &runner.Facts{Choices: []runner.Choice{{Collective: "AllReduce", Bytes: 7}}}}}
+	launches := []*store.Launch{{TrialID: 12, Seq: 2, Phase: vocab.PhaseConfirm, Facts: &runner.Facts{Choices: []runner.Choice{{Collective: "AllReduce", Bytes: 7}}}}}
 	_, rec := ExplainChoices(s, []*store.Trial{{ID: 10, Number: 0}, {ID: 12, Number: 1}}, launches)
 	if len(rec) != 1 || rec[0].Bytes != 7 {
 		t.Errorf("fallback choices %+v", rec)

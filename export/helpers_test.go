@@ -11,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // fixedNow is the export date of every golden file.
@@ -45,13 +46,13 @@ func spark4Study(id uint64, band string, env map[string]string) *store.Study {
 	}
 	gdr := false
 	return &store.Study{
-		ID: id, Name: fmt.Sprintf("s%d-%s", id, band), Kind: store.KindSearch,
+		ID: id, Name: fmt.Sprintf("s%d-%s", id, band), Kind: vocab.KindSearch,
 		Created: time.Date(2026, 2, 28, 10, 30, 0, 0, time.UTC), Band: band, BandMin: b.Min, BandMax: b.Max,
 		Collective: "all_reduce",
 		BaseEnv:    map[string]string{"NCCL_IB_HCA": "=rocep1s0f1", "NCCL_SOCKET_IFNAME": "enP7s7"},
 		Launch:     store.LaunchSettings{Launcher: "mpirun", NP: 4, SimProfile: "spark4", SimNoise: 1, SimSeed: 3},
 		Fabric:     store.Fabric{NCCLVersion: "2.30.7+cuda13.0", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
-		Simulated:  true, Seed: 3, Status: store.StatusDone,
+		Simulated:  true, Seed: 3, Status: vocab.StatusDone,
 		Recommendation: &store.Recommendation{
 			Env: env, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375}, Significant: true, PValue: 0.00021,
 			Reason: "significant and above the 3% minimum effect", MinEffect: 0.03, BaselineScoreUS: 1150.25, ScoreUS: 141.5,
@@ -64,18 +65,18 @@ func spark4Study(id uint64, band string, env map[string]string) *store.Study {
 // recorded defaults (baseline trial 10) and recommended (trial 12).
 func studyWith(t testing.TB, s *store.Study, defaults, recommended []runner.Choice) *Band {
 	t.Helper()
-	trials := []*store.Trial{{ID: 10, StudyID: s.ID, Number: 0, Role: store.RoleBaseline}, {ID: 12, StudyID: s.ID, Number: 5, Role: store.RoleExplore}}
+	trials := []*store.Trial{{ID: 10, StudyID: s.ID, Number: 0, Role: vocab.RoleBaseline}, {ID: 12, StudyID: s.ID, Number: 5, Role: vocab.RoleExplore}}
 	launches := []*store.Launch{
 		// A scored launch without facts, and an older debug launch that an
 		// explain launch must win over.
-		{ID: 1, TrialID: 12, Seq: 3, Phase: store.PhaseConfirm, Scored: true},
-		{ID: 2, TrialID: 12, Seq: 4, Phase: store.PhaseConfirm, Facts: &runner.Facts{Choices: []runner.Choice{{Collective: "AllReduce", Bytes: 1, Algo: "RING", Proto: "LL", Channels: 1}}}},
+		{ID: 1, TrialID: 12, Seq: 3, Phase: vocab.PhaseConfirm, Scored: true},
+		{ID: 2, TrialID: 12, Seq: 4, Phase: vocab.PhaseConfirm, Facts: &runner.Facts{Choices: []runner.Choice{{Collective: "AllReduce", Bytes: 1, Algo: "RING", Proto: "LL", Channels: 1}}}},
 	}
 	if defaults != nil {
-		launches = append(launches, &store.Launch{ID: 3, TrialID: 10, Seq: 20, Phase: store.PhaseExplain, Facts: &runner.Facts{Choices: defaults}})
+		launches = append(launches, &store.Launch{ID: 3, TrialID: 10, Seq: 20, Phase: vocab.PhaseExplain, Facts: &runner.Facts{Choices: defaults}})
 	}
 	if recommended != nil {
-		launches = append(launches, &store.Launch{ID: 4, TrialID: 12, Seq: 21, Phase: store.PhaseExplain, Facts: &runner.Facts{Choices: recommended}})
+		launches = append(launches, &store.Launch{ID: 4, TrialID: 12, Seq: 21, Phase: vocab.PhaseExplain, Facts: &runner.Facts{Choices: recommended}})
 	}
 	b, err := NewBand(s, trials, launches)
 	if err != nil {

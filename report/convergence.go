@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Convergence is the search seen in time: after each launch, the band
@@ -62,7 +62,7 @@ type LaunchDot struct {
 // Convergence builds the study's convergence figure.
 func (s *Study) Convergence() (Convergence, error) {
 	sizes := s.Study.Sizes
-	if len(sizes) == 0 || s.Study.Kind != store.KindSearch {
+	if len(sizes) == 0 || s.Study.Kind != vocab.KindSearch {
 		return Convergence{}, fmt.Errorf("study %s is not a search (a %s): it has no search to follow", s.Name(), s.Study.Kind)
 	}
 	c := Convergence{Subject: s.Name() + ": " + collectiveOf(s.Study), Band: bandText(s.Study.BandMin, s.Study.BandMax), Launches: len(s.Launches)}
@@ -77,7 +77,7 @@ func (s *Study) Convergence() (Convergence, error) {
 	scores := map[uint64][]float64{}
 	for i, l := range s.Launches {
 		n := i + 1
-		if l.Phase == store.PhaseConfirm {
+		if l.Phase == vocab.PhaseConfirm {
 			if c.ConfirmFrom == 0 {
 				c.ConfirmFrom = n
 			}
@@ -175,7 +175,7 @@ func (c Convergence) sheet() (*sheet, error) {
 		switch {
 		case d.Baseline:
 			defaults = append(defaults, xy)
-		case d.Phase == store.PhaseConfirm:
+		case d.Phase == vocab.PhaseConfirm:
 			confirm = append(confirm, xy)
 		default:
 			explore = append(explore, xy)

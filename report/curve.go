@@ -8,6 +8,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Curve is one config's bus bandwidth against message size over its
@@ -106,7 +107,7 @@ func (s *Study) DecisionCurves(exploration bool) ([]Curve, error) {
 		for _, t := range []*store.Trial{base, cand} {
 			var ls []*store.Launch
 			for _, l := range s.TrialLaunches(t, "") {
-				if l.Phase != store.PhaseConfirm {
+				if l.Phase != vocab.PhaseConfirm {
 					ls = append(ls, l)
 				}
 			}
@@ -122,7 +123,7 @@ func (s *Study) DecisionCurves(exploration bool) ([]Curve, error) {
 // their confirmation launches, or every usable launch of each when either
 // has none.
 func (s *Study) comparedLaunches(base, cand *store.Trial) (bl, cl []*store.Launch, which string) {
-	bl, cl = s.TrialLaunches(base, store.PhaseConfirm), s.TrialLaunches(cand, store.PhaseConfirm)
+	bl, cl = s.TrialLaunches(base, vocab.PhaseConfirm), s.TrialLaunches(cand, vocab.PhaseConfirm)
 	if len(bl) > 0 && len(cl) > 0 {
 		return bl, cl, PhaseConfirmation
 	}
@@ -144,7 +145,7 @@ func (s *Study) curveOf(t *store.Trial, ls []*store.Launch, phase string) (Curve
 		}
 	}
 	if len(ls) == 0 {
-		why := t.State
+		why := string(t.State)
 		if t.Reason != "" {
 			why += ": " + t.Reason
 		}

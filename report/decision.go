@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // DecisionFigure is the study's figure of what decided: NCCL defaults and
@@ -14,9 +15,9 @@ import (
 // with nothing confirmed (a sweep, an import, a search that stopped early)
 // draws every trial over all its launches instead, and says so.
 func (s *Study) DecisionFigure(metric string, exploration bool) (Figure, error) {
-	if s.Study.Kind != store.KindSearch || s.Compare() == nil {
+	if s.Study.Kind != vocab.KindSearch || s.Compare() == nil {
 		highlight := 0 // a sweep's or an import's few configs, all in colour
-		if s.Study.Kind == store.KindSearch {
+		if s.Study.Kind == vocab.KindSearch {
 			highlight = 5
 		}
 		curves, err := s.AllCurves(highlight)
@@ -25,7 +26,7 @@ func (s *Study) DecisionFigure(metric string, exploration bool) (Figure, error) 
 		}
 		f := NewFigure(curves, s)
 		f.Metric = metric
-		if s.Study.Kind == store.KindSearch {
+		if s.Study.Kind == vocab.KindSearch {
 			f.Subtitle = []string{"nothing was confirmed against NCCL defaults: every config, all its launches pooled (exploration only, not a verdict)"}
 		}
 		return f, nil

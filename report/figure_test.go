@@ -23,6 +23,7 @@ import (
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // TestDecisionCurvesAreTheTables holds the study figure to the tables:
@@ -399,7 +400,7 @@ func TestEveryFigureRenders(t *testing.T) {
 			"landscape":   func() (Drawing, error) { return s.Landscape() },
 			"convergence": func() (Drawing, error) { return s.Convergence() },
 		}
-		search := s.Study.Kind == store.KindSearch
+		search := s.Study.Kind == vocab.KindSearch
 		for name, make := range figs {
 			d, err := make()
 			if !search && (name == "speedup" || name == "landscape" || name == "convergence") {
@@ -514,7 +515,7 @@ func TestLandscape(t *testing.T) {
 		switch c.Role {
 		case "recommended":
 			fix = c
-		case store.RoleBaseline:
+		case vocab.RoleBaseline:
 			base = c
 		}
 	}
@@ -532,7 +533,7 @@ func TestLandscape(t *testing.T) {
 	}
 	// A failed config is listed last, without a score.
 	r, _ := recommendStudy().Landscape()
-	if last := r.Configs[len(r.Configs)-1]; last.Scored() || last.State != store.TrialFailed {
+	if last := r.Configs[len(r.Configs)-1]; last.Scored() || last.State != string(vocab.TrialFailed) {
 		t.Errorf("last config %+v, want the failed one", last)
 	}
 }
@@ -584,7 +585,7 @@ func TestConvergence(t *testing.T) {
 	l, _ := s.Landscape()
 	for _, sc := range l.Configs {
 		switch {
-		case sc.Role == store.RoleBaseline && last.BaselineUS != sc.ScoreUS:
+		case sc.Role == vocab.RoleBaseline && last.BaselineUS != sc.ScoreUS:
 			t.Errorf("defaults end at %v, the landscape says %v", last.BaselineUS, sc.ScoreUS)
 		case sc.Role == "recommended" && (last.ConfirmedUS != sc.ScoreUS || last.ConfirmedLaunches != sc.Launches):
 			t.Errorf("confirmed config ends at %v over %d, the landscape says %v over %d", last.ConfirmedUS, last.ConfirmedLaunches, sc.ScoreUS, sc.Launches)
@@ -614,7 +615,7 @@ func TestWhyChosen(t *testing.T) {
 	}
 	// Without both configs' plans on record, no claim of the same plan.
 	s := sequentialStudy()
-	s.Launches = slices.DeleteFunc(s.Launches, func(l *store.Launch) bool { return l.Phase == store.PhaseExplain && l.TrialID == 3 })
+	s.Launches = slices.DeleteFunc(s.Launches, func(l *store.Launch) bool { return l.Phase == vocab.PhaseExplain && l.TrialID == 3 })
 	if _, prefs := s.WhyChosen(); len(prefs) != 1 || strings.Contains(strings.Join(prefs[0].Reasons, " "), "same plan") {
 		t.Errorf("without the lucky config's debug launch: %+v", prefs)
 	}

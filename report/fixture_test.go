@@ -11,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // checkGolden compares got with testdata/name; -update rewrites it.
@@ -47,7 +48,7 @@ func newBuilder(st *store.Study, seed uint64) *builder {
 	return &builder{s: &Study{Study: st}, rng: rand.New(rand.NewPCG(seed, 7)), nextID: 1, start: st.Created}
 }
 
-func (b *builder) trial(role, state, reason string, cfg nccl.Config) *store.Trial {
+func (b *builder) trial(role string, state vocab.TrialState, reason string, cfg nccl.Config) *store.Trial {
 	t := &store.Trial{ID: b.nextID, StudyID: 1, Number: len(b.s.Trials), Config: cfg, Key: cfg.Key(), Role: role, State: state, Reason: reason}
 	b.nextID++
 	b.s.Trials = append(b.s.Trials, t)
@@ -88,7 +89,7 @@ func (b *builder) launch(t *store.Trial, phase string, scored bool, truth map[in
 }
 
 func (b *builder) failed(t *store.Trial, reason string) {
-	b.s.Launches = append(b.s.Launches, &store.Launch{ID: uint64(b.seq + 1), StudyID: 1, TrialID: t.ID, Seq: b.seq, Phase: store.PhaseExplore,
+	b.s.Launches = append(b.s.Launches, &store.Launch{ID: uint64(b.seq + 1), StudyID: 1, TrialID: t.ID, Seq: b.seq, Phase: vocab.PhaseExplore,
 		Outcome: runner.Failed, Reason: reason, ExitCode: 1, Simulated: b.s.Study.Simulated})
 	b.seq++
 	t.Launches++
@@ -96,7 +97,7 @@ func (b *builder) failed(t *store.Trial, reason string) {
 }
 
 func (b *builder) explain(t *store.Trial, choices []runner.Choice) {
-	b.s.Launches = append(b.s.Launches, &store.Launch{ID: uint64(b.seq + 1), StudyID: 1, TrialID: t.ID, Seq: b.seq, Phase: store.PhaseExplain,
+	b.s.Launches = append(b.s.Launches, &store.Launch{ID: uint64(b.seq + 1), StudyID: 1, TrialID: t.ID, Seq: b.seq, Phase: vocab.PhaseExplain,
 		Outcome: runner.OK, Simulated: b.s.Study.Simulated, Facts: &runner.Facts{Choices: choices}})
 	b.seq++
 	t.Launches++
@@ -105,13 +106,13 @@ func (b *builder) explain(t *store.Trial, choices []runner.Choice) {
 
 func searchStudy(name string) *store.Study {
 	gdr := false
-	return &store.Study{Name: name, Kind: store.KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
+	return &store.Study{Name: name, Kind: vocab.KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
 		Sizes: bandSizes, GuardSizes: guardSizes, Collective: "all_reduce",
 		Space:  map[string][]string{"NCCL_PROTO": {"", "LL", "^LL128"}, "NCCL_MAX_NCHANNELS": {"", "2", "8"}},
 		Launch: store.LaunchSettings{Launcher: "sim", NP: 4, Timeout: 5 * time.Minute, SimProfile: "spark4", SimNoise: 1, SimSeed: 1},
 		Fabric: store.Fabric{NCCLVersion: "2.28.3", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10 (simulated)", Transport: "IB", GDR: &gdr,
 			Hosts: []string{"sim-spark4-0", "sim-spark4-1", "sim-spark4-2", "sim-spark4-3"}},
-		Simulated: true, Seed: 1, Budget: store.Budget{Launches: 60}, Status: store.StatusDone}
+		Simulated: true, Seed: 1, Budget: store.Budget{Launches: 60}, Status: vocab.StatusDone}
 }
 
 // recommendStudy is a finished simulated search that recommends
@@ -120,19 +121,19 @@ func searchStudy(name string) *store.Study {
 func recommendStudy() *Study {
 	b := newBuilder(searchStudy("s3-512K-4M"), 3)
 	all := append(append([]int64{}, bandSizes...), guardSizes...)
-	base := b.trial(store.RoleBaseline, store.TrialComplete, "", nccl.Config{})
-	b.launch(base, store.PhaseWarmup, false, defaultsUS, all, 0.3, 0.05, 1.3)
-	b.launch(base, store.PhaseExplore, true, defaultsUS, all, 0.05, 0.05, 1)
-	fix := b.trial(store.RoleExplore, store.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})
-	b.launch(fix, store.PhaseExplore, true, fixedUS, all, 0.05, 0.05, 1)
-	bad := b.trial(store.RoleExplore, store.TrialFailed, "exit status 1: NCCL WARN <invalid> protocol", nccl.Config{"NCCL_PROTO": "LL128", "NCCL_ALGO": "Tree"})
+	base := b.trial(vocab.RoleBaseline, vocab.TrialComplete, "", nccl.Config{})
+	b.launch(base, vocab.PhaseWarmup, false, defaultsUS, all, 0.3, 0.05, 1.3)
+	b.launch(base, vocab.PhaseExplore, true, defaultsUS, all, 0.05, 0.05, 1)
+	fix := b.trial(vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})
+	b.launch(fix, vocab.PhaseExplore, true, fixedUS, all, 0.05, 0.05, 1)
+	bad := b.trial(vocab.RoleExplore, vocab.TrialFailed, "exit status 1: NCCL WARN <invalid> protocol", nccl.Config{"NCCL_PROTO": "LL128", "NCCL_ALGO": "Tree"})
 	b.failed(bad, "exit status 1: NCCL WARN <invalid> protocol")
-	ch := b.trial(store.RoleExplore, store.TrialComplete, "", nccl.Config{"NCCL_MAX_NCHANNELS": "2"})
-	b.launch(ch, store.PhaseExplore, true, channelsUS, all, 0.05, 0.05, 1)
-	b.launch(fix, store.PhaseRefine, true, fixedUS, all, 0.05, 0.05, 1)
+	ch := b.trial(vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_MAX_NCHANNELS": "2"})
+	b.launch(ch, vocab.PhaseExplore, true, channelsUS, all, 0.05, 0.05, 1)
+	b.launch(fix, vocab.PhaseRefine, true, fixedUS, all, 0.05, 0.05, 1)
 	for range 6 {
-		b.launch(base, store.PhaseConfirm, true, defaultsUS, all, 0.05, 0.05, 1)
-		b.launch(fix, store.PhaseConfirm, true, fixedUS, all, 0.05, 0.05, 1)
+		b.launch(base, vocab.PhaseConfirm, true, defaultsUS, all, 0.05, 0.05, 1)
+		b.launch(fix, vocab.PhaseConfirm, true, fixedUS, all, 0.05, 0.05, 1)
 	}
 	b.explain(base, []runner.Choice{
 		{Collective: "AllReduce", Bytes: 512 * nccl.KiB, Algo: "RING", Proto: "LL128", ChannelLo: 0, ChannelHi: 31, Channels: 32},
@@ -158,15 +159,15 @@ func keepStudy() *Study {
 	st.Fabric.GPU = "NVIDIA GB10"
 	b := newBuilder(st, 4)
 	all := append(append([]int64{}, bandSizes...), guardSizes...)
-	base := b.trial(store.RoleBaseline, store.TrialComplete, "", nccl.Config{})
-	cand := b.trial(store.RoleExplore, store.TrialComplete, "", nccl.Config{"NCCL_MAX_NCHANNELS": "2"})
+	base := b.trial(vocab.RoleBaseline, vocab.TrialComplete, "", nccl.Config{})
+	cand := b.trial(vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_MAX_NCHANNELS": "2"})
 	for i := range 5 {
 		factor := 1.0
 		if i == 2 {
 			factor = 2.5
 		}
-		b.launch(base, store.PhaseConfirm, true, fixedUS, all, 0.03, 0.03, factor)
-		b.launch(cand, store.PhaseConfirm, true, fixedUS, all, 0.03, 0.03, 1)
+		b.launch(base, vocab.PhaseConfirm, true, fixedUS, all, 0.03, 0.03, factor)
+		b.launch(cand, vocab.PhaseConfirm, true, fixedUS, all, 0.03, 0.03, 1)
 	}
 	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string{}, Speedup: 1.01, SpeedupCI: [2]float64{0.95, 1.07},
 		PValue: 0.69, Reason: "keep the baseline: the gain is not significant (p=0.69)", BaselineLaunches: 5, CandidateLaunches: 5}
@@ -176,9 +177,9 @@ func keepStudy() *Study {
 // sweepStudy is one config's curve from 32K to 256M, 3 launches (too few
 // for an interval: min–max), on 2 ranks (busbw = algbw).
 func sweepStudy() *Study {
-	st := &store.Study{Name: "s5-sweep", Kind: store.KindSweep, Band: "32K-256M", BandMin: 32 * nccl.KiB, BandMax: 256 * nccl.MiB,
+	st := &store.Study{Name: "s5-sweep", Kind: vocab.KindSweep, Band: "32K-256M", BandMin: 32 * nccl.KiB, BandMax: 256 * nccl.MiB,
 		Collective: "all_reduce", Launch: store.LaunchSettings{Launcher: "local", Bench: "all_reduce_perf"},
-		Fabric: store.Fabric{NCCLVersion: "2.27.7", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Transport: "P2P"}, Status: store.StatusDone}
+		Fabric: store.Fabric{NCCLVersion: "2.27.7", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Transport: "P2P"}, Status: vocab.StatusDone}
 	b := newBuilder(st, 5)
 	truth := map[int64]float64{}
 	var sizes []int64
@@ -186,9 +187,9 @@ func sweepStudy() *Study {
 		sizes = append(sizes, s)
 		truth[s] = 20 + float64(s)/(300e3) // 20 µs latency, 300 GB/s
 	}
-	tr := b.trial(store.RoleSweep, store.TrialComplete, "", nccl.Config{})
+	tr := b.trial(vocab.RoleSweep, vocab.TrialComplete, "", nccl.Config{})
 	for range 3 {
-		b.launch(tr, store.PhaseSweep, true, truth, sizes, 0.02, 0.02, 1)
+		b.launch(tr, vocab.PhaseSweep, true, truth, sizes, 0.02, 0.02, 1)
 	}
 	return b.s
 }
@@ -200,18 +201,18 @@ func sweepStudy() *Study {
 func sequentialStudy() *Study {
 	b := newBuilder(searchStudy("s6-512K-4M"), 6)
 	all := append(append([]int64{}, bandSizes...), guardSizes...)
-	base := b.trial(store.RoleBaseline, store.TrialComplete, "", nccl.Config{})
-	b.launch(base, store.PhaseExplore, true, defaultsUS, all, 0.05, 0.05, 1)
-	fix := b.trial(store.RoleExplore, store.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})
-	b.launch(fix, store.PhaseExplore, true, fixedUS, all, 0.05, 0.05, 1)
-	b.launch(fix, store.PhaseRefine, true, fixedUS, all, 0.05, 0.05, 1)
-	lucky := b.trial(store.RoleExplore, store.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8", "NCCL_ALGO": "Ring"})
-	b.launch(lucky, store.PhaseExplore, true, fixedUS, all, 0, 0.01, 0.98)
+	base := b.trial(vocab.RoleBaseline, vocab.TrialComplete, "", nccl.Config{})
+	b.launch(base, vocab.PhaseExplore, true, defaultsUS, all, 0.05, 0.05, 1)
+	fix := b.trial(vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})
+	b.launch(fix, vocab.PhaseExplore, true, fixedUS, all, 0.05, 0.05, 1)
+	b.launch(fix, vocab.PhaseRefine, true, fixedUS, all, 0.05, 0.05, 1)
+	lucky := b.trial(vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8", "NCCL_ALGO": "Ring"})
+	b.launch(lucky, vocab.PhaseExplore, true, fixedUS, all, 0, 0.01, 0.98)
 	for i := range 7 {
 		if i < 4 {
-			b.launch(base, store.PhaseConfirm, true, defaultsUS, all, 0.05, 0.05, 1)
+			b.launch(base, vocab.PhaseConfirm, true, defaultsUS, all, 0.05, 0.05, 1)
 		}
-		b.launch(fix, store.PhaseConfirm, true, fixedUS, all, 0.05, 0.05, 1.01)
+		b.launch(fix, vocab.PhaseConfirm, true, fixedUS, all, 0.05, 0.05, 1.01)
 	}
 	// NCCL runs Ring anyway: the lucky config's plan is the fix's.
 	var plan []runner.Choice
@@ -228,13 +229,13 @@ func sequentialStudy() *Study {
 // importStudy is saved logs brought in with nccltune import: its band
 // fields describe what the logs measured, not a searched band.
 func importStudy() *Study {
-	st := &store.Study{Name: "s7-import", Kind: store.KindImport, Band: "512K-8M", BandMin: 512 * nccl.KiB, BandMax: 8 * nccl.MiB,
-		Collective: "all_reduce", Fabric: store.Fabric{Ranks: 4}, Status: store.StatusDone}
+	st := &store.Study{Name: "s7-import", Kind: vocab.KindImport, Band: "512K-8M", BandMin: 512 * nccl.KiB, BandMax: 8 * nccl.MiB,
+		Collective: "all_reduce", Fabric: store.Fabric{Ranks: 4}, Status: vocab.StatusDone}
 	b := newBuilder(st, 7)
 	all := append(append([]int64{}, bandSizes...), guardSizes...)
-	tr := b.trial(store.RoleImport, store.TrialComplete, "", nccl.Config{})
+	tr := b.trial(vocab.RoleImport, vocab.TrialComplete, "", nccl.Config{})
 	for range 2 {
-		b.launch(tr, store.PhaseImport, false, defaultsUS, all, 0.02, 0.02, 1)
+		b.launch(tr, vocab.PhaseImport, false, defaultsUS, all, 0.02, 0.02, 1)
 	}
 	return b.s
 }

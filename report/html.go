@@ -14,7 +14,7 @@ import (
 
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 //go:embed page.html.tmpl
@@ -220,7 +220,7 @@ func figures(s *Study) []figureHTML {
 		list = append(list, fig{"fig-speedup", "Speedup by message size", "The per-size table as a picture: the speedup at each size with its interval, “~” where not significant.",
 			func() (Drawing, error) { return s.SpeedupFigure() }})
 	}
-	if s.Study.Kind == store.KindSearch && len(s.Study.Sizes) > 0 {
+	if s.Study.Kind == vocab.KindSearch && len(s.Study.Sizes) > 0 {
 		list = append(list,
 			fig{"fig-landscape", "The search's landscape", "Every config the search measured, ranked by band score with its interval.",
 				func() (Drawing, error) { return s.Landscape() }},
@@ -273,7 +273,7 @@ func trialRows(s *Study) []trialRow {
 	if err != nil {
 		var out []trialRow
 		for _, t := range s.Trials {
-			out = append(out, trialRow{Trials: strconv.Itoa(t.Number), Role: t.Role, State: t.State, Launches: t.Launches,
+			out = append(out, trialRow{Trials: strconv.Itoa(t.Number), Role: t.Role, State: string(t.State), Launches: t.Launches,
 				Score: "—", Env: t.Config.String(), Reason: t.Reason})
 		}
 		return out
@@ -293,7 +293,7 @@ func trialRows(s *Study) []trialRow {
 		if r.Mark == r.Role {
 			r.Mark = "" // "baseline (baseline)" says it twice
 		}
-		if c.Role == store.RoleBaseline {
+		if c.Role == vocab.RoleBaseline {
 			r.Mark = "baseline"
 			r.Role = ""
 		}

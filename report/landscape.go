@@ -18,6 +18,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // ScoredConfig is one config of a search as the landscape and the trials
@@ -73,7 +74,7 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 		g, ok := groups[key]
 		if !ok {
 			label, measuredAs := s.labelOf(t)
-			g = &ScoredConfig{Label: label, MeasuredAs: measuredAs, Config: t.Config.Clone(), State: t.State, Reason: t.Reason, Knobs: len(t.Config.Clone())}
+			g = &ScoredConfig{Label: label, MeasuredAs: measuredAs, Config: t.Config.Clone(), State: string(t.State), Reason: t.Reason, Knobs: len(t.Config.Clone())}
 			groups[key] = g
 			order = append(order, key)
 		} else {
@@ -82,7 +83,7 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 		g.Trials = append(g.Trials, t.Number)
 		switch {
 		case base != nil && t.ID == base.ID:
-			g.Role = store.RoleBaseline
+			g.Role = vocab.RoleBaseline
 		case cand != nil && t.ID == cand.ID && s.Recommended():
 			g.Role = "recommended"
 		case cand != nil && t.ID == cand.ID:
@@ -95,7 +96,7 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 			}
 			scores[key] = append(scores[key], sc)
 			g.Launches++
-			if l.Phase != store.PhaseConfirm {
+			if l.Phase != vocab.PhaseConfirm {
 				g.Exploration++
 			}
 		}
@@ -197,7 +198,7 @@ func (s *Study) Landscape() (Landscape, error) {
 		l.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
 	}
 	for _, c := range cs {
-		if c.Role == store.RoleBaseline && c.Scored() {
+		if c.Role == vocab.RoleBaseline && c.Scored() {
 			l.BaselineUS = c.ScoreUS
 		}
 	}

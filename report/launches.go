@@ -3,6 +3,7 @@ package report
 import (
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // ModelLaunches converts stored launches to the model's form (see
@@ -30,7 +31,7 @@ func (s *Study) ResultLaunches() (*store.Trial, []*store.Launch) {
 	if t == nil {
 		return nil, nil
 	}
-	if ls := s.TrialLaunches(t, store.PhaseConfirm); len(ls) > 0 {
+	if ls := s.TrialLaunches(t, vocab.PhaseConfirm); len(ls) > 0 {
 		return t, ls
 	}
 	return t, s.TrialLaunches(t, "")

@@ -20,7 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Figure is the picture of curves against message size: bus bandwidth
@@ -73,7 +73,7 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 			sims = append(sims, st.Launch.SimProfile)
 			simNames = append(simNames, st.Name)
 		}
-		if st.Kind == store.KindSearch && st.BandMin > 0 && st.BandMax >= st.BandMin && !seenBand[[2]int64{st.BandMin, st.BandMax}] {
+		if st.Kind == vocab.KindSearch && st.BandMin > 0 && st.BandMax >= st.BandMin && !seenBand[[2]int64{st.BandMin, st.BandMax}] {
 			seenBand[[2]int64{st.BandMin, st.BandMax}] = true
 			f.Bands = append(f.Bands, Band{Min: st.BandMin, Max: st.BandMax, Label: "searched band " + bandText(st.BandMin, st.BandMax)})
 		}

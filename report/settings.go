@@ -10,6 +10,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Field is one "key: value" line of a study's description.
@@ -54,7 +55,7 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 	if s.Fabric.TransportSummary != "" {
 		add("data paths", s.Fabric.TransportSummary)
 	}
-	if s.Kind == store.KindSearch || s.Seed != 0 {
+	if s.Kind == vocab.KindSearch || s.Seed != 0 {
 		add("seed", strconv.FormatInt(s.Seed, 10))
 	}
 	add("budget", BudgetText(s.Budget))
@@ -290,7 +291,7 @@ func (s *Study) logFacts() *runner.Facts {
 		if l.Facts == nil {
 			continue
 		}
-		if base != nil && l.TrialID == base.ID && (l.Phase == store.PhaseExplain || l.Phase == store.PhasePlan) {
+		if base != nil && l.TrialID == base.ID && (l.Phase == vocab.PhaseExplain || l.Phase == vocab.PhasePlan) {
 			return l.Facts
 		}
 		if first == nil {

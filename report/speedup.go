@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // SpeedupFigure is benchstat's table as a picture: per message size, the
@@ -47,7 +48,7 @@ func (s *Study) SpeedupFigure() (SpeedupFigure, error) {
 	if !s.Study.Simulated {
 		f.Simulated = ""
 	}
-	if s.Study.Kind == store.KindSearch {
+	if s.Study.Kind == vocab.KindSearch {
 		f.BandMin, f.BandMax = s.Study.BandMin, s.Study.BandMax
 	}
 	return f, nil

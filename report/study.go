@@ -9,6 +9,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Study is one study as read from the store: everything its pictures and
@@ -46,7 +47,7 @@ func (s *Study) trialByID(id uint64) *store.Trial {
 // baseline role, else the first with an empty config; nil if none.
 func (s *Study) Baseline() *store.Trial {
 	for _, t := range s.Trials {
-		if t.Role == store.RoleBaseline {
+		if t.Role == vocab.RoleBaseline {
 			return t
 		}
 	}
@@ -79,7 +80,7 @@ func (s *Study) Candidate() *store.Trial {
 	// The defaults were kept: the challenger is the other trial with
 	// confirmation launches.
 	for _, l := range s.Launches {
-		if l.Phase != store.PhaseConfirm || (base != nil && l.TrialID == base.ID) {
+		if l.Phase != vocab.PhaseConfirm || (base != nil && l.TrialID == base.ID) {
 			continue
 		}
 		if t := s.trialByID(l.TrialID); t != nil {
@@ -100,10 +101,10 @@ func (s *Study) Recommended() bool {
 // OK and was scored (the warm-up is kept but not counted). Imported
 // launches are not scored by a study loop but are measurements all the same.
 func usable(l *store.Launch) bool {
-	if l.Outcome != runner.OK || l.Phase == store.PhaseWarmup {
+	if l.Outcome != runner.OK || l.Phase == vocab.PhaseWarmup {
 		return false
 	}
-	return l.Scored || l.Phase == store.PhaseImport || l.Phase == store.PhaseSweep
+	return l.Scored || l.Phase == vocab.PhaseImport || l.Phase == vocab.PhaseSweep
 }
 
 // TrialLaunches returns the usable launches of a trial; with phase set,

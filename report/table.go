@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/aclements/go-moremath/stats"
+
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"

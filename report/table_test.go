@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func TestComparisonGolden(t *testing.T) {
@@ -175,7 +176,7 @@ func TestVerdict(t *testing.T) {
 	if v := VerdictOf(keep); v.Change || !v.Decided || !strings.HasPrefix(v.Headline, "keep NCCL defaults") || strings.Contains(strings.Join(v.Details, "\n"), "SIMULATED") {
 		t.Errorf("keep verdict %+v", v)
 	}
-	running := &store.Study{Status: store.StatusRunning}
+	running := &store.Study{Status: vocab.StatusRunning}
 	if v := VerdictOf(running); v.Decided || !strings.Contains(v.Headline, "still running") {
 		t.Errorf("running verdict %+v", v)
 	}

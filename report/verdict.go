@@ -6,6 +6,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Verdict is a study's conclusion in plain words: a headline ("keep NCCL
@@ -25,7 +26,7 @@ func VerdictOf(s *store.Study) Verdict {
 	r := s.Recommendation
 	var v Verdict
 	switch {
-	case r == nil && s.Status == store.StatusRunning:
+	case r == nil && s.Status == vocab.StatusRunning:
 		v.Headline = "not decided yet (the study is still running)"
 		return v
 	case r == nil:

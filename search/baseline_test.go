@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // TestBaselineStudy: against the user's settings (spark4's hole: Tree with
@@ -28,7 +29,7 @@ func TestBaselineStudy(t *testing.T) {
 		t.Fatalf("NCCL's defaults were not explored: %+v", defaults)
 	}
 	for _, req := range l.launches {
-		if req.Phase == PhasePlan {
+		if req.Phase == vocab.PhasePlan {
 			if len(req.Config.Canonical()) != 0 {
 				t.Errorf("the first plan launch ran %s, want NCCL's defaults", req.Config)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/sim"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 var samplerTable = flag.Bool("samplers", false, "run the sampler comparison (TPE, random, grid × profiles × 20 seeds; minutes)")
@@ -125,7 +126,7 @@ type benchRecorder struct {
 }
 
 func (r *benchRecorder) SaveTrial(t *Trial) error {
-	r.pending[t] = &store.Trial{StudyID: r.study.ID, Number: t.Number, Config: t.Config, Key: t.Config.Key(), State: string(t.State), Role: t.Role}
+	r.pending[t] = &store.Trial{StudyID: r.study.ID, Number: t.Number, Config: t.Config, Key: t.Config.Key(), State: t.State, Role: t.Role}
 	return nil
 }
 
@@ -133,7 +134,7 @@ func (r *benchRecorder) SaveTrials(ts []*Trial) error {
 	var recs []*store.Trial
 	for _, t := range ts {
 		if t.ID != 0 {
-			recs = append(recs, &store.Trial{ID: t.ID, Config: t.Config, State: string(t.State), Reason: t.Reason, ScoreUS: t.Score(r.sizes)})
+			recs = append(recs, &store.Trial{ID: t.ID, Config: t.Config, State: t.State, Reason: t.Reason, ScoreUS: t.Score(r.sizes)})
 		}
 	}
 	return r.st.UpdateTrials(recs)
@@ -142,7 +143,7 @@ func (r *benchRecorder) SaveTrials(ts []*Trial) error {
 func (r *benchRecorder) SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error {
 	rec := &store.Launch{StudyID: r.study.ID, TrialID: t.ID, Phase: req.Phase, Outcome: l.Outcome, Reason: l.Reason,
 		Simulated: true, Scored: scored, Sizes: store.SizesFromResult(l.Result), NewTrial: r.pending[t],
-		TrialUpdate: &store.TrialUpdate{State: string(t.State), Reason: t.Reason}}
+		TrialUpdate: &store.TrialUpdate{State: t.State, Reason: t.Reason}}
 	if l.Result != nil {
 		rec.Facts = l.Result.Facts
 	}
@@ -174,7 +175,7 @@ func BenchmarkLaunchOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		study := &store.Study{Kind: store.KindSearch, Band: band.String(), Simulated: true}
+		study := &store.Study{Kind: vocab.KindSearch, Band: band.String(), Simulated: true}
 		if err := st.CreateStudy(study); err != nil {
 			b.Fatal(err)
 		}

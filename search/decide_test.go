@@ -10,6 +10,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // synthLauncher is a fabric where a config's true band time is the
@@ -122,7 +123,7 @@ func TestConfirmationUsesTheBudget(t *testing.T) {
 				if res.Design != nil && res.Design.MaxLaunches() == 12 {
 					planned12++
 				}
-				if countPhase(l.reqs, PhaseConfirm) > 12 {
+				if countPhase(l.reqs, vocab.PhaseConfirm) > 12 {
 					beyondFirst++
 				}
 			}
@@ -220,9 +221,9 @@ func launchAt(us float64, sizes []int64) model.Launch {
 func TestCandidateOnceMeasuredBest(t *testing.T) {
 	o := spark4Options(1)
 	sizes := append(o.Band.Sizes(), o.Guard...)
-	s := &study{opts: o, sizes: o.Band.Sizes(), byKey: map[string]*Trial{}, rng: rand.New(rand.NewSource(1))}
+	s := &loop{opts: o, sizes: o.Band.Sizes(), byKey: map[string]*Trial{}, rng: rand.New(rand.NewSource(1))}
 	add := func(cfg nccl.Config, role string, us ...float64) *Trial {
-		tr := &Trial{Number: len(s.trials), Config: cfg, Role: role, State: Running}
+		tr := &Trial{Number: len(s.trials), Config: cfg, Role: role, State: vocab.TrialRunning}
 		for _, u := range us {
 			tr.Explore = append(tr.Explore, launchAt(u, sizes))
 		}
@@ -231,20 +232,20 @@ func TestCandidateOnceMeasuredBest(t *testing.T) {
 		return tr
 	}
 	// Launch-to-launch spread about 5 %: the defaults and another no-op.
-	add(nccl.Config{}, RoleBaseline, 100, 106, 95)
-	add(nccl.Config{"NCCL_CROSS_NIC": "1"}, RoleExplore, 101, 104, 97)
-	noop := add(nccl.Config{"NCCL_CROSS_NIC": "0"}, RoleExplore, 92, 95, 93) // lucky three times
-	best := add(nccl.Config{"NCCL_MAX_NCHANNELS": "8"}, RoleExplore, 70)     // really 30 % faster
+	add(nccl.Config{}, vocab.RoleBaseline, 100, 106, 95)
+	add(nccl.Config{"NCCL_CROSS_NIC": "1"}, vocab.RoleExplore, 101, 104, 97)
+	noop := add(nccl.Config{"NCCL_CROSS_NIC": "0"}, vocab.RoleExplore, 92, 95, 93) // lucky three times
+	best := add(nccl.Config{"NCCL_MAX_NCHANNELS": "8"}, vocab.RoleExplore, 70)     // really 30 % faster
 	if c := s.candidate(s.baseline()); c != best {
 		t.Fatalf("candidate %v, want the once-measured best %v (the lucky no-op is %v)", c.Config, best.Config, noop.Config)
 	}
-	if tr, phase, err := s.next(); err != nil || tr != best || phase != PhaseRefine {
+	if tr, phase, err := s.next(); err != nil || tr != best || phase != vocab.PhaseRefine {
 		t.Fatalf("next launch %v %s %v, want another launch of %v first", tr.Config, phase, err, best.Config)
 	}
 	// A single launch only slightly ahead is not enough to displace a
 	// config measured three times: luck of one launch is discounted.
-	slight := add(nccl.Config{"NCCL_MAX_NCHANNELS": "16"}, RoleExplore, 93)
-	best.State = Failed
+	slight := add(nccl.Config{"NCCL_MAX_NCHANNELS": "16"}, vocab.RoleExplore, 93)
+	best.State = vocab.TrialFailed
 	if c := s.candidate(s.baseline()); c != noop {
 		t.Errorf("candidate %v, want the thrice-measured %v over %v measured once and barely ahead", c.Config, noop.Config, slight.Config)
 	}
@@ -257,9 +258,9 @@ func TestCandidateOnceMeasuredBest(t *testing.T) {
 func TestGuardFilterNeverEmptiesThePool(t *testing.T) {
 	o := spark4Options(1)
 	band := o.Band.Sizes()
-	s := &study{opts: o, sizes: band, byKey: map[string]*Trial{}}
+	s := &loop{opts: o, sizes: band, byKey: map[string]*Trial{}}
 	add := func(cfg nccl.Config, role string, bandUS, guardUS float64, n int) *Trial {
-		tr := &Trial{Number: len(s.trials), Config: cfg, Role: role, State: Running}
+		tr := &Trial{Number: len(s.trials), Config: cfg, Role: role, State: vocab.TrialRunning}
 		for i := 0; i < n; i++ {
 			l := launchAt(bandUS*(1+0.01*float64(i)), band)
 			l.Times[o.Guard[0]] = []float64{guardUS * (1 + 0.01*float64(i))}
@@ -268,9 +269,9 @@ func TestGuardFilterNeverEmptiesThePool(t *testing.T) {
 		s.trials = append(s.trials, tr)
 		return tr
 	}
-	add(nccl.Config{}, RoleBaseline, 100, 100, 3)
-	a := add(nccl.Config{"NCCL_MAX_NCHANNELS": "8"}, RoleExplore, 80, 130, 3)
-	add(nccl.Config{"NCCL_MAX_NCHANNELS": "4"}, RoleExplore, 85, 140, 3)
+	add(nccl.Config{}, vocab.RoleBaseline, 100, 100, 3)
+	a := add(nccl.Config{"NCCL_MAX_NCHANNELS": "8"}, vocab.RoleExplore, 80, 130, 3)
+	add(nccl.Config{"NCCL_MAX_NCHANNELS": "4"}, vocab.RoleExplore, 85, 140, 3)
 	if !s.guardFails(a) {
 		t.Fatalf("a config 30 %% slower at the guard size passes the guard filter")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // planState is what the study knows of NCCL's own plan: what NCCL runs
@@ -78,7 +79,7 @@ type MergeCount struct {
 const ruleSamePlanLogged = "the same plan as a config already tried, proved by a debug log"
 
 // planSizes are the sizes whose plan matters: the band and the guard sizes.
-func (s *study) planSizes() []int64 {
+func (s *loop) planSizes() []int64 {
 	out := append([]int64(nil), s.sizes...)
 	for _, g := range s.opts.Guard {
 		if !containsSize(out, g) {
@@ -99,9 +100,9 @@ func containsSize(list []int64, x int64) bool {
 }
 
 // learnPlan reads NCCL's plan from a debug launch of t.
-func (s *study) learnPlan(t *Trial, phase string, l *runner.Launch) {
+func (s *loop) learnPlan(t *Trial, phase string, l *runner.Launch) {
 	if l == nil || l.Outcome != runner.OK || l.Result == nil {
-		if t.Role == RoleBaseline && phase == PhasePlan && s.plan.native == nil {
+		if t.Role == vocab.RoleBaseline && phase == vocab.PhasePlan && s.plan.native == nil {
 			s.plan.note = "the debug launch of NCCL's defaults failed, so NCCL's plan is unknown: configs are not merged by plan"
 		}
 		return
@@ -139,7 +140,7 @@ func (s *study) learnPlan(t *Trial, phase string, l *runner.Launch) {
 
 // resolve predicts what NCCL runs under cfg from everything known: the
 // defaults' plan and the plans read from other configs' debug logs.
-func (s *study) resolve(cfg nccl.Config) nccl.Resolution {
+func (s *loop) resolve(cfg nccl.Config) nccl.Resolution {
 	key := cfg.Canonical().Key()
 	if r, ok := s.plan.cache[key]; ok {
 		return r
@@ -152,7 +153,7 @@ func (s *study) resolve(cfg nccl.Config) nccl.Resolution {
 	return r
 }
 
-func (s *study) resolveUncached(cfg nccl.Config) nccl.Resolution {
+func (s *loop) resolveUncached(cfg nccl.Config) nccl.Resolution {
 	if s.plan.native == nil {
 		// Nothing known: no merging, but the safety rule still holds
 		// (without the defaults' table, LL128 counts as unknown).
@@ -203,7 +204,7 @@ func (s *study) resolveUncached(cfg nccl.Config) nccl.Resolution {
 // nothing whatever the rest (a cap at or above its channels, CROSS_NIC
 // with one NIC…), its caps spelt one way: configs with the same core run
 // the same plan, and a plan read from one config's log serves them all.
-func (s *study) core(cfg nccl.Config) nccl.Config {
+func (s *loop) core(cfg nccl.Config) nccl.Config {
 	if s.plan.native == nil {
 		return cfg.Canonical()
 	}
@@ -222,17 +223,17 @@ func isPart(part, c nccl.Config) bool {
 
 // keyOf is the key under which the study keeps a config's trial: configs
 // proved to run the same plan share it.
-func (s *study) keyOf(cfg nccl.Config) string { return s.resolve(cfg).Key }
+func (s *loop) keyOf(cfg nccl.Config) string { return s.resolve(cfg).Key }
 
 // rekey rebuilds the trial index after a plan was learnt: configs that
 // were apart may now be proved alike. The trial measured most keeps the key.
-func (s *study) rekey() {
+func (s *loop) rekey() {
 	s.plan.cache = nil
 	s.byKey = map[string]*Trial{}
 	for _, t := range s.trials {
 		k := s.keyOf(t.Config)
 		old, ok := s.byKey[k]
-		if !ok || t.Role == RoleBaseline || old.Role != RoleBaseline && len(t.Explore) > len(old.Explore) {
+		if !ok || t.Role == vocab.RoleBaseline || old.Role != vocab.RoleBaseline && len(t.Explore) > len(old.Explore) {
 			s.byKey[k] = t
 		}
 	}
@@ -241,7 +242,7 @@ func (s *study) rekey() {
 // refuse reports whether cfg must not be launched: it switches on a
 // protocol or algorithm that NCCL's defaults disabled (LL128 where NCCL's
 // tuner keeps it off can give wrong results), unless the user allowed it.
-func (s *study) refuse(cfg nccl.Config) bool {
+func (s *loop) refuse(cfg nccl.Config) bool {
 	if s.opts.AllowDisabled {
 		return false
 	}
@@ -258,7 +259,7 @@ func (s *study) refuse(cfg nccl.Config) bool {
 
 // noteMerge records that cfg runs what trial t runs, with the rules that
 // proved it.
-func (s *study) noteMerge(cfg nccl.Config, t *Trial) {
+func (s *loop) noteMerge(cfg nccl.Config, t *Trial) {
 	c := cfg.Canonical()
 	if c.Key() == t.Config.Key() {
 		return
@@ -319,7 +320,7 @@ func capsAlike(a, b nccl.Config) bool {
 // is unknown. One debug launch of the twin settles whether cfg runs the
 // same; without it cfg would be measured as a new config. Checks are
 // bounded so they never eat the exploration.
-func (s *study) checkTwin(cfg nccl.Config) *Trial {
+func (s *loop) checkTwin(cfg nccl.Config) *Trial {
 	if s.plan.native == nil || s.plan.checks >= s.maxChecks() || s.exploreLeft() < 4 {
 		return nil
 	}
@@ -344,18 +345,18 @@ func (s *study) checkTwin(cfg nccl.Config) *Trial {
 
 // maxChecks bounds the debug launches spent on uncertain rules: one per
 // fifteen launches of budget, at least one.
-func (s *study) maxChecks() int { return max(1, s.opts.Budget/15) }
+func (s *loop) maxChecks() int { return max(1, s.opts.Budget/15) }
 
 // runsDefaults reports whether t is not the baseline but provably runs
 // NCCL's own plan (learnt after it was measured: proposals that do are
 // merged with the defaults from the start).
-func (s *study) runsDefaults(t *Trial) bool {
-	return s.plan.native != nil && t.Role != RoleBaseline && s.keyOf(t.Config) == s.keyOf(nccl.Config{})
+func (s *loop) runsDefaults(t *Trial) bool {
+	return s.plan.native != nil && t.Role != vocab.RoleBaseline && s.keyOf(t.Config) == s.keyOf(nccl.Config{})
 }
 
 // planKnown reports whether t's plan was read from a debug log (its own
 // or that of a config with the same core).
-func (s *study) planKnown(t *Trial) bool {
+func (s *loop) planKnown(t *Trial) bool {
 	c := t.Config.Canonical()
 	if len(c) == 0 {
 		return s.plan.native != nil
@@ -369,7 +370,7 @@ func (s *study) planKnown(t *Trial) bool {
 // to change nothing dropped; a cap preferred to a list), with the knobs
 // it leaves out and why. When only w's simpler twin's debug log can prove
 // it, one debug launch of the twin is made, if the budget holds one.
-func (s *study) simplest(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, error) {
+func (s *loop) simplest(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, error) {
 	if s.plan.native == nil {
 		return w, nil, nil
 	}
@@ -383,13 +384,13 @@ func (s *study) simplest(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, er
 			t := s.trialFor(twin)
 			if t == nil {
 				var err error
-				if t, err = s.addTrial(twin, RoleExplore); err != nil {
+				if t, err = s.addTrial(twin, vocab.RoleExplore); err != nil {
 					return w, nil, err
 				}
 			}
 			s.plan.checks++
 			s.candidateRead = true
-			if err := s.launch(ctx, t, PhasePlan, false); err != nil {
+			if err := s.launch(ctx, t, vocab.PhasePlan, false); err != nil {
 				return w, nil, err
 			}
 			r = s.resolve(w.Config)
@@ -428,7 +429,7 @@ func (s *study) simplest(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, er
 	t := s.trialFor(best)
 	if t == nil {
 		var err error
-		if t, err = s.addTrial(best, RoleExplore); err != nil {
+		if t, err = s.addTrial(best, vocab.RoleExplore); err != nil {
 			return w, nil, err
 		}
 	}
@@ -445,7 +446,7 @@ var capPartner = map[string]string{
 }
 
 // trialFor finds the trial of exactly cfg, nil if there is none.
-func (s *study) trialFor(cfg nccl.Config) *Trial {
+func (s *loop) trialFor(cfg nccl.Config) *Trial {
 	key := cfg.Canonical().Key()
 	for _, t := range s.trials {
 		if t.Config.Key() == key {
@@ -481,7 +482,7 @@ func lists(c nccl.Config) int {
 }
 
 // planSummary sums up what the study did with NCCL's plan.
-func (s *study) planSummary() *PlanSummary {
+func (s *loop) planSummary() *PlanSummary {
 	ps := &PlanSummary{Read: s.plan.native != nil, Note: s.plan.note, SpaceConfigs: s.opts.Space.Size(),
 		Refused: len(s.plan.refused), Checks: s.plan.checks, MergedConfigs: len(s.plan.merged)}
 	if s.plan.native != nil {

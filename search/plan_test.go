@@ -8,6 +8,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // protoSpace searches NCCL_PROTO alone, every value, in grid order.
@@ -134,11 +135,11 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := spark4Options(1)
-	s := &study{opts: o, sizes: o.Band.Sizes(), byKey: map[string]*Trial{}}
-	defaults := &Trial{Role: RoleBaseline, Config: nccl.Config{}}
-	capped := &Trial{Number: 1, Role: RoleExplore, Config: nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_MAX_NCHANNELS": "1"}}
+	s := &loop{opts: o, sizes: o.Band.Sizes(), byKey: map[string]*Trial{}}
+	defaults := &Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}
+	capped := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_MAX_NCHANNELS": "1"}}
 	s.trials = []*Trial{defaults, capped}
-	s.learnPlan(defaults, PhasePlan, &runner.Launch{Outcome: runner.OK, Result: &runner.Result{Facts: runner.ParseFacts(data)}})
+	s.learnPlan(defaults, vocab.PhasePlan, &runner.Launch{Outcome: runner.OK, Result: &runner.Result{Facts: runner.ParseFacts(data)}})
 	if s.plan.native == nil {
 		t.Fatalf("no plan read: %s", s.plan.note)
 	}
@@ -155,7 +156,7 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 		cappedFacts.Choices[i].ChannelHi, cappedFacts.Choices[i].Channels = 0, 1
 	}
 	cappedFacts.Channels = 1
-	s.learnPlan(capped, PhasePlan, &runner.Launch{Outcome: runner.OK, Result: &runner.Result{Facts: cappedFacts}})
+	s.learnPlan(capped, vocab.PhasePlan, &runner.Launch{Outcome: runner.OK, Result: &runner.Result{Facts: cappedFacts}})
 	for _, c := range []nccl.Config{
 		{"NCCL_MAX_CTAS": "1"},
 		{"NCCL_MAX_NCHANNELS": "1"},

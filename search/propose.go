@@ -9,6 +9,7 @@ import (
 
 	"github.com/c-bata/goptuna"
 	"github.com/c-bata/goptuna/tpe"
+
 	"github.com/nccltune/nccltune/nccl"
 )
 

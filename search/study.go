@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Launcher runs one launch of the benchmark. The CLI's launcher calls
@@ -268,7 +269,7 @@ const guardPenaltyWeight = 10
 var errSpaceExhausted = errors.New("every config of the space has been tried")
 
 // study is the state of one run of the loop.
-type study struct {
+type loop struct {
 	opts     Options
 	sizes    []int64
 	launcher Launcher
@@ -316,7 +317,7 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 	if err != nil {
 		return nil, err
 	}
-	s := &study{
+	s := &loop{
 		opts: opts, sizes: opts.Band.Sizes(), launcher: launcher, rec: rec, onEvent: onEvent,
 		prop: prop, rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)),
 		byKey: map[string]*Trial{}, seq: priorLaunches, start: time.Now(), resumed: priorLaunches > 0,
@@ -336,7 +337,7 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 // other configs' plans are read against it), then the others in trial
 // order. A completed plan launch of the defaults is not made again: that
 // launch would count against the budget a second time.
-func (s *study) replayDebug() {
+func (s *loop) replayDebug() {
 	isDefaults := func(t *Trial) bool { return len(t.Config.Canonical()) == 0 }
 	replay := func(t *Trial) {
 		for _, d := range t.Debug {
@@ -349,10 +350,10 @@ func (s *study) replayDebug() {
 			}
 			s.learnPlan(t, d.Phase, l)
 			switch {
-			case d.Phase == PhasePlan && isDefaults(t):
+			case d.Phase == vocab.PhasePlan && isDefaults(t):
 				// Read, or failed for good: made once, like any launch.
 				s.planRead = true
-			case d.Phase == PhasePlan:
+			case d.Phase == vocab.PhasePlan:
 				s.plan.checks++
 			}
 			if l.Outcome != runner.OK || l.Result == nil {
@@ -378,12 +379,12 @@ func (s *study) replayDebug() {
 	}
 }
 
-func (s *study) run(ctx context.Context) (*Result, error) {
+func (s *loop) run(ctx context.Context) (*Result, error) {
 	res := &Result{}
 	base := s.baseline()
 	if base == nil {
 		var err error
-		if base, err = s.addTrial(s.opts.Baseline.Clone(), RoleBaseline); err != nil {
+		if base, err = s.addTrial(s.opts.Baseline.Clone(), vocab.RoleBaseline); err != nil {
 			return nil, err
 		}
 	}
@@ -395,7 +396,7 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 	// a measured launch is still to come (the warm-up takes its place in
 	// the budget); with only debug launches owed, it warms up for nothing.
 	if !s.resumed || s.seq < s.opts.Budget-s.explainLeft() {
-		if err := s.launch(ctx, base, PhaseWarmup, false); err != nil {
+		if err := s.launch(ctx, base, vocab.PhaseWarmup, false); err != nil {
 			return s.stop(res, err)
 		}
 		if !base.State.Usable() {
@@ -415,14 +416,14 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 	}
 	// A resumed study read it from its stored plan launch (replayDebug).
 	if !s.planRead && s.seq < s.opts.Budget {
-		if err := s.launch(ctx, planOf, PhasePlan, false); err != nil {
+		if err := s.launch(ctx, planOf, vocab.PhasePlan, false); err != nil {
 			return s.stop(res, err)
 		}
 	}
 	s.planRead = true
 	// Every later proposal is judged against the baseline's own launches.
 	for len(base.Explore) < 1 && s.exploreLeft() > 0 {
-		if err := s.launch(ctx, base, PhaseExplore, true); err != nil {
+		if err := s.launch(ctx, base, vocab.PhaseExplore, true); err != nil {
 			return s.stop(res, err)
 		}
 		if !base.State.Usable() {
@@ -464,7 +465,7 @@ func (s *study) run(ctx context.Context) (*Result, error) {
 }
 
 // stop ends the study early: on cancellation it returns what is known.
-func (s *study) stop(res *Result, err error) (*Result, error) {
+func (s *loop) stop(res *Result, err error) (*Result, error) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		res.Stopped, res.Ending = "interrupted", EndingInterrupted
 		res.Reason = "interrupted before a decision; resume the study to continue"
@@ -474,12 +475,12 @@ func (s *study) stop(res *Result, err error) (*Result, error) {
 	return nil, err
 }
 
-func (s *study) finish(res *Result) *Result {
+func (s *loop) finish(res *Result) *Result {
 	res.Trials, res.Launches = s.trials, s.seq
 	var done []*Trial
 	for _, t := range s.trials {
-		if t.State == Running {
-			t.State = Complete
+		if t.State == vocab.TrialRunning {
+			t.State = vocab.TrialComplete
 			done = append(done, t)
 		}
 	}
@@ -491,19 +492,19 @@ func (s *study) finish(res *Result) *Result {
 
 // defaultsTrial is the trial of NCCL's defaults in a study against the
 // user's baseline, added when the study has none yet.
-func (s *study) defaultsTrial() (*Trial, error) {
+func (s *loop) defaultsTrial() (*Trial, error) {
 	for _, t := range s.trials {
 		if len(t.Config.Canonical()) == 0 {
 			return t, nil
 		}
 	}
-	return s.addTrial(nccl.Config{}, RoleExplore)
+	return s.addTrial(nccl.Config{}, vocab.RoleExplore)
 }
 
 // exploreDefaults launches NCCL's defaults once as an exploration trial
 // when the baseline is the user's settings, so the study can say whether
 // they would be better still.
-func (s *study) exploreDefaults(ctx context.Context) error {
+func (s *loop) exploreDefaults(ctx context.Context) error {
 	if len(s.opts.Baseline.Clone()) == 0 || s.exploreLeft() <= 0 {
 		return nil
 	}
@@ -511,12 +512,12 @@ func (s *study) exploreDefaults(ctx context.Context) error {
 	if err != nil || len(t.Explore) > 0 || !t.State.Usable() {
 		return err
 	}
-	return s.launch(ctx, t, PhaseExplore, true)
+	return s.launch(ctx, t, vocab.PhaseExplore, true)
 }
 
-func (s *study) baseline() *Trial {
+func (s *loop) baseline() *Trial {
 	for _, t := range s.trials {
-		if t.Role == RoleBaseline {
+		if t.Role == vocab.RoleBaseline {
 			return t
 		}
 	}
@@ -525,14 +526,14 @@ func (s *study) baseline() *Trial {
 
 // exploreLeft is the number of launches exploration may still use, the
 // confirmation's share held back.
-func (s *study) exploreLeft() int {
+func (s *loop) exploreLeft() int {
 	return s.opts.Budget - 2*s.confirmMax() - s.explainLeft() - s.seq
 }
 
 // explainLeft is the number of debug launches still held back: the
 // defaults' plan launch until it is made, and the candidate's (or its
 // simpler twin's) until it is made.
-func (s *study) explainLeft() int {
+func (s *loop) explainLeft() int {
 	n := 0
 	if !s.planRead {
 		n++
@@ -552,7 +553,7 @@ const settleLaunches = 1
 // still give it a second launch and the smallest confirmation: it is
 // re-measured before anything is decided, since a single launch may lead
 // by luck.
-func (s *study) mustSettle() bool {
+func (s *loop) mustSettle() bool {
 	c := s.candidate(s.baseline())
 	return c != nil && len(c.Explore) < 2 &&
 		s.opts.Budget-s.seq-2*s.opts.ConfirmLaunches-s.explainLeft() > 0
@@ -562,7 +563,7 @@ func (s *study) mustSettle() bool {
 // successfully yet while the budget still holds a launch beyond the
 // smallest confirmation that could decide: exploration goes on into the
 // confirmation's share rather than end with nothing to confirm.
-func (s *study) mustFind() bool {
+func (s *loop) mustFind() bool {
 	need := model.MinLaunchesForDecision(s.opts.Stats)
 	return s.candidate(s.baseline()) == nil &&
 		s.opts.Budget-s.seq-s.explainLeft()-2*need-1 > 0
@@ -595,7 +596,7 @@ const (
 // confirmShare. A gain that is large and clear is confirmed with the
 // fewest launches and leaves the rest to exploration; an unclear one gets
 // what the budget allows.
-func (s *study) confirmMax() int {
+func (s *loop) confirmMax() int {
 	first := s.opts.ConfirmLaunches
 	limit := max(first, int(math.Round(confirmShare*float64(s.opts.Budget)/2)))
 	if limit == first {
@@ -621,7 +622,7 @@ func (s *study) confirmMax() int {
 // pooled over every usable trial measured more than once (each about its
 // own mean), or defaultSpread until that has minSpreadDF degrees of
 // freedom.
-func (s *study) spread() float64 {
+func (s *loop) spread() float64 {
 	c := s.cached()
 	if c.spread == 0 {
 		c.spread = s.computeSpread()
@@ -641,7 +642,7 @@ type decisionCache struct {
 
 // cached returns the cache, emptied first if a launch or a trial was
 // added since it was filled. Trial states change only in launches.
-func (s *study) cached() *decisionCache {
+func (s *loop) cached() *decisionCache {
 	key := [2]int{s.seq, len(s.trials)}
 	if key != s.cacheKey {
 		s.cache, s.cacheKey = decisionCache{}, key
@@ -649,7 +650,7 @@ func (s *study) cached() *decisionCache {
 	return &s.cache
 }
 
-func (s *study) computeSpread() float64 {
+func (s *loop) computeSpread() float64 {
 	ss, df := 0.0, 0
 	for _, t := range s.trials {
 		if !t.State.Usable() {
@@ -680,7 +681,7 @@ const confirmShare = 0.2
 // rankScore is a trial's log score made pessimistic by rankKappa standard
 // errors: a config measured once must beat one measured three times by
 // more than luck before it ranks above it.
-func (s *study) rankScore(t *Trial, sigma float64) float64 {
+func (s *loop) rankScore(t *Trial, sigma float64) float64 {
 	n, _ := t.scoreStats(s.sizes)
 	if n == 0 {
 		return math.Inf(1)
@@ -690,7 +691,7 @@ func (s *study) rankScore(t *Trial, sigma float64) float64 {
 
 // outOfTime reports whether exploring once more would leave too little of
 // --time for the confirmation stage.
-func (s *study) outOfTime() bool {
+func (s *loop) outOfTime() bool {
 	if s.opts.Time <= 0 {
 		return false
 	}
@@ -699,7 +700,7 @@ func (s *study) outOfTime() bool {
 	return time.Since(s.start)+need > s.opts.Time
 }
 
-func (s *study) meanLaunchDuration() time.Duration {
+func (s *loop) meanLaunchDuration() time.Duration {
 	if len(s.launchDurations) == 0 {
 		return 0
 	}
@@ -716,18 +717,18 @@ func (s *study) meanLaunchDuration() time.Duration {
 // more launches than exploration; otherwise the sampler proposes a config.
 // A proposal already measured becomes another launch of that trial; one
 // measured enough is replaced by an untried neighbour.
-func (s *study) next() (*Trial, string, error) {
+func (s *loop) next() (*Trial, string, error) {
 	base := s.baseline()
 	// The config the study would confirm now is measured at least
 	// MaxLaunchesPerTrial times: a config launched once that ranks first
 	// even after its estimate is made pessimistic is promising, and one
 	// more launch tells luck from a real gain before anything is decided.
 	if c := s.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) {
-		return c, PhaseRefine, nil
+		return c, vocab.PhaseRefine, nil
 	}
 	if s.exploreLeft() <= settleLaunches {
 		if r := s.runnerUp(base); r != nil {
-			return r, PhaseRefine, nil
+			return r, vocab.PhaseRefine, nil
 		}
 	}
 	// The planner settles the order of the current top configs only: ties
@@ -740,7 +741,7 @@ func (s *study) next() (*Trial, string, error) {
 		}
 		plan := model.PlanNext(arms, s.sizes, s.opts.Stats, s.opts.MaxLaunchesPerTrial)
 		if !plan.Done && plan.Arm >= 0 {
-			return top[plan.Arm], PhaseRefine, nil
+			return top[plan.Arm], vocab.PhaseRefine, nil
 		}
 	}
 	// Past the sampler's start-up, its proposals alternate with a local
@@ -756,8 +757,8 @@ func (s *study) next() (*Trial, string, error) {
 		}
 		if c != nil {
 			s.localRun++
-			t, err := s.addTrial(c, RoleExplore)
-			return t, PhaseExplore, err
+			t, err := s.addTrial(c, vocab.RoleExplore)
+			return t, vocab.PhaseExplore, err
 		}
 	}
 	s.localRun = 0
@@ -782,12 +783,12 @@ func (s *study) next() (*Trial, string, error) {
 		if t := s.checkTwin(cfg); t != nil {
 			// Whether cfg runs like a config already tried depends on that
 			// config's own plan: one debug launch of it tells.
-			return t, PhasePlan, nil
+			return t, vocab.PhasePlan, nil
 		}
 		if t, seen := s.byKey[s.keyOf(cfg)]; seen {
 			s.noteMerge(cfg, t)
 			if t.State.Usable() && len(t.Explore) < s.opts.MaxLaunchesPerTrial && s.refinements() < s.explored() {
-				return t, PhaseRefine, nil
+				return t, vocab.PhaseRefine, nil
 			}
 			next := neighbour(s.opts.Space, cfg, s.tried, s.rng)
 			if next == nil {
@@ -799,15 +800,15 @@ func (s *study) next() (*Trial, string, error) {
 			}
 			cfg = next
 		}
-		t, err := s.addTrial(cfg, RoleExplore)
-		return t, PhaseExplore, err
+		t, err := s.addTrial(cfg, vocab.RoleExplore)
+		return t, vocab.PhaseExplore, err
 	}
 	return nil, "", errSpaceExhausted
 }
 
 // arms are the candidates the planner ranks: usable trials with a scored
 // launch that do not fail the guard.
-func (s *study) arms() ([]model.Arm, []*Trial) {
+func (s *loop) arms() ([]model.Arm, []*Trial) {
 	var arms []model.Arm
 	var trials []*Trial
 	for _, t := range s.trials {
@@ -821,7 +822,7 @@ func (s *study) arms() ([]model.Arm, []*Trial) {
 
 // explored counts trials with a scored exploration launch; refinements the
 // extra launches given to them.
-func (s *study) explored() int {
+func (s *loop) explored() int {
 	n := 0
 	for _, t := range s.trials {
 		if len(t.Explore) > 0 {
@@ -831,7 +832,7 @@ func (s *study) explored() int {
 	return n
 }
 
-func (s *study) refinements() int {
+func (s *loop) refinements() int {
 	n := 0
 	for _, t := range s.trials {
 		n += max(0, len(t.Explore)-1)
@@ -846,7 +847,7 @@ func (s *study) refinements() int {
 // guard check, so exploration prefers others. A config measured once or
 // twice is not excluded on noise alone; the confirmation's guard check
 // decides.
-func (s *study) guardFails(t *Trial) bool {
+func (s *loop) guardFails(t *Trial) bool {
 	c := s.cached()
 	if f, ok := c.guardFails[t]; ok {
 		return f
@@ -859,7 +860,7 @@ func (s *study) guardFails(t *Trial) bool {
 	return f
 }
 
-func (s *study) computeGuardFails(t *Trial) bool {
+func (s *loop) computeGuardFails(t *Trial) bool {
 	base := s.baseline()
 	if t == base || base == nil {
 		return false
@@ -884,7 +885,7 @@ func (s *study) computeGuardFails(t *Trial) bool {
 
 // guardSpread is the pooled launch-to-launch standard deviation of the log
 // launch medians at guard size g (defaultSpread until measured).
-func (s *study) guardSpread(g int64) float64 {
+func (s *loop) guardSpread(g int64) float64 {
 	c := s.cached()
 	if sd, ok := c.guardSD[g]; ok {
 		return sd
@@ -897,7 +898,7 @@ func (s *study) guardSpread(g int64) float64 {
 	return sd
 }
 
-func (s *study) computeGuardSpread(g int64) float64 {
+func (s *loop) computeGuardSpread(g int64) float64 {
 	var groups [][]float64
 	for _, t := range s.trials {
 		if t.State.Usable() {
@@ -913,7 +914,7 @@ func (s *study) computeGuardSpread(g int64) float64 {
 
 // guardPenalty is how far (in log time) a trial is slower than the baseline
 // at its worst guard size, beyond the minimum effect; 0 when it is not.
-func (s *study) guardPenalty(t, base *Trial) float64 {
+func (s *loop) guardPenalty(t, base *Trial) float64 {
 	worst := 0.0
 	for _, g := range s.opts.Guard {
 		tm := t.guardMedian(g)
@@ -928,7 +929,7 @@ func (s *study) guardPenalty(t, base *Trial) float64 {
 
 // tried reports whether a config NCCL would treat the same way (see
 // nccl.Config.Canonical) already has a trial.
-func (s *study) tried(c nccl.Config) bool {
+func (s *loop) tried(c nccl.Config) bool {
 	if _, ok := s.byKey[s.keyOf(c)]; ok {
 		return true
 	}
@@ -938,7 +939,7 @@ func (s *study) tried(c nccl.Config) bool {
 }
 
 // leaders returns up to n usable trials with the best score estimates.
-func (s *study) leaders(n int) []*Trial {
+func (s *loop) leaders(n int) []*Trial {
 	_, ok := s.arms()
 	sort.SliceStable(ok, func(i, j int) bool { return ok[i].logScore(s.sizes) < ok[j].logScore(s.sizes) }) // cached
 	if len(ok) > n {
@@ -949,7 +950,7 @@ func (s *study) leaders(n int) []*Trial {
 
 // observations are what the sampler learns from: every trial's log score,
 // failures and rejected combinations at a penalty.
-func (s *study) observations() []observation {
+func (s *loop) observations() []observation {
 	worst := math.Inf(-1)
 	var obs []observation
 	base := s.baseline()
@@ -979,8 +980,8 @@ func (s *study) observations() []observation {
 	return obs
 }
 
-func (s *study) addTrial(cfg nccl.Config, role string) (*Trial, error) {
-	t := &Trial{Number: len(s.trials), Config: cfg.Canonical(), Role: role, State: Running}
+func (s *loop) addTrial(cfg nccl.Config, role string) (*Trial, error) {
+	t := &Trial{Number: len(s.trials), Config: cfg.Canonical(), Role: role, State: vocab.TrialRunning}
 	if err := s.rec.SaveTrial(t); err != nil {
 		return nil, err
 	}
@@ -993,11 +994,11 @@ func (s *study) addTrial(cfg nccl.Config, role string) (*Trial, error) {
 
 // launch runs and records one launch of t. The error is non-nil only when
 // the study cannot go on (cancelled, nothing launchable, store failure).
-func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool) error {
+func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) error {
 	// Every launch sweeps the band and the guard sizes: the band is scored,
 	// the guard sizes keep exploration away from configs that would fail the
 	// guard check at the end.
-	debug := phase == PhaseExplain || phase == PhasePlan
+	debug := phase == vocab.PhaseExplain || phase == vocab.PhasePlan
 	// A debug launch prints NCCL's log as it runs: its times are not
 	// measurements of the config.
 	scored = scored && !debug
@@ -1031,7 +1032,7 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 		} else {
 			score = sc
 			switch {
-			case phase == PhaseConfirm:
+			case phase == vocab.PhaseConfirm:
 				t.Confirm = append(t.Confirm, ml)
 			case scored && !debug:
 				t.Explore = append(t.Explore, ml)
@@ -1071,14 +1072,14 @@ func (s *study) launch(ctx context.Context, t *Trial, phase string, scored bool)
 	return nil
 }
 
-func stateFor(o runner.Outcome) TrialState {
+func stateFor(o runner.Outcome) vocab.TrialState {
 	switch o {
 	case runner.TimedOut:
-		return TimedOut
+		return vocab.TrialTimedOut
 	case runner.Invalid:
-		return Invalid
+		return vocab.TrialInvalid
 	}
-	return Failed
+	return vocab.TrialFailed
 }
 
 // candidate picks the config to confirm. Trials measured a different
@@ -1096,7 +1097,7 @@ func stateFor(o runner.Outcome) TrialState {
 // the cap it dropped); knobs that change nothing are dropped by NCCL's
 // plan instead (see simplest). nil only when no config other than the
 // baseline has a usable scored launch.
-func (s *study) candidate(base *Trial) *Trial {
+func (s *loop) candidate(base *Trial) *Trial {
 	c := s.cached()
 	if !c.candidateN || c.candBase != base {
 		c.candidate, c.candidateN, c.candBase = s.computeCandidate(base), true, base
@@ -1104,7 +1105,7 @@ func (s *study) candidate(base *Trial) *Trial {
 	return c.candidate
 }
 
-func (s *study) computeCandidate(base *Trial) *Trial {
+func (s *loop) computeCandidate(base *Trial) *Trial {
 	sigma := s.spread()
 	type ranked struct {
 		t     *Trial
@@ -1145,7 +1146,7 @@ func (s *study) computeCandidate(base *Trial) *Trial {
 // fewer than MaxLaunchesPerTrial launches and could still overtake the
 // candidate (its score made optimistic by PlanBeta standard errors is
 // below the candidate's pessimistic one); nil otherwise.
-func (s *study) runnerUp(base *Trial) *Trial {
+func (s *loop) runnerUp(base *Trial) *Trial {
 	c := s.candidate(base)
 	if c == nil {
 		return nil
@@ -1172,7 +1173,7 @@ func (s *study) runnerUp(base *Trial) *Trial {
 
 // randomUntried draws untried, valid configs from the space, nil if a
 // thousand draws find none.
-func (s *study) randomUntried() nccl.Config {
+func (s *loop) randomUntried() nccl.Config {
 	for i := 0; i < 1000; i++ {
 		c := s.opts.Space.Random(s.rng).Canonical()
 		if !s.tried(c) && c.Validate() == nil {
@@ -1184,7 +1185,7 @@ func (s *study) randomUntried() nccl.Config {
 
 // localLeader is the best config measured at least twice (or the best
 // one, if none was): where local steps start.
-func (s *study) localLeader() *Trial {
+func (s *loop) localLeader() *Trial {
 	leaders := s.leaders(len(s.trials))
 	for _, t := range leaders {
 		if len(t.Explore) >= 2 {
@@ -1201,7 +1202,7 @@ func (s *study) localLeader() *Trial {
 // a numeric knob (channels, CTAs, threads…) the next value up or down its
 // list, for a named one (protocol, algorithm) any other value. Knobs take
 // turns, so every knob of the leader gets its steps.
-func (s *study) localStep() nccl.Config {
+func (s *loop) localStep() nccl.Config {
 	lead := s.localLeader()
 	if lead == nil {
 		return nil
@@ -1298,7 +1299,7 @@ func numeric(choices []string) bool {
 // the best config and towards the simplest one: a knob that TPE set in
 // passing (NCCL_ALGO=Tree next to the channel cap that really mattered)
 // gets a direct test.
-func (s *study) simplification() nccl.Config {
+func (s *loop) simplification() nccl.Config {
 	lead := s.localLeader()
 	if lead == nil {
 		return nil
@@ -1319,7 +1320,7 @@ func (s *study) simplification() nccl.Config {
 // so the store records what NCCL chose per size with each (for show,
 // doctor and the tuner-plugin export). A failed explain launch is kept but
 // changes nothing: the decision is already made.
-func (s *study) explain(ctx context.Context, res *Result) error {
+func (s *loop) explain(ctx context.Context, res *Result) error {
 	for _, t := range []*Trial{res.Baseline, res.Winner} {
 		// The budget holds it back (explainLeft), a resumed study's too:
 		// its warm-up is made only with room to spare and NCCL's plan is
@@ -1330,7 +1331,7 @@ func (s *study) explain(ctx context.Context, res *Result) error {
 			// launches).
 			continue
 		}
-		if err := s.launch(ctx, t, PhaseExplain, false); err != nil {
+		if err := s.launch(ctx, t, vocab.PhaseExplain, false); err != nil {
 			return err
 		}
 	}
@@ -1338,7 +1339,7 @@ func (s *study) explain(ctx context.Context, res *Result) error {
 }
 
 // sweepRange covers the band and the guard sizes.
-func (s *study) sweepRange() (int64, int64) {
+func (s *loop) sweepRange() (int64, int64) {
 	lo, hi := s.opts.Band.Min, s.opts.Band.Max
 	for _, g := range s.opts.Guard {
 		lo, hi = min(lo, g), max(hi, g)
@@ -1356,7 +1357,7 @@ func (s *study) sweepRange() (int64, int64) {
 // already excluded (futility), and otherwise goes on until the last look.
 // The design's levels keep the false-recommendation rate at alpha however
 // many looks are taken.
-func (s *study) confirm(ctx context.Context, res *Result) error {
+func (s *loop) confirm(ctx context.Context, res *Result) error {
 	base := res.Baseline
 	// The best candidate other than the defaults is always confirmed, even
 	// when exploring says it is no better: only confirmation launches give
@@ -1415,14 +1416,14 @@ func (s *study) confirm(ctx context.Context, res *Result) error {
 				break
 			}
 			if len(base.Confirm) <= len(w.Confirm) {
-				if err := s.launch(ctx, base, PhaseConfirm, true); err != nil {
+				if err := s.launch(ctx, base, vocab.PhaseConfirm, true); err != nil {
 					return err
 				}
 				if !base.State.Usable() {
 					return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
 				}
 			} else {
-				if err := s.launch(ctx, w, PhaseConfirm, true); err != nil {
+				if err := s.launch(ctx, w, vocab.PhaseConfirm, true); err != nil {
 					return err
 				}
 				if !w.State.Usable() {
@@ -1473,7 +1474,7 @@ func (s *study) confirm(ctx context.Context, res *Result) error {
 const maxConfirmLaunches = 50
 
 // alpha is the study's significance level, its default filled in.
-func (s *study) alpha() float64 {
+func (s *loop) alpha() float64 {
 	if s.opts.Stats.Alpha > 0 {
 		return s.opts.Stats.Alpha
 	}
@@ -1482,7 +1483,7 @@ func (s *study) alpha() float64 {
 
 // outOfConfirmTime reports whether --time leaves too little for one more
 // pair of confirmation launches.
-func (s *study) outOfConfirmTime() bool {
+func (s *loop) outOfConfirmTime() bool {
 	if s.opts.Time <= 0 {
 		return false
 	}

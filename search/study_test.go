@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func spark4Options(seed int64) Options {
@@ -113,12 +114,12 @@ func TestReproducible(t *testing.T) {
 func TestPhases(t *testing.T) {
 	o := spark4Options(3)
 	res, _, l := runStudy(t, "spark4", o)
-	if l.launches[0].Phase != PhaseWarmup || l.launches[0].Trial != 0 {
+	if l.launches[0].Phase != vocab.PhaseWarmup || l.launches[0].Trial != 0 {
 		t.Fatalf("first launch %+v, want the baseline's warm-up", l.launches[0])
 	}
 	var confirm []Request
 	for _, r := range l.launches {
-		if r.Phase == PhaseConfirm {
+		if r.Phase == vocab.PhaseConfirm {
 			confirm = append(confirm, r)
 		}
 	}
@@ -145,7 +146,7 @@ func TestFailedConfigsNeverWin(t *testing.T) {
 	for seed := int64(1); seed <= 5; seed++ {
 		res, rec, _ := runStudy(t, "spark4", spark4Options(seed))
 		for _, tr := range rec.trials {
-			if tr.Config["NCCL_PROTO"] == "LL128" && tr.Launches > 0 && tr.State != Invalid {
+			if tr.Config["NCCL_PROTO"] == "LL128" && tr.Launches > 0 && tr.State != vocab.TrialInvalid {
 				t.Errorf("seed %d: trial %d (%s) is %s, want invalid", seed, tr.Number, tr.Config, tr.State)
 			}
 			if !tr.State.Usable() && tr.Reason == "" {
@@ -182,7 +183,7 @@ func TestResume(t *testing.T) {
 	if total := res.Launches + len(l2.launches); total > o.Budget {
 		t.Errorf("%d launches in all, budget %d", total, o.Budget)
 	}
-	if l2.launches[0].Phase != PhaseWarmup {
+	if l2.launches[0].Phase != vocab.PhaseWarmup {
 		t.Errorf("a resumed study starts with %s, want a warm-up", l2.launches[0].Phase)
 	}
 	if res2.Decision == nil {
@@ -257,7 +258,7 @@ func TestResumeReadsThePlanBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, req := range l2.launches {
-		if req.Phase == PhasePlan && len(req.Config.Canonical()) == 0 {
+		if req.Phase == vocab.PhasePlan && len(req.Config.Canonical()) == 0 {
 			t.Errorf("the resumed study launched NCCL's defaults again to read the plan (launch %d)", req.Seq)
 		}
 	}

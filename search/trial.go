@@ -6,47 +6,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
-)
-
-// TrialState says whether a trial's config can still be recommended.
-type TrialState string
-
-const (
-	Running  TrialState = "running"  // measured, usable
-	Complete TrialState = "complete" // the study ended with it usable
-	// Failed, TimedOut and Invalid configs are never recommended: one bad
-	// launch is enough (a config that corrupts data once is not a winner).
-	Failed   TrialState = "failed"
-	TimedOut TrialState = "timeout"
-	Invalid  TrialState = "invalid"
-	// Rejected configs broke a rule of NCCL (e.g. MIN > MAX) and were never launched.
-	Rejected TrialState = "rejected"
-)
-
-// Usable reports whether a trial in this state may still win.
-func (s TrialState) Usable() bool { return s == Running || s == Complete }
-
-// Roles of trials in a study.
-const (
-	RoleBaseline = "baseline"
-	RoleExplore  = "explore"
-)
-
-// Phases of launches in a study.
-const (
-	PhaseWarmup = "warmup"
-	// PhasePlan launches are unscored debug launches that read NCCL's own
-	// plan (algorithm, protocol and channels per size, what is enabled):
-	// one of the defaults after the warm-up, before exploring, and one of a
-	// config whose plan settles whether another config runs the same.
-	PhasePlan    = "plan"
-	PhaseExplore = "explore"
-	PhaseRefine  = "refine"
-	PhaseConfirm = "confirm"
-	// PhaseExplain launches run with NCCL's debug log after the decision,
-	// once for the baseline and once for the candidate, to record what NCCL
-	// chose per size with each; they are not scored.
-	PhaseExplain = "explain"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // DebugLaunch is a stored debug launch of a trial: its phase (PhasePlan
@@ -63,7 +23,7 @@ type Trial struct {
 	Number int
 	Config nccl.Config
 	Role   string
-	State  TrialState
+	State  vocab.TrialState
 	Reason string
 	// Explore are the scored launches of exploration and refinement.
 	Explore []model.Launch

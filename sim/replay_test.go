@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // recording describes a store of launches made the way the real one is
@@ -49,14 +50,14 @@ func (rc recording) record(t testing.TB, dir string) string {
 	start := time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
 	g := 0
 	addStudy := func(cfg nccl.Config, phase string, l *store.Launch) {
-		study := &store.Study{Kind: store.KindSweep, Band: "512K-8M", Simulated: true, Status: store.StatusDone,
+		study := &store.Study{Kind: vocab.KindSweep, Band: "512K-8M", Simulated: true, Status: vocab.StatusDone,
 			Fabric: store.Fabric{Ranks: p.NRanks, NCCLVersion: p.NCCLVersion, GPU: p.GPU, Transport: transportSocket},
 			Launch: store.LaunchSettings{SimProfile: p.Name}}
 		if err := st.CreateStudy(study); err != nil {
 			t.Fatal(err)
 		}
 		l.StudyID, l.Phase, l.Simulated = study.ID, phase, true
-		l.NewTrial = &store.Trial{StudyID: study.ID, Config: cfg, Key: cfg.Key(), State: store.TrialComplete, Role: store.RoleSweep}
+		l.NewTrial = &store.Trial{StudyID: study.ID, Config: cfg, Key: cfg.Key(), State: vocab.TrialComplete, Role: vocab.RoleSweep}
 		if err := st.AddLaunch(l, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func (rc recording) record(t testing.TB, dir string) string {
 					l.Sizes = append(l.Sizes, store.Size{Bytes: b, TimeUS: meanOf(samples[b]), Samples: samples[b]})
 				}
 			}
-			addStudy(cfg, store.PhaseSweep, l)
+			addStudy(cfg, vocab.PhaseSweep, l)
 			g++
 		}
 	}
@@ -99,7 +100,7 @@ func (rc recording) record(t testing.TB, dir string) string {
 				t.Fatalf("debug launch of %s: %v", cfg, err)
 			}
 			l := &store.Launch{Start: start.Add(time.Duration(g+i) * time.Minute), Outcome: runner.OK, Env: debugEnv, Facts: res.Facts}
-			addStudy(cfg, store.PhaseExplain, l)
+			addStudy(cfg, vocab.PhaseExplain, l)
 			continue
 		}
 		base := p.resolve(nccl.Config{})

@@ -13,6 +13,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // BuildOptions say what a replay is built from.
@@ -75,26 +76,26 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 	debugEnv := map[string]nccl.Config{}
 	var facts *runner.Facts
 	for _, sum := range sums {
-		study, err := st.Study(fmt.Sprint(sum.ID))
+		stored, err := st.Study(fmt.Sprint(sum.ID))
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
-		if study.Simulated {
+		if stored.Simulated {
 			r.FromSimulated = true
 		}
-		if r.NRanks == 0 && study.Fabric.Ranks > 0 {
-			r.NRanks = study.Fabric.Ranks
+		if r.NRanks == 0 && stored.Fabric.Ranks > 0 {
+			r.NRanks = stored.Fabric.Ranks
 		}
 		if r.NCCLVersion == "" {
-			r.NCCLVersion = study.Fabric.NCCLVersion
+			r.NCCLVersion = stored.Fabric.NCCLVersion
 		}
 		if r.GPU == "" {
-			r.GPU = study.Fabric.GPU
+			r.GPU = stored.Fabric.GPU
 		}
 		if r.Transport == "" {
-			r.Transport = study.Fabric.Transport
+			r.Transport = stored.Fabric.Transport
 		}
-		trials, err := st.Trials(study.ID)
+		trials, err := st.Trials(stored.ID)
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
@@ -102,7 +103,7 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 		for _, t := range trials {
 			byID[t.ID] = knobsOf(t.Config)
 		}
-		launches, err := st.Launches(study.ID)
+		launches, err := st.Launches(stored.ID)
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
@@ -115,7 +116,7 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 			if l.Facts != nil && len(allReduceSteps(l.Facts.Choices)) > 0 {
 				if _, seen := debugPlans[key]; !seen {
 					debugPlans[key] = allReduceSteps(l.Facts.Choices)
-					debugSource[key] = fmt.Sprintf("NCCL_DEBUG lines of launch %d of study %s", l.Seq, study.Name)
+					debugSource[key] = fmt.Sprintf("NCCL_DEBUG lines of launch %d of study %s", l.Seq, stored.Name)
 					debugChannels[key] = l.Facts.Channels
 					debugEnv[key] = cfg
 				}
@@ -126,13 +127,13 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 					r.Tuning = allReduceTable(l.Facts.Tuning)
 				}
 			}
-			if l.Phase == store.PhaseExplain || isDebugLaunch(l) {
+			if l.Phase == vocab.PhaseExplain || isDebugLaunch(l) {
 				continue
 			}
 			if l.Outcome != runner.OK && strings.Contains(l.Reason, "interrupted") {
 				continue
 			}
-			recs = append(recs, recorded{study: study.Name, cfg: cfg, l: l})
+			recs = append(recs, recorded{study: stored.Name, cfg: cfg, l: l})
 		}
 	}
 	if len(recs) == 0 {

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // BenchmarkAddLaunch stores one launch of 4 sizes × 100 per-iteration

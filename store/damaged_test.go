@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // damagedCopies fills a database with a study of 300 launches and writes
@@ -21,7 +23,7 @@ func damagedCopies(t *testing.T) map[string]string {
 	if err := s.CreateStudy(st); err != nil {
 		t.Fatal(err)
 	}
-	tr := &Trial{StudyID: st.ID, Key: "k", State: TrialRunning}
+	tr := &Trial{StudyID: st.ID, Key: "k", State: vocab.TrialRunning}
 	if err := s.AddTrial(tr); err != nil {
 		t.Fatal(err)
 	}

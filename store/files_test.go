@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // TestNeverDamagesForeignFiles: nccltune truncates, replaces or deletes
@@ -114,7 +116,7 @@ func TestOneDatabaseManyNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := r.Study(running.Name); err != nil || got.Status != StatusRunning {
+	if got, err := r.Study(running.Name); err != nil || got.Status != vocab.StatusRunning {
 		t.Errorf("a reader through a hard link: %v, %+v; want the study running", err, got)
 	}
 }
@@ -147,7 +149,7 @@ func TestDatabaseReplacedUnderWriter(t *testing.T) {
 	if err := os.Rename(a+".tmp", a); err != nil {
 		t.Fatal(err)
 	}
-	st.Status = StatusDone
+	st.Status = vocab.StatusDone
 	err = s.UpdateStudy(st)
 	if !errors.Is(err, ErrReplaced) || !strings.Contains(err.Error(), "replaced") {
 		t.Fatalf("write after the file was replaced: %v", err)
@@ -219,9 +221,9 @@ func TestStaleStudyReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	search, sweep := searchStudy(), searchStudy()
-	sweep.Kind = KindSweep
+	sweep.Kind = vocab.KindSweep
 	for _, st := range []*Study{search, sweep} {
-		st.Status = StatusRunning
+		st.Status = vocab.StatusRunning
 		if err := w.CreateStudy(st); err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +241,7 @@ func TestStaleStudyReason(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status != StatusInterrupted || strings.Contains(got.Reason, "--resume") != tc.resume || !strings.Contains(got.Reason, "disk") {
+		if got.Status != vocab.StatusInterrupted || strings.Contains(got.Reason, "--resume") != tc.resume || !strings.Contains(got.Reason, "disk") {
 			t.Errorf("%s %s: %s, %q", tc.st.Kind, tc.st.Name, got.Status, got.Reason)
 		}
 	}

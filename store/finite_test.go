@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // TestUndefinedNumbersAreStored: a decision holding NaN or Inf (a guard
@@ -17,7 +19,7 @@ func TestUndefinedNumbersAreStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	nan := math.NaN()
-	st.Status = StatusDone
+	st.Status = vocab.StatusDone
 	st.Recommendation = &Recommendation{Env: map[string]string{"NCCL_PROTO": "^LL"}, Speedup: nan, SpeedupCI: [2]float64{nan, math.Inf(1)},
 		PValue: nan, MinEffect: 0.03, BaselineScoreUS: 10, ScoreUS: nan,
 		PerSize: []SizeComparison{{Bytes: 1 << 20, BaselineUS: 10, CandidateUS: 8, Speedup: 1.25, PValue: 0.01}},

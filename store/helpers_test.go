@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
-	bolt "go.etcd.io/bbolt"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // openWriter opens a new writer store in a temporary directory.
@@ -27,7 +29,7 @@ func openWriter(t testing.TB) *Store {
 func searchStudy() *Study {
 	gdr := true
 	return &Study{
-		Kind: KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
+		Kind: vocab.KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
 		Sizes: []int64{512 * nccl.KiB, nccl.MiB, 2 * nccl.MiB, 4 * nccl.MiB}, GuardSizes: []int64{256 * nccl.MiB},
 		Collective: "all_reduce",
 		Space: map[string][]string{
@@ -47,7 +49,7 @@ func searchStudy() *Study {
 func testLaunch(studyID, trialID uint64, i, samples int) *Launch {
 	zero := int64(0)
 	l := &Launch{
-		StudyID: studyID, TrialID: trialID, Phase: PhaseExplore,
+		StudyID: studyID, TrialID: trialID, Phase: vocab.PhaseExplore,
 		Start:    time.Date(2026, 11, 29, 9, 0, i%60, 0, time.UTC),
 		Duration: time.Duration(1000+i) * time.Millisecond, Outcome: runner.OK, ExitCode: 0,
 		Argv:      []string{"mpirun", "-np", "2", "all_reduce_perf", "-b", "512K", "-e", "4M", "-f", "2", "-I", "1", "-J", fmt.Sprintf("/tmp/l%d.json", i)},

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // fillStudy stores a study with two trials of three launches each, raw

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // childEnv selects a role for the re-executed test binary; childDB is the
@@ -61,7 +63,7 @@ func childWriter(path string) {
 	if err := s.CreateStudy(st); err != nil {
 		childFail(err)
 	}
-	tr := &Trial{StudyID: st.ID, Role: RoleBaseline}
+	tr := &Trial{StudyID: st.ID, Role: vocab.RoleBaseline}
 	if err := s.AddTrial(tr); err != nil {
 		childFail(err)
 	}
@@ -120,7 +122,7 @@ func childFinite(path string) {
 	if err := s.CreateStudy(st); err != nil {
 		childFail(err)
 	}
-	tr := &Trial{StudyID: st.ID, Role: RoleBaseline}
+	tr := &Trial{StudyID: st.ID, Role: vocab.RoleBaseline}
 	if err := s.AddTrial(tr); err != nil {
 		childFail(err)
 	}
@@ -129,7 +131,7 @@ func childFinite(path string) {
 			childFail(err)
 		}
 	}
-	st.Status = StatusDone
+	st.Status = vocab.StatusDone
 	if err := s.UpdateStudy(st); err != nil {
 		childFail(err)
 	}
@@ -398,7 +400,7 @@ func TestWritersTakeTurns(t *testing.T) {
 	}
 	for _, sum := range sums {
 		ls, err := r.Launches(sum.ID)
-		if !names[sum.Name] || sum.Status != StatusDone || sum.Launches != 40 || err != nil || len(ls) != 40 {
+		if !names[sum.Name] || sum.Status != vocab.StatusDone || sum.Launches != 40 || err != nil || len(ls) != 40 {
 			t.Errorf("study %s: %s, %d launches counted, %d stored (%v); want done with 40", sum.Name, sum.Status, sum.Launches, len(ls), err)
 		}
 	}
@@ -419,7 +421,7 @@ func TestStudyOfALiveProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := r.Study(name); err != nil || st.Status != StatusRunning {
+	if st, err := r.Study(name); err != nil || st.Status != vocab.StatusRunning {
 		t.Fatalf("study of a live process: %v %+v, want running", err, st)
 	}
 	w, err := Open(path, Options{})
@@ -431,7 +433,7 @@ func TestStudyOfALiveProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Status = StatusRunning
+	st.Status = vocab.StatusRunning
 	err = w.UpdateStudy(st)
 	var busy *StudyBusyError
 	if !errors.As(err, &busy) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", cmd.Process.Pid)) || !strings.Contains(err.Error(), "is being run by another nccltune") {
@@ -444,7 +446,7 @@ func TestStudyOfALiveProcess(t *testing.T) {
 		t.Fatalf("renaming a study a live process runs: %v", err)
 	}
 	// Nor can another process add to it (an import into it).
-	if err := w.AddTrial(&Trial{StudyID: st.ID, Role: RoleBaseline}); !errors.As(err, &busy) {
+	if err := w.AddTrial(&Trial{StudyID: st.ID, Role: vocab.RoleBaseline}); !errors.As(err, &busy) {
 		t.Fatalf("adding a trial to a study a live process runs: %v", err)
 	}
 
@@ -458,7 +460,7 @@ func TestStudyOfALiveProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status == StatusInterrupted {
+		if got.Status == vocab.StatusInterrupted {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -466,13 +468,13 @@ func TestStudyOfALiveProcess(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if sums, err := r.Studies(); err != nil || sums[0].Status != StatusInterrupted {
+	if sums, err := r.Studies(); err != nil || sums[0].Status != vocab.StatusInterrupted {
 		t.Fatalf("listing after the kill: %v %+v", err, sums)
 	}
 	if err := w.UpdateStudy(st); err != nil {
 		t.Fatalf("resuming the killed process's study: %v", err)
 	}
-	if got, _ := r.Study(name); got.Status != StatusRunning {
+	if got, _ := r.Study(name); got.Status != vocab.StatusRunning {
 		t.Errorf("resumed study reads %s, want running", got.Status)
 	}
 }

@@ -10,9 +10,11 @@ import (
 	"syscall"
 	"testing"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
-	bolt "go.etcd.io/bbolt"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -21,11 +23,11 @@ func TestRoundTrip(t *testing.T) {
 	if err := s.CreateStudy(st); err != nil {
 		t.Fatal(err)
 	}
-	if st.ID != 1 || st.Name != "s1-512K-4M" || st.Status != StatusRunning || st.Created.IsZero() {
+	if st.ID != 1 || st.Name != "s1-512K-4M" || st.Status != vocab.StatusRunning || st.Created.IsZero() {
 		t.Fatalf("created study: id %d name %q status %q created %v", st.ID, st.Name, st.Status, st.Created)
 	}
-	sweep := &Study{Kind: KindSweep, Band: "32K-256M"}
-	imp := &Study{Kind: KindImport}
+	sweep := &Study{Kind: vocab.KindSweep, Band: "32K-256M"}
+	imp := &Study{Kind: vocab.KindImport}
 	for _, x := range []*Study{sweep, imp} {
 		if err := s.CreateStudy(x); err != nil {
 			t.Fatal(err)
@@ -35,19 +37,19 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("names %q %q, want s2-sweep s3-import", sweep.Name, imp.Name)
 	}
 
-	base := &Trial{StudyID: st.ID, Config: nccl.Config{}, Role: RoleBaseline}
-	cand := &Trial{StudyID: st.ID, Config: nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, Role: RoleExplore}
+	base := &Trial{StudyID: st.ID, Config: nccl.Config{}, Role: vocab.RoleBaseline}
+	cand := &Trial{StudyID: st.ID, Config: nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, Role: vocab.RoleExplore}
 	for _, tr := range []*Trial{base, cand} {
 		if err := s.AddTrial(tr); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if base.Number != 0 || cand.Number != 1 || cand.Key != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" || base.State != TrialRunning {
+	if base.Number != 0 || cand.Number != 1 || cand.Key != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" || base.State != vocab.TrialRunning {
 		t.Fatalf("trials: base #%d cand #%d key %q state %q", base.Number, cand.Number, cand.Key, base.State)
 	}
 
 	warm := testLaunch(st.ID, base.ID, 0, 5)
-	warm.Phase, warm.Scored = PhaseWarmup, false
+	warm.Phase, warm.Scored = vocab.PhaseWarmup, false
 	l1 := testLaunch(st.ID, base.ID, 1, 5)
 	l2 := testLaunch(st.ID, cand.ID, 2, 5)
 	for _, l := range []*Launch{warm, l1, l2} {
@@ -112,7 +114,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 
 	// Updates keep the store's counts and refuse to change identity.
-	cand.State, cand.ScoreUS, cand.Launches = TrialComplete, 123.5, 99
+	cand.State, cand.ScoreUS, cand.Launches = vocab.TrialComplete, 123.5, 99
 	if err := s.UpdateTrial(cand); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := s.UpdateTrial(cand); err == nil || !strings.Contains(err.Error(), "config cannot change") {
 		t.Fatalf("config change: %v", err)
 	}
-	st.Status = StatusDone
+	st.Status = vocab.StatusDone
 	st.Recommendation = &Recommendation{Env: map[string]string{"NCCL_PROTO": "^LL128"}, Speedup: 8.1, SpeedupCI: [2]float64{7.9, 8.3}, Significant: true}
 	if err := s.UpdateStudy(st); err != nil {
 		t.Fatal(err)
@@ -132,8 +134,8 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sums) != 3 || sums[0].Name != "s1-512K-4M" || sums[0].Trials != 2 || sums[0].Launches != 3 || sums[0].Status != StatusDone ||
-		sums[0].Recommendation == nil || sums[0].Recommendation.Speedup != 8.1 || !sums[0].Simulated || sums[2].Kind != KindImport {
+	if len(sums) != 3 || sums[0].Name != "s1-512K-4M" || sums[0].Trials != 2 || sums[0].Launches != 3 || sums[0].Status != vocab.StatusDone ||
+		sums[0].Recommendation == nil || sums[0].Recommendation.Speedup != 8.1 || !sums[0].Simulated || sums[2].Kind != vocab.KindImport {
 		t.Fatalf("Studies = %+v", sums)
 	}
 	bad := *st
@@ -146,7 +148,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestStudyNotFoundListsClosest(t *testing.T) {
 	s := openWriter(t)
-	for _, st := range []*Study{searchStudy(), {Kind: KindSweep}, searchStudy()} {
+	for _, st := range []*Study{searchStudy(), {Kind: vocab.KindSweep}, searchStudy()} {
 		if err := s.CreateStudy(st); err != nil {
 			t.Fatal(err)
 		}
@@ -169,10 +171,10 @@ func TestStudyNotFoundListsClosest(t *testing.T) {
 			t.Errorf("Study(%q) closest %q, want %q", tc.query, nf.Closest, tc.closest)
 		}
 	}
-	if err := s.CreateStudy(&Study{Kind: KindImport, Name: "s2-sweep"}); err == nil {
+	if err := s.CreateStudy(&Study{Kind: vocab.KindImport, Name: "s2-sweep"}); err == nil {
 		t.Fatal("a second study took an existing name")
 	}
-	if err := s.CreateStudy(&Study{Kind: KindImport, Name: "42"}); err == nil {
+	if err := s.CreateStudy(&Study{Kind: vocab.KindImport, Name: "42"}); err == nil {
 		t.Fatal("a numeric study name was accepted")
 	}
 }
@@ -464,7 +466,7 @@ func TestAddLaunchWithNewTrial(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	st := &Study{Kind: KindSearch, Band: "1M"}
+	st := &Study{Kind: vocab.KindSearch, Band: "1M"}
 	if err := s.CreateStudy(st); err != nil {
 		t.Fatal(err)
 	}
@@ -499,7 +501,7 @@ func TestRunningStudyWithoutWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &Study{Kind: KindSearch, Band: "1M", Status: StatusRunning}
+	st := &Study{Kind: vocab.KindSearch, Band: "1M", Status: vocab.StatusRunning}
 	if err := w.CreateStudy(st); err != nil {
 		t.Fatal(err)
 	}
@@ -522,11 +524,11 @@ func TestRunningStudyWithoutWriter(t *testing.T) {
 		}
 		return got.Status, got.Reason
 	}
-	if status, _ := read(); status != StatusRunning {
+	if status, _ := read(); status != vocab.StatusRunning {
 		t.Errorf("with the writer open: %s, want running", status)
 	}
 	w.Close()
-	if status, reason := read(); status != StatusInterrupted || !strings.Contains(reason, "--resume") {
+	if status, reason := read(); status != vocab.StatusInterrupted || !strings.Contains(reason, "--resume") {
 		t.Errorf("without a writer: %s (%q), want interrupted with how to resume", status, reason)
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nccltune/nccltune/nccl"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // now is the store's clock: UTC, to the microsecond, so JSON round trips
@@ -22,7 +24,7 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 // and Status (running) when empty.
 func (s *Store) CreateStudy(st *Study) error {
 	if st.Kind == "" {
-		return fmt.Errorf("create study: kind is empty (want %s, %s or %s)", KindSearch, KindSweep, KindImport)
+		return fmt.Errorf("create study: kind is empty (want %s, %s or %s)", vocab.KindSearch, vocab.KindSweep, vocab.KindImport)
 	}
 	if st.Name != "" {
 		if err := checkName(st.Name); err != nil {
@@ -50,7 +52,7 @@ func (s *Store) CreateStudy(st *Study) error {
 		}
 		c.Updated = t
 		if c.Status == "" {
-			c.Status = StatusRunning
+			c.Status = vocab.StatusRunning
 		}
 		c.Trials, c.Launches = 0, 0
 		if err := putJSON(studies, itob(id), &c); err != nil {
@@ -59,7 +61,7 @@ func (s *Store) CreateStudy(st *Study) error {
 		if err := names.Put([]byte(c.Name), itob(id)); err != nil {
 			return err
 		}
-		if c.Status == StatusRunning {
+		if c.Status == vocab.StatusRunning {
 			if err := s.claimStudy(tx, id, c.Name); err != nil {
 				return err
 			}
@@ -77,7 +79,7 @@ func (s *Store) CreateStudy(st *Study) error {
 // defaultName is "s"+ID+"-"+band for a search, "s"+ID+"-"+kind otherwise.
 func defaultName(id uint64, kind, band string) string {
 	suffix := kind
-	if kind == KindSearch && band != "" {
+	if kind == vocab.KindSearch && band != "" {
 		suffix = band
 	}
 	return "s" + strconv.FormatUint(id, 10) + "-" + suffix
@@ -114,7 +116,7 @@ func (s *Store) UpdateStudy(st *Study) error {
 		// study another live nccltune runs is refused here); running
 		// again makes this process its runner.
 		var err error
-		if c.Status == StatusRunning {
+		if c.Status == vocab.StatusRunning {
 			err = s.claimStudy(tx, c.ID, c.Name)
 		} else if err = s.checkNotRunElsewhere(tx, c.ID, c.Name); err == nil {
 			err = s.releaseStudy(tx, c.ID)
@@ -178,8 +180,8 @@ func (s *Store) Study(nameOrID string) (*Study, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.readOnly && st.Status == StatusRunning && !s.ownersAlive(owners)[st.ID] {
-		st.Status, st.Reason = StatusInterrupted, staleReason(&st)
+	if s.readOnly && st.Status == vocab.StatusRunning && !s.ownersAlive(owners)[st.ID] {
+		st.Status, st.Reason = vocab.StatusInterrupted, staleReason(&st)
 	}
 	return &st, nil
 }
@@ -255,7 +257,7 @@ func (s *Store) Studies() ([]StudySummary, error) {
 				return fmt.Errorf("study %d: damaged summary: %w", btoi(k), err)
 			}
 			out = append(out, sum)
-			if sum.Status == StatusRunning {
+			if sum.Status == vocab.StatusRunning {
 				running = append(running, sum.ID)
 			}
 			return nil
@@ -268,8 +270,8 @@ func (s *Store) Studies() ([]StudySummary, error) {
 		// crashed) reads as interrupted.
 		alive := s.ownersAlive(owners)
 		for i := range out {
-			if out[i].Status == StatusRunning && !alive[out[i].ID] {
-				out[i].Status = StatusInterrupted
+			if out[i].Status == vocab.StatusRunning && !alive[out[i].ID] {
+				out[i].Status = vocab.StatusInterrupted
 			}
 		}
 	}
@@ -282,9 +284,9 @@ func (s *Store) Studies() ([]StudySummary, error) {
 func staleReason(st *Study) string {
 	const why = "the nccltune that ran it stopped without saying so (killed, crashed, or its disk filled up)"
 	switch st.Kind {
-	case KindSearch:
+	case vocab.KindSearch:
 		return why + "; continue it with nccltune search --resume " + st.Name
-	case KindImport:
+	case vocab.KindImport:
 		return why + "; import the missing files with nccltune import --study " + st.Name
 	}
 	return why + "; its launches are kept, run the " + st.Kind + " again for a complete one"

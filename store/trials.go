@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // AddTrial stores a new trial of t.StudyID, assigning ID, Number (0 for the
@@ -35,7 +37,7 @@ func newTrialRecord(t *Trial) *Trial {
 	c.Config = t.Config.Clone()
 	c.Key = c.Config.Key()
 	if c.State == "" {
-		c.State = TrialRunning
+		c.State = vocab.TrialRunning
 	}
 	return &c
 }

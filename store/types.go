@@ -5,21 +5,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
-)
-
-// Study kinds.
-const (
-	KindSearch = "search" // the study loop: explore, confirm, recommend
-	KindSweep  = "sweep"  // one config's whole curve
-	KindImport = "import" // saved nccl-tests outputs brought in by `nccltune import`
-)
-
-// Study statuses.
-const (
-	StatusRunning     = "running"
-	StatusDone        = "done"
-	StatusInterrupted = "interrupted"
-	StatusFailed      = "failed"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Study is one search, sweep or import: what was asked, on which fabric,
@@ -269,24 +255,6 @@ type SizeComparison struct {
 	PValue      float64 `json:"p_value,omitempty"`
 }
 
-// Trial states.
-const (
-	TrialRunning  = "running"
-	TrialComplete = "complete"
-	TrialFailed   = "failed"
-	TrialInvalid  = "invalid"
-	TrialTimeout  = "timeout"
-)
-
-// Trial roles.
-const (
-	RoleBaseline = "baseline"
-	RoleExplore  = "explore"
-	RoleConfirm  = "confirm"
-	RoleSweep    = "sweep"
-	RoleImport   = "import"
-)
-
 // Trial is one config of a study. A config is measured by one or more
 // launches; a study never holds two trials with the same config.
 type Trial struct {
@@ -296,10 +264,10 @@ type Trial struct {
 	Number int         `json:"number"`
 	Config nccl.Config `json:"config"`
 	// Key is Config.Key(), unique within the study.
-	Key    string `json:"key"`
-	State  string `json:"state"`
-	Reason string `json:"reason,omitempty"`
-	Role   string `json:"role,omitempty"`
+	Key    string           `json:"key"`
+	State  vocab.TrialState `json:"state"`
+	Reason string           `json:"reason,omitempty"`
+	Role   string           `json:"role,omitempty"`
 	// Launches is counted by AddLaunch. ScoreUS is the band score (µs) of
 	// the latest scored launch, unless the caller sets it with UpdateTrial.
 	Launches int       `json:"launches"`
@@ -307,25 +275,6 @@ type Trial struct {
 	Created  time.Time `json:"created"`
 	Updated  time.Time `json:"updated"`
 }
-
-// Launch phases.
-const (
-	PhaseWarmup = "warmup"
-	// PhasePlan launches are unscored debug runs that read NCCL's own plan
-	// before and during exploration (search.PhasePlan).
-	PhasePlan    = "plan"
-	PhaseExplore = "explore"
-	PhaseRefine  = "refine"
-	PhaseConfirm = "confirm"
-	PhaseGuard   = "guard"
-	PhaseSweep   = "sweep"
-	PhaseImport  = "import"
-	// PhaseExplain launches are unscored debug runs (NCCL_DEBUG=INFO,
-	// NCCL_DEBUG_SUBSYS=INIT,ENV,NET,TUNING) of the baseline and of the
-	// recommended trial, made after the decision: their Facts.Choices say
-	// what NCCL chose per size.
-	PhaseExplain = "explain"
-)
 
 // Launch is one run of the benchmark for one trial.
 type Launch struct {
@@ -365,7 +314,7 @@ type Launch struct {
 
 // TrialUpdate is what a launch changes about its trial.
 type TrialUpdate struct {
-	State  string
+	State  vocab.TrialState
 	Reason string
 	// ScoreUS, when positive, replaces the trial's score (e.g. the mean over
 	// its launches rather than the latest launch's).

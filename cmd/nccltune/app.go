@@ -6,8 +6,9 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/urfave/cli/v2"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // run is the whole program minus process concerns: parse args, run one

@@ -5,10 +5,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
 )
 
 // baselineFlags let a study compare with the settings a lane runs today
@@ -155,7 +156,7 @@ func defaultsLine(study *store.Study, trials []*store.Trial) string {
 func storeTrials(ts []*search.Trial, sizes []int64) []*store.Trial {
 	out := make([]*store.Trial, 0, len(ts))
 	for _, t := range ts {
-		st := &store.Trial{ID: t.ID, Number: t.Number, Config: t.Config, Role: t.Role, State: string(t.State), Launches: t.Launches}
+		st := &store.Trial{ID: t.ID, Number: t.Number, Config: t.Config, Role: t.Role, State: t.State, Launches: t.Launches}
 		if len(t.Explore) > 0 {
 			st.ScoreUS = t.Score(sizes)
 		}

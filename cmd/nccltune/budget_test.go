@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/runner"
-	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // TestRepeatedInterruptionsStayWithinBudget: a study stopped again and
@@ -80,13 +80,13 @@ func TestRepeatedInterruptionsStayWithinBudget(t *testing.T) {
 			break
 		}
 		// A killed process's lock can trail its exit status a moment.
-		for deadline := time.Now().Add(3 * time.Second); st.study.Status != store.StatusInterrupted && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(3 * time.Second); st.study.Status != vocab.StatusInterrupted && time.Now().Before(deadline); {
 			time.Sleep(50 * time.Millisecond)
 			st = storedStudy(t, db, name)
 		}
 	}
 	st := storedStudy(t, db, name)
-	if st.study.Status != store.StatusDone || st.study.Recommendation == nil {
+	if st.study.Status != vocab.StatusDone || st.study.Recommendation == nil {
 		t.Fatalf("status %s, recommendation %v", st.study.Status, st.study.Recommendation)
 	}
 	defaults := map[uint64]bool{}
@@ -97,7 +97,7 @@ func TestRepeatedInterruptionsStayWithinBudget(t *testing.T) {
 	}
 	plans := 0
 	for _, l := range st.launches {
-		if l.Phase == store.PhasePlan && defaults[l.TrialID] && l.Reason != runner.ReasonInterrupted {
+		if l.Phase == vocab.PhasePlan && defaults[l.TrialID] && l.Reason != runner.ReasonInterrupted {
 			plans++
 		}
 	}

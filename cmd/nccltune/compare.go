@@ -6,11 +6,13 @@ import (
 	"math"
 	"slices"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func compareCommand() *cli.Command {
@@ -106,7 +108,7 @@ func compareFresh(c *cli.Context, path string) error {
 		return err
 	}
 	defer st.Close()
-	return runInterleaved(c.Context, st, o, abSpec{kind: "compare", band: band, bandText: band.String(),
+	return runInterleaved(c.Context, st, o, abSpec{kind: vocab.KindCompare, band: band, bandText: band.String(),
 		collective: "all_reduce", base: a, cand: b})
 }
 

@@ -8,9 +8,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // A study config file holds a command's flags, so that a lane's tuning

@@ -11,9 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
 )
 
 func exportCommand() *cli.Command {

@@ -12,6 +12,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // exportChoices is what NCCL chose per size in a saved simulator log
@@ -51,23 +52,23 @@ func fillExportDB(t testing.TB, path string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &store.Study{Kind: store.KindSearch, Band: band, BandMin: b.Min, BandMax: b.Max, Collective: "all_reduce",
+		s := &store.Study{Kind: vocab.KindSearch, Band: band, BandMin: b.Min, BandMax: b.Max, Collective: "all_reduce",
 			BaseEnv:   map[string]string{"NCCL_IB_HCA": "=rocep1s0f1", "NCCL_SOCKET_IFNAME": "enP7s7"},
 			Launch:    store.LaunchSettings{Launcher: "mpirun", NP: 4, SimProfile: "spark4", SimNoise: 1, SimSeed: 3},
 			Fabric:    store.Fabric{NCCLVersion: "2.30.7", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
-			Simulated: true, Seed: 3, Status: store.StatusRunning}
+			Simulated: true, Seed: 3, Status: vocab.StatusRunning}
 		if err := st.CreateStudy(s); err != nil {
 			t.Fatal(err)
 		}
-		base := &store.Trial{StudyID: s.ID, Role: store.RoleBaseline, State: store.TrialComplete}
-		cand := &store.Trial{StudyID: s.ID, Role: store.RoleConfirm, State: store.TrialComplete, Config: env}
+		base := &store.Trial{StudyID: s.ID, Role: vocab.RoleBaseline, State: vocab.TrialComplete}
+		cand := &store.Trial{StudyID: s.ID, Role: vocab.RoleConfirm, State: vocab.TrialComplete, Config: env}
 		for _, tr := range []*store.Trial{base, cand} {
 			if err := st.AddTrial(tr); err != nil {
 				t.Fatal(err)
 			}
 		}
 		add := func(tr *store.Trial, phase string, choices []runner.Choice) {
-			l := &store.Launch{StudyID: s.ID, TrialID: tr.ID, Phase: phase, Outcome: runner.OK, Simulated: true, Scored: phase == store.PhaseConfirm,
+			l := &store.Launch{StudyID: s.ID, TrialID: tr.ID, Phase: phase, Outcome: runner.OK, Simulated: true, Scored: phase == vocab.PhaseConfirm,
 				ScoreUS: 140, Sizes: []store.Size{{Bytes: nccl.MiB, TimeUS: 140}}}
 			if choices != nil {
 				l.Facts = &runner.Facts{NCCLVersion: "2.30.7", NRanks: 4, NNodes: 4, Choices: choices}
@@ -76,15 +77,15 @@ func fillExportDB(t testing.TB, path string) {
 				t.Fatal(err)
 			}
 		}
-		add(base, store.PhaseConfirm, nil)
-		add(cand, store.PhaseConfirm, nil)
+		add(base, vocab.PhaseConfirm, nil)
+		add(cand, vocab.PhaseConfirm, nil)
 		if explain != nil {
-			add(base, store.PhaseExplain, defaults)
+			add(base, vocab.PhaseExplain, defaults)
 			if significant {
-				add(cand, store.PhaseExplain, explain)
+				add(cand, vocab.PhaseExplain, explain)
 			}
 		}
-		if status == store.StatusRunning {
+		if status == vocab.StatusRunning {
 			return
 		}
 		s.Status = status
@@ -98,15 +99,15 @@ func fillExportDB(t testing.TB, path string) {
 		}
 	}
 	proto := map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}
-	search("512K-4M", proto, true, exportChoices(t, "spark4_proto_nchannels8.log"), store.StatusDone)
-	search("16M-256M", map[string]string{"NCCL_ALGO": "Tree"}, true, exportChoices(t, "spark4_algo_tree.log"), store.StatusDone)
-	search("1M", proto, true, nil, store.StatusRunning)
-	sweep := &store.Study{Kind: store.KindSweep, Status: store.StatusDone}
+	search("512K-4M", proto, true, exportChoices(t, "spark4_proto_nchannels8.log"), vocab.StatusDone)
+	search("16M-256M", map[string]string{"NCCL_ALGO": "Tree"}, true, exportChoices(t, "spark4_algo_tree.log"), vocab.StatusDone)
+	search("1M", proto, true, nil, vocab.StatusRunning)
+	sweep := &store.Study{Kind: vocab.KindSweep, Status: vocab.StatusDone}
 	if err := st.CreateStudy(sweep); err != nil {
 		t.Fatal(err)
 	}
-	search("512K-4M", proto, true, nil, store.StatusDone)
-	search("2M", map[string]string{"NCCL_MAX_NCHANNELS": "4"}, false, defaults, store.StatusDone)
+	search("512K-4M", proto, true, nil, vocab.StatusDone)
+	search("2M", map[string]string{"NCCL_MAX_NCHANNELS": "4"}, false, defaults, vocab.StatusDone)
 }
 
 var rfc3339RE = regexp.MustCompile(`"\d{4}-\d\d-\d\dT[0-9:.]+Z"`)

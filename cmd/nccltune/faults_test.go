@@ -27,8 +27,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/store"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 const (
@@ -197,7 +199,7 @@ func resumeToTheEnd(t *testing.T, db, name string, before []*store.Launch, budge
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
 	}
 	after := storedStudy(t, db, name)
-	if after.study.Status != store.StatusDone || after.study.Recommendation == nil {
+	if after.study.Status != vocab.StatusDone || after.study.Recommendation == nil {
 		t.Fatalf("resumed study: status %s, recommendation %v", after.study.Status, after.study.Recommendation)
 	}
 	byID := map[uint64]*store.Launch{}
@@ -302,7 +304,7 @@ func TestSearchSurvivesFaultyConfigs(t *testing.T) {
 			continue
 		}
 		seen[v] = true
-		if tr.State != w.state || !strings.Contains(tr.Reason, w.reason) {
+		if string(tr.State) != w.state || !strings.Contains(tr.Reason, w.reason) {
 			t.Errorf("NCCL_MAX_NCHANNELS=%s: trial %s (%s), want %s (%s)", v, tr.State, tr.Reason, w.state, w.reason)
 		}
 		ls := launchesOf[tr.ID]
@@ -358,7 +360,7 @@ func TestCtrlCBetweenLaunches(t *testing.T) {
 		t.Errorf("no account of what was saved and how to go on:\n%s", stderr)
 	}
 	before := storedStudy(t, db, "s1-512K-4M")
-	if before.study.Status != store.StatusInterrupted || len(before.launches) != 4 {
+	if before.study.Status != vocab.StatusInterrupted || len(before.launches) != 4 {
 		t.Fatalf("status %s with %d launches; want interrupted with the 4 launches made", before.study.Status, len(before.launches))
 	}
 	for _, l := range before.launches {
@@ -427,7 +429,7 @@ func TestCtrlCDuringLaunch(t *testing.T) {
 	assertNoGoroutinesLeft(t, goroutines)
 
 	before := storedStudy(t, db, "s1-512K-4M")
-	if before.study.Status != store.StatusInterrupted || len(before.launches) != 4 {
+	if before.study.Status != vocab.StatusInterrupted || len(before.launches) != 4 {
 		t.Fatalf("status %s with %d launches; want interrupted with 3 launches and the stopped one", before.study.Status, len(before.launches))
 	}
 	last := before.launches[3]
@@ -584,11 +586,11 @@ func TestKill9MidStudyThenResume(t *testing.T) {
 			// loaded machine can trail the parent's exit status by a moment
 			// (its simulator child is still being signalled): give the
 			// reader a few seconds, not forever.
-			for deadline := time.Now().Add(3 * time.Second); before.study.Status != store.StatusInterrupted && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(3 * time.Second); before.study.Status != vocab.StatusInterrupted && time.Now().Before(deadline); {
 				time.Sleep(50 * time.Millisecond)
 				before = storedStudy(t, db, "s1-512K-4M")
 			}
-			if before.study.Status != store.StatusInterrupted {
+			if before.study.Status != vocab.StatusInterrupted {
 				t.Errorf("the killed study says %s 3 s after the kill, want interrupted", before.study.Status)
 			}
 			assertNoProcessesLeft(t, mark)
@@ -632,7 +634,7 @@ func TestTwoNccltunesOnTheSameDatabase(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("second search beside a running one: exit %d\n%s", code, stderr)
 	}
-	if s := storedStudy(t, db, "s2-512K-4M"); s.study.Status != store.StatusDone || len(s.launches) != 24 || s.study.Launches != 24 {
+	if s := storedStudy(t, db, "s2-512K-4M"); s.study.Status != vocab.StatusDone || len(s.launches) != 24 || s.study.Launches != 24 {
 		t.Errorf("second search: %s, %d launches stored, %d counted; want done with 24", s.study.Status, len(s.launches), s.study.Launches)
 	}
 
@@ -640,7 +642,7 @@ func TestTwoNccltunesOnTheSameDatabase(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"s1-1M"`) || !strings.Contains(stdout, `"s2-512K-4M"`) {
 		t.Errorf("history while a search runs: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if s := storedStudy(t, db, "s1-1M"); s.study.Status != store.StatusRunning {
+	if s := storedStudy(t, db, "s1-1M"); s.study.Status != vocab.StatusRunning {
 		t.Errorf("the live search's study reads %s, want running", s.study.Status)
 	}
 
@@ -676,7 +678,7 @@ func TestTwoNccltunesOnTheSameDatabase(t *testing.T) {
 		t.Errorf("after SIGINT: exit %d\n%s", hcode, hstderr)
 	}
 	assertNoProcessesLeft(t, mark)
-	if s := storedStudy(t, db, "s1-1M"); s.study.Status != store.StatusInterrupted || len(s.launches) != 1 || !strings.Contains(s.launches[0].Reason, "interrupted") {
+	if s := storedStudy(t, db, "s1-1M"); s.study.Status != vocab.StatusInterrupted || len(s.launches) != 1 || !strings.Contains(s.launches[0].Reason, "interrupted") {
 		t.Errorf("the interrupted study: %s, %d launches", s.study.Status, len(s.launches))
 	}
 }
@@ -725,7 +727,7 @@ func TestTwoSearchesAtOnceOneKilled(t *testing.T) {
 	var both []studyState
 	for _, name := range []string{"s1-512K-4M", "s2-512K-4M"} {
 		s := storedStudy(t, db, name)
-		if s.study.Status != store.StatusDone || len(s.launches) != 24 || s.study.Launches != 24 {
+		if s.study.Status != vocab.StatusDone || len(s.launches) != 24 || s.study.Launches != 24 {
 			t.Errorf("%s: %s, %d launches stored, %d counted; want done with 24", name, s.study.Status, len(s.launches), s.study.Launches)
 		}
 		both = append(both, s)
@@ -754,7 +756,7 @@ func TestTwoSearchesAtOnceOneKilled(t *testing.T) {
 		for _, s := range sums[2:] {
 			names[s.Name] = s.Status
 		}
-		interrupted := names["s3-512K-4M"] == store.StatusInterrupted || names["s4-512K-4M"] == store.StatusInterrupted
+		interrupted := names["s3-512K-4M"] == vocab.StatusInterrupted || names["s4-512K-4M"] == vocab.StatusInterrupted
 		if interrupted || time.Now().After(deadline) {
 			break
 		}
@@ -763,7 +765,7 @@ func TestTwoSearchesAtOnceOneKilled(t *testing.T) {
 	// Which of the two got which name depends on who wrote first.
 	var killedName, survivorName string
 	for name, status := range names {
-		if status == store.StatusInterrupted {
+		if status == vocab.StatusInterrupted {
 			killedName = name
 		} else {
 			survivorName = name
@@ -778,18 +780,18 @@ func TestTwoSearchesAtOnceOneKilled(t *testing.T) {
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		s := storedStudy(t, db, survivorName)
-		if s.study.Status == store.StatusDone {
+		if s.study.Status == vocab.StatusDone {
 			if len(s.launches) != 24 {
 				t.Errorf("the search beside the killed one: %d launches stored, want 24", len(s.launches))
 			}
 			break
 		}
-		if s.study.Status != store.StatusRunning || time.Now().After(deadline) {
+		if s.study.Status != vocab.StatusRunning || time.Now().After(deadline) {
 			t.Fatalf("the search beside the killed one: %s", s.study.Status)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if s := storedStudy(t, db, killedName); s.study.Status != store.StatusInterrupted {
+	if s := storedStudy(t, db, killedName); s.study.Status != vocab.StatusInterrupted {
 		t.Errorf("the killed search's study reads %s after the other finished, want interrupted", s.study.Status)
 	}
 	assertNoProcessesLeft(t, mark)

@@ -7,19 +7,14 @@ import (
 	"math"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
-)
-
-// A gate is stored as a study of its own kind, its launches as one trial.
-const (
-	studyKindGate = "gate"
-	roleGate      = "gate"
-	phaseGate     = "gate"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func gateCommand() *cli.Command {
@@ -154,12 +149,12 @@ func runGate(ctx context.Context, o gateOptions) error {
 	}
 	min, max := sizes[0], sizes[len(sizes)-1]
 	band := nccl.Band{Min: min, Max: max}
-	r := &repeatedConfig{st: st, launch: o.launch, config: o.config, role: roleGate, phase: phaseGate,
+	r := &repeatedConfig{st: st, launch: o.launch, config: o.config, role: vocab.RoleGate, phase: vocab.PhaseGate,
 		min: min, max: max, repeats: o.repeats, warmup: o.warmup, stderr: o.stderr,
-		study: &store.Study{Kind: studyKindGate, Band: band.String(), BandMin: min, BandMax: max,
+		study: &store.Study{Kind: vocab.KindGate, Band: band.String(), BandMin: min, BandMax: max,
 			Sizes: sizes, Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
 			Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
-			Budget: store.Budget{Launches: o.repeats}, Status: store.StatusRunning}}
+			Budget: store.Budget{Launches: o.repeats}, Status: vocab.StatusRunning}}
 	o.naming.apply(r.study)
 	if err := r.start(); err != nil {
 		return err

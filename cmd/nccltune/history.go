@@ -8,10 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func historyCommand() *cli.Command {
@@ -170,7 +172,7 @@ func fabricLabel(simulated bool, profile string) string {
 // confirmed speedup with its interval, or the plain "keep defaults".
 func recommendationLine(r *store.RecommendationSummary, status string) string {
 	switch {
-	case r == nil && status == store.StatusRunning:
+	case r == nil && status == vocab.StatusRunning:
 		return "(not decided yet)"
 	case r == nil:
 		return "—"

@@ -17,6 +17,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // checkGolden compares got with testdata/NAME, after replacing dates and
@@ -66,7 +67,7 @@ func fillReviewDB(t testing.TB, path string) {
 	defer st.Close()
 	gdr := false
 	search := &store.Study{
-		Kind: store.KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
+		Kind: vocab.KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
 		Sizes: []int64{512 * nccl.KiB, nccl.MiB, 2 * nccl.MiB, 4 * nccl.MiB}, GuardSizes: []int64{256 * nccl.MiB},
 		Collective: "all_reduce",
 		Space:      map[string][]string{"NCCL_PROTO": {"", "LL", "^LL128"}, "NCCL_MAX_NCHANNELS": {"", "4", "8"}},
@@ -76,24 +77,24 @@ func fillReviewDB(t testing.TB, path string) {
 		Fabric:    store.Fabric{NCCLVersion: "2.28.3", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
 		Simulated: true, Seed: 3, Budget: store.Budget{Launches: 60},
 	}
-	sweep := &store.Study{Kind: store.KindSweep, Band: "32K-256M", BandMin: 32 * nccl.KiB, BandMax: 256 * nccl.MiB,
+	sweep := &store.Study{Kind: vocab.KindSweep, Band: "32K-256M", BandMin: 32 * nccl.KiB, BandMax: 256 * nccl.MiB,
 		Launch: store.LaunchSettings{Launcher: "local", Bench: "/opt/nccl-tests/build/all_reduce_perf", BenchArgs: []string{"-g", "2"}},
 		Fabric: store.Fabric{NCCLVersion: "2.27.7", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Transport: "P2P"}}
-	imported := &store.Study{Kind: store.KindImport, Name: "lab-runs"}
-	running := &store.Study{Kind: store.KindSearch, Band: "1M", BandMin: nccl.MiB, BandMax: nccl.MiB, Simulated: true,
+	imported := &store.Study{Kind: vocab.KindImport, Name: "lab-runs"}
+	running := &store.Study{Kind: vocab.KindSearch, Band: "1M", BandMin: nccl.MiB, BandMax: nccl.MiB, Simulated: true,
 		Launch: store.LaunchSettings{SimProfile: "flat"}}
 	for _, s := range []*store.Study{search, sweep, imported, running} {
 		if err := st.CreateStudy(s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	addTrial := func(study *store.Study, role, state, reason string, cfg nccl.Config, scores ...float64) {
+	addTrial := func(study *store.Study, role string, state vocab.TrialState, reason string, cfg nccl.Config, scores ...float64) {
 		tr := &store.Trial{StudyID: study.ID, Config: cfg, Role: role, State: state, Reason: reason}
 		if err := st.AddTrial(tr); err != nil {
 			t.Fatal(err)
 		}
 		for _, sc := range scores {
-			l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: store.PhaseExplore, Outcome: runner.OK,
+			l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: vocab.PhaseExplore, Outcome: runner.OK,
 				Scored: sc > 0, ScoreUS: sc, Simulated: study.Simulated,
 				Sizes: []store.Size{{Bytes: nccl.MiB, TimeUS: sc, Samples: []float64{sc, sc + 1}}}}
 			if err := st.AddLaunch(l, &store.Raw{Stdout: []byte(fmt.Sprintf("# launch score %v\n", sc))}); err != nil {
@@ -101,15 +102,15 @@ func fillReviewDB(t testing.TB, path string) {
 			}
 		}
 	}
-	addTrial(search, store.RoleBaseline, store.TrialComplete, "", nil, 0, 1150.25, 1149.5)
-	addTrial(search, store.RoleExplore, store.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, 141.5, 140.75)
-	addTrial(search, store.RoleExplore, store.TrialFailed, "exit status 1: NCCL WARN invalid protocol", nccl.Config{"NCCL_PROTO": "LL"}, 0)
-	addTrial(search, store.RoleExplore, store.TrialRunning, "", nccl.Config{"NCCL_MAX_NCHANNELS": "4"})
-	addTrial(sweep, store.RoleSweep, store.TrialComplete, "", nil, 380.5)
-	addTrial(imported, store.RoleImport, store.TrialComplete, "", nccl.Config{"NCCL_ALGO": "Tree"}, 250, 251)
-	addTrial(running, store.RoleBaseline, store.TrialRunning, "", nil, 0)
+	addTrial(search, vocab.RoleBaseline, vocab.TrialComplete, "", nil, 0, 1150.25, 1149.5)
+	addTrial(search, vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, 141.5, 140.75)
+	addTrial(search, vocab.RoleExplore, vocab.TrialFailed, "exit status 1: NCCL WARN invalid protocol", nccl.Config{"NCCL_PROTO": "LL"}, 0)
+	addTrial(search, vocab.RoleExplore, vocab.TrialRunning, "", nccl.Config{"NCCL_MAX_NCHANNELS": "4"})
+	addTrial(sweep, vocab.RoleSweep, vocab.TrialComplete, "", nil, 380.5)
+	addTrial(imported, vocab.RoleImport, vocab.TrialComplete, "", nccl.Config{"NCCL_ALGO": "Tree"}, 250, 251)
+	addTrial(running, vocab.RoleBaseline, vocab.TrialRunning, "", nil, 0)
 
-	search.Status = store.StatusDone
+	search.Status = vocab.StatusDone
 	search.Recommendation = &store.Recommendation{
 		Env: map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375},
 		Significant: true, PValue: 0.0002, Reason: "significant and above the 3% minimum effect", MinEffect: 0.03,
@@ -117,8 +118,8 @@ func fillReviewDB(t testing.TB, path string) {
 		PerSize: []store.SizeComparison{{Bytes: nccl.MiB, BaselineUS: 1150.25, BaselineLo: 1100, BaselineHi: 1200,
 			CandidateUS: 141.5, CandidateLo: 140, CandidateHi: 143, Speedup: 8.125, Significant: true}},
 	}
-	sweep.Status = store.StatusDone
-	imported.Status = store.StatusDone
+	sweep.Status = vocab.StatusDone
+	imported.Status = vocab.StatusDone
 	imported.Recommendation = &store.Recommendation{Speedup: 1.01, SpeedupCI: [2]float64{0.97, 1.05}, Reason: "the gain is not significant (p=0.41)"}
 	for _, s := range []*store.Study{search, sweep, imported} {
 		if err := st.UpdateStudy(s); err != nil {
@@ -293,14 +294,14 @@ func historyBenchDB(b *testing.B) string {
 	defer st.Close()
 	const studies, trialsPerStudy = 40, 250
 	for s := 0; s < studies; s++ {
-		study := &store.Study{Kind: store.KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
+		study := &store.Study{Kind: vocab.KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
 			Simulated: s%2 == 0, Launch: store.LaunchSettings{SimProfile: "spark4"}}
 		if err := st.CreateStudy(study); err != nil {
 			b.Fatal(err)
 		}
 		var first *store.Trial
 		for i := 0; i < trialsPerStudy; i++ {
-			tr := &store.Trial{StudyID: study.ID, Config: nccl.Config{"NCCL_BUFFSIZE": fmt.Sprint(4096 * (i + 1))}, State: store.TrialComplete}
+			tr := &store.Trial{StudyID: study.ID, Config: nccl.Config{"NCCL_BUFFSIZE": fmt.Sprint(4096 * (i + 1))}, State: vocab.TrialComplete}
 			if err := st.AddTrial(tr); err != nil {
 				b.Fatal(err)
 			}
@@ -315,7 +316,7 @@ func historyBenchDB(b *testing.B) string {
 				b.Fatal(err)
 			}
 		}
-		study.Status = store.StatusDone
+		study.Status = vocab.StatusDone
 		study.Recommendation = &store.Recommendation{Env: map[string]string{"NCCL_BUFFSIZE": "8192"}, Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, Significant: true}
 		if err := st.UpdateStudy(study); err != nil {
 			b.Fatal(err)

@@ -10,12 +10,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func importCommand() *cli.Command {
@@ -188,7 +190,7 @@ func runImport(ctx context.Context, o importOptions) error {
 		}
 		for i, f := range matching {
 			if ctx.Err() != nil {
-				ended(store.StatusInterrupted, fmt.Sprintf("interrupted after %d of %d files; import the rest with --study %s", i, len(matching), study.Name))
+				ended(vocab.StatusInterrupted, fmt.Sprintf("interrupted after %d of %d files; import the rest with --study %s", i, len(matching), study.Name))
 				return errInterrupted
 			}
 			l := importLaunch(f, study, trial)
@@ -203,13 +205,13 @@ func runImport(ctx context.Context, o importOptions) error {
 			}
 			if err := st.AddLaunch(l, raw); err != nil {
 				err = fmt.Errorf("import %s: %w", f.path, err)
-				ended(store.StatusFailed, fmt.Sprintf("%v (after %d of %d files)", err, i, len(matching)))
+				ended(vocab.StatusFailed, fmt.Sprintf("%v (after %d of %d files)", err, i, len(matching)))
 				return err
 			}
 			imported = append(imported, importedFile{File: name, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
 				Simulated: l.Simulated, Collective: f.result.Collective, NRanks: f.result.NRanks, Rows: len(l.Sizes)})
 		}
-		ended(store.StatusDone, "")
+		ended(vocab.StatusDone, "")
 	}
 
 	if o.json {
@@ -298,20 +300,20 @@ func importStudy(st *store.Store, name string, first *runner.Result) (*store.Stu
 		if err != nil {
 			return nil, false, err
 		}
-		if study.Kind != store.KindImport {
+		if study.Kind != vocab.KindImport {
 			return nil, false, usageErrorf("study %s is a %s; import adds only to import studies (omit --study to start a new one)", study.Name, study.Kind)
 		}
 		return study, false, nil
 	}
 	study := &store.Study{
-		Kind:       store.KindImport,
+		Kind:       vocab.KindImport,
 		Collective: first.Collective,
 		Simulated:  first.Simulated,
 		Fabric:     fabricOf(first),
 		Launch:     store.LaunchSettings{SimProfile: first.SimProfile},
 		// Running until every file is in: an import stopped part way
 		// (Ctrl-C, a full disk) must not read as a complete study.
-		Status: store.StatusRunning,
+		Status: vocab.StatusRunning,
 	}
 	if sizes := distinctSizes(first); len(sizes) > 0 {
 		band := nccl.Band{Min: sizes[0], Max: sizes[len(sizes)-1]}
@@ -326,7 +328,7 @@ func importStudy(st *store.Store, name string, first *runner.Result) (*store.Stu
 // importTrial is the study's trial for cfg: the existing one when the
 // study already has this config, else a new one.
 func importTrial(st *store.Store, study *store.Study, cfg nccl.Config) (*store.Trial, error) {
-	trial := &store.Trial{StudyID: study.ID, Config: cfg, Role: store.RoleImport, State: store.TrialComplete}
+	trial := &store.Trial{StudyID: study.ID, Config: cfg, Role: vocab.RoleImport, State: vocab.TrialComplete}
 	err := st.AddTrial(trial)
 	var dup *store.DuplicateTrialError
 	if errors.As(err, &dup) {
@@ -339,7 +341,7 @@ func importTrial(st *store.Store, study *store.Study, cfg nccl.Config) (*store.T
 func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.Launch {
 	r := f.result
 	l := &store.Launch{
-		StudyID: study.ID, TrialID: trial.ID, Phase: store.PhaseImport,
+		StudyID: study.ID, TrialID: trial.ID, Phase: vocab.PhaseImport,
 		Outcome: runner.OK, Env: trial.Config.Env(), Simulated: r.Simulated,
 		Sizes: store.SizesFromResult(r), Facts: r.Facts,
 	}

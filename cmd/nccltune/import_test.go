@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 const importDir = "testdata/import/"
@@ -37,7 +38,7 @@ func TestImportNewStudy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if study.Kind != store.KindImport || study.Simulated || study.Status != store.StatusDone || study.Collective != "all_reduce" ||
+	if study.Kind != vocab.KindImport || study.Simulated || study.Status != vocab.StatusDone || study.Collective != "all_reduce" ||
 		study.Fabric.NCCLVersion != "2.28.3" || study.Fabric.Ranks != 2 || study.Fabric.GPU != "NVIDIA H200" || study.Band != "8-128M" {
 		t.Errorf("study %+v", study)
 	}
@@ -46,7 +47,7 @@ func TestImportNewStudy(t *testing.T) {
 		t.Fatalf("trials %v, %v", trials, err)
 	}
 	// The text and the JSON of one run are one launch, not two.
-	if trials[0].Key != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" || trials[0].Launches != 2 || trials[0].Role != store.RoleImport {
+	if trials[0].Key != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" || trials[0].Launches != 2 || trials[0].Role != vocab.RoleImport {
 		t.Errorf("trial %+v", trials[0])
 	}
 	launches, err := st.Launches(study.ID)
@@ -58,7 +59,7 @@ func TestImportNewStudy(t *testing.T) {
 	txtData, _ := os.ReadFile(txt)
 	want, _ := runner.Parse(jsData)
 	abs, _ := filepath.Abs(js)
-	if l.Phase != store.PhaseImport || l.Outcome != runner.OK || l.Simulated || l.Source != abs || l.Start.IsZero() ||
+	if l.Phase != vocab.PhaseImport || l.Outcome != runner.OK || l.Simulated || l.Source != abs || l.Start.IsZero() ||
 		!reflect.DeepEqual(l.Sizes, store.SizesFromResult(want)) || !reflect.DeepEqual(l.Env, []string{"NCCL_MAX_NCHANNELS=8", "NCCL_PROTO=^LL128"}) {
 		t.Errorf("launch from %s: %+v", js, l)
 	}

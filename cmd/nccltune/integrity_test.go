@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/nccltune/nccltune/store"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // interruptedSearch runs a search that is interrupted after its third
@@ -125,9 +127,9 @@ func TestVerifyInconsistentClaimExits1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &store.Study{Kind: store.KindSearch, Band: "1M", BandMin: 1 << 20, BandMax: 1 << 20, Sizes: []int64{1 << 20},
+	s := &store.Study{Kind: vocab.KindSearch, Band: "1M", BandMin: 1 << 20, BandMax: 1 << 20, Sizes: []int64{1 << 20},
 		Collective: "all_reduce", Launch: store.LaunchSettings{Launcher: "sim", SimProfile: "spark4", SimNoise: 1, SimSeed: 1},
-		Simulated: true, Seed: 1, Status: store.StatusDone,
+		Simulated: true, Seed: 1, Status: vocab.StatusDone,
 		Recommendation: &store.Recommendation{Env: map[string]string{"NCCL_PROTO": "Simple"}, Speedup: 10, SpeedupCI: [2]float64{9, 11}, Significant: true}}
 	if err := st.CreateStudy(s); err != nil {
 		t.Fatal(err)

@@ -9,10 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/sim"
-	"github.com/urfave/cli/v2"
 )
 
 const launchCategory = "Launch (how the benchmark runs)"

@@ -6,8 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nccltune/nccltune/store"
 	"github.com/urfave/cli/v2"
+
+	"github.com/nccltune/nccltune/store"
 )
 
 // studyNaming is what --name and --label give a new study.

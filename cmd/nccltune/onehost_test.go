@@ -12,6 +12,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // fakeBench writes a stand-in for all_reduce_perf that prints out (a saved
@@ -81,7 +82,7 @@ func TestOldStudyTransportReadAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	study := &store.Study{Kind: store.KindSearch, Band: "512K-4M", BandMin: 512 << 10, BandMax: 4 << 20,
+	study := &store.Study{Kind: vocab.KindSearch, Band: "512K-4M", BandMin: 512 << 10, BandMax: 4 << 20,
 		Sizes: []int64{512 << 10, 1 << 20, 2 << 20, 4 << 20}, Collective: "all_reduce",
 		Fabric: store.Fabric{NCCLVersion: "2.28.3", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Hosts: []string{"vm"}}}
 	if err := st.CreateStudy(study); err != nil {
@@ -96,7 +97,7 @@ func TestOldStudyTransportReadAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := &runner.Facts{NCCLVersion: "2.28.3", NRanks: 2, NNodes: 1, Transport: "Socket", NICs: []string{"eth0:192.0.2.2<0>"}}
-	l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: store.PhaseExplain, Outcome: runner.OK, Facts: old}
+	l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: vocab.PhaseExplain, Outcome: runner.OK, Facts: old}
 	if err := st.AddLaunch(l, &store.Raw{Stdout: log}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func plotCommand() *cli.Command {
@@ -278,7 +279,7 @@ func plotCurves(targets []plotTarget, byQuery map[string]*report.Study, all, exp
 		s := byQuery[t.study]
 		var picked []*store.Trial
 		explicit := t.trial >= 0
-		if !explicit && (all || s.Study.Kind != store.KindSearch) {
+		if !explicit && (all || s.Study.Kind != vocab.KindSearch) {
 			highlight := 0 // a sweep or an import: every trial in colour
 			if all {
 				highlight = allHighlight
@@ -373,7 +374,7 @@ func plotCurves(targets []plotTarget, byQuery map[string]*report.Study, all, exp
 // defaultPlotTrials is what a bare study means: a search's baseline and
 // the trial it recommended or confirmed; every trial of a sweep or import.
 func defaultPlotTrials(s *report.Study) []*store.Trial {
-	if s.Study.Kind != store.KindSearch {
+	if s.Study.Kind != vocab.KindSearch {
 		return s.Trials
 	}
 	var out []*store.Trial

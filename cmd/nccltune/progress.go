@@ -9,11 +9,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/term"
+
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
-	"golang.org/x/term"
 )
 
 // statusLine is one line redrawn in place on a terminal. Every draw is cut

@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/sim"
-	"github.com/urfave/cli/v2"
 )
 
 func replayCommand() *cli.Command {

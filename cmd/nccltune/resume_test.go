@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // TestResumeKeepsTheStudySettings: a study interrupted and resumed
@@ -41,7 +42,7 @@ func TestResumeKeepsTheStudySettings(t *testing.T) {
 		t.Fatalf("stored settings %+v, want %+v", s.Search, want)
 	}
 	rec := s.Recommendation
-	if s.Status != store.StatusDone || rec == nil || rec.MinEffect != 0.1 || rec.BaselineLaunches != 5 || rec.CandidateLaunches != 5 {
+	if s.Status != vocab.StatusDone || rec == nil || rec.MinEffect != 0.1 || rec.BaselineLaunches != 5 || rec.CandidateLaunches != 5 {
 		t.Fatalf("resumed study %s decided with %+v; want 5 confirmation launches per arm and a 10%% minimum effect", s.Status, rec)
 	}
 }

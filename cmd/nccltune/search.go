@@ -11,13 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func searchCommand() *cli.Command {
@@ -213,7 +215,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 
 	switch {
 	case runErr != nil && res != nil && ctx.Err() != nil:
-		study.Status, study.Reason = store.StatusInterrupted, "interrupted by the user"
+		study.Status, study.Reason = vocab.StatusInterrupted, "interrupted by the user"
 		if err := st.UpdateStudy(study); err != nil {
 			return err
 		}
@@ -221,7 +223,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 			res.Launches, study.Name, resumeCommand(study, o.db))
 		return errInterrupted
 	case runErr != nil:
-		study.Status, study.Reason = store.StatusFailed, runErr.Error()
+		study.Status, study.Reason = vocab.StatusFailed, runErr.Error()
 		_ = st.UpdateStudy(study)
 		if errors.Is(runErr, search.ErrBaselineFailed) && len(study.BaselineEnv) > 0 {
 			runErr = fmt.Errorf("%w — %s", runErr, "the baseline here is "+baselineName(study.BaselineEnv)+", not NCCL's defaults")
@@ -233,7 +235,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	}
 	study.Recommendation = recommendationOf(res, sizes, o.study)
 	study.Plans = planSummaryOf(res.Plan)
-	study.Status, study.Reason = store.StatusDone, ""
+	study.Status, study.Reason = vocab.StatusDone, ""
 	if err := st.UpdateStudy(study); err != nil {
 		return err
 	}
@@ -265,7 +267,7 @@ func resumeCommand(study *store.Study, db string) string {
 func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Trial, int, error) {
 	if o.resume == "" {
 		study := &store.Study{
-			Kind: store.KindSearch, Band: o.study.Band.String(), BandMin: o.study.Band.Min, BandMax: o.study.Band.Max,
+			Kind: vocab.KindSearch, Band: o.study.Band.String(), BandMin: o.study.Band.Min, BandMax: o.study.Band.Max,
 			Sizes: o.study.Band.Sizes(), GuardSizes: o.study.Guard, Collective: "all_reduce",
 			Space: spaceMap(o.study.Space), BaseEnv: o.launch.spec.BaseEnv, Launch: launchSettings(o.launch),
 			BaselineEnv: o.study.Baseline.Clone(),
@@ -273,7 +275,7 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 			Budget: store.Budget{Launches: o.study.Budget, Time: o.study.Time},
 			Search: &store.SearchSettings{Sampler: o.study.Sampler, ConfirmLaunches: o.study.ConfirmLaunches,
 				MinEffect: o.study.Stats.MinEffect, Alpha: o.study.Stats.Alpha, AllowDisabled: o.study.AllowDisabled},
-			Status: store.StatusRunning,
+			Status: vocab.StatusRunning,
 		}
 		o.naming.apply(study)
 		if err := createStudy(st, study); err != nil {
@@ -285,10 +287,10 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 	if err != nil {
 		return nil, nil, 0, usageError(err)
 	}
-	if study.Kind != store.KindSearch {
+	if study.Kind != vocab.KindSearch {
 		return nil, nil, 0, usageErrorf("study %s is %s, not a search; only searches resume", study.Name, aKind(study.Kind))
 	}
-	if study.Status == store.StatusDone {
+	if study.Status == vocab.StatusDone {
 		return nil, nil, 0, usageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
 	}
 	if study.Simulated != o.launch.simulated {
@@ -324,7 +326,7 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	study.Status, study.Reason = store.StatusRunning, ""
+	study.Status, study.Reason = vocab.StatusRunning, ""
 	if err := st.UpdateStudy(study); err != nil {
 		return nil, nil, 0, err
 	}
@@ -345,9 +347,9 @@ func loadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.T
 	var out []*search.Trial
 	for _, r := range recs {
 		t := &search.Trial{ID: r.ID, Number: r.Number, Config: r.Config, Role: r.Role,
-			State: search.TrialState(r.State), Reason: r.Reason}
-		if t.State == search.Complete {
-			t.State = search.Running
+			State: vocab.TrialState(r.State), Reason: r.Reason}
+		if t.State == vocab.TrialComplete {
+			t.State = vocab.TrialRunning
 		}
 		byID[r.ID] = t
 		out = append(out, t)
@@ -358,7 +360,7 @@ func loadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.T
 			continue
 		}
 		t.Launches++
-		if l.Phase == store.PhasePlan || l.Phase == store.PhaseExplain {
+		if l.Phase == vocab.PhasePlan || l.Phase == vocab.PhaseExplain {
 			// The search reads NCCL's plan back from these instead of
 			// launching again (the stored facts are the log's).
 			rl := &runner.Launch{Outcome: l.Outcome, Reason: l.Reason, Simulated: l.Simulated,
@@ -376,7 +378,7 @@ func loadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.T
 				ml.Times[s.Bytes] = append(ml.Times[s.Bytes], s.TimeUS)
 			}
 		}
-		if l.Phase == store.PhaseConfirm {
+		if l.Phase == vocab.PhaseConfirm {
 			t.Confirm = append(t.Confirm, ml)
 		} else {
 			t.Explore = append(t.Explore, ml)

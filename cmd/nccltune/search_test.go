@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // searchJSONDoc is the `search --json` contract of DESIGN.md.
@@ -78,7 +79,7 @@ func TestSearchSpark4(t *testing.T) {
 	}
 	defer st.Close()
 	study, err := st.Study(doc.Study)
-	if err != nil || study.Status != store.StatusDone || !study.Simulated || study.Recommendation == nil {
+	if err != nil || study.Status != vocab.StatusDone || !study.Simulated || study.Recommendation == nil {
 		t.Fatalf("stored study %+v, %v", study, err)
 	}
 	launches, err := st.Launches(study.ID)
@@ -88,7 +89,7 @@ func TestSearchSpark4(t *testing.T) {
 	// NCCL's plan is read first: the launch after the warm-up is a debug
 	// launch of the defaults; the recommended config's choices are
 	// recorded too (by its plan or explain launch).
-	if l := launches[1]; l.Phase != store.PhasePlan || l.TrialID != launches[0].TrialID || l.Facts == nil || len(l.Facts.Choices) == 0 {
+	if l := launches[1]; l.Phase != vocab.PhasePlan || l.TrialID != launches[0].TrialID || l.Facts == nil || len(l.Facts.Choices) == 0 {
 		t.Errorf("launch 1 is %s of trial %d, want the defaults' plan launch with NCCL's choices", l.Phase, l.TrialID)
 	}
 	recorded := false
@@ -96,7 +97,7 @@ func TestSearchSpark4(t *testing.T) {
 		if !l.Simulated {
 			t.Fatalf("launch %d is not marked simulated", l.Seq)
 		}
-		if l.Phase == store.PhaseExplain || l.Phase == store.PhasePlan {
+		if l.Phase == vocab.PhaseExplain || l.Phase == vocab.PhasePlan {
 			if l.Facts == nil || len(l.Facts.Choices) == 0 {
 				t.Errorf("%s launch %d recorded no NCCL choices", l.Phase, l.Seq)
 			}
@@ -172,7 +173,7 @@ func TestSearchInterruptAndResume(t *testing.T) {
 	s1, _ := st.Study("s1-512K-4M")
 	before := s1.Launches
 	st.Close()
-	if s1.Status != store.StatusInterrupted || before == 0 {
+	if s1.Status != vocab.StatusInterrupted || before == 0 {
 		t.Fatalf("interrupted study: status %s, %d launches", s1.Status, before)
 	}
 
@@ -186,7 +187,7 @@ func TestSearchInterruptAndResume(t *testing.T) {
 	}
 	defer st.Close()
 	s1, _ = st.Study("s1-512K-4M")
-	if s1.Status != store.StatusDone || s1.Launches < before || s1.Launches > 300 || s1.Recommendation == nil {
+	if s1.Status != vocab.StatusDone || s1.Launches < before || s1.Launches > 300 || s1.Recommendation == nil {
 		t.Fatalf("resumed study: status %s, %d launches (had %d), recommendation %v", s1.Status, s1.Launches, before, s1.Recommendation)
 	}
 	trials, _ := st.Trials(s1.ID)

@@ -7,12 +7,14 @@ import (
 	"io"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func showCommand() *cli.Command {
@@ -158,7 +160,7 @@ func rereadTransport(st *store.Store, study *store.Study, launches []*store.Laun
 		}
 	}
 	for _, l := range launches {
-		if l.Phase == store.PhaseExplain && l.Facts != nil && len(l.Facts.Routes) > 0 {
+		if l.Phase == vocab.PhaseExplain && l.Facts != nil && len(l.Facts.Routes) > 0 {
 			study.Fabric.AddTransport(l.Facts)
 			return
 		}
@@ -208,7 +210,7 @@ func writeMeasurements(w io.Writer, data *report.Study) error {
 		if err := cmp.WriteText(w); err != nil {
 			return err
 		}
-	} else if data.Study.Kind != store.KindSearch {
+	} else if data.Study.Kind != vocab.KindSearch {
 		for _, t := range data.Trials {
 			c, err := data.TrialCurve(t)
 			if err != nil {
@@ -273,7 +275,7 @@ func showJSON(data *report.Study) map[string]any {
 	ts := make([]showTrial, 0, len(trials))
 	for _, t := range trials {
 		env := map[string]string(t.Config.Clone())
-		st := showTrial{Number: t.Number, ID: t.ID, Env: env, Key: t.Key, Role: t.Role, State: t.State, Reason: t.Reason, Launches: t.Launches}
+		st := showTrial{Number: t.Number, ID: t.ID, Env: env, Key: t.Key, Role: t.Role, State: string(t.State), Reason: t.Reason, Launches: t.Launches}
 		if t.ScoreUS > 0 {
 			score := t.ScoreUS
 			st.ScoreUS = &score

@@ -19,7 +19,7 @@ func writeTrialsCSV(w io.Writer, data *report.Study) error {
 		if t.ScoreUS > 0 {
 			score = strconv.FormatFloat(t.ScoreUS, 'f', -1, 64)
 		}
-		_ = cw.Write([]string{data.Name(), strconv.Itoa(t.Number), t.Role, t.State, strconv.Itoa(t.Launches), score, t.Config.Key(), t.Reason})
+		_ = cw.Write([]string{data.Name(), strconv.Itoa(t.Number), t.Role, string(t.State), strconv.Itoa(t.Launches), score, t.Config.Key(), t.Reason})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -10,13 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // specLauncher runs the study's launches with runner.Run.
@@ -65,7 +67,7 @@ func (r *storeRecorder) SaveTrial(t *search.Trial) error {
 		r.pending = map[*search.Trial]*store.Trial{}
 	}
 	r.pending[t] = &store.Trial{StudyID: r.study.ID, Number: t.Number, Config: t.Config, Key: t.Config.Key(),
-		State: string(t.State), Reason: t.Reason, Role: t.Role}
+		State: t.State, Reason: t.Reason, Role: t.Role}
 	return nil
 }
 
@@ -76,7 +78,7 @@ func (r *storeRecorder) SaveTrials(ts []*search.Trial) error {
 		if t.ID == 0 {
 			continue // never launched: nothing of it is stored
 		}
-		rec := &store.Trial{ID: t.ID, Config: t.Config, State: string(t.State), Reason: t.Reason, Role: t.Role}
+		rec := &store.Trial{ID: t.ID, Config: t.Config, State: t.State, Reason: t.Reason, Role: t.Role}
 		if len(t.Explore) > 0 {
 			rec.ScoreUS = t.Score(r.sizes)
 		}
@@ -101,7 +103,7 @@ func (r *storeRecorder) SaveLaunch(t *search.Trial, req search.Request, l *runne
 	if nt := r.pending[t]; nt != nil {
 		rec.NewTrial = nt
 	}
-	rec.TrialUpdate = &store.TrialUpdate{State: string(t.State), Reason: t.Reason}
+	rec.TrialUpdate = &store.TrialUpdate{State: t.State, Reason: t.Reason}
 	if len(t.Explore) > 0 {
 		rec.TrialUpdate.ScoreUS = t.Score(r.sizes)
 	}
@@ -230,7 +232,7 @@ func (r *repeatedConfig) start() error {
 		return err
 	}
 	r.rec = &storeRecorder{st: r.st, study: r.study, sizes: r.study.Sizes}
-	r.trial = &search.Trial{Config: r.config, Role: r.role, State: search.Running}
+	r.trial = &search.Trial{Config: r.config, Role: r.role, State: vocab.TrialRunning}
 	return r.rec.SaveTrial(r.trial)
 }
 
@@ -249,7 +251,7 @@ func (r *repeatedConfig) run(ctx context.Context) (launches []model.Launch, last
 	for seq := 0; seq < total; seq++ {
 		phase, scored := r.phase, true
 		if r.warmup && seq == 0 {
-			phase, scored = store.PhaseWarmup, false
+			phase, scored = vocab.PhaseWarmup, false
 		}
 		req := search.Request{Config: r.config, MinBytes: r.min, MaxBytes: r.max, Seq: seq, Phase: phase}
 		l, err := launcher.Launch(ctx, req)
@@ -257,9 +259,9 @@ func (r *repeatedConfig) run(ctx context.Context) (launches []model.Launch, last
 			if l != nil {
 				_ = r.rec.SaveLaunch(r.trial, req, l, false)
 			}
-			r.study.Status = store.StatusInterrupted
+			r.study.Status = vocab.StatusInterrupted
 			if ctx.Err() == nil {
-				r.study.Status, r.study.Reason = store.StatusFailed, err.Error()
+				r.study.Status, r.study.Reason = vocab.StatusFailed, err.Error()
 			}
 			_ = r.st.UpdateStudy(r.study)
 			if errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound) {
@@ -273,15 +275,15 @@ func (r *repeatedConfig) run(ctx context.Context) (launches []model.Launch, last
 		if err := r.rec.SaveLaunch(r.trial, req, l, scored && l.Outcome == runner.OK); err != nil {
 			// Say why it ended, if the store still takes a small write (on
 			// a full disk it may not: readers then tell it was cut short).
-			r.study.Status, r.study.Reason = store.StatusFailed, err.Error()
+			r.study.Status, r.study.Reason = vocab.StatusFailed, err.Error()
 			_ = r.st.UpdateStudy(r.study)
 			return nil, nil, nil, err
 		}
 		fmt.Fprintf(r.stderr, "launch %d/%d %s: %s (%s)\n", seq+1, total, phase, outcomeText(l), l.Duration.Round(time.Millisecond))
 		if l.Outcome != runner.OK {
-			r.trial.State, r.trial.Reason = search.Failed, l.Reason
+			r.trial.State, r.trial.Reason = vocab.TrialFailed, l.Reason
 			_ = r.rec.SaveTrial(r.trial)
-			r.study.Status, r.study.Reason = store.StatusFailed, l.Reason
+			r.study.Status, r.study.Reason = vocab.StatusFailed, l.Reason
 			_ = r.st.UpdateStudy(r.study)
 			r.failedAt = seq + 1
 			return launches, last, l, nil
@@ -296,8 +298,8 @@ func (r *repeatedConfig) run(ctx context.Context) (launches []model.Launch, last
 
 // finish marks the trial complete and the study done, with reason.
 func (r *repeatedConfig) finish(reason string) error {
-	r.trial.State = search.Complete
+	r.trial.State = vocab.TrialComplete
 	_ = r.rec.SaveTrial(r.trial)
-	r.study.Status, r.study.Reason = store.StatusDone, reason
+	r.study.Status, r.study.Reason = vocab.StatusDone, reason
 	return r.st.UpdateStudy(r.study)
 }

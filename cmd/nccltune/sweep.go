@@ -6,11 +6,13 @@ import (
 	"io"
 	"math"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func sweepCommand() *cli.Command {
@@ -110,12 +112,12 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 	}
 	defer st.Close()
 	band := nccl.Band{Min: o.min, Max: o.max}
-	r := &repeatedConfig{st: st, launch: o.launch, config: o.config, role: store.RoleSweep, phase: store.PhaseSweep,
+	r := &repeatedConfig{st: st, launch: o.launch, config: o.config, role: vocab.RoleSweep, phase: vocab.PhaseSweep,
 		min: o.min, max: o.max, repeats: o.repeats, warmup: o.warmup, stderr: o.stderr,
-		study: &store.Study{Kind: store.KindSweep, Band: band.String(), BandMin: o.min, BandMax: o.max,
+		study: &store.Study{Kind: vocab.KindSweep, Band: band.String(), BandMin: o.min, BandMax: o.max,
 			Sizes: band.Sizes(), Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
 			Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
-			Budget: store.Budget{Launches: o.repeats}, Status: store.StatusRunning}}
+			Budget: store.Budget{Launches: o.repeats}, Status: vocab.StatusRunning}}
 	o.naming.apply(r.study)
 	if err := r.start(); err != nil {
 		return err

@@ -8,12 +8,14 @@ import (
 	"math"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
-	"github.com/urfave/cli/v2"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func verifyCommand() *cli.Command {
@@ -163,7 +165,7 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		}
 		baseCfg = o.baseline.Clone()
 	}
-	return runInterleaved(ctx, st, o, abSpec{kind: "verify", verifies: orig.Name, band: nccl.Band{Min: orig.BandMin, Max: orig.BandMax},
+	return runInterleaved(ctx, st, o, abSpec{kind: vocab.KindVerify, verifies: orig.Name, band: nccl.Band{Min: orig.BandMin, Max: orig.BandMax},
 		bandText: orig.Band, guards: orig.GuardSizes, collective: orig.Collective, base: baseCfg, cand: cfg, claim: claim})
 }
 
@@ -194,7 +196,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 		Sizes: sizes, GuardSizes: spec.guards, Collective: spec.collective, BaseEnv: o.launch.spec.BaseEnv,
 		BaselineEnv: spec.base.Clone(),
 		Launch:      launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
-		Budget: store.Budget{Launches: 2*o.launches + 1}, Status: store.StatusRunning,
+		Budget: store.Budget{Launches: 2*o.launches + 1}, Status: vocab.StatusRunning,
 		Reason: spec.reason()}
 	// Nothing is stored for a launch that cannot start.
 	if err := preflight(o.launch); err != nil {
@@ -205,8 +207,8 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 		return err
 	}
 	rec := &storeRecorder{st: st, study: study, sizes: sizes}
-	base := &search.Trial{Number: 0, Config: spec.base.Clone(), Role: search.RoleBaseline, State: search.Running}
-	cand := &search.Trial{Number: 1, Config: cfg, Role: "candidate", State: search.Running}
+	base := &search.Trial{Number: 0, Config: spec.base.Clone(), Role: vocab.RoleBaseline, State: vocab.TrialRunning}
+	cand := &search.Trial{Number: 1, Config: cfg, Role: vocab.RoleCandidate, State: vocab.TrialRunning}
 	for _, t := range []*search.Trial{base, cand} {
 		if err := rec.SaveTrial(t); err != nil {
 			return err
@@ -232,7 +234,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 			t.Confirm = append(t.Confirm, search.ModelLaunch(l.Result))
 		}
 		if !ok {
-			t.State, t.Reason = search.Failed, l.Reason
+			t.State, t.Reason = vocab.TrialFailed, l.Reason
 		}
 		if err := rec.SaveLaunch(t, req, l, ok && scored); err != nil {
 			return err
@@ -250,18 +252,18 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 	// stopped stores why the run ended early: the user, or a failure.
 	stopped := func(err error) error {
 		if ctx.Err() != nil {
-			finish(store.StatusInterrupted, "interrupted by the user")
+			finish(vocab.StatusInterrupted, "interrupted by the user")
 		} else {
-			finish(store.StatusFailed, err.Error())
+			finish(vocab.StatusFailed, err.Error())
 		}
 		return verifyError(ctx, err)
 	}
-	if err := run(base, search.PhaseWarmup, false); err != nil {
+	if err := run(base, vocab.PhaseWarmup, false); err != nil {
 		return stopped(err)
 	}
 	for i := 0; i < o.launches; i++ {
 		for _, t := range []*search.Trial{base, cand} {
-			if err := run(t, search.PhaseConfirm, true); err != nil {
+			if err := run(t, vocab.PhaseConfirm, true); err != nil {
 				return stopped(err)
 			}
 		}
@@ -286,9 +288,9 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 	if cmp.Recommend {
 		study.Recommendation.TrialID = cand.ID
 	}
-	base.State, cand.State = search.Complete, search.Complete
+	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
 	_ = rec.SaveTrials([]*search.Trial{base, cand})
-	finish(store.StatusDone, spec.reason())
+	finish(vocab.StatusDone, spec.reason())
 	if o.json {
 		if err := writeJSON(o.stdout, res); err != nil {
 			return err
