@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // DefaultBench is the benchmark run when Spec.Bench is empty.
@@ -244,8 +245,9 @@ func srunExport(env []string) string {
 	return "--export=" + strings.Join(parts, ",")
 }
 
-// ErrLauncherNotFound reports a missing mpirun or srun.
-var ErrLauncherNotFound = errors.New("launcher not found")
+// ErrLauncherNotFound reports a missing mpirun or srun. It is a fabric
+// failure (vocab.ErrFabric, exit code 3) wherever it surfaces.
+var ErrLauncherNotFound = vocab.Mark(vocab.ErrFabric, errors.New("launcher not found"))
 
 var flavorCache sync.Map // mpirun path → flavour
 

@@ -13,10 +13,13 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
-// ErrBenchNotFound reports a benchmark executable that is not there.
-var ErrBenchNotFound = errors.New("benchmark not found")
+// ErrBenchNotFound reports a benchmark executable that is not there. It
+// is a fabric failure (vocab.ErrFabric, exit code 3) wherever it surfaces.
+var ErrBenchNotFound = vocab.Mark(vocab.ErrFabric, errors.New("benchmark not found"))
 
 // killGrace is how long a launch gets after SIGTERM before SIGKILL. mpirun
 // needs a moment to take down remote ranks; a SIGKILLed mpirun orphans them.

@@ -260,8 +260,9 @@ func (r *Result) Env() nccl.Config {
 }
 
 // ErrBaselineFailed means the defaults themselves do not run: the fabric
-// or the benchmark is broken, and no search can help.
-var ErrBaselineFailed = errors.New("the baseline (NCCL defaults) failed")
+// or the benchmark is broken, and no search can help: a fabric failure
+// (vocab.ErrFabric, exit code 3).
+var ErrBaselineFailed = vocab.Mark(vocab.ErrFabric, errors.New("the baseline (NCCL defaults) failed"))
 
 // guardPenaltyWeight scales a guard regression into the sampler's objective.
 const guardPenaltyWeight = 10

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // run is the whole program minus process concerns: parse args, run one
@@ -40,7 +41,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	err := app.RunContext(ctx, args)
 	if err != nil && ctx.Err() != nil {
-		return errInterrupted
+		return vocab.ErrInterrupted
 	}
 	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func doctorCommand() *cli.Command {
@@ -174,7 +175,7 @@ func runDoctor(ctx context.Context, o doctorOptions) error {
 	if o.logFile != "" {
 		data, err := input.ReadFile(ctx, o.logFile, nil, input.MaxBytes)
 		if ctx.Err() != nil {
-			return errInterrupted
+			return vocab.ErrInterrupted
 		}
 		if err != nil {
 			return usageError(fmt.Errorf("doctor --log: %w", err))
@@ -191,10 +192,7 @@ func runDoctor(ctx context.Context, o doctorOptions) error {
 		fmt.Fprintf(o.stderr, "doctor: one debug launch, %s to %s%s\n", nccl.FormatSize(spec.MinBytes), nccl.FormatSize(spec.MaxBytes), simSuffix(o.launch))
 		l, err := runner.Run(ctx, spec)
 		if err != nil {
-			if errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound) {
-				return fabricError(err)
-			}
-			if l == nil || ctx.Err() != nil {
+			if l == nil || ctx.Err() != nil || errors.Is(err, vocab.ErrFabric) {
 				return err
 			}
 		}
@@ -218,7 +216,7 @@ func runDoctor(ctx context.Context, o doctorOptions) error {
 		l, err := runner.Run(ctx, spec)
 		if err != nil {
 			if ctx.Err() != nil {
-				return errInterrupted
+				return vocab.ErrInterrupted
 			}
 			return err
 		}

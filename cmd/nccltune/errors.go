@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Exit codes, the contract in DESIGN.md.
@@ -15,54 +17,34 @@ const (
 	exitInterrupted = 130
 )
 
-// codedError carries an exit code with its cause.
-type codedError struct {
-	code int
-	err  error
-}
-
-func (e *codedError) Error() string { return e.err.Error() }
-func (e *codedError) Unwrap() error { return e.err }
-
 // usageErrorf reports bad input: exit code 2.
 func usageErrorf(format string, args ...any) error {
-	return &codedError{code: exitUsage, err: fmt.Errorf(format, args...)}
+	return vocab.Mark(vocab.ErrUsage, fmt.Errorf(format, args...))
 }
 
 // usageError marks err as bad input: exit code 2.
-func usageError(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &codedError{code: exitUsage, err: err}
-}
+func usageError(err error) error { return vocab.Mark(vocab.ErrUsage, err) }
 
 // fabricError marks err as a failure of the benchmark or fabric: exit code 3.
-func fabricError(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &codedError{code: exitFabric, err: err}
-}
+func fabricError(err error) error { return vocab.Mark(vocab.ErrFabric, err) }
 
 // errCheckFailed is returned by gate (and other checks) after printing
 // their result: exit code 1, no further message.
-var errCheckFailed = &codedError{code: exitCheckFailed, err: errors.New("check failed")}
-
-// errInterrupted is returned when the user stopped the command.
-var errInterrupted = &codedError{code: exitInterrupted, err: errors.New("interrupted")}
+var errCheckFailed = errors.New("check failed")
 
 // exitCode maps an error from run to the process exit code: the one place
-// where that happens.
+// where that happens. Libraries say what an error means with vocab's
+// sentinels (runner's missing benchmark or launcher and search's failed
+// baseline are vocab.ErrFabric); what matches none of them is exit 1.
 func exitCode(err error) int {
-	if err == nil {
+	switch {
+	case err == nil:
 		return exitOK
-	}
-	var ce *codedError
-	if errors.As(err, &ce) {
-		return ce.code
-	}
-	if errors.Is(err, context.Canceled) {
+	case errors.Is(err, vocab.ErrUsage):
+		return exitUsage
+	case errors.Is(err, vocab.ErrFabric):
+		return exitFabric
+	case errors.Is(err, vocab.ErrInterrupted), errors.Is(err, context.Canceled):
 		return exitInterrupted
 	}
 	return exitCheckFailed

@@ -136,7 +136,7 @@ func runImport(ctx context.Context, o importOptions) error {
 	for i, path := range o.files {
 		files[i] = parseImportFile(ctx, path)
 		if ctx.Err() != nil {
-			return errInterrupted
+			return vocab.ErrInterrupted
 		}
 	}
 	var good []*parsedFile
@@ -191,7 +191,7 @@ func runImport(ctx context.Context, o importOptions) error {
 		for i, f := range matching {
 			if ctx.Err() != nil {
 				ended(vocab.StatusInterrupted, fmt.Sprintf("interrupted after %d of %d files; import the rest with --study %s", i, len(matching), study.Name))
-				return errInterrupted
+				return vocab.ErrInterrupted
 			}
 			l := importLaunch(f, study, trial)
 			raw := &store.Raw{Stdout: f.data}
@@ -222,7 +222,7 @@ func runImport(ctx context.Context, o importOptions) error {
 		writeImportReport(o.stdout, study, trial, created, imported, skipped)
 	}
 	if len(skipped) > 0 {
-		return &codedError{code: exitCheckFailed, err: fmt.Errorf("%d of %d files were not imported (see above); nothing of them was stored", len(skipped), len(o.files))}
+		return fmt.Errorf("%d of %d files were not imported (see above); nothing of them was stored", len(skipped), len(o.files))
 	}
 	return nil
 }

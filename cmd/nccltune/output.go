@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // schemaVersion is the version of every --json document's shape. It
@@ -131,8 +133,7 @@ func errorDocument(err error) map[string]any {
 		kind = "failed"
 	}
 	msg := err.Error()
-	var ce *codedError
-	if errors.As(err, &ce) && ce == errInterrupted {
+	if errors.Is(err, vocab.ErrInterrupted) {
 		msg = "interrupted by the user (Ctrl-C or SIGTERM); what was measured is saved"
 	}
 	return map[string]any{"error": map[string]any{"code": code, "kind": kind, "message": msg}}

@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func parseCommand() *cli.Command {
@@ -140,7 +141,7 @@ func readParseInput(ctx context.Context, name string, stdin io.Reader) ([]byte, 
 	case err == nil:
 		return data, nil
 	case ctx.Err() != nil:
-		return nil, errInterrupted
+		return nil, vocab.ErrInterrupted
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, usageErrorf("%s: no such file; give the path of saved nccl-tests output", name)
 	case errors.Is(err, input.ErrNotFile):

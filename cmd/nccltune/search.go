@@ -221,17 +221,14 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		}
 		fmt.Fprintf(o.stderr, "\nstopped: %d launches of study %s are saved. Continue with:\n  %s\n",
 			res.Launches, study.Name, resumeCommand(study, o.db))
-		return errInterrupted
+		return vocab.ErrInterrupted
 	case runErr != nil:
 		study.Status, study.Reason = vocab.StatusFailed, runErr.Error()
 		_ = st.UpdateStudy(study)
 		if errors.Is(runErr, search.ErrBaselineFailed) && len(study.BaselineEnv) > 0 {
 			runErr = fmt.Errorf("%w — %s", runErr, "the baseline here is "+baselineName(study.BaselineEnv)+", not NCCL's defaults")
 		}
-		if errors.Is(runErr, search.ErrBaselineFailed) || errors.Is(runErr, runner.ErrBenchNotFound) || errors.Is(runErr, runner.ErrLauncherNotFound) {
-			return fabricError(runErr)
-		}
-		return runErr
+		return runErr // a failed baseline, a missing benchmark or launcher: vocab.ErrFabric
 	}
 	study.Recommendation = recommendationOf(res, sizes, o.study)
 	study.Plans = planSummaryOf(res.Plan)

@@ -158,11 +158,8 @@ func openReview(path, query string) (*store.Store, error) {
 // for it.
 func preflight(lo launchOptions) error {
 	err := runner.Preflight(lo.spec)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound):
-		return fabricError(err)
+	if err == nil || errors.Is(err, vocab.ErrFabric) {
+		return err
 	}
 	return usageError(err)
 }
@@ -264,11 +261,8 @@ func (r *repeatedConfig) run(ctx context.Context) (launches []model.Launch, last
 				r.study.Status, r.study.Reason = vocab.StatusFailed, err.Error()
 			}
 			_ = r.st.UpdateStudy(r.study)
-			if errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound) {
-				return nil, nil, nil, fabricError(err)
-			}
-			if ctx.Err() != nil {
-				return nil, nil, nil, errInterrupted
+			if ctx.Err() != nil && !errors.Is(err, vocab.ErrFabric) {
+				return nil, nil, nil, vocab.ErrInterrupted
 			}
 			return nil, nil, nil, err
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -314,10 +313,7 @@ func (spec abSpec) reason() string {
 
 func verifyError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return errInterrupted
-	}
-	if errors.Is(err, runner.ErrBenchNotFound) || errors.Is(err, runner.ErrLauncherNotFound) {
-		return fabricError(err)
+		return vocab.ErrInterrupted
 	}
 	return err
 }

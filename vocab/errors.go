@@ -1,0 +1,38 @@
+package vocab
+
+import "errors"
+
+// The three reasons a command stops that the exit code tells apart (the
+// contract in DESIGN.md: usage 2, fabric 3, interrupted 130; anything
+// else is 1). Libraries return them, wrapped with fmt.Errorf("...: %w")
+// or marked with Mark so the message stays the cause's own; the command
+// maps them to exit codes in one place.
+var (
+	// ErrUsage marks an error in what the user typed or gave: a flag, a
+	// file, a study name. Exit code 2.
+	ErrUsage = errors.New("usage")
+
+	// ErrFabric marks a failure of the benchmark or fabric: nccl-tests or
+	// mpirun missing, a launch that failed, a baseline that never ran.
+	// Exit code 3.
+	ErrFabric = errors.New("the benchmark or fabric failed")
+
+	// ErrInterrupted reports that the user stopped the command (Ctrl-C or
+	// SIGTERM) and what was measured is saved. Exit code 130.
+	ErrInterrupted = errors.New("interrupted")
+)
+
+// Mark returns an error that reads exactly as err and that errors.Is
+// matches both to err's own chain and to kind (ErrUsage, ErrFabric,
+// ErrInterrupted). Mark(kind, nil) is nil.
+func Mark(kind, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &markedError{kind: kind, err: err}
+}
+
+type markedError struct{ kind, err error }
+
+func (e *markedError) Error() string   { return e.err.Error() }
+func (e *markedError) Unwrap() []error { return []error{e.err, e.kind} }
