@@ -56,92 +56,172 @@ type recorded struct {
 // that measured every recorded size (the sizes most launches have) are
 // kept for their times.
 func BuildReplay(o BuildOptions) (*Replay, error) {
-	st, err := store.Open(o.Store, store.Options{ReadOnly: true})
+	r := &Replay{Format: ReplayFormat, Name: o.Name, Source: o.Store}
+	if r.Name == "" {
+		r.Name = strings.TrimSuffix(filepath.Base(o.Store), filepath.Ext(o.Store))
+	}
+	rec, err := readRecording(o.Store, r)
 	if err != nil {
-		return nil, fmt.Errorf("replay: open the recording %s: %w", o.Store, err)
+		return nil, err
+	}
+	r.Sizes = recordedSizes(rec.launches)
+	if len(r.Sizes) == 0 {
+		return nil, fmt.Errorf("replay: no launch in %s ended OK", o.Store)
+	}
+	configs, dropped := groupByConfig(rec.launches, r.Sizes)
+	def := configs.byKey[""]
+	if def == nil {
+		return nil, fmt.Errorf("replay: %s has no launch of NCCL's defaults, which every search starts with (record it: `nccltune sweep --no-warmup …` without --env)", o.Store)
+	}
+	r.Configs = configs.inOrder()
+	defDoc, err := attachPlans(r, configs.byKey, rec.debugPlans, o)
+	if err != nil {
+		return nil, err
+	}
+	fillFabric(r, defDoc, rec.defaultsFacts, def)
+	if r.NRanks == 0 {
+		return nil, fmt.Errorf("replay: %s does not say how many ranks ran (no fabric fingerprint and no doctor file)", o.Store)
+	}
+	if err := requirePlans(r.Configs); err != nil {
+		return nil, err
+	}
+	r.Description = describeReplay(r, rec.launches, dropped, o.Note)
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// storeRecording is what BuildReplay reads from the store before it shapes a
+// replay: the launches to replay in time order, and the plans NCCL's debug
+// lines showed, which fill in for configs no doctor file covers.
+type storeRecording struct {
+	launches   []recorded
+	debugPlans map[string]debugPlan // by config key: the first launch with TUNING lines
+	// defaultsFacts are the facts of the first launch of NCCL's defaults
+	// that logged its plan: the fabric, when no doctor file says it.
+	defaultsFacts *runner.Facts
+}
+
+// debugPlan is NCCL's plan for one config as a store launch's NCCL_DEBUG
+// lines showed it.
+type debugPlan struct {
+	steps    []PlanStep
+	source   string
+	channels int
+	env      nccl.Config
+}
+
+// readRecording reads every study of the store at path. It fills the
+// replay's fabric fields from the studies' fingerprints (the first study
+// that says each wins) and the defaults' tuning table, and refuses a store
+// with nothing measured.
+func readRecording(path string, r *Replay) (*storeRecording, error) {
+	st, err := store.Open(path, store.Options{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("replay: open the recording %s: %w", path, err)
 	}
 	defer st.Close()
 	sums, err := st.Studies()
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	r := &Replay{Format: ReplayFormat, Name: o.Name, Source: o.Store}
-	if r.Name == "" {
-		r.Name = strings.TrimSuffix(filepath.Base(o.Store), filepath.Ext(o.Store))
-	}
-	var recs []recorded
-	debugPlans := map[string][]PlanStep{}
-	debugSource := map[string]string{}
-	debugChannels := map[string]int{}
-	debugEnv := map[string]nccl.Config{}
-	var facts *runner.Facts
+	rec := &storeRecording{debugPlans: map[string]debugPlan{}}
 	for _, sum := range sums {
-		stored, err := st.Study(fmt.Sprint(sum.ID))
-		if err != nil {
+		if err := rec.readStudy(st, fmt.Sprint(sum.ID), r); err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
-		}
-		if stored.Simulated {
-			r.FromSimulated = true
-		}
-		if r.NRanks == 0 && stored.Fabric.Ranks > 0 {
-			r.NRanks = stored.Fabric.Ranks
-		}
-		if r.NCCLVersion == "" {
-			r.NCCLVersion = stored.Fabric.NCCLVersion
-		}
-		if r.GPU == "" {
-			r.GPU = stored.Fabric.GPU
-		}
-		if r.Transport == "" {
-			r.Transport = stored.Fabric.Transport
-		}
-		trials, err := st.Trials(stored.ID)
-		if err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
-		}
-		byID := map[uint64]nccl.Config{}
-		for _, t := range trials {
-			byID[t.ID] = knobsOf(t.Config)
-		}
-		launches, err := st.Launches(stored.ID)
-		if err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
-		}
-		for _, l := range launches {
-			cfg, ok := byID[l.TrialID]
-			if !ok {
-				continue
-			}
-			key := cfg.Key()
-			if l.Facts != nil && len(allReduceSteps(l.Facts.Choices)) > 0 {
-				if _, seen := debugPlans[key]; !seen {
-					debugPlans[key] = allReduceSteps(l.Facts.Choices)
-					debugSource[key] = fmt.Sprintf("NCCL_DEBUG lines of launch %d of study %s", l.Seq, stored.Name)
-					debugChannels[key] = l.Facts.Channels
-					debugEnv[key] = cfg
-				}
-				if len(cfg) == 0 && facts == nil {
-					facts = l.Facts
-				}
-				if len(cfg) == 0 && r.Tuning == nil {
-					r.Tuning = allReduceTable(l.Facts.Tuning)
-				}
-			}
-			if l.Phase == vocab.PhaseExplain || isDebugLaunch(l) {
-				continue
-			}
-			if l.Outcome != runner.OK && strings.Contains(l.Reason, "interrupted") {
-				continue
-			}
-			recs = append(recs, recorded{study: stored.Name, cfg: cfg, l: l})
 		}
 	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("replay: %s holds no measured launch (record some with `nccltune sweep --no-warmup --env K=V …`)", o.Store)
+	if len(rec.launches) == 0 {
+		return nil, fmt.Errorf("replay: %s holds no measured launch (record some with `nccltune sweep --no-warmup --env K=V …`)", path)
 	}
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].l.Start.Before(recs[j].l.Start) })
+	sort.SliceStable(rec.launches, func(i, j int) bool { return rec.launches[i].l.Start.Before(rec.launches[j].l.Start) })
+	return rec, nil
+}
 
-	// The recorded sizes: the set most OK launches measured.
+// readStudy adds one study's launches: each under its trial's config,
+// its debug lines as that config's plan, and only the launches whose
+// times a replay can use (no explain or debug launch, none interrupted).
+func (rec *storeRecording) readStudy(st *store.Store, ref string, r *Replay) error {
+	stored, err := st.Study(ref)
+	if err != nil {
+		return err
+	}
+	mergeFingerprint(r, stored)
+	trials, err := st.Trials(stored.ID)
+	if err != nil {
+		return err
+	}
+	byID := map[uint64]nccl.Config{}
+	for _, t := range trials {
+		byID[t.ID] = knobsOf(t.Config)
+	}
+	launches, err := st.Launches(stored.ID)
+	if err != nil {
+		return err
+	}
+	for _, l := range launches {
+		cfg, ok := byID[l.TrialID]
+		if !ok {
+			continue
+		}
+		if l.Facts != nil && len(allReduceSteps(l.Facts.Choices)) > 0 {
+			rec.notePlan(r, stored.Name, cfg, l)
+		}
+		if l.Phase == vocab.PhaseExplain || isDebugLaunch(l) {
+			continue
+		}
+		if l.Outcome != runner.OK && strings.Contains(l.Reason, "interrupted") {
+			continue
+		}
+		rec.launches = append(rec.launches, recorded{study: stored.Name, cfg: cfg, l: l})
+	}
+	return nil
+}
+
+// mergeFingerprint fills the replay's fabric fields a study's fingerprint
+// knows and no earlier study said.
+func mergeFingerprint(r *Replay, stored *store.Study) {
+	if stored.Simulated {
+		r.FromSimulated = true
+	}
+	if r.NRanks == 0 && stored.Fabric.Ranks > 0 {
+		r.NRanks = stored.Fabric.Ranks
+	}
+	if r.NCCLVersion == "" {
+		r.NCCLVersion = stored.Fabric.NCCLVersion
+	}
+	if r.GPU == "" {
+		r.GPU = stored.Fabric.GPU
+	}
+	if r.Transport == "" {
+		r.Transport = stored.Fabric.Transport
+	}
+}
+
+// notePlan keeps the first plan a config's debug lines showed; a
+// defaults launch also gives the fabric's facts and the tuning table.
+func (rec *storeRecording) notePlan(r *Replay, study string, cfg nccl.Config, l *store.Launch) {
+	key := cfg.Key()
+	if _, seen := rec.debugPlans[key]; !seen {
+		rec.debugPlans[key] = debugPlan{
+			steps:    allReduceSteps(l.Facts.Choices),
+			source:   fmt.Sprintf("NCCL_DEBUG lines of launch %d of study %s", l.Seq, study),
+			channels: l.Facts.Channels,
+			env:      cfg,
+		}
+	}
+	if len(cfg) == 0 && rec.defaultsFacts == nil {
+		rec.defaultsFacts = l.Facts
+	}
+	if len(cfg) == 0 && r.Tuning == nil {
+		r.Tuning = allReduceTable(l.Facts.Tuning)
+	}
+}
+
+// recordedSizes is the set of sizes most OK launches measured (on a tie,
+// the larger set): the sizes a replay times.
+func recordedSizes(recs []recorded) []int64 {
 	count := map[string]int{}
 	setOf := map[string][]int64{}
 	for _, rc := range recs {
@@ -159,20 +239,28 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 			bestKey = k
 		}
 	}
-	r.Sizes = setOf[bestKey]
-	if len(r.Sizes) == 0 {
-		return nil, fmt.Errorf("replay: no launch in %s ended OK", o.Store)
-	}
+	return setOf[bestKey]
+}
 
-	byKey := map[string]*ReplayConfig{}
-	var order []string
+// replayConfigs are the replay's timed configs by config key, with the
+// keys in first-seen order.
+type replayConfigs struct {
+	byKey map[string]*ReplayConfig
+	order []string
+}
+
+// groupByConfig turns the recorded launches into each config's replay
+// launches, the store's first launch marked cold. An OK launch that missed
+// a recorded size is dropped (counted); a failed one replays as a failure.
+func groupByConfig(recs []recorded, sizes []int64) (replayConfigs, int) {
+	configs := replayConfigs{byKey: map[string]*ReplayConfig{}}
 	dropped := 0
 	for i, rc := range recs {
 		rl := ReplayLaunch{Start: rc.l.Start, Study: rc.study, Cold: i == 0}
 		if rc.l.Outcome != runner.OK {
 			rl.Failed = string(rc.l.Outcome) + ": " + rc.l.Reason
 		} else {
-			times, ok := launchTimes(rc.l, r.Sizes)
+			times, ok := launchTimes(rc.l, sizes)
 			if !ok {
 				dropped++
 				continue
@@ -180,24 +268,32 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 			rl.TimesUS = times
 		}
 		key := rc.cfg.Key()
-		c := byKey[key]
+		c := configs.byKey[key]
 		if c == nil {
 			c = &ReplayConfig{Env: rc.cfg}
-			byKey[key] = c
-			order = append(order, key)
+			configs.byKey[key] = c
+			configs.order = append(configs.order, key)
 		}
 		c.Launches = append(c.Launches, rl)
 	}
-	def := byKey[""]
-	if def == nil {
-		return nil, fmt.Errorf("replay: %s has no launch of NCCL's defaults, which every search starts with (record it: `nccltune sweep --no-warmup …` without --env)", o.Store)
-	}
-	sort.Strings(order) // "" (the defaults) first
-	for _, k := range order {
-		r.Configs = append(r.Configs, byKey[k])
-	}
+	return configs, dropped
+}
 
-	// Plans: doctor files first, then the store's own debug lines.
+// inOrder lists the configs by key, so "" (the defaults) comes first.
+func (c replayConfigs) inOrder() []*ReplayConfig {
+	sort.Strings(c.order)
+	var out []*ReplayConfig
+	for _, k := range c.order {
+		out = append(out, c.byKey[k])
+	}
+	return out
+}
+
+// attachPlans gives each config its plan: doctor files first, then the
+// store's own debug lines. Plans for configs never timed become the
+// replay's plan-only configs. It returns the doctor file of the defaults
+// (nil without one), which knows the fabric best.
+func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[string]debugPlan, o BuildOptions) (*doctorDoc, error) {
 	docs, err := readPlans(o.Plans, len(o.Plans) > 0 && !samePaths(o.Plans, PlansBeside(o.Store)))
 	if err != nil {
 		return nil, err
@@ -228,14 +324,13 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 		}
 	}
 	for _, c := range r.Configs {
-		if c.Plan == nil && debugPlans[c.Env.Key()] != nil {
-			key := c.Env.Key()
-			c.Plan, c.PlanSource, c.CommChannels = debugPlans[key], debugSource[key], debugChannels[key]
+		if d, ok := debugPlans[c.Env.Key()]; ok && c.Plan == nil {
+			c.Plan, c.PlanSource, c.CommChannels = d.steps, d.source, d.channels
 		}
 	}
-	for key, plan := range debugPlans {
+	for key, d := range debugPlans {
 		if byKey[key] == nil && planOnly[key] == nil {
-			planOnly[key] = &ReplayConfig{Env: debugEnv[key], Plan: plan, PlanSource: debugSource[key], CommChannels: debugChannels[key]}
+			planOnly[key] = &ReplayConfig{Env: d.env, Plan: d.steps, PlanSource: d.source, CommChannels: d.channels}
 		}
 	}
 	var poKeys []string
@@ -246,6 +341,13 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 	for _, k := range poKeys {
 		r.PlanOnly = append(r.PlanOnly, planOnly[k])
 	}
+	return defDoc, nil
+}
+
+// fillFabric completes the replay's fabric: the defaults' doctor file
+// overrides the fingerprints, else the defaults' logged facts do; the
+// defaults' plan gives the channels and sockets are assumed last.
+func fillFabric(r *Replay, defDoc *doctorDoc, facts *runner.Facts, def *ReplayConfig) {
 	if defDoc != nil && r.Tuning == nil {
 		r.Tuning = allReduceTable(defDoc.Tuning)
 	}
@@ -263,18 +365,26 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 	if r.Transport == "" {
 		r.Transport = transportSocket
 	}
-	if r.NRanks == 0 {
-		return nil, fmt.Errorf("replay: %s does not say how many ranks ran (no fabric fingerprint and no doctor file)", o.Store)
-	}
+}
+
+// requirePlans refuses timed configs without a plan: the replay could not
+// say what NCCL chose for them.
+func requirePlans(configs []*ReplayConfig) error {
 	var noPlan []string
-	for _, c := range r.Configs {
+	for _, c := range configs {
 		if c.Plan == nil {
 			noPlan = append(noPlan, c.Env.String())
 		}
 	}
 	if len(noPlan) > 0 {
-		return nil, fmt.Errorf("replay: no plan (NCCL's choices per size) for %s: give `nccltune doctor --json --env K=V…` outputs beside the store or with --plans, or record a launch with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING", strings.Join(noPlan, "; "))
+		return fmt.Errorf("replay: no plan (NCCL's choices per size) for %s: give `nccltune doctor --json --env K=V…` outputs beside the store or with --plans, or record a launch with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING", strings.Join(noPlan, "; "))
 	}
+	return nil
+}
+
+// describeReplay says what the replay holds: how many launches of which
+// kind, when, on what, and what was left out.
+func describeReplay(r *Replay, recs []recorded, dropped int, note string) string {
 	n := 0
 	for _, c := range r.Configs {
 		n += len(c.Launches)
@@ -284,22 +394,19 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 	if r.FromSimulated {
 		kind = "SIMULATED (a test recording)"
 	}
-	r.Description = fmt.Sprintf("%d %s launches of %d configs, %s to %s, %d ranks, NCCL %s, %s to %s; the first launch is the cold one",
+	desc := fmt.Sprintf("%d %s launches of %d configs, %s to %s, %d ranks, NCCL %s, %s to %s; the first launch is the cold one",
 		n, kind, len(r.Configs), first.UTC().Format("2006-01-02 15:04"), last.UTC().Format("15:04 MST"), r.NRanks, r.NCCLVersion,
 		nccl.FormatSize(r.Sizes[0]), nccl.FormatSize(r.Sizes[len(r.Sizes)-1]))
 	if len(r.PlanOnly) > 0 {
-		r.Description += fmt.Sprintf("; plans only (not timed) for %d more configs", len(r.PlanOnly))
+		desc += fmt.Sprintf("; plans only (not timed) for %d more configs", len(r.PlanOnly))
 	}
 	if dropped > 0 {
-		r.Description += fmt.Sprintf("; %d launches that missed a recorded size were left out", dropped)
+		desc += fmt.Sprintf("; %d launches that missed a recorded size were left out", dropped)
 	}
-	if o.Note != "" {
-		r.Description += ". " + o.Note
+	if note != "" {
+		desc += ". " + note
 	}
-	if err := r.Validate(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return desc
 }
 
 func orStr(a, b string) string {
