@@ -114,52 +114,77 @@ type fabric struct {
 func (p *Profile) resolve(cfg nccl.Config) *fabric { return p.resolveLog(cfg, false) }
 
 // resolveLog is resolve, also collecting NCCL's ENV log lines if logEnv.
+// The steps run in the order NCCL reads the variables, so the log lines
+// come out in NCCL's order.
 func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *fabric {
 	f := &fabric{p: p, n: p.NRanks, crossNIC: 2, qps: 1, nthreads: 0, buffSize: 4 << 20, logEnv: logEnv}
-	info := func(format string, args ...any) {
-		if f.logEnv {
-			f.envInfo = append(f.envInfo, fmt.Sprintf(format, args...))
-		}
-	}
-	get := func(name string) (string, bool) {
-		v, ok := cfg[name]
-		return v, ok && v != ""
-	}
-	// Integer parameters, read the way NCCL_PARAM reads them: an invalid
-	// value is reported and ignored.
-	intParam := func(name string) (int, bool) {
-		v, ok := get(name)
-		if !ok {
-			return 0, false
-		}
-		if knob, err := nccl.LookupKnob(name); err == nil && knob.Name == name {
-			if err := knob.Validate(v); err != nil {
-				info("Invalid value %s for %s, using default.", v, name)
-				return 0, false
-			}
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			info("Invalid value %s for %s, using default.", v, name)
-			return 0, false
-		}
-		info("%s set by environment to %d.", name, n)
-		return n, true
-	}
-	strParam := func(name string) (string, bool) {
-		v, ok := get(name)
-		if ok {
-			info("%s set by environment to %s", name, v)
-		}
-		return v, ok
-	}
+	env := envReader{cfg: cfg, f: f}
+	f.resolveTransport(env)
+	f.resolveAlgorithms(env)
+	f.resolveChannels(env)
+	f.resolveBuffers(env)
+	return f
+}
 
-	// Transport: IB unless disabled, not found, forced to Socket, or
-	// failing on purpose.
-	ibDisabled, _ := intParam("NCCL_IB_DISABLE")
-	merge, _ := intParam("NCCL_IB_MERGE_NICS")
-	netName, netSet := strParam("NCCL_NET")
-	hca, hcaSet := strParam("NCCL_IB_HCA")
+// envReader reads the NCCL_* variables of one environment the way NCCL
+// does, adding NCCL's ENV log line for each read to the fabric.
+type envReader struct {
+	cfg nccl.Config
+	f   *fabric
+}
+
+func (e envReader) info(format string, args ...any) {
+	if e.f.logEnv {
+		e.f.envInfo = append(e.f.envInfo, fmt.Sprintf(format, args...))
+	}
+}
+
+// get is a variable's value; an empty value counts as unset.
+func (e envReader) get(name string) (string, bool) {
+	v, ok := e.cfg[name]
+	return v, ok && v != ""
+}
+
+// intParam reads an integer parameter the way NCCL_PARAM reads it: an
+// invalid value is reported and ignored.
+func (e envReader) intParam(name string) (int, bool) {
+	v, ok := e.get(name)
+	if !ok {
+		return 0, false
+	}
+	if knob, err := nccl.LookupKnob(name); err == nil && knob.Name == name {
+		if err := knob.Validate(v); err != nil {
+			e.info("Invalid value %s for %s, using default.", v, name)
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		e.info("Invalid value %s for %s, using default.", v, name)
+		return 0, false
+	}
+	e.info("%s set by environment to %d.", name, n)
+	return n, true
+}
+
+// strParam reads a string parameter, logging it when set.
+func (e envReader) strParam(name string) (string, bool) {
+	v, ok := e.get(name)
+	if ok {
+		e.info("%s set by environment to %s", name, v)
+	}
+	return v, ok
+}
+
+// resolveTransport picks the transport: IB unless disabled, not found,
+// forced to Socket, or failing on purpose; then the NICs that carry
+// traffic.
+func (f *fabric) resolveTransport(env envReader) {
+	p, cfg := f.p, env.cfg
+	ibDisabled, _ := env.intParam("NCCL_IB_DISABLE")
+	merge, _ := env.intParam("NCCL_IB_MERGE_NICS")
+	netName, netSet := env.strParam("NCCL_NET")
+	hca, hcaSet := env.strParam("NCCL_IB_HCA")
 	f.listed = p.NICs
 	if hcaSet {
 		f.listed = matchHCA(p.NICs, hca)
@@ -193,10 +218,14 @@ func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *fabric {
 			f.rails, f.merged = len(f.listed), true
 		}
 	}
+}
 
-	// Protocols and algorithms, parsed like NCCL's parseList.
+// resolveAlgorithms works out the protocols and algorithms the all-reduce
+// may use, parsed like NCCL's parseList; none left is NCCL's invalid
+// usage at the first collective.
+func (f *fabric) resolveAlgorithms(env envReader) {
 	protoEnable := map[string]int{protoLL: 1, protoLL128: 2, protoSimple: 1}
-	if v, ok := strParam("NCCL_PROTO"); ok {
+	if v, ok := env.strParam("NCCL_PROTO"); ok {
 		if err := parseList(v, protoNames, protoEnable); err != nil {
 			f.usage = &UsageError{AtInit: true, Warn: err.Error()}
 		}
@@ -206,7 +235,7 @@ func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *fabric {
 		algoEnable[a] = 1
 	}
 	algoSet := false
-	if v, ok := strParam("NCCL_ALGO"); ok {
+	if v, ok := env.strParam("NCCL_ALGO"); ok {
 		algoSet = true
 		if err := parseList(v, algoNames, algoEnable); err != nil && f.usage == nil {
 			f.usage = &UsageError{AtInit: true, Warn: err.Error()}
@@ -219,77 +248,83 @@ func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *fabric {
 	}
 	// Only Ring and Tree can run an all-reduce here: no CollNet, no NVLink
 	// SHARP, and PAT serves AllGather/ReduceScatter only.
-	f.algoOn = map[string]bool{algoRing: algoEnable[algoRing] == 1, algoTree: algoEnable[algoTree] == 1 && p.NRanks > 1}
+	f.algoOn = map[string]bool{algoRing: algoEnable[algoRing] == 1, algoTree: algoEnable[algoTree] == 1 && f.p.NRanks > 1}
 	anyAlgo := f.algoOn[algoRing] || f.algoOn[algoTree]
 	anyProto := f.protoOn[protoLL] || f.protoOn[protoLL128] || f.protoOn[protoSimple]
 	if f.usage == nil && (!anyAlgo || !anyProto) {
 		warn := "No algorithm/protocol available for function AllReduce with datatype ncclFloat32."
 		if algoSet {
-			warn += " NCCL_ALGO was set to " + cfg["NCCL_ALGO"] + "."
+			warn += " NCCL_ALGO was set to " + env.cfg["NCCL_ALGO"] + "."
 		}
-		if v, ok := get("NCCL_PROTO"); ok {
+		if v, ok := env.get("NCCL_PROTO"); ok {
 			warn += " NCCL_PROTO was set to " + v + "."
 		}
 		f.usage = &UsageError{Warn: warn}
 	}
+}
 
-	// Channels: the more restrictive cap wins, then the floor.
+// resolveChannels applies the channel limits: the more restrictive cap
+// wins, then the floor.
+func (f *fabric) resolveChannels(env envReader) {
 	f.commChannels = f.cost.CommChannels
-	if v, ok := intParam("NCCL_MAX_NCHANNELS"); ok && v >= 1 {
+	if v, ok := env.intParam("NCCL_MAX_NCHANNELS"); ok && v >= 1 {
 		f.commChannels = min(f.commChannels, v)
 	}
-	if v, ok := intParam("NCCL_MAX_CTAS"); ok && v >= 1 {
+	if v, ok := env.intParam("NCCL_MAX_CTAS"); ok && v >= 1 {
 		f.commChannels = min(f.commChannels, v)
 	}
-	if v, ok := intParam("NCCL_MIN_NCHANNELS"); ok && v >= 1 {
+	if v, ok := env.intParam("NCCL_MIN_NCHANNELS"); ok && v >= 1 {
 		f.minChannels = max(f.minChannels, v)
 	}
-	if v, ok := intParam("NCCL_MIN_CTAS"); ok && v >= 1 {
+	if v, ok := env.intParam("NCCL_MIN_CTAS"); ok && v >= 1 {
 		f.minChannels = max(f.minChannels, v)
 	}
 	f.minChannels = min(f.minChannels, 64)
 	if f.minChannels > f.commChannels {
 		// NCCL duplicates channels up to the floor, unless a cap says no.
-		if _, capped := get("NCCL_MAX_NCHANNELS"); !capped {
-			if _, capped = get("NCCL_MAX_CTAS"); !capped {
+		if _, capped := env.get("NCCL_MAX_NCHANNELS"); !capped {
+			if _, capped = env.get("NCCL_MAX_CTAS"); !capped {
 				f.commChannels = f.minChannels
 			}
 		}
 		f.minChannels = min(f.minChannels, f.commChannels)
 	}
+}
 
-	if v, ok := intParam("NCCL_NTHREADS"); ok {
+// resolveBuffers reads the per-connection resources: threads, buffer
+// size, IB queue pairs, cross-NIC and the socket threads.
+func (f *fabric) resolveBuffers(env envReader) {
+	if v, ok := env.intParam("NCCL_NTHREADS"); ok {
 		f.nthreads = v
 	}
-	if v, ok := get("NCCL_BUFFSIZE"); ok {
+	if v, ok := env.get("NCCL_BUFFSIZE"); ok {
 		if knob, err := nccl.LookupKnob("NCCL_BUFFSIZE"); err == nil && knob.Validate(v) == nil {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			f.buffSize = float64(n)
-			info("NCCL_BUFFSIZE set by environment to %d.", n)
+			env.info("NCCL_BUFFSIZE set by environment to %d.", n)
 		} else {
-			info("Invalid value %s for NCCL_BUFFSIZE, using default.", v)
+			env.info("Invalid value %s for NCCL_BUFFSIZE, using default.", v)
 		}
 	}
-	if v, ok := intParam("NCCL_IB_QPS_PER_CONNECTION"); ok {
+	if v, ok := env.intParam("NCCL_IB_QPS_PER_CONNECTION"); ok {
 		f.qps = v
 	}
-	if v, ok := intParam("NCCL_CROSS_NIC"); ok {
+	if v, ok := env.intParam("NCCL_CROSS_NIC"); ok {
 		f.crossNIC = v
 	}
-	if c := p.Transports[transportSocket]; c != nil {
+	if c := f.p.Transports[transportSocket]; c != nil {
 		f.sockThreads, f.sockPerThr = c.SocketThreads, c.SocketsPerThread
 	}
-	if v, ok := intParam("NCCL_SOCKET_NTHREADS"); ok {
+	if v, ok := env.intParam("NCCL_SOCKET_NTHREADS"); ok {
 		f.sockThreads = v
 	}
-	if v, ok := intParam("NCCL_NSOCKS_PERTHREAD"); ok {
+	if v, ok := env.intParam("NCCL_NSOCKS_PERTHREAD"); ok {
 		f.sockPerThr = v
 	}
 	if f.sockThreads*f.sockPerThr > 64 {
 		// NCCL caps the product at 64 sockets by lowering sockets per thread.
 		f.sockPerThr = max(1, 64/f.sockThreads)
 	}
-	return f
 }
 
 // parseList applies one NCCL_PROTO or NCCL_ALGO value to the all-reduce's
