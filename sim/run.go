@@ -358,6 +358,14 @@ func (l *launch) jsonFinalize() {
 
 // deviceReport is nccl-tests' writeDeviceReport, plus the simulated line.
 func (l *launch) deviceReport() (int, bool) {
+	l.testHeader()
+	l.jsonConfig()
+	return l.devices()
+}
+
+// testHeader prints the header lines nccl-tests writes before the
+// devices: versions, the simulated label and the options in effect.
+func (l *launch) testHeader() {
 	o, p := l.o, l.p
 	ver := versionCode(p.NCCLVersion)
 	w := l.out
@@ -389,39 +397,52 @@ func (l *launch) deviceReport() (int, bool) {
 		fmt.Fprintf(w, "# Parallel Init Enabled: threads call into NcclInitRank concurrently \n")
 	}
 	fmt.Fprintf(w, "#\n")
-	if j := l.json; j != nil {
-		j.key("config")
-		j.startObject()
-		for _, kv := range []struct {
-			k string
-			v int64
-		}{{"nthreads", int64(o.nThreads)}, {"ngpus", int64(o.nGpus)}, {"minimum_bytes", o.minBytes}, {"maximum_bytes", o.maxBytes}} {
-			j.key(kv.k)
-			j.int(kv.v)
-		}
-		if o.stepFactor > 1 {
-			j.key("step_factor")
-			j.int(o.stepFactor)
-		} else {
-			j.key("step_bytes")
-			j.int(o.stepBytes)
-		}
-		for _, kv := range []struct {
-			k string
-			v int
-		}{{"warmup_iters", o.warmup}, {"iterations", o.iters}, {"aggregated_iterations", o.agg}, {"validation", o.check}, {"graph", o.graph}} {
-			j.key(kv.k)
-			j.int(int64(kv.v))
-		}
-		j.key("blocking_collectives")
-		j.boolStr(o.blocking != 0)
-		j.key("per_iter_timing")
-		j.boolStr(o.perIter != 0)
-		j.key("per_iter_skip")
-		j.int(int64(o.perIterSkip))
-		j.key("parallel_init")
-		j.boolStr(o.parallelInit != 0)
+}
+
+// jsonConfig opens the JSON output's "config" object with the options in
+// effect (left open: the devices go inside it).
+func (l *launch) jsonConfig() {
+	j, o := l.json, l.o
+	if j == nil {
+		return
 	}
+	j.key("config")
+	j.startObject()
+	for _, kv := range []struct {
+		k string
+		v int64
+	}{{"nthreads", int64(o.nThreads)}, {"ngpus", int64(o.nGpus)}, {"minimum_bytes", o.minBytes}, {"maximum_bytes", o.maxBytes}} {
+		j.key(kv.k)
+		j.int(kv.v)
+	}
+	if o.stepFactor > 1 {
+		j.key("step_factor")
+		j.int(o.stepFactor)
+	} else {
+		j.key("step_bytes")
+		j.int(o.stepBytes)
+	}
+	for _, kv := range []struct {
+		k string
+		v int
+	}{{"warmup_iters", o.warmup}, {"iterations", o.iters}, {"aggregated_iterations", o.agg}, {"validation", o.check}, {"graph", o.graph}} {
+		j.key(kv.k)
+		j.int(int64(kv.v))
+	}
+	j.key("blocking_collectives")
+	j.boolStr(o.blocking != 0)
+	j.key("per_iter_timing")
+	j.boolStr(o.perIter != 0)
+	j.key("per_iter_skip")
+	j.int(int64(o.perIterSkip))
+	j.key("parallel_init")
+	j.boolStr(o.parallelInit != 0)
+}
+
+// devices lists each rank's device, in text and JSON, closing the JSON
+// config; more GPUs asked for than a node has fails like nccl-tests.
+func (l *launch) devices() (int, bool) {
+	o, p, w := l.o, l.p, l.out
 	fmt.Fprintf(w, "# Using devices\n")
 	if o.nThreads*o.nGpus > p.GPUsPerNode {
 		for range l.nprocs {
@@ -481,112 +502,138 @@ func (l *launch) ncclVersionString() string {
 // ncclInit prints NCCL's initialisation log and reports false (after
 // printing nccl-tests' failure) when NCCL refuses the environment.
 func (l *launch) ncclInit() bool {
-	f, p, lg := l.f, l.p, l.log
-	initOnly := l.fault != nil && l.fault.kind == FaultInitHang
 	for r := range l.nprocs {
-		id := l.ids[r]
-		if v, ok := l.cfg["NCCL_SOCKET_IFNAME"]; ok {
-			lg.info(id, subEnv, "NCCL_SOCKET_IFNAME set by environment to %s", v)
-		}
-		lg.info(id, subInit|subBootstrap, "Bootstrap: Using %s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
-		lg.info(id, subInit, "cudaDriverVersion %d", p.CUDADriver)
-		lg.version(id, l.ncclVersionString())
-		if versionCode(p.NCCLVersion) >= 22800 {
-			lg.info(id, subInit, "Comm config nvlinkCentricSched set to 1")
-		}
-		for _, line := range f.envInfo {
-			lg.info(id, subEnv, "%s", line)
-		}
-		lg.info(id, subInit|subNet, "NET/Plugin: Could not find: libnccl-net.so")
-		if f.transport == transportIB {
-			// The NIC reports its port speed, not what a throttled link
-			// really carries: doctor compares busbw with this.
-			for d, nic := range f.listed {
-				ar := 0
-				if nic.Link == "IB" {
-					ar = 1
-				}
-				lg.info(id, subNet, "NET/IB: [%d] %s:uverbs%d:%d/%s provider=Mlx5 speed=%d context=0x%x pciPath=/sys/devices/pci%s/%s.%d ar=%d",
-					d, nic.Name, d, nic.Port, nic.Link, nic.Gbps*1000, l.comms[r]+uint64(0x1000*(d+1)), p.BusID[:7], p.BusID, d, ar)
-			}
-			var devs strings.Builder
-			for i, nic := range f.listed {
-				fmt.Fprintf(&devs, " [%d]%s:%d/%s", i, nic.Name, nic.Port, nic.Link)
-			}
-			ro := ""
-			if p.RelaxedOrdering {
-				ro = "[RO]"
-			}
-			lg.info(id, subInit|subNet, "NET/IB : Using%s %s; OOB %s:%s<0>", devs.String(), ro, p.SocketIf.Name, l.socketAddr(r))
-			if f.merged {
-				var names []string
-				speed := 0
-				for _, nic := range f.listed {
-					names = append(names, nic.Name)
-					speed += nic.Gbps * 1000
-				}
-				lg.info(id, subNet, "NET/IB : Made virtual device [%d] name=%s speed=%d ndevs=%d", len(f.listed), strings.Join(names, "+"), speed, len(f.listed))
-			}
-			lg.info(id, subInit|subNet, "Initialized NET plugin IB")
-			lg.info(id, subInit|subNet, "Assigned NET plugin IB to comm")
-			lg.info(id, subInit, "Using network IB")
-		} else {
-			switch f.socketWhy {
-			case "nodev":
-				lg.info(id, subInit|subNet, "NET/IB : No device found.")
-				lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
-			case "disabled", "plugin":
-				lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
-			}
-			lg.info(id, subInit|subNet, "NET/Socket : Using [0]%s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
-			lg.info(id, subInit|subNet, "Initialized NET plugin Socket")
-			lg.info(id, subInit|subNet, "Assigned NET plugin Socket to comm")
-			lg.info(id, subInit, "Using network Socket")
-		}
+		l.netInit(r)
 	}
 	for r := range l.nprocs {
-		lg.info(l.ids[r], subInit, "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev 0 nvmlDev 0 busId %x commId 0x%016x - Init START",
+		l.log.info(l.ids[r], subInit, "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev 0 nvmlDev 0 busId %x commId 0x%016x - Init START",
 			l.comms[r], r, l.n, l.busID, l.commID)
 	}
-	if initOnly {
+	if l.fault != nil && l.fault.kind == FaultInitHang {
 		return true
 	}
-	if u := f.usage; u != nil && u.AtInit {
-		for r := range l.nprocs {
-			where := "graph/tuning.cc:97"
-			if strings.HasPrefix(u.Warn, "Error: network") {
-				where = "init.cc:478"
-			}
-			lg.warn(l.ids[r], where, "%s", u.Warn)
-		}
-		for r := range l.nprocs {
-			fmt.Fprintf(l.out, "%s: Test NCCL failure common.cu:222 'invalid usage (run with NCCL_DEBUG=WARN for details) / '\n", l.hosts[r])
-			fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1620\n", l.hosts[r], l.ids[r].pid)
-			fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
-		}
+	if u := l.f.usage; u != nil && u.AtInit {
+		l.refuseAtInit(u)
 		return false
 	}
 	for r := range l.nprocs {
-		id := l.ids[r]
-		lg.info(id, subInit, "comm 0x%x rank %d nRanks %d nNodes %d localRanks 1 localRank 0 MNNVL 0", l.comms[r], r, l.n, l.nprocs)
-		if r == 0 {
-			var ring strings.Builder
-			for k := range l.n {
-				fmt.Fprintf(&ring, " %d", k)
-			}
-			for c := range f.commChannels {
-				lg.info(id, subInit, "Channel %02d/%02d :%s", c, f.commChannels, ring.String())
-			}
-		}
-		if r == 0 {
-			l.tuningTable(id)
-		}
-		lg.info(id, subInit, "%d coll channels, %d collnet channels, 0 nvls channels, %d p2p channels, %d p2p channels per peer",
-			f.commChannels, f.commChannels, f.commChannels, f.commChannels)
-		lg.info(id, subInit, "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev 0 nvmlDev 0 busId %x commId 0x%016x - Init COMPLETE",
-			l.comms[r], r, l.n, l.busID, l.commID)
+		l.commInit(r)
 	}
 	return true
+}
+
+// netInit prints rank r's log up to its network: bootstrap, versions,
+// the ENV lines, and the network plugin NCCL ends up with.
+func (l *launch) netInit(r int) {
+	f, p, lg := l.f, l.p, l.log
+	id := l.ids[r]
+	if v, ok := l.cfg["NCCL_SOCKET_IFNAME"]; ok {
+		lg.info(id, subEnv, "NCCL_SOCKET_IFNAME set by environment to %s", v)
+	}
+	lg.info(id, subInit|subBootstrap, "Bootstrap: Using %s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
+	lg.info(id, subInit, "cudaDriverVersion %d", p.CUDADriver)
+	lg.version(id, l.ncclVersionString())
+	if versionCode(p.NCCLVersion) >= 22800 {
+		lg.info(id, subInit, "Comm config nvlinkCentricSched set to 1")
+	}
+	for _, line := range f.envInfo {
+		lg.info(id, subEnv, "%s", line)
+	}
+	lg.info(id, subInit|subNet, "NET/Plugin: Could not find: libnccl-net.so")
+	if f.transport == transportIB {
+		l.netIB(r)
+		return
+	}
+	switch f.socketWhy {
+	case "nodev":
+		lg.info(id, subInit|subNet, "NET/IB : No device found.")
+		lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
+	case "disabled", "plugin":
+		lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
+	}
+	lg.info(id, subInit|subNet, "NET/Socket : Using [0]%s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
+	lg.info(id, subInit|subNet, "Initialized NET plugin Socket")
+	lg.info(id, subInit|subNet, "Assigned NET plugin Socket to comm")
+	lg.info(id, subInit, "Using network Socket")
+}
+
+// netIB prints rank r's IB plugin lines: each NIC, the devices used and
+// a merged virtual device when NICs are merged.
+func (l *launch) netIB(r int) {
+	f, p, lg := l.f, l.p, l.log
+	id := l.ids[r]
+	// The NIC reports its port speed, not what a throttled link
+	// really carries: doctor compares busbw with this.
+	for d, nic := range f.listed {
+		ar := 0
+		if nic.Link == "IB" {
+			ar = 1
+		}
+		lg.info(id, subNet, "NET/IB: [%d] %s:uverbs%d:%d/%s provider=Mlx5 speed=%d context=0x%x pciPath=/sys/devices/pci%s/%s.%d ar=%d",
+			d, nic.Name, d, nic.Port, nic.Link, nic.Gbps*1000, l.comms[r]+uint64(0x1000*(d+1)), p.BusID[:7], p.BusID, d, ar)
+	}
+	var devs strings.Builder
+	for i, nic := range f.listed {
+		fmt.Fprintf(&devs, " [%d]%s:%d/%s", i, nic.Name, nic.Port, nic.Link)
+	}
+	ro := ""
+	if p.RelaxedOrdering {
+		ro = "[RO]"
+	}
+	lg.info(id, subInit|subNet, "NET/IB : Using%s %s; OOB %s:%s<0>", devs.String(), ro, p.SocketIf.Name, l.socketAddr(r))
+	if f.merged {
+		var names []string
+		speed := 0
+		for _, nic := range f.listed {
+			names = append(names, nic.Name)
+			speed += nic.Gbps * 1000
+		}
+		lg.info(id, subNet, "NET/IB : Made virtual device [%d] name=%s speed=%d ndevs=%d", len(f.listed), strings.Join(names, "+"), speed, len(f.listed))
+	}
+	lg.info(id, subInit|subNet, "Initialized NET plugin IB")
+	lg.info(id, subInit|subNet, "Assigned NET plugin IB to comm")
+	lg.info(id, subInit, "Using network IB")
+}
+
+// refuseAtInit prints NCCL's WARN and nccl-tests' failure lines for an
+// environment NCCL refuses while creating the communicator.
+func (l *launch) refuseAtInit(u *UsageError) {
+	for r := range l.nprocs {
+		where := "graph/tuning.cc:97"
+		if strings.HasPrefix(u.Warn, "Error: network") {
+			where = "init.cc:478"
+		}
+		l.log.warn(l.ids[r], where, "%s", u.Warn)
+	}
+	for r := range l.nprocs {
+		fmt.Fprintf(l.out, "%s: Test NCCL failure common.cu:222 'invalid usage (run with NCCL_DEBUG=WARN for details) / '\n", l.hosts[r])
+		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1620\n", l.hosts[r], l.ids[r].pid)
+		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+	}
+}
+
+// commInit prints rank r's communicator set-up to Init COMPLETE; rank 0
+// also logs the rings and the tuning table.
+func (l *launch) commInit(r int) {
+	f, lg := l.f, l.log
+	id := l.ids[r]
+	lg.info(id, subInit, "comm 0x%x rank %d nRanks %d nNodes %d localRanks 1 localRank 0 MNNVL 0", l.comms[r], r, l.n, l.nprocs)
+	if r == 0 {
+		var ring strings.Builder
+		for k := range l.n {
+			fmt.Fprintf(&ring, " %d", k)
+		}
+		for c := range f.commChannels {
+			lg.info(id, subInit, "Channel %02d/%02d :%s", c, f.commChannels, ring.String())
+		}
+	}
+	if r == 0 {
+		l.tuningTable(id)
+	}
+	lg.info(id, subInit, "%d coll channels, %d collnet channels, 0 nvls channels, %d p2p channels, %d p2p channels per peer",
+		f.commChannels, f.commChannels, f.commChannels, f.commChannels)
+	lg.info(id, subInit, "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev 0 nvmlDev 0 busId %x commId 0x%016x - Init COMPLETE",
+		l.comms[r], r, l.n, l.busID, l.commID)
 }
 
 // resultHeader is nccl-tests' writeResultHeader.
@@ -781,7 +828,31 @@ func (l *launch) row(typ, op string, size int64, key int) float64 {
 	ws := typeSizes[typ]
 	count := size / ws
 	bytes := count * ws
-	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", -1))
+	l.rowStart(typ, op, bytes, count)
+	c := l.choose(bytes)
+	l.logChoice(c, bytes)
+	var outMean float64
+	for place := range 2 {
+		mean := l.placeResult(c, bytes, count, key, place)
+		if place == 0 {
+			outMean = mean
+		}
+	}
+	fmt.Fprintf(w, "\n")
+	if j := l.json; j != nil {
+		j.key("actual_iterations")
+		j.int(int64(o.iters))
+		j.key("experiment_name")
+		j.str("")
+		j.finish()
+	}
+	return outMean
+}
+
+// rowStart prints the columns that say what a row measured (size, count,
+// type, op, root) and opens its JSON object.
+func (l *launch) rowStart(typ, op string, bytes, count int64) {
+	fmt.Fprintf(l.out, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", -1))
 	if j := l.json; j != nil {
 		j.startObject()
 		j.key("size")
@@ -795,7 +866,11 @@ func (l *launch) row(typ, op string, size int64, key int) float64 {
 		j.key("root")
 		j.str(fmt.Sprintf("%6d", -1))
 	}
-	c := l.choose(bytes)
+}
+
+// logChoice logs NCCL's choice for a size, and the tree connections the
+// first time a tree is used.
+func (l *launch) logChoice(c Choice, bytes int64) {
 	if c.Algo == algoTree && !l.usedTree {
 		l.usedTree = true
 		for r := range l.nprocs {
@@ -803,76 +878,75 @@ func (l *launch) row(typ, op string, size int64, key int) float64 {
 		}
 	}
 	l.log.info(l.ids[0], subTuning, "AllReduce: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%d}", bytes, c.LogAlgo(), c.LogProto(), c.Channels-1)
-	var outMean float64
-	for place := range 2 {
-		samples := l.times(c, bytes, key, place)
-		var mean float64
-		for _, t := range samples {
-			mean += t
-		}
-		mean /= float64(len(samples))
-		if place == 0 {
-			outMean = mean
-		}
-		algBW := float64(bytes) / (mean * 1e3)
-		busBW := algBW * 2 * float64(l.n-1) / float64(l.n) // nccl-tests' factor: 0 for one rank
-		var wrong int64
-		if l.fault != nil && l.fault.kind == FaultWrong && l.fault.hits(bytes) {
-			rng := newRNG(o.seed, int64(o.launch), streamWrong, bytes, int64(key), int64(place))
-			wrong = 1 + count/16 + rng.Int64N(max(1, count/64))
-		}
-		check := o.check > 0
-		if check && wrong > 0 {
-			l.errors += l.nprocs
-		}
-		if check {
-			fmt.Fprintf(w, "  %7s  %6s  %6s  %6s", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6), fmt.Sprintf("%6s", cG(float64(wrong))))
-		} else {
-			fmt.Fprintf(w, "  %7s  %6s  %6s    N/A", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6))
-		}
-		if place == 1 && o.timestamps != 0 && o.perIter == 0 {
-			fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
-		}
-		if j := l.json; j != nil {
-			if place == 0 {
-				j.key("out_of_place")
-			} else {
-				j.key("in_place")
-			}
-			j.startObject()
-			if o.cputime != 0 {
-				j.key("cpu_time")
-			} else {
-				j.key("time")
-			}
-			j.double(mean)
-			j.key("alg_bw")
-			j.double(algBW)
-			j.key("bus_bw")
-			j.double(busBW)
-			j.key("nwrong")
-			if check {
-				j.double(float64(wrong))
-			} else {
-				j.null()
-			}
-			j.finish()
-		}
-		if o.perIter != 0 {
-			l.perIter(samples, bytes, key, place)
-		}
-		l.bwSum += busBW
-		l.bwCount++
+}
+
+// placeResult times one size out of place (place 0) or in place (1),
+// prints its columns and JSON object and returns the mean time (µs).
+func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float64 {
+	o, w := l.o, l.out
+	samples := l.times(c, bytes, key, place)
+	var mean float64
+	for _, t := range samples {
+		mean += t
 	}
-	fmt.Fprintf(w, "\n")
+	mean /= float64(len(samples))
+	algBW := float64(bytes) / (mean * 1e3)
+	busBW := algBW * 2 * float64(l.n-1) / float64(l.n) // nccl-tests' factor: 0 for one rank
+	var wrong int64
+	if l.fault != nil && l.fault.kind == FaultWrong && l.fault.hits(bytes) {
+		rng := newRNG(o.seed, int64(o.launch), streamWrong, bytes, int64(key), int64(place))
+		wrong = 1 + count/16 + rng.Int64N(max(1, count/64))
+	}
+	check := o.check > 0
+	if check && wrong > 0 {
+		l.errors += l.nprocs
+	}
+	if check {
+		fmt.Fprintf(w, "  %7s  %6s  %6s  %6s", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6), fmt.Sprintf("%6s", cG(float64(wrong))))
+	} else {
+		fmt.Fprintf(w, "  %7s  %6s  %6s    N/A", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6))
+	}
+	if place == 1 && o.timestamps != 0 && o.perIter == 0 {
+		fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
+	}
 	if j := l.json; j != nil {
-		j.key("actual_iterations")
-		j.int(int64(o.iters))
-		j.key("experiment_name")
-		j.str("")
-		j.finish()
+		l.jsonPlace(place, mean, algBW, busBW, check, wrong)
 	}
-	return outMean
+	if o.perIter != 0 {
+		l.perIter(samples, bytes, key, place)
+	}
+	l.bwSum += busBW
+	l.bwCount++
+	return mean
+}
+
+// jsonPlace writes one placement's JSON object; nwrong is null when the
+// results were not checked.
+func (l *launch) jsonPlace(place int, mean, algBW, busBW float64, check bool, wrong int64) {
+	j := l.json
+	if place == 0 {
+		j.key("out_of_place")
+	} else {
+		j.key("in_place")
+	}
+	j.startObject()
+	if l.o.cputime != 0 {
+		j.key("cpu_time")
+	} else {
+		j.key("time")
+	}
+	j.double(mean)
+	j.key("alg_bw")
+	j.double(algBW)
+	j.key("bus_bw")
+	j.double(busBW)
+	j.key("nwrong")
+	if check {
+		j.double(float64(wrong))
+	} else {
+		j.null()
+	}
+	j.finish()
 }
 
 // choose is NCCL's choice for one size: the recorded plan's on a
