@@ -197,6 +197,10 @@ func lookupLong(name string) (longOpt, string) {
 
 // apply sets one option. done reports that parsing must stop with r.
 func (o *options) apply(opt longOpt, val string, stdout, stderr io.Writer) (r parseResult, done bool) {
+	if dst, ok := o.integerOptions()[opt.short]; ok {
+		*dst = int(cStrtol(val))
+		return parseResult{}, false
+	}
 	size := func(what string, dst *int64) (parseResult, bool) {
 		v, ok := parseSize(val)
 		if !ok {
@@ -206,12 +210,7 @@ func (o *options) apply(opt longOpt, val string, stdout, stderr io.Writer) (r pa
 		*dst = v
 		return parseResult{}, false
 	}
-	num := func(dst *int) { *dst = int(cStrtol(val)) }
 	switch opt.short {
-	case 't':
-		num(&o.nThreads)
-	case 'g':
-		num(&o.nGpus)
 	case 'b':
 		return size("minbytes", &o.minBytes)
 	case 'e':
@@ -220,18 +219,6 @@ func (o *options) apply(opt longOpt, val string, stdout, stderr io.Writer) (r pa
 		return size("stepBytes", &o.stepBytes)
 	case 'f':
 		o.stepFactor = cStrtol(val)
-	case 'n':
-		num(&o.iters)
-	case 'm':
-		num(&o.agg)
-	case 'w':
-		num(&o.warmup)
-	case 'N':
-		num(&o.cycles)
-	case 'c':
-		num(&o.check)
-	case 'p':
-		num(&o.parallelInit)
 	case 'o':
 		o.op = val
 		if !containsExact(opNames, val) && val != "all" {
@@ -244,44 +231,14 @@ func (o *options) apply(opt longOpt, val string, stdout, stderr io.Writer) (r pa
 			fmt.Fprintf(stdout, "invalid type %s, defaulting to %s .. \n", val, "float")
 			o.dtype = "float"
 		}
-	case 'r':
-		num(&o.root)
-	case 'z':
-		num(&o.blocking)
-	case 'y':
-		num(&o.streamNul)
-	case 'T':
-		num(&o.timeout)
-	case 'G':
-		num(&o.graph)
-	case 'C':
-		num(&o.cputime)
 	case 'J':
 		o.jsonFile = val
-	case 'S':
-		num(&o.timestamps)
-	case 'a':
-		num(&o.average)
-	case 'R':
-		num(&o.localRegister)
-	case 'M':
-		num(&o.memory)
-	case 'I':
-		num(&o.perIter)
-	case 'K':
-		num(&o.perIterSkip)
-	case 'x':
-		num(&o.ctaPolicy)
-	case 'D':
-		num(&o.deviceImpl)
 	case 'V':
-		num(&o.deviceCTAs)
+		o.deviceCTAs = int(cStrtol(val))
 		if o.deviceCTAs <= 0 || o.deviceCTAs > 128 {
 			fmt.Fprintf(stderr, "device_cta_count (-V) must be positive and less than 128, got %d. Using default value 16.\n", o.deviceCTAs)
 			o.deviceCTAs = 16
 		}
-	case 'u':
-		num(&o.unalign)
 	case 'h':
 		writeUsage(stdout)
 		return parseResult{code: 0}, true
@@ -291,7 +248,18 @@ func (o *options) apply(opt longOpt, val string, stdout, stderr io.Writer) (r pa
 	return parseResult{}, false
 }
 
-// applySim sets one of the simulator's own flags, strictly.
+// integerOptions are the options nccl-tests reads as a plain integer
+// (C's strtol, no check), by short name: the field each one sets.
+func (o *options) integerOptions() map[byte]*int {
+	return map[byte]*int{
+		't': &o.nThreads, 'g': &o.nGpus, 'n': &o.iters, 'm': &o.agg, 'w': &o.warmup,
+		'N': &o.cycles, 'c': &o.check, 'p': &o.parallelInit, 'r': &o.root, 'z': &o.blocking,
+		'y': &o.streamNul, 'T': &o.timeout, 'G': &o.graph, 'C': &o.cputime, 'S': &o.timestamps,
+		'a': &o.average, 'R': &o.localRegister, 'M': &o.memory, 'I': &o.perIter, 'K': &o.perIterSkip,
+		'x': &o.ctaPolicy, 'D': &o.deviceImpl, 'u': &o.unalign,
+	}
+}
+
 func (o *options) applySim(name, val string, stderr io.Writer) (parseResult, bool) {
 	bad := func(want string) (parseResult, bool) {
 		fmt.Fprintf(stderr, "%s: --%s %q: want %s\n", programName, name, val, want)

@@ -286,32 +286,8 @@ func decodeStrict[T any, PT interface {
 
 // Validate reports the first thing that makes the profile unusable.
 func (p *Profile) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("profile %q: "+format, append([]any{p.Name}, args...)...)
-	}
-	switch {
-	case p.Name == "":
-		return fmt.Errorf("profile has no name")
-	case p.NRanks < 1 || p.NRanks > 4096:
-		return bad("nranks %d must be 1..4096", p.NRanks)
-	case p.GPUsPerNode < 1:
-		return bad("gpus_per_node must be at least 1")
-	case versionCode(p.NCCLVersion) == 0:
-		return bad("nccl_version %q is not like 2.28.3", p.NCCLVersion)
-	case p.Throttle <= 0 || p.Throttle > 1:
-		return bad("throttle %g must be in (0, 1] (1 = healthy link)", p.Throttle)
-	case len(p.NICs) > 0 && (p.RailsWithoutMerge < 1 || p.RailsWithoutMerge > len(p.NICs)):
-		return bad("rails_without_merge %d must be 1..%d (the number of nics)", p.RailsWithoutMerge, len(p.NICs))
-	case p.HostCores < 1:
-		return bad("host_cores must be at least 1")
-	}
-	if _, ok := parseBusID(p.BusID); !ok {
-		return bad("bus_id %q is not like 0000:00:06", p.BusID)
-	}
-	for _, proto := range protoNames {
-		if p.ChannelBytes[proto] <= 0 {
-			return bad("channel_bytes.%s must be positive", proto)
-		}
+	if err := p.checkScalars(); err != nil {
+		return err
 	}
 	for _, tr := range []string{transportIB, transportSocket} {
 		c := p.Transports[tr]
@@ -319,61 +295,115 @@ func (p *Profile) Validate() error {
 			if tr == transportIB && len(p.NICs) == 0 {
 				continue
 			}
-			return bad("transports.%s is missing", tr)
+			return p.invalid("transports.%s is missing", tr)
 		}
-		if c.CommChannels < 1 || c.CommChannels > 64 {
-			return bad("transports.%s.comm_channels %d must be 1..64", tr, c.CommChannels)
-		}
-		for _, algo := range []string{algoRing, algoTree} {
-			for _, proto := range protoNames {
-				m := c.NCCLModel[algo][proto]
-				if m.GBps <= 0 || m.LatUS < 0 {
-					return bad("transports.%s.nccl_model.%s.%s needs lat_us ≥ 0 and gbps > 0", tr, algo, proto)
-				}
-			}
-		}
-		if c.LinkGBps <= 0 || c.Overlap < 1 || c.TreeBusFactor <= 0 || c.ProxyGBps < 0 {
-			return bad("transports.%s needs link_gbps > 0, overlap ≥ 1, tree_bus_factor > 0, proxy_gbps ≥ 0", tr)
-		}
-		if c.CrossNICPenalty < 0 || c.CrossNICPenalty >= 1 {
-			return bad("transports.%s.cross_nic_penalty must be in [0, 1)", tr)
-		}
-		if tr == transportSocket && (c.SocketThreads < 1 || c.SocketsPerThread < 1) {
-			return bad("transports.Socket needs socket_threads and sockets_per_thread ≥ 1")
-		}
-		for _, proto := range protoNames {
-			pc, ok := c.Protocols[proto]
-			if !ok || pc.ChannelGBps <= 0 || pc.BaseUS < 0 || pc.StepUS < 0 || pc.OpUS < 0 {
-				return bad("transports.%s.protocols.%s needs channel_gbps > 0 and non-negative base_us, step_us, op_us", tr, proto)
-			}
+		if err := p.checkTransport(tr, c); err != nil {
+			return err
 		}
 	}
 	if p.Flat != nil && (p.Flat.GBps <= 0 || p.Flat.LatUS < 0) {
-		return bad("flat needs gbps > 0 and lat_us ≥ 0")
+		return p.invalid("flat needs gbps > 0 and lat_us ≥ 0")
 	}
+	if err := p.checkNoise(); err != nil {
+		return err
+	}
+	if err := p.checkMagnitudes(); err != nil {
+		return p.invalid("%v", err)
+	}
+	for i, r := range p.Faults {
+		if !isFaultKind(r.Fault) {
+			return p.invalid("faults[%d]: unknown fault %q (want one of %s)", i, r.Fault, strings.Join(FaultKinds, ", "))
+		}
+		if r.MaxBytes != 0 && r.MaxBytes < r.MinBytes {
+			return p.invalid("faults[%d]: max_bytes < min_bytes", i)
+		}
+	}
+	return nil
+}
+
+// invalid is a validation error naming the profile, so a user with
+// several profile files knows which one to fix.
+func (p *Profile) invalid(format string, args ...any) error {
+	return fmt.Errorf("profile %q: "+format, append([]any{p.Name}, args...)...)
+}
+
+// checkScalars checks the profile's single values: the cluster's shape,
+// versions and bus id, and the per-protocol channel buffers.
+func (p *Profile) checkScalars() error {
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("profile has no name")
+	case p.NRanks < 1 || p.NRanks > 4096:
+		return p.invalid("nranks %d must be 1..4096", p.NRanks)
+	case p.GPUsPerNode < 1:
+		return p.invalid("gpus_per_node must be at least 1")
+	case versionCode(p.NCCLVersion) == 0:
+		return p.invalid("nccl_version %q is not like 2.28.3", p.NCCLVersion)
+	case p.Throttle <= 0 || p.Throttle > 1:
+		return p.invalid("throttle %g must be in (0, 1] (1 = healthy link)", p.Throttle)
+	case len(p.NICs) > 0 && (p.RailsWithoutMerge < 1 || p.RailsWithoutMerge > len(p.NICs)):
+		return p.invalid("rails_without_merge %d must be 1..%d (the number of nics)", p.RailsWithoutMerge, len(p.NICs))
+	case p.HostCores < 1:
+		return p.invalid("host_cores must be at least 1")
+	}
+	if _, ok := parseBusID(p.BusID); !ok {
+		return p.invalid("bus_id %q is not like 0000:00:06", p.BusID)
+	}
+	for _, proto := range protoNames {
+		if p.ChannelBytes[proto] <= 0 {
+			return p.invalid("channel_bytes.%s must be positive", proto)
+		}
+	}
+	return nil
+}
+
+// checkTransport checks one transport's costs: channels, NCCL's own
+// model, the link and each protocol's costs.
+func (p *Profile) checkTransport(tr string, c *Transport) error {
+	if c.CommChannels < 1 || c.CommChannels > 64 {
+		return p.invalid("transports.%s.comm_channels %d must be 1..64", tr, c.CommChannels)
+	}
+	for _, algo := range []string{algoRing, algoTree} {
+		for _, proto := range protoNames {
+			m := c.NCCLModel[algo][proto]
+			if m.GBps <= 0 || m.LatUS < 0 {
+				return p.invalid("transports.%s.nccl_model.%s.%s needs lat_us ≥ 0 and gbps > 0", tr, algo, proto)
+			}
+		}
+	}
+	if c.LinkGBps <= 0 || c.Overlap < 1 || c.TreeBusFactor <= 0 || c.ProxyGBps < 0 {
+		return p.invalid("transports.%s needs link_gbps > 0, overlap ≥ 1, tree_bus_factor > 0, proxy_gbps ≥ 0", tr)
+	}
+	if c.CrossNICPenalty < 0 || c.CrossNICPenalty >= 1 {
+		return p.invalid("transports.%s.cross_nic_penalty must be in [0, 1)", tr)
+	}
+	if tr == transportSocket && (c.SocketThreads < 1 || c.SocketsPerThread < 1) {
+		return p.invalid("transports.Socket needs socket_threads and sockets_per_thread ≥ 1")
+	}
+	for _, proto := range protoNames {
+		pc, ok := c.Protocols[proto]
+		if !ok || pc.ChannelGBps <= 0 || pc.BaseUS < 0 || pc.StepUS < 0 || pc.OpUS < 0 {
+			return p.invalid("transports.%s.protocols.%s needs channel_gbps > 0 and non-negative base_us, step_us, op_us", tr, proto)
+		}
+	}
+	return nil
+}
+
+// checkNoise checks the noise model: increasing size points with
+// non-negative CVs, and probabilities that are probabilities.
+func (p *Profile) checkNoise() error {
 	if len(p.Noise.Points) == 0 {
-		return bad("noise.points needs at least one point")
+		return p.invalid("noise.points needs at least one point")
 	}
 	for i, pt := range p.Noise.Points {
 		if pt.Bytes <= 0 || pt.LaunchCV < 0 || pt.IterCV < 0 || (i > 0 && pt.Bytes <= p.Noise.Points[i-1].Bytes) {
-			return bad("noise.points must have increasing positive bytes and non-negative CVs")
+			return p.invalid("noise.points must have increasing positive bytes and non-negative CVs")
 		}
 	}
 	n := p.Noise
 	if n.LaunchCorrelation < 0 || n.LaunchCorrelation > 1 || n.OutlierProb < 0 || n.OutlierProb > 1 ||
 		(n.OutlierProb > 0 && n.OutlierMax < 1.5) || n.ColdStart < 0 {
-		return bad("noise: launch_correlation and outlier_prob in [0, 1], outlier_max ≥ 1.5, cold_start ≥ 0")
-	}
-	if err := p.checkMagnitudes(); err != nil {
-		return bad("%v", err)
-	}
-	for i, r := range p.Faults {
-		if !isFaultKind(r.Fault) {
-			return bad("faults[%d]: unknown fault %q (want one of %s)", i, r.Fault, strings.Join(FaultKinds, ", "))
-		}
-		if r.MaxBytes != 0 && r.MaxBytes < r.MinBytes {
-			return bad("faults[%d]: max_bytes < min_bytes", i)
-		}
+		return p.invalid("noise: launch_correlation and outlier_prob in [0, 1], outlier_max ≥ 1.5, cold_start ≥ 0")
 	}
 	return nil
 }
