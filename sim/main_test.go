@@ -686,7 +686,7 @@ func TestNoiseStatistics(t *testing.T) {
 				t.Fatal(err)
 			}
 			if useMedian {
-				means = append(means, median(s[bytes]))
+				means = append(means, medianOf(s[bytes]))
 				continue
 			}
 			m := 0.0
@@ -731,7 +731,7 @@ func TestNoiseStatistics(t *testing.T) {
 	for seed := int64(0); seed < seeds; seed++ {
 		cold, _ := lp.SampleLaunch(env(), []int64{1 << 20}, 20, 1, seed, 0)
 		warm, _ := lp.SampleLaunch(env(), []int64{1 << 20}, 20, 1, seed, 1)
-		ratio += math.Log(median(cold[1<<20]) / median(warm[1<<20]))
+		ratio += math.Log(medianOf(cold[1<<20]) / medianOf(warm[1<<20]))
 	}
 	if r := math.Exp(ratio / seeds); r < 1.25 || r > 1.35 {
 		t.Errorf("cold launch is %.2fx a warm one, want about 1.3x", r)
@@ -750,7 +750,7 @@ func TestNoiseStatistics(t *testing.T) {
 	outliers, total := 0, 0
 	for l := 1; l <= 100; l++ {
 		s, _ := lp.SampleLaunch(env(), []int64{1 << 20}, 50, 1, 3, l)
-		med := median(s[1<<20])
+		med := medianOf(s[1<<20])
 		for _, v := range s[1<<20] {
 			total++
 			if v > 1.45*med {
@@ -761,16 +761,6 @@ func TestNoiseStatistics(t *testing.T) {
 	if f := float64(outliers) / float64(total); f < 0.004 || f > 0.02 {
 		t.Errorf("outlier fraction %.4f, want about 0.01", f)
 	}
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // BenchmarkMain is one simulated launch of a 4-size sweep with
