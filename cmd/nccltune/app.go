@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -19,7 +20,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	err := runCommand(ctx, args, out, stderr)
 	if err != nil && out.n == 0 && wantsJSON(args) {
 		// --json promises one document on stdout whatever happens.
-		_ = writeJSON(stdout, errorDocument(err))
+		_ = ui.WriteJSON(stdout, errorDocument(err))
 	}
 	return err
 }

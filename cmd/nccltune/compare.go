@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
@@ -203,7 +204,7 @@ func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
 		arms[i].ScoreUS = finitePtr(s.ScoreUS)
 	}
 	if asJSON {
-		return writeJSON(w, map[string]any{"a": arms[0], "b": arms[1], "interleaved": false, "rows": rows,
+		return ui.WriteJSON(w, map[string]any{"a": arms[0], "b": arms[1], "interleaved": false, "rows": rows,
 			"speedup": jsonNumber(band.Speedup), "speedup_ci": []any{jsonNumber(band.Lo), jsonNumber(band.Hi)},
 			"p_value": finiteOr(band.P, 1), "significant": band.Significant})
 	}

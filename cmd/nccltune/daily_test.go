@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -43,7 +44,7 @@ func TestVersionCommand(t *testing.T) {
 	}
 	out, _, code = runCLI(t, db, "version", "--json")
 	decodeOneJSON(t, out, &doc)
-	if code != 0 || doc.SchemaVersion != schemaVersion || !strings.HasPrefix(doc.Version, releaseVersion) {
+	if code != 0 || doc.SchemaVersion != ui.SchemaVersion || !strings.HasPrefix(doc.Version, releaseVersion) {
 		t.Errorf("version --json: exit %d, %+v", code, doc)
 	}
 }
@@ -121,7 +122,7 @@ func TestJSONShapes(t *testing.T) {
 	}
 	out, _, _ = runCLI(t, db, "show", search.Study, "--json")
 	decodeOneJSON(t, out, &show)
-	if search.SchemaVersion != schemaVersion || hist.SchemaVersion != schemaVersion || show.SchemaVersion != schemaVersion {
+	if search.SchemaVersion != ui.SchemaVersion || hist.SchemaVersion != ui.SchemaVersion || show.SchemaVersion != ui.SchemaVersion {
 		t.Errorf("schema versions %d %d %d", search.SchemaVersion, hist.SchemaVersion, show.SchemaVersion)
 	}
 	if len(hist.Studies) != 1 || hist.Studies[0].TrialCount != len(show.Trials) || show.TrialCount != len(show.Trials) || hist.Studies[0].Trials != show.TrialCount {

@@ -14,6 +14,7 @@ import (
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
@@ -239,7 +240,7 @@ func runDoctor(ctx context.Context, o doctorOptions) error {
 		}
 	}
 	if o.json {
-		if err := writeJSON(o.stdout, rep); err != nil {
+		if err := ui.WriteJSON(o.stdout, rep); err != nil {
 			return err
 		}
 	} else {

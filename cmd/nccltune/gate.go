@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
@@ -182,7 +183,7 @@ func runGate(ctx context.Context, o gateOptions) error {
 		return err
 	}
 	if o.json {
-		if err := writeJSON(o.stdout, rep); err != nil {
+		if err := ui.WriteJSON(o.stdout, rep); err != nil {
 			return err
 		}
 	} else {
@@ -211,7 +212,7 @@ func gateFabricFailed(o gateOptions, rep gateReport, n int, l *runner.Launch) er
 	rep.Error = fmt.Sprintf("launch %d %s: %s", n, l.Outcome, l.Reason)
 	rep.Warnings = diag.Warnings
 	if o.json {
-		if err := writeJSON(o.stdout, rep); err != nil {
+		if err := ui.WriteJSON(o.stdout, rep); err != nil {
 			return err
 		}
 	} else {

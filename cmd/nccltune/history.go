@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
@@ -63,7 +64,7 @@ func runHistory(ctx context.Context, o historyOptions) error {
 	}
 	sums = withLabels(sums, o.labels)
 	if o.json {
-		return writeJSON(o.stdout, historyJSON(sums))
+		return ui.WriteJSON(o.stdout, historyJSON(sums))
 	}
 	if len(sums) == 0 {
 		_, err := fmt.Fprintln(o.stdout, howToStart)

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
@@ -215,7 +216,7 @@ func runImport(ctx context.Context, o importOptions) error {
 	}
 
 	if o.json {
-		if err := writeJSON(o.stdout, importJSON(study, trial, created, imported, skipped)); err != nil {
+		if err := ui.WriteJSON(o.stdout, importJSON(study, trial, created, imported, skipped)); err != nil {
 			return err
 		}
 	} else {

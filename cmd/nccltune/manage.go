@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -122,7 +123,7 @@ Examples:
 				}
 			}
 			if c.Bool("json") {
-				return writeJSON(c.App.Writer, map[string]any{"removed": removed})
+				return ui.WriteJSON(c.App.Writer, map[string]any{"removed": removed})
 			}
 			return nil
 		},
@@ -169,7 +170,7 @@ Example:
 				return err
 			}
 			if c.Bool("json") {
-				return writeJSON(c.App.Writer, map[string]any{"study": s.Name, "id": s.ID, "was": old})
+				return ui.WriteJSON(c.App.Writer, map[string]any{"study": s.Name, "id": s.ID, "was": old})
 			}
 			fmt.Fprintf(c.App.Writer, "renamed %s to %s\n", old, s.Name)
 			return nil

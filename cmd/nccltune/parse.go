@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
@@ -112,9 +113,9 @@ func runParse(ctx context.Context, o parseOptions) error {
 		}
 		var err error
 		if len(docs) == 1 {
-			err = writeJSON(o.stdout, docs[0])
+			err = ui.WriteJSON(o.stdout, docs[0])
 		} else {
-			err = writeJSON(o.stdout, docs)
+			err = ui.WriteJSON(o.stdout, docs)
 		}
 		if err != nil {
 			return err

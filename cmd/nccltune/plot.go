@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
@@ -193,7 +194,7 @@ func runPlot(ctx context.Context, o plotOptions) error {
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, report.Plural(len(curves), "curve"), joinStudyNames(studies), simulatedSuffix(studies))
 	if o.json {
-		return writeJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": figureCurves, "metric": fig.Metric,
+		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": figureCurves, "metric": fig.Metric,
 			"subtitle": fig.Subtitle, "simulated": fig.Simulated != "", "curves": jsonCurves(curves)})
 	}
 	return nil
@@ -240,7 +241,7 @@ func runStudyFigure(o plotOptions) error {
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: the %s of %s%s\n", o.out, o.figure, s.Name(), simulatedSuffix([]*report.Study{s}))
 	if o.json {
-		return writeJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": o.figure, "study": s.Name(),
+		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": o.figure, "study": s.Name(),
 			"simulated": s.Study.Simulated, o.figure: data})
 	}
 	return nil

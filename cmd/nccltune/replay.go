@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/sim"
 )
@@ -138,7 +139,7 @@ func runReplayShow(path string, asJSON bool, w io.Writer) error {
 		s.Configs = append(s.Configs, row)
 	}
 	if asJSON {
-		return writeJSON(w, s)
+		return ui.WriteJSON(w, s)
 	}
 	fmt.Fprintf(w, "replay %s  [SIMULATED fabric: replay of recorded launches]\n  %s\n", r.Name, r.Description)
 	fmt.Fprintf(w, "  %d ranks, NCCL %s, %s, %d channels\n\n", r.NRanks, r.NCCLVersion, r.Transport, r.Channels)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
 )
 
@@ -79,7 +80,7 @@ func runReport(ctx context.Context, o reportOptions) error {
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: the report of %s%s\n", o.out, data.Name(), sim)
 	if o.json {
-		return writeJSON(o.stdout, map[string]any{"out": o.out, "study": data.Name(), "simulated": data.Study.Simulated})
+		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "study": data.Name(), "simulated": data.Study.Simulated})
 	}
 	return nil
 }

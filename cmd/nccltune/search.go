@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
@@ -237,7 +238,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		return err
 	}
 	if o.json {
-		return writeJSON(o.stdout, searchJSON(study, res, sizes))
+		return ui.WriteJSON(o.stdout, searchJSON(study, res, sizes))
 	}
 	printSearchResult(o.stdout, study, res, time.Since(started))
 	return nil

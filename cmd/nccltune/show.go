@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/export"
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
@@ -73,7 +74,7 @@ func runShow(ctx context.Context, o showOptions) error {
 	}
 	study, trials := data.Study, data.Trials
 	if o.json {
-		return writeJSON(o.stdout, showJSON(data))
+		return ui.WriteJSON(o.stdout, showJSON(data))
 	}
 	if o.csv && o.curves {
 		return writeCurvesCSV(o.stdout, data)
@@ -316,9 +317,9 @@ func showJSON(data *report.Study) map[string]any {
 		"space":          nonNilMap(s.Space),
 		"base_env":       nonNilMap(s.BaseEnv),
 		"baseline_env":   nonNilMap(s.BaselineEnv),
-		"launch":         withSeconds(s.Launch, "timeout"),
+		"launch":         ui.WithSeconds(s.Launch, "timeout"),
 		"fabric":         s.Fabric,
-		"budget":         withSeconds(s.Budget, "time"),
+		"budget":         ui.WithSeconds(s.Budget, "time"),
 		"launches":       s.Launches,
 		"trials":         ts,
 		"trial_count":    len(ts),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
@@ -136,7 +137,7 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 	}
 	rows := sweepRows(launches, last.Result)
 	if o.json {
-		return writeJSON(o.stdout, map[string]any{
+		return ui.WriteJSON(o.stdout, map[string]any{
 			"study": study.Name, "simulated": study.Simulated, "sim_profile": study.Launch.SimProfile,
 			"env": o.config.Clone(), "launches": len(launches), "rows": rows,
 		})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
@@ -291,7 +292,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 	_ = rec.SaveTrials([]*search.Trial{base, cand})
 	finish(vocab.StatusDone, spec.reason())
 	if o.json {
-		if err := writeJSON(o.stdout, res); err != nil {
+		if err := ui.WriteJSON(o.stdout, res); err != nil {
 			return err
 		}
 	} else {

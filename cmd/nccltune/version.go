@@ -5,6 +5,8 @@ import (
 	"runtime"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/nccltune/nccltune/internal/ui"
 )
 
 // versionCommand is `nccltune version`: what `--version` prints, plus the
@@ -22,7 +24,7 @@ func versionCommand() *cli.Command {
 				return usageErrorf("version takes no arguments (got %q)", c.Args().First())
 			}
 			if c.Bool("json") {
-				return writeJSON(c.App.Writer, map[string]any{"schema_version": schemaVersion,
+				return ui.WriteJSON(c.App.Writer, map[string]any{"schema_version": ui.SchemaVersion,
 					"version": version(), "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
 			}
 			fmt.Fprintf(c.App.Writer, "nccltune %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)

@@ -1,0 +1,12 @@
+// Package ui is nccltune's command output: how each command's result
+// reads as text for a person and as the --json document (or CSV) for a
+// tool. It holds only rendering; the commands in cmd/nccltune decide what
+// runs, read flags and map errors to exit codes, then hand their result to
+// a printer here. Keeping the words and layouts in one package lets the
+// commands stay short and lets tests check an output without running a
+// command (the layout follows golang.org/x/perf's cmd/benchstat/internal
+// and restic's internal/ui).
+//
+// ui imports the libraries whose results it prints (store, search, report,
+// fabric, ...) and never cmd/nccltune; no library imports ui.
+package ui

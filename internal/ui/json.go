@@ -1,0 +1,118 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+)
+
+// SchemaVersion is the version of every --json document's shape. It
+// changes when a field is removed or changes meaning, never for a field
+// added; a tool reading the documents checks it.
+const SchemaVersion = 1
+
+// WriteJSON prints v as the one JSON document a --json command writes on
+// stdout, with "schema_version" as its first field (in each document of a
+// list, for commands given several inputs).
+func WriteJSON(w io.Writer, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("writing the JSON document: %w", err)
+	}
+	raw = withSchemaVersion(raw)
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return fmt.Errorf("writing the JSON document: %w", err)
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// withSchemaVersion adds "schema_version" in front of an object's fields
+// (or of each object in a list) unless it is there already. Splicing the
+// encoded bytes keeps the fields' order as the types declare it.
+func withSchemaVersion(raw []byte) []byte {
+	switch {
+	case len(raw) > 0 && raw[0] == '{':
+		var probe struct {
+			V *json.RawMessage `json:"schema_version"`
+		}
+		if json.Unmarshal(raw, &probe) == nil && probe.V != nil {
+			return raw
+		}
+		head := fmt.Sprintf(`{"schema_version":%d`, SchemaVersion)
+		if bytes.Equal(raw, []byte("{}")) {
+			return []byte(head + "}")
+		}
+		return append([]byte(head+","), raw[1:]...)
+	case len(raw) > 0 && raw[0] == '[':
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return raw
+		}
+		for i, it := range items {
+			items[i] = withSchemaVersion(it)
+		}
+		out, err := json.Marshal(items)
+		if err != nil {
+			return raw
+		}
+		return out
+	}
+	return raw
+}
+
+// WithSeconds is v's JSON object with each named duration field (Go's
+// nanoseconds) given as "<name>_s", seconds, instead: a reader should not
+// need to know Go's time.Duration. A field left out stays out.
+func WithSeconds(v any, names ...string) map[string]any {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	for _, n := range names {
+		if ns, ok := m[n].(float64); ok {
+			m[n+"_s"] = ns / 1e9
+		}
+		delete(m, n)
+	}
+	return m
+}
+
+// ErrorDocument is what a --json command prints when it fails before
+// printing its own document: {"error": {"code", "kind", "message"}}, the
+// exit code and its name in DESIGN.md.
+func ErrorDocument(code int, kind, message string) map[string]any {
+	return map[string]any{"error": map[string]any{"code": code, "kind": kind, "message": message}}
+}
+
+// JSONNumber maps NaN and Inf, which JSON cannot hold, to nil.
+func JSONNumber(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}
+
+// FiniteOr replaces NaN and Inf (JSON cannot hold them) with fallback.
+func FiniteOr(x, fallback float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return fallback
+	}
+	return x
+}
+
+// nonNilMap is m, or an empty map: JSON's {} rather than null.
+func nonNilMap[V any](m map[string]V) map[string]V {
+	if m == nil {
+		return map[string]V{}
+	}
+	return m
+}
