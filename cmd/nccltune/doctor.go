@@ -276,7 +276,7 @@ func simSuffix(lo launchOptions) string {
 	if lo.spec.Sim == nil {
 		return ""
 	}
-	return " — " + simLabel(true, lo.spec.Sim.Profile)
+	return " — " + ui.SimLabel(true, lo.spec.Sim.Profile)
 }
 
 func printDoctor(w io.Writer, r doctorReport) {
@@ -285,7 +285,7 @@ func printDoctor(w io.Writer, r doctorReport) {
 		title += ": " + r.LogFile
 	}
 	if r.Simulated {
-		title += "  [" + simLabel(true, r.SimProfile) + "]"
+		title += "  [" + ui.SimLabel(true, r.SimProfile) + "]"
 	}
 	fmt.Fprintln(w, title)
 	field := func(name, format string, args ...any) {

@@ -218,7 +218,7 @@ func gateFabricFailed(o gateOptions, rep gateReport, n int, l *runner.Launch) er
 	} else {
 		fmt.Fprintf(o.stdout, "gate %s: %s", rep.Study, o.config)
 		if rep.Simulated {
-			fmt.Fprintf(o.stdout, "  [%s]", simLabel(true, rep.SimProfile))
+			fmt.Fprintf(o.stdout, "  [%s]", ui.SimLabel(true, rep.SimProfile))
 		}
 		fmt.Fprintf(o.stdout, "\nFABRIC FAILED: %s\n", rep.Error)
 		for _, w := range diag.Warnings {
@@ -234,7 +234,7 @@ func gateFabricFailed(o gateOptions, rep gateReport, n int, l *runner.Launch) er
 func printGate(w io.Writer, rep gateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s, %d launch(es)", rep.Study, cfg, rep.Launches)
 	if rep.Simulated {
-		fmt.Fprintf(w, "  [%s]", simLabel(true, rep.SimProfile))
+		fmt.Fprintf(w, "  [%s]", ui.SimLabel(true, rep.SimProfile))
 	}
 	fmt.Fprintln(w)
 	tw := newTable(w)

@@ -119,7 +119,7 @@ Examples:
 				}
 				removed = append(removed, map[string]any{"study": s.Name, "id": s.ID, "kind": s.Kind})
 				if !c.Bool("json") {
-					fmt.Fprintf(c.App.Writer, "removed %s (%s, %s)\n", s.Name, aKind(s.Kind), s.Status)
+					fmt.Fprintf(c.App.Writer, "removed %s (%s, %s)\n", s.Name, ui.AKind(s.Kind), s.Status)
 				}
 			}
 			if c.Bool("json") {

@@ -228,7 +228,7 @@ func runStudyFigure(o plotOptions) error {
 		if err != nil {
 			return err
 		}
-		fig, data = f, map[string]any{"knob": f.Knob, "share": jsonNumber(f.Share), "configs": jsonScoredConfigs(f.Configs)}
+		fig, data = f, map[string]any{"knob": f.Knob, "share": ui.JSONNumber(f.Share), "configs": jsonScoredConfigs(f.Configs)}
 	case figureConvergence:
 		f, err := s.Convergence()
 		if err != nil {
@@ -252,7 +252,7 @@ func jsonScoredConfigs(cs []report.ScoredConfig) []map[string]any {
 	for _, c := range cs {
 		out = append(out, map[string]any{"label": c.Label, "env": nonNilMap(map[string]string(c.Config)), "trials": c.Trials,
 			"equivalent": c.Equivalent, "state": c.State, "role": c.Role, "knobs": c.Knobs, "launches": c.Launches,
-			"score_us": jsonNumber(c.ScoreUS), "lo_us": jsonNumber(c.LoUS), "hi_us": jsonNumber(c.HiUS), "interval": c.Interval})
+			"score_us": ui.JSONNumber(c.ScoreUS), "lo_us": ui.JSONNumber(c.LoUS), "hi_us": ui.JSONNumber(c.HiUS), "interval": c.Interval})
 	}
 	return out
 }
@@ -261,8 +261,8 @@ func jsonSteps(ss []report.ConvergenceStep) []map[string]any {
 	out := make([]map[string]any, 0, len(ss))
 	for _, st := range ss {
 		out = append(out, map[string]any{"launch": st.Launch, "leader": st.Leader, "leader_launches": st.LeaderLaunches,
-			"leader_us": jsonNumber(st.LeaderUS), "leader_lo_us": jsonNumber(st.LeaderLo), "leader_hi_us": jsonNumber(st.LeaderHi),
-			"baseline_us": jsonNumber(st.BaselineUS), "baseline_lo_us": jsonNumber(st.BaselineLo), "baseline_hi_us": jsonNumber(st.BaselineHi)})
+			"leader_us": ui.JSONNumber(st.LeaderUS), "leader_lo_us": ui.JSONNumber(st.LeaderLo), "leader_hi_us": ui.JSONNumber(st.LeaderHi),
+			"baseline_us": ui.JSONNumber(st.BaselineUS), "baseline_lo_us": ui.JSONNumber(st.BaselineLo), "baseline_hi_us": ui.JSONNumber(st.BaselineHi)})
 	}
 	return out
 }
@@ -420,8 +420,8 @@ func jsonCurves(cs []report.Curve) []map[string]any {
 		pts := make([]map[string]any, 0, len(c.Points))
 		for _, p := range c.Points {
 			pts = append(pts, map[string]any{"bytes": p.Bytes, "launches": p.Launches,
-				"time_us": jsonNumber(p.TimeUS), "time_lo_us": jsonNumber(p.TimeLoUS), "time_hi_us": jsonNumber(p.TimeHiUS),
-				"busbw": jsonNumber(p.BusBW), "busbw_lo": jsonNumber(p.BusBWLo), "busbw_hi": jsonNumber(p.BusBWHi)})
+				"time_us": ui.JSONNumber(p.TimeUS), "time_lo_us": ui.JSONNumber(p.TimeLoUS), "time_hi_us": ui.JSONNumber(p.TimeHiUS),
+				"busbw": ui.JSONNumber(p.BusBW), "busbw_lo": ui.JSONNumber(p.BusBWLo), "busbw_hi": ui.JSONNumber(p.BusBWHi)})
 		}
 		out = append(out, map[string]any{"study": c.Study, "trial": c.Trial, "label": c.Label, "env": nonNilMap(map[string]string(c.Config)),
 			"launches": c.Launches, "phase": c.Phase, "background": c.Background, "interval": c.IntervalText(), "note": c.Note, "simulated": c.Simulated, "points": pts})

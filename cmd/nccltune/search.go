@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
@@ -227,7 +225,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		study.Status, study.Reason = vocab.StatusFailed, runErr.Error()
 		_ = st.UpdateStudy(study)
 		if errors.Is(runErr, search.ErrBaselineFailed) && len(study.BaselineEnv) > 0 {
-			runErr = fmt.Errorf("%w — %s", runErr, "the baseline here is "+baselineName(study.BaselineEnv)+", not NCCL's defaults")
+			runErr = fmt.Errorf("%w — %s", runErr, "the baseline here is "+ui.BaselineName(study.BaselineEnv)+", not NCCL's defaults")
 		}
 		return runErr // a failed baseline, a missing benchmark or launcher: vocab.ErrFabric
 	}
@@ -237,16 +235,12 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	if err := st.UpdateStudy(study); err != nil {
 		return err
 	}
-	if o.json {
-		return ui.WriteJSON(o.stdout, searchJSON(study, res, sizes))
-	}
-	printSearchResult(o.stdout, study, res, time.Since(started))
-	return nil
+	return ui.PrintSearch(o.stdout, o.json, study, res, time.Since(started))
 }
 
 func labelSuffix(st *store.Study) string {
 	if st.Simulated {
-		return " — " + simLabel(true, st.Launch.SimProfile)
+		return " — " + ui.SimLabel(true, st.Launch.SimProfile)
 	}
 	return ""
 }
@@ -286,7 +280,7 @@ func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Tr
 		return nil, nil, 0, usageError(err)
 	}
 	if study.Kind != vocab.KindSearch {
-		return nil, nil, 0, usageErrorf("study %s is %s, not a search; only searches resume", study.Name, aKind(study.Kind))
+		return nil, nil, 0, usageErrorf("study %s is %s, not a search; only searches resume", study.Name, ui.AKind(study.Kind))
 	}
 	if study.Status == vocab.StatusDone {
 		return nil, nil, 0, usageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
@@ -459,50 +453,11 @@ func sizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options
 		cmp := model.Compare(base, cand, one, opt)
 		b0, c0 := bs.Sizes[0], cs.Sizes[0]
 		out = append(out, store.SizeComparison{Bytes: b,
-			BaselineUS: b0.Median, BaselineLo: finiteOr(b0.Lo, b0.Median), BaselineHi: finiteOr(b0.Hi, b0.Median),
-			CandidateUS: c0.Median, CandidateLo: finiteOr(c0.Lo, c0.Median), CandidateHi: finiteOr(c0.Hi, c0.Median),
-			Speedup: cmp.Speedup, Significant: cmp.Significant, PValue: finiteOr(cmp.P, 1)})
+			BaselineUS: b0.Median, BaselineLo: ui.FiniteOr(b0.Lo, b0.Median), BaselineHi: ui.FiniteOr(b0.Hi, b0.Median),
+			CandidateUS: c0.Median, CandidateLo: ui.FiniteOr(c0.Lo, c0.Median), CandidateHi: ui.FiniteOr(c0.Hi, c0.Median),
+			Speedup: cmp.Speedup, Significant: cmp.Significant, PValue: ui.FiniteOr(cmp.P, 1)})
 	}
 	return out
-}
-
-// searchJSON is the `search --json` document of DESIGN.md's contract.
-func searchJSON(study *store.Study, res *search.Result, sizes []int64) map[string]any {
-	baseScore := study.Recommendation.BaselineScoreUS
-	return map[string]any{
-		"study":          study.Name,
-		"band":           study.Band,
-		"simulated":      study.Simulated,
-		"sim_profile":    study.Launch.SimProfile,
-		"launches":       res.Launches,
-		"trials":         len(res.Trials),
-		"trial_count":    len(res.Trials),
-		"stopped":        res.Stopped,
-		"ending":         res.Ending,
-		"baseline":       map[string]any{"score_us": jsonNumber(baseScore), "env": nonNilMap(study.BaselineEnv)},
-		"recommendation": recommendationJSON(study.Recommendation),
-		"plans":          study.Plans,
-	}
-}
-
-// recommendationDoc is a stored recommendation as the JSON documents show
-// it: p_value is null when no confirmation test ran (no candidate, or the
-// candidate failed), instead of a number that reads like a result.
-type recommendationDoc struct {
-	*store.Recommendation
-	PValue *float64 `json:"p_value"`
-}
-
-func recommendationJSON(r *store.Recommendation) any {
-	if r == nil {
-		return nil
-	}
-	doc := recommendationDoc{Recommendation: r}
-	if r.BaselineLaunches > 0 && r.CandidateLaunches > 0 && !math.IsNaN(r.PValue) {
-		p := r.PValue
-		doc.PValue = &p
-	}
-	return doc
 }
 
 // planSummaryOf converts the search's account of NCCL's plan for the store.
@@ -517,151 +472,4 @@ func planSummaryOf(p *search.PlanSummary) *store.PlanSummary {
 		out.Merged = append(out.Merged, store.MergeCount{Reason: m.Reason, Count: m.Count})
 	}
 	return out
-}
-
-// planLines say in words what the study did with NCCL's plan.
-func planLines(p *store.PlanSummary) []string {
-	if p == nil {
-		return nil
-	}
-	var out []string
-	if !p.Read {
-		out = append(out, "NCCL's plan: not read ("+p.Note+")")
-	} else {
-		out = append(out, fmt.Sprintf("NCCL's plan: %d configs in the space, %d explored, %d distinct plans, %d configs merged (NCCL runs them like one already tried)",
-			p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored, p.MergedConfigs))
-	}
-	for _, m := range p.Merged {
-		out = append(out, fmt.Sprintf("  merged %d: %s", m.Count, m.Reason))
-	}
-	if p.Refused > 0 {
-		out = append(out, fmt.Sprintf("  refused %d: they switch on a protocol or algorithm that NCCL's defaults disabled, or that the log does not show enabled (--allow-disabled-protocols to try them)", p.Refused))
-	}
-	if p.Checks > 0 {
-		out = append(out, fmt.Sprintf("  %d debug launches settled whether configs run the same plan", p.Checks))
-	}
-	return out
-}
-
-// finiteOr replaces NaN and Inf (JSON cannot hold them) with fallback.
-func finiteOr(x, fallback float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return fallback
-	}
-	return x
-}
-
-// jsonNumber maps NaN and Inf, which JSON cannot hold, to nil.
-func jsonNumber(x float64) any {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return x
-}
-
-// printSearchResult prints the final table: baseline against the
-// recommendation size by size, and the decision in plain words.
-func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took time.Duration) {
-	rec := study.Recommendation
-	fmt.Fprintf(w, "\nstudy %s  band %s  %d launches, %d trials, %s", study.Name, study.Band, res.Launches, len(res.Trials), took.Round(100*time.Millisecond))
-	if study.Simulated {
-		fmt.Fprintf(w, "  [%s]", simLabel(true, study.Launch.SimProfile))
-	}
-	fmt.Fprintln(w)
-	if res.Winner != nil && res.Decision != nil {
-		fmt.Fprintf(w, "confirmed %d vs %d launches, interleaved: %s against %s\n",
-			rec.BaselineLaunches, rec.CandidateLaunches, res.Winner.Config, baselineName(study.BaselineEnv))
-		printSizeTable(w, rec)
-	}
-	fmt.Fprintln(w)
-	if v := report.VerdictOf(study); v.Change {
-		// The same verdict as show and the report, said once.
-		fmt.Fprintf(w, "recommend: %s\n", v.Headline)
-		if len(study.BaselineEnv) > 0 {
-			fmt.Fprintf(w, "  change from your baseline: %s\n", changeText(study.BaselineEnv, rec.Env))
-		}
-		for _, d := range v.Details {
-			fmt.Fprintf(w, "  %s\n", d)
-		}
-		fmt.Fprintf(w, "  export it: nccltune export %s --format env\n", study.Name)
-	} else {
-		fmt.Fprintf(w, "keep %s: %s\n", baselineName(study.BaselineEnv), keepWhy(rec.Ending))
-	}
-	// A recommendation's reason restates its verdict; keeping the
-	// defaults needs its reason.
-	if rec.Reason != "" && !report.VerdictOf(study).Change {
-		fmt.Fprintf(w, "  %s\n", rec.Reason)
-	}
-	if line := defaultsLine(study, storeTrials(res.Trials, study.Sizes)); line != "" {
-		fmt.Fprintf(w, "  %s\n", line)
-	}
-	for _, d := range rec.Dropped {
-		fmt.Fprintf(w, "  left out %s=%s: %s\n", d.Knob, d.Value, d.Reason)
-	}
-	for _, line := range planLines(study.Plans) {
-		fmt.Fprintln(w, line)
-	}
-}
-
-// keepWhy says in a few words why a study kept the defaults, from its
-// ending (search.Ending* or the confirmation's model.Verdict*).
-func keepWhy(ending string) string {
-	switch ending {
-	case model.VerdictBelowMinEffect:
-		return "the gain is below the minimum effect"
-	case model.VerdictFutile:
-		return "the confirmation excluded a gain worth having"
-	case model.VerdictSlower, model.VerdictSlightlySlower:
-		return "the candidate is slower"
-	case search.EndingGuard:
-		return "the candidate is slower at a guard size"
-	case search.EndingCandidateFailed:
-		return "the candidate failed during confirmation"
-	case search.EndingNoCandidate:
-		return "no other config ran successfully"
-	case search.EndingSameAsBaseline:
-		return "the best config found runs the same plan as the baseline"
-	case search.EndingInterrupted:
-		return "interrupted before a decision"
-	}
-	return "no significant gain"
-}
-
-// printSizeTable prints per-size medians with intervals and the change.
-func printSizeTable(w io.Writer, rec *store.Recommendation) {
-	printSizeTableAs(w, rec, "baseline", "candidate")
-}
-
-// printSizeTableAs is printSizeTable with its two arms named.
-func printSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string) {
-	tw := newTable(w)
-	fmt.Fprintf(tw, "size\t%s µs (95%% CI)\t%s µs (95%% CI)\tchange\t\n", base, cand)
-	rows := append(append([]store.SizeComparison{}, rec.PerSize...), rec.Guards...)
-	for i, s := range rows {
-		change := "~"
-		if s.Significant {
-			change = fmt.Sprintf("%+.1f%%", 100*(1/s.Speedup-1))
-		}
-		if i >= len(rec.PerSize) {
-			change += " (guard)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", nccl.FormatSize(s.Bytes),
-			ciText(s.BaselineUS, s.BaselineLo, s.BaselineHi), ciText(s.CandidateUS, s.CandidateLo, s.CandidateHi), change)
-	}
-	tw.Flush()
-}
-
-func ciText(m, lo, hi float64) string {
-	if math.IsNaN(lo) || math.IsNaN(hi) || lo == hi {
-		return fmt.Sprintf("%.1f", m)
-	}
-	return fmt.Sprintf("%.1f [%.1f, %.1f]", m, lo, hi)
-}
-
-// aKind names a study kind with its article: "a sweep", "an import".
-func aKind(kind string) string {
-	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
-		return "an " + kind
-	}
-	return "a " + kind
 }

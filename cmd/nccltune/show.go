@@ -196,7 +196,7 @@ func writeRecommendation(w io.Writer, s *store.Study) {
 			fmt.Fprintf(w, "  left out %s=%s: %s\n", d.Knob, d.Value, d.Reason)
 		}
 	}
-	for _, line := range planLines(s.Plans) {
+	for _, line := range ui.PlanLines(s.Plans) {
 		fmt.Fprintln(w, line)
 	}
 }
@@ -323,7 +323,7 @@ func showJSON(data *report.Study) map[string]any {
 		"launches":       s.Launches,
 		"trials":         ts,
 		"trial_count":    len(ts),
-		"recommendation": recommendationJSON(rec),
+		"recommendation": ui.RecommendationJSON(rec),
 		"comparison":     data.Compare(),
 		"choices":        choicesJSON(data),
 		"plans":          s.Plans,

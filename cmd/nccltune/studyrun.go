@@ -191,17 +191,6 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// simLabel is the mark every simulated result carries in text output.
-func simLabel(simulated bool, profile string) string {
-	if !simulated {
-		return ""
-	}
-	if profile == "" {
-		return "SIMULATED fabric"
-	}
-	return "SIMULATED fabric: " + profile
-}
-
 // repeatedConfig measures one config repeatedly, as sweep and gate do:
 // the study with its one trial, an uncounted warm-up launch (unless
 // disabled), then the counted ones, each stored as it ends.

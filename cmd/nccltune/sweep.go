@@ -190,7 +190,7 @@ func sweepRows(launches []model.Launch, last *runner.Result) []sweepRow {
 			continue
 		}
 		s := sum.Sizes[0]
-		row := sweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: finiteOr(s.Lo, s.Median), Hi: finiteOr(s.Hi, s.Median)}
+		row := sweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: ui.FiniteOr(s.Lo, s.Median), Hi: ui.FiniteOr(s.Hi, s.Median)}
 		if s.Median > 0 {
 			row.AlgBW = float64(r.Bytes) / s.Median / 1e3
 			row.BusBW = row.AlgBW
@@ -206,7 +206,7 @@ func sweepRows(launches []model.Launch, last *runner.Result) []sweepRow {
 func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []sweepRow) {
 	fmt.Fprintf(w, "sweep %s: %s, %d launch(es)", study.Name, cfg, n)
 	if study.Simulated {
-		fmt.Fprintf(w, "  [%s]", simLabel(true, study.Launch.SimProfile))
+		fmt.Fprintf(w, "  [%s]", ui.SimLabel(true, study.Launch.SimProfile))
 	}
 	fmt.Fprintln(w)
 	tw := newTable(w)

@@ -216,7 +216,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 	}
 	launcher := &specLauncher{base: o.launch.spec, seed: o.launch.seed + 7919} // fresh noise, not the search's
 	fmt.Fprintf(o.stderr, "%s %s: %s against %s, %d launches each, interleaved%s\n",
-		spec.kind, study.Name, cfg, baselineName(spec.base), o.launches, labelSuffix(study))
+		spec.kind, study.Name, cfg, ui.BaselineName(spec.base), o.launches, labelSuffix(study))
 
 	seq := 0
 	run := func(t *search.Trial, phase string, scored bool) error {
@@ -271,8 +271,8 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 	opt := model.DefaultOptions()
 	cmp := model.Compare(base.Confirm, cand.Confirm, sizes, opt)
 	res := verifyResult{Study: study.Name, Verifies: spec.verifies, BaselineEnv: spec.base.Clone(), Simulated: study.Simulated, Env: cfg.Clone(),
-		Launches: o.launches, Speedup: cmp.Speedup, SpeedupCI: [2]float64{finiteOr(cmp.Lo, cmp.Speedup), finiteOr(cmp.Hi, cmp.Speedup)},
-		PValue: finiteOr(cmp.P, 1), Recommend: cmp.Recommend, Reason: cmp.Reason, Claimed: claim}
+		Launches: o.launches, Speedup: cmp.Speedup, SpeedupCI: [2]float64{ui.FiniteOr(cmp.Lo, cmp.Speedup), ui.FiniteOr(cmp.Hi, cmp.Speedup)},
+		PValue: ui.FiniteOr(cmp.P, 1), Recommend: cmp.Recommend, Reason: cmp.Reason, Claimed: claim}
 	if claim != nil {
 		// The two measurements agree when each one's estimate lies inside
 		// the other's interval, or their intervals overlap.
@@ -321,19 +321,19 @@ func verifyError(ctx context.Context, err error) error {
 
 func printVerify(w io.Writer, study *store.Study, r verifyResult) {
 	if r.Verifies != "" {
-		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), baselineName(r.BaselineEnv), r.Launches, r.Launches)
+		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), ui.BaselineName(r.BaselineEnv), r.Launches, r.Launches)
 	} else {
 		fmt.Fprintf(w, "\ncompare %s: B %s against A %s, %d vs %d interleaved launches", r.Study, nccl.Config(r.Env), nccl.Config(r.BaselineEnv), r.Launches, r.Launches)
 	}
 	if r.Simulated {
-		fmt.Fprintf(w, "  [%s]", simLabel(true, study.Launch.SimProfile))
+		fmt.Fprintf(w, "  [%s]", ui.SimLabel(true, study.Launch.SimProfile))
 	}
 	fmt.Fprintln(w)
 	if r.Verifies == "" {
-		printSizeTableAs(w, study.Recommendation, "A", "B")
+		ui.PrintSizeTableAs(w, study.Recommendation, "A", "B")
 		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
 	} else {
-		printSizeTable(w, study.Recommendation)
+		ui.PrintSizeTable(w, study.Recommendation)
 		fmt.Fprintf(w, "\nfresh speedup %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
 	}
 	if r.Claimed != nil {

@@ -1,0 +1,228 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+)
+
+// PrintSearch prints a finished search: its --json document, or the table
+// of the baseline against the recommendation and the decision in words.
+func PrintSearch(w io.Writer, asJSON bool, study *store.Study, res *search.Result, took time.Duration) error {
+	if asJSON {
+		return WriteJSON(w, searchJSON(study, res))
+	}
+	printSearchResult(w, study, res, took)
+	return nil
+}
+
+// searchJSON is the `search --json` document of DESIGN.md's contract.
+func searchJSON(study *store.Study, res *search.Result) map[string]any {
+	baseScore := study.Recommendation.BaselineScoreUS
+	return map[string]any{
+		"study":          study.Name,
+		"band":           study.Band,
+		"simulated":      study.Simulated,
+		"sim_profile":    study.Launch.SimProfile,
+		"launches":       res.Launches,
+		"trials":         len(res.Trials),
+		"trial_count":    len(res.Trials),
+		"stopped":        res.Stopped,
+		"ending":         res.Ending,
+		"baseline":       map[string]any{"score_us": JSONNumber(baseScore), "env": nonNilMap(study.BaselineEnv)},
+		"recommendation": RecommendationJSON(study.Recommendation),
+		"plans":          study.Plans,
+	}
+}
+
+// recommendationDoc is a stored recommendation as the JSON documents show
+// it: p_value is null when no confirmation test ran (no candidate, or the
+// candidate failed), instead of a number that reads like a result.
+type recommendationDoc struct {
+	*store.Recommendation
+	PValue *float64 `json:"p_value"`
+}
+
+// RecommendationJSON is r as the JSON documents show it (search, show).
+func RecommendationJSON(r *store.Recommendation) any {
+	if r == nil {
+		return nil
+	}
+	doc := recommendationDoc{Recommendation: r}
+	if r.BaselineLaunches > 0 && r.CandidateLaunches > 0 && !math.IsNaN(r.PValue) {
+		p := r.PValue
+		doc.PValue = &p
+	}
+	return doc
+}
+
+// PlanLines say in words what the study did with NCCL's plan.
+func PlanLines(p *store.PlanSummary) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	if !p.Read {
+		out = append(out, "NCCL's plan: not read ("+p.Note+")")
+	} else {
+		out = append(out, fmt.Sprintf("NCCL's plan: %d configs in the space, %d explored, %d distinct plans, %d configs merged (NCCL runs them like one already tried)",
+			p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored, p.MergedConfigs))
+	}
+	for _, m := range p.Merged {
+		out = append(out, fmt.Sprintf("  merged %d: %s", m.Count, m.Reason))
+	}
+	if p.Refused > 0 {
+		out = append(out, fmt.Sprintf("  refused %d: they switch on a protocol or algorithm that NCCL's defaults disabled, or that the log does not show enabled (--allow-disabled-protocols to try them)", p.Refused))
+	}
+	if p.Checks > 0 {
+		out = append(out, fmt.Sprintf("  %d debug launches settled whether configs run the same plan", p.Checks))
+	}
+	return out
+}
+
+// printSearchResult prints the final table: baseline against the
+// recommendation size by size, and the decision in plain words.
+func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took time.Duration) {
+	rec := study.Recommendation
+	fmt.Fprintf(w, "\nstudy %s  band %s  %d launches, %d trials, %s", study.Name, study.Band, res.Launches, len(res.Trials), took.Round(100*time.Millisecond))
+	if study.Simulated {
+		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
+	}
+	fmt.Fprintln(w)
+	if res.Winner != nil && res.Decision != nil {
+		fmt.Fprintf(w, "confirmed %d vs %d launches, interleaved: %s against %s\n",
+			rec.BaselineLaunches, rec.CandidateLaunches, res.Winner.Config, BaselineName(study.BaselineEnv))
+		PrintSizeTable(w, rec)
+	}
+	fmt.Fprintln(w)
+	if v := report.VerdictOf(study); v.Change {
+		// The same verdict as show and the report, said once.
+		fmt.Fprintf(w, "recommend: %s\n", v.Headline)
+		if len(study.BaselineEnv) > 0 {
+			fmt.Fprintf(w, "  change from your baseline: %s\n", changeText(study.BaselineEnv, rec.Env))
+		}
+		for _, d := range v.Details {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+		fmt.Fprintf(w, "  export it: nccltune export %s --format env\n", study.Name)
+	} else {
+		fmt.Fprintf(w, "keep %s: %s\n", BaselineName(study.BaselineEnv), keepWhy(rec.Ending))
+	}
+	// A recommendation's reason restates its verdict; keeping the
+	// defaults needs its reason.
+	if rec.Reason != "" && !report.VerdictOf(study).Change {
+		fmt.Fprintf(w, "  %s\n", rec.Reason)
+	}
+	if line := defaultsLine(study, storeTrials(res.Trials, study.Sizes)); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+	for _, d := range rec.Dropped {
+		fmt.Fprintf(w, "  left out %s=%s: %s\n", d.Knob, d.Value, d.Reason)
+	}
+	for _, line := range PlanLines(study.Plans) {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// keepWhy says in a few words why a study kept the defaults, from its
+// ending (search.Ending* or the confirmation's model.Verdict*).
+func keepWhy(ending string) string {
+	switch ending {
+	case model.VerdictBelowMinEffect:
+		return "the gain is below the minimum effect"
+	case model.VerdictFutile:
+		return "the confirmation excluded a gain worth having"
+	case model.VerdictSlower, model.VerdictSlightlySlower:
+		return "the candidate is slower"
+	case search.EndingGuard:
+		return "the candidate is slower at a guard size"
+	case search.EndingCandidateFailed:
+		return "the candidate failed during confirmation"
+	case search.EndingNoCandidate:
+		return "no other config ran successfully"
+	case search.EndingSameAsBaseline:
+		return "the best config found runs the same plan as the baseline"
+	case search.EndingInterrupted:
+		return "interrupted before a decision"
+	}
+	return "no significant gain"
+}
+
+// PrintSizeTable prints per-size medians with intervals and the change.
+func PrintSizeTable(w io.Writer, rec *store.Recommendation) {
+	PrintSizeTableAs(w, rec, "baseline", "candidate")
+}
+
+// PrintSizeTableAs is PrintSizeTable with its two arms named.
+func PrintSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string) {
+	tw := newTable(w)
+	fmt.Fprintf(tw, "size\t%s µs (95%% CI)\t%s µs (95%% CI)\tchange\t\n", base, cand)
+	rows := append(append([]store.SizeComparison{}, rec.PerSize...), rec.Guards...)
+	for i, s := range rows {
+		change := "~"
+		if s.Significant {
+			change = fmt.Sprintf("%+.1f%%", 100*(1/s.Speedup-1))
+		}
+		if i >= len(rec.PerSize) {
+			change += " (guard)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", nccl.FormatSize(s.Bytes),
+			ciText(s.BaselineUS, s.BaselineLo, s.BaselineHi), ciText(s.CandidateUS, s.CandidateLo, s.CandidateHi), change)
+	}
+	tw.Flush()
+}
+
+// defaultsLine says, for a study against the user's baseline, how NCCL's
+// defaults did while exploring: they may be better still. "" when the
+// study's baseline is NCCL's defaults or they were not measured.
+func defaultsLine(study *store.Study, trials []*store.Trial) string {
+	if len(nccl.Config(study.BaselineEnv).Clone()) == 0 || study.Recommendation == nil {
+		return ""
+	}
+	var def *store.Trial
+	for _, t := range trials {
+		if len(t.Config.Clone()) == 0 {
+			def = t
+		}
+	}
+	base := study.Recommendation.BaselineScoreUS
+	if def == nil || def.ScoreUS <= 0 || base <= 0 {
+		return ""
+	}
+	gain := base/def.ScoreUS - 1
+	verdict := "not better than your baseline"
+	if gain > study.Recommendation.MinEffect {
+		verdict = "may be better than your baseline"
+		if t := study.Recommendation.TrialID; t != 0 && t == def.ID {
+			verdict = "better than your baseline (confirmed above)"
+		}
+	}
+	// Said as "faster" or "slower", never as a signed percentage: a
+	// negative gain read as "-82 %" looks like a time that shrank.
+	change := fmt.Sprintf("%.0f %% faster than", 100*gain)
+	if gain < 0 {
+		change = fmt.Sprintf("%.2f× slower than", def.ScoreUS/base)
+	}
+	return fmt.Sprintf("NCCL defaults: %s your baseline while exploring (trial %d, %d launches, not confirmed): %s", change, def.Number, def.Launches, verdict)
+}
+
+// storeTrials is the search's trials as the store keeps them, for the
+// lines search prints from a study's stored form.
+func storeTrials(ts []*search.Trial, sizes []int64) []*store.Trial {
+	out := make([]*store.Trial, 0, len(ts))
+	for _, t := range ts {
+		st := &store.Trial{ID: t.ID, Number: t.Number, Config: t.Config, Role: t.Role, State: t.State, Launches: t.Launches}
+		if len(t.Explore) > 0 {
+			st.ScoreUS = t.Score(sizes)
+		}
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,0 +1,90 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/texttable"
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// newTable is the one table writer of the commands' text output:
+// texttable's tabwriter, shared with the report package so that every
+// table is laid out by one package.
+func newTable(w io.Writer) *texttable.Table { return texttable.New(w) }
+
+// SimLabel is the mark every simulated result carries in text output.
+func SimLabel(simulated bool, profile string) string {
+	if !simulated {
+		return ""
+	}
+	if profile == "" {
+		return "SIMULATED fabric"
+	}
+	return "SIMULATED fabric: " + profile
+}
+
+// BaselineName is how output names what a study compared with.
+func BaselineName(baseline map[string]string) string {
+	if len(nccl.Config(baseline).Clone()) == 0 {
+		return "NCCL defaults"
+	}
+	return "your baseline (" + nccl.Config(baseline).Key() + ")"
+}
+
+// changeText says what a recommendation changes relative to the baseline:
+// "NCCL_MAX_NCHANNELS 8 → 16, NCCL_ALGO unset → Ring, NCCL_PROTO ^LL128 →
+// unset"; knobs kept as they are are left out.
+func changeText(baseline, env map[string]string) string {
+	keys := map[string]bool{}
+	for k := range baseline {
+		keys[k] = true
+	}
+	for k := range env {
+		keys[k] = true
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, k := range names {
+		from, to := baseline[k], env[k]
+		if from == to {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s", k, orUnset(from), orUnset(to)))
+	}
+	if len(parts) == 0 {
+		return "no change"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orUnset(v string) string {
+	if v == "" {
+		return "unset"
+	}
+	return v
+}
+
+// AKind names a study kind with its article: "a sweep", "an import".
+func AKind(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+// ciText is a median with its interval, "12.3 [11.9, 12.8]", or the
+// median alone when there is no interval.
+func ciText(m, lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) || lo == hi {
+		return fmt.Sprintf("%.1f", m)
+	}
+	return fmt.Sprintf("%.1f [%.1f, %.1f]", m, lo, hi)
+}
