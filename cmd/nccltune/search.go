@@ -204,13 +204,13 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	rec := &storeRecorder{st: st, study: study, sizes: sizes}
 	launcher := &specLauncher{base: o.launch.spec, seed: o.study.Seed}
 
-	progress := newSearchProgress(o.stderr, study, o.study.Budget)
+	progress := ui.NewSearchProgress(o.stderr, study, o.study.Budget)
 	fmt.Fprintf(o.stderr, "study %s: band %s (%d sizes), %d configs in the space, budget %d launches%s\n",
 		study.Name, o.study.Band, len(sizes), o.study.Space.Size(), o.study.Budget, labelSuffix(study))
 	fmt.Fprintln(o.stderr, whereStored(o.db, os.IsNotExist(statErr)))
 	started := time.Now()
-	res, runErr := search.Run(ctx, o.study, launcher, rec, prior, priorLaunches, progress.event)
-	progress.finish()
+	res, runErr := search.Run(ctx, o.study, launcher, rec, prior, priorLaunches, progress.Event)
+	progress.Finish()
 
 	switch {
 	case runErr != nil && res != nil && ctx.Err() != nil:

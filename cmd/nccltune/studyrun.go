@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
@@ -183,12 +181,6 @@ func dbPath(c *cli.Context) (string, error) {
 		return "", fmt.Errorf("finding the default database location: %w; pass --db FILE", err)
 	}
 	return p, nil
-}
-
-// isTerminal reports whether w is a terminal (progress bars only then).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // repeatedConfig measures one config repeatedly, as sweep and gate do:

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"bytes"
@@ -72,7 +72,7 @@ func progressEvents(budget int) []search.Event {
 func TestProgressFitsTerminal(t *testing.T) {
 	controller, terminal := openPTY(t, 80)
 	study := &store.Study{Sizes: []int64{512 << 10, 1 << 20}}
-	p := newSearchProgress(terminal, study, 60)
+	p := NewSearchProgress(terminal, study, 60)
 	if p.line == nil {
 		t.Fatal("the progress on a terminal is not a status line")
 	}
@@ -90,9 +90,9 @@ func TestProgressFitsTerminal(t *testing.T) {
 		got <- buf.Bytes()
 	}()
 	for _, ev := range progressEvents(60) {
-		p.event(ev)
+		p.Event(ev)
 	}
-	p.finish()
+	p.Finish()
 	io.WriteString(terminal, "end")
 	var out []byte
 	select {
@@ -129,11 +129,11 @@ func TestProgressOffTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	p := newSearchProgress(w, &store.Study{Sizes: []int64{512 << 10, 1 << 20}}, 5)
+	p := NewSearchProgress(w, &store.Study{Sizes: []int64{512 << 10, 1 << 20}}, 5)
 	for _, ev := range progressEvents(5) {
-		p.event(ev)
+		p.Event(ev)
 	}
-	p.finish()
+	p.Finish()
 	w.Close()
 	out, _ := io.ReadAll(r)
 	if bytes.ContainsAny(out, "\r\x1b") {

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"fmt"
@@ -95,25 +95,28 @@ func progressBar(done, total, n int) string {
 	return "[" + strings.Repeat("#", filled) + strings.Repeat("·", n-filled) + "]"
 }
 
-// searchProgress shows a study's launches: one status line redrawn in
+// SearchProgress shows a study's launches: one status line redrawn in
 // place on a terminal, one plain line per launch otherwise (a log, a pipe,
 // CI), so nothing is lost when no one watches.
-type searchProgress struct {
+type SearchProgress struct {
 	w      io.Writer
 	line   *statusLine
 	sizes  []int64
 	budget int
 }
 
-func newSearchProgress(w io.Writer, study *store.Study, budget int) *searchProgress {
-	p := &searchProgress{w: w, sizes: study.Sizes, budget: budget}
-	if isTerminal(w) {
+// NewSearchProgress shows study's launches on w, a search of budget
+// launches.
+func NewSearchProgress(w io.Writer, study *store.Study, budget int) *SearchProgress {
+	p := &SearchProgress{w: w, sizes: study.Sizes, budget: budget}
+	if IsTerminal(w) {
 		p.line = &statusLine{w: w, width: terminalWidth(w)}
 	}
 	return p
 }
 
-func (p *searchProgress) event(ev search.Event) {
+// Event shows one launch; search.Run calls it after each.
+func (p *SearchProgress) Event(ev search.Event) {
 	if p.line != nil {
 		p.line.draw(p.status(ev))
 		return
@@ -129,7 +132,7 @@ func (p *searchProgress) event(ev search.Event) {
 
 // status is the terminal's line: the most useful facts first, so a
 // narrow terminal cuts the config rather than the count.
-func (p *searchProgress) status(ev search.Event) string {
+func (p *SearchProgress) status(ev search.Event) string {
 	budget := ev.Budget
 	if budget <= 0 {
 		budget = p.budget
@@ -146,7 +149,7 @@ func (p *searchProgress) status(ev search.Event) string {
 
 // interval is the exploration interval of the leader's gain, " [lo, hi]",
 // once both it and the defaults have enough launches for one.
-func (p *searchProgress) interval(ev search.Event) string {
+func (p *SearchProgress) interval(ev search.Event) string {
 	if ev.Baseline == nil || ev.Best == ev.Baseline {
 		return ""
 	}
@@ -169,8 +172,16 @@ func (p *searchProgress) interval(ev search.Event) string {
 	return fmt.Sprintf(" (launches %+.0f %%…%+.0f %%)", 100*(lo-1), 100*(hi-1))
 }
 
-func (p *searchProgress) finish() {
+// Finish clears the status line, before the result is printed.
+func (p *SearchProgress) Finish() {
 	if p.line != nil {
 		p.line.clear()
 	}
+}
+
+// IsTerminal reports whether w is a terminal (progress lines redrawn in
+// place only then).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
