@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -38,7 +39,7 @@ var perIterUnsupported sync.Map
 // launcher, bad spec) or when ctx was cancelled (the launch is then
 // returned too, killed, for the record); a benchmark that fails, hangs or
 // reports wrong results is a Launch with that Outcome and a nil error.
-func Run(ctx context.Context, spec Spec) (*Launch, error) {
+func Run(ctx context.Context, spec Spec) (*benchfmt.Launch, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func benchKey(s Spec) string {
 
 // rejectedPerIter recognises nccl-tests' answer to an unknown option: it
 // prints "invalid option" and its usage, and runs nothing.
-func rejectedPerIter(l *Launch) bool {
+func rejectedPerIter(l *benchfmt.Launch) bool {
 	out := string(l.Stdout) + string(l.Stderr)
 	return strings.Contains(out, "USAGE:") && strings.Contains(out, "invalid option") &&
 		(l.Result == nil || len(l.Result.Rows) == 0)
@@ -123,7 +124,7 @@ func checkExecutables(spec Spec) error {
 	return nil
 }
 
-func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*Launch, error) {
+func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benchfmt.Launch, error) {
 	var jsonPath, tmpDir string
 	needScript := spec.torch() && spec.TorchScript == ""
 	if perIter || needScript {
@@ -155,7 +156,7 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*Laun
 		return nil, err
 	}
 
-	l := &Launch{Argv: cmdSpec.Argv, Env: cmdSpec.Env, Simulated: spec.Sim != nil}
+	l := &benchfmt.Launch{Argv: cmdSpec.Argv, Env: cmdSpec.Env, Simulated: spec.Sim != nil}
 	runCtx := ctx
 	var cancelTimeout context.CancelFunc = func() {}
 	if spec.Timeout > 0 {
@@ -220,12 +221,12 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*Laun
 	switch {
 	case stopped && ctx.Err() != nil:
 		// The caller stopped us (Ctrl-C): not the config's fault.
-		l.Outcome, l.Reason = Failed, ReasonInterrupted
+		l.Outcome, l.Reason = benchfmt.Failed, benchfmt.ReasonInterrupted
 		l.Result, _ = parseLaunch(l)
 		return l, ctx.Err()
 	case stopped:
 		l.Result, _ = parseLaunch(l)
-		l.Outcome, l.Reason = TimedOut, timeoutReason(spec.Timeout, l)
+		l.Outcome, l.Reason = benchfmt.TimedOut, timeoutReason(spec.Timeout, l)
 		return l, nil
 	}
 	classify(l)
@@ -271,11 +272,11 @@ func exitCodeOf(err error) int {
 // parseLaunch parses the JSON output when there is one (it carries every
 // iteration's time) and the text otherwise; NCCL log facts always come
 // from the text, since -J does not record them.
-func parseLaunch(l *Launch) (*Result, error) {
+func parseLaunch(l *benchfmt.Launch) (*benchfmt.Result, error) {
 	text := append(append([]byte{}, l.Stdout...), l.Stderr...)
-	textRes, textErr := Parse(text)
+	textRes, textErr := benchfmt.Parse(text)
 	if len(l.JSON) > 0 {
-		if jr, err := ParseJSON(l.JSON); err == nil && len(jr.Rows) > 0 {
+		if jr, err := benchfmt.ParseJSON(l.JSON); err == nil && len(jr.Rows) > 0 {
 			if textRes != nil {
 				jr.Facts = textRes.Facts
 				jr.Errors = append(jr.Errors, textRes.Errors...)
@@ -291,35 +292,35 @@ func parseLaunch(l *Launch) (*Result, error) {
 }
 
 // classify sets Outcome and Reason for a launch that ended by itself.
-func classify(l *Launch) {
+func classify(l *benchfmt.Launch) {
 	res, perr := parseLaunch(l)
 	l.Result = res
 	switch {
 	case l.ExitCode != 0 && res != nil && res.Invalid() != "":
 		// nccl-tests exits non-zero after reporting wrong results: the
 		// table says why, which matters more than the exit status.
-		l.Outcome = Invalid
+		l.Outcome = benchfmt.Invalid
 		l.Reason = fmt.Sprintf("%s (%s)", res.Invalid(), exitText(l.ExitCode))
 	case l.ExitCode != 0:
-		l.Outcome = Failed
+		l.Outcome = benchfmt.Failed
 		l.Reason = fmt.Sprintf("%s: %s", exitText(l.ExitCode), failureCause(l, perr))
 	case perr != nil || res == nil || len(res.Rows) == 0:
-		l.Outcome = Failed
+		l.Outcome = benchfmt.Failed
 		l.Reason = "exit status 0 but " + failureCause(l, perr)
 	case !res.Complete:
-		l.Outcome = Failed
+		l.Outcome = benchfmt.Failed
 		l.Reason = "output was cut short before nccl-tests' closing lines (" + lastLine(l) + ")"
 	case res.Invalid() != "":
-		l.Outcome = Invalid
+		l.Outcome = benchfmt.Invalid
 		l.Reason = res.Invalid()
 	default:
-		l.Outcome = OK
+		l.Outcome = benchfmt.OK
 	}
 }
 
 // failureCause names the most specific cause the output offers.
-func failureCause(l *Launch, perr error) string {
-	var fe *FailureError
+func failureCause(l *benchfmt.Launch, perr error) string {
+	var fe *benchfmt.FailureError
 	if errors.As(perr, &fe) {
 		return hint(fe.Error())
 	}
@@ -347,7 +348,7 @@ func hint(msg string) string {
 	return msg
 }
 
-func timeoutReason(timeout time.Duration, l *Launch) string {
+func timeoutReason(timeout time.Duration, l *benchfmt.Launch) string {
 	where := "during NCCL initialisation (no table row printed)"
 	if l.Result != nil && len(l.Result.Rows) > 0 {
 		last := l.Result.Rows[len(l.Result.Rows)-1]
@@ -356,7 +357,7 @@ func timeoutReason(timeout time.Duration, l *Launch) string {
 	return fmt.Sprintf("no end within the %s timeout, hung %s; killed its process group", timeout, where)
 }
 
-func lastLine(l *Launch) string {
+func lastLine(l *benchfmt.Launch) string {
 	for _, b := range [][]byte{l.Stderr, l.Stdout} {
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 		if s := strings.TrimSpace(lines[len(lines)-1]); s != "" {
@@ -368,7 +369,3 @@ func lastLine(l *Launch) string {
 	}
 	return "nothing"
 }
-
-// ReasonInterrupted is the reason of a launch stopped by cancellation: it
-// says nothing about its config (a resumed study makes it again).
-const ReasonInterrupted = "interrupted before the launch finished"

@@ -123,7 +123,8 @@ func fakeSpec(t *testing.T, mode string) Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	abs, _ := filepath.Abs("testdata/fixtures")
+	// The fake benchmark prints the parser's fixtures (real nccl-tests output).
+	abs, _ := filepath.Abs("../benchfmt/testdata/fixtures")
 	t.Setenv("FAKE_BENCH", mode)
 	t.Setenv("FAKE_BENCH_DIR", abs)
 	return Spec{Bench: exe, MinBytes: 32 << 10, MaxBytes: 64 << 20, Timeout: 20 * time.Second}

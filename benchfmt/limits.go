@@ -1,4 +1,4 @@
-package runner
+package benchfmt
 
 // Limits on what a results row may hold. Values past them are not
 // nccl-tests output but damage (a corrupted file, a hand edit, a hostile

@@ -1,0 +1,28 @@
+// Package benchfmt reads what a benchmark launch prints and holds the
+// records nccltune keeps of it. It knows nothing of how a launch is run
+// (package runner) or of studies and statistics.
+//
+// It reads four formats:
+//
+//   - nccl-tests' text output: the header, the "#  Rank" device lines, the
+//     results table and its footer, mixed with NCCL_DEBUG log lines and
+//     launcher messages (ParseText, and Parse, which detects the format);
+//   - nccl-tests' JSON output of -J, version 3 (ParseJSON);
+//   - the torch instrument's JSON lines, written by nccltune_allreduce.py
+//     (ParseTorch);
+//   - NCCL's debug log (NCCL_DEBUG=INFO): what it says about the fabric
+//     and NCCL's choices (ParseFacts), and the per-host view of the NICs
+//     and networks it found (ParseFabricLog).
+//
+// Each parser of a benchmark's output returns a *Result: its Rows (one per
+// message size and cycle, with the out-of-place and in-place Measures and,
+// with per-iteration output, IterStats), the Devices, the Facts the NCCL
+// log revealed, the failure messages found (Errors) and what the parser
+// noticed and tolerated (Notes). The parsers never panic on damaged input:
+// a row they cannot trust is dropped with a note, and the error says why
+// the output is not a complete run (ErrNoTable, *FailureError).
+//
+// Launch is the record of one launch (command, outcome, output and its
+// Result), and Outcome classifies how it ended (OK, Failed, TimedOut,
+// Invalid).
+package benchfmt
