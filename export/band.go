@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -44,8 +44,8 @@ type Band struct {
 	// defaults (the baseline trial) and with the recommendation, from the
 	// study's explain launches; nil when not recorded. When the answer is
 	// to keep the defaults, Recommended is Defaults.
-	Defaults    []runner.Choice
-	Recommended []runner.Choice
+	Defaults    []benchfmt.Choice
+	Recommended []benchfmt.Choice
 }
 
 // Dropped is a recommended knob that is not written, with the reason.
@@ -180,7 +180,7 @@ func WrittenEnv(rec map[string]string) (nccl.Config, []Dropped) {
 // other launch of the trial that recorded choices (an NCCL_DEBUG log) is
 // used when there is none; the latest wins. When the study keeps NCCL's
 // defaults, recommended is defaults. Either is nil when not recorded.
-func ExplainChoices(s *store.Study, trials []*store.Trial, launches []*store.Launch) (defaults, recommended []runner.Choice) {
+func ExplainChoices(s *store.Study, trials []*store.Trial, launches []*store.Launch) (defaults, recommended []benchfmt.Choice) {
 	var baseID uint64
 	for _, t := range trials {
 		if t.Number == 0 {
@@ -201,7 +201,7 @@ func ExplainChoices(s *store.Study, trials []*store.Trial, launches []*store.Lau
 	return defaults, trialChoices(launches, r.TrialID)
 }
 
-func trialChoices(launches []*store.Launch, trialID uint64) []runner.Choice {
+func trialChoices(launches []*store.Launch, trialID uint64) []benchfmt.Choice {
 	var best *store.Launch
 	for _, l := range launches {
 		if l.TrialID != trialID || l.Facts == nil || len(l.Facts.Choices) == 0 {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 )
 
 // Pick is NCCL's choice for one size, as the user sets it: algorithm and
@@ -25,7 +25,7 @@ func (p Pick) String() string {
 	return fmt.Sprintf("%s %s, %s", p.Algo, p.Proto, count(p.Channels, "channel"))
 }
 
-func pickOf(c runner.Choice) Pick {
+func pickOf(c benchfmt.Choice) Pick {
 	return Pick{Algo: AlgoName(c.Algo), Proto: ProtoName(c.Proto), Channels: c.Channels}
 }
 
@@ -45,13 +45,13 @@ type ChoiceRow struct {
 // CompareChoices pairs the two lists by collective and size, sorted by
 // collective then size. It returns an empty (non-nil) slice when neither
 // list has anything.
-func CompareChoices(defaults, recommended []runner.Choice) []ChoiceRow {
+func CompareChoices(defaults, recommended []benchfmt.Choice) []ChoiceRow {
 	type key struct {
 		coll  string
 		bytes int64
 	}
 	rows := map[key]*ChoiceRow{}
-	get := func(c runner.Choice) *ChoiceRow {
+	get := func(c benchfmt.Choice) *ChoiceRow {
 		k := key{c.Collective, c.Bytes}
 		if rows[k] == nil {
 			rows[k] = &ChoiceRow{Collective: c.Collective, Bytes: c.Bytes}
@@ -89,14 +89,14 @@ func CompareChoices(defaults, recommended []runner.Choice) []ChoiceRow {
 // where they differ. It is the explanation of a recommendation, for
 // `nccltune show` and `nccltune doctor`. defaults and recommended are
 // Band.Defaults and Band.Recommended (or ExplainChoices' results).
-func ChoicesTable(w io.Writer, defaults, recommended []runner.Choice) error {
+func ChoicesTable(w io.Writer, defaults, recommended []benchfmt.Choice) error {
 	return ChoicesTableAs(w, "RECOMMENDED", defaults, recommended)
 }
 
 // ChoicesTableAs is ChoicesTable with the second column headed other
 // (doctor compares the defaults with any settings, not only a
 // recommendation).
-func ChoicesTableAs(w io.Writer, other string, defaults, recommended []runner.Choice) error {
+func ChoicesTableAs(w io.Writer, other string, defaults, recommended []benchfmt.Choice) error {
 	rows := CompareChoices(defaults, recommended)
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "NCCL's choices per size were not recorded (no explain launch with NCCL_DEBUG_SUBSYS=TUNING)")

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -184,7 +184,7 @@ func TestExplainChoices(t *testing.T) {
 	}
 	// Without an explain launch, another launch that recorded choices.
 	s := spark4Study(3, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128"})
-	launches := []*store.Launch{{TrialID: 12, Seq: 2, Phase: vocab.PhaseConfirm, Facts: &runner.Facts{Choices: []runner.Choice{{Collective: "AllReduce", Bytes: 7}}}}}
+	launches := []*store.Launch{{TrialID: 12, Seq: 2, Phase: vocab.PhaseConfirm, Facts: &benchfmt.Facts{Choices: []benchfmt.Choice{{Collective: "AllReduce", Bytes: 7}}}}}
 	_, rec := ExplainChoices(s, []*store.Trial{{ID: 10, Number: 0}, {ID: 12, Number: 1}}, launches)
 	if len(rec) != 1 || rec[0].Bytes != 7 {
 		t.Errorf("fallback choices %+v", rec)
@@ -515,7 +515,7 @@ func TestJSONRoundTrip(t *testing.T) {
 // nearestPick is the oracle for the tuner file: the choice of the
 // recorded size nearest to x, the smaller one on a tie. It is the
 // midpoint rule stated another way.
-func nearestPick(choices []runner.Choice, x uint64) Pick {
+func nearestPick(choices []benchfmt.Choice, x uint64) Pick {
 	best := -1
 	var bestD uint64
 	for i, c := range choices {
@@ -548,7 +548,7 @@ func probeSizes(bands []*Band) []uint64 {
 	for _, b := range bands {
 		add(uint64(b.Study.BandMin))
 		add(uint64(b.Study.BandMax))
-		for _, cs := range [][]runner.Choice{b.Defaults, b.Recommended} {
+		for _, cs := range [][]benchfmt.Choice{b.Defaults, b.Recommended} {
 			for i, c := range cs {
 				add(uint64(c.Bytes))
 				if i > 0 {
@@ -665,7 +665,7 @@ func TestTunerRefuses(t *testing.T) {
 	real := fixtureBand(t)
 	real.Study.Name, real.Study.Simulated = "s11-512K-4M", false
 	odd := studyWith(t, spark4Study(12, "1M", map[string]string{"NCCL_PROTO": "^LL128"}), logChoices(t, "spark4_defaults.log"),
-		[]runner.Choice{{Collective: "AllReduce", Bytes: nccl.MiB, Algo: "UNDEF", Proto: "SIMPLE", Channels: 2}})
+		[]benchfmt.Choice{{Collective: "AllReduce", Bytes: nccl.MiB, Algo: "UNDEF", Proto: "SIMPLE", Channels: 2}})
 	a2a := fixtureBand(t)
 	a2a.Study.Collective = "alltoall"
 	for _, tc := range []struct {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 )
 
 // fuzzBytes hands out a fuzzer's bytes as the parts of a tuner export.
@@ -44,12 +44,12 @@ func (b *fuzzBytes) pick(list ...string) string { return list[int(b.next())%len(
 
 // choices are mostly what NCCL logs (known names, 1..64 channels), now
 // and then not: those inputs must be refused.
-func (b *fuzzBytes) choices() []runner.Choice {
+func (b *fuzzBytes) choices() []benchfmt.Choice {
 	n := 1 + int(b.next()%12)
 	if b.next()%16 == 0 {
 		n = 0
 	}
-	out := make([]runner.Choice, n)
+	out := make([]benchfmt.Choice, n)
 	for i := range out {
 		ch := int(b.next())
 		if ch < 4 {
@@ -57,7 +57,7 @@ func (b *fuzzBytes) choices() []runner.Choice {
 		} else {
 			ch = 1 + ch%64
 		}
-		out[i] = runner.Choice{
+		out[i] = benchfmt.Choice{
 			Collective: b.pick("AllReduce", "AllReduce", "AllReduce", "AllReduce", "AllReduce", "AllGather", "Broadcast", "AllToAll"),
 			Bytes:      b.size(),
 			Algo:       b.pick("RING", "TREE", "Ring", "Tree", "NVLS", "COLLNET_DIRECT", "PAT", "RING", "TREE", "RING", "TREE", "RING", "TREE", "RING", "TREE", "UNDEF"),
@@ -100,8 +100,8 @@ func fuzzBands(data []byte) []*Band {
 // nearest recorded size; elsewhere the one it made with its defaults, from
 // the first band of that shape that recorded all-reduce defaults.
 func oraclePick(bands []*Band, nodes, ranks int, x uint64) (Pick, bool) {
-	allReduce := func(cs []runner.Choice) []runner.Choice {
-		var out []runner.Choice
+	allReduce := func(cs []benchfmt.Choice) []benchfmt.Choice {
+		var out []benchfmt.Choice
 		for _, c := range cs {
 			if pc, _ := PluginCollective(c.Collective); pc == "allreduce" {
 				out = append(out, c)

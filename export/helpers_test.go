@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -24,13 +24,13 @@ func checkGolden(t *testing.T, name string, got []byte) {
 
 // logChoices is what NCCL chose per size in a saved simulator log
 // (spark4, NCCL_DEBUG_SUBSYS=TUNING), read by the runner's own parser.
-func logChoices(t testing.TB, name string) []runner.Choice {
+func logChoices(t testing.TB, name string) []benchfmt.Choice {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := runner.ParseFacts(data)
+	f := benchfmt.ParseFacts(data)
 	if f == nil || len(f.Choices) == 0 {
 		t.Fatalf("%s: no TUNING choices parsed", name)
 	}
@@ -63,20 +63,20 @@ func spark4Study(id uint64, band string, env map[string]string) *store.Study {
 
 // studyWith builds a Band through NewBand, with explain launches that
 // recorded defaults (baseline trial 10) and recommended (trial 12).
-func studyWith(t testing.TB, s *store.Study, defaults, recommended []runner.Choice) *Band {
+func studyWith(t testing.TB, s *store.Study, defaults, recommended []benchfmt.Choice) *Band {
 	t.Helper()
 	trials := []*store.Trial{{ID: 10, StudyID: s.ID, Number: 0, Role: vocab.RoleBaseline}, {ID: 12, StudyID: s.ID, Number: 5, Role: vocab.RoleExplore}}
 	launches := []*store.Launch{
 		// A scored launch without facts, and an older debug launch that an
 		// explain launch must win over.
 		{ID: 1, TrialID: 12, Seq: 3, Phase: vocab.PhaseConfirm, Scored: true},
-		{ID: 2, TrialID: 12, Seq: 4, Phase: vocab.PhaseConfirm, Facts: &runner.Facts{Choices: []runner.Choice{{Collective: "AllReduce", Bytes: 1, Algo: "RING", Proto: "LL", Channels: 1}}}},
+		{ID: 2, TrialID: 12, Seq: 4, Phase: vocab.PhaseConfirm, Facts: &benchfmt.Facts{Choices: []benchfmt.Choice{{Collective: "AllReduce", Bytes: 1, Algo: "RING", Proto: "LL", Channels: 1}}}},
 	}
 	if defaults != nil {
-		launches = append(launches, &store.Launch{ID: 3, TrialID: 10, Seq: 20, Phase: vocab.PhaseExplain, Facts: &runner.Facts{Choices: defaults}})
+		launches = append(launches, &store.Launch{ID: 3, TrialID: 10, Seq: 20, Phase: vocab.PhaseExplain, Facts: &benchfmt.Facts{Choices: defaults}})
 	}
 	if recommended != nil {
-		launches = append(launches, &store.Launch{ID: 4, TrialID: 12, Seq: 21, Phase: vocab.PhaseExplain, Facts: &runner.Facts{Choices: recommended}})
+		launches = append(launches, &store.Launch{ID: 4, TrialID: 12, Seq: 21, Phase: vocab.PhaseExplain, Facts: &benchfmt.Facts{Choices: recommended}})
 	}
 	b, err := NewBand(s, trials, launches)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 )
 
 // The CSV of NCCL's example tuner plugin (plugins/tuner/example/plugin.c,
@@ -306,8 +306,8 @@ type step struct {
 // newStep builds the step function of one collective's choices; the
 // boundary between two recorded sizes a < b is their midpoint, the
 // midpoint itself going to a.
-func newStep(choices []runner.Choice, coll, study string) (step, error) {
-	var cs []runner.Choice
+func newStep(choices []benchfmt.Choice, coll, study string) (step, error) {
+	var cs []benchfmt.Choice
 	for _, c := range choices {
 		if pc, ok := PluginCollective(c.Collective); ok && pc == coll {
 			cs = append(cs, c)

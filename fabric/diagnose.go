@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 )
 
 // Warning codes. They are stable: scripts and tests match on them.
@@ -66,7 +66,7 @@ type Context struct {
 	// 0 takes it from the port speeds NCCL logs for the NICs it uses.
 	LinkGbps float64
 	// Outcome is how the launch ended; "" for a saved log.
-	Outcome runner.Outcome
+	Outcome benchfmt.Outcome
 	// Reason is the runner's reason for a launch that is not OK.
 	Reason string
 	// Timeout is the per-launch limit the launch ran under (0: none).
@@ -97,15 +97,15 @@ type Report struct {
 	Simulated  bool   `json:"simulated"`
 	SimProfile string `json:"sim_profile,omitempty"`
 	// Outcome and Reason: how the launch ended ("" for a saved log).
-	Outcome runner.Outcome `json:"outcome,omitempty"`
-	Reason  string         `json:"reason,omitempty"`
+	Outcome benchfmt.Outcome `json:"outcome,omitempty"`
+	Reason  string           `json:"reason,omitempty"`
 
 	NCCLVersion string `json:"nccl_version"`
 	NRanks      int    `json:"nranks"`
 	NNodes      int    `json:"nnodes"`
 	// GPU is the first device's name from nccl-tests' "Using devices".
 	GPU string `json:"gpu,omitempty"`
-	// Transport is what carries the data between the ranks (runner.Facts'
+	// Transport is what carries the data between the ranks (benchfmt.Facts'
 	// Transport): the network's name ("IB", "Socket", …) when the network
 	// carries data between any two ranks, else "P2P", "SHM" or "P2P+SHM"
 	// for ranks of one host; "" when the log does not say.
@@ -116,8 +116,8 @@ type Report struct {
 	TransportSummary string `json:"transport_summary,omitempty"`
 	// Routes group the channel connection lines per kind (P2P, SHM, the
 	// network); Paths list them per directed rank pair.
-	Routes []runner.Route `json:"routes"`
-	Paths  []runner.Path  `json:"paths,omitempty"`
+	Routes []benchfmt.Route `json:"routes"`
+	Paths  []benchfmt.Path  `json:"paths,omitempty"`
 	// Network is the network NCCL initialised ("Using network Socket"),
 	// whether or not it carries data.
 	Network string `json:"network,omitempty"`
@@ -133,7 +133,7 @@ type Report struct {
 	Channels int      `json:"channels"`
 	Rings    []string `json:"rings"`
 	// Choices are NCCL's per-size algorithm, protocol and channels.
-	Choices []runner.Choice `json:"choices"`
+	Choices []benchfmt.Choice `json:"choices"`
 	// Sizes are the measured bandwidths per size.
 	Sizes []SizeBW `json:"sizes"`
 	Link  Link     `json:"link"`
@@ -158,15 +158,15 @@ const (
 )
 
 // Diagnose builds the report of one launch or saved log. res may be nil
-// (nothing parsable was printed); log is runner.ParseFabricLog of the same
+// (nothing parsable was printed); log is benchfmt.ParseFabricLog of the same
 // output, nil when it held no NCCL line.
-func Diagnose(res *runner.Result, log *runner.FabricLog, c Context) Report {
-	d := diagnosis{res: res, log: log, c: c, facts: &runner.Facts{}}
+func Diagnose(res *benchfmt.Result, log *benchfmt.FabricLog, c Context) Report {
+	d := diagnosis{res: res, log: log, c: c, facts: &benchfmt.Facts{}}
 	if res != nil && res.Facts != nil {
 		d.facts = res.Facts
 	}
 	if d.log == nil {
-		d.log = &runner.FabricLog{}
+		d.log = &benchfmt.FabricLog{}
 	}
 	d.fill()
 	d.launchWarnings()
@@ -177,9 +177,9 @@ func Diagnose(res *runner.Result, log *runner.FabricLog, c Context) Report {
 }
 
 type diagnosis struct {
-	res   *runner.Result
-	log   *runner.FabricLog
-	facts *runner.Facts
+	res   *benchfmt.Result
+	log   *benchfmt.FabricLog
+	facts *benchfmt.Facts
 	c     Context
 	r     Report
 	// hostOf is each rank's host, from nccl-tests' "Using devices" lines
@@ -208,11 +208,11 @@ func (d *diagnosis) fill() {
 	r.NCCLVersion, r.NRanks, r.NNodes = f.NCCLVersion, f.NRanks, f.NNodes
 	r.Transport, r.GDR, r.Channels = f.Transport, f.GDR, f.Channels
 	r.Network = f.Network
-	r.Routes = append([]runner.Route{}, f.Routes...)
-	r.Paths = append([]runner.Path{}, f.Paths...)
-	r.TransportSummary = runner.RoutesText(f.Routes)
+	r.Routes = append([]benchfmt.Route{}, f.Routes...)
+	r.Paths = append([]benchfmt.Path{}, f.Paths...)
+	r.TransportSummary = benchfmt.RoutesText(f.Routes)
 	r.NICs = append([]string{}, f.NICs...)
-	r.Choices = append([]runner.Choice{}, f.Choices...)
+	r.Choices = append([]benchfmt.Choice{}, f.Choices...)
 	r.Rings = append([]string{}, d.log.Rings...)
 	r.MergedNICs = d.log.MergedNICs
 	r.NCCLWarnings = append(r.NCCLWarnings, f.Warnings...)
@@ -287,8 +287,8 @@ func (d *diagnosis) link() Link {
 
 // hostDevices are the RDMA devices NCCL found on the first host it listed
 // them for, in NCCL's order (the index of "via NET/IB/N").
-func (d *diagnosis) hostDevices() []runner.NetDevice {
-	var out []runner.NetDevice
+func (d *diagnosis) hostDevices() []benchfmt.NetDevice {
+	var out []benchfmt.NetDevice
 	for _, n := range d.log.IBDevices {
 		if len(out) > 0 && n.Host != out[0].Host {
 			continue
@@ -340,7 +340,7 @@ func (d *diagnosis) launchWarnings() {
 				"the peer", shorten(line, 220))
 	}
 	switch {
-	case d.c.Outcome == runner.TimedOut:
+	case d.c.Outcome == benchfmt.TimedOut:
 		d.noProgress(true)
 	case d.c.Outcome == "" && res != nil && res.Collective != "" && !res.Complete && len(res.Errors) == 0:
 		// A saved log that stops before nccl-tests' closing lines.
@@ -349,7 +349,7 @@ func (d *diagnosis) launchWarnings() {
 	if res != nil {
 		d.wrongResults()
 	}
-	if d.c.Outcome == runner.Failed && !d.has(CodeMPIWireup) && !d.has(CodeWrongResults) && !d.has(CodeNoProgress) {
+	if d.c.Outcome == benchfmt.Failed && !d.has(CodeMPIWireup) && !d.has(CodeWrongResults) && !d.has(CodeNoProgress) {
 		d.warn(CodeLaunchFailed,
 			"fix the cause named here and run nccltune doctor again; the launch's full output is what doctor --log FILE reads",
 			"the launch failed: %s", d.c.Reason)
@@ -437,7 +437,7 @@ func (d *diagnosis) wrongResults() {
 	res := d.res
 	var wrong []string
 	for _, row := range res.Rows {
-		for _, m := range []*runner.Measure{&row.Out, row.In} {
+		for _, m := range []*benchfmt.Measure{&row.Out, row.In} {
 			if m != nil && m.Wrong != nil && *m.Wrong > 0 {
 				wrong = append(wrong, fmt.Sprintf("%s (#wrong %d)", nccl.FormatSize(row.Bytes), *m.Wrong))
 				break
@@ -705,8 +705,8 @@ func (r Report) Codes() []string {
 }
 
 // SortedChoices returns the choices sorted by collective and size.
-func (r Report) SortedChoices() []runner.Choice {
-	out := append([]runner.Choice{}, r.Choices...)
+func (r Report) SortedChoices() []benchfmt.Choice {
+	out := append([]benchfmt.Choice{}, r.Choices...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Collective != out[j].Collective {
 			return out[i].Collective < out[j].Collective

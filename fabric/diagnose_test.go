@@ -7,44 +7,44 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 )
 
 func ptr[T any](v T) *T { return &v }
 
 // rows makes a complete, correct table: size → busbw (time from algbw at
 // factor 1.5, the 4-rank all-reduce's).
-func rows(bw map[int64]float64) []runner.Row {
-	var out []runner.Row
+func rows(bw map[int64]float64) []benchfmt.Row {
+	var out []benchfmt.Row
 	for _, b := range nccl.PowersOfTwo(32*nccl.KiB, 256*nccl.MiB) {
 		v, ok := bw[b]
 		if !ok {
 			continue
 		}
 		alg := v / 1.5
-		out = append(out, runner.Row{Bytes: b, Out: runner.Measure{TimeUS: float64(b) / alg / 1e3, AlgBW: alg, BusBW: v, Wrong: ptr(int64(0))}})
+		out = append(out, benchfmt.Row{Bytes: b, Out: benchfmt.Measure{TimeUS: float64(b) / alg / 1e3, AlgBW: alg, BusBW: v, Wrong: ptr(int64(0))}})
 	}
 	return out
 }
 
 // ibFacts is a healthy 4-node RDMA fabric as NCCL logs it.
-func ibFacts() *runner.Facts {
-	return &runner.Facts{NCCLVersion: "2.30.7", NRanks: 4, NNodes: 4, Transport: "IB",
+func ibFacts() *benchfmt.Facts {
+	return &benchfmt.Facts{NCCLVersion: "2.30.7", NRanks: 4, NNodes: 4, Transport: "IB",
 		NICs: []string{"rocep1s0f1:1/RoCE", "roceP2p1s0f1:1/RoCE"}, GDR: ptr(true), Channels: 8}
 }
 
-func twoRails() *runner.FabricLog {
-	return &runner.FabricLog{IBDevices: []runner.NetDevice{
+func twoRails() *benchfmt.FabricLog {
+	return &benchfmt.FabricLog{IBDevices: []benchfmt.NetDevice{
 		{Host: "a", Name: "rocep1s0f1", Port: 1, Link: "RoCE", SpeedMbps: 100000},
 		{Host: "a", Name: "roceP2p1s0f1", Port: 1, Link: "RoCE", SpeedMbps: 100000},
 		{Host: "b", Name: "rocep1s0f1", Port: 1, Link: "RoCE", SpeedMbps: 100000},
 	}, ChannelNetDevs: []int{0, 1}, InitStarts: 4, InitCompletes: 4}
 }
 
-func result(f *runner.Facts, r []runner.Row, gpu string) *runner.Result {
-	return &runner.Result{Collective: "all_reduce", NCCLVersion: "2.30.7", NRanks: 4, Rows: r, Facts: f,
-		Complete: true, OutOfBounds: ptr(0), Devices: []runner.Device{{Name: gpu}}}
+func result(f *benchfmt.Facts, r []benchfmt.Row, gpu string) *benchfmt.Result {
+	return &benchfmt.Result{Collective: "all_reduce", NCCLVersion: "2.30.7", NRanks: 4, Rows: r, Facts: f,
+		Complete: true, OutOfBounds: ptr(0), Devices: []benchfmt.Device{{Name: gpu}}}
 }
 
 var healthy = map[int64]float64{nccl.MiB: 11, 64 * nccl.MiB: 22.2, 256 * nccl.MiB: 22.3}
@@ -52,16 +52,16 @@ var healthy = map[int64]float64{nccl.MiB: 11, 64 * nccl.MiB: 22.2, 256 * nccl.Mi
 func TestDiagnoseWarnings(t *testing.T) {
 	type tc struct {
 		name  string
-		res   *runner.Result
-		log   *runner.FabricLog
+		res   *benchfmt.Result
+		log   *benchfmt.FabricLog
 		c     Context
 		codes []string
 		// in are substrings the first warning's message and fix must hold.
 		msg, fix []string
 	}
-	mod := func(f func(*runner.Facts)) *runner.Facts { x := ibFacts(); f(x); return x }
-	socket := func(f func(*runner.Facts)) *runner.Facts {
-		return mod(func(x *runner.Facts) {
+	mod := func(f func(*benchfmt.Facts)) *benchfmt.Facts { x := ibFacts(); f(x); return x }
+	socket := func(f func(*benchfmt.Facts)) *benchfmt.Facts {
+		return mod(func(x *benchfmt.Facts) {
 			x.Transport, x.NICs, x.GDR = "Socket", []string{"enP7s7:10.0.0.1<0>"}, ptr(false)
 			if f != nil {
 				f(x)
@@ -79,38 +79,38 @@ func TestDiagnoseWarnings(t *testing.T) {
 			c:     Context{BaseEnv: map[string]string{"NCCL_IB_HCA": "==rocep1s0f1,roceP2p1s0f1"}},
 			codes: []string{CodeSocketFallback}, msg: []string{"NCCL_IB_HCA===rocep1s0f1,roceP2p1s0f1 asks for RDMA devices"}},
 		{name: "socket fallback: IB plugin failed without being disabled", res: result(socket(nil), rows(sockBW), "NVIDIA GB10"),
-			log: &runner.FabricLog{IBInitFailed: true}, codes: []string{CodeSocketFallback},
+			log: &benchfmt.FabricLog{IBInitFailed: true}, codes: []string{CodeSocketFallback},
 			msg: []string{"Failed to initialize NET plugin IB"}},
 		{name: "socket fallback: busbw far below the stated link", res: result(socket(nil), rows(sockBW), "NVIDIA GB10"),
 			c: Context{LinkGbps: 200}, codes: []string{CodeSocketFallback}, msg: []string{"9 % of the 200 Gb/s link (25.0 GB/s)"}},
 		{name: "socket on purpose: NCCL_IB_DISABLE=1 wins over the HCA list", res: result(socket(nil), rows(sockBW), "NVIDIA H200"),
-			log:   &runner.FabricLog{IBInitFailed: true, Env: map[string]string{"NCCL_IB_DISABLE": "1", "NCCL_IB_HCA": "mlx5_0"}},
+			log:   &benchfmt.FabricLog{IBInitFailed: true, Env: map[string]string{"NCCL_IB_DISABLE": "1", "NCCL_IB_HCA": "mlx5_0"}},
 			codes: []string{CodeSocketTransport}, msg: []string{"because NCCL_IB_DISABLE=1 is set", "TCP numbers"}},
 		{name: "socket for want of a device", res: result(socket(nil), rows(sockBW), "NVIDIA H200"),
-			log:   &runner.FabricLog{IBInitFailed: true, IBNoDevice: true},
+			log:   &benchfmt.FabricLog{IBInitFailed: true, IBNoDevice: true},
 			codes: []string{CodeSocketTransport}, msg: []string{"No device found"}},
-		{name: "socket on one node carries nothing", res: result(socket(func(f *runner.Facts) { f.NNodes = 1 }), rows(sockBW), "NVIDIA H200"),
+		{name: "socket on one node carries nothing", res: result(socket(func(f *benchfmt.Facts) { f.NNodes = 1 }), rows(sockBW), "NVIDIA H200"),
 			log: twoRails()},
-		{name: "GDR off", res: result(mod(func(f *runner.Facts) { f.GDR = ptr(false) }), rows(healthy), "NVIDIA H200"), log: twoRails(),
+		{name: "GDR off", res: result(mod(func(f *benchfmt.Facts) { f.GDR = ptr(false) }), rows(healthy), "NVIDIA H200"), log: twoRails(),
 			codes: []string{CodeGDROff}, msg: []string{"GDR 0"}, fix: []string{"nvidia-peermem"}},
-		{name: "GDR off on GB10 says it is expected", res: result(mod(func(f *runner.Facts) { f.GDR = ptr(false) }), rows(healthy), "NVIDIA GB10"),
+		{name: "GDR off on GB10 says it is expected", res: result(mod(func(f *benchfmt.Facts) { f.GDR = ptr(false) }), rows(healthy), "NVIDIA GB10"),
 			log: twoRails(), codes: []string{CodeGDROff}, fix: []string{"GB10's unified memory", "24.6 GB/s"}},
-		{name: "GDR unknown says nothing", res: result(mod(func(f *runner.Facts) { f.GDR = nil }), rows(healthy), "NVIDIA H200"), log: twoRails()},
+		{name: "GDR unknown says nothing", res: result(mod(func(f *benchfmt.Facts) { f.GDR = nil }), rows(healthy), "NVIDIA H200"), log: twoRails()},
 		{name: "one NIC of two carries the channels", res: result(ibFacts(), rows(healthy), "NVIDIA H200"),
-			log:   func() *runner.FabricLog { l := twoRails(); l.ChannelNetDevs = []int{0}; return l }(),
+			log:   func() *benchfmt.FabricLog { l := twoRails(); l.ChannelNetDevs = []int{0}; return l }(),
 			codes: []string{CodeOneNIC}, msg: []string{"2 RDMA devices (rocep1s0f1, roceP2p1s0f1)", "NET/IB/0"}, fix: []string{"NCCL_IB_MERGE_NICS=1"}},
 		{name: "merged NICs use one virtual device", res: result(ibFacts(), rows(healthy), "NVIDIA H200"),
-			log: func() *runner.FabricLog { l := twoRails(); l.ChannelNetDevs, l.MergedNICs = []int{2}, true; return l }()},
-		{name: "NCCL_IB_HCA lists more than NCCL uses", res: result(mod(func(f *runner.Facts) { f.NICs = f.NICs[:1] }), rows(healthy), "NVIDIA GB10"),
-			log:   &runner.FabricLog{Env: map[string]string{"NCCL_IB_HCA": "=rocep1s0f1,rocep1s0f0:1"}},
+			log: func() *benchfmt.FabricLog { l := twoRails(); l.ChannelNetDevs, l.MergedNICs = []int{2}, true; return l }()},
+		{name: "NCCL_IB_HCA lists more than NCCL uses", res: result(mod(func(f *benchfmt.Facts) { f.NICs = f.NICs[:1] }), rows(healthy), "NVIDIA GB10"),
+			log:   &benchfmt.FabricLog{Env: map[string]string{"NCCL_IB_HCA": "=rocep1s0f1,rocep1s0f0:1"}},
 			codes: []string{CodeOneNIC}, msg: []string{"lists 2 devices but NCCL uses 1 on a host (rocep1s0f1)"}, fix: []string{"==", "…f0"}},
-		{name: "NCCL_IB_HCA exclusion is not a list of devices", res: result(mod(func(f *runner.Facts) { f.NICs = f.NICs[:1] }), rows(healthy), "NVIDIA GB10"),
+		{name: "NCCL_IB_HCA exclusion is not a list of devices", res: result(mod(func(f *benchfmt.Facts) { f.NICs = f.NICs[:1] }), rows(healthy), "NVIDIA GB10"),
 			c: Context{BaseEnv: map[string]string{"NCCL_IB_HCA": "^mlx5_2,mlx5_3"}}},
 		{name: "two rails, no channel lines, no merge, one GPU per node", res: result(ibFacts(), rows(healthy), "NVIDIA GB10"),
 			codes: []string{CodeOneNIC}, msg: []string{"no channel lines"}},
 		{name: "two rails, no channel lines, merge asked", res: result(ibFacts(), rows(healthy), "NVIDIA GB10"),
 			c: Context{BaseEnv: map[string]string{"NCCL_IB_MERGE_NICS": "1"}}},
-		{name: "two rails, no channel lines, two GPUs per node", res: result(mod(func(f *runner.Facts) { f.NNodes = 2 }), rows(healthy), "NVIDIA H200")},
+		{name: "two rails, no channel lines, two GPUs per node", res: result(mod(func(f *benchfmt.Facts) { f.NNodes = 2 }), rows(healthy), "NVIDIA H200")},
 		{name: "throttled link from the ports' speed", res: result(ibFacts(), rows(map[int64]float64{nccl.MiB: 0.9, 256 * nccl.MiB: 1.6}), "NVIDIA GB10"),
 			log:   twoRails(),
 			codes: []string{CodeThrottledLink}, msg: []string{"1.60 GB/s at 256M", "6 % of the 200 Gb/s link", "rocep1s0f1 100 Gb/s + roceP2p1s0f1 100 Gb/s"},
@@ -120,47 +120,47 @@ func TestDiagnoseWarnings(t *testing.T) {
 		{name: "small sizes only cannot show a throttle", res: result(ibFacts(), rows(map[int64]float64{nccl.MiB: 0.5}), "NVIDIA H200"),
 			log: twoRails(), c: Context{LinkGbps: 400}},
 		{name: "unknown link speed cannot show a throttle", res: result(ibFacts(), rows(map[int64]float64{256 * nccl.MiB: 0.5}), "NVIDIA H200"),
-			log: &runner.FabricLog{ChannelNetDevs: []int{0, 1}}},
+			log: &benchfmt.FabricLog{ChannelNetDevs: []int{0, 1}}},
 		{name: "hang after a size", res: result(ibFacts(), rows(map[int64]float64{32 * nccl.KiB: 0.6, 64 * nccl.KiB: 0.9}), "NVIDIA H200"),
-			log: twoRails(), c: Context{Outcome: runner.TimedOut, Timeout: 5 * time.Second},
+			log: twoRails(), c: Context{Outcome: benchfmt.TimedOut, Timeout: 5 * time.Second},
 			codes: []string{CodeNoProgress}, msg: []string{"within the 5s timeout", "after the 64K row", "next size (128K)"}, fix: []string{"NCCL_ALGO"}},
-		{name: "hang during NCCL init", res: &runner.Result{Collective: "all_reduce", Facts: &runner.Facts{Transport: "IB"}},
-			log:   &runner.FabricLog{InitStarts: 4},
-			c:     Context{Outcome: runner.TimedOut, Timeout: 2 * time.Second},
+		{name: "hang during NCCL init", res: &benchfmt.Result{Collective: "all_reduce", Facts: &benchfmt.Facts{Transport: "IB"}},
+			log:   &benchfmt.FabricLog{InitStarts: 4},
+			c:     Context{Outcome: benchfmt.TimedOut, Timeout: 2 * time.Second},
 			codes: []string{CodeNoProgress}, msg: []string{"during NCCL initialisation", "4 rank(s) logged \"Init START\", 0 \"Init COMPLETE\""},
 			fix: []string{"2.28.9", "sm_121"}},
-		{name: "hang in the first collective", res: &runner.Result{Collective: "all_reduce", Facts: &runner.Facts{Transport: "IB"}},
-			log:   &runner.FabricLog{InitStarts: 2, InitCompletes: 2},
-			c:     Context{Outcome: runner.TimedOut},
+		{name: "hang in the first collective", res: &benchfmt.Result{Collective: "all_reduce", Facts: &benchfmt.Facts{Transport: "IB"}},
+			log:   &benchfmt.FabricLog{InitStarts: 2, InitCompletes: 2},
+			c:     Context{Outcome: benchfmt.TimedOut},
 			codes: []string{CodeNoProgress}, msg: []string{"the first collective never did"}},
-		{name: "hang with no NCCL log", res: &runner.Result{Collective: "all_reduce"}, c: Context{Outcome: runner.TimedOut},
+		{name: "hang with no NCCL log", res: &benchfmt.Result{Collective: "all_reduce"}, c: Context{Outcome: benchfmt.TimedOut},
 			codes: []string{CodeNoProgress}, msg: []string{"no NCCL log to tell"}, fix: []string{"nccltune doctor"}},
-		{name: "hang before anything printed", c: Context{Outcome: runner.TimedOut},
+		{name: "hang before anything printed", c: Context{Outcome: benchfmt.TimedOut},
 			codes: []string{CodeNoProgress}, msg: []string{"before the benchmark printed anything"}, fix: []string{"oob_tcp_if_include"}},
-		{name: "saved log that stops early", res: func() *runner.Result {
+		{name: "saved log that stops early", res: func() *benchfmt.Result {
 			r := result(ibFacts(), rows(map[int64]float64{nccl.MiB: 11}), "NVIDIA H200")
 			r.Complete = false
 			return r
 		}(), log: twoRails(), codes: []string{CodeNoProgress}, msg: []string{"stops before nccl-tests' closing lines", "after the 1M row"}},
-		{name: "wrong results", res: func() *runner.Result {
+		{name: "wrong results", res: func() *benchfmt.Result {
 			r := result(ibFacts(), rows(healthy), "NVIDIA H200")
 			r.Rows[0].Out.Wrong, r.OutOfBounds = ptr(int64(3)), ptr(3)
 			return r
-		}(), log: twoRails(), c: Context{Outcome: runner.Invalid},
+		}(), log: twoRails(), c: Context{Outcome: benchfmt.Invalid},
 			codes: []string{CodeWrongResults}, msg: []string{"1M (#wrong 3)", "Out of bounds values : 3 FAILED"}, fix: []string{"never use"}},
-		{name: "MPI wire-up over docker0", res: &runner.Result{Errors: []string{"WARNING: Open MPI accepted a TCP connection from what appears to be a another Open MPI process but cannot find a corresponding process entry for that peer."}},
-			c:     Context{Outcome: runner.Failed, Reason: "exit status 1: Open MPI could not connect"},
+		{name: "MPI wire-up over docker0", res: &benchfmt.Result{Errors: []string{"WARNING: Open MPI accepted a TCP connection from what appears to be a another Open MPI process but cannot find a corresponding process entry for that peer."}},
+			c:     Context{Outcome: benchfmt.Failed, Reason: "exit status 1: Open MPI could not connect"},
 			codes: []string{CodeMPIWireup}, msg: []string{"cannot find a corresponding process entry", "docker0"},
 			fix: []string{"oob_tcp_if_include", "btl_tcp_if_include", "NCCL_SOCKET_IFNAME"}},
-		{name: "other launch failure", res: &runner.Result{Collective: "all_reduce"},
-			c:     Context{Outcome: runner.Failed, Reason: "exit status 134: NCCL reported \"unhandled system error\""},
+		{name: "other launch failure", res: &benchfmt.Result{Collective: "all_reduce"},
+			c:     Context{Outcome: benchfmt.Failed, Reason: "exit status 134: NCCL reported \"unhandled system error\""},
 			codes: []string{CodeLaunchFailed}, msg: []string{"unhandled system error"}},
-		{name: "NCCL too old for GB10", res: func() *runner.Result {
+		{name: "NCCL too old for GB10", res: func() *benchfmt.Result {
 			r := result(ibFacts(), rows(healthy), "NVIDIA GB10")
 			r.NCCLVersion = "2.27.7"
 			return r
 		}(), log: twoRails(), codes: []string{CodeNCCLVersion}, msg: []string{"NCCL 2.27.7 predates GB10"}, fix: []string{"v2.28.9-1"}},
-		{name: "NCCL 2.27 is fine on an H200", res: func() *runner.Result {
+		{name: "NCCL 2.27 is fine on an H200", res: func() *benchfmt.Result {
 			r := result(ibFacts(), rows(healthy), "NVIDIA H200")
 			r.NCCLVersion = "2.27.7"
 			return r
@@ -217,11 +217,11 @@ func TestDiagnoseFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, _ := runner.Parse(data) // a failed run is still a result to diagnose
+			res, _ := benchfmt.Parse(data) // a failed run is still a result to diagnose
 			if res == nil {
 				t.Fatalf("%s did not parse", tt.file)
 			}
-			r := Diagnose(res, runner.ParseFabricLog(data), Context{})
+			r := Diagnose(res, benchfmt.ParseFabricLog(data), Context{})
 			if r.Transport != tt.transport || !reflect.DeepEqual(r.GDR, tt.gdr) {
 				t.Errorf("transport %q GDR %v, want %q %v", r.Transport, r.GDR, tt.transport, tt.gdr)
 			}
@@ -242,11 +242,11 @@ func TestDiagnoseMPSInfoEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := runner.Parse(data)
+	res, err := benchfmt.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Diagnose(res, runner.ParseFabricLog(data), Context{})
+	r := Diagnose(res, benchfmt.ParseFabricLog(data), Context{})
 	if r.NCCLVersion != "2.28.3" || r.NRanks != 2 || r.NNodes != 2 || len(r.Sizes) != 12 {
 		t.Errorf("version %s ranks %d nodes %d sizes %d; want 2.28.3, 2, 2, 12", r.NCCLVersion, r.NRanks, r.NNodes, len(r.Sizes))
 	}

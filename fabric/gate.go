@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 )
 
 // Basis is what a gate judges each size's bus bandwidth on.
@@ -128,7 +128,7 @@ type Measured struct {
 // 2(n−1)/n for an all-reduce on n ranks), read from the row whose algbw
 // is largest so that nccl-tests' two-decimal rounding matters least. It is
 // 1 when no row has both.
-func BusBWFactor(res *runner.Result) float64 {
+func BusBWFactor(res *benchfmt.Result) float64 {
 	best, factor := 0.0, 1.0
 	if res == nil {
 		return factor

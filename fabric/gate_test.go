@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 )
 
 func TestParseThreshold(t *testing.T) {
@@ -107,10 +107,10 @@ func TestMeasure(t *testing.T) {
 }
 
 func TestBusBWFactor(t *testing.T) {
-	res := &runner.Result{Rows: []runner.Row{
-		{Bytes: 1024, Out: runner.Measure{AlgBW: 0.01, BusBW: 0.02}}, // rounding makes this ratio 2
-		{Bytes: nccl.MiB, Out: runner.Measure{AlgBW: 7.47, BusBW: 11.20}},
-		{Bytes: 256 * nccl.MiB, Out: runner.Measure{AlgBW: 14.85, BusBW: 22.28}},
+	res := &benchfmt.Result{Rows: []benchfmt.Row{
+		{Bytes: 1024, Out: benchfmt.Measure{AlgBW: 0.01, BusBW: 0.02}}, // rounding makes this ratio 2
+		{Bytes: nccl.MiB, Out: benchfmt.Measure{AlgBW: 7.47, BusBW: 11.20}},
+		{Bytes: 256 * nccl.MiB, Out: benchfmt.Measure{AlgBW: 14.85, BusBW: 22.28}},
 	}}
 	if got := BusBWFactor(res); math.Abs(got-1.5) > 0.001 {
 		t.Errorf("BusBWFactor = %v, want ≈1.5 (from the largest algbw)", got)

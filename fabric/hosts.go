@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/benchfmt"
 )
 
 // NetworkCarriesData reports whether NCCL's network transport carries data
@@ -14,7 +14,7 @@ import (
 func (r Report) NetworkCarriesData() bool {
 	if len(r.Routes) > 0 {
 		for _, rt := range r.Routes {
-			if rt.Kind == runner.KindNET {
+			if rt.Kind == benchfmt.KindNET {
 				return true
 			}
 		}
@@ -57,8 +57,8 @@ func (d *diagnosis) sameHost(a, b int) (string, bool) {
 }
 
 // intraHost are the paths of one kind between ranks of one host.
-func (d *diagnosis) intraHost(kind string) []runner.Path {
-	var out []runner.Path
+func (d *diagnosis) intraHost(kind string) []benchfmt.Path {
+	var out []benchfmt.Path
 	for _, p := range d.r.Paths {
 		if _, same := d.sameHost(p.From, p.To); same && p.Kind == kind {
 			out = append(out, p)
@@ -72,7 +72,7 @@ func (d *diagnosis) intraHost(kind string) []runner.Path {
 func (d *diagnosis) allNetWithinHosts() bool {
 	n := 0
 	for _, p := range d.r.Paths {
-		if p.Kind != runner.KindNET {
+		if p.Kind != benchfmt.KindNET {
 			continue
 		}
 		if _, same := d.sameHost(p.From, p.To); !same {
@@ -98,7 +98,7 @@ func (d *diagnosis) disabledByEnv() (p2p, shm string) {
 }
 
 // pairsText is "0→1, 1→0 on host vm" for up to six pairs.
-func (d *diagnosis) pairsText(paths []runner.Path) string {
+func (d *diagnosis) pairsText(paths []benchfmt.Path) string {
 	var pairs, hosts []string
 	for i, p := range paths {
 		if i == 6 {
@@ -118,7 +118,7 @@ func (d *diagnosis) pairsText(paths []runner.Path) string {
 	return strings.Join(pairs, ", ") + " on " + noun + " " + strings.Join(hosts, ", ")
 }
 
-func viaText(paths []runner.Path) string {
+func viaText(paths []benchfmt.Path) string {
 	var via []string
 	for _, p := range paths {
 		for _, v := range p.Via {
@@ -152,9 +152,9 @@ func plural(n int) string {
 // environment, P2P unavailable where NVLink exists, and ranks of one host
 // talking over the network.
 func (d *diagnosis) hostWarnings() {
-	intraNET := d.intraHost(runner.KindNET)
-	intraSHM := d.intraHost(runner.KindSHM)
-	intraP2P := d.intraHost(runner.KindP2P)
+	intraNET := d.intraHost(benchfmt.KindNET)
+	intraSHM := d.intraHost(benchfmt.KindSHM)
+	intraP2P := d.intraHost(benchfmt.KindP2P)
 	p2pOff, shmOff := d.disabledByEnv()
 	var off []string
 	for _, s := range []string{p2pOff, shmOff} {
@@ -191,7 +191,7 @@ func (d *diagnosis) hostWarnings() {
 			what, strings.Join(parts, "; "), d.nodesText())
 		return
 	}
-	notP2P := append(append([]runner.Path{}, intraSHM...), intraNET...)
+	notP2P := append(append([]benchfmt.Path{}, intraSHM...), intraNET...)
 	if len(notP2P) > 0 && (d.facts.NVLink || len(d.facts.P2PBlocked) > 0) {
 		var evidence []string
 		if d.facts.NVLink {
@@ -216,8 +216,8 @@ func (d *diagnosis) hostWarnings() {
 	if len(intraNET) > 0 {
 		others := ""
 		if len(intraP2P)+len(intraSHM) > 0 {
-			others = fmt.Sprintf(" while ranks %s use %s", d.pairsText(append(append([]runner.Path{}, intraP2P...), intraSHM...)),
-				viaText(append(append([]runner.Path{}, intraP2P...), intraSHM...)))
+			others = fmt.Sprintf(" while ranks %s use %s", d.pairsText(append(append([]benchfmt.Path{}, intraP2P...), intraSHM...)),
+				viaText(append(append([]benchfmt.Path{}, intraP2P...), intraSHM...)))
 		}
 		d.warn(CodeMixedFabric,
 			"find why P2P and SHM are not used between those ranks (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_P2P_LEVEL in the "+

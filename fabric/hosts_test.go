@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/benchfmt"
 )
 
 // hostLog builds an NCCL log of one host "vm" with two GPUs joined by
@@ -64,8 +64,8 @@ func TestHostWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, _ := runner.Parse(tt.log)
-			r := Diagnose(res, runner.ParseFabricLog(tt.log), Context{BaseEnv: tt.baseEnv})
+			res, _ := benchfmt.Parse(tt.log)
+			r := Diagnose(res, benchfmt.ParseFabricLog(tt.log), Context{BaseEnv: tt.baseEnv})
 			if r.Transport != tt.transport {
 				t.Errorf("transport %q, want %q (%s)", r.Transport, tt.transport, r.TransportSummary)
 			}
@@ -90,8 +90,8 @@ func TestNetworkCarriesData(t *testing.T) {
 		{Report{NNodes: 1}, false},
 		{Report{NNodes: 2}, true},
 		{Report{}, true}, // unknown: it may
-		{Report{NNodes: 2, Routes: []runner.Route{{Kind: runner.KindP2P}}}, false},
-		{Report{NNodes: 1, Routes: []runner.Route{{Kind: runner.KindP2P}, {Kind: runner.KindNET, Network: "Socket"}}}, true},
+		{Report{NNodes: 2, Routes: []benchfmt.Route{{Kind: benchfmt.KindP2P}}}, false},
+		{Report{NNodes: 1, Routes: []benchfmt.Route{{Kind: benchfmt.KindP2P}, {Kind: benchfmt.KindNET, Network: "Socket"}}}, true},
 	}
 	for i, tt := range tests {
 		if got := tt.r.NetworkCarriesData(); got != tt.want {

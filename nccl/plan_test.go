@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 )
 
 // nativeOf reads NCCL's plan of the defaults from a real debug log,
@@ -17,7 +17,7 @@ func nativeOf(t *testing.T, path string, sizes []int64) nccl.Native {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, ok := runner.ParseFacts(data).Native("")
+	n, ok := benchfmt.ParseFacts(data).Native("")
 	if !ok {
 		t.Fatalf("%s: no plan", path)
 	}
@@ -38,7 +38,7 @@ func cfg(items ...string) nccl.Config {
 // 2 channels from 128K up, LL below; LL128 disabled by NCCL's defaults.
 func TestResolveLoopback4(t *testing.T) {
 	band := append(nccl.PowersOfTwo(512<<10, 4<<20), 8<<20)
-	n := nativeOf(t, "../runner/testdata/real/ar4_explain_tuning.txt", band)
+	n := nativeOf(t, "../benchfmt/testdata/real/ar4_explain_tuning.txt", band)
 	native := n.Plan.Key()
 	tests := []struct {
 		name    string
@@ -123,7 +123,7 @@ func TestResolveLoopback4(t *testing.T) {
 // A 2-GPU NVLink host (x2_mpirun_p2p_debug): LL128 enabled by NCCL's
 // defaults, LL up to 1M on up to 24 channels, Simple above.
 func TestResolveNVLink2(t *testing.T) {
-	n := nativeOf(t, "../runner/testdata/fixtures/x2_mpirun_p2p_debug.txt", nccl.PowersOfTwo(32<<10, 4<<20))
+	n := nativeOf(t, "../benchfmt/testdata/fixtures/x2_mpirun_p2p_debug.txt", nccl.PowersOfTwo(32<<10, 4<<20))
 	tests := []struct {
 		cfg     nccl.Config
 		certain bool
@@ -165,7 +165,7 @@ func TestResolveWithoutTable(t *testing.T) {
 // rings across several NICs) proves that config's plan, not that it runs
 // like the defaults.
 func TestKnobsBesideThePlan(t *testing.T) {
-	n := nativeOf(t, "../runner/testdata/real/ar4_explain_tuning.txt", nccl.PowersOfTwo(512<<10, 4<<20))
+	n := nativeOf(t, "../benchfmt/testdata/real/ar4_explain_tuning.txt", nccl.PowersOfTwo(512<<10, 4<<20))
 	threads := n
 	threads.Config = cfg("NCCL_NTHREADS=256")
 	r := threads.Explain(cfg("NCCL_NTHREADS=256"))

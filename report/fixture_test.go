@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -62,7 +62,7 @@ func (b *builder) trial(role string, state vocab.TrialState, reason string, cfg 
 // (an outlier launch).
 func (b *builder) launch(t *store.Trial, phase string, scored bool, truth map[int64]float64, sizes []int64, launchSD, iterSD, factor float64) *store.Launch {
 	offset := math.Exp(launchSD*b.rng.NormFloat64()) * factor
-	l := &store.Launch{ID: uint64(b.seq + 1), StudyID: 1, TrialID: t.ID, Seq: b.seq, Phase: phase, Outcome: runner.OK,
+	l := &store.Launch{ID: uint64(b.seq + 1), StudyID: 1, TrialID: t.ID, Seq: b.seq, Phase: phase, Outcome: benchfmt.OK,
 		Scored: scored, Simulated: b.s.Study.Simulated, Start: b.start.Add(time.Duration(b.seq) * time.Second)}
 	b.seq++
 	ranks := b.s.Study.Fabric.Ranks
@@ -90,15 +90,15 @@ func (b *builder) launch(t *store.Trial, phase string, scored bool, truth map[in
 
 func (b *builder) failed(t *store.Trial, reason string) {
 	b.s.Launches = append(b.s.Launches, &store.Launch{ID: uint64(b.seq + 1), StudyID: 1, TrialID: t.ID, Seq: b.seq, Phase: vocab.PhaseExplore,
-		Outcome: runner.Failed, Reason: reason, ExitCode: 1, Simulated: b.s.Study.Simulated})
+		Outcome: benchfmt.Failed, Reason: reason, ExitCode: 1, Simulated: b.s.Study.Simulated})
 	b.seq++
 	t.Launches++
 	b.s.Study.Launches = len(b.s.Launches)
 }
 
-func (b *builder) explain(t *store.Trial, choices []runner.Choice) {
+func (b *builder) explain(t *store.Trial, choices []benchfmt.Choice) {
 	b.s.Launches = append(b.s.Launches, &store.Launch{ID: uint64(b.seq + 1), StudyID: 1, TrialID: t.ID, Seq: b.seq, Phase: vocab.PhaseExplain,
-		Outcome: runner.OK, Simulated: b.s.Study.Simulated, Facts: &runner.Facts{Choices: choices}})
+		Outcome: benchfmt.OK, Simulated: b.s.Study.Simulated, Facts: &benchfmt.Facts{Choices: choices}})
 	b.seq++
 	t.Launches++
 	b.s.Study.Launches = len(b.s.Launches)
@@ -135,11 +135,11 @@ func recommendStudy() *Study {
 		b.launch(base, vocab.PhaseConfirm, true, defaultsUS, all, 0.05, 0.05, 1)
 		b.launch(fix, vocab.PhaseConfirm, true, fixedUS, all, 0.05, 0.05, 1)
 	}
-	b.explain(base, []runner.Choice{
+	b.explain(base, []benchfmt.Choice{
 		{Collective: "AllReduce", Bytes: 512 * nccl.KiB, Algo: "RING", Proto: "LL128", ChannelLo: 0, ChannelHi: 31, Channels: 32},
 		{Collective: "AllReduce", Bytes: nccl.MiB, Algo: "RING", Proto: "LL128", ChannelLo: 0, ChannelHi: 63, Channels: 64},
 	})
-	b.explain(fix, []runner.Choice{
+	b.explain(fix, []benchfmt.Choice{
 		{Collective: "AllReduce", Bytes: 512 * nccl.KiB, Algo: "RING", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 7, Channels: 8},
 		{Collective: "AllReduce", Bytes: nccl.MiB, Algo: "RING", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 7, Channels: 8},
 	})
@@ -215,9 +215,9 @@ func sequentialStudy() *Study {
 		b.launch(fix, vocab.PhaseConfirm, true, fixedUS, all, 0.05, 0.05, 1.01)
 	}
 	// NCCL runs Ring anyway: the lucky config's plan is the fix's.
-	var plan []runner.Choice
+	var plan []benchfmt.Choice
 	for _, size := range bandSizes {
-		plan = append(plan, runner.Choice{Collective: "AllReduce", Bytes: size, Algo: "RING", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 7, Channels: 8})
+		plan = append(plan, benchfmt.Choice{Collective: "AllReduce", Bytes: size, Algo: "RING", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 7, Channels: 8})
 	}
 	b.explain(fix, plan)
 	b.explain(lucky, plan)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -185,7 +185,7 @@ func FabricFacts(f store.Fabric) []Field {
 	switch {
 	case f.GDR != nil:
 		gdr = onOff(*f.GDR)
-	case len(f.Routes) > 0 && !runner.TransportNetwork(f.Transport):
+	case len(f.Routes) > 0 && !benchfmt.TransportNetwork(f.Transport):
 		gdr = "not used: the network carried no data"
 	}
 	transport := "not recorded (no debug launch: NCCL prints the channel lines that tell it only with NCCL_DEBUG=INFO; nccltune doctor shows it)"
@@ -284,9 +284,9 @@ func (s *Study) FabricFacts() []Field {
 // logFacts are the facts NCCL's log gave in this study: those of the
 // baseline's debug launch if there is one, else of the first launch with
 // any.
-func (s *Study) logFacts() *runner.Facts {
+func (s *Study) logFacts() *benchfmt.Facts {
 	base := s.Baseline()
-	var first *runner.Facts
+	var first *benchfmt.Facts
 	for _, l := range s.Launches {
 		if l.Facts == nil {
 			continue

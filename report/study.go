@@ -4,10 +4,10 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -101,7 +101,7 @@ func (s *Study) Recommended() bool {
 // OK and was scored (the warm-up is kept but not counted). Imported
 // launches are not scored by a study loop but are measurements all the same.
 func usable(l *store.Launch) bool {
-	if l.Outcome != runner.OK || l.Phase == vocab.PhaseWarmup {
+	if l.Outcome != benchfmt.OK || l.Phase == vocab.PhaseWarmup {
 		return false
 	}
 	return l.Scored || l.Phase == vocab.PhaseImport || l.Phase == vocab.PhaseSweep

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/sim"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
@@ -86,7 +86,7 @@ func TestSamplerTable(t *testing.T) {
 }
 
 // textLauncher runs the simulated benchmark in process (sim.Main, the code
-// the simulator process runs) and parses its text with runner.Parse, as a
+// the simulator process runs) and parses its text with benchfmt.Parse, as a
 // real launch would: it times the benchmark's part so that a benchmark of
 // the study can subtract it.
 type textLauncher struct {
@@ -94,7 +94,7 @@ type textLauncher struct {
 	bench time.Duration // time spent inside the simulated benchmark
 }
 
-func (l *textLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, error) {
+func (l *textLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
 	args := []string{"--profile", "spark4", "--seed", strconv.FormatInt(l.seed*1_000_003+int64(req.Seq), 10),
 		"--launch", strconv.Itoa(req.Seq), "-b", strconv.FormatInt(req.MinBytes, 10), "-e", strconv.FormatInt(req.MaxBytes, 10),
 		"-f", "2", "-I", "1"}
@@ -102,16 +102,16 @@ func (l *textLauncher) Launch(ctx context.Context, req Request) (*runner.Launch,
 	start := time.Now()
 	code := sim.Main(args, req.Config.Env(), &stdout, &stderr)
 	l.bench += time.Since(start)
-	launch := &runner.Launch{ExitCode: code, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Simulated: true}
-	res, err := runner.Parse(launch.Stdout)
+	launch := &benchfmt.Launch{ExitCode: code, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Simulated: true}
+	res, err := benchfmt.Parse(launch.Stdout)
 	launch.Result = res
 	switch {
 	case code != 0 || err != nil:
-		launch.Outcome, launch.Reason = runner.Failed, fmt.Sprintf("exit %d: %v", code, err)
+		launch.Outcome, launch.Reason = benchfmt.Failed, fmt.Sprintf("exit %d: %v", code, err)
 	case res.Invalid() != "":
-		launch.Outcome, launch.Reason = runner.Invalid, res.Invalid()
+		launch.Outcome, launch.Reason = benchfmt.Invalid, res.Invalid()
 	default:
-		launch.Outcome = runner.OK
+		launch.Outcome = benchfmt.OK
 	}
 	return launch, nil
 }
@@ -140,7 +140,7 @@ func (r *benchRecorder) SaveTrials(ts []*Trial) error {
 	return r.st.UpdateTrials(recs)
 }
 
-func (r *benchRecorder) SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error {
+func (r *benchRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool) error {
 	rec := &store.Launch{StudyID: r.study.ID, TrialID: t.ID, Phase: req.Phase, Outcome: l.Outcome, Reason: l.Reason,
 		Simulated: true, Scored: scored, Sizes: store.SizesFromResult(l.Result), NewTrial: r.pending[t],
 		TrialUpdate: &store.TrialUpdate{State: t.State, Reason: t.Reason}}

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -25,7 +25,7 @@ type synthLauncher struct {
 	reqs   []Request
 }
 
-func (l *synthLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, error) {
+func (l *synthLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -36,17 +36,17 @@ func (l *synthLauncher) Launch(ctx context.Context, req Request) (*runner.Launch
 		gain = g
 	}
 	off := math.Exp(l.spread*r.NormFloat64()) / gain
-	res := &runner.Result{Collective: "all_reduce", NRanks: 4, Simulated: true, Complete: true}
+	res := &benchfmt.Result{Collective: "all_reduce", NRanks: 4, Simulated: true, Complete: true}
 	zero := int64(0)
 	for _, b := range nccl.PowersOfTwo(req.MinBytes, req.MaxBytes) {
 		ts := make([]float64, 20)
 		for i := range ts {
 			ts[i] = 100 * float64(b) / (1 << 20) * off * math.Exp(0.02*r.NormFloat64())
 		}
-		res.Rows = append(res.Rows, runner.Row{Bytes: b, Out: runner.Measure{TimeUS: median(ts), Wrong: &zero,
-			Iter: &runner.IterStats{TimesUS: ts}}})
+		res.Rows = append(res.Rows, benchfmt.Row{Bytes: b, Out: benchfmt.Measure{TimeUS: median(ts), Wrong: &zero,
+			Iter: &benchfmt.IterStats{TimesUS: ts}}})
 	}
-	return &runner.Launch{Outcome: runner.OK, Simulated: true, Duration: time.Millisecond, Result: res}, nil
+	return &benchfmt.Launch{Outcome: benchfmt.OK, Simulated: true, Duration: time.Millisecond, Result: res}, nil
 }
 
 // smallSpace has 135 configs; NCCL_MAX_NCHANNELS=1 is the one knob

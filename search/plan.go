@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -100,8 +100,8 @@ func containsSize(list []int64, x int64) bool {
 }
 
 // learnPlan reads NCCL's plan from a debug launch of t.
-func (s *loop) learnPlan(t *Trial, phase string, l *runner.Launch) {
-	if l == nil || l.Outcome != runner.OK || l.Result == nil {
+func (s *loop) learnPlan(t *Trial, phase string, l *benchfmt.Launch) {
+	if l == nil || l.Outcome != benchfmt.OK || l.Result == nil {
 		if t.Role == vocab.RoleBaseline && phase == vocab.PhasePlan && s.plan.native == nil {
 			s.plan.note = "the debug launch of NCCL's defaults failed, so NCCL's plan is unknown: configs are not merged by plan"
 		}

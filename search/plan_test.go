@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -130,7 +130,7 @@ func TestSimpler(t *testing.T) {
 // removed, caps spelt one way), and of those that add lists holding its
 // choices. On the real 4-rank loopback log (one NIC, 2 channels).
 func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
-	data, err := os.ReadFile("../runner/testdata/real/ar4_explain_tuning.txt")
+	data, err := os.ReadFile("../benchfmt/testdata/real/ar4_explain_tuning.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 	defaults := &Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}
 	capped := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_MAX_NCHANNELS": "1"}}
 	s.trials = []*Trial{defaults, capped}
-	s.learnPlan(defaults, vocab.PhasePlan, &runner.Launch{Outcome: runner.OK, Result: &runner.Result{Facts: runner.ParseFacts(data)}})
+	s.learnPlan(defaults, vocab.PhasePlan, &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{Facts: benchfmt.ParseFacts(data)}})
 	if s.plan.native == nil {
 		t.Fatalf("no plan read: %s", s.plan.note)
 	}
@@ -151,12 +151,12 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 	}
 	mustDiffer(nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_ALGO": "Ring"}, capped.Config)
 	// The cap's own log: Ring/Simple on one channel at every size.
-	cappedFacts := runner.ParseFacts(data)
+	cappedFacts := benchfmt.ParseFacts(data)
 	for i := range cappedFacts.Choices {
 		cappedFacts.Choices[i].ChannelHi, cappedFacts.Choices[i].Channels = 0, 1
 	}
 	cappedFacts.Channels = 1
-	s.learnPlan(capped, vocab.PhasePlan, &runner.Launch{Outcome: runner.OK, Result: &runner.Result{Facts: cappedFacts}})
+	s.learnPlan(capped, vocab.PhasePlan, &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{Facts: cappedFacts}})
 	for _, c := range []nccl.Config{
 		{"NCCL_MAX_CTAS": "1"},
 		{"NCCL_MAX_NCHANNELS": "1"},

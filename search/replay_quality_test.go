@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/sim"
@@ -39,7 +40,7 @@ func cliLaunchSeed(seed int64, seq int) int64 {
 	return int64(h.Sum64() >> 1)
 }
 
-func (l *replayLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, error) {
+func (l *replayLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -53,10 +54,10 @@ func (l *replayLauncher) Launch(ctx context.Context, req Request) (*runner.Launc
 	}
 	var stdout, stderr bytes.Buffer
 	code := sim.Main(cmd.Argv[2:], cmd.Env, &stdout, &stderr)
-	launch := &runner.Launch{Argv: cmd.Argv, Env: cmd.Env, ExitCode: code, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Simulated: true}
-	res, perr := runner.Parse(append(stdout.Bytes(), stderr.Bytes()...))
+	launch := &benchfmt.Launch{Argv: cmd.Argv, Env: cmd.Env, ExitCode: code, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Simulated: true}
+	res, perr := benchfmt.Parse(append(stdout.Bytes(), stderr.Bytes()...))
 	if data, err := os.ReadFile(jsonPath); err == nil {
-		if jr, err := runner.ParseJSON(data); err == nil && len(jr.Rows) > 0 {
+		if jr, err := benchfmt.ParseJSON(data); err == nil && len(jr.Rows) > 0 {
 			if res != nil {
 				jr.Facts = res.Facts
 			}
@@ -66,16 +67,16 @@ func (l *replayLauncher) Launch(ctx context.Context, req Request) (*runner.Launc
 	launch.Result = res
 	switch {
 	case code != 0:
-		launch.Outcome, launch.Reason = runner.Failed, fmt.Sprintf("exit status %d: %s", code, strings.TrimSpace(stderr.String()))
+		launch.Outcome, launch.Reason = benchfmt.Failed, fmt.Sprintf("exit status %d: %s", code, strings.TrimSpace(stderr.String()))
 		if strings.Contains(stderr.String(), "cannot speak for") {
 			l.refused[req.Config.Canonical().String()]++
 		}
 	case perr != nil || res == nil || len(res.Rows) == 0:
-		launch.Outcome, launch.Reason = runner.Failed, fmt.Sprintf("unparsable output: %v", perr)
+		launch.Outcome, launch.Reason = benchfmt.Failed, fmt.Sprintf("unparsable output: %v", perr)
 	case res.Invalid() != "":
-		launch.Outcome, launch.Reason = runner.Invalid, res.Invalid()
+		launch.Outcome, launch.Reason = benchfmt.Invalid, res.Invalid()
 	default:
-		launch.Outcome = runner.OK
+		launch.Outcome = benchfmt.OK
 	}
 	return launch, nil
 }

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/sim"
 )
 
@@ -43,19 +43,19 @@ func newSimLauncher(t testing.TB, profile string, noise float64, seed int64) *si
 	return &simLauncher{name: profile, prof: p, noise: noise, seed: seed, iters: 20}
 }
 
-func (s *simLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, error) {
+func (s *simLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.launches = append(s.launches, req)
 	if s.cancelAt > 0 && len(s.launches) == s.cancelAt {
 		s.cancel()
-		return &runner.Launch{Outcome: runner.Failed, Reason: "interrupted"}, context.Canceled
+		return &benchfmt.Launch{Outcome: benchfmt.Failed, Reason: "interrupted"}, context.Canceled
 	}
 	sizes := nccl.PowersOfTwo(req.MinBytes, req.MaxBytes)
 	samples, err := s.prof.SampleLaunch(req.Config, sizes, s.iters, s.noise, s.seed*1_000_003+int64(req.Seq), req.Seq)
-	l := &runner.Launch{Outcome: runner.OK, Simulated: true, Duration: time.Millisecond}
-	res := &runner.Result{Collective: "all_reduce", NRanks: 4, Simulated: true, Complete: true}
+	l := &benchfmt.Launch{Outcome: benchfmt.OK, Simulated: true, Duration: time.Millisecond}
+	res := &benchfmt.Result{Collective: "all_reduce", NRanks: 4, Simulated: true, Complete: true}
 	for _, b := range sizes {
 		ts, ok := samples[b]
 		if !ok {
@@ -63,8 +63,8 @@ func (s *simLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, 
 		}
 		med := median(ts)
 		zero := int64(0)
-		res.Rows = append(res.Rows, runner.Row{Bytes: b, Out: runner.Measure{TimeUS: med, Wrong: &zero,
-			Iter: &runner.IterStats{TimesUS: ts}}})
+		res.Rows = append(res.Rows, benchfmt.Row{Bytes: b, Out: benchfmt.Measure{TimeUS: med, Wrong: &zero,
+			Iter: &benchfmt.IterStats{TimesUS: ts}}})
 	}
 	l.Result = res
 	if req.Debug && err == nil && !s.noDebugLog {
@@ -78,14 +78,14 @@ func (s *simLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, 
 	case errors.As(err, &fe):
 		switch fe.Kind {
 		case sim.FaultHang, sim.FaultInitHang:
-			l.Outcome, l.Reason = runner.TimedOut, fe.Error()
+			l.Outcome, l.Reason = benchfmt.TimedOut, fe.Error()
 		case sim.FaultWrong:
-			l.Outcome, l.Reason = runner.Invalid, fe.Error()
+			l.Outcome, l.Reason = benchfmt.Invalid, fe.Error()
 		default:
-			l.Outcome, l.Reason = runner.Failed, fe.Error()
+			l.Outcome, l.Reason = benchfmt.Failed, fe.Error()
 		}
 	case errors.As(err, &ue):
-		l.Outcome, l.Reason = runner.Failed, ue.Error()
+		l.Outcome, l.Reason = benchfmt.Failed, ue.Error()
 	case err != nil:
 		return nil, err
 	}
@@ -95,14 +95,14 @@ func (s *simLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, 
 // debugFacts runs the simulator in process with NCCL_DEBUG=INFO and
 // TUNING and reads its log (once per config: the log does not depend on
 // noise).
-func (s *simLauncher) debugFacts(req Request) *runner.Facts {
+func (s *simLauncher) debugFacts(req Request) *benchfmt.Facts {
 	environ := []string{"NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,TUNING"}
 	environ = append(environ, req.Config.Env()...)
 	var out bytes.Buffer
 	args := []string{"--profile", s.name, "--noise", "0", "-n", "1", "-w", "0",
 		"-b", strconv.FormatInt(req.MinBytes, 10), "-e", strconv.FormatInt(req.MaxBytes, 10), "-f", "2"}
 	sim.Main(args, environ, &out, io.Discard)
-	return runner.ParseFacts(out.Bytes())
+	return benchfmt.ParseFacts(out.Bytes())
 }
 
 func median(xs []float64) float64 {
@@ -154,7 +154,7 @@ func (r *memRecorder) SaveTrials(ts []*Trial) error {
 	return nil
 }
 
-func (r *memRecorder) SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error {
+func (r *memRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool) error {
 	r.launches++
 	r.phases = append(r.phases, req.Phase)
 	if req.Debug && scored {

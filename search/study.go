@@ -12,16 +12,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/vocab"
 )
 
 // Launcher runs one launch of the benchmark. The CLI's launcher calls
 // runner.Run; tests and benchmarks evaluate the simulated fabric in process.
 type Launcher interface {
-	Launch(ctx context.Context, req Request) (*runner.Launch, error)
+	Launch(ctx context.Context, req Request) (*benchfmt.Launch, error)
 }
 
 // Request is one launch the study wants.
@@ -50,7 +50,7 @@ type Recorder interface {
 	SaveTrials(ts []*Trial) error
 	// SaveLaunch is called once per launch, before the study goes on, with
 	// the trial as the launch left it (state, reason, launches).
-	SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error
+	SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool) error
 }
 
 // Options configure a study.
@@ -175,7 +175,7 @@ type Event struct {
 	Seq, Budget int
 	Phase       string
 	Trial       *Trial
-	Launch      *runner.Launch
+	Launch      *benchfmt.Launch
 	// LaunchScore is the launch's band score in µs (0 if it failed or is unscored).
 	LaunchScore float64
 	// Best is the current leader and its estimated speedup over the
@@ -346,7 +346,7 @@ func (s *loop) replayDebug() {
 			if l == nil {
 				continue
 			}
-			if l.Reason == runner.ReasonInterrupted {
+			if l.Reason == benchfmt.ReasonInterrupted {
 				continue // stopped by the interruption: made again
 			}
 			s.learnPlan(t, d.Phase, l)
@@ -357,7 +357,7 @@ func (s *loop) replayDebug() {
 			case d.Phase == vocab.PhasePlan:
 				s.plan.checks++
 			}
-			if l.Outcome != runner.OK || l.Result == nil {
+			if l.Outcome != benchfmt.OK || l.Result == nil {
 				continue
 			}
 			if l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
@@ -1025,11 +1025,11 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 	t.Launches++
 	s.launchDurations = append(s.launchDurations, l.Duration)
 	score := 0.0
-	if l.Outcome == runner.OK {
+	if l.Outcome == benchfmt.OK {
 		ml := ModelLaunch(l.Result)
 		if sc, err := model.LaunchScore(ml, s.sizes); err != nil {
 			// The benchmark ran but skipped a band size: not a usable measurement.
-			l.Outcome, l.Reason = runner.Failed, "launch lacks band sizes: "+err.Error()
+			l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
 		} else {
 			score = sc
 			switch {
@@ -1042,17 +1042,17 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 	}
 	if debug {
 		s.learnPlan(t, phase, l)
-		if l.Outcome == runner.OK && l.Result != nil && l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
+		if l.Outcome == benchfmt.OK && l.Result != nil && l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
 			if s.plan.logged == nil {
 				s.plan.logged = map[*Trial]bool{}
 			}
 			s.plan.logged[t] = true
 		}
 	}
-	if l.Outcome != runner.OK && !debug {
+	if l.Outcome != benchfmt.OK && !debug {
 		t.State, t.Reason = stateFor(l.Outcome), l.Reason
 	}
-	if err := s.rec.SaveLaunch(t, req, l, scored && l.Outcome == runner.OK); err != nil {
+	if err := s.rec.SaveLaunch(t, req, l, scored && l.Outcome == benchfmt.OK); err != nil {
 		return err
 	}
 	if s.onEvent != nil {
@@ -1073,11 +1073,11 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 	return nil
 }
 
-func stateFor(o runner.Outcome) vocab.TrialState {
+func stateFor(o benchfmt.Outcome) vocab.TrialState {
 	switch o {
-	case runner.TimedOut:
+	case benchfmt.TimedOut:
 		return vocab.TrialTimedOut
-	case runner.Invalid:
+	case benchfmt.Invalid:
 		return vocab.TrialInvalid
 	}
 	return vocab.TrialFailed

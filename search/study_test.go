@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -205,8 +205,8 @@ func TestBaselineFailure(t *testing.T) {
 
 type brokenLauncher struct{ inner Launcher }
 
-func (b *brokenLauncher) Launch(ctx context.Context, req Request) (*runner.Launch, error) {
-	return &runner.Launch{Outcome: runner.Failed, Reason: "exit status 1: mpirun could not start"}, nil
+func (b *brokenLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
+	return &benchfmt.Launch{Outcome: benchfmt.Failed, Reason: "exit status 1: mpirun could not start"}, nil
 }
 
 func TestOptionsValidate(t *testing.T) {
@@ -232,7 +232,7 @@ func TestOptionsValidate(t *testing.T) {
 // CLI's store does for a resumed study.
 type debugRecorder struct{ *memRecorder }
 
-func (r debugRecorder) SaveLaunch(t *Trial, req Request, l *runner.Launch, scored bool) error {
+func (r debugRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool) error {
 	if req.Debug {
 		t.Debug = append(t.Debug, DebugLaunch{Phase: req.Phase, Launch: l})
 	}

@@ -3,9 +3,9 @@ package search
 import (
 	"math"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -14,7 +14,7 @@ import (
 // said.
 type DebugLaunch struct {
 	Phase  string
-	Launch *runner.Launch
+	Launch *benchfmt.Launch
 }
 
 // Trial is one config of a study and what was measured of it.
@@ -140,7 +140,7 @@ func (t *Trial) computeLogScore(sizes []int64) (mean, ss float64, n int) {
 // ModelLaunch converts a parsed benchmark result into the model's input:
 // per size, the out-of-place per-iteration times (every cycle of -N), or
 // the table's single time when the output has no per-iteration samples.
-func ModelLaunch(r *runner.Result) model.Launch {
+func ModelLaunch(r *benchfmt.Result) model.Launch {
 	l := model.Launch{Times: map[int64][]float64{}}
 	if r == nil {
 		return l

@@ -5,8 +5,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/sim"
 )
 
@@ -39,7 +39,7 @@ func TestDebugLogPlanMatchesModel(t *testing.T) {
 			if code := sim.Main([]string{"--profile", tt.profile, "--noise", "0", "-b", "32K", "-e", "64M", "-f", "2"}, environ, &out, io.Discard); code != 0 {
 				t.Fatalf("exit %d", code)
 			}
-			n, ok := runner.ParseFacts(out.Bytes()).Native("")
+			n, ok := benchfmt.ParseFacts(out.Bytes()).Native("")
 			if !ok {
 				t.Fatal("no plan in the simulated debug log")
 			}

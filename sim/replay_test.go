@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
@@ -64,9 +65,9 @@ func (rc recording) record(t testing.TB, dir string) string {
 	}
 	for round := 0; round < rc.rounds; round++ {
 		for _, cfg := range rc.configs {
-			l := &store.Launch{Start: start.Add(time.Duration(g) * time.Minute), Outcome: runner.OK, Scored: true}
+			l := &store.Launch{Start: start.Add(time.Duration(g) * time.Minute), Outcome: benchfmt.OK, Scored: true}
 			if g == rc.failAt && rc.failAt > 0 {
-				l.Outcome, l.Reason = runner.Failed, "exit status 3: recorded failure"
+				l.Outcome, l.Reason = benchfmt.Failed, "exit status 3: recorded failure"
 			} else {
 				samples, err := p.SampleLaunch(cfg, rc.sizes, rc.iters, 1, int64(g+1), g)
 				if err != nil {
@@ -82,10 +83,10 @@ func (rc recording) record(t testing.TB, dir string) string {
 	}
 	for i, cfg := range append(append([]nccl.Config{}, rc.configs...), rc.planOnly...) {
 		f := p.resolve(cfg)
-		var choices []runner.Choice
+		var choices []benchfmt.Choice
 		for _, b := range rc.sizes {
 			c := f.choose(b)
-			choices = append(choices, runner.Choice{Collective: "AllReduce", Bytes: b, Algo: c.LogAlgo(), Proto: c.LogProto(), ChannelHi: c.Channels - 1, Channels: c.Channels})
+			choices = append(choices, benchfmt.Choice{Collective: "AllReduce", Bytes: b, Algo: c.LogAlgo(), Proto: c.LogProto(), ChannelHi: c.Channels - 1, Channels: c.Channels})
 		}
 		if rc.debugPlans {
 			// A debug launch of the simulator, parsed as a study would.
@@ -95,21 +96,21 @@ func (rc recording) record(t testing.TB, dir string) string {
 				debugEnv, &out, &errOut); code != 0 {
 				t.Fatalf("debug launch of %s: exit %d: %s", cfg, code, errOut.String())
 			}
-			res, err := runner.Parse(out.Bytes())
+			res, err := benchfmt.Parse(out.Bytes())
 			if err != nil || res.Facts == nil {
 				t.Fatalf("debug launch of %s: %v", cfg, err)
 			}
-			l := &store.Launch{Start: start.Add(time.Duration(g+i) * time.Minute), Outcome: runner.OK, Env: debugEnv, Facts: res.Facts}
+			l := &store.Launch{Start: start.Add(time.Duration(g+i) * time.Minute), Outcome: benchfmt.OK, Env: debugEnv, Facts: res.Facts}
 			addStudy(cfg, vocab.PhaseExplain, l)
 			continue
 		}
 		base := p.resolve(nccl.Config{})
 		doc := map[string]any{"source": "launch", "simulated": true, "nccl_version": p.NCCLVersion, "nranks": p.NRanks,
 			"gpu": p.GPU, "transport": transportSocket, "channels": base.commChannels, "failed": false, "nics": []string{"lo:127.0.0.1<0>"}}
-		var baseChoices []runner.Choice
+		var baseChoices []benchfmt.Choice
 		for _, b := range rc.sizes {
 			c := base.choose(b)
-			baseChoices = append(baseChoices, runner.Choice{Collective: "AllReduce", Bytes: b, Algo: c.LogAlgo(), Proto: c.LogProto(), ChannelHi: c.Channels - 1, Channels: c.Channels})
+			baseChoices = append(baseChoices, benchfmt.Choice{Collective: "AllReduce", Bytes: b, Algo: c.LogAlgo(), Proto: c.LogProto(), ChannelHi: c.Channels - 1, Channels: c.Channels})
 		}
 		doc["choices"] = baseChoices
 		if len(cfg) > 0 {
@@ -413,7 +414,7 @@ func TestReplayChildOutput(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	res, err := runner.Parse([]byte(out))
+	res, err := benchfmt.Parse([]byte(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +506,7 @@ func TestReplayTuningTable(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", tc.cfg, code, errOut)
 		}
-		res, _ := runner.Parse([]byte(out))
+		res, _ := benchfmt.Parse([]byte(out))
 		n, ok := res.Facts.Native("AllReduce")
 		if !ok || n.Table == nil {
 			t.Fatalf("%v: no plan or table in the replay's debug log", tc.cfg)
@@ -522,7 +523,7 @@ func TestReplayTuningTable(t *testing.T) {
 		t.Fatalf("a recording without debug logs has a table: %v", r2.Tuning)
 	}
 	out, _, _ := runReplay(t, "replay:"+db2, debug, "-b", "1M", "-e", "1M")
-	if res, _ := runner.Parse([]byte(out)); res.Facts == nil || res.Facts.Tuning != nil || len(res.Facts.Choices) != 1 {
+	if res, _ := benchfmt.Parse([]byte(out)); res.Facts == nil || res.Facts.Tuning != nil || len(res.Facts.Choices) != 1 {
 		t.Errorf("without a recorded table: facts %+v", res.Facts)
 	}
 }

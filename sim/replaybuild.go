@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -100,7 +100,7 @@ type storeRecording struct {
 	debugPlans map[string]debugPlan // by config key: the first launch with TUNING lines
 	// defaultsFacts are the facts of the first launch of NCCL's defaults
 	// that logged its plan: the fabric, when no doctor file says it.
-	defaultsFacts *runner.Facts
+	defaultsFacts *benchfmt.Facts
 }
 
 // debugPlan is NCCL's plan for one config as a store launch's NCCL_DEBUG
@@ -171,7 +171,7 @@ func (rec *storeRecording) readStudy(st *store.Store, ref string, r *Replay) err
 		if l.Phase == vocab.PhaseExplain || isDebugLaunch(l) {
 			continue
 		}
-		if l.Outcome != runner.OK && strings.Contains(l.Reason, "interrupted") {
+		if l.Outcome != benchfmt.OK && strings.Contains(l.Reason, "interrupted") {
 			continue
 		}
 		rec.launches = append(rec.launches, recorded{study: stored.Name, cfg: cfg, l: l})
@@ -225,7 +225,7 @@ func recordedSizes(recs []recorded) []int64 {
 	count := map[string]int{}
 	setOf := map[string][]int64{}
 	for _, rc := range recs {
-		if rc.l.Outcome != runner.OK {
+		if rc.l.Outcome != benchfmt.OK {
 			continue
 		}
 		s := launchSizes(rc.l)
@@ -257,7 +257,7 @@ func groupByConfig(recs []recorded, sizes []int64) (replayConfigs, int) {
 	dropped := 0
 	for i, rc := range recs {
 		rl := ReplayLaunch{Start: rc.l.Start, Study: rc.study, Cold: i == 0}
-		if rc.l.Outcome != runner.OK {
+		if rc.l.Outcome != benchfmt.OK {
 			rl.Failed = string(rc.l.Outcome) + ": " + rc.l.Reason
 		} else {
 			times, ok := launchTimes(rc.l, sizes)
@@ -347,7 +347,7 @@ func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[strin
 // fillFabric completes the replay's fabric: the defaults' doctor file
 // overrides the fingerprints, else the defaults' logged facts do; the
 // defaults' plan gives the channels and sockets are assumed last.
-func fillFabric(r *Replay, defDoc *doctorDoc, facts *runner.Facts, def *ReplayConfig) {
+func fillFabric(r *Replay, defDoc *doctorDoc, facts *benchfmt.Facts, def *ReplayConfig) {
 	if defDoc != nil && r.Tuning == nil {
 		r.Tuning = allReduceTable(defDoc.Tuning)
 	}
@@ -491,7 +491,7 @@ func launchTimes(l *store.Launch, sizes []int64) ([][]float64, bool) {
 	return out, true
 }
 
-func allReduceSteps(cs []runner.Choice) []PlanStep {
+func allReduceSteps(cs []benchfmt.Choice) []PlanStep {
 	var out []PlanStep
 	for _, c := range cs {
 		if c.Collective != "" && !strings.EqualFold(c.Collective, "AllReduce") {
@@ -515,18 +515,18 @@ func allReduceTable(t map[string]map[string]map[string]float64) map[string]map[s
 
 // doctorDoc is the part of `nccltune doctor --json` a replay needs.
 type doctorDoc struct {
-	Source      string          `json:"source"`
-	Simulated   bool            `json:"simulated"`
-	NCCLVersion string          `json:"nccl_version"`
-	NRanks      int             `json:"nranks"`
-	GPU         string          `json:"gpu"`
-	Transport   string          `json:"transport"`
-	NICs        []string        `json:"nics"`
-	Channels    int             `json:"channels"`
-	Failed      bool            `json:"failed"`
-	Choices     []runner.Choice `json:"choices"`
+	Source      string            `json:"source"`
+	Simulated   bool              `json:"simulated"`
+	NCCLVersion string            `json:"nccl_version"`
+	NRanks      int               `json:"nranks"`
+	GPU         string            `json:"gpu"`
+	Transport   string            `json:"transport"`
+	NICs        []string          `json:"nics"`
+	Channels    int               `json:"channels"`
+	Failed      bool              `json:"failed"`
+	Choices     []benchfmt.Choice `json:"choices"`
 	// Tuning is NCCL's TUNING table, in case a doctor report carries it
-	// (runner.Facts' shape: collective → algorithm → protocol → bandwidth).
+	// (benchfmt.Facts' shape: collective → algorithm → protocol → bandwidth).
 	Tuning     map[string]map[string]map[string]float64 `json:"tuning"`
 	CompareEnv nccl.Config                              `json:"compare_env"`
 	Compare    []struct {

@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 )
 
 // SimulatedHeaderPrefix starts the line every simulated output carries
-// right after nccl-tests' version line; runner.SimulatedHeaderPrefix is
-// the same text (sim does not import runner).
-const SimulatedHeaderPrefix = "# nccltune simulated fabric: profile "
+// right after nccl-tests' version line: the header benchfmt's parser reads
+// to label a result simulated.
+const SimulatedHeaderPrefix = benchfmt.SimulatedHeaderPrefix
 
 // testsVersion is the nccl-tests release the simulator imitates.
 const testsVersion = "2.19.6"
@@ -318,9 +319,8 @@ func (l *launch) jsonInit() {
 	j.finish()
 	j.key("nccl_version")
 	j.int(int64(versionCode(l.p.NCCLVersion)))
-	// Not in nccl-tests: says that this document was simulated
-	// (runner.SimulatedJSONKey).
-	j.key("nccltune_simulated")
+	// Not in nccl-tests: says that this document was simulated.
+	j.key(benchfmt.SimulatedJSONKey)
 	j.startObject()
 	j.key("profile")
 	j.str(l.p.Name)

@@ -3,31 +3,31 @@ package store
 import (
 	"testing"
 
-	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/benchfmt"
 )
 
 func TestFabricAddTransport(t *testing.T) {
-	p2p := &runner.Facts{Transport: "P2P", Network: "Socket", NNodes: 1,
-		Routes: []runner.Route{{Kind: runner.KindP2P, Link: "NVLink", Via: []string{"P2P/CUMEM"}, Ranks: []int{0, 1}, Pairs: 2, Connections: 48, Scope: runner.ScopeWithinHost}}}
-	wordOnly := &runner.Facts{Transport: "Socket", NNodes: 2}
+	p2p := &benchfmt.Facts{Transport: "P2P", Network: "Socket", NNodes: 1,
+		Routes: []benchfmt.Route{{Kind: benchfmt.KindP2P, Link: "NVLink", Via: []string{"P2P/CUMEM"}, Ranks: []int{0, 1}, Pairs: 2, Connections: 48, Scope: benchfmt.ScopeWithinHost}}}
+	wordOnly := &benchfmt.Facts{Transport: "Socket", NNodes: 2}
 	tests := []struct {
 		name      string
 		have      Fabric
-		facts     *runner.Facts
+		facts     *benchfmt.Facts
 		changed   bool
 		transport string
 		summary   string
 	}{
 		{"nothing known yet", Fabric{Ranks: 2}, p2p, true, "P2P",
 			"P2P over NVLink (P2P/CUMEM) between ranks 0-1 within a host, 48 connections"},
-		{"a launch without a debug log", Fabric{Ranks: 2}, &runner.Facts{}, false, "", ""},
+		{"a launch without a debug log", Fabric{Ranks: 2}, &benchfmt.Facts{}, false, "", ""},
 		{"nil facts", Fabric{Ranks: 2}, nil, false, "", ""},
 		{"the word alone, then channel lines", Fabric{Transport: "Socket"}, p2p, true, "P2P",
 			"P2P over NVLink (P2P/CUMEM) between ranks 0-1 within a host, 48 connections"},
 		{"channel lines are not replaced", Fabric{Transport: "P2P", TransportSummary: "P2P …"}, wordOnly, false, "P2P", "P2P …"},
 		{"a word does not replace a word", Fabric{Transport: "IB"}, wordOnly, false, "IB", ""},
 		// Stored before issue 18: "Using network Socket" on one node, where NVLink carried the data.
-		{"old facts of one node", Fabric{Ranks: 2}, &runner.Facts{Transport: "Socket", NNodes: 1}, false, "", ""},
+		{"old facts of one node", Fabric{Ranks: 2}, &benchfmt.Facts{Transport: "Socket", NNodes: 1}, false, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

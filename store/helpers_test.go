@@ -10,8 +10,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -51,12 +51,12 @@ func testLaunch(studyID, trialID uint64, i, samples int) *Launch {
 	l := &Launch{
 		StudyID: studyID, TrialID: trialID, Phase: vocab.PhaseExplore,
 		Start:    time.Date(2026, 11, 29, 9, 0, i%60, 0, time.UTC),
-		Duration: time.Duration(1000+i) * time.Millisecond, Outcome: runner.OK, ExitCode: 0,
+		Duration: time.Duration(1000+i) * time.Millisecond, Outcome: benchfmt.OK, ExitCode: 0,
 		Argv:      []string{"mpirun", "-np", "2", "all_reduce_perf", "-b", "512K", "-e", "4M", "-f", "2", "-I", "1", "-J", fmt.Sprintf("/tmp/l%d.json", i)},
 		Env:       []string{"NCCL_PROTO=^LL128"},
 		Simulated: true, Scored: true, ScoreUS: 100 + float64(i),
-		Facts: &runner.Facts{NCCLVersion: "2.28.3", NRanks: 2, Transport: "IB", Channels: 8,
-			Choices: []runner.Choice{{Collective: "AllReduce", Bytes: nccl.MiB, Algo: "RING", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 7, Channels: 8}}},
+		Facts: &benchfmt.Facts{NCCLVersion: "2.28.3", NRanks: 2, Transport: "IB", Channels: 8,
+			Choices: []benchfmt.Choice{{Collective: "AllReduce", Bytes: nccl.MiB, Algo: "RING", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 7, Channels: 8}}},
 	}
 	for k, b := range []int64{512 * nccl.KiB, nccl.MiB, 2 * nccl.MiB, 4 * nccl.MiB} {
 		sz := Size{Bytes: b, TimeUS: float64(100*(k+1)) + float64(i)/7, AlgBW: 1.5, BusBW: 3, Wrong: &zero}

@@ -12,8 +12,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -422,9 +422,9 @@ func TestClassifyWriteError(t *testing.T) {
 
 func TestSizesFromResult(t *testing.T) {
 	two := int64(2)
-	r := &runner.Result{Rows: []runner.Row{
-		{Bytes: 1024, Out: runner.Measure{TimeUS: 10, AlgBW: 0.1, BusBW: 0.2, Wrong: &two, Iter: &runner.IterStats{TimesUS: []float64{9, 10, 11}}}},
-		{Bytes: 1024, Cycle: 1, Out: runner.Measure{TimeUS: 12}, In: &runner.Measure{TimeUS: 99}},
+	r := &benchfmt.Result{Rows: []benchfmt.Row{
+		{Bytes: 1024, Out: benchfmt.Measure{TimeUS: 10, AlgBW: 0.1, BusBW: 0.2, Wrong: &two, Iter: &benchfmt.IterStats{TimesUS: []float64{9, 10, 11}}}},
+		{Bytes: 1024, Cycle: 1, Out: benchfmt.Measure{TimeUS: 12}, In: &benchfmt.Measure{TimeUS: 99}},
 	}}
 	want := []Size{
 		{Bytes: 1024, TimeUS: 10, AlgBW: 0.1, BusBW: 0.2, Wrong: &two, Samples: []float64{9, 10, 11}},

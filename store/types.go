@@ -3,8 +3,8 @@ package store
 import (
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -113,7 +113,7 @@ type Fabric struct {
 	Ranks        int    `json:"ranks,omitempty"`
 	Nodes        int    `json:"nodes,omitempty"`
 	GPU          string `json:"gpu,omitempty"`
-	// Transport is what carried data between the ranks, as runner.Facts
+	// Transport is what carried data between the ranks, as benchfmt.Facts
 	// has it: the network's name ("IB", "Socket") when the network
 	// carried data between any two ranks, else "P2P", "SHM" or "P2P+SHM".
 	Transport string   `json:"transport,omitempty"`
@@ -122,11 +122,11 @@ type Fabric struct {
 	// no data.
 	GDR *bool `json:"gdr"`
 	// TransportSummary says what carried data between which ranks
-	// (runner.RoutesText); Routes are the same, structured. Both come from
+	// (benchfmt.RoutesText); Routes are the same, structured. Both come from
 	// the study's debug (explain) launches: NCCL prints the channel lines
 	// they are read from only with NCCL_DEBUG=INFO.
-	TransportSummary string         `json:"transport_summary,omitempty"`
-	Routes           []runner.Route `json:"routes,omitempty"`
+	TransportSummary string           `json:"transport_summary,omitempty"`
+	Routes           []benchfmt.Route `json:"routes,omitempty"`
 	// Network is the network NCCL initialised, carrying data or not.
 	Network string `json:"network,omitempty"`
 }
@@ -134,7 +134,7 @@ type Fabric struct {
 // AddTransport takes the transport from an NCCL debug log's facts, when
 // the fabric does not have it yet (or has only the word from a log without
 // channel lines). It reports whether anything changed.
-func (f *Fabric) AddTransport(fa *runner.Facts) bool {
+func (f *Fabric) AddTransport(fa *benchfmt.Facts) bool {
 	if fa == nil || (fa.Transport == "" && len(fa.Routes) == 0) {
 		return false
 	}
@@ -148,8 +148,8 @@ func (f *Fabric) AddTransport(fa *runner.Facts) bool {
 		return false
 	}
 	f.Transport, f.GDR, f.Network = fa.Transport, fa.GDR, fa.Network
-	f.Routes = append([]runner.Route(nil), fa.Routes...)
-	f.TransportSummary = runner.RoutesText(fa.Routes)
+	f.Routes = append([]benchfmt.Route(nil), fa.Routes...)
+	f.TransportSummary = benchfmt.RoutesText(fa.Routes)
 	if fa.NNodes > 0 {
 		f.Nodes = fa.NNodes
 	}
@@ -285,11 +285,11 @@ type Launch struct {
 	Seq   int    `json:"seq"`
 	Phase string `json:"phase"`
 
-	Start    time.Time      `json:"start"`
-	Duration time.Duration  `json:"duration"`
-	Outcome  runner.Outcome `json:"outcome"`
-	Reason   string         `json:"reason,omitempty"`
-	ExitCode int            `json:"exit_code"`
+	Start    time.Time        `json:"start"`
+	Duration time.Duration    `json:"duration"`
+	Outcome  benchfmt.Outcome `json:"outcome"`
+	Reason   string           `json:"reason,omitempty"`
+	ExitCode int              `json:"exit_code"`
 	// Argv is the exact command run; Env the variables nccltune added.
 	Argv      []string `json:"argv,omitempty"`
 	Env       []string `json:"env,omitempty"`
@@ -299,9 +299,9 @@ type Launch struct {
 	// ScoreUS is this launch's band score in µs (0 when not scored).
 	ScoreUS float64 `json:"score_us,omitempty"`
 	// Source names where the launch came from when it was imported.
-	Source string        `json:"source,omitempty"`
-	Sizes  []Size        `json:"sizes"`
-	Facts  *runner.Facts `json:"facts,omitempty"`
+	Source string          `json:"source,omitempty"`
+	Sizes  []Size          `json:"sizes"`
+	Facts  *benchfmt.Facts `json:"facts,omitempty"`
 
 	// TrialUpdate, when set, is applied to the launch's trial in the same
 	// transaction as the launch (not stored with the launch): one commit
@@ -374,7 +374,7 @@ type RecommendationSummary struct {
 // SizesFromResult converts parsed nccl-tests output into stored sizes: one
 // entry per table row, in output order, out-of-place columns, with the
 // per-iteration times when the output had them.
-func SizesFromResult(r *runner.Result) []Size {
+func SizesFromResult(r *benchfmt.Result) []Size {
 	if r == nil {
 		return nil
 	}
