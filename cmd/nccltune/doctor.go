@@ -18,6 +18,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -143,7 +144,7 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 			s.Warmup = doctorWarmup
 		}
 		if s.Sim != nil {
-			s.Sim.Seed = launchSeed(lo.seed, 0)
+			s.Sim.Seed = studyrun.LaunchSeed(lo.seed, 0)
 		}
 	}
 	o.launch = lo

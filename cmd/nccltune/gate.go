@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -150,27 +151,31 @@ func runGate(ctx context.Context, o gateOptions) error {
 	}
 	min, max := sizes[0], sizes[len(sizes)-1]
 	band := nccl.Band{Min: min, Max: max}
-	r := &repeatedConfig{st: st, launch: o.launch, config: o.config, role: vocab.RoleGate, phase: vocab.PhaseGate,
-		min: min, max: max, repeats: o.repeats, warmup: o.warmup, stderr: o.stderr,
-		study: &store.Study{Kind: vocab.KindGate, Band: band.String(), BandMin: min, BandMax: max,
+	r := &studyrun.Repeated{Store: st, Launcher: &studyrun.Launcher{Base: o.launch.spec, Seed: o.launch.seed},
+		Config: o.config, Role: vocab.RoleGate, Phase: vocab.PhaseGate,
+		Min: min, Max: max, Repeats: o.repeats, Warmup: o.warmup, Progress: launchProgress(o.stderr),
+		Study: &store.Study{Kind: vocab.KindGate, Band: band.String(), BandMin: min, BandMax: max,
 			Sizes: sizes, Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
 			Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
 			Budget: store.Budget{Launches: o.repeats}, Status: vocab.StatusRunning}}
-	o.naming.apply(r.study)
-	if err := r.start(); err != nil {
+	o.naming.apply(r.Study)
+	if err := createStudy(st, r.Study); err != nil {
 		return err
 	}
-	study := r.study
+	if err := r.Start(); err != nil {
+		return err
+	}
+	study := r.Study
 	fmt.Fprintf(o.stderr, "gate %s: %s at %s%s\n", study.Name, o.config, thresholdList(o.thresholds), labelSuffix(study))
 
 	rep := gateReport{Verdict: fabric.Verdict{JudgedOn: o.basis, Checks: []fabric.Check{}}, Study: study.Name,
 		Simulated: study.Simulated, SimProfile: study.Launch.SimProfile, Env: o.config.Clone(), BaseEnv: o.launch.spec.BaseEnv}
-	launches, last, failed, err := r.run(ctx)
+	launches, last, failed, err := r.Run(ctx)
 	if err != nil {
 		return err
 	}
 	if failed != nil {
-		return gateFabricFailed(o, rep, r.failedAt, failed)
+		return gateFabricFailed(o, rep, r.FailedAt, failed)
 	}
 	measured, notes := fabric.Measure(launches, sizes, fabric.BusBWFactor(last.Result))
 	rep.Verdict = fabric.Judge(o.thresholds, measured, o.basis)
@@ -179,7 +184,7 @@ func runGate(ctx context.Context, o gateOptions) error {
 	if !rep.Pass {
 		reason = "gate failed: " + failedChecks(rep.Verdict)
 	}
-	if err := r.finish(reason); err != nil {
+	if err := r.Finish(reason); err != nil {
 		return err
 	}
 	if o.json {

@@ -18,6 +18,7 @@ import (
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -310,7 +311,7 @@ func importStudy(st *store.Store, name string, first *runner.Result) (*store.Stu
 		Kind:       vocab.KindImport,
 		Collective: first.Collective,
 		Simulated:  first.Simulated,
-		Fabric:     fabricOf(first),
+		Fabric:     studyrun.FabricOf(first),
 		Launch:     store.LaunchSettings{SimProfile: first.SimProfile},
 		// Running until every file is in: an import stopped part way
 		// (Ctrl-C, a full disk) must not read as a complete study.
@@ -359,32 +360,6 @@ func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.
 	}
 	l.Scored = l.Outcome == runner.OK
 	return l
-}
-
-// fabricOf fingerprints the fabric from what the output says.
-func fabricOf(r *runner.Result) store.Fabric {
-	f := store.Fabric{NCCLVersion: r.NCCLVersion, TestsVersion: r.TestsVersion, Ranks: r.NRanks}
-	hosts := map[string]bool{}
-	for _, d := range r.Devices {
-		if d.Host != "" && !hosts[d.Host] {
-			hosts[d.Host] = true
-			f.Hosts = append(f.Hosts, d.Host)
-		}
-		if f.GPU == "" {
-			f.GPU = d.Name
-		}
-	}
-	f.Nodes = len(f.Hosts)
-	if fa := r.Facts; fa != nil {
-		f.AddTransport(fa)
-		if f.NCCLVersion == "" {
-			f.NCCLVersion = fa.NCCLVersion
-		}
-		if fa.NNodes > 0 {
-			f.Nodes = fa.NNodes
-		}
-	}
-	return f
 }
 
 func distinctSizes(r *runner.Result) []int64 {

@@ -18,6 +18,7 @@ import (
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -201,8 +202,8 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		return err
 	}
 	sizes := o.study.Band.Sizes()
-	rec := &storeRecorder{st: st, study: study, sizes: sizes}
-	launcher := &specLauncher{base: o.launch.spec, seed: o.study.Seed}
+	rec := studyrun.NewRecorder(st, study, sizes)
+	launcher := &studyrun.Launcher{Base: o.launch.spec, Seed: o.study.Seed}
 
 	progress := ui.NewSearchProgress(o.stderr, study, o.study.Budget)
 	fmt.Fprintf(o.stderr, "study %s: band %s (%d sizes), %d configs in the space, budget %d launches%s\n",

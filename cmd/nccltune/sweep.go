@@ -13,6 +13,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -113,26 +114,30 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 	}
 	defer st.Close()
 	band := nccl.Band{Min: o.min, Max: o.max}
-	r := &repeatedConfig{st: st, launch: o.launch, config: o.config, role: vocab.RoleSweep, phase: vocab.PhaseSweep,
-		min: o.min, max: o.max, repeats: o.repeats, warmup: o.warmup, stderr: o.stderr,
-		study: &store.Study{Kind: vocab.KindSweep, Band: band.String(), BandMin: o.min, BandMax: o.max,
+	r := &studyrun.Repeated{Store: st, Launcher: &studyrun.Launcher{Base: o.launch.spec, Seed: o.launch.seed},
+		Config: o.config, Role: vocab.RoleSweep, Phase: vocab.PhaseSweep,
+		Min: o.min, Max: o.max, Repeats: o.repeats, Warmup: o.warmup, Progress: launchProgress(o.stderr),
+		Study: &store.Study{Kind: vocab.KindSweep, Band: band.String(), BandMin: o.min, BandMax: o.max,
 			Sizes: band.Sizes(), Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
 			Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
 			Budget: store.Budget{Launches: o.repeats}, Status: vocab.StatusRunning}}
-	o.naming.apply(r.study)
-	if err := r.start(); err != nil {
+	o.naming.apply(r.Study)
+	if err := createStudy(st, r.Study); err != nil {
 		return err
 	}
-	study := r.study
+	if err := r.Start(); err != nil {
+		return err
+	}
+	study := r.Study
 	fmt.Fprintf(o.stderr, "sweep %s: %s, %s to %s%s\n", study.Name, o.config, nccl.FormatSize(o.min), nccl.FormatSize(o.max), labelSuffix(study))
-	launches, last, failed, err := r.run(ctx)
+	launches, last, failed, err := r.Run(ctx)
 	if err != nil {
 		return err
 	}
 	if failed != nil {
-		return fabricError(fmt.Errorf("launch %d %s: %s (log: nccltune show %s --trials)", r.failedAt, failed.Outcome, failed.Reason, study.Name))
+		return fabricError(fmt.Errorf("launch %d %s: %s (log: nccltune show %s --trials)", r.FailedAt, failed.Outcome, failed.Reason, study.Name))
 	}
-	if err := r.finish(""); err != nil {
+	if err := r.Finish(""); err != nil {
 		return err
 	}
 	rows := sweepRows(launches, last.Result)

@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -206,7 +207,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 	if err := createStudy(st, study); err != nil {
 		return err
 	}
-	rec := &storeRecorder{st: st, study: study, sizes: sizes}
+	rec := studyrun.NewRecorder(st, study, sizes)
 	base := &search.Trial{Number: 0, Config: spec.base.Clone(), Role: vocab.RoleBaseline, State: vocab.TrialRunning}
 	cand := &search.Trial{Number: 1, Config: cfg, Role: vocab.RoleCandidate, State: vocab.TrialRunning}
 	for _, t := range []*search.Trial{base, cand} {
@@ -214,7 +215,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 			return err
 		}
 	}
-	launcher := &specLauncher{base: o.launch.spec, seed: o.launch.seed + 7919} // fresh noise, not the search's
+	launcher := &studyrun.Launcher{Base: o.launch.spec, Seed: o.launch.seed + 7919} // fresh noise, not the search's
 	fmt.Fprintf(o.stderr, "%s %s: %s against %s, %d launches each, interleaved%s\n",
 		spec.kind, study.Name, cfg, ui.BaselineName(spec.base), o.launches, labelSuffix(study))
 

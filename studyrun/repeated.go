@@ -1,0 +1,109 @@
+package studyrun
+
+import (
+	"context"
+	"errors"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// Repeated measures one config repeatedly, as sweep and gate do: the
+// study with its one trial, an uncounted warm-up launch (unless
+// disabled), then the counted ones, each stored as it ends.
+type Repeated struct {
+	Store    *store.Store
+	Study    *store.Study // created by the caller before Start
+	Launcher *Launcher
+	Config   nccl.Config
+	Role     string
+	Phase    string // the phase of the counted launches
+	Min, Max int64
+	Repeats  int
+	Warmup   bool
+	// Progress, if set, hears of each launch as it ends: n of total.
+	Progress func(n, total int, phase string, l *benchfmt.Launch)
+
+	trial *search.Trial
+	rec   *Recorder
+	// FailedAt is the number (from 1) of the launch that failed, if one did.
+	FailedAt int
+}
+
+// Start creates the study's one trial.
+func (r *Repeated) Start() error {
+	r.rec = NewRecorder(r.Store, r.Study, r.Study.Sizes)
+	r.trial = &search.Trial{Config: r.Config, Role: r.Role, State: vocab.TrialRunning}
+	return r.rec.SaveTrial(r.trial)
+}
+
+// Run makes the launches. It returns the counted launches as the model
+// sees them and the last one as run. A launch that failed, hung or
+// returned wrong results ends the run: it comes back as failed (with the
+// trial and study marked failed) and err nil, so the caller can explain
+// it. err is for what stopped the run otherwise: vocab.ErrInterrupted,
+// the launcher's error (vocab.ErrFabric when there is nothing to launch)
+// or the store's.
+func (r *Repeated) Run(ctx context.Context) (launches []model.Launch, last, failed *benchfmt.Launch, err error) {
+	total := r.Repeats
+	if r.Warmup {
+		total++
+	}
+	for seq := 0; seq < total; seq++ {
+		phase, scored := r.Phase, true
+		if r.Warmup && seq == 0 {
+			phase, scored = vocab.PhaseWarmup, false
+		}
+		req := search.Request{Config: r.Config, MinBytes: r.Min, MaxBytes: r.Max, Seq: seq, Phase: phase}
+		l, err := r.Launcher.Launch(ctx, req)
+		if err != nil {
+			if l != nil {
+				_ = r.rec.SaveLaunch(r.trial, req, l, false)
+			}
+			r.Study.Status = vocab.StatusInterrupted
+			if ctx.Err() == nil {
+				r.Study.Status, r.Study.Reason = vocab.StatusFailed, err.Error()
+			}
+			_ = r.Store.UpdateStudy(r.Study)
+			if ctx.Err() != nil && !errors.Is(err, vocab.ErrFabric) {
+				return nil, nil, nil, vocab.ErrInterrupted
+			}
+			return nil, nil, nil, err
+		}
+		if err := r.rec.SaveLaunch(r.trial, req, l, scored && l.Outcome == benchfmt.OK); err != nil {
+			// Say why it ended, if the store still takes a small write (on
+			// a full disk it may not: readers then tell it was cut short).
+			r.Study.Status, r.Study.Reason = vocab.StatusFailed, err.Error()
+			_ = r.Store.UpdateStudy(r.Study)
+			return nil, nil, nil, err
+		}
+		if r.Progress != nil {
+			r.Progress(seq+1, total, phase, l)
+		}
+		if l.Outcome != benchfmt.OK {
+			r.trial.State, r.trial.Reason = vocab.TrialFailed, l.Reason
+			_ = r.rec.SaveTrial(r.trial)
+			r.Study.Status, r.Study.Reason = vocab.StatusFailed, l.Reason
+			_ = r.Store.UpdateStudy(r.Study)
+			r.FailedAt = seq + 1
+			return launches, last, l, nil
+		}
+		if scored {
+			launches = append(launches, search.ModelLaunch(l.Result))
+			last = l
+		}
+	}
+	return launches, last, nil, nil
+}
+
+// Finish marks the trial complete and the study done, with reason.
+func (r *Repeated) Finish(reason string) error {
+	r.trial.State = vocab.TrialComplete
+	_ = r.rec.SaveTrial(r.trial)
+	r.Study.Status, r.Study.Reason = vocab.StatusDone, reason
+	return r.Store.UpdateStudy(r.Study)
+}
