@@ -273,13 +273,6 @@ func savedRunFailure(res *runner.Result) string {
 	return ""
 }
 
-func simSuffix(lo launchOptions) string {
-	if lo.spec.Sim == nil {
-		return ""
-	}
-	return " — " + ui.SimLabel(true, lo.spec.Sim.Profile)
-}
-
 func printDoctor(w io.Writer, r doctorReport) {
 	title := "nccltune doctor"
 	if r.Source == "log" {
@@ -292,7 +285,7 @@ func printDoctor(w io.Writer, r doctorReport) {
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "  %-15s %s\n", name, fmt.Sprintf(format, args...))
 	}
-	field("NCCL", "%s", orUnknown(r.NCCLVersion))
+	field("NCCL", "%s", orElse(r.NCCLVersion, "unknown"))
 	field("ranks", "%s", ranksText(r.Report))
 	field("transport", "%s", transportText(r.Report))
 	for i, rt := range r.Routes {
@@ -442,13 +435,6 @@ func transportText(r fabric.Report) string {
 		return r.Transport + " (the " + r.Network + " network NCCL initialised carries no data)"
 	}
 	return r.Transport
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 // writeWrapped prints text after prefix, wrapped at width, continuation

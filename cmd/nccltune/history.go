@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -181,11 +180,4 @@ func recommendationLine(r *store.RecommendationSummary, status string) string {
 		return "keep NCCL defaults"
 	}
 	return fmt.Sprintf("%s  %s", nccl.Config(r.Env).Key(), report.SpeedupText(r.Speedup, r.SpeedupCI))
-}
-
-func orDash(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "—"
-	}
-	return s
 }

@@ -239,13 +239,6 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	return ui.PrintSearch(o.stdout, o.json, study, res, time.Since(started))
 }
 
-func labelSuffix(st *store.Study) string {
-	if st.Simulated {
-		return " — " + ui.SimLabel(true, st.Launch.SimProfile)
-	}
-	return ""
-}
-
 // resumeCommand is the command that continues study: its launch
 // settings, as stored, and the database when it is not the default one.
 func resumeCommand(study *store.Study, db string) string {

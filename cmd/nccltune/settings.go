@@ -27,7 +27,7 @@ func launchDifferences(study *store.Study, now store.LaunchSettings, base map[st
 	var out []string
 	diff := func(flag, stored, given string) {
 		if stored != given {
-			out = append(out, fmt.Sprintf("%s: the study's %s, given %s", flag, orNone(stored), orNone(given)))
+			out = append(out, fmt.Sprintf("%s: the study's %s, given %s", flag, orElse(stored, "none"), orElse(given, "none")))
 		}
 	}
 	if was.SimProfile != "" || now.SimProfile != "" {
@@ -37,7 +37,7 @@ func launchDifferences(study *store.Study, now store.LaunchSettings, base map[st
 	if was.SimProfile == "" || now.SimProfile == "" {
 		diff("--launcher", was.Launcher, now.Launcher)
 	}
-	diff("--np", intOrNone(was.NP), intOrNone(now.NP))
+	diff("--np", intOrBlank(was.NP), intOrBlank(now.NP))
 	diff("--hosts", strings.Join(was.Hosts, ","), strings.Join(now.Hosts, ","))
 	diff("--mpi-arg", strings.Join(was.MPIArgs, " "), strings.Join(now.MPIArgs, " "))
 	diff("--bench", was.Bench, now.Bench)
@@ -51,8 +51,8 @@ func launchDifferences(study *store.Study, now store.LaunchSettings, base map[st
 		if now.Run != nil {
 			n = *now.Run
 		}
-		diff("--iters", intOrNone(r.Iters), intOrNone(n.Iters))
-		diff("--warmup", intOrNone(r.Warmup), intOrNone(n.Warmup))
+		diff("--iters", intOrBlank(r.Iters), intOrBlank(n.Iters))
+		diff("--warmup", intOrBlank(r.Warmup), intOrBlank(n.Warmup))
 		diff("--mpi-flavor", r.MPIFlavor, n.MPIFlavor)
 		diff("--mpirun", r.MPIRun, n.MPIRun)
 		diff("--torch-script", r.TorchScript, n.TorchScript)
@@ -173,22 +173,6 @@ func shellQuote(s string) string {
 func instrumentName(s string) string {
 	if s == "" {
 		return "nccl-tests"
-	}
-	return s
-}
-
-func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-
-func intOrNone(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return strconv.Itoa(n)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
 	}
 	return s
 }

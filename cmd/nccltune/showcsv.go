@@ -35,7 +35,7 @@ func writeCurvesCSV(w io.Writer, data *report.Study) error {
 		for _, l := range data.TrialLaunches(t, "") {
 			for _, z := range l.Sizes {
 				_ = cw.Write([]string{data.Name(), strconv.Itoa(t.Number), t.Config.Key(), strconv.Itoa(l.Seq), l.Phase,
-					strconv.FormatInt(z.Bytes, 10), strconv.Itoa(z.Cycle), fmtFloat(z.TimeUS), fmtFloat(z.AlgBW), fmtFloat(z.BusBW),
+					strconv.FormatInt(z.Bytes, 10), strconv.Itoa(z.Cycle), decimalFloat(z.TimeUS), decimalFloat(z.AlgBW), decimalFloat(z.BusBW),
 					strconv.Itoa(len(z.Samples))})
 			}
 		}
@@ -43,5 +43,3 @@ func writeCurvesCSV(w io.Writer, data *report.Study) error {
 	cw.Flush()
 	return cw.Error()
 }
-
-func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

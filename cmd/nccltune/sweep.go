@@ -172,13 +172,6 @@ func minLaunchesForCI(confidence float64) int {
 	return n
 }
 
-func outcomeText(l *runner.Launch) string {
-	if l.Outcome == runner.OK {
-		return "ok"
-	}
-	return string(l.Outcome) + ": " + l.Reason
-}
-
 // sweepRows summarises the launches per size: median over launches of
 // each launch's median time, with bandwidths recomputed from that time
 // using the benchmark's own bus-bandwidth factor.

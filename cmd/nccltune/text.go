@@ -1,0 +1,80 @@
+package main
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/texttable"
+	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
+)
+
+// The small text helpers that several commands' output shares, in one
+// place so that each is written once. (Those the printers in internal/ui
+// need live there.)
+
+// table is the one table writer of nccltune's text output (history, show,
+// import, search, sweep, gate): texttable's tabwriter, shared with the
+// report package so that every table is laid out by one package.
+type table = texttable.Table
+
+func newTable(w io.Writer) *table { return texttable.New(w) }
+
+// orDash is s, or "—" in a table cell that would otherwise be blank.
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "—"
+	}
+	return s
+}
+
+// orElse is s, or the word that says what an empty s means ("none",
+// "unknown").
+func orElse(s, word string) string {
+	if s == "" {
+		return word
+	}
+	return s
+}
+
+// intOrBlank is n in decimal, or "" for 0 (a setting left at its default).
+func intOrBlank(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// formatFloat is x in the fewest digits that read back as x (with an
+// exponent where that is shorter), for settings such as --noise.
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// decimalFloat is x in the fewest digits that read back as x, never with
+// an exponent, for CSV cells that spreadsheets read as plain numbers.
+func decimalFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// outcomeText is "ok", or the launch's outcome and why.
+func outcomeText(l *runner.Launch) string {
+	if l.Outcome == runner.OK {
+		return "ok"
+	}
+	return string(l.Outcome) + ": " + l.Reason
+}
+
+// labelSuffix marks a simulated study's headline as simulated.
+func labelSuffix(st *store.Study) string {
+	if st.Simulated {
+		return " — " + ui.SimLabel(true, st.Launch.SimProfile)
+	}
+	return ""
+}
+
+// simSuffix marks a line about a launch on the simulated fabric.
+func simSuffix(lo launchOptions) string {
+	if lo.spec.Sim == nil {
+		return ""
+	}
+	return " — " + ui.SimLabel(true, lo.spec.Sim.Profile)
+}
