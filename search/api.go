@@ -1,0 +1,263 @@
+package search
+
+// The study's API: what a caller gives (Options, a Launcher, a Recorder)
+// and gets back (Event per launch, Result).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// Launcher runs one launch of the benchmark. The CLI's launcher calls
+// runner.Run; tests and benchmarks evaluate the simulated fabric in process.
+type Launcher interface {
+	Launch(ctx context.Context, req Request) (*benchfmt.Launch, error)
+}
+
+// Request is one launch the study wants.
+type Request struct {
+	Config nccl.Config
+	// MinBytes and MaxBytes are the sweep: the band while exploring, the
+	// band and the guard sizes while confirming.
+	MinBytes, MaxBytes int64
+	// Seq is the launch's index in the study, counting from 0 (the
+	// simulated fabric derives its per-launch seed from it).
+	Seq   int
+	Phase string
+	Trial int
+	// Debug asks for NCCL's debug log (NCCL_DEBUG=INFO with TUNING), which
+	// records the algorithm, protocol and channels NCCL chose per size.
+	Debug bool
+}
+
+// Recorder keeps what the study measures. The CLI's recorder writes the
+// bbolt store; search never touches storage itself.
+type Recorder interface {
+	// SaveTrial is called when a trial is created.
+	SaveTrial(t *Trial) error
+	// SaveTrials is called once when the study ends, with the trials whose
+	// state changed.
+	SaveTrials(ts []*Trial) error
+	// SaveLaunch is called once per launch, before the study goes on, with
+	// the trial as the launch left it (state, reason, launches).
+	SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool) error
+}
+
+// Options configure a study.
+type Options struct {
+	Band nccl.Band
+	// Guard sizes: the winner may not be significantly slower there.
+	Guard []int64
+	Space Space
+	// Budget is the total number of launches, warm-up and confirmation included.
+	Budget int
+	// Time bounds the study's wall time; 0 means no limit.
+	Time time.Duration
+	Seed int64
+	// Sampler is "tpe" (default), "random" or "grid".
+	Sampler string
+	// Startup is the number of random configs before TPE takes over.
+	Startup int
+	// ConfirmLaunches is the number of interleaved launches per arm at the
+	// confirmation's first look, and the fewest it plans. The most it plans
+	// grows with the budget and with the launch spread measured while
+	// exploring (see confirmMax).
+	ConfirmLaunches int
+	// MaxLaunchesPerTrial caps the exploration launches of one config.
+	MaxLaunchesPerTrial int
+	// LocalSteps is how many local steps from the leader follow each
+	// proposal of the sampler, once past the start-up.
+	LocalSteps int
+	// TopConfigs is how many of the best configs the planner keeps measuring
+	// until their order is settled.
+	TopConfigs int
+	Stats      model.Options
+	// AllowDisabled lets the study explore and recommend configs that
+	// switch on a protocol or algorithm NCCL's defaults disabled on this
+	// platform (NCCL_PROTO=^LL or LL128 where NCCL keeps LL128 off): NCCL
+	// disables them where they may give wrong results.
+	AllowDisabled bool
+	// Baseline is what the study compares with and starts from: the
+	// user's current settings (--baseline-env), or empty for NCCL's
+	// defaults. With a baseline, NCCL's defaults are explored as one more
+	// config, so the study can say whether they would be better still.
+	Baseline nccl.Config
+}
+
+// DefaultOptions returns the options of `nccltune search` without flags.
+func DefaultOptions() Options {
+	return Options{
+		Space:               DefaultSpace(),
+		Budget:              60,
+		Seed:                1,
+		Sampler:             "tpe",
+		Startup:             8,
+		ConfirmLaunches:     6,
+		MaxLaunchesPerTrial: 3,
+		TopConfigs:          3,
+		LocalSteps:          2,
+		Stats:               model.DefaultOptions(),
+	}
+}
+
+// DefaultGuard is the size just above the band: a change that helps the
+// band must not quietly hurt the next size up.
+func DefaultGuard(b nccl.Band) []int64 {
+	sizes := b.Sizes()
+	if len(sizes) == 0 {
+		return nil
+	}
+	return []int64{sizes[len(sizes)-1] * 2}
+}
+
+// The explain launches sweep at least this range.
+const (
+	explainMin = 32 << 10
+	explainMax = 256 << 20
+)
+
+// explainLaunches is the budget the study keeps for its explain launches.
+const explainLaunches = 2
+
+// MinBudget is the smallest budget a study can decide with.
+func (o Options) MinBudget() int { return 1 + 2*o.ConfirmLaunches + explainLaunches + 4 }
+
+// Validate checks options before the first launch.
+func (o Options) Validate() error {
+	if err := o.Band.Validate(); err != nil {
+		return err
+	}
+	if o.ConfirmLaunches < model.MinLaunchesForDecision(o.Stats) {
+		return fmt.Errorf("%d confirmation launches per arm cannot reach significance at alpha %g; use at least %d",
+			o.ConfirmLaunches, o.Stats.Alpha, model.MinLaunchesForDecision(o.Stats))
+	}
+	if o.Budget < o.MinBudget() {
+		return fmt.Errorf("--budget %d is too small: a study needs at least %d launches (1 warm-up, %d confirmation, %d explain, 4 to explore)",
+			o.Budget, o.MinBudget(), 2*o.ConfirmLaunches, explainLaunches)
+	}
+	if o.Time < 0 {
+		return fmt.Errorf("--time %s cannot be negative", o.Time)
+	}
+	if !slices.Contains(Samplers, o.Sampler) && o.Sampler != "" {
+		return fmt.Errorf("unknown sampler %q; use tpe, random or grid", o.Sampler)
+	}
+	for _, g := range o.Guard {
+		if g <= 0 {
+			return fmt.Errorf("guard size %d must be positive", g)
+		}
+	}
+	if len(o.Space) == 0 {
+		return fmt.Errorf("the search space is empty")
+	}
+	for _, d := range o.Space {
+		if _, err := nccl.LookupKnob(d.Knob); err != nil {
+			return err
+		}
+		if len(d.Choices) == 0 {
+			return fmt.Errorf("%s has no values to try", d.Knob)
+		}
+	}
+	return nil
+}
+
+// Event reports one finished launch, for progress output.
+type Event struct {
+	Seq, Budget int
+	Phase       string
+	Trial       *Trial
+	Launch      *benchfmt.Launch
+	// LaunchScore is the launch's band score in µs (0 if it failed or is unscored).
+	LaunchScore float64
+	// Best is the current leader and its estimated speedup over the
+	// baseline from exploration launches (biased upward: a progress hint,
+	// never the reported gain).
+	Best        *Trial
+	BestSpeedup float64
+	Baseline    *Trial
+	// Candidate is the config the study would confirm if it stopped now.
+	Candidate *Trial
+	// Trials counts the study's trials so far.
+	Trials  int
+	Elapsed time.Duration
+}
+
+// Result is how a study ended.
+type Result struct {
+	Trials   []*Trial
+	Baseline *Trial
+	// Winner is the candidate taken to confirmation (nil if none was).
+	Winner *Trial
+	// Decision compares the confirmation launches over the band; nil when
+	// no candidate reached confirmation.
+	Decision *model.Comparison
+	Guards   []GuardCheck
+	// Recommend is true when Winner's config is the recommendation.
+	Recommend bool
+	// Reason says in one sentence why the study recommends what it does.
+	Reason   string
+	Launches int
+	// Stopped says why exploration ended: "budget", "time", "space",
+	// "interrupted".
+	Stopped string
+	// Ending says why the study ended as it did, one of the Ending*
+	// constants: the rule that decided, never a guess.
+	Ending string
+	// Design is the confirmation's group-sequential plan (nil when no
+	// candidate reached confirmation); Looks counts the looks taken.
+	Design *model.ConfirmDesign
+	Looks  int
+	// Plan is what the study did with NCCL's own plan.
+	Plan *PlanSummary
+	// Dropped are the candidate's knobs left out of the recommendation
+	// because NCCL runs the same without them, each with its reason.
+	Dropped []nccl.Drop
+}
+
+// Endings of a study. A confirmation that keeps the defaults ends with the
+// verdict of model.Compare that decided (model.Verdict*: "not-significant",
+// "below-min-effect", "slower", "futile", …).
+const (
+	EndingRecommended = "recommended"
+	// EndingGuard: faster in the band, significantly slower at a guard size.
+	EndingGuard = "guard-regression"
+	// EndingCandidateFailed: the candidate failed during confirmation.
+	EndingCandidateFailed = "candidate-failed"
+	// EndingNoCandidate: no config other than the defaults ran successfully.
+	EndingNoCandidate = "no-candidate"
+	// EndingInterrupted: cancelled before a decision.
+	EndingInterrupted = "interrupted"
+	// EndingSwitchesOnDisabled: the candidate switches on a protocol or
+	// algorithm NCCL's defaults disabled and the user did not allow it.
+	EndingSwitchesOnDisabled = "switches-on-disabled"
+	// EndingSameAsBaseline: the best candidate, its no-op knobs dropped,
+	// is the baseline itself (a --baseline-env study whose baseline NCCL
+	// already runs like the best config found): nothing to confirm.
+	EndingSameAsBaseline = "same-as-baseline"
+)
+
+// GuardCheck is the winner against the baseline at one guard size.
+type GuardCheck struct {
+	Bytes      int64
+	Comparison model.Comparison
+}
+
+// Env is the recommended config, empty when the answer is NCCL's defaults.
+func (r *Result) Env() nccl.Config {
+	if r.Recommend && r.Winner != nil {
+		return r.Winner.Config.Clone()
+	}
+	return nccl.Config{}
+}
+
+// ErrBaselineFailed means the defaults themselves do not run: the fabric
+// or the benchmark is broken, and no search can help: a fabric failure
+// (vocab.ErrFabric, exit code 3).
+var ErrBaselineFailed = vocab.Mark(vocab.ErrFabric, errors.New("the baseline (NCCL defaults) failed"))

@@ -1,0 +1,213 @@
+package search
+
+// Confirmation: sizing it from the budget and the spread, and deciding
+// the candidate against the baseline from interleaved launches.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// Confirmation sizing. The confirmation may use at least confirmShare of
+// the budget, more when the launch spread and the candidate's estimated
+// gain call for it (planned for confirmPower), but never so much that
+// exploration gets less than half the budget.
+const (
+	confirmPower = 0.9
+	// defaultSpread is the launch-to-launch spread (SD of log launch
+	// scores) assumed until exploration has measured it.
+	defaultSpread = 0.08
+	// minSpreadDF is the degrees of freedom the pooled spread needs before
+	// it replaces defaultSpread.
+	minSpreadDF = 3
+	// guardZ is how many standard errors a guard-size slowdown beyond the
+	// minimum effect must exceed before exploration stops preferring the
+	// config (see guardFails).
+	guardZ = 1.0
+)
+
+// confirmMax is the most launches per arm the confirmation plans if it
+// started now: what a fixed test would need for confirmPower at a
+// cautious estimate of the candidate's gain (model.PlanBeta standard
+// errors below the exploration estimate, which the winner's curse
+// inflates) and the
+// measured spread, at least ConfirmLaunches and at most the budget's
+// confirmShare. A gain that is large and clear is confirmed with the
+// fewest launches and leaves the rest to exploration; an unclear one gets
+// what the budget allows.
+func (s *loop) confirmMax() int {
+	first := s.opts.ConfirmLaunches
+	limit := max(first, int(math.Round(confirmShare*float64(s.opts.Budget)/2)))
+	if limit == first {
+		return first
+	}
+	base := s.baseline()
+	c := s.candidate(base)
+	if c == nil || base == nil {
+		return limit
+	}
+	nb, _ := base.scoreStats(s.sizes)
+	nc, _ := c.scoreStats(s.sizes)
+	if nb == 0 || nc == 0 {
+		return limit
+	}
+	sigma := s.spread()
+	logGain := base.logScore(s.sizes) - c.logScore(s.sizes) - model.PlanBeta*sigma*math.Sqrt(1/float64(nb)+1/float64(nc))
+	plan := model.PlanLaunches(sigma, math.Expm1(logGain), s.alpha(), confirmPower)
+	return min(max(plan, first), limit)
+}
+
+// confirmShare is the share of the budget the confirmation may grow to
+// (both arms together): at the default budget of 60 that is the first
+// look's 6 + 6; at 120, up to 12 + 12.
+const confirmShare = 0.2
+
+// confirm measures the candidate against the baseline, interleaved (B C B
+// C …) so that drift hits both, and decides from those launches alone: the
+// exploration numbers are biased by the winner's curse. It is a
+// group-sequential test (model.ConfirmDesign): looks at
+// ConfirmLaunches per arm and then up to the most the budget left and the
+// measured spread call for (confirmMax); it stops at the first look that
+// recommends, finds the candidate significantly slower, or finds the gain
+// already excluded (futility), and otherwise goes on until the last look.
+// The design's levels keep the false-recommendation rate at alpha however
+// many looks are taken.
+func (s *loop) confirm(ctx context.Context, res *Result) error {
+	base := res.Baseline
+	// The best candidate other than the defaults is always confirmed, even
+	// when exploring says it is no better: only confirmation launches give
+	// a number honest enough to report.
+	w := s.candidate(base)
+	if w == nil {
+		res.Ending = EndingNoCandidate
+		res.Reason = "no config other than NCCL's defaults ran successfully; keep NCCL's defaults"
+		return nil
+	}
+	// The config confirmed is the simplest that NCCL provably runs like the
+	// candidate: the env a user gets is exactly what was measured.
+	var dropped []nccl.Drop
+	for tries := 0; ; tries++ {
+		first := w
+		var err error
+		if w, dropped, err = s.simplest(ctx, w); err != nil {
+			return err
+		}
+		if w != base || tries == 2 {
+			break
+		}
+		// The candidate proved to be the baseline under another name (its
+		// plan was read just now): the next best config, if any, instead.
+		next := s.candidate(base)
+		if next == nil || next == first {
+			break
+		}
+		w = next
+	}
+	res.Winner, res.Dropped = w, dropped
+	if w == base {
+		// Confirming the baseline against itself would compare one set of
+		// launches with itself (speedup 1, p = 1) and read as a measurement.
+		res.Ending = EndingSameAsBaseline
+		res.Reason = "the best config found runs the same NCCL plan as the baseline once its no-op knobs are dropped; keep the baseline"
+		return nil
+	}
+	// What the budget still allows, launches already made for the
+	// confirmation (a resumed study) included.
+	room := (s.opts.Budget - s.seq - s.explainLeft() + len(base.Confirm) + len(w.Confirm)) / 2
+	maxN := max(min(s.confirmMax(), room), 1)
+	if res.Stopped == "space" {
+		// Every distinct config was explored: what exploration did not use
+		// buys the confirmation power instead of going unspent.
+		maxN = max(min(room, maxConfirmLaunches), 1)
+	}
+	d := model.PlanConfirm(min(s.opts.ConfirmLaunches, maxN), maxN, s.alpha())
+	res.Design = &d
+	var look model.Look
+	for k, n := range d.Looks {
+		final := false
+		for len(base.Confirm) < n || len(w.Confirm) < n {
+			if s.seq >= s.opts.Budget-s.explainLeft() || s.outOfConfirmTime() {
+				final = true
+				break
+			}
+			if len(base.Confirm) <= len(w.Confirm) {
+				if err := s.launch(ctx, base, vocab.PhaseConfirm, true); err != nil {
+					return err
+				}
+				if !base.State.Usable() {
+					return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
+				}
+			} else {
+				if err := s.launch(ctx, w, vocab.PhaseConfirm, true); err != nil {
+					return err
+				}
+				if !w.State.Usable() {
+					res.Ending = EndingCandidateFailed
+					res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
+					return nil
+				}
+			}
+		}
+		look = d.Decide(k, base.Confirm, w.Confirm, s.sizes, s.opts.Stats, final)
+		res.Looks = k + 1
+		if look.Stop {
+			break
+		}
+	}
+	cmp := look.Comparison
+	res.Decision = &cmp
+	res.Recommend = cmp.Recommend
+	res.Reason = cmp.Reason
+	res.Ending = cmp.Verdict
+	if cmp.Recommend {
+		res.Ending = EndingRecommended
+	}
+	if res.Looks > 1 || len(d.Looks) > 1 {
+		res.Reason += fmt.Sprintf(" [sequential confirmation: look %d of %d, %s]", res.Looks, len(d.Looks), d)
+	}
+	if r := s.resolve(w.Config); res.Recommend && !s.opts.AllowDisabled && len(r.Enables) > 0 {
+		res.Recommend, res.Ending = false, EndingSwitchesOnDisabled
+		res.Reason = fmt.Sprintf("%s switches on what NCCL's defaults disabled (%s); keep NCCL's defaults, or allow it with --allow-disabled-protocols at the risk of wrong results",
+			w.Config, strings.Join(r.Enables, "; "))
+	}
+	for _, g := range s.opts.Guard {
+		gc := model.Compare(base.Confirm, w.Confirm, []int64{g}, s.opts.Stats)
+		res.Guards = append(res.Guards, GuardCheck{Bytes: g, Comparison: gc})
+		if res.Recommend && gc.Slower {
+			res.Recommend = false
+			res.Ending = EndingGuard
+			// The change in time, signed as the size table prints it.
+			res.Reason = fmt.Sprintf("%s is faster in the band but significantly slower at the guard size %s (%+.1f%% time); keep NCCL's defaults or narrow the guard",
+				w.Config, nccl.FormatSize(g), 100*(1/gc.Speedup-1))
+		}
+	}
+	return nil
+}
+
+// maxConfirmLaunches bounds a confirmation's launches per arm (the exact
+// Mann-Whitney distribution is used up to 50 per arm).
+const maxConfirmLaunches = 50
+
+// alpha is the study's significance level, its default filled in.
+func (s *loop) alpha() float64 {
+	if s.opts.Stats.Alpha > 0 {
+		return s.opts.Stats.Alpha
+	}
+	return model.DefaultAlpha
+}
+
+// outOfConfirmTime reports whether --time leaves too little for one more
+// pair of confirmation launches.
+func (s *loop) outOfConfirmTime() bool {
+	if s.opts.Time <= 0 {
+		return false
+	}
+	return time.Since(s.start)+2*s.meanLaunchDuration() > s.opts.Time
+}

@@ -1,0 +1,349 @@
+package search
+
+// Exploration's proposals: what to launch next (sampler, local steps,
+// simplifications, re-measuring the leaders).
+
+import (
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// guardPenaltyWeight scales a guard regression into the sampler's objective.
+const guardPenaltyWeight = 10
+
+// next decides the next exploration launch. Launches go first where the
+// model's planner says they settle which config leads (a config crowned by
+// one lucky launch is measured again), as long as refinement has used no
+// more launches than exploration; otherwise the sampler proposes a config.
+// A proposal already measured becomes another launch of that trial; one
+// measured enough is replaced by an untried neighbour.
+func (s *loop) next() (*Trial, string, error) {
+	base := s.baseline()
+	// The config the study would confirm now is measured at least
+	// MaxLaunchesPerTrial times: a config launched once that ranks first
+	// even after its estimate is made pessimistic is promising, and one
+	// more launch tells luck from a real gain before anything is decided.
+	if c := s.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) {
+		return c, vocab.PhaseRefine, nil
+	}
+	if s.exploreLeft() <= settleLaunches {
+		if r := s.runnerUp(base); r != nil {
+			return r, vocab.PhaseRefine, nil
+		}
+	}
+	// The planner settles the order of the current top configs only: ties
+	// further down cost launches and change nothing.
+	if s.refinements() < 2*s.explored() {
+		top := s.leaders(s.opts.TopConfigs)
+		arms := make([]model.Arm, len(top))
+		for i, t := range top {
+			arms[i] = model.Arm{Launches: t.Explore}
+		}
+		plan := model.PlanNext(arms, s.sizes, s.opts.Stats, s.opts.MaxLaunchesPerTrial)
+		if !plan.Done && plan.Arm >= 0 {
+			return top[plan.Arm], vocab.PhaseRefine, nil
+		}
+	}
+	// Past the sampler's start-up, its proposals alternate with a local
+	// step from the leader: a simplification (one of its knobs unset) if
+	// one is untried, else a random untried neighbour (one knob changed).
+	// TPE models each knob on its own; these steps test the leader's knobs
+	// together, which is where NCCL's knobs interact (channels and CTAs,
+	// protocol and channels).
+	if s.localRun < s.opts.LocalSteps && s.explored() >= s.opts.Startup && s.opts.Sampler != "grid" && s.opts.Sampler != "random" {
+		c := s.simplification()
+		if c == nil {
+			c = s.localStep()
+		}
+		if c != nil {
+			s.localRun++
+			t, err := s.addTrial(c, vocab.RoleExplore)
+			return t, vocab.PhaseExplore, err
+		}
+	}
+	s.localRun = 0
+	for attempt := 0; attempt < 50; attempt++ {
+		cfg, err := s.prop.propose(s.observations())
+		if err != nil {
+			return nil, "", err
+		}
+		if err := cfg.Validate(); err != nil {
+			// Impossible combinations (MIN > MAX…) are never launched; the
+			// sampler learns them as failures.
+			s.rejected = append(s.rejected, cfg)
+			continue
+		}
+		cfg = cfg.Canonical()
+		if s.refuse(cfg) {
+			// It switches on what NCCL's defaults disabled: never launched,
+			// and the sampler learns it as a failure.
+			s.rejected = append(s.rejected, cfg)
+			continue
+		}
+		if t := s.checkTwin(cfg); t != nil {
+			// Whether cfg runs like a config already tried depends on that
+			// config's own plan: one debug launch of it tells.
+			return t, vocab.PhasePlan, nil
+		}
+		if t, seen := s.byKey[s.keyOf(cfg)]; seen {
+			s.noteMerge(cfg, t)
+			if t.State.Usable() && len(t.Explore) < s.opts.MaxLaunchesPerTrial && s.refinements() < s.explored() {
+				return t, vocab.PhaseRefine, nil
+			}
+			next := neighbour(s.opts.Space, cfg, s.tried, s.rng)
+			if next == nil {
+				// Every neighbour is measured: jump to an untried config.
+				next = s.randomUntried()
+			}
+			if next == nil {
+				continue
+			}
+			cfg = next
+		}
+		t, err := s.addTrial(cfg, vocab.RoleExplore)
+		return t, vocab.PhaseExplore, err
+	}
+	return nil, "", errSpaceExhausted
+}
+
+// arms are the candidates the planner ranks: usable trials with a scored
+// launch that do not fail the guard.
+func (s *loop) arms() ([]model.Arm, []*Trial) {
+	var arms []model.Arm
+	var trials []*Trial
+	for _, t := range s.trials {
+		if t.State.Usable() && len(t.Explore) > 0 && !s.guardFails(t) {
+			arms = append(arms, model.Arm{Launches: t.Explore})
+			trials = append(trials, t)
+		}
+	}
+	return arms, trials
+}
+
+// explored counts trials with a scored exploration launch; refinements the
+// extra launches given to them.
+func (s *loop) explored() int {
+	n := 0
+	for _, t := range s.trials {
+		if len(t.Explore) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *loop) refinements() int {
+	n := 0
+	for _, t := range s.trials {
+		n += max(0, len(t.Explore)-1)
+	}
+	return n
+}
+
+// guardPenalty is how far (in log time) a trial is slower than the baseline
+// at its worst guard size, beyond the minimum effect; 0 when it is not.
+func (s *loop) guardPenalty(t, base *Trial) float64 {
+	worst := 0.0
+	for _, g := range s.opts.Guard {
+		tm := t.guardMedian(g)
+		bm := base.guardMedian(g)
+		if tm <= 0 || bm <= 0 {
+			continue
+		}
+		worst = math.Max(worst, math.Log(tm/bm)-math.Log(1+s.opts.Stats.MinEffect))
+	}
+	return worst
+}
+
+// tried reports whether a config NCCL would treat the same way (see
+// nccl.Config.Canonical) already has a trial.
+func (s *loop) tried(c nccl.Config) bool {
+	if _, ok := s.byKey[s.keyOf(c)]; ok {
+		return true
+	}
+	// A config that switches on what NCCL's defaults disabled is never
+	// tried: treat it as done so no step proposes it.
+	return !s.opts.AllowDisabled && len(s.resolve(c).Enables) > 0
+}
+
+// observations are what the sampler learns from: every trial's log score,
+// failures and rejected combinations at a penalty.
+func (s *loop) observations() []observation {
+	worst := math.Inf(-1)
+	var obs []observation
+	base := s.baseline()
+	for _, t := range s.trials {
+		if t.State.Usable() && len(t.Explore) > 0 {
+			v := t.logScore(s.sizes)
+			if base != nil && t != base {
+				// Slower at a guard size: as bad as being that much slower
+				// in the band, and then some, so TPE leaves the region.
+				if p := s.guardPenalty(t, base); p > 0 {
+					v += guardPenaltyWeight * p
+				}
+			}
+			worst = math.Max(worst, v)
+			obs = append(obs, observation{config: t.Config, value: v})
+		}
+	}
+	penalty := failurePenalty(worst)
+	for _, t := range s.trials {
+		if !t.State.Usable() {
+			obs = append(obs, observation{config: t.Config, value: penalty})
+		}
+	}
+	for _, c := range s.rejected {
+		obs = append(obs, observation{config: c, value: penalty})
+	}
+	return obs
+}
+
+// randomUntried draws untried, valid configs from the space, nil if a
+// thousand draws find none.
+func (s *loop) randomUntried() nccl.Config {
+	for i := 0; i < 1000; i++ {
+		c := s.opts.Space.Random(s.rng).Canonical()
+		if !s.tried(c) && c.Validate() == nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// localLeader is the best config measured at least twice (or the best
+// one, if none was): where local steps start.
+func (s *loop) localLeader() *Trial {
+	leaders := s.leaders(len(s.trials))
+	for _, t := range leaders {
+		if len(t.Explore) >= 2 {
+			return t
+		}
+	}
+	if len(leaders) > 0 {
+		return leaders[0]
+	}
+	return nil
+}
+
+// localStep returns an untried config one step from the local leader: for
+// a numeric knob (channels, CTAs, threads…) the next value up or down its
+// list, for a named one (protocol, algorithm) any other value. Knobs take
+// turns, so every knob of the leader gets its steps.
+func (s *loop) localStep() nccl.Config {
+	lead := s.localLeader()
+	if lead == nil {
+		return nil
+	}
+	idx, ok := s.opts.Space.Index(lead.Config)
+	if !ok {
+		return nil
+	}
+	obs := s.observations()
+	n := len(s.opts.Space)
+	for k := 0; k < n; k++ {
+		d := (s.localDim + k) % n
+		dim := s.opts.Space[d]
+		var moves []int
+		if numeric(dim.Choices) && idx[d] > 0 {
+			for _, j := range []int{idx[d] - 1, idx[d] + 1} {
+				if j >= 1 && j < len(dim.Choices) {
+					moves = append(moves, j)
+				}
+			}
+		} else {
+			for j := range dim.Choices {
+				if j != idx[d] {
+					moves = append(moves, j)
+				}
+			}
+		}
+		// Most promising first: by the mean score of every trial measured
+		// with that value, whatever its other knobs (values not yet seen
+		// rank in the middle).
+		marg := marginals(dim, obs)
+		sort.SliceStable(moves, func(a, b int) bool { return marg[moves[a]] < marg[moves[b]] })
+		for _, j := range moves {
+			next := append([]int(nil), idx...)
+			next[d] = j
+			c := s.opts.Space.Config(next)
+			if !s.tried(c) && c.Validate() == nil {
+				s.localDim = d + 1
+				return c
+			}
+		}
+	}
+	return neighbour(s.opts.Space, lead.Config, s.tried, s.rng)
+}
+
+// marginals is, for each choice of dim, the mean log score of the
+// observations made with it (failed ones at the sampler's penalty); choices
+// not yet measured get the mean over all choices.
+func marginals(dim Dimension, obs []observation) []float64 {
+	sum := make([]float64, len(dim.Choices))
+	n := make([]int, len(dim.Choices))
+	for _, o := range obs {
+		v := o.config[dim.Knob]
+		for j, c := range dim.Choices {
+			if c == v {
+				sum[j] += o.value
+				n[j]++
+			}
+		}
+	}
+	all, alln := 0.0, 0
+	for j := range sum {
+		all += sum[j]
+		alln += n[j]
+	}
+	out := make([]float64, len(sum))
+	for j := range sum {
+		switch {
+		case n[j] > 0:
+			out[j] = sum[j] / float64(n[j])
+		case alln > 0:
+			out[j] = all / float64(alln)
+		}
+	}
+	return out
+}
+
+// numeric reports whether every set choice is a number: such a knob is
+// ordered, and its neighbours are the values beside it.
+func numeric(choices []string) bool {
+	for _, c := range choices {
+		if c == "" {
+			continue
+		}
+		if _, err := strconv.Atoi(c); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// simplification returns an untried config that is the leader with one
+// of its knobs unset, or nil. Trying these is a coordinate step towards
+// the best config and towards the simplest one: a knob that TPE set in
+// passing (NCCL_ALGO=Tree next to the channel cap that really mattered)
+// gets a direct test.
+func (s *loop) simplification() nccl.Config {
+	lead := s.localLeader()
+	if lead == nil {
+		return nil
+	}
+	for _, k := range lead.Config.Names() {
+		c := lead.Config.Clone()
+		delete(c, k)
+		if !s.tried(c) && c.Validate() == nil {
+			if _, ok := s.opts.Space.Index(c); ok {
+				return c
+			}
+		}
+	}
+	return nil
+}

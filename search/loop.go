@@ -1,0 +1,475 @@
+package search
+
+// The study loop: warm-up, exploration, confirmation, explain launches,
+// and the one place a launch is made and recorded.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"time"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+var errSpaceExhausted = errors.New("every config of the space has been tried")
+
+// loop is the state of one run of the study loop.
+type loop struct {
+	opts     Options
+	sizes    []int64
+	launcher Launcher
+	rec      Recorder
+	onEvent  func(Event)
+	prop     proposer
+	rng      *rand.Rand
+
+	trials          []*Trial
+	byKey           map[string]*Trial
+	rejected        []nccl.Config
+	seq             int // launches so far, prior ones included
+	start           time.Time
+	launchDurations []time.Duration
+	// localRun counts local steps since the sampler's last proposal.
+	localRun int
+	// localDim is the knob the next local step starts from.
+	localDim int
+	// cache holds what the decision rules compute over every trial
+	// (spreads, the candidate), valid while cacheKey matches the study's
+	// launches and trials: they are asked for many times per launch.
+	cache    decisionCache
+	cacheKey [2]int
+	// plan is NCCL's own plan as far as the study has read it.
+	plan planState
+	// planRead is true once the defaults' plan launch was made;
+	// candidateRead once the candidate's (or its twin's) debug launch was.
+	planRead, candidateRead bool
+	// resumed is true for a study continued from stored launches.
+	resumed bool
+}
+
+// Run runs the study loop: a warm-up launch, then exploration (proposals
+// and extra launches for the leaders), then confirmation of the leader
+// against the baseline, interleaved, and the decision. prior holds the
+// trials of an interrupted study being resumed, priorLaunches the number
+// of launches it already made. onEvent, if not nil, sees every launch.
+// When ctx is cancelled Run stops the running launch and returns what is
+// known with Stopped "interrupted" and ctx's error.
+func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior []*Trial, priorLaunches int, onEvent func(Event)) (*Result, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	prop, err := newProposer(opts.Sampler, opts.Space, opts.Seed, opts.Startup)
+	if err != nil {
+		return nil, err
+	}
+	s := &loop{
+		opts: opts, sizes: opts.Band.Sizes(), launcher: launcher, rec: rec, onEvent: onEvent,
+		prop: prop, rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)),
+		byKey: map[string]*Trial{}, seq: priorLaunches, start: time.Now(), resumed: priorLaunches > 0,
+	}
+	for _, t := range prior {
+		s.trials = append(s.trials, t)
+		if _, taken := s.byKey[s.keyOf(t.Config)]; !taken {
+			s.byKey[s.keyOf(t.Config)] = t
+		}
+	}
+	s.replayDebug()
+	return s.run(ctx)
+}
+
+// replayDebug reads NCCL's plan back from a resumed study's stored debug
+// launches, as the launches themselves did: the defaults' plan first (the
+// other configs' plans are read against it), then the others in trial
+// order. A completed plan launch of the defaults is not made again: that
+// launch would count against the budget a second time.
+func (s *loop) replayDebug() {
+	isDefaults := func(t *Trial) bool { return len(t.Config.Canonical()) == 0 }
+	replay := func(t *Trial) {
+		for _, d := range t.Debug {
+			l := d.Launch
+			if l == nil {
+				continue
+			}
+			if l.Reason == benchfmt.ReasonInterrupted {
+				continue // stopped by the interruption: made again
+			}
+			s.learnPlan(t, d.Phase, l)
+			switch {
+			case d.Phase == vocab.PhasePlan && isDefaults(t):
+				// Read, or failed for good: made once, like any launch.
+				s.planRead = true
+			case d.Phase == vocab.PhasePlan:
+				s.plan.checks++
+			}
+			if l.Outcome != benchfmt.OK || l.Result == nil {
+				continue
+			}
+			if l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
+				if s.plan.logged == nil {
+					s.plan.logged = map[*Trial]bool{}
+				}
+				s.plan.logged[t] = true
+			}
+		}
+	}
+	for _, t := range s.trials {
+		if isDefaults(t) {
+			replay(t)
+		}
+	}
+	for _, t := range s.trials {
+		if !isDefaults(t) {
+			replay(t)
+		}
+	}
+}
+
+func (s *loop) run(ctx context.Context) (*Result, error) {
+	res := &Result{}
+	base := s.baseline()
+	if base == nil {
+		var err error
+		if base, err = s.addTrial(s.opts.Baseline.Clone(), vocab.RoleBaseline); err != nil {
+			return nil, err
+		}
+	}
+	res.Baseline = base
+	defer func() { res.Plan = s.planSummary() }()
+
+	// Warm-up: the first launch after a fabric starts can be ~30 % slow;
+	// it is stored, never scored. A resumed study warms up again only when
+	// a measured launch is still to come (the warm-up takes its place in
+	// the budget); with only debug launches owed, it warms up for nothing.
+	if !s.resumed || s.seq < s.opts.Budget-s.explainLeft() {
+		if err := s.launch(ctx, base, vocab.PhaseWarmup, false); err != nil {
+			return s.stop(res, err)
+		}
+		if !base.State.Usable() {
+			return nil, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
+		}
+	}
+	// NCCL's own plan under its defaults, read from one debug launch before
+	// exploring: configs that provably run the same plan are merged, and
+	// configs that switch on what NCCL disabled are refused.
+	planOf := base
+	if len(s.opts.Baseline.Clone()) > 0 {
+		// The plan is NCCL's under its defaults, not the user's baseline.
+		var err error
+		if planOf, err = s.defaultsTrial(); err != nil {
+			return nil, err
+		}
+	}
+	// A resumed study read it from its stored plan launch (replayDebug).
+	if !s.planRead && s.seq < s.opts.Budget {
+		if err := s.launch(ctx, planOf, vocab.PhasePlan, false); err != nil {
+			return s.stop(res, err)
+		}
+	}
+	s.planRead = true
+	// Every later proposal is judged against the baseline's own launches.
+	for len(base.Explore) < 1 && s.exploreLeft() > 0 {
+		if err := s.launch(ctx, base, vocab.PhaseExplore, true); err != nil {
+			return s.stop(res, err)
+		}
+		if !base.State.Usable() {
+			return nil, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
+		}
+	}
+
+	// Against the user's own settings, NCCL's defaults are one more config
+	// to measure early: they may be better still.
+	if err := s.exploreDefaults(ctx); err != nil {
+		return s.stop(res, err)
+	}
+
+	res.Stopped = "budget"
+	for s.exploreLeft() > 0 || s.mustSettle() || s.mustFind() {
+		if s.outOfTime() {
+			res.Stopped = "time"
+			break
+		}
+		t, phase, err := s.next()
+		if errors.Is(err, errSpaceExhausted) {
+			res.Stopped = "space"
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := s.launch(ctx, t, phase, true); err != nil {
+			return s.stop(res, err)
+		}
+	}
+	if err := s.confirm(ctx, res); err != nil {
+		return s.stop(res, err)
+	}
+	if err := s.explain(ctx, res); err != nil {
+		return s.stop(res, err)
+	}
+	return s.finish(res), nil
+}
+
+// stop ends the study early: on cancellation it returns what is known.
+func (s *loop) stop(res *Result, err error) (*Result, error) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		res.Stopped, res.Ending = "interrupted", EndingInterrupted
+		res.Reason = "interrupted before a decision; resume the study to continue"
+		res.Trials, res.Launches = s.trials, s.seq
+		return res, err
+	}
+	return nil, err
+}
+
+func (s *loop) finish(res *Result) *Result {
+	res.Trials, res.Launches = s.trials, s.seq
+	var done []*Trial
+	for _, t := range s.trials {
+		if t.State == vocab.TrialRunning {
+			t.State = vocab.TrialComplete
+			done = append(done, t)
+		}
+	}
+	if len(done) > 0 {
+		_ = s.rec.SaveTrials(done) // the decision stands even if this write fails
+	}
+	return res
+}
+
+// defaultsTrial is the trial of NCCL's defaults in a study against the
+// user's baseline, added when the study has none yet.
+func (s *loop) defaultsTrial() (*Trial, error) {
+	for _, t := range s.trials {
+		if len(t.Config.Canonical()) == 0 {
+			return t, nil
+		}
+	}
+	return s.addTrial(nccl.Config{}, vocab.RoleExplore)
+}
+
+// exploreDefaults launches NCCL's defaults once as an exploration trial
+// when the baseline is the user's settings, so the study can say whether
+// they would be better still.
+func (s *loop) exploreDefaults(ctx context.Context) error {
+	if len(s.opts.Baseline.Clone()) == 0 || s.exploreLeft() <= 0 {
+		return nil
+	}
+	t, err := s.defaultsTrial()
+	if err != nil || len(t.Explore) > 0 || !t.State.Usable() {
+		return err
+	}
+	return s.launch(ctx, t, vocab.PhaseExplore, true)
+}
+
+func (s *loop) baseline() *Trial {
+	for _, t := range s.trials {
+		if t.Role == vocab.RoleBaseline {
+			return t
+		}
+	}
+	return nil
+}
+
+// exploreLeft is the number of launches exploration may still use, the
+// confirmation's share held back.
+func (s *loop) exploreLeft() int {
+	return s.opts.Budget - 2*s.confirmMax() - s.explainLeft() - s.seq
+}
+
+// explainLeft is the number of debug launches still held back: the
+// defaults' plan launch until it is made, and the candidate's (or its
+// simpler twin's) until it is made.
+func (s *loop) explainLeft() int {
+	n := 0
+	if !s.planRead {
+		n++
+	}
+	if !s.candidateRead {
+		n++
+	}
+	return n
+}
+
+// settleLaunches are exploration's last launches: they re-measure the
+// leading configs instead of trying new ones, so that exploration does
+// not end on a config measured once.
+const settleLaunches = 1
+
+// mustSettle reports a candidate measured only once while the budget can
+// still give it a second launch and the smallest confirmation: it is
+// re-measured before anything is decided, since a single launch may lead
+// by luck.
+func (s *loop) mustSettle() bool {
+	c := s.candidate(s.baseline())
+	return c != nil && len(c.Explore) < 2 &&
+		s.opts.Budget-s.seq-2*s.opts.ConfirmLaunches-s.explainLeft() > 0
+}
+
+// mustFind reports that no config other than the defaults has run
+// successfully yet while the budget still holds a launch beyond the
+// smallest confirmation that could decide: exploration goes on into the
+// confirmation's share rather than end with nothing to confirm.
+func (s *loop) mustFind() bool {
+	need := model.MinLaunchesForDecision(s.opts.Stats)
+	return s.candidate(s.baseline()) == nil &&
+		s.opts.Budget-s.seq-s.explainLeft()-2*need-1 > 0
+}
+
+// outOfTime reports whether exploring once more would leave too little of
+// --time for the confirmation stage.
+func (s *loop) outOfTime() bool {
+	if s.opts.Time <= 0 {
+		return false
+	}
+	mean := s.meanLaunchDuration()
+	need := time.Duration(2*s.opts.ConfirmLaunches+1) * mean
+	return time.Since(s.start)+need > s.opts.Time
+}
+
+func (s *loop) meanLaunchDuration() time.Duration {
+	if len(s.launchDurations) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range s.launchDurations {
+		sum += d
+	}
+	return sum / time.Duration(len(s.launchDurations))
+}
+
+func (s *loop) addTrial(cfg nccl.Config, role string) (*Trial, error) {
+	t := &Trial{Number: len(s.trials), Config: cfg.Canonical(), Role: role, State: vocab.TrialRunning}
+	if err := s.rec.SaveTrial(t); err != nil {
+		return nil, err
+	}
+	s.trials = append(s.trials, t)
+	if _, taken := s.byKey[s.keyOf(t.Config)]; !taken {
+		s.byKey[s.keyOf(t.Config)] = t
+	}
+	return t, nil
+}
+
+// launch runs and records one launch of t. The error is non-nil only when
+// the study cannot go on (cancelled, nothing launchable, store failure).
+func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) error {
+	// Every launch sweeps the band and the guard sizes: the band is scored,
+	// the guard sizes keep exploration away from configs that would fail the
+	// guard check at the end.
+	debug := phase == vocab.PhaseExplain || phase == vocab.PhasePlan
+	// A debug launch prints NCCL's log as it runs: its times are not
+	// measurements of the config.
+	scored = scored && !debug
+	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: debug}
+	req.MinBytes, req.MaxBytes = s.sweepRange()
+	if debug {
+		// NCCL's choices outside the band matter too: the tuner-plugin
+		// export must say what NCCL does at every size.
+		req.MinBytes, req.MaxBytes = min(req.MinBytes, explainMin), max(req.MaxBytes, explainMax)
+	}
+	l, err := s.launcher.Launch(ctx, req)
+	if err != nil {
+		if l != nil && ctx.Err() != nil {
+			// Interrupted: keep the output for the record, but the launch
+			// says nothing about the config.
+			s.seq++
+			t.Launches++
+			_ = s.rec.SaveLaunch(t, req, l, false)
+		}
+		return err
+	}
+	s.seq++
+	t.Launches++
+	s.launchDurations = append(s.launchDurations, l.Duration)
+	score := 0.0
+	if l.Outcome == benchfmt.OK {
+		ml := ModelLaunch(l.Result)
+		if sc, err := model.LaunchScore(ml, s.sizes); err != nil {
+			// The benchmark ran but skipped a band size: not a usable measurement.
+			l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
+		} else {
+			score = sc
+			switch {
+			case phase == vocab.PhaseConfirm:
+				t.Confirm = append(t.Confirm, ml)
+			case scored && !debug:
+				t.Explore = append(t.Explore, ml)
+			}
+		}
+	}
+	if debug {
+		s.learnPlan(t, phase, l)
+		if l.Outcome == benchfmt.OK && l.Result != nil && l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
+			if s.plan.logged == nil {
+				s.plan.logged = map[*Trial]bool{}
+			}
+			s.plan.logged[t] = true
+		}
+	}
+	if l.Outcome != benchfmt.OK && !debug {
+		t.State, t.Reason = stateFor(l.Outcome), l.Reason
+	}
+	if err := s.rec.SaveLaunch(t, req, l, scored && l.Outcome == benchfmt.OK); err != nil {
+		return err
+	}
+	if s.onEvent != nil {
+		ev := Event{Seq: req.Seq, Budget: s.opts.Budget, Phase: phase, Trial: t, Launch: l, Elapsed: time.Since(s.start), Trials: len(s.trials)}
+		if scored {
+			ev.LaunchScore = score
+		}
+		ev.Baseline = s.baseline()
+		if lead := s.leaders(1); len(lead) == 1 {
+			ev.Best = lead[0]
+			if base := s.baseline(); base != nil && len(base.Explore) > 0 {
+				ev.BestSpeedup = base.Score(s.sizes) / lead[0].Score(s.sizes)
+			}
+		}
+		ev.Candidate = s.candidate(s.baseline())
+		s.onEvent(ev)
+	}
+	return nil
+}
+
+func stateFor(o benchfmt.Outcome) vocab.TrialState {
+	switch o {
+	case benchfmt.TimedOut:
+		return vocab.TrialTimedOut
+	case benchfmt.Invalid:
+		return vocab.TrialInvalid
+	}
+	return vocab.TrialFailed
+}
+
+// explain runs one debug launch of the baseline and one of the candidate,
+// so the store records what NCCL chose per size with each (for show,
+// doctor and the tuner-plugin export). A failed explain launch is kept but
+// changes nothing: the decision is already made.
+func (s *loop) explain(ctx context.Context, res *Result) error {
+	for _, t := range []*Trial{res.Baseline, res.Winner} {
+		// The budget holds it back (explainLeft), a resumed study's too:
+		// its warm-up is made only with room to spare and NCCL's plan is
+		// read back from the store, so it is never spent before.
+		if t == nil || s.seq >= s.opts.Budget || s.plan.logged[t] {
+			// A plan launch of this trial already recorded what NCCL chose
+			// with it (the tuner-plugin export reads it from the trial's own
+			// launches).
+			continue
+		}
+		if err := s.launch(ctx, t, vocab.PhaseExplain, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepRange covers the band and the guard sizes.
+func (s *loop) sweepRange() (int64, int64) {
+	lo, hi := s.opts.Band.Min, s.opts.Band.Max
+	for _, g := range s.opts.Guard {
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	return lo, hi
+}

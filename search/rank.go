@@ -1,0 +1,248 @@
+package search
+
+// Ranking the trials: the pooled launch spread, the guard filter, the
+// leaders and the candidate to confirm.
+
+import (
+	"math"
+	"sort"
+
+	"github.com/nccltune/nccltune/model"
+)
+
+// spread is the launch-to-launch standard deviation of log launch scores,
+// pooled over every usable trial measured more than once (each about its
+// own mean), or defaultSpread until that has minSpreadDF degrees of
+// freedom.
+func (s *loop) spread() float64 {
+	c := s.cached()
+	if c.spread == 0 {
+		c.spread = s.computeSpread()
+	}
+	return c.spread
+}
+
+// decisionCache: see study.cache.
+type decisionCache struct {
+	spread     float64
+	guardSD    map[int64]float64
+	candidate  *Trial
+	candidateN bool // candidate has been computed (it may be nil)
+	candBase   *Trial
+	guardFails map[*Trial]bool
+}
+
+// cached returns the cache, emptied first if a launch or a trial was
+// added since it was filled. Trial states change only in launches.
+func (s *loop) cached() *decisionCache {
+	key := [2]int{s.seq, len(s.trials)}
+	if key != s.cacheKey {
+		s.cache, s.cacheKey = decisionCache{}, key
+	}
+	return &s.cache
+}
+
+func (s *loop) computeSpread() float64 {
+	ss, df := 0.0, 0
+	for _, t := range s.trials {
+		if !t.State.Usable() {
+			continue
+		}
+		n, tss := t.scoreStats(s.sizes)
+		if n >= 2 {
+			ss += tss
+			df += n - 1
+		}
+	}
+	if df < minSpreadDF {
+		return defaultSpread
+	}
+	return max(math.Sqrt(ss/float64(df)), 0.005)
+}
+
+// rankKappa is how many standard errors of its mean log score a
+// config's estimate is made pessimistic by when configs measured a
+// different number of times are ranked (see candidate).
+const rankKappa = 1.0
+
+// rankScore is a trial's log score made pessimistic by rankKappa standard
+// errors: a config measured once must beat one measured three times by
+// more than luck before it ranks above it.
+func (s *loop) rankScore(t *Trial, sigma float64) float64 {
+	n, _ := t.scoreStats(s.sizes)
+	if n == 0 {
+		return math.Inf(1)
+	}
+	return t.logScore(s.sizes) + rankKappa*sigma/math.Sqrt(float64(n))
+}
+
+// guardFails reports a trial whose exploration launches are slower than
+// the baseline's at a guard size by more than the minimum effect, and by
+// more than guardZ standard errors of that difference (the guard sizes'
+// own launch spread, pooled over the study): it would likely fail the
+// guard check, so exploration prefers others. A config measured once or
+// twice is not excluded on noise alone; the confirmation's guard check
+// decides.
+func (s *loop) guardFails(t *Trial) bool {
+	c := s.cached()
+	if f, ok := c.guardFails[t]; ok {
+		return f
+	}
+	f := s.computeGuardFails(t)
+	if c.guardFails == nil {
+		c.guardFails = map[*Trial]bool{}
+	}
+	c.guardFails[t] = f
+	return f
+}
+
+func (s *loop) computeGuardFails(t *Trial) bool {
+	base := s.baseline()
+	if t == base || base == nil {
+		return false
+	}
+	p := s.guardPenalty(t, base)
+	if p <= 0 {
+		return false
+	}
+	for _, g := range s.opts.Guard {
+		nt, nb := len(t.guardLog(g)), len(base.guardLog(g))
+		if nt == 0 || nb == 0 {
+			continue
+		}
+		se := s.guardSpread(g) * math.Sqrt(1/float64(nt)+1/float64(nb))
+		tm, bm := t.guardMedian(g), base.guardMedian(g)
+		if math.Log(tm/bm)-math.Log(1+s.opts.Stats.MinEffect) > guardZ*se {
+			return true
+		}
+	}
+	return false
+}
+
+// guardSpread is the pooled launch-to-launch standard deviation of the log
+// launch medians at guard size g (defaultSpread until measured).
+func (s *loop) guardSpread(g int64) float64 {
+	c := s.cached()
+	if sd, ok := c.guardSD[g]; ok {
+		return sd
+	}
+	sd := s.computeGuardSpread(g)
+	if c.guardSD == nil {
+		c.guardSD = map[int64]float64{}
+	}
+	c.guardSD[g] = sd
+	return sd
+}
+
+func (s *loop) computeGuardSpread(g int64) float64 {
+	var groups [][]float64
+	for _, t := range s.trials {
+		if t.State.Usable() {
+			groups = append(groups, t.guardLog(g))
+		}
+	}
+	sd, df := model.PooledSD(groups)
+	if df < minSpreadDF {
+		return defaultSpread
+	}
+	return max(sd, 0.005)
+}
+
+// leaders returns up to n usable trials with the best score estimates.
+func (s *loop) leaders(n int) []*Trial {
+	_, ok := s.arms()
+	sort.SliceStable(ok, func(i, j int) bool { return ok[i].logScore(s.sizes) < ok[j].logScore(s.sizes) }) // cached
+	if len(ok) > n {
+		ok = ok[:n]
+	}
+	return ok
+}
+
+// candidate picks the config to confirm. Trials measured a different
+// number of times are compared fairly: each is ranked by its mean log
+// band score made pessimistic by rankKappa standard errors (σ/√n, σ the
+// pooled launch-to-launch spread), so a config measured once wins only by
+// more than one launch's luck, and one measured three times is not
+// preferred merely for having more launches. Configs the guard filter
+// expects to fail rank after the others but are never excluded: when
+// every config other than the defaults looks slower at a guard size, the
+// best of them is still confirmed, and the guard check on the
+// confirmation launches decides. There is no preference for fewer knobs
+// here: trading a measured gain for a shorter env on noisy estimates
+// recommended the worse config (spark2: NCCL_PROTO=Simple, 9 % slower than
+// the cap it dropped); knobs that change nothing are dropped by NCCL's
+// plan instead (see simplest). nil only when no config other than the
+// baseline has a usable scored launch.
+func (s *loop) candidate(base *Trial) *Trial {
+	c := s.cached()
+	if !c.candidateN || c.candBase != base {
+		c.candidate, c.candidateN, c.candBase = s.computeCandidate(base), true, base
+	}
+	return c.candidate
+}
+
+func (s *loop) computeCandidate(base *Trial) *Trial {
+	sigma := s.spread()
+	type ranked struct {
+		t     *Trial
+		score float64
+		guard bool
+	}
+	var pool []ranked
+	for _, t := range s.trials {
+		if t == base || !t.State.Usable() || len(t.Explore) == 0 || s.runsDefaults(t) {
+			// A config that provably runs NCCL's own plan is the defaults
+			// under another name: nothing to confirm.
+			continue
+		}
+		if base != nil && s.plan.native != nil && s.keyOf(t.Config) == s.keyOf(base.Config) {
+			// Likewise a config proved to run the baseline's plan (learnt
+			// after it became a trial of its own): the baseline again.
+			continue
+		}
+		sc := s.rankScore(t, sigma)
+		if math.IsInf(sc, 1) {
+			continue
+		}
+		pool = append(pool, ranked{t, sc, s.guardFails(t)})
+	}
+	if len(pool) == 0 {
+		return nil
+	}
+	sort.SliceStable(pool, func(i, j int) bool {
+		if pool[i].guard != pool[j].guard {
+			return !pool[i].guard
+		}
+		return pool[i].score < pool[j].score
+	})
+	return pool[0].t
+}
+
+// runnerUp is the config ranked second by candidate's rule, if it has
+// fewer than MaxLaunchesPerTrial launches and could still overtake the
+// candidate (its score made optimistic by PlanBeta standard errors is
+// below the candidate's pessimistic one); nil otherwise.
+func (s *loop) runnerUp(base *Trial) *Trial {
+	c := s.candidate(base)
+	if c == nil {
+		return nil
+	}
+	sigma := s.spread()
+	bar := s.rankScore(c, sigma)
+	var best *Trial
+	bestScore := math.Inf(1)
+	for _, t := range s.trials {
+		if t == base || t == c || !t.State.Usable() || len(t.Explore) == 0 || len(t.Explore) >= s.opts.MaxLaunchesPerTrial {
+			continue
+		}
+		n, _ := t.scoreStats(s.sizes)
+		if n == 0 {
+			continue
+		}
+		opt := t.logScore(s.sizes) - model.PlanBeta*sigma/math.Sqrt(float64(n))
+		if opt < bar && s.rankScore(t, sigma) < bestScore {
+			best, bestScore = t, s.rankScore(t, sigma)
+		}
+	}
+	return best
+}
