@@ -10,9 +10,12 @@
 //   - nccl-tests' JSON output of -J, version 3 (ParseJSON);
 //   - the torch instrument's JSON lines, written by nccltune_allreduce.py
 //     (ParseTorch);
-//   - NCCL's debug log (NCCL_DEBUG=INFO): what it says about the fabric
-//     and NCCL's choices (ParseFacts), and the per-host view of the NICs
-//     and networks it found (ParseFabricLog).
+//   - NCCL's debug log (NCCL_DEBUG=INFO), read in one pass by
+//     ParseNCCLLog: what it says about the fabric and NCCL's choices
+//     (Facts, alone from ParseFacts) and about the network's
+//     initialisation, per host (FabricLog, alone from ParseFabricLog).
+//     The text parser reads the log lines mixed into nccl-tests' output
+//     with the same reader, into Result.Facts.
 //
 // Each parser of a benchmark's output returns a *Result: its Rows (one per
 // message size and cycle, with the out-of-place and in-place Measures and,

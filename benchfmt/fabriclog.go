@@ -52,40 +52,31 @@ type NetDevice struct {
 	SpeedMbps int `json:"speed_mbps,omitempty"`
 }
 
-// ParseFabricLog reads the NCCL_DEBUG lines of data (nccl-tests output
-// with NCCL log lines mixed in, or an NCCL_DEBUG_FILE log). It returns nil
-// when data holds no NCCL log line.
-func ParseFabricLog(data []byte) *FabricLog {
-	var fl FabricLog
-	seen := false
-	devs := map[int]bool{}
-	var known []string
-	text := string(data)
-	for len(text) > 0 {
-		var line string
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			line, text = text, ""
-		}
-		line = strings.TrimRight(line, "\r")
-		_, log, glued := splitLogLine(line, known)
-		if log.kind != logNCCL {
-			continue
-		}
-		seen = true
-		if !glued && log.host != "" && !contains(known, log.host) {
-			known = append(known, log.host)
-		}
-		if log.level != "INFO" {
-			continue
-		}
-		fl.add(log.host, log.msg, devs)
+// fabricLogBuilder gathers a FabricLog from NCCL log lines as they come.
+type fabricLogBuilder struct {
+	fl   FabricLog
+	seen bool
+	devs map[int]bool // ChannelNetDevs as a set
+}
+
+func (b *fabricLogBuilder) add(host, level, msg string) {
+	b.seen = true
+	if level != "INFO" {
+		return
 	}
-	if !seen {
+	if b.devs == nil {
+		b.devs = map[int]bool{}
+	}
+	b.fl.add(host, msg, b.devs)
+}
+
+// result returns the fabric log gathered, nil when no NCCL log line was seen.
+func (b *fabricLogBuilder) result() *FabricLog {
+	if !b.seen {
 		return nil
 	}
-	for d := range devs {
+	fl := b.fl
+	for d := range b.devs {
 		fl.ChannelNetDevs = append(fl.ChannelNetDevs, d)
 	}
 	sort.Ints(fl.ChannelNetDevs)

@@ -132,8 +132,9 @@ type cycleState struct {
 
 // textParser holds the state of one pass over text output.
 type textParser struct {
-	res     Result
-	facts   factsBuilder
+	res Result
+	// log reads the NCCL log lines mixed in, into Facts.
+	log     ncclLogReader
 	layout  layout
 	toks    []string // scratch for splitting a line
 	pending []string // tokens of a row whose columns are split across lines
@@ -146,7 +147,6 @@ type textParser struct {
 	blockDelim byte
 	block      []string
 
-	knownHosts []string
 	sawStart   bool // "# Collective test starting" (nccl-tests 2.15+)
 	sawFooter  bool // "# Avg bus bandwidth"
 	recognized bool
@@ -154,14 +154,7 @@ type textParser struct {
 
 func parseText(data []byte) (res *Result, err error) {
 	p := &textParser{lastSeries: -1}
-	text := string(data)
-	for n := 1; len(text) > 0; n++ {
-		var line string
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			line, text = text, ""
-		}
+	for n, line := range lines(data) {
 		switch {
 		case len(line) > MaxLineBytes:
 			p.note(fmt.Sprintf("skipped line %d: it is %d bytes long, over the %d KiB a line of nccl-tests or NCCL output can be", n, len(line), MaxLineBytes>>10))
@@ -194,14 +187,10 @@ func (p *textParser) line(line string) {
 		return
 	}
 
-	content, log, glued := splitLogLine(line, p.knownHosts)
+	content, log, glued := p.log.read(line)
 	if log.kind != logNone {
 		p.recognized = true
 		if log.kind == logNCCL {
-			p.facts.add(log.host, log.level, log.msg)
-			if !glued {
-				p.learnHost(log.host)
-			}
 			if log.level == "WARN" {
 				p.addError("NCCL WARN " + log.msg)
 			}
@@ -270,18 +259,6 @@ func (p *textParser) looksLikeTestOutput(line string) bool {
 	return len(p.toks) >= 5 && rowPrefixOK(nil, p.toks)
 }
 
-func (p *textParser) learnHost(h string) {
-	if h == "" {
-		return
-	}
-	for _, k := range p.knownHosts {
-		if k == h {
-			return
-		}
-	}
-	p.knownHosts = append(p.knownHosts, h)
-}
-
 func (p *textParser) addError(msg string) {
 	p.recognized = true
 	p.res.Errors = appendUnique(p.res.Errors, msg)
@@ -337,7 +314,7 @@ func (p *textParser) comment(t string) {
 		if d, ok := parseDeviceLine(body); ok {
 			p.recognized = true
 			p.res.Devices = append(p.res.Devices, d)
-			p.learnHost(d.Host)
+			p.log.learnHost(d.Host)
 		}
 	case strings.HasPrefix(body, "size "):
 		p.toks = scanFields(p.toks[:0], body)
@@ -723,7 +700,7 @@ func isNaNOrInf(s string) bool {
 func (p *textParser) other(t string) {
 	if v, ok := strings.CutPrefix(t, "NCCL version "); ok {
 		// NCCL_DEBUG=VERSION prints the bare version line.
-		p.facts.add("", "VERSION", "NCCL version "+v)
+		p.log.facts.add("", "VERSION", "NCCL version "+v)
 		p.recognized = true
 		return
 	}
@@ -753,7 +730,7 @@ func (p *textParser) finish() (*Result, error) {
 	if p.blockOpen {
 		p.closeBlock()
 	}
-	if f := p.facts.result(); f != nil {
+	if f := p.log.facts.result(); f != nil {
 		p.res.Facts = f
 		p.recognized = true
 	}

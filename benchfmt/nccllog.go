@@ -1,0 +1,286 @@
+package benchfmt
+
+import (
+	"iter"
+	"strings"
+)
+
+// NCCL's debug log (NCCL_DEBUG=INFO) is read in one place: ncclLogReader
+// splits each line, recognises the NCCL log line it holds and hands it to
+// every view benchfmt keeps of the log (Facts and FabricLog). The text
+// parser reads nccl-tests' output through the same reader, so the log is
+// read in one pass whichever function reads it.
+
+// ParseNCCLLog reads the NCCL_DEBUG log lines in data (nccl-tests output
+// with NCCL_DEBUG=INFO, or an NCCL_DEBUG_FILE log) in one pass and returns
+// both views of them: what they say about the fabric and NCCL's choices
+// (Facts), and about the network's initialisation (FabricLog). Both are
+// nil when data holds no NCCL log line.
+func ParseNCCLLog(data []byte) (*Facts, *FabricLog) {
+	r := ncclLogReader{fabric: &fabricLogBuilder{}}
+	for _, line := range lines(data) {
+		content, log, _ := r.read(strings.TrimRight(line, "\r"))
+		if log.kind == logNCCL {
+			continue
+		}
+		// NCCL_DEBUG=VERSION prints the bare version line.
+		if v, ok := strings.CutPrefix(strings.TrimSpace(content), "NCCL version "); ok {
+			r.facts.add("", "VERSION", "NCCL version "+v)
+		}
+	}
+	return r.facts.result(), r.fabric.result()
+}
+
+// ParseFacts is ParseNCCLLog's Facts: what the NCCL log lines in data say
+// about the fabric and NCCL's choices; nil when data holds no NCCL log line.
+func ParseFacts(data []byte) *Facts {
+	f, _ := ParseNCCLLog(data)
+	return f
+}
+
+// ParseFabricLog is ParseNCCLLog's FabricLog: what the NCCL log lines in
+// data say about the network's initialisation; nil when data holds no NCCL
+// log line.
+func ParseFabricLog(data []byte) *FabricLog {
+	_, fl := ParseNCCLLog(data)
+	return fl
+}
+
+// ncclLogReader reads the NCCL log lines of an output into the views
+// benchfmt keeps of them: always the Facts, and the FabricLog when fabric
+// is set.
+type ncclLogReader struct {
+	// known are the hosts seen at the start of a log line: they settle
+	// where a host name starts when it is glued to a results row.
+	known  []string
+	facts  factsBuilder
+	fabric *fabricLogBuilder
+}
+
+// read splits line as splitLogLine does and reads the NCCL log line it
+// holds, if any.
+func (r *ncclLogReader) read(line string) (content string, log logLine, glued bool) {
+	content, log, glued = splitLogLine(line, r.known)
+	if log.kind != logNCCL {
+		return content, log, glued
+	}
+	r.facts.add(log.host, log.level, log.msg)
+	if r.fabric != nil {
+		r.fabric.add(log.host, log.level, log.msg)
+	}
+	if !glued {
+		r.learnHost(log.host)
+	}
+	return content, log, glued
+}
+
+// learnHost adds h to the known hosts (the text parser also learns them
+// from nccl-tests' device lines).
+func (r *ncclLogReader) learnHost(h string) {
+	if h != "" && !contains(r.known, h) {
+		r.known = append(r.known, h)
+	}
+}
+
+// lines yields the lines of data, numbered from 1, without their '\n'.
+func lines(data []byte) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		text := string(data)
+		for n := 1; len(text) > 0; n++ {
+			var line string
+			if i := strings.IndexByte(text, '\n'); i >= 0 {
+				line, text = text[:i], text[i+1:]
+			} else {
+				line, text = text, ""
+			}
+			if !yield(n, line) {
+				return
+			}
+		}
+	}
+}
+
+// logKind says what splitLogLine found glued to (or making up) a line.
+type logKind int
+
+const (
+	logNone    logKind = iota
+	logNCCL            // an NCCL_DEBUG line: "host:pid:tid [dev] NCCL INFO …"
+	logFailure         // nccl-tests' "host: Test NCCL failure …" glued to a row
+)
+
+type logLine struct {
+	kind  logKind
+	host  string
+	level string // INFO, WARN, TRACE, CALL
+	msg   string
+}
+
+// splitLogLine separates the NCCL log line (or nccl-tests failure line)
+// that may follow other text on line. NCCL writes to the same stdout as
+// nccl-tests, so a log line can start in the middle of a results row:
+//
+//	524288        131072     float     sum      -1fakehost0:1208:1208 [0] NCCL INFO AllReduce: …
+//
+// content is the text before the log line (the whole line when there is
+// none); glued reports that such text was there. known are host names seen
+// so far; they settle where a host name starts when it is glued to a number.
+func splitLogLine(line string, known []string) (content string, log logLine, glued bool) {
+	if m, level, msg := findNCCLMarker(line); m >= 0 {
+		if start, host, ok := findHostField(line[:m], known); ok {
+			content = stripLogTimestamp(line[:start])
+			glued = strings.TrimSpace(content) != ""
+			return content, logLine{kind: logNCCL, host: host, level: level, msg: msg}, glued
+		}
+	}
+	if m := findFailureMarker(line); m > 0 {
+		tokStart := strings.LastIndexAny(line[:m], " \t") + 1
+		start := tokStart + gluedHostStart(line[tokStart:m], known)
+		if strings.TrimSpace(line[:start]) != "" {
+			return line[:start], logLine{kind: logFailure, msg: strings.TrimSpace(line[start:])}, true
+		}
+	}
+	return line, logLine{}, false
+}
+
+// findNCCLMarker finds " NCCL INFO " (or WARN, TRACE, CALL) and returns its
+// index, the level and the message after it; -1 if there is none.
+func findNCCLMarker(line string) (int, string, string) {
+	off := 0
+	for {
+		i := strings.Index(line[off:], " NCCL ")
+		if i < 0 {
+			return -1, "", ""
+		}
+		i += off
+		rest := line[i+len(" NCCL "):]
+		for _, level := range [...]string{"INFO", "WARN", "TRACE", "CALL"} {
+			if strings.HasPrefix(rest, level) && (len(rest) == len(level) || rest[len(level)] == ' ') {
+				msg := strings.TrimSpace(rest[len(level):])
+				return i, level, msg
+			}
+		}
+		off = i + 1
+	}
+}
+
+// findFailureMarker finds nccl-tests' ": Test NCCL failure" (or CUDA
+// failure, timeout) that follows a host name.
+func findFailureMarker(line string) int {
+	for _, m := range [...]string{": Test NCCL failure", ": Test CUDA failure", ": Test timeout"} {
+		if i := strings.Index(line, m); i >= 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// findHostField finds the "host:pid:tid" field among the last few fields of
+// prefix (the text before " NCCL LEVEL") and returns where the host name
+// starts in prefix.
+func findHostField(prefix string, known []string) (int, string, bool) {
+	end := len(prefix)
+	for n := 0; n < 5 && end > 0; n++ {
+		for end > 0 && (prefix[end-1] == ' ' || prefix[end-1] == '\t') {
+			end--
+		}
+		start := strings.LastIndexAny(prefix[:end], " \t") + 1
+		tok := prefix[start:end]
+		if hostEnd, ok := hostPidTid(tok); ok {
+			hostTok := tok[:hostEnd]
+			// Hosts hold no ':'; anything before one (an MPI output tag) is not the host.
+			tagEnd := strings.LastIndexByte(hostTok, ':') + 1
+			hostTok = hostTok[tagEnd:]
+			at := start + tagEnd + gluedHostStart(hostTok, known)
+			return at, prefix[at : start+hostEnd], true
+		}
+		end = start
+	}
+	return 0, "", false
+}
+
+// hostPidTid reports whether tok ends in ":pid:tid" after a non-empty host,
+// and returns where the host ends.
+func hostPidTid(tok string) (int, bool) {
+	c2 := strings.LastIndexByte(tok, ':')
+	if c2 <= 0 || !isUint(tok[c2+1:]) {
+		return 0, false
+	}
+	c1 := strings.LastIndexByte(tok[:c2], ':')
+	if c1 <= 0 || !isUint(tok[c1+1:c2]) {
+		return 0, false
+	}
+	return c1, true
+}
+
+// gluedHostStart returns where a host name starts in tok, which may carry
+// the end of a results row in front ("-1fakehost0", "0fakehost0"). A known
+// host settles it; otherwise a leading number is taken off when a letter
+// follows it.
+func gluedHostStart(tok string, known []string) int {
+	best := -1
+	for _, h := range known {
+		if h != "" && strings.HasSuffix(tok, h) && (best < 0 || len(tok)-len(h) < best) {
+			best = len(tok) - len(h)
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	if strings.HasPrefix(tok, "N/A") && len(tok) > 3 {
+		return 3
+	}
+	n := leadingNumberLen(tok)
+	if n > 0 && n < len(tok) && isLetter(tok[n]) {
+		return n
+	}
+	return 0
+}
+
+// leadingNumberLen measures a number such as "-1", "294.83" or "1.2e+07"
+// at the start of s.
+func leadingNumberLen(s string) int {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	digits := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0
+	}
+	// An exponent only with its sign, as printf writes it: "1.2e+07".
+	if i+2 < len(s) && (s[i] == 'e' || s[i] == 'E') && (s[i+1] == '+' || s[i+1] == '-') && s[i+2] >= '0' && s[i+2] <= '9' {
+		i += 2
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	return i
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// stripLogTimestamp removes the "[2026-06-11 11:44:19] " that NCCL puts
+// before WARN lines (NCCL_DEBUG_TIMESTAMP_FORMAT) from the end of s.
+func stripLogTimestamp(s string) string {
+	t := strings.TrimRight(s, " \t")
+	if !strings.HasSuffix(t, "]") {
+		return s
+	}
+	i := strings.LastIndexByte(t, '[')
+	if i < 0 || strings.IndexAny(t[i:], "0123456789") < 0 {
+		return s
+	}
+	return s[:i]
+}
