@@ -123,11 +123,7 @@ func (c Convergence) Write(w io.Writer, format string) error { return c.WriteAt(
 
 // WriteAt renders it as PNG at dpi dots per inch, or as SVG.
 func (c Convergence) WriteAt(w io.Writer, format string, dpi int) error {
-	s, err := c.sheet()
-	if err != nil {
-		return err
-	}
-	return s.write(w, format, dpi)
+	return writeSheet(c.sheet, w, format, dpi)
 }
 
 // confirmColor shades the confirmation phase.
@@ -137,38 +133,51 @@ func (c Convergence) sheet() (*sheet, error) {
 	if len(c.Dots) == 0 {
 		return nil, fmt.Errorf("nothing to plot: no scored launch")
 	}
-	p := newPlot()
+	cv := newCanvas()
 	xLabel := "launches spent"
 	yLabel := "band score (µs, log scale; lower is faster)"
+	c.axes(cv.p)
+	if c.ConfirmFrom > 0 {
+		span := &xSpan{X0: float64(c.ConfirmFrom) - 0.5, X1: float64(c.ConfirmTo) + 0.5, Color: confirmColor}
+		cv.mark(fmt.Sprintf("confirmation (launches %d–%d): NCCL defaults and the confirmed config interleaved", c.ConfirmFrom, c.ConfirmTo), span)
+	}
+	if err := c.drawDots(cv); err != nil {
+		return nil, err
+	}
+	if err := c.drawTracks(cv); err != nil {
+		return nil, err
+	}
+	if err := c.markLeaderChanges(cv); err != nil {
+		return nil, err
+	}
+	caption := []string{
+		"A launch's band score is the geometric mean over the band of its per-size median times; a config's score is the median of its launches' scores.",
+		"A leader measured once is often lucky (the winner's curse): the search confirms a config against NCCL defaults in interleaved launches before it recommends anything.",
+	}
+	return &sheet{width: figureWidth, plotHeight: plotHeight, title: c.Subject + ": how the search converged",
+		subtitle: c.subtitle(), simulated: c.Simulated, plot: cv.p, yLabel: yLabel, xLabel: xLabel, legend: cv.legend, caption: caption}, nil
+}
+
+// axes puts the launches on x and the scores, with the tracks'
+// intervals, on a log y axis.
+func (c Convergence) axes(p *plot.Plot) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
 	p.X.Tick.Marker = linearTicks{}
-	ymin, ymax := math.Inf(1), math.Inf(-1)
-	grow := func(ys ...float64) {
-		for _, y := range ys {
-			if finite(y) && y > 0 {
-				ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
-			}
-		}
-	}
+	ys := emptyRange()
 	for _, d := range c.Dots {
-		grow(d.ScoreUS)
+		ys.add(d.ScoreUS)
 	}
 	for _, st := range c.Steps {
-		grow(st.LeaderLo, st.LeaderHi, st.BaselineLo, st.BaselineHi)
+		ys.add(st.LeaderLo, st.LeaderHi, st.BaselineLo, st.BaselineHi)
 	}
 	p.X.Min, p.X.Max = 0, float64(c.Launches)+1
-	p.Y.Min, p.Y.Max = ymin/1.15, ymax*1.15
+	p.Y.Min, p.Y.Max = ys.min/1.15, ys.max*1.15
+}
 
-	legend := &legendRows{Legend: newLegend()}
-	if c.ConfirmFrom > 0 {
-		span := &xSpan{X0: float64(c.ConfirmFrom) - 0.5, X1: float64(c.ConfirmTo) + 0.5, Color: confirmColor}
-		p.Add(span)
-		legend.add(fmt.Sprintf("confirmation (launches %d–%d): NCCL defaults and the confirmed config interleaved", c.ConfirmFrom, c.ConfirmTo), span)
-	}
-
-	// Every launch's own score: grey for exploration, dark for the
-	// defaults, blue for confirmation launches of the config.
+// drawDots draws every launch's own score: grey for exploration, dark
+// for the defaults, blue for confirmation launches of the config.
+func (c Convergence) drawDots(cv *canvas) error {
 	var explore, defaults, confirm plotter.XYs
 	for _, d := range c.Dots {
 		xy := plotter.XY{X: float64(d.Launch), Y: d.ScoreUS}
@@ -194,71 +203,77 @@ func (c Convergence) sheet() (*sheet, error) {
 		if len(ds.xys) == 0 {
 			continue
 		}
-		sc, err := plotter.NewScatter(ds.xys)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: ds.col, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}
-		p.Add(sc)
-		legend.add(ds.label, sc)
-	}
-
-	// The tracks: step lines of the leader's and the defaults' median
-	// launch score, with their intervals shaded.
-	track := func(get func(ConvergenceStep) (float64, float64, float64), col color.RGBA, label string) error {
-		var line plotter.XYs
-		var boxes []plot.Plotter
-		for i, st := range c.Steps {
-			v, lo, hi := get(st)
-			if !finite(v) {
-				continue
-			}
-			x0, x1 := float64(st.Launch), float64(st.Launch)+1
-			if i == len(c.Steps)-1 {
-				x1 = float64(st.Launch)
-			}
-			line = append(line, plotter.XY{X: x0, Y: v}, plotter.XY{X: x1, Y: v})
-			if finite(lo) && finite(hi) {
-				boxes = append(boxes, &yBox{X0: x0, X1: x1, Y0: lo, Y1: hi, Color: withAlpha(col, 0x30)})
-			}
-		}
-		if len(line) == 0 {
-			return nil
-		}
-		l, err := plotter.NewLine(line)
-		if err != nil {
+		if err := cv.dots(ds.xys, draw.GlyphStyle{Color: ds.col, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}, ds.label); err != nil {
 			return err
 		}
-		l.Color, l.Width = col, vg.Points(2)
-		p.Add(boxes...)
-		p.Add(l)
-		if len(boxes) > 0 {
-			legend.add(label, &yBox{Color: withAlpha(col, 0x30)}, l)
-		} else {
-			legend.add(label, l)
-		}
-		return nil
 	}
-	if err := track(func(st ConvergenceStep) (float64, float64, float64) {
+	return nil
+}
+
+// drawTracks draws step lines of the defaults', the leader's and the
+// confirmed config's median launch score, with their intervals shaded.
+func (c Convergence) drawTracks(cv *canvas) error {
+	if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) {
 		return st.BaselineUS, st.BaselineLo, st.BaselineHi
 	},
 		defaultsColor, "NCCL defaults so far: median launch score, shaded min–max (2–5 launches) or 95% CI (6 or more)"); err != nil {
-		return nil, err
+		return err
 	}
-	if err := track(func(st ConvergenceStep) (float64, float64, float64) { return st.LeaderUS, st.LeaderLo, st.LeaderHi },
+	if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) { return st.LeaderUS, st.LeaderLo, st.LeaderHi },
 		palette[0], "the leader so far (lowest median launch score of any other config), shaded likewise"); err != nil {
-		return nil, err
+		return err
 	}
 	if c.Final != "" {
-		if err := track(func(st ConvergenceStep) (float64, float64, float64) {
+		if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) {
 			return st.ConfirmedUS, st.ConfirmedLo, st.ConfirmedHi
 		},
 			palette[1], "the confirmed config so far, shaded likewise"); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
-	// Where the leader changes, a tick mark on the leader's line.
+// drawTrack draws one track: the value get reads from each step as a
+// step line, its interval as boxes.
+func (c Convergence) drawTrack(cv *canvas, get func(ConvergenceStep) (float64, float64, float64), col color.RGBA, label string) error {
+	var line plotter.XYs
+	var boxes []plot.Plotter
+	for i, st := range c.Steps {
+		v, lo, hi := get(st)
+		if !finite(v) {
+			continue
+		}
+		x0, x1 := float64(st.Launch), float64(st.Launch)+1
+		if i == len(c.Steps)-1 {
+			x1 = float64(st.Launch)
+		}
+		line = append(line, plotter.XY{X: x0, Y: v}, plotter.XY{X: x1, Y: v})
+		if finite(lo) && finite(hi) {
+			boxes = append(boxes, &yBox{X0: x0, X1: x1, Y0: lo, Y1: hi, Color: withAlpha(col, 0x30)})
+		}
+	}
+	if len(line) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLine(line)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = col, vg.Points(2)
+	cv.p.Add(boxes...)
+	cv.p.Add(l)
+	if len(boxes) > 0 {
+		cv.legend.add(label, &yBox{Color: withAlpha(col, 0x30)}, l)
+	} else {
+		cv.legend.add(label, l)
+	}
+	return nil
+}
+
+// markLeaderChanges puts a ring on the leader's line where the leader
+// changes.
+func (c Convergence) markLeaderChanges(cv *canvas) error {
 	var changes plotter.XYs
 	prev := ""
 	for _, st := range c.Steps {
@@ -267,16 +282,16 @@ func (c Convergence) sheet() (*sheet, error) {
 			prev = st.Leader
 		}
 	}
-	if len(changes) > 0 {
-		sc, err := plotter.NewScatter(changes)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: palette[0], Radius: vg.Points(4), Shape: draw.RingGlyph{}}
-		p.Add(sc)
-		legend.add(fmt.Sprintf("a new leader (%s)", Plural(len(changes), "change")), sc)
+	if len(changes) == 0 {
+		return nil
 	}
+	return cv.dots(changes, draw.GlyphStyle{Color: palette[0], Radius: vg.Points(4), Shape: draw.RingGlyph{}},
+		fmt.Sprintf("a new leader (%s)", Plural(len(changes), "change")))
+}
 
+// subtitle says what the figure follows and how the search ended: the
+// confirmed config and, when another led at the end, that leader.
+func (c Convergence) subtitle() []string {
 	last := c.Steps[len(c.Steps)-1]
 	sub := []string{fmt.Sprintf("%s over %s: the best config so far and NCCL defaults, launch by launch", Plural(c.Launches, "launch"), c.Band)}
 	if c.Final != "" && finite(last.ConfirmedUS) {
@@ -285,10 +300,5 @@ func (c Convergence) sheet() (*sheet, error) {
 	if last.Leader != "" && last.Leader != c.Final {
 		sub = append(sub, fmt.Sprintf("leader at the end: %s, %s µs over %s", last.Leader, formatValue(MetricTime, last.LeaderUS), Plural(last.LeaderLaunches, "launch")))
 	}
-	caption := []string{
-		"A launch's band score is the geometric mean over the band of its per-size median times; a config's score is the median of its launches' scores.",
-		"A leader measured once is often lucky (the winner's curse): the search confirms a config against NCCL defaults in interleaved launches before it recommends anything.",
-	}
-	return &sheet{width: figureWidth, plotHeight: plotHeight, title: c.Subject + ": how the search converged",
-		subtitle: sub, simulated: c.Simulated, plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, caption: caption}, nil
+	return sub
 }

@@ -288,11 +288,7 @@ func (l Landscape) Write(w io.Writer, format string) error { return l.WriteAt(w,
 
 // WriteAt renders it as PNG at dpi dots per inch, or as SVG.
 func (l Landscape) WriteAt(w io.Writer, format string, dpi int) error {
-	s, err := l.sheet()
-	if err != nil {
-		return err
-	}
-	return s.write(w, format, dpi)
+	return writeSheet(l.sheet, w, format, dpi)
 }
 
 // landscapeWidth is wider than the curves' figure: the configs' names
@@ -362,57 +358,85 @@ func (l Landscape) sheet() (*sheet, error) {
 		return nil, fmt.Errorf("nothing to plot: the study has no config")
 	}
 	n := len(l.Configs)
-	p := newPlot()
+	cv := newCanvas()
 	xLabel := "band score (µs, log scale; lower is faster)"
+	failedAt, err := l.axes(cv.p)
+	if err != nil {
+		return nil, err
+	}
+	if finite(l.BaselineUS) {
+		rule := &vRule{X: l.BaselineUS, Style: draw.LineStyle{Color: defaultsColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
+		cv.mark(fmt.Sprintf("NCCL defaults' score, %s µs", formatValue(MetricTime, l.BaselineUS)), rule)
+	}
+	if err := l.drawConfigs(cv, failedAt); err != nil {
+		return nil, err
+	}
+	legend := cv.legend
+	if l.Knob == "" {
+		legend = &legendRows{Legend: newLegend()}
+	}
+	caption := []string{
+		"Dot: the median of the config's launch band scores (each launch's geometric mean over the band of its per-size median times), all its launches pooled.",
+		"Bar: the 95% confidence interval of that median from 6 launches, the min–max of the launches below that; a ring is a single launch (no interval: the winner's curse applies).",
+		"The verdict does not come from this ranking but from the interleaved confirmation of one config against NCCL defaults (the speedup figure).",
+	}
+	height := vg.Length(n)*0.19*vg.Inch + 0.9*vg.Inch
+	return &sheet{width: landscapeWidth, plotHeight: max(height, 2.5*vg.Inch), title: l.Subject + ": the search's landscape",
+		subtitle: l.subtitle(), simulated: l.Simulated, plot: cv.p, xLabel: xLabel, leftPad: 0.15 * vg.Inch, legend: legend, caption: caption}, nil
+}
+
+// axes puts the scores on a log x axis and one row per config on y,
+// best first (row i at y = n-1-i), named by its label. It returns the x
+// where failed configs are marked, right of every score.
+func (l Landscape) axes(p *plot.Plot) (failedAt float64, err error) {
+	n := len(l.Configs)
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
 	p.Y.Tick.Label.Font = font.From(sans, 8.5)
 	p.Y.Padding = vg.Points(4)
-
-	xmin, xmax := math.Inf(1), math.Inf(-1)
+	xs := emptyRange()
 	for _, c := range l.Configs {
-		for _, x := range []float64{c.ScoreUS, c.LoUS, c.HiUS} {
-			if finite(x) && x > 0 {
-				xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
-			}
-		}
+		xs.add(c.ScoreUS, c.LoUS, c.HiUS)
 	}
-	if math.IsInf(xmin, 0) {
-		return nil, fmt.Errorf("nothing to plot: no config has a scored launch")
+	if math.IsInf(xs.min, 0) {
+		return 0, fmt.Errorf("nothing to plot: no config has a scored launch")
 	}
-	pad := math.Max(math.Pow(xmax/xmin, 0.05), 1.1)
+	pad := math.Max(math.Pow(xs.max/xs.min, 0.05), 1.1)
 	// Room at the right for the failed configs' marks and the values'
 	// texts.
-	p.X.Min, p.X.Max = xmin/pad, xmax*pad*3.2
-	// Rows top to bottom, best first: row i at y = n-1-i.
+	p.X.Min, p.X.Max = xs.min/pad, xs.max*pad*3.2
 	p.Y.Min, p.Y.Max = -0.7, float64(n)-0.3
 	var ticks []plot.Tick
 	for i, c := range l.Configs {
 		ticks = append(ticks, plot.Tick{Value: float64(n - 1 - i), Label: c.rowLabel()})
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	return xs.max * pad, nil
+}
 
+// valueSeries are the scored configs sharing one value of the knob:
+// points with an interval (filled, with whiskers) and without (hollow).
+type valueSeries struct {
+	filled, hollow plotter.XYs
+	wh             *whiskers
+}
+
+// drawConfigs draws each scored config in its knob value's colour with
+// its score written beside it, one legend row per value, and the failed
+// configs as crosses at failedAt.
+func (l Landscape) drawConfigs(cv *canvas, failedAt float64) error {
+	n := len(l.Configs)
 	cols, values := l.valueColors()
-	legend := &legendRows{Legend: newLegend()}
-	if finite(l.BaselineUS) {
-		rule := &vRule{X: l.BaselineUS, Style: draw.LineStyle{Color: defaultsColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
-		p.Add(rule)
-		legend.add(fmt.Sprintf("NCCL defaults' score, %s µs", formatValue(MetricTime, l.BaselineUS)), rule)
-	}
 	var failed plotter.XYs
-	type series struct {
-		filled, hollow plotter.XYs
-		wh             *whiskers
-	}
-	byValue := map[string]*series{}
+	byValue := map[string]*valueSeries{}
 	for _, v := range values {
-		byValue[v] = &series{wh: &whiskers{Style: draw.LineStyle{Color: cols[v], Width: vg.Points(1.4)}, Cap: vg.Points(4)}}
+		byValue[v] = &valueSeries{wh: &whiskers{Style: draw.LineStyle{Color: cols[v], Width: vg.Points(1.4)}, Cap: vg.Points(4)}}
 	}
 	var roles annotations
 	for i, c := range l.Configs {
 		y := float64(n - 1 - i)
 		if !c.Scored() {
-			failed = append(failed, plotter.XY{X: xmax * pad, Y: y})
+			failed = append(failed, plotter.XY{X: failedAt, Y: y})
 			continue
 		}
 		sr := byValue[c.Config[l.Knob]]
@@ -432,47 +456,52 @@ func (l Landscape) sheet() (*sheet, error) {
 		roles = append(roles, annotation{X: right, Y: y, DX: vg.Points(6), Text: fmt.Sprintf("%s µs, %s", formatValue(MetricTime, c.ScoreUS), Plural(c.Launches, "launch")), Style: sty})
 	}
 	for _, v := range values {
-		sr := byValue[v]
-		name := l.Knob + "=" + v
-		if v == "" {
-			name = l.Knob + " unset (NCCL's choice)"
+		if err := l.drawValue(cv, v, byValue[v], cols[v]); err != nil {
+			return err
 		}
-		var thumbs []plot.Thumbnailer
-		if len(sr.wh.Segs) > 0 {
-			p.Add(sr.wh)
-			thumbs = append(thumbs, sr.wh)
-		}
-		for _, pts := range []struct {
-			xys   plotter.XYs
-			shape draw.GlyphDrawer
-		}{{sr.filled, draw.CircleGlyph{}}, {sr.hollow, draw.RingGlyph{}}} {
-			if len(pts.xys) == 0 {
-				continue
-			}
-			sc, err := plotter.NewScatter(pts.xys)
-			if err != nil {
-				return nil, err
-			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: cols[v], Radius: vg.Points(3.5), Shape: pts.shape}
-			p.Add(sc)
-			thumbs = append(thumbs, sc)
-		}
-		legend.add(name, thumbs...)
 	}
-	p.Add(roles)
+	cv.p.Add(roles)
 	if len(failed) > 0 {
-		sc, err := plotter.NewScatter(failed)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: titleRed, Radius: vg.Points(4), Shape: draw.CrossGlyph{}}
-		p.Add(sc)
-		legend.add("failed, invalid or timed out: no score (never recommended)", sc)
+		return cv.dots(failed, draw.GlyphStyle{Color: titleRed, Radius: vg.Points(4), Shape: draw.CrossGlyph{}},
+			"failed, invalid or timed out: no score (never recommended)")
 	}
-	if l.Knob == "" {
-		legend = &legendRows{Legend: newLegend()}
-	}
+	return nil
+}
 
+// drawValue draws one knob value's configs, whiskers under dots, with
+// one legend row naming the value.
+func (l Landscape) drawValue(cv *canvas, v string, sr *valueSeries, col color.RGBA) error {
+	name := l.Knob + "=" + v
+	if v == "" {
+		name = l.Knob + " unset (NCCL's choice)"
+	}
+	var thumbs []plot.Thumbnailer
+	if len(sr.wh.Segs) > 0 {
+		cv.p.Add(sr.wh)
+		thumbs = append(thumbs, sr.wh)
+	}
+	for _, pts := range []struct {
+		xys   plotter.XYs
+		shape draw.GlyphDrawer
+	}{{sr.filled, draw.CircleGlyph{}}, {sr.hollow, draw.RingGlyph{}}} {
+		if len(pts.xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts.xys)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3.5), Shape: pts.shape}
+		cv.p.Add(sc)
+		thumbs = append(thumbs, sc)
+	}
+	cv.legend.add(name, thumbs...)
+	return nil
+}
+
+// subtitle says what is ranked and what the colour means and, when the
+// search's plans were read, how much of the space it explored.
+func (l Landscape) subtitle() []string {
 	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by band score; colour: %s", l.Band, knobText(l.Knob, l.Share))}
 	if pl := l.Plans; pl != nil && pl.Read {
 		line := fmt.Sprintf("the space holds %d configs; %d explored, %s", pl.SpaceConfigs, pl.ConfigsExplored, Plural(pl.PlansExplored, "distinct plan"))
@@ -481,14 +510,7 @@ func (l Landscape) sheet() (*sheet, error) {
 		}
 		sub = append(sub, line)
 	}
-	caption := []string{
-		"Dot: the median of the config's launch band scores (each launch's geometric mean over the band of its per-size median times), all its launches pooled.",
-		"Bar: the 95% confidence interval of that median from 6 launches, the min–max of the launches below that; a ring is a single launch (no interval: the winner's curse applies).",
-		"The verdict does not come from this ranking but from the interleaved confirmation of one config against NCCL defaults (the speedup figure).",
-	}
-	height := vg.Length(n)*0.19*vg.Inch + 0.9*vg.Inch
-	return &sheet{width: landscapeWidth, plotHeight: max(height, 2.5*vg.Inch), title: l.Subject + ": the search's landscape",
-		subtitle: sub, simulated: l.Simulated, plot: p, xLabel: xLabel, leftPad: 0.15 * vg.Inch, legend: legend, caption: caption}, nil
+	return sub
 }
 
 func knobText(knob string, share float64) string {

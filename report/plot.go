@@ -169,11 +169,7 @@ func (f Figure) Write(w io.Writer, format string) error { return f.WriteAt(w, fo
 
 // WriteAt renders it as PNG at dpi dots per inch, or as SVG.
 func (f Figure) WriteAt(w io.Writer, format string, dpi int) error {
-	s, err := f.sheet()
-	if err != nil {
-		return err
-	}
-	return s.write(w, format, dpi)
+	return writeSheet(f.sheet, w, format, dpi)
 }
 
 // WritePNG renders the figure as a PNG image (PNGDPI).
@@ -292,7 +288,6 @@ func (f Figure) sheet() (*sheet, error) {
 		return nil, fmt.Errorf("nothing to plot: no curve has a measured point")
 	}
 	timeAxis := f.metric() == MetricTime
-	p := newPlot()
 	xLabel := "message size (log scale)"
 	yLabel := "bus bandwidth (GB/s)"
 	what := "bus bandwidth"
@@ -304,8 +299,24 @@ func (f Figure) sheet() (*sheet, error) {
 	if title == "" {
 		title = fmt.Sprintf("%s %s by message size", f.Subject, what)
 	}
+	cv := newCanvas()
+	if err := f.axes(cv, timeAxis); err != nil {
+		return nil, err
+	}
+	f.markSizes(cv, timeAxis)
+	if err := f.drawCurves(cv); err != nil {
+		return nil, err
+	}
+	s := &sheet{width: figureWidth, plotHeight: plotHeight, title: title, subtitle: f.Subtitle, simulated: f.Simulated,
+		plot: cv.p, yLabel: yLabel, xLabel: xLabel, legend: cv.legend, caption: f.caption(timeAxis)}
+	return s, nil
+}
 
-	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), 0.0
+// axes fits the axes to every measured point and its interval: sizes on
+// x; bus bandwidth from zero, or time on a log scale, on y.
+func (f Figure) axes(cv *canvas, timeAxis bool) error {
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	ys := positiveRange{min: math.Inf(1), max: 0}
 	for _, c := range f.Curves {
 		for _, pt := range c.Points {
 			v, lo, hi := f.value(pt)
@@ -313,84 +324,65 @@ func (f Figure) sheet() (*sheet, error) {
 				continue
 			}
 			xmin, xmax = math.Min(xmin, float64(pt.Bytes)), math.Max(xmax, float64(pt.Bytes))
-			for _, y := range []float64{v, lo, hi} {
-				if finite(y) && y > 0 {
-					ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
-				}
-			}
+			ys.add(v, lo, hi)
 		}
 	}
 	if math.IsInf(xmin, 0) {
-		return nil, fmt.Errorf("nothing to plot: no curve has a measured point")
+		return fmt.Errorf("nothing to plot: no curve has a measured point")
 	}
-	// Half a power of two either side of the outermost sizes, so their
-	// points are not cut by the frame.
-	p.X.Scale = plot.LogScale{}
-	p.X.Min, p.X.Max = xmin/math.Sqrt2, xmax*math.Sqrt2
-	p.X.Tick.Marker = log2Ticks{}
+	p := cv.p
+	cv.sizeAxis(xmin, xmax)
 	if timeAxis {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = logTicks{}
-		p.Y.Min, p.Y.Max = ymin/1.3, ymax*1.3
+		p.Y.Min, p.Y.Max = ys.min/1.3, ys.max*1.3
 	} else {
 		p.Y.Tick.Marker = linearTicks{}
-		p.Y.Min, p.Y.Max = 0, ymax*1.08
+		p.Y.Min, p.Y.Max = 0, ys.max*1.08
 	}
+	return nil
+}
 
-	legend := &legendRows{Legend: newLegend()}
+// markSizes marks the sizes that mean something to the study: the
+// searched bands, the guard sizes and, on a time axis, the latency floor.
+func (f Figure) markSizes(cv *canvas, timeAxis bool) {
 	for _, b := range f.Bands {
-		span := &xSpan{X0: float64(b.Min), X1: float64(b.Max), Color: bandColor}
-		p.Add(span)
-		legend.add(b.Label+" (scored)", span)
+		cv.shadeBand(b.Min, b.Max, b.Label)
 	}
-	for i, g := range f.Guards {
-		rule := &vRule{X: float64(g), Style: draw.LineStyle{Color: guardColor, Width: vg.Points(1.5),
-			Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
-		p.Add(rule)
-		if i == 0 {
-			legend.add("guard size "+guardsText(f.Guards)+" (checked for regressions, not scored)", rule)
-		}
-	}
+	cv.markGuards(f.Guards)
 	if timeAxis {
 		if floor, at, ok := f.latencyFloor(); ok {
 			rule := &hRule{Y: floor, Style: draw.LineStyle{Color: color.Gray{Y: 0x77}, Width: vg.Points(1),
 				Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}
-			p.Add(rule)
-			legend.add(fmt.Sprintf("latency floor ≈ %s µs (the smallest median time, at %s)", formatValue(MetricTime, floor), sizeText(at)), rule)
+			cv.mark(fmt.Sprintf("latency floor ≈ %s µs (the smallest median time, at %s)", formatValue(MetricTime, floor), sizeText(at)), rule)
 		}
 	}
+}
 
-	// The grey curves first, then every interval, then the coloured lines,
-	// so every highlighted line is drawn over every shading.
-	type drawn struct {
-		line    *plotter.Line
-		points  *plotter.Scatter
-		shading *plotter.Polygon
-		label   string
-	}
-	var ds []drawn
+// drawnCurve is one highlighted curve's plot items and legend text.
+type drawnCurve struct {
+	line    *plotter.Line
+	points  *plotter.Scatter
+	shading *plotter.Polygon
+	label   string
+}
+
+// drawCurves draws the grey curves first, then every interval, then the
+// coloured lines, so every highlighted line is drawn over every shading.
+func (f Figure) drawCurves(cv *canvas) error {
+	p := cv.p
+	var ds []drawnCurve
 	others := 0
 	var greyLine *plotter.Line
 	for i, c := range f.Curves {
-		var xys, lo, hi plotter.XYs
-		for _, pt := range c.Points {
-			v, l, h := f.value(pt)
-			if !finite(v) || !(v > 0) {
-				continue
-			}
-			xys = append(xys, plotter.XY{X: float64(pt.Bytes), Y: v})
-			if finite(l) && finite(h) && l > 0 && h > 0 {
-				lo = append(lo, plotter.XY{X: float64(pt.Bytes), Y: l})
-				hi = append(hi, plotter.XY{X: float64(pt.Bytes), Y: h})
-			}
-		}
+		xys, lo, hi := f.curveXYs(c)
 		if len(xys) == 0 {
 			continue
 		}
 		if c.Background {
 			line, err := plotter.NewLine(xys)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			line.Color, line.Width = otherColor, vg.Points(1)
 			p.Add(line)
@@ -398,40 +390,10 @@ func (f Figure) sheet() (*sheet, error) {
 			others++
 			continue
 		}
-		col, dash := curveStyle(i, f.Curves)
-		d := drawn{label: c.LegendText(f.StudyInLegend)}
-		if len(lo) > 0 && !c.Exploration() {
-			ring := append(plotter.XYs{}, lo...)
-			for j := len(hi) - 1; j >= 0; j-- {
-				ring = append(ring, hi[j])
-			}
-			poly, err := plotter.NewPolygon(ring)
-			if err != nil {
-				return nil, err
-			}
-			poly.Color = withAlpha(col, 0x38)
-			poly.LineStyle.Width = 0
-			if len(lo) == 1 { // one size: the band is an error bar
-				poly.LineStyle = draw.LineStyle{Color: withAlpha(col, 0x90), Width: vg.Points(4)}
-			}
-			p.Add(poly)
-			d.shading = poly
-		}
-		line, err := plotter.NewLine(xys)
+		d, err := f.highlight(cv, i, xys, lo, hi)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		line.Color, line.Width, line.Dashes = col, vg.Points(2), dash
-		pts, err := plotter.NewScatter(xys)
-		if err != nil {
-			return nil, err
-		}
-		pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}
-		if c.Exploration() {
-			line.Width = vg.Points(1.2)
-			pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: draw.RingGlyph{}}
-		}
-		d.line, d.points = line, pts
 		ds = append(ds, d)
 	}
 	// Lines last to first, so the first curves (NCCL defaults, the
@@ -444,21 +406,81 @@ func (f Figure) sheet() (*sheet, error) {
 		if d.shading != nil {
 			thumbs = append([]plot.Thumbnailer{d.shading}, thumbs...)
 		}
-		legend.add(d.label, thumbs...)
+		cv.legend.add(d.label, thumbs...)
 	}
 	if greyLine != nil {
-		legend.add(fmt.Sprintf("%s, in grey without intervals (the landscape figure ranks every config)", Plural(others, "other config")), greyLine)
+		cv.legend.add(fmt.Sprintf("%s, in grey without intervals (the landscape figure ranks every config)", Plural(others, "other config")), greyLine)
 	}
+	return nil
+}
 
+// curveXYs are a curve's measured points in the figure's metric and the
+// ends of their intervals where both are known.
+func (f Figure) curveXYs(c Curve) (xys, lo, hi plotter.XYs) {
+	for _, pt := range c.Points {
+		v, l, h := f.value(pt)
+		if !finite(v) || !(v > 0) {
+			continue
+		}
+		xys = append(xys, plotter.XY{X: float64(pt.Bytes), Y: v})
+		if finite(l) && finite(h) && l > 0 && h > 0 {
+			lo = append(lo, plotter.XY{X: float64(pt.Bytes), Y: l})
+			hi = append(hi, plotter.XY{X: float64(pt.Bytes), Y: h})
+		}
+	}
+	return xys, lo, hi
+}
+
+// highlight styles curve i in its colour: its interval is shaded now
+// (under every line), its line and points are returned to be drawn later.
+func (f Figure) highlight(cv *canvas, i int, xys, lo, hi plotter.XYs) (drawnCurve, error) {
+	c := f.Curves[i]
+	col, dash := curveStyle(i, f.Curves)
+	d := drawnCurve{label: c.LegendText(f.StudyInLegend)}
+	if len(lo) > 0 && !c.Exploration() {
+		ring := append(plotter.XYs{}, lo...)
+		for j := len(hi) - 1; j >= 0; j-- {
+			ring = append(ring, hi[j])
+		}
+		poly, err := plotter.NewPolygon(ring)
+		if err != nil {
+			return d, err
+		}
+		poly.Color = withAlpha(col, 0x38)
+		poly.LineStyle.Width = 0
+		if len(lo) == 1 { // one size: the band is an error bar
+			poly.LineStyle = draw.LineStyle{Color: withAlpha(col, 0x90), Width: vg.Points(4)}
+		}
+		cv.p.Add(poly)
+		d.shading = poly
+	}
+	line, err := plotter.NewLine(xys)
+	if err != nil {
+		return d, err
+	}
+	line.Color, line.Width, line.Dashes = col, vg.Points(2), dash
+	pts, err := plotter.NewScatter(xys)
+	if err != nil {
+		return d, err
+	}
+	pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}
+	if c.Exploration() {
+		line.Width = vg.Points(1.2)
+		pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: draw.RingGlyph{}}
+	}
+	d.line, d.points = line, pts
+	return d, nil
+}
+
+// caption says what the lines and the shading are.
+func (f Figure) caption(timeAxis bool) []string {
 	caption := []string{"Lines: per size, the median over launches of each launch's median time" +
 		map[bool]string{true: " (µs; lower is faster).", false: ", as bus bandwidth (nccl-tests' busbw; higher is faster)."}[timeAxis]}
 	caption = append(caption, "Shading around a line: the 95% confidence interval of that median, or the min–max of the launches when there are fewer than 6 (each legend entry says which).")
 	if slices.ContainsFunc(f.Curves, Curve.Exploration) {
 		caption = append(caption, "Thin dotted lines with rings: exploration launches, drawn for context only; the verdict and the tables use the confirmation launches.")
 	}
-	s := &sheet{width: figureWidth, plotHeight: plotHeight, title: title, subtitle: f.Subtitle, simulated: f.Simulated,
-		plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, caption: caption}
-	return s, nil
+	return caption
 }
 
 // latencyFloor is the smallest median time of the figure's decision (or

@@ -66,11 +66,7 @@ func (f SpeedupFigure) Write(w io.Writer, format string) error { return f.WriteA
 
 // WriteAt renders it as PNG at dpi dots per inch, or as SVG.
 func (f SpeedupFigure) WriteAt(w io.Writer, format string, dpi int) error {
-	s, err := f.sheet()
-	if err != nil {
-		return err
-	}
-	return s.write(w, format, dpi)
+	return writeSheet(f.sheet, w, format, dpi)
 }
 
 // launchesText is "6 + 6 interleaved confirmation launches" or "9 and 3
@@ -87,40 +83,56 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 	if c == nil || len(c.Rows) == 0 {
 		return nil, fmt.Errorf("nothing to plot: the comparison has no size measured by both configs")
 	}
-	p := newPlot()
+	cv := newCanvas()
 	xLabel := "message size (log scale)"
 	yLabel := "speedup over NCCL defaults (log scale)"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker = log2Ticks{}
-	p.Y.Tick.Marker = logTicks{Prefix: "×"}
-
-	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), 1.0, 1.0
-	grow := func(ys ...float64) {
-		for _, y := range ys {
-			if finite(y) && y > 0 {
-				ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
-			}
-		}
+	f.axes(cv)
+	f.drawReferences(cv)
+	marks, err := f.drawRows(cv)
+	if err != nil {
+		return nil, err
 	}
+	sub := []string{fmt.Sprintf("%s against NCCL defaults, %s", c.Candidate.Label, c.launchesText())}
+	caption := []string{
+		"Dots: per size, NCCL defaults' median time ÷ the config's (above ×1 the config is faster); the same medians as the per-size tables.",
+		fmt.Sprintf("Bars: the %.0f%% rank interval of that ratio over the launches (the band speedup's method, per size); none where the launches are too few for one.", 100*c.Confidence),
+	}
+	if marks > 0 {
+		caption = append(caption, fmt.Sprintf("“~”: no significant difference at that size (Mann–Whitney p ≥ %g), as benchstat prints it.", c.Alpha))
+	}
+	return &sheet{width: figureWidth, plotHeight: plotHeight, title: f.Subject + " speedup over NCCL defaults by message size",
+		subtitle: sub, simulated: f.Simulated, plot: cv.p, yLabel: yLabel, xLabel: xLabel, legend: cv.legend, caption: caption}, nil
+}
+
+// axes puts sizes on x and the speedups, always with ×1 and the minimum
+// effect in view, on a log y axis.
+func (f SpeedupFigure) axes(cv *canvas) {
+	c, p := f.Comparison, cv.p
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{Prefix: "×"}
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	ys := positiveRange{min: 1, max: 1}
 	for _, r := range c.Rows {
 		xmin, xmax = math.Min(xmin, float64(r.Bytes)), math.Max(xmax, float64(r.Bytes))
-		grow(r.Speedup, r.SpeedupLo, r.SpeedupHi)
+		ys.add(r.Speedup, r.SpeedupLo, r.SpeedupHi)
 	}
 	if c.Band != nil {
-		grow(c.Band.Speedup, c.Band.Lo, c.Band.Hi)
+		ys.add(c.Band.Speedup, c.Band.Lo, c.Band.Hi)
 	}
 	if f.MinEffect > 0 {
-		grow(1 + f.MinEffect)
+		ys.add(1 + f.MinEffect)
 	}
-	p.X.Min, p.X.Max = xmin/math.Sqrt2, xmax*math.Sqrt2
-	pad := math.Pow(ymax/ymin, 0.08) * 1.02
-	p.Y.Min, p.Y.Max = ymin/pad, ymax*pad*1.05 // room above for the "~"
+	cv.sizeAxis(xmin, xmax)
+	pad := math.Pow(ys.max/ys.min, 0.08) * 1.02
+	p.Y.Min, p.Y.Max = ys.min/pad, ys.max*pad*1.05 // room above for the "~"
+}
 
-	legend := &legendRows{Legend: newLegend()}
+// drawReferences draws what the speedups are read against: the searched
+// band, the guard sizes, ×1, the minimum effect and the band's speedup.
+func (f SpeedupFigure) drawReferences(cv *canvas) {
+	c := f.Comparison
 	if f.BandMax > 0 {
-		span := &xSpan{X0: float64(f.BandMin), X1: float64(f.BandMax), Color: bandColor}
-		p.Add(span)
-		legend.add("searched band "+bandText(f.BandMin, f.BandMax)+" (scored)", span)
+		cv.shadeBand(f.BandMin, f.BandMax, "searched band "+bandText(f.BandMin, f.BandMax))
 	}
 	var guards []int64
 	for _, r := range c.Rows {
@@ -128,20 +140,11 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 			guards = append(guards, r.Bytes)
 		}
 	}
-	for i, g := range guards {
-		rule := &vRule{X: float64(g), Style: draw.LineStyle{Color: guardColor, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
-		p.Add(rule)
-		if i == 0 {
-			legend.add("guard size "+guardsText(guards)+" (checked for regressions, not scored)", rule)
-		}
-	}
-	one := &hRule{Y: 1, Style: draw.LineStyle{Color: color.Gray{Y: 0x30}, Width: vg.Points(1)}}
-	p.Add(one)
-	legend.add("×1: no change", one)
+	cv.markGuards(guards)
+	cv.mark("×1: no change", &hRule{Y: 1, Style: draw.LineStyle{Color: color.Gray{Y: 0x30}, Width: vg.Points(1)}})
 	if f.MinEffect > 0 {
 		me := &hRule{Y: 1 + f.MinEffect, Style: draw.LineStyle{Color: color.Gray{Y: 0x88}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}
-		p.Add(me)
-		legend.add(fmt.Sprintf("×%.2f: the minimum effect the study acts on (%.0f %%)", 1+f.MinEffect, 100*f.MinEffect), me)
+		cv.mark(fmt.Sprintf("×%.2f: the minimum effect the study acts on (%.0f %%)", 1+f.MinEffect, 100*f.MinEffect), me)
 	}
 	if b := c.Band; b != nil && f.BandMax > 0 {
 		lo, hi := float64(f.BandMin), float64(f.BandMax)
@@ -149,15 +152,19 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 		label := "band score speedup " + SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi})
 		if finite(b.Lo) && finite(b.Hi) {
 			box := &yBox{X0: lo, X1: hi, Y0: b.Lo, Y1: b.Hi, Color: withAlpha(palette[0], 0x30)}
-			p.Add(box)
-			legend.add(label+" (95% CI, shaded)", box, line)
+			cv.p.Add(box)
+			cv.legend.add(label+" (95% CI, shaded)", box, line)
 		} else {
-			legend.add(label+" (no interval: too few launches)", line)
+			cv.legend.add(label+" (no interval: too few launches)", line)
 		}
-		p.Add(line)
+		cv.p.Add(line)
 	}
+}
 
-	// One scatter per kind of row, so the legend has one entry each.
+// drawRows draws each size's speedup with its interval, one scatter per
+// kind of row so the legend has one entry each, and a "~" over each size
+// without a significant difference. It returns how many "~" it drew.
+func (f SpeedupFigure) drawRows(cv *canvas) (int, error) {
 	kinds := []struct {
 		label string
 		col   color.RGBA
@@ -174,7 +181,7 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 	for _, k := range kinds {
 		var xys plotter.XYs
 		wh := &whiskers{Style: draw.LineStyle{Color: k.col, Width: vg.Points(1.6)}, Cap: vg.Points(7)}
-		for _, r := range c.Rows {
+		for _, r := range f.Comparison.Rows {
 			if !k.match(r) || !finite(r.Speedup) {
 				continue
 			}
@@ -193,22 +200,12 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 		}
 		sc, err := plotter.NewScatter(xys)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: k.col, Radius: vg.Points(4), Shape: k.shape}
-		p.Add(wh, sc)
-		legend.add(k.label, wh, sc)
+		cv.p.Add(wh, sc)
+		cv.legend.add(k.label, wh, sc)
 	}
-	p.Add(marks)
-
-	sub := []string{fmt.Sprintf("%s against NCCL defaults, %s", c.Candidate.Label, c.launchesText())}
-	caption := []string{
-		"Dots: per size, NCCL defaults' median time ÷ the config's (above ×1 the config is faster); the same medians as the per-size tables.",
-		fmt.Sprintf("Bars: the %.0f%% rank interval of that ratio over the launches (the band speedup's method, per size); none where the launches are too few for one.", 100*c.Confidence),
-	}
-	if len(marks) > 0 {
-		caption = append(caption, fmt.Sprintf("“~”: no significant difference at that size (Mann–Whitney p ≥ %g), as benchstat prints it.", c.Alpha))
-	}
-	return &sheet{width: figureWidth, plotHeight: plotHeight, title: f.Subject + " speedup over NCCL defaults by message size",
-		subtitle: sub, simulated: f.Simulated, plot: p, yLabel: yLabel, xLabel: xLabel, legend: legend, caption: caption}, nil
+	cv.p.Add(marks)
+	return len(marks), nil
 }
