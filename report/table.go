@@ -126,11 +126,32 @@ func (s *Study) Compare() *Comparison {
 	label, measuredAs := s.labelOf(cand)
 	c.Candidate.Label = label
 	bm, cm := modelLaunches(bl), modelLaunches(cl)
+	band := s.bandSizes(bl, cl)
+	notes := &footnotes{}
+	if measuredAs != "" {
+		c.Candidate.Notes = appendNote(c.Candidate.Notes, notes.add(fmt.Sprintf(
+			"%s was measured as %s: the exports leave the rest out (nccltune show says why)", label, measuredAs)))
+	}
+	bandMeasured := c.addRows(bm, cm, band, s.Study.GuardSizes, opt)
+	if len(bandMeasured) == len(band) && len(band) > 0 {
+		c.addBand(bm, cm, band, opt, notes)
+	}
+	// Footnotes: the model's warnings about each arm over every row's size.
+	var rowSizes []int64
+	for _, r := range c.Rows {
+		rowSizes = append(rowSizes, r.Bytes)
+	}
+	c.noteWarnings(0, &c.Baseline, bm, bl, rowSizes, opt, notes)
+	c.noteWarnings(1, &c.Candidate, cm, cl, rowSizes, opt, notes)
+	c.Notes = notes.texts
+	return c
+}
 
-	// Rows: the band's sizes, then the guard sizes; for a study that
-	// named none (an import), every size both measured.
+// bandSizes are the sizes the table's band rows show: the study's band
+// or, for a study that named none (an import), every size both arms
+// measured.
+func (s *Study) bandSizes(bl, cl []*store.Launch) []int64 {
 	band := slices.Clone(s.Study.Sizes)
-	guards := s.Study.GuardSizes
 	if len(band) == 0 {
 		cs := measuredSizes(cl)
 		for _, b := range measuredSizes(bl) {
@@ -139,12 +160,12 @@ func (s *Study) Compare() *Comparison {
 			}
 		}
 	}
-	notes := &footnotes{}
-	if measuredAs != "" {
-		c.Candidate.Notes = appendNote(c.Candidate.Notes, notes.add(fmt.Sprintf(
-			"%s was measured as %s: the exports leave the rest out (nccltune show says why)", label, measuredAs)))
-	}
-	var bandMeasured []int64
+	return band
+}
+
+// addRows adds one row per size, the band's then the guards', that both
+// arms measured; it returns the band sizes that got a row.
+func (c *Comparison) addRows(bm, cm []model.Launch, band, guards []int64, opt model.Options) (bandMeasured []int64) {
 	for _, b := range append(slices.Clone(band), guards...) {
 		one := []int64{b}
 		cmp := model.Compare(bm, cm, one, opt)
@@ -165,51 +186,47 @@ func (s *Study) Compare() *Comparison {
 			bandMeasured = append(bandMeasured, b)
 		}
 	}
-	if len(bandMeasured) == len(band) && len(band) > 0 {
-		cmp := model.Compare(bm, cm, band, opt)
-		c.Band = &BandRow{BaselineUS: cmp.Baseline.ScoreUS, CandidateUS: cmp.Candidate.ScoreUS,
-			Speedup: cmp.Speedup, Lo: cmp.Lo, Hi: cmp.Hi, P: cmp.P, Significant: cmp.Significant}
-		for _, w := range cmp.Warnings {
-			if w.Code == model.WarnNoCI || w.Code == model.WarnTooFewForDecision {
-				notes.add(w.Message)
-			}
-		}
-	}
+	return bandMeasured
+}
 
-	// Footnotes: the model's warnings about each arm over every row's size.
-	var rowSizes []int64
-	for _, r := range c.Rows {
-		rowSizes = append(rowSizes, r.Bytes)
-	}
-	for side, arm := range []struct {
-		info     *Arm
-		launches []model.Launch
-		stored   []*store.Launch
-	}{{&c.Baseline, bm, bl}, {&c.Candidate, cm, cl}} {
-		sum := model.Summarize(arm.launches, rowSizes, opt)
-		for _, w := range sum.Warnings {
-			switch w.Code {
-			case model.WarnFewLaunches:
-				n := notes.add(fmt.Sprintf("need ≥ %d launches for a %.0f%% confidence interval of the median (as benchstat: \"± ∞\")",
-					model.MinLaunchesForInterval(opt), 100*opt.Confidence))
-				c.markCells(side, w.Bytes, n)
-			case model.WarnHighSpread, model.WarnBimodal:
-				n := notes.add(arm.info.Label + ": " + w.Message)
-				if len(w.Bytes) > 0 {
-					c.markCells(side, w.Bytes, n)
-				} else {
-					arm.info.Notes = appendNote(arm.info.Notes, n)
-				}
-			case model.WarnOutliers:
-				n := notes.add(arm.info.Label + ": " + outlierText(w, arm.stored))
-				arm.info.Notes = appendNote(arm.info.Notes, n)
-			case model.WarnMissingSize, model.WarnInvalidLaunch:
-				arm.info.Notes = appendNote(arm.info.Notes, notes.add(arm.info.Label+": "+w.Message))
-			}
+// addBand adds the band score row, footnoting when the launches are too
+// few for its interval or its decision.
+func (c *Comparison) addBand(bm, cm []model.Launch, band []int64, opt model.Options, notes *footnotes) {
+	cmp := model.Compare(bm, cm, band, opt)
+	c.Band = &BandRow{BaselineUS: cmp.Baseline.ScoreUS, CandidateUS: cmp.Candidate.ScoreUS,
+		Speedup: cmp.Speedup, Lo: cmp.Lo, Hi: cmp.Hi, P: cmp.P, Significant: cmp.Significant}
+	for _, w := range cmp.Warnings {
+		if w.Code == model.WarnNoCI || w.Code == model.WarnTooFewForDecision {
+			notes.add(w.Message)
 		}
 	}
-	c.Notes = notes.texts
-	return c
+}
+
+// noteWarnings footnotes the model's warnings about one arm (side 0 the
+// baseline, 1 the candidate) over the rows' sizes: on the cells a
+// warning names, else on the arm.
+func (c *Comparison) noteWarnings(side int, arm *Arm, launches []model.Launch, stored []*store.Launch, sizes []int64, opt model.Options, notes *footnotes) {
+	sum := model.Summarize(launches, sizes, opt)
+	for _, w := range sum.Warnings {
+		switch w.Code {
+		case model.WarnFewLaunches:
+			n := notes.add(fmt.Sprintf("need ≥ %d launches for a %.0f%% confidence interval of the median (as benchstat: \"± ∞\")",
+				model.MinLaunchesForInterval(opt), 100*opt.Confidence))
+			c.markCells(side, w.Bytes, n)
+		case model.WarnHighSpread, model.WarnBimodal:
+			n := notes.add(arm.Label + ": " + w.Message)
+			if len(w.Bytes) > 0 {
+				c.markCells(side, w.Bytes, n)
+			} else {
+				arm.Notes = appendNote(arm.Notes, n)
+			}
+		case model.WarnOutliers:
+			n := notes.add(arm.Label + ": " + outlierText(w, stored))
+			arm.Notes = appendNote(arm.Notes, n)
+		case model.WarnMissingSize, model.WarnInvalidLaunch:
+			arm.Notes = appendNote(arm.Notes, notes.add(arm.Label+": "+w.Message))
+		}
+	}
 }
 
 // outlierText names outlier launches by their place in the study (the
