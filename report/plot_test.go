@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/xml"
 	"image/color"
 	"image/png"
 	"io"
@@ -93,30 +92,13 @@ func mean(ys []int) float64 {
 	return float64(s) / float64(len(ys))
 }
 
-// svgTexts parses an SVG document and returns every text it draws.
+// svgTexts parses an SVG document and returns every text it draws,
+// trimmed, without where.
 func svgTexts(t *testing.T, svg []byte) []string {
 	t.Helper()
-	dec := xml.NewDecoder(bytes.NewReader(svg))
 	var texts []string
-	inText := false
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("the SVG is not well-formed XML: %v", err)
-		}
-		switch tok := tok.(type) {
-		case xml.StartElement:
-			inText = tok.Name.Local == "text"
-		case xml.EndElement:
-			inText = false
-		case xml.CharData:
-			if inText {
-				texts = append(texts, strings.TrimSpace(string(tok)))
-			}
-		}
+	for _, x := range svgTextsAt(t, svg) {
+		texts = append(texts, strings.TrimSpace(x.text))
 	}
 	return texts
 }
