@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,7 +14,6 @@ import (
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
@@ -151,27 +148,12 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 	return o, nil
 }
 
-// doctorReport is doctor's JSON: the fabric report and where it came from.
-type doctorReport struct {
-	fabric.Report
-	// Source is "launch" or "log".
-	Source  string   `json:"source"`
-	LogFile string   `json:"log_file,omitempty"`
-	Argv    []string `json:"argv,omitempty"`
-	// Failed is true when the launch (or the run in the log) failed or hung.
-	Failed bool `json:"failed"`
-	// Compare is NCCL's choices per size with the defaults and with --env,
-	// when --env was given.
-	CompareEnv map[string]string  `json:"compare_env,omitempty"`
-	Compare    []export.ChoiceRow `json:"compare,omitempty"`
-}
-
 func runDoctor(ctx context.Context, o doctorOptions) error {
 	var (
 		out    []byte
 		res    *runner.Result
 		dctx   = fabric.Context{BaseEnv: o.launch.spec.BaseEnv, LinkGbps: o.linkGbps}
-		rep    = doctorReport{Source: "launch", LogFile: o.logFile}
+		rep    = ui.DoctorReport{Source: "launch", LogFile: o.logFile}
 		failed string // why the launch failed, "" when it did not
 	)
 	if o.logFile != "" {
@@ -233,19 +215,10 @@ func runDoctor(ctx context.Context, o doctorOptions) error {
 			with = l.Result.Facts.Choices
 		}
 		rep.CompareEnv, rep.Compare = o.compare.Clone(), export.CompareChoices(base, with)
-		if !o.json {
-			defer func() {
-				fmt.Fprintf(o.stdout, "\nwhat NCCL chose per size, with its defaults and with %s:\n", o.compare)
-				_ = export.ChoicesTableAs(o.stdout, "WITH --env", base, with)
-			}()
-		}
+		rep.CompareChoices = [2][]runner.Choice{base, with}
 	}
-	if o.json {
-		if err := ui.WriteJSON(o.stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		printDoctor(o.stdout, rep)
+	if err := ui.PrintDoctor(o.stdout, o.json, rep); err != nil {
+		return err
 	}
 	if failed != "" {
 		what := "the launch"
@@ -273,189 +246,3 @@ func savedRunFailure(res *runner.Result) string {
 	return ""
 }
 
-func printDoctor(w io.Writer, r doctorReport) {
-	title := "nccltune doctor"
-	if r.Source == "log" {
-		title += ": " + r.LogFile
-	}
-	if r.Simulated {
-		title += "  [" + ui.SimLabel(true, r.SimProfile) + "]"
-	}
-	fmt.Fprintln(w, title)
-	field := func(name, format string, args ...any) {
-		fmt.Fprintf(w, "  %-15s %s\n", name, fmt.Sprintf(format, args...))
-	}
-	field("NCCL", "%s", orElse(r.NCCLVersion, "unknown"))
-	field("ranks", "%s", ranksText(r.Report))
-	field("transport", "%s", transportText(r.Report))
-	for i, rt := range r.Routes {
-		name := ""
-		if i == 0 {
-			name = "data paths"
-		}
-		field(name, "%s", rt.String())
-	}
-	// NICs and GPUDirect RDMA only matter where the network carries data.
-	if r.NetworkCarriesData() {
-		nics := "none listed"
-		if len(r.NICs) > 0 {
-			nics = strings.Join(r.NICs, ", ")
-			if r.MergedNICs {
-				nics += " (merged into one device)"
-			}
-		}
-		field("NICs", "%s", nics)
-		if r.Link.Gbps > 0 {
-			field("link", "%g Gb/s = %.1f GB/s (%s)", r.Link.Gbps, r.Link.GBps(), r.Link.Source)
-		}
-		gdr := "unknown (no GDR line in the log)"
-		if r.GDR != nil {
-			gdr = "off (GDR 0)"
-			if *r.GDR {
-				gdr = "on (GDR 1)"
-			}
-		}
-		field("GPUDirect RDMA", "%s", gdr)
-	}
-	field("channels", "%d", r.Channels)
-	rings := "unknown"
-	if len(r.Rings) > 0 {
-		rings = strings.Join(r.Rings, " | ")
-	}
-	field("rings", "%s", rings)
-	if r.Outcome != "" {
-		launch := string(r.Outcome)
-		if r.Reason != "" {
-			launch += ": " + r.Reason
-		}
-		field("launch", "%s", launch)
-	}
-	if !r.HasLog {
-		fmt.Fprintln(w, "  (no NCCL_DEBUG lines in the output)")
-	}
-	printDoctorSizes(w, r.Report)
-	if len(r.NCCLWarnings) > 0 {
-		fmt.Fprintln(w, "\nNCCL and launcher messages:")
-		for _, m := range r.NCCLWarnings {
-			fmt.Fprintf(w, "  %s\n", m)
-		}
-	}
-	fmt.Fprintln(w)
-	if len(r.Warnings) == 0 {
-		fmt.Fprintln(w, "No warnings: none of the known traps showed.")
-	} else {
-		fmt.Fprintf(w, "%d warning(s):\n", len(r.Warnings))
-		for _, wa := range r.Warnings {
-			fmt.Fprintf(w, "\n[%s]\n", wa.Code)
-			writeWrapped(w, "  ", wa.Message, 100)
-			writeWrapped(w, "  fix: ", wa.Fix, 100)
-		}
-	}
-	if !r.Failed {
-		fmt.Fprintln(w)
-		if len(r.Warnings) == 0 {
-			fmt.Fprintln(w, "Diagnosed: the fabric looks as it should.")
-		} else {
-			fmt.Fprintf(w, "Diagnosed, with %d warning(s): read them before trusting numbers from this fabric.\n", len(r.Warnings))
-		}
-	}
-}
-
-// printDoctorSizes prints NCCL's choice and the measured bandwidth per size.
-func printDoctorSizes(w io.Writer, r fabric.Report) {
-	choices := map[int64]runner.Choice{}
-	var order []int64
-	for _, c := range r.SortedChoices() {
-		if _, ok := choices[c.Bytes]; !ok {
-			choices[c.Bytes] = c
-			order = append(order, c.Bytes)
-		}
-	}
-	measured := map[int64]fabric.SizeBW{}
-	for _, s := range r.Sizes {
-		if _, ok := measured[s.Bytes]; !ok {
-			measured[s.Bytes] = s
-		}
-		if _, ok := choices[s.Bytes]; !ok {
-			order = append(order, s.Bytes)
-			choices[s.Bytes] = runner.Choice{}
-		}
-	}
-	if len(order) == 0 {
-		fmt.Fprintln(w, "\n(no table rows and no NCCL TUNING lines: nothing per size to show)")
-		return
-	}
-	slices.Sort(order)
-	fmt.Fprintf(w, "\n%8s  %-6s  %-6s  %8s  %10s  %8s\n", "size", "algo", "proto", "channels", "time µs", "busbw")
-	for _, b := range order {
-		c := choices[b]
-		algo, proto, ch := "-", "-", "-"
-		if c.Algo != "" {
-			algo, proto, ch = c.Algo, c.Proto, fmt.Sprint(c.Channels)
-		}
-		t, bw := "-", "-"
-		if m, ok := measured[b]; ok {
-			t, bw = fmt.Sprintf("%.1f", m.TimeUS), fmt.Sprintf("%.2f", m.BusBW)
-		}
-		fmt.Fprintf(w, "%8s  %-6s  %-6s  %8s  %10s  %8s\n", nccl.FormatSize(b), algo, proto, ch, t, bw)
-	}
-	note := "(NCCL's choice from its TUNING log; time and busbw (GB/s) from one launch, out-of-place"
-	if len(r.Choices) == 0 {
-		note = "(NCCL printed no TUNING lines; time and busbw (GB/s) from one launch, out-of-place"
-	}
-	fmt.Fprintln(w, note+")")
-}
-
-// ranksText is "2 ranks on 1 node (NVIDIA H200)", or "2 ranks on 2 nodes
-// by NCCL's count, 1 host (…)" when NCCL counts more nodes than there are
-// hosts (P2P and SHM disabled between ranks of one host).
-func ranksText(r fabric.Report) string {
-	s := report.Plural(r.NRanks, "rank")
-	if r.NNodes > 0 {
-		s += " on " + report.Plural(r.NNodes, "node")
-		if h := len(r.Hosts); h > 0 && h < r.NNodes {
-			s += " by NCCL's count, " + report.Plural(h, "host")
-		}
-	}
-	if r.GPU != "" {
-		s += " (" + r.GPU + ")"
-	}
-	return s
-}
-
-// transportText is what carries the data, in a word with the reason:
-// "P2P (the Socket network NCCL initialised carries no data)".
-func transportText(r fabric.Report) string {
-	switch {
-	case r.Transport == "" && r.NNodes == 1 && r.NRanks > 1:
-		return "P2P or SHM within one host (the log has no channel lines to tell which; NCCL_DEBUG_SUBSYS=INIT prints them)"
-	case r.Transport == "":
-		return "unknown"
-	case !runner.TransportNetwork(r.Transport) && r.Network != "":
-		return r.Transport + " (the " + r.Network + " network NCCL initialised carries no data)"
-	}
-	return r.Transport
-}
-
-// writeWrapped prints text after prefix, wrapped at width, continuation
-// lines indented like the first.
-func writeWrapped(w io.Writer, prefix, text string, width int) {
-	indent := strings.Repeat(" ", len([]rune(prefix)))
-	line := prefix
-	n := len([]rune(line))
-	for _, word := range strings.Fields(text) {
-		wl := len([]rune(word))
-		if n > len([]rune(prefix)) && n+1+wl > width {
-			fmt.Fprintln(w, line)
-			line, n = indent+word, len(indent)+wl
-			continue
-		}
-		if n > len([]rune(prefix)) {
-			line += " "
-			n++
-		}
-		line += word
-		n += wl
-	}
-	fmt.Fprintln(w, line)
-}
