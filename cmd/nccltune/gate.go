@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
@@ -118,23 +115,6 @@ func readGateFlags(c *cli.Context) (gateOptions, error) {
 		stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
 }
 
-// gateReport is gate's JSON document.
-type gateReport struct {
-	fabric.Verdict
-	Study      string            `json:"study"`
-	Simulated  bool              `json:"simulated"`
-	SimProfile string            `json:"sim_profile,omitempty"`
-	Env        nccl.Config       `json:"env"`
-	BaseEnv    map[string]string `json:"base_env,omitempty"`
-	Launches   int               `json:"launches"`
-	Notes      []model.Warning   `json:"notes,omitempty"`
-	// FabricFailed is set when a launch failed, hung or returned wrong
-	// results; Error says which and why, Warnings are doctor's diagnosis.
-	FabricFailed bool             `json:"fabric_failed"`
-	Error        string           `json:"error,omitempty"`
-	Warnings     []fabric.Warning `json:"warnings,omitempty"`
-}
-
 func runGate(ctx context.Context, o gateOptions) error {
 	// Nothing is stored for a launch that cannot start.
 	if err := preflight(o.launch); err != nil {
@@ -166,9 +146,9 @@ func runGate(ctx context.Context, o gateOptions) error {
 		return err
 	}
 	study := r.Study
-	fmt.Fprintf(o.stderr, "gate %s: %s at %s%s\n", study.Name, o.config, thresholdList(o.thresholds), labelSuffix(study))
+	fmt.Fprintf(o.stderr, "gate %s: %s at %s%s\n", study.Name, o.config, ui.ThresholdList(o.thresholds), labelSuffix(study))
 
-	rep := gateReport{Verdict: fabric.Verdict{JudgedOn: o.basis, Checks: []fabric.Check{}}, Study: study.Name,
+	rep := ui.GateReport{Verdict: fabric.Verdict{JudgedOn: o.basis, Checks: []fabric.Check{}}, Study: study.Name,
 		Simulated: study.Simulated, SimProfile: study.Launch.SimProfile, Env: o.config.Clone(), BaseEnv: o.launch.spec.BaseEnv}
 	launches, last, failed, err := r.Run(ctx)
 	if err != nil {
@@ -182,17 +162,13 @@ func runGate(ctx context.Context, o gateOptions) error {
 	rep.Launches, rep.Notes = len(launches), notes
 	reason := ""
 	if !rep.Pass {
-		reason = "gate failed: " + failedChecks(rep.Verdict)
+		reason = "gate failed: " + ui.FailedChecks(rep.Verdict)
 	}
 	if err := r.Finish(reason); err != nil {
 		return err
 	}
-	if o.json {
-		if err := ui.WriteJSON(o.stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		printGate(o.stdout, rep, o.config)
+	if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
+		return err
 	}
 	if !rep.Pass {
 		return errCheckFailed
@@ -202,7 +178,7 @@ func runGate(ctx context.Context, o gateOptions) error {
 
 // gateFabricFailed reports a launch that failed, hung or returned wrong
 // results, with doctor's diagnosis of what it printed: exit 3.
-func gateFabricFailed(o gateOptions, rep gateReport, n int, l *runner.Launch) error {
+func gateFabricFailed(o gateOptions, rep ui.GateReport, n int, l *runner.Launch) error {
 	out := append(append([]byte{}, l.Stdout...), l.Stderr...)
 	env := map[string]string{}
 	for k, v := range o.launch.spec.BaseEnv {
@@ -216,97 +192,8 @@ func gateFabricFailed(o gateOptions, rep gateReport, n int, l *runner.Launch) er
 	rep.Pass, rep.FabricFailed = false, true
 	rep.Error = fmt.Sprintf("launch %d %s: %s", n, l.Outcome, l.Reason)
 	rep.Warnings = diag.Warnings
-	if o.json {
-		if err := ui.WriteJSON(o.stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(o.stdout, "gate %s: %s", rep.Study, o.config)
-		if rep.Simulated {
-			fmt.Fprintf(o.stdout, "  [%s]", ui.SimLabel(true, rep.SimProfile))
-		}
-		fmt.Fprintf(o.stdout, "\nFABRIC FAILED: %s\n", rep.Error)
-		for _, w := range diag.Warnings {
-			fmt.Fprintf(o.stdout, "\n[%s]\n", w.Code)
-			writeWrapped(o.stdout, "  ", w.Message, 100)
-			writeWrapped(o.stdout, "  fix: ", w.Fix, 100)
-		}
-		fmt.Fprintf(o.stdout, "\nNo verdict: the fabric failed before it could be measured (log: nccltune show %s --trials; nccltune doctor runs a debug launch).\n", rep.Study)
+	if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
+		return err
 	}
 	return fabricError(fmt.Errorf("gate %s: %s", rep.Study, rep.Error))
-}
-
-func printGate(w io.Writer, rep gateReport, cfg nccl.Config) {
-	fmt.Fprintf(w, "gate %s: %s, %d launch(es)", rep.Study, cfg, rep.Launches)
-	if rep.Simulated {
-		fmt.Fprintf(w, "  [%s]", ui.SimLabel(true, rep.SimProfile))
-	}
-	fmt.Fprintln(w)
-	tw := newTable(w)
-	fmt.Fprintln(tw, "size\tmin GB/s\tbusbw GB/s [90% interval]\tresult\t")
-	for _, c := range rep.Checks {
-		bw := "-"
-		if !math.IsNaN(c.BusBW) {
-			bw = fmt.Sprintf("%.2f", c.BusBW)
-			if !math.IsNaN(c.BusBWLo) && !math.IsNaN(c.BusBWHi) {
-				bw += fmt.Sprintf(" [%.2f, %.2f]", c.BusBWLo, c.BusBWHi)
-			}
-		}
-		result := "pass"
-		if !c.Pass {
-			result = "FAIL"
-		}
-		if c.Note != "" {
-			result += " (" + c.Note + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t\n", nccl.FormatSize(c.Bytes), c.MinBusBW, bw, result)
-	}
-	tw.Flush()
-	switch rep.JudgedOn {
-	case fabric.OnLowerBound:
-		fmt.Fprintln(w, "Judged on the lower bound (one-sided 95 %) of the median busbw over launches: the conservative")
-		fmt.Fprintln(w, "choice for a gate that protects production; a size passes only if even that bound holds.")
-	default:
-		fmt.Fprintln(w, "Judged on the median busbw over launches: comparable with the numbers people post and the ones")
-		fmt.Fprintln(w, "the thresholds were set from; --judge lower-bound judges on the one-sided 95 % lower bound instead.")
-	}
-	for _, n := range rep.Notes {
-		if n.Code != model.WarnFewLaunches {
-			fmt.Fprintf(w, "note: %s\n", n.Message)
-		}
-	}
-	if rep.Pass {
-		fmt.Fprintln(w, "PASS: every size holds its threshold.")
-	} else {
-		fmt.Fprintf(w, "FAIL: %s.\n", failedChecks(rep.Verdict))
-	}
-}
-
-// failedChecks names the checks that failed: "1M median 1.38 < 9 GB/s".
-func failedChecks(v fabric.Verdict) string {
-	var parts []string
-	for _, c := range v.Checks {
-		if c.Pass {
-			continue
-		}
-		value, what := c.BusBW, "median"
-		if v.JudgedOn == fabric.OnLowerBound {
-			value, what = c.BusBWLo, "lower bound"
-		}
-		switch {
-		case c.Note != "":
-			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
-		default:
-			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-func thresholdList(ths []fabric.Threshold) string {
-	var parts []string
-	for _, t := range ths {
-		parts = append(parts, t.String())
-	}
-	return strings.Join(parts, " ")
 }

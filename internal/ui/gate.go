@@ -1,0 +1,137 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// GateReport is gate's JSON document.
+type GateReport struct {
+	fabric.Verdict
+	Study      string            `json:"study"`
+	Simulated  bool              `json:"simulated"`
+	SimProfile string            `json:"sim_profile,omitempty"`
+	Env        nccl.Config       `json:"env"`
+	BaseEnv    map[string]string `json:"base_env,omitempty"`
+	Launches   int               `json:"launches"`
+	Notes      []model.Warning   `json:"notes,omitempty"`
+	// FabricFailed is set when a launch failed, hung or returned wrong
+	// results; Error says which and why, Warnings are doctor's diagnosis.
+	FabricFailed bool             `json:"fabric_failed"`
+	Error        string           `json:"error,omitempty"`
+	Warnings     []fabric.Warning `json:"warnings,omitempty"`
+}
+
+// PrintGate prints gate's verdict on cfg: its --json document, or the
+// table of sizes against their thresholds and PASS or FAIL; for a launch
+// that failed, what failed and doctor's diagnosis instead.
+func PrintGate(w io.Writer, asJSON bool, rep GateReport, cfg nccl.Config) error {
+	switch {
+	case asJSON:
+		return WriteJSON(w, rep)
+	case rep.FabricFailed:
+		printGateFabricFailed(w, rep, cfg)
+	default:
+		printGate(w, rep, cfg)
+	}
+	return nil
+}
+
+// printGateFabricFailed says which launch failed and why, with doctor's
+// diagnosis of its output: there is no verdict.
+func printGateFabricFailed(w io.Writer, rep GateReport, cfg nccl.Config) {
+	fmt.Fprintf(w, "gate %s: %s", rep.Study, cfg)
+	if rep.Simulated {
+		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))
+	}
+	fmt.Fprintf(w, "\nFABRIC FAILED: %s\n", rep.Error)
+	for _, wa := range rep.Warnings {
+		fmt.Fprintf(w, "\n[%s]\n", wa.Code)
+		writeWrapped(w, "  ", wa.Message, 100)
+		writeWrapped(w, "  fix: ", wa.Fix, 100)
+	}
+	fmt.Fprintf(w, "\nNo verdict: the fabric failed before it could be measured (log: nccltune show %s --trials; nccltune doctor runs a debug launch).\n", rep.Study)
+}
+
+// printGate prints the verdict as text.
+func printGate(w io.Writer, rep GateReport, cfg nccl.Config) {
+	fmt.Fprintf(w, "gate %s: %s, %d launch(es)", rep.Study, cfg, rep.Launches)
+	if rep.Simulated {
+		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))
+	}
+	fmt.Fprintln(w)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "size\tmin GB/s\tbusbw GB/s [90% interval]\tresult\t")
+	for _, c := range rep.Checks {
+		bw := "-"
+		if !math.IsNaN(c.BusBW) {
+			bw = fmt.Sprintf("%.2f", c.BusBW)
+			if !math.IsNaN(c.BusBWLo) && !math.IsNaN(c.BusBWHi) {
+				bw += fmt.Sprintf(" [%.2f, %.2f]", c.BusBWLo, c.BusBWHi)
+			}
+		}
+		result := "pass"
+		if !c.Pass {
+			result = "FAIL"
+		}
+		if c.Note != "" {
+			result += " (" + c.Note + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t\n", nccl.FormatSize(c.Bytes), c.MinBusBW, bw, result)
+	}
+	tw.Flush()
+	switch rep.JudgedOn {
+	case fabric.OnLowerBound:
+		fmt.Fprintln(w, "Judged on the lower bound (one-sided 95 %) of the median busbw over launches: the conservative")
+		fmt.Fprintln(w, "choice for a gate that protects production; a size passes only if even that bound holds.")
+	default:
+		fmt.Fprintln(w, "Judged on the median busbw over launches: comparable with the numbers people post and the ones")
+		fmt.Fprintln(w, "the thresholds were set from; --judge lower-bound judges on the one-sided 95 % lower bound instead.")
+	}
+	for _, n := range rep.Notes {
+		if n.Code != model.WarnFewLaunches {
+			fmt.Fprintf(w, "note: %s\n", n.Message)
+		}
+	}
+	if rep.Pass {
+		fmt.Fprintln(w, "PASS: every size holds its threshold.")
+	} else {
+		fmt.Fprintf(w, "FAIL: %s.\n", FailedChecks(rep.Verdict))
+	}
+}
+
+// FailedChecks names the checks that failed: "1M median 1.38 < 9 GB/s".
+func FailedChecks(v fabric.Verdict) string {
+	var parts []string
+	for _, c := range v.Checks {
+		if c.Pass {
+			continue
+		}
+		value, what := c.BusBW, "median"
+		if v.JudgedOn == fabric.OnLowerBound {
+			value, what = c.BusBWLo, "lower bound"
+		}
+		switch {
+		case c.Note != "":
+			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ThresholdList is the thresholds as --at takes them, space-separated.
+func ThresholdList(ths []fabric.Threshold) string {
+	var parts []string
+	for _, t := range ths {
+		parts = append(parts, t.String())
+	}
+	return strings.Join(parts, " ")
+}
