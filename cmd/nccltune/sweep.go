@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
@@ -93,16 +91,6 @@ func readSweepFlags(c *cli.Context) (sweepOptions, error) {
 		stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
 }
 
-// sweepRow is one size of a sweep's result.
-type sweepRow struct {
-	Bytes  int64   `json:"bytes"`
-	TimeUS float64 `json:"time_us"`
-	Lo     float64 `json:"time_lo_us"`
-	Hi     float64 `json:"time_hi_us"`
-	BusBW  float64 `json:"busbw"`
-	AlgBW  float64 `json:"algbw"`
-}
-
 func runSweep(ctx context.Context, o sweepOptions) error {
 	// Nothing is stored for a launch that cannot start.
 	if err := preflight(o.launch); err != nil {
@@ -140,87 +128,12 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 	if err := r.Finish(""); err != nil {
 		return err
 	}
-	rows := sweepRows(launches, last.Result)
-	if o.json {
-		return ui.WriteJSON(o.stdout, map[string]any{
-			"study": study.Name, "simulated": study.Simulated, "sim_profile": study.Launch.SimProfile,
-			"env": o.config.Clone(), "launches": len(launches), "rows": rows,
-		})
-	}
-	printSweep(o.stdout, study, o.config, len(launches), rows)
-	return nil
+	return ui.PrintSweep(o.stdout, o.json, study, o.config, launches, last.Result)
 }
 
-// noIntervalNote says why a sweep of n launches shows no intervals: the
-// interval of a median over launches is an order-statistic interval, and
-// with fewer than minLaunchesForCI launches none reaches 95 %.
-func noIntervalNote(n int) string {
-	need := minLaunchesForCI(0.95)
-	if n <= 1 {
-		return fmt.Sprintf("(no interval from one launch: --repeats %d or more gives a 95 %% interval over launches)", need)
+func outcomeText(l *runner.Launch) string {
+	if l.Outcome == runner.OK {
+		return "ok"
 	}
-	return fmt.Sprintf("(no interval: %d launches are too few for a 95 %% interval of a median, which needs %d; use --repeats %d or more)", n, need, need)
-}
-
-// minLaunchesForCI is the fewest launches whose extremes bracket the
-// median with the confidence asked: 1 - 2·0.5^n ≥ confidence.
-func minLaunchesForCI(confidence float64) int {
-	n := 1
-	for 1-2*math.Pow(0.5, float64(n)) < confidence {
-		n++
-	}
-	return n
-}
-
-// sweepRows summarises the launches per size: median over launches of
-// each launch's median time, with bandwidths recomputed from that time
-// using the benchmark's own bus-bandwidth factor.
-func sweepRows(launches []model.Launch, last *runner.Result) []sweepRow {
-	var rows []sweepRow
-	seen := map[int64]bool{}
-	for _, r := range last.Rows {
-		if seen[r.Bytes] {
-			continue
-		}
-		seen[r.Bytes] = true
-		sum := model.Summarize(launches, []int64{r.Bytes}, model.DefaultOptions())
-		if len(sum.Sizes) == 0 {
-			continue
-		}
-		s := sum.Sizes[0]
-		row := sweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: ui.FiniteOr(s.Lo, s.Median), Hi: ui.FiniteOr(s.Hi, s.Median)}
-		if s.Median > 0 {
-			row.AlgBW = float64(r.Bytes) / s.Median / 1e3
-			row.BusBW = row.AlgBW
-			if r.Out.AlgBW > 0 {
-				row.BusBW = row.AlgBW * r.Out.BusBW / r.Out.AlgBW
-			}
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
-
-func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []sweepRow) {
-	fmt.Fprintf(w, "sweep %s: %s, %d launch(es)", study.Name, cfg, n)
-	if study.Simulated {
-		fmt.Fprintf(w, "  [%s]", ui.SimLabel(true, study.Launch.SimProfile))
-	}
-	fmt.Fprintln(w)
-	tw := newTable(w)
-	fmt.Fprintln(tw, "size\ttime µs (95% CI)\tbusbw\talgbw\t")
-	intervals := 0
-	for _, r := range rows {
-		t := fmt.Sprintf("%.1f", r.TimeUS)
-		if !math.IsNaN(r.Lo) && !math.IsNaN(r.Hi) && r.Lo != r.Hi && n > 1 {
-			t = fmt.Sprintf("%.1f [%.1f, %.1f]", r.TimeUS, r.Lo, r.Hi)
-			intervals++
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t\n", nccl.FormatSize(r.Bytes), t, r.BusBW, r.AlgBW)
-	}
-	tw.Flush()
-	if intervals == 0 && len(rows) > 0 {
-		fmt.Fprintln(w, noIntervalNote(n))
-	}
-	fmt.Fprintln(w, "(busbw and algbw in GB/s, from the median time)")
+	return string(l.Outcome) + ": " + l.Reason
 }

@@ -1,0 +1,114 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
+)
+
+// PrintSweep prints a sweep of cfg over its launches: the --json document,
+// or the table per size (median over launches of each launch's median
+// time, with its interval) and the bandwidths. last is the last launch's
+// result, whose rows give the sizes and the benchmark's bus-bandwidth
+// factor.
+func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, launches []model.Launch, last *runner.Result) error {
+	rows := sweepRows(launches, last)
+	if asJSON {
+		return WriteJSON(w, map[string]any{
+			"study": study.Name, "simulated": study.Simulated, "sim_profile": study.Launch.SimProfile,
+			"env": cfg.Clone(), "launches": len(launches), "rows": rows,
+		})
+	}
+	printSweep(w, study, cfg, len(launches), rows)
+	return nil
+}
+
+// sweepRow is one size of a sweep's result.
+type sweepRow struct {
+	Bytes  int64   `json:"bytes"`
+	TimeUS float64 `json:"time_us"`
+	Lo     float64 `json:"time_lo_us"`
+	Hi     float64 `json:"time_hi_us"`
+	BusBW  float64 `json:"busbw"`
+	AlgBW  float64 `json:"algbw"`
+}
+
+// noIntervalNote says why a sweep of n launches shows no intervals: the
+// interval of a median over launches is an order-statistic interval, and
+// with fewer than minLaunchesForCI launches none reaches 95 %.
+func noIntervalNote(n int) string {
+	need := minLaunchesForCI(0.95)
+	if n <= 1 {
+		return fmt.Sprintf("(no interval from one launch: --repeats %d or more gives a 95 %% interval over launches)", need)
+	}
+	return fmt.Sprintf("(no interval: %d launches are too few for a 95 %% interval of a median, which needs %d; use --repeats %d or more)", n, need, need)
+}
+
+// minLaunchesForCI is the fewest launches whose extremes bracket the
+// median with the confidence asked: 1 - 2·0.5^n ≥ confidence.
+func minLaunchesForCI(confidence float64) int {
+	n := 1
+	for 1-2*math.Pow(0.5, float64(n)) < confidence {
+		n++
+	}
+	return n
+}
+
+// sweepRows summarises the launches per size: median over launches of
+// each launch's median time, with bandwidths recomputed from that time
+// using the benchmark's own bus-bandwidth factor.
+func sweepRows(launches []model.Launch, last *runner.Result) []sweepRow {
+	var rows []sweepRow
+	seen := map[int64]bool{}
+	for _, r := range last.Rows {
+		if seen[r.Bytes] {
+			continue
+		}
+		seen[r.Bytes] = true
+		sum := model.Summarize(launches, []int64{r.Bytes}, model.DefaultOptions())
+		if len(sum.Sizes) == 0 {
+			continue
+		}
+		s := sum.Sizes[0]
+		row := sweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: FiniteOr(s.Lo, s.Median), Hi: FiniteOr(s.Hi, s.Median)}
+		if s.Median > 0 {
+			row.AlgBW = float64(r.Bytes) / s.Median / 1e3
+			row.BusBW = row.AlgBW
+			if r.Out.AlgBW > 0 {
+				row.BusBW = row.AlgBW * r.Out.BusBW / r.Out.AlgBW
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// printSweep prints the rows as text.
+func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []sweepRow) {
+	fmt.Fprintf(w, "sweep %s: %s, %d launch(es)", study.Name, cfg, n)
+	if study.Simulated {
+		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
+	}
+	fmt.Fprintln(w)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "size\ttime µs (95% CI)\tbusbw\talgbw\t")
+	intervals := 0
+	for _, r := range rows {
+		t := fmt.Sprintf("%.1f", r.TimeUS)
+		if !math.IsNaN(r.Lo) && !math.IsNaN(r.Hi) && r.Lo != r.Hi && n > 1 {
+			t = fmt.Sprintf("%.1f [%.1f, %.1f]", r.TimeUS, r.Lo, r.Hi)
+			intervals++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t\n", nccl.FormatSize(r.Bytes), t, r.BusBW, r.AlgBW)
+	}
+	tw.Flush()
+	if intervals == 0 && len(rows) > 0 {
+		fmt.Fprintln(w, noIntervalNote(n))
+	}
+	fmt.Fprintln(w, "(busbw and algbw in GB/s, from the median time)")
+}
