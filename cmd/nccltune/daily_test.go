@@ -262,7 +262,7 @@ func TestVerifyBaselineAndCompare(t *testing.T) {
 	}
 	var v struct {
 		BaselineEnv map[string]string `json:"baseline_env"`
-		Claimed     *claimed          `json:"claimed"`
+		Claimed     *ui.Claim         `json:"claimed"`
 		Speedup     float64           `json:"speedup"`
 	}
 	out, stderr, code := runCLI(t, db, "verify", "tuned", "--sim", "spark4", "--launches", "6", "--baseline-env", "NCCL_ALGO=Tree", "--json")

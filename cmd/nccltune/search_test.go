@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -282,7 +283,7 @@ func TestVerify(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("verify: exit %d\n%s", code, stderr)
 	}
-	var res verifyResult
+	var res ui.VerifyResult
 	decodeOneJSON(t, stdout, &res)
 	if res.Launches != 10 || !res.Recommend || res.Claimed == nil || !res.Consistent || !res.Simulated {
 		t.Fatalf("verify result %+v", res)

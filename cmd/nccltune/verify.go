@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -86,30 +85,6 @@ type verifyOptions struct {
 	naming      studyNaming
 }
 
-// verifyResult is the verdict of a verify run.
-type verifyResult struct {
-	Study    string `json:"study"`
-	Verifies string `json:"verifies,omitempty"`
-	// BaselineEnv is what the config was compared with ({} for NCCL's
-	// defaults).
-	BaselineEnv map[string]string `json:"baseline_env"`
-	Simulated   bool              `json:"simulated"`
-	Env         map[string]string `json:"env"`
-	Launches    int               `json:"launches_per_arm"`
-	Speedup     float64           `json:"speedup"`
-	SpeedupCI   [2]float64        `json:"speedup_ci"`
-	PValue      float64           `json:"p_value"`
-	Recommend   bool              `json:"significant"`
-	Reason      string            `json:"reason"`
-	Claimed     *claimed          `json:"claimed"`
-	Consistent  bool              `json:"consistent"`
-}
-
-type claimed struct {
-	Speedup   float64    `json:"speedup"`
-	SpeedupCI [2]float64 `json:"speedup_ci"`
-}
-
 func runVerify(ctx context.Context, o verifyOptions) error {
 	st, err := store.Open(o.db, store.Options{})
 	if err != nil {
@@ -131,7 +106,7 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		fmt.Fprintln(o.stderr, note)
 	}
 	cfg := o.config
-	var claim *claimed
+	var claim *ui.Claim
 	if len(cfg) == 0 {
 		rec := orig.Recommendation
 		switch {
@@ -150,7 +125,7 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		default:
 			return usageErrorf("study %s confirmed no candidate: there is nothing to verify; name a config with --env K=V", orig.Name)
 		}
-		claim = &claimed{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI}
+		claim = &ui.Claim{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI}
 	}
 	for _, k := range sortedKeys(cfg) {
 		if _, fixed := o.launch.spec.BaseEnv[k]; fixed {
@@ -179,7 +154,7 @@ type abSpec struct {
 	guards         []int64
 	collective     string
 	base, cand     nccl.Config
-	claim          *claimed
+	claim          *ui.Claim
 }
 
 // runInterleaved measures spec.base and spec.cand alternately (B C B C …,
@@ -271,7 +246,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 	}
 	opt := model.DefaultOptions()
 	cmp := model.Compare(base.Confirm, cand.Confirm, sizes, opt)
-	res := verifyResult{Study: study.Name, Verifies: spec.verifies, BaselineEnv: spec.base.Clone(), Simulated: study.Simulated, Env: cfg.Clone(),
+	res := ui.VerifyResult{Study: study.Name, Verifies: spec.verifies, BaselineEnv: spec.base.Clone(), Simulated: study.Simulated, Env: cfg.Clone(),
 		Launches: o.launches, Speedup: cmp.Speedup, SpeedupCI: [2]float64{ui.FiniteOr(cmp.Lo, cmp.Speedup), ui.FiniteOr(cmp.Hi, cmp.Speedup)},
 		PValue: ui.FiniteOr(cmp.P, 1), Recommend: cmp.Recommend, Reason: cmp.Reason, Claimed: claim}
 	if claim != nil {
@@ -292,12 +267,8 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec 
 	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
 	_ = rec.SaveTrials([]*search.Trial{base, cand})
 	finish(vocab.StatusDone, spec.reason())
-	if o.json {
-		if err := ui.WriteJSON(o.stdout, res); err != nil {
-			return err
-		}
-	} else {
-		printVerify(o.stdout, study, res)
+	if err := ui.PrintVerify(o.stdout, o.json, study, res); err != nil {
+		return err
 	}
 	if claim != nil && !res.Consistent {
 		return errCheckFailed // the claim did not hold: exit 1, as gate does
@@ -318,36 +289,4 @@ func verifyError(ctx context.Context, err error) error {
 		return vocab.ErrInterrupted
 	}
 	return err
-}
-
-func printVerify(w io.Writer, study *store.Study, r verifyResult) {
-	if r.Verifies != "" {
-		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), ui.BaselineName(r.BaselineEnv), r.Launches, r.Launches)
-	} else {
-		fmt.Fprintf(w, "\ncompare %s: B %s against A %s, %d vs %d interleaved launches", r.Study, nccl.Config(r.Env), nccl.Config(r.BaselineEnv), r.Launches, r.Launches)
-	}
-	if r.Simulated {
-		fmt.Fprintf(w, "  [%s]", ui.SimLabel(true, study.Launch.SimProfile))
-	}
-	fmt.Fprintln(w)
-	if r.Verifies == "" {
-		ui.PrintSizeTableAs(w, study.Recommendation, "A", "B")
-		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
-	} else {
-		ui.PrintSizeTable(w, study.Recommendation)
-		fmt.Fprintf(w, "\nfresh speedup %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
-	}
-	if r.Claimed != nil {
-		verdict := "consistent with"
-		if !r.Consistent {
-			verdict = "NOT consistent with"
-		}
-		fmt.Fprintf(w, "%s the search's claim of %.2f× [%.2f, %.2f]\n", verdict, r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
-	}
-	// The speedup line above is the verdict; the reason adds to it only
-	// when there is no gain to act on.
-	if math.IsNaN(r.Speedup) || r.Recommend {
-		return
-	}
-	fmt.Fprintf(w, "%s\n", r.Reason)
 }
