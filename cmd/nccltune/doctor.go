@@ -245,4 +245,3 @@ func savedRunFailure(res *runner.Result) string {
 	}
 	return ""
 }
-

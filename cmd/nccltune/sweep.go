@@ -9,7 +9,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
@@ -129,11 +128,4 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 		return err
 	}
 	return ui.PrintSweep(o.stdout, o.json, study, o.config, launches, last.Result)
-}
-
-func outcomeText(l *runner.Launch) string {
-	if l.Outcome == runner.OK {
-		return "ok"
-	}
-	return string(l.Outcome) + ": " + l.Reason
 }
