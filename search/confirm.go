@@ -81,6 +81,46 @@ const confirmShare = 0.2
 // many looks are taken.
 func (s *loop) confirm(ctx context.Context, res *Result) error {
 	base := res.Baseline
+	w, dropped, err := s.confirmCandidate(ctx, res)
+	if err != nil || w == nil {
+		return err
+	}
+	res.Winner, res.Dropped = w, dropped
+	if w == base {
+		// Confirming the baseline against itself would compare one set of
+		// launches with itself (speedup 1, p = 1) and read as a measurement.
+		res.Ending = EndingSameAsBaseline
+		res.Reason = "the best config found runs the same NCCL plan as the baseline once its no-op knobs are dropped; keep the baseline"
+		return nil
+	}
+	d := s.confirmDesign(res, base, w)
+	res.Design = &d
+	out, err := Confirm(ctx, Confirmation{Baseline: base, Candidate: w, Design: d, Sizes: s.sizes, Stats: s.opts.Stats,
+		Launch: func(ctx context.Context, t *Trial) error { return s.launch(ctx, t, vocab.PhaseConfirm, true) },
+		Exhausted: func() bool {
+			return s.seq >= s.opts.Budget-s.explainLeft() || s.outOfConfirmTime()
+		}})
+	res.Looks = out.Looks
+	switch {
+	case err != nil:
+		return err
+	case out.Failed == base:
+		return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
+	case out.Failed == w:
+		res.Ending = EndingCandidateFailed
+		res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
+		return nil
+	}
+	s.judge(res, d, out.Look)
+	return nil
+}
+
+// confirmCandidate picks the config to confirm: the best candidate other
+// than the defaults, simplified to the simplest config that NCCL provably
+// runs like it. It is nil, with res's ending set, when no config other
+// than the defaults ran.
+func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []nccl.Drop, error) {
+	base := res.Baseline
 	// The best candidate other than the defaults is always confirmed, even
 	// when exploring says it is no better: only confirmation launches give
 	// a number honest enough to report.
@@ -88,7 +128,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	if w == nil {
 		res.Ending = EndingNoCandidate
 		res.Reason = "no config other than NCCL's defaults ran successfully; keep NCCL's defaults"
-		return nil
+		return nil, nil, nil
 	}
 	// The config confirmed is the simplest that NCCL provably runs like the
 	// candidate: the env a user gets is exactly what was measured.
@@ -97,7 +137,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 		first := w
 		var err error
 		if w, dropped, err = s.simplest(ctx, w); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if w != base || tries == 2 {
 			break
@@ -110,16 +150,13 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 		}
 		w = next
 	}
-	res.Winner, res.Dropped = w, dropped
-	if w == base {
-		// Confirming the baseline against itself would compare one set of
-		// launches with itself (speedup 1, p = 1) and read as a measurement.
-		res.Ending = EndingSameAsBaseline
-		res.Reason = "the best config found runs the same NCCL plan as the baseline once its no-op knobs are dropped; keep the baseline"
-		return nil
-	}
-	// What the budget still allows, launches already made for the
-	// confirmation (a resumed study) included.
+	return w, dropped, nil
+}
+
+// confirmDesign sizes the confirmation of w against base from what the
+// budget still allows, launches already made for the confirmation (a
+// resumed study) included.
+func (s *loop) confirmDesign(res *Result, base, w *Trial) model.ConfirmDesign {
 	room := (s.opts.Budget - s.seq - s.explainLeft() + len(base.Confirm) + len(w.Confirm)) / 2
 	maxN := max(min(s.confirmMax(), room), 1)
 	if res.Stopped == "space" {
@@ -127,40 +164,15 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 		// buys the confirmation power instead of going unspent.
 		maxN = max(min(room, maxConfirmLaunches), 1)
 	}
-	d := model.PlanConfirm(min(s.opts.ConfirmLaunches, maxN), maxN, s.alpha())
-	res.Design = &d
-	var look model.Look
-	for k, n := range d.Looks {
-		final := false
-		for len(base.Confirm) < n || len(w.Confirm) < n {
-			if s.seq >= s.opts.Budget-s.explainLeft() || s.outOfConfirmTime() {
-				final = true
-				break
-			}
-			if len(base.Confirm) <= len(w.Confirm) {
-				if err := s.launch(ctx, base, vocab.PhaseConfirm, true); err != nil {
-					return err
-				}
-				if !base.State.Usable() {
-					return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
-				}
-			} else {
-				if err := s.launch(ctx, w, vocab.PhaseConfirm, true); err != nil {
-					return err
-				}
-				if !w.State.Usable() {
-					res.Ending = EndingCandidateFailed
-					res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
-					return nil
-				}
-			}
-		}
-		look = d.Decide(k, base.Confirm, w.Confirm, s.sizes, s.opts.Stats, final)
-		res.Looks = k + 1
-		if look.Stop {
-			break
-		}
-	}
+	return model.PlanConfirm(min(s.opts.ConfirmLaunches, maxN), maxN, s.alpha())
+}
+
+// judge turns the confirmation's last look into the study's decision: the
+// look's verdict, then the two rules that can still keep the baseline (a
+// winner that switches on what NCCL's defaults disabled, and a significant
+// slowdown at a guard size).
+func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
+	w, base := res.Winner, res.Baseline
 	cmp := look.Comparison
 	res.Decision = &cmp
 	res.Recommend = cmp.Recommend
@@ -188,7 +200,73 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 				w.Config, nccl.FormatSize(g), 100*(1/gc.Speedup-1))
 		}
 	}
-	return nil
+}
+
+// Confirmation is one measurement of a candidate against a baseline from
+// launches interleaved B C B C … (the arm with fewer confirmation launches
+// goes next, so drift hits both), judged at the looks of a design: the
+// one routine that confirms, for the study loop and for verify and
+// compare (package studyrun, whose fixed number of launches per arm is a
+// design of one look).
+type Confirmation struct {
+	Baseline, Candidate *Trial
+	Design              model.ConfirmDesign
+	// Sizes are the band's sizes, Stats the statistics' options.
+	Sizes []int64
+	Stats model.Options
+	// Launch makes and records one confirmation launch of t: a usable
+	// launch is appended to t.Confirm, a failed one leaves t.State
+	// unusable. Its error stops the confirmation.
+	Launch func(ctx context.Context, t *Trial) error
+	// Exhausted, if set, is asked before each launch: true when no more
+	// may be made (budget, time), and the look then taken is the last.
+	Exhausted func() bool
+}
+
+// Confirmed is where a confirmation stopped.
+type Confirmed struct {
+	// Look is the decision of the last look taken (none when a launch
+	// failed before the first).
+	Look model.Look
+	// Looks is the number of looks taken.
+	Looks int
+	// Failed is the arm whose launch failed, nil when none did.
+	Failed *Trial
+}
+
+// Confirm runs the confirmation c: launches up to each look's count per
+// arm, then the look's decision, until a look stops it (a recommendation,
+// a significant slowdown, futility, the last look). A failed launch ends
+// it with Failed set and err nil; err is Launch's.
+func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
+	var out Confirmed
+	base, cand := c.Baseline, c.Candidate
+	for k, n := range c.Design.Looks {
+		final := false
+		for len(base.Confirm) < n || len(cand.Confirm) < n {
+			if c.Exhausted != nil && c.Exhausted() {
+				final = true
+				break
+			}
+			t := cand
+			if len(base.Confirm) <= len(cand.Confirm) {
+				t = base
+			}
+			if err := c.Launch(ctx, t); err != nil {
+				return out, err
+			}
+			if !t.State.Usable() {
+				out.Failed = t
+				return out, nil
+			}
+		}
+		out.Look = c.Design.Decide(k, base.Confirm, cand.Confirm, c.Sizes, c.Stats, final)
+		out.Looks = k + 1
+		if out.Look.Stop {
+			break
+		}
+	}
+	return out, nil
 }
 
 // maxConfirmLaunches bounds a confirmation's launches per arm (the exact
