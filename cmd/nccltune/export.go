@@ -228,20 +228,10 @@ func writeExportFiles(out string, docs []exportDoc, several bool, stderr io.Writ
 	}
 	for i, p := range paths {
 		data := docs[i].data
-		if err := writeOutput(p, nil, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-			return fmt.Errorf("cannot write %s: %w; pass --out with a path you can write", p, unwrapPath(err))
+		if err := writeOut(p, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", p)
 	}
 	return nil
-}
-
-// unwrapPath drops the *PathError's operation and path, which the
-// message already names.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

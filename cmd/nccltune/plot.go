@@ -189,7 +189,7 @@ func runPlot(ctx context.Context, o plotOptions) error {
 			fig.Subtitle = []string{"every config, all its launches pooled (exploration included): context, not the verdict"}
 		}
 	}
-	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
+	if err := writeOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, report.Plural(len(curves), "curve"), joinStudyNames(studies), simulatedSuffix(studies))
@@ -236,7 +236,7 @@ func runStudyFigure(o plotOptions) error {
 		}
 		fig, data = f, map[string]any{"confirm_from": f.ConfirmFrom, "confirm_to": f.ConfirmTo, "steps": jsonSteps(f.Steps)}
 	}
-	if err := writeFileWith(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
+	if err := writeOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: the %s of %s%s\n", o.out, o.figure, s.Name(), simulatedSuffix([]*report.Study{s}))
@@ -427,13 +427,4 @@ func jsonCurves(cs []report.Curve) []map[string]any {
 			"launches": c.Launches, "phase": c.Phase, "background": c.Background, "interval": c.IntervalText(), "note": c.Note, "simulated": c.Simulated, "points": pts})
 	}
 	return out
-}
-
-// writeFileWith writes the file named by --out (see writeOutput for what
-// happens to what already exists there).
-func writeFileWith(path string, write func(io.Writer) error) error {
-	if err := writeOutput(path, nil, write); err != nil {
-		return fmt.Errorf("cannot write %s: %w; pass --out with a path you can write", path, unwrapPath(err))
-	}
-	return nil
 }

@@ -90,8 +90,8 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(out, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("replay build: %w", err)
+	if err := writeOut(out, func(w io.Writer) error { _, err := w.Write(append(data, '\n')); return err }); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "replay %s: %s\nwrote %s (%d bytes); use it with --sim replay:%s\n", r.Name, r.Description, out, len(data)+1, out)
 	return nil

@@ -71,7 +71,7 @@ func runReport(ctx context.Context, o reportOptions) error {
 		return err
 	}
 	opt := report.HTMLOptions{Now: o.now, Location: time.Local}
-	if err := writeFileWith(o.out, func(w io.Writer) error { return report.WriteHTML(w, data, opt) }); err != nil {
+	if err := writeOut(o.out, func(w io.Writer) error { return report.WriteHTML(w, data, opt) }); err != nil {
 		return err
 	}
 	sim := ""
