@@ -73,7 +73,7 @@ func (b *builder) launch(t *store.Trial, phase string, scored bool, truth map[in
 		}
 		med := samples[2] // not the median: nccl-tests prints the mean; any plausible value does here
 		alg := float64(size) / med / 1e3
-		z := store.Size{Bytes: size, TimeUS: med, AlgBW: math.Round(alg*100) / 100, Samples: samples}
+		z := benchfmt.Size{Bytes: size, TimeUS: med, AlgBW: math.Round(alg*100) / 100, Samples: samples}
 		if ranks > 1 {
 			z.BusBW = math.Round(alg*2*float64(ranks-1)/float64(ranks)*100) / 100
 		}

@@ -119,22 +119,13 @@ func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 	return out
 }
 
-// modelLaunches converts stored launches to the model's form: per size
-// the per-iteration samples, or nccl-tests' summary time when the output
-// had none. With -N cycles a size appears several times; its samples are
-// pooled, as the launch measured them all.
+// modelLaunches converts stored launches to the model's form, each by
+// benchfmt.ModelLaunch (per size the per-iteration samples, or nccl-tests'
+// summary time when the output had none; -N cycles pooled).
 func modelLaunches(ls []*store.Launch) []model.Launch {
 	out := make([]model.Launch, 0, len(ls))
 	for _, l := range ls {
-		ml := model.Launch{Times: map[int64][]float64{}}
-		for _, z := range l.Sizes {
-			if len(z.Samples) > 0 {
-				ml.Times[z.Bytes] = append(ml.Times[z.Bytes], z.Samples...)
-			} else {
-				ml.Times[z.Bytes] = append(ml.Times[z.Bytes], z.TimeUS)
-			}
-		}
-		out = append(out, ml)
+		out = append(out, benchfmt.ModelLaunch(l.Sizes))
 	}
 	return out
 }

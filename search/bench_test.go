@@ -142,7 +142,7 @@ func (r *benchRecorder) SaveTrials(ts []*Trial) error {
 
 func (r *benchRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool) error {
 	rec := &store.Launch{StudyID: r.study.ID, TrialID: t.ID, Phase: req.Phase, Outcome: l.Outcome, Reason: l.Reason,
-		Simulated: true, Scored: scored, Sizes: store.SizesFromResult(l.Result), NewTrial: r.pending[t],
+		Simulated: true, Scored: scored, Sizes: benchfmt.SizesOf(l.Result), NewTrial: r.pending[t],
 		TrialUpdate: &store.TrialUpdate{State: t.State, Reason: t.Reason}}
 	if l.Result != nil {
 		rec.Facts = l.Result.Facts

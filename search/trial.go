@@ -137,20 +137,8 @@ func (t *Trial) computeLogScore(sizes []int64) (mean, ss float64, n int) {
 	return mean, ss, len(xs)
 }
 
-// ModelLaunch converts a parsed benchmark result into the model's input:
-// per size, the out-of-place per-iteration times (every cycle of -N), or
-// the table's single time when the output has no per-iteration samples.
+// ModelLaunch is benchfmt.ModelLaunch of a parsed result's sizes: the
+// model's input for one launch.
 func ModelLaunch(r *benchfmt.Result) model.Launch {
-	l := model.Launch{Times: map[int64][]float64{}}
-	if r == nil {
-		return l
-	}
-	for _, row := range r.Rows {
-		if row.Out.Iter != nil && len(row.Out.Iter.TimesUS) > 0 {
-			l.Times[row.Bytes] = append(l.Times[row.Bytes], row.Out.Iter.TimesUS...)
-		} else if row.Out.TimeUS > 0 {
-			l.Times[row.Bytes] = append(l.Times[row.Bytes], row.Out.TimeUS)
-		}
-	}
-	return l
+	return benchfmt.ModelLaunch(benchfmt.SizesOf(r))
 }

@@ -74,7 +74,7 @@ func (rc recording) record(t testing.TB, dir string) string {
 					t.Fatal(err)
 				}
 				for _, b := range rc.sizes {
-					l.Sizes = append(l.Sizes, store.Size{Bytes: b, TimeUS: meanOf(samples[b]), Samples: samples[b]})
+					l.Sizes = append(l.Sizes, benchfmt.Size{Bytes: b, TimeUS: meanOf(samples[b]), Samples: samples[b]})
 				}
 			}
 			addStudy(cfg, vocab.PhaseSweep, l)

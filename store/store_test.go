@@ -12,7 +12,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -417,21 +416,6 @@ func TestClassifyWriteError(t *testing.T) {
 		if tc.is != nil && !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("classify(%v) = %v, want %v containing %q", tc.err, err, tc.is, tc.want)
 		}
-	}
-}
-
-func TestSizesFromResult(t *testing.T) {
-	two := int64(2)
-	r := &benchfmt.Result{Rows: []benchfmt.Row{
-		{Bytes: 1024, Out: benchfmt.Measure{TimeUS: 10, AlgBW: 0.1, BusBW: 0.2, Wrong: &two, Iter: &benchfmt.IterStats{TimesUS: []float64{9, 10, 11}}}},
-		{Bytes: 1024, Cycle: 1, Out: benchfmt.Measure{TimeUS: 12}, In: &benchfmt.Measure{TimeUS: 99}},
-	}}
-	want := []Size{
-		{Bytes: 1024, TimeUS: 10, AlgBW: 0.1, BusBW: 0.2, Wrong: &two, Samples: []float64{9, 10, 11}},
-		{Bytes: 1024, Cycle: 1, TimeUS: 12},
-	}
-	if got := SizesFromResult(r); !reflect.DeepEqual(got, want) {
-		t.Fatalf("SizesFromResult = %+v, want %+v", got, want)
 	}
 }
 

@@ -300,7 +300,7 @@ type Launch struct {
 	ScoreUS float64 `json:"score_us,omitempty"`
 	// Source names where the launch came from when it was imported.
 	Source string          `json:"source,omitempty"`
-	Sizes  []Size          `json:"sizes"`
+	Sizes  []benchfmt.Size `json:"sizes"`
 	Facts  *benchfmt.Facts `json:"facts,omitempty"`
 
 	// TrialUpdate, when set, is applied to the launch's trial in the same
@@ -319,20 +319,6 @@ type TrialUpdate struct {
 	// ScoreUS, when positive, replaces the trial's score (e.g. the mean over
 	// its launches rather than the latest launch's).
 	ScoreUS float64
-}
-
-// Size is one message size of a launch (out-of-place).
-type Size struct {
-	Bytes int64 `json:"bytes"`
-	// Cycle counts nccl-tests -N repetitions from 0.
-	Cycle  int     `json:"cycle,omitempty"`
-	TimeUS float64 `json:"time_us"`
-	AlgBW  float64 `json:"algbw"`
-	BusBW  float64 `json:"busbw"`
-	// Wrong is nccl-tests' #wrong, nil when not checked.
-	Wrong *int64 `json:"wrong"`
-	// Samples are the per-iteration times in µs (nccl-tests -I 1 -J).
-	Samples []float64 `json:"samples,omitempty"`
 }
 
 // Raw is a launch's output as printed, kept for later inspection.
@@ -369,29 +355,4 @@ type RecommendationSummary struct {
 	Speedup     float64           `json:"speedup"`
 	SpeedupCI   [2]float64        `json:"speedup_ci"`
 	Significant bool              `json:"significant"`
-}
-
-// SizesFromResult converts parsed nccl-tests output into stored sizes: one
-// entry per table row, in output order, out-of-place columns, with the
-// per-iteration times when the output had them.
-func SizesFromResult(r *benchfmt.Result) []Size {
-	if r == nil {
-		return nil
-	}
-	out := make([]Size, 0, len(r.Rows))
-	for _, row := range r.Rows {
-		s := Size{
-			Bytes:  row.Bytes,
-			Cycle:  row.Cycle,
-			TimeUS: row.Out.TimeUS,
-			AlgBW:  row.Out.AlgBW,
-			BusBW:  row.Out.BusBW,
-			Wrong:  row.Out.Wrong,
-		}
-		if row.Out.Iter != nil && len(row.Out.Iter.TimesUS) > 0 {
-			s.Samples = append([]float64(nil), row.Out.Iter.TimesUS...)
-		}
-		out = append(out, s)
-	}
-	return out
 }

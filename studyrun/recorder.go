@@ -107,7 +107,7 @@ func LaunchRecord(l *benchfmt.Launch) *store.Launch {
 	rec := &store.Launch{Start: l.Start, Duration: l.Duration, Outcome: l.Outcome, Reason: l.Reason,
 		ExitCode: l.ExitCode, Argv: l.Argv, Env: l.Env, Simulated: l.Simulated}
 	if l.Result != nil {
-		rec.Sizes = store.SizesFromResult(l.Result)
+		rec.Sizes = benchfmt.SizesOf(l.Result)
 		rec.Facts = l.Result.Facts
 		rec.Simulated = rec.Simulated || l.Result.Simulated
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
@@ -356,14 +357,7 @@ func loadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.T
 		if l.Outcome != runner.OK || !l.Scored {
 			continue
 		}
-		ml := model.Launch{Times: map[int64][]float64{}}
-		for _, s := range l.Sizes {
-			if len(s.Samples) > 0 {
-				ml.Times[s.Bytes] = append(ml.Times[s.Bytes], s.Samples...)
-			} else {
-				ml.Times[s.Bytes] = append(ml.Times[s.Bytes], s.TimeUS)
-			}
-		}
+		ml := benchfmt.ModelLaunch(l.Sizes)
 		if l.Phase == vocab.PhaseConfirm {
 			t.Confirm = append(t.Confirm, ml)
 		} else {
