@@ -83,31 +83,7 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
 		maxPerArm = DefaultMaxPerArm
 	}
 	p := Plan{Arm: -1, Leader: -1, Challenger: -1}
-	type armStat struct {
-		arm, n   int
-		logScore float64   // log band score
-		logs     []float64 // log launch scores
-		bound    float64   // optimistic (challenger) or pessimistic (leader) bound
-	}
-	var st []armStat
-	for i, a := range arms {
-		an := analyse(a.Launches, sizes, false)
-		scores, _ := an.validScores()
-		score := an.bandScore()
-		if len(scores) == 0 || math.IsNaN(score) {
-			continue
-		}
-		st = append(st, armStat{arm: i, n: len(scores), logScore: math.Log(score), logs: logs(scores)})
-	}
-	slices.SortStableFunc(st, func(a, b armStat) int {
-		switch {
-		case a.logScore < b.logScore:
-			return -1
-		case a.logScore > b.logScore:
-			return 1
-		}
-		return b.n - a.n // more launches first; stable keeps index order
-	})
+	st := rankArms(arms, sizes)
 	if len(st) < 2 {
 		p.Done = true
 		p.Reason = "fewer than two configs have a scored launch: nothing to rank"
@@ -129,8 +105,55 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
 		}
 		return p
 	}
+	sigma := pooledLogSD(st)
+	leaderBound := lead.logScore + PlanBeta*sigma/math.Sqrt(float64(lead.n))
+	s := settling{lead: lead, need: need, maxPerArm: maxPerArm, opt: opt}
+	if s.next(&p, plausibleChallengers(st[1:], sigma), leaderBound) {
+		return p
+	}
+	p.Done = true
+	p.Challenger = -1
+	p.Reason = s.doneReason()
+	return p
+}
 
-	// Pooled launch-to-launch spread of log launch scores.
+// rankedArm is one arm with a scored launch, as PlanNext ranks it.
+type rankedArm struct {
+	arm, n   int
+	logScore float64   // log band score
+	logs     []float64 // log launch scores
+	bound    float64   // optimistic (challenger) or pessimistic (leader) bound
+}
+
+// rankArms ranks the arms with a scored launch by band score, best
+// first; ties go to more launches, then the lower index (step 1).
+func rankArms(arms []Arm, sizes []int64) []rankedArm {
+	var st []rankedArm
+	for i, a := range arms {
+		an := analyse(a.Launches, sizes, false)
+		scores, _ := an.validScores()
+		score := an.bandScore()
+		if len(scores) == 0 || math.IsNaN(score) {
+			continue
+		}
+		st = append(st, rankedArm{arm: i, n: len(scores), logScore: math.Log(score), logs: logs(scores)})
+	}
+	slices.SortStableFunc(st, func(a, b rankedArm) int {
+		switch {
+		case a.logScore < b.logScore:
+			return -1
+		case a.logScore > b.logScore:
+			return 1
+		}
+		return b.n - a.n // more launches first; stable keeps index order
+	})
+	return st
+}
+
+// pooledLogSD is the pooled launch-to-launch standard deviation of log
+// launch scores over the arms with two or more launches, at least
+// scaleFloor (step 3). The leader has at least two launches here.
+func pooledLogSD(st []rankedArm) float64 {
 	ss, df := 0.0, 0
 	for _, a := range st {
 		if a.n < 2 {
@@ -146,13 +169,17 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
 		}
 		df += a.n - 1
 	}
-	sigma := max(math.Sqrt(ss/float64(df)), scaleFloor) // df ≥ need−1 ≥ 1 from the leader
-	leaderBound := lead.logScore + PlanBeta*sigma/math.Sqrt(float64(lead.n))
-	challengers := slices.Clone(st[1:])
+	return max(math.Sqrt(ss/float64(df)), scaleFloor) // df ≥ need−1 ≥ 1 from the leader
+}
+
+// plausibleChallengers gives each non-leader its optimistic bound and
+// orders them most optimistic first (step 3).
+func plausibleChallengers(others []rankedArm, sigma float64) []rankedArm {
+	challengers := slices.Clone(others)
 	for i := range challengers {
 		challengers[i].bound = challengers[i].logScore - PlanBeta*sigma/math.Sqrt(float64(challengers[i].n))
 	}
-	slices.SortStableFunc(challengers, func(a, b armStat) int {
+	slices.SortStableFunc(challengers, func(a, b rankedArm) int {
 		switch {
 		case a.bound < b.bound:
 			return -1
@@ -161,25 +188,41 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
 		}
 		return 0
 	})
-	settled, givenUp := 0, 0
-	margin := math.Log(1 + opt.MinEffect)
+	return challengers
+}
+
+// settling is PlanNext settling the plausible challengers one by one
+// (step 4), counting those settled and those given up at the cap.
+type settling struct {
+	lead            rankedArm
+	need, maxPerArm int
+	opt             Options
+	settled         int
+	givenUp         int
+}
+
+// next puts the next launch in p and reports true, or reports false when
+// every plausible challenger is settled or given up.
+func (s *settling) next(p *Plan, challengers []rankedArm, leaderBound float64) bool {
+	lead, maxPerArm := s.lead, s.maxPerArm
+	margin := math.Log(1 + s.opt.MinEffect)
 	for _, c := range challengers {
 		if c.bound >= leaderBound {
 			break // this and every later challenger cannot plausibly win
 		}
 		p.Challenger = c.arm
-		if c.n < need {
+		if c.n < s.need {
 			if c.n < maxPerArm {
 				p.Arm = c.arm
-				p.Reason = fmt.Sprintf("config %d could still beat the leader (config %d): it needs %d launches to be compared", c.arm, lead.arm, need)
-				return p
+				p.Reason = fmt.Sprintf("config %d could still beat the leader (config %d): it needs %d launches to be compared", c.arm, lead.arm, s.need)
+				return true
 			}
-			givenUp++
+			s.givenUp++
 			continue
 		}
-		iv := shiftInterval(c.logs, lead.logs, opt.Confidence)
+		iv := shiftInterval(c.logs, lead.logs, s.opt.Confidence)
 		if iv.ok && (iv.lo > 0 || iv.lo >= -margin && iv.hi <= margin) {
-			settled++
+			s.settled++
 			continue
 		}
 		switch {
@@ -190,25 +233,27 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
 		case lead.n < maxPerArm:
 			p.Arm = lead.arm
 		default:
-			givenUp++
+			s.givenUp++
 			continue
 		}
 		p.Reason = fmt.Sprintf("the leader (config %d) and config %d are not yet told apart", lead.arm, c.arm)
-		return p
+		return true
 	}
-	p.Done = true
-	p.Challenger = -1
+	return false
+}
+
+// doneReason says why nothing is left to settle (step 5).
+func (s *settling) doneReason() string {
 	switch {
-	case settled == 0 && givenUp == 0:
-		p.Reason = fmt.Sprintf("the leader (config %d) is separated: no other config could plausibly beat it", lead.arm)
-	case givenUp == 0:
-		p.Reason = fmt.Sprintf("the leader (config %d) is separated from, or equivalent within the %.0f %% minimum effect to, every config that could beat it",
-			lead.arm, 100*opt.MinEffect)
+	case s.settled == 0 && s.givenUp == 0:
+		return fmt.Sprintf("the leader (config %d) is separated: no other config could plausibly beat it", s.lead.arm)
+	case s.givenUp == 0:
+		return fmt.Sprintf("the leader (config %d) is separated from, or equivalent within the %.0f %% minimum effect to, every config that could beat it",
+			s.lead.arm, 100*s.opt.MinEffect)
 	default:
-		p.Reason = fmt.Sprintf("the leader (config %d) is not told apart from %s, which reached the cap of %d launches",
-			lead.arm, plural(givenUp, "one challenger", fmt.Sprintf("%d challengers", givenUp)), maxPerArm)
+		return fmt.Sprintf("the leader (config %d) is not told apart from %s, which reached the cap of %d launches",
+			s.lead.arm, plural(s.givenUp, "one challenger", fmt.Sprintf("%d challengers", s.givenUp)), s.maxPerArm)
 	}
-	return p
 }
 
 // bandScore is the geometric mean over sizes of the per-size medians over
