@@ -110,6 +110,24 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 	c := Comparison{Baseline: ab.summary(opt), Candidate: ac.summary(opt),
 		Lo: math.NaN(), Hi: math.NaN(), Confidence: math.NaN(), SpeedupHL: math.NaN(), P: 1}
 	c.Warnings = warns
+	c.addArmWarnings()
+	xb, xc := c.Baseline.LaunchScores, c.Candidate.LaunchScores
+	m, n := len(xb), len(xc)
+	c.BaselineN, c.CandidateN = m, n
+	c.Speedup = c.Baseline.ScoreUS / c.Candidate.ScoreUS
+	if m == 0 || n == 0 {
+		c.refuseNoData()
+		return c
+	}
+	faster, slower, minP := c.test(xb, xc, opt)
+	c.interval(xb, xc, opt)
+	c.decide(faster, slower, minP, opt)
+	return c
+}
+
+// addArmWarnings adds each arm's summary warnings, named by arm, except
+// those about per-size medians' intervals, which play no part here.
+func (c *Comparison) addArmWarnings() {
 	for _, arm := range []struct {
 		name string
 		s    Summary
@@ -122,27 +140,30 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 			c.Warnings = append(c.Warnings, w)
 		}
 	}
-	xb, xc := c.Baseline.LaunchScores, c.Candidate.LaunchScores
-	m, n := len(xb), len(xc)
-	c.BaselineN, c.CandidateN = m, n
-	c.Speedup = c.Baseline.ScoreUS / c.Candidate.ScoreUS
-	if m == 0 || n == 0 {
-		c.Speedup = math.NaN()
-		who := "the baseline has"
-		if n == 0 {
-			who = "the candidate has"
-			if m == 0 {
-				who = "neither config has"
-			}
-		}
-		c.Verdict = VerdictNoData
-		c.Reason = "cannot compare: " + who + " no launch with valid times at every size of the band — measure it first"
-		c.Warnings = append(c.Warnings, Warning{Code: WarnNoLaunches, Message: c.Reason})
-		return c
-	}
+}
 
-	// The test.
-	faster, slower := false, false
+// refuseNoData is the verdict when an arm has no launch scored over the
+// whole band: nothing to compare, and the reason says which arm.
+func (c *Comparison) refuseNoData() {
+	m, n := c.BaselineN, c.CandidateN
+	c.Speedup = math.NaN()
+	who := "the baseline has"
+	if n == 0 {
+		who = "the candidate has"
+		if m == 0 {
+			who = "neither config has"
+		}
+	}
+	c.Verdict = VerdictNoData
+	c.Reason = "cannot compare: " + who + " no launch with valid times at every size of the band — measure it first"
+	c.Warnings = append(c.Warnings, Warning{Code: WarnNoLaunches, Message: c.Reason})
+}
+
+// test runs the Mann-Whitney test on the launch scores. It returns the
+// direction the ranks lean and the smallest p these sample sizes can
+// reach, warning when that cannot be below alpha.
+func (c *Comparison) test(xb, xc []float64, opt Options) (faster, slower bool, minP float64) {
+	m, n := len(xb), len(xc)
 	res, err := stats.MannWhitneyUTest(xb, xc, stats.LocationDiffers)
 	switch {
 	case errors.Is(err, stats.ErrSamplesEqual):
@@ -155,14 +176,19 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 		faster, slower = res.U > half, res.U < half
 	}
 	c.Significant = c.P < opt.Alpha
-	minP := min(1, 2*uCDF(m, n, 0))
+	minP = min(1, 2*uCDF(m, n, 0))
 	if minP >= opt.Alpha {
 		c.Warnings = append(c.Warnings, Warning{Code: WarnTooFewForDecision,
 			Message: fmt.Sprintf("with %d and %d launches the Mann-Whitney test cannot reach p < %g (the smallest possible p is %.3g): measure at least %d launches of each",
 				m, n, opt.Alpha, minP, MinLaunchesForDecision(opt))})
 	}
+	return faster, slower, minP
+}
 
-	// The interval.
+// interval computes the speedup's rank interval on log launch scores,
+// warning when none exists or the band-score ratio lies outside it.
+func (c *Comparison) interval(xb, xc []float64, opt Options) {
+	m, n := len(xb), len(xc)
 	iv := shiftInterval(logs(xb), logs(xc), opt.Confidence)
 	c.SpeedupHL = math.Exp(iv.estimate)
 	if iv.ok {
@@ -178,7 +204,13 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 			Message: fmt.Sprintf("with %d and %d launches no %s interval on the speedup exists (the rank interval needs at least %d launches per arm): measure more launches",
 				m, n, pct(opt.Confidence), minEqualForCI(opt.Confidence))})
 	}
+}
 
+// decide gives the verdict and its reason: only a significant,
+// faster-leaning, interval-backed gain of at least the minimum effect
+// recommends the candidate.
+func (c *Comparison) decide(faster, slower bool, minP float64, opt Options) {
+	m, n := c.BaselineN, c.CandidateN
 	gain := c.Speedup - 1
 	switch {
 	case !c.Significant && minP >= opt.Alpha:
@@ -221,7 +253,6 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 		c.Reason = fmt.Sprintf("recommend the candidate: %.1f %% faster (speedup %.3f%s, p = %.2g over %d and %d launches)",
 			100*gain, c.Speedup, c.ciText(opt.Confidence), c.P, m, n)
 	}
-	return c
 }
 
 // ciText is ", 95 % CI 1.041–1.123" (the confidence asked; the exact
