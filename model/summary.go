@@ -151,6 +151,14 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 			missingL = append(missingL, li)
 		}
 	}
+	a.warnLeftOut(invalid, invalidMsg, missingL, missingSizes)
+	return a
+}
+
+// warnLeftOut warns about the launches analyse left out: those with
+// impossible times (invalidMsg says the first one's trouble) and those
+// missing a size, which get no band score.
+func (a *analysis) warnLeftOut(invalid []int, invalidMsg string, missingL []int, missingSizes map[int64]bool) {
 	if len(invalid) > 0 {
 		a.warnings = append(a.warnings, Warning{Code: WarnInvalidLaunch, Launches: invalid,
 			Message: fmt.Sprintf("%s left out: %s", countLaunches(len(invalid)), invalidMsg)})
@@ -162,7 +170,6 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 				plural(len(missingL), "one launch has", fmt.Sprintf("%d launches have", len(missingL))), formatSizes(bs),
 				plural(len(missingL), "it has", "they have"), plural(len(missingL), "is", "are"))})
 	}
-	return a
 }
 
 // cleanSizes sorts and de-duplicates sizes and drops non-positive ones.
@@ -203,6 +210,9 @@ func (a *analysis) validScores() ([]float64, []int) {
 	return xs, idx
 }
 
+// summary is the Summary of the analysed launches: per-size medians
+// with their intervals and spread, the band score, and the warnings
+// about the launches' sizes, their scores and their iterations.
 func (a *analysis) summary(opt Options) Summary {
 	s := Summary{ScoreUS: math.NaN(), Warnings: a.warnings}
 	for _, v := range a.valid {
@@ -214,6 +224,18 @@ func (a *analysis) summary(opt Options) Summary {
 	if a.n == 0 {
 		s.Warnings = append(s.Warnings, Warning{Code: WarnNoLaunches, Message: "no launches to summarise"})
 	}
+	a.summariseSizes(&s, opt)
+	s.Warnings = append(s.Warnings, scoreWarnings(s.LaunchScores, s.LaunchIndex, opt)...)
+	if w, ok := a.iterBimodalWarning(); ok {
+		s.Warnings = append(s.Warnings, w)
+	}
+	return s
+}
+
+// summariseSizes adds each size's summary and the band score, warning
+// about sizes with too few launches for an interval and sizes whose
+// launch-to-launch spread is high.
+func (a *analysis) summariseSizes(s *Summary, opt Options) {
 	needCI := MinLaunchesForInterval(opt)
 	var few []int64
 	fewN := math.MaxInt
@@ -263,19 +285,24 @@ func (a *analysis) summary(opt Options) Summary {
 			Message: fmt.Sprintf("launch-to-launch spread (robust CV) is %s, above %.0f %%: small differences need many launches to resolve",
 				strings.Join(spreadMsgs, ", "), opt.HighSpreadPct)})
 	}
-	// Outliers and bimodality are judged on the launch scores, the values
-	// the comparison tests, in logs: the noise is multiplicative, so a slow
-	// launch and a fast one are symmetric.
-	scoreLogs := logs(s.LaunchScores)
+}
+
+// scoreWarnings flags outlier launches and launch scores in two groups.
+// Both are judged on the launch scores, the values the comparison tests,
+// in logs: the noise is multiplicative, so a slow launch and a fast one
+// are symmetric. index holds each score's launch index.
+func scoreWarnings(scores []float64, index []int, opt Options) []Warning {
+	var warns []Warning
+	scoreLogs := logs(scores)
 	if out := robustOutliers(scoreLogs, opt.OutlierZ); len(out) > 0 {
-		med := Median(s.LaunchScores)
+		med := Median(scores)
 		var ls []int
 		var parts []string
 		for _, i := range out {
-			ls = append(ls, s.LaunchIndex[i])
-			parts = append(parts, fmt.Sprintf("launch %d scores ×%.2f the median", s.LaunchIndex[i], s.LaunchScores[i]/med))
+			ls = append(ls, index[i])
+			parts = append(parts, fmt.Sprintf("launch %d scores ×%.2f the median", index[i], scores[i]/med))
 		}
-		s.Warnings = append(s.Warnings, Warning{Code: WarnOutliers, Launches: ls,
+		warns = append(warns, Warning{Code: WarnOutliers, Launches: ls,
 			Message: fmt.Sprintf("%s far from the others (%s): the medians and the rank test are robust to %s, but a disturbed fabric may be worth checking",
 				plural(len(ls), "one launch is", fmt.Sprintf("%d launches are", len(ls))), strings.Join(parts, "; "),
 				plural(len(ls), "it", "them"))})
@@ -283,25 +310,31 @@ func (a *analysis) summary(opt Options) Summary {
 	if len(scoreLogs) >= minLaunchesForBimodal {
 		slices.Sort(scoreLogs)
 		if bimodal(scoreLogs, max(2, (len(scoreLogs)+9)/10)) {
-			s.Warnings = append(s.Warnings, Warning{Code: WarnBimodal,
+			warns = append(warns, Warning{Code: WarnBimodal,
 				Message: fmt.Sprintf("the %d launch scores fall in two groups: something changes between launches (placement, protocol, clocks) and the median hides it — look at the launches", len(scoreLogs))})
 		}
 	}
-	if len(a.iterBimodal) > 0 {
-		var ls []int
-		var bs []int64
-		for _, r := range a.iterBimodal {
-			ls = append(ls, r.launch)
-			bs = append(bs, r.bytes)
-		}
-		ls = slices.Compact(ls) // iterBimodal is in launch order
-		slices.Sort(bs)
-		bs = slices.Compact(bs)
-		s.Warnings = append(s.Warnings, Warning{Code: WarnBimodal, Launches: ls, Bytes: bs,
-			Message: fmt.Sprintf("iterations fall in two groups inside %s at %s: the launch switched behaviour mid-run; its median may not describe either mode",
-				plural(len(ls), "one launch", fmt.Sprintf("%d launches", len(ls))), formatSizes(bs))})
+	return warns
+}
+
+// iterBimodalWarning is the warning about launches whose iterations fell
+// in two groups at some size, when analyse found any.
+func (a *analysis) iterBimodalWarning() (Warning, bool) {
+	if len(a.iterBimodal) == 0 {
+		return Warning{}, false
 	}
-	return s
+	var ls []int
+	var bs []int64
+	for _, r := range a.iterBimodal {
+		ls = append(ls, r.launch)
+		bs = append(bs, r.bytes)
+	}
+	ls = slices.Compact(ls) // iterBimodal is in launch order
+	slices.Sort(bs)
+	bs = slices.Compact(bs)
+	return Warning{Code: WarnBimodal, Launches: ls, Bytes: bs,
+		Message: fmt.Sprintf("iterations fall in two groups inside %s at %s: the launch switched behaviour mid-run; its median may not describe either mode",
+			plural(len(ls), "one launch", fmt.Sprintf("%d launches", len(ls))), formatSizes(bs))}, true
 }
 
 // Thresholds of the robust rules; see robustOutliers and bimodal.
