@@ -317,131 +317,182 @@ func (n Native) Explain(cfg Config) Resolution {
 		}
 		delete(res.Reduced, k)
 	}
-	algos, protos, used := n.Plan.used()
+	e := explanation{n: n, cfg: cfg, res: &res}
+	e.algos, e.protos, e.used = n.Plan.used()
 	if len(n.Plan) == 0 {
 		res.Certain = false
 	}
-	var pending []Drop
-	drop := func(k, rule, reason string) {
-		res.Dropped = append(res.Dropped, Drop{Knob: k, Value: res.Reduced[k], Reason: reason, Rule: rule})
-		delete(res.Reduced, k)
-	}
 	for _, k := range res.Reduced.Names() {
-		v := res.Reduced[k]
-		switch k {
-		case "NCCL_CROSS_NIC":
-			switch {
-			case n.NoNetwork:
-				drop(k, RuleNoNetwork, "no data crosses the network here")
-				continue
-			case n.NICs == 1:
-				drop(k, RuleOneNIC, "one NIC: there is nothing to cross")
-				continue
-			}
-			res.Certain = false
-		case "NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS":
-			limit := cfg.Int(k, 0)
-			if n.Channels > 0 && limit >= n.Channels && limit >= used {
-				drop(k, RuleCapAbove, fmt.Sprintf("a cap of %d is at or above the %d channels NCCL uses", limit, n.Channels))
-				continue
-			}
-			for s, c := range res.Plan {
-				c.Channels = min(c.Channels, max(limit, 1))
-				res.Plan[s] = c
-			}
-			res.Certain = false
-		case "NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS":
-			if cfg.Int(k, 0) == 1 {
-				drop(k, RuleFloorOne, "a floor of 1 channel changes nothing")
-				continue
-			}
-			res.Certain = false
-		case "NCCL_PROTO", "NCCL_ALGO":
-			universe, chosen, status := planProtos, protos, n.ProtoStatus
-			what := "protocol"
-			if k == "NCCL_ALGO" {
-				universe, chosen, status, what = planAlgos, algos, n.AlgoStatus, "algorithm"
-			}
-			set, applies, ok := n.listFor(v, universe)
-			if !ok {
-				res.Certain = false
-				continue
-			}
-			if !applies {
-				drop(k, RuleOtherColl, fmt.Sprintf("sets only other collectives than %s", n.Collective))
-				continue
-			}
-			// What the list switches on that the defaults had off (or may have).
-			adds := false
-			for _, name := range sortedSet(set) {
-				switch status(name) {
-				case Disabled:
-					adds = true
-					res.Enables = append(res.Enables, fmt.Sprintf("%s: NCCL's defaults disabled this %s here", name, what))
-				case Unknown:
-					adds = true
-					res.Enables = append(res.Enables, fmt.Sprintf("%s: the log does not show whether NCCL's defaults enable this %s", name, what))
-				}
-			}
-			if !adds && n.Table != nil && sameSet(withoutUnavailable(set, status), n.enabledSet(universe, status)) {
-				// It leaves out only what the defaults had off: NCCL runs the
-				// same whatever the rest of the config.
-				drop(k, RuleOnlyDisabled, fmt.Sprintf("leaves out only %s NCCL's defaults disabled here", listText(universe, set)))
-				continue
-			}
-			holds := len(chosen) > 0
-			for name := range chosen {
-				holds = holds && set[name]
-			}
-			if holds && !adds && len(n.Plan) > 0 {
-				// A no-op only while the rest of the config leaves NCCL's
-				// choices as they are: decided after the loop.
-				pending = append(pending, Drop{Knob: k, Value: v, Rule: RuleHoldsChoices,
-					Reason: fmt.Sprintf("holds every %s NCCL chooses here (%s)", what, strings.Join(sortedSet(chosen), ", "))})
-				continue
-			}
-			res.Certain = false
-			if !holds {
-				if len(set) == 1 {
-					forced := sortedSet(set)[0]
-					for s, c := range res.Plan {
-						if k == "NCCL_PROTO" {
-							c.Proto = forced
-						} else {
-							c.Algo = forced
-						}
-						res.Plan[s] = c
-					}
-				}
-			}
-		default:
-			// Threads, buffers, sockets, queue pairs: they change the time,
-			// and some the tuner's inputs; the log of the defaults cannot say.
-			res.Certain = false
-		}
+		e.knob(k, res.Reduced[k])
 	}
-	if res.Certain {
-		for _, d := range pending {
-			drop(d.Knob, d.Rule, d.Reason)
-		}
-		sort.Slice(res.Dropped, func(i, j int) bool { return res.Dropped[i].Knob < res.Dropped[j].Knob })
-		res.Key = "plan:" + res.Plan.Key()
-		// Knobs that act beside the plan (threads, buffers, sockets, rings
-		// across NICs) make a different run even on the same plan.
-		beside := Config{}
-		for k, v := range cfg {
-			if !planKnobs[k] && !dropped(res.Dropped, k) {
-				beside[k] = v
-			}
-		}
-		if len(beside) > 0 {
-			res.Key += " | " + beside.Key()
-		}
-	} else {
-		res.Conditional = pending
-		res.Key = "config:" + n.capKey(res.Reduced)
-	}
+	e.conclude()
 	return res
+}
+
+// explanation is Explain at work: the resolution so far, the no-ops that
+// hold only if nothing else changes the plan (pending), and what the
+// defaults' plan uses.
+type explanation struct {
+	n       Native
+	cfg     Config
+	res     *Resolution
+	pending []Drop
+	// algos and protos are the choices the plan makes; used the most
+	// channels it uses.
+	algos, protos map[string]bool
+	used          int
+}
+
+// drop records knob k as changing nothing, by rule, and takes it out of
+// the reduced config.
+func (e *explanation) drop(k, rule, reason string) {
+	e.res.Dropped = append(e.res.Dropped, Drop{Knob: k, Value: e.res.Reduced[k], Reason: reason, Rule: rule})
+	delete(e.res.Reduced, k)
+}
+
+// knob works out what one knob of the config does to the plan: dropped
+// as a no-op, pending, or applied to the plan as a guess (uncertain).
+func (e *explanation) knob(k, v string) {
+	n, res := e.n, e.res
+	switch k {
+	case "NCCL_CROSS_NIC":
+		switch {
+		case n.NoNetwork:
+			e.drop(k, RuleNoNetwork, "no data crosses the network here")
+			return
+		case n.NICs == 1:
+			e.drop(k, RuleOneNIC, "one NIC: there is nothing to cross")
+			return
+		}
+		res.Certain = false
+	case "NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS":
+		e.channelCap(k)
+	case "NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS":
+		if e.cfg.Int(k, 0) == 1 {
+			e.drop(k, RuleFloorOne, "a floor of 1 channel changes nothing")
+			return
+		}
+		res.Certain = false
+	case "NCCL_PROTO", "NCCL_ALGO":
+		e.choiceList(k, v)
+	default:
+		// Threads, buffers, sockets, queue pairs: they change the time,
+		// and some the tuner's inputs; the log of the defaults cannot say.
+		res.Certain = false
+	}
+}
+
+// channelCap is a cap on channels: a no-op at or above what NCCL uses,
+// else the plan's channels capped.
+func (e *explanation) channelCap(k string) {
+	n, res := e.n, e.res
+	limit := e.cfg.Int(k, 0)
+	if n.Channels > 0 && limit >= n.Channels && limit >= e.used {
+		e.drop(k, RuleCapAbove, fmt.Sprintf("a cap of %d is at or above the %d channels NCCL uses", limit, n.Channels))
+		return
+	}
+	for s, c := range res.Plan {
+		c.Channels = min(c.Channels, max(limit, 1))
+		res.Plan[s] = c
+	}
+	res.Certain = false
+}
+
+// choiceList is an NCCL_PROTO or NCCL_ALGO list: a no-op when it sets
+// other collectives only or leaves out only what the defaults had off;
+// pending when it holds every choice NCCL made; else the plan changes,
+// and a single name forces it.
+func (e *explanation) choiceList(k, v string) {
+	n, res := e.n, e.res
+	universe, chosen, status := planProtos, e.protos, n.ProtoStatus
+	what := "protocol"
+	if k == "NCCL_ALGO" {
+		universe, chosen, status, what = planAlgos, e.algos, n.AlgoStatus, "algorithm"
+	}
+	set, applies, ok := n.listFor(v, universe)
+	if !ok {
+		res.Certain = false
+		return
+	}
+	if !applies {
+		e.drop(k, RuleOtherColl, fmt.Sprintf("sets only other collectives than %s", n.Collective))
+		return
+	}
+	adds := e.enables(set, status, what)
+	if !adds && n.Table != nil && sameSet(withoutUnavailable(set, status), n.enabledSet(universe, status)) {
+		// It leaves out only what the defaults had off: NCCL runs the
+		// same whatever the rest of the config.
+		e.drop(k, RuleOnlyDisabled, fmt.Sprintf("leaves out only %s NCCL's defaults disabled here", listText(universe, set)))
+		return
+	}
+	holds := len(chosen) > 0
+	for name := range chosen {
+		holds = holds && set[name]
+	}
+	if holds && !adds && len(n.Plan) > 0 {
+		// A no-op only while the rest of the config leaves NCCL's
+		// choices as they are: decided after the loop.
+		e.pending = append(e.pending, Drop{Knob: k, Value: v, Rule: RuleHoldsChoices,
+			Reason: fmt.Sprintf("holds every %s NCCL chooses here (%s)", what, strings.Join(sortedSet(chosen), ", "))})
+		return
+	}
+	res.Certain = false
+	if !holds && len(set) == 1 {
+		forced := sortedSet(set)[0]
+		for s, c := range res.Plan {
+			if k == "NCCL_PROTO" {
+				c.Proto = forced
+			} else {
+				c.Algo = forced
+			}
+			res.Plan[s] = c
+		}
+	}
+}
+
+// enables notes what a list switches on that the defaults had off (or
+// may have), and reports whether it switches on anything.
+func (e *explanation) enables(set map[string]bool, status func(string) Status, what string) bool {
+	adds := false
+	for _, name := range sortedSet(set) {
+		switch status(name) {
+		case Disabled:
+			adds = true
+			e.res.Enables = append(e.res.Enables, fmt.Sprintf("%s: NCCL's defaults disabled this %s here", name, what))
+		case Unknown:
+			adds = true
+			e.res.Enables = append(e.res.Enables, fmt.Sprintf("%s: the log does not show whether NCCL's defaults enable this %s", name, what))
+		}
+	}
+	return adds
+}
+
+// conclude keys the resolution: when certain, the pending no-ops are
+// dropped and the key is the plan plus the knobs that act beside it;
+// else they stay conditional and the key is the reduced config.
+func (e *explanation) conclude() {
+	res := e.res
+	if !res.Certain {
+		res.Conditional = e.pending
+		res.Key = "config:" + e.n.capKey(res.Reduced)
+		return
+	}
+	for _, d := range e.pending {
+		e.drop(d.Knob, d.Rule, d.Reason)
+	}
+	sort.Slice(res.Dropped, func(i, j int) bool { return res.Dropped[i].Knob < res.Dropped[j].Knob })
+	res.Key = "plan:" + res.Plan.Key()
+	// Knobs that act beside the plan (threads, buffers, sockets, rings
+	// across NICs) make a different run even on the same plan.
+	beside := Config{}
+	for k, v := range e.cfg {
+		if !planKnobs[k] && !dropped(res.Dropped, k) {
+			beside[k] = v
+		}
+	}
+	if len(beside) > 0 {
+		res.Key += " | " + beside.Key()
+	}
 }
 
 // planKnobs act on NCCL only through its plan (algorithm, protocol,
