@@ -139,11 +139,8 @@ func rankArms(arms []Arm, sizes []int64) []rankedArm {
 		st = append(st, rankedArm{arm: i, n: len(scores), logScore: math.Log(score), logs: logs(scores)})
 	}
 	slices.SortStableFunc(st, func(a, b rankedArm) int {
-		switch {
-		case a.logScore < b.logScore:
-			return -1
-		case a.logScore > b.logScore:
-			return 1
+		if c := compareFloats(a.logScore, b.logScore); c != 0 {
+			return c
 		}
 		return b.n - a.n // more launches first; stable keeps index order
 	})
@@ -179,16 +176,21 @@ func plausibleChallengers(others []rankedArm, sigma float64) []rankedArm {
 	for i := range challengers {
 		challengers[i].bound = challengers[i].logScore - PlanBeta*sigma/math.Sqrt(float64(challengers[i].n))
 	}
-	slices.SortStableFunc(challengers, func(a, b rankedArm) int {
-		switch {
-		case a.bound < b.bound:
-			return -1
-		case a.bound > b.bound:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(challengers, func(a, b rankedArm) int { return compareFloats(a.bound, b.bound) })
 	return challengers
+}
+
+// compareFloats orders smaller first and, unlike cmp.Compare, ties a NaN
+// with everything (as sorting by < does), so a stable sort keeps it where
+// it was.
+func compareFloats(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // settling is PlanNext settling the plausible challengers one by one

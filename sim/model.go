@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -342,7 +343,7 @@ func parseList(value string, elems []string, enable map[string]int) error {
 			if i > 0 {
 				return fmt.Errorf("All entries except the first must have a prefix: \"%s\"", value)
 			}
-		} else if !containsFold(funcNames, prefix) {
+		} else if !slices.ContainsFunc(funcNames, func(name string) bool { return strings.EqualFold(name, prefix) }) {
 			return fmt.Errorf("Unrecognized prefix token \"%s\" when parsing \"%s\"", prefix, value)
 		}
 		set, unset := 1, 0
@@ -375,15 +376,6 @@ func parseList(value string, elems []string, enable map[string]int) error {
 		}
 	}
 	return nil
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // matchHCA filters NICs with NCCL_IB_HCA's syntax: a comma list of device
