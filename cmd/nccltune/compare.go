@@ -130,7 +130,7 @@ func readConfigFlag(c *cli.Context, flag string, base map[string]string) (nccl.C
 
 // compareStudies compares what two stored studies concluded.
 func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
-	studies, err := loadStudies(path, []string{qa, qb})
+	studies, err := loadStudies(path, []string{qa, qb}, reviewLoad)
 	if err != nil {
 		return err
 	}

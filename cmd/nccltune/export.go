@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/export"
-	"github.com/nccltune/nccltune/store"
 )
 
 func exportCommand() *cli.Command {
@@ -143,34 +141,13 @@ func exportFormat(o exportOptions) (export.Format, error) {
 // readBands loads each study with its trials and launches in one short
 // read-only visit, and checks that it has a recommendation to export.
 func readBands(path string, queries []string) ([]*export.Band, error) {
-	st, err := openReview(path, queries[0])
+	studies, err := loadStudies(path, queries, studyLoad{distinct: true})
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
 	var bands []*export.Band
-	given := map[uint64]string{}
-	for _, q := range queries {
-		study, err := st.Study(q)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, usageError(err)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if first, dup := given[study.ID]; dup {
-			return nil, usageErrorf("%q and %q are the same study, %s: give it once", first, q, study.Name)
-		}
-		given[study.ID] = q
-		trials, err := st.Trials(study.ID)
-		if err != nil {
-			return nil, err
-		}
-		launches, err := st.Launches(study.ID)
-		if err != nil {
-			return nil, err
-		}
-		b, err := export.NewBand(study, trials, launches)
+	for _, s := range studies {
+		b, err := export.NewBand(s.Study, s.Trials, s.Launches)
 		if err != nil {
 			return nil, usageError(err)
 		}

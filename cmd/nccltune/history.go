@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -90,20 +89,6 @@ func withLabels(sums []store.StudySummary, want map[string]string) []store.Study
 		}
 	}
 	return out
-}
-
-// readStudies lists the summaries; a database that does not exist yet
-// holds no studies.
-func readStudies(path string) ([]store.StudySummary, error) {
-	st, err := store.Open(path, store.Options{ReadOnly: true})
-	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	return st.Studies()
 }
 
 // historyStudy is one study of `history --json`.

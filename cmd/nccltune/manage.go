@@ -177,22 +177,3 @@ Example:
 		},
 	}
 }
-
-// openManage opens the database for writing for rm and rename; one that
-// does not exist holds no study to change (exit 2), and is not created.
-func openManage(path, query string) (*store.Store, error) {
-	if _, err := openReviewCheck(path, query); err != nil {
-		return nil, err
-	}
-	return store.Open(path, store.Options{})
-}
-
-// openReviewCheck is openReview's refusal of a missing database, without
-// keeping the read-only handle (a writer cannot open beside it).
-func openReviewCheck(path, query string) (bool, error) {
-	st, err := openReview(path, query)
-	if err != nil {
-		return false, err
-	}
-	return true, st.Close()
-}

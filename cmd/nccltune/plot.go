@@ -161,7 +161,7 @@ func runPlot(ctx context.Context, o plotOptions) error {
 			queries = append(queries, t.study)
 		}
 	}
-	loaded, err := loadStudies(o.db, queries)
+	loaded, err := loadStudies(o.db, queries, reviewLoad)
 	if err != nil {
 		return err
 	}

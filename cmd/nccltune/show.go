@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -96,76 +94,6 @@ func runShow(ctx context.Context, o showOptions) error {
 		return writeTrialsTable(w, trials)
 	}
 	return nil
-}
-
-// readStudy loads a study, its trials and its launches in one short
-// read-only visit.
-func readStudy(path, query string) (*report.Study, error) {
-	studies, err := loadStudies(path, []string{query})
-	if err != nil {
-		return nil, err
-	}
-	return studies[0], nil
-}
-
-// loadStudies loads each named study with its trials and launches in one
-// short read-only visit, so review commands work while a search runs. An
-// unknown study is a usage error (exit 2) naming the closest names.
-func loadStudies(path string, queries []string) ([]*report.Study, error) {
-	st, err := openReview(path, queries[0])
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	var out []*report.Study
-	for _, q := range queries {
-		study, err := st.Study(q)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, usageError(err)
-		}
-		if err != nil {
-			return nil, err
-		}
-		trials, err := st.Trials(study.ID)
-		if err != nil {
-			return nil, err
-		}
-		launches, err := st.Launches(study.ID)
-		if err != nil {
-			return nil, err
-		}
-		rereadTransport(st, study, launches)
-		out = append(out, &report.Study{Study: study, Trials: trials, Launches: launches})
-	}
-	return out, nil
-}
-
-// rereadTransport reads again, with today's parser, the stored NCCL logs of
-// launches whose facts were parsed before nccltune read NCCL's channel
-// lines (their Transport is "Using network …", which on one host says
-// nothing about the data: NVLink may carry it all), and completes the
-// study's fabric from them. Only the copy in memory changes; a log that
-// cannot be read leaves the facts as they were.
-func rereadTransport(st *store.Store, study *store.Study, launches []*store.Launch) {
-	for _, l := range launches {
-		f := l.Facts
-		if f == nil || f.Transport == "" || f.Network != "" || len(f.Routes) > 0 {
-			continue
-		}
-		raw, err := st.RawOutput(l.ID)
-		if err != nil || raw == nil {
-			continue
-		}
-		if again := runner.ParseFacts(append(append([]byte{}, raw.Stdout...), raw.Stderr...)); again != nil && len(again.Routes) > 0 {
-			l.Facts = again
-		}
-	}
-	for _, l := range launches {
-		if l.Phase == vocab.PhaseExplain && l.Facts != nil && len(l.Facts.Routes) > 0 {
-			study.Fabric.AddTransport(l.Facts)
-			return
-		}
-	}
 }
 
 // writeStudySettings prints what the study asked for and where it ran, as

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,16 +12,6 @@ import (
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
-
-// openReview opens the database read-only for a command that reads named
-// studies; a database that does not exist yet holds none of them (exit 2).
-func openReview(path, query string) (*store.Store, error) {
-	st, err := store.Open(path, store.Options{ReadOnly: true})
-	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, usageErrorf("no study %q: %v — %s", query, err, strings.TrimPrefix(howToStart, "no studies yet — "))
-	}
-	return st, err
-}
 
 // preflight refuses a launch that cannot start (no benchmark, no mpirun,
 // a bad spec) before a command opens the database, so no study is stored
