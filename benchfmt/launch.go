@@ -41,3 +41,27 @@ type Launch struct {
 // ReasonInterrupted is the reason of a launch stopped by cancellation: it
 // says nothing about its config (a resumed study makes it again).
 const ReasonInterrupted = "interrupted before the launch finished"
+
+// ParseLaunch reads what a launch printed: the JSON output (-J) when there
+// is one, as it carries every iteration's time, and the text otherwise.
+// NCCL log facts, failure messages and the simulated label always come
+// from the text (stdout, then stderr), since -J does not record them. The
+// error follows Parse's contract.
+func ParseLaunch(l *Launch) (*Result, error) {
+	text := append(append([]byte{}, l.Stdout...), l.Stderr...)
+	textRes, textErr := Parse(text)
+	if len(l.JSON) > 0 {
+		if jr, err := ParseJSON(l.JSON); err == nil && len(jr.Rows) > 0 {
+			if textRes != nil {
+				jr.Facts = textRes.Facts
+				jr.Errors = append(jr.Errors, textRes.Errors...)
+				jr.Simulated = jr.Simulated || textRes.Simulated
+				if jr.SimProfile == "" {
+					jr.SimProfile = textRes.SimProfile
+				}
+			}
+			return jr, nil
+		}
+	}
+	return textRes, textErr
+}

@@ -222,10 +222,10 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 	case stopped && ctx.Err() != nil:
 		// The caller stopped us (Ctrl-C): not the config's fault.
 		l.Outcome, l.Reason = benchfmt.Failed, benchfmt.ReasonInterrupted
-		l.Result, _ = parseLaunch(l)
+		l.Result, _ = benchfmt.ParseLaunch(l)
 		return l, ctx.Err()
 	case stopped:
-		l.Result, _ = parseLaunch(l)
+		l.Result, _ = benchfmt.ParseLaunch(l)
 		l.Outcome, l.Reason = benchfmt.TimedOut, timeoutReason(spec.Timeout, l)
 		return l, nil
 	}
@@ -269,31 +269,9 @@ func exitCodeOf(err error) int {
 	return -1
 }
 
-// parseLaunch parses the JSON output when there is one (it carries every
-// iteration's time) and the text otherwise; NCCL log facts always come
-// from the text, since -J does not record them.
-func parseLaunch(l *benchfmt.Launch) (*benchfmt.Result, error) {
-	text := append(append([]byte{}, l.Stdout...), l.Stderr...)
-	textRes, textErr := benchfmt.Parse(text)
-	if len(l.JSON) > 0 {
-		if jr, err := benchfmt.ParseJSON(l.JSON); err == nil && len(jr.Rows) > 0 {
-			if textRes != nil {
-				jr.Facts = textRes.Facts
-				jr.Errors = append(jr.Errors, textRes.Errors...)
-				jr.Simulated = jr.Simulated || textRes.Simulated
-				if jr.SimProfile == "" {
-					jr.SimProfile = textRes.SimProfile
-				}
-			}
-			return jr, nil
-		}
-	}
-	return textRes, textErr
-}
-
 // classify sets Outcome and Reason for a launch that ended by itself.
 func classify(l *benchfmt.Launch) {
-	res, perr := parseLaunch(l)
+	res, perr := benchfmt.ParseLaunch(l)
 	l.Result = res
 	switch {
 	case l.ExitCode != 0 && res != nil && res.Invalid() != "":
