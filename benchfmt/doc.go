@@ -13,7 +13,7 @@
 //   - NCCL's debug log (NCCL_DEBUG=INFO), read in one pass by
 //     ParseNCCLLog: what it says about the fabric and NCCL's choices
 //     (Facts, alone from ParseFacts) and about the network's
-//     initialisation, per host (FabricLog, alone from ParseFabricLog).
+//     initialisation, per host (NCCLInit, alone from ParseNCCLInit).
 //     The text parser reads the log lines mixed into nccl-tests' output
 //     with the same reader, into Result.Facts.
 //

@@ -7,17 +7,17 @@ import (
 
 // NCCL's debug log (NCCL_DEBUG=INFO) is read in one place: ncclLogReader
 // splits each line, recognises the NCCL log line it holds and hands it to
-// every view benchfmt keeps of the log (Facts and FabricLog). The text
+// every view benchfmt keeps of the log (Facts and NCCLInit). The text
 // parser reads nccl-tests' output through the same reader, so the log is
 // read in one pass whichever function reads it.
 
 // ParseNCCLLog reads the NCCL_DEBUG log lines in data (nccl-tests output
 // with NCCL_DEBUG=INFO, or an NCCL_DEBUG_FILE log) in one pass and returns
 // both views of them: what they say about the fabric and NCCL's choices
-// (Facts), and about the network's initialisation (FabricLog). Both are
-// nil when data holds no NCCL log line.
-func ParseNCCLLog(data []byte) (*Facts, *FabricLog) {
-	r := ncclLogReader{fabric: &fabricLogBuilder{}}
+// (Facts), and about how NCCL set itself up (NCCLInit). Both are nil when
+// data holds no NCCL log line.
+func ParseNCCLLog(data []byte) (*Facts, *NCCLInit) {
+	r := ncclLogReader{init: &initBuilder{}}
 	for _, line := range lines(data) {
 		content, log, _ := r.read(strings.TrimRight(line, "\r"))
 		if log.kind == logNCCL {
@@ -28,7 +28,7 @@ func ParseNCCLLog(data []byte) (*Facts, *FabricLog) {
 			r.facts.add("", "VERSION", "NCCL version "+v)
 		}
 	}
-	return r.facts.result(), r.fabric.result()
+	return r.facts.result(), r.init.result()
 }
 
 // ParseFacts is ParseNCCLLog's Facts: what the NCCL log lines in data say
@@ -38,23 +38,23 @@ func ParseFacts(data []byte) *Facts {
 	return f
 }
 
-// ParseFabricLog is ParseNCCLLog's FabricLog: what the NCCL log lines in
-// data say about the network's initialisation; nil when data holds no NCCL
-// log line.
-func ParseFabricLog(data []byte) *FabricLog {
+// ParseNCCLInit is ParseNCCLLog's NCCLInit: what the NCCL log lines in
+// data say about how NCCL set itself up; nil when data holds no NCCL log
+// line.
+func ParseNCCLInit(data []byte) *NCCLInit {
 	_, fl := ParseNCCLLog(data)
 	return fl
 }
 
 // ncclLogReader reads the NCCL log lines of an output into the views
-// benchfmt keeps of them: always the Facts, and the FabricLog when fabric
-// is set.
+// benchfmt keeps of them: always the Facts, and the NCCLInit when init is
+// set (the text parser has no place for it in a Result).
 type ncclLogReader struct {
 	// known are the hosts seen at the start of a log line: they settle
 	// where a host name starts when it is glued to a results row.
-	known  []string
-	facts  factsBuilder
-	fabric *fabricLogBuilder
+	known []string
+	facts factsBuilder
+	init  *initBuilder
 }
 
 // read splits line as splitLogLine does and reads the NCCL log line it
@@ -65,8 +65,8 @@ func (r *ncclLogReader) read(line string) (content string, log logLine, glued bo
 		return content, log, glued
 	}
 	r.facts.add(log.host, log.level, log.msg)
-	if r.fabric != nil {
-		r.fabric.add(log.host, log.level, log.msg)
+	if r.init != nil {
+		r.init.add(log.host, log.level, log.msg)
 	}
 	if !glued {
 		r.learnHost(log.host)

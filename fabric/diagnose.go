@@ -158,15 +158,15 @@ const (
 )
 
 // Diagnose builds the report of one launch or saved log. res may be nil
-// (nothing parsable was printed); log is benchfmt.ParseFabricLog of the same
+// (nothing parsable was printed); log is benchfmt.ParseNCCLInit of the same
 // output, nil when it held no NCCL line.
-func Diagnose(res *benchfmt.Result, log *benchfmt.FabricLog, c Context) Report {
+func Diagnose(res *benchfmt.Result, log *benchfmt.NCCLInit, c Context) Report {
 	d := diagnosis{res: res, log: log, c: c, facts: &benchfmt.Facts{}}
 	if res != nil && res.Facts != nil {
 		d.facts = res.Facts
 	}
 	if d.log == nil {
-		d.log = &benchfmt.FabricLog{}
+		d.log = &benchfmt.NCCLInit{}
 	}
 	d.fill()
 	d.launchWarnings()
@@ -178,7 +178,7 @@ func Diagnose(res *benchfmt.Result, log *benchfmt.FabricLog, c Context) Report {
 
 type diagnosis struct {
 	res   *benchfmt.Result
-	log   *benchfmt.FabricLog
+	log   *benchfmt.NCCLInit
 	facts *benchfmt.Facts
 	c     Context
 	r     Report

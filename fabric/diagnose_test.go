@@ -34,8 +34,8 @@ func ibFacts() *benchfmt.Facts {
 		NICs: []string{"rocep1s0f1:1/RoCE", "roceP2p1s0f1:1/RoCE"}, GDR: ptr(true), Channels: 8}
 }
 
-func twoRails() *benchfmt.FabricLog {
-	return &benchfmt.FabricLog{IBDevices: []benchfmt.NetDevice{
+func twoRails() *benchfmt.NCCLInit {
+	return &benchfmt.NCCLInit{IBDevices: []benchfmt.NetDevice{
 		{Host: "a", Name: "rocep1s0f1", Port: 1, Link: "RoCE", SpeedMbps: 100000},
 		{Host: "a", Name: "roceP2p1s0f1", Port: 1, Link: "RoCE", SpeedMbps: 100000},
 		{Host: "b", Name: "rocep1s0f1", Port: 1, Link: "RoCE", SpeedMbps: 100000},
@@ -53,7 +53,7 @@ func TestDiagnoseWarnings(t *testing.T) {
 	type tc struct {
 		name  string
 		res   *benchfmt.Result
-		log   *benchfmt.FabricLog
+		log   *benchfmt.NCCLInit
 		c     Context
 		codes []string
 		// in are substrings the first warning's message and fix must hold.
@@ -79,15 +79,15 @@ func TestDiagnoseWarnings(t *testing.T) {
 			c:     Context{BaseEnv: map[string]string{"NCCL_IB_HCA": "==rocep1s0f1,roceP2p1s0f1"}},
 			codes: []string{CodeSocketFallback}, msg: []string{"NCCL_IB_HCA===rocep1s0f1,roceP2p1s0f1 asks for RDMA devices"}},
 		{name: "socket fallback: IB plugin failed without being disabled", res: result(socket(nil), rows(sockBW), "NVIDIA GB10"),
-			log: &benchfmt.FabricLog{IBInitFailed: true}, codes: []string{CodeSocketFallback},
+			log: &benchfmt.NCCLInit{IBInitFailed: true}, codes: []string{CodeSocketFallback},
 			msg: []string{"Failed to initialize NET plugin IB"}},
 		{name: "socket fallback: busbw far below the stated link", res: result(socket(nil), rows(sockBW), "NVIDIA GB10"),
 			c: Context{LinkGbps: 200}, codes: []string{CodeSocketFallback}, msg: []string{"9 % of the 200 Gb/s link (25.0 GB/s)"}},
 		{name: "socket on purpose: NCCL_IB_DISABLE=1 wins over the HCA list", res: result(socket(nil), rows(sockBW), "NVIDIA H200"),
-			log:   &benchfmt.FabricLog{IBInitFailed: true, Env: map[string]string{"NCCL_IB_DISABLE": "1", "NCCL_IB_HCA": "mlx5_0"}},
+			log:   &benchfmt.NCCLInit{IBInitFailed: true, Env: map[string]string{"NCCL_IB_DISABLE": "1", "NCCL_IB_HCA": "mlx5_0"}},
 			codes: []string{CodeSocketTransport}, msg: []string{"because NCCL_IB_DISABLE=1 is set", "TCP numbers"}},
 		{name: "socket for want of a device", res: result(socket(nil), rows(sockBW), "NVIDIA H200"),
-			log:   &benchfmt.FabricLog{IBInitFailed: true, IBNoDevice: true},
+			log:   &benchfmt.NCCLInit{IBInitFailed: true, IBNoDevice: true},
 			codes: []string{CodeSocketTransport}, msg: []string{"No device found"}},
 		{name: "socket on one node carries nothing", res: result(socket(func(f *benchfmt.Facts) { f.NNodes = 1 }), rows(sockBW), "NVIDIA H200"),
 			log: twoRails()},
@@ -97,12 +97,12 @@ func TestDiagnoseWarnings(t *testing.T) {
 			log: twoRails(), codes: []string{CodeGDROff}, fix: []string{"GB10's unified memory", "24.6 GB/s"}},
 		{name: "GDR unknown says nothing", res: result(mod(func(f *benchfmt.Facts) { f.GDR = nil }), rows(healthy), "NVIDIA H200"), log: twoRails()},
 		{name: "one NIC of two carries the channels", res: result(ibFacts(), rows(healthy), "NVIDIA H200"),
-			log:   func() *benchfmt.FabricLog { l := twoRails(); l.ChannelNetDevs = []int{0}; return l }(),
+			log:   func() *benchfmt.NCCLInit { l := twoRails(); l.ChannelNetDevs = []int{0}; return l }(),
 			codes: []string{CodeOneNIC}, msg: []string{"2 RDMA devices (rocep1s0f1, roceP2p1s0f1)", "NET/IB/0"}, fix: []string{"NCCL_IB_MERGE_NICS=1"}},
 		{name: "merged NICs use one virtual device", res: result(ibFacts(), rows(healthy), "NVIDIA H200"),
-			log: func() *benchfmt.FabricLog { l := twoRails(); l.ChannelNetDevs, l.MergedNICs = []int{2}, true; return l }()},
+			log: func() *benchfmt.NCCLInit { l := twoRails(); l.ChannelNetDevs, l.MergedNICs = []int{2}, true; return l }()},
 		{name: "NCCL_IB_HCA lists more than NCCL uses", res: result(mod(func(f *benchfmt.Facts) { f.NICs = f.NICs[:1] }), rows(healthy), "NVIDIA GB10"),
-			log:   &benchfmt.FabricLog{Env: map[string]string{"NCCL_IB_HCA": "=rocep1s0f1,rocep1s0f0:1"}},
+			log:   &benchfmt.NCCLInit{Env: map[string]string{"NCCL_IB_HCA": "=rocep1s0f1,rocep1s0f0:1"}},
 			codes: []string{CodeOneNIC}, msg: []string{"lists 2 devices but NCCL uses 1 on a host (rocep1s0f1)"}, fix: []string{"==", "…f0"}},
 		{name: "NCCL_IB_HCA exclusion is not a list of devices", res: result(mod(func(f *benchfmt.Facts) { f.NICs = f.NICs[:1] }), rows(healthy), "NVIDIA GB10"),
 			c: Context{BaseEnv: map[string]string{"NCCL_IB_HCA": "^mlx5_2,mlx5_3"}}},
@@ -120,17 +120,17 @@ func TestDiagnoseWarnings(t *testing.T) {
 		{name: "small sizes only cannot show a throttle", res: result(ibFacts(), rows(map[int64]float64{nccl.MiB: 0.5}), "NVIDIA H200"),
 			log: twoRails(), c: Context{LinkGbps: 400}},
 		{name: "unknown link speed cannot show a throttle", res: result(ibFacts(), rows(map[int64]float64{256 * nccl.MiB: 0.5}), "NVIDIA H200"),
-			log: &benchfmt.FabricLog{ChannelNetDevs: []int{0, 1}}},
+			log: &benchfmt.NCCLInit{ChannelNetDevs: []int{0, 1}}},
 		{name: "hang after a size", res: result(ibFacts(), rows(map[int64]float64{32 * nccl.KiB: 0.6, 64 * nccl.KiB: 0.9}), "NVIDIA H200"),
 			log: twoRails(), c: Context{Outcome: benchfmt.TimedOut, Timeout: 5 * time.Second},
 			codes: []string{CodeNoProgress}, msg: []string{"within the 5s timeout", "after the 64K row", "next size (128K)"}, fix: []string{"NCCL_ALGO"}},
 		{name: "hang during NCCL init", res: &benchfmt.Result{Collective: "all_reduce", Facts: &benchfmt.Facts{Transport: "IB"}},
-			log:   &benchfmt.FabricLog{InitStarts: 4},
+			log:   &benchfmt.NCCLInit{InitStarts: 4},
 			c:     Context{Outcome: benchfmt.TimedOut, Timeout: 2 * time.Second},
 			codes: []string{CodeNoProgress}, msg: []string{"during NCCL initialisation", "4 rank(s) logged \"Init START\", 0 \"Init COMPLETE\""},
 			fix: []string{"2.28.9", "sm_121"}},
 		{name: "hang in the first collective", res: &benchfmt.Result{Collective: "all_reduce", Facts: &benchfmt.Facts{Transport: "IB"}},
-			log:   &benchfmt.FabricLog{InitStarts: 2, InitCompletes: 2},
+			log:   &benchfmt.NCCLInit{InitStarts: 2, InitCompletes: 2},
 			c:     Context{Outcome: benchfmt.TimedOut},
 			codes: []string{CodeNoProgress}, msg: []string{"the first collective never did"}},
 		{name: "hang with no NCCL log", res: &benchfmt.Result{Collective: "all_reduce"}, c: Context{Outcome: benchfmt.TimedOut},
@@ -221,7 +221,7 @@ func TestDiagnoseFixtures(t *testing.T) {
 			if res == nil {
 				t.Fatalf("%s did not parse", tt.file)
 			}
-			r := Diagnose(res, benchfmt.ParseFabricLog(data), Context{})
+			r := Diagnose(res, benchfmt.ParseNCCLInit(data), Context{})
 			if r.Transport != tt.transport || !reflect.DeepEqual(r.GDR, tt.gdr) {
 				t.Errorf("transport %q GDR %v, want %q %v", r.Transport, r.GDR, tt.transport, tt.gdr)
 			}
@@ -246,7 +246,7 @@ func TestDiagnoseMPSInfoEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Diagnose(res, benchfmt.ParseFabricLog(data), Context{})
+	r := Diagnose(res, benchfmt.ParseNCCLInit(data), Context{})
 	if r.NCCLVersion != "2.28.3" || r.NRanks != 2 || r.NNodes != 2 || len(r.Sizes) != 12 {
 		t.Errorf("version %s ranks %d nodes %d sizes %d; want 2.28.3, 2, 2, 12", r.NCCLVersion, r.NRanks, r.NNodes, len(r.Sizes))
 	}

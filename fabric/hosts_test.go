@@ -65,7 +65,7 @@ func TestHostWarnings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, _ := benchfmt.Parse(tt.log)
-			r := Diagnose(res, benchfmt.ParseFabricLog(tt.log), Context{BaseEnv: tt.baseEnv})
+			r := Diagnose(res, benchfmt.ParseNCCLInit(tt.log), Context{BaseEnv: tt.baseEnv})
 			if r.Transport != tt.transport {
 				t.Errorf("transport %q, want %q (%s)", r.Transport, tt.transport, r.TransportSummary)
 			}

@@ -24,7 +24,7 @@ type (
 	Path         = benchfmt.Path
 	RankPlace    = benchfmt.RankPlace
 	Route        = benchfmt.Route
-	FabricLog    = benchfmt.FabricLog
+	FabricLog    = benchfmt.NCCLInit
 	NetDevice    = benchfmt.NetDevice
 	FailureError = benchfmt.FailureError
 )
@@ -64,7 +64,7 @@ var (
 	ParseJSON         = benchfmt.ParseJSON
 	ParseTorch        = benchfmt.ParseTorch
 	ParseFacts        = benchfmt.ParseFacts
-	ParseFabricLog    = benchfmt.ParseFabricLog
+	ParseFabricLog    = benchfmt.ParseNCCLInit
 	NCCLVersionString = benchfmt.NCCLVersionString
 	SimulatedHeader   = benchfmt.SimulatedHeader
 	RoutesText        = benchfmt.RoutesText

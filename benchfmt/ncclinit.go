@@ -6,14 +6,15 @@ import (
 	"strings"
 )
 
-// FabricLog is what NCCL_DEBUG=INFO lines (subsystems INIT, ENV, NET) say
-// about the network beyond Facts: the environment the ranks really ran
-// with, the RDMA devices NCCL found and their port speeds, whether NICs
-// were merged, which network devices the channels connect through, and
-// how far initialisation got. `nccltune doctor` diagnoses a fabric from it
-// (package fabric). It is kept apart from Facts so that stored and printed
-// facts keep their shape.
-type FabricLog struct {
+// NCCLInit is what NCCL_DEBUG=INFO lines (subsystems INIT, ENV, NET) say
+// about how NCCL set itself up, beyond Facts: the environment the ranks
+// really ran with, the RDMA devices NCCL found and their port speeds,
+// whether NICs were merged, which network devices the channels connect
+// through, and how far initialisation got. `nccltune doctor` and `gate`
+// diagnose a fabric from it (package fabric). It is kept apart from Facts
+// so that stored and printed facts keep their shape. (It was called
+// FabricLog; that name stays as a deprecated alias.)
+type NCCLInit struct {
 	// Env holds the "NCCL_X set by environment to V" lines, first value
 	// per name.
 	Env map[string]string `json:"env,omitempty"`
@@ -52,14 +53,14 @@ type NetDevice struct {
 	SpeedMbps int `json:"speed_mbps,omitempty"`
 }
 
-// fabricLogBuilder gathers a FabricLog from NCCL log lines as they come.
-type fabricLogBuilder struct {
-	fl   FabricLog
+// initBuilder gathers a NCCLInit from NCCL log lines as they come.
+type initBuilder struct {
+	init NCCLInit
 	seen bool
 	devs map[int]bool // ChannelNetDevs as a set
 }
 
-func (b *fabricLogBuilder) add(host, level, msg string) {
+func (b *initBuilder) add(host, level, msg string) {
 	b.seen = true
 	if level != "INFO" {
 		return
@@ -67,15 +68,15 @@ func (b *fabricLogBuilder) add(host, level, msg string) {
 	if b.devs == nil {
 		b.devs = map[int]bool{}
 	}
-	b.fl.add(host, msg, b.devs)
+	b.init.add(host, msg, b.devs)
 }
 
-// result returns the fabric log gathered, nil when no NCCL log line was seen.
-func (b *fabricLogBuilder) result() *FabricLog {
+// result returns what was gathered, nil when no NCCL log line was seen.
+func (b *initBuilder) result() *NCCLInit {
 	if !b.seen {
 		return nil
 	}
-	fl := b.fl
+	fl := b.init
 	for d := range b.devs {
 		fl.ChannelNetDevs = append(fl.ChannelNetDevs, d)
 	}
@@ -83,7 +84,7 @@ func (b *fabricLogBuilder) result() *FabricLog {
 	return &fl
 }
 
-func (fl *FabricLog) add(host, msg string, devs map[int]bool) {
+func (fl *NCCLInit) add(host, msg string, devs map[int]bool) {
 	switch {
 	case strings.Contains(msg, " set by environment to "):
 		name, value, _ := strings.Cut(msg, " set by environment to ")
@@ -134,7 +135,7 @@ func (fl *FabricLog) add(host, msg string, devs map[int]bool) {
 // addDevice reads "NET/IB : [0] mlx5_0:uverbs0:1/RoCE provider=Mlx5
 // speed=200000 context=0x… pciPath=… ar=0" (NCCL 2.2x prints it with or
 // without the space before the colon).
-func (fl *FabricLog) addDevice(host, msg string) {
+func (fl *NCCLInit) addDevice(host, msg string) {
 	rest := strings.TrimSpace(strings.TrimPrefix(msg, "NET/IB"))
 	rest, ok := strings.CutPrefix(rest, ":")
 	if !ok {

@@ -10,13 +10,13 @@ import (
 	"testing"
 )
 
-// FuzzParseFabricLog feeds arbitrary logs to ParseFabricLog: it must never
+// FuzzParseNCCLInit feeds arbitrary logs to ParseNCCLInit: it must never
 // panic, find nothing where no NCCL line is, and keep its promises —
 // channel devices sorted, distinct and in range, devices named and listed
 // once per host, at most 64 distinct rings, counts no larger than the
 // lines that hold them, env names that are words — and give the same
 // answer twice.
-func FuzzParseFabricLog(f *testing.F) {
+func FuzzParseNCCLInit(f *testing.F) {
 	for _, dir := range []string{"testdata/fixtures", "testdata/real", "../fabric/testdata"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
 		files2, _ := filepath.Glob(filepath.Join(dir, "*.log"))
@@ -42,7 +42,7 @@ func FuzzParseFabricLog(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fl := ParseFabricLog(data)
+		fl := ParseNCCLInit(data)
 		if fl == nil {
 			return
 		}
@@ -85,7 +85,7 @@ func FuzzParseFabricLog(f *testing.F) {
 				t.Fatalf("env %q=%q", k, v)
 			}
 		}
-		if again := ParseFabricLog(data); !reflect.DeepEqual(again, fl) {
+		if again := ParseNCCLInit(data); !reflect.DeepEqual(again, fl) {
 			t.Fatalf("two parses differ:\n%+v\n%+v", fl, again)
 		}
 	})
