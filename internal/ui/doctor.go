@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
-	"github.com/nccltune/nccltune/runner"
 )
 
 // DoctorReport is doctor's JSON document: the fabric report and where it came from.
@@ -28,7 +28,7 @@ type DoctorReport struct {
 	Compare    []export.ChoiceRow `json:"compare,omitempty"`
 	// CompareChoices are NCCL's choices with the defaults and with --env,
 	// as logged, for the text's side by side table.
-	CompareChoices [2][]runner.Choice `json:"-"`
+	CompareChoices [2][]benchfmt.Choice `json:"-"`
 }
 
 // PrintDoctor prints doctor's diagnosis: its --json document, or the
@@ -137,7 +137,7 @@ func printDoctor(w io.Writer, r DoctorReport) {
 
 // printDoctorSizes prints NCCL's choice and the measured bandwidth per size.
 func printDoctorSizes(w io.Writer, r fabric.Report) {
-	choices := map[int64]runner.Choice{}
+	choices := map[int64]benchfmt.Choice{}
 	var order []int64
 	for _, c := range r.SortedChoices() {
 		if _, ok := choices[c.Bytes]; !ok {
@@ -152,7 +152,7 @@ func printDoctorSizes(w io.Writer, r fabric.Report) {
 		}
 		if _, ok := choices[s.Bytes]; !ok {
 			order = append(order, s.Bytes)
-			choices[s.Bytes] = runner.Choice{}
+			choices[s.Bytes] = benchfmt.Choice{}
 		}
 	}
 	if len(order) == 0 {
@@ -205,7 +205,7 @@ func transportText(r fabric.Report) string {
 		return "P2P or SHM within one host (the log has no channel lines to tell which; NCCL_DEBUG_SUBSYS=INIT prints them)"
 	case r.Transport == "":
 		return "unknown"
-	case !runner.TransportNetwork(r.Transport) && r.Network != "":
+	case !benchfmt.TransportNetwork(r.Transport) && r.Network != "":
 		return r.Transport + " (the " + r.Network + " network NCCL initialised carries no data)"
 	}
 	return r.Transport

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
@@ -124,7 +124,7 @@ func (p *SearchProgress) Event(ev search.Event) {
 	result := string(ev.Launch.Outcome)
 	if ev.LaunchScore > 0 {
 		result = fmt.Sprintf("band %.1f µs", ev.LaunchScore)
-	} else if ev.Launch.Outcome != runner.OK {
+	} else if ev.Launch.Outcome != benchfmt.OK {
 		result += ": " + ev.Launch.Reason
 	}
 	fmt.Fprintf(p.w, "launch %d/%d %-7s trial %-3d %-40s %s (%s)\n", ev.Seq+1, ev.Budget, ev.Phase, ev.Trial.Number, ev.Trial.Config, result, ev.Launch.Duration.Round(time.Millisecond))

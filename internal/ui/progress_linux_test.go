@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
@@ -60,7 +60,7 @@ func progressEvents(budget int) []search.Event {
 	var evs []search.Event
 	for i := range budget {
 		evs = append(evs, search.Event{Seq: i, Budget: budget, Phase: "explore", Trial: best,
-			Launch: &runner.Launch{Outcome: runner.OK, Duration: 12 * time.Millisecond}, LaunchScore: 210,
+			Launch: &benchfmt.Launch{Outcome: benchfmt.OK, Duration: 12 * time.Millisecond}, LaunchScore: 210,
 			Best: best, BestSpeedup: 4.81, Baseline: base})
 	}
 	return evs

@@ -5,9 +5,9 @@ import (
 	"io"
 	"math"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -16,7 +16,7 @@ import (
 // time, with its interval) and the bandwidths. last is the last launch's
 // result, whose rows give the sizes and the benchmark's bus-bandwidth
 // factor.
-func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, launches []model.Launch, last *runner.Result) error {
+func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, launches []model.Launch, last *benchfmt.Result) error {
 	rows := sweepRows(launches, last)
 	if asJSON {
 		return WriteJSON(w, map[string]any{
@@ -62,7 +62,7 @@ func minLaunchesForCI(confidence float64) int {
 // sweepRows summarises the launches per size: median over launches of
 // each launch's median time, with bandwidths recomputed from that time
 // using the benchmark's own bus-bandwidth factor.
-func sweepRows(launches []model.Launch, last *runner.Result) []sweepRow {
+func sweepRows(launches []model.Launch, last *benchfmt.Result) []sweepRow {
 	var rows []sweepRow
 	seen := map[int64]bool{}
 	for _, r := range last.Rows {
