@@ -88,3 +88,11 @@ func ciText(m, lo, hi float64) string {
 	}
 	return fmt.Sprintf("%.1f [%.1f, %.1f]", m, lo, hi)
 }
+
+// orDash is s, or "—" in a table cell that would otherwise be blank.
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "—"
+	}
+	return s
+}
