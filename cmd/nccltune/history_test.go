@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/internal/golden"
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
@@ -229,7 +230,7 @@ func TestHistoryEmpty(t *testing.T) {
 		}()},
 	} {
 		stdout, stderr, code := runCLI(t, tc.db, "history")
-		if code != 0 || stdout != howToStart+"\n" {
+		if code != 0 || stdout != ui.HowToStart+"\n" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.name, code, stdout, stderr)
 		}
 		stdout, _, code = runCLI(t, tc.db, "history", "--json")

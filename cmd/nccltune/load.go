@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
@@ -19,7 +20,7 @@ import (
 func openReview(path, query string) (*store.Store, error) {
 	st, err := store.Open(path, store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, usageErrorf("no study %q: %v — %s", query, err, strings.TrimPrefix(howToStart, "no studies yet — "))
+		return nil, usageErrorf("no study %q: %v — %s", query, err, strings.TrimPrefix(ui.HowToStart, "no studies yet — "))
 	}
 	return st, err
 }

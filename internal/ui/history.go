@@ -1,0 +1,104 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// HowToStart is what an empty history says.
+const HowToStart = "no studies yet — run nccltune search --sim spark4 --band 512K-4M"
+
+// PrintHistory prints the studies: history's --json document, or one line
+// per study, oldest first, times in loc; HowToStart when there is none.
+func PrintHistory(w io.Writer, asJSON bool, sums []store.StudySummary, loc *time.Location) error {
+	if asJSON {
+		return WriteJSON(w, historyJSON(sums))
+	}
+	if len(sums) == 0 {
+		_, err := fmt.Fprintln(w, HowToStart)
+		return err
+	}
+	return writeHistoryTable(w, sums, loc)
+}
+
+// historyStudy is one study of `history --json`.
+type historyStudy struct {
+	Study      string            `json:"study"`
+	ID         uint64            `json:"id"`
+	Kind       string            `json:"kind"`
+	Band       string            `json:"band"`
+	Collective string            `json:"collective,omitempty"`
+	Simulated  bool              `json:"simulated"`
+	SimProfile string            `json:"sim_profile,omitempty"`
+	Labels     map[string]string `json:"labels"`
+	// Trials is DESIGN.md's count; TrialCount says the same under the
+	// name show --json uses beside its list of trials.
+	Trials         int                          `json:"trials"`
+	TrialCount     int                          `json:"trial_count"`
+	Launches       int                          `json:"launches"`
+	Status         string                       `json:"status"`
+	Created        time.Time                    `json:"created"`
+	Updated        time.Time                    `json:"updated"`
+	Recommendation *store.RecommendationSummary `json:"recommendation"`
+}
+
+func historyJSON(sums []store.StudySummary) map[string]any {
+	studies := make([]historyStudy, 0, len(sums))
+	for _, s := range sums {
+		rec := s.Recommendation
+		if rec != nil && rec.Env == nil {
+			r := *rec
+			r.Env = map[string]string{}
+			rec = &r
+		}
+		studies = append(studies, historyStudy{
+			Study: s.Name, ID: s.ID, Kind: s.Kind, Band: s.Band, Collective: s.Collective,
+			Simulated: s.Simulated, SimProfile: s.SimProfile, Labels: nonNilMap(s.Labels), Trials: s.Trials, TrialCount: s.Trials, Launches: s.Launches,
+			Status: s.Status, Created: s.Created, Updated: s.Updated, Recommendation: rec,
+		})
+	}
+	return map[string]any{"studies": studies}
+}
+
+// writeHistoryTable prints one line per study, oldest first, times in loc.
+func writeHistoryTable(w io.Writer, sums []store.StudySummary, loc *time.Location) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "STUDY\tKIND\tBAND\tFABRIC\tTRIALS\tLAUNCHES\tSTATUS\tCREATED\tRECOMMENDATION")
+	for _, s := range sums {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n",
+			s.Name, s.Kind, orDash(s.Band), fabricLabel(s.Simulated, s.SimProfile), s.Trials, s.Launches,
+			s.Status, s.Created.In(loc).Format("2006-01-02 15:04"), recommendationLine(s.Recommendation, s.Status))
+	}
+	return tw.Flush()
+}
+
+// fabricLabel marks simulated studies loudly: their numbers are not measurements.
+func fabricLabel(simulated bool, profile string) string {
+	switch {
+	case !simulated:
+		return "real"
+	case profile != "":
+		return "SIMULATED:" + profile
+	}
+	return "SIMULATED"
+}
+
+// recommendationLine is a recommendation in one line: the env and the
+// confirmed speedup with its interval, or the plain "keep defaults".
+func recommendationLine(r *store.RecommendationSummary, status string) string {
+	switch {
+	case r == nil && status == vocab.StatusRunning:
+		return "(not decided yet)"
+	case r == nil:
+		return "—"
+	case len(r.Env) == 0 || !r.Significant:
+		return "keep NCCL defaults"
+	}
+	return fmt.Sprintf("%s  %s", nccl.Config(r.Env).Key(), report.SpeedupText(r.Speedup, r.SpeedupCI))
+}
