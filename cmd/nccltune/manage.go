@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -65,19 +64,6 @@ func createStudy(st *store.Store, study *store.Study) error {
 		return usageError(fmt.Errorf("--name: %w (nccltune history lists the names)", errors.Unwrap(err)))
 	}
 	return err
-}
-
-// labelsText is "k=v k2=v2", sorted.
-func labelsText(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, k := range keys {
-		keys[i] = k + "=" + labels[k]
-	}
-	return strings.Join(keys, " ")
 }
 
 func rmCommand() *cli.Command {

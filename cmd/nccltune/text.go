@@ -51,10 +51,6 @@ func intOrBlank(n int) string {
 // exponent where that is shorter), for settings such as --noise.
 func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
-// decimalFloat is x in the fewest digits that read back as x, never with
-// an exponent, for CSV cells that spreadsheets read as plain numbers.
-func decimalFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-
 // outcomeText is "ok", or the launch's outcome and why.
 func outcomeText(l *runner.Launch) string {
 	if l.Outcome == runner.OK {

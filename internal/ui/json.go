@@ -109,6 +109,14 @@ func FiniteOr(x, fallback float64) float64 {
 	return x
 }
 
+// nonNil is sizes, or an empty list: JSON's [] rather than null.
+func nonNil(sizes []int64) []int64 {
+	if sizes == nil {
+		return []int64{}
+	}
+	return sizes
+}
+
 // nonNilMap is m, or an empty map: JSON's {} rather than null.
 func nonNilMap[V any](m map[string]V) map[string]V {
 	if m == nil {

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"encoding/csv"
@@ -43,3 +43,7 @@ func writeCurvesCSV(w io.Writer, data *report.Study) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// decimalFloat is x in the fewest digits that read back as x, never with
+// an exponent, for CSV cells that spreadsheets read as plain numbers.
+func decimalFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

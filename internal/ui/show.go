@@ -1,0 +1,238 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/export"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// ShowFormat is what show prints of a study.
+type ShowFormat struct {
+	// JSON is show's --json document; CSV one row per trial, or with
+	// Curves one row per launch and size.
+	JSON, CSV, Curves bool
+	// Trials adds the table of trials to the text.
+	Trials bool
+	// Location is the time zone of the text's times.
+	Location *time.Location
+}
+
+// PrintShow prints a study as f asks: its --json document, a CSV, or the
+// text: settings, the recommendation in words, what the launches measured
+// and NCCL chose, and the trials.
+func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
+	switch {
+	case f.JSON:
+		return WriteJSON(w, showJSON(data))
+	case f.CSV && f.Curves:
+		return writeCurvesCSV(w, data)
+	case f.CSV:
+		return writeTrialsCSV(w, data)
+	}
+	if err := writeStudySettings(w, data.Study, f.Location); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	writeRecommendation(w, data.Study)
+	if err := writeMeasurements(w, data); err != nil {
+		return err
+	}
+	if f.Trials {
+		fmt.Fprintln(w)
+		return writeTrialsTable(w, data.Trials)
+	}
+	return nil
+}
+
+// writeStudySettings prints what the study asked for and where it ran, as
+// "key  value" lines.
+func writeStudySettings(w io.Writer, s *store.Study, loc *time.Location) error {
+	tw := newTable(w)
+	for _, f := range report.Settings(s, loc) {
+		fmt.Fprintf(tw, "%s\t%s\n", f.Key, f.Value)
+		if f.Key == "study" && len(s.Labels) > 0 {
+			fmt.Fprintf(tw, "labels\t%s\n", labelsText(s.Labels))
+		}
+		if f.Key == "study" && len(s.BaselineEnv) > 0 {
+			fmt.Fprintf(tw, "baseline\t%s (--baseline-env: compared with these, not NCCL's defaults)\n", nccl.Config(s.BaselineEnv).Key())
+		}
+	}
+	return tw.Flush()
+}
+
+// writeRecommendation states the study's conclusion in plain words.
+func writeRecommendation(w io.Writer, s *store.Study) {
+	v := report.VerdictOf(s)
+	fmt.Fprintf(w, "recommendation: %s\n", v.Headline)
+	for _, d := range v.Details {
+		fmt.Fprintf(w, "  %s\n", d)
+	}
+	if s.Recommendation != nil {
+		for _, d := range s.Recommendation.Dropped {
+			fmt.Fprintf(w, "  left out %s=%s: %s\n", d.Knob, d.Value, d.Reason)
+		}
+	}
+	for _, line := range PlanLines(s.Plans) {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// writeMeasurements prints what the launches measured: for a study that
+// confirmed a config, the benchstat-style comparison with NCCL's defaults
+// and what NCCL chose with each; for a sweep or an import, each config's
+// curve.
+func writeMeasurements(w io.Writer, data *report.Study) error {
+	if cmp := data.Compare(); cmp != nil {
+		fmt.Fprintln(w)
+		if err := cmp.WriteText(w); err != nil {
+			return err
+		}
+	} else if data.Study.Kind != vocab.KindSearch {
+		for _, t := range data.Trials {
+			c, err := data.TrialCurve(t)
+			if err != nil {
+				continue // no successful launch: the trials table says why
+			}
+			fmt.Fprintln(w)
+			if err := c.WriteText(w); err != nil {
+				return err
+			}
+		}
+	}
+	return writeChoices(w, data)
+}
+
+// writeChoices prints what NCCL chose per size with its defaults and with
+// the recommendation, when the study recorded it (explain launches).
+func writeChoices(w io.Writer, data *report.Study) error {
+	defaults, recommended := export.ExplainChoices(data.Study, data.Trials, data.Launches)
+	if len(defaults) == 0 && len(recommended) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "what NCCL chose per size (NCCL_DEBUG_SUBSYS=TUNING of the debug launches):")
+	return export.ChoicesTable(w, defaults, recommended)
+}
+
+// writeTrialsTable lists every trial by number.
+func writeTrialsTable(w io.Writer, trials []*store.Trial) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "#\tROLE\tSTATE\tLAUNCHES\tSCORE µs\tENV\tREASON")
+	for _, t := range trials {
+		score := "—"
+		if t.ScoreUS > 0 {
+			score = fmt.Sprintf("%.1f", t.ScoreUS)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\n", t.Number, orDash(t.Role), t.State, t.Launches, score, t.Config.String(), t.Reason)
+	}
+	return tw.Flush()
+}
+
+// showTrial is one trial of `show --json`.
+type showTrial struct {
+	Number   int               `json:"number"`
+	ID       uint64            `json:"id"`
+	Env      map[string]string `json:"env"`
+	Key      string            `json:"key"`
+	Role     string            `json:"role"`
+	State    string            `json:"state"`
+	Reason   string            `json:"reason,omitempty"`
+	Launches int               `json:"launches"`
+	// ScoreUS is null until a launch was scored.
+	ScoreUS *float64 `json:"score_us"`
+}
+
+// showJSON is the `show --json` document: DESIGN.md's fields (study, band,
+// simulated, trials, recommendation), the study's settings, the per-size
+// comparison of the baseline with the confirmed config ("comparison", null
+// without one) and what NCCL chose with each ("choices", null when not
+// recorded).
+func showJSON(data *report.Study) map[string]any {
+	s, trials := data.Study, data.Trials
+	ts := make([]showTrial, 0, len(trials))
+	for _, t := range trials {
+		env := map[string]string(t.Config.Clone())
+		st := showTrial{Number: t.Number, ID: t.ID, Env: env, Key: t.Key, Role: t.Role, State: string(t.State), Reason: t.Reason, Launches: t.Launches}
+		if t.ScoreUS > 0 {
+			score := t.ScoreUS
+			st.ScoreUS = &score
+		}
+		ts = append(ts, st)
+	}
+	var rec *store.Recommendation
+	if s.Recommendation != nil {
+		r := *s.Recommendation
+		if r.Env == nil {
+			r.Env = map[string]string{}
+		}
+		if r.PerSize == nil {
+			r.PerSize = []store.SizeComparison{}
+		}
+		if r.Dropped == nil {
+			r.Dropped = []nccl.Drop{}
+		}
+		rec = &r
+	}
+	return map[string]any{
+		"study":          s.Name,
+		"id":             s.ID,
+		"kind":           s.Kind,
+		"band":           s.Band,
+		"band_min":       s.BandMin,
+		"band_max":       s.BandMax,
+		"sizes":          nonNil(s.Sizes),
+		"guard_sizes":    nonNil(s.GuardSizes),
+		"collective":     s.Collective,
+		"simulated":      s.Simulated,
+		"labels":         nonNilMap(s.Labels),
+		"status":         s.Status,
+		"reason":         s.Reason,
+		"created":        s.Created,
+		"updated":        s.Updated,
+		"seed":           s.Seed,
+		"space":          nonNilMap(s.Space),
+		"base_env":       nonNilMap(s.BaseEnv),
+		"baseline_env":   nonNilMap(s.BaselineEnv),
+		"launch":         WithSeconds(s.Launch, "timeout"),
+		"fabric":         s.Fabric,
+		"budget":         WithSeconds(s.Budget, "time"),
+		"launches":       s.Launches,
+		"trials":         ts,
+		"trial_count":    len(ts),
+		"recommendation": RecommendationJSON(rec),
+		"comparison":     data.Compare(),
+		"choices":        choicesJSON(data),
+		"plans":          s.Plans,
+	}
+}
+
+// choicesJSON pairs NCCL's recorded choices with its defaults and with the
+// recommendation by size; nil when the study recorded none.
+func choicesJSON(data *report.Study) []export.ChoiceRow {
+	defaults, recommended := export.ExplainChoices(data.Study, data.Trials, data.Launches)
+	if len(defaults) == 0 && len(recommended) == 0 {
+		return nil
+	}
+	return export.CompareChoices(defaults, recommended)
+}
+
+// labelsText is "k=v k2=v2", sorted.
+func labelsText(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = k + "=" + labels[k]
+	}
+	return strings.Join(keys, " ")
+}
