@@ -195,7 +195,7 @@ func runPlot(ctx context.Context, o plotOptions) error {
 	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, report.Plural(len(curves), "curve"), joinStudyNames(studies), simulatedSuffix(studies))
 	if o.json {
 		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": figureCurves, "metric": fig.Metric,
-			"subtitle": fig.Subtitle, "simulated": fig.Simulated != "", "curves": jsonCurves(curves)})
+			"subtitle": fig.Subtitle, "simulated": fig.Simulated != "", "curves": ui.CurvesJSON(curves)})
 	}
 	return nil
 }
@@ -228,13 +228,13 @@ func runStudyFigure(o plotOptions) error {
 		if err != nil {
 			return err
 		}
-		fig, data = f, map[string]any{"knob": f.Knob, "share": ui.JSONNumber(f.Share), "configs": jsonScoredConfigs(f.Configs)}
+		fig, data = f, ui.LandscapeJSON(f)
 	case figureConvergence:
 		f, err := s.Convergence()
 		if err != nil {
 			return err
 		}
-		fig, data = f, map[string]any{"confirm_from": f.ConfirmFrom, "confirm_to": f.ConfirmTo, "steps": jsonSteps(f.Steps)}
+		fig, data = f, ui.ConvergenceJSON(f)
 	}
 	if err := writeOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
@@ -245,26 +245,6 @@ func runStudyFigure(o plotOptions) error {
 			"simulated": s.Study.Simulated, o.figure: data})
 	}
 	return nil
-}
-
-func jsonScoredConfigs(cs []report.ScoredConfig) []map[string]any {
-	out := make([]map[string]any, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, map[string]any{"label": c.Label, "env": nonNilMap(map[string]string(c.Config)), "trials": c.Trials,
-			"equivalent": c.Equivalent, "state": c.State, "role": c.Role, "knobs": c.Knobs, "launches": c.Launches,
-			"score_us": ui.JSONNumber(c.ScoreUS), "lo_us": ui.JSONNumber(c.LoUS), "hi_us": ui.JSONNumber(c.HiUS), "interval": c.Interval})
-	}
-	return out
-}
-
-func jsonSteps(ss []report.ConvergenceStep) []map[string]any {
-	out := make([]map[string]any, 0, len(ss))
-	for _, st := range ss {
-		out = append(out, map[string]any{"launch": st.Launch, "leader": st.Leader, "leader_launches": st.LeaderLaunches,
-			"leader_us": ui.JSONNumber(st.LeaderUS), "leader_lo_us": ui.JSONNumber(st.LeaderLo), "leader_hi_us": ui.JSONNumber(st.LeaderHi),
-			"baseline_us": ui.JSONNumber(st.BaselineUS), "baseline_lo_us": ui.JSONNumber(st.BaselineLo), "baseline_hi_us": ui.JSONNumber(st.BaselineHi)})
-	}
-	return out
 }
 
 // plotCurves resolves the targets to curves, in the order named, each
@@ -411,20 +391,4 @@ func simulatedSuffix(studies []*report.Study) string {
 		}
 	}
 	return ""
-}
-
-// jsonCurves maps NaN, which JSON cannot hold, to null.
-func jsonCurves(cs []report.Curve) []map[string]any {
-	out := make([]map[string]any, 0, len(cs))
-	for _, c := range cs {
-		pts := make([]map[string]any, 0, len(c.Points))
-		for _, p := range c.Points {
-			pts = append(pts, map[string]any{"bytes": p.Bytes, "launches": p.Launches,
-				"time_us": ui.JSONNumber(p.TimeUS), "time_lo_us": ui.JSONNumber(p.TimeLoUS), "time_hi_us": ui.JSONNumber(p.TimeHiUS),
-				"busbw": ui.JSONNumber(p.BusBW), "busbw_lo": ui.JSONNumber(p.BusBWLo), "busbw_hi": ui.JSONNumber(p.BusBWHi)})
-		}
-		out = append(out, map[string]any{"study": c.Study, "trial": c.Trial, "label": c.Label, "env": nonNilMap(map[string]string(c.Config)),
-			"launches": c.Launches, "phase": c.Phase, "background": c.Background, "interval": c.IntervalText(), "note": c.Note, "simulated": c.Simulated, "points": pts})
-	}
-	return out
 }

@@ -1,0 +1,53 @@
+package ui
+
+import "github.com/nccltune/nccltune/report"
+
+// LandscapeJSON is the landscape figure's data in plot --json.
+func LandscapeJSON(f report.Landscape) map[string]any {
+	return map[string]any{"knob": f.Knob, "share": JSONNumber(f.Share), "configs": scoredConfigsJSON(f.Configs)}
+}
+
+// ConvergenceJSON is the convergence figure's data in plot --json.
+func ConvergenceJSON(f report.Convergence) map[string]any {
+	return map[string]any{"confirm_from": f.ConfirmFrom, "confirm_to": f.ConfirmTo, "steps": stepsJSON(f.Steps)}
+}
+
+// scoredConfigsJSON is the landscape's configs, NaN (no score or
+// interval) as null.
+func scoredConfigsJSON(cs []report.ScoredConfig) []map[string]any {
+	out := make([]map[string]any, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, map[string]any{"label": c.Label, "env": nonNilMap(map[string]string(c.Config)), "trials": c.Trials,
+			"equivalent": c.Equivalent, "state": c.State, "role": c.Role, "knobs": c.Knobs, "launches": c.Launches,
+			"score_us": JSONNumber(c.ScoreUS), "lo_us": JSONNumber(c.LoUS), "hi_us": JSONNumber(c.HiUS), "interval": c.Interval})
+	}
+	return out
+}
+
+// stepsJSON is the convergence's steps, NaN as null.
+func stepsJSON(ss []report.ConvergenceStep) []map[string]any {
+	out := make([]map[string]any, 0, len(ss))
+	for _, st := range ss {
+		out = append(out, map[string]any{"launch": st.Launch, "leader": st.Leader, "leader_launches": st.LeaderLaunches,
+			"leader_us": JSONNumber(st.LeaderUS), "leader_lo_us": JSONNumber(st.LeaderLo), "leader_hi_us": JSONNumber(st.LeaderHi),
+			"baseline_us": JSONNumber(st.BaselineUS), "baseline_lo_us": JSONNumber(st.BaselineLo), "baseline_hi_us": JSONNumber(st.BaselineHi)})
+	}
+	return out
+}
+
+// CurvesJSON is the curves as plot --json gives them: NaN, which JSON
+// cannot hold, as null.
+func CurvesJSON(cs []report.Curve) []map[string]any {
+	out := make([]map[string]any, 0, len(cs))
+	for _, c := range cs {
+		pts := make([]map[string]any, 0, len(c.Points))
+		for _, p := range c.Points {
+			pts = append(pts, map[string]any{"bytes": p.Bytes, "launches": p.Launches,
+				"time_us": JSONNumber(p.TimeUS), "time_lo_us": JSONNumber(p.TimeLoUS), "time_hi_us": JSONNumber(p.TimeHiUS),
+				"busbw": JSONNumber(p.BusBW), "busbw_lo": JSONNumber(p.BusBWLo), "busbw_hi": JSONNumber(p.BusBWHi)})
+		}
+		out = append(out, map[string]any{"study": c.Study, "trial": c.Trial, "label": c.Label, "env": nonNilMap(map[string]string(c.Config)),
+			"launches": c.Launches, "phase": c.Phase, "background": c.Background, "interval": c.IntervalText(), "note": c.Note, "simulated": c.Simulated, "points": pts})
+	}
+	return out
+}
