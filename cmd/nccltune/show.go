@@ -66,4 +66,3 @@ func runShow(ctx context.Context, o showOptions) error {
 	}
 	return ui.PrintShow(o.stdout, data, ui.ShowFormat{JSON: o.json, CSV: o.csv, Curves: o.curves, Trials: o.trials, Location: time.Local})
 }
-
