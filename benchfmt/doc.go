@@ -1,6 +1,7 @@
 // Package benchfmt reads what a benchmark launch prints and holds the
 // records nccltune keeps of it. It knows nothing of how a launch is run
-// (package runner) or of studies and statistics.
+// (package runner) or of studies; its one tie to the statistics is
+// ModelLaunch, which builds their input.
 //
 // It reads four formats:
 //
@@ -12,8 +13,9 @@
 //     (ParseTorch);
 //   - NCCL's debug log (NCCL_DEBUG=INFO), read in one pass by
 //     ParseNCCLLog: what it says about the fabric and NCCL's choices
-//     (Facts, alone from ParseFacts) and about the network's
-//     initialisation, per host (NCCLInit, alone from ParseNCCLInit).
+//     (Facts, alone from ParseFacts) and about how NCCL set itself up:
+//     environment, RDMA devices per host, the channels' network devices,
+//     init progress (NCCLInit, alone from ParseNCCLInit).
 //     The text parser reads the log lines mixed into nccl-tests' output
 //     with the same reader, into Result.Facts.
 //
@@ -25,7 +27,12 @@
 // a row they cannot trust is dropped with a note, and the error says why
 // the output is not a complete run (ErrNoTable, *FailureError).
 //
+// ParseLaunch reads everything one launch printed (stdout, stderr and the
+// -J file) into one Result.
+//
 // Launch is the record of one launch (command, outcome, output and its
 // Result), and Outcome classifies how it ended (OK, Failed, TimedOut,
-// Invalid).
+// Invalid). Size is one message size of a launch as the store keeps it
+// (SizesOf converts a Result), and ModelLaunch is the one conversion of a
+// launch's sizes into the statistics' input, model.Launch.
 package benchfmt
