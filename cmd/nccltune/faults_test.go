@@ -144,32 +144,6 @@ func assertNoGoroutinesLeft(t *testing.T, before int) {
 	}
 }
 
-// studyState is a study with its trials and launches, as stored.
-type studyState struct {
-	study    *store.Study
-	trials   []*store.Trial
-	launches []*store.Launch
-}
-
-func storedStudy(t *testing.T, db, name string) studyState {
-	t.Helper()
-	st := openStore(t, db)
-	s, err := st.Study(name)
-	if err != nil {
-		t.Fatalf("study %s: %v", name, err)
-	}
-	trials, err := st.Trials(s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	launches, err := st.Launches(s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	return studyState{s, trials, launches}
-}
-
 // checkBoltFile runs bbolt's own consistency check over the file.
 func checkBoltFile(t *testing.T, path string) {
 	t.Helper()

@@ -1,133 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
-
-// checkGolden compares got with testdata/NAME, after replacing dates and
-// times (which change every run) with placeholders of the same width.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	golden.Check(t, filepath.Join("testdata", name), normaliseTimes(got))
-}
-
-var (
-	dateTimeRE = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?`)
-	clockRE    = regexp.MustCompile(`since \d\d:\d\d`)
-)
-
-func normaliseTimes(b []byte) []byte {
-	b = dateTimeRE.ReplaceAllFunc(b, func(m []byte) []byte {
-		if len(m) > 16 {
-			return []byte("YYYY-MM-DD hh:mm:ss")
-		}
-		return []byte("YYYY-MM-DD hh:mm")
-	})
-	return clockRE.ReplaceAll(b, []byte("since hh:mm"))
-}
-
-// runCLI runs nccltune with args against db and returns stdout, stderr
-// and the exit code main would use.
-func runCLI(t *testing.T, db string, args ...string) (string, string, int) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	full := append([]string{"nccltune", "--db", db}, args...)
-	err := run(context.Background(), full, &stdout, &stderr)
-	if err != nil && !isSilent(err) {
-		reportError(&stderr, err)
-	}
-	return stdout.String(), stderr.String(), exitCode(err)
-}
-
-// fillReviewDB stores four studies: a finished simulated search with a
-// recommendation, a real sweep, an import that kept the defaults, and a
-// search still running.
-func fillReviewDB(t testing.TB, path string) {
-	t.Helper()
-	st, err := store.Open(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	gdr := false
-	search := &store.Study{
-		Kind: vocab.KindSearch, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB,
-		Sizes: []int64{512 * nccl.KiB, nccl.MiB, 2 * nccl.MiB, 4 * nccl.MiB}, GuardSizes: []int64{256 * nccl.MiB},
-		Collective: "all_reduce",
-		Space:      map[string][]string{"NCCL_PROTO": {"", "LL", "^LL128"}, "NCCL_MAX_NCHANNELS": {"", "4", "8"}},
-		BaseEnv:    map[string]string{"NCCL_IB_HCA": "=rocep1s0f1", "NCCL_SOCKET_IFNAME": "enP7s7"},
-		Launch: store.LaunchSettings{Launcher: "mpirun", NP: 4, Hosts: []string{"spark5", "spark6", "spark7", "spark8"},
-			Bench: "all_reduce_perf", Timeout: 2 * time.Minute, SimProfile: "spark4", SimNoise: 1, SimSeed: 3},
-		Fabric:    store.Fabric{NCCLVersion: "2.28.3", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
-		Simulated: true, Seed: 3, Budget: store.Budget{Launches: 60},
-	}
-	sweep := &store.Study{Kind: vocab.KindSweep, Band: "32K-256M", BandMin: 32 * nccl.KiB, BandMax: 256 * nccl.MiB,
-		Launch: store.LaunchSettings{Launcher: "local", Bench: "/opt/nccl-tests/build/all_reduce_perf", BenchArgs: []string{"-g", "2"}},
-		Fabric: store.Fabric{NCCLVersion: "2.27.7", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Transport: "P2P"}}
-	imported := &store.Study{Kind: vocab.KindImport, Name: "lab-runs"}
-	running := &store.Study{Kind: vocab.KindSearch, Band: "1M", BandMin: nccl.MiB, BandMax: nccl.MiB, Simulated: true,
-		Launch: store.LaunchSettings{SimProfile: "flat"}}
-	for _, s := range []*store.Study{search, sweep, imported, running} {
-		if err := st.CreateStudy(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	addTrial := func(study *store.Study, role string, state vocab.TrialState, reason string, cfg nccl.Config, scores ...float64) {
-		tr := &store.Trial{StudyID: study.ID, Config: cfg, Role: role, State: state, Reason: reason}
-		if err := st.AddTrial(tr); err != nil {
-			t.Fatal(err)
-		}
-		for _, sc := range scores {
-			l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: vocab.PhaseExplore, Outcome: runner.OK,
-				Scored: sc > 0, ScoreUS: sc, Simulated: study.Simulated,
-				Sizes: []store.Size{{Bytes: nccl.MiB, TimeUS: sc, Samples: []float64{sc, sc + 1}}}}
-			if err := st.AddLaunch(l, &store.Raw{Stdout: []byte(fmt.Sprintf("# launch score %v\n", sc))}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	addTrial(search, vocab.RoleBaseline, vocab.TrialComplete, "", nil, 0, 1150.25, 1149.5)
-	addTrial(search, vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, 141.5, 140.75)
-	addTrial(search, vocab.RoleExplore, vocab.TrialFailed, "exit status 1: NCCL WARN invalid protocol", nccl.Config{"NCCL_PROTO": "LL"}, 0)
-	addTrial(search, vocab.RoleExplore, vocab.TrialRunning, "", nccl.Config{"NCCL_MAX_NCHANNELS": "4"})
-	addTrial(sweep, vocab.RoleSweep, vocab.TrialComplete, "", nil, 380.5)
-	addTrial(imported, vocab.RoleImport, vocab.TrialComplete, "", nccl.Config{"NCCL_ALGO": "Tree"}, 250, 251)
-	addTrial(running, vocab.RoleBaseline, vocab.TrialRunning, "", nil, 0)
-
-	search.Status = vocab.StatusDone
-	search.Recommendation = &store.Recommendation{
-		Env: map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375},
-		Significant: true, PValue: 0.0002, Reason: "significant and above the 3% minimum effect", MinEffect: 0.03,
-		BaselineScoreUS: 1150.25, ScoreUS: 141.5, BaselineLaunches: 6, CandidateLaunches: 6,
-		PerSize: []store.SizeComparison{{Bytes: nccl.MiB, BaselineUS: 1150.25, BaselineLo: 1100, BaselineHi: 1200,
-			CandidateUS: 141.5, CandidateLo: 140, CandidateHi: 143, Speedup: 8.125, Significant: true}},
-	}
-	sweep.Status = vocab.StatusDone
-	imported.Status = vocab.StatusDone
-	imported.Recommendation = &store.Recommendation{Speedup: 1.01, SpeedupCI: [2]float64{0.97, 1.05}, Reason: "the gain is not significant (p=0.41)"}
-	for _, s := range []*store.Study{search, sweep, imported} {
-		if err := st.UpdateStudy(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func TestHistoryTable(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "review.db")
@@ -196,18 +84,6 @@ func TestHistoryJSON(t *testing.T) {
 	}
 	if r := doc.Studies[2].Recommendation; r.Env == nil || len(r.Env) != 0 || r.Significant {
 		t.Errorf("keep-defaults recommendation %+v: want env {} and significant false", r)
-	}
-}
-
-// decodeOneJSON decodes stdout into v and checks nothing else is there.
-func decodeOneJSON(t *testing.T, stdout string, v any) {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	if err := dec.Decode(v); err != nil {
-		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		t.Fatalf("stdout holds more than one JSON document:\n%s", stdout)
 	}
 }
 

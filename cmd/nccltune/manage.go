@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -89,31 +91,44 @@ Examples:
 			if err != nil {
 				return err
 			}
-			st, err := openManage(path, c.Args().First())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			removed := []map[string]any{}
-			for _, q := range c.Args().Slice() {
-				s, err := st.DeleteStudy(q)
-				if errors.Is(err, store.ErrNotFound) {
-					return usageError(err)
-				}
-				if err != nil {
-					return err
-				}
-				removed = append(removed, map[string]any{"study": s.Name, "id": s.ID, "kind": s.Kind})
-				if !c.Bool("json") {
-					fmt.Fprintf(c.App.Writer, "removed %s (%s, %s)\n", s.Name, ui.AKind(s.Kind), s.Status)
-				}
-			}
-			if c.Bool("json") {
-				return ui.WriteJSON(c.App.Writer, map[string]any{"removed": removed})
-			}
-			return nil
+			return runRm(c.Context, rmOptions{db: path, studies: c.Args().Slice(), json: c.Bool("json"), stdout: c.App.Writer})
 		},
 	}
+}
+
+type rmOptions struct {
+	db      string
+	studies []string // names or IDs, at least one
+	json    bool
+	stdout  io.Writer
+}
+
+// runRm deletes the studies in the order given; one that is not there
+// stops it (exit 2); those before it stay deleted.
+func runRm(ctx context.Context, o rmOptions) error {
+	st, err := openManage(o.db, o.studies[0])
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	removed := []map[string]any{}
+	for _, q := range o.studies {
+		s, err := st.DeleteStudy(q)
+		if errors.Is(err, store.ErrNotFound) {
+			return usageError(err)
+		}
+		if err != nil {
+			return err
+		}
+		removed = append(removed, map[string]any{"study": s.Name, "id": s.ID, "kind": s.Kind})
+		if !o.json {
+			fmt.Fprintf(o.stdout, "removed %s (%s, %s)\n", s.Name, ui.AKind(s.Kind), s.Status)
+		}
+	}
+	if o.json {
+		return ui.WriteJSON(o.stdout, map[string]any{"removed": removed})
+	}
+	return nil
 }
 
 func renameCommand() *cli.Command {
@@ -140,26 +155,37 @@ Example:
 			if err != nil {
 				return err
 			}
-			st, err := openManage(path, c.Args().First())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			old := c.Args().Get(0)
-			s, err := st.RenameStudy(old, c.Args().Get(1))
-			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrNameTaken) {
-				return usageError(err)
-			}
-			if err != nil {
-				// Another nccltune running the study, or a database that is
-				// damaged or full: not a mistake in what was typed (exit 1).
-				return err
-			}
-			if c.Bool("json") {
-				return ui.WriteJSON(c.App.Writer, map[string]any{"study": s.Name, "id": s.ID, "was": old})
-			}
-			fmt.Fprintf(c.App.Writer, "renamed %s to %s\n", old, s.Name)
-			return nil
+			return runRename(c.Context, renameOptions{db: path, study: c.Args().Get(0), name: c.Args().Get(1), json: c.Bool("json"), stdout: c.App.Writer})
 		},
 	}
+}
+
+type renameOptions struct {
+	db     string
+	study  string // its name or ID
+	name   string // the new name, already checked by store.CheckName
+	json   bool
+	stdout io.Writer
+}
+
+func runRename(ctx context.Context, o renameOptions) error {
+	st, err := openManage(o.db, o.study)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	s, err := st.RenameStudy(o.study, o.name)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrNameTaken) {
+		return usageError(err)
+	}
+	if err != nil {
+		// Another nccltune running the study, or a database that is
+		// damaged or full: not a mistake in what was typed (exit 1).
+		return err
+	}
+	if o.json {
+		return ui.WriteJSON(o.stdout, map[string]any{"study": s.Name, "id": s.ID, "was": o.study})
+	}
+	fmt.Fprintf(o.stdout, "renamed %s to %s\n", o.study, s.Name)
+	return nil
 }

@@ -23,11 +23,8 @@ func parseInput(name string) string { return filepath.Join(parseInputDir, name) 
 func runParseCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), append([]string{"nccltune", "parse"}, args...), &stdout, &stderr)
-	if err != nil && !isSilent(err) {
-		reportError(&stderr, err)
-	}
-	return stdout.String(), stderr.String(), exitCode(err)
+	code := runMain(context.Background(), append([]string{"parse"}, args...), &stdout, &stderr)
+	return stdout.String(), stderr.String(), code
 }
 
 // checkParseGolden compares got with testdata/parse/NAME; -update rewrites it.

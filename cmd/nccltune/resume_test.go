@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/nccltune/nccltune/store"
@@ -45,61 +43,4 @@ func TestResumeKeepsTheStudySettings(t *testing.T) {
 	if s.Status != vocab.StatusDone || rec == nil || rec.MinEffect != 0.1 || rec.BaselineLaunches != 5 || rec.CandidateLaunches != 5 {
 		t.Fatalf("resumed study %s decided with %+v; want 5 confirmation launches per arm and a 10%% minimum effect", s.Status, rec)
 	}
-}
-
-// watchWriter collects what a command writes to stderr and calls on with
-// each complete line, as it is written.
-type watchWriter struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	part string
-	on   func(line string)
-}
-
-func (w *watchWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	w.part += string(p)
-	for {
-		i := strings.IndexByte(w.part, '\n')
-		if i < 0 {
-			break
-		}
-		line := w.part[:i]
-		w.part = w.part[i+1:]
-		if w.on != nil {
-			w.on(line)
-		}
-	}
-	return len(p), nil
-}
-
-func (w *watchWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
-// runWatched runs nccltune in process with ctx, calling on with each
-// stderr line, and returns stdout, stderr and the exit code.
-func runWatched(ctx context.Context, db string, on func(string), args ...string) (string, string, int) {
-	var stdout bytes.Buffer
-	stderr := &watchWriter{on: on}
-	err := run(ctx, append([]string{"nccltune", "--db", db}, args...), &stdout, stderr)
-	if err != nil && !isSilent(err) {
-		reportError(stderr, err)
-	}
-	return stdout.String(), stderr.String(), exitCode(err)
-}
-
-// openStore opens db for reading; the test fails if it cannot.
-func openStore(t *testing.T, db string) *store.Store {
-	t.Helper()
-	st, err := store.Open(db, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatalf("the database does not open: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }

@@ -114,15 +114,3 @@ func TestJSONOnEveryExit(t *testing.T) {
 	}
 	check(args, stdout, exitInterrupted, "interrupted")
 }
-
-// isErrorDocument reports whether stdout is the one JSON document a
-// --json command prints when it fails: {"error": {...}}, nothing else.
-func isErrorDocument(stdout string) bool {
-	var doc map[string]json.RawMessage
-	if json.Unmarshal([]byte(stdout), &doc) != nil {
-		return false
-	}
-	delete(doc, "schema_version")
-	_, ok := doc["error"]
-	return ok && len(doc) == 1
-}
