@@ -15,7 +15,6 @@ import (
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -115,24 +114,6 @@ type parsedFile struct {
 	twin *parsedFile
 }
 
-// importedFile and skippedFile are the report, in text and JSON.
-type importedFile struct {
-	File       string `json:"file"`
-	Launch     uint64 `json:"launch"`
-	Seq        int    `json:"seq"`
-	Outcome    string `json:"outcome"`
-	Reason     string `json:"reason,omitempty"`
-	Simulated  bool   `json:"simulated"`
-	Collective string `json:"collective"`
-	NRanks     int    `json:"nranks"`
-	Rows       int    `json:"rows"`
-}
-
-type skippedFile struct {
-	File  string `json:"file"`
-	Error string `json:"error"`
-}
-
 func runImport(ctx context.Context, o importOptions) error {
 	files := make([]*parsedFile, len(o.files))
 	for i, path := range o.files {
@@ -142,10 +123,10 @@ func runImport(ctx context.Context, o importOptions) error {
 		}
 	}
 	var good []*parsedFile
-	var skipped []skippedFile
+	var skipped []ui.SkippedFile
 	for _, f := range files {
 		if f.err != nil {
-			skipped = append(skipped, skippedFile{File: f.path, Error: f.err.Error()})
+			skipped = append(skipped, ui.SkippedFile{File: f.path, Error: f.err.Error()})
 			continue
 		}
 		good = append(good, f)
@@ -157,7 +138,7 @@ func runImport(ctx context.Context, o importOptions) error {
 
 	var study *store.Study
 	var trial *store.Trial
-	var imported []importedFile
+	var imported []ui.ImportedFile
 	created := false
 	if len(good) > 0 {
 		st, err := store.Open(o.db, store.Options{})
@@ -172,7 +153,7 @@ func runImport(ctx context.Context, o importOptions) error {
 		var matching []*parsedFile
 		for _, f := range good {
 			if f.result.Simulated != study.Simulated {
-				skipped = append(skipped, skippedFile{File: f.path, Error: simMismatch(f, study)})
+				skipped = append(skipped, ui.SkippedFile{File: f.path, Error: simMismatch(f, study)})
 				continue
 			}
 			matching = append(matching, f)
@@ -210,18 +191,15 @@ func runImport(ctx context.Context, o importOptions) error {
 				ended(vocab.StatusFailed, fmt.Sprintf("%v (after %d of %d files)", err, i, len(matching)))
 				return err
 			}
-			imported = append(imported, importedFile{File: name, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
+			imported = append(imported, ui.ImportedFile{File: name, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
 				Simulated: l.Simulated, Collective: f.result.Collective, NRanks: f.result.NRanks, Rows: len(l.Sizes)})
 		}
 		ended(vocab.StatusDone, "")
 	}
 
-	if o.json {
-		if err := ui.WriteJSON(o.stdout, importJSON(study, trial, created, imported, skipped)); err != nil {
-			return err
-		}
-	} else {
-		writeImportReport(o.stdout, study, trial, created, imported, skipped)
+	rep := ui.ImportReport{Study: study, Trial: trial, Created: created, Imported: imported, Skipped: skipped}
+	if err := ui.PrintImport(o.stdout, o.json, rep); err != nil {
+		return err
 	}
 	if len(skipped) > 0 {
 		return fmt.Errorf("%d of %d files were not imported (see above); nothing of them was stored", len(skipped), len(o.files))
@@ -373,55 +351,4 @@ func distinctSizes(r *runner.Result) []int64 {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-func writeImportReport(w io.Writer, study *store.Study, trial *store.Trial, created bool, imported []importedFile, skipped []skippedFile) {
-	if len(imported) > 0 {
-		verb := "study"
-		if created {
-			verb = "a new study"
-		}
-		sim := ""
-		if study.Simulated {
-			sim = " [SIMULATED fabric: not a measurement]"
-		}
-		what := report.Plural(len(imported), "file")
-		if pairs := strings.Count(fmt.Sprint(imported), " (one run)"); pairs > 0 {
-			what = fmt.Sprintf("%s (%s: a text output and its JSON are one run)", report.Plural(len(imported), "run"), report.Plural(len(imported)+pairs, "file"))
-		}
-		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", what, verb, study.Name, trial.Number, trial.Config, sim)
-		tw := newTable(w)
-		fmt.Fprintln(tw, "  FILE\tLAUNCH\tOUTCOME\tCOLLECTIVE\tRANKS\tROWS\t")
-		for _, f := range imported {
-			outcome := f.Outcome
-			if f.Reason != "" {
-				outcome += ": " + f.Reason
-			}
-			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%d\t%d\t\n", f.File, f.Seq, outcome, orDash(f.Collective), f.NRanks, f.Rows)
-		}
-		tw.Flush()
-		fmt.Fprintf(w, "see it with: nccltune show %s --trials\n", study.Name)
-	}
-	if len(skipped) > 0 {
-		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", report.Plural(len(skipped), "file"))
-		for _, s := range skipped {
-			fmt.Fprintf(w, "  %s: %s\n", s.File, s.Error)
-		}
-	}
-}
-
-func importJSON(study *store.Study, trial *store.Trial, created bool, imported []importedFile, skipped []skippedFile) map[string]any {
-	doc := map[string]any{
-		"study":     nil,
-		"created":   created,
-		"simulated": false,
-		"trial":     nil,
-		"imported":  append([]importedFile{}, imported...),
-		"skipped":   append([]skippedFile{}, skipped...),
-	}
-	if study != nil && len(imported) > 0 {
-		doc["study"], doc["simulated"] = study.Name, study.Simulated
-		doc["trial"] = map[string]any{"number": trial.Number, "id": trial.ID, "env": map[string]string(trial.Config.Clone())}
-	}
-	return doc
 }

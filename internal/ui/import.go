@@ -1,0 +1,103 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/store"
+)
+
+// ImportedFile is one file import stored, SkippedFile one it did not.
+type ImportedFile struct {
+	File       string `json:"file"`
+	Launch     uint64 `json:"launch"`
+	Seq        int    `json:"seq"`
+	Outcome    string `json:"outcome"`
+	Reason     string `json:"reason,omitempty"`
+	Simulated  bool   `json:"simulated"`
+	Collective string `json:"collective"`
+	NRanks     int    `json:"nranks"`
+	Rows       int    `json:"rows"`
+}
+
+// SkippedFile is a file import did not store, and why.
+type SkippedFile struct {
+	File  string `json:"file"`
+	Error string `json:"error"`
+}
+
+// ImportReport is what import did: the study and trial the files went
+// into (Created when import made the study), the files stored and those
+// not stored.
+type ImportReport struct {
+	Study    *store.Study
+	Trial    *store.Trial
+	Created  bool
+	Imported []ImportedFile
+	Skipped  []SkippedFile
+}
+
+// PrintImport prints r: import's --json document, or the table of stored
+// files and the list of those not stored.
+func PrintImport(w io.Writer, asJSON bool, r ImportReport) error {
+	if asJSON {
+		return WriteJSON(w, importJSON(r.Study, r.Trial, r.Created, r.Imported, r.Skipped))
+	}
+	writeImportReport(w, r.Study, r.Trial, r.Created, r.Imported, r.Skipped)
+	return nil
+}
+
+// writeImportReport prints the report as text.
+func writeImportReport(w io.Writer, study *store.Study, trial *store.Trial, created bool, imported []ImportedFile, skipped []SkippedFile) {
+	if len(imported) > 0 {
+		verb := "study"
+		if created {
+			verb = "a new study"
+		}
+		sim := ""
+		if study.Simulated {
+			sim = " [SIMULATED fabric: not a measurement]"
+		}
+		what := report.Plural(len(imported), "file")
+		if pairs := strings.Count(fmt.Sprint(imported), " (one run)"); pairs > 0 {
+			what = fmt.Sprintf("%s (%s: a text output and its JSON are one run)", report.Plural(len(imported), "run"), report.Plural(len(imported)+pairs, "file"))
+		}
+		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", what, verb, study.Name, trial.Number, trial.Config, sim)
+		tw := newTable(w)
+		fmt.Fprintln(tw, "  FILE\tLAUNCH\tOUTCOME\tCOLLECTIVE\tRANKS\tROWS\t")
+		for _, f := range imported {
+			outcome := f.Outcome
+			if f.Reason != "" {
+				outcome += ": " + f.Reason
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%d\t%d\t\n", f.File, f.Seq, outcome, orDash(f.Collective), f.NRanks, f.Rows)
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "see it with: nccltune show %s --trials\n", study.Name)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", report.Plural(len(skipped), "file"))
+		for _, s := range skipped {
+			fmt.Fprintf(w, "  %s: %s\n", s.File, s.Error)
+		}
+	}
+}
+
+// importJSON is import's --json document.
+func importJSON(study *store.Study, trial *store.Trial, created bool, imported []ImportedFile, skipped []SkippedFile) map[string]any {
+	doc := map[string]any{
+		"study":     nil,
+		"created":   created,
+		"simulated": false,
+		"trial":     nil,
+		"imported":  append([]ImportedFile{}, imported...),
+		"skipped":   append([]SkippedFile{}, skipped...),
+	}
+	if study != nil && len(imported) > 0 {
+		doc["study"], doc["simulated"] = study.Name, study.Simulated
+		doc["trial"] = map[string]any{"number": trial.Number, "id": trial.ID, "env": map[string]string(trial.Config.Clone())}
+	}
+	return doc
+}
