@@ -6,12 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/sim"
 )
 
@@ -97,94 +95,6 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 	return nil
 }
 
-// replaySummary is `replay show --json`.
-type replaySummary struct {
-	Name          string            `json:"name"`
-	Description   string            `json:"description"`
-	Simulated     bool              `json:"simulated"`
-	FromSimulated bool              `json:"from_simulated"`
-	NRanks        int               `json:"nranks"`
-	NCCLVersion   string            `json:"nccl_version"`
-	Transport     string            `json:"transport"`
-	Channels      int               `json:"channels"`
-	Sizes         []int64           `json:"sizes"`
-	Configs       []replayConfigRow `json:"configs"`
-}
-
-type replayConfigRow struct {
-	Env        nccl.Config    `json:"env"`
-	Launches   int            `json:"launches"`
-	Failed     int            `json:"failed"`
-	Cold       bool           `json:"cold"`
-	MedianUS   []float64      `json:"median_us"`
-	Plan       []sim.PlanStep `json:"plan"`
-	PlanSource string         `json:"plan_source"`
-}
-
-func runReplayShow(path string, asJSON bool, w io.Writer) error {
-	r, err := sim.LoadReplay(path)
-	if err != nil {
-		return usageError(err)
-	}
-	s := replaySummary{Name: r.Name, Description: r.Description, Simulated: true, FromSimulated: r.FromSimulated,
-		NRanks: r.NRanks, NCCLVersion: r.NCCLVersion, Transport: r.Transport, Channels: r.Channels, Sizes: r.Sizes}
-	for _, c := range r.Configs {
-		row := replayConfigRow{Env: c.Env, Launches: len(c.Launches), Plan: c.Plan, PlanSource: c.PlanSource, MedianUS: r.Medians(c)}
-		for _, l := range c.Launches {
-			if l.Failed != "" {
-				row.Failed++
-			}
-			row.Cold = row.Cold || l.Cold
-		}
-		s.Configs = append(s.Configs, row)
-	}
-	if asJSON {
-		return ui.WriteJSON(w, s)
-	}
-	fmt.Fprintf(w, "replay %s  [SIMULATED fabric: replay of recorded launches]\n  %s\n", r.Name, r.Description)
-	fmt.Fprintf(w, "  %d ranks, NCCL %s, %s, %d channels\n\n", r.NRanks, r.NCCLVersion, r.Transport, r.Channels)
-	var sizes []string
-	for _, b := range r.Sizes {
-		sizes = append(sizes, fmt.Sprintf("%9s", nccl.FormatSize(b)))
-	}
-	fmt.Fprintf(w, "%-40s %8s  %s  (median µs)  plan\n", "config", "launches", strings.Join(sizes, ""))
-	for _, row := range s.Configs {
-		name := row.Env.String()
-		n := fmt.Sprint(row.Launches)
-		if row.Cold {
-			n += "*"
-		}
-		if row.Failed > 0 {
-			n += fmt.Sprintf(" (%d failed)", row.Failed)
-		}
-		var meds []string
-		for _, m := range row.MedianUS {
-			meds = append(meds, fmt.Sprintf("%9.1f", m))
-		}
-		fmt.Fprintf(w, "%-40s %8s  %s  %s\n", name, n, strings.Join(meds, ""), planText(row.Plan))
-	}
-	fmt.Fprintln(w, "\n* holds the recorded cold first launch of the fabric")
-	return nil
-}
-
-// planText summarises a plan: the distinct choices with the sizes they cover.
-func planText(plan []sim.PlanStep) string {
-	var parts []string
-	for i := 0; i < len(plan); {
-		j := i
-		for j+1 < len(plan) && plan[j+1].Algo == plan[i].Algo && plan[j+1].Proto == plan[i].Proto && plan[j+1].Channels == plan[i].Channels {
-			j++
-		}
-		rng := nccl.FormatSize(plan[i].Bytes)
-		if j > i {
-			rng += "-" + nccl.FormatSize(plan[j].Bytes)
-		}
-		parts = append(parts, fmt.Sprintf("%s %s/%s/%d", rng, plan[i].Algo, plan[i].Proto, plan[i].Channels))
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
-}
-
 // resolveSimArg makes a --sim value that names a replay absolute (the
 // simulator process may run elsewhere) and checks that the replay loads,
 // so a bad recording is a usage error before any study starts.
@@ -201,4 +111,13 @@ func resolveSimArg(profile string) (string, error) {
 		return "", usageErrorf("--sim %s: %v", profile, err)
 	}
 	return arg, nil
+}
+
+// runReplayShow prints the replay file at path (replay show).
+func runReplayShow(path string, asJSON bool, w io.Writer) error {
+	r, err := sim.LoadReplay(path)
+	if err != nil {
+		return usageError(err)
+	}
+	return ui.PrintReplay(w, asJSON, r)
 }
