@@ -1,11 +1,8 @@
 package main
 
 import (
-	"io"
 	"strconv"
-	"strings"
 
-	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
@@ -14,21 +11,6 @@ import (
 // The small text helpers that several commands' output shares, in one
 // place so that each is written once. (Those the printers in internal/ui
 // need live there.)
-
-// table is the one table writer of nccltune's text output (history, show,
-// import, search, sweep, gate): texttable's tabwriter, shared with the
-// report package so that every table is laid out by one package.
-type table = texttable.Table
-
-func newTable(w io.Writer) *table { return texttable.New(w) }
-
-// orDash is s, or "—" in a table cell that would otherwise be blank.
-func orDash(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "—"
-	}
-	return s
-}
 
 // orElse is s, or the word that says what an empty s means ("none",
 // "unknown").
