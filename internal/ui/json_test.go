@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -33,5 +34,31 @@ func TestWriteJSONSchemaVersion(t *testing.T) {
 				t.Errorf("got %s, want %s", compact.String(), tc.want)
 			}
 		})
+	}
+}
+
+func TestErrorDocument(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, ErrorDocument(2, "usage", "--band: no sizes")); err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"schema_version":1,"error":{"code":2,"kind":"usage","message":"--band: no sizes"}}`
+	if compact.String() != want {
+		t.Errorf("got %s, want %s", compact.String(), want)
+	}
+}
+
+func TestJSONNumber(t *testing.T) {
+	for _, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if JSONNumber(x) != nil || FiniteOr(x, 7) != 7 {
+			t.Errorf("%v: JSONNumber %v, FiniteOr %v", x, JSONNumber(x), FiniteOr(x, 7))
+		}
+	}
+	if JSONNumber(1.5) != 1.5 || FiniteOr(1.5, 7) != 1.5 {
+		t.Error("a finite number changed")
 	}
 }
