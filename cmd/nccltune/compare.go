@@ -10,6 +10,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -106,8 +107,8 @@ func compareFresh(c *cli.Context, path string) error {
 		return err
 	}
 	defer st.Close()
-	return runInterleaved(c.Context, st, o, abSpec{kind: vocab.KindCompare, band: band, bandText: band.String(),
-		collective: "all_reduce", base: a, cand: b})
+	return runInterleaved(c.Context, st, o, studyrun.AB{Kind: vocab.KindCompare, Band: band, BandText: band.String(),
+		Collective: "all_reduce", Base: a, Cand: b})
 }
 
 // readConfigFlag reads a repeatable K=V flag into a config of knobs, none

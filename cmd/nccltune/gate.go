@@ -136,10 +136,10 @@ func runGate(ctx context.Context, o gateOptions) error {
 		Min: min, Max: max, Repeats: o.repeats, Warmup: o.warmup, Progress: launchProgress(o.stderr),
 		Study: &store.Study{Kind: vocab.KindGate, Band: band.String(), BandMin: min, BandMax: max,
 			Sizes: sizes, Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
-			Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
+			Launch: studyrun.LaunchSettings(o.launch.spec, o.launch.seed), Simulated: o.launch.simulated, Seed: o.launch.seed,
 			Budget: store.Budget{Launches: o.repeats}, Status: vocab.StatusRunning}}
 	o.naming.apply(r.Study)
-	if err := createStudy(st, r.Study); err != nil {
+	if err := studyrun.CreateStudy(st, r.Study); err != nil {
 		return err
 	}
 	if err := r.Start(); err != nil {

@@ -58,16 +58,6 @@ func (n studyNaming) apply(st *store.Study) {
 	st.Name, st.Labels = n.name, n.labels
 }
 
-// createStudy stores a new study; a name that is taken is the user's to
-// change (exit 2).
-func createStudy(st *store.Store, study *store.Study) error {
-	err := st.CreateStudy(study)
-	if errors.Is(err, store.ErrNameTaken) {
-		return usageError(fmt.Errorf("--name: %w (nccltune history lists the names)", errors.Unwrap(err)))
-	}
-	return err
-}
-
 func rmCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "rm",

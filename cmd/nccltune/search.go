@@ -6,17 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -198,43 +194,27 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	}
 	defer st.Close()
 
-	study, prior, priorLaunches, err := prepareStudy(st, &o)
+	run, err := studyrun.PrepareSearch(st, studyrun.SearchOptions{Study: o.study, Launch: o.launch.run(), Resume: o.resume,
+		Name: o.naming.apply, CheckResume: func(study *store.Study) error { return checkRelaunch(study, "resume", o.launch, o.stderr) }})
 	if err != nil {
 		return err
 	}
-	sizes := o.study.Band.Sizes()
-	rec := studyrun.NewRecorder(st, study, sizes)
-	launcher := &studyrun.Launcher{Base: o.launch.spec, Seed: o.study.Seed}
-
-	progress := ui.NewSearchProgress(o.stderr, study, o.study.Budget)
+	study, so := run.Study, run.Options
+	progress := ui.NewSearchProgress(o.stderr, study, so.Budget)
 	fmt.Fprintf(o.stderr, "study %s: band %s (%d sizes), %d configs in the space, budget %d launches%s\n",
-		study.Name, o.study.Band, len(sizes), o.study.Space.Size(), o.study.Budget, labelSuffix(study))
+		study.Name, so.Band, len(so.Band.Sizes()), so.Space.Size(), so.Budget, labelSuffix(study))
 	fmt.Fprintln(o.stderr, whereStored(o.db, os.IsNotExist(statErr)))
 	started := time.Now()
-	res, runErr := search.Run(ctx, o.study, launcher, rec, prior, priorLaunches, progress.Event)
+	res, err := run.Run(ctx, progress.Event)
 	progress.Finish()
-
 	switch {
-	case runErr != nil && res != nil && ctx.Err() != nil:
-		study.Status, study.Reason = vocab.StatusInterrupted, "interrupted by the user"
-		if err := st.UpdateStudy(study); err != nil {
-			return err
-		}
+	case errors.Is(err, vocab.ErrInterrupted) && res != nil:
 		fmt.Fprintf(o.stderr, "\nstopped: %d launches of study %s are saved. Continue with:\n  %s\n",
 			res.Launches, study.Name, resumeCommand(study, o.db))
-		return vocab.ErrInterrupted
-	case runErr != nil:
-		study.Status, study.Reason = vocab.StatusFailed, runErr.Error()
-		_ = st.UpdateStudy(study)
-		if errors.Is(runErr, search.ErrBaselineFailed) && len(study.BaselineEnv) > 0 {
-			runErr = fmt.Errorf("%w — %s", runErr, "the baseline here is "+ui.BaselineName(study.BaselineEnv)+", not NCCL's defaults")
-		}
-		return runErr // a failed baseline, a missing benchmark or launcher: vocab.ErrFabric
-	}
-	study.Recommendation = recommendationOf(res, sizes, o.study)
-	study.Plans = planSummaryOf(res.Plan)
-	study.Status, study.Reason = vocab.StatusDone, ""
-	if err := st.UpdateStudy(study); err != nil {
+		return err
+	case errors.Is(err, search.ErrBaselineFailed) && len(study.BaselineEnv) > 0:
+		return fmt.Errorf("%w — %s", err, "the baseline here is "+ui.BaselineName(study.BaselineEnv)+", not NCCL's defaults")
+	case err != nil:
 		return err
 	}
 	return ui.PrintSearch(o.stdout, o.json, study, res, time.Since(started))
@@ -248,216 +228,4 @@ func resumeCommand(study *store.Study, db string) string {
 		cmd += " --db " + shellQuote(db)
 	}
 	return cmd
-}
-
-// prepareStudy creates the study, or loads it and its trials for --resume.
-func prepareStudy(st *store.Store, o *searchOptions) (*store.Study, []*search.Trial, int, error) {
-	if o.resume == "" {
-		study := &store.Study{
-			Kind: vocab.KindSearch, Band: o.study.Band.String(), BandMin: o.study.Band.Min, BandMax: o.study.Band.Max,
-			Sizes: o.study.Band.Sizes(), GuardSizes: o.study.Guard, Collective: "all_reduce",
-			Space: spaceMap(o.study.Space), BaseEnv: o.launch.spec.BaseEnv, Launch: launchSettings(o.launch),
-			BaselineEnv: o.study.Baseline.Clone(),
-			Simulated:   o.launch.simulated, Seed: o.study.Seed,
-			Budget: store.Budget{Launches: o.study.Budget, Time: o.study.Time},
-			Search: &store.SearchSettings{Sampler: o.study.Sampler, ConfirmLaunches: o.study.ConfirmLaunches,
-				MinEffect: o.study.Stats.MinEffect, Alpha: o.study.Stats.Alpha, AllowDisabled: o.study.AllowDisabled},
-			Status: vocab.StatusRunning,
-		}
-		o.naming.apply(study)
-		if err := createStudy(st, study); err != nil {
-			return nil, nil, 0, err
-		}
-		return study, nil, 0, nil
-	}
-	study, err := st.Study(o.resume)
-	if err != nil {
-		return nil, nil, 0, usageError(err)
-	}
-	if study.Kind != vocab.KindSearch {
-		return nil, nil, 0, usageErrorf("study %s is %s, not a search; only searches resume", study.Name, ui.AKind(study.Kind))
-	}
-	if study.Status == vocab.StatusDone {
-		return nil, nil, 0, usageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
-	}
-	if study.Simulated != o.launch.simulated {
-		return nil, nil, 0, usageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name,
-			map[bool]string{true: "the simulated fabric", false: "real hardware"}[study.Simulated],
-			map[bool]string{true: "--sim " + study.Launch.SimProfile, false: "without --sim"}[study.Simulated])
-	}
-	if diffs := launchDifferences(study, launchSettings(o.launch), o.launch.spec.BaseEnv); len(diffs) > 0 {
-		return nil, nil, 0, launchDifferenceError(study, "resume", diffs)
-	}
-	if note := unrecordedNote(study); note != "" {
-		fmt.Fprintln(o.stderr, note)
-	}
-	o.study.Band = nccl.Band{Min: study.BandMin, Max: study.BandMax}
-	o.study.Guard = study.GuardSizes
-	o.study.Space = spaceFromMap(study.Space)
-	o.study.Baseline = nccl.Config(study.BaselineEnv).Clone()
-	o.study.Seed = study.Seed
-	if study.Budget.Launches > 0 {
-		o.study.Budget = study.Budget.Launches
-	}
-	o.study.Time = study.Budget.Time
-	if ss := study.Search; ss != nil {
-		// The study decides as it was set up to, whatever the defaults now.
-		o.study.Sampler, o.study.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
-		o.study.Stats.MinEffect, o.study.Stats.Alpha = ss.MinEffect, ss.Alpha
-		o.study.AllowDisabled = ss.AllowDisabled
-	}
-	if err := o.study.Validate(); err != nil {
-		return nil, nil, 0, err
-	}
-	trials, launches, err := loadTrials(st, study, o.study.Band.Sizes())
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	study.Status, study.Reason = vocab.StatusRunning, ""
-	if err := st.UpdateStudy(study); err != nil {
-		return nil, nil, 0, err
-	}
-	return study, trials, launches, nil
-}
-
-// loadTrials rebuilds the search's trials from the store for --resume.
-func loadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.Trial, int, error) {
-	recs, err := st.Trials(study.ID)
-	if err != nil {
-		return nil, 0, err
-	}
-	launches, err := st.Launches(study.ID)
-	if err != nil {
-		return nil, 0, err
-	}
-	byID := map[uint64]*search.Trial{}
-	var out []*search.Trial
-	for _, r := range recs {
-		t := &search.Trial{ID: r.ID, Number: r.Number, Config: r.Config, Role: r.Role,
-			State: vocab.TrialState(r.State), Reason: r.Reason}
-		if t.State == vocab.TrialComplete {
-			t.State = vocab.TrialRunning
-		}
-		byID[r.ID] = t
-		out = append(out, t)
-	}
-	for _, l := range launches {
-		t := byID[l.TrialID]
-		if t == nil {
-			continue
-		}
-		t.Launches++
-		if l.Phase == vocab.PhasePlan || l.Phase == vocab.PhaseExplain {
-			// The search reads NCCL's plan back from these instead of
-			// launching again (the stored facts are the log's).
-			rl := &runner.Launch{Outcome: l.Outcome, Reason: l.Reason, Simulated: l.Simulated,
-				Result: &runner.Result{Facts: l.Facts}}
-			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl})
-		}
-		if l.Outcome != runner.OK || !l.Scored {
-			continue
-		}
-		ml := benchfmt.ModelLaunch(l.Sizes)
-		if l.Phase == vocab.PhaseConfirm {
-			t.Confirm = append(t.Confirm, ml)
-		} else {
-			t.Explore = append(t.Explore, ml)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
-	return out, len(launches), nil
-}
-
-func spaceMap(s search.Space) map[string][]string {
-	m := map[string][]string{}
-	for _, d := range s {
-		m[d.Knob] = d.Choices
-	}
-	return m
-}
-
-// spaceFromMap orders dimensions as nccl.Knobs does, so a stored space
-// comes back as it was built.
-func spaceFromMap(m map[string][]string) search.Space {
-	var s search.Space
-	for _, name := range nccl.KnobNames() {
-		if ch, ok := m[name]; ok {
-			s = append(s, search.Dimension{Knob: name, Choices: ch})
-		}
-	}
-	return s
-}
-
-func launchSettings(lo launchOptions) store.LaunchSettings {
-	s := lo.spec
-	ls := store.LaunchSettings{Launcher: s.Launcher, NP: s.NP, Hosts: s.Hosts, MPIArgs: s.MPIArgs,
-		Bench: s.Bench, BenchArgs: s.BenchArgs, Timeout: s.Timeout, Instrument: s.Instrument, Prefix: s.Prefix,
-		Run: &store.RunSettings{Iters: s.Iters, Warmup: s.Warmup, MPIFlavor: s.MPIFlavor, MPIRun: s.MPIRun, TorchScript: s.TorchScript}}
-	if s.Sim != nil {
-		ls.Launcher = "sim"
-		ls.SimProfile, ls.SimNoise, ls.SimSeed = s.Sim.Profile, s.Sim.Noise, lo.seed
-	}
-	return ls
-}
-
-// recommendationOf turns the study's result into its stored conclusion.
-func recommendationOf(res *search.Result, sizes []int64, so search.Options) *store.Recommendation {
-	rec := &store.Recommendation{Env: map[string]string{}, Speedup: 1, SpeedupCI: [2]float64{1, 1},
-		Reason: res.Reason, Ending: res.Ending, MinEffect: so.Stats.MinEffect, Dropped: []nccl.Drop{}}
-	base := res.Baseline
-	if res.Recommend {
-		rec.Env = res.Winner.Config.Clone()
-		rec.TrialID = res.Winner.ID
-		rec.Dropped = append(rec.Dropped, res.Dropped...)
-	}
-	if res.Decision == nil || res.Winner == nil {
-		if base != nil && len(base.Explore) > 0 {
-			rec.BaselineScoreUS = base.Score(sizes)
-			rec.ScoreUS = rec.BaselineScoreUS
-		}
-		return rec
-	}
-	rec.CandidateTrialID = res.Winner.ID
-	d := res.Decision
-	rec.Speedup, rec.SpeedupCI, rec.Significant, rec.PValue = d.Speedup, [2]float64{d.Lo, d.Hi}, d.Significant && res.Recommend, d.P
-	rec.BaselineLaunches, rec.CandidateLaunches = len(base.Confirm), len(res.Winner.Confirm)
-	bs := model.Summarize(base.Confirm, sizes, so.Stats)
-	cs := model.Summarize(res.Winner.Confirm, sizes, so.Stats)
-	rec.BaselineScoreUS, rec.ScoreUS = bs.ScoreUS, cs.ScoreUS
-	rec.PerSize = sizeComparisons(base.Confirm, res.Winner.Confirm, sizes, so.Stats)
-	rec.Guards = sizeComparisons(base.Confirm, res.Winner.Confirm, so.Guard, so.Stats)
-	return rec
-}
-
-// sizeComparisons compares baseline and candidate launches size by size.
-func sizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options) []store.SizeComparison {
-	var out []store.SizeComparison
-	for _, b := range sizes {
-		one := []int64{b}
-		bs, cs := model.Summarize(base, one, opt), model.Summarize(cand, one, opt)
-		if len(bs.Sizes) == 0 || len(cs.Sizes) == 0 {
-			continue
-		}
-		cmp := model.Compare(base, cand, one, opt)
-		b0, c0 := bs.Sizes[0], cs.Sizes[0]
-		out = append(out, store.SizeComparison{Bytes: b,
-			BaselineUS: b0.Median, BaselineLo: ui.FiniteOr(b0.Lo, b0.Median), BaselineHi: ui.FiniteOr(b0.Hi, b0.Median),
-			CandidateUS: c0.Median, CandidateLo: ui.FiniteOr(c0.Lo, c0.Median), CandidateHi: ui.FiniteOr(c0.Hi, c0.Median),
-			Speedup: cmp.Speedup, Significant: cmp.Significant, PValue: ui.FiniteOr(cmp.P, 1)})
-	}
-	return out
-}
-
-// planSummaryOf converts the search's account of NCCL's plan for the store.
-func planSummaryOf(p *search.PlanSummary) *store.PlanSummary {
-	if p == nil {
-		return nil
-	}
-	out := &store.PlanSummary{Read: p.Read, Note: p.Note, SpaceConfigs: p.SpaceConfigs,
-		ConfigsExplored: p.ConfigsExplored, PlansExplored: p.PlansExplored, Merged: []store.MergeCount{},
-		Refused: p.Refused, Checks: p.Checks, MergedConfigs: p.MergedConfigs}
-	for _, m := range p.Merged {
-		out.Merged = append(out.Merged, store.MergeCount{Reason: m.Reason, Count: m.Count})
-	}
-	return out
 }

@@ -106,10 +106,10 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 		Min: o.min, Max: o.max, Repeats: o.repeats, Warmup: o.warmup, Progress: launchProgress(o.stderr),
 		Study: &store.Study{Kind: vocab.KindSweep, Band: band.String(), BandMin: o.min, BandMax: o.max,
 			Sizes: band.Sizes(), Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
-			Launch: launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
+			Launch: studyrun.LaunchSettings(o.launch.spec, o.launch.seed), Simulated: o.launch.simulated, Seed: o.launch.seed,
 			Budget: store.Budget{Launches: o.repeats}, Status: vocab.StatusRunning}}
 	o.naming.apply(r.Study)
-	if err := createStudy(st, r.Study); err != nil {
+	if err := studyrun.CreateStudy(st, r.Study); err != nil {
 		return err
 	}
 	if err := r.Start(); err != nil {

@@ -8,14 +8,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 func verifyCommand() *cli.Command {
@@ -91,202 +90,41 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		return err
 	}
 	defer st.Close()
-	orig, err := st.Study(o.study)
+	ab, err := studyrun.PlanVerify(st, studyrun.VerifyOptions{Study: o.study, Config: o.config, Baseline: o.baseline, BaselineSet: o.baselineSet,
+		Launch: o.launch.run(), CheckRelaunch: func(study *store.Study) error { return checkRelaunch(study, "verify", o.launch, o.stderr) }})
 	if err != nil {
-		return usageError(err)
+		return err
 	}
-	if orig.Simulated != o.launch.simulated {
-		return usageErrorf("study %s ran on %s; verify it the same way", orig.Name,
-			map[bool]string{true: "the simulated fabric (--sim " + orig.Launch.SimProfile + ")", false: "real hardware (without --sim)"}[orig.Simulated])
-	}
-	if diffs := launchDifferences(orig, launchSettings(o.launch), o.launch.spec.BaseEnv); len(diffs) > 0 {
-		return launchDifferenceError(orig, "verify", diffs)
-	}
-	if note := unrecordedNote(orig); note != "" {
-		fmt.Fprintln(o.stderr, note)
-	}
-	cfg := o.config
-	var claim *ui.Claim
-	if len(cfg) == 0 {
-		rec := orig.Recommendation
-		switch {
-		case rec == nil:
-			return usageErrorf("study %s has no decision yet (status %s); verify a finished study, or name a config with --env K=V", orig.Name, orig.Status)
-		case len(rec.Env) > 0:
-			cfg = nccl.Config(rec.Env).Clone()
-		case rec.CandidateTrialID != 0:
-			// The study kept the defaults: verify that its confirmed
-			// candidate is indeed no better.
-			t, err := st.Trial(rec.CandidateTrialID)
-			if err != nil {
-				return err
-			}
-			cfg = t.Config.Clone()
-		default:
-			return usageErrorf("study %s confirmed no candidate: there is nothing to verify; name a config with --env K=V", orig.Name)
-		}
-		claim = &ui.Claim{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI}
-	}
-	for _, k := range sortedKeys(cfg) {
-		if _, fixed := o.launch.spec.BaseEnv[k]; fixed {
-			return usageErrorf("%s is what verify measures (%s=%s) and is also fixed by --base-env; drop it from --base-env", k, k, cfg[k])
-		}
-	}
-	// The baseline: --baseline-env, else the study's own. The search's
-	// claim speaks only for the baseline it was measured against.
-	baseCfg := nccl.Config(orig.BaselineEnv).Clone()
-	if o.baselineSet {
-		if o.baseline.Key() != baseCfg.Key() {
-			claim = nil
-		}
-		baseCfg = o.baseline.Clone()
-	}
-	return runInterleaved(ctx, st, o, abSpec{kind: vocab.KindVerify, verifies: orig.Name, band: nccl.Band{Min: orig.BandMin, Max: orig.BandMax},
-		bandText: orig.Band, guards: orig.GuardSizes, collective: orig.Collective, base: baseCfg, cand: cfg, claim: claim})
+	return runInterleaved(ctx, st, o, ab)
 }
 
-// abSpec is one interleaved comparison of two configs: verify's (a
-// study's recommendation against its baseline) or compare's.
-type abSpec struct {
-	kind, verifies string
-	band           nccl.Band
-	bandText       string
-	guards         []int64
-	collective     string
-	base, cand     nccl.Config
-	claim          *ui.Claim
-}
-
-// runInterleaved measures spec.base and spec.cand alternately (B C B C …,
-// after one uncounted warm-up of B), stores the launches as a study of
-// spec.kind, and prints the comparison.
-func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, spec abSpec) error {
-	cfg, claim := spec.cand, spec.claim
-	band := spec.band
-	sizes := band.Sizes()
-	lo, hi := band.Min, band.Max
-	for _, g := range spec.guards {
-		lo, hi = min(lo, g), max(hi, g)
-	}
-	study := &store.Study{Kind: spec.kind, Band: spec.bandText, BandMin: band.Min, BandMax: band.Max,
-		Sizes: sizes, GuardSizes: spec.guards, Collective: spec.collective, BaseEnv: o.launch.spec.BaseEnv,
-		BaselineEnv: spec.base.Clone(),
-		Launch:      launchSettings(o.launch), Simulated: o.launch.simulated, Seed: o.launch.seed,
-		Budget: store.Budget{Launches: 2*o.launches + 1}, Status: vocab.StatusRunning,
-		Reason: spec.reason()}
+// runInterleaved runs verify's or compare's interleaved comparison
+// (studyrun.RunAB) and prints it.
+func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab studyrun.AB) error {
 	// Nothing is stored for a launch that cannot start.
 	if err := preflight(o.launch); err != nil {
 		return err
 	}
-	o.naming.apply(study)
-	if err := createStudy(st, study); err != nil {
+	r, err := studyrun.RunAB(ctx, st, ab, studyrun.ABOptions{Launch: o.launch.run(), Launches: o.launches, Name: o.naming.apply,
+		Started: func(study *store.Study) {
+			fmt.Fprintf(o.stderr, "%s %s: %s against %s, %d launches each, interleaved%s\n",
+				ab.Kind, study.Name, ab.Cand, ui.BaselineName(ab.Base), o.launches, labelSuffix(study))
+		},
+		Progress: func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch) {
+			fmt.Fprintf(o.stderr, "launch %d/%d %-7s %-40s %s (%s)\n", n, total, phase, t.Config, outcomeText(l), l.Duration.Round(time.Millisecond))
+		}})
+	if err != nil {
 		return err
 	}
-	rec := studyrun.NewRecorder(st, study, sizes)
-	base := &search.Trial{Number: 0, Config: spec.base.Clone(), Role: vocab.RoleBaseline, State: vocab.TrialRunning}
-	cand := &search.Trial{Number: 1, Config: cfg, Role: vocab.RoleCandidate, State: vocab.TrialRunning}
-	for _, t := range []*search.Trial{base, cand} {
-		if err := rec.SaveTrial(t); err != nil {
-			return err
-		}
-	}
-	launcher := &studyrun.Launcher{Base: o.launch.spec, Seed: o.launch.seed + 7919} // fresh noise, not the search's
-	fmt.Fprintf(o.stderr, "%s %s: %s against %s, %d launches each, interleaved%s\n",
-		spec.kind, study.Name, cfg, ui.BaselineName(spec.base), o.launches, labelSuffix(study))
-
-	seq := 0
-	run := func(t *search.Trial, phase string, scored bool) error {
-		req := search.Request{Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number}
-		l, err := launcher.Launch(ctx, req)
-		seq++
-		if err != nil {
-			if l != nil {
-				_ = rec.SaveLaunch(t, req, l, false)
-			}
-			return err
-		}
-		ok := l.Outcome == runner.OK
-		if ok && scored {
-			t.Confirm = append(t.Confirm, search.ModelLaunch(l.Result))
-		}
-		if !ok {
-			t.State, t.Reason = vocab.TrialFailed, l.Reason
-		}
-		if err := rec.SaveLaunch(t, req, l, ok && scored); err != nil {
-			return err
-		}
-		fmt.Fprintf(o.stderr, "launch %d/%d %-7s %-40s %s (%s)\n", seq, 2*o.launches+1, phase, t.Config, outcomeText(l), l.Duration.Round(time.Millisecond))
-		if !ok {
-			return fabricError(fmt.Errorf("%s launch of %s %s: %s", phase, t.Config, l.Outcome, l.Reason))
-		}
-		return nil
-	}
-	finish := func(status, reason string) {
-		study.Status, study.Reason = status, reason
-		_ = st.UpdateStudy(study)
-	}
-	// stopped stores why the run ended early: the user, or a failure.
-	stopped := func(err error) error {
-		if ctx.Err() != nil {
-			finish(vocab.StatusInterrupted, "interrupted by the user")
-		} else {
-			finish(vocab.StatusFailed, err.Error())
-		}
-		return verifyError(ctx, err)
-	}
-	if err := run(base, vocab.PhaseWarmup, false); err != nil {
-		return stopped(err)
-	}
-	for i := 0; i < o.launches; i++ {
-		for _, t := range []*search.Trial{base, cand} {
-			if err := run(t, vocab.PhaseConfirm, true); err != nil {
-				return stopped(err)
-			}
-		}
-	}
-	opt := model.DefaultOptions()
-	cmp := model.Compare(base.Confirm, cand.Confirm, sizes, opt)
-	res := ui.VerifyResult{Study: study.Name, Verifies: spec.verifies, BaselineEnv: spec.base.Clone(), Simulated: study.Simulated, Env: cfg.Clone(),
-		Launches: o.launches, Speedup: cmp.Speedup, SpeedupCI: [2]float64{ui.FiniteOr(cmp.Lo, cmp.Speedup), ui.FiniteOr(cmp.Hi, cmp.Speedup)},
-		PValue: ui.FiniteOr(cmp.P, 1), Recommend: cmp.Recommend, Reason: cmp.Reason, Claimed: claim}
-	if claim != nil {
-		// The two measurements agree when each one's estimate lies inside
-		// the other's interval, or their intervals overlap.
-		res.Consistent = claim.SpeedupCI[0] <= res.SpeedupCI[1] && res.SpeedupCI[0] <= claim.SpeedupCI[1]
-	}
-	study.Recommendation = &store.Recommendation{Env: cfg.Clone(), Speedup: res.Speedup, SpeedupCI: res.SpeedupCI,
-		Significant: cmp.Recommend, PValue: res.PValue, Reason: cmp.Reason, MinEffect: opt.MinEffect,
-		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
-		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
-		PerSize: sizeComparisons(base.Confirm, cand.Confirm, sizes, opt),
-		Guards:  sizeComparisons(base.Confirm, cand.Confirm, spec.guards, opt)}
-	study.Recommendation.CandidateTrialID = cand.ID
-	if cmp.Recommend {
-		study.Recommendation.TrialID = cand.ID
-	}
-	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
-	_ = rec.SaveTrials([]*search.Trial{base, cand})
-	finish(vocab.StatusDone, spec.reason())
+	study, rec := r.Study, r.Study.Recommendation
+	res := ui.VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
+		Launches: o.launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
+		Recommend: r.Comparison.Recommend, Reason: r.Comparison.Reason, Claimed: (*ui.Claim)(ab.Claim), Consistent: r.Consistent}
 	if err := ui.PrintVerify(o.stdout, o.json, study, res); err != nil {
 		return err
 	}
-	if claim != nil && !res.Consistent {
+	if ab.Claim != nil && !res.Consistent {
 		return errCheckFailed // the claim did not hold: exit 1, as gate does
 	}
 	return nil
-}
-
-// reason is the stored note of what the comparison was for.
-func (spec abSpec) reason() string {
-	if spec.verifies != "" {
-		return "verifies " + spec.verifies
-	}
-	return "compares " + spec.cand.String() + " with " + spec.base.String()
-}
-
-func verifyError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return vocab.ErrInterrupted
-	}
-	return err
 }

@@ -1,0 +1,33 @@
+package studyrun
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// usageErrorf reports bad input (vocab.ErrUsage: exit code 2).
+func usageErrorf(format string, args ...any) error {
+	return vocab.Mark(vocab.ErrUsage, fmt.Errorf(format, args...))
+}
+
+// CreateStudy stores a new study; a name already taken is the user's to
+// change (vocab.ErrUsage).
+func CreateStudy(st *store.Store, study *store.Study) error {
+	err := st.CreateStudy(study)
+	if errors.Is(err, store.ErrNameTaken) {
+		return vocab.Mark(vocab.ErrUsage, fmt.Errorf("--name: %w (nccltune history lists the names)", errors.Unwrap(err)))
+	}
+	return err
+}
+
+// aKind is the kind with its article: "a search", "an import".
+func aKind(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
+}

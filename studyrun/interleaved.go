@@ -1,0 +1,182 @@
+package studyrun
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// AB is one interleaved comparison of two configs: verify's (a study's
+// recommendation against its baseline) or compare's.
+type AB struct {
+	Kind     string // vocab.KindVerify or vocab.KindCompare
+	Verifies string // the study verified, for verify
+	Band     nccl.Band
+	BandText string
+	Guards   []int64
+	// Collective is the collective measured ("all_reduce").
+	Collective string
+	Base, Cand nccl.Config
+	// Claim is what the verified study claimed of Cand against Base; nil
+	// when it claimed nothing of this pair.
+	Claim *Claim
+}
+
+// Claim is a search's claimed speedup, which verify checks.
+type Claim struct {
+	Speedup   float64    `json:"speedup"`
+	SpeedupCI [2]float64 `json:"speedup_ci"`
+}
+
+// ABOptions are how an AB comparison runs.
+type ABOptions struct {
+	Launch Launch
+	// Launches per arm.
+	Launches int
+	// Name, if set, names the new study (--name, --label).
+	Name func(*store.Study)
+	// Started, if set, hears of the study once it is stored.
+	Started func(*store.Study)
+	// Progress, if set, hears of each launch as it ends: n of total.
+	Progress func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch)
+}
+
+// ABResult is what an AB comparison measured.
+type ABResult struct {
+	// Study is the stored study, its Recommendation the comparison's.
+	Study *store.Study
+	// Comparison is the candidate against the baseline over the band.
+	Comparison model.Comparison
+	// Consistent is set when ab had a claim: the fresh measurement and
+	// the claim agree (each one's estimate lies inside the other's
+	// interval, or their intervals overlap).
+	Consistent bool
+}
+
+// RunAB measures ab.Base and ab.Cand alternately (B C B C …, after one
+// uncounted warm-up of B), with search's confirmation at a design of one
+// look (a fixed-size test at alpha), and stores the launches and the
+// comparison as a study of ab.Kind. A launch that fails is vocab.ErrFabric;
+// stopped by the user, vocab.ErrInterrupted.
+func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult, error) {
+	cfg := ab.Cand
+	band := ab.Band
+	sizes := band.Sizes()
+	lo, hi := band.Min, band.Max
+	for _, g := range ab.Guards {
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	study := &store.Study{Kind: ab.Kind, Band: ab.BandText, BandMin: band.Min, BandMax: band.Max,
+		Sizes: sizes, GuardSizes: ab.Guards, Collective: ab.Collective, BaseEnv: o.Launch.Spec.BaseEnv,
+		BaselineEnv: ab.Base.Clone(),
+		Launch:      LaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
+		Budget: store.Budget{Launches: 2*o.Launches + 1}, Status: vocab.StatusRunning,
+		Reason: ab.reason()}
+	if o.Name != nil {
+		o.Name(study)
+	}
+	if err := CreateStudy(st, study); err != nil {
+		return nil, err
+	}
+	rec := NewRecorder(st, study, sizes)
+	base := &search.Trial{Number: 0, Config: ab.Base.Clone(), Role: vocab.RoleBaseline, State: vocab.TrialRunning}
+	cand := &search.Trial{Number: 1, Config: cfg, Role: vocab.RoleCandidate, State: vocab.TrialRunning}
+	for _, t := range []*search.Trial{base, cand} {
+		if err := rec.SaveTrial(t); err != nil {
+			return nil, err
+		}
+	}
+	launcher := &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed + 7919} // fresh noise, not the search's
+	if o.Started != nil {
+		o.Started(study)
+	}
+
+	seq := 0
+	run := func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
+		req := search.Request{Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number}
+		l, err := launcher.Launch(ctx, req)
+		seq++
+		if err != nil {
+			if l != nil {
+				_ = rec.SaveLaunch(t, req, l, false)
+			}
+			return err
+		}
+		ok := l.Outcome == benchfmt.OK
+		if ok && scored {
+			t.Confirm = append(t.Confirm, search.ModelLaunch(l.Result))
+		}
+		if !ok {
+			t.State, t.Reason = vocab.TrialFailed, l.Reason
+		}
+		if err := rec.SaveLaunch(t, req, l, ok && scored); err != nil {
+			return err
+		}
+		if o.Progress != nil {
+			o.Progress(seq, 2*o.Launches+1, phase, t, l)
+		}
+		if !ok {
+			return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s launch of %s %s: %s", phase, t.Config, l.Outcome, l.Reason))
+		}
+		return nil
+	}
+	finish := func(status, reason string) {
+		study.Status, study.Reason = status, reason
+		_ = st.UpdateStudy(study)
+	}
+	// stopped stores why the run ended early: the user, or a failure.
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			finish(vocab.StatusInterrupted, "interrupted by the user")
+			return vocab.ErrInterrupted
+		}
+		finish(vocab.StatusFailed, err.Error())
+		return err
+	}
+	if err := run(ctx, base, vocab.PhaseWarmup, false); err != nil {
+		return nil, stopped(err)
+	}
+	opt := model.DefaultOptions()
+	// A fixed number of launches per arm is a design of one look at alpha:
+	// its decision is model.Compare's at opt.
+	design := model.PlanConfirm(o.Launches, o.Launches, opt.Alpha)
+	out, err := search.Confirm(ctx, search.Confirmation{Baseline: base, Candidate: cand, Design: design, Sizes: sizes, Stats: opt,
+		Launch: func(ctx context.Context, t *search.Trial) error { return run(ctx, t, vocab.PhaseConfirm, true) }})
+	if err != nil {
+		return nil, stopped(err)
+	}
+	cmp := out.Look.Comparison
+	res := &ABResult{Study: study, Comparison: cmp}
+	speedupCI := [2]float64{finiteOr(cmp.Lo, cmp.Speedup), finiteOr(cmp.Hi, cmp.Speedup)}
+	if ab.Claim != nil {
+		res.Consistent = ab.Claim.SpeedupCI[0] <= speedupCI[1] && speedupCI[0] <= ab.Claim.SpeedupCI[1]
+	}
+	study.Recommendation = &store.Recommendation{Env: cfg.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI,
+		Significant: cmp.Recommend, PValue: finiteOr(cmp.P, 1), Reason: cmp.Reason, MinEffect: opt.MinEffect,
+		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
+		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
+		PerSize: SizeComparisons(base.Confirm, cand.Confirm, sizes, opt),
+		Guards:  SizeComparisons(base.Confirm, cand.Confirm, ab.Guards, opt)}
+	study.Recommendation.CandidateTrialID = cand.ID
+	if cmp.Recommend {
+		study.Recommendation.TrialID = cand.ID
+	}
+	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
+	_ = rec.SaveTrials([]*search.Trial{base, cand})
+	finish(vocab.StatusDone, ab.reason())
+	return res, nil
+}
+
+// reason is the stored note of what the comparison was for.
+func (ab AB) reason() string {
+	if ab.Verifies != "" {
+		return "verifies " + ab.Verifies
+	}
+	return "compares " + ab.Cand.String() + " with " + ab.Base.String()
+}

@@ -1,0 +1,315 @@
+package studyrun
+
+import (
+	"context"
+	"math"
+	"sort"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// Launch is how a study's launches run: the spec (config, sizes and the
+// simulator's per-launch seed are filled in per launch), whether it is the
+// simulated fabric (--sim), and the simulator's seed.
+type Launch struct {
+	Spec      runner.Spec
+	Simulated bool
+	Seed      int64
+}
+
+// SearchOptions are what a search study runs with.
+type SearchOptions struct {
+	// Study is the search's settings; a resumed study's own replace its
+	// band, guard, space, baseline, seed, budget and decision settings.
+	Study  search.Options
+	Launch Launch
+	// Resume names the interrupted study to continue; empty starts one.
+	Resume string
+	// Name, if set, names a new study (--name, --label).
+	Name func(*store.Study)
+	// CheckResume, if set, is asked before a stored study resumes: its
+	// error refuses (e.g. launch settings other than the study's).
+	CheckResume func(*store.Study) error
+}
+
+// SearchRun is a search study ready to run: created, or loaded with its
+// trials to resume.
+type SearchRun struct {
+	Store *store.Store
+	Study *store.Study
+	// Options are the search's settings, a resumed study's own.
+	Options search.Options
+	launch  Launch
+	prior   []*search.Trial
+	// priorLaunches are the launches a resumed study made before.
+	priorLaunches int
+}
+
+// PrepareSearch creates the study, or loads it and its trials to resume.
+// A study that cannot resume (not a search, finished, another fabric) is
+// refused with vocab.ErrUsage.
+func PrepareSearch(st *store.Store, o SearchOptions) (*SearchRun, error) {
+	r := &SearchRun{Store: st, Options: o.Study, launch: o.Launch}
+	if o.Resume == "" {
+		so := o.Study
+		study := &store.Study{
+			Kind: vocab.KindSearch, Band: so.Band.String(), BandMin: so.Band.Min, BandMax: so.Band.Max,
+			Sizes: so.Band.Sizes(), GuardSizes: so.Guard, Collective: "all_reduce",
+			Space: SpaceMap(so.Space), BaseEnv: o.Launch.Spec.BaseEnv, Launch: LaunchSettings(o.Launch.Spec, o.Launch.Seed),
+			BaselineEnv: so.Baseline.Clone(),
+			Simulated:   o.Launch.Simulated, Seed: so.Seed,
+			Budget: store.Budget{Launches: so.Budget, Time: so.Time},
+			Search: &store.SearchSettings{Sampler: so.Sampler, ConfirmLaunches: so.ConfirmLaunches,
+				MinEffect: so.Stats.MinEffect, Alpha: so.Stats.Alpha, AllowDisabled: so.AllowDisabled},
+			Status: vocab.StatusRunning,
+		}
+		if o.Name != nil {
+			o.Name(study)
+		}
+		if err := CreateStudy(st, study); err != nil {
+			return nil, err
+		}
+		r.Study = study
+		return r, nil
+	}
+	study, err := st.Study(o.Resume)
+	if err != nil {
+		return nil, vocab.Mark(vocab.ErrUsage, err)
+	}
+	if study.Kind != vocab.KindSearch {
+		return nil, usageErrorf("study %s is %s, not a search; only searches resume", study.Name, aKind(study.Kind))
+	}
+	if study.Status == vocab.StatusDone {
+		return nil, usageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
+	}
+	if study.Simulated != o.Launch.Simulated {
+		return nil, usageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name,
+			map[bool]string{true: "the simulated fabric", false: "real hardware"}[study.Simulated],
+			map[bool]string{true: "--sim " + study.Launch.SimProfile, false: "without --sim"}[study.Simulated])
+	}
+	if o.CheckResume != nil {
+		if err := o.CheckResume(study); err != nil {
+			return nil, err
+		}
+	}
+	so := &r.Options
+	so.Band = nccl.Band{Min: study.BandMin, Max: study.BandMax}
+	so.Guard = study.GuardSizes
+	so.Space = SpaceFromMap(study.Space)
+	so.Baseline = nccl.Config(study.BaselineEnv).Clone()
+	so.Seed = study.Seed
+	if study.Budget.Launches > 0 {
+		so.Budget = study.Budget.Launches
+	}
+	so.Time = study.Budget.Time
+	if ss := study.Search; ss != nil {
+		// The study decides as it was set up to, whatever the defaults now.
+		so.Sampler, so.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
+		so.Stats.MinEffect, so.Stats.Alpha = ss.MinEffect, ss.Alpha
+		so.AllowDisabled = ss.AllowDisabled
+	}
+	if err := so.Validate(); err != nil {
+		return nil, err
+	}
+	trials, launches, err := LoadTrials(st, study, so.Band.Sizes())
+	if err != nil {
+		return nil, err
+	}
+	study.Status, study.Reason = vocab.StatusRunning, ""
+	if err := st.UpdateStudy(study); err != nil {
+		return nil, err
+	}
+	r.Study, r.prior, r.priorLaunches = study, trials, launches
+	return r, nil
+}
+
+// Run runs the search (search.Run) with its launches stored as they end,
+// and stores how it ended: the recommendation and NCCL's plan when it
+// decided. Interrupted, it returns what is known with an error that is
+// vocab.ErrInterrupted and the study marked interrupted; a failed
+// baseline or a missing benchmark is vocab.ErrFabric.
+func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*search.Result, error) {
+	st, study := r.Store, r.Study
+	sizes := r.Options.Band.Sizes()
+	rec := NewRecorder(st, study, sizes)
+	launcher := &Launcher{Base: r.launch.Spec, Seed: r.Options.Seed}
+	res, runErr := search.Run(ctx, r.Options, launcher, rec, r.prior, r.priorLaunches, onEvent)
+	switch {
+	case runErr != nil && res != nil && ctx.Err() != nil:
+		study.Status, study.Reason = vocab.StatusInterrupted, "interrupted by the user"
+		if err := st.UpdateStudy(study); err != nil {
+			return nil, err
+		}
+		return res, vocab.ErrInterrupted
+	case runErr != nil:
+		study.Status, study.Reason = vocab.StatusFailed, runErr.Error()
+		_ = st.UpdateStudy(study)
+		return nil, runErr // a failed baseline, a missing benchmark or launcher: vocab.ErrFabric
+	}
+	study.Recommendation = RecommendationOf(res, sizes, r.Options)
+	study.Plans = PlanSummaryOf(res.Plan)
+	study.Status, study.Reason = vocab.StatusDone, ""
+	if err := st.UpdateStudy(study); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// LoadTrials rebuilds the search's trials from the store for --resume.
+func LoadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.Trial, int, error) {
+	recs, err := st.Trials(study.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	launches, err := st.Launches(study.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	byID := map[uint64]*search.Trial{}
+	var out []*search.Trial
+	for _, r := range recs {
+		t := &search.Trial{ID: r.ID, Number: r.Number, Config: r.Config, Role: r.Role,
+			State: vocab.TrialState(r.State), Reason: r.Reason}
+		if t.State == vocab.TrialComplete {
+			t.State = vocab.TrialRunning
+		}
+		byID[r.ID] = t
+		out = append(out, t)
+	}
+	for _, l := range launches {
+		t := byID[l.TrialID]
+		if t == nil {
+			continue
+		}
+		t.Launches++
+		if l.Phase == vocab.PhasePlan || l.Phase == vocab.PhaseExplain {
+			// The search reads NCCL's plan back from these instead of
+			// launching again (the stored facts are the log's).
+			rl := &benchfmt.Launch{Outcome: l.Outcome, Reason: l.Reason, Simulated: l.Simulated,
+				Result: &benchfmt.Result{Facts: l.Facts}}
+			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl})
+		}
+		if l.Outcome != benchfmt.OK || !l.Scored {
+			continue
+		}
+		ml := benchfmt.ModelLaunch(l.Sizes)
+		if l.Phase == vocab.PhaseConfirm {
+			t.Confirm = append(t.Confirm, ml)
+		} else {
+			t.Explore = append(t.Explore, ml)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, len(launches), nil
+}
+
+// SpaceMap is the space as the store keeps it.
+func SpaceMap(s search.Space) map[string][]string {
+	m := map[string][]string{}
+	for _, d := range s {
+		m[d.Knob] = d.Choices
+	}
+	return m
+}
+
+// SpaceFromMap orders dimensions as nccl.Knobs does, so a stored space
+// comes back as it was built.
+func SpaceFromMap(m map[string][]string) search.Space {
+	var s search.Space
+	for _, name := range nccl.KnobNames() {
+		if ch, ok := m[name]; ok {
+			s = append(s, search.Dimension{Knob: name, Choices: ch})
+		}
+	}
+	return s
+}
+
+// LaunchSettings are the launch settings a study stores, so that resume
+// and verify can launch, and check that they launch, the same way; seed
+// is the simulator's.
+func LaunchSettings(s runner.Spec, seed int64) store.LaunchSettings {
+	ls := store.LaunchSettings{Launcher: s.Launcher, NP: s.NP, Hosts: s.Hosts, MPIArgs: s.MPIArgs,
+		Bench: s.Bench, BenchArgs: s.BenchArgs, Timeout: s.Timeout, Instrument: s.Instrument, Prefix: s.Prefix,
+		Run: &store.RunSettings{Iters: s.Iters, Warmup: s.Warmup, MPIFlavor: s.MPIFlavor, MPIRun: s.MPIRun, TorchScript: s.TorchScript}}
+	if s.Sim != nil {
+		ls.Launcher = "sim"
+		ls.SimProfile, ls.SimNoise, ls.SimSeed = s.Sim.Profile, s.Sim.Noise, seed
+	}
+	return ls
+}
+
+// RecommendationOf turns the study's result into its stored conclusion.
+func RecommendationOf(res *search.Result, sizes []int64, so search.Options) *store.Recommendation {
+	rec := &store.Recommendation{Env: map[string]string{}, Speedup: 1, SpeedupCI: [2]float64{1, 1},
+		Reason: res.Reason, Ending: res.Ending, MinEffect: so.Stats.MinEffect, Dropped: []nccl.Drop{}}
+	base := res.Baseline
+	if res.Recommend {
+		rec.Env = res.Winner.Config.Clone()
+		rec.TrialID = res.Winner.ID
+		rec.Dropped = append(rec.Dropped, res.Dropped...)
+	}
+	if res.Decision == nil || res.Winner == nil {
+		if base != nil && len(base.Explore) > 0 {
+			rec.BaselineScoreUS = base.Score(sizes)
+			rec.ScoreUS = rec.BaselineScoreUS
+		}
+		return rec
+	}
+	rec.CandidateTrialID = res.Winner.ID
+	d := res.Decision
+	rec.Speedup, rec.SpeedupCI, rec.Significant, rec.PValue = d.Speedup, [2]float64{d.Lo, d.Hi}, d.Significant && res.Recommend, d.P
+	rec.BaselineLaunches, rec.CandidateLaunches = len(base.Confirm), len(res.Winner.Confirm)
+	bs := model.Summarize(base.Confirm, sizes, so.Stats)
+	cs := model.Summarize(res.Winner.Confirm, sizes, so.Stats)
+	rec.BaselineScoreUS, rec.ScoreUS = bs.ScoreUS, cs.ScoreUS
+	rec.PerSize = SizeComparisons(base.Confirm, res.Winner.Confirm, sizes, so.Stats)
+	rec.Guards = SizeComparisons(base.Confirm, res.Winner.Confirm, so.Guard, so.Stats)
+	return rec
+}
+
+// SizeComparisons compares baseline and candidate launches size by size.
+func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options) []store.SizeComparison {
+	var out []store.SizeComparison
+	for _, b := range sizes {
+		one := []int64{b}
+		bs, cs := model.Summarize(base, one, opt), model.Summarize(cand, one, opt)
+		if len(bs.Sizes) == 0 || len(cs.Sizes) == 0 {
+			continue
+		}
+		cmp := model.Compare(base, cand, one, opt)
+		b0, c0 := bs.Sizes[0], cs.Sizes[0]
+		out = append(out, store.SizeComparison{Bytes: b,
+			BaselineUS: b0.Median, BaselineLo: finiteOr(b0.Lo, b0.Median), BaselineHi: finiteOr(b0.Hi, b0.Median),
+			CandidateUS: c0.Median, CandidateLo: finiteOr(c0.Lo, c0.Median), CandidateHi: finiteOr(c0.Hi, c0.Median),
+			Speedup: cmp.Speedup, Significant: cmp.Significant, PValue: finiteOr(cmp.P, 1)})
+	}
+	return out
+}
+
+// PlanSummaryOf converts the search's account of NCCL's plan for the store.
+func PlanSummaryOf(p *search.PlanSummary) *store.PlanSummary {
+	if p == nil {
+		return nil
+	}
+	out := &store.PlanSummary{Read: p.Read, Note: p.Note, SpaceConfigs: p.SpaceConfigs,
+		ConfigsExplored: p.ConfigsExplored, PlansExplored: p.PlansExplored, Merged: []store.MergeCount{},
+		Refused: p.Refused, Checks: p.Checks, MergedConfigs: p.MergedConfigs}
+	for _, m := range p.Merged {
+		out.Merged = append(out.Merged, store.MergeCount{Reason: m.Reason, Count: m.Count})
+	}
+	return out
+}
+
+// finiteOr is x, or def when x is NaN or infinite (JSON has no NaN).
+func finiteOr(x, def float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return def
+	}
+	return x
+}

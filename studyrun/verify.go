@@ -1,0 +1,86 @@
+package studyrun
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// VerifyOptions say what verify re-measures.
+type VerifyOptions struct {
+	// Study is the study whose recommendation is verified.
+	Study string
+	// Config, if not empty, is verified instead of the recommendation
+	// (--env).
+	Config nccl.Config
+	// Baseline, when BaselineSet, replaces the study's baseline
+	// (--baseline-env).
+	Baseline    nccl.Config
+	BaselineSet bool
+	Launch      Launch
+	// CheckRelaunch, if set, is asked of the stored study: its error
+	// refuses (e.g. launch settings other than the study's).
+	CheckRelaunch func(*store.Study) error
+}
+
+// PlanVerify reads the study to verify and says what verify compares: the
+// study's recommendation (or, when it kept its baseline, the candidate it
+// confirmed), or o.Config, against the study's baseline or o.Baseline,
+// with the claim the study made of that pair. What cannot be verified is
+// vocab.ErrUsage.
+func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
+	orig, err := st.Study(o.Study)
+	if err != nil {
+		return AB{}, vocab.Mark(vocab.ErrUsage, err)
+	}
+	if orig.Simulated != o.Launch.Simulated {
+		return AB{}, usageErrorf("study %s ran on %s; verify it the same way", orig.Name,
+			map[bool]string{true: "the simulated fabric (--sim " + orig.Launch.SimProfile + ")", false: "real hardware (without --sim)"}[orig.Simulated])
+	}
+	if o.CheckRelaunch != nil {
+		if err := o.CheckRelaunch(orig); err != nil {
+			return AB{}, err
+		}
+	}
+	cfg := o.Config
+	var claim *Claim
+	if len(cfg) == 0 {
+		rec := orig.Recommendation
+		switch {
+		case rec == nil:
+			return AB{}, usageErrorf("study %s has no decision yet (status %s); verify a finished study, or name a config with --env K=V", orig.Name, orig.Status)
+		case len(rec.Env) > 0:
+			cfg = nccl.Config(rec.Env).Clone()
+		case rec.CandidateTrialID != 0:
+			// The study kept the defaults: verify that its confirmed
+			// candidate is indeed no better.
+			t, err := st.Trial(rec.CandidateTrialID)
+			if err != nil {
+				return AB{}, err
+			}
+			cfg = t.Config.Clone()
+		default:
+			return AB{}, usageErrorf("study %s confirmed no candidate: there is nothing to verify; name a config with --env K=V", orig.Name)
+		}
+		claim = &Claim{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI}
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		if _, fixed := o.Launch.Spec.BaseEnv[k]; fixed {
+			return AB{}, usageErrorf("%s is what verify measures (%s=%s) and is also fixed by --base-env; drop it from --base-env", k, k, cfg[k])
+		}
+	}
+	// The baseline: --baseline-env, else the study's own. The search's
+	// claim speaks only for the baseline it was measured against.
+	baseCfg := nccl.Config(orig.BaselineEnv).Clone()
+	if o.BaselineSet {
+		if o.Baseline.Key() != baseCfg.Key() {
+			claim = nil
+		}
+		baseCfg = o.Baseline.Clone()
+	}
+	return AB{Kind: vocab.KindVerify, Verifies: orig.Name, Band: nccl.Band{Min: orig.BandMin, Max: orig.BandMax},
+		BandText: orig.Band, Guards: orig.GuardSizes, Collective: orig.Collective, Base: baseCfg, Cand: cfg, Claim: claim}, nil
+}
