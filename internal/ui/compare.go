@@ -100,7 +100,7 @@ func PrintStoredComparison(w io.Writer, asJSON bool, c *StoredComparison) error 
 	arms, rows, band := c.Arms, c.Rows, c.Band
 	if asJSON {
 		return WriteJSON(w, map[string]any{"a": arms[0], "b": arms[1], "interleaved": false, "rows": rows,
-			"speedup": JSONNumber(band.Speedup), "speedup_ci": []any{JSONNumber(band.Lo), JSONNumber(band.Hi)},
+			"speedup": jsonNumber(band.Speedup), "speedup_ci": []any{jsonNumber(band.Lo), jsonNumber(band.Hi)},
 			"p_value": FiniteOr(band.P, 1), "significant": band.Significant})
 	}
 	for i, name := range []string{"A", "B"} {

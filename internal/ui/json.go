@@ -65,10 +65,10 @@ func withSchemaVersion(raw []byte) []byte {
 	return raw
 }
 
-// WithSeconds is v's JSON object with each named duration field (Go's
+// withSeconds is v's JSON object with each named duration field (Go's
 // nanoseconds) given as "<name>_s", seconds, instead: a reader should not
 // need to know Go's time.Duration. A field left out stays out.
-func WithSeconds(v any, names ...string) map[string]any {
+func withSeconds(v any, names ...string) map[string]any {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil
@@ -93,8 +93,8 @@ func ErrorDocument(code int, kind, message string) map[string]any {
 	return map[string]any{"error": map[string]any{"code": code, "kind": kind, "message": message}}
 }
 
-// JSONNumber maps NaN and Inf, which JSON cannot hold, to nil.
-func JSONNumber(x float64) any {
+// jsonNumber maps NaN and Inf, which JSON cannot hold, to nil.
+func jsonNumber(x float64) any {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
 	}

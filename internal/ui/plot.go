@@ -4,7 +4,7 @@ import "github.com/nccltune/nccltune/report"
 
 // LandscapeJSON is the landscape figure's data in plot --json.
 func LandscapeJSON(f report.Landscape) map[string]any {
-	return map[string]any{"knob": f.Knob, "share": JSONNumber(f.Share), "configs": scoredConfigsJSON(f.Configs)}
+	return map[string]any{"knob": f.Knob, "share": jsonNumber(f.Share), "configs": scoredConfigsJSON(f.Configs)}
 }
 
 // ConvergenceJSON is the convergence figure's data in plot --json.
@@ -19,7 +19,7 @@ func scoredConfigsJSON(cs []report.ScoredConfig) []map[string]any {
 	for _, c := range cs {
 		out = append(out, map[string]any{"label": c.Label, "env": nonNilMap(map[string]string(c.Config)), "trials": c.Trials,
 			"equivalent": c.Equivalent, "state": c.State, "role": c.Role, "knobs": c.Knobs, "launches": c.Launches,
-			"score_us": JSONNumber(c.ScoreUS), "lo_us": JSONNumber(c.LoUS), "hi_us": JSONNumber(c.HiUS), "interval": c.Interval})
+			"score_us": jsonNumber(c.ScoreUS), "lo_us": jsonNumber(c.LoUS), "hi_us": jsonNumber(c.HiUS), "interval": c.Interval})
 	}
 	return out
 }
@@ -29,8 +29,8 @@ func stepsJSON(ss []report.ConvergenceStep) []map[string]any {
 	out := make([]map[string]any, 0, len(ss))
 	for _, st := range ss {
 		out = append(out, map[string]any{"launch": st.Launch, "leader": st.Leader, "leader_launches": st.LeaderLaunches,
-			"leader_us": JSONNumber(st.LeaderUS), "leader_lo_us": JSONNumber(st.LeaderLo), "leader_hi_us": JSONNumber(st.LeaderHi),
-			"baseline_us": JSONNumber(st.BaselineUS), "baseline_lo_us": JSONNumber(st.BaselineLo), "baseline_hi_us": JSONNumber(st.BaselineHi)})
+			"leader_us": jsonNumber(st.LeaderUS), "leader_lo_us": jsonNumber(st.LeaderLo), "leader_hi_us": jsonNumber(st.LeaderHi),
+			"baseline_us": jsonNumber(st.BaselineUS), "baseline_lo_us": jsonNumber(st.BaselineLo), "baseline_hi_us": jsonNumber(st.BaselineHi)})
 	}
 	return out
 }
@@ -43,8 +43,8 @@ func CurvesJSON(cs []report.Curve) []map[string]any {
 		pts := make([]map[string]any, 0, len(c.Points))
 		for _, p := range c.Points {
 			pts = append(pts, map[string]any{"bytes": p.Bytes, "launches": p.Launches,
-				"time_us": JSONNumber(p.TimeUS), "time_lo_us": JSONNumber(p.TimeLoUS), "time_hi_us": JSONNumber(p.TimeHiUS),
-				"busbw": JSONNumber(p.BusBW), "busbw_lo": JSONNumber(p.BusBWLo), "busbw_hi": JSONNumber(p.BusBWHi)})
+				"time_us": jsonNumber(p.TimeUS), "time_lo_us": jsonNumber(p.TimeLoUS), "time_hi_us": jsonNumber(p.TimeHiUS),
+				"busbw": jsonNumber(p.BusBW), "busbw_lo": jsonNumber(p.BusBWLo), "busbw_hi": jsonNumber(p.BusBWHi)})
 		}
 		out = append(out, map[string]any{"study": c.Study, "trial": c.Trial, "label": c.Label, "env": nonNilMap(map[string]string(c.Config)),
 			"launches": c.Launches, "phase": c.Phase, "background": c.Background, "interval": c.IntervalText(), "note": c.Note, "simulated": c.Simulated, "points": pts})

@@ -109,7 +109,7 @@ type SearchProgress struct {
 // launches.
 func NewSearchProgress(w io.Writer, study *store.Study, budget int) *SearchProgress {
 	p := &SearchProgress{w: w, sizes: study.Sizes, budget: budget}
-	if IsTerminal(w) {
+	if isTerminal(w) {
 		p.line = &statusLine{w: w, width: terminalWidth(w)}
 	}
 	return p
@@ -179,9 +179,9 @@ func (p *SearchProgress) Finish() {
 	}
 }
 
-// IsTerminal reports whether w is a terminal (progress lines redrawn in
+// isTerminal reports whether w is a terminal (progress lines redrawn in
 // place only then).
-func IsTerminal(w io.Writer) bool {
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

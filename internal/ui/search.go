@@ -36,8 +36,8 @@ func searchJSON(study *store.Study, res *search.Result) map[string]any {
 		"trial_count":    len(res.Trials),
 		"stopped":        res.Stopped,
 		"ending":         res.Ending,
-		"baseline":       map[string]any{"score_us": JSONNumber(baseScore), "env": nonNilMap(study.BaselineEnv)},
-		"recommendation": RecommendationJSON(study.Recommendation),
+		"baseline":       map[string]any{"score_us": jsonNumber(baseScore), "env": nonNilMap(study.BaselineEnv)},
+		"recommendation": recommendationJSON(study.Recommendation),
 		"plans":          study.Plans,
 	}
 }
@@ -50,8 +50,8 @@ type recommendationDoc struct {
 	PValue *float64 `json:"p_value"`
 }
 
-// RecommendationJSON is r as the JSON documents show it (search, show).
-func RecommendationJSON(r *store.Recommendation) any {
+// recommendationJSON is r as the JSON documents show it (search, show).
+func recommendationJSON(r *store.Recommendation) any {
 	if r == nil {
 		return nil
 	}
@@ -63,8 +63,8 @@ func RecommendationJSON(r *store.Recommendation) any {
 	return doc
 }
 
-// PlanLines say in words what the study did with NCCL's plan.
-func PlanLines(p *store.PlanSummary) []string {
+// planLines say in words what the study did with NCCL's plan.
+func planLines(p *store.PlanSummary) []string {
 	if p == nil {
 		return nil
 	}
@@ -99,7 +99,7 @@ func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took
 	if res.Winner != nil && res.Decision != nil {
 		fmt.Fprintf(w, "confirmed %d vs %d launches, interleaved: %s against %s\n",
 			rec.BaselineLaunches, rec.CandidateLaunches, res.Winner.Config, BaselineName(study.BaselineEnv))
-		PrintSizeTable(w, rec)
+		printSizeTable(w, rec)
 	}
 	fmt.Fprintln(w)
 	if v := report.VerdictOf(study); v.Change {
@@ -126,7 +126,7 @@ func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took
 	for _, d := range rec.Dropped {
 		fmt.Fprintf(w, "  left out %s=%s: %s\n", d.Knob, d.Value, d.Reason)
 	}
-	for _, line := range PlanLines(study.Plans) {
+	for _, line := range planLines(study.Plans) {
 		fmt.Fprintln(w, line)
 	}
 }
@@ -155,13 +155,13 @@ func keepWhy(ending string) string {
 	return "no significant gain"
 }
 
-// PrintSizeTable prints per-size medians with intervals and the change.
-func PrintSizeTable(w io.Writer, rec *store.Recommendation) {
-	PrintSizeTableAs(w, rec, "baseline", "candidate")
+// printSizeTable prints per-size medians with intervals and the change.
+func printSizeTable(w io.Writer, rec *store.Recommendation) {
+	printSizeTableAs(w, rec, "baseline", "candidate")
 }
 
-// PrintSizeTableAs is PrintSizeTable with its two arms named.
-func PrintSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string) {
+// printSizeTableAs is printSizeTable with its two arms named.
+func printSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string) {
 	tw := newTable(w)
 	fmt.Fprintf(tw, "size\t%s µs (95%% CI)\t%s µs (95%% CI)\tchange\t\n", base, cand)
 	rows := append(append([]store.SizeComparison{}, rec.PerSize...), rec.Guards...)

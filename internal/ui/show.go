@@ -80,7 +80,7 @@ func writeRecommendation(w io.Writer, s *store.Study) {
 			fmt.Fprintf(w, "  left out %s=%s: %s\n", d.Knob, d.Value, d.Reason)
 		}
 	}
-	for _, line := range PlanLines(s.Plans) {
+	for _, line := range planLines(s.Plans) {
 		fmt.Fprintln(w, line)
 	}
 }
@@ -201,13 +201,13 @@ func showJSON(data *report.Study) map[string]any {
 		"space":          nonNilMap(s.Space),
 		"base_env":       nonNilMap(s.BaseEnv),
 		"baseline_env":   nonNilMap(s.BaselineEnv),
-		"launch":         WithSeconds(s.Launch, "timeout"),
+		"launch":         withSeconds(s.Launch, "timeout"),
 		"fabric":         s.Fabric,
-		"budget":         WithSeconds(s.Budget, "time"),
+		"budget":         withSeconds(s.Budget, "time"),
 		"launches":       s.Launches,
 		"trials":         ts,
 		"trial_count":    len(ts),
-		"recommendation": RecommendationJSON(rec),
+		"recommendation": recommendationJSON(rec),
 		"comparison":     data.Compare(),
 		"choices":        choicesJSON(data),
 		"plans":          s.Plans,

@@ -58,10 +58,10 @@ func printVerify(w io.Writer, study *store.Study, r VerifyResult) {
 	}
 	fmt.Fprintln(w)
 	if r.Verifies == "" {
-		PrintSizeTableAs(w, study.Recommendation, "A", "B")
+		printSizeTableAs(w, study.Recommendation, "A", "B")
 		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
 	} else {
-		PrintSizeTable(w, study.Recommendation)
+		printSizeTable(w, study.Recommendation)
 		fmt.Fprintf(w, "\nfresh speedup %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
 	}
 	if r.Claimed != nil {
