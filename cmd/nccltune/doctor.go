@@ -2,21 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/export"
-	"github.com/nccltune/nccltune/fabric"
-	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 func doctorCommand() *cli.Command {
@@ -149,99 +144,22 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 }
 
 func runDoctor(ctx context.Context, o doctorOptions) error {
-	var (
-		out    []byte
-		res    *runner.Result
-		dctx   = fabric.Context{BaseEnv: o.launch.spec.BaseEnv, LinkGbps: o.linkGbps}
-		rep    = ui.DoctorReport{Source: "launch", LogFile: o.logFile}
-		failed string // why the launch failed, "" when it did not
-	)
-	if o.logFile != "" {
-		data, err := input.ReadFile(ctx, o.logFile, nil, input.MaxBytes)
-		if ctx.Err() != nil {
-			return vocab.ErrInterrupted
-		}
-		if err != nil {
-			return usageError(fmt.Errorf("doctor --log: %w", err))
-		}
-		res, _ = runner.Parse(data) // a failed run's output still tells what happened
-		out = data
-		rep.Source = "log"
-		if res == nil || (len(res.Rows) == 0 && res.Facts == nil && len(res.Errors) == 0) {
-			return usageErrorf("doctor --log %s: no nccl-tests output and no NCCL_DEBUG line in it — save the output of a run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,TUNING", o.logFile)
-		}
-		failed = savedRunFailure(res)
-	} else {
-		spec := o.launch.spec
-		fmt.Fprintf(o.stderr, "doctor: one debug launch, %s to %s%s\n", nccl.FormatSize(spec.MinBytes), nccl.FormatSize(spec.MaxBytes), simSuffix(o.launch))
-		l, err := runner.Run(ctx, spec)
-		if err != nil {
-			if l == nil || ctx.Err() != nil || errors.Is(err, vocab.ErrFabric) {
-				return err
+	rep, err := studyrun.Doctor(ctx, studyrun.DoctorOptions{Launch: o.launch.run(), LogFile: o.logFile, Compare: o.compare, LinkGbps: o.linkGbps,
+		Progress: func(cfg nccl.Config, l *benchfmt.Launch) {
+			switch spec := o.launch.spec; {
+			case l != nil:
+				fmt.Fprintf(o.stderr, "doctor: launch %s (%s)\n", outcomeText(l), l.Duration.Round(time.Millisecond))
+			case len(cfg) > 0:
+				fmt.Fprintf(o.stderr, "doctor: a second debug launch with %s\n", cfg)
+			default:
+				fmt.Fprintf(o.stderr, "doctor: one debug launch, %s to %s%s\n", nccl.FormatSize(spec.MinBytes), nccl.FormatSize(spec.MaxBytes), simSuffix(o.launch))
 			}
-		}
-		fmt.Fprintf(o.stderr, "doctor: launch %s (%s)\n", outcomeText(l), l.Duration.Round(time.Millisecond))
-		res, out, rep.Argv = l.Result, append(append([]byte{}, l.Stdout...), l.Stderr...), l.Argv
-		dctx.Outcome, dctx.Reason, dctx.Timeout = l.Outcome, l.Reason, spec.Timeout
-		if l.Outcome != runner.OK {
-			failed = string(l.Outcome) + ": " + l.Reason
-		}
-	}
-	rep.Report = fabric.Diagnose(res, runner.ParseFabricLog(out), dctx)
-	rep.Simulated = rep.Simulated || o.launch.simulated
-	if rep.SimProfile == "" && o.launch.spec.Sim != nil {
-		rep.SimProfile = o.launch.spec.Sim.Profile
-	}
-	rep.Failed = failed != ""
-	if len(o.compare) > 0 && failed == "" {
-		spec := o.launch.spec
-		spec.Config = o.compare
-		fmt.Fprintf(o.stderr, "doctor: a second debug launch with %s\n", o.compare)
-		l, err := runner.Run(ctx, spec)
-		if err != nil {
-			if ctx.Err() != nil {
-				return vocab.ErrInterrupted
-			}
-			return err
-		}
-		if l.Outcome != runner.OK {
-			return fabricError(fmt.Errorf("the launch with %s %s: %s", o.compare, l.Outcome, l.Reason))
-		}
-		var base, with []runner.Choice
-		if res != nil && res.Facts != nil {
-			base = res.Facts.Choices
-		}
-		if l.Result != nil && l.Result.Facts != nil {
-			with = l.Result.Facts.Choices
-		}
-		rep.CompareEnv, rep.Compare = o.compare.Clone(), export.CompareChoices(base, with)
-		rep.CompareChoices = [2][]runner.Choice{base, with}
-	}
-	if err := ui.PrintDoctor(o.stdout, o.json, rep); err != nil {
+		}})
+	if err != nil {
 		return err
 	}
-	if failed != "" {
-		what := "the launch"
-		if rep.Source == "log" {
-			what = "the run in " + o.logFile
-		}
-		return fabricError(fmt.Errorf("%s failed (%s); the diagnosis above says what it saw", what, failed))
+	if err := ui.PrintDoctor(o.stdout, o.json, *rep); err != nil {
+		return err
 	}
-	return nil
-}
-
-// savedRunFailure says why the run a saved log records failed, "" when it
-// did not (or when the log is NCCL's alone, without nccl-tests' table).
-func savedRunFailure(res *runner.Result) string {
-	switch {
-	case res.Collective == "" && len(res.Rows) == 0 && len(res.Errors) == 0:
-		return ""
-	case !res.Complete && len(res.Errors) > 0:
-		return "failed: " + res.Errors[0]
-	case !res.Complete:
-		return "incomplete: the output stops before nccl-tests' closing lines"
-	case res.Invalid() != "":
-		return "invalid: " + res.Invalid()
-	}
-	return ""
+	return rep.Failure()
 }

@@ -11,25 +11,11 @@ import (
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/studyrun"
 )
 
-// DoctorReport is doctor's JSON document: the fabric report and where it came from.
-type DoctorReport struct {
-	fabric.Report
-	// Source is "launch" or "log".
-	Source  string   `json:"source"`
-	LogFile string   `json:"log_file,omitempty"`
-	Argv    []string `json:"argv,omitempty"`
-	// Failed is true when the launch (or the run in the log) failed or hung.
-	Failed bool `json:"failed"`
-	// Compare is NCCL's choices per size with the defaults and with --env,
-	// when --env was given.
-	CompareEnv map[string]string  `json:"compare_env,omitempty"`
-	Compare    []export.ChoiceRow `json:"compare,omitempty"`
-	// CompareChoices are NCCL's choices with the defaults and with --env,
-	// as logged, for the text's side by side table.
-	CompareChoices [2][]benchfmt.Choice `json:"-"`
-}
+// DoctorReport is doctor's diagnosis, its JSON document.
+type DoctorReport = studyrun.DoctorReport
 
 // PrintDoctor prints doctor's diagnosis: its --json document, or the
 // fabric in short lines, NCCL's choice per size, the warnings with their

@@ -7,26 +7,15 @@ import (
 
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 )
 
-// ImportedFile is one file import stored, SkippedFile one it did not.
-type ImportedFile struct {
-	File       string `json:"file"`
-	Launch     uint64 `json:"launch"`
-	Seq        int    `json:"seq"`
-	Outcome    string `json:"outcome"`
-	Reason     string `json:"reason,omitempty"`
-	Simulated  bool   `json:"simulated"`
-	Collective string `json:"collective"`
-	NRanks     int    `json:"nranks"`
-	Rows       int    `json:"rows"`
-}
-
-// SkippedFile is a file import did not store, and why.
-type SkippedFile struct {
-	File  string `json:"file"`
-	Error string `json:"error"`
-}
+// ImportedFile and SkippedFile are what studyrun.Import reports of each
+// file.
+type (
+	ImportedFile = studyrun.ImportedFile
+	SkippedFile  = studyrun.SkippedFile
+)
 
 // ImportReport is what import did: the study and trial the files went
 // into (Created when import made the study), the files stored and those

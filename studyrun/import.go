@@ -1,0 +1,357 @@
+package studyrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// ImportOptions say where import stores the files.
+type ImportOptions struct {
+	// Study is the import study to add to (--study); empty creates one.
+	Study string
+	// Config is the env the outputs ran with (--env).
+	Config nccl.Config
+}
+
+// ImportResult is what import did: the study and trial the files went
+// into (Created when import made the study), the files stored and those
+// not stored.
+type ImportResult struct {
+	Study    *store.Study
+	Trial    *store.Trial
+	Created  bool
+	Imported []ImportedFile
+	Skipped  []SkippedFile
+}
+
+// ImportedFile is one file import stored, as one launch.
+type ImportedFile struct {
+	File       string `json:"file"`
+	Launch     uint64 `json:"launch"`
+	Seq        int    `json:"seq"`
+	Outcome    string `json:"outcome"`
+	Reason     string `json:"reason,omitempty"`
+	Simulated  bool   `json:"simulated"`
+	Collective string `json:"collective"`
+	NRanks     int    `json:"nranks"`
+	Rows       int    `json:"rows"`
+}
+
+// SkippedFile is a file import did not store, and why.
+type SkippedFile struct {
+	File  string `json:"file"`
+	Error string `json:"error"`
+}
+
+// Import stores saved nccl-tests outputs (text or -J JSON; a run's text
+// and JSON together as one launch) as launches of one trial of an import
+// study, each file whole or not at all. Files that cannot be imported
+// are skipped, with why; the store is opened only when one can. Mixing
+// simulated and real outputs, or a --study that is not an import study,
+// is vocab.ErrUsage; stopped by the user, vocab.ErrInterrupted.
+func Import(ctx context.Context, db string, paths []string, o ImportOptions) (*ImportResult, error) {
+	files := make([]*parsedFile, len(paths))
+	for i, path := range paths {
+		files[i] = parseImportFile(ctx, path)
+		if ctx.Err() != nil {
+			return nil, vocab.ErrInterrupted
+		}
+	}
+	var good []*parsedFile
+	var skipped []SkippedFile
+	for _, f := range files {
+		if f.err != nil {
+			skipped = append(skipped, SkippedFile{File: f.path, Error: f.err.Error()})
+			continue
+		}
+		good = append(good, f)
+	}
+	if err := sameFabricKind(good); err != nil {
+		return nil, vocab.Mark(vocab.ErrUsage, err)
+	}
+	good = pairRuns(good)
+
+	var study *store.Study
+	var trial *store.Trial
+	var imported []ImportedFile
+	created := false
+	if len(good) > 0 {
+		st, err := store.Open(db, store.Options{})
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		study, created, err = importStudy(st, o.Study, good[0].result)
+		if err != nil {
+			return nil, err
+		}
+		var matching []*parsedFile
+		for _, f := range good {
+			if f.result.Simulated != study.Simulated {
+				skipped = append(skipped, SkippedFile{File: f.path, Error: simMismatch(f, study)})
+				continue
+			}
+			matching = append(matching, f)
+		}
+		if len(matching) > 0 {
+			if trial, err = importTrial(st, study, o.Config); err != nil {
+				return nil, err
+			}
+		}
+		// ended stores how a new import study ended (an existing one
+		// keeps its status: each file is stored whole, or not at all).
+		ended := func(status, reason string) {
+			if created {
+				study.Status, study.Reason = status, reason
+				_ = st.UpdateStudy(study)
+			}
+		}
+		for i, f := range matching {
+			if ctx.Err() != nil {
+				ended(vocab.StatusInterrupted, fmt.Sprintf("interrupted after %d of %d files; import the rest with --study %s", i, len(matching), study.Name))
+				return nil, vocab.ErrInterrupted
+			}
+			l := importLaunch(f, study, trial)
+			raw := &store.Raw{Stdout: f.data}
+			name := f.path
+			if f.isJSON {
+				raw = &store.Raw{JSON: f.data}
+				if f.twin != nil {
+					raw.Stdout = f.twin.data
+					name = f.path + " + " + f.twin.path + " (one run)"
+				}
+			}
+			if err := st.AddLaunch(l, raw); err != nil {
+				err = fmt.Errorf("import %s: %w", f.path, err)
+				ended(vocab.StatusFailed, fmt.Sprintf("%v (after %d of %d files)", err, i, len(matching)))
+				return nil, err
+			}
+			imported = append(imported, ImportedFile{File: name, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
+				Simulated: l.Simulated, Collective: f.result.Collective, NRanks: f.result.NRanks, Rows: len(l.Sizes)})
+		}
+		ended(vocab.StatusDone, "")
+	}
+
+	return &ImportResult{Study: study, Trial: trial, Created: created, Imported: imported, Skipped: skipped}, nil
+}
+
+// parsedFile is one FILE: its parse, or why it cannot be imported.
+type parsedFile struct {
+	path   string
+	data   []byte
+	isJSON bool
+	result *benchfmt.Result
+	err    error
+	// twin is the text output of the same launch as this JSON (pairRuns).
+	twin *parsedFile
+}
+
+// parseImportFile reads and parses one file. Only a complete table is
+// imported: a run that failed or stopped early is reported, not stored.
+func parseImportFile(ctx context.Context, path string) *parsedFile {
+	f := &parsedFile{path: path}
+	data, err := input.ReadFile(ctx, path, nil, input.MaxBytes)
+	var tooLarge *input.TooLargeError
+	if errors.As(err, &tooLarge) {
+		f.err = fmt.Errorf("it is larger than %d MiB, the most nccltune reads", input.MaxBytes>>20)
+		return f
+	}
+	if err != nil {
+		f.err = fmt.Errorf("cannot read it: %w", unwrapPathError(err))
+		return f
+	}
+	f.data = data
+	trimmed := strings.TrimLeft(string(data[:min(len(data), 64)]), " \t\r\n\ufeff")
+	f.isJSON = strings.HasPrefix(trimmed, "{")
+	f.result, err = benchfmt.Parse(data)
+	var failure *benchfmt.FailureError
+	switch {
+	case errors.As(err, &failure):
+		f.err = fmt.Errorf("the run failed or its output stops early: %v", failure.Message)
+	case err != nil:
+		f.err = fmt.Errorf("not nccl-tests output: %v", err)
+	case f.result == nil || len(f.result.Rows) == 0:
+		f.err = errors.New("not nccl-tests output: no results rows")
+	}
+	return f
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// sameFabricKind refuses to mix simulated and real outputs in one import:
+// a study is either a simulation or a measurement.
+func sameFabricKind(files []*parsedFile) error {
+	var sim, real []string
+	for _, f := range files {
+		if f.result.Simulated {
+			sim = append(sim, f.path)
+		} else {
+			real = append(real, f.path)
+		}
+	}
+	if len(sim) > 0 && len(real) > 0 {
+		return fmt.Errorf("%s is SIMULATED output but %s is from a real fabric; import them separately (a study is one or the other)", sim[0], real[0])
+	}
+	return nil
+}
+
+func simMismatch(f *parsedFile, study *store.Study) string {
+	if f.result.Simulated {
+		return fmt.Sprintf("it is SIMULATED output and study %s holds real measurements; import it into a new study", study.Name)
+	}
+	return fmt.Sprintf("it is from a real fabric and study %s is SIMULATED; import it into a new study", study.Name)
+}
+
+// importStudy finds the --study to add to, or creates a new import study
+// described by the first file.
+func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.Study, bool, error) {
+	if name != "" {
+		study, err := st.Study(name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, false, usageErrorf("%v; omit --study to start a new import study", err)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if study.Kind != vocab.KindImport {
+			return nil, false, usageErrorf("study %s is a %s; import adds only to import studies (omit --study to start a new one)", study.Name, study.Kind)
+		}
+		return study, false, nil
+	}
+	study := &store.Study{
+		Kind:       vocab.KindImport,
+		Collective: first.Collective,
+		Simulated:  first.Simulated,
+		Fabric:     FabricOf(first),
+		Launch:     store.LaunchSettings{SimProfile: first.SimProfile},
+		// Running until every file is in: an import stopped part way
+		// (Ctrl-C, a full disk) must not read as a complete study.
+		Status: vocab.StatusRunning,
+	}
+	if sizes := distinctSizes(first); len(sizes) > 0 {
+		band := nccl.Band{Min: sizes[0], Max: sizes[len(sizes)-1]}
+		study.Band, study.BandMin, study.BandMax, study.Sizes = band.String(), band.Min, band.Max, sizes
+	}
+	if err := st.CreateStudy(study); err != nil {
+		return nil, false, err
+	}
+	return study, true, nil
+}
+
+// importTrial is the study's trial for cfg: the existing one when the
+// study already has this config, else a new one.
+func importTrial(st *store.Store, study *store.Study, cfg nccl.Config) (*store.Trial, error) {
+	trial := &store.Trial{StudyID: study.ID, Config: cfg, Role: vocab.RoleImport, State: vocab.TrialComplete}
+	err := st.AddTrial(trial)
+	var dup *store.DuplicateTrialError
+	if errors.As(err, &dup) {
+		return st.Trial(dup.Existing)
+	}
+	return trial, err
+}
+
+// importLaunch is the stored launch of one parsed file.
+func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.Launch {
+	r := f.result
+	l := &store.Launch{
+		StudyID: study.ID, TrialID: trial.ID, Phase: vocab.PhaseImport,
+		Outcome: benchfmt.OK, Env: trial.Config.Env(), Simulated: r.Simulated,
+		Sizes: benchfmt.SizesOf(r), Facts: r.Facts,
+	}
+	if abs, err := filepath.Abs(f.path); err == nil {
+		l.Source = abs
+	} else {
+		l.Source = f.path
+	}
+	if fi, err := os.Stat(f.path); err == nil {
+		l.Start = fi.ModTime().UTC() // when the output was saved: the best the file tells
+	}
+	if why := r.Invalid(); why != "" {
+		l.Outcome, l.Reason = benchfmt.Invalid, why
+	}
+	l.Scored = l.Outcome == benchfmt.OK
+	return l
+}
+
+func distinctSizes(r *benchfmt.Result) []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, row := range r.Rows {
+		if !seen[row.Bytes] {
+			seen[row.Bytes] = true
+			out = append(out, row.Bytes)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// pairRuns finds a run's text output and its -J JSON among the files:
+// nccl-tests prints the table and writes the JSON of the same launch, and
+// people save both. Such a pair is one launch, so the JSON (which holds
+// the per-iteration samples) keeps the text as its twin and the text is
+// not imported on its own. Files are twins when they report the same
+// collective, ranks and rows, with times equal to the text's precision.
+func pairRuns(files []*parsedFile) []*parsedFile {
+	var out []*parsedFile
+	used := map[*parsedFile]bool{}
+	for _, j := range files {
+		if !j.isJSON {
+			continue
+		}
+		for _, t := range files {
+			if t.isJSON || used[t] || !sameRun(t.result, j.result) {
+				continue
+			}
+			j.twin, used[t] = t, true
+			break
+		}
+	}
+	for _, f := range files {
+		if !used[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// sameRun reports whether a text and a JSON parse describe one launch.
+func sameRun(text, js *benchfmt.Result) bool {
+	if text == nil || js == nil || text.Collective != js.Collective || text.NRanks != js.NRanks || len(text.Rows) != len(js.Rows) {
+		return false
+	}
+	for i, a := range text.Rows {
+		b := js.Rows[i]
+		if a.Bytes != b.Bytes || a.Cycle != b.Cycle || !sameTime(a.Out.TimeUS, b.Out.TimeUS) {
+			return false
+		}
+		if (a.In == nil) != (b.In == nil) || a.In != nil && !sameTime(a.In.TimeUS, b.In.TimeUS) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTime compares a time as the text table prints it (rounded to a few
+// significant digits) with the JSON's full value.
+func sameTime(text, js float64) bool {
+	return math.Abs(text-js) <= math.Max(0.011, 0.0006*math.Abs(js))
+}
