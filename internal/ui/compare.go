@@ -39,10 +39,10 @@ type compareRow struct {
 // and over their common sizes: `compare STUDY-A STUDY-B`. Its launches
 // were not interleaved, which its text says.
 type StoredComparison struct {
-	Arms [2]compareArm
-	Rows []compareRow
-	// Band is the comparison over every size both studies measured.
-	Band model.Comparison
+	arms [2]compareArm
+	rows []compareRow
+	// band is the comparison over every size both studies measured.
+	band model.Comparison
 }
 
 // CompareStored compares the launches each study concluded from
@@ -91,13 +91,13 @@ func CompareStored(a, b *report.Study) (*StoredComparison, error) {
 	for i, s := range []model.Summary{band.Baseline, band.Candidate} {
 		arms[i].ScoreUS = finitePtr(s.ScoreUS)
 	}
-	return &StoredComparison{Arms: arms, Rows: rows, Band: band}, nil
+	return &StoredComparison{arms: arms, rows: rows, band: band}, nil
 }
 
 // PrintStoredComparison prints c: its --json document, or both arms, the
 // table per size and the verdict over the common sizes.
 func PrintStoredComparison(w io.Writer, asJSON bool, c *StoredComparison) error {
-	arms, rows, band := c.Arms, c.Rows, c.Band
+	arms, rows, band := c.arms, c.rows, c.band
 	if asJSON {
 		return WriteJSON(w, map[string]any{"a": arms[0], "b": arms[1], "interleaved": false, "rows": rows,
 			"speedup": jsonNumber(band.Speedup), "speedup_ci": []any{jsonNumber(band.Lo), jsonNumber(band.Hi)},

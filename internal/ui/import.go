@@ -32,14 +32,15 @@ type ImportReport struct {
 // files and the list of those not stored.
 func PrintImport(w io.Writer, asJSON bool, r ImportReport) error {
 	if asJSON {
-		return WriteJSON(w, importJSON(r.Study, r.Trial, r.Created, r.Imported, r.Skipped))
+		return WriteJSON(w, importJSON(r))
 	}
-	writeImportReport(w, r.Study, r.Trial, r.Created, r.Imported, r.Skipped)
+	writeImportReport(w, r)
 	return nil
 }
 
 // writeImportReport prints the report as text.
-func writeImportReport(w io.Writer, study *store.Study, trial *store.Trial, created bool, imported []ImportedFile, skipped []SkippedFile) {
+func writeImportReport(w io.Writer, r ImportReport) {
+	study, trial, created, imported, skipped := r.Study, r.Trial, r.Created, r.Imported, r.Skipped
 	if len(imported) > 0 {
 		verb := "study"
 		if created {
@@ -75,7 +76,8 @@ func writeImportReport(w io.Writer, study *store.Study, trial *store.Trial, crea
 }
 
 // importJSON is import's --json document.
-func importJSON(study *store.Study, trial *store.Trial, created bool, imported []ImportedFile, skipped []SkippedFile) map[string]any {
+func importJSON(r ImportReport) map[string]any {
+	study, trial, created, imported, skipped := r.Study, r.Trial, r.Created, r.Imported, r.Skipped
 	doc := map[string]any{
 		"study":     nil,
 		"created":   created,

@@ -1,0 +1,61 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// TestPrintGateFabricFailed: a launch that failed gives no verdict: the
+// text says which launch failed and gives doctor's warnings with their
+// fixes; the JSON document marks fabric_failed and fails the gate.
+func TestPrintGateFabricFailed(t *testing.T) {
+	cfg := nccl.Config{"NCCL_ALGO": "Ring"}
+	rep := GateReport{Verdict: fabric.Verdict{Checks: []fabric.Check{}}, Study: "lane7", Env: cfg,
+		Simulated: true, SimProfile: "spark4", FabricFailed: true, Error: "launch 2 failed: exit status 1",
+		Warnings: []fabric.Warning{{Code: "nic-down", Message: "port mlx5_1 is down", Fix: "bring the port up"}}}
+	var text bytes.Buffer
+	if err := PrintGate(&text, false, rep, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"gate lane7: NCCL_ALGO=Ring  [SIMULATED fabric: spark4]\n",
+		"FABRIC FAILED: launch 2 failed: exit status 1\n",
+		"\n[nic-down]\n  port mlx5_1 is down\n  fix: bring the port up\n",
+		"No verdict:",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the text lacks %q:\n%s", want, text.String())
+		}
+	}
+	if strings.Contains(text.String(), "PASS") || strings.Contains(text.String(), "FAIL:") {
+		t.Errorf("a verdict without a measurement:\n%s", text.String())
+	}
+	var doc struct {
+		Pass         bool   `json:"pass"`
+		FabricFailed bool   `json:"fabric_failed"`
+		Error        string `json:"error"`
+	}
+	var js bytes.Buffer
+	if err := PrintGate(&js, true, rep, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || doc.Pass || !doc.FabricFailed || doc.Error != rep.Error {
+		t.Errorf("JSON %+v (%v):\n%s", doc, err, js.String())
+	}
+}
+
+func TestFailedChecks(t *testing.T) {
+	v := fabric.Verdict{JudgedOn: fabric.OnLowerBound, Checks: []fabric.Check{
+		{Bytes: 1 << 20, MinBusBW: 9, BusBW: 10, BusBWLo: 8.5},
+		{Bytes: 2 << 20, MinBusBW: 9, BusBW: 10, BusBWLo: 9.5, Pass: true},
+		{Bytes: 4 << 20, MinBusBW: 9, Note: "not measured"},
+	}}
+	if got, want := FailedChecks(v), "1M lower bound 8.50 < 9 GB/s, 4M not measured"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
