@@ -73,6 +73,11 @@ Start with:  nccltune search --sim spark4 --band 512K-4M`,
 		// Errors go back to run; exit codes are decided in main only.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
+			if c.Command != nil {
+				if ferr := flagValueError(c.Command.Flags); ferr != nil {
+					return ferr // the typed value's own words
+				}
+			}
 			return usageErrorf("%v (see nccltune %s --help)", err, c.Command.Name)
 		},
 	}

@@ -13,8 +13,14 @@ import (
 // instead of NCCL's defaults.
 func baselineFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "baseline-env", KeepSpace: true,
-			Usage: "your current setting `K=V` of a tunable NCCL knob (NCCL_PROTO=^LL128), repeatable: the study compares with these settings instead of NCCL's defaults, starts its search from them, and recommends a change to them"},
+		&listFlag{cli.GenericFlag{Name: "baseline-env",
+			Usage: "your current setting `K=V` of a tunable NCCL knob (NCCL_PROTO=^LL128), repeatable: the study compares with these settings instead of NCCL's defaults, starts its search from them, and recommends a change to them",
+			Value: &kvValue{flag: "baseline-env", keepSpace: true, check: func(it string) error {
+				if err := baselineKnob(it); err != nil {
+					return err
+				}
+				return knobItem("baseline-env")(it)
+			}}}},
 		&cli.StringFlag{Name: "baseline-env-file",
 			Usage: "`FILE` of K=V lines (# comments, optional 'export ') read before --baseline-env, e.g. the env file a serving lane deploys"},
 	}
@@ -24,10 +30,7 @@ func baselineFlags() []cli.Flag {
 // config of tunable knobs; a knob the base env fixes cannot also be a
 // baseline (the base env is held constant, the baseline is searched from).
 func readBaselineEnv(c *cli.Context, base map[string]string) (nccl.Config, error) {
-	items := c.StringSlice("baseline-env")
-	if err := checkNoRepeats("baseline-env", items); err != nil {
-		return nil, err
-	}
+	items := kvItems(c, "baseline-env")
 	var all []string
 	if file := c.String("baseline-env-file"); file != "" {
 		env, err := readBaseEnv(nil, file)
@@ -40,9 +43,8 @@ func readBaselineEnv(c *cli.Context, base map[string]string) (nccl.Config, error
 	}
 	all = append(all, items...)
 	for _, it := range all {
-		k, _, _ := strings.Cut(it, "=")
-		if _, err := nccl.LookupKnob(strings.TrimSpace(k)); err != nil && strings.HasPrefix(strings.TrimSpace(k), "NCCL_") && nccl.CheckEnvName(strings.TrimSpace(k)) == nil {
-			return nil, usageErrorf("--baseline-env %s: not a knob nccltune tunes; a lane's fixed setting such as %s goes in --base-env", it, strings.TrimSpace(k))
+		if err := baselineKnob(it); err != nil {
+			return nil, err
 		}
 	}
 	cfg, err := nccl.ParseConfig(all)
@@ -67,4 +69,15 @@ func unsetKnobs(baseline, env map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// baselineKnob refuses a baseline item that sets an NCCL variable
+// nccltune does not tune: it belongs in --base-env.
+func baselineKnob(it string) error {
+	k, _, _ := strings.Cut(it, "=")
+	k = strings.TrimSpace(k)
+	if _, err := nccl.LookupKnob(k); err != nil && strings.HasPrefix(k, "NCCL_") && nccl.CheckEnvName(k) == nil {
+		return usageErrorf("--baseline-env %s: not a knob nccltune tunes; a lane's fixed setting such as %s goes in --base-env", it, k)
+	}
+	return nil
 }

@@ -39,9 +39,9 @@ Examples:
   nccltune compare --band 512K-4M --env-a NCCL_PROTO=^LL128 --env-b NCCL_PROTO=Simple <launch flags>
   nccltune compare s3-512K-4M s9-512K-4M`,
 		Flags: append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "env-a", Usage: "config A, NCCL knob `K=V`, repeatable (none: NCCL's defaults)"},
-			&cli.StringSliceFlag{Name: "env-b", Usage: "config B, NCCL knob `K=V`, repeatable (none: NCCL's defaults)"},
-			&cli.StringFlag{Name: "band", Usage: "message sizes to compare over, e.g. 512K-4M (fresh form)"},
+			kvFlag("env-a", "config A, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", knobItem("env-a")),
+			kvFlag("env-b", "config B, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", knobItem("env-b")),
+			bandFlag("message sizes to compare over, e.g. 512K-4M (fresh form)"),
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per config (fresh form)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
 		}, append(namingFlags(), launchFlags()...)...),
@@ -83,12 +83,9 @@ func compareFresh(c *cli.Context, path string) error {
 	if a.Key() == b.Key() {
 		return usageErrorf("--env-a and --env-b are the same config (%s): give B what differs, e.g. --env-b NCCL_PROTO=^LL128", a)
 	}
-	if c.String("band") == "" {
+	band, given := band(c)
+	if !given {
 		return usageErrorf("compare needs --band, the message sizes to compare over, e.g. --band 512K-4M")
-	}
-	band, err := nccl.ParseBand(c.String("band"))
-	if err != nil {
-		return usageError(fmt.Errorf("--band: %w", err))
 	}
 	if n, need := c.Int("launches"), model.MinLaunchesForDecision(model.DefaultOptions()); n < need {
 		return usageErrorf("--launches %d: at least %d per config are needed for any verdict", n, need)
@@ -114,10 +111,7 @@ func compareFresh(c *cli.Context, path string) error {
 // readConfigFlag reads a repeatable K=V flag into a config of knobs, none
 // of which the base env fixes.
 func readConfigFlag(c *cli.Context, flag string, base map[string]string) (nccl.Config, error) {
-	if err := checkNoRepeats(flag, c.StringSlice(flag)); err != nil {
-		return nil, err
-	}
-	cfg, err := nccl.ParseConfig(c.StringSlice(flag))
+	cfg, err := nccl.ParseConfig(kvItems(c, flag))
 	if err != nil {
 		return nil, usageError(fmt.Errorf("--%s: %w", flag, err))
 	}

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // A study config file holds a command's flags, so that a lane's tuning
@@ -107,6 +108,9 @@ func applyStudyConfig(c *cli.Context) error {
 		}
 		for _, val := range values {
 			if err := c.Set(key, val); err != nil {
+				if errors.Is(err, vocab.ErrUsage) {
+					return usageErrorf("%s: %v", where, err) // a typed value's own words
+				}
 				return usageErrorf("%s: %s: %q is not a valid value: %v", where, key, val, err)
 			}
 		}
@@ -131,7 +135,7 @@ func configurableFlags(cmd *cli.Command) map[string]cli.Flag {
 // isRepeatable reports the flags that take a list.
 func isRepeatable(f cli.Flag) bool {
 	switch f.(type) {
-	case *cli.StringSliceFlag, *cli.IntSliceFlag, *cli.Int64SliceFlag, *cli.Float64SliceFlag:
+	case *cli.StringSliceFlag, *cli.IntSliceFlag, *cli.Int64SliceFlag, *cli.Float64SliceFlag, *listFlag:
 		return true
 	}
 	return false

@@ -56,10 +56,10 @@ Examples:
   nccltune doctor --log all_reduce_debug.txt`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "log", Usage: "read a saved nccl-tests output or NCCL_DEBUG log `FILE` instead of launching"},
-			&cli.StringFlag{Name: "min", Value: "32K", Usage: "smallest size of the debug launch (nccl-tests -b)"},
-			&cli.StringFlag{Name: "max", Value: "256M", Usage: "largest size of the debug launch (nccl-tests -e)"},
+			sizeFlag("min", "32K", "smallest size of the debug launch (nccl-tests -b)"),
+			sizeFlag("max", "256M", "largest size of the debug launch (nccl-tests -e)"),
 			&cli.Float64Flag{Name: "link-gbps", Usage: "link speed per rank in Gb/s (e.g. 200); default: the port speeds NCCL logs"},
-			&cli.StringSliceFlag{Name: "env", Usage: "also launch with these NCCL `K=V` settings and show NCCL's choices with and without them, side by side (repeatable)"},
+			kvFlag("env", "also launch with these NCCL `K=V` settings and show NCCL's choices with and without them, side by side (repeatable)", knobItem("env")),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
 		}, launchFlags()...),
 		Action: func(c *cli.Context) error {

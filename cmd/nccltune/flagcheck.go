@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"strings"
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
@@ -30,21 +29,6 @@ func checkFinite(flag string, x float64) error {
 func checkElementSize(flag string, bytes int64) error {
 	if bytes < minElementBytes {
 		return usageErrorf("--%s: %d bytes is below one element (%d bytes, a float); nccl-tests cannot measure it — use %d or more", flag, bytes, minElementBytes, minElementBytes)
-	}
-	return nil
-}
-
-// checkNoRepeats refuses a knob given twice among K=V (or bare K) items
-// of one flag: which one would win is not what the user meant to decide.
-func checkNoRepeats(flag string, items []string) error {
-	seen := map[string]string{}
-	for _, it := range items {
-		k, _, _ := strings.Cut(it, "=")
-		k = strings.TrimSpace(k)
-		if prev, ok := seen[k]; ok {
-			return usageErrorf("%s is given twice to --%s (%q and %q); give it once", k, flag, prev, it)
-		}
-		seen[k] = it
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ and its recommendation. It opens the database read-only, so it works while
 a search is running. See one study with: nccltune show STUDY`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
-			&cli.StringSliceFlag{Name: "label", Usage: "only studies labelled `K=V` (as given to --label), repeatable: all must match"},
+			labelFlag("only studies labelled `K=V` (as given to --label), repeatable: all must match"),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

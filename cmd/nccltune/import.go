@@ -31,7 +31,7 @@ Examples:
   nccltune import --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8 tuned.json
   nccltune import --study s9-import more.txt`,
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "env", Usage: "`K=V` the imported runs were made with, repeatable (none: NCCL's defaults)"},
+			kvFlag("env", "`K=V` the imported runs were made with, repeatable (none: NCCL's defaults)", importItem),
 			&cli.StringFlag{Name: "study", Usage: "add to this existing import `STUDY` instead of starting a new one"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
 		},
@@ -39,7 +39,7 @@ Examples:
 			if c.NArg() == 0 {
 				return usageErrorf("import needs at least one FILE of saved nccl-tests output")
 			}
-			cfg, err := importConfig(c.StringSlice("env"))
+			cfg, err := importConfig(kvItems(c, "env"))
 			if err != nil {
 				return usageError(err)
 			}
@@ -67,27 +67,29 @@ type importOptions struct {
 	stderr io.Writer
 }
 
-// importConfig reads --env: any environment variable may be recorded (a
-// run may have set NCCL_IB_HCA), and NCCL knobs must hold valid values.
-func importConfig(items []string) (nccl.Config, error) {
-	if err := checkNoRepeats("env", items); err != nil {
-		return nil, err
+// importItem checks one --env item of import: any environment variable
+// may be recorded (a run may have set NCCL_IB_HCA), and NCCL knobs must
+// hold valid values.
+func importItem(it string) error {
+	k, v, err := nccl.ParseKeyValue(it)
+	if err != nil {
+		return usageError(fmt.Errorf("--env %w", err))
 	}
+	if nccl.IsKnob(k) {
+		knob, _ := nccl.LookupKnob(k)
+		if err := knob.Validate(v); err != nil {
+			return usageError(fmt.Errorf("--env %s: %w", it, err))
+		}
+	}
+	return nil
+}
+
+// importConfig is import's --env items (checked by importItem as they
+// were set) as a config.
+func importConfig(items []string) (nccl.Config, error) {
 	cfg := nccl.Config{}
 	for _, it := range items {
-		k, v, err := nccl.ParseKeyValue(it)
-		if err != nil {
-			return nil, fmt.Errorf("--env %w", err)
-		}
-		if nccl.IsKnob(k) {
-			knob, _ := nccl.LookupKnob(k)
-			if err := knob.Validate(v); err != nil {
-				return nil, fmt.Errorf("--env %s: %w", it, err)
-			}
-		}
-		if old, dup := cfg[k]; dup && old != v {
-			return nil, fmt.Errorf("--env gives %s twice (%q and %q)", k, old, v)
-		}
+		k, v, _ := nccl.ParseKeyValue(it)
 		if v != "" {
 			cfg[k] = v
 		}

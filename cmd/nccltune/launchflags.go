@@ -45,8 +45,9 @@ func launchFlags() []cli.Flag {
 			Usage: "the torch instrument's script `PATH` as the ranks see it (inside the container for docker exec); default: nccltune's own copy, written next to each launch"},
 		&cli.StringFlag{Name: "prefix", Category: launchCategory,
 			Usage: "command, as one string, run in front of the benchmark on each rank (before --wrapper), e.g. 'torchrun --nproc-per-node 2' or 'docker exec sglang'; a docker/podman exec gets the launch's env as -e K=V"},
-		&cli.StringSliceFlag{Name: "base-env", Category: launchCategory, KeepSpace: true, // values are passed verbatim
-			Usage: "fixed `K=V` for every launch (NCCL_IB_HCA, NCCL_SOCKET_IFNAME…), repeatable; recorded with the results"},
+		&listFlag{cli.GenericFlag{Name: "base-env", Category: launchCategory,
+			Usage: "fixed `K=V` for every launch (NCCL_IB_HCA, NCCL_SOCKET_IFNAME…), repeatable; recorded with the results",
+			Value: &kvValue{flag: "base-env", keepSpace: true, check: envItem("base-env")}}}, // values are passed verbatim
 		&cli.StringFlag{Name: "base-env-file", Category: launchCategory,
 			Usage: "file of K=V lines (# comments, optional 'export ') added to the base env"},
 		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Category: launchCategory,
@@ -109,7 +110,7 @@ func readLaunchFlags(c *cli.Context) (launchOptions, error) {
 	if s.Iters < 0 || s.Warmup < 0 {
 		return launchOptions{}, usageErrorf("--iters and --warmup cannot be negative")
 	}
-	base, err := readBaseEnv(c.StringSlice("base-env"), c.String("base-env-file"))
+	base, err := readBaseEnv(kvItems(c, "base-env"), c.String("base-env-file"))
 	if err != nil {
 		return launchOptions{}, usageError(err)
 	}
@@ -151,7 +152,8 @@ func readLaunchFlags(c *cli.Context) (launchOptions, error) {
 	return opts, nil
 }
 
-// readBaseEnv merges --base-env-file (first) and --base-env items.
+// readBaseEnv merges --base-env-file (first) and --base-env items (each
+// checked as it was set).
 func readBaseEnv(items []string, file string) (map[string]string, error) {
 	env := map[string]string{}
 	if file != "" {
@@ -176,9 +178,6 @@ func readBaseEnv(items []string, file string) (map[string]string, error) {
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("--base-env-file %s: %w", file, err)
 		}
-	}
-	if err := checkNoRepeats("base-env", items); err != nil {
-		return nil, err
 	}
 	for _, it := range items {
 		k, v, err := nccl.ParseKeyValue(it)
@@ -227,10 +226,7 @@ func sortedKeys(m map[string]string) []string {
 // readEnvFlag reads --env K=V items into a config of known knobs, refusing
 // a knob the base env already fixes.
 func readEnvFlag(c *cli.Context, base map[string]string) (nccl.Config, error) {
-	if err := checkNoRepeats("env", c.StringSlice("env")); err != nil {
-		return nil, err
-	}
-	cfg, err := nccl.ParseConfig(c.StringSlice("env"))
+	cfg, err := nccl.ParseConfig(kvItems(c, "env"))
 	if err != nil {
 		return nil, usageError(fmt.Errorf("--env: %w", err))
 	}
@@ -244,12 +240,7 @@ func readEnvFlag(c *cli.Context, base map[string]string) (nccl.Config, error) {
 
 // readSizeRange reads --min and --max, a sweep's first and last size.
 func readSizeRange(c *cli.Context) (min, max int64, err error) {
-	if min, err = nccl.ParseSize(c.String("min")); err != nil {
-		return 0, 0, usageError(fmt.Errorf("--min: %w", err))
-	}
-	if max, err = nccl.ParseSize(c.String("max")); err != nil {
-		return 0, 0, usageError(fmt.Errorf("--max: %w", err))
-	}
+	min, max = c.Generic("min").(*sizeValue).bytes, c.Generic("max").(*sizeValue).bytes
 	if err := checkElementSize("min", min); err != nil {
 		return 0, 0, err
 	}

@@ -23,7 +23,7 @@ type studyNaming struct {
 func namingFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "name", Usage: "the new study's `NAME` (letters, digits, - and _; default: s<ID>-<band or kind>)"},
-		&cli.StringSliceFlag{Name: "label", Usage: "tag the new study with `K=V` (lane=spark4, ticket=OPS-12), repeatable; show and history --json list them"},
+		labelFlag("tag the new study with `K=V` (lane=spark4, ticket=OPS-12), repeatable; show and history --json list them"),
 	}
 }
 
@@ -36,21 +36,27 @@ func readNaming(c *cli.Context) (studyNaming, error) {
 			return n, usageError(fmt.Errorf("--name: %w", err))
 		}
 	}
-	for _, kv := range c.StringSlice("label") {
-		k, v, ok := strings.Cut(kv, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return n, usageErrorf("--label %q: write KEY=VALUE, e.g. --label lane=spark4", kv)
-		}
+	for _, kv := range kvItems(c, "label") {
+		k, v, _ := strings.Cut(kv, "=")
 		if n.labels == nil {
 			n.labels = map[string]string{}
 		}
-		if _, dup := n.labels[k]; dup {
-			return n, usageErrorf("--label %s is given twice; give it once", k)
-		}
-		n.labels[k] = v
+		n.labels[strings.TrimSpace(k)] = v
 	}
 	return n, nil
+}
+
+// labelFlag is --label K=V, repeatable, each key once.
+func labelFlag(usage string) *listFlag {
+	return &listFlag{cli.GenericFlag{Name: "label", Usage: usage, Value: &kvValue{flag: "label",
+		check: func(kv string) error {
+			if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" {
+				return usageErrorf("--label %q: write KEY=VALUE, e.g. --label lane=spark4", kv)
+			}
+			return nil
+		},
+		repeated: func(k, _, _ string) error { return usageErrorf("--label %s is given twice; give it once", k) },
+	}}}
 }
 
 // apply names and labels a study about to be created.

@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -38,11 +37,11 @@ Examples:
       --bench ~/nccl-tests/build/all_reduce_perf
   nccltune search --resume s3-512K-4M --sim spark4`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "band", Usage: "message sizes to tune, inclusive, e.g. 512K-4M (the powers of two inside)"},
+			bandFlag("message sizes to tune, inclusive, e.g. 512K-4M (the powers of two inside)"),
 			&cli.IntFlag{Name: "budget", Value: 60, Usage: "launches in all, warm-up and confirmation included"},
 			&cli.DurationFlag{Name: "time", Usage: "wall-time limit, e.g. 30m or 2h; exploration stops early enough to confirm; 0, the default, means no limit (--budget alone ends the study)"},
-			&cli.StringSliceFlag{Name: "guard", Usage: "size where the winner must not be significantly slower (repeatable; default: twice the band's top; 'none' for none)"},
-			&cli.StringSliceFlag{Name: "space", Usage: "add a knob to search, with its default values (NCCL_NTHREADS) or yours (NCCL_MAX_NCHANNELS=unset,2,4,8; use | between values holding commas)"},
+			&listFlag{cli.GenericFlag{Name: "guard", Value: &guardValue{}, Usage: "size where the winner must not be significantly slower (repeatable; default: twice the band's top; 'none' for none)"}},
+			kvFlag("space", "add a knob to search, with its default values (NCCL_NTHREADS) or yours (NCCL_MAX_NCHANNELS=unset,2,4,8; use | between values holding commas)", nil),
 			&cli.BoolFlag{Name: "space-only", Usage: "search only the --space knobs, not the default five"},
 			&cli.StringFlag{Name: "sampler", Value: "tpe", Usage: "proposal strategy: tpe, random or grid"},
 			&cli.IntFlag{Name: "confirm", Value: 6, Usage: "interleaved confirmation launches per arm at the first look; the confirmation goes on (group-sequential, up to 20% of --budget) while the measured spread leaves the decision open"},
@@ -67,15 +66,14 @@ Examples:
 
 // searchOptions is everything `nccltune search` needs.
 type searchOptions struct {
-	study   search.Options
-	launch  launchOptions
-	resume  string
-	json    bool
-	db      string
-	stdout  io.Writer
-	stderr  io.Writer
-	bandArg string
-	naming  studyNaming
+	study  search.Options
+	launch launchOptions
+	resume string
+	json   bool
+	db     string
+	stdout io.Writer
+	stderr io.Writer
+	naming studyNaming
 }
 
 func readSearchFlags(c *cli.Context) (searchOptions, error) {
@@ -88,7 +86,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return searchOptions{}, err
 	}
 	o := searchOptions{launch: lo, resume: c.String("resume"), json: c.Bool("json"), db: path,
-		stdout: c.App.Writer, stderr: c.App.ErrWriter, bandArg: c.String("band")}
+		stdout: c.App.Writer, stderr: c.App.ErrWriter}
 	if o.naming, err = readNaming(c); err != nil {
 		return o, err
 	}
@@ -124,38 +122,19 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		o.study = so
 		return o, nil
 	}
-	if o.bandArg == "" {
+	band, given := band(c)
+	if !given {
 		return o, usageErrorf("search needs --band, the message sizes to tune, e.g. --band 512K-4M")
-	}
-	band, err := nccl.ParseBand(o.bandArg)
-	if err != nil {
-		return o, usageError(fmt.Errorf("--band: %w", err))
 	}
 	if err := checkElementSize("band", band.Min); err != nil {
 		return o, err
 	}
 	so.Band = band
 	so.Guard = search.DefaultGuard(band)
-	if g := c.StringSlice("guard"); len(g) > 0 {
-		so.Guard = nil
-		for _, s := range g {
-			if strings.EqualFold(s, "none") {
-				continue
-			}
-			size, err := nccl.ParseSize(s)
-			if err != nil {
-				return o, usageError(fmt.Errorf("--guard: %w", err))
-			}
-			if err := checkElementSize("guard", size); err != nil {
-				return o, err
-			}
-			so.Guard = append(so.Guard, size)
-		}
+	if g := c.Generic("guard").(*guardValue); len(g.items) > 0 {
+		so.Guard = g.sizes // none of them for "none"
 	}
-	if items := c.StringSlice("space"); len(items) > 0 || c.Bool("space-only") {
-		if err := checkNoRepeats("space", items); err != nil {
-			return o, err
-		}
+	if items := kvItems(c, "space"); len(items) > 0 || c.Bool("space-only") {
 		so.Space, err = search.ParseSpace(items, c.Bool("space-only"))
 		if err != nil {
 			return o, usageError(err)

@@ -29,9 +29,9 @@ Examples:
   nccltune sweep --sim spark4 --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8
   nccltune sweep --launcher mpirun --np 2 --hosts a,b --min 8M --max 4G --repeats 5`,
 		Flags: append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "env", Usage: "NCCL knob `K=V` of the config to measure, repeatable (none: NCCL's defaults)"},
-			&cli.StringFlag{Name: "min", Value: "32K", Usage: "smallest size (nccl-tests -b)"},
-			&cli.StringFlag{Name: "max", Value: "256M", Usage: "largest size (nccl-tests -e)"},
+			kvFlag("env", "NCCL knob `K=V` of the config to measure, repeatable (none: NCCL's defaults)", knobItem("env")),
+			sizeFlag("min", "32K", "smallest size (nccl-tests -b)"),
+			sizeFlag("max", "256M", "largest size (nccl-tests -e)"),
 			&cli.IntFlag{Name: "repeats", Value: 1, Usage: "launches to measure (medians and intervals over launches)"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},

@@ -35,7 +35,7 @@ Examples:
   nccltune verify s3-512K-4M --baseline-env NCCL_PROTO=^LL128 --baseline-env NCCL_MAX_NCHANNELS=8 --sim spark4`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per arm"},
-			&cli.StringSliceFlag{Name: "env", Usage: "verify this `K=V` config instead of the study's recommendation (repeatable)"},
+			kvFlag("env", "verify this `K=V` config instead of the study's recommendation (repeatable)", knobItem("env")),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
 		}, append(baselineFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
