@@ -10,10 +10,8 @@ import (
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 func gateCommand() *cli.Command {
@@ -125,47 +123,24 @@ func runGate(ctx context.Context, o gateOptions) error {
 		return err
 	}
 	defer st.Close()
-	sizes := make([]int64, len(o.thresholds))
-	for i, t := range o.thresholds {
-		sizes[i] = t.Bytes
-	}
-	min, max := sizes[0], sizes[len(sizes)-1]
-	band := nccl.Band{Min: min, Max: max}
-	r := &studyrun.Repeated{Store: st, Launcher: &studyrun.Launcher{Base: o.launch.spec, Seed: o.launch.seed},
-		Config: o.config, Role: vocab.RoleGate, Phase: vocab.PhaseGate,
-		Min: min, Max: max, Repeats: o.repeats, Warmup: o.warmup, Progress: launchProgress(o.stderr),
-		Study: &store.Study{Kind: vocab.KindGate, Band: band.String(), BandMin: min, BandMax: max,
-			Sizes: sizes, Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
-			Launch: studyrun.LaunchSettings(o.launch.spec, o.launch.seed), Simulated: o.launch.simulated, Seed: o.launch.seed,
-			Budget: store.Budget{Launches: o.repeats}, Status: vocab.StatusRunning}}
-	o.naming.apply(r.Study)
-	if err := studyrun.CreateStudy(st, r.Study); err != nil {
-		return err
-	}
-	if err := r.Start(); err != nil {
-		return err
-	}
-	study := r.Study
-	fmt.Fprintf(o.stderr, "gate %s: %s at %s%s\n", study.Name, o.config, ui.ThresholdList(o.thresholds), labelSuffix(study))
-
-	rep := ui.GateReport{Verdict: fabric.Verdict{JudgedOn: o.basis, Checks: []fabric.Check{}}, Study: study.Name,
-		Simulated: study.Simulated, SimProfile: study.Launch.SimProfile, Env: o.config.Clone(), BaseEnv: o.launch.spec.BaseEnv}
-	launches, last, failed, err := r.Run(ctx)
+	r, err := studyrun.Gate(ctx, st, o.thresholds, o.basis, studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
+		Launch: o.launch.run(), Name: o.naming.apply, Progress: launchProgress(o.stderr),
+		Started: func(study *store.Study) {
+			fmt.Fprintf(o.stderr, "gate %s: %s at %s%s\n", study.Name, o.config, ui.ThresholdList(o.thresholds), labelSuffix(study))
+		}})
 	if err != nil {
 		return err
 	}
-	if failed != nil {
-		return gateFabricFailed(o, rep, r.FailedAt, failed)
-	}
-	measured, notes := fabric.Measure(launches, sizes, fabric.BusBWFactor(last.Result))
-	rep.Verdict = fabric.Judge(o.thresholds, measured, o.basis)
-	rep.Launches, rep.Notes = len(launches), notes
-	reason := ""
-	if !rep.Pass {
-		reason = "gate failed: " + ui.FailedChecks(rep.Verdict)
-	}
-	if err := r.Finish(reason); err != nil {
-		return err
+	study := r.Study
+	rep := ui.GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
+		Env: o.config.Clone(), BaseEnv: o.launch.spec.BaseEnv, Launches: r.Launches, Notes: r.Notes}
+	if r.FailedAt > 0 {
+		// No verdict: the fabric failed before it could be measured.
+		rep.Pass, rep.FabricFailed, rep.Error, rep.Warnings = false, true, r.Failure, r.Warnings
+		if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
+			return err
+		}
+		return fabricError(fmt.Errorf("gate %s: %s", rep.Study, rep.Error))
 	}
 	if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
 		return err
@@ -174,26 +149,4 @@ func runGate(ctx context.Context, o gateOptions) error {
 		return errCheckFailed
 	}
 	return nil
-}
-
-// gateFabricFailed reports a launch that failed, hung or returned wrong
-// results, with doctor's diagnosis of what it printed: exit 3.
-func gateFabricFailed(o gateOptions, rep ui.GateReport, n int, l *runner.Launch) error {
-	out := append(append([]byte{}, l.Stdout...), l.Stderr...)
-	env := map[string]string{}
-	for k, v := range o.launch.spec.BaseEnv {
-		env[k] = v
-	}
-	for k, v := range o.config {
-		env[k] = v
-	}
-	diag := fabric.Diagnose(l.Result, runner.ParseFabricLog(out),
-		fabric.Context{BaseEnv: env, Outcome: l.Outcome, Reason: l.Reason, Timeout: o.launch.spec.Timeout})
-	rep.Pass, rep.FabricFailed = false, true
-	rep.Error = fmt.Sprintf("launch %d %s: %s", n, l.Outcome, l.Reason)
-	rep.Warnings = diag.Warnings
-	if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
-		return err
-	}
-	return fabricError(fmt.Errorf("gate %s: %s", rep.Study, rep.Error))
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 func sweepCommand() *cli.Command {
@@ -100,32 +99,13 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 		return err
 	}
 	defer st.Close()
-	band := nccl.Band{Min: o.min, Max: o.max}
-	r := &studyrun.Repeated{Store: st, Launcher: &studyrun.Launcher{Base: o.launch.spec, Seed: o.launch.seed},
-		Config: o.config, Role: vocab.RoleSweep, Phase: vocab.PhaseSweep,
-		Min: o.min, Max: o.max, Repeats: o.repeats, Warmup: o.warmup, Progress: launchProgress(o.stderr),
-		Study: &store.Study{Kind: vocab.KindSweep, Band: band.String(), BandMin: o.min, BandMax: o.max,
-			Sizes: band.Sizes(), Collective: "all_reduce", BaseEnv: o.launch.spec.BaseEnv,
-			Launch: studyrun.LaunchSettings(o.launch.spec, o.launch.seed), Simulated: o.launch.simulated, Seed: o.launch.seed,
-			Budget: store.Budget{Launches: o.repeats}, Status: vocab.StatusRunning}}
-	o.naming.apply(r.Study)
-	if err := studyrun.CreateStudy(st, r.Study); err != nil {
-		return err
-	}
-	if err := r.Start(); err != nil {
-		return err
-	}
-	study := r.Study
-	fmt.Fprintf(o.stderr, "sweep %s: %s, %s to %s%s\n", study.Name, o.config, nccl.FormatSize(o.min), nccl.FormatSize(o.max), labelSuffix(study))
-	launches, last, failed, err := r.Run(ctx)
+	r, err := studyrun.Sweep(ctx, st, o.min, o.max, studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
+		Launch: o.launch.run(), Name: o.naming.apply, Progress: launchProgress(o.stderr),
+		Started: func(study *store.Study) {
+			fmt.Fprintf(o.stderr, "sweep %s: %s, %s to %s%s\n", study.Name, o.config, nccl.FormatSize(o.min), nccl.FormatSize(o.max), labelSuffix(study))
+		}})
 	if err != nil {
 		return err
 	}
-	if failed != nil {
-		return fabricError(fmt.Errorf("launch %d %s: %s (log: nccltune show %s --trials)", r.FailedAt, failed.Outcome, failed.Reason, study.Name))
-	}
-	if err := r.Finish(""); err != nil {
-		return err
-	}
-	return ui.PrintSweep(o.stdout, o.json, study, o.config, launches, last.Result)
+	return ui.PrintSweep(o.stdout, o.json, r.Study, o.config, r.Launches, r.Last.Result)
 }

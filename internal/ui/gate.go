@@ -9,6 +9,7 @@ import (
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/studyrun"
 )
 
 // GateReport is gate's JSON document.
@@ -102,29 +103,8 @@ func printGate(w io.Writer, rep GateReport, cfg nccl.Config) {
 	if rep.Pass {
 		fmt.Fprintln(w, "PASS: every size holds its threshold.")
 	} else {
-		fmt.Fprintf(w, "FAIL: %s.\n", FailedChecks(rep.Verdict))
+		fmt.Fprintf(w, "FAIL: %s.\n", studyrun.FailedChecks(rep.Verdict))
 	}
-}
-
-// FailedChecks names the checks that failed: "1M median 1.38 < 9 GB/s".
-func FailedChecks(v fabric.Verdict) string {
-	var parts []string
-	for _, c := range v.Checks {
-		if c.Pass {
-			continue
-		}
-		value, what := c.BusBW, "median"
-		if v.JudgedOn == fabric.OnLowerBound {
-			value, what = c.BusBWLo, "lower bound"
-		}
-		switch {
-		case c.Note != "":
-			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
-		default:
-			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // ThresholdList is the thresholds as --at takes them, space-separated.

@@ -1,0 +1,167 @@
+package studyrun
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// RepeatOptions are how sweep and gate measure one config repeatedly.
+type RepeatOptions struct {
+	Config nccl.Config
+	// Repeats are the counted launches; Warmup adds an uncounted one first.
+	Repeats int
+	Warmup  bool
+	Launch  Launch
+	// Name, if set, names the new study (--name, --label).
+	Name func(*store.Study)
+	// Started, if set, hears of the study once it is stored.
+	Started func(*store.Study)
+	// Progress, if set, hears of each launch as it ends: n of total.
+	Progress func(n, total int, phase string, l *benchfmt.Launch)
+}
+
+// repeat creates a study of kind over min to max, scored at sizes, and
+// measures o.Config in it (Repeated).
+func repeat(ctx context.Context, st *store.Store, kind, role, phase string, min, max int64, sizes []int64, o RepeatOptions) (*Repeated, []model.Launch, *benchfmt.Launch, *benchfmt.Launch, error) {
+	band := nccl.Band{Min: min, Max: max}
+	r := &Repeated{Store: st, Launcher: &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed},
+		Config: o.Config, Role: role, Phase: phase,
+		Min: min, Max: max, Repeats: o.Repeats, Warmup: o.Warmup, Progress: o.Progress,
+		Study: &store.Study{Kind: kind, Band: band.String(), BandMin: min, BandMax: max,
+			Sizes: sizes, Collective: "all_reduce", BaseEnv: o.Launch.Spec.BaseEnv,
+			Launch: LaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
+			Budget: store.Budget{Launches: o.Repeats}, Status: vocab.StatusRunning}}
+	if o.Name != nil {
+		o.Name(r.Study)
+	}
+	if err := CreateStudy(st, r.Study); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if err := r.Start(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if o.Started != nil {
+		o.Started(r.Study)
+	}
+	launches, last, failed, err := r.Run(ctx)
+	return r, launches, last, failed, err
+}
+
+// SweepResult is one config's measured curve.
+type SweepResult struct {
+	Study *store.Study
+	// Launches are the counted launches as the model sees them, Last the
+	// last of them as run (its table gives the sizes and the bus-bandwidth
+	// factor).
+	Launches []model.Launch
+	Last     *benchfmt.Launch
+}
+
+// Sweep measures o.Config over min to max, o.Repeats times, as a study of
+// its own. A launch that fails is vocab.ErrFabric.
+func Sweep(ctx context.Context, st *store.Store, min, max int64, o RepeatOptions) (*SweepResult, error) {
+	r, launches, last, failed, err := repeat(ctx, st, vocab.KindSweep, vocab.RoleSweep, vocab.PhaseSweep, min, max, nccl.Band{Min: min, Max: max}.Sizes(), o)
+	if err != nil {
+		return nil, err
+	}
+	if failed != nil {
+		return nil, vocab.Mark(vocab.ErrFabric, fmt.Errorf("launch %d %s: %s (log: nccltune show %s --trials)", r.FailedAt, failed.Outcome, failed.Reason, r.Study.Name))
+	}
+	if err := r.Finish(""); err != nil {
+		return nil, err
+	}
+	return &SweepResult{Study: r.Study, Launches: launches, Last: last}, nil
+}
+
+// GateResult is gate's verdict on a config, or the launch that failed
+// before there could be one.
+type GateResult struct {
+	Study   *store.Study
+	Verdict fabric.Verdict
+	// Launches counts the counted launches; Notes are the statistics'
+	// caveats on them.
+	Launches int
+	Notes    []model.Warning
+	// FailedAt is the number (from 1) of a launch that failed, hung or
+	// returned wrong results, with what it was (Failure) and doctor's
+	// diagnosis of its output (Warnings); 0 when none did.
+	FailedAt int
+	Failure  string
+	Warnings []fabric.Warning
+}
+
+// Gate measures o.Config at the thresholds' sizes, o.Repeats times, and
+// judges each size against its threshold on basis. A failed verdict is a
+// result, not an error; a launch that failed is reported with doctor's
+// diagnosis in the result (and the study marked failed).
+func Gate(ctx context.Context, st *store.Store, thresholds []fabric.Threshold, basis fabric.Basis, o RepeatOptions) (*GateResult, error) {
+	sizes := make([]int64, len(thresholds))
+	for i, t := range thresholds {
+		sizes[i] = t.Bytes
+	}
+	r, launches, last, failed, err := repeat(ctx, st, vocab.KindGate, vocab.RoleGate, vocab.PhaseGate, sizes[0], sizes[len(sizes)-1], sizes, o)
+	if err != nil {
+		return nil, err
+	}
+	res := &GateResult{Study: r.Study, Verdict: fabric.Verdict{JudgedOn: basis, Checks: []fabric.Check{}}}
+	if failed != nil {
+		res.FailedAt, res.Failure = r.FailedAt, fmt.Sprintf("launch %d %s: %s", r.FailedAt, failed.Outcome, failed.Reason)
+		res.Warnings = diagnoseFailed(o, failed)
+		return res, nil
+	}
+	measured, notes := fabric.Measure(launches, sizes, fabric.BusBWFactor(last.Result))
+	res.Verdict = fabric.Judge(thresholds, measured, basis)
+	res.Launches, res.Notes = len(launches), notes
+	reason := ""
+	if !res.Verdict.Pass {
+		reason = "gate failed: " + FailedChecks(res.Verdict)
+	}
+	if err := r.Finish(reason); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// diagnoseFailed is doctor's diagnosis of what a failed launch printed.
+func diagnoseFailed(o RepeatOptions, l *benchfmt.Launch) []fabric.Warning {
+	out := append(append([]byte{}, l.Stdout...), l.Stderr...)
+	env := map[string]string{}
+	for k, v := range o.Launch.Spec.BaseEnv {
+		env[k] = v
+	}
+	for k, v := range o.Config {
+		env[k] = v
+	}
+	diag := fabric.Diagnose(l.Result, benchfmt.ParseNCCLInit(out),
+		fabric.Context{BaseEnv: env, Outcome: l.Outcome, Reason: l.Reason, Timeout: o.Launch.Spec.Timeout})
+	return diag.Warnings
+}
+
+// FailedChecks names the checks that failed: "1M median 1.38 < 9 GB/s".
+func FailedChecks(v fabric.Verdict) string {
+	var parts []string
+	for _, c := range v.Checks {
+		if c.Pass {
+			continue
+		}
+		value, what := c.BusBW, "median"
+		if v.JudgedOn == fabric.OnLowerBound {
+			value, what = c.BusBWLo, "lower bound"
+		}
+		switch {
+		case c.Note != "":
+			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
