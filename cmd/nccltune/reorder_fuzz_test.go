@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/nccltune/nccltune/internal/cliargs"
 )
 
 // FuzzReorderArgs: reorder only moves arguments. The program name and
@@ -35,28 +37,28 @@ func FuzzReorderArgs(f *testing.F) {
 	app := newApp(io.Discard, io.Discard)
 	f.Fuzz(func(t *testing.T, s string) {
 		in := append([]string{"nccltune"}, strings.Split(s, "\x00")...)
-		out, dangling := reorder(app, in)
+		out, dangling := cliargs.Reorder(app, in)
 		if len(out) != len(in) || out[0] != in[0] {
-			t.Fatalf("reorder(%q) = %q", in, out)
+			t.Fatalf("cliargs.Reorder(%q) = %q", in, out)
 		}
 		a, b := slices.Clone(in), slices.Clone(out)
 		slices.Sort(a)
 		slices.Sort(b)
 		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("reorder(%q) = %q: not the same arguments", in, out)
+			t.Fatalf("cliargs.Reorder(%q) = %q: not the same arguments", in, out)
 		}
 		// Walk both as urfave would see them and compare.
 		inFlags, inPos, inDangling := walk(app, in, false)
 		outFlags, outPos, _ := walk(app, out, true)
 		if dangling != inDangling {
-			t.Fatalf("reorder(%q): dangling %q, want %q", in, dangling, inDangling)
+			t.Fatalf("cliargs.Reorder(%q): dangling %q, want %q", in, dangling, inDangling)
 		}
 		if inDangling == "" {
 			if !reflect.DeepEqual(inFlags, outFlags) || !reflect.DeepEqual(inPos, outPos) {
-				t.Fatalf("reorder(%q) = %q\nflags %q → %q\npositional %q → %q", in, out, inFlags, outFlags, inPos, outPos)
+				t.Fatalf("cliargs.Reorder(%q) = %q\nflags %q → %q\npositional %q → %q", in, out, inFlags, outFlags, inPos, outPos)
 			}
 		}
-		if again, _ := reorder(app, out); !reflect.DeepEqual(again, out) {
+		if again, _ := cliargs.Reorder(app, out); !reflect.DeepEqual(again, out) {
 			t.Fatalf("reorder is not idempotent: %q → %q → %q", in, out, again)
 		}
 	})
@@ -71,7 +73,7 @@ func walk(a *cli.App, args []string, parsed bool) (flags, positional []string, d
 	i := 1
 	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
 		f := args[i]
-		if takesValue(a.Flags, f) {
+		if cliargs.TakesValue(a.Flags, f) {
 			if i+1 >= len(args) {
 				return append(flags, f), nil, f
 			}
@@ -100,8 +102,8 @@ func walk(a *cli.App, args []string, parsed bool) (flags, positional []string, d
 			positional = append(positional, args[i:]...)
 			break
 		}
-		if !parsed && isGlobalFlag(a, cmd, x) {
-			if takesValue(a.Flags, x) {
+		if !parsed && cliargs.IsGlobalFlag(a, cmd, x) {
+			if cliargs.TakesValue(a.Flags, x) {
 				if i+1 >= len(args) {
 					return append(flags, x), positional, x
 				}
@@ -112,7 +114,7 @@ func walk(a *cli.App, args []string, parsed bool) (flags, positional []string, d
 			continue
 		}
 		if strings.HasPrefix(x, "-") && len(x) > 1 && (inFlags || !parsed) {
-			if takesValue(cmd.Flags, x) {
+			if cliargs.TakesValue(cmd.Flags, x) {
 				if i+1 >= len(args) {
 					return append(flags, x), positional, x
 				}

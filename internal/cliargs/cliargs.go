@@ -1,0 +1,232 @@
+// Package cliargs prepares a command line for urfave/cli v2, which stops
+// reading a subcommand's flags at its first positional argument and knows
+// no "help COMMAND" when the help command is hidden. Reorder moves flags
+// written after positional arguments ("nccltune export STUDY --format
+// env") and the app's own flags written after the command in front, and
+// finds a value flag written last without its value; the other functions
+// name the command a line runs and the command a mistyped name meant.
+package cliargs
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// Reorder moves flags written after a subcommand's positional arguments
+// in front of them: urfave/cli v2 silently ignores flags that follow a
+// positional argument, and the contract writes "nccltune export STUDY
+// --format env". It also reports a flag written last that needs a value
+// and has none ("export s1 --format"): moved in front of s1 it would take
+// s1 as its value, so it stays last and the caller refuses it.
+func Reorder(app *cli.App, args []string) (out []string, dangling string) {
+	if len(args) < 2 {
+		return args, ""
+	}
+	out = []string{args[0]}
+	i := 1
+	// Global flags come before the command name.
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
+		out = append(out, args[i])
+		if TakesValue(app.Flags, args[i]) {
+			if i+1 >= len(args) {
+				return out, args[i]
+			}
+			out = append(out, args[i+1])
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return out, ""
+	}
+	cmd := app.Command(args[i])
+	out = append(out, args[i])
+	i++
+	if cmd == nil {
+		return append(out, args[i:]...), ""
+	}
+	// A subcommand ("replay build") brings its own flags.
+	for i < len(args) {
+		sub := subcommand(cmd, args[i])
+		if sub == nil {
+			break
+		}
+		cmd = sub
+		out = append(out, args[i])
+		i++
+	}
+	var global, flags, positional []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i:]...)
+			break
+		}
+		// A global flag (--db) written after the command is moved in
+		// front of it: "nccltune history --db a.db" means what it says.
+		if IsGlobalFlag(app, cmd, a) {
+			if TakesValue(app.Flags, a) {
+				if i+1 >= len(args) {
+					dangling = a
+					break
+				}
+				global = append(global, a, args[i+1])
+				i++
+				continue
+			}
+			global = append(global, a)
+			continue
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			if TakesValue(cmd.Flags, a) {
+				if i+1 >= len(args) {
+					dangling = a
+					break
+				}
+				flags = append(flags, a, args[i+1])
+				i++
+				continue
+			}
+			flags = append(flags, a)
+			continue
+		}
+		positional = append(positional, a)
+	}
+	if len(global) > 0 {
+		// out ends with the command name: put the global flags before it.
+		name := out[len(out)-1]
+		out = append(append(out[:len(out)-1], global...), name)
+	}
+	out = append(append(out, flags...), positional...)
+	if dangling != "" {
+		out = append(out, dangling)
+	}
+	return out, dangling
+}
+
+// subcommand is cmd's subcommand called name, nil if none.
+func subcommand(cmd *cli.Command, name string) *cli.Command {
+	for _, sub := range cmd.Subcommands {
+		if sub.HasName(name) {
+			return sub
+		}
+	}
+	return nil
+}
+
+// CommandName is the subcommand args name, or "" before one.
+func CommandName(app *cli.App, args []string) string {
+	for _, a := range args[1:] {
+		if c := app.Command(a); c != nil {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// TakesValue reports whether arg names a flag that consumes the next
+// argument (not a bool flag, and not written as --flag=value).
+func TakesValue(flags []cli.Flag, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	if strings.Contains(name, "=") {
+		return false
+	}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n != name {
+				continue
+			}
+			if _, isBool := f.(*cli.BoolFlag); isBool {
+				return false
+			}
+			if d, ok := f.(cli.DocGenerationFlag); ok {
+				return d.TakesValue()
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// IsGlobalFlag reports whether arg names one of the app's own flags that
+// the command does not also define.
+func IsGlobalFlag(app *cli.App, cmd *cli.Command, arg string) bool {
+	if !strings.HasPrefix(arg, "-") || len(arg) < 2 {
+		return false
+	}
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	has := func(flags []cli.Flag) bool {
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if n == name {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return has(app.Flags) && !has(cmd.Flags)
+}
+
+// UnknownCommand is the first argument after the global flags when it
+// names no command, else "".
+func UnknownCommand(app *cli.App, args []string) string {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return ""
+		}
+		if strings.HasPrefix(a, "-") {
+			if TakesValue(app.Flags, a) {
+				i++
+			}
+			continue
+		}
+		if app.Command(a) != nil {
+			return ""
+		}
+		return a
+	}
+	return ""
+}
+
+// NearestCommand is ", did you mean X?" for a command name one or two
+// edits from name, else "".
+func NearestCommand(app *cli.App, name string) string {
+	best, bestD := "", 3
+	for _, c := range app.Commands {
+		if d := nccl.EditDistance(strings.ToLower(name), c.Name); d < bestD {
+			best, bestD = c.Name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + best + "?"
+}
+
+// HelpAsFlag turns "nccltune help [COMMAND]" into "nccltune [COMMAND]
+// --help" (the help command is hidden, so urfave/cli knows no topic).
+func HelpAsFlag(app *cli.App, args []string) []string {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if TakesValue(app.Flags, a) {
+				i++
+			}
+			continue
+		}
+		if a != "help" {
+			return args
+		}
+		out := append([]string(nil), args[:i]...)
+		if i+1 < len(args) && app.Command(args[i+1]) != nil {
+			out = append(out, args[i+1])
+		}
+		return append(out, "--help")
+	}
+	return args
+}
