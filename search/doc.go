@@ -3,5 +3,12 @@
 // gets, the interleaved confirmation against the baseline, guard sizes and
 // the recommendation. It reaches the benchmark and the store only through
 // the small Launcher and Recorder interfaces, so it never parses output or
-// touches bbolt itself.
+// touches bbolt itself. Confirm, the interleaved confirmation, is also
+// what verify and compare (package studyrun) measure with.
+//
+// The files follow the loop's parts: api.go (Options, Request, Result,
+// Launcher, Recorder, Event), loop.go (the loop and the one place a launch
+// is made), explore.go (proposals), rank.go (ranking the trials, the
+// candidate), confirm.go (sizing and deciding the confirmation), plan.go
+// (NCCL's own plan), space.go and trial.go.
 package search
