@@ -1,52 +1,15 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"sort"
-	"strings"
-
 	"github.com/urfave/cli/v2"
-	"go.yaml.in/yaml/v3"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/studyconfig"
 )
 
-// A study config file holds a command's flags, so that a lane's tuning
-// (band, budget, seed, space, launch flags, base env, baseline env…) is
-// one file under version control:
-//
-//	band: 512K-4M
-//	budget: 80
-//	space: [NCCL_NTHREADS, "NCCL_MAX_NCHANNELS=unset,2,4,8"]
-//	base-env:
-//	  NCCL_IB_HCA: "=rocep1s0f1"
-//
-// Each key is a flag's name without the dashes. A scalar is the flag's
-// value as it would be typed; a list repeats a repeatable flag; a map
-// (for the K=V flags) gives one K=V per entry. A flag given on the
-// command line wins over the file's key, whole: a repeatable flag on the
-// command line replaces the file's list rather than adding to it.
-
-// configFlagName is the flag naming the file.
-const configFlagName = "config"
-
-// withStudyConfig adds --config FILE to cmd: the file's keys are set as
-// the command's flags before its action reads them.
+// withStudyConfig adds --config FILE (internal/studyconfig) to a command
+// that launches benchmarks.
 func withStudyConfig(cmd *cli.Command) *cli.Command {
-	cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: configFlagName, TakesFile: true,
-		Usage: "study config `FILE` (YAML): the command's flags as keys without the dashes (band: 512K-4M, budget: 80, base-env: {K: V} …); flags on the command line win"})
-	action := cmd.Action
-	cmd.Action = func(c *cli.Context) error {
-		if err := applyStudyConfig(c); err != nil {
-			return err
-		}
-		return action(c)
-	}
-	return cmd
+	return studyconfig.With(cmd, resumedKeys)
 }
 
 // resumeFixedKeys are the keys a resumed search takes from its study, not
@@ -58,143 +21,10 @@ var resumeFixedKeys = map[string]bool{
 	"seed": true, "baseline-env": true, "baseline-env-file": true, "name": true, "label": true,
 }
 
-// applyStudyConfig reads --config and sets every key the command line
-// did not set. Unknown keys and values a flag refuses are usage errors.
-func applyStudyConfig(c *cli.Context) error {
-	path := c.String(configFlagName)
-	if path == "" {
-		return nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return usageErrorf("--config %s: no such file; give the path of a study config (YAML, keys are the flags of nccltune %s)", path, c.Command.Name)
-		}
-		return usageErrorf("--config %s: cannot read it: %v", path, err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return usageErrorf("--config %s is not valid YAML: %v", path, err)
-	}
-	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil // an empty file sets nothing
-	}
-	top := doc.Content[0]
-	if top.Kind != yaml.MappingNode {
-		return usageErrorf("--config %s: line %d: the file must be a map of flag names to values (band: 512K-4M)", path, top.Line)
-	}
-	flags := configurableFlags(c.Command)
-	resuming := c.Command.Name == "search" && c.String("resume") != ""
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		k, v := top.Content[i], top.Content[i+1]
-		key := k.Value
-		where := fmt.Sprintf("--config %s: line %d", path, k.Line)
-		f, ok := flags[key]
-		if !ok {
-			return usageErrorf("%s: unknown key %q%s (the keys are the flags of nccltune %s without the dashes; see nccltune %s --help)",
-				where, key, nearestKey(key, flags), c.Command.Name, c.Command.Name)
-		}
-		if seen[key] {
-			return usageErrorf("%s: %s is given twice; give it once", where, key)
-		}
-		seen[key] = true
-		if c.IsSet(key) || (resuming && resumeFixedKeys[key]) {
-			continue // the command line (or the resumed study) decides
-		}
-		values, err := configValues(v, isRepeatable(f))
-		if err != nil {
-			return usageErrorf("%s: %s: %v", where, key, err)
-		}
-		for _, val := range values {
-			if err := c.Set(key, val); err != nil {
-				if errors.Is(err, vocab.ErrUsage) {
-					return usageErrorf("%s: %v", where, err) // a typed value's own words
-				}
-				return usageErrorf("%s: %s: %q is not a valid value: %v", where, key, val, err)
-			}
-		}
+// resumedKeys are the keys a resumed search takes from its study.
+func resumedKeys(c *cli.Context) map[string]bool {
+	if c.Command.Name == "search" && c.String("resume") != "" {
+		return resumeFixedKeys
 	}
 	return nil
-}
-
-// configurableFlags are the command's flags a file may set, by name (the
-// file cannot name another config, and help is not a setting).
-func configurableFlags(cmd *cli.Command) map[string]cli.Flag {
-	out := map[string]cli.Flag{}
-	for _, f := range cmd.Flags {
-		for _, n := range f.Names() {
-			if n != configFlagName && n != "help" && n != "h" && len(n) > 1 {
-				out[n] = f
-			}
-		}
-	}
-	return out
-}
-
-// isRepeatable reports the flags that take a list.
-func isRepeatable(f cli.Flag) bool {
-	switch f.(type) {
-	case *cli.StringSliceFlag, *cli.IntSliceFlag, *cli.Int64SliceFlag, *cli.Float64SliceFlag, *listFlag:
-		return true
-	}
-	return false
-}
-
-// configValues turns a key's YAML value into the flag values it stands
-// for: one for a scalar, one per item of a list, K=V per map entry.
-func configValues(v *yaml.Node, repeatable bool) ([]string, error) {
-	switch v.Kind {
-	case yaml.ScalarNode:
-		if v.Tag == "!!null" {
-			return nil, errors.New("no value; give one or leave the key out")
-		}
-		return []string{v.Value}, nil
-	case yaml.SequenceNode:
-		if !repeatable {
-			return nil, errors.New("takes one value, not a list")
-		}
-		var out []string
-		for _, item := range v.Content {
-			if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
-				return nil, fmt.Errorf("line %d: each item must be one value", item.Line)
-			}
-			out = append(out, item.Value)
-		}
-		return out, nil
-	case yaml.MappingNode:
-		if !repeatable {
-			return nil, errors.New("takes one value, not a map")
-		}
-		var out []string
-		for i := 0; i+1 < len(v.Content); i += 2 {
-			name, val := v.Content[i], v.Content[i+1]
-			if val.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("line %d: %s must map to one value", name.Line, name.Value)
-			}
-			out = append(out, name.Value+"="+val.Value)
-		}
-		return out, nil
-	}
-	return nil, errors.New("aliases are not supported; write the value")
-}
-
-// nearestKey is "; did you mean X?" for the valid key closest to key.
-func nearestKey(key string, flags map[string]cli.Flag) string {
-	names := make([]string, 0, len(flags))
-	for n := range flags {
-		names = append(names, n)
-	}
-	sort.Strings(names) // ties go to the first name, whatever map order
-	best, bestD := "", -1
-	norm := strings.ToLower(strings.ReplaceAll(strings.TrimLeft(key, "-"), "_", "-"))
-	for _, n := range names {
-		if d := nccl.EditDistance(norm, n); bestD < 0 || d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return "; the nearest valid key is " + best
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/internal/studyconfig"
 )
 
 // TestTypedFlagValues: sizes, bands and K=V lists are refused as they are
@@ -53,7 +55,7 @@ func TestTypedListFlagsReadAsRepeatable(t *testing.T) {
 		}
 	}
 	for _, f := range newApp(nil, nil).Command("search").Flags {
-		if _, typed := f.(*listFlag); typed && !isRepeatable(f) {
+		if _, typed := f.(*listFlag); typed && !studyconfig.Repeatable(f) {
 			t.Errorf("--%s is a list but a config cannot give it one", f.Names()[0])
 		}
 	}
