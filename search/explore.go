@@ -23,17 +23,31 @@ const guardPenaltyWeight = 10
 // A proposal already measured becomes another launch of that trial; one
 // measured enough is replaced by an untried neighbour.
 func (s *loop) next() (*Trial, string, error) {
+	if t := s.nextRefinement(); t != nil {
+		return t, vocab.PhaseRefine, nil
+	}
+	if t, ok, err := s.nextLocalStep(); ok || err != nil {
+		return t, vocab.PhaseExplore, err
+	}
+	s.localRun = 0
+	return s.nextProposal()
+}
+
+// nextRefinement is the trial to launch again, if one should be: the
+// candidate measured too few times, the runner-up as exploration ends, or
+// the leader the planner says settles the order of the top configs.
+func (s *loop) nextRefinement() *Trial {
 	base := s.baseline()
 	// The config the study would confirm now is measured at least
 	// MaxLaunchesPerTrial times: a config launched once that ranks first
 	// even after its estimate is made pessimistic is promising, and one
 	// more launch tells luck from a real gain before anything is decided.
 	if c := s.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) {
-		return c, vocab.PhaseRefine, nil
+		return c
 	}
 	if s.exploreLeft() <= settleLaunches {
 		if r := s.runnerUp(base); r != nil {
-			return r, vocab.PhaseRefine, nil
+			return r
 		}
 	}
 	// The planner settles the order of the current top configs only: ties
@@ -46,9 +60,15 @@ func (s *loop) next() (*Trial, string, error) {
 		}
 		plan := model.PlanNext(arms, s.sizes, s.opts.Stats, s.opts.MaxLaunchesPerTrial)
 		if !plan.Done && plan.Arm >= 0 {
-			return top[plan.Arm], vocab.PhaseRefine, nil
+			return top[plan.Arm]
 		}
 	}
+	return nil
+}
+
+// nextLocalStep is a new trial one step from the leader, when it is a
+// local step's turn (ok) and one is untried.
+func (s *loop) nextLocalStep() (t *Trial, ok bool, err error) {
 	// Past the sampler's start-up, its proposals alternate with a local
 	// step from the leader: a simplification (one of its knobs unset) if
 	// one is untried, else a random untried neighbour (one knob changed).
@@ -63,10 +83,17 @@ func (s *loop) next() (*Trial, string, error) {
 		if c != nil {
 			s.localRun++
 			t, err := s.addTrial(c, vocab.RoleExplore)
-			return t, vocab.PhaseExplore, err
+			return t, true, err
 		}
 	}
-	s.localRun = 0
+	return nil, false, nil
+}
+
+// nextProposal is the sampler's next config: a new trial, another launch
+// of the trial it proves to be, or a debug launch that settles whether it
+// runs like a config already tried. errSpaceExhausted when fifty
+// proposals in a row bring nothing new.
+func (s *loop) nextProposal() (*Trial, string, error) {
 	for attempt := 0; attempt < 50; attempt++ {
 		cfg, err := s.prop.propose(s.observations())
 		if err != nil {

@@ -141,16 +141,42 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 	res.Baseline = base
 	defer func() { res.Plan = s.planSummary() }()
 
+	// Each stage's error is the study's end: interrupted (s.stop keeps what
+	// is known), or failed.
+	if err := s.startBaseline(ctx, base); err != nil {
+		return s.stop(res, err)
+	}
+	// Against the user's own settings, NCCL's defaults are one more config
+	// to measure early: they may be better still.
+	if err := s.exploreDefaults(ctx); err != nil {
+		return s.stop(res, err)
+	}
+	if err := s.explore(ctx, res); err != nil {
+		return s.stop(res, err)
+	}
+	if err := s.confirm(ctx, res); err != nil {
+		return s.stop(res, err)
+	}
+	if err := s.explain(ctx, res); err != nil {
+		return s.stop(res, err)
+	}
+	return s.finish(res), nil
+}
+
+// startBaseline makes the launches before exploring: the warm-up, NCCL's
+// plan under its defaults, and the baseline's first measured launch. A
+// baseline that fails is ErrBaselineFailed.
+func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 	// Warm-up: the first launch after a fabric starts can be ~30 % slow;
 	// it is stored, never scored. A resumed study warms up again only when
 	// a measured launch is still to come (the warm-up takes its place in
 	// the budget); with only debug launches owed, it warms up for nothing.
 	if !s.resumed || s.seq < s.opts.Budget-s.explainLeft() {
 		if err := s.launch(ctx, base, vocab.PhaseWarmup, false); err != nil {
-			return s.stop(res, err)
+			return err
 		}
 		if !base.State.Usable() {
-			return nil, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
+			return fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
 		}
 	}
 	// NCCL's own plan under its defaults, read from one debug launch before
@@ -161,32 +187,32 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 		// The plan is NCCL's under its defaults, not the user's baseline.
 		var err error
 		if planOf, err = s.defaultsTrial(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// A resumed study read it from its stored plan launch (replayDebug).
 	if !s.planRead && s.seq < s.opts.Budget {
 		if err := s.launch(ctx, planOf, vocab.PhasePlan, false); err != nil {
-			return s.stop(res, err)
+			return err
 		}
 	}
 	s.planRead = true
 	// Every later proposal is judged against the baseline's own launches.
 	for len(base.Explore) < 1 && s.exploreLeft() > 0 {
 		if err := s.launch(ctx, base, vocab.PhaseExplore, true); err != nil {
-			return s.stop(res, err)
+			return err
 		}
 		if !base.State.Usable() {
-			return nil, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
+			return fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
 		}
 	}
+	return nil
+}
 
-	// Against the user's own settings, NCCL's defaults are one more config
-	// to measure early: they may be better still.
-	if err := s.exploreDefaults(ctx); err != nil {
-		return s.stop(res, err)
-	}
-
+// explore launches what next proposes until the budget, the time or the
+// space runs out (res.Stopped says which), re-measuring the leaders and
+// finding a candidate first when they must.
+func (s *loop) explore(ctx context.Context, res *Result) error {
 	res.Stopped = "budget"
 	for s.exploreLeft() > 0 || s.mustSettle() || s.mustFind() {
 		if s.outOfTime() {
@@ -199,19 +225,13 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := s.launch(ctx, t, phase, true); err != nil {
-			return s.stop(res, err)
+			return err
 		}
 	}
-	if err := s.confirm(ctx, res); err != nil {
-		return s.stop(res, err)
-	}
-	if err := s.explain(ctx, res); err != nil {
-		return s.stop(res, err)
-	}
-	return s.finish(res), nil
+	return nil
 }
 
 // stop ends the study early: on cancellation it returns what is known.
@@ -384,22 +404,7 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 	s.seq++
 	t.Launches++
 	s.launchDurations = append(s.launchDurations, l.Duration)
-	score := 0.0
-	if l.Outcome == benchfmt.OK {
-		ml := ModelLaunch(l.Result)
-		if sc, err := model.LaunchScore(ml, s.sizes); err != nil {
-			// The benchmark ran but skipped a band size: not a usable measurement.
-			l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
-		} else {
-			score = sc
-			switch {
-			case phase == vocab.PhaseConfirm:
-				t.Confirm = append(t.Confirm, ml)
-			case scored && !debug:
-				t.Explore = append(t.Explore, ml)
-			}
-		}
-	}
+	score := s.measure(t, phase, scored, debug, l)
 	if debug {
 		s.learnPlan(t, phase, l)
 		if l.Outcome == benchfmt.OK && l.Result != nil && l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
@@ -416,21 +421,49 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 		return err
 	}
 	if s.onEvent != nil {
-		ev := Event{Seq: req.Seq, Budget: s.opts.Budget, Phase: phase, Trial: t, Launch: l, Elapsed: time.Since(s.start), Trials: len(s.trials)}
-		if scored {
-			ev.LaunchScore = score
-		}
-		ev.Baseline = s.baseline()
-		if lead := s.leaders(1); len(lead) == 1 {
-			ev.Best = lead[0]
-			if base := s.baseline(); base != nil && len(base.Explore) > 0 {
-				ev.BestSpeedup = base.Score(s.sizes) / lead[0].Score(s.sizes)
-			}
-		}
-		ev.Candidate = s.candidate(s.baseline())
-		s.onEvent(ev)
+		s.onEvent(s.event(req, t, l, scored, score))
 	}
 	return nil
+}
+
+// measure adds an OK launch of t to its measurements (confirmation or,
+// when scored, exploration) and returns its band score; a launch that
+// lacks a band size is failed instead, and scores 0.
+func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.Launch) float64 {
+	if l.Outcome != benchfmt.OK {
+		return 0
+	}
+	ml := ModelLaunch(l.Result)
+	sc, err := model.LaunchScore(ml, s.sizes)
+	if err != nil {
+		// The benchmark ran but skipped a band size: not a usable measurement.
+		l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
+		return 0
+	}
+	switch {
+	case phase == vocab.PhaseConfirm:
+		t.Confirm = append(t.Confirm, ml)
+	case scored && !debug:
+		t.Explore = append(t.Explore, ml)
+	}
+	return sc
+}
+
+// event is what the progress output hears of one launch of t.
+func (s *loop) event(req Request, t *Trial, l *benchfmt.Launch, scored bool, score float64) Event {
+	ev := Event{Seq: req.Seq, Budget: s.opts.Budget, Phase: req.Phase, Trial: t, Launch: l, Elapsed: time.Since(s.start), Trials: len(s.trials)}
+	if scored {
+		ev.LaunchScore = score
+	}
+	ev.Baseline = s.baseline()
+	if lead := s.leaders(1); len(lead) == 1 {
+		ev.Best = lead[0]
+		if base := s.baseline(); base != nil && len(base.Explore) > 0 {
+			ev.BestSpeedup = base.Score(s.sizes) / lead[0].Score(s.sizes)
+		}
+	}
+	ev.Candidate = s.candidate(s.baseline())
+	return ev
 }
 
 func stateFor(o benchfmt.Outcome) vocab.TrialState {
