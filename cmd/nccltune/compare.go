@@ -43,7 +43,7 @@ Examples:
 			kvFlag("env-b", "config B, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", knobItem("env-b")),
 			bandFlag("message sizes to compare over, e.g. 512K-4M (fresh form)"),
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per config (fresh form)"},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			jsonFlag(),
 		}, append(namingFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
 			path, err := dbPath(c)

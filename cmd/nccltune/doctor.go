@@ -60,7 +60,7 @@ Examples:
 			sizeFlag("max", "256M", "largest size of the debug launch (nccl-tests -e)"),
 			&cli.Float64Flag{Name: "link-gbps", Usage: "link speed per rank in Gb/s (e.g. 200); default: the port speeds NCCL logs"},
 			kvFlag("env", "also launch with these NCCL `K=V` settings and show NCCL's choices with and without them, side by side (repeatable)", knobItem("env")),
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			jsonFlag(),
 		}, launchFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

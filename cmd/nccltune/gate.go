@@ -48,7 +48,7 @@ Examples:
 			&cli.IntFlag{Name: "repeats", Value: 5, Usage: "launches that count (medians and intervals over launches)"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"},
 			&cli.StringFlag{Name: "judge", Value: "median", Usage: "judge each size on `BASIS`: median (default) or lower-bound (its one-sided 95 % lower confidence bound)"},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			jsonFlag(),
 		}, append(namingFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

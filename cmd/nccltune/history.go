@@ -21,7 +21,7 @@ the fabric was SIMULATED, how many trials and launches it holds, its status
 and its recommendation. It opens the database read-only, so it works while
 a search is running. See one study with: nccltune show STUDY`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			jsonFlag(),
 			labelFlag("only studies labelled `K=V` (as given to --label), repeatable: all must match"),
 		},
 		Action: func(c *cli.Context) error {

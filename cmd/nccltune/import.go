@@ -9,7 +9,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
 )
 
@@ -33,7 +32,7 @@ Examples:
 		Flags: []cli.Flag{
 			kvFlag("env", "`K=V` the imported runs were made with, repeatable (none: NCCL's defaults)", importItem),
 			&cli.StringFlag{Name: "study", Usage: "add to this existing import `STUDY` instead of starting a new one"},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -43,11 +42,9 @@ Examples:
 			if err != nil {
 				return usageError(err)
 			}
-			db, err := c.String("db"), error(nil)
-			if db == "" {
-				if db, err = store.DefaultPath(); err != nil {
-					return err
-				}
+			db, err := dbPath(c)
+			if err != nil {
+				return err
 			}
 			return runImport(c.Context, importOptions{
 				db: db, files: c.Args().Slice(), config: cfg, study: c.String("study"),

@@ -77,7 +77,7 @@ Examples:
   nccltune rm s4-sweep s5-gate
   nccltune history --json | jq -r '.studies[] | select(.status=="failed") | .study' | xargs nccltune rm`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -138,7 +138,7 @@ and the one exports and reports print.
 Example:
   nccltune rename s3-512K-4M spark4-lane-512K-4M`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -20,6 +22,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// jsonFlag is --json as most commands define it: one document on stdout.
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}
 }
 
 // wantsJSON reports whether the command line asks for --json.

@@ -60,7 +60,7 @@ launches give plans, not times.`,
 				Name:      "show",
 				Usage:     "list a replay's configs, launches and plans",
 				ArgsUsage: "REPLAY.json|STORE.db",
-				Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}},
+				Flags:     []cli.Flag{jsonFlag()},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return usageErrorf("replay show takes one replay file or store (got %d arguments)", c.NArg())

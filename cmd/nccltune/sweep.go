@@ -33,7 +33,7 @@ Examples:
 			sizeFlag("max", "256M", "largest size (nccl-tests -e)"),
 			&cli.IntFlag{Name: "repeats", Value: 1, Usage: "launches to measure (medians and intervals over launches)"},
 			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			jsonFlag(),
 		}, append(namingFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

@@ -36,7 +36,7 @@ Examples:
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per arm"},
 			kvFlag("env", "verify this `K=V` config instead of the study's recommendation (repeatable)", knobItem("env")),
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			jsonFlag(),
 		}, append(baselineFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {

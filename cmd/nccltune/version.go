@@ -17,7 +17,7 @@ func versionCommand() *cli.Command {
 		Usage:     "print nccltune's version (and the commit it was built from)",
 		ArgsUsage: " ",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
