@@ -65,15 +65,60 @@ type ABResult struct {
 // comparison as a study of ab.Kind. A launch that fails is vocab.ErrFabric;
 // stopped by the user, vocab.ErrInterrupted.
 func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult, error) {
-	cfg := ab.Cand
-	band := ab.Band
-	sizes := band.Sizes()
-	lo, hi := band.Min, band.Max
-	for _, g := range ab.Guards {
-		lo, hi = min(lo, g), max(hi, g)
+	study, err := ab.create(st, o)
+	if err != nil {
+		return nil, err
 	}
+	sizes := study.Sizes
+	rec := NewRecorder(st, study, sizes)
+	base := &search.Trial{Number: 0, Config: ab.Base.Clone(), Role: vocab.RoleBaseline, State: vocab.TrialRunning}
+	cand := &search.Trial{Number: 1, Config: ab.Cand, Role: vocab.RoleCandidate, State: vocab.TrialRunning}
+	for _, t := range []*search.Trial{base, cand} {
+		if err := rec.SaveTrial(t); err != nil {
+			return nil, err
+		}
+	}
+	if o.Started != nil {
+		o.Started(study)
+	}
+	run := ab.launcher(study, rec, o)
+	finish := func(status, reason string) {
+		study.Status, study.Reason = status, reason
+		_ = st.UpdateStudy(study)
+	}
+	// stopped stores why the run ended early: the user, or a failure.
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			finish(vocab.StatusInterrupted, "interrupted by the user")
+			return vocab.ErrInterrupted
+		}
+		finish(vocab.StatusFailed, err.Error())
+		return err
+	}
+	if err := run(ctx, base, vocab.PhaseWarmup, false); err != nil {
+		return nil, stopped(err)
+	}
+	opt := model.DefaultOptions()
+	// A fixed number of launches per arm is a design of one look at alpha:
+	// its decision is model.Compare's at opt.
+	design := model.PlanConfirm(o.Launches, o.Launches, opt.Alpha)
+	out, err := search.Confirm(ctx, search.Confirmation{Baseline: base, Candidate: cand, Design: design, Sizes: sizes, Stats: opt,
+		Launch: func(ctx context.Context, t *search.Trial) error { return run(ctx, t, vocab.PhaseConfirm, true) }})
+	if err != nil {
+		return nil, stopped(err)
+	}
+	res := ab.conclude(study, base, cand, out.Look.Comparison, opt)
+	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
+	_ = rec.SaveTrials([]*search.Trial{base, cand})
+	finish(vocab.StatusDone, ab.reason())
+	return res, nil
+}
+
+// create stores the comparison's study.
+func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
+	band := ab.Band
 	study := &store.Study{Kind: ab.Kind, Band: ab.BandText, BandMin: band.Min, BandMax: band.Max,
-		Sizes: sizes, GuardSizes: ab.Guards, Collective: ab.Collective, BaseEnv: o.Launch.Spec.BaseEnv,
+		Sizes: band.Sizes(), GuardSizes: ab.Guards, Collective: ab.Collective, BaseEnv: o.Launch.Spec.BaseEnv,
 		BaselineEnv: ab.Base.Clone(),
 		Launch:      LaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 		Budget: store.Budget{Launches: 2*o.Launches + 1}, Status: vocab.StatusRunning,
@@ -84,21 +129,20 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	if err := CreateStudy(st, study); err != nil {
 		return nil, err
 	}
-	rec := NewRecorder(st, study, sizes)
-	base := &search.Trial{Number: 0, Config: ab.Base.Clone(), Role: vocab.RoleBaseline, State: vocab.TrialRunning}
-	cand := &search.Trial{Number: 1, Config: cfg, Role: vocab.RoleCandidate, State: vocab.TrialRunning}
-	for _, t := range []*search.Trial{base, cand} {
-		if err := rec.SaveTrial(t); err != nil {
-			return nil, err
-		}
+	return study, nil
+}
+
+// launcher makes and records the comparison's launches, in order, over
+// the band and the guard sizes. A launch that does not end OK marks its
+// trial failed and is vocab.ErrFabric.
+func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions) func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
+	lo, hi := ab.Band.Min, ab.Band.Max
+	for _, g := range ab.Guards {
+		lo, hi = min(lo, g), max(hi, g)
 	}
 	launcher := &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed + 7919} // fresh noise, not the search's
-	if o.Started != nil {
-		o.Started(study)
-	}
-
 	seq := 0
-	run := func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
+	return func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
 		req := search.Request{Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number}
 		l, err := launcher.Launch(ctx, req)
 		seq++
@@ -126,51 +170,27 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 		}
 		return nil
 	}
-	finish := func(status, reason string) {
-		study.Status, study.Reason = status, reason
-		_ = st.UpdateStudy(study)
-	}
-	// stopped stores why the run ended early: the user, or a failure.
-	stopped := func(err error) error {
-		if ctx.Err() != nil {
-			finish(vocab.StatusInterrupted, "interrupted by the user")
-			return vocab.ErrInterrupted
-		}
-		finish(vocab.StatusFailed, err.Error())
-		return err
-	}
-	if err := run(ctx, base, vocab.PhaseWarmup, false); err != nil {
-		return nil, stopped(err)
-	}
-	opt := model.DefaultOptions()
-	// A fixed number of launches per arm is a design of one look at alpha:
-	// its decision is model.Compare's at opt.
-	design := model.PlanConfirm(o.Launches, o.Launches, opt.Alpha)
-	out, err := search.Confirm(ctx, search.Confirmation{Baseline: base, Candidate: cand, Design: design, Sizes: sizes, Stats: opt,
-		Launch: func(ctx context.Context, t *search.Trial) error { return run(ctx, t, vocab.PhaseConfirm, true) }})
-	if err != nil {
-		return nil, stopped(err)
-	}
-	cmp := out.Look.Comparison
+}
+
+// conclude stores the comparison as the study's recommendation and says
+// whether it agrees with ab's claim.
+func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Comparison, opt model.Options) *ABResult {
 	res := &ABResult{Study: study, Comparison: cmp}
 	speedupCI := [2]float64{finiteOr(cmp.Lo, cmp.Speedup), finiteOr(cmp.Hi, cmp.Speedup)}
 	if ab.Claim != nil {
 		res.Consistent = ab.Claim.SpeedupCI[0] <= speedupCI[1] && speedupCI[0] <= ab.Claim.SpeedupCI[1]
 	}
-	study.Recommendation = &store.Recommendation{Env: cfg.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI,
+	study.Recommendation = &store.Recommendation{Env: ab.Cand.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI,
 		Significant: cmp.Recommend, PValue: finiteOr(cmp.P, 1), Reason: cmp.Reason, MinEffect: opt.MinEffect,
 		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
 		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
-		PerSize: SizeComparisons(base.Confirm, cand.Confirm, sizes, opt),
+		PerSize: SizeComparisons(base.Confirm, cand.Confirm, study.Sizes, opt),
 		Guards:  SizeComparisons(base.Confirm, cand.Confirm, ab.Guards, opt)}
 	study.Recommendation.CandidateTrialID = cand.ID
 	if cmp.Recommend {
 		study.Recommendation.TrialID = cand.ID
 	}
-	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
-	_ = rec.SaveTrials([]*search.Trial{base, cand})
-	finish(vocab.StatusDone, ab.reason())
-	return res, nil
+	return res
 }
 
 // reason is the stored note of what the comparison was for.

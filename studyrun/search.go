@@ -57,45 +57,64 @@ type SearchRun struct {
 func PrepareSearch(st *store.Store, o SearchOptions) (*SearchRun, error) {
 	r := &SearchRun{Store: st, Options: o.Study, launch: o.Launch}
 	if o.Resume == "" {
-		so := o.Study
-		study := &store.Study{
-			Kind: vocab.KindSearch, Band: so.Band.String(), BandMin: so.Band.Min, BandMax: so.Band.Max,
-			Sizes: so.Band.Sizes(), GuardSizes: so.Guard, Collective: "all_reduce",
-			Space: SpaceMap(so.Space), BaseEnv: o.Launch.Spec.BaseEnv, Launch: LaunchSettings(o.Launch.Spec, o.Launch.Seed),
-			BaselineEnv: so.Baseline.Clone(),
-			Simulated:   o.Launch.Simulated, Seed: so.Seed,
-			Budget: store.Budget{Launches: so.Budget, Time: so.Time},
-			Search: &store.SearchSettings{Sampler: so.Sampler, ConfirmLaunches: so.ConfirmLaunches,
-				MinEffect: so.Stats.MinEffect, Alpha: so.Stats.Alpha, AllowDisabled: so.AllowDisabled},
-			Status: vocab.StatusRunning,
-		}
-		if o.Name != nil {
-			o.Name(study)
-		}
-		if err := CreateStudy(st, study); err != nil {
+		study, err := newSearchStudy(st, o)
+		if err != nil {
 			return nil, err
 		}
 		r.Study = study
 		return r, nil
 	}
+	if err := r.resume(o); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// newSearchStudy stores a new search study of o.
+func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
+	so := o.Study
+	study := &store.Study{
+		Kind: vocab.KindSearch, Band: so.Band.String(), BandMin: so.Band.Min, BandMax: so.Band.Max,
+		Sizes: so.Band.Sizes(), GuardSizes: so.Guard, Collective: "all_reduce",
+		Space: SpaceMap(so.Space), BaseEnv: o.Launch.Spec.BaseEnv, Launch: LaunchSettings(o.Launch.Spec, o.Launch.Seed),
+		BaselineEnv: so.Baseline.Clone(),
+		Simulated:   o.Launch.Simulated, Seed: so.Seed,
+		Budget: store.Budget{Launches: so.Budget, Time: so.Time},
+		Search: &store.SearchSettings{Sampler: so.Sampler, ConfirmLaunches: so.ConfirmLaunches,
+			MinEffect: so.Stats.MinEffect, Alpha: so.Stats.Alpha, AllowDisabled: so.AllowDisabled},
+		Status: vocab.StatusRunning,
+	}
+	if o.Name != nil {
+		o.Name(study)
+	}
+	if err := CreateStudy(st, study); err != nil {
+		return nil, err
+	}
+	return study, nil
+}
+
+// resume loads the study o.Resume names, with its settings and trials,
+// and marks it running again.
+func (r *SearchRun) resume(o SearchOptions) error {
+	st := r.Store
 	study, err := st.Study(o.Resume)
 	if err != nil {
-		return nil, vocab.Mark(vocab.ErrUsage, err)
+		return vocab.Mark(vocab.ErrUsage, err)
 	}
 	if study.Kind != vocab.KindSearch {
-		return nil, usageErrorf("study %s is %s, not a search; only searches resume", study.Name, aKind(study.Kind))
+		return usageErrorf("study %s is %s, not a search; only searches resume", study.Name, aKind(study.Kind))
 	}
 	if study.Status == vocab.StatusDone {
-		return nil, usageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
+		return usageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
 	}
 	if study.Simulated != o.Launch.Simulated {
-		return nil, usageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name,
+		return usageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name,
 			map[bool]string{true: "the simulated fabric", false: "real hardware"}[study.Simulated],
 			map[bool]string{true: "--sim " + study.Launch.SimProfile, false: "without --sim"}[study.Simulated])
 	}
 	if o.CheckResume != nil {
 		if err := o.CheckResume(study); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	so := &r.Options
@@ -115,18 +134,18 @@ func PrepareSearch(st *store.Store, o SearchOptions) (*SearchRun, error) {
 		so.AllowDisabled = ss.AllowDisabled
 	}
 	if err := so.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	trials, launches, err := LoadTrials(st, study, so.Band.Sizes())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	study.Status, study.Reason = vocab.StatusRunning, ""
 	if err := st.UpdateStudy(study); err != nil {
-		return nil, err
+		return err
 	}
 	r.Study, r.prior, r.priorLaunches = study, trials, launches
-	return r, nil
+	return nil
 }
 
 // Run runs the search (search.Run) with its launches stored as they end,
