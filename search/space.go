@@ -282,3 +282,69 @@ func (s Space) All() []nccl.Config {
 		}
 	}
 }
+
+// spaceCheckLimit bounds how many configs CheckHasCandidates
+// enumerates; a larger space is sampled.
+const spaceCheckLimit = 200_000
+
+// CheckHasCandidates refuses a space in which no config other than
+// NCCL's defaults is valid under the base env (for instance --space
+// NCCL_MAX_NCHANNELS=4 --space NCCL_MIN_NCHANNELS=8 --space-only): such a
+// search can only "keep the defaults" without measuring anything. An
+// empty space is the default one and passes.
+func (s Space) CheckHasCandidates(base map[string]string) error {
+	if len(s) == 0 {
+		return nil
+	}
+	var firstErr error
+	valid := func(cfg nccl.Config) bool {
+		if len(cfg) == 0 {
+			return false
+		}
+		all := nccl.Config{}
+		for k, v := range base {
+			if nccl.IsKnob(k) {
+				all[k] = v
+			}
+		}
+		for k, v := range cfg {
+			all[k] = v
+		}
+		err := all.Validate()
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return err == nil
+	}
+	if s.Size() <= spaceCheckLimit {
+		idx := make([]int, len(s))
+		for {
+			if valid(s.Config(idx)) {
+				return nil
+			}
+			i := len(idx) - 1
+			for ; i >= 0; i-- {
+				idx[i]++
+				if idx[i] < len(s[i].Choices) {
+					break
+				}
+				idx[i] = 0
+			}
+			if i < 0 {
+				break
+			}
+		}
+	} else {
+		rng := rand.New(rand.NewSource(1))
+		for range spaceCheckLimit {
+			if valid(s.Random(rng)) {
+				return nil
+			}
+		}
+	}
+	why := "every config in it is NCCL's defaults"
+	if firstErr != nil {
+		why = fmt.Sprintf("no config in it besides NCCL's defaults is valid (%v)", firstErr)
+	}
+	return fmt.Errorf("the search space has nothing to try: %s; widen --space or drop --space-only", why)
+}

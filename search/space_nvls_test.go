@@ -39,3 +39,35 @@ func TestCheckBaseRefusesNVLSWhenDisabled(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckHasCandidates: a space whose every config is NCCL's defaults
+// or invalid under the base env has nothing to try.
+func TestCheckHasCandidates(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		items []string
+		base  map[string]string
+		want  string // "" passes
+	}{
+		{"default space", nil, nil, ""},
+		{"min above max", []string{"NCCL_MAX_NCHANNELS=4", "NCCL_MIN_NCHANNELS=8"}, nil, "no config in it besides NCCL's defaults is valid (NCCL_MIN_NCHANNELS=8 is larger than NCCL_MAX_NCHANNELS=4)"},
+		{"only unset", []string{"NCCL_PROTO=unset"}, nil, "every config in it is NCCL's defaults"},
+		{"a valid one", []string{"NCCL_MAX_NCHANNELS=4,16", "NCCL_MIN_NCHANNELS=8"}, nil, ""},
+		{"base env in the way", []string{"NCCL_MIN_NCHANNELS=8"}, map[string]string{"NCCL_MAX_NCHANNELS": "4"}, "NCCL_MIN_NCHANNELS=8 is larger than NCCL_MAX_NCHANNELS=4"},
+	} {
+		var space Space
+		if tc.items != nil {
+			var err error
+			if space, err = ParseSpace(tc.items, true); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+		}
+		err := space.CheckHasCandidates(tc.base)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want nil", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want one saying %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -139,8 +139,8 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		if err != nil {
 			return o, usageError(err)
 		}
-		if err := checkSpaceHasCandidates(so.Space, lo.spec.BaseEnv); err != nil {
-			return o, err
+		if err := so.Space.CheckHasCandidates(lo.spec.BaseEnv); err != nil {
+			return o, usageError(err)
 		}
 	}
 	if so.Baseline, err = readBaselineEnv(c, lo.spec.BaseEnv); err != nil {
