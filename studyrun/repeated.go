@@ -107,3 +107,45 @@ func (r *Repeated) Finish(reason string) error {
 	r.Study.Status, r.Study.Reason = vocab.StatusDone, reason
 	return r.Store.UpdateStudy(r.Study)
 }
+
+// RepeatOptions are how sweep and gate measure one config repeatedly.
+type RepeatOptions struct {
+	Config nccl.Config
+	// Repeats are the counted launches; Warmup adds an uncounted one first.
+	Repeats int
+	Warmup  bool
+	Launch  Launch
+	// Name, if set, names the new study (--name, --label).
+	Name func(*store.Study)
+	// Started, if set, hears of the study once it is stored.
+	Started func(*store.Study)
+	// Progress, if set, hears of each launch as it ends: n of total.
+	Progress func(n, total int, phase string, l *benchfmt.Launch)
+}
+
+// repeat creates a study of kind over min to max, scored at sizes, and
+// measures o.Config in it (Repeated).
+func repeat(ctx context.Context, st *store.Store, kind, role, phase string, min, max int64, sizes []int64, o RepeatOptions) (*Repeated, []model.Launch, *benchfmt.Launch, *benchfmt.Launch, error) {
+	band := nccl.Band{Min: min, Max: max}
+	r := &Repeated{Store: st, Launcher: &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed},
+		Config: o.Config, Role: role, Phase: phase,
+		Min: min, Max: max, Repeats: o.Repeats, Warmup: o.Warmup, Progress: o.Progress,
+		Study: &store.Study{Kind: kind, Band: band.String(), BandMin: min, BandMax: max,
+			Sizes: sizes, Collective: "all_reduce", BaseEnv: o.Launch.Spec.BaseEnv,
+			Launch: LaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
+			Budget: store.Budget{Launches: o.Repeats}, Status: vocab.StatusRunning}}
+	if o.Name != nil {
+		o.Name(r.Study)
+	}
+	if err := CreateStudy(st, r.Study); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if err := r.Start(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if o.Started != nil {
+		o.Started(r.Study)
+	}
+	launches, last, failed, err := r.Run(ctx)
+	return r, launches, last, failed, err
+}

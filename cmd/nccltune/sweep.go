@@ -107,5 +107,5 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	return ui.PrintSweep(o.stdout, o.json, r.Study, o.config, r.Launches, r.Last.Result)
+	return ui.PrintSweep(o.stdout, o.json, r.Study, o.config, len(r.Launches), r.Rows)
 }

@@ -5,37 +5,23 @@ import (
 	"io"
 	"math"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 )
 
-// PrintSweep prints a sweep of cfg over its launches: the --json document,
+// PrintSweep prints a sweep of cfg over n launches: the --json document,
 // or the table per size (median over launches of each launch's median
-// time, with its interval) and the bandwidths. last is the last launch's
-// result, whose rows give the sizes and the benchmark's bus-bandwidth
-// factor.
-func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, launches []model.Launch, last *benchfmt.Result) error {
-	rows := sweepRows(launches, last)
+// time, with its interval) and the bandwidths.
+func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n int, rows []studyrun.SweepRow) error {
 	if asJSON {
 		return WriteJSON(w, map[string]any{
 			"study": study.Name, "simulated": study.Simulated, "sim_profile": study.Launch.SimProfile,
-			"env": cfg.Clone(), "launches": len(launches), "rows": rows,
+			"env": cfg.Clone(), "launches": n, "rows": rows,
 		})
 	}
-	printSweep(w, study, cfg, len(launches), rows)
+	printSweep(w, study, cfg, n, rows)
 	return nil
-}
-
-// sweepRow is one size of a sweep's result.
-type sweepRow struct {
-	Bytes  int64   `json:"bytes"`
-	TimeUS float64 `json:"time_us"`
-	Lo     float64 `json:"time_lo_us"`
-	Hi     float64 `json:"time_hi_us"`
-	BusBW  float64 `json:"busbw"`
-	AlgBW  float64 `json:"algbw"`
 }
 
 // noIntervalNote says why a sweep of n launches shows no intervals: the
@@ -59,37 +45,8 @@ func minLaunchesForCI(confidence float64) int {
 	return n
 }
 
-// sweepRows summarises the launches per size: median over launches of
-// each launch's median time, with bandwidths recomputed from that time
-// using the benchmark's own bus-bandwidth factor.
-func sweepRows(launches []model.Launch, last *benchfmt.Result) []sweepRow {
-	var rows []sweepRow
-	seen := map[int64]bool{}
-	for _, r := range last.Rows {
-		if seen[r.Bytes] {
-			continue
-		}
-		seen[r.Bytes] = true
-		sum := model.Summarize(launches, []int64{r.Bytes}, model.DefaultOptions())
-		if len(sum.Sizes) == 0 {
-			continue
-		}
-		s := sum.Sizes[0]
-		row := sweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: FiniteOr(s.Lo, s.Median), Hi: FiniteOr(s.Hi, s.Median)}
-		if s.Median > 0 {
-			row.AlgBW = float64(r.Bytes) / s.Median / 1e3
-			row.BusBW = row.AlgBW
-			if r.Out.AlgBW > 0 {
-				row.BusBW = row.AlgBW * r.Out.BusBW / r.Out.AlgBW
-			}
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
-
 // printSweep prints the rows as text.
-func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []sweepRow) {
+func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []studyrun.SweepRow) {
 	fmt.Fprintf(w, "sweep %s: %s, %d launch(es)", study.Name, cfg, n)
 	if study.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
