@@ -59,7 +59,7 @@ Examples:
 			sizeFlag("min", "32K", "smallest size of the debug launch (nccl-tests -b)"),
 			sizeFlag("max", "256M", "largest size of the debug launch (nccl-tests -e)"),
 			&cli.Float64Flag{Name: "link-gbps", Usage: "link speed per rank in Gb/s (e.g. 200); default: the port speeds NCCL logs"},
-			kvFlag("env", "also launch with these NCCL `K=V` settings and show NCCL's choices with and without them, side by side (repeatable)", knobItem("env")),
+			envFlag("also launch with these NCCL `K=V` settings and show NCCL's choices with and without them, side by side (repeatable)"),
 			jsonFlag(),
 		}, launchFlags()...),
 		Action: func(c *cli.Context) error {

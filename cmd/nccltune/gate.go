@@ -44,9 +44,9 @@ Examples:
   nccltune gate --launcher mpirun --np 4 --hosts s5:1,s6:1,s7:1,s8:1 --base-env-file lane.env --at 1M:9 --at 256M:22 --judge lower-bound`,
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "at", Usage: "threshold `SIZE:GBPS`, repeatable: at SIZE (a power of two) at least GBPS GB/s bus bandwidth, e.g. 1M:9"},
-			kvFlag("env", "NCCL knob `K=V` of the config to gate, repeatable (none: NCCL's defaults under the base env)", knobItem("env")),
+			envFlag("NCCL knob `K=V` of the config to gate, repeatable (none: NCCL's defaults under the base env)"),
 			&cli.IntFlag{Name: "repeats", Value: 5, Usage: "launches that count (medians and intervals over launches)"},
-			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"},
+			noWarmupFlag(),
 			&cli.StringFlag{Name: "judge", Value: "median", Usage: "judge each size on `BASIS`: median (default) or lower-bound (its one-sided 95 % lower confidence bound)"},
 			jsonFlag(),
 		}, append(namingFlags(), launchFlags()...)...),

@@ -223,6 +223,16 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
+// envFlag is --env, the NCCL knobs (K=V) of the config a command
+// launches, read by readEnvFlag.
+func envFlag(usage string) *listFlag { return kvFlag("env", usage, knobItem("env")) }
+
+// noWarmupFlag is --no-warmup of the commands that measure one config
+// repeatedly (sweep, gate).
+func noWarmupFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"}
+}
+
 // readEnvFlag reads --env K=V items into a config of known knobs, refusing
 // a knob the base env already fixes.
 func readEnvFlag(c *cli.Context, base map[string]string) (nccl.Config, error) {

@@ -28,11 +28,11 @@ Examples:
   nccltune sweep --sim spark4 --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8
   nccltune sweep --launcher mpirun --np 2 --hosts a,b --min 8M --max 4G --repeats 5`,
 		Flags: append([]cli.Flag{
-			kvFlag("env", "NCCL knob `K=V` of the config to measure, repeatable (none: NCCL's defaults)", knobItem("env")),
+			envFlag("NCCL knob `K=V` of the config to measure, repeatable (none: NCCL's defaults)"),
 			sizeFlag("min", "32K", "smallest size (nccl-tests -b)"),
 			sizeFlag("max", "256M", "largest size (nccl-tests -e)"),
 			&cli.IntFlag{Name: "repeats", Value: 1, Usage: "launches to measure (medians and intervals over launches)"},
-			&cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"},
+			noWarmupFlag(),
 			jsonFlag(),
 		}, append(namingFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {

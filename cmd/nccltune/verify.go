@@ -35,7 +35,7 @@ Examples:
   nccltune verify s3-512K-4M --baseline-env NCCL_PROTO=^LL128 --baseline-env NCCL_MAX_NCHANNELS=8 --sim spark4`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per arm"},
-			kvFlag("env", "verify this `K=V` config instead of the study's recommendation (repeatable)", knobItem("env")),
+			envFlag("verify this `K=V` config instead of the study's recommendation (repeatable)"),
 			jsonFlag(),
 		}, append(baselineFlags(), launchFlags()...)...),
 		Action: func(c *cli.Context) error {
