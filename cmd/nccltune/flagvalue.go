@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/nccl"
 )
 
@@ -107,6 +108,28 @@ func (v *guardValue) Set(s string) error {
 
 func (v *guardValue) fail(err error) error { v.err = err; return err }
 func (v *guardValue) setError() error      { return v.err }
+
+// thresholdsValue is gate's --at SIZE:GBPS, one threshold per size, each
+// checked as fabric.ParseThresholds checks it (which then also refuses
+// none).
+type thresholdsValue struct {
+	items []string
+	err   error
+}
+
+func (v *thresholdsValue) String() string { return strings.Join(v.items, ",") }
+
+func (v *thresholdsValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if _, err := fabric.ParseThresholds(append(append([]string{}, v.items...), s)); err != nil {
+		return v.fail(usageError(fmt.Errorf("--at: %w", err)))
+	}
+	v.items = append(v.items, s)
+	return nil
+}
+
+func (v *thresholdsValue) fail(err error) error { v.err = err; return err }
+func (v *thresholdsValue) setError() error      { return v.err }
 
 // kvValue is a repeatable K=V flag (--env, --base-env, --label…): each
 // item is trimmed (unless keepSpace: values passed verbatim), refused if

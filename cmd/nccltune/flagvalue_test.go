@@ -30,6 +30,7 @@ func TestTypedFlagValues(t *testing.T) {
 		{[]string{"sweep", "--sim", "spark4", "--env", "garbage"}, `nccltune: --env: "garbage" is not KEY=VALUE (e.g. NCCL_PROTO=^LL128)` + "\n"},
 		{[]string{"search", "--sim", "spark4", "--band", "1M", "--base-env", "1X=2"}, `nccltune: --base-env: "1X=2": "1X" is not an environment variable name` + "\n"},
 		{[]string{"search", "--sim", "spark4", "--band", "1M", "--baseline-env", "NCCL_IB_HCA=x"}, "nccltune: --baseline-env NCCL_IB_HCA=x: not a knob nccltune tunes; a lane's fixed setting such as NCCL_IB_HCA goes in --base-env\n"},
+		{[]string{"gate", "--sim", "spark4", "--at", "1M:9", "--at", "1048576:10"}, `nccltune: --at: "1M:9" and "1048576:10" name the same size 1M: keep one threshold per size` + "\n"},
 		{[]string{"history", "--label", "a=1", "--label", "a=2"}, "nccltune: --label a is given twice; give it once\n"},
 		{[]string{"import", "--env", "9=1", "x.txt"}, `nccltune: --env "9=1": "9" is not an environment variable name` + "\n"},
 		{[]string{"sweep", "--sim", "spark4", "--config", config}, "nccltune: --config " + config + `: line 1: NCCL_PROTO is given twice to --env ("NCCL_PROTO=LL" and "NCCL_PROTO=Simple"); give it once` + "\n"},
