@@ -62,11 +62,34 @@ type SkippedFile struct {
 // simulated and real outputs, or a --study that is not an import study,
 // is vocab.ErrUsage; stopped by the user, vocab.ErrInterrupted.
 func Import(ctx context.Context, db string, paths []string, o ImportOptions) (*ImportResult, error) {
+	good, skipped, err := parseImportFiles(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	res := &ImportResult{Skipped: skipped}
+	if len(good) == 0 {
+		return res, nil
+	}
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if err := res.store(ctx, st, o, good); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// parseImportFiles parses each file; those that cannot be imported come
+// back as skipped, with why. A run's text and its JSON become one file
+// (pairRuns); simulated and real outputs together are refused.
+func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []SkippedFile, error) {
 	files := make([]*parsedFile, len(paths))
 	for i, path := range paths {
 		files[i] = parseImportFile(ctx, path)
 		if ctx.Err() != nil {
-			return nil, vocab.ErrInterrupted
+			return nil, nil, vocab.ErrInterrupted
 		}
 	}
 	var good []*parsedFile
@@ -79,72 +102,66 @@ func Import(ctx context.Context, db string, paths []string, o ImportOptions) (*I
 		good = append(good, f)
 	}
 	if err := sameFabricKind(good); err != nil {
-		return nil, vocab.Mark(vocab.ErrUsage, err)
+		return nil, nil, vocab.Mark(vocab.ErrUsage, err)
 	}
-	good = pairRuns(good)
+	return pairRuns(good), skipped, nil
+}
 
-	var study *store.Study
-	var trial *store.Trial
-	var imported []ImportedFile
-	created := false
-	if len(good) > 0 {
-		st, err := store.Open(db, store.Options{})
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		study, created, err = importStudy(st, o.Study, good[0].result)
-		if err != nil {
-			return nil, err
-		}
-		var matching []*parsedFile
-		for _, f := range good {
-			if f.result.Simulated != study.Simulated {
-				skipped = append(skipped, SkippedFile{File: f.path, Error: simMismatch(f, study)})
-				continue
-			}
-			matching = append(matching, f)
-		}
-		if len(matching) > 0 {
-			if trial, err = importTrial(st, study, o.Config); err != nil {
-				return nil, err
-			}
-		}
-		// ended stores how a new import study ended (an existing one
-		// keeps its status: each file is stored whole, or not at all).
-		ended := func(status, reason string) {
-			if created {
-				study.Status, study.Reason = status, reason
-				_ = st.UpdateStudy(study)
-			}
-		}
-		for i, f := range matching {
-			if ctx.Err() != nil {
-				ended(vocab.StatusInterrupted, fmt.Sprintf("interrupted after %d of %d files; import the rest with --study %s", i, len(matching), study.Name))
-				return nil, vocab.ErrInterrupted
-			}
-			l := importLaunch(f, study, trial)
-			raw := &store.Raw{Stdout: f.data}
-			name := f.path
-			if f.isJSON {
-				raw = &store.Raw{JSON: f.data}
-				if f.twin != nil {
-					raw.Stdout = f.twin.data
-					name = f.path + " + " + f.twin.path + " (one run)"
-				}
-			}
-			if err := st.AddLaunch(l, raw); err != nil {
-				err = fmt.Errorf("import %s: %w", f.path, err)
-				ended(vocab.StatusFailed, fmt.Sprintf("%v (after %d of %d files)", err, i, len(matching)))
-				return nil, err
-			}
-			imported = append(imported, ImportedFile{File: name, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
-				Simulated: l.Simulated, Collective: f.result.Collective, NRanks: f.result.NRanks, Rows: len(l.Sizes)})
-		}
-		ended(vocab.StatusDone, "")
+// store adds the files to the import study (o.Study, or a new one the
+// first file describes), each whole or not at all; a file of the other
+// kind (simulated, real) than the study is skipped.
+func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptions, good []*parsedFile) error {
+	study, created, err := importStudy(st, o.Study, good[0].result)
+	if err != nil {
+		return err
 	}
-
-	return &ImportResult{Study: study, Trial: trial, Created: created, Imported: imported, Skipped: skipped}, nil
+	r.Study, r.Created = study, created
+	var matching []*parsedFile
+	for _, f := range good {
+		if f.result.Simulated != study.Simulated {
+			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: simMismatch(f, study)})
+			continue
+		}
+		matching = append(matching, f)
+	}
+	if len(matching) > 0 {
+		if r.Trial, err = importTrial(st, study, o.Config); err != nil {
+			return err
+		}
+	}
+	// ended stores how a new import study ended (an existing one
+	// keeps its status: each file is stored whole, or not at all).
+	ended := func(status, reason string) {
+		if created {
+			study.Status, study.Reason = status, reason
+			_ = st.UpdateStudy(study)
+		}
+	}
+	for i, f := range matching {
+		if ctx.Err() != nil {
+			ended(vocab.StatusInterrupted, fmt.Sprintf("interrupted after %d of %d files; import the rest with --study %s", i, len(matching), study.Name))
+			return vocab.ErrInterrupted
+		}
+		l := importLaunch(f, study, r.Trial)
+		raw := &store.Raw{Stdout: f.data}
+		name := f.path
+		if f.isJSON {
+			raw = &store.Raw{JSON: f.data}
+			if f.twin != nil {
+				raw.Stdout = f.twin.data
+				name = f.path + " + " + f.twin.path + " (one run)"
+			}
+		}
+		if err := st.AddLaunch(l, raw); err != nil {
+			err = fmt.Errorf("import %s: %w", f.path, err)
+			ended(vocab.StatusFailed, fmt.Sprintf("%v (after %d of %d files)", err, i, len(matching)))
+			return err
+		}
+		r.Imported = append(r.Imported, ImportedFile{File: name, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
+			Simulated: l.Simulated, Collective: f.result.Collective, NRanks: f.result.NRanks, Rows: len(l.Sizes)})
+	}
+	ended(vocab.StatusDone, "")
+	return nil
 }
 
 // parsedFile is one FILE: its parse, or why it cannot be imported.
