@@ -76,39 +76,26 @@ func Doctor(ctx context.Context, o DoctorOptions) (*DoctorReport, error) {
 		res  *benchfmt.Result
 		dctx = fabric.Context{BaseEnv: o.Launch.Spec.BaseEnv, LinkGbps: o.LinkGbps}
 		rep  = &DoctorReport{Source: "launch", LogFile: o.LogFile}
+		err  error
 	)
-	progress := func(cfg nccl.Config, l *benchfmt.Launch) {
-		if o.Progress != nil {
-			o.Progress(cfg, l)
-		}
-	}
 	if o.LogFile != "" {
-		data, err := input.ReadFile(ctx, o.LogFile, nil, input.MaxBytes)
-		if ctx.Err() != nil {
-			return nil, vocab.ErrInterrupted
-		}
-		if err != nil {
-			return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("doctor --log: %w", err))
-		}
-		res, _ = benchfmt.Parse(data) // a failed run's output still tells what happened
-		out = data
 		rep.Source = "log"
-		if res == nil || (len(res.Rows) == 0 && res.Facts == nil && len(res.Errors) == 0) {
-			return nil, usageErrorf("doctor --log %s: no nccl-tests output and no NCCL_DEBUG line in it — save the output of a run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,TUNING", o.LogFile)
+		res, out, err = readDoctorLog(ctx, o.LogFile)
+		if err != nil {
+			return nil, err
 		}
 		rep.failed = savedRunFailure(res)
 	} else {
-		spec := o.Launch.Spec
-		progress(nil, nil)
-		l, err := runner.Run(ctx, spec)
+		o.progress(nil, nil)
+		l, err := runner.Run(ctx, o.Launch.Spec)
 		if err != nil {
 			if l == nil || ctx.Err() != nil || errors.Is(err, vocab.ErrFabric) {
 				return nil, err
 			}
 		}
-		progress(nil, l)
+		o.progress(nil, l)
 		res, out, rep.Argv = l.Result, append(append([]byte{}, l.Stdout...), l.Stderr...), l.Argv
-		dctx.Outcome, dctx.Reason, dctx.Timeout = l.Outcome, l.Reason, spec.Timeout
+		dctx.Outcome, dctx.Reason, dctx.Timeout = l.Outcome, l.Reason, o.Launch.Spec.Timeout
 		if l.Outcome != benchfmt.OK {
 			rep.failed = string(l.Outcome) + ": " + l.Reason
 		}
@@ -120,30 +107,62 @@ func Doctor(ctx context.Context, o DoctorOptions) (*DoctorReport, error) {
 	}
 	rep.Failed = rep.failed != ""
 	if len(o.Compare) > 0 && rep.failed == "" {
-		spec := o.Launch.Spec
-		spec.Config = o.Compare
-		progress(o.Compare, nil)
-		l, err := runner.Run(ctx, spec)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, vocab.ErrInterrupted
-			}
+		if err := rep.compare(ctx, o, res); err != nil {
 			return nil, err
 		}
-		if l.Outcome != benchfmt.OK {
-			return nil, vocab.Mark(vocab.ErrFabric, fmt.Errorf("the launch with %s %s: %s", o.Compare, l.Outcome, l.Reason))
-		}
-		var base, with []benchfmt.Choice
-		if res != nil && res.Facts != nil {
-			base = res.Facts.Choices
-		}
-		if l.Result != nil && l.Result.Facts != nil {
-			with = l.Result.Facts.Choices
-		}
-		rep.CompareEnv, rep.Compare = o.Compare.Clone(), export.CompareChoices(base, with)
-		rep.CompareChoices = [2][]benchfmt.Choice{base, with}
 	}
 	return rep, nil
+}
+
+func (o DoctorOptions) progress(cfg nccl.Config, l *benchfmt.Launch) {
+	if o.Progress != nil {
+		o.Progress(cfg, l)
+	}
+}
+
+// readDoctorLog reads and parses a saved run's output; one with neither
+// nccl-tests' output nor NCCL's log is the user's to replace.
+func readDoctorLog(ctx context.Context, path string) (*benchfmt.Result, []byte, error) {
+	data, err := input.ReadFile(ctx, path, nil, input.MaxBytes)
+	if ctx.Err() != nil {
+		return nil, nil, vocab.ErrInterrupted
+	}
+	if err != nil {
+		return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("doctor --log: %w", err))
+	}
+	res, _ := benchfmt.Parse(data) // a failed run's output still tells what happened
+	if res == nil || (len(res.Rows) == 0 && res.Facts == nil && len(res.Errors) == 0) {
+		return nil, nil, usageErrorf("doctor --log %s: no nccl-tests output and no NCCL_DEBUG line in it — save the output of a run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,TUNING", path)
+	}
+	return res, data, nil
+}
+
+// compare makes the second debug launch, with o.Compare, and sets NCCL's
+// choices under it beside those of res, the first.
+func (rep *DoctorReport) compare(ctx context.Context, o DoctorOptions, res *benchfmt.Result) error {
+	spec := o.Launch.Spec
+	spec.Config = o.Compare
+	o.progress(o.Compare, nil)
+	l, err := runner.Run(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return vocab.ErrInterrupted
+		}
+		return err
+	}
+	if l.Outcome != benchfmt.OK {
+		return vocab.Mark(vocab.ErrFabric, fmt.Errorf("the launch with %s %s: %s", o.Compare, l.Outcome, l.Reason))
+	}
+	var base, with []benchfmt.Choice
+	if res != nil && res.Facts != nil {
+		base = res.Facts.Choices
+	}
+	if l.Result != nil && l.Result.Facts != nil {
+		with = l.Result.Facts.Choices
+	}
+	rep.CompareEnv, rep.Compare = o.Compare.Clone(), export.CompareChoices(base, with)
+	rep.CompareChoices = [2][]benchfmt.Choice{base, with}
+	return nil
 }
 
 // savedRunFailure says why the run a saved log records failed, "" when it
