@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
 )
@@ -67,17 +65,9 @@ Examples:
 }
 
 type gateOptions struct {
-	launch     launchOptions
-	config     nccl.Config
+	measureOptions
 	thresholds []fabric.Threshold
 	basis      fabric.Basis
-	repeats    int
-	warmup     bool
-	json       bool
-	db         string
-	stdout     io.Writer
-	stderr     io.Writer
-	naming     studyNaming
 }
 
 func readGateFlags(c *cli.Context) (gateOptions, error) {
@@ -90,27 +80,17 @@ func readGateFlags(c *cli.Context) (gateOptions, error) {
 		return gateOptions{}, usageError(fmt.Errorf("--judge %w", err))
 	}
 	repeats := c.Int("repeats")
-	if repeats < 1 {
-		return gateOptions{}, usageErrorf("--repeats %d: measure at least once", repeats)
+	if err := checkRepeats(repeats); err != nil {
+		return gateOptions{}, err
 	}
 	if need := fabric.MinLaunchesForLowerBound(); basis == fabric.OnLowerBound && repeats < need {
 		return gateOptions{}, usageErrorf("--judge lower-bound needs at least %d launches for a one-sided 95 %% bound; raise --repeats to %d or judge on the median", need, need)
 	}
-	lo, err := readLaunchFlags(c)
+	m, err := readMeasureFlags(c)
 	if err != nil {
 		return gateOptions{}, err
 	}
-	cfg, err := readEnvFlag(c, lo.spec.BaseEnv)
-	if err != nil {
-		return gateOptions{}, err
-	}
-	path, err := dbPath(c)
-	if err != nil {
-		return gateOptions{}, err
-	}
-	return gateOptions{launch: lo, config: cfg, thresholds: ths, basis: basis, repeats: repeats,
-		warmup: !c.Bool("no-warmup"), json: c.Bool("json"), db: path,
-		stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
+	return gateOptions{measureOptions: m, thresholds: ths, basis: basis}, nil
 }
 
 func runGate(ctx context.Context, o gateOptions) error {

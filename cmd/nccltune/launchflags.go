@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -221,6 +222,47 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// measureOptions are what the commands that measure one config
+// repeatedly (sweep, gate) share.
+type measureOptions struct {
+	launch  launchOptions
+	config  nccl.Config // --env
+	repeats int
+	warmup  bool // not --no-warmup
+	json    bool
+	db      string
+	stdout  io.Writer
+	stderr  io.Writer
+	naming  studyNaming
+}
+
+// readMeasureFlags reads the launch flags, --env, --repeats (checked by
+// the caller, checkRepeats), --no-warmup, --json and the database.
+func readMeasureFlags(c *cli.Context) (measureOptions, error) {
+	lo, err := readLaunchFlags(c)
+	if err != nil {
+		return measureOptions{}, err
+	}
+	cfg, err := readEnvFlag(c, lo.spec.BaseEnv)
+	if err != nil {
+		return measureOptions{}, err
+	}
+	path, err := dbPath(c)
+	if err != nil {
+		return measureOptions{}, err
+	}
+	return measureOptions{launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup"),
+		json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
+}
+
+// checkRepeats refuses --repeats below one launch.
+func checkRepeats(n int) error {
+	if n < 1 {
+		return usageErrorf("--repeats %d: measure at least once", n)
+	}
+	return nil
 }
 
 // envFlag is --env, the NCCL knobs (K=V) of the config a command

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -52,41 +51,23 @@ Examples:
 }
 
 type sweepOptions struct {
-	launch   launchOptions
-	config   nccl.Config
+	measureOptions
 	min, max int64
-	repeats  int
-	warmup   bool
-	json     bool
-	db       string
-	stdout   io.Writer
-	stderr   io.Writer
-	naming   studyNaming
 }
 
 func readSweepFlags(c *cli.Context) (sweepOptions, error) {
-	lo, err := readLaunchFlags(c)
+	m, err := readMeasureFlags(c)
 	if err != nil {
 		return sweepOptions{}, err
 	}
-	cfg, err := readEnvFlag(c, lo.spec.BaseEnv)
-	if err != nil {
+	o := sweepOptions{measureOptions: m}
+	if o.min, o.max, err = readSizeRange(c); err != nil {
 		return sweepOptions{}, err
 	}
-	min, max, err := readSizeRange(c)
-	if err != nil {
+	if err := checkRepeats(o.repeats); err != nil {
 		return sweepOptions{}, err
 	}
-	if c.Int("repeats") < 1 {
-		return sweepOptions{}, usageErrorf("--repeats %d: measure at least once", c.Int("repeats"))
-	}
-	path, err := dbPath(c)
-	if err != nil {
-		return sweepOptions{}, err
-	}
-	return sweepOptions{launch: lo, config: cfg, min: min, max: max, repeats: c.Int("repeats"),
-		warmup: !c.Bool("no-warmup"), json: c.Bool("json"), db: path,
-		stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
+	return o, nil
 }
 
 func runSweep(ctx context.Context, o sweepOptions) error {
