@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/cliargs"
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -73,7 +74,7 @@ Start with:  nccltune search --sim spark4 --band 512K-4M`,
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
 			if c.Command != nil {
-				if ferr := flagValueError(c.Command.Flags); ferr != nil {
+				if ferr := flagvalue.Refused(c.Command.Flags); ferr != nil {
 					return ferr // the typed value's own words
 				}
 			}

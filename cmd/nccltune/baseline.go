@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/nccl"
 )
 
@@ -13,13 +14,13 @@ import (
 // instead of NCCL's defaults.
 func baselineFlags() []cli.Flag {
 	return []cli.Flag{
-		&listFlag{cli.GenericFlag{Name: "baseline-env",
+		&flagvalue.List{GenericFlag: cli.GenericFlag{Name: "baseline-env",
 			Usage: "your current setting `K=V` of a tunable NCCL knob (NCCL_PROTO=^LL128), repeatable: the study compares with these settings instead of NCCL's defaults, starts its search from them, and recommends a change to them",
-			Value: &kvValue{flag: "baseline-env", keepSpace: true, check: func(it string) error {
+			Value: &flagvalue.KV{Flag: "baseline-env", KeepSpace: true, Check: func(it string) error {
 				if err := baselineKnob(it); err != nil {
 					return err
 				}
-				return knobItem("baseline-env")(it)
+				return flagvalue.KnobItem("baseline-env")(it)
 			}}}},
 		&cli.StringFlag{Name: "baseline-env-file",
 			Usage: "`FILE` of K=V lines (# comments, optional 'export ') read before --baseline-env, e.g. the env file a serving lane deploys"},
@@ -30,7 +31,7 @@ func baselineFlags() []cli.Flag {
 // config of tunable knobs; a knob the base env fixes cannot also be a
 // baseline (the base env is held constant, the baseline is searched from).
 func readBaselineEnv(c *cli.Context, base map[string]string) (nccl.Config, error) {
-	items := kvItems(c, "baseline-env")
+	items := flagvalue.Items(c, "baseline-env")
 	var all []string
 	if file := c.String("baseline-env-file"); file != "" {
 		env, err := readBaseEnv(nil, file)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
@@ -39,9 +40,9 @@ Examples:
   nccltune compare --band 512K-4M --env-a NCCL_PROTO=^LL128 --env-b NCCL_PROTO=Simple <launch flags>
   nccltune compare s3-512K-4M s9-512K-4M`,
 		Flags: append([]cli.Flag{
-			kvFlag("env-a", "config A, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", knobItem("env-a")),
-			kvFlag("env-b", "config B, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", knobItem("env-b")),
-			bandFlag("message sizes to compare over, e.g. 512K-4M (fresh form)"),
+			flagvalue.KVFlag("env-a", "config A, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", flagvalue.KnobItem("env-a")),
+			flagvalue.KVFlag("env-b", "config B, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", flagvalue.KnobItem("env-b")),
+			flagvalue.Band("message sizes to compare over, e.g. 512K-4M (fresh form)"),
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per config (fresh form)"},
 			jsonFlag(),
 		}, append(namingFlags(), launchFlags()...)...),
@@ -83,7 +84,7 @@ func compareFresh(c *cli.Context, path string) error {
 	if a.Key() == b.Key() {
 		return usageErrorf("--env-a and --env-b are the same config (%s): give B what differs, e.g. --env-b NCCL_PROTO=^LL128", a)
 	}
-	band, given := band(c)
+	band, given := flagvalue.BandOf(c)
 	if !given {
 		return usageErrorf("compare needs --band, the message sizes to compare over, e.g. --band 512K-4M")
 	}
@@ -111,7 +112,7 @@ func compareFresh(c *cli.Context, path string) error {
 // readConfigFlag reads a repeatable K=V flag into a config of knobs, none
 // of which the base env fixes.
 func readConfigFlag(c *cli.Context, flag string, base map[string]string) (nccl.Config, error) {
-	cfg, err := nccl.ParseConfig(kvItems(c, flag))
+	cfg, err := nccl.ParseConfig(flagvalue.Items(c, flag))
 	if err != nil {
 		return nil, usageError(fmt.Errorf("--%s: %w", flag, err))
 	}

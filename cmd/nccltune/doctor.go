@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/studyrun"
@@ -56,8 +57,8 @@ Examples:
   nccltune doctor --log all_reduce_debug.txt`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "log", Usage: "read a saved nccl-tests output or NCCL_DEBUG log `FILE` instead of launching"},
-			sizeFlag("min", "32K", "smallest size of the debug launch (nccl-tests -b)"),
-			sizeFlag("max", "256M", "largest size of the debug launch (nccl-tests -e)"),
+			flagvalue.Size("min", "32K", "smallest size of the debug launch (nccl-tests -b)"),
+			flagvalue.Size("max", "256M", "largest size of the debug launch (nccl-tests -e)"),
 			&cli.Float64Flag{Name: "link-gbps", Usage: "link speed per rank in Gb/s (e.g. 200); default: the port speeds NCCL logs"},
 			envFlag("also launch with these NCCL `K=V` settings and show NCCL's choices with and without them, side by side (repeatable)"),
 			jsonFlag(),

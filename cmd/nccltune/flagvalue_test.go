@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/studyconfig"
 )
 
@@ -56,7 +57,7 @@ func TestTypedListFlagsReadAsRepeatable(t *testing.T) {
 		}
 	}
 	for _, f := range newApp(nil, nil).Command("search").Flags {
-		if _, typed := f.(*listFlag); typed && !studyconfig.Repeatable(f) {
+		if _, typed := f.(*flagvalue.List); typed && !studyconfig.Repeatable(f) {
 			t.Errorf("--%s is a list but a config cannot give it one", f.Names()[0])
 		}
 	}

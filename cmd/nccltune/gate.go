@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -41,7 +42,7 @@ Examples:
   nccltune gate --sim spark4 --at 1M:9 --at 256M:22 --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8
   nccltune gate --launcher mpirun --np 4 --hosts s5:1,s6:1,s7:1,s8:1 --base-env-file lane.env --at 1M:9 --at 256M:22 --judge lower-bound`,
 		Flags: append([]cli.Flag{
-			&listFlag{cli.GenericFlag{Name: "at", Value: &thresholdsValue{}, Usage: "threshold `SIZE:GBPS`, repeatable: at SIZE (a power of two) at least GBPS GB/s bus bandwidth, e.g. 1M:9"}},
+			flagvalue.Thresholds("threshold `SIZE:GBPS`, repeatable: at SIZE (a power of two) at least GBPS GB/s bus bandwidth, e.g. 1M:9"),
 			envFlag("NCCL knob `K=V` of the config to gate, repeatable (none: NCCL's defaults under the base env)"),
 			&cli.IntFlag{Name: "repeats", Value: 5, Usage: "launches that count (medians and intervals over launches)"},
 			noWarmupFlag(),
@@ -71,7 +72,7 @@ type gateOptions struct {
 }
 
 func readGateFlags(c *cli.Context) (gateOptions, error) {
-	ths, err := fabric.ParseThresholds(c.Generic("at").(*thresholdsValue).items)
+	ths, err := fabric.ParseThresholds(flagvalue.Items(c, "at"))
 	if err != nil {
 		return gateOptions{}, usageError(fmt.Errorf("--at: %w", err))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/studyrun"
@@ -30,7 +31,7 @@ Examples:
   nccltune import --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8 tuned.json
   nccltune import --study s9-import more.txt`,
 		Flags: []cli.Flag{
-			kvFlag("env", "`K=V` the imported runs were made with, repeatable (none: NCCL's defaults)", importItem),
+			flagvalue.KVFlag("env", "`K=V` the imported runs were made with, repeatable (none: NCCL's defaults)", importItem),
 			&cli.StringFlag{Name: "study", Usage: "add to this existing import `STUDY` instead of starting a new one"},
 			jsonFlag(),
 		},
@@ -38,7 +39,7 @@ Examples:
 			if c.NArg() == 0 {
 				return usageErrorf("import needs at least one FILE of saved nccl-tests output")
 			}
-			cfg, err := importConfig(kvItems(c, "env"))
+			cfg, err := importConfig(flagvalue.Items(c, "env"))
 			if err != nil {
 				return usageError(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/sim"
@@ -46,9 +47,9 @@ func launchFlags() []cli.Flag {
 			Usage: "the torch instrument's script `PATH` as the ranks see it (inside the container for docker exec); default: nccltune's own copy, written next to each launch"},
 		&cli.StringFlag{Name: "prefix", Category: launchCategory,
 			Usage: "command, as one string, run in front of the benchmark on each rank (before --wrapper), e.g. 'torchrun --nproc-per-node 2' or 'docker exec sglang'; a docker/podman exec gets the launch's env as -e K=V"},
-		&listFlag{cli.GenericFlag{Name: "base-env", Category: launchCategory,
+		&flagvalue.List{GenericFlag: cli.GenericFlag{Name: "base-env", Category: launchCategory,
 			Usage: "fixed `K=V` for every launch (NCCL_IB_HCA, NCCL_SOCKET_IFNAME…), repeatable; recorded with the results",
-			Value: &kvValue{flag: "base-env", keepSpace: true, check: envItem("base-env")}}}, // values are passed verbatim
+			Value: &flagvalue.KV{Flag: "base-env", KeepSpace: true, Check: flagvalue.EnvItem("base-env")}}}, // values are passed verbatim
 		&cli.StringFlag{Name: "base-env-file", Category: launchCategory,
 			Usage: "file of K=V lines (# comments, optional 'export ') added to the base env"},
 		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Category: launchCategory,
@@ -111,7 +112,7 @@ func readLaunchFlags(c *cli.Context) (launchOptions, error) {
 	if s.Iters < 0 || s.Warmup < 0 {
 		return launchOptions{}, usageErrorf("--iters and --warmup cannot be negative")
 	}
-	base, err := readBaseEnv(kvItems(c, "base-env"), c.String("base-env-file"))
+	base, err := readBaseEnv(flagvalue.Items(c, "base-env"), c.String("base-env-file"))
 	if err != nil {
 		return launchOptions{}, usageError(err)
 	}
@@ -267,7 +268,9 @@ func checkRepeats(n int) error {
 
 // envFlag is --env, the NCCL knobs (K=V) of the config a command
 // launches, read by readEnvFlag.
-func envFlag(usage string) *listFlag { return kvFlag("env", usage, knobItem("env")) }
+func envFlag(usage string) *flagvalue.List {
+	return flagvalue.KVFlag("env", usage, flagvalue.KnobItem("env"))
+}
 
 // noWarmupFlag is --no-warmup of the commands that measure one config
 // repeatedly (sweep, gate).
@@ -278,7 +281,7 @@ func noWarmupFlag() cli.Flag {
 // readEnvFlag reads --env K=V items into a config of known knobs, refusing
 // a knob the base env already fixes.
 func readEnvFlag(c *cli.Context, base map[string]string) (nccl.Config, error) {
-	cfg, err := nccl.ParseConfig(kvItems(c, "env"))
+	cfg, err := nccl.ParseConfig(flagvalue.Items(c, "env"))
 	if err != nil {
 		return nil, usageError(fmt.Errorf("--env: %w", err))
 	}
@@ -292,8 +295,8 @@ func readEnvFlag(c *cli.Context, base map[string]string) (nccl.Config, error) {
 
 // readSizeRange reads --min and --max, a sweep's first and last size.
 func readSizeRange(c *cli.Context) (min, max int64, err error) {
-	min, max = c.Generic("min").(*sizeValue).bytes, c.Generic("max").(*sizeValue).bytes
-	if err := checkElementSize("min", min); err != nil {
+	min, max = flagvalue.SizeOf(c, "min"), flagvalue.SizeOf(c, "max")
+	if err := flagvalue.CheckElementSize("min", min); err != nil {
 		return 0, 0, err
 	}
 	if err := (nccl.Band{Min: min, Max: max}).Validate(); err != nil {

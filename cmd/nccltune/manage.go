@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
 )
@@ -36,7 +37,7 @@ func readNaming(c *cli.Context) (studyNaming, error) {
 			return n, usageError(fmt.Errorf("--name: %w", err))
 		}
 	}
-	for _, kv := range kvItems(c, "label") {
+	for _, kv := range flagvalue.Items(c, "label") {
 		k, v, _ := strings.Cut(kv, "=")
 		if n.labels == nil {
 			n.labels = map[string]string{}
@@ -47,15 +48,15 @@ func readNaming(c *cli.Context) (studyNaming, error) {
 }
 
 // labelFlag is --label K=V, repeatable, each key once.
-func labelFlag(usage string) *listFlag {
-	return &listFlag{cli.GenericFlag{Name: "label", Usage: usage, Value: &kvValue{flag: "label",
-		check: func(kv string) error {
+func labelFlag(usage string) *flagvalue.List {
+	return &flagvalue.List{GenericFlag: cli.GenericFlag{Name: "label", Usage: usage, Value: &flagvalue.KV{Flag: "label",
+		Check: func(kv string) error {
 			if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" {
 				return usageErrorf("--label %q: write KEY=VALUE, e.g. --label lane=spark4", kv)
 			}
 			return nil
 		},
-		repeated: func(k, _, _ string) error { return usageErrorf("--label %s is given twice; give it once", k) },
+		Repeated: func(k, _, _ string) error { return usageErrorf("--label %s is given twice; give it once", k) },
 	}}}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
@@ -37,11 +38,11 @@ Examples:
       --bench ~/nccl-tests/build/all_reduce_perf
   nccltune search --resume s3-512K-4M --sim spark4`,
 		Flags: append([]cli.Flag{
-			bandFlag("message sizes to tune, inclusive, e.g. 512K-4M (the powers of two inside)"),
+			flagvalue.Band("message sizes to tune, inclusive, e.g. 512K-4M (the powers of two inside)"),
 			&cli.IntFlag{Name: "budget", Value: 60, Usage: "launches in all, warm-up and confirmation included"},
 			&cli.DurationFlag{Name: "time", Usage: "wall-time limit, e.g. 30m or 2h; exploration stops early enough to confirm; 0, the default, means no limit (--budget alone ends the study)"},
-			&listFlag{cli.GenericFlag{Name: "guard", Value: &guardValue{}, Usage: "size where the winner must not be significantly slower (repeatable; default: twice the band's top; 'none' for none)"}},
-			kvFlag("space", "add a knob to search, with its default values (NCCL_NTHREADS) or yours (NCCL_MAX_NCHANNELS=unset,2,4,8; use | between values holding commas)", nil),
+			flagvalue.Guard("size where the winner must not be significantly slower (repeatable; default: twice the band's top; 'none' for none)"),
+			flagvalue.KVFlag("space", "add a knob to search, with its default values (NCCL_NTHREADS) or yours (NCCL_MAX_NCHANNELS=unset,2,4,8; use | between values holding commas)", nil),
 			&cli.BoolFlag{Name: "space-only", Usage: "search only the --space knobs, not the default five"},
 			&cli.StringFlag{Name: "sampler", Value: "tpe", Usage: "proposal strategy: tpe, random or grid"},
 			&cli.IntFlag{Name: "confirm", Value: 6, Usage: "interleaved confirmation launches per arm at the first look; the confirmation goes on (group-sequential, up to 20% of --budget) while the measured spread leaves the decision open"},
@@ -122,19 +123,19 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		o.study = so
 		return o, nil
 	}
-	band, given := band(c)
+	band, given := flagvalue.BandOf(c)
 	if !given {
 		return o, usageErrorf("search needs --band, the message sizes to tune, e.g. --band 512K-4M")
 	}
-	if err := checkElementSize("band", band.Min); err != nil {
+	if err := flagvalue.CheckElementSize("band", band.Min); err != nil {
 		return o, err
 	}
 	so.Band = band
 	so.Guard = search.DefaultGuard(band)
-	if g := c.Generic("guard").(*guardValue); len(g.items) > 0 {
-		so.Guard = g.sizes // none of them for "none"
+	if guard, given := flagvalue.GuardOf(c); given {
+		so.Guard = guard // none of them for "none"
 	}
-	if items := kvItems(c, "space"); len(items) > 0 || c.Bool("space-only") {
+	if items := flagvalue.Items(c, "space"); len(items) > 0 || c.Bool("space-only") {
 		so.Space, err = search.ParseSpace(items, c.Bool("space-only"))
 		if err != nil {
 			return o, usageError(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
@@ -28,8 +29,8 @@ Examples:
   nccltune sweep --launcher mpirun --np 2 --hosts a,b --min 8M --max 4G --repeats 5`,
 		Flags: append([]cli.Flag{
 			envFlag("NCCL knob `K=V` of the config to measure, repeatable (none: NCCL's defaults)"),
-			sizeFlag("min", "32K", "smallest size (nccl-tests -b)"),
-			sizeFlag("max", "256M", "largest size (nccl-tests -e)"),
+			flagvalue.Size("min", "32K", "smallest size (nccl-tests -b)"),
+			flagvalue.Size("max", "256M", "largest size (nccl-tests -e)"),
 			&cli.IntFlag{Name: "repeats", Value: 1, Usage: "launches to measure (medians and intervals over launches)"},
 			noWarmupFlag(),
 			jsonFlag(),

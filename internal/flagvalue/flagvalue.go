@@ -1,0 +1,276 @@
+// Package flagvalue holds typed urfave/cli v2 flag values for what
+// nccltune's commands take: message sizes, bands, gate thresholds and
+// K=V lists. Each is parsed as urfave/cli sets it (from the command line,
+// or from a study config through Context.Set), so a bad value is refused
+// before any command runs, as a usage error (vocab.ErrUsage) in
+// nccltune's own words, and the commands read parsed values.
+//
+// Package flag reports a value its Set refused in its own words ("invalid
+// value … for flag -min: …"); each value keeps the error it refused with,
+// and Refused gives it back to the app's OnUsageError.
+package flagvalue
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// MinElementBytes is the smallest message a collective can move: one
+// element (all_reduce_perf's float). nccl-tests rounds smaller sizes to
+// zero elements, which measures nothing.
+const MinElementBytes = 4
+
+// CheckElementSize refuses a size below one element given to --flag.
+func CheckElementSize(flag string, bytes int64) error {
+	if bytes < MinElementBytes {
+		return usageErrorf("--%s: %d bytes is below one element (%d bytes, a float); nccl-tests cannot measure it — use %d or more", flag, bytes, MinElementBytes, MinElementBytes)
+	}
+	return nil
+}
+
+// refusal is what every value keeps: the error of its last refused Set.
+type refusal struct{ err error }
+
+func (r *refusal) fail(err error) error { r.err = err; return err }
+func (r *refusal) refused() error       { return r.err }
+
+// Refused is the error a typed value among flags refused with, in
+// nccltune's words, or nil when none refused one.
+func Refused(flags []cli.Flag) error {
+	for _, f := range flags {
+		var v any
+		switch f := f.(type) {
+		case *cli.GenericFlag:
+			v = f.Value
+		case *List:
+			v = f.Value
+		}
+		if r, ok := v.(interface{ refused() error }); ok && r.refused() != nil {
+			return r.refused()
+		}
+	}
+	return nil
+}
+
+// List is a repeatable typed flag: help shows it as one ("--env K=V
+// [ --env K=V ]") and a study config gives it a list or a map.
+type List struct{ cli.GenericFlag }
+
+// IsSliceFlag says that the flag repeats, as urfave/cli's slice flags do.
+func (f *List) IsSliceFlag() bool { return true }
+
+// String is the help line; GenericFlag's own would see only itself.
+func (f *List) String() string { return cli.FlagStringer(f) }
+
+// Items are the items given to the list flag name, in order.
+func Items(c *cli.Context, name string) []string {
+	return c.Generic(name).(interface{ items() []string }).items()
+}
+
+// sizeValue is one message size (--min, --max).
+type sizeValue struct {
+	refusal
+	flag  string
+	text  string
+	bytes int64
+}
+
+func (v *sizeValue) String() string { return v.text }
+
+func (v *sizeValue) Set(s string) error {
+	n, err := nccl.ParseSize(s)
+	if err != nil {
+		return v.fail(usageError(fmt.Errorf("--%s: %w", v.flag, err)))
+	}
+	v.text, v.bytes = s, n
+	return nil
+}
+
+// Size is a size flag whose default is def (help shows it quoted, as for
+// a string flag).
+func Size(name, def, usage string) *cli.GenericFlag {
+	v := &sizeValue{flag: name}
+	if err := v.Set(def); err != nil {
+		panic(fmt.Sprintf("flag --%s: default %q: %v", name, def, err)) // a programming error
+	}
+	return &cli.GenericFlag{Name: name, Value: v, Usage: usage, DefaultText: fmt.Sprintf("%q", def)}
+}
+
+// SizeOf is the size flag name in bytes.
+func SizeOf(c *cli.Context, name string) int64 { return c.Generic(name).(*sizeValue).bytes }
+
+// bandValue is --band: message sizes, inclusive.
+type bandValue struct {
+	refusal
+	text string
+	band nccl.Band
+}
+
+func (v *bandValue) String() string { return v.text }
+
+func (v *bandValue) Set(s string) error {
+	b, err := nccl.ParseBand(s)
+	if err != nil {
+		return v.fail(usageError(fmt.Errorf("--band: %w", err)))
+	}
+	v.text, v.band = s, b
+	return nil
+}
+
+// Band is --band.
+func Band(usage string) *cli.GenericFlag {
+	return &cli.GenericFlag{Name: "band", Value: &bandValue{}, Usage: usage}
+}
+
+// BandOf is --band as parsed, and whether it was given.
+func BandOf(c *cli.Context) (nccl.Band, bool) {
+	v := c.Generic("band").(*bandValue)
+	return v.band, v.text != ""
+}
+
+// guardValue is search's --guard: sizes of at least one element, or
+// "none" for none.
+type guardValue struct {
+	refusal
+	given []string
+	sizes []int64
+}
+
+func (v *guardValue) String() string  { return strings.Join(v.given, ",") }
+func (v *guardValue) items() []string { return v.given }
+
+func (v *guardValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	v.given = append(v.given, s)
+	if strings.EqualFold(s, "none") {
+		return nil
+	}
+	size, err := nccl.ParseSize(s)
+	if err != nil {
+		return v.fail(usageError(fmt.Errorf("--guard: %w", err)))
+	}
+	if err := CheckElementSize("guard", size); err != nil {
+		return v.fail(err)
+	}
+	v.sizes = append(v.sizes, size)
+	return nil
+}
+
+// Guard is search's --guard.
+func Guard(usage string) *List {
+	return &List{cli.GenericFlag{Name: "guard", Value: &guardValue{}, Usage: usage}}
+}
+
+// GuardOf is --guard's sizes (none for "none"), and whether it was given.
+func GuardOf(c *cli.Context) ([]int64, bool) {
+	v := c.Generic("guard").(*guardValue)
+	return v.sizes, len(v.given) > 0
+}
+
+// thresholdsValue is gate's --at SIZE:GBPS, one threshold per size, each
+// checked as fabric.ParseThresholds checks it (which then also refuses
+// none).
+type thresholdsValue struct {
+	refusal
+	given []string
+}
+
+func (v *thresholdsValue) String() string  { return strings.Join(v.given, ",") }
+func (v *thresholdsValue) items() []string { return v.given }
+
+func (v *thresholdsValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if _, err := fabric.ParseThresholds(append(append([]string{}, v.given...), s)); err != nil {
+		return v.fail(usageError(fmt.Errorf("--at: %w", err)))
+	}
+	v.given = append(v.given, s)
+	return nil
+}
+
+// Thresholds is gate's --at.
+func Thresholds(usage string) *List {
+	return &List{cli.GenericFlag{Name: "at", Value: &thresholdsValue{}, Usage: usage}}
+}
+
+// KV is a repeatable K=V flag's value (--env, --base-env, --label…): each
+// item is trimmed (unless KeepSpace: values passed verbatim), refused if
+// its key was given before, and checked by Check.
+type KV struct {
+	refusal
+	Flag      string
+	KeepSpace bool
+	// Check refuses a bad item with the flag's own message.
+	Check func(item string) error
+	// Repeated is the message for a key given twice; nil: "K is given
+	// twice to --FLAG (…); give it once".
+	Repeated func(key, prev, item string) error
+	given    []string
+	seen     map[string]string
+}
+
+func (v *KV) String() string  { return strings.Join(v.given, ",") }
+func (v *KV) items() []string { return v.given }
+
+func (v *KV) Set(s string) error {
+	if !v.KeepSpace {
+		s = strings.TrimSpace(s)
+	}
+	k, _, _ := strings.Cut(s, "=")
+	k = strings.TrimSpace(k)
+	if prev, ok := v.seen[k]; ok {
+		if v.Repeated != nil {
+			return v.fail(v.Repeated(k, prev, s))
+		}
+		return v.fail(usageErrorf("%s is given twice to --%s (%q and %q); give it once", k, v.Flag, prev, s))
+	}
+	if v.Check != nil {
+		if err := v.Check(s); err != nil {
+			return v.fail(err)
+		}
+	}
+	if v.seen == nil {
+		v.seen = map[string]string{}
+	}
+	v.seen[k] = s
+	v.given = append(v.given, s)
+	return nil
+}
+
+// KVFlag is a repeatable K=V flag checked item by item with check.
+func KVFlag(name, usage string, check func(string) error) *List {
+	return &List{cli.GenericFlag{Name: name, Usage: usage, Value: &KV{Flag: name, Check: check}}}
+}
+
+// KnobItem checks one K=V item of a flag that takes NCCL knobs (--env,
+// --env-a, --env-b), as nccl.ParseConfig checks each item.
+func KnobItem(flag string) func(string) error {
+	return func(item string) error {
+		if _, err := nccl.ParseConfig([]string{item}); err != nil {
+			return usageError(fmt.Errorf("--%s: %w", flag, err))
+		}
+		return nil
+	}
+}
+
+// EnvItem checks one K=V item of a flag that takes any environment
+// variable (--base-env).
+func EnvItem(flag string) func(string) error {
+	return func(item string) error {
+		if _, _, err := nccl.ParseKeyValue(item); err != nil {
+			return usageError(fmt.Errorf("--%s: %w", flag, err))
+		}
+		return nil
+	}
+}
+
+func usageError(err error) error { return vocab.Mark(vocab.ErrUsage, err) }
+
+func usageErrorf(format string, args ...any) error {
+	return usageError(fmt.Errorf(format, args...))
+}
