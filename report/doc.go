@@ -8,7 +8,13 @@
 // It reads what the store holds (store.Study, store.Trial, store.Launch),
 // summarises launches with the model package and draws the result. It
 // measures nothing, decides nothing that the study has not decided, and never
-// imports the command line: cmd/nccltune loads the data and calls it.
+// imports the command line.
+//
+// It is also the one loader of studies for the commands that review them
+// (Load, LoadOne, ListStudies: the database opened read-only in one short
+// visit, an unknown study or a missing database a usage error), and it
+// chooses what plot's arguments draw (ParseTarget, LoadCurves,
+// LoadStudyFigure); cmd/nccltune reads the flags and writes the file.
 //
 // Conventions shared by every picture and page:
 //   - The unit of replication is the launch (as in model): a point is the

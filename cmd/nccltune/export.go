@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/export"
+	"github.com/nccltune/nccltune/report"
 )
 
 func exportCommand() *cli.Command {
@@ -141,7 +142,7 @@ func exportFormat(o exportOptions) (export.Format, error) {
 // readBands loads each study with its trials and launches in one short
 // read-only visit, and checks that it has a recommendation to export.
 func readBands(path string, queries []string) ([]*export.Band, error) {
-	studies, err := loadStudies(path, queries, studyLoad{distinct: true})
+	studies, err := loadStudies(path, queries, report.LoadOptions{Distinct: true})
 	if err != nil {
 		return nil, err
 	}

@@ -120,24 +120,3 @@ func TestPlotErrors(t *testing.T) {
 		t.Errorf("temporary files left behind: %v", left)
 	}
 }
-
-func TestParsePlotTarget(t *testing.T) {
-	for _, tc := range []struct {
-		arg, study string
-		trial      int
-		bad        bool
-	}{
-		{"s3-512K-4M", "s3-512K-4M", -1, false},
-		{"s3-512K-4M/7", "s3-512K-4M", 7, false},
-		{"3/0", "3", 0, false},
-		{"lab/runs/2", "lab/runs", 2, false},
-		{"s3/", "", 0, true},
-		{"s3/-1", "", 0, true},
-		{"/4", "", 0, true},
-	} {
-		got, err := parsePlotTarget(tc.arg)
-		if (err != nil) != tc.bad || (!tc.bad && (got.study != tc.study || got.trial != tc.trial)) {
-			t.Errorf("parsePlotTarget(%q) = %+v, %v", tc.arg, got, err)
-		}
-	}
-}

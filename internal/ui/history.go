@@ -12,7 +12,7 @@ import (
 )
 
 // HowToStart is what an empty history says.
-const HowToStart = "no studies yet — run nccltune search --sim spark4 --band 512K-4M"
+const HowToStart = "no studies yet — " + report.StartHint
 
 // PrintHistory prints the studies: history's --json document, or one line
 // per study, oldest first, times in loc; HowToStart when there is none.

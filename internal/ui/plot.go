@@ -51,3 +51,17 @@ func CurvesJSON(cs []report.Curve) []map[string]any {
 	}
 	return out
 }
+
+// FigureJSON is what plot --json prints of a study's figure: the
+// speedup's comparison, the landscape or the convergence.
+func FigureJSON(d report.Drawing) any {
+	switch f := d.(type) {
+	case report.SpeedupFigure:
+		return f.Comparison
+	case report.Landscape:
+		return LandscapeJSON(f)
+	case report.Convergence:
+		return ConvergenceJSON(f)
+	}
+	return nil
+}

@@ -1,0 +1,292 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// What `nccltune plot` draws from its arguments: which studies and trials
+// a list of STUDY and STUDY/TRIAL names, which curves that means, and the
+// study figures (speedup, landscape, convergence). The command reads its
+// flags and writes the file; choosing what to draw is here.
+
+// The figures plot draws.
+const (
+	FigureCurves      = "curves"
+	FigureSpeedup     = "speedup"
+	FigureLandscape   = "landscape"
+	FigureConvergence = "convergence"
+)
+
+// FigureKinds are the figures, in the order --figure lists them.
+var FigureKinds = []string{FigureCurves, FigureSpeedup, FigureLandscape, FigureConvergence}
+
+// allHighlight is how many configs besides NCCL defaults and the
+// confirmed one --all draws in colour; the rest are grey.
+const allHighlight = 5
+
+// Target is one argument of plot: a study, or one trial of it.
+type Target struct {
+	Arg   string // as given
+	Study string // the study's name, number or sN
+	Trial int    // -1 for the bare study
+}
+
+// ParseTarget reads STUDY or STUDY/NUMBER; anything else is a usage
+// error.
+func ParseTarget(arg string) (Target, error) {
+	t := Target{Arg: arg, Study: arg, Trial: -1}
+	if i := strings.LastIndex(arg, "/"); i >= 0 {
+		n, err := strconv.Atoi(arg[i+1:])
+		if err != nil || n < 0 || i == 0 {
+			return t, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%q is not STUDY or STUDY/TRIAL: the trial is its number, e.g. s3-512K-4M/7", arg))
+		}
+		t.Study, t.Trial = arg[:i], n
+	}
+	return t, nil
+}
+
+// CurvesOptions shape the curves figure.
+type CurvesOptions struct {
+	Metric string // MetricBusBW or MetricTime
+	// All draws every trial of each study named, not only NCCL defaults
+	// and the confirmed config.
+	All bool
+	// Explore adds the exploration launches of NCCL defaults and the
+	// confirmed config, marked as such.
+	Explore bool
+	// Warn hears of trials left out for having no successful launch.
+	Warn io.Writer
+}
+
+// LoadCurves loads the studies that args (STUDY or STUDY/TRIAL) name from
+// the database at path and makes the curves figure of them: for one bare
+// study, the figure of what decided; otherwise the curves of the trials
+// named, in the order named, each once. It returns the studies drawn.
+func LoadCurves(path string, args []string, o CurvesOptions) (Figure, []*Study, error) {
+	var targets []Target
+	var queries []string
+	seen := map[string]bool{}
+	for _, a := range args {
+		t, err := ParseTarget(a)
+		if err != nil {
+			return Figure{}, nil, err
+		}
+		targets = append(targets, t)
+		if !seen[t.Study] {
+			seen[t.Study] = true
+			queries = append(queries, t.Study)
+		}
+	}
+	loaded, err := Load(path, queries, ReviewLoad)
+	if err != nil {
+		return Figure{}, nil, err
+	}
+	byQuery := map[string]*Study{}
+	for i, q := range queries {
+		byQuery[q] = loaded[i]
+	}
+	if len(targets) == 1 && targets[0].Trial < 0 && !o.All {
+		// One bare study: the figure of what decided.
+		s := byQuery[targets[0].Study]
+		fig, err := s.DecisionFigure(o.Metric, o.Explore)
+		if err != nil {
+			return Figure{}, nil, err
+		}
+		return fig, []*Study{s}, nil
+	}
+	curves, studies, err := targetCurves(targets, byQuery, o)
+	if err != nil {
+		return Figure{}, nil, err
+	}
+	fig := NewFigure(curves, studies...)
+	fig.Metric = o.Metric
+	if o.All {
+		fig.Subtitle = []string{"every config, all its launches pooled (exploration included): context, not the verdict"}
+	}
+	return fig, studies, nil
+}
+
+// LoadStudyFigure loads the study arg names and makes its figure of the
+// kind given (FigureSpeedup, FigureLandscape or FigureConvergence). A
+// STUDY/TRIAL argument is a usage error: these figures draw a whole study.
+func LoadStudyFigure(path, arg, kind string) (Drawing, *Study, error) {
+	t, err := ParseTarget(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.Trial >= 0 {
+		return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("--figure %s draws a whole study: name it without /TRIAL (%s)", kind, t.Study))
+	}
+	s, err := LoadOne(path, t.Study)
+	if err != nil {
+		return nil, nil, err
+	}
+	var fig Drawing
+	switch kind {
+	case FigureSpeedup:
+		fig, err = s.SpeedupFigure()
+	case FigureLandscape:
+		fig, err = s.Landscape()
+	case FigureConvergence:
+		fig, err = s.Convergence()
+	default:
+		return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("--figure %s is not a figure of one study: use %s", kind, strings.Join(FigureKinds[1:], ", ")))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return fig, s, nil
+}
+
+// targetCurves resolves the targets to curves, in the order named, each
+// trial once. A trial named explicitly must have a successful launch; one
+// picked by a bare study or --all is left out (and said so) when it has
+// none.
+func targetCurves(targets []Target, byQuery map[string]*Study, o CurvesOptions) ([]Curve, []*Study, error) {
+	var curves []Curve
+	var studies []*Study
+	drawn := map[*store.Trial]bool{}
+	usedStudy := map[*Study]bool{}
+	use := func(s *Study) {
+		if !usedStudy[s] {
+			usedStudy[s] = true
+			studies = append(studies, s)
+		}
+	}
+	for _, t := range targets {
+		s := byQuery[t.Study]
+		explicit := t.Trial >= 0
+		if !explicit && (o.All || s.Study.Kind != vocab.KindSearch) {
+			highlight := 0 // a sweep or an import: every trial in colour
+			if o.All {
+				highlight = allHighlight
+			}
+			cs, err := s.AllCurves(highlight)
+			if err != nil {
+				return nil, nil, err
+			}
+			inFigure := map[int]bool{}
+			for _, c := range cs {
+				inFigure[c.Trial] = true
+				if tr := s.TrialByNumber(c.Trial); tr != nil && !drawn[tr] {
+					drawn[tr] = true
+					curves = append(curves, c)
+				}
+			}
+			var skipped []string
+			for _, tr := range s.Trials {
+				if !inFigure[tr.Number] {
+					skipped = append(skipped, strconv.Itoa(tr.Number))
+				}
+			}
+			warnSkipped(o.Warn, s, skipped)
+			if len(cs) > 0 {
+				use(s)
+			}
+			continue
+		}
+		if !explicit {
+			if cs, err := s.DecisionCurves(o.Explore); err == nil {
+				for _, c := range cs {
+					if tr := s.TrialByNumber(c.Trial); tr != nil {
+						drawn[tr] = true
+					}
+				}
+				curves = append(curves, cs...)
+				use(s)
+				continue
+			}
+		}
+		var picked []*store.Trial
+		switch {
+		case explicit:
+			tr := s.TrialByNumber(t.Trial)
+			if tr == nil {
+				return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("study %s has no trial %d (it has %s, numbered from 0; nccltune show %s --trials lists them)",
+					s.Name(), t.Trial, Plural(len(s.Trials), "trial"), s.Name()))
+			}
+			picked = []*store.Trial{tr}
+		case o.All:
+			picked = s.Trials
+		default:
+			picked = defaultTrials(s)
+		}
+		var skipped []string
+		for _, tr := range picked {
+			if drawn[tr] {
+				continue
+			}
+			c, err := s.TrialCurve(tr)
+			if err != nil {
+				if explicit {
+					return nil, nil, err
+				}
+				skipped = append(skipped, strconv.Itoa(tr.Number))
+				continue
+			}
+			drawn[tr] = true
+			curves = append(curves, c)
+			use(s)
+		}
+		warnSkipped(o.Warn, s, skipped)
+	}
+	if len(curves) == 0 {
+		args := make([]string, len(targets))
+		for i, t := range targets {
+			args[i] = t.Arg
+		}
+		return nil, nil, fmt.Errorf("nothing to plot: %s %s no successful launch yet — run or resume the study first",
+			strings.Join(args, " "), map[bool]string{true: "has", false: "have"}[len(targets) == 1])
+	}
+	return curves, studies, nil
+}
+
+// warnSkipped says which trials of s were left out for want of a
+// successful launch.
+func warnSkipped(w io.Writer, s *Study, skipped []string) {
+	if len(skipped) > 0 && w != nil {
+		fmt.Fprintf(w, "%s: left out %s with no successful launch (%s)\n", s.Name(), Plural(len(skipped), "trial"), strings.Join(skipped, ", "))
+	}
+}
+
+// defaultTrials is what a bare study means: a search's baseline and the
+// trial it recommended or confirmed; every trial of a sweep or import.
+func defaultTrials(s *Study) []*store.Trial {
+	if s.Study.Kind != vocab.KindSearch {
+		return s.Trials
+	}
+	var out []*store.Trial
+	if b := s.Baseline(); b != nil {
+		out = append(out, b)
+	}
+	if c := s.Candidate(); c != nil {
+		out = append(out, c)
+	}
+	return out
+}
+
+// StudyNames is the studies' names, comma-separated.
+func StudyNames(studies []*Study) string {
+	names := make([]string, len(studies))
+	for i, s := range studies {
+		names[i] = s.Name()
+	}
+	return strings.Join(names, ", ")
+}
+
+// SimulatedSuffix is " (SIMULATED fabric)" when any of the studies ran on
+// the simulated fabric, for the line that says what was written.
+func SimulatedSuffix(studies []*Study) string {
+	for _, s := range studies {
+		if s.Study.Simulated {
+			return " (SIMULATED fabric)"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,32 @@
+package report
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/nccltune/nccltune/vocab"
+)
+
+func TestParseTarget(t *testing.T) {
+	for _, tc := range []struct {
+		arg, study string
+		trial      int
+		bad        bool
+	}{
+		{"s3-512K-4M", "s3-512K-4M", -1, false},
+		{"s3-512K-4M/7", "s3-512K-4M", 7, false},
+		{"3/0", "3", 0, false},
+		{"lab/runs/2", "lab/runs", 2, false},
+		{"s3/", "", 0, true},
+		{"s3/-1", "", 0, true},
+		{"/4", "", 0, true},
+	} {
+		got, err := ParseTarget(tc.arg)
+		if tc.bad && !errors.Is(err, vocab.ErrUsage) {
+			t.Errorf("ParseTarget(%q): %v, want a usage error", tc.arg, err)
+		}
+		if (err != nil) != tc.bad || (!tc.bad && (got.Study != tc.study || got.Trial != tc.trial)) {
+			t.Errorf("ParseTarget(%q) = %+v, %v", tc.arg, got, err)
+		}
+	}
+}
