@@ -83,16 +83,16 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
 		maxPerArm = DefaultMaxPerArm
 	}
 	p := Plan{Arm: -1, Leader: -1, Challenger: -1}
-	st := rankArms(arms, sizes)
-	if len(st) < 2 {
+	ranked := rankArms(arms, sizes)
+	if len(ranked) < 2 {
 		p.Done = true
 		p.Reason = "fewer than two configs have a scored launch: nothing to rank"
-		if len(st) == 1 {
-			p.Leader = st[0].arm
+		if len(ranked) == 1 {
+			p.Leader = ranked[0].arm
 		}
 		return p
 	}
-	lead := st[0]
+	lead := ranked[0]
 	p.Leader = lead.arm
 	need := MinLaunchesForDecision(opt)
 	if lead.n < need {
@@ -105,15 +105,15 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
 		}
 		return p
 	}
-	sigma := pooledLogSD(st)
+	sigma := pooledLogSD(ranked)
 	leaderBound := lead.logScore + PlanBeta*sigma/math.Sqrt(float64(lead.n))
-	s := settling{lead: lead, need: need, maxPerArm: maxPerArm, opt: opt}
-	if s.next(&p, plausibleChallengers(st[1:], sigma), leaderBound) {
+	settle := settling{lead: lead, need: need, maxPerArm: maxPerArm, opt: opt}
+	if settle.next(&p, plausibleChallengers(ranked[1:], sigma), leaderBound) {
 		return p
 	}
 	p.Done = true
 	p.Challenger = -1
-	p.Reason = s.doneReason()
+	p.Reason = settle.doneReason()
 	return p
 }
 
@@ -128,7 +128,7 @@ type rankedArm struct {
 // rankArms ranks the arms with a scored launch by band score, best
 // first; ties go to more launches, then the lower index (step 1).
 func rankArms(arms []Arm, sizes []int64) []rankedArm {
-	var st []rankedArm
+	var ranked []rankedArm
 	for i, a := range arms {
 		an := analyse(a.Launches, sizes, false)
 		scores, _ := an.validScores()
@@ -136,23 +136,23 @@ func rankArms(arms []Arm, sizes []int64) []rankedArm {
 		if len(scores) == 0 || math.IsNaN(score) {
 			continue
 		}
-		st = append(st, rankedArm{arm: i, n: len(scores), logScore: math.Log(score), logs: logs(scores)})
+		ranked = append(ranked, rankedArm{arm: i, n: len(scores), logScore: math.Log(score), logs: logs(scores)})
 	}
-	slices.SortStableFunc(st, func(a, b rankedArm) int {
+	slices.SortStableFunc(ranked, func(a, b rankedArm) int {
 		if c := compareFloats(a.logScore, b.logScore); c != 0 {
 			return c
 		}
 		return b.n - a.n // more launches first; stable keeps index order
 	})
-	return st
+	return ranked
 }
 
 // pooledLogSD is the pooled launch-to-launch standard deviation of log
 // launch scores over the arms with two or more launches, at least
 // scaleFloor (step 3). The leader has at least two launches here.
-func pooledLogSD(st []rankedArm) float64 {
+func pooledLogSD(ranked []rankedArm) float64 {
 	ss, df := 0.0, 0
-	for _, a := range st {
+	for _, a := range ranked {
 		if a.n < 2 {
 			continue
 		}
