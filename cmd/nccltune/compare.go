@@ -1,15 +1,14 @@
 package main
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/flagvalue"
+	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
@@ -45,7 +44,7 @@ Examples:
 			flagvalue.Band("message sizes to compare over, e.g. 512K-4M (fresh form)"),
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per config (fresh form)"},
 			jsonFlag(),
-		}, append(namingFlags(), launchFlags()...)...),
+		}, append(namingFlags(), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
 			path, err := dbPath(c)
 			if err != nil {
@@ -73,11 +72,11 @@ func compareFresh(c *cli.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	a, err := readConfigFlag(c, "env-a", lo.spec.BaseEnv)
+	a, err := launchflags.ReadConfig(c, "env-a", lo.spec.BaseEnv)
 	if err != nil {
 		return err
 	}
-	b, err := readConfigFlag(c, "env-b", lo.spec.BaseEnv)
+	b, err := launchflags.ReadConfig(c, "env-b", lo.spec.BaseEnv)
 	if err != nil {
 		return err
 	}
@@ -107,21 +106,6 @@ func compareFresh(c *cli.Context, path string) error {
 	defer st.Close()
 	return runInterleaved(c.Context, st, o, studyrun.AB{Kind: vocab.KindCompare, Band: band, BandText: band.String(),
 		Collective: "all_reduce", Base: a, Cand: b})
-}
-
-// readConfigFlag reads a repeatable K=V flag into a config of knobs, none
-// of which the base env fixes.
-func readConfigFlag(c *cli.Context, flag string, base map[string]string) (nccl.Config, error) {
-	cfg, err := nccl.ParseConfig(flagvalue.Items(c, flag))
-	if err != nil {
-		return nil, usageError(fmt.Errorf("--%s: %w", flag, err))
-	}
-	for k := range cfg {
-		if _, fixed := base[k]; fixed {
-			return nil, usageErrorf("%s is set by both --%s and --base-env; keep one", k, flag)
-		}
-	}
-	return cfg, nil
 }
 
 // compareStudies compares what two stored studies concluded.

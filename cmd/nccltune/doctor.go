@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/flagvalue"
+	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/studyrun"
@@ -60,9 +61,9 @@ Examples:
 			flagvalue.Size("min", "32K", "smallest size of the debug launch (nccl-tests -b)"),
 			flagvalue.Size("max", "256M", "largest size of the debug launch (nccl-tests -e)"),
 			&cli.Float64Flag{Name: "link-gbps", Usage: "link speed per rank in Gb/s (e.g. 200); default: the port speeds NCCL logs"},
-			envFlag("also launch with these NCCL `K=V` settings and show NCCL's choices with and without them, side by side (repeatable)"),
+			launchflags.EnvFlag("also launch with these NCCL `K=V` settings and show NCCL's choices with and without them, side by side (repeatable)"),
 			jsonFlag(),
-		}, launchFlags()...),
+		}, launchflags.Flags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("doctor takes no arguments (got %q); read a saved log with --log FILE", c.Args().First())
@@ -103,7 +104,7 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 	if o.logFile != "" {
 		// A saved log is diagnosed as it is: only the base env (what the
 		// lane ran with) adds to it.
-		for _, f := range launchFlags() {
+		for _, f := range launchflags.Flags() {
 			name := f.Names()[0]
 			if c.IsSet(name) && name != "base-env" && name != "base-env-file" || c.IsSet("env") {
 				return o, usageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
@@ -119,11 +120,11 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	if o.compare, err = readEnvFlag(c, lo.spec.BaseEnv); err != nil {
+	if o.compare, err = launchflags.ReadConfig(c, "env", lo.spec.BaseEnv); err != nil {
 		return o, err
 	}
 	if o.logFile == "" {
-		min, max, err := readSizeRange(c)
+		min, max, err := flagvalue.SizeRange(c)
 		if err != nil {
 			return o, err
 		}

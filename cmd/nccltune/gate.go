@@ -8,6 +8,7 @@ import (
 
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/internal/flagvalue"
+	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -43,12 +44,12 @@ Examples:
   nccltune gate --launcher mpirun --np 4 --hosts s5:1,s6:1,s7:1,s8:1 --base-env-file lane.env --at 1M:9 --at 256M:22 --judge lower-bound`,
 		Flags: append([]cli.Flag{
 			flagvalue.Thresholds("threshold `SIZE:GBPS`, repeatable: at SIZE (a power of two) at least GBPS GB/s bus bandwidth, e.g. 1M:9"),
-			envFlag("NCCL knob `K=V` of the config to gate, repeatable (none: NCCL's defaults under the base env)"),
+			launchflags.EnvFlag("NCCL knob `K=V` of the config to gate, repeatable (none: NCCL's defaults under the base env)"),
 			&cli.IntFlag{Name: "repeats", Value: 5, Usage: "launches that count (medians and intervals over launches)"},
 			noWarmupFlag(),
 			&cli.StringFlag{Name: "judge", Value: "median", Usage: "judge each size on `BASIS`: median (default) or lower-bound (its one-sided 95 % lower confidence bound)"},
 			jsonFlag(),
-		}, append(namingFlags(), launchFlags()...)...),
+		}, append(namingFlags(), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("gate takes no arguments (got %q); give thresholds with --at SIZE:GBPS", c.Args().First())

@@ -252,27 +252,3 @@ func TestResumeRefusesOtherRunSettings(t *testing.T) {
 		t.Errorf("an old study's resume: exit %d, want 0 with a note that --iters cannot be checked:\n%s", code, stderr)
 	}
 }
-
-// TestLaunchDifferencesTorchScript: the torch instrument's script is
-// compared and given back like the other run settings (the CLI test
-// above cannot run the torch instrument).
-func TestLaunchDifferencesTorchScript(t *testing.T) {
-	study := &store.Study{Name: "s1", Launch: store.LaunchSettings{Launcher: "local", Instrument: "torch",
-		Run: &store.RunSettings{TorchScript: "/shared/allreduce.py"}}}
-	for _, tc := range []struct {
-		now  string
-		want []string
-	}{
-		{"/shared/allreduce.py", nil},
-		{"", []string{"--torch-script: the study's /shared/allreduce.py, given none"}},
-		{"/tmp/x.py", []string{"--torch-script: the study's /shared/allreduce.py, given /tmp/x.py"}},
-	} {
-		now := store.LaunchSettings{Launcher: "local", Instrument: "torch", Run: &store.RunSettings{TorchScript: tc.now}}
-		if got := launchDifferences(study, now, nil); strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("given %q: %q, want %q", tc.now, got, tc.want)
-		}
-	}
-	if args := strings.Join(launchArgs(study), " "); !strings.Contains(args, "--torch-script /shared/allreduce.py") {
-		t.Errorf("resume flags %q lack --torch-script", args)
-	}
-}

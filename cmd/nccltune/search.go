@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/flagvalue"
+	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
@@ -51,7 +52,7 @@ Examples:
 			&cli.BoolFlag{Name: "allow-disabled-protocols", Usage: "also try and recommend protocols and algorithms NCCL's defaults disabled on this fabric (e.g. LL128 through NCCL_PROTO=^LL): they may give wrong results, which is why NCCL disabled them here"},
 			&cli.StringFlag{Name: "resume", Usage: "continue an interrupted or killed `STUDY` (its band, space, guard sizes, seed, budget, sampler, --confirm, --min-effect and --alpha are reused; give the launch flags again). It stays within --budget: its warm-up counts, NCCL's plan is read back from the store, and with the budget spent it decides from the stored confirmation launches and makes only the explain launch the budget held back"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (progress stays on stderr)"},
-		}, append(append(namingFlags(), baselineFlags()...), launchFlags()...)...),
+		}, append(append(namingFlags(), launchflags.BaselineFlags()...), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("search takes no arguments (got %q); did you mean --band %s?", c.Args().First(), c.Args().First())
@@ -144,7 +145,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 			return o, usageError(err)
 		}
 	}
-	if so.Baseline, err = readBaselineEnv(c, lo.spec.BaseEnv); err != nil {
+	if so.Baseline, err = launchflags.ReadBaseline(c, lo.spec.BaseEnv); err != nil {
 		return o, err
 	}
 	// The baseline is a config of the space, so the search starts from it.
@@ -175,7 +176,9 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	defer st.Close()
 
 	run, err := studyrun.PrepareSearch(st, studyrun.SearchOptions{Study: o.study, Launch: o.launch.run(), Resume: o.resume,
-		Name: o.naming.apply, CheckResume: func(study *store.Study) error { return checkRelaunch(study, "resume", o.launch, o.stderr) }})
+		Name: o.naming.apply, CheckResume: func(study *store.Study) error {
+			return launchflags.CheckRelaunch(study, "resume", o.launch.run(), o.stderr)
+		}})
 	if err != nil {
 		return err
 	}
@@ -203,9 +206,9 @@ func runSearch(ctx context.Context, o searchOptions) error {
 // resumeCommand is the command that continues study: its launch
 // settings, as stored, and the database when it is not the default one.
 func resumeCommand(study *store.Study, db string) string {
-	cmd := "nccltune search --resume " + shellQuote(study.Name) + " " + strings.Join(launchArgs(study), " ")
+	cmd := "nccltune search --resume " + launchflags.ShellQuote(study.Name) + " " + strings.Join(launchflags.Args(study), " ")
 	if def, err := store.DefaultPath(); err != nil || def != db {
-		cmd += " --db " + shellQuote(db)
+		cmd += " --db " + launchflags.ShellQuote(db)
 	}
 	return cmd
 }

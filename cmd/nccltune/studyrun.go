@@ -57,16 +57,3 @@ func launchProgress(w io.Writer) func(n, total int, phase string, l *runner.Laun
 func (lo launchOptions) run() studyrun.Launch {
 	return studyrun.Launch{Spec: lo.spec, Simulated: lo.simulated, Seed: lo.seed}
 }
-
-// checkRelaunch refuses to resume or verify study with launch settings
-// other than its own (exit 2, listing them), and notes the settings that
-// a study stored before they were recorded cannot check.
-func checkRelaunch(study *store.Study, action string, lo launchOptions, stderr io.Writer) error {
-	if diffs := launchDifferences(study, studyrun.LaunchSettings(lo.spec, lo.seed), lo.spec.BaseEnv); len(diffs) > 0 {
-		return launchDifferenceError(study, action, diffs)
-	}
-	if note := unrecordedNote(study); note != "" {
-		fmt.Fprintln(stderr, note)
-	}
-	return nil
-}

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/flagvalue"
+	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
@@ -28,13 +29,13 @@ Examples:
   nccltune sweep --sim spark4 --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8
   nccltune sweep --launcher mpirun --np 2 --hosts a,b --min 8M --max 4G --repeats 5`,
 		Flags: append([]cli.Flag{
-			envFlag("NCCL knob `K=V` of the config to measure, repeatable (none: NCCL's defaults)"),
+			launchflags.EnvFlag("NCCL knob `K=V` of the config to measure, repeatable (none: NCCL's defaults)"),
 			flagvalue.Size("min", "32K", "smallest size (nccl-tests -b)"),
 			flagvalue.Size("max", "256M", "largest size (nccl-tests -e)"),
 			&cli.IntFlag{Name: "repeats", Value: 1, Usage: "launches to measure (medians and intervals over launches)"},
 			noWarmupFlag(),
 			jsonFlag(),
-		}, append(namingFlags(), launchFlags()...)...),
+		}, append(namingFlags(), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("sweep takes no arguments (got %q); set knobs with --env K=V", c.Args().First())
@@ -62,7 +63,7 @@ func readSweepFlags(c *cli.Context) (sweepOptions, error) {
 		return sweepOptions{}, err
 	}
 	o := sweepOptions{measureOptions: m}
-	if o.min, o.max, err = readSizeRange(c); err != nil {
+	if o.min, o.max, err = flagvalue.SizeRange(c); err != nil {
 		return sweepOptions{}, err
 	}
 	if err := checkRepeats(o.repeats); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
@@ -35,9 +36,9 @@ Examples:
   nccltune verify s3-512K-4M --baseline-env NCCL_PROTO=^LL128 --baseline-env NCCL_MAX_NCHANNELS=8 --sim spark4`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per arm"},
-			envFlag("verify this `K=V` config instead of the study's recommendation (repeatable)"),
+			launchflags.EnvFlag("verify this `K=V` config instead of the study's recommendation (repeatable)"),
 			jsonFlag(),
-		}, append(baselineFlags(), launchFlags()...)...),
+		}, append(launchflags.BaselineFlags(), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageErrorf("verify takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
@@ -46,7 +47,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			cfg, err := readEnvFlag(c, lo.spec.BaseEnv)
+			cfg, err := launchflags.ReadConfig(c, "env", lo.spec.BaseEnv)
 			if err != nil {
 				return err
 			}
@@ -58,7 +59,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			baseline, err := readBaselineEnv(c, lo.spec.BaseEnv)
+			baseline, err := launchflags.ReadBaseline(c, lo.spec.BaseEnv)
 			if err != nil {
 				return err
 			}
@@ -91,7 +92,9 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 	}
 	defer st.Close()
 	ab, err := studyrun.PlanVerify(st, studyrun.VerifyOptions{Study: o.study, Config: o.config, Baseline: o.baseline, BaselineSet: o.baselineSet,
-		Launch: o.launch.run(), CheckRelaunch: func(study *store.Study) error { return checkRelaunch(study, "verify", o.launch, o.stderr) }})
+		Launch: o.launch.run(), CheckRelaunch: func(study *store.Study) error {
+			return launchflags.CheckRelaunch(study, "verify", o.launch.run(), o.stderr)
+		}})
 	if err != nil {
 		return err
 	}

@@ -105,6 +105,19 @@ func Size(name, def, usage string) *cli.GenericFlag {
 // SizeOf is the size flag name in bytes.
 func SizeOf(c *cli.Context, name string) int64 { return c.Generic(name).(*sizeValue).bytes }
 
+// SizeRange reads --min and --max (Size flags), the first and last size
+// of a sweep or a debug launch: at least one element, min ≤ max.
+func SizeRange(c *cli.Context) (min, max int64, err error) {
+	min, max = SizeOf(c, "min"), SizeOf(c, "max")
+	if err := CheckElementSize("min", min); err != nil {
+		return 0, 0, err
+	}
+	if err := (nccl.Band{Min: min, Max: max}).Validate(); err != nil {
+		return 0, 0, usageError(fmt.Errorf("--min/--max: %w", err))
+	}
+	return min, max, nil
+}
+
 // bandValue is --band: message sizes, inclusive.
 type bandValue struct {
 	refusal

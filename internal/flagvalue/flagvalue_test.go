@@ -3,6 +3,7 @@ package flagvalue
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -74,5 +75,35 @@ func TestKVKeepsSpace(t *testing.T) {
 	}
 	if !(&List{}).IsSliceFlag() {
 		t.Error("a List does not say it repeats")
+	}
+}
+
+// TestSizeRange: --min and --max read as sizes, refused below one element
+// or the wrong way round.
+func TestSizeRange(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		min, max int64
+		want     string // the error; "" none
+	}{
+		{nil, 32 << 10, 256 << 20, ""},
+		{[]string{"--min", "1M", "--max", "1M"}, 1 << 20, 1 << 20, ""},
+		{[]string{"--min", "2"}, 0, 0, "--min: 2 bytes is below one element (4 bytes, a float); nccl-tests cannot measure it — use 4 or more"},
+		{[]string{"--min", "4M", "--max", "1M"}, 0, 0, "--min/--max: "},
+	} {
+		var min, max int64
+		var err error
+		app := &cli.App{Name: "x", Flags: []cli.Flag{Size("min", "32K", ""), Size("max", "256M", "")},
+			Action: func(c *cli.Context) error { min, max, err = SizeRange(c); return nil }}
+		if perr := app.Run(append([]string{"x"}, tc.args...)); perr != nil {
+			t.Fatal(perr)
+		}
+		if tc.want == "" {
+			if err != nil || min != tc.min || max != tc.max {
+				t.Errorf("%q: %d-%d (%v), want %d-%d", tc.args, min, max, err, tc.min, tc.max)
+			}
+		} else if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, vocab.ErrUsage) {
+			t.Errorf("%q: %v, want a usage error starting %q", tc.args, err, tc.want)
+		}
 	}
 }

@@ -1,7 +1,8 @@
-package main
+package launchflags
 
 import (
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 )
 
 // A study's launches are comparable only when they ran the same way: a
@@ -17,12 +19,12 @@ import (
 // helpers compare the launch settings given now with a study's stored
 // ones, and write the stored ones back as flags.
 
-// launchDifferences lists each stored launch setting that the settings
+// Differences lists each stored launch setting that the settings
 // given now (now, base) change, as "--flag: study X, given Y". The seed
 // (a verify draws fresh noise; a resume reuses the study's) and the
 // per-launch timeout (it decides when to give up, not what is measured)
 // are not compared.
-func launchDifferences(study *store.Study, now store.LaunchSettings, base map[string]string) []string {
+func Differences(study *store.Study, now store.LaunchSettings, base map[string]string) []string {
 	was := study.Launch
 	var out []string
 	diff := func(flag, stored, given string) {
@@ -91,20 +93,20 @@ func unrecordedNote(study *store.Study) string {
 		"so they cannot be checked: give the ones it ran with", study.Name)
 }
 
-// launchDifferenceError refuses settings that differ from the study's.
-func launchDifferenceError(study *store.Study, action string, diffs []string) error {
+// differenceError refuses settings that differ from the study's.
+func differenceError(study *store.Study, action string, diffs []string) error {
 	return usageErrorf("study %s ran with other launch settings; %s it with the same ones (%s):\n  %s",
-		study.Name, action, strings.Join(launchArgs(study), " "), strings.Join(diffs, "\n  "))
+		study.Name, action, strings.Join(Args(study), " "), strings.Join(diffs, "\n  "))
 }
 
-// launchArgs writes a study's stored launch settings as the flags that
+// Args writes a study's stored launch settings as the flags that
 // reproduce them, quoted for a POSIX shell.
-func launchArgs(study *store.Study) []string {
+func Args(study *store.Study) []string {
 	ls := study.Launch
 	var args []string
 	add := func(flag string, values ...string) {
 		for _, v := range values {
-			args = append(args, flag, shellQuote(v))
+			args = append(args, flag, ShellQuote(v))
 		}
 	}
 	if ls.SimProfile != "" {
@@ -121,13 +123,13 @@ func launchArgs(study *store.Study) []string {
 			add("--hosts", strings.Join(ls.Hosts, ","))
 		}
 		for _, a := range ls.MPIArgs {
-			args = append(args, shellQuote("--mpi-arg="+a))
+			args = append(args, ShellQuote("--mpi-arg="+a))
 		}
 		if ls.Bench != "" {
 			add("--bench", ls.Bench)
 		}
 		for _, a := range ls.BenchArgs {
-			args = append(args, shellQuote("--bench-arg="+a))
+			args = append(args, ShellQuote("--bench-arg="+a))
 		}
 		if ls.Instrument != "" && instrumentName(ls.Instrument) != instrumentName("") {
 			add("--instrument", ls.Instrument)
@@ -162,8 +164,8 @@ func launchArgs(study *store.Study) []string {
 // shellSafe are words a POSIX shell passes on unchanged.
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
 	if shellSafe.MatchString(s) {
 		return s
 	}
@@ -185,3 +187,37 @@ func sortedSet(m map[string]bool) []string {
 	sort.Strings(out)
 	return slices.Clip(out)
 }
+
+// CheckRelaunch refuses to resume or verify study (action says which)
+// with launch settings other than its own (a usage error listing them and
+// the flags that reproduce the study's), and notes on stderr the settings
+// that a study stored before they were recorded cannot check.
+func CheckRelaunch(study *store.Study, action string, l studyrun.Launch, stderr io.Writer) error {
+	if diffs := Differences(study, studyrun.LaunchSettings(l.Spec, l.Seed), l.Spec.BaseEnv); len(diffs) > 0 {
+		return differenceError(study, action, diffs)
+	}
+	if note := unrecordedNote(study); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
+	return nil
+}
+
+// orElse is s, or the word that says what an empty s means ("none").
+func orElse(s, word string) string {
+	if s == "" {
+		return word
+	}
+	return s
+}
+
+// intOrBlank is n in decimal, or "" for 0 (a setting left at its default).
+func intOrBlank(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// formatFloat is x in the fewest digits that read back as x (with an
+// exponent where that is shorter), for settings such as --noise.
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

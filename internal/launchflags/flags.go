@@ -1,0 +1,187 @@
+package launchflags
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nccltune/nccltune/internal/flagvalue"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/studyrun"
+)
+
+// Category groups the launch flags in each command's --help.
+const Category = "Launch (how the benchmark runs)"
+
+// Flags are the launch flags, shared by every command that runs the benchmark.
+func Flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "launcher", Value: "local", Category: Category,
+			Usage: "how to start the benchmark: local, mpirun (Open MPI or MPICH) or srun"},
+		&cli.IntFlag{Name: "np", Category: Category,
+			Usage: "number of ranks (mpirun -np, srun -n); default: the launcher's own (one per host or slot)"},
+		&cli.StringFlag{Name: "hosts", Category: Category,
+			Usage: "comma-separated hosts (mpirun -H, srun -w), e.g. spark5:1,spark6:1"},
+		&cli.StringSliceFlag{Name: "mpi-arg", Category: Category,
+			Usage: "argument for mpirun/srun, repeatable; write --mpi-arg=--allow-run-as-root for values that start with -"},
+		&cli.StringFlag{Name: "mpi-flavor", Category: Category,
+			Usage: "openmpi (-x K=V) or mpich (-genv K V, also Intel MPI); default: detect from mpirun --version"},
+		&cli.StringFlag{Name: "mpirun", Category: Category,
+			Usage: "mpirun executable `PATH` (default mpirun on PATH)"},
+		&cli.StringFlag{Name: "bench", Category: Category,
+			Usage: "nccl-tests benchmark `PATH` (default all_reduce_perf on PATH)"},
+		&cli.StringSliceFlag{Name: "bench-arg", Category: Category,
+			Usage: "extra benchmark argument, repeatable (e.g. --bench-arg=-a --bench-arg=3)"},
+		&cli.StringFlag{Name: "wrapper", Category: Category,
+			Usage: "program run in front of the benchmark on each rank, e.g. scripts/fakehost.sh"},
+		&cli.StringFlag{Name: "instrument", Value: runner.InstrumentNCCLTests, Category: Category,
+			Usage: "what measures: nccl-tests (all_reduce_perf) or torch (nccltune's torch.distributed all-reduce script, for containers without nccl-tests; see docs/TORCH.md)"},
+		&cli.StringFlag{Name: "torch-script", Category: Category,
+			Usage: "the torch instrument's script `PATH` as the ranks see it (inside the container for docker exec); default: nccltune's own copy, written next to each launch"},
+		&cli.StringFlag{Name: "prefix", Category: Category,
+			Usage: "command, as one string, run in front of the benchmark on each rank (before --wrapper), e.g. 'torchrun --nproc-per-node 2' or 'docker exec sglang'; a docker/podman exec gets the launch's env as -e K=V"},
+		&flagvalue.List{GenericFlag: cli.GenericFlag{Name: "base-env", Category: Category,
+			Usage: "fixed `K=V` for every launch (NCCL_IB_HCA, NCCL_SOCKET_IFNAME…), repeatable; recorded with the results",
+			Value: &flagvalue.KV{Flag: "base-env", KeepSpace: true, Check: flagvalue.EnvItem("base-env")}}}, // values are passed verbatim
+		&cli.StringFlag{Name: "base-env-file", Category: Category,
+			Usage: "file of K=V lines (# comments, optional 'export ') added to the base env"},
+		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Category: Category,
+			Usage: "per-launch limit; a launch past it is killed with its whole process group and recorded as timed out"},
+		&cli.IntFlag{Name: "iters", Category: Category,
+			Usage: "timed iterations per size (nccl-tests -n; default: nccl-tests' own)"},
+		&cli.IntFlag{Name: "warmup", Category: Category,
+			Usage: "warm-up iterations per size (nccl-tests -w; default: nccl-tests' own)"},
+		&cli.StringFlag{Name: "sim", Category: Category,
+			Usage: "run the SIMULATED fabric `PROFILE` instead of hardware: spark2, spark4, h200-loopback, flat, a profile FILE.json, or a replay of recorded launches: replay:FILE.db (a store; a bbolt file is also recognised without replay:) or replay:FILE.json (made by 'nccltune replay build')"},
+		&cli.Float64Flag{Name: "noise", Value: 1, Category: Category,
+			Usage: "simulated noise scale: 1 calibrated, 0 the true curve"},
+		&cli.Int64Flag{Name: "seed", Value: 1, Category: Category,
+			Usage: "seed for the simulated fabric and the search (reproducible runs)"},
+	}
+}
+
+// Read turns the launch flags into how a study launches (the config,
+// sizes and per-launch simulator seed are the caller's to fill in).
+func Read(c *cli.Context) (studyrun.Launch, error) {
+	s := runner.Spec{
+		Launcher:  c.String("launcher"),
+		MPIFlavor: c.String("mpi-flavor"),
+		MPIRun:    c.String("mpirun"),
+		NP:        c.Int("np"),
+		MPIArgs:   c.StringSlice("mpi-arg"),
+		Bench:     c.String("bench"),
+		BenchArgs: c.StringSlice("bench-arg"),
+		Timeout:   c.Duration("timeout"),
+		Iters:     c.Int("iters"),
+		Warmup:    c.Int("warmup"),
+		PerIter:   true,
+
+		Instrument:  c.String("instrument"),
+		TorchScript: c.String("torch-script"),
+	}
+	if h := c.String("hosts"); h != "" {
+		for _, host := range strings.Split(h, ",") {
+			s.Hosts = append(s.Hosts, strings.TrimSpace(host))
+		}
+	}
+	if p := c.String("prefix"); p != "" {
+		words, err := runner.SplitCommandLine(p)
+		if err != nil {
+			return studyrun.Launch{}, usageErrorf("--prefix: %v", err)
+		}
+		s.Prefix = words
+	}
+	if w := c.String("wrapper"); w != "" {
+		s.Prefix = append(s.Prefix, w)
+	}
+	if s.Iters < 0 || s.Warmup < 0 {
+		return studyrun.Launch{}, usageErrorf("--iters and --warmup cannot be negative")
+	}
+	base, err := ReadBaseEnv(flagvalue.Items(c, "base-env"), c.String("base-env-file"))
+	if err != nil {
+		return studyrun.Launch{}, usageError(err)
+	}
+	s.BaseEnv = base
+	l := studyrun.Launch{Seed: c.Int64("seed")}
+	if profile := c.String("sim"); profile != "" {
+		if c.IsSet("launcher") && s.Launcher != "local" {
+			return studyrun.Launch{}, usageErrorf("--sim runs the simulated fabric as one local process; drop --launcher %s", s.Launcher)
+		}
+		if c.IsSet("bench") {
+			return studyrun.Launch{}, usageErrorf("--sim replaces the benchmark; drop --bench")
+		}
+		noise := c.Float64("noise")
+		if math.IsNaN(noise) || math.IsInf(noise, 0) {
+			return studyrun.Launch{}, usageErrorf("--noise %v: give a finite noise scale (1 calibrated, 0 the true curve)", noise)
+		}
+		if noise < 0 {
+			return studyrun.Launch{}, usageErrorf("--noise %g: the noise scale cannot be negative (0 is the true curve)", noise)
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return studyrun.Launch{}, fmt.Errorf("finding nccltune's own executable to run the simulated fabric: %w", err)
+		}
+		if profile, err = resolveSimArg(profile); err != nil {
+			return studyrun.Launch{}, err
+		}
+		if err := checkSimProfile(profile); err != nil {
+			return studyrun.Launch{}, err
+		}
+		s.Sim = &runner.SimSpec{Executable: exe, Profile: profile, Noise: noise, Seed: l.Seed}
+		l.Simulated = true
+	} else if c.IsSet("noise") {
+		return studyrun.Launch{}, usageErrorf("--noise only applies to the simulated fabric (--sim PROFILE)")
+	}
+	if err := s.Validate(); err != nil {
+		return studyrun.Launch{}, usageError(err)
+	}
+	l.Spec = s
+	return l, nil
+}
+
+// resolveSimArg makes a --sim value that names a replay absolute (the
+// simulator process may run elsewhere) and checks that the replay loads,
+// so a bad recording is a usage error before any study starts.
+func resolveSimArg(profile string) (string, error) {
+	if !sim.IsReplay(profile) {
+		return profile, nil
+	}
+	abs, err := filepath.Abs(sim.ReplayPath(profile))
+	if err != nil {
+		return "", usageErrorf("--sim %s: %v", profile, err)
+	}
+	arg := sim.ReplayPrefix + abs
+	if _, err := sim.LoadReplay(arg); err != nil {
+		return "", usageErrorf("--sim %s: %v", profile, err)
+	}
+	return arg, nil
+}
+
+// checkSimProfile loads a --sim profile before anything is stored, so a
+// typo is a usage error naming the nearest built-in profile, not a failed
+// study (the simulated fabric loads it again in each launch).
+func checkSimProfile(profile string) error {
+	if sim.IsReplay(profile) {
+		return nil // resolveSimArg has loaded it
+	}
+	if _, err := sim.LoadProfile(profile); err != nil {
+		best, bestD := "", 3
+		for _, name := range sim.BuiltinProfiles() {
+			if d := nccl.EditDistance(strings.ToLower(profile), name); d < bestD {
+				best, bestD = name, d
+			}
+		}
+		if best != "" {
+			return usageErrorf("--sim %s: did you mean %s? (%v)", profile, best, err)
+		}
+		return usageErrorf("--sim %s: %v", profile, err)
+	}
+	return nil
+}
