@@ -8,4 +8,8 @@
 // study's "explain" launches); it measures nothing and decides nothing.
 // Every format says where its numbers came from, and a simulated study is
 // labelled SIMULATED in every one of them.
+//
+// Render makes every file of an export before any is written (one per
+// band; one for the tuner's CSV), and WriteFiles writes them to the file
+// or directory --out names, through internal/outfile.
 package export

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -79,12 +75,6 @@ type exportOptions struct {
 	stderr io.Writer
 }
 
-// exportDoc is one file an export writes.
-type exportDoc struct {
-	name string // file name inside an --out directory
-	data []byte
-}
-
 func runExport(ctx context.Context, o exportOptions) error {
 	format, err := exportFormat(o)
 	if err != nil {
@@ -106,7 +96,7 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if o.indent > 0 && format != export.FormatK8s && format != export.FormatCompose {
 		return usageErrorf("--indent shifts the k8s and compose formats; %s has no indentation", format)
 	}
-	docs, err := renderExport(format, bands, export.Options{WithBase: o.withBase, Now: o.now, Indent: o.indent})
+	docs, err := export.Render(format, bands, export.Options{WithBase: o.withBase, Now: o.now, Indent: o.indent})
 	if err != nil {
 		return err
 	}
@@ -114,10 +104,10 @@ func runExport(ctx context.Context, o exportOptions) error {
 		if len(docs) > 1 {
 			return usageErrorf("%d studies give %d files, one per band: pass --out DIR rather than stdout", len(docs), len(docs))
 		}
-		_, err := o.stdout.Write(docs[0].data)
+		_, err := o.stdout.Write(docs[0].Data)
 		return err
 	}
-	return writeExportFiles(o.out, docs, len(bands) > 1 && format != export.FormatTuner, o.stderr)
+	return export.WriteFiles(o.out, docs, len(bands) > 1 && format != export.FormatTuner, o.stderr)
 }
 
 // exportFormat reads --format (or --json).
@@ -155,61 +145,4 @@ func readBands(path string, queries []string) ([]*export.Band, error) {
 		bands = append(bands, b)
 	}
 	return bands, nil
-}
-
-// renderExport renders every file before any is written, so a refusal
-// leaves nothing half done.
-func renderExport(f export.Format, bands []*export.Band, opts export.Options) ([]exportDoc, error) {
-	groups := [][]*export.Band{bands}
-	if f != export.FormatTuner {
-		groups = groups[:0]
-		for _, b := range bands {
-			groups = append(groups, []*export.Band{b})
-		}
-	}
-	var docs []exportDoc
-	owner := map[string]string{}
-	for _, g := range groups {
-		var buf bytes.Buffer
-		if err := export.Write(&buf, f, g, opts); err != nil {
-			return nil, usageError(err)
-		}
-		name := export.FileName(f, g[0])
-		if other, dup := owner[name]; dup {
-			return nil, usageErrorf("studies %s and %s cover the same band and would both be %s: export them one at a time with --out FILE", other, g[0].Study.Name, name)
-		}
-		owner[name] = g[0].Study.Name
-		docs = append(docs, exportDoc{name: name, data: buf.Bytes()})
-	}
-	return docs, nil
-}
-
-// writeExportFiles writes docs to out: a file, or a directory when out is
-// one, ends with a slash, or several files are due.
-func writeExportFiles(out string, docs []exportDoc, several bool, stderr io.Writer) error {
-	info, statErr := os.Stat(out)
-	dir := several || strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(os.PathSeparator)) || (statErr == nil && info.IsDir())
-	var paths []string
-	if dir {
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return fmt.Errorf("cannot create the output directory %s: %w; pass --out with a directory you can write", out, unwrapPath(err))
-		}
-		for _, d := range docs {
-			paths = append(paths, filepath.Join(out, d.name))
-		}
-	} else {
-		parent := filepath.Dir(out)
-		if info, err := os.Stat(parent); err != nil || !info.IsDir() {
-			return fmt.Errorf("cannot write %s: its directory %s does not exist; create it or pass another --out", out, parent)
-		}
-		paths = []string{out}
-	}
-	for i, p := range paths {
-		data := docs[i].data
-		if err := writeOut(p, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "wrote %s\n", p)
-	}
-	return nil
 }

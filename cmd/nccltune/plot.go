@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
 )
@@ -114,7 +115,7 @@ func runPlot(ctx context.Context, o plotOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
+	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, report.Plural(len(fig.Curves), "curve"), report.StudyNames(studies), report.SimulatedSuffix(studies))
@@ -132,7 +133,7 @@ func runStudyFigure(o plotOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
+	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: the %s of %s%s\n", o.out, o.figure, s.Name(), report.SimulatedSuffix([]*report.Study{s}))

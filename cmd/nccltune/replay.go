@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/sim"
 )
@@ -88,7 +89,7 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 	if err != nil {
 		return err
 	}
-	if err := writeOut(out, func(w io.Writer) error { _, err := w.Write(append(data, '\n')); return err }); err != nil {
+	if err := outfile.WriteOut(out, func(w io.Writer) error { _, err := w.Write(append(data, '\n')); return err }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "replay %s: %s\nwrote %s (%d bytes); use it with --sim replay:%s\n", r.Name, r.Description, out, len(data)+1, out)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
 )
@@ -71,7 +72,7 @@ func runReport(ctx context.Context, o reportOptions) error {
 		return err
 	}
 	opt := report.HTMLOptions{Now: o.now, Location: time.Local}
-	if err := writeOut(o.out, func(w io.Writer) error { return report.WriteHTML(w, data, opt) }); err != nil {
+	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return report.WriteHTML(w, data, opt) }); err != nil {
 		return err
 	}
 	sim := ""

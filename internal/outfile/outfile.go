@@ -133,3 +133,24 @@ func writeInPlace(path string, flag int, write func(io.Writer) error) error {
 	}
 	return werr
 }
+
+// WriteOut is Write for a command's --out FILE (no stdout: "-" is the
+// caller's to handle), with an error that names the path and the next
+// step: every command that writes a file (export, plot, report, replay
+// build) writes it here.
+func WriteOut(path string, write func(io.Writer) error) error {
+	if err := Write(path, nil, write); err != nil {
+		return fmt.Errorf("cannot write %s: %w; pass --out with a path you can write", path, UnwrapPath(err))
+	}
+	return nil
+}
+
+// UnwrapPath drops the *PathError's operation and path, which a message
+// that names the path already says.
+func UnwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

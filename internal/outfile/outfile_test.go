@@ -156,3 +156,21 @@ func TestWriteKeepsWhatExists(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteOutSaysWhatToDo: WriteOut's refusal names the path and the
+// next step, without the *PathError's repetition of them.
+func TestWriteOutSaysWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "missing", "x.png")
+	err := WriteOut(p, writeString("x"))
+	want := "cannot write " + p + ": its directory " + filepath.Dir(p) + " does not exist; pass --out with a path you can write"
+	if err == nil || err.Error() != want {
+		t.Errorf("WriteOut into a missing directory: %v\nwant %s", err, want)
+	}
+	if err := WriteOut("-", writeString("x")); err == nil || !strings.Contains(err.Error(), "cannot write -") {
+		t.Errorf("WriteOut(-): %v, want a refusal (it has no stdout)", err)
+	}
+	if got := UnwrapPath(&fs.PathError{Op: "open", Path: p, Err: syscall.EACCES}); got != syscall.EACCES {
+		t.Errorf("UnwrapPath = %v, want EACCES alone", got)
+	}
+}
