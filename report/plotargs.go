@@ -149,94 +149,24 @@ func LoadStudyFigure(path, arg, kind string) (Drawing, *Study, error) {
 // picked by a bare study or --all is left out (and said so) when it has
 // none.
 func targetCurves(targets []Target, byQuery map[string]*Study, o CurvesOptions) ([]Curve, []*Study, error) {
-	var curves []Curve
-	var studies []*Study
-	drawn := map[*store.Trial]bool{}
-	usedStudy := map[*Study]bool{}
-	use := func(s *Study) {
-		if !usedStudy[s] {
-			usedStudy[s] = true
-			studies = append(studies, s)
-		}
-	}
+	pick := curvePicker{o: o, drawn: map[*store.Trial]bool{}, usedStudy: map[*Study]bool{}}
 	for _, t := range targets {
 		s := byQuery[t.Study]
 		explicit := t.Trial >= 0
 		if !explicit && (o.All || s.Study.Kind != vocab.KindSearch) {
-			highlight := 0 // a sweep or an import: every trial in colour
-			if o.All {
-				highlight = allHighlight
-			}
-			cs, err := s.AllCurves(highlight)
-			if err != nil {
+			if err := pick.everyTrial(s); err != nil {
 				return nil, nil, err
-			}
-			inFigure := map[int]bool{}
-			for _, c := range cs {
-				inFigure[c.Trial] = true
-				if tr := s.TrialByNumber(c.Trial); tr != nil && !drawn[tr] {
-					drawn[tr] = true
-					curves = append(curves, c)
-				}
-			}
-			var skipped []string
-			for _, tr := range s.Trials {
-				if !inFigure[tr.Number] {
-					skipped = append(skipped, strconv.Itoa(tr.Number))
-				}
-			}
-			warnSkipped(o.Warn, s, skipped)
-			if len(cs) > 0 {
-				use(s)
 			}
 			continue
 		}
-		if !explicit {
-			if cs, err := s.DecisionCurves(o.Explore); err == nil {
-				for _, c := range cs {
-					if tr := s.TrialByNumber(c.Trial); tr != nil {
-						drawn[tr] = true
-					}
-				}
-				curves = append(curves, cs...)
-				use(s)
-				continue
-			}
+		if !explicit && pick.decision(s) {
+			continue
 		}
-		var picked []*store.Trial
-		switch {
-		case explicit:
-			tr := s.TrialByNumber(t.Trial)
-			if tr == nil {
-				return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("study %s has no trial %d (it has %s, numbered from 0; nccltune show %s --trials lists them)",
-					s.Name(), t.Trial, Plural(len(s.Trials), "trial"), s.Name()))
-			}
-			picked = []*store.Trial{tr}
-		case o.All:
-			picked = s.Trials
-		default:
-			picked = defaultTrials(s)
+		if err := pick.trials(s, t); err != nil {
+			return nil, nil, err
 		}
-		var skipped []string
-		for _, tr := range picked {
-			if drawn[tr] {
-				continue
-			}
-			c, err := s.TrialCurve(tr)
-			if err != nil {
-				if explicit {
-					return nil, nil, err
-				}
-				skipped = append(skipped, strconv.Itoa(tr.Number))
-				continue
-			}
-			drawn[tr] = true
-			curves = append(curves, c)
-			use(s)
-		}
-		warnSkipped(o.Warn, s, skipped)
 	}
-	if len(curves) == 0 {
+	if len(pick.curves) == 0 {
 		args := make([]string, len(targets))
 		for i, t := range targets {
 			args[i] = t.Arg
@@ -244,7 +174,113 @@ func targetCurves(targets []Target, byQuery map[string]*Study, o CurvesOptions) 
 		return nil, nil, fmt.Errorf("nothing to plot: %s %s no successful launch yet — run or resume the study first",
 			strings.Join(args, " "), map[bool]string{true: "has", false: "have"}[len(targets) == 1])
 	}
-	return curves, studies, nil
+	return pick.curves, pick.studies, nil
+}
+
+// curvePicker collects targetCurves' curves, each trial once (drawn),
+// and the studies they come from in the order first used.
+type curvePicker struct {
+	o         CurvesOptions
+	curves    []Curve
+	studies   []*Study
+	drawn     map[*store.Trial]bool
+	usedStudy map[*Study]bool
+}
+
+func (p *curvePicker) use(s *Study) {
+	if !p.usedStudy[s] {
+		p.usedStudy[s] = true
+		p.studies = append(p.studies, s)
+	}
+}
+
+// everyTrial adds a curve for every trial of s (--all, a sweep or an
+// import), saying which trials had nothing to draw.
+func (p *curvePicker) everyTrial(s *Study) error {
+	highlight := 0 // a sweep or an import: every trial in colour
+	if p.o.All {
+		highlight = allHighlight
+	}
+	cs, err := s.AllCurves(highlight)
+	if err != nil {
+		return err
+	}
+	inFigure := map[int]bool{}
+	for _, c := range cs {
+		inFigure[c.Trial] = true
+		if tr := s.TrialByNumber(c.Trial); tr != nil && !p.drawn[tr] {
+			p.drawn[tr] = true
+			p.curves = append(p.curves, c)
+		}
+	}
+	var skipped []string
+	for _, tr := range s.Trials {
+		if !inFigure[tr.Number] {
+			skipped = append(skipped, strconv.Itoa(tr.Number))
+		}
+	}
+	warnSkipped(p.o.Warn, s, skipped)
+	if len(cs) > 0 {
+		p.use(s)
+	}
+	return nil
+}
+
+// decision adds a search's decision curves (its confirmation), and
+// reports false when it has none to draw.
+func (p *curvePicker) decision(s *Study) bool {
+	cs, err := s.DecisionCurves(p.o.Explore)
+	if err != nil {
+		return false
+	}
+	for _, c := range cs {
+		if tr := s.TrialByNumber(c.Trial); tr != nil {
+			p.drawn[tr] = true
+		}
+	}
+	p.curves = append(p.curves, cs...)
+	p.use(s)
+	return true
+}
+
+// trials adds the trials target t names: its trial, or a bare study's
+// default trials (every trial with --all). A trial named explicitly must
+// have a curve; others without one are left out and said so.
+func (p *curvePicker) trials(s *Study, t Target) error {
+	explicit := t.Trial >= 0
+	var picked []*store.Trial
+	switch {
+	case explicit:
+		tr := s.TrialByNumber(t.Trial)
+		if tr == nil {
+			return vocab.Mark(vocab.ErrUsage, fmt.Errorf("study %s has no trial %d (it has %s, numbered from 0; nccltune show %s --trials lists them)",
+				s.Name(), t.Trial, Plural(len(s.Trials), "trial"), s.Name()))
+		}
+		picked = []*store.Trial{tr}
+	case p.o.All:
+		picked = s.Trials
+	default:
+		picked = defaultTrials(s)
+	}
+	var skipped []string
+	for _, tr := range picked {
+		if p.drawn[tr] {
+			continue
+		}
+		c, err := s.TrialCurve(tr)
+		if err != nil {
+			if explicit {
+				return err
+			}
+			skipped = append(skipped, strconv.Itoa(tr.Number))
+			continue
+		}
+		p.drawn[tr] = true
+		p.curves = append(p.curves, c)
+		p.use(s)
+	}
+	warnSkipped(p.o.Warn, s, skipped)
+	return nil
 }
 
 // warnSkipped says which trials of s were left out for want of a
