@@ -28,9 +28,10 @@ func OpenReview(path, query string) (*store.Store, error) {
 	return st, err
 }
 
-// ListStudies lists the summaries; a database that does not exist yet
-// holds no studies.
-func ListStudies(path string) ([]store.StudySummary, error) {
+// ListStudies lists the summaries of the studies that carry every label
+// in labels (all of them when labels is empty); a database that does not
+// exist yet holds no studies.
+func ListStudies(path string, labels map[string]string) ([]store.StudySummary, error) {
 	st, err := store.Open(path, store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrNoDatabase) {
 		return nil, nil
@@ -39,7 +40,23 @@ func ListStudies(path string) ([]store.StudySummary, error) {
 		return nil, err
 	}
 	defer st.Close()
-	return st.Studies()
+	sums, err := st.Studies()
+	if err != nil || len(labels) == 0 {
+		return sums, err
+	}
+	var out []store.StudySummary
+	for _, s := range sums {
+		match := true
+		for k, v := range labels {
+			if got, ok := s.Labels[k]; !ok || got != v {
+				match = false
+			}
+		}
+		if match {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // LoadOptions says how Load reads the named studies.

@@ -17,7 +17,7 @@ func TestLoad(t *testing.T) {
 	if _, err := Load(db, []string{"s1"}, ReviewLoad); !errors.Is(err, vocab.ErrUsage) || !strings.Contains(err.Error(), StartHint) {
 		t.Errorf("a missing database: %v, want a usage error saying %q", err, StartHint)
 	}
-	if sums, err := ListStudies(db); err != nil || sums != nil {
+	if sums, err := ListStudies(db, nil); err != nil || sums != nil {
 		t.Errorf("ListStudies of a missing database = %v, %v; want none", sums, err)
 	}
 	st, err := store.Open(db, store.Options{})
@@ -27,8 +27,25 @@ func TestLoad(t *testing.T) {
 	if err := st.CreateStudy(&store.Study{Kind: vocab.KindSweep}); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.CreateStudy(&store.Study{Kind: vocab.KindSweep, Labels: map[string]string{"team": "a", "run": "1"}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		labels map[string]string
+		want   int
+	}{
+		{nil, 2},
+		{map[string]string{"team": "a"}, 1},
+		{map[string]string{"team": "a", "run": "1"}, 1},
+		{map[string]string{"team": "a", "run": "2"}, 0},
+		{map[string]string{"team": ""}, 0},
+	} {
+		if sums, err := ListStudies(db, tc.labels); err != nil || len(sums) != tc.want {
+			t.Errorf("ListStudies(%v) = %d studies, %v; want %d", tc.labels, len(sums), err, tc.want)
+		}
 	}
 	for _, tc := range []struct {
 		queries []string

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/report"
 )
 
 func historyCommand() *cli.Command {
@@ -49,30 +49,9 @@ type historyOptions struct {
 }
 
 func runHistory(ctx context.Context, o historyOptions) error {
-	sums, err := readStudies(o.db)
+	sums, err := report.ListStudies(o.db, o.labels)
 	if err != nil {
 		return err
 	}
-	sums = withLabels(sums, o.labels)
 	return ui.PrintHistory(o.stdout, o.json, sums, time.Local)
-}
-
-// withLabels keeps the studies that carry every label asked for.
-func withLabels(sums []store.StudySummary, want map[string]string) []store.StudySummary {
-	if len(want) == 0 {
-		return sums
-	}
-	var out []store.StudySummary
-	for _, s := range sums {
-		match := true
-		for k, v := range want {
-			if got, ok := s.Labels[k]; !ok || got != v {
-				match = false
-			}
-		}
-		if match {
-			out = append(out, s)
-		}
-	}
-	return out
 }

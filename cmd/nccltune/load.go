@@ -10,7 +10,6 @@ import (
 var (
 	loadStudies = report.Load
 	readStudy   = report.LoadOne
-	readStudies = report.ListStudies
 	reviewLoad  = report.ReviewLoad
 )
 

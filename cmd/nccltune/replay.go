@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -94,24 +93,6 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 	}
 	fmt.Fprintf(stderr, "replay %s: %s\nwrote %s (%d bytes); use it with --sim replay:%s\n", r.Name, r.Description, out, len(data)+1, out)
 	return nil
-}
-
-// resolveSimArg makes a --sim value that names a replay absolute (the
-// simulator process may run elsewhere) and checks that the replay loads,
-// so a bad recording is a usage error before any study starts.
-func resolveSimArg(profile string) (string, error) {
-	if !sim.IsReplay(profile) {
-		return profile, nil
-	}
-	abs, err := filepath.Abs(sim.ReplayPath(profile))
-	if err != nil {
-		return "", usageErrorf("--sim %s: %v", profile, err)
-	}
-	arg := sim.ReplayPrefix + abs
-	if _, err := sim.LoadReplay(arg); err != nil {
-		return "", usageErrorf("--sim %s: %v", profile, err)
-	}
-	return arg, nil
 }
 
 // runReplayShow prints the replay file at path (replay show).

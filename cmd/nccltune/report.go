@@ -75,11 +75,7 @@ func runReport(ctx context.Context, o reportOptions) error {
 	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return report.WriteHTML(w, data, opt) }); err != nil {
 		return err
 	}
-	sim := ""
-	if data.Study.Simulated {
-		sim = " (SIMULATED fabric)"
-	}
-	fmt.Fprintf(o.stderr, "wrote %s: the report of %s%s\n", o.out, data.Name(), sim)
+	fmt.Fprintf(o.stderr, "wrote %s: the report of %s%s\n", o.out, data.Name(), report.SimulatedSuffix([]*report.Study{data}))
 	if o.json {
 		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "study": data.Name(), "simulated": data.Study.Simulated})
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strconv"
-
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
@@ -11,27 +9,6 @@ import (
 // The small text helpers that several commands' output shares, in one
 // place so that each is written once. (Those the printers in internal/ui
 // need live there.)
-
-// orElse is s, or the word that says what an empty s means ("none",
-// "unknown").
-func orElse(s, word string) string {
-	if s == "" {
-		return word
-	}
-	return s
-}
-
-// intOrBlank is n in decimal, or "" for 0 (a setting left at its default).
-func intOrBlank(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return strconv.Itoa(n)
-}
-
-// formatFloat is x in the fewest digits that read back as x (with an
-// exponent where that is shorter), for settings such as --noise.
-func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // outcomeText is "ok", or the launch's outcome and why.
 func outcomeText(l *runner.Launch) string {
