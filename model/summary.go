@@ -224,18 +224,18 @@ func (a *analysis) summary(opt Options) Summary {
 	if a.n == 0 {
 		s.Warnings = append(s.Warnings, Warning{Code: WarnNoLaunches, Message: "no launches to summarise"})
 	}
-	a.summariseSizes(&s, opt)
-	s.Warnings = append(s.Warnings, scoreWarnings(s.LaunchScores, s.LaunchIndex, opt)...)
-	if w, ok := a.iterBimodalWarning(); ok {
-		s.Warnings = append(s.Warnings, w)
-	}
+	s.Sizes, s.ScoreUS, s.Warnings = a.summariseSizes(opt, s.Warnings)
+	s.Warnings = scoreWarnings(s.LaunchScores, s.LaunchIndex, opt, s.Warnings)
+	s.Warnings = a.warnIterBimodal(s.Warnings)
 	return s
 }
 
-// summariseSizes adds each size's summary and the band score, warning
-// about sizes with too few launches for an interval and sizes whose
-// launch-to-launch spread is high.
-func (a *analysis) summariseSizes(s *Summary, opt Options) {
+// summariseSizes returns each size's summary and the band score (NaN
+// unless every size has a median), and adds to warns the sizes with too
+// few launches for an interval and those whose launch-to-launch spread
+// is high.
+func (a *analysis) summariseSizes(opt Options, warns []Warning) (sizes []SizeSummary, score float64, _ []Warning) {
+	score = math.NaN()
 	needCI := MinLaunchesForInterval(opt)
 	var few []int64
 	fewN := math.MaxInt
@@ -270,29 +270,30 @@ func (a *analysis) summariseSizes(s *Summary, opt Options) {
 			}
 		}
 		medsPerSize = append(medsPerSize, ss.Median)
-		s.Sizes = append(s.Sizes, ss)
+		sizes = append(sizes, ss)
 	}
 	if len(a.sizes) > 0 && !slices.ContainsFunc(medsPerSize, math.IsNaN) {
-		s.ScoreUS = geoMean(medsPerSize)
+		score = geoMean(medsPerSize)
 	}
 	if len(few) > 0 {
-		s.Warnings = append(s.Warnings, Warning{Code: WarnFewLaunches, Bytes: few,
+		warns = append(warns, Warning{Code: WarnFewLaunches, Bytes: few,
 			Message: fmt.Sprintf("%s cannot give a %s interval on the median at %s; %d are needed, so Lo and Hi are unknown",
 				countLaunches(fewN), pct(opt.Confidence), formatSizes(few), needCI)})
 	}
 	if len(spreadSizes) > 0 {
-		s.Warnings = append(s.Warnings, Warning{Code: WarnHighSpread, Bytes: spreadSizes,
+		warns = append(warns, Warning{Code: WarnHighSpread, Bytes: spreadSizes,
 			Message: fmt.Sprintf("launch-to-launch spread (robust CV) is %s, above %.0f %%: small differences need many launches to resolve",
 				strings.Join(spreadMsgs, ", "), opt.HighSpreadPct)})
 	}
+	return sizes, score, warns
 }
 
-// scoreWarnings flags outlier launches and launch scores in two groups.
-// Both are judged on the launch scores, the values the comparison tests,
-// in logs: the noise is multiplicative, so a slow launch and a fast one
-// are symmetric. index holds each score's launch index.
-func scoreWarnings(scores []float64, index []int, opt Options) []Warning {
-	var warns []Warning
+// scoreWarnings adds to warns the outlier launches and launch scores in
+// two groups. Both are judged on the launch scores, the values the
+// comparison tests, in logs: the noise is multiplicative, so a slow
+// launch and a fast one are symmetric. index holds each score's launch
+// index.
+func scoreWarnings(scores []float64, index []int, opt Options, warns []Warning) []Warning {
 	scoreLogs := logs(scores)
 	if out := robustOutliers(scoreLogs, opt.OutlierZ); len(out) > 0 {
 		med := Median(scores)
@@ -317,11 +318,11 @@ func scoreWarnings(scores []float64, index []int, opt Options) []Warning {
 	return warns
 }
 
-// iterBimodalWarning is the warning about launches whose iterations fell
-// in two groups at some size, when analyse found any.
-func (a *analysis) iterBimodalWarning() (Warning, bool) {
+// warnIterBimodal adds to warns the launches whose iterations fell in
+// two groups at some size, when analyse found any.
+func (a *analysis) warnIterBimodal(warns []Warning) []Warning {
 	if len(a.iterBimodal) == 0 {
-		return Warning{}, false
+		return warns
 	}
 	var ls []int
 	var bs []int64
@@ -332,9 +333,9 @@ func (a *analysis) iterBimodalWarning() (Warning, bool) {
 	ls = slices.Compact(ls) // iterBimodal is in launch order
 	slices.Sort(bs)
 	bs = slices.Compact(bs)
-	return Warning{Code: WarnBimodal, Launches: ls, Bytes: bs,
+	return append(warns, Warning{Code: WarnBimodal, Launches: ls, Bytes: bs,
 		Message: fmt.Sprintf("iterations fall in two groups inside %s at %s: the launch switched behaviour mid-run; its median may not describe either mode",
-			plural(len(ls), "one launch", fmt.Sprintf("%d launches", len(ls))), formatSizes(bs))}, true
+			plural(len(ls), "one launch", fmt.Sprintf("%d launches", len(ls))), formatSizes(bs))})
 }
 
 // Thresholds of the robust rules; see robustOutliers and bimodal.
