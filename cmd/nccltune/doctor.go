@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
@@ -146,17 +143,12 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 }
 
 func runDoctor(ctx context.Context, o doctorOptions) error {
+	simProfile := ""
+	if o.launch.spec.Sim != nil {
+		simProfile = o.launch.spec.Sim.Profile
+	}
 	rep, err := studyrun.Doctor(ctx, studyrun.DoctorOptions{Launch: o.launch.run(), LogFile: o.logFile, Compare: o.compare, LinkGbps: o.linkGbps,
-		Progress: func(cfg nccl.Config, l *benchfmt.Launch) {
-			switch spec := o.launch.spec; {
-			case l != nil:
-				fmt.Fprintf(o.stderr, "doctor: launch %s (%s)\n", outcomeText(l), l.Duration.Round(time.Millisecond))
-			case len(cfg) > 0:
-				fmt.Fprintf(o.stderr, "doctor: a second debug launch with %s\n", cfg)
-			default:
-				fmt.Fprintf(o.stderr, "doctor: one debug launch, %s to %s%s\n", nccl.FormatSize(spec.MinBytes), nccl.FormatSize(spec.MaxBytes), simSuffix(o.launch))
-			}
-		}})
+		Progress: ui.DoctorProgress(o.stderr, o.launch.spec.MinBytes, o.launch.spec.MaxBytes, simProfile)})
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ Examples:
   nccltune import --env NCCL_PROTO=^LL128 --env NCCL_MAX_NCHANNELS=8 tuned.json
   nccltune import --study s9-import more.txt`,
 		Flags: []cli.Flag{
-			flagvalue.KVFlag("env", "`K=V` the imported runs were made with, repeatable (none: NCCL's defaults)", importItem),
+			flagvalue.KVFlag("env", "`K=V` the imported runs were made with, repeatable (none: NCCL's defaults)", flagvalue.RecordedEnvItem("env")),
 			&cli.StringFlag{Name: "study", Usage: "add to this existing import `STUDY` instead of starting a new one"},
 			jsonFlag(),
 		},
@@ -39,16 +39,12 @@ Examples:
 			if c.NArg() == 0 {
 				return usageErrorf("import needs at least one FILE of saved nccl-tests output")
 			}
-			cfg, err := importConfig(flagvalue.Items(c, "env"))
-			if err != nil {
-				return usageError(err)
-			}
 			db, err := dbPath(c)
 			if err != nil {
 				return err
 			}
 			return runImport(c.Context, importOptions{
-				db: db, files: c.Args().Slice(), config: cfg, study: c.String("study"),
+				db: db, files: c.Args().Slice(), config: flagvalue.EnvOf(c, "env"), study: c.String("study"),
 				json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
 			})
 		},
@@ -63,36 +59,6 @@ type importOptions struct {
 	json   bool
 	stdout io.Writer
 	stderr io.Writer
-}
-
-// importItem checks one --env item of import: any environment variable
-// may be recorded (a run may have set NCCL_IB_HCA), and NCCL knobs must
-// hold valid values.
-func importItem(it string) error {
-	k, v, err := nccl.ParseKeyValue(it)
-	if err != nil {
-		return usageError(fmt.Errorf("--env %w", err))
-	}
-	if nccl.IsKnob(k) {
-		knob, _ := nccl.LookupKnob(k)
-		if err := knob.Validate(v); err != nil {
-			return usageError(fmt.Errorf("--env %s: %w", it, err))
-		}
-	}
-	return nil
-}
-
-// importConfig is import's --env items (checked by importItem as they
-// were set) as a config.
-func importConfig(items []string) (nccl.Config, error) {
-	cfg := nccl.Config{}
-	for _, it := range items {
-		k, v, _ := nccl.ParseKeyValue(it)
-		if v != "" {
-			cfg[k] = v
-		}
-	}
-	return cfg, nil
 }
 
 func runImport(ctx context.Context, o importOptions) error {

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -44,13 +42,6 @@ func dbPath(c *cli.Context) (string, error) {
 		return "", fmt.Errorf("finding the default database location: %w; pass --db FILE", err)
 	}
 	return p, nil
-}
-
-// launchProgress prints each launch of a repeated config as it ends.
-func launchProgress(w io.Writer) func(n, total int, phase string, l *runner.Launch) {
-	return func(n, total int, phase string, l *runner.Launch) {
-		fmt.Fprintf(w, "launch %d/%d %s: %s (%s)\n", n, total, phase, outcomeText(l), l.Duration.Round(time.Millisecond))
-	}
 }
 
 // run is how studyrun launches with these options.

@@ -83,7 +83,7 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 	}
 	defer st.Close()
 	r, err := studyrun.Sweep(ctx, st, o.min, o.max, studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
-		Launch: o.launch.run(), Name: o.naming.apply, Progress: launchProgress(o.stderr),
+		Launch: o.launch.run(), Name: o.naming.apply, Progress: ui.RepeatProgress(o.stderr),
 		Started: func(study *store.Study) {
 			fmt.Fprintf(o.stderr, "sweep %s: %s, %s to %s%s\n", study.Name, o.config, nccl.FormatSize(o.min), nccl.FormatSize(o.max), labelSuffix(study))
 		}})

@@ -4,16 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
 )
@@ -113,9 +110,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 			fmt.Fprintf(o.stderr, "%s %s: %s against %s, %d launches each, interleaved%s\n",
 				ab.Kind, study.Name, ab.Cand, ui.BaselineName(ab.Base), o.launches, labelSuffix(study))
 		},
-		Progress: func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch) {
-			fmt.Fprintf(o.stderr, "launch %d/%d %-7s %-40s %s (%s)\n", n, total, phase, t.Config, outcomeText(l), l.Duration.Round(time.Millisecond))
-		}})
+		Progress: ui.ABProgress(o.stderr)})
 	if err != nil {
 		return err
 	}

@@ -282,6 +282,39 @@ func EnvItem(flag string) func(string) error {
 	}
 }
 
+// RecordedEnvItem checks one K=V item of a flag that records the env
+// runs were made with (import's --env): any environment variable may be
+// recorded (a run may have set NCCL_IB_HCA), and NCCL knobs must hold
+// valid values.
+func RecordedEnvItem(flag string) func(string) error {
+	return func(item string) error {
+		k, v, err := nccl.ParseKeyValue(item)
+		if err != nil {
+			return usageError(fmt.Errorf("--%s %w", flag, err))
+		}
+		if nccl.IsKnob(k) {
+			knob, _ := nccl.LookupKnob(k)
+			if err := knob.Validate(v); err != nil {
+				return usageError(fmt.Errorf("--%s %s: %w", flag, item, err))
+			}
+		}
+		return nil
+	}
+}
+
+// EnvOf is the K=V flag name's items (each checked as it was set) as a
+// config; an item with an empty value sets nothing.
+func EnvOf(c *cli.Context, name string) nccl.Config {
+	cfg := nccl.Config{}
+	for _, it := range Items(c, name) {
+		k, v, _ := nccl.ParseKeyValue(it)
+		if v != "" {
+			cfg[k] = v
+		}
+	}
+	return cfg
+}
+
 func usageError(err error) error { return vocab.Mark(vocab.ErrUsage, err) }
 
 func usageErrorf(format string, args ...any) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -29,6 +30,9 @@ func TestSetRefusesInNccltunesWords(t *testing.T) {
 		{KVFlag("env", "", KnobItem("env")), []string{"NCCL_PROTO=LL", " NCCL_PROTO =Simple"}, `NCCL_PROTO is given twice to --env ("NCCL_PROTO=LL" and "NCCL_PROTO =Simple"); give it once`},
 		{KVFlag("env", "", KnobItem("env")), []string{"NCCL_PROTO=bogus"}, `--env: NCCL_PROTO=bogus: "bogus" is not one of LL, LL128, Simple`},
 		{KVFlag("base-env", "", EnvItem("base-env")), []string{"1X=2"}, `--base-env: "1X=2": "1X" is not an environment variable name`},
+		{KVFlag("env", "", RecordedEnvItem("env")), []string{"NCCL_IB_HCA=mlx5_0", "NCCL_PROTO=Simple"}, ""},
+		{KVFlag("env", "", RecordedEnvItem("env")), []string{"NCCL_PROTO=bogus"}, `--env NCCL_PROTO=bogus: NCCL_PROTO=bogus: "bogus" is not one of LL, LL128, Simple`},
+		{KVFlag("env", "", RecordedEnvItem("env")), []string{"bad"}, `--env "bad" is not KEY=VALUE (e.g. NCCL_PROTO=^LL128)`},
 		{&List{GenericFlag: cli.GenericFlag{Name: "label", Value: &KV{Flag: "label",
 			Repeated: func(k, _, _ string) error { return errors.New("--label " + k + " is given twice") }}}}, []string{"a=1", "a=2"}, "--label a is given twice"},
 	} {
@@ -105,5 +109,18 @@ func TestSizeRange(t *testing.T) {
 		} else if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, vocab.ErrUsage) {
 			t.Errorf("%q: %v, want a usage error starting %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestEnvOf: recorded K=V items as a config, empty values setting nothing.
+func TestEnvOf(t *testing.T) {
+	var got nccl.Config
+	app := &cli.App{Name: "x", Flags: []cli.Flag{KVFlag("env", "", RecordedEnvItem("env"))},
+		Action: func(c *cli.Context) error { got = EnvOf(c, "env"); return nil }}
+	if err := app.Run([]string{"x", "--env", "NCCL_PROTO=Simple", "--env", "NCCL_ALGO=", "--env", "NCCL_IB_HCA=mlx5"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := (nccl.Config{"NCCL_PROTO": "Simple", "NCCL_IB_HCA": "mlx5"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("EnvOf = %v, want %v", got, want)
 	}
 }
