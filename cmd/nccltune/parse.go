@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"io/fs"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/runner"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 func parseCommand() *cli.Command {
@@ -66,7 +61,7 @@ func runParse(ctx context.Context, o parseOptions) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		data, err := readParseInput(ctx, name, o.stdin)
+		data, err := input.ReadSaved(ctx, name, o.stdin)
 		if err != nil {
 			return err
 		}
@@ -80,50 +75,5 @@ func runParse(ctx context.Context, o parseOptions) error {
 	if err := ui.PrintParse(o.stdout, o.json, parsed); err != nil {
 		return err
 	}
-	return parseVerdict(parsed)
-}
-
-// readParseInput reads a file, or standard input for "-", up to
-// input.MaxBytes.
-func readParseInput(ctx context.Context, name string, stdin io.Reader) ([]byte, error) {
-	data, err := input.ReadFile(ctx, name, stdin, input.MaxBytes)
-	var tooLarge *input.TooLargeError
-	switch {
-	case err == nil:
-		return data, nil
-	case ctx.Err() != nil:
-		return nil, vocab.ErrInterrupted
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, usageErrorf("%s: no such file; give the path of saved nccl-tests output", name)
-	case errors.Is(err, input.ErrNotFile):
-		return nil, usageErrorf("%s is a directory; give the files of saved nccl-tests output inside it", name)
-	case errors.As(err, &tooLarge):
-		return nil, usageError(err)
-	case name == "-":
-		return nil, fmt.Errorf("reading standard input: %w", err)
-	}
-	return nil, fmt.Errorf("cannot read %s: %w", name, err)
-}
-
-// parseVerdict is the command's error after printing: a failed run is a
-// fabric failure (exit 3); output that is not nccl-tests' is bad input
-// (exit 2).
-func parseVerdict(parsed []ui.ParseOutcome) error {
-	var failed, unreadable []string
-	for _, p := range parsed {
-		if msg := p.Failure(); msg != "" {
-			failed = append(failed, p.Name+": "+msg)
-		} else if msg := p.Unreadable(); msg != "" {
-			unreadable = append(unreadable, p.Name+": "+msg)
-		}
-	}
-	switch {
-	case len(failed) == 1 && len(parsed) == 1:
-		return fabricError(errors.New(failed[0]))
-	case len(failed) > 0:
-		return fabricError(fmt.Errorf("%d of %d files hold failed runs: %s", len(failed), len(parsed), strings.Join(failed, "; ")))
-	case len(unreadable) > 0:
-		return usageErrorf("%s", strings.Join(unreadable, "; "))
-	}
-	return nil
+	return ui.ParseVerdict(parsed)
 }

@@ -2,6 +2,7 @@
 // output, NCCL logs, simulator profiles) with a cap on their size, from
 // anything that can be read (a FIFO, /dev/stdin, a process substitution)
 // and so that Ctrl-C ends a read that would otherwise wait forever.
+// ReadSaved adds parse's errors: what the user can fix is vocab.ErrUsage.
 package input
 
 import (
@@ -11,6 +12,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // MaxBytes is the largest input nccltune reads: saved nccl-tests output
@@ -119,4 +122,28 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// ReadSaved reads a file of saved nccl-tests output for parse, or
+// standard input for "-", up to MaxBytes, with errors that say what to
+// give instead: a missing file, a directory or one over the cap is a
+// usage error (vocab.ErrUsage), and Ctrl-C is vocab.ErrInterrupted.
+func ReadSaved(ctx context.Context, name string, stdin io.Reader) ([]byte, error) {
+	data, err := ReadFile(ctx, name, stdin, MaxBytes)
+	var tooLarge *TooLargeError
+	switch {
+	case err == nil:
+		return data, nil
+	case ctx.Err() != nil:
+		return nil, vocab.ErrInterrupted
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s: no such file; give the path of saved nccl-tests output", name))
+	case errors.Is(err, ErrNotFile):
+		return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s is a directory; give the files of saved nccl-tests output inside it", name))
+	case errors.As(err, &tooLarge):
+		return nil, vocab.Mark(vocab.ErrUsage, err)
+	case name == "-":
+		return nil, fmt.Errorf("reading standard input: %w", err)
+	}
+	return nil, fmt.Errorf("cannot read %s: %w", name, err)
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func TestReadFile(t *testing.T) {
@@ -59,6 +61,35 @@ func TestReadFileStopsOnCancel(t *testing.T) {
 		_, err := ReadFile(ctx, name, nil, 1<<40)
 		if !errors.Is(err, context.Canceled) || time.Since(start) > 2*time.Second {
 			t.Errorf("%s: %v after %s", name, err, time.Since(start))
+		}
+	}
+}
+
+// TestReadSaved checks parse's refusals: what the user can fix is a usage
+// error naming the file, Ctrl-C is an interruption.
+func TestReadSaved(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "run.txt")
+	os.WriteFile(good, []byte("# nccl-tests"), 0o644)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		ctx  context.Context
+		name string
+		kind error // nil: read
+		says string
+	}{
+		{context.Background(), good, nil, ""},
+		{context.Background(), filepath.Join(dir, "none.txt"), vocab.ErrUsage, "no such file; give the path of saved nccl-tests output"},
+		{context.Background(), dir, vocab.ErrUsage, "is a directory; give the files of saved nccl-tests output inside it"},
+		{cancelled, good, vocab.ErrInterrupted, "interrupted"},
+	} {
+		data, err := ReadSaved(tc.ctx, tc.name, nil)
+		switch {
+		case tc.kind == nil && (err != nil || string(data) != "# nccl-tests"):
+			t.Errorf("ReadSaved(%s) = %q, %v", tc.name, data, err)
+		case tc.kind != nil && (!errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.says)):
+			t.Errorf("ReadSaved(%s): %v, want %v saying %q", tc.name, err, tc.kind, tc.says)
 		}
 	}
 }

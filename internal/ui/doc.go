@@ -5,7 +5,10 @@
 // a printer here. Keeping the words and layouts in one package lets the
 // commands stay short and lets tests check an output without running a
 // command (the layout follows golang.org/x/perf's cmd/benchstat/internal
-// and restic's internal/ui).
+// and restic's internal/ui). One verdict sits beside its printer:
+// ParseVerdict says which sentinel (vocab.ErrFabric, vocab.ErrUsage) the
+// files parse printed amount to, from the same Failure and Unreadable
+// texts it prints.
 //
 // ui imports the libraries whose results it prints (store, search, report,
 // fabric, ...) and never cmd/nccltune; no library imports ui.
