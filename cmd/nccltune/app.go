@@ -18,7 +18,7 @@ import (
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	out := &countingWriter{w: stdout}
 	err := runCommand(ctx, args, out, stderr)
-	if err != nil && out.n == 0 && wantsJSON(args) {
+	if err != nil && out.n == 0 && cliargs.WantsJSON(args) {
 		// --json promises one document on stdout whatever happens.
 		_ = ui.WriteJSON(stdout, errorDocument(err))
 	}

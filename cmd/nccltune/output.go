@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"io"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,20 +26,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // jsonFlag is --json as most commands define it: one document on stdout.
 func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}
-}
-
-// wantsJSON reports whether the command line asks for --json.
-func wantsJSON(args []string) bool {
-	for _, a := range args[min(1, len(args)):] {
-		if a == "--" {
-			return false
-		}
-		switch strings.TrimLeft(a, "-") {
-		case "json", "json=true", "json=1":
-			return strings.HasPrefix(a, "-")
-		}
-	}
-	return false
 }
 
 // errorKinds name the exit codes of DESIGN.md in the error document.

@@ -4,7 +4,8 @@
 // written after positional arguments ("nccltune export STUDY --format
 // env") and the app's own flags written after the command in front, and
 // finds a value flag written last without its value; the other functions
-// name the command a line runs and the command a mistyped name meant.
+// name the command a line runs and the command a mistyped name meant, and
+// WantsJSON whether a failure must still print a JSON document.
 package cliargs
 
 import (
@@ -229,4 +230,20 @@ func HelpAsFlag(app *cli.App, args []string) []string {
 		return append(out, "--help")
 	}
 	return args
+}
+
+// WantsJSON reports whether the command line (args[0] the program) asks
+// for --json, before "--": then a failure must still print one JSON
+// document on stdout.
+func WantsJSON(args []string) bool {
+	for _, a := range args[min(1, len(args)):] {
+		if a == "--" {
+			return false
+		}
+		switch strings.TrimLeft(a, "-") {
+		case "json", "json=true", "json=1":
+			return strings.HasPrefix(a, "-")
+		}
+	}
+	return false
 }

@@ -81,3 +81,23 @@ func TestTakesValue(t *testing.T) {
 		t.Errorf("TakesValue(--format, --format=env, --json, --nosuch) = %v, want %v", got, want)
 	}
 }
+
+func TestWantsJSON(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"nccltune", "history", "--json"}, true},
+		{[]string{"nccltune", "show", "s1", "-json"}, true},
+		{[]string{"nccltune", "gate", "--json=true"}, true},
+		{[]string{"nccltune", "gate", "--json=false"}, false},
+		{[]string{"nccltune", "parse", "json"}, false}, // a file named json
+		{[]string{"nccltune", "search", "--", "--json"}, false},
+		{[]string{"--json"}, false}, // the program's own name
+		{nil, false},
+	} {
+		if got := WantsJSON(tc.args); got != tc.want {
+			t.Errorf("WantsJSON(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
