@@ -113,12 +113,8 @@ func runGate(ctx context.Context, o gateOptions) error {
 	if err != nil {
 		return err
 	}
-	study := r.Study
-	rep := ui.GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
-		Env: o.config.Clone(), BaseEnv: o.launch.spec.BaseEnv, Launches: r.Launches, Notes: r.Notes}
-	if r.FailedAt > 0 {
-		// No verdict: the fabric failed before it could be measured.
-		rep.Pass, rep.FabricFailed, rep.Error, rep.Warnings = false, true, r.Failure, r.Warnings
+	rep := ui.GateReportOf(r, o.config, o.launch.spec.BaseEnv)
+	if rep.FabricFailed {
 		if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
 			return err
 		}

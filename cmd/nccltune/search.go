@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -186,14 +185,14 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	progress := ui.NewSearchProgress(o.stderr, study, so.Budget)
 	fmt.Fprintf(o.stderr, "study %s: band %s (%d sizes), %d configs in the space, budget %d launches%s\n",
 		study.Name, so.Band, len(so.Band.Sizes()), so.Space.Size(), so.Budget, labelSuffix(study))
-	fmt.Fprintln(o.stderr, whereStored(o.db, os.IsNotExist(statErr)))
+	fmt.Fprintln(o.stderr, ui.WhereStored(o.db, os.IsNotExist(statErr)))
 	started := time.Now()
 	res, err := run.Run(ctx, progress.Event)
 	progress.Finish()
 	switch {
 	case errors.Is(err, vocab.ErrInterrupted) && res != nil:
 		fmt.Fprintf(o.stderr, "\nstopped: %d launches of study %s are saved. Continue with:\n  %s\n",
-			res.Launches, study.Name, resumeCommand(study, o.db))
+			res.Launches, study.Name, launchflags.ResumeCommand(study, o.db))
 		return err
 	case errors.Is(err, search.ErrBaselineFailed) && len(study.BaselineEnv) > 0:
 		return fmt.Errorf("%w — %s", err, "the baseline here is "+ui.BaselineName(study.BaselineEnv)+", not NCCL's defaults")
@@ -201,14 +200,4 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		return err
 	}
 	return ui.PrintSearch(o.stdout, o.json, study, res, time.Since(started))
-}
-
-// resumeCommand is the command that continues study: its launch
-// settings, as stored, and the database when it is not the default one.
-func resumeCommand(study *store.Study, db string) string {
-	cmd := "nccltune search --resume " + launchflags.ShellQuote(study.Name) + " " + strings.Join(launchflags.Args(study), " ")
-	if def, err := store.DefaultPath(); err != nil || def != db {
-		cmd += " --db " + launchflags.ShellQuote(db)
-	}
-	return cmd
 }

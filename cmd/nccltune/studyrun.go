@@ -23,15 +23,6 @@ func preflight(lo launchOptions) error {
 	return usageError(err)
 }
 
-// whereStored tells the user which file holds the study: on a first run
-// the database did not exist, and nothing else says where it went.
-func whereStored(path string, created bool) string {
-	if created {
-		return fmt.Sprintf("  stored in %s (a new database; --db FILE or NCCLTUNE_DB chooses another)", path)
-	}
-	return "  stored in " + path
-}
-
 // dbPath is --db (or NCCLTUNE_DB), else the default under the user's data dir.
 func dbPath(c *cli.Context) (string, error) {
 	if p := c.String("db"); p != "" {

@@ -114,11 +114,8 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 	if err != nil {
 		return err
 	}
-	study, rec := r.Study, r.Study.Recommendation
-	res := ui.VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
-		Launches: o.launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
-		Recommend: r.Comparison.Recommend, Reason: r.Comparison.Reason, Claimed: (*ui.Claim)(ab.Claim), Consistent: r.Consistent}
-	if err := ui.PrintVerify(o.stdout, o.json, study, res); err != nil {
+	res := ui.VerifyResultOf(ab, r, o.launches)
+	if err := ui.PrintVerify(o.stdout, o.json, r.Study, res); err != nil {
 		return err
 	}
 	if ab.Claim != nil && !res.Consistent {

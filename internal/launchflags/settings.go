@@ -188,6 +188,16 @@ func sortedSet(m map[string]bool) []string {
 	return slices.Clip(out)
 }
 
+// ResumeCommand is the command that continues study: its launch
+// settings, as stored, and the database db when it is not the default one.
+func ResumeCommand(study *store.Study, db string) string {
+	cmd := "nccltune search --resume " + ShellQuote(study.Name) + " " + strings.Join(Args(study), " ")
+	if def, err := store.DefaultPath(); err != nil || def != db {
+		cmd += " --db " + ShellQuote(db)
+	}
+	return cmd
+}
+
 // CheckRelaunch refuses to resume or verify study (action says which)
 // with launch settings other than its own (a usage error listing them and
 // the flags that reproduce the study's), and notes on stderr the settings

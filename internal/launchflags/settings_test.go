@@ -102,3 +102,18 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeCommand: the study's name and launch flags, and --db unless
+// the database is the default one.
+func TestResumeCommand(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "/data")
+	study := &store.Study{Name: "s3-512K-4M", Launch: store.LaunchSettings{SimProfile: "spark4", SimNoise: 1}}
+	for db, want := range map[string]string{
+		"/data/nccltune/nccltune.db": "nccltune search --resume s3-512K-4M --sim spark4 --noise 1",
+		"/tmp/my lane.db":            "nccltune search --resume s3-512K-4M --sim spark4 --noise 1 --db '/tmp/my lane.db'",
+	} {
+		if got := ResumeCommand(study, db); got != want {
+			t.Errorf("db %s: %s, want %s", db, got, want)
+		}
+	}
+}

@@ -29,6 +29,19 @@ type GateReport struct {
 	Warnings     []fabric.Warning `json:"warnings,omitempty"`
 }
 
+// GateReportOf is gate's report of r, its verdict on cfg under baseEnv:
+// without a verdict (not passed, FabricFailed) when a launch failed before
+// the fabric could be measured.
+func GateReportOf(r *studyrun.GateResult, cfg nccl.Config, baseEnv map[string]string) GateReport {
+	study := r.Study
+	rep := GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
+		Env: cfg.Clone(), BaseEnv: baseEnv, Launches: r.Launches, Notes: r.Notes}
+	if r.FailedAt > 0 {
+		rep.Pass, rep.FabricFailed, rep.Error, rep.Warnings = false, true, r.Failure, r.Warnings
+	}
+	return rep
+}
+
 // PrintGate prints gate's verdict on cfg: its --json document, or the
 // table of sizes against their thresholds and PASS or FAIL; for a launch
 // that failed, what failed and doctor's diagnosis instead.

@@ -96,3 +96,13 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// WhereStored tells the user which file holds the study: on a first run
+// (created) the database did not exist, and nothing else says where it
+// went.
+func WhereStored(path string, created bool) string {
+	if created {
+		return fmt.Sprintf("  stored in %s (a new database; --db FILE or NCCLTUNE_DB chooses another)", path)
+	}
+	return "  stored in " + path
+}

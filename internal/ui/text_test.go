@@ -27,6 +27,8 @@ func TestTextHelpers(t *testing.T) {
 		{"ciText of a point", ciText(12.34, 12.34, 12.34), "12.3"},
 		{"orDash of blanks", orDash("  "), "—"},
 		{"orDash of a word", orDash("x"), "x"},
+		{"WhereStored in a new database", WhereStored("/d/n.db", true), "  stored in /d/n.db (a new database; --db FILE or NCCLTUNE_DB chooses another)"},
+		{"WhereStored in an old one", WhereStored("/d/n.db", false), "  stored in /d/n.db"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, tc.got, tc.want)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 )
 
 // VerifyResult is the verdict of a verify (or interleaved compare) run,
@@ -33,6 +34,15 @@ type VerifyResult struct {
 type Claim struct {
 	Speedup   float64    `json:"speedup"`
 	SpeedupCI [2]float64 `json:"speedup_ci"`
+}
+
+// VerifyResultOf is the result of ab's interleaved comparison r, with
+// launches per arm.
+func VerifyResultOf(ab studyrun.AB, r *studyrun.ABResult, launches int) VerifyResult {
+	study, rec := r.Study, r.Study.Recommendation
+	return VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
+		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
+		Recommend: r.Comparison.Recommend, Reason: r.Comparison.Reason, Claimed: (*Claim)(ab.Claim), Consistent: r.Consistent}
 }
 
 // PrintVerify prints r: its --json document, or the size table of the
