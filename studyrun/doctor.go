@@ -29,6 +29,31 @@ type DoctorOptions struct {
 	Progress func(cfg nccl.Config, l *benchfmt.Launch)
 }
 
+// doctorIters and doctorWarmup keep the debug launch short unless the
+// user asks for more: doctor diagnoses, it does not measure precisely.
+const (
+	doctorIters  = 5
+	doctorWarmup = 2
+)
+
+// SetDebugLaunch makes s doctor's debug launch from min to max bytes:
+// NCCL's debug log on, no per-iteration timing, few iterations and
+// warm-ups unless the user gave them (itersGiven, warmupGiven), and on
+// the simulated fabric the seed of a study's first launch.
+func SetDebugLaunch(s *runner.Spec, seed, min, max int64, itersGiven, warmupGiven bool) {
+	s.MinBytes, s.MaxBytes = min, max
+	s.Debug, s.PerIter = true, false
+	if !itersGiven {
+		s.Iters = doctorIters
+	}
+	if !warmupGiven {
+		s.Warmup = doctorWarmup
+	}
+	if s.Sim != nil {
+		s.Sim.Seed = LaunchSeed(seed, 0)
+	}
+}
+
 // DoctorReport is doctor's diagnosis (its JSON document): the fabric
 // report and where it came from.
 type DoctorReport struct {

@@ -74,13 +74,6 @@ Examples:
 	}
 }
 
-// doctorIters and doctorWarmup keep the debug launch short unless the
-// user asks for more: doctor diagnoses, it does not measure precisely.
-const (
-	doctorIters  = 5
-	doctorWarmup = 2
-)
-
 type doctorOptions struct {
 	launch launchOptions
 	// compare, when not empty, gets a second debug launch for the side by side.
@@ -125,18 +118,7 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 		if err != nil {
 			return o, err
 		}
-		s := &lo.spec
-		s.MinBytes, s.MaxBytes = min, max
-		s.Debug, s.PerIter = true, false
-		if !c.IsSet("iters") {
-			s.Iters = doctorIters
-		}
-		if !c.IsSet("warmup") {
-			s.Warmup = doctorWarmup
-		}
-		if s.Sim != nil {
-			s.Sim.Seed = studyrun.LaunchSeed(lo.seed, 0)
-		}
+		studyrun.SetDebugLaunch(&lo.spec, lo.seed, min, max, c.IsSet("iters"), c.IsSet("warmup"))
 	}
 	o.launch = lo
 	return o, nil
