@@ -107,9 +107,7 @@ func runGate(ctx context.Context, o gateOptions) error {
 	defer st.Close()
 	r, err := studyrun.Gate(ctx, st, o.thresholds, o.basis, studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
 		Launch: o.launch.run(), Name: o.naming.apply, Progress: ui.RepeatProgress(o.stderr),
-		Started: func(study *store.Study) {
-			fmt.Fprintf(o.stderr, "gate %s: %s at %s%s\n", study.Name, o.config, ui.ThresholdList(o.thresholds), labelSuffix(study))
-		}})
+		Started: ui.GateStarted(o.stderr, o.config, o.thresholds)})
 	if err != nil {
 		return err
 	}

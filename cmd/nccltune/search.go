@@ -183,9 +183,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	}
 	study, so := run.Study, run.Options
 	progress := ui.NewSearchProgress(o.stderr, study, so.Budget)
-	fmt.Fprintf(o.stderr, "study %s: band %s (%d sizes), %d configs in the space, budget %d launches%s\n",
-		study.Name, so.Band, len(so.Band.Sizes()), so.Space.Size(), so.Budget, labelSuffix(study))
-	fmt.Fprintln(o.stderr, ui.WhereStored(o.db, os.IsNotExist(statErr)))
+	ui.SearchStarted(o.stderr, study, so, o.db, os.IsNotExist(statErr))
 	started := time.Now()
 	res, err := run.Run(ctx, progress.Event)
 	progress.Finish()

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
 )
@@ -84,9 +82,7 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 	defer st.Close()
 	r, err := studyrun.Sweep(ctx, st, o.min, o.max, studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
 		Launch: o.launch.run(), Name: o.naming.apply, Progress: ui.RepeatProgress(o.stderr),
-		Started: func(study *store.Study) {
-			fmt.Fprintf(o.stderr, "sweep %s: %s, %s to %s%s\n", study.Name, o.config, nccl.FormatSize(o.min), nccl.FormatSize(o.max), labelSuffix(study))
-		}})
+		Started: ui.SweepStarted(o.stderr, o.config, o.min, o.max)})
 	if err != nil {
 		return err
 	}

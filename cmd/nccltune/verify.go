@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
@@ -106,11 +105,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 		return err
 	}
 	r, err := studyrun.RunAB(ctx, st, ab, studyrun.ABOptions{Launch: o.launch.run(), Launches: o.launches, Name: o.naming.apply,
-		Started: func(study *store.Study) {
-			fmt.Fprintf(o.stderr, "%s %s: %s against %s, %d launches each, interleaved%s\n",
-				ab.Kind, study.Name, ab.Cand, ui.BaselineName(ab.Base), o.launches, labelSuffix(study))
-		},
-		Progress: ui.ABProgress(o.stderr)})
+		Started: ui.ABStarted(o.stderr, ab, o.launches), Progress: ui.ABProgress(o.stderr)})
 	if err != nil {
 		return err
 	}

@@ -6,13 +6,55 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 )
 
 // The lines that report each launch on stderr as it ends, for the
 // commands that measure configs repeatedly (sweep, gate), interleaved
 // (verify, compare) or for a diagnosis (doctor).
+
+// studySuffix marks a line about a simulated study as simulated.
+func studySuffix(st *store.Study) string {
+	if st.Simulated {
+		return " — " + SimLabel(true, st.Launch.SimProfile)
+	}
+	return ""
+}
+
+// SweepStarted prints what a sweep study measures: cfg from min to max bytes.
+func SweepStarted(w io.Writer, cfg nccl.Config, min, max int64) func(*store.Study) {
+	return func(study *store.Study) {
+		fmt.Fprintf(w, "sweep %s: %s, %s to %s%s\n", study.Name, cfg, nccl.FormatSize(min), nccl.FormatSize(max), studySuffix(study))
+	}
+}
+
+// GateStarted prints what a gate study judges: cfg at the thresholds.
+func GateStarted(w io.Writer, cfg nccl.Config, ths []fabric.Threshold) func(*store.Study) {
+	return func(study *store.Study) {
+		fmt.Fprintf(w, "gate %s: %s at %s%s\n", study.Name, cfg, ThresholdList(ths), studySuffix(study))
+	}
+}
+
+// ABStarted prints what an interleaved comparison (verify, compare)
+// measures: ab's candidate against its baseline, launches each.
+func ABStarted(w io.Writer, ab studyrun.AB, launches int) func(*store.Study) {
+	return func(study *store.Study) {
+		fmt.Fprintf(w, "%s %s: %s against %s, %d launches each, interleaved%s\n",
+			ab.Kind, study.Name, ab.Cand, BaselineName(ab.Base), launches, studySuffix(study))
+	}
+}
+
+// SearchStarted prints what a search study tunes (so, its settings) and
+// where it is stored (db, created when the database is new).
+func SearchStarted(w io.Writer, study *store.Study, so search.Options, db string, created bool) {
+	fmt.Fprintf(w, "study %s: band %s (%d sizes), %d configs in the space, budget %d launches%s\n",
+		study.Name, so.Band, len(so.Band.Sizes()), so.Space.Size(), so.Budget, studySuffix(study))
+	fmt.Fprintln(w, WhereStored(db, created))
+}
 
 // OutcomeText is "ok", or the launch's outcome and why.
 func OutcomeText(l *benchfmt.Launch) string {

@@ -1,13 +1,17 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 )
 
 // TestLaunchProgress: each launch's line says its place, phase, outcome
@@ -32,6 +36,30 @@ doctor: one debug launch, 32K to 256M — ` + SimLabel(true, "spark4") + `
 doctor: a second debug launch with NCCL_PROTO=Simple
 doctor: launch timeout: past 5m0s (5m0s)
 `
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestStartedLines: each study's first line names it and what it
+// measures, labelled simulated on the simulated fabric.
+func TestStartedLines(t *testing.T) {
+	real := &store.Study{Name: "s1"}
+	simulated := &store.Study{Name: "s2", Simulated: true, Launch: store.LaunchSettings{SimProfile: "spark4"}}
+	cfg := nccl.Config{"NCCL_PROTO": "Simple"}
+	var b strings.Builder
+	SweepStarted(&b, cfg, 1<<10, 1<<20)(real)
+	GateStarted(&b, cfg, []fabric.Threshold{{Bytes: 1 << 20, MinBusBW: 9}})(simulated)
+	ABStarted(&b, studyrun.AB{Kind: "verify", Cand: cfg}, 10)(real)
+	so := search.DefaultOptions()
+	so.Band = nccl.Band{Min: 512 << 10, Max: 4 << 20}
+	SearchStarted(&b, simulated, so, "/d/n.db", false)
+	sim := " — " + SimLabel(true, "spark4")
+	want := "sweep s1: NCCL_PROTO=Simple, 1K to 1M\n" +
+		"gate s2: NCCL_PROTO=Simple at " + ThresholdList([]fabric.Threshold{{Bytes: 1 << 20, MinBusBW: 9}}) + sim + "\n" +
+		"verify s1: NCCL_PROTO=Simple against NCCL defaults, 10 launches each, interleaved\n" +
+		fmt.Sprintf("study s2: band 512K-4M (4 sizes), %d configs in the space, budget %d launches%s\n", so.Space.Size(), so.Budget, sim) +
+		"  stored in /d/n.db\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
