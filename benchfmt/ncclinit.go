@@ -12,8 +12,7 @@ import (
 // whether NICs were merged, which network devices the channels connect
 // through, and how far initialisation got. `nccltune doctor` and `gate`
 // diagnose a fabric from it (package fabric). It is kept apart from Facts
-// so that stored and printed facts keep their shape. (It was called
-// FabricLog; that name stays as a deprecated alias.)
+// so that stored and printed facts keep their shape.
 type NCCLInit struct {
 	// Env holds the "NCCL_X set by environment to V" lines, first value
 	// per name.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/nccltune/nccltune/benchfmt"
 )
 
 // TestRunCancelledBeforeStart: a launch asked for after Ctrl-C (the
@@ -39,7 +41,7 @@ func TestRunBenchmarkLeavesChildHoldingOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Outcome != OK || took > 5*time.Second {
+	if l.Outcome != benchfmt.OK || took > 5*time.Second {
 		t.Fatalf("outcome %s (%s) after %s, want ok within seconds", l.Outcome, l.Reason, took.Round(time.Millisecond))
 	}
 	data, err := os.ReadFile(pidFile)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nccltune/nccltune/benchfmt"
 )
 
 // The test binary doubles as a fake benchmark: with FAKE_BENCH set it
@@ -133,18 +135,18 @@ func fakeSpec(t *testing.T, mode string) Spec {
 func TestRunOutcomes(t *testing.T) {
 	tests := []struct {
 		mode    string
-		outcome Outcome
+		outcome benchfmt.Outcome
 		reason  string // substring of Reason
 		rows    int
 	}{
-		{"ok", OK, "", 12},
-		{"bad-proto", Failed, "invalid usage", 0},
-		{"crash", Failed, "killed by signal 9", -1},
-		{"wrong", Invalid, "wrong results at 1M (#wrong 17)", 12},
-		{"wrong-exit", Invalid, "wrong results at 1M (#wrong 17): never use this config; it corrupts data (exit status 7)", 12},
-		{"garbage", Failed, "no nccl-tests results table", 0},
-		{"silent", Failed, "printed nothing", 0},
-		{"truncated", Failed, "cut short", 12},
+		{"ok", benchfmt.OK, "", 12},
+		{"bad-proto", benchfmt.Failed, "invalid usage", 0},
+		{"crash", benchfmt.Failed, "killed by signal 9", -1},
+		{"wrong", benchfmt.Invalid, "wrong results at 1M (#wrong 17)", 12},
+		{"wrong-exit", benchfmt.Invalid, "wrong results at 1M (#wrong 17): never use this config; it corrupts data (exit status 7)", 12},
+		{"garbage", benchfmt.Failed, "no nccl-tests results table", 0},
+		{"silent", benchfmt.Failed, "printed nothing", 0},
+		{"truncated", benchfmt.Failed, "cut short", 12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -176,7 +178,7 @@ func TestRunPassesEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Outcome != OK {
+	if l.Outcome != benchfmt.OK {
 		t.Fatalf("outcome %s: %s", l.Outcome, l.Reason)
 	}
 	want := []string{"NCCL_IB_HCA==mlx5_0,mlx5_1", "NCCL_PROTO=^LL128"}
@@ -192,7 +194,7 @@ func TestRunPerIterationJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Outcome != OK || len(l.JSON) == 0 {
+	if l.Outcome != benchfmt.OK || len(l.JSON) == 0 {
 		t.Fatalf("outcome %s (%s), %d JSON bytes", l.Outcome, l.Reason, len(l.JSON))
 	}
 	if !strings.Contains(strings.Join(l.Argv, " "), "-I 1 -J ") {
@@ -212,7 +214,7 @@ func TestRunFallsBackWithoutPerIteration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l.Outcome != OK {
+		if l.Outcome != benchfmt.OK {
 			t.Fatalf("launch %d: outcome %s: %s", i, l.Outcome, l.Reason)
 		}
 		if strings.Contains(strings.Join(l.Argv, " "), "-I 1") {
@@ -240,7 +242,7 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the hung launch took %s to stop", took)
 	}
-	if l.Outcome != TimedOut || !strings.Contains(l.Reason, "1s timeout") {
+	if l.Outcome != benchfmt.TimedOut || !strings.Contains(l.Reason, "1s timeout") {
 		t.Fatalf("outcome %s: %s", l.Outcome, l.Reason)
 	}
 	data, err := os.ReadFile(pidFile)
@@ -266,7 +268,7 @@ func TestRunCancelStopsLaunch(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
-	if l == nil || l.Outcome != Failed || !strings.Contains(l.Reason, "interrupted") {
+	if l == nil || l.Outcome != benchfmt.Failed || !strings.Contains(l.Reason, "interrupted") {
 		t.Fatalf("launch %+v", l)
 	}
 	data, _ := os.ReadFile(pidFile)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 )
 
@@ -36,7 +37,7 @@ func TestTorchScriptCopyMatches(t *testing.T) {
 
 func TestTorchArgv(t *testing.T) {
 	base := Spec{
-		Instrument: InstrumentTorch, TorchScript: "/opt/nccltune_allreduce.py",
+		Instrument: benchfmt.InstrumentTorch, TorchScript: "/opt/nccltune_allreduce.py",
 		MinBytes: 512 * 1024, MaxBytes: 4 << 20, Iters: 100, Warmup: 20,
 		BaseEnv: map[string]string{"NCCL_SOCKET_IFNAME": "lo"},
 		Config:  nccl.Config{"NCCL_PROTO": "LL,Simple"},
@@ -141,22 +142,22 @@ func TestValidateInstrument(t *testing.T) {
 		err  string
 	}{
 		{Spec{}, ""},
-		{Spec{Instrument: InstrumentNCCLTests}, ""},
-		{Spec{Instrument: InstrumentTorch, TorchScript: "x.py"}, ""},
+		{Spec{Instrument: benchfmt.InstrumentNCCLTests}, ""},
+		{Spec{Instrument: benchfmt.InstrumentTorch, TorchScript: "x.py"}, ""},
 		{Spec{Instrument: "jax"}, `unknown instrument "jax"`},
 		{Spec{TorchScript: "x.py"}, "only applies to --instrument torch"},
-		{Spec{Instrument: InstrumentTorch, Bench: "all_reduce_perf"}, "drop --bench"},
-		{Spec{Instrument: InstrumentTorch, Sim: &SimSpec{Executable: "x", Profile: "spark4"}}, "drop one of them"},
-		{Spec{Instrument: InstrumentTorch}, ""},
-		{Spec{Instrument: InstrumentTorch, Launcher: "mpirun", NP: 2}, ""},
-		{Spec{Instrument: InstrumentTorch, Prefix: []string{"torchrun", "--nproc-per-node", "2"}}, ""},
-		{Spec{Instrument: InstrumentTorch, Prefix: []string{"docker", "exec", "sglang"}}, "docker cp scripts/nccltune_allreduce.py"},
-		{Spec{Instrument: InstrumentTorch, Prefix: []string{"sudo", "docker", "container", "exec", "sglang"}}, "--torch-script /tmp/"},
-		{Spec{Instrument: InstrumentTorch, Prefix: []string{"kubectl", "exec", "p", "--"}}, "docker cp"},
-		{Spec{Instrument: InstrumentTorch, Prefix: []string{"docker", "exec", "sglang"}, TorchScript: "/tmp/x.py"}, ""},
-		{Spec{Instrument: InstrumentTorch, Launcher: "mpirun", Hosts: []string{"a", "b"}}, "at one path on every host"},
-		{Spec{Instrument: InstrumentTorch, Launcher: "srun"}, "at one path on every host"},
-		{Spec{Instrument: InstrumentTorch, Launcher: "srun", WorkDir: "/shared/run"}, ""},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Bench: "all_reduce_perf"}, "drop --bench"},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Sim: &SimSpec{Executable: "x", Profile: "spark4"}}, "drop one of them"},
+		{Spec{Instrument: benchfmt.InstrumentTorch}, ""},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Launcher: "mpirun", NP: 2}, ""},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Prefix: []string{"torchrun", "--nproc-per-node", "2"}}, ""},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Prefix: []string{"docker", "exec", "sglang"}}, "docker cp scripts/nccltune_allreduce.py"},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Prefix: []string{"sudo", "docker", "container", "exec", "sglang"}}, "--torch-script /tmp/"},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Prefix: []string{"kubectl", "exec", "p", "--"}}, "docker cp"},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Prefix: []string{"docker", "exec", "sglang"}, TorchScript: "/tmp/x.py"}, ""},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Launcher: "mpirun", Hosts: []string{"a", "b"}}, "at one path on every host"},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Launcher: "srun"}, "at one path on every host"},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Launcher: "srun", WorkDir: "/shared/run"}, ""},
 	}
 	for _, tt := range tests {
 		err := tt.spec.Validate()
@@ -288,7 +289,7 @@ func TestTorchScriptWithoutTorch(t *testing.T) {
 		if err := json.Unmarshal(bytes.TrimSpace(out), &plan); err != nil {
 			t.Fatalf("%s: %v", out, err)
 		}
-		if plan.Instrument != TorchInstrumentName || !plan.DryRun || plan.Rank != tt.rank || plan.W != tt.world ||
+		if plan.Instrument != benchfmt.TorchInstrumentName || !plan.DryRun || plan.Rank != tt.rank || plan.W != tt.world ||
 			plan.L != tt.local || plan.Launcher != tt.from || !reflect.DeepEqual(plan.Sizes, tt.sizes) {
 			t.Errorf("env %q args %q: plan %s", tt.env, tt.args, out)
 		}
@@ -338,11 +339,11 @@ func TestTorchScriptGloo(t *testing.T) {
 	if outs[1].Len() != 0 {
 		t.Errorf("rank 1 printed on stdout: %s", outs[1].String())
 	}
-	r, err := Parse(outs[0].Bytes())
+	r, err := benchfmt.Parse(outs[0].Bytes())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, outs[0].String())
 	}
-	if r.Instrument != InstrumentTorch || r.NRanks != 2 || len(r.Rows) != 4 || len(r.Devices) != 2 || r.Invalid() != "" {
+	if r.Instrument != benchfmt.InstrumentTorch || r.NRanks != 2 || len(r.Rows) != 4 || len(r.Devices) != 2 || r.Invalid() != "" {
 		t.Fatalf("result %+v", r)
 	}
 	for i, row := range r.Rows {
@@ -364,14 +365,14 @@ func TestRunTorchLocal(t *testing.T) {
 	if !torch {
 		t.Skip("PyTorch with torch.distributed is not installed for python3")
 	}
-	spec := Spec{Instrument: InstrumentTorch, Prefix: []string{python}, MinBytes: 1024, MaxBytes: 2048,
+	spec := Spec{Instrument: benchfmt.InstrumentTorch, Prefix: []string{python}, MinBytes: 1024, MaxBytes: 2048,
 		Iters: 3, Warmup: 1, PerIter: true, BenchArgs: []string{"--device", "cpu"},
 		BaseEnv: map[string]string{"MASTER_PORT": strconv.Itoa(freePort(t))}, Timeout: time.Minute}
 	l, err := Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Outcome != OK || l.Result == nil || len(l.Result.Rows) != 2 || l.Result.Instrument != InstrumentTorch {
+	if l.Outcome != benchfmt.OK || l.Result == nil || len(l.Result.Rows) != 2 || l.Result.Instrument != benchfmt.InstrumentTorch {
 		t.Fatalf("outcome %s (%s), result %+v\nstderr %s", l.Outcome, l.Reason, l.Result, l.Stderr)
 	}
 	if l.Argv[0] != python || filepath.Base(l.Argv[1]) != TorchScriptName || len(l.JSON) != 0 {

@@ -59,7 +59,7 @@ func testLaunch(studyID, trialID uint64, i, samples int) *Launch {
 			Choices: []benchfmt.Choice{{Collective: "AllReduce", Bytes: nccl.MiB, Algo: "RING", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 7, Channels: 8}}},
 	}
 	for k, b := range []int64{512 * nccl.KiB, nccl.MiB, 2 * nccl.MiB, 4 * nccl.MiB} {
-		sz := Size{Bytes: b, TimeUS: float64(100*(k+1)) + float64(i)/7, AlgBW: 1.5, BusBW: 3, Wrong: &zero}
+		sz := benchfmt.Size{Bytes: b, TimeUS: float64(100*(k+1)) + float64(i)/7, AlgBW: 1.5, BusBW: 3, Wrong: &zero}
 		for j := 0; j < samples; j++ {
 			sz.Samples = append(sz.Samples, sz.TimeUS+math.Sin(float64(i*1000+j)))
 		}

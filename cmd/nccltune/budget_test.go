@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -97,7 +97,7 @@ func TestRepeatedInterruptionsStayWithinBudget(t *testing.T) {
 	}
 	plans := 0
 	for _, l := range st.launches {
-		if l.Phase == vocab.PhasePlan && defaults[l.TrialID] && l.Reason != runner.ReasonInterrupted {
+		if l.Phase == vocab.PhasePlan && defaults[l.TrialID] && l.Reason != benchfmt.ReasonInterrupted {
 			plans++
 		}
 	}

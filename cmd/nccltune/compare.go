@@ -9,6 +9,7 @@ import (
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
@@ -110,7 +111,7 @@ func compareFresh(c *cli.Context, path string) error {
 
 // compareStudies compares what two stored studies concluded.
 func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
-	studies, err := loadStudies(path, []string{qa, qb}, reviewLoad)
+	studies, err := report.Load(path, []string{qa, qb}, report.ReviewLoad)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func doctorLog(name string) string { return filepath.Join("testdata", "doctor", 
 
 // realLog is a capture from real hardware kept with the runner's tests.
 func realLog(name string) string {
-	return filepath.Join("..", "..", "runner", "testdata", "real", name)
+	return filepath.Join("..", "..", "benchfmt", "testdata", "real", name)
 }
 
 func TestDoctorLogGolden(t *testing.T) {
@@ -142,7 +142,7 @@ func TestDoctorLogTwoGPUHost(t *testing.T) {
 			text: []string{"2 ranks on 2 nodes by NCCL's count, 1 host", "transport       Socket", "NICs            eth0:192.0.2.2<0>",
 				"GPUDirect RDMA  off (GDR 0)", "NCCL counts 2 nodes on 1 host"},
 			notText: []string{"[socket-transport]"}},
-		// Captured on the same host, one per transport form (runner/testdata/real).
+		// Captured on the same host, one per transport form (benchfmt/testdata/real).
 		{log: realLog("x2_p2p_cumem.txt"), transport: "P2P", routes: []string{"P2P/"},
 			text: []string{"P2P over NVLink (P2P/CUMEM)"}, notText: []string{"NICs", "GPUDirect RDMA"}},
 		{log: realLog("x2_g2_direct.txt"), transport: "P2P", routes: []string{"P2P/"},

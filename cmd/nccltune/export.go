@@ -132,7 +132,7 @@ func exportFormat(o exportOptions) (export.Format, error) {
 // readBands loads each study with its trials and launches in one short
 // read-only visit, and checks that it has a recommendation to export.
 func readBands(path string, queries []string) ([]*export.Band, error) {
-	studies, err := loadStudies(path, queries, report.LoadOptions{Distinct: true})
+	studies, err := report.Load(path, queries, report.LoadOptions{Distinct: true})
 	if err != nil {
 		return nil, err
 	}

@@ -9,21 +9,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
 
 // exportChoices is what NCCL chose per size in a saved simulator log
 // (spark4 with NCCL_DEBUG_SUBSYS=TUNING).
-func exportChoices(t testing.TB, name string) []runner.Choice {
+func exportChoices(t testing.TB, name string) []benchfmt.Choice {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "export", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := runner.ParseFacts(data)
+	f := benchfmt.ParseFacts(data)
 	if f == nil || len(f.Choices) == 0 {
 		t.Fatalf("%s: no choices", name)
 	}
@@ -47,7 +47,7 @@ func fillExportDB(t testing.TB, path string) {
 	defer st.Close()
 	defaults := exportChoices(t, "spark4_defaults.log")
 	gdr := false
-	search := func(band string, env map[string]string, significant bool, explain []runner.Choice, status string) {
+	search := func(band string, env map[string]string, significant bool, explain []benchfmt.Choice, status string) {
 		b, err := nccl.ParseBand(band)
 		if err != nil {
 			t.Fatal(err)
@@ -67,11 +67,11 @@ func fillExportDB(t testing.TB, path string) {
 				t.Fatal(err)
 			}
 		}
-		add := func(tr *store.Trial, phase string, choices []runner.Choice) {
-			l := &store.Launch{StudyID: s.ID, TrialID: tr.ID, Phase: phase, Outcome: runner.OK, Simulated: true, Scored: phase == vocab.PhaseConfirm,
-				ScoreUS: 140, Sizes: []store.Size{{Bytes: nccl.MiB, TimeUS: 140}}}
+		add := func(tr *store.Trial, phase string, choices []benchfmt.Choice) {
+			l := &store.Launch{StudyID: s.ID, TrialID: tr.ID, Phase: phase, Outcome: benchfmt.OK, Simulated: true, Scored: phase == vocab.PhaseConfirm,
+				ScoreUS: 140, Sizes: []benchfmt.Size{{Bytes: nccl.MiB, TimeUS: 140}}}
 			if choices != nil {
-				l.Facts = &runner.Facts{NCCLVersion: "2.30.7", NRanks: 4, NNodes: 4, Choices: choices}
+				l.Facts = &benchfmt.Facts{NCCLVersion: "2.30.7", NRanks: 4, NNodes: 4, Choices: choices}
 			}
 			if err := st.AddLaunch(l, nil); err != nil {
 				t.Fatal(err)

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -207,9 +207,9 @@ func fillReviewDB(t testing.TB, path string) {
 			t.Fatal(err)
 		}
 		for _, sc := range scores {
-			l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: vocab.PhaseExplore, Outcome: runner.OK,
+			l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: vocab.PhaseExplore, Outcome: benchfmt.OK,
 				Scored: sc > 0, ScoreUS: sc, Simulated: study.Simulated,
-				Sizes: []store.Size{{Bytes: nccl.MiB, TimeUS: sc, Samples: []float64{sc, sc + 1}}}}
+				Sizes: []benchfmt.Size{{Bytes: nccl.MiB, TimeUS: sc, Samples: []float64{sc, sc + 1}}}}
 			if err := st.AddLaunch(l, &store.Raw{Stdout: []byte(fmt.Sprintf("# launch score %v\n", sc))}); err != nil {
 				t.Fatal(err)
 			}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -187,8 +187,8 @@ func historyBenchDB(b *testing.B) string {
 			}
 		}
 		for i := 0; i < 10; i++ {
-			l := &store.Launch{StudyID: study.ID, TrialID: first.ID, Outcome: runner.OK, Scored: true, ScoreUS: 100,
-				Sizes: []store.Size{{Bytes: nccl.MiB, TimeUS: 100, Samples: make([]float64, 100)}}}
+			l := &store.Launch{StudyID: study.ID, TrialID: first.ID, Outcome: benchfmt.OK, Scored: true, ScoreUS: 100,
+				Sizes: []benchfmt.Size{{Bytes: nccl.MiB, TimeUS: 100, Samples: make([]float64, 100)}}}
 			if err := st.AddLaunch(l, &store.Raw{Stdout: []byte("launch output\n")}); err != nil {
 				b.Fatal(err)
 			}

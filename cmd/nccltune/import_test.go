@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -57,10 +57,10 @@ func TestImportNewStudy(t *testing.T) {
 	l := launches[0]
 	jsData, _ := os.ReadFile(js)
 	txtData, _ := os.ReadFile(txt)
-	want, _ := runner.Parse(jsData)
+	want, _ := benchfmt.Parse(jsData)
 	abs, _ := filepath.Abs(js)
-	if l.Phase != vocab.PhaseImport || l.Outcome != runner.OK || l.Simulated || l.Source != abs || l.Start.IsZero() ||
-		!reflect.DeepEqual(l.Sizes, store.SizesFromResult(want)) || !reflect.DeepEqual(l.Env, []string{"NCCL_MAX_NCHANNELS=8", "NCCL_PROTO=^LL128"}) {
+	if l.Phase != vocab.PhaseImport || l.Outcome != benchfmt.OK || l.Simulated || l.Source != abs || l.Start.IsZero() ||
+		!reflect.DeepEqual(l.Sizes, benchfmt.SizesOf(want)) || !reflect.DeepEqual(l.Env, []string{"NCCL_MAX_NCHANNELS=8", "NCCL_PROTO=^LL128"}) {
 		t.Errorf("launch from %s: %+v", js, l)
 	}
 	raw, err := st.RawOutput(l.ID)

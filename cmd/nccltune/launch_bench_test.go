@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/runner"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkSimulatedLaunch(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		spec.Sim.Seed = int64(i + 1)
 		l, err := runner.Run(context.Background(), spec)
-		if err != nil || l.Outcome != runner.OK || len(l.Result.Rows) != 5 {
+		if err != nil || l.Outcome != benchfmt.OK || len(l.Result.Rows) != 5 {
 			b.Fatalf("launch %d: %v %+v", i, err, l)
 		}
 	}

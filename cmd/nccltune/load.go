@@ -5,14 +5,6 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// The commands read studies with report's loader (report.Load): read-only,
-// in one short visit, usage errors for what does not exist.
-var (
-	loadStudies = report.Load
-	readStudy   = report.LoadOne
-	reviewLoad  = report.ReviewLoad
-)
-
 // openManage opens the database for writing for rm and rename; one that
 // does not exist holds no study to change (exit 2), and is not created.
 func openManage(path, query string) (*store.Store, error) {

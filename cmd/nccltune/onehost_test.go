@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -34,7 +34,7 @@ func fakeBench(t *testing.T, out string) string {
 // nccl-tests' -g 2 passed through --bench-arg. doctor reads two ranks on
 // one node connected by P2P, and a sweep stores them as two ranks.
 func TestOneProcessDrivesTwoGPUs(t *testing.T) {
-	bench := fakeBench(t, filepath.Join("..", "..", "runner", "testdata", "text", "x2_g2_direct_pointer.txt"))
+	bench := fakeBench(t, filepath.Join("..", "..", "benchfmt", "testdata", "text", "x2_g2_direct_pointer.txt"))
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--launcher", "local", "--bench", bench,
 		"--bench-arg=-g", "--bench-arg=2", "--base-env", "NCCL_NVLS_ENABLE=0")
@@ -43,9 +43,9 @@ func TestOneProcessDrivesTwoGPUs(t *testing.T) {
 	}
 	var rep struct {
 		doctorJSON
-		Argv    []string       `json:"argv"`
-		Summary string         `json:"transport_summary"`
-		Routes  []runner.Route `json:"routes"`
+		Argv    []string         `json:"argv"`
+		Summary string           `json:"transport_summary"`
+		Routes  []benchfmt.Route `json:"routes"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
@@ -96,8 +96,8 @@ func TestOldStudyTransportReadAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := &runner.Facts{NCCLVersion: "2.28.3", NRanks: 2, NNodes: 1, Transport: "Socket", NICs: []string{"eth0:192.0.2.2<0>"}}
-	l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: vocab.PhaseExplain, Outcome: runner.OK, Facts: old}
+	old := &benchfmt.Facts{NCCLVersion: "2.28.3", NRanks: 2, NNodes: 1, Transport: "Socket", NICs: []string{"eth0:192.0.2.2<0>"}}
+	l := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Phase: vocab.PhaseExplain, Outcome: benchfmt.OK, Facts: old}
 	if err := st.AddLaunch(l, &store.Raw{Stdout: log}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/runner"
 )
 
 func parseCommand() *cli.Command {
@@ -69,7 +69,7 @@ func runParse(ctx context.Context, o parseOptions) error {
 	}
 	parsed := make([]ui.ParseOutcome, len(o.files))
 	for i, name := range o.files {
-		res, err := runner.Parse(inputs[i])
+		res, err := benchfmt.Parse(inputs[i])
 		parsed[i] = ui.ParseOutcome{Name: name, Result: res, Err: err}
 	}
 	if err := ui.PrintParse(o.stdout, o.json, parsed); err != nil {

@@ -14,7 +14,7 @@ import (
 
 // parseInputDir holds the parser's inputs: real nccl-tests fixtures and
 // hand-written variants (owned by the runner package's tests).
-const parseInputDir = "../../runner/testdata"
+const parseInputDir = "../../benchfmt/testdata"
 
 func parseInput(name string) string { return filepath.Join(parseInputDir, name) }
 

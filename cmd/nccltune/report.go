@@ -67,7 +67,7 @@ type reportOptions struct {
 }
 
 func runReport(ctx context.Context, o reportOptions) error {
-	data, err := readStudy(o.db, o.study)
+	data, err := report.LoadOne(o.db, o.study)
 	if err != nil {
 		return err
 	}

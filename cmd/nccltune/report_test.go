@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/benchfmt"
 )
 
 // checkReportPage checks what every report must be: one HTML page that
@@ -114,9 +114,9 @@ func TestReportOfSimulatedSearch(t *testing.T) {
 	js, _, _ := runCLI(t, db, "show", "s1", "--json")
 	var shown struct {
 		Fabric struct {
-			Transport string         `json:"transport"`
-			Summary   string         `json:"transport_summary"`
-			Routes    []runner.Route `json:"routes"`
+			Transport string           `json:"transport"`
+			Summary   string           `json:"transport_summary"`
+			Routes    []benchfmt.Route `json:"routes"`
 		} `json:"fabric"`
 	}
 	if err := json.Unmarshal([]byte(js), &shown); err != nil || shown.Fabric.Transport != "IB" ||

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/report"
 )
 
 func showCommand() *cli.Command {
@@ -60,7 +61,7 @@ type showOptions struct {
 }
 
 func runShow(ctx context.Context, o showOptions) error {
-	data, err := readStudy(o.db, o.study)
+	data, err := report.LoadOne(o.db, o.study)
 	if err != nil {
 		return err
 	}

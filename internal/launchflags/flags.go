@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
@@ -41,7 +42,7 @@ func Flags() []cli.Flag {
 			Usage: "extra benchmark argument, repeatable (e.g. --bench-arg=-a --bench-arg=3)"},
 		&cli.StringFlag{Name: "wrapper", Category: Category,
 			Usage: "program run in front of the benchmark on each rank, e.g. scripts/fakehost.sh"},
-		&cli.StringFlag{Name: "instrument", Value: runner.InstrumentNCCLTests, Category: Category,
+		&cli.StringFlag{Name: "instrument", Value: benchfmt.InstrumentNCCLTests, Category: Category,
 			Usage: "what measures: nccl-tests (all_reduce_perf) or torch (nccltune's torch.distributed all-reduce script, for containers without nccl-tests; see docs/TORCH.md)"},
 		&cli.StringFlag{Name: "torch-script", Category: Category,
 			Usage: "the torch instrument's script `PATH` as the ranks see it (inside the container for docker exec); default: nccltune's own copy, written next to each launch"},
