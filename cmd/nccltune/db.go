@@ -1,9 +1,15 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
 )
+
+// Where the database is, and opening it to change a study.
 
 // openManage opens the database for writing for rm and rename; one that
 // does not exist holds no study to change (exit 2), and is not created.
@@ -18,4 +24,16 @@ func openManage(path, query string) (*store.Store, error) {
 		return nil, err
 	}
 	return store.Open(path, store.Options{})
+}
+
+// dbPath is --db (or NCCLTUNE_DB), else the default under the user's data dir.
+func dbPath(c *cli.Context) (string, error) {
+	if p := c.String("db"); p != "" {
+		return p, nil
+	}
+	p, err := store.DefaultPath()
+	if err != nil {
+		return "", fmt.Errorf("finding the default database location: %w; pass --db FILE", err)
+	}
+	return p, nil
 }

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nccltune/nccltune/internal/flagvalue"
+	"github.com/nccltune/nccltune/internal/launchflags"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// The flags and option shapes that several commands share, and the
+// checks of flag values that need no database.
+
+// launchOptions are the launch flags as read by launchflags.Read.
+type launchOptions struct {
+	spec runner.Spec
+	// simulated is true when --sim was given.
+	simulated bool
+	seed      int64
+}
+
+// readLaunchFlags reads the launch flags (internal/launchflags).
+func readLaunchFlags(c *cli.Context) (launchOptions, error) {
+	l, err := launchflags.Read(c)
+	return launchOptions{spec: l.Spec, simulated: l.Simulated, seed: l.Seed}, err
+}
+
+// measureOptions are what the commands that measure one config
+// repeatedly (sweep, gate) share.
+type measureOptions struct {
+	launch  launchOptions
+	config  nccl.Config // --env
+	repeats int
+	warmup  bool // not --no-warmup
+	json    bool
+	db      string
+	stdout  io.Writer
+	stderr  io.Writer
+	naming  studyNaming
+}
+
+// readMeasureFlags reads the launch flags, --env, --repeats (checked by
+// the caller, checkRepeats), --no-warmup, --json and the database.
+func readMeasureFlags(c *cli.Context) (measureOptions, error) {
+	lo, err := readLaunchFlags(c)
+	if err != nil {
+		return measureOptions{}, err
+	}
+	cfg, err := launchflags.ReadConfig(c, "env", lo.spec.BaseEnv)
+	if err != nil {
+		return measureOptions{}, err
+	}
+	path, err := dbPath(c)
+	if err != nil {
+		return measureOptions{}, err
+	}
+	return measureOptions{launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup"),
+		json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
+}
+
+// checkRepeats refuses --repeats below one launch.
+func checkRepeats(n int) error {
+	if n < 1 {
+		return usageErrorf("--repeats %d: measure at least once", n)
+	}
+	return nil
+}
+
+// noWarmupFlag is --no-warmup of the commands that measure one config
+// repeatedly (sweep, gate).
+func noWarmupFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"}
+}
+
+// Checks of flag values that need no database: a bad value is a usage
+// error (exit 2) found before anything is opened, stored or launched.
+// (Sizes, bands and K=V lists are checked as they are set: see
+// internal/flagvalue.)
+
+// checkFinite refuses a non-finite value of a number flag.
+func checkFinite(flag string, x float64) error {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return usageErrorf("--%s %v: give a finite number", flag, x)
+	}
+	return nil
+}
+
+// preflight refuses a launch that cannot start (no benchmark, no mpirun,
+// a bad spec) before a command opens the database, so no study is stored
+// for it.
+func preflight(lo launchOptions) error {
+	err := runner.Preflight(lo.spec)
+	if err == nil || errors.Is(err, vocab.ErrFabric) {
+		return err
+	}
+	return usageError(err)
+}
+
+// run is how studyrun launches with these options.
+func (lo launchOptions) run() studyrun.Launch {
+	return studyrun.Launch{Spec: lo.spec, Simulated: lo.simulated, Seed: lo.seed}
+}
+
+// studyNaming is what --name and --label give a new study.
+type studyNaming struct {
+	name   string
+	labels map[string]string
+}
+
+// namingFlags are the flags of every command that creates a study.
+func namingFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "name", Usage: "the new study's `NAME` (letters, digits, - and _; default: s<ID>-<band or kind>)"},
+		labelFlag("tag the new study with `K=V` (lane=spark4, ticket=OPS-12), repeatable; show and history --json list them"),
+	}
+}
+
+// readNaming reads --name and --label; a bad one is a usage error, found
+// before the database opens.
+func readNaming(c *cli.Context) (studyNaming, error) {
+	n := studyNaming{name: c.String("name")}
+	if n.name != "" {
+		if err := store.CheckName(n.name); err != nil {
+			return n, usageError(fmt.Errorf("--name: %w", err))
+		}
+	}
+	for _, kv := range flagvalue.Items(c, "label") {
+		k, v, _ := strings.Cut(kv, "=")
+		if n.labels == nil {
+			n.labels = map[string]string{}
+		}
+		n.labels[strings.TrimSpace(k)] = v
+	}
+	return n, nil
+}
+
+// labelFlag is --label K=V, repeatable, each key once.
+func labelFlag(usage string) *flagvalue.List {
+	return &flagvalue.List{GenericFlag: cli.GenericFlag{Name: "label", Usage: usage, Value: &flagvalue.KV{Flag: "label",
+		Check: func(kv string) error {
+			if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" {
+				return usageErrorf("--label %q: write KEY=VALUE, e.g. --label lane=spark4", kv)
+			}
+			return nil
+		},
+		Repeated: func(k, _, _ string) error { return usageErrorf("--label %s is given twice; give it once", k) },
+	}}}
+}
+
+// apply names and labels a study about to be created.
+func (n studyNaming) apply(st *store.Study) {
+	st.Name, st.Labels = n.name, n.labels
+}
