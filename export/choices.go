@@ -88,7 +88,7 @@ func CompareChoices(defaults, recommended []benchfmt.Choice) []ChoiceRow {
 // defaults and with the recommendation, side by side, marking the sizes
 // where they differ. It is the explanation of a recommendation, for
 // `nccltune show` and `nccltune doctor`. defaults and recommended are
-// Band.Defaults and Band.Recommended (or ExplainChoices' results).
+// Recommendation.Defaults and Recommendation.Recommended (or ExplainChoices' results).
 func ChoicesTable(w io.Writer, defaults, recommended []benchfmt.Choice) error {
 	return ChoicesTableAs(w, "RECOMMENDED", defaults, recommended)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/nccltune/nccltune/vocab"
 )
 
-func render(t *testing.T, f Format, bands []*Band, o Options) []byte {
+func render(t *testing.T, f Format, bands []*Recommendation, o Options) []byte {
 	t.Helper()
 	if o.Now.IsZero() {
 		o.Now = fixedNow
@@ -31,14 +31,14 @@ func render(t *testing.T, f Format, bands []*Band, o Options) []byte {
 	return buf.Bytes()
 }
 
-func twoBands(t *testing.T) []*Band {
+func twoBands(t *testing.T) []*Recommendation {
 	s5 := spark4Study(5, "16M-256M", map[string]string{"NCCL_ALGO": "Tree"})
 	s5.Recommendation.Speedup, s5.Recommendation.SpeedupCI = 1.06, [2]float64{1.04, 1.08}
 	tree := studyWith(t, s5, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_algo_tree.log"))
-	return []*Band{fixtureBand(t), tree}
+	return []*Recommendation{fixtureBand(t), tree}
 }
 
-func keepDefaultsBand(t *testing.T) *Band {
+func keepDefaultsBand(t *testing.T) *Recommendation {
 	s := spark4Study(4, "1M", map[string]string{"NCCL_MAX_NCHANNELS": "4"})
 	s.Recommendation.Significant = false
 	s.Recommendation.Speedup, s.Recommendation.SpeedupCI, s.Recommendation.PValue = 1.01, [2]float64{0.97, 1.05}, 0.41
@@ -51,21 +51,21 @@ func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		golden string
 		format Format
-		bands  []*Band
+		bands  []*Recommendation
 		opts   Options
 	}{
-		{"s3.env", FormatEnv, []*Band{fixture}, Options{}},
-		{"s3.sh", FormatSh, []*Band{fixture}, Options{}},
-		{"s3.docker", FormatDocker, []*Band{fixture}, Options{}},
-		{"s3.yaml", FormatK8s, []*Band{fixture}, Options{}},
-		{"s3.json", FormatJSON, []*Band{fixture}, Options{}},
-		{"s3.csv", FormatTuner, []*Band{fixture}, Options{}},
-		{"s3_with_base.env", FormatEnv, []*Band{fixture}, Options{WithBase: true}},
-		{"s3_with_base.yaml", FormatK8s, []*Band{fixture}, Options{WithBase: true}},
-		{"keep_defaults.env", FormatEnv, []*Band{keep}, Options{}},
-		{"keep_defaults.yaml", FormatK8s, []*Band{keep}, Options{}},
-		{"keep_defaults.docker", FormatDocker, []*Band{keep}, Options{}},
-		{"keep_defaults.csv", FormatTuner, []*Band{keep}, Options{}},
+		{"s3.env", FormatEnv, []*Recommendation{fixture}, Options{}},
+		{"s3.sh", FormatSh, []*Recommendation{fixture}, Options{}},
+		{"s3.docker", FormatDocker, []*Recommendation{fixture}, Options{}},
+		{"s3.yaml", FormatK8s, []*Recommendation{fixture}, Options{}},
+		{"s3.json", FormatJSON, []*Recommendation{fixture}, Options{}},
+		{"s3.csv", FormatTuner, []*Recommendation{fixture}, Options{}},
+		{"s3_with_base.env", FormatEnv, []*Recommendation{fixture}, Options{WithBase: true}},
+		{"s3_with_base.yaml", FormatK8s, []*Recommendation{fixture}, Options{WithBase: true}},
+		{"keep_defaults.env", FormatEnv, []*Recommendation{keep}, Options{}},
+		{"keep_defaults.yaml", FormatK8s, []*Recommendation{keep}, Options{}},
+		{"keep_defaults.docker", FormatDocker, []*Recommendation{keep}, Options{}},
+		{"keep_defaults.csv", FormatTuner, []*Recommendation{keep}, Options{}},
 		{"two_bands.csv", FormatTuner, twoBands(t), Options{}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestHeaderSaysWhereTheNumbersCameFrom(t *testing.T) {
 	want := []string{"s3-512K-4M", "band 512K-4M", "2026-03-01 12:00:00 UTC", "2026-02-28 10:30:00 UTC", "NCCL 2.30.7",
 		"4 ranks on 4 nodes", "NVIDIA GB10", "transport IB", "speedup 8.12x over NCCL's defaults (95% CI 7.88x-8.38x), p=0.00021"}
 	for _, f := range []Format{FormatEnv, FormatSh, FormatDocker, FormatK8s} {
-		out := string(render(t, f, []*Band{b}, Options{}))
+		out := string(render(t, f, []*Recommendation{b}, Options{}))
 		for _, w := range append(want, "SIMULATED — not a measurement of hardware") {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s lacks %q:\n%s", f, w, out)
@@ -93,11 +93,11 @@ func TestHeaderSaysWhereTheNumbersCameFrom(t *testing.T) {
 				t.Errorf("%s: header text outside a comment: %q", f, line)
 			}
 		}
-		if out := string(render(t, f, []*Band{real}, Options{})); strings.Contains(out, "SIMULATED") {
+		if out := string(render(t, f, []*Recommendation{real}, Options{})); strings.Contains(out, "SIMULATED") {
 			t.Errorf("%s of a real study says SIMULATED:\n%s", f, out)
 		}
 	}
-	csv := string(render(t, FormatTuner, []*Band{b}, Options{}))
+	csv := string(render(t, FormatTuner, []*Recommendation{b}, Options{}))
 	if !strings.Contains(csv, "SIMULATED — not a measurement of hardware") || !strings.Contains(csv, "2026-03-01 12:00:00 UTC") {
 		t.Errorf("tuner CSV header:\n%s", csv)
 	}
@@ -140,7 +140,7 @@ func TestWrittenEnv(t *testing.T) {
 	}
 }
 
-func TestNewBandRefuses(t *testing.T) {
+func TestNewRecommendationRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(*store.Study)
@@ -155,7 +155,7 @@ func TestNewBandRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := spark4Study(3, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128"})
 			tc.edit(s)
-			_, err := NewBand(s, nil, nil)
+			_, err := NewRecommendation(s, nil, nil)
 			if !errors.Is(err, ErrNotReady) {
 				t.Fatalf("err = %v, want ErrNotReady", err)
 			}
@@ -199,7 +199,7 @@ func TestEnvFileRoundTrip(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		band *Band
+		band *Recommendation
 		opts Options
 	}{
 		{"fixture", fixtureBand(t), Options{}},
@@ -208,7 +208,7 @@ func TestEnvFileRoundTrip(t *testing.T) {
 		{"keep defaults", keepDefaultsBand(t), Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := render(t, FormatEnv, []*Band{tc.band}, tc.opts)
+			out := render(t, FormatEnv, []*Recommendation{tc.band}, tc.opts)
 			got, err := parseDockerEnvFile(out)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
@@ -218,7 +218,7 @@ func TestEnvFileRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if !bytes.Contains(render(t, FormatEnv, []*Band{hostileBand(hostile)}, Options{}), []byte("# V_DOLLAR: docker compose's env_file expands $")) {
+	if !bytes.Contains(render(t, FormatEnv, []*Recommendation{hostileBand(hostile)}, Options{}), []byte("# V_DOLLAR: docker compose's env_file expands $")) {
 		t.Error("no note that compose reads $ differently")
 	}
 }
@@ -234,12 +234,12 @@ func TestEnvFileRefuses(t *testing.T) {
 		{"bad \xff utf8", "not valid UTF-8"},
 		{strings.Repeat("x", 70000), "at most 65535"},
 	} {
-		err := Write(&bytes.Buffer{}, FormatEnv, []*Band{hostileBand(map[string]string{"V": tc.value})}, Options{Now: fixedNow})
+		err := Write(&bytes.Buffer{}, FormatEnv, []*Recommendation{hostileBand(map[string]string{"V": tc.value})}, Options{Now: fixedNow})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("value %.20q: err = %v, want %q", tc.value, err, tc.want)
 		}
 	}
-	err := Write(&bytes.Buffer{}, FormatSh, []*Band{hostileBand(map[string]string{"BAD-NAME": "x"})}, Options{})
+	err := Write(&bytes.Buffer{}, FormatSh, []*Recommendation{hostileBand(map[string]string{"BAD-NAME": "x"})}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "letters, digits and _") {
 		t.Errorf("bad name: %v", err)
 	}
@@ -281,7 +281,7 @@ func TestShellRoundTrip(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		band *Band
+		band *Recommendation
 		opts Options
 	}{
 		{"fixture", fixtureBand(t), Options{}},
@@ -292,7 +292,7 @@ func TestShellRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "nccl.sh")
-			if err := os.WriteFile(file, render(t, FormatSh, []*Band{tc.band}, tc.opts), 0o644); err != nil {
+			if err := os.WriteFile(file, render(t, FormatSh, []*Recommendation{tc.band}, tc.opts), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if out, err := exec.Command("sh", "-n", file).CombinedOutput(); err != nil {
@@ -314,7 +314,7 @@ func TestShellRoundTrip(t *testing.T) {
 func TestDockerFlagsRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		band *Band
+		band *Recommendation
 		opts Options
 	}{
 		{"fixture", fixtureBand(t), Options{}},
@@ -323,7 +323,7 @@ func TestDockerFlagsRoundTrip(t *testing.T) {
 		{"keep defaults", keepDefaultsBand(t), Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := string(render(t, FormatDocker, []*Band{tc.band}, tc.opts))
+			out := string(render(t, FormatDocker, []*Recommendation{tc.band}, tc.opts))
 			var flagLines []string
 			for _, line := range strings.SplitAfter(out, "\n") {
 				if line != "" && !strings.HasPrefix(line, "#") {
@@ -371,7 +371,7 @@ func TestK8sRoundTrip(t *testing.T) {
 	hostile["V_CONTROL"] = "bell\a del\x7f nel\u0085 ls\u2028 bom\ufeff"
 	for _, tc := range []struct {
 		name string
-		band *Band
+		band *Recommendation
 		opts Options
 	}{
 		{"fixture", fixtureBand(t), Options{}},
@@ -381,7 +381,7 @@ func TestK8sRoundTrip(t *testing.T) {
 		{"keep defaults", keepDefaultsBand(t), Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := render(t, FormatK8s, []*Band{tc.band}, tc.opts)
+			out := render(t, FormatK8s, []*Recommendation{tc.band}, tc.opts)
 			yamlValues, order, err := parseK8sEnv(out)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
@@ -455,7 +455,7 @@ print(json.dumps({e["name"]: e["value"] for e in d["env"]}))`)
 func TestJSONRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		band *Band
+		band *Recommendation
 		opts Options
 	}{
 		{"fixture", fixtureBand(t), Options{}},
@@ -464,7 +464,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		{"keep defaults", keepDefaultsBand(t), Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := render(t, FormatJSON, []*Band{tc.band}, tc.opts)
+			out := render(t, FormatJSON, []*Recommendation{tc.band}, tc.opts)
 			var doc struct {
 				Study        string            `json:"study"`
 				Band         string            `json:"band"`
@@ -475,7 +475,7 @@ func TestJSONRoundTrip(t *testing.T) {
 				Significant  bool              `json:"significant"`
 				Simulated    bool              `json:"simulated"`
 				NCCLVersion  string            `json:"nccl_version"`
-				Fabric       store.Fabric      `json:"fabric"`
+				Fabric       store.Platform    `json:"fabric"`
 				BaseEnv      map[string]string `json:"base_env"`
 				Choices      []ChoiceRow       `json:"choices"`
 			}
@@ -493,7 +493,7 @@ func TestJSONRoundTrip(t *testing.T) {
 				t.Errorf("env %q, want %q", doc.Env, want)
 			}
 			if doc.Study != s.Name || doc.Band != s.Band || doc.Speedup != s.Recommendation.Speedup || len(doc.SpeedupCI) != 2 ||
-				doc.Significant != s.Recommendation.Significant || !doc.Simulated || doc.NCCLVersion != s.Fabric.NCCLVersion ||
+				doc.Significant != s.Recommendation.Significant || !doc.Simulated || doc.NCCLVersion != s.Platform.NCCLVersion ||
 				doc.Fabric.Ranks != 4 || doc.KeepDefaults != tc.band.KeepDefaults {
 				t.Errorf("document %+v", doc)
 			}
@@ -535,7 +535,7 @@ func rowPick(r pluginRow) Pick {
 // probeSizes are the sizes worth asking the plugin about: every recorded
 // size, the midpoints and band edges with their neighbours, the extremes,
 // and random sizes across the whole range.
-func probeSizes(bands []*Band) []uint64 {
+func probeSizes(bands []*Recommendation) []uint64 {
 	set := map[uint64]bool{0: true, 1: true, MaxTunerBytes: true, MaxTunerBytes - 1: true, 4294967295: true, 4294967296: true}
 	add := func(v uint64) {
 		for _, d := range []uint64{0, 1} {
@@ -573,7 +573,7 @@ func probeSizes(bands []*Band) []uint64 {
 // checkTunerFile reads a tuner file by the plugin's rules and checks
 // every probe size against the oracle: inside a band (first listed wins)
 // its recommended choice, elsewhere NCCL's default choice.
-func checkTunerFile(t *testing.T, out []byte, bands []*Band) {
+func checkTunerFile(t *testing.T, out []byte, bands []*Recommendation) {
 	t.Helper()
 	rows, err := parsePluginCSV(out)
 	if err != nil {
@@ -583,11 +583,11 @@ func checkTunerFile(t *testing.T, out []byte, bands []*Band) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, b := range bands {
-		f := b.Study.Fabric
+		f := b.Study.Platform
 		for _, x := range probeSizes(bands) {
 			want := nearestPick(b.Defaults, x)
 			for _, o := range bands {
-				if o.Study.Fabric.Nodes == f.Nodes && o.Study.Fabric.Ranks == f.Ranks && x >= uint64(o.Study.BandMin) && x <= uint64(o.Study.BandMax) {
+				if o.Study.Platform.Nodes == f.Nodes && o.Study.Platform.Ranks == f.Ranks && x >= uint64(o.Study.BandMin) && x <= uint64(o.Study.BandMax) {
 					want = nearestPick(o.Recommended, x)
 					break
 				}
@@ -609,11 +609,11 @@ func checkTunerFile(t *testing.T, out []byte, bands []*Band) {
 func TestTunerFile(t *testing.T) {
 	fixture := fixtureBand(t)
 	t.Run("one band", func(t *testing.T) {
-		checkTunerFile(t, render(t, FormatTuner, []*Band{fixture}, Options{}), []*Band{fixture})
+		checkTunerFile(t, render(t, FormatTuner, []*Recommendation{fixture}, Options{}), []*Recommendation{fixture})
 	})
 	t.Run("keep defaults", func(t *testing.T) {
 		keep := keepDefaultsBand(t)
-		checkTunerFile(t, render(t, FormatTuner, []*Band{keep}, Options{}), []*Band{keep})
+		checkTunerFile(t, render(t, FormatTuner, []*Recommendation{keep}, Options{}), []*Recommendation{keep})
 	})
 	t.Run("two bands", func(t *testing.T) {
 		bands := twoBands(t)
@@ -622,7 +622,7 @@ func TestTunerFile(t *testing.T) {
 	t.Run("overlapping bands, first wins", func(t *testing.T) {
 		s6 := spark4Study(6, "1M-16M", map[string]string{"NCCL_ALGO": "Tree"})
 		tree := studyWith(t, s6, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_algo_tree.log"))
-		bands := []*Band{fixture, tree}
+		bands := []*Recommendation{fixture, tree}
 		out := render(t, FormatTuner, bands, Options{})
 		checkTunerFile(t, out, bands)
 		rows, _ := parsePluginCSV(out)
@@ -633,14 +633,14 @@ func TestTunerFile(t *testing.T) {
 			t.Errorf("8M (s6 only): %+v, want s6's tree", r)
 		}
 		// Listed the other way round, s6 wins the overlap.
-		out = render(t, FormatTuner, []*Band{tree, fixture}, Options{})
-		checkTunerFile(t, out, []*Band{tree, fixture})
+		out = render(t, FormatTuner, []*Recommendation{tree, fixture}, Options{})
+		checkTunerFile(t, out, []*Recommendation{tree, fixture})
 	})
 	t.Run("two fabrics", func(t *testing.T) {
 		s8 := spark4Study(8, "512K-4M", map[string]string{"NCCL_ALGO": "Tree"})
-		s8.Fabric.Nodes, s8.Fabric.Ranks = 2, 2
+		s8.Platform.Nodes, s8.Platform.Ranks = 2, 2
 		other := studyWith(t, s8, logChoices(t, "spark4_algo_tree.log"), logChoices(t, "spark4_proto_nchannels8.log"))
-		bands := []*Band{fixture, other}
+		bands := []*Recommendation{fixture, other}
 		out := render(t, FormatTuner, bands, Options{})
 		checkTunerFile(t, out, bands)
 		if !bytes.Contains(out, []byte("allreduce,0,")) || !bytes.Contains(out, []byte(",2,2,-1,-1\n")) || !bytes.Contains(out, []byte(",4,4,-1,-1\n")) {
@@ -649,9 +649,9 @@ func TestTunerFile(t *testing.T) {
 	})
 	t.Run("unknown shape matches any", func(t *testing.T) {
 		s9 := spark4Study(9, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128"})
-		s9.Fabric.Nodes, s9.Fabric.Ranks = 0, 0
+		s9.Platform.Nodes, s9.Platform.Ranks = 0, 0
 		b := studyWith(t, s9, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_proto_nchannels8.log"))
-		out := render(t, FormatTuner, []*Band{b}, Options{})
+		out := render(t, FormatTuner, []*Recommendation{b}, Options{})
 		rows, err := parsePluginCSV(out)
 		if err != nil || checkCoverage(rows) != nil || rows[0].nodes != -1 || rows[0].ranks != -1 {
 			t.Errorf("rows %+v, err %v", rows, err)
@@ -670,13 +670,13 @@ func TestTunerRefuses(t *testing.T) {
 	a2a.Study.Collective = "alltoall"
 	for _, tc := range []struct {
 		name  string
-		bands []*Band
+		bands []*Recommendation
 		want  string
 	}{
-		{"no explain launch", []*Band{noExplain}, "study s3-512K-4M has no record of NCCL's choices; re-run the search with this version of nccltune"},
-		{"simulated and real", []*Band{fixture, real}, "s3-512K-4M is SIMULATED and s11-512K-4M measured real hardware"},
-		{"unknown algorithm", []*Band{odd}, `algorithm "UNDEF"`},
-		{"collective the plugin lacks", []*Band{a2a}, "does not know"},
+		{"no explain launch", []*Recommendation{noExplain}, "study s3-512K-4M has no record of NCCL's choices; re-run the search with this version of nccltune"},
+		{"simulated and real", []*Recommendation{fixture, real}, "s3-512K-4M is SIMULATED and s11-512K-4M measured real hardware"},
+		{"unknown algorithm", []*Recommendation{odd}, `algorithm "UNDEF"`},
+		{"collective the plugin lacks", []*Recommendation{a2a}, "does not know"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Write(&bytes.Buffer{}, FormatTuner, tc.bands, Options{})
@@ -685,7 +685,7 @@ func TestTunerRefuses(t *testing.T) {
 			}
 		})
 	}
-	if err := Write(&bytes.Buffer{}, FormatTuner, []*Band{noExplain}, Options{}); !errors.Is(err, ErrNoChoices) {
+	if err := Write(&bytes.Buffer{}, FormatTuner, []*Recommendation{noExplain}, Options{}); !errors.Is(err, ErrNoChoices) {
 		t.Errorf("err = %v, want ErrNoChoices", err)
 	}
 	// One band per env file: several are refused, not merged.
@@ -733,7 +733,7 @@ func TestTunerLinesFitThePluginBuffer(t *testing.T) {
 	s := spark4Study(3, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128", "NCCL_IB_HCA": strings.Repeat("mlx5_", 80)})
 	s.Recommendation.Reason = strings.Repeat("a long reason ", 40)
 	b := studyWith(t, s, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_proto_nchannels8.log"))
-	out := render(t, FormatTuner, []*Band{b}, Options{})
+	out := render(t, FormatTuner, []*Recommendation{b}, Options{})
 	for i, line := range strings.Split(string(out), "\n") {
 		if len(line) > tunerLineMax {
 			t.Errorf("line %d is %d bytes", i+1, len(line))
@@ -819,7 +819,7 @@ func kubeExpand(v string) string {
 // written, and --indent shifts every line.
 func TestK8sDollarAndIndent(t *testing.T) {
 	b := hostileBand(map[string]string{"V": "$(HOME) $$ $x"})
-	out := string(render(t, FormatK8s, []*Band{b}, Options{Indent: 6}))
+	out := string(render(t, FormatK8s, []*Recommendation{b}, Options{Indent: 6}))
 	if !strings.Contains(out, `value: "$$(HOME) $$$$ $$x"`) {
 		t.Errorf("$ not doubled for Kubernetes:\n%s", out)
 	}
@@ -837,7 +837,7 @@ func TestK8sDollarAndIndent(t *testing.T) {
 // YAML reads back with $ doubled (compose's own escape).
 func TestComposeEnvironment(t *testing.T) {
 	b := hostileBand(map[string]string{"NCCL_PROTO": "^LL128", "V": "a $HOME b", "YES": "8"})
-	out := string(render(t, FormatCompose, []*Band{b}, Options{}))
+	out := string(render(t, FormatCompose, []*Recommendation{b}, Options{}))
 	for _, want := range []string{"environment:\n", `  NCCL_PROTO: "^LL128"`, `  V: "a $$HOME b"`, `  "YES": "8"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("compose output lacks %q:\n%s", want, out)
@@ -857,7 +857,7 @@ func TestComposeHostileRoundTrip(t *testing.T) {
 	for k, v := range hostile {
 		want[k] = strings.ReplaceAll(v, "$", "$$")
 	}
-	out := string(render(t, FormatCompose, []*Band{hostileBand(hostile)}, Options{}))
+	out := string(render(t, FormatCompose, []*Recommendation{hostileBand(hostile)}, Options{}))
 	checkComposeWithPyYAML(t, out, want)
 	if !strings.Contains(out, "environment:\n") || !strings.Contains(out, `  "YES": "8"`) {
 		t.Errorf("compose map:\n%s", out)
@@ -868,11 +868,11 @@ func TestComposeHostileRoundTrip(t *testing.T) {
 // are written unquoted, so docker run $(…) gets them without quotes; a
 // value that needs quotes is quoted and the header says to use --env-file.
 func TestDockerFlagsSurviveSubstitution(t *testing.T) {
-	out := string(render(t, FormatDocker, []*Band{hostileBand(map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})}, Options{}))
+	out := string(render(t, FormatDocker, []*Recommendation{hostileBand(map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})}, Options{}))
 	if !strings.Contains(out, "-e NCCL_MAX_NCHANNELS=8 -e NCCL_PROTO=^LL128\n") || strings.Contains(out, "quoted:") {
 		t.Errorf("plain values:\n%s", out)
 	}
-	out = string(render(t, FormatDocker, []*Band{hostileBand(map[string]string{"V": "a b"})}, Options{}))
+	out = string(render(t, FormatDocker, []*Recommendation{hostileBand(map[string]string{"V": "a b"})}, Options{}))
 	if !strings.Contains(out, "-e 'V=a b'") || !strings.Contains(out, "--env-file") {
 		t.Errorf("a value with a space:\n%s", out)
 	}
@@ -920,28 +920,28 @@ print(json.dumps(d["environment"]))`)
 func TestBaselineExport(t *testing.T) {
 	s := spark4Study(9, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})
 	s.BaselineEnv = map[string]string{"NCCL_ALGO": "Tree", "NCCL_MAX_NCHANNELS": "2"}
-	b, err := NewBand(s, nil, nil)
+	b, err := NewRecommendation(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.KeepBaseline || b.KeepDefaults || len(b.Unset) != 1 || b.Unset[0] != "NCCL_ALGO" || b.Env.Key() != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" {
 		t.Fatalf("band %+v", b)
 	}
-	sh := string(render(t, FormatSh, []*Band{b}, Options{}))
+	sh := string(render(t, FormatSh, []*Recommendation{b}, Options{}))
 	if !strings.Contains(sh, "\nunset NCCL_ALGO\n") || !strings.Contains(sh, "over your baseline (NCCL_ALGO=Tree NCCL_MAX_NCHANNELS=2)") {
 		t.Errorf("sh export:\n%s", sh)
 	}
-	if env := string(render(t, FormatEnv, []*Band{b}, Options{})); !strings.Contains(env, "# UNSET NCCL_ALGO:") {
+	if env := string(render(t, FormatEnv, []*Recommendation{b}, Options{})); !strings.Contains(env, "# UNSET NCCL_ALGO:") {
 		t.Errorf("env export does not name the knob to remove:\n%s", env)
 	}
 	kept := spark4Study(10, "512K-4M", map[string]string{"NCCL_PROTO": "Simple"})
 	kept.Recommendation.Significant = false
 	kept.BaselineEnv = map[string]string{"NCCL_PROTO": "^LL128"}
-	b, err = NewBand(kept, nil, nil)
+	b, err = NewRecommendation(kept, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := string(render(t, FormatEnv, []*Band{b}, Options{}))
+	env := string(render(t, FormatEnv, []*Recommendation{b}, Options{}))
 	if !b.KeepBaseline || !strings.Contains(env, "\nNCCL_PROTO=^LL128\n") || !strings.Contains(env, "keep your baseline (NCCL_PROTO=^LL128)") {
 		t.Errorf("kept baseline exports:\n%s", env)
 	}

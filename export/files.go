@@ -22,12 +22,12 @@ type Doc struct {
 // FormatTuner one file of them all. Every file is rendered before any is
 // written, so a refusal (a usage error, vocab.ErrUsage) leaves nothing
 // half done.
-func Render(f Format, bands []*Band, opts Options) ([]Doc, error) {
-	groups := [][]*Band{bands}
+func Render(f Format, bands []*Recommendation, opts Options) ([]Doc, error) {
+	groups := [][]*Recommendation{bands}
 	if f != FormatTuner {
 		groups = groups[:0]
 		for _, b := range bands {
-			groups = append(groups, []*Band{b})
+			groups = append(groups, []*Recommendation{b})
 		}
 	}
 	var docs []Doc

@@ -35,7 +35,7 @@ func TestRender(t *testing.T) {
 			}
 		}
 	}
-	twice := []*Band{bands[0], bands[0]}
+	twice := []*Recommendation{bands[0], bands[0]}
 	if _, err := Render(FormatEnv, twice, o); !errors.Is(err, vocab.ErrUsage) || !strings.Contains(err.Error(), "cover the same band") {
 		t.Errorf("Render of one band twice: %v, want a usage error", err)
 	}

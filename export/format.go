@@ -86,7 +86,7 @@ func (f Format) Ext() string {
 // FileName is the file a band gets in an output directory:
 // "nccl-512K-4M.env". The nccl-tuner format writes one combined file,
 // "nccl-tuner.csv", whatever the bands.
-func FileName(f Format, b *Band) string {
+func FileName(f Format, b *Recommendation) string {
 	if f == FormatTuner {
 		return "nccl-tuner.csv"
 	}
@@ -127,7 +127,7 @@ func (o Options) now() time.Time {
 // Write writes bands in format f. Every format but nccl-tuner takes one
 // band (environment variables are process-wide: a process runs with one
 // band's settings); nccl-tuner combines all of them into one CSV.
-func Write(w io.Writer, f Format, bands []*Band, o Options) error {
+func Write(w io.Writer, f Format, bands []*Recommendation, o Options) error {
 	if len(bands) == 0 {
 		return fmt.Errorf("nothing to export: no study given")
 	}
@@ -176,7 +176,7 @@ func studyLine(s *store.Study) string {
 }
 
 // fabricLine is "NCCL 2.30.7, 4 ranks on 4 nodes, NVIDIA GB10, transport IB, GDR off".
-func fabricLine(f store.Fabric) string {
+func fabricLine(f store.Platform) string {
 	var parts []string
 	if f.NCCLVersion != "" {
 		parts = append(parts, "NCCL "+f.NCCLVersion)
@@ -209,7 +209,7 @@ func count(n int, noun string) string {
 }
 
 // speedupLine states the measured gain with its interval and p.
-func speedupLine(b *Band) string {
+func speedupLine(b *Recommendation) string {
 	r := b.Study.Recommendation
 	ci := fmt.Sprintf("(95%% CI %sx-%sx), p=%.2g", num(r.SpeedupCI[0]), num(r.SpeedupCI[1]), r.PValue)
 	if b.KeepDefaults {
@@ -248,12 +248,12 @@ func simulatedLine(s *store.Study) string {
 
 // header is the comment block every text format opens with (without the
 // comment marker). usage is the format's one-line "how to use".
-func header(b *Band, o Options, usage string) []string {
+func header(b *Recommendation, o Options, usage string) []string {
 	s := b.Study
 	lines := []string{
 		"nccltune recommendation, " + studyLine(s),
 		"exported " + timeText(o.now()) + "; study created " + timeText(s.Created),
-		fabricLine(s.Fabric),
+		fabricLine(s.Platform),
 		speedupLine(b),
 	}
 	if s.Simulated {

@@ -69,7 +69,7 @@ func (b *fuzzBytes) choices() []benchfmt.Choice {
 }
 
 // fuzzBands builds one to three studies' bands from the fuzzer's bytes.
-func fuzzBands(data []byte) []*Band {
+func fuzzBands(data []byte) []*Recommendation {
 	b := fuzzBytes(data)
 	n := 1 + int(b.next()%3)
 	// Shapes are all known or all unknown (0: matched as any): a file
@@ -79,16 +79,16 @@ func fuzzBands(data []byte) []*Band {
 	if b.next()%4 == 0 {
 		shapes = []int{0}
 	}
-	var bands []*Band
+	var bands []*Recommendation
 	for i := 0; i < n; i++ {
 		lo, hi := b.size(), b.size()
 		s := spark4Study(uint64(i+1), "1M", map[string]string{"NCCL_PROTO": "^LL128"})
 		s.Name = fmt.Sprintf("s%d-fuzz", i+1)
 		s.Band, s.BandMin, s.BandMax = nccl.FormatSize(lo)+"-"+nccl.FormatSize(hi), lo, hi
 		s.Collective = b.pick("all_reduce", "all_reduce", "all_reduce", "all_reduce", "all_reduce", "", "AllGather", "alltoall")
-		s.Fabric.Nodes, s.Fabric.Ranks = shapes[int(b.next())%len(shapes)], shapes[int(b.next())%len(shapes)]
+		s.Platform.Nodes, s.Platform.Ranks = shapes[int(b.next())%len(shapes)], shapes[int(b.next())%len(shapes)]
 		s.Simulated = b.next()%32 != 0
-		bands = append(bands, &Band{Study: s, Env: nccl.Config{"NCCL_PROTO": "^LL128"},
+		bands = append(bands, &Recommendation{Study: s, Env: nccl.Config{"NCCL_PROTO": "^LL128"},
 			Defaults: b.choices(), Recommended: b.choices()})
 	}
 	return bands
@@ -99,7 +99,7 @@ func fuzzBands(data []byte) []*Band {
 // first listed wins) the choice NCCL made with its recommendation at the
 // nearest recorded size; elsewhere the one it made with its defaults, from
 // the first band of that shape that recorded all-reduce defaults.
-func oraclePick(bands []*Band, nodes, ranks int, x uint64) (Pick, bool) {
+func oraclePick(bands []*Recommendation, nodes, ranks int, x uint64) (Pick, bool) {
 	allReduce := func(cs []benchfmt.Choice) []benchfmt.Choice {
 		var out []benchfmt.Choice
 		for _, c := range cs {
@@ -109,9 +109,9 @@ func oraclePick(bands []*Band, nodes, ranks int, x uint64) (Pick, bool) {
 		}
 		return out
 	}
-	var members []*Band
+	var members []*Recommendation
 	for _, b := range bands {
-		if orAny(b.Study.Fabric.Nodes) == orAny(nodes) && orAny(b.Study.Fabric.Ranks) == orAny(ranks) {
+		if orAny(b.Study.Platform.Nodes) == orAny(nodes) && orAny(b.Study.Platform.Ranks) == orAny(ranks) {
 			members = append(members, b)
 		}
 	}
@@ -162,7 +162,7 @@ func FuzzPlanTuner(f *testing.F) {
 			t.Fatalf("%v\n%s", err, out.Bytes())
 		}
 		for _, b := range bands {
-			nodes, ranks := b.Study.Fabric.Nodes, b.Study.Fabric.Ranks
+			nodes, ranks := b.Study.Platform.Nodes, b.Study.Platform.Ranks
 			for _, x := range probeSizes(bands) {
 				want, ok := oraclePick(bands, nodes, ranks, x)
 				r, matched := pluginMatch(rows, "allreduce", x, nodes, ranks, 1, 0)

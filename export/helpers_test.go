@@ -51,7 +51,7 @@ func spark4Study(id uint64, band string, env map[string]string) *store.Study {
 		Collective: "all_reduce",
 		BaseEnv:    map[string]string{"NCCL_IB_HCA": "=rocep1s0f1", "NCCL_SOCKET_IFNAME": "enP7s7"},
 		Launch:     store.LaunchSettings{Launcher: "mpirun", NP: 4, SimProfile: "spark4", SimNoise: 1, SimSeed: 3},
-		Fabric:     store.Fabric{NCCLVersion: "2.30.7+cuda13.0", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
+		Platform:   store.Platform{NCCLVersion: "2.30.7+cuda13.0", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
 		Simulated:  true, Seed: 3, Status: vocab.StatusDone,
 		Recommendation: &store.Recommendation{
 			Env: env, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375}, Significant: true, PValue: 0.00021,
@@ -61,9 +61,9 @@ func spark4Study(id uint64, band string, env map[string]string) *store.Study {
 	}
 }
 
-// studyWith builds a Band through NewBand, with explain launches that
+// studyWith builds a Recommendation through NewRecommendation, with explain launches that
 // recorded defaults (baseline trial 10) and recommended (trial 12).
-func studyWith(t testing.TB, s *store.Study, defaults, recommended []benchfmt.Choice) *Band {
+func studyWith(t testing.TB, s *store.Study, defaults, recommended []benchfmt.Choice) *Recommendation {
 	t.Helper()
 	trials := []*store.Trial{{ID: 10, StudyID: s.ID, Number: 0, Role: vocab.RoleBaseline}, {ID: 12, StudyID: s.ID, Number: 5, Role: vocab.RoleExplore}}
 	launches := []*store.Launch{
@@ -78,7 +78,7 @@ func studyWith(t testing.TB, s *store.Study, defaults, recommended []benchfmt.Ch
 	if recommended != nil {
 		launches = append(launches, &store.Launch{ID: 4, TrialID: 12, Seq: 21, Phase: vocab.PhaseExplain, Facts: &benchfmt.Facts{Choices: recommended}})
 	}
-	b, err := NewBand(s, trials, launches)
+	b, err := NewRecommendation(s, trials, launches)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func studyWith(t testing.TB, s *store.Study, defaults, recommended []benchfmt.Ch
 
 // fixtureBand is the golden files' study: s3 over 512K-4M recommends
 // NCCL_PROTO=^LL128 NCCL_MAX_NCHANNELS=8 (and two knobs that are left out).
-func fixtureBand(t testing.TB) *Band {
+func fixtureBand(t testing.TB) *Recommendation {
 	s := spark4Study(3, "512K-4M", map[string]string{
 		"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8", "NCCL_MAX_CTAS": "16", "NCCL_CROSS_NIC": "2"})
 	return studyWith(t, s, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_proto_nchannels8.log"))
@@ -118,8 +118,8 @@ var hostileValues = map[string]string{
 
 // hostileBand carries values. The name is not a knob, which the formats do
 // not care about: they write what the recommendation holds.
-func hostileBand(values map[string]string) *Band {
+func hostileBand(values map[string]string) *Recommendation {
 	s := spark4Study(7, "1M", nil)
 	s.BaseEnv = nil
-	return &Band{Study: s, Env: nccl.Config(values)}
+	return &Recommendation{Study: s, Env: nccl.Config(values)}
 }

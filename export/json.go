@@ -46,7 +46,7 @@ type Document struct {
 	Simulated   bool              `json:"simulated"`
 	SimProfile  string            `json:"sim_profile,omitempty"`
 	NCCLVersion string            `json:"nccl_version"`
-	Fabric      store.Fabric      `json:"fabric"`
+	Fabric      store.Platform    `json:"fabric"`
 	Created     time.Time         `json:"created"`
 	Exported    time.Time         `json:"exported"`
 	// Choices is what NCCL chose per size with its defaults and with the
@@ -55,7 +55,7 @@ type Document struct {
 }
 
 // NewDocument builds the json format's document.
-func NewDocument(b *Band, o Options) *Document {
+func NewDocument(b *Recommendation, o Options) *Document {
 	s, r := b.Study, b.Study.Recommendation
 	d := &Document{
 		SchemaVersion: 1,
@@ -65,7 +65,7 @@ func NewDocument(b *Band, o Options) *Document {
 		RecommendedEnv: map[string]string(nonNilEnv(r.Env)),
 		Dropped:        b.Dropped, Speedup: finite(r.Speedup), SpeedupCI: [2]*float64{finite(r.SpeedupCI[0]), finite(r.SpeedupCI[1])},
 		Significant: r.Significant, PValue: finite(r.PValue), MinEffect: r.MinEffect, Reason: r.Reason,
-		Simulated: s.Simulated, SimProfile: s.Launch.SimProfile, NCCLVersion: s.Fabric.NCCLVersion, Fabric: s.Fabric,
+		Simulated: s.Simulated, SimProfile: s.Launch.SimProfile, NCCLVersion: s.Platform.NCCLVersion, Fabric: s.Platform,
 		Created: s.Created.UTC(), Exported: o.now(), Choices: CompareChoices(b.Defaults, b.Recommended),
 	}
 	if d.Dropped == nil {
@@ -95,7 +95,7 @@ func finite(v float64) *float64 {
 	return &v
 }
 
-func writeJSONDoc(w io.Writer, b *Band, o Options) error {
+func writeJSONDoc(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars); err != nil {
 		return err

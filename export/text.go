@@ -73,7 +73,7 @@ func ShellQuote(s string) string {
 // quotes, no escapes), lines starting with # ignored, UTF-8 required. A
 // value docker cannot carry (a newline or carriage return, invalid UTF-8,
 // a line beyond its 64 KiB line buffer) is refused.
-func writeEnvFile(w io.Writer, b *Band, o Options) error {
+func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars); err != nil {
 		return err
@@ -138,7 +138,7 @@ func writeSections(w io.Writer, vars []Var, line func(Var) string, commentPrefix
 
 // writeShell writes export lines that are safe to source whatever the
 // values hold: every value is single-quoted (ShellQuote).
-func writeShell(w io.Writer, b *Band, o Options) error {
+func writeShell(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars); err != nil {
 		return err
@@ -158,7 +158,7 @@ func writeShell(w io.Writer, b *Band, o Options) error {
 
 // writeDockerFlags writes one line of docker run flags, -e 'K=V' each,
 // shell-quoted, after the comment block.
-func writeDockerFlags(w io.Writer, b *Band, o Options) error {
+func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars); err != nil {
 		return err
@@ -234,7 +234,7 @@ func indentLines(text string, n int) string {
 // writeCompose writes an environment: map for a docker compose service.
 // Values are double-quoted YAML strings with $ doubled (compose would
 // interpolate it); unlike env_file:, nothing else is read into them.
-func writeCompose(w io.Writer, b *Band, o Options) error {
+func writeCompose(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars); err != nil {
 		return err
@@ -269,7 +269,7 @@ func writeCompose(w io.Writer, b *Band, o Options) error {
 // writeK8s writes an env: list for a container spec. Values are always
 // double-quoted YAML strings (so 8 stays a string, as Kubernetes
 // requires, and ^LL128 or a value with ': ' or '#' is not misread).
-func writeK8s(w io.Writer, b *Band, o Options) error {
+func writeK8s(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars); err != nil {
 		return err

@@ -83,10 +83,10 @@ type TunerGroup struct {
 	NNodes, NRanks int
 	// Defaults is the band whose baseline explain launch fills the sizes
 	// outside every band.
-	Defaults *Band
+	Defaults *Recommendation
 	// Bands set the choices inside their own band, the first listed
 	// winning where bands overlap.
-	Bands []*Band
+	Bands []*Recommendation
 	Rows  []TunerRow
 	// Recorded is the range of sizes NCCL's logs covered (outside it a
 	// size takes the nearest recorded size's choice).
@@ -102,7 +102,7 @@ type TunerGroup struct {
 // scripts/optimize_config.py draws it); below the smallest and above the
 // largest recorded size, the nearest one's choice holds. Adjacent sizes
 // with the same algorithm, protocol and channels share a row.
-func PlanTuner(bands []*Band) ([]TunerGroup, error) {
+func PlanTuner(bands []*Recommendation) ([]TunerGroup, error) {
 	if len(bands) == 0 {
 		return nil, fmt.Errorf("nothing to export: no study given")
 	}
@@ -123,9 +123,9 @@ func PlanTuner(bands []*Band) ([]TunerGroup, error) {
 	}
 	type shape struct{ nodes, ranks int }
 	var shapes []shape
-	byShape := map[shape][]*Band{}
+	byShape := map[shape][]*Recommendation{}
 	for _, b := range bands {
-		sh := shape{orAny(b.Study.Fabric.Nodes), orAny(b.Study.Fabric.Ranks)}
+		sh := shape{orAny(b.Study.Platform.Nodes), orAny(b.Study.Platform.Ranks)}
 		if byShape[sh] == nil {
 			shapes = append(shapes, sh)
 		}
@@ -176,7 +176,7 @@ func orAny(n int) int {
 }
 
 // bandCollective is the plugin's name for the collective a band tuned.
-func bandCollective(b *Band) (string, error) {
+func bandCollective(b *Recommendation) (string, error) {
 	name := b.Study.Collective
 	if name == "" {
 		// Older studies did not record it: the one their log shows.
@@ -202,7 +202,7 @@ type override struct {
 	fn     step
 }
 
-func planGroup(coll string, nodes, ranks int, members []*Band) (TunerGroup, error) {
+func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerGroup, error) {
 	g := TunerGroup{Collective: coll, NNodes: nodes, NRanks: ranks}
 	var base step
 	for _, b := range members {
@@ -348,7 +348,7 @@ func (s step) at(x uint64) tunerPick {
 }
 
 // writeTuner writes the plugin's CSV for all bands.
-func writeTuner(w io.Writer, bands []*Band, o Options) error {
+func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 	groups, err := PlanTuner(bands)
 	if err != nil {
 		return err
@@ -428,7 +428,7 @@ func fallbackLine(groups []TunerGroup) string {
 }
 
 // bandSummary is one band's line in the tuner file's header.
-func bandSummary(b *Band) string {
+func bandSummary(b *Recommendation) string {
 	s := b.Study
 	text := fmt.Sprintf("band %s (%d-%d bytes): study %s, ", s.Band, s.BandMin, s.BandMax, s.Name)
 	if b.KeepDefaults {
@@ -436,13 +436,13 @@ func bandSummary(b *Band) string {
 	} else {
 		text += "with " + b.Env.String() + ", " + speedupLine(b)
 	}
-	return text + "; " + strings.TrimPrefix(fabricLine(s.Fabric), "fabric: ")
+	return text + "; " + strings.TrimPrefix(fabricLine(s.Platform), "fabric: ")
 }
 
-func versionsOf(bands []*Band) map[string]string {
+func versionsOf(bands []*Recommendation) map[string]string {
 	out := map[string]string{}
 	for _, b := range bands {
-		v := b.Study.Fabric.NCCLVersion
+		v := b.Study.Platform.NCCLVersion
 		if v == "" {
 			v = "unknown"
 		}

@@ -367,12 +367,12 @@ func TestHeaderLinesDoNotTouch(t *testing.T) {
 // the export's env file, line for line.
 func TestNamesAsExported(t *testing.T) {
 	s := recommendStudy()
-	band, err := export.NewBand(s.Study, s.Trials, s.Launches)
+	band, err := export.NewRecommendation(s.Study, s.Trials, s.Launches)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := export.Write(&buf, export.FormatEnv, []*export.Band{band}, export.Options{Now: time.Unix(0, 0)}); err != nil {
+	if err := export.Write(&buf, export.FormatEnv, []*export.Recommendation{band}, export.Options{Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
@@ -717,7 +717,7 @@ func TestRecommendedNamedAsExported(t *testing.T) {
 	}) {
 		t.Errorf("the landscape does not name the recommended config %q as launched", written)
 	}
-	band, err := export.NewBand(s.Study, s.Trials, s.Launches)
+	band, err := export.NewRecommendation(s.Study, s.Trials, s.Launches)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func (b *builder) launch(t *store.Trial, phase string, scored bool, truth map[in
 	l := &store.Launch{ID: uint64(b.seq + 1), StudyID: 1, TrialID: t.ID, Seq: b.seq, Phase: phase, Outcome: benchfmt.OK,
 		Scored: scored, Simulated: b.s.Study.Simulated, Start: b.start.Add(time.Duration(b.seq) * time.Second)}
 	b.seq++
-	ranks := b.s.Study.Fabric.Ranks
+	ranks := b.s.Study.Platform.Ranks
 	for _, size := range sizes {
 		var samples []float64
 		for range 5 {
@@ -110,7 +110,7 @@ func searchStudy(name string) *store.Study {
 		Sizes: bandSizes, GuardSizes: guardSizes, Collective: "all_reduce",
 		Space:  map[string][]string{"NCCL_PROTO": {"", "LL", "^LL128"}, "NCCL_MAX_NCHANNELS": {"", "2", "8"}},
 		Launch: store.LaunchSettings{Launcher: "sim", NP: 4, Timeout: 5 * time.Minute, SimProfile: "spark4", SimNoise: 1, SimSeed: 1},
-		Fabric: store.Fabric{NCCLVersion: "2.28.3", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10 (simulated)", Transport: "IB", GDR: &gdr,
+		Platform: store.Platform{NCCLVersion: "2.28.3", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10 (simulated)", Transport: "IB", GDR: &gdr,
 			Hosts: []string{"sim-spark4-0", "sim-spark4-1", "sim-spark4-2", "sim-spark4-3"}},
 		Simulated: true, Seed: 1, Budget: store.Budget{Launches: 60}, Status: vocab.StatusDone}
 }
@@ -156,7 +156,7 @@ func recommendStudy() *Study {
 func keepStudy() *Study {
 	st := searchStudy("s4-512K-4M")
 	st.Simulated, st.Launch = false, store.LaunchSettings{Launcher: "mpirun", NP: 4, Hosts: []string{"spark5", "spark6", "spark7", "spark8"}, Bench: "all_reduce_perf"}
-	st.Fabric.GPU = "NVIDIA GB10"
+	st.Platform.GPU = "NVIDIA GB10"
 	b := newBuilder(st, 4)
 	all := append(append([]int64{}, bandSizes...), guardSizes...)
 	base := b.trial(vocab.RoleBaseline, vocab.TrialComplete, "", nccl.Config{})
@@ -179,7 +179,7 @@ func keepStudy() *Study {
 func sweepStudy() *Study {
 	st := &store.Study{Name: "s5-sweep", Kind: vocab.KindSweep, Band: "32K-256M", BandMin: 32 * nccl.KiB, BandMax: 256 * nccl.MiB,
 		Collective: "all_reduce", Launch: store.LaunchSettings{Launcher: "local", Bench: "all_reduce_perf"},
-		Fabric: store.Fabric{NCCLVersion: "2.27.7", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Transport: "P2P"}, Status: vocab.StatusDone}
+		Platform: store.Platform{NCCLVersion: "2.27.7", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Transport: "P2P"}, Status: vocab.StatusDone}
 	b := newBuilder(st, 5)
 	truth := map[int64]float64{}
 	var sizes []int64
@@ -230,7 +230,7 @@ func sequentialStudy() *Study {
 // fields describe what the logs measured, not a searched band.
 func importStudy() *Study {
 	st := &store.Study{Name: "s7-import", Kind: vocab.KindImport, Band: "512K-8M", BandMin: 512 * nccl.KiB, BandMax: 8 * nccl.MiB,
-		Collective: "all_reduce", Fabric: store.Fabric{Ranks: 4}, Status: vocab.StatusDone}
+		Collective: "all_reduce", Platform: store.Platform{Ranks: 4}, Status: vocab.StatusDone}
 	b := newBuilder(st, 7)
 	all := append(append([]int64{}, bandSizes...), guardSizes...)
 	tr := b.trial(vocab.RoleImport, vocab.TrialComplete, "", nccl.Config{})

@@ -180,7 +180,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 // a format that cannot be written (the tuner CSV needs NCCL's recorded
 // choices) says why in its place.
 func exports(s *Study, now time.Time) ([]exportText, string) {
-	band, err := export.NewBand(s.Study, s.Trials, s.Launches)
+	band, err := export.NewRecommendation(s.Study, s.Trials, s.Launches)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -188,7 +188,7 @@ func exports(s *Study, now time.Time) ([]exportText, string) {
 	for _, f := range export.Formats {
 		e := exportText{Format: string(f), File: export.FileName(f, band)}
 		var buf bytes.Buffer
-		if err := export.Write(&buf, f, []*export.Band{band}, export.Options{Now: now}); err != nil {
+		if err := export.Write(&buf, f, []*export.Recommendation{band}, export.Options{Now: now}); err != nil {
 			e.Error = err.Error()
 			if errors.Is(err, export.ErrNoChoices) {
 				e.Error += " (run the search again to record NCCL's choices)"

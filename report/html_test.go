@@ -151,7 +151,7 @@ func TestHTMLEscapesEverything(t *testing.T) {
 	evil := `</td></tr></table><script>alert("x")</script><a href="https://example.com">`
 	s.Trials[2].Reason = evil
 	s.Study.Reason = evil
-	s.Study.Fabric.GPU = evil
+	s.Study.Platform.GPU = evil
 	s.Study.Recommendation.Reason = evil
 	page := renderHTML(t, s)
 	d := parseHTML(t, page)

@@ -146,7 +146,7 @@ func rereadTransport(st *store.Store, study *store.Study, launches []*store.Laun
 	}
 	for _, l := range launches {
 		if l.Phase == vocab.PhaseExplain && l.Facts != nil && len(l.Facts.Routes) > 0 {
-			study.Fabric.AddTransport(l.Facts)
+			study.Platform.AddTransport(l.Facts)
 			return
 		}
 	}

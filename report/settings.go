@@ -51,9 +51,9 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 	if s.Launch.SimProfile != "" {
 		add("simulator", fmt.Sprintf("profile %s, noise %g, seed %d", s.Launch.SimProfile, s.Launch.SimNoise, s.Launch.SimSeed))
 	}
-	add("fabric", FabricText(s.Fabric))
-	if s.Fabric.TransportSummary != "" {
-		add("data paths", s.Fabric.TransportSummary)
+	add("fabric", FabricText(s.Platform))
+	if s.Platform.TransportSummary != "" {
+		add("data paths", s.Platform.TransportSummary)
 	}
 	if s.Kind == vocab.KindSearch || s.Seed != 0 {
 		add("seed", strconv.FormatInt(s.Seed, 10))
@@ -135,7 +135,7 @@ func LaunchText(l store.LaunchSettings) string {
 }
 
 // FabricText is "NCCL 2.28.3, 4 ranks on 4 nodes, NVIDIA GB10, IB, GDR off".
-func FabricText(f store.Fabric) string {
+func FabricText(f store.Platform) string {
 	var parts []string
 	add := func(format string, args ...any) { parts = append(parts, fmt.Sprintf(format, args...)) }
 	if f.NCCLVersion != "" {
@@ -168,7 +168,7 @@ func FabricText(f store.Fabric) string {
 // FabricFacts lists every fact of the fabric fingerprint, saying "not
 // recorded" for those the logs did not give, so a reader sees what is
 // unknown rather than nothing.
-func FabricFacts(f store.Fabric) []Field {
+func FabricFacts(f store.Platform) []Field {
 	or := func(s string) string {
 		if s == "" {
 			return "not recorded"
@@ -246,7 +246,7 @@ func Plural(n int, noun string) string {
 // NICs, GDR, channels and NCCL's warnings. A fact neither recorded says
 // "not recorded".
 func (s *Study) FabricFacts() []Field {
-	f := s.Study.Fabric
+	f := s.Study.Platform
 	facts := s.logFacts()
 	var nics, warnings []string
 	channels := 0

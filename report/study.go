@@ -160,7 +160,7 @@ func (s *Study) BusBWFactor() float64 {
 		// is rough; the median over many rows is not.
 		return model.Median(fs)
 	}
-	if n := s.Study.Fabric.Ranks; n > 1 && (s.Study.Collective == "" || s.Study.Collective == "all_reduce") {
+	if n := s.Study.Platform.Ranks; n > 1 && (s.Study.Collective == "" || s.Study.Collective == "all_reduce") {
 		return 2 * float64(n-1) / float64(n)
 	}
 	return 1

@@ -75,10 +75,10 @@ func (e *UsageError) Error() string {
 	return "NCCL invalid usage: " + e.Warn
 }
 
-// fabric is the state NCCL reaches from a profile and an environment:
+// ncclState is the state NCCL reaches from a profile and an environment:
 // the transport, NICs and channels it sets up and which algorithms and
 // protocols it may use. Everything the log lines and the costs need.
-type fabric struct {
+type ncclState struct {
 	p    *Profile
 	n    int
 	cost *Transport
@@ -112,13 +112,13 @@ type fabric struct {
 
 // resolve works out what NCCL would set up under cfg (NCCL_* variables of
 // the environment, knobs or not).
-func (p *Profile) resolve(cfg nccl.Config) *fabric { return p.resolveLog(cfg, false) }
+func (p *Profile) resolve(cfg nccl.Config) *ncclState { return p.resolveLog(cfg, false) }
 
 // resolveLog is resolve, also collecting NCCL's ENV log lines if logEnv.
 // The steps run in the order NCCL reads the variables, so the log lines
 // come out in NCCL's order.
-func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *fabric {
-	f := &fabric{p: p, n: p.NRanks, crossNIC: 2, qps: 1, nthreads: 0, buffSize: 4 << 20, logEnv: logEnv}
+func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *ncclState {
+	f := &ncclState{p: p, n: p.NRanks, crossNIC: 2, qps: 1, nthreads: 0, buffSize: 4 << 20, logEnv: logEnv}
 	env := envReader{cfg: cfg, f: f}
 	f.resolveTransport(env)
 	f.resolveAlgorithms(env)
@@ -131,7 +131,7 @@ func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *fabric {
 // does, adding NCCL's ENV log line for each read to the fabric.
 type envReader struct {
 	cfg nccl.Config
-	f   *fabric
+	f   *ncclState
 }
 
 func (e envReader) info(format string, args ...any) {
@@ -180,7 +180,7 @@ func (e envReader) strParam(name string) (string, bool) {
 // resolveTransport picks the transport: IB unless disabled, not found,
 // forced to Socket, or failing on purpose; then the NICs that carry
 // traffic.
-func (f *fabric) resolveTransport(env envReader) {
+func (f *ncclState) resolveTransport(env envReader) {
 	p, cfg := f.p, env.cfg
 	ibDisabled, _ := env.intParam("NCCL_IB_DISABLE")
 	merge, _ := env.intParam("NCCL_IB_MERGE_NICS")
@@ -224,7 +224,7 @@ func (f *fabric) resolveTransport(env envReader) {
 // resolveAlgorithms works out the protocols and algorithms the all-reduce
 // may use, parsed like NCCL's parseList; none left is NCCL's invalid
 // usage at the first collective.
-func (f *fabric) resolveAlgorithms(env envReader) {
+func (f *ncclState) resolveAlgorithms(env envReader) {
 	protoEnable := map[string]int{protoLL: 1, protoLL128: 2, protoSimple: 1}
 	if v, ok := env.strParam("NCCL_PROTO"); ok {
 		if err := parseList(v, protoNames, protoEnable); err != nil {
@@ -266,7 +266,7 @@ func (f *fabric) resolveAlgorithms(env envReader) {
 
 // resolveChannels applies the channel limits: the more restrictive cap
 // wins, then the floor.
-func (f *fabric) resolveChannels(env envReader) {
+func (f *ncclState) resolveChannels(env envReader) {
 	f.commChannels = f.cost.CommChannels
 	if v, ok := env.intParam("NCCL_MAX_NCHANNELS"); ok && v >= 1 {
 		f.commChannels = min(f.commChannels, v)
@@ -294,7 +294,7 @@ func (f *fabric) resolveChannels(env envReader) {
 
 // resolveBuffers reads the per-connection resources: threads, buffer
 // size, IB queue pairs, cross-NIC and the socket threads.
-func (f *fabric) resolveBuffers(env envReader) {
+func (f *ncclState) resolveBuffers(env envReader) {
 	if v, ok := env.intParam("NCCL_NTHREADS"); ok {
 		f.nthreads = v
 	}
@@ -476,7 +476,7 @@ func busFactor(n int) float64 {
 
 // choose picks like NCCL: predicted time decides algorithm and protocol
 // (first strictly best in NCCL's order), the channel rule decides channels.
-func (f *fabric) choose(bytes int64) Choice {
+func (f *ncclState) choose(bytes int64) Choice {
 	// NCCL's model credits a comm with its full bandwidth from 4 channels
 	// on (or from all it has, if fewer); below that, proportionally less.
 	share := math.Min(1, float64(f.commChannels)/float64(min(f.cost.CommChannels, 4)))
@@ -503,7 +503,7 @@ func (f *fabric) choose(bytes int64) Choice {
 
 // channelsFor is NCCL's per-size channel rule: drop channels while each
 // would carry less than its threshold, never below the floor.
-func (f *fabric) channelsFor(proto string, bytes int64) int {
+func (f *ncclState) channelsFor(proto string, bytes int64) int {
 	per := f.p.ChannelBytes[proto]
 	if f.nthreads > 0 && proto != protoLL128 {
 		per *= float64(f.nthreads) / defaultNThreads
@@ -515,7 +515,7 @@ func (f *fabric) channelsFor(proto string, bytes int64) int {
 
 // linkGBps is the payload bandwidth the transport offers between two
 // ranks, after rails, throttling, cross-NIC rings and socket threads.
-func (f *fabric) linkGBps() float64 {
+func (f *ncclState) linkGBps() float64 {
 	c := f.cost
 	bw := c.LinkGBps * f.p.Throttle
 	if f.transport == transportIB {
@@ -544,7 +544,7 @@ func (f *fabric) linkGBps() float64 {
 //	T = base + smax_k(W, P)
 //	W = bus bytes × wire factor / min(link, channels × per-channel bandwidth)
 //	P = steps × (step + channels × slots × op) + bus bytes / proxy bandwidth
-func (f *fabric) trueTime(c Choice, bytes int64) float64 {
+func (f *ncclState) trueTime(c Choice, bytes int64) float64 {
 	p := f.p
 	n := f.n
 	bus := busFactor(n) * float64(bytes)

@@ -45,7 +45,7 @@ func newRNG(parts ...int64) *rand.Rand {
 
 // sampler draws the per-iteration times of one launch.
 type sampler struct {
-	f      *fabric
+	f      *ncclState
 	noise  float64
 	seed   int64
 	launch int
@@ -55,7 +55,7 @@ type sampler struct {
 	cold    float64
 }
 
-func (p *Profile) newSampler(f *fabric, noise float64, seed int64, launch int) *sampler {
+func (p *Profile) newSampler(f *ncclState, noise float64, seed int64, launch int) *sampler {
 	s := &sampler{f: f, noise: math.Max(0, noise), seed: seed, launch: launch, cold: 1}
 	s.zLaunch = newRNG(seed, int64(launch), streamLaunch).NormFloat64()
 	if launch == 0 {

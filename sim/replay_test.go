@@ -52,8 +52,8 @@ func (rc recording) record(t testing.TB, dir string) string {
 	g := 0
 	addStudy := func(cfg nccl.Config, phase string, l *store.Launch) {
 		study := &store.Study{Kind: vocab.KindSweep, Band: "512K-8M", Simulated: true, Status: vocab.StatusDone,
-			Fabric: store.Fabric{Ranks: p.NRanks, NCCLVersion: p.NCCLVersion, GPU: p.GPU, Transport: transportSocket},
-			Launch: store.LaunchSettings{SimProfile: p.Name}}
+			Platform: store.Platform{Ranks: p.NRanks, NCCLVersion: p.NCCLVersion, GPU: p.GPU, Transport: transportSocket},
+			Launch:   store.LaunchSettings{SimProfile: p.Name}}
 		if err := st.CreateStudy(study); err != nil {
 			t.Fatal(err)
 		}

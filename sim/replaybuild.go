@@ -185,17 +185,17 @@ func mergeFingerprint(r *Replay, stored *store.Study) {
 	if stored.Simulated {
 		r.FromSimulated = true
 	}
-	if r.NRanks == 0 && stored.Fabric.Ranks > 0 {
-		r.NRanks = stored.Fabric.Ranks
+	if r.NRanks == 0 && stored.Platform.Ranks > 0 {
+		r.NRanks = stored.Platform.Ranks
 	}
 	if r.NCCLVersion == "" {
-		r.NCCLVersion = stored.Fabric.NCCLVersion
+		r.NCCLVersion = stored.Platform.NCCLVersion
 	}
 	if r.GPU == "" {
-		r.GPU = stored.Fabric.GPU
+		r.GPU = stored.Platform.GPU
 	}
 	if r.Transport == "" {
-		r.Transport = stored.Fabric.Transport
+		r.Transport = stored.Platform.Transport
 	}
 }
 

@@ -49,7 +49,7 @@ type launch struct {
 	errw    io.Writer
 	log     *ncclLog
 
-	f     *fabric
+	f     *ncclState
 	fault *activeFault
 	s     *sampler
 	// replay, when set, is the recorded launch a replay returns: its

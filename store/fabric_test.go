@@ -12,22 +12,22 @@ func TestFabricAddTransport(t *testing.T) {
 	wordOnly := &benchfmt.Facts{Transport: "Socket", NNodes: 2}
 	tests := []struct {
 		name      string
-		have      Fabric
+		have      Platform
 		facts     *benchfmt.Facts
 		changed   bool
 		transport string
 		summary   string
 	}{
-		{"nothing known yet", Fabric{Ranks: 2}, p2p, true, "P2P",
+		{"nothing known yet", Platform{Ranks: 2}, p2p, true, "P2P",
 			"P2P over NVLink (P2P/CUMEM) between ranks 0-1 within a host, 48 connections"},
-		{"a launch without a debug log", Fabric{Ranks: 2}, &benchfmt.Facts{}, false, "", ""},
-		{"nil facts", Fabric{Ranks: 2}, nil, false, "", ""},
-		{"the word alone, then channel lines", Fabric{Transport: "Socket"}, p2p, true, "P2P",
+		{"a launch without a debug log", Platform{Ranks: 2}, &benchfmt.Facts{}, false, "", ""},
+		{"nil facts", Platform{Ranks: 2}, nil, false, "", ""},
+		{"the word alone, then channel lines", Platform{Transport: "Socket"}, p2p, true, "P2P",
 			"P2P over NVLink (P2P/CUMEM) between ranks 0-1 within a host, 48 connections"},
-		{"channel lines are not replaced", Fabric{Transport: "P2P", TransportSummary: "P2P …"}, wordOnly, false, "P2P", "P2P …"},
-		{"a word does not replace a word", Fabric{Transport: "IB"}, wordOnly, false, "IB", ""},
+		{"channel lines are not replaced", Platform{Transport: "P2P", TransportSummary: "P2P …"}, wordOnly, false, "P2P", "P2P …"},
+		{"a word does not replace a word", Platform{Transport: "IB"}, wordOnly, false, "IB", ""},
 		// Stored before issue 18: "Using network Socket" on one node, where NVLink carried the data.
-		{"old facts of one node", Fabric{Ranks: 2}, &benchfmt.Facts{Transport: "Socket", NNodes: 1}, false, "", ""},
+		{"old facts of one node", Platform{Ranks: 2}, &benchfmt.Facts{Transport: "Socket", NNodes: 1}, false, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,7 +39,7 @@ func searchStudy() *Study {
 		BaseEnv: map[string]string{"NCCL_IB_HCA": "mlx5_0"},
 		Launch: LaunchSettings{Launcher: "mpirun", NP: 2, Hosts: []string{"spark1", "spark2"}, MPIArgs: []string{"--bind-to", "none"},
 			Bench: "all_reduce_perf", BenchArgs: []string{"-n", "20"}, Timeout: 2 * time.Minute, SimProfile: "spark4", SimNoise: 1, SimSeed: 7},
-		Fabric:    Fabric{NCCLVersion: "2.28.3", Ranks: 2, Nodes: 2, GPU: "NVIDIA GB10", Transport: "IB", Hosts: []string{"spark1", "spark2"}, GDR: &gdr},
+		Platform:  Platform{NCCLVersion: "2.28.3", Ranks: 2, Nodes: 2, GPU: "NVIDIA GB10", Transport: "IB", Hosts: []string{"spark1", "spark2"}, GDR: &gdr},
 		Simulated: true, Seed: 42, Budget: Budget{Trials: 40, Time: 10 * time.Minute},
 	}
 }

@@ -45,7 +45,7 @@ type Study struct {
 	// (--baseline-env). Empty means NCCL's defaults.
 	BaselineEnv map[string]string `json:"baseline_env,omitempty"`
 	Launch      LaunchSettings    `json:"launch"`
-	Fabric      Fabric            `json:"fabric"`
+	Platform    Platform          `json:"fabric"`
 
 	// Simulated is true when the simulated fabric produced the launches.
 	Simulated bool   `json:"simulated"`
@@ -105,9 +105,11 @@ type RunSettings struct {
 	TorchScript string `json:"torch_script,omitempty"`
 }
 
-// Fabric is the fingerprint of the fabric a study measured, so results
-// from different fabrics are never confused.
-type Fabric struct {
+// Platform is what a study ran on: NCCL and nccl-tests versions, ranks,
+// nodes, GPU and what carried the data. It is the fingerprint that keeps
+// results from different fabrics apart (stored under "fabric", its name
+// before "fabric" came to mean only the package that diagnoses one).
+type Platform struct {
 	NCCLVersion  string `json:"nccl_version,omitempty"`
 	TestsVersion string `json:"tests_version,omitempty"`
 	Ranks        int    `json:"ranks,omitempty"`
@@ -134,7 +136,7 @@ type Fabric struct {
 // AddTransport takes the transport from an NCCL debug log's facts, when
 // the fabric does not have it yet (or has only the word from a log without
 // channel lines). It reports whether anything changed.
-func (f *Fabric) AddTransport(fa *benchfmt.Facts) bool {
+func (f *Platform) AddTransport(fa *benchfmt.Facts) bool {
 	if fa == nil || (fa.Transport == "" && len(fa.Routes) == 0) {
 		return false
 	}

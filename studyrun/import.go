@@ -257,7 +257,7 @@ func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.S
 		Kind:       vocab.KindImport,
 		Collective: first.Collective,
 		Simulated:  first.Simulated,
-		Fabric:     FabricOf(first),
+		Platform:   PlatformOf(first),
 		Launch:     store.LaunchSettings{SimProfile: first.SimProfile},
 		// Running until every file is in: an import stopped part way
 		// (Ctrl-C, a full disk) must not read as a complete study.

@@ -86,12 +86,12 @@ func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.L
 		delete(r.pending, t)
 	}
 	changed := false
-	if r.study.Fabric.NCCLVersion == "" && l.Result != nil {
-		r.study.Fabric, changed = FabricOf(l.Result), true
+	if r.study.Platform.NCCLVersion == "" && l.Result != nil {
+		r.study.Platform, changed = PlatformOf(l.Result), true
 	}
 	// The timed launches run without NCCL's debug log; the explain
 	// launches have it, and with it what carries data between the ranks.
-	if l.Result != nil && r.study.Fabric.AddTransport(l.Result.Facts) {
+	if l.Result != nil && r.study.Platform.AddTransport(l.Result.Facts) {
 		changed = true
 	}
 	if changed {
@@ -114,9 +114,9 @@ func LaunchRecord(l *benchfmt.Launch) *store.Launch {
 	return rec
 }
 
-// FabricOf fingerprints the fabric from what the output says.
-func FabricOf(r *benchfmt.Result) store.Fabric {
-	f := store.Fabric{NCCLVersion: r.NCCLVersion, TestsVersion: r.TestsVersion, Ranks: r.NRanks}
+// PlatformOf fingerprints the fabric from what the output says.
+func PlatformOf(r *benchfmt.Result) store.Platform {
+	f := store.Platform{NCCLVersion: r.NCCLVersion, TestsVersion: r.TestsVersion, Ranks: r.NRanks}
 	hosts := map[string]bool{}
 	for _, d := range r.Devices {
 		if d.Host != "" && !hosts[d.Host] {

@@ -131,14 +131,14 @@ func exportFormat(o exportOptions) (export.Format, error) {
 
 // readBands loads each study with its trials and launches in one short
 // read-only visit, and checks that it has a recommendation to export.
-func readBands(path string, queries []string) ([]*export.Band, error) {
+func readBands(path string, queries []string) ([]*export.Recommendation, error) {
 	studies, err := report.Load(path, queries, report.LoadOptions{Distinct: true})
 	if err != nil {
 		return nil, err
 	}
-	var bands []*export.Band
+	var bands []*export.Recommendation
 	for _, s := range studies {
-		b, err := export.NewBand(s.Study, s.Trials, s.Launches)
+		b, err := export.NewRecommendation(s.Study, s.Trials, s.Launches)
 		if err != nil {
 			return nil, usageError(err)
 		}

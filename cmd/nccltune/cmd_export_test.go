@@ -55,7 +55,7 @@ func fillExportDB(t testing.TB, path string) {
 		s := &store.Study{Kind: vocab.KindSearch, Band: band, BandMin: b.Min, BandMax: b.Max, Collective: "all_reduce",
 			BaseEnv:   map[string]string{"NCCL_IB_HCA": "=rocep1s0f1", "NCCL_SOCKET_IFNAME": "enP7s7"},
 			Launch:    store.LaunchSettings{Launcher: "mpirun", NP: 4, SimProfile: "spark4", SimNoise: 1, SimSeed: 3},
-			Fabric:    store.Fabric{NCCLVersion: "2.30.7", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
+			Platform:  store.Platform{NCCLVersion: "2.30.7", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
 			Simulated: true, Seed: 3, Status: vocab.StatusRunning}
 		if err := st.CreateStudy(s); err != nil {
 			t.Fatal(err)

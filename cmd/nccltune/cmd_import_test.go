@@ -39,7 +39,7 @@ func TestImportNewStudy(t *testing.T) {
 		t.Fatal(err)
 	}
 	if study.Kind != vocab.KindImport || study.Simulated || study.Status != vocab.StatusDone || study.Collective != "all_reduce" ||
-		study.Fabric.NCCLVersion != "2.28.3" || study.Fabric.Ranks != 2 || study.Fabric.GPU != "NVIDIA H200" || study.Band != "8-128M" {
+		study.Platform.NCCLVersion != "2.28.3" || study.Platform.Ranks != 2 || study.Platform.GPU != "NVIDIA H200" || study.Band != "8-128M" {
 		t.Errorf("study %+v", study)
 	}
 	trials, err := st.Trials(study.ID)

@@ -187,12 +187,12 @@ func fillReviewDB(t testing.TB, path string) {
 		BaseEnv:    map[string]string{"NCCL_IB_HCA": "=rocep1s0f1", "NCCL_SOCKET_IFNAME": "enP7s7"},
 		Launch: store.LaunchSettings{Launcher: "mpirun", NP: 4, Hosts: []string{"spark5", "spark6", "spark7", "spark8"},
 			Bench: "all_reduce_perf", Timeout: 2 * time.Minute, SimProfile: "spark4", SimNoise: 1, SimSeed: 3},
-		Fabric:    store.Fabric{NCCLVersion: "2.28.3", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
+		Platform:  store.Platform{NCCLVersion: "2.28.3", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
 		Simulated: true, Seed: 3, Budget: store.Budget{Launches: 60},
 	}
 	sweep := &store.Study{Kind: vocab.KindSweep, Band: "32K-256M", BandMin: 32 * nccl.KiB, BandMax: 256 * nccl.MiB,
-		Launch: store.LaunchSettings{Launcher: "local", Bench: "/opt/nccl-tests/build/all_reduce_perf", BenchArgs: []string{"-g", "2"}},
-		Fabric: store.Fabric{NCCLVersion: "2.27.7", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Transport: "P2P"}}
+		Launch:   store.LaunchSettings{Launcher: "local", Bench: "/opt/nccl-tests/build/all_reduce_perf", BenchArgs: []string{"-g", "2"}},
+		Platform: store.Platform{NCCLVersion: "2.27.7", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Transport: "P2P"}}
 	imported := &store.Study{Kind: vocab.KindImport, Name: "lab-runs"}
 	running := &store.Study{Kind: vocab.KindSearch, Band: "1M", BandMin: nccl.MiB, BandMax: nccl.MiB, Simulated: true,
 		Launch: store.LaunchSettings{SimProfile: "flat"}}

@@ -84,7 +84,7 @@ func TestOldStudyTransportReadAgain(t *testing.T) {
 	}
 	study := &store.Study{Kind: vocab.KindSearch, Band: "512K-4M", BandMin: 512 << 10, BandMax: 4 << 20,
 		Sizes: []int64{512 << 10, 1 << 20, 2 << 20, 4 << 20}, Collective: "all_reduce",
-		Fabric: store.Fabric{NCCLVersion: "2.28.3", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Hosts: []string{"vm"}}}
+		Platform: store.Platform{NCCLVersion: "2.28.3", Ranks: 2, Nodes: 1, GPU: "NVIDIA H200", Hosts: []string{"vm"}}}
 	if err := st.CreateStudy(study); err != nil {
 		t.Fatal(err)
 	}

@@ -202,7 +202,7 @@ func showJSON(data *report.Study) map[string]any {
 		"base_env":       nonNilMap(s.BaseEnv),
 		"baseline_env":   nonNilMap(s.BaselineEnv),
 		"launch":         withSeconds(s.Launch, "timeout"),
-		"fabric":         s.Fabric,
+		"fabric":         s.Platform,
 		"budget":         withSeconds(s.Budget, "time"),
 		"launches":       s.Launches,
 		"trials":         ts,

@@ -13,7 +13,7 @@ import (
 	"github.com/nccltune/nccltune/vocab"
 )
 
-// ErrNotReady is wrapped by NewBand's errors for a study that has no
+// ErrNotReady is wrapped by NewRecommendation's errors for a study that has no
 // recommendation to export: not a search, still running, interrupted,
 // failed, or done without deciding.
 var ErrNotReady = errors.New("study has no recommendation to export")
@@ -22,8 +22,8 @@ var ErrNotReady = errors.New("study has no recommendation to export")
 // (the nccl-tuner format) and the study did not record them.
 var ErrNoChoices = errors.New("no record of NCCL's choices")
 
-// Band is one study's recommendation, ready to be written in any format.
-type Band struct {
+// Recommendation is one study's recommendation, ready to be written in any format.
+type Recommendation struct {
 	Study *store.Study
 	// KeepDefaults is true when the study's answer is "keep NCCL's
 	// defaults" (no significant gain): Env is then empty.
@@ -55,19 +55,19 @@ type Dropped struct {
 	Why   string `json:"why"`
 }
 
-// NewBand checks that a study can be exported and prepares its
+// NewRecommendation checks that a study can be exported and prepares its
 // recommendation. trials and launches are the study's own (they supply
 // NCCL's recorded choices; either may be nil). A study that is not a
 // finished search with a recommendation is refused with an error wrapping
 // ErrNotReady that names the next step.
-func NewBand(s *store.Study, trials []*store.Trial, launches []*store.Launch) (*Band, error) {
+func NewRecommendation(s *store.Study, trials []*store.Trial, launches []*store.Launch) (*Recommendation, error) {
 	if err := checkReady(s); err != nil {
 		return nil, err
 	}
 	r := s.Recommendation
 	baseline := nccl.Config(s.BaselineEnv).Clone()
 	keep := !r.Significant || len(nccl.Config(r.Env).Clone()) == 0 && len(baseline) == 0
-	b := &Band{Study: s, KeepDefaults: keep && len(baseline) == 0, KeepBaseline: keep && len(baseline) > 0}
+	b := &Recommendation{Study: s, KeepDefaults: keep && len(baseline) == 0, KeepBaseline: keep && len(baseline) > 0}
 	switch {
 	case b.KeepDefaults:
 		b.Env = nccl.Config{}
@@ -237,7 +237,7 @@ type Var struct {
 // Vars is the env a format writes: with withBase the lane's base env
 // first, then the recommendation, each sorted by name. A recommended knob
 // also in the base env is written once, as recommended.
-func (b *Band) Vars(withBase bool) []Var {
+func (b *Recommendation) Vars(withBase bool) []Var {
 	var out []Var
 	if withBase {
 		base := nccl.Config(b.Study.BaseEnv).Clone()
@@ -254,7 +254,7 @@ func (b *Band) Vars(withBase bool) []Var {
 }
 
 // EnvMap is Vars as a map.
-func (b *Band) EnvMap(withBase bool) map[string]string {
+func (b *Recommendation) EnvMap(withBase bool) map[string]string {
 	out := map[string]string{}
 	for _, v := range b.Vars(withBase) {
 		out[v.Name] = v.Value
