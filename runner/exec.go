@@ -125,33 +125,12 @@ func checkExecutables(spec Spec) error {
 }
 
 func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benchfmt.Launch, error) {
-	var jsonPath, tmpDir string
-	needScript := spec.torch() && spec.TorchScript == ""
-	if perIter || needScript {
-		dir := spec.WorkDir
-		if dir == "" {
-			d, err := os.MkdirTemp("", "nccltune-launch-")
-			if err != nil {
-				return nil, fmt.Errorf("making a directory for the benchmark's JSON output: %w", err)
-			}
-			dir, tmpDir = d, d
-		}
-		if perIter {
-			jsonPath = filepath.Join(dir, fmt.Sprintf("launch-%d.json", time.Now().UnixNano()))
-		}
-		if needScript {
-			path, err := WriteTorchScript(dir)
-			if err != nil {
-				os.RemoveAll(tmpDir)
-				return nil, err
-			}
-			spec.TorchScript = path
-		}
+	files, err := prepareLaunchFiles(&spec, perIter)
+	if err != nil {
+		return nil, err
 	}
-	if tmpDir != "" {
-		defer os.RemoveAll(tmpDir)
-	}
-	cmdSpec, err := spec.BuildCommand(flavor, jsonPath)
+	defer files.cleanup()
+	cmdSpec, err := spec.BuildCommand(flavor, files.jsonPath)
 	if err != nil {
 		return nil, err
 	}
@@ -164,10 +143,100 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 	}
 	defer cancelTimeout()
 
+	var stdout, stderr bytes.Buffer
+	waitErr, stopped, err := runProcess(runCtx, cmdSpec, &stdout, &stderr, l)
+	if err != nil {
+		return nil, err
+	}
+	l.Duration = time.Since(l.Start)
+	l.Stdout, l.Stderr = stdout.Bytes(), stderr.Bytes()
+	l.JSON = files.readJSON()
+	l.ExitCode = exitCodeOf(waitErr)
+
+	switch {
+	case stopped && ctx.Err() != nil:
+		// The caller stopped us (Ctrl-C): not the config's fault.
+		l.Outcome, l.Reason = benchfmt.Failed, benchfmt.ReasonInterrupted
+		l.Result, _ = benchfmt.ParseLaunch(l)
+		return l, ctx.Err()
+	case stopped:
+		l.Result, _ = benchfmt.ParseLaunch(l)
+		l.Outcome, l.Reason = benchfmt.TimedOut, timeoutReason(spec.Timeout, l)
+		return l, nil
+	}
+	classify(l)
+	return l, nil
+}
+
+// launchFiles are the files one launch needs beside its command: the
+// path nccl-tests writes its per-iteration JSON to, and the torch script.
+type launchFiles struct {
+	jsonPath string
+	// tmpDir is the directory made for this launch (none when the spec
+	// names a WorkDir); it is removed with everything in it.
+	tmpDir string
+}
+
+// prepareLaunchFiles chooses the JSON output path (with perIter) and
+// writes nccltune's torch script (when the spec names none), in the
+// spec's WorkDir or a directory of the launch's own.
+func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
+	var f launchFiles
+	needScript := spec.torch() && spec.TorchScript == ""
+	if !perIter && !needScript {
+		return f, nil
+	}
+	dir := spec.WorkDir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "nccltune-launch-")
+		if err != nil {
+			return f, fmt.Errorf("making a directory for the benchmark's JSON output: %w", err)
+		}
+		dir, f.tmpDir = d, d
+	}
+	if perIter {
+		f.jsonPath = filepath.Join(dir, fmt.Sprintf("launch-%d.json", time.Now().UnixNano()))
+	}
+	if needScript {
+		path, err := WriteTorchScript(dir)
+		if err != nil {
+			f.cleanup()
+			return launchFiles{}, err
+		}
+		spec.TorchScript = path
+	}
+	return f, nil
+}
+
+// readJSON returns what the benchmark wrote to the JSON file, if
+// anything, and removes a file left in the user's WorkDir.
+func (f launchFiles) readJSON() []byte {
+	if f.jsonPath == "" {
+		return nil
+	}
+	data, err := os.ReadFile(f.jsonPath)
+	if f.tmpDir == "" {
+		os.Remove(f.jsonPath)
+	}
+	if err != nil {
+		return nil
+	}
+	return data
+}
+
+func (f launchFiles) cleanup() {
+	if f.tmpDir != "" {
+		os.RemoveAll(f.tmpDir)
+	}
+}
+
+// runProcess starts the command in a process group of its own, sets
+// l.Start, and waits for it to exit or for ctx to end (then the group is
+// stopped: stopped is true). err is for a command that could not start.
+func runProcess(ctx context.Context, cmdSpec Command, stdout, stderr *bytes.Buffer, l *benchfmt.Launch) (waitErr error, stopped bool, err error) {
 	cmd := exec.Command(cmdSpec.Argv[0], cmdSpec.Argv[1:]...)
 	cmd.Env = append(os.Environ(), cmdSpec.Env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A benchmark that exits while a child of its holds the output open
 	// would otherwise keep Wait (and the launch) going until the timeout.
 	cmd.WaitDelay = outputGrace
@@ -186,16 +255,14 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 
 	l.Start = time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w: starting %s: %v", ErrBenchNotFound, cmdSpec.Argv[0], err)
+		return nil, false, fmt.Errorf("%w: starting %s: %v", ErrBenchNotFound, cmdSpec.Argv[0], err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
-	var waitErr error
-	stopped := false
 	select {
 	case waitErr = <-done:
-	case <-runCtx.Done():
+	case <-ctx.Done():
 		stopped = true
 		waitErr = killGroup(cmd.Process.Pid, done)
 	}
@@ -206,31 +273,7 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 	// A benchmark that exited may have left children in its group (a
 	// crashed rank's helpers, say): none may outlive the launch.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	l.Duration = time.Since(l.Start)
-	l.Stdout, l.Stderr = stdout.Bytes(), stderr.Bytes()
-	if jsonPath != "" {
-		if data, err := os.ReadFile(jsonPath); err == nil {
-			l.JSON = data
-		}
-		if tmpDir == "" {
-			os.Remove(jsonPath)
-		}
-	}
-	l.ExitCode = exitCodeOf(waitErr)
-
-	switch {
-	case stopped && ctx.Err() != nil:
-		// The caller stopped us (Ctrl-C): not the config's fault.
-		l.Outcome, l.Reason = benchfmt.Failed, benchfmt.ReasonInterrupted
-		l.Result, _ = benchfmt.ParseLaunch(l)
-		return l, ctx.Err()
-	case stopped:
-		l.Result, _ = benchfmt.ParseLaunch(l)
-		l.Outcome, l.Reason = benchfmt.TimedOut, timeoutReason(spec.Timeout, l)
-		return l, nil
-	}
-	classify(l)
-	return l, nil
+	return waitErr, stopped, nil
 }
 
 // killGroup stops a process group: SIGTERM, then SIGKILL after killGrace.
