@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"iter"
 	"math/rand"
 	"sort"
 	"strings"
@@ -266,19 +267,32 @@ func (s Space) Random(rng *rand.Rand) nccl.Config {
 // All enumerates every config of the space in index order, for grid search.
 func (s Space) All() []nccl.Config {
 	var out []nccl.Config
-	idx := make([]int, len(s))
-	for {
-		out = append(out, s.Config(idx))
-		i := len(idx) - 1
-		for ; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < len(s[i].Choices) {
-				break
+	for cfg := range s.Each() {
+		out = append(out, cfg)
+	}
+	return out
+}
+
+// Each yields every config of the space in index order (the last knob
+// varies fastest), without holding them all.
+func (s Space) Each() iter.Seq[nccl.Config] {
+	return func(yield func(nccl.Config) bool) {
+		idx := make([]int, len(s))
+		for {
+			if !yield(s.Config(idx)) {
+				return
 			}
-			idx[i] = 0
-		}
-		if i < 0 {
-			return out
+			i := len(idx) - 1
+			for ; i >= 0; i-- {
+				idx[i]++
+				if idx[i] < len(s[i].Choices) {
+					break
+				}
+				idx[i] = 0
+			}
+			if i < 0 {
+				return
+			}
 		}
 	}
 }
@@ -317,21 +331,9 @@ func (s Space) CheckHasCandidates(base map[string]string) error {
 		return err == nil
 	}
 	if s.Size() <= spaceCheckLimit {
-		idx := make([]int, len(s))
-		for {
-			if valid(s.Config(idx)) {
+		for cfg := range s.Each() {
+			if valid(cfg) {
 				return nil
-			}
-			i := len(idx) - 1
-			for ; i >= 0; i-- {
-				idx[i]++
-				if idx[i] < len(s[i].Choices) {
-					break
-				}
-				idx[i] = 0
-			}
-			if i < 0 {
-				break
 			}
 		}
 	} else {
