@@ -136,9 +136,3 @@ func (t *Trial) computeLogScore(sizes []int64) (mean, ss float64, n int) {
 	}
 	return mean, ss, len(xs)
 }
-
-// ModelLaunch is benchfmt.ModelLaunch of a parsed result's sizes: the
-// model's input for one launch.
-func ModelLaunch(r *benchfmt.Result) model.Launch {
-	return benchfmt.ModelLaunch(benchfmt.SizesOf(r))
-}
