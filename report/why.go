@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Preference is a config that scored better than the confirmed one over
@@ -35,7 +37,7 @@ func (s *Study) WhyChosen() (*ScoredConfig, []Preference) {
 	minEffect := s.statOptions().MinEffect
 	var out []Preference
 	for _, o := range cs {
-		if !o.Scored() || o.ScoreUS >= chosen.ScoreUS || o.Role == "baseline" {
+		if !o.Scored() || o.ScoreUS >= chosen.ScoreUS || o.Role == vocab.RoleBaseline {
 			continue
 		}
 		p := Preference{Config: o}
