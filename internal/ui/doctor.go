@@ -42,6 +42,18 @@ func printDoctor(w io.Writer, r DoctorReport) {
 		title += "  [" + SimLabel(true, r.SimProfile) + "]"
 	}
 	fmt.Fprintln(w, title)
+	printDoctorFields(w, r)
+	if !r.HasLog {
+		fmt.Fprintln(w, "  (no NCCL_DEBUG lines in the output)")
+	}
+	printDoctorSizes(w, r.Report)
+	printDoctorWarnings(w, r)
+}
+
+// printDoctorFields prints what the log says of the fabric, one field a
+// line: NCCL, ranks, transport and data paths, the network's NICs, link
+// and GPUDirect RDMA where it carries data, channels, rings, the launch.
+func printDoctorFields(w io.Writer, r DoctorReport) {
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "  %-15s %s\n", name, fmt.Sprintf(format, args...))
 	}
@@ -90,10 +102,11 @@ func printDoctor(w io.Writer, r DoctorReport) {
 		}
 		field("launch", "%s", launch)
 	}
-	if !r.HasLog {
-		fmt.Fprintln(w, "  (no NCCL_DEBUG lines in the output)")
-	}
-	printDoctorSizes(w, r.Report)
+}
+
+// printDoctorWarnings prints NCCL's and the launcher's messages, the
+// known traps that showed, and the verdict of a diagnosis that ran.
+func printDoctorWarnings(w io.Writer, r DoctorReport) {
 	if len(r.NCCLWarnings) > 0 {
 		fmt.Fprintln(w, "\nNCCL and launcher messages:")
 		for _, m := range r.NCCLWarnings {
