@@ -115,7 +115,7 @@ func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	cmp, err := ui.CompareStored(studies[0], studies[1])
+	cmp, err := report.CompareStudies(studies[0], studies[1])
 	if err != nil {
 		return usageError(err)
 	}
