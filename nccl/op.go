@@ -1,0 +1,260 @@
+package nccl
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Op is a collective as nccl-tests names it ("all_reduce", "all_gather",
+// …): the name of its benchmark without "_perf". The zero Op is not an op;
+// code that reads stored records from before ops were recorded treats ""
+// as AllReduce (OrAllReduce).
+type Op string
+
+// The collectives of one nccl-tests build (its *_perf binaries).
+const (
+	AllReduce     Op = "all_reduce"
+	AllGather     Op = "all_gather"
+	ReduceScatter Op = "reduce_scatter"
+	AllToAll      Op = "alltoall"
+	SendRecv      Op = "sendrecv"
+	Broadcast     Op = "broadcast"
+	Reduce        Op = "reduce"
+)
+
+// opInfo is what differs between the collectives: how nccl-tests turns a
+// time into bus bandwidth, and the names NCCL gives the function.
+type opInfo struct {
+	// busFactor gives busbw = algbw × factor for n ranks (nccl-tests'
+	// src/*.cu, *GetBw).
+	busFactor func(n int) float64
+	// function is NCCL's name in its logs ("AllReduce: opCount …",
+	// "AllReduce: 2048000 Bytes -> Algo …").
+	function string
+	// perFunction is the name NCCL_ALGO/NCCL_PROTO's per-function form
+	// takes ("allreduce:^tree", NCCL 2.24+), and the example tuner
+	// plugin's CSV name; "" where NCCL has none (alltoall and sendrecv run
+	// as send/recv and never reach the tuner or the per-function lists).
+	perFunction string
+}
+
+func ringFactor(n int) float64 {
+	if n <= 1 {
+		return 1
+	}
+	return float64(n-1) / float64(n)
+}
+
+var ops = map[Op]opInfo{
+	AllReduce:     {busFactor: func(n int) float64 { return 2 * ringFactor(n) }, function: "AllReduce", perFunction: "allreduce"},
+	AllGather:     {busFactor: ringFactor, function: "AllGather", perFunction: "allgather"},
+	ReduceScatter: {busFactor: ringFactor, function: "ReduceScatter", perFunction: "reducescatter"},
+	AllToAll:      {busFactor: ringFactor, function: "AlltoAll"},
+	SendRecv:      {busFactor: func(int) float64 { return 1 }, function: "SendRecv"},
+	Broadcast:     {busFactor: func(int) float64 { return 1 }, function: "Broadcast", perFunction: "broadcast"},
+	Reduce:        {busFactor: func(int) float64 { return 1 }, function: "Reduce", perFunction: "reduce"},
+}
+
+// Ops are every collective nccltune measures, in nccl-tests' order.
+var Ops = []Op{AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv, Broadcast, Reduce}
+
+// OpNames are Ops as strings, for flag help and "did you mean".
+func OpNames() []string {
+	out := make([]string, len(Ops))
+	for i, o := range Ops {
+		out[i] = string(o)
+	}
+	return out
+}
+
+// ParseOp reads an op in nccl-tests' spelling; it also takes the benchmark's
+// name ("all_gather_perf"), NCCL's ("AllGather") and the tuner's
+// ("allgather"), so a name copied from any of them works.
+func ParseOp(s string) (Op, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "_mpi"), "_perf")
+	if _, ok := ops[Op(t)]; ok {
+		return Op(t), nil
+	}
+	if o, ok := OpFromFunction(t); ok {
+		return o, nil
+	}
+	msg := fmt.Sprintf("unknown collective %q: use one of %s", s, strings.Join(OpNames(), ", "))
+	if near := Nearest(t, OpNames()); near != "" {
+		msg = fmt.Sprintf("unknown collective %q (did you mean %s?): use one of %s", s, near, strings.Join(OpNames(), ", "))
+	}
+	return "", fmt.Errorf("%s", msg)
+}
+
+// OpFromFunction maps NCCL's function name ("AllReduce", "AlltoAll",
+// case and underscores ignored) or the tuner's ("allreduce") to the op.
+func OpFromFunction(name string) (Op, bool) {
+	n := strings.ToLower(strings.ReplaceAll(name, "_", ""))
+	for o, info := range ops {
+		if strings.ToLower(info.function) == n || string(o) == n || strings.ReplaceAll(string(o), "_", "") == n {
+			return o, true
+		}
+	}
+	return "", false
+}
+
+// Valid says whether o is one of Ops.
+func (o Op) Valid() bool { _, ok := ops[o]; return ok }
+
+// OrAllReduce is o, or AllReduce for the zero Op (records from before ops
+// were recorded were all all-reduce).
+func (o Op) OrAllReduce() Op {
+	if o == "" {
+		return AllReduce
+	}
+	return o
+}
+
+// Benchmark is the nccl-tests binary that measures o ("all_gather_perf").
+func (o Op) Benchmark() string { return string(o.OrAllReduce()) + "_perf" }
+
+// Function is NCCL's name for o in its logs ("AllGather").
+func (o Op) Function() string { return ops[o.OrAllReduce()].function }
+
+// PerFunction is o's name in NCCL_ALGO/NCCL_PROTO's per-function form and
+// the tuner CSV ("allgather"); ok is false for ops NCCL runs as send/recv.
+func (o Op) PerFunction() (string, bool) {
+	f := ops[o.OrAllReduce()].perFunction
+	return f, f != ""
+}
+
+// BusFactor is nccl-tests' bus-bandwidth factor for o on n ranks:
+// busbw = algbw × BusFactor (all-reduce 2(n−1)/n; all-gather,
+// reduce-scatter, all-to-all (n−1)/n; sendrecv, broadcast, reduce 1).
+func (o Op) BusFactor(n int) float64 { return ops[o.OrAllReduce()].busFactor(n) }
+
+// String is nccl-tests' spelling.
+func (o Op) String() string { return string(o.OrAllReduce()) }
+
+// Part is one part of a workload: a collective, the band of sizes it sends
+// and its weight in the study's objective.
+type Part struct {
+	Op     Op
+	Band   Band
+	Weight float64
+}
+
+// String writes a part as ParsePart reads it: "all_gather:1M-8M:0.2".
+func (p Part) String() string {
+	return string(p.Op.OrAllReduce()) + ":" + p.Band.String() + ":" + strconv.FormatFloat(p.Weight, 'g', -1, 64)
+}
+
+// ParsePart reads OP:BAND[:WEIGHT] ("all_reduce:512K-4M:0.8"); a missing
+// weight is 1 (weights are normalised by the workload).
+func ParsePart(s string) (Part, error) {
+	fields := strings.Split(strings.TrimSpace(s), ":")
+	if len(fields) < 2 || len(fields) > 3 {
+		return Part{}, fmt.Errorf("part %q: write OP:BAND[:WEIGHT], e.g. all_reduce:512K-4M:0.8", s)
+	}
+	op, err := ParseOp(fields[0])
+	if err != nil {
+		return Part{}, fmt.Errorf("part %q: %w", s, err)
+	}
+	band, err := ParseBand(fields[1])
+	if err != nil {
+		return Part{}, fmt.Errorf("part %q: %w", s, err)
+	}
+	p := Part{Op: op, Band: band, Weight: 1}
+	if len(fields) == 3 {
+		w, err := strconv.ParseFloat(fields[2], 64)
+		if err != nil || !(w > 0) || w > 1e6 {
+			return Part{}, fmt.Errorf("part %q: weight %q must be a positive number", s, fields[2])
+		}
+		p.Weight = w
+	}
+	return p, nil
+}
+
+// Workload is what a study tunes for: one or more parts. A one-part
+// workload with weight 1 is an ordinary one-band study.
+type Workload []Part
+
+// Validate refuses an empty workload and two parts of one op whose bands
+// overlap (they would count the same sizes twice).
+func (w Workload) Validate() error {
+	if len(w) == 0 {
+		return fmt.Errorf("a workload needs at least one part (OP:BAND[:WEIGHT])")
+	}
+	for i, p := range w {
+		if !p.Op.OrAllReduce().Valid() {
+			return fmt.Errorf("part %d: unknown collective %q", i+1, p.Op)
+		}
+		if err := p.Band.Validate(); err != nil {
+			return fmt.Errorf("part %d (%s): %w", i+1, p, err)
+		}
+		if !(p.Weight > 0) {
+			return fmt.Errorf("part %d (%s): weight must be positive", i+1, p)
+		}
+		for _, q := range w[:i] {
+			if q.Op.OrAllReduce() == p.Op.OrAllReduce() && q.Band.Min <= p.Band.Max && p.Band.Min <= q.Band.Max {
+				return fmt.Errorf("parts %s and %s overlap: give one op's sizes once", q, p)
+			}
+		}
+	}
+	return nil
+}
+
+// Weights are the parts' weights normalised to sum to 1, in order.
+func (w Workload) Weights() []float64 {
+	var sum float64
+	for _, p := range w {
+		sum += p.Weight
+	}
+	out := make([]float64, len(w))
+	for i, p := range w {
+		if sum > 0 {
+			out[i] = p.Weight / sum
+		}
+	}
+	return out
+}
+
+// Ops are the distinct ops of the workload, in nccl-tests' order.
+func (w Workload) Ops() []Op {
+	seen := map[Op]bool{}
+	for _, p := range w {
+		seen[p.Op.OrAllReduce()] = true
+	}
+	var out []Op
+	for _, o := range Ops {
+		if seen[o] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Sizes are the sizes the workload measures for op, ascending (the union
+// of that op's parts' bands).
+func (w Workload) Sizes(op Op) []int64 {
+	set := map[int64]bool{}
+	for _, p := range w {
+		if p.Op.OrAllReduce() == op.OrAllReduce() {
+			for _, s := range p.Band.Sizes() {
+				set[s] = true
+			}
+		}
+	}
+	out := make([]int64, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// String writes the workload as its parts, space-separated.
+func (w Workload) String() string {
+	s := make([]string, len(w))
+	for i, p := range w {
+		s[i] = p.String()
+	}
+	return strings.Join(s, " ")
+}

@@ -1,0 +1,102 @@
+package nccl
+
+import (
+	"math"
+	"testing"
+)
+
+func TestParseOp(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Op
+		err  bool
+	}{
+		{"all_reduce", AllReduce, false},
+		{"all_gather_perf", AllGather, false},
+		{"AllGather", AllGather, false},
+		{"reducescatter", ReduceScatter, false},
+		{"AlltoAll", AllToAll, false},
+		{"sendrecv", SendRecv, false},
+		{"broadcast", Broadcast, false},
+		{"reduce", Reduce, false},
+		{"all_reduse", "", true},
+		{"", "", true},
+	} {
+		got, err := ParseOp(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParseOp(%q) = %q, %v; want %q, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// The factors are nccl-tests' (src/*.cu GetBw): a wrong one would make every
+// busbw of that op wrong.
+func TestBusFactor(t *testing.T) {
+	for _, tc := range []struct {
+		op   Op
+		n    int
+		want float64
+	}{
+		{AllReduce, 4, 1.5}, {AllReduce, 2, 1}, {AllGather, 4, 0.75}, {ReduceScatter, 8, 0.875},
+		{AllToAll, 4, 0.75}, {SendRecv, 4, 1}, {Broadcast, 4, 1}, {Reduce, 4, 1}, {"", 4, 1.5},
+	} {
+		if got := tc.op.BusFactor(tc.n); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s.BusFactor(%d) = %g, want %g", tc.op, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestOpNames(t *testing.T) {
+	if got := AllToAll.Benchmark(); got != "alltoall_perf" {
+		t.Errorf("Benchmark = %q", got)
+	}
+	if f, ok := AllGather.PerFunction(); !ok || f != "allgather" {
+		t.Errorf("PerFunction = %q, %v", f, ok)
+	}
+	if _, ok := SendRecv.PerFunction(); ok {
+		t.Error("sendrecv has no per-function name in NCCL")
+	}
+	for _, o := range Ops {
+		back, ok := OpFromFunction(o.Function())
+		if !ok || back != o {
+			t.Errorf("OpFromFunction(%q) = %q, %v", o.Function(), back, ok)
+		}
+	}
+}
+
+func TestParsePartAndWorkload(t *testing.T) {
+	p, err := ParsePart("all_gather:1M-8M:0.2")
+	if err != nil || p.Op != AllGather || p.Band.Min != 1<<20 || p.Band.Max != 8<<20 || p.Weight != 0.2 {
+		t.Fatalf("ParsePart = %+v, %v", p, err)
+	}
+	if back, err := ParsePart(p.String()); err != nil || back != p {
+		t.Errorf("round trip %q = %+v, %v", p.String(), back, err)
+	}
+	q, err := ParsePart("all_reduce:512K-4M")
+	if err != nil || q.Weight != 1 {
+		t.Fatalf("default weight: %+v, %v", q, err)
+	}
+	for _, bad := range []string{"all_reduce", "x:1M-2M", "all_reduce:1M-2M:0", "all_reduce:1M-2M:-1", "all_reduce:1M-2M:a", "a:b:c:d"} {
+		if _, err := ParsePart(bad); err == nil {
+			t.Errorf("ParsePart(%q) accepted", bad)
+		}
+	}
+	w := Workload{q, p}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if ws := w.Weights(); math.Abs(ws[0]-1/1.2) > 1e-12 || math.Abs(ws[1]-0.2/1.2) > 1e-12 {
+		t.Errorf("Weights = %v", ws)
+	}
+	if ops := w.Ops(); len(ops) != 2 || ops[0] != AllReduce || ops[1] != AllGather {
+		t.Errorf("Ops = %v", ops)
+	}
+	overlap := Workload{q, {Op: AllReduce, Band: Band{Min: 4 << 20, Max: 8 << 20}, Weight: 1}}
+	if overlap.Validate() == nil {
+		t.Error("overlapping parts of one op accepted")
+	}
+	two := Workload{q, {Op: AllReduce, Band: Band{Min: 8 << 20, Max: 16 << 20}, Weight: 1}}
+	if got := two.Sizes(AllReduce); len(got) != 4+2 {
+		t.Errorf("Sizes = %v", got)
+	}
+}
