@@ -115,7 +115,8 @@ func TestWrittenEnv(t *testing.T) {
 		{"not defaults", map[string]string{"NCCL_CROSS_NIC": "0", "NCCL_BUFFSIZE": "8388608"}, map[string]string{"NCCL_CROSS_NIC": "0", "NCCL_BUFFSIZE": "8388608"}, nil},
 		{"max ctas looser", map[string]string{"NCCL_MAX_NCHANNELS": "8", "NCCL_MAX_CTAS": "16"}, map[string]string{"NCCL_MAX_NCHANNELS": "8"}, []string{"NCCL_MAX_CTAS"}},
 		{"max nchannels looser", map[string]string{"NCCL_MAX_NCHANNELS": "32", "NCCL_MAX_CTAS": "4"}, map[string]string{"NCCL_MAX_CTAS": "4"}, []string{"NCCL_MAX_NCHANNELS"}},
-		{"max tie keeps nchannels", map[string]string{"NCCL_MAX_NCHANNELS": "8", "NCCL_MAX_CTAS": "8"}, map[string]string{"NCCL_MAX_NCHANNELS": "8"}, []string{"NCCL_MAX_CTAS"}},
+		{"max tie keeps ctas", map[string]string{"NCCL_MAX_NCHANNELS": "8", "NCCL_MAX_CTAS": "8"}, map[string]string{"NCCL_MAX_CTAS": "8"}, []string{"NCCL_MAX_NCHANNELS"}},
+		{"min tie keeps ctas", map[string]string{"NCCL_MIN_NCHANNELS": "4", "NCCL_MIN_CTAS": "4"}, map[string]string{"NCCL_MIN_CTAS": "4"}, []string{"NCCL_MIN_NCHANNELS"}},
 		{"min ctas looser", map[string]string{"NCCL_MIN_NCHANNELS": "8", "NCCL_MIN_CTAS": "2"}, map[string]string{"NCCL_MIN_NCHANNELS": "8"}, []string{"NCCL_MIN_CTAS"}},
 		{"min nchannels looser", map[string]string{"NCCL_MIN_NCHANNELS": "2", "NCCL_MIN_CTAS": "8"}, map[string]string{"NCCL_MIN_CTAS": "8"}, []string{"NCCL_MIN_NCHANNELS"}},
 		{"one of a pair", map[string]string{"NCCL_MAX_CTAS": "16"}, map[string]string{"NCCL_MAX_CTAS": "16"}, nil},
@@ -137,6 +138,33 @@ func TestWrittenEnv(t *testing.T) {
 				t.Errorf("dropped %v, want %v", names, tc.dropped)
 			}
 		})
+	}
+}
+
+// TestWrittenEnvIsCanonical fails if the export and the search name one
+// config two ways: for every pair of values of each cap pair (and NCCL's
+// defaults beside them) the env written is the config's canonical form,
+// the one the study keyed its trial by, and what it leaves out is what
+// Canonical leaves out.
+func TestWrittenEnvIsCanonical(t *testing.T) {
+	values := []string{"", "1", "2", "4", "8", "16", "32", "64"}
+	for _, p := range nccl.CapPairs {
+		for _, a := range values {
+			for _, b := range values {
+				for _, extra := range []nccl.Config{{}, {"NCCL_CROSS_NIC": "2", "NCCL_BUFFSIZE": "4194304"}, {"NCCL_PROTO": "^LL128"}} {
+					in := extra.Clone()
+					in[p.Channels], in[p.CTAs] = a, b
+					env, dropped := WrittenEnv(in)
+					want := nccl.Config(in).Canonical()
+					if env.Key() != want.Key() {
+						t.Errorf("WrittenEnv(%s) = %s, Canonical = %s", nccl.Config(in), env, want)
+					}
+					if len(dropped) != len(nccl.Config(in).Clone())-len(want) {
+						t.Errorf("WrittenEnv(%s) drops %v, Canonical keeps %s", nccl.Config(in), dropped, want)
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/nccltune/nccltune/benchfmt"
@@ -113,22 +112,14 @@ func checkReady(s *store.Study) error {
 	return nil
 }
 
-// NCCL's documented defaults (REFERENCE.md): a recommended value equal to
-// one of them changes nothing, so it is not written.
-var ncclDefaults = map[string]int64{
-	"NCCL_CROSS_NIC": 2,
-	"NCCL_BUFFSIZE":  4194304,
-}
-
 // WrittenEnv returns the knobs of a recommended env worth writing, and the
-// ones left out with the reason:
-//   - a value equal to NCCL's documented default (NCCL_CROSS_NIC=2,
-//     NCCL_BUFFSIZE=4194304);
-//   - of NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS both set, the higher, and of
-//     NCCL_MIN_NCHANNELS and NCCL_MIN_CTAS both set, the lower: "when both
-//     are set the more restrictive wins", so the other cannot bind. On a
-//     tie NCCL_*_CTAS goes and NCCL_*_NCHANNELS stays, since every NCCL
-//     version reads it.
+// ones left out with the reason: by NCCL's equivalences (package nccl),
+// the ones Canonical leaves out —
+//   - a value equal to NCCL's documented default (nccl.IsDefault:
+//     NCCL_CROSS_NIC=2, NCCL_BUFFSIZE=4194304);
+//   - of a cap pair both set (NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS, and
+//     the MIN pair), the one that cannot bind (nccl.CapPair.Binding: "when
+//     both are set the more restrictive wins"; on a tie NCCL_*_CTAS stays).
 //
 // Unset (empty) values are dropped silently, as nccl.Config does.
 func WrittenEnv(rec map[string]string) (nccl.Config, []Dropped) {
@@ -139,36 +130,15 @@ func WrittenEnv(rec map[string]string) (nccl.Config, []Dropped) {
 		delete(env, name)
 	}
 	for _, name := range env.Names() {
-		if def, ok := ncclDefaults[name]; ok {
-			if v, err := strconv.ParseInt(env[name], 10, 64); err == nil && v == def {
-				drop(name, fmt.Sprintf("%d is NCCL's default", def))
-			}
+		if nccl.IsDefault(name, env[name]) {
+			def, _ := nccl.DefaultOf(name)
+			drop(name, def+" is NCCL's default")
 		}
 	}
-	for _, p := range []struct {
-		channels, ctas string
-		max            bool
-	}{
-		{"NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS", true},
-		{"NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS", false},
-	} {
-		ch, err1 := strconv.Atoi(env[p.channels])
-		ct, err2 := strconv.Atoi(env[p.ctas])
-		if err1 != nil || err2 != nil {
-			continue
+	for _, p := range nccl.CapPairs {
+		if kept, loose, ok := p.Binding(env); ok {
+			drop(loose, p.Reason(env, kept))
 		}
-		loose, kept, keptValue := p.ctas, p.channels, ch
-		if p.max && ct < ch || !p.max && ct > ch {
-			loose, kept, keptValue = p.channels, p.ctas, ct
-		}
-		rel := "is lower"
-		if !p.max {
-			rel = "is higher"
-		}
-		if ch == ct {
-			rel = "sets the same limit"
-		}
-		drop(loose, fmt.Sprintf("%s=%d %s; when both are set the more restrictive wins", kept, keptValue, rel))
 	}
 	sort.Slice(dropped, func(i, j int) bool { return dropped[i].Name < dropped[j].Name })
 	return env, dropped

@@ -144,38 +144,21 @@ func (c Config) Int(name string, def int) int {
 	return n
 }
 
-// ncclDefaults are knob values that are NCCL's own default: setting them
-// is the same as leaving them unset.
-var ncclDefaults = map[string]string{
-	"NCCL_CROSS_NIC": "2",
-	"NCCL_BUFFSIZE":  "4194304",
-}
-
 // Canonical returns the simplest config that NCCL treats the same way:
-// values equal to NCCL's defaults are dropped, and when both
-// NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS are set only the more restrictive
-// one is kept (NCCL applies the smaller; on a tie the deprecated
-// NCCL_MAX_NCHANNELS goes), likewise for the MIN pair with the larger one.
-// Two configs with the same canonical key are one trial, never two.
+// values equal to NCCL's defaults are dropped (IsDefault), and of a
+// CapPair both set only the one that binds is kept (CapPair.Binding: the
+// more restrictive, NCCL_*_CTAS on a tie). Two configs with the same
+// canonical key are one trial, never two.
 func (c Config) Canonical() Config {
 	out := c.Clone()
-	for k, v := range ncclDefaults {
-		if out[k] == v {
+	for k, v := range out {
+		if IsDefault(k, v) {
 			delete(out, k)
 		}
 	}
-	if ch, ctas := out.Int("NCCL_MAX_NCHANNELS", 0), out.Int("NCCL_MAX_CTAS", 0); ch > 0 && ctas > 0 {
-		if ctas <= ch {
-			delete(out, "NCCL_MAX_NCHANNELS")
-		} else {
-			delete(out, "NCCL_MAX_CTAS")
-		}
-	}
-	if ch, ctas := out.Int("NCCL_MIN_NCHANNELS", 0), out.Int("NCCL_MIN_CTAS", 0); ch > 0 && ctas > 0 {
-		if ctas >= ch {
-			delete(out, "NCCL_MIN_NCHANNELS")
-		} else {
-			delete(out, "NCCL_MIN_CTAS")
+	for _, p := range CapPairs {
+		if _, loose, ok := p.Binding(out); ok {
+			delete(out, loose)
 		}
 	}
 	return out

@@ -17,6 +17,11 @@ type Knob struct {
 	Choices []string
 	// Doc says what the knob does, for --help and errors.
 	Doc string
+	// Default is NCCL's own value when the knob is unset, where NCCL
+	// documents one that a config may spell out ("" when it has none or
+	// it depends on the platform): setting it is the same as leaving the
+	// knob unset (IsDefault).
+	Default string
 	// check validates one value.
 	check func(string) error
 }
@@ -69,6 +74,7 @@ var Knobs = []Knob{
 		// 2 is NCCL's default, the same as unset: not searched twice.
 		Choices: []string{"", "0", "1"},
 		Doc:     "0 keep each ring on one NIC, 1 allow crossing, 2 (NCCL's default) cross only if better",
+		Default: "2",
 		check:   intRange(0, 2)},
 	{Name: "NCCL_MIN_NCHANNELS",
 		Choices: pow2Choices(1, 32),
@@ -86,6 +92,7 @@ var Knobs = []Knob{
 		// 4194304 is NCCL's default, the same as unset: not searched twice.
 		Choices: []string{"", "1048576", "2097152", "8388608", "16777216"},
 		Doc:     "buffer per channel and peer in bytes, a power of two (NCCL's default 4194304)",
+		Default: "4194304",
 		check:   checkBuffSize},
 	{Name: "NCCL_SOCKET_NTHREADS",
 		Choices: pow2Choices(1, 16),

@@ -486,7 +486,7 @@ func (e *explanation) conclude() {
 	// across NICs) make a different run even on the same plan.
 	beside := Config{}
 	for k, v := range e.cfg {
-		if !planKnobs[k] && !dropped(res.Dropped, k) {
+		if !IsPlanKnob(k) && !dropped(res.Dropped, k) {
 			beside[k] = v
 		}
 	}
@@ -494,11 +494,6 @@ func (e *explanation) conclude() {
 		res.Key += " | " + beside.Key()
 	}
 }
-
-// planKnobs act on NCCL only through its plan (algorithm, protocol,
-// channels): two configs with the same plan and no other knobs run alike.
-var planKnobs = map[string]bool{"NCCL_PROTO": true, "NCCL_ALGO": true, "NCCL_MAX_NCHANNELS": true,
-	"NCCL_MAX_CTAS": true, "NCCL_MIN_NCHANNELS": true, "NCCL_MIN_CTAS": true}
 
 func dropped(ds []Drop, knob string) bool {
 	for _, d := range ds {
@@ -515,23 +510,14 @@ func dropped(ds []Drop, knob string) bool {
 // alike. Before 2.17 NCCL has no NCCL_MAX_CTAS and they differ.
 func (n Native) capKey(c Config) string { return n.CapsAsCTAs(c).Key() }
 
-// CapsAsCTAs returns c with NCCL_MAX_NCHANNELS written as NCCL_MAX_CTAS
-// (and MIN likewise) where NCCL reads both alike (2.17+, or version
+// CapsAsCTAs returns c with each limit spelt by its NCCL_*_CTAS name
+// (Config.CapsAsCTAs) where NCCL reads both alike (2.17+, or version
 // unknown): one spelling of each cap, for comparing configs.
 func (n Native) CapsAsCTAs(c Config) Config {
 	if n.Version != "" && versionBefore(n.Version, 2, 17) {
 		return c.Clone()
 	}
-	out := c.Clone()
-	for from, to := range map[string]string{"NCCL_MAX_NCHANNELS": "NCCL_MAX_CTAS", "NCCL_MIN_NCHANNELS": "NCCL_MIN_CTAS"} {
-		if v, ok := out[from]; ok {
-			if _, both := out[to]; !both {
-				out[to] = v
-				delete(out, from)
-			}
-		}
-	}
-	return out
+	return c.CapsAsCTAs()
 }
 
 // versionBefore reports whether NCCL version v ("2.28.3") is older than major.minor.

@@ -299,19 +299,9 @@ func (s *loop) noteMerge(cfg nccl.Config, t *Trial) {
 const ruleCapAlias = "NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS cap the same channels (NCCL 2.17+)"
 
 // capsAlike reports whether a and b differ only in which name caps (or
-// floors) the channels.
+// floors) the channels (nccl.CapPair).
 func capsAlike(a, b nccl.Config) bool {
-	norm := func(c nccl.Config) string {
-		out := c.Clone()
-		for from, to := range map[string]string{"NCCL_MAX_NCHANNELS": "NCCL_MAX_CTAS", "NCCL_MIN_NCHANNELS": "NCCL_MIN_CTAS"} {
-			if v, ok := out[from]; ok {
-				delete(out, from)
-				out[to] = v
-			}
-		}
-		return out.Key()
-	}
-	return norm(a) == norm(b)
+	return a.CapsAsCTAs().Key() == b.CapsAsCTAs().Key()
 }
 
 // checkTwin returns a trial to give a debug launch, or nil: cfg's plan is
@@ -415,7 +405,7 @@ func (s *loop) simplest(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, err
 			continue
 		}
 		d := nccl.Drop{Knob: k, Value: w.Config[k], Reason: "NCCL runs the same plan without it", Rule: ruleSamePlanLogged}
-		if partner := capPartner[k]; partner != "" && best[partner] == w.Config[k] {
+		if partner := nccl.CapPartner(k); partner != "" && best[partner] == w.Config[k] {
 			d.Reason = fmt.Sprintf("%s=%s says the same: both cap the channels NCCL uses (NCCL 2.17+)", partner, best[partner])
 			d.Rule = ruleCapAlias
 		}
@@ -437,12 +427,6 @@ func (s *loop) simplest(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, err
 		return w, r.Dropped, nil
 	}
 	return t, dropped, nil
-}
-
-// capPartner pairs the channel caps (and floors) NCCL reads alike since 2.17.
-var capPartner = map[string]string{
-	"NCCL_MAX_NCHANNELS": "NCCL_MAX_CTAS", "NCCL_MAX_CTAS": "NCCL_MAX_NCHANNELS",
-	"NCCL_MIN_NCHANNELS": "NCCL_MIN_CTAS", "NCCL_MIN_CTAS": "NCCL_MIN_NCHANNELS",
 }
 
 // trialFor finds the trial of exactly cfg, nil if there is none.

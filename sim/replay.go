@@ -423,9 +423,12 @@ func (r *Replay) capSpellings(cfg nccl.Config) []nccl.Config {
 	if versionCode(r.NCCLVersion) < 21700 {
 		return out
 	}
-	for _, pair := range [][2]string{{"NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"}, {"NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS"}} {
+	for _, pair := range nccl.CapPairs {
 		for _, from := range []int{0, 1} {
-			a, b := pair[from], pair[1-from]
+			a, b := pair.Channels, pair.CTAs
+			if from == 1 {
+				a, b = b, a
+			}
 			v, hasA := cfg[a]
 			if _, hasB := cfg[b]; !hasA || hasB {
 				continue
@@ -455,11 +458,6 @@ func preferred(c, best *ReplayConfig) bool {
 	return c.Env.Key() < best.Env.Key()
 }
 
-// planKnobs are the knobs that act on a launch only through NCCL's plan
-// (which algorithm, protocol and channels run).
-var planKnobs = map[string]bool{"NCCL_ALGO": true, "NCCL_PROTO": true, "NCCL_MAX_NCHANNELS": true,
-	"NCCL_MAX_CTAS": true, "NCCL_MIN_NCHANNELS": true, "NCCL_MIN_CTAS": true}
-
 // timedFor is the timed config that replays c: c itself when it was
 // timed; for a plan-only config, the timed config with the same recorded
 // plan, if c's knobs act only through the plan; else nil.
@@ -468,7 +466,7 @@ func (r *Replay) timedFor(c *ReplayConfig) *ReplayConfig {
 		return c
 	}
 	for k := range c.Env {
-		if !planKnobs[k] && !(k == "NCCL_CROSS_NIC" && (len(r.NICs) == 1 || r.Native().NoNetwork)) {
+		if !nccl.IsPlanKnob(k) && !(k == "NCCL_CROSS_NIC" && (len(r.NICs) == 1 || r.Native().NoNetwork)) {
 			return nil
 		}
 	}
