@@ -15,9 +15,6 @@ import (
 	"github.com/nccltune/nccltune/vocab"
 )
 
-// DefaultBench is the benchmark run when Spec.Bench is empty.
-const DefaultBench = "all_reduce_perf"
-
 // DefaultDebugSubsys are the NCCL_DEBUG_SUBSYS values a debug launch asks
 // for: enough for transport, GDR, rings and the per-size tuning choices.
 // INIT prints the channel connection lines ("Channel 00/0 : 0[0] -> 1[1]
@@ -72,6 +69,9 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("%s is both in the base env and in the config; a knob is either fixed or searched, not both", k)
 		}
 	}
+	if !s.Op.OrAllReduce().Valid() {
+		return fmt.Errorf("unknown collective %q: use one of %s", s.Op, strings.Join(nccl.OpNames(), ", "))
+	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("timeout %s cannot be negative", s.Timeout)
 	}
@@ -120,15 +120,14 @@ func (s Spec) BenchArgv(jsonPath string) []string {
 			"--noise", strconv.FormatFloat(s.Sim.Noise, 'g', -1, 64),
 			"--seed", strconv.FormatInt(s.Sim.Seed, 10),
 			"--launch", strconv.Itoa(s.Sim.Launch))
+		if op := s.Op.OrAllReduce(); op != nccl.AllReduce {
+			argv = append(argv, "--collective", string(op))
+		}
 		if s.NP > 0 {
 			argv = append(argv, "--ranks", strconv.Itoa(s.NP))
 		}
 	} else {
-		bench := s.Bench
-		if bench == "" {
-			bench = DefaultBench
-		}
-		argv = append(argv, bench)
+		argv = append(argv, s.BenchPath())
 	}
 	argv = append(argv, s.sweepArgs()...)
 	if jsonPath != "" {

@@ -74,7 +74,7 @@ func benchKey(s Spec) string {
 	if s.Sim != nil {
 		return s.Sim.Executable
 	}
-	return s.Bench
+	return s.BenchPath()
 }
 
 // rejectedPerIter recognises nccl-tests' answer to an unknown option: it
@@ -111,15 +111,26 @@ func checkExecutables(spec Spec) error {
 	if spec.torch() {
 		return checkTorchLocal(spec)
 	}
-	bench := spec.Bench
-	if bench == "" {
-		bench = DefaultBench
-	}
 	if len(spec.Prefix) > 0 {
-		bench = spec.Prefix[0]
+		// The wrapper runs the benchmark (perhaps elsewhere): only it must be here.
+		if _, err := exec.LookPath(spec.Prefix[0]); err != nil {
+			return fmt.Errorf("%w: %s is not on PATH or not executable — check --prefix/--wrapper", ErrBenchNotFound, spec.Prefix[0])
+		}
+		return nil
 	}
+	return checkBench(spec)
+}
+
+// checkBench refuses a benchmark that is not there, naming the path it
+// looked for and how to get it.
+func checkBench(spec Spec) error {
+	bench := spec.BenchPath()
 	if _, err := exec.LookPath(bench); err != nil {
-		return fmt.Errorf("%w: %s is not on PATH or not executable — build nccl-tests (github.com/NVIDIA/nccl-tests) and pass --bench PATH/TO/all_reduce_perf, or try --sim spark4", ErrBenchNotFound, bench)
+		op := spec.Op.OrAllReduce()
+		if spec.Bench != "" && bench != spec.Bench {
+			return fmt.Errorf("%w: %s (the %s benchmark beside --bench %s) is not there or not executable — build every nccl-tests binary (make in nccl-tests), or pass --bench DIR/%s", ErrBenchNotFound, bench, op, spec.Bench, op.Benchmark())
+		}
+		return fmt.Errorf("%w: %s is not on PATH or not executable — build nccl-tests (github.com/NVIDIA/nccl-tests) and pass --bench PATH/TO/%s or its build directory, or try --sim spark4", ErrBenchNotFound, bench, op.Benchmark())
 	}
 	return nil
 }
@@ -135,7 +146,7 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 		return nil, err
 	}
 
-	l := &benchfmt.Launch{Argv: cmdSpec.Argv, Env: cmdSpec.Env, Simulated: spec.Sim != nil}
+	l := &benchfmt.Launch{Op: spec.Op.OrAllReduce(), Argv: cmdSpec.Argv, Env: cmdSpec.Env, Simulated: spec.Sim != nil}
 	runCtx := ctx
 	var cancelTimeout context.CancelFunc = func() {}
 	if spec.Timeout > 0 {

@@ -29,7 +29,11 @@ type Spec struct {
 	Hosts []string
 	// MPIArgs are passed to mpirun/srun verbatim, before the benchmark.
 	MPIArgs []string
-	// Bench is the benchmark executable (default all_reduce_perf on PATH).
+	// Op is the collective measured ("" is all-reduce): the benchmark run
+	// is its nccl-tests binary (BenchPath), the simulator simulates it.
+	Op nccl.Op
+	// Bench is the benchmark executable or nccl-tests' build directory
+	// (default <op>_perf on PATH); see BenchPath.
 	Bench string
 	// BenchArgs are extra benchmark arguments, appended after nccltune's own.
 	BenchArgs []string
