@@ -1,6 +1,10 @@
 package benchfmt
 
-import "time"
+import (
+	"time"
+
+	"github.com/nccltune/nccltune/nccl"
+)
 
 // Outcome classifies how a launch ended.
 type Outcome string
@@ -18,6 +22,10 @@ const (
 
 // Launch is the record of one launch: what ran, what it printed, how it ended.
 type Launch struct {
+	// Op is the collective launched (its nccl-tests binary); "" in
+	// records from before ops were recorded, which were all all-reduce
+	// (read it with Op.OrAllReduce()).
+	Op nccl.Op `json:"op,omitempty"`
 	// Argv is the exact command run; Env the variables nccltune added.
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`

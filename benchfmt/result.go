@@ -51,6 +51,20 @@ type Result struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
+// Op is the collective the output measured, read from its program name
+// ("all_gather_perf" is AllGather); "" when the output names none or a
+// program that is not one of nccl-tests' collectives.
+func (r *Result) Op() nccl.Op {
+	if r == nil || r.Collective == "" {
+		return ""
+	}
+	op, err := nccl.ParseOp(r.Collective)
+	if err != nil {
+		return ""
+	}
+	return op
+}
+
 // Device is one "#  Rank  0 Group  0 Pid 1397 on fakehost0 device 0 [0000:00:06] NVIDIA H200" line.
 type Device struct {
 	Rank     int    `json:"rank"`

@@ -24,6 +24,9 @@ type Launcher interface {
 
 // Request is one launch the study wants.
 type Request struct {
+	// Op is the collective to launch; "" is the study's own (the
+	// launcher's base spec). A workload of several ops sets it per launch.
+	Op     nccl.Op
 	Config nccl.Config
 	// MinBytes and MaxBytes are the sweep: the band while exploring, the
 	// band and the guard sizes while confirming.

@@ -286,6 +286,9 @@ type Launch struct {
 	// Seq orders launches within the study, from 0.
 	Seq   int    `json:"seq"`
 	Phase string `json:"phase"`
+	// Op is the collective the launch measured; "" in databases from
+	// before ops were recorded, all all-reduce (Op.OrAllReduce()).
+	Op nccl.Op `json:"op,omitempty"`
 
 	Start    time.Time        `json:"start"`
 	Duration time.Duration    `json:"duration"`

@@ -289,7 +289,7 @@ func importTrial(st *store.Store, study *store.Study, cfg nccl.Config) (*store.T
 func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.Launch {
 	r := f.result
 	l := &store.Launch{
-		StudyID: study.ID, TrialID: trial.ID, Phase: vocab.PhaseImport,
+		StudyID: study.ID, TrialID: trial.ID, Phase: vocab.PhaseImport, Op: r.Op(),
 		Outcome: benchfmt.OK, Env: trial.Config.Env(), Simulated: r.Simulated,
 		Sizes: benchfmt.SizesOf(r), Facts: r.Facts,
 	}

@@ -1,0 +1,48 @@
+package store
+
+import (
+	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// TestLaunchOpRoundTrip: the op of every launch is stored and read back;
+// a launch stored without one (databases from before ops were recorded)
+// reads as all-reduce.
+func TestLaunchOpRoundTrip(t *testing.T) {
+	s := openWriter(t)
+	st := searchStudy()
+	st.Collective = string(nccl.AllGather)
+	if err := s.CreateStudy(st); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trial{StudyID: st.ID, Config: nccl.Config{}, Role: vocab.RoleBaseline}
+	if err := s.AddTrial(tr); err != nil {
+		t.Fatal(err)
+	}
+	ops := append([]nccl.Op{""}, nccl.Ops...)
+	for i, op := range ops {
+		l := testLaunch(st.ID, tr.ID, i, 3)
+		l.Op = op
+		if err := s.AddLaunch(l, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Launches(st.ID)
+	if err != nil || len(got) != len(ops) {
+		t.Fatalf("launches: %d, %v", len(got), err)
+	}
+	for i, l := range got {
+		if l.Op != ops[i] {
+			t.Errorf("launch %d: op %q, want %q", i, l.Op, ops[i])
+		}
+	}
+	if got[0].Op.OrAllReduce() != nccl.AllReduce {
+		t.Errorf("a launch without an op reads as %q, want all_reduce", got[0].Op.OrAllReduce())
+	}
+	back, err := s.Study(st.Name)
+	if err != nil || back.Collective != "all_gather" {
+		t.Errorf("study collective %q, %v", back.Collective, err)
+	}
+}
