@@ -47,7 +47,7 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 		return pr.code
 	}
 	if o.profile == "" {
-		fmt.Fprintf(stderr, "%s: no --profile given: the simulated fabric needs one of %s or a JSON file\n", programName, strings.Join(BuiltinProfiles(), ", "))
+		fmt.Fprintf(stderr, "%s: no --profile given: the simulated fabric needs one of %s or a JSON file\n", o.program(), strings.Join(BuiltinProfiles(), ", "))
 		return 2
 	}
 	cfg := envConfig(environ)
@@ -56,18 +56,18 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 	}
 	p, err := LoadProfile(o.profile)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
+		fmt.Fprintf(stderr, "%s: %v\n", o.program(), err)
 		return 2
 	}
 	if o.ranks > 0 {
 		if p, err = p.WithRanks(o.ranks); err != nil {
-			fmt.Fprintf(stderr, "%s: --ranks %d: %v\n", programName, o.ranks, err)
+			fmt.Fprintf(stderr, "%s: --ranks %d: %v\n", o.program(), o.ranks, err)
 			return 2
 		}
 	}
 	fault, err := p.faultFor(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
+		fmt.Fprintf(stderr, "%s: %v\n", o.program(), err)
 		return 2
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
@@ -91,17 +91,21 @@ const (
 func mainReplay(o options, args, environ []string, cfg nccl.Config, stdout, stderr io.Writer) int {
 	r, err := LoadReplay(o.profile)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
+		fmt.Fprintf(stderr, "%s: %v\n", o.program(), err)
 		return 2
 	}
 	if o.ranks > 0 && o.ranks != r.NRanks {
-		fmt.Fprintf(stderr, "%s: --ranks %d: the replay %s recorded %d ranks and can only speak for them\n", programName, o.ranks, r.Name, r.NRanks)
+		fmt.Fprintf(stderr, "%s: --ranks %d: the replay %s recorded %d ranks and can only speak for them\n", o.program(), o.ranks, r.Name, r.NRanks)
+		return 2
+	}
+	if o.collective != nccl.AllReduce {
+		fmt.Fprintf(stderr, "%s: the replay %s recorded all_reduce launches and cannot speak for %s; simulate it on a profile (--sim h200-loopback)\n", o.program(), r.Name, o.collective)
 		return 2
 	}
 	p := r.profile()
 	fault, err := p.faultFor(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", programName, err)
+		fmt.Fprintf(stderr, "%s: %v\n", o.program(), err)
 		return 2
 	}
 	rc, _, err := r.Match(cfg)

@@ -7,9 +7,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
-// programName is what the simulator calls itself, as all_reduce_perf does.
+// programName is what the simulator calls itself before it has read
+// --collective (its flag errors); a launch calls itself its op's
+// benchmark (options.program), as all_gather_perf does.
 const programName = "all_reduce_perf"
 
 // options are all_reduce_perf's settings (nccl-tests 2.19.6 defaults,
@@ -45,7 +49,12 @@ type options struct {
 	seed    int64
 	launch  int
 	ranks   int
+	// collective is the op simulated (--collective; all_reduce by default).
+	collective nccl.Op
 }
+
+// program is the nccl-tests binary the launch imitates ("all_gather_perf").
+func (o options) program() string { return o.collective.Benchmark() }
 
 func defaultOptions() options {
 	return options{
@@ -53,7 +62,7 @@ func defaultOptions() options {
 		minBytes: 32 << 20, maxBytes: 32 << 20, stepBytes: 1 << 20, stepFactor: 1,
 		iters: 20, warmup: 1, agg: 1, cycles: 1, check: 1,
 		op: "sum", dtype: "float", root: 0, average: 1, ctaPolicy: -1, deviceCTAs: 16,
-		noise: 1,
+		noise: 1, collective: nccl.AllReduce,
 	}
 }
 
@@ -76,7 +85,7 @@ var longOpts = []longOpt{
 	{"device_cta_count", 'V', true}, {"memory", 'M', true}, {"unalign", 'u', true},
 	{"per_iter_timing", 'I', true}, {"per_iter_skip", 'K', true}, {"help", 'h', false},
 	// The simulator's flags (long only, so they never clash with nccl-tests').
-	{"profile", 0, true}, {"noise", 0, true}, {"seed", 0, true}, {"launch", 0, true}, {"ranks", 0, true},
+	{"profile", 0, true}, {"noise", 0, true}, {"seed", 0, true}, {"launch", 0, true}, {"ranks", 0, true}, {"collective", 0, true},
 }
 
 // shortOpts is nccl-tests' getopt string.
@@ -295,6 +304,12 @@ func (o *options) applySim(name, val string, stderr io.Writer) (parseResult, boo
 			return bad("a rank count from 1 to 4096")
 		}
 		o.ranks = n
+	case "collective":
+		op, err := nccl.ParseOp(val)
+		if err != nil {
+			return bad("one of " + strings.Join(nccl.OpNames(), ", "))
+		}
+		o.collective = op
 	}
 	return parseResult{}, false
 }

@@ -306,7 +306,7 @@ func (l *launch) jsonInit() {
 	j.str(now().Format("2006-01-02 15:04:05"))
 	j.key("args")
 	j.startList()
-	j.str(programName)
+	j.str(l.o.program())
 	for _, a := range l.args {
 		j.str(a)
 	}
@@ -351,7 +351,7 @@ func (l *launch) jsonFinalize() {
 		j.finish()
 	}
 	if err := os.WriteFile(l.jsonPath, []byte(j.b.String()), 0o644); err != nil {
-		fmt.Fprintf(l.errw, "%s: write JSON output %s: %v\n", programName, l.jsonPath, err)
+		fmt.Fprintf(l.errw, "%s: write JSON output %s: %v\n", l.o.program(), l.jsonPath, err)
 	}
 	l.json = nil
 }
@@ -371,7 +371,7 @@ func (l *launch) testHeader() {
 	w := l.out
 	fmt.Fprintf(w, "# nccl-tests version %s nccl-headers=%d nccl-library=%d\n", testsVersion, ver, ver)
 	fmt.Fprintf(w, "%s%s (SIMULATED, not a measurement)\n", SimulatedHeaderPrefix, p.Name)
-	fmt.Fprintf(w, "# Collective test starting: %s\n", programName)
+	fmt.Fprintf(w, "# Collective test starting: %s\n", o.program())
 	step, unit := o.stepBytes, "bytes"
 	if o.stepFactor > 1 {
 		step, unit = o.stepFactor, "factor"
@@ -1051,7 +1051,7 @@ func (l *launch) footer() {
 	}
 	fmt.Fprintf(w, "# %-20s : %s %s\n", "Avg bus bandwidth", cG(bw), bwStatus)
 	fmt.Fprintf(w, "#\n")
-	fmt.Fprintf(w, "# Collective test concluded: %s\n", programName)
+	fmt.Fprintf(w, "# Collective test concluded: %s\n", l.o.program())
 	if j := l.json; j != nil {
 		j.key("out_of_bounds")
 		j.startObject()
