@@ -20,7 +20,8 @@ type AB struct {
 	Band     nccl.Band
 	BandText string
 	Guards   []int64
-	// Collective is the collective measured ("all_reduce").
+	// Collective is the collective measured ("all_reduce"; "" is all-reduce):
+	// every launch of the comparison runs it, whatever the launch flags' --op.
 	Collective string
 	Base, Cand nccl.Config
 	// Claim is what the verified study claimed of Cand against Base; nil
@@ -114,11 +115,14 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	return res, nil
 }
 
+// op is the collective the comparison measures.
+func (ab AB) op() nccl.Op { return nccl.Op(ab.Collective).OrAllReduce() }
+
 // create stores the comparison's study.
 func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	band := ab.Band
 	study := &store.Study{Kind: ab.Kind, Band: ab.BandText, BandMin: band.Min, BandMax: band.Max,
-		Sizes: band.Sizes(), GuardSizes: ab.Guards, Collective: ab.Collective, BaseEnv: o.Launch.Spec.BaseEnv,
+		Sizes: band.Sizes(), GuardSizes: ab.Guards, Collective: string(ab.op()), BaseEnv: o.Launch.Spec.BaseEnv,
 		BaselineEnv: ab.Base.Clone(),
 		Launch:      LaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 		Budget: store.Budget{Launches: 2*o.Launches + 1}, Status: vocab.StatusRunning,
@@ -143,7 +147,7 @@ func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions) func(ctx c
 	launcher := &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed + 7919} // fresh noise, not the search's
 	seq := 0
 	return func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
-		req := search.Request{Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number}
+		req := search.Request{Op: ab.op(), Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number}
 		l, err := launcher.Launch(ctx, req)
 		seq++
 		if err != nil {

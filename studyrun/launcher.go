@@ -22,6 +22,9 @@ type Launcher struct {
 func (l *Launcher) Launch(ctx context.Context, req search.Request) (*benchfmt.Launch, error) {
 	spec := l.Base
 	spec.Config = req.Config
+	if req.Op != "" {
+		spec.Op = req.Op
+	}
 	spec.MinBytes, spec.MaxBytes = req.MinBytes, req.MaxBytes
 	spec.Debug = req.Debug
 	if spec.Sim != nil {

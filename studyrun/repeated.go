@@ -131,7 +131,7 @@ func repeat(ctx context.Context, st *store.Store, kind, role, phase string, min,
 		Config: o.Config, Role: role, Phase: phase,
 		Min: min, Max: max, Repeats: o.Repeats, Warmup: o.Warmup, Progress: o.Progress,
 		Study: &store.Study{Kind: kind, Band: band.String(), BandMin: min, BandMax: max,
-			Sizes: sizes, Collective: "all_reduce", BaseEnv: o.Launch.Spec.BaseEnv,
+			Sizes: sizes, Collective: string(o.Launch.Spec.Op.OrAllReduce()), BaseEnv: o.Launch.Spec.BaseEnv,
 			Launch: LaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 			Budget: store.Budget{Launches: o.Repeats}, Status: vocab.StatusRunning}}
 	if o.Name != nil {

@@ -75,7 +75,7 @@ func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
 	so := o.Study
 	study := &store.Study{
 		Kind: vocab.KindSearch, Band: so.Band.String(), BandMin: so.Band.Min, BandMax: so.Band.Max,
-		Sizes: so.Band.Sizes(), GuardSizes: so.Guard, Collective: "all_reduce",
+		Sizes: so.Band.Sizes(), GuardSizes: so.Guard, Collective: string(o.Launch.Spec.Op.OrAllReduce()),
 		Space: SpaceMap(so.Space), BaseEnv: o.Launch.Spec.BaseEnv, Launch: LaunchSettings(o.Launch.Spec, o.Launch.Seed),
 		BaselineEnv: so.Baseline.Clone(),
 		Simulated:   o.Launch.Simulated, Seed: so.Seed,

@@ -106,7 +106,7 @@ func compareFresh(c *cli.Context, path string) error {
 	}
 	defer st.Close()
 	return runInterleaved(c.Context, st, o, studyrun.AB{Kind: vocab.KindCompare, Band: band, BandText: band.String(),
-		Collective: "all_reduce", Base: a, Cand: b})
+		Collective: string(lo.spec.Op.OrAllReduce()), Base: a, Cand: b})
 }
 
 // compareStudies compares what two stored studies concluded.

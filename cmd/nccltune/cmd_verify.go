@@ -100,6 +100,9 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 // runInterleaved runs verify's or compare's interleaved comparison
 // (studyrun.RunAB) and prints it.
 func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab studyrun.AB) error {
+	// Every launch measures the comparison's op (verify's is the study's:
+	// CheckRelaunch has refused another --op).
+	o.launch.spec.Op = nccl.Op(ab.Collective).OrAllReduce()
 	// Nothing is stored for a launch that cannot start.
 	if err := preflight(o.launch); err != nil {
 		return err

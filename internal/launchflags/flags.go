@@ -36,8 +36,10 @@ func Flags() []cli.Flag {
 			Usage: "openmpi (-x K=V) or mpich (-genv K V, also Intel MPI); default: detect from mpirun --version"},
 		&cli.StringFlag{Name: "mpirun", Category: Category,
 			Usage: "mpirun executable `PATH` (default mpirun on PATH)"},
+		&cli.StringFlag{Name: "op", Value: string(nccl.AllReduce), Category: Category,
+			Usage: "the collective to measure: " + strings.Join(nccl.OpNames(), ", ") + " (nccl-tests' <op>_perf)"},
 		&cli.StringFlag{Name: "bench", Category: Category,
-			Usage: "nccl-tests benchmark `PATH` (default all_reduce_perf on PATH)"},
+			Usage: "nccl-tests benchmark `PATH`: any of its *_perf binaries or its build directory; the op's binary beside it runs (default <op>_perf on PATH)"},
 		&cli.StringSliceFlag{Name: "bench-arg", Category: Category,
 			Usage: "extra benchmark argument, repeatable (e.g. --bench-arg=-a --bench-arg=3)"},
 		&cli.StringFlag{Name: "wrapper", Category: Category,
@@ -87,6 +89,11 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 		Instrument:  c.String("instrument"),
 		TorchScript: c.String("torch-script"),
 	}
+	op, err := ReadOp(c)
+	if err != nil {
+		return studyrun.Launch{}, err
+	}
+	s.Op = op
 	if h := c.String("hosts"); h != "" {
 		for _, host := range strings.Split(h, ",") {
 			s.Hosts = append(s.Hosts, strings.TrimSpace(host))
@@ -145,6 +152,16 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 	}
 	l.Spec = s
 	return l, nil
+}
+
+// ReadOp reads --op: the collective to measure (a usage error naming the
+// nearest op on a typo).
+func ReadOp(c *cli.Context) (nccl.Op, error) {
+	op, err := nccl.ParseOp(c.String("op"))
+	if err != nil {
+		return "", usageErrorf("--op: %v", err)
+	}
+	return op, nil
 }
 
 // resolveSimArg makes a --sim value that names a replay absolute (the

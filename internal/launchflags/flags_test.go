@@ -55,6 +55,25 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// TestReadOp: --op picks the collective (all_reduce unless given), in
+// nccl-tests' spelling or its benchmark's name.
+func TestReadOp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want nccl.Op
+	}{
+		{nil, nccl.AllReduce},
+		{[]string{"--op", "all_gather"}, nccl.AllGather},
+		{[]string{"--op", "alltoall_perf"}, nccl.AllToAll},
+		{[]string{"--op", "sendrecv", "--sim", "h200-loopback"}, nccl.SendRecv},
+	} {
+		l, err := read(t, tc.args...)
+		if err != nil || l.Spec.Op != tc.want {
+			t.Errorf("%q: op %q, %v; want %q", tc.args, l.Spec.Op, err, tc.want)
+		}
+	}
+}
+
 // TestReadRefuses: each bad launch flag is a usage error naming it.
 func TestReadRefuses(t *testing.T) {
 	for _, tc := range []struct {
@@ -70,6 +89,8 @@ func TestReadRefuses(t *testing.T) {
 		{[]string{"--sim", "sprak4"}, "--sim sprak4: did you mean spark4?"},
 		{[]string{"--sim", "replay:/nonexistent/x.json"}, "--sim replay:/nonexistent/x.json: "},
 		{[]string{"--base-env", "NCCL_PROTO=bogus"}, "--base-env: "},
+		{[]string{"--op", "allgathr"}, `--op: unknown collective "allgathr" (did you mean all_gather?)`},
+		{[]string{"--op", "gather"}, `--op: unknown collective "gather"`},
 	} {
 		_, err := read(t, tc.args...)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, vocab.ErrUsage) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
 )
@@ -109,6 +110,9 @@ func Args(study *store.Study) []string {
 			args = append(args, flag, ShellQuote(v))
 		}
 	}
+	if op := StudyOp(study); op != nccl.AllReduce {
+		add("--op", string(op))
+	}
 	if ls.SimProfile != "" {
 		add("--sim", ls.SimProfile)
 		add("--noise", formatFloat(ls.SimNoise))
@@ -161,6 +165,12 @@ func Args(study *store.Study) []string {
 	return args
 }
 
+// StudyOp is the collective a study measured (all-reduce for studies
+// stored before the op was recorded).
+func StudyOp(study *store.Study) nccl.Op {
+	return nccl.Op(study.Collective).OrAllReduce()
+}
+
 // shellSafe are words a POSIX shell passes on unchanged.
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
 
@@ -203,7 +213,11 @@ func ResumeCommand(study *store.Study, db string) string {
 // the flags that reproduce the study's), and notes on stderr the settings
 // that a study stored before they were recorded cannot check.
 func CheckRelaunch(study *store.Study, action string, l studyrun.Launch, stderr io.Writer) error {
-	if diffs := Differences(study, studyrun.LaunchSettings(l.Spec, l.Seed), l.Spec.BaseEnv); len(diffs) > 0 {
+	diffs := Differences(study, studyrun.LaunchSettings(l.Spec, l.Seed), l.Spec.BaseEnv)
+	if was, now := StudyOp(study), l.Spec.Op.OrAllReduce(); was != now {
+		diffs = append([]string{fmt.Sprintf("--op: the study's %s, given %s", was, now)}, diffs...)
+	}
+	if len(diffs) > 0 {
 		return differenceError(study, action, diffs)
 	}
 	if note := unrecordedNote(study); note != "" {
