@@ -1,7 +1,8 @@
 // Package benchfmt reads what a benchmark launch prints and holds the
 // records nccltune keeps of it. It knows nothing of how a launch is run
-// (package runner) or of studies; its one tie to the statistics is
-// ModelLaunch, which builds their input.
+// (package runner), of studies or of the statistics: a Size says what it
+// measured (Size.Measured) and model.LaunchOf converts, as benchstat
+// converts benchfmt's results.
 //
 // It reads four formats:
 //
@@ -33,6 +34,6 @@
 // Launch is the record of one launch (command, outcome, output and its
 // Result), and Outcome classifies how it ended (OK, Failed, TimedOut,
 // Invalid). Size is one message size of a launch as the store keeps it
-// (SizesOf converts a Result), and ModelLaunch is the one conversion of a
-// launch's sizes into the statistics' input, model.Launch.
+// (SizesOf converts a Result); Size.Measured is what one size gives the
+// statistics (model.LaunchOf makes their input, model.Launch).
 package benchfmt

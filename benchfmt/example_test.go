@@ -31,16 +31,16 @@ func ExampleParse() {
 	//  4194304 B   1551.27 µs  busbw 2.70 GB/s  checked false
 }
 
-// ModelLaunch turns a launch's sizes into the statistics' input: the
+// Measured is what a size gives the statistics (model.LaunchOf): the
 // per-iteration samples when the output had them, else the row's time.
-func ExampleModelLaunch() {
-	sizes := []benchfmt.Size{
+func ExampleSize_Measured() {
+	for _, z := range []benchfmt.Size{
 		{Bytes: 1 << 20, TimeUS: 378.43, Samples: []float64{370.1, 381.9, 383.3}},
 		{Bytes: 2 << 20, TimeUS: 729.83},
+	} {
+		_, times := z.Measured()
+		fmt.Println(times)
 	}
-	l := benchfmt.ModelLaunch(sizes)
-	fmt.Println(l.Times[1<<20])
-	fmt.Println(l.Times[2<<20])
 	// Output:
 	// [370.1 381.9 383.3]
 	// [729.83]

@@ -1,11 +1,9 @@
 package benchfmt
 
-import "github.com/nccltune/nccltune/model"
-
 // Size is one message size of a launch as nccltune keeps it: the row's
 // out-of-place columns and, when the output had them, every iteration's
 // time. It is what the store saves per launch (store.Launch.Sizes) and
-// what the statistics read (ModelLaunch).
+// what the statistics read (Measured; model.LaunchOf converts).
 type Size struct {
 	Bytes int64 `json:"bytes"`
 	// Cycle counts nccl-tests -N repetitions from 0.
@@ -44,25 +42,17 @@ func SizesOf(r *Result) []Size {
 	return out
 }
 
-// ModelLaunch converts one launch's sizes into the statistics' input: per
-// message size, every per-iteration time of every cycle (nccl-tests -N),
-// or the row's single time when the output has no per-iteration samples.
-// It is the only such conversion: a live search, a resumed one and the
-// report read a launch alike.
-//
-// A size with neither samples nor a positive time measured nothing and is
-// left out. (The report and a resumed search used to count such a row as
-// a time of 0 while the live search left it out; the parsers only produce
-// one from a JSON row without a time or a text row printing 0.00.)
-func ModelLaunch(sizes []Size) model.Launch {
-	l := model.Launch{Times: map[int64][]float64{}}
-	for _, z := range sizes {
-		switch {
-		case len(z.Samples) > 0:
-			l.Times[z.Bytes] = append(l.Times[z.Bytes], z.Samples...)
-		case z.TimeUS > 0:
-			l.Times[z.Bytes] = append(l.Times[z.Bytes], z.TimeUS)
-		}
+// Measured is what this size measured, for the statistics (model.LaunchOf
+// reads it): its bytes and every per-iteration time, or the row's single
+// time when the output had no per-iteration samples. A size with neither
+// samples nor a positive time measured nothing (nil): the parsers only
+// produce one from a JSON row without a time or a text row printing 0.00.
+func (z Size) Measured() (bytes int64, timesUS []float64) {
+	switch {
+	case len(z.Samples) > 0:
+		return z.Bytes, z.Samples
+	case z.TimeUS > 0:
+		return z.Bytes, []float64{z.TimeUS}
 	}
-	return l
+	return z.Bytes, nil
 }

@@ -23,30 +23,21 @@ func TestSizesOf(t *testing.T) {
 	}
 }
 
-func TestModelLaunch(t *testing.T) {
+func TestSizeMeasured(t *testing.T) {
 	tests := []struct {
-		name  string
-		sizes []Size
-		want  map[int64][]float64
+		name string
+		size Size
+		want []float64
 	}{
-		{"none", nil, map[int64][]float64{}},
-		{"samples win over the table's time",
-			[]Size{{Bytes: 1024, TimeUS: 10, Samples: []float64{9, 11}}},
-			map[int64][]float64{1024: {9, 11}}},
-		{"the table's time without samples",
-			[]Size{{Bytes: 1024, TimeUS: 10}, {Bytes: 2048, TimeUS: 20}},
-			map[int64][]float64{1024: {10}, 2048: {20}}},
-		{"cycles of one size add up, in order",
-			[]Size{{Bytes: 1024, TimeUS: 10, Samples: []float64{9}}, {Bytes: 1024, Cycle: 1, TimeUS: 12}},
-			map[int64][]float64{1024: {9, 12}}},
-		{"a size that measured nothing is left out",
-			[]Size{{Bytes: 1024, TimeUS: 0}, {Bytes: 2048, TimeUS: -1}, {Bytes: 4096, TimeUS: 5}},
-			map[int64][]float64{4096: {5}}},
+		{"samples win over the table's time", Size{Bytes: 1024, TimeUS: 10, Samples: []float64{9, 11}}, []float64{9, 11}},
+		{"the table's time without samples", Size{Bytes: 1024, TimeUS: 10}, []float64{10}},
+		{"a zero time measured nothing", Size{Bytes: 1024, TimeUS: 0}, nil},
+		{"a negative time measured nothing", Size{Bytes: 1024, TimeUS: -1}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ModelLaunch(tt.sizes).Times; !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("ModelLaunch(%+v).Times = %v, want %v", tt.sizes, got, tt.want)
+			if b, got := tt.size.Measured(); b != tt.size.Bytes || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%+v.Measured() = %d, %v, want %d, %v", tt.size, b, got, tt.size.Bytes, tt.want)
 			}
 		})
 	}

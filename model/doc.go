@@ -1,5 +1,7 @@
-// Package model owns nccltune's statistics: the summary of one launch's
-// per-iteration samples, per-size medians over launches with order-statistic
+// Package model owns nccltune's statistics: the one conversion of a
+// launch record into their input (LaunchOf, from any record whose sizes
+// say what they measured, such as benchfmt.Size), the summary of one
+// launch's per-iteration samples, per-size medians over launches with order-statistic
 // confidence intervals, the band score, the comparison of two configs
 // (speedup with a confidence interval, Mann-Whitney U test) and the decisions
 // built on them: whether to recommend a change, whether a guard size got

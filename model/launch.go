@@ -17,6 +17,29 @@ type Launch struct {
 	Times map[int64][]float64
 }
 
+// SizeTimes is one message size of a launch record as the statistics read
+// it: its bytes and the times it measured in µs, every per-iteration time
+// or the single time the output gave (benchfmt.Size is one).
+type SizeTimes interface {
+	Measured() (bytes int64, timesUS []float64)
+}
+
+// LaunchOf converts one launch's recorded sizes into the statistics'
+// input, the times of every cycle (nccl-tests -N) of a size together; a
+// size that measured nothing is left out. It is the only such conversion:
+// a live search, a resumed one and the report read a launch alike. The
+// record says what it measured (SizeTimes); the statistics convert, as
+// benchstat converts benchfmt's results.
+func LaunchOf[S SizeTimes](sizes []S) Launch {
+	l := Launch{Times: map[int64][]float64{}}
+	for _, z := range sizes {
+		if b, xs := z.Measured(); len(xs) > 0 {
+			l.Times[b] = append(l.Times[b], xs...)
+		}
+	}
+	return l
+}
+
 // LaunchSize summarises one launch at one size.
 type LaunchSize struct {
 	Bytes int64 `json:"bytes"`

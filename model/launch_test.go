@@ -2,8 +2,11 @@ package model
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/benchfmt"
 )
 
 const (
@@ -82,5 +85,34 @@ func TestSummarizeLaunch(t *testing.T) {
 	}
 	if _, err := SummarizeLaunch(Launch{Times: map[int64][]float64{m1: {1, math.Inf(-1)}}}, []int64{m1}); err == nil {
 		t.Error("a -Inf time was accepted")
+	}
+}
+
+func TestLaunchOf(t *testing.T) {
+	tests := []struct {
+		name  string
+		sizes []benchfmt.Size
+		want  map[int64][]float64
+	}{
+		{"none", nil, map[int64][]float64{}},
+		{"samples win over the table's time",
+			[]benchfmt.Size{{Bytes: 1024, TimeUS: 10, Samples: []float64{9, 11}}},
+			map[int64][]float64{1024: {9, 11}}},
+		{"the table's time without samples",
+			[]benchfmt.Size{{Bytes: 1024, TimeUS: 10}, {Bytes: 2048, TimeUS: 20}},
+			map[int64][]float64{1024: {10}, 2048: {20}}},
+		{"cycles of one size add up, in order",
+			[]benchfmt.Size{{Bytes: 1024, TimeUS: 10, Samples: []float64{9}}, {Bytes: 1024, Cycle: 1, TimeUS: 12}},
+			map[int64][]float64{1024: {9, 12}}},
+		{"a size that measured nothing is left out",
+			[]benchfmt.Size{{Bytes: 1024, TimeUS: 0}, {Bytes: 2048, TimeUS: -1}, {Bytes: 4096, TimeUS: 5}},
+			map[int64][]float64{4096: {5}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := LaunchOf(tt.sizes).Times; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("LaunchOf(%+v).Times = %v, want %v", tt.sizes, got, tt.want)
+			}
+		})
 	}
 }

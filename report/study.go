@@ -120,12 +120,12 @@ func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 }
 
 // modelLaunches converts stored launches to the model's form, each by
-// benchfmt.ModelLaunch (per size the per-iteration samples, or nccl-tests'
+// model.LaunchOf (per size the per-iteration samples, or nccl-tests'
 // summary time when the output had none; -N cycles pooled).
 func modelLaunches(ls []*store.Launch) []model.Launch {
 	out := make([]model.Launch, 0, len(ls))
 	for _, l := range ls {
-		out = append(out, benchfmt.ModelLaunch(l.Sizes))
+		out = append(out, model.LaunchOf(l.Sizes))
 	}
 	return out
 }

@@ -433,7 +433,7 @@ func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.L
 	if l.Outcome != benchfmt.OK {
 		return 0
 	}
-	ml := benchfmt.ModelLaunch(benchfmt.SizesOf(l.Result))
+	ml := model.LaunchOf(benchfmt.SizesOf(l.Result))
 	sc, err := model.LaunchScore(ml, s.sizes)
 	if err != nil {
 		// The benchmark ran but skipped a band size: not a usable measurement.

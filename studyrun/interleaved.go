@@ -158,7 +158,7 @@ func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions) func(ctx c
 		}
 		ok := l.Outcome == benchfmt.OK
 		if ok && scored {
-			t.Confirm = append(t.Confirm, benchfmt.ModelLaunch(benchfmt.SizesOf(l.Result)))
+			t.Confirm = append(t.Confirm, model.LaunchOf(benchfmt.SizesOf(l.Result)))
 		}
 		if !ok {
 			t.State, t.Reason = vocab.TrialFailed, l.Reason

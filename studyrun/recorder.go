@@ -65,7 +65,7 @@ func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.L
 	rec := LaunchRecord(l)
 	rec.StudyID, rec.TrialID, rec.Seq, rec.Phase, rec.Scored = r.study.ID, t.ID, req.Seq, req.Phase, scored
 	if scored {
-		if ml := benchfmt.ModelLaunch(rec.Sizes); len(ml.Times) > 0 {
+		if ml := model.LaunchOf(rec.Sizes); len(ml.Times) > 0 {
 			if s, err := model.LaunchScore(ml, r.sizes); err == nil {
 				rec.ScoreUS = s
 			}

@@ -93,7 +93,7 @@ func (r *Repeated) Run(ctx context.Context) (launches []model.Launch, last, fail
 			return launches, last, l, nil
 		}
 		if scored {
-			launches = append(launches, benchfmt.ModelLaunch(benchfmt.SizesOf(l.Result)))
+			launches = append(launches, model.LaunchOf(benchfmt.SizesOf(l.Result)))
 			last = l
 		}
 	}

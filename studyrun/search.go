@@ -217,7 +217,7 @@ func LoadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.T
 		if l.Outcome != benchfmt.OK || !l.Scored {
 			continue
 		}
-		ml := benchfmt.ModelLaunch(l.Sizes)
+		ml := model.LaunchOf(l.Sizes)
 		if l.Phase == vocab.PhaseConfirm {
 			t.Confirm = append(t.Confirm, ml)
 		} else {
