@@ -23,6 +23,10 @@ type factsBuilder struct {
 type pluginNICs struct {
 	plugin string // "IB", "Socket"
 	nics   []string
+	// perHost is the most devices one "Using" line listed: each rank logs
+	// its own host's devices, so this is NICs per host, where nics (which
+	// hold a Socket device's own address, "eth0:10.1.0.2") count the fabric's.
+	perHost int
 }
 
 type choiceKey struct {
@@ -142,6 +146,8 @@ func (b *factsBuilder) addNICs(msg string) {
 		list = &b.nics[len(b.nics)-1]
 	}
 	var toks [8]string
+	onLine := 0
+	defer func() { list.perHost = max(list.perHost, onLine) }()
 	for _, tok := range scanFields(toks[:0], rest) {
 		if strings.HasPrefix(tok, ";") {
 			break
@@ -152,6 +158,7 @@ func (b *factsBuilder) addNICs(msg string) {
 		if len(tok) > 3 && tok[0] == '[' {
 			if end := strings.IndexByte(tok, ']'); end > 1 && isUint(tok[1:end]) && end+1 < len(tok) {
 				list.nics = appendUnique(list.nics, tok[end+1:])
+				onLine++
 			}
 		}
 		if stop {
@@ -249,6 +256,7 @@ func (b *factsBuilder) result() *Facts {
 			for _, n := range p.nics {
 				f.NICs = appendUnique(f.NICs, n)
 			}
+			f.NICsPerHost = max(f.NICsPerHost, p.perHost)
 		}
 	}
 	b.transportResult(&f)

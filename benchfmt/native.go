@@ -18,7 +18,7 @@ func (f *Facts) Native(collective string) (n nccl.Native, ok bool) {
 		return nccl.Native{}, false
 	}
 	n = nccl.Native{Collective: collective, Plan: nccl.Plan{}, Channels: f.Channels,
-		NICs: len(f.NICs), Version: f.NCCLVersion}
+		NICs: f.nicsPerHost(), Version: f.NCCLVersion}
 	switch f.Transport {
 	case "P2P", "SHM", "P2P+SHM":
 		n.NoNetwork = true
@@ -38,4 +38,14 @@ func (f *Facts) Native(collective string) (n nccl.Native, ok bool) {
 		}
 	}
 	return n, len(n.Plan) > 0
+}
+
+// nicsPerHost is how many NICs a host has for NCCL_CROSS_NIC's purpose:
+// the devices one rank listed, not the fabric's (on a Socket fabric each
+// host's "eth0" has its own address, so four hosts list four "NICs").
+func (f *Facts) nicsPerHost() int {
+	if f.NICsPerHost > 0 {
+		return f.NICsPerHost
+	}
+	return len(f.NICs)
 }

@@ -3,6 +3,7 @@ package benchfmt
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nccltune/nccltune/nccl"
@@ -74,5 +75,40 @@ func TestNativeWithoutTuningLines(t *testing.T) {
 	var f *Facts
 	if _, ok := f.Native(""); ok {
 		t.Error("nil facts have no plan")
+	}
+}
+
+// NCCL_CROSS_NIC is about the NICs of one host: a Socket fabric of four
+// hosts lists four "eth0" devices, each with its host's address, and still
+// has one NIC per host (issue: the merging rule "CROSS_NIC with one NIC"
+// never fired on real multi-host Socket fabrics).
+func TestNativeCountsNICsPerHost(t *testing.T) {
+	line := func(host, nics string) string {
+		return host + ":100:100 [0] NCCL INFO NET/Socket : Using " + nics
+	}
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  int
+	}{
+		{"one per host, four hosts", []string{
+			line("h0", "[0]eth0:10.1.0.1<0>"), line("h1", "[0]eth0:10.1.0.2<0>"),
+			line("h2", "[0]eth0:10.1.0.3<0>"), line("h3", "[0]eth0:10.1.0.4<0>")}, 1},
+		{"two per host, two hosts", []string{
+			line("h0", "[0]eth0:10.1.0.1<0> [1]eth1:10.2.0.1<0>"), line("h1", "[0]eth0:10.1.0.2<0> [1]eth1:10.2.0.2<0>")}, 2},
+		{"loopback", []string{line("h0", "[0]lo:127.0.0.1<0>"), line("h1", "[0]lo:127.0.0.1<0>")}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := strings.Join(append(tc.lines,
+				"h0:100:100 [0] NCCL INFO Using network Socket",
+				"h0:100:100 [0] NCCL INFO comm 0xabc rank 0 nRanks 4 nNodes 4 localRanks 1 localRank 0 MNNVL 0",
+				"h0:100:100 [0] NCCL INFO Channel 00/0 : 3[0] -> 0[0] [receive] via NET/Socket/0",
+				"h0:100:100 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}",
+			), "\n")
+			n, ok := ParseFacts([]byte(log)).Native("")
+			if !ok || n.NICs != tc.want {
+				t.Errorf("Native().NICs = %d (ok %v), want %d per host", n.NICs, ok, tc.want)
+			}
+		})
 	}
 }

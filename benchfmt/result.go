@@ -146,6 +146,9 @@ type Facts struct {
 	// "mlx5_0:1/RoCE" or "lo:127.0.0.1<0>"; none when the channel lines
 	// show that the network carries no data.
 	NICs []string `json:"nics,omitempty"`
+	// NICsPerHost is the most network devices one rank listed for its own
+	// host; 0 in records from before it was read (then len(NICs) stands in).
+	NICsPerHost int `json:"nics_per_host,omitempty"`
 	// GDR is from "Connected all rings, use ring PXN 0 GDR 0" or the
 	// "/GDRDMA" suffix of channel lines; nil when unseen or when the
 	// network carries no data.

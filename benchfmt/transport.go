@@ -594,6 +594,6 @@ func (b *factsBuilder) transportResult(f *Facts) {
 		return
 	}
 	if !TransportNetwork(f.Transport) {
-		f.GDR, f.NICs = nil, nil
+		f.GDR, f.NICs, f.NICsPerHost = nil, nil, 0
 	}
 }
