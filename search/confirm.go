@@ -49,7 +49,7 @@ func (s *loop) confirmMax() int {
 		return first
 	}
 	base := s.baseline()
-	c := s.candidate(base)
+	c := s.rank.candidate(base)
 	if c == nil || base == nil {
 		return limit
 	}
@@ -58,7 +58,7 @@ func (s *loop) confirmMax() int {
 	if nb == 0 || nc == 0 {
 		return limit
 	}
-	sigma := s.spread()
+	sigma := s.rank.spread()
 	logGain := base.logScore(s.sizes) - c.logScore(s.sizes) - model.PlanBeta*sigma*math.Sqrt(1/float64(nb)+1/float64(nc))
 	plan := model.PlanLaunches(sigma, math.Expm1(logGain), s.alpha(), confirmPower)
 	return min(max(plan, first), limit)
@@ -124,7 +124,7 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 	// The best candidate other than the defaults is always confirmed, even
 	// when exploring says it is no better: only confirmation launches give
 	// a number honest enough to report.
-	w := s.candidate(base)
+	w := s.rank.candidate(base)
 	if w == nil {
 		res.Ending = EndingNoCandidate
 		res.Reason = "no config other than NCCL's defaults ran successfully; keep NCCL's defaults"
@@ -136,7 +136,7 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 	for tries := 0; ; tries++ {
 		first := w
 		var err error
-		if w, dropped, err = s.simplest(ctx, w); err != nil {
+		if w, dropped, err = s.simplestTrial(ctx, w); err != nil {
 			return nil, nil, err
 		}
 		if w != base || tries == 2 {
@@ -144,7 +144,7 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 		}
 		// The candidate proved to be the baseline under another name (its
 		// plan was read just now): the next best config, if any, instead.
-		next := s.candidate(base)
+		next := s.rank.candidate(base)
 		if next == nil || next == first {
 			break
 		}
@@ -184,7 +184,7 @@ func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 	if res.Looks > 1 || len(d.Looks) > 1 {
 		res.Reason += fmt.Sprintf(" [sequential confirmation: look %d of %d, %s]", res.Looks, len(d.Looks), d)
 	}
-	if r := s.resolve(w.Config); res.Recommend && !s.opts.AllowDisabled && len(r.Enables) > 0 {
+	if r := s.plan.resolve(w.Config); res.Recommend && !s.opts.AllowDisabled && len(r.Enables) > 0 {
 		res.Recommend, res.Ending = false, EndingSwitchesOnDisabled
 		res.Reason = fmt.Sprintf("%s switches on what NCCL's defaults disabled (%s); keep NCCL's defaults, or allow it with --allow-disabled-protocols at the risk of wrong results",
 			w.Config, strings.Join(r.Enables, "; "))

@@ -221,7 +221,8 @@ func launchAt(us float64, sizes []int64) model.Launch {
 func TestCandidateOnceMeasuredBest(t *testing.T) {
 	o := spark4Options(1)
 	sizes := append(o.Band.Sizes(), o.Guard...)
-	s := &loop{opts: o, sizes: o.Band.Sizes(), byKey: map[string]*Trial{}, rng: rand.New(rand.NewSource(1))}
+	s := newLoop(o)
+	s.rng = rand.New(rand.NewSource(1))
 	add := func(cfg nccl.Config, role string, us ...float64) *Trial {
 		tr := &Trial{Number: len(s.trials), Config: cfg, Role: role, State: vocab.TrialRunning}
 		for _, u := range us {
@@ -236,7 +237,7 @@ func TestCandidateOnceMeasuredBest(t *testing.T) {
 	add(nccl.Config{"NCCL_CROSS_NIC": "1"}, vocab.RoleExplore, 101, 104, 97)
 	noop := add(nccl.Config{"NCCL_CROSS_NIC": "0"}, vocab.RoleExplore, 92, 95, 93) // lucky three times
 	best := add(nccl.Config{"NCCL_MAX_NCHANNELS": "8"}, vocab.RoleExplore, 70)     // really 30 % faster
-	if c := s.candidate(s.baseline()); c != best {
+	if c := s.rank.candidate(s.baseline()); c != best {
 		t.Fatalf("candidate %v, want the once-measured best %v (the lucky no-op is %v)", c.Config, best.Config, noop.Config)
 	}
 	if tr, phase, err := s.next(); err != nil || tr != best || phase != vocab.PhaseRefine {
@@ -246,7 +247,7 @@ func TestCandidateOnceMeasuredBest(t *testing.T) {
 	// config measured three times: luck of one launch is discounted.
 	slight := add(nccl.Config{"NCCL_MAX_NCHANNELS": "16"}, vocab.RoleExplore, 93)
 	best.State = vocab.TrialFailed
-	if c := s.candidate(s.baseline()); c != noop {
+	if c := s.rank.candidate(s.baseline()); c != noop {
 		t.Errorf("candidate %v, want the thrice-measured %v over %v measured once and barely ahead", c.Config, noop.Config, slight.Config)
 	}
 }
@@ -258,7 +259,7 @@ func TestCandidateOnceMeasuredBest(t *testing.T) {
 func TestGuardFilterNeverEmptiesThePool(t *testing.T) {
 	o := spark4Options(1)
 	band := o.Band.Sizes()
-	s := &loop{opts: o, sizes: band, byKey: map[string]*Trial{}}
+	s := newLoop(o)
 	add := func(cfg nccl.Config, role string, bandUS, guardUS float64, n int) *Trial {
 		tr := &Trial{Number: len(s.trials), Config: cfg, Role: role, State: vocab.TrialRunning}
 		for i := 0; i < n; i++ {
@@ -272,10 +273,10 @@ func TestGuardFilterNeverEmptiesThePool(t *testing.T) {
 	add(nccl.Config{}, vocab.RoleBaseline, 100, 100, 3)
 	a := add(nccl.Config{"NCCL_MAX_NCHANNELS": "8"}, vocab.RoleExplore, 80, 130, 3)
 	add(nccl.Config{"NCCL_MAX_NCHANNELS": "4"}, vocab.RoleExplore, 85, 140, 3)
-	if !s.guardFails(a) {
+	if !s.rank.guardFails(a) {
 		t.Fatalf("a config 30 %% slower at the guard size passes the guard filter")
 	}
-	if c := s.candidate(s.baseline()); c != a {
+	if c := s.rank.candidate(s.baseline()); c != a {
 		t.Fatalf("candidate %v, want %v: the best in the band, guard failures notwithstanding", c, a.Config)
 	}
 }

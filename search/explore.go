@@ -42,18 +42,18 @@ func (s *loop) nextRefinement() *Trial {
 	// MaxLaunchesPerTrial times: a config launched once that ranks first
 	// even after its estimate is made pessimistic is promising, and one
 	// more launch tells luck from a real gain before anything is decided.
-	if c := s.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) {
+	if c := s.rank.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) {
 		return c
 	}
 	if s.exploreLeft() <= settleLaunches {
-		if r := s.runnerUp(base); r != nil {
+		if r := s.rank.runnerUp(base); r != nil {
 			return r
 		}
 	}
 	// The planner settles the order of the current top configs only: ties
 	// further down cost launches and change nothing.
 	if s.refinements() < 2*s.explored() {
-		top := s.leaders(s.opts.TopConfigs)
+		top := s.rank.leaders(s.opts.TopConfigs)
 		arms := make([]model.Arm, len(top))
 		for i, t := range top {
 			arms[i] = model.Arm{Launches: t.Explore}
@@ -106,7 +106,7 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 			continue
 		}
 		cfg = cfg.Canonical()
-		if s.refuse(cfg) {
+		if s.plan.refuse(cfg) {
 			// It switches on what NCCL's defaults disabled: never launched,
 			// and the sampler learns it as a failure.
 			s.rejected = append(s.rejected, cfg)
@@ -117,8 +117,8 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 			// config's own plan: one debug launch of it tells.
 			return t, vocab.PhasePlan, nil
 		}
-		if t, seen := s.byKey[s.keyOf(cfg)]; seen {
-			s.noteMerge(cfg, t)
+		if t, seen := s.byKey[s.plan.keyOf(cfg)]; seen {
+			s.plan.noteMerge(cfg, t)
 			if t.State.Usable() && len(t.Explore) < s.opts.MaxLaunchesPerTrial && s.refinements() < s.explored() {
 				return t, vocab.PhaseRefine, nil
 			}
@@ -136,20 +136,6 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 		return t, vocab.PhaseExplore, err
 	}
 	return nil, "", errSpaceExhausted
-}
-
-// arms are the candidates the planner ranks: usable trials with a scored
-// launch that do not fail the guard.
-func (s *loop) arms() ([]model.Arm, []*Trial) {
-	var arms []model.Arm
-	var trials []*Trial
-	for _, t := range s.trials {
-		if t.State.Usable() && len(t.Explore) > 0 && !s.guardFails(t) {
-			arms = append(arms, model.Arm{Launches: t.Explore})
-			trials = append(trials, t)
-		}
-	}
-	return arms, trials
 }
 
 // explored counts trials with a scored exploration launch; refinements the
@@ -172,30 +158,15 @@ func (s *loop) refinements() int {
 	return n
 }
 
-// guardPenalty is how far (in log time) a trial is slower than the baseline
-// at its worst guard size, beyond the minimum effect; 0 when it is not.
-func (s *loop) guardPenalty(t, base *Trial) float64 {
-	worst := 0.0
-	for _, g := range s.opts.Guard {
-		tm := t.guardMedian(g)
-		bm := base.guardMedian(g)
-		if tm <= 0 || bm <= 0 {
-			continue
-		}
-		worst = math.Max(worst, math.Log(tm/bm)-math.Log(1+s.opts.Stats.MinEffect))
-	}
-	return worst
-}
-
 // tried reports whether a config NCCL would treat the same way (see
 // nccl.Config.Canonical) already has a trial.
 func (s *loop) tried(c nccl.Config) bool {
-	if _, ok := s.byKey[s.keyOf(c)]; ok {
+	if _, ok := s.byKey[s.plan.keyOf(c)]; ok {
 		return true
 	}
 	// A config that switches on what NCCL's defaults disabled is never
 	// tried: treat it as done so no step proposes it.
-	return !s.opts.AllowDisabled && len(s.resolve(c).Enables) > 0
+	return !s.opts.AllowDisabled && len(s.plan.resolve(c).Enables) > 0
 }
 
 // observations are what the sampler learns from: every trial's log score,
@@ -210,7 +181,7 @@ func (s *loop) observations() []observation {
 			if base != nil && t != base {
 				// Slower at a guard size: as bad as being that much slower
 				// in the band, and then some, so TPE leaves the region.
-				if p := s.guardPenalty(t, base); p > 0 {
+				if p := s.rank.guardPenalty(t, base); p > 0 {
 					v += guardPenaltyWeight * p
 				}
 			}
@@ -245,7 +216,7 @@ func (s *loop) randomUntried() nccl.Config {
 // localLeader is the best config measured at least twice (or the best
 // one, if none was): where local steps start.
 func (s *loop) localLeader() *Trial {
-	leaders := s.leaders(len(s.trials))
+	leaders := s.rank.leaders(len(s.trials))
 	for _, t := range leaders {
 		if len(t.Explore) >= 2 {
 			return t
@@ -374,3 +345,32 @@ func (s *loop) simplification() nccl.Config {
 	}
 	return nil
 }
+
+// checkTwin returns a trial to give a debug launch, or nil: cfg's plan is
+// uncertain only because a list knob sits beside a plan-changing one, and
+// the config without those list knobs (its twin) was tried but its plan
+// is unknown. One debug launch of the twin settles whether cfg runs the
+// same; without it cfg would be measured as a new config. Checks are
+// bounded so they never eat the exploration.
+func (s *loop) checkTwin(cfg nccl.Config) *Trial {
+	if s.plan.native == nil || s.plan.checks >= s.maxChecks() || s.exploreLeft() < 4 {
+		return nil
+	}
+	r := s.plan.resolve(cfg)
+	if r.Certain || len(r.Conditional) == 0 {
+		return nil
+	}
+	t, ok := s.byKey[s.plan.keyOf(twin(r))]
+	if !ok || !t.State.Usable() || len(t.Explore) == 0 {
+		return nil
+	}
+	if s.plan.planKnown(t) {
+		return nil
+	}
+	s.plan.checks++
+	return t
+}
+
+// maxChecks bounds the debug launches spent on uncertain rules: one per
+// fifteen launches of budget, at least one.
+func (s *loop) maxChecks() int { return max(1, s.opts.Budget/15) }

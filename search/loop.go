@@ -18,7 +18,9 @@ import (
 
 var errSpaceExhausted = errors.New("every config of the space has been tried")
 
-// loop is the state of one run of the study loop.
+// loop is the state of one run of the study loop: it makes and records
+// every launch, and asks NCCL's plan (plan: which configs run alike) and
+// the ranking (rank: which trial leads, which to confirm) what to do next.
 type loop struct {
 	opts     Options
 	sizes    []int64
@@ -28,28 +30,36 @@ type loop struct {
 	prop     proposer
 	rng      *rand.Rand
 
-	trials          []*Trial
+	// measured are the trials and the launches so far; byKey indexes the
+	// trials by plan key (planner.keyOf).
+	*measured
 	byKey           map[string]*Trial
 	rejected        []nccl.Config
-	seq             int // launches so far, prior ones included
 	start           time.Time
 	launchDurations []time.Duration
 	// localRun counts local steps since the sampler's last proposal.
 	localRun int
 	// localDim is the knob the next local step starts from.
 	localDim int
-	// cache holds what the decision rules compute over every trial
-	// (spreads, the candidate), valid while cacheKey matches the study's
-	// launches and trials: they are asked for many times per launch.
-	cache    decisionCache
-	cacheKey [2]int
 	// plan is NCCL's own plan as far as the study has read it.
-	plan planState
+	plan planner
+	// rank ranks the trials.
+	rank ranking
 	// planRead is true once the defaults' plan launch was made;
 	// candidateRead once the candidate's (or its twin's) debug launch was.
 	planRead, candidateRead bool
 	// resumed is true for a study continued from stored launches.
 	resumed bool
+}
+
+// newLoop is a study of opts with no trial yet and nothing launched.
+func newLoop(opts Options) *loop {
+	sizes := opts.Band.Sizes()
+	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: time.Now(),
+		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(sizes, opts.Guard, opts.AllowDisabled)}
+	s.rank = ranking{measured: s.measured, plan: &s.plan, sizes: sizes, guard: opts.Guard,
+		minEffect: opts.Stats.MinEffect, maxLaunches: opts.MaxLaunchesPerTrial}
+	return s
 }
 
 // Run runs the study loop: a warm-up launch, then exploration (proposals
@@ -67,16 +77,12 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 	if err != nil {
 		return nil, err
 	}
-	s := &loop{
-		opts: opts, sizes: opts.Band.Sizes(), launcher: launcher, rec: rec, onEvent: onEvent,
-		prop: prop, rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)),
-		byKey: map[string]*Trial{}, seq: priorLaunches, start: time.Now(), resumed: priorLaunches > 0,
-	}
+	s := newLoop(opts)
+	s.launcher, s.rec, s.onEvent, s.prop = launcher, rec, onEvent, prop
+	s.seq, s.resumed = priorLaunches, priorLaunches > 0
 	for _, t := range prior {
 		s.trials = append(s.trials, t)
-		if _, taken := s.byKey[s.keyOf(t.Config)]; !taken {
-			s.byKey[s.keyOf(t.Config)] = t
-		}
+		s.index(t)
 	}
 	s.replayDebug()
 	return s.run(ctx)
@@ -106,15 +112,6 @@ func (s *loop) replayDebug() {
 			case d.Phase == vocab.PhasePlan:
 				s.plan.checks++
 			}
-			if l.Outcome != benchfmt.OK || l.Result == nil {
-				continue
-			}
-			if l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
-				if s.plan.logged == nil {
-					s.plan.logged = map[*Trial]bool{}
-				}
-				s.plan.logged[t] = true
-			}
 		}
 	}
 	for _, t := range s.trials {
@@ -139,7 +136,7 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	res.Baseline = base
-	defer func() { res.Plan = s.planSummary() }()
+	defer func() { res.Plan = s.plan.summary(s.trials, s.opts.Space.Size()) }()
 
 	// Each stage's error is the study's end: interrupted (s.stop keeps what
 	// is known), or failed.
@@ -285,15 +282,6 @@ func (s *loop) exploreDefaults(ctx context.Context) error {
 	return s.launch(ctx, t, vocab.PhaseExplore, true)
 }
 
-func (s *loop) baseline() *Trial {
-	for _, t := range s.trials {
-		if t.Role == vocab.RoleBaseline {
-			return t
-		}
-	}
-	return nil
-}
-
 // exploreLeft is the number of launches exploration may still use, the
 // confirmation's share held back.
 func (s *loop) exploreLeft() int {
@@ -324,7 +312,7 @@ const settleLaunches = 1
 // re-measured before anything is decided, since a single launch may lead
 // by luck.
 func (s *loop) mustSettle() bool {
-	c := s.candidate(s.baseline())
+	c := s.rank.candidate(s.baseline())
 	return c != nil && len(c.Explore) < 2 &&
 		s.opts.Budget-s.seq-2*s.opts.ConfirmLaunches-s.explainLeft() > 0
 }
@@ -335,7 +323,7 @@ func (s *loop) mustSettle() bool {
 // confirmation's share rather than end with nothing to confirm.
 func (s *loop) mustFind() bool {
 	need := model.MinLaunchesForDecision(s.opts.Stats)
-	return s.candidate(s.baseline()) == nil &&
+	return s.rank.candidate(s.baseline()) == nil &&
 		s.opts.Budget-s.seq-s.explainLeft()-2*need-1 > 0
 }
 
@@ -367,10 +355,44 @@ func (s *loop) addTrial(cfg nccl.Config, role string) (*Trial, error) {
 		return nil, err
 	}
 	s.trials = append(s.trials, t)
-	if _, taken := s.byKey[s.keyOf(t.Config)]; !taken {
-		s.byKey[s.keyOf(t.Config)] = t
-	}
+	s.index(t)
 	return t, nil
+}
+
+// index keys t in the trial index, unless a trial NCCL runs alike holds
+// the key already.
+func (s *loop) index(t *Trial) {
+	if _, taken := s.byKey[s.plan.keyOf(t.Config)]; !taken {
+		s.byKey[s.plan.keyOf(t.Config)] = t
+	}
+}
+
+// trialOf is the trial of exactly cfg, added when the study has none.
+func (s *loop) trialOf(cfg nccl.Config) (*Trial, error) {
+	key := cfg.Canonical().Key()
+	for _, t := range s.trials {
+		if t.Config.Key() == key {
+			return t, nil
+		}
+	}
+	return s.addTrial(cfg, vocab.RoleExplore)
+}
+
+// learnPlan hands a debug launch of t to NCCL's plan; when it learnt a
+// plan, the trial index is rebuilt: configs that were apart may now be
+// proved alike. The trial measured most keeps the key.
+func (s *loop) learnPlan(t *Trial, phase string, l *benchfmt.Launch) {
+	if !s.plan.learn(t, phase, l) {
+		return
+	}
+	s.byKey = map[string]*Trial{}
+	for _, t := range s.trials {
+		k := s.plan.keyOf(t.Config)
+		old, ok := s.byKey[k]
+		if !ok || t.Role == vocab.RoleBaseline || old.Role != vocab.RoleBaseline && len(t.Explore) > len(old.Explore) {
+			s.byKey[k] = t
+		}
+	}
 }
 
 // launch runs and records one launch of t. The error is non-nil only when
@@ -407,12 +429,6 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 	score := s.measure(t, phase, scored, debug, l)
 	if debug {
 		s.learnPlan(t, phase, l)
-		if l.Outcome == benchfmt.OK && l.Result != nil && l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
-			if s.plan.logged == nil {
-				s.plan.logged = map[*Trial]bool{}
-			}
-			s.plan.logged[t] = true
-		}
 	}
 	if l.Outcome != benchfmt.OK && !debug {
 		t.State, t.Reason = stateFor(l.Outcome), l.Reason
@@ -456,13 +472,13 @@ func (s *loop) event(req Request, t *Trial, l *benchfmt.Launch, scored bool, sco
 		ev.LaunchScore = score
 	}
 	ev.Baseline = s.baseline()
-	if lead := s.leaders(1); len(lead) == 1 {
+	if lead := s.rank.leaders(1); len(lead) == 1 {
 		ev.Best = lead[0]
 		if base := s.baseline(); base != nil && len(base.Explore) > 0 {
 			ev.BestSpeedup = base.Score(s.sizes) / lead[0].Score(s.sizes)
 		}
 	}
-	ev.Candidate = s.candidate(s.baseline())
+	ev.Candidate = s.rank.candidate(s.baseline())
 	return ev
 }
 

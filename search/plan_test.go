@@ -135,7 +135,7 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := spark4Options(1)
-	s := &loop{opts: o, sizes: o.Band.Sizes(), byKey: map[string]*Trial{}}
+	s := newLoop(o)
 	defaults := &Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}
 	capped := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_MAX_NCHANNELS": "1"}}
 	s.trials = []*Trial{defaults, capped}
@@ -145,7 +145,7 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 	}
 	mustDiffer := func(a, b nccl.Config) {
 		t.Helper()
-		if s.keyOf(a) == s.keyOf(b) {
+		if s.plan.keyOf(a) == s.plan.keyOf(b) {
 			t.Errorf("%s and %s share a key before the cap's plan is read", a, b)
 		}
 	}
@@ -163,15 +163,15 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 		{"NCCL_CROSS_NIC": "1", "NCCL_MAX_CTAS": "1"},
 		{"NCCL_MAX_CTAS": "1", "NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"},
 	} {
-		r := s.resolve(c)
-		if !r.Certain || s.keyOf(c) != s.keyOf(capped.Config) {
-			t.Errorf("%s: certain %v, key %q; want the capped config's %q", c, r.Certain, r.Key, s.keyOf(capped.Config))
+		r := s.plan.resolve(c)
+		if !r.Certain || s.plan.keyOf(c) != s.plan.keyOf(capped.Config) {
+			t.Errorf("%s: certain %v, key %q; want the capped config's %q", c, r.Certain, r.Key, s.plan.keyOf(capped.Config))
 		}
 	}
-	if r := s.resolve(nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_ALGO": "Ring", "NCCL_CROSS_NIC": "0"}); len(r.Dropped) != 2 || r.Reduced.Key() != "NCCL_MAX_CTAS=1" {
+	if r := s.plan.resolve(nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_ALGO": "Ring", "NCCL_CROSS_NIC": "0"}); len(r.Dropped) != 2 || r.Reduced.Key() != "NCCL_MAX_CTAS=1" {
 		t.Errorf("dropped %+v, reduced %s; want NCCL_ALGO and NCCL_CROSS_NIC dropped", r.Dropped, r.Reduced)
 	}
-	if s.keyOf(nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_PROTO": "LL"}) == s.keyOf(capped.Config) {
+	if s.plan.keyOf(nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_PROTO": "LL"}) == s.plan.keyOf(capped.Config) {
 		t.Errorf("NCCL_PROTO=LL leaves out the Simple NCCL chooses: it cannot share the cap's plan")
 	}
 }

@@ -8,13 +8,51 @@ import (
 	"sort"
 
 	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/vocab"
 )
+
+// ranking ranks the study's trials. It reads the trials and launches the
+// loop made (measured) and what NCCL's plan proves alike (planner); its
+// own state is the cache of what it computed, valid while the study's
+// launches and trials are as they were.
+type ranking struct {
+	*measured
+	plan *planner
+	// sizes are the band's, guard the guard sizes; minEffect the smallest
+	// gain that counts, maxLaunches the most exploration launches a trial
+	// gets (Options.MaxLaunchesPerTrial).
+	sizes, guard []int64
+	minEffect    float64
+	maxLaunches  int
+	// cache holds what the rules compute over every trial (spreads, the
+	// candidate), valid while cacheKey matches the study's launches and
+	// trials: they are asked for many times per launch.
+	cache    decisionCache
+	cacheKey [2]int
+}
+
+// measured is what the study has measured so far: its trials, in order,
+// and the number of launches made (prior ones included).
+type measured struct {
+	trials []*Trial
+	seq    int
+}
+
+// baseline is the study's baseline trial, nil before it is added.
+func (m *measured) baseline() *Trial {
+	for _, t := range m.trials {
+		if t.Role == vocab.RoleBaseline {
+			return t
+		}
+	}
+	return nil
+}
 
 // spread is the launch-to-launch standard deviation of log launch scores,
 // pooled over every usable trial measured more than once (each about its
 // own mean), or defaultSpread until that has minSpreadDF degrees of
 // freedom.
-func (s *loop) spread() float64 {
+func (s *ranking) spread() float64 {
 	c := s.cached()
 	if c.spread == 0 {
 		c.spread = s.computeSpread()
@@ -22,7 +60,7 @@ func (s *loop) spread() float64 {
 	return c.spread
 }
 
-// decisionCache: see study.cache.
+// decisionCache: see ranking.cache.
 type decisionCache struct {
 	spread     float64
 	guardSD    map[int64]float64
@@ -34,7 +72,7 @@ type decisionCache struct {
 
 // cached returns the cache, emptied first if a launch or a trial was
 // added since it was filled. Trial states change only in launches.
-func (s *loop) cached() *decisionCache {
+func (s *ranking) cached() *decisionCache {
 	key := [2]int{s.seq, len(s.trials)}
 	if key != s.cacheKey {
 		s.cache, s.cacheKey = decisionCache{}, key
@@ -42,7 +80,7 @@ func (s *loop) cached() *decisionCache {
 	return &s.cache
 }
 
-func (s *loop) computeSpread() float64 {
+func (s *ranking) computeSpread() float64 {
 	ss, df := 0.0, 0
 	for _, t := range s.trials {
 		if !t.State.Usable() {
@@ -68,7 +106,7 @@ const rankKappa = 1.0
 // rankScore is a trial's log score made pessimistic by rankKappa standard
 // errors: a config measured once must beat one measured three times by
 // more than luck before it ranks above it.
-func (s *loop) rankScore(t *Trial, sigma float64) float64 {
+func (s *ranking) rankScore(t *Trial, sigma float64) float64 {
 	n, _ := t.scoreStats(s.sizes)
 	if n == 0 {
 		return math.Inf(1)
@@ -83,7 +121,7 @@ func (s *loop) rankScore(t *Trial, sigma float64) float64 {
 // guard check, so exploration prefers others. A config measured once or
 // twice is not excluded on noise alone; the confirmation's guard check
 // decides.
-func (s *loop) guardFails(t *Trial) bool {
+func (s *ranking) guardFails(t *Trial) bool {
 	c := s.cached()
 	if f, ok := c.guardFails[t]; ok {
 		return f
@@ -96,7 +134,7 @@ func (s *loop) guardFails(t *Trial) bool {
 	return f
 }
 
-func (s *loop) computeGuardFails(t *Trial) bool {
+func (s *ranking) computeGuardFails(t *Trial) bool {
 	base := s.baseline()
 	if t == base || base == nil {
 		return false
@@ -105,14 +143,14 @@ func (s *loop) computeGuardFails(t *Trial) bool {
 	if p <= 0 {
 		return false
 	}
-	for _, g := range s.opts.Guard {
+	for _, g := range s.guard {
 		nt, nb := len(t.guardLog(g)), len(base.guardLog(g))
 		if nt == 0 || nb == 0 {
 			continue
 		}
 		se := s.guardSpread(g) * math.Sqrt(1/float64(nt)+1/float64(nb))
 		tm, bm := t.guardMedian(g), base.guardMedian(g)
-		if math.Log(tm/bm)-math.Log(1+s.opts.Stats.MinEffect) > guardZ*se {
+		if math.Log(tm/bm)-math.Log(1+s.minEffect) > guardZ*se {
 			return true
 		}
 	}
@@ -121,7 +159,7 @@ func (s *loop) computeGuardFails(t *Trial) bool {
 
 // guardSpread is the pooled launch-to-launch standard deviation of the log
 // launch medians at guard size g (defaultSpread until measured).
-func (s *loop) guardSpread(g int64) float64 {
+func (s *ranking) guardSpread(g int64) float64 {
 	c := s.cached()
 	if sd, ok := c.guardSD[g]; ok {
 		return sd
@@ -134,7 +172,7 @@ func (s *loop) guardSpread(g int64) float64 {
 	return sd
 }
 
-func (s *loop) computeGuardSpread(g int64) float64 {
+func (s *ranking) computeGuardSpread(g int64) float64 {
 	var groups [][]float64
 	for _, t := range s.trials {
 		if t.State.Usable() {
@@ -149,7 +187,7 @@ func (s *loop) computeGuardSpread(g int64) float64 {
 }
 
 // leaders returns up to n usable trials with the best score estimates.
-func (s *loop) leaders(n int) []*Trial {
+func (s *ranking) leaders(n int) []*Trial {
 	_, ok := s.arms()
 	sort.SliceStable(ok, func(i, j int) bool { return ok[i].logScore(s.sizes) < ok[j].logScore(s.sizes) }) // cached
 	if len(ok) > n {
@@ -173,7 +211,7 @@ func (s *loop) leaders(n int) []*Trial {
 // the cap it dropped); knobs that change nothing are dropped by NCCL's
 // plan instead (see simplest). nil only when no config other than the
 // baseline has a usable scored launch.
-func (s *loop) candidate(base *Trial) *Trial {
+func (s *ranking) candidate(base *Trial) *Trial {
 	c := s.cached()
 	if !c.candidateN || c.candBase != base {
 		c.candidate, c.candidateN, c.candBase = s.computeCandidate(base), true, base
@@ -181,7 +219,7 @@ func (s *loop) candidate(base *Trial) *Trial {
 	return c.candidate
 }
 
-func (s *loop) computeCandidate(base *Trial) *Trial {
+func (s *ranking) computeCandidate(base *Trial) *Trial {
 	sigma := s.spread()
 	type ranked struct {
 		t     *Trial
@@ -190,12 +228,12 @@ func (s *loop) computeCandidate(base *Trial) *Trial {
 	}
 	var pool []ranked
 	for _, t := range s.trials {
-		if t == base || !t.State.Usable() || len(t.Explore) == 0 || s.runsDefaults(t) {
+		if t == base || !t.State.Usable() || len(t.Explore) == 0 || s.plan.runsDefaults(t) {
 			// A config that provably runs NCCL's own plan is the defaults
 			// under another name: nothing to confirm.
 			continue
 		}
-		if base != nil && s.plan.native != nil && s.keyOf(t.Config) == s.keyOf(base.Config) {
+		if base != nil && s.plan.native != nil && s.plan.keyOf(t.Config) == s.plan.keyOf(base.Config) {
 			// Likewise a config proved to run the baseline's plan (learnt
 			// after it became a trial of its own): the baseline again.
 			continue
@@ -222,7 +260,7 @@ func (s *loop) computeCandidate(base *Trial) *Trial {
 // fewer than MaxLaunchesPerTrial launches and could still overtake the
 // candidate (its score made optimistic by PlanBeta standard errors is
 // below the candidate's pessimistic one); nil otherwise.
-func (s *loop) runnerUp(base *Trial) *Trial {
+func (s *ranking) runnerUp(base *Trial) *Trial {
 	c := s.candidate(base)
 	if c == nil {
 		return nil
@@ -232,7 +270,7 @@ func (s *loop) runnerUp(base *Trial) *Trial {
 	var best *Trial
 	bestScore := math.Inf(1)
 	for _, t := range s.trials {
-		if t == base || t == c || !t.State.Usable() || len(t.Explore) == 0 || len(t.Explore) >= s.opts.MaxLaunchesPerTrial {
+		if t == base || t == c || !t.State.Usable() || len(t.Explore) == 0 || len(t.Explore) >= s.maxLaunches {
 			continue
 		}
 		n, _ := t.scoreStats(s.sizes)
@@ -245,4 +283,33 @@ func (s *loop) runnerUp(base *Trial) *Trial {
 		}
 	}
 	return best
+}
+
+// arms are the candidates the planner ranks: usable trials with a scored
+// launch that do not fail the guard.
+func (s *ranking) arms() ([]model.Arm, []*Trial) {
+	var arms []model.Arm
+	var trials []*Trial
+	for _, t := range s.trials {
+		if t.State.Usable() && len(t.Explore) > 0 && !s.guardFails(t) {
+			arms = append(arms, model.Arm{Launches: t.Explore})
+			trials = append(trials, t)
+		}
+	}
+	return arms, trials
+}
+
+// guardPenalty is how far (in log time) a trial is slower than the baseline
+// at its worst guard size, beyond the minimum effect; 0 when it is not.
+func (s *ranking) guardPenalty(t, base *Trial) float64 {
+	worst := 0.0
+	for _, g := range s.guard {
+		tm := t.guardMedian(g)
+		bm := base.guardMedian(g)
+		if tm <= 0 || bm <= 0 {
+			continue
+		}
+		worst = math.Max(worst, math.Log(tm/bm)-math.Log(1+s.minEffect))
+	}
+	return worst
 }
