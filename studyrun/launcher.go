@@ -27,6 +27,13 @@ func (l *Launcher) Launch(ctx context.Context, req search.Request) (*benchfmt.La
 	}
 	spec.MinBytes, spec.MaxBytes = req.MinBytes, req.MaxBytes
 	spec.Debug = req.Debug
+	if req.Debug {
+		// A debug launch is read for NCCL's choices, never timed: one call
+		// per size gives every choice (NCCL logs each call's), so it runs
+		// one iteration after one warm-up, without per-iteration samples,
+		// instead of the study's (at 4 ranks, 32K-256M: 16 s at -n 20 -w 5).
+		spec.Iters, spec.Warmup, spec.PerIter = debugIters, debugWarmup, false
+	}
 	if spec.Sim != nil {
 		sim := *spec.Sim
 		sim.Seed = LaunchSeed(l.Seed, req.Seq)
@@ -35,6 +42,13 @@ func (l *Launcher) Launch(ctx context.Context, req search.Request) (*benchfmt.La
 	}
 	return runner.Run(ctx, spec)
 }
+
+// debugIters and debugWarmup are a study's debug launches' nccl-tests -n
+// and -w.
+const (
+	debugIters  = 1
+	debugWarmup = 1
+)
 
 // LaunchSeed gives every launch of a study its own reproducible noise.
 func LaunchSeed(seed int64, seq int) int64 {
