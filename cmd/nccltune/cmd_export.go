@@ -40,7 +40,24 @@ exports an empty env.
 Environment variables are process-wide, so several studies (one per band)
 give one file per band in --out DIR; nccl-tuner combines them into one
 file instead (the study listed first wins where bands overlap). The
-database is opened read-only.`,
+database is opened read-only.
+
+The tuner plugin: build it from NCCL 2.30.3 or newer source, for any NCCL
+from 2.28 (it exports the v6 and v5 interfaces; 2.28 and 2.29 load v5):
+  git clone -b v2.30.7-1 https://github.com/NVIDIA/nccl
+  cd nccl/plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c
+Not from NCCL 2.27.5-2.29.x source: that plugin kills every rank with
+SIGSEGV (exit 139, "libnccl-tuner-example.so(+0x…)" in the backtrace) at
+the first call a row matches, since it indexes NCCL's cost table as
+float**. NCCL 2.27 and older load only the v2-v4 interfaces, which no fixed
+example plugin exports: use the env formats there. Load it with
+NCCL_TUNER_PLUGIN=/path/to/libnccl-tuner-example.so and
+NCCL_TUNER_CONFIG_FILE=/path/to/the.csv, and check that it took: with
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL logs "TUNER/Plugin: Using
+Example (v5)" and per call "Applied config" or "No matching config found"
+(one channel):
+  grep -c 'Applied config' LOG; grep -c 'No matching config found' LOG
+nccltune doctor --log LOG counts them per collective and size.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "`FORMAT`: " + strings.Join(export.FormatNames(), ", ")},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `PATH` instead of stdout: a file, or a directory (one file per band, e.g. nccl-512K-4M.env) when it is one, ends with /, or several studies are given"},
