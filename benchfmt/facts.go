@@ -18,6 +18,8 @@ type factsBuilder struct {
 	// transport reads what carries data between ranks (transport.go).
 	transport transportLog
 	tuning    tuningTable
+	// tuner reads the tuner plugin's lines (tunerplugin.go).
+	tuner tunerLog
 }
 
 type pluginNICs struct {
@@ -246,6 +248,7 @@ func (b *factsBuilder) result() *Facts {
 		f.GDR = boolPtr(false)
 	}
 	f.Tuning = b.tuning.bw
+	f.Tuner = b.tuner.result()
 	f.Channels = b.ringChannels
 	if b.collChannels > 0 {
 		f.Channels = b.collChannels

@@ -62,9 +62,13 @@ type ncclLogReader struct {
 func (r *ncclLogReader) read(line string) (content string, log logLine, glued bool) {
 	content, log, glued = splitLogLine(line, r.known)
 	if log.kind != logNCCL {
+		// A rank that dies inside the tuner plugin says so in its
+		// signal report, not in NCCL's log.
+		r.facts.tuner.other(content)
 		return content, log, glued
 	}
 	r.facts.add(log.host, log.level, log.msg)
+	r.facts.tuner.add(log.proc, log.level, log.msg)
 	if r.init != nil {
 		r.init.add(log.host, log.level, log.msg)
 	}
@@ -110,8 +114,10 @@ const (
 )
 
 type logLine struct {
-	kind  logKind
-	host  string
+	kind logKind
+	host string
+	// proc is "host:pid", which tells the ranks of one host apart.
+	proc  string
 	level string // INFO, WARN, TRACE, CALL
 	msg   string
 }
@@ -127,10 +133,10 @@ type logLine struct {
 // so far; they settle where a host name starts when it is glued to a number.
 func splitLogLine(line string, known []string) (content string, log logLine, glued bool) {
 	if m, level, msg := findNCCLMarker(line); m >= 0 {
-		if start, host, ok := findHostField(line[:m], known); ok {
+		if start, host, proc, ok := findHostField(line[:m], known); ok {
 			content = stripLogTimestamp(line[:start])
 			glued = strings.TrimSpace(content) != ""
-			return content, logLine{kind: logNCCL, host: host, level: level, msg: msg}, glued
+			return content, logLine{kind: logNCCL, host: host, proc: proc, level: level, msg: msg}, glued
 		}
 	}
 	if m := findFailureMarker(line); m > 0 {
@@ -177,8 +183,8 @@ func findFailureMarker(line string) int {
 
 // findHostField finds the "host:pid:tid" field among the last few fields of
 // prefix (the text before " NCCL LEVEL") and returns where the host name
-// starts in prefix.
-func findHostField(prefix string, known []string) (int, string, bool) {
+// starts in prefix, the host and "host:pid".
+func findHostField(prefix string, known []string) (int, string, string, bool) {
 	end := len(prefix)
 	for n := 0; n < 5 && end > 0; n++ {
 		for end > 0 && (prefix[end-1] == ' ' || prefix[end-1] == '\t') {
@@ -192,11 +198,12 @@ func findHostField(prefix string, known []string) (int, string, bool) {
 			tagEnd := strings.LastIndexByte(hostTok, ':') + 1
 			hostTok = hostTok[tagEnd:]
 			at := start + tagEnd + gluedHostStart(hostTok, known)
-			return at, prefix[at : start+hostEnd], true
+			pidEnd := start + strings.LastIndexByte(tok, ':')
+			return at, prefix[at : start+hostEnd], prefix[at:pidEnd], true
 		}
 		end = start
 	}
-	return 0, "", false
+	return 0, "", "", false
 }
 
 // hostPidTid reports whether tok ends in ":pid:tid" after a non-empty host,

@@ -164,6 +164,10 @@ type Facts struct {
 	// (nccl.NormName); a bandwidth of 0 means NCCL disabled that choice or
 	// has no such path. nil when the log has no table.
 	Tuning map[string]map[string]map[string]float64 `json:"tuning,omitempty"`
+	// Tuner is what the log says of a tuner plugin (NCCL_TUNER_PLUGIN):
+	// loaded or not, its configs, what it did per call, a crash inside it;
+	// nil when the log shows none.
+	Tuner *TunerPlugin `json:"tuner_plugin,omitempty"`
 	// Hosts are the host names seen in log line prefixes.
 	Hosts []string `json:"hosts,omitempty"`
 	// Warnings are NCCL WARN lines, verbatim minus the prefix.

@@ -350,15 +350,16 @@ func (s step) at(x uint64) tunerPick {
 // TunerPluginHeader is what the CSV's header says about the plugin that
 // reads it: which source to build for which NCCL and why, how to load it,
 // and how to see that it took. README's tuner section and export --help
-// say the same. The plugin sources were read at NCCL's tags: 2.27.5-2.29.x
+// say the same (the header names no URL: the report embeds it and links
+// nothing outside itself). The plugin sources were read at NCCL's tags: 2.27.5-2.29.x
 // index the cost table NCCL passes (a 2-D float array cast to float**) as
 // float** and crash on the first call a row matches (seen on the real
 // 4-rank loopback with 2.28.3's source); 2.30.3 casts it back and exports
 // v6 and v5; NCCL 2.28-2.29 load v5, 2.27 and older only v2-v4.
 var TunerPluginHeader = []string{
 	"build the plugin from NCCL 2.30.3 or newer source for any NCCL from 2.28 (it exports the v6 and v5 interfaces; NCCL 2.28-2.29 load v5):",
-	"git clone -b v2.30.7-1 https://github.com/NVIDIA/nccl",
-	"cd nccl/plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c",
+	"in a clone of github.com/NVIDIA/nccl at tag v2.30.7-1 (or a newer one):",
+	"cd plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c",
 	"NOT from NCCL 2.27.5-2.29.x source: that plugin indexes NCCL's cost table as float** and kills every rank with SIGSEGV (exit 139, \"libnccl-tuner-example.so(+0x…)\" in the backtrace) at the first call a row matches; NCCL 2.27 and older load only the v2-v4 interfaces, which no fixed example plugin exports (NCCL logs \"Failed to find ncclTunerPlugin_v4 symbol\" and ignores this file): use the env export there",
 	"load it with NCCL_TUNER_PLUGIN=/path/to/libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=/path/to/this.csv",
 	"check that it took: with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL logs \"TUNER/Plugin: Using Example (v5)\" (or v6) and, per call, \"Applied config\" or \"No matching config found\" (that call gets one channel); count them, or run nccltune doctor --log LOG:",

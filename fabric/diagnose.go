@@ -134,6 +134,10 @@ type Report struct {
 	Rings    []string `json:"rings"`
 	// Choices are NCCL's per-size algorithm, protocol and channels.
 	Choices []benchfmt.Choice `json:"choices"`
+	// TunerPlugin is what the log says of a tuner plugin
+	// (NCCL_TUNER_PLUGIN): loaded as which interface, its CSV's rows, what
+	// it did per collective and size; nil when none shows.
+	TunerPlugin *benchfmt.TunerPlugin `json:"tuner_plugin,omitempty"`
 	// Sizes are the measured bandwidths per size.
 	Sizes []SizeBW `json:"sizes"`
 	Link  Link     `json:"link"`
@@ -169,6 +173,7 @@ func Diagnose(res *benchfmt.Result, log *benchfmt.NCCLInit, c Context) Report {
 		d.log = &benchfmt.NCCLInit{}
 	}
 	d.fill()
+	d.tunerWarnings()
 	d.launchWarnings()
 	d.gpuWarnings()
 	d.hostWarnings()
@@ -349,10 +354,23 @@ func (d *diagnosis) launchWarnings() {
 	if res != nil {
 		d.wrongResults()
 	}
-	if d.c.Outcome == benchfmt.Failed && !d.has(CodeMPIWireup) && !d.has(CodeWrongResults) && !d.has(CodeNoProgress) {
+	if d.c.Outcome == benchfmt.Failed && !d.has(CodeMPIWireup) && !d.has(CodeWrongResults) && !d.has(CodeNoProgress) && !d.has(CodeTunerPluginCrash) {
 		d.warn(CodeLaunchFailed,
 			"fix the cause named here and run nccltune doctor again; the launch's full output is what doctor --log FILE reads",
 			"the launch failed: %s", d.c.Reason)
+	}
+}
+
+// tunerWarnings: a tuner plugin that crashed, was not loaded, or gave
+// calls one channel. A launch killed by SIGSEGV while NCCL_TUNER_PLUGIN
+// was set is the plugin's crash even without the debug log to show it.
+func (d *diagnosis) tunerWarnings() {
+	tp := d.facts.Tuner
+	d.r.TunerPlugin = tp
+	d.r.Warnings = append(d.r.Warnings, TunerWarnings(tp, d.r.NCCLVersion)...)
+	if plugin, ok := d.env("NCCL_TUNER_PLUGIN"); ok && plugin != "" && (tp == nil || tp.Crash == "") &&
+		d.c.Outcome == benchfmt.Failed && strings.Contains(d.c.Reason, "signal 11") {
+		d.r.Warnings = append(d.r.Warnings, TunerCrashWarning("killed by signal 11 with NCCL_TUNER_PLUGIN="+plugin, d.r.NCCLVersion))
 	}
 }
 

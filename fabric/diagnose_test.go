@@ -272,3 +272,68 @@ func TestVersionLess(t *testing.T) {
 		}
 	}
 }
+
+// The real logs of nccltune's tuner CSV under NVIDIA's example plugin
+// (benchfmt/testdata/tuner): the 2.28.3-source plugin's crash names the
+// fix, the 2.30.7-source plugin's run is clean, and the all-gather that no
+// row matches warns of its one channel.
+func TestDiagnoseTunerPlugin(t *testing.T) {
+	// The logs were taken with NCCL_DEBUG_SUBSYS=INIT,TUNING, without
+	// NET's "No device found": the loopback's sockets read as a fallback.
+	tests := []struct {
+		file  string
+		codes []string
+		// want are texts the tuner warning must hold.
+		want []string
+	}{
+		{"ar4_tuner_plugin_2283_segfault.txt", []string{CodeTunerPluginCrash, CodeSocketFallback},
+			[]string{"libnccl-tuner-example.so(+0x2569)", "NCCL < 2.30.3", "2.30.3 or newer source", "gcc -Inccl -fPIC -shared"}},
+		{"ar4_tuner_plugin_230_ok.txt", []string{CodeSocketFallback}, nil},
+		{"ag4_tuner_plugin_230_nomatch.txt", []string{CodeTunerFallback, CodeSocketFallback},
+			[]string{"300 of 300 calls", "ONE channel", "allgather at 128K-2M (no row for this collective)", "nccltune search --op"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile("../benchfmt/testdata/tuner/" + tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, _ := benchfmt.Parse(data)
+			r := Diagnose(res, benchfmt.ParseNCCLInit(data), Context{})
+			if !reflect.DeepEqual(r.Codes(), tt.codes) {
+				t.Fatalf("codes = %v, want %v\n%+v", r.Codes(), tt.codes, r.Warnings)
+			}
+			if r.TunerPlugin == nil || r.TunerPlugin.Interface != 5 {
+				t.Errorf("report's tuner plugin %+v, want the v5 Example", r.TunerPlugin)
+			}
+			if len(tt.want) == 0 {
+				return
+			}
+			text := r.Warnings[0].Message + " fix: " + r.Warnings[0].Fix
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("warning lacks %q:\n%s", w, text)
+				}
+			}
+		})
+	}
+}
+
+// A launch that SIGSEGVs with NCCL_TUNER_PLUGIN set, without the debug
+// log, is still the plugin's crash; on NCCL 2.27 the fix says no example
+// plugin works.
+func TestDiagnoseTunerCrashWithoutLog(t *testing.T) {
+	for _, tt := range []struct {
+		version, want string
+	}{{"2.28.3", "2.30.3 or newer source"}, {"2.27.7", "loads only the v2-v4 tuner interfaces"}} {
+		res := &benchfmt.Result{NCCLVersion: tt.version, Collective: "all_reduce"}
+		r := Diagnose(res, nil, Context{BaseEnv: map[string]string{"NCCL_TUNER_PLUGIN": "/x/libnccl-tuner-example.so"},
+			Outcome: benchfmt.Failed, Reason: "killed by signal 11 (segmentation fault): a rank exited early"})
+		if !reflect.DeepEqual(r.Codes(), []string{CodeTunerPluginCrash}) {
+			t.Fatalf("NCCL %s: codes = %v, want only %s", tt.version, r.Codes(), CodeTunerPluginCrash)
+		}
+		if !strings.Contains(r.Warnings[0].Fix, tt.want) {
+			t.Errorf("NCCL %s: fix %q lacks %q", tt.version, r.Warnings[0].Fix, tt.want)
+		}
+	}
+}

@@ -373,3 +373,32 @@ func TestDoctorEnvSideBySide(t *testing.T) {
 	}
 	t.Fatal("no 1M row in the comparison")
 }
+
+// doctor --log reads the tuner plugin's lines of a real log: the JSON
+// names the plugin, counts the calls that fell back, and warns; the
+// crashed run exits 3 with the fix.
+func TestDoctorLogTunerPlugin(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "d.db")
+	stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--log", "../../benchfmt/testdata/tuner/ag4_tuner_plugin_230_nomatch.txt")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Tuner struct {
+			Interface int `json:"interface"`
+			NoMatch   int `json:"no_match"`
+		} `json:"tuner_plugin"`
+		Warnings []struct{ Code string } `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Tuner.Interface != 5 || doc.Tuner.NoMatch != 300 || len(doc.Warnings) == 0 || doc.Warnings[0].Code != "tuner-fallback" {
+		t.Errorf("tuner %+v, warnings %+v", doc.Tuner, doc.Warnings)
+	}
+	stdout, _, code = runCLI(t, db, "doctor", "--log", "../../benchfmt/testdata/tuner/ar4_tuner_plugin_2283_segfault.txt")
+	if code != 3 || !strings.Contains(stdout, "[tuner-plugin-crash]") || !strings.Contains(stdout, "2.30.3 or newer source") {
+		t.Errorf("exit %d, want 3 with the crash and its fix:\n%s", code, stdout)
+	}
+}

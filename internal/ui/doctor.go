@@ -95,6 +95,15 @@ func printDoctorFields(w io.Writer, r DoctorReport) {
 		rings = strings.Join(r.Rings, " | ")
 	}
 	field("rings", "%s", rings)
+	if tp := r.TunerPlugin; tp != nil {
+		for i, line := range tunerLines(tp) {
+			name := ""
+			if i == 0 {
+				name = "tuner plugin"
+			}
+			field(name, "%s", line)
+		}
+	}
 	if r.Outcome != "" {
 		launch := string(r.Outcome)
 		if r.Reason != "" {
@@ -239,4 +248,53 @@ func writeWrapped(w io.Writer, prefix, text string, width int) {
 		n += wl
 	}
 	fmt.Fprintln(w, line)
+}
+
+// tunerLines say what the log shows of a tuner plugin: loaded or not,
+// its CSV, the calls it applied a row to and those it gave one channel,
+// per collective and size.
+func tunerLines(tp *benchfmt.TunerPlugin) []string {
+	var head string
+	switch {
+	case tp.Loaded && tp.Interface > 0:
+		head = fmt.Sprintf("%s (v%d)", tp.Name, tp.Interface)
+	case tp.Loaded:
+		head = tp.Name
+	default:
+		head = "not loaded: NCCL ran its own tuner"
+	}
+	if tp.Requested != "" {
+		head += " from " + tp.Requested
+	}
+	out := []string{head}
+	switch {
+	case tp.ConfigFile != "":
+		out = append(out, fmt.Sprintf("%d config row(s) from %s", tp.Configs, tp.ConfigFile))
+	case tp.ConfigProblem != "":
+		out = append(out, tp.ConfigProblem)
+	}
+	if tp.Loaded {
+		out = append(out, fmt.Sprintf("%d call(s) \"Applied config\", %d \"No matching config found\" (one channel)", tp.Applied, tp.NoMatch))
+	}
+	for _, c := range tp.Calls {
+		line := c.Collective + " " + nccl.FormatSize(c.Bytes) + ": "
+		if c.Applied > 0 {
+			ch := "NCCL's channels"
+			if c.Channels > 0 {
+				ch = fmt.Sprintf("%d channel(s)", c.Channels)
+			}
+			line += fmt.Sprintf("applied %d× (%s/%s, %s)", c.Applied, c.Algo, c.Proto, ch)
+		}
+		if c.NoMatch > 0 {
+			if c.Applied > 0 {
+				line += ", "
+			}
+			line += fmt.Sprintf("no match %d× (%s): one channel", c.NoMatch, fabric.UnmatchedText(c.Unmatched))
+		}
+		out = append(out, line)
+	}
+	if tp.Crash != "" {
+		out = append(out, "CRASHED: "+tp.Crash)
+	}
+	return out
 }

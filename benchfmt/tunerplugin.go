@@ -1,0 +1,361 @@
+package benchfmt
+
+import (
+	"strconv"
+	"strings"
+)
+
+// TunerPlugin is what NCCL's log says about a tuner plugin
+// (NCCL_TUNER_PLUGIN): whether NCCL loaded it and as which interface, the
+// configs NVIDIA's example plugin read from its CSV, and what it did with
+// each call. The lines, as NCCL 2.27–2.30 and the example plugin
+// (plugins/tuner/example, ext-tuner/example before 2.29) print them with
+// NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING:
+//
+//	NCCL_TUNER_PLUGIN set by environment to /opt/nccl/libnccl-tuner-example.so
+//	TUNER/Plugin: Using Example (v5)                  (NCCL 2.28+; 2.27: "Using tuner plugin Example")
+//	TUNER/Plugin: Failed to find ncclTunerPlugin_v4 symbol.      (NCCL 2.27 and a v5/v6-only plugin)
+//	TUNER/ExamplePlugin: Loaded config: allreduce [524288-4194304] ring/simple channels=1 nodes=4 ranks=4 pipeOps=any regBuff=any
+//	TUNER/ExamplePlugin: Loaded 4 tuning configurations from /opt/nccltune/tuner.csv
+//	TUNER/ExamplePlugin: Config does not match - collType match=1, size match=0, nodes match=1, ranks match=1, pipeOps match=1, regBuff match=1
+//	TUNER/ExamplePlugin: Applied config for collType=allreduce, bytes=524288, pipeOps=1, regBuff=0: algo=ring, proto=simple, channels=1 (nodes=4, ranks=4)
+//	TUNER/ExamplePlugin: No matching config found
+//
+// Every rank logs the plugin's lines; only the rank that logs NCCL's
+// choices ("AllGather: 2097152 Bytes -> Algo RING …", rank 0) says which
+// call a "No matching config found" was, so Calls count that rank's calls
+// and Applied and NoMatch every rank's. A rank that dies inside the
+// plugin shows in its signal report (Crash).
+type TunerPlugin struct {
+	// Requested is NCCL_TUNER_PLUGIN as NCCL read it.
+	Requested string `json:"requested,omitempty"`
+	// Loaded is true when NCCL uses the plugin ("TUNER/Plugin: Using …");
+	// Name is the plugin's name and Interface the version NCCL loaded it
+	// as (5 for "(v5)"; 0 when the NCCL, 2.27 and older, does not say).
+	Loaded    bool   `json:"loaded"`
+	Name      string `json:"name,omitempty"`
+	Interface int    `json:"interface,omitempty"`
+	// NotLoaded are NCCL's lines saying why it runs its own tuner instead
+	// ("Failed to find ncclTunerPlugin_v4 symbol.", "External tuner plugin
+	// … is unsupported", "Could not find: …"), once each.
+	NotLoaded []string `json:"not_loaded,omitempty"`
+	// ConfigFile and Configs: "Loaded N tuning configurations from FILE"
+	// (the first rank's); Rows are the "Loaded config: …" texts, once each.
+	ConfigFile string   `json:"config_file,omitempty"`
+	Configs    int      `json:"configs"`
+	Rows       []string `json:"rows,omitempty"`
+	// ConfigProblem is the plugin's "Config file FILE not found, using
+	// defaults" or "No valid configurations found in FILE": every call
+	// then gets one channel.
+	ConfigProblem string `json:"config_problem,omitempty"`
+	// Applied and NoMatch count "Applied config" and "No matching config
+	// found" over every rank; Ignored the rows skipped because NCCL marked
+	// their algorithm and protocol IGNORE (disabled, e.g. by NCCL_PROTO).
+	Applied int `json:"applied"`
+	NoMatch int `json:"no_match"`
+	Ignored int `json:"ignored,omitempty"`
+	// Calls are the calls per collective and size of the rank that logs
+	// NCCL's choices, in the order first seen.
+	Calls []TunerCall `json:"calls,omitempty"`
+	// Crash is the evidence that a rank died inside the plugin: the frame
+	// of its backtrace in the plugin's library
+	// ("/opt/nccl/libnccl-tuner-example.so(+0x2569)"), or the signal that
+	// killed a rank after NCCL loaded the plugin; "" when none did.
+	Crash string `json:"crash,omitempty"`
+}
+
+// TunerCall is what the plugin did with the calls of one collective and
+// size.
+type TunerCall struct {
+	// Collective is the plugin's name for it: "allreduce", "allgather".
+	Collective string `json:"collective"`
+	Bytes      int64  `json:"bytes"`
+	Applied    int    `json:"applied"`
+	NoMatch    int    `json:"no_match"`
+	// Algo, Proto and Channels are the applied row's (Channels -1: NCCL's
+	// own count); empty when no row matched.
+	Algo     string `json:"algo,omitempty"`
+	Proto    string `json:"proto,omitempty"`
+	Channels int    `json:"channels,omitempty"`
+	// Unmatched says what no row matched for a call that fell back:
+	// "collective", "size", "nodes", "ranks", "pipeOps" or "regBuff" (the
+	// first field every row of the nearest kind missed).
+	Unmatched string `json:"unmatched,omitempty"`
+	// NCCLChannels is the channel count NCCL then used (its choice line).
+	NCCLChannels int `json:"nccl_channels,omitempty"`
+}
+
+// Fallback reports whether the plugin gave some calls its default of
+// one channel because no row matched them.
+func (t *TunerPlugin) Fallback() bool { return t != nil && (t.NoMatch > 0 || t.ConfigProblem != "") }
+
+// tunerLog gathers a TunerPlugin from the log lines as they come.
+type tunerLog struct {
+	t    TunerPlugin
+	seen bool
+	rows map[string]bool
+	// pending is, per rank ("host:pid"), what the plugin did with the call
+	// whose choice line NCCL logs next, and the mismatches before it.
+	pending map[string]*tunerPending
+	calls   map[tunerCallKey]int
+	// signal is the last "Signal: Segmentation fault (11)" seen.
+	signal string
+}
+
+type tunerPending struct {
+	done    bool // the plugin ended the call (applied or no match)
+	applied bool
+	algo    string
+	proto   string
+	chans   int
+	// mismatches are the "Config does not match" flags of this call.
+	mismatches []map[string]bool
+}
+
+type tunerCallKey struct {
+	coll  string
+	bytes int64
+}
+
+const (
+	tunerPluginPrefix  = "TUNER/Plugin: "
+	tunerExamplePrefix = "TUNER/ExamplePlugin: "
+)
+
+func (b *tunerLog) add(proc, level, msg string) {
+	if level != "INFO" {
+		return
+	}
+	switch {
+	case strings.HasPrefix(msg, "NCCL_TUNER_PLUGIN set by environment to "):
+		b.seen = true
+		if b.t.Requested == "" {
+			b.t.Requested = strings.TrimSpace(strings.TrimPrefix(msg, "NCCL_TUNER_PLUGIN set by environment to "))
+		}
+	case strings.HasPrefix(msg, tunerPluginPrefix):
+		// NCCL looks for a tuner in the default library and the net
+		// plugin even when none was asked for: its "Could not find" and
+		// "Failed to find" lines alone are no plugin.
+		b.plugin(strings.TrimPrefix(msg, tunerPluginPrefix))
+		b.seen = b.seen || b.t.Loaded
+	case strings.HasPrefix(msg, "External tuner plugin ") && strings.HasSuffix(msg, " is unsupported"):
+		b.t.NotLoaded = appendUnique(b.t.NotLoaded, msg)
+	case strings.HasPrefix(msg, tunerExamplePrefix):
+		b.seen = true
+		b.example(proc, strings.TrimPrefix(msg, tunerExamplePrefix))
+	case strings.Contains(msg, " Bytes -> Algo "):
+		b.choice(proc, msg)
+	}
+}
+
+// plugin reads NCCL's own "TUNER/Plugin: …" lines.
+func (b *tunerLog) plugin(msg string) {
+	switch {
+	case strings.HasPrefix(msg, "Using tuner plugin "):
+		// NCCL 2.27 and older.
+		b.t.Loaded, b.t.Name = true, strings.TrimSpace(strings.TrimPrefix(msg, "Using tuner plugin "))
+	case strings.HasPrefix(msg, "Using internal tuner"):
+		b.t.NotLoaded = appendUnique(b.t.NotLoaded, tunerPluginPrefix+msg)
+	case strings.HasPrefix(msg, "Using "):
+		// "Using Example (v5)", NCCL 2.28+.
+		name := strings.TrimSpace(strings.TrimPrefix(msg, "Using "))
+		if i := strings.LastIndex(name, " (v"); i > 0 && strings.HasSuffix(name, ")") {
+			if v, err := strconv.Atoi(name[i+3 : len(name)-1]); err == nil {
+				b.t.Interface = v
+				name = name[:i]
+			}
+		}
+		b.t.Loaded, b.t.Name = true, name
+	case strings.HasPrefix(msg, "Failed to find ncclTunerPlugin_"), strings.HasPrefix(msg, "Could not find"):
+		b.t.NotLoaded = appendUnique(b.t.NotLoaded, tunerPluginPrefix+msg)
+	}
+}
+
+// example reads the example plugin's own lines.
+func (b *tunerLog) example(proc, msg string) {
+	switch {
+	case strings.HasPrefix(msg, "Loaded config: "):
+		row := strings.TrimPrefix(msg, "Loaded config: ")
+		if !b.rows[row] {
+			if b.rows == nil {
+				b.rows = map[string]bool{}
+			}
+			b.rows[row] = true
+			b.t.Rows = append(b.t.Rows, row)
+		}
+	case strings.HasPrefix(msg, "Loaded ") && strings.Contains(msg, " tuning configurations from "):
+		n, file, _ := strings.Cut(strings.TrimPrefix(msg, "Loaded "), " tuning configurations from ")
+		if b.t.ConfigFile == "" {
+			b.t.ConfigFile = strings.TrimSpace(file)
+			b.t.Configs, _ = strconv.Atoi(strings.TrimSpace(n))
+		}
+	case strings.HasPrefix(msg, "Config file ") && strings.HasSuffix(msg, " not found, using defaults"),
+		strings.HasPrefix(msg, "No valid configurations found in "):
+		if b.t.ConfigProblem == "" {
+			b.t.ConfigProblem = msg
+		}
+	case strings.HasPrefix(msg, "Config does not match - "):
+		p := b.call(proc)
+		flags := map[string]bool{}
+		for _, f := range strings.Split(strings.TrimPrefix(msg, "Config does not match - "), ",") {
+			name, v, ok := strings.Cut(strings.TrimSpace(f), " match=")
+			if ok {
+				flags[name] = strings.TrimSpace(v) == "1"
+			}
+		}
+		p.mismatches = append(p.mismatches, flags)
+	case strings.HasPrefix(msg, "Applied config for "):
+		b.t.Applied++
+		p := b.call(proc)
+		p.done, p.applied = true, true
+		p.algo, p.proto, p.chans = tunerField(msg, "algo="), tunerField(msg, "proto="), -1
+		if c := tunerField(msg, "channels="); c != "default" {
+			p.chans, _ = strconv.Atoi(c)
+		}
+	case msg == "No matching config found":
+		b.t.NoMatch++
+		p := b.call(proc)
+		p.done = true
+	case strings.Contains(msg, "is marked as IGNORE"):
+		b.t.Ignored++
+	}
+}
+
+// call is rank proc's call in progress, started anew after the last one
+// ended.
+func (b *tunerLog) call(proc string) *tunerPending {
+	if b.pending == nil {
+		b.pending = map[string]*tunerPending{}
+	}
+	p := b.pending[proc]
+	if p == nil || p.done {
+		p = &tunerPending{}
+		b.pending[proc] = p
+	}
+	return p
+}
+
+// choice pairs NCCL's choice line for a call with what the plugin did
+// with it on the same rank.
+func (b *tunerLog) choice(proc, msg string) {
+	p := b.pending[proc]
+	if p == nil || !p.done {
+		return
+	}
+	delete(b.pending, proc)
+	nb := factsBuilder{}
+	nb.addChoice(msg)
+	if len(nb.f.Choices) != 1 {
+		return
+	}
+	c := nb.f.Choices[0]
+	key := tunerCallKey{strings.ToLower(c.Collective), c.Bytes}
+	if b.calls == nil {
+		b.calls = map[tunerCallKey]int{}
+	}
+	i, ok := b.calls[key]
+	if !ok {
+		i = len(b.t.Calls)
+		b.calls[key] = i
+		b.t.Calls = append(b.t.Calls, TunerCall{Collective: key.coll, Bytes: key.bytes})
+	}
+	call := &b.t.Calls[i]
+	call.NCCLChannels = c.Channels
+	if p.applied {
+		call.Applied++
+		call.Algo, call.Proto, call.Channels = p.algo, p.proto, p.chans
+		return
+	}
+	call.NoMatch++
+	call.Unmatched = unmatched(p.mismatches)
+}
+
+// unmatched names what no row matched, from the plugin's "Config does
+// not match" flags: the collective when no row is of it, else the size
+// when no row of it covers the size, else the first communicator field
+// the rows of that collective and size miss.
+func unmatched(rows []map[string]bool) string {
+	if len(rows) == 0 {
+		return "collective" // no row at all
+	}
+	var coll, size []map[string]bool
+	for _, r := range rows {
+		if r["collType"] {
+			coll = append(coll, r)
+			if r["size"] {
+				size = append(size, r)
+			}
+		}
+	}
+	switch {
+	case len(coll) == 0:
+		return "collective"
+	case len(size) == 0:
+		return "size"
+	}
+	for _, f := range []string{"nodes", "ranks", "pipeOps", "regBuff"} {
+		for _, r := range size {
+			if !r[f] {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// other reads a line that is not NCCL's log: the signal report of a rank
+// that died (Open MPI's "[host:pid] Signal: Segmentation fault (11)" and
+// its backtrace) may name a frame in the plugin's library.
+func (b *tunerLog) other(line string) {
+	if strings.Contains(line, "Signal: Segmentation fault") || strings.Contains(line, "exited on signal 11") {
+		b.signal = "Segmentation fault (11)"
+		return
+	}
+	if b.t.Crash != "" {
+		return
+	}
+	needles := []string{"libnccl-tuner"}
+	if r := b.t.Requested; r != "" {
+		needles = append([]string{r}, needles...)
+	}
+	for _, n := range needles {
+		i := strings.Index(line, n)
+		if i < 0 {
+			continue
+		}
+		start := strings.LastIndexAny(line[:i], " \t]") + 1
+		end := strings.IndexByte(line[i:], ')')
+		if end < 0 || !strings.Contains(line[i:i+end], "(") {
+			continue
+		}
+		b.t.Crash = line[start : i+end+1]
+		return
+	}
+}
+
+// result returns what was gathered, nil when the log shows no tuner
+// plugin asked for, loaded or running.
+func (b *tunerLog) result() *TunerPlugin {
+	if !b.seen {
+		return nil
+	}
+	t := b.t
+	if t.Crash == "" && b.signal != "" && t.Loaded {
+		t.Crash = b.signal + " after NCCL loaded the tuner plugin"
+	}
+	return &t
+}
+
+// tunerField is the value after key in a "k=v, k=v: …" message, up to a
+// ',', ':', ' ' or ')'.
+func tunerField(msg, key string) string {
+	i := strings.Index(msg, key)
+	if i < 0 {
+		return ""
+	}
+	rest := msg[i+len(key):]
+	if j := strings.IndexAny(rest, ",: )"); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
