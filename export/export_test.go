@@ -16,6 +16,7 @@ import (
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -213,7 +214,7 @@ func TestExplainChoices(t *testing.T) {
 	// Without an explain launch, another launch that recorded choices.
 	s := spark4Study(3, "512K-4M", map[string]string{"NCCL_PROTO": "^LL128"})
 	launches := []*store.Launch{{TrialID: 12, Seq: 2, Phase: vocab.PhaseConfirm, Facts: &benchfmt.Facts{Choices: []benchfmt.Choice{{Collective: "AllReduce", Bytes: 7}}}}}
-	_, rec := ExplainChoices(s, []*store.Trial{{ID: 10, Number: 0}, {ID: 12, Number: 1}}, launches)
+	_, rec := stored.ExplainChoices(s, []*store.Trial{{ID: 10, Number: 0}, {ID: 12, Number: 1}}, launches)
 	if len(rec) != 1 || rec[0].Bytes != 7 {
 		t.Errorf("fallback choices %+v", rec)
 	}
@@ -494,18 +495,18 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out := render(t, FormatJSON, []*Recommendation{tc.band}, tc.opts)
 			var doc struct {
-				Study        string            `json:"study"`
-				Band         string            `json:"band"`
-				Env          map[string]string `json:"env"`
-				KeepDefaults bool              `json:"keep_defaults"`
-				Speedup      float64           `json:"speedup"`
-				SpeedupCI    []float64         `json:"speedup_ci"`
-				Significant  bool              `json:"significant"`
-				Simulated    bool              `json:"simulated"`
-				NCCLVersion  string            `json:"nccl_version"`
-				Fabric       store.Platform    `json:"fabric"`
-				BaseEnv      map[string]string `json:"base_env"`
-				Choices      []ChoiceRow       `json:"choices"`
+				Study        string               `json:"study"`
+				Band         string               `json:"band"`
+				Env          map[string]string    `json:"env"`
+				KeepDefaults bool                 `json:"keep_defaults"`
+				Speedup      float64              `json:"speedup"`
+				SpeedupCI    []float64            `json:"speedup_ci"`
+				Significant  bool                 `json:"significant"`
+				Simulated    bool                 `json:"simulated"`
+				NCCLVersion  string               `json:"nccl_version"`
+				Fabric       store.Platform       `json:"fabric"`
+				BaseEnv      map[string]string    `json:"base_env"`
+				Choices      []benchfmt.ChoiceRow `json:"choices"`
 			}
 			dec := json.NewDecoder(bytes.NewReader(out))
 			dec.DisallowUnknownFields()
@@ -543,7 +544,7 @@ func TestJSONRoundTrip(t *testing.T) {
 // nearestPick is the oracle for the tuner file: the choice of the
 // recorded size nearest to x, the smaller one on a tie. It is the
 // midpoint rule stated another way.
-func nearestPick(choices []benchfmt.Choice, x uint64) Pick {
+func nearestPick(choices []benchfmt.Choice, x uint64) benchfmt.Pick {
 	best := -1
 	var bestD uint64
 	for i, c := range choices {
@@ -553,11 +554,12 @@ func nearestPick(choices []benchfmt.Choice, x uint64) Pick {
 			best, bestD = i, d
 		}
 	}
-	return pickOf(choices[best])
+	c := choices[best]
+	return benchfmt.Pick{Algo: benchfmt.AlgoName(c.Algo), Proto: benchfmt.ProtoName(c.Proto), Channels: c.Channels}
 }
 
-func rowPick(r pluginRow) Pick {
-	return Pick{Algo: AlgoName(r.algo), Proto: ProtoName(r.proto), Channels: r.channels}
+func rowPick(r pluginRow) benchfmt.Pick {
+	return benchfmt.Pick{Algo: benchfmt.AlgoName(r.algo), Proto: benchfmt.ProtoName(r.proto), Channels: r.channels}
 }
 
 // probeSizes are the sizes worth asking the plugin about: every recorded
@@ -772,12 +774,12 @@ func TestTunerLinesFitThePluginBuffer(t *testing.T) {
 func TestChoicesTable(t *testing.T) {
 	b := fixtureBand(t)
 	var buf bytes.Buffer
-	if err := ChoicesTable(&buf, b.Defaults, b.Recommended); err != nil {
+	if err := benchfmt.ChoicesTable(&buf, b.Defaults, b.Recommended); err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "choices.txt", buf.Bytes())
 
-	rows := CompareChoices(b.Defaults, b.Recommended)
+	rows := benchfmt.CompareChoices(b.Defaults, b.Recommended)
 	changed := map[int64]bool{}
 	for _, r := range rows {
 		changed[r.Bytes] = r.Changed
@@ -787,12 +789,12 @@ func TestChoicesTable(t *testing.T) {
 	}
 	// A size only one side recorded is shown with a dash.
 	buf.Reset()
-	ChoicesTable(&buf, b.Defaults[:2], b.Recommended[1:3])
+	benchfmt.ChoicesTable(&buf, b.Defaults[:2], b.Recommended[1:3])
 	if got := buf.String(); !strings.Contains(got, "32K   Tree LL, 4 channels  —") || !strings.Contains(got, "128K  —                    Tree LL, 8 channels\n") {
 		t.Errorf("partial table:\n%s", got)
 	}
 	buf.Reset()
-	ChoicesTable(&buf, nil, nil)
+	benchfmt.ChoicesTable(&buf, nil, nil)
 	if !strings.Contains(buf.String(), "not recorded") {
 		t.Errorf("empty table: %q", buf.String())
 	}

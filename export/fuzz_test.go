@@ -99,7 +99,7 @@ func fuzzBands(data []byte) []*Recommendation {
 // first listed wins) the choice NCCL made with its recommendation at the
 // nearest recorded size; elsewhere the one it made with its defaults, from
 // the first band of that shape that recorded all-reduce defaults.
-func oraclePick(bands []*Recommendation, nodes, ranks int, x uint64) (Pick, bool) {
+func oraclePick(bands []*Recommendation, nodes, ranks int, x uint64) (benchfmt.Pick, bool) {
 	allReduce := func(cs []benchfmt.Choice) []benchfmt.Choice {
 		var out []benchfmt.Choice
 		for _, c := range cs {
@@ -129,7 +129,7 @@ func oraclePick(bands []*Recommendation, nodes, ranks int, x uint64) (Pick, bool
 			return nearestPick(d, x), true
 		}
 	}
-	return Pick{}, false
+	return benchfmt.Pick{}, false
 }
 
 // FuzzPlanTuner: whatever bands and recorded choices come in, a tuner

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -51,7 +52,7 @@ type Document struct {
 	Exported    time.Time         `json:"exported"`
 	// Choices is what NCCL chose per size with its defaults and with the
 	// recommendation; empty when the study did not record it.
-	Choices []ChoiceRow `json:"choices"`
+	Choices []benchfmt.ChoiceRow `json:"choices"`
 }
 
 // NewDocument builds the json format's document.
@@ -66,7 +67,7 @@ func NewDocument(b *Recommendation, o Options) *Document {
 		Dropped:        b.Dropped, Speedup: finite(r.Speedup), SpeedupCI: [2]*float64{finite(r.SpeedupCI[0]), finite(r.SpeedupCI[1])},
 		Significant: r.Significant, PValue: finite(r.PValue), MinEffect: r.MinEffect, Reason: r.Reason,
 		Simulated: s.Simulated, SimProfile: s.Launch.SimProfile, NCCLVersion: s.Platform.NCCLVersion, Fabric: s.Platform,
-		Created: s.Created.UTC(), Exported: o.now(), Choices: CompareChoices(b.Defaults, b.Recommended),
+		Created: s.Created.UTC(), Exported: o.now(), Choices: benchfmt.CompareChoices(b.Defaults, b.Recommended),
 	}
 	if d.Dropped == nil {
 		d.Dropped = []Dropped{}

@@ -9,6 +9,7 @@ import (
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -81,7 +82,7 @@ func NewRecommendation(s *store.Study, trials []*store.Trial, launches []*store.
 			}
 		}
 	}
-	b.Defaults, b.Recommended = ExplainChoices(s, trials, launches)
+	b.Defaults, b.Recommended = stored.ExplainChoices(s, trials, launches)
 	return b, nil
 }
 
@@ -143,59 +144,6 @@ func WrittenEnv(rec map[string]string) (nccl.Config, []Dropped) {
 	sort.Slice(dropped, func(i, j int) bool { return dropped[i].Name < dropped[j].Name })
 	return env, dropped
 }
-
-// ExplainChoices finds what NCCL chose per size in a study's explain
-// launches: defaults from the baseline trial (number 0), recommended from
-// the recommended trial. A launch of phase explain is preferred; any
-// other launch of the trial that recorded choices (an NCCL_DEBUG log) is
-// used when there is none; the latest wins. When the study keeps NCCL's
-// defaults, recommended is defaults. Either is nil when not recorded.
-func ExplainChoices(s *store.Study, trials []*store.Trial, launches []*store.Launch) (defaults, recommended []benchfmt.Choice) {
-	var baseID uint64
-	for _, t := range trials {
-		if t.Number == 0 {
-			baseID = t.ID
-			break
-		}
-	}
-	if baseID != 0 {
-		defaults = trialChoices(launches, baseID)
-	}
-	r := s.Recommendation
-	if r == nil {
-		return defaults, nil
-	}
-	if !r.Significant || len(nccl.Config(r.Env).Clone()) == 0 || r.TrialID == 0 || r.TrialID == baseID {
-		return defaults, defaults
-	}
-	return defaults, trialChoices(launches, r.TrialID)
-}
-
-func trialChoices(launches []*store.Launch, trialID uint64) []benchfmt.Choice {
-	var best *store.Launch
-	for _, l := range launches {
-		if l.TrialID != trialID || l.Facts == nil || len(l.Facts.Choices) == 0 {
-			continue
-		}
-		// Debug launches (explain, and plan launches, which read NCCL's plan
-		// over the same range) say what NCCL chose at every size.
-		explain := isDebugPhase(l.Phase)
-		switch {
-		case best == nil:
-			best = l
-		case explain && !isDebugPhase(best.Phase):
-			best = l
-		case explain == isDebugPhase(best.Phase) && l.Seq > best.Seq:
-			best = l
-		}
-	}
-	if best == nil {
-		return nil
-	}
-	return best.Facts.Choices
-}
-
-func isDebugPhase(p string) bool { return p == vocab.PhaseExplain || p == vocab.PhasePlan }
 
 // Var is one variable of an exported env.
 type Var struct {

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -58,7 +60,7 @@ type pageData struct {
 	Notes      []note
 	Curves     []Curve
 
-	Choices     []export.ChoiceRow
+	Choices     []benchfmt.ChoiceRow
 	ChoicesText string
 
 	Exports     []exportText
@@ -160,9 +162,9 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 		}
 	}
 
-	defaults, recommended := export.ExplainChoices(st, s.Trials, s.Launches)
+	defaults, recommended := stored.ExplainChoices(st, s.Trials, s.Launches)
 	if len(defaults) > 0 || len(recommended) > 0 {
-		d.Choices = export.CompareChoices(defaults, recommended)
+		d.Choices = benchfmt.CompareChoices(defaults, recommended)
 	}
 
 	d.Exports, d.ExportError = exports(s, now)

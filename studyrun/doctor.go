@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
@@ -66,8 +65,8 @@ type DoctorReport struct {
 	Failed bool `json:"failed"`
 	// Compare is NCCL's choices per size with the defaults and with --env,
 	// when --env was given.
-	CompareEnv map[string]string  `json:"compare_env,omitempty"`
-	Compare    []export.ChoiceRow `json:"compare,omitempty"`
+	CompareEnv map[string]string    `json:"compare_env,omitempty"`
+	Compare    []benchfmt.ChoiceRow `json:"compare,omitempty"`
 	// CompareChoices are NCCL's choices with the defaults and with --env,
 	// as logged, for the text's side by side table.
 	CompareChoices [2][]benchfmt.Choice `json:"-"`
@@ -185,7 +184,7 @@ func (rep *DoctorReport) compare(ctx context.Context, o DoctorOptions, res *benc
 	if l.Result != nil && l.Result.Facts != nil {
 		with = l.Result.Facts.Choices
 	}
-	rep.CompareEnv, rep.Compare = o.Compare.Clone(), export.CompareChoices(base, with)
+	rep.CompareEnv, rep.Compare = o.Compare.Clone(), benchfmt.CompareChoices(base, with)
 	rep.CompareChoices = [2][]benchfmt.Choice{base, with}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
@@ -27,7 +26,7 @@ func PrintDoctor(w io.Writer, asJSON bool, r DoctorReport) error {
 	printDoctor(w, r)
 	if r.CompareEnv != nil {
 		fmt.Fprintf(w, "\nwhat NCCL chose per size, with its defaults and with %s:\n", nccl.Config(r.CompareEnv))
-		_ = export.ChoicesTableAs(w, "WITH --env", r.CompareChoices[0], r.CompareChoices[1])
+		_ = benchfmt.ChoicesTableAs(w, "WITH --env", r.CompareChoices[0], r.CompareChoices[1])
 	}
 	return nil
 }

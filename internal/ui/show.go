@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nccltune/nccltune/export"
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -113,13 +114,13 @@ func writeMeasurements(w io.Writer, data *report.Study) error {
 // writeChoices prints what NCCL chose per size with its defaults and with
 // the recommendation, when the study recorded it (explain launches).
 func writeChoices(w io.Writer, data *report.Study) error {
-	defaults, recommended := export.ExplainChoices(data.Study, data.Trials, data.Launches)
+	defaults, recommended := stored.ExplainChoices(data.Study, data.Trials, data.Launches)
 	if len(defaults) == 0 && len(recommended) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "what NCCL chose per size (NCCL_DEBUG_SUBSYS=TUNING of the debug launches):")
-	return export.ChoicesTable(w, defaults, recommended)
+	return benchfmt.ChoicesTable(w, defaults, recommended)
 }
 
 // writeTrialsTable lists every trial by number.
@@ -216,12 +217,12 @@ func showJSON(data *report.Study) map[string]any {
 
 // choicesJSON pairs NCCL's recorded choices with its defaults and with the
 // recommendation by size; nil when the study recorded none.
-func choicesJSON(data *report.Study) []export.ChoiceRow {
-	defaults, recommended := export.ExplainChoices(data.Study, data.Trials, data.Launches)
+func choicesJSON(data *report.Study) []benchfmt.ChoiceRow {
+	defaults, recommended := stored.ExplainChoices(data.Study, data.Trials, data.Launches)
 	if len(defaults) == 0 && len(recommended) == 0 {
 		return nil
 	}
-	return export.CompareChoices(defaults, recommended)
+	return benchfmt.CompareChoices(defaults, recommended)
 }
 
 // labelsText is "k=v k2=v2", sorted.
