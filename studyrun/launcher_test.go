@@ -21,7 +21,7 @@ func TestLauncherDebugLaunchIsShort(t *testing.T) {
 	l := &Launcher{Base: runner.Spec{Launcher: "local", Iters: 20, Warmup: 5, PerIter: true,
 		Sim: &runner.SimSpec{Executable: exe, Profile: "spark4", Noise: 1}}, Seed: 3}
 	for _, tc := range []struct {
-		debug        bool
+		debug         bool
 		iters, warmup string
 	}{{true, "1", "1"}, {false, "20", "5"}} {
 		got, err := l.Launch(context.Background(), search.Request{MinBytes: 1 << 20, MaxBytes: 2 << 20, Debug: tc.debug})
