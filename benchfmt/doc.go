@@ -4,7 +4,7 @@
 // measured (Size.Measured) and model.LaunchOf converts, as benchstat
 // converts benchfmt's results.
 //
-// It reads four formats:
+// It reads five formats:
 //
 //   - nccl-tests' text output: the header, the "#  Rank" device lines, the
 //     results table and its footer, mixed with NCCL_DEBUG log lines and
@@ -18,7 +18,11 @@
 //     environment, RDMA devices per host, the channels' network devices,
 //     init progress (NCCLInit, alone from ParseNCCLInit).
 //     The text parser reads the log lines mixed into nccl-tests' output
-//     with the same reader, into Result.Facts.
+//     with the same reader, into Result.Facts;
+//   - what a real process called: NCCL's COLL and TUNING log lines (with
+//     INIT's communicator names) or NCCL Inspector's JSON records, one
+//     Call per rank and call (ParseCalls), which `nccltune workload`
+//     turns into a workload.
 //
 // Each parser of a benchmark's output returns a *Result: its Rows (one per
 // message size and cycle, with the out-of-place and in-place Measures and,

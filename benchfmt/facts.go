@@ -185,43 +185,13 @@ func (b *factsBuilder) addRing(msg string) {
 	}
 }
 
-// addChoice reads "AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE
-// channel{Lo..Hi}={0..1}" (NCCL_DEBUG_SUBSYS=TUNING, NCCL 2.24+).
+// addChoice records the first TUNING choice line per collective and size.
 func (b *factsBuilder) addChoice(msg string) {
-	coll, rest, ok := strings.Cut(msg, ": ")
-	if !ok || !isWord(coll) {
-		return
-	}
-	size, rest, ok := strings.Cut(rest, " Bytes -> Algo ")
+	c, ok := parseChoice(msg)
 	if !ok {
 		return
 	}
-	bytes, err := strconv.ParseInt(strings.TrimSpace(size), 10, 64)
-	if err != nil || bytes < 0 {
-		return
-	}
-	algo, rest, ok := strings.Cut(rest, " proto ")
-	if !ok || algo == "" {
-		return
-	}
-	proto, rest, ok := strings.Cut(rest, " channel{Lo..Hi}={")
-	if !ok || proto == "" {
-		return
-	}
-	lo, rest, ok := strings.Cut(rest, "..")
-	if !ok {
-		return
-	}
-	hi, _, ok := strings.Cut(rest, "}")
-	if !ok {
-		return
-	}
-	l, err1 := strconv.Atoi(lo)
-	h, err2 := strconv.Atoi(hi)
-	if err1 != nil || err2 != nil || l < 0 || h < l || h > 4096 {
-		return
-	}
-	key := choiceKey{coll, bytes}
+	key := choiceKey{c.Collective, c.Bytes}
 	if b.choiceSeen[key] {
 		return
 	}
@@ -229,10 +199,49 @@ func (b *factsBuilder) addChoice(msg string) {
 		b.choiceSeen = map[choiceKey]bool{}
 	}
 	b.choiceSeen[key] = true
-	b.f.Choices = append(b.f.Choices, Choice{
-		Collective: coll, Bytes: bytes, Algo: algo, Proto: proto,
-		ChannelLo: l, ChannelHi: h, Channels: h - l + 1,
-	})
+	b.f.Choices = append(b.f.Choices, c)
+}
+
+// parseChoice reads "AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE
+// channel{Lo..Hi}={0..1}" (NCCL_DEBUG_SUBSYS=TUNING, NCCL 2.24+; rank 0 of
+// each communicator logs one per call). Bytes is NCCL's count × the type's
+// size: one rank's part for all-gather and reduce-scatter.
+func parseChoice(msg string) (Choice, bool) {
+	coll, rest, ok := strings.Cut(msg, ": ")
+	if !ok || !isWord(coll) {
+		return Choice{}, false
+	}
+	size, rest, ok := strings.Cut(rest, " Bytes -> Algo ")
+	if !ok {
+		return Choice{}, false
+	}
+	bytes, err := strconv.ParseInt(strings.TrimSpace(size), 10, 64)
+	if err != nil || bytes < 0 {
+		return Choice{}, false
+	}
+	algo, rest, ok := strings.Cut(rest, " proto ")
+	if !ok || algo == "" {
+		return Choice{}, false
+	}
+	proto, rest, ok := strings.Cut(rest, " channel{Lo..Hi}={")
+	if !ok || proto == "" {
+		return Choice{}, false
+	}
+	lo, rest, ok := strings.Cut(rest, "..")
+	if !ok {
+		return Choice{}, false
+	}
+	hi, _, ok := strings.Cut(rest, "}")
+	if !ok {
+		return Choice{}, false
+	}
+	l, err1 := strconv.Atoi(lo)
+	h, err2 := strconv.Atoi(hi)
+	if err1 != nil || err2 != nil || l < 0 || h < l || h > 4096 {
+		return Choice{}, false
+	}
+	return Choice{Collective: coll, Bytes: bytes, Algo: algo, Proto: proto,
+		ChannelLo: l, ChannelHi: h, Channels: h - l + 1}, true
 }
 
 // result returns the facts gathered, nil when no NCCL log line was seen.

@@ -1,0 +1,217 @@
+package benchfmt
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// COLL lines as NCCL 2.28.3's enqueue.cc writes them; the size is
+// nccl-tests' (the whole buffer), so all-gather, reduce-scatter and
+// all-to-all multiply NCCL's per-rank count by the rank count.
+func TestParseCollLine(t *testing.T) {
+	const tail = " op 0 root 0 comm 0x55a4c8e000 [nranks=4] stream 0x55a4d1f000"
+	for _, tc := range []struct {
+		name, msg string
+		ok        bool
+		fn        string
+		op        nccl.Op
+		count     int64
+		dt        nccl.Datatype
+		bytes     int64
+	}{
+		{"all-reduce bf16", "AllReduce: opCount 0 sendbuff 0x7f3a40000000 recvbuff 0x7f3a50000000 count 1024000 datatype 9" + tail, true, "AllReduce", nccl.AllReduce, 1024000, 9, 2048000},
+		{"all-gather per rank", "AllGather: opCount 1a sendbuff 0x1 recvbuff 0x2 count 1000 datatype 9" + tail, true, "AllGather", nccl.AllGather, 1000, 9, 8000},
+		{"reduce-scatter per rank", "ReduceScatter: opCount 2 sendbuff 0x1 recvbuff 0x2 count 1000 datatype 7" + tail, true, "ReduceScatter", nccl.ReduceScatter, 1000, 7, 16000},
+		{"all-to-all per peer", "AlltoAll: opCount 2 sendbuff 0x1 recvbuff 0x2 count 256 datatype 10" + tail, true, "AlltoAll", nccl.AllToAll, 256, 10, 1024},
+		{"broadcast", "Broadcast: opCount 0 sendbuff 0x1 recvbuff 0x1 count 1 datatype 4" + tail, true, "Broadcast", nccl.Broadcast, 1, 4, 8},
+		{"send is sendrecv", "Send: opCount 0 sendbuff (nil) recvbuff 0x1 count 4096 datatype 6" + tail, true, "Send", nccl.SendRecv, 4096, 6, 8192},
+		{"recv not counted", "Recv: opCount 0 sendbuff (nil) recvbuff 0x1 count 4096 datatype 6" + tail, true, "Recv", "", 4096, 6, 8192},
+		{"gather has no op", "Gather: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 0" + tail, true, "Gather", "", 10, 0, 10},
+		{"no nranks (old NCCL)", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55 stream 0x56", true, "AllReduce", nccl.AllReduce, 10, 7, 40},
+		{"datatype past the enum", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 12" + tail, false, "", "", 0, 0, 0},
+		{"no count", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 datatype 7" + tail, false, "", "", 0, 0, 0},
+		{"not a call", "AllReduce: 2048000 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}", false, "", "", 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ok := parseCollLine(tc.msg)
+			if ok != tc.ok {
+				t.Fatalf("ok = %v, want %v (%+v)", ok, tc.ok, c)
+			}
+			if !ok {
+				return
+			}
+			got := nccl.CallSize(c.Op, c.Count, c.Datatype.Size(), c.NRanks)
+			if c.Function != tc.fn || c.Op != tc.op || c.Count != tc.count || c.Datatype != tc.dt || (c.Op != "" && got != tc.bytes) {
+				t.Errorf("got %s %q count %d datatype %d bytes %d; want %s %q %d %d %d", c.Function, c.Op, c.Count, c.Datatype, got, tc.fn, tc.op, tc.count, tc.dt, tc.bytes)
+			}
+			if c.CommPtr == "" {
+				t.Error("no comm pointer")
+			}
+		})
+	}
+}
+
+// One file per process: every call of rank 0 with its communicator's
+// identity from the INIT line and NCCL's choice from its TUNING line.
+func TestParseCallsPerProcess(t *testing.T) {
+	cl, err := ParseCalls(readTestdata(t, "calls/nccl.gpu0.1001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.Format != FormatNCCLLog || len(cl.Calls) != 116 {
+		t.Fatalf("format %s, %d calls; want nccl-log, 116", cl.Format, len(cl.Calls))
+	}
+	if cl.Facts == nil || cl.Facts.NCCLVersion != "2.28.3" {
+		t.Errorf("facts %+v: want NCCL 2.28.3", cl.Facts)
+	}
+	counts := map[nccl.Op]int{}
+	for i, c := range cl.Calls {
+		counts[c.Op]++
+		if c.CommID != "0x8d3c1f5e2a7b9c01" || c.Rank != 0 || c.NRanks != 4 || c.Process != "gpu0:1001" || c.Seq != int64(i) {
+			t.Fatalf("call %d: %+v", i, c)
+		}
+		if c.Algo != "RING" || c.Proto == "" {
+			t.Fatalf("call %d has no TUNING choice: %+v", i, c)
+		}
+	}
+	if counts[nccl.AllReduce] != 92 || counts[nccl.AllGather] != 23 || counts[nccl.Broadcast] != 1 {
+		t.Errorf("counts %v", counts)
+	}
+	// The decode all-gather: 16 tokens × 8000 bf16 per rank, 4 ranks.
+	if c := cl.Calls[len(cl.Calls)-1]; c.Op != nccl.AllGather || c.Bytes != 4*16*8000*2 {
+		t.Errorf("last call %+v", c)
+	}
+	other, err := ParseCalls(readTestdata(t, "calls/nccl.gpu0.1002"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := other.Calls[0]; c.Rank != 1 || c.Algo != "" || c.CommID != cl.Calls[0].CommID {
+		t.Errorf("rank 1's first call %+v: rank 1, no TUNING line, the same commId", c)
+	}
+}
+
+// NCCL lines mixed into a server's output: the calls between its "Capture
+// cuda graph begin" and "end" lines are marked captured.
+func TestParseCallsGraphCapture(t *testing.T) {
+	cl, err := ParseCalls(readTestdata(t, "calls/mixed-graphs.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	captured := 0
+	procs := map[string]bool{}
+	for _, c := range cl.Calls {
+		procs[c.Process] = true
+		if c.Captured {
+			captured++
+			if c.Bytes > 16*4096*2 {
+				t.Errorf("a prefill call marked captured: %+v", c)
+			}
+		}
+	}
+	if len(cl.Calls) != 128 || captured != 80 || len(procs) != 4 {
+		t.Errorf("%d calls, %d captured, %d processes; want 128, 80, 4", len(cl.Calls), captured, len(procs))
+	}
+	if len(cl.GraphCapture) != 2 || !strings.Contains(cl.GraphCapture[0], "Capture cuda graph begin") {
+		t.Errorf("graph capture lines %q", cl.GraphCapture)
+	}
+}
+
+// Inspector's JSON: bytes per rank made nccl-tests' size, times kept, and
+// the coll_sn gap said to be a sample.
+func TestParseCallsInspector(t *testing.T) {
+	cl, err := ParseCalls(readTestdata(t, "calls/inspector-gpu0-pid2001.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.Format != FormatInspector || len(cl.Calls) != 21 {
+		t.Fatalf("format %s, %d calls; want inspector, 21", cl.Format, len(cl.Calls))
+	}
+	c := cl.Calls[0]
+	if c.Op != nccl.AllGather || c.Bytes != 4*256000 || c.TimeUS != 95 || c.CommID != "0x7f8c496ae9f661" || c.Process != "gpu0:2001" {
+		t.Errorf("first record %+v", c)
+	}
+	if len(cl.Notes) != 1 || !strings.Contains(cl.Notes[0], "recorded 11 of") || !strings.Contains(cl.Notes[0], "12 collectives") {
+		t.Errorf("notes %q: want the sample said (11 of 12 coll_sn)", cl.Notes)
+	}
+	// Cut short: what came before the damage is kept.
+	data := readTestdata(t, "calls/inspector-gpu0-pid2001.log")
+	cut, err := ParseCalls(data[:len(data)/2])
+	if err != nil || len(cut.Calls) == 0 || !strings.Contains(strings.Join(cut.Notes, " "), "unreadable") {
+		t.Errorf("cut Inspector output: %v, %+v", err, cut)
+	}
+}
+
+// TUNING lines alone: rank 0's calls, all-gather sized with the INIT
+// line's rank count.
+func TestParseCallsTuningOnly(t *testing.T) {
+	cl, err := ParseCalls(readTestdata(t, "calls/tuning-only.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cl.FromTuning || len(cl.Calls) != 10 {
+		t.Fatalf("from tuning %v, %d calls; want true, 10", cl.FromTuning, len(cl.Calls))
+	}
+	if c := cl.Calls[3]; c.Op != nccl.AllGather || c.Bytes != 4*64000 || c.NRanks != 4 {
+		t.Errorf("all-gather %+v", c)
+	}
+}
+
+func TestParseCallsNoCalls(t *testing.T) {
+	for _, in := range []string{"", "hello\n", string(readTestdata(t, "fixtures/ag3.txt")), `{"a": 1}`,
+		"gpu0:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1 commId 0x2 - Init COMPLETE\n"} {
+		if _, err := ParseCalls([]byte(in)); !errors.Is(err, ErrNoCalls) {
+			t.Errorf("%.40q: err %v, want ErrNoCalls", in, err)
+		}
+	}
+}
+
+// A split communicator is named by its parent's identity, split count and
+// colour, the same in every process.
+func TestParseCallsSplit(t *testing.T) {
+	var b strings.Builder
+	for r := range 2 {
+		p := "h:" + string(rune('1'+r)) + ":1 [0] NCCL INFO "
+		b.WriteString(p + "ncclCommInitRankConfig comm 0xa" + string(rune('0'+r)) + " rank " + string(rune('0'+r)) + " nranks 2 cudaDev 0 nvmlDev 0 busId 1 commId 0xfeed - Init COMPLETE\n")
+		b.WriteString(p + "ncclCommSplit comm 0xb" + string(rune('0'+r)) + " rank 0 nranks 1 cudaDev 0 nvmlDev 0 busId 1 parent 0xa" + string(rune('0'+r)) + " splitCount 1 color " + string(rune('0'+r)) + " key 0 - Init COMPLETE\n")
+		b.WriteString(p + "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 8 datatype 7 op 0 root 0 comm 0xb" + string(rune('0'+r)) + " [nranks=1] stream 0x3\n")
+	}
+	cl, err := ParseCalls([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{cl.Calls[0].CommID, cl.Calls[1].CommID}; got[0] != "0xfeed split 1 color 0" || got[1] != "0xfeed split 1 color 1" {
+		t.Errorf("split identities %q", got)
+	}
+}
+
+// FuzzParseCalls: any input gives calls or ErrNoCalls, never a panic, and
+// every call keeps the reader's promises.
+func FuzzParseCalls(f *testing.F) {
+	for _, name := range []string{"nccl.gpu0.1001", "mixed-graphs.log", "inspector-gpu0-pid2001.log", "tuning-only.log"} {
+		data := readTestdata(f, "calls/"+name)
+		if len(data) > 4096 {
+			data = data[:4096]
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cl, err := ParseCalls(data)
+		if err != nil {
+			if !errors.Is(err, ErrNoCalls) || cl != nil {
+				t.Fatalf("err %v with %+v", err, cl)
+			}
+			return
+		}
+		if len(cl.Calls) == 0 {
+			t.Fatal("no calls and no error")
+		}
+		for _, c := range cl.Calls {
+			if c.Bytes < 0 || c.Count < 0 || c.NRanks < 0 || !c.Datatype.Valid() || c.TimeUS < 0 {
+				t.Fatalf("call %+v", c)
+			}
+		}
+	})
+}

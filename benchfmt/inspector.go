@@ -1,0 +1,140 @@
+package benchfmt
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// NCCL Inspector (ext-profiler/inspector in NCCL's source since 2.28.3,
+// loaded with NCCL_PROFILER_PLUGIN and NCCL_INSPECTOR_ENABLE=1) writes one
+// JSON object per line, per communicator and collective:
+//
+//	{"header":{"id":"0x7f8c496ae9f661","rank":2,"n_ranks":8,"nnodes":1},
+//	 "metadata":{"inspector_output_format_version":"v4.0",…,"hostname":"h","pid":1639453},
+//	 "coll_perf":{"coll":"AllReduce","coll_sn":1407,"coll_msg_size_bytes":17179869184,
+//	              "coll_exec_time_us":61974,"coll_timing_source":"kernel_gpu",…}}
+//
+// coll_msg_size_bytes is count × type size (one rank's part for all-gather
+// and reduce-scatter, as in NCCL's API). Its dump thread writes, every
+// NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS, the last collective
+// each communicator completed since the previous dump: collectives that
+// complete faster than that are sampled, not all recorded, and the gaps in
+// coll_sn say how many were left out.
+
+type inspectorRecord struct {
+	Header *struct {
+		ID     string `json:"id"`
+		Rank   *int   `json:"rank"`
+		NRanks int    `json:"n_ranks"`
+	} `json:"header"`
+	Metadata struct {
+		Hostname string      `json:"hostname"`
+		PID      json.Number `json:"pid"`
+	} `json:"metadata"`
+	CollPerf *struct {
+		Coll     string  `json:"coll"`
+		SN       int64   `json:"coll_sn"`
+		MsgBytes int64   `json:"coll_msg_size_bytes"`
+		ExecUS   float64 `json:"coll_exec_time_us"`
+		Timing   string  `json:"coll_timing_source"`
+	} `json:"coll_perf"`
+}
+
+// parseInspector reads Inspector's records; ok is false when data holds
+// none (it is not Inspector output).
+func parseInspector(data []byte) (*CallLog, bool) {
+	cl := &CallLog{Format: FormatInspector}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	bad := 0
+	for {
+		var rec inspectorRecord
+		err := dec.Decode(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			// A record cut short (the dump thread was writing when the
+			// process ended) or damage: keep what was read before it.
+			if len(cl.Calls) > 0 {
+				cl.Notes = append(cl.Notes, fmt.Sprintf("Inspector output unreadable after %d records (%v): read up to there", len(cl.Calls), err))
+			}
+			break
+		}
+		c, ok := inspectorCall(rec)
+		if !ok {
+			bad++
+			continue
+		}
+		cl.Calls = append(cl.Calls, c)
+	}
+	if len(cl.Calls) == 0 {
+		return nil, false
+	}
+	if bad > 0 {
+		cl.Notes = append(cl.Notes, fmt.Sprintf("%d JSON objects are not Inspector collective records: skipped", bad))
+	}
+	cl.Notes = append(cl.Notes, inspectorCoverage(cl.Calls)...)
+	return cl, true
+}
+
+func inspectorCall(rec inspectorRecord) (Call, bool) {
+	p := rec.CollPerf
+	if p == nil || rec.Header == nil || rec.Header.ID == "" || !isWord(p.Coll) ||
+		p.MsgBytes < 0 || p.MsgBytes > MaxRowBytes || p.SN < 0 || !(p.ExecUS >= 0) || p.ExecUS > MaxTimeUS {
+		return Call{}, false
+	}
+	rank := -1
+	if rec.Header.Rank != nil {
+		rank = *rec.Header.Rank
+	}
+	op := opOfFunction(p.Coll)
+	return Call{
+		Process:  rec.Metadata.Hostname + ":" + rec.Metadata.PID.String(),
+		CommID:   rec.Header.ID,
+		Rank:     rank,
+		NRanks:   rec.Header.NRanks,
+		Function: p.Coll,
+		Op:       op,
+		Count:    p.MsgBytes,
+		Datatype: int8Type,
+		Bytes:    nccl.CallSize(op, p.MsgBytes, 1, rec.Header.NRanks),
+		Seq:      p.SN,
+		TimeUS:   p.ExecUS,
+	}, true
+}
+
+// inspectorCoverage says, per communicator, how many of its collectives
+// (distinct coll_sn over its ranks) Inspector recorded, when it left some
+// out.
+func inspectorCoverage(calls []Call) []string {
+	type span struct {
+		lo, hi int64
+		sns    map[int64]bool
+	}
+	spans := map[string]*span{}
+	for _, c := range calls {
+		s := spans[c.CommID]
+		if s == nil {
+			s = &span{lo: c.Seq, hi: c.Seq, sns: map[int64]bool{}}
+			spans[c.CommID] = s
+		}
+		s.lo, s.hi = min(s.lo, c.Seq), max(s.hi, c.Seq)
+		s.sns[c.Seq] = true
+	}
+	var out []string
+	for comm, s := range spans {
+		if n, total := int64(len(s.sns)), s.hi-s.lo+1; n < total {
+			out = append(out, fmt.Sprintf("Inspector recorded %d of communicator %s's %d collectives (coll_sn %d–%d): it writes each communicator's last one per dump interval, so its counts are a sample; a shorter NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS records more",
+				n, comm, total, s.lo, s.hi))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
