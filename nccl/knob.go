@@ -41,9 +41,6 @@ var protocols = []string{"LL", "LL128", "Simple"}
 
 var algorithms = []string{"Ring", "Tree", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"}
 
-// collectives accepted before ':' in NCCL's per-collective syntax (2.24+).
-var collectives = []string{"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "sendrecv", "send", "recv", "alltoall"}
-
 func pow2Choices(lo, hi int) []string {
 	out := []string{""}
 	for v := lo; v <= hi; v *= 2 {
@@ -188,19 +185,15 @@ func checkBuffSize(v string) error {
 
 // checkNameList validates NCCL's list syntax for PROTO and ALGO: a comma
 // list of names, optionally led by ^ to exclude them, and since 2.24 a
-// ';'-separated list of per-collective "coll:list" entries.
+// ';'-separated list of per-function "function:list" entries (see
+// listEntries for what NCCL refuses).
 func checkNameList(v string, valid []string) error {
-	for _, part := range strings.Split(v, ";") {
-		if part == "" {
-			return fmt.Errorf("empty entry between ';'")
-		}
-		list := part
-		if coll, rest, ok := strings.Cut(part, ":"); ok {
-			if !containsFold(collectives, coll) {
-				return fmt.Errorf("unknown collective %q before ':' (want one of %s)", coll, strings.Join(collectives, ", "))
-			}
-			list = rest
-		}
+	entries, err := listEntries(v)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		list := e.list
 		exclude := strings.HasPrefix(list, "^")
 		list = strings.TrimPrefix(list, "^")
 		names := strings.Split(list, ",")

@@ -1,0 +1,149 @@
+package nccl
+
+import (
+	"fmt"
+	"strings"
+)
+
+// NCCL_ALGO and NCCL_PROTO take a per-function form since NCCL 2.24
+// (src/graph/tuning.cc, parseList): a ';'-separated list of entries, each
+// "function:list" except perhaps the first, which applies to every function:
+//
+//	NCCL_PROTO="LL,Simple;allreduce:^LL"   every function LL and Simple, allreduce all but LL
+//	NCCL_PROTO=allreduce:^LL128            allreduce all but LL128, every other function its defaults
+//
+// The functions are NCCL's ncclFuncStr, compared case-insensitively:
+// Broadcast, Reduce, AllGather, ReduceScatter, AllReduce. Any other prefix
+// ("sendrecv:", "alltoall:": those run as send/recv and have no entry) is
+// "Unrecognized prefix token" and ncclInvalidUsage: the communicator fails.
+// A function no entry names keeps NCCL's defaults, which is what makes a
+// scoped recommendation leave the other collectives alone.
+
+// perFunctionSince is the first NCCL version (major, minor) that reads the
+// per-function form; older versions read "allreduce:^LL" as one unknown
+// element and fail.
+var perFunctionSince = [2]int{2, 24}
+
+// PerFunctionSupported reports whether NCCL version v ("2.28.3") reads the
+// per-function form of NCCL_ALGO and NCCL_PROTO; false when v is unknown.
+func PerFunctionSupported(v string) bool {
+	if strings.Count(v, ".") < 1 {
+		return false
+	}
+	return !versionBefore(v, perFunctionSince[0], perFunctionSince[1])
+}
+
+// PerFunctionNames are the prefixes NCCL accepts in the per-function form,
+// lower case, in NCCL's order: the ops that have one (Op.PerFunction).
+func PerFunctionNames() []string {
+	var out []string
+	for _, o := range []Op{Broadcast, Reduce, AllGather, ReduceScatter, AllReduce} {
+		if f, ok := o.PerFunction(); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// listEntries splits an NCCL_ALGO/NCCL_PROTO value into its entries as
+// NCCL reads them: the function ("" for the entry that applies to every
+// function) and its list. It refuses what NCCL refuses: an empty entry or
+// list, an unknown function, and an entry without a function after the
+// first.
+func listEntries(v string) ([]listEntry, error) {
+	var out []listEntry
+	for i, part := range strings.Split(v, ";") {
+		if strings.TrimSpace(part) == "" {
+			return nil, fmt.Errorf("empty entry between ';'")
+		}
+		fn, list, scoped := strings.Cut(part, ":")
+		if !scoped {
+			if i > 0 {
+				return nil, fmt.Errorf("entry %q has no function: every entry but the first must name one (e.g. allreduce:%s), NCCL refuses it", part, part)
+			}
+			out = append(out, listEntry{list: part})
+			continue
+		}
+		if !containsFold(PerFunctionNames(), fn) {
+			return nil, fmt.Errorf("unknown collective %q before ':' (NCCL accepts %s; alltoall and sendrecv run as send/recv and have no entry)", fn, strings.Join(PerFunctionNames(), ", "))
+		}
+		if strings.TrimPrefix(list, "^") == "" {
+			return nil, fmt.Errorf("entry %q has no list after ':'", part)
+		}
+		out = append(out, listEntry{function: strings.ToLower(fn), list: list})
+	}
+	return out, nil
+}
+
+type listEntry struct {
+	function string // "" applies to every function
+	list     string
+}
+
+// IsScoped reports whether an NCCL_ALGO/NCCL_PROTO value uses the
+// per-function form (any entry names a function).
+func IsScoped(v string) bool {
+	entries, err := listEntries(v)
+	if err != nil {
+		return strings.Contains(v, ":")
+	}
+	for _, e := range entries {
+		if e.function != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// ScopeList writes a plain NCCL_ALGO/NCCL_PROTO list ("^LL128") in the
+// per-function form for ops ("allreduce:^LL128;allgather:^LL128"), so
+// every function outside ops keeps NCCL's defaults. ok is false when the
+// value is already scoped or invalid, or no op of ops has a per-function
+// entry (alltoall and sendrecv have none: NCCL's lists do not choose their
+// plan).
+func ScopeList(list string, ops []Op) (string, bool) {
+	entries, err := listEntries(list)
+	if err != nil || len(entries) != 1 || entries[0].function != "" {
+		return "", false
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for _, o := range ops {
+		if f, ok := o.PerFunction(); ok && !seen[f] {
+			seen[f] = true
+			parts = append(parts, f+":"+list)
+		}
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	return strings.Join(parts, ";"), true
+}
+
+// ScopedKnobs are the knobs that take the per-function form; channel and
+// CTA caps and every other knob stay process-wide.
+var ScopedKnobs = []string{"NCCL_ALGO", "NCCL_PROTO"}
+
+// ScopeConfig returns cfg with its NCCL_ALGO and NCCL_PROTO written in the
+// per-function form for ops when NCCL version (the fabric's) reads that
+// form, and the knobs it rewrote; cfg itself (cloned) and nil otherwise.
+// The ops of the workload run exactly as under cfg (each one's entry is
+// cfg's list); every other function keeps NCCL's defaults.
+func ScopeConfig(cfg Config, ops []Op, version string) (Config, []string) {
+	out := cfg.Clone()
+	if !PerFunctionSupported(version) {
+		return out, nil
+	}
+	var scoped []string
+	for _, k := range ScopedKnobs {
+		v, ok := out[k]
+		if !ok {
+			continue
+		}
+		if s, ok := ScopeList(v, ops); ok {
+			out[k] = s
+			scoped = append(scoped, k)
+		}
+	}
+	return out, scoped
+}
