@@ -210,7 +210,7 @@ func checkNameList(v string, valid []string) error {
 			return fmt.Errorf("excludes every choice, leaving NCCL nothing to use")
 		}
 	}
-	return nil
+	return checkEntryOrder(entries)
 }
 
 func containsFold(list []string, s string) bool {

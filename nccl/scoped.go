@@ -58,10 +58,7 @@ func listEntries(v string) ([]listEntry, error) {
 		}
 		fn, list, scoped := strings.Cut(part, ":")
 		if !scoped {
-			if i > 0 {
-				return nil, fmt.Errorf("entry %q has no function: every entry but the first must name one (e.g. allreduce:%s), NCCL refuses it", part, part)
-			}
-			out = append(out, listEntry{list: part})
+			out = append(out, listEntry{list: part, unscopedLater: i > 0})
 			continue
 		}
 		if !containsFold(PerFunctionNames(), fn) {
@@ -78,12 +75,29 @@ func listEntries(v string) ([]listEntry, error) {
 type listEntry struct {
 	function string // "" applies to every function
 	list     string
+	// unscopedLater: an entry without a function after the first, which
+	// NCCL refuses (see checkEntryOrder).
+	unscopedLater bool
+}
+
+// checkEntryOrder refuses an entry without a function after the first:
+// NCCL's "All entries except the first must have a prefix".
+func checkEntryOrder(entries []listEntry) error {
+	for _, e := range entries {
+		if e.unscopedLater {
+			return fmt.Errorf("entry %q has no function: every entry but the first must name one (e.g. allreduce:%s), NCCL refuses it", e.list, e.list)
+		}
+	}
+	return nil
 }
 
 // IsScoped reports whether an NCCL_ALGO/NCCL_PROTO value uses the
 // per-function form (any entry names a function).
 func IsScoped(v string) bool {
 	entries, err := listEntries(v)
+	if err == nil {
+		err = checkEntryOrder(entries)
+	}
 	if err != nil {
 		return strings.Contains(v, ":")
 	}

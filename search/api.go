@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
@@ -56,7 +57,29 @@ type Recorder interface {
 
 // Options configure a study.
 type Options struct {
+	// Band is the band of a one-part study; a workload of several parts
+	// sets Workload and Band to their hull (Hull).
 	Band nccl.Band
+	// Op is the collective of a one-part study ("" is all-reduce).
+	Op nccl.Op
+	// Workload, when it has several parts, is what the study tunes for:
+	// its objective is the weighted geometric combination of the parts'
+	// band scores, and one measurement of a config is one launch per op.
+	// Empty or one part: the study of Band and Op.
+	Workload nccl.Workload
+	// GuardOps are the collectives outside the workload the confirmation
+	// also measures for the candidate, interleaved with the baseline, at
+	// the workload's sizes and the guard sizes, GuardLaunches launches per
+	// arm each: a recommendation that makes one significantly slower by
+	// more than the minimum effect is refused (EndingOpRegression).
+	GuardOps      []nccl.Op
+	GuardLaunches int
+	// ScopeLists writes a winning NCCL_ALGO/NCCL_PROTO in NCCL's
+	// per-function form for the workload's ops (NCCL 2.24+), so the other
+	// collectives keep NCCL's defaults; the scoped config is what the
+	// confirmation measures. Set for a study of collectives (--part,
+	// --guard-ops); today's one-band study recommends the plain list.
+	ScopeLists bool
 	// Guard sizes: the winner may not be significantly slower there.
 	Guard []int64
 	Space Space
@@ -105,6 +128,7 @@ func DefaultOptions() Options {
 		Startup:             8,
 		ConfirmLaunches:     6,
 		MaxLaunchesPerTrial: 3,
+		GuardLaunches:       DefaultGuardLaunches,
 		TopConfigs:          3,
 		LocalSteps:          2,
 		Stats:               model.DefaultOptions(),
@@ -131,18 +155,48 @@ const (
 const explainLaunches = 2
 
 // MinBudget is the smallest budget a study can decide with.
-func (o Options) MinBudget() int { return 1 + 2*o.ConfirmLaunches + explainLaunches + 4 }
+func (o Options) MinBudget() int {
+	k := o.cost()
+	return 1 + (2*o.ConfirmLaunches+explainLaunches+4)*k + o.guardReserve()
+}
+
+// cost is the launches one measurement takes: one per op of a workload of
+// several parts.
+func (o Options) cost() int {
+	if len(o.Parts()) < 2 {
+		return 1
+	}
+	return len(o.Parts().Ops())
+}
 
 // Validate checks options before the first launch.
 func (o Options) Validate() error {
 	if err := o.Band.Validate(); err != nil {
 		return err
 	}
+	if err := o.Parts().Validate(); err != nil {
+		return err
+	}
+	for _, op := range o.GuardOps {
+		if !op.Valid() {
+			return fmt.Errorf("unknown guarded collective %q: use one of %s", op, strings.Join(nccl.OpNames(), ", "))
+		}
+		if len(o.Parts().Sizes(op)) > 0 {
+			return fmt.Errorf("%s is a part of the workload: its parts are guarded already; leave it out of --guard-ops", op)
+		}
+	}
+	if len(o.GuardOps) > 0 && o.GuardLaunches < 2 {
+		return fmt.Errorf("%d launches per guarded op cannot measure a spread; use at least 2", o.GuardLaunches)
+	}
 	if o.ConfirmLaunches < model.MinLaunchesForDecision(o.Stats) {
 		return fmt.Errorf("%d confirmation launches per arm cannot reach significance at alpha %g; use at least %d",
 			o.ConfirmLaunches, o.Stats.Alpha, model.MinLaunchesForDecision(o.Stats))
 	}
 	if o.Budget < o.MinBudget() {
+		if k, g := o.cost(), o.guardReserve(); k > 1 || g > 0 {
+			return fmt.Errorf("--budget %d is too small: this workload needs at least %d launches (1 warm-up; %d per measurement, one per op: %d confirmation, %d explain, %d to explore; %d for the guarded ops)",
+				o.Budget, o.MinBudget(), k, 2*o.ConfirmLaunches*k, explainLaunches*k, 4*k, g)
+		}
 		return fmt.Errorf("--budget %d is too small: a study needs at least %d launches (1 warm-up, %d confirmation, %d explain, 4 to explore)",
 			o.Budget, o.MinBudget(), 2*o.ConfirmLaunches, explainLaunches)
 	}
@@ -222,6 +276,15 @@ type Result struct {
 	// Dropped are the candidate's knobs left out of the recommendation
 	// because NCCL runs the same without them, each with its reason.
 	Dropped []nccl.Drop
+	// Parts are the confirmation's comparison part by part (a workload of
+	// several parts; nil for one, whose Decision is the part's).
+	Parts []PartResult
+	// OpGuards are the guarded ops outside the workload, measured for a
+	// recommended candidate (none when the confirmation kept the baseline).
+	OpGuards []OpGuard
+	// Scoped are the knobs the recommendation writes in NCCL's
+	// per-function form for the workload's ops (NCCL 2.24+).
+	Scoped []string
 }
 
 // Endings of a study. A confirmation that keeps the defaults ends with the

@@ -44,7 +44,7 @@ const (
 // what the budget allows.
 func (s *loop) confirmMax() int {
 	first := s.opts.ConfirmLaunches
-	limit := max(first, int(math.Round(confirmShare*float64(s.opts.Budget)/2)))
+	limit := max(first, int(math.Round(confirmShare*float64(s.opts.Budget)/float64(2*s.cost()))))
 	if limit == first {
 		return first
 	}
@@ -85,6 +85,11 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	if err != nil || w == nil {
 		return err
 	}
+	if w != base && s.opts.ScopeLists {
+		if w, err = s.scoped(w, res); err != nil {
+			return err
+		}
+	}
 	res.Winner, res.Dropped = w, dropped
 	if w == base {
 		// Confirming the baseline against itself would compare one set of
@@ -98,7 +103,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	out, err := Confirm(ctx, Confirmation{Baseline: base, Candidate: w, Design: d, Sizes: s.sizes, Stats: s.opts.Stats,
 		Launch: func(ctx context.Context, t *Trial) error { return s.launch(ctx, t, vocab.PhaseConfirm, true) },
 		Exhausted: func() bool {
-			return s.seq >= s.opts.Budget-s.explainLeft() || s.outOfConfirmTime()
+			return s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() || s.outOfConfirmTime()
 		}})
 	res.Looks = out.Looks
 	switch {
@@ -153,11 +158,30 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 	return w, dropped, nil
 }
 
+// scoped is the trial to confirm in place of w when NCCL reads the
+// per-function form (2.24+) and w sets NCCL_ALGO or NCCL_PROTO: the same
+// lists written for the workload's ops only, so every other collective
+// keeps NCCL's defaults (the workload's ops run exactly as under w). What
+// is confirmed is what is recommended: the scoped config is a trial of
+// its own, measured from the confirmation's first launch.
+func (s *loop) scoped(w *Trial, res *Result) (*Trial, error) {
+	version := s.version
+	if s.plan.native != nil && s.plan.native.Version != "" {
+		version = s.plan.native.Version
+	}
+	cfg, knobs := nccl.ScopeConfig(w.Config, s.opts.Parts().Ops(), version)
+	if len(knobs) == 0 {
+		return w, nil
+	}
+	res.Scoped = knobs
+	return s.trialOf(cfg)
+}
+
 // confirmDesign sizes the confirmation of w against base from what the
 // budget still allows, launches already made for the confirmation (a
 // resumed study) included.
 func (s *loop) confirmDesign(res *Result, base, w *Trial) model.ConfirmDesign {
-	room := (s.opts.Budget - s.seq - s.explainLeft() + len(base.Confirm) + len(w.Confirm)) / 2
+	room := ((s.opts.Budget-s.seq-s.explainLeft()-s.guardLeft())/s.cost() + len(base.Confirm) + len(w.Confirm)) / 2
 	maxN := max(min(s.confirmMax(), room), 1)
 	if res.Stopped == "space" {
 		// Every distinct config was explored: what exploration did not use
@@ -189,7 +213,7 @@ func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 		res.Reason = fmt.Sprintf("%s switches on what NCCL's defaults disabled (%s); keep NCCL's defaults, or allow it with --allow-disabled-protocols at the risk of wrong results",
 			w.Config, strings.Join(r.Enables, "; "))
 	}
-	for _, g := range s.opts.Guard {
+	for _, g := range s.guardSizes() {
 		gc := model.Compare(base.Confirm, w.Confirm, []int64{g}, s.opts.Stats)
 		res.Guards = append(res.Guards, GuardCheck{Bytes: g, Comparison: gc})
 		if res.Recommend && gc.Slower {
@@ -197,7 +221,7 @@ func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 			res.Ending = EndingGuard
 			// The change in time, signed as the size table prints it.
 			res.Reason = fmt.Sprintf("%s is faster in the band but significantly slower at the guard size %s (%+.1f%% time); keep NCCL's defaults or narrow the guard",
-				w.Config, nccl.FormatSize(g), 100*(1/gc.Speedup-1))
+				w.Config, FormatKey(g), 100*(1/gc.Speedup-1))
 		}
 	}
 }

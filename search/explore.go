@@ -45,7 +45,7 @@ func (s *loop) nextRefinement() *Trial {
 	if c := s.rank.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) {
 		return c
 	}
-	if s.exploreLeft() <= settleLaunches {
+	if s.exploreLeft() <= settleLaunches*s.cost() {
 		if r := s.rank.runnerUp(base); r != nil {
 			return r
 		}
@@ -353,7 +353,7 @@ func (s *loop) simplification() nccl.Config {
 // same; without it cfg would be measured as a new config. Checks are
 // bounded so they never eat the exploration.
 func (s *loop) checkTwin(cfg nccl.Config) *Trial {
-	if s.plan.native == nil || s.plan.checks >= s.maxChecks() || s.exploreLeft() < 4 {
+	if s.plan.native == nil || s.plan.checks >= s.maxChecks() || s.exploreLeft() < 4*s.cost() {
 		return nil
 	}
 	r := s.plan.resolve(cfg)

@@ -22,13 +22,20 @@ var errSpaceExhausted = errors.New("every config of the space has been tried")
 // every launch, and asks NCCL's plan (plan: which configs run alike) and
 // the ranking (rank: which trial leads, which to confirm) what to do next.
 type loop struct {
-	opts     Options
-	sizes    []int64
-	launcher Launcher
-	rec      Recorder
-	onEvent  func(Event)
-	prop     proposer
-	rng      *rand.Rand
+	opts Options
+	// work is how a workload of several parts (Options.Parts) scores a
+	// round, nil for one part.
+	work *workload
+	// sizes are the keys a measurement is scored over: the band's sizes,
+	// or a workload's round score (scoreKey); guardKeys a workload's guard
+	// sizes as its rounds hold them (guardSizes).
+	sizes     []int64
+	guardKeys []int64
+	launcher  Launcher
+	rec       Recorder
+	onEvent   func(Event)
+	prop      proposer
+	rng       *rand.Rand
 
 	// measured are the trials and the launches so far; byKey indexes the
 	// trials by plan key (planner.keyOf).
@@ -50,6 +57,10 @@ type loop struct {
 	planRead, candidateRead bool
 	// resumed is true for a study continued from stored launches.
 	resumed bool
+	// guardsDone is true once the guards were run or are not owed.
+	guardsDone bool
+	// version is NCCL's version as the launches print it ("" until one did).
+	version string
 }
 
 // newLoop is a study of opts with no trial yet and nothing launched.
@@ -57,7 +68,14 @@ func newLoop(opts Options) *loop {
 	sizes := opts.Band.Sizes()
 	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: time.Now(),
 		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(sizes, opts.Guard, opts.AllowDisabled)}
-	s.rank = ranking{measured: s.measured, plan: &s.plan, sizes: sizes, guard: opts.Guard,
+	if s.work = newWorkload(opts.Parts()); s.work != nil {
+		// NCCL's plan is one op's: the first op's sizes; several ops are
+		// planned apart and nothing is merged (planner.severalOps).
+		s.plan = newPlanner(opts.Parts().Sizes(s.work.ops[0]), opts.Guard, opts.AllowDisabled)
+		s.plan.severalOps = len(s.work.ops) > 1
+		s.sizes, s.guardKeys = []int64{scoreKey}, s.work.guardKeys(opts.Guard)
+	}
+	s.rank = ranking{measured: s.measured, plan: &s.plan, sizes: s.sizes, guard: s.guardSizes(),
 		minEffect: opts.Stats.MinEffect, maxLaunches: opts.MaxLaunchesPerTrial}
 	return s
 }
@@ -70,6 +88,9 @@ func newLoop(opts Options) *loop {
 // When ctx is cancelled Run stops the running launch and returns what is
 // known with Stopped "interrupted" and ctx's error.
 func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior []*Trial, priorLaunches int, onEvent func(Event)) (*Result, error) {
+	if len(opts.Workload) > 1 && opts.Band == (nccl.Band{}) {
+		opts.Band = Hull(opts.Workload)
+	}
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -154,6 +175,9 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 	if err := s.confirm(ctx, res); err != nil {
 		return s.stop(res, err)
 	}
+	if err := s.guard(ctx, res); err != nil {
+		return s.stop(res, err)
+	}
 	if err := s.explain(ctx, res); err != nil {
 		return s.stop(res, err)
 	}
@@ -169,7 +193,8 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 	// a measured launch is still to come (the warm-up takes its place in
 	// the budget); with only debug launches owed, it warms up for nothing.
 	if !s.resumed || s.seq < s.opts.Budget-s.explainLeft() {
-		if err := s.launch(ctx, base, vocab.PhaseWarmup, false); err != nil {
+		// One launch warms the fabric up, whatever the workload's ops.
+		if err := s.launchOp(ctx, base, vocab.PhaseWarmup, false, s.opts.Parts()[0].Op, s.warmupRound()); err != nil {
 			return err
 		}
 		if !base.State.Usable() {
@@ -188,14 +213,14 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 		}
 	}
 	// A resumed study read it from its stored plan launch (replayDebug).
-	if !s.planRead && s.seq < s.opts.Budget {
+	if !s.planRead && s.seq+s.cost() <= s.opts.Budget {
 		if err := s.launch(ctx, planOf, vocab.PhasePlan, false); err != nil {
 			return err
 		}
 	}
 	s.planRead = true
 	// Every later proposal is judged against the baseline's own launches.
-	for len(base.Explore) < 1 && s.exploreLeft() > 0 {
+	for len(base.Explore) < 1 && s.exploreLeft() >= s.cost() {
 		if err := s.launch(ctx, base, vocab.PhaseExplore, true); err != nil {
 			return err
 		}
@@ -211,7 +236,7 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 // finding a candidate first when they must.
 func (s *loop) explore(ctx context.Context, res *Result) error {
 	res.Stopped = "budget"
-	for s.exploreLeft() > 0 || s.mustSettle() || s.mustFind() {
+	for s.exploreLeft() >= s.cost() || s.mustSettle() || s.mustFind() {
 		if s.outOfTime() {
 			res.Stopped = "time"
 			break
@@ -272,7 +297,7 @@ func (s *loop) defaultsTrial() (*Trial, error) {
 // when the baseline is the user's settings, so the study can say whether
 // they would be better still.
 func (s *loop) exploreDefaults(ctx context.Context) error {
-	if len(s.opts.Baseline.Clone()) == 0 || s.exploreLeft() <= 0 {
+	if len(s.opts.Baseline.Clone()) == 0 || s.exploreLeft() < s.cost() {
 		return nil
 	}
 	t, err := s.defaultsTrial()
@@ -285,7 +310,16 @@ func (s *loop) exploreDefaults(ctx context.Context) error {
 // exploreLeft is the number of launches exploration may still use, the
 // confirmation's share held back.
 func (s *loop) exploreLeft() int {
-	return s.opts.Budget - 2*s.confirmMax() - s.explainLeft() - s.seq
+	return s.opts.Budget - 2*s.confirmMax()*s.cost() - s.explainLeft() - s.guardLeft() - s.seq
+}
+
+// cost is the launches one measurement of a config takes: one per op of
+// the workload (1 for a one-part study).
+func (s *loop) cost() int {
+	if s.work == nil {
+		return 1
+	}
+	return len(s.work.ops)
 }
 
 // explainLeft is the number of debug launches still held back: the
@@ -294,10 +328,10 @@ func (s *loop) exploreLeft() int {
 func (s *loop) explainLeft() int {
 	n := 0
 	if !s.planRead {
-		n++
+		n += s.cost()
 	}
 	if !s.candidateRead {
-		n++
+		n += s.cost()
 	}
 	return n
 }
@@ -314,7 +348,7 @@ const settleLaunches = 1
 func (s *loop) mustSettle() bool {
 	c := s.rank.candidate(s.baseline())
 	return c != nil && len(c.Explore) < 2 &&
-		s.opts.Budget-s.seq-2*s.opts.ConfirmLaunches-s.explainLeft() > 0
+		s.opts.Budget-s.seq-2*s.opts.ConfirmLaunches*s.cost()-s.explainLeft()-s.guardLeft() >= s.cost()
 }
 
 // mustFind reports that no config other than the defaults has run
@@ -324,7 +358,7 @@ func (s *loop) mustSettle() bool {
 func (s *loop) mustFind() bool {
 	need := model.MinLaunchesForDecision(s.opts.Stats)
 	return s.rank.candidate(s.baseline()) == nil &&
-		s.opts.Budget-s.seq-s.explainLeft()-2*need-1 > 0
+		s.opts.Budget-s.seq-s.explainLeft()-s.guardLeft()-(2*need+1)*s.cost() >= s.cost()
 }
 
 // outOfTime reports whether exploring once more would leave too little of
@@ -334,7 +368,7 @@ func (s *loop) outOfTime() bool {
 		return false
 	}
 	mean := s.meanLaunchDuration()
-	need := time.Duration(2*s.opts.ConfirmLaunches+1) * mean
+	need := time.Duration((2*s.opts.ConfirmLaunches+1)*s.cost()) * mean
 	return time.Since(s.start)+need > s.opts.Time
 }
 
@@ -395,9 +429,49 @@ func (s *loop) learnPlan(t *Trial, phase string, l *benchfmt.Launch) {
 	}
 }
 
-// launch runs and records one launch of t. The error is non-nil only when
-// the study cannot go on (cancelled, nothing launchable, store failure).
+// launch runs and records one measurement of t: one launch of a one-part
+// study, a round of one launch per op of a workload of several parts.
+// The error is non-nil only when the study cannot go on (cancelled,
+// nothing launchable, store failure).
 func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) error {
+	if s.work == nil {
+		return s.launchOp(ctx, t, phase, scored, s.opts.Parts()[0].Op, nil)
+	}
+	return s.launchRound(ctx, t, phase, scored)
+}
+
+// launchRound makes one launch of t per op of the workload; when every one
+// ran, their measurements become one round of t's (see workload).
+func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored bool) error {
+	round := map[nccl.Op]model.Launch{}
+	for _, op := range s.work.ops {
+		if err := s.launchOp(ctx, t, phase, scored, op, round); err != nil {
+			return err
+		}
+		if !t.State.Usable() {
+			return nil // failed: the round is incomplete, the trial failed
+		}
+	}
+	if len(round) < len(s.work.ops) {
+		return nil // unscored (warm-up, debug)
+	}
+	merged, err := s.work.merge(round)
+	if err != nil {
+		t.State, t.Reason = vocab.TrialFailed, "launch lacks band sizes: "+err.Error()
+		return nil
+	}
+	switch {
+	case phase == vocab.PhaseConfirm:
+		t.Confirm = append(t.Confirm, merged)
+	case scored:
+		t.Explore = append(t.Explore, merged)
+	}
+	return nil
+}
+
+// launchOp runs and records one launch of t measuring op. A one-part
+// study (round nil) adds the measurement to t; a round collects it.
+func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool, op nccl.Op, round map[nccl.Op]model.Launch) error {
 	// Every launch sweeps the band and the guard sizes: the band is scored,
 	// the guard sizes keep exploration away from configs that would fail the
 	// guard check at the end.
@@ -405,8 +479,8 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 	// A debug launch prints NCCL's log as it runs: its times are not
 	// measurements of the config.
 	scored = scored && !debug
-	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: debug}
-	req.MinBytes, req.MaxBytes = s.sweepRange()
+	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: debug, Op: s.requestOp(op)}
+	req.MinBytes, req.MaxBytes = s.sweepRange(op)
 	if debug {
 		// NCCL's choices outside the band matter too: the tuner-plugin
 		// export must say what NCCL does at every size.
@@ -426,12 +500,26 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 	s.seq++
 	t.Launches++
 	s.launchDurations = append(s.launchDurations, l.Duration)
-	score := s.measure(t, phase, scored, debug, l)
-	if debug {
+	var score float64
+	if round == nil {
+		score = s.measure(t, phase, scored, debug, l)
+	} else if !debug && l.Outcome == benchfmt.OK && (scored || phase == vocab.PhaseConfirm) {
+		ml := model.LaunchOf(benchfmt.SizesOf(l.Result))
+		if _, err := model.LaunchScore(ml, s.opSizes(op)); err != nil {
+			l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
+		} else {
+			round[op] = ml
+		}
+	}
+	if debug && (s.work == nil || op == s.work.ops[0]) {
 		s.learnPlan(t, phase, l)
 	}
-	if l.Outcome != benchfmt.OK && !debug {
+	if l.Outcome != benchfmt.OK && !debug && phase != vocab.PhaseGuard {
+		// A guarded op that fails is judged by the guard, not the trial.
 		t.State, t.Reason = stateFor(l.Outcome), l.Reason
+	}
+	if s.version == "" && l.Result != nil {
+		s.version = l.Result.NCCLVersion
 	}
 	if err := s.rec.SaveLaunch(t, req, l, scored && l.Outcome == benchfmt.OK); err != nil {
 		return err
@@ -440,6 +528,41 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 		s.onEvent(s.event(req, t, l, scored, score))
 	}
 	return nil
+}
+
+// guardSizes are the guard sizes as measurements hold them.
+func (s *loop) guardSizes() []int64 {
+	if s.work == nil {
+		return s.opts.Guard
+	}
+	return s.guardKeys
+}
+
+// warmupRound is where a warm-up launch's measurement goes: nowhere, and
+// for a one-part study through measure as every launch (nil).
+func (s *loop) warmupRound() map[nccl.Op]model.Launch {
+	if s.work == nil {
+		return nil
+	}
+	return map[nccl.Op]model.Launch{}
+}
+
+// opSizes are the sizes a launch of op must measure: its parts' sizes, or
+// for a guarded op the workload's sizes and the guard sizes.
+func (s *loop) opSizes(op nccl.Op) []int64 {
+	if sizes := s.opts.Parts().Sizes(op); len(sizes) > 0 {
+		return sizes
+	}
+	return s.guardOpSizes()
+}
+
+// requestOp is the op a request names: "" (the launcher's own) for a
+// one-part study's op, so its launches are exactly as before.
+func (s *loop) requestOp(op nccl.Op) nccl.Op {
+	if s.work == nil && len(s.opts.Parts().Sizes(op)) > 0 {
+		return ""
+	}
+	return op.OrAllReduce()
 }
 
 // measure adds an OK launch of t to its measurements (confirmation or,
@@ -501,7 +624,7 @@ func (s *loop) explain(ctx context.Context, res *Result) error {
 		// The budget holds it back (explainLeft), a resumed study's too:
 		// its warm-up is made only with room to spare and NCCL's plan is
 		// read back from the store, so it is never spent before.
-		if t == nil || s.seq >= s.opts.Budget || s.plan.logged[t] {
+		if t == nil || s.seq+s.cost() > s.opts.Budget || s.plan.logged[t] {
 			// A plan launch of this trial already recorded what NCCL chose
 			// with it (the tuner-plugin export reads it from the trial's own
 			// launches).
@@ -514,11 +637,12 @@ func (s *loop) explain(ctx context.Context, res *Result) error {
 	return nil
 }
 
-// sweepRange covers the band and the guard sizes.
-func (s *loop) sweepRange() (int64, int64) {
-	lo, hi := s.opts.Band.Min, s.opts.Band.Max
-	for _, g := range s.opts.Guard {
-		lo, hi = min(lo, g), max(hi, g)
+// sweepRange covers op's parts' bands and the guard sizes; a guarded op's
+// the workload's sizes and the guard sizes.
+func (s *loop) sweepRange(op nccl.Op) (int64, int64) {
+	if len(s.opts.Parts().Sizes(op)) == 0 {
+		sizes := s.guardOpSizes()
+		return sizes[0], sizes[len(sizes)-1]
 	}
-	return lo, hi
+	return sweepFor(s.opts.Parts(), op, s.opts.Guard)
 }

@@ -20,6 +20,10 @@ import (
 type planner struct {
 	// sizes are the sizes whose plan matters: the band and the guard sizes.
 	sizes []int64
+	// severalOps: the workload has several collectives, each planned
+	// apart by NCCL: one op's plan proves nothing of another's, so no
+	// plan is learnt and nothing is merged.
+	severalOps bool
 	// allowDisabled lets configs switch on what NCCL's defaults disabled
 	// (Options.AllowDisabled).
 	allowDisabled bool
@@ -127,6 +131,10 @@ func (p *planner) learn(t *Trial, phase string, l *benchfmt.Launch) bool {
 			p.logged = map[*Trial]bool{}
 		}
 		p.logged[t] = true
+	}
+	if p.severalOps {
+		p.note = "a workload of several collectives: configs are not merged by plan (NCCL plans each collective apart)"
+		return false
 	}
 	n, ok := l.Result.Facts.Native("")
 	if ok {

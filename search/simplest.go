@@ -98,7 +98,7 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 // unknown and the budget holds the launch beside the smallest
 // confirmation.
 func (s *loop) readTwin(ctx context.Context, w *Trial) error {
-	if s.plan.native == nil || s.seq+1 > s.opts.Budget-2*s.opts.ConfirmLaunches {
+	if s.plan.native == nil || s.seq+s.cost() > s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft() {
 		return nil
 	}
 	tw, unknown := s.plan.twinUnknown(w.Config)

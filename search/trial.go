@@ -30,6 +30,11 @@ type Trial struct {
 	// Confirm are the launches of the confirmation stage, measured
 	// interleaved with the baseline's; only these decide the recommendation.
 	Confirm []model.Launch
+	// Guards are the launches of each guarded op (Options.GuardOps),
+	// measured for the baseline and the recommended candidate only.
+	Guards map[nccl.Op][]model.Launch
+	// guardFailed counts failed guard launches (they spend the reserve).
+	guardFailed int
 	// Launches counts every launch of the trial, failed and warm-up included.
 	Launches int
 	// ID is the store's identifier, set by the Recorder; search ignores it.

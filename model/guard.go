@@ -1,0 +1,193 @@
+package model
+
+import (
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// GuardInput is one guarded collective: the baseline's and the candidate's
+// launches of it, measured interleaved, and the sizes it is judged at.
+type GuardInput struct {
+	Name                string
+	Baseline, Candidate []Launch
+	Sizes               []int64
+}
+
+// GuardResult is the verdict on one guarded collective.
+type GuardResult struct {
+	Name string `json:"op"`
+	// Speedup is the baseline's score ÷ the candidate's (Summary.ScoreUS
+	// over Sizes): below 1 the candidate is slower there.
+	Speedup float64 `json:"speedup"`
+	// Lo and Hi bound the speedup with confidence 1−Alpha (Student's t on
+	// the log launch scores, the spread pooled over every guarded op);
+	// NaN when an arm has fewer than two launches.
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+	// Sizes are the per-size speedups (ratio of medians over launches)
+	// with each size's test.
+	Sizes []SizeGuard `json:"sizes"`
+	// Slower: at some size the test was rejected by Holm's procedure and
+	// the speedup there is ≤ 1/(1+MinEffect) (the convention of
+	// Comparison.Slower): the recommendation is refused. Worst is that
+	// size (the slowest such), or else the size where the candidate fares
+	// worst; P and Level are its test's p-value and Holm level.
+	Slower       bool    `json:"slower"`
+	Worst        int64   `json:"worst_bytes"`
+	WorstSpeedup float64 `json:"worst_speedup"`
+	P            float64 `json:"p"`
+	Level        float64 `json:"level"`
+	BaselineN    int     `json:"baseline_n"`
+	CandidateN   int     `json:"candidate_n"`
+}
+
+// SizeGuard is one size of a guarded collective: the ratio of the
+// baseline's median time to the candidate's, and the one-sided test of
+// "the candidate is slower here".
+type SizeGuard struct {
+	Bytes   int64   `json:"bytes"`
+	Speedup float64 `json:"speedup"`
+	P       float64 `json:"p"`
+	Level   float64 `json:"level"`
+	Slower  bool    `json:"slower"`
+}
+
+// CompareGuards judges the guarded collectives of a recommendation, the
+// family of tests together. The rule, exactly: at each size of each
+// collective, the log of every launch's median time in both arms; the
+// one-sided Student t test of "the candidate's mean log time is higher",
+// with the launch-to-launch spread pooled over every (collective, size)
+// and both arms (df = Σ (nᵢ − 1)); Holm's step-down procedure across all
+// of those tests at Options.Alpha, which holds the probability of any
+// wrong refusal at alpha; a size is Slower when its test is rejected and
+// its speedup ≤ 1/(1+MinEffect). A slowdown that is not significant, or
+// smaller than the minimum effect, is reported (Speedup, Sizes) and
+// refuses nothing. Per size, so that a slowdown at one size (seen:
+// broadcast 1M, 21 % on the loopback) is not averaged away by the
+// others; the t test, not Mann-Whitney, because a guard gets a few
+// launches per arm (Mann-Whitney's smallest one-sided p with 4 and 4 is
+// 1/70) and the pooled spread has the degrees of freedom of every cell.
+func CompareGuards(in []GuardInput, opt Options) []GuardResult {
+	opt, _ = opt.resolve()
+	out := make([]GuardResult, len(in))
+	type cell struct {
+		op, size int
+		b, c     []float64
+	}
+	var cells []cell
+	var groups, opGroups [][]float64
+	opLogs := make([][2][]float64, len(in))
+	for i, g := range in {
+		r := GuardResult{Name: g.Name, Lo: math.NaN(), Hi: math.NaN(), P: 1, Speedup: math.NaN(), WorstSpeedup: math.NaN()}
+		bs, cs := Summarize(g.Baseline, g.Sizes, opt), Summarize(g.Candidate, g.Sizes, opt)
+		r.Speedup = bs.ScoreUS / cs.ScoreUS
+		r.BaselineN, r.CandidateN = len(bs.LaunchScores), len(cs.LaunchScores)
+		ab, ac := analyse(g.Baseline, g.Sizes, false), analyse(g.Candidate, g.Sizes, false)
+		for k := range bs.Sizes {
+			if k >= len(cs.Sizes) {
+				break
+			}
+			r.Sizes = append(r.Sizes, SizeGuard{Bytes: bs.Sizes[k].Bytes, Speedup: bs.Sizes[k].Median / cs.Sizes[k].Median, P: 1})
+			c := cell{op: i, size: len(r.Sizes) - 1, b: columnLogs(ab, k), c: columnLogs(ac, k)}
+			cells = append(cells, c)
+			groups = append(groups, c.b, c.c)
+		}
+		opLogs[i] = [2][]float64{logsOf(bs.LaunchScores), logsOf(cs.LaunchScores)}
+		opGroups = append(opGroups, opLogs[i][0], opLogs[i][1])
+		out[i] = r
+	}
+	// The op's interval, from its launch scores.
+	if sd, df := PooledSD(opGroups); df > 0 && !math.IsNaN(sd) {
+		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}
+		crit := t.Quantile(1 - opt.Alpha/2)
+		for i := range out {
+			b, c := opLogs[i][0], opLogs[i][1]
+			if len(b) == 0 || len(c) == 0 {
+				continue
+			}
+			d := mean(c) - mean(b)
+			se := max(sd, 1e-9) * math.Sqrt(1/float64(len(b))+1/float64(len(c)))
+			out[i].Lo, out[i].Hi = math.Exp(-d-crit*se), math.Exp(-d+crit*se)
+		}
+	}
+	// The size tests, Holm across every cell.
+	sd, df := PooledSD(groups)
+	if df > 0 && !math.IsNaN(sd) {
+		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}
+		for _, c := range cells {
+			if len(c.b) == 0 || len(c.c) == 0 {
+				continue
+			}
+			// d > 0: the candidate's times are higher, it is slower.
+			d := mean(c.c) - mean(c.b)
+			se := max(sd, 1e-9) * math.Sqrt(1/float64(len(c.b))+1/float64(len(c.c)))
+			out[c.op].Sizes[c.size].P = 1 - t.CDF(d/se)
+		}
+		var all []*SizeGuard
+		for i := range out {
+			for k := range out[i].Sizes {
+				all = append(all, &out[i].Sizes[k])
+			}
+		}
+		holm(all, opt)
+	}
+	for i := range out {
+		r := &out[i]
+		for _, sg := range r.Sizes {
+			worse := math.IsNaN(r.WorstSpeedup) || sg.Speedup < r.WorstSpeedup
+			if sg.Slower && (!r.Slower || worse) || !sg.Slower && !r.Slower && worse {
+				r.Worst, r.WorstSpeedup, r.P, r.Level = sg.Bytes, sg.Speedup, sg.P, sg.Level
+				r.Slower = r.Slower || sg.Slower
+			}
+		}
+	}
+	return out
+}
+
+// columnLogs are the logs of the launches' medians at the analysis's k-th
+// size (launches without one left out).
+func columnLogs(a *analysis, k int) []float64 {
+	var out []float64
+	for li := range a.medians {
+		if m := a.medians[li][k]; !math.IsNaN(m) && m > 0 {
+			out = append(out, math.Log(m))
+		}
+	}
+	return out
+}
+
+// holm applies Holm's step-down procedure to the tests' p-values at
+// alpha: the k-th smallest is tested at alpha/(m−k+1) until one fails.
+func holm(tests []*SizeGuard, opt Options) {
+	sort.SliceStable(tests, func(a, b int) bool { return tests[a].P < tests[b].P })
+	m := len(tests)
+	rejecting := true
+	for k, sg := range tests {
+		sg.Level = opt.Alpha / float64(m-k)
+		if rejecting && sg.P < sg.Level {
+			sg.Slower = sg.Speedup <= 1/(1+opt.MinEffect)
+			continue
+		}
+		rejecting = false
+	}
+}
+
+func logsOf(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if x > 0 {
+			out = append(out, math.Log(x))
+		}
+	}
+	return out
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}

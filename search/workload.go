@@ -1,0 +1,222 @@
+package search
+
+// A workload of several parts (op, band, weight): how one measurement of
+// a config is made of one launch per op, and how those launches are
+// scored together.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// Parts is the study's workload: Options.Workload, or the one part of
+// the band (all-reduce unless Op says otherwise) with weight 1.
+func (o Options) Parts() nccl.Workload {
+	if len(o.Workload) > 0 {
+		return o.Workload
+	}
+	return nccl.Workload{{Op: o.Op.OrAllReduce(), Band: o.Band, Weight: 1}}
+}
+
+// Hull is the smallest band holding every part's band: what a study of
+// several parts stores and shows as its band.
+func Hull(w nccl.Workload) nccl.Band {
+	var b nccl.Band
+	for i, p := range w {
+		if i == 0 || p.Band.Min < b.Min {
+			b.Min = p.Band.Min
+		}
+		if p.Band.Max > b.Max {
+			b.Max = p.Band.Max
+		}
+	}
+	return b
+}
+
+// A workload of several parts keeps each measurement of a config (a
+// round: one launch per op of the workload) as one model.Launch: each
+// op's sizes under their own key (opKey) and the round's score, the
+// weighted geometric combination of the parts' band scores, under
+// scoreKey. Ranking, planning and the confirmation's test then read the
+// round's score as a one-size band; the parts' and guards' comparisons
+// read the op's keys. A one-part workload is not encoded at all: its
+// launches are today's launches, scored over the band's sizes.
+const (
+	// opShift puts the op's index above every size nccl-tests can send.
+	opShift = 48
+	// scoreKey holds a round's score; no op key reaches it.
+	scoreKey int64 = 1 << 62
+)
+
+// opKey is the key of op's size in a round.
+func opKey(op nccl.Op, size int64) int64 {
+	return int64(slices.Index(nccl.Ops, op.OrAllReduce())+1)<<opShift | size
+}
+
+// keyOp decodes a key: the op and the size; op is "" for a plain size.
+func keyOp(key int64) (nccl.Op, int64) {
+	i := int(key >> opShift)
+	if i <= 0 || i > len(nccl.Ops) {
+		return "", key
+	}
+	return nccl.Ops[i-1], key & (1<<opShift - 1)
+}
+
+// opKeys are op's keys for sizes.
+func opKeys(op nccl.Op, sizes []int64) []int64 {
+	out := make([]int64, len(sizes))
+	for i, s := range sizes {
+		out[i] = opKey(op, s)
+	}
+	return out
+}
+
+// workload is how a study of several parts scores a round.
+type workload struct {
+	parts   nccl.Workload
+	weights []float64
+	ops     []nccl.Op
+	// partKeys are each part's keys, in the parts' order.
+	partKeys [][]int64
+}
+
+// newWorkload is nil for one part: the study is today's, unchanged.
+func newWorkload(parts nccl.Workload) *workload {
+	if len(parts) < 2 {
+		return nil
+	}
+	w := &workload{parts: parts, weights: parts.Weights(), ops: parts.Ops()}
+	for _, p := range parts {
+		w.partKeys = append(w.partKeys, opKeys(p.Op, p.Band.Sizes()))
+	}
+	return w
+}
+
+// roundScore is exp Σ wᵢ log scoreᵢ over the parts' band scores in one
+// round (each the geometric mean of the part's per-size medians), or an
+// error naming the part whose sizes the round lacks.
+func (w *workload) roundScore(round model.Launch) (float64, error) {
+	logSum := 0.0
+	for i, p := range w.parts {
+		sc, err := model.LaunchScore(round, w.partKeys[i])
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", p, err)
+		}
+		logSum += w.weights[i] * math.Log(sc)
+	}
+	return math.Exp(logSum), nil
+}
+
+// merge makes one round of the launches of each op (a launch's sizes
+// under the op's keys) and its score.
+func (w *workload) merge(byOp map[nccl.Op]model.Launch) (model.Launch, error) {
+	round := model.Launch{Times: map[int64][]float64{}}
+	for _, op := range w.ops {
+		l, ok := byOp[op]
+		if !ok {
+			return round, fmt.Errorf("the round has no %s launch", op)
+		}
+		for size, xs := range l.Times {
+			round.Times[opKey(op, size)] = xs
+		}
+	}
+	sc, err := w.roundScore(round)
+	if err != nil {
+		return round, err
+	}
+	round.Times[scoreKey] = []float64{sc}
+	return round, nil
+}
+
+// Split is the launches of one op out of rounds (the op's sizes under
+// their own keys again), for per-part tables and comparisons. Launches of
+// a one-part study are returned as they are.
+func Split(rounds []model.Launch, op nccl.Op) []model.Launch {
+	out := make([]model.Launch, 0, len(rounds))
+	for _, r := range rounds {
+		l := model.Launch{Times: map[int64][]float64{}}
+		encoded := false
+		for k, xs := range r.Times {
+			o, size := keyOp(k)
+			if o == "" {
+				continue
+			}
+			encoded = true
+			if o == op.OrAllReduce() {
+				l.Times[size] = xs
+			}
+		}
+		if !encoded {
+			l = r
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// PartResult is what the confirmation measured of one part.
+type PartResult struct {
+	Part nccl.Part
+	// Weight is the part's normalised weight in the objective.
+	Weight float64
+	// Comparison is the candidate against the baseline over the part's
+	// sizes, from the confirmation's launches of its op.
+	Comparison model.Comparison
+}
+
+// partResults compares the confirmation launches part by part; nil for a
+// one-part study (its Decision is the part's).
+func (w *workload) partResults(base, cand *Trial, stats model.Options) []PartResult {
+	if w == nil {
+		return nil
+	}
+	out := make([]PartResult, len(w.parts))
+	for i, p := range w.parts {
+		out[i] = PartResult{Part: p, Weight: w.weights[i],
+			Comparison: model.Compare(Split(base.Confirm, p.Op), Split(cand.Confirm, p.Op), p.Band.Sizes(), stats)}
+	}
+	return out
+}
+
+// sweep is the range one op's launch covers: its parts' bands and the
+// guard sizes.
+func sweepFor(parts nccl.Workload, op nccl.Op, guard []int64) (lo, hi int64) {
+	first := true
+	for _, p := range parts {
+		if p.Op.OrAllReduce() != op.OrAllReduce() {
+			continue
+		}
+		if first {
+			lo, hi, first = p.Band.Min, p.Band.Max, false
+		}
+		lo, hi = min(lo, p.Band.Min), max(hi, p.Band.Max)
+	}
+	for _, g := range guard {
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	return lo, hi
+}
+
+// guardKeys are the guard sizes of every op of the workload.
+func (w *workload) guardKeys(guard []int64) []int64 {
+	var out []int64
+	for _, op := range w.ops {
+		out = append(out, opKeys(op, guard)...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// FormatKey writes a size or an op's size ("alltoall 8M").
+func FormatKey(key int64) string {
+	op, size := keyOp(key)
+	if op == "" {
+		return nccl.FormatSize(size)
+	}
+	return string(op) + " " + nccl.FormatSize(size)
+}

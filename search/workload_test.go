@@ -1,0 +1,242 @@
+package search
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// opLauncher is the simulated all-reduce made into every op: a launch of
+// another op takes the all-reduce's times scaled by factor (1 when nil),
+// so a test decides what a config does to each op.
+type opLauncher struct {
+	*simLauncher
+	factor func(op nccl.Op, cfg nccl.Config, bytes int64) float64
+	// fixed ops take the defaults' times whatever the config (before factor).
+	fixed   map[nccl.Op]bool
+	version string
+	ops     map[nccl.Op]int
+}
+
+func (o *opLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
+	op := req.Op.OrAllReduce()
+	inner := req
+	if o.fixed[op] && !req.Debug {
+		inner.Config = nccl.Config{}
+	}
+	l, err := o.simLauncher.Launch(ctx, inner)
+	if err != nil || l.Result == nil {
+		return l, err
+	}
+	if o.ops == nil {
+		o.ops = map[nccl.Op]int{}
+	}
+	o.ops[op]++
+	l.Op, l.Result.Collective, l.Result.NCCLVersion = op, string(op), o.version
+	if l.Result.Facts != nil {
+		l.Result.Facts.NCCLVersion = o.version
+	}
+	if o.factor == nil {
+		return l, nil
+	}
+	for i, r := range l.Result.Rows {
+		f := o.factor(op, req.Config, r.Bytes)
+		r.Out.TimeUS *= f
+		if r.Out.Iter != nil {
+			ts := make([]float64, len(r.Out.Iter.TimesUS))
+			for k, x := range r.Out.Iter.TimesUS {
+				ts[k] = x * f
+			}
+			r.Out.Iter = &benchfmt.IterStats{TimesUS: ts}
+		}
+		l.Result.Rows[i] = r
+	}
+	return l, nil
+}
+
+func runOps(t *testing.T, o Options, l *opLauncher) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), o, l, newMemRecorder(t), nil, 0, nil)
+	if err != nil {
+		t.Fatalf("seed %d: %v", o.Seed, err)
+	}
+	return res
+}
+
+// The objective of several parts is exp Σ wᵢ log scoreᵢ, weights
+// normalised: a ×2 on a part of weight 0.8 and ×0.5 on one of weight 0.2
+// is ×2^0.6.
+func TestRoundScoreIsWeightedGeometric(t *testing.T) {
+	w := newWorkload(nccl.Workload{
+		{Op: nccl.AllReduce, Band: nccl.Band{Min: 1 << 20, Max: 2 << 20}, Weight: 4},
+		{Op: nccl.AllGather, Band: nccl.Band{Min: 1 << 20, Max: 1 << 20}, Weight: 1},
+	})
+	round := func(ar1, ar2, ag float64) model.Launch {
+		l, err := w.merge(map[nccl.Op]model.Launch{
+			nccl.AllReduce: {Times: map[int64][]float64{1 << 20: {ar1}, 2 << 20: {ar2}}},
+			nccl.AllGather: {Times: map[int64][]float64{1 << 20: {ag}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	base := round(100, 400, 50)
+	want := math.Exp(0.8*math.Log(200) + 0.2*math.Log(50)) // AR band score √(100·400) = 200
+	if got := base.Times[scoreKey][0]; math.Abs(got-want) > 1e-9 {
+		t.Errorf("round score %v, want %v", got, want)
+	}
+	faster := round(50, 200, 100) // all-reduce ×2 faster, all-gather ×2 slower
+	if got := base.Times[scoreKey][0] / faster.Times[scoreKey][0]; math.Abs(got-math.Pow(2, 0.6)) > 1e-9 {
+		t.Errorf("speedup %v, want 2^0.6 = %v", got, math.Pow(2, 0.6))
+	}
+	if _, err := w.merge(map[nccl.Op]model.Launch{nccl.AllReduce: base}); err == nil {
+		t.Error("a round without its all-gather launch was scored")
+	}
+	ag := Split([]model.Launch{base}, nccl.AllGather)
+	if len(ag) != 1 || ag[0].Times[1<<20][0] != 50 || len(ag[0].Times) != 1 {
+		t.Errorf("Split(all_gather) = %v, want the all-gather's own sizes", ag)
+	}
+}
+
+// One part given as a workload is today's study, launch for launch.
+func TestOnePartWorkloadIsTodaysStudy(t *testing.T) {
+	o := spark4Options(2)
+	want, _, _ := runStudy(t, "spark4", o)
+	o.Workload = nccl.Workload{{Op: nccl.AllReduce, Band: o.Band, Weight: 1}}
+	got, _, _ := runStudy(t, "spark4", o)
+	if got.Env().Key() != want.Env().Key() || got.Launches != want.Launches || got.Ending != want.Ending ||
+		got.Decision.Speedup != want.Decision.Speedup || got.Decision.P != want.Decision.P {
+		t.Errorf("one-part workload: %s ×%v p=%v in %d launches (%s); today's study: %s ×%v p=%v in %d (%s)",
+			got.Env(), got.Decision.Speedup, got.Decision.P, got.Launches, got.Ending,
+			want.Env(), want.Decision.Speedup, want.Decision.P, want.Launches, want.Ending)
+	}
+}
+
+// A workload of two ops: every measurement is one launch per op, the
+// budget counts them all, and each part reports what it measured.
+func TestTwoPartWorkload(t *testing.T) {
+	o := spark4Options(1)
+	o.Workload = nccl.Workload{
+		{Op: nccl.AllReduce, Band: nccl.Band{Min: 512 << 10, Max: 4 << 20}, Weight: 0.8},
+		{Op: nccl.AllGather, Band: nccl.Band{Min: 1 << 20, Max: 8 << 20}, Weight: 0.2},
+	}
+	o.Band, o.Budget = Hull(o.Workload), 120
+	l := &opLauncher{simLauncher: newSimLauncher(t, "spark4", 1, o.Seed), version: "2.28.3",
+		factor: func(op nccl.Op, _ nccl.Config, _ int64) float64 {
+			if op == nccl.AllGather {
+				return 0.5
+			}
+			return 1
+		}}
+	res := runOps(t, o, l)
+	if res.Launches > o.Budget || len(l.launches) != res.Launches {
+		t.Errorf("%d launches (%d made) for a budget of %d", res.Launches, len(l.launches), o.Budget)
+	}
+	if l.ops[nccl.AllGather] < 10 || l.ops[nccl.AllReduce] < l.ops[nccl.AllGather] {
+		t.Errorf("launches per op %v: every measurement launches both ops", l.ops)
+	}
+	if !res.Recommend || len(res.Parts) != 2 {
+		t.Fatalf("want a recommendation with two parts, got %s (%s) parts %d", res.Ending, res.Reason, len(res.Parts))
+	}
+	for _, p := range res.Parts {
+		if !(p.Comparison.Speedup > 1.5) || p.Comparison.CandidateN != len(res.Winner.Confirm) {
+			t.Errorf("part %s: speedup %.2f over %d launches, want the fix's gain over every confirmation round", p.Part, p.Comparison.Speedup, p.Comparison.CandidateN)
+		}
+	}
+	// The decision's speedup is the weighted combination of the parts'.
+	comb := math.Exp(0.8*math.Log(res.Parts[0].Comparison.Speedup) + 0.2*math.Log(res.Parts[1].Comparison.Speedup))
+	if math.Abs(res.Decision.Speedup/comb-1) > 0.05 {
+		t.Errorf("workload speedup %.3f, parts combine to %.3f", res.Decision.Speedup, comb)
+	}
+}
+
+// A winner that slows another collective by more than the minimum effect
+// is refused, and the verdict names the op and the size; one that does
+// not is recommended with the guard's numbers reported.
+func TestGuardOpsRefuseNamingOpAndSize(t *testing.T) {
+	slows := func(op nccl.Op, cfg nccl.Config, b int64) float64 {
+		if op == nccl.Broadcast && (cfg["NCCL_MAX_NCHANNELS"] != "" || cfg["NCCL_MAX_CTAS"] != "") && b == 1<<20 {
+			return 1.6
+		}
+		return 1
+	}
+	for _, tc := range []struct {
+		name   string
+		factor func(nccl.Op, nccl.Config, int64) float64
+		ending string
+	}{
+		{"broadcast 1M slower", slows, EndingOpRegression},
+		{"no op slower", nil, EndingRecommended},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := spark4Options(1)
+			o.GuardOps = []nccl.Op{nccl.AllGather, nccl.Broadcast, nccl.AllToAll}
+			o.Budget = 60 + o.guardReserve()
+			l := &opLauncher{simLauncher: newSimLauncher(t, "spark4", 1, o.Seed), factor: tc.factor, version: "2.28.3",
+				fixed: map[nccl.Op]bool{nccl.Broadcast: true}}
+			res := runOps(t, o, l)
+			if res.Ending != tc.ending {
+				t.Fatalf("ending %s (%s), want %s", res.Ending, res.Reason, tc.ending)
+			}
+			if len(res.OpGuards) != 3 {
+				t.Fatalf("%d guarded ops reported, want 3", len(res.OpGuards))
+			}
+			for _, g := range res.OpGuards {
+				if g.Result.BaselineN != o.GuardLaunches || g.Result.CandidateN != o.GuardLaunches {
+					t.Errorf("%s: %d+%d launches, want %d per arm", g.Op, g.Result.BaselineN, g.Result.CandidateN, o.GuardLaunches)
+				}
+			}
+			if tc.ending == EndingOpRegression && (!strings.Contains(res.Reason, "broadcast") || !strings.Contains(res.Reason, "broadcast at 1M")) {
+				t.Errorf("verdict %q does not name broadcast and 1M", res.Reason)
+			}
+			if res.Launches > o.Budget {
+				t.Errorf("%d launches over the budget of %d", res.Launches, o.Budget)
+			}
+		})
+	}
+}
+
+// Guards cost nothing when the confirmation keeps the defaults: they are
+// spent only on a recommended candidate.
+func TestGuardOpsOnlyForARecommendation(t *testing.T) {
+	o := spark4Options(1)
+	o.GuardOps = []nccl.Op{nccl.Broadcast}
+	o.Budget = 60 + o.guardReserve()
+	l := &opLauncher{simLauncher: newSimLauncher(t, "flat", 1, o.Seed), version: "2.28.3"}
+	res := runOps(t, o, l)
+	if res.Recommend || l.ops[nccl.Broadcast] != 0 {
+		t.Errorf("flat fabric: %s, %d broadcast launches; want the defaults kept and no guard launch", res.Ending, l.ops[nccl.Broadcast])
+	}
+}
+
+// With NCCL 2.24+ a winning list is recommended in the per-function form
+// for the workload's ops (and that form is what the confirmation
+// measured); before 2.24 the plain list.
+func TestScopedRecommendation(t *testing.T) {
+	for _, tc := range []struct {
+		version, want string
+	}{
+		{"2.28.3", "NCCL_CROSS_NIC=0 NCCL_MAX_CTAS=8 NCCL_PROTO=allreduce:Simple"},
+		{"2.23.4", "NCCL_CROSS_NIC=0 NCCL_MAX_CTAS=8 NCCL_PROTO=Simple"},
+	} {
+		o := spark4Options(1)
+		o.ScopeLists = true
+		l := &opLauncher{simLauncher: newSimLauncher(t, "spark4", 1, o.Seed), version: tc.version}
+		res := runOps(t, o, l)
+		if got := res.Env().Key(); got != tc.want {
+			t.Errorf("NCCL %s: recommended %q (%s), want %q", tc.version, got, res.Reason, tc.want)
+		}
+		if res.Winner != nil && len(res.Winner.Confirm) == 0 {
+			t.Errorf("NCCL %s: the recommended config was not itself confirmed", tc.version)
+		}
+	}
+}
+
+var _ = vocab.PhaseGuard
