@@ -806,8 +806,12 @@ func TestParseFormat(t *testing.T) {
 			t.Errorf("%s: %v %v", s, f, err)
 		}
 	}
-	if f, _ := ParseFormat("YAML"); f != FormatK8s {
-		t.Errorf("yaml is %q", f)
+	if f, _ := ParseFormat("Kubernetes"); f != FormatK8s {
+		t.Errorf("kubernetes is %q", f)
+	}
+	// YAML is two formats: k8s's list and compose's map; no guess.
+	if f, err := ParseFormat("YAML"); err == nil || !strings.Contains(err.Error(), "k8s") || !strings.Contains(err.Error(), "compose") {
+		t.Errorf("yaml is %q, %v", f, err)
 	}
 	_, err := ParseFormat("jsn")
 	if err == nil || !strings.Contains(err.Error(), "want one of env, sh, docker, compose, k8s, json, nccl-tuner") || !strings.Contains(err.Error(), "did you mean json?") {
@@ -905,6 +909,13 @@ func TestDockerFlagsSurviveSubstitution(t *testing.T) {
 	out = string(render(t, FormatDocker, []*Recommendation{hostileBand(map[string]string{"V": "a b"})}, Options{}))
 	if !strings.Contains(out, "-e 'V=a b'") || !strings.Contains(out, "--env-file") {
 		t.Errorf("a value with a space:\n%s", out)
+	}
+	// The header says one thing: no use: line offering $(…) above the
+	// line that says $(…) would keep the quotes.
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "# use:") && strings.Contains(l, "docker run $(") {
+			t.Errorf("quoted values, yet the header offers $(…): %s", l)
+		}
 	}
 }
 

@@ -48,8 +48,12 @@ func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {
 	case "tuner", "csv", "nccl_tuner", "nccltuner":
 		return FormatTuner, nil
-	case "kubernetes", "yaml", "yml":
+	case "kubernetes", "kube":
 		return FormatK8s, nil
+	case "yaml", "yml":
+		// Two formats are YAML; guessing one would hand a compose file
+		// a Kubernetes list, or the other way round.
+		return "", fmt.Errorf("--format %s: two formats are YAML, say which: k8s (an env: list for a container) or compose (an environment: map for a service)", s)
 	case "shell", "bash":
 		return FormatSh, nil
 	case "dotenv", "env-file":

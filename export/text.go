@@ -163,7 +163,6 @@ func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 	if err := checkVars(vars); err != nil {
 		return err
 	}
-	lines := header(b, o, "paste the flags below into docker run (before the image name), or docker run $(nccltune export STUDY --format docker | grep -v '^#') …")
 	flags := make([]string, len(vars))
 	quoted := false
 	for i, v := range vars {
@@ -176,9 +175,12 @@ func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 			quoted = true
 		}
 	}
+	// The use: line offers $(…) only where it works: one way, said once.
+	usage := "paste the flags below into docker run (before the image name), or docker run $(nccltune export STUDY --format docker | grep -v '^#') …"
 	if quoted {
-		lines = append(lines, "some values hold characters a shell reads, so they are quoted: paste this line into a command; through $(…) the quotes would stay in the values — use --format env and docker run --env-file FILE instead")
+		usage = "paste the flags below into a docker run command line (before the image name); some values hold characters a shell reads, so they are quoted, and through $(…) the quotes would stay in the values: there, use --format env and docker run --env-file FILE"
 	}
+	lines := header(b, o, usage)
 	if err := writeComments(w, lines); err != nil {
 		return err
 	}
@@ -243,7 +245,7 @@ func writeCompose(w io.Writer, b *Recommendation, o Options) error {
 		return err
 	}
 	var sb strings.Builder
-	lines := header(b, o, "paste under a service of compose.yaml (services.NAME.environment), at the service's keys' indentation (--indent 4 for a service under services:)")
+	lines := header(b, o, usageCompose())
 	if err := writeComments(&sb, lines); err != nil {
 		return err
 	}
@@ -277,7 +279,7 @@ func writeK8s(w io.Writer, b *Recommendation, o Options) error {
 	if err := checkUTF8(vars, "YAML"); err != nil {
 		return err
 	}
-	lines := header(b, o, "paste under a container of the pod spec, at the container's keys' indentation (the level of image: and command:); --indent 6 writes it ready for spec.template.spec.containers[] of a Deployment, LeaderWorkerSet or Job")
+	lines := header(b, o, usageK8s())
 	if strings.Contains(fmt.Sprint(vars), "$") {
 		lines = append(lines, "every $ in a value is written $$: Kubernetes expands $(VAR) in env values and reads $$ as one $")
 	}

@@ -24,8 +24,7 @@ func exportCommand() *cli.Command {
   sh          export lines to source before python -m sglang.launch_server or vllm serve
   docker      -e KEY=VALUE flags for docker run (quoted only where a shell needs it)
   compose     an environment: map for a docker compose service ($ written $$)
-  k8s         an env: list for a Kubernetes container spec ($ written $$;
-              --indent 6 for a Deployment's containers)
+  k8s         an env: list for a Kubernetes container spec ($ written $$)
   json        one JSON document
   nccl-tuner  the CSV of NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE):
               per size, the algorithm, protocol and channels NCCL chose with each
@@ -57,12 +56,17 @@ NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL logs "TUNER/Plugin: Using
 Example (v5)" and per call "Applied config" or "No matching config found"
 (one channel):
   grep -c 'Applied config' LOG; grep -c 'No matching config found' LOG
-nccltune doctor --log LOG counts them per collective and size.`,
+nccltune doctor --log LOG counts them per collective and size.
+
+--indent N shifts the k8s and compose output right, ready to paste: N is
+the column of the container's (service's) own keys, image: and command:.
+Pasted there and parsed (a test does it):
+` + indentGuideHelp(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "`FORMAT`: " + strings.Join(export.FormatNames(), ", ")},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `PATH` instead of stdout: a file, or a directory (one file per band, e.g. nccl-512K-4M.env) when it is one, ends with /, or several studies are given"},
 			&cli.BoolFlag{Name: "with-base", Usage: "include the lane's base env (the settings the study held fixed)"},
-			&cli.IntFlag{Name: "indent", Usage: "shift the k8s or compose output right by `N` spaces, ready to paste (6: under a Deployment's spec.template.spec.containers[])"},
+			&cli.IntFlag{Name: "indent", Usage: "shift the k8s or compose output right by `N` spaces, the column of the container's image: key (8 in a Deployment, 4 in a Pod; the list below)"},
 			&cli.BoolFlag{Name: "json", Usage: "the same as --format json"},
 		},
 		Action: func(c *cli.Context) error {
@@ -125,6 +129,17 @@ func runExport(ctx context.Context, o exportOptions) error {
 		return err
 	}
 	return export.WriteFiles(o.out, docs, len(bands) > 1 && format != export.FormatTuner, o.stderr)
+}
+
+// indentGuideHelp is export's tested placements, one per line.
+func indentGuideHelp() string {
+	var sb strings.Builder
+	for _, f := range []export.Format{export.FormatK8s, export.FormatCompose} {
+		for _, l := range export.IndentGuide(f) {
+			sb.WriteString("  " + l + "\n")
+		}
+	}
+	return strings.TrimSuffix(sb.String(), "\n")
 }
 
 // exportFormat reads --format (or --json).

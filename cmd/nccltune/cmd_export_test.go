@@ -248,6 +248,7 @@ func TestExportErrors(t *testing.T) {
 		{"left running", []string{"export", "s3", "--format", "env"}, 2, []string{"s3-1M was interrupted before it decided", "--resume s3-1M"}},
 		{"sweep", []string{"export", "s4", "--format", "env"}, 2, []string{"is a sweep study"}},
 		{"unknown format", []string{"export", "s1", "--format", "yml2"}, 2, []string{`unknown format "yml2"`, "env, sh, docker, compose, k8s, json, nccl-tuner"}},
+		{"yaml is two formats", []string{"export", "s1", "--format", "yaml"}, 2, []string{"two formats are YAML", "k8s", "compose"}},
 		{"no format", []string{"export", "s1"}, 2, []string{"export needs --format", "nccl-tuner"}},
 		{"json and format disagree", []string{"export", "s1", "--format", "sh", "--json"}, 2, []string{"--json and --format sh"}},
 		{"no study", []string{"export", "--format", "env"}, 2, []string{"export takes one or more STUDY"}},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/internal/ui"
 )
 
@@ -315,12 +316,38 @@ func TestExportComposeAndIndent(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "\nenvironment:\n  NCCL_") {
 		t.Errorf("compose: exit %d %s\n%s", code, stderr, out)
 	}
-	out, _, code = runCLI(t, db, "export", "s1", "--format", "k8s", "--indent", "6")
-	if code != 0 || !strings.Contains(out, "\n      env:\n        - name: NCCL_") {
-		t.Errorf("k8s --indent 6: exit %d\n%s", code, out)
+	out, _, code = runCLI(t, db, "export", "s1", "--format", "k8s", "--indent", "8")
+	if code != 0 || !strings.Contains(out, "\n        env:\n          - name: NCCL_") {
+		t.Errorf("k8s --indent 8: exit %d\n%s", code, out)
 	}
 	if _, _, code := runCLI(t, db, "export", "s1", "--format", "env", "--indent", "4"); code != 2 {
 		t.Errorf("--indent with env: exit %d, want 2", code)
+	}
+}
+
+// TestIndentDocumentedFromTheTest: export --help and the README give
+// each --indent that export's placement test pastes and parses, and no
+// other number for a Deployment.
+func TestIndentDocumentedFromTheTest(t *testing.T) {
+	help, _, _ := runCLI(t, filepath.Join(t.TempDir(), "db"), "export", "--help")
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []export.Format{export.FormatK8s, export.FormatCompose} {
+		for _, l := range export.IndentGuide(f) {
+			if !strings.Contains(help, l) {
+				t.Errorf("export --help lacks %q", l)
+			}
+			if !strings.Contains(string(readme), "- "+l+"\n") {
+				t.Errorf("README lacks %q", l)
+			}
+		}
+	}
+	for _, stale := range []string{"--indent 6` writes it ready for a Deployment", "--indent 6 for a Deployment", "6: under a Deployment"} {
+		if strings.Contains(string(readme)+help, stale) {
+			t.Errorf("still documented: %q", stale)
+		}
 	}
 }
 
