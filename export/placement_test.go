@@ -193,7 +193,7 @@ func pasteAndParse(t *testing.T, manifest string, export []byte) (map[string]any
 // Deployment) lands beside containers: instead.
 func TestPastedExportLandsInTheContainer(t *testing.T) {
 	wantPaths := map[string][]string{
-		"Pod":                                     {"spec.containers[0]"},
+		"Pod": {"spec.containers[0]"},
 		"Deployment, StatefulSet, DaemonSet, Job": {"spec.template.spec.containers[0]"},
 		"LeaderWorkerSet":                         {"spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0]", "spec.leaderWorkerTemplate.workerTemplate.spec.containers[0]"},
 		"compose.yaml":                            {"services.vllm"},
