@@ -51,8 +51,11 @@ type Recorder interface {
 	// state changed.
 	SaveTrials(ts []*Trial) error
 	// SaveLaunch is called once per launch, before the study goes on, with
-	// the trial as the launch left it (state, reason, launches).
-	SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool) error
+	// the trial as the launch left it (state, reason, launches). scored
+	// says the launch is one of the trial's measurements; scoreUS is its
+	// band score as measured (Measure), 0 when it is not scored or lacks a
+	// band size: the recorder stores it, it does not score again.
+	SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error
 }
 
 // Options configure a study.

@@ -140,7 +140,7 @@ func (r *benchRecorder) SaveTrials(ts []*Trial) error {
 	return r.st.UpdateTrials(recs)
 }
 
-func (r *benchRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool) error {
+func (r *benchRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	rec := &store.Launch{StudyID: r.study.ID, TrialID: t.ID, Phase: req.Phase, Outcome: l.Outcome, Reason: l.Reason,
 		Simulated: true, Scored: scored, Sizes: benchfmt.SizesOf(l.Result), NewTrial: r.pending[t],
 		TrialUpdate: &store.TrialUpdate{State: t.State, Reason: t.Reason}}

@@ -493,22 +493,26 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 			// says nothing about the config.
 			s.seq++
 			t.Launches++
-			_ = s.rec.SaveLaunch(t, req, l, false)
+			_ = s.rec.SaveLaunch(t, req, l, false, 0)
 		}
 		return err
 	}
 	s.seq++
 	t.Launches++
 	s.launchDurations = append(s.launchDurations, l.Duration)
-	var score float64
+	// score is the launch's band score as measured, stored with it; a
+	// workload's op launch is stored with its own parts' score, and the
+	// progress hears of the round's (eventScore 0 until then).
+	var score, eventScore float64
 	if round == nil {
 		score = s.measure(t, phase, scored, debug, l)
+		eventScore = score
 	} else if !debug && l.Outcome == benchfmt.OK && (scored || phase == vocab.PhaseConfirm) {
-		ml := model.LaunchOf(benchfmt.SizesOf(l.Result))
-		if _, err := model.LaunchScore(ml, s.opSizes(op)); err != nil {
+		ml, sc, err := Measure(l, s.opSizes(op))
+		if err != nil {
 			l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
 		} else {
-			round[op] = ml
+			round[op], score = ml, sc
 		}
 	}
 	if debug && (s.work == nil || op == s.work.ops[0]) {
@@ -521,11 +525,15 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	if s.version == "" && l.Result != nil {
 		s.version = l.Result.NCCLVersion
 	}
-	if err := s.rec.SaveLaunch(t, req, l, scored && l.Outcome == benchfmt.OK); err != nil {
+	counted := scored && l.Outcome == benchfmt.OK
+	if !counted {
+		score = 0
+	}
+	if err := s.rec.SaveLaunch(t, req, l, counted, score); err != nil {
 		return err
 	}
 	if s.onEvent != nil {
-		s.onEvent(s.event(req, t, l, scored, score))
+		s.onEvent(s.event(req, t, l, scored, eventScore))
 	}
 	return nil
 }
@@ -572,8 +580,7 @@ func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.L
 	if l.Outcome != benchfmt.OK {
 		return 0
 	}
-	ml := model.LaunchOf(benchfmt.SizesOf(l.Result))
-	sc, err := model.LaunchScore(ml, s.sizes)
+	ml, sc, err := Measure(l, s.sizes)
 	if err != nil {
 		// The benchmark ran but skipped a band size: not a usable measurement.
 		l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
@@ -586,6 +593,20 @@ func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.L
 		t.Explore = append(t.Explore, ml)
 	}
 	return sc
+}
+
+// Measure is an OK launch as the statistics read it (model.LaunchOf) and
+// its band score over sizes in µs: the one place a launch is scored as it
+// is measured. The study loop, verify, compare and sweep call it and hand
+// the score to their Recorder. err, with a score of 0, when the launch
+// lacks a band size.
+func Measure(l *benchfmt.Launch, sizes []int64) (model.Launch, float64, error) {
+	ml := model.LaunchOf(benchfmt.SizesOf(l.Result))
+	sc, err := model.LaunchScore(ml, sizes)
+	if err != nil {
+		return ml, 0, err
+	}
+	return ml, sc, nil
 }
 
 // event is what the progress output hears of one launch of t.

@@ -232,11 +232,11 @@ func TestOptionsValidate(t *testing.T) {
 // CLI's store does for a resumed study.
 type debugRecorder struct{ *memRecorder }
 
-func (r debugRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool) error {
+func (r debugRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	if req.Debug {
 		t.Debug = append(t.Debug, DebugLaunch{Phase: req.Phase, Launch: l})
 	}
-	return r.memRecorder.SaveLaunch(t, req, l, scored)
+	return r.memRecorder.SaveLaunch(t, req, l, scored, scoreUS)
 }
 
 // TestResumeReadsThePlanBack: a resumed study reads NCCL's plan from its

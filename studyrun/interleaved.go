@@ -152,18 +152,21 @@ func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions) func(ctx c
 		seq++
 		if err != nil {
 			if l != nil {
-				_ = rec.SaveLaunch(t, req, l, false)
+				_ = rec.SaveLaunch(t, req, l, false, 0)
 			}
 			return err
 		}
 		ok := l.Outcome == benchfmt.OK
+		var score float64
 		if ok && scored {
-			t.Confirm = append(t.Confirm, model.LaunchOf(benchfmt.SizesOf(l.Result)))
+			var ml model.Launch
+			ml, score, _ = search.Measure(l, study.Sizes) // 0 when it lacks a size: stored unscored
+			t.Confirm = append(t.Confirm, ml)
 		}
 		if !ok {
 			t.State, t.Reason = vocab.TrialFailed, l.Reason
 		}
-		if err := rec.SaveLaunch(t, req, l, ok && scored); err != nil {
+		if err := rec.SaveLaunch(t, req, l, ok && scored, score); err != nil {
 			return err
 		}
 		if o.Progress != nil {

@@ -4,12 +4,12 @@ import (
 	"fmt"
 
 	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
-// Recorder writes a study's trials and launches to the store, and learns
+// Recorder writes a study's trials and launches to the store as it is
+// handed them (a launch's score is the one its caller measured), and learns
 // the fabric's fingerprint from the first launch that shows it. A new
 // trial is written with its first launch, in one transaction: each commit
 // costs an fsync, and a study makes hundreds of launches.
@@ -20,7 +20,7 @@ type Recorder struct {
 	pending map[*search.Trial]*store.Trial
 }
 
-// NewRecorder records into study, scoring launches over sizes.
+// NewRecorder records into study; a trial's score is over sizes.
 func NewRecorder(st *store.Store, study *store.Study, sizes []int64) *Recorder {
 	return &Recorder{st: st, study: study, sizes: sizes}
 }
@@ -61,15 +61,11 @@ func (r *Recorder) SaveTrials(ts []*search.Trial) error {
 // SaveLaunch writes one launch with its raw output, the trial's new state
 // and, the first time a launch shows them, the fabric's fingerprint and
 // transport.
-func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.Launch, scored bool) error {
+func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	rec := LaunchRecord(l)
 	rec.StudyID, rec.TrialID, rec.Seq, rec.Phase, rec.Scored = r.study.ID, t.ID, req.Seq, req.Phase, scored
 	if scored {
-		if ml := model.LaunchOf(rec.Sizes); len(ml.Times) > 0 {
-			if s, err := model.LaunchScore(ml, r.sizes); err == nil {
-				rec.ScoreUS = s
-			}
-		}
+		rec.ScoreUS = scoreUS
 	}
 	if nt := r.pending[t]; nt != nil {
 		rec.NewTrial = nt

@@ -62,7 +62,7 @@ func (r *Repeated) Run(ctx context.Context) (launches []model.Launch, last, fail
 		l, err := r.Launcher.Launch(ctx, req)
 		if err != nil {
 			if l != nil {
-				_ = r.rec.SaveLaunch(r.trial, req, l, false)
+				_ = r.rec.SaveLaunch(r.trial, req, l, false, 0)
 			}
 			r.Study.Status = vocab.StatusInterrupted
 			if ctx.Err() == nil {
@@ -74,7 +74,13 @@ func (r *Repeated) Run(ctx context.Context) (launches []model.Launch, last, fail
 			}
 			return nil, nil, nil, err
 		}
-		if err := r.rec.SaveLaunch(r.trial, req, l, scored && l.Outcome == benchfmt.OK); err != nil {
+		counted := scored && l.Outcome == benchfmt.OK
+		var ml model.Launch
+		var score float64
+		if counted {
+			ml, score, _ = search.Measure(l, r.Study.Sizes) // 0 when it lacks a size: stored unscored
+		}
+		if err := r.rec.SaveLaunch(r.trial, req, l, counted, score); err != nil {
 			// Say why it ended, if the store still takes a small write (on
 			// a full disk it may not: readers then tell it was cut short).
 			r.Study.Status, r.Study.Reason = vocab.StatusFailed, err.Error()
@@ -93,7 +99,7 @@ func (r *Repeated) Run(ctx context.Context) (launches []model.Launch, last, fail
 			return launches, last, l, nil
 		}
 		if scored {
-			launches = append(launches, model.LaunchOf(benchfmt.SizesOf(l.Result)))
+			launches = append(launches, ml)
 			last = l
 		}
 	}
