@@ -62,7 +62,9 @@ type Call struct {
 	// Stream is the CUDA stream the call was enqueued on.
 	Stream string `json:"stream,omitempty"`
 	// Seq numbers the calls: Inspector's coll_sn, or the call's place
-	// among its process's calls on that communicator, from 0.
+	// among its process's collectives on that communicator, from 0 (the
+	// same call has the same place on every rank); sends and receives
+	// are numbered apart.
 	Seq int64 `json:"seq"`
 	// TimeUS is Inspector's execution time; 0 when not known.
 	TimeUS float64 `json:"time_us,omitempty"`
@@ -165,6 +167,9 @@ func parseCallLog(data []byte) (*CallLog, error) {
 		r.useTuning()
 	}
 	if len(r.cl.Calls) == 0 {
+		if r.cl.Facts != nil {
+			return nil, fmt.Errorf("%w; it holds NCCL log lines, but none of a call: add COLL to NCCL_DEBUG_SUBSYS (NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING), or leave out the file of a process that made no collective", ErrNoCalls)
+		}
 		return nil, ErrNoCalls
 	}
 	return &r.cl, nil
@@ -214,7 +219,13 @@ func (r *callReader) addColl(proc, msg string) {
 		r.nranks[c.NRanks] = true
 	}
 	c.Bytes = nccl.CallSize(c.Op, c.Count, c.Datatype.Size(), c.NRanks)
+	// Every rank makes a communicator's collectives in the same order, so
+	// their places agree across ranks; sends and receives differ per rank
+	// and are numbered apart.
 	key := proc + " " + c.CommPtr
+	if c.Function == "Send" || c.Function == "Recv" {
+		key += " p2p"
+	}
 	c.Seq = r.seq[key]
 	r.seq[key]++
 	c.Captured = r.capture
