@@ -2,7 +2,8 @@
 // output, NCCL logs, simulator profiles) with a cap on their size, from
 // anything that can be read (a FIFO, /dev/stdin, a process substitution)
 // and so that Ctrl-C ends a read that would otherwise wait forever.
-// ReadSaved adds parse's errors: what the user can fix is vocab.ErrUsage.
+// ReadSaved (and ReadNamed, for other kinds of file) adds the commands'
+// errors: what the user can fix is vocab.ErrUsage.
 package input
 
 import (
@@ -129,6 +130,12 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // give instead: a missing file, a directory or one over the cap is a
 // usage error (vocab.ErrUsage), and Ctrl-C is vocab.ErrInterrupted.
 func ReadSaved(ctx context.Context, name string, stdin io.Reader) ([]byte, error) {
+	return ReadNamed(ctx, name, stdin, "saved nccl-tests output")
+}
+
+// ReadNamed is ReadSaved for a file of another kind: what names it in the
+// errors ("an NCCL log").
+func ReadNamed(ctx context.Context, name string, stdin io.Reader, what string) ([]byte, error) {
 	data, err := ReadFile(ctx, name, stdin, MaxBytes)
 	var tooLarge *TooLargeError
 	switch {
@@ -137,9 +144,9 @@ func ReadSaved(ctx context.Context, name string, stdin io.Reader) ([]byte, error
 	case ctx.Err() != nil:
 		return nil, vocab.ErrInterrupted
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s: no such file; give the path of saved nccl-tests output", name))
+		return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s: no such file; give the path of %s", name, what))
 	case errors.Is(err, ErrNotFile):
-		return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s is a directory; give the files of saved nccl-tests output inside it", name))
+		return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s is a directory; give the files of %s inside it", name, what))
 	case errors.As(err, &tooLarge):
 		return nil, vocab.Mark(vocab.ErrUsage, err)
 	case name == "-":
