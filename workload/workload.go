@@ -1,0 +1,386 @@
+// Package workload turns what a real process called (benchfmt.Call: NCCL's
+// COLL/TUNING log lines, NCCL Inspector's records) into what nccltune
+// tunes for: per communicator and collective the calls, bytes, the
+// histogram of sizes in powers of two and the time share, and a proposed
+// workload, the parts (op, band, weight) that hold most of the calls, or
+// of the time when the input has times. It reads nothing itself and
+// writes nothing but the proposal's YAML text.
+package workload
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// Input is one file's calls.
+type Input struct {
+	Name string
+	Log  *benchfmt.CallLog
+}
+
+// Options shape the summary and the proposal.
+type Options struct {
+	// Coverage is the share of the calls (or time) the proposed parts
+	// must hold; 0 means DefaultCoverage.
+	Coverage float64
+	// Ranks picks the communicators of that many ranks for the proposal;
+	// 0 picks the rank count that holds the most calls (or time).
+	Ranks int
+	// GraphCaptured says the process ran CUDA graphs: its counts are
+	// captures, not replays.
+	GraphCaptured bool
+}
+
+// DefaultCoverage is the share of the calls the proposed bands hold.
+const DefaultCoverage = 0.9
+
+// Summary is what the inputs say and the workload proposed from them.
+type Summary struct {
+	Sources       []Source       `json:"sources"`
+	NCCLVersion   string         `json:"nccl_version,omitempty"`
+	Communicators []Communicator `json:"communicators"`
+	// Calls counts every call once per communicator.
+	Calls int64 `json:"calls"`
+	// TimeKnown: every counted call has an execution time (Inspector).
+	TimeKnown bool `json:"time_known"`
+	// GraphCaptured: calls were logged under CUDA-graph capture (or the
+	// user said so): the counts are not how often they run.
+	GraphCaptured bool     `json:"graph_captured"`
+	Proposal      Proposal `json:"proposal"`
+	Notes         []string `json:"notes,omitempty"`
+}
+
+// Source is one input file.
+type Source struct {
+	File   string `json:"file"`
+	Format string `json:"format"`
+	// Records are the calls the file holds (each rank's own).
+	Records      int      `json:"records"`
+	GraphCapture []string `json:"graph_capture,omitempty"`
+}
+
+// Communicator is one NCCL communicator: every rank's calls on it counted
+// once.
+type Communicator struct {
+	// ID is NCCL's commId (Inspector's id), "PARENT split N color C",
+	// or "unnamed-N" when the log has no INIT lines.
+	ID     string `json:"id"`
+	NRanks int    `json:"nranks"`
+	// Ranks are the ranks that logged calls on it; nil when the log does
+	// not say (then Processes tells them apart).
+	Ranks     []int    `json:"ranks,omitempty"`
+	Processes []string `json:"processes"`
+	Calls     int64    `json:"calls"`
+	Bytes     int64    `json:"bytes"`
+	TimeUS    float64  `json:"time_us,omitempty"`
+	// Captured counts the calls logged under CUDA-graph capture.
+	Captured int64 `json:"captured,omitempty"`
+	Ops      []Op  `json:"ops"`
+	// Other counts calls of functions no nccl-tests collective measures
+	// (Gather, Scatter), by NCCL's name.
+	Other map[string]int64 `json:"other,omitempty"`
+	// Unsized counts calls whose size needs a rank count the log lacks.
+	Unsized int64 `json:"unsized,omitempty"`
+}
+
+// Op is one collective of a communicator.
+type Op struct {
+	Op     nccl.Op `json:"op"`
+	Calls  int64   `json:"calls"`
+	Bytes  int64   `json:"bytes"`
+	TimeUS float64 `json:"time_us,omitempty"`
+	// Share is the op's share of the communicator's calls, or of its time
+	// when known.
+	Share     float64 `json:"share"`
+	Captured  int64   `json:"captured,omitempty"`
+	Histogram []Bin   `json:"histogram"`
+}
+
+// Bin is one power of two of a histogram: the calls whose size is nearest
+// to it on a log scale (from Size/√2 to Size·√2), as the band holding that
+// power of two measures them.
+type Bin struct {
+	Size   int64   `json:"bytes"`
+	Calls  int64   `json:"calls"`
+	Bytes  int64   `json:"total_bytes"`
+	TimeUS float64 `json:"time_us,omitempty"`
+	// Algo and Proto are what NCCL chose for most of these calls (TUNING
+	// lines); "" when not logged.
+	Algo  string `json:"algo,omitempty"`
+	Proto string `json:"proto,omitempty"`
+}
+
+// BinOf is the power of two nearest to size on a log scale.
+func BinOf(size int64) int64 {
+	if size <= 1 {
+		return 1
+	}
+	k := 63 - bits.LeadingZeros64(uint64(size)) // 2^k ≤ size < 2^(k+1)
+	if float64(size) >= math.Sqrt2*float64(int64(1)<<k) && k < 62 {
+		k++
+	}
+	return int64(1) << k
+}
+
+// Summarize reads every input's calls into communicators and proposes the
+// workload.
+func Summarize(inputs []Input, opt Options) (*Summary, error) {
+	if opt.Coverage == 0 {
+		opt.Coverage = DefaultCoverage
+	}
+	if !(opt.Coverage > 0 && opt.Coverage <= 1) {
+		return nil, fmt.Errorf("coverage %g must be in (0, 1]", opt.Coverage)
+	}
+	s := &Summary{GraphCaptured: opt.GraphCaptured}
+	var calls []benchfmt.Call
+	for _, in := range inputs {
+		src := Source{File: in.Name, Format: in.Log.Format, Records: len(in.Log.Calls), GraphCapture: in.Log.GraphCapture}
+		s.Sources = append(s.Sources, src)
+		if len(in.Log.GraphCapture) > 0 {
+			s.GraphCaptured = true
+		}
+		if s.NCCLVersion == "" && in.Log.Facts != nil {
+			s.NCCLVersion = in.Log.Facts.NCCLVersion
+		}
+		for _, n := range in.Log.Notes {
+			s.Notes = appendUnique(s.Notes, in.Name+": "+n)
+		}
+		calls = append(calls, in.Log.Calls...)
+	}
+	if len(calls) == 0 {
+		return nil, benchfmt.ErrNoCalls
+	}
+	s.Communicators = communicators(calls, opt.GraphCaptured)
+	s.TimeKnown = true
+	for _, c := range s.Communicators {
+		s.Calls += c.Calls
+		if c.Captured > 0 {
+			s.GraphCaptured = true
+		}
+		for _, o := range c.Ops {
+			for _, b := range o.Histogram {
+				if b.Calls > 0 && !(b.TimeUS > 0) {
+					s.TimeKnown = false
+				}
+			}
+		}
+		if c.Unsized > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("communicator %s: %d calls have no size (their rank count is not logged) and are left out", c.ID, c.Unsized))
+		}
+	}
+	if len(s.Communicators) > 0 && s.Communicators[0].ID == unnamed(1) {
+		s.Notes = append(s.Notes, "no INIT lines: communicators told apart by their rank count and calls, so identical ones (data-parallel replicas) are counted as one; log with NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING to name them")
+	}
+	p, err := propose(s, opt)
+	if err != nil {
+		return nil, err
+	}
+	s.Proposal = p
+	return s, nil
+}
+
+func unnamed(n int) string { return fmt.Sprintf("unnamed-%d", n) }
+
+// streamKey is one rank's view of one communicator.
+type streamKey struct{ process, ptr string }
+
+// communicators groups the calls by communicator and counts each call
+// once: a collective by its place in the communicator's sequence (every
+// rank logs it at the same place), a send once per rank that sent it.
+func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
+	ids := commIDs(calls)
+	type agg struct {
+		comm    Communicator
+		ranks   map[int]bool
+		procs   map[string]bool
+		seen    map[int64]int // collective Seq → index into calls
+		counted []benchfmt.Call
+	}
+	groups := map[string]*agg{}
+	var order []string
+	for _, c := range calls {
+		id := ids[streamKey{c.Process, c.CommPtr}]
+		g := groups[id]
+		if g == nil {
+			g = &agg{comm: Communicator{ID: id, NRanks: c.NRanks}, ranks: map[int]bool{}, procs: map[string]bool{}, seen: map[int64]int{}}
+			groups[id] = g
+			order = append(order, id)
+		}
+		g.procs[c.Process] = true
+		if c.Rank >= 0 {
+			g.ranks[c.Rank] = true
+		}
+		g.comm.NRanks = max(g.comm.NRanks, c.NRanks)
+		switch {
+		case c.Function == "Recv":
+			continue // the other end of a send, counted there
+		case c.Function == "Send":
+			g.counted = append(g.counted, c)
+			continue
+		}
+		if i, dup := g.seen[c.Seq]; dup {
+			// The same collective on another rank: its time is the
+			// slowest rank's.
+			g.counted[i].TimeUS = math.Max(g.counted[i].TimeUS, c.TimeUS)
+			if g.counted[i].Algo == "" {
+				g.counted[i].Algo, g.counted[i].Proto = c.Algo, c.Proto
+			}
+			continue
+		}
+		g.seen[c.Seq] = len(g.counted)
+		g.counted = append(g.counted, c)
+	}
+	var out []Communicator
+	for _, id := range order {
+		g := groups[id]
+		comm := g.comm
+		for r := range g.ranks {
+			comm.Ranks = append(comm.Ranks, r)
+		}
+		slices.Sort(comm.Ranks)
+		for p := range g.procs {
+			comm.Processes = append(comm.Processes, p)
+		}
+		slices.Sort(comm.Processes)
+		fillOps(&comm, g.counted, allCaptured)
+		out = append(out, comm)
+	}
+	// The busiest communicator first.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Calls > out[j].Calls })
+	return out
+}
+
+// commIDs names each rank's stream of calls with its communicator: the
+// identity the log gives (commId), or, without INIT lines, one shared by
+// the streams of equal rank count whose first calls are the same.
+func commIDs(calls []benchfmt.Call) map[streamKey]string {
+	ids := map[streamKey]string{}
+	sig := map[streamKey]*strings.Builder{}
+	var unnamedOrder []streamKey
+	for _, c := range calls {
+		k := streamKey{c.Process, c.CommPtr}
+		if c.CommID != "" {
+			ids[k] = c.CommID
+			continue
+		}
+		b := sig[k]
+		if b == nil {
+			b = &strings.Builder{}
+			fmt.Fprintf(b, "n%d", c.NRanks)
+			sig[k] = b
+			unnamedOrder = append(unnamedOrder, k)
+		}
+		if c.Function != "Send" && c.Function != "Recv" && c.Seq < 32 {
+			fmt.Fprintf(b, " %s/%d/%d", c.Function, c.Count, c.Datatype)
+		}
+	}
+	names := map[string]string{}
+	for _, k := range unnamedOrder {
+		if _, named := ids[k]; named {
+			continue
+		}
+		s := sig[k].String()
+		if names[s] == "" {
+			names[s] = unnamed(len(names) + 1)
+		}
+		ids[k] = names[s]
+	}
+	return ids
+}
+
+// fillOps counts a communicator's calls per op and size.
+func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
+	type binAgg struct {
+		bin    Bin
+		choice map[string]int64
+	}
+	perOp := map[nccl.Op]map[int64]*binAgg{}
+	opAgg := map[nccl.Op]*Op{}
+	for _, c := range calls {
+		if c.Op == "" {
+			if comm.Other == nil {
+				comm.Other = map[string]int64{}
+			}
+			comm.Other[c.Function]++
+			continue
+		}
+		if c.Bytes <= 0 && c.Count > 0 {
+			comm.Unsized++
+			continue
+		}
+		o := opAgg[c.Op]
+		if o == nil {
+			o = &Op{Op: c.Op}
+			opAgg[c.Op] = o
+			perOp[c.Op] = map[int64]*binAgg{}
+		}
+		captured := c.Captured || allCaptured
+		o.Calls++
+		o.Bytes += c.Bytes
+		o.TimeUS += c.TimeUS
+		comm.Calls++
+		comm.Bytes += c.Bytes
+		comm.TimeUS += c.TimeUS
+		if captured {
+			o.Captured++
+			comm.Captured++
+		}
+		size := BinOf(c.Bytes)
+		b := perOp[c.Op][size]
+		if b == nil {
+			b = &binAgg{bin: Bin{Size: size}, choice: map[string]int64{}}
+			perOp[c.Op][size] = b
+		}
+		b.bin.Calls++
+		b.bin.Bytes += c.Bytes
+		b.bin.TimeUS += c.TimeUS
+		if c.Algo != "" {
+			b.choice[c.Algo+" "+c.Proto]++
+		}
+	}
+	for _, op := range nccl.Ops {
+		o := opAgg[op]
+		if o == nil {
+			continue
+		}
+		for _, b := range perOp[op] {
+			if ch := mostCommon(b.choice); ch != "" {
+				b.bin.Algo, b.bin.Proto, _ = strings.Cut(ch, " ")
+			}
+			o.Histogram = append(o.Histogram, b.bin)
+		}
+		slices.SortFunc(o.Histogram, func(a, b Bin) int { return cmp.Compare(a.Size, b.Size) })
+		if comm.TimeUS > 0 {
+			o.Share = o.TimeUS / comm.TimeUS
+		} else if comm.Calls > 0 {
+			o.Share = float64(o.Calls) / float64(comm.Calls)
+		}
+		comm.Ops = append(comm.Ops, *o)
+	}
+}
+
+// mostCommon is the key with the largest count (ties: the first in order).
+func mostCommon(m map[string]int64) string {
+	best, n := "", int64(0)
+	for k, v := range m {
+		if v > n || v == n && k < best {
+			best, n = k, v
+		}
+	}
+	return best
+}
+
+func appendUnique(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}

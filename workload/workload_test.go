@@ -1,0 +1,268 @@
+package workload
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/golden"
+	"github.com/nccltune/nccltune/nccl"
+)
+
+func readLog(t *testing.T, name string) Input {
+	t.Helper()
+	data, err := os.ReadFile("../benchfmt/testdata/calls/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseLog(t, name, data)
+}
+
+func parseLog(t *testing.T, name string, data []byte) Input {
+	t.Helper()
+	cl, err := benchfmt.ParseCalls(data)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return Input{Name: name, Log: cl}
+}
+
+func perProcess(t *testing.T) []Input {
+	var ins []Input
+	for r := range 4 {
+		ins = append(ins, readLog(t, "nccl.gpu0.100"+string(rune('1'+r))))
+	}
+	return ins
+}
+
+func TestBinOf(t *testing.T) {
+	for _, tc := range []struct{ size, want int64 }{
+		{0, 1}, {1, 1}, {2, 2}, {3, 4}, {5, 4}, {6, 8}, {512000, 512 << 10}, {524288, 512 << 10},
+		{741455, 512 << 10}, {741456, 1 << 20}, {2048000, 2 << 20}, {1 << 40, 1 << 40},
+	} {
+		if got := BinOf(tc.size); got != tc.want {
+			t.Errorf("BinOf(%d) = %d, want %d", tc.size, got, tc.want)
+		}
+	}
+}
+
+// Four ranks' files: one communicator, each call once, the proposal's
+// parts hold ≥ 90 % of the calls.
+func TestSummarizePerProcess(t *testing.T) {
+	s, err := Summarize(perProcess(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Communicators) != 1 {
+		t.Fatalf("%d communicators, want 1", len(s.Communicators))
+	}
+	c := s.Communicators[0]
+	if c.ID != "0x8d3c1f5e2a7b9c01" || c.NRanks != 4 || !slices.Equal(c.Ranks, []int{0, 1, 2, 3}) || len(c.Processes) != 4 || c.Calls != 116 {
+		t.Errorf("communicator %+v", c)
+	}
+	got := map[nccl.Op]int64{}
+	for _, o := range c.Ops {
+		got[o.Op] = o.Calls
+	}
+	if want := map[nccl.Op]int64{nccl.AllReduce: 92, nccl.AllGather: 23, nccl.Broadcast: 1}; !mapsEqual(got, want) {
+		t.Errorf("calls per op %v, want %v", got, want)
+	}
+	if ar := c.Ops[0]; ar.Histogram[0].Size != 128<<10 || ar.Histogram[0].Calls != 80 || ar.Histogram[0].Proto != "LL" || ar.Histogram[1].Proto != "SIMPLE" {
+		t.Errorf("all-reduce histogram %+v", ar.Histogram)
+	}
+	p := s.Proposal
+	if p.NRanks != 4 || p.By != "calls" || p.Coverage < 0.9 || s.TimeKnown || s.GraphCaptured {
+		t.Errorf("proposal %+v", p)
+	}
+	if got := p.Workload().String(); got != "all_reduce:128K:0.71 all_gather:1M:0.18 all_reduce:2M:0.11" {
+		t.Errorf("workload %s", got)
+	}
+	if err := p.Workload().Validate(); err != nil {
+		t.Error(err)
+	}
+	golden.Check(t, "testdata/per-process.yaml", s.ConfigYAML(time.Date(2026, 6, 11, 10, 0, 0, 0, time.UTC), "workload.yaml"))
+}
+
+func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// The YAML is what search --config reads: a "part" list of nccl parts.
+func TestConfigYAMLReadsBack(t *testing.T) {
+	s, err := Summarize(perProcess(t), Options{Coverage: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string][]string
+	if err := yaml.Unmarshal(s.ConfigYAML(time.Now(), ""), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc) != 1 || len(doc["part"]) != len(s.Proposal.Parts) {
+		t.Fatalf("YAML keys %v", doc)
+	}
+	var w nccl.Workload
+	for _, spec := range doc["part"] {
+		p, err := nccl.ParsePart(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w = append(w, p)
+	}
+	if err := w.Validate(); err != nil || w.String() != s.Proposal.Workload().String() {
+		t.Errorf("read back %s (%v), want %s", w, err, s.Proposal.Workload())
+	}
+	// All of it: the broadcast joins; the all-gather's two sizes are two apart
+	// (256K, 1M) and join into one band.
+	if got := w.String(); got != "all_reduce:128K:0.69 all_gather:256K-1M:0.2 all_reduce:2M:0.1 broadcast:8:0.01" {
+		t.Errorf("full workload %s", got)
+	}
+}
+
+// Without INIT lines the ranks' streams are joined by their calls.
+func TestSummarizeWithoutInit(t *testing.T) {
+	var ins []Input
+	initLine := regexp.MustCompile(`(?m)^.*Init (START|COMPLETE)\n`)
+	for _, in := range perProcess(t) {
+		data, _ := os.ReadFile("../benchfmt/testdata/calls/" + in.Name)
+		ins = append(ins, parseLog(t, in.Name, initLine.ReplaceAll(data, nil)))
+	}
+	s, err := Summarize(ins, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Communicators) != 1 || s.Communicators[0].ID != "unnamed-1" || s.Communicators[0].Calls != 116 || len(s.Communicators[0].Processes) != 4 || s.Communicators[0].Ranks != nil {
+		t.Fatalf("communicators %+v", s.Communicators)
+	}
+	if !strings.Contains(strings.Join(s.Notes, " "), "no INIT lines") {
+		t.Errorf("notes %q", s.Notes)
+	}
+}
+
+// A server's output announcing CUDA-graph capture: the counts are flagged
+// and the YAML says why.
+func TestSummarizeGraphCapture(t *testing.T) {
+	s, err := Summarize([]Input{readLog(t, "mixed-graphs.log")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Communicators[0]
+	if !s.GraphCaptured || c.Calls != 32 || c.Captured != 20 {
+		t.Errorf("graph captured %v, calls %d, captured %d; want true, 32, 20", s.GraphCaptured, c.Calls, c.Captured)
+	}
+	if y := string(s.ConfigYAML(time.Now(), "")); !strings.Contains(y, "CAUTION: CUDA graphs") {
+		t.Errorf("YAML without the graph caution:\n%s", y)
+	}
+	// Said by the user: every count is a capture.
+	s, err = Summarize(perProcess(t), Options{GraphCaptured: true})
+	if err != nil || !s.GraphCaptured || s.Communicators[0].Captured != 116 {
+		t.Errorf("--graph-captured: %v, %+v", err, s)
+	}
+}
+
+// Inspector's records: each coll_sn once over the ranks, at the slowest
+// rank's time; the proposal weighs time.
+func TestSummarizeInspector(t *testing.T) {
+	s, err := Summarize([]Input{readLog(t, "inspector-gpu0-pid2001.log")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Communicators[0]
+	if c.Calls != 11 || !s.TimeKnown || s.Proposal.By != "time" {
+		t.Fatalf("calls %d, time known %v, by %s", c.Calls, s.TimeKnown, s.Proposal.By)
+	}
+	// sn 1,2,4,5,8,10,11 are all-reduces (181 µs on rank 1), sn 0,3,6,9
+	// all-gathers (95 µs).
+	if got := c.TimeUS; got != 7*181+4*95 {
+		t.Errorf("time %g µs", got)
+	}
+	if got := s.Proposal.Workload().String(); got != "all_reduce:2M:0.77 all_gather:1M:0.23" {
+		t.Errorf("workload %s", got)
+	}
+	if !strings.Contains(strings.Join(s.Notes, " "), "sample") {
+		t.Errorf("notes %q: the sample must be said", s.Notes)
+	}
+}
+
+// Communicators of several rank counts: the busiest is proposed, the rest
+// are named as left out; --ranks picks another; sends count once each.
+func TestSummarizeRankCounts(t *testing.T) {
+	pp := strings.Join([]string{
+		"h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xa rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1 commId 0xpp - Init COMPLETE",
+		"h:2:2 [1] NCCL INFO ncclCommInitRank comm 0xb rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 2 commId 0xpp - Init COMPLETE",
+		"h:1:1 [0] NCCL INFO Send: opCount 0 sendbuff (nil) recvbuff 0x1 count 1048576 datatype 9 op 0 root 1 comm 0xa [nranks=2] stream 0x2",
+		"h:2:2 [1] NCCL INFO Recv: opCount 0 sendbuff (nil) recvbuff 0x1 count 1048576 datatype 9 op 0 root 0 comm 0xb [nranks=2] stream 0x2",
+		"h:2:2 [1] NCCL INFO Send: opCount 0 sendbuff (nil) recvbuff 0x1 count 1048576 datatype 9 op 0 root 0 comm 0xb [nranks=2] stream 0x2",
+		"h:1:1 [0] NCCL INFO Gather: opCount 1 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 0 comm 0xa [nranks=2] stream 0x2",
+	}, "\n")
+	ins := append(perProcess(t), parseLog(t, "pp.log", []byte(pp)))
+	s, err := Summarize(ins, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Communicators) != 2 || s.Proposal.NRanks != 4 || len(s.Proposal.Left) != 1 || !strings.HasPrefix(s.Proposal.Left[0], "0xpp (2 ranks") {
+		t.Fatalf("proposal %+v", s.Proposal)
+	}
+	pipe := s.Communicators[1]
+	if pipe.Calls != 2 || pipe.Ops[0].Op != nccl.SendRecv || pipe.Other["Gather"] != 1 {
+		t.Errorf("pipeline communicator %+v", pipe)
+	}
+	s, err = Summarize(ins, Options{Ranks: 2})
+	if err != nil || s.Proposal.Workload().String() != "sendrecv:2M:1" {
+		t.Errorf("--ranks 2: %v, %v", err, s.Proposal.Workload())
+	}
+	if _, err := Summarize(ins, Options{Ranks: 8}); err == nil || !strings.Contains(err.Error(), "2, 4 ranks") {
+		t.Errorf("--ranks 8: %v", err)
+	}
+}
+
+func TestChooseParts(t *testing.T) {
+	mk := func(op nccl.Op, calls map[int64]int64) map[int64]*cell {
+		m := map[int64]*cell{}
+		for s, n := range calls {
+			m[s] = &cell{op: op, size: s, calls: n, weight: float64(n)}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name     string
+		cells    map[nccl.Op]map[int64]*cell
+		coverage float64
+		want     string
+	}{
+		{"neighbours join", map[nccl.Op]map[int64]*cell{nccl.AllReduce: mk(nccl.AllReduce, map[int64]int64{512 << 10: 40, 1 << 20: 30, 2 << 20: 20, 64: 10})}, 0.9, "all_reduce:512K-2M:1"},
+		{"one size between joins", map[nccl.Op]map[int64]*cell{nccl.AllReduce: mk(nccl.AllReduce, map[int64]int64{512 << 10: 50, 2 << 20: 45, 1 << 20: 1, 64: 4})}, 0.9, "all_reduce:512K-2M:1"},
+		{"two between stay apart", map[nccl.Op]map[int64]*cell{nccl.AllReduce: mk(nccl.AllReduce, map[int64]int64{512 << 10: 50, 4 << 20: 45, 64: 5})}, 0.9, "all_reduce:512K:0.53 all_reduce:4M:0.47"},
+		{"small shares keep 0.01", map[nccl.Op]map[int64]*cell{nccl.AllReduce: mk(nccl.AllReduce, map[int64]int64{1 << 20: 9990}), nccl.Broadcast: mk(nccl.Broadcast, map[int64]int64{8: 10})}, 1, "all_reduce:1M:1 broadcast:8:0.01"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var total float64
+			for _, m := range tc.cells {
+				for _, c := range m {
+					total += c.weight
+				}
+			}
+			parts, cov := chooseParts(tc.cells, total, tc.coverage)
+			w := make(nccl.Workload, len(parts))
+			for i, p := range parts {
+				w[i] = p.Part
+			}
+			if got := w.String(); got != tc.want || cov < tc.coverage {
+				t.Errorf("got %s (coverage %.3f), want %s", got, cov, tc.want)
+			}
+		})
+	}
+}
