@@ -131,6 +131,7 @@ func commands() []*cli.Command {
 		withStudyConfig(gateCommand()),
 		renameCommand(),
 		rmCommand(),
+		workloadCommand(),
 		versionCommand(),
 	}
 }

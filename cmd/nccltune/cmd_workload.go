@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/outfile"
+	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/workload"
+)
+
+// workloadInputKind names the files workload reads, in its errors.
+const workloadInputKind = "an NCCL log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING) or NCCL Inspector output"
+
+func workloadCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "workload",
+		Usage:     "read what a real process called (NCCL's COLL/TUNING log, NCCL Inspector JSON) and propose the workload to tune",
+		ArgsUsage: "LOG…",
+		Description: `workload reads the collective calls a real process made, as NCCL logs
+them, and proposes the workload a search tunes for. Log a server with
+
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING NCCL_DEBUG_FILE=/tmp/nccl.%h.%p python -m sglang.launch_server …
+
+(COLL: one line per rank and call; TUNING: what NCCL chose; INIT: which
+communicator is which across processes), then give workload the files:
+one per process, or one output with NCCL's lines mixed in. NCCL
+Inspector's JSON (NCCL_PROFILER_PLUGIN=…/libnccl-profiler-inspector.so
+NCCL_INSPECTOR_ENABLE=1) adds execution times; a directory reads every
+file in it, "-" reads standard input.
+
+It prints per communicator (its rank count, the ranks that logged it) and
+per collective the calls, each counted once however many ranks logged it,
+the bytes, the share of the calls (of the time, with Inspector's times)
+and the histogram of sizes in powers of two (nccl-tests' sizes: for
+all-gather and reduce-scatter the whole buffer, NCCL's count times the
+ranks). It proposes the parts (op:band:weight) that hold --coverage of the
+calls (or the time) of the communicators of one rank count, and writes them
+as a study config for search --config (--out FILE).
+
+Under CUDA graphs a call is logged when it is captured, not when the graph
+replays: such counts say which sizes exist, not how often. workload flags
+the calls it sees announced as captured ("Capture cuda graph begin" in
+the server's own output) and, with --graph-captured, all of them.
+
+Examples:
+  nccltune workload /tmp/nccl.*
+  nccltune workload /tmp/nccl.* --out workload.yaml --plot workload.png
+  nccltune search --config workload.yaml <launch flags>`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the proposed workload as a study config to `FILE` (YAML, for search --config)"},
+			&cli.StringFlag{Name: "plot", Usage: "draw the size histograms with the proposed bands shaded to `FILE` (.png or .svg)"},
+			&cli.Float64Flag{Name: "coverage", Value: workload.DefaultCoverage, Usage: "the share of the calls (or time) the proposed bands hold, `FRACTION` in (0, 1]"},
+			&cli.IntFlag{Name: "ranks", Usage: "propose for the communicators of `N` ranks (default: the rank count that makes the most calls)"},
+			&cli.BoolFlag{Name: "graph-captured", Usage: "the process ran CUDA graphs: flag every count as a capture, not a replay count"},
+			jsonFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageErrorf("workload needs the log files of a process, e.g. nccltune workload /tmp/nccl.* (log with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING NCCL_DEBUG_FILE=/tmp/nccl.%%h.%%p)")
+			}
+			if cov := c.Float64("coverage"); !(cov > 0 && cov <= 1) {
+				return usageErrorf("--coverage %g must be a fraction in (0, 1], e.g. 0.9 for 90 %%", cov)
+			}
+			if n := c.Int("ranks"); n < 0 {
+				return usageErrorf("--ranks %d must be a rank count", n)
+			}
+			plotFormat := ""
+			if p := c.String("plot"); p != "" {
+				f, err := report.FormatOf(p)
+				if err != nil {
+					return usageErrorf("--plot: %v", err)
+				}
+				plotFormat = f
+			}
+			return runWorkload(c.Context, workloadOptions{
+				files: c.Args().Slice(), out: c.String("out"), plot: c.String("plot"), plotFormat: plotFormat,
+				opt:  workload.Options{Coverage: c.Float64("coverage"), Ranks: c.Int("ranks"), GraphCaptured: c.Bool("graph-captured")},
+				json: c.Bool("json"), stdin: c.App.Reader, stdout: c.App.Writer, stderr: c.App.ErrWriter,
+			})
+		},
+	}
+}
+
+type workloadOptions struct {
+	files      []string
+	out        string
+	plot       string
+	plotFormat string
+	opt        workload.Options
+	json       bool
+	stdin      io.Reader
+	stdout     io.Writer
+	stderr     io.Writer
+}
+
+func runWorkload(ctx context.Context, o workloadOptions) error {
+	names, err := workloadFiles(o.files)
+	if err != nil {
+		return err
+	}
+	// Read and parse every file first: a wrong one stops before anything
+	// is written.
+	var inputs []workload.Input
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		data, err := input.ReadNamed(ctx, name, o.stdin, workloadInputKind)
+		if err != nil {
+			return err
+		}
+		cl, err := benchfmt.ParseCalls(data)
+		if errors.Is(err, benchfmt.ErrNoCalls) {
+			return usageErrorf("%s: %v", name, err)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		inputs = append(inputs, workload.Input{Name: name, Log: cl})
+	}
+	s, err := workload.Summarize(inputs, o.opt)
+	if err != nil {
+		return usageError(err)
+	}
+	yaml := s.ConfigYAML(time.Now(), o.out)
+	if o.out != "" {
+		if err := outfile.WriteOut(o.out, func(w io.Writer) error { _, err := w.Write(yaml); return err }); err != nil {
+			return err
+		}
+	}
+	if o.plot != "" {
+		fig := report.NewWorkloadFigure(s)
+		if err := outfile.WriteOut(o.plot, func(w io.Writer) error { return fig.WriteAt(w, o.plotFormat, report.PNGDPI) }); err != nil {
+			return err
+		}
+	}
+	return ui.PrintWorkload(o.stdout, o.json, s, yaml, o.out, o.plot)
+}
+
+// workloadFiles expands the arguments: a directory (Inspector's dump
+// directory, a directory of NCCL_DEBUG_FILEs) stands for the files in it.
+func workloadFiles(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		info, err := os.Stat(a)
+		if a == "-" || err != nil || !info.IsDir() {
+			out = append(out, a) // reading it says what is wrong
+			continue
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, usageErrorf("%s: cannot list it: %v", a, err)
+		}
+		var files []string
+		for _, e := range entries {
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+				files = append(files, filepath.Join(a, e.Name()))
+			}
+		}
+		if len(files) == 0 {
+			return nil, usageErrorf("%s is a directory without files; give the files of %s", a, workloadInputKind)
+		}
+		sort.Strings(files)
+		out = append(out, files...)
+	}
+	return out, nil
+}

@@ -1,0 +1,178 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/workload"
+)
+
+// workloadDoc is `workload --json`: the summary, the YAML it proposes and
+// where it was written.
+type workloadDoc struct {
+	*workload.Summary
+	Config string `json:"config_yaml"`
+	Out    string `json:"out,omitempty"`
+	Plot   string `json:"plot,omitempty"`
+}
+
+// PrintWorkload prints what a process called and the workload proposed
+// from it: workload's --json document, or per communicator and op the
+// calls, shares and size histograms, the proposed parts and their YAML.
+// out and plot are the files written ("" for none).
+func PrintWorkload(w io.Writer, asJSON bool, s *workload.Summary, yaml []byte, out, plot string) error {
+	if asJSON {
+		return WriteJSON(w, workloadDoc{Summary: s, Config: string(yaml), Out: out, Plot: plot})
+	}
+	formats := map[string]bool{}
+	for _, src := range s.Sources {
+		formats[src.Format] = true
+	}
+	var fs []string
+	for f := range formats {
+		fs = append(fs, f)
+	}
+	sort.Strings(fs)
+	head := fmt.Sprintf("workload read from %s (%s)", report.Plural(len(s.Sources), "file"), strings.Join(fs, ", "))
+	if s.NCCLVersion != "" {
+		head += ", NCCL " + s.NCCLVersion
+	}
+	fmt.Fprintf(w, "%s: %s, %d calls\n", head, report.Plural(len(s.Communicators), "communicator"), s.Calls)
+	for _, c := range s.Communicators {
+		fmt.Fprintln(w)
+		printCommunicator(w, c, s.TimeKnown)
+	}
+	fmt.Fprintln(w)
+	printProposal(w, s)
+	if out != "" {
+		fmt.Fprintf(w, "  written to %s: nccltune search --config %s <launch flags for %d ranks>\n", out, out, s.Proposal.NRanks)
+	} else {
+		fmt.Fprintf(w, "  as a study config (--out FILE writes it; nccltune search --config FILE runs it):\n")
+		for _, l := range strings.Split(strings.TrimRight(string(yaml), "\n"), "\n") {
+			if !strings.HasPrefix(l, "#") {
+				fmt.Fprintf(w, "    %s\n", l)
+			}
+		}
+	}
+	if plot != "" {
+		fmt.Fprintf(w, "  histograms drawn in %s\n", plot)
+	}
+	if s.GraphCaptured {
+		fmt.Fprintf(w, "\nCAUTION, CUDA graphs: %s\n", workload.GraphAdvice)
+		for _, src := range s.Sources {
+			for _, l := range src.GraphCapture {
+				fmt.Fprintf(w, "  %s %s\n", src.File, l)
+			}
+		}
+	}
+	if len(s.Notes) > 0 {
+		fmt.Fprintln(w, "\nnotes:")
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+	return nil
+}
+
+func printCommunicator(w io.Writer, c workload.Communicator, timeKnown bool) {
+	who := fmt.Sprintf("%d processes", len(c.Processes))
+	if len(c.Ranks) > 0 {
+		who = "ranks " + rankList(c.Ranks)
+	}
+	line := fmt.Sprintf("communicator %s: %d ranks (%s logged), %d calls, %s", c.ID, c.NRanks, who, c.Calls, bytesText(c.Bytes))
+	if timeKnown {
+		line += fmt.Sprintf(", %.0f µs", c.TimeUS)
+	}
+	if c.Captured > 0 {
+		line += fmt.Sprintf(", %d logged under CUDA-graph capture", c.Captured)
+	}
+	fmt.Fprintln(w, line)
+	share := "calls"
+	if timeKnown {
+		share = "time"
+	}
+	t := newTable(w)
+	fmt.Fprintf(t, "  op / size\tcalls\tshare of %s\tbytes\tNCCL chose\t\n", share)
+	for _, o := range c.Ops {
+		fmt.Fprintf(t, "  %s\t%d\t%.1f %%\t%s\t\t\n", o.Op, o.Calls, 100*o.Share, bytesText(o.Bytes))
+		peak := int64(1)
+		for _, b := range o.Histogram {
+			peak = max(peak, b.Calls)
+		}
+		for _, b := range o.Histogram {
+			bar := strings.Repeat("█", int((b.Calls*24+peak-1)/peak))
+			choice := ""
+			if b.Algo != "" {
+				choice = b.Algo + "/" + b.Proto
+			}
+			fmt.Fprintf(t, "    %6s %s\t%d\t\t\t%s\t\n", nccl.FormatSize(b.Size), bar, b.Calls, choice)
+		}
+	}
+	_ = t.Flush()
+	if len(c.Other) > 0 {
+		var names []string
+		for n := range c.Other {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = fmt.Sprintf("%s %d", n, c.Other[n])
+		}
+		fmt.Fprintf(w, "  not measured by any nccl-tests collective nccltune runs: %s\n", strings.Join(parts, ", "))
+	}
+}
+
+func printProposal(w io.Writer, s *workload.Summary) {
+	p := s.Proposal
+	fmt.Fprintf(w, "proposed workload for %d-rank communicators: the parts hold %.0f %% of the %s (asked: %.0f %%)\n",
+		p.NRanks, 100*p.Coverage, p.By, 100*p.Asked)
+	t := newTable(w)
+	for _, pt := range p.Parts {
+		extra := ""
+		if p.By == "time" {
+			extra = fmt.Sprintf("%.0f µs", pt.TimeUS)
+		}
+		fmt.Fprintf(t, "  %s\t%d calls\t%.1f %% of the %s\t%s\t\n", pt.Spec, pt.Calls, 100*pt.Share, p.By, extra)
+	}
+	_ = t.Flush()
+	for _, l := range p.Left {
+		fmt.Fprintf(w, "  left out: %s (nccltune workload --ranks N proposes for it)\n", l)
+	}
+}
+
+// rankList writes ranks as "0-3" or "0,2,5".
+func rankList(ranks []int) string {
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ranks[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// bytesText is a total of bytes for people: "54.3 MiB".
+func bytesText(b int64) string {
+	switch {
+	case b >= nccl.GiB:
+		return fmt.Sprintf("%.1f GiB", float64(b)/float64(nccl.GiB))
+	case b >= nccl.MiB:
+		return fmt.Sprintf("%.1f MiB", float64(b)/float64(nccl.MiB))
+	case b >= nccl.KiB:
+		return fmt.Sprintf("%.1f KiB", float64(b)/float64(nccl.KiB))
+	}
+	return fmt.Sprintf("%d B", b)
+}
