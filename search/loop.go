@@ -500,21 +500,7 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	s.seq++
 	t.Launches++
 	s.launchDurations = append(s.launchDurations, l.Duration)
-	// score is the launch's band score as measured, stored with it; a
-	// workload's op launch is stored with its own parts' score, and the
-	// progress hears of the round's (eventScore 0 until then).
-	var score, eventScore float64
-	if round == nil {
-		score = s.measure(t, phase, scored, debug, l)
-		eventScore = score
-	} else if !debug && l.Outcome == benchfmt.OK && (scored || phase == vocab.PhaseConfirm) {
-		ml, sc, err := Measure(l, s.opSizes(op))
-		if err != nil {
-			l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
-		} else {
-			round[op], score = ml, sc
-		}
-	}
+	score, eventScore := s.measureOp(t, phase, scored, debug, op, round, l)
 	if debug && (s.work == nil || op == s.work.ops[0]) {
 		s.learnPlan(t, phase, l)
 	}
@@ -536,6 +522,28 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 		s.onEvent(s.event(req, t, l, scored, eventScore))
 	}
 	return nil
+}
+
+// measureOp adds an OK launch of op to t's measurements (a one-part
+// study, round nil: see measure) or to the round, and returns its band
+// score as measured, stored with it: a workload's op launch with its own
+// parts' score, while the progress hears of the round's (eventScore 0
+// until then).
+func (s *loop) measureOp(t *Trial, phase string, scored, debug bool, op nccl.Op, round map[nccl.Op]model.Launch, l *benchfmt.Launch) (score, eventScore float64) {
+	if round == nil {
+		score = s.measure(t, phase, scored, debug, l)
+		return score, score
+	}
+	if debug || l.Outcome != benchfmt.OK || !scored && phase != vocab.PhaseConfirm {
+		return 0, 0
+	}
+	ml, sc, err := Measure(l, s.opSizes(op))
+	if err != nil {
+		l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
+		return 0, 0
+	}
+	round[op] = ml
+	return sc, 0
 }
 
 // guardSizes are the guard sizes as measurements hold them.
