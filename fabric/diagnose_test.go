@@ -274,7 +274,7 @@ func TestVersionLess(t *testing.T) {
 }
 
 // The real logs of nccltune's tuner CSV under NVIDIA's example plugin
-// (benchfmt/testdata/tuner): the 2.28.3-source plugin's crash names the
+// (benchfmt/testdata/tuner-real): the 2.28.3-source plugin's crash names the
 // fix, the 2.30.7-source plugin's run is clean, and the all-gather that no
 // row matches warns of its one channel.
 func TestDiagnoseTunerPlugin(t *testing.T) {
@@ -286,15 +286,16 @@ func TestDiagnoseTunerPlugin(t *testing.T) {
 		// want are texts the tuner warning must hold.
 		want []string
 	}{
-		{"ar4_tuner_plugin_2283_segfault.txt", []string{CodeTunerPluginCrash, CodeSocketFallback},
+		{"all_reduce_tuner_2.28.3.txt", []string{CodeTunerPluginCrash, CodeSocketFallback},
 			[]string{"libnccl-tuner-example.so(+0x2569)", "NCCL < 2.30.3", "2.30.3 or newer source", "gcc -Inccl -fPIC -shared"}},
-		{"ar4_tuner_plugin_230_ok.txt", []string{CodeSocketFallback}, nil},
-		{"ag4_tuner_plugin_230_nomatch.txt", []string{CodeTunerFallback, CodeSocketFallback},
+		{"all_reduce_tuner_2.30.7.txt", []string{CodeSocketFallback}, nil},
+		{"all_gather_tuner_2.30.7.txt", []string{CodeTunerFallback, CodeSocketFallback},
 			[]string{"300 of 300 calls", "ONE channel", "allgather at 128K-2M (no row for this collective)", "nccltune search --op"}},
+		{"all_gather_tuner_2.28.3.txt", []string{CodeTunerFallback, CodeSocketFallback}, []string{"300 of 300 calls"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			data, err := os.ReadFile("../benchfmt/testdata/tuner/" + tt.file)
+			data, err := os.ReadFile("../benchfmt/testdata/tuner-real/" + tt.file)
 			if err != nil {
 				t.Fatal(err)
 			}
