@@ -72,7 +72,7 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	l := &launch{p: p, o: o, cfg: cfg, args: args, environ: environ, out: out, errw: stderr, fault: fault}
-	code := l.run()
+	code := l.runCatchingCrash()
 	out.Flush()
 	return code
 }

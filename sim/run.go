@@ -51,6 +51,8 @@ type launch struct {
 
 	f     *ncclState
 	fault *activeFault
+	// tuner is the tuner plugin NCCL_TUNER_PLUGIN names (tuner.go).
+	tuner *tunerPlugin
 	s     *sampler
 	// replay, when set, is the recorded launch a replay returns: its
 	// plan gives NCCL's choices and its times the samples.
@@ -150,6 +152,11 @@ func (l *launch) run() int {
 	l.s = p.newSampler(l.f, o.noise, o.seed, o.launch)
 	l.log = newNCCLLog(l.out, l.cfg["NCCL_DEBUG"], l.cfg["NCCL_DEBUG_SUBSYS"])
 	l.identities()
+	var err error
+	if l.tuner, err = loadTunerPlugin(l.cfg, p.NCCLVersion, l.nprocs, l.n); err != nil {
+		fmt.Fprintf(l.errw, "%s: SIMULATED fabric: %v\n", programName, err)
+		return 2
+	}
 
 	// Faults that strike before nccl-tests prints anything.
 	if l.fault != nil {
@@ -630,6 +637,7 @@ func (l *launch) commInit(r int) {
 	if r == 0 {
 		l.tuningTable(id)
 	}
+	l.tunerInit(r)
 	lg.info(id, subInit, "%d coll channels, %d collnet channels, 0 nvls channels, %d p2p channels, %d p2p channels per peer",
 		f.commChannels, f.commChannels, f.commChannels, f.commChannels)
 	lg.info(id, subInit, "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev 0 nvmlDev 0 busId %x commId 0x%016x - Init COMPLETE",
@@ -829,7 +837,7 @@ func (l *launch) row(typ, op string, size int64, key int) float64 {
 	count := size / ws
 	bytes := count * ws
 	l.rowStart(typ, op, bytes, count)
-	c := l.choose(bytes)
+	c := l.tunerChoose(l.choose(bytes), bytes)
 	l.logChoice(c, bytes)
 	var outMean float64
 	for place := range 2 {
