@@ -133,8 +133,8 @@ func TestParseCallsInspector(t *testing.T) {
 	if c.Op != nccl.AllGather || c.Bytes != 4*256000 || c.TimeUS != 95 || c.CommID != "0x7f8c496ae9f661" || c.Process != "gpu0:2001" {
 		t.Errorf("first record %+v", c)
 	}
-	if len(cl.Notes) != 1 || !strings.Contains(cl.Notes[0], "recorded 11 of") || !strings.Contains(cl.Notes[0], "12 collectives") {
-		t.Errorf("notes %q: want the sample said (11 of 12 coll_sn)", cl.Notes)
+	if len(cl.Notes) != 1 || !strings.Contains(cl.Notes[0], "recorded 7 of communicator 0x7f8c496ae9f661's 8 AllReduce calls") {
+		t.Errorf("notes %q: want the sample said (7 of 8 all-reduce coll_sn)", cl.Notes)
 	}
 	// Cut short: what came before the damage is kept.
 	data := readTestdata(t, "calls/inspector-gpu0-pid2001.log")

@@ -110,29 +110,31 @@ func inspectorCall(rec inspectorRecord) (Call, bool) {
 	}, true
 }
 
-// inspectorCoverage says, per communicator, how many of its collectives
-// (distinct coll_sn over its ranks) Inspector recorded, when it left some
-// out.
+// inspectorCoverage says, per communicator and function, how many of its
+// collectives (distinct coll_sn over its ranks: NCCL numbers each
+// function's calls apart) Inspector recorded, when it left some out.
 func inspectorCoverage(calls []Call) []string {
 	type span struct {
 		lo, hi int64
 		sns    map[int64]bool
 	}
-	spans := map[string]*span{}
+	type key struct{ comm, function string }
+	spans := map[key]*span{}
 	for _, c := range calls {
-		s := spans[c.CommID]
+		k := key{c.CommID, c.Function}
+		s := spans[k]
 		if s == nil {
 			s = &span{lo: c.Seq, hi: c.Seq, sns: map[int64]bool{}}
-			spans[c.CommID] = s
+			spans[k] = s
 		}
 		s.lo, s.hi = min(s.lo, c.Seq), max(s.hi, c.Seq)
 		s.sns[c.Seq] = true
 	}
 	var out []string
-	for comm, s := range spans {
+	for k, s := range spans {
 		if n, total := int64(len(s.sns)), s.hi-s.lo+1; n < total {
-			out = append(out, fmt.Sprintf("Inspector recorded %d of communicator %s's %d collectives (coll_sn %d–%d): it writes each communicator's last one per dump interval, so its counts are a sample; a shorter NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS records more",
-				n, comm, total, s.lo, s.hi))
+			out = append(out, fmt.Sprintf("Inspector recorded %d of communicator %s's %d %s calls (coll_sn %d–%d): it writes each communicator's last collective per dump interval, so its counts are a sample; a shorter NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS records more",
+				n, k.comm, total, k.function, s.lo, s.hi))
 		}
 	}
 	sort.Strings(out)

@@ -72,17 +72,22 @@ with open("mixed-graphs.log", "w") as f:
     f.write("\n".join(lines) + "\n")
 
 # Inspector records of two ranks of the same communicator, one record per
-# call; one call left out of rank 1 (sampled) and coll_sn 7 missing on both.
+# call; coll_sn counts each function's calls apart (NCCL's
+# comm->seqNumber[func]). One all-gather left out of rank 1 only (the other
+# rank has it) and all-reduce sn 4 missing on both (sampled).
 recs = []
 for r in (0, 1):
-    for sn in range(12):
-        if sn == 7 or (r == 1 and sn == 3):
+    sn = {"AllReduce": 0, "AllGather": 0}
+    for i in range(12):
+        coll, size, us = ("AllReduce", 2048000, 180 + r) if i % 3 else ("AllGather", 256000, 95)
+        n = sn[coll]
+        sn[coll] += 1
+        if i == 7 or (r == 1 and i == 3):
             continue
-        coll, size, us = ("AllReduce", 2048000, 180 + r) if sn % 3 else ("AllGather", 256000, 95)
         recs.append({"header": {"id": "0x7f8c496ae9f661", "rank": r, "n_ranks": NR, "nnodes": 1},
                      "metadata": {"inspector_output_format_version": "v4.0", "git_rev": "", "rec_mechanism": "nccl_profiler_interface",
-                                  "dump_timestamp_us": 1752867229276385 + sn, "hostname": "gpu0", "pid": 2001 + r},
-                     "coll_perf": {"coll": coll, "coll_sn": sn, "coll_msg_size_bytes": size, "coll_exec_time_us": us,
+                                  "dump_timestamp_us": 1752867229276385 + i, "hostname": "gpu0", "pid": 2001 + r},
+                     "coll_perf": {"coll": coll, "coll_sn": n, "coll_msg_size_bytes": size, "coll_exec_time_us": us,
                                    "coll_timing_source": "kernel_gpu", "coll_algobw_gbs": 1.0, "coll_busbw_gbs": 1.5}})
 with open("inspector-gpu0-pid2001.log", "w") as f:
     for rec in recs:
