@@ -140,7 +140,7 @@ func rankCounts(m map[int]float64) string {
 // joins each op's chosen sizes into bands: neighbouring powers of two
 // join, and so do two separated by one size (measuring one size more is
 // cheaper than another part). A part's weight is its share of what the
-// parts hold, rounded to two decimals (at least 0.01).
+// parts hold, in hundredths that add up to 1 (at least 0.01 each).
 func chooseParts(cells map[nccl.Op]map[int64]*cell, total, coverage float64) ([]Part, float64) {
 	var all []*cell
 	for _, op := range nccl.Ops {
@@ -203,14 +203,55 @@ func chooseParts(cells map[nccl.Op]map[int64]*cell, total, coverage float64) ([]
 	for _, pt := range parts {
 		held += pt.Share
 	}
+	shares := make([]float64, len(parts))
 	for i := range parts {
+		shares[i] = parts[i].Share / held
+	}
+	for i, w := range percents(shares) {
 		pt := &parts[i]
-		w := pt.Share / held
 		pt.Share = pt.Share / total
-		pt.Part.Weight = math.Max(0.01, math.Round(w*100)/100)
+		pt.Part.Weight = float64(w) / 100
 		pt.Band = pt.Part.Band.String()
 		pt.Spec = pt.Part.String()
 	}
 	slices.SortStableFunc(parts, func(a, b Part) int { return cmp.Compare(b.Share, a.Share) })
 	return parts, held / total
+}
+
+// percents rounds shares that sum to 1 to whole percents that sum to 100,
+// each at least 1: floors, then the points left to the largest remainders
+// (ties: the earlier share).
+func percents(shares []float64) []int {
+	out := make([]int, len(shares))
+	left := 100
+	for i, w := range shares {
+		out[i] = max(1, int(math.Floor(100*w)))
+		left -= out[i]
+	}
+	order := make([]int, len(shares))
+	for i := range order {
+		order[i] = i
+	}
+	rem := func(i int) float64 { return 100*shares[i] - float64(out[i]) }
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rem(b), rem(a)) })
+	for k := 0; left > 0 && len(order) > 0; k = (k + 1) % len(order) {
+		out[order[k]]++
+		left--
+	}
+	// Parts raised to 1 % can leave too many points: take them from the
+	// largest.
+	for left < 0 {
+		big := 0
+		for i := range out {
+			if out[i] > out[big] {
+				big = i
+			}
+		}
+		if out[big] <= 1 {
+			break
+		}
+		out[big]--
+		left++
+	}
+	return out
 }

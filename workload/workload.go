@@ -189,6 +189,14 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 
 func unnamed(n int) string { return fmt.Sprintf("unnamed-%d", n) }
 
+// seqKey is a collective's place in its communicator: Inspector numbers
+// each function's calls apart (NCCL's comm->seqNumber[func]), a COLL log
+// all of them in one sequence; with the function both are unique.
+type seqKey struct {
+	function string
+	seq      int64
+}
+
 // streamKey is one rank's view of one communicator.
 type streamKey struct{ process, ptr string }
 
@@ -201,7 +209,7 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 		comm    Communicator
 		ranks   map[int]bool
 		procs   map[string]bool
-		seen    map[int64]int // collective Seq → index into calls
+		seen    map[seqKey]int // a collective's place → index into counted
 		counted []benchfmt.Call
 	}
 	groups := map[string]*agg{}
@@ -210,7 +218,7 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 		id := ids[streamKey{c.Process, c.CommPtr}]
 		g := groups[id]
 		if g == nil {
-			g = &agg{comm: Communicator{ID: id, NRanks: c.NRanks}, ranks: map[int]bool{}, procs: map[string]bool{}, seen: map[int64]int{}}
+			g = &agg{comm: Communicator{ID: id, NRanks: c.NRanks}, ranks: map[int]bool{}, procs: map[string]bool{}, seen: map[seqKey]int{}}
 			groups[id] = g
 			order = append(order, id)
 		}
@@ -226,7 +234,8 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 			g.counted = append(g.counted, c)
 			continue
 		}
-		if i, dup := g.seen[c.Seq]; dup {
+		key := seqKey{c.Function, c.Seq}
+		if i, dup := g.seen[key]; dup {
 			// The same collective on another rank: its time is the
 			// slowest rank's.
 			g.counted[i].TimeUS = math.Max(g.counted[i].TimeUS, c.TimeUS)
@@ -235,7 +244,7 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 			}
 			continue
 		}
-		g.seen[c.Seq] = len(g.counted)
+		g.seen[key] = len(g.counted)
 		g.counted = append(g.counted, c)
 	}
 	var out []Communicator

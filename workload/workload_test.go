@@ -229,6 +229,28 @@ func TestSummarizeRankCounts(t *testing.T) {
 	}
 }
 
+func TestPercents(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want []int
+	}{
+		{[]float64{0.875, 0.125}, []int{88, 12}},
+		{[]float64{0.714, 0.179, 0.107}, []int{71, 18, 11}},
+		{[]float64{0.999, 0.001}, []int{99, 1}},
+		{[]float64{0.995, 0.001, 0.001, 0.003}, []int{97, 1, 1, 1}},
+		{[]float64{1}, []int{100}},
+	} {
+		got := percents(tc.in)
+		sum := 0
+		for _, p := range got {
+			sum += p
+		}
+		if !slices.Equal(got, tc.want) || sum != 100 {
+			t.Errorf("percents(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestChooseParts(t *testing.T) {
 	mk := func(op nccl.Op, calls map[int64]int64) map[int64]*cell {
 		m := map[int64]*cell{}
@@ -246,7 +268,7 @@ func TestChooseParts(t *testing.T) {
 		{"neighbours join", map[nccl.Op]map[int64]*cell{nccl.AllReduce: mk(nccl.AllReduce, map[int64]int64{512 << 10: 40, 1 << 20: 30, 2 << 20: 20, 64: 10})}, 0.9, "all_reduce:512K-2M:1"},
 		{"one size between joins", map[nccl.Op]map[int64]*cell{nccl.AllReduce: mk(nccl.AllReduce, map[int64]int64{512 << 10: 50, 2 << 20: 45, 1 << 20: 1, 64: 4})}, 0.9, "all_reduce:512K-2M:1"},
 		{"two between stay apart", map[nccl.Op]map[int64]*cell{nccl.AllReduce: mk(nccl.AllReduce, map[int64]int64{512 << 10: 50, 4 << 20: 45, 64: 5})}, 0.9, "all_reduce:512K:0.53 all_reduce:4M:0.47"},
-		{"small shares keep 0.01", map[nccl.Op]map[int64]*cell{nccl.AllReduce: mk(nccl.AllReduce, map[int64]int64{1 << 20: 9990}), nccl.Broadcast: mk(nccl.Broadcast, map[int64]int64{8: 10})}, 1, "all_reduce:1M:1 broadcast:8:0.01"},
+		{"small shares keep 0.01", map[nccl.Op]map[int64]*cell{nccl.AllReduce: mk(nccl.AllReduce, map[int64]int64{1 << 20: 9990}), nccl.Broadcast: mk(nccl.Broadcast, map[int64]int64{8: 10})}, 1, "all_reduce:1M:0.99 broadcast:8:0.01"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var total float64
@@ -262,6 +284,70 @@ func TestChooseParts(t *testing.T) {
 			}
 			if got := w.String(); got != tc.want || cov < tc.coverage {
 				t.Errorf("got %s (coverage %.3f), want %s", got, cov, tc.want)
+			}
+		})
+	}
+}
+
+// readDir reads every file of a directory of real captures.
+func readDir(t *testing.T, dir string) []Input {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ins []Input
+	for _, e := range entries {
+		data, err := os.ReadFile(dir + "/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, parseLog(t, e.Name(), data))
+	}
+	return ins
+}
+
+// The real captures (benchfmt/testdata/workload: torch.distributed on the
+// 4-rank loopback, scripts/serving_mix.py, NCCL 2.28.9): the COLL log and
+// Inspector's records of the same mix give one 4-rank communicator, the
+// ops with their counts (385 all-reduces, 24 all-gathers, 1 broadcast),
+// and bands that hold ≥ 90 % of the calls (of the time, for Inspector).
+func TestSummarizeRealCaptures(t *testing.T) {
+	for _, tc := range []struct {
+		dir, by, id, parts string
+		ranks              []int
+	}{
+		{"torch-coll", "calls", "unnamed-1", "all_reduce:256K:0.88 all_reduce:4M:0.12", nil},
+		{"inspector", "time", "0x4be5247749b942", "all_reduce:256K:0.51 all_reduce:4M:0.49", []int{0, 1, 2, 3}},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			s, err := Summarize(readDir(t, "../benchfmt/testdata/workload/"+tc.dir), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Communicators) != 1 {
+				t.Fatalf("%d communicators, want 1", len(s.Communicators))
+			}
+			c := s.Communicators[0]
+			if c.NRanks != 4 || c.ID != tc.id || !slices.Equal(c.Ranks, tc.ranks) || len(c.Processes) != 4 || c.Calls != 410 {
+				t.Errorf("communicator %s: %d ranks %v, %d processes, %d calls", c.ID, c.NRanks, c.Ranks, len(c.Processes), c.Calls)
+			}
+			got := map[nccl.Op]int64{}
+			for _, o := range c.Ops {
+				got[o.Op] = o.Calls
+			}
+			if want := map[nccl.Op]int64{nccl.AllReduce: 385, nccl.AllGather: 24, nccl.Broadcast: 1}; !mapsEqual(got, want) {
+				t.Errorf("calls per op %v, want %v", got, want)
+			}
+			p := s.Proposal
+			if p.By != tc.by || p.Coverage < 0.9 || p.NRanks != 4 || p.Workload().String() != tc.parts {
+				t.Errorf("proposal by %s holds %.3f: %s; want by %s, ≥ 0.9, %s", p.By, p.Coverage, p.Workload(), tc.by, tc.parts)
+			}
+			if err := p.Workload().Validate(); err != nil {
+				t.Error(err)
+			}
+			if s.GraphCaptured {
+				t.Error("an eager run flagged as CUDA graphs")
 			}
 		})
 	}
