@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +157,59 @@ func TestWorkloadCommandRefuses(t *testing.T) {
 				t.Error("a refused run wrote --out")
 			}
 		})
+	}
+}
+
+// The real capture (torch.distributed on the 4-rank loopback): one 4-rank
+// communicator, its ops with their counts, bands holding ≥ 90 %.
+func TestWorkloadCommandRealCapture(t *testing.T) {
+	stdout, stderr, code := runWorkloadCLI(t, parseInput("workload/torch-coll"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{
+		"NCCL 2.28.9: 1 communicator, 410 calls",
+		"4 ranks (4 processes logged), 410 calls",
+		"all_reduce                         385",
+		"all_gather                         24",
+		"broadcast                          1",
+		"the parts hold 94 % of the calls",
+		`part: ["all_reduce:256K:0.88", "all_reduce:4M:0.12"]`,
+	} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, stdout)
+		}
+	}
+}
+
+// The written study config runs as it is: search --config FILE on the
+// simulated fabric. It needs search's --part (the workload's parts).
+func TestWorkloadConfigRunsSearch(t *testing.T) {
+	hasPart := false
+	for _, f := range searchCommand().Flags {
+		if slices.Contains(f.Names(), "part") {
+			hasPart = true
+		}
+	}
+	if !hasPart {
+		t.Skip("search has no --part yet: the workload's YAML cannot run")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "workload.yaml")
+	if _, stderr, code := runWorkloadCLI(t, parseInput("workload/torch-coll"), "--out", cfg); code != exitOK {
+		t.Fatalf("workload: exit %d: %s", code, stderr)
+	}
+	db := filepath.Join(dir, "t.db")
+	stdout, stderr, code := runCLI(t, db, "search", "--config", cfg, "--sim", "spark4", "--noise", "0", "--budget", "12", "--json")
+	if code != exitOK {
+		t.Fatalf("search --config %s: exit %d: %s", cfg, code, stderr)
+	}
+	var doc struct {
+		Simulated bool `json:"simulated"`
+		Launches  int  `json:"launches"`
+	}
+	decodeOneJSON(t, stdout, &doc)
+	if !doc.Simulated || doc.Launches == 0 {
+		t.Errorf("search document %s", stdout)
 	}
 }
