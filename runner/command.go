@@ -259,7 +259,7 @@ func DetectMPIFlavor(ctx context.Context, mpirun string) (string, error) {
 		return f.(string), nil
 	}
 	if _, err := exec.LookPath(mpirun); err != nil {
-		return "", fmt.Errorf("%w: %s is not on PATH — install Open MPI or MPICH, pass --mpirun PATH, or use --launcher local or srun", ErrLauncherNotFound, mpirun)
+		return "", fmt.Errorf("%w: %s — install Open MPI or MPICH, pass --mpirun PATH, or use --launcher local or srun", ErrLauncherNotFound, whyNotRunnable(mpirun))
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -99,7 +99,7 @@ func checkExecutables(spec Spec) error {
 			name = "mpirun"
 		}
 		if _, err := exec.LookPath(name); err != nil {
-			return fmt.Errorf("%w: %s is not on PATH — install Open MPI or MPICH, or use --launcher local or srun", ErrLauncherNotFound, name)
+			return fmt.Errorf("%w: %s — install Open MPI or MPICH, or use --launcher local or srun", ErrLauncherNotFound, whyNotRunnable(name))
 		}
 		return nil // the benchmark lives on the ranks' hosts; mpirun reports if it is missing there
 	case "srun":
@@ -130,9 +130,31 @@ func checkBench(spec Spec) error {
 		if spec.Bench != "" && bench != spec.Bench {
 			return fmt.Errorf("%w: %s (the %s benchmark beside --bench %s) is not there or not executable — build every nccl-tests binary (make in nccl-tests), or pass --bench DIR/%s", ErrBenchNotFound, bench, op, spec.Bench, op.Benchmark())
 		}
-		return fmt.Errorf("%w: %s is not on PATH or not executable — build nccl-tests (github.com/NVIDIA/nccl-tests) and pass --bench PATH/TO/%s or its build directory, or try --sim spark4", ErrBenchNotFound, bench, op.Benchmark())
+		return fmt.Errorf("%w: %s — build nccl-tests (github.com/NVIDIA/nccl-tests) and pass --bench PATH/TO/%s or its build directory, or try --sim spark4", ErrBenchNotFound, whyNotRunnable(bench), op.Benchmark())
 	}
 	return nil
+}
+
+// whyNotRunnable says why exec.LookPath refused name, in the user's
+// terms: a path they gave is named as a path ("/opt/nope/all_reduce_perf
+// does not exist"), only a bare name as "not on PATH".
+func whyNotRunnable(name string) string {
+	if !strings.Contains(name, string(filepath.Separator)) {
+		return name + " is not on PATH"
+	}
+	fi, err := os.Stat(name)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if dir := filepath.Dir(name); !isDir(dir) {
+			return name + " does not exist: there is no directory " + dir
+		}
+		return name + " does not exist"
+	case err != nil:
+		return name + ": " + err.Error()
+	case fi.IsDir():
+		return name + " is a directory"
+	}
+	return name + " is not executable (chmod +x it, or check that its file system is not mounted noexec)"
 }
 
 func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benchfmt.Launch, error) {

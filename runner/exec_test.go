@@ -306,3 +306,24 @@ func TestRunMissingBenchmark(t *testing.T) {
 		t.Fatalf("err %v, want ErrLauncherNotFound", err)
 	}
 }
+
+// TestWhyNotRunnable: a path the user gave is named as a path, with what
+// is wrong with it; only a bare name is "not on PATH".
+func TestWhyNotRunnable(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"all_reduce_perf", "all_reduce_perf is not on PATH"},
+		{"/opt/nope/all_reduce_perf", "/opt/nope/all_reduce_perf does not exist: there is no directory /opt/nope"},
+		{filepath.Join(dir, "gone"), filepath.Join(dir, "gone") + " does not exist"},
+		{dir, dir + " is a directory"},
+		{plain, plain + " is not executable"},
+	} {
+		if got := whyNotRunnable(tc.name); !strings.HasPrefix(got, tc.want) || strings.Contains(tc.name, "/") && strings.Contains(got, "PATH") {
+			t.Errorf("whyNotRunnable(%q) = %q, want %q…", tc.name, got, tc.want)
+		}
+	}
+}

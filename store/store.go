@@ -16,6 +16,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Options tune Open.
@@ -114,8 +116,8 @@ func Open(path string, opts Options) (*Store, error) {
 	if timeout <= 0 {
 		timeout = defaultLockTimeout
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, classifyWriteError(abs, fmt.Errorf("create directory for %s: %w", abs, err))
+	if err := ensureDir(abs); err != nil {
+		return nil, err
 	}
 	s.timeout = timeout
 	s.lock, err = openWriterLock(abs, s.openFile)
@@ -127,6 +129,32 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ensureDir makes the directory of the default database (a first run has
+// none yet) and only that one: a --db whose directory is missing is more
+// likely a slip (a typo, an unmounted volume) than a wish for new
+// directories, so it is refused, naming the directory (vocab.ErrUsage).
+func ensureDir(abs string) error {
+	dir := filepath.Dir(abs)
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if def, err := DefaultPath(); err == nil && canonicalPath(def) == abs {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return classifyWriteError(abs, fmt.Errorf("create directory for %s: %w", abs, err))
+		}
+		return nil
+	}
+	return vocab.Mark(vocab.ErrUsage, fmt.Errorf("database %s: its directory %s does not exist — create it (mkdir -p %s) or give --db a file in a directory that exists; only the default location (%s) is created for you", abs, dir, dir, defaultPathText()))
+}
+
+// defaultPathText is DefaultPath for a message.
+func defaultPathText() string {
+	if p, err := DefaultPath(); err == nil {
+		return p
+	}
+	return "nccltune/nccltune.db under $XDG_DATA_HOME or ~/.local/share"
 }
 
 // canonicalPath resolves symlinks (in the file name and its directories),

@@ -147,12 +147,14 @@ func (o DoctorOptions) progress(cfg nccl.Config, l *benchfmt.Launch) {
 // readDoctorLog reads and parses a saved run's output; one with neither
 // nccl-tests' output nor NCCL's log is the user's to replace.
 func readDoctorLog(ctx context.Context, path string) (*benchfmt.Result, []byte, error) {
-	data, err := input.ReadFile(ctx, path, nil, input.MaxBytes)
+	// ReadSaved's words: a missing file, a directory or one too large is
+	// named as such (not "stat …: no such file or directory").
+	data, err := input.ReadSaved(ctx, path, nil)
 	if ctx.Err() != nil {
 		return nil, nil, vocab.ErrInterrupted
 	}
 	if err != nil {
-		return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("doctor --log: %w", err))
+		return nil, nil, fmt.Errorf("doctor --log %w", err)
 	}
 	res, _ := benchfmt.Parse(data) // a failed run's output still tells what happened
 	if res == nil || (len(res.Rows) == 0 && res.Facts == nil && len(res.Errors) == 0) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"runtime/debug"
 
@@ -57,7 +58,9 @@ and recommends a change only when the gain is real. Every launch is kept
 in a bbolt database. --sim PROFILE runs a simulated fabric instead of real
 hardware; simulated results are always labelled as simulated.
 
-Start with:  nccltune search --sim spark4 --band 512K-4M`,
+Start with:  nccltune search --sim spark4 --band 512K-4M
+
+` + exitCodesHelp,
 		Version:         version(),
 		Writer:          stdout,
 		ErrWriter:       stderr,
@@ -67,7 +70,7 @@ Start with:  nccltune search --sim spark4 --band 512K-4M`,
 		EnableBashCompletion:      false,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", EnvVars: []string{"NCCLTUNE_DB"},
-				Usage: "bbolt database `FILE` holding every study (default: nccltune/nccltune.db under the user's data dir)"},
+				Usage: "bbolt database `FILE` holding every study, in a directory that exists (default: nccltune/nccltune.db under the user's data dir, created on first use)"},
 		},
 		Commands: commands(),
 		// Errors go back to run; exit codes are decided in main only.
@@ -78,6 +81,7 @@ Start with:  nccltune search --sim spark4 --band 512K-4M`,
 					return ferr // the typed value's own words
 				}
 			}
+			err = withNearestFlag(c, err)
 			return usageErrorf("%v (see nccltune %s --help)", err, c.Command.Name)
 		},
 	}
@@ -92,6 +96,24 @@ Start with:  nccltune search --sim spark4 --band 512K-4M`,
 		}
 	}
 	return app
+}
+
+// withNearestFlag adds "; did you mean --budget?" to the flag package's
+// "flag provided but not defined: -budgt", as commands and config keys
+// get it: the command's flags and nccltune's own are the candidates.
+func withNearestFlag(c *cli.Context, err error) error {
+	flag := cliargs.UndefinedFlag(err)
+	if flag == "" {
+		return err
+	}
+	var flags []cli.Flag
+	if c.Command != nil && c.Command.Name != c.App.Name {
+		flags = c.Command.Flags
+	}
+	if near := cliargs.NearestFlag(flag, flags, c.App.Flags); near != "" {
+		return fmt.Errorf("%v%s", err, near)
+	}
+	return err
 }
 
 // releaseVersion is nccltune's version; the commit is added when the

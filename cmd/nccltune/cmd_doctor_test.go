@@ -227,7 +227,8 @@ func TestDoctorUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"doctor", "--log", doctorLog("nonexistent.txt")}, "no such file"},
+		{[]string{"doctor", "--log", doctorLog("nonexistent.txt")}, "nonexistent.txt: no such file; give the path"},
+		{[]string{"doctor", "--log", filepath.Dir(doctorLog("x"))}, "is a directory"},
 		{[]string{"doctor", "--log", doctorLog("spark4-throttled.json")}, "no nccl-tests output and no NCCL_DEBUG line"},
 		{[]string{"doctor", "--log", doctorLog("ar2_mps_info.txt"), "--sim", "spark4"}, "--sim only applies to a launch"},
 		{[]string{"doctor", "--log", doctorLog("ar2_mps_info.txt"), "--max", "1M"}, "--max only applies to a launch"},
@@ -238,8 +239,8 @@ func TestDoctorUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			stdout, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "db"), tt.args...)
-			if code != exitUsage || !strings.Contains(stderr, tt.want) || stdout != "" {
-				t.Errorf("exit %d stderr %q stdout %q; want exit 2 naming %q", code, stderr, stdout, tt.want)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) || stdout != "" || strings.Contains(stderr, "stat ") {
+				t.Errorf("exit %d stderr %q stdout %q; want exit 2 naming %q (and no raw stat error)", code, stderr, stdout, tt.want)
 			}
 		})
 	}

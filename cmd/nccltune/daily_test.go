@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -12,10 +13,30 @@ import (
 )
 
 // TestFirstRunSaysWhere: a search into a new database says which file it
-// created; the next one names the file without calling it new.
+// created; the next one names the file without calling it new. Only the
+// default location's directory is created: a --db in a directory that
+// does not exist is refused, naming it, before anything is stored.
 func TestFirstRunSaysWhere(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "sub", "nccltune.db")
-	_, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "1M-2M", "--budget", "16", "--confirm", "4")
+	missing := filepath.Join(t.TempDir(), "nonexistent", "dir", "x.db")
+	_, stderr, code := runCLI(t, missing, "search", "--sim", "flat", "--band", "1M-2M", "--budget", "16", "--confirm", "4")
+	if code != exitUsage || !strings.Contains(stderr, "its directory "+filepath.Dir(missing)+" does not exist") || !strings.Contains(stderr, "mkdir -p") {
+		t.Errorf("--db in a missing directory: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Dir(filepath.Dir(missing))); err == nil {
+		t.Errorf("--db created the directory %s", filepath.Dir(missing))
+	}
+	data := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", data)
+	t.Setenv("NCCLTUNE_DB", "")
+	var stdout, errOut bytes.Buffer
+	if code := runMain(t.Context(), []string{"sweep", "--sim", "flat", "--min", "1M", "--max", "1M"}, &stdout, &errOut); code != 0 {
+		t.Errorf("the default location: exit %d\n%s", code, errOut.String())
+	} else if _, err := os.Stat(filepath.Join(data, "nccltune", "nccltune.db")); err != nil {
+		t.Errorf("the default database was not created: %v", err)
+	}
+
+	db := filepath.Join(t.TempDir(), "nccltune.db")
+	_, stderr, code = runCLI(t, db, "search", "--sim", "flat", "--band", "1M-2M", "--budget", "16", "--confirm", "4")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -117,10 +138,11 @@ func TestPreflightStoresNothing(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"search", "--band", "1M-2M", "--bench", "/nonexistent/all_reduce_perf"}, 3, "benchmark not found"},
+		{[]string{"search", "--band", "1M-2M", "--bench", "/nonexistent/all_reduce_perf"}, 3, "/nonexistent/all_reduce_perf does not exist: there is no directory /nonexistent"},
 		{[]string{"sweep", "--bench", "/nonexistent/all_reduce_perf"}, 3, "benchmark not found"},
 		{[]string{"gate", "--at", "1M:9", "--bench", "/nonexistent/all_reduce_perf"}, 3, "benchmark not found"},
-		{[]string{"search", "--band", "1M-2M", "--launcher", "mpirun", "--mpirun", "/nonexistent/mpirun"}, 3, "not on PATH"},
+		{[]string{"search", "--band", "1M-2M", "--launcher", "mpirun", "--mpirun", "/nonexistent/mpirun"}, 3, "/nonexistent/mpirun does not exist"},
+		{[]string{"search", "--band", "1M-2M", "--launcher", "mpirun", "--mpirun", "no-such-mpirun"}, 3, "no-such-mpirun is not on PATH"},
 		{[]string{"search", "--band", "1M-2M", "--sim", "spark5"}, 2, "spark2"},
 	} {
 		_, stderr, code := runCLI(t, db, tc.args...)

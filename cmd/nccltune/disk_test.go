@@ -179,24 +179,22 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// TestDatabaseIsPrivate: the database and its lock file are created 0600
-// in directories created 0700, whatever the umask, under --db and in the
-// default location; the directory a launch's JSON output goes to is 0700.
+// TestDatabaseIsPrivate: the database and its lock file are created 0600,
+// whatever the umask, under --db and in the default location, whose
+// directories are created 0700 (a --db's directory must exist); the
+// directory a launch's JSON output goes to is 0700.
 func TestDatabaseIsPrivate(t *testing.T) {
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
 	root := t.TempDir()
-	db := filepath.Join(root, "a", "b", "nccltune.db")
+	db := filepath.Join(root, "nccltune.db")
 	modeFile := filepath.Join(root, "json-dir-mode")
 	t.Setenv("NCCLTUNE_TEST_JSON_DIR_MODE", modeFile)
 	if _, stderr, code := runCLI(t, db, "sweep", "--sim", "spark4", "--min", "1M", "--max", "1M", "--no-warmup",
 		"--wrapper", faultFile(t, "wrapper.sh")); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	want := map[string]os.FileMode{
-		filepath.Join(root, "a"): 0o700 | os.ModeDir, filepath.Join(root, "a", "b"): 0o700 | os.ModeDir,
-		db: 0o600, db + ".lock": 0o600,
-	}
+	want := map[string]os.FileMode{db: 0o600, db + ".lock": 0o600}
 	// The default location, $XDG_DATA_HOME/nccltune/nccltune.db.
 	xdg := filepath.Join(root, "xdg")
 	t.Setenv("XDG_DATA_HOME", xdg)

@@ -17,6 +17,14 @@ const (
 	exitInterrupted = 130
 )
 
+// exitCodesHelp is the exit codes as --help and the README state them
+// (a test holds the README to it).
+const exitCodesHelp = `Exit codes: 0 success; 1 a gate or check failed, or another error: the
+database busy (another nccltune writing for more than 5 s), read-only or
+full, a file that cannot be read or written, a study another nccltune is
+running; 2 a usage error, refused before anything is stored; 3 the
+benchmark or fabric failed; 130 interrupted.`
+
 // usageErrorf reports bad input: exit code 2.
 func usageErrorf(format string, args ...any) error {
 	return vocab.Mark(vocab.ErrUsage, fmt.Errorf(format, args...))

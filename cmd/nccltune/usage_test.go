@@ -19,6 +19,10 @@ func TestUsageErrorsBeforeTheDatabase(t *testing.T) {
 	}{
 		{[]string{"bogus"}, `"bogus" is not a nccltune command`},
 		{[]string{"serch", "--band", "1M"}, "did you mean search?"},
+		{[]string{"search", "--sim", "spark4", "--band", "1M", "--budgt", "3"}, "-budgt; did you mean --budget?"},
+		{[]string{"history", "--jsn"}, "did you mean --json?"},
+		{[]string{"export", "s1", "--format", "k8s", "--indnet", "8"}, "did you mean --indent?"},
+		{[]string{"replay", "build", "x.db", "--ot", "y"}, "did you mean --out?"},
 		{[]string{"search", "--sim", "spark5", "--band", "1M"}, "did you mean spark"},
 		{[]string{"search", "--sim", "spark4", "--band", "1M", "--noise", "NaN"}, "--noise NaN"},
 		{[]string{"search", "--sim", "spark4", "--band", "1M", "--alpha", "NaN"}, "--alpha NaN"},
@@ -113,4 +117,27 @@ func TestJSONOnEveryExit(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	check(args, stdout, exitInterrupted, "interrupted")
+}
+
+// TestExitCodesDocumented: nccltune --help and the README give the same
+// exit codes, among them exit 1 for errors that are neither usage nor
+// fabric (a busy or full database, a file that cannot be read).
+func TestExitCodesDocumented(t *testing.T) {
+	help, _, _ := runCLI(t, filepath.Join(t.TempDir(), "db"), "--help")
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	want := flat(exitCodesHelp)
+	for name, text := range map[string]string{"--help": help, "README": string(readme)} {
+		if !strings.Contains(flat(text), want) {
+			t.Errorf("%s lacks the exit codes %q", name, want)
+		}
+	}
+	for _, w := range []string{"database busy", "read-only", "a study another nccltune is running", "130 interrupted"} {
+		if !strings.Contains(want, w) {
+			t.Errorf("exit codes do not name %q", w)
+		}
+	}
 }

@@ -209,6 +209,43 @@ func NearestCommand(app *cli.App, name string) string {
 	return "; did you mean " + best + "?"
 }
 
+// NearestFlag is "; did you mean --X?" for the flag of flags one or two
+// edits from name (given with or without its dashes, or "=value"), else
+// "". Commands and config keys get the same suggestion.
+func NearestFlag(name string, flags ...[]cli.Flag) string {
+	name, _, _ = strings.Cut(strings.TrimLeft(name, "-"), "=")
+	best, bestD := "", 3
+	if len(name) <= 3 {
+		bestD = 2 // one edit at most: two would make -ab anything
+	}
+	for _, list := range flags {
+		for _, f := range list {
+			for _, n := range f.Names() {
+				if len(n) < 2 {
+					continue // -h, -o: one letter is one edit from many slips
+				}
+				if d := nccl.EditDistance(strings.ToLower(name), n); d < bestD {
+					best, bestD = n, d
+				}
+			}
+		}
+	}
+	if best == "" || len(name) < 2 {
+		return ""
+	}
+	return "; did you mean --" + best + "?"
+}
+
+// UndefinedFlag is the flag named by the flag package's "flag provided
+// but not defined: -X" error, else "".
+func UndefinedFlag(err error) string {
+	const prefix = "flag provided but not defined: "
+	if err == nil || !strings.HasPrefix(err.Error(), prefix) {
+		return ""
+	}
+	return strings.TrimPrefix(err.Error(), prefix)
+}
+
 // HelpAsFlag turns "nccltune help [COMMAND]" into "nccltune [COMMAND]
 // --help" (the help command is hidden, so urfave/cli knows no topic).
 func HelpAsFlag(app *cli.App, args []string) []string {

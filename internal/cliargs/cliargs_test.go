@@ -1,6 +1,7 @@
 package cliargs
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -99,5 +100,29 @@ func TestWantsJSON(t *testing.T) {
 		if got := WantsJSON(tc.args); got != tc.want {
 			t.Errorf("WantsJSON(%q) = %v, want %v", tc.args, got, tc.want)
 		}
+	}
+}
+
+// TestNearestFlag: a slip of one or two letters in a flag's name names
+// the flag meant, as commands and config keys do; a name far from every
+// flag, or too short to tell, gets no guess.
+func TestNearestFlag(t *testing.T) {
+	flags := []cli.Flag{&cli.IntFlag{Name: "budget"}, &cli.BoolFlag{Name: "json"}, &cli.StringFlag{Name: "out", Aliases: []string{"o"}}}
+	global := []cli.Flag{&cli.StringFlag{Name: "db"}}
+	for _, tc := range []struct{ in, want string }{
+		{"-budgt", "; did you mean --budget?"},
+		{"--buget=3", "; did you mean --budget?"},
+		{"-jsn", "; did you mean --json?"},
+		{"-ot", "; did you mean --out?"},
+		{"-dbb", "; did you mean --db?"},
+		{"-x", ""},
+		{"-completely-else", ""},
+	} {
+		if got := NearestFlag(tc.in, flags, global); got != tc.want {
+			t.Errorf("NearestFlag(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := UndefinedFlag(errors.New("flag provided but not defined: -budgt")); got != "-budgt" {
+		t.Errorf("UndefinedFlag: %q", got)
 	}
 }
