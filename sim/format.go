@@ -6,21 +6,28 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
-// typeNames and typeSizes are nccl-tests' data types in its order (NCCL
-// 2.24+ with FP8 on Hopper and later).
+// typeNames, typeSizes and ncclTypeNames are nccl-tests' data types in
+// its order (NCCL's enum: FP8 since 2.24, on Hopper and later), their
+// sizes and NCCL's names of them (for WARN messages), from nccl's table.
 var (
-	typeNames = []string{"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"}
-	typeSizes = map[string]int64{"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2,
-		"float": 4, "double": 8, "bfloat16": 2, "f8e4m3": 1, "f8e5m2": 1}
-	opNames = []string{"sum", "prod", "max", "min", "avg", "mulsum"}
+	typeNames, typeSizes, ncclTypeNames = datatypeTables()
+	opNames                             = []string{"sum", "prod", "max", "min", "avg", "mulsum"}
 )
 
-// ncclTypeNames are NCCL's names of the same types, for WARN messages.
-var ncclTypeNames = map[string]string{"int8": "ncclInt8", "uint8": "ncclUint8", "int32": "ncclInt32", "uint32": "ncclUint32",
-	"int64": "ncclInt64", "uint64": "ncclUint64", "half": "ncclFloat16", "float": "ncclFloat32", "double": "ncclFloat64",
-	"bfloat16": "ncclBfloat16", "f8e4m3": "ncclFloat8e4m3", "f8e5m2": "ncclFloat8e5m2"}
+func datatypeTables() ([]string, map[string]int64, map[string]string) {
+	var names []string
+	sizes, ncclNames := map[string]int64{}, map[string]string{}
+	for _, d := range nccl.Datatypes() {
+		names = append(names, d.String())
+		sizes[d.String()] = d.Size()
+		ncclNames[d.String()] = d.NCCLName()
+	}
+	return names, sizes, ncclNames
+}
 
 // floatStr is nccl-tests' getFloatStr: the value in width characters
 // with 2, 1 or 0 decimals, or in exponent form when nothing else fits.
