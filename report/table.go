@@ -166,24 +166,16 @@ func (s *Study) bandSizes(bl, cl []*store.Launch) []int64 {
 // addRows adds one row per size, the band's then the guards', that both
 // arms measured; it returns the band sizes that got a row.
 func (c *Comparison) addRows(bm, cm []model.Launch, band, guards []int64, opt model.Options) (bandMeasured []int64) {
-	for _, b := range append(slices.Clone(band), guards...) {
-		one := []int64{b}
-		cmp := model.Compare(bm, cm, one, opt)
-		if len(cmp.Baseline.Sizes) != 1 || len(cmp.Candidate.Sizes) != 1 {
-			continue
-		}
-		b0, c0 := cmp.Baseline.Sizes[0], cmp.Candidate.Sizes[0]
-		if b0.Launches == 0 || c0.Launches == 0 || math.IsNaN(b0.Median) || math.IsNaN(c0.Median) {
-			continue
-		}
-		row := ComparisonRow{Bytes: b, Guard: !slices.Contains(band, b),
+	for _, r := range model.CompareSizes(bm, cm, append(slices.Clone(band), guards...), opt) {
+		b0, c0, cmp := r.Baseline, r.Candidate, r.Comparison
+		row := ComparisonRow{Bytes: r.Bytes, Guard: !slices.Contains(band, r.Bytes),
 			Baseline:  ArmAtSize{TimeUS: b0.Median, TimeLoUS: b0.Lo, TimeHiUS: b0.Hi, Launches: b0.Launches},
 			Candidate: ArmAtSize{TimeUS: c0.Median, TimeLoUS: c0.Lo, TimeHiUS: c0.Hi, Launches: c0.Launches},
 			Change:    c0.Median/b0.Median - 1, P: cmp.P, Significant: cmp.Significant,
 			Speedup: b0.Median / c0.Median, SpeedupLo: cmp.Lo, SpeedupHi: cmp.Hi}
 		c.Rows = append(c.Rows, row)
 		if !row.Guard {
-			bandMeasured = append(bandMeasured, b)
+			bandMeasured = append(bandMeasured, r.Bytes)
 		}
 	}
 	return bandMeasured

@@ -241,12 +241,24 @@ type Event struct {
 	// never the reported gain).
 	Best        *Trial
 	BestSpeedup float64
-	Baseline    *Trial
+	// BestGain bounds the leader's gain over the baseline from the same
+	// exploration launches; nil when it is the baseline or too few
+	// launches give even a range.
+	BestGain *GainBounds
+	Baseline *Trial
 	// Candidate is the config the study would confirm if it stopped now.
 	Candidate *Trial
 	// Trials counts the study's trials so far.
 	Trials  int
 	Elapsed time.Duration
+}
+
+// GainBounds bound a speedup over the baseline: the comparison's interval
+// (Interval) once both trials have launches enough for one, else the
+// range of the leader's single launches against the baseline's score.
+type GainBounds struct {
+	Lo, Hi   float64
+	Interval bool
 }
 
 // Result is how a study ended.

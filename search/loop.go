@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"time"
 
@@ -629,9 +630,35 @@ func (s *loop) event(req Request, t *Trial, l *benchfmt.Launch, scored bool, sco
 		if base := s.baseline(); base != nil && len(base.Explore) > 0 {
 			ev.BestSpeedup = base.Score(s.sizes) / lead[0].Score(s.sizes)
 		}
+		ev.BestGain = gainBounds(ev.Baseline, ev.Best, s.sizes)
 	}
 	ev.Candidate = s.rank.candidate(s.baseline())
 	return ev
+}
+
+// gainBounds bound best's exploration gain over base: the comparison's
+// interval once both have enough launches for one, else the range of
+// best's launches against base's score; nil when best is base or has
+// fewer than two launches.
+func gainBounds(base, best *Trial, sizes []int64) *GainBounds {
+	if base == nil || best == base {
+		return nil
+	}
+	cmp := model.Compare(base.Explore, best.Explore, sizes, model.DefaultOptions())
+	if cmp.CIOK {
+		return &GainBounds{Lo: cmp.Lo, Hi: cmp.Hi, Interval: true}
+	}
+	b := base.Score(sizes)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, l := range best.Explore {
+		if sc, err := model.LaunchScore(l, sizes); err == nil {
+			lo, hi = math.Min(lo, b/sc), math.Max(hi, b/sc)
+		}
+	}
+	if len(best.Explore) < 2 || math.IsInf(lo, 0) || math.IsNaN(b) {
+		return nil
+	}
+	return &GainBounds{Lo: lo, Hi: hi}
 }
 
 func stateFor(o benchfmt.Outcome) vocab.TrialState {

@@ -30,6 +30,36 @@ type GateResult struct {
 	Warnings []fabric.Warning
 }
 
+// GateReport is gate's JSON document.
+type GateReport struct {
+	fabric.Verdict
+	Study      string            `json:"study"`
+	Simulated  bool              `json:"simulated"`
+	SimProfile string            `json:"sim_profile,omitempty"`
+	Env        nccl.Config       `json:"env"`
+	BaseEnv    map[string]string `json:"base_env,omitempty"`
+	Launches   int               `json:"launches"`
+	Notes      []model.Warning   `json:"notes,omitempty"`
+	// FabricFailed is set when a launch failed, hung or returned wrong
+	// results; Error says which and why, Warnings are doctor's diagnosis.
+	FabricFailed bool             `json:"fabric_failed"`
+	Error        string           `json:"error,omitempty"`
+	Warnings     []fabric.Warning `json:"warnings,omitempty"`
+}
+
+// GateReportOf is gate's report of r, its verdict on cfg under baseEnv:
+// without a verdict (not passed, FabricFailed) when a launch failed before
+// the fabric could be measured.
+func GateReportOf(r *GateResult, cfg nccl.Config, baseEnv map[string]string) GateReport {
+	study := r.Study
+	rep := GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
+		Env: cfg.Clone(), BaseEnv: baseEnv, Launches: r.Launches, Notes: r.Notes}
+	if r.FailedAt > 0 {
+		rep.Pass, rep.FabricFailed, rep.Error, rep.Warnings = false, true, r.Failure, r.Warnings
+	}
+	return rep
+}
+
 // Gate measures o.Config at the thresholds' sizes, o.Repeats times, and
 // judges each size against its threshold on basis. A failed verdict is a
 // result, not an error; a launch that failed is reported with doctor's

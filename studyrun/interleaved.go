@@ -35,6 +35,35 @@ type Claim struct {
 	SpeedupCI [2]float64 `json:"speedup_ci"`
 }
 
+// VerifyResult is the verdict of a verify (or interleaved compare) run,
+// its --json document.
+type VerifyResult struct {
+	Study    string `json:"study"`
+	Verifies string `json:"verifies,omitempty"`
+	// BaselineEnv is what the config was compared with ({} for NCCL's
+	// defaults).
+	BaselineEnv map[string]string `json:"baseline_env"`
+	Simulated   bool              `json:"simulated"`
+	Env         map[string]string `json:"env"`
+	Launches    int               `json:"launches_per_arm"`
+	Speedup     float64           `json:"speedup"`
+	SpeedupCI   [2]float64        `json:"speedup_ci"`
+	PValue      float64           `json:"p_value"`
+	Significant bool              `json:"significant"`
+	Reason      string            `json:"reason"`
+	Claimed     *Claim            `json:"claimed"`
+	Consistent  bool              `json:"consistent"`
+}
+
+// VerifyResultOf is the result of ab's interleaved comparison r, with
+// launches per arm.
+func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
+	study, rec := r.Study, r.Study.Recommendation
+	return VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
+		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
+		Significant: r.Comparison.Recommend, Reason: r.Comparison.Reason, Claimed: ab.Claim, Consistent: r.Consistent}
+}
+
 // ABOptions are how an AB comparison runs.
 type ABOptions struct {
 	Launch Launch

@@ -295,15 +295,9 @@ func RecommendationOf(res *search.Result, sizes []int64, so search.Options) *sto
 // SizeComparisons compares baseline and candidate launches size by size.
 func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options) []store.SizeComparison {
 	var out []store.SizeComparison
-	for _, b := range sizes {
-		one := []int64{b}
-		bs, cs := model.Summarize(base, one, opt), model.Summarize(cand, one, opt)
-		if len(bs.Sizes) == 0 || len(cs.Sizes) == 0 {
-			continue
-		}
-		cmp := model.Compare(base, cand, one, opt)
-		b0, c0 := bs.Sizes[0], cs.Sizes[0]
-		out = append(out, store.SizeComparison{Bytes: b,
+	for _, r := range model.CompareSizes(base, cand, sizes, opt) {
+		b0, c0, cmp := r.Baseline, r.Candidate, r.Comparison
+		out = append(out, store.SizeComparison{Bytes: r.Bytes,
 			BaselineUS: b0.Median, BaselineLo: finiteOr(b0.Lo, b0.Median), BaselineHi: finiteOr(b0.Hi, b0.Median),
 			CandidateUS: c0.Median, CandidateLo: finiteOr(c0.Lo, c0.Median), CandidateHi: finiteOr(c0.Hi, c0.Median),
 			Speedup: cmp.Speedup, Significant: cmp.Significant, PValue: finiteOr(cmp.P, 1)})

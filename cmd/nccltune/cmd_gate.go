@@ -111,7 +111,7 @@ func runGate(ctx context.Context, o gateOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := ui.GateReportOf(r, o.config, o.launch.spec.BaseEnv)
+	rep := studyrun.GateReportOf(r, o.config, o.launch.spec.BaseEnv)
 	if rep.FabricFailed {
 		if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
 			return err

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func parseCommand() *cli.Command {
@@ -75,5 +79,28 @@ func runParse(ctx context.Context, o parseOptions) error {
 	if err := ui.PrintParse(o.stdout, o.json, parsed); err != nil {
 		return err
 	}
-	return ui.ParseVerdict(parsed)
+	return parseVerdict(parsed)
+}
+
+// parseVerdict is parse's error after printing: a failed run is a fabric
+// failure (vocab.ErrFabric, exit 3); output that is not nccl-tests' is bad
+// input (vocab.ErrUsage, exit 2); nil when every file held a good run.
+func parseVerdict(parsed []ui.ParseOutcome) error {
+	var failed, unreadable []string
+	for _, p := range parsed {
+		if msg := p.Failure(); msg != "" {
+			failed = append(failed, p.Name+": "+msg)
+		} else if msg := p.Unreadable(); msg != "" {
+			unreadable = append(unreadable, p.Name+": "+msg)
+		}
+	}
+	switch {
+	case len(failed) == 1 && len(parsed) == 1:
+		return vocab.Mark(vocab.ErrFabric, errors.New(failed[0]))
+	case len(failed) > 0:
+		return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%d of %d files hold failed runs: %s", len(failed), len(parsed), strings.Join(failed, "; ")))
+	case len(unreadable) > 0:
+		return vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s", strings.Join(unreadable, "; ")))
+	}
+	return nil
 }

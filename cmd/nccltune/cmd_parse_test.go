@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/golden"
+	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // parseInputDir holds the parser's inputs: real nccl-tests fixtures and
@@ -262,5 +266,35 @@ func TestParseCommandStdin(t *testing.T) {
 	d := decodeParseDoc(t, out.Bytes())
 	if *d.File != "-" || *d.Collective != "all_gather" || *d.NRanks != 3 || len(d.Rows) != 4 {
 		t.Errorf("document %s", out.String())
+	}
+}
+
+// TestParseVerdict checks parse's exit: a failed run is the fabric's
+// (3), output that is not nccl-tests' is the user's (2), and the message
+// names each file.
+func TestParseVerdict(t *testing.T) {
+	good := ui.ParseOutcome{Name: "good.txt", Result: &benchfmt.Result{}}
+	failed := ui.ParseOutcome{Name: "bad.txt", Err: &benchfmt.FailureError{Message: "NCCL failed"}}
+	junk := ui.ParseOutcome{Name: "junk.txt", Err: errors.New("no nccl-tests table")}
+	for _, tc := range []struct {
+		parsed []ui.ParseOutcome
+		kind   error
+		want   string
+	}{
+		{[]ui.ParseOutcome{good}, nil, ""},
+		{[]ui.ParseOutcome{failed}, vocab.ErrFabric, "bad.txt: NCCL failed"},
+		{[]ui.ParseOutcome{good, failed, junk}, vocab.ErrFabric, "1 of 3 files hold failed runs: bad.txt: NCCL failed"},
+		{[]ui.ParseOutcome{good, junk}, vocab.ErrUsage, "junk.txt: no nccl-tests table"},
+	} {
+		err := parseVerdict(tc.parsed)
+		if tc.kind == nil {
+			if err != nil {
+				t.Errorf("parseVerdict of good runs: %v", err)
+			}
+			continue
+		}
+		if !errors.Is(err, tc.kind) || err.Error() != tc.want {
+			t.Errorf("parseVerdict = %v, want %v saying %q", err, tc.kind, tc.want)
+		}
 	}
 }

@@ -197,5 +197,10 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	case err != nil:
 		return err
 	}
-	return ui.PrintSearch(o.stdout, o.json, study, res, time.Since(started))
+	took := time.Since(started)
+	trials, err := st.Trials(study.ID)
+	if err != nil {
+		return err
+	}
+	return ui.PrintSearch(o.stdout, o.json, study, trials, res, took)
 }

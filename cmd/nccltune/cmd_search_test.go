@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -283,9 +283,9 @@ func TestVerify(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("verify: exit %d\n%s", code, stderr)
 	}
-	var res ui.VerifyResult
+	var res studyrun.VerifyResult
 	decodeOneJSON(t, stdout, &res)
-	if res.Launches != 10 || !res.Recommend || res.Claimed == nil || !res.Consistent || !res.Simulated {
+	if res.Launches != 10 || !res.Significant || res.Claimed == nil || !res.Consistent || !res.Simulated {
 		t.Fatalf("verify result %+v", res)
 	}
 	if _, stderr, code := runCLI(t, db, "verify", "s1-512K-4M"); code != exitUsage || !strings.Contains(stderr, "simulated fabric") {

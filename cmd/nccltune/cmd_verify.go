@@ -112,7 +112,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 	if err != nil {
 		return err
 	}
-	res := ui.VerifyResultOf(ab, r, o.launches)
+	res := studyrun.VerifyResultOf(ab, r, o.launches)
 	if err := ui.PrintVerify(o.stdout, o.json, r.Study, res); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/studyrun"
 )
 
 // TestFirstRunSaysWhere: a search into a new database says which file it
@@ -285,7 +286,7 @@ func TestVerifyBaselineAndCompare(t *testing.T) {
 	}
 	var v struct {
 		BaselineEnv map[string]string `json:"baseline_env"`
-		Claimed     *ui.Claim         `json:"claimed"`
+		Claimed     *studyrun.Claim   `json:"claimed"`
 		Speedup     float64           `json:"speedup"`
 	}
 	out, stderr, code := runCLI(t, db, "verify", "tuned", "--sim", "spark4", "--launches", "6", "--baseline-env", "NCCL_ALGO=Tree", "--json")

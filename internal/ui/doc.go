@@ -5,10 +5,9 @@
 // a printer here. Keeping the words and layouts in one package lets the
 // commands stay short and lets tests check an output without running a
 // command (the layout follows golang.org/x/perf's cmd/benchstat/internal
-// and restic's internal/ui). One verdict sits beside its printer:
-// ParseVerdict says which sentinel (vocab.ErrFabric, vocab.ErrUsage) the
-// files parse printed amount to, from the same Failure and Unreadable
-// texts it prints.
+// and restic's internal/ui). It decides nothing: exit codes, verdicts and
+// statistics come from the command, studyrun, search and model, and a
+// printer here only says them.
 //
 // ui imports the libraries whose results it prints (store, search, report,
 // fabric, ...) and never cmd/nccltune; no library imports ui.

@@ -12,40 +12,10 @@ import (
 	"github.com/nccltune/nccltune/studyrun"
 )
 
-// GateReport is gate's JSON document.
-type GateReport struct {
-	fabric.Verdict
-	Study      string            `json:"study"`
-	Simulated  bool              `json:"simulated"`
-	SimProfile string            `json:"sim_profile,omitempty"`
-	Env        nccl.Config       `json:"env"`
-	BaseEnv    map[string]string `json:"base_env,omitempty"`
-	Launches   int               `json:"launches"`
-	Notes      []model.Warning   `json:"notes,omitempty"`
-	// FabricFailed is set when a launch failed, hung or returned wrong
-	// results; Error says which and why, Warnings are doctor's diagnosis.
-	FabricFailed bool             `json:"fabric_failed"`
-	Error        string           `json:"error,omitempty"`
-	Warnings     []fabric.Warning `json:"warnings,omitempty"`
-}
-
-// GateReportOf is gate's report of r, its verdict on cfg under baseEnv:
-// without a verdict (not passed, FabricFailed) when a launch failed before
-// the fabric could be measured.
-func GateReportOf(r *studyrun.GateResult, cfg nccl.Config, baseEnv map[string]string) GateReport {
-	study := r.Study
-	rep := GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
-		Env: cfg.Clone(), BaseEnv: baseEnv, Launches: r.Launches, Notes: r.Notes}
-	if r.FailedAt > 0 {
-		rep.Pass, rep.FabricFailed, rep.Error, rep.Warnings = false, true, r.Failure, r.Warnings
-	}
-	return rep
-}
-
 // PrintGate prints gate's verdict on cfg: its --json document, or the
 // table of sizes against their thresholds and PASS or FAIL; for a launch
 // that failed, what failed and doctor's diagnosis instead.
-func PrintGate(w io.Writer, asJSON bool, rep GateReport, cfg nccl.Config) error {
+func PrintGate(w io.Writer, asJSON bool, rep studyrun.GateReport, cfg nccl.Config) error {
 	switch {
 	case asJSON:
 		return WriteJSON(w, rep)
@@ -59,7 +29,7 @@ func PrintGate(w io.Writer, asJSON bool, rep GateReport, cfg nccl.Config) error 
 
 // printGateFabricFailed says which launch failed and why, with doctor's
 // diagnosis of its output: there is no verdict.
-func printGateFabricFailed(w io.Writer, rep GateReport, cfg nccl.Config) {
+func printGateFabricFailed(w io.Writer, rep studyrun.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s", rep.Study, cfg)
 	if rep.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))
@@ -74,7 +44,7 @@ func printGateFabricFailed(w io.Writer, rep GateReport, cfg nccl.Config) {
 }
 
 // printGate prints the verdict as text.
-func printGate(w io.Writer, rep GateReport, cfg nccl.Config) {
+func printGate(w io.Writer, rep studyrun.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s, %d launch(es)", rep.Study, cfg, rep.Launches)
 	if rep.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))

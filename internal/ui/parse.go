@@ -10,7 +10,6 @@ import (
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // PrintParse prints what parse read from each file: one --json document
@@ -315,26 +314,3 @@ func parseFactsSummary(f *benchfmt.Facts) string {
 
 // parseFormatBW prints a bandwidth as nccl-tests' %g does.
 func parseFormatBW(f float64) string { return fmt.Sprintf("%g", f) }
-
-// ParseVerdict is parse's error after printing: a failed run is a fabric
-// failure (vocab.ErrFabric, exit 3); output that is not nccl-tests' is bad
-// input (vocab.ErrUsage, exit 2); nil when every file held a good run.
-func ParseVerdict(parsed []ParseOutcome) error {
-	var failed, unreadable []string
-	for _, p := range parsed {
-		if msg := p.Failure(); msg != "" {
-			failed = append(failed, p.Name+": "+msg)
-		} else if msg := p.Unreadable(); msg != "" {
-			unreadable = append(unreadable, p.Name+": "+msg)
-		}
-	}
-	switch {
-	case len(failed) == 1 && len(parsed) == 1:
-		return vocab.Mark(vocab.ErrFabric, errors.New(failed[0]))
-	case len(failed) > 0:
-		return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%d of %d files hold failed runs: %s", len(failed), len(parsed), strings.Join(failed, "; ")))
-	case len(unreadable) > 0:
-		return vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s", strings.Join(unreadable, "; ")))
-	}
-	return nil
-}

@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
@@ -101,14 +99,13 @@ func progressBar(done, total, n int) string {
 type SearchProgress struct {
 	w      io.Writer
 	line   *statusLine
-	sizes  []int64
 	budget int
 }
 
 // NewSearchProgress shows study's launches on w, a search of budget
 // launches.
 func NewSearchProgress(w io.Writer, study *store.Study, budget int) *SearchProgress {
-	p := &SearchProgress{w: w, sizes: study.Sizes, budget: budget}
+	p := &SearchProgress{w: w, budget: budget}
 	if isTerminal(w) {
 		p.line = &statusLine{w: w, width: terminalWidth(w)}
 	}
@@ -147,29 +144,19 @@ func (p *SearchProgress) status(ev search.Event) string {
 	return s
 }
 
-// interval is the exploration interval of the leader's gain, " [lo, hi]",
-// once both it and the defaults have enough launches for one.
+// interval is the leader's exploration gain as search bounds it: the
+// interval " [lo, hi]", or the range of its launches, said as such.
 func (p *SearchProgress) interval(ev search.Event) string {
-	if ev.Baseline == nil || ev.Best == ev.Baseline {
+	g := ev.BestGain
+	switch {
+	case g == nil:
 		return ""
+	case g.Interval:
+		return fmt.Sprintf(" [%+.0f %%, %+.0f %%]", 100*(g.Lo-1), 100*(g.Hi-1))
 	}
-	cmp := model.Compare(ev.Baseline.Explore, ev.Best.Explore, p.sizes, model.DefaultOptions())
-	if cmp.CIOK {
-		return fmt.Sprintf(" [%+.0f %%, %+.0f %%]", 100*(cmp.Lo-1), 100*(cmp.Hi-1))
-	}
-	// Too few launches for an interval: show the range of the leader's
-	// launches against the defaults' score instead, and say so.
-	base := ev.Baseline.Score(p.sizes)
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, l := range ev.Best.Explore {
-		if sc, err := model.LaunchScore(l, p.sizes); err == nil {
-			lo, hi = math.Min(lo, base/sc), math.Max(hi, base/sc)
-		}
-	}
-	if len(ev.Best.Explore) < 2 || math.IsInf(lo, 0) || math.IsNaN(base) {
-		return ""
-	}
-	return fmt.Sprintf(" (launches %+.0f %%…%+.0f %%)", 100*(lo-1), 100*(hi-1))
+	// Too few launches for an interval: the range of the leader's
+	// launches against the defaults' score instead, and said so.
+	return fmt.Sprintf(" (launches %+.0f %%…%+.0f %%)", 100*(g.Lo-1), 100*(g.Hi-1))
 }
 
 // Finish clears the status line, before the result is printed.

@@ -15,11 +15,12 @@ import (
 
 // PrintSearch prints a finished search: its --json document, or the table
 // of the baseline against the recommendation and the decision in words.
-func PrintSearch(w io.Writer, asJSON bool, study *store.Study, res *search.Result, took time.Duration) error {
+// trials are the study's trials as stored (their scores the recorder's).
+func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration) error {
 	if asJSON {
 		return WriteJSON(w, searchJSON(study, res))
 	}
-	printSearchResult(w, study, res, took)
+	printSearchResult(w, study, trials, res, took)
 	return nil
 }
 
@@ -89,7 +90,7 @@ func planLines(p *store.PlanSummary) []string {
 
 // printSearchResult prints the final table: baseline against the
 // recommendation size by size, and the decision in plain words.
-func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took time.Duration) {
+func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration) {
 	rec := study.Recommendation
 	fmt.Fprintf(w, "\nstudy %s  band %s  %d launches, %d trials, %s", study.Name, study.Band, res.Launches, len(res.Trials), took.Round(100*time.Millisecond))
 	if study.Simulated {
@@ -120,7 +121,7 @@ func printSearchResult(w io.Writer, study *store.Study, res *search.Result, took
 	if rec.Reason != "" && !report.VerdictOf(study).Change {
 		fmt.Fprintf(w, "  %s\n", rec.Reason)
 	}
-	if line := defaultsLine(study, storeTrials(res.Trials, study.Sizes)); line != "" {
+	if line := defaultsLine(study, trials); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
 	for _, d := range rec.Dropped {
@@ -211,18 +212,4 @@ func defaultsLine(study *store.Study, trials []*store.Trial) string {
 		change = fmt.Sprintf("%.2f× slower than", def.ScoreUS/base)
 	}
 	return fmt.Sprintf("NCCL defaults: %s your baseline while exploring (trial %d, %d launches, not confirmed): %s", change, def.Number, def.Launches, verdict)
-}
-
-// storeTrials is the search's trials as the store keeps them, for the
-// lines search prints from a study's stored form.
-func storeTrials(ts []*search.Trial, sizes []int64) []*store.Trial {
-	out := make([]*store.Trial, 0, len(ts))
-	for _, t := range ts {
-		st := &store.Trial{ID: t.ID, Number: t.Number, Config: t.Config, Role: t.Role, State: t.State, Launches: t.Launches}
-		if len(t.Explore) > 0 {
-			st.ScoreUS = t.Score(sizes)
-		}
-		out = append(out, st)
-	}
-	return out
 }

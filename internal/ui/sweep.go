@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -26,23 +27,14 @@ func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n
 
 // noIntervalNote says why a sweep of n launches shows no intervals: the
 // interval of a median over launches is an order-statistic interval, and
-// with fewer than minLaunchesForCI launches none reaches 95 %.
+// with fewer than model.MinLaunchesForInterval launches none reaches the
+// 95 % the sweep's rows are summarised at (model.DefaultOptions).
 func noIntervalNote(n int) string {
-	need := minLaunchesForCI(0.95)
+	need := model.MinLaunchesForInterval(model.DefaultOptions())
 	if n <= 1 {
 		return fmt.Sprintf("(no interval from one launch: --repeats %d or more gives a 95 %% interval over launches)", need)
 	}
 	return fmt.Sprintf("(no interval: %d launches are too few for a 95 %% interval of a median, which needs %d; use --repeats %d or more)", n, need, need)
-}
-
-// minLaunchesForCI is the fewest launches whose extremes bracket the
-// median with the confidence asked: 1 - 2·0.5^n ≥ confidence.
-func minLaunchesForCI(confidence float64) int {
-	n := 1
-	for 1-2*math.Pow(0.5, float64(n)) < confidence {
-		n++
-	}
-	return n
 }
 
 // printSweep prints the rows as text.

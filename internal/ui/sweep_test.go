@@ -5,15 +5,9 @@ import (
 	"testing"
 )
 
-func TestMinLaunchesForCI(t *testing.T) {
-	for _, tc := range []struct {
-		confidence float64
-		want       int
-	}{{0.5, 2}, {0.9, 5}, {0.95, 6}, {0.99, 8}} {
-		if got := minLaunchesForCI(tc.confidence); got != tc.want {
-			t.Errorf("minLaunchesForCI(%g) = %d, want %d", tc.confidence, got, tc.want)
-		}
-	}
+// TestNoIntervalNote: the note names the launches a 95 % interval needs
+// (model.MinLaunchesForInterval: 6).
+func TestNoIntervalNote(t *testing.T) {
 	if note := noIntervalNote(3); !strings.Contains(note, "3 launches are too few") || !strings.Contains(note, "--repeats 6 or more") {
 		t.Errorf("note for 3 launches: %s", note)
 	}

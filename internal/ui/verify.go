@@ -10,45 +10,10 @@ import (
 	"github.com/nccltune/nccltune/studyrun"
 )
 
-// VerifyResult is the verdict of a verify (or interleaved compare) run,
-// its --json document.
-type VerifyResult struct {
-	Study    string `json:"study"`
-	Verifies string `json:"verifies,omitempty"`
-	// BaselineEnv is what the config was compared with ({} for NCCL's
-	// defaults).
-	BaselineEnv map[string]string `json:"baseline_env"`
-	Simulated   bool              `json:"simulated"`
-	Env         map[string]string `json:"env"`
-	Launches    int               `json:"launches_per_arm"`
-	Speedup     float64           `json:"speedup"`
-	SpeedupCI   [2]float64        `json:"speedup_ci"`
-	PValue      float64           `json:"p_value"`
-	Recommend   bool              `json:"significant"`
-	Reason      string            `json:"reason"`
-	Claimed     *Claim            `json:"claimed"`
-	Consistent  bool              `json:"consistent"`
-}
-
-// Claim is what the verified search concluded: the speedup it claimed.
-type Claim struct {
-	Speedup   float64    `json:"speedup"`
-	SpeedupCI [2]float64 `json:"speedup_ci"`
-}
-
-// VerifyResultOf is the result of ab's interleaved comparison r, with
-// launches per arm.
-func VerifyResultOf(ab studyrun.AB, r *studyrun.ABResult, launches int) VerifyResult {
-	study, rec := r.Study, r.Study.Recommendation
-	return VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
-		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
-		Recommend: r.Comparison.Recommend, Reason: r.Comparison.Reason, Claimed: (*Claim)(ab.Claim), Consistent: r.Consistent}
-}
-
 // PrintVerify prints r: its --json document, or the size table of the
 // fresh measurement, its speedup and whether it agrees with the claim.
 // study is the verify study, whose recommendation holds the sizes.
-func PrintVerify(w io.Writer, asJSON bool, study *store.Study, r VerifyResult) error {
+func PrintVerify(w io.Writer, asJSON bool, study *store.Study, r studyrun.VerifyResult) error {
 	if asJSON {
 		return WriteJSON(w, r)
 	}
@@ -57,7 +22,7 @@ func PrintVerify(w io.Writer, asJSON bool, study *store.Study, r VerifyResult) e
 }
 
 // printVerify prints r as text.
-func printVerify(w io.Writer, study *store.Study, r VerifyResult) {
+func printVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult) {
 	if r.Verifies != "" {
 		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), BaselineName(r.BaselineEnv), r.Launches, r.Launches)
 	} else {
@@ -83,7 +48,7 @@ func printVerify(w io.Writer, study *store.Study, r VerifyResult) {
 	}
 	// The speedup line above is the verdict; the reason adds to it only
 	// when there is no gain to act on.
-	if math.IsNaN(r.Speedup) || r.Recommend {
+	if math.IsNaN(r.Speedup) || r.Significant {
 		return
 	}
 	fmt.Fprintf(w, "%s\n", r.Reason)
