@@ -75,8 +75,8 @@ func ParseThreshold(s string) (Threshold, error) {
 	if err != nil {
 		return Threshold{}, fmt.Errorf("%q: %w", s, err)
 	}
-	if b <= 0 || b&(b-1) != 0 {
-		return Threshold{}, fmt.Errorf("%q: size %s is not a power of two, and nccl-tests' doubling sweep only measures powers of two (e.g. 512K, 1M, 256M)", s, size)
+	if err := nccl.CheckPowerOfTwo(b); err != nil {
+		return Threshold{}, fmt.Errorf("%q: %w", s, err)
 	}
 	if b > nccl.MaxBandSize {
 		return Threshold{}, fmt.Errorf("%q: sizes above %s are not supported", s, nccl.FormatSize(nccl.MaxBandSize))

@@ -192,3 +192,44 @@ func TestCheckEnvName(t *testing.T) {
 		}
 	}
 }
+
+// TestBandSweep: nccl-tests is asked for the band's powers of two, which
+// are what the band scores; from the band's own ends (-b 3M) it doubles
+// past them (3M, 6M) and measures none.
+func TestBandSweep(t *testing.T) {
+	for _, tc := range []struct {
+		band   string
+		lo, hi int64
+	}{
+		{"3M-5M", 4 << 20, 4 << 20},
+		{"512K-4M", 512 << 10, 4 << 20},
+		{"1M", 1 << 20, 1 << 20},
+		{"3M-20M", 4 << 20, 16 << 20},
+		{"1000-1M", 1024, 1 << 20},
+	} {
+		b, err := ParseBand(tc.band)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := b.Sweep()
+		if lo != tc.lo || hi != tc.hi {
+			t.Errorf("%s sweeps %s-%s, want %s-%s", tc.band, FormatSize(lo), FormatSize(hi), FormatSize(tc.lo), FormatSize(tc.hi))
+		}
+		// Doubling from lo reaches every size the band scores.
+		got := map[int64]bool{}
+		for s := lo; s <= hi; s *= 2 {
+			got[s] = true
+		}
+		for _, s := range b.Sizes() {
+			if !got[s] {
+				t.Errorf("%s: %s is scored but not swept", tc.band, FormatSize(s))
+			}
+		}
+	}
+	if err := CheckPowerOfTwo(3 << 20); err == nil || !strings.Contains(err.Error(), "did you mean 2M or 4M?") {
+		t.Errorf("3M: %v", err)
+	}
+	if err := CheckPowerOfTwo(4 << 20); err != nil {
+		t.Errorf("4M: %v", err)
+	}
+}

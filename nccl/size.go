@@ -125,6 +125,36 @@ func (b Band) Sizes() []int64 {
 	return out
 }
 
+// Sweep is the range nccl-tests is asked to measure for the band (-b lo
+// -e hi -f 2): its first and last power of two. nccl-tests doubles from
+// -b, so a band whose ends are not powers of two (3M-5M) is measured at
+// exactly the sizes it scores (4M), not from 3M (3M, 6M: none of them).
+// Zero for a band that holds no power of two (Validate refuses it).
+func (b Band) Sweep() (lo, hi int64) {
+	sizes := b.Sizes()
+	if len(sizes) == 0 {
+		return 0, 0
+	}
+	return sizes[0], sizes[len(sizes)-1]
+}
+
+// IsPowerOfTwo reports whether size is one of the sizes nccl-tests'
+// doubling sweep (-f 2 from a power of two) measures.
+func IsPowerOfTwo(size int64) bool { return size > 0 && size&(size-1) == 0 }
+
+// CheckPowerOfTwo refuses a single size (a gate's, a guard's) that the
+// doubling sweep never measures, naming the two it lies between.
+func CheckPowerOfTwo(size int64) error {
+	if IsPowerOfTwo(size) {
+		return nil
+	}
+	if size <= 0 {
+		return fmt.Errorf("size %d is not a power of two, and nccl-tests' doubling sweep only measures powers of two (e.g. 512K, 1M, 256M)", size)
+	}
+	lo := int64(1) << (63 - bits.LeadingZeros64(uint64(size)))
+	return fmt.Errorf("size %s is not a power of two, and nccl-tests' doubling sweep only measures powers of two: did you mean %s or %s?", FormatSize(size), FormatSize(lo), FormatSize(lo*2))
+}
+
 // Contains reports whether size lies inside the band.
 func (b Band) Contains(size int64) bool { return size >= b.Min && size <= b.Max }
 

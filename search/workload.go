@@ -191,10 +191,13 @@ func sweepFor(parts nccl.Workload, op nccl.Op, guard []int64) (lo, hi int64) {
 		if p.Op.OrAllReduce() != op.OrAllReduce() {
 			continue
 		}
+		// The band's powers of two: nccl-tests doubles from -b, so the
+		// band's own ends (3M-5M) would miss its sizes (4M).
+		bLo, bHi := p.Band.Sweep()
 		if first {
-			lo, hi, first = p.Band.Min, p.Band.Max, false
+			lo, hi, first = bLo, bHi, false
 		}
-		lo, hi = min(lo, p.Band.Min), max(hi, p.Band.Max)
+		lo, hi = min(lo, bLo), max(hi, bHi)
 	}
 	for _, g := range guard {
 		lo, hi = min(lo, g), max(hi, g)

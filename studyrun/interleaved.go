@@ -169,7 +169,7 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 // the band and the guard sizes. A launch that does not end OK marks its
 // trial failed and is vocab.ErrFabric.
 func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions) func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
-	lo, hi := ab.Band.Min, ab.Band.Max
+	lo, hi := ab.Band.Sweep() // its powers of two, what it scores
 	for _, g := range ab.Guards {
 		lo, hi = min(lo, g), max(hi, g)
 	}

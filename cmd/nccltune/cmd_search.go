@@ -38,10 +38,10 @@ Examples:
       --bench ~/nccl-tests/build/all_reduce_perf
   nccltune search --resume s3-512K-4M --sim spark4`,
 		Flags: append([]cli.Flag{
-			flagvalue.Band("message sizes to tune, inclusive, e.g. 512K-4M (the powers of two inside)"),
+			flagvalue.Band("message sizes to tune, inclusive, e.g. 512K-4M: the powers of two inside are measured and scored (3M-5M: 4M)"),
 			&cli.IntFlag{Name: "budget", Value: 60, Usage: "launches in all, warm-up and confirmation included"},
 			&cli.DurationFlag{Name: "time", Usage: "wall-time limit, e.g. 30m or 2h; exploration stops early enough to confirm; 0, the default, means no limit (--budget alone ends the study)"},
-			flagvalue.Guard("size where the winner must not be significantly slower (repeatable; default: twice the band's top; 'none' for none)"),
+			flagvalue.Guard("size, a power of two, where the winner must not be significantly slower (repeatable; default: twice the band's top; 'none' for none)"),
 			flagvalue.KVFlag("space", "add a knob to search, with its default values (NCCL_NTHREADS) or yours (NCCL_MAX_NCHANNELS=unset,2,4,8; use | between values holding commas)", nil),
 			&cli.BoolFlag{Name: "space-only", Usage: "search only the --space knobs, not the default five"},
 			&cli.StringFlag{Name: "sampler", Value: "tpe", Usage: "proposal strategy: tpe, random or grid"},

@@ -31,6 +31,7 @@ func TestUsageErrorsBeforeTheDatabase(t *testing.T) {
 		{[]string{"search", "--sim", "spark4", "--band", "1"}, "below one element"},
 		{[]string{"search", "--sim", "spark4", "--band", "2-8"}, "below one element"},
 		{[]string{"search", "--sim", "spark4", "--band", "1M", "--guard", "1"}, "below one element"},
+		{[]string{"search", "--sim", "spark4", "--band", "1M", "--guard", "3M"}, "--guard 3M: size 3M is not a power of two"},
 		{[]string{"sweep", "--sim", "spark4", "--min", "2", "--max", "8"}, "below one element"},
 		{[]string{"search", "--sim", "spark4", "--band", "1M", "--space", "NCCL_MAX_NCHANNELS=4", "--space", "NCCL_MIN_NCHANNELS=8", "--space-only"}, "nothing to try"},
 		{[]string{"search", "--sim", "spark4", "--band", "1M", "--space", "NCCL_PROTO=LL", "--space", "NCCL_PROTO=Simple"}, "NCCL_PROTO is given twice to --space"},
@@ -139,5 +140,30 @@ func TestExitCodesDocumented(t *testing.T) {
 		if !strings.Contains(want, w) {
 			t.Errorf("exit codes do not name %q", w)
 		}
+	}
+}
+
+// TestBandBetweenPowersOfTwo: a band whose ends are not powers of two is
+// measured at the powers of two inside it (3M-5M: 4M), by a search and a
+// comparison alike, instead of failing its first launch with "no samples
+// at 4M" and leaving a failed study behind.
+func TestBandBetweenPowersOfTwo(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	out, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "3M-5M", "--budget", "19", "--confirm", "4", "--json")
+	if code != 0 {
+		t.Fatalf("search --band 3M-5M: exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Band     string `json:"band"`
+		Baseline struct {
+			ScoreUS float64 `json:"score_us"`
+		} `json:"baseline"`
+	}
+	decodeOneJSON(t, out, &doc)
+	if doc.Baseline.ScoreUS <= 0 {
+		t.Errorf("no baseline score:\n%s", out)
+	}
+	if _, stderr, code := runCLI(t, db, "compare", "--sim", "flat", "--band", "3M-5M", "--env-a", "NCCL_PROTO=Simple", "--env-b", "NCCL_MAX_NCHANNELS=8", "--launches", "4"); code != 0 {
+		t.Errorf("compare --band 3M-5M: exit %d\n%s", code, stderr)
 	}
 }

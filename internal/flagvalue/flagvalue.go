@@ -171,6 +171,9 @@ func (v *guardValue) Set(s string) error {
 	if err := CheckElementSize("guard", size); err != nil {
 		return v.fail(err)
 	}
+	if err := nccl.CheckPowerOfTwo(size); err != nil {
+		return v.fail(usageErrorf("--guard %s: %w", s, err))
+	}
 	v.sizes = append(v.sizes, size)
 	return nil
 }
