@@ -38,13 +38,41 @@ func TestPlanConfirm(t *testing.T) {
 		if math.Abs(sum-0.05) > 1e-12 {
 			t.Errorf("PlanConfirm(%d, %d): levels %v sum to %g, want alpha 0.05", tt.first, tt.max, d.Levels, sum)
 		}
-		// O'Brien–Fleming: early looks spend little, the last keeps most.
+		// Early looks spend little, the last keeps most.
 		if n := len(d.Levels); n > 1 && d.Levels[n-1] < 0.03 {
 			t.Errorf("PlanConfirm(%d, %d): last level %g, want most of alpha kept", tt.first, tt.max, d.Levels[n-1])
 		}
 	}
-	if got := PlanConfirm(6, 12, 0.05).Levels[0]; math.Abs(got-0.00557) > 0.0001 {
-		t.Errorf("first level at half the launches %g, want 0.0056 (2 − 2Φ(1.96·√2))", got)
+	if got := PlanConfirm(6, 12, 0.05).Levels[0]; math.Abs(got-0.01345) > 0.0001 {
+		t.Errorf("first level at half the launches %g, want 0.0134 (0.05 (1 − e) / (1 − e²))", got)
+	}
+	// Every look of the designs a study uses can decide: its level is above
+	// the smallest p the exact test reaches there (2/C(2n, n), 0.0022 at 6
+	// per arm), so a clear gain stops at the first look.
+	for _, maxN := range []int{12, 15, 18, 24} {
+		d := PlanConfirm(6, maxN, 0.05)
+		for i, n := range d.Looks {
+			if min := 2 * uCDF(n, n, 0); d.Levels[i] <= min {
+				t.Errorf("PlanConfirm(6, %d): look %d at %d per arm has level %.4f, at or below the smallest p %.4f: it can never decide", maxN, i, n, d.Levels[i], min)
+			}
+		}
+	}
+}
+
+func TestCanDecide(t *testing.T) {
+	for _, tt := range []struct {
+		first, max int
+		want       bool
+	}{
+		{6, 6, true},
+		{4, 4, true},  // 2/70 = 0.029 < 0.05
+		{3, 3, false}, // 2/20 = 0.1: no launch can make it recommend
+		{1, 2, false},
+		{6, 12, true},
+	} {
+		if got := PlanConfirm(tt.first, tt.max, 0.05).CanDecide(); got != tt.want {
+			t.Errorf("PlanConfirm(%d, %d).CanDecide() = %v, want %v", tt.first, tt.max, got, tt.want)
+		}
 	}
 }
 

@@ -300,6 +300,13 @@ type Result struct {
 	// Scoped are the knobs the recommendation writes in NCCL's
 	// per-function form for the workload's ops (NCCL 2.24+).
 	Scoped []string
+	// Unspent is the launches of the budget the study did not make.
+	Unspent int
+	// Settled, when not "", says why more launches could not have changed
+	// the answer (every distinct plan explored and the confirmation
+	// decided), with the launches left unspent; "" when the study spent
+	// its budget or ended for another reason.
+	Settled string
 }
 
 // Endings of a study. A confirmation that keeps the defaults ends with the

@@ -99,6 +99,13 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 		return nil
 	}
 	d := s.confirmDesign(res, base, w)
+	if !d.CanDecide() {
+		// No outcome of the launches left could recommend: they would be
+		// spent for nothing.
+		res.Ending = EndingCannotDecide
+		res.Reason = fmt.Sprintf("the budget left allows %d confirmation launches per arm, too few for the exact test to reach its level; keep NCCL's defaults, or raise --budget", d.MaxLaunches())
+		return nil
+	}
 	res.Design = &d
 	out, err := Confirm(ctx, Confirmation{Baseline: base, Candidate: w, Design: d, Sizes: s.sizes, Stats: s.opts.Stats,
 		Launch: func(ctx context.Context, t *Trial) error { return s.launch(ctx, t, vocab.PhaseConfirm, true) },

@@ -270,6 +270,7 @@ func (s *loop) stop(res *Result, err error) (*Result, error) {
 
 func (s *loop) finish(res *Result) *Result {
 	res.Trials, res.Launches = s.trials, s.seq
+	s.settle(res)
 	var done []*Trial
 	for _, t := range s.trials {
 		if t.State == vocab.TrialRunning {

@@ -37,6 +37,8 @@ func searchJSON(study *store.Study, res *search.Result) map[string]any {
 		"trial_count":    len(res.Trials),
 		"stopped":        res.Stopped,
 		"ending":         res.Ending,
+		"unspent":        res.Unspent,
+		"settled":        res.Settled,
 		"baseline":       map[string]any{"score_us": jsonNumber(baseScore), "env": nonNilMap(study.BaselineEnv)},
 		"recommendation": recommendationJSON(study.Recommendation),
 		"plans":          study.Plans,
@@ -97,6 +99,9 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
 	}
 	fmt.Fprintln(w)
+	if res.Settled != "" {
+		fmt.Fprintf(w, "ended early: %s\n", res.Settled)
+	}
 	if res.Winner != nil && res.Decision != nil {
 		fmt.Fprintf(w, "confirmed %d vs %d launches, interleaved: %s against %s\n",
 			rec.BaselineLaunches, rec.CandidateLaunches, res.Winner.Config, BaselineName(study.BaselineEnv))
@@ -152,6 +157,8 @@ func keepWhy(ending string) string {
 		return "the best config found runs the same plan as the baseline"
 	case search.EndingInterrupted:
 		return "interrupted before a decision"
+	case search.EndingCannotDecide:
+		return "the budget left cannot decide a confirmation"
 	}
 	return "no significant gain"
 }

@@ -1,0 +1,34 @@
+package search
+
+// How a study ends with launches to spare: the budget is a ceiling, not a
+// quota. Once every distinct plan of the space was explored and the
+// confirmation decided, more launches cannot change the answer.
+
+import "fmt"
+
+// EndingCannotDecide: the budget left could not make the confirmation
+// recommend anything (too few launches per arm for the exact test to
+// reach its level), so none was made.
+const EndingCannotDecide = "cannot-decide"
+
+// settle records what the study left unspent and, when more launches
+// could not have changed the answer, says so (Result.Settled): every
+// distinct NCCL plan of the space was explored (exploration ran out of
+// configs, not budget) and the confirmation decided (a look stopped it,
+// or its last look was taken, or the budget left could not decide).
+func (s *loop) settle(res *Result) {
+	res.Unspent = max(0, s.opts.Budget-s.seq)
+	if res.Stopped != "space" || res.Unspent == 0 {
+		return
+	}
+	switch {
+	case res.Ending == EndingCannotDecide:
+		res.Settled = fmt.Sprintf("every distinct NCCL plan of the space was explored and the budget left cannot decide a confirmation: %d of %d launches left unspent",
+			res.Unspent, s.opts.Budget)
+	case res.Design != nil && res.Looks > 0:
+		res.Settled = fmt.Sprintf("every distinct NCCL plan of the space was explored and the confirmation decided at look %d of %d (%d + %d launches): more launches could not change the answer; %d of %d launches left unspent",
+			res.Looks, len(res.Design.Looks), len(res.Baseline.Confirm), len(res.Winner.Confirm), res.Unspent, s.opts.Budget)
+	case res.Ending == EndingSameAsBaseline || res.Ending == EndingNoCandidate:
+		res.Settled = fmt.Sprintf("every distinct NCCL plan of the space was explored and none is a candidate: %d of %d launches left unspent", res.Unspent, s.opts.Budget)
+	}
+}
