@@ -18,7 +18,7 @@ func (f *Facts) Native(collective string) (n nccl.Native, ok bool) {
 		return nccl.Native{}, false
 	}
 	n = nccl.Native{Collective: collective, Plan: nccl.Plan{}, Channels: f.Channels,
-		NICs: f.nicsPerHost(), Version: f.NCCLVersion}
+		NICs: f.nicsPerHost(), Version: f.NCCLVersion, NetRoutes: f.NetRoutes}
 	switch f.Transport {
 	case "P2P", "SHM", "P2P+SHM":
 		n.NoNetwork = true

@@ -112,3 +112,37 @@ func TestNativeCountsNICsPerHost(t *testing.T) {
 		})
 	}
 }
+
+// Every NET channel line gives one channel-to-NIC route, the end that
+// logged it and the NIC without the transport's flags (NCCL_CROSS_NIC's
+// rule compares them); P2P and SHM lines give none.
+func TestNetRoutes(t *testing.T) {
+	data, err := os.ReadFile("testdata/text/ar4_ib_gdr_debug.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ParseFacts(data)
+	if len(f.NetRoutes) != 8 {
+		t.Fatalf("%d routes, want the log's 8 NET lines: %q", len(f.NetRoutes), f.NetRoutes)
+	}
+	for _, want := range []string{"00/0 1[1]-2[0] send IB/0", "01/0 1[1]-2[0] send IB/1"} {
+		if !strings.Contains(strings.Join(f.NetRoutes, "\n"), want) {
+			t.Errorf("routes %q lack %q", f.NetRoutes, want)
+		}
+	}
+	n, _ := f.Native("")
+	if len(n.NetRoutes) != 8 {
+		t.Errorf("Native carries %d routes, want 8", len(n.NetRoutes))
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"h:1:1 [0] NCCL INFO Channel 03/0 : 3[1] -> 0[0] [receive] via NET/IB/1/GDRDMA", "03/0 3[1]-0[0] receive IB/1"},
+		{"h:1:1 [0] NCCL INFO Channel 00/0 : 1[1] -> 2[0] [send] via NET/IB/0(1)/GDRDMA/Shared", "00/0 1[1]-2[0] send IB/0(1)"},
+		{"h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0", "00/0 0[0]-1[0] send Socket/0"},
+		{"h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM", ""},
+	} {
+		got := strings.Join(ParseFacts([]byte(tc.line+"\n")).NetRoutes, "|")
+		if got != tc.want {
+			t.Errorf("%s: routes %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}

@@ -689,6 +689,7 @@ func TestParseFactsLines(t *testing.T) {
 		Routes:     []Route{{Kind: KindNET, Network: "IB", Via: []string{"NET/IB/0"}, Ranks: []int{0, 3}, Pairs: 1, Connections: 1, GDR: boolPtr(false)}},
 		Paths:      []Path{{From: 3, To: 0, Kind: KindNET, Via: []string{"NET/IB/0"}, Connections: 1}},
 		RankPlaces: []RankPlace{{Rank: 0, Host: "spark5"}},
+		NetRoutes:  []string{"00/0 3[0]-0[0] receive IB/0"},
 		NICs:       []string{"rocep1s0f1:1/RoCE", "roceP2p1s0f1:1/RoCE"}, NICsPerHost: 2, GDR: boolPtr(false), Channels: 64,
 		Choices: []Choice{
 			{"AllReduce", 1048576, "RING", "LL128", 0, 63, 64},

@@ -136,6 +136,11 @@ type Facts struct {
 	Routes     []Route     `json:"routes,omitempty"`
 	Paths      []Path      `json:"paths,omitempty"`
 	RankPlaces []RankPlace `json:"rank_places,omitempty"`
+	// NetRoutes are the network connections' channel-to-NIC routes, one
+	// per channel line of NCCL's NET transport (NetRoute: "00/0 0[0]-1[0]
+	// send IB/1"), sorted: NCCL_CROSS_NIC changes which NIC a channel
+	// goes through, and a log with the same routes shows it changed none.
+	NetRoutes []string `json:"net_routes,omitempty"`
 	// NVLink: NCCL's topology (GRAPH lines) shows an NVLink on a GPU, to
 	// another GPU or to an NVSwitch.
 	NVLink bool `json:"nvlink,omitempty"`

@@ -171,6 +171,8 @@ type transportLog struct {
 	gpuLinks map[gpuPair]string // host + bus ids → NCCL path type ("NVL", "PIX", …)
 	nvlGPUs  map[string]bool    // host + bus id of GPUs with an NVLink (to a GPU or an NVSwitch)
 	blocked  []string           // NCCL's lines saying P2P could not be enabled
+	// netRoutes are the NET connections' channel-to-NIC routes (NetRoute).
+	netRoutes map[string]bool
 }
 
 type pathKey struct {
@@ -282,12 +284,51 @@ func (t *transportLog) addConnection(msg string) {
 	if len(acc.via) < 8 {
 		acc.via = appendUnique(acc.via, via)
 	}
+	if kind == KindNET {
+		t.addNetRoute(f, via)
+	}
 	// A NET connection is logged twice, by the sender ([send]) and by the
 	// receiver ([receive]): count it once.
 	if !t.conns[ck] {
 		t.conns[ck] = true
 		acc.conns++
 	}
+}
+
+// maxNetRoutes bounds the channel-to-NIC routes kept from one log (64
+// channels × 32 ranks × both ends).
+const maxNetRoutes = 4096
+
+// addNetRoute keeps the route of one NET connection line: which NIC the
+// logging end (the sender on a [send] line, the receiver on a [receive]
+// line) drives the channel through. f are the line's fields before " via ",
+// via what follows it ("NET/IB/1/GDRDMA").
+func (t *transportLog) addNetRoute(f []string, via string) {
+	if len(t.netRoutes) >= maxNetRoutes {
+		return
+	}
+	side := "?"
+	if len(f) > 6 {
+		side = strings.Trim(f[6], "[]")
+	}
+	if t.netRoutes == nil {
+		t.netRoutes = map[string]bool{}
+	}
+	t.netRoutes[NetRoute(f[1], f[3], f[5], side, via)] = true
+}
+
+// NetRoute is one channel-to-NIC route as Facts.NetRoutes keeps it:
+// "00/0 0[0]-1[0] send IB/1", the channel and connection index, the ranks
+// as NCCL writes them, the end that logged it, and the network and device
+// it goes through (the transport's flags, /GDRDMA, /Shared, left out:
+// they say how, not through which NIC).
+func NetRoute(channel, from, to, side, via string) string {
+	dev := strings.TrimPrefix(via, KindNET+"/")
+	parts := strings.SplitN(dev, "/", 3)
+	if len(parts) > 2 {
+		dev = parts[0] + "/" + parts[1]
+	}
+	return channel + " " + from + "-" + to + " " + side + " " + dev
 }
 
 // rankOf reads "0[0]" or "3[8f000]": the rank before the bracket.
@@ -404,6 +445,10 @@ func (t *transportLog) result(f *Facts) {
 		break
 	}
 	f.Routes = t.routes(f.Paths)
+	for r := range t.netRoutes {
+		f.NetRoutes = append(f.NetRoutes, r)
+	}
+	sort.Strings(f.NetRoutes)
 }
 
 // host is the host of a rank, "" when unknown.

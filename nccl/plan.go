@@ -163,6 +163,13 @@ type Native struct {
 	// NoNetwork is true when the log shows that no data crosses the
 	// network (one host: NVLink, PCIe or shared memory only).
 	NoNetwork bool `json:"no_network,omitempty"`
+	// NetRoutes are the channel-to-NIC routes of the network connections
+	// as the log prints them (benchfmt.NetRoute), sorted; nil when the log
+	// shows none.
+	NetRoutes []string `json:"-"`
+	// SameRoutes are the NCCL_CROSS_NIC values proved to route every
+	// channel as these NetRoutes do (LearnRoutes): no-ops here.
+	SameRoutes map[string]bool `json:"-"`
 	// Version is NCCL's version, "" when unknown.
 	Version string `json:"nccl_version,omitempty"`
 	// Table is NCCL's TUNING table of the defaults for the collective:
@@ -290,7 +297,9 @@ func (n Native) Resolve(cfg Config) (Plan, bool) {
 // n.Config, which must be a part of cfg (every knob of n.Config set alike
 // in cfg; otherwise nothing is certain). The rules, each proved by how
 // NCCL reads its env:
-//   - NCCL_CROSS_NIC with one NIC changes nothing: there is nothing to cross.
+//   - NCCL_CROSS_NIC with one NIC changes nothing: there is nothing to
+//     cross; with several, a value whose own debug log routes every channel
+//     through the defaults' NICs changes nothing (LearnRoutes).
 //   - A cap (NCCL_MAX_NCHANNELS, NCCL_MAX_CTAS; the smaller applies) at or
 //     above the channels NCCL set up and uses changes nothing; below, it
 //     changes the plan. A floor (NCCL_MIN_*) of 1 changes nothing.
@@ -356,12 +365,8 @@ func (e *explanation) knob(k, v string) {
 	n, res := e.n, e.res
 	switch k {
 	case "NCCL_CROSS_NIC":
-		switch {
-		case n.NoNetwork:
-			e.drop(k, RuleNoNetwork, "no data crosses the network here")
-			return
-		case n.NICs == 1:
-			e.drop(k, RuleOneNIC, "one NIC: there is nothing to cross")
+		if rule, reason := n.crossNICNoOp(v); rule != "" {
+			e.drop(k, rule, reason)
 			return
 		}
 		res.Certain = false

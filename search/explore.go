@@ -112,6 +112,11 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 			s.rejected = append(s.rejected, cfg)
 			continue
 		}
+		if t, err := s.checkRoutes(cfg); t != nil || err != nil {
+			// Whether its NCCL_CROSS_NIC value does anything only that
+			// value's own debug log can tell.
+			return t, vocab.PhasePlan, err
+		}
 		if t := s.checkTwin(cfg); t != nil {
 			// Whether cfg runs like a config already tried depends on that
 			// config's own plan: one debug launch of it tells.
@@ -353,7 +358,9 @@ func (s *loop) simplification() nccl.Config {
 // same; without it cfg would be measured as a new config. Checks are
 // bounded so they never eat the exploration.
 func (s *loop) checkTwin(cfg nccl.Config) *Trial {
-	if s.plan.native == nil || s.plan.checks >= s.maxChecks() || s.exploreLeft() < 4*s.cost() {
+	// The route reads (checkRoutes, at most one per NCCL_CROSS_NIC value)
+	// are bounded by the values, not by maxChecks.
+	if s.plan.native == nil || s.plan.checks-len(s.plan.routesRead) >= s.maxChecks() || s.exploreLeft() < 4*s.cost() {
 		return nil
 	}
 	r := s.plan.resolve(cfg)

@@ -42,6 +42,9 @@ type planner struct {
 	refused map[string]string
 	// checks counts debug launches made to settle an uncertain rule.
 	checks int
+	// routesRead are the NCCL_CROSS_NIC values whose routes a debug
+	// launch was made to read (routesUnknown).
+	routesRead map[string]bool
 	// logged are the trials with a debug launch that recorded NCCL's choices.
 	logged map[*Trial]bool
 	// cache holds resolutions by config key until a plan is learnt: steps
@@ -142,7 +145,21 @@ func (p *planner) learn(t *Trial, phase string, l *benchfmt.Launch) bool {
 		ok = n.Plan.Covers(p.sizes)
 	}
 	isDefaults := len(t.Config.Canonical()) == 0
+	// A config setting NCCL_CROSS_NIC may route every channel as the
+	// defaults do: then the value is a no-op from now on (nccl's rule).
+	routes := false
+	if !isDefaults && p.native != nil {
+		m := n
+		m.Config = t.Config.Canonical()
+		routes = p.native.LearnRoutes(m)
+	}
+	if routes {
+		p.cache = nil
+	}
 	if !ok {
+		if routes {
+			return true
+		}
 		if isDefaults && p.native == nil {
 			p.note = "NCCL's log shows no choice per size (TUNING lines need NCCL 2.24+ and NCCL_DEBUG_SUBSYS=TUNING): configs are not merged by plan"
 		}
@@ -158,6 +175,12 @@ func (p *planner) learn(t *Trial, phase string, l *benchfmt.Launch) bool {
 		// Safety and the no-op rules ask what NCCL's defaults enabled.
 		n.Table = p.native.Table
 		n.Config = p.core(t.Config)
+		if len(n.Config) == 0 {
+			// Its knobs proved no-ops (a CROSS_NIC value just learnt):
+			// NCCL's defaults' plan under another name.
+			p.cache = nil
+			return true
+		}
 		if p.known == nil {
 			p.known = map[string]nccl.Native{}
 		}

@@ -76,6 +76,9 @@ func droppedFor(cfg, best nccl.Config, r nccl.Resolution) []nccl.Drop {
 // twin's debug log can prove it, one debug launch of the twin is made
 // first, if the budget holds one.
 func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, error) {
+	if err := s.readRoutes(ctx, w); err != nil {
+		return w, nil, err
+	}
 	if err := s.readTwin(ctx, w); err != nil {
 		return w, nil, err
 	}

@@ -513,6 +513,14 @@ func (f *ncclState) channelsFor(proto string, bytes int64) int {
 	return min(nc, f.commChannels)
 }
 
+// crossesRails reports whether rings cross from one rail to another:
+// NCCL_CROSS_NIC=1 on IB with several rails, where the profile says it
+// costs bandwidth (CrossNICPenalty; with none, NCCL keeps rings on their
+// rail as under the defaults).
+func (f *ncclState) crossesRails() bool {
+	return f.transport == transportIB && f.crossNIC == 1 && f.rails > 1 && f.cost != nil && f.cost.CrossNICPenalty > 0
+}
+
 // linkGBps is the payload bandwidth the transport offers between two
 // ranks, after rails, throttling, cross-NIC rings and socket threads.
 func (f *ncclState) linkGBps() float64 {
@@ -520,7 +528,7 @@ func (f *ncclState) linkGBps() float64 {
 	bw := c.LinkGBps * f.p.Throttle
 	if f.transport == transportIB {
 		bw *= float64(max(1, f.rails))
-		if f.crossNIC == 1 {
+		if f.crossesRails() {
 			bw *= 1 - c.CrossNICPenalty
 		}
 		return bw

@@ -689,12 +689,19 @@ func (l *launch) connect() {
 	if f.transport == transportIB && l.p.GDR {
 		gdr = "/GDRDMA"
 	}
-	netDev := func(c int) int {
+	// Each channel enters and leaves a host through one rail; where the
+	// profile makes NCCL_CROSS_NIC=1 cost bandwidth (cross_nic_penalty),
+	// it is because rings then leave through the next rail, and the send
+	// lines say so: the routes change exactly when the time does.
+	netDev := func(c int, send bool) int {
 		switch {
 		case f.transport != transportIB:
 			return 0
 		case f.merged:
 			return len(f.listed)
+		}
+		if send && f.crossesRails() {
+			c++
 		}
 		return c % max(1, f.rails)
 	}
@@ -702,10 +709,10 @@ func (l *launch) connect() {
 		id := l.ids[r]
 		prev, next := (r+l.n-1)%l.n, (r+1)%l.n
 		for c := range f.commChannels {
-			lg.info(id, subInit|subNet, "Channel %02d/0 : %d[0] -> %d[0] [receive] via NET/%s/%d%s", c, prev, r, f.transport, netDev(c), gdr)
+			lg.info(id, subInit|subNet, "Channel %02d/0 : %d[0] -> %d[0] [receive] via NET/%s/%d%s", c, prev, r, f.transport, netDev(c, false), gdr)
 		}
 		for c := range f.commChannels {
-			lg.info(id, subInit|subNet, "Channel %02d/0 : %d[0] -> %d[0] [send] via NET/%s/%d%s", c, r, next, f.transport, netDev(c), gdr)
+			lg.info(id, subInit|subNet, "Channel %02d/0 : %d[0] -> %d[0] [send] via NET/%s/%d%s", c, r, next, f.transport, netDev(c, true), gdr)
 		}
 	}
 	gdrFlag := 0
