@@ -223,8 +223,8 @@ func TestScopedRecommendation(t *testing.T) {
 	for _, tc := range []struct {
 		version, want string
 	}{
-		{"2.28.3", "NCCL_CROSS_NIC=0 NCCL_MAX_CTAS=8 NCCL_PROTO=allreduce:Simple"},
-		{"2.23.4", "NCCL_CROSS_NIC=0 NCCL_MAX_CTAS=8 NCCL_PROTO=Simple"},
+		{"2.28.3", "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=allreduce:^LL128"},
+		{"2.23.4", "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128"},
 	} {
 		o := spark4Options(1)
 		o.ScopeLists = true
