@@ -40,9 +40,10 @@ type opInfo struct {
 	perFunction string
 }
 
+// ringFactor is (n−1)/n: 0 for one rank, as nccl-tests prints it.
 func ringFactor(n int) float64 {
 	if n <= 1 {
-		return 1
+		return 0
 	}
 	return float64(n-1) / float64(n)
 }
@@ -127,7 +128,8 @@ func (o Op) PerFunction() (string, bool) {
 
 // BusFactor is nccl-tests' bus-bandwidth factor for o on n ranks:
 // busbw = algbw × BusFactor (all-reduce 2(n−1)/n; all-gather,
-// reduce-scatter, all-to-all (n−1)/n; sendrecv, broadcast, reduce 1).
+// reduce-scatter, all-to-all (n−1)/n, so 0 on one rank; sendrecv,
+// broadcast, reduce 1).
 func (o Op) BusFactor(n int) float64 { return ops[o.OrAllReduce()].busFactor(n) }
 
 // String is nccl-tests' spelling.

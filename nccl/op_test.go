@@ -39,6 +39,7 @@ func TestBusFactor(t *testing.T) {
 	}{
 		{AllReduce, 4, 1.5}, {AllReduce, 2, 1}, {AllGather, 4, 0.75}, {ReduceScatter, 8, 0.875},
 		{AllToAll, 4, 0.75}, {SendRecv, 4, 1}, {Broadcast, 4, 1}, {Reduce, 4, 1}, {"", 4, 1.5},
+		{AllReduce, 1, 0}, {AllGather, 1, 0}, {Broadcast, 1, 1},
 	} {
 		if got := tc.op.BusFactor(tc.n); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("%s.BusFactor(%d) = %g, want %g", tc.op, tc.n, got, tc.want)

@@ -135,7 +135,7 @@ func measuredSizes(ls []*store.Launch) []int64 {
 	var out []int64
 	for _, l := range ls {
 		for _, z := range l.Sizes {
-			out = append(out, z.Bytes)
+			out = append(out, z.Nominal())
 		}
 	}
 	slices.Sort(out)
@@ -144,8 +144,8 @@ func measuredSizes(ls []*store.Launch) []int64 {
 
 // BusBWFactor is busbw ÷ algbw for this study's collective: nccl-tests'
 // own ratio read from the stored rows (it depends on the collective and
-// the number of ranks only), else 2(n−1)/n for an all-reduce over the
-// fabric's ranks, else 1 (algbw).
+// the number of ranks only), else nccl-tests' factor for the study's op
+// over the fabric's ranks, else 1 (algbw).
 func (s *Study) BusBWFactor() float64 {
 	var fs []float64
 	for _, l := range s.Launches {
@@ -160,8 +160,10 @@ func (s *Study) BusBWFactor() float64 {
 		// is rough; the median over many rows is not.
 		return model.Median(fs)
 	}
-	if n := s.Study.Platform.Ranks; n > 1 && (s.Study.Collective == "" || s.Study.Collective == "all_reduce") {
-		return 2 * float64(n-1) / float64(n)
+	if n := s.Study.Platform.Ranks; n > 1 {
+		if op, err := nccl.ParseOp(s.Study.Collective); err == nil || s.Study.Collective == "" {
+			return op.BusFactor(n)
+		}
 	}
 	return 1
 }

@@ -311,10 +311,10 @@ func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.
 func distinctSizes(r *benchfmt.Result) []int64 {
 	seen := map[int64]bool{}
 	var out []int64
-	for _, row := range r.Rows {
-		if !seen[row.Bytes] {
-			seen[row.Bytes] = true
-			out = append(out, row.Bytes)
+	for _, z := range benchfmt.SizesOf(r) {
+		if !seen[z.Nominal()] {
+			seen[z.Nominal()] = true
+			out = append(out, z.Nominal())
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })

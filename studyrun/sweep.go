@@ -39,22 +39,25 @@ type SweepRow struct {
 func sweepRows(launches []model.Launch, last *benchfmt.Result) []SweepRow {
 	var rows []SweepRow
 	seen := map[int64]bool{}
-	for _, r := range last.Rows {
-		if seen[r.Bytes] {
+	for _, r := range benchfmt.SizesOf(last) {
+		if seen[r.Nominal()] {
 			continue
 		}
-		seen[r.Bytes] = true
-		sum := model.Summarize(launches, []int64{r.Bytes}, model.DefaultOptions())
+		seen[r.Nominal()] = true
+		sum := model.Summarize(launches, []int64{r.Nominal()}, model.DefaultOptions())
 		if len(sum.Sizes) == 0 {
 			continue
 		}
 		s := sum.Sizes[0]
 		row := SweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: finiteOr(s.Lo, s.Median), Hi: finiteOr(s.Hi, s.Median)}
 		if s.Median > 0 {
+			// nccl-tests' algbw is its size column over the time; busbw
+			// its op's factor times that (read from the row: it depends
+			// on the op and the ranks only).
 			row.AlgBW = float64(r.Bytes) / s.Median / 1e3
 			row.BusBW = row.AlgBW
-			if r.Out.AlgBW > 0 {
-				row.BusBW = row.AlgBW * r.Out.BusBW / r.Out.AlgBW
+			if r.AlgBW > 0 {
+				row.BusBW = row.AlgBW * r.BusBW / r.AlgBW
 			}
 		}
 		rows = append(rows, row)
