@@ -79,8 +79,10 @@ func (e *UsageError) Error() string {
 // the transport, NICs and channels it sets up and which algorithms and
 // protocols it may use. Everything the log lines and the costs need.
 type ncclState struct {
-	p    *Profile
-	n    int
+	p *Profile
+	n int
+	// op is the collective simulated ("" is all-reduce).
+	op   nccl.Op
 	cost *Transport
 	// transport is "IB" or "Socket"; socketWhy says why IB was not used.
 	transport string
@@ -118,7 +120,13 @@ func (p *Profile) resolve(cfg nccl.Config) *ncclState { return p.resolveLog(cfg,
 // The steps run in the order NCCL reads the variables, so the log lines
 // come out in NCCL's order.
 func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *ncclState {
-	f := &ncclState{p: p, n: p.NRanks, crossNIC: 2, qps: 1, nthreads: 0, buffSize: 4 << 20, logEnv: logEnv}
+	return p.resolveOp(cfg, nccl.AllReduce, logEnv)
+}
+
+// resolveOp is resolveLog for one op: NCCL_ALGO and NCCL_PROTO (and
+// their per-function forms) are read for the op's function.
+func (p *Profile) resolveOp(cfg nccl.Config, op nccl.Op, logEnv bool) *ncclState {
+	f := &ncclState{p: p, n: p.NRanks, op: op.OrAllReduce(), crossNIC: 2, qps: 1, nthreads: 0, buffSize: 4 << 20, logEnv: logEnv}
 	env := envReader{cfg: cfg, f: f}
 	f.resolveTransport(env)
 	f.resolveAlgorithms(env)
@@ -225,9 +233,10 @@ func (f *ncclState) resolveTransport(env envReader) {
 // may use, parsed like NCCL's parseList; none left is NCCL's invalid
 // usage at the first collective.
 func (f *ncclState) resolveAlgorithms(env envReader) {
+	fn := f.op.Function()
 	protoEnable := map[string]int{protoLL: 1, protoLL128: 2, protoSimple: 1}
 	if v, ok := env.strParam("NCCL_PROTO"); ok {
-		if err := parseList(v, protoNames, protoEnable); err != nil {
+		if err := parseList(v, protoNames, protoEnable, fn); err != nil {
 			f.usage = &UsageError{AtInit: true, Warn: err.Error()}
 		}
 	}
@@ -238,7 +247,7 @@ func (f *ncclState) resolveAlgorithms(env envReader) {
 	algoSet := false
 	if v, ok := env.strParam("NCCL_ALGO"); ok {
 		algoSet = true
-		if err := parseList(v, algoNames, algoEnable); err != nil && f.usage == nil {
+		if err := parseList(v, algoNames, algoEnable, fn); err != nil && f.usage == nil {
 			f.usage = &UsageError{AtInit: true, Warn: err.Error()}
 		}
 	}
@@ -248,12 +257,19 @@ func (f *ncclState) resolveAlgorithms(env envReader) {
 		protoSimple: protoEnable[protoSimple] == 1,
 	}
 	// Only Ring and Tree can run an all-reduce here: no CollNet, no NVLink
-	// SHARP, and PAT serves AllGather/ReduceScatter only.
-	f.algoOn = map[string]bool{algoRing: algoEnable[algoRing] == 1, algoTree: algoEnable[algoTree] == 1 && f.p.NRanks > 1}
+	// SHARP, and PAT serves AllGather/ReduceScatter only (and only with one
+	// GPU per node, which these profiles leave to Ring). The other
+	// collectives run on Ring alone.
+	f.algoOn = map[string]bool{algoRing: algoEnable[algoRing] == 1, algoTree: algoEnable[algoTree] == 1 && f.p.NRanks > 1 && f.op == nccl.AllReduce}
+	if opGeometry(f.op, f.n).p2p {
+		// Send/recv ops take neither list: NCCL runs them as p2p.
+		f.algoOn, f.protoOn = map[string]bool{algoRing: true}, map[string]bool{protoLL: true, protoSimple: true}
+		return
+	}
 	anyAlgo := f.algoOn[algoRing] || f.algoOn[algoTree]
 	anyProto := f.protoOn[protoLL] || f.protoOn[protoLL128] || f.protoOn[protoSimple]
 	if f.usage == nil && (!anyAlgo || !anyProto) {
-		warn := "No algorithm/protocol available for function AllReduce with datatype ncclFloat32."
+		warn := "No algorithm/protocol available for function " + fn + " with datatype ncclFloat32."
 		if algoSet {
 			warn += " NCCL_ALGO was set to " + env.cfg["NCCL_ALGO"] + "."
 		}
@@ -328,11 +344,11 @@ func (f *ncclState) resolveBuffers(env envReader) {
 	}
 }
 
-// parseList applies one NCCL_PROTO or NCCL_ALGO value to the all-reduce's
-// enable flags, with NCCL's syntax: "LL,Simple", "^LL128",
+// parseList applies one NCCL_PROTO or NCCL_ALGO value to one function's
+// (NCCL's name: "AllReduce") enable flags, with NCCL's syntax: "LL,Simple", "^LL128",
 // "LL,Simple;allreduce:^LL". A listed name is set to 1 and the others to
 // 0; an excluded name to 0 and the others to 1 (which forces LL128 on).
-func parseList(value string, elems []string, enable map[string]int) error {
+func parseList(value string, elems []string, enable map[string]int, function string) error {
 	for i, entry := range strings.Split(value, ";") {
 		if entry == "" {
 			continue
@@ -369,7 +385,7 @@ func parseList(value string, elems []string, enable map[string]int) error {
 				return fmt.Errorf("Unrecognized element token \"%s\" when parsing \"%s\"", tok, value)
 			}
 		}
-		if prefix == "" || strings.EqualFold(prefix, "AllReduce") {
+		if prefix == "" || strings.EqualFold(prefix, function) {
 			for k, v := range next {
 				enable[k] = v
 			}
@@ -477,10 +493,17 @@ func busFactor(n int) float64 {
 // choose picks like NCCL: predicted time decides algorithm and protocol
 // (first strictly best in NCCL's order), the channel rule decides channels.
 func (f *ncclState) choose(bytes int64) Choice {
+	g := opGeometry(f.op, f.n)
+	if g.p2p {
+		return f.chooseP2P(bytes)
+	}
 	// NCCL's model credits a comm with its full bandwidth from 4 channels
 	// on (or from all it has, if fewer); below that, proportionally less.
 	share := math.Min(1, float64(f.commChannels)/float64(min(f.cost.CommChannels, 4)))
-	bus := busFactor(f.n) * float64(bytes)
+	bus := g.bus * float64(bytes)
+	if f.op == nccl.AllReduce {
+		bus = busFactor(f.n) * float64(bytes) // one rank: the all-reduce's 1
+	}
 	best, bestT := Choice{}, math.Inf(1)
 	for _, a := range []string{algoTree, algoRing} {
 		if !f.algoOn[a] {
@@ -555,7 +578,11 @@ func (f *ncclState) linkGBps() float64 {
 func (f *ncclState) trueTime(c Choice, bytes int64) float64 {
 	p := f.p
 	n := f.n
-	bus := busFactor(n) * float64(bytes)
+	g := opGeometry(f.op, n)
+	bus := g.bus * float64(bytes)
+	if f.op == nccl.AllReduce {
+		bus = busFactor(n) * float64(bytes)
+	}
 	if bytes <= 0 {
 		// A zero-count all-reduce returns at once.
 		return 2
@@ -565,11 +592,17 @@ func (f *ncclState) trueTime(c Choice, bytes int64) float64 {
 	}
 	cost := f.cost
 	pc := cost.Protocols[c.Proto]
-	// A ring takes 2(n-1) steps with one peer each way. A tree takes
+	oc := f.opCost()
+	pc.BaseUS *= scale(oc.BaseScale)
+	pc.StepUS *= scale(oc.StepScale)
+	pc.OpUS *= scale(oc.OpScale)
+	pc.ChannelGBps *= scale(oc.ChannelScale)
+	// A ring takes 2(n-1) steps with one peer each way (the other ops:
+	// their geometry's steps). A tree takes
 	// 2⌈log2 n⌉ steps (up, then down), but beyond two ranks an inner node
 	// serves a parent and two children, so each step costs the proxy more
 	// and the tree moves its bytes less efficiently than the ring.
-	steps, fan := 2*float64(n-1), 1.0
+	steps, fan := g.steps, 1.0
 	if c.Algo == algoTree {
 		steps = 2 * math.Ceil(math.Log2(float64(n)))
 		if n > 2 {
@@ -595,12 +628,12 @@ func (f *ncclState) trueTime(c Choice, bytes int64) float64 {
 	if f.transport == transportSocket {
 		op *= 1 + 0.02*float64(f.sockThreads*f.sockPerThr-1)
 	}
-	wire := bus * wireFactor[c.Proto] / (math.Min(f.linkGBps(), nc*chBW) * 1e3)
+	wire := bus * wireFactor[c.Proto] / (math.Min(f.linkGBps()*scale(oc.LinkScale), nc*chBW) * 1e3)
 	slot := slotBytes[c.Proto]
 	if c.Proto == protoSimple {
 		slot = f.buffSize / 8
 	}
-	seg := float64(bytes) / (float64(n) * nc)
+	seg := float64(bytes) / (g.split * nc)
 	slots := math.Max(1, math.Ceil(seg/slot))
 	proxy := steps * (pc.StepUS + fan*nc*slots*op)
 	if cost.ProxyGBps > 0 {

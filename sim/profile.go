@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // maxProfileBytes caps a profile file: the built-in ones are a few KB.
@@ -80,6 +82,24 @@ type Profile struct {
 	Noise Noise `json:"noise"`
 	// Faults are rules that make matching configurations fail.
 	Faults []FaultRule `json:"faults,omitempty"`
+	// Shapes are the same fabric calibrated at other rank counts, keyed by
+	// the count ("4"): WithRanks(n) takes shape n's numbers where it has
+	// one (ranks sharing one host do not scale like ranks on hosts of
+	// their own), and the profile's own otherwise.
+	Shapes map[string]*Shape `json:"shapes,omitempty"`
+}
+
+// Shape is a profile's calibration at another rank count: what replaces
+// the profile's own numbers there.
+type Shape struct {
+	// Description says what the shape was calibrated to.
+	Description string `json:"description"`
+	// HostCores, when set, replaces host_cores: the cores left to NCCL's
+	// socket helper threads once the ranks' own threads have theirs.
+	HostCores int `json:"host_cores,omitempty"`
+	// ChannelBytes and Transports, when set, replace the profile's.
+	ChannelBytes map[string]float64   `json:"channel_bytes,omitempty"`
+	Transports   map[string]*Transport `json:"transports,omitempty"`
 }
 
 // NIC is one RDMA device as NCCL lists it ("[0]rocep1s0f1:1/RoCE").
@@ -145,6 +165,9 @@ type Transport struct {
 	SocketsPerThread int `json:"sockets_per_thread"`
 	// Protocols holds the per-protocol terms, keyed "LL", "LL128", "Simple".
 	Protocols map[string]ProtoCost `json:"protocols"`
+	// Ops scales the terms for the collectives other than all-reduce,
+	// keyed by nccl-tests' name ("all_gather"); see OpCost.
+	Ops map[string]*OpCost `json:"ops,omitempty"`
 }
 
 // ProtoCost are one protocol's terms of the true cost.
@@ -310,6 +333,17 @@ func (p *Profile) Validate() error {
 	if err := p.checkMagnitudes(); err != nil {
 		return p.invalid("%v", err)
 	}
+	for key, sh := range p.Shapes {
+		n, err := strconv.Atoi(key)
+		if err != nil || n < 1 || n > 4096 || sh == nil {
+			return p.invalid("shapes: %q is not a rank count 1..4096", key)
+		}
+		q := p.shaped(n)
+		q.Shapes = nil
+		if err := q.Validate(); err != nil {
+			return fmt.Errorf("shapes.%s: %w", key, err)
+		}
+	}
 	for i, r := range p.Faults {
 		if !isFaultKind(r.Fault) {
 			return p.invalid("faults[%d]: unknown fault %q (want one of %s)", i, r.Fault, strings.Join(FaultKinds, ", "))
@@ -384,6 +418,15 @@ func (p *Profile) checkTransport(tr string, c *Transport) error {
 		pc, ok := c.Protocols[proto]
 		if !ok || pc.ChannelGBps <= 0 || pc.BaseUS < 0 || pc.StepUS < 0 || pc.OpUS < 0 {
 			return p.invalid("transports.%s.protocols.%s needs channel_gbps > 0 and non-negative base_us, step_us, op_us", tr, proto)
+		}
+	}
+	for name, oc := range c.Ops {
+		op, err := nccl.ParseOp(name)
+		if err != nil || string(op) != name || oc == nil {
+			return p.invalid("transports.%s.ops: %q is not one of %s", tr, name, strings.Join(nccl.OpNames(), ", "))
+		}
+		if err := oc.check("transports." + tr + ".ops." + name); err != nil {
+			return p.invalid("%v", err)
 		}
 	}
 	return nil
@@ -495,12 +538,29 @@ func (p *Profile) checkMagnitudes() error {
 
 // WithRanks returns a copy of the profile with n ranks (--ranks).
 func (p *Profile) WithRanks(n int) (*Profile, error) {
-	q := *p
-	q.NRanks = n
+	q := p.shaped(n)
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
 	return &q, nil
+}
+
+// shaped is the profile with n ranks and shape n's numbers, if any.
+func (p *Profile) shaped(n int) Profile {
+	q := *p
+	q.NRanks = n
+	if sh := p.Shapes[strconv.Itoa(n)]; sh != nil {
+		if sh.HostCores > 0 {
+			q.HostCores = sh.HostCores
+		}
+		if sh.ChannelBytes != nil {
+			q.ChannelBytes = sh.ChannelBytes
+		}
+		if sh.Transports != nil {
+			q.Transports = sh.Transports
+		}
+	}
+	return q
 }
 
 // versionCode turns "2.28.3" into NCCL's version code 22803.

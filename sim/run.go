@@ -139,7 +139,7 @@ func (l *launch) run() int {
 	p, o := l.p, l.o
 	l.n = p.NRanks * max(1, o.nThreads*o.nGpus)
 	l.nprocs = p.NRanks
-	l.f = p.resolveLog(l.cfg, true)
+	l.f = p.resolveOp(l.cfg, o.collective, true)
 	l.f.n = l.n
 	if l.replay != nil {
 		// The config was recorded running: what the simulated NCCL
@@ -759,34 +759,50 @@ func (l *launch) collectives() (int, bool) {
 	if a := l.fault; a != nil && (a.kind == FaultHang || a.kind == FaultCrash) {
 		stopRow = faultRow(a, sizes)
 	}
+	if !reduces(o.collective) {
+		ops = []string{"none"} // nccl-tests runs these once, with no redop
+	}
+	roots := []int{-1}
+	if rooted(o.collective) {
+		roots = []int{o.root}
+		if o.root == -1 {
+			// -r -1: one sweep per root.
+			roots = make([]int, l.n)
+			for r := range roots {
+				roots[r] = r
+			}
+		}
+	}
 	first := true
 	for ti, typ := range types {
 		for oi, op := range ops {
-			for cycle := 0; o.cycles == 0 || cycle < o.cycles; cycle++ {
-				key := cycle + 1000*(ti*len(ops)+oi)
-				var cycleUS float64
-				for si, size := range sizes {
-					if first {
-						// The first collective connects the rings (and
-						// fails if NCCL has no algorithm for it).
-						l.connect()
-						if u := l.f.usage; u != nil {
-							return l.enqueueFailure(u, typ), false
+			for ri, root := range roots {
+				for cycle := 0; o.cycles == 0 || cycle < o.cycles; cycle++ {
+					key := cycle + 1000*(ti*len(ops)+oi) + 1000000*ri
+					var cycleUS float64
+					for si, size := range sizes {
+						if first {
+							// The first collective connects the rings (and
+							// fails if NCCL has no algorithm for it).
+							l.connect()
+							if u := l.f.usage; u != nil {
+								return l.enqueueFailure(u, typ), false
+							}
+							first = false
 						}
-						first = false
-					}
-					if si == stopRow && cycle == 0 && ti == 0 && oi == 0 {
-						if l.fault.kind == FaultHang {
-							return l.hang(), false
+						if si == stopRow && cycle == 0 && ti == 0 && oi == 0 && ri == 0 {
+							if l.fault.kind == FaultHang {
+								return l.hang(), false
+							}
+							return l.crash(), false
 						}
-						return l.crash(), false
+						cycleUS += l.row(typ, op, root, size, key)
 					}
-					cycleUS += l.row(typ, op, size, key)
-				}
-				if o.cycles == 0 {
-					// An endless run (-N 0) keeps the pace of the fabric.
-					l.out.Flush()
-					time.Sleep(time.Duration(math.Max(cycleUS*float64(o.iters), 10000)) * time.Microsecond)
+					if o.cycles == 0 {
+						// An endless run (-N 0) keeps the pace of the fabric.
+						l.out.Flush()
+						time.Sleep(time.Duration(math.Max(cycleUS*float64(o.iters), 10000)) * time.Microsecond)
+					}
 				}
 			}
 		}
@@ -803,8 +819,8 @@ func (l *launch) enqueueFailure(u *UsageError, typ string) int {
 	}
 	for r := range l.nprocs {
 		h, pid := l.hosts[r], l.ids[r].pid
-		fmt.Fprintf(l.out, "%s: Test NCCL failure all_reduce.cu:507 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", h, warn)
-		for _, at := range []string{"common.cu:597", "common.cu:928", "all_reduce.cu:574", "common.cu:972", "common.cu:1768", "common.cu:1454"} {
+		fmt.Fprintf(l.out, "%s: Test NCCL failure %s:507 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", h, sourceFile(l.o.collective), warn)
+		for _, at := range []string{"common.cu:597", "common.cu:928", sourceFile(l.o.collective) + ":574", "common.cu:972", "common.cu:1768", "common.cu:1454"} {
 			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", h, pid, at)
 		}
 	}
@@ -838,12 +854,10 @@ func (l *launch) crash() int {
 
 // row prints one size's line: out-of-place then in-place, each with its
 // per-iteration summary under -I 1. It returns the out-of-place mean.
-func (l *launch) row(typ, op string, size int64, key int) float64 {
+func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	o, w := l.o, l.out
-	ws := typeSizes[typ]
-	count := size / ws
-	bytes := count * ws
-	l.rowStart(typ, op, bytes, count)
+	bytes, count := rowShape(o.collective, size, typeSizes[typ], l.n)
+	l.rowStart(typ, op, root, bytes, count)
 	c := l.tunerChoose(l.choose(bytes), bytes)
 	l.logChoice(c, bytes)
 	var outMean float64
@@ -866,8 +880,8 @@ func (l *launch) row(typ, op string, size int64, key int) float64 {
 
 // rowStart prints the columns that say what a row measured (size, count,
 // type, op, root) and opens its JSON object.
-func (l *launch) rowStart(typ, op string, bytes, count int64) {
-	fmt.Fprintf(l.out, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", -1))
+func (l *launch) rowStart(typ, op string, root int, bytes, count int64) {
+	fmt.Fprintf(l.out, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", root))
 	if j := l.json; j != nil {
 		j.startObject()
 		j.key("size")
@@ -879,7 +893,7 @@ func (l *launch) rowStart(typ, op string, bytes, count int64) {
 		j.key("redop")
 		j.str(op)
 		j.key("root")
-		j.str(fmt.Sprintf("%6d", -1))
+		j.str(fmt.Sprintf("%6d", root))
 	}
 }
 
@@ -892,7 +906,10 @@ func (l *launch) logChoice(c Choice, bytes int64) {
 			l.log.info(l.ids[r], subInit, "Connected all trees")
 		}
 	}
-	l.log.info(l.ids[0], subTuning, "AllReduce: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%d}", bytes, c.LogAlgo(), c.LogProto(), c.Channels-1)
+	if c.Algo == p2pAlgo {
+		return // send/recv never reaches the tuner's log line
+	}
+	l.log.info(l.ids[0], subTuning, "%s: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%d}", l.o.collective.Function(), bytes, c.LogAlgo(), c.LogProto(), c.Channels-1)
 }
 
 // placeResult times one size out of place (place 0) or in place (1),
@@ -906,7 +923,7 @@ func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float
 	}
 	mean /= float64(len(samples))
 	algBW := float64(bytes) / (mean * 1e3)
-	busBW := algBW * 2 * float64(l.n-1) / float64(l.n) // nccl-tests' factor: 0 for one rank
+	busBW := algBW * o.collective.BusFactor(l.n) // nccl-tests' factor: 0 for one rank of a ring op
 	var wrong int64
 	if l.fault != nil && l.fault.kind == FaultWrong && l.fault.hits(bytes) {
 		rng := newRNG(o.seed, int64(o.launch), streamWrong, bytes, int64(key), int64(place))
