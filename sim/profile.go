@@ -98,7 +98,7 @@ type Shape struct {
 	// socket helper threads once the ranks' own threads have theirs.
 	HostCores int `json:"host_cores,omitempty"`
 	// ChannelBytes and Transports, when set, replace the profile's.
-	ChannelBytes map[string]float64   `json:"channel_bytes,omitempty"`
+	ChannelBytes map[string]float64    `json:"channel_bytes,omitempty"`
 	Transports   map[string]*Transport `json:"transports,omitempty"`
 }
 
