@@ -60,14 +60,14 @@ type Band struct {
 func NewFigure(curves []Curve, studies ...*Study) Figure {
 	f := Figure{Curves: curves, StudyInLegend: len(studies) > 1}
 	var names, sims, simNames []string
-	collective := ""
+	var collectives []string
 	seenBand := map[[2]int64]bool{}
 	seenGuard := map[int64]bool{}
 	for _, s := range studies {
 		st := s.Study
 		names = append(names, st.Name)
-		if collective == "" {
-			collective = st.Collective
+		if op := string(st.Op()); !slices.Contains(collectives, op) {
+			collectives = append(collectives, op) // the title names every op plotted
 		}
 		if st.Simulated {
 			sims = append(sims, st.Launch.SimProfile)
@@ -84,10 +84,10 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 			}
 		}
 	}
-	if collective == "" {
-		collective = "all_reduce"
+	if len(collectives) == 0 {
+		collectives = []string{string(nccl.AllReduce)}
 	}
-	f.Subject = fmt.Sprintf("%s: %s", strings.Join(names, ", "), collective)
+	f.Subject = fmt.Sprintf("%s: %s", strings.Join(names, ", "), strings.Join(collectives, ", "))
 	f.Simulated = simulatedLine(sims, simNames, len(names))
 	return f
 }

@@ -54,12 +54,7 @@ func (s *Study) SpeedupFigure() (SpeedupFigure, error) {
 	return f, nil
 }
 
-func collectiveOf(st *store.Study) string {
-	if st.Collective != "" {
-		return st.Collective
-	}
-	return "all_reduce"
-}
+func collectiveOf(st *store.Study) string { return string(st.Op()) }
 
 // Write renders the figure as PNG or SVG.
 func (f SpeedupFigure) Write(w io.Writer, format string) error { return f.WriteAt(w, format, PNGDPI) }

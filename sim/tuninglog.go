@@ -63,10 +63,40 @@ func (l *launch) tuningTable(id logID) {
 		lg.info(id, subTuning, "  Algorithm   |%s", head.String())
 		lg.info(id, subTuning, "  Protocol    |%s", protos.String())
 		lg.info(id, subTuning, " Max NThreads |%s", threads.String())
-		for _, coll := range []string{"Broadcast", "Reduce", "AllGather", "ReduceScatter"} {
-			zeros := strings.Repeat(fmt.Sprintf(" %7.1f/%6.1f |", 0.0, 0.0), 3*len(algos))
-			lg.info(id, subTuning, "%13s |%s", coll, zeros)
+		for _, op := range []nccl.Op{nccl.Broadcast, nccl.Reduce, nccl.AllGather, nccl.ReduceScatter} {
+			lg.info(id, subTuning, "%13s |%s", op.Function(), l.opTuningRow(op, algos, recorded != nil))
 		}
 		lg.info(id, subTuning, "%13s |%s", "AllReduce", row.String())
 	}
+}
+
+// opTuningRow is one other collective's row of the TUNING table: Ring
+// only (these profiles run no tree, CollNet, NVLS or PAT for them), with
+// the bandwidth NCCL prints for the function (its model's bus bandwidth
+// over the function's bus factor: all-gather twice the all-reduce's on 2
+// ranks, as real NCCL prints it) where the op's lists leave the protocol
+// on. A replay recorded the all-reduce's row only: zeros.
+func (l *launch) opTuningRow(op nccl.Op, algos []string, replay bool) string {
+	var row strings.Builder
+	g := l.opState(op)
+	for _, a := range algos {
+		for _, pr := range protoNames {
+			lat, bw := 0.0, 0.0
+			if m, ok := l.f.cost.NCCLModel[a][pr]; ok && a == algoRing && !replay {
+				lat = m.LatUS
+				if g.usage == nil && g.algoOn[a] && g.protoOn[pr] {
+					bw = m.GBps / opGeometry(op, l.n).bus
+				}
+			}
+			fmt.Fprintf(&row, " %7.1f/%6.1f |", lat, bw)
+		}
+	}
+	return row.String()
+}
+
+// opState is what NCCL sets up for op under the launch's environment.
+func (l *launch) opState(op nccl.Op) *ncclState {
+	f := l.p.resolveOp(l.cfg, op, false)
+	f.n = l.n
+	return f
 }

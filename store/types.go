@@ -70,6 +70,10 @@ type Study struct {
 	Launches int `json:"-"`
 }
 
+// Op is the collective the study measured, as nccl-tests names it
+// (all_reduce for studies stored before the op was recorded).
+func (s *Study) Op() nccl.Op { return nccl.Op(s.Collective).OrAllReduce() }
+
 // LaunchSettings are the launch flags the study ran with.
 type LaunchSettings struct {
 	Launcher  string        `json:"launcher,omitempty"`

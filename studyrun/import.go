@@ -23,6 +23,9 @@ type ImportOptions struct {
 	Study string
 	// Config is the env the outputs ran with (--env).
 	Config nccl.Config
+	// Op, when set (--op), is checked against each output's own op (read
+	// from its program name): a file of another op is not imported.
+	Op nccl.Op
 }
 
 // ImportResult is what import did: the study and trial the files went
@@ -122,6 +125,10 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: simMismatch(f, study)})
 			continue
 		}
+		if why := opMismatch(f.result, study, o.Op); why != "" {
+			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: why})
+			continue
+		}
 		matching = append(matching, f)
 	}
 	if len(matching) > 0 {
@@ -162,6 +169,23 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 	}
 	ended(vocab.StatusDone, "")
 	return nil
+}
+
+// opMismatch says why an output of one op cannot join study (which
+// measured another) or fails --op; "" when it can. An output that names
+// no program (nccl-tests before 2.15) is taken at its word: --op's, or
+// the study's.
+func opMismatch(r *benchfmt.Result, study *store.Study, want nccl.Op) string {
+	got := r.Op()
+	switch {
+	case got == "":
+		return ""
+	case want != "" && got != want:
+		return fmt.Sprintf("--op %s: the output is of %s (its program is %s); import it without --op or with --op %s", want, got, got.Benchmark(), got)
+	case got != study.Op():
+		return fmt.Sprintf("the output is of %s, study %s measured %s; import it into a study of its own (without --study)", got, study.Name, study.Op())
+	}
+	return ""
 }
 
 // parsedFile is one FILE: its parse, or why it cannot be imported.

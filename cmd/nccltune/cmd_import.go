@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/flagvalue"
+	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/studyrun"
@@ -33,6 +35,7 @@ Examples:
 		Flags: []cli.Flag{
 			flagvalue.KVFlag("env", "`K=V` the imported runs were made with, repeatable (none: NCCL's defaults)", flagvalue.RecordedEnvItem("env")),
 			&cli.StringFlag{Name: "study", Usage: "add to this existing import `STUDY` instead of starting a new one"},
+			&cli.StringFlag{Name: "op", Usage: "check that every output is of this collective (" + strings.Join(nccl.OpNames(), ", ") + "); the op itself is read from each output's program name"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -43,7 +46,13 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return runImport(c.Context, importOptions{
+			var op nccl.Op
+			if c.IsSet("op") {
+				if op, err = launchflags.ReadOp(c); err != nil {
+					return err
+				}
+			}
+			return runImport(c.Context, importOptions{op: op,
 				db: db, files: c.Args().Slice(), config: flagvalue.EnvOf(c, "env"), study: c.String("study"),
 				json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
 			})
@@ -52,6 +61,7 @@ Examples:
 }
 
 type importOptions struct {
+	op     nccl.Op
 	db     string
 	files  []string
 	config nccl.Config
@@ -62,7 +72,7 @@ type importOptions struct {
 }
 
 func runImport(ctx context.Context, o importOptions) error {
-	r, err := studyrun.Import(ctx, o.db, o.files, studyrun.ImportOptions{Study: o.study, Config: o.config})
+	r, err := studyrun.Import(ctx, o.db, o.files, studyrun.ImportOptions{Study: o.study, Config: o.config, Op: o.op})
 	if err != nil {
 		return err
 	}

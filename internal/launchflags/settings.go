@@ -110,7 +110,7 @@ func Args(study *store.Study) []string {
 			args = append(args, flag, ShellQuote(v))
 		}
 	}
-	if op := StudyOp(study); op != nccl.AllReduce {
+	if op := study.Op(); op != nccl.AllReduce {
 		add("--op", string(op))
 	}
 	if ls.SimProfile != "" {
@@ -165,12 +165,6 @@ func Args(study *store.Study) []string {
 	return args
 }
 
-// StudyOp is the collective a study measured (all-reduce for studies
-// stored before the op was recorded).
-func StudyOp(study *store.Study) nccl.Op {
-	return nccl.Op(study.Collective).OrAllReduce()
-}
-
 // shellSafe are words a POSIX shell passes on unchanged.
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
 
@@ -214,7 +208,7 @@ func ResumeCommand(study *store.Study, db string) string {
 // that a study stored before they were recorded cannot check.
 func CheckRelaunch(study *store.Study, action string, l studyrun.Launch, stderr io.Writer) error {
 	diffs := Differences(study, studyrun.LaunchSettings(l.Spec, l.Seed), l.Spec.BaseEnv)
-	if was, now := StudyOp(study), l.Spec.Op.OrAllReduce(); was != now {
+	if was, now := study.Op(), l.Spec.Op.OrAllReduce(); was != now {
 		diffs = append([]string{fmt.Sprintf("--op: the study's %s, given %s", was, now)}, diffs...)
 	}
 	if len(diffs) > 0 {

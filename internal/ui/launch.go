@@ -28,14 +28,14 @@ func studySuffix(st *store.Study) string {
 // SweepStarted prints what a sweep study measures: cfg from min to max bytes.
 func SweepStarted(w io.Writer, cfg nccl.Config, min, max int64) func(*store.Study) {
 	return func(study *store.Study) {
-		fmt.Fprintf(w, "sweep %s: %s, %s to %s%s\n", study.Name, cfg, nccl.FormatSize(min), nccl.FormatSize(max), studySuffix(study))
+		fmt.Fprintf(w, "sweep %s: %s%s, %s to %s%s\n", study.Name, opPrefix(study), cfg, nccl.FormatSize(min), nccl.FormatSize(max), studySuffix(study))
 	}
 }
 
 // GateStarted prints what a gate study judges: cfg at the thresholds.
 func GateStarted(w io.Writer, cfg nccl.Config, ths []fabric.Threshold) func(*store.Study) {
 	return func(study *store.Study) {
-		fmt.Fprintf(w, "gate %s: %s at %s%s\n", study.Name, cfg, ThresholdList(ths), studySuffix(study))
+		fmt.Fprintf(w, "gate %s: %s%s at %s%s\n", study.Name, opPrefix(study), cfg, ThresholdList(ths), studySuffix(study))
 	}
 }
 
@@ -43,16 +43,16 @@ func GateStarted(w io.Writer, cfg nccl.Config, ths []fabric.Threshold) func(*sto
 // measures: ab's candidate against its baseline, launches each.
 func ABStarted(w io.Writer, ab studyrun.AB, launches int) func(*store.Study) {
 	return func(study *store.Study) {
-		fmt.Fprintf(w, "%s %s: %s against %s, %d launches each, interleaved%s\n",
-			ab.Kind, study.Name, ab.Cand, BaselineName(ab.Base), launches, studySuffix(study))
+		fmt.Fprintf(w, "%s %s: %s%s against %s, %d launches each, interleaved%s\n",
+			ab.Kind, study.Name, opPrefix(study), ab.Cand, BaselineName(ab.Base), launches, studySuffix(study))
 	}
 }
 
 // SearchStarted prints what a search study tunes (so, its settings) and
 // where it is stored (db, created when the database is new).
 func SearchStarted(w io.Writer, study *store.Study, so search.Options, db string, created bool) {
-	fmt.Fprintf(w, "study %s: band %s (%d sizes), %d configs in the space, budget %d launches%s\n",
-		study.Name, so.Band, len(so.Band.Sizes()), so.Space.Size(), so.Budget, studySuffix(study))
+	fmt.Fprintf(w, "study %s: %sband %s (%d sizes), %d configs in the space, budget %d launches%s\n",
+		study.Name, opPrefix(study), so.Band, len(so.Band.Sizes()), so.Space.Size(), so.Budget, studySuffix(study))
 	fmt.Fprintln(w, WhereStored(db, created))
 }
 

@@ -17,12 +17,21 @@ import (
 func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n int, rows []studyrun.SweepRow) error {
 	if asJSON {
 		return WriteJSON(w, map[string]any{
-			"study": study.Name, "simulated": study.Simulated, "sim_profile": study.Launch.SimProfile,
+			"study": study.Name, "collective": study.Op(), "simulated": study.Simulated, "sim_profile": study.Launch.SimProfile,
 			"env": cfg.Clone(), "launches": n, "rows": rows,
 		})
 	}
 	printSweep(w, study, cfg, n, rows)
 	return nil
+}
+
+// opPrefix names a study's op in front of what it measured, for the ops
+// other than all-reduce (the one every study measured before ops were).
+func opPrefix(study *store.Study) string {
+	if op := study.Op(); op != nccl.AllReduce {
+		return string(op) + " "
+	}
+	return ""
 }
 
 // noIntervalNote says why a sweep of n launches shows no intervals: the
@@ -39,7 +48,7 @@ func noIntervalNote(n int) string {
 
 // printSweep prints the rows as text.
 func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []studyrun.SweepRow) {
-	fmt.Fprintf(w, "sweep %s: %s, %d launch(es)", study.Name, cfg, n)
+	fmt.Fprintf(w, "sweep %s: %s%s, %d launch(es)", study.Name, opPrefix(study), cfg, n)
 	if study.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
 	}
