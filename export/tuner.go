@@ -364,6 +364,7 @@ var TunerPluginHeader = []string{
 	"load it with NCCL_TUNER_PLUGIN=/path/to/libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=/path/to/this.csv",
 	"check that it took: with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL logs \"TUNER/Plugin: Using Example (v5)\" (or v6) and, per call, \"Applied config\" or \"No matching config found\" (that call gets one channel); count them, or run nccltune doctor --log LOG:",
 	"grep -c 'Applied config' LOG; grep -c 'No matching config found' LOG",
+	"prove it before deploying: nccltune verify STUDY --tuner-plugin /path/to/libnccl-tuner-example.so (the CSV against NCCL's defaults, interleaved)",
 }
 
 // writeTuner writes the plugin's CSV for all bands.

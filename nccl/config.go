@@ -100,9 +100,26 @@ func ParseConfig(items []string) (Config, error) {
 	return c, c.Validate()
 }
 
+// The tuner plugin's variables are not knobs (nothing searches them), but
+// a config that verify or compare measures may carry them: the plugin's
+// library and the CSV it reads.
+const (
+	TunerPluginVar = "NCCL_TUNER_PLUGIN"
+	TunerConfigVar = "NCCL_TUNER_CONFIG_FILE"
+)
+
+// TunerConfig is the config that runs the tuner plugin at plugin with the
+// CSV at csv, and nothing else.
+func TunerConfig(plugin, csv string) Config {
+	return Config{TunerPluginVar: plugin, TunerConfigVar: csv}
+}
+
 // Validate checks each value and the rules that tie knobs together.
 func (c Config) Validate() error {
 	for _, name := range c.Names() {
+		if name == TunerPluginVar || name == TunerConfigVar {
+			continue // a path; NCCL reports one it cannot open
+		}
 		knob, err := LookupKnob(name)
 		if err != nil {
 			return err

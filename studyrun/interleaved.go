@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
@@ -27,6 +28,11 @@ type AB struct {
 	// Claim is what the verified study claimed of Cand against Base; nil
 	// when it claimed nothing of this pair.
 	Claim *Claim
+	// CheckCand launches Cand once with NCCL's debug log before anything
+	// else, unscored: a candidate that fails there (a tuner plugin that
+	// crashes) ends the comparison before any measurement, and the launch
+	// shows what NCCL and a tuner plugin did (ABResult.Check).
+	CheckCand bool
 }
 
 // Claim is a search's claimed speedup, which verify checks.
@@ -53,15 +59,61 @@ type VerifyResult struct {
 	Reason      string            `json:"reason"`
 	Claimed     *Claim            `json:"claimed"`
 	Consistent  bool              `json:"consistent"`
+	// TunerPlugin is what verify --tuner-plugin saw of the plugin.
+	TunerPlugin *TunerVerify `json:"tuner_plugin,omitempty"`
+}
+
+// TunerVerify is a tuner CSV measured through a plugin: the plugin, what
+// its debug launch showed, the warnings, and whether the CSV reproduced
+// the study's gain.
+type TunerVerify struct {
+	Plugin string `json:"plugin"`
+	// Check is the plugin as the debug launch logged it (nil without
+	// NCCL's lines).
+	Check    *benchfmt.TunerPlugin `json:"check"`
+	Warnings []fabric.Warning      `json:"warnings"`
+	// Reproduces: the CSV's speedup agrees with the study's claim.
+	Reproduces bool `json:"reproduces"`
 }
 
 // VerifyResultOf is the result of ab's interleaved comparison r, with
 // launches per arm.
 func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
 	study, rec := r.Study, r.Study.Recommendation
-	return VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
+	v := VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
 		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
 		Significant: r.Comparison.Recommend, Reason: r.Comparison.Reason, Claimed: ab.Claim, Consistent: r.Consistent}
+	if plugin := ab.Cand[nccl.TunerPluginVar]; plugin != "" {
+		v.TunerPlugin = &TunerVerify{Plugin: plugin, Warnings: TunerWarningsOf(r.Check), Reproduces: ab.Claim != nil && r.Consistent}
+		if r.Check != nil && r.Check.Result != nil && r.Check.Result.Facts != nil {
+			v.TunerPlugin.Check = r.Check.Result.Facts.Tuner
+		}
+	}
+	return v
+}
+
+// TunerWarningsOf are the warnings a tuner plugin's debug launch shows
+// (fabric's), never nil.
+func TunerWarningsOf(l *benchfmt.Launch) []fabric.Warning {
+	out := []fabric.Warning{}
+	if l == nil || l.Result == nil || l.Result.Facts == nil {
+		return out
+	}
+	return append(out, fabric.TunerWarnings(l.Result.Facts.Tuner, l.Result.NCCLVersion)...)
+}
+
+// TunerCheck judges verify --tuner-plugin's debug launch: NCCL must have
+// loaded the plugin, or the CSV would never be used.
+func TunerCheck(l *benchfmt.Launch) error {
+	for _, w := range TunerWarningsOf(l) {
+		if w.Code == fabric.CodeTunerNotLoaded {
+			return fmt.Errorf("%s; fix: %s", w.Message, w.Fix)
+		}
+	}
+	if l != nil && l.Result != nil && (l.Result.Facts == nil || l.Result.Facts.Tuner == nil) {
+		return fmt.Errorf("the tuner plugin's debug launch logged no TUNER line: NCCL did not read NCCL_TUNER_PLUGIN (an NCCL older than 2.19, or a launcher that does not pass the environment to the ranks)")
+	}
+	return nil
 }
 
 // ABOptions are how an AB comparison runs.
@@ -73,6 +125,9 @@ type ABOptions struct {
 	Name func(*store.Study)
 	// Started, if set, hears of the study once it is stored.
 	Started func(*store.Study)
+	// CheckOK, if set, judges ab.CheckCand's launch: its error ends the
+	// comparison there (vocab.ErrFabric), before any measurement.
+	CheckOK func(*benchfmt.Launch) error
 	// Progress, if set, hears of each launch as it ends: n of total.
 	Progress func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch)
 }
@@ -87,6 +142,8 @@ type ABResult struct {
 	// the claim agree (each one's estimate lies inside the other's
 	// interval, or their intervals overlap).
 	Consistent bool
+	// Check is the candidate's debug launch when ab.CheckCand.
+	Check *benchfmt.Launch
 }
 
 // RunAB measures ab.Base and ab.Cand alternately (B C B C …, after one
@@ -111,7 +168,8 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	if o.Started != nil {
 		o.Started(study)
 	}
-	run := ab.launcher(study, rec, o)
+	var last *benchfmt.Launch
+	run := ab.launcher(study, rec, o, &last)
 	finish := func(status, reason string) {
 		study.Status, study.Reason = status, reason
 		_ = st.UpdateStudy(study)
@@ -124,6 +182,19 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 		}
 		finish(vocab.StatusFailed, err.Error())
 		return err
+	}
+	var check *benchfmt.Launch
+	if ab.CheckCand {
+		err := run(ctx, cand, vocab.PhasePlan, false)
+		check = last
+		if err == nil && o.CheckOK != nil {
+			if err = o.CheckOK(check); err != nil {
+				err = vocab.Mark(vocab.ErrFabric, err)
+			}
+		}
+		if err != nil {
+			return &ABResult{Study: study, Check: check}, stopped(err)
+		}
 	}
 	if err := run(ctx, base, vocab.PhaseWarmup, false); err != nil {
 		return nil, stopped(err)
@@ -138,6 +209,7 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 		return nil, stopped(err)
 	}
 	res := ab.conclude(study, base, cand, out.Look.Comparison, opt)
+	res.Check = check
 	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
 	_ = rec.SaveTrials([]*search.Trial{base, cand})
 	finish(vocab.StatusDone, ab.reason())
@@ -154,7 +226,7 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 		Sizes: band.Sizes(), GuardSizes: ab.Guards, Collective: string(ab.op()), BaseEnv: o.Launch.Spec.BaseEnv,
 		BaselineEnv: ab.Base.Clone(),
 		Launch:      LaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
-		Budget: store.Budget{Launches: 2*o.Launches + 1}, Status: vocab.StatusRunning,
+		Budget: store.Budget{Launches: ab.launches(o)}, Status: vocab.StatusRunning,
 		Reason: ab.reason()}
 	if o.Name != nil {
 		o.Name(study)
@@ -165,10 +237,22 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	return study, nil
 }
 
+// launches is how many launches the comparison makes: the check, one
+// warm-up and o.Launches per arm.
+func (ab AB) launches(o ABOptions) int {
+	n := 2*o.Launches + 1
+	if ab.CheckCand {
+		n++
+	}
+	return n
+}
+
 // launcher makes and records the comparison's launches, in order, over
-// the band and the guard sizes. A launch that does not end OK marks its
-// trial failed and is vocab.ErrFabric.
-func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions) func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
+// the band and the guard sizes, keeping the latest in *last; a plan-phase
+// launch has NCCL's debug log. A launch that does not end OK marks its
+// trial failed and is vocab.ErrFabric, naming a crash in a tuner plugin
+// and its fix.
+func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch) func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
 	lo, hi := ab.Band.Sweep() // its powers of two, what it scores
 	for _, g := range ab.Guards {
 		lo, hi = min(lo, g), max(hi, g)
@@ -176,9 +260,11 @@ func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions) func(ctx c
 	launcher := &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed + 7919} // fresh noise, not the search's
 	seq := 0
 	return func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
-		req := search.Request{Op: ab.op(), Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number}
+		req := search.Request{Op: ab.op(), Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number,
+			Debug: phase == vocab.PhasePlan}
 		l, err := launcher.Launch(ctx, req)
 		seq++
+		*last = l
 		if err != nil {
 			if l != nil {
 				_ = rec.SaveLaunch(t, req, l, false, 0)
@@ -199,13 +285,34 @@ func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions) func(ctx c
 			return err
 		}
 		if o.Progress != nil {
-			o.Progress(seq, 2*o.Launches+1, phase, t, l)
+			o.Progress(seq, ab.launches(o), phase, t, l)
 		}
 		if !ok {
-			return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s launch of %s %s: %s", phase, t.Config, l.Outcome, l.Reason))
+			return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s launch of %s %s: %s%s", phase, t.Config, l.Outcome, l.Reason, tunerCrash(l, o.Launch.Spec.BaseEnv, t.Config)))
 		}
 		return nil
 	}
+}
+
+// tunerCrash names a crash inside the tuner plugin a config runs, and its
+// fix, as doctor does (fabric's diagnosis); "" for any other failure.
+func tunerCrash(l *benchfmt.Launch, base map[string]string, cfg nccl.Config) string {
+	if cfg[nccl.TunerPluginVar] == "" {
+		return ""
+	}
+	env := map[string]string{}
+	for k, v := range base {
+		env[k] = v
+	}
+	for k, v := range cfg {
+		env[k] = v
+	}
+	for _, w := range fabric.Diagnose(l.Result, nil, fabric.Context{BaseEnv: env, Outcome: l.Outcome, Reason: l.Reason}).Warnings {
+		if w.Code == fabric.CodeTunerPluginCrash {
+			return ". " + w.Message + ". Fix: " + w.Fix
+		}
+	}
+	return ""
 }
 
 // conclude stores the comparison as the study's recommendation and says

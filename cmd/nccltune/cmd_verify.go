@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
@@ -26,13 +33,27 @@ the same statistics as the search. It says whether the fresh speedup and
 its interval agree with what the search claimed. Use it after a search,
 after a driver or NCCL upgrade, or before changing a serving recipe.
 
+With --tuner-plugin FILE.so it proves the tuner CSV before deployment:
+the study's CSV (export --format nccl-tuner) is written to a temporary
+file under $TMPDIR (on several hosts, a directory every host sees) and
+the candidate runs with NCCL_TUNER_PLUGIN=FILE.so and
+NCCL_TUNER_CONFIG_FILE=that file instead of the env. One debug launch of
+it comes first: it shows what the plugin did per size ("Applied config",
+"No matching config found": one channel) and, if a rank dies inside the
+plugin (the example plugin built from NCCL < 2.30.3 source), ends verify
+with the cause and the fix (exit 3) before anything is measured. Then the
+CSV is measured against the baseline like the env, and verify says
+whether it reproduces the study's gain.
+
 Examples:
   nccltune verify s3-512K-4M --sim spark4
   nccltune verify s3-512K-4M --launches 10 --launcher mpirun --np 2 --hosts a,b
-  nccltune verify s3-512K-4M --baseline-env NCCL_PROTO=^LL128 --baseline-env NCCL_MAX_NCHANNELS=8 --sim spark4`,
+  nccltune verify s3-512K-4M --baseline-env NCCL_PROTO=^LL128 --baseline-env NCCL_MAX_NCHANNELS=8 --sim spark4
+  nccltune verify s2-512K-4M --tuner-plugin /opt/nccl/libnccl-tuner-example.so <launch flags>`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per arm"},
 			launchflags.EnvFlag("verify this `K=V` config instead of the study's recommendation (repeatable)"),
+			&cli.StringFlag{Name: "tuner-plugin", Usage: "measure the study's tuner CSV, exported on the fly, through NCCL's example tuner plugin `FILE.so` (built from NCCL 2.30.3+ source) instead of its env"},
 			jsonFlag(),
 		}, append(launchflags.BaselineFlags(), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
@@ -59,7 +80,14 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return runVerify(c.Context, verifyOptions{launch: lo, study: c.Args().First(), config: cfg,
+			plugin, err := tunerPluginFlag(c, lo.spec.BaseEnv)
+			if err != nil {
+				return err
+			}
+			if plugin != "" && len(cfg) > 0 {
+				return usageErrorf("--tuner-plugin measures the study's tuner CSV, --env another config: give one of them")
+			}
+			return runVerify(c.Context, verifyOptions{launch: lo, study: c.Args().First(), config: cfg, tunerPlugin: plugin,
 				launches: c.Int("launches"), json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter,
 				baseline: baseline, baselineSet: c.IsSet("baseline-env") || c.IsSet("baseline-env-file")})
 		},
@@ -79,6 +107,9 @@ type verifyOptions struct {
 	baseline    nccl.Config
 	baselineSet bool
 	naming      studyNaming
+	// tunerPlugin, when set, is the plugin verify measures the study's
+	// tuner CSV through (--tuner-plugin, an absolute path).
+	tunerPlugin string
 }
 
 func runVerify(ctx context.Context, o verifyOptions) error {
@@ -94,7 +125,73 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.tunerPlugin != "" {
+		csv, err := tunerCSV(st, o.study)
+		if err != nil {
+			return err
+		}
+		defer os.Remove(csv)
+		ab.Cand, ab.CheckCand = nccl.TunerConfig(o.tunerPlugin, csv), true
+	}
 	return runInterleaved(ctx, st, o, ab)
+}
+
+// tunerPluginFlag reads --tuner-plugin: a file that is there, made
+// absolute (NCCL opens it in every rank's working directory); the base
+// env may not set the plugin's variables.
+func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
+	path := c.String("tuner-plugin")
+	if path == "" {
+		return "", nil
+	}
+	for _, k := range []string{nccl.TunerPluginVar, nccl.TunerConfigVar} {
+		if _, ok := base[k]; ok {
+			return "", usageErrorf("--tuner-plugin sets %s for the CSV's launches; drop it from --base-env", k)
+		}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", usageError(err)
+	}
+	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
+		return "", usageErrorf("--tuner-plugin %s: no such file here; build NCCL's example tuner plugin from NCCL 2.30.3 or newer source (cd plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c) and give its path, the same on every host", path)
+	}
+	return abs, nil
+}
+
+// tunerCSV writes the study's tuner CSV, as export --format nccl-tuner
+// writes it, to a temporary file and returns its path.
+func tunerCSV(st *store.Store, query string) (string, error) {
+	study, err := st.Study(query)
+	if err != nil {
+		return "", usageError(err)
+	}
+	trials, err := st.Trials(study.ID)
+	if err != nil {
+		return "", err
+	}
+	launches, err := st.Launches(study.ID)
+	if err != nil {
+		return "", err
+	}
+	rec, err := export.NewRecommendation(study, trials, launches)
+	if err != nil {
+		return "", usageError(err)
+	}
+	var buf bytes.Buffer
+	if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
+		return "", usageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", study.Name, err)
+	}
+	f, err := os.CreateTemp("", "nccltune-tuner-*.csv")
+	if err != nil {
+		return "", fmt.Errorf("writing the tuner CSV: %w", err)
+	}
+	_, werr := f.Write(buf.Bytes())
+	if err := errors.Join(werr, f.Close()); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("writing the tuner CSV: %w", err)
+	}
+	return f.Name(), nil
 }
 
 // runInterleaved runs verify's or compare's interleaved comparison
@@ -107,7 +204,11 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 	if err := preflight(o.launch); err != nil {
 		return err
 	}
-	r, err := studyrun.RunAB(ctx, st, ab, studyrun.ABOptions{Launch: o.launch.run(), Launches: o.launches, Name: o.naming.apply,
+	var checkOK func(*benchfmt.Launch) error
+	if ab.CheckCand {
+		checkOK = studyrun.TunerCheck
+	}
+	r, err := studyrun.RunAB(ctx, st, ab, studyrun.ABOptions{Launch: o.launch.run(), Launches: o.launches, Name: o.naming.apply, CheckOK: checkOK,
 		Started: ui.ABStarted(o.stderr, ab, o.launches), Progress: ui.ABProgress(o.stderr)})
 	if err != nil {
 		return err

@@ -46,10 +46,38 @@ func printVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult) {
 		}
 		fmt.Fprintf(w, "%s the search's claim of %.2f× [%.2f, %.2f]\n", verdict, r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
 	}
+	if t := r.TunerPlugin; t != nil {
+		printTunerVerify(w, r, t)
+	}
 	// The speedup line above is the verdict; the reason adds to it only
 	// when there is no gain to act on.
 	if math.IsNaN(r.Speedup) || r.Significant {
 		return
 	}
 	fmt.Fprintf(w, "%s\n", r.Reason)
+}
+
+// printTunerVerify says what the plugin did in its debug launch, its
+// warnings, and whether the CSV reproduces the study's gain.
+func printTunerVerify(w io.Writer, r studyrun.VerifyResult, t *studyrun.TunerVerify) {
+	fmt.Fprintf(w, "\ntuner CSV through %s (debug launch first):\n", t.Plugin)
+	if t.Check != nil {
+		for _, line := range tunerLines(t.Check) {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	for _, wa := range t.Warnings {
+		fmt.Fprintf(w, "[%s]\n", wa.Code)
+		writeWrapped(w, "  ", wa.Message, 100)
+		writeWrapped(w, "  fix: ", wa.Fix, 100)
+	}
+	if r.Claimed == nil {
+		return
+	}
+	verdict := "reproduces"
+	if !t.Reproduces {
+		verdict = "does NOT reproduce"
+	}
+	fmt.Fprintf(w, "the tuner CSV %s the study's gain: %.2f× [%.2f, %.2f] against the claimed %.2f× [%.2f, %.2f]\n",
+		verdict, r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
 }
