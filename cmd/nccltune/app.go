@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
@@ -61,7 +60,7 @@ hardware; simulated results are always labelled as simulated.
 Start with:  nccltune search --sim spark4 --band 512K-4M
 
 ` + exitCodesHelp,
-		Version:         version(),
+		Version:         releaseVersion, // --version prints version(): see init in cmd_version.go
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
@@ -116,22 +115,8 @@ func withNearestFlag(c *cli.Context, err error) error {
 	return err
 }
 
-// releaseVersion is nccltune's version; the commit is added when the
-// binary was built from a git checkout with VCS stamping.
+// releaseVersion is nccltune's version; cmd_version.go adds the commit.
 const releaseVersion = "0.1.0"
-
-// version is what --version prints.
-func version() string {
-	v := releaseVersion
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " (commit " + s.Value[:12] + ")"
-			}
-		}
-	}
-	return v
-}
 
 // commands lists every subcommand; each lives in its own file. Those
 // that launch benchmarks read their flags from a study config too.

@@ -202,5 +202,5 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	if err != nil {
 		return err
 	}
-	return ui.PrintSearch(o.stdout, o.json, study, trials, res, took)
+	return ui.PrintSearch(o.stdout, o.json, study, trials, res, took, o.db)
 }

@@ -1,20 +1,38 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/invocation"
 	"github.com/nccltune/nccltune/internal/ui"
 )
+
+func init() {
+	// --version says what `nccltune version` says, commit included (read
+	// only when asked: it may run git).
+	cli.VersionPrinter = func(c *cli.Context) {
+		fmt.Fprintf(c.App.Writer, "%s version %s\n", c.App.Name, version())
+	}
+}
 
 // versionCommand is `nccltune version`: what `--version` prints, plus the
 // Go toolchain and platform a bug report needs.
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "version",
-		Usage:     "print nccltune's version (and the commit it was built from)",
+		Usage:     "print nccltune's version and the commit it was built from (or that it is unknown)",
 		ArgsUsage: " ",
 		Flags: []cli.Flag{
 			jsonFlag(),
@@ -23,12 +41,119 @@ func versionCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usageErrorf("version takes no arguments (got %q)", c.Args().First())
 			}
+			b := builtFrom()
 			if c.Bool("json") {
+				var commit any // null: unknown
+				if b.Commit != "" {
+					commit = b.Commit
+				}
 				return ui.WriteJSON(c.App.Writer, map[string]any{"schema_version": ui.SchemaVersion,
-					"version": version(), "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
+					"version": version(), "release": releaseVersion, "commit": commit, "commit_from": b.From, "modified": b.Modified,
+					"go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
 			}
 			fmt.Fprintf(c.App.Writer, "nccltune %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}
+}
+
+// version is "0.1.0 (commit 1a2b3c4d5e6f)", or says where the commit was
+// read or that it is unknown.
+func version() string { return releaseVersion + " (" + builtFrom().text() + ")" }
+
+// build is the commit nccltune was built from, and where that was read.
+type build struct {
+	Commit   string // the full hash; "" when unknown
+	Modified bool   // built with uncommitted changes
+	// From is "build" (stamped by the Go toolchain), "checkout" (the git
+	// checkout go run built from, read with git) or "" (unknown).
+	From string
+}
+
+func (b build) text() string {
+	switch {
+	case b.Commit == "":
+		return "commit unknown: the build recorded none, built with -buildvcs=false or outside a git clone; go build -buildvcs=true ./cmd/nccltune in a clone records it"
+	case b.From == "checkout":
+		return "commit " + short(b.Commit) + " of the checkout go run built from" + modifiedText(b.Modified) + "; the build recorded none"
+	}
+	return "commit " + short(b.Commit) + modifiedText(b.Modified)
+}
+
+func short(commit string) string { return commit[:min(12, len(commit))] }
+
+func modifiedText(m bool) string {
+	if m {
+		return ", with uncommitted changes"
+	}
+	return ""
+}
+
+var (
+	buildOnce sync.Once
+	buildInfo build
+)
+
+// builtFrom is the commit the Go toolchain stamped into the binary, else,
+// for a go run build (whose sources are the checkout it runs in), the
+// checkout's commit as git says; else unknown.
+func builtFrom() build {
+	buildOnce.Do(func() {
+		if info, ok := debug.ReadBuildInfo(); ok {
+			buildInfo = stamped(info.Settings)
+		}
+		if buildInfo.Commit == "" && invocation.Command() != "nccltune" {
+			if wd, err := os.Getwd(); err == nil {
+				buildInfo = checkoutCommit(wd)
+			}
+		}
+	})
+	return buildInfo
+}
+
+// stamped reads vcs.revision and vcs.modified from the build settings.
+func stamped(settings []debug.BuildSetting) build {
+	var b build
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit, b.From = s.Value, "build"
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	if b.Commit == "" {
+		b.Modified = false
+	}
+	return b
+}
+
+var fullHash = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// checkoutCommit is the commit of the git checkout holding dir, when that
+// checkout is nccltune's module; unknown when git or the checkout is not
+// there, or answers nothing within two seconds.
+func checkoutCommit(dir string) build {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	git := func(args ...string) string {
+		out, err := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	top := git("rev-parse", "--show-toplevel")
+	if top == "" {
+		return build{}
+	}
+	mod, err := os.ReadFile(filepath.Join(top, "go.mod"))
+	if err != nil || !strings.Contains(string(mod), "module github.com/nccltune/nccltune\n") {
+		return build{}
+	}
+	commit := git("rev-parse", "HEAD")
+	if !fullHash.MatchString(commit) {
+		return build{}
+	}
+	return build{Commit: commit, From: "checkout", Modified: git("status", "--porcelain", "--untracked-files=no") != ""}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/csv"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -59,14 +61,57 @@ func TestVersionCommand(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "nccltune "+releaseVersion) {
 		t.Errorf("version: exit %d, %q %q", code, out, stderr)
 	}
+	// The commit, or that it is unknown: never nothing.
+	if !strings.Contains(out, "(commit ") {
+		t.Errorf("version names no commit: %q", out)
+	}
 	var doc struct {
-		SchemaVersion int    `json:"schema_version"`
-		Version       string `json:"version"`
+		SchemaVersion int     `json:"schema_version"`
+		Version       string  `json:"version"`
+		Commit        *string `json:"commit"`
 	}
 	out, _, code = runCLI(t, db, "version", "--json")
 	decodeOneJSON(t, out, &doc)
-	if code != 0 || doc.SchemaVersion != ui.SchemaVersion || !strings.HasPrefix(doc.Version, releaseVersion) {
-		t.Errorf("version --json: exit %d, %+v", code, doc)
+	if code != 0 || doc.SchemaVersion != ui.SchemaVersion || !strings.HasPrefix(doc.Version, releaseVersion) || !strings.Contains(out, `"commit":`) {
+		t.Errorf("version --json: exit %d, %+v\n%s", code, doc, out)
+	}
+	if doc.Commit != nil && !strings.Contains(doc.Version, (*doc.Commit)[:12]) {
+		t.Errorf("commit %s is not the version's %s", *doc.Commit, doc.Version)
+	}
+}
+
+// TestVersionCommit: the commit comes from the build's stamp, else from
+// the checkout go run built (git, in that checkout), else is said to be
+// unknown with the way to record it.
+func TestVersionCommit(t *testing.T) {
+	hash := strings.Repeat("ab", 20)
+	for _, tc := range []struct {
+		b    build
+		want string
+	}{
+		{stamped([]debug.BuildSetting{{Key: "vcs.revision", Value: hash}, {Key: "vcs.modified", Value: "false"}}), "commit abababababab"},
+		{stamped([]debug.BuildSetting{{Key: "vcs.revision", Value: hash}, {Key: "vcs.modified", Value: "true"}}), "commit abababababab, with uncommitted changes"},
+		{build{Commit: hash, From: "checkout"}, "commit abababababab of the checkout go run built from; the build recorded none"},
+		{stamped([]debug.BuildSetting{{Key: "-buildvcs", Value: "false"}}), "commit unknown: the build recorded none, built with -buildvcs=false"},
+	} {
+		if got := tc.b.text(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%+v: %q, want %q…", tc.b, got, tc.want)
+		}
+	}
+	// This test runs in nccltune's own checkout (when git is here).
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	head, err := exec.Command(git, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	if got := checkoutCommit("."); got.Commit != strings.TrimSpace(string(head)) || got.From != "checkout" {
+		t.Errorf("checkoutCommit: %+v, want %s", got, head)
+	}
+	if got := checkoutCommit(t.TempDir()); got.Commit != "" {
+		t.Errorf("outside a checkout: %+v", got)
 	}
 }
 
@@ -446,5 +491,31 @@ func TestSearchBaselineIsTheBest(t *testing.T) {
 	}
 	if rec.Candidate == 0 {
 		t.Fatalf("no candidate recorded and ending %q", rec.Ending)
+	}
+}
+
+// TestExportHintWorks: the export command a finished search prints runs
+// as printed — with --db when the study is not in the default database —
+// and exports the study (run here in process, as nccltune).
+func TestExportHintWorks(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "lane a.db")
+	out, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var hint string
+	for _, l := range strings.Split(out, "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimSpace(l), "export it: "); ok {
+			hint = h
+		}
+	}
+	want := "nccltune export s1-512K-4M --format env --db '" + db + "'"
+	if hint != want {
+		t.Fatalf("hint %q, want %q\n%s", hint, want, out)
+	}
+	args := []string{"export", "s1-512K-4M", "--format", "env", "--db", db} // the hint, as a shell splits it
+	var stdout, errOut bytes.Buffer
+	if code := runMain(t.Context(), args, &stdout, &errOut); code != 0 || !strings.Contains(stdout.String(), "NCCL_") {
+		t.Errorf("the hint fails: exit %d\n%s%s", code, stdout.String(), errOut.String())
 	}
 }

@@ -3,12 +3,12 @@ package launchflags
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/invocation"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -165,16 +165,8 @@ func Args(study *store.Study) []string {
 	return args
 }
 
-// shellSafe are words a POSIX shell passes on unchanged.
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
-
 // ShellQuote quotes s for a POSIX shell when it needs it.
-func ShellQuote(s string) string {
-	if shellSafe.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func ShellQuote(s string) string { return invocation.Quote(s) }
 
 func instrumentName(s string) string {
 	if s == "" {
@@ -193,13 +185,10 @@ func sortedSet(m map[string]bool) []string {
 }
 
 // ResumeCommand is the command that continues study: its launch
-// settings, as stored, and the database db when it is not the default one.
+// settings, as stored, and the database db when it is not the default
+// one, run the way this nccltune was (invocation.Line).
 func ResumeCommand(study *store.Study, db string) string {
-	cmd := "nccltune search --resume " + ShellQuote(study.Name) + " " + strings.Join(Args(study), " ")
-	if def, err := store.DefaultPath(); err != nil || def != db {
-		cmd += " --db " + ShellQuote(db)
-	}
-	return cmd
+	return invocation.Line(db, append([]string{"search", "--resume", ShellQuote(study.Name)}, Args(study)...)...)
 }
 
 // CheckRelaunch refuses to resume or verify study (action says which)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/invocation"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
@@ -16,11 +17,12 @@ import (
 // PrintSearch prints a finished search: its --json document, or the table
 // of the baseline against the recommendation and the decision in words.
 // trials are the study's trials as stored (their scores the recorder's).
-func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration) error {
+// db is the database it is stored in, for the hints' commands.
+func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration, db string) error {
 	if asJSON {
 		return WriteJSON(w, searchJSON(study, res))
 	}
-	printSearchResult(w, study, trials, res, took)
+	printSearchResult(w, study, trials, res, took, db)
 	return nil
 }
 
@@ -92,7 +94,7 @@ func planLines(p *store.PlanSummary) []string {
 
 // printSearchResult prints the final table: baseline against the
 // recommendation size by size, and the decision in plain words.
-func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration) {
+func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration, db string) {
 	rec := study.Recommendation
 	fmt.Fprintf(w, "\nstudy %s  band %s  %d launches, %d trials, %s", study.Name, study.Band, res.Launches, len(res.Trials), took.Round(100*time.Millisecond))
 	if study.Simulated {
@@ -117,7 +119,8 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 		for _, d := range v.Details {
 			fmt.Fprintf(w, "  %s\n", d)
 		}
-		fmt.Fprintf(w, "  export it: nccltune export %s --format env\n", study.Name)
+		// Run the way this nccltune ran: go run before an install.
+		fmt.Fprintf(w, "  export it: %s\n", invocation.Line(db, "export", invocation.Quote(study.Name), "--format", "env"))
 	} else {
 		fmt.Fprintf(w, "keep %s: %s\n", BaselineName(study.BaselineEnv), keepWhy(rec.Ending))
 	}

@@ -1,0 +1,100 @@
+// Package invocation is how the user runs nccltune, for the commands its
+// hints print: "nccltune" for a binary they installed or built, and
+// "go run ./cmd/nccltune" for one that go run built into Go's build cache
+// (the README's first command), where "nccltune …" is not on PATH yet.
+package invocation
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/nccltune/nccltune/store"
+)
+
+// ModulePackage is nccltune's main package, as go run names it from
+// anywhere inside the module.
+const ModulePackage = "github.com/nccltune/nccltune/cmd/nccltune"
+
+var (
+	once    sync.Once
+	command string
+)
+
+// Command is the command line that runs this nccltune again, for hints:
+// "nccltune", or "go run ./cmd/nccltune" (the package's path when the
+// working directory is not the module's root).
+func Command() string {
+	once.Do(func() {
+		exe, _ := os.Executable()
+		wd, _ := os.Getwd()
+		command = commandFor(exe, wd, buildCacheDirs())
+	})
+	return command
+}
+
+// commandFor is Command for an executable path, a working directory and
+// the path prefixes of what go run builds.
+func commandFor(exe, wd string, cacheDirs []string) string {
+	if !BuiltByGoRun(exe, cacheDirs) {
+		return "nccltune"
+	}
+	if _, err := os.Stat(filepath.Join(wd, "cmd", "nccltune", "main.go")); err == nil {
+		return "go run ./cmd/nccltune"
+	}
+	return "go run " + ModulePackage
+}
+
+// BuiltByGoRun reports whether exe lies where go run leaves the binaries
+// it builds (prefixes): a go-build directory under the temporary
+// directory, or Go's build cache (Go 1.24 and later cache them there).
+func BuiltByGoRun(exe string, cacheDirs []string) bool {
+	if exe == "" || strings.HasSuffix(exe, ".test") {
+		return false // go test's binaries are no user's nccltune
+	}
+	for _, p := range cacheDirs {
+		if p != "" && strings.HasPrefix(exe, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// buildCacheDirs are the path prefixes of what go run builds: the build
+// cache ($GOCACHE, else go-build under the user's cache directory) and
+// $TMPDIR/go-build….
+func buildCacheDirs() []string {
+	sep := string(filepath.Separator)
+	var dirs []string
+	if c := os.Getenv("GOCACHE"); c != "" && c != "off" {
+		dirs = append(dirs, filepath.Clean(c)+sep)
+	}
+	if c, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(c, "go-build")+sep)
+	}
+	return append(dirs, filepath.Join(os.TempDir(), "go-build"))
+}
+
+// Line is the command that runs nccltune with args (words already as a
+// shell needs them) on the database db: "--db FILE" is added unless db is
+// the default one, so the hint works where it is printed.
+func Line(db string, args ...string) string {
+	line := Command() + " " + strings.Join(args, " ")
+	if def, err := store.DefaultPath(); db != "" && (err != nil || def != db) {
+		line += " --db " + Quote(db)
+	}
+	return line
+}
+
+// shellSafe are words a POSIX shell passes on unchanged.
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// Quote quotes s for a POSIX shell when it needs it.
+func Quote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
