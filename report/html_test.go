@@ -146,6 +146,23 @@ func TestHTMLRecommendation(t *testing.T) {
 	}
 }
 
+// TestHTMLExportsWrap: the exports' header lines (some over 200
+// characters) wrap in their box, on screen and in print, instead of
+// running out of it.
+func TestHTMLExportsWrap(t *testing.T) {
+	page := renderHTML(t, recommendStudy())
+	i := strings.Index(page, "pre.export {")
+	if i < 0 {
+		t.Fatal("no style for pre.export")
+	}
+	rule := page[i : i+strings.Index(page[i:], "}")]
+	for _, want := range []string{"white-space: pre-wrap", "overflow-wrap: anywhere"} {
+		if !strings.Contains(rule, want) {
+			t.Errorf("pre.export lacks %q: %s", want, rule)
+		}
+	}
+}
+
 func TestHTMLEscapesEverything(t *testing.T) {
 	s := recommendStudy()
 	evil := `</td></tr></table><script>alert("x")</script><a href="https://example.com">`

@@ -654,3 +654,22 @@ func TestRecordedLoopback4(t *testing.T) {
 		t.Errorf("NCCL_PROTO=^LL128 (doctor: NCCL's own plan): %v, want the defaults", err)
 	}
 }
+
+// TestRequirePlansNamesAFew: a store of searches lacks NCCL's plan for
+// most of its configs; the error counts them and names three, in one
+// readable line, instead of listing every config.
+func TestRequirePlansNamesAFew(t *testing.T) {
+	var configs []*ReplayConfig
+	for i := 0; i < 40; i++ {
+		configs = append(configs, &ReplayConfig{Env: nccl.Config{"NCCL_MAX_CTAS": fmt.Sprint(i + 1), "NCCL_PROTO": "Simple", "NCCL_ALGO": "Ring"}})
+	}
+	configs = append(configs, &ReplayConfig{Env: nccl.Config{}, Plan: []PlanStep{{}}})
+	err := requirePlans(configs)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "40 of 41 recorded configs have no plan") || !strings.Contains(msg, "and 37 more") || len(msg) > 600 {
+		t.Errorf("%d characters: %s", len(msg), msg)
+	}
+}

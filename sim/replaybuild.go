@@ -377,7 +377,15 @@ func requirePlans(configs []*ReplayConfig) error {
 		}
 	}
 	if len(noPlan) > 0 {
-		return fmt.Errorf("replay: no plan (NCCL's choices per size) for %s: give `nccltune doctor --json --env K=V…` outputs beside the store or with --plans, or record a launch with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING", strings.Join(noPlan, "; "))
+		// Name a few: a search's store lacks plans for most of its configs,
+		// and the whole list was one line of thousands of characters.
+		const shown = 3
+		list := strings.Join(noPlan[:min(shown, len(noPlan))], "; ")
+		if len(noPlan) > shown {
+			list += fmt.Sprintf("; and %d more", len(noPlan)-shown)
+		}
+		return fmt.Errorf("replay: %d of %d recorded configs have no plan (NCCL's choices per size), e.g. %s — a search records NCCL's plan only in its debug launches; give `nccltune doctor --json --env K=V…` outputs beside the store or with --plans, or record launches with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING",
+			len(noPlan), len(configs), list)
 	}
 	return nil
 }

@@ -8,23 +8,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
-
-// statusLine is one line redrawn in place on a terminal. Every draw is cut
-// to the terminal's width: a line that wraps cannot be redrawn with a
-// carriage return, and each update would then leave a new line behind.
-type statusLine struct {
-	w io.Writer
-	// width is the terminal's width in columns, asked at every draw so a
-	// resized window is followed; 0 when unknown.
-	width func() int
-	drawn bool
-}
 
 // fallbackWidth is used when the terminal does not say how wide it is.
 const fallbackWidth = 80
@@ -41,26 +31,6 @@ func terminalWidth(w io.Writer) func() int {
 			return 0
 		}
 		return cols
-	}
-}
-
-// draw replaces the line with text, cut to fit.
-func (s *statusLine) draw(text string) {
-	width := s.width()
-	if width <= 0 {
-		width = fallbackWidth
-	}
-	// One column stays free: some terminals wrap as soon as the last
-	// column is written.
-	fmt.Fprintf(s.w, "\r%s\x1b[K", fitWidth(text, width-1))
-	s.drawn = true
-}
-
-// clear removes the line, leaving the cursor at its start.
-func (s *statusLine) clear() {
-	if s.drawn {
-		fmt.Fprint(s.w, "\r\x1b[K")
-		s.drawn = false
 	}
 }
 
@@ -84,38 +54,74 @@ func fitWidth(text string, width int) string {
 	return string(runes[:width-1]) + "…"
 }
 
-// progressBar draws done out of total as a bar of n cells.
-func progressBar(done, total, n int) string {
-	if total <= 0 {
-		total = 1
-	}
-	filled := min(n, max(0, done*n/total))
-	return "[" + strings.Repeat("#", filled) + strings.Repeat("·", n-filled) + "]"
-}
-
-// SearchProgress shows a study's launches: one status line redrawn in
-// place on a terminal, one plain line per launch otherwise (a log, a pipe,
-// CI), so nothing is lost when no one watches.
+// SearchProgress shows a study's launches: on a terminal, a progress bar
+// (github.com/schollz/progressbar) of the launches done of the budget,
+// the time elapsed and an estimate of what is left, then the leader, cut
+// to the terminal's width; otherwise (a log, a pipe, CI) one plain line
+// per launch, so nothing is lost when no one watches.
 type SearchProgress struct {
 	w      io.Writer
-	line   *statusLine
+	bar    *progressbar.ProgressBar
+	width  func() int
 	budget int
+	// spent is the launches' measured durations so far, for the estimate.
+	spent time.Duration
+	done  int
 }
+
+// barCells is the bar's own width for a terminal of width columns: 12,
+// fewer on a narrow one, where the description needs the room.
+func barCells(width int) int {
+	if width >= 80 {
+		return 12
+	}
+	return max(4, width/10)
+}
+
+// progressThrottle is how often the bar may redraw: a simulated study
+// runs a launch every few milliseconds.
+const progressThrottle = 100 * time.Millisecond
 
 // NewSearchProgress shows study's launches on w, a search of budget
 // launches.
 func NewSearchProgress(w io.Writer, study *store.Study, budget int) *SearchProgress {
 	p := &SearchProgress{w: w, budget: budget}
 	if isTerminal(w) {
-		p.line = &statusLine{w: w, width: terminalWidth(w)}
+		p.width = terminalWidth(w)
+		p.bar = newBar(w, max(budget, 1))
 	}
 	return p
 }
 
+// newBar is the library's bar as nccltune draws it: on stderr (the
+// library's default is stdout), throttled, the count and the elapsed time
+// after the bar, the description last so that cutting it cuts the least
+// useful part, a line cleared with ANSI codes, nothing drawn until the
+// first launch ends.
+func newBar(w io.Writer, budget int) *progressbar.ProgressBar {
+	bar := progressbar.NewOptions(budget,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionThrottle(progressThrottle),
+		progressbar.OptionSetWidth(barCells(fallbackWidth)),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(false), // its estimate counts calls, not launch time
+		progressbar.OptionShowDescriptionAtLineEnd(),
+		progressbar.OptionUseANSICodes(true),
+		progressbar.OptionSetTheme(progressbar.Theme{Saucer: "#", SaucerPadding: "·", BarStart: "[", BarEnd: "]"}),
+	)
+	bar.StartWithoutRender() // the elapsed time counts from the study's start
+	return bar
+}
+
 // Event shows one launch; search.Run calls it after each.
 func (p *SearchProgress) Event(ev search.Event) {
-	if p.line != nil {
-		p.line.draw(p.status(ev))
+	if ev.Launch != nil {
+		p.spent += ev.Launch.Duration
+	}
+	p.done = ev.Seq + 1
+	if p.bar != nil {
+		p.draw(ev)
 		return
 	}
 	result := string(ev.Launch.Outcome)
@@ -127,21 +133,75 @@ func (p *SearchProgress) Event(ev search.Event) {
 	fmt.Fprintf(p.w, "launch %d/%d %-7s trial %-3d %-40s %s (%s)\n", ev.Seq+1, ev.Budget, ev.Phase, ev.Trial.Number, ev.Trial.Config, result, ev.Launch.Duration.Round(time.Millisecond))
 }
 
-// status is the terminal's line: the most useful facts first, so a
-// narrow terminal cuts the config rather than the count.
-func (p *SearchProgress) status(ev search.Event) string {
+// draw moves the bar to the launch and sets its description, cut to what
+// the terminal's width leaves beside the bar.
+func (p *SearchProgress) draw(ev search.Event) {
 	budget := ev.Budget
 	if budget <= 0 {
 		budget = p.budget
 	}
-	s := fmt.Sprintf("%s %d/%d %-7s", progressBar(ev.Seq+1, budget, 12), ev.Seq+1, budget, ev.Phase)
+	if budget != p.bar.GetMax() && budget >= p.done {
+		p.bar.ChangeMax(budget)
+	}
+	width := p.width()
+	if width <= 0 {
+		width = fallbackWidth
+	}
+	// One column stays free: some terminals wrap as soon as the last
+	// column is written.
+	cells := barCells(width)
+	room := width - 1 - barWidth(cells, p.done, budget, p.bar.State().SecondsSince)
+	desc := fitWidth(p.status(ev, budget), max(room, 0))
+	// Set without drawing (Describe would draw, and the throttle would
+	// then skip the count's draw): one draw per launch, count and text.
+	progressbar.OptionSetWidth(cells)(p.bar)
+	progressbar.OptionSetDescription(desc)(p.bar)
+	_ = p.bar.Set(min(p.done, budget))
+}
+
+// barWidth is the columns the library's line takes besides the
+// description: "  17% [##··········] (7/40) [1m2s] " and the space after
+// the description (progressbar v3.19's layout; the terminal test checks
+// that the two add up).
+func barWidth(cells, done, budget int, elapsed float64) int {
+	pct := 0
+	if budget > 0 {
+		pct = int(float64(done) / float64(budget) * 100)
+	}
+	// The elapsed time as the library will write it, a second on: its
+	// draw comes a moment later ("59s" then "1m0s").
+	clock := (time.Duration(elapsed+1) * time.Second).String()
+	return len(fmt.Sprintf("%4d%% [%s] (%d/%d) [%s] ", pct, strings.Repeat("#", cells), done, budget, clock)) + 1
+}
+
+// status is the description after the bar: the phase, what is left,
+// then the leader, so a narrow terminal cuts the config first.
+func (p *SearchProgress) status(ev search.Event, budget int) string {
+	s := ev.Phase
+	if left := timeLeft(p.spent, p.done, budget); left != "" {
+		s += ", " + left
+	}
 	if ev.Best != nil && ev.Best != ev.Baseline {
-		// "exploring": single launches favour lucky configs; the
-		// confirmation decides.
-		s += fmt.Sprintf(" best: trial %d %+.0f %%%s vs defaults (exploring) %s",
-			ev.Best.Number, 100*(ev.BestSpeedup-1), p.interval(ev), ev.Best.Config)
+		// "so far": exploration launches favour lucky configs; the
+		// confirmation decides (the phase, first, says which runs).
+		s += fmt.Sprintf("; best so far %+.0f %%%s: trial %d %s",
+			100*(ev.BestSpeedup-1), p.interval(ev), ev.Best.Number, ev.Best.Config)
 	}
 	return s
+}
+
+// timeLeft estimates the rest of the budget from the launches' measured
+// durations: their mean times the launches left. It is at most that: a
+// study may decide before its budget is spent.
+func timeLeft(spent time.Duration, done, budget int) string {
+	if done <= 0 || budget <= done {
+		return ""
+	}
+	left := spent / time.Duration(done) * time.Duration(budget-done)
+	if left < time.Second {
+		return "<1s left"
+	}
+	return "≤" + left.Round(time.Second).String() + " left"
 }
 
 // interval is the leader's exploration gain as search bounds it: the
@@ -159,10 +219,11 @@ func (p *SearchProgress) interval(ev search.Event) string {
 	return fmt.Sprintf(" (launches %+.0f %%…%+.0f %%)", 100*(g.Lo-1), 100*(g.Hi-1))
 }
 
-// Finish clears the status line, before the result is printed.
+// Finish clears the bar, before the result is printed.
 func (p *SearchProgress) Finish() {
-	if p.line != nil {
-		p.line.clear()
+	if p.bar != nil {
+		_ = p.bar.Clear()
+		_ = p.bar.Exit()
 	}
 }
 

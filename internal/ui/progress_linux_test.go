@@ -66,57 +66,96 @@ func progressEvents(budget int) []search.Event {
 	return evs
 }
 
-// TestProgressFitsTerminal draws a study's progress on an 80-column
-// pseudo-terminal: every redraw fits in 79 columns, none adds a line, and
+// TestProgressFitsTerminal draws a study's progress on pseudo-terminals
+// of 80 and 60 columns: the library's bar with the count, the elapsed
+// time and what is left; every draw fits in one column less than the
+// terminal, none adds a line, the last shows the whole budget spent, and
 // the line is cleared at the end.
 func TestProgressFitsTerminal(t *testing.T) {
-	controller, terminal := openPTY(t, 80)
-	study := &store.Study{Sizes: []int64{512 << 10, 1 << 20}}
-	p := NewSearchProgress(terminal, study, 60)
-	if p.line == nil {
-		t.Fatal("the progress on a terminal is not a status line")
-	}
-	got := make(chan []byte)
-	go func() {
-		var buf bytes.Buffer
-		b := make([]byte, 4096)
-		for {
-			n, err := controller.Read(b)
-			buf.Write(b[:n])
-			if err != nil || bytes.HasSuffix(buf.Bytes(), []byte("\r\x1b[Kend")) {
-				break
+	for _, cols := range []int{80, 60} {
+		controller, terminal := openPTY(t, cols)
+		study := &store.Study{Sizes: []int64{512 << 10, 1 << 20}}
+		p := NewSearchProgress(terminal, study, 60)
+		if p.bar == nil {
+			t.Fatal("the progress on a terminal is not a progress bar")
+		}
+		got := make(chan []byte)
+		go func() {
+			var buf bytes.Buffer
+			b := make([]byte, 4096)
+			for {
+				n, err := controller.Read(b)
+				buf.Write(b[:n])
+				if err != nil || bytes.HasSuffix(buf.Bytes(), []byte("\x1b[2K\rend")) {
+					break
+				}
+			}
+			got <- buf.Bytes()
+		}()
+		for _, ev := range progressEvents(60) {
+			p.Event(ev)
+		}
+		p.Finish()
+		io.WriteString(terminal, "end")
+		var out []byte
+		select {
+		case out = <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("nothing read from the pseudo-terminal")
+		}
+		if bytes.Contains(out, []byte("\n")) {
+			t.Errorf("%d columns: the progress wrote a new line:\n%q", cols, out)
+		}
+		text := strings.TrimSuffix(string(out), "\x1b[2K\rend")
+		if len(text) == len(out) {
+			t.Errorf("%d columns: the line is not cleared at the end: %q", cols, out)
+		}
+		var draws []string
+		for _, d := range strings.Split(text, "\r") {
+			if d = strings.TrimSuffix(d, "\x1b[0K"); d != "" {
+				draws = append(draws, d)
 			}
 		}
-		got <- buf.Bytes()
-	}()
-	for _, ev := range progressEvents(60) {
-		p.Event(ev)
-	}
-	p.Finish()
-	io.WriteString(terminal, "end")
-	var out []byte
-	select {
-	case out = <-got:
-	case <-time.After(10 * time.Second):
-		t.Fatal("nothing read from the pseudo-terminal")
-	}
-	if bytes.Contains(out, []byte("\n")) {
-		t.Errorf("the progress wrote a new line:\n%q", out)
-	}
-	draws := strings.Split(strings.TrimSuffix(string(out), "end"), "\r")
-	if len(draws) < 60 {
-		t.Fatalf("%d redraws for 60 launches:\n%q", len(draws), out)
-	}
-	for _, d := range draws {
-		text := strings.TrimSuffix(d, "\x1b[K")
-		if n := utf8.RuneCountInString(text); n > 79 {
-			t.Errorf("a redraw of %d columns on an 80-column terminal: %q", n, text)
+		if len(draws) == 0 {
+			t.Fatalf("%d columns: nothing drawn:\n%q", cols, out)
+		}
+		for _, d := range draws {
+			if n := utf8.RuneCountInString(d); n > cols-1 {
+				t.Errorf("a draw of %d columns on a %d-column terminal: %q", n, cols, d)
+			}
+		}
+		last := draws[len(draws)-1]
+		wants := []string{"100%", "(60/60)", "[0s]", "explore", "best so far +381 %", "…"}
+		if cols >= 80 {
+			wants = append(wants, "trial 26")
+		}
+		for _, want := range wants {
+			if !strings.Contains(last, want) {
+				t.Errorf("%d columns: the last draw %q lacks %q", cols, last, want)
+			}
+		}
+		if n := utf8.RuneCountInString(last); n < cols-3 {
+			t.Errorf("%d columns: the last draw %q takes %d: the description is cut more than it must be", cols, last, n)
 		}
 	}
-	last := strings.TrimSuffix(draws[len(draws)-2], "\x1b[K")
-	for _, want := range []string{"60/60", "explore", "+381 %", "trial 26", "…"} {
-		if !strings.Contains(last, want) {
-			t.Errorf("the last redraw %q lacks %q", last, want)
+}
+
+// TestTimeLeft: the estimate is the launches' mean measured duration
+// times the launches left, an upper bound since a study may decide
+// early.
+func TestTimeLeft(t *testing.T) {
+	for _, tc := range []struct {
+		spent        time.Duration
+		done, budget int
+		want         string
+	}{
+		{10 * time.Second, 5, 60, "≤1m50s left"},
+		{100 * time.Millisecond, 10, 20, "<1s left"},
+		{time.Minute, 60, 60, ""},
+		{0, 0, 60, ""},
+	} {
+		if got := timeLeft(tc.spent, tc.done, tc.budget); got != tc.want {
+			t.Errorf("timeLeft(%v, %d, %d) = %q, want %q", tc.spent, tc.done, tc.budget, got, tc.want)
 		}
 	}
 }
