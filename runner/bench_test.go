@@ -88,3 +88,15 @@ func TestSimArgvNamesOp(t *testing.T) {
 		t.Errorf("bad op validated: %v", err)
 	}
 }
+
+// TestTorchRefusesOtherOps: the torch script times an all-reduce; it is
+// refused for any other op rather than recorded under that op's name.
+func TestTorchRefusesOtherOps(t *testing.T) {
+	err := Spec{Instrument: "torch", Op: nccl.AllGather}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "all_gather_perf") {
+		t.Errorf("torch --op all_gather: %v", err)
+	}
+	if err := (Spec{Instrument: "torch", Op: nccl.AllReduce}).Validate(); err != nil {
+		t.Errorf("torch all_reduce: %v", err)
+	}
+}

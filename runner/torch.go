@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // Instruments lists the values Spec.Instrument accepts.
@@ -64,6 +65,11 @@ func (s Spec) validateInstrument() error {
 	case benchfmt.InstrumentTorch:
 	default:
 		return fmt.Errorf("unknown instrument %q; use %s", s.Instrument, strings.Join(Instruments, " or "))
+	}
+	if op := s.Op.OrAllReduce(); op != nccl.AllReduce {
+		// Until the script measures every op torch.distributed has, it must
+		// not time an all-reduce and call it another op.
+		return fmt.Errorf("--instrument torch measures all_reduce only (nccltune's torch script); measure %s with nccl-tests' %s (--instrument nccl-tests)", op, op.Benchmark())
 	}
 	if s.Sim != nil {
 		return fmt.Errorf("--instrument torch measures real hardware; the simulated fabric (--sim) replaces the instrument, drop one of them")
