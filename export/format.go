@@ -1,6 +1,8 @@
 package export
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -309,4 +311,36 @@ func writeComments(w io.Writer, lines []string) error {
 		}
 	}
 	return nil
+}
+
+// Rendered is a recommendation in one format: the file it is written to
+// and its text, or why that format cannot be written (Error).
+type Rendered struct {
+	Format, File, Text, Error string
+}
+
+// RenderAll writes study's recommendation in every format (Formats), as
+// the HTML report shows them; an error when the study cannot be exported
+// at all (not a finished search). A format that cannot be written (the
+// tuner CSV needs NCCL's recorded choices) says why in its place.
+func RenderAll(study *store.Study, trials []*store.Trial, launches []*store.Launch, now time.Time) ([]Rendered, error) {
+	band, err := NewRecommendation(study, trials, launches)
+	if err != nil {
+		return nil, err
+	}
+	var out []Rendered
+	for _, f := range Formats {
+		e := Rendered{Format: string(f), File: FileName(f, band)}
+		var buf bytes.Buffer
+		if err := Write(&buf, f, []*Recommendation{band}, Options{Now: now}); err != nil {
+			e.Error = err.Error()
+			if errors.Is(err, ErrNoChoices) {
+				e.Error += " (run the search again to record NCCL's choices)"
+			}
+		} else {
+			e.Text = buf.String()
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

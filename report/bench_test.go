@@ -3,6 +3,7 @@ package report
 import (
 	"io"
 	"testing"
+	"time"
 )
 
 // The costs of a picture and a page of a finished study (21 launches, 5
@@ -32,7 +33,7 @@ func BenchmarkWritePNG(b *testing.B) {
 func BenchmarkWriteHTML(b *testing.B) {
 	s := recommendStudy()
 	for b.Loop() {
-		if err := WriteHTML(io.Discard, s, HTMLOptions{}); err != nil {
+		if err := WriteHTML(io.Discard, s, htmlOptions(s, time.Time{})); err != nil {
 			b.Fatal(err)
 		}
 	}

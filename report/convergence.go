@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -286,19 +287,19 @@ func (c Convergence) markLeaderChanges(cv *canvas) error {
 		return nil
 	}
 	return cv.dots(changes, draw.GlyphStyle{Color: palette[0], Radius: vg.Points(4), Shape: draw.RingGlyph{}},
-		fmt.Sprintf("a new leader (%s)", Plural(len(changes), "change")))
+		fmt.Sprintf("a new leader (%s)", texttable.Plural(len(changes), "change")))
 }
 
 // subtitle says what the figure follows and how the search ended: the
 // confirmed config and, when another led at the end, that leader.
 func (c Convergence) subtitle() []string {
 	last := c.Steps[len(c.Steps)-1]
-	sub := []string{fmt.Sprintf("%s over %s: the best config so far and NCCL defaults, launch by launch", Plural(c.Launches, "launch"), c.Band)}
+	sub := []string{fmt.Sprintf("%s over %s: the best config so far and NCCL defaults, launch by launch", texttable.Plural(c.Launches, "launch"), c.Band)}
 	if c.Final != "" && finite(last.ConfirmedUS) {
-		sub = append(sub, fmt.Sprintf("confirmed: %s, %s µs over %s", c.Final, formatValue(MetricTime, last.ConfirmedUS), Plural(last.ConfirmedLaunches, "launch")))
+		sub = append(sub, fmt.Sprintf("confirmed: %s, %s µs over %s", c.Final, formatValue(MetricTime, last.ConfirmedUS), texttable.Plural(last.ConfirmedLaunches, "launch")))
 	}
 	if last.Leader != "" && last.Leader != c.Final {
-		sub = append(sub, fmt.Sprintf("leader at the end: %s, %s µs over %s", last.Leader, formatValue(MetricTime, last.LeaderUS), Plural(last.LeaderLaunches, "launch")))
+		sub = append(sub, fmt.Sprintf("leader at the end: %s, %s µs over %s", last.Leader, formatValue(MetricTime, last.LeaderUS), texttable.Plural(last.LeaderLaunches, "launch")))
 	}
 	return sub
 }

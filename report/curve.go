@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
@@ -223,14 +224,14 @@ func (c Curve) LegendText(withStudy bool) string {
 		name = c.Study + ": " + name
 	}
 	if c.Exploration() {
-		return fmt.Sprintf("%s: %s, median (not used for the verdict)", name, Plural(c.Launches, "exploration launch"))
+		return fmt.Sprintf("%s: %s, median (not used for the verdict)", name, texttable.Plural(c.Launches, "exploration launch"))
 	}
 	if c.Note != "" {
 		name += " — " + c.Note
 	}
-	n := Plural(c.Launches, "launch")
+	n := texttable.Plural(c.Launches, "launch")
 	if c.Phase == PhaseConfirmation {
-		n = Plural(c.Launches, "confirmation launch")
+		n = texttable.Plural(c.Launches, "confirmation launch")
 	}
 	return fmt.Sprintf("%s  (%s, %s)", name, n, c.IntervalText())
 }

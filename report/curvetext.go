@@ -6,6 +6,7 @@ import (
 	"math"
 	"text/tabwriter"
 
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
 )
 
@@ -13,7 +14,7 @@ import (
 // bandwidth with their interval (confidence interval, or min–max of the
 // launches when they are too few), and how many launches measured it.
 func (c Curve) WriteText(w io.Writer) error {
-	n := Plural(c.Launches, "launch")
+	n := texttable.Plural(c.Launches, "launch")
 	interval := fmt.Sprintf("[lo, hi] = %.0f%% confidence interval of the median", 100*c.Confidence)
 	if c.MinMax {
 		interval = "[lo, hi] = min–max of the launches (too few for a confidence interval)"

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -50,7 +51,7 @@ func (s *Study) DecisionSubtitle() []string {
 	}
 	out := []string{fmt.Sprintf("%s vs NCCL defaults: %s (the verdict's)", c.Candidate.Label, c.launchesText())}
 	if b := c.Band; b != nil {
-		line := fmt.Sprintf("band %s: speedup %s", bandText(s.Study.BandMin, s.Study.BandMax), SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi}))
+		line := fmt.Sprintf("band %s: speedup %s", bandText(s.Study.BandMin, s.Study.BandMax), stored.SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi}))
 		if finite(b.Lo) && finite(b.Hi) {
 			line += fmt.Sprintf(" (%.0f%% CI)", 100*c.Confidence)
 		} else {

@@ -10,11 +10,9 @@
 // measures nothing, decides nothing that the study has not decided, and never
 // imports the command line.
 //
-// It is also the one loader of studies for the commands that review them
-// (Load, LoadOne, ListStudies: the database opened read-only in one short
-// visit, an unknown study or a missing database a usage error), and it
-// chooses what plot's arguments draw (ParseTarget, LoadCurves,
-// LoadStudyFigure); cmd/nccltune reads the flags and writes the file.
+// The studies it draws are read by package stored (stored.Load; Of makes
+// one a Study to draw); the exports the HTML page shows are rendered by
+// package export and handed in (HTMLOptions.Exports).
 //
 // Conventions shared by every picture and page:
 //   - The unit of replication is the launch (as in model): a point is the

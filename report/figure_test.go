@@ -23,6 +23,7 @@ import (
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -90,7 +91,7 @@ func TestDecisionCurvesAreTheTables(t *testing.T) {
 				t.Fatal(err)
 			}
 			sub := strings.Join(fig.Subtitle, "\n")
-			want := SpeedupText(cmp.Band.Speedup, [2]float64{cmp.Band.Lo, cmp.Band.Hi})
+			want := stored.SpeedupText(cmp.Band.Speedup, [2]float64{cmp.Band.Lo, cmp.Band.Hi})
 			if !strings.Contains(sub, want) || !strings.Contains(sub, fmt.Sprintf("%d + %d interleaved confirmation launches", tc.base, tc.cand)) {
 				t.Errorf("subtitle %q, want the band speedup %s and the launch counts", sub, want)
 			}

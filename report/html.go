@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	_ "embed"
-	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
@@ -37,6 +35,12 @@ type HTMLOptions struct {
 	Now time.Time
 	// Location is the time zone of the dates shown (nil: UTC).
 	Location *time.Location
+	// Exports are the recommendation in every export format, as the
+	// caller rendered them (export.RenderAll: report draws and lays out,
+	// it does not write exports); ExportError says instead why the study
+	// cannot be exported.
+	Exports     []ExportText
+	ExportError string
 }
 
 // pageData is what the template fills in.
@@ -44,7 +48,7 @@ type pageData struct {
 	Title     string
 	Name      string
 	Simulated string // banner text, empty for a real fabric
-	Verdict   Verdict
+	Verdict   stored.Verdict
 	Env       []string // the recommended env, one K=V a line
 	Generated string
 
@@ -63,11 +67,11 @@ type pageData struct {
 	Choices     []benchfmt.ChoiceRow
 	ChoicesText string
 
-	Exports     []exportText
+	Exports     []ExportText
 	ExportError string
 
-	Fabric   []Field
-	Settings []Field
+	Fabric   []stored.Field
+	Settings []stored.Field
 	Trials   []trialRow
 }
 
@@ -82,9 +86,9 @@ type figureHTML struct {
 	Error              string
 }
 
-// exportText is the recommendation in one export format, or why that
-// format could not be written.
-type exportText struct {
+// ExportText is the recommendation in one export format, or why that
+// format could not be written (the fields of export.Rendered).
+type ExportText struct {
 	Format, File, Text, Error string
 }
 
@@ -123,7 +127,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	d := pageData{
 		Title:     fmt.Sprintf("nccltune report: %s", st.Name),
 		Name:      st.Name,
-		Verdict:   VerdictOf(st),
+		Verdict:   stored.VerdictOf(st),
 		Generated: now.In(loc).Format("2006-01-02 15:04:05 MST"),
 		Fabric:    s.FabricFacts(),
 		Trials:    trialRows(s),
@@ -139,7 +143,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	if d.Verdict.Change {
 		d.Env = nccl.Config(st.Recommendation.Env).Env()
 	}
-	for _, f := range Settings(st, loc) {
+	for _, f := range stored.Settings(st, loc) {
 		if f.Key != "fabric" && f.Key != "study" {
 			d.Settings = append(d.Settings, f)
 		}
@@ -167,7 +171,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 		d.Choices = benchfmt.CompareChoices(defaults, recommended)
 	}
 
-	d.Exports, d.ExportError = exports(s, now)
+	d.Exports, d.ExportError = opt.Exports, opt.ExportError
 
 	var buf bytes.Buffer
 	if err := page.Execute(&buf, d); err != nil {
@@ -175,32 +179,6 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
-}
-
-// exports writes the recommendation in every export format. A study that
-// cannot be exported (not a finished search) gets one explanation instead;
-// a format that cannot be written (the tuner CSV needs NCCL's recorded
-// choices) says why in its place.
-func exports(s *Study, now time.Time) ([]exportText, string) {
-	band, err := export.NewRecommendation(s.Study, s.Trials, s.Launches)
-	if err != nil {
-		return nil, err.Error()
-	}
-	var out []exportText
-	for _, f := range export.Formats {
-		e := exportText{Format: string(f), File: export.FileName(f, band)}
-		var buf bytes.Buffer
-		if err := export.Write(&buf, f, []*export.Recommendation{band}, export.Options{Now: now}); err != nil {
-			e.Error = err.Error()
-			if errors.Is(err, export.ErrNoChoices) {
-				e.Error += " (run the search again to record NCCL's choices)"
-			}
-		} else {
-			e.Text = buf.String()
-		}
-		out = append(out, e)
-	}
-	return out, ""
 }
 
 // figures draws the study's figures for the page: what decided (bus

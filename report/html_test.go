@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nccltune/nccltune/export"
 )
 
 var reportTime = time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC)
@@ -21,10 +23,24 @@ var reportTime = time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC)
 func renderHTML(t *testing.T, s *Study) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, s, HTMLOptions{Now: reportTime}); err != nil {
+	if err := WriteHTML(&buf, s, htmlOptions(s, reportTime)); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
+}
+
+// htmlOptions are the page's options with the study's exports, rendered
+// as nccltune report renders them.
+func htmlOptions(s *Study, now time.Time) HTMLOptions {
+	opt := HTMLOptions{Now: now}
+	rendered, err := export.RenderAll(s.Study, s.Trials, s.Launches, now)
+	if err != nil {
+		opt.ExportError = err.Error()
+	}
+	for _, r := range rendered {
+		opt.Exports = append(opt.Exports, ExportText(r))
+	}
+	return opt
 }
 
 // htmlDoc is what a lenient parse of a page found.

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
@@ -453,7 +454,7 @@ func (l Landscape) drawConfigs(cv *canvas, failedAt float64) error {
 		if finite(c.HiUS) {
 			right = c.HiUS
 		}
-		roles = append(roles, annotation{X: right, Y: y, DX: vg.Points(6), Text: fmt.Sprintf("%s µs, %s", formatValue(MetricTime, c.ScoreUS), Plural(c.Launches, "launch")), Style: sty})
+		roles = append(roles, annotation{X: right, Y: y, DX: vg.Points(6), Text: fmt.Sprintf("%s µs, %s", formatValue(MetricTime, c.ScoreUS), texttable.Plural(c.Launches, "launch")), Style: sty})
 	}
 	for _, v := range values {
 		if err := l.drawValue(cv, v, byValue[v], cols[v]); err != nil {
@@ -504,7 +505,7 @@ func (l Landscape) drawValue(cv *canvas, v string, sr *valueSeries, col color.RG
 func (l Landscape) subtitle() []string {
 	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by band score; colour: %s", l.Band, knobText(l.Knob, l.Share))}
 	if pl := l.Plans; pl != nil && pl.Read {
-		line := fmt.Sprintf("the space holds %d configs; %d explored, %s", pl.SpaceConfigs, pl.ConfigsExplored, Plural(pl.PlansExplored, "distinct plan"))
+		line := fmt.Sprintf("the space holds %d configs; %d explored, %s", pl.SpaceConfigs, pl.ConfigsExplored, texttable.Plural(pl.PlansExplored, "distinct plan"))
 		if pl.MergedConfigs > 0 {
 			line += fmt.Sprintf("; %d more that NCCL runs like a config already tried are counted as that config, not drawn apart", pl.MergedConfigs)
 		}

@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -409,7 +410,7 @@ func (f Figure) drawCurves(cv *canvas) error {
 		cv.legend.add(d.label, thumbs...)
 	}
 	if greyLine != nil {
-		cv.legend.add(fmt.Sprintf("%s, in grey without intervals (the landscape figure ranks every config)", Plural(others, "other config")), greyLine)
+		cv.legend.add(fmt.Sprintf("%s, in grey without intervals (the landscape figure ranks every config)", texttable.Plural(others, "other config")), greyLine)
 	}
 	return nil
 }

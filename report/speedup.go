@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -144,7 +145,7 @@ func (f SpeedupFigure) drawReferences(cv *canvas) {
 	if b := c.Band; b != nil && f.BandMax > 0 {
 		lo, hi := float64(f.BandMin), float64(f.BandMax)
 		line := &hRule{Y: b.Speedup, X0: lo, X1: hi, Style: draw.LineStyle{Color: palette[0], Width: vg.Points(2)}}
-		label := "band score speedup " + SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi})
+		label := "band score speedup " + stored.SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi})
 		if finite(b.Lo) && finite(b.Hi) {
 			box := &yBox{X0: lo, X1: hi, Y0: b.Lo, Y1: b.Hi, Color: withAlpha(palette[0], 0x30)}
 			cv.p.Add(box)

@@ -5,20 +5,28 @@ import (
 	"slices"
 
 	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
-// Study is one study as read from the store: everything its pictures and
-// pages are drawn from. Trials are in the store's order (by number);
-// Launches are every launch of the study, in order.
-type Study struct {
-	Study    *store.Study
-	Trials   []*store.Trial
-	Launches []*store.Launch
+// Study is one study as stored.Load read it (its record, its trials by
+// number, every launch in order), with the methods its pictures and pages
+// are drawn by.
+type Study stored.Study
+
+// Of is s to draw: the same study, not a copy.
+func Of(s *stored.Study) *Study { return (*Study)(s) }
+
+// OfAll is Of of each study.
+func OfAll(ss []*stored.Study) []*Study {
+	out := make([]*Study, len(ss))
+	for i, s := range ss {
+		out[i] = Of(s)
+	}
+	return out
 }
 
 // Name is the study's name.
@@ -186,7 +194,7 @@ func (s *Study) labelOf(t *store.Trial) (label, measuredAs string) {
 	if cand := s.Candidate(); cand == nil || cand.ID != t.ID || !s.Recommended() {
 		return label, ""
 	}
-	written, _ := export.WrittenEnv(s.Study.Recommendation.Env)
+	written := nccl.Config(s.Study.Recommendation.Env).Canonical()
 	if w := ConfigLabel(written); len(written) > 0 && w != label {
 		return w, label
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 )
 
 // Comparison is the benchstat-style comparison of a study's baseline
@@ -346,7 +347,7 @@ func (c *Comparison) Table(metric string) Table {
 			br.Change = percent(change)
 		}
 		if !math.IsNaN(c.Band.Lo) && !math.IsNaN(c.Band.Hi) {
-			br.Change += " (speedup " + SpeedupText(c.Band.Speedup, [2]float64{c.Band.Lo, c.Band.Hi}) + ")"
+			br.Change += " (speedup " + stored.SpeedupText(c.Band.Speedup, [2]float64{c.Band.Lo, c.Band.Hi}) + ")"
 		}
 		t.Rows = append(t.Rows, br)
 	}

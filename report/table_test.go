@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -168,16 +169,16 @@ func TestConfigLabel(t *testing.T) {
 
 func TestVerdict(t *testing.T) {
 	rec := recommendStudy().Study
-	v := VerdictOf(rec)
+	v := stored.VerdictOf(rec)
 	if !v.Change || v.Headline != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" || !strings.Contains(strings.Join(v.Details, "\n"), "SIMULATED") {
 		t.Errorf("recommend verdict %+v", v)
 	}
 	keep := keepStudy().Study
-	if v := VerdictOf(keep); v.Change || !v.Decided || !strings.HasPrefix(v.Headline, "keep NCCL defaults") || strings.Contains(strings.Join(v.Details, "\n"), "SIMULATED") {
+	if v := stored.VerdictOf(keep); v.Change || !v.Decided || !strings.HasPrefix(v.Headline, "keep NCCL defaults") || strings.Contains(strings.Join(v.Details, "\n"), "SIMULATED") {
 		t.Errorf("keep verdict %+v", v)
 	}
 	running := &store.Study{Status: vocab.StatusRunning}
-	if v := VerdictOf(running); v.Decided || !strings.Contains(v.Headline, "still running") {
+	if v := stored.VerdictOf(running); v.Decided || !strings.Contains(v.Headline, "still running") {
 		t.Errorf("running verdict %+v", v)
 	}
 }

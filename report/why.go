@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -44,7 +45,7 @@ func (s *Study) WhyChosen() (*ScoredConfig, []Preference) {
 		gap := chosen.ScoreUS/o.ScoreUS - 1
 		if o.Launches < chosen.Launches {
 			p.Reasons = append(p.Reasons, fmt.Sprintf("fewer launches: %s against %s — the best of many configs measured in few launches leads partly by luck (the winner's curse); the verdict rests on the interleaved confirmation",
-				Plural(o.Launches, "launch"), Plural(chosen.Launches, "launch")))
+				texttable.Plural(o.Launches, "launch"), texttable.Plural(chosen.Launches, "launch")))
 		}
 		if gap < minEffect {
 			p.Reasons = append(p.Reasons, fmt.Sprintf("a difference of %.1f %%, below the %.0f %% minimum effect the study acts on", 100*gap, 100*minEffect))
@@ -59,7 +60,7 @@ func (s *Study) WhyChosen() (*ScoredConfig, []Preference) {
 			p.Reasons = append(p.Reasons, "their intervals overlap: the lower score is not evidence of a faster config")
 		}
 		if len(p.Reasons) == 0 {
-			p.Reasons = append(p.Reasons, fmt.Sprintf("scored %.1f %% lower over %s; the search confirms one config, chosen by its candidate rule among those measured most", 100*gap, Plural(o.Launches, "launch")))
+			p.Reasons = append(p.Reasons, fmt.Sprintf("scored %.1f %% lower over %s; the search confirms one config, chosen by its candidate rule among those measured most", 100*gap, texttable.Plural(o.Launches, "launch")))
 		}
 		out = append(out, p)
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/workload"
 )
@@ -120,7 +121,7 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 			ys = math.Max(ys, 100*b.share)
 		}
 		if thumb != nil {
-			cv.legend.add(fmt.Sprintf("%s (%s)", op, Plural(int(calls), "call")), thumb)
+			cv.legend.add(fmt.Sprintf("%s (%s)", op, texttable.Plural(int(calls), "call")), thumb)
 		}
 	}
 	// Room for the bars and the shading around the outermost sizes.
@@ -131,7 +132,7 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 		by = "execution time"
 	}
 	sub := []string{fmt.Sprintf("%s of %d ranks, %s; the proposed parts hold %.0f %% of the %s",
-		Plural(len(p.Communicators), "communicator"), p.NRanks, Plural(int(s.CallsOf(p.Communicators)), "call"), 100*p.Coverage, p.By)}
+		texttable.Plural(len(p.Communicators), "communicator"), p.NRanks, texttable.Plural(int(s.CallsOf(p.Communicators)), "call"), 100*p.Coverage, p.By)}
 	caption := []string{
 		fmt.Sprintf("Bars: per collective, the share of the %s at each power of two (nccl-tests' sizes: a call counts at the power of two nearest its size), each call once however many ranks logged it.", by),
 		"Shaded: the proposed parts' bands, in their collective's colour, over the sizes they measure.",
@@ -142,7 +143,7 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 		caption = append(caption, "CUDA graphs: "+workload.GraphAdvice+".")
 	}
 	if len(p.Left) > 0 {
-		caption = append(caption, fmt.Sprintf("Not drawn: %s of other rank counts.", Plural(len(p.Left), "communicator")))
+		caption = append(caption, fmt.Sprintf("Not drawn: %s of other rank counts.", texttable.Plural(len(p.Left), "communicator")))
 	}
 	return &sheet{width: figureWidth, plotHeight: plotHeight, title: title, subtitle: sub, plot: cv.p,
 		yLabel: "share of the " + by + " (%)", xLabel: "message size (log scale)", legend: cv.legend, caption: caption}, nil

@@ -1,5 +1,15 @@
-// Package stored reads what a study stored, for the commands that review
-// studies and for export, which share it: what NCCL chose per size with
-// the defaults and with the recommendation (ExplainChoices). It reads
-// records handed to it and writes nothing.
+// Package stored reads what a study stored and says it in words, for the
+// commands that review studies (show, history, plot, report, compare of
+// two studies), for export and for the HTML report, which share it:
+//   - the one read-only loader of studies (Load, LoadOne, ListStudies,
+//     OpenReview: the database opened read-only in one short visit, an
+//     unknown study or a missing database a usage error);
+//   - a study's conclusion in words (VerdictOf) and its settings, band,
+//     space, launch and fabric as show and the report list them
+//     (Settings, FabricFacts, ...);
+//   - what NCCL chose per size with the defaults and with the
+//     recommendation (ExplainChoices).
+//
+// It writes nothing, and imports neither the figures (report) nor the
+// exports (export): both import it.
 package stored

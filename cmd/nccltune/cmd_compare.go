@@ -11,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/studyrun"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -111,11 +112,11 @@ func compareFresh(c *cli.Context, path string) error {
 
 // compareStudies compares what two stored studies concluded.
 func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
-	studies, err := report.Load(path, []string{qa, qb}, report.ReviewLoad)
+	studies, err := stored.Load(path, []string{qa, qb}, stored.ReviewLoad)
 	if err != nil {
 		return err
 	}
-	cmp, err := report.CompareStudies(studies[0], studies[1])
+	cmp, err := report.CompareStudies(report.Of(studies[0]), report.Of(studies[1]))
 	if err != nil {
 		return usageError(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/export"
-	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/stored"
 )
 
 func exportCommand() *cli.Command {
@@ -164,7 +164,7 @@ func exportFormat(o exportOptions) (export.Format, error) {
 // readBands loads each study with its trials and launches in one short
 // read-only visit, and checks that it has a recommendation to export.
 func readBands(path string, queries []string) ([]*export.Recommendation, error) {
-	studies, err := report.Load(path, queries, report.LoadOptions{Distinct: true})
+	studies, err := stored.Load(path, queries, stored.LoadOptions{Distinct: true})
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/stored"
 )
 
 func historyCommand() *cli.Command {
@@ -49,7 +49,7 @@ type historyOptions struct {
 }
 
 func runHistory(ctx context.Context, o historyOptions) error {
-	sums, err := report.ListStudies(o.db, o.labels)
+	sums, err := stored.ListStudies(o.db, o.labels)
 	if err != nil {
 		return err
 	}

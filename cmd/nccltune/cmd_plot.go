@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/outfile"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
 )
@@ -46,7 +47,7 @@ The file's extension picks the format: .png (1200 pixels wide; --dpi
 changes that) or .svg.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the plot to `FILE` (.png or .svg)"},
-			&cli.StringFlag{Name: "figure", Value: report.FigureCurves, Usage: "which figure: curves, speedup, landscape or convergence"},
+			&cli.StringFlag{Name: "figure", Value: figureCurves, Usage: "which figure: curves, speedup, landscape or convergence"},
 			&cli.StringFlag{Name: "metric", Value: report.MetricBusBW, Usage: "curves of busbw (GB/s) or time (µs, log scale)"},
 			&cli.BoolFlag{Name: "all", Usage: "curves of every trial of each STUDY named, not only NCCL defaults and the confirmed config"},
 			&cli.BoolFlag{Name: "explore", Usage: "add the exploration launches of NCCL defaults and the confirmed config to their curves, marked as such"},
@@ -66,19 +67,19 @@ changes that) or .svg.`,
 				return usageError(err)
 			}
 			figure, metric := c.String("figure"), c.String("metric")
-			if !slices.Contains(report.FigureKinds, figure) {
-				return usageErrorf("--figure %s is not a figure: use %s", figure, strings.Join(report.FigureKinds, ", "))
+			if !slices.Contains(figureKinds, figure) {
+				return usageErrorf("--figure %s is not a figure: use %s", figure, strings.Join(figureKinds, ", "))
 			}
 			if metric != report.MetricBusBW && metric != report.MetricTime {
 				return usageErrorf("--metric %s is not a metric: use busbw or time", metric)
 			}
-			if figure != report.FigureCurves && (c.Bool("all") || c.Bool("explore") || c.IsSet("metric")) {
+			if figure != figureCurves && (c.Bool("all") || c.Bool("explore") || c.IsSet("metric")) {
 				return usageErrorf("--all, --explore and --metric shape the curves figure; --figure %s takes none of them", figure)
 			}
 			if dpi := c.Int("dpi"); dpi < 30 || dpi > 600 {
 				return usageErrorf("--dpi %d is outside 30–600 (150 makes the curves 1200 pixels wide)", dpi)
 			}
-			if figure != report.FigureCurves && c.NArg() != 1 {
+			if figure != figureCurves && c.NArg() != 1 {
 				return usageErrorf("--figure %s draws one STUDY (got %d arguments)", figure, c.NArg())
 			}
 			db, err := dbPath(c)
@@ -108,19 +109,19 @@ type plotOptions struct {
 }
 
 func runPlot(ctx context.Context, o plotOptions) error {
-	if o.figure != "" && o.figure != report.FigureCurves {
+	if o.figure != "" && o.figure != figureCurves {
 		return runStudyFigure(o)
 	}
-	fig, studies, err := report.LoadCurves(o.db, o.targets, report.CurvesOptions{Metric: o.metric, All: o.all, Explore: o.explore, Warn: o.stderr})
+	fig, studies, err := loadCurves(o.db, o.targets, curvesOptions{Metric: o.metric, All: o.all, Explore: o.explore, Warn: o.stderr})
 	if err != nil {
 		return err
 	}
 	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, report.Plural(len(fig.Curves), "curve"), report.StudyNames(studies), report.SimulatedSuffix(studies))
+	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, texttable.Plural(len(fig.Curves), "curve"), studyNames(studies), simulatedSuffix(studies))
 	if o.json {
-		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": report.FigureCurves, "metric": fig.Metric,
+		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": figureCurves, "metric": fig.Metric,
 			"subtitle": fig.Subtitle, "simulated": fig.Simulated != "", "curves": ui.CurvesJSON(fig.Curves)})
 	}
 	return nil
@@ -129,14 +130,14 @@ func runPlot(ctx context.Context, o plotOptions) error {
 // runStudyFigure draws the speedup, landscape or convergence figure of
 // one study.
 func runStudyFigure(o plotOptions) error {
-	fig, s, err := report.LoadStudyFigure(o.db, o.targets[0], o.figure)
+	fig, s, err := loadStudyFigure(o.db, o.targets[0], o.figure)
 	if err != nil {
 		return err
 	}
 	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.stderr, "wrote %s: the %s of %s%s\n", o.out, o.figure, s.Name(), report.SimulatedSuffix([]*report.Study{s}))
+	fmt.Fprintf(o.stderr, "wrote %s: the %s of %s%s\n", o.out, o.figure, s.Name(), simulatedSuffix([]*report.Study{s}))
 	if o.json {
 		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": o.figure, "study": s.Name(),
 			"simulated": s.Study.Simulated, o.figure: ui.FigureJSON(fig)})

@@ -10,9 +10,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/stored"
 )
 
 func reportCommand() *cli.Command {
@@ -67,17 +69,33 @@ type reportOptions struct {
 }
 
 func runReport(ctx context.Context, o reportOptions) error {
-	data, err := report.LoadOne(o.db, o.study)
+	one, err := stored.LoadOne(o.db, o.study)
 	if err != nil {
 		return err
 	}
+	data := report.Of(one)
 	opt := report.HTMLOptions{Now: o.now, Location: time.Local}
+	opt.Exports, opt.ExportError = htmlExports(data, o.now)
 	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return report.WriteHTML(w, data, opt) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.stderr, "wrote %s: the report of %s%s\n", o.out, data.Name(), report.SimulatedSuffix([]*report.Study{data}))
+	fmt.Fprintf(o.stderr, "wrote %s: the report of %s%s\n", o.out, data.Name(), simulatedSuffix([]*report.Study{data}))
 	if o.json {
 		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "study": data.Name(), "simulated": data.Study.Simulated})
 	}
 	return nil
+}
+
+// htmlExports are the study's recommendation in every export format, for
+// the report's page: the exports write them, the report lays them out.
+func htmlExports(s *report.Study, now time.Time) ([]report.ExportText, string) {
+	rendered, err := export.RenderAll(s.Study, s.Trials, s.Launches, now)
+	if err != nil {
+		return nil, err.Error()
+	}
+	out := make([]report.ExportText, len(rendered))
+	for i, r := range rendered {
+		out[i] = report.ExportText(r)
+	}
+	return out, ""
 }

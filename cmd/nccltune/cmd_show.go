@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/stored"
 )
 
 func showCommand() *cli.Command {
@@ -61,9 +62,9 @@ type showOptions struct {
 }
 
 func runShow(ctx context.Context, o showOptions) error {
-	data, err := report.LoadOne(o.db, o.study)
+	data, err := stored.LoadOne(o.db, o.study)
 	if err != nil {
 		return err
 	}
-	return ui.PrintShow(o.stdout, data, ui.ShowFormat{JSON: o.json, CSV: o.csv, Curves: o.curves, Trials: o.trials, Location: time.Local})
+	return ui.PrintShow(o.stdout, report.Of(data), ui.ShowFormat{JSON: o.json, CSV: o.csv, Curves: o.curves, Trials: o.trials, Location: time.Local})
 }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 )
 
 // Where the database is, and opening it to change a study.
@@ -14,7 +14,7 @@ import (
 // openManage opens the database for writing for rm and rename; one that
 // does not exist holds no study to change (exit 2), and is not created.
 func openManage(path, query string) (*store.Store, error) {
-	st, err := report.OpenReview(path, query)
+	st, err := stored.OpenReview(path, query)
 	if err != nil {
 		return nil, err
 	}

@@ -4,11 +4,14 @@
 // style comparison of package report, whose layout tabwriter cannot do:
 // numbers right-aligned inside left-aligned columns and headings
 // centred over two columns. Widths are counted in runes, so µ, ±, ×
-// and the box-drawing characters count as one column each.
+// and the box-drawing characters count as one column each. Plural, the
+// counted noun ("3 launches") every text and figure caption uses, is here
+// too: the one spelling of it.
 package texttable
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -74,4 +77,15 @@ func Center(s string, n int) string {
 		return s
 	}
 	return strings.Repeat(" ", d/2) + s + strings.Repeat(" ", d-d/2)
+}
+
+// Plural is "1 trial", "2 trials", "3 launches".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/stored"
 )
 
 // PrintStoredComparison prints c (report.CompareStudies): its --json document, or both arms, the
@@ -40,7 +41,7 @@ func PrintStoredComparison(w io.Writer, asJSON bool, c *report.StudyComparison) 
 	if math.IsNaN(band.Speedup) {
 		return nil
 	}
-	fmt.Fprintf(w, "over these sizes: B is %s as fast as A (95%% CI), p=%.3g%s\n", report.SpeedupText(band.Speedup, [2]float64{FiniteOr(band.Lo, 0), FiniteOr(band.Hi, 0)}),
+	fmt.Fprintf(w, "over these sizes: B is %s as fast as A (95%% CI), p=%.3g%s\n", stored.SpeedupText(band.Speedup, [2]float64{FiniteOr(band.Lo, 0), FiniteOr(band.Hi, 0)}),
 		FiniteOr(band.P, 1), map[bool]string{true: "", false: ": no significant difference"}[band.Significant])
 	return nil
 }

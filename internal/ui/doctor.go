@@ -8,8 +8,8 @@ import (
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/studyrun"
 )
 
@@ -191,11 +191,11 @@ func printDoctorSizes(w io.Writer, r fabric.Report) {
 // by NCCL's count, 1 host (…)" when NCCL counts more nodes than there are
 // hosts (P2P and SHM disabled between ranks of one host).
 func ranksText(r fabric.Report) string {
-	s := report.Plural(r.NRanks, "rank")
+	s := texttable.Plural(r.NRanks, "rank")
 	if r.NNodes > 0 {
-		s += " on " + report.Plural(r.NNodes, "node")
+		s += " on " + texttable.Plural(r.NNodes, "node")
 		if h := len(r.Hosts); h > 0 && h < r.NNodes {
-			s += " by NCCL's count, " + report.Plural(h, "host")
+			s += " by NCCL's count, " + texttable.Plural(h, "host")
 		}
 	}
 	if r.GPU != "" {

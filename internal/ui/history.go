@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
 // HowToStart is what an empty history says.
-const HowToStart = "no studies yet — " + report.StartHint
+const HowToStart = "no studies yet — " + stored.StartHint
 
 // PrintHistory prints the studies: history's --json document, or one line
 // per study, oldest first, times in loc; HowToStart when there is none.
@@ -100,5 +100,5 @@ func recommendationLine(r *store.RecommendationSummary, status string) string {
 	case len(r.Env) == 0 || !r.Significant:
 		return "keep NCCL defaults"
 	}
-	return fmt.Sprintf("%s  %s", nccl.Config(r.Env).Key(), report.SpeedupText(r.Speedup, r.SpeedupCI))
+	return fmt.Sprintf("%s  %s", nccl.Config(r.Env).Key(), stored.SpeedupText(r.Speedup, r.SpeedupCI))
 }

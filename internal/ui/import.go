@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
 )
@@ -50,9 +50,9 @@ func writeImportReport(w io.Writer, r ImportReport) {
 		if study.Simulated {
 			sim = " [SIMULATED fabric: not a measurement]"
 		}
-		what := report.Plural(len(imported), "file")
+		what := texttable.Plural(len(imported), "file")
 		if pairs := strings.Count(fmt.Sprint(imported), " (one run)"); pairs > 0 {
-			what = fmt.Sprintf("%s (%s: a text output and its JSON are one run)", report.Plural(len(imported), "run"), report.Plural(len(imported)+pairs, "file"))
+			what = fmt.Sprintf("%s (%s: a text output and its JSON are one run)", texttable.Plural(len(imported), "run"), texttable.Plural(len(imported)+pairs, "file"))
 		}
 		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", what, verb, study.Name, trial.Number, trial.Config, sim)
 		tw := newTable(w)
@@ -68,7 +68,7 @@ func writeImportReport(w io.Writer, r ImportReport) {
 		fmt.Fprintf(w, "see it with: nccltune show %s --trials\n", study.Name)
 	}
 	if len(skipped) > 0 {
-		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", report.Plural(len(skipped), "file"))
+		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", texttable.Plural(len(skipped), "file"))
 		for _, s := range skipped {
 			fmt.Fprintf(w, "  %s: %s\n", s.File, s.Error)
 		}

@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
 )
 
 // PrintParse prints what parse read from each file: one --json document
@@ -298,9 +298,9 @@ func parseFactsSummary(f *benchfmt.Facts) string {
 	if f.NRanks > 0 {
 		nodes := ""
 		if f.NNodes > 0 {
-			nodes = " on " + report.Plural(f.NNodes, "node")
+			nodes = " on " + texttable.Plural(f.NNodes, "node")
 		}
-		parts = append(parts, report.Plural(f.NRanks, "rank")+nodes)
+		parts = append(parts, texttable.Plural(f.NRanks, "rank")+nodes)
 	}
 	if f.NCCLVersion != "" {
 		parts = append(parts, "NCCL "+f.NCCLVersion)

@@ -9,9 +9,9 @@ import (
 	"github.com/nccltune/nccltune/internal/invocation"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 )
 
 // PrintSearch prints a finished search: its --json document, or the table
@@ -110,7 +110,7 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 		printSizeTable(w, rec)
 	}
 	fmt.Fprintln(w)
-	if v := report.VerdictOf(study); v.Change {
+	if v := stored.VerdictOf(study); v.Change {
 		// The same verdict as show and the report, said once.
 		fmt.Fprintf(w, "recommend: %s\n", v.Headline)
 		if len(study.BaselineEnv) > 0 {
@@ -126,7 +126,7 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 	}
 	// A recommendation's reason restates its verdict; keeping the
 	// defaults needs its reason.
-	if rec.Reason != "" && !report.VerdictOf(study).Change {
+	if rec.Reason != "" && !stored.VerdictOf(study).Change {
 		fmt.Fprintf(w, "  %s\n", rec.Reason)
 	}
 	if line := defaultsLine(study, trials); line != "" {

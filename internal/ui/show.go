@@ -57,7 +57,7 @@ func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
 // "key  value" lines.
 func writeStudySettings(w io.Writer, s *store.Study, loc *time.Location) error {
 	tw := newTable(w)
-	for _, f := range report.Settings(s, loc) {
+	for _, f := range stored.Settings(s, loc) {
 		fmt.Fprintf(tw, "%s\t%s\n", f.Key, f.Value)
 		if f.Key == "study" && len(s.Labels) > 0 {
 			fmt.Fprintf(tw, "labels\t%s\n", labelsText(s.Labels))
@@ -71,7 +71,7 @@ func writeStudySettings(w io.Writer, s *store.Study, loc *time.Location) error {
 
 // writeRecommendation states the study's conclusion in plain words.
 func writeRecommendation(w io.Writer, s *store.Study) {
-	v := report.VerdictOf(s)
+	v := stored.VerdictOf(s)
 	fmt.Fprintf(w, "recommendation: %s\n", v.Headline)
 	for _, d := range v.Details {
 		fmt.Fprintf(w, "  %s\n", d)

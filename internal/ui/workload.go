@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/workload"
 )
 
@@ -38,11 +38,11 @@ func PrintWorkload(w io.Writer, asJSON bool, s *workload.Summary, yaml []byte, o
 		fs = append(fs, f)
 	}
 	sort.Strings(fs)
-	head := fmt.Sprintf("workload read from %s (%s)", report.Plural(len(s.Sources), "file"), strings.Join(fs, ", "))
+	head := fmt.Sprintf("workload read from %s (%s)", texttable.Plural(len(s.Sources), "file"), strings.Join(fs, ", "))
 	if s.NCCLVersion != "" {
 		head += ", NCCL " + s.NCCLVersion
 	}
-	fmt.Fprintf(w, "%s: %s, %d calls\n", head, report.Plural(len(s.Communicators), "communicator"), s.Calls)
+	fmt.Fprintf(w, "%s: %s, %d calls\n", head, texttable.Plural(len(s.Communicators), "communicator"), s.Calls)
 	for _, c := range s.Communicators {
 		fmt.Fprintln(w)
 		printCommunicator(w, c, s.TimeKnown)

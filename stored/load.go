@@ -1,4 +1,4 @@
-package report
+package stored
 
 import (
 	"errors"
@@ -13,6 +13,17 @@ import (
 // one short visit, refusing a database that does not exist yet (a usage
 // error, vocab.ErrUsage) and naming the closest names for an unknown
 // study.
+
+// Study is one study as read from the store: its record, its trials in
+// the store's order (by number) and every launch of the study, in order.
+type Study struct {
+	Study    *store.Study
+	Trials   []*store.Trial
+	Launches []*store.Launch
+}
+
+// Name is the study's name.
+func (s *Study) Name() string { return s.Study.Name }
 
 // StartHint is how to make a first study, for a database that holds none.
 const StartHint = "run nccltune search --sim spark4 --band 512K-4M"

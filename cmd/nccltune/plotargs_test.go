@@ -1,4 +1,4 @@
-package report
+package main
 
 import (
 	"errors"
@@ -21,12 +21,12 @@ func TestParseTarget(t *testing.T) {
 		{"s3/-1", "", 0, true},
 		{"/4", "", 0, true},
 	} {
-		got, err := ParseTarget(tc.arg)
+		got, err := parseTarget(tc.arg)
 		if tc.bad && !errors.Is(err, vocab.ErrUsage) {
-			t.Errorf("ParseTarget(%q): %v, want a usage error", tc.arg, err)
+			t.Errorf("parseTarget(%q): %v, want a usage error", tc.arg, err)
 		}
 		if (err != nil) != tc.bad || (!tc.bad && (got.Study != tc.study || got.Trial != tc.trial)) {
-			t.Errorf("ParseTarget(%q) = %+v, %v", tc.arg, got, err)
+			t.Errorf("parseTarget(%q) = %+v, %v", tc.arg, got, err)
 		}
 	}
 }

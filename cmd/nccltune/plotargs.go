@@ -1,4 +1,4 @@
-package report
+package main
 
 import (
 	"fmt"
@@ -6,41 +6,44 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/texttable"
+	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
 // What `nccltune plot` draws from its arguments: which studies and trials
 // a list of STUDY and STUDY/TRIAL names, which curves that means, and the
-// study figures (speedup, landscape, convergence). The command reads its
-// flags and writes the file; choosing what to draw is here.
+// study figures (speedup, landscape, convergence). Package report draws
+// them; reading the command line is the command's.
 
 // The figures plot draws.
 const (
-	FigureCurves      = "curves"
-	FigureSpeedup     = "speedup"
-	FigureLandscape   = "landscape"
-	FigureConvergence = "convergence"
+	figureCurves      = "curves"
+	figureSpeedup     = "speedup"
+	figureLandscape   = "landscape"
+	figureConvergence = "convergence"
 )
 
-// FigureKinds are the figures, in the order --figure lists them.
-var FigureKinds = []string{FigureCurves, FigureSpeedup, FigureLandscape, FigureConvergence}
+// figureKinds are the figures, in the order --figure lists them.
+var figureKinds = []string{figureCurves, figureSpeedup, figureLandscape, figureConvergence}
 
 // allHighlight is how many configs besides NCCL defaults and the
 // confirmed one --all draws in colour; the rest are grey.
 const allHighlight = 5
 
-// Target is one argument of plot: a study, or one trial of it.
-type Target struct {
+// plotTarget is one argument of plot: a study, or one trial of it.
+type plotTarget struct {
 	Arg   string // as given
 	Study string // the study's name, number or sN
 	Trial int    // -1 for the bare study
 }
 
-// ParseTarget reads STUDY or STUDY/NUMBER; anything else is a usage
+// parseTarget reads STUDY or STUDY/NUMBER; anything else is a usage
 // error.
-func ParseTarget(arg string) (Target, error) {
-	t := Target{Arg: arg, Study: arg, Trial: -1}
+func parseTarget(arg string) (plotTarget, error) {
+	t := plotTarget{Arg: arg, Study: arg, Trial: -1}
 	if i := strings.LastIndex(arg, "/"); i >= 0 {
 		n, err := strconv.Atoi(arg[i+1:])
 		if err != nil || n < 0 || i == 0 {
@@ -51,9 +54,9 @@ func ParseTarget(arg string) (Target, error) {
 	return t, nil
 }
 
-// CurvesOptions shape the curves figure.
-type CurvesOptions struct {
-	Metric string // MetricBusBW or MetricTime
+// curvesOptions shape the curves figure.
+type curvesOptions struct {
+	Metric string // report.MetricBusBW or report.MetricTime
 	// All draws every trial of each study named, not only NCCL defaults
 	// and the confirmed config.
 	All bool
@@ -64,18 +67,18 @@ type CurvesOptions struct {
 	Warn io.Writer
 }
 
-// LoadCurves loads the studies that args (STUDY or STUDY/TRIAL) name from
+// loadCurves loads the studies that args (STUDY or STUDY/TRIAL) name from
 // the database at path and makes the curves figure of them: for one bare
 // study, the figure of what decided; otherwise the curves of the trials
 // named, in the order named, each once. It returns the studies drawn.
-func LoadCurves(path string, args []string, o CurvesOptions) (Figure, []*Study, error) {
-	var targets []Target
+func loadCurves(path string, args []string, o curvesOptions) (report.Figure, []*report.Study, error) {
+	var targets []plotTarget
 	var queries []string
 	seen := map[string]bool{}
 	for _, a := range args {
-		t, err := ParseTarget(a)
+		t, err := parseTarget(a)
 		if err != nil {
-			return Figure{}, nil, err
+			return report.Figure{}, nil, err
 		}
 		targets = append(targets, t)
 		if !seen[t.Study] {
@@ -83,28 +86,28 @@ func LoadCurves(path string, args []string, o CurvesOptions) (Figure, []*Study, 
 			queries = append(queries, t.Study)
 		}
 	}
-	loaded, err := Load(path, queries, ReviewLoad)
+	loaded, err := stored.Load(path, queries, stored.ReviewLoad)
 	if err != nil {
-		return Figure{}, nil, err
+		return report.Figure{}, nil, err
 	}
-	byQuery := map[string]*Study{}
+	byQuery := map[string]*report.Study{}
 	for i, q := range queries {
-		byQuery[q] = loaded[i]
+		byQuery[q] = report.Of(loaded[i])
 	}
 	if len(targets) == 1 && targets[0].Trial < 0 && !o.All {
 		// One bare study: the figure of what decided.
 		s := byQuery[targets[0].Study]
 		fig, err := s.DecisionFigure(o.Metric, o.Explore)
 		if err != nil {
-			return Figure{}, nil, err
+			return report.Figure{}, nil, err
 		}
-		return fig, []*Study{s}, nil
+		return fig, []*report.Study{s}, nil
 	}
 	curves, studies, err := targetCurves(targets, byQuery, o)
 	if err != nil {
-		return Figure{}, nil, err
+		return report.Figure{}, nil, err
 	}
-	fig := NewFigure(curves, studies...)
+	fig := report.NewFigure(curves, studies...)
 	fig.Metric = o.Metric
 	if o.All {
 		fig.Subtitle = []string{"every config, all its launches pooled (exploration included): context, not the verdict"}
@@ -112,31 +115,32 @@ func LoadCurves(path string, args []string, o CurvesOptions) (Figure, []*Study, 
 	return fig, studies, nil
 }
 
-// LoadStudyFigure loads the study arg names and makes its figure of the
-// kind given (FigureSpeedup, FigureLandscape or FigureConvergence). A
+// loadStudyFigure loads the study arg names and makes its figure of the
+// kind given (figureSpeedup, figureLandscape or figureConvergence). A
 // STUDY/TRIAL argument is a usage error: these figures draw a whole study.
-func LoadStudyFigure(path, arg, kind string) (Drawing, *Study, error) {
-	t, err := ParseTarget(arg)
+func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, error) {
+	t, err := parseTarget(arg)
 	if err != nil {
 		return nil, nil, err
 	}
 	if t.Trial >= 0 {
 		return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("--figure %s draws a whole study: name it without /TRIAL (%s)", kind, t.Study))
 	}
-	s, err := LoadOne(path, t.Study)
+	one, err := stored.LoadOne(path, t.Study)
 	if err != nil {
 		return nil, nil, err
 	}
-	var fig Drawing
+	s := report.Of(one)
+	var fig report.Drawing
 	switch kind {
-	case FigureSpeedup:
+	case figureSpeedup:
 		fig, err = s.SpeedupFigure()
-	case FigureLandscape:
+	case figureLandscape:
 		fig, err = s.Landscape()
-	case FigureConvergence:
+	case figureConvergence:
 		fig, err = s.Convergence()
 	default:
-		return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("--figure %s is not a figure of one study: use %s", kind, strings.Join(FigureKinds[1:], ", ")))
+		return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("--figure %s is not a figure of one study: use %s", kind, strings.Join(figureKinds[1:], ", ")))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -148,8 +152,8 @@ func LoadStudyFigure(path, arg, kind string) (Drawing, *Study, error) {
 // trial once. A trial named explicitly must have a successful launch; one
 // picked by a bare study or --all is left out (and said so) when it has
 // none.
-func targetCurves(targets []Target, byQuery map[string]*Study, o CurvesOptions) ([]Curve, []*Study, error) {
-	pick := curvePicker{o: o, drawn: map[*store.Trial]bool{}, usedStudy: map[*Study]bool{}}
+func targetCurves(targets []plotTarget, byQuery map[string]*report.Study, o curvesOptions) ([]report.Curve, []*report.Study, error) {
+	pick := curvePicker{o: o, drawn: map[*store.Trial]bool{}, usedStudy: map[*report.Study]bool{}}
 	for _, t := range targets {
 		s := byQuery[t.Study]
 		explicit := t.Trial >= 0
@@ -180,14 +184,14 @@ func targetCurves(targets []Target, byQuery map[string]*Study, o CurvesOptions) 
 // curvePicker collects targetCurves' curves, each trial once (drawn),
 // and the studies they come from in the order first used.
 type curvePicker struct {
-	o         CurvesOptions
-	curves    []Curve
-	studies   []*Study
+	o         curvesOptions
+	curves    []report.Curve
+	studies   []*report.Study
 	drawn     map[*store.Trial]bool
-	usedStudy map[*Study]bool
+	usedStudy map[*report.Study]bool
 }
 
-func (p *curvePicker) use(s *Study) {
+func (p *curvePicker) use(s *report.Study) {
 	if !p.usedStudy[s] {
 		p.usedStudy[s] = true
 		p.studies = append(p.studies, s)
@@ -196,7 +200,7 @@ func (p *curvePicker) use(s *Study) {
 
 // everyTrial adds a curve for every trial of s (--all, a sweep or an
 // import), saying which trials had nothing to draw.
-func (p *curvePicker) everyTrial(s *Study) error {
+func (p *curvePicker) everyTrial(s *report.Study) error {
 	highlight := 0 // a sweep or an import: every trial in colour
 	if p.o.All {
 		highlight = allHighlight
@@ -228,7 +232,7 @@ func (p *curvePicker) everyTrial(s *Study) error {
 
 // decision adds a search's decision curves (its confirmation), and
 // reports false when it has none to draw.
-func (p *curvePicker) decision(s *Study) bool {
+func (p *curvePicker) decision(s *report.Study) bool {
 	cs, err := s.DecisionCurves(p.o.Explore)
 	if err != nil {
 		return false
@@ -246,7 +250,7 @@ func (p *curvePicker) decision(s *Study) bool {
 // trials adds the trials target t names: its trial, or a bare study's
 // default trials (every trial with --all). A trial named explicitly must
 // have a curve; others without one are left out and said so.
-func (p *curvePicker) trials(s *Study, t Target) error {
+func (p *curvePicker) trials(s *report.Study, t plotTarget) error {
 	explicit := t.Trial >= 0
 	var picked []*store.Trial
 	switch {
@@ -254,7 +258,7 @@ func (p *curvePicker) trials(s *Study, t Target) error {
 		tr := s.TrialByNumber(t.Trial)
 		if tr == nil {
 			return vocab.Mark(vocab.ErrUsage, fmt.Errorf("study %s has no trial %d (it has %s, numbered from 0; nccltune show %s --trials lists them)",
-				s.Name(), t.Trial, Plural(len(s.Trials), "trial"), s.Name()))
+				s.Name(), t.Trial, texttable.Plural(len(s.Trials), "trial"), s.Name()))
 		}
 		picked = []*store.Trial{tr}
 	case p.o.All:
@@ -285,15 +289,15 @@ func (p *curvePicker) trials(s *Study, t Target) error {
 
 // warnSkipped says which trials of s were left out for want of a
 // successful launch.
-func warnSkipped(w io.Writer, s *Study, skipped []string) {
+func warnSkipped(w io.Writer, s *report.Study, skipped []string) {
 	if len(skipped) > 0 && w != nil {
-		fmt.Fprintf(w, "%s: left out %s with no successful launch (%s)\n", s.Name(), Plural(len(skipped), "trial"), strings.Join(skipped, ", "))
+		fmt.Fprintf(w, "%s: left out %s with no successful launch (%s)\n", s.Name(), texttable.Plural(len(skipped), "trial"), strings.Join(skipped, ", "))
 	}
 }
 
 // defaultTrials is what a bare study means: a search's baseline and the
 // trial it recommended or confirmed; every trial of a sweep or import.
-func defaultTrials(s *Study) []*store.Trial {
+func defaultTrials(s *report.Study) []*store.Trial {
 	if s.Study.Kind != vocab.KindSearch {
 		return s.Trials
 	}
@@ -307,8 +311,8 @@ func defaultTrials(s *Study) []*store.Trial {
 	return out
 }
 
-// StudyNames is the studies' names, comma-separated.
-func StudyNames(studies []*Study) string {
+// studyNames is the studies' names, comma-separated.
+func studyNames(studies []*report.Study) string {
 	names := make([]string, len(studies))
 	for i, s := range studies {
 		names[i] = s.Name()
@@ -316,9 +320,9 @@ func StudyNames(studies []*Study) string {
 	return strings.Join(names, ", ")
 }
 
-// SimulatedSuffix is " (SIMULATED fabric)" when any of the studies ran on
+// simulatedSuffix is " (SIMULATED fabric)" when any of the studies ran on
 // the simulated fabric, for the line that says what was written.
-func SimulatedSuffix(studies []*Study) string {
+func simulatedSuffix(studies []*report.Study) string {
 	for _, s := range studies {
 		if s.Study.Simulated {
 			return " (SIMULATED fabric)"

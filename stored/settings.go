@@ -1,4 +1,4 @@
-package report
+package stored
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
@@ -59,7 +60,7 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 		add("seed", strconv.FormatInt(s.Seed, 10))
 	}
 	add("budget", BudgetText(s.Budget))
-	add("measured", Plural(s.Trials, "trial")+", "+Plural(s.Launches, "launch"))
+	add("measured", texttable.Plural(s.Trials, "trial")+", "+texttable.Plural(s.Launches, "launch"))
 	return out
 }
 
@@ -117,7 +118,7 @@ func LaunchText(l store.LaunchSettings) string {
 		add("%s", l.Launcher)
 	}
 	if l.NP > 0 {
-		add("%s", Plural(l.NP, "rank"))
+		add("%s", texttable.Plural(l.NP, "rank"))
 	}
 	if len(l.Hosts) > 0 {
 		add("hosts %s", strings.Join(l.Hosts, ","))
@@ -146,9 +147,9 @@ func FabricText(f store.Platform) string {
 	}
 	switch {
 	case f.Ranks > 0 && f.Nodes > 0:
-		add("%s on %s", Plural(f.Ranks, "rank"), Plural(f.Nodes, "node"))
+		add("%s on %s", texttable.Plural(f.Ranks, "rank"), texttable.Plural(f.Nodes, "node"))
 	case f.Ranks > 0:
-		add("%s", Plural(f.Ranks, "rank"))
+		add("%s", texttable.Plural(f.Ranks, "rank"))
 	}
 	if f.GPU != "" {
 		add("%s", f.GPU)
@@ -218,85 +219,13 @@ func onOff(b bool) string {
 func BudgetText(b store.Budget) string {
 	var parts []string
 	if b.Trials > 0 {
-		parts = append(parts, Plural(b.Trials, "trial"))
+		parts = append(parts, texttable.Plural(b.Trials, "trial"))
 	}
 	if b.Launches > 0 {
-		parts = append(parts, Plural(b.Launches, "launch"))
+		parts = append(parts, texttable.Plural(b.Launches, "launch"))
 	}
 	if b.Time > 0 {
 		parts = append(parts, b.Time.String())
 	}
 	return strings.Join(parts, ", ")
-}
-
-// Plural is "1 trial", "2 trials", "3 launches".
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "s") {
-		return fmt.Sprintf("%d %ses", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// FabricFacts describes the study's fabric from everything stored: the
-// study's fingerprint, completed by what NCCL's own log said in the
-// study's launches (the debug launches of NCCL defaults first): transport,
-// NICs, GDR, channels and NCCL's warnings. A fact neither recorded says
-// "not recorded".
-func (s *Study) FabricFacts() []Field {
-	f := s.Study.Platform
-	facts := s.logFacts()
-	var nics, warnings []string
-	channels := 0
-	if facts != nil {
-		// Studies stored before the transport was recorded get it from
-		// the debug launch's log now, the way new studies record it.
-		f.AddTransport(facts)
-		if f.NCCLVersion == "" {
-			f.NCCLVersion = facts.NCCLVersion
-		}
-		if f.Ranks == 0 {
-			f.Ranks = facts.NRanks
-		}
-		if f.Nodes == 0 {
-			f.Nodes = facts.NNodes
-		}
-		if len(f.Hosts) == 0 {
-			f.Hosts = facts.Hosts
-		}
-		nics, warnings, channels = facts.NICs, facts.Warnings, facts.Channels
-	}
-	out := FabricFacts(f)
-	if len(nics) > 0 {
-		out = append(out, Field{"NICs NCCL used", strings.Join(nics, ", ")})
-	}
-	if channels > 0 {
-		out = append(out, Field{"channels (NCCL defaults)", strconv.Itoa(channels)})
-	}
-	if len(warnings) > 0 {
-		out = append(out, Field{"NCCL warnings", strings.Join(warnings, "; ")})
-	}
-	return out
-}
-
-// logFacts are the facts NCCL's log gave in this study: those of the
-// baseline's debug launch if there is one, else of the first launch with
-// any.
-func (s *Study) logFacts() *benchfmt.Facts {
-	base := s.Baseline()
-	var first *benchfmt.Facts
-	for _, l := range s.Launches {
-		if l.Facts == nil {
-			continue
-		}
-		if base != nil && l.TrialID == base.ID && (l.Phase == vocab.PhaseExplain || l.Phase == vocab.PhasePlan) {
-			return l.Facts
-		}
-		if first == nil {
-			first = l.Facts
-		}
-	}
-	return first
 }
