@@ -51,7 +51,10 @@ type SizeGuard struct {
 	Speedup float64 `json:"speedup"`
 	P       float64 `json:"p"`
 	Level   float64 `json:"level"`
-	Slower  bool    `json:"slower"`
+	// Significant: Holm's procedure rejected "not slower" here; Slower:
+	// significant and by at least the minimum effect.
+	Significant bool `json:"significant"`
+	Slower      bool `json:"slower"`
 }
 
 // CompareGuards judges the guarded collectives of a recommendation, the
@@ -167,6 +170,7 @@ func holm(tests []*SizeGuard, opt Options) {
 	for k, sg := range tests {
 		sg.Level = opt.Alpha / float64(m-k)
 		if rejecting && sg.P < sg.Level {
+			sg.Significant = true
 			sg.Slower = sg.Speedup <= 1/(1+opt.MinEffect)
 			continue
 		}

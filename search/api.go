@@ -125,7 +125,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Space:               DefaultSpace(),
-		Budget:              60,
+		Budget:              DefaultBudgetLaunches,
 		Seed:                1,
 		Sampler:             "tpe",
 		Startup:             8,
@@ -136,6 +136,18 @@ func DefaultOptions() Options {
 		LocalSteps:          2,
 		Stats:               model.DefaultOptions(),
 	}
+}
+
+// DefaultBudgetLaunches is --budget's default for a one-part study
+// without guarded ops.
+const DefaultBudgetLaunches = 60
+
+// DefaultBudget is --budget's default for o: DefaultBudgetLaunches
+// measurements, each one launch per op of the workload, plus the guarded
+// ops' reserve (2 × GuardLaunches per guarded op), so that a workload or
+// a guarded study explores and confirms as a one-part study does.
+func (o Options) DefaultBudget() int {
+	return DefaultBudgetLaunches*o.cost() + o.guardReserve()
 }
 
 // DefaultGuard is the size just above the band: a change that helps the

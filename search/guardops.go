@@ -34,6 +34,8 @@ type OpGuard struct {
 	Sizes  []int64
 	// Failed names the arm whose launch of the op failed, and why.
 	Failed string
+	// Refused: this op refused the recommendation (EndingOpRegression).
+	Refused bool
 }
 
 // DefaultGuardOps are the collectives guarded when the user names none:
@@ -73,16 +75,20 @@ func (s *loop) guardLeft() int {
 	return max(0, s.opts.guardReserve()-made)
 }
 
-// guardOpSizes are the sizes a guarded op is measured and judged at: the
+// guardOpSizes are the sizes a guarded op is measured and judged at
+// (Options.GuardOpSizes).
+func (s *loop) guardOpSizes() []int64 { return s.opts.GuardOpSizes() }
+
+// GuardOpSizes are the sizes a guarded op is measured and judged at: the
 // workload's sizes and the guard sizes.
-func (s *loop) guardOpSizes() []int64 {
+func (o Options) GuardOpSizes() []int64 {
 	set := map[int64]bool{}
-	for _, p := range s.opts.Parts() {
+	for _, p := range o.Parts() {
 		for _, b := range p.Band.Sizes() {
 			set[b] = true
 		}
 	}
-	for _, g := range s.opts.Guard {
+	for _, g := range o.Guard {
 		set[g] = true
 	}
 	out := make([]int64, 0, len(set))
@@ -91,6 +97,15 @@ func (s *loop) guardOpSizes() []int64 {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// OpSizes are the sizes a launch of op is scored over: its parts' sizes,
+// or for a guarded op GuardOpSizes.
+func (o Options) OpSizes(op nccl.Op) []int64 {
+	if sizes := o.Parts().Sizes(op); len(sizes) > 0 {
+		return sizes
+	}
+	return o.GuardOpSizes()
 }
 
 // guard measures the guarded ops for a recommended candidate, B C B C per
@@ -162,22 +177,24 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 		in = append(in, model.GuardInput{Name: string(op), Baseline: base.Guards[op], Candidate: w.Guards[op], Sizes: sizes})
 		ops = append(ops, op)
 	}
-	var worst *OpGuard
+	worst := -1
 	for i, r := range model.CompareGuards(in, s.opts.Stats) {
-		g := OpGuard{Op: ops[i], Result: r, Sizes: sizes}
-		res.OpGuards = append(res.OpGuards, g)
-		if r.Slower && (worst == nil || r.WorstSpeedup < worst.Result.WorstSpeedup) {
-			worst = &g
+		res.OpGuards = append(res.OpGuards, OpGuard{Op: ops[i], Result: r, Sizes: sizes})
+		if r.Slower && (worst < 0 || r.WorstSpeedup < res.OpGuards[worst].Result.WorstSpeedup) {
+			worst = len(res.OpGuards) - 1
 		}
 	}
-	for _, g := range res.OpGuards {
+	for i, g := range res.OpGuards {
 		if g.Failed == "the candidate failed" && res.Recommend {
+			res.OpGuards[i].Refused = true
 			res.Recommend, res.Ending = false, EndingOpRegression
 			res.Reason = fmt.Sprintf("%s is faster for the workload but %s fails with it; keep NCCL's defaults", w.Config, g.Op)
 			return
 		}
 	}
-	if worst != nil && res.Recommend {
+	if worst >= 0 && res.Recommend {
+		worst := &res.OpGuards[worst]
+		worst.Refused = true
 		r := worst.Result
 		res.Recommend, res.Ending = false, EndingOpRegression
 		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g; %+.1f%% over %s); keep NCCL's defaults, or leave %s out of --guard-ops if this process never calls it",
@@ -190,10 +207,11 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 // (model.Compare's Slower over the part's sizes), though the workload as
 // a whole gains: the parts are guarded as the other ops are.
 func (s *loop) refuseSlowPart(res *Result) {
-	for _, p := range res.Parts {
+	for i, p := range res.Parts {
 		if !res.Recommend || !p.Comparison.Slower {
 			continue
 		}
+		res.Parts[i].Refused = true
 		worst, ws := int64(0), 0.0
 		for _, b := range p.Part.Band.Sizes() {
 			c := model.Compare(Split(res.Baseline.Confirm, p.Part.Op), Split(res.Winner.Confirm, p.Part.Op), []int64{b}, s.opts.Stats)

@@ -126,6 +126,9 @@ func (s *loop) replayDebug() {
 			if l.Reason == benchfmt.ReasonInterrupted {
 				continue // stopped by the interruption: made again
 			}
+			if s.work != nil && l.Op.OrAllReduce() != s.work.ops[0] {
+				continue // NCCL's plan is the first op's (launchOp)
+			}
 			s.learnPlan(t, d.Phase, l)
 			switch {
 			case d.Phase == vocab.PhasePlan && isDefaults(t):
@@ -567,12 +570,7 @@ func (s *loop) warmupRound() map[nccl.Op]model.Launch {
 
 // opSizes are the sizes a launch of op must measure: its parts' sizes, or
 // for a guarded op the workload's sizes and the guard sizes.
-func (s *loop) opSizes(op nccl.Op) []int64 {
-	if sizes := s.opts.Parts().Sizes(op); len(sizes) > 0 {
-		return sizes
-	}
-	return s.guardOpSizes()
-}
+func (s *loop) opSizes(op nccl.Op) []int64 { return s.opts.OpSizes(op) }
 
 // requestOp is the op a request names: "" (the launcher's own) for a
 // one-part study's op, so its launches are exactly as before.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Parts is the study's workload: Options.Workload, or the one part of
@@ -167,6 +168,9 @@ type PartResult struct {
 	// Comparison is the candidate against the baseline over the part's
 	// sizes, from the confirmation's launches of its op.
 	Comparison model.Comparison
+	// Refused: this part, slower by more than the minimum effect, refused
+	// the recommendation (EndingOpRegression).
+	Refused bool
 }
 
 // partResults compares the confirmation launches part by part; nil for a
@@ -222,4 +226,82 @@ func FormatKey(key int64) string {
 		return nccl.FormatSize(size)
 	}
 	return string(op) + " " + nccl.FormatSize(size)
+}
+
+// ScoredKeys are the keys a study scores a measurement over: the band's
+// sizes, or for a workload of several parts the key that holds a round's
+// score (a trial's Score over them is its objective).
+func (o Options) ScoredKeys() []int64 {
+	if newWorkload(o.Parts()) == nil {
+		return o.Band.Sizes()
+	}
+	return []int64{scoreKey}
+}
+
+// StoredLaunch is one launch of a trial as a resumed study reads it back
+// from the store, in the order it was made.
+type StoredLaunch struct {
+	Op    nccl.Op
+	Phase string
+	// Scored: the launch ran and was one of the trial's measurements (or,
+	// for PhaseGuard, a guarded op's launch that ran).
+	Scored bool
+	// Failed: the launch did not run to a result (a failed guard launch
+	// spends the guards' reserve).
+	Failed bool
+	Launch model.Launch
+}
+
+// Regroup rebuilds t's measurements from its stored launches as the study
+// made them: a one-part study's scored launches one by one; a workload's
+// as rounds of one launch per op (a round cut short by a failure or an
+// interruption is dropped); guard launches under their op.
+func (o Options) Regroup(t *Trial, ls []StoredLaunch) {
+	w := newWorkload(o.Parts())
+	var pending map[nccl.Op]model.Launch
+	phase := ""
+	for _, l := range ls {
+		switch {
+		case l.Phase == vocab.PhaseGuard && l.Scored:
+			if t.Guards == nil {
+				t.Guards = map[nccl.Op][]model.Launch{}
+			}
+			t.Guards[l.Op.OrAllReduce()] = append(t.Guards[l.Op.OrAllReduce()], l.Launch)
+			continue
+		case l.Phase == vocab.PhaseGuard:
+			if l.Failed {
+				t.guardFailed++
+			}
+			continue
+		case !l.Scored:
+			if l.Failed {
+				pending = nil // the round it belonged to is incomplete
+			}
+			continue
+		}
+		if w == nil {
+			t.add(l.Phase, l.Launch)
+			continue
+		}
+		if pending == nil || phase != l.Phase {
+			pending, phase = map[nccl.Op]model.Launch{}, l.Phase
+		}
+		pending[l.Op.OrAllReduce()] = l.Launch
+		if len(pending) < len(w.ops) {
+			continue
+		}
+		if round, err := w.merge(pending); err == nil {
+			t.add(phase, round)
+		}
+		pending = nil
+	}
+}
+
+// add keeps one measurement of t: a confirmation's, or exploration's.
+func (t *Trial) add(phase string, l model.Launch) {
+	if phase == vocab.PhaseConfirm {
+		t.Confirm = append(t.Confirm, l)
+	} else {
+		t.Explore = append(t.Explore, l)
+	}
 }

@@ -240,3 +240,46 @@ func TestScopedRecommendation(t *testing.T) {
 }
 
 var _ = vocab.PhaseGuard
+
+// Regroup rebuilds a resumed workload study's rounds from its stored
+// launches: one launch per op makes a round, a round cut short by a
+// failure or the interruption is dropped, guard launches go to their op.
+func TestRegroupRounds(t *testing.T) {
+	o := DefaultOptions()
+	o.Workload = nccl.Workload{
+		{Op: nccl.AllReduce, Band: nccl.Band{Min: 1 << 20, Max: 1 << 20}, Weight: 1},
+		{Op: nccl.AllGather, Band: nccl.Band{Min: 1 << 20, Max: 1 << 20}, Weight: 1},
+	}
+	o.Band = Hull(o.Workload)
+	at := func(us float64) model.Launch { return model.Launch{Times: map[int64][]float64{1 << 20: {us}}} }
+	ok := func(op nccl.Op, phase string, us float64) StoredLaunch {
+		return StoredLaunch{Op: op, Phase: phase, Scored: true, Launch: at(us)}
+	}
+	failed := func(op nccl.Op, phase string) StoredLaunch { return StoredLaunch{Op: op, Phase: phase, Failed: true} }
+	ls := []StoredLaunch{
+		{Op: nccl.AllReduce, Phase: vocab.PhaseWarmup},
+		ok(nccl.AllReduce, vocab.PhaseExplore, 100), ok(nccl.AllGather, vocab.PhaseExplore, 400),
+		ok(nccl.AllReduce, vocab.PhaseExplore, 100), failed(nccl.AllGather, vocab.PhaseExplore),
+		ok(nccl.AllReduce, vocab.PhaseConfirm, 50), ok(nccl.AllGather, vocab.PhaseConfirm, 200),
+		ok(nccl.Broadcast, vocab.PhaseGuard, 10), failed(nccl.Broadcast, vocab.PhaseGuard),
+		ok(nccl.AllReduce, vocab.PhaseConfirm, 50), // interrupted before its all-gather
+	}
+	tr := &Trial{}
+	o.Regroup(tr, ls)
+	if len(tr.Explore) != 1 || len(tr.Confirm) != 1 || len(tr.Guards[nccl.Broadcast]) != 1 || tr.guardFailed != 1 {
+		t.Fatalf("explore %d confirm %d guards %v failed %d; want 1, 1, one broadcast, 1", len(tr.Explore), len(tr.Confirm), tr.Guards, tr.guardFailed)
+	}
+	if got := tr.Explore[0].Times[scoreKey][0]; math.Abs(got-200) > 1e-9 { // √(100·400)
+		t.Errorf("round score %v, want 200", got)
+	}
+	if got := tr.Score(o.ScoredKeys()); math.Abs(got-200) > 1e-9 {
+		t.Errorf("trial score over ScoredKeys %v, want 200", got)
+	}
+	one := DefaultOptions()
+	one.Band = nccl.Band{Min: 1 << 20, Max: 1 << 20}
+	tr = &Trial{}
+	one.Regroup(tr, []StoredLaunch{ok("", vocab.PhaseExplore, 1), ok("", vocab.PhaseConfirm, 2), ok(nccl.Broadcast, vocab.PhaseGuard, 3)})
+	if len(tr.Explore) != 1 || len(tr.Confirm) != 1 || len(tr.Guards[nccl.Broadcast]) != 1 {
+		t.Errorf("one-part study: explore %d confirm %d guards %v", len(tr.Explore), len(tr.Confirm), tr.Guards)
+	}
+}

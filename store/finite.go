@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // A statistic can be undefined (a p-value or speedup with no spread, a
@@ -45,11 +47,12 @@ type sizeComparisonJSON struct {
 	Speedup     maybeFloat `json:"speedup"`
 	Significant bool       `json:"significant"`
 	PValue      maybeFloat `json:"p_value,omitempty"`
+	Op          nccl.Op    `json:"op,omitempty"`
 }
 
 func (c SizeComparison) MarshalJSON() ([]byte, error) {
 	return json.Marshal(sizeComparisonJSON{c.Bytes, maybeFloat(c.BaselineUS), maybeFloat(c.BaselineLo), maybeFloat(c.BaselineHi),
-		maybeFloat(c.CandidateUS), maybeFloat(c.CandidateLo), maybeFloat(c.CandidateHi), maybeFloat(c.Speedup), c.Significant, maybeFloat(c.PValue)})
+		maybeFloat(c.CandidateUS), maybeFloat(c.CandidateLo), maybeFloat(c.CandidateHi), maybeFloat(c.Speedup), c.Significant, maybeFloat(c.PValue), c.Op})
 }
 
 func (c *SizeComparison) UnmarshalJSON(b []byte) error {
@@ -58,7 +61,7 @@ func (c *SizeComparison) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*c = SizeComparison{j.Bytes, float64(j.BaselineUS), float64(j.BaselineLo), float64(j.BaselineHi),
-		float64(j.CandidateUS), float64(j.CandidateLo), float64(j.CandidateHi), float64(j.Speedup), j.Significant, float64(j.PValue)}
+		float64(j.CandidateUS), float64(j.CandidateLo), float64(j.CandidateHi), float64(j.Speedup), j.Significant, float64(j.PValue), j.Op}
 	return nil
 }
 

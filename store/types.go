@@ -32,8 +32,20 @@ type Study struct {
 	// checked for regressions but not scored.
 	Sizes      []int64 `json:"sizes,omitempty"`
 	GuardSizes []int64 `json:"guard_sizes,omitempty"`
-	// Collective is the nccl-tests collective, e.g. "all_reduce".
+	// Collective is the nccl-tests collective, e.g. "all_reduce" (a
+	// workload of several parts: its first part's).
 	Collective string `json:"collective,omitempty"`
+	// Workload is a search's parts when it tuned several (--part): each
+	// op, band and weight. Empty in a one-part study and in databases from
+	// before workloads, which read as the one part of Band and Collective
+	// (Parts).
+	Workload []Part `json:"workload,omitempty"`
+	// GuardOps are the collectives outside the workload a search measured
+	// for a recommended candidate (--guard-ops); GuardOpsSkipped the ones
+	// it left out because this build or fabric cannot launch them, each
+	// with why.
+	GuardOps        []nccl.Op `json:"guard_ops,omitempty"`
+	GuardOpsSkipped []string  `json:"guard_ops_skipped,omitempty"`
 
 	// Space maps each searched knob to its choices, in a stable order
 	// (resume rebuilds goptuna's categorical indices from it).
@@ -173,6 +185,39 @@ type SearchSettings struct {
 	// AllowDisabled: the study may try protocols and algorithms NCCL's
 	// defaults disabled (--allow-disabled-protocols).
 	AllowDisabled bool `json:"allow_disabled,omitempty"`
+	// GuardLaunches are the launches per arm of each guarded op;
+	// ScopeLists says the study wrote a winning NCCL_ALGO/NCCL_PROTO in
+	// NCCL's per-function form for the workload's ops.
+	GuardLaunches int  `json:"guard_launches,omitempty"`
+	ScopeLists    bool `json:"scope_lists,omitempty"`
+}
+
+// Part is one part of a stored workload: nccl.Part as the store keeps it.
+type Part struct {
+	Op      nccl.Op `json:"op"`
+	Band    string  `json:"band"`
+	BandMin int64   `json:"band_min"`
+	BandMax int64   `json:"band_max"`
+	Weight  float64 `json:"weight"`
+}
+
+// PartOf is p as the store keeps it.
+func PartOf(p nccl.Part) Part {
+	return Part{Op: p.Op.OrAllReduce(), Band: p.Band.String(), BandMin: p.Band.Min, BandMax: p.Band.Max, Weight: p.Weight}
+}
+
+// Parts are the study's workload: its stored parts, or for a one-part
+// study (and every study stored before workloads) the one part of its
+// band and collective with weight 1.
+func (s *Study) Parts() nccl.Workload {
+	if len(s.Workload) == 0 {
+		return nccl.Workload{{Op: nccl.Op(s.Collective).OrAllReduce(), Band: nccl.Band{Min: s.BandMin, Max: s.BandMax}, Weight: 1}}
+	}
+	out := make(nccl.Workload, len(s.Workload))
+	for i, p := range s.Workload {
+		out[i] = nccl.Part{Op: p.Op.OrAllReduce(), Band: nccl.Band{Min: p.BandMin, Max: p.BandMax}, Weight: p.Weight}
+	}
+	return out
 }
 
 // PlanSummary is what a search did with NCCL's own plan: how many configs
@@ -244,6 +289,76 @@ type Recommendation struct {
 	Dropped []nccl.Drop `json:"dropped"`
 	// Guards compares the guard sizes (regression checks outside the band).
 	Guards []SizeComparison `json:"guards,omitempty"`
+	// Parts are the confirmation part by part, for a workload of several
+	// parts (nil for one part, whose comparison is the fields above).
+	Parts []PartComparison `json:"parts,omitempty"`
+	// OpGuards are the collectives outside the workload measured for the
+	// confirmed candidate, interleaved with the baseline (nil when none
+	// were: no guarded ops, or the confirmation kept the baseline).
+	OpGuards []OpGuard `json:"op_guards,omitempty"`
+	// Scoped are the knobs Env writes in NCCL's per-function form for the
+	// workload's ops (NCCL_ALGO, NCCL_PROTO; NCCL 2.24+).
+	Scoped []string `json:"scoped,omitempty"`
+}
+
+// PartComparison is what the confirmation measured of one part of a
+// workload: the candidate against the baseline over the part's sizes.
+type PartComparison struct {
+	Op   nccl.Op `json:"op"`
+	Band string  `json:"band"`
+	// Weight is the part's normalised weight in the study's objective.
+	Weight      float64    `json:"weight"`
+	Speedup     float64    `json:"speedup"`
+	SpeedupCI   [2]float64 `json:"speedup_ci"`
+	Significant bool       `json:"significant"`
+	// Slower: significantly slower by more than the minimum effect;
+	// Refused: this part refused the recommendation (op-regression).
+	Slower          bool             `json:"slower"`
+	Refused         bool             `json:"refused"`
+	PValue          float64          `json:"p_value"`
+	BaselineScoreUS float64          `json:"baseline_score_us"`
+	ScoreUS         float64          `json:"score_us"`
+	PerSize         []SizeComparison `json:"per_size"`
+}
+
+// OpGuard is what the guard measured of one collective outside the
+// workload: the candidate against the baseline at the guard's sizes.
+type OpGuard struct {
+	Op    nccl.Op `json:"op"`
+	Sizes []int64 `json:"sizes"`
+	// Speedup is the baseline's score ÷ the candidate's over Sizes, with
+	// its interval (below 1: the candidate is slower).
+	Speedup   float64    `json:"speedup"`
+	SpeedupCI [2]float64 `json:"speedup_ci"`
+	// Slower: at some size significantly slower (Holm across every guarded
+	// op and size) by more than the minimum effect; Refused: this op
+	// refused the recommendation.
+	Slower  bool `json:"slower"`
+	Refused bool `json:"refused"`
+	// Worst is the size that decided (the slowest significant one, or
+	// else the one where the candidate fares worst).
+	WorstBytes        int64   `json:"worst_bytes"`
+	WorstSpeedup      float64 `json:"worst_speedup"`
+	PValue            float64 `json:"p_value"`
+	Level             float64 `json:"level"`
+	BaselineLaunches  int     `json:"baseline_launches"`
+	CandidateLaunches int     `json:"candidate_launches"`
+	// Failed names the arm whose launch of the op failed, and why.
+	Failed  string      `json:"failed,omitempty"`
+	PerSize []GuardSize `json:"per_size"`
+}
+
+// GuardSize is one size of a guarded op: the ratio of the baseline's
+// median time to the candidate's and the one-sided test of "slower".
+type GuardSize struct {
+	Bytes   int64   `json:"bytes"`
+	Speedup float64 `json:"speedup"`
+	PValue  float64 `json:"p_value"`
+	Level   float64 `json:"level"`
+	// Significant: Holm's procedure rejected "no slower" here; Slower:
+	// significant and by more than the minimum effect.
+	Significant bool `json:"significant"`
+	Slower      bool `json:"slower"`
 }
 
 // SizeComparison is one message size of a baseline-versus-candidate
@@ -259,6 +374,8 @@ type SizeComparison struct {
 	Speedup     float64 `json:"speedup"`
 	Significant bool    `json:"significant"`
 	PValue      float64 `json:"p_value,omitempty"`
+	// Op is the collective of a workload's row ("" in a one-part study).
+	Op nccl.Op `json:"op,omitempty"`
 }
 
 // Trial is one config of a study. A config is measured by one or more

@@ -36,6 +36,18 @@ type SearchOptions struct {
 	// CheckResume, if set, is asked before a stored study resumes: its
 	// error refuses (e.g. launch settings other than the study's).
 	CheckResume func(*store.Study) error
+	// GuardOpsSkipped are the collectives left out of the default guarded
+	// ops, each with why (stored with the study, shown by show).
+	GuardOpsSkipped []string
+}
+
+// guardLaunchesOf is what the study stores of GuardLaunches: nothing
+// when no op is guarded.
+func guardLaunchesOf(so search.Options) int {
+	if len(so.GuardOps) == 0 {
+		return 0
+	}
+	return so.GuardLaunches
 }
 
 // SearchRun is a search study ready to run: created, or loaded with its
@@ -75,14 +87,21 @@ func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
 	so := o.Study
 	study := &store.Study{
 		Kind: vocab.KindSearch, Band: so.Band.String(), BandMin: so.Band.Min, BandMax: so.Band.Max,
-		Sizes: so.Band.Sizes(), GuardSizes: so.Guard, Collective: string(o.Launch.Spec.Op.OrAllReduce()),
+		Sizes: so.Band.Sizes(), GuardSizes: so.Guard, Collective: string(so.Parts()[0].Op.OrAllReduce()),
+		GuardOps: so.GuardOps, GuardOpsSkipped: o.GuardOpsSkipped,
 		Space: SpaceMap(so.Space), BaseEnv: o.Launch.Spec.BaseEnv, Launch: LaunchSettings(o.Launch.Spec, o.Launch.Seed),
 		BaselineEnv: so.Baseline.Clone(),
 		Simulated:   o.Launch.Simulated, Seed: so.Seed,
 		Budget: store.Budget{Launches: so.Budget, Time: so.Time},
 		Search: &store.SearchSettings{Sampler: so.Sampler, ConfirmLaunches: so.ConfirmLaunches,
-			MinEffect: so.Stats.MinEffect, Alpha: so.Stats.Alpha, AllowDisabled: so.AllowDisabled},
+			MinEffect: so.Stats.MinEffect, Alpha: so.Stats.Alpha, AllowDisabled: so.AllowDisabled,
+			GuardLaunches: guardLaunchesOf(so), ScopeLists: so.ScopeLists},
 		Status: vocab.StatusRunning,
+	}
+	if len(so.Workload) > 1 {
+		for _, p := range so.Workload {
+			study.Workload = append(study.Workload, store.PartOf(p))
+		}
 	}
 	if o.Name != nil {
 		o.Name(study)
@@ -127,16 +146,24 @@ func (r *SearchRun) resume(o SearchOptions) error {
 		so.Budget = study.Budget.Launches
 	}
 	so.Time = study.Budget.Time
+	so.Op, so.Workload, so.GuardOps = nccl.Op(study.Collective).OrAllReduce(), nil, study.GuardOps
+	if len(study.Workload) > 1 {
+		so.Workload = study.Parts()
+	}
+	so.ScopeLists = false
 	if ss := study.Search; ss != nil {
 		// The study decides as it was set up to, whatever the defaults now.
 		so.Sampler, so.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
 		so.Stats.MinEffect, so.Stats.Alpha = ss.MinEffect, ss.Alpha
-		so.AllowDisabled = ss.AllowDisabled
+		so.AllowDisabled, so.ScopeLists = ss.AllowDisabled, ss.ScopeLists
+		if ss.GuardLaunches > 0 {
+			so.GuardLaunches = ss.GuardLaunches
+		}
 	}
 	if err := so.Validate(); err != nil {
 		return err
 	}
-	trials, launches, err := LoadTrials(st, study, so.Band.Sizes())
+	trials, launches, err := LoadTrials(st, study, *so)
 	if err != nil {
 		return err
 	}
@@ -155,7 +182,7 @@ func (r *SearchRun) resume(o SearchOptions) error {
 // baseline or a missing benchmark is vocab.ErrFabric.
 func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*search.Result, error) {
 	st, study := r.Store, r.Study
-	sizes := r.Options.Band.Sizes()
+	sizes := r.Options.ScoredKeys()
 	rec := NewRecorder(st, study, sizes)
 	launcher := &Launcher{Base: r.launch.Spec, Seed: r.Options.Seed}
 	res, runErr := search.Run(ctx, r.Options, launcher, rec, r.prior, r.priorLaunches, onEvent)
@@ -171,7 +198,7 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 		_ = st.UpdateStudy(study)
 		return nil, runErr // a failed baseline, a missing benchmark or launcher: vocab.ErrFabric
 	}
-	study.Recommendation = RecommendationOf(res, sizes, r.Options)
+	study.Recommendation = RecommendationOf(res, r.Options)
 	study.Plans = PlanSummaryOf(res.Plan)
 	study.Status, study.Reason = vocab.StatusDone, ""
 	if err := st.UpdateStudy(study); err != nil {
@@ -180,8 +207,10 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 	return res, nil
 }
 
-// LoadTrials rebuilds the search's trials from the store for --resume.
-func LoadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.Trial, int, error) {
+// LoadTrials rebuilds the search's trials from the store for --resume:
+// each trial's measurements as so's study made them (search.Regroup: a
+// workload's rounds, the guarded ops' launches), and its debug launches.
+func LoadTrials(st *store.Store, study *store.Study, so search.Options) ([]*search.Trial, int, error) {
 	recs, err := st.Trials(study.ID)
 	if err != nil {
 		return nil, 0, err
@@ -191,6 +220,7 @@ func LoadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.T
 		return nil, 0, err
 	}
 	byID := map[uint64]*search.Trial{}
+	stored := map[*search.Trial][]search.StoredLaunch{}
 	var out []*search.Trial
 	for _, r := range recs {
 		t := &search.Trial{ID: r.ID, Number: r.Number, Config: r.Config, Role: r.Role,
@@ -201,6 +231,7 @@ func LoadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.T
 		byID[r.ID] = t
 		out = append(out, t)
 	}
+	sort.SliceStable(launches, func(i, j int) bool { return launches[i].Seq < launches[j].Seq })
 	for _, l := range launches {
 		t := byID[l.TrialID]
 		if t == nil {
@@ -210,19 +241,18 @@ func LoadTrials(st *store.Store, study *store.Study, sizes []int64) ([]*search.T
 		if l.Phase == vocab.PhasePlan || l.Phase == vocab.PhaseExplain {
 			// The search reads NCCL's plan back from these instead of
 			// launching again (the stored facts are the log's).
-			rl := &benchfmt.Launch{Outcome: l.Outcome, Reason: l.Reason, Simulated: l.Simulated,
+			rl := &benchfmt.Launch{Op: l.Op, Outcome: l.Outcome, Reason: l.Reason, Simulated: l.Simulated,
 				Result: &benchfmt.Result{Facts: l.Facts}}
 			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl})
 		}
-		if l.Outcome != benchfmt.OK || !l.Scored {
-			continue
+		sl := search.StoredLaunch{Op: l.Op, Phase: l.Phase, Scored: l.Outcome == benchfmt.OK && l.Scored, Failed: l.Outcome != benchfmt.OK}
+		if sl.Scored {
+			sl.Launch = model.LaunchOf(l.Sizes)
 		}
-		ml := model.LaunchOf(l.Sizes)
-		if l.Phase == vocab.PhaseConfirm {
-			t.Confirm = append(t.Confirm, ml)
-		} else {
-			t.Explore = append(t.Explore, ml)
-		}
+		stored[t] = append(stored[t], sl)
+	}
+	for _, t := range out {
+		so.Regroup(t, stored[t])
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
 	return out, len(launches), nil
@@ -263,8 +293,12 @@ func LaunchSettings(s runner.Spec, seed int64) store.LaunchSettings {
 	return ls
 }
 
-// RecommendationOf turns the study's result into its stored conclusion.
-func RecommendationOf(res *search.Result, sizes []int64, so search.Options) *store.Recommendation {
+// RecommendationOf turns the study's result into its stored conclusion:
+// the decision over what the study scores (the band, or a workload's
+// objective), the comparison size by size (a workload's part by part),
+// the guard sizes, and the guarded ops.
+func RecommendationOf(res *search.Result, so search.Options) *store.Recommendation {
+	sizes := so.ScoredKeys()
 	rec := &store.Recommendation{Env: map[string]string{}, Speedup: 1, SpeedupCI: [2]float64{1, 1},
 		Reason: res.Reason, Ending: res.Ending, MinEffect: so.Stats.MinEffect, Dropped: []nccl.Drop{}}
 	base := res.Baseline
@@ -272,6 +306,7 @@ func RecommendationOf(res *search.Result, sizes []int64, so search.Options) *sto
 		rec.Env = res.Winner.Config.Clone()
 		rec.TrialID = res.Winner.ID
 		rec.Dropped = append(rec.Dropped, res.Dropped...)
+		rec.Scoped = append(rec.Scoped, res.Scoped...)
 	}
 	if res.Decision == nil || res.Winner == nil {
 		if base != nil && len(base.Explore) > 0 {
@@ -287,9 +322,61 @@ func RecommendationOf(res *search.Result, sizes []int64, so search.Options) *sto
 	bs := model.Summarize(base.Confirm, sizes, so.Stats)
 	cs := model.Summarize(res.Winner.Confirm, sizes, so.Stats)
 	rec.BaselineScoreUS, rec.ScoreUS = bs.ScoreUS, cs.ScoreUS
-	rec.PerSize = SizeComparisons(base.Confirm, res.Winner.Confirm, sizes, so.Stats)
-	rec.Guards = SizeComparisons(base.Confirm, res.Winner.Confirm, so.Guard, so.Stats)
+	if len(so.Workload) < 2 {
+		rec.PerSize = SizeComparisons(base.Confirm, res.Winner.Confirm, sizes, so.Stats)
+		rec.Guards = SizeComparisons(base.Confirm, res.Winner.Confirm, so.Guard, so.Stats)
+	} else {
+		for _, op := range so.Workload.Ops() {
+			rec.Guards = append(rec.Guards, opComparisons(op, search.Split(base.Confirm, op), search.Split(res.Winner.Confirm, op), so.Guard, so.Stats)...)
+		}
+	}
+	for _, p := range res.Parts {
+		rec.Parts = append(rec.Parts, partComparison(p, base, res.Winner, so.Stats))
+	}
+	for _, g := range res.OpGuards {
+		rec.OpGuards = append(rec.OpGuards, opGuardOf(g))
+	}
 	return rec
+}
+
+// partComparison is what the confirmation measured of one part, size by
+// size from the part's op's launches.
+func partComparison(p search.PartResult, base, cand *search.Trial, stats model.Options) store.PartComparison {
+	c := p.Comparison
+	b, w := search.Split(base.Confirm, p.Part.Op), search.Split(cand.Confirm, p.Part.Op)
+	sizes := p.Part.Band.Sizes()
+	bs, cs := model.Summarize(b, sizes, stats), model.Summarize(w, sizes, stats)
+	return store.PartComparison{Op: p.Part.Op.OrAllReduce(), Band: p.Part.Band.String(), Weight: p.Weight,
+		Speedup: finiteOr(c.Speedup, 1), SpeedupCI: [2]float64{finiteOr(c.Lo, finiteOr(c.Speedup, 1)), finiteOr(c.Hi, finiteOr(c.Speedup, 1))},
+		Significant: c.Significant, Slower: c.Slower, Refused: p.Refused, PValue: finiteOr(c.P, 1),
+		BaselineScoreUS: finiteOr(bs.ScoreUS, 0), ScoreUS: finiteOr(cs.ScoreUS, 0),
+		PerSize: opComparisons(p.Part.Op, b, w, sizes, stats)}
+}
+
+// opComparisons are SizeComparisons of one op's launches, each row
+// naming the op.
+func opComparisons(op nccl.Op, base, cand []model.Launch, sizes []int64, stats model.Options) []store.SizeComparison {
+	out := SizeComparisons(base, cand, sizes, stats)
+	for i := range out {
+		out[i].Op = op.OrAllReduce()
+	}
+	return out
+}
+
+// opGuardOf is a guarded op's verdict as the store keeps it (no NaN:
+// an undefined interval is the speedup itself).
+func opGuardOf(g search.OpGuard) store.OpGuard {
+	r := g.Result
+	sp := finiteOr(r.Speedup, 1)
+	out := store.OpGuard{Op: g.Op, Sizes: g.Sizes, Speedup: sp, SpeedupCI: [2]float64{finiteOr(r.Lo, sp), finiteOr(r.Hi, sp)},
+		Slower: r.Slower, Refused: g.Refused, WorstBytes: r.Worst, WorstSpeedup: finiteOr(r.WorstSpeedup, sp),
+		PValue: finiteOr(r.P, 1), Level: finiteOr(r.Level, 0), BaselineLaunches: r.BaselineN, CandidateLaunches: r.CandidateN,
+		Failed: g.Failed, PerSize: []store.GuardSize{}}
+	for _, s := range r.Sizes {
+		out.PerSize = append(out.PerSize, store.GuardSize{Bytes: s.Bytes, Speedup: finiteOr(s.Speedup, 1), PValue: finiteOr(s.P, 1),
+			Level: finiteOr(s.Level, 0), Significant: s.Significant, Slower: s.Slower})
+	}
+	return out
 }
 
 // SizeComparisons compares baseline and candidate launches size by size.

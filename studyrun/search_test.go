@@ -66,7 +66,9 @@ func TestLoadTrials(t *testing.T) {
 		}
 	}
 
-	trials, n, err := LoadTrials(st, study, []int64{1 << 20, 2 << 20})
+	so := search.DefaultOptions()
+	so.Band = nccl.Band{Min: 1 << 20, Max: 2 << 20}
+	trials, n, err := LoadTrials(st, study, so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +125,7 @@ func launchesAt(n int, us float64) []model.Launch {
 func TestRecommendationOf(t *testing.T) {
 	sizes := []int64{1 << 20, 2 << 20}
 	so := search.DefaultOptions()
+	so.Band = nccl.Band{Min: 1 << 20, Max: 2 << 20}
 	so.Guard = []int64{2 << 20}
 	fast := nccl.Config{"NCCL_PROTO": "Simple"}
 	newTrial := func(id uint64, cfg nccl.Config, explore, confirm []model.Launch) *search.Trial {
@@ -153,7 +156,7 @@ func TestRecommendationOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := RecommendationOf(tt.res, sizes, so)
+			rec := RecommendationOf(tt.res, so)
 			if !reflect.DeepEqual(rec.Env, tt.env) || rec.TrialID != tt.trial || rec.CandidateTrialID != tt.cand {
 				t.Errorf("env %v trial %d candidate %d, want %v %d %d", rec.Env, rec.TrialID, rec.CandidateTrialID, tt.env, tt.trial, tt.cand)
 			}

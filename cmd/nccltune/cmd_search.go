@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -38,8 +41,10 @@ Examples:
       --bench ~/nccl-tests/build/all_reduce_perf
   nccltune search --resume s3-512K-4M --sim spark4`,
 		Flags: append([]cli.Flag{
-			flagvalue.Band("message sizes to tune, inclusive, e.g. 512K-4M: the powers of two inside are measured and scored (3M-5M: 4M)"),
-			&cli.IntFlag{Name: "budget", Value: 60, Usage: "launches in all, warm-up and confirmation included"},
+			flagvalue.Band("message sizes to tune, inclusive, e.g. 512K-4M: the powers of two inside are measured and scored (3M-5M: 4M), of the --op collective"),
+			flagvalue.Parts("one part of the workload to tune, `OP:BAND[:WEIGHT]` (all_reduce:512K-4M:0.8), repeatable, instead of --band and --op: the study scores the parts together (weighted geometric mean of their band scores, weights normalised), one launch per op per measurement, and guards every other collective by default (--guard-ops)"),
+			&cli.StringFlag{Name: "guard-ops", Usage: "collectives outside the workload the confirmation also measures for a recommended config, interleaved with the baseline, at the workload's sizes and the guard sizes: a comma `LIST` (all_gather,broadcast) or none; one significantly slower by more than --min-effect refuses the recommendation. Default with --part: every other op of the nccl-tests build (those whose *_perf is missing are skipped and named); with --band: none"},
+			&cli.IntFlag{Name: "budget", Value: search.DefaultBudgetLaunches, Usage: "launches in all, warm-up, confirmation and guards included; default 60, and for a workload or guarded ops 60 per op of the workload plus 2×4 per guarded op"},
 			&cli.DurationFlag{Name: "time", Usage: "wall-time limit, e.g. 30m or 2h; exploration stops early enough to confirm; 0, the default, means no limit (--budget alone ends the study)"},
 			flagvalue.Guard("size, a power of two, where the winner must not be significantly slower (repeatable; default: twice the band's top; 'none' for none)"),
 			flagvalue.KVFlag("space", "add a knob to search, with its default values (NCCL_NTHREADS) or yours (NCCL_MAX_NCHANNELS=unset,2,4,8; use | between values holding commas)", nil),
@@ -75,6 +80,8 @@ type searchOptions struct {
 	stdout io.Writer
 	stderr io.Writer
 	naming studyNaming
+	// guardSkipped are the default guarded ops left out, each with why.
+	guardSkipped []string
 }
 
 func readSearchFlags(c *cli.Context) (searchOptions, error) {
@@ -115,22 +122,18 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, usageErrorf("--min-effect %g: use a fraction such as 0.03 for 3%%", so.Stats.MinEffect)
 	}
 	if o.resume != "" {
-		for _, f := range []string{"band", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols", "budget", "time", "seed"} {
+		for _, f := range []string{"band", "part", "guard-ops", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols", "budget", "time", "seed"} {
 			if c.IsSet(f) {
-				return o, usageErrorf("--resume continues the study as it was defined; drop --%s (the band, space, guard sizes, sampler, confirmation launches, minimum effect, alpha, budget, time limit and seed are the study's)", f)
+				return o, usageErrorf("--resume continues the study as it was defined; drop --%s (the band or parts, guarded ops, space, guard sizes, sampler, confirmation launches, minimum effect, alpha, budget, time limit and seed are the study's)", f)
 			}
 		}
 		o.study = so
 		return o, nil
 	}
-	band, given := flagvalue.BandOf(c)
-	if !given {
-		return o, usageErrorf("search needs --band, the message sizes to tune, e.g. --band 512K-4M")
-	}
-	if err := flagvalue.CheckElementSize("band", band.Min); err != nil {
+	if err := readWorkload(c, &so, &o.launch); err != nil {
 		return o, err
 	}
-	so.Band = band
+	band := so.Band
 	so.Guard = search.DefaultGuard(band)
 	if guard, given := flagvalue.GuardOf(c); given {
 		so.Guard = guard // none of them for "none"
@@ -152,11 +155,107 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err := so.Space.CheckBase(lo.spec.BaseEnv); err != nil {
 		return o, usageError(err)
 	}
+	if so.GuardOps, o.guardSkipped, err = readGuardOps(c, so.Parts(), o.launch.run()); err != nil {
+		return o, err
+	}
+	// A study of collectives scopes a winning NCCL_ALGO/NCCL_PROTO to the
+	// ops it measured, so the others keep NCCL's defaults.
+	so.ScopeLists = len(so.Workload) > 1 || len(so.GuardOps) > 0 || c.IsSet("part")
+	if !c.IsSet("budget") {
+		so.Budget = so.DefaultBudget()
+	}
 	if err := so.Validate(); err != nil {
 		return o, usageError(err)
 	}
 	o.study = so
 	return o, nil
+}
+
+// readWorkload reads what the study tunes: --part's parts, or --band of
+// --op's collective (a usage error when both or neither are given), and
+// sets the launch's own op to the first part's.
+func readWorkload(c *cli.Context, so *search.Options, lo *launchOptions) error {
+	parts := flagvalue.PartsOf(c)
+	if len(parts) == 0 {
+		band, given := flagvalue.BandOf(c)
+		if !given {
+			return usageErrorf("search needs --band, the message sizes to tune, e.g. --band 512K-4M, or the workload's parts, e.g. --part all_reduce:512K-4M --part all_gather:1M-8M")
+		}
+		if err := flagvalue.CheckElementSize("band", band.Min); err != nil {
+			return err
+		}
+		so.Band, so.Op = band, lo.spec.Op.OrAllReduce()
+		return nil
+	}
+	if c.IsSet("band") {
+		return usageErrorf("--part and --band both say what to tune: give the workload as --part OP:BAND[:WEIGHT] (repeatable), or one band with --band")
+	}
+	if c.IsSet("op") {
+		return usageErrorf("--part names each part's collective; drop --op %s", c.String("op"))
+	}
+	if err := parts.Validate(); err != nil {
+		return usageErrorf("--part: %v", err)
+	}
+	so.Op, so.Band = parts[0].Op, parts[0].Band
+	if len(parts) > 1 {
+		so.Workload, so.Band = parts, search.Hull(parts)
+	}
+	lo.spec.Op = parts[0].Op
+	return nil
+}
+
+// readGuardOps reads --guard-ops: the ops named (each must launch here:
+// its *_perf beside the benchmark), none, or by default, for a study
+// given with --part, every op outside the workload that launches here
+// (the others skipped, each with why). A study given with --band guards
+// no op unless asked.
+func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.Launch) ([]nccl.Op, []string, error) {
+	given := strings.TrimSpace(c.String("guard-ops"))
+	if strings.EqualFold(given, "none") {
+		return nil, nil, nil
+	}
+	if given == "" {
+		if !c.IsSet("part") {
+			return nil, nil, nil
+		}
+		var ops []nccl.Op
+		var skipped []string
+		for _, op := range search.DefaultGuardOps(parts) {
+			if err := launchflags.CanLaunchOp(l, op); err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s: %v", op, err))
+				continue
+			}
+			ops = append(ops, op)
+		}
+		return ops, skipped, nil
+	}
+	var ops []nccl.Op
+	for _, name := range strings.Split(given, ",") {
+		op, err := nccl.ParseOp(name)
+		if err != nil {
+			return nil, nil, usageErrorf("--guard-ops: %v (or none)", err)
+		}
+		if slices.Contains(ops, op) {
+			return nil, nil, usageErrorf("--guard-ops names %s twice; name it once", op)
+		}
+		if len(parts.Sizes(op)) > 0 {
+			return nil, nil, usageErrorf("--guard-ops: %s is a part of the workload and is guarded as one already; leave it out", op)
+		}
+		if err := launchflags.CanLaunchOp(l, op); err != nil {
+			return nil, nil, launchRefusal(fmt.Errorf("--guard-ops %s: %w", op, err))
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil, nil
+}
+
+// launchRefusal is err as the exit codes say it: a missing benchmark is
+// the fabric's (exit 3), anything else a usage error.
+func launchRefusal(err error) error {
+	if errors.Is(err, vocab.ErrFabric) {
+		return err
+	}
+	return usageError(err)
 }
 
 func runSearch(ctx context.Context, o searchOptions) error {
@@ -166,6 +265,12 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		if err := preflight(o.launch); err != nil {
 			return err
 		}
+		// Every part's op must launch too (the first is the launch's own).
+		for _, op := range o.study.Parts().Ops() {
+			if err := launchflags.CanLaunchOp(o.launch.run(), op); err != nil {
+				return launchRefusal(fmt.Errorf("--part %s: %w", op, err))
+			}
+		}
 	}
 	_, statErr := os.Stat(o.db)
 	st, err := store.Open(o.db, store.Options{})
@@ -174,7 +279,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	}
 	defer st.Close()
 
-	run, err := studyrun.PrepareSearch(st, studyrun.SearchOptions{Study: o.study, Launch: o.launch.run(), Resume: o.resume,
+	run, err := studyrun.PrepareSearch(st, studyrun.SearchOptions{Study: o.study, Launch: o.launch.run(), Resume: o.resume, GuardOpsSkipped: o.guardSkipped,
 		Name: o.naming.apply, CheckResume: func(study *store.Study) error {
 			return launchflags.CheckRelaunch(study, "resume", o.launch.run(), o.stderr)
 		}})

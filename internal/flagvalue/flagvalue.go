@@ -189,6 +189,42 @@ func GuardOf(c *cli.Context) ([]int64, bool) {
 	return v.sizes, len(v.given) > 0
 }
 
+// partsValue is search's --part OP:BAND[:WEIGHT], one part of the
+// workload per item (nccl.ParsePart), each band's smallest size at least
+// one element.
+type partsValue struct {
+	refusal
+	given []string
+	parts nccl.Workload
+}
+
+func (v *partsValue) String() string  { return strings.Join(v.given, ",") }
+func (v *partsValue) items() []string { return v.given }
+
+func (v *partsValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	p, err := nccl.ParsePart(s)
+	if err != nil {
+		return v.fail(usageError(fmt.Errorf("--part: %w", err)))
+	}
+	if err := CheckElementSize("part", p.Band.Min); err != nil {
+		return v.fail(err)
+	}
+	v.given = append(v.given, s)
+	v.parts = append(v.parts, p)
+	return nil
+}
+
+// Parts is search's --part.
+func Parts(usage string) *List {
+	return &List{cli.GenericFlag{Name: "part", Value: &partsValue{}, Usage: usage}}
+}
+
+// PartsOf is --part's workload, in the order given (nil when not given).
+func PartsOf(c *cli.Context) nccl.Workload {
+	return c.Generic("part").(*partsValue).parts
+}
+
 // thresholdsValue is gate's --at SIZE:GBPS, one threshold per size, each
 // checked as fabric.ParseThresholds checks it (which then also refuses
 // none).

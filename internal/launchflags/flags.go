@@ -164,6 +164,19 @@ func ReadOp(c *cli.Context) (nccl.Op, error) {
 	return op, nil
 }
 
+// CanLaunchOp says why l cannot launch op (nil when it can): the op's
+// *_perf binary is not beside the benchmark (runner.Preflight, for a
+// local launch; a remote one is found only when it runs), or the
+// simulated fabric is a replay, which recorded all-reduce launches only.
+func CanLaunchOp(l studyrun.Launch, op nccl.Op) error {
+	spec := l.Spec
+	spec.Op = op
+	if spec.Sim != nil && sim.IsReplay(spec.Sim.Profile) && op.OrAllReduce() != nccl.AllReduce {
+		return fmt.Errorf("the replay %s recorded all_reduce launches only and cannot measure %s", sim.ReplayPath(spec.Sim.Profile), op)
+	}
+	return runner.Preflight(spec)
+}
+
 // resolveSimArg makes a --sim value that names a replay absolute (the
 // simulator process may run elsewhere) and checks that the replay loads,
 // so a bad recording is a usage error before any study starts.

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
@@ -51,9 +52,49 @@ func ABStarted(w io.Writer, ab studyrun.AB, launches int) func(*store.Study) {
 // SearchStarted prints what a search study tunes (so, its settings) and
 // where it is stored (db, created when the database is new).
 func SearchStarted(w io.Writer, study *store.Study, so search.Options, db string, created bool) {
-	fmt.Fprintf(w, "study %s: %sband %s (%d sizes), %d configs in the space, budget %d launches%s\n",
-		study.Name, opPrefix(study), so.Band, len(so.Band.Sizes()), so.Space.Size(), so.Budget, studySuffix(study))
+	if len(so.Workload) > 1 {
+		fmt.Fprintf(w, "study %s: workload %s (one launch per op per measurement), %d configs in the space, budget %d launches%s\n",
+			study.Name, so.Workload, so.Space.Size(), so.Budget, studySuffix(study))
+	} else {
+		fmt.Fprintf(w, "study %s: %sband %s (%d sizes), %d configs in the space, budget %d launches%s\n",
+			study.Name, opPrefix(study), so.Band, len(so.Band.Sizes()), so.Space.Size(), so.Budget, studySuffix(study))
+	}
+	if len(so.GuardOps) > 0 {
+		fmt.Fprintf(w, "guarded ops: %s at %s, %d launches per arm each for a recommended config\n",
+			opList(so.GuardOps), sizeList(so.GuardOpSizes()), so.GuardLaunches)
+	}
+	for _, s := range study.GuardOpsSkipped {
+		fmt.Fprintf(w, "not guarded: %s\n", s)
+	}
 	fmt.Fprintln(w, WhereStored(db, created))
+}
+
+// opList is ops as "all_gather, broadcast".
+func opList(ops []nccl.Op) string {
+	s := make([]string, len(ops))
+	for i, o := range ops {
+		s[i] = string(o)
+	}
+	return strings.Join(s, ", ")
+}
+
+// sizeList is sizes as "512K-8M" (consecutive powers of two) or "512K, 8M".
+func sizeList(sizes []int64) string {
+	if len(sizes) == 0 {
+		return "no sizes"
+	}
+	run := true
+	for i := 1; i < len(sizes); i++ {
+		run = run && sizes[i] == 2*sizes[i-1]
+	}
+	if run && len(sizes) > 2 {
+		return nccl.FormatSize(sizes[0]) + "-" + nccl.FormatSize(sizes[len(sizes)-1])
+	}
+	s := make([]string, len(sizes))
+	for i, b := range sizes {
+		s[i] = nccl.FormatSize(b)
+	}
+	return strings.Join(s, ", ")
 }
 
 // OutcomeText is "ok", or the launch's outcome and why.

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// --part's usage errors come before anything is stored (exit 2, no
+// database file).
+func TestPartUsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"with --band", []string{"--band", "1M-2M", "--part", "all_reduce:1M-2M"}, "--part and --band"},
+		{"with --op", []string{"--op", "all_gather", "--part", "all_reduce:1M-2M"}, "drop --op"},
+		{"bad part", []string{"--part", "all_reduce"}, "OP:BAND[:WEIGHT]"},
+		{"unknown op", []string{"--part", "alltoal:1M-2M"}, "did you mean alltoall"},
+		{"overlap", []string{"--part", "all_reduce:1M-2M", "--part", "all_reduce:2M-4M"}, "overlap"},
+		{"guarded part", []string{"--part", "all_reduce:1M-2M", "--part", "all_gather:1M-2M", "--guard-ops", "all_gather"}, "part of the workload"},
+		{"unknown guard op", []string{"--band", "1M-2M", "--guard-ops", "brodcast"}, "did you mean broadcast"},
+		{"guard op twice", []string{"--band", "1M-2M", "--guard-ops", "broadcast,broadcast"}, "twice"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "db")
+			_, stderr, code := runCLI(t, db, append([]string{"search", "--sim", "spark4"}, tt.args...)...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want exit %d naming %q", code, stderr, exitUsage, tt.want)
+			}
+			if _, err := os.Stat(db); err == nil {
+				t.Error("a database was created for a usage error")
+			}
+		})
+	}
+}
+
+// A workload study stores its parts, its guarded ops and the settings a
+// resume needs; its default budget holds 60 measurements of every op and
+// the guards' reserve; it decides with a comparison part by part.
+func TestWorkloadStudyStored(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	_, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--part", "all_reduce:512K-4M:0.8", "--part", "all_gather:1M-8M:0.2", "--guard-ops", "broadcast")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	s := storedStudy(t, db, "s1-512K-8M")
+	st := s.study
+	if got := nccl.Workload(st.Parts()).String(); got != "all_reduce:512K-4M:0.8 all_gather:1M-8M:0.2" {
+		t.Errorf("stored workload %s", got)
+	}
+	if len(st.GuardOps) != 1 || st.GuardOps[0] != nccl.Broadcast || st.Search == nil || !st.Search.ScopeLists || st.Search.GuardLaunches != search.DefaultGuardLaunches {
+		t.Errorf("guard ops %v, settings %+v", st.GuardOps, st.Search)
+	}
+	if want := 2*search.DefaultBudgetLaunches + 2*search.DefaultGuardLaunches; st.Budget.Launches != want {
+		t.Errorf("budget %d, want %d (60 per op and 2×4 for broadcast)", st.Budget.Launches, want)
+	}
+	rec := st.Recommendation
+	if rec == nil || len(rec.Parts) != 2 || rec.Parts[0].Op != nccl.AllReduce || rec.Parts[1].Op != nccl.AllGather || len(rec.Parts[1].PerSize) != 4 {
+		t.Fatalf("recommendation parts %+v", rec)
+	}
+	ops := map[nccl.Op]int{}
+	for _, l := range s.launches {
+		ops[l.Op.OrAllReduce()]++
+	}
+	if ops[nccl.AllGather] < 10 || ops[nccl.AllReduce] < ops[nccl.AllGather] {
+		t.Errorf("launches per op %v", ops)
+	}
+	if rec.Significant && (len(rec.OpGuards) != 1 || ops[nccl.Broadcast] != 2*search.DefaultGuardLaunches) {
+		t.Errorf("recommended with guards %+v after %d broadcast launches", rec.OpGuards, ops[nccl.Broadcast])
+	}
+}
+
+// A study interrupted while it measures the guarded ops resumes with the
+// guard launches it made: every stored guard launch is one of an arm's,
+// none is made twice, and an arm gets at most --guard-launches of an op
+// (fewer only by what resuming costs: the interrupted launch and the
+// resumed study's warm-up, within --budget).
+func TestResumeDuringGuards(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	guards := 0
+	_, stderr, code := runWatched(ctx, db, func(line string) {
+		if strings.HasPrefix(line, "launch ") && strings.Contains(line, " guard ") {
+			if guards++; guards == 3 {
+				cancel()
+			}
+		}
+	}, "search", "--sim", "spark4", "--band", "512K-4M", "--guard-ops", "all_gather,broadcast")
+	if code != exitInterrupted {
+		t.Fatalf("exit %d (%d guard launches seen)\n%s", code, guards, stderr)
+	}
+	if _, stderr, code := runCLI(t, db, "search", "--resume", "s1-512K-4M", "--sim", "spark4"); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	s := storedStudy(t, db, "s1-512K-4M")
+	byOp := map[nccl.Op]int{}
+	for _, l := range s.launches {
+		if l.Phase == vocab.PhaseGuard && l.Scored {
+			byOp[l.Op]++
+		}
+	}
+	rec := s.study.Recommendation
+	if rec == nil || len(rec.OpGuards) != 2 {
+		t.Fatalf("resumed study: %+v", rec)
+	}
+	n := search.DefaultGuardLaunches
+	for _, g := range rec.OpGuards {
+		if g.BaselineLaunches > n || g.CandidateLaunches > n || g.BaselineLaunches+g.CandidateLaunches < 2*n-2 {
+			t.Errorf("%s: %d and %d launches per arm, want %d each (2 fewer in all at most)", g.Op, g.BaselineLaunches, g.CandidateLaunches, n)
+		}
+		if byOp[g.Op] != g.BaselineLaunches+g.CandidateLaunches {
+			t.Errorf("%s: %d guard launches stored, %d judged", g.Op, byOp[g.Op], g.BaselineLaunches+g.CandidateLaunches)
+		}
+	}
+	if s.study.Launches > s.study.Budget.Launches {
+		t.Errorf("%d launches for a budget of %d", s.study.Launches, s.study.Budget.Launches)
+	}
+}
