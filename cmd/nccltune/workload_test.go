@@ -125,3 +125,21 @@ func TestResumeDuringGuards(t *testing.T) {
 		t.Errorf("%d launches for a budget of %d", s.study.Launches, s.study.Budget.Launches)
 	}
 }
+
+// The study config nccltune workload writes (part: a list of strings,
+// single-size bands included) is a search's workload as it stands.
+func TestWorkloadConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "workload.yaml")
+	if err := os.WriteFile(cfg, []byte("# nccltune workload\n"+`part: ["all_reduce:128K:0.71", "all_gather:1M:0.18", "all_reduce:2M:0.11"]`+"\nguard-ops: none\nbudget: 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--config", cfg); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	s := storedStudy(t, db, "s1-128K-2M").study
+	if got := nccl.Workload(s.Parts()).String(); got != "all_reduce:128K:0.71 all_gather:1M:0.18 all_reduce:2M:0.11" || len(s.GuardOps) != 0 {
+		t.Errorf("workload %s, guarded ops %v", got, s.GuardOps)
+	}
+}
