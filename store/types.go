@@ -211,7 +211,7 @@ func PartOf(p nccl.Part) Part {
 // band and collective with weight 1.
 func (s *Study) Parts() nccl.Workload {
 	if len(s.Workload) == 0 {
-		return nccl.Workload{{Op: nccl.Op(s.Collective).OrAllReduce(), Band: nccl.Band{Min: s.BandMin, Max: s.BandMax}, Weight: 1}}
+		return nccl.Workload{{Op: s.Op(), Band: nccl.Band{Min: s.BandMin, Max: s.BandMax}, Weight: 1}}
 	}
 	out := make(nccl.Workload, len(s.Workload))
 	for i, p := range s.Workload {
