@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"github.com/nccltune/nccltune/nccl"
 	"strconv"
 	"strings"
 )
@@ -202,6 +203,25 @@ func (b *factsBuilder) addChoice(msg string) {
 	b.f.Choices = append(b.f.Choices, c)
 }
 
+// choicesAtTestSizes keys NCCL's choices by nccl-tests' size (and the
+// tuner's nBytes), as every band and plan is: NCCL's TUNING line prints a
+// call's count times its element size, which for all-gather and
+// reduce-scatter is one rank's part (512K on 4 ranks logs 131072 Bytes).
+// Without the rank count the logged sizes stay as they are.
+func choicesAtTestSizes(choices []Choice, nranks int) []Choice {
+	if nranks <= 0 || len(choices) == 0 {
+		return choices
+	}
+	out := make([]Choice, len(choices))
+	for i, c := range choices {
+		if op, ok := nccl.OpFromFunction(c.Collective); ok {
+			c.Bytes = nccl.CallSize(op, c.Bytes, 1, nranks)
+		}
+		out[i] = c
+	}
+	return out
+}
+
 // parseChoice reads "AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE
 // channel{Lo..Hi}={0..1}" (NCCL_DEBUG_SUBSYS=TUNING, NCCL 2.24+; rank 0 of
 // each communicator logs one per call). Bytes is NCCL's count × the type's
@@ -256,6 +276,7 @@ func (b *factsBuilder) result() *Facts {
 	case b.gdrOff:
 		f.GDR = boolPtr(false)
 	}
+	f.Choices = choicesAtTestSizes(f.Choices, f.NRanks)
 	f.Tuning = b.tuning.bw
 	f.Tuner = b.tuner.result()
 	f.Channels = b.ringChannels

@@ -3,6 +3,7 @@ package benchfmt
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,6 +144,27 @@ func TestNetRoutes(t *testing.T) {
 		got := strings.Join(ParseFacts([]byte(tc.line+"\n")).NetRoutes, "|")
 		if got != tc.want {
 			t.Errorf("%s: routes %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}
+
+// NCCL's TUNING line prints count × element size, one rank's part for
+// all-gather and reduce-scatter: the real 4-rank captures log 131072 Bytes
+// for nccl-tests' 512K. Choices are keyed by nccl-tests' size, so the plan
+// of every op covers exactly the sizes the sweep measured (32K-8M).
+func TestRealOpChoicesAtTestSizes(t *testing.T) {
+	want := nccl.PowersOfTwo(32<<10, 8<<20)
+	for _, op := range []nccl.Op{nccl.AllReduce, nccl.AllGather, nccl.ReduceScatter, nccl.Broadcast, nccl.Reduce} {
+		data, err := os.ReadFile(filepath.Join("testdata", "ops", string(op)+"_4r_debug.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, ok := ParseFacts(data).Native(op.Function())
+		if !ok {
+			t.Fatalf("%s: no plan", op)
+		}
+		if got := n.Plan.Sizes(); !slices.Equal(got, want) {
+			t.Errorf("%s: plan sizes %v, want %v", op, got, want)
 		}
 	}
 }

@@ -693,7 +693,7 @@ func TestParseFactsLines(t *testing.T) {
 		NICs:       []string{"rocep1s0f1:1/RoCE", "roceP2p1s0f1:1/RoCE"}, NICsPerHost: 2, GDR: boolPtr(false), Channels: 64,
 		Choices: []Choice{
 			{"AllReduce", 1048576, "RING", "LL128", 0, 63, 64},
-			{"AllGather", 1048576, "RING", "SIMPLE", 0, 7, 8},
+			{"AllGather", 4 * 1048576, "RING", "SIMPLE", 0, 7, 8}, // one rank's 1M on 4 ranks: nccl-tests' 4M
 		},
 		Hosts:    []string{"spark5", "spark6"},
 		Warnings: []string{"Cuda failure 'out of memory'"},

@@ -859,7 +859,10 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	bytes, count := rowShape(o.collective, size, typeSizes[typ], l.n)
 	l.rowStart(typ, op, root, bytes, count)
 	c := l.tunerChoose(l.choose(bytes), bytes)
-	l.logChoice(c, bytes)
+	// NCCL's TUNING line prints the call's count times its element size:
+	// one rank's part for all-gather and reduce-scatter (the count column),
+	// the whole buffer otherwise; the tuner is handed the whole buffer.
+	l.logChoice(c, count*int64(typeSizes[typ]))
 	var outMean float64
 	for place := range 2 {
 		mean := l.placeResult(c, bytes, count, key, place)
