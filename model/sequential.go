@@ -196,6 +196,11 @@ func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64
 		if plain.CIOK && plain.Hi < 1+opt.MinEffect {
 			lk.Stop, lk.Futile = true, true
 			lk.Verdict = VerdictFutile
+			// The interval that decided is the one reported: the look's own
+			// (at its far smaller level) may not exist yet at these counts,
+			// and a study would store [NaN, NaN] beside a reason quoting
+			// this one.
+			lk.Lo, lk.Hi, lk.CIOK, lk.Confidence = plain.Lo, plain.Hi, true, plain.Confidence
 			lk.Reason = fmt.Sprintf("keep the baseline: after %d and %d launches the %s interval on the speedup, %.3f–%.3f, already excludes the %.0f %% minimum effect",
 				plain.BaselineN, plain.CandidateN, pct(opt.Confidence), plain.Lo, plain.Hi, 100*opt.MinEffect)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -239,5 +240,35 @@ func TestSequentialTable(t *testing.T) {
 					float64(st.recommend)/reps, float64(st.launches)/reps)
 			}
 		}
+	}
+}
+
+// TestFutileLookReportsItsInterval: a look that stops for futility
+// reports the interval that decided it — the plain one its reason quotes —
+// even where the look's own, at its far smaller level, does not exist at
+// these counts (a study stored [NaN, NaN] beside "0.918–1.036").
+func TestFutileLookReportsItsInterval(t *testing.T) {
+	sizes := []int64{1 << 20, 2 << 20}
+	launch := func(us float64) Launch {
+		return Launch{Times: map[int64][]float64{sizes[0]: {us, us, us}, sizes[1]: {us, us, us}}}
+	}
+	var base, cand []Launch
+	for i := range 6 {
+		base = append(base, launch(1000*(1+0.005*float64(i))))
+		cand = append(cand, launch(1000*(1+0.005*float64(5-i))+1))
+	}
+	d := PlanConfirm(6, 50, 0.05)
+	opt := DefaultOptions()
+	opt.MinEffect = 0.2
+	lk := d.Decide(0, base, cand, sizes, opt, false)
+	if !lk.Futile {
+		t.Fatalf("not futile: %s", lk.Reason)
+	}
+	plain := Compare(base, cand, sizes, opt)
+	if !lk.CIOK || math.IsNaN(lk.Lo) || math.IsNaN(lk.Hi) || lk.Lo != plain.Lo || lk.Hi != plain.Hi || lk.Confidence != plain.Confidence {
+		t.Errorf("futile look's interval %v–%v (ok %v, confidence %v), want the plain %v–%v at %v", lk.Lo, lk.Hi, lk.CIOK, lk.Confidence, plain.Lo, plain.Hi, plain.Confidence)
+	}
+	if want := fmt.Sprintf("%.3f–%.3f", plain.Lo, plain.Hi); !strings.Contains(lk.Reason, want) {
+		t.Errorf("reason %q does not quote %s", lk.Reason, want)
 	}
 }

@@ -92,11 +92,43 @@ func planLines(p *store.PlanSummary) []string {
 	return out
 }
 
+// spentText is the summary's count of launches: of the budget, and when
+// some were left, why the study stopped before spending them — from the
+// result's own words (Settled, printed next, or Stopped and Ending).
+func spentText(budget int, res *search.Result) string {
+	if budget <= 0 {
+		return fmt.Sprintf("%d launches", res.Launches)
+	}
+	text := fmt.Sprintf("%d of %d launches", res.Launches, budget)
+	if res.Unspent <= 0 {
+		return text
+	}
+	why := ""
+	switch {
+	case res.Settled != "":
+		why = "more could not change the answer"
+	case res.Stopped == "interrupted":
+		why = "interrupted; --resume spends them"
+	case res.Stopped == "time":
+		why = "the --time limit ran out"
+	case res.Design != nil && res.Looks > 0 && res.Looks < len(res.Design.Looks):
+		why = fmt.Sprintf("the confirmation decided (%s) at look %d of %d", res.Ending, res.Looks, len(res.Design.Looks))
+	case res.Stopped == "space":
+		why = "no distinct config was left to explore; ended " + res.Ending
+	case res.Ending != "":
+		why = "ended " + res.Ending
+	}
+	if why == "" {
+		return fmt.Sprintf("%s, %d unspent", text, res.Unspent)
+	}
+	return fmt.Sprintf("%s, %d unspent (%s)", text, res.Unspent, why)
+}
+
 // printSearchResult prints the final table: baseline against the
 // recommendation size by size, and the decision in plain words.
 func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration, db string) {
 	rec := study.Recommendation
-	fmt.Fprintf(w, "\nstudy %s  band %s  %d launches, %d trials, %s", study.Name, study.Band, res.Launches, len(res.Trials), took.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "\nstudy %s  band %s  %s, %d trials, %s", study.Name, study.Band, spentText(study.Budget.Launches, res), len(res.Trials), took.Round(100*time.Millisecond))
 	if study.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
 	}
