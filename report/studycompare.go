@@ -3,8 +3,10 @@ package report
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/store"
 )
 
 // ComparedArm is one side of a comparison of stored studies.
@@ -39,6 +41,9 @@ type StudyComparison struct {
 	Rows []ComparedSize
 	// Band is the comparison over every size both studies measured.
 	Band model.Comparison
+	// Warnings name what differs between the studies besides the config
+	// (the op, the fabric, simulated or real): a difference may be that.
+	Warnings []string
 }
 
 // CompareStudies compares the launches each study concluded from
@@ -87,7 +92,38 @@ func CompareStudies(a, b *Study) (*StudyComparison, error) {
 	for i, s := range []model.Summary{band.Baseline, band.Candidate} {
 		arms[i].ScoreUS = finitePtr(s.ScoreUS)
 	}
-	return &StudyComparison{Arms: arms, Rows: rows, Band: band}, nil
+	return &StudyComparison{Arms: arms, Rows: rows, Band: band, Warnings: mixed(a.Study, b.Study)}, nil
+}
+
+// mixed says what differs between two studies besides their configs:
+// the op, simulated or real, the simulated profile, and what both
+// recorded of their platforms (ranks, nodes, transport, GPU, NCCL).
+func mixed(a, b *store.Study) []string {
+	var out []string
+	if a.Op() != b.Op() {
+		out = append(out, fmt.Sprintf("%s measured %s and %s %s: different collectives, not two configs of one", a.Name, a.Op(), b.Name, b.Op()))
+	}
+	switch {
+	case a.Simulated != b.Simulated:
+		out = append(out, fmt.Sprintf("one study is SIMULATED and the other real (%s: %s, %s: %s)", a.Name, simOrReal(a), b.Name, simOrReal(b)))
+	case a.Simulated && a.Launch.SimProfile != b.Launch.SimProfile:
+		out = append(out, fmt.Sprintf("different simulated fabrics: %s on %s, %s on %s", a.Name, a.Launch.SimProfile, b.Name, b.Launch.SimProfile))
+	}
+	if d := a.Platform.Differences(b.Platform); len(d) > 0 {
+		var parts []string
+		for _, x := range d {
+			parts = append(parts, x.String())
+		}
+		out = append(out, fmt.Sprintf("different platforms (%s vs %s): %s — the difference may be the fabric's, not the config's", a.Name, b.Name, strings.Join(parts, ", ")))
+	}
+	return out
+}
+
+func simOrReal(s *store.Study) string {
+	if s.Simulated {
+		return "simulated " + s.Launch.SimProfile
+	}
+	return "real"
 }
 
 // finitePtr is x, or nil (JSON's null) for NaN and Inf.

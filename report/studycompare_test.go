@@ -2,7 +2,10 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/store"
 )
 
 // A study compared with itself measured the same launches: every size is
@@ -27,5 +30,42 @@ func TestCompareStudiesWithItself(t *testing.T) {
 	}
 	if c.Arms[0].Study != s.Name() || c.Arms[0].ScoreUS == nil {
 		t.Errorf("arm A %+v, want the study's name and its score", c.Arms[0])
+	}
+}
+
+// TestCompareStudiesSaysWhatDiffers: two studies of other ranks, nodes,
+// ops or simulated profiles are compared, with a warning for each thing
+// that differs besides the config; a study and itself get none.
+func TestCompareStudiesSaysWhatDiffers(t *testing.T) {
+	a := sweepStudy()
+	if c, _ := CompareStudies(a, a); len(c.Warnings) != 0 {
+		t.Errorf("a study and itself: %q", c.Warnings)
+	}
+	withStudy := func(s *Study, edit func(*store.Study)) *Study {
+		st := *s.Study
+		edit(&st)
+		out := *s
+		out.Study = &st
+		return &out
+	}
+	a = withStudy(a, func(st *store.Study) {
+		st.Platform.Ranks, st.Platform.Nodes, st.Simulated, st.Launch.SimProfile = 4, 4, true, "spark4"
+	})
+	b := withStudy(a, func(st *store.Study) {
+		st.Name, st.Collective = "s9-other", "all_gather"
+		st.Platform.Ranks, st.Platform.Nodes, st.Launch.SimProfile = 2, 2, "spark2"
+	})
+	c, err := CompareStudies(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(c.Warnings, "\n")
+	for _, want := range []string{"measured all_reduce and s9-other all_gather", "different platforms", "ranks ", "nodes "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("warnings lack %q:\n%s", want, text)
+		}
+	}
+	if !strings.Contains(text, "different simulated fabrics: "+a.Name()+" on spark4, s9-other on spark2") || !strings.Contains(text, "ranks 4 vs 2, nodes 4 vs 2") {
+		t.Errorf("warnings lack the simulated profiles or the platforms:\n%s", text)
 	}
 }

@@ -129,6 +129,10 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: why})
 			continue
 		}
+		if why := fabricMismatch(f.result, study); why != "" {
+			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: why})
+			continue
+		}
 		matching = append(matching, f)
 	}
 	if len(matching) > 0 {
@@ -186,6 +190,23 @@ func opMismatch(r *benchfmt.Result, study *store.Study, want nccl.Op) string {
 		return fmt.Sprintf("the output is of %s, study %s measured %s; import it into a study of its own (without --study)", got, study.Name, study.Op())
 	}
 	return ""
+}
+
+// fabricMismatch says why an output of another fabric (other ranks,
+// nodes or transport than the study recorded) cannot join study; "" when
+// it can, or when either did not record them. A study is one fabric: a
+// 1-host NVLink log beside 2-node Socket launches would be averaged as one.
+func fabricMismatch(r *benchfmt.Result, study *store.Study) string {
+	var diffs []string
+	for _, d := range PlatformOf(r).Differences(study.Platform) {
+		if d.Fabric() {
+			diffs = append(diffs, d.String())
+		}
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("it ran on another fabric than study %s (this file's %s): import it into a study of its own (without --study)", study.Name, strings.Join(diffs, ", "))
 }
 
 // parsedFile is one FILE: its parse, or why it cannot be imported.

@@ -220,3 +220,23 @@ func TestImportSimulated(t *testing.T) {
 		t.Errorf("after the refused file: %+v", sums[0])
 	}
 }
+
+// TestImportRefusesAnotherFabric: import --study does not add a 1-host
+// NVLink (P2P) log to a study of a Socket fabric NCCL counted as 2 nodes:
+// the file is skipped, naming what differs; nothing of it is stored.
+func TestImportRefusesAnotherFabric(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	fixtures := filepath.Join("..", "..", "benchfmt", "testdata", "fixtures")
+	if _, stderr, code := runCLI(t, db, "import", filepath.Join(fixtures, "x2_mpirun_net_debug.txt")); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, db, "import", "--study", "s1", filepath.Join(fixtures, "x2_mpirun_p2p_debug.txt"))
+	stderr = stdout + stderr
+	if code == 0 || !strings.Contains(stderr, "it ran on another fabric than study s1-import") || !strings.Contains(stderr, "transport P2P vs Socket") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	out, _, _ := runCLI(t, db, "show", "s1", "--json")
+	if strings.Count(out, `"state"`) != 1 || !strings.Contains(out, `"launches": 1`) {
+		t.Errorf("the other fabric's launch was stored:\n%s", out)
+	}
+}

@@ -15,7 +15,11 @@ import (
 func PrintStoredComparison(w io.Writer, asJSON bool, c *report.StudyComparison) error {
 	arms, rows, band := c.Arms, c.Rows, c.Band
 	if asJSON {
-		return WriteJSON(w, map[string]any{"a": arms[0], "b": arms[1], "interleaved": false, "rows": rows,
+		warnings := c.Warnings
+		if warnings == nil {
+			warnings = []string{}
+		}
+		return WriteJSON(w, map[string]any{"a": arms[0], "b": arms[1], "interleaved": false, "rows": rows, "warnings": warnings,
 			"speedup": jsonNumber(band.Speedup), "speedup_ci": []any{jsonNumber(band.Lo), jsonNumber(band.Hi)},
 			"p_value": FiniteOr(band.P, 1), "significant": band.Significant})
 	}
@@ -26,6 +30,9 @@ func PrintStoredComparison(w io.Writer, asJSON bool, c *report.StudyComparison) 
 			sim = "  [SIMULATED]"
 		}
 		fmt.Fprintf(w, "%s: %s trial %d, %s, %d launches%s\n", name, a.Study, a.Trial, nccl.Config(a.Env), a.Launches, sim)
+	}
+	for _, warn := range c.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	fmt.Fprintln(w, "median time over launches [95% CI]; ~ = no significant difference (p ≥ 0.05); not interleaved")
 	tw := newTable(w)
