@@ -269,3 +269,24 @@ func TestDrawNothing(t *testing.T) {
 		t.Errorf("empty figure: %v", err)
 	}
 }
+
+// TestFigureTitleNamesTheOps: a figure's title names the op of every
+// study drawn (an all-gather import is not titled "all_reduce").
+func TestFigureTitleNamesTheOps(t *testing.T) {
+	sw := sweepStudy()
+	st := *sw.Study
+	st.Collective = "all_gather"
+	ag := *sw
+	ag.Study = &st
+	c, err := ag.TrialCurve(ag.Trials[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fig := NewFigure([]Curve{c}, &ag); !strings.HasSuffix(fig.Subject, ": all_gather") {
+		t.Errorf("all-gather study titled %q", fig.Subject)
+	}
+	rec := recommendStudy()
+	if fig := NewFigure([]Curve{c}, &ag, rec); !strings.HasSuffix(fig.Subject, ": all_gather, all_reduce") {
+		t.Errorf("two ops titled %q", fig.Subject)
+	}
+}
