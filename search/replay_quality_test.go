@@ -214,7 +214,7 @@ func containsPrefix(list []string, prefix string) bool {
 func TestReplayQuality(t *testing.T) {
 	path := os.Getenv("NCCLTUNE_REPLAY")
 	if path == "" {
-		t.Skip("set NCCLTUNE_REPLAY to a replay (file or store) to measure the search on it")
+		t.Skip("set NCCLTUNE_REPLAY to a replay file to measure the search on it (nccltune replay build STORE.db --out FILE.json makes one from a store)")
 	}
 	// A relative path may be written from the repository's root.
 	if _, err := os.Stat(sim.ReplayPath(path)); err != nil && !filepath.IsAbs(sim.ReplayPath(path)) {

@@ -97,7 +97,11 @@
 //
 // A profile argument "replay:FILE" (or a bbolt store or replay JSON file
 // recognised by its content) runs a Replay instead: a simulated fabric
-// made of launches recorded in a store (BuildReplay, LoadReplay). A
+// made of launches recorded in a store (BuildReplay, LoadReplay). sim
+// never opens a store: the recording is read where studies are read
+// (studyrun.RecordingOf) and handed to BuildReplay, and for a store given
+// as --sim replay:STORE.db nccltune writes the replay built from it where
+// each launch reads it (BuiltPath) before the study starts. A
 // replayed launch of a config resamples one of its recorded launches
 // whole (launch 0: the recorded cold one), prints the recorded plan in
 // its NCCL TUNING lines, and fails with "cannot speak for" (exit 4) when

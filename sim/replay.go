@@ -2,8 +2,11 @@ package sim
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -144,6 +147,23 @@ func sniffFile(path string) (string, error) {
 	return "", nil
 }
 
+// IsStoreFile reports whether the file at path is a bbolt database (a
+// nccltune store): a replay argument naming one is built into a replay
+// before the simulated fabric runs.
+func IsStoreFile(path string) bool {
+	kind, err := sniffFile(path)
+	return err == nil && kind == "bbolt"
+}
+
+// BuiltPath is where the replay built from the store at storeAbs, as it
+// is now (fi: its size and modification time), is kept for the simulated
+// fabric's launches to read: the file name is a hash of the three, so a
+// changed store is built again.
+func BuiltPath(storeAbs string, fi os.FileInfo) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d", storeAbs, fi.Size(), fi.ModTime().UnixNano()))
+	return filepath.Join(os.TempDir(), "nccltune-replay-"+hex.EncodeToString(h[:8])+".json")
+}
+
 // isBbolt reports whether the bytes start a bbolt file: the first page is
 // a meta page (16-byte page header, flags 0x04) whose meta starts with
 // bbolt's magic 0xED0CDAED, little-endian on the machines nccltune runs on.
@@ -166,9 +186,10 @@ type cachedReplay struct {
 	r    *Replay
 }
 
-// LoadReplay reads a replay: a replay file (JSON, see Replay), or a
-// nccltune store (bbolt), which is built into a replay on the fly with
-// the plans from the doctor JSON files beside it (see BuildReplay).
+// LoadReplay reads a replay: a replay file (JSON, see Replay), or for a
+// nccltune store (bbolt) the replay built from it as it is now
+// (BuiltPath), which nccltune writes before it launches (sim never opens
+// a store).
 func LoadReplay(profile string) (*Replay, error) {
 	path := ReplayPath(profile)
 	if path == "" {
@@ -194,7 +215,10 @@ func LoadReplay(profile string) (*Replay, error) {
 	var r *Replay
 	switch kind {
 	case "bbolt":
-		r, err = BuildReplay(BuildOptions{Store: abs, Plans: PlansBeside(abs)})
+		r, err = readReplayFile(BuiltPath(abs, st))
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("replay %s: a nccltune store, which the simulated fabric reads through the replay built from it: nccltune builds one when a command is given --sim replay:%s, or build one with nccltune replay build %s --out FILE.json", path, path, path)
+		}
 	case "replay":
 		r, err = readReplayFile(abs)
 	case "json":

@@ -15,12 +15,11 @@ import (
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/runner"
-	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
 
-// recording describes a store of launches made the way the real one is
-// made: interleaved rounds of one launch per config (one sweep study per
+// recording describes a recording of launches made the way a real store
+// is made: interleaved rounds of one launch per config (one sweep study per
 // launch), the fabric's launch index counting across all of them (so
 // only the very first launch is cold), and one doctor JSON per config.
 type recording struct {
@@ -38,34 +37,23 @@ type recording struct {
 	planOnly []nccl.Config
 }
 
-// record writes the recording into dir and returns the store's path.
-func (rc recording) record(t testing.TB, dir string) string {
+// record makes the recording, as studyrun.RecordingOf reads a store of
+// it (the store would be dir/rec.db), and writes its doctor files into
+// dir.
+func (rc recording) record(t testing.TB, dir string) *Recording {
 	t.Helper()
-	path := filepath.Join(dir, "rec.db")
-	st, err := store.Open(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	rec := &Recording{Source: filepath.Join(dir, "rec.db")}
 	p := rc.profile
 	start := time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
 	g := 0
-	addStudy := func(cfg nccl.Config, phase string, l *store.Launch) {
-		study := &store.Study{Kind: vocab.KindSweep, Band: "512K-8M", Simulated: true, Status: vocab.StatusDone,
-			Platform: store.Platform{Ranks: p.NRanks, NCCLVersion: p.NCCLVersion, GPU: p.GPU, Transport: transportSocket},
-			Launch:   store.LaunchSettings{SimProfile: p.Name}}
-		if err := st.CreateStudy(study); err != nil {
-			t.Fatal(err)
-		}
-		l.StudyID, l.Phase, l.Simulated = study.ID, phase, true
-		l.NewTrial = &store.Trial{StudyID: study.ID, Config: cfg, Key: cfg.Key(), State: vocab.TrialComplete, Role: vocab.RoleSweep}
-		if err := st.AddLaunch(l, nil); err != nil {
-			t.Fatal(err)
-		}
+	addStudy := func(cfg nccl.Config, phase string, l *RecordedLaunch) {
+		l.Config, l.Phase, l.Seq = cfg, phase, 0
+		rec.Studies = append(rec.Studies, RecordedStudy{Name: fmt.Sprintf("s%d-sweep", len(rec.Studies)+1), Simulated: true,
+			Ranks: p.NRanks, NCCLVersion: p.NCCLVersion, GPU: p.GPU, Transport: transportSocket, Launches: []RecordedLaunch{*l}})
 	}
 	for round := 0; round < rc.rounds; round++ {
 		for _, cfg := range rc.configs {
-			l := &store.Launch{Start: start.Add(time.Duration(g) * time.Minute), Outcome: benchfmt.OK, Scored: true}
+			l := &RecordedLaunch{Start: start.Add(time.Duration(g) * time.Minute), Outcome: benchfmt.OK}
 			if g == rc.failAt && rc.failAt > 0 {
 				l.Outcome, l.Reason = benchfmt.Failed, "exit status 3: recorded failure"
 			} else {
@@ -100,7 +88,7 @@ func (rc recording) record(t testing.TB, dir string) string {
 			if err != nil || res.Facts == nil {
 				t.Fatalf("debug launch of %s: %v", cfg, err)
 			}
-			l := &store.Launch{Start: start.Add(time.Duration(g+i) * time.Minute), Outcome: benchfmt.OK, Env: debugEnv, Facts: res.Facts}
+			l := &RecordedLaunch{Start: start.Add(time.Duration(g+i) * time.Minute), Outcome: benchfmt.OK, Env: debugEnv, Facts: res.Facts}
 			addStudy(cfg, vocab.PhaseExplain, l)
 			continue
 		}
@@ -127,7 +115,7 @@ func (rc recording) record(t testing.TB, dir string) string {
 			t.Fatal(err)
 		}
 	}
-	return path
+	return rec
 }
 
 func meanOf(xs []float64) float64 {
@@ -143,16 +131,26 @@ var (
 	recConfigs = []nccl.Config{{}, {"NCCL_MAX_NCHANNELS": "1"}, {"NCCL_PROTO": "LL"}, {"NCCL_ALGO": "Tree"}}
 )
 
-// testReplay records a small simulated fabric and builds its replay.
+// testReplay records a small simulated fabric, builds its replay and
+// writes it as a replay file (rec.json, beside the recording's doctor
+// files) for the simulator's launches to read.
 func testReplay(t testing.TB, rc recording) (*Replay, string) {
 	t.Helper()
 	dir := t.TempDir()
-	db := rc.record(t, dir)
-	r, err := BuildReplay(BuildOptions{Store: db, Plans: PlansBeside(db)})
+	rec := rc.record(t, dir)
+	r, err := BuildReplay(BuildOptions{Recording: rec, Plans: PlansBeside(rec.Source)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, db
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "rec.json")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return r, file
 }
 
 func defaultRecording(t testing.TB) recording {
@@ -164,7 +162,7 @@ func TestReplayBuildRoundTrip(t *testing.T) {
 		t.Run(fmt.Sprintf("debugPlans=%v", debug), func(t *testing.T) {
 			rc := defaultRecording(t)
 			rc.debugPlans = debug
-			r, db := testReplay(t, rc)
+			r, _ := testReplay(t, rc)
 			if len(r.Configs) != len(recConfigs) || len(r.Configs[0].Env) != 0 {
 				t.Fatalf("configs %v, want the defaults first and %d in all", r.Configs, len(recConfigs))
 			}
@@ -216,13 +214,6 @@ func TestReplayBuildRoundTrip(t *testing.T) {
 			again, _ := json.Marshal(back)
 			if !bytes.Equal(data, again) {
 				t.Error("the replay file does not read back as written")
-			}
-			fromDB, err := LoadReplay(db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(fromDB.Configs) != len(r.Configs) {
-				t.Errorf("--sim %s: %d configs, want %d", db, len(fromDB.Configs), len(r.Configs))
 			}
 		})
 	}
@@ -555,8 +546,8 @@ func TestWriteSimRecording(t *testing.T) {
 		configs = append(configs, cfg)
 	}
 	os.MkdirAll(dir, 0o755)
-	db := recording{profile: p, configs: configs, rounds: 7, iters: 20, sizes: recSizes}.record(t, dir)
-	r, err := BuildReplay(BuildOptions{Store: db, Plans: PlansBeside(db), Name: "sim-loopback4"})
+	rec := recording{profile: p, configs: configs, rounds: 7, iters: 20, sizes: recSizes}.record(t, dir)
+	r, err := BuildReplay(BuildOptions{Recording: rec, Plans: PlansBeside(rec.Source), Name: "sim-loopback4"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -564,7 +555,7 @@ func TestWriteSimRecording(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "replay.json"), append(data, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s and %s: %s", db, filepath.Join(dir, "replay.json"), r.Description)
+	t.Logf("wrote the doctor files and %s: %s", filepath.Join(dir, "replay.json"), r.Description)
 }
 
 func TestReplayPlanOnlyConfigs(t *testing.T) {

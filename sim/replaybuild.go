@@ -9,17 +9,18 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
 
 // BuildOptions say what a replay is built from.
 type BuildOptions struct {
-	// Store is the nccltune database holding the recorded launches.
-	Store string
+	// Recording is what the nccltune store holds, read where studies are
+	// read (studyrun.RecordingOf): sim never opens a store.
+	Recording *Recording
 	// Plans are `nccltune doctor --json [--env K=V…]` outputs: NCCL's
 	// choices per size with the defaults and, with --env, with a config.
 	Plans []string
@@ -38,11 +39,49 @@ func PlansBeside(storePath string) []string {
 	return files
 }
 
-// recorded is one launch read from the store.
+// Recording is what a replay is built from: the studies of a nccltune
+// store, each with its launches under their trial's config, in the
+// store's order. It is filled where studies are read
+// (studyrun.RecordingOf), so the simulated fabric never links the store.
+type Recording struct {
+	// Source is where it was read: the store's path.
+	Source  string
+	Studies []RecordedStudy
+}
+
+// RecordedStudy is one study of a recording: its name, whether it ran on
+// the simulated fabric, what its fingerprint knows of the fabric, and its
+// launches.
+type RecordedStudy struct {
+	Name      string
+	Simulated bool
+	// Ranks, NCCLVersion, GPU and Transport are the study's platform
+	// fingerprint (zero when not recorded).
+	Ranks                       int
+	NCCLVersion, GPU, Transport string
+	Launches                    []RecordedLaunch
+}
+
+// RecordedLaunch is one launch of a recorded study, under its trial's
+// config: what ran (Env, the variables nccltune added), when, how it
+// ended and what it measured and logged.
+type RecordedLaunch struct {
+	Config  nccl.Config
+	Seq     int
+	Phase   string
+	Start   time.Time
+	Outcome benchfmt.Outcome
+	Reason  string
+	Env     []string
+	Sizes   []benchfmt.Size
+	Facts   *benchfmt.Facts
+}
+
+// recorded is one launch of the recording a replay times.
 type recorded struct {
 	study string
 	cfg   nccl.Config
-	l     *store.Launch
+	l     *RecordedLaunch
 }
 
 // BuildReplay reads every launch of every study in a store, groups them
@@ -56,22 +95,23 @@ type recorded struct {
 // that measured every recorded size (the sizes most launches have) are
 // kept for their times.
 func BuildReplay(o BuildOptions) (*Replay, error) {
-	r := &Replay{Format: ReplayFormat, Name: o.Name, Source: o.Store}
+	source := o.Recording.Source
+	r := &Replay{Format: ReplayFormat, Name: o.Name, Source: source}
 	if r.Name == "" {
-		r.Name = strings.TrimSuffix(filepath.Base(o.Store), filepath.Ext(o.Store))
+		r.Name = strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
 	}
-	rec, err := readRecording(o.Store, r)
+	rec, err := readRecording(o.Recording, r)
 	if err != nil {
 		return nil, err
 	}
 	r.Sizes = recordedSizes(rec.launches)
 	if len(r.Sizes) == 0 {
-		return nil, fmt.Errorf("replay: no launch in %s ended OK", o.Store)
+		return nil, fmt.Errorf("replay: no launch in %s ended OK", source)
 	}
 	configs, dropped := groupByConfig(rec.launches, r.Sizes)
 	def := configs.byKey[""]
 	if def == nil {
-		return nil, fmt.Errorf("replay: %s has no launch of NCCL's defaults, which every search starts with (record it: `nccltune sweep --no-warmup …` without --env)", o.Store)
+		return nil, fmt.Errorf("replay: %s has no launch of NCCL's defaults, which every search starts with (record it: `nccltune sweep --no-warmup …` without --env)", source)
 	}
 	r.Configs = configs.inOrder()
 	defDoc, err := attachPlans(r, configs.byKey, rec.debugPlans, o)
@@ -80,7 +120,7 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 	}
 	fillFabric(r, defDoc, rec.defaultsFacts, def)
 	if r.NRanks == 0 {
-		return nil, fmt.Errorf("replay: %s does not say how many ranks ran (no fabric fingerprint and no doctor file)", o.Store)
+		return nil, fmt.Errorf("replay: %s does not say how many ranks ran (no fabric fingerprint and no doctor file)", source)
 	}
 	if err := requirePlans(r.Configs); err != nil {
 		return nil, err
@@ -92,10 +132,10 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 	return r, nil
 }
 
-// storeRecording is what BuildReplay reads from the store before it shapes a
-// replay: the launches to replay in time order, and the plans NCCL's debug
+// replayInput is what BuildReplay reads from the recording before it
+// shapes a replay: the launches to replay in time order, and the plans NCCL's debug
 // lines showed, which fill in for configs no doctor file covers.
-type storeRecording struct {
+type replayInput struct {
 	launches   []recorded
 	debugPlans map[string]debugPlan // by config key: the first launch with TUNING lines
 	// defaultsFacts are the facts of the first launch of NCCL's defaults
@@ -112,28 +152,17 @@ type debugPlan struct {
 	env      nccl.Config
 }
 
-// readRecording reads every study of the store at path. It fills the
+// readRecording reads every study of the recording. It fills the
 // replay's fabric fields from the studies' fingerprints (the first study
-// that says each wins) and the defaults' tuning table, and refuses a store
-// with nothing measured.
-func readRecording(path string, r *Replay) (*storeRecording, error) {
-	st, err := store.Open(path, store.Options{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("replay: open the recording %s: %w", path, err)
-	}
-	defer st.Close()
-	sums, err := st.Studies()
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
-	}
-	rec := &storeRecording{debugPlans: map[string]debugPlan{}}
-	for _, sum := range sums {
-		if err := rec.readStudy(st, fmt.Sprint(sum.ID), r); err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
-		}
+// that says each wins) and the defaults' tuning table, and refuses a
+// recording with nothing measured.
+func readRecording(recording *Recording, r *Replay) (*replayInput, error) {
+	rec := &replayInput{debugPlans: map[string]debugPlan{}}
+	for i := range recording.Studies {
+		rec.readStudy(&recording.Studies[i], r)
 	}
 	if len(rec.launches) == 0 {
-		return nil, fmt.Errorf("replay: %s holds no measured launch (record some with `nccltune sweep --no-warmup --env K=V …`)", path)
+		return nil, fmt.Errorf("replay: %s holds no measured launch (record some with `nccltune sweep --no-warmup --env K=V …`)", recording.Source)
 	}
 	sort.SliceStable(rec.launches, func(i, j int) bool { return rec.launches[i].l.Start.Before(rec.launches[j].l.Start) })
 	return rec, nil
@@ -142,31 +171,13 @@ func readRecording(path string, r *Replay) (*storeRecording, error) {
 // readStudy adds one study's launches: each under its trial's config,
 // its debug lines as that config's plan, and only the launches whose
 // times a replay can use (no explain or debug launch, none interrupted).
-func (rec *storeRecording) readStudy(st *store.Store, ref string, r *Replay) error {
-	stored, err := st.Study(ref)
-	if err != nil {
-		return err
-	}
-	mergeFingerprint(r, stored)
-	trials, err := st.Trials(stored.ID)
-	if err != nil {
-		return err
-	}
-	byID := map[uint64]nccl.Config{}
-	for _, t := range trials {
-		byID[t.ID] = knobsOf(t.Config)
-	}
-	launches, err := st.Launches(stored.ID)
-	if err != nil {
-		return err
-	}
-	for _, l := range launches {
-		cfg, ok := byID[l.TrialID]
-		if !ok {
-			continue
-		}
+func (rec *replayInput) readStudy(study *RecordedStudy, r *Replay) {
+	mergeFingerprint(r, study)
+	for i := range study.Launches {
+		l := &study.Launches[i]
+		cfg := knobsOf(l.Config)
 		if l.Facts != nil && len(allReduceSteps(l.Facts.Choices)) > 0 {
-			rec.notePlan(r, stored.Name, cfg, l)
+			rec.notePlan(r, study.Name, cfg, l)
 		}
 		if l.Phase == vocab.PhaseExplain || isDebugLaunch(l) {
 			continue
@@ -174,34 +185,33 @@ func (rec *storeRecording) readStudy(st *store.Store, ref string, r *Replay) err
 		if l.Outcome != benchfmt.OK && strings.Contains(l.Reason, "interrupted") {
 			continue
 		}
-		rec.launches = append(rec.launches, recorded{study: stored.Name, cfg: cfg, l: l})
+		rec.launches = append(rec.launches, recorded{study: study.Name, cfg: cfg, l: l})
 	}
-	return nil
 }
 
 // mergeFingerprint fills the replay's fabric fields a study's fingerprint
 // knows and no earlier study said.
-func mergeFingerprint(r *Replay, stored *store.Study) {
-	if stored.Simulated {
+func mergeFingerprint(r *Replay, study *RecordedStudy) {
+	if study.Simulated {
 		r.FromSimulated = true
 	}
-	if r.NRanks == 0 && stored.Platform.Ranks > 0 {
-		r.NRanks = stored.Platform.Ranks
+	if r.NRanks == 0 && study.Ranks > 0 {
+		r.NRanks = study.Ranks
 	}
 	if r.NCCLVersion == "" {
-		r.NCCLVersion = stored.Platform.NCCLVersion
+		r.NCCLVersion = study.NCCLVersion
 	}
 	if r.GPU == "" {
-		r.GPU = stored.Platform.GPU
+		r.GPU = study.GPU
 	}
 	if r.Transport == "" {
-		r.Transport = stored.Platform.Transport
+		r.Transport = study.Transport
 	}
 }
 
 // notePlan keeps the first plan a config's debug lines showed; a
 // defaults launch also gives the fabric's facts and the tuning table.
-func (rec *storeRecording) notePlan(r *Replay, study string, cfg nccl.Config, l *store.Launch) {
+func (rec *replayInput) notePlan(r *Replay, study string, cfg nccl.Config, l *RecordedLaunch) {
 	key := cfg.Key()
 	if _, seen := rec.debugPlans[key]; !seen {
 		rec.debugPlans[key] = debugPlan{
@@ -294,7 +304,7 @@ func (c replayConfigs) inOrder() []*ReplayConfig {
 // replay's plan-only configs. It returns the doctor file of the defaults
 // (nil without one), which knows the fabric best.
 func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[string]debugPlan, o BuildOptions) (*doctorDoc, error) {
-	docs, err := readPlans(o.Plans, len(o.Plans) > 0 && !samePaths(o.Plans, PlansBeside(o.Store)))
+	docs, err := readPlans(o.Plans, len(o.Plans) > 0 && !samePaths(o.Plans, PlansBeside(o.Recording.Source)))
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +464,7 @@ func knobsOf(c map[string]string) nccl.Config {
 	return out.Canonical()
 }
 
-func isDebugLaunch(l *store.Launch) bool {
+func isDebugLaunch(l *RecordedLaunch) bool {
 	for _, kv := range l.Env {
 		if strings.HasPrefix(kv, "NCCL_DEBUG=") && !strings.EqualFold(kv, "NCCL_DEBUG=WARN") && !strings.EqualFold(kv, "NCCL_DEBUG=VERSION") {
 			return true
@@ -464,7 +474,7 @@ func isDebugLaunch(l *store.Launch) bool {
 }
 
 // launchSizes are the distinct sizes of a launch's first cycle, ascending.
-func launchSizes(l *store.Launch) []int64 {
+func launchSizes(l *RecordedLaunch) []int64 {
 	var out []int64
 	for _, s := range l.Sizes {
 		if s.Cycle == 0 {
@@ -478,7 +488,7 @@ func launchSizes(l *store.Launch) []int64 {
 // launchTimes are a launch's per-iteration times at each size (its
 // single time when it has no per-iteration samples); ok is false when a
 // size is missing.
-func launchTimes(l *store.Launch, sizes []int64) ([][]float64, bool) {
+func launchTimes(l *RecordedLaunch, sizes []int64) ([][]float64, bool) {
 	out := make([][]float64, len(sizes))
 	for i, b := range sizes {
 		for _, s := range l.Sizes {

@@ -11,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/studyrun"
 )
 
 func replayCommand() *cli.Command {
@@ -76,7 +77,11 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 	if _, err := os.Stat(storePath); err != nil {
 		return usageErrorf("replay build: %v", err)
 	}
-	o := sim.BuildOptions{Store: storePath, Plans: plans, Name: name, Note: note}
+	rec, err := studyrun.RecordingOf(storePath)
+	if err != nil {
+		return usageError(err)
+	}
+	o := sim.BuildOptions{Recording: rec, Plans: plans, Name: name, Note: note}
 	if len(o.Plans) == 0 {
 		o.Plans = sim.PlansBeside(storePath)
 	}
@@ -97,7 +102,7 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 
 // runReplayShow prints the replay file at path (replay show).
 func runReplayShow(path string, asJSON bool, w io.Writer) error {
-	r, err := sim.LoadReplay(path)
+	r, err := studyrun.LoadReplay(path)
 	if err != nil {
 		return usageError(err)
 	}

@@ -189,7 +189,9 @@ func resolveSimArg(profile string) (string, error) {
 		return "", usageErrorf("--sim %s: %v", profile, err)
 	}
 	arg := sim.ReplayPrefix + abs
-	if _, err := sim.LoadReplay(arg); err != nil {
+	// A store is built into the replay its launches read (sim never
+	// opens a store).
+	if _, err := studyrun.LoadReplay(arg); err != nil {
 		return "", usageErrorf("--sim %s: %v", profile, err)
 	}
 	return arg, nil
