@@ -460,7 +460,7 @@ func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored b
 	if len(round) < len(s.work.ops) {
 		return nil // unscored (warm-up, debug)
 	}
-	merged, err := s.work.merge(round)
+	merged, sc, err := s.work.merge(round)
 	if err != nil {
 		t.State, t.Reason = vocab.TrialFailed, "launch lacks band sizes: "+err.Error()
 		return nil
@@ -469,7 +469,7 @@ func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored b
 	case phase == vocab.PhaseConfirm:
 		t.Confirm = append(t.Confirm, merged)
 	case scored:
-		t.Explore = append(t.Explore, merged)
+		t.addExplore(merged, sc)
 	}
 	return nil
 }
@@ -598,7 +598,7 @@ func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.L
 	case phase == vocab.PhaseConfirm:
 		t.Confirm = append(t.Confirm, ml)
 	case scored && !debug:
-		t.Explore = append(t.Explore, ml)
+		t.addExplore(ml, sc)
 	}
 	return sc
 }
@@ -610,11 +610,19 @@ func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.L
 // lacks a band size.
 func Measure(l *benchfmt.Launch, sizes []int64) (model.Launch, float64, error) {
 	ml := model.LaunchOf(benchfmt.SizesOf(l.Result))
-	sc, err := model.LaunchScore(ml, sizes)
+	sc, err := bandScore(ml, sizes)
 	if err != nil {
 		return ml, 0, err
 	}
 	return ml, sc, nil
+}
+
+// bandScore is a measurement's band score over sizes in µs
+// (model.LaunchScore): the one place search scores what it measured — a
+// launch (Measure), a workload round's parts (roundScore), and a launch a
+// trial was handed without its score (Trial.exploreScores).
+func bandScore(l model.Launch, sizes []int64) (float64, error) {
+	return model.LaunchScore(l, sizes)
 }
 
 // event is what the progress output hears of one launch of t.
@@ -649,8 +657,8 @@ func gainBounds(base, best *Trial, sizes []int64) *GainBounds {
 	}
 	b := base.Score(sizes)
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, l := range best.Explore {
-		if sc, err := model.LaunchScore(l, sizes); err == nil {
+	for _, sc := range best.exploreScores(sizes) {
+		if sc > 0 {
 			lo, hi = math.Min(lo, b/sc), math.Max(hi, b/sc)
 		}
 	}

@@ -27,6 +27,10 @@ type Trial struct {
 	Reason string
 	// Explore are the scored launches of exploration and refinement.
 	Explore []model.Launch
+	// scores are Explore's band scores as Measure made them, index for
+	// index (addExplore keeps them together); a launch handed in without
+	// one (a trial built from launches alone) is scored when first needed.
+	scores []float64
 	// Confirm are the launches of the confirmation stage, measured
 	// interleaved with the baseline's; only these decide the recommendation.
 	Confirm []model.Launch
@@ -122,12 +126,10 @@ func (t *Trial) cacheScore(sizes []int64) {
 
 func (t *Trial) computeLogScore(sizes []int64) (mean, ss float64, n int) {
 	var xs []float64
-	for _, l := range t.Explore {
-		s, err := model.LaunchScore(l, sizes)
-		if err != nil || s <= 0 {
-			continue
+	for _, s := range t.exploreScores(sizes) {
+		if s > 0 {
+			xs = append(xs, math.Log(s))
 		}
-		xs = append(xs, math.Log(s))
 	}
 	if len(xs) == 0 {
 		return math.Inf(1), 0, 0
@@ -140,4 +142,29 @@ func (t *Trial) computeLogScore(sizes []int64) (mean, ss float64, n int) {
 		ss += (x - mean) * (x - mean)
 	}
 	return mean, ss, len(xs)
+}
+
+// addExplore keeps an exploration measurement with the band score it was
+// measured at.
+func (t *Trial) addExplore(l model.Launch, score float64) {
+	for len(t.scores) < len(t.Explore) {
+		t.scores = append(t.scores, math.NaN()) // added without a score
+	}
+	t.Explore = append(t.Explore, l)
+	t.scores = append(t.scores, score)
+}
+
+// exploreScores are the band scores of t's exploration launches, as they
+// were measured; one added without its score is scored over sizes once
+// (0 when it cannot be).
+func (t *Trial) exploreScores(sizes []int64) []float64 {
+	for len(t.scores) < len(t.Explore) {
+		t.scores = append(t.scores, math.NaN())
+	}
+	for i, sc := range t.scores[:len(t.Explore)] {
+		if math.IsNaN(sc) {
+			t.scores[i], _ = bandScore(t.Explore[i], sizes)
+		}
+	}
+	return t.scores[:len(t.Explore)]
 }

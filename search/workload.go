@@ -104,7 +104,7 @@ func newWorkload(parts nccl.Workload) *workload {
 func (w *workload) roundScore(round model.Launch) (float64, error) {
 	logSum := 0.0
 	for i, p := range w.parts {
-		sc, err := model.LaunchScore(round, w.partKeys[i])
+		sc, err := bandScore(round, w.partKeys[i])
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", p, err)
 		}
@@ -114,13 +114,14 @@ func (w *workload) roundScore(round model.Launch) (float64, error) {
 }
 
 // merge makes one round of the launches of each op (a launch's sizes
-// under the op's keys) and its score.
-func (w *workload) merge(byOp map[nccl.Op]model.Launch) (model.Launch, error) {
+// under the op's keys) and its score, which the round also holds under
+// scoreKey.
+func (w *workload) merge(byOp map[nccl.Op]model.Launch) (model.Launch, float64, error) {
 	round := model.Launch{Times: map[int64][]float64{}}
 	for _, op := range w.ops {
 		l, ok := byOp[op]
 		if !ok {
-			return round, fmt.Errorf("the round has no %s launch", op)
+			return round, 0, fmt.Errorf("the round has no %s launch", op)
 		}
 		for size, xs := range l.Times {
 			round.Times[opKey(op, size)] = xs
@@ -128,10 +129,10 @@ func (w *workload) merge(byOp map[nccl.Op]model.Launch) (model.Launch, error) {
 	}
 	sc, err := w.roundScore(round)
 	if err != nil {
-		return round, err
+		return round, 0, err
 	}
 	round.Times[scoreKey] = []float64{sc}
-	return round, nil
+	return round, sc, nil
 }
 
 // Split is the launches of one op out of rounds (the op's sizes under
@@ -250,6 +251,9 @@ type StoredLaunch struct {
 	// spends the guards' reserve).
 	Failed bool
 	Launch model.Launch
+	// ScoreUS is the band score stored with the launch (the one Measure
+	// made); 0 when it was not stored, and the launch is scored again.
+	ScoreUS float64
 }
 
 // Regroup rebuilds t's measurements from its stored launches as the study
@@ -280,7 +284,7 @@ func (o Options) Regroup(t *Trial, ls []StoredLaunch) {
 			continue
 		}
 		if w == nil {
-			t.add(l.Phase, l.Launch)
+			t.add(l.Phase, l.Launch, l.ScoreUS)
 			continue
 		}
 		if pending == nil || phase != l.Phase {
@@ -290,18 +294,22 @@ func (o Options) Regroup(t *Trial, ls []StoredLaunch) {
 		if len(pending) < len(w.ops) {
 			continue
 		}
-		if round, err := w.merge(pending); err == nil {
-			t.add(phase, round)
+		if round, sc, err := w.merge(pending); err == nil {
+			t.add(phase, round, sc)
 		}
 		pending = nil
 	}
 }
 
-// add keeps one measurement of t: a confirmation's, or exploration's.
-func (t *Trial) add(phase string, l model.Launch) {
-	if phase == vocab.PhaseConfirm {
+// add keeps one measurement of t: a confirmation's, or exploration's
+// with its score (0: not known, scored when needed).
+func (t *Trial) add(phase string, l model.Launch, scoreUS float64) {
+	switch {
+	case phase == vocab.PhaseConfirm:
 		t.Confirm = append(t.Confirm, l)
-	} else {
-		t.Explore = append(t.Explore, l)
+	case scoreUS > 0:
+		t.addExplore(l, scoreUS)
+	default:
+		t.addExplore(l, math.NaN())
 	}
 }

@@ -78,7 +78,7 @@ func TestRoundScoreIsWeightedGeometric(t *testing.T) {
 		{Op: nccl.AllGather, Band: nccl.Band{Min: 1 << 20, Max: 1 << 20}, Weight: 1},
 	})
 	round := func(ar1, ar2, ag float64) model.Launch {
-		l, err := w.merge(map[nccl.Op]model.Launch{
+		l, _, err := w.merge(map[nccl.Op]model.Launch{
 			nccl.AllReduce: {Times: map[int64][]float64{1 << 20: {ar1}, 2 << 20: {ar2}}},
 			nccl.AllGather: {Times: map[int64][]float64{1 << 20: {ag}}},
 		})
@@ -96,7 +96,7 @@ func TestRoundScoreIsWeightedGeometric(t *testing.T) {
 	if got := base.Times[scoreKey][0] / faster.Times[scoreKey][0]; math.Abs(got-math.Pow(2, 0.6)) > 1e-9 {
 		t.Errorf("speedup %v, want 2^0.6 = %v", got, math.Pow(2, 0.6))
 	}
-	if _, err := w.merge(map[nccl.Op]model.Launch{nccl.AllReduce: base}); err == nil {
+	if _, _, err := w.merge(map[nccl.Op]model.Launch{nccl.AllReduce: base}); err == nil {
 		t.Error("a round without its all-gather launch was scored")
 	}
 	ag := Split([]model.Launch{base}, nccl.AllGather)

@@ -247,7 +247,7 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) ([]*sear
 		}
 		sl := search.StoredLaunch{Op: l.Op, Phase: l.Phase, Scored: l.Outcome == benchfmt.OK && l.Scored, Failed: l.Outcome != benchfmt.OK}
 		if sl.Scored {
-			sl.Launch = model.LaunchOf(l.Sizes)
+			sl.Launch, sl.ScoreUS = model.LaunchOf(l.Sizes), l.ScoreUS
 		}
 		stored[t] = append(stored[t], sl)
 	}
