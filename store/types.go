@@ -174,7 +174,6 @@ func (f *Platform) AddTransport(fa *benchfmt.Facts) bool {
 	return true
 }
 
-// Budget is what the study was allowed to spend; zero means unlimited.
 // SearchSettings are the settings of a search, besides its band, space,
 // seed and budget, that decide what it measures and concludes.
 type SearchSettings struct {
@@ -248,6 +247,7 @@ type MergeCount struct {
 	Count  int    `json:"count"`
 }
 
+// Budget is what the study was allowed to spend; zero means unlimited.
 type Budget struct {
 	Trials   int           `json:"trials,omitempty"`
 	Launches int           `json:"launches,omitempty"`
