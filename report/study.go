@@ -115,12 +115,16 @@ func usable(l *store.Launch) bool {
 	return l.Scored || l.Phase == vocab.PhaseImport || l.Phase == vocab.PhaseSweep
 }
 
-// TrialLaunches returns the usable launches of a trial; with phase set,
-// only those of that phase.
+// TrialLaunches returns the usable launches of a trial of the study's
+// op; with phase set, only those of that phase.
 func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 	var out []*store.Launch
+	op := s.Study.Op()
 	for _, l := range s.Launches {
-		if l.TrialID == t.ID && usable(l) && (phase == "" || l.Phase == phase) {
+		// The study's own op only: a guarded op's launches (and a
+		// workload's other parts) measure another collective, whose times
+		// are not this curve's (show's parts and guards tables say them).
+		if l.TrialID == t.ID && usable(l) && (phase == "" || l.Phase == phase) && l.Op.OrAllReduce() == op {
 			out = append(out, l)
 		}
 	}

@@ -153,6 +153,11 @@ func (s *Study) Compare() *Comparison {
 // measured.
 func (s *Study) bandSizes(bl, cl []*store.Launch) []int64 {
 	band := slices.Clone(s.Study.Sizes)
+	if len(s.Study.Workload) > 1 {
+		// A workload's table is its first op's (TrialLaunches): that op's
+		// parts' sizes, not the hull of every part's.
+		band = s.Study.Parts().Sizes(s.Study.Op())
+	}
 	if len(band) == 0 {
 		cs := measuredSizes(cl)
 		for _, b := range measuredSizes(bl) {

@@ -45,7 +45,18 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 	add("status", status)
 	add("created", fmt.Sprintf("%s, updated %s", s.Created.In(loc).Format("2006-01-02 15:04:05"), s.Updated.In(loc).Format("2006-01-02 15:04:05")))
 	add("band", BandText(s))
-	add("collective", s.Collective)
+	if len(s.Workload) > 1 {
+		add("workload", s.Parts().String()+" (OP:BAND:WEIGHT, scored together)")
+	} else {
+		add("collective", s.Collective)
+	}
+	if len(s.GuardOps) > 0 {
+		ops := make([]string, len(s.GuardOps))
+		for i, o := range s.GuardOps {
+			ops[i] = string(o)
+		}
+		add("guarded ops", strings.Join(ops, ", "))
+	}
 	add("space", SpaceText(s.Space))
 	add("base env", strings.Join(nccl.Config(s.BaseEnv).Env(), " "))
 	add("launch", LaunchText(s.Launch))

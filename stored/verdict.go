@@ -35,6 +35,9 @@ func VerdictOf(s *store.Study) Verdict {
 	case !r.Significant || len(nccl.Config(r.Env).Clone()) == 0 && len(nccl.Config(s.BaselineEnv).Clone()) == 0:
 		v.Decided = true
 		v.Headline = "keep " + baselineName(s) + ": no significant gain"
+		if op, ok := refusingOp(r); ok {
+			v.Headline = "keep " + baselineName(s) + ": the candidate makes " + op + " significantly slower"
+		}
 	default:
 		v.Decided, v.Change = true, true
 		v.Headline = nccl.Config(r.Env).Key()
@@ -78,4 +81,23 @@ func SpeedupText(speedup float64, ci [2]float64) string {
 		s += fmt.Sprintf(" [%.2f, %.2f]", ci[0], ci[1])
 	}
 	return s
+}
+
+// refusingOp names the part or guarded op that refused the
+// recommendation ("broadcast at 1M"), if one did.
+func refusingOp(r *store.Recommendation) (string, bool) {
+	for _, p := range r.Parts {
+		if p.Refused {
+			return fmt.Sprintf("its part %s %s", p.Op, p.Band), true
+		}
+	}
+	for _, g := range r.OpGuards {
+		if g.Refused && g.Failed != "" {
+			return fmt.Sprintf("%s fail (%s)", g.Op, g.Failed), true
+		}
+		if g.Refused {
+			return fmt.Sprintf("%s at %s", g.Op, nccl.FormatSize(g.WorstBytes)), true
+		}
+	}
+	return "", false
 }

@@ -307,5 +307,9 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	if err != nil {
 		return err
 	}
-	return ui.PrintSearch(o.stdout, o.json, study, trials, res, took, o.db)
+	launches, err := st.Launches(study.ID)
+	if err != nil {
+		return err
+	}
+	return ui.PrintSearch(o.stdout, o.json, study, trials, launches, res, took, o.db)
 }

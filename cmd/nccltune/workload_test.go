@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,67 @@ func TestWorkloadStudyStored(t *testing.T) {
 	}
 	if rec.Significant && (len(rec.OpGuards) != 1 || ops[nccl.Broadcast] != 2*search.DefaultGuardLaunches) {
 		t.Errorf("recommended with guards %+v after %d broadcast launches", rec.OpGuards, ops[nccl.Broadcast])
+	}
+
+	// show says per part, per guarded op and per op and phase what was
+	// measured, in text and JSON.
+	stdout, stderr, code := runCLI(t, db, "show", "s1-512K-8M", "--json")
+	if code != 0 {
+		t.Fatalf("show --json: exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Recommendation struct {
+			Env         map[string]string `json:"env"`
+			Speedup     *float64          `json:"speedup"`
+			SpeedupCI   []float64         `json:"speedup_ci"`
+			Significant *bool             `json:"significant"`
+		} `json:"recommendation"`
+		Parts []struct {
+			Op        string    `json:"op"`
+			Band      string    `json:"band"`
+			Weight    float64   `json:"weight"`
+			Speedup   float64   `json:"speedup"`
+			SpeedupCI []float64 `json:"speedup_ci"`
+			ScoreUS   float64   `json:"score_us"`
+		} `json:"parts"`
+		Guards       []json.RawMessage `json:"guards"`
+		LaunchesByOp []struct {
+			Op       string         `json:"op"`
+			Launches int            `json:"launches"`
+			Phases   map[string]int `json:"phases"`
+		} `json:"launches_by_op"`
+	}
+	decodeOneJSON(t, stdout, &doc)
+	if doc.Recommendation.Speedup == nil || len(doc.Recommendation.SpeedupCI) != 2 || doc.Recommendation.Significant == nil {
+		t.Errorf("recommendation lost DESIGN's fields: %s", stdout)
+	}
+	if len(doc.Parts) != 2 || doc.Parts[0].Op != "all_reduce" || doc.Parts[0].Band != "512K-4M" || doc.Parts[0].Weight != 0.8 ||
+		!(doc.Parts[1].ScoreUS > 0) || len(doc.Parts[1].SpeedupCI) != 2 {
+		t.Errorf("parts %+v", doc.Parts)
+	}
+	if doc.Guards == nil {
+		t.Error("guards is null, want a list")
+	}
+	total := 0
+	for _, c := range doc.LaunchesByOp {
+		sum := 0
+		for _, n := range c.Phases {
+			sum += n
+		}
+		if sum != c.Launches || c.Launches != ops[nccl.Op(c.Op)] {
+			t.Errorf("%s: %d launches, phases %v; stored %d", c.Op, c.Launches, c.Phases, ops[nccl.Op(c.Op)])
+		}
+		total += c.Launches
+	}
+	if total != len(s.launches) {
+		t.Errorf("launches_by_op counts %d launches of %d", total, len(s.launches))
+	}
+	text, _, _ := runCLI(t, db, "show", "s1-512K-8M")
+	for _, want := range []string{"workload     all_reduce:512K-4M:0.8 all_gather:1M-8M:0.2", "guarded ops  broadcast", "parts (confirmation launches",
+		"all_gather 1M-8M", "launches per op and phase:"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("show lacks %q:\n%s", want, text)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
@@ -11,6 +10,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/studyrun"
 )
 
@@ -61,40 +61,12 @@ func SearchStarted(w io.Writer, study *store.Study, so search.Options, db string
 	}
 	if len(so.GuardOps) > 0 {
 		fmt.Fprintf(w, "guarded ops: %s at %s, %d launches per arm each for a recommended config\n",
-			opList(so.GuardOps), sizeList(so.GuardOpSizes()), so.GuardLaunches)
+			opList(so.GuardOps), stored.SizeRange(so.GuardOpSizes()), so.GuardLaunches)
 	}
 	for _, s := range study.GuardOpsSkipped {
 		fmt.Fprintf(w, "not guarded: %s\n", s)
 	}
 	fmt.Fprintln(w, WhereStored(db, created))
-}
-
-// opList is ops as "all_gather, broadcast".
-func opList(ops []nccl.Op) string {
-	s := make([]string, len(ops))
-	for i, o := range ops {
-		s[i] = string(o)
-	}
-	return strings.Join(s, ", ")
-}
-
-// sizeList is sizes as "512K-8M" (consecutive powers of two) or "512K, 8M".
-func sizeList(sizes []int64) string {
-	if len(sizes) == 0 {
-		return "no sizes"
-	}
-	run := true
-	for i := 1; i < len(sizes); i++ {
-		run = run && sizes[i] == 2*sizes[i-1]
-	}
-	if run && len(sizes) > 2 {
-		return nccl.FormatSize(sizes[0]) + "-" + nccl.FormatSize(sizes[len(sizes)-1])
-	}
-	s := make([]string, len(sizes))
-	for i, b := range sizes {
-		s[i] = nccl.FormatSize(b)
-	}
-	return strings.Join(s, ", ")
 }
 
 // OutcomeText is "ok", or the launch's outcome and why.

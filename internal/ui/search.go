@@ -18,11 +18,15 @@ import (
 // of the baseline against the recommendation and the decision in words.
 // trials are the study's trials as stored (their scores the recorder's).
 // db is the database it is stored in, for the hints' commands.
-func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration, db string) error {
+// launches are the study's stored launches, counted per op and phase.
+func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.Trial, launches []*store.Launch, res *search.Result, took time.Duration, db string) error {
 	if asJSON {
-		return WriteJSON(w, searchJSON(study, res))
+		doc := searchJSON(study, res)
+		addOpFields(doc, study, launches)
+		return WriteJSON(w, doc)
 	}
 	printSearchResult(w, study, trials, res, took, db)
+	writeOpTables(w, study, launches)
 	return nil
 }
 
@@ -128,7 +132,11 @@ func spentText(budget int, res *search.Result) string {
 // recommendation size by size, and the decision in plain words.
 func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration, db string) {
 	rec := study.Recommendation
-	fmt.Fprintf(w, "\nstudy %s  band %s  %s, %d trials, %s", study.Name, study.Band, spentText(study.Budget.Launches, res), len(res.Trials), took.Round(100*time.Millisecond))
+	what := "band " + study.Band
+	if len(study.Workload) > 1 {
+		what = "workload " + study.Parts().String()
+	}
+	fmt.Fprintf(w, "\nstudy %s  %s  %s, %d trials, %s", study.Name, what, spentText(study.Budget.Launches, res), len(res.Trials), took.Round(100*time.Millisecond))
 	if study.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
 	}
@@ -182,6 +190,8 @@ func keepWhy(ending string) string {
 		return "the confirmation excluded a gain worth having"
 	case model.VerdictSlower, model.VerdictSlightlySlower:
 		return "the candidate is slower"
+	case search.EndingOpRegression:
+		return "the candidate makes another collective significantly slower"
 	case search.EndingGuard:
 		return "the candidate is slower at a guard size"
 	case search.EndingCandidateFailed:
@@ -207,16 +217,25 @@ func printSizeTable(w io.Writer, rec *store.Recommendation) {
 func printSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string) {
 	tw := newTable(w)
 	fmt.Fprintf(tw, "size\t%s µs (95%% CI)\t%s µs (95%% CI)\tchange\t\n", base, cand)
-	rows := append(append([]store.SizeComparison{}, rec.PerSize...), rec.Guards...)
+	// A workload's rows are its parts', each naming its op.
+	band := append([]store.SizeComparison{}, rec.PerSize...)
+	for _, p := range rec.Parts {
+		band = append(band, p.PerSize...)
+	}
+	rows := append(band, rec.Guards...)
 	for i, s := range rows {
 		change := "~"
 		if s.Significant {
 			change = fmt.Sprintf("%+.1f%%", 100*(1/s.Speedup-1))
 		}
-		if i >= len(rec.PerSize) {
+		if i >= len(band) {
 			change += " (guard)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", nccl.FormatSize(s.Bytes),
+		size := nccl.FormatSize(s.Bytes)
+		if s.Op != "" {
+			size = string(s.Op) + " " + size
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", size,
 			ciText(s.BaselineUS, s.BaselineLo, s.BaselineHi), ciText(s.CandidateUS, s.CandidateLo, s.CandidateHi), change)
 	}
 	tw.Flush()

@@ -46,6 +46,7 @@ func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
 	if err := writeMeasurements(w, data); err != nil {
 		return err
 	}
+	writeOpTables(w, data.Study, data.Launches)
 	if f.Trials {
 		fmt.Fprintln(w)
 		return writeTrialsTable(w, data.Trials)
@@ -93,6 +94,9 @@ func writeRecommendation(w io.Writer, s *store.Study) {
 func writeMeasurements(w io.Writer, data *report.Study) error {
 	if cmp := data.Compare(); cmp != nil {
 		fmt.Fprintln(w)
+		if len(data.Study.Workload) > 1 {
+			fmt.Fprintf(w, "%s's launches, the workload's first op (the parts table below has every part):\n", data.Study.Op())
+		}
 		if err := cmp.WriteText(w); err != nil {
 			return err
 		}
@@ -182,7 +186,7 @@ func showJSON(data *report.Study) map[string]any {
 		}
 		rec = &r
 	}
-	return map[string]any{
+	doc := map[string]any{
 		"study":          s.Name,
 		"id":             s.ID,
 		"kind":           s.Kind,
@@ -213,6 +217,8 @@ func showJSON(data *report.Study) map[string]any {
 		"choices":        choicesJSON(data),
 		"plans":          s.Plans,
 	}
+	addOpFields(doc, s, data.Launches)
+	return doc
 }
 
 // choicesJSON pairs NCCL's recorded choices with its defaults and with the

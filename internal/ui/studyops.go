@@ -1,0 +1,185 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
+)
+
+// What search and show print of a study of several collectives: its
+// parts, its guarded ops size by size, and how its launches were spent
+// per op and phase. A study of one op without guarded ops prints none of
+// it.
+
+// opList is ops as "all_gather, broadcast".
+func opList(ops []nccl.Op) string {
+	s := make([]string, len(ops))
+	for i, o := range ops {
+		s[i] = string(o)
+	}
+	return strings.Join(s, ", ")
+}
+
+// addOpFields adds the per-op fields to a search or show document:
+// parts (each part's op, band, weight, scores, speedup with its interval),
+// guards (each guarded op's verdict and sizes) and launches_by_op.
+func addOpFields(doc map[string]any, study *store.Study, launches []*store.Launch) {
+	parts, guards := []store.PartComparison{}, []store.OpGuard{}
+	if rec := study.Recommendation; rec != nil {
+		parts = append(parts, rec.Parts...)
+		guards = append(guards, rec.OpGuards...)
+	}
+	doc["parts"] = parts
+	doc["guards"] = guards
+	doc["guard_ops"] = append([]nccl.Op{}, study.GuardOps...)
+	doc["guard_ops_skipped"] = append([]string{}, study.GuardOpsSkipped...)
+	doc["launches_by_op"] = stored.LaunchesByOp(launches)
+}
+
+// writeOpTables prints the parts, the guarded ops and the launches per op
+// of a study that measured more than one op.
+func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
+	rec := study.Recommendation
+	byOp := stored.LaunchesByOp(launches)
+	if rec != nil && len(rec.Parts) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "parts (confirmation launches, interleaved; the objective weighs their band scores geometrically):")
+		tw := newTable(w)
+		fmt.Fprintln(tw, "part\tweight\tbaseline µs\tcandidate µs\tspeedup (95% CI)\tverdict")
+		for _, p := range rec.Parts {
+			fmt.Fprintf(tw, "%s %s\t%.2f\t%.1f\t%.1f\t×%.3f [%.3f, %.3f]\t%s\n", p.Op, p.Band, p.Weight, p.BaselineScoreUS, p.ScoreUS,
+				p.Speedup, p.SpeedupCI[0], p.SpeedupCI[1], partVerdict(p))
+		}
+		tw.Flush()
+	}
+	if rec != nil && len(rec.OpGuards) > 0 {
+		writeGuardTable(w, rec)
+	} else if len(study.GuardOps) > 0 {
+		fmt.Fprintf(w, "\nguarded ops %s: not measured (they are measured only for a config the confirmation recommends)\n", opList(study.GuardOps))
+	}
+	for _, s := range study.GuardOpsSkipped {
+		fmt.Fprintf(w, "not guarded: %s\n", s)
+	}
+	if len(byOp) > 1 {
+		writeLaunchesByOp(w, byOp)
+	}
+}
+
+// partVerdict is a part's line's verdict.
+func partVerdict(p store.PartComparison) string {
+	switch {
+	case p.Refused:
+		return "REFUSED the recommendation (slower by more than the minimum effect)"
+	case p.Slower:
+		return "slower"
+	case p.Significant && p.Speedup > 1:
+		return "faster"
+	case p.Significant:
+		return "slower, below the minimum effect"
+	}
+	return "~ (no significant change)"
+}
+
+// writeGuardTable prints each guarded op's change in time over its sizes
+// and at each size: "*" marks a size where it is significantly slower
+// (Holm across every guarded op and size), "!" one slower by more than
+// the minimum effect, which refuses the recommendation.
+func writeGuardTable(w io.Writer, rec *store.Recommendation) {
+	fmt.Fprintln(w)
+	g0 := rec.OpGuards[0]
+	fmt.Fprintf(w, "guarded ops (change in time with the candidate, %d vs %d launches each, interleaved):\n", g0.BaselineLaunches, g0.CandidateLaunches)
+	var sizes []int64
+	for _, g := range rec.OpGuards {
+		if len(g.Sizes) > len(sizes) {
+			sizes = g.Sizes
+		}
+	}
+	tw := newTable(w)
+	head := []string{"op", "change (95% CI)"}
+	for _, b := range sizes {
+		head = append(head, nccl.FormatSize(b))
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "verdict"), "\t"))
+	verdicts := map[nccl.Op]string{}
+	for _, v := range stored.OpVerdicts(rec) {
+		if v.Kind == "guard" {
+			verdicts[v.Op] = v.Verdict
+		}
+	}
+	for _, g := range rec.OpGuards {
+		cells := []string{string(g.Op), "—"}
+		at := map[int64]store.GuardSize{}
+		for _, s := range g.PerSize {
+			at[s.Bytes] = s
+		}
+		if g.Failed == "" {
+			cells[1] = fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", 100*(1/g.Speedup-1), 100*(1/g.SpeedupCI[1]-1), 100*(1/g.SpeedupCI[0]-1))
+		}
+		for _, b := range sizes {
+			s, ok := at[b]
+			if !ok {
+				cells = append(cells, "—")
+				continue
+			}
+			mark := ""
+			switch {
+			case s.Slower:
+				mark = "!"
+			case s.Significant:
+				mark = "*"
+			}
+			cells = append(cells, fmt.Sprintf("%+.1f%%%s", 100*(1/s.Speedup-1), mark))
+		}
+		fmt.Fprintln(tw, strings.Join(append(cells, verdicts[g.Op]), "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "  * significantly slower (one-sided t test, Holm across every op and size, alpha %g); ! also by more than the minimum effect: refuses the recommendation\n", alphaOf(rec))
+}
+
+// alphaOf is the significance level the guards were tested at: the
+// largest Holm level is alpha itself.
+func alphaOf(rec *store.Recommendation) float64 {
+	a := 0.0
+	for _, g := range rec.OpGuards {
+		for _, s := range g.PerSize {
+			a = max(a, s.Level)
+		}
+	}
+	if a == 0 {
+		return 0.05
+	}
+	return a
+}
+
+// writeLaunchesByOp prints how the study's launches were spent per op and
+// phase.
+func writeLaunchesByOp(w io.Writer, byOp []stored.OpLaunches) {
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "launches per op and phase:")
+	var phases []string
+	for _, p := range stored.Phases {
+		for _, c := range byOp {
+			if c.Phases[p] > 0 {
+				phases = append(phases, p)
+				break
+			}
+		}
+	}
+	tw := newTable(w)
+	fmt.Fprintln(tw, "op\t"+strings.Join(phases, "\t")+"\tin all")
+	total := 0
+	for _, c := range byOp {
+		cells := []string{string(c.Op)}
+		for _, p := range phases {
+			cells = append(cells, fmt.Sprint(c.Phases[p]))
+		}
+		fmt.Fprintln(tw, strings.Join(append(cells, fmt.Sprint(c.Launches)), "\t"))
+		total += c.Launches
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "  %d launches in all\n", total)
+}
