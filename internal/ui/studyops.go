@@ -25,7 +25,7 @@ func opList(ops []nccl.Op) string {
 }
 
 // addOpFields adds the per-op fields to a search or show document:
-// parts (each part's op, band, weight, scores, speedup with its interval),
+// workload (the parts asked for; [] for a one-part study), parts (each part's op, band, weight, scores, speedup with its interval),
 // guards (each guarded op's verdict and sizes) and launches_by_op.
 func addOpFields(doc map[string]any, study *store.Study, launches []*store.Launch) {
 	parts, guards := []store.PartComparison{}, []store.OpGuard{}
@@ -33,6 +33,7 @@ func addOpFields(doc map[string]any, study *store.Study, launches []*store.Launc
 		parts = append(parts, rec.Parts...)
 		guards = append(guards, rec.OpGuards...)
 	}
+	doc["workload"] = append([]store.Part{}, study.Workload...)
 	doc["parts"] = parts
 	doc["guards"] = guards
 	doc["guard_ops"] = append([]nccl.Op{}, study.GuardOps...)
