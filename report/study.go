@@ -124,7 +124,8 @@ func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 		// The study's own op only: a guarded op's launches (and a
 		// workload's other parts) measure another collective, whose times
 		// are not this curve's (show's parts and guards tables say them).
-		if l.TrialID == t.ID && usable(l) && (phase == "" || l.Phase == phase) && l.Op.OrAllReduce() == op {
+		// A launch stored without an op is the study's own.
+		if l.TrialID == t.ID && usable(l) && (phase == "" || l.Phase == phase) && (l.Op == "" || l.Op == op) {
 			out = append(out, l)
 		}
 	}
