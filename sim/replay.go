@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
 )
 
@@ -234,7 +236,7 @@ func LoadReplay(profile string) (*Replay, error) {
 }
 
 func readReplayFile(path string) (*Replay, error) {
-	data, err := os.ReadFile(path)
+	data, err := input.ReadFile(context.Background(), path, nil, input.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}

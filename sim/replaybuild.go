@@ -2,16 +2,17 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -585,7 +586,7 @@ type pathDoc struct {
 func readPlans(paths []string, strict bool) ([]pathDoc, error) {
 	var out []pathDoc
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := input.ReadFile(context.Background(), p, nil, input.MaxBytes)
 		if err != nil {
 			return nil, fmt.Errorf("replay: plan file: %w", err)
 		}

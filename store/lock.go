@@ -29,10 +29,13 @@ type writerLock struct {
 	path string
 }
 
+// lockPath is the sidecar lock file of the database at dbPath.
+func lockPath(dbPath string) string { return dbPath + ".lock" }
+
 // openWriterLock opens (creating it) the sidecar lock file of dbPath and
 // checks that it is nccltune's; it locks nothing.
 func openWriterLock(dbPath string, openFile func(string, int, os.FileMode) (*os.File, error)) (*writerLock, error) {
-	path := dbPath + ".lock"
+	path := lockPath(dbPath)
 	// O_NOFOLLOW: a symlink planted at PATH.lock must not make nccltune
 	// write its holder record into the file it points to.
 	f, err := openFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)

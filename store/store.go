@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -102,6 +103,8 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
 	}
 	abs = canonicalPath(abs)
+	// The database and its lock are this process's: no --out may name them.
+	outfile.Keep(abs, lockPath(abs))
 	if err := checkDatabaseFile(abs); err != nil {
 		return nil, err
 	}

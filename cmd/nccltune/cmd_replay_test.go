@@ -36,6 +36,17 @@ func TestReplayEndToEnd(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(dir, "doctor-"+strconv.Itoa(i)+".json"), []byte(out), 0o644)
 	}
+	// Its own store, an input beside it, and their lock are never the
+	// output (was: replay build st.db --out st.db overwrote the store).
+	for _, out := range []string{rec, rec + ".lock", filepath.Join(dir, "doctor-0.json")} {
+		before, _ := os.ReadFile(out)
+		if _, errOut, code := runCLI(t, rec, "replay", "build", rec, "--out", out); code != exitUsage || !strings.Contains(errOut, "never writes over a file it reads or holds") {
+			t.Errorf("replay build --out %s: exit %d: %s", out, code, errOut)
+		}
+		if after, _ := os.ReadFile(out); string(after) != string(before) {
+			t.Errorf("replay build --out %s changed it", out)
+		}
+	}
 	file := filepath.Join(dir, "loop.json")
 	if _, errOut, code := runCLI(t, rec, "replay", "build", rec, "--out", file, "--name", "loop"); code != 0 {
 		t.Fatalf("replay build: exit %d: %s", code, errOut)

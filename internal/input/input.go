@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -38,8 +39,10 @@ var ErrNotFile = errors.New("not a file")
 // ReadFile reads name ("-" is stdin) up to limit bytes. A regular file
 // over the limit is refused before reading; anything else (a FIFO, a
 // character device such as /dev/zero) is read up to the limit and refused
-// past it. The read stops when ctx is cancelled.
+// past it. The read stops when ctx is cancelled. The file is an input of
+// this process from now on: --out may not name it (outfile.Keep).
 func ReadFile(ctx context.Context, name string, stdin io.Reader, limit int64) ([]byte, error) {
+	outfile.Keep(name)
 	if name == "-" {
 		if stdin == nil {
 			stdin = os.Stdin

@@ -2,18 +2,74 @@
 // harming what is already there: a new or plain file is replaced
 // atomically (a reader never sees half of it), while links, shared files,
 // devices and FIFOs are written through and keep their nature. It is the
-// one file writer of nccltune's commands (export, plot, report, replay).
+// one file writer of nccltune's commands (export, plot, report, replay,
+// workload), so its two rules hold for all of them: it never writes a file
+// the process keeps open or locked (Keep: the database, its lock, an
+// input), and it never cuts a file it writes in place before the new
+// content is known to fit.
 package outfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
+
+	"github.com/nccltune/nccltune/vocab"
 )
+
+// kept are the files this process has open, locked or read (Keep).
+var kept struct {
+	sync.Mutex
+	paths []string
+}
+
+// Keep marks files this process uses — its database and the database's
+// lock file (the store calls it on every open), the inputs it reads — so
+// that Write refuses them whatever name --out gives them: a symlink, a
+// hard link, a relative path. Identity is compared when writing, so a
+// file created after Keep (a new database) is covered too.
+func Keep(paths ...string) {
+	kept.Lock()
+	defer kept.Unlock()
+	for _, p := range paths {
+		if p == "" || p == "-" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		kept.paths = append(kept.paths, p)
+	}
+}
+
+// KeptError is a --out target that is a file this process uses.
+type KeptError struct{ Kept string }
+
+func (e *KeptError) Error() string {
+	return fmt.Sprintf("it is %s, which this command uses (its database, the database's lock, or an input); nccltune never writes over a file it reads or holds", e.Kept)
+}
+
+// Is makes a KeptError a usage error (exit 2): the user named the wrong file.
+func (e *KeptError) Is(target error) bool { return target == vocab.ErrUsage }
+
+// checkNotKept refuses a target that is (by device and inode) a file Keep
+// marked; info is the target as it exists (after symlinks).
+func checkNotKept(info fs.FileInfo) error {
+	kept.Lock()
+	defer kept.Unlock()
+	for _, p := range kept.paths {
+		if k, err := os.Stat(p); err == nil && os.SameFile(info, k) {
+			return &KeptError{Kept: p}
+		}
+	}
+	return nil
+}
 
 // Write writes what write produces to path, which the user named with
 // --out. nccltune owns only the files it creates, so what already
@@ -27,11 +83,13 @@ import (
 //     reader never sees half a file;
 //   - a symlink, a regular file with several links or another owner is
 //     written in place, so the link and the target's mode and owner
-//     survive;
+//     survive; the new content is made first and the space for it
+//     reserved before the old content is touched (see rewriteInPlace);
 //   - a character device (/dev/null, /dev/stdout's target) or a FIFO is
 //     written to, never replaced (a FIFO without a reader is refused
 //     rather than waited on);
-//   - a directory, block device or socket is refused.
+//   - a directory, block device or socket is refused, and so is a file
+//     Keep marked.
 func Write(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "-" {
 		if stdout == nil {
@@ -56,6 +114,9 @@ func Write(path string, stdout io.Writer, write func(io.Writer) error) error {
 			return err
 		}
 	}
+	if err := checkNotKept(info); err != nil {
+		return err
+	}
 	mode := info.Mode()
 	switch {
 	case mode.IsDir():
@@ -74,7 +135,7 @@ func Write(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if link.Mode()&fs.ModeSymlink == 0 && ownedAlone(info) {
 		return writeReplacing(path, mode.Perm(), write)
 	}
-	return writeInPlace(path, os.O_WRONLY|os.O_TRUNC, write)
+	return rewriteInPlace(path, write)
 }
 
 // ownedAlone reports whether a regular file has one name and belongs to
@@ -116,6 +177,79 @@ func writeReplacing(path string, perm fs.FileMode, write func(io.Writer) error) 
 		os.Remove(tmp) // ours: created above with a name nobody else uses
 	}
 	return werr
+}
+
+// rewriteInPlace replaces the content of the regular file at path (a
+// link, or a file of another owner: it cannot be renamed over) without
+// ever leaving it cut short: the new content is made in memory, the room
+// for it is reserved on the file's own disk, and only then is the old
+// content overwritten. If the room is not there the file is untouched;
+// if a write fails after all, the old content is put back.
+func rewriteInPlace(path string, write func(io.Writer) error) error {
+	var content bytes.Buffer
+	if err := write(&content); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	n := int64(content.Len())
+	if err := reserve(f, path, n); err != nil {
+		return fmt.Errorf("no room for the new %d bytes (%w); the file is unchanged — free some space", n, UnwrapPath(err))
+	}
+	old, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("reading its old content: %w; the file is unchanged", err)
+	}
+	werr := overwrite(f, content.Bytes())
+	if werr == nil {
+		return nil
+	}
+	if rerr := overwrite(f, old); rerr != nil {
+		return fmt.Errorf("%w; putting the old content back failed too (%v): the file is damaged — restore it from a copy", UnwrapPath(werr), UnwrapPath(rerr))
+	}
+	return fmt.Errorf("%w; the old content was put back, the file is unchanged", UnwrapPath(werr))
+}
+
+// overwrite makes f hold exactly data.
+func overwrite(f *os.File, data []byte) error {
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return err
+	}
+	if err := f.Truncate(int64(len(data))); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// reserve makes sure n bytes of f can be written: fallocate's
+// reservation where the file system has it (the file's size and content
+// do not change), else a probe file of n bytes written beside it on the
+// same disk and removed.
+func reserve(f *os.File, path string, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	err := fallocate(f, n)
+	if err == nil || !errors.Is(err, errNoFallocate) {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	probe, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+".room-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(probe.Name()) // ours: a name nobody else uses
+	defer probe.Close()
+	if _, err := probe.Write(make([]byte, n)); err != nil {
+		return err
+	}
+	return probe.Sync()
 }
 
 // writeInPlace opens what exists at path (never creating it) and writes.

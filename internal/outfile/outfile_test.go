@@ -2,6 +2,7 @@ package outfile
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func writeString(s string) func(io.Writer) error {
@@ -172,5 +175,106 @@ func TestWriteOutSaysWhatToDo(t *testing.T) {
 	}
 	if got := UnwrapPath(&fs.PathError{Op: "open", Path: p, Err: syscall.EACCES}); got != syscall.EACCES {
 		t.Errorf("UnwrapPath = %v, want EACCES alone", got)
+	}
+}
+
+// TestWriteRefusesKeptFiles: a file Keep marked (the database, its lock,
+// an input) is refused under any name — itself, a symlink, a hard link, a
+// relative path — and stays byte for byte what it was.
+func TestWriteRefusesKeptFiles(t *testing.T) {
+	dir := t.TempDir()
+	db, lock := filepath.Join(dir, "st.db"), filepath.Join(dir, "st.db.lock")
+	for _, p := range []string{db, lock} {
+		if err := os.WriteFile(p, []byte("precious "+p), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Keep(db, lock)
+	sym, hard := filepath.Join(dir, "sym.db"), filepath.Join(dir, "hard.db")
+	if err := os.Symlink(db, sym); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(db, hard); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, target := range []string{db, lock, sym, hard, "st.db", "./st.db.lock"} {
+		err := WriteOut(target, writeString("overwritten"))
+		var kerr *KeptError
+		if !errors.As(err, &kerr) || !errors.Is(err, vocab.ErrUsage) || !strings.Contains(err.Error(), "never writes over a file it reads or holds") {
+			t.Errorf("--out %s: %v, want a usage error naming the kept file", target, err)
+		}
+	}
+	for _, p := range []string{db, lock} {
+		if got, _ := os.ReadFile(p); string(got) != "precious "+p {
+			t.Errorf("%s now holds %q", p, got)
+		}
+	}
+	// A file created after Keep (a new database) is compared when written.
+	later := filepath.Join(dir, "later.db")
+	Keep(later)
+	os.WriteFile(later, []byte("new db"), 0o600)
+	if err := Write(later, nil, writeString("x")); err == nil {
+		t.Error("a kept file created after Keep was written")
+	}
+	if err := Write(filepath.Join(dir, "other.env"), nil, writeString("x")); err != nil {
+		t.Errorf("another file: %v", err)
+	}
+}
+
+// TestInPlaceWriteOnAFullDisk: a hard-linked or symlinked --out on a
+// full file system (a 64 KiB tmpfs, mounted when the test runs as root)
+// is left byte for byte as it was, and the error says so (was: cut to a
+// 4096-byte fragment of the new content, the old one lost). With room,
+// the same write succeeds through both names.
+func TestInPlaceWriteOnAFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, 0) })
+	target, hard, sym := filepath.Join(mnt, "report.html"), filepath.Join(mnt, "hl.html"), filepath.Join(t.TempDir(), "sl.html")
+	old := bytes.Repeat([]byte("old report\n"), 300) // 3300 bytes
+	if err := os.WriteFile(target, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(target, hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, sym); err != nil {
+		t.Fatal(err)
+	}
+	// Fill the disk.
+	filler, _ := os.Create(filepath.Join(mnt, "filler"))
+	for {
+		if _, err := filler.Write(make([]byte, 4096)); err != nil {
+			break
+		}
+	}
+	filler.Close()
+	big := strings.Repeat("new report\n", 2000) // 22000 bytes: no room
+	for _, name := range []string{hard, sym} {
+		err := WriteOut(name, writeString(big))
+		if err == nil || !strings.Contains(err.Error(), "the file is unchanged") {
+			t.Errorf("--out %s on a full disk: %v, want a refusal saying the file is unchanged", name, err)
+		}
+		if got, _ := os.ReadFile(target); !bytes.Equal(got, old) {
+			t.Fatalf("--out %s on a full disk left %d bytes (%.20q…), want the old %d", name, len(got), got, len(old))
+		}
+	}
+	os.Remove(filepath.Join(mnt, "filler"))
+	for _, name := range []string{hard, sym} {
+		if err := WriteOut(name, writeString(big+name)); err != nil {
+			t.Fatalf("--out %s with room: %v", name, err)
+		}
+		if got, _ := os.ReadFile(target); string(got) != big+name {
+			t.Errorf("--out %s with room: %d bytes, want %d", name, len(got), len(big+name))
+		}
+	}
+	if entries, _ := os.ReadDir(mnt); len(entries) != 2 {
+		t.Errorf("left behind: %v", entries)
 	}
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The outside red team's reproductions (issue 28): each is refused with
+// the right exit code, and the database and every file beside it are
+// byte for byte what they were.
+
+// dirSnapshot is every regular file under dir with its content.
+type dirSnapshot map[string][]byte
+
+func snapshotDir(t *testing.T, dir string) dirSnapshot {
+	t.Helper()
+	snap := dirSnapshot{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, rerr := os.ReadFile(p)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			snap[p] = b
+		}
+		return nil
+	})
+	return snap
+}
+
+// checkUnchanged fails for every file added, removed or changed under
+// the snapshot's directory since it was taken.
+func (snap dirSnapshot) checkUnchanged(t *testing.T, dir, what string) {
+	t.Helper()
+	now := snapshotDir(t, dir)
+	for p, b := range snap {
+		if nb, ok := now[p]; !ok {
+			t.Errorf("%s: %s was removed", what, p)
+		} else if !bytes.Equal(b, nb) {
+			t.Errorf("%s: %s changed (%d bytes, was %d)", what, p, len(nb), len(b))
+		}
+	}
+	for p := range now {
+		if _, ok := snap[p]; !ok {
+			t.Errorf("%s: %s appeared", what, p)
+		}
+	}
+}
+
+// TestOutNeverWritesTheDatabase: --out naming the database, its lock
+// file, or either through a symlink or hard link, is refused with exit 2
+// by every command that writes --out (was: export onto the database exit
+// 0, and the next history said it was damaged; onto the lock file every
+// later writer was refused).
+func TestOutNeverWritesTheDatabase(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "st.db")
+	fillReviewDB(t, db)
+	sym, hard := filepath.Join(dir, "db.png"), filepath.Join(dir, "db.svg")
+	if err := os.Symlink(db, sym); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(db, hard); err != nil {
+		t.Fatal(err)
+	}
+	lockSym := filepath.Join(dir, "lock.html")
+	if err := os.Symlink(db+".lock", lockSym); err != nil {
+		t.Fatal(err)
+	}
+	snap := snapshotDir(t, dir)
+	for _, args := range [][]string{
+		{"export", "s1", "--format", "env", "--out", db},
+		{"export", "s1", "--format", "json", "--out", db + ".lock"},
+		{"export", "s1", "--format", "docker", "--out", hard},
+		{"report", "s1", "--out", lockSym},
+		{"plot", "s1", "--out", sym},
+		{"plot", "s1", "--out", hard},
+	} {
+		_, stderr, code := runCLI(t, db, args...)
+		if code != exitUsage || !strings.Contains(stderr, "nccltune never writes over a file it reads or holds") {
+			t.Errorf("%v: exit %d, %s; want exit 2, a refusal", args, code, stderr)
+		}
+	}
+	snap.checkUnchanged(t, dir, "--out the database")
+	if out, stderr, code := runCLI(t, db, "history"); code != 0 || !strings.Contains(out, "s1-512K-4M") {
+		t.Errorf("history afterwards: exit %d, %s%s", code, out, stderr)
+	}
+}
