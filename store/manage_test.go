@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -65,6 +66,10 @@ func keysOf(t *testing.T, s *Store, name string, study []byte, trials, launches 
 func TestDeleteStudy(t *testing.T) {
 	s := openWriter(t)
 	gone, kept := fillStudy(t, s), fillStudy(t, s)
+	gone, err := s.RenameStudy(gone.Name, "lane-gone")
+	if err != nil {
+		t.Fatal(err)
+	}
 	goneTrials, _ := s.Trials(gone.ID)
 	goneLaunches, _ := s.Launches(gone.ID)
 	var trialIDs, launchIDs [][]byte
@@ -133,13 +138,122 @@ func TestRenameStudy(t *testing.T) {
 	if sums[0].Name != "spark-lane-a" {
 		t.Errorf("summary name %q", sums[0].Name)
 	}
+	if _, err := s.RenameStudy(b.Name, "spark-lane-b"); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ name, want string }{
-		{b.Name, "already exists"},
-		{"12", "number"},
-		{"two words", "without spaces"},
+		{"spark-lane-b", "already exists"},
+		{"12", "written like a study's ID"},
+		{"two words", "use letters, digits"},
 	} {
 		if _, err := s.RenameStudy("spark-lane-a", tc.name); err == nil || !bytes.Contains([]byte(err.Error()), []byte(tc.want)) {
 			t.Errorf("rename to %q: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestNamesAndHandles (issue 28): a name is letters, digits, '-', '_' and
+// '.', starting with a letter or digit, at most 64 long, and never written
+// like an ID handle; "s<ID>" always reaches the study with that ID, and a
+// name of the form s<ID>-… only that study. Was: rename s2-2M s1 was
+// accepted, then rm s1 deleted study 2; --name s2-1M given to study 1
+// blocked study 2's default name; --name took "/", "..", "$(x)", an
+// escape sequence, 5000 characters and "-x".
+func TestNamesAndHandles(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"", "empty"},
+		{"s1", "written like a study's ID"},
+		{"s2-1M", "written like a study's ID"},
+		{"s12-sweep", "written like a study's ID"},
+		{"7", "written like a study's ID"},
+		{"0", "written like a study's ID"},
+		{"/", "use letters, digits"},
+		{"..", "use letters, digits"},
+		{"../../etc/passwd", "use letters, digits"},
+		{"$(x)", "use letters, digits"},
+		{"a\x1b[31mb", "use letters, digits"},
+		{"a\nb", "use letters, digits"},
+		{"-x", "use letters, digits"},
+		{".hidden", "use letters, digits"},
+		{"lane\u00e9", "use letters, digits"},
+		{strings.Repeat("a", 65), "at most 64"},
+		{strings.Repeat("a", 5000), "at most 64"},
+	} {
+		if err := CheckName(tc.name); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckName(%q) = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	for _, ok := range []string{"spark4-512K-4M", "lane_a.2026-01", "s", "sweep7", "s1x", "7x", "S1", strings.Repeat("a", 64)} {
+		if err := CheckName(ok); err != nil {
+			t.Errorf("CheckName(%q) = %v, want accepted", ok, err)
+		}
+	}
+
+	s := openWriter(t)
+	a, b := fillStudy(t, s), fillStudy(t, s) // s1-512K-4M, s2-512K-4M
+	if _, err := s.RenameStudy(b.Name, "s1"); err == nil {
+		t.Error("rename s2 to s1 was accepted")
+	}
+	// A name an older nccltune let through still cannot take a handle:
+	// s1 is study 1, s2-… only study 2.
+	if err := s.update(func(tx *bolt.Tx) error {
+		names := tx.Bucket(bucketNames)
+		if err := names.Delete([]byte(b.Name)); err != nil {
+			return err
+		}
+		return names.Put([]byte("s1"), itob(b.ID))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]uint64{"s1": a.ID, "1": a.ID, a.Name: a.ID, "s2": b.ID} {
+		if st, err := s.Study(q); err != nil || st.ID != want {
+			t.Errorf("Study(%q): %v, want study %d", q, err, want)
+		}
+	}
+	if err := s.update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketNames).Put([]byte("s2-legacy"), itob(a.ID))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Study("s2-legacy"); err == nil {
+		t.Errorf("s2-legacy, a name of study %d, reached it although study 2 exists", st.ID)
+	}
+	if _, err := s.DeleteStudy("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Study("s2"); err != nil {
+		t.Errorf("rm s1 removed study 2: %v", err)
+	}
+	// Study 1 is gone: its old name "s1" (study 2's, legacy) reaches it.
+	if st, err := s.Study("s1"); err != nil || st.ID != b.ID {
+		t.Errorf("Study(s1) after study 1 is gone: %v, %v", st, err)
+	}
+}
+
+// TestLabelsAreOneLineOfText: a label key is written like a name, its
+// value one line of text; the store refuses any other (was: a newline in
+// a value broke show).
+func TestLabelsAreOneLineOfText(t *testing.T) {
+	for _, tc := range []struct{ k, v, want string }{
+		{"", "x", "needs a key"},
+		{"lane", "a\nb", "control character"},
+		{"lane", "a\x1b[2Jb", "control character"},
+		{"lane", "a\x00", "control character"},
+		{"la ne", "x", "use letters, digits"},
+		{strings.Repeat("k", 65), "x", "at most 64"},
+		{"lane", strings.Repeat("v", 257), "at most 256"},
+	} {
+		if err := CheckLabel(tc.k, tc.v); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckLabel(%q, %q) = %v, want %q", tc.k, tc.v, err, tc.want)
+		}
+	}
+	if err := CheckLabel("ticket", "OPS-12 (spark4, the 2nd lane)"); err != nil {
+		t.Errorf("a plain label: %v", err)
+	}
+	s := openWriter(t)
+	st := searchStudy()
+	st.Labels = map[string]string{"lane": "a\nb"}
+	if err := s.CreateStudy(st); err == nil {
+		t.Error("the store took a label with a newline")
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -30,6 +32,9 @@ func (s *Store) CreateStudy(st *Study) error {
 		if err := checkName(st.Name); err != nil {
 			return err
 		}
+	}
+	if err := checkLabels(st.Labels); err != nil {
+		return err
 	}
 	c := *st
 	err := s.update(func(tx *bolt.Tx) error {
@@ -85,18 +90,99 @@ func defaultName(id uint64, kind, band string) string {
 	return "s" + strconv.FormatUint(id, 10) + "-" + suffix
 }
 
-// CheckName reports whether name can name a study, before one is created.
+// MaxNameLen is the longest study name, label key or label value: long
+// enough for a lane and a date, short enough for a table column.
+const MaxNameLen = 64
+
+// MaxLabelValueLen is the longest label value (a ticket, a URL).
+const MaxLabelValueLen = 256
+
+// CheckName reports whether name can name a study: the one rule, applied
+// where --name and rename's NEW-NAME are parsed and again by the store.
+// A name is ASCII letters, digits, '-', '_' and '.', starts with a letter
+// or digit (so it never reads as a flag, a hidden file or a path), is at
+// most MaxNameLen long, and is not written like the handles nccltune
+// gives studies ("7", "s7", "s7-512K-4M"), which always mean the study
+// with that ID.
 func CheckName(name string) error { return checkName(name) }
 
-// checkName refuses names that could not be told apart from an ID.
 func checkName(name string) error {
-	if name == "" || strings.ContainsAny(name, " \t\r\n") {
-		return fmt.Errorf("study name %q: use letters, digits, - and _, without spaces", name)
+	if name == "" {
+		return errors.New("a study name cannot be empty")
 	}
-	if _, err := strconv.ParseUint(name, 10, 64); err == nil {
-		return fmt.Errorf("study name %q is a number and would be confused with a study ID; add a letter", name)
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("study name %.20q… is %d characters long; use at most %d", name, len(name), MaxNameLen)
+	}
+	if err := checkWord("study name", name); err != nil {
+		return err
+	}
+	if id, _ := handleID(name); id > 0 || strings.Trim(name, "0123456789") == "" {
+		return fmt.Errorf("study name %q is written like a study's ID (s<ID> or s<ID>-…, the names nccltune gives); it would take the place of another study's handle — pick a name that does not start with s and a number", name)
 	}
 	return nil
+}
+
+// checkWord is the syntax study names and label keys share.
+func checkWord(what, w string) error {
+	for i, r := range w {
+		ok := r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || i > 0 && strings.ContainsRune("-_.", r))
+		if !ok {
+			return fmt.Errorf("%s %q: use letters, digits, '-', '_' and '.', starting with a letter or digit", what, w)
+		}
+	}
+	return nil
+}
+
+// CheckLabel reports whether key=value can label a study: the key is
+// written like a name (without the ID rule), at most MaxNameLen long; the
+// value is any text of at most MaxLabelValueLen bytes without control
+// characters (a newline would break show's lines, an escape sequence
+// would reach the terminal).
+func CheckLabel(key, value string) error {
+	switch {
+	case key == "":
+		return errors.New("a label needs a key: write KEY=VALUE, e.g. lane=spark4")
+	case len(key) > MaxNameLen:
+		return fmt.Errorf("label key %.20q… is %d characters long; use at most %d", key, len(key), MaxNameLen)
+	case len(value) > MaxLabelValueLen:
+		return fmt.Errorf("label %s: the value is %d bytes long; use at most %d", key, len(value), MaxLabelValueLen)
+	case !utf8.ValidString(value):
+		return fmt.Errorf("label %s: the value is not UTF-8 text", key)
+	}
+	if err := checkWord("label key", key); err != nil {
+		return err
+	}
+	for _, r := range value {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("label %s=%q: the value holds a control character (%U); labels are one line of text", key, value, r)
+		}
+	}
+	return nil
+}
+
+// checkLabels checks every label of a study about to be stored.
+func checkLabels(labels map[string]string) error {
+	for k, v := range labels {
+		if err := CheckLabel(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handleID is the study ID a query written like nccltune's own handles
+// stands for: "7", "s7" (bare: nothing but the ID) and "s7-…"; 0 when q
+// is not written so.
+func handleID(q string) (id uint64, bare bool) {
+	num, _, dash := strings.Cut(strings.TrimPrefix(q, "s"), "-")
+	if dash && !strings.HasPrefix(q, "s") {
+		return 0, false // "7-…" is no handle
+	}
+	id, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || id == 0 {
+		return 0, false
+	}
+	return id, !dash
 }
 
 // UpdateStudy writes a study's changed settings, status or recommendation.
@@ -192,12 +278,17 @@ func lookupStudy(tx *bolt.Tx, q string) uint64 {
 	if names == nil || studies == nil {
 		return 0
 	}
-	if v := names.Get([]byte(q)); v != nil {
-		return btoi(v)
-	}
-	num := strings.TrimPrefix(q, "s")
-	if id, err := strconv.ParseUint(num, 10, 64); err == nil && id > 0 && studies.Get(itob(id)) != nil {
+	// IDs win over names that look like them ("s1" is study 1 even where
+	// an older nccltune let another study be named "s1"); a name of the
+	// form s<ID>-… reaches only the study with that ID, or one whose ID is
+	// gone.
+	id, bare := handleID(q)
+	idExists := id > 0 && studies.Get(itob(id)) != nil
+	if bare && idExists {
 		return id
+	}
+	if v := names.Get([]byte(q)); v != nil && (!idExists || btoi(v) == id) {
+		return btoi(v)
 	}
 	return 0
 }

@@ -120,7 +120,7 @@ type studyNaming struct {
 // namingFlags are the flags of every command that creates a study.
 func namingFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "name", Usage: "the new study's `NAME` (letters, digits, - and _; default: s<ID>-<band or kind>)"},
+		&cli.StringFlag{Name: "name", Usage: "the new study's `NAME`: letters, digits, -, _ and ., starting with a letter or digit, at most 64, not s<N> or s<N>-… (default: s<ID>-<band or kind>)"},
 		labelFlag("tag the new study with `K=V` (lane=spark4, ticket=OPS-12), repeatable; show and history --json list them"),
 	}
 }
@@ -148,8 +148,12 @@ func readNaming(c *cli.Context) (studyNaming, error) {
 func labelFlag(usage string) *flagvalue.List {
 	return &flagvalue.List{GenericFlag: cli.GenericFlag{Name: "label", Usage: usage, Value: &flagvalue.KV{Flag: "label",
 		Check: func(kv string) error {
-			if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || strings.TrimSpace(k) == "" {
 				return usageErrorf("--label %q: write KEY=VALUE, e.g. --label lane=spark4", kv)
+			}
+			if err := store.CheckLabel(strings.TrimSpace(k), v); err != nil {
+				return usageErrorf("--label: %w", err)
 			}
 			return nil
 		},

@@ -90,3 +90,40 @@ func TestOutNeverWritesTheDatabase(t *testing.T) {
 		t.Errorf("history afterwards: exit %d, %s%s", code, out, stderr)
 	}
 }
+
+// TestRedTeamUsageErrors: every usage error of the red team's is exit 2
+// with a message naming the fix, before a study is stored: the database
+// and the files beside it are byte for byte what they were.
+func TestRedTeamUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "st.db")
+	fillReviewDB(t, db)
+	search := func(args ...string) []string {
+		return append([]string{"search", "--sim", "spark4", "--band", "1M", "--budget", "20"}, args...)
+	}
+	snap := snapshotDir(t, dir)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		// Names (was: accepted, and s1 then reached study 2).
+		{[]string{"rename", "s2-sweep", "s1"}, "written like a study's ID"},
+		{[]string{"rename", "s2", "s3-1M"}, "written like a study's ID"},
+		{search("--name", "s5-1M"), "written like a study's ID"},
+		{search("--name", "/"), "use letters, digits"},
+		{search("--name", ".."), "use letters, digits"},
+		{search("--name", "../../etc/passwd"), "use letters, digits"},
+		{search("--name", "$(x)"), "use letters, digits"},
+		{search("--name", "a\x1b[31mb"), "use letters, digits"},
+		{search("--name", strings.Repeat("a", 5000)), "at most 64"},
+		{search("--name=-x"), "use letters, digits"},
+		{search("--label", "lane=a\nb"), "control character"},
+		{search("--label", "lane=a\x1b[2J"), "control character"},
+	} {
+		_, stderr, code := runCLI(t, db, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, want 2 with %q:\n%s", tc.args, code, tc.want, stderr)
+		}
+	}
+	snap.checkUnchanged(t, dir, "usage errors")
+}
