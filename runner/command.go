@@ -35,6 +35,31 @@ type Command struct {
 	JSONPath string
 }
 
+// CheckHost refuses what cannot be one entry of --hosts: a host is a name
+// or address (letters, digits, '.', '-', '_', and Slurm's node[01-04]
+// brackets), not starting with '-' (mpirun's -H or srun's -w would read
+// the list as one of their own options), optionally followed by :SLOTS,
+// a positive number of slots (Open MPI). Anything else (a:-1, a:x, a;b)
+// would reach the launcher and fail there, after the study was stored.
+func CheckHost(h string) error {
+	const hint = "give --hosts h1,h2 (append :slots for Open MPI, e.g. h1:1)"
+	name, slots, hasSlots := strings.Cut(h, ":")
+	if name == "" || name[0] == '-' || strings.TrimFunc(name, isHostRune) != "" {
+		return fmt.Errorf("host %q is not a host name; %s", h, hint)
+	}
+	if hasSlots {
+		n, err := strconv.Atoi(slots)
+		if err != nil || n < 1 || strings.HasPrefix(slots, "+") {
+			return fmt.Errorf("host %q: the slots after ':' must be a positive whole number, e.g. %s:1; %s", h, name, hint)
+		}
+	}
+	return nil
+}
+
+func isHostRune(r rune) bool {
+	return r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_[]", r))
+}
+
 // Validate checks a spec before anything is launched.
 func (s Spec) Validate() error {
 	switch s.Launcher {
@@ -49,10 +74,8 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("unknown MPI flavour %q; use %s (mpirun -x K=V) or %s (-genv K V, also Intel MPI)", s.MPIFlavor, OpenMPI, MPICH)
 	}
 	for _, h := range s.Hosts {
-		// A leading '-' would make mpirun (-H) or srun (-w) read the list
-		// as one of their own options.
-		if h == "" || strings.ContainsAny(h, " \t\n\x00,") || strings.HasPrefix(h, "-") {
-			return fmt.Errorf("host %q is not a host name; give --hosts h1,h2 (append :slots for Open MPI, e.g. h1:1)", h)
+		if err := CheckHost(h); err != nil {
+			return err
 		}
 	}
 	if len(s.Hosts) > 0 && (s.Launcher == "" || s.Launcher == "local") && s.Sim == nil {

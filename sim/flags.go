@@ -282,8 +282,8 @@ func (o *options) applySim(name, val string, stderr io.Writer) (parseResult, boo
 		o.profile = val
 	case "noise":
 		f, err := strconv.ParseFloat(val, 64)
-		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-			return bad("a noise scale ≥ 0 (1 = calibrated noise, 0 = the true curve)")
+		if err != nil || !(f >= 0 && f <= MaxNoise) {
+			return bad(fmt.Sprintf("a noise scale from 0 to %d (1 = calibrated noise, 0 = the true curve)", MaxNoise))
 		}
 		o.noise = f
 	case "seed":

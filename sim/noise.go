@@ -43,6 +43,12 @@ func newRNG(parts ...int64) *rand.Rand {
 	return rand.New(rand.NewPCG(h, splitmix64(h)))
 }
 
+// MaxNoise is the largest noise scale the simulator takes: ten times the
+// calibrated noise is far noisier than any fabric measured, and beyond
+// about 25 the per-row jitter (up to 4 % per unit) would make times
+// negative (was: --noise 1e308 failed at the first launch, exit 3).
+const MaxNoise = 10
+
 // sampler draws the per-iteration times of one launch.
 type sampler struct {
 	f      *ncclState

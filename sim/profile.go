@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -300,6 +301,11 @@ func decodeStrict[T any, PT interface {
 	v := PT(new(T))
 	if err := dec.Decode(v); err != nil {
 		return nil, fmt.Errorf("not a valid %s: %w", what, err)
+	}
+	// One document, nothing after it: trailing bytes are a file cut and
+	// pasted wrong, and a second document would be ignored.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("not a valid %s: something follows the JSON document (at byte %d); a file holds one document", what, dec.InputOffset())
 	}
 	if err := v.Validate(); err != nil {
 		return nil, err

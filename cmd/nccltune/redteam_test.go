@@ -101,11 +101,35 @@ func TestRedTeamUsageErrors(t *testing.T) {
 	search := func(args ...string) []string {
 		return append([]string{"search", "--sim", "spark4", "--band", "1M", "--budget", "20"}, args...)
 	}
+	inputs := t.TempDir() // files the commands read, outside dir
+	file := func(name, content string) string {
+		p := filepath.Join(inputs, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	spark4, err := os.ReadFile(filepath.Join("..", "..", "sim", "profiles", "spark4.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	snap := snapshotDir(t, dir)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		// Launch settings that would fail only at the launch (was: a
+		// failed study stored, exit 3).
+		{search("--hosts", "a:-1"), "the slots after ':' must be a positive whole number"},
+		{search("--hosts", "a:x"), "the slots after ':' must be a positive whole number"},
+		{search("--hosts", "a;b"), `host "a;b" is not a host name`},
+		{search("--base-env-file", file("nul.env", "NCCL_SOCKET_IFNAME=eth\x000\n")), "NUL byte"},
+		{search("--base-env-file", file("long.env", "NCCL_SOCKET_IFNAME="+strings.Repeat("x", 70<<10)+"\n")), "a line of an env file is at most 64 KiB"},
+		{search("--base-env-file", file("dup.env", "NCCL_SOCKET_IFNAME=eth0\nNCCL_SOCKET_IFNAME=eth1\n")), "NCCL_SOCKET_IFNAME is set twice (first on line 1)"},
+		{search("--noise", "1e308"), "the noise scale is at most 10"},
+		{[]string{"search", "--band", "1M", "--sim", file("garbage.json", string(spark4)+"trailing")}, "something follows the JSON document"},
+		{[]string{"search", "--band", "1M", "--sim", file("two.json", string(spark4)+string(spark4))}, "something follows the JSON document"},
+		{[]string{"search", "--config", file("two.yaml", "band: 1M\nsim: spark4\n---\nbudget: 5\n")}, "a second YAML document"},
 		// Names (was: accepted, and s1 then reached study 2).
 		{[]string{"rename", "s2-sweep", "s1"}, "written like a study's ID"},
 		{[]string{"rename", "s2", "s3-1M"}, "written like a study's ID"},

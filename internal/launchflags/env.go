@@ -1,47 +1,34 @@
 package launchflags
 
 import (
-	"bufio"
+	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/flagvalue"
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
 )
 
 // ReadBaseEnv merges --base-env-file (first) and --base-env items (each
-// checked as it was set).
+// checked as it was set): an item on the command line replaces the file's
+// value, as flags replace a --config file's.
 func ReadBaseEnv(items []string, file string) (map[string]string, error) {
 	env := map[string]string{}
 	if file != "" {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, fmt.Errorf("--base-env-file: %w", err)
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			line = strings.TrimPrefix(line, "export ")
-			k, v, err := nccl.ParseKeyValue(line)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", file, n, err)
-			}
-			env[k] = unquote(v)
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("--base-env-file %s: %w", file, err)
+		var err error
+		if env, err = readEnvFile("--base-env-file", file); err != nil {
+			return nil, err
 		}
 	}
 	for _, it := range items {
 		k, v, err := nccl.ParseKeyValue(it)
+		if err == nil {
+			err = checkEnvValue(k, v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--base-env: %w", err)
 		}
@@ -63,6 +50,57 @@ func ReadBaseEnv(items []string, file string) (map[string]string, error) {
 		return nil, fmt.Errorf("--base-env: %w", err)
 	}
 	return env, nil
+}
+
+// maxEnvLine is the longest line of an env file: a value is a setting
+// (an interface, a HCA list), not a document.
+const maxEnvLine = 64 << 10
+
+// readEnvFile reads flag's env file (K=V lines; blank lines, # comments and
+// "export " allowed; one level of quotes stripped): each key once, no
+// line over 64 KiB, no NUL byte, all refused with the line's number
+// before anything runs.
+func readEnvFile(flag, file string) (map[string]string, error) {
+	data, err := input.ReadFile(context.Background(), file, nil, input.MaxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	env := map[string]string{}
+	lineOf := map[string]int{}
+	for n, line := range strings.Split(string(data), "\n") {
+		n++
+		if len(line) > maxEnvLine {
+			return nil, fmt.Errorf("%s:%d: the line is %d KiB long; a line of an env file is at most %d KiB", file, n, len(line)>>10, maxEnvLine>>10)
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, err := nccl.ParseKeyValue(line)
+		if err == nil {
+			v = unquote(v)
+			err = checkEnvValue(k, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", file, n, err)
+		}
+		if first, ok := lineOf[k]; ok {
+			return nil, fmt.Errorf("%s:%d: %s is set twice (first on line %d); set it once", file, n, k, first)
+		}
+		env[k], lineOf[k] = v, n
+	}
+	return env, nil
+}
+
+// checkEnvValue refuses what no environment can carry: a NUL byte ends
+// the string execve passes, so the launch would fail after the study was
+// stored.
+func checkEnvValue(k, v string) error {
+	if strings.ContainsRune(v, 0) {
+		return fmt.Errorf("%s: the value holds a NUL byte, which no environment variable can carry", k)
+	}
+	return nil
 }
 
 // unquote strips one level of matching quotes, as an env file would have.
@@ -129,9 +167,9 @@ func ReadBaseline(c *cli.Context, base map[string]string) (nccl.Config, error) {
 	items := flagvalue.Items(c, "baseline-env")
 	var all []string
 	if file := c.String("baseline-env-file"); file != "" {
-		env, err := ReadBaseEnv(nil, file)
+		env, err := readEnvFile("--baseline-env-file", file)
 		if err != nil {
-			return nil, usageError(fmt.Errorf("--baseline-env-file: %w", err))
+			return nil, usageError(err)
 		}
 		for _, k := range sortedKeys(env) {
 			all = append(all, k+"="+env[k])

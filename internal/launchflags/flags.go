@@ -64,7 +64,7 @@ func Flags() []cli.Flag {
 		&cli.StringFlag{Name: "sim", Category: Category,
 			Usage: "run the SIMULATED fabric `PROFILE` instead of hardware: spark2, spark4, h200-loopback, flat, a profile FILE.json, or a replay of recorded launches: replay:FILE.db (a store; a bbolt file is also recognised without replay:) or replay:FILE.json (made by 'nccltune replay build')"},
 		&cli.Float64Flag{Name: "noise", Value: 1, Category: Category,
-			Usage: "simulated noise scale: 1 calibrated, 0 the true curve"},
+			Usage: "simulated noise scale: 1 calibrated, 0 the true curve, at most 10"},
 		&cli.Int64Flag{Name: "seed", Value: 1, Category: Category,
 			Usage: "seed for the simulated fabric and the search (reproducible runs)"},
 	}
@@ -131,6 +131,9 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 		}
 		if noise < 0 {
 			return studyrun.Launch{}, usageErrorf("--noise %g: the noise scale cannot be negative (0 is the true curve)", noise)
+		}
+		if noise > sim.MaxNoise {
+			return studyrun.Launch{}, usageErrorf("--noise %g: the noise scale is at most %d (1 is the calibrated noise, 0 the true curve)", noise, sim.MaxNoise)
 		}
 		exe, err := os.Executable()
 		if err != nil {

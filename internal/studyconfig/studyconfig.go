@@ -4,16 +4,19 @@
 package studyconfig
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -61,16 +64,28 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	if path == "" {
 		return nil
 	}
-	data, err := os.ReadFile(path)
+	ctx := c.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	data, err := input.ReadFile(ctx, path, nil, input.MaxBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return usageErrorf("--config %s: no such file; give the path of a study config (YAML, keys are the flags of nccltune %s)", path, c.Command.Name)
 		}
 		return usageErrorf("--config %s: cannot read it: %v", path, err)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, second yaml.Node
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
 		return usageErrorf("--config %s is not valid YAML: %v", path, err)
+	}
+	// One document: a second (after ---) would be silently ignored.
+	if err := dec.Decode(&second); err != io.EOF {
+		if err != nil {
+			return usageErrorf("--config %s is not valid YAML: %v", path, err)
+		}
+		return usageErrorf("--config %s: line %d: a second YAML document (after ---); a study config is one document — merge them, or keep one per file", path, second.Line)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil // an empty file sets nothing
