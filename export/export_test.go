@@ -348,7 +348,7 @@ func TestDockerFlagsRoundTrip(t *testing.T) {
 	}{
 		{"fixture", fixtureBand(t), Options{}},
 		{"fixture with base", fixtureBand(t), Options{WithBase: true}},
-		{"hostile", hostileBand(allHostile()), Options{}},
+		{"hostile", hostileBand(oneWordValues(allHostile())), Options{}},
 		{"keep defaults", keepDefaultsBand(t), Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -392,6 +392,34 @@ func TestDockerFlagsRoundTrip(t *testing.T) {
 				t.Errorf("read back %q\nwant      %q", got, want)
 			}
 		})
+	}
+}
+
+// oneWordValues keeps the values without whitespace or control
+// characters: those the docker flags line carries.
+func oneWordValues(values map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range values {
+		if checkOneWord(Var{Name: k, Value: v}) == nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// TestDockerFlagsRefuseWhitespace (issue 28): a value with a newline,
+// space or tab is refused by the docker format, which is used through
+// $(…): it would split there (was: a base env value
+// "/var/log/x\n--privileged\n-v=/:/host" reached docker as two flags).
+func TestDockerFlagsRefuseWhitespace(t *testing.T) {
+	for _, v := range []string{"/var/log/x\n--privileged\n-v=/:/host", "a --privileged", "a\tb", "a\rb", "bell\a"} {
+		err := Write(&bytes.Buffer{}, FormatDocker, []*Recommendation{hostileBand(map[string]string{"NCCL_DEBUG_FILE": v})}, Options{Now: fixedNow, WithBase: true})
+		if err == nil || !strings.Contains(err.Error(), "use --format env") {
+			t.Errorf("docker flags of %q: %v, want a refusal", v, err)
+		}
+	}
+	if n := len(oneWordValues(allHostile())); n < 5 {
+		t.Errorf("only %d hostile values are one word: the round trip tests too little", n)
 	}
 }
 
@@ -900,15 +928,16 @@ func TestComposeHostileRoundTrip(t *testing.T) {
 
 // TestDockerFlagsSurviveSubstitution: values the shell reads as they are
 // are written unquoted, so docker run $(…) gets them without quotes; a
-// value that needs quotes is quoted and the header says to use --env-file.
+// value that needs quotes is quoted and the header says to use --env-file
+// (one with whitespace is refused: TestDockerFlagsRefuseWhitespace).
 func TestDockerFlagsSurviveSubstitution(t *testing.T) {
 	out := string(render(t, FormatDocker, []*Recommendation{hostileBand(map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})}, Options{}))
 	if !strings.Contains(out, "-e NCCL_MAX_NCHANNELS=8 -e NCCL_PROTO=^LL128\n") || strings.Contains(out, "quoted:") {
 		t.Errorf("plain values:\n%s", out)
 	}
-	out = string(render(t, FormatDocker, []*Recommendation{hostileBand(map[string]string{"V": "a b"})}, Options{}))
-	if !strings.Contains(out, "-e 'V=a b'") || !strings.Contains(out, "--env-file") {
-		t.Errorf("a value with a space:\n%s", out)
+	out = string(render(t, FormatDocker, []*Recommendation{hostileBand(map[string]string{"V": "a$HOME'b"})}, Options{}))
+	if !strings.Contains(out, `-e 'V=a$HOME'\''b'`) || !strings.Contains(out, "--env-file") {
+		t.Errorf("a value with a dollar and a quote:\n%s", out)
 	}
 	// The header says one thing: no use: line offering $(…) above the
 	// line that says $(…) would keep the quotes.

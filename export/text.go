@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -163,6 +164,11 @@ func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 	if err := checkVars(vars); err != nil {
 		return err
 	}
+	for _, v := range vars {
+		if err := checkOneWord(v); err != nil {
+			return err
+		}
+	}
 	flags := make([]string, len(vars))
 	quoted := false
 	for i, v := range vars {
@@ -189,6 +195,21 @@ func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 	}
 	_, err := io.WriteString(w, strings.Join(flags, " ")+"\n")
 	return err
+}
+
+// checkOneWord refuses a value the docker flags line cannot carry: the
+// line is used through $(…) (as its header says), where the shell splits
+// at whitespace whatever the quotes, so a space, tab or newline in a value
+// would turn its rest into arguments of docker's own (a newline-held
+// --privileged reached docker as a flag); other control characters have
+// no place on a command line either.
+func checkOneWord(v Var) error {
+	for _, r := range v.Value {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return fmt.Errorf("cannot write %s=%q as docker flags: the value holds %q, and docker run $(nccltune export … --format docker) splits it into several arguments there; use --format env (docker run --env-file FILE) or sh", v.Name, v.Value, r)
+		}
+	}
+	return nil
 }
 
 // shellSafe reports whether s is one shell word that means itself both

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/store"
 )
 
 // The outside red team's reproductions (issue 28): each is refused with
@@ -150,4 +152,39 @@ func TestRedTeamUsageErrors(t *testing.T) {
 		}
 	}
 	snap.checkUnchanged(t, dir, "usage errors")
+}
+
+// TestExportRefusesWhatItCannotCarry: a base env value with newlines
+// exported as docker flags (used through $(…) as the README shows) or as
+// an env file is refused with exit 2, and nothing is written (was: the
+// docker line carried "--privileged" and "-v=/:/host" as flags).
+func TestExportRefusesWhatItCannotCarry(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "st.db")
+	fillReviewDB(t, db)
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Study("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.BaseEnv["NCCL_DEBUG_FILE"] = "/var/log/x\n--privileged\n-v=/:/host"
+	if err := st.UpdateStudy(s); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	out := filepath.Join(dir, "flags.txt")
+	snap := snapshotDir(t, dir)
+	for _, format := range []string{"docker", "env"} {
+		stdout, stderr, code := runCLI(t, db, "export", "s1", "--format", format, "--with-base", "--out", out)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "NCCL_DEBUG_FILE") {
+			t.Errorf("export --format %s: exit %d, %q, %s; want exit 2 naming the value", format, code, stdout, stderr)
+		}
+	}
+	snap.checkUnchanged(t, dir, "refused exports")
+	if stdout, stderr, code := runCLI(t, db, "export", "s1", "--format", "sh", "--with-base"); code != 0 || !strings.Contains(stdout, `'/var/log/x`) {
+		t.Errorf("export --format sh carries it: exit %d, %s%s", code, stdout, stderr)
+	}
 }
