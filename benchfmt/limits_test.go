@@ -31,6 +31,8 @@ func TestImplausibleRowsAreDropped(t *testing.T) {
 		{"absurd bandwidth", strings.Replace(row, "2.75    2.75", "2.75    1e300", 1), "not plausible"},
 		{"huge size", strings.Replace(row, "1048576", "9223372036854775807", 1), "9223372036854775807"},
 		{"size past 2^64", strings.Replace(row, "1048576", "18446744073709551616", 1), "18446744073709551616"},
+		{"negative size", strings.Replace(row, "1048576", "-4", 1), "size -4: a size or count cannot be negative"},
+		{"negative count", strings.Replace(row, "262144", "-1", 1), "cannot be negative"},
 		{"NUL byte", strings.Replace(row, "float", "flo\x00t", 1), "NUL"},
 		{"long line", row + strings.Repeat(" 1", MaxLineBytes), "KiB"},
 	}

@@ -243,6 +243,13 @@ func (p *textParser) line(line string) {
 		p.note(fmt.Sprintf("skipped the row for size %s: the size or count is too large to be real", p.toks[0]))
 		return
 	}
+	if len(p.toks) >= 5 && isSignedInt(p.toks[0]) && isSignedInt(p.toks[1]) && isWord(p.toks[2]) &&
+		(strings.HasPrefix(p.toks[0], "-") || strings.HasPrefix(p.toks[1], "-")) {
+		// A results row with a negative size or count (was: dropped
+		// without a word, like a line of other output).
+		p.note(fmt.Sprintf("skipped the row for size %s: a size or count cannot be negative", p.toks[0]))
+		return
+	}
 	p.other(t)
 }
 

@@ -90,7 +90,7 @@ func checkExecutables(spec Spec) error {
 		if spec.Sim.Executable == "" {
 			return fmt.Errorf("simulated fabric: no executable to run it with")
 		}
-		return nil
+		return checkPrefix(spec)
 	}
 	switch spec.Launcher {
 	case "mpirun":
@@ -113,12 +113,23 @@ func checkExecutables(spec Spec) error {
 	}
 	if len(spec.Prefix) > 0 {
 		// The wrapper runs the benchmark (perhaps elsewhere): only it must be here.
-		if _, err := exec.LookPath(spec.Prefix[0]); err != nil {
-			return fmt.Errorf("%w: %s is not on PATH or not executable — check --prefix/--wrapper", ErrBenchNotFound, spec.Prefix[0])
-		}
-		return nil
+		return checkPrefix(spec)
 	}
 	return checkBench(spec)
+}
+
+// checkPrefix refuses a --prefix or --wrapper program that a local launch
+// cannot start: a path the user typed, so the error is theirs (not
+// vocab.ErrFabric), found before a study is stored (was: "benchmark not
+// found … build nccl-tests" at the first launch).
+func checkPrefix(spec Spec) error {
+	if len(spec.Prefix) == 0 {
+		return nil
+	}
+	if _, err := exec.LookPath(spec.Prefix[0]); err != nil {
+		return fmt.Errorf("--prefix/--wrapper: %s is not on PATH or not an executable file — give the path of the program that runs in front of the benchmark, e.g. --wrapper scripts/fakehost.sh", spec.Prefix[0])
+	}
+	return nil
 }
 
 // checkBench refuses a benchmark that is not there, naming the path it

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nccltune/nccltune/vocab"
@@ -104,5 +105,59 @@ func TestDamagedDatabase(t *testing.T) {
 				t.Error("the damaged file was changed")
 			}
 		})
+	}
+}
+
+// TestFilesThatAreNoDatabase (issue 28): an empty file, a database cut to
+// 4 KiB and a dangling symlink are refused by readers and writers alike
+// with what they are and what to do, and left exactly as they are: no
+// lock file, no new database (was: "write …: bad file descriptor",
+// bbolt's "file size too small 4096", and for the link "no studies yet"
+// from readers, "too many levels of symbolic links" from writers).
+func TestFilesThatAreNoDatabase(t *testing.T) {
+	good := filepath.Join(t.TempDir(), "good.db")
+	s, err := Open(good, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateStudy(searchStudy()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	empty, cut, dangling := filepath.Join(dir, "empty.db"), filepath.Join(dir, "cut.db"), filepath.Join(dir, "dangling.db")
+	os.WriteFile(empty, nil, 0o600)
+	os.WriteFile(cut, data[:4096], 0o600)
+	if err := os.Symlink(filepath.Join(dir, "missing", "x.db"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		empty:    "is an empty file (0 bytes), not an nccltune database — remove it",
+		cut:      "is damaged (the file is 4096 bytes, shorter than the 4 pages of",
+		dangling: "is a symlink to " + filepath.Join(dir, "missing", "x.db") + ", which does not exist",
+	} {
+		for _, opts := range []Options{{ReadOnly: true}, {}} {
+			st, err := Open(path, opts)
+			if err == nil {
+				st.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Open(%s, read-only %v): %v, want %q", filepath.Base(path), opts.ReadOnly, err, want)
+			}
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		t.Errorf("the directory holds %d entries, want the 3 files untouched: %v", len(entries), entries)
+	}
+	if b, _ := os.ReadFile(cut); len(b) != 4096 {
+		t.Errorf("the cut file is now %d bytes", len(b))
+	}
+	if info, _ := os.Stat(empty); info.Size() != 0 {
+		t.Errorf("the empty file is now %d bytes", info.Size())
 	}
 }

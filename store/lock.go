@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/user"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +32,27 @@ type writerLock struct {
 	path string
 }
 
+// otherOwner names the owner of path when it is not this process's user.
+func otherOwner(path string) (string, bool) {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return "", false
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) == os.Geteuid() {
+		return "", false
+	}
+	return userName(int(st.Uid)), true
+}
+
+// userName is "name (uid N)", or "uid N" where the name is unknown.
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
+		return fmt.Sprintf("%s (uid %d)", u.Username, uid)
+	}
+	return fmt.Sprintf("uid %d", uid)
+}
+
 // lockPath is the sidecar lock file of the database at dbPath.
 func lockPath(dbPath string) string { return dbPath + ".lock" }
 
@@ -43,6 +67,11 @@ func openWriterLock(dbPath string, openFile func(string, int, os.FileMode) (*os.
 		return nil, fmt.Errorf("%s is a symlink, not nccltune's lock file; nccltune does not follow it — remove it if it is stale, or use --db another file", path)
 	}
 	if err != nil {
+		if owner, ok := otherOwner(path); ok && errors.Is(err, fs.ErrPermission) {
+			// Not a read-only database: another user's lock file (root
+			// ran nccltune here once) keeps this user out of their own.
+			return nil, fmt.Errorf("the lock file %s belongs to %s, and nccltune (running as %s) cannot open it to take its turn; the database itself is not changed and readers still work — remove the lock file (it holds nothing but the last writer's note; its owner or root can remove it, or you if the directory is yours), then run the command again", path, owner, userName(os.Geteuid()))
+		}
 		return nil, classifyWriteError(path, fmt.Errorf("open lock file: %w", err))
 	}
 	if err := checkLockFile(f, path); err != nil {

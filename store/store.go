@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -174,12 +175,24 @@ func canonicalPath(abs string) string {
 }
 
 // checkDatabaseFile refuses what cannot be a database before anything
-// opens it: opening a FIFO blocks forever, and a device or directory is
-// never nccltune's.
+// opens it, saying what is there: opening a FIFO blocks forever, a device
+// or directory is never nccltune's, a dangling symlink is not a missing
+// database (a reader would say "no studies yet", a writer "too many
+// levels of symbolic links"), and an empty or tiny file is no database
+// (bbolt said "bad file descriptor" and "file size too small").
 func checkDatabaseFile(path string) error {
+	if link, err := os.Lstat(path); err == nil && link.Mode()&fs.ModeSymlink != 0 {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			target, _ := os.Readlink(path)
+			return fmt.Errorf("database %s is a symlink to %s, which does not exist; nccltune does not create a link's target — point the link at a database, remove it (a writer then creates a new database there), or use --db another file", path, target)
+		}
+	}
 	info, err := os.Stat(path)
-	if err != nil || info.Mode().IsRegular() {
+	if err != nil {
 		return nil // a missing file is created (writer) or reported (reader)
+	}
+	if info.Mode().IsRegular() {
+		return checkDatabaseSize(path, info.Size())
 	}
 	what := "a " + strings.TrimPrefix(fmt.Sprint(info.Mode().Type()), "-")
 	switch t := info.Mode(); {
@@ -196,6 +209,34 @@ func checkDatabaseFile(path string) error {
 	}
 	return fmt.Errorf("%s is %s, not an nccltune database — use --db to pick a regular file", path, what)
 }
+
+// checkDatabaseSize refuses an empty file, and a bbolt file shorter than
+// the four pages every database has (two meta pages, the freelist, the
+// root), whose page size its first meta page gives: bbolt's own words
+// for them were "bad file descriptor" and "file size too small 4096".
+func checkDatabaseSize(path string, size int64) error {
+	if size == 0 {
+		return fmt.Errorf("database %s is an empty file (0 bytes), not an nccltune database — remove it (a writer then creates a new database there), or use --db another file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // reported by the open that follows
+	}
+	defer f.Close()
+	var head [32]byte
+	if n, _ := io.ReadFull(f, head[:]); n < len(head) {
+		return &DamagedError{Path: path, Detail: fmt.Sprintf("the file is %d bytes, too short to be a database", size)}
+	}
+	magic := binary.LittleEndian.Uint32(head[16:20])
+	pageSize := int64(binary.LittleEndian.Uint32(head[24:28]))
+	if magic == boltMagic && pageSize > 0 && size < 4*pageSize {
+		return &DamagedError{Path: path, Detail: fmt.Sprintf("the file is %d bytes, shorter than the 4 pages of %d bytes every database has: it was truncated", size, pageSize)}
+	}
+	return nil
+}
+
+// boltMagic starts every bbolt meta page (after its 16-byte page header).
+const boltMagic = 0xED0CDAED
 
 // Path is the database file's absolute path.
 func (s *Store) Path() string { return s.path }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -81,7 +82,11 @@ Start with:  nccltune search --sim spark4 --band 512K-4M
 				}
 			}
 			err = withNearestFlag(c, err)
-			return usageErrorf("%v (see nccltune %s --help)", err, c.Command.Name)
+			if name := helpName(c); name != "nccltune" {
+				return usageErrorf("%v (see %s --help)", err, name)
+			}
+			// Before any command: only --db is nccltune's own.
+			return usageErrorf("%v: before the command nccltune takes only --db, --help and --version; a command's own flags follow it (nccltune history --json; see nccltune COMMAND --help)", err)
 		},
 	}
 	for _, cmd := range app.Commands {
@@ -113,6 +118,19 @@ func withNearestFlag(c *cli.Context, err error) error {
 		return fmt.Errorf("%v%s", err, near)
 	}
 	return err
+}
+
+// helpName is the command whose --help explains the flag refused:
+// "nccltune replay build", or "nccltune" itself for a flag before any
+// command (was: "nccltune build", "nccltune nccltune").
+func helpName(c *cli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != c.App.Name {
+			names = append([]string{ctx.Command.Name}, names...)
+		}
+	}
+	return strings.Join(append([]string{"nccltune"}, names...), " ")
 }
 
 // releaseVersion is nccltune's version; cmd_version.go adds the commit.

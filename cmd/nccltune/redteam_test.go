@@ -132,7 +132,11 @@ func TestRedTeamUsageErrors(t *testing.T) {
 		{[]string{"search", "--band", "1M", "--sim", file("garbage.json", string(spark4)+"trailing")}, "something follows the JSON document"},
 		{[]string{"search", "--band", "1M", "--sim", file("two.json", string(spark4)+string(spark4))}, "something follows the JSON document"},
 		{[]string{"search", "--config", file("two.yaml", "band: 1M\nsim: spark4\n---\nbudget: 5\n")}, "a second YAML document"},
-		// Names (was: accepted, and s1 then reached study 2).
+		{search("--wrapper", filepath.Join(inputs, "missing-wrapper.sh")), "--prefix/--wrapper: " + filepath.Join(inputs, "missing-wrapper.sh") + " is not on PATH or not an executable file"},
+		// Hints that name the right command.
+		{[]string{"replay", "build", "--json"}, "(see nccltune replay build --help)"},
+		{[]string{"--json", "history"}, "a command's own flags follow it (nccltune history --json"},
+				// Names (was: accepted, and s1 then reached study 2).
 		{[]string{"rename", "s2-sweep", "s1"}, "written like a study's ID"},
 		{[]string{"rename", "s2", "s3-1M"}, "written like a study's ID"},
 		{search("--name", "s5-1M"), "written like a study's ID"},
@@ -187,4 +191,38 @@ func TestExportRefusesWhatItCannotCarry(t *testing.T) {
 	if stdout, stderr, code := runCLI(t, db, "export", "s1", "--format", "sh", "--with-base"); code != 0 || !strings.Contains(stdout, `'/var/log/x`) {
 		t.Errorf("export --format sh carries it: exit %d, %s%s", code, stdout, stderr)
 	}
+}
+
+// TestLockFileOfAnotherUser: a lock file root left in a user's own
+// directory is named as such, with the fix, instead of calling the user's
+// database read-only; readers work and nothing changes (needs root, to
+// make a file of another owner).
+func TestLockFileOfAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making another user's lock file needs root")
+	}
+	exe, cred, base := asOtherUser(t)
+	dir := filepath.Join(base, "home")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "st.db")
+	fillReviewDB(t, db) // as root: st.db and st.db.lock are root's
+	for _, p := range []string{dir, db} {
+		if err := os.Chown(p, int(cred.Uid), int(cred.Gid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := snapshotDir(t, dir)
+	p := startCLI(t, exe, cred, nil, "--db", db, "search", "--sim", "spark4", "--band", "1M", "--budget", "20")
+	code, stderr := p.wait()
+	if code != exitCheckFailed || !strings.Contains(stderr, "the lock file "+db+".lock belongs to root (uid 0)") ||
+		!strings.Contains(stderr, "remove the lock file") || strings.Contains(stderr, "read-only") {
+		t.Errorf("search with root's lock file: exit %d\n%s", code, stderr)
+	}
+	r := startCLI(t, exe, cred, nil, "--db", db, "history")
+	if code, stderr := r.wait(); code != 0 {
+		t.Errorf("history: exit %d\n%s", code, stderr)
+	}
+	snap.checkUnchanged(t, dir, "root's lock file")
 }
