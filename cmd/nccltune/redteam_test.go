@@ -136,7 +136,7 @@ func TestRedTeamUsageErrors(t *testing.T) {
 		// Hints that name the right command.
 		{[]string{"replay", "build", "--json"}, "(see nccltune replay build --help)"},
 		{[]string{"--json", "history"}, "a command's own flags follow it (nccltune history --json"},
-				// Names (was: accepted, and s1 then reached study 2).
+		// Names (was: accepted, and s1 then reached study 2).
 		{[]string{"rename", "s2-sweep", "s1"}, "written like a study's ID"},
 		{[]string{"rename", "s2", "s3-1M"}, "written like a study's ID"},
 		{search("--name", "s5-1M"), "written like a study's ID"},
