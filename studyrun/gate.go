@@ -41,9 +41,12 @@ type GateReport struct {
 	Launches   int               `json:"launches"`
 	Notes      []model.Warning   `json:"notes,omitempty"`
 	// FabricFailed is set when a launch failed, hung or returned wrong
-	// results; Error says which and why, Warnings are doctor's diagnosis.
+	// results; Failure says which and why, Error is that in the one error
+	// shape (the command sets it: it knows the exit code), Warnings are
+	// doctor's diagnosis.
 	FabricFailed bool             `json:"fabric_failed"`
-	Error        string           `json:"error,omitempty"`
+	Failure      string           `json:"-"`
+	Error        *vocab.ErrorJSON `json:"error,omitempty"`
 	Warnings     []fabric.Warning `json:"warnings,omitempty"`
 }
 
@@ -55,7 +58,7 @@ func GateReportOf(r *GateResult, cfg nccl.Config, baseEnv map[string]string) Gat
 	rep := GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
 		Env: cfg.Clone(), BaseEnv: baseEnv, Launches: r.Launches, Notes: r.Notes}
 	if r.FailedAt > 0 {
-		rep.Pass, rep.FabricFailed, rep.Error, rep.Warnings = false, true, r.Failure, r.Warnings
+		rep.Pass, rep.FabricFailed, rep.Failure, rep.Warnings = false, true, r.Failure, r.Warnings
 	}
 	return rep
 }

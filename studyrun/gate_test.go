@@ -32,7 +32,7 @@ func TestGateReportOf(t *testing.T) {
 	}
 	warn := []fabric.Warning{{Code: "nic-down"}}
 	rep = GateReportOf(&GateResult{Study: study, Verdict: fabric.Verdict{Pass: true}, FailedAt: 2, Failure: "launch 2 hung", Warnings: warn}, cfg, base)
-	if rep.Pass || !rep.FabricFailed || rep.Error != "launch 2 hung" || !reflect.DeepEqual(rep.Warnings, warn) {
+	if rep.Pass || !rep.FabricFailed || rep.Failure != "launch 2 hung" || !reflect.DeepEqual(rep.Warnings, warn) {
 		t.Errorf("a failed launch: %+v", rep)
 	}
 }

@@ -36,3 +36,13 @@ type markedError struct{ kind, err error }
 
 func (e *markedError) Error() string   { return e.err.Error() }
 func (e *markedError) Unwrap() []error { return []error{e.err, e.kind} }
+
+// ErrorJSON is the one shape of an error in every JSON document nccltune
+// prints: the exit code it gives, the code's name (usage, failed, fabric,
+// interrupted) and the message. The command fills it (it maps errors to
+// exit codes); libraries only carry it.
+type ErrorJSON struct {
+	Code    int    `json:"code"`
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}

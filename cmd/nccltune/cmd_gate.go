@@ -113,10 +113,13 @@ func runGate(ctx context.Context, o gateOptions) error {
 	}
 	rep := studyrun.GateReportOf(r, o.config, o.launch.spec.BaseEnv)
 	if rep.FabricFailed {
+		failed := fabricError(fmt.Errorf("gate %s: %s", rep.Study, rep.Failure))
+		e := errorJSON(failed)
+		rep.Error = &e
 		if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
 			return err
 		}
-		return fabricError(fmt.Errorf("gate %s: %s", rep.Study, rep.Error))
+		return failed
 	}
 	if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
 		return err

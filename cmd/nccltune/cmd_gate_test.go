@@ -26,8 +26,12 @@ type gateJSON struct {
 	Env          map[string]string `json:"env"`
 	Launches     int               `json:"launches"`
 	FabricFailed bool              `json:"fabric_failed"`
-	Error        string            `json:"error"`
-	Warnings     []struct {
+	Error        *struct {
+		Code    int    `json:"code"`
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Warnings []struct {
 		Code string `json:"code"`
 	} `json:"warnings"`
 }
@@ -171,8 +175,9 @@ func TestGateFabricFailed(t *testing.T) {
 				t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
 			}
 			g := decodeGate(t, stdout)
-			if g.Pass || !g.FabricFailed || !strings.HasPrefix(g.Error, "launch 1 ") || len(g.Checks) != 0 {
-				t.Errorf("report %+v, want no pass, fabric_failed, the first launch named", g)
+			if g.Pass || !g.FabricFailed || g.Error == nil || g.Error.Code != exitFabric || g.Error.Kind != "fabric" ||
+				!strings.HasPrefix(g.Error.Message, "gate s1-gate: launch 1 ") || len(g.Checks) != 0 {
+				t.Errorf("report %+v (error %+v), want no pass, fabric_failed, an error {3, fabric} naming the first launch", g, g.Error)
 			}
 			found := false
 			for _, w := range g.Warnings {

@@ -35,7 +35,7 @@ Examples:
   nccltune parse all_reduce.txt
   nccltune parse run1.txt run2.json --json`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (an array for several files)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout ({\"files\": [...]} for several files)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -76,7 +76,7 @@ func runParse(ctx context.Context, o parseOptions) error {
 		res, err := benchfmt.Parse(inputs[i])
 		parsed[i] = ui.ParseOutcome{Name: name, Result: res, Err: err}
 	}
-	if err := ui.PrintParse(o.stdout, o.json, parsed); err != nil {
+	if err := ui.PrintParse(o.stdout, o.json, parsed, errorJSON); err != nil {
 		return err
 	}
 	return parseVerdict(parsed)

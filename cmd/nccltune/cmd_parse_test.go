@@ -102,6 +102,11 @@ type parseDocJSON struct {
 	Facts   map[string]any `json:"facts"`
 	Errors  []string       `json:"errors"`
 	Failure string         `json:"failure"`
+	Error   *struct {
+		Code    int    `json:"code"`
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
 func decodeParseDoc(t *testing.T, raw json.RawMessage) parseDocJSON {
@@ -161,10 +166,14 @@ func TestParseCommandJSONSeveralFiles(t *testing.T) {
 	if code != exitOK || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	var docs []json.RawMessage
-	if err := json.Unmarshal([]byte(stdout), &docs); err != nil || len(docs) != len(files) {
-		t.Fatalf("want a JSON array of %d documents, got %d (%v)", len(files), len(docs), err)
+	var doc struct {
+		SchemaVersion int               `json:"schema_version"`
+		Files         []json.RawMessage `json:"files"`
 	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || len(doc.Files) != len(files) || doc.SchemaVersion != 1 {
+		t.Fatalf("want one document (schema_version 1) of %d files, got %d (%v)", len(files), len(doc.Files), err)
+	}
+	docs := doc.Files
 	periter := decodeParseDoc(t, docs[0])
 	if len(periter.Rows) != 25 || *periter.Rows[0].Bytes != 8 || !bytes.Contains(docs[0], []byte(`"times_us"`)) {
 		t.Errorf("JSON input: %d rows, samples kept: %v", len(periter.Rows), bytes.Contains(docs[0], []byte(`"times_us"`)))
@@ -210,10 +219,14 @@ func TestParseCommandFailures(t *testing.T) {
 	})
 	t.Run("one good, one failed", func(t *testing.T) {
 		stdout, stderr, code := runParseCLI(t, parseInput("fixtures/ag3.txt"), parseInput("text/ar2_mpi_docker0.txt"), "--json")
-		var docs []parseDocJSON
-		if err := json.Unmarshal([]byte(stdout), &docs); err != nil || len(docs) != 2 {
-			t.Fatalf("stdout is not a JSON array of 2: %v", err)
+		var doc struct {
+			SchemaVersion int            `json:"schema_version"`
+			Files         []parseDocJSON `json:"files"`
 		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil || len(doc.Files) != 2 || doc.SchemaVersion != 1 {
+			t.Fatalf("stdout is not one document with schema_version 1 and 2 files: %v\n%s", err, stdout)
+		}
+		docs := doc.Files
 		if code != exitFabric || docs[0].Failure != "" || !strings.Contains(docs[1].Failure, "docker0") || !strings.Contains(stderr, "1 of 2 files") {
 			t.Errorf("exit %d, failures %q / %q, stderr %q", code, docs[0].Failure, docs[1].Failure, stderr)
 		}
@@ -296,5 +309,27 @@ func TestParseVerdict(t *testing.T) {
 		if !errors.Is(err, tc.kind) || err.Error() != tc.want {
 			t.Errorf("parseVerdict = %v, want %v saying %q", err, tc.kind, tc.want)
 		}
+	}
+}
+
+// TestParseErrorShape (issue 28): a file parse cannot read carries the
+// one error shape of every JSON document, {code, kind, message} (was: a
+// string), and several files are one document with schema_version (was:
+// a bare array).
+func TestParseErrorShape(t *testing.T) {
+	stdout, _, code := runParseCLI(t, "--json", parseInput("fixtures/ag3.txt"), parseInput("text/garbage.txt"))
+	var doc struct {
+		SchemaVersion *int           `json:"schema_version"`
+		Files         []parseDocJSON `json:"files"`
+	}
+	decodeOneJSON(t, stdout, &doc)
+	if code != exitUsage || doc.SchemaVersion == nil || *doc.SchemaVersion != 1 || len(doc.Files) != 2 {
+		t.Fatalf("exit %d:\n%s", code, stdout)
+	}
+	if doc.Files[0].Error != nil {
+		t.Errorf("the good file has an error: %+v", doc.Files[0].Error)
+	}
+	if e := doc.Files[1].Error; e == nil || e.Code != exitUsage || e.Kind != "usage" || !strings.Contains(e.Message, "no nccl-tests results table") {
+		t.Errorf("the garbage file's error: %+v", e)
 	}
 }

@@ -38,7 +38,11 @@ var errorKinds = map[int]string{
 
 // errorDocument is what a --json command prints when it fails before
 // printing its own document: the exit code, its name and the message.
-func errorDocument(err error) map[string]any {
+func errorDocument(err error) map[string]any { return ui.ErrorDocument(errorJSON(err)) }
+
+// errorJSON is err in the one shape errors take in JSON documents (the
+// whole document's, a gate's failed launch, a file parse could not read).
+func errorJSON(err error) ui.ErrorJSON {
 	code := exitCode(err)
 	kind := errorKinds[code]
 	if kind == "" {
@@ -48,5 +52,5 @@ func errorDocument(err error) map[string]any {
 	if errors.Is(err, vocab.ErrInterrupted) {
 		msg = "interrupted by the user (Ctrl-C or SIGTERM); what was measured is saved"
 	}
-	return ui.ErrorDocument(code, kind, msg)
+	return ui.ErrorJSON{Code: code, Kind: kind, Message: msg}
 }

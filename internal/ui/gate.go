@@ -34,7 +34,7 @@ func printGateFabricFailed(w io.Writer, rep studyrun.GateReport, cfg nccl.Config
 	if rep.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))
 	}
-	fmt.Fprintf(w, "\nFABRIC FAILED: %s\n", rep.Error)
+	fmt.Fprintf(w, "\nFABRIC FAILED: %s\n", rep.Failure)
 	for _, wa := range rep.Warnings {
 		fmt.Fprintf(w, "\n[%s]\n", wa.Code)
 		writeWrapped(w, "  ", wa.Message, 100)

@@ -17,7 +17,8 @@ import (
 func TestPrintGateFabricFailed(t *testing.T) {
 	cfg := nccl.Config{"NCCL_ALGO": "Ring"}
 	rep := studyrun.GateReport{Verdict: fabric.Verdict{Checks: []fabric.Check{}}, Study: "lane7", Env: cfg,
-		Simulated: true, SimProfile: "spark4", FabricFailed: true, Error: "launch 2 failed: exit status 1",
+		Simulated: true, SimProfile: "spark4", FabricFailed: true, Failure: "launch 2 failed: exit status 1",
+		Error:    &ErrorJSON{Code: 3, Kind: "fabric", Message: "gate lane7: launch 2 failed: exit status 1"},
 		Warnings: []fabric.Warning{{Code: "nic-down", Message: "port mlx5_1 is down", Fix: "bring the port up"}}}
 	var text bytes.Buffer
 	if err := PrintGate(&text, false, rep, cfg); err != nil {
@@ -37,15 +38,15 @@ func TestPrintGateFabricFailed(t *testing.T) {
 		t.Errorf("a verdict without a measurement:\n%s", text.String())
 	}
 	var doc struct {
-		Pass         bool   `json:"pass"`
-		FabricFailed bool   `json:"fabric_failed"`
-		Error        string `json:"error"`
+		Pass         bool       `json:"pass"`
+		FabricFailed bool       `json:"fabric_failed"`
+		Error        *ErrorJSON `json:"error"`
 	}
 	var js bytes.Buffer
 	if err := PrintGate(&js, true, rep, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || doc.Pass || !doc.FabricFailed || doc.Error != rep.Error {
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || doc.Pass || !doc.FabricFailed || doc.Error == nil || *doc.Error != *rep.Error {
 		t.Errorf("JSON %+v (%v):\n%s", doc, err, js.String())
 	}
 }

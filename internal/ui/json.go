@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // SchemaVersion is the version of every --json document's shape. It
@@ -86,11 +88,13 @@ func withSeconds(v any, names ...string) map[string]any {
 	return m
 }
 
+// ErrorJSON is the one shape of errors in JSON documents (vocab's).
+type ErrorJSON = vocab.ErrorJSON
+
 // ErrorDocument is what a --json command prints when it fails before
-// printing its own document: {"error": {"code", "kind", "message"}}, the
-// exit code and its name in DESIGN.md.
-func ErrorDocument(code int, kind, message string) map[string]any {
-	return map[string]any{"error": map[string]any{"code": code, "kind": kind, "message": message}}
+// printing its own document: {"error": {"code", "kind", "message"}}.
+func ErrorDocument(e ErrorJSON) map[string]any {
+	return map[string]any{"error": e}
 }
 
 // jsonNumber maps NaN and Inf, which JSON cannot hold, to nil.

@@ -39,7 +39,7 @@ func TestWriteJSONSchemaVersion(t *testing.T) {
 
 func TestErrorDocument(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, ErrorDocument(2, "usage", "--band: no sizes")); err != nil {
+	if err := WriteJSON(&buf, ErrorDocument(ErrorJSON{Code: 2, Kind: "usage", Message: "--band: no sizes"})); err != nil {
 		t.Fatal(err)
 	}
 	var compact bytes.Buffer

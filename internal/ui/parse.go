@@ -10,21 +10,27 @@ import (
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // PrintParse prints what parse read from each file: one --json document
-// (a list of them for several files), or each file's summary, table,
-// NCCL's facts and what went wrong, a blank line between files.
-func PrintParse(w io.Writer, asJSON bool, parsed []ParseOutcome) error {
+// (for several files {"files": [one per file]}), or each file's summary,
+// table, NCCL's facts and what went wrong, a blank line between files.
+// errorOf puts a file's error in the one error shape (the command knows
+// the exit codes).
+func PrintParse(w io.Writer, asJSON bool, parsed []ParseOutcome, errorOf func(error) ErrorJSON) error {
 	if asJSON {
 		docs := make([]parseJSON, len(parsed))
 		for i, p := range parsed {
-			docs[i] = parseDoc(p)
+			docs[i] = parseDoc(p, errorOf)
 		}
 		if len(docs) == 1 {
 			return WriteJSON(w, docs[0])
 		}
-		return WriteJSON(w, docs)
+		// One document with its schema_version, not a bare list.
+		return WriteJSON(w, struct {
+			Files []parseJSON `json:"files"`
+		}{docs})
 	}
 	for i, p := range parsed {
 		if i > 0 {
@@ -79,9 +85,9 @@ type parseJSON struct {
 	Errors       []string        `json:"errors,omitempty"`
 	Notes        []string        `json:"notes,omitempty"`
 	// Failure names why the run failed; Error why the file is not
-	// nccl-tests output.
-	Failure string `json:"failure,omitempty"`
-	Error   string `json:"error,omitempty"`
+	// nccl-tests output, in the one error shape.
+	Failure string     `json:"failure,omitempty"`
+	Error   *ErrorJSON `json:"error,omitempty"`
 }
 
 // parseRowJSON is one row: the out-of-place values, then the rest.
@@ -100,8 +106,12 @@ type parseRowJSON struct {
 	InPlace *benchfmt.Measure   `json:"in_place,omitempty"`
 }
 
-func parseDoc(p ParseOutcome) parseJSON {
-	d := parseJSON{File: p.Name, Rows: []parseRowJSON{}, Failure: p.Failure(), Error: p.Unreadable()}
+func parseDoc(p ParseOutcome, errorOf func(error) ErrorJSON) parseJSON {
+	d := parseJSON{File: p.Name, Rows: []parseRowJSON{}, Failure: p.Failure()}
+	if msg := p.Unreadable(); msg != "" {
+		e := errorOf(vocab.Mark(vocab.ErrUsage, errors.New(msg)))
+		d.Error = &e
+	}
 	r := p.Result
 	if r == nil {
 		return d
