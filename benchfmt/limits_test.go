@@ -29,6 +29,8 @@ func TestImplausibleRowsAreDropped(t *testing.T) {
 		{"inf time", strings.Replace(row, "381.26", "inf", 1), `"inf"`},
 		{"absurd time", strings.Replace(row, "381.26", "1e308", 1), "not plausible"},
 		{"absurd bandwidth", strings.Replace(row, "2.75    2.75", "2.75    1e300", 1), "not plausible"},
+		{"tiny time", strings.Replace(row, "381.26", "1e-300", 1), "would be 1.05e+303 GB/s, not plausible"},
+		{"tiny in-place time", strings.Replace(row, "393.34", "1e-9", 1), "not plausible"},
 		{"huge size", strings.Replace(row, "1048576", "9223372036854775807", 1), "9223372036854775807"},
 		{"size past 2^64", strings.Replace(row, "1048576", "18446744073709551616", 1), "18446744073709551616"},
 		{"negative size", strings.Replace(row, "1048576", "-4", 1), "size -4: a size or count cannot be negative"},
@@ -72,6 +74,7 @@ func TestImplausibleJSONResultsAreDropped(t *testing.T) {
 	for _, tc := range []struct{ size, time, note string }{
 		{"2048", `"nan"`, "nan"},
 		{"2048", "1e308", "not plausible"},
+		{"2048", "1e-300", "would be 2.05e+300 GB/s, not plausible"},
 		{"9223372036854775807", "10", "not a real message size"},
 	} {
 		res, _ := Parse(doc(tc.size, tc.time))
@@ -85,6 +88,68 @@ func TestImplausibleJSONResultsAreDropped(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("size %s time %s: no note with %q: %q", tc.size, tc.time, tc.note, res.Notes)
+		}
+	}
+}
+
+// TestCheckTime: a time is plausible while the bandwidth it implies is
+// at most MaxBandwidth; 0 (no time) is not judged here.
+func TestCheckTime(t *testing.T) {
+	for _, tc := range []struct {
+		bytes  int64
+		timeUS float64
+		ok     bool
+	}{
+		{1 << 20, 100, true},
+		{1 << 20, 1e-300, false},
+		{1 << 30, 1, false}, // 1 GiB in 1 µs: 1074 TB/s
+		{1 << 30, 1.1, true},
+		{8, 1e-3, true},
+		{1 << 20, 0, true},
+	} {
+		if err := CheckTime(tc.bytes, tc.timeUS); (err == nil) != tc.ok {
+			t.Errorf("CheckTime(%d, %g) = %v, want ok %v", tc.bytes, tc.timeUS, err, tc.ok)
+		}
+	}
+	if err := CheckSize(Size{Bytes: 1 << 20, TimeUS: 100, Samples: []float64{100, 1e-300}}); err == nil {
+		t.Error("a tiny sample passed")
+	}
+}
+
+// TestOneFileOneRun: two runs saved into one text file are counted, with
+// a note; a JSON document is one run and gives the NCCL env it recorded.
+func TestOneFileOneRun(t *testing.T) {
+	ar, err := os.ReadFile("testdata/ops/all_reduce_4r.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := os.ReadFile("testdata/ops/all_gather_4r.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := Parse(ar)
+	two, _ := Parse(append(append([]byte{}, ar...), ag...))
+	if one.Runs != 1 || two == nil || two.Runs != 2 || two.Collective != "all_reduce" {
+		t.Fatalf("runs: one file %d, two files %+v", one.Runs, two)
+	}
+	found := false
+	for _, n := range two.Notes {
+		found = found || strings.Contains(n, "the output holds 2 runs (another starts here: all_gather_perf)")
+	}
+	if !found {
+		t.Errorf("no note of the second run: %q", two.Notes)
+	}
+	js, err := os.ReadFile("testdata/ops/all_reduce_4r.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse(js)
+	if err != nil || r.Runs != 1 || r.Env["NCCL_SOCKET_IFNAME"] != "lo" {
+		t.Errorf("JSON: %v, runs %d, env %v", err, r.Runs, r.Env)
+	}
+	for k := range r.Env {
+		if !strings.HasPrefix(k, "NCCL_") {
+			t.Errorf("env keeps %s: only NCCL_* variables are kept", k)
 		}
 	}
 }

@@ -310,7 +310,15 @@ func (p *textParser) comment(t string) {
 	case strings.HasPrefix(body, "Collective test starting:"):
 		p.recognized = true
 		p.sawStart = true
-		p.res.Collective = collectiveFromProgram(strings.TrimPrefix(body, "Collective test starting:"))
+		program := strings.TrimSpace(strings.TrimPrefix(body, "Collective test starting:"))
+		p.res.Runs++
+		if p.res.Runs > 1 {
+			// Two runs saved into one file: their rows, ranks and footers
+			// mix, so the file is not one run (import refuses it).
+			p.note(fmt.Sprintf("the output holds %d runs (another starts here: %s); their tables are mixed", p.res.Runs, program))
+			return
+		}
+		p.res.Collective = collectiveFromProgram(program)
 	case strings.HasPrefix(body, "Collective test concluded:"):
 		p.recognized = true
 		p.res.Complete = true
@@ -564,6 +572,10 @@ func (p *textParser) emitRow(toks []string, pre int, l layout) {
 			return
 		}
 		row.In = &in
+	}
+	if err := checkRow(&row); err != nil {
+		p.note(fmt.Sprintf("skipped the row for size %d: %v", row.Bytes, err))
+		return
 	}
 	row.Cycle = p.cycleOf(&row)
 	p.recognized = true

@@ -182,6 +182,19 @@ func (p *jsonParser) field(key string) bool {
 		if len(args) > 0 {
 			p.res.Collective = collectiveFromProgram(args[0])
 		}
+	case "env":
+		var env []string
+		if p.decode(&env) {
+			return false
+		}
+		for _, kv := range env {
+			if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "NCCL_") {
+				if p.res.Env == nil {
+					p.res.Env = map[string]string{}
+				}
+				p.res.Env[k] = v
+			}
+		}
 	case "nccl_version":
 		var v jsonNum
 		if p.decode(&v) {
@@ -280,6 +293,10 @@ func (p *jsonParser) results() bool {
 		}
 		row, ok := p.row(&jr)
 		if !ok {
+			continue
+		}
+		if err := checkRow(&row); err != nil {
+			p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %d: %v", row.Bytes, err))
 			continue
 		}
 		row.Cycle = jsonCycle(&series, &row)
@@ -446,6 +463,7 @@ func (p *jsonParser) num(n jsonNum) (float64, bool) {
 
 func (p *jsonParser) finish() (*Result, error) {
 	r := &p.res
+	r.Runs = 1 // one JSON document is one run
 	r.Complete = p.footer && !p.truncated
 	r.NRanks = len(r.Devices)
 	if p.version == nil || *p.version != JSONVersion {

@@ -45,6 +45,13 @@ type Result struct {
 	// Complete is true when the footer ("Collective test concluded" or the
 	// JSON end) was seen: output that stops early is a failed launch.
 	Complete bool `json:"complete"`
+	// Runs counts the runs the output holds ("Collective test starting"
+	// lines; a JSON document is one): more than one means several runs
+	// were saved into one file, and their rows are mixed.
+	Runs int `json:"-"`
+	// Env is the NCCL_* variables the run recorded (nccl-tests' -J
+	// "env"), nil when the output does not say.
+	Env map[string]string `json:"-"`
 	// Notes are what the parser noticed and tolerated: a row it skipped
 	// because its columns were cut off, "nan" read as 0, an unknown JSON
 	// version.

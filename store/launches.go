@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/nccltune/nccltune/benchfmt"
 )
 
 // Raw output streams, the last byte of a raw key.
@@ -25,6 +27,13 @@ const (
 // l.ID and l.Seq (the launch's order within the study, from 0). When it
 // returns nil, the launch is on disk.
 func (s *Store) AddLaunch(l *Launch, raw *Raw) error {
+	// Every bandwidth is recomputed from the stored times: a time no
+	// fabric can reach never enters the store (benchfmt.CheckTime).
+	for _, z := range l.Sizes {
+		if err := benchfmt.CheckSize(z); err != nil {
+			return fmt.Errorf("add launch: size %d: %w", z.Bytes, err)
+		}
+	}
 	// Compress before opening the file: the transaction stays short.
 	var streams map[byte][]byte
 	if raw != nil {
