@@ -104,8 +104,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
 	}
 	abs = canonicalPath(abs)
-	// The database and its lock are this process's: no --out may name them.
-	outfile.Keep(abs, lockPath(abs))
+	keep(abs)
 	if err := checkDatabaseFile(abs); err != nil {
 		return nil, err
 	}
@@ -160,6 +159,18 @@ func defaultPathText() string {
 	}
 	return "nccltune/nccltune.db under $XDG_DATA_HOME or ~/.local/share"
 }
+
+// Keep marks the database at path and its lock file as this process's,
+// so no --out may name them (outfile.Keep), also for a command that never
+// opens it: the command line calls it for --db before any command runs,
+// and Open for every database it opens.
+func Keep(path string) {
+	if abs, err := filepath.Abs(path); err == nil {
+		keep(canonicalPath(abs))
+	}
+}
+
+func keep(abs string) { outfile.Keep(abs, lockPath(abs)) }
 
 // canonicalPath resolves symlinks (in the file name and its directories),
 // so that every name of one database leads to one sidecar lock. A name

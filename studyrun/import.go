@@ -2,6 +2,7 @@ package studyrun
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -69,9 +70,27 @@ func Import(ctx context.Context, db string, paths []string, o ImportOptions) (*I
 	if err != nil {
 		return nil, err
 	}
+	if o.Config, err = importConfig(good, o.Config); err != nil {
+		return nil, vocab.Mark(vocab.ErrUsage, err)
+	}
 	res := &ImportResult{Skipped: skipped}
 	if len(good) == 0 {
 		return res, nil
+	}
+	if o.Study != "" {
+		// Read first what the study holds: an import that would store
+		// nothing (every file another kind, or already there) must not
+		// open the database for writing, which rewrites its meta page.
+		rest, err := belongingFiles(db, o.Study, good)
+		if err != nil {
+			return nil, err
+		}
+		if rest == nil {
+			for _, f := range good {
+				res.Skipped = append(res.Skipped, SkippedFile{File: f.path, Error: f.err.Error()})
+			}
+			return res, nil
+		}
 	}
 	st, err := store.Open(db, store.Options{})
 	if err != nil {
@@ -97,17 +116,113 @@ func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []Ski
 	}
 	var good []*parsedFile
 	var skipped []SkippedFile
+	first := map[[sha256.Size]byte]string{}
 	for _, f := range files {
+		if f.err == nil {
+			// The same output given twice (two names, or one name twice)
+			// would be two launches of one run.
+			if earlier, ok := first[f.sum]; ok {
+				return nil, nil, usageErrorf("%s is the same output as %s (identical content): a run is imported once — give each file once", f.path, earlier)
+			}
+			first[f.sum] = f.path
+		}
 		if f.err != nil {
 			skipped = append(skipped, SkippedFile{File: f.path, Error: f.err.Error()})
 			continue
 		}
 		good = append(good, f)
 	}
-	if err := sameFabricKind(good); err != nil {
-		return nil, nil, vocab.Mark(vocab.ErrUsage, err)
+	for _, check := range []func([]*parsedFile) error{sameFabricKind, sameOpAndRanks} {
+		if err := check(good); err != nil {
+			return nil, nil, vocab.Mark(vocab.ErrUsage, err)
+		}
 	}
 	return pairRuns(good), skipped, nil
+}
+
+// sameOpAndRanks refuses to put runs of different collectives or rank
+// counts into one import: a study's trial is one config measured one way,
+// and mixing them gave one "NCCL defaults" trial whose medians lay
+// halfway between a 2-rank and a 4-rank run.
+func sameOpAndRanks(files []*parsedFile) error {
+	for _, f := range files[min(1, len(files)):] {
+		a, b := files[0].result, f.result
+		if a.Op().OrAllReduce() != b.Op().OrAllReduce() {
+			return fmt.Errorf("%s is %s output but %s is %s; an import study holds one collective — import them separately", files[0].path, a.Op().OrAllReduce(), f.path, b.Op().OrAllReduce())
+		}
+		if a.NRanks != b.NRanks {
+			return fmt.Errorf("%s ran on %d ranks but %s on %d; an import study holds one fabric — import them separately", files[0].path, a.NRanks, f.path, b.NRanks)
+		}
+	}
+	return nil
+}
+
+// importConfig is the config the runs are stored under: --env when given,
+// else the one their -J JSON recorded (its env), else NCCL's defaults. A
+// run whose JSON records another config than --env, runs recording
+// different configs, or a run that records one beside one that cannot say
+// (text output without its JSON) are refused: each imported launch is
+// stored with the config it ran with (was: a JSON recording
+// NCCL_MAX_NCHANNELS=8 was stored as NCCL defaults).
+func importConfig(files []*parsedFile, given nccl.Config) (nccl.Config, error) {
+	var recorded nccl.Config
+	var recordedBy, unknown string
+	for _, f := range files {
+		cfg, ok := recordedConfig(f)
+		if !ok {
+			if unknown == "" {
+				unknown = f.path
+			}
+			continue
+		}
+		if len(given) > 0 {
+			if cfg.Key() != knobsOf(given).Key() {
+				return nil, fmt.Errorf("%s records that it ran with %s, not the --env given (%s); import each config with its own --env", f.path, configText(cfg), configText(knobsOf(given)))
+			}
+			continue
+		}
+		switch {
+		case recordedBy == "":
+			recorded, recordedBy = cfg, f.path
+		case cfg.Key() != recorded.Key():
+			return nil, fmt.Errorf("%s records that it ran with %s but %s with %s; a trial is one config — import each config separately (with --env)", recordedBy, configText(recorded), f.path, configText(cfg))
+		}
+	}
+	if len(given) > 0 || len(recorded) == 0 {
+		return given, nil
+	}
+	if unknown != "" {
+		return nil, fmt.Errorf("%s records that it ran with %s, but %s does not say what it ran with (text output without its JSON); import them separately, with --env for the text", recordedBy, configText(recorded), unknown)
+	}
+	return recorded, nil
+}
+
+// recordedConfig is the tunable knobs a run's -J JSON recorded in its
+// env (the JSON's own, or its text twin's JSON); false when it recorded
+// none (text output).
+func recordedConfig(f *parsedFile) (nccl.Config, bool) {
+	if f.result.Env == nil {
+		return nil, false
+	}
+	return knobsOf(f.result.Env), true
+}
+
+// knobsOf is the tunable NCCL knobs among env.
+func knobsOf(env map[string]string) nccl.Config {
+	cfg := nccl.Config{}
+	for k, v := range env {
+		if nccl.IsKnob(k) && v != "" {
+			cfg[k] = v
+		}
+	}
+	return cfg
+}
+
+func configText(c nccl.Config) string {
+	if len(c) == 0 {
+		return "NCCL's defaults"
+	}
+	return c.String()
 }
 
 // store adds the files to the import study (o.Study, or a new one the
@@ -119,10 +234,14 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 		return err
 	}
 	r.Study, r.Created = study, created
+	stored, err := storedOutputs(st, study, created)
+	if err != nil {
+		return err
+	}
 	var matching []*parsedFile
 	for _, f := range good {
-		if f.result.Simulated != study.Simulated {
-			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: simMismatch(f, study)})
+		if why := studyMismatch(f, study, stored); why != "" {
+			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: why})
 			continue
 		}
 		if why := opMismatch(f.result, study, o.Op); why != "" {
@@ -218,6 +337,18 @@ type parsedFile struct {
 	err    error
 	// twin is the text output of the same launch as this JSON (pairRuns).
 	twin *parsedFile
+	// sum is the hash of data: the same output given twice is one run.
+	sum [sha256.Size]byte
+}
+
+// sums are the hashes of the outputs this file stores (its own, and its
+// twin's).
+func (f *parsedFile) sums() [][sha256.Size]byte {
+	out := [][sha256.Size]byte{f.sum}
+	if f.twin != nil {
+		out = append(out, f.twin.sum)
+	}
+	return out
 }
 
 // parseImportFile reads and parses one file. Only a complete table is
@@ -234,7 +365,7 @@ func parseImportFile(ctx context.Context, path string) *parsedFile {
 		f.err = fmt.Errorf("cannot read it: %w", unwrapPathError(err))
 		return f
 	}
-	f.data = data
+	f.data, f.sum = data, sha256.Sum256(data)
 	trimmed := strings.TrimLeft(string(data[:min(len(data), 64)]), " \t\r\n\ufeff")
 	f.isJSON = strings.HasPrefix(trimmed, "{")
 	f.result, err = benchfmt.Parse(data)
@@ -242,10 +373,20 @@ func parseImportFile(ctx context.Context, path string) *parsedFile {
 	switch {
 	case errors.As(err, &failure):
 		f.err = fmt.Errorf("the run failed or its output stops early: %v", failure.Message)
+	case f.result != nil && len(f.result.Rows) == 0 && len(f.result.Notes) > 0:
+		// Rows were there but none could be kept: say why, not "no table".
+		f.err = fmt.Errorf("no results row can be imported: %s", f.result.Notes[0])
+		if more := len(f.result.Notes) - 1; more > 0 {
+			f.err = fmt.Errorf("%w (and %d more notes)", f.err, more)
+		}
 	case err != nil:
 		f.err = fmt.Errorf("not nccl-tests output: %v", err)
 	case f.result == nil || len(f.result.Rows) == 0:
 		f.err = errors.New("not nccl-tests output: no results rows")
+	case f.result.Runs > 1:
+		// Two runs saved one after the other: their tables, ranks and
+		// collectives would become one launch.
+		f.err = fmt.Errorf("it holds %d runs saved one after another (%s first); an import stores one run of one collective per file — save each run in its own file", f.result.Runs, f.result.Op().OrAllReduce())
 	}
 	return f
 }
@@ -275,6 +416,86 @@ func sameFabricKind(files []*parsedFile) error {
 	return nil
 }
 
+// belongingFiles reads the --study (read-only) and returns the files that
+// belong in it; when none does, nil, each file's err saying why.
+func belongingFiles(db, name string, files []*parsedFile) ([]*parsedFile, error) {
+	st, err := store.Open(db, store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrNoDatabase) {
+		return files, nil // the writer reports the missing study
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	study, err := st.Study(name)
+	if err != nil {
+		return files, nil // the writer reports it as it always has
+	}
+	if err := checkImportStudy(study); err != nil {
+		return nil, err
+	}
+	stored, err := storedOutputs(st, study, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []*parsedFile
+	for _, f := range files {
+		if why := studyMismatch(f, study, stored); why != "" {
+			f.err = errors.New(why)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// studyMismatch says why a file does not belong in the study it would be
+// added to: the other kind of fabric, another collective or rank count,
+// or a run the study already holds (stored maps its outputs' hashes to
+// their launches); "" when it belongs.
+func studyMismatch(f *parsedFile, study *store.Study, stored map[[sha256.Size]byte]uint64) string {
+	r := f.result
+	switch {
+	case r.Simulated != study.Simulated:
+		return simMismatch(f, study)
+	case study.Collective != "" && r.Op().OrAllReduce() != nccl.Op(study.Collective).OrAllReduce():
+		return fmt.Sprintf("it is %s output and study %s holds %s; import it into a new study", r.Op().OrAllReduce(), study.Name, nccl.Op(study.Collective).OrAllReduce())
+	case study.Platform.Ranks > 0 && r.NRanks > 0 && r.NRanks != study.Platform.Ranks:
+		return fmt.Sprintf("it ran on %d ranks and study %s on %d; import it into a new study", r.NRanks, study.Name, study.Platform.Ranks)
+	}
+	for _, sum := range f.sums() {
+		if id, ok := stored[sum]; ok {
+			return fmt.Sprintf("study %s already holds this run (launch %d, identical output); a run is stored once", study.Name, id)
+		}
+	}
+	return ""
+}
+
+// storedOutputs maps the hash of each output an existing import study
+// holds (text and JSON) to its launch; none for a study just created.
+func storedOutputs(st *store.Store, study *store.Study, created bool) (map[[sha256.Size]byte]uint64, error) {
+	out := map[[sha256.Size]byte]uint64{}
+	if created {
+		return out, nil
+	}
+	launches, err := st.Launches(study.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range launches {
+		raw, err := st.RawOutput(l.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, data := range [][]byte{raw.Stdout, raw.JSON} {
+			if len(data) > 0 {
+				out[sha256.Sum256(data)] = l.ID
+			}
+		}
+	}
+	return out, nil
+}
+
 func simMismatch(f *parsedFile, study *store.Study) string {
 	if f.result.Simulated {
 		return fmt.Sprintf("it is SIMULATED output and study %s holds real measurements; import it into a new study", study.Name)
@@ -293,8 +514,8 @@ func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.S
 		if err != nil {
 			return nil, false, err
 		}
-		if study.Kind != vocab.KindImport {
-			return nil, false, usageErrorf("study %s is a %s; import adds only to import studies (omit --study to start a new one)", study.Name, study.Kind)
+		if err := checkImportStudy(study); err != nil {
+			return nil, false, err
 		}
 		return study, false, nil
 	}
@@ -316,6 +537,14 @@ func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.S
 		return nil, false, err
 	}
 	return study, true, nil
+}
+
+// checkImportStudy refuses a --study that is not an import study.
+func checkImportStudy(study *store.Study) error {
+	if study.Kind != vocab.KindImport {
+		return usageErrorf("study %s is a %s; import adds only to import studies (omit --study to start a new one)", study.Name, study.Kind)
+	}
+	return nil
 }
 
 // importTrial is the study's trial for cfg: the existing one when the

@@ -11,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/internal/cliargs"
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -73,6 +74,14 @@ Start with:  nccltune search --sim spark4 --band 512K-4M
 				Usage: "bbolt database `FILE` holding every study, in a directory that exists (default: nccltune/nccltune.db under the user's data dir, created on first use)"},
 		},
 		Commands: commands(),
+		// The database is this process's whatever the command: no --out
+		// may name it or its lock, also where the command never opens it.
+		Before: func(c *cli.Context) error {
+			if p, err := dbPath(c); err == nil {
+				store.Keep(p)
+			}
+			return nil
+		},
 		// Errors go back to run; exit codes are decided in main only.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {

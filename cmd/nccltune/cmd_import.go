@@ -77,7 +77,7 @@ func runImport(ctx context.Context, o importOptions) error {
 		return err
 	}
 	rep := ui.ImportReport{Study: r.Study, Trial: r.Trial, Created: r.Created, Imported: r.Imported, Skipped: r.Skipped}
-	if err := ui.PrintImport(o.stdout, o.json, rep); err != nil {
+	if err := ui.PrintImport(o.stdout, o.json, rep, errorJSON); err != nil {
 		return err
 	}
 	if len(r.Skipped) > 0 {

@@ -26,8 +26,9 @@ func readDB(t *testing.T, db string) *store.Store {
 func TestImportNewStudy(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "import.db")
 	txt, js := importDir+"ar2_full_periter.txt", importDir+"ar2_full_periter.json"
-	stdout, stderr, code := runCLI(t, db, "import", txt, js, importDir+"ar2_debug_tuning.txt",
-		"--env", "NCCL_PROTO=^LL128", "--env", "NCCL_MAX_NCHANNELS=8")
+	// The JSON records the env it ran with (NCCL's defaults here): the
+	// trial is that config, and the text beside it is the same run.
+	stdout, stderr, code := runCLI(t, db, "import", txt, js, importDir+"ar2_debug_tuning.txt")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -47,7 +48,7 @@ func TestImportNewStudy(t *testing.T) {
 		t.Fatalf("trials %v, %v", trials, err)
 	}
 	// The text and the JSON of one run are one launch, not two.
-	if trials[0].Key != "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128" || trials[0].Launches != 2 || trials[0].Role != vocab.RoleImport {
+	if trials[0].Key != "" || trials[0].Launches != 2 || trials[0].Role != vocab.RoleImport {
 		t.Errorf("trial %+v", trials[0])
 	}
 	launches, err := st.Launches(study.ID)
@@ -60,7 +61,7 @@ func TestImportNewStudy(t *testing.T) {
 	want, _ := benchfmt.Parse(jsData)
 	abs, _ := filepath.Abs(js)
 	if l.Phase != vocab.PhaseImport || l.Outcome != benchfmt.OK || l.Simulated || l.Source != abs || l.Start.IsZero() ||
-		!reflect.DeepEqual(l.Sizes, benchfmt.SizesOf(want)) || !reflect.DeepEqual(l.Env, []string{"NCCL_MAX_NCHANNELS=8", "NCCL_PROTO=^LL128"}) {
+		!reflect.DeepEqual(l.Sizes, benchfmt.SizesOf(want)) || len(l.Env) != 0 {
 		t.Errorf("launch from %s: %+v", js, l)
 	}
 	raw, err := st.RawOutput(l.ID)
@@ -127,11 +128,16 @@ func TestImportReportsUnparsableFiles(t *testing.T) {
 		Imported []map[string]any `json:"imported"`
 		Skipped  []struct {
 			File  string `json:"file"`
-			Error string `json:"error"`
+			Error struct {
+				Code    int    `json:"code"`
+				Kind    string `json:"kind"`
+				Message string `json:"message"`
+			} `json:"error"`
 		} `json:"skipped"`
 	}
 	decodeOneJSON(t, stdout, &doc)
-	if doc.Study != nil || len(doc.Imported) != 0 || len(doc.Skipped) != 1 || doc.Skipped[0].File != importDir+"garbage.txt" {
+	if doc.Study != nil || len(doc.Imported) != 0 || len(doc.Skipped) != 1 || doc.Skipped[0].File != importDir+"garbage.txt" ||
+		doc.Skipped[0].Error.Code != exitCheckFailed || doc.Skipped[0].Error.Kind != "failed" || !strings.Contains(doc.Skipped[0].Error.Message, "not nccl-tests output") {
 		t.Errorf("json %+v", doc)
 	}
 	if _, err := os.Stat(db2); !os.IsNotExist(err) {
@@ -149,7 +155,7 @@ func TestImportIntoExistingStudy(t *testing.T) {
 	if _, stderr, code := run("--study", "lab-runs", "--env", "NCCL_ALGO=Tree", importDir+"ar2_full_periter.txt"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := run("--study", "lab-runs", "--env", "NCCL_ALGO=Ring", "--env", "NCCL_IB_HCA=mlx5_0", importDir+"ar2_full_periter.json"); code != 0 {
+	if _, stderr, code := run("--study", "lab-runs", "--env", "NCCL_ALGO=Ring", "--env", "NCCL_IB_HCA=mlx5_0", importDir+"ar2_debug_tuning.txt"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	st := readDB(t, db)
@@ -168,6 +174,7 @@ func TestImportIntoExistingStudy(t *testing.T) {
 		{[]string{"--env", "NCCL_PROTO=bogus", importDir + "ar2_full_periter.txt"}, "NCCL_PROTO"},
 		{[]string{"--env", "1X=2", importDir + "ar2_full_periter.txt"}, "not an environment variable name"},
 		{[]string{importDir + "sim_spark4.txt", importDir + "ar2_full_periter.txt"}, "import them separately"},
+		{[]string{"--study", "lab-runs", "--env", "NCCL_ALGO=Ring", importDir + "ar2_full_periter.json"}, "records that it ran with NCCL's defaults, not the --env given (NCCL_ALGO=Ring)"},
 		{nil, "at least one FILE"},
 	} {
 		_, stderr, code := run(tc.args...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,8 +74,18 @@ func TestOutNeverWritesTheDatabase(t *testing.T) {
 	if err := os.Symlink(db+".lock", lockSym); err != nil {
 		t.Fatal(err)
 	}
+	log := filepath.Join(dir, "nccl.log") // an input of workload
+	data, err := os.ReadFile(filepath.Join("..", "..", "benchfmt", "testdata", "calls", "tuning-only.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	snap := snapshotDir(t, dir)
 	for _, args := range [][]string{
+		{"workload", log, "--out", log},
+		{"workload", log, "--out", db},
 		{"export", "s1", "--format", "env", "--out", db},
 		{"export", "s1", "--format", "json", "--out", db + ".lock"},
 		{"export", "s1", "--format", "docker", "--out", hard},
@@ -86,6 +97,12 @@ func TestOutNeverWritesTheDatabase(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, "nccltune never writes over a file it reads or holds") {
 			t.Errorf("%v: exit %d, %s; want exit 2, a refusal", args, code, stderr)
 		}
+	}
+	// In a process of its own (the in-process runs share what they keep):
+	// workload never opens the database, and still does not write it.
+	p := startCLI(t, "", nil, nil, "--db", db, "workload", log, "--out", db)
+	if code, stderr := p.wait(); code != exitUsage || !strings.Contains(stderr, "never writes over a file it reads or holds") {
+		t.Errorf("workload --out the database in its own process: exit %d, %s", code, stderr)
 	}
 	snap.checkUnchanged(t, dir, "--out the database")
 	if out, stderr, code := runCLI(t, db, "history"); code != 0 || !strings.Contains(out, "s1-512K-4M") {
@@ -225,4 +242,95 @@ func TestLockFileOfAnotherUser(t *testing.T) {
 		t.Errorf("history: exit %d\n%s", code, stderr)
 	}
 	snap.checkUnchanged(t, dir, "root's lock file")
+}
+
+// TestImportOneRunOneConfig: every imported launch is one run of one
+// collective on one fabric, stored with the config it recorded; what
+// cannot be is refused and nothing of it is stored (was: tiny times
+// imported as a 300-digit busbw, an all-reduce and an all-gather log in
+// one file became one launch, a 2-rank and a 4-rank run one trial, a JSON
+// recording NCCL_MAX_NCHANNELS=8 the defaults, one file twice two
+// launches).
+func TestImportOneRunOneConfig(t *testing.T) {
+	dir, inputs := t.TempDir(), t.TempDir()
+	db := filepath.Join(dir, "st.db")
+	fillReviewDB(t, db)
+	ops := filepath.Join("..", "..", "benchfmt", "testdata", "ops")
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(inputs, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	arText, arJSON := read(filepath.Join(ops, "all_reduce_4r.txt")), read(filepath.Join(ops, "all_reduce_4r.json"))
+	var doc map[string]any
+	if err := json.Unmarshal(arJSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(change func(map[string]any)) []byte {
+		var d map[string]any
+		json.Unmarshal(arJSON, &d)
+		change(d)
+		b, _ := json.Marshal(d)
+		return b
+	}
+	tiny := write("tiny.json", edit(func(d map[string]any) {
+		for _, r := range d["results"].([]any) {
+			r.(map[string]any)["out_of_place"].(map[string]any)["time"] = 1e-300
+		}
+	}))
+	tuned := write("tuned.json", edit(func(d map[string]any) {
+		d["env"] = append(d["env"].([]any), "NCCL_MAX_NCHANNELS=8")
+	}))
+	mixed := write("mixed.txt", append(append([]byte{}, arText...), read(filepath.Join(ops, "all_gather_4r.txt"))...))
+	ar4 := write("ar4.txt", arText)
+	ar2 := filepath.Join("testdata", "import", "ar2_full_periter.txt")
+
+	snap := snapshotDir(t, dir)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{tiny}, exitCheckFailed, "not plausible"},
+		{[]string{mixed}, exitCheckFailed, "it holds 2 runs saved one after another (all_reduce first)"},
+		{[]string{ar2, ar4}, exitUsage, "ran on 2 ranks but " + ar4 + " on 4; an import study holds one fabric"},
+		{[]string{ar4, ar4}, exitUsage, ar4 + " is the same output as " + ar4},
+		{[]string{ar4, filepath.Join(inputs, ".", "ar4.txt")}, exitUsage, "is the same output as"},
+		{[]string{"--env", "NCCL_PROTO=LL", tuned}, exitUsage, "records that it ran with NCCL_MAX_NCHANNELS=8, not the --env given (NCCL_PROTO=LL)"},
+		{[]string{tuned, ar4}, exitUsage, "does not say what it ran with"},
+	} {
+		stdout, stderr, code := runCLI(t, db, append([]string{"import"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+			t.Errorf("import %q: exit %d, %s; want exit %d saying %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+	snap.checkUnchanged(t, dir, "refused imports")
+
+	// A JSON that records its config is stored with it.
+	if _, stderr, code := runCLI(t, db, "import", "--study", "lab-runs", tuned); code != 0 {
+		t.Fatalf("import of a tuned run: exit %d: %s", code, stderr)
+	}
+	st := readDB(t, db)
+	defer st.Close()
+	study, _ := st.Study("lab-runs")
+	trials, _ := st.Trials(study.ID)
+	if last := trials[len(trials)-1]; last.Key != "NCCL_MAX_NCHANNELS=8" || last.Launches != 1 {
+		t.Errorf("the tuned run's trial: %+v", last)
+	}
+	st.Close()
+	// The same run again is refused, nothing of it stored.
+	snap = snapshotDir(t, dir)
+	if stdout, stderr, code := runCLI(t, db, "import", "--study", "lab-runs", tuned); code != exitCheckFailed || !strings.Contains(stdout, "study lab-runs already holds this run") {
+		t.Errorf("the same run again: exit %d: %s%s", code, stdout, stderr)
+	}
+	snap.checkUnchanged(t, dir, "a run imported twice")
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,10 +30,11 @@ type ImportReport struct {
 }
 
 // PrintImport prints r: import's --json document, or the table of stored
-// files and the list of those not stored.
-func PrintImport(w io.Writer, asJSON bool, r ImportReport) error {
+// files and the list of those not stored. errorOf puts why a file was
+// not stored in the one error shape (the command knows the exit codes).
+func PrintImport(w io.Writer, asJSON bool, r ImportReport, errorOf func(error) ErrorJSON) error {
 	if asJSON {
-		return WriteJSON(w, importJSON(r))
+		return WriteJSON(w, importJSON(r, errorOf))
 	}
 	writeImportReport(w, r)
 	return nil
@@ -76,15 +78,23 @@ func writeImportReport(w io.Writer, r ImportReport) {
 }
 
 // importJSON is import's --json document.
-func importJSON(r ImportReport) map[string]any {
-	study, trial, created, imported, skipped := r.Study, r.Trial, r.Created, r.Imported, r.Skipped
+func importJSON(r ImportReport, errorOf func(error) ErrorJSON) map[string]any {
+	study, trial, created, imported := r.Study, r.Trial, r.Created, r.Imported
+	type skippedJSON struct {
+		File  string    `json:"file"`
+		Error ErrorJSON `json:"error"`
+	}
+	skipped := []skippedJSON{}
+	for _, f := range r.Skipped {
+		skipped = append(skipped, skippedJSON{f.File, errorOf(errors.New(f.Error))})
+	}
 	doc := map[string]any{
 		"study":     nil,
 		"created":   created,
 		"simulated": false,
 		"trial":     nil,
 		"imported":  append([]ImportedFile{}, imported...),
-		"skipped":   append([]SkippedFile{}, skipped...),
+		"skipped":   skipped,
 	}
 	if study != nil && len(imported) > 0 {
 		doc["study"], doc["simulated"] = study.Name, study.Simulated
