@@ -127,7 +127,7 @@ func checkPrefix(spec Spec) error {
 		return nil
 	}
 	if _, err := exec.LookPath(spec.Prefix[0]); err != nil {
-		return fmt.Errorf("--prefix/--wrapper: %s is not on PATH or not an executable file — give the path of the program that runs in front of the benchmark, e.g. --wrapper scripts/fakehost.sh", spec.Prefix[0])
+		return fmt.Errorf("--prefix/--wrapper: %s — give the program that runs in front of the benchmark, e.g. --wrapper scripts/fakehost.sh", whyNotRunnable(spec.Prefix[0]))
 	}
 	return nil
 }

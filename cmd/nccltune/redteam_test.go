@@ -149,7 +149,7 @@ func TestRedTeamUsageErrors(t *testing.T) {
 		{[]string{"search", "--band", "1M", "--sim", file("garbage.json", string(spark4)+"trailing")}, "something follows the JSON document"},
 		{[]string{"search", "--band", "1M", "--sim", file("two.json", string(spark4)+string(spark4))}, "something follows the JSON document"},
 		{[]string{"search", "--config", file("two.yaml", "band: 1M\nsim: spark4\n---\nbudget: 5\n")}, "a second YAML document"},
-		{search("--wrapper", filepath.Join(inputs, "missing-wrapper.sh")), "--prefix/--wrapper: " + filepath.Join(inputs, "missing-wrapper.sh") + " is not on PATH or not an executable file"},
+		{search("--wrapper", filepath.Join(inputs, "missing-wrapper.sh")), "--prefix/--wrapper: " + filepath.Join(inputs, "missing-wrapper.sh") + " does not exist"},
 		// Hints that name the right command.
 		{[]string{"replay", "build", "--json"}, "(see nccltune replay build --help)"},
 		{[]string{"--json", "history"}, "a command's own flags follow it (nccltune history --json"},
