@@ -81,7 +81,7 @@ func Import(ctx context.Context, db string, paths []string, o ImportOptions) (*I
 		// Read first what the study holds: an import that would store
 		// nothing (every file another kind, or already there) must not
 		// open the database for writing, which rewrites its meta page.
-		rest, err := belongingFiles(db, o.Study, good)
+		rest, err := belongingFiles(db, o.Study, o.Op, good)
 		if err != nil {
 			return nil, err
 		}
@@ -240,11 +240,7 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 	}
 	var matching []*parsedFile
 	for _, f := range good {
-		if why := studyMismatch(f, study, stored); why != "" {
-			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: why})
-			continue
-		}
-		if why := opMismatch(f.result, study, o.Op); why != "" {
+		if why := studyMismatch(f, study, o.Op, stored); why != "" {
 			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: why})
 			continue
 		}
@@ -418,7 +414,7 @@ func sameFabricKind(files []*parsedFile) error {
 
 // belongingFiles reads the --study (read-only) and returns the files that
 // belong in it; when none does, nil, each file's err saying why.
-func belongingFiles(db, name string, files []*parsedFile) ([]*parsedFile, error) {
+func belongingFiles(db, name string, op nccl.Op, files []*parsedFile) ([]*parsedFile, error) {
 	st, err := store.Open(db, store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrNoDatabase) {
 		return files, nil // the writer reports the missing study
@@ -440,7 +436,7 @@ func belongingFiles(db, name string, files []*parsedFile) ([]*parsedFile, error)
 	}
 	var out []*parsedFile
 	for _, f := range files {
-		if why := studyMismatch(f, study, stored); why != "" {
+		if why := studyMismatch(f, study, op, stored); why != "" {
 			f.err = errors.New(why)
 			continue
 		}
@@ -450,16 +446,17 @@ func belongingFiles(db, name string, files []*parsedFile) ([]*parsedFile, error)
 }
 
 // studyMismatch says why a file does not belong in the study it would be
-// added to: the other kind of fabric, another collective or rank count,
-// or a run the study already holds (stored maps its outputs' hashes to
+// added to: the other kind of fabric, another rank count, or a run the
+// study already holds (another op: opMismatch) (stored maps its outputs' hashes to
 // their launches); "" when it belongs.
-func studyMismatch(f *parsedFile, study *store.Study, stored map[[sha256.Size]byte]uint64) string {
+func studyMismatch(f *parsedFile, study *store.Study, op nccl.Op, stored map[[sha256.Size]byte]uint64) string {
 	r := f.result
+	if why := opMismatch(r, study, op); why != "" {
+		return why
+	}
 	switch {
 	case r.Simulated != study.Simulated:
 		return simMismatch(f, study)
-	case study.Collective != "" && r.Op().OrAllReduce() != nccl.Op(study.Collective).OrAllReduce():
-		return fmt.Sprintf("it is %s output and study %s holds %s; import it into a new study", r.Op().OrAllReduce(), study.Name, nccl.Op(study.Collective).OrAllReduce())
 	case study.Platform.Ranks > 0 && r.NRanks > 0 && r.NRanks != study.Platform.Ranks:
 		return fmt.Sprintf("it ran on %d ranks and study %s on %d; import it into a new study", r.NRanks, study.Name, study.Platform.Ranks)
 	}
