@@ -244,10 +244,6 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: why})
 			continue
 		}
-		if why := fabricMismatch(f.result, study); why != "" {
-			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: why})
-			continue
-		}
 		matching = append(matching, f)
 	}
 	if len(matching) > 0 {
@@ -446,19 +442,19 @@ func belongingFiles(db, name string, op nccl.Op, files []*parsedFile) ([]*parsed
 }
 
 // studyMismatch says why a file does not belong in the study it would be
-// added to: the other kind of fabric, another rank count, or a run the
-// study already holds (another op: opMismatch) (stored maps its outputs' hashes to
-// their launches); "" when it belongs.
+// added to: another op (opMismatch), the other kind of fabric or another
+// fabric (fabricMismatch), or a run the study already holds (stored maps
+// its outputs' hashes to their launches); "" when it belongs.
 func studyMismatch(f *parsedFile, study *store.Study, op nccl.Op, stored map[[sha256.Size]byte]uint64) string {
 	r := f.result
 	if why := opMismatch(r, study, op); why != "" {
 		return why
 	}
-	switch {
-	case r.Simulated != study.Simulated:
+	if r.Simulated != study.Simulated {
 		return simMismatch(f, study)
-	case study.Platform.Ranks > 0 && r.NRanks > 0 && r.NRanks != study.Platform.Ranks:
-		return fmt.Sprintf("it ran on %d ranks and study %s on %d; import it into a new study", r.NRanks, study.Name, study.Platform.Ranks)
+	}
+	if why := fabricMismatch(r, study); why != "" {
+		return why
 	}
 	for _, sum := range f.sums() {
 		if id, ok := stored[sum]; ok {
