@@ -66,7 +66,7 @@ func NewRecommendation(s *store.Study, trials []*store.Trial, launches []*store.
 	}
 	r := s.Recommendation
 	baseline := nccl.Config(s.BaselineEnv).Clone()
-	keep := !r.Significant || len(nccl.Config(r.Env).Clone()) == 0 && len(baseline) == 0
+	keep := stored.ConclusionOf(s).Keeps() // the rule search, show, history and the report say
 	b := &Recommendation{Study: s, KeepDefaults: keep && len(baseline) == 0, KeepBaseline: keep && len(baseline) > 0}
 	switch {
 	case b.KeepDefaults:

@@ -347,6 +347,16 @@ func (s *Store) Studies() ([]StudySummary, error) {
 			if err := json.Unmarshal(v, &sum); err != nil {
 				return fmt.Errorf("study %d: damaged summary: %w", btoi(k), err)
 			}
+			if sum.BaselineEnv == nil {
+				// Written before summaries recorded it: the study has it.
+				sum.BaselineEnv = map[string]string{}
+				var st Study
+				if data := tx.Bucket(bucketStudies).Get(k); data != nil && json.Unmarshal(data, &st) == nil {
+					for bk, bv := range st.BaselineEnv {
+						sum.BaselineEnv[bk] = bv
+					}
+				}
+			}
 			out = append(out, sum)
 			if sum.Status == vocab.StatusRunning {
 				running = append(running, sum.ID)
@@ -389,6 +399,10 @@ func summaryOf(st *Study) StudySummary {
 		ID: st.ID, Name: st.Name, Kind: st.Kind, Band: st.Band, Collective: st.Collective,
 		Simulated: st.Simulated, SimProfile: st.Launch.SimProfile, Status: st.Status,
 		Created: st.Created, Updated: st.Updated, Labels: st.Labels,
+		BaselineEnv: map[string]string{},
+	}
+	for k, v := range st.BaselineEnv {
+		sum.BaselineEnv[k] = v
 	}
 	if r := st.Recommendation; r != nil {
 		sum.Recommendation = &RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant}

@@ -473,6 +473,10 @@ type StudySummary struct {
 	// Recommendation is the study's conclusion without per-size detail;
 	// nil until decided.
 	Recommendation *RecommendationSummary `json:"recommendation"`
+	// BaselineEnv is what the study compared with (--baseline-env), {}
+	// for NCCL's defaults: "keep" means keep it. Summaries written before
+	// it was recorded read it from their study (Studies).
+	BaselineEnv map[string]string `json:"baseline_env"`
 }
 
 // RecommendationSummary is the headline of a Recommendation.

@@ -21,30 +21,95 @@ type Verdict struct {
 	Decided bool
 }
 
+// Conclusion is what a study concluded, as far as its summary tells:
+// enough for the one rule of whether it keeps what it compared with, and
+// the headline search, show, history, the exports and the report say.
+type Conclusion struct {
+	Status string
+	// Rec is the recommendation's headline; nil until decided.
+	Rec *store.RecommendationSummary
+	// Baseline is what the study compared with: the user's settings
+	// (--baseline-env), empty for NCCL's defaults.
+	Baseline nccl.Config
+	// Refused names the part or guarded op that refused the candidate
+	// ("broadcast at 1M"), when one did; a summary does not record it.
+	Refused string
+}
+
+// ConclusionOf is a stored study's conclusion.
+func ConclusionOf(s *store.Study) Conclusion {
+	c := Conclusion{Status: s.Status, Baseline: nccl.Config(s.BaselineEnv).Clone()}
+	if r := s.Recommendation; r != nil {
+		c.Rec = &store.RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant}
+		c.Refused, _ = refusingOp(r)
+	}
+	return c
+}
+
+// SummaryConclusion is the conclusion of a study's summary (history).
+func SummaryConclusion(s store.StudySummary) Conclusion {
+	return Conclusion{Status: s.Status, Rec: s.Recommendation, Baseline: nccl.Config(s.BaselineEnv).Clone()}
+}
+
+// Keeps reports whether the study keeps what it compared with — NCCL's
+// defaults or the user's baseline: no significant gain, or nothing to
+// change from NCCL's defaults. The one rule every command says.
+func (c Conclusion) Keeps() bool {
+	return c.Rec != nil && (!c.Rec.Significant || len(nccl.Config(c.Rec.Env).Clone()) == 0 && len(c.Baseline) == 0)
+}
+
+// RunEnv is the env to run after the study: the recommendation; the
+// baseline when the study keeps it (the user's settings stay); none when
+// it keeps NCCL's defaults or has not decided.
+func (c Conclusion) RunEnv() nccl.Config {
+	switch {
+	case c.Rec == nil:
+		return nccl.Config{}
+	case c.Keeps():
+		return c.Baseline.Clone()
+	}
+	return nccl.Config(c.Rec.Env).Clone()
+}
+
+// BaselineName is what the study compared with, in words: "NCCL
+// defaults", or "your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128)".
+func (c Conclusion) BaselineName() string {
+	if len(c.Baseline) == 0 {
+		return "NCCL defaults"
+	}
+	return "your baseline (" + c.Baseline.Key() + ")"
+}
+
+// Headline is the conclusion in one phrase, and whether it changes what
+// the study compared with and whether it decided at all.
+func (c Conclusion) Headline() (text string, change, decided bool) {
+	r := c.Rec
+	switch {
+	case r == nil && c.Status == vocab.StatusRunning:
+		return "not decided yet (the study is still running)", false, false
+	case r == nil:
+		return fmt.Sprintf("none (the study is %s)", c.Status), false, false
+	case c.Keeps() && c.Refused != "":
+		return "keep " + c.BaselineName() + ": the candidate makes " + c.Refused + " significantly slower", false, true
+	case c.Keeps():
+		return "keep " + c.BaselineName() + ": no significant gain", false, true
+	}
+	if key := nccl.Config(r.Env).Key(); key != "" {
+		return key, true, true
+	}
+	// Against the user's settings, NCCL's defaults can win.
+	return "NCCL defaults (unset your baseline's " + strings.Join(c.Baseline.Names(), " ") + ")", true, true
+}
+
 // VerdictOf states the study's conclusion.
 func VerdictOf(s *store.Study) Verdict {
 	r := s.Recommendation
 	var v Verdict
+	v.Headline, v.Change, v.Decided = ConclusionOf(s).Headline()
 	switch {
-	case r == nil && s.Status == vocab.StatusRunning:
-		v.Headline = "not decided yet (the study is still running)"
+	case !v.Decided:
 		return v
-	case r == nil:
-		v.Headline = fmt.Sprintf("none (the study is %s)", s.Status)
-		return v
-	case !r.Significant || len(nccl.Config(r.Env).Clone()) == 0 && len(nccl.Config(s.BaselineEnv).Clone()) == 0:
-		v.Decided = true
-		v.Headline = "keep " + baselineName(s) + ": no significant gain"
-		if op, ok := refusingOp(r); ok {
-			v.Headline = "keep " + baselineName(s) + ": the candidate makes " + op + " significantly slower"
-		}
-	default:
-		v.Decided, v.Change = true, true
-		v.Headline = nccl.Config(r.Env).Key()
-		if v.Headline == "" {
-			// Against the user's settings, NCCL's defaults can win.
-			v.Headline = "NCCL defaults (unset your baseline's " + strings.Join(nccl.Config(s.BaselineEnv).Clone().Names(), " ") + ")"
-		}
+	case v.Change:
 		v.Details = append(v.Details, fmt.Sprintf("band speedup %s (95%% CI), p=%.3g", SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
 		if r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
 			v.Details = append(v.Details, fmt.Sprintf("band score %.1f µs with "+baselineName(s)+" → %.1f µs", r.BaselineScoreUS, r.ScoreUS))
@@ -66,12 +131,7 @@ func VerdictOf(s *store.Study) Verdict {
 
 // baselineName is what a study compared with: NCCL's defaults, or the
 // user's own settings (--baseline-env).
-func baselineName(s *store.Study) string {
-	if len(nccl.Config(s.BaselineEnv).Clone()) == 0 {
-		return "NCCL defaults"
-	}
-	return "your baseline (" + nccl.Config(s.BaselineEnv).Key() + ")"
-}
+func baselineName(s *store.Study) string { return ConclusionOf(s).BaselineName() }
 
 // SpeedupText is "×8.12 [7.88, 8.38]", without the interval when it is
 // unknown.

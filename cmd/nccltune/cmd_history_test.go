@@ -201,3 +201,43 @@ func historyBenchDB(b *testing.B) string {
 	}
 	return path
 }
+
+// TestHistoryKeepsTheBaseline: a study against the user's settings that
+// finds nothing better says "keep your baseline (…)" in history, as show
+// and the exports do, and history --json's env is those settings (what to
+// run), not the {} that means NCCL's defaults.
+func TestHistoryKeepsTheBaseline(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "512K-4M", "--budget", "24", "--confirm", "4",
+		"--baseline-env", "NCCL_PROTO=^LL128", "--baseline-env", "NCCL_MAX_NCHANNELS=8"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	show, _, _ := runCLI(t, db, "show", "s1")
+	if !strings.Contains(show, "keep your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128)") {
+		t.Skipf("the flat fabric recommended a change this time:\n%s", show)
+	}
+	out, _, code := runCLI(t, db, "history")
+	if code != 0 || !strings.Contains(out, "keep your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128)") || strings.Contains(out, "keep NCCL defaults") {
+		t.Errorf("history:\n%s", out)
+	}
+	var doc struct {
+		Studies []struct {
+			Recommendation struct {
+				Env     map[string]string `json:"env"`
+				Verdict string            `json:"verdict"`
+			} `json:"recommendation"`
+			BaselineEnv map[string]string `json:"baseline_env"`
+		} `json:"studies"`
+	}
+	out, _, _ = runCLI(t, db, "history", "--json")
+	decodeOneJSON(t, out, &doc)
+	if len(doc.Studies) != 1 || doc.Studies[0].Recommendation.Env["NCCL_PROTO"] != "^LL128" || !strings.HasPrefix(doc.Studies[0].Recommendation.Verdict, "keep your baseline") || doc.Studies[0].BaselineEnv["NCCL_MAX_NCHANNELS"] != "8" {
+		t.Errorf("history --json:\n%s", out)
+	}
+	for _, args := range [][]string{{"show", "s1", "--json"}, {"export", "s1", "--json"}} {
+		out, _, _ := runCLI(t, db, args...)
+		if !strings.Contains(out, `"NCCL_PROTO": "^LL128"`) {
+			t.Errorf("%v does not give the baseline's env to run:\n%s", args, out)
+		}
+	}
+}

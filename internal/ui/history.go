@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
@@ -45,22 +44,28 @@ type historyStudy struct {
 	Status         string                       `json:"status"`
 	Created        time.Time                    `json:"created"`
 	Updated        time.Time                    `json:"updated"`
-	Recommendation *store.RecommendationSummary `json:"recommendation"`
+	// Recommendation: env is what to run (the baseline, when the study
+	// keeps it), as search, show and export say; verdict the words of
+	// history's column.
+	Recommendation any               `json:"recommendation"`
+	BaselineEnv    map[string]string `json:"baseline_env"`
 }
 
 func historyJSON(sums []store.StudySummary) map[string]any {
 	studies := make([]historyStudy, 0, len(sums))
 	for _, s := range sums {
-		rec := s.Recommendation
-		if rec != nil && rec.Env == nil {
-			r := *rec
-			r.Env = map[string]string{}
-			rec = &r
+		var rec any // null until decided
+		if s.Recommendation != nil {
+			c := stored.SummaryConclusion(s)
+			r := *s.Recommendation
+			r.Env = c.RunEnv()
+			verdict, _, _ := c.Headline()
+			rec = withFields(r, map[string]any{"verdict": verdict})
 		}
 		studies = append(studies, historyStudy{
 			Study: s.Name, ID: s.ID, Kind: s.Kind, Band: s.Band, Collective: s.Collective,
 			Simulated: s.Simulated, SimProfile: s.SimProfile, Labels: nonNilMap(s.Labels), Trials: s.Trials, TrialCount: s.Trials, Launches: s.Launches,
-			Status: s.Status, Created: s.Created, Updated: s.Updated, Recommendation: rec,
+			Status: s.Status, Created: s.Created, Updated: s.Updated, Recommendation: rec, BaselineEnv: nonNilMap(s.BaselineEnv),
 		})
 	}
 	return map[string]any{"studies": studies}
@@ -73,7 +78,7 @@ func writeHistoryTable(w io.Writer, sums []store.StudySummary, loc *time.Locatio
 	for _, s := range sums {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n",
 			s.Name, s.Kind, orDash(s.Band), fabricLabel(s.Simulated, s.SimProfile), s.Trials, s.Launches,
-			s.Status, s.Created.In(loc).Format("2006-01-02 15:04"), recommendationLine(s.Recommendation, s.Status))
+			s.Status, s.Created.In(loc).Format("2006-01-02 15:04"), recommendationLine(s))
 	}
 	return tw.Flush()
 }
@@ -89,16 +94,21 @@ func fabricLabel(simulated bool, profile string) string {
 	return "SIMULATED"
 }
 
-// recommendationLine is a recommendation in one line: the env and the
-// confirmed speedup with its interval, or the plain "keep defaults".
-func recommendationLine(r *store.RecommendationSummary, status string) string {
+// recommendationLine is a study's conclusion in one line: the verdict's
+// headline (stored.Conclusion, as search, show, the exports and the
+// report say it), with the confirmed speedup and its interval when it
+// recommends a change; "keep NCCL defaults" or "keep your baseline (…)"
+// when it does not.
+func recommendationLine(s store.StudySummary) string {
+	c := stored.SummaryConclusion(s)
+	headline, change, decided := c.Headline()
 	switch {
-	case r == nil && status == vocab.StatusRunning:
+	case !decided && s.Status == vocab.StatusRunning:
 		return "(not decided yet)"
-	case r == nil:
+	case !decided:
 		return "—"
-	case len(r.Env) == 0 || !r.Significant:
-		return "keep NCCL defaults"
+	case !change:
+		return "keep " + c.BaselineName() // the headline without its reason, to fit a column
 	}
-	return fmt.Sprintf("%s  %s", nccl.Config(r.Env).Key(), stored.SpeedupText(r.Speedup, r.SpeedupCI))
+	return fmt.Sprintf("%s  %s", headline, stored.SpeedupText(s.Recommendation.Speedup, s.Recommendation.SpeedupCI))
 }

@@ -91,6 +91,26 @@ func withSeconds(v any, names ...string) map[string]any {
 // ErrorJSON is the one shape of errors in JSON documents (vocab's).
 type ErrorJSON = vocab.ErrorJSON
 
+// withFields is v's JSON object with extra's fields set over it: a type
+// with its own MarshalJSON (store's recommendations) hides the fields of
+// a struct that embeds it, so they are added here instead.
+func withFields(v any, extra map[string]any) map[string]json.RawMessage {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	for k, x := range extra {
+		if b, err := json.Marshal(x); err == nil {
+			m[k] = b
+		}
+	}
+	return m
+}
+
 // ErrorDocument is what a --json command prints when it fails before
 // printing its own document: {"error": {"code", "kind", "message"}}.
 func ErrorDocument(e ErrorJSON) map[string]any {

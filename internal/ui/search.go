@@ -46,7 +46,7 @@ func searchJSON(study *store.Study, res *search.Result) map[string]any {
 		"unspent":        res.Unspent,
 		"settled":        res.Settled,
 		"baseline":       map[string]any{"score_us": jsonNumber(baseScore), "env": nonNilMap(study.BaselineEnv)},
-		"recommendation": recommendationJSON(study.Recommendation),
+		"recommendation": recommendationJSON(study, study.Recommendation),
 		"plans":          study.Plans,
 	}
 }
@@ -54,22 +54,25 @@ func searchJSON(study *store.Study, res *search.Result) map[string]any {
 // recommendationDoc is a stored recommendation as the JSON documents show
 // it: p_value is null when no confirmation test ran (no candidate, or the
 // candidate failed), instead of a number that reads like a result.
-type recommendationDoc struct {
-	*store.Recommendation
-	PValue *float64 `json:"p_value"`
-}
-
-// recommendationJSON is r as the JSON documents show it (search, show).
-func recommendationJSON(r *store.Recommendation) any {
+// recommendationJSON is the study's recommendation as the JSON documents
+// show it (search, show): env is what to run (the baseline, when the
+// study keeps it: an empty env means NCCL's defaults), as export writes;
+// verdict the conclusion in the words history and show use; p_value null
+// when no confirmation test ran. r is the study's recommendation (show's
+// with its nil lists made empty).
+func recommendationJSON(study *store.Study, r *store.Recommendation) any {
 	if r == nil {
 		return nil
 	}
-	doc := recommendationDoc{Recommendation: r}
+	c := stored.ConclusionOf(study)
+	run := *r
+	run.Env = c.RunEnv()
+	verdict, _, _ := c.Headline()
+	var p any // null: no test ran
 	if r.BaselineLaunches > 0 && r.CandidateLaunches > 0 && !math.IsNaN(r.PValue) {
-		p := r.PValue
-		doc.PValue = &p
+		p = r.PValue
 	}
-	return doc
+	return withFields(run, map[string]any{"verdict": verdict, "p_value": p})
 }
 
 // planLines say in words what the study did with NCCL's plan.

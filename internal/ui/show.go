@@ -212,7 +212,7 @@ func showJSON(data *report.Study) map[string]any {
 		"launches":       s.Launches,
 		"trials":         ts,
 		"trial_count":    len(ts),
-		"recommendation": recommendationJSON(rec),
+		"recommendation": recommendationJSON(s, rec),
 		"comparison":     data.Compare(),
 		"choices":        choicesJSON(data),
 		"plans":          s.Plans,

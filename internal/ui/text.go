@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/stored"
 )
 
 // newTable is the one table writer of the commands' text output:
@@ -29,10 +30,7 @@ func SimLabel(simulated bool, profile string) string {
 
 // BaselineName is how output names what a study compared with.
 func BaselineName(baseline map[string]string) string {
-	if len(nccl.Config(baseline).Clone()) == 0 {
-		return "NCCL defaults"
-	}
-	return "your baseline (" + nccl.Config(baseline).Key() + ")"
+	return stored.Conclusion{Baseline: nccl.Config(baseline).Clone()}.BaselineName()
 }
 
 // changeText says what a recommendation changes relative to the baseline:

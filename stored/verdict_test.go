@@ -1,0 +1,52 @@
+package stored
+
+import (
+	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// TestConclusion: the one rule of what a study concluded — kept NCCL's
+// defaults, kept the user's baseline, or changed — with the env to run
+// and the headline, the same from a study and from its summary.
+func TestConclusion(t *testing.T) {
+	baseline := map[string]string{"NCCL_MAX_NCHANNELS": "8", "NCCL_PROTO": "^LL128"}
+	for _, tc := range []struct {
+		name     string
+		baseline map[string]string
+		rec      *store.Recommendation
+		status   string
+		keeps    bool
+		run      string
+		headline string
+	}{
+		{"defaults kept", nil, &store.Recommendation{Env: map[string]string{}}, vocab.StatusDone, true, "", "keep NCCL defaults: no significant gain"},
+		{"baseline kept", baseline, &store.Recommendation{Env: map[string]string{}}, vocab.StatusDone, true, "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "keep your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128): no significant gain"},
+		{"baseline kept, a candidate not significant", baseline, &store.Recommendation{Env: map[string]string{"NCCL_ALGO": "Tree"}}, vocab.StatusDone, true, "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "keep your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128): no significant gain"},
+		{"change", nil, &store.Recommendation{Env: map[string]string{"NCCL_PROTO": "^LL128"}, Significant: true}, vocab.StatusDone, false, "NCCL_PROTO=^LL128", "NCCL_PROTO=^LL128"},
+		{"defaults beat the baseline", baseline, &store.Recommendation{Env: map[string]string{}, Significant: true}, vocab.StatusDone, false, "", "NCCL defaults (unset your baseline's NCCL_MAX_NCHANNELS NCCL_PROTO)"},
+		{"running", nil, nil, vocab.StatusRunning, false, "", "not decided yet (the study is still running)"},
+	} {
+		s := &store.Study{Name: "s1", Status: tc.status, BaselineEnv: tc.baseline, Recommendation: tc.rec}
+		for how, c := range map[string]Conclusion{"study": ConclusionOf(s), "summary": SummaryConclusion(summaryOf(s))} {
+			headline, _, _ := c.Headline()
+			if c.Keeps() != tc.keeps || c.RunEnv().Key() != tc.run || headline != tc.headline {
+				t.Errorf("%s (%s): keeps %v, runs %q, says %q; want %v, %q, %q", tc.name, how, c.Keeps(), c.RunEnv().Key(), headline, tc.keeps, tc.run, tc.headline)
+			}
+		}
+		if v := VerdictOf(s); v.Headline != tc.headline {
+			t.Errorf("%s: VerdictOf says %q, Conclusion %q", tc.name, v.Headline, tc.headline)
+		}
+	}
+}
+
+// summaryOf is what store's summary of s holds of its conclusion.
+func summaryOf(s *store.Study) store.StudySummary {
+	sum := store.StudySummary{Name: s.Name, Status: s.Status, BaselineEnv: nccl.Config(s.BaselineEnv).Clone()}
+	if r := s.Recommendation; r != nil {
+		sum.Recommendation = &store.RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant}
+	}
+	return sum
+}
