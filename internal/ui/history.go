@@ -38,12 +38,12 @@ type historyStudy struct {
 	Labels     map[string]string `json:"labels"`
 	// Trials is DESIGN.md's count; TrialCount says the same under the
 	// name show --json uses beside its list of trials.
-	Trials         int                          `json:"trials"`
-	TrialCount     int                          `json:"trial_count"`
-	Launches       int                          `json:"launches"`
-	Status         string                       `json:"status"`
-	Created        time.Time                    `json:"created"`
-	Updated        time.Time                    `json:"updated"`
+	Trials     int       `json:"trials"`
+	TrialCount int       `json:"trial_count"`
+	Launches   int       `json:"launches"`
+	Status     string    `json:"status"`
+	Created    time.Time `json:"created"`
+	Updated    time.Time `json:"updated"`
 	// Recommendation: env is what to run (the baseline, when the study
 	// keeps it), as search, show and export say; verdict the words of
 	// history's column.
