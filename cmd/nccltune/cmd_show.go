@@ -21,7 +21,14 @@ func showCommand() *cli.Command {
 fabric it ran on, its status and its recommendation; --trials adds every
 trial with its env, state, launches and score. STUDY is a name from
 nccltune history (s7-512K-4M), its number (7) or s7. The database is
-opened read-only, so show works while a search is running.`,
+opened read-only, so show works while a search is running.
+
+` + ui.ScoreDefinition + `
+The same score, over the same launches, is in show --json (score_us,
+scored_launches), --format csv and the report's trials table and
+landscape. The verdict's "band score … → …" is the
+confirmation's: over the interleaved launches that decided. The CSV of
+--curves numbers launches from 1, as search's progress does.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "trials", Usage: "list every trial"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (trials always included)"},

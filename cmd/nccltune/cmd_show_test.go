@@ -1,9 +1,18 @@
 package main
 
 import (
+	"encoding/csv"
+	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/stored"
 )
 
 func TestShowGolden(t *testing.T) {
@@ -33,12 +42,13 @@ func TestShowJSON(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	type trial struct {
-		Env      map[string]string `json:"env"`
-		State    string            `json:"state"`
-		Launches int               `json:"launches"`
-		ScoreUS  *float64          `json:"score_us"`
-		Number   int               `json:"number"`
-		Reason   string            `json:"reason"`
+		Env            map[string]string `json:"env"`
+		State          string            `json:"state"`
+		Launches       int               `json:"launches"`
+		ScoreUS        *float64          `json:"score_us"`
+		ScoredLaunches int               `json:"scored_launches"`
+		Number         int               `json:"number"`
+		Reason         string            `json:"reason"`
 	}
 	var doc struct {
 		Study          string  `json:"study"`
@@ -76,11 +86,11 @@ func TestShowJSON(t *testing.T) {
 		t.Fatalf("%d trials, want 4", len(doc.Trials))
 	}
 	base, best, failed, running := doc.Trials[0], doc.Trials[1], doc.Trials[2], doc.Trials[3]
-	if base.Env == nil || len(base.Env) != 0 || base.Launches != 3 || base.ScoreUS == nil || *base.ScoreUS != 1149.5 || base.Number != 0 {
-		t.Errorf("baseline trial %+v", base)
+	if base.Env == nil || len(base.Env) != 0 || base.Launches != 3 || base.ScoreUS == nil || *base.ScoreUS != 1149.875 || base.ScoredLaunches != 2 || base.Number != 0 {
+		t.Errorf("baseline trial %+v score %v", base, *base.ScoreUS)
 	}
-	if best.Env["NCCL_MAX_NCHANNELS"] != "8" || best.State != "complete" || *best.ScoreUS != 140.75 {
-		t.Errorf("best trial %+v", best)
+	if best.Env["NCCL_MAX_NCHANNELS"] != "8" || best.State != "complete" || *best.ScoreUS != 141.125 || best.ScoredLaunches != 2 { // the report's score: over the launches' sizes
+		t.Errorf("best trial %+v score %v", best, *best.ScoreUS)
 	}
 	if failed.State != "failed" || failed.ScoreUS != nil || !strings.Contains(failed.Reason, "invalid protocol") {
 		t.Errorf("failed trial %+v", failed)
@@ -191,5 +201,77 @@ func TestShowJSONComparison(t *testing.T) {
 	decodeOneJSON(t, stdout, &raw)
 	if v, ok := raw["comparison"]; !ok || v != nil {
 		t.Errorf("sweep: comparison = %v (present %v), want null", v, ok)
+	}
+}
+
+// TestOneScore: show --trials, show --json, the trials CSV and the
+// report's scored configs give a trial the same score over the same
+// launches; the definition is in show --help and the README; the curves
+// CSV numbers launches from 1, as search's progress does.
+func TestOneScore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	_, progress, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M")
+	if code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, progress)
+	}
+	studies, err := stored.Load(db, []string{"s1"}, stored.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs, err := report.Of(studies[0]).ScoredConfigs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base report.ScoredConfig
+	for _, c := range configs {
+		if c.Role == "baseline" {
+			base = c
+		}
+	}
+	want := fmt.Sprintf("%.1f", base.ScoreUS)
+	text, _, _ := runCLI(t, db, "show", "s1", "--trials")
+	row := regexp.MustCompile(`(?m)^0 +baseline +complete +(\d+) +(\d+) +([\d.]+) `).FindStringSubmatch(text)
+	if row == nil || row[2] != fmt.Sprint(base.Launches) || row[3] != want {
+		t.Errorf("show --trials baseline row %q, want score %s over %d launches (the report's)\n%s", row, want, base.Launches, text)
+	}
+	var doc struct {
+		Trials []struct {
+			Number         int      `json:"number"`
+			ScoreUS        *float64 `json:"score_us"`
+			ScoredLaunches int      `json:"scored_launches"`
+		} `json:"trials"`
+	}
+	out, _, _ := runCLI(t, db, "show", "s1", "--json")
+	decodeOneJSON(t, out, &doc)
+	if doc.Trials[0].ScoreUS == nil || *doc.Trials[0].ScoreUS != base.ScoreUS || doc.Trials[0].ScoredLaunches != base.Launches {
+		t.Errorf("show --json trial 0: %+v, want %v over %d", doc.Trials[0], base.ScoreUS, base.Launches)
+	}
+	csvOut, _, _ := runCLI(t, db, "show", "s1", "--format", "csv")
+	if !strings.Contains(csvOut, fmt.Sprintf(",%d,%s,", base.Launches, strconv.FormatFloat(base.ScoreUS, 'f', -1, 64))) {
+		t.Errorf("csv lacks the baseline's score %v over %d:\n%s", base.ScoreUS, base.Launches, csvOut)
+	}
+	curves, _, _ := runCLI(t, db, "show", "s1", "--format", "csv", "--curves")
+	rows, err := csv.NewReader(strings.NewReader(curves)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each launch of the CSV is the launch search's progress numbered so,
+	// with the same phase and trial.
+	said := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^launch (\d+)/\d+ (\w+) +trial (\d+) `).FindAllStringSubmatch(progress, -1) {
+		said[m[1]+" "+m[2]+" "+m[3]] = true
+	}
+	for _, r := range rows[1:] {
+		if key := r[3] + " " + r[4] + " " + r[1]; !said[key] {
+			t.Fatalf("the curves CSV's launch %s (%s, trial %s) is not search's launch %s", r[3], r[4], r[1], r[3])
+		}
+	}
+	help, _, _ := runCLI(t, db, "show", "--help")
+	readme, _ := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for name, doc := range map[string]string{"show --help": help, "README": string(readme)} {
+		if !strings.Contains(flat(doc), flat(ui.ScoreDefinition)) {
+			t.Errorf("%s does not define SCORE", name)
+		}
 	}
 }

@@ -49,7 +49,7 @@ func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
 	writeOpTables(w, data.Study, data.Launches)
 	if f.Trials {
 		fmt.Fprintln(w)
-		return writeTrialsTable(w, data.Trials)
+		return writeTrialsTable(w, data)
 	}
 	return nil
 }
@@ -127,18 +127,49 @@ func writeChoices(w io.Writer, data *report.Study) error {
 	return benchfmt.ChoicesTable(w, defaults, recommended)
 }
 
-// writeTrialsTable lists every trial by number.
-func writeTrialsTable(w io.Writer, trials []*store.Trial) error {
-	tw := newTable(w)
-	fmt.Fprintln(tw, "#\tROLE\tSTATE\tLAUNCHES\tSCORE µs\tENV\tREASON")
-	for _, t := range trials {
-		score := "—"
-		if t.ScoreUS > 0 {
-			score = fmt.Sprintf("%.1f", t.ScoreUS)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\n", t.Number, orDash(t.Role), t.State, t.Launches, score, t.Config.String(), t.Reason)
+// ScoreDefinition is what SCORE means wherever a trial's score is shown:
+// show --trials, show --json and --format csv, the report's trials table
+// and its landscape (report.ScoredConfigs computes it).
+const ScoreDefinition = `SCORE µs is the median, over the trial's scored launches (exploration
+and confirmation; not the warm-up or the debug launches), of each
+launch's band score: the geometric mean over the band's sizes of the
+launch's median time per size. SCORED counts those launches, LAUNCHES
+all of the trial's.`
+
+// trialScores is every trial's score by trial number, as the report's
+// trials table and landscape give it (none for a study without a band).
+func trialScores(data *report.Study) map[int]report.ScoredConfig {
+	out := map[int]report.ScoredConfig{}
+	configs, err := data.ScoredConfigs()
+	if err != nil {
+		return out
 	}
-	return tw.Flush()
+	for _, c := range configs {
+		for _, n := range c.Trials {
+			out[n] = c
+		}
+	}
+	return out
+}
+
+// writeTrialsTable lists every trial by number, with its score as the
+// report gives it (ScoreDefinition).
+func writeTrialsTable(w io.Writer, data *report.Study) error {
+	scores := trialScores(data)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "#\tROLE\tSTATE\tLAUNCHES\tSCORED\tSCORE µs\tENV\tREASON")
+	for _, t := range data.Trials {
+		score, scored := "—", 0
+		if c, ok := scores[t.Number]; ok && c.Scored() {
+			score, scored = fmt.Sprintf("%.1f", c.ScoreUS), c.Launches
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", t.Number, orDash(t.Role), t.State, t.Launches, scored, score, t.Config.String(), t.Reason)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\n"+ScoreDefinition)
+	return err
 }
 
 // showTrial is one trial of `show --json`.
@@ -151,8 +182,10 @@ type showTrial struct {
 	State    string            `json:"state"`
 	Reason   string            `json:"reason,omitempty"`
 	Launches int               `json:"launches"`
-	// ScoreUS is null until a launch was scored.
-	ScoreUS *float64 `json:"score_us"`
+	// ScoreUS is null until a launch was scored: ScoreDefinition, over
+	// ScoredLaunches of them.
+	ScoreUS        *float64 `json:"score_us"`
+	ScoredLaunches int      `json:"scored_launches"`
 }
 
 // showJSON is the `show --json` document: DESIGN.md's fields (study, band,
@@ -163,12 +196,13 @@ type showTrial struct {
 func showJSON(data *report.Study) map[string]any {
 	s, trials := data.Study, data.Trials
 	ts := make([]showTrial, 0, len(trials))
+	scores := trialScores(data)
 	for _, t := range trials {
 		env := map[string]string(t.Config.Clone())
 		st := showTrial{Number: t.Number, ID: t.ID, Env: env, Key: t.Key, Role: t.Role, State: string(t.State), Reason: t.Reason, Launches: t.Launches}
-		if t.ScoreUS > 0 {
-			score := t.ScoreUS
-			st.ScoreUS = &score
+		if c, ok := scores[t.Number]; ok && c.Scored() {
+			score := c.ScoreUS
+			st.ScoreUS, st.ScoredLaunches = &score, c.Launches
 		}
 		ts = append(ts, st)
 	}
