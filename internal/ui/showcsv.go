@@ -37,7 +37,7 @@ func writeCurvesCSV(w io.Writer, data *report.Study) error {
 	for _, t := range data.Trials {
 		for _, l := range data.TrialLaunches(t, "") {
 			for _, z := range l.Sizes {
-				_ = cw.Write([]string{data.Name(), strconv.Itoa(t.Number), t.Config.Key(), strconv.Itoa(l.Seq+1), l.Phase,
+				_ = cw.Write([]string{data.Name(), strconv.Itoa(t.Number), t.Config.Key(), strconv.Itoa(l.Seq + 1), l.Phase,
 					strconv.FormatInt(z.Bytes, 10), strconv.Itoa(z.Cycle), decimalFloat(z.TimeUS), decimalFloat(z.AlgBW), decimalFloat(z.BusBW),
 					strconv.Itoa(len(z.Samples))})
 			}
