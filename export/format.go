@@ -11,6 +11,7 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 )
 
 // Format is one output format of a recommendation.
@@ -268,6 +269,7 @@ func header(b *Recommendation, o Options, usage string) []string {
 	if r := s.Recommendation; r.Reason != "" {
 		lines = append(lines, "decision: "+r.Reason)
 	}
+	lines = append(lines, opVerdictHeader(s)...)
 	if !b.KeepDefaults {
 		lines = append(lines, "only settings that differ from NCCL's defaults are written")
 		if len(b.Env) == 0 {
@@ -343,4 +345,31 @@ func RenderAll(study *store.Study, trials []*store.Trial, launches []*store.Laun
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// opVerdictHeader is the per-op table of a study that measured more than
+// one collective (its workload's parts, its guarded ops): op, sizes,
+// change in time with the recommended config, verdict; none otherwise.
+func opVerdictHeader(s *store.Study) []string {
+	lines := stored.OpVerdictLines(s.Recommendation)
+	if len(lines) == 0 {
+		if len(s.GuardOps) > 0 {
+			return []string{"guarded ops " + opNames(s.GuardOps) + ": not measured (only a config the confirmation recommends is)"}
+		}
+		return nil
+	}
+	out := []string{"per collective, the change in time with the confirmed config (interleaved with the baseline):"}
+	for _, l := range lines {
+		out = append(out, "  "+l)
+	}
+	return out
+}
+
+// opNames is ops as "all_gather, broadcast".
+func opNames(ops []nccl.Op) string {
+	s := make([]string, len(ops))
+	for i, o := range ops {
+		s[i] = string(o)
+	}
+	return strings.Join(s, ", ")
 }

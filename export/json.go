@@ -53,6 +53,11 @@ type Document struct {
 	// Choices is what NCCL chose per size with its defaults and with the
 	// recommendation; empty when the study did not record it.
 	Choices []benchfmt.ChoiceRow `json:"choices"`
+	// Parts are a workload's parts as the confirmation measured them,
+	// Guards the guarded ops (both [] for a study of one op without
+	// guards), as show --json has them.
+	Parts  []store.PartComparison `json:"parts"`
+	Guards []store.OpGuard        `json:"guards"`
 }
 
 // NewDocument builds the json format's document.
@@ -72,6 +77,8 @@ func NewDocument(b *Recommendation, o Options) *Document {
 	if d.Dropped == nil {
 		d.Dropped = []Dropped{}
 	}
+	d.Parts = append([]store.PartComparison{}, r.Parts...)
+	d.Guards = append([]store.OpGuard{}, r.OpGuards...)
 	if o.WithBase {
 		d.BaseEnv = nonNilEnv(s.BaseEnv)
 	}

@@ -85,12 +85,20 @@ type TunerGroup struct {
 	// outside every band.
 	Defaults *Recommendation
 	// Bands set the choices inside their own band, the first listed
-	// winning where bands overlap.
-	Bands []*Recommendation
+	// winning where bands overlap; Ranges are the size ranges each sets
+	// (a workload's parts of this collective, each its own).
+	Bands  []*Recommendation
+	Ranges []bandRange
 	Rows  []TunerRow
 	// Recorded is the range of sizes NCCL's logs covered (outside it a
 	// size takes the nearest recorded size's choice).
 	RecordedMin, RecordedMax int64
+}
+
+// bandRange is a size range a study's recommendation sets in a group.
+type bandRange struct {
+	b      *Recommendation
+	lo, hi uint64
 }
 
 // PlanTuner turns bands into the plugin's rows. Bands are grouped by the
@@ -141,11 +149,13 @@ func PlanTuner(bands []*Recommendation) ([]TunerGroup, error) {
 		members := byShape[sh]
 		colls := map[string]bool{}
 		for _, b := range members {
-			c, err := bandCollective(b)
+			rs, err := tunedRanges(b)
 			if err != nil {
 				return nil, err
 			}
-			colls[c] = true
+			for _, r := range rs {
+				colls[r.coll] = true
+			}
 			for _, ch := range b.Defaults {
 				if pc, ok := PluginCollective(ch.Collective); ok {
 					colls[pc] = true
@@ -196,6 +206,37 @@ func bandCollective(b *Recommendation) (string, error) {
 	return c, nil
 }
 
+// tunedRange is one (collective, size range) a study tuned: its band, or
+// each part of a workload whose op the plugin can name.
+type tunedRange struct {
+	coll   string
+	lo, hi uint64
+}
+
+// tunedRanges are the (collective, size range) pairs b's study measured
+// and the file gives its recommendation's choices: the band of a
+// one-part study; each part of a workload that NCCL's tuner sees
+// (alltoall and sendrecv run as send/recv and never reach it).
+func tunedRanges(b *Recommendation) ([]tunedRange, error) {
+	if len(b.Study.Workload) < 2 {
+		c, err := bandCollective(b)
+		if err != nil {
+			return nil, err
+		}
+		return []tunedRange{{c, uint64(b.Study.BandMin), uint64(b.Study.BandMax)}}, nil
+	}
+	var out []tunedRange
+	for _, p := range b.Study.Parts() {
+		if c, ok := p.Op.PerFunction(); ok {
+			out = append(out, tunedRange{c, uint64(p.Band.Min), uint64(p.Band.Max)})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("study %s tuned only %s, which never reach NCCL's tuner (they run as send/recv); use the env formats", b.Study.Name, b.Study.Parts())
+	}
+	return out, nil
+}
+
 // override is a band's choices inside its range.
 type override struct {
 	lo, hi uint64
@@ -217,7 +258,14 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 	}
 	var overrides []override
 	for _, b := range members {
-		if c, _ := bandCollective(b); c != coll {
+		rs, _ := tunedRanges(b)
+		var mine []tunedRange
+		for _, r := range rs {
+			if r.coll == coll {
+				mine = append(mine, r)
+			}
+		}
+		if len(mine) == 0 {
 			continue
 		}
 		fn, err := newStep(b.Recommended, coll, b.Study.Name)
@@ -228,7 +276,10 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 			return g, fmt.Errorf("%w: study %s recorded no %s choice with its recommendation; re-run the search with this version of nccltune or run nccltune doctor with the recommended env", ErrNoChoices, b.Study.Name, coll)
 		}
 		g.Bands = append(g.Bands, b)
-		overrides = append(overrides, override{lo: uint64(b.Study.BandMin), hi: uint64(b.Study.BandMax), fn: fn})
+		for _, r := range mine {
+			overrides = append(overrides, override{lo: r.lo, hi: r.hi, fn: fn})
+			g.Ranges = append(g.Ranges, bandRange{b, r.lo, r.hi})
+		}
 	}
 	if g.Defaults == nil {
 		return g, fmt.Errorf("%w: no study recorded NCCL's default %s choices on %s; re-run the search with this version of nccltune", ErrNoChoices, coll, shapeText(nodes, ranks))
@@ -387,8 +438,10 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 		"ranges are inclusive and do not overlap; where bands overlap, the study listed first wins; between two recorded sizes the boundary is their midpoint, as the plugin's scripts/optimize_config.py draws it",
 	)
 	lines = append(lines, fallbackLine(groups))
+	lines = append(lines, untunedLines(bands, groups)...)
 	for _, b := range bands {
 		lines = append(lines, bandSummary(b))
+		lines = append(lines, opVerdictHeader(b.Study)...)
 	}
 	if versions := nccl.Config(versionsOf(bands)); len(versions) > 1 {
 		lines = append(lines, "warning: the studies ran different NCCL versions ("+strings.Join(versions.Env(), " ")+"); NCCL's choices can differ between versions")
@@ -399,8 +452,8 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 	for _, g := range groups {
 		text := []string{"", fmt.Sprintf("%s on %s: outside every band, NCCL's default choices recorded by study %s at %s-%s; below and above that, the nearest recorded size's choice (extrapolated, not recorded)",
 			g.Collective, shapeText(g.NNodes, g.NRanks), g.Defaults.Study.Name, nccl.FormatSize(g.RecordedMin), nccl.FormatSize(g.RecordedMax))}
-		for _, b := range g.Bands {
-			text = append(text, fmt.Sprintf("%d-%d: study %s", b.Study.BandMin, b.Study.BandMax, b.Study.Name))
+		for _, r := range g.Ranges {
+			text = append(text, fmt.Sprintf("%d-%d: study %s", r.lo, r.hi, r.b.Study.Name))
 		}
 		text = append(text, TunerColumns)
 		if err := writeTunerComments(w, text); err != nil {
@@ -447,10 +500,51 @@ func fallbackLine(groups []TunerGroup) string {
 	return text + " " + strings.Join(shapes, "; ") + " (a TP or pipeline group smaller than the world, another node count) — measure those shapes too and export them together, or keep the env export"
 }
 
+// untunedLines name the collectives the studies measured that still fall
+// back: guarded ops (measured for the recommendation, never tuned: no row
+// sets them, so with this file they get ONE channel) and alltoall and
+// sendrecv, which NCCL runs as send/recv and never hands the tuner (this
+// file does not change them).
+func untunedLines(bands []*Recommendation, groups []TunerGroup) []string {
+	inFile := map[string]bool{}
+	for _, g := range groups {
+		inFile[g.Collective] = true
+	}
+	var guardOnly, p2p []string
+	seen := map[nccl.Op]bool{}
+	for _, b := range bands {
+		ops := append(b.Study.Parts().Ops(), b.Study.GuardOps...)
+		for _, op := range ops {
+			if seen[op] {
+				continue
+			}
+			seen[op] = true
+			pc, ok := op.PerFunction()
+			switch {
+			case !ok:
+				p2p = append(p2p, string(op))
+			case !inFile[pc]:
+				guardOnly = append(guardOnly, string(op))
+			}
+		}
+	}
+	var out []string
+	if len(guardOnly) > 0 {
+		out = append(out, "FALLS BACK: "+strings.Join(guardOnly, ", ")+" (guarded, measured for the recommendation but not tuned): no row here sets them, so with this file their calls get ONE channel; tune them as parts of the workload (--part) or keep the env export")
+	}
+	if len(p2p) > 0 {
+		out = append(out, "not reached: "+strings.Join(p2p, ", ")+" run as send/recv and never reach NCCL's tuner; this file leaves them to NCCL")
+	}
+	return out
+}
+
 // bandSummary is one band's line in the tuner file's header.
 func bandSummary(b *Recommendation) string {
 	s := b.Study
 	text := fmt.Sprintf("band %s (%d-%d bytes): study %s, ", s.Band, s.BandMin, s.BandMax, s.Name)
+	if len(s.Workload) > 1 {
+		text = fmt.Sprintf("workload %s: study %s, ", s.Parts(), s.Name)
+	}
 	if b.KeepDefaults {
 		text += "keeps NCCL's defaults (no significant gain), so its band gets NCCL's default choices"
 	} else {

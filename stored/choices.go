@@ -34,28 +34,48 @@ func ExplainChoices(s *store.Study, trials []*store.Trial, launches []*store.Lau
 	return defaults, trialChoices(launches, r.TrialID)
 }
 
+// trialChoices are the choices the trial's debug launches recorded: per
+// op the best launch's (a workload's plan and explain launches run once
+// per op), each op's own function first, so where two logs name one
+// function the launch of that function's op speaks for it.
 func trialChoices(launches []*store.Launch, trialID uint64) []benchfmt.Choice {
-	var best *store.Launch
+	best := map[nccl.Op]*store.Launch{}
 	for _, l := range launches {
 		if l.TrialID != trialID || l.Facts == nil || len(l.Facts.Choices) == 0 {
 			continue
 		}
+		op := l.Op.OrAllReduce()
 		// Debug launches (explain, and plan launches, which read NCCL's plan
 		// over the same range) say what NCCL chose at every size.
 		explain := isDebugPhase(l.Phase)
+		b := best[op]
 		switch {
-		case best == nil:
-			best = l
-		case explain && !isDebugPhase(best.Phase):
-			best = l
-		case explain == isDebugPhase(best.Phase) && l.Seq > best.Seq:
-			best = l
+		case b == nil:
+			best[op] = l
+		case explain && !isDebugPhase(b.Phase):
+			best[op] = l
+		case explain == isDebugPhase(b.Phase) && l.Seq > b.Seq:
+			best[op] = l
 		}
 	}
-	if best == nil {
+	var own, other []benchfmt.Choice
+	for _, op := range nccl.Ops {
+		l := best[op]
+		if l == nil {
+			continue
+		}
+		for _, c := range l.Facts.Choices {
+			if o, ok := nccl.OpFromFunction(c.Collective); ok && o == op {
+				own = append(own, c)
+			} else {
+				other = append(other, c)
+			}
+		}
+	}
+	if len(own)+len(other) == 0 {
 		return nil
 	}
-	return best.Facts.Choices
+	return append(own, other...)
 }
 
 func isDebugPhase(p string) bool { return p == vocab.PhaseExplain || p == vocab.PhasePlan }

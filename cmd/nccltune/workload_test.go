@@ -131,6 +131,34 @@ func TestWorkloadStudyStored(t *testing.T) {
 	if total != len(s.launches) {
 		t.Errorf("launches_by_op counts %d launches of %d", total, len(s.launches))
 	}
+	// The exports carry the per-op table; the tuner CSV has rows for
+	// every part's collective, with NCCL's own channel counts, and says
+	// what still falls back.
+	env, stderr, code := runCLI(t, db, "export", "s1-512K-8M", "--format", "env")
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"# per collective, the change in time with the confirmed config", "#   all_reduce (part) 512K-4M: ",
+		"#   all_gather (part) 1M-8M: ", "#   broadcast (guard) 512K-16M: "} {
+		if !strings.Contains(env, want) {
+			t.Errorf("env export lacks %q:\n%s", want, env)
+		}
+	}
+	csv, stderr, code := runCLI(t, db, "export", "s1-512K-8M", "--format", "nccl-tuner")
+	if code != 0 {
+		t.Fatalf("export nccl-tuner: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"FALLS BACK: broadcast (guarded", "workload all_reduce:512K-4M:0.8 all_gather:1M-8M:0.2: study s1-512K-8M",
+		"# 524288-4194304: study s1-512K-8M", "# 1048576-8388608: study s1-512K-8M", "\nallreduce,", "\nallgather,"} {
+		if !strings.Contains(csv, want) {
+			t.Errorf("tuner export lacks %q:\n%s", want, csv)
+		}
+	}
+	for _, line := range strings.Split(csv, "\n") {
+		if f := strings.Split(line, ","); len(f) == 10 && (f[0] == "allgather" || f[0] == "allreduce") && (f[5] == "-1" || f[5] == "0") {
+			t.Errorf("row without NCCL's channel count: %s", line)
+		}
+	}
 	text, _, _ := runCLI(t, db, "show", "s1-512K-8M")
 	for _, want := range []string{"workload     all_reduce:512K-4M:0.8 all_gather:1M-8M:0.2", "guarded ops  broadcast", "parts (confirmation launches",
 		"all_gather 1M-8M", "launches per op and phase:"} {
