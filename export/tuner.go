@@ -89,7 +89,7 @@ type TunerGroup struct {
 	// (a workload's parts of this collective, each its own).
 	Bands  []*Recommendation
 	Ranges []bandRange
-	Rows  []TunerRow
+	Rows   []TunerRow
 	// Recorded is the range of sizes NCCL's logs covered (outside it a
 	// size takes the nearest recorded size's choice).
 	RecordedMin, RecordedMax int64
