@@ -243,7 +243,7 @@ func TestQualityTable(t *testing.T) {
 		budgets = append(budgets, n)
 	}
 	band := nccl.Band{Min: 512 << 10, Max: 4 << 20}
-	fmt.Printf("| profile | budget | best config (true band score) | defaults | within 3 %% | within 5 %% | change recommended | mean launches | endings |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| profile | budget | best config (true band score) | defaults | within 3 %% | within 5 %% | change recommended | mean launches | median launches | ended early (settled) | endings |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	profiles := sim.BuiltinProfiles()
 	if *qualityProfile != "" {
 		profiles = strings.Split(*qualityProfile, ",")
@@ -253,8 +253,9 @@ func TestQualityTable(t *testing.T) {
 		best, bestCfg := bestInSpace(t, prof, DefaultSpace(), band.Sizes())
 		def := trueScore(t, prof, nccl.Config{}, band.Sizes())
 		for _, budget := range budgets {
-			in3, in5, changed, launches := 0, 0, 0, 0
+			in3, in5, changed, launches, settled := 0, 0, 0, 0, 0
 			endings := map[string]int{}
+			var counts []float64
 			for seed := *qualityFirst; seed < *qualityFirst+int64(seeds); seed++ {
 				o := spark4Options(seed)
 				o.Budget = budget
@@ -270,15 +271,19 @@ func TestQualityTable(t *testing.T) {
 					changed++
 				}
 				launches += len(l.launches)
+				counts = append(counts, float64(len(l.launches)))
 				endings[res.Ending]++
+				if res.Settled != "" {
+					settled++
+				}
 			}
 			var ends []string
 			for e, n := range endings {
 				ends = append(ends, fmt.Sprintf("%s %d", e, n))
 			}
 			sort.Strings(ends)
-			fmt.Printf("| %s | %d | %s (%.0f µs) | %.0f µs | %d/%d | %d/%d | %d/%d | %.1f | %s |\n", profile, budget, bestCfg, best, def,
-				in3, seeds, in5, seeds, changed, seeds, float64(launches)/float64(seeds), strings.Join(ends, ", "))
+			fmt.Printf("| %s | %d | %s (%.0f µs) | %.0f µs | %d/%d | %d/%d | %d/%d | %.1f | %.0f | %d | %s |\n", profile, budget, bestCfg, best, def,
+				in3, seeds, in5, seeds, changed, seeds, float64(launches)/float64(seeds), median(counts), settled, strings.Join(ends, ", "))
 		}
 	}
 }

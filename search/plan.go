@@ -376,12 +376,40 @@ func twin(r nccl.Resolution) nccl.Config {
 // launch of the twin would settle it. It returns the twin.
 func (p *planner) twinUnknown(cfg nccl.Config) (nccl.Config, bool) {
 	r := p.resolve(cfg)
-	if r.Certain || len(r.Conditional) == 0 {
+	if r.Certain {
 		return nil, false
+	}
+	if len(r.Conditional) == 0 {
+		return p.listTwinUnknown(r)
 	}
 	t := twin(r)
 	_, known := p.known[p.core(t).Key()]
 	return t, !known
+}
+
+// listTwinUnknown is twinUnknown for a list that forces a choice beside
+// another knob that changes the plan: NCCL_PROTO=Simple beside
+// NCCL_ALGO=Tree where NCCL's defaults choose LL at the band's small sizes
+// changes the defaults' plan, but it may hold every choice NCCL makes
+// under NCCL_ALGO=Tree alone (Tree/Simple at every size, as on the real
+// loopback at 32K–256K), and then it changes nothing. Only the log of the
+// config without the list can tell: that config is the twin, when its
+// plan is not yet known.
+func (p *planner) listTwinUnknown(r nccl.Resolution) (nccl.Config, bool) {
+	if len(r.Reduced) < 2 {
+		return nil, false
+	}
+	for _, k := range []string{"NCCL_PROTO", "NCCL_ALGO"} {
+		if _, ok := r.Reduced[k]; !ok {
+			continue
+		}
+		t := r.Reduced.Clone()
+		delete(t, k)
+		if _, known := p.known[p.core(t).Key()]; !known {
+			return t, true
+		}
+	}
+	return nil, false
 }
 
 // summary sums up what the study did with NCCL's plan over its trials,

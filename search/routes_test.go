@@ -107,3 +107,38 @@ func TestCrossNICMergedBySameRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestListTwinBesideAForcedAlgorithm: on the replayed loopback at
+// 32K–256K NCCL's defaults choose LL below 128K, so NCCL_PROTO=Simple
+// beside NCCL_ALGO=Tree changes the defaults' plan, and only the log of
+// NCCL_ALGO=Tree alone shows that it chooses Simple at every size anyway:
+// that config is the twin to read, and once read, NCCL_PROTO=Simple is
+// dropped from the recommendation.
+func TestListTwinBesideAForcedAlgorithm(t *testing.T) {
+	l := &replayLauncher{profile: replayProfile(t, "h200-loopback4-32k.json"), seed: 1, dir: t.TempDir(), refused: map[string]int{}}
+	band := nccl.Band{Min: 32 << 10, Max: 256 << 10}
+	p := newPlanner(band.Sizes(), DefaultGuard(band), false)
+	read := func(cfg nccl.Config, role string) {
+		t.Helper()
+		launch, err := l.Launch(context.Background(), Request{Config: cfg, MinBytes: explainMin, MaxBytes: explainMax, Phase: vocab.PhasePlan, Debug: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.learn(&Trial{Role: role, Config: cfg}, vocab.PhasePlan, launch) {
+			t.Fatalf("%s: no plan read (%s)", cfg, launch.Reason)
+		}
+	}
+	read(nccl.Config{}, vocab.RoleBaseline)
+	w := nccl.Config{"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple"}
+	tw, unknown := p.twinUnknown(w)
+	if !unknown || tw.Key() != "NCCL_ALGO=Tree" {
+		t.Fatalf("twin %s (unknown %v), want NCCL_ALGO=Tree to read", tw, unknown)
+	}
+	read(tw, vocab.RoleExplore)
+	if r := p.resolve(w); !r.Certain || r.Reduced.Key() != "NCCL_ALGO=Tree" {
+		t.Errorf("after the twin's log: certain %v, reduced %s, dropped %+v; want NCCL_PROTO=Simple dropped", r.Certain, r.Reduced, r.Dropped)
+	}
+	if _, unknown := p.twinUnknown(w); unknown {
+		t.Error("the twin is still unknown after its log was read")
+	}
+}
