@@ -4,7 +4,13 @@ package search
 // quota. Once every distinct plan of the space was explored and the
 // confirmation decided, more launches cannot change the answer.
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/vocab"
+)
 
 // EndingCannotDecide: the budget left could not make the confirmation
 // recommend anything (too few launches per arm for the exact test to
@@ -31,4 +37,31 @@ func (s *loop) settle(res *Result) {
 	case res.Ending == EndingSameAsBaseline || res.Ending == EndingNoCandidate:
 		res.Settled = fmt.Sprintf("every distinct NCCL plan of the space was explored and none is a candidate: %d of %d launches left unspent", res.Unspent, s.opts.Budget)
 	}
+}
+
+// settleLeaders spends what exploration has left once every distinct
+// plan of the space was explored on the only exploration launches that
+// can still change the answer: telling the leading configs apart
+// (model.PlanNext over the best TopConfigs, up to twice the usual
+// launches per config), until they are separated, equivalent within the
+// minimum effect, or capped. Two configs 4 % apart at 3 launches each
+// (NCCL_ALGO=Tree against one channel on the replayed loopback at
+// 32K–256K) are otherwise confirmed by a coin toss's worth of evidence.
+func (s *loop) settleLeaders(ctx context.Context) error {
+	limit := 2 * s.opts.MaxLaunchesPerTrial
+	for s.exploreLeft() >= s.cost() && !s.outOfTime() {
+		top := s.rank.leaders(s.opts.TopConfigs)
+		arms := make([]model.Arm, len(top))
+		for i, t := range top {
+			arms[i] = model.Arm{Launches: t.Explore}
+		}
+		plan := model.PlanNext(arms, s.sizes, s.opts.Stats, limit)
+		if plan.Done || plan.Arm < 0 {
+			return nil
+		}
+		if err := s.launch(ctx, top[plan.Arm], vocab.PhaseRefine, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }

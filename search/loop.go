@@ -248,7 +248,7 @@ func (s *loop) explore(ctx context.Context, res *Result) error {
 		t, phase, err := s.next()
 		if errors.Is(err, errSpaceExhausted) {
 			res.Stopped = "space"
-			break
+			return s.settleLeaders(ctx)
 		}
 		if err != nil {
 			return err
