@@ -41,16 +41,21 @@ func (s *loop) settle(res *Result) {
 
 // settleLeaders spends what exploration has left once every distinct
 // plan of the space was explored on the only exploration launches that
-// can still change the answer: telling the leading configs apart
-// (model.PlanNext over the best TopConfigs, up to twice the usual
-// launches per config), until they are separated, equivalent within the
-// minimum effect, or capped. Two configs 4 % apart at 3 launches each
-// (NCCL_ALGO=Tree against one channel on the replayed loopback at
-// 32K–256K) are otherwise confirmed by a coin toss's worth of evidence.
+// can still change the answer: telling the leading candidates apart
+// (model.PlanNext over the best TopConfigs other than the baseline, up to
+// twice the usual launches per config), until they are separated,
+// equivalent within the minimum effect, or capped. Two configs 4 % apart
+// at 3 launches each (NCCL_ALGO=Tree against one channel on the replayed
+// loopback at 32K–256K) are otherwise confirmed by a coin toss's worth of
+// evidence. The baseline is left out: the candidate against the baseline
+// is the confirmation's question, which gets the rest of the budget.
 func (s *loop) settleLeaders(ctx context.Context) error {
 	limit := 2 * s.opts.MaxLaunchesPerTrial
 	for s.exploreLeft() >= s.cost() && !s.outOfTime() {
-		top := s.rank.leaders(s.opts.TopConfigs)
+		top := s.candidates(s.opts.TopConfigs)
+		if len(top) < 2 {
+			return nil
+		}
 		arms := make([]model.Arm, len(top))
 		for i, t := range top {
 			arms[i] = model.Arm{Launches: t.Explore}
@@ -64,4 +69,20 @@ func (s *loop) settleLeaders(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// candidates are the n best trials other than the baseline and the
+// configs NCCL provably runs like the defaults: the configs that could be
+// confirmed.
+func (s *loop) candidates(n int) []*Trial {
+	var out []*Trial
+	for _, t := range s.rank.leaders(len(s.trials)) {
+		if t.Role == vocab.RoleBaseline || s.plan.runsDefaults(t) {
+			continue
+		}
+		if out = append(out, t); len(out) == n {
+			break
+		}
+	}
+	return out
 }
