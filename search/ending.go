@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -72,16 +73,50 @@ func (s *loop) settleLeaders(ctx context.Context) error {
 }
 
 // candidates are the n best trials other than the baseline and the
-// configs NCCL provably runs like the defaults: the configs that could be
-// confirmed.
+// configs NCCL provably runs like the defaults, one per family: a config
+// that may be another candidate with a list knob beside it
+// (NCCL_MAX_NCHANNELS=1 NCCL_PROTO=Simple beside NCCL_MAX_NCHANNELS=1,
+// whose plans only their logs can tell apart) is the same question, and
+// the simplification before the confirmation settles it with one debug
+// launch, not with launches that time two spellings of one plan.
 func (s *loop) candidates(n int) []*Trial {
 	var out []*Trial
+	var families []map[string]bool
 	for _, t := range s.rank.leaders(len(s.trials)) {
 		if t.Role == vocab.RoleBaseline || s.plan.runsDefaults(t) {
 			continue
 		}
+		f := s.plan.family(t.Config)
+		same := false
+		for _, g := range families {
+			for k := range f {
+				same = same || g[k]
+			}
+		}
+		if same {
+			continue
+		}
+		families = append(families, f)
 		if out = append(out, t); len(out) == n {
 			break
+		}
+	}
+	return out
+}
+
+// family is the keys of the configs cfg may run like: its core, and its
+// core without its list knobs (NCCL_PROTO, NCCL_ALGO), one or both, when
+// another knob stays; two configs whose families meet may run one plan.
+func (p *planner) family(cfg nccl.Config) map[string]bool {
+	core := p.core(cfg)
+	out := map[string]bool{core.Key(): true}
+	for _, drop := range [][]string{{"NCCL_PROTO"}, {"NCCL_ALGO"}, {"NCCL_PROTO", "NCCL_ALGO"}} {
+		c := core.Clone()
+		for _, k := range drop {
+			delete(c, k)
+		}
+		if len(c) > 0 && len(c) < len(core) {
+			out[p.core(c).Key()] = true
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -43,5 +44,34 @@ func TestSettledStudyLeavesTheRestUnspent(t *testing.T) {
 	res, _, _ := runStudy(t, "spark4", spark4Options(1))
 	if res.Stopped == "space" || res.Settled != "" {
 		t.Errorf("default space: stopped %q, settled %q; want the budget spent and nothing said", res.Stopped, res.Settled)
+	}
+}
+
+// A config that is another with a list knob beside it is the same
+// candidate while exploring (their plans only their logs can tell apart):
+// settling the leaders does not time two spellings of one plan against
+// each other. Configs with different plan-changing knobs are apart.
+func TestCandidateFamilies(t *testing.T) {
+	p := newPlanner(nccl.PowersOfTwo(512<<10, 4<<20), []int64{8 << 20}, false)
+	p.native = &nccl.Native{Plan: nccl.Plan{1 << 20: {Algo: "RING", Proto: "SIMPLE", Channels: 2}}, Channels: 2, NICs: 1}
+	cap1 := nccl.Config{"NCCL_MAX_NCHANNELS": "1"}
+	for _, tc := range []struct {
+		a, b nccl.Config
+		same bool
+	}{
+		{cap1, nccl.Config{"NCCL_MAX_NCHANNELS": "1", "NCCL_PROTO": "Simple"}, true},
+		{cap1, nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_ALGO": "Ring", "NCCL_PROTO": "^LL128"}, true},
+		{nccl.Config{"NCCL_ALGO": "Tree"}, nccl.Config{"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple"}, true},
+		{cap1, nccl.Config{"NCCL_ALGO": "Tree"}, false},
+		{cap1, nccl.Config{"NCCL_MAX_NCHANNELS": "4"}, false},
+	} {
+		fa, fb := p.family(tc.a), p.family(tc.b)
+		meet := false
+		for k := range fa {
+			meet = meet || fb[k]
+		}
+		if meet != tc.same {
+			t.Errorf("%s and %s: families %v and %v meet %v, want %v", tc.a, tc.b, fa, fb, meet, tc.same)
+		}
 	}
 }
