@@ -29,8 +29,10 @@ var (
 	// algoNames is NCCL's algorithm list; only Tree and Ring can run an
 	// all-reduce on a network fabric without NVLink SHARP or CollNet.
 	algoNames = []string{algoTree, algoRing, "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"}
-	// funcNames are the prefixes NCCL accepts in "allreduce:^LL".
-	funcNames = []string{"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce", "SendRecv", "Send", "Recv", "AllToAll"}
+	// funcNames are the prefixes NCCL accepts in "allreduce:^LL" (its
+	// ncclFuncStr: send/recv and all-to-all have none, and NCCL refuses
+	// them as "Unrecognized prefix token"), from nccl's one list.
+	funcNames = nccl.PerFunctionNames()
 )
 
 // wireFactor is the bytes a protocol puts on the wire per payload byte:
