@@ -15,9 +15,13 @@ import (
 	"github.com/nccltune/nccltune/vocab"
 )
 
-// DefaultGuardLaunches is the launches per arm of each guarded op: enough
-// for the pooled t test at Holm's smallest level with up to six ops.
-const DefaultGuardLaunches = 4
+// DefaultGuardLaunches is the launches per arm of each guarded op. On the
+// simulated 4-rank loopback, whose one-channel all-reduce winner makes
+// broadcast 7.9 % slower from 1M up (docs/PERFORMANCE.md, "Guards across
+// collectives"), 4 per arm refused it in 68 of 100 seeds, 8 in 99 and
+// 12 in 100: 8 is the fewest that keeps a truly > 5 % slower op out of
+// 95 of 100 recommendations.
+const DefaultGuardLaunches = 8
 
 // EndingOpRegression: faster for the workload, but significantly slower,
 // by more than the minimum effect, for a guarded op or one of the

@@ -32,6 +32,19 @@ type simLauncher struct {
 	cancelAt int
 	cancel   context.CancelFunc
 	launches []Request
+	// ranks, when set, is the profile's rank count (--ranks).
+	ranks int
+}
+
+// withRanks is s on n ranks (the profile's shape for n, as --ranks).
+func (s *simLauncher) withRanks(t testing.TB, n int) *simLauncher {
+	t.Helper()
+	p, err := s.prof.WithRanks(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.prof, s.ranks = p, n
+	return s
 }
 
 func newSimLauncher(t testing.TB, profile string, noise float64, seed int64) *simLauncher {
@@ -53,9 +66,11 @@ func (s *simLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch
 		return &benchfmt.Launch{Outcome: benchfmt.Failed, Reason: "interrupted"}, context.Canceled
 	}
 	sizes := nccl.PowersOfTwo(req.MinBytes, req.MaxBytes)
-	samples, err := s.prof.SampleLaunch(req.Config, sizes, s.iters, s.noise, s.seed*1_000_003+int64(req.Seq), req.Seq)
-	l := &benchfmt.Launch{Outcome: benchfmt.OK, Simulated: true, Duration: time.Millisecond}
-	res := &benchfmt.Result{Collective: "all_reduce", NRanks: 4, Simulated: true, Complete: true}
+	// The request's op is the profile's model of that op's *_perf.
+	op := req.Op.OrAllReduce()
+	samples, err := s.prof.SampleLaunchOp(op, req.Config, sizes, s.iters, s.noise, s.seed*1_000_003+int64(req.Seq), req.Seq)
+	l := &benchfmt.Launch{Op: req.Op, Outcome: benchfmt.OK, Simulated: true, Duration: time.Millisecond}
+	res := &benchfmt.Result{Collective: string(op), NRanks: 4, Simulated: true, Complete: true}
 	for _, b := range sizes {
 		ts, ok := samples[b]
 		if !ok {
@@ -100,7 +115,11 @@ func (s *simLauncher) debugFacts(req Request) *benchfmt.Facts {
 	environ = append(environ, req.Config.Env()...)
 	var out bytes.Buffer
 	args := []string{"--profile", s.name, "--noise", "0", "-n", "1", "-w", "0",
-		"-b", strconv.FormatInt(req.MinBytes, 10), "-e", strconv.FormatInt(req.MaxBytes, 10), "-f", "2"}
+		"-b", strconv.FormatInt(req.MinBytes, 10), "-e", strconv.FormatInt(req.MaxBytes, 10), "-f", "2",
+		"--collective", string(req.Op.OrAllReduce())}
+	if s.ranks > 0 {
+		args = append(args, "--ranks", strconv.Itoa(s.ranks))
+	}
 	sim.Main(args, environ, &out, io.Discard)
 	return benchfmt.ParseFacts(out.Bytes())
 }

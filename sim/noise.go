@@ -144,7 +144,13 @@ func (s *sampler) rankTimes(samples []float64, nranks int, bytes int64, cycle, p
 // results all sizes (the times are real, the data is not); for the other
 // faults none.
 func (p *Profile) SampleLaunch(cfg nccl.Config, sizes []int64, iters int, noise float64, seed int64, launch int) (map[int64][]float64, error) {
-	f := p.resolve(cfg)
+	return p.SampleLaunchOp(nccl.AllReduce, cfg, sizes, iters, noise, seed, launch)
+}
+
+// SampleLaunchOp is SampleLaunch for op's *_perf (sizes are nccl-tests'
+// size column, as --collective op prints them).
+func (p *Profile) SampleLaunchOp(op nccl.Op, cfg nccl.Config, sizes []int64, iters int, noise float64, seed int64, launch int) (map[int64][]float64, error) {
+	f := p.resolveOp(cfg, op.OrAllReduce(), false)
 	if f.usage != nil {
 		return nil, f.usage
 	}

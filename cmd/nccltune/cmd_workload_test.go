@@ -200,7 +200,7 @@ func TestWorkloadConfigRunsSearch(t *testing.T) {
 		t.Fatalf("workload: exit %d: %s", code, stderr)
 	}
 	db := filepath.Join(dir, "t.db")
-	stdout, stderr, code := runCLI(t, db, "search", "--config", cfg, "--sim", "spark4", "--noise", "0", "--budget", "80", "--json")
+	stdout, stderr, code := runCLI(t, db, "search", "--config", cfg, "--sim", "spark4", "--noise", "0", "--budget", "130", "--json")
 	if code != exitOK {
 		t.Fatalf("search --config %s: exit %d: %s", cfg, code, stderr)
 	}

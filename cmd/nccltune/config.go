@@ -16,7 +16,7 @@ func withStudyConfig(cmd *cli.Command) *cli.Command {
 // from the file: the file of the study being resumed names them too, and
 // they must not count as new values.
 var resumeFixedKeys = map[string]bool{
-	"band": true, "part": true, "guard-ops": true, "space": true, "space-only": true, "guard": true, "sampler": true, "confirm": true,
+	"band": true, "part": true, "guard-ops": true, "guard-launches": true, "space": true, "space-only": true, "guard": true, "sampler": true, "confirm": true,
 	"min-effect": true, "alpha": true, "allow-disabled-protocols": true, "budget": true, "time": true,
 	"seed": true, "baseline-env": true, "baseline-env-file": true, "name": true, "label": true,
 }
