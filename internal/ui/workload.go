@@ -2,9 +2,9 @@ package ui
 
 import (
 	"fmt"
+	"github.com/nccltune/nccltune/benchfmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/texttable"
@@ -82,7 +82,7 @@ func PrintWorkload(w io.Writer, asJSON bool, s *workload.Summary, yaml []byte, o
 func printCommunicator(w io.Writer, c workload.Communicator, timeKnown bool) {
 	who := fmt.Sprintf("%d processes", len(c.Processes))
 	if len(c.Ranks) > 0 {
-		who = "ranks " + rankList(c.Ranks)
+		who = "ranks " + benchfmt.RankList(c.Ranks)
 	}
 	line := fmt.Sprintf("communicator %s: %d ranks (%s logged), %d calls, %s", c.ID, c.NRanks, who, c.Calls, bytesText(c.Bytes))
 	if timeKnown {
@@ -144,24 +144,6 @@ func printProposal(w io.Writer, s *workload.Summary) {
 	for _, l := range p.Left {
 		fmt.Fprintf(w, "  left out: %s (nccltune workload --ranks N proposes for it)\n", l)
 	}
-}
-
-// rankList writes ranks as "0-3" or "0,2,5".
-func rankList(ranks []int) string {
-	var parts []string
-	for i := 0; i < len(ranks); {
-		j := i
-		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(ranks[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 // bytesText is a total of bytes for people: "54.3 MiB".
