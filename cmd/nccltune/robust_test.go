@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,14 +117,37 @@ func TestSignalsEndEveryCommand(t *testing.T) {
 		{syscall.SIGTERM, []string{"doctor", "--log", fifo}},
 	} {
 		p := startCLI(t, "", nil, nil, append([]string{"--db", db}, tc.args...)...)
-		time.Sleep(300 * time.Millisecond)
+		// Signal only once the command is blocked reading the FIFO: by
+		// then its handlers are installed. A fixed sleep raced a loaded
+		// machine, where the signal could arrive before them and kill the
+		// process outright.
+		writer := openFIFOWriter(t, fifo)
 		start := time.Now()
 		p.cmd.Process.Signal(tc.sig)
 		code, stderr := p.wait()
-		// Stopping takes milliseconds; the bound leaves room for a loaded
-		// 2-core CI machine.
-		if code != exitInterrupted || time.Since(start) > 2*time.Second {
+		writer.Close()
+		// Stopping takes milliseconds; the bound only catches a command
+		// that ignores the signal, with room for a loaded 2-core machine.
+		if code != exitInterrupted || time.Since(start) > 10*time.Second {
 			t.Errorf("%v after %v: exit %d in %s: %s", tc.args, tc.sig, code, time.Since(start), stderr)
 		}
+	}
+}
+
+// openFIFOWriter opens fifo for writing once a reader has it open (a
+// non-blocking open for writing fails with ENXIO until then), so the
+// reader is known to be inside its read. It gives up after 30 s.
+func openFIFOWriter(t *testing.T, fifo string) *os.File {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			return f
+		}
+		if !errors.Is(err, syscall.ENXIO) || time.Now().After(deadline) {
+			t.Fatalf("waiting for the command to open %s: %v", fifo, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
