@@ -142,22 +142,24 @@ func (r *benchRecorder) SaveTrials(ts []*Trial) error {
 
 func (r *benchRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	rec := &store.Launch{StudyID: r.study.ID, TrialID: t.ID, Phase: req.Phase, Outcome: l.Outcome, Reason: l.Reason,
-		Simulated: true, Scored: scored, Sizes: benchfmt.SizesOf(l.Result), NewTrial: r.pending[t],
-		TrialUpdate: &store.TrialUpdate{State: t.State, Reason: t.Reason}}
+		Simulated: true, Scored: scored, Sizes: benchfmt.SizesOf(l.Result)}
 	if l.Result != nil {
 		rec.Facts = l.Result.Facts
 	}
+	u := store.TrialUpdate{State: t.State, Reason: t.Reason}
 	if len(t.Explore) > 0 {
-		rec.TrialUpdate.ScoreUS = t.Score(r.sizes)
+		u.ScoreUS = t.Score(r.sizes)
 	}
-	if err := r.st.AddLaunch(rec, &store.Raw{Stdout: l.Stdout, Stderr: l.Stderr}); err != nil {
-		return err
-	}
-	if rec.NewTrial != nil {
-		t.ID = rec.NewTrial.ID
+	raw := &store.Raw{Stdout: l.Stdout, Stderr: l.Stderr}
+	if nt := r.pending[t]; nt != nil {
+		if err := r.st.AddTrialWithLaunch(nt, rec, raw, u); err != nil {
+			return err
+		}
+		t.ID = nt.ID
 		delete(r.pending, t)
+		return nil
 	}
-	return nil
+	return r.st.AddLaunchUpdatingTrial(rec, raw, u)
 }
 
 // BenchmarkLaunchOverhead measures nccltune's own time per launch —

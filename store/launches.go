@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Raw output streams, the last byte of a raw key.
@@ -22,11 +23,44 @@ const (
 
 // AddLaunch stores a launch and its raw output (nil for none) in one
 // transaction, together with its trial's launch count and latest score
-// (when l.Scored and l.ScoreUS > 0), l.TrialUpdate if set, and the
-// study's counts. It assigns
-// l.ID and l.Seq (the launch's order within the study, from 0). When it
-// returns nil, the launch is on disk.
+// (when l.Scored and l.ScoreUS > 0) and the study's counts. It assigns
+// l.ID and l.Seq. When it returns nil, the launch is on disk.
 func (s *Store) AddLaunch(l *Launch, raw *Raw) error {
+	return s.addLaunch(l, raw, nil, nil)
+}
+
+// TrialUpdate is what a launch changes about its trial, written in the
+// launch's transaction: one commit per launch keeps a study's own
+// overhead small.
+type TrialUpdate struct {
+	State  vocab.TrialState
+	Reason string
+	// ScoreUS, when positive, replaces the trial's score (e.g. the mean over
+	// its launches rather than the latest launch's).
+	ScoreUS float64
+}
+
+// AddLaunchUpdatingTrial is AddLaunch that also applies u to the launch's
+// trial (after the launch's own score), in the same transaction.
+func (s *Store) AddLaunchUpdatingTrial(l *Launch, raw *Raw, u TrialUpdate) error {
+	return s.addLaunch(l, raw, nil, &u)
+}
+
+// AddTrialWithLaunch creates trial t (AddTrial's rules) with l as its
+// first launch and u applied as AddLaunchUpdatingTrial applies it, in one
+// transaction. It fills in t as AddTrial does (Launches is 1) and sets
+// l.TrialID to t.ID.
+func (s *Store) AddTrialWithLaunch(t *Trial, l *Launch, raw *Raw, u TrialUpdate) error {
+	return s.addLaunch(l, raw, t, &u)
+}
+
+// addLaunch stores l and raw, first creating newTrial when it is not nil,
+// and applies u (nil for none) to the launch's trial.
+//
+// Seq is assigned here and nowhere else: the store is the one place that
+// sees every launch of a study (searches, resumed searches and imports,
+// from any process), so the order it counts is the order on disk.
+func (s *Store) addLaunch(l *Launch, raw *Raw, newTrial *Trial, u *TrialUpdate) error {
 	// Every bandwidth is recomputed from the stored times: a time no
 	// fabric can reach never enters the store (benchfmt.CheckTime).
 	for _, z := range l.Sizes {
@@ -47,19 +81,19 @@ func (s *Store) AddLaunch(l *Launch, raw *Raw) error {
 		}
 	}
 	c := *l
-	var newTrial *Trial
-	if l.NewTrial != nil {
-		newTrial = newTrialRecord(l.NewTrial)
+	var created *Trial
+	if newTrial != nil {
+		created = newTrialRecord(newTrial)
 	}
 	err := s.update(func(tx *bolt.Tx) error {
 		if err := s.checkNotRunElsewhere(tx, c.StudyID, ""); err != nil {
 			return err
 		}
-		if newTrial != nil {
-			if err := addTrialTx(tx, newTrial); err != nil {
+		if created != nil {
+			if err := addTrialTx(tx, created); err != nil {
 				return err
 			}
-			c.TrialID = newTrial.ID
+			c.TrialID = created.ID
 		}
 		trial, err := getTrial(tx, c.TrialID)
 		if err != nil {
@@ -95,7 +129,7 @@ func (s *Store) AddLaunch(l *Launch, raw *Raw) error {
 		if c.Scored && c.ScoreUS > 0 {
 			trial.ScoreUS = c.ScoreUS
 		}
-		if u := c.TrialUpdate; u != nil {
+		if u != nil {
 			if u.State != "" {
 				trial.State, trial.Reason = u.State, u.Reason
 			}
@@ -109,11 +143,10 @@ func (s *Store) AddLaunch(l *Launch, raw *Raw) error {
 	if err != nil {
 		return fmt.Errorf("add launch to trial %d: %w", c.TrialID, err)
 	}
-	if l.NewTrial != nil {
-		*l.NewTrial = *newTrial
-		l.NewTrial.Launches = 1
+	if newTrial != nil {
+		*newTrial = *created
+		newTrial.Launches = 1
 	}
-	c.NewTrial = l.NewTrial
 	*l = c
 	return nil
 }

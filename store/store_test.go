@@ -442,9 +442,9 @@ func TestNaNIsRefusedWhole(t *testing.T) {
 	}
 }
 
-// TestAddLaunchWithNewTrial: a launch can create its trial in the same
-// transaction, and the trial's key stays unique.
-func TestAddLaunchWithNewTrial(t *testing.T) {
+// TestAddTrialWithLaunch: a trial can be created with its first launch in
+// one transaction, and the trial's key stays unique.
+func TestAddTrialWithLaunch(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "db"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -455,8 +455,8 @@ func TestAddLaunchWithNewTrial(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := &Trial{StudyID: st.ID, Config: map[string]string{"NCCL_PROTO": "Simple"}}
-	l := &Launch{StudyID: st.ID, NewTrial: tr, Scored: true, ScoreUS: 12, TrialUpdate: &TrialUpdate{ScoreUS: 10}}
-	if err := s.AddLaunch(l, nil); err != nil {
+	l := &Launch{StudyID: st.ID, Scored: true, ScoreUS: 12}
+	if err := s.AddTrialWithLaunch(tr, l, nil, TrialUpdate{ScoreUS: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if tr.ID == 0 || l.TrialID != tr.ID || tr.Launches != 1 {
@@ -466,8 +466,8 @@ func TestAddLaunchWithNewTrial(t *testing.T) {
 	if err != nil || got.Launches != 1 || got.ScoreUS != 10 {
 		t.Fatalf("stored trial %+v, %v", got, err)
 	}
-	dup := &Launch{StudyID: st.ID, NewTrial: &Trial{StudyID: st.ID, Config: map[string]string{"NCCL_PROTO": "Simple"}}}
-	if err := s.AddLaunch(dup, nil); !errors.Is(err, ErrDuplicateTrial) {
+	dup := &Trial{StudyID: st.ID, Config: map[string]string{"NCCL_PROTO": "Simple"}}
+	if err := s.AddTrialWithLaunch(dup, &Launch{StudyID: st.ID}, nil, TrialUpdate{}); !errors.Is(err, ErrDuplicateTrial) {
 		t.Fatalf("second trial with the same config: %v", err)
 	}
 	ls, _ := s.Launches(st.ID)

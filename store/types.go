@@ -392,19 +392,22 @@ type Trial struct {
 	Reason string           `json:"reason,omitempty"`
 	Role   string           `json:"role,omitempty"`
 	// Launches is counted by AddLaunch. ScoreUS is the band score (µs) of
-	// the latest scored launch, unless the caller sets it with UpdateTrial.
+	// the latest scored launch, unless the caller sets it with UpdateTrial
+	// or a TrialUpdate.
 	Launches int       `json:"launches"`
 	ScoreUS  float64   `json:"score_us,omitempty"`
 	Created  time.Time `json:"created"`
 	Updated  time.Time `json:"updated"`
 }
 
-// Launch is one run of the benchmark for one trial.
+// Launch is one run of the benchmark for one trial: what was launched and
+// what it measured. What a launch changes about its trial is written by
+// the store call that adds it (AddLaunchUpdatingTrial, AddTrialWithLaunch).
 type Launch struct {
 	ID      uint64 `json:"id"`
 	StudyID uint64 `json:"study_id"`
 	TrialID uint64 `json:"trial_id"`
-	// Seq orders launches within the study, from 0.
+	// Seq orders launches within the study, from 0; AddLaunch assigns it.
 	Seq   int    `json:"seq"`
 	Phase string `json:"phase"`
 	// Op is the collective the launch measured; "" in databases from
@@ -428,23 +431,6 @@ type Launch struct {
 	Source string          `json:"source,omitempty"`
 	Sizes  []benchfmt.Size `json:"sizes"`
 	Facts  *benchfmt.Facts `json:"facts,omitempty"`
-
-	// TrialUpdate, when set, is applied to the launch's trial in the same
-	// transaction as the launch (not stored with the launch): one commit
-	// per launch keeps a study's own overhead small.
-	TrialUpdate *TrialUpdate `json:"-"`
-	// NewTrial, when set, is created with the launch, in one transaction
-	// (AddTrial's rules apply), and TrialID is set to it.
-	NewTrial *Trial `json:"-"`
-}
-
-// TrialUpdate is what a launch changes about its trial.
-type TrialUpdate struct {
-	State  vocab.TrialState
-	Reason string
-	// ScoreUS, when positive, replaces the trial's score (e.g. the mean over
-	// its launches rather than the latest launch's).
-	ScoreUS float64
 }
 
 // Raw is a launch's output as printed, kept for later inspection.

@@ -63,23 +63,26 @@ func (r *Recorder) SaveTrials(ts []*search.Trial) error {
 // transport.
 func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	rec := LaunchRecord(l)
-	rec.StudyID, rec.TrialID, rec.Seq, rec.Phase, rec.Scored = r.study.ID, t.ID, req.Seq, req.Phase, scored
+	rec.StudyID, rec.TrialID, rec.Phase, rec.Scored = r.study.ID, t.ID, req.Phase, scored
 	if scored {
 		rec.ScoreUS = scoreUS
 	}
-	if nt := r.pending[t]; nt != nil {
-		rec.NewTrial = nt
-	}
-	rec.TrialUpdate = &store.TrialUpdate{State: t.State, Reason: t.Reason}
+	u := store.TrialUpdate{State: t.State, Reason: t.Reason}
 	if len(t.Explore) > 0 {
-		rec.TrialUpdate.ScoreUS = t.Score(r.sizes)
+		u.ScoreUS = t.Score(r.sizes)
 	}
-	if err := r.st.AddLaunch(rec, &store.Raw{Stdout: l.Stdout, Stderr: l.Stderr, JSON: l.JSON}); err != nil {
+	raw := &store.Raw{Stdout: l.Stdout, Stderr: l.Stderr, JSON: l.JSON}
+	var err error
+	if nt := r.pending[t]; nt != nil {
+		if err = r.st.AddTrialWithLaunch(nt, rec, raw, u); err == nil {
+			t.ID = nt.ID
+			delete(r.pending, t)
+		}
+	} else {
+		err = r.st.AddLaunchUpdatingTrial(rec, raw, u)
+	}
+	if err != nil {
 		return fmt.Errorf("saving launch %d: %w", req.Seq, err)
-	}
-	if rec.NewTrial != nil {
-		t.ID = rec.NewTrial.ID
-		delete(r.pending, t)
 	}
 	changed := false
 	if r.study.Platform.NCCLVersion == "" && l.Result != nil {
