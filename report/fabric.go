@@ -22,19 +22,7 @@ func (s *Study) FabricFacts() []stored.Field {
 	if facts != nil {
 		// Studies stored before the transport was recorded get it from
 		// the debug launch's log now, the way new studies record it.
-		f.AddTransport(facts)
-		if f.NCCLVersion == "" {
-			f.NCCLVersion = facts.NCCLVersion
-		}
-		if f.Ranks == 0 {
-			f.Ranks = facts.NRanks
-		}
-		if f.Nodes == 0 {
-			f.Nodes = facts.NNodes
-		}
-		if len(f.Hosts) == 0 {
-			f.Hosts = facts.Hosts
-		}
+		f.CompleteFrom(facts)
 		nics, warnings, channels = facts.NICs, facts.Warnings, facts.Channels
 	}
 	out := stored.FabricFacts(f)

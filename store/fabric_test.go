@@ -1,6 +1,7 @@
 package store
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/nccltune/nccltune/benchfmt"
@@ -40,6 +41,34 @@ func TestFabricAddTransport(t *testing.T) {
 			}
 			if tt.changed && (f.GDR != nil || f.Nodes != 1 || f.Network != "Socket" || len(f.Routes) != 1) {
 				t.Errorf("fabric %+v", f)
+			}
+		})
+	}
+}
+
+// TestPlatformOf: the fingerprint comes from the benchmark's lines, NCCL's
+// log fills in only what they did not say, and NCCL's node count wins.
+func TestPlatformOf(t *testing.T) {
+	log := &benchfmt.Facts{NCCLVersion: "2.28.3", NRanks: 8, NNodes: 2, Hosts: []string{"a", "b"}}
+	tests := []struct {
+		name string
+		r    benchfmt.Result
+		want Platform
+	}{
+		{"the benchmark says it all", benchfmt.Result{NCCLVersion: "2.27.1", TestsVersion: "2.17.6", NRanks: 2,
+			Devices: []benchfmt.Device{{Host: "h", Name: "H200"}, {Host: "h", Name: "H200"}}},
+			Platform{NCCLVersion: "2.27.1", TestsVersion: "2.17.6", Ranks: 2, Nodes: 1, GPU: "H200", Hosts: []string{"h"}}},
+		{"the log completes it", benchfmt.Result{Facts: log},
+			Platform{NCCLVersion: "2.28.3", Ranks: 8, Nodes: 2, Hosts: []string{"a", "b"}}},
+		{"the log's nodes win", benchfmt.Result{NCCLVersion: "2.27.1", NRanks: 2,
+			Devices: []benchfmt.Device{{Host: "h"}, {Host: "h"}}, Facts: log},
+			Platform{NCCLVersion: "2.27.1", Ranks: 2, Nodes: 2, Hosts: []string{"h"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PlatformOf(&tt.r)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
 	}

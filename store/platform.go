@@ -1,6 +1,61 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/nccltune/nccltune/benchfmt"
+)
+
+// PlatformOf is the platform a launch's output shows: the versions, ranks,
+// GPU and hosts the benchmark printed, completed from NCCL's log
+// (CompleteFrom). It is the one derivation of a study's fingerprint: the
+// recorder stores it, import compares with it, and the review commands
+// complete old studies with CompleteFrom.
+func PlatformOf(r *benchfmt.Result) Platform {
+	f := Platform{NCCLVersion: r.NCCLVersion, TestsVersion: r.TestsVersion, Ranks: r.NRanks}
+	hosts := map[string]bool{}
+	for _, d := range r.Devices {
+		if d.Host != "" && !hosts[d.Host] {
+			hosts[d.Host] = true
+			f.Hosts = append(f.Hosts, d.Host)
+		}
+		if f.GPU == "" {
+			f.GPU = d.Name
+		}
+	}
+	f.Nodes = len(f.Hosts)
+	if fa := r.Facts; fa != nil {
+		f.CompleteFrom(fa)
+		// NCCL's own count of the nodes it joined is kept over the
+		// count of the hosts the benchmark named.
+		if fa.NNodes > 0 {
+			f.Nodes = fa.NNodes
+		}
+	}
+	return f
+}
+
+// CompleteFrom fills in from an NCCL debug log's facts what f did not
+// record: the transport (AddTransport's rule), the NCCL version, ranks,
+// nodes and hosts.
+func (f *Platform) CompleteFrom(fa *benchfmt.Facts) {
+	if fa == nil {
+		return
+	}
+	f.AddTransport(fa)
+	if f.NCCLVersion == "" {
+		f.NCCLVersion = fa.NCCLVersion
+	}
+	if f.Ranks == 0 {
+		f.Ranks = fa.NRanks
+	}
+	if f.Nodes == 0 {
+		f.Nodes = fa.NNodes
+	}
+	if len(f.Hosts) == 0 {
+		f.Hosts = fa.Hosts
+	}
+}
 
 // PlatformDiff is one thing two platforms both recorded and disagree on.
 type PlatformDiff struct {
@@ -38,4 +93,29 @@ func (p Platform) Differences(o Platform) []PlatformDiff {
 	text("GPU", p.GPU, o.GPU)
 	text("NCCL", p.NCCLVersion, o.NCCLVersion)
 	return out
+}
+
+// AddTransport takes the transport from an NCCL debug log's facts, when
+// the fabric does not have it yet (or has only the word from a log without
+// channel lines). It reports whether anything changed.
+func (f *Platform) AddTransport(fa *benchfmt.Facts) bool {
+	if fa == nil || (fa.Transport == "" && len(fa.Routes) == 0) {
+		return false
+	}
+	if f.TransportSummary != "" || (f.Transport != "" && len(fa.Routes) == 0) {
+		return false
+	}
+	// Facts parsed before the channel lines were read (no Network, no
+	// Routes) hold "Using network …" as the transport: on one node that
+	// network carried nothing (the GPUs talked over P2P or SHM).
+	if len(fa.Routes) == 0 && fa.Network == "" && fa.NNodes == 1 {
+		return false
+	}
+	f.Transport, f.GDR, f.Network = fa.Transport, fa.GDR, fa.Network
+	f.Routes = append([]benchfmt.Route(nil), fa.Routes...)
+	f.TransportSummary = benchfmt.RoutesText(fa.Routes)
+	if fa.NNodes > 0 {
+		f.Nodes = fa.NNodes
+	}
+	return true
 }

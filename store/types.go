@@ -149,31 +149,6 @@ type Platform struct {
 	Network string `json:"network,omitempty"`
 }
 
-// AddTransport takes the transport from an NCCL debug log's facts, when
-// the fabric does not have it yet (or has only the word from a log without
-// channel lines). It reports whether anything changed.
-func (f *Platform) AddTransport(fa *benchfmt.Facts) bool {
-	if fa == nil || (fa.Transport == "" && len(fa.Routes) == 0) {
-		return false
-	}
-	if f.TransportSummary != "" || (f.Transport != "" && len(fa.Routes) == 0) {
-		return false
-	}
-	// Facts parsed before the channel lines were read (no Network, no
-	// Routes) hold "Using network …" as the transport: on one node that
-	// network carried nothing (the GPUs talked over P2P or SHM).
-	if len(fa.Routes) == 0 && fa.Network == "" && fa.NNodes == 1 {
-		return false
-	}
-	f.Transport, f.GDR, f.Network = fa.Transport, fa.GDR, fa.Network
-	f.Routes = append([]benchfmt.Route(nil), fa.Routes...)
-	f.TransportSummary = benchfmt.RoutesText(fa.Routes)
-	if fa.NNodes > 0 {
-		f.Nodes = fa.NNodes
-	}
-	return true
-}
-
 // SearchSettings are the settings of a search, besides its band, space,
 // seed and budget, that decide what it measures and concludes.
 type SearchSettings struct {

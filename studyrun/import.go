@@ -309,7 +309,7 @@ func opMismatch(r *benchfmt.Result, study *store.Study, want nccl.Op) string {
 // 1-host NVLink log beside 2-node Socket launches would be averaged as one.
 func fabricMismatch(r *benchfmt.Result, study *store.Study) string {
 	var diffs []string
-	for _, d := range PlatformOf(r).Differences(study.Platform) {
+	for _, d := range store.PlatformOf(r).Differences(study.Platform) {
 		if d.Fabric() {
 			diffs = append(diffs, d.String())
 		}
@@ -516,7 +516,7 @@ func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.S
 		Kind:       vocab.KindImport,
 		Collective: first.Collective,
 		Simulated:  first.Simulated,
-		Platform:   PlatformOf(first),
+		Platform:   store.PlatformOf(first),
 		Launch:     store.LaunchSettings{SimProfile: first.SimProfile},
 		// Running until every file is in: an import stopped part way
 		// (Ctrl-C, a full disk) must not read as a complete study.

@@ -86,7 +86,7 @@ func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.L
 	}
 	changed := false
 	if r.study.Platform.NCCLVersion == "" && l.Result != nil {
-		r.study.Platform, changed = PlatformOf(l.Result), true
+		r.study.Platform, changed = store.PlatformOf(l.Result), true
 	}
 	// The timed launches run without NCCL's debug log; the explain
 	// launches have it, and with it what carries data between the ranks.
@@ -111,30 +111,4 @@ func LaunchRecord(l *benchfmt.Launch) *store.Launch {
 		rec.Simulated = rec.Simulated || l.Result.Simulated
 	}
 	return rec
-}
-
-// PlatformOf fingerprints the fabric from what the output says.
-func PlatformOf(r *benchfmt.Result) store.Platform {
-	f := store.Platform{NCCLVersion: r.NCCLVersion, TestsVersion: r.TestsVersion, Ranks: r.NRanks}
-	hosts := map[string]bool{}
-	for _, d := range r.Devices {
-		if d.Host != "" && !hosts[d.Host] {
-			hosts[d.Host] = true
-			f.Hosts = append(f.Hosts, d.Host)
-		}
-		if f.GPU == "" {
-			f.GPU = d.Name
-		}
-	}
-	f.Nodes = len(f.Hosts)
-	if fa := r.Facts; fa != nil {
-		f.AddTransport(fa)
-		if f.NCCLVersion == "" {
-			f.NCCLVersion = fa.NCCLVersion
-		}
-		if fa.NNodes > 0 {
-			f.Nodes = fa.NNodes
-		}
-	}
-	return f
 }
