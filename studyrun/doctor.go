@@ -158,7 +158,7 @@ func readDoctorLog(ctx context.Context, path string) (*benchfmt.Result, []byte, 
 	}
 	res, _ := benchfmt.Parse(data) // a failed run's output still tells what happened
 	if res == nil || (len(res.Rows) == 0 && res.Facts == nil && len(res.Errors) == 0) {
-		return nil, nil, usageErrorf("doctor --log %s: no nccl-tests output and no NCCL_DEBUG line in it — save the output of a run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,TUNING", path)
+		return nil, nil, vocab.UsageErrorf("doctor --log %s: no nccl-tests output and no NCCL_DEBUG line in it — save the output of a run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,TUNING", path)
 	}
 	return res, data, nil
 }

@@ -9,11 +9,6 @@ import (
 	"github.com/nccltune/nccltune/vocab"
 )
 
-// usageErrorf reports bad input (vocab.ErrUsage: exit code 2).
-func usageErrorf(format string, args ...any) error {
-	return vocab.Mark(vocab.ErrUsage, fmt.Errorf(format, args...))
-}
-
 // CreateStudy stores a new study; a name already taken is the user's to
 // change (vocab.ErrUsage).
 func CreateStudy(st *store.Store, study *store.Study) error {

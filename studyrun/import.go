@@ -122,7 +122,7 @@ func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []Ski
 			// The same output given twice (two names, or one name twice)
 			// would be two launches of one run.
 			if earlier, ok := first[f.sum]; ok {
-				return nil, nil, usageErrorf("%s is the same output as %s (identical content): a run is imported once — give each file once", f.path, earlier)
+				return nil, nil, vocab.UsageErrorf("%s is the same output as %s (identical content): a run is imported once — give each file once", f.path, earlier)
 			}
 			first[f.sum] = f.path
 		}
@@ -502,7 +502,7 @@ func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.S
 	if name != "" {
 		study, err := st.Study(name)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, false, usageErrorf("%v; omit --study to start a new import study", err)
+			return nil, false, vocab.UsageErrorf("%v; omit --study to start a new import study", err)
 		}
 		if err != nil {
 			return nil, false, err
@@ -535,7 +535,7 @@ func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.S
 // checkImportStudy refuses a --study that is not an import study.
 func checkImportStudy(study *store.Study) error {
 	if study.Kind != vocab.KindImport {
-		return usageErrorf("study %s is a %s; import adds only to import studies (omit --study to start a new one)", study.Name, study.Kind)
+		return vocab.UsageErrorf("study %s is a %s; import adds only to import studies (omit --study to start a new one)", study.Name, study.Kind)
 	}
 	return nil
 }

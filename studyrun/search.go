@@ -121,13 +121,13 @@ func (r *SearchRun) resume(o SearchOptions) error {
 		return vocab.Mark(vocab.ErrUsage, err)
 	}
 	if study.Kind != vocab.KindSearch {
-		return usageErrorf("study %s is %s, not a search; only searches resume", study.Name, aKind(study.Kind))
+		return vocab.UsageErrorf("study %s is %s, not a search; only searches resume", study.Name, aKind(study.Kind))
 	}
 	if study.Status == vocab.StatusDone {
-		return usageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
+		return vocab.UsageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
 	}
 	if study.Simulated != o.Launch.Simulated {
-		return usageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name,
+		return vocab.UsageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name,
 			map[bool]string{true: "the simulated fabric", false: "real hardware"}[study.Simulated],
 			map[bool]string{true: "--sim " + study.Launch.SimProfile, false: "without --sim"}[study.Simulated])
 	}

@@ -37,7 +37,7 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		return AB{}, vocab.Mark(vocab.ErrUsage, err)
 	}
 	if orig.Simulated != o.Launch.Simulated {
-		return AB{}, usageErrorf("study %s ran on %s; verify it the same way", orig.Name,
+		return AB{}, vocab.UsageErrorf("study %s ran on %s; verify it the same way", orig.Name,
 			map[bool]string{true: "the simulated fabric (--sim " + orig.Launch.SimProfile + ")", false: "real hardware (without --sim)"}[orig.Simulated])
 	}
 	if o.CheckRelaunch != nil {
@@ -51,7 +51,7 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		rec := orig.Recommendation
 		switch {
 		case rec == nil:
-			return AB{}, usageErrorf("study %s has no decision yet (status %s); verify a finished study, or name a config with --env K=V", orig.Name, orig.Status)
+			return AB{}, vocab.UsageErrorf("study %s has no decision yet (status %s); verify a finished study, or name a config with --env K=V", orig.Name, orig.Status)
 		case len(rec.Env) > 0:
 			cfg = nccl.Config(rec.Env).Clone()
 		case rec.CandidateTrialID != 0:
@@ -63,13 +63,13 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 			}
 			cfg = t.Config.Clone()
 		default:
-			return AB{}, usageErrorf("study %s confirmed no candidate: there is nothing to verify; name a config with --env K=V", orig.Name)
+			return AB{}, vocab.UsageErrorf("study %s confirmed no candidate: there is nothing to verify; name a config with --env K=V", orig.Name)
 		}
 		claim = &Claim{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		if _, fixed := o.Launch.Spec.BaseEnv[k]; fixed {
-			return AB{}, usageErrorf("%s is what verify measures (%s=%s) and is also fixed by --base-env; drop it from --base-env", k, k, cfg[k])
+			return AB{}, vocab.UsageErrorf("%s is what verify measures (%s=%s) and is also fixed by --base-env; drop it from --base-env", k, k, cfg[k])
 		}
 	}
 	// The baseline: --baseline-env, else the study's own. The search's

@@ -1,6 +1,9 @@
 package vocab
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // The three reasons a command stops that the exit code tells apart (the
 // contract in DESIGN.md: usage 2, fabric 3, interrupted 130; anything
@@ -30,6 +33,12 @@ func Mark(kind, err error) error {
 		return nil
 	}
 	return &markedError{kind: kind, err: err}
+}
+
+// UsageErrorf is an error in what the user gave, worded by format:
+// ErrUsage marks it (exit code 2) and it reads as the words alone.
+func UsageErrorf(format string, args ...any) error {
+	return Mark(ErrUsage, fmt.Errorf(format, args...))
 }
 
 type markedError struct{ kind, err error }

@@ -36,11 +36,11 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if name := cliargs.CommandName(app, args); name != "" {
 			help = "nccltune " + name + " --help"
 		}
-		return usageErrorf("%s needs a value, e.g. %s=VALUE (see %s)", dangling, dangling, help)
+		return vocab.UsageErrorf("%s needs a value, e.g. %s=VALUE (see %s)", dangling, dangling, help)
 	}
 	args = cliargs.HelpAsFlag(app, args)
 	if name := cliargs.UnknownCommand(app, args); name != "" {
-		return usageErrorf("%q is not a nccltune command%s (nccltune --help lists them)", name, cliargs.NearestCommand(app, name))
+		return vocab.UsageErrorf("%q is not a nccltune command%s (nccltune --help lists them)", name, cliargs.NearestCommand(app, name))
 	}
 	err := app.RunContext(ctx, args)
 	if err != nil && ctx.Err() != nil {
@@ -92,10 +92,10 @@ Start with:  nccltune search --sim spark4 --band 512K-4M
 			}
 			err = withNearestFlag(c, err)
 			if name := helpName(c); name != "nccltune" {
-				return usageErrorf("%v (see %s --help)", err, name)
+				return vocab.UsageErrorf("%v (see %s --help)", err, name)
 			}
 			// Before any command: only --db is nccltune's own.
-			return usageErrorf("%v: before the command nccltune takes only --db, --help and --version; a command's own flags follow it (nccltune history --json; see nccltune COMMAND --help)", err)
+			return vocab.UsageErrorf("%v: before the command nccltune takes only --db, --help and --version; a command's own flags follow it (nccltune history --json; see nccltune COMMAND --help)", err)
 		},
 	}
 	for _, cmd := range app.Commands {

@@ -56,12 +56,12 @@ Examples:
 			case c.NArg() == 2:
 				for _, f := range []string{"env-a", "env-b", "band", "launches"} {
 					if c.IsSet(f) {
-						return usageErrorf("compare STUDY-A STUDY-B compares stored launches; --%s is for a fresh comparison (without studies)", f)
+						return vocab.UsageErrorf("compare STUDY-A STUDY-B compares stored launches; --%s is for a fresh comparison (without studies)", f)
 					}
 				}
 				return compareStudies(c.App.Writer, path, c.Args().Get(0), c.Args().Get(1), c.Bool("json"))
 			case c.NArg() != 0:
-				return usageErrorf("compare takes two studies or none (got %d arguments); for two configs use --env-a K=V --env-b K=V", c.NArg())
+				return vocab.UsageErrorf("compare takes two studies or none (got %d arguments); for two configs use --env-a K=V --env-b K=V", c.NArg())
 			}
 			return compareFresh(c, path)
 		},
@@ -83,14 +83,14 @@ func compareFresh(c *cli.Context, path string) error {
 		return err
 	}
 	if a.Key() == b.Key() {
-		return usageErrorf("--env-a and --env-b are the same config (%s): give B what differs, e.g. --env-b NCCL_PROTO=^LL128", a)
+		return vocab.UsageErrorf("--env-a and --env-b are the same config (%s): give B what differs, e.g. --env-b NCCL_PROTO=^LL128", a)
 	}
 	band, given := flagvalue.BandOf(c)
 	if !given {
-		return usageErrorf("compare needs --band, the message sizes to compare over, e.g. --band 512K-4M")
+		return vocab.UsageErrorf("compare needs --band, the message sizes to compare over, e.g. --band 512K-4M")
 	}
 	if n, need := c.Int("launches"), model.MinLaunchesForDecision(model.DefaultOptions()); n < need {
-		return usageErrorf("--launches %d: at least %d per config are needed for any verdict", n, need)
+		return vocab.UsageErrorf("--launches %d: at least %d per config are needed for any verdict", n, need)
 	}
 	naming, err := readNaming(c)
 	if err != nil {

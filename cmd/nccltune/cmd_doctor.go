@@ -11,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/studyrun"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func doctorCommand() *cli.Command {
@@ -63,7 +64,7 @@ Examples:
 		}, launchflags.Flags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErrorf("doctor takes no arguments (got %q); read a saved log with --log FILE", c.Args().First())
+				return vocab.UsageErrorf("doctor takes no arguments (got %q); read a saved log with --log FILE", c.Args().First())
 			}
 			o, err := readDoctorFlags(c)
 			if err != nil {
@@ -89,7 +90,7 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 	o := doctorOptions{logFile: c.String("log"), linkGbps: c.Float64("link-gbps"), json: c.Bool("json"),
 		stdout: c.App.Writer, stderr: c.App.ErrWriter}
 	if o.linkGbps < 0 || (c.IsSet("link-gbps") && o.linkGbps == 0) {
-		return o, usageErrorf("--link-gbps %g: give the link speed in Gb/s, e.g. 200", o.linkGbps)
+		return o, vocab.UsageErrorf("--link-gbps %g: give the link speed in Gb/s, e.g. 200", o.linkGbps)
 	}
 	if o.logFile != "" {
 		// A saved log is diagnosed as it is: only the base env (what the
@@ -97,12 +98,12 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 		for _, f := range launchflags.Flags() {
 			name := f.Names()[0]
 			if c.IsSet(name) && name != "base-env" && name != "base-env-file" || c.IsSet("env") {
-				return o, usageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
+				return o, vocab.UsageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
 			}
 		}
 		for _, name := range []string{"min", "max"} {
 			if c.IsSet(name) {
-				return o, usageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
+				return o, vocab.UsageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/stored"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func exportCommand() *cli.Command {
@@ -102,20 +103,20 @@ func runExport(ctx context.Context, o exportOptions) error {
 		return err
 	}
 	if len(o.studies) == 0 {
-		return usageErrorf("export takes one or more STUDY (nccltune history lists them), e.g. nccltune export s3 --format env")
+		return vocab.UsageErrorf("export takes one or more STUDY (nccltune history lists them), e.g. nccltune export s3 --format env")
 	}
 	bands, err := readBands(o.db, o.studies)
 	if err != nil {
 		return err
 	}
 	if len(bands) > 1 && format != export.FormatTuner && o.out == "" {
-		return usageErrorf("%d studies give %d %s files, one per band, since environment variables apply to the whole process: pass --out DIR, or --format nccl-tuner to combine the bands in one file", len(bands), len(bands), format)
+		return vocab.UsageErrorf("%d studies give %d %s files, one per band, since environment variables apply to the whole process: pass --out DIR, or --format nccl-tuner to combine the bands in one file", len(bands), len(bands), format)
 	}
 	if o.indent < 0 || o.indent > 40 {
-		return usageErrorf("--indent %d: give the spaces to shift by, 0 to 40", o.indent)
+		return vocab.UsageErrorf("--indent %d: give the spaces to shift by, 0 to 40", o.indent)
 	}
 	if o.indent > 0 && format != export.FormatK8s && format != export.FormatCompose {
-		return usageErrorf("--indent shifts the k8s and compose formats; %s has no indentation", format)
+		return vocab.UsageErrorf("--indent shifts the k8s and compose formats; %s has no indentation", format)
 	}
 	docs, err := export.Render(format, bands, export.Options{WithBase: o.withBase, Now: o.now, Indent: o.indent})
 	if err != nil {
@@ -123,7 +124,7 @@ func runExport(ctx context.Context, o exportOptions) error {
 	}
 	if o.out == "" || o.out == "-" {
 		if len(docs) > 1 {
-			return usageErrorf("%d studies give %d files, one per band: pass --out DIR rather than stdout", len(docs), len(docs))
+			return vocab.UsageErrorf("%d studies give %d files, one per band: pass --out DIR rather than stdout", len(docs), len(docs))
 		}
 		_, err := o.stdout.Write(docs[0].Data)
 		return err
@@ -149,14 +150,14 @@ func exportFormat(o exportOptions) (export.Format, error) {
 	case o.format == "" && o.json:
 		return export.FormatJSON, nil
 	case o.format == "":
-		return "", usageErrorf("export needs --format: one of %s", valid)
+		return "", vocab.UsageErrorf("export needs --format: one of %s", valid)
 	}
 	f, err := export.ParseFormat(o.format)
 	if err != nil {
 		return "", usageError(err)
 	}
 	if o.json && f != export.FormatJSON {
-		return "", usageErrorf("--json and --format %s ask for different formats: pass one of them", f)
+		return "", vocab.UsageErrorf("--json and --format %s ask for different formats: pass one of them", f)
 	}
 	return f, nil
 }

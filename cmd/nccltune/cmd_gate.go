@@ -12,6 +12,7 @@ import (
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func gateCommand() *cli.Command {
@@ -52,7 +53,7 @@ Examples:
 		}, append(namingFlags(), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErrorf("gate takes no arguments (got %q); give thresholds with --at SIZE:GBPS", c.Args().First())
+				return vocab.UsageErrorf("gate takes no arguments (got %q); give thresholds with --at SIZE:GBPS", c.Args().First())
 			}
 			o, err := readGateFlags(c)
 			if err != nil {
@@ -86,7 +87,7 @@ func readGateFlags(c *cli.Context) (gateOptions, error) {
 		return gateOptions{}, err
 	}
 	if need := fabric.MinLaunchesForLowerBound(); basis == fabric.OnLowerBound && repeats < need {
-		return gateOptions{}, usageErrorf("--judge lower-bound needs at least %d launches for a one-sided 95 %% bound; raise --repeats to %d or judge on the median", need, need)
+		return gateOptions{}, vocab.UsageErrorf("--judge lower-bound needs at least %d launches for a one-sided 95 %% bound; raise --repeats to %d or judge on the median", need, need)
 	}
 	m, err := readMeasureFlags(c)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/stored"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func historyCommand() *cli.Command {
@@ -26,7 +27,7 @@ a search is running. See one study with: nccltune show STUDY`,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErrorf("history takes no arguments (got %q); to see one study: nccltune show %s", c.Args().First(), c.Args().First())
+				return vocab.UsageErrorf("history takes no arguments (got %q); to see one study: nccltune show %s", c.Args().First(), c.Args().First())
 			}
 			want, err := readNaming(c)
 			if err != nil {

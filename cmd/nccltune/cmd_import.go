@@ -13,6 +13,7 @@ import (
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/studyrun"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func importCommand() *cli.Command {
@@ -40,7 +41,7 @@ Examples:
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageErrorf("import needs at least one FILE of saved nccl-tests output")
+				return vocab.UsageErrorf("import needs at least one FILE of saved nccl-tests output")
 			}
 			db, err := dbPath(c)
 			if err != nil {

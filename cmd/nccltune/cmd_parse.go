@@ -39,7 +39,7 @@ Examples:
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageErrorf("parse needs at least one FILE of saved nccl-tests output, e.g. nccltune parse all_reduce.txt (- reads standard input)")
+				return vocab.UsageErrorf("parse needs at least one FILE of saved nccl-tests output, e.g. nccltune parse all_reduce.txt (- reads standard input)")
 			}
 			return runParse(c.Context, parseOptions{
 				files:  c.Args().Slice(),

@@ -13,6 +13,7 @@ import (
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func plotCommand() *cli.Command {
@@ -56,11 +57,11 @@ changes that) or .svg.`,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageErrorf("plot takes one or more STUDY or STUDY/TRIAL arguments (e.g. nccltune plot s1-512K-4M --out s1.png); nccltune history lists the studies")
+				return vocab.UsageErrorf("plot takes one or more STUDY or STUDY/TRIAL arguments (e.g. nccltune plot s1-512K-4M --out s1.png); nccltune history lists the studies")
 			}
 			out := c.String("out")
 			if out == "" {
-				return usageErrorf("plot needs --out FILE.png or --out FILE.svg")
+				return vocab.UsageErrorf("plot needs --out FILE.png or --out FILE.svg")
 			}
 			format, err := report.FormatOf(out)
 			if err != nil {
@@ -68,19 +69,19 @@ changes that) or .svg.`,
 			}
 			figure, metric := c.String("figure"), c.String("metric")
 			if !slices.Contains(figureKinds, figure) {
-				return usageErrorf("--figure %s is not a figure: use %s", figure, strings.Join(figureKinds, ", "))
+				return vocab.UsageErrorf("--figure %s is not a figure: use %s", figure, strings.Join(figureKinds, ", "))
 			}
 			if metric != report.MetricBusBW && metric != report.MetricTime {
-				return usageErrorf("--metric %s is not a metric: use busbw or time", metric)
+				return vocab.UsageErrorf("--metric %s is not a metric: use busbw or time", metric)
 			}
 			if figure != figureCurves && (c.Bool("all") || c.Bool("explore") || c.IsSet("metric")) {
-				return usageErrorf("--all, --explore and --metric shape the curves figure; --figure %s takes none of them", figure)
+				return vocab.UsageErrorf("--all, --explore and --metric shape the curves figure; --figure %s takes none of them", figure)
 			}
 			if dpi := c.Int("dpi"); dpi < 30 || dpi > 600 {
-				return usageErrorf("--dpi %d is outside 30–600 (150 makes the curves 1200 pixels wide)", dpi)
+				return vocab.UsageErrorf("--dpi %d is outside 30–600 (150 makes the curves 1200 pixels wide)", dpi)
 			}
 			if figure != figureCurves && c.NArg() != 1 {
-				return usageErrorf("--figure %s draws one STUDY (got %d arguments)", figure, c.NArg())
+				return vocab.UsageErrorf("--figure %s draws one STUDY (got %d arguments)", figure, c.NArg())
 			}
 			db, err := dbPath(c)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func renameCommand() *cli.Command {
@@ -27,7 +28,7 @@ Example:
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
-				return usageErrorf("rename needs a study and its new name, e.g. nccltune rename s3-512K-4M spark4-512K-4M")
+				return vocab.UsageErrorf("rename needs a study and its new name, e.g. nccltune rename s3-512K-4M spark4-512K-4M")
 			}
 			if err := store.CheckName(c.Args().Get(1)); err != nil {
 				return usageError(err)

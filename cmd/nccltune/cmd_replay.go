@@ -12,6 +12,7 @@ import (
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/sim"
 	"github.com/nccltune/nccltune/studyrun"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func replayCommand() *cli.Command {
@@ -52,7 +53,7 @@ launches give plans, not times.`,
 				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return usageErrorf("replay build takes one store (got %d arguments): nccltune replay build STORE.db --out FILE.json", c.NArg())
+						return vocab.UsageErrorf("replay build takes one store (got %d arguments): nccltune replay build STORE.db --out FILE.json", c.NArg())
 					}
 					return runReplayBuild(c.Args().First(), c.String("out"), c.StringSlice("plans"), c.String("name"), c.String("note"), c.App.ErrWriter)
 				},
@@ -64,7 +65,7 @@ launches give plans, not times.`,
 				Flags:     []cli.Flag{jsonFlag()},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return usageErrorf("replay show takes one replay file or store (got %d arguments)", c.NArg())
+						return vocab.UsageErrorf("replay show takes one replay file or store (got %d arguments)", c.NArg())
 					}
 					return runReplayShow(c.Args().First(), c.Bool("json"), c.App.Writer)
 				},
@@ -75,7 +76,7 @@ launches give plans, not times.`,
 
 func runReplayBuild(storePath, out string, plans []string, name, note string, stderr io.Writer) error {
 	if _, err := os.Stat(storePath); err != nil {
-		return usageErrorf("replay build: %v", err)
+		return vocab.UsageErrorf("replay build: %v", err)
 	}
 	rec, err := studyrun.RecordingOf(storePath)
 	if err != nil {

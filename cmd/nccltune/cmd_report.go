@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/stored"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func reportCommand() *cli.Command {
@@ -39,14 +40,14 @@ STUDY is a name from nccltune history (s7-512K-4M), its number (7) or s7.`,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageErrorf("report takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
+				return vocab.UsageErrorf("report takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
 			}
 			out := c.String("out")
 			if out == "" {
-				return usageErrorf("report needs --out FILE.html")
+				return vocab.UsageErrorf("report needs --out FILE.html")
 			}
 			if ext := strings.ToLower(filepath.Ext(out)); ext != ".html" && ext != ".htm" {
-				return usageErrorf("report writes HTML: name the file .html (got %q)", out)
+				return vocab.UsageErrorf("report writes HTML: name the file .html (got %q)", out)
 			}
 			db, err := dbPath(c)
 			if err != nil {

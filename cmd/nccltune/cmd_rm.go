@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func rmCommand() *cli.Command {
@@ -29,7 +30,7 @@ Examples:
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageErrorf("rm needs the studies to delete, e.g. nccltune rm s4-sweep (nccltune history lists them)")
+				return vocab.UsageErrorf("rm needs the studies to delete, e.g. nccltune rm s4-sweep (nccltune history lists them)")
 			}
 			path, err := dbPath(c)
 			if err != nil {

@@ -60,7 +60,7 @@ Examples:
 		}, append(append(namingFlags(), launchflags.BaselineFlags()...), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErrorf("search takes no arguments (got %q); did you mean --band %s?", c.Args().First(), c.Args().First())
+				return vocab.UsageErrorf("search takes no arguments (got %q); did you mean --band %s?", c.Args().First(), c.Args().First())
 			}
 			opts, err := readSearchFlags(c)
 			if err != nil {
@@ -100,10 +100,10 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, err
 	}
 	if o.resume != "" && (c.IsSet("baseline-env") || c.IsSet("baseline-env-file")) {
-		return o, usageErrorf("--resume continues study %s against its own baseline; drop --baseline-env", o.resume)
+		return o, vocab.UsageErrorf("--resume continues study %s against its own baseline; drop --baseline-env", o.resume)
 	}
 	if o.resume != "" && (c.IsSet("name") || c.IsSet("label")) {
-		return o, usageErrorf("--resume continues study %s; --name and --label name a new study (nccltune rename renames one)", o.resume)
+		return o, vocab.UsageErrorf("--resume continues study %s; --name and --label name a new study (nccltune rename renames one)", o.resume)
 	}
 	so := search.DefaultOptions()
 	so.Budget, so.Time, so.Seed = c.Int("budget"), c.Duration("time"), lo.seed
@@ -118,15 +118,15 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, err
 	}
 	if so.Stats.Alpha <= 0 || so.Stats.Alpha >= 0.5 {
-		return o, usageErrorf("--alpha %g: use a significance level between 0 and 0.5 (0.05 is usual)", so.Stats.Alpha)
+		return o, vocab.UsageErrorf("--alpha %g: use a significance level between 0 and 0.5 (0.05 is usual)", so.Stats.Alpha)
 	}
 	if so.Stats.MinEffect < 0 || so.Stats.MinEffect >= 1 {
-		return o, usageErrorf("--min-effect %g: use a fraction such as 0.03 for 3%%", so.Stats.MinEffect)
+		return o, vocab.UsageErrorf("--min-effect %g: use a fraction such as 0.03 for 3%%", so.Stats.MinEffect)
 	}
 	if o.resume != "" {
 		for _, f := range []string{"band", "part", "guard-ops", "guard-launches", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols", "budget", "time", "seed"} {
 			if c.IsSet(f) {
-				return o, usageErrorf("--resume continues the study as it was defined; drop --%s (the band or parts, guarded ops, space, guard sizes, sampler, confirmation launches, minimum effect, alpha, budget, time limit and seed are the study's)", f)
+				return o, vocab.UsageErrorf("--resume continues the study as it was defined; drop --%s (the band or parts, guarded ops, space, guard sizes, sampler, confirmation launches, minimum effect, alpha, budget, time limit and seed are the study's)", f)
 			}
 		}
 		o.study = so
@@ -181,7 +181,7 @@ func readWorkload(c *cli.Context, so *search.Options, lo *launchOptions) error {
 	if len(parts) == 0 {
 		band, given := flagvalue.BandOf(c)
 		if !given {
-			return usageErrorf("search needs --band, the message sizes to tune, e.g. --band 512K-4M, or the workload's parts, e.g. --part all_reduce:512K-4M --part all_gather:1M-8M")
+			return vocab.UsageErrorf("search needs --band, the message sizes to tune, e.g. --band 512K-4M, or the workload's parts, e.g. --part all_reduce:512K-4M --part all_gather:1M-8M")
 		}
 		if err := flagvalue.CheckElementSize("band", band.Min); err != nil {
 			return err
@@ -190,13 +190,13 @@ func readWorkload(c *cli.Context, so *search.Options, lo *launchOptions) error {
 		return nil
 	}
 	if c.IsSet("band") {
-		return usageErrorf("--part and --band both say what to tune: give the workload as --part OP:BAND[:WEIGHT] (repeatable), or one band with --band")
+		return vocab.UsageErrorf("--part and --band both say what to tune: give the workload as --part OP:BAND[:WEIGHT] (repeatable), or one band with --band")
 	}
 	if c.IsSet("op") {
-		return usageErrorf("--part names each part's collective; drop --op %s", c.String("op"))
+		return vocab.UsageErrorf("--part names each part's collective; drop --op %s", c.String("op"))
 	}
 	if err := parts.Validate(); err != nil {
-		return usageErrorf("--part: %v", err)
+		return vocab.UsageErrorf("--part: %v", err)
 	}
 	so.Op, so.Band = parts[0].Op, parts[0].Band
 	if len(parts) > 1 {
@@ -235,13 +235,13 @@ func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.Launch) ([]ncc
 	for _, name := range strings.Split(given, ",") {
 		op, err := nccl.ParseOp(name)
 		if err != nil {
-			return nil, nil, usageErrorf("--guard-ops: %v (or none)", err)
+			return nil, nil, vocab.UsageErrorf("--guard-ops: %v (or none)", err)
 		}
 		if slices.Contains(ops, op) {
-			return nil, nil, usageErrorf("--guard-ops names %s twice; name it once", op)
+			return nil, nil, vocab.UsageErrorf("--guard-ops names %s twice; name it once", op)
 		}
 		if len(parts.Sizes(op)) > 0 {
-			return nil, nil, usageErrorf("--guard-ops: %s is a part of the workload and is guarded as one already; leave it out", op)
+			return nil, nil, vocab.UsageErrorf("--guard-ops: %s is a part of the workload and is guarded as one already; leave it out", op)
 		}
 		if err := launchflags.CanLaunchOp(l, op); err != nil {
 			return nil, nil, launchRefusal(fmt.Errorf("--guard-ops %s: %w", op, err))

@@ -10,6 +10,7 @@ import (
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/stored"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func showCommand() *cli.Command {
@@ -37,7 +38,7 @@ confirmation's: over the interleaved launches that decided. The CSV of
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageErrorf("show takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
+				return vocab.UsageErrorf("show takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
 			}
 			db, err := dbPath(c)
 			if err != nil {
@@ -46,11 +47,11 @@ confirmation's: over the interleaved launches that decided. The CSV of
 			format := c.String("format")
 			switch {
 			case format != "text" && format != "json" && format != "csv":
-				return usageErrorf("--format %s: use text, json or csv", format)
+				return vocab.UsageErrorf("--format %s: use text, json or csv", format)
 			case c.Bool("json") && c.IsSet("format") && format != "json":
-				return usageErrorf("--json and --format %s ask for different formats: pass one of them", format)
+				return vocab.UsageErrorf("--json and --format %s ask for different formats: pass one of them", format)
 			case c.Bool("curves") && format != "csv":
-				return usageErrorf("--curves is for --format csv")
+				return vocab.UsageErrorf("--curves is for --format csv")
 			}
 			return runShow(c.Context, showOptions{db: db, study: c.Args().First(), trials: c.Bool("trials"), json: c.Bool("json") || format == "json",
 				csv: format == "csv", curves: c.Bool("curves"), stdout: c.App.Writer})

@@ -10,6 +10,7 @@ import (
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func sweepCommand() *cli.Command {
@@ -36,7 +37,7 @@ Examples:
 		}, append(namingFlags(), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErrorf("sweep takes no arguments (got %q); set knobs with --env K=V", c.Args().First())
+				return vocab.UsageErrorf("sweep takes no arguments (got %q); set knobs with --env K=V", c.Args().First())
 			}
 			o, err := readSweepFlags(c)
 			if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func verifyCommand() *cli.Command {
@@ -58,7 +59,7 @@ Examples:
 		}, append(launchflags.BaselineFlags(), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageErrorf("verify takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
+				return vocab.UsageErrorf("verify takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
 			}
 			lo, err := readLaunchFlags(c)
 			if err != nil {
@@ -70,7 +71,7 @@ Examples:
 			}
 			min := model.MinLaunchesForDecision(model.DefaultOptions())
 			if c.Int("launches") < min {
-				return usageErrorf("--launches %d: at least %d per arm are needed for any verdict", c.Int("launches"), min)
+				return vocab.UsageErrorf("--launches %d: at least %d per arm are needed for any verdict", c.Int("launches"), min)
 			}
 			path, err := dbPath(c)
 			if err != nil {
@@ -85,7 +86,7 @@ Examples:
 				return err
 			}
 			if plugin != "" && len(cfg) > 0 {
-				return usageErrorf("--tuner-plugin measures the study's tuner CSV, --env another config: give one of them")
+				return vocab.UsageErrorf("--tuner-plugin measures the study's tuner CSV, --env another config: give one of them")
 			}
 			return runVerify(c.Context, verifyOptions{launch: lo, study: c.Args().First(), config: cfg, tunerPlugin: plugin,
 				launches: c.Int("launches"), json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter,
@@ -146,7 +147,7 @@ func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 	}
 	for _, k := range []string{nccl.TunerPluginVar, nccl.TunerConfigVar} {
 		if _, ok := base[k]; ok {
-			return "", usageErrorf("--tuner-plugin sets %s for the CSV's launches; drop it from --base-env", k)
+			return "", vocab.UsageErrorf("--tuner-plugin sets %s for the CSV's launches; drop it from --base-env", k)
 		}
 	}
 	abs, err := filepath.Abs(path)
@@ -154,7 +155,7 @@ func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 		return "", usageError(err)
 	}
 	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
-		return "", usageErrorf("--tuner-plugin %s: no such file here; build NCCL's example tuner plugin from NCCL 2.30.3 or newer source (cd plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c) and give its path, the same on every host", path)
+		return "", vocab.UsageErrorf("--tuner-plugin %s: no such file here; build NCCL's example tuner plugin from NCCL 2.30.3 or newer source (cd plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c) and give its path, the same on every host", path)
 	}
 	return abs, nil
 }
@@ -180,7 +181,7 @@ func tunerCSV(st *store.Store, query string) (string, error) {
 	}
 	var buf bytes.Buffer
 	if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
-		return "", usageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", study.Name, err)
+		return "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", study.Name, err)
 	}
 	f, err := os.CreateTemp("", "nccltune-tuner-*.csv")
 	if err != nil {

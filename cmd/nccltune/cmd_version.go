@@ -17,6 +17,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/invocation"
 	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func init() {
@@ -39,7 +40,7 @@ func versionCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErrorf("version takes no arguments (got %q)", c.Args().First())
+				return vocab.UsageErrorf("version takes no arguments (got %q)", c.Args().First())
 			}
 			b := builtFrom()
 			if c.Bool("json") {

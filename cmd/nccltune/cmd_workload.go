@@ -18,6 +18,7 @@ import (
 	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/vocab"
 	"github.com/nccltune/nccltune/workload"
 )
 
@@ -69,19 +70,19 @@ Examples:
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageErrorf("workload needs the log files of a process, e.g. nccltune workload /tmp/nccl.* (log with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING NCCL_DEBUG_FILE=/tmp/nccl.%%h.%%p)")
+				return vocab.UsageErrorf("workload needs the log files of a process, e.g. nccltune workload /tmp/nccl.* (log with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING NCCL_DEBUG_FILE=/tmp/nccl.%%h.%%p)")
 			}
 			if cov := c.Float64("coverage"); !(cov > 0 && cov <= 1) {
-				return usageErrorf("--coverage %g must be a fraction in (0, 1], e.g. 0.9 for 90 %%", cov)
+				return vocab.UsageErrorf("--coverage %g must be a fraction in (0, 1], e.g. 0.9 for 90 %%", cov)
 			}
 			if n := c.Int("ranks"); n < 0 {
-				return usageErrorf("--ranks %d must be a rank count", n)
+				return vocab.UsageErrorf("--ranks %d must be a rank count", n)
 			}
 			plotFormat := ""
 			if p := c.String("plot"); p != "" {
 				f, err := report.FormatOf(p)
 				if err != nil {
-					return usageErrorf("--plot: %v", err)
+					return vocab.UsageErrorf("--plot: %v", err)
 				}
 				plotFormat = f
 			}
@@ -124,7 +125,7 @@ func runWorkload(ctx context.Context, o workloadOptions) error {
 		}
 		cl, err := benchfmt.ParseCalls(data)
 		if errors.Is(err, benchfmt.ErrNoCalls) {
-			return usageErrorf("%s: %v", name, err)
+			return vocab.UsageErrorf("%s: %v", name, err)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -162,7 +163,7 @@ func workloadFiles(args []string) ([]string, error) {
 		}
 		entries, err := os.ReadDir(a)
 		if err != nil {
-			return nil, usageErrorf("%s: cannot list it: %v", a, err)
+			return nil, vocab.UsageErrorf("%s: cannot list it: %v", a, err)
 		}
 		var files []string
 		for _, e := range entries {
@@ -171,7 +172,7 @@ func workloadFiles(args []string) ([]string, error) {
 			}
 		}
 		if len(files) == 0 {
-			return nil, usageErrorf("%s is a directory without files; give the files of %s", a, workloadInputKind)
+			return nil, vocab.UsageErrorf("%s is a directory without files; give the files of %s", a, workloadInputKind)
 		}
 		sort.Strings(files)
 		out = append(out, files...)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -24,11 +23,6 @@ database busy (another nccltune writing for more than 5 s), read-only or
 full, a file that cannot be read or written, a study another nccltune is
 running; 2 a usage error, refused before anything is stored; 3 the
 benchmark or fabric failed; 130 interrupted.`
-
-// usageErrorf reports bad input: exit code 2.
-func usageErrorf(format string, args ...any) error {
-	return vocab.Mark(vocab.ErrUsage, fmt.Errorf(format, args...))
-}
 
 // usageError marks err as bad input: exit code 2.
 func usageError(err error) error { return vocab.Mark(vocab.ErrUsage, err) }

@@ -71,7 +71,7 @@ func readMeasureFlags(c *cli.Context) (measureOptions, error) {
 // checkRepeats refuses --repeats below one launch.
 func checkRepeats(n int) error {
 	if n < 1 {
-		return usageErrorf("--repeats %d: measure at least once", n)
+		return vocab.UsageErrorf("--repeats %d: measure at least once", n)
 	}
 	return nil
 }
@@ -90,7 +90,7 @@ func noWarmupFlag() cli.Flag {
 // checkFinite refuses a non-finite value of a number flag.
 func checkFinite(flag string, x float64) error {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return usageErrorf("--%s %v: give a finite number", flag, x)
+		return vocab.UsageErrorf("--%s %v: give a finite number", flag, x)
 	}
 	return nil
 }
@@ -150,14 +150,14 @@ func labelFlag(usage string) *flagvalue.List {
 		Check: func(kv string) error {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || strings.TrimSpace(k) == "" {
-				return usageErrorf("--label %q: write KEY=VALUE, e.g. --label lane=spark4", kv)
+				return vocab.UsageErrorf("--label %q: write KEY=VALUE, e.g. --label lane=spark4", kv)
 			}
 			if err := store.CheckLabel(strings.TrimSpace(k), v); err != nil {
-				return usageErrorf("--label: %w", err)
+				return vocab.UsageErrorf("--label: %w", err)
 			}
 			return nil
 		},
-		Repeated: func(k, _, _ string) error { return usageErrorf("--label %s is given twice; give it once", k) },
+		Repeated: func(k, _, _ string) error { return vocab.UsageErrorf("--label %s is given twice; give it once", k) },
 	}}}
 }
 

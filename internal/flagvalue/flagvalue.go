@@ -29,7 +29,7 @@ const MinElementBytes = 4
 // CheckElementSize refuses a size below one element given to --flag.
 func CheckElementSize(flag string, bytes int64) error {
 	if bytes < MinElementBytes {
-		return usageErrorf("--%s: %d bytes is below one element (%d bytes, a float); nccl-tests cannot measure it — use %d or more", flag, bytes, MinElementBytes, MinElementBytes)
+		return vocab.UsageErrorf("--%s: %d bytes is below one element (%d bytes, a float); nccl-tests cannot measure it — use %d or more", flag, bytes, MinElementBytes, MinElementBytes)
 	}
 	return nil
 }
@@ -172,7 +172,7 @@ func (v *guardValue) Set(s string) error {
 		return v.fail(err)
 	}
 	if err := nccl.CheckPowerOfTwo(size); err != nil {
-		return v.fail(usageErrorf("--guard %s: %w", s, err))
+		return v.fail(vocab.UsageErrorf("--guard %s: %w", s, err))
 	}
 	v.sizes = append(v.sizes, size)
 	return nil
@@ -279,7 +279,7 @@ func (v *KV) Set(s string) error {
 		if v.Repeated != nil {
 			return v.fail(v.Repeated(k, prev, s))
 		}
-		return v.fail(usageErrorf("%s is given twice to --%s (%q and %q); give it once", k, v.Flag, prev, s))
+		return v.fail(vocab.UsageErrorf("%s is given twice to --%s (%q and %q); give it once", k, v.Flag, prev, s))
 	}
 	if v.Check != nil {
 		if err := v.Check(s); err != nil {
@@ -355,7 +355,3 @@ func EnvOf(c *cli.Context, name string) nccl.Config {
 }
 
 func usageError(err error) error { return vocab.Mark(vocab.ErrUsage, err) }
-
-func usageErrorf(format string, args ...any) error {
-	return usageError(fmt.Errorf(format, args...))
-}

@@ -12,16 +12,7 @@
 // anything is opened, stored or launched.
 package launchflags
 
-import (
-	"fmt"
-
-	"github.com/nccltune/nccltune/vocab"
-)
-
-// usageErrorf reports bad input (vocab.ErrUsage: exit code 2).
-func usageErrorf(format string, args ...any) error {
-	return vocab.Mark(vocab.ErrUsage, fmt.Errorf(format, args...))
-}
+import "github.com/nccltune/nccltune/vocab"
 
 // usageError marks err as bad input (vocab.ErrUsage: exit code 2).
 func usageError(err error) error { return vocab.Mark(vocab.ErrUsage, err) }

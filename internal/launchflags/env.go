@@ -11,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // ReadBaseEnv merges --base-env-file (first) and --base-env items (each
@@ -137,7 +138,7 @@ func ReadConfig(c *cli.Context, flag string, base map[string]string) (nccl.Confi
 	}
 	for k := range cfg {
 		if _, fixed := base[k]; fixed {
-			return nil, usageErrorf("%s is set by both --%s and --base-env; keep one", k, flag)
+			return nil, vocab.UsageErrorf("%s is set by both --%s and --base-env; keep one", k, flag)
 		}
 	}
 	return cfg, nil
@@ -187,7 +188,7 @@ func ReadBaseline(c *cli.Context, base map[string]string) (nccl.Config, error) {
 	}
 	for k := range cfg {
 		if _, fixed := base[k]; fixed {
-			return nil, usageErrorf("%s is in both --baseline-env and --base-env: the base env is held constant, the baseline is where the search starts; keep it in one", k)
+			return nil, vocab.UsageErrorf("%s is in both --baseline-env and --base-env: the base env is held constant, the baseline is where the search starts; keep it in one", k)
 		}
 	}
 	return cfg, nil
@@ -199,7 +200,7 @@ func baselineKnob(it string) error {
 	k, _, _ := strings.Cut(it, "=")
 	k = strings.TrimSpace(k)
 	if _, err := nccl.LookupKnob(k); err != nil && strings.HasPrefix(k, "NCCL_") && nccl.CheckEnvName(k) == nil {
-		return usageErrorf("--baseline-env %s: not a knob nccltune tunes; a lane's fixed setting such as %s goes in --base-env", it, k)
+		return vocab.UsageErrorf("--baseline-env %s: not a knob nccltune tunes; a lane's fixed setting such as %s goes in --base-env", it, k)
 	}
 	return nil
 }

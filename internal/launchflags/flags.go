@@ -16,6 +16,7 @@ import (
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/sim"
 	"github.com/nccltune/nccltune/studyrun"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Category groups the launch flags in each command's --help.
@@ -102,7 +103,7 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 	if p := c.String("prefix"); p != "" {
 		words, err := runner.SplitCommandLine(p)
 		if err != nil {
-			return studyrun.Launch{}, usageErrorf("--prefix: %v", err)
+			return studyrun.Launch{}, vocab.UsageErrorf("--prefix: %v", err)
 		}
 		s.Prefix = words
 	}
@@ -110,7 +111,7 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 		s.Prefix = append(s.Prefix, w)
 	}
 	if s.Iters < 0 || s.Warmup < 0 {
-		return studyrun.Launch{}, usageErrorf("--iters and --warmup cannot be negative")
+		return studyrun.Launch{}, vocab.UsageErrorf("--iters and --warmup cannot be negative")
 	}
 	base, err := ReadBaseEnv(flagvalue.Items(c, "base-env"), c.String("base-env-file"))
 	if err != nil {
@@ -120,20 +121,20 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 	l := studyrun.Launch{Seed: c.Int64("seed")}
 	if profile := c.String("sim"); profile != "" {
 		if c.IsSet("launcher") && s.Launcher != "local" {
-			return studyrun.Launch{}, usageErrorf("--sim runs the simulated fabric as one local process; drop --launcher %s", s.Launcher)
+			return studyrun.Launch{}, vocab.UsageErrorf("--sim runs the simulated fabric as one local process; drop --launcher %s", s.Launcher)
 		}
 		if c.IsSet("bench") {
-			return studyrun.Launch{}, usageErrorf("--sim replaces the benchmark; drop --bench")
+			return studyrun.Launch{}, vocab.UsageErrorf("--sim replaces the benchmark; drop --bench")
 		}
 		noise := c.Float64("noise")
 		if math.IsNaN(noise) || math.IsInf(noise, 0) {
-			return studyrun.Launch{}, usageErrorf("--noise %v: give a finite noise scale (1 calibrated, 0 the true curve)", noise)
+			return studyrun.Launch{}, vocab.UsageErrorf("--noise %v: give a finite noise scale (1 calibrated, 0 the true curve)", noise)
 		}
 		if noise < 0 {
-			return studyrun.Launch{}, usageErrorf("--noise %g: the noise scale cannot be negative (0 is the true curve)", noise)
+			return studyrun.Launch{}, vocab.UsageErrorf("--noise %g: the noise scale cannot be negative (0 is the true curve)", noise)
 		}
 		if noise > sim.MaxNoise {
-			return studyrun.Launch{}, usageErrorf("--noise %g: the noise scale is at most %d (1 is the calibrated noise, 0 the true curve)", noise, sim.MaxNoise)
+			return studyrun.Launch{}, vocab.UsageErrorf("--noise %g: the noise scale is at most %d (1 is the calibrated noise, 0 the true curve)", noise, sim.MaxNoise)
 		}
 		exe, err := os.Executable()
 		if err != nil {
@@ -148,7 +149,7 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 		s.Sim = &runner.SimSpec{Executable: exe, Profile: profile, Noise: noise, Seed: l.Seed}
 		l.Simulated = true
 	} else if c.IsSet("noise") {
-		return studyrun.Launch{}, usageErrorf("--noise only applies to the simulated fabric (--sim PROFILE)")
+		return studyrun.Launch{}, vocab.UsageErrorf("--noise only applies to the simulated fabric (--sim PROFILE)")
 	}
 	if err := s.Validate(); err != nil {
 		return studyrun.Launch{}, usageError(err)
@@ -162,7 +163,7 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 func ReadOp(c *cli.Context) (nccl.Op, error) {
 	op, err := nccl.ParseOp(c.String("op"))
 	if err != nil {
-		return "", usageErrorf("--op: %v", err)
+		return "", vocab.UsageErrorf("--op: %v", err)
 	}
 	return op, nil
 }
@@ -189,13 +190,13 @@ func resolveSimArg(profile string) (string, error) {
 	}
 	abs, err := filepath.Abs(sim.ReplayPath(profile))
 	if err != nil {
-		return "", usageErrorf("--sim %s: %v", profile, err)
+		return "", vocab.UsageErrorf("--sim %s: %v", profile, err)
 	}
 	arg := sim.ReplayPrefix + abs
 	// A store is built into the replay its launches read (sim never
 	// opens a store).
 	if _, err := studyrun.LoadReplay(arg); err != nil {
-		return "", usageErrorf("--sim %s: %v", profile, err)
+		return "", vocab.UsageErrorf("--sim %s: %v", profile, err)
 	}
 	return arg, nil
 }
@@ -215,9 +216,9 @@ func checkSimProfile(profile string) error {
 			}
 		}
 		if best != "" {
-			return usageErrorf("--sim %s: did you mean %s? (%v)", profile, best, err)
+			return vocab.UsageErrorf("--sim %s: did you mean %s? (%v)", profile, best, err)
 		}
-		return usageErrorf("--sim %s: %v", profile, err)
+		return vocab.UsageErrorf("--sim %s: %v", profile, err)
 	}
 	return nil
 }

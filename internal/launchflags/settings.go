@@ -12,6 +12,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // A study's launches are comparable only when they ran the same way: a
@@ -96,7 +97,7 @@ func unrecordedNote(study *store.Study) string {
 
 // differenceError refuses settings that differ from the study's.
 func differenceError(study *store.Study, action string, diffs []string) error {
-	return usageErrorf("study %s ran with other launch settings; %s it with the same ones (%s):\n  %s",
+	return vocab.UsageErrorf("study %s ran with other launch settings; %s it with the same ones (%s):\n  %s",
 		study.Name, action, strings.Join(Args(study), " "), strings.Join(diffs, "\n  "))
 }
 

@@ -71,28 +71,28 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	data, err := input.ReadFile(ctx, path, nil, input.MaxBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return usageErrorf("--config %s: no such file; give the path of a study config (YAML, keys are the flags of nccltune %s)", path, c.Command.Name)
+			return vocab.UsageErrorf("--config %s: no such file; give the path of a study config (YAML, keys are the flags of nccltune %s)", path, c.Command.Name)
 		}
-		return usageErrorf("--config %s: cannot read it: %v", path, err)
+		return vocab.UsageErrorf("--config %s: cannot read it: %v", path, err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc, second yaml.Node
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		return usageErrorf("--config %s is not valid YAML: %v", path, err)
+		return vocab.UsageErrorf("--config %s is not valid YAML: %v", path, err)
 	}
 	// One document: a second (after ---) would be silently ignored.
 	if err := dec.Decode(&second); err != io.EOF {
 		if err != nil {
-			return usageErrorf("--config %s is not valid YAML: %v", path, err)
+			return vocab.UsageErrorf("--config %s is not valid YAML: %v", path, err)
 		}
-		return usageErrorf("--config %s: line %d: a second YAML document (after ---); a study config is one document — merge them, or keep one per file", path, second.Line)
+		return vocab.UsageErrorf("--config %s: line %d: a second YAML document (after ---); a study config is one document — merge them, or keep one per file", path, second.Line)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil // an empty file sets nothing
 	}
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
-		return usageErrorf("--config %s: line %d: the file must be a map of flag names to values (band: 512K-4M)", path, top.Line)
+		return vocab.UsageErrorf("--config %s: line %d: the file must be a map of flag names to values (band: 512K-4M)", path, top.Line)
 	}
 	flags := configurableFlags(c.Command)
 	var skip map[string]bool
@@ -106,11 +106,11 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 		where := fmt.Sprintf("--config %s: line %d", path, k.Line)
 		f, ok := flags[key]
 		if !ok {
-			return usageErrorf("%s: unknown key %q%s (the keys are the flags of nccltune %s without the dashes; see nccltune %s --help)",
+			return vocab.UsageErrorf("%s: unknown key %q%s (the keys are the flags of nccltune %s without the dashes; see nccltune %s --help)",
 				where, key, nearestKey(key, flags), c.Command.Name, c.Command.Name)
 		}
 		if seen[key] {
-			return usageErrorf("%s: %s is given twice; give it once", where, key)
+			return vocab.UsageErrorf("%s: %s is given twice; give it once", where, key)
 		}
 		seen[key] = true
 		if c.IsSet(key) || skip[key] {
@@ -118,14 +118,14 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 		}
 		values, err := configValues(v, Repeatable(f))
 		if err != nil {
-			return usageErrorf("%s: %s: %v", where, key, err)
+			return vocab.UsageErrorf("%s: %s: %v", where, key, err)
 		}
 		for _, val := range values {
 			if err := c.Set(key, val); err != nil {
 				if errors.Is(err, vocab.ErrUsage) {
-					return usageErrorf("%s: %v", where, err) // a typed value's own words
+					return vocab.UsageErrorf("%s: %v", where, err) // a typed value's own words
 				}
-				return usageErrorf("%s: %s: %q is not a valid value: %v", where, key, val, err)
+				return vocab.UsageErrorf("%s: %s: %q is not a valid value: %v", where, key, val, err)
 			}
 		}
 	}
@@ -209,8 +209,4 @@ func nearestKey(key string, flags map[string]cli.Flag) string {
 		return ""
 	}
 	return "; the nearest valid key is " + best
-}
-
-func usageErrorf(format string, args ...any) error {
-	return vocab.Mark(vocab.ErrUsage, fmt.Errorf(format, args...))
 }
