@@ -7,6 +7,7 @@ package stored
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/nccl"
@@ -15,22 +16,35 @@ import (
 )
 
 // OpLaunches is how a study's launches were spent on one op: in all and
-// per phase (vocab.Phase*), counted from the stored launches.
+// per phase (vocab.Phase*), counted from the stored launches; what the
+// op was to the study (Role: RolePart, the op of the workload's parts
+// whose bands Bands are; RoleGuard, a guarded op; RoleOther, measured by a
+// study that named neither).
 type OpLaunches struct {
 	Op       nccl.Op        `json:"op"`
+	Role     string         `json:"role"`
+	Bands    []string       `json:"bands,omitempty"`
 	Launches int            `json:"launches"`
 	Phases   map[string]int `json:"phases"`
 }
 
-// LaunchesByOp counts launches per op (a launch stored without one is an
-// all-reduce) and phase, in nccl.Ops' order.
-func LaunchesByOp(ls []*store.Launch) []OpLaunches {
+// What an op was to a study (OpLaunches.Role).
+const (
+	RolePart  = "part"
+	RoleGuard = "guard"
+	RoleOther = "other"
+)
+
+// LaunchesByOp counts the study's launches per op (a launch stored
+// without one is an all-reduce) and phase, in nccl.Ops' order, each op
+// with its role in the study: the parts' bands it measured, or guarded.
+func LaunchesByOp(s *store.Study, ls []*store.Launch) []OpLaunches {
 	byOp := map[nccl.Op]*OpLaunches{}
 	for _, l := range ls {
 		op := l.Op.OrAllReduce()
 		c := byOp[op]
 		if c == nil {
-			c = &OpLaunches{Op: op, Phases: map[string]int{}}
+			c = &OpLaunches{Op: op, Role: RoleOther, Phases: map[string]int{}}
 			byOp[op] = c
 		}
 		c.Launches++
@@ -38,8 +52,42 @@ func LaunchesByOp(ls []*store.Launch) []OpLaunches {
 	}
 	out := []OpLaunches{}
 	for _, op := range nccl.Ops {
-		if c := byOp[op]; c != nil {
-			out = append(out, *c)
+		c := byOp[op]
+		if c == nil {
+			continue
+		}
+		for _, p := range s.Parts() {
+			if p.Op.OrAllReduce() == op {
+				c.Role, c.Bands = RolePart, append(c.Bands, p.Band.String())
+			}
+		}
+		if c.Role == RoleOther && slices.Contains(s.GuardOps, op) {
+			c.Role = RoleGuard
+		}
+		out = append(out, *c)
+	}
+	return out
+}
+
+// LaunchSpend is how a study's launches divide between the workload's
+// parts (every phase of their ops) and the guarded ops.
+type LaunchSpend struct {
+	Parts  int `json:"parts"`
+	Guards int `json:"guards"`
+	Other  int `json:"other,omitempty"`
+}
+
+// SpendOf sums byOp by role.
+func SpendOf(byOp []OpLaunches) LaunchSpend {
+	var out LaunchSpend
+	for _, c := range byOp {
+		switch c.Role {
+		case RolePart:
+			out.Parts += c.Launches
+		case RoleGuard:
+			out.Guards += c.Launches
+		default:
+			out.Other += c.Launches
 		}
 	}
 	return out

@@ -17,17 +17,23 @@ func TestLaunchesByOp(t *testing.T) {
 		{Op: nccl.AllGather, Phase: vocab.PhaseExplore},
 		{Op: nccl.Broadcast, Phase: vocab.PhaseGuard},
 	}
-	got := LaunchesByOp(ls)
+	study := &store.Study{Workload: []store.Part{
+		{Op: nccl.AllReduce, Band: "32K-64K", BandMin: 32 << 10, BandMax: 64 << 10, Weight: 1},
+		{Op: nccl.AllGather, Band: "1M", BandMin: 1 << 20, BandMax: 1 << 20, Weight: 1},
+		{Op: nccl.AllReduce, Band: "1M-2M", BandMin: 1 << 20, BandMax: 2 << 20, Weight: 2}},
+		GuardOps: []nccl.Op{nccl.Broadcast}}
+	got := LaunchesByOp(study, ls)
 	want := []OpLaunches{
-		{Op: nccl.AllReduce, Launches: 2, Phases: map[string]int{vocab.PhaseWarmup: 1, vocab.PhaseExplore: 1}},
-		{Op: nccl.AllGather, Launches: 1, Phases: map[string]int{vocab.PhaseExplore: 1}},
-		{Op: nccl.Broadcast, Launches: 2, Phases: map[string]int{vocab.PhaseGuard: 2}},
+		{Op: nccl.AllReduce, Role: RolePart, Bands: []string{"32K-64K", "1M-2M"}, Launches: 2, Phases: map[string]int{vocab.PhaseWarmup: 1, vocab.PhaseExplore: 1}},
+		{Op: nccl.AllGather, Role: RolePart, Bands: []string{"1M"}, Launches: 1, Phases: map[string]int{vocab.PhaseExplore: 1}},
+		{Op: nccl.Broadcast, Role: RoleGuard, Launches: 2, Phases: map[string]int{vocab.PhaseGuard: 2}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)
 	}
 	for i := range want {
-		if got[i].Op != want[i].Op || got[i].Launches != want[i].Launches || len(got[i].Phases) != len(want[i].Phases) {
+		if got[i].Op != want[i].Op || got[i].Role != want[i].Role || strings.Join(got[i].Bands, " ") != strings.Join(want[i].Bands, " ") ||
+			got[i].Launches != want[i].Launches || len(got[i].Phases) != len(want[i].Phases) {
 			t.Errorf("row %d: %+v, want %+v", i, got[i], want[i])
 		}
 		for p, n := range want[i].Phases {
@@ -36,8 +42,16 @@ func TestLaunchesByOp(t *testing.T) {
 			}
 		}
 	}
-	if LaunchesByOp(nil) == nil {
+	if spend := SpendOf(got); spend != (LaunchSpend{Parts: 3, Guards: 2}) {
+		t.Errorf("spend %+v, want 3 on parts and 2 on guards", spend)
+	}
+	if LaunchesByOp(study, nil) == nil {
 		t.Error("no launches: want an empty list (JSON []), not nil")
+	}
+	// An op the study neither tuned nor guarded (an old study's stray
+	// launch) is counted apart.
+	if got := LaunchesByOp(&store.Study{Collective: "all_gather"}, ls[:1]); got[0].Role != RoleOther || SpendOf(got).Other != 1 {
+		t.Errorf("a launch of an op outside the study: %+v", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"time"
 
 	"github.com/nccltune/nccltune/internal/invocation"
@@ -220,11 +221,7 @@ func printSizeTable(w io.Writer, rec *store.Recommendation) {
 func printSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string) {
 	tw := newTable(w)
 	fmt.Fprintf(tw, "size\t%s µs (95%% CI)\t%s µs (95%% CI)\tchange\t\n", base, cand)
-	// A workload's rows are its parts', each naming its op.
-	band := append([]store.SizeComparison{}, rec.PerSize...)
-	for _, p := range rec.Parts {
-		band = append(band, p.PerSize...)
-	}
+	band := append(append([]store.SizeComparison{}, rec.PerSize...), partRows(rec.Parts)...)
 	rows := append(band, rec.Guards...)
 	for i, s := range rows {
 		change := "~"
@@ -242,6 +239,27 @@ func printSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string)
 			ciText(s.BaselineUS, s.BaselineLo, s.BaselineHi), ciText(s.CandidateUS, s.CandidateLo, s.CandidateHi), change)
 	}
 	tw.Flush()
+}
+
+// partRows are a workload's per-size rows, each naming its op, grouped by
+// op in the order the parts name them (two parts of one op: one group,
+// by size), for the size table: every part's sizes, not the first op's.
+func partRows(parts []store.PartComparison) []store.SizeComparison {
+	var ops []nccl.Op
+	byOp := map[nccl.Op][]store.SizeComparison{}
+	for _, p := range parts {
+		if _, ok := byOp[p.Op]; !ok {
+			ops = append(ops, p.Op)
+		}
+		byOp[p.Op] = append(byOp[p.Op], p.PerSize...)
+	}
+	var out []store.SizeComparison
+	for _, op := range ops {
+		rows := byOp[op]
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Bytes < rows[j].Bytes })
+		out = append(out, rows...)
+	}
+	return out
 }
 
 // defaultsLine says, for a study against the user's baseline, how NCCL's

@@ -2,10 +2,14 @@ package ui
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
@@ -56,4 +60,42 @@ func TestSpentText(t *testing.T) {
 			t.Errorf("spentText(%d, %+v) = %q\nwant %q", tc.budget, tc.res, got, tc.want)
 		}
 	}
+}
+
+// TestSearchWorkloadGolden: a workload study's end-of-study text prints
+// every part's sizes, grouped by op (two parts of one op together, by
+// size), then each op's guard sizes, and the parts, guarded ops and
+// launches per op after it.
+func TestSearchWorkloadGolden(t *testing.T) {
+	kib, mib := int64(nccl.KiB), int64(nccl.MiB)
+	row := func(op nccl.Op, b int64, bu, cu float64, sig bool) store.SizeComparison {
+		return store.SizeComparison{Op: op, Bytes: b, BaselineUS: bu, BaselineLo: bu * 0.95, BaselineHi: bu * 1.05,
+			CandidateUS: cu, CandidateLo: cu * 0.95, CandidateHi: cu * 1.05, Speedup: bu / cu, Significant: sig}
+	}
+	study := &store.Study{Name: "s1-32K-1M", Kind: "search", Band: "32K-1M", Simulated: true,
+		Launch: store.LaunchSettings{SimProfile: "h200-loopback"}, Budget: store.Budget{Launches: 40},
+		Workload: []store.Part{{Op: nccl.AllReduce, Band: "512K-1M", BandMin: 512 * kib, BandMax: mib, Weight: 2},
+			{Op: nccl.AllGather, Band: "1M", BandMin: mib, BandMax: mib, Weight: 1},
+			{Op: nccl.AllReduce, Band: "32K", BandMin: 32 * kib, BandMax: 32 * kib, Weight: 1}},
+		Status: "done",
+		Recommendation: &store.Recommendation{Env: map[string]string{"NCCL_MAX_NCHANNELS": "1"}, Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.15},
+			Significant: true, PValue: 0.001, Ending: search.EndingRecommended, BaselineScoreUS: 500, ScoreUS: 455,
+			BaselineLaunches: 6, CandidateLaunches: 6,
+			Guards: []store.SizeComparison{row(nccl.AllReduce, 16*mib, 9000, 8900, false), row(nccl.AllGather, 16*mib, 4000, 3900, false)},
+			Parts: []store.PartComparison{
+				{Op: nccl.AllReduce, Band: "512K-1M", Weight: 0.5, Speedup: 1.14, SpeedupCI: [2]float64{1.1, 1.2}, Significant: true,
+					PerSize: []store.SizeComparison{row(nccl.AllReduce, 512*kib, 400, 350, true), row(nccl.AllReduce, mib, 800, 700, true)}},
+				{Op: nccl.AllGather, Band: "1M", Weight: 0.25, Speedup: 1.05, SpeedupCI: [2]float64{0.99, 1.1},
+					PerSize: []store.SizeComparison{row(nccl.AllGather, mib, 300, 290, false)}},
+				{Op: nccl.AllReduce, Band: "32K", Weight: 0.25, Speedup: 1.1, SpeedupCI: [2]float64{1.02, 1.2}, Significant: true,
+					PerSize: []store.SizeComparison{row(nccl.AllReduce, 32*kib, 33, 30, true)}}}}}
+	res := &search.Result{Launches: 40, Trials: make([]*search.Trial, 5), Winner: &search.Trial{Config: nccl.Config{"NCCL_MAX_NCHANNELS": "1"}},
+		Decision: &model.Comparison{}, Ending: search.EndingRecommended}
+	launches := []*store.Launch{{Op: nccl.AllReduce, Phase: "warmup"}, {Op: nccl.AllReduce, Phase: "explore"}, {Op: nccl.AllGather, Phase: "explore"},
+		{Op: nccl.AllReduce, Phase: "confirm"}, {Op: nccl.AllGather, Phase: "confirm"}}
+	var buf bytes.Buffer
+	if err := PrintSearch(&buf, false, study, nil, launches, res, 1500*time.Millisecond, "/tmp/t.db"); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "search_workload.golden"), buf.Bytes())
 }

@@ -87,12 +87,24 @@ func writeRecommendation(w io.Writer, s *store.Study) {
 	}
 }
 
-// writeMeasurements prints what the launches measured: for a study that
-// confirmed a config, the benchstat-style comparison with NCCL's defaults
+// writeMeasurements prints what the launches measured: for a workload of
+// several parts, the confirmation's size table of every part and the
+// guard sizes; for another study that confirmed a config, the
+// benchstat-style comparison with NCCL's defaults
 // and what NCCL chose with each; for a sweep or an import, each config's
 // curve.
 func writeMeasurements(w io.Writer, data *report.Study) error {
-	if cmp := data.Compare(); cmp != nil {
+	if rec := data.Study.Recommendation; len(data.Study.Workload) > 1 && rec != nil && len(rec.Parts) > 0 {
+		// A workload's confirmation, every part's sizes (search prints
+		// the same table).
+		fmt.Fprintln(w)
+		cand := "the candidate"
+		if t := data.Candidate(); t != nil {
+			cand = t.Config.String()
+		}
+		fmt.Fprintf(w, "confirmed %d vs %d launches of each op, interleaved: %s against %s\n", rec.BaselineLaunches, rec.CandidateLaunches, cand, BaselineName(data.Study.BaselineEnv))
+		printSizeTable(w, rec)
+	} else if cmp := data.Compare(); cmp != nil {
 		fmt.Fprintln(w)
 		if len(data.Study.Workload) > 1 {
 			fmt.Fprintf(w, "%s's launches, the workload's first op (the parts table below has every part):\n", data.Study.Op())

@@ -26,7 +26,9 @@ func opList(ops []nccl.Op) string {
 
 // addOpFields adds the per-op fields to a search or show document:
 // workload (the parts asked for; [] for a one-part study), parts (each part's op, band, weight, scores, speedup with its interval),
-// guards (each guarded op's verdict and sizes) and launches_by_op.
+// guards (each guarded op's verdict and sizes), launches_by_op (each op's
+// role, its parts' bands and launches per phase) and launches_spent (on the parts'
+// ops and on the guarded ops).
 func addOpFields(doc map[string]any, study *store.Study, launches []*store.Launch) {
 	parts, guards := []store.PartComparison{}, []store.OpGuard{}
 	if rec := study.Recommendation; rec != nil {
@@ -38,14 +40,16 @@ func addOpFields(doc map[string]any, study *store.Study, launches []*store.Launc
 	doc["guards"] = guards
 	doc["guard_ops"] = append([]nccl.Op{}, study.GuardOps...)
 	doc["guard_ops_skipped"] = append([]string{}, study.GuardOpsSkipped...)
-	doc["launches_by_op"] = stored.LaunchesByOp(launches)
+	byOp := stored.LaunchesByOp(study, launches)
+	doc["launches_by_op"] = byOp
+	doc["launches_spent"] = stored.SpendOf(byOp)
 }
 
 // writeOpTables prints the parts, the guarded ops and the launches per op
 // of a study that measured more than one op.
 func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 	rec := study.Recommendation
-	byOp := stored.LaunchesByOp(launches)
+	byOp := stored.LaunchesByOp(study, launches)
 	if rec != nil && len(rec.Parts) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "parts (confirmation launches, interleaved; the objective weighs their band scores geometrically):")
@@ -157,7 +161,8 @@ func alphaOf(rec *store.Recommendation) float64 {
 }
 
 // writeLaunchesByOp prints how the study's launches were spent per op and
-// phase.
+// phase, each op named with what it was to the study (its parts, or
+// guarded), and in all on the parts and on the guards.
 func writeLaunchesByOp(w io.Writer, byOp []stored.OpLaunches) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "launches per op and phase:")
@@ -171,10 +176,10 @@ func writeLaunchesByOp(w io.Writer, byOp []stored.OpLaunches) {
 		}
 	}
 	tw := newTable(w)
-	fmt.Fprintln(tw, "op\t"+strings.Join(phases, "\t")+"\tin all")
+	fmt.Fprintln(tw, "op\tfor\t"+strings.Join(phases, "\t")+"\tin all")
 	total := 0
 	for _, c := range byOp {
-		cells := []string{string(c.Op)}
+		cells := []string{string(c.Op), opRole(c)}
 		for _, p := range phases {
 			cells = append(cells, fmt.Sprint(c.Phases[p]))
 		}
@@ -182,5 +187,22 @@ func writeLaunchesByOp(w io.Writer, byOp []stored.OpLaunches) {
 		total += c.Launches
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "  %d launches in all\n", total)
+	spend := stored.SpendOf(byOp)
+	line := fmt.Sprintf("  %d launches in all: %d for the workload's parts, %d for the guarded ops", total, spend.Parts, spend.Guards)
+	if spend.Other > 0 {
+		line += fmt.Sprintf(", %d for other ops", spend.Other)
+	}
+	fmt.Fprintln(w, line)
+}
+
+// opRole is what an op was to the study, for the launches table: its
+// parts' bands, "guarded", or "—".
+func opRole(c stored.OpLaunches) string {
+	switch c.Role {
+	case stored.RolePart:
+		return "part " + strings.Join(c.Bands, ", ")
+	case stored.RoleGuard:
+		return "guarded"
+	}
+	return "—"
 }
