@@ -68,9 +68,7 @@ func (z Size) Nominal() int64 {
 // gap, which is what nccltune's sweeps (-f 2) ask for; 0 when the column
 // is not rounded or no power of two lies there.
 func requestedSize(op nccl.Op, n int, printed int64) int64 {
-	switch op {
-	case nccl.AllGather, nccl.ReduceScatter, nccl.AllToAll:
-	default:
+	if !op.Splits() {
 		return 0
 	}
 	if n < 2 || printed <= 0 {

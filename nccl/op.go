@@ -135,6 +135,52 @@ func (o Op) BusFactor(n int) float64 { return ops[o.OrAllReduce()].busFactor(n) 
 // String is nccl-tests' spelling.
 func (o Op) String() string { return string(o.OrAllReduce()) }
 
+// RowShape is what nccl-tests prints for a size asked for: the size
+// column (the larger of send and receive bytes, NCCL's nBytes) and the
+// count column (the count the op is called with). The ops that split the
+// buffer among the n ranks round each rank's share down to 16 bytes
+// (AllGatherGetCollByteCount and its kin), so 512 KiB all-gathered on 3
+// ranks prints as 524256 with count 43688; the others print the size.
+func (o Op) RowShape(size, eltSize int64, n int) (bytes, count int64) {
+	eltSize = max(eltSize, 1)
+	count = size / eltSize
+	if o.Splits() {
+		nr := int64(max(n, 1))
+		align := max(16/eltSize, 1)
+		base := (count / nr) &^ (align - 1)
+		return base * nr * eltSize, base
+	}
+	return count * eltSize, count
+}
+
+// Splits says whether nccl-tests gives each rank a share of the buffer
+// (all-gather, reduce-scatter, alltoall), so its size column is nRanks ×
+// count × element size.
+func (o Op) Splits() bool {
+	switch o.OrAllReduce() {
+	case AllGather, ReduceScatter, AllToAll:
+		return true
+	}
+	return false
+}
+
+// Reduces says whether o takes a reduction op (nccl-tests' -o); for the
+// others nccl-tests prints the redop column as "none".
+func (o Op) Reduces() bool {
+	switch o.OrAllReduce() {
+	case AllGather, AllToAll, Broadcast:
+		return false
+	}
+	return true
+}
+
+// Rooted says whether o has a root (nccl-tests' -r, default 0; the
+// others print -1 in the root column).
+func (o Op) Rooted() bool {
+	r := o.OrAllReduce()
+	return r == Broadcast || r == Reduce
+}
+
 // Part is one part of a workload: a collective, the band of sizes it sends
 // and its weight in the study's objective.
 type Part struct {

@@ -1,6 +1,7 @@
 package nccl
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -44,6 +45,44 @@ func TestBusFactor(t *testing.T) {
 		if got := tc.op.BusFactor(tc.n); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("%s.BusFactor(%d) = %g, want %g", tc.op, tc.n, got, tc.want)
 		}
+	}
+}
+
+// The rows are nccl-tests 2.19.6's (benchfmt/testdata/ops, 4 ranks) and
+// the 3-rank rounding of AllGatherGetCollByteCount and its kin.
+func TestRowShape(t *testing.T) {
+	for _, tc := range []struct {
+		op                 Op
+		size, elt          int64
+		n                  int
+		wantBytes, wantCnt int64
+	}{
+		{AllReduce, 32768, 4, 4, 32768, 8192}, {AllGather, 32768, 4, 4, 32768, 2048},
+		{ReduceScatter, 8 << 20, 4, 4, 8 << 20, 524288}, {AllToAll, 32768, 4, 4, 32768, 2048},
+		{SendRecv, 32768, 4, 4, 32768, 8192}, {Broadcast, 32768, 4, 4, 32768, 8192}, {Reduce, 32768, 4, 4, 32768, 8192},
+		{AllGather, 512 << 10, 4, 3, 524256, 43688}, {AllGather, 32, 4, 4, 0, 0}, {AllGather, 64, 4, 4, 64, 4},
+		{AllToAll, 512 << 10, 8, 3, 524256, 21844}, {AllReduce, 1002, 4, 2, 1000, 250}, {"", 4096, 4, 4, 4096, 1024},
+	} {
+		b, c := tc.op.RowShape(tc.size, tc.elt, tc.n)
+		if b != tc.wantBytes || c != tc.wantCnt {
+			t.Errorf("%s.RowShape(%d, %d, %d) = %d, %d; want %d, %d", tc.op, tc.size, tc.elt, tc.n, b, c, tc.wantBytes, tc.wantCnt)
+		}
+	}
+	var splits, reduces, rooted []Op
+	for _, o := range Ops {
+		if o.Splits() {
+			splits = append(splits, o)
+		}
+		if o.Reduces() {
+			reduces = append(reduces, o)
+		}
+		if o.Rooted() {
+			rooted = append(rooted, o)
+		}
+	}
+	if fmt.Sprint(splits) != "[all_gather reduce_scatter alltoall]" || fmt.Sprint(reduces) != "[all_reduce reduce_scatter sendrecv reduce]" ||
+		fmt.Sprint(rooted) != "[broadcast reduce]" {
+		t.Errorf("splits %v, reduces %v, rooted %v", splits, reduces, rooted)
 	}
 }
 

@@ -132,39 +132,5 @@ func (p *Profile) ChooseOp(op nccl.Op, cfg nccl.Config, bytes int64) (Choice, er
 	return f.choose(bytes), nil
 }
 
-// rowShape is what nccl-tests prints for a requested size: the size
-// column (max of send and receive bytes) and the count column (the
-// count the op is called with). The ops that split the buffer among the
-// ranks round each rank's share down to 16 bytes (AllGatherGetCollByteCount
-// and its kin), so 512 KiB on 3 ranks prints as 524256.
-func rowShape(op nccl.Op, size, eltSize int64, n int) (bytes, count int64) {
-	count = size / eltSize
-	switch op.OrAllReduce() {
-	case nccl.AllGather, nccl.ReduceScatter, nccl.AllToAll:
-		nr := int64(max(n, 1))
-		align := max(16/eltSize, 1)
-		base := (count / nr) &^ (align - 1)
-		return base * nr * eltSize, base
-	}
-	return count * eltSize, count
-}
-
-// reduces says whether op takes a redop (-o): nccl-tests runs the others
-// once, printing "none".
-func reduces(op nccl.Op) bool {
-	switch op.OrAllReduce() {
-	case nccl.AllGather, nccl.AllToAll, nccl.Broadcast:
-		return false
-	}
-	return true
-}
-
-// rooted says whether op has a root (-r; nccl-tests prints it, and -r -1
-// runs the sweep once per root).
-func rooted(op nccl.Op) bool {
-	o := op.OrAllReduce()
-	return o == nccl.Broadcast || o == nccl.Reduce
-}
-
 // sourceFile is the op's nccl-tests source, named in its failure lines.
 func sourceFile(op nccl.Op) string { return string(op.OrAllReduce()) + ".cu" }

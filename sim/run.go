@@ -759,11 +759,11 @@ func (l *launch) collectives() (int, bool) {
 	if a := l.fault; a != nil && (a.kind == FaultHang || a.kind == FaultCrash) {
 		stopRow = faultRow(a, sizes)
 	}
-	if !reduces(o.collective) {
+	if !o.collective.Reduces() {
 		ops = []string{"none"} // nccl-tests runs these once, with no redop
 	}
 	roots := []int{-1}
-	if rooted(o.collective) {
+	if o.collective.Rooted() {
 		roots = []int{o.root}
 		if o.root == -1 {
 			// -r -1: one sweep per root.
@@ -856,7 +856,7 @@ func (l *launch) crash() int {
 // per-iteration summary under -I 1. It returns the out-of-place mean.
 func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	o, w := l.o, l.out
-	bytes, count := rowShape(o.collective, size, typeSizes[typ], l.n)
+	bytes, count := o.collective.RowShape(size, typeSizes[typ], l.n)
 	l.rowStart(typ, op, root, bytes, count)
 	c := l.tunerChoose(l.choose(bytes), bytes)
 	// NCCL's TUNING line prints the call's count times its element size:
