@@ -1,9 +1,9 @@
 package benchfmt
 
 // The torch instrument's output: JSON lines written by
-// nccltune_allreduce.py (a torch.distributed all-reduce sweep that runner
-// launches), mixed with NCCL log lines and launcher messages. ParseTorch
-// reads them into the same Result rows as nccl-tests' output.
+// nccltune_allreduce.py (a torch.distributed sweep of one collective that
+// runner launches), mixed with NCCL log lines and launcher messages.
+// ParseTorch reads them into the same Result rows as nccl-tests' output.
 
 import (
 	"bufio"
@@ -16,13 +16,16 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // Instruments: what measured a launch, and so which format its output is in.
 const (
 	// InstrumentNCCLTests is nccl-tests' all_reduce_perf (the default).
 	InstrumentNCCLTests = "nccl-tests"
-	// InstrumentTorch is the torch.distributed script nccltune_allreduce.py.
+	// InstrumentTorch is the torch.distributed script nccltune_allreduce.py
+	// (every collective, despite its name).
 	InstrumentTorch = "torch"
 )
 
@@ -43,6 +46,10 @@ type torchLine struct {
 	Devices    []torchDevice `json:"devices"`
 	Device     string        `json:"device"`
 	DryRun     bool          `json:"dry_run"`
+	// Collective is the op measured, in nccl-tests' spelling, on the
+	// metadata line and every size line; absent before the script took
+	// --op, when it measured all_reduce only.
+	Collective *string `json:"collective"`
 	// Size line (also the seed's bare format).
 	Arm     *string   `json:"arm"`
 	Bytes   *jsonNum  `json:"bytes"`
@@ -131,14 +138,18 @@ func looksLikeTorch(data []byte) bool {
 // per size with neither metadata nor samples; such output has no end
 // marker, so it counts as complete whenever it has a row.
 //
-// Rows are out-of-place float sum all-reduce rows whose Iter.TimesUS are
-// the per-iteration samples (the slowest rank's); Wrong is the number of
-// elements that failed the sum-of-ones check, 1 for a bare "ok": false
-// (count unknown) and nil when the check was off. The error follows
-// Parse's contract: nil only for a complete run with rows, otherwise a
-// *FailureError (with the Result) or an error wrapping ErrNoTable.
+// Rows are float rows of the collective the output names ("collective",
+// all_reduce when it names none), with nccl-tests' redop and root columns
+// for that op, read as out-of-place; Iter.TimesUS are the per-iteration
+// samples (the slowest rank's); Wrong is the number of elements that
+// failed the script's check, 1 for a bare "ok": false (count unknown) and
+// nil when the check was off. Output that names two collectives (a size
+// line of another op than the metadata's) is refused: it is not one run.
+// The error follows Parse's contract: nil only for a complete run with
+// rows, otherwise a *FailureError (with the Result) or an error wrapping
+// ErrNoTable.
 func ParseTorch(data []byte) (*Result, error) {
-	p := torchParser{res: Result{Collective: "all_reduce", Instrument: InstrumentTorch}}
+	p := torchParser{res: Result{Collective: string(nccl.AllReduce), Instrument: InstrumentTorch}}
 	var text bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
@@ -174,6 +185,9 @@ type torchParser struct {
 	recognized bool
 	series     []cycleState
 	arms       []string
+	// named is the collective the first line naming one gave; mixed is
+	// the first line that named another.
+	named, mixed string
 }
 
 // jsonLine reads one line that starts with '{'; false means it is not JSON
@@ -235,6 +249,7 @@ func (p *torchParser) metadata(l *torchLine) {
 		p.dryRun = true
 		p.note("a --dry-run plan, not a measurement")
 	}
+	p.collective(l.Collective, "the metadata line")
 	if l.World != nil && l.World.valid && l.World.v >= 0 && l.World.v < math.MaxInt32 {
 		p.res.NRanks = int(l.World.v)
 	}
@@ -259,7 +274,25 @@ func (p *torchParser) row(l *torchLine) {
 		p.note("skipped a size line without a valid byte count")
 		return
 	}
-	row := Row{Bytes: int64(b.v), Count: int64(b.v) / 4, Type: "float", Redop: "sum", Root: -1}
+	p.collective(l.Collective, fmt.Sprintf("the line of size %d", int64(b.v)))
+	op := p.res.Op().OrAllReduce()
+	ranks := p.res.NRanks
+	if l.Ranks != nil && l.Ranks.valid && l.Ranks.v > 0 && l.Ranks.v < math.MaxInt32 {
+		if ranks == 0 {
+			p.res.NRanks = int(l.Ranks.v)
+		}
+		ranks = int(l.Ranks.v)
+	}
+	row := Row{Bytes: int64(b.v), Count: int64(b.v) / 4, Type: "float", Redop: "none", Root: -1}
+	if op.Splits() && ranks > 0 {
+		row.Count /= int64(ranks) // the size column is nRanks shares
+	}
+	if op.Reduces() {
+		row.Redop = "sum"
+	}
+	if op.Rooted() {
+		row.Root = 0 // the script's root, as nccl-tests' default -r 0
+	}
 	if l.Count != nil && l.Count.valid && l.Count.v >= 0 && l.Count.v < math.MaxInt64/2 {
 		row.Count = int64(l.Count.v)
 	}
@@ -285,18 +318,12 @@ func (p *torchParser) row(l *torchLine) {
 		p.note(fmt.Sprintf("skipped size %d: its time is missing, negative or not a number", row.Bytes))
 		return
 	}
-	ranks := p.res.NRanks
-	if l.Ranks != nil && l.Ranks.valid && l.Ranks.v > 0 && l.Ranks.v < math.MaxInt32 {
-		if ranks == 0 {
-			p.res.NRanks = int(l.Ranks.v)
-		}
-		ranks = int(l.Ranks.v)
-	}
+	// nccl-tests' algbw is the size column over the time for every op.
 	if m.AlgBW = p.bw(l.AlgBW); l.AlgBW == nil && m.TimeUS > 0 {
 		m.AlgBW = float64(row.Bytes) / m.TimeUS / 1e3
 	}
 	if m.BusBW = p.bw(l.BusBW); l.BusBW == nil && ranks > 0 {
-		m.BusBW = m.AlgBW * 2 * float64(ranks-1) / float64(ranks)
+		m.BusBW = m.AlgBW * op.BusFactor(ranks)
 	}
 	switch {
 	case l.Wrong != nil && l.Wrong.valid && l.Wrong.v >= 0 && l.Wrong.v < math.MaxInt64/2:
@@ -321,6 +348,26 @@ func (p *torchParser) row(l *torchLine) {
 	}
 	row.Cycle = jsonCycle(&p.series, &row)
 	p.res.Rows = append(p.res.Rows, row)
+}
+
+// collective reads a line's "collective": the first line that names one
+// sets the result's op, and a line that names another (or one nccltune
+// does not know) makes the output one that is refused (finish).
+func (p *torchParser) collective(c *string, where string) {
+	if c == nil || p.mixed != "" {
+		return
+	}
+	op, err := nccl.ParseOp(*c)
+	switch {
+	case err != nil:
+		p.mixed = fmt.Sprintf("%s of the torch instrument's output names collective %q, which nccltune does not know (%v)", where, *c, err)
+	case p.named == "":
+		p.named = where
+		p.res.Collective = string(op)
+	case string(op) != p.res.Collective:
+		p.mixed = fmt.Sprintf("the torch instrument's output names two collectives: %s says %s, %s says %s; one output is one run of one collective (were two runs saved into one file?)",
+			p.named, p.res.Collective, where, op)
+	}
 }
 
 // bw reads a bandwidth; a missing one is 0 here (derived by the caller),
@@ -396,6 +443,8 @@ func (p *torchParser) finish() (*Result, error) {
 	// The seed's bare format has no end marker: rows are all it has.
 	r.Complete = p.done || (!p.meta && len(r.Rows) > 0)
 	switch {
+	case p.mixed != "":
+		return r, &FailureError{Message: p.mixed}
 	case len(r.Errors) > 0 && (!r.Complete || len(r.Rows) == 0):
 		return r, &FailureError{Message: diagnoseTorch(r.Errors), Lines: r.Errors}
 	case len(r.Rows) == 0 && p.dryRun:

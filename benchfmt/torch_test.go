@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
 func TestParseTorch(t *testing.T) {
@@ -249,4 +251,88 @@ func FuzzParseTorch(f *testing.F) {
 		r, err = Parse(data)
 		checkConsistent(t, data, r, err)
 	})
+}
+
+// TestParseTorchOps reads the torch instrument's output for every op
+// (testdata/torch/ops_OP_4r.jsonl: 4 ranks, 512K–4M; made from the script's
+// own arithmetic with the times of the real nccl-tests captures, so not a
+// measurement) against the real nccl-tests capture of the same op
+// (testdata/ops/OP_4r.txt): the op is recorded, every row has nccl-tests'
+// size, count, type, redop and root for that size, and busbw is algbw ×
+// nccl-tests' factor for the op.
+func TestParseTorchOps(t *testing.T) {
+	for _, op := range nccl.Ops {
+		t.Run(string(op), func(t *testing.T) {
+			data := readTestdata(t, filepath.Join("torch", "ops_"+string(op)+"_4r.jsonl"))
+			r, err := Parse(data)
+			checkConsistent(t, data, r, err)
+			if err != nil || r.Op() != op || r.Instrument != InstrumentTorch || r.NRanks != 4 || len(r.Rows) != 4 || r.Invalid() != "" {
+				t.Fatalf("op %q, instrument %q, %d ranks, %d rows, invalid %q, %v", r.Op(), r.Instrument, r.NRanks, len(r.Rows), r.Invalid(), err)
+			}
+			nt, err := Parse(readTestdata(t, filepath.Join("ops", string(op)+"_4r.txt")))
+			if err != nil || nt.Op() != op {
+				t.Fatalf("nccl-tests capture: %v, op %q", err, nt.Op())
+			}
+			byBytes := map[int64]Row{}
+			for _, row := range nt.Rows {
+				byBytes[row.Bytes] = row
+			}
+			for _, row := range r.Rows {
+				ref, ok := byBytes[row.Bytes]
+				if !ok {
+					t.Errorf("torch size %d is no size of nccl-tests' %s table", row.Bytes, op.Benchmark())
+					continue
+				}
+				if row.Count != ref.Count || row.Type != ref.Type || row.Redop != ref.Redop || row.Root != ref.Root {
+					t.Errorf("%d bytes: torch count %d %s %s root %d; nccl-tests %d %s %s root %d",
+						row.Bytes, row.Count, row.Type, row.Redop, row.Root, ref.Count, ref.Type, ref.Redop, ref.Root)
+				}
+				m := row.Out
+				if f := m.BusBW / m.AlgBW; math.Abs(f-op.BusFactor(4)) > 1e-3 {
+					t.Errorf("%d bytes: busbw/algbw %.4f, want %s's %.4f", row.Bytes, f, op, op.BusFactor(4))
+				}
+				if want := float64(row.Bytes) / m.TimeUS / 1e3; math.Abs(m.AlgBW-want) > 1e-4 {
+					t.Errorf("%d bytes: algbw %.4f, want size/time %.4f", row.Bytes, m.AlgBW, want)
+				}
+			}
+			for _, z := range SizesOf(r) {
+				if n := z.Nominal(); n&(n-1) != 0 {
+					t.Errorf("size %d reads as %d, not the power of two asked for", z.Bytes, n)
+				}
+			}
+		})
+	}
+}
+
+// TestParseTorchOpLines: a line without count or bandwidths gets them from
+// the op (reduce-scatter: count = size / 4 ranks / 4 bytes, busbw ×3/4),
+// and output that names two collectives, or one nccltune does not know,
+// is refused rather than read as one run.
+func TestParseTorchOpLines(t *testing.T) {
+	r, err := ParseTorch(readTestdata(t, filepath.Join("torch", "ops_derived.jsonl")))
+	if err != nil || r.Op() != nccl.ReduceScatter || len(r.Rows) != 4 {
+		t.Fatalf("derived: %v, op %q, %d rows", err, r.Op(), len(r.Rows))
+	}
+	for _, row := range r.Rows {
+		if row.Count != row.Bytes/16 || row.Redop != "sum" || row.Root != -1 || math.Abs(row.Out.BusBW-0.75*row.Out.AlgBW) > 1e-9 || row.Out.AlgBW <= 0 {
+			t.Errorf("derived row %+v", row)
+		}
+	}
+	for file, want := range map[string]string{
+		"ops_mixed.jsonl":   "the metadata line says all_gather, the line of size 1048576 says all_reduce",
+		"ops_unknown.jsonl": `names collective "allgatherv", which nccltune does not know`,
+	} {
+		data := readTestdata(t, filepath.Join("torch", file))
+		r, err := ParseTorch(data)
+		checkConsistent(t, data, r, err)
+		var fe *FailureError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want a failure saying %q", file, err, want)
+		}
+	}
+	// Output from before --op names no collective: all-reduce, as it was.
+	r, err = ParseTorch(readTestdata(t, filepath.Join("torch", "real_torch_ar2.jsonl")))
+	if err != nil || r.Op() != nccl.AllReduce || r.Rows[0].Redop != "sum" {
+		t.Fatalf("old output: %v, op %q", err, r.Op())
+	}
 }
