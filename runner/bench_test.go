@@ -89,14 +89,17 @@ func TestSimArgvNamesOp(t *testing.T) {
 	}
 }
 
-// TestTorchRefusesOtherOps: the torch script times an all-reduce; it is
-// refused for any other op rather than recorded under that op's name.
-func TestTorchRefusesOtherOps(t *testing.T) {
-	err := Spec{Instrument: "torch", Op: nccl.AllGather}.Validate()
-	if err == nil || !strings.Contains(err.Error(), "all_gather_perf") {
-		t.Errorf("torch --op all_gather: %v", err)
-	}
-	if err := (Spec{Instrument: "torch", Op: nccl.AllReduce}).Validate(); err != nil {
-		t.Errorf("torch all_reduce: %v", err)
+// TestTorchMeasuresEveryOp: the torch script is given the spec's op (all
+// but all-reduce, its default, as --op), so no op's launch times another.
+func TestTorchMeasuresEveryOp(t *testing.T) {
+	for _, op := range nccl.Ops {
+		s := Spec{Instrument: "torch", Op: op, TorchScript: "/opt/x.py"}
+		if err := s.Validate(); err != nil {
+			t.Errorf("torch %s: %v", op, err)
+		}
+		argv := strings.Join(s.BenchArgv(""), " ")
+		if has := strings.Contains(argv, "--op "+string(op)); has != (op != nccl.AllReduce) {
+			t.Errorf("torch %s: argv %q", op, argv)
+		}
 	}
 }

@@ -366,9 +366,16 @@ func classify(l *benchfmt.Launch) {
 		// table says why, which matters more than the exit status.
 		l.Outcome = benchfmt.Invalid
 		l.Reason = fmt.Sprintf("%s (%s)", res.Invalid(), exitText(l.ExitCode))
+	case l.ExitCode != 0 && torchScriptLacksOp(l):
+		l.Outcome = benchfmt.Failed
+		l.Reason = fmt.Sprintf("%s: the torch script (--torch-script) is a copy from before it took --op and measures all_reduce only; copy nccltune's scripts/%s over it (it measures every op)", exitText(l.ExitCode), TorchScriptName)
 	case l.ExitCode != 0:
 		l.Outcome = benchfmt.Failed
 		l.Reason = fmt.Sprintf("%s: %s", exitText(l.ExitCode), failureCause(l, perr))
+	case res != nil && res.Instrument == benchfmt.InstrumentTorch && len(res.Rows) > 0 && res.Op().OrAllReduce() != l.Op.OrAllReduce():
+		// Never store one op's times as another's.
+		l.Outcome = benchfmt.Failed
+		l.Reason = fmt.Sprintf("the torch script measured %s, not %s: its copy (--torch-script) is older than nccltune, or a --bench-arg gave it another --op; copy scripts/%s again and leave --op to nccltune", res.Op().OrAllReduce(), l.Op.OrAllReduce(), TorchScriptName)
 	case perr != nil || res == nil || len(res.Rows) == 0:
 		l.Outcome = benchfmt.Failed
 		l.Reason = "exit status 0 but " + failureCause(l, perr)

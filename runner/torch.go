@@ -1,13 +1,14 @@
 package runner
 
-// The torch instrument: a torch.distributed all-reduce sweep
-// (nccltune_allreduce.py, embedded below) run where the serving stack
-// lives, for lanes whose containers hold PyTorch and the lane's own NCCL but
+// The torch instrument: a torch.distributed sweep of the spec's collective
+// (nccltune_allreduce.py, embedded below; every op nccl-tests has, despite
+// the file's name) run where the serving stack lives, for lanes whose containers hold PyTorch and the lane's own NCCL but
 // no nccl-tests. It is launched by the same launchers as nccl-tests, with
 // an optional prefix (torchrun, docker exec CONTAINER) in front, and its
 // JSON lines are parsed by benchfmt.ParseTorch into the same Result rows.
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
 	"os"
@@ -25,7 +26,8 @@ var Instruments = []string{benchfmt.InstrumentNCCLTests, benchfmt.InstrumentTorc
 
 // TorchScriptName is the torch instrument's file name, as shipped in the
 // repository's scripts/ and written next to a launch when Spec.TorchScript
-// is empty.
+// is empty. It measures every op (--op); the name is from when it measured
+// all-reduce only, and stays, since users keep copies of it in containers.
 const TorchScriptName = "nccltune_allreduce.py"
 
 // DefaultTorchPython runs the script unless the prefix already starts a
@@ -66,11 +68,6 @@ func (s Spec) validateInstrument() error {
 	default:
 		return fmt.Errorf("unknown instrument %q; use %s", s.Instrument, strings.Join(Instruments, " or "))
 	}
-	if op := s.Op.OrAllReduce(); op != nccl.AllReduce {
-		// Until the script measures every op torch.distributed has, it must
-		// not time an all-reduce and call it another op.
-		return fmt.Errorf("--instrument torch measures all_reduce only (nccltune's torch script); measure %s with nccl-tests' %s (--instrument nccl-tests)", op, op.Benchmark())
-	}
 	if s.Sim != nil {
 		return fmt.Errorf("--instrument torch measures real hardware; the simulated fabric (--sim) replaces the instrument, drop one of them")
 	}
@@ -89,6 +86,14 @@ func (s Spec) validateInstrument() error {
 		return fmt.Errorf("ranks on other hosts cannot see nccltune's temporary copy of the torch script: put scripts/%s at one path on every host (or a shared file system) and pass --torch-script PATH", TorchScriptName)
 	}
 	return nil
+}
+
+// torchScriptLacksOp says whether the launch ran a copy of the torch
+// script from before --op, which refuses it (argparse: "unrecognized
+// arguments: --op all_gather").
+func torchScriptLacksOp(l *benchfmt.Launch) bool {
+	return bytes.Contains(l.Stderr, []byte("unrecognized arguments: --op")) ||
+		bytes.Contains(l.Stdout, []byte("unrecognized arguments: --op"))
 }
 
 // prefixEntersContainer says whether the prefix runs the script inside a
@@ -122,6 +127,11 @@ func (s Spec) torchArgv() []string {
 		script = TorchScriptName // Run writes the embedded copy and fills in its path
 	}
 	argv = append(argv, script)
+	if op := s.Op.OrAllReduce(); op != nccl.AllReduce {
+		// all_reduce is the script's default: left out, a copy from before
+		// --op (in a container, by --torch-script) still runs all-reduce.
+		argv = append(argv, "--op", string(op))
+	}
 	argv = append(argv, s.sweepArgs()...)
 	return append(argv, s.BenchArgs...)
 }

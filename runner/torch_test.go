@@ -108,6 +108,12 @@ func TestTorchArgv(t *testing.T) {
 		{"srun", func(s *Spec) {
 			s.Launcher, s.NP = "srun", 4
 		}, "", cat([]string{"srun", "-n", "4", "--export=ALL,NCCL_PROTO,NCCL_SOCKET_IFNAME=lo"}, py)},
+		{"another op goes to the script as --op", func(s *Spec) {
+			s.Op = nccl.AllGather
+		}, "", cat([]string{"python3", "/opt/nccltune_allreduce.py", "--op", "all_gather"}, script[1:])},
+		{"all-reduce, the script's default, is left out for copies from before --op", func(s *Spec) {
+			s.Op = nccl.AllReduce
+		}, "", py},
 		{"default script name before Run writes it", func(s *Spec) {
 			s.TorchScript = ""
 			s.MinBytes, s.MaxBytes, s.Iters, s.Warmup = 0, 0, 0, 0
@@ -158,6 +164,8 @@ func TestValidateInstrument(t *testing.T) {
 		{Spec{Instrument: benchfmt.InstrumentTorch, Launcher: "mpirun", Hosts: []string{"a", "b"}}, "at one path on every host"},
 		{Spec{Instrument: benchfmt.InstrumentTorch, Launcher: "srun"}, "at one path on every host"},
 		{Spec{Instrument: benchfmt.InstrumentTorch, Launcher: "srun", WorkDir: "/shared/run"}, ""},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Op: nccl.AllToAll}, ""},
+		{Spec{Instrument: benchfmt.InstrumentTorch, Op: "allgatherv"}, "unknown collective"},
 	}
 	for _, tt := range tests {
 		err := tt.spec.Validate()
@@ -397,4 +405,102 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestClassifyTorchOp: a launch is failed, not stored as measured, when
+// the torch script measured another op than the launch asked for, or is a
+// copy from before --op (which refuses the flag).
+func TestClassifyTorchOp(t *testing.T) {
+	gathered, err := os.ReadFile(filepath.Join("..", "benchfmt", "testdata", "torch", "ops_all_gather_4r.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		l       benchfmt.Launch
+		outcome benchfmt.Outcome
+		reason  string
+	}{
+		{"the op asked for", benchfmt.Launch{Op: nccl.AllGather, Stdout: gathered}, benchfmt.OK, ""},
+		{"another op", benchfmt.Launch{Op: nccl.AllReduce, Stdout: gathered}, benchfmt.Failed, "measured all_gather, not all_reduce"},
+		{"no op recorded is all-reduce", benchfmt.Launch{Stdout: gathered}, benchfmt.Failed, "measured all_gather, not all_reduce"},
+		{"a copy from before --op", benchfmt.Launch{Op: nccl.Broadcast, ExitCode: 2,
+			Stderr: []byte("usage: nccltune_allreduce.py [-h] [-b MINBYTES]\nnccltune_allreduce.py: error: unrecognized arguments: --op broadcast\n")},
+			benchfmt.Failed, "a copy from before it took --op"},
+	}
+	for _, tt := range tests {
+		l := tt.l
+		classify(&l)
+		if l.Outcome != tt.outcome || !strings.Contains(l.Reason, tt.reason) {
+			t.Errorf("%s: %s (%s); want %s saying %q", tt.name, l.Outcome, l.Reason, tt.outcome, tt.reason)
+		}
+	}
+}
+
+// TestTorchScriptPythonTests runs scripts/nccltune_allreduce_test.py: the
+// script's arithmetic, and its whole sweep for every op on a fake torch in
+// threads (including worlds broken on purpose, which its check must catch).
+func TestTorchScriptPythonTests(t *testing.T) {
+	python, _ := findPython(t)
+	test := filepath.Join(filepath.Dir(scriptPath(t)), "nccltune_allreduce_test.py")
+	out, err := exec.Command(python, "-S", "-I", "-B", test).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\nOK") {
+		t.Fatalf("%s: %v\n%s", test, err, out)
+	}
+}
+
+// TestTorchPlanMatchesNCCLTests compares the script's plan (--dry-run on 4
+// ranks, 32K–8M) with the real nccl-tests 2.19.6 capture of every op
+// (benchfmt/testdata/ops/OP_4r.txt, the same sweep): the same size and
+// count columns row by row, the same redop and root, and nccl.Op's bus
+// factor; on 3 ranks the rows are nccl.Op.RowShape's.
+func TestTorchPlanMatchesNCCLTests(t *testing.T) {
+	python, _ := findPython(t)
+	type plan struct {
+		Collective string  `json:"collective"`
+		BusFactor  float64 `json:"bus_factor"`
+		Redop      string  `json:"redop"`
+		Root       int     `json:"root"`
+		Rows       []struct {
+			Size, Bytes, Count int64
+		} `json:"rows"`
+	}
+	dryRun := func(op nccl.Op, world int) plan {
+		cmd := exec.Command(python, "-S", "-I", scriptPath(t), "--dry-run", "--op", string(op), "-b", "32K", "-e", "8M")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=" + strconv.Itoa(world)}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		var p plan
+		if err := json.Unmarshal(out, &p); err != nil || p.Collective != string(op) {
+			t.Fatalf("%s: %v\n%s", op, err, out)
+		}
+		return p
+	}
+	for _, op := range nccl.Ops {
+		p := dryRun(op, 4)
+		capture, err := os.ReadFile(filepath.Join("..", "benchfmt", "testdata", "ops", string(op)+"_4r.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := benchfmt.Parse(capture)
+		if err != nil || len(ref.Rows) != len(p.Rows) {
+			t.Fatalf("%s: nccl-tests has %d rows (%v), the script plans %d", op, len(ref.Rows), err, len(p.Rows))
+		}
+		for i, row := range ref.Rows {
+			if got := p.Rows[i]; got.Bytes != row.Bytes || got.Count != row.Count || p.Redop != row.Redop || p.Root != row.Root {
+				t.Errorf("%s row %d: script %d bytes, count %d, %s, root %d; nccl-tests %d, %d, %s, root %d",
+					op, i, got.Bytes, got.Count, p.Redop, p.Root, row.Bytes, row.Count, row.Redop, row.Root)
+			}
+		}
+		if p.BusFactor != op.BusFactor(4) {
+			t.Errorf("%s: bus factor %g, nccl.Op says %g", op, p.BusFactor, op.BusFactor(4))
+		}
+		for _, row := range dryRun(op, 3).Rows {
+			if b, c := op.RowShape(row.Size, 4, 3); row.Bytes != b || row.Count != c {
+				t.Errorf("%s on 3 ranks, size %d: script %d bytes count %d, RowShape %d, %d", op, row.Size, row.Bytes, row.Count, b, c)
+			}
+		}
+	}
 }

@@ -46,7 +46,7 @@ func Flags() []cli.Flag {
 		&cli.StringFlag{Name: "wrapper", Category: Category,
 			Usage: "program run in front of the benchmark on each rank, e.g. scripts/fakehost.sh"},
 		&cli.StringFlag{Name: "instrument", Value: benchfmt.InstrumentNCCLTests, Category: Category,
-			Usage: "what measures: nccl-tests (all_reduce_perf) or torch (nccltune's torch.distributed all-reduce script, for containers without nccl-tests; see docs/TORCH.md)"},
+			Usage: "what measures: nccl-tests (the op's <op>_perf) or torch (nccltune's torch.distributed script, every --op with nccl-tests' sizes and busbw, for containers without nccl-tests; see docs/TORCH.md)"},
 		&cli.StringFlag{Name: "torch-script", Category: Category,
 			Usage: "the torch instrument's script `PATH` as the ranks see it (inside the container for docker exec); default: nccltune's own copy, written next to each launch"},
 		&cli.StringFlag{Name: "prefix", Category: Category,
