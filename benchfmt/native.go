@@ -40,6 +40,24 @@ func (f *Facts) Native(collective string) (n nccl.Native, ok bool) {
 	return n, len(n.Plan) > 0
 }
 
+// NativeOp is Native for op's own function at sizes (nccl-tests'
+// sizes): what a study of several collectives reads per op. An op NCCL
+// runs as grouped send/recv (alltoall, sendrecv: no per-function name)
+// logs no TUNING line; its plan is then the communicator's channels at
+// every size (nccl.SendRecvPlan), known once the log shows them.
+func (f *Facts) NativeOp(op nccl.Op, sizes []int64) (nccl.Native, bool) {
+	if _, planned := op.PerFunction(); planned {
+		return f.Native(op.Function())
+	}
+	if f == nil {
+		return nccl.Native{}, false
+	}
+	n, _ := f.Native(op.Function())
+	n.SendRecv, n.Table = true, nil
+	n.Plan = nccl.SendRecvPlan(sizes, f.Channels)
+	return n, len(n.Plan) > 0
+}
+
 // nicsPerHost is how many NICs a host has for NCCL_CROSS_NIC's purpose:
 // the devices one rank listed, not the fabric's (on a Socket fabric each
 // host's "eth0" has its own address, so four hosts list four "NICs").

@@ -168,3 +168,45 @@ func TestRealOpChoicesAtTestSizes(t *testing.T) {
 		}
 	}
 }
+
+// A study of several collectives reads NCCL's plan per op from the real
+// loopback's debug logs: broadcast's own TUNING lines, and for alltoall
+// (send/recv: no TUNING line) the channels the communicator set up; on
+// both, the configs the loopback study wasted launches on
+// (NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=8, a list scoped to other functions)
+// run NCCL's defaults' plan, and a cap below the channels does not.
+func TestNativeOpFromRealLogs(t *testing.T) {
+	sizes := nccl.PowersOfTwo(512<<10, 8<<20)
+	for _, tc := range []struct {
+		file     string
+		op       nccl.Op
+		sendRecv bool
+	}{
+		{"testdata/ops/broadcast_4r_debug.txt", nccl.Broadcast, false},
+		{"testdata/ops/alltoall_4r_debug.txt", nccl.AllToAll, true},
+	} {
+		t.Run(string(tc.op), func(t *testing.T) {
+			data, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, ok := ParseFacts(data).NativeOp(tc.op, sizes)
+			if !ok || n.SendRecv != tc.sendRecv || !n.Plan.Covers(sizes) || n.Plan[1<<20].Channels != 2 {
+				t.Fatalf("NativeOp(%s) = %+v, %v; want the plan at every size on 2 channels, send/recv %v", tc.op, n, ok, tc.sendRecv)
+			}
+			for _, c := range []struct {
+				cfg     nccl.Config
+				certain bool
+			}{
+				{nccl.Config{"NCCL_ALGO": "Ring", "NCCL_MAX_NCHANNELS": "8"}, true},
+				{nccl.Config{"NCCL_ALGO": "allreduce:Ring", "NCCL_PROTO": "allreduce:^LL128"}, true},
+				{nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, false},
+			} {
+				r := n.Explain(c.cfg)
+				if r.Certain != c.certain || c.certain && !r.Plan.Equal(n.Plan) {
+					t.Errorf("%s under %s: certain %v (want %v), plan %s; defaults %s", tc.op, c.cfg, r.Certain, c.certain, r.Plan.Key(), n.Plan.Key())
+				}
+			}
+		})
+	}
+}

@@ -59,6 +59,26 @@ func (p Plan) Equal(q Plan) bool {
 	return true
 }
 
+// SendRecvAlgo is the algorithm a send/recv op's plan names (SendRecvPlan).
+const SendRecvAlgo = "P2P"
+
+// SendRecvPlan is what the rules read as the plan of an op NCCL runs as
+// grouped send/recv (alltoall, sendrecv), which its log shows no TUNING
+// line for: at every size, the channels the communicator set up (NCCL's
+// p2p channels follow them, src/graph/paths.cc ncclTopoComputeP2pChannels;
+// its protocol follows NCCL_P2P_LL_THRESHOLD, which no list changes, and
+// is left blank). nil without a channel count: then nothing is known.
+func SendRecvPlan(sizes []int64, channels int) Plan {
+	if channels <= 0 {
+		return nil
+	}
+	out := Plan{}
+	for _, s := range sizes {
+		out[s] = Choice{Algo: SendRecvAlgo, Channels: channels}
+	}
+	return out
+}
+
 // Restrict returns the plan at the given sizes only; sizes the plan does
 // not hold are left out (Covers says whether any is missing).
 func (p Plan) Restrict(sizes []int64) Plan {
@@ -172,6 +192,10 @@ type Native struct {
 	SameRoutes map[string]bool `json:"-"`
 	// Version is NCCL's version, "" when unknown.
 	Version string `json:"nccl_version,omitempty"`
+	// SendRecv is true for a collective NCCL runs as grouped send/recv
+	// (alltoall, sendrecv): its tuner never plans it and NCCL_ALGO and
+	// NCCL_PROTO never reach it; its Plan is SendRecvPlan's.
+	SendRecv bool `json:"send_recv,omitempty"`
 	// Table is NCCL's TUNING table of the defaults for the collective:
 	// algorithm → protocol → bandwidth; 0 means the combination is
 	// disabled or unavailable. nil when the log had no table. Resolve
@@ -255,6 +279,7 @@ const (
 	RuleCapAbove      = "a channel or CTA cap at or above the channels NCCL uses"
 	RuleFloorOne      = "a channel or CTA floor of 1"
 	RuleOtherColl     = "an algorithm or protocol list for other collectives only"
+	RuleSendRecv      = "an algorithm or protocol list, which send/recv ops (alltoall, sendrecv) never read"
 	RuleOnlyDisabled  = "an algorithm or protocol list that leaves out only what NCCL's defaults disabled"
 	RuleHoldsChoices  = "an algorithm or protocol list that holds every choice NCCL makes in the band"
 	RuleCapCollapsed  = "NCCL_MAX_NCHANNELS beside a smaller or equal NCCL_MAX_CTAS (the smaller cap applies)"
@@ -413,6 +438,12 @@ func (e *explanation) choiceList(k, v string) {
 	what := "protocol"
 	if k == "NCCL_ALGO" {
 		universe, chosen, status, what = planAlgos, e.algos, n.AlgoStatus, "algorithm"
+	}
+	if n.SendRecv {
+		// NCCL's send/recv picks its protocol by NCCL_P2P_LL_THRESHOLD
+		// and has no algorithm (src/enqueue.cc): no list reaches it.
+		e.drop(k, RuleSendRecv, fmt.Sprintf("%s runs as send/recv, which no algorithm or protocol list reaches", n.Collective))
+		return
 	}
 	set, applies, ok := n.listFor(v, universe)
 	if !ok {

@@ -176,3 +176,29 @@ func TestKnobsBesideThePlan(t *testing.T) {
 		t.Errorf("a no-op cap beside NTHREADS: certain %v key %q", r.Certain, r.Key)
 	}
 }
+
+// No NCCL_ALGO or NCCL_PROTO list reaches an op NCCL runs as send/recv
+// (not even one that would switch on a disabled protocol elsewhere); a
+// cap reaches it through the channels.
+func TestSendRecvRules(t *testing.T) {
+	sizes := []int64{1 << 20, 8 << 20}
+	n := nccl.Native{Collective: "AlltoAll", SendRecv: true, Channels: 2, Plan: nccl.SendRecvPlan(sizes, 2)}
+	for _, tc := range []struct {
+		cfg     nccl.Config
+		certain bool
+		rule    string
+	}{
+		{nccl.Config{"NCCL_ALGO": "Tree"}, true, nccl.RuleSendRecv},
+		{nccl.Config{"NCCL_PROTO": "LL128"}, true, nccl.RuleSendRecv},
+		{nccl.Config{"NCCL_MAX_NCHANNELS": "8"}, true, nccl.RuleCapAbove},
+		{nccl.Config{"NCCL_MAX_CTAS": "1"}, false, ""},
+	} {
+		r := n.Explain(tc.cfg)
+		if r.Certain != tc.certain || len(r.Enables) > 0 || tc.rule != "" && (len(r.Dropped) != 1 || r.Dropped[0].Rule != tc.rule) {
+			t.Errorf("%s: certain %v dropped %+v enables %v; want certain %v by %q", tc.cfg, r.Certain, r.Dropped, r.Enables, tc.certain, tc.rule)
+		}
+	}
+	if nccl.SendRecvPlan(sizes, 0) != nil {
+		t.Error("a send/recv plan without a channel count")
+	}
+}

@@ -173,8 +173,8 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 // its own, measured from the confirmation's first launch.
 func (s *loop) scoped(w *Trial, res *Result) (*Trial, error) {
 	version := s.version
-	if s.plan.native != nil && s.plan.native.Version != "" {
-		version = s.plan.native.Version
+	if d := s.plan.defaults(); d != nil && d.Version != "" {
+		version = d.Version
 	}
 	cfg, knobs := nccl.ScopeConfig(w.Config, s.opts.Parts().Ops(), version)
 	if len(knobs) == 0 {

@@ -360,7 +360,7 @@ func (s *loop) simplification() nccl.Config {
 func (s *loop) checkTwin(cfg nccl.Config) *Trial {
 	// The route reads (checkRoutes, at most one per NCCL_CROSS_NIC value)
 	// are bounded by the values, not by maxChecks.
-	if s.plan.native == nil || s.plan.checks-len(s.plan.routesRead) >= s.maxChecks() || s.exploreLeft() < 4*s.cost() {
+	if !s.plan.read() || s.plan.checks-len(s.plan.routesRead) >= s.maxChecks() || s.exploreLeft() < 4*s.cost() {
 		return nil
 	}
 	r := s.plan.resolve(cfg)

@@ -70,10 +70,9 @@ func newLoop(opts Options) *loop {
 	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: time.Now(),
 		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(sizes, opts.Guard, opts.AllowDisabled)}
 	if s.work = newWorkload(opts.Parts()); s.work != nil {
-		// NCCL's plan is one op's: the first op's sizes; several ops are
-		// planned apart and nothing is merged (planner.severalOps).
-		s.plan = newPlanner(opts.Parts().Sizes(s.work.ops[0]), opts.Guard, opts.AllowDisabled)
-		s.plan.severalOps = len(s.work.ops) > 1
+		// NCCL plans each op apart: its plan is read per op, at the op's
+		// own sizes, and configs merge when every op runs alike.
+		s.plan = newWorkloadPlanner(opts.Parts(), opts.Guard, opts.AllowDisabled)
 		s.sizes, s.guardKeys = []int64{scoreKey}, s.work.guardKeys(opts.Guard)
 	}
 	s.rank = ranking{measured: s.measured, plan: &s.plan, sizes: s.sizes, guard: s.guardSizes(),
@@ -126,10 +125,7 @@ func (s *loop) replayDebug() {
 			if l.Reason == benchfmt.ReasonInterrupted {
 				continue // stopped by the interruption: made again
 			}
-			if s.work != nil && l.Op.OrAllReduce() != s.work.ops[0] {
-				continue // NCCL's plan is the first op's (launchOp)
-			}
-			s.learnPlan(t, d.Phase, l)
+			s.learnPlan(t, d.Phase, l.Op, l)
 			switch {
 			case d.Phase == vocab.PhasePlan && isDefaults(t):
 				// Read, or failed for good: made once, like any launch.
@@ -417,11 +413,11 @@ func (s *loop) trialOf(cfg nccl.Config) (*Trial, error) {
 	return s.addTrial(cfg, vocab.RoleExplore)
 }
 
-// learnPlan hands a debug launch of t to NCCL's plan; when it learnt a
-// plan, the trial index is rebuilt: configs that were apart may now be
-// proved alike. The trial measured most keeps the key.
-func (s *loop) learnPlan(t *Trial, phase string, l *benchfmt.Launch) {
-	if !s.plan.learn(t, phase, l) {
+// learnPlan hands a debug launch of t measuring op to NCCL's plan; when
+// it learnt a plan, the trial index is rebuilt: configs that were apart
+// may now be proved alike. The trial measured most keeps the key.
+func (s *loop) learnPlan(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) {
+	if !s.plan.learn(t, phase, op, l) {
 		return
 	}
 	s.byKey = map[string]*Trial{}
@@ -506,8 +502,9 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	t.Launches++
 	s.launchDurations = append(s.launchDurations, l.Duration)
 	score, eventScore := s.measureOp(t, phase, scored, debug, op, round, l)
-	if debug && (s.work == nil || op == s.work.ops[0]) {
-		s.learnPlan(t, phase, l)
+	if debug {
+		// Every op's debug launch reads that op's plan.
+		s.learnPlan(t, phase, op, l)
 	}
 	if l.Outcome != benchfmt.OK && !debug && phase != vocab.PhaseGuard {
 		// A guarded op that fails is judged by the guard, not the trial.

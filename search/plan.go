@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,28 +13,27 @@ import (
 
 // planner is what the study knows of NCCL's own plan and the
 // equivalences it proves: what NCCL runs under its defaults (read from one
-// debug launch before exploring) and under the configs whose debug logs it
-// has read, and what it did with that knowledge (configs merged, configs
-// refused). It never launches: the loop hands it each debug launch
+// debug launch per op before exploring) and under the configs whose debug
+// logs it has read, and what it did with that knowledge (configs merged,
+// configs refused). It never launches: the loop hands it each debug launch
 // (learn) and asks it which configs run alike (keyOf, resolve), which to
 // refuse, and why a config was merged or a knob dropped.
+//
+// NCCL plans each collective apart, so a study of several ops keeps one
+// opPlan per op, and a config's resolution is the tuple of its per-op
+// resolutions: two configs run alike when every op runs alike (a scoped
+// list "allreduce:Ring" changes nothing for broadcast; no list reaches
+// alltoall), and a config whose every op runs NCCL's defaults' plan is
+// the defaults.
 type planner struct {
-	// sizes are the sizes whose plan matters: the band and the guard sizes.
-	sizes []int64
-	// severalOps: the workload has several collectives, each planned
-	// apart by NCCL: one op's plan proves nothing of another's, so no
-	// plan is learnt and nothing is merged.
-	severalOps bool
+	// ops are the ops whose plan the study reads: one, of op "" (the log's
+	// first collective), for a one-part study; one per op of a workload.
+	ops []*opPlan
 	// allowDisabled lets configs switch on what NCCL's defaults disabled
 	// (Options.AllowDisabled).
 	allowDisabled bool
-	// native is NCCL's plan under the defaults at the band and guard
-	// sizes; nil until read, and for good when the log has none.
-	native *nccl.Native
 	// note says why configs are not merged by plan, "" when they are.
 	note string
-	// known are plans read from other configs' debug logs, by config key.
-	known map[string]nccl.Native
 	// merged are configs the sampler proposed that run the same plan as a
 	// config already tried, by config key, with the rules that proved it.
 	merged map[string][]string
@@ -52,10 +52,81 @@ type planner struct {
 	cache map[string]nccl.Resolution
 }
 
+// opPlan is what the study knows of NCCL's plan of one op.
+type opPlan struct {
+	// op is the op; "" for a one-part study, whose plan is the first
+	// collective its log shows (as every one-part study has read it).
+	op nccl.Op
+	// sizes are the sizes whose plan matters: the op's parts' sizes and
+	// the guard sizes.
+	sizes []int64
+	// native is NCCL's plan of the op under the defaults at sizes; nil
+	// until read, and for good when the log has none.
+	native *nccl.Native
+	// known are the op's plans read from other configs' debug logs, by
+	// the config's core (opPlan.core) key.
+	known map[string]nccl.Native
+}
+
 // newPlanner knows nothing of NCCL's plan yet; sizes are the band's and
 // guard are the guard sizes.
 func newPlanner(sizes, guard []int64, allowDisabled bool) planner {
-	return planner{sizes: planSizes(sizes, guard), allowDisabled: allowDisabled}
+	return planner{ops: []*opPlan{{sizes: planSizes(sizes, guard)}}, allowDisabled: allowDisabled}
+}
+
+// newWorkloadPlanner is newPlanner for a workload of several parts: one
+// plan per op, each at its parts' sizes and the guard sizes.
+func newWorkloadPlanner(w nccl.Workload, guard []int64, allowDisabled bool) planner {
+	p := planner{allowDisabled: allowDisabled}
+	for _, op := range w.Ops() {
+		p.ops = append(p.ops, &opPlan{op: op, sizes: planSizes(w.Sizes(op), guard)})
+	}
+	return p
+}
+
+// read reports whether NCCL's defaults' plan is known for every op.
+func (p *planner) read() bool {
+	for _, o := range p.ops {
+		if o.native == nil {
+			return false
+		}
+	}
+	return len(p.ops) > 0
+}
+
+// defaults is what NCCL's defaults run for the first op (the fabric's
+// facts: version, NICs, routes, which every op shares), nil until every
+// op's plan is read.
+func (p *planner) defaults() *nccl.Native {
+	if !p.read() {
+		return nil
+	}
+	return p.ops[0].native
+}
+
+// opOf is the plan of op: the only one of a one-part study; nil for an
+// op whose plan the study does not read (a guarded op).
+func (p *planner) opOf(op nccl.Op) *opPlan {
+	if len(p.ops) == 1 {
+		return p.ops[0]
+	}
+	for _, o := range p.ops {
+		if o.op == op.OrAllReduce() {
+			return o
+		}
+	}
+	return nil
+}
+
+// several reports a study whose plan is read per op.
+func (p *planner) several() bool { return len(p.ops) > 1 }
+
+// forOp is " for OP" in a study of several ops, "" in a one-part study.
+func (p *planner) forOp(o *opPlan) string {
+	if !p.several() {
+		return ""
+	}
+	return " for " + string(o.op)
 }
 
 // PlanSummary is what a study did with NCCL's own plan.
@@ -64,7 +135,8 @@ type PlanSummary struct {
 	Read bool
 	// Note says why configs were not merged by plan, "" when they were.
 	Note string
-	// Native is NCCL's plan of the defaults at the band and guard sizes.
+	// Native is NCCL's plan of the defaults at the band and guard sizes
+	// (of the first op, in a study of several).
 	Native nccl.Plan
 	// SpaceConfigs is the number of configs of the search space.
 	SpaceConfigs int
@@ -119,13 +191,17 @@ func containsSize(list []int64, x int64) bool {
 	return false
 }
 
-// learn reads NCCL's plan and choices from a debug launch of t, and
-// reports whether it learnt a plan (configs that were apart may now be
-// proved alike: the study's trial index is then rebuilt).
-func (p *planner) learn(t *Trial, phase string, l *benchfmt.Launch) bool {
+// learn reads NCCL's plan and choices from a debug launch of t that
+// measured op, and reports whether it learnt a plan (configs that were
+// apart may now be proved alike: the study's trial index is then rebuilt).
+func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) bool {
+	o := p.opOf(op)
+	if o == nil {
+		return false
+	}
 	if l == nil || l.Outcome != benchfmt.OK || l.Result == nil {
-		if t.Role == vocab.RoleBaseline && phase == vocab.PhasePlan && p.native == nil {
-			p.note = "the debug launch of NCCL's defaults failed, so NCCL's plan is unknown: configs are not merged by plan"
+		if t.Role == vocab.RoleBaseline && phase == vocab.PhasePlan && o.native == nil {
+			p.note = "the debug launch of NCCL's defaults" + p.forOp(o) + " failed, so NCCL's plan is unknown: configs are not merged by plan"
 		}
 		return false
 	}
@@ -135,23 +211,19 @@ func (p *planner) learn(t *Trial, phase string, l *benchfmt.Launch) bool {
 		}
 		p.logged[t] = true
 	}
-	if p.severalOps {
-		p.note = "a workload of several collectives: configs are not merged by plan (NCCL plans each collective apart)"
-		return false
-	}
-	n, ok := l.Result.Facts.Native("")
+	n, ok := o.nativeOf(l.Result.Facts)
 	if ok {
-		n.Plan = n.Plan.Restrict(p.sizes)
-		ok = n.Plan.Covers(p.sizes)
+		n.Plan = n.Plan.Restrict(o.sizes)
+		ok = n.Plan.Covers(o.sizes)
 	}
 	isDefaults := len(t.Config.Canonical()) == 0
 	// A config setting NCCL_CROSS_NIC may route every channel as the
 	// defaults do: then the value is a no-op from now on (nccl's rule).
 	routes := false
-	if !isDefaults && p.native != nil {
+	if !isDefaults && o.native != nil {
 		m := n
 		m.Config = t.Config.Canonical()
-		routes = p.native.LearnRoutes(m)
+		routes = o.native.LearnRoutes(m)
 	}
 	if routes {
 		p.cache = nil
@@ -160,38 +232,49 @@ func (p *planner) learn(t *Trial, phase string, l *benchfmt.Launch) bool {
 		if routes {
 			return true
 		}
-		if isDefaults && p.native == nil {
-			p.note = "NCCL's log shows no choice per size (TUNING lines need NCCL 2.24+ and NCCL_DEBUG_SUBSYS=TUNING): configs are not merged by plan"
+		if isDefaults && o.native == nil {
+			p.note = "NCCL's log shows no choice per size" + p.forOp(o) + " (TUNING lines need NCCL 2.24+ and NCCL_DEBUG_SUBSYS=TUNING): configs are not merged by plan"
 		}
 		return false
 	}
 	if isDefaults {
-		if p.native == nil {
+		if o.native == nil {
 			n.Config = nccl.Config{}
-			p.native = &n
-			p.note = ""
+			o.native = &n
+			if p.read() {
+				p.note = ""
+			}
 		}
-	} else if p.native != nil {
+	} else if o.native != nil {
 		// Safety and the no-op rules ask what NCCL's defaults enabled.
-		n.Table = p.native.Table
-		n.Config = p.core(t.Config)
+		n.Table = o.native.Table
+		n.Config = o.core(t.Config)
 		if len(n.Config) == 0 {
 			// Its knobs proved no-ops (a CROSS_NIC value just learnt):
 			// NCCL's defaults' plan under another name.
 			p.cache = nil
 			return true
 		}
-		if p.known == nil {
-			p.known = map[string]nccl.Native{}
+		if o.known == nil {
+			o.known = map[string]nccl.Native{}
 		}
-		p.known[n.Config.Key()] = n
+		o.known[n.Config.Key()] = n
 	}
 	p.cache = nil
 	return true
 }
 
+// nativeOf is what a debug log says NCCL runs for the op: the log's first
+// collective for a one-part study, the op's own function otherwise.
+func (o *opPlan) nativeOf(f *benchfmt.Facts) (nccl.Native, bool) {
+	if o.op == "" {
+		return f.Native("")
+	}
+	return f.NativeOp(o.op, o.sizes)
+}
+
 // resolve predicts what NCCL runs under cfg from everything known: the
-// defaults' plan and the plans read from other configs' debug logs.
+// defaults' plan and the plans read from other configs' debug logs, per op.
 func (p *planner) resolve(cfg nccl.Config) nccl.Resolution {
 	key := cfg.Canonical().Key()
 	if r, ok := p.cache[key]; ok {
@@ -206,7 +289,19 @@ func (p *planner) resolve(cfg nccl.Config) nccl.Resolution {
 }
 
 func (p *planner) resolveUncached(cfg nccl.Config) nccl.Resolution {
-	if p.native == nil {
+	if !p.several() {
+		return p.ops[0].resolve(cfg)
+	}
+	rs := make([]nccl.Resolution, len(p.ops))
+	for i, o := range p.ops {
+		rs[i] = o.resolve(cfg)
+	}
+	return p.combine(cfg, rs)
+}
+
+// resolve is planner.resolve for one op.
+func (o *opPlan) resolve(cfg nccl.Config) nccl.Resolution {
+	if o.native == nil {
 		// Nothing known: no merging, but the safety rule still holds
 		// (without the defaults' table, LL128 counts as unknown).
 		r := nccl.Native{}.Explain(cfg)
@@ -214,26 +309,26 @@ func (p *planner) resolveUncached(cfg nccl.Config) nccl.Resolution {
 		r.Key = "config:" + r.Reduced.Key()
 		return r
 	}
-	r := p.native.Explain(cfg)
+	r := o.native.Explain(cfg)
 	if r.Certain {
 		return r
 	}
 	// A config with a known plan, of which cfg adds only no-ops, proves
 	// cfg's plan; the most specific such base first.
-	keys := make([]string, 0, len(p.known))
-	for k := range p.known {
+	keys := make([]string, 0, len(o.known))
+	for k := range o.known {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if a, b := len(p.known[keys[i]].Config), len(p.known[keys[j]].Config); a != b {
+		if a, b := len(o.known[keys[i]].Config), len(o.known[keys[j]].Config); a != b {
 			return a > b
 		}
 		return keys[i] < keys[j]
 	})
 	c := cfg.Canonical()
-	core := p.core(c)
+	core := o.core(c)
 	for _, k := range keys {
-		b := p.known[k]
+		b := o.known[k]
 		if !isPart(b.Config, core) {
 			continue
 		}
@@ -252,15 +347,154 @@ func (p *planner) resolveUncached(cfg nccl.Config) nccl.Resolution {
 	return r
 }
 
+// combine is the resolution of cfg in a study of several ops from each
+// op's (rs, in p.ops' order): certain when every op's is; its key the
+// tuple of the ops' keys, so configs share a trial only when every op
+// runs alike; a knob dropped only when every op drops it (a cap at or
+// above the channels of all_reduce but below those of broadcast stays),
+// conditional when it is conditional for one op and dropped or
+// conditional for the others.
+func (p *planner) combine(cfg nccl.Config, rs []nccl.Resolution) nccl.Resolution {
+	c := cfg.Canonical()
+	out := nccl.Resolution{Plan: rs[0].Plan, Certain: true, Reduced: nccl.Config{}}
+	keys := make([]string, len(rs))
+	for i, r := range rs {
+		out.Certain = out.Certain && r.Certain
+		for k, v := range r.Reduced {
+			out.Reduced[k] = v
+		}
+		for _, e := range r.Enables {
+			out.Enables = append(out.Enables, string(p.ops[i].op)+": "+e)
+		}
+		keys[i] = string(p.ops[i].op) + "{" + r.Key + "}"
+	}
+	out.Key = "ops:" + strings.Join(keys, " ")
+	for _, k := range c.Names() {
+		if _, kept := out.Reduced[k]; !kept {
+			out.Dropped = append(out.Dropped, p.dropAcross(k, c[k], rs))
+		}
+	}
+	for _, k := range out.Reduced.Names() {
+		var cond *nccl.Drop
+		every := true
+		for _, r := range rs {
+			if d, ok := findDrop(r.Conditional, k); ok {
+				if cond == nil {
+					cond = &d
+				}
+			} else if _, ok := findDrop(r.Dropped, k); !ok {
+				every = false
+			}
+		}
+		if cond != nil && every {
+			out.Conditional = append(out.Conditional, *cond)
+		}
+	}
+	return out
+}
+
+// dropAcross is why knob k=v, dropped by every op, changes nothing: one
+// reason and rule when every op gives the same, else each op's.
+func (p *planner) dropAcross(k, v string, rs []nccl.Resolution) nccl.Drop {
+	var reasons, rules []string
+	same := true
+	for i, r := range rs {
+		d, _ := findDrop(r.Dropped, k)
+		if i > 0 && d.Reason != reasons[0] {
+			same = false
+		}
+		reasons = append(reasons, d.Reason)
+		if !slices.Contains(rules, d.Rule) {
+			rules = append(rules, d.Rule)
+		}
+	}
+	out := nccl.Drop{Knob: k, Value: v, Rule: strings.Join(rules, "; ")}
+	if same {
+		out.Reason = reasons[0] + " for " + p.opList()
+		return out
+	}
+	parts := make([]string, len(rs))
+	for i := range rs {
+		parts[i] = string(p.ops[i].op) + ": " + reasons[i]
+	}
+	out.Reason = strings.Join(parts, "; ")
+	return out
+}
+
+// opList names the ops whose plan the study reads: "all_reduce, alltoall
+// and broadcast".
+func (p *planner) opList() string {
+	names := make([]string, len(p.ops))
+	for i, o := range p.ops {
+		names[i] = string(o.op)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+func findDrop(ds []nccl.Drop, knob string) (nccl.Drop, bool) {
+	for _, d := range ds {
+		if d.Knob == knob {
+			return d, true
+		}
+	}
+	return nccl.Drop{}, false
+}
+
 // core is cfg without the knobs NCCL's plan of the defaults proves change
 // nothing whatever the rest (a cap at or above its channels, CROSS_NIC
 // with one NIC…), its caps spelt one way: configs with the same core run
 // the same plan, and a plan read from one config's log serves them all.
+// In a study of several ops it is the knobs some op's core keeps.
 func (p *planner) core(cfg nccl.Config) nccl.Config {
-	if p.native == nil {
+	if !p.several() {
+		return p.ops[0].core(cfg)
+	}
+	out := nccl.Config{}
+	for _, o := range p.ops {
+		for k, v := range o.core(cfg) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// core is planner.core for one op.
+func (o *opPlan) core(cfg nccl.Config) nccl.Config {
+	if o.native == nil {
 		return cfg.Canonical()
 	}
-	return p.native.CapsAsCTAs(p.native.Explain(cfg).Reduced)
+	return o.native.CapsAsCTAs(o.native.Explain(cfg).Reduced)
+}
+
+// knows reports whether cfg's plan was read from a debug log for every
+// op (its own or that of a config with the same core); in a study of
+// several ops, an op for which every knob of cfg is a no-op runs the
+// defaults' plan, known too.
+func (p *planner) knows(cfg nccl.Config) bool {
+	for _, o := range p.ops {
+		core := o.core(cfg)
+		if p.several() && len(core) == 0 && o.native != nil {
+			continue
+		}
+		if _, ok := o.known[core.Key()]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// certainByRules reports whether the rules alone (without the logs of
+// other configs) prove cfg's plan for every op.
+func (p *planner) certainByRules(cfg nccl.Config) bool {
+	for _, o := range p.ops {
+		if o.native == nil || !o.native.Explain(cfg).Certain {
+			return false
+		}
+	}
+	return true
 }
 
 // isPart reports whether every knob of part is set alike in c.
@@ -317,20 +551,36 @@ func (p *planner) noteMerge(cfg nccl.Config, t *Trial) {
 		}
 		for _, d := range r.Dropped {
 			if pair[1][d.Knob] != d.Value {
-				rules = append(rules, d.Rule)
+				// A knob dropped for several ops by different rules counts
+				// under each.
+				rules = append(rules, strings.Split(d.Rule, "; ")...)
 			}
 		}
 	}
 	if rc.Reduced.Key() != rt.Reduced.Key() && capsAlike(rc.Reduced, rt.Reduced) {
 		rules = append(rules, ruleCapAlias)
 	}
-	if p.native != nil && !p.native.Explain(c).Certain && rc.Certain {
+	if p.read() && !p.certainByRules(c) && rc.Certain {
 		rules = append(rules, ruleSamePlanLogged)
 	}
 	if len(rules) == 0 {
 		rules = []string{ruleSamePlanLogged}
 	}
+	if p.several() {
+		// Which ops' plans were the same: every op's, or they would not
+		// share a trial.
+		rules = append([]string{p.sameFor(t)}, rules...)
+	}
 	p.merged[c.Key()] = rules
+}
+
+// sameFor is the merge reason of a study of several ops: the ops whose
+// plans are the same as t's, and whether t runs NCCL's defaults.
+func (p *planner) sameFor(t *Trial) string {
+	if p.keyOf(t.Config) == p.keyOf(nccl.Config{}) {
+		return "runs like NCCL's defaults for " + p.opList()
+	}
+	return "runs like a config already tried for " + p.opList()
 }
 
 // ruleCapAlias is the merge reason for NCCL_MAX_NCHANNELS against NCCL_MAX_CTAS.
@@ -346,7 +596,7 @@ func capsAlike(a, b nccl.Config) bool {
 // NCCL's own plan (learnt after it was measured: proposals that do are
 // merged with the defaults from the start).
 func (p *planner) runsDefaults(t *Trial) bool {
-	return p.native != nil && t.Role != vocab.RoleBaseline && p.keyOf(t.Config) == p.keyOf(nccl.Config{})
+	return p.read() && t.Role != vocab.RoleBaseline && p.keyOf(t.Config) == p.keyOf(nccl.Config{})
 }
 
 // planKnown reports whether t's plan was read from a debug log (its own
@@ -354,10 +604,9 @@ func (p *planner) runsDefaults(t *Trial) bool {
 func (p *planner) planKnown(t *Trial) bool {
 	c := t.Config.Canonical()
 	if len(c) == 0 {
-		return p.native != nil
+		return p.read()
 	}
-	_, ok := p.known[p.core(c).Key()]
-	return ok
+	return p.knows(c)
 }
 
 // twin is the config r (of an uncertain plan) would be without its
@@ -383,8 +632,7 @@ func (p *planner) twinUnknown(cfg nccl.Config) (nccl.Config, bool) {
 		return p.listTwinUnknown(r)
 	}
 	t := twin(r)
-	_, known := p.known[p.core(t).Key()]
-	return t, !known
+	return t, !p.knows(t)
 }
 
 // listTwinUnknown is twinUnknown for a list that forces a choice beside
@@ -405,7 +653,7 @@ func (p *planner) listTwinUnknown(r nccl.Resolution) (nccl.Config, bool) {
 		}
 		t := r.Reduced.Clone()
 		delete(t, k)
-		if _, known := p.known[p.core(t).Key()]; !known {
+		if !p.knows(t) {
 			return t, true
 		}
 	}
@@ -415,10 +663,10 @@ func (p *planner) listTwinUnknown(r nccl.Resolution) (nccl.Config, bool) {
 // summary sums up what the study did with NCCL's plan over its trials,
 // in a space of spaceConfigs configs.
 func (p *planner) summary(trials []*Trial, spaceConfigs int) *PlanSummary {
-	ps := &PlanSummary{Read: p.native != nil, Note: p.note, SpaceConfigs: spaceConfigs,
+	ps := &PlanSummary{Read: p.read(), Note: p.note, SpaceConfigs: spaceConfigs,
 		Refused: len(p.refused), Checks: p.checks, MergedConfigs: len(p.merged)}
-	if p.native != nil {
-		ps.Native = p.native.Plan
+	if d := p.defaults(); d != nil {
+		ps.Native = d.Plan
 	}
 	plans := map[string]bool{}
 	for _, t := range trials {

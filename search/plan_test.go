@@ -139,8 +139,8 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 	defaults := &Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}
 	capped := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_MAX_NCHANNELS": "1"}}
 	s.trials = []*Trial{defaults, capped}
-	s.learnPlan(defaults, vocab.PhasePlan, &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{Facts: benchfmt.ParseFacts(data)}})
-	if s.plan.native == nil {
+	s.learnPlan(defaults, vocab.PhasePlan, "", &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{Facts: benchfmt.ParseFacts(data)}})
+	if s.plan.defaults() == nil {
 		t.Fatalf("no plan read: %s", s.plan.note)
 	}
 	mustDiffer := func(a, b nccl.Config) {
@@ -156,7 +156,7 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 		cappedFacts.Choices[i].ChannelHi, cappedFacts.Choices[i].Channels = 0, 1
 	}
 	cappedFacts.Channels = 1
-	s.learnPlan(capped, vocab.PhasePlan, &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{Facts: cappedFacts}})
+	s.learnPlan(capped, vocab.PhasePlan, "", &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{Facts: cappedFacts}})
 	for _, c := range []nccl.Config{
 		{"NCCL_MAX_CTAS": "1"},
 		{"NCCL_MAX_NCHANNELS": "1"},

@@ -233,7 +233,7 @@ func (s *ranking) computeCandidate(base *Trial) *Trial {
 			// under another name: nothing to confirm.
 			continue
 		}
-		if base != nil && s.plan.native != nil && s.plan.keyOf(t.Config) == s.plan.keyOf(base.Config) {
+		if base != nil && s.plan.read() && s.plan.keyOf(t.Config) == s.plan.keyOf(base.Config) {
 			// Likewise a config proved to run the baseline's plan (learnt
 			// after it became a trial of its own): the baseline again.
 			continue

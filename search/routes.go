@@ -16,11 +16,12 @@ import (
 // no-op, not yet read), and the config that reads them: the value alone.
 func (p *planner) routesUnknown(cfg nccl.Config) (nccl.Config, bool) {
 	v, ok := cfg.Canonical()["NCCL_CROSS_NIC"]
-	if !ok || p.native == nil || p.native.NoNetwork || p.native.NICs < 2 || len(p.native.NetRoutes) == 0 {
+	d := p.defaults()
+	if !ok || d == nil || d.NoNetwork || d.NICs < 2 || len(d.NetRoutes) == 0 {
 		return nil, false
 	}
 	probe := nccl.Config{"NCCL_CROSS_NIC": v}
-	if p.native.Explain(probe).Certain || p.routesRead[v] {
+	if p.certainByRules(probe) || p.routesRead[v] {
 		return nil, false
 	}
 	return probe, true

@@ -57,11 +57,11 @@ func TestNoCrossNICOnOneNIC(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !p.learn(&Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}, vocab.PhasePlan, l) {
+			if !p.learn(&Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}, vocab.PhasePlan, "", l) {
 				t.Fatalf("no plan read from the defaults' debug launch (%s)", l.Reason)
 			}
-			if p.native.NICs != 1 && !p.native.NoNetwork {
-				t.Fatalf("%d NICs per host, want 1", p.native.NICs)
+			if p.defaults().NICs != 1 && !p.defaults().NoNetwork {
+				t.Fatalf("%d NICs per host, want 1", p.defaults().NICs)
 			}
 			for _, c := range []string{"0", "1", "2"} {
 				with := nccl.Config{"NCCL_CROSS_NIC": c, "NCCL_MAX_CTAS": "1"}
@@ -124,7 +124,7 @@ func TestListTwinBesideAForcedAlgorithm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !p.learn(&Trial{Role: role, Config: cfg}, vocab.PhasePlan, launch) {
+		if !p.learn(&Trial{Role: role, Config: cfg}, vocab.PhasePlan, "", launch) {
 			t.Fatalf("%s: no plan read (%s)", cfg, launch.Reason)
 		}
 	}

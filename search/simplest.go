@@ -27,7 +27,7 @@ type simplification struct {
 // a list), with the knobs it leaves out and why. It launches nothing and
 // adds no trial: the loop does both (readTwin, trialOf).
 func simplest(p *planner, trials []*Trial, w *Trial) simplification {
-	if p.native == nil {
+	if !p.read() {
 		return simplification{}
 	}
 	r := p.resolve(w.Config)
@@ -101,7 +101,7 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 // unknown and the budget holds the launch beside the smallest
 // confirmation.
 func (s *loop) readTwin(ctx context.Context, w *Trial) error {
-	if s.plan.native == nil || s.seq+s.cost() > s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft() {
+	if !s.plan.read() || s.seq+s.cost() > s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft() {
 		return nil
 	}
 	tw, unknown := s.plan.twinUnknown(w.Config)

@@ -1,0 +1,97 @@
+package search
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// loopbackWorkload is the real 4-rank loopback's workload study of issue
+// 26 (all-reduce 512K-4M, alltoall and broadcast 512K-8M, default guards,
+// scoped lists), on its simulated profile.
+func loopbackWorkload(seed int64) Options {
+	o := DefaultOptions()
+	o.Workload = nccl.Workload{
+		{Op: nccl.AllReduce, Band: nccl.Band{Min: 512 << 10, Max: 4 << 20}, Weight: 1},
+		{Op: nccl.AllToAll, Band: nccl.Band{Min: 512 << 10, Max: 8 << 20}, Weight: 1},
+		{Op: nccl.Broadcast, Band: nccl.Band{Min: 512 << 10, Max: 8 << 20}, Weight: 1},
+	}
+	o.Band = Hull(o.Workload)
+	o.Guard = DefaultGuard(o.Band)
+	o.GuardOps, o.ScopeLists = DefaultGuardOps(o.Workload), true
+	o.Seed = seed
+	o.Budget = o.DefaultBudget()
+	return o
+}
+
+// runsLikeDefaults is the profile's truth: cfg takes NCCL's defaults'
+// noiseless time at every size every op of the workload measures.
+func runsLikeDefaults(t *testing.T, p *sim.Profile, o Options, cfg nccl.Config) bool {
+	t.Helper()
+	for _, op := range o.Parts().Ops() {
+		for _, b := range planSizes(o.Parts().Sizes(op), o.Guard) {
+			d, err1 := p.OpTimeUS(op, nccl.Config{}, b)
+			c, err2 := p.OpTimeUS(op, cfg, b)
+			if err1 != nil || err2 != nil || c != d {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// A workload study of several collectives reads NCCL's plan per op and
+// merges by it: on the simulated 4-rank loopback, where NCCL's defaults
+// run Ring on 2 channels, no config that runs every op as the defaults do
+// (NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=8, NCCL_ALGO=allreduce:Ring…) is
+// launched to be measured, or confirmed; such proposals merge into the
+// defaults, and the merge reason names the ops.
+func TestWorkloadMergesByPlanPerOp(t *testing.T) {
+	prof := newSimLauncher(t, "h200-loopback", 0, 0).withRanks(t, 4).prof
+	merged, defaultsReason := 0, false
+	for seed := int64(1); seed <= 4; seed++ {
+		o := loopbackWorkload(seed)
+		l := newSimLauncher(t, "h200-loopback", 1, seed).withRanks(t, 4)
+		res, err := Run(context.Background(), o, l, newMemRecorder(t), nil, 0, nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if !res.Plan.Read {
+			t.Errorf("seed %d: NCCL's plan was not read: %s", seed, res.Plan.Note)
+		}
+		plans := 0
+		for _, req := range l.launches {
+			if req.Phase == vocab.PhasePlan && len(req.Config) == 0 {
+				plans++
+			}
+			switch req.Phase {
+			case vocab.PhaseExplore, vocab.PhaseRefine, vocab.PhaseConfirm:
+			default:
+				continue
+			}
+			if len(req.Config.Canonical()) > 0 && runsLikeDefaults(t, prof, o, req.Config) {
+				t.Errorf("seed %d: %s launch %d of %s, which runs every op as NCCL's defaults do", seed, req.Phase, req.Seq, req.Config)
+			}
+		}
+		if plans != len(o.Parts().Ops()) {
+			t.Errorf("seed %d: %d debug launches of NCCL's defaults, want one per op (%d)", seed, plans, len(o.Parts().Ops()))
+		}
+		if res.Winner != nil && len(res.Winner.Config) > 0 && runsLikeDefaults(t, prof, o, res.Winner.Config) {
+			t.Errorf("seed %d: confirmed %s, which runs every op as NCCL's defaults do", seed, res.Winner.Config)
+		}
+		merged += res.Plan.MergedConfigs
+		for _, m := range res.Plan.Merged {
+			if strings.HasPrefix(m.Reason, "runs like NCCL's defaults for all_reduce, alltoall and broadcast") {
+				defaultsReason = true
+			}
+		}
+		t.Logf("seed %d: %s; merged %+v; %s (%s); %d launches", seed, res.Plan, res.Plan.Merged, res.Env(), res.Ending, res.Launches)
+	}
+	if merged == 0 || !defaultsReason {
+		t.Errorf("%d configs merged over the seeds, reason naming the ops seen: %v; want merges into the defaults, by op", merged, defaultsReason)
+	}
+}
