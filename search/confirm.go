@@ -172,16 +172,26 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 // is confirmed is what is recommended: the scoped config is a trial of
 // its own, measured from the confirmation's first launch.
 func (s *loop) scoped(w *Trial, res *Result) (*Trial, error) {
-	version := s.version
-	if d := s.plan.defaults(); d != nil && d.Version != "" {
-		version = d.Version
-	}
-	cfg, knobs := nccl.ScopeConfig(w.Config, s.opts.Parts().Ops(), version)
+	cfg, knobs := s.scopeOf(w.Config)
 	if len(knobs) == 0 {
 		return w, nil
 	}
 	res.Scoped = knobs
 	return s.trialOf(cfg)
+}
+
+// scopeOf is cfg with its lists in the per-function form for the
+// workload's ops, and the knobs rewritten (none: cfg is confirmed as it
+// is).
+func (s *loop) scopeOf(cfg nccl.Config) (nccl.Config, []string) {
+	if !s.opts.ScopeLists {
+		return cfg.Clone(), nil
+	}
+	version := s.version
+	if d := s.plan.defaults(); d != nil && d.Version != "" {
+		version = d.Version
+	}
+	return nccl.ScopeConfig(cfg, s.opts.Parts().Ops(), version)
 }
 
 // confirmDesign sizes the confirmation of w against base from what the

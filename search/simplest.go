@@ -100,8 +100,24 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 // candidate's plan is uncertain only by its list knobs, the twin's plan is
 // unknown and the budget holds the launch beside the smallest
 // confirmation.
+//
+// The twin's log records what NCCL chooses with the config confirmed
+// (the twin, or a config it proves alike), so it takes the place of that
+// config's explain launch — unless, in a study of several ops, what is
+// confirmed is the candidate's lists scoped to the workload's ops
+// (scopeOf): a trial of its own, whose explain launch (one per op, which
+// the tuner CSV reads) is still owed and stays held back. A one-part
+// study keeps its rule (its results are unchanged).
 func (s *loop) readTwin(ctx context.Context, w *Trial) error {
-	if !s.plan.read() || s.seq+s.cost() > s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft() {
+	var scopes []string
+	if s.plan.several() {
+		_, scopes = s.scopeOf(w.Config)
+	}
+	owed := 0
+	if len(scopes) > 0 {
+		owed = s.explainLeft()
+	}
+	if !s.plan.read() || s.seq+s.cost() > s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft()-owed {
 		return nil
 	}
 	tw, unknown := s.plan.twinUnknown(w.Config)
@@ -113,7 +129,9 @@ func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 		return err
 	}
 	s.plan.checks++
-	s.candidateRead = true
+	if len(scopes) == 0 {
+		s.candidateRead = true
+	}
 	return s.launch(ctx, t, vocab.PhasePlan, false)
 }
 
