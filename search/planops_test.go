@@ -2,6 +2,9 @@ package search
 
 import (
 	"context"
+	"flag"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -94,4 +97,52 @@ func TestWorkloadMergesByPlanPerOp(t *testing.T) {
 	if merged == 0 || !defaultsReason {
 		t.Errorf("%d configs merged over the seeds, reason naming the ops seen: %v; want merges into the defaults, by op", merged, defaultsReason)
 	}
+}
+
+var workloadMerge = flag.Bool("workload-merge", false, "run the three-op workload table on the simulated 4-rank loopback (seeds 1-N, -quality-seeds)")
+
+// TestWorkloadMergeTable: over seeds, what the three-op workload study of
+// the simulated 4-rank loopback spends on configs that run every op as
+// NCCL's defaults do (launched to be measured, or confirmed), and what it
+// merges. docs/PERFORMANCE.md prints the table.
+func TestWorkloadMergeTable(t *testing.T) {
+	if !*workloadMerge {
+		t.Skip("pass -workload-merge to run the table")
+	}
+	prof := newSimLauncher(t, "h200-loopback", 0, 0).withRanks(t, 4).prof
+	wasted, confirmed, merged, launches, debug := 0, 0, 0, 0, 0
+	endings := map[string]int{}
+	n := *qualitySeeds
+	for seed := *qualityFirst; seed < *qualityFirst+int64(n); seed++ {
+		o := loopbackWorkload(seed)
+		l := newSimLauncher(t, "h200-loopback", 1, seed).withRanks(t, 4)
+		res, err := Run(context.Background(), o, l, newMemRecorder(t), nil, 0, nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, req := range l.launches {
+			switch req.Phase {
+			case vocab.PhaseExplore, vocab.PhaseRefine, vocab.PhaseConfirm:
+				if len(req.Config.Canonical()) > 0 && runsLikeDefaults(t, prof, o, req.Config) {
+					wasted++
+				}
+			case vocab.PhasePlan, vocab.PhaseExplain:
+				debug++
+			}
+		}
+		if res.Winner != nil && len(res.Winner.Config) > 0 && runsLikeDefaults(t, prof, o, res.Winner.Config) {
+			confirmed++
+		}
+		merged += res.Plan.MergedConfigs
+		launches += res.Launches
+		endings[res.Ending]++
+	}
+	var ends []string
+	for e, c := range endings {
+		ends = append(ends, fmt.Sprintf("%s %d", e, c))
+	}
+	sort.Strings(ends)
+	fmt.Printf("| seeds | default-equivalent confirmed | launches on default-equivalent configs | configs merged (mean) | debug launches (mean) | launches (mean) | endings |\n|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| %d | %d/%d | %d (%.1f per study) | %.1f | %.1f | %.1f | %s |\n", n, confirmed, n, wasted, float64(wasted)/float64(n),
+		float64(merged)/float64(n), float64(debug)/float64(n), float64(launches)/float64(n), strings.Join(ends, ", "))
 }
