@@ -234,6 +234,10 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 		}
 		if isDefaults && o.native == nil {
 			p.note = "NCCL's log shows no choice per size" + p.forOp(o) + " (TUNING lines need NCCL 2.24+ and NCCL_DEBUG_SUBSYS=TUNING): configs are not merged by plan"
+			if _, planned := o.op.PerFunction(); o.op != "" && !planned {
+				// A send/recv op's plan is the channels NCCL set up.
+				p.note = "NCCL's log shows no channel count" + p.forOp(o) + " (the \"coll channels\" line of NCCL_DEBUG_SUBSYS=INIT): configs are not merged by plan"
+			}
 		}
 		return false
 	}

@@ -146,3 +146,53 @@ func TestWorkloadMergeTable(t *testing.T) {
 	fmt.Printf("| %d | %d/%d | %d (%.1f per study) | %.1f | %.1f | %.1f | %s |\n", n, confirmed, n, wasted, float64(wasted)/float64(n),
 		float64(merged)/float64(n), float64(debug)/float64(n), float64(launches)/float64(n), strings.Join(ends, ", "))
 }
+
+// A config's resolution in a study of several ops is the tuple of its
+// per-op ones: it runs NCCL's defaults only when every op does, a knob is
+// dropped only when every op drops it, and a list is conditional when it
+// is for one op and a no-op for the others.
+func TestCombinedResolution(t *testing.T) {
+	sizes := []int64{1 << 20, 4 << 20}
+	w := nccl.Workload{
+		{Op: nccl.AllReduce, Band: nccl.Band{Min: 1 << 20, Max: 4 << 20}, Weight: 1},
+		{Op: nccl.AllToAll, Band: nccl.Band{Min: 1 << 20, Max: 4 << 20}, Weight: 1},
+		{Op: nccl.Broadcast, Band: nccl.Band{Min: 1 << 20, Max: 4 << 20}, Weight: 1},
+	}
+	p := newWorkloadPlanner(w, nil, false)
+	ring := func(ch int) nccl.Plan {
+		return nccl.Plan{1 << 20: {Algo: "RING", Proto: "SIMPLE", Channels: ch}, 4 << 20: {Algo: "RING", Proto: "SIMPLE", Channels: ch}}
+	}
+	p.ops[0].native = &nccl.Native{Collective: "AllReduce", Plan: ring(2), Channels: 2, NICs: 1}
+	p.ops[1].native = &nccl.Native{Collective: "AlltoAll", SendRecv: true, Plan: nccl.SendRecvPlan(sizes, 2), Channels: 2, NICs: 1}
+	p.ops[2].native = &nccl.Native{Collective: "Broadcast", Plan: ring(4), Channels: 4, NICs: 1}
+	defaults := p.keyOf(nccl.Config{})
+	for _, tc := range []struct {
+		cfg          nccl.Config
+		runsDefaults bool
+		reduced      string
+		conditional  []string
+	}{
+		{nccl.Config{"NCCL_ALGO": "Ring", "NCCL_MAX_NCHANNELS": "8"}, true, "NCCL defaults", nil},
+		{nccl.Config{"NCCL_ALGO": "allreduce:Ring;broadcast:Ring", "NCCL_CROSS_NIC": "0"}, true, "NCCL defaults", nil},
+		// A cap of 2 is the all-reduce's and alltoall's channels, below broadcast's 4.
+		{nccl.Config{"NCCL_MAX_NCHANNELS": "2"}, false, "NCCL_MAX_NCHANNELS=2", nil},
+		{nccl.Config{"NCCL_ALGO": "allreduce:Tree"}, false, "NCCL_ALGO=allreduce:Tree", nil},
+		{nccl.Config{"NCCL_ALGO": "allreduce:Ring", "NCCL_MAX_NCHANNELS": "1"}, false, "NCCL_ALGO=allreduce:Ring NCCL_MAX_NCHANNELS=1", []string{"NCCL_ALGO"}},
+	} {
+		r := p.resolve(tc.cfg)
+		var cond []string
+		for _, d := range r.Conditional {
+			cond = append(cond, d.Knob)
+		}
+		if (r.Key == defaults) != tc.runsDefaults || r.Reduced.String() != tc.reduced || strings.Join(cond, " ") != strings.Join(tc.conditional, " ") {
+			t.Errorf("%s: runs the defaults %v (want %v), reduced %q (want %q), conditional %v (want %v); key %s", tc.cfg,
+				r.Key == defaults, tc.runsDefaults, r.Reduced, tc.reduced, cond, tc.conditional, r.Key)
+		}
+	}
+	// The merge reason names the ops whose plans were the same.
+	base := &Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}
+	p.noteMerge(nccl.Config{"NCCL_ALGO": "Ring", "NCCL_MAX_NCHANNELS": "8"}, base)
+	if got := p.merged[nccl.Config{"NCCL_ALGO": "Ring", "NCCL_MAX_NCHANNELS": "8"}.Key()]; len(got) == 0 || got[0] != "runs like NCCL's defaults for all_reduce, alltoall and broadcast" {
+		t.Errorf("merge reasons %q", got)
+	}
+}
