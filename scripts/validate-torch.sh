@@ -113,7 +113,7 @@ meta, rows = (lines[0] if lines else {}), [l for l in lines if "bytes" in l]
 check(meta.get("instrument") == "nccltune-torch" and meta.get("world") == 2, "torch metadata line: %s" % json.dumps(meta)[:300])
 check(bool(lines) and lines[-1] == {"done": True}, "torch output ends with {\"done\": true}")
 check([r["bytes"] for r in rows] == [524288, 1048576, 2097152, 4194304], "torch sizes 512K..4M")
-check(all(r["ok"] and r["wrong"] == 0 for r in rows), "torch sum-of-ones check passed at every size")
+check(all(r["ok"] and r["wrong"] == 0 for r in rows), "torch check passed at every size")
 check(all(len(r["samples_us"]) == 100 for r in rows), "100 samples per size")
 check(len(set(meta.get("hosts", []))) == 2, "two fake hosts: %s" % meta.get("hosts"))
 def sweep(name):

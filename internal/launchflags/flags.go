@@ -38,7 +38,7 @@ func Flags() []cli.Flag {
 		&cli.StringFlag{Name: "mpirun", Category: Category,
 			Usage: "mpirun executable `PATH` (default mpirun on PATH)"},
 		&cli.StringFlag{Name: "op", Value: string(nccl.AllReduce), Category: Category,
-			Usage: "the collective to measure: " + strings.Join(nccl.OpNames(), ", ") + " (nccl-tests' <op>_perf)"},
+			Usage: "the collective to measure: " + strings.Join(nccl.OpNames(), ", ") + " (nccl-tests' <op>_perf, or the torch instrument's --op)"},
 		&cli.StringFlag{Name: "bench", Category: Category,
 			Usage: "nccl-tests benchmark `PATH`: any of its *_perf binaries or its build directory; the op's binary beside it runs (default <op>_perf on PATH)"},
 		&cli.StringSliceFlag{Name: "bench-arg", Category: Category,
