@@ -2,6 +2,7 @@ package studyrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nccltune/nccltune/benchfmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -29,16 +31,64 @@ type AB struct {
 	// when it claimed nothing of this pair.
 	Claim *Claim
 	// CheckCand launches Cand once with NCCL's debug log before anything
-	// else, unscored: a candidate that fails there (a tuner plugin that
-	// crashes) ends the comparison before any measurement, and the launch
-	// shows what NCCL and a tuner plugin did (ABResult.Check).
+	// else, unscored (once per op of a workload of several parts): a
+	// candidate that fails there (a tuner plugin that crashes) ends the
+	// comparison before any measurement, and the launch shows what NCCL
+	// and a tuner plugin did (ABResult.Check, Checks).
 	CheckCand bool
+	// Parts, when it has several, is the workload the comparison measures
+	// as its study did: one launch per op for each measurement, scored
+	// by the study's objective, and compared part by part. GuardOps are
+	// the collectives outside it measured, GuardLaunches per arm each, for
+	// a candidate the comparison recommends. Either makes the comparison
+	// one of collectives (search.Reconfirm).
+	Parts         nccl.Workload
+	GuardOps      []nccl.Op
+	GuardLaunches int
+	// Stats are the statistics the comparison decides with (the verified
+	// study's minimum effect and alpha); zero is model.DefaultOptions.
+	Stats model.Options
 }
 
-// Claim is a search's claimed speedup, which verify checks.
+// ofOps reports whether ab measures more than its one op: several parts,
+// or guarded ops.
+func (ab AB) ofOps() bool { return len(ab.Parts) > 1 || len(ab.GuardOps) > 0 }
+
+// stats are the statistics ab decides with.
+func (ab AB) stats() model.Options {
+	if ab.Stats == (model.Options{}) {
+		return model.DefaultOptions()
+	}
+	return ab.Stats
+}
+
+// searchOptions are ab as the study options search.Reconfirm measures
+// with: the workload (or the one band and op), guard sizes, guarded ops
+// and statistics.
+func (ab AB) searchOptions() search.Options {
+	o := search.Options{Band: ab.Band, Op: ab.op(), Guard: ab.Guards, GuardOps: ab.GuardOps, GuardLaunches: ab.GuardLaunches, Stats: ab.stats()}
+	if len(ab.Parts) > 1 {
+		o.Workload = ab.Parts
+	}
+	return o
+}
+
+// checkOps are the ops the candidate's debug check launches: the
+// workload's (one each), or the comparison's one op.
+func (ab AB) checkOps() []nccl.Op {
+	if len(ab.Parts) > 1 {
+		return ab.Parts.Ops()
+	}
+	return []nccl.Op{ab.op()}
+}
+
+// Claim is a search's claimed speedup, which verify checks, and whether
+// the search recommended the config (a fresh refusal by a part or a
+// guarded op then fails verify).
 type Claim struct {
-	Speedup   float64    `json:"speedup"`
-	SpeedupCI [2]float64 `json:"speedup_ci"`
+	Speedup     float64    `json:"speedup"`
+	SpeedupCI   [2]float64 `json:"speedup_ci"`
+	Recommended bool       `json:"recommended"`
 }
 
 // VerifyResult is the verdict of a verify (or interleaved compare) run,
@@ -61,6 +111,36 @@ type VerifyResult struct {
 	Consistent  bool              `json:"consistent"`
 	// TunerPlugin is what verify --tuner-plugin saw of the plugin.
 	TunerPlugin *TunerVerify `json:"tuner_plugin,omitempty"`
+	// Ending is the rule that decided (search.Ending*, or the comparison's
+	// model.Verdict*); Verdict the conclusion in the words show and the
+	// search use (stored.Conclusion).
+	Ending  string `json:"ending"`
+	Verdict string `json:"verdict"`
+	// Parts are a workload's parts, compared one by one (none for one
+	// part); Guards the guarded ops measured (none without guarded ops, or
+	// when the comparison did not recommend the config). Each has its
+	// verdict in stored.OpVerdicts' words.
+	Parts  []VerifyPart  `json:"parts"`
+	Guards []VerifyGuard `json:"guards"`
+	// Refused names the part or guarded op that refused the config ("its
+	// part alltoall 512K-8M", "broadcast at 1M"), "" when none did.
+	Refused string `json:"refused"`
+	// Failed: the fresh measurement contradicts the claim (Consistent is
+	// false), or refused a config the study recommended (or one named
+	// with --env): verify exits 1.
+	Failed bool `json:"failed"`
+}
+
+// VerifyPart is one part of a workload as verify measured it.
+type VerifyPart struct {
+	store.PartComparison
+	Verdict string `json:"verdict"`
+}
+
+// VerifyGuard is one guarded op as verify measured it.
+type VerifyGuard struct {
+	store.OpGuard
+	Verdict string `json:"verdict"`
 }
 
 // TunerVerify is a tuner CSV measured through a plugin: the plugin, what
@@ -74,6 +154,9 @@ type TunerVerify struct {
 	Warnings []fabric.Warning      `json:"warnings"`
 	// Reproduces: the CSV's speedup agrees with the study's claim.
 	Reproduces bool `json:"reproduces"`
+	// PerOp are a workload's check launches, one per op (Check is the
+	// first op's); nil for one op.
+	PerOp []OpCheck `json:"per_op,omitempty"`
 }
 
 // VerifyResultOf is the result of ab's interleaved comparison r, with
@@ -82,14 +165,60 @@ func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
 	study, rec := r.Study, r.Study.Recommendation
 	v := VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
 		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
-		Significant: r.Comparison.Recommend, Reason: r.Comparison.Reason, Claimed: ab.Claim, Consistent: r.Consistent}
+		Significant: r.Comparison.Recommend, Reason: rec.Reason, Claimed: ab.Claim, Consistent: r.Consistent,
+		Ending: rec.Ending, Parts: []VerifyPart{}, Guards: []VerifyGuard{}}
+	c := stored.ConclusionOf(study)
+	v.Verdict, _, _ = c.Headline()
+	v.Refused = c.Refused
+	verdicts := stored.OpVerdicts(rec)
+	for i, p := range rec.Parts {
+		v.Parts = append(v.Parts, VerifyPart{PartComparison: p, Verdict: verdicts[i].Verdict})
+	}
+	for i, g := range rec.OpGuards {
+		v.Guards = append(v.Guards, VerifyGuard{OpGuard: g, Verdict: verdicts[len(rec.Parts)+i].Verdict})
+	}
+	// A refusal fails what the study recommended, or what the user named;
+	// of a candidate the study itself refused, it is what it found too.
+	v.Failed = ab.Claim != nil && !r.Consistent || v.Refused != "" && (ab.Claim == nil || ab.Claim.Recommended)
 	if plugin := ab.Cand[nccl.TunerPluginVar]; plugin != "" {
-		v.TunerPlugin = &TunerVerify{Plugin: plugin, Warnings: TunerWarningsOf(r.Check), Reproduces: ab.Claim != nil && r.Consistent}
-		if r.Check != nil && r.Check.Result != nil && r.Check.Result.Facts != nil {
-			v.TunerPlugin.Check = r.Check.Result.Facts.Tuner
+		v.TunerPlugin = &TunerVerify{Plugin: plugin, Warnings: []fabric.Warning{}, Reproduces: ab.Claim != nil && r.Consistent}
+		for _, oc := range r.Checks {
+			v.TunerPlugin.Warnings = append(v.TunerPlugin.Warnings, oc.Warnings...)
+		}
+		if len(r.Checks) > 0 {
+			v.TunerPlugin.Check = r.Checks[0].Plugin
+		}
+		if len(r.Checks) > 1 {
+			v.TunerPlugin.PerOp = r.Checks
 		}
 	}
 	return v
+}
+
+// OpCheck is the candidate's debug check launch of one op: what the
+// tuner plugin did with its calls, and the warnings, each naming the op.
+type OpCheck struct {
+	Op nccl.Op `json:"op"`
+	// Plugin is the plugin as the launch logged it (nil without NCCL's
+	// lines).
+	Plugin   *benchfmt.TunerPlugin `json:"check"`
+	Warnings []fabric.Warning      `json:"warnings"`
+	launch   *benchfmt.Launch
+}
+
+// opCheckOf is op's check launch l.
+func opCheckOf(op nccl.Op, l *benchfmt.Launch, several bool) OpCheck {
+	c := OpCheck{Op: op, Warnings: TunerWarningsOf(l), launch: l}
+	if l != nil && l.Result != nil && l.Result.Facts != nil {
+		c.Plugin = l.Result.Facts.Tuner
+	}
+	if several {
+		// Which op's calls fell back is the point of a check per op.
+		for i := range c.Warnings {
+			c.Warnings[i].Message = string(op) + ": " + c.Warnings[i].Message
+		}
+	}
+	return c
 }
 
 // TunerWarningsOf are the warnings a tuner plugin's debug launch shows
@@ -142,21 +271,32 @@ type ABResult struct {
 	// the claim agree (each one's estimate lies inside the other's
 	// interval, or their intervals overlap).
 	Consistent bool
-	// Check is the candidate's debug launch when ab.CheckCand.
-	Check *benchfmt.Launch
+	// Check is the candidate's debug launch when ab.CheckCand (the first
+	// op's), Checks every op's.
+	Check  *benchfmt.Launch
+	Checks []OpCheck
+	// Result is the reconfirmation of a comparison of collectives
+	// (ab.ofOps): its parts and guarded ops; nil otherwise.
+	Result *search.Result
 }
 
 // RunAB measures ab.Base and ab.Cand alternately (B C B C …, after one
 // uncounted warm-up of B), with search's confirmation at a design of one
 // look (a fixed-size test at alpha), and stores the launches and the
-// comparison as a study of ab.Kind. A launch that fails is vocab.ErrFabric;
-// stopped by the user, vocab.ErrInterrupted.
+// comparison as a study of ab.Kind. A comparison of collectives (several
+// parts, or guarded ops) is search.Reconfirm's: each measurement one
+// launch per op, the parts and guarded ops judged as the study judged
+// them. A launch that fails is vocab.ErrFabric; stopped by the user,
+// vocab.ErrInterrupted.
 func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult, error) {
 	study, err := ab.create(st, o)
 	if err != nil {
 		return nil, err
 	}
 	sizes := study.Sizes
+	if ab.ofOps() {
+		sizes = ab.searchOptions().ScoredKeys()
+	}
 	rec := NewRecorder(st, study, sizes)
 	base := &search.Trial{Number: 0, Config: ab.Base.Clone(), Role: vocab.RoleBaseline, State: vocab.TrialRunning}
 	cand := &search.Trial{Number: 1, Config: ab.Cand, Role: vocab.RoleCandidate, State: vocab.TrialRunning}
@@ -183,51 +323,127 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 		finish(vocab.StatusFailed, err.Error())
 		return err
 	}
-	var check *benchfmt.Launch
+	var checks []OpCheck
 	if ab.CheckCand {
-		err := run(ctx, cand, vocab.PhasePlan, false)
-		check = last
-		if err == nil && o.CheckOK != nil {
-			if err = o.CheckOK(check); err != nil {
-				err = vocab.Mark(vocab.ErrFabric, err)
+		ops := ab.checkOps()
+		for _, op := range ops {
+			err := run(ctx, cand, op, vocab.PhasePlan, false)
+			checks = append(checks, opCheckOf(op, last, len(ops) > 1))
+			if err == nil && o.CheckOK != nil {
+				if err = o.CheckOK(last); err != nil {
+					err = vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s: %w", op, err))
+				}
+			}
+			if err != nil {
+				return &ABResult{Study: study, Check: checks[0].launch, Checks: checks}, stopped(err)
 			}
 		}
-		if err != nil {
-			return &ABResult{Study: study, Check: check}, stopped(err)
-		}
 	}
-	if err := run(ctx, base, vocab.PhaseWarmup, false); err != nil {
-		return nil, stopped(err)
+	var res *ABResult
+	if ab.ofOps() {
+		res, err = ab.reconfirm(ctx, study, rec, o, base, cand, len(checks))
+	} else {
+		res, err = ab.confirm(ctx, study, run, base, cand, o)
 	}
-	opt := model.DefaultOptions()
-	// A fixed number of launches per arm is a design of one look at alpha:
-	// its decision is model.Compare's at opt.
-	design := model.PlanConfirm(o.Launches, o.Launches, opt.Alpha)
-	out, err := search.Confirm(ctx, search.Confirmation{Baseline: base, Candidate: cand, Design: design, Sizes: sizes, Stats: opt,
-		Launch: func(ctx context.Context, t *search.Trial) error { return run(ctx, t, vocab.PhaseConfirm, true) }})
 	if err != nil {
 		return nil, stopped(err)
 	}
-	res := ab.conclude(study, base, cand, out.Look.Comparison, opt)
-	res.Check = check
+	if len(checks) > 0 {
+		res.Check, res.Checks = checks[0].launch, checks
+	}
 	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
 	_ = rec.SaveTrials([]*search.Trial{base, cand})
 	finish(vocab.StatusDone, ab.reason())
 	return res, nil
 }
 
+// confirm is the comparison of one op: a warm-up, then o.Launches of
+// each arm, interleaved (search.Confirm), decided over the band.
+func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base, cand *search.Trial, o ABOptions) (*ABResult, error) {
+	if err := run(ctx, base, ab.op(), vocab.PhaseWarmup, false); err != nil {
+		return nil, err
+	}
+	opt := ab.stats()
+	// A fixed number of launches per arm is a design of one look at alpha:
+	// its decision is model.Compare's at opt.
+	design := model.PlanConfirm(o.Launches, o.Launches, opt.Alpha)
+	out, err := search.Confirm(ctx, search.Confirmation{Baseline: base, Candidate: cand, Design: design, Sizes: study.Sizes, Stats: opt,
+		Launch: func(ctx context.Context, t *search.Trial) error {
+			return run(ctx, t, ab.op(), vocab.PhaseConfirm, true)
+		}})
+	if err != nil {
+		return nil, err
+	}
+	return ab.conclude(study, base, cand, out.Look.Comparison, opt), nil
+}
+
+// reconfirm is the comparison of collectives (search.Reconfirm), its
+// launches after the check launches made before, stored and concluded as
+// the search stores its confirmation (RecommendationOf).
+func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o ABOptions, base, cand *search.Trial, made int) (*ABResult, error) {
+	launcher := &lastLauncher{Launcher: &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed + 7919}} // fresh noise, as confirm's
+	r := search.Reconfirmation{Options: ab.searchOptions(), Baseline: base, Candidate: cand, Launches: o.Launches, Seq: made,
+		Launcher: launcher, Recorder: rec}
+	if o.Progress != nil {
+		total := ab.launches(o)
+		r.OnEvent = func(ev search.Event) { o.Progress(ev.Seq+1, total, ev.Phase, ev.Trial, ev.Launch) }
+	}
+	res, err := search.Reconfirm(ctx, r)
+	if err != nil {
+		if errors.Is(err, vocab.ErrFabric) && launcher.last != nil {
+			err = fmt.Errorf("%w%s", err, tunerCrash(launcher.last, o.Launch.Spec.BaseEnv, cand.Config))
+		}
+		return nil, err
+	}
+	so := ab.searchOptions()
+	sr := RecommendationOf(res, so)
+	sr.Env, sr.CandidateTrialID = ab.Cand.Clone(), cand.ID
+	sr.SpeedupCI = [2]float64{finiteOr(sr.SpeedupCI[0], sr.Speedup), finiteOr(sr.SpeedupCI[1], sr.Speedup)}
+	sr.PValue = finiteOr(sr.PValue, 1)
+	study.Recommendation = sr
+	out := &ABResult{Study: study, Comparison: *res.Decision, Result: res}
+	if ab.Claim != nil {
+		out.Consistent = ab.Claim.SpeedupCI[0] <= sr.SpeedupCI[1] && sr.SpeedupCI[0] <= ab.Claim.SpeedupCI[1]
+	}
+	return out, nil
+}
+
+// lastLauncher keeps the latest launch, for the message of one that
+// failed.
+type lastLauncher struct {
+	search.Launcher
+	last *benchfmt.Launch
+}
+
+func (l *lastLauncher) Launch(ctx context.Context, req search.Request) (*benchfmt.Launch, error) {
+	out, err := l.Launcher.Launch(ctx, req)
+	l.last = out
+	return out, err
+}
+
 // op is the collective the comparison measures.
 func (ab AB) op() nccl.Op { return nccl.Op(ab.Collective).OrAllReduce() }
 
-// create stores the comparison's study.
+// create stores the comparison's study: for a comparison of collectives,
+// its parts, guarded ops and decision settings as the verified study's.
 func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	band := ab.Band
+	opt := ab.stats()
 	study := &store.Study{Kind: ab.Kind, Band: ab.BandText, BandMin: band.Min, BandMax: band.Max,
 		Sizes: band.Sizes(), GuardSizes: ab.Guards, Collective: string(ab.op()), BaseEnv: o.Launch.Spec.BaseEnv,
 		BaselineEnv: ab.Base.Clone(),
 		Launch:      LaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 		Budget: store.Budget{Launches: ab.launches(o)}, Status: vocab.StatusRunning,
 		Reason: ab.reason()}
+	if ab.ofOps() {
+		study.GuardOps = ab.GuardOps
+		study.Search = &store.SearchSettings{MinEffect: opt.MinEffect, Alpha: opt.Alpha, GuardLaunches: guardLaunchesOf(ab.searchOptions())}
+		if len(ab.Parts) > 1 {
+			for _, p := range ab.Parts {
+				study.Workload = append(study.Workload, store.PartOf(p))
+			}
+		}
+	}
 	if o.Name != nil {
 		o.Name(study)
 	}
@@ -237,30 +453,34 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	return study, nil
 }
 
-// launches is how many launches the comparison makes: the check, one
-// warm-up and o.Launches per arm.
+// launches is how many launches the comparison makes at most: the checks,
+// one warm-up and o.Launches per arm (a round of one per op for a
+// workload), and the guarded ops'.
 func (ab AB) launches(o ABOptions) int {
 	n := 2*o.Launches + 1
+	if ab.ofOps() {
+		n = search.Reconfirmation{Options: ab.searchOptions(), Launches: o.Launches}.ReconfirmLaunches()
+	}
 	if ab.CheckCand {
-		n++
+		n += len(ab.checkOps())
 	}
 	return n
 }
+
+// abLaunch makes and records one launch of t measuring op.
+type abLaunch func(ctx context.Context, t *search.Trial, op nccl.Op, phase string, scored bool) error
 
 // launcher makes and records the comparison's launches, in order, over
 // the band and the guard sizes, keeping the latest in *last; a plan-phase
 // launch has NCCL's debug log. A launch that does not end OK marks its
 // trial failed and is vocab.ErrFabric, naming a crash in a tuner plugin
 // and its fix.
-func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch) func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
-	lo, hi := ab.Band.Sweep() // its powers of two, what it scores
-	for _, g := range ab.Guards {
-		lo, hi = min(lo, g), max(hi, g)
-	}
+func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch) abLaunch {
 	launcher := &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed + 7919} // fresh noise, not the search's
 	seq := 0
-	return func(ctx context.Context, t *search.Trial, phase string, scored bool) error {
-		req := search.Request{Op: ab.op(), Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number,
+	return func(ctx context.Context, t *search.Trial, op nccl.Op, phase string, scored bool) error {
+		lo, hi := ab.sweep(op)
+		req := search.Request{Op: op, Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number,
 			Debug: phase == vocab.PhasePlan}
 		l, err := launcher.Launch(ctx, req)
 		seq++
@@ -294,10 +514,30 @@ func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **ben
 	}
 }
 
+// sweep is the sizes a launch of op covers: the band's powers of two (for
+// a workload, op's parts') and the guard sizes.
+func (ab AB) sweep(op nccl.Op) (lo, hi int64) {
+	if len(ab.Parts) > 1 {
+		bands := nccl.Workload{}
+		for _, p := range ab.Parts {
+			if p.Op.OrAllReduce() == op {
+				bands = append(bands, p)
+			}
+		}
+		lo, hi = search.Hull(bands).Sweep()
+	} else {
+		lo, hi = ab.Band.Sweep()
+	}
+	for _, g := range ab.Guards {
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	return lo, hi
+}
+
 // tunerCrash names a crash inside the tuner plugin a config runs, and its
 // fix, as doctor does (fabric's diagnosis); "" for any other failure.
 func tunerCrash(l *benchfmt.Launch, base map[string]string, cfg nccl.Config) string {
-	if cfg[nccl.TunerPluginVar] == "" {
+	if l == nil || cfg[nccl.TunerPluginVar] == "" {
 		return ""
 	}
 	env := map[string]string{}
@@ -323,8 +563,12 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 	if ab.Claim != nil {
 		res.Consistent = ab.Claim.SpeedupCI[0] <= speedupCI[1] && speedupCI[0] <= ab.Claim.SpeedupCI[1]
 	}
+	ending := cmp.Verdict
+	if cmp.Recommend {
+		ending = search.EndingRecommended
+	}
 	study.Recommendation = &store.Recommendation{Env: ab.Cand.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI,
-		Significant: cmp.Recommend, PValue: finiteOr(cmp.P, 1), Reason: cmp.Reason, MinEffect: opt.MinEffect,
+		Significant: cmp.Recommend, PValue: finiteOr(cmp.P, 1), Reason: cmp.Reason, Ending: ending, MinEffect: opt.MinEffect,
 		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
 		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
 		PerSize: SizeComparisons(base.Confirm, cand.Confirm, study.Sizes, opt),

@@ -115,3 +115,22 @@ func TestRunABFailedLaunch(t *testing.T) {
 		t.Errorf("study %+v (%v), want failed with %q", study, serr, err)
 	}
 }
+
+// A check launch per op names its op in every warning, so the op whose
+// calls fell back to the plugin's one channel is said; one op's check is
+// fabric's warning as it is.
+func TestOpCheckNamesTheOp(t *testing.T) {
+	tp := &benchfmt.TunerPlugin{Requested: "/p.so", Loaded: true, Name: "Example", Applied: 2, NoMatch: 3,
+		Calls: []benchfmt.TunerCall{{Collective: "broadcast", Bytes: 1 << 20, NoMatch: 3, Unmatched: "collective"}}}
+	l := &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{NCCLVersion: "2.30.7", Facts: &benchfmt.Facts{Tuner: tp}}}
+	several := opCheckOf(nccl.Broadcast, l, true)
+	one := opCheckOf(nccl.Broadcast, l, false)
+	if len(several.Warnings) == 0 || several.Plugin != tp {
+		t.Fatalf("no fallback warning: %+v", several)
+	}
+	for i, w := range several.Warnings {
+		if !strings.HasPrefix(w.Message, "broadcast: ") || one.Warnings[i].Message != strings.TrimPrefix(w.Message, "broadcast: ") {
+			t.Errorf("warning %q (one op: %q)", w.Message, one.Warnings[i].Message)
+		}
+	}
+}

@@ -4,8 +4,11 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -65,7 +68,7 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		default:
 			return AB{}, vocab.UsageErrorf("study %s confirmed no candidate: there is nothing to verify; name a config with --env K=V", orig.Name)
 		}
-		claim = &Claim{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI}
+		claim = &Claim{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, Recommended: !stored.ConclusionOf(orig).Keeps()}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		if _, fixed := o.Launch.Spec.BaseEnv[k]; fixed {
@@ -81,6 +84,32 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		}
 		baseCfg = o.Baseline.Clone()
 	}
-	return AB{Kind: vocab.KindVerify, Verifies: orig.Name, Band: nccl.Band{Min: orig.BandMin, Max: orig.BandMax},
-		BandText: orig.Band, Guards: orig.GuardSizes, Collective: orig.Collective, Base: baseCfg, Cand: cfg, Claim: claim}, nil
+	ab := AB{Kind: vocab.KindVerify, Verifies: orig.Name, Band: nccl.Band{Min: orig.BandMin, Max: orig.BandMax},
+		BandText: orig.Band, Guards: orig.GuardSizes, Collective: orig.Collective, Base: baseCfg, Cand: cfg, Claim: claim,
+		GuardOps: orig.GuardOps, Stats: studyStats(orig)}
+	// A workload is measured part by part, its guarded ops as the study
+	// guarded them.
+	if len(orig.Workload) > 1 {
+		ab.Parts = orig.Parts()
+	}
+	if len(ab.GuardOps) > 0 {
+		ab.GuardLaunches = search.DefaultGuardLaunches
+		if orig.Search != nil && orig.Search.GuardLaunches > 0 {
+			ab.GuardLaunches = orig.Search.GuardLaunches
+		}
+	}
+	return ab, nil
+}
+
+// studyStats are the statistics the study decided with: its minimum
+// effect and alpha (model's defaults for what it did not record).
+func studyStats(s *store.Study) model.Options {
+	opt := model.DefaultOptions()
+	if ss := s.Search; ss != nil {
+		opt.MinEffect = ss.MinEffect
+		if ss.Alpha > 0 {
+			opt.Alpha = ss.Alpha
+		}
+	}
+	return opt
 }

@@ -46,11 +46,23 @@ with the cause and the fix (exit 3) before anything is measured. Then the
 CSV is measured against the baseline like the env, and verify says
 whether it reproduces the study's gain.
 
+A study of collectives (search --part, --guard-ops) is measured as it
+was: each measurement one launch of every part's op at its band; every
+part is compared, and the combined speedup (the search's objective)
+checked against the claim. The guarded ops are measured, the study's
+--guard-launches per arm, for a config the fresh comparison recommends.
+A part or guarded op significantly slower by more than the study's
+minimum effect refuses the config and fails verify (exit 1), naming the
+op, unless the study had refused that candidate too. With --tuner-plugin
+the debug launch is made once per op of the workload, and a warning
+names the op whose calls fell back.
+
 Examples:
   nccltune verify s3-512K-4M --sim spark4
   nccltune verify s3-512K-4M --launches 10 --launcher mpirun --np 2 --hosts a,b
   nccltune verify s3-512K-4M --baseline-env NCCL_PROTO=^LL128 --baseline-env NCCL_MAX_NCHANNELS=8 --sim spark4
-  nccltune verify s2-512K-4M --tuner-plugin /opt/nccl/libnccl-tuner-example.so <launch flags>`,
+  nccltune verify s2-512K-4M --tuner-plugin /opt/nccl/libnccl-tuner-example.so <launch flags>
+  nccltune verify s4-512K-8M --sim h200-loopback --np 4   # a study of --part all_reduce:512K-4M --part alltoall:512K-8M`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per arm"},
 			launchflags.EnvFlag("verify this `K=V` config instead of the study's recommendation (repeatable)"),
@@ -201,9 +213,15 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 	// Every launch measures the comparison's op (verify's is the study's:
 	// CheckRelaunch has refused another --op).
 	o.launch.spec.Op = nccl.Op(ab.Collective).OrAllReduce()
-	// Nothing is stored for a launch that cannot start.
+	// Nothing is stored for a launch that cannot start, of any op the
+	// comparison measures.
 	if err := preflight(o.launch); err != nil {
 		return err
+	}
+	for _, op := range append(ab.Parts.Ops(), ab.GuardOps...) {
+		if err := launchflags.CanLaunchOp(o.launch.run(), op); err != nil {
+			return launchRefusal(fmt.Errorf("%s, which the comparison measures: %w", op, err))
+		}
 	}
 	var checkOK func(*benchfmt.Launch) error
 	if ab.CheckCand {
@@ -215,11 +233,17 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 		return err
 	}
 	res := studyrun.VerifyResultOf(ab, r, o.launches)
-	if err := ui.PrintVerify(o.stdout, o.json, r.Study, res); err != nil {
+	launches, err := st.Launches(r.Study.ID)
+	if err != nil {
 		return err
 	}
-	if ab.Claim != nil && !res.Consistent {
-		return errCheckFailed // the claim did not hold: exit 1, as gate does
+	if err := ui.PrintVerify(o.stdout, o.json, r.Study, launches, res); err != nil {
+		return err
+	}
+	if res.Failed {
+		// The claim did not hold, or a part or guarded op refused the
+		// config: exit 1, as gate does.
+		return errCheckFailed
 	}
 	return nil
 }

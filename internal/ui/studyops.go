@@ -55,9 +55,11 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 		fmt.Fprintln(w, "parts (confirmation launches, interleaved; the objective weighs their band scores geometrically):")
 		tw := newTable(w)
 		fmt.Fprintln(tw, "part\tweight\tbaseline µs\tcandidate µs\tspeedup (95% CI)\tverdict")
-		for _, p := range rec.Parts {
+		// The verdicts are stored.OpVerdicts', the parts' first.
+		verdicts := stored.OpVerdicts(rec)
+		for i, p := range rec.Parts {
 			fmt.Fprintf(tw, "%s %s\t%.2f\t%.1f\t%.1f\t×%.3f [%.3f, %.3f]\t%s\n", p.Op, p.Band, p.Weight, p.BaselineScoreUS, p.ScoreUS,
-				p.Speedup, p.SpeedupCI[0], p.SpeedupCI[1], partVerdict(p))
+				p.Speedup, p.SpeedupCI[0], p.SpeedupCI[1], verdicts[i].Verdict)
 		}
 		tw.Flush()
 	}
@@ -72,21 +74,6 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 	if len(byOp) > 1 {
 		writeLaunchesByOp(w, byOp)
 	}
-}
-
-// partVerdict is a part's line's verdict.
-func partVerdict(p store.PartComparison) string {
-	switch {
-	case p.Refused:
-		return "REFUSED the recommendation (slower by more than the minimum effect)"
-	case p.Slower:
-		return "slower"
-	case p.Significant && p.Speedup > 1:
-		return "faster"
-	case p.Significant:
-		return "slower, below the minimum effect"
-	}
-	return "~ (no significant change)"
 }
 
 // writeGuardTable prints each guarded op's change in time over its sizes

@@ -7,22 +7,31 @@ import (
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/studyrun"
 )
 
 // PrintVerify prints r: its --json document, or the size table of the
 // fresh measurement, its speedup and whether it agrees with the claim.
-// study is the verify study, whose recommendation holds the sizes.
-func PrintVerify(w io.Writer, asJSON bool, study *store.Study, r studyrun.VerifyResult) error {
+// study is the verify study, whose recommendation holds the sizes;
+// launches are its stored launches, counted per op for a comparison of
+// collectives (launches_by_op, launches_spent, and its tables of parts
+// and guarded ops).
+func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store.Launch, r studyrun.VerifyResult) error {
 	if asJSON {
-		return WriteJSON(w, r)
+		byOp := stored.LaunchesByOp(study, launches)
+		return WriteJSON(w, withFields(r, map[string]any{"launches_by_op": byOp, "launches_spent": stored.SpendOf(byOp)}))
 	}
-	printVerify(w, study, r)
+	printVerify(w, study, launches, r)
 	return nil
 }
 
+// ofOps reports whether the verify or compare study measured collectives
+// beyond its one op: several parts, or guarded ops.
+func ofOps(study *store.Study) bool { return len(study.Workload) > 1 || len(study.GuardOps) > 0 }
+
 // printVerify prints r as text.
-func printVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult) {
+func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r studyrun.VerifyResult) {
 	if r.Verifies != "" {
 		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), BaselineName(r.BaselineEnv), r.Launches, r.Launches)
 	} else {
@@ -37,7 +46,11 @@ func printVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult) {
 		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
 	} else {
 		printSizeTable(w, study.Recommendation)
-		fmt.Fprintf(w, "\nfresh speedup %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
+		what := "fresh speedup"
+		if len(study.Workload) > 1 {
+			what = "fresh workload speedup (the study's objective: its parts' band scores weighed geometrically)"
+		}
+		fmt.Fprintf(w, "\n%s %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", what, r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
 	}
 	if r.Claimed != nil {
 		verdict := "consistent with"
@@ -46,8 +59,15 @@ func printVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult) {
 		}
 		fmt.Fprintf(w, "%s the search's claim of %.2f× [%.2f, %.2f]\n", verdict, r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
 	}
+	if ofOps(study) {
+		writeOpTables(w, study, launches)
+	}
 	if t := r.TunerPlugin; t != nil {
 		printTunerVerify(w, r, t)
+	}
+	if r.Refused != "" {
+		fmt.Fprintf(w, "\nrefused: %s\n  %s\n", r.Verdict, r.Reason)
+		return
 	}
 	// The speedup line above is the verdict; the reason adds to it only
 	// when there is no gain to act on.
@@ -60,10 +80,27 @@ func printVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult) {
 // printTunerVerify says what the plugin did in its debug launch, its
 // warnings, and whether the CSV reproduces the study's gain.
 func printTunerVerify(w io.Writer, r studyrun.VerifyResult, t *studyrun.TunerVerify) {
-	fmt.Fprintf(w, "\ntuner CSV through %s (debug launch first):\n", t.Plugin)
-	if t.Check != nil {
-		for _, line := range tunerLines(t.Check) {
-			fmt.Fprintf(w, "  %s\n", line)
+	switch {
+	case len(t.PerOp) > 0:
+		fmt.Fprintf(w, "\ntuner CSV through %s (a debug launch of each op first):\n", t.Plugin)
+		for _, c := range t.PerOp {
+			if c.Plugin == nil {
+				fmt.Fprintf(w, "  %s: no TUNER lines\n", c.Op)
+				continue
+			}
+			for i, line := range tunerLines(c.Plugin) {
+				if i == 0 {
+					line = string(c.Op) + ": " + line
+				}
+				fmt.Fprintf(w, "  %s\n", line)
+			}
+		}
+	default:
+		fmt.Fprintf(w, "\ntuner CSV through %s (debug launch first):\n", t.Plugin)
+		if t.Check != nil {
+			for _, line := range tunerLines(t.Check) {
+				fmt.Fprintf(w, "  %s\n", line)
+			}
 		}
 	}
 	for _, wa := range t.Warnings {

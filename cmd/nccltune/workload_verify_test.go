@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/sim"
+)
+
+// verifyDoc is what the workload tests read of verify --json.
+type verifyDoc struct {
+	Study       string     `json:"study"`
+	Speedup     float64    `json:"speedup"`
+	SpeedupCI   [2]float64 `json:"speedup_ci"`
+	Significant bool       `json:"significant"`
+	Consistent  bool       `json:"consistent"`
+	Ending      string     `json:"ending"`
+	Verdict     string     `json:"verdict"`
+	Refused     string     `json:"refused"`
+	Failed      bool       `json:"failed"`
+	Parts       []struct {
+		Op        string     `json:"op"`
+		Band      string     `json:"band"`
+		Weight    float64    `json:"weight"`
+		Speedup   float64    `json:"speedup"`
+		SpeedupCI [2]float64 `json:"speedup_ci"`
+		Verdict   string     `json:"verdict"`
+		PerSize   []struct {
+			Bytes int64 `json:"bytes"`
+		} `json:"per_size"`
+	} `json:"parts"`
+	Guards []struct {
+		Op                string `json:"op"`
+		Refused           bool   `json:"refused"`
+		BaselineLaunches  int    `json:"baseline_launches"`
+		CandidateLaunches int    `json:"candidate_launches"`
+		Verdict           string `json:"verdict"`
+	} `json:"guards"`
+	LaunchesByOp []struct {
+		Op     string         `json:"op"`
+		Role   string         `json:"role"`
+		Phases map[string]int `json:"phases"`
+	} `json:"launches_by_op"`
+	Spent struct {
+		Parts  int `json:"parts"`
+		Guards int `json:"guards"`
+	} `json:"launches_spent"`
+	Tuner *struct {
+		PerOp []struct {
+			Op    string `json:"op"`
+			Check struct {
+				Applied int `json:"applied"`
+				NoMatch int `json:"no_match"`
+			} `json:"check"`
+		} `json:"per_op"`
+		Warnings []struct{ Message string } `json:"warnings"`
+	} `json:"tuner_plugin"`
+}
+
+// verify of a workload study measures every part's op at its band, the
+// study's launches per arm, interleaved with NCCL's defaults, and
+// reports each part and the combined score the search claimed; a config
+// a guarded op (or a part) finds significantly slower by more than the
+// minimum effect is refused and fails verify (exit 1), naming the op.
+func TestVerifyWorkload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulated search")
+	}
+	db := filepath.Join(t.TempDir(), "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "2",
+		"--part", "all_reduce:512K-4M:0.75", "--part", "all_gather:512K-4M:0.25", "--guard-ops", "broadcast"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	claimed := storedStudy(t, db, "s1").study.Recommendation
+	stdout, stderr, code := runCLI(t, db, "verify", "s1", "--sim", "h200-loopback", "--np", "4", "--launches", "6", "--json")
+	var doc verifyDoc
+	decodeOneJSON(t, stdout, &doc)
+	if (code == 0) == doc.Failed {
+		t.Fatalf("verify: exit %d with failed %v\n%s", code, doc.Failed, stderr)
+	}
+	if len(doc.Parts) != 2 || doc.Parts[0].Op != "all_reduce" || doc.Parts[1].Op != "all_gather" || doc.Parts[1].Band != "512K-4M" ||
+		doc.Parts[0].Weight != 0.75 || len(doc.Parts[1].PerSize) != 4 || !(doc.Parts[1].SpeedupCI[0] > 0) || doc.Parts[0].Verdict == "" {
+		t.Errorf("parts %+v", doc.Parts)
+	}
+	phases := map[string]map[string]int{}
+	for _, c := range doc.LaunchesByOp {
+		phases[c.Op] = c.Phases
+	}
+	if phases["all_reduce"]["confirm"] != 12 || phases["all_gather"]["confirm"] != 12 {
+		t.Errorf("confirmation launches per op %v, want 6 per arm of each part's op", phases)
+	}
+	// The claim checked is the study's combined score, and so is the
+	// fresh speedup (not the first op's).
+	verify := storedStudy(t, db, doc.Study).study
+	if len(verify.Workload) != 2 || verify.Recommendation == nil || len(verify.Recommendation.Parts) != 2 || verify.Recommendation.Speedup != doc.Speedup {
+		t.Errorf("the verify study stored %+v", verify.Recommendation)
+	}
+	if want := claimed.Significant; want && (len(doc.Guards) != 1 || doc.Guards[0].BaselineLaunches != 8 || doc.Spent.Guards != 16) {
+		t.Errorf("a recommended config's guards %+v, %d guard launches", doc.Guards, doc.Spent.Guards)
+	}
+
+	// One channel makes broadcast slower on the loopback: the guard
+	// refuses it, and verify fails naming broadcast.
+	stdout, _, code = runCLI(t, db, "verify", "s1", "--sim", "h200-loopback", "--np", "4", "--env", "NCCL_MAX_NCHANNELS=1", "--json")
+	doc = verifyDoc{}
+	decodeOneJSON(t, stdout, &doc)
+	if code != exitCheckFailed || !doc.Failed || doc.Ending != "op-regression" || !strings.Contains(doc.Refused, "broadcast") ||
+		!strings.Contains(doc.Verdict, "broadcast") || len(doc.Guards) != 1 || !doc.Guards[0].Refused {
+		t.Errorf("one channel: exit %d, %+v", code, doc)
+	}
+	text, _, _ := runCLI(t, db, "verify", "s1", "--sim", "h200-loopback", "--np", "4", "--env", "NCCL_MAX_NCHANNELS=1")
+	for _, want := range []string{"all_gather 512K ", "fresh workload speedup", "parts (confirmation launches", "guarded ops (change in time",
+		"launches per op and phase:", "refused: keep NCCL defaults: the candidate makes broadcast at"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("verify's text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// verify --tuner-plugin of a workload study makes one debug launch per
+// op of the workload: each shows the plugin applied to that op's calls.
+func TestVerifyWorkloadTunerPlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulated search")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--seed", "1", "--budget", "60", "--guard-ops", "none",
+		"--part", "all_reduce:512K-4M:0.8", "--part", "all_gather:1M-8M:0.2"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	so := filepath.Join(dir, "tuner.so")
+	if err := os.WriteFile(so, sim.TunerPluginFile("2.30.7"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI(t, db, "verify", "s1", "--sim", "spark4", "--launches", "6", "--json", "--tuner-plugin", so)
+	if code != 0 {
+		t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var doc verifyDoc
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Tuner == nil || len(doc.Tuner.PerOp) != 2 || doc.Tuner.PerOp[0].Op != "all_reduce" || doc.Tuner.PerOp[1].Op != "all_gather" {
+		t.Fatalf("tuner checks %+v", doc.Tuner)
+	}
+	for _, c := range doc.Tuner.PerOp {
+		if c.Check.Applied == 0 || c.Check.NoMatch != 0 {
+			t.Errorf("%s's debug launch: %+v, want the plugin applied to every call", c.Op, c.Check)
+		}
+	}
+	if len(doc.Parts) != 2 {
+		t.Errorf("parts %+v", doc.Parts)
+	}
+}

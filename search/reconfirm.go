@@ -1,0 +1,95 @@
+package search
+
+// Reconfirmation: a fresh confirmation of one config against a baseline
+// outside any study loop (verify and compare, package studyrun), measured
+// and judged exactly as a study's confirmation is.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+// Reconfirmation is what Reconfirm measures: Candidate against Baseline,
+// Launches measurements per arm, for the study that Options describe.
+type Reconfirmation struct {
+	// Options are the study's: its workload (Workload, or Band and Op),
+	// guard sizes (Guard), guarded ops (GuardOps, GuardLaunches per arm)
+	// and statistics (Stats). Its space, budget and sampler are not used.
+	Options Options
+	// Baseline and Candidate are the arms, saved by the caller (numbers
+	// 0 and 1).
+	Baseline, Candidate *Trial
+	// Launches is the measurements per arm: one launch each for a one-part
+	// study, a round of one launch per op for a workload of several parts.
+	Launches int
+	// Seq is the number of launches the caller made before (a check
+	// launch): the first launch's Request.Seq.
+	Seq      int
+	Launcher Launcher
+	Recorder Recorder
+	// OnEvent, if not nil, hears of every launch.
+	OnEvent func(Event)
+}
+
+// ReconfirmLaunches is the most launches r makes: one warm-up, Launches
+// measurements per arm at one launch per op of the workload, and the
+// guarded ops' launches (made only for a candidate the comparison
+// recommends).
+func (r Reconfirmation) ReconfirmLaunches() int {
+	return 1 + 2*r.Launches*r.Options.cost() + r.Options.guardReserve()
+}
+
+// Reconfirm measures r.Candidate against r.Baseline interleaved, after one
+// uncounted warm-up, as a study's confirmation does (Confirm, at a design
+// of one look: a fixed-size test at alpha): a workload's measurements are
+// rounds of one launch per op scored by the study's objective (the
+// weighted geometric combination of its parts' band scores), every part
+// is compared, the guard sizes checked, and the guarded ops measured for a
+// candidate the comparison recommends. The decision and its refusals are
+// the study's own (judge, guard): Result's Decision, Parts, OpGuards,
+// Recommend, Ending and Reason. A launch that fails is vocab.ErrFabric
+// naming the config; err is also the Launcher's or the Recorder's.
+func Reconfirm(ctx context.Context, r Reconfirmation) (*Result, error) {
+	opts := r.Options
+	if len(opts.Workload) > 1 && opts.Band == (nccl.Band{}) {
+		opts.Band = Hull(opts.Workload)
+	}
+	// The study decided what may be recommended (NCCL's disabled
+	// protocols); a reconfirmation measures that decision.
+	opts.AllowDisabled = true
+	opts.Budget = r.Seq + r.ReconfirmLaunches()
+	s := newLoop(opts)
+	s.launcher, s.rec, s.onEvent = r.Launcher, r.Recorder, r.OnEvent
+	s.seq, s.planRead, s.candidateRead = r.Seq, true, true
+	base, cand := r.Baseline, r.Candidate
+	s.trials = []*Trial{base, cand}
+	res := &Result{Trials: s.trials, Baseline: base, Winner: cand}
+	failed := func(t *Trial, phase string) error {
+		return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s launch of %s %s: %s", phase, t.Config, t.State, t.Reason))
+	}
+	if err := s.launchOp(ctx, base, vocab.PhaseWarmup, false, opts.Parts()[0].Op, s.warmupRound()); err != nil {
+		return res, err
+	}
+	if !base.State.Usable() {
+		return res, failed(base, vocab.PhaseWarmup)
+	}
+	d := model.PlanConfirm(r.Launches, r.Launches, s.alpha())
+	res.Design = &d
+	out, err := Confirm(ctx, Confirmation{Baseline: base, Candidate: cand, Design: d, Sizes: s.sizes, Stats: opts.Stats,
+		Launch: func(ctx context.Context, t *Trial) error { return s.launch(ctx, t, vocab.PhaseConfirm, true) }})
+	res.Looks, res.Launches = out.Looks, s.seq
+	switch {
+	case err != nil:
+		return res, err
+	case out.Failed != nil:
+		return res, failed(out.Failed, vocab.PhaseConfirm)
+	}
+	s.judge(res, d, out.Look)
+	err = s.guard(ctx, res)
+	res.Launches = s.seq
+	return res, err
+}
