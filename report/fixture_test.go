@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/golden"
+	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
@@ -80,7 +81,11 @@ func (b *builder) launch(t *store.Trial, phase string, scored bool, truth map[in
 		l.Sizes = append(l.Sizes, z)
 	}
 	if scored {
-		l.ScoreUS = 1 // a placeholder: the report recomputes what it shows
+		// What a study stores: the launch's band score as measured, none
+		// when the study scores no band.
+		if sc, err := model.LaunchScore(model.LaunchOf(l.Sizes), b.s.Study.Sizes); err == nil {
+			l.ScoreUS = sc
+		}
 	}
 	t.Launches++
 	b.s.Launches = append(b.s.Launches, l)

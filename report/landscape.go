@@ -126,16 +126,19 @@ func equivalenceKey(t *store.Trial) string {
 	return t.Config.Canonical().Key()
 }
 
-// launchScore is a launch's band score computed from its sizes, as every
-// number the report shows is; the score the study stored when the sizes
-// cannot give one.
+// launchScore is a launch's band score as the study stored it: each
+// launch is scored once, as it is measured (search.Measure), over the
+// sizes its op scores. Imported launches are stored without one (import
+// does not score); theirs is computed from their sizes over the study's.
 func (s *Study) launchScore(l *store.Launch, sizes []int64) float64 {
-	ml := modelLaunches([]*store.Launch{l})
-	sc, err := model.LaunchScore(ml[0], sizes)
+	if l.Scored && l.ScoreUS > 0 {
+		return l.ScoreUS
+	}
+	if l.Phase != vocab.PhaseImport {
+		return math.NaN()
+	}
+	sc, err := model.LaunchScore(model.LaunchOf(l.Sizes), sizes)
 	if err != nil {
-		if l.Scored && l.ScoreUS > 0 {
-			return l.ScoreUS
-		}
 		return math.NaN()
 	}
 	return sc
