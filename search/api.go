@@ -312,6 +312,10 @@ type Result struct {
 	// Scoped are the knobs the recommendation writes in NCCL's
 	// per-function form for the workload's ops (NCCL 2.24+).
 	Scoped []string
+	// ScopedFrom is the trial whose lists Scoped rewrote: it runs the
+	// workload's ops exactly as the recommendation does, so its debug log
+	// records NCCL's choices for them (nil when nothing was scoped).
+	ScopedFrom *Trial
 	// Unspent is the launches of the budget the study did not make.
 	Unspent int
 	// Settled, when not "", says why more launches could not have changed

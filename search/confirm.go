@@ -176,7 +176,7 @@ func (s *loop) scoped(w *Trial, res *Result) (*Trial, error) {
 	if len(knobs) == 0 {
 		return w, nil
 	}
-	res.Scoped = knobs
+	res.Scoped, res.ScopedFrom = knobs, w
 	return s.trialOf(cfg)
 }
 

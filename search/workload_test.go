@@ -237,6 +237,17 @@ func TestScopedRecommendation(t *testing.T) {
 		if res.Winner != nil && len(res.Winner.Confirm) == 0 {
 			t.Errorf("NCCL %s: the recommended config was not itself confirmed", tc.version)
 		}
+		// The export reads NCCL's choices for a scoped recommendation from
+		// the config it was scoped from when it has no log of its own.
+		scoped := len(res.Scoped) > 0
+		if scoped != (res.ScopedFrom != nil) {
+			t.Errorf("NCCL %s: scoped %v but scoped from %v", tc.version, res.Scoped, res.ScopedFrom)
+		}
+		if scoped {
+			if cfg, _ := nccl.ScopeConfig(res.ScopedFrom.Config, o.Parts().Ops(), tc.version); cfg.Key() != res.Winner.Config.Key() {
+				t.Errorf("NCCL %s: scoped from %s, which scopes to %s, not the winner %s", tc.version, res.ScopedFrom.Config.Key(), cfg.Key(), res.Winner.Config.Key())
+			}
+		}
 	}
 }
 

@@ -274,6 +274,10 @@ type Recommendation struct {
 	// Scoped are the knobs Env writes in NCCL's per-function form for the
 	// workload's ops (NCCL_ALGO, NCCL_PROTO; NCCL 2.24+).
 	Scoped []string `json:"scoped,omitempty"`
+	// ScopedFromTrialID is the trial whose lists Scoped rewrote (0 when
+	// none): it runs the workload's ops as the recommendation does, so its
+	// debug log stands for the recommended trial's where that has none.
+	ScopedFromTrialID uint64 `json:"scoped_from_trial_id,omitempty"`
 }
 
 // PartComparison is what the confirmation measured of one part of a

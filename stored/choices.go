@@ -1,6 +1,8 @@
 package stored
 
 import (
+	"slices"
+
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
@@ -31,7 +33,28 @@ func ExplainChoices(s *store.Study, trials []*store.Trial, launches []*store.Lau
 	if !r.Significant || len(nccl.Config(r.Env).Clone()) == 0 || r.TrialID == 0 || r.TrialID == baseID {
 		return defaults, defaults
 	}
-	return defaults, trialChoices(launches, r.TrialID)
+	recommended = trialChoices(launches, r.TrialID)
+	if len(recommended) == 0 && r.ScopedFromTrialID != 0 {
+		// A scoped recommendation whose budget left no explain launch: the
+		// config it was scoped from runs the workload's functions exactly
+		// as it does (a per-function list is the plain list for its
+		// functions), so that config's log tells NCCL's choices for them.
+		// Its other functions' lines do not: there the scoped config runs
+		// NCCL's defaults.
+		recommended = onlyFunctionsOf(trialChoices(launches, r.ScopedFromTrialID), s.Parts().Ops())
+	}
+	return defaults, recommended
+}
+
+// onlyFunctionsOf keeps the choices of the ops' own functions.
+func onlyFunctionsOf(choices []benchfmt.Choice, ops []nccl.Op) []benchfmt.Choice {
+	var kept []benchfmt.Choice
+	for _, c := range choices {
+		if o, ok := nccl.OpFromFunction(c.Collective); ok && slices.Contains(ops, o) {
+			kept = append(kept, c)
+		}
+	}
+	return kept
 }
 
 // trialChoices are the choices the trial's debug launches recorded: per

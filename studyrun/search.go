@@ -307,6 +307,9 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 		rec.TrialID = res.Winner.ID
 		rec.Dropped = append(rec.Dropped, res.Dropped...)
 		rec.Scoped = append(rec.Scoped, res.Scoped...)
+		if res.ScopedFrom != nil {
+			rec.ScopedFromTrialID = res.ScopedFrom.ID
+		}
 	}
 	if res.Decision == nil || res.Winner == nil {
 		if base != nil && len(base.Explore) > 0 {
