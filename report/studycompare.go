@@ -103,6 +103,12 @@ func mixed(a, b *store.Study) []string {
 	if a.Op() != b.Op() {
 		out = append(out, fmt.Sprintf("%s measured %s and %s %s: different collectives, not two configs of one", a.Name, a.Op(), b.Name, b.Op()))
 	}
+	for _, s := range []*store.Study{a, b} {
+		if len(s.Workload) > 1 {
+			out = append(out, fmt.Sprintf("%s is a workload of several parts (%s): compared over its first op's launches (%s) only; compare --part … --env-a … --env-b … measures every part fresh",
+				s.Name, s.Parts(), s.Op()))
+		}
+	}
 	switch {
 	case a.Simulated != b.Simulated:
 		out = append(out, fmt.Sprintf("one study is SIMULATED and the other real (%s: %s, %s: %s)", a.Name, simOrReal(a), b.Name, simOrReal(b)))

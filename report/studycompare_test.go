@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -67,5 +68,26 @@ func TestCompareStudiesSaysWhatDiffers(t *testing.T) {
 	}
 	if !strings.Contains(text, "different simulated fabrics: "+a.Name()+" on spark4, s9-other on spark2") || !strings.Contains(text, "ranks 4 vs 2, nodes 4 vs 2") {
 		t.Errorf("warnings lack the simulated profiles or the platforms:\n%s", text)
+	}
+}
+
+// Two stored studies compare their first op's launches: a study of
+// several parts is said to be compared over that op only, with the
+// fresh form that measures every part.
+func TestCompareStudiesSaysWorkloadIsFirstOpOnly(t *testing.T) {
+	a := sweepStudy()
+	st := *a.Study
+	st.Name = "s5-512K-8M"
+	st.Workload = []store.Part{{Op: nccl.AllReduce, Band: "512K-4M", BandMin: 512 << 10, BandMax: 4 << 20, Weight: 0.8},
+		{Op: nccl.AllToAll, Band: "512K-8M", BandMin: 512 << 10, BandMax: 8 << 20, Weight: 0.2}}
+	b := *a
+	b.Study = &st
+	c, err := CompareStudies(a, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(c.Warnings, "\n")
+	if !strings.Contains(text, "s5-512K-8M is a workload of several parts (all_reduce:512K-4M:0.8 alltoall:512K-8M:0.2): compared over its first op's launches (all_reduce) only; compare --part") {
+		t.Errorf("warnings:\n%s", text)
 	}
 }

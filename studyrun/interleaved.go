@@ -126,8 +126,8 @@ type VerifyResult struct {
 	// part alltoall 512K-8M", "broadcast at 1M"), "" when none did.
 	Refused string `json:"refused"`
 	// Failed: the fresh measurement contradicts the claim (Consistent is
-	// false), or refused a config the study recommended (or one named
-	// with --env): verify exits 1.
+	// false), or verify refused a config the study recommended (or one
+	// named with --env): verify exits 1.
 	Failed bool `json:"failed"`
 }
 
@@ -177,9 +177,10 @@ func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
 	for i, g := range rec.OpGuards {
 		v.Guards = append(v.Guards, VerifyGuard{OpGuard: g, Verdict: verdicts[len(rec.Parts)+i].Verdict})
 	}
-	// A refusal fails what the study recommended, or what the user named;
-	// of a candidate the study itself refused, it is what it found too.
-	v.Failed = ab.Claim != nil && !r.Consistent || v.Refused != "" && (ab.Claim == nil || ab.Claim.Recommended)
+	// A refusal fails verify of what the study recommended, or of what the
+	// user named; of a candidate the study itself refused, it is what the
+	// study found too. compare reports it.
+	v.Failed = ab.Claim != nil && !r.Consistent || ab.Kind == vocab.KindVerify && v.Refused != "" && (ab.Claim == nil || ab.Claim.Recommended)
 	if plugin := ab.Cand[nccl.TunerPluginVar]; plugin != "" {
 		v.TunerPlugin = &TunerVerify{Plugin: plugin, Warnings: []fabric.Warning{}, Reproduces: ab.Claim != nil && r.Consistent}
 		for _, oc := range r.Checks {

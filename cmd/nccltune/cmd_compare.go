@@ -10,6 +10,7 @@ import (
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/studyrun"
@@ -30,20 +31,36 @@ confirmation: per-size medians with intervals, and the band speedup of B
 over A with its interval and Mann-Whitney p. The launches are stored as a
 study.
 
+With --part OP:BAND[:WEIGHT] (repeatable, instead of --band and --op) the
+fresh form measures a workload as search does: each measurement one
+launch of every part's op, B over A compared part by part and over the
+parts' weighted geometric combination (search's objective). --guard-ops
+(by default with --part, as in search, every other op of the nccl-tests
+build; none for --band) measures those collectives too, --guard-launches
+per arm, when B is significantly faster: one significantly slower by
+more than the minimum effect refuses B (ending op-regression).
+
 With two stored studies it compares what each concluded: the launches of
 the config each recommends (its confirmation launches when it has them),
 or of its baseline, or of a sweep's or an import's one config. Those
 launches were not interleaved: drift between the two studies (another day,
 another driver) counts as a difference, which is sometimes the question.
+A study of several parts is compared over its first op's launches (a
+warning says so): compare its configs fresh with --part to measure every
+part.
 
 Examples:
   nccltune compare --sim spark4 --band 512K-4M --env-b NCCL_PROTO=^LL128 --env-b NCCL_MAX_NCHANNELS=8
   nccltune compare --band 512K-4M --env-a NCCL_PROTO=^LL128 --env-b NCCL_PROTO=Simple <launch flags>
+  nccltune compare --sim h200-loopback --np 4 --part all_reduce:512K-4M:0.8 --part alltoall:512K-8M:0.2 --guard-ops broadcast --env-b NCCL_MAX_NCHANNELS=1
   nccltune compare s3-512K-4M s9-512K-4M`,
 		Flags: append([]cli.Flag{
 			flagvalue.KVFlag("env-a", "config A, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", flagvalue.KnobItem("env-a")),
 			flagvalue.KVFlag("env-b", "config B, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", flagvalue.KnobItem("env-b")),
 			flagvalue.Band("message sizes to compare over, e.g. 512K-4M (fresh form)"),
+			flagvalue.Parts("one part of a workload to compare over, `OP:BAND[:WEIGHT]` (all_reduce:512K-4M:0.8), repeatable, instead of --band and --op (fresh form): one launch per op per measurement, compared part by part and over the parts' weighted geometric combination, as search scores them"),
+			&cli.StringFlag{Name: "guard-ops", Usage: "collectives outside the workload also measured when B is significantly faster, interleaved with A: a comma `LIST` or none; one significantly slower by more than the minimum effect refuses B. Default with --part: every other op of the nccl-tests build; with --band: none (fresh form)"},
+			&cli.IntFlag{Name: "guard-launches", Value: search.DefaultGuardLaunches, Usage: "launches per config of each guarded op (fresh form)"},
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per config (fresh form)"},
 			jsonFlag(),
 		}, append(namingFlags(), launchflags.Flags()...)...),
@@ -54,7 +71,7 @@ Examples:
 			}
 			switch {
 			case c.NArg() == 2:
-				for _, f := range []string{"env-a", "env-b", "band", "launches"} {
+				for _, f := range []string{"env-a", "env-b", "band", "part", "guard-ops", "guard-launches", "launches"} {
 					if c.IsSet(f) {
 						return vocab.UsageErrorf("compare STUDY-A STUDY-B compares stored launches; --%s is for a fresh comparison (without studies)", f)
 					}
@@ -85,9 +102,15 @@ func compareFresh(c *cli.Context, path string) error {
 	if a.Key() == b.Key() {
 		return vocab.UsageErrorf("--env-a and --env-b are the same config (%s): give B what differs, e.g. --env-b NCCL_PROTO=^LL128", a)
 	}
-	band, given := flagvalue.BandOf(c)
-	if !given {
-		return vocab.UsageErrorf("compare needs --band, the message sizes to compare over, e.g. --band 512K-4M")
+	var so search.Options
+	if err := readWorkload(c, "compare", &so, &lo); err != nil {
+		return err
+	}
+	if so.GuardOps, _, err = readGuardOps(c, so.Parts(), lo.run()); err != nil {
+		return err
+	}
+	if so.GuardLaunches = c.Int("guard-launches"); len(so.GuardOps) > 0 && so.GuardLaunches < 2 {
+		return vocab.UsageErrorf("--guard-launches %d cannot measure a spread; use at least 2", so.GuardLaunches)
 	}
 	if n, need := c.Int("launches"), model.MinLaunchesForDecision(model.DefaultOptions()); n < need {
 		return vocab.UsageErrorf("--launches %d: at least %d per config are needed for any verdict", n, need)
@@ -106,8 +129,12 @@ func compareFresh(c *cli.Context, path string) error {
 		return err
 	}
 	defer st.Close()
-	return runInterleaved(c.Context, st, o, studyrun.AB{Kind: vocab.KindCompare, Band: band, BandText: band.String(),
-		Collective: string(lo.spec.Op.OrAllReduce()), Base: a, Cand: b})
+	ab := studyrun.AB{Kind: vocab.KindCompare, Band: so.Band, BandText: so.Band.String(),
+		Collective: string(so.Parts()[0].Op.OrAllReduce()), Base: a, Cand: b, GuardOps: so.GuardOps, GuardLaunches: so.GuardLaunches}
+	if len(so.Workload) > 1 {
+		ab.Parts = so.Workload
+	}
+	return runInterleaved(c.Context, st, o, ab)
 }
 
 // compareStudies compares what two stored studies concluded.

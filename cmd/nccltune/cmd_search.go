@@ -132,7 +132,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		o.study = so
 		return o, nil
 	}
-	if err := readWorkload(c, &so, &o.launch); err != nil {
+	if err := readWorkload(c, "search", &so, &o.launch); err != nil {
 		return o, err
 	}
 	band := so.Band
@@ -173,15 +173,16 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	return o, nil
 }
 
-// readWorkload reads what the study tunes: --part's parts, or --band of
-// --op's collective (a usage error when both or neither are given), and
-// sets the launch's own op to the first part's.
-func readWorkload(c *cli.Context, so *search.Options, lo *launchOptions) error {
+// readWorkload reads what the study (search, or compare's fresh form:
+// cmd) measures: --part's parts, or --band of --op's collective (a usage
+// error when both or neither are given), and sets the launch's own op to
+// the first part's.
+func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *launchOptions) error {
 	parts := flagvalue.PartsOf(c)
 	if len(parts) == 0 {
 		band, given := flagvalue.BandOf(c)
 		if !given {
-			return vocab.UsageErrorf("search needs --band, the message sizes to tune, e.g. --band 512K-4M, or the workload's parts, e.g. --part all_reduce:512K-4M --part all_gather:1M-8M")
+			return vocab.UsageErrorf("%s needs --band, the message sizes to measure, e.g. --band 512K-4M, or the workload's parts, e.g. --part all_reduce:512K-4M --part all_gather:1M-8M", cmd)
 		}
 		if err := flagvalue.CheckElementSize("band", band.Min); err != nil {
 			return err

@@ -156,3 +156,60 @@ func TestVerifyWorkloadTunerPlugin(t *testing.T) {
 		t.Errorf("parts %+v", doc.Parts)
 	}
 }
+
+// compare's fresh form takes --part as search does: each measurement one
+// launch per part's op, B over A per part and over the parts' combined
+// score; --guard-ops measures other ops for a B that is faster. Its
+// flag errors come before anything is stored, and the stored form
+// refuses the fresh form's flags.
+func TestCompareWorkload(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--part", "all_reduce:1M-2M", "--band", "1M-2M"}, "--part and --band"},
+		{[]string{"--part", "all_reduce:1M-2M", "--op", "all_gather"}, "drop --op"},
+		{[]string{"--band", "1M-2M", "--guard-ops", "brodcast"}, "did you mean broadcast"},
+		{[]string{"--part", "all_reduce:1M-2M", "--part", "all_gather:1M-2M", "--guard-ops", "all_gather"}, "part of the workload"},
+		{[]string{"--part", "all_reduce:1M-2M", "--guard-launches", "1"}, "--guard-launches 1"},
+		{[]string{}, "compare needs --band"},
+	} {
+		_, stderr, code := runCLI(t, db, append([]string{"compare", "--sim", "h200-loopback", "--np", "4", "--env-b", "NCCL_MAX_NCHANNELS=1"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit %d naming %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+	if _, stderr, code := runCLI(t, db, "compare", "s1", "s2", "--part", "all_reduce:1M-2M"); code != exitUsage || !strings.Contains(stderr, "--part is for a fresh comparison") {
+		t.Errorf("the stored form with --part: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a database was created for a usage error")
+	}
+	if testing.Short() {
+		return
+	}
+	stdout, stderr, code := runCLI(t, db, "compare", "--sim", "h200-loopback", "--np", "4", "--launches", "6", "--json", "--guard-ops", "none",
+		"--part", "all_reduce:512K-4M:0.8", "--part", "alltoall:512K-8M:0.2", "--env-b", "NCCL_MAX_NCHANNELS=1")
+	if code != 0 {
+		t.Fatalf("compare: exit %d\n%s", code, stderr)
+	}
+	var doc verifyDoc
+	decodeOneJSON(t, stdout, &doc)
+	if len(doc.Parts) != 2 || doc.Parts[0].Op != "all_reduce" || doc.Parts[1].Op != "alltoall" || len(doc.Parts[1].PerSize) != 5 || len(doc.Guards) != 0 {
+		t.Errorf("parts %+v, guards %+v", doc.Parts, doc.Guards)
+	}
+	// The combined speedup lies between the parts' (a weighted geometric
+	// mean of them over each launch's round).
+	lo, hi := min(doc.Parts[0].Speedup, doc.Parts[1].Speedup), max(doc.Parts[0].Speedup, doc.Parts[1].Speedup)
+	if !(doc.Speedup > lo*0.97 && doc.Speedup < hi*1.03) || !(doc.Parts[0].Speedup > 1.05) {
+		t.Errorf("combined speedup %.3f, parts %.3f and %.3f", doc.Speedup, doc.Parts[0].Speedup, doc.Parts[1].Speedup)
+	}
+	phases := map[string]int{}
+	for _, c := range doc.LaunchesByOp {
+		phases[c.Op] = c.Phases["confirm"]
+	}
+	if phases["all_reduce"] != 12 || phases["alltoall"] != 12 {
+		t.Errorf("confirmation launches per op %v", phases)
+	}
+}
