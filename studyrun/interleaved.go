@@ -74,12 +74,23 @@ func (ab AB) searchOptions() search.Options {
 }
 
 // checkOps are the ops the candidate's debug check launches: the
-// workload's (one each), or the comparison's one op.
+// workload's that reach NCCL's tuner (one each; alltoall and sendrecv run
+// as send/recv, and no tuner call of theirs could show anything), or the
+// comparison's one op.
 func (ab AB) checkOps() []nccl.Op {
-	if len(ab.Parts) > 1 {
-		return ab.Parts.Ops()
+	if len(ab.Parts) < 2 {
+		return []nccl.Op{ab.op()}
 	}
-	return []nccl.Op{ab.op()}
+	var out []nccl.Op
+	for _, op := range ab.Parts.Ops() {
+		if _, tuned := op.PerFunction(); tuned {
+			out = append(out, op)
+		}
+	}
+	if len(out) == 0 {
+		return ab.Parts.Ops()[:1]
+	}
+	return out
 }
 
 // Claim is a search's claimed speedup, which verify checks, and whether

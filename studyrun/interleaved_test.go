@@ -134,3 +134,17 @@ func TestOpCheckNamesTheOp(t *testing.T) {
 		}
 	}
 }
+
+// A workload's tuner check launches each op NCCL's tuner sees, and not
+// alltoall or sendrecv (they run as send/recv); one op is checked as it is.
+func TestCheckOps(t *testing.T) {
+	band := nccl.Band{Min: 1 << 20, Max: 2 << 20}
+	ab := AB{Parts: nccl.Workload{{Op: nccl.Broadcast, Band: band, Weight: 1}, {Op: nccl.AllToAll, Band: band, Weight: 1},
+		{Op: nccl.AllReduce, Band: band, Weight: 1}, {Op: nccl.SendRecv, Band: band, Weight: 1}}}
+	if got := ab.checkOps(); len(got) != 2 || got[0] != nccl.AllReduce || got[1] != nccl.Broadcast {
+		t.Errorf("checkOps %v, want all_reduce and broadcast", got)
+	}
+	if got := (AB{Collective: "alltoall"}).checkOps(); len(got) != 1 || got[0] != nccl.AllToAll {
+		t.Errorf("one op: %v", got)
+	}
+}

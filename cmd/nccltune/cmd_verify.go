@@ -54,8 +54,9 @@ checked against the claim. The guarded ops are measured, the study's
 A part or guarded op significantly slower by more than the study's
 minimum effect refuses the config and fails verify (exit 1), naming the
 op, unless the study had refused that candidate too. With --tuner-plugin
-the debug launch is made once per op of the workload, and a warning
-names the op whose calls fell back.
+the debug launch is made once per op of the workload that NCCL's tuner
+sees (not alltoall or sendrecv), and a warning names the op whose calls
+fell back.
 
 Examples:
   nccltune verify s3-512K-4M --sim spark4

@@ -63,7 +63,7 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r st
 		writeOpTables(w, study, launches)
 	}
 	if t := r.TunerPlugin; t != nil {
-		printTunerVerify(w, r, t)
+		printTunerVerify(w, study, r, t)
 	}
 	if r.Refused != "" {
 		fmt.Fprintf(w, "\nrefused: %s\n  %s\n", r.Verdict, r.Reason)
@@ -79,7 +79,7 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r st
 
 // printTunerVerify says what the plugin did in its debug launch, its
 // warnings, and whether the CSV reproduces the study's gain.
-func printTunerVerify(w io.Writer, r studyrun.VerifyResult, t *studyrun.TunerVerify) {
+func printTunerVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult, t *studyrun.TunerVerify) {
 	switch {
 	case len(t.PerOp) > 0:
 		fmt.Fprintf(w, "\ntuner CSV through %s (a debug launch of each op first):\n", t.Plugin)
@@ -93,6 +93,11 @@ func printTunerVerify(w io.Writer, r studyrun.VerifyResult, t *studyrun.TunerVer
 					line = string(c.Op) + ": " + line
 				}
 				fmt.Fprintf(w, "  %s\n", line)
+			}
+		}
+		for _, op := range study.Parts().Ops() {
+			if _, tuned := op.PerFunction(); !tuned {
+				fmt.Fprintf(w, "  %s: no debug launch (it runs as send/recv and never reaches NCCL's tuner)\n", op)
 			}
 		}
 	default:
