@@ -105,10 +105,9 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
 		}
 		return p
 	}
-	sigma := pooledLogSD(ranked)
-	leaderBound := lead.logScore + PlanBeta*sigma/math.Sqrt(float64(lead.n))
+	sigma, _ := pooledLogSD(ranked)
 	settle := settling{lead: lead, need: need, maxPerArm: maxPerArm, opt: opt}
-	if settle.next(&p, plausibleChallengers(ranked[1:], sigma), leaderBound) {
+	if settle.next(&p, plausibleChallengers(ranked[1:], sigma), leaderBound(lead, sigma)) {
 		return p
 	}
 	p.Done = true
@@ -147,10 +146,41 @@ func rankArms(arms []Arm, sizes []int64) []rankedArm {
 	return ranked
 }
 
+// Plausible reports whether arm i could still beat the leader of arms by
+// PlanNext's rule (step 3): its optimistic bound is below the leader's
+// pessimistic one. The leader itself is plausible, and so is every arm
+// while the rule cannot be applied: an arm without a scored launch, fewer
+// than two ranked arms, or no arm measured twice (no spread to pool). The
+// search asks it before it gives a config another exploration launch
+// outside PlanNext (a sampler proposal that merges into a config already
+// tried): a config the launches so far place out of reach gets none.
+func Plausible(arms []Arm, sizes []int64, i int) bool {
+	ranked := rankArms(arms, sizes)
+	if len(ranked) < 2 || ranked[0].arm == i {
+		return true
+	}
+	sigma, ok := pooledLogSD(ranked)
+	if !ok {
+		return true
+	}
+	for _, c := range plausibleChallengers(ranked[1:], sigma) {
+		if c.arm == i {
+			return c.bound < leaderBound(ranked[0], sigma)
+		}
+	}
+	return true // no scored launch: nothing says it cannot win
+}
+
+// leaderBound is the leader's pessimistic bound (step 3).
+func leaderBound(lead rankedArm, sigma float64) float64 {
+	return lead.logScore + PlanBeta*sigma/math.Sqrt(float64(lead.n))
+}
+
 // pooledLogSD is the pooled launch-to-launch standard deviation of log
 // launch scores over the arms with two or more launches, at least
-// scaleFloor (step 3). The leader has at least two launches here.
-func pooledLogSD(ranked []rankedArm) float64 {
+// scaleFloor (step 3); ok is false when no arm has two (in PlanNext the
+// leader always has).
+func pooledLogSD(ranked []rankedArm) (sd float64, ok bool) {
 	ss, df := 0.0, 0
 	for _, a := range ranked {
 		if a.n < 2 {
@@ -166,7 +196,10 @@ func pooledLogSD(ranked []rankedArm) float64 {
 		}
 		df += a.n - 1
 	}
-	return max(math.Sqrt(ss/float64(df)), scaleFloor) // df ≥ need−1 ≥ 1 from the leader
+	if df == 0 {
+		return scaleFloor, false
+	}
+	return max(math.Sqrt(ss/float64(df)), scaleFloor), true
 }
 
 // plausibleChallengers gives each non-leader its optimistic bound and

@@ -54,6 +54,34 @@ func TestPlanNextRules(t *testing.T) {
 	}
 }
 
+// TestPlausible is PlanNext's step 3 asked of one arm: the loopback's LL
+// configs (2.4× slower than the defaults at their first launch) are out
+// of reach; a close one, the leader and arms the rule cannot judge are not.
+func TestPlausible(t *testing.T) {
+	sizes := []int64{m1}
+	base := oneSize(1307, 1318)
+	for _, tc := range []struct {
+		name string
+		arms []Arm
+		arm  int
+		want bool
+	}{
+		{"2.4x slower than the leader", arms(base, oneSize(3194)), 1, false},
+		{"2 % slower", arms(base, oneSize(1340)), 1, true},
+		{"the leader", arms(oneSize(3194, 3300), oneSize(1307)), 1, true},
+		{"no arm measured twice: no spread", arms(oneSize(1307), oneSize(3194)), 1, true},
+		{"one ranked arm", arms(base, oneSize(-1)), 1, true},
+		{"an arm without a scored launch", arms(base, oneSize(3194), nil), 2, true},
+		{"a wide spread reaches further", arms(oneSize(1000, 2000), oneSize(2400)), 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Plausible(tc.arms, sizes, tc.arm); got != tc.want {
+				t.Errorf("Plausible(arm %d) = %v, want %v", tc.arm, got, tc.want)
+			}
+		})
+	}
+}
+
 // TestPlanFindsTheBest drives the planner like the search would: five
 // configs, one launch each from exploration, then launches where
 // NextLaunch says until it is done. With true speedups 1, 1.02, 1.10, 1.25

@@ -42,7 +42,11 @@ func (s *loop) nextRefinement() *Trial {
 	// MaxLaunchesPerTrial times: a config launched once that ranks first
 	// even after its estimate is made pessimistic is promising, and one
 	// more launch tells luck from a real gain before anything is decided.
-	if c := s.rank.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) {
+	// Not when it cannot plausibly beat the leader, the defaults
+	// included: early on the candidate is the best of very few, and on
+	// the loopback the first was often an NCCL_PROTO=LL config 2.4× slower
+	// than the defaults, launched twice more for 8 s.
+	if c := s.rank.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) && s.plausible(c) {
 		return c
 	}
 	if s.exploreLeft() <= settleLaunches*s.cost() {
@@ -124,7 +128,7 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 		}
 		if t, seen := s.byKey[s.plan.keyOf(cfg)]; seen {
 			s.plan.noteMerge(cfg, t)
-			if t.State.Usable() && len(t.Explore) < s.opts.MaxLaunchesPerTrial && s.refinements() < s.explored() {
+			if t.State.Usable() && len(t.Explore) < s.opts.MaxLaunchesPerTrial && s.refinements() < s.explored() && s.plausible(t) {
 				return t, vocab.PhaseRefine, nil
 			}
 			next := neighbour(s.opts.Space, cfg, s.tried, s.rng)
@@ -141,6 +145,26 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 		return t, vocab.PhaseExplore, err
 	}
 	return nil, "", errSpaceExhausted
+}
+
+// plausible reports whether t could still beat the leading config by the
+// planner's rule (model.Plausible over the configs PlanNext ranks): a
+// proposal merged into a config its launches already place out of reach
+// (an LL config 2.4× slower than the defaults on the loopback, launched
+// twice more for 8 s) goes to a neighbour instead. A config without a
+// scored launch, or one the guard filter already excludes, is judged as
+// PlanNext would: the first is plausible, the second not.
+func (s *loop) plausible(t *Trial) bool {
+	if len(t.Explore) == 0 {
+		return true
+	}
+	arms, trials := s.rank.arms()
+	for i, a := range trials {
+		if a == t {
+			return model.Plausible(arms, s.sizes, i)
+		}
+	}
+	return false
 }
 
 // explored counts trials with a scored exploration launch; refinements the

@@ -345,10 +345,10 @@ const settleLaunches = 1
 // mustSettle reports a candidate measured only once while the budget can
 // still give it a second launch and the smallest confirmation: it is
 // re-measured before anything is decided, since a single launch may lead
-// by luck.
+// by luck (unless it cannot plausibly beat the leader: see plausible).
 func (s *loop) mustSettle() bool {
 	c := s.rank.candidate(s.baseline())
-	return c != nil && len(c.Explore) < 2 &&
+	return c != nil && len(c.Explore) < 2 && s.plausible(c) &&
 		s.opts.Budget-s.seq-2*s.opts.ConfirmLaunches*s.cost()-s.explainLeft()-s.guardLeft() >= s.cost()
 }
 
