@@ -109,13 +109,19 @@ func TestReproducible(t *testing.T) {
 	}
 }
 
-// TestPhases: one unscored warm-up first, then exploration, and the
+// TestPhases: the defaults' unscored debug launch first, which is the
+// warm-up too (no launch of its own), then exploration, and the
 // confirmation interleaves baseline and candidate.
 func TestPhases(t *testing.T) {
 	o := spark4Options(3)
 	res, _, l := runStudy(t, "spark4", o)
-	if l.launches[0].Phase != vocab.PhaseWarmup || l.launches[0].Trial != 0 {
-		t.Fatalf("first launch %+v, want the baseline's warm-up", l.launches[0])
+	if first := l.launches[0]; first.Phase != vocab.PhasePlan || first.Trial != 0 || !first.Debug {
+		t.Fatalf("first launch %+v, want the defaults' debug launch", first)
+	}
+	for _, r := range l.launches {
+		if r.Phase == vocab.PhaseWarmup {
+			t.Errorf("launch %d is a warm-up of its own; the plan's debug launch warmed the fabric", r.Seq)
+		}
 	}
 	var confirm []Request
 	for _, r := range l.launches {
@@ -161,12 +167,14 @@ func TestFailedConfigsNeverWin(t *testing.T) {
 
 // TestResume: a study interrupted after some launches continues from its
 // trials without repeating a config as a new trial and within its budget.
+// Its plan read back from the stored debug launch, no debug launch comes
+// first, so it warms up with a launch of its own.
 func TestResume(t *testing.T) {
 	o := spark4Options(5)
 	l := newSimLauncher(t, "spark4", 1, o.Seed)
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel, l.cancelAt = cancel, 25
-	rec := newMemRecorder(t)
+	rec := debugRecorder{newMemRecorder(t)}
 	res, err := Run(ctx, o, l, rec, nil, 0, nil)
 	if !errors.Is(err, context.Canceled) || res == nil || res.Stopped != "interrupted" {
 		t.Fatalf("interrupted run: res %+v err %v", res, err)

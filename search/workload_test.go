@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,20 +220,23 @@ func TestGuardOpsOnlyForARecommendation(t *testing.T) {
 
 // With NCCL 2.24+ a winning list is recommended in the per-function form
 // for the workload's ops (and that form is what the confirmation
-// measured); before 2.24 the plain list.
+// measured); before 2.24 the plain list. On spark4 with 8 channels,
+// NCCL_PROTO=^LL128 and NCCL_PROTO=Simple run the same (178.0 µs true
+// band score): either is the fix.
 func TestScopedRecommendation(t *testing.T) {
 	for _, tc := range []struct {
-		version, want string
+		version string
+		want    []string
 	}{
-		{"2.28.3", "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=allreduce:^LL128"},
-		{"2.23.4", "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128"},
+		{"2.28.3", []string{"NCCL_MAX_NCHANNELS=8 NCCL_PROTO=allreduce:^LL128", "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=allreduce:Simple"}},
+		{"2.23.4", []string{"NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=Simple"}},
 	} {
 		o := spark4Options(1)
 		o.ScopeLists = true
 		l := &opLauncher{simLauncher: newSimLauncher(t, "spark4", 1, o.Seed), version: tc.version}
 		res := runOps(t, o, l)
-		if got := res.Env().Key(); got != tc.want {
-			t.Errorf("NCCL %s: recommended %q (%s), want %q", tc.version, got, res.Reason, tc.want)
+		if got := res.Env().Key(); !slices.Contains(tc.want, got) {
+			t.Errorf("NCCL %s: recommended %q (%s), want one of %q", tc.version, got, res.Reason, tc.want)
 		}
 		if res.Winner != nil && len(res.Winner.Confirm) == 0 {
 			t.Errorf("NCCL %s: the recommended config was not itself confirmed", tc.version)
