@@ -277,3 +277,30 @@ func TestResumeReadsThePlanBack(t *testing.T) {
 		t.Errorf("%d launches in all, budget %d", total, o.Budget)
 	}
 }
+
+// TestDebugLaunchRanges: the defaults' debug launch sweeps the wide range
+// (the tuner file takes NCCL's default choices at every size from it);
+// any other config's sweeps only what a launch of it measures, the band
+// and the guard sizes: its plan is read there and nowhere else.
+func TestDebugLaunchRanges(t *testing.T) {
+	o := spark4Options(3)
+	_, _, l := runStudy(t, "spark4", o)
+	others := 0
+	for _, r := range l.launches {
+		if !r.Debug {
+			continue
+		}
+		lo, hi := o.Band.Min, o.Guard[len(o.Guard)-1]
+		if len(r.Config.Canonical()) == 0 {
+			lo, hi = explainMin, explainMax
+		} else {
+			others++
+		}
+		if r.MinBytes != lo || r.MaxBytes != hi {
+			t.Errorf("debug launch %d (%s, %s) sweeps %d-%d, want %d-%d", r.Seq, r.Phase, r.Config, r.MinBytes, r.MaxBytes, lo, hi)
+		}
+	}
+	if others == 0 {
+		t.Fatal("no debug launch of a config other than the defaults: the test checks nothing")
+	}
+}

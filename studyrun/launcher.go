@@ -28,11 +28,13 @@ func (l *Launcher) Launch(ctx context.Context, req search.Request) (*benchfmt.La
 	spec.MinBytes, spec.MaxBytes = req.MinBytes, req.MaxBytes
 	spec.Debug = req.Debug
 	if req.Debug {
-		// A debug launch is read for NCCL's choices, never timed: one call
-		// per size gives every choice (NCCL logs each call's), so it runs
-		// one iteration after one warm-up, without per-iteration samples,
-		// instead of the study's (at 4 ranks, 32K-256M: 16 s at -n 20 -w 5).
-		spec.Iters, spec.Warmup, spec.PerIter = debugIters, debugWarmup, false
+		// A debug launch is read for NCCL's choices, never timed nor
+		// scored: one call per size gives every choice (NCCL logs each
+		// call's), so it runs one iteration after one warm-up, without
+		// per-iteration samples, instead of the study's (at 4 ranks,
+		// 32K-256M: 16 s at -n 20 -w 5), and without nccl-tests' check
+		// (-c 0), which only a scored launch needs.
+		spec.Iters, spec.Warmup, spec.PerIter, spec.NoCheck = debugIters, debugWarmup, false, true
 	}
 	if spec.Sim != nil {
 		sim := *spec.Sim

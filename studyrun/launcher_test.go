@@ -11,8 +11,8 @@ import (
 )
 
 // A debug launch is read for NCCL's choices, not timed: it runs one
-// iteration after one warm-up whatever the study's iterations, while an
-// ordinary launch keeps them.
+// iteration after one warm-up whatever the study's iterations, and no
+// check (-c 0), while an ordinary launch keeps them and nccl-tests' check.
 func TestLauncherDebugLaunchIsShort(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -35,6 +35,10 @@ func TestLauncherDebugLaunchIsShort(t *testing.T) {
 		}
 		if tc.debug && slices.Contains(argv, "-J") {
 			t.Errorf("debug launch asks for per-iteration samples: %q", argv)
+		}
+		c := slices.Index(argv, "-c")
+		if noCheck := c >= 0 && argv[c+1] == "0"; noCheck != tc.debug {
+			t.Errorf("debug=%v: argv %q, want -c 0 only in a debug launch", tc.debug, argv)
 		}
 	}
 }
