@@ -6,7 +6,10 @@ package search
 
 import (
 	"context"
+	"fmt"
+	"math"
 
+	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -71,4 +74,65 @@ func (s *loop) readRoutesOf(probe nccl.Config) (*Trial, error) {
 	s.plan.routesRead[probe["NCCL_CROSS_NIC"]] = true
 	s.plan.checks++
 	return t, nil
+}
+
+// ruleCrossNICUntimed is the dropped-knob rule when NCCL_CROSS_NIC was
+// not proved a no-op by NCCL's plan (several NICs per host, routes that
+// differ from the defaults' or were not read) and the same config without
+// it measures as fast.
+const ruleCrossNICUntimed = "NCCL_CROSS_NIC that the measured time does not show"
+
+// withoutCrossNIC returns the trial to confirm in place of w when w sets
+// NCCL_CROSS_NIC that NCCL's plan could not prove a no-op: the same config
+// without it, unless dropping it is measurably slower (the config without
+// it could not plausibly beat w by the planner's rule, model.Plausible,
+// over their exploration launches), with the drop's record. A value that
+// moves channels to other NICs may still not change the time: it is kept
+// only when the time shows it. The config without it is measured first,
+// up to as many launches as w has, while the budget holds them beside the
+// smallest confirmation. w with nothing dropped when it has no such value,
+// when without it w is the baseline or runs NCCL's defaults (whether it
+// beats them is the confirmation's question), when the config without it
+// fails or fails the guard, or when it has no launch to judge by.
+func (s *loop) withoutCrossNIC(ctx context.Context, w *Trial) (*Trial, *nccl.Drop, error) {
+	v, ok := w.Config["NCCL_CROSS_NIC"]
+	if !ok {
+		return w, nil, nil
+	}
+	without := w.Config.Clone()
+	delete(without, "NCCL_CROSS_NIC")
+	if len(without) == 0 {
+		return w, nil, nil
+	}
+	u, ok := s.byKey[s.plan.keyOf(without)]
+	if !ok {
+		var err error
+		if u, err = s.trialOf(without); err != nil {
+			return w, nil, err
+		}
+	}
+	if u == w || u.Role == vocab.RoleBaseline || s.plan.runsDefaults(u) {
+		// Without it w is the baseline or NCCL's defaults: whether it
+		// beats them is the confirmation's question.
+		return w, nil, nil
+	}
+	for u.State.Usable() && len(u.Explore) < min(len(w.Explore), s.opts.MaxLaunchesPerTrial) &&
+		s.seq+s.cost() <= s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft()-s.explainLeft() {
+		phase := vocab.PhaseRefine
+		if len(u.Explore) == 0 {
+			phase = vocab.PhaseExplore
+		}
+		if err := s.launch(ctx, u, phase, true); err != nil {
+			return w, nil, err
+		}
+	}
+	if !u.State.Usable() || len(u.Explore) == 0 || s.rank.guardFails(u) && !s.rank.guardFails(w) {
+		return w, nil, nil
+	}
+	if !model.Plausible([]model.Arm{{Launches: w.Explore}, {Launches: u.Explore}}, s.sizes, 1) {
+		return w, nil, nil // measurably slower without it: kept
+	}
+	return u, &nccl.Drop{Knob: "NCCL_CROSS_NIC", Value: v, Rule: ruleCrossNICUntimed,
+		Reason: fmt.Sprintf("the time does not show it: %s measured %.1f µs without it (%d launches), %.1f µs with it (%d), within the launch-to-launch spread",
+			u.Config, math.Exp(u.logScore(s.sizes)), len(u.Explore), math.Exp(w.logScore(s.sizes)), len(w.Explore))}, nil
 }

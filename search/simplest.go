@@ -83,17 +83,23 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 		return w, nil, err
 	}
 	pick := simplest(&s.plan, s.trials, w)
-	if pick.config == nil {
-		return w, pick.own, nil
+	t, dropped := w, pick.own
+	if pick.config != nil {
+		c, err := s.trialOf(pick.config)
+		if err != nil {
+			return w, nil, err
+		}
+		if c.State.Usable() {
+			t, dropped = c, pick.dropped
+		}
 	}
-	t, err := s.trialOf(pick.config)
-	if err != nil {
-		return w, nil, err
+	// An NCCL_CROSS_NIC value NCCL's plan could not prove a no-op is
+	// kept only when the measured time shows it.
+	u, drop, err := s.withoutCrossNIC(ctx, t)
+	if err != nil || drop == nil {
+		return t, dropped, err
 	}
-	if !t.State.Usable() {
-		return w, pick.own, nil
-	}
-	return t, pick.dropped, nil
+	return u, append(dropped, *drop), nil
 }
 
 // readTwin makes one debug launch of the candidate's twin when the
