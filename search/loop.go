@@ -192,14 +192,17 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 	// holds its launch (a resumed study read it from its stored plan
 	// launch: replayDebug).
 	planFirst := !s.planRead && s.seq+s.cost() <= s.opts.Budget
+	userBaseline := len(s.opts.Baseline.Clone()) > 0
 	// Warm-up: the first launch after a fabric starts can be ~30 % slow;
-	// it is stored, never scored. The plan's debug launch, never scored
-	// either, warms the fabric as well, so when it comes first it is the
-	// warm-up (2.5 s saved on the real loopback). A resumed study warms up
-	// again only when a measured launch is still to come (the warm-up
-	// takes its place in the budget); with only debug launches owed, it
-	// warms up for nothing.
-	if !planFirst && (!s.resumed || s.seq < s.opts.Budget-s.explainLeft()) {
+	// it is stored, never scored. The plan's debug launch of the baseline,
+	// never scored either, warms the fabric as well, so when it comes
+	// first it is the warm-up (2.5 s saved on the real loopback); against
+	// the user's baseline the warm-up is the baseline's, as before, so the
+	// baseline is the study's first trial. A resumed study warms up again
+	// only when a measured launch is still to come (the warm-up takes its
+	// place in the budget); with only debug launches owed, it warms up for
+	// nothing.
+	if (!planFirst || userBaseline) && (!s.resumed || s.seq < s.opts.Budget-s.explainLeft()) {
 		// One launch warms the fabric up, whatever the workload's ops.
 		if err := s.launchOp(ctx, base, vocab.PhaseWarmup, false, s.opts.Parts()[0].Op, s.warmupRound()); err != nil {
 			return err
@@ -212,7 +215,7 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 	// exploring: configs that provably run the same plan are merged, and
 	// configs that switch on what NCCL disabled are refused.
 	planOf := base
-	if len(s.opts.Baseline.Clone()) > 0 {
+	if userBaseline {
 		// The plan is NCCL's under its defaults, not the user's baseline.
 		var err error
 		if planOf, err = s.defaultsTrial(); err != nil {
@@ -222,6 +225,9 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 	if planFirst {
 		if err := s.launch(ctx, planOf, vocab.PhasePlan, false); err != nil {
 			return err
+		}
+		if !base.State.Usable() {
+			return fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason) // it was the warm-up (warmsUp)
 		}
 	}
 	s.planRead = true
@@ -512,7 +518,7 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 		// Every op's debug launch reads that op's plan.
 		s.learnPlan(t, phase, op, l)
 	}
-	if l.Outcome != benchfmt.OK && !debug && phase != vocab.PhaseGuard {
+	if l.Outcome != benchfmt.OK && (!debug || s.warmsUp(t, phase) && !ranAnySize(l)) && phase != vocab.PhaseGuard {
 		// A guarded op that fails is judged by the guard, not the trial.
 		t.State, t.Reason = stateFor(l.Outcome), l.Reason
 	}
@@ -530,6 +536,22 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 		s.onEvent(s.event(req, t, l, scored, eventScore))
 	}
 	return nil
+}
+
+// warmsUp reports whether a launch of t in phase is the study's warm-up
+// made by the plan's debug launch of the baseline (startBaseline). Like
+// the warm-up it stands for, it fails the baseline when the benchmark ran
+// no size at all (mpirun refused, NCCL hung at init): the study ends
+// after one launch, not two, and waits out one timeout, not two. A debug
+// launch that measured some sizes and then failed says nothing of the
+// baseline's band (the wide range may reach what the band never does).
+func (s *loop) warmsUp(t *Trial, phase string) bool {
+	return phase == vocab.PhasePlan && t.Role == vocab.RoleBaseline && !s.planRead
+}
+
+// ranAnySize reports whether l's benchmark measured at least one size.
+func ranAnySize(l *benchfmt.Launch) bool {
+	return l.Result != nil && len(l.Result.Rows) > 0
 }
 
 // debugsWide reports whether t's debug launches sweep the wide explain

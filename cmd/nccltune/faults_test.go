@@ -487,23 +487,35 @@ func (p *cliProcess) wait() (int, string) {
 
 // waitForHungSimulator waits until a simulated benchmark this test marked
 // hangs: it has written the partial JSON file (-J) it writes just before
-// it blocks, so it prints nothing more.
+// it blocks, so it prints nothing more, or, a debug launch, which writes
+// none, it has run for half a second.
 func waitForHungSimulator(t *testing.T, mark string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
+	seen := map[string]time.Time{}
 	for time.Now().Before(deadline) {
 		for _, p := range markedProcesses(mark) {
 			f := strings.Fields(p)
 			if len(f) < 3 || f[2] != "__nccltune_sim" {
 				continue
 			}
+			perIter := false
 			for i, a := range f[:len(f)-1] {
 				if a == "-J" {
+					perIter = true
 					if _, err := os.Stat(f[i+1]); err == nil {
 						time.Sleep(50 * time.Millisecond) // its last flush
 						return
 					}
 				}
+			}
+			// A debug launch (the study's first: NCCL's plan) writes no
+			// per-iteration file: hung once it has run for half a second,
+			// where a healthy simulated launch takes milliseconds.
+			if first, ok := seen[f[0]]; !perIter && ok && time.Since(first) > 500*time.Millisecond {
+				return
+			} else if !ok {
+				seen[f[0]] = time.Now()
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
