@@ -265,14 +265,21 @@ func (w Workload) Weights() []float64 {
 }
 
 // Ops are the distinct ops of the workload, in nccl-tests' order.
-func (w Workload) Ops() []Op {
+func (w Workload) Ops() []Op { return w.opsIn(true) }
+
+// OtherOps are the ops of Ops outside the workload, in nccl-tests' order:
+// what a study of w measures only to guard it, or not at all.
+func (w Workload) OtherOps() []Op { return w.opsIn(false) }
+
+// opsIn lists the ops of Ops that are (in) or are not in the workload.
+func (w Workload) opsIn(in bool) []Op {
 	seen := map[Op]bool{}
 	for _, p := range w {
 		seen[p.Op.OrAllReduce()] = true
 	}
 	var out []Op
 	for _, o := range Ops {
-		if seen[o] {
+		if seen[o] == in {
 			out = append(out, o)
 		}
 	}

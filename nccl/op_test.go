@@ -3,6 +3,7 @@ package nccl
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -130,6 +131,9 @@ func TestParsePartAndWorkload(t *testing.T) {
 	}
 	if ops := w.Ops(); len(ops) != 2 || ops[0] != AllReduce || ops[1] != AllGather {
 		t.Errorf("Ops = %v", ops)
+	}
+	if others := w.OtherOps(); len(others) != len(Ops)-2 || slices.Contains(others, AllReduce) || slices.Contains(others, AllGather) {
+		t.Errorf("OtherOps = %v", others)
 	}
 	overlap := Workload{q, {Op: AllReduce, Band: Band{Min: 4 << 20, Max: 8 << 20}, Weight: 1}}
 	if overlap.Validate() == nil {

@@ -46,19 +46,7 @@ type OpGuard struct {
 // every op of nccl.Ops outside the workload. NCCL's channel and CTA caps
 // reach every collective; a list reaches those NCCL's tuner plans (and
 // send/recv through their channels).
-func DefaultGuardOps(w nccl.Workload) []nccl.Op {
-	in := map[nccl.Op]bool{}
-	for _, op := range w.Ops() {
-		in[op] = true
-	}
-	var out []nccl.Op
-	for _, op := range nccl.Ops {
-		if !in[op] {
-			out = append(out, op)
-		}
-	}
-	return out
-}
+func DefaultGuardOps(w nccl.Workload) []nccl.Op { return w.OtherOps() }
 
 // guardReserve is the launches the guards need: both arms, every op.
 func (o Options) guardReserve() int { return 2 * o.GuardLaunches * len(o.GuardOps) }

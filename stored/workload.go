@@ -245,16 +245,4 @@ func SizeRange(sizes []int64) string {
 // own op or parts: every op of nccl.Ops outside the study's parts
 // (guarded ones included: a guard measures, it does not tune), for the
 // tuner CSV's header.
-func FallbackOps(s *store.Study) []nccl.Op {
-	in := map[nccl.Op]bool{}
-	for _, op := range s.Parts().Ops() {
-		in[op] = true
-	}
-	var out []nccl.Op
-	for _, op := range nccl.Ops {
-		if !in[op] {
-			out = append(out, op)
-		}
-	}
-	return out
-}
+func FallbackOps(s *store.Study) []nccl.Op { return s.Parts().OtherOps() }
