@@ -258,27 +258,26 @@ func (s *ranking) computeCandidate(base *Trial) *Trial {
 
 // runnerUp is the config ranked second by candidate's rule, if it has
 // fewer than MaxLaunchesPerTrial launches and could still overtake the
-// candidate (its score made optimistic by PlanBeta standard errors is
-// below the candidate's pessimistic one); nil otherwise.
+// candidate by the planner's rule (model.Plausible over the two: its
+// optimistic bound below the candidate's pessimistic one, or ahead of it
+// outright); nil otherwise.
 func (s *ranking) runnerUp(base *Trial) *Trial {
 	c := s.candidate(base)
 	if c == nil {
 		return nil
 	}
 	sigma := s.spread()
-	bar := s.rankScore(c, sigma)
 	var best *Trial
 	bestScore := math.Inf(1)
 	for _, t := range s.trials {
 		if t == base || t == c || !t.State.Usable() || len(t.Explore) == 0 || len(t.Explore) >= s.maxLaunches {
 			continue
 		}
-		n, _ := t.scoreStats(s.sizes)
-		if n == 0 {
+		if n, _ := t.scoreStats(s.sizes); n == 0 {
 			continue
 		}
-		opt := t.logScore(s.sizes) - model.PlanBeta*sigma/math.Sqrt(float64(n))
-		if opt < bar && s.rankScore(t, sigma) < bestScore {
+		pair := []model.Arm{{Launches: c.Explore}, {Launches: t.Explore}}
+		if model.Plausible(pair, s.sizes, 1) && s.rankScore(t, sigma) < bestScore {
 			best, bestScore = t, s.rankScore(t, sigma)
 		}
 	}
