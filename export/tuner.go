@@ -530,7 +530,7 @@ func untunedLines(bands []*Recommendation, groups []TunerGroup) []string {
 	}
 	var out []string
 	if len(guardOnly) > 0 {
-		out = append(out, "FALLS BACK: "+strings.Join(guardOnly, ", ")+" (guarded, measured for the recommendation but not tuned): no row here sets them, so with this file their calls get ONE channel; tune them as parts of the workload (--part) or keep the env export")
+		out = append(out, "FALLS BACK: "+strings.Join(guardOnly, ", ")+" (guarded ops: measured only beside a config the confirmation recommends, never tuned): no row here sets them, so with this file their calls get ONE channel; tune them as parts of the workload (--part) or keep the env export")
 	}
 	if len(p2p) > 0 {
 		out = append(out, "not reached: "+strings.Join(p2p, ", ")+" run as send/recv and never reach NCCL's tuner; this file leaves them to NCCL")

@@ -318,6 +318,10 @@ type Result struct {
 	ScopedFrom *Trial
 	// Unspent is the launches of the budget the study did not make.
 	Unspent int
+	// UnspentForGuards is the part of Unspent held back for the guarded
+	// ops, which are measured only beside a config the confirmation
+	// recommends: while held, the confirmation could not use them.
+	UnspentForGuards int
 	// Settled, when not "", says why more launches could not have changed
 	// the answer (every distinct plan explored and the confirmation
 	// decided), with the launches left unspent; "" when the study spent

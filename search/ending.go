@@ -25,6 +25,7 @@ const EndingCannotDecide = "cannot-decide"
 // or its last look was taken, or the budget left could not decide).
 func (s *loop) settle(res *Result) {
 	res.Unspent = max(0, s.opts.Budget-s.seq)
+	res.UnspentForGuards = min(res.Unspent, s.guardReserveUnmade())
 	if res.Stopped != "space" || res.Unspent == 0 {
 		return
 	}

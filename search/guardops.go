@@ -54,7 +54,17 @@ func (o Options) guardReserve() int { return 2 * o.GuardLaunches * len(o.GuardOp
 // guardLeft is the launches still held back for the guards: none once
 // they were run or the confirmation kept the baseline.
 func (s *loop) guardLeft() int {
-	if s.guardsDone || len(s.opts.GuardOps) == 0 {
+	if s.guardsDone {
+		return 0
+	}
+	return s.guardReserveUnmade()
+}
+
+// guardReserveUnmade is the guard reserve less the guard launches made,
+// whether or not the guards are still owed: at the end of a study it is
+// what the reserve kept from the confirmation and never spent.
+func (s *loop) guardReserveUnmade() int {
+	if len(s.opts.GuardOps) == 0 {
 		return 0
 	}
 	made := 0

@@ -35,20 +35,21 @@ func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.T
 func searchJSON(study *store.Study, res *search.Result) map[string]any {
 	baseScore := study.Recommendation.BaselineScoreUS
 	return map[string]any{
-		"study":          study.Name,
-		"band":           study.Band,
-		"simulated":      study.Simulated,
-		"sim_profile":    study.Launch.SimProfile,
-		"launches":       res.Launches,
-		"trials":         len(res.Trials),
-		"trial_count":    len(res.Trials),
-		"stopped":        res.Stopped,
-		"ending":         res.Ending,
-		"unspent":        res.Unspent,
-		"settled":        res.Settled,
-		"baseline":       map[string]any{"score_us": jsonNumber(baseScore), "env": nonNilMap(study.BaselineEnv)},
-		"recommendation": recommendationJSON(study, study.Recommendation),
-		"plans":          study.Plans,
+		"study":              study.Name,
+		"band":               study.Band,
+		"simulated":          study.Simulated,
+		"sim_profile":        study.Launch.SimProfile,
+		"launches":           res.Launches,
+		"trials":             len(res.Trials),
+		"trial_count":        len(res.Trials),
+		"stopped":            res.Stopped,
+		"ending":             res.Ending,
+		"unspent":            res.Unspent,
+		"unspent_for_guards": res.UnspentForGuards,
+		"settled":            res.Settled,
+		"baseline":           map[string]any{"score_us": jsonNumber(baseScore), "env": nonNilMap(study.BaselineEnv)},
+		"recommendation":     recommendationJSON(study, study.Recommendation),
+		"plans":              study.Plans,
 	}
 }
 
@@ -125,6 +126,16 @@ func spentText(budget int, res *search.Result) string {
 		why = "no distinct config was left to explore; ended " + res.Ending
 	case res.Ending != "":
 		why = "ended " + res.Ending
+	}
+	if g := res.UnspentForGuards; g > 0 {
+		// Without this a user reads a budget left over as one the study
+		// chose not to use, when the confirmation could not reach it.
+		held := fmt.Sprintf("%d held for the guarded ops, measured only beside a recommended config; a larger --budget gives the confirmation more looks", g)
+		if why == "" {
+			why = held
+		} else {
+			why += "; " + held
+		}
 	}
 	if why == "" {
 		return fmt.Sprintf("%s, %d unspent", text, res.Unspent)

@@ -55,6 +55,8 @@ func TestSpentText(t *testing.T) {
 		{60, search.Result{Launches: 50, Unspent: 10, Stopped: "budget", Ending: "recommended", Design: design, Looks: 1}, "50 of 60 launches, 10 unspent (the confirmation decided (recommended) at look 1 of 2)"},
 		{60, search.Result{Launches: 20, Unspent: 40, Stopped: "space", Ending: "no-candidate"}, "20 of 60 launches, 40 unspent (no distinct config was left to explore; ended no-candidate)"},
 		{60, search.Result{Launches: 4, Unspent: 56, Stopped: "interrupted", Ending: "interrupted"}, "4 of 60 launches, 56 unspent (interrupted; --resume spends them)"},
+		{150, search.Result{Launches: 84, Unspent: 66, UnspentForGuards: 64, Stopped: "budget", Ending: "not-significant"},
+			"84 of 150 launches, 66 unspent (ended not-significant; 64 held for the guarded ops, measured only beside a recommended config; a larger --budget gives the confirmation more looks)"},
 	} {
 		if got := spentText(tc.budget, &tc.res); got != tc.want {
 			t.Errorf("spentText(%d, %+v) = %q\nwant %q", tc.budget, tc.res, got, tc.want)
