@@ -254,53 +254,63 @@ func FuzzParseTorch(f *testing.F) {
 }
 
 // TestParseTorchOps reads the torch instrument's output for every op
-// (testdata/torch/ops_OP_4r.jsonl: 4 ranks, 512K–4M; made from the script's
-// own arithmetic with the times of the real nccl-tests captures, so not a
-// measurement) against the real nccl-tests capture of the same op
+// against the real nccl-tests capture of the same op
 // (testdata/ops/OP_4r.txt): the op is recorded, every row has nccl-tests'
 // size, count, type, redop and root for that size, and busbw is algbw ×
-// nccl-tests' factor for the op.
+// nccl-tests' factor for the op. Two outputs per op:
+// testdata/torch/ops_OP_4r.jsonl (4 ranks, 512K–4M; made from the script's
+// own arithmetic with the times of the real nccl-tests captures, so not a
+// measurement) and real_ops_OP_4r.jsonl (the script on the real 4-rank
+// loopback, torch 2.11 with NCCL 2.28.9, 1M–4M, 2026-12-02).
 func TestParseTorchOps(t *testing.T) {
-	for _, op := range nccl.Ops {
-		t.Run(string(op), func(t *testing.T) {
-			data := readTestdata(t, filepath.Join("torch", "ops_"+string(op)+"_4r.jsonl"))
-			r, err := Parse(data)
-			checkConsistent(t, data, r, err)
-			if err != nil || r.Op() != op || r.Instrument != InstrumentTorch || r.NRanks != 4 || len(r.Rows) != 4 || r.Invalid() != "" {
-				t.Fatalf("op %q, instrument %q, %d ranks, %d rows, invalid %q, %v", r.Op(), r.Instrument, r.NRanks, len(r.Rows), r.Invalid(), err)
-			}
-			nt, err := Parse(readTestdata(t, filepath.Join("ops", string(op)+"_4r.txt")))
-			if err != nil || nt.Op() != op {
-				t.Fatalf("nccl-tests capture: %v, op %q", err, nt.Op())
-			}
-			byBytes := map[int64]Row{}
-			for _, row := range nt.Rows {
-				byBytes[row.Bytes] = row
-			}
-			for _, row := range r.Rows {
-				ref, ok := byBytes[row.Bytes]
-				if !ok {
-					t.Errorf("torch size %d is no size of nccl-tests' %s table", row.Bytes, op.Benchmark())
-					continue
-				}
-				if row.Count != ref.Count || row.Type != ref.Type || row.Redop != ref.Redop || row.Root != ref.Root {
-					t.Errorf("%d bytes: torch count %d %s %s root %d; nccl-tests %d %s %s root %d",
-						row.Bytes, row.Count, row.Type, row.Redop, row.Root, ref.Count, ref.Type, ref.Redop, ref.Root)
-				}
-				m := row.Out
-				if f := m.BusBW / m.AlgBW; math.Abs(f-op.BusFactor(4)) > 1e-3 {
-					t.Errorf("%d bytes: busbw/algbw %.4f, want %s's %.4f", row.Bytes, f, op, op.BusFactor(4))
-				}
-				if want := float64(row.Bytes) / m.TimeUS / 1e3; math.Abs(m.AlgBW-want) > 1e-4 {
-					t.Errorf("%d bytes: algbw %.4f, want size/time %.4f", row.Bytes, m.AlgBW, want)
-				}
-			}
-			for _, z := range SizesOf(r) {
-				if n := z.Nominal(); n&(n-1) != 0 {
-					t.Errorf("size %d reads as %d, not the power of two asked for", z.Bytes, n)
-				}
-			}
-		})
+	for _, src := range []struct {
+		prefix string
+		rows   int
+	}{{"ops_", 4}, {"real_ops_", 3}} {
+		for _, op := range nccl.Ops {
+			t.Run(src.prefix+string(op), func(t *testing.T) { checkTorchOp(t, src.prefix+string(op)+"_4r.jsonl", op, src.rows) })
+		}
+	}
+}
+
+func checkTorchOp(t *testing.T, file string, op nccl.Op, rows int) {
+	t.Helper()
+	data := readTestdata(t, filepath.Join("torch", file))
+	r, err := Parse(data)
+	checkConsistent(t, data, r, err)
+	if err != nil || r.Op() != op || r.Instrument != InstrumentTorch || r.NRanks != 4 || len(r.Rows) != rows || r.Invalid() != "" {
+		t.Fatalf("op %q, instrument %q, %d ranks, %d rows, invalid %q, %v", r.Op(), r.Instrument, r.NRanks, len(r.Rows), r.Invalid(), err)
+	}
+	nt, err := Parse(readTestdata(t, filepath.Join("ops", string(op)+"_4r.txt")))
+	if err != nil || nt.Op() != op {
+		t.Fatalf("nccl-tests capture: %v, op %q", err, nt.Op())
+	}
+	byBytes := map[int64]Row{}
+	for _, row := range nt.Rows {
+		byBytes[row.Bytes] = row
+	}
+	for _, row := range r.Rows {
+		ref, ok := byBytes[row.Bytes]
+		if !ok {
+			t.Errorf("torch size %d is no size of nccl-tests' %s table", row.Bytes, op.Benchmark())
+			continue
+		}
+		if row.Count != ref.Count || row.Type != ref.Type || row.Redop != ref.Redop || row.Root != ref.Root {
+			t.Errorf("%d bytes: torch count %d %s %s root %d; nccl-tests %d %s %s root %d",
+				row.Bytes, row.Count, row.Type, row.Redop, row.Root, ref.Count, ref.Type, ref.Redop, ref.Root)
+		}
+		m := row.Out
+		if f := m.BusBW / m.AlgBW; math.Abs(f-op.BusFactor(4)) > 1e-3 {
+			t.Errorf("%d bytes: busbw/algbw %.4f, want %s's %.4f", row.Bytes, f, op, op.BusFactor(4))
+		}
+		if want := float64(row.Bytes) / m.TimeUS / 1e3; math.Abs(m.AlgBW-want) > 1e-4 {
+			t.Errorf("%d bytes: algbw %.4f, want size/time %.4f", row.Bytes, m.AlgBW, want)
+		}
+	}
+	for _, z := range SizesOf(r) {
+		if n := z.Nominal(); n&(n-1) != 0 {
+			t.Errorf("size %d reads as %d, not the power of two asked for", z.Bytes, n)
+		}
 	}
 }
 
