@@ -93,9 +93,47 @@ func SpendOf(byOp []OpLaunches) LaunchSpend {
 	return out
 }
 
+// Text is the spend in words, for the line under a launches-by-op table
+// ("84 launches in all: 80 for the workload's parts, 4 for the guarded
+// ops").
+func (s LaunchSpend) Text() string {
+	line := fmt.Sprintf("%d launches in all: %d for the workload's parts, %d for the guarded ops", s.Parts+s.Guards+s.Other, s.Parts, s.Guards)
+	if s.Other > 0 {
+		line += fmt.Sprintf(", %d for other ops", s.Other)
+	}
+	return line
+}
+
+// For is what the op was to the study, for a launches-by-op table: its
+// parts' bands ("part 512K-4M"), "guarded", or "—".
+func (c OpLaunches) For() string {
+	switch c.Role {
+	case RolePart:
+		return "part " + strings.Join(c.Bands, ", ")
+	case RoleGuard:
+		return "guarded"
+	}
+	return "—"
+}
+
 // Phases are the phases a study's launches go through, in order, for the
 // columns of a launches-by-op table.
 var Phases = []string{vocab.PhaseWarmup, vocab.PhasePlan, vocab.PhaseExplore, vocab.PhaseRefine, vocab.PhaseConfirm, vocab.PhaseGuard, vocab.PhaseExplain}
+
+// PhasesOf are the Phases some op of byOp spent launches on: the columns
+// a launches-by-op table needs.
+func PhasesOf(byOp []OpLaunches) []string {
+	var out []string
+	for _, p := range Phases {
+		for _, c := range byOp {
+			if c.Phases[p] > 0 {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
 
 // OpVerdict is one line of a study's per-op table: a part of the
 // workload or a guarded op, what the candidate did to its time and what

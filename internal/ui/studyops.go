@@ -153,43 +153,16 @@ func alphaOf(rec *store.Recommendation) float64 {
 func writeLaunchesByOp(w io.Writer, byOp []stored.OpLaunches) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "launches per op and phase:")
-	var phases []string
-	for _, p := range stored.Phases {
-		for _, c := range byOp {
-			if c.Phases[p] > 0 {
-				phases = append(phases, p)
-				break
-			}
-		}
-	}
+	phases := stored.PhasesOf(byOp)
 	tw := newTable(w)
 	fmt.Fprintln(tw, "op\tfor\t"+strings.Join(phases, "\t")+"\tin all")
-	total := 0
 	for _, c := range byOp {
-		cells := []string{string(c.Op), opRole(c)}
+		cells := []string{string(c.Op), c.For()}
 		for _, p := range phases {
 			cells = append(cells, fmt.Sprint(c.Phases[p]))
 		}
 		fmt.Fprintln(tw, strings.Join(append(cells, fmt.Sprint(c.Launches)), "\t"))
-		total += c.Launches
 	}
 	tw.Flush()
-	spend := stored.SpendOf(byOp)
-	line := fmt.Sprintf("  %d launches in all: %d for the workload's parts, %d for the guarded ops", total, spend.Parts, spend.Guards)
-	if spend.Other > 0 {
-		line += fmt.Sprintf(", %d for other ops", spend.Other)
-	}
-	fmt.Fprintln(w, line)
-}
-
-// opRole is what an op was to the study, for the launches table: its
-// parts' bands, "guarded", or "—".
-func opRole(c stored.OpLaunches) string {
-	switch c.Role {
-	case stored.RolePart:
-		return "part " + strings.Join(c.Bands, ", ")
-	case stored.RoleGuard:
-		return "guarded"
-	}
-	return "—"
+	fmt.Fprintln(w, "  "+stored.SpendOf(byOp).Text())
 }
