@@ -59,10 +59,13 @@ type pageData struct {
 	Chosen      *ScoredConfig
 	Preferences []Preference
 
-	Comparison *Comparison
-	Tables     []Table
-	Notes      []note
-	Curves     []Curve
+	// Compared are the per-size tables: one for a study of one part, one
+	// per op for a workload of several.
+	Compared []comparisonHTML
+	Curves   []Curve
+	// Workload is the parts, guarded ops and launches per op of a
+	// workload of several parts (nil for one part).
+	Workload *workloadHTML
 
 	Choices     []benchfmt.ChoiceRow
 	ChoicesText string
@@ -77,6 +80,26 @@ type pageData struct {
 
 type note struct {
 	Mark, Text string
+}
+
+// comparisonHTML is one comparison's per-size tables and their notes;
+// Op names the op of a workload's part they compare (empty for a study
+// of one part).
+type comparisonHTML struct {
+	Op         nccl.Op
+	Heading    string
+	Comparison *Comparison
+	Tables     []Table
+	Notes      []note
+}
+
+// comparisonOf is c's tables and notes.
+func comparisonOf(c *Comparison) comparisonHTML {
+	h := comparisonHTML{Comparison: c, Tables: []Table{c.Table(MetricTime), c.Table(MetricBusBW)}}
+	for i, n := range c.Notes {
+		h.Notes = append(h.Notes, note{Mark: strings.TrimSpace(superscripts([]int{i + 1})), Text: n})
+	}
+	return h
 }
 
 // figureHTML is one figure of the page, or why it could not be drawn.
@@ -152,12 +175,20 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	d.Figures = figures(s)
 	d.Chosen, d.Preferences = s.WhyChosen()
 
-	if c := s.Compare(); c != nil {
-		d.Comparison = c
-		d.Tables = []Table{c.Table(MetricTime), c.Table(MetricBusBW)}
-		for i, n := range c.Notes {
-			d.Notes = append(d.Notes, note{Mark: strings.TrimSpace(superscripts([]int{i + 1})), Text: n})
+	d.Workload = workloadSection(s)
+	for _, op := range s.WorkloadOps() {
+		// A workload's parts, each op's launches against its own band.
+		v := s.OpStudy(op)
+		if c := v.Compare(); c != nil {
+			h := comparisonOf(c)
+			h.Op, h.Heading = op, fmt.Sprintf("%s %s", op, bandText(v.Study.BandMin, v.Study.BandMax))
+			d.Compared = append(d.Compared, h)
 		}
+	}
+	if len(d.Compared) > 0 {
+		// Tabulated per op above.
+	} else if c := s.Compare(); c != nil {
+		d.Compared = []comparisonHTML{comparisonOf(c)}
 	} else {
 		for _, t := range s.Trials {
 			if c, err := s.TrialCurve(t); err == nil {
@@ -190,21 +221,49 @@ func figures(s *Study) []figureHTML {
 		id, title, caption string
 		make               func() (Drawing, error)
 	}
-	list := []fig{
-		{"fig-busbw", "Bus bandwidth by message size", "What decided: the launches the verdict and the tables use.",
-			func() (Drawing, error) { return s.DecisionFigure(MetricBusBW, false) }},
-		{"fig-time", "Time by message size", "The same launches as time per operation, on a log axis, where small messages and latency show.",
-			func() (Drawing, error) { return s.DecisionFigure(MetricTime, false) }},
-	}
-	if s.Compare() != nil {
-		list = append(list, fig{"fig-speedup", "Speedup by message size", "The per-size table as a picture: the speedup at each size with its interval, “~” where not significant.",
-			func() (Drawing, error) { return s.SpeedupFigure() }})
+	var list []fig
+	if ops := s.WorkloadOps(); ops != nil {
+		// A workload of several parts: each op's figures, over its own
+		// launches and band, the op in every title.
+		for _, op := range ops {
+			v := s.OpStudy(op)
+			title := fmt.Sprintf("%s %s: ", op, bandText(v.Study.BandMin, v.Study.BandMax))
+			list = append(list,
+				fig{"fig-busbw-" + string(op), title + "bus bandwidth by message size", fmt.Sprintf("What decided for %s: its launches the part's verdict and its table use.", op),
+					func() (Drawing, error) { return s.OpFigure(op, MetricBusBW, false) }},
+				fig{"fig-time-" + string(op), title + "time by message size", "The same launches as time per operation, on a log axis, where small messages and latency show.",
+					func() (Drawing, error) { return s.OpFigure(op, MetricTime, false) }})
+			if v.Compare() != nil {
+				list = append(list, fig{"fig-speedup-" + string(op), title + "speedup by message size", "The part's per-size table as a picture: the speedup at each size with its interval, “~” where not significant.",
+					func() (Drawing, error) { return s.OpSpeedupFigure(op) }})
+			}
+		}
+	} else {
+		list = []fig{
+			{"fig-busbw", "Bus bandwidth by message size", "What decided: the launches the verdict and the tables use.",
+				func() (Drawing, error) { return s.DecisionFigure(MetricBusBW, false) }},
+			{"fig-time", "Time by message size", "The same launches as time per operation, on a log axis, where small messages and latency show.",
+				func() (Drawing, error) { return s.DecisionFigure(MetricTime, false) }},
+		}
+		if s.Compare() != nil {
+			list = append(list, fig{"fig-speedup", "Speedup by message size", "The per-size table as a picture: the speedup at each size with its interval, “~” where not significant.",
+				func() (Drawing, error) { return s.SpeedupFigure() }})
+		}
 	}
 	if s.Study.Kind == vocab.KindSearch && len(s.Study.Sizes) > 0 {
+		landscape, convergence := "The search's landscape", "How the search converged"
+		if ops := s.WorkloadOps(); ops != nil {
+			// The landscape ranks the first op's launch scores (each
+			// launch scored over its own op's sizes, as the search ranked
+			// it); the convergence follows every launch, each part's op
+			// scored over its own sizes.
+			landscape += " (" + string(ops[0]) + " launches)"
+			convergence += " (every part's launches, each scored over its own op's sizes)"
+		}
 		list = append(list,
-			fig{"fig-landscape", "The search's landscape", "Every config the search measured, ranked by band score with its interval.",
+			fig{"fig-landscape", landscape, "Every config the search measured, ranked by band score with its interval.",
 				func() (Drawing, error) { return s.Landscape() }},
-			fig{"fig-convergence", "How the search converged", "The best config so far and NCCL defaults, launch by launch, and the confirmation that decided.",
+			fig{"fig-convergence", convergence, "The best config so far and NCCL defaults, launch by launch, and the confirmation that decided.",
 				func() (Drawing, error) { return s.Convergence() }})
 	}
 	var out []figureHTML

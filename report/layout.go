@@ -155,8 +155,11 @@ func (s *sheet) plotArea(c draw.Canvas) draw.Canvas {
 		Min: vg.Point{X: c.Min.X, Y: top - s.plotHeight}, Max: vg.Point{X: c.Max.X, Y: top}}}
 }
 
-func (s *sheet) draw(vc vg.CanvasSizer) {
-	c := draw.New(vc)
+func (s *sheet) draw(vc vg.CanvasSizer) { s.drawIn(draw.New(vc)) }
+
+// drawIn draws the sheet in c's rectangle (the whole image, or its
+// panel of a stack).
+func (s *sheet) drawIn(c draw.Canvas) {
 	y := c.Max.Y - 0.12*vg.Inch
 	for _, l := range s.headerLines() {
 		sty := textStyle(l.size, l.color)
@@ -198,8 +201,41 @@ func (s *sheet) draw(vc vg.CanvasSizer) {
 	}
 }
 
+// drawable is a laid-out image: a sheet, or a stack of them.
+type drawable interface {
+	size() (vg.Length, vg.Length)
+	draw(vg.CanvasSizer)
+}
+
+// stack is sheets drawn one above the other in one image, each in its
+// own panel with its own header, plot, legend and caption.
+type stack []*sheet
+
+func (st stack) size() (vg.Length, vg.Length) {
+	var width, height vg.Length
+	for _, s := range st {
+		w, h := s.size()
+		width, height = max(width, w), height+h
+	}
+	return width, height
+}
+
+func (st stack) draw(vc vg.CanvasSizer) {
+	c := draw.New(vc)
+	top := c.Max.Y
+	for _, s := range st {
+		_, h := s.size()
+		s.drawIn(draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: c.Min.X, Y: top - h}, Max: vg.Point{X: c.Max.X, Y: top}}})
+		top -= h
+	}
+}
+
 // write renders the sheet as PNG (dots per inch, PNGDPI when 0) or SVG.
-func (s *sheet) write(w io.Writer, format string, dpi int) error {
+func (s *sheet) write(w io.Writer, format string, dpi int) error { return render(s, w, format, dpi) }
+
+// render renders d as PNG (dots per inch, PNGDPI when 0) or SVG.
+func render(s drawable, w io.Writer, format string, dpi int) error {
 	width, height := s.size()
 	if dpi <= 0 {
 		dpi = PNGDPI

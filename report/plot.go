@@ -46,6 +46,9 @@ type Figure struct {
 	// StudyInLegend prefixes each legend entry with its study, for
 	// figures that mix studies.
 	StudyInLegend bool
+	// Op, when set, names the collective on the value axis: the figure
+	// of one op of a workload of several (OpFigure).
+	Op nccl.Op
 }
 
 // Band is a searched band of message sizes, shaded in the plot.
@@ -309,7 +312,7 @@ func (f Figure) sheet() (*sheet, error) {
 		return nil, err
 	}
 	s := &sheet{width: figureWidth, plotHeight: plotHeight, title: title, subtitle: f.Subtitle, simulated: f.Simulated,
-		plot: cv.p, yLabel: yLabel, xLabel: xLabel, legend: cv.legend, caption: f.caption(timeAxis)}
+		plot: cv.p, yLabel: opLabel(f.Op, yLabel), xLabel: xLabel, legend: cv.legend, caption: f.caption(timeAxis)}
 	return s, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
@@ -28,6 +29,9 @@ type SpeedupFigure struct {
 	BandMin, BandMax int64
 	// MinEffect is the smallest gain the study acts on (0.03).
 	MinEffect float64
+	// Op, when set, names the collective on the value axis: the figure
+	// of one op of a workload of several (OpSpeedupFigure).
+	Op nccl.Op
 }
 
 // Speedup colours: a significant gain, a significant loss, no difference.
@@ -97,7 +101,7 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 		caption = append(caption, fmt.Sprintf("“~”: no significant difference at that size (Mann–Whitney p ≥ %g), as benchstat prints it.", c.Alpha))
 	}
 	return &sheet{width: figureWidth, plotHeight: plotHeight, title: f.Subject + " speedup over NCCL defaults by message size",
-		subtitle: sub, simulated: f.Simulated, plot: cv.p, yLabel: yLabel, xLabel: xLabel, legend: cv.legend, caption: caption}, nil
+		subtitle: sub, simulated: f.Simulated, plot: cv.p, yLabel: opLabel(f.Op, yLabel), xLabel: xLabel, legend: cv.legend, caption: caption}, nil
 }
 
 // axes puts sizes on x and the speedups, always with ×1 and the minimum
