@@ -113,19 +113,51 @@ func runPlot(ctx context.Context, o plotOptions) error {
 	if o.figure != "" && o.figure != figureCurves {
 		return runStudyFigure(o)
 	}
-	fig, studies, err := loadCurves(o.db, o.targets, curvesOptions{Metric: o.metric, All: o.all, Explore: o.explore, Warn: o.stderr})
+	drawing, studies, err := loadCurves(o.db, o.targets, curvesOptions{Metric: o.metric, All: o.all, Explore: o.explore, Warn: o.stderr})
 	if err != nil {
 		return err
 	}
-	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
+	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return drawing.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
 	}
+	if p, ok := drawing.(report.Panels); ok {
+		return reportPanels(o, p, studies)
+	}
+	fig := drawing.(report.Figure)
 	fmt.Fprintf(o.stderr, "wrote %s: %s of %s%s\n", o.out, texttable.Plural(len(fig.Curves), "curve"), studyNames(studies), simulatedSuffix(studies))
 	if o.json {
 		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": figureCurves, "metric": fig.Metric,
 			"subtitle": fig.Subtitle, "simulated": fig.Simulated != "", "curves": ui.CurvesJSON(fig.Curves)})
 	}
 	return nil
+}
+
+// reportPanels says what plot drew of a workload of several parts, one
+// panel per op; its JSON has each panel's op, subtitle and curves, and
+// every curve (each with its op) under "curves".
+func reportPanels(o plotOptions, p report.Panels, studies []*report.Study) error {
+	n := 0
+	ops := make([]string, len(p.Ops))
+	for i, f := range p.Figures {
+		n += len(f.Curves)
+		ops[i] = string(p.Ops[i])
+	}
+	fmt.Fprintf(o.stderr, "wrote %s: %s of %s, one panel per op (%s)%s\n", o.out, texttable.Plural(n, "curve"), studyNames(studies),
+		strings.Join(ops, ", "), simulatedSuffix(studies))
+	if !o.json {
+		return nil
+	}
+	panels, curves := []map[string]any{}, []map[string]any{}
+	for i, f := range p.Figures {
+		cs := ui.CurvesJSON(f.Curves)
+		for _, c := range cs {
+			c["op"] = ops[i]
+		}
+		panels = append(panels, map[string]any{"op": ops[i], "subtitle": f.Subtitle, "curves": cs})
+		curves = append(curves, cs...)
+	}
+	return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": figureCurves, "metric": p.Figures[0].Metric,
+		"simulated": p.Figures[0].Simulated != "", "ops": ops, "panels": panels, "curves": curves})
 }
 
 // runStudyFigure draws the speedup, landscape or convergence figure of

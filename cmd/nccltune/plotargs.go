@@ -69,9 +69,11 @@ type curvesOptions struct {
 
 // loadCurves loads the studies that args (STUDY or STUDY/TRIAL) name from
 // the database at path and makes the curves figure of them: for one bare
-// study, the figure of what decided; otherwise the curves of the trials
-// named, in the order named, each once. It returns the studies drawn.
-func loadCurves(path string, args []string, o curvesOptions) (report.Figure, []*report.Study, error) {
+// study, the figure of what decided (for a workload of several parts, one
+// panel per op: report.Panels); otherwise the curves of the trials named,
+// in the order named, each once (a report.Figure). It returns the studies
+// drawn.
+func loadCurves(path string, args []string, o curvesOptions) (report.Drawing, []*report.Study, error) {
 	var targets []plotTarget
 	var queries []string
 	seen := map[string]bool{}
@@ -95,8 +97,16 @@ func loadCurves(path string, args []string, o curvesOptions) (report.Figure, []*
 		byQuery[q] = report.Of(loaded[i])
 	}
 	if len(targets) == 1 && targets[0].Trial < 0 && !o.All {
-		// One bare study: the figure of what decided.
+		// One bare study: the figure of what decided; of a workload,
+		// each op's, as the report draws them.
 		s := byQuery[targets[0].Study]
+		if s.WorkloadOps() != nil {
+			p, err := s.OpPanels(o.Metric, o.Explore)
+			if err != nil {
+				return report.Figure{}, nil, err
+			}
+			return p, []*report.Study{s}, nil
+		}
 		fig, err := s.DecisionFigure(o.Metric, o.Explore)
 		if err != nil {
 			return report.Figure{}, nil, err
