@@ -67,4 +67,25 @@ fi
 browser --screenshot="$out/report.png" --window-size=1280,6000 --hide-scrollbars >/dev/null
 test -s "$out/report.png"
 
-echo "ok: look at $out/report.png (the page) and the figures $out/{plot,time,speedup,landscape,convergence}.png; the report is $out/report.html"
+echo "== a workload of three parts (h200-loopback): each op's figures and tables, the parts, the launches per op"
+wdb="$out/workload.db"
+rm -f "$wdb"
+"$bin" --db "$wdb" search --sim h200-loopback --np 4 --part all_reduce:512K-4M --part alltoall:512K-8M \
+	--part broadcast:512K-8M --budget 150 --seed 1 >"$out/workload-search.txt" 2>"$out/workload-search.log"
+"$bin" --db "$wdb" report s1 --out "$out/workload.html"
+"$bin" --db "$wdb" plot s1 --out "$out/workload-plot.png"
+timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+	--disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" --dump-dom \
+	"file://$(realpath "$out/workload.html")" >"$out/workload-dom.html" 2>>"$out/chromium.log"
+for want in 'id="workload"' 'id="launches-by-op"' 'id="fig-busbw-alltoall"' 'id="fig-speedup-broadcast"' 'id="tables-broadcast"'; do
+	if ! grep -q "$want" "$out/workload-dom.html"; then
+		echo "check-report: the workload page's DOM has no $want (see $out/workload-dom.html)" >&2
+		exit 1
+	fi
+done
+if [ "$(grep -o '<svg' "$out/workload-dom.html" | wc -l)" -ne 11 ]; then
+	echo "check-report: the workload page's DOM does not have 11 figures (3 per op, landscape, convergence; see $out/workload-dom.html)" >&2
+	exit 1
+fi
+
+echo "ok: look at $out/report.png (the page) and the figures $out/{plot,time,speedup,landscape,convergence}.png; the report is $out/report.html; the workload's page is $out/workload.html and its panels $out/workload-plot.png"

@@ -41,6 +41,8 @@ launches and medians as the verdict and the tables (--explore adds their
 exploration launches, marked as such). --all draws every trial of it, all its
 launches pooled, the best few in colour and the rest grey. STUDY/NUMBER names
 one trial (s3-512K-4M/7; nccltune show STUDY --trials lists the numbers).
+A bare study of a workload of several parts (search --part) draws one panel
+per op in the one file, each op's launches against its own band.
 Arguments from several studies share one plot. A sweep or an import draws
 every trial. Legends name configs as the exports write them.
 

@@ -30,8 +30,10 @@ the figures of nccltune plot (bus bandwidth and time by message size over
 the confirmation launches, the per-size speedup, the search's landscape and
 its convergence), the per-size tables against NCCL's defaults, what NCCL
 chose per size, the recommendation in every export format, the fabric, the
-settings and every trial, best score first. A study on the simulated fabric
-carries a SIMULATED banner.
+settings and every trial, best score first. A workload of several parts
+(search --part) has each part's op in turn (figures and tables), its parts
+and guarded ops as show prints them, and the launches per op and phase. A
+study on the simulated fabric carries a SIMULATED banner.
 
 STUDY is a name from nccltune history (s7-512K-4M), its number (7) or s7.`,
 		Flags: []cli.Flag{
