@@ -205,19 +205,36 @@ func workloadSection(s *Study) *workloadHTML {
 }
 
 // Panels are figures drawn one above the other in one image, each with
-// its own title, axes, legend and caption: plot's curves of a workload of
-// several parts, one panel per op (OpFigure).
+// its own title, axes, legend and caption: plot's figures of a workload
+// of several parts, one panel per op (OpFigure, OpSpeedupFigure).
 type Panels struct {
 	Ops     []nccl.Op
-	Figures []Figure
+	Figures []Panel
+}
+
+// Panel is a figure that can be a panel of Panels: a Figure or a
+// SpeedupFigure.
+type Panel interface {
+	Drawing
+	sheet() (*sheet, error)
 }
 
 // OpPanels are the figures of what decided for every op of the workload,
 // one panel each, in the parts' order.
 func (s *Study) OpPanels(metric string, exploration bool) (Panels, error) {
+	return s.opPanels(func(op nccl.Op) (Panel, error) { return s.OpFigure(op, metric, exploration) })
+}
+
+// OpSpeedupPanels are the speedup figures of every op of the workload,
+// one panel each, in the parts' order.
+func (s *Study) OpSpeedupPanels() (Panels, error) {
+	return s.opPanels(func(op nccl.Op) (Panel, error) { return s.OpSpeedupFigure(op) })
+}
+
+func (s *Study) opPanels(figure func(nccl.Op) (Panel, error)) (Panels, error) {
 	var p Panels
 	for _, op := range s.WorkloadOps() {
-		f, err := s.OpFigure(op, metric, exploration)
+		f, err := figure(op)
 		if err != nil {
 			return Panels{}, err
 		}

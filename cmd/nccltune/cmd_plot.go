@@ -42,7 +42,8 @@ exploration launches, marked as such). --all draws every trial of it, all its
 launches pooled, the best few in colour and the rest grey. STUDY/NUMBER names
 one trial (s3-512K-4M/7; nccltune show STUDY --trials lists the numbers).
 A bare study of a workload of several parts (search --part) draws one panel
-per op in the one file, each op's launches against its own band.
+per op in the one file, each op's launches against its own band (curves and
+--figure speedup); its trials' curves are its first op's.
 Arguments from several studies share one plot. A sweep or an import draws
 every trial. Legends name configs as the exports write them.
 
@@ -141,7 +142,7 @@ func reportPanels(o plotOptions, p report.Panels, studies []*report.Study) error
 	n := 0
 	ops := make([]string, len(p.Ops))
 	for i, f := range p.Figures {
-		n += len(f.Curves)
+		n += len(f.(report.Figure).Curves)
 		ops[i] = string(p.Ops[i])
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: %s of %s, one panel per op (%s)%s\n", o.out, texttable.Plural(n, "curve"), studyNames(studies),
@@ -150,7 +151,8 @@ func reportPanels(o plotOptions, p report.Panels, studies []*report.Study) error
 		return nil
 	}
 	panels, curves := []map[string]any{}, []map[string]any{}
-	for i, f := range p.Figures {
+	for i, panel := range p.Figures {
+		f := panel.(report.Figure)
 		cs := ui.CurvesJSON(f.Curves)
 		for _, c := range cs {
 			c["op"] = ops[i]
@@ -158,8 +160,9 @@ func reportPanels(o plotOptions, p report.Panels, studies []*report.Study) error
 		panels = append(panels, map[string]any{"op": ops[i], "subtitle": f.Subtitle, "curves": cs})
 		curves = append(curves, cs...)
 	}
-	return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": figureCurves, "metric": p.Figures[0].Metric,
-		"simulated": p.Figures[0].Simulated != "", "ops": ops, "panels": panels, "curves": curves})
+	first := p.Figures[0].(report.Figure)
+	return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": figureCurves, "metric": first.Metric,
+		"simulated": first.Simulated != "", "ops": ops, "panels": panels, "curves": curves})
 }
 
 // runStudyFigure draws the speedup, landscape or convergence figure of
@@ -172,7 +175,15 @@ func runStudyFigure(o plotOptions) error {
 	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return fig.WriteAt(w, o.format, o.dpi) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.stderr, "wrote %s: the %s of %s%s\n", o.out, o.figure, s.Name(), simulatedSuffix([]*report.Study{s}))
+	perOp := ""
+	if p, ok := fig.(report.Panels); ok {
+		ops := make([]string, len(p.Ops))
+		for i, op := range p.Ops {
+			ops[i] = string(op)
+		}
+		perOp = ", one panel per op (" + strings.Join(ops, ", ") + ")"
+	}
+	fmt.Fprintf(o.stderr, "wrote %s: the %s of %s%s%s\n", o.out, o.figure, s.Name(), perOp, simulatedSuffix([]*report.Study{s}))
 	if o.json {
 		return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": o.figure, "study": s.Name(),
 			"simulated": s.Study.Simulated, o.figure: ui.FigureJSON(fig)})

@@ -144,6 +144,10 @@ func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, err
 	var fig report.Drawing
 	switch kind {
 	case figureSpeedup:
+		if s.WorkloadOps() != nil {
+			fig, err = s.OpSpeedupPanels() // one panel per op
+			break
+		}
 		fig, err = s.SpeedupFigure()
 	case figureLandscape:
 		fig, err = s.Landscape()
@@ -205,6 +209,11 @@ func (p *curvePicker) use(s *report.Study) {
 	if !p.usedStudy[s] {
 		p.usedStudy[s] = true
 		p.studies = append(p.studies, s)
+		if ops := s.WorkloadOps(); ops != nil && p.o.Warn != nil {
+			// A trial's curve is of the study's own op (TrialLaunches).
+			fmt.Fprintf(p.o.Warn, "%s is a workload of several parts: its curves here are its %s launches only (nccltune plot %s draws every op, one panel each)\n",
+				s.Name(), ops[0], s.Name())
+		}
 	}
 }
 

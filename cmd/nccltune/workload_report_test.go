@@ -131,6 +131,38 @@ func TestReportAndPlotOfWorkloadStudy(t *testing.T) {
 	if !strings.Contains(stderr, "one panel per op (all_reduce, alltoall, broadcast)") {
 		t.Errorf("plot said %q", stderr)
 	}
+
+	// The speedup figure: one panel per op too, each with its op's
+	// comparison.
+	stdout, stderr, code = runCLI(t, db, "plot", "s1", "--figure", "speedup", "--out", svg, "--json")
+	if code != 0 {
+		t.Fatalf("plot --figure speedup: exit %d: %s", code, stderr)
+	}
+	var sp struct {
+		Speedup []struct {
+			Op     string `json:"op"`
+			Figure struct {
+				Rows []struct {
+					Bytes int64 `json:"bytes"`
+				} `json:"rows"`
+			} `json:"figure"`
+		} `json:"speedup"`
+	}
+	decodeOneJSON(t, stdout, &sp)
+	if len(sp.Speedup) != 3 || sp.Speedup[1].Op != "alltoall" || len(sp.Speedup[1].Figure.Rows) != 6 {
+		t.Errorf("plot --figure speedup --json %+v, want a panel per op, alltoall's with its 5 band sizes and the guard size", sp)
+	}
+	drawn = readPage(t, svg)
+	for _, op := range doc.Ops {
+		if want := "s1-512K-8M: " + op + " speedup over NCCL defaults by message size"; !strings.Contains(drawn, want) {
+			t.Errorf("the speedup plot has no %q", want)
+		}
+	}
+
+	// A trial's curves (or --all) are the study's first op's: said so.
+	if _, stderr, code := runCLI(t, db, "plot", "s1/0", "--out", svg); code != 0 || !strings.Contains(stderr, "its all_reduce launches only") {
+		t.Errorf("plot s1/0: exit %d, stderr %q", code, stderr)
+	}
 }
 
 // A workload whose guarded op refused the recommendation: the report's

@@ -62,6 +62,13 @@ func FigureJSON(d report.Drawing) any {
 		return LandscapeJSON(f)
 	case report.Convergence:
 		return ConvergenceJSON(f)
+	case report.Panels:
+		// A workload's figures, one per op: each with its op.
+		out := make([]map[string]any, len(f.Figures))
+		for i, p := range f.Figures {
+			out[i] = map[string]any{"op": f.Ops[i], "figure": FigureJSON(p)}
+		}
+		return out
 	}
 	return nil
 }
