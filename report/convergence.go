@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -66,7 +67,17 @@ func (s *Study) Convergence() (Convergence, error) {
 	if len(sizes) == 0 || s.Study.Kind != vocab.KindSearch {
 		return Convergence{}, fmt.Errorf("study %s is not a search (a %s): it has no search to follow", s.Name(), s.Study.Kind)
 	}
-	c := Convergence{Subject: s.Name() + ": " + collectiveOf(s.Study), Band: bandText(s.Study.BandMin, s.Study.BandMax), Launches: len(s.Launches)}
+	subject := collectiveOf(s.Study)
+	if ops := s.WorkloadOps(); ops != nil {
+		// The steps pool every part's launches, each scored over its own
+		// op's sizes: the title must not name the first op alone.
+		names := make([]string, len(ops))
+		for i, op := range ops {
+			names[i] = string(op)
+		}
+		subject = "workload of " + strings.Join(names, ", ")
+	}
+	c := Convergence{Subject: s.Name() + ": " + subject, Band: bandText(s.Study.BandMin, s.Study.BandMax), Launches: len(s.Launches)}
 	if s.Study.Simulated {
 		c.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
 	}

@@ -128,8 +128,11 @@ func opLabel(op nccl.Op, label string) string {
 // parts and the guarded ops as the confirmation stored them, in
 // stored.OpVerdicts' words, and the launches per op and phase.
 type workloadHTML struct {
-	Parts  []partRow
-	Guards []guardRow
+	// Several: a workload of several parts, with its parts table; a
+	// one-part study with guarded ops has only the guards and launches.
+	Several bool
+	Parts   []partRow
+	Guards  []guardRow
 	// GuardNote says why the guarded ops have no table (they are measured
 	// only beside a recommended config); Skipped the ops left unguarded.
 	GuardNote string
@@ -160,16 +163,20 @@ type launchRow struct {
 	Total   int
 }
 
-// workloadSection is the page's workload section of s, nil for a study
-// of one part (whose page is as it was before workloads).
+// workloadSection is the page's workload section of s: the parts, the
+// guarded ops and the launches per op; for a one-part study with guarded
+// ops the last two; nil for a one-part study that guarded none (whose
+// page is as it was before workloads).
 func workloadSection(s *Study) *workloadHTML {
-	if s.WorkloadOps() == nil {
+	st := s.Study
+	several := s.WorkloadOps() != nil
+	if !several && len(st.GuardOps) == 0 {
+		// A one-part study that guarded nothing: the page as before.
 		return nil
 	}
-	st := s.Study
 	rec := st.Recommendation
 	byOp := stored.LaunchesByOp(st, s.Launches)
-	w := &workloadHTML{Skipped: st.GuardOpsSkipped, Phases: stored.PhasesOf(byOp), Spend: stored.SpendOf(byOp).Text()}
+	w := &workloadHTML{Several: several, Skipped: st.GuardOpsSkipped, Phases: stored.PhasesOf(byOp), Spend: stored.SpendOf(byOp).Text()}
 	var verdicts []stored.OpVerdict
 	if rec != nil {
 		verdicts = stored.OpVerdicts(rec)

@@ -197,3 +197,67 @@ func TestReportOfWorkloadGuards(t *testing.T) {
 		}
 	}
 }
+
+// The report of a one-part study with guarded ops shows what its
+// confirmed config did to them (as show and the export header do), and
+// no parts table; a one-part study without guarded ops has no such
+// section at all.
+func TestReportOfOnePartGuards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulated search")
+	}
+	db := filepath.Join(t.TempDir(), "guarded.db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--band", "512K-4M",
+		"--guard-ops", "alltoall,broadcast", "--seed", "2", "--name", "g"); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--band", "512K-4M",
+		"--seed", "2", "--name", "plain"); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(filepath.Dir(db), "g.html")
+	if _, stderr, code := runCLI(t, db, "report", "g", "--out", out); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	page := readPage(t, out)
+	one, err := stored.LoadOne(db, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := stored.OpVerdicts(one.Study.Recommendation)
+	if len(verdicts) != 2 {
+		t.Fatalf("the study stored %d guard verdicts, want alltoall and broadcast measured: %+v", len(verdicts), one.Study.Recommendation)
+	}
+	for _, v := range verdicts {
+		row := "<tr><td>" + string(v.Op) + "</td><td>" + v.Sizes + "</td><td class=\"num\">" + v.Change + "</td>"
+		if !strings.Contains(page, row) || !strings.Contains(page, v.Verdict) {
+			t.Errorf("the report has no guarded-ops row %q … %q", row, v.Verdict)
+		}
+	}
+	if !strings.Contains(page, `<h2 id="guards">Guarded ops</h2>`) || strings.Contains(page, "The workload's parts") {
+		t.Errorf("a one-part study's page should have the guarded ops under their own heading and no parts table")
+	}
+	plain := filepath.Join(filepath.Dir(db), "plain.html")
+	if _, stderr, code := runCLI(t, db, "report", "plain", "--out", plain); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	if p := readPage(t, plain); strings.Contains(p, `<section id="workload">`) {
+		t.Errorf("a one-part study without guarded ops has a workload section")
+	}
+}
+
+// The convergence of a workload study pools every part's launches: its
+// title names the workload, not the first op alone.
+func TestConvergenceTitleOfWorkload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulated search")
+	}
+	db := workloadStudyDB(t)
+	out := filepath.Join(filepath.Dir(db), "c.svg")
+	if _, stderr, code := runCLI(t, db, "plot", "s1", "--figure", "convergence", "--out", out); code != 0 {
+		t.Fatalf("plot: exit %d: %s", code, stderr)
+	}
+	if page := readPage(t, out); !strings.Contains(page, "workload of all_reduce, alltoall, broadcast: how the search converged") {
+		t.Errorf("the convergence figure's title does not name the workload")
+	}
+}
