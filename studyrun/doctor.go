@@ -16,7 +16,7 @@ import (
 // DoctorOptions say what doctor diagnoses: a saved log (LogFile), or one
 // debug launch of Launch.Spec (set up for it: sizes, debug log, iterations).
 type DoctorOptions struct {
-	Launch Launch
+	Launch LaunchSettings
 	// LogFile is a saved run's output to diagnose instead of launching.
 	LogFile string
 	// Compare, when not empty, gets a second debug launch, for NCCL's

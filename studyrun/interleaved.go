@@ -259,7 +259,7 @@ func TunerCheck(l *benchfmt.Launch) error {
 
 // ABOptions are how an AB comparison runs.
 type ABOptions struct {
-	Launch Launch
+	Launch LaunchSettings
 	// Launches per arm.
 	Launches int
 	// Name, if set, names the new study (--name, --label).
@@ -444,7 +444,7 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	study := &store.Study{Kind: ab.Kind, Band: ab.BandText, BandMin: band.Min, BandMax: band.Max,
 		Sizes: band.Sizes(), GuardSizes: ab.Guards, Collective: string(ab.op()), BaseEnv: o.Launch.Spec.BaseEnv,
 		BaselineEnv: ab.Base.Clone(),
-		Launch:      LaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
+		Launch:      StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 		Budget: store.Budget{Launches: ab.launches(o)}, Status: vocab.StatusRunning,
 		Reason: ab.reason()}
 	if ab.ofOps() {

@@ -20,13 +20,13 @@ import (
 )
 
 // simLaunch launches the simulated fabric (this test binary, see TestMain).
-func simLaunch(t *testing.T, profile string) Launch {
+func simLaunch(t *testing.T, profile string) LaunchSettings {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Launch{Spec: runner.Spec{Timeout: time.Minute, PerIter: true, Iters: 20,
+	return LaunchSettings{Spec: runner.Spec{Timeout: time.Minute, PerIter: true, Iters: 20,
 		Sim: &runner.SimSpec{Executable: exe, Profile: profile, Noise: 1}}, Simulated: true, Seed: 11}
 }
 

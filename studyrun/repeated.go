@@ -120,7 +120,7 @@ type RepeatOptions struct {
 	// Repeats are the counted launches; Warmup adds an uncounted one first.
 	Repeats int
 	Warmup  bool
-	Launch  Launch
+	Launch  LaunchSettings
 	// Name, if set, names the new study (--name, --label).
 	Name func(*store.Study)
 	// Started, if set, hears of the study once it is stored.
@@ -138,7 +138,7 @@ func repeat(ctx context.Context, st *store.Store, kind, role, phase string, min,
 		Min: min, Max: max, Repeats: o.Repeats, Warmup: o.Warmup, Progress: o.Progress,
 		Study: &store.Study{Kind: kind, Band: band.String(), BandMin: min, BandMax: max,
 			Sizes: sizes, Collective: string(o.Launch.Spec.Op.OrAllReduce()), BaseEnv: o.Launch.Spec.BaseEnv,
-			Launch: LaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
+			Launch: StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 			Budget: store.Budget{Launches: o.Repeats}, Status: vocab.StatusRunning}}
 	if o.Name != nil {
 		o.Name(r.Study)

@@ -14,10 +14,10 @@ import (
 	"github.com/nccltune/nccltune/vocab"
 )
 
-// Launch is how a study's launches run: the spec (config, sizes and the
+// LaunchSettings is how a study's launches run: the spec (config, sizes and the
 // simulator's per-launch seed are filled in per launch), whether it is the
 // simulated fabric (--sim), and the simulator's seed.
-type Launch struct {
+type LaunchSettings struct {
 	Spec      runner.Spec
 	Simulated bool
 	Seed      int64
@@ -28,7 +28,7 @@ type SearchOptions struct {
 	// Study is the search's settings; a resumed study's own replace its
 	// band, guard, space, baseline, seed, budget and decision settings.
 	Study  search.Options
-	Launch Launch
+	Launch LaunchSettings
 	// Resume names the interrupted study to continue; empty starts one.
 	Resume string
 	// Name, if set, names a new study (--name, --label).
@@ -57,7 +57,7 @@ type SearchRun struct {
 	Study *store.Study
 	// Options are the search's settings, a resumed study's own.
 	Options search.Options
-	launch  Launch
+	launch  LaunchSettings
 	prior   []*search.Trial
 	// priorLaunches are the launches a resumed study made before.
 	priorLaunches int
@@ -89,7 +89,7 @@ func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
 		Kind: vocab.KindSearch, Band: so.Band.String(), BandMin: so.Band.Min, BandMax: so.Band.Max,
 		Sizes: so.Band.Sizes(), GuardSizes: so.Guard, Collective: string(so.Parts()[0].Op.OrAllReduce()),
 		GuardOps: so.GuardOps, GuardOpsSkipped: o.GuardOpsSkipped,
-		Space: SpaceMap(so.Space), BaseEnv: o.Launch.Spec.BaseEnv, Launch: LaunchSettings(o.Launch.Spec, o.Launch.Seed),
+		Space: SpaceMap(so.Space), BaseEnv: o.Launch.Spec.BaseEnv, Launch: StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed),
 		BaselineEnv: so.Baseline.Clone(),
 		Simulated:   o.Launch.Simulated, Seed: so.Seed,
 		Budget: store.Budget{Launches: so.Budget, Time: so.Time},
@@ -279,10 +279,10 @@ func SpaceFromMap(m map[string][]string) search.Space {
 	return s
 }
 
-// LaunchSettings are the launch settings a study stores, so that resume
+// StoredLaunchSettings are the launch settings a study stores, so that resume
 // and verify can launch, and check that they launch, the same way; seed
 // is the simulator's.
-func LaunchSettings(s runner.Spec, seed int64) store.LaunchSettings {
+func StoredLaunchSettings(s runner.Spec, seed int64) store.LaunchSettings {
 	ls := store.LaunchSettings{Launcher: s.Launcher, NP: s.NP, Hosts: s.Hosts, MPIArgs: s.MPIArgs,
 		Bench: s.Bench, BenchArgs: s.BenchArgs, Timeout: s.Timeout, Instrument: s.Instrument, Prefix: s.Prefix,
 		Run: &store.RunSettings{Iters: s.Iters, Warmup: s.Warmup, MPIFlavor: s.MPIFlavor, MPIRun: s.MPIRun, TorchScript: s.TorchScript}}

@@ -23,7 +23,7 @@ type VerifyOptions struct {
 	// (--baseline-env).
 	Baseline    nccl.Config
 	BaselineSet bool
-	Launch      Launch
+	Launch      LaunchSettings
 	// CheckRelaunch, if set, is asked of the stored study: its error
 	// refuses (e.g. launch settings other than the study's).
 	CheckRelaunch func(*store.Study) error

@@ -212,7 +212,7 @@ func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *launchOpti
 // given with --part, every op outside the workload that launches here
 // (the others skipped, each with why). A study given with --band guards
 // no op unless asked.
-func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.Launch) ([]nccl.Op, []string, error) {
+func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.LaunchSettings) ([]nccl.Op, []string, error) {
 	given := strings.TrimSpace(c.String("guard-ops"))
 	if strings.EqualFold(given, "none") {
 		return nil, nil, nil

@@ -107,8 +107,8 @@ func preflight(lo launchOptions) error {
 }
 
 // run is how studyrun launches with these options.
-func (lo launchOptions) run() studyrun.Launch {
-	return studyrun.Launch{Spec: lo.spec, Simulated: lo.simulated, Seed: lo.seed}
+func (lo launchOptions) run() studyrun.LaunchSettings {
+	return studyrun.LaunchSettings{Spec: lo.spec, Simulated: lo.simulated, Seed: lo.seed}
 }
 
 // studyNaming is what --name and --label give a new study.

@@ -73,7 +73,7 @@ func Flags() []cli.Flag {
 
 // Read turns the launch flags into how a study launches (the config,
 // sizes and per-launch simulator seed are the caller's to fill in).
-func Read(c *cli.Context) (studyrun.Launch, error) {
+func Read(c *cli.Context) (studyrun.LaunchSettings, error) {
 	s := runner.Spec{
 		Launcher:  c.String("launcher"),
 		MPIFlavor: c.String("mpi-flavor"),
@@ -92,7 +92,7 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 	}
 	op, err := ReadOp(c)
 	if err != nil {
-		return studyrun.Launch{}, err
+		return studyrun.LaunchSettings{}, err
 	}
 	s.Op = op
 	if h := c.String("hosts"); h != "" {
@@ -103,7 +103,7 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 	if p := c.String("prefix"); p != "" {
 		words, err := runner.SplitCommandLine(p)
 		if err != nil {
-			return studyrun.Launch{}, vocab.UsageErrorf("--prefix: %v", err)
+			return studyrun.LaunchSettings{}, vocab.UsageErrorf("--prefix: %v", err)
 		}
 		s.Prefix = words
 	}
@@ -111,48 +111,48 @@ func Read(c *cli.Context) (studyrun.Launch, error) {
 		s.Prefix = append(s.Prefix, w)
 	}
 	if s.Iters < 0 || s.Warmup < 0 {
-		return studyrun.Launch{}, vocab.UsageErrorf("--iters and --warmup cannot be negative")
+		return studyrun.LaunchSettings{}, vocab.UsageErrorf("--iters and --warmup cannot be negative")
 	}
 	base, err := ReadBaseEnv(flagvalue.Items(c, "base-env"), c.String("base-env-file"))
 	if err != nil {
-		return studyrun.Launch{}, usageError(err)
+		return studyrun.LaunchSettings{}, usageError(err)
 	}
 	s.BaseEnv = base
-	l := studyrun.Launch{Seed: c.Int64("seed")}
+	l := studyrun.LaunchSettings{Seed: c.Int64("seed")}
 	if profile := c.String("sim"); profile != "" {
 		if c.IsSet("launcher") && s.Launcher != "local" {
-			return studyrun.Launch{}, vocab.UsageErrorf("--sim runs the simulated fabric as one local process; drop --launcher %s", s.Launcher)
+			return studyrun.LaunchSettings{}, vocab.UsageErrorf("--sim runs the simulated fabric as one local process; drop --launcher %s", s.Launcher)
 		}
 		if c.IsSet("bench") {
-			return studyrun.Launch{}, vocab.UsageErrorf("--sim replaces the benchmark; drop --bench")
+			return studyrun.LaunchSettings{}, vocab.UsageErrorf("--sim replaces the benchmark; drop --bench")
 		}
 		noise := c.Float64("noise")
 		if math.IsNaN(noise) || math.IsInf(noise, 0) {
-			return studyrun.Launch{}, vocab.UsageErrorf("--noise %v: give a finite noise scale (1 calibrated, 0 the true curve)", noise)
+			return studyrun.LaunchSettings{}, vocab.UsageErrorf("--noise %v: give a finite noise scale (1 calibrated, 0 the true curve)", noise)
 		}
 		if noise < 0 {
-			return studyrun.Launch{}, vocab.UsageErrorf("--noise %g: the noise scale cannot be negative (0 is the true curve)", noise)
+			return studyrun.LaunchSettings{}, vocab.UsageErrorf("--noise %g: the noise scale cannot be negative (0 is the true curve)", noise)
 		}
 		if noise > sim.MaxNoise {
-			return studyrun.Launch{}, vocab.UsageErrorf("--noise %g: the noise scale is at most %d (1 is the calibrated noise, 0 the true curve)", noise, sim.MaxNoise)
+			return studyrun.LaunchSettings{}, vocab.UsageErrorf("--noise %g: the noise scale is at most %d (1 is the calibrated noise, 0 the true curve)", noise, sim.MaxNoise)
 		}
 		exe, err := os.Executable()
 		if err != nil {
-			return studyrun.Launch{}, fmt.Errorf("finding nccltune's own executable to run the simulated fabric: %w", err)
+			return studyrun.LaunchSettings{}, fmt.Errorf("finding nccltune's own executable to run the simulated fabric: %w", err)
 		}
 		if profile, err = resolveSimArg(profile); err != nil {
-			return studyrun.Launch{}, err
+			return studyrun.LaunchSettings{}, err
 		}
 		if err := checkSimProfile(profile); err != nil {
-			return studyrun.Launch{}, err
+			return studyrun.LaunchSettings{}, err
 		}
 		s.Sim = &runner.SimSpec{Executable: exe, Profile: profile, Noise: noise, Seed: l.Seed}
 		l.Simulated = true
 	} else if c.IsSet("noise") {
-		return studyrun.Launch{}, vocab.UsageErrorf("--noise only applies to the simulated fabric (--sim PROFILE)")
+		return studyrun.LaunchSettings{}, vocab.UsageErrorf("--noise only applies to the simulated fabric (--sim PROFILE)")
 	}
 	if err := s.Validate(); err != nil {
-		return studyrun.Launch{}, usageError(err)
+		return studyrun.LaunchSettings{}, usageError(err)
 	}
 	l.Spec = s
 	return l, nil
@@ -172,7 +172,7 @@ func ReadOp(c *cli.Context) (nccl.Op, error) {
 // *_perf binary is not beside the benchmark (runner.Preflight, for a
 // local launch; a remote one is found only when it runs), or the
 // simulated fabric is a replay, which recorded all-reduce launches only.
-func CanLaunchOp(l studyrun.Launch, op nccl.Op) error {
+func CanLaunchOp(l studyrun.LaunchSettings, op nccl.Op) error {
 	spec := l.Spec
 	spec.Op = op
 	if spec.Sim != nil && sim.IsReplay(spec.Sim.Profile) && op.OrAllReduce() != nccl.AllReduce {

@@ -27,7 +27,7 @@ func run(t *testing.T, args []string, read func(*cli.Context)) error {
 }
 
 // read is Read of the launch flags args.
-func read(t *testing.T, args ...string) (l studyrun.Launch, err error) {
+func read(t *testing.T, args ...string) (l studyrun.LaunchSettings, err error) {
 	t.Helper()
 	if perr := run(t, args, func(c *cli.Context) { l, err = Read(c) }); perr != nil {
 		t.Fatalf("%q: %v", args, perr)

@@ -196,8 +196,8 @@ func ResumeCommand(study *store.Study, db string) string {
 // with launch settings other than its own (a usage error listing them and
 // the flags that reproduce the study's), and notes on stderr the settings
 // that a study stored before they were recorded cannot check.
-func CheckRelaunch(study *store.Study, action string, l studyrun.Launch, stderr io.Writer) error {
-	diffs := Differences(study, studyrun.LaunchSettings(l.Spec, l.Seed), l.Spec.BaseEnv)
+func CheckRelaunch(study *store.Study, action string, l studyrun.LaunchSettings, stderr io.Writer) error {
+	diffs := Differences(study, studyrun.StoredLaunchSettings(l.Spec, l.Seed), l.Spec.BaseEnv)
 	if was, now := study.Op(), l.Spec.Op.OrAllReduce(); was != now {
 		diffs = append([]string{fmt.Sprintf("--op: the study's %s, given %s", was, now)}, diffs...)
 	}

@@ -50,7 +50,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)
 		}
-		study := &store.Study{Name: "s1", Launch: studyrun.LaunchSettings(l.Spec, l.Seed), BaseEnv: l.Spec.BaseEnv}
+		study := &store.Study{Name: "s1", Launch: studyrun.StoredLaunchSettings(l.Spec, l.Seed), BaseEnv: l.Spec.BaseEnv}
 		words, err := runner.SplitCommandLine(strings.Join(Args(study), " "))
 		if err != nil {
 			t.Fatalf("Args(%q) is not a shell command line: %v", args, err)
@@ -59,7 +59,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("reading back %q: %v", words, err)
 		}
-		if d := Differences(study, studyrun.LaunchSettings(again.Spec, again.Seed), again.Spec.BaseEnv); len(d) > 0 {
+		if d := Differences(study, studyrun.StoredLaunchSettings(again.Spec, again.Seed), again.Spec.BaseEnv); len(d) > 0 {
 			t.Errorf("%q read back as %q differs: %q", args, words, d)
 		}
 	}
@@ -71,7 +71,7 @@ func TestArgsRoundTrip(t *testing.T) {
 func TestCheckRelaunch(t *testing.T) {
 	study := &store.Study{Name: "s7", Launch: store.LaunchSettings{Launcher: "local", Bench: "/b", Run: &store.RunSettings{Iters: 5}},
 		BaseEnv: map[string]string{"NCCL_IB_HCA": "mlx5"}}
-	now := studyrun.Launch{Spec: runner.Spec{Launcher: "local", Bench: "/b", Iters: 6, BaseEnv: map[string]string{"NCCL_DEBUG": "WARN"}}}
+	now := studyrun.LaunchSettings{Spec: runner.Spec{Launcher: "local", Bench: "/b", Iters: 6, BaseEnv: map[string]string{"NCCL_DEBUG": "WARN"}}}
 	var note strings.Builder
 	err := CheckRelaunch(study, "resume", now, &note)
 	want := `study s7 ran with other launch settings; resume it with the same ones (--bench /b --iters 5 --base-env NCCL_IB_HCA=mlx5):
