@@ -11,8 +11,8 @@ type Arm struct {
 	Launches []Launch
 }
 
-// Plan is PlanNext's answer with its reasoning, for logs and tests.
-type Plan struct {
+// LaunchPlan is PlanNext's answer with its reasoning, for logs and tests.
+type LaunchPlan struct {
 	// Arm is the index of the config to launch next; -1 when Done.
 	Arm int
 	// Done is true when no launch within the cap would change the verdict
@@ -77,12 +77,12 @@ func NextLaunch(arms []Arm, sizes []int64, opt Options, maxPerArm int) (arm int,
 // verdict is about the exploration ranking only: the gain reported to the
 // user comes from the separate interleaved confirmation against the
 // baseline (Compare).
-func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) Plan {
+func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) LaunchPlan {
 	opt, _ = opt.resolve()
 	if maxPerArm <= 0 {
 		maxPerArm = DefaultMaxPerArm
 	}
-	p := Plan{Arm: -1, Leader: -1, Challenger: -1}
+	p := LaunchPlan{Arm: -1, Leader: -1, Challenger: -1}
 	ranked := rankArms(arms, sizes)
 	if len(ranked) < 2 {
 		p.Done = true
@@ -238,7 +238,7 @@ type settling struct {
 
 // next puts the next launch in p and reports true, or reports false when
 // every plausible challenger is settled or given up.
-func (s *settling) next(p *Plan, challengers []rankedArm, leaderBound float64) bool {
+func (s *settling) next(p *LaunchPlan, challengers []rankedArm, leaderBound float64) bool {
 	lead, maxPerArm := s.lead, s.maxPerArm
 	margin := math.Log(1 + s.opt.MinEffect)
 	for _, c := range challengers {

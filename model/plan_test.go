@@ -111,7 +111,7 @@ func TestPlanFindsTheBest(t *testing.T) {
 				for i, s := range tc.speedups {
 					as[i].Launches = f.launches(r, 1, s)
 				}
-				var p Plan
+				var p LaunchPlan
 				for steps := 0; ; steps++ {
 					if steps > len(as)*limit {
 						t.Fatal("the planner never said done")
