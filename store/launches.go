@@ -69,23 +69,16 @@ func (s *Store) addLaunch(l *Launch, raw *Raw, newTrial *Trial, u *TrialUpdate) 
 		}
 	}
 	// Compress before opening the file: the transaction stays short.
-	var streams map[byte][]byte
-	if raw != nil {
-		streams = make(map[byte][]byte, 3)
-		for stream, data := range map[byte][]byte{streamStdout: raw.Stdout, streamStderr: raw.Stderr, streamJSON: raw.JSON} {
-			z, err := compress(data)
-			if err != nil {
-				return fmt.Errorf("add launch: compress output: %w", err)
-			}
-			streams[stream] = z
-		}
+	streams, err := compressRaw(raw)
+	if err != nil {
+		return fmt.Errorf("add launch: compress output: %w", err)
 	}
 	c := *l
 	var created *Trial
 	if newTrial != nil {
 		created = newTrialRecord(newTrial)
 	}
-	err := s.update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		if err := s.checkNotRunElsewhere(tx, c.StudyID, ""); err != nil {
 			return err
 		}
@@ -95,50 +88,7 @@ func (s *Store) addLaunch(l *Launch, raw *Raw, newTrial *Trial, u *TrialUpdate) 
 			}
 			c.TrialID = created.ID
 		}
-		trial, err := getTrial(tx, c.TrialID)
-		if err != nil {
-			return err
-		}
-		if trial.StudyID != c.StudyID {
-			return fmt.Errorf("trial %d belongs to study %d, not %d", c.TrialID, trial.StudyID, c.StudyID)
-		}
-		launches := tx.Bucket(bucketLaunches)
-		id, err := launches.NextSequence()
-		if err != nil {
-			return err
-		}
-		t := now()
-		sum, err := bumpSummary(tx, c.StudyID, 0, 1, t)
-		if err != nil {
-			return err
-		}
-		c.ID, c.Seq = id, sum.Launches-1
-		if err := putJSON(launches, pair(c.StudyID, id), &c); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketTrialLaunches).Put(pair(c.TrialID, id), nil); err != nil {
-			return err
-		}
-		rawB := tx.Bucket(bucketRaw)
-		for stream, z := range streams {
-			if err := rawB.Put(append(itob(id), stream), z); err != nil {
-				return err
-			}
-		}
-		trial.Launches++
-		if c.Scored && c.ScoreUS > 0 {
-			trial.ScoreUS = c.ScoreUS
-		}
-		if u != nil {
-			if u.State != "" {
-				trial.State, trial.Reason = u.State, u.Reason
-			}
-			if u.ScoreUS > 0 {
-				trial.ScoreUS = u.ScoreUS
-			}
-		}
-		trial.Updated = t
-		return putJSON(tx.Bucket(bucketTrials), pair(trial.StudyID, trial.ID), trial)
+		return putLaunchTx(tx, &c, streams, u)
 	})
 	if err != nil {
 		return fmt.Errorf("add launch to trial %d: %w", c.TrialID, err)
@@ -149,6 +99,73 @@ func (s *Store) addLaunch(l *Launch, raw *Raw, newTrial *Trial, u *TrialUpdate) 
 	}
 	*l = c
 	return nil
+}
+
+// compressRaw is raw's streams compressed, by stream; nil for no output.
+func compressRaw(raw *Raw) (map[byte][]byte, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	streams := make(map[byte][]byte, 3)
+	for stream, data := range map[byte][]byte{streamStdout: raw.Stdout, streamStderr: raw.Stderr, streamJSON: raw.JSON} {
+		z, err := compress(data)
+		if err != nil {
+			return nil, err
+		}
+		streams[stream] = z
+	}
+	return streams, nil
+}
+
+// putLaunchTx stores launch c of trial c.TrialID with its compressed
+// output inside tx, assigning c.ID and c.Seq, and counts it on its trial
+// and study; the trial takes c's score (when scored) and then u (nil for
+// none).
+func putLaunchTx(tx *bolt.Tx, c *Launch, streams map[byte][]byte, u *TrialUpdate) error {
+	trial, err := getTrial(tx, c.TrialID)
+	if err != nil {
+		return err
+	}
+	if trial.StudyID != c.StudyID {
+		return fmt.Errorf("trial %d belongs to study %d, not %d", c.TrialID, trial.StudyID, c.StudyID)
+	}
+	launches := tx.Bucket(bucketLaunches)
+	id, err := launches.NextSequence()
+	if err != nil {
+		return err
+	}
+	t := now()
+	sum, err := bumpSummary(tx, c.StudyID, 0, 1, t)
+	if err != nil {
+		return err
+	}
+	c.ID, c.Seq = id, sum.Launches-1
+	if err := putJSON(launches, pair(c.StudyID, id), c); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketTrialLaunches).Put(pair(c.TrialID, id), nil); err != nil {
+		return err
+	}
+	rawB := tx.Bucket(bucketRaw)
+	for stream, z := range streams {
+		if err := rawB.Put(append(itob(id), stream), z); err != nil {
+			return err
+		}
+	}
+	trial.Launches++
+	if c.Scored && c.ScoreUS > 0 {
+		trial.ScoreUS = c.ScoreUS
+	}
+	if u != nil {
+		if u.State != "" {
+			trial.State, trial.Reason = u.State, u.Reason
+		}
+		if u.ScoreUS > 0 {
+			trial.ScoreUS = u.ScoreUS
+		}
+	}
+	trial.Updated = t
+	return putJSON(tx.Bucket(bucketTrials), pair(trial.StudyID, trial.ID), trial)
 }
 
 // Launches lists a study's launches in the order they were stored.
