@@ -41,6 +41,10 @@ func UsageErrorf(format string, args ...any) error {
 	return Mark(ErrUsage, fmt.Errorf(format, args...))
 }
 
+// UsageError marks err as an error in what the user gave (exit code 2),
+// its words unchanged.
+func UsageError(err error) error { return Mark(ErrUsage, err) }
+
 type markedError struct{ kind, err error }
 
 func (e *markedError) Error() string   { return e.err.Error() }

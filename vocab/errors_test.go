@@ -19,6 +19,7 @@ func TestMark(t *testing.T) {
 		{"fabric", Mark(ErrFabric, cause), "--min 3X: not a size", []error{ErrFabric, cause}, []error{ErrUsage}},
 		{"wrapped again", fmt.Errorf("study a: %w", Mark(ErrFabric, cause)), "study a: --min 3X: not a size", []error{ErrFabric, cause}, []error{ErrUsage}},
 		{"usage worded", UsageErrorf("study %s: %w", "a", cause), "study a: --min 3X: not a size", []error{ErrUsage, cause}, []error{ErrFabric}},
+		{"usage as it is", UsageError(cause), "--min 3X: not a size", []error{ErrUsage, cause}, []error{ErrFabric}},
 		{"sentinel wrapped", fmt.Errorf("%w: no mpirun", ErrFabric), "the benchmark or fabric failed: no mpirun", []error{ErrFabric}, []error{ErrUsage, cause}},
 	} {
 		if got := tc.err.Error(); got != tc.msg {

@@ -145,7 +145,7 @@ func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
 	}
 	cmp, err := report.CompareStudies(report.Of(studies[0]), report.Of(studies[1]))
 	if err != nil {
-		return usageError(err)
+		return vocab.UsageError(err)
 	}
 	return ui.PrintStoredComparison(w, asJSON, cmp)
 }

@@ -154,7 +154,7 @@ func exportFormat(o exportOptions) (export.Format, error) {
 	}
 	f, err := export.ParseFormat(o.format)
 	if err != nil {
-		return "", usageError(err)
+		return "", vocab.UsageError(err)
 	}
 	if o.json && f != export.FormatJSON {
 		return "", vocab.UsageErrorf("--json and --format %s ask for different formats: pass one of them", f)
@@ -173,7 +173,7 @@ func readBands(path string, queries []string) ([]*export.Recommendation, error) 
 	for _, s := range studies {
 		b, err := export.NewRecommendation(s.Study, s.Trials, s.Launches)
 		if err != nil {
-			return nil, usageError(err)
+			return nil, vocab.UsageError(err)
 		}
 		bands = append(bands, b)
 	}

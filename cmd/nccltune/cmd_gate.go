@@ -76,11 +76,11 @@ type gateOptions struct {
 func readGateFlags(c *cli.Context) (gateOptions, error) {
 	ths, err := fabric.ParseThresholds(flagvalue.Items(c, "at"))
 	if err != nil {
-		return gateOptions{}, usageError(fmt.Errorf("--at: %w", err))
+		return gateOptions{}, vocab.UsageError(fmt.Errorf("--at: %w", err))
 	}
 	basis, err := fabric.ParseBasis(c.String("judge"))
 	if err != nil {
-		return gateOptions{}, usageError(fmt.Errorf("--judge %w", err))
+		return gateOptions{}, vocab.UsageError(fmt.Errorf("--judge %w", err))
 	}
 	repeats := c.Int("repeats")
 	if err := checkRepeats(repeats); err != nil {

@@ -68,7 +68,7 @@ changes that) or .svg.`,
 			}
 			format, err := report.FormatOf(out)
 			if err != nil {
-				return usageError(err)
+				return vocab.UsageError(err)
 			}
 			figure, metric := c.String("figure"), c.String("metric")
 			if !slices.Contains(figureKinds, figure) {

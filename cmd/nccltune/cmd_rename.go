@@ -31,7 +31,7 @@ Example:
 				return vocab.UsageErrorf("rename needs a study and its new name, e.g. nccltune rename s3-512K-4M spark4-512K-4M")
 			}
 			if err := store.CheckName(c.Args().Get(1)); err != nil {
-				return usageError(err)
+				return vocab.UsageError(err)
 			}
 			path, err := dbPath(c)
 			if err != nil {
@@ -58,7 +58,7 @@ func runRename(ctx context.Context, o renameOptions) error {
 	defer st.Close()
 	s, err := st.RenameStudy(o.study, o.name)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrNameTaken) {
-		return usageError(err)
+		return vocab.UsageError(err)
 	}
 	if err != nil {
 		// Another nccltune running the study, or a database that is

@@ -80,7 +80,7 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 	}
 	rec, err := studyrun.RecordingOf(storePath)
 	if err != nil {
-		return usageError(err)
+		return vocab.UsageError(err)
 	}
 	o := sim.BuildOptions{Recording: rec, Plans: plans, Name: name, Note: note}
 	if len(o.Plans) == 0 {
@@ -88,7 +88,7 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 	}
 	r, err := sim.BuildReplay(o)
 	if err != nil {
-		return usageError(err)
+		return vocab.UsageError(err)
 	}
 	data, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
@@ -105,7 +105,7 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 func runReplayShow(path string, asJSON bool, w io.Writer) error {
 	r, err := studyrun.LoadReplay(path)
 	if err != nil {
-		return usageError(err)
+		return vocab.UsageError(err)
 	}
 	return ui.PrintReplay(w, asJSON, r)
 }

@@ -60,7 +60,7 @@ func runRm(ctx context.Context, o rmOptions) error {
 	for _, q := range o.studies {
 		s, err := st.DeleteStudy(q)
 		if errors.Is(err, store.ErrNotFound) {
-			return usageError(err)
+			return vocab.UsageError(err)
 		}
 		if err != nil {
 			return err

@@ -143,10 +143,10 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if items := flagvalue.Items(c, "space"); len(items) > 0 || c.Bool("space-only") {
 		so.Space, err = search.ParseSpace(items, c.Bool("space-only"))
 		if err != nil {
-			return o, usageError(err)
+			return o, vocab.UsageError(err)
 		}
 		if err := so.Space.CheckHasCandidates(lo.spec.BaseEnv); err != nil {
-			return o, usageError(err)
+			return o, vocab.UsageError(err)
 		}
 	}
 	if so.Baseline, err = launchflags.ReadBaseline(c, lo.spec.BaseEnv); err != nil {
@@ -155,7 +155,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	// The baseline is a config of the space, so the search starts from it.
 	so.Space = so.Space.WithBaseline(so.Baseline)
 	if err := so.Space.CheckBase(lo.spec.BaseEnv); err != nil {
-		return o, usageError(err)
+		return o, vocab.UsageError(err)
 	}
 	if so.GuardOps, o.guardSkipped, err = readGuardOps(c, so.Parts(), o.launch.run()); err != nil {
 		return o, err
@@ -167,7 +167,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		so.Budget = so.DefaultBudget()
 	}
 	if err := so.Validate(); err != nil {
-		return o, usageError(err)
+		return o, vocab.UsageError(err)
 	}
 	o.study = so
 	return o, nil
@@ -258,7 +258,7 @@ func launchRefusal(err error) error {
 	if errors.Is(err, vocab.ErrFabric) {
 		return err
 	}
-	return usageError(err)
+	return vocab.UsageError(err)
 }
 
 func runSearch(ctx context.Context, o searchOptions) error {

@@ -165,7 +165,7 @@ func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", usageError(err)
+		return "", vocab.UsageError(err)
 	}
 	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
 		return "", vocab.UsageErrorf("--tuner-plugin %s: no such file here; build NCCL's example tuner plugin from NCCL 2.30.3 or newer source (cd plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c) and give its path, the same on every host", path)
@@ -178,7 +178,7 @@ func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 func tunerCSV(st *store.Store, query string) (string, error) {
 	study, err := st.Study(query)
 	if err != nil {
-		return "", usageError(err)
+		return "", vocab.UsageError(err)
 	}
 	trials, err := st.Trials(study.ID)
 	if err != nil {
@@ -190,7 +190,7 @@ func tunerCSV(st *store.Store, query string) (string, error) {
 	}
 	rec, err := export.NewRecommendation(study, trials, launches)
 	if err != nil {
-		return "", usageError(err)
+		return "", vocab.UsageError(err)
 	}
 	var buf bytes.Buffer
 	if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {

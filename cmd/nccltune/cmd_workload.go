@@ -134,7 +134,7 @@ func runWorkload(ctx context.Context, o workloadOptions) error {
 	}
 	s, err := workload.Summarize(inputs, o.opt)
 	if err != nil {
-		return usageError(err)
+		return vocab.UsageError(err)
 	}
 	yaml := s.ConfigYAML(time.Now(), o.out)
 	if o.out != "" {

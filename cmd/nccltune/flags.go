@@ -103,7 +103,7 @@ func preflight(lo launchOptions) error {
 	if err == nil || errors.Is(err, vocab.ErrFabric) {
 		return err
 	}
-	return usageError(err)
+	return vocab.UsageError(err)
 }
 
 // run is how studyrun launches with these options.
@@ -131,7 +131,7 @@ func readNaming(c *cli.Context) (studyNaming, error) {
 	n := studyNaming{name: c.String("name")}
 	if n.name != "" {
 		if err := store.CheckName(n.name); err != nil {
-			return n, usageError(fmt.Errorf("--name: %w", err))
+			return n, vocab.UsageError(fmt.Errorf("--name: %w", err))
 		}
 	}
 	for _, kv := range flagvalue.Items(c, "label") {

@@ -86,7 +86,7 @@ func (v *sizeValue) String() string { return v.text }
 func (v *sizeValue) Set(s string) error {
 	n, err := nccl.ParseSize(s)
 	if err != nil {
-		return v.fail(usageError(fmt.Errorf("--%s: %w", v.flag, err)))
+		return v.fail(vocab.UsageError(fmt.Errorf("--%s: %w", v.flag, err)))
 	}
 	v.text, v.bytes = s, n
 	return nil
@@ -113,7 +113,7 @@ func SizeRange(c *cli.Context) (min, max int64, err error) {
 		return 0, 0, err
 	}
 	if err := (nccl.Band{Min: min, Max: max}).Validate(); err != nil {
-		return 0, 0, usageError(fmt.Errorf("--min/--max: %w", err))
+		return 0, 0, vocab.UsageError(fmt.Errorf("--min/--max: %w", err))
 	}
 	return min, max, nil
 }
@@ -130,7 +130,7 @@ func (v *bandValue) String() string { return v.text }
 func (v *bandValue) Set(s string) error {
 	b, err := nccl.ParseBand(s)
 	if err != nil {
-		return v.fail(usageError(fmt.Errorf("--band: %w", err)))
+		return v.fail(vocab.UsageError(fmt.Errorf("--band: %w", err)))
 	}
 	v.text, v.band = s, b
 	return nil
@@ -166,7 +166,7 @@ func (v *guardValue) Set(s string) error {
 	}
 	size, err := nccl.ParseSize(s)
 	if err != nil {
-		return v.fail(usageError(fmt.Errorf("--guard: %w", err)))
+		return v.fail(vocab.UsageError(fmt.Errorf("--guard: %w", err)))
 	}
 	if err := CheckElementSize("guard", size); err != nil {
 		return v.fail(err)
@@ -205,7 +205,7 @@ func (v *partsValue) Set(s string) error {
 	s = strings.TrimSpace(s)
 	p, err := nccl.ParsePart(s)
 	if err != nil {
-		return v.fail(usageError(fmt.Errorf("--part: %w", err)))
+		return v.fail(vocab.UsageError(fmt.Errorf("--part: %w", err)))
 	}
 	if err := CheckElementSize("part", p.Band.Min); err != nil {
 		return v.fail(err)
@@ -239,7 +239,7 @@ func (v *thresholdsValue) items() []string { return v.given }
 func (v *thresholdsValue) Set(s string) error {
 	s = strings.TrimSpace(s)
 	if _, err := fabric.ParseThresholds(append(append([]string{}, v.given...), s)); err != nil {
-		return v.fail(usageError(fmt.Errorf("--at: %w", err)))
+		return v.fail(vocab.UsageError(fmt.Errorf("--at: %w", err)))
 	}
 	v.given = append(v.given, s)
 	return nil
@@ -304,7 +304,7 @@ func KVFlag(name, usage string, check func(string) error) *List {
 func KnobItem(flag string) func(string) error {
 	return func(item string) error {
 		if _, err := nccl.ParseConfig([]string{item}); err != nil {
-			return usageError(fmt.Errorf("--%s: %w", flag, err))
+			return vocab.UsageError(fmt.Errorf("--%s: %w", flag, err))
 		}
 		return nil
 	}
@@ -315,7 +315,7 @@ func KnobItem(flag string) func(string) error {
 func EnvItem(flag string) func(string) error {
 	return func(item string) error {
 		if _, _, err := nccl.ParseKeyValue(item); err != nil {
-			return usageError(fmt.Errorf("--%s: %w", flag, err))
+			return vocab.UsageError(fmt.Errorf("--%s: %w", flag, err))
 		}
 		return nil
 	}
@@ -329,12 +329,12 @@ func RecordedEnvItem(flag string) func(string) error {
 	return func(item string) error {
 		k, v, err := nccl.ParseKeyValue(item)
 		if err != nil {
-			return usageError(fmt.Errorf("--%s %w", flag, err))
+			return vocab.UsageError(fmt.Errorf("--%s %w", flag, err))
 		}
 		if nccl.IsKnob(k) {
 			knob, _ := nccl.LookupKnob(k)
 			if err := knob.Validate(v); err != nil {
-				return usageError(fmt.Errorf("--%s %s: %w", flag, item, err))
+				return vocab.UsageError(fmt.Errorf("--%s %s: %w", flag, item, err))
 			}
 		}
 		return nil
@@ -353,5 +353,3 @@ func EnvOf(c *cli.Context, name string) nccl.Config {
 	}
 	return cfg
 }
-
-func usageError(err error) error { return vocab.Mark(vocab.ErrUsage, err) }

@@ -11,8 +11,3 @@
 // Bad values are usage errors (vocab.ErrUsage, exit code 2) found before
 // anything is opened, stored or launched.
 package launchflags
-
-import "github.com/nccltune/nccltune/vocab"
-
-// usageError marks err as bad input (vocab.ErrUsage: exit code 2).
-func usageError(err error) error { return vocab.Mark(vocab.ErrUsage, err) }

@@ -134,7 +134,7 @@ func EnvFlag(usage string) *flagvalue.List {
 func ReadConfig(c *cli.Context, flag string, base map[string]string) (nccl.Config, error) {
 	cfg, err := nccl.ParseConfig(flagvalue.Items(c, flag))
 	if err != nil {
-		return nil, usageError(fmt.Errorf("--%s: %w", flag, err))
+		return nil, vocab.UsageError(fmt.Errorf("--%s: %w", flag, err))
 	}
 	for k := range cfg {
 		if _, fixed := base[k]; fixed {
@@ -170,7 +170,7 @@ func ReadBaseline(c *cli.Context, base map[string]string) (nccl.Config, error) {
 	if file := c.String("baseline-env-file"); file != "" {
 		env, err := readEnvFile("--baseline-env-file", file)
 		if err != nil {
-			return nil, usageError(err)
+			return nil, vocab.UsageError(err)
 		}
 		for _, k := range sortedKeys(env) {
 			all = append(all, k+"="+env[k])
@@ -184,7 +184,7 @@ func ReadBaseline(c *cli.Context, base map[string]string) (nccl.Config, error) {
 	}
 	cfg, err := nccl.ParseConfig(all)
 	if err != nil {
-		return nil, usageError(fmt.Errorf("--baseline-env: %w", err))
+		return nil, vocab.UsageError(fmt.Errorf("--baseline-env: %w", err))
 	}
 	for k := range cfg {
 		if _, fixed := base[k]; fixed {

@@ -115,7 +115,7 @@ func Read(c *cli.Context) (studyrun.LaunchSettings, error) {
 	}
 	base, err := ReadBaseEnv(flagvalue.Items(c, "base-env"), c.String("base-env-file"))
 	if err != nil {
-		return studyrun.LaunchSettings{}, usageError(err)
+		return studyrun.LaunchSettings{}, vocab.UsageError(err)
 	}
 	s.BaseEnv = base
 	l := studyrun.LaunchSettings{Seed: c.Int64("seed")}
@@ -152,7 +152,7 @@ func Read(c *cli.Context) (studyrun.LaunchSettings, error) {
 		return studyrun.LaunchSettings{}, vocab.UsageErrorf("--noise only applies to the simulated fabric (--sim PROFILE)")
 	}
 	if err := s.Validate(); err != nil {
-		return studyrun.LaunchSettings{}, usageError(err)
+		return studyrun.LaunchSettings{}, vocab.UsageError(err)
 	}
 	l.Spec = s
 	return l, nil
