@@ -361,7 +361,15 @@ const settleLaunches = 1
 func (s *loop) mustSettle() bool {
 	c := s.rank.candidate(s.baseline())
 	return c != nil && len(c.Explore) < 2 && s.plausible(c) &&
-		s.opts.Budget-s.seq-2*s.opts.ConfirmLaunches*s.cost()-s.explainLeft()-s.guardLeft() >= s.cost()
+		s.holdsBesideConfirm(s.explainLeft())
+}
+
+// holdsBesideConfirm reports whether the budget holds one more
+// measurement (cost launches) beside the smallest confirmation, the
+// guards' reserve and owed debug launches (owed: explainLeft, or less
+// where the caller's launch takes the place of one).
+func (s *loop) holdsBesideConfirm(owed int) bool {
+	return s.seq+s.cost() <= s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft()-owed
 }
 
 // mustFind reports that no config other than the defaults has run

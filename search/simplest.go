@@ -123,7 +123,7 @@ func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 	if len(scopes) > 0 {
 		owed = s.explainLeft()
 	}
-	if !s.plan.read() || s.seq+s.cost() > s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft()-owed {
+	if !s.plan.read() || !s.holdsBesideConfirm(owed) {
 		return nil
 	}
 	tw, unknown := s.plan.twinUnknown(w.Config)
