@@ -77,10 +77,6 @@ func (s *loop) guardReserveUnmade() int {
 	return max(0, s.opts.guardReserve()-made)
 }
 
-// guardOpSizes are the sizes a guarded op is measured and judged at
-// (Options.GuardOpSizes).
-func (s *loop) guardOpSizes() []int64 { return s.opts.GuardOpSizes() }
-
 // GuardOpSizes are the sizes a guarded op is measured and judged at: the
 // workload's sizes and the guard sizes.
 func (o Options) GuardOpSizes() []int64 {
@@ -168,7 +164,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 // is refused too; a baseline that does leaves that op unjudged.
 func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	base, w := res.Baseline, res.Winner
-	sizes := s.guardOpSizes()
+	sizes := s.opts.GuardOpSizes()
 	var in []model.GuardInput
 	var ops []nccl.Op
 	for _, op := range s.opts.GuardOps {

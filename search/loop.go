@@ -588,7 +588,7 @@ func (s *loop) measureOp(t *Trial, phase string, scored, debug bool, op nccl.Op,
 	if debug || l.Outcome != benchfmt.OK || !scored && phase != vocab.PhaseConfirm {
 		return 0, 0
 	}
-	ml, sc, err := Measure(l, s.opSizes(op))
+	ml, sc, err := Measure(l, s.opts.OpSizes(op))
 	if err != nil {
 		l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
 		return 0, 0
@@ -613,10 +613,6 @@ func (s *loop) warmupRound() map[nccl.Op]model.Launch {
 	}
 	return map[nccl.Op]model.Launch{}
 }
-
-// opSizes are the sizes a launch of op must measure: its parts' sizes, or
-// for a guarded op the workload's sizes and the guard sizes.
-func (s *loop) opSizes(op nccl.Op) []int64 { return s.opts.OpSizes(op) }
 
 // requestOp is the op a request names: "" (the launcher's own) for a
 // one-part study's op, so its launches are exactly as before.
@@ -750,7 +746,7 @@ func (s *loop) explain(ctx context.Context, res *Result) error {
 // the workload's sizes and the guard sizes.
 func (s *loop) sweepRange(op nccl.Op) (int64, int64) {
 	if len(s.opts.Parts().Sizes(op)) == 0 {
-		sizes := s.guardOpSizes()
+		sizes := s.opts.GuardOpSizes()
 		return sizes[0], sizes[len(sizes)-1]
 	}
 	return sweepFor(s.opts.Parts(), op, s.opts.Guard)
