@@ -255,8 +255,6 @@ func TestScopedRecommendation(t *testing.T) {
 	}
 }
 
-var _ = vocab.PhaseGuard
-
 // Regroup rebuilds a resumed workload study's rounds from its stored
 // launches: one launch per op makes a round, a round cut short by a
 // failure or the interruption is dropped, guard launches go to their op.
