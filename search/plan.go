@@ -225,11 +225,9 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 		m.Config = t.Config.Canonical()
 		routes = o.native.LearnRoutes(m)
 	}
-	if routes {
-		p.cache = nil
-	}
 	if !ok {
 		if routes {
+			p.cache = nil
 			return true
 		}
 		if isDefaults && o.native == nil {
@@ -252,17 +250,15 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 	} else if o.native != nil {
 		// Safety and the no-op rules ask what NCCL's defaults enabled.
 		n.Table = o.native.Table
-		n.Config = o.core(t.Config)
-		if len(n.Config) == 0 {
-			// Its knobs proved no-ops (a CROSS_NIC value just learnt):
-			// NCCL's defaults' plan under another name.
-			p.cache = nil
-			return true
+		// A config whose knobs proved no-ops (a CROSS_NIC value just
+		// learnt) runs NCCL's defaults' plan under another name: nothing
+		// to keep.
+		if n.Config = o.core(t.Config); len(n.Config) > 0 {
+			if o.known == nil {
+				o.known = map[string]nccl.Native{}
+			}
+			o.known[n.Config.Key()] = n
 		}
-		if o.known == nil {
-			o.known = map[string]nccl.Native{}
-		}
-		o.known[n.Config.Key()] = n
 	}
 	p.cache = nil
 	return true
