@@ -88,9 +88,7 @@ func newLoop(opts Options) *loop {
 // When ctx is cancelled Run stops the running launch and returns what is
 // known with Stopped "interrupted" and ctx's error.
 func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior []*Trial, priorLaunches int, onEvent func(Event)) (*Result, error) {
-	if len(opts.Workload) > 1 && opts.Band == (nccl.Band{}) {
-		opts.Band = Hull(opts.Workload)
-	}
+	opts = opts.withHull()
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -54,10 +53,7 @@ func (r Reconfirmation) ReconfirmLaunches() int {
 // Recommend, Ending and Reason. A launch that fails is vocab.ErrFabric
 // naming the config; err is also the Launcher's or the Recorder's.
 func Reconfirm(ctx context.Context, r Reconfirmation) (*Result, error) {
-	opts := r.Options
-	if len(opts.Workload) > 1 && opts.Band == (nccl.Band{}) {
-		opts.Band = Hull(opts.Workload)
-	}
+	opts := r.Options.withHull()
 	// The study decided what may be recommended (NCCL's disabled
 	// protocols); a reconfirmation measures that decision.
 	opts.AllowDisabled = true

@@ -24,6 +24,15 @@ func (o Options) Parts() nccl.Workload {
 	return nccl.Workload{{Op: o.Op.OrAllReduce(), Band: o.Band, Weight: 1}}
 }
 
+// withHull is o with Band the workload's hull when a workload of several
+// parts leaves it unset (Run and Reconfirm).
+func (o Options) withHull() Options {
+	if len(o.Workload) > 1 && o.Band == (nccl.Band{}) {
+		o.Band = Hull(o.Workload)
+	}
+	return o
+}
+
 // Hull is the smallest band holding every part's band: what a study of
 // several parts stores and shows as its band.
 func Hull(w nccl.Workload) nccl.Band {
