@@ -20,15 +20,6 @@ type Study stored.Study
 // Of is s to draw: the same study, not a copy.
 func Of(s *stored.Study) *Study { return (*Study)(s) }
 
-// OfAll is Of of each study.
-func OfAll(ss []*stored.Study) []*Study {
-	out := make([]*Study, len(ss))
-	for i, s := range ss {
-		out[i] = Of(s)
-	}
-	return out
-}
-
 // Name is the study's name.
 func (s *Study) Name() string { return s.Study.Name }
 

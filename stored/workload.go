@@ -278,9 +278,3 @@ func SizeRange(sizes []int64) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-// FallbackOps are the collectives the study did not measure through its
-// own op or parts: every op of nccl.Ops outside the study's parts
-// (guarded ones included: a guard measures, it does not tune), for the
-// tuner CSV's header.
-func FallbackOps(s *store.Study) []nccl.Op { return s.Parts().OtherOps() }
