@@ -34,7 +34,7 @@ type AB struct {
 	// else, unscored (once per op of a workload of several parts): a
 	// candidate that fails there (a tuner plugin that crashes) ends the
 	// comparison before any measurement, and the launch shows what NCCL
-	// and a tuner plugin did (ABResult.Check, Checks).
+	// and a tuner plugin did (ABResult.Checks).
 	CheckCand bool
 	// Parts, when it has several, is the workload the comparison measures
 	// as its study did: one launch per op for each measurement, scored
@@ -215,12 +215,11 @@ type OpCheck struct {
 	// lines).
 	Plugin   *benchfmt.TunerPlugin `json:"check"`
 	Warnings []fabric.Warning      `json:"warnings"`
-	launch   *benchfmt.Launch
 }
 
 // opCheckOf is op's check launch l.
 func opCheckOf(op nccl.Op, l *benchfmt.Launch, several bool) OpCheck {
-	c := OpCheck{Op: op, Warnings: TunerWarningsOf(l), launch: l}
+	c := OpCheck{Op: op, Warnings: TunerWarningsOf(l)}
 	if l != nil && l.Result != nil && l.Result.Facts != nil {
 		c.Plugin = l.Result.Facts.Tuner
 	}
@@ -283,9 +282,8 @@ type ABResult struct {
 	// the claim agree (each one's estimate lies inside the other's
 	// interval, or their intervals overlap).
 	Consistent bool
-	// Check is the candidate's debug launch when ab.CheckCand (the first
-	// op's), Checks every op's.
-	Check  *benchfmt.Launch
+	// Checks are the candidate's debug launches when ab.CheckCand, one
+	// per op.
 	Checks []OpCheck
 	// Result is the reconfirmation of a comparison of collectives
 	// (ab.ofOps): its parts and guarded ops; nil otherwise.
@@ -347,7 +345,7 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 				}
 			}
 			if err != nil {
-				return &ABResult{Study: study, Check: checks[0].launch, Checks: checks}, stopped(err)
+				return &ABResult{Study: study, Checks: checks}, stopped(err)
 			}
 		}
 	}
@@ -361,7 +359,7 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 		return nil, stopped(err)
 	}
 	if len(checks) > 0 {
-		res.Check, res.Checks = checks[0].launch, checks
+		res.Checks = checks
 	}
 	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
 	_ = rec.SaveTrials([]*search.Trial{base, cand})
