@@ -354,7 +354,7 @@ func opVerdictHeader(s *store.Study) []string {
 	lines := stored.OpVerdictLines(s.Recommendation)
 	if len(lines) == 0 {
 		if len(s.GuardOps) > 0 {
-			return []string{"guarded ops " + opNames(s.GuardOps) + ": not measured (only a config the confirmation recommends is)"}
+			return []string{"guarded ops " + nccl.JoinOps(s.GuardOps) + ": not measured (only a config the confirmation recommends is)"}
 		}
 		return nil
 	}
@@ -363,13 +363,4 @@ func opVerdictHeader(s *store.Study) []string {
 		out = append(out, "  "+l)
 	}
 	return out
-}
-
-// opNames is ops as "all_gather, broadcast".
-func opNames(ops []nccl.Op) string {
-	s := make([]string, len(ops))
-	for i, o := range ops {
-		s[i] = string(o)
-	}
-	return strings.Join(s, ", ")
 }

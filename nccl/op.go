@@ -70,6 +70,15 @@ func OpNames() []string {
 	return out
 }
 
+// JoinOps is ops as "all_gather, broadcast", for messages and tables.
+func JoinOps(ops []Op) string {
+	s := make([]string, len(ops))
+	for i, o := range ops {
+		s[i] = string(o)
+	}
+	return strings.Join(s, ", ")
+}
+
 // ParseOp reads an op in nccl-tests' spelling; it also takes the benchmark's
 // name ("all_gather_perf"), NCCL's ("AllGather") and the tuner's
 // ("allgather"), so a name copied from any of them works.

@@ -144,3 +144,18 @@ func TestParsePartAndWorkload(t *testing.T) {
 		t.Errorf("Sizes = %v", got)
 	}
 }
+
+func TestJoinOps(t *testing.T) {
+	for _, tc := range []struct {
+		ops  []Op
+		want string
+	}{
+		{nil, ""},
+		{[]Op{Broadcast}, "broadcast"},
+		{[]Op{AllGather, Broadcast}, "all_gather, broadcast"},
+	} {
+		if got := JoinOps(tc.ops); got != tc.want {
+			t.Errorf("JoinOps(%v) = %q, want %q", tc.ops, got, tc.want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -13,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nccltune/nccltune/internal/texttable"
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -71,11 +71,7 @@ func (s *Study) Convergence() (Convergence, error) {
 	if ops := s.WorkloadOps(); ops != nil {
 		// The steps pool every part's launches, each scored over its own
 		// op's sizes: the title must not name the first op alone.
-		names := make([]string, len(ops))
-		for i, op := range ops {
-			names[i] = string(op)
-		}
-		subject = "workload of " + strings.Join(names, ", ")
+		subject = "workload of " + nccl.JoinOps(ops)
 	}
 	c := Convergence{Subject: s.Name() + ": " + subject, Band: bandText(s.Study.BandMin, s.Study.BandMax), Launches: len(s.Launches)}
 	if s.Study.Simulated {

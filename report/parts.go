@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
@@ -195,11 +194,7 @@ func workloadSection(s *Study) *workloadHTML {
 		}
 	}
 	if len(w.Guards) == 0 && len(st.GuardOps) > 0 {
-		ops := make([]string, len(st.GuardOps))
-		for i, op := range st.GuardOps {
-			ops[i] = string(op)
-		}
-		w.GuardNote = fmt.Sprintf("Guarded ops %s: not measured (they are measured only beside a config the confirmation recommends).", strings.Join(ops, ", "))
+		w.GuardNote = fmt.Sprintf("Guarded ops %s: not measured (they are measured only beside a config the confirmation recommends).", nccl.JoinOps(st.GuardOps))
 	}
 	for _, c := range byOp {
 		r := launchRow{Op: string(c.Op), For: c.For(), Total: c.Launches}

@@ -51,11 +51,7 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 		add("collective", s.Collective)
 	}
 	if len(s.GuardOps) > 0 {
-		ops := make([]string, len(s.GuardOps))
-		for i, o := range s.GuardOps {
-			ops[i] = string(o)
-		}
-		add("guarded ops", strings.Join(ops, ", "))
+		add("guarded ops", nccl.JoinOps(s.GuardOps))
 	}
 	add("space", SpaceText(s.Space))
 	add("base env", strings.Join(nccl.Config(s.BaseEnv).Env(), " "))

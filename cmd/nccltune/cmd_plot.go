@@ -12,6 +12,7 @@ import (
 	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -177,11 +178,7 @@ func runStudyFigure(o plotOptions) error {
 	}
 	perOp := ""
 	if p, ok := fig.(report.Panels); ok {
-		ops := make([]string, len(p.Ops))
-		for i, op := range p.Ops {
-			ops[i] = string(op)
-		}
-		perOp = ", one panel per op (" + strings.Join(ops, ", ") + ")"
+		perOp = ", one panel per op (" + nccl.JoinOps(p.Ops) + ")"
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: the %s of %s%s%s\n", o.out, o.figure, s.Name(), perOp, simulatedSuffix([]*report.Study{s}))
 	if o.json {

@@ -61,7 +61,7 @@ func SearchStarted(w io.Writer, study *store.Study, so search.Options, db string
 	}
 	if len(so.GuardOps) > 0 {
 		fmt.Fprintf(w, "guarded ops: %s at %s, %d launches per arm each for a recommended config\n",
-			opList(so.GuardOps), stored.SizeRange(so.GuardOpSizes()), so.GuardLaunches)
+			nccl.JoinOps(so.GuardOps), stored.SizeRange(so.GuardOpSizes()), so.GuardLaunches)
 	}
 	for _, s := range study.GuardOpsSkipped {
 		fmt.Fprintf(w, "not guarded: %s\n", s)

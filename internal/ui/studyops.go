@@ -15,15 +15,6 @@ import (
 // per op and phase. A study of one op without guarded ops prints none of
 // it.
 
-// opList is ops as "all_gather, broadcast".
-func opList(ops []nccl.Op) string {
-	s := make([]string, len(ops))
-	for i, o := range ops {
-		s[i] = string(o)
-	}
-	return strings.Join(s, ", ")
-}
-
 // addOpFields adds the per-op fields to a search or show document:
 // workload (the parts asked for; [] for a one-part study), parts (each part's op, band, weight, scores, speedup with its interval),
 // guards (each guarded op's verdict and sizes), launches_by_op (each op's
@@ -66,7 +57,7 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 	if rec != nil && len(rec.OpGuards) > 0 {
 		writeGuardTable(w, rec)
 	} else if len(study.GuardOps) > 0 {
-		fmt.Fprintf(w, "\nguarded ops %s: not measured (they are measured only for a config the confirmation recommends)\n", opList(study.GuardOps))
+		fmt.Fprintf(w, "\nguarded ops %s: not measured (they are measured only for a config the confirmation recommends)\n", nccl.JoinOps(study.GuardOps))
 	}
 	for _, s := range study.GuardOpsSkipped {
 		fmt.Fprintf(w, "not guarded: %s\n", s)
