@@ -35,24 +35,26 @@ type geometry struct {
 
 func opGeometry(op nccl.Op, n int) geometry {
 	nf := float64(max(n, 1))
-	ring := (nf - 1) / nf
+	// The bytes each rank sends per byte of S are what nccl-tests' bus
+	// factor counts (busbw = algbw × BusFactor).
+	bus := op.BusFactor(n)
 	switch op.OrAllReduce() {
 	case nccl.AllGather, nccl.ReduceScatter:
 		// A ring of n−1 steps, each passing one rank's share on.
-		return geometry{bus: ring, steps: nf - 1, split: nf}
+		return geometry{bus: bus, steps: nf - 1, split: nf}
 	case nccl.AllToAll:
 		// n−1 rounds of send/recv, one share to each peer.
-		return geometry{bus: ring, steps: nf - 1, split: nf, p2p: true}
+		return geometry{bus: bus, steps: nf - 1, split: nf, p2p: true}
 	case nccl.SendRecv:
 		// One send to the next rank and one receive from the previous.
-		return geometry{bus: 1, steps: 1, split: 1, p2p: true}
+		return geometry{bus: bus, steps: 1, split: 1, p2p: true}
 	case nccl.Broadcast, nccl.Reduce:
 		// A pipelined chain from (or to) the root: every byte crosses each
 		// of the n−1 links, and the chunks of a step follow one another.
-		return geometry{bus: 1, steps: nf - 1, split: 1}
+		return geometry{bus: bus, steps: nf - 1, split: 1}
 	}
 	// The all-reduce ring: reduce-scatter then all-gather.
-	return geometry{bus: 2 * ring, steps: 2 * (nf - 1), split: nf}
+	return geometry{bus: bus, steps: 2 * (nf - 1), split: nf}
 }
 
 // OpCost scales one op's terms of the all-reduce machinery on one
