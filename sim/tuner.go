@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
 )
 
 // The simulated fabric honours NCCL_TUNER_PLUGIN and NCCL_TUNER_CONFIG_FILE
@@ -75,9 +77,10 @@ type tunerRow struct {
 	channels, nodes, ranks, pipeOps, regBuff int
 }
 
-// pluginAlgos and pluginProtos are the plugin's names, in NCCL's index order.
+// pluginColls, pluginAlgos and pluginProtos are the plugin's names, in
+// NCCL's index order; its collectives are NCCL's per-function names.
 var (
-	pluginColls  = []string{"broadcast", "reduce", "allgather", "reducescatter", "allreduce"}
+	pluginColls  = nccl.PerFunctionNames()
 	pluginAlgos  = []string{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"}
 	pluginProtos = []string{"ll", "ll128", "simple"}
 )
