@@ -450,12 +450,7 @@ func matchHCA(nics []NIC, spec string) []NIC {
 // simulated NCCL picks. It fails with a *UsageError when NCCL would refuse
 // the configuration. Fault rules do not change it (see SampleLaunch).
 func (p *Profile) TrueTimeUS(cfg nccl.Config, bytes int64) (float64, error) {
-	f := p.resolve(cfg)
-	if f.usage != nil {
-		return 0, f.usage
-	}
-	c := f.choose(bytes)
-	return f.trueTime(c, bytes), nil
+	return p.OpTimeUS(nccl.AllReduce, cfg, bytes)
 }
 
 // Choose is the simulated NCCL's own decision for an all-reduce of bytes
@@ -463,11 +458,7 @@ func (p *Profile) TrueTimeUS(cfg nccl.Config, bytes int64) (float64, error) {
 // fastest among those cfg allows, and the channel count from its per-size
 // channel rule.
 func (p *Profile) Choose(cfg nccl.Config, bytes int64) (Choice, error) {
-	f := p.resolve(cfg)
-	if f.usage != nil {
-		return Choice{}, f.usage
-	}
-	return f.choose(bytes), nil
+	return p.ChooseOp(nccl.AllReduce, cfg, bytes)
 }
 
 // CostOf is the true time in µs of an all-reduce of bytes forced to
