@@ -16,8 +16,9 @@ import (
 // measurements of the op's own *_perf.
 
 // p2pAlgo is the "algorithm" of the ops NCCL runs as grouped send/recv
-// (alltoall, sendrecv): no ring, no tree, NCCL_ALGO does not apply.
-const p2pAlgo = "P2P"
+// (alltoall, sendrecv): no ring, no tree, NCCL_ALGO does not apply. It is
+// the name the rules' send/recv plans carry (nccl.SendRecvPlan).
+const p2pAlgo = nccl.SendRecvAlgo
 
 // p2pLLThreshold is NCCL_P2P_LL_THRESHOLD's default: a send/recv of at
 // most this many bytes per peer uses LL, larger ones Simple.
