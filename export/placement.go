@@ -34,9 +34,6 @@ var Placements = []Placement{
 	{FormatCompose, "compose.yaml", "services.NAME", 4, 0},
 }
 
-// IndentRule is the one rule behind every placement.
-const IndentRule = "--indent N is the column of the container's own keys (image:, command:): the number of spaces before them"
-
 // IndentGuide is one line per placement of format f, as --help and the
 // README print them: "Pod spec.containers[]: --indent 4 (6 with the list indented)".
 func IndentGuide(f Format) []string {
