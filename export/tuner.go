@@ -84,10 +84,9 @@ type TunerGroup struct {
 	// Defaults is the band whose baseline explain launch fills the sizes
 	// outside every band.
 	Defaults *Recommendation
-	// Bands set the choices inside their own band, the first listed
-	// winning where bands overlap; Ranges are the size ranges each sets
-	// (a workload's parts of this collective, each its own).
-	Bands  []*Recommendation
+	// Ranges are the size ranges the bands set (a workload's parts of
+	// this collective, each its own), the first listed winning where
+	// they overlap.
 	Ranges []bandRange
 	Rows   []TunerRow
 	// Recorded is the range of sizes NCCL's logs covered (outside it a
@@ -275,7 +274,6 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 		if len(fn.starts) == 0 {
 			return g, fmt.Errorf("%w: study %s recorded no %s choice with its recommendation; re-run the search with this version of nccltune or run nccltune doctor with the recommended env", ErrNoChoices, b.Study.Name, coll)
 		}
-		g.Bands = append(g.Bands, b)
 		for _, r := range mine {
 			overrides = append(overrides, override{lo: r.lo, hi: r.hi, fn: fn})
 			g.Ranges = append(g.Ranges, bandRange{b, r.lo, r.hi})
