@@ -43,7 +43,7 @@ SCRIPT=scripts/nccltune_allreduce.py
 mkdir -p "$OUT"
 SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
-say() { echo "$@" | tee -a "$SUMMARY"; }
+. "$(dirname "${BASH_SOURCE[0]}")/validate-loopback.sh" # say, step, loopback_launch
 
 for f in "$NCCLTUNE" ./scripts/fakehost.sh; do
   command -v "$f" >/dev/null || { say "missing or not executable: $f"; exit 2; }
@@ -79,29 +79,12 @@ RAW=$(mktemp -d)/raw
 mkdir -p "$RAW"
 trap pack EXIT
 
-MPI=(mpirun --allow-run-as-root --oversubscribe -np "$NP" --bind-to none
-  -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x CUDA_MPS_PIPE_DIRECTORY)
-WRAP=./scripts/fakehost.sh
+loopback_launch
 SIZES=(-b "$MIN" -e "$MAX" -f 2 -n "$ITERS" -w "$WARMUP")
-LAUNCH=(--launcher mpirun --np "$NP" --mpi-arg=--allow-run-as-root --mpi-arg=--oversubscribe
-  --mpi-arg=--bind-to --mpi-arg=none --base-env NCCL_SOCKET_IFNAME=lo --base-env NCCL_IB_DISABLE=1
-  --base-env "CUDA_MPS_PIPE_DIRECTORY=$CUDA_MPS_PIPE_DIRECTORY" --wrapper ./scripts/fakehost.sh
-  --min "$MIN" --max "$MAX" --iters "$ITERS" --warmup "$WARMUP" --timeout 3m)
 export NCCLTUNE_DB=/tmp/validate-torch-ops.db # a store of its own, not the user's
 rm -f "$NCCLTUNE_DB"
 
 FAILED=0
-step() { # step NAME OUTFILE CMD...: run, keep its output, go on after a failure
-  local name=$1 out=$2; shift 2
-  say "== $name"
-  say "\$ $*"
-  local t0=$SECONDS rc=0
-  "$@" >"$out" 2>"$out.err" || rc=$?
-  say "exit $rc after $((SECONDS - t0)) s; $(wc -l <"$out") lines"
-  if [ "$rc" -ne 0 ]; then FAILED=1; tail -20 "$out.err" | tee -a "$SUMMARY"; fi
-  rm -f "$out.err"
-}
-
 for op in $OPS; do
   # nccl-tests first: it also absorbs the slow first launch after MPS starts.
   step "$op: nccl-tests, direct" "$RAW/nt_$op.txt" \

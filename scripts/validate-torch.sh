@@ -25,12 +25,12 @@ NCCLTUNE=${NCCLTUNE:-./nccltune}
 PYTHON=${PYTHON:-python3}
 OUT=${OUT:-./validate-out}
 SCRIPT=scripts/nccltune_allreduce.py
-MIN=512K MAX=4M ITERS=100 WARMUP=20
+NP=2 MIN=512K MAX=4M ITERS=100 WARMUP=20
 REPEATS=6 # the fewest launches whose median has a 95 % order-statistic interval
 mkdir -p "$OUT"
 SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
-say() { echo "$@" | tee -a "$SUMMARY"; }
+. "$(dirname "${BASH_SOURCE[0]}")/validate-loopback.sh" # say, step, loopback_launch
 
 for f in "$BENCH" "$NCCLTUNE" ./scripts/fakehost.sh; do
   command -v "$f" >/dev/null || { say "missing or not executable: $f"; exit 2; }
@@ -54,28 +54,11 @@ mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 nvidia-cuda-mps-control -d 2>&1 | tee -a "$SUMMARY" || say "(MPS may already be running)"
 trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1 || true' EXIT
 
-MPI=(mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none
-  -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x CUDA_MPS_PIPE_DIRECTORY)
-WRAP=./scripts/fakehost.sh
-LAUNCH=(--launcher mpirun --np 2 --mpi-arg=--allow-run-as-root --mpi-arg=--oversubscribe
-  --mpi-arg=--bind-to --mpi-arg=none --base-env NCCL_SOCKET_IFNAME=lo --base-env NCCL_IB_DISABLE=1
-  --base-env CUDA_MPS_PIPE_DIRECTORY=$CUDA_MPS_PIPE_DIRECTORY --wrapper ./scripts/fakehost.sh
-  --min $MIN --max $MAX --iters $ITERS --warmup $WARMUP --timeout 3m)
+loopback_launch
 export NCCLTUNE_DB=/tmp/validate-torch.db # a store of its own, not the user's
 rm -f "$NCCLTUNE_DB"
 
 FAILED=0
-step() { # step NAME OUTFILE CMD...: run, keep its output, go on after a failure
-  local name=$1 out=$2; shift 2
-  say "== $name"
-  say "\$ $*"
-  local t0=$SECONDS rc=0
-  "$@" >"$out" 2>"$out.err" || rc=$?
-  say "exit $rc after $((SECONDS - t0)) s; $(wc -l <"$out") lines"
-  if [ "$rc" -ne 0 ]; then FAILED=1; tail -20 "$out.err" | tee -a "$SUMMARY"; fi
-  rm -f "$out.err"
-}
-
 # nccl-tests first: it also absorbs the slow first launch after MPS starts.
 step "nccl-tests, direct" "$OUT/nccltests_raw.txt" \
   "${MPI[@]}" $WRAP "$BENCH" -b $MIN -e $MAX -f 2 -n $ITERS -w $WARMUP
