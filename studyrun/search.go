@@ -146,7 +146,7 @@ func (r *SearchRun) resume(o SearchOptions) error {
 		so.Budget = study.Budget.Launches
 	}
 	so.Time = study.Budget.Time
-	so.Op, so.Workload, so.GuardOps = nccl.Op(study.Collective).OrAllReduce(), nil, study.GuardOps
+	so.Op, so.Workload, so.GuardOps = study.Op(), nil, study.GuardOps
 	if len(study.Workload) > 1 {
 		so.Workload = study.Parts()
 	}
