@@ -31,12 +31,8 @@ var (
 	ErrDamaged = errors.New("database damaged")
 )
 
-// errReplaced and errDBLocked are internal causes; Store maps them to
-// messages.
-var (
-	errReplaced = errors.New("the database file was replaced")
-	errDBLocked = errors.New("the database file is locked")
-)
+// errReplaced is an internal cause; Store maps it to a message.
+var errReplaced = errors.New("the database file was replaced")
 
 // LockedError says who holds the database.
 type LockedError struct {
