@@ -28,7 +28,7 @@ func TestTorchScriptCopyMatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(repo, torchScript) {
-		t.Fatalf("runner/%s differs from scripts/%s: run `go generate ./runner` after editing the script", TorchScriptName, TorchScriptName)
+		t.Fatalf("scripts/%s differs from the embedded runner/%s: it should be a link to it (ln -sf ../runner/%s scripts/%s)", TorchScriptName, TorchScriptName, TorchScriptName, TorchScriptName)
 	}
 	if !bytes.Equal(TorchScriptSource(), repo) {
 		t.Fatal("TorchScriptSource does not return the script")
