@@ -72,6 +72,18 @@ func (r *Result) Op() nccl.Op {
 	return op
 }
 
+// OpMismatch says why r cannot be read as op want: it names the program
+// of another collective. "" when it is of want, when want is "", or when
+// the output names no program (older nccl-tests print none): the
+// caller then reads it as want. import and parse --op share this rule.
+func (r *Result) OpMismatch(want nccl.Op) string {
+	got := r.Op()
+	if want == "" || got == "" || got == want {
+		return ""
+	}
+	return fmt.Sprintf("--op %s: the output is of %s (its program is %s); leave out --op, or pass --op %s", want, got, got.Benchmark(), got)
+}
+
 // Device is one "#  Rank  0 Group  0 Pid 1397 on fakehost0 device 0 [0000:00:06] NVIDIA H200" line.
 type Device struct {
 	Rank     int    `json:"rank"`

@@ -295,8 +295,8 @@ func opMismatch(r *benchfmt.Result, study *store.Study, want nccl.Op) string {
 	switch {
 	case got == "":
 		return ""
-	case want != "" && got != want:
-		return fmt.Sprintf("--op %s: the output is of %s (its program is %s); import it without --op or with --op %s", want, got, got.Benchmark(), got)
+	case r.OpMismatch(want) != "":
+		return r.OpMismatch(want)
 	case got != study.Op():
 		return fmt.Sprintf("the output is of %s, study %s measured %s; import it into a study of its own (without --study)", got, study.Name, study.Op())
 	}

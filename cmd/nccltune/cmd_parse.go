@@ -11,7 +11,9 @@ import (
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -27,21 +29,36 @@ out-of-place columns, the -N cycle, and what the NCCL log said (transport,
 GDR, channels, the algorithm and protocol chosen per size). "-" reads
 standard input. Output of nccltune's simulated fabric is labelled SIMULATED.
 
+--op OP says which collective the files hold: an output that names its
+program must be of OP (else it is refused, status 2), and one that names
+none (nccl-tests before 2.15) is read as OP. Without --op each output is
+read as the collective its program names.
+
 A file holding a failed run (an NCCL or CUDA failure, an MPI error, output
 cut short) is printed as far as it goes, and parse exits with status 3; a
 file that is not nccl-tests output at all gives status 2.
 
 Examples:
   nccltune parse all_reduce.txt
-  nccltune parse run1.txt run2.json --json`,
+  nccltune parse run1.txt run2.json --json
+  nccltune parse old_all_gather.txt --op all_gather`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout ({\"files\": [...]} for several files)"},
+			&cli.StringFlag{Name: "op", Usage: "the collective the files hold (" + strings.Join(nccl.OpNames(), ", ") + "): an output of another is refused, one that names none is read as it"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return vocab.UsageErrorf("parse needs at least one FILE of saved nccl-tests output, e.g. nccltune parse all_reduce.txt (- reads standard input)")
 			}
+			var op nccl.Op
+			if c.IsSet("op") {
+				var err error
+				if op, err = launchflags.ReadOp(c); err != nil {
+					return err
+				}
+			}
 			return runParse(c.Context, parseOptions{
+				op:     op,
 				files:  c.Args().Slice(),
 				json:   c.Bool("json"),
 				stdin:  c.App.Reader,
@@ -52,6 +69,8 @@ Examples:
 }
 
 type parseOptions struct {
+	// op is --op: "" reads each output as the op its program names.
+	op     nccl.Op
 	files  []string
 	json   bool
 	stdin  io.Reader
@@ -74,7 +93,10 @@ func runParse(ctx context.Context, o parseOptions) error {
 	parsed := make([]ui.ParseOutcome, len(o.files))
 	for i, name := range o.files {
 		res, err := benchfmt.Parse(inputs[i])
-		parsed[i] = ui.ParseOutcome{Name: name, Result: res, Err: err}
+		parsed[i] = ui.ParseOutcome{Name: name, Result: res, Err: err, Refused: res.OpMismatch(o.op)}
+		if res != nil && o.op != "" && res.Op() == "" {
+			res.Collective = string(o.op)
+		}
 	}
 	if err := ui.PrintParse(o.stdout, o.json, parsed, errorJSON); err != nil {
 		return err

@@ -333,3 +333,48 @@ func TestParseErrorShape(t *testing.T) {
 		t.Errorf("the garbage file's error: %+v", e)
 	}
 }
+
+// TestParseCommandOp is --op: an output of another collective is refused
+// (status 2, nothing of it printed), one of the op reads as without --op,
+// and one that names no program (nccl-tests 2.13) is read as the op.
+func TestParseCommandOp(t *testing.T) {
+	tests := []struct {
+		name       string
+		file, op   string
+		code       int
+		collective string // parse --json's "collective"
+		rows       int
+		message    string // in stderr
+	}{
+		{"same op", "ops/all_gather_4r.txt", "all_gather", exitOK, "all_gather", 9, ""},
+		{"other op refused", "ops/all_gather_4r.txt", "all_reduce", exitUsage, "all_gather", 0,
+			"--op all_reduce: the output is of all_gather (its program is all_gather_perf); leave out --op, or pass --op all_gather"},
+		{"no program named", "text/old_2_13_ar8.txt", "reduce_scatter", exitOK, "reduce_scatter", 4, ""},
+		{"without --op", "text/old_2_13_ar8.txt", "", exitOK, "", 4, ""},
+		{"unknown op", "ops/all_gather_4r.txt", "allgather_x", exitUsage, "", -1, `unknown collective "allgather_x"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{parseInput(tc.file), "--json"}
+			if tc.op != "" {
+				args = append(args, "--op", tc.op)
+			}
+			stdout, stderr, code := runParseCLI(t, args...)
+			if code != tc.code || !strings.Contains(stderr, tc.message) {
+				t.Fatalf("exit %d (want %d), stderr %q (want %q)", code, tc.code, stderr, tc.message)
+			}
+			if tc.rows < 0 {
+				return
+			}
+			d := decodeParseDoc(t, json.RawMessage(stdout))
+			if *d.Collective != tc.collective || len(d.Rows) != tc.rows {
+				t.Errorf("collective %q with %d rows, want %q with %d: %s", *d.Collective, len(d.Rows), tc.collective, tc.rows, stdout)
+			}
+		})
+	}
+	// The text output of a refused file names why and prints no table.
+	stdout, _, code := runParseCLI(t, parseInput("ops/all_gather_4r.txt"), "--op", "broadcast")
+	if code != exitUsage || !strings.Contains(stdout, "refused: --op broadcast") || strings.Contains(stdout, "busbw") {
+		t.Errorf("exit %d, text %q", code, stdout)
+	}
+}

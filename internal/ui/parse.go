@@ -49,6 +49,9 @@ type ParseOutcome struct {
 	Name   string
 	Result *benchfmt.Result
 	Err    error
+	// Refused says why the file is not read at all: it holds another
+	// collective than parse --op names (benchfmt.Result.OpMismatch).
+	Refused string
 }
 
 // Failure is the message of a failed run, "" otherwise.
@@ -62,6 +65,9 @@ func (p ParseOutcome) Failure() string {
 
 // Unreadable is the message for output that holds no table, "" otherwise.
 func (p ParseOutcome) Unreadable() string {
+	if p.Refused != "" {
+		return p.Refused
+	}
 	if p.Err != nil && p.Failure() == "" {
 		return p.Err.Error()
 	}
@@ -116,6 +122,11 @@ func parseDoc(p ParseOutcome, errorOf func(error) ErrorJSON) parseJSON {
 	if r == nil {
 		return d
 	}
+	if p.Refused != "" {
+		// Say what the file holds, and nothing it measured.
+		d.Collective = r.Collective
+		return d
+	}
 	d.Collective, d.NRanks, d.NCCLVersion, d.TestsVersion = r.Collective, r.NRanks, r.NCCLVersion, r.TestsVersion
 	d.AvgBusBW, d.OutOfBounds, d.Simulated, d.SimProfile = r.AvgBusBW, r.OutOfBounds, r.Simulated, r.SimProfile
 	d.Complete, d.Facts, d.Errors, d.Notes = r.Complete, r.Facts, r.Errors, r.Notes
@@ -133,6 +144,10 @@ func parseDoc(p ParseOutcome, errorOf func(error) ErrorJSON) parseJSON {
 // NCCL's facts and choices, and what went wrong.
 func writeParseText(w io.Writer, p ParseOutcome) error {
 	fmt.Fprintf(w, "%s:\n", p.Name)
+	if p.Refused != "" {
+		_, err := fmt.Fprintf(w, "  refused: %s\n", p.Refused)
+		return err
+	}
 	r := p.Result
 	if r == nil {
 		_, err := fmt.Fprintf(w, "  not nccl-tests output: %s\n", p.Err)
