@@ -405,7 +405,8 @@ func summaryOf(st *Study) StudySummary {
 		sum.BaselineEnv[k] = v
 	}
 	if r := st.Recommendation; r != nil {
-		sum.Recommendation = &RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant}
+		headline := r.Summary()
+		sum.Recommendation = &headline
 	}
 	return sum
 }

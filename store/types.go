@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
@@ -450,4 +451,33 @@ type RecommendationSummary struct {
 	Speedup     float64           `json:"speedup"`
 	SpeedupCI   [2]float64        `json:"speedup_ci"`
 	Significant bool              `json:"significant"`
+	// Refused is Recommendation.RefusedBy: what refused the confirmed
+	// candidate, so history says it as show does. Summaries written
+	// before it was recorded say "" for every study.
+	Refused string `json:"refused,omitempty"`
+}
+
+// Summary is r's headline, as the study's summary (history) keeps it.
+func (r *Recommendation) Summary() RecommendationSummary {
+	return RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant, Refused: r.RefusedBy()}
+}
+
+// RefusedBy names the part or guarded op that refused the confirmed
+// candidate ("broadcast at 1M", "its part alltoall 512K-8M"), "" when
+// none did.
+func (r *Recommendation) RefusedBy() string {
+	for _, p := range r.Parts {
+		if p.Refused {
+			return fmt.Sprintf("its part %s %s", p.Op, p.Band)
+		}
+	}
+	for _, g := range r.OpGuards {
+		if g.Refused && g.Failed != "" {
+			return fmt.Sprintf("%s fail (%s)", g.Op, g.Failed)
+		}
+		if g.Refused {
+			return fmt.Sprintf("%s at %s", g.Op, nccl.FormatSize(g.WorstBytes))
+		}
+	}
+	return ""
 }

@@ -32,7 +32,7 @@ type Conclusion struct {
 	// (--baseline-env), empty for NCCL's defaults.
 	Baseline nccl.Config
 	// Refused names the part or guarded op that refused the candidate
-	// ("broadcast at 1M"), when one did; a summary does not record it.
+	// ("broadcast at 1M"), when one did (store.Recommendation.RefusedBy).
 	Refused string
 }
 
@@ -40,15 +40,19 @@ type Conclusion struct {
 func ConclusionOf(s *store.Study) Conclusion {
 	c := Conclusion{Status: s.Status, Baseline: nccl.Config(s.BaselineEnv).Clone()}
 	if r := s.Recommendation; r != nil {
-		c.Rec = &store.RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant}
-		c.Refused, _ = refusingOp(r)
+		headline := r.Summary()
+		c.Rec, c.Refused = &headline, headline.Refused
 	}
 	return c
 }
 
 // SummaryConclusion is the conclusion of a study's summary (history).
 func SummaryConclusion(s store.StudySummary) Conclusion {
-	return Conclusion{Status: s.Status, Rec: s.Recommendation, Baseline: nccl.Config(s.BaselineEnv).Clone()}
+	c := Conclusion{Status: s.Status, Rec: s.Recommendation, Baseline: nccl.Config(s.BaselineEnv).Clone()}
+	if c.Rec != nil {
+		c.Refused = c.Rec.Refused
+	}
+	return c
 }
 
 // Keeps reports whether the study keeps what it compared with — NCCL's
@@ -141,23 +145,4 @@ func SpeedupText(speedup float64, ci [2]float64) string {
 		s += fmt.Sprintf(" [%.2f, %.2f]", ci[0], ci[1])
 	}
 	return s
-}
-
-// refusingOp names the part or guarded op that refused the
-// recommendation ("broadcast at 1M"), if one did.
-func refusingOp(r *store.Recommendation) (string, bool) {
-	for _, p := range r.Parts {
-		if p.Refused {
-			return fmt.Sprintf("its part %s %s", p.Op, p.Band), true
-		}
-	}
-	for _, g := range r.OpGuards {
-		if g.Refused && g.Failed != "" {
-			return fmt.Sprintf("%s fail (%s)", g.Op, g.Failed), true
-		}
-		if g.Refused {
-			return fmt.Sprintf("%s at %s", g.Op, nccl.FormatSize(g.WorstBytes)), true
-		}
-	}
-	return "", false
 }

@@ -136,3 +136,36 @@ func TestShowWorkloadGolden(t *testing.T) {
 		t.Errorf("launches_spent %+v, want 13 on the parts and 4 on the guards", doc.Spent)
 	}
 }
+
+// history says what show says of a study a guarded op refused: the
+// candidate makes alltoall slower, not "no significant gain" (the summary
+// history reads records the refusal).
+func TestHistorySaysTheRefusal(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "workload.db")
+	fillWorkloadDB(t, db)
+	stdout, stderr, code := runCLI(t, db, "history")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if line := "keep NCCL defaults (refused: alltoall at 1M slower)"; !strings.Contains(stdout, line) {
+		t.Errorf("history:\n%s\nwant %q", stdout, line)
+	}
+	stdout, _, _ = runCLI(t, db, "history", "--json")
+	var doc struct {
+		Studies []struct {
+			Recommendation struct {
+				Verdict string `json:"verdict"`
+				Refused string `json:"refused"`
+			} `json:"recommendation"`
+		} `json:"studies"`
+	}
+	decodeOneJSON(t, stdout, &doc)
+	want := "keep NCCL defaults: the candidate makes alltoall at 1M significantly slower"
+	if len(doc.Studies) != 1 || doc.Studies[0].Recommendation.Verdict != want || doc.Studies[0].Recommendation.Refused != "alltoall at 1M" {
+		t.Errorf("history --json %s: want verdict %q", stdout, want)
+	}
+	show, _, _ := runCLI(t, db, "show", "s1")
+	if !strings.Contains(show, want) {
+		t.Errorf("show does not say %q:\n%s", want, show)
+	}
+}

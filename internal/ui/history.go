@@ -98,7 +98,7 @@ func fabricLabel(simulated bool, profile string) string {
 // headline (stored.Conclusion, as search, show, the exports and the
 // report say it), with the confirmed speedup and its interval when it
 // recommends a change; "keep NCCL defaults" or "keep your baseline (…)"
-// when it does not.
+// when it does not, with what refused the candidate when something did.
 func recommendationLine(s store.StudySummary) string {
 	c := stored.SummaryConclusion(s)
 	headline, change, decided := c.Headline()
@@ -107,6 +107,9 @@ func recommendationLine(s store.StudySummary) string {
 		return "(not decided yet)"
 	case !decided:
 		return "—"
+	case !change && c.Refused != "":
+		// The headline's reason, short: what refused the candidate.
+		return "keep " + c.BaselineName() + " (refused: " + c.Refused + " slower)"
 	case !change:
 		return "keep " + c.BaselineName() // the headline without its reason, to fit a column
 	}
