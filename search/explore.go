@@ -82,7 +82,9 @@ func (s *loop) nextLocalStep() (t *Trial, ok bool, err error) {
 	if s.localRun < s.opts.LocalSteps && s.explored() >= s.opts.Startup && s.opts.Sampler != "grid" && s.opts.Sampler != "random" {
 		c := s.simplification()
 		if c == nil {
-			c = s.localStep()
+			if c = s.localStep(); c != nil {
+				c = s.twinFirst(c)
+			}
 		}
 		if c != nil {
 			s.localRun++
@@ -92,6 +94,9 @@ func (s *loop) nextLocalStep() (t *Trial, ok bool, err error) {
 	}
 	return nil, false, nil
 }
+
+// maxHops bounds the neighbours one proposal moves through.
+const maxHops = 3
 
 // nextProposal is the sampler's next config: a new trial, another launch
 // of the trial it proves to be, or a debug launch that settles whether it
@@ -116,33 +121,35 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 			s.rejected = append(s.rejected, cfg)
 			continue
 		}
-		if t, err := s.checkRoutes(cfg); t != nil || err != nil {
-			// Whether its NCCL_CROSS_NIC value does anything only that
-			// value's own debug log can tell.
-			return t, vocab.PhasePlan, err
-		}
-		if t := s.checkTwin(cfg); t != nil {
-			// Whether cfg runs like a config already tried depends on that
-			// config's own plan: one debug launch of it tells.
-			return t, vocab.PhasePlan, nil
-		}
-		if t, seen := s.byKey[s.plan.keyOf(cfg)]; seen {
+		// A proposal merged into a trial measured enough moves to an
+		// untried neighbour, which is checked as a proposal is (its
+		// routes, its twin) before it is launched.
+		for hop := 0; hop < maxHops && cfg != nil; hop++ {
+			if t, err := s.checkRoutes(cfg); t != nil || err != nil {
+				// Whether its NCCL_CROSS_NIC value does anything only that
+				// value's own debug log can tell.
+				return t, vocab.PhasePlan, err
+			}
+			cfg = s.twinFirst(cfg)
+			if t := s.checkTwin(cfg); t != nil {
+				// Whether cfg runs like a config already tried depends on
+				// that config's own plan: one debug launch of it tells.
+				return t, vocab.PhasePlan, nil
+			}
+			t, seen := s.byKey[s.plan.keyOf(cfg)]
+			if !seen {
+				t, err := s.addTrial(cfg, vocab.RoleExplore)
+				return t, vocab.PhaseExplore, err
+			}
 			s.plan.noteMerge(cfg, t)
 			if t.State.Usable() && len(t.Explore) < s.opts.MaxLaunchesPerTrial && s.refinements() < s.explored() && s.plausible(t) {
 				return t, vocab.PhaseRefine, nil
 			}
-			next := neighbour(s.opts.Space, cfg, s.tried, s.rng)
-			if next == nil {
+			if cfg = neighbour(s.opts.Space, cfg, s.tried, s.rng); cfg == nil {
 				// Every neighbour is measured: jump to an untried config.
-				next = s.randomUntried()
+				cfg = s.randomUntried()
 			}
-			if next == nil {
-				continue
-			}
-			cfg = next
 		}
-		t, err := s.addTrial(cfg, vocab.RoleExplore)
-		return t, vocab.PhaseExplore, err
 	}
 	return nil, "", errSpaceExhausted
 }
@@ -402,6 +409,35 @@ func (s *loop) checkTwin(cfg nccl.Config) *Trial {
 	return t
 }
 
+// twinFirst is the config to launch for cfg: its twin (cfg without the
+// list knobs whose only doubt is the plan of the rest: NCCL_PROTO=Simple
+// beside a cap where NCCL's defaults run Simple) when that twin is in the
+// space and untried, else cfg. The twin runs cfg's plan unless the rest
+// makes NCCL choose otherwise, and it is the spelling a recommendation
+// would write; once it is measured, cfg and its other spellings wait on
+// one debug launch of it (checkTwin) instead of a timed launch each. On
+// the loopback replay one one-channel plan was measured as five trials
+// (1ch Simple, 1ch, 1ch ^LL128, Ring 1ch Simple, Ring CTAS1), 13
+// launches, before this.
+func (s *loop) twinFirst(cfg nccl.Config) nccl.Config {
+	if !s.plan.read() {
+		return cfg
+	}
+	r := s.plan.resolve(cfg)
+	if r.Certain || len(r.Conditional) == 0 {
+		// Nothing in cfg is a list its twin's plan could prove idle.
+		return cfg
+	}
+	tw := twin(r)
+	if s.tried(tw) || tw.Validate() != nil {
+		return cfg
+	}
+	if _, ok := s.opts.Space.Index(tw); !ok {
+		return cfg
+	}
+	return tw.Canonical()
+}
+
 // maxChecks bounds the debug launches spent on uncertain rules: one per
 // fifteen launches of budget, at least one.
-func (s *loop) maxChecks() int { return max(1, s.opts.Budget/15) }
+func (s *loop) maxChecks() int { return max(1, s.opts.Budget/6) }

@@ -105,25 +105,19 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 // readTwin makes one debug launch of the candidate's twin when the
 // candidate's plan is uncertain only by its list knobs, the twin's plan is
 // unknown and the budget holds the launch beside the smallest
-// confirmation.
+// confirmation and the candidate's own explain launch.
 //
-// The twin's log records what NCCL chooses with the config confirmed
-// (the twin, or a config it proves alike), so it takes the place of that
-// config's explain launch — unless, in a study of several ops, what is
-// confirmed is the candidate's lists scoped to the workload's ops
-// (scopeOf): a trial of its own, whose explain launch (one per op, which
-// the tuner CSV reads) is still owed and stays held back. A one-part
-// study keeps its rule (its results are unchanged).
+// When the twin's log proves the candidate alike, it records what NCCL
+// chooses with the config confirmed (the twin, or a config it proves
+// alike), so it takes the place of that config's explain launch — unless,
+// in a study of several ops, what is confirmed is the candidate's lists
+// scoped to the workload's ops (scopeOf): a trial of its own, whose explain
+// launch (one per op, which the tuner CSV reads) is still owed. When it
+// shows the lists change the plan (NCCL_PROTO=Simple beside a cap where
+// the cap alone runs LL128 at some sizes), the candidate's own explain
+// launch is still owed: the budget held it back.
 func (s *loop) readTwin(ctx context.Context, w *Trial) error {
-	var scopes []string
-	if s.plan.several() {
-		_, scopes = s.scopeOf(w.Config)
-	}
-	owed := 0
-	if len(scopes) > 0 {
-		owed = s.explainLeft()
-	}
-	if !s.plan.read() || !s.holdsBesideConfirm(owed) {
+	if !s.plan.read() || !s.holdsBesideConfirm(s.explainLeft()) {
 		return nil
 	}
 	tw, unknown := s.plan.twinUnknown(w.Config)
@@ -135,10 +129,20 @@ func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 		return err
 	}
 	s.plan.checks++
-	if len(scopes) == 0 {
+	if err := s.launch(ctx, t, vocab.PhasePlan, false); err != nil {
+		return err
+	}
+	if s.plan.keyOf(w.Config) == s.plan.keyOf(tw) && (!s.plan.several() || len(s.scopesOf(w)) == 0) {
 		s.candidateRead = true
 	}
-	return s.launch(ctx, t, vocab.PhasePlan, false)
+	return nil
+}
+
+// scopesOf are the knobs of w a study of several ops would scope to its
+// workload's ops (scopeOf).
+func (s *loop) scopesOf(w *Trial) []string {
+	_, scopes := s.scopeOf(w.Config)
+	return scopes
 }
 
 // simpler orders equivalent configs for a recommendation: fewer knobs
