@@ -233,3 +233,23 @@ func TestBandSweep(t *testing.T) {
 		t.Errorf("4M: %v", err)
 	}
 }
+
+func TestWorkloadBeyondOnePart(t *testing.T) {
+	one := Workload{{Op: AllReduce, Band: Band{Min: 512 << 10, Max: 4 << 20}, Weight: 1}}
+	two := append(one[:1:1], Part{Op: Broadcast, Band: Band{Min: 512 << 10, Max: 8 << 20}, Weight: 1})
+	tests := []struct {
+		name    string
+		w       Workload
+		guarded []Op
+		want    bool
+	}{
+		{"one part", one, nil, false},
+		{"one part, guarded", one, []Op{AllToAll}, true},
+		{"two parts", two, nil, true},
+	}
+	for _, tc := range tests {
+		if got := tc.w.BeyondOnePart(tc.guarded); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

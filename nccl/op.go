@@ -233,6 +233,11 @@ func ParsePart(s string) (Part, error) {
 // workload with weight 1 is an ordinary one-band study.
 type Workload []Part
 
+// BeyondOnePart reports whether a study of w that guards the ops guarded
+// measures more than one part of one op: several parts, or guarded ops.
+// verify, compare and the report then show every part and op.
+func (w Workload) BeyondOnePart(guarded []Op) bool { return len(w) > 1 || len(guarded) > 0 }
+
 // Validate refuses an empty workload and two parts of one op whose bands
 // overlap (they would count the same sizes twice).
 func (w Workload) Validate() error {

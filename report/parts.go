@@ -169,7 +169,7 @@ type launchRow struct {
 func workloadSection(s *Study) *workloadHTML {
 	st := s.Study
 	several := s.WorkloadOps() != nil
-	if !several && len(st.GuardOps) == 0 {
+	if !st.Parts().BeyondOnePart(st.GuardOps) {
 		// A one-part study that guarded nothing: the page as before.
 		return nil
 	}

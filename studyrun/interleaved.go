@@ -50,9 +50,9 @@ type AB struct {
 	Stats model.Options
 }
 
-// ofOps reports whether ab measures more than its one op: several parts,
-// or guarded ops.
-func (ab AB) ofOps() bool { return len(ab.Parts) > 1 || len(ab.GuardOps) > 0 }
+// ofOps reports whether ab measures more than its one op
+// (nccl.Workload.BeyondOnePart).
+func (ab AB) ofOps() bool { return ab.Parts.BeyondOnePart(ab.GuardOps) }
 
 // stats are the statistics ab decides with.
 func (ab AB) stats() model.Options {

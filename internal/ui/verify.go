@@ -27,8 +27,8 @@ func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store
 }
 
 // ofOps reports whether the verify or compare study measured collectives
-// beyond its one op: several parts, or guarded ops.
-func ofOps(study *store.Study) bool { return len(study.Workload) > 1 || len(study.GuardOps) > 0 }
+// beyond its one op (nccl.Workload.BeyondOnePart).
+func ofOps(study *store.Study) bool { return study.Parts().BeyondOnePart(study.GuardOps) }
 
 // printVerify prints r as text.
 func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r studyrun.VerifyResult) {
