@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/stored"
@@ -124,7 +125,8 @@ func writeGuardTable(w io.Writer, rec *store.Recommendation) {
 }
 
 // alphaOf is the significance level the guards were tested at: the
-// largest Holm level is alpha itself.
+// largest Holm level is alpha itself; the statistics' default when no
+// level was recorded.
 func alphaOf(rec *store.Recommendation) float64 {
 	a := 0.0
 	for _, g := range rec.OpGuards {
@@ -133,7 +135,7 @@ func alphaOf(rec *store.Recommendation) float64 {
 		}
 	}
 	if a == 0 {
-		return 0.05
+		return model.DefaultOptions().Alpha
 	}
 	return a
 }
