@@ -53,15 +53,13 @@ func searchJSON(study *store.Study, res *search.Result) map[string]any {
 	}
 }
 
-// recommendationDoc is a stored recommendation as the JSON documents show
-// it: p_value is null when no confirmation test ran (no candidate, or the
-// candidate failed), instead of a number that reads like a result.
 // recommendationJSON is the study's recommendation as the JSON documents
 // show it (search, show): env is what to run (the baseline, when the
 // study keeps it: an empty env means NCCL's defaults), as export writes;
 // verdict the conclusion in the words history and show use; p_value null
-// when no confirmation test ran. r is the study's recommendation (show's
-// with its nil lists made empty).
+// when no confirmation test ran (no candidate, or the candidate failed),
+// instead of a number that reads like a result. r is the study's
+// recommendation (show's with its nil lists made empty).
 func recommendationJSON(study *store.Study, r *store.Recommendation) any {
 	if r == nil {
 		return nil
