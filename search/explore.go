@@ -439,5 +439,8 @@ func (s *loop) twinFirst(cfg nccl.Config) nccl.Config {
 }
 
 // maxChecks bounds the debug launches spent on uncertain rules: one per
-// fifteen launches of budget, at least one.
+// six launches of budget, at least one. A check costs one launch of the
+// budget, as the timed launch of the twin it spares does, and settles
+// every spelling of that plan at once (one per fifteen left the loopback
+// replay launching Tree's spellings as trials once four were spent).
 func (s *loop) maxChecks() int { return max(1, s.opts.Budget/6) }
