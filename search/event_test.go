@@ -21,13 +21,13 @@ func TestGainBounds(t *testing.T) {
 		return tr
 	}
 	base := trial(100, 100)
-	if g := gainBounds(base, base, sizes); g != nil {
+	if g := gainBounds(base, base, sizes, model.DefaultOptions()); g != nil {
 		t.Errorf("the baseline against itself: %+v", g)
 	}
-	if g := gainBounds(base, trial(50), sizes); g != nil {
+	if g := gainBounds(base, trial(50), sizes, model.DefaultOptions()); g != nil {
 		t.Errorf("one launch gives no range: %+v", g)
 	}
-	g := gainBounds(base, trial(50, 80), sizes)
+	g := gainBounds(base, trial(50, 80), sizes, model.DefaultOptions())
 	if g == nil || g.Interval || math.Abs(g.Lo-1.25) > 1e-9 || math.Abs(g.Hi-2) > 1e-9 {
 		t.Errorf("two launches: %+v, want the range 1.25…2", g)
 	}
@@ -38,7 +38,7 @@ func TestGainBounds(t *testing.T) {
 		}
 		return trial(xs...)
 	}
-	g = gainBounds(many(100), many(50), sizes)
+	g = gainBounds(many(100), many(50), sizes, model.DefaultOptions())
 	if g == nil || !g.Interval || !(g.Lo <= 2 && 2 <= g.Hi) {
 		t.Errorf("ten launches each: %+v, want an interval around 2", g)
 	}

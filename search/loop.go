@@ -677,21 +677,21 @@ func (s *loop) event(req Request, t *Trial, l *benchfmt.Launch, scored bool, sco
 		if base := s.baseline(); base != nil && len(base.Explore) > 0 {
 			ev.BestSpeedup = base.Score(s.sizes) / lead[0].Score(s.sizes)
 		}
-		ev.BestGain = gainBounds(ev.Baseline, ev.Best, s.sizes)
+		ev.BestGain = gainBounds(ev.Baseline, ev.Best, s.sizes, s.opts.Stats)
 	}
 	ev.Candidate = s.rank.candidate(s.baseline())
 	return ev
 }
 
 // gainBounds bound best's exploration gain over base: the comparison's
-// interval once both have enough launches for one, else the range of
-// best's launches against base's score; nil when best is base or has
-// fewer than two launches.
-func gainBounds(base, best *Trial, sizes []int64) *GainBounds {
+// interval (at the study's statistics) once both have enough launches for
+// one, else the range of best's launches against base's score; nil when
+// best is base or has fewer than two launches.
+func gainBounds(base, best *Trial, sizes []int64, stats model.Options) *GainBounds {
 	if base == nil || best == base {
 		return nil
 	}
-	cmp := model.Compare(base.Explore, best.Explore, sizes, model.DefaultOptions())
+	cmp := model.Compare(base.Explore, best.Explore, sizes, stats)
 	if cmp.CIOK {
 		return &GainBounds{Lo: cmp.Lo, Hi: cmp.Hi, Interval: true}
 	}
