@@ -132,17 +132,13 @@ func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 	if err := s.launch(ctx, t, vocab.PhasePlan, false); err != nil {
 		return err
 	}
-	if s.plan.keyOf(w.Config) == s.plan.keyOf(tw) && (!s.plan.several() || len(s.scopesOf(w)) == 0) {
-		s.candidateRead = true
+	alike := s.plan.keyOf(w.Config) == s.plan.keyOf(tw)
+	if alike && s.plan.several() {
+		_, scopes := s.scopeOf(w.Config)
+		alike = len(scopes) == 0
 	}
+	s.candidateRead = s.candidateRead || alike
 	return nil
-}
-
-// scopesOf are the knobs of w a study of several ops would scope to its
-// workload's ops (scopeOf).
-func (s *loop) scopesOf(w *Trial) []string {
-	_, scopes := s.scopeOf(w.Config)
-	return scopes
 }
 
 // simpler orders equivalent configs for a recommendation: fewer knobs

@@ -291,13 +291,10 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 // no program (nccl-tests before 2.15) is taken at its word: --op's, or
 // the study's.
 func opMismatch(r *benchfmt.Result, study *store.Study, want nccl.Op) string {
-	got := r.Op()
-	switch {
-	case got == "":
-		return ""
-	case r.OpMismatch(want) != "":
-		return r.OpMismatch(want)
-	case got != study.Op():
+	if why := r.OpMismatch(want); why != "" {
+		return why
+	}
+	if got := r.Op(); got != "" && got != study.Op() {
 		return fmt.Sprintf("the output is of %s, study %s measured %s; import it into a study of its own (without --study)", got, study.Name, study.Op())
 	}
 	return ""
