@@ -95,8 +95,10 @@ func (s *loop) nextLocalStep() (t *Trial, ok bool, err error) {
 	return nil, false, nil
 }
 
-// maxHops bounds the neighbours one proposal moves through.
-const maxHops = 3
+// maxHops bounds the passes one proposal takes: itself, then the untried
+// neighbour a merged proposal moves to, whose pass always ends in a
+// launch (s.tried keeps tried configs out of neighbour and randomUntried).
+const maxHops = 2
 
 // nextProposal is the sampler's next config: a new trial, another launch
 // of the trial it proves to be, or a debug launch that settles whether it

@@ -20,7 +20,8 @@ import (
 // broadcast 7.9 % slower from 1M up (docs/PERFORMANCE.md, "Guards across
 // collectives"), 4 per arm refused it in 68 of 100 seeds, 8 in 99 and
 // 12 in 100: 8 is the fewest that keeps a truly > 5 % slower op out of
-// 95 of 100 recommendations.
+// 95 of 100 recommendations (95 of 100 in the re-runs after issue 30's
+// changes to the one-part study: at the bar).
 const DefaultGuardLaunches = 8
 
 // EndingOpRegression: faster for the workload, but significantly slower,

@@ -51,7 +51,7 @@ func (s *loop) checkRoutes(cfg nccl.Config) (*Trial, error) {
 // is left out of the recommendation.
 func (s *loop) readRoutes(ctx context.Context, w *Trial) error {
 	probe, unknown := s.plan.routesUnknown(w.Config)
-	if !unknown || !s.holdsBesideConfirm(s.explainLeft()) {
+	if !unknown || !s.holdsBesideConfirm() {
 		return nil
 	}
 	t, err := s.readRoutesOf(probe)
@@ -117,7 +117,7 @@ func (s *loop) withoutCrossNIC(ctx context.Context, w *Trial) (*Trial, *nccl.Dro
 		return w, nil, nil
 	}
 	for u.State.Usable() && len(u.Explore) < min(len(w.Explore), s.opts.MaxLaunchesPerTrial) &&
-		s.holdsBesideConfirm(s.explainLeft()) {
+		s.holdsBesideConfirm() {
 		phase := vocab.PhaseRefine
 		if len(u.Explore) == 0 {
 			phase = vocab.PhaseExplore

@@ -117,7 +117,7 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 // the cap alone runs LL128 at some sizes), the candidate's own explain
 // launch is still owed: the budget held it back.
 func (s *loop) readTwin(ctx context.Context, w *Trial) error {
-	if !s.plan.read() || !s.holdsBesideConfirm(s.explainLeft()) {
+	if !s.plan.read() || !s.holdsBesideConfirm() {
 		return nil
 	}
 	tw, unknown := s.plan.twinUnknown(w.Config)
