@@ -285,9 +285,6 @@ type ABResult struct {
 	// Checks are the candidate's debug launches when ab.CheckCand, one
 	// per op.
 	Checks []OpCheck
-	// Result is the reconfirmation of a comparison of collectives
-	// (ab.ofOps): its parts and guarded ops; nil otherwise.
-	Result *search.Result
 }
 
 // RunAB measures ab.Base and ab.Cand alternately (B C B C …, after one
@@ -411,7 +408,7 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 	sr.SpeedupCI = [2]float64{finiteOr(sr.SpeedupCI[0], sr.Speedup), finiteOr(sr.SpeedupCI[1], sr.Speedup)}
 	sr.PValue = finiteOr(sr.PValue, 1)
 	study.Recommendation = sr
-	out := &ABResult{Study: study, Comparison: *res.Decision, Result: res}
+	out := &ABResult{Study: study, Comparison: *res.Decision}
 	if ab.Claim != nil {
 		out.Consistent = ab.Claim.SpeedupCI[0] <= sr.SpeedupCI[1] && sr.SpeedupCI[0] <= ab.Claim.SpeedupCI[1]
 	}
