@@ -78,12 +78,11 @@ func (d Datatype) String() string {
 // is needed and unknown.
 func CallSize(op Op, count, eltSize int64, nranks int) int64 {
 	bytes := count * eltSize
-	switch op.OrAllReduce() {
-	case AllGather, ReduceScatter, AllToAll:
-		if nranks <= 0 {
-			return 0
-		}
-		return bytes * int64(nranks)
+	if !op.Splits() {
+		return bytes
 	}
-	return bytes
+	if nranks <= 0 {
+		return 0
+	}
+	return bytes * int64(nranks)
 }
