@@ -147,7 +147,7 @@ func TestHistorySaysTheRefusal(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if line := "keep NCCL defaults (refused: alltoall at 1M slower)"; !strings.Contains(stdout, line) {
+	if line := "keep NCCL defaults (refused: alltoall at 1M)"; !strings.Contains(stdout, line) {
 		t.Errorf("history:\n%s\nwant %q", stdout, line)
 	}
 	stdout, _, _ = runCLI(t, db, "history", "--json")

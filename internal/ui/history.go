@@ -109,7 +109,7 @@ func recommendationLine(s store.StudySummary) string {
 		return "—"
 	case !change && c.Refused != "":
 		// The headline's reason, short: what refused the candidate.
-		return "keep " + c.BaselineName() + " (refused: " + c.Refused + " slower)"
+		return "keep " + c.BaselineName() + " (refused: " + c.Refused + ")"
 	case !change:
 		return "keep " + c.BaselineName() // the headline without its reason, to fit a column
 	}
