@@ -375,7 +375,7 @@ func classify(l *benchfmt.Launch) {
 	case res != nil && res.Instrument == benchfmt.InstrumentTorch && len(res.Rows) > 0 && res.Op().OrAllReduce() != l.Op.OrAllReduce():
 		// Never store one op's times as another's.
 		l.Outcome = benchfmt.Failed
-		l.Reason = fmt.Sprintf("the torch script measured %s, not %s: its copy (--torch-script) is older than nccltune, or a --bench-arg gave it another --op; copy scripts/%s again and leave --op to nccltune", res.Op().OrAllReduce(), l.Op.OrAllReduce(), TorchScriptName)
+		l.Reason = fmt.Sprintf("the torch script measured %s, not %s: a --bench-arg gave it another --op, or its copy (--torch-script) does not honour --op; leave --op to nccltune, and copy scripts/%s again", res.Op().OrAllReduce(), l.Op.OrAllReduce(), TorchScriptName)
 	case perr != nil || res == nil || len(res.Rows) == 0:
 		l.Outcome = benchfmt.Failed
 		l.Reason = "exit status 0 but " + failureCause(l, perr)
