@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -58,15 +57,11 @@ func (s *loop) settleLeaders(ctx context.Context) error {
 		if len(top) < 2 {
 			return nil
 		}
-		arms := make([]model.Arm, len(top))
-		for i, t := range top {
-			arms[i] = model.Arm{Launches: t.Explore}
-		}
-		plan := model.PlanNext(arms, s.sizes, s.opts.Stats, limit)
-		if plan.Done || plan.Arm < 0 {
+		t := s.planNext(top, limit)
+		if t == nil {
 			return nil
 		}
-		if err := s.launch(ctx, top[plan.Arm], vocab.PhaseRefine, true); err != nil {
+		if err := s.launch(ctx, t, vocab.PhaseRefine, true); err != nil {
 			return err
 		}
 	}

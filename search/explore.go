@@ -57,17 +57,24 @@ func (s *loop) nextRefinement() *Trial {
 	// The planner settles the order of the current top configs only: ties
 	// further down cost launches and change nothing.
 	if s.refinements() < 2*s.explored() {
-		top := s.rank.leaders(s.opts.TopConfigs)
-		arms := make([]model.Arm, len(top))
-		for i, t := range top {
-			arms[i] = model.Arm{Launches: t.Explore}
-		}
-		plan := model.PlanNext(arms, s.sizes, s.opts.Stats, s.opts.MaxLaunchesPerTrial)
-		if !plan.Done && plan.Arm >= 0 {
-			return top[plan.Arm]
-		}
+		return s.planNext(s.rank.leaders(s.opts.TopConfigs), s.opts.MaxLaunchesPerTrial)
 	}
 	return nil
+}
+
+// planNext is the trial of top that model.PlanNext says to launch again
+// to settle their order (each at most limit exploration launches), nil
+// when they are settled.
+func (s *loop) planNext(top []*Trial, limit int) *Trial {
+	arms := make([]model.Arm, len(top))
+	for i, t := range top {
+		arms[i] = model.Arm{Launches: t.Explore}
+	}
+	plan := model.PlanNext(arms, s.sizes, s.opts.Stats, limit)
+	if plan.Done || plan.Arm < 0 {
+		return nil
+	}
+	return top[plan.Arm]
 }
 
 // nextLocalStep is a new trial one step from the leader, when it is a
