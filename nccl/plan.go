@@ -532,12 +532,18 @@ func (e *explanation) conclude() {
 }
 
 func dropped(ds []Drop, knob string) bool {
+	_, ok := FindDrop(ds, knob)
+	return ok
+}
+
+// FindDrop is the drop of knob among ds, false when knob is not dropped.
+func FindDrop(ds []Drop, knob string) (Drop, bool) {
 	for _, d := range ds {
 		if d.Knob == knob {
-			return true
+			return d, true
 		}
 	}
-	return false
+	return Drop{}, false
 }
 
 // capKey is the config's key with NCCL_MAX_NCHANNELS written as

@@ -378,11 +378,11 @@ func (p *planner) combine(cfg nccl.Config, rs []nccl.Resolution) nccl.Resolution
 		var cond *nccl.Drop
 		every := true
 		for _, r := range rs {
-			if d, ok := findDrop(r.Conditional, k); ok {
+			if d, ok := nccl.FindDrop(r.Conditional, k); ok {
 				if cond == nil {
 					cond = &d
 				}
-			} else if _, ok := findDrop(r.Dropped, k); !ok {
+			} else if _, ok := nccl.FindDrop(r.Dropped, k); !ok {
 				every = false
 			}
 		}
@@ -399,7 +399,7 @@ func (p *planner) dropAcross(k, v string, rs []nccl.Resolution) nccl.Drop {
 	var reasons, rules []string
 	same := true
 	for i, r := range rs {
-		d, _ := findDrop(r.Dropped, k)
+		d, _ := nccl.FindDrop(r.Dropped, k)
 		if i > 0 && d.Reason != reasons[0] {
 			same = false
 		}
@@ -432,15 +432,6 @@ func (p *planner) opList() string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
-func findDrop(ds []nccl.Drop, knob string) (nccl.Drop, bool) {
-	for _, d := range ds {
-		if d.Knob == knob {
-			return d, true
-		}
-	}
-	return nccl.Drop{}, false
 }
 
 // core is cfg without the knobs NCCL's plan of the defaults proves change

@@ -61,10 +61,8 @@ func droppedFor(cfg, best nccl.Config, r nccl.Resolution) []nccl.Drop {
 			d.Reason = fmt.Sprintf("%s=%s says the same: both cap the channels NCCL uses (NCCL 2.17+)", partner, best[partner])
 			d.Rule = ruleCapAlias
 		}
-		for _, rd := range r.Dropped {
-			if rd.Knob == k {
-				d = rd
-			}
+		if rd, ok := nccl.FindDrop(r.Dropped, k); ok {
+			d = rd
 		}
 		dropped = append(dropped, d)
 	}
