@@ -388,7 +388,7 @@ func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base
 // launches after the check launches made before, stored and concluded as
 // the search stores its confirmation (RecommendationOf).
 func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o ABOptions, base, cand *search.Trial, made int) (*ABResult, error) {
-	launcher := &lastLauncher{Launcher: &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed + 7919}} // fresh noise, as confirm's
+	launcher := &lastLauncher{Launcher: &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}}
 	r := search.Reconfirmation{Options: ab.searchOptions(), Baseline: base, Candidate: cand, Launches: o.Launches, Seq: made,
 		Launcher: launcher, Recorder: rec}
 	if o.Progress != nil {
@@ -408,11 +408,7 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 	sr.SpeedupCI = [2]float64{finiteOr(sr.SpeedupCI[0], sr.Speedup), finiteOr(sr.SpeedupCI[1], sr.Speedup)}
 	sr.PValue = finiteOr(sr.PValue, 1)
 	study.Recommendation = sr
-	out := &ABResult{Study: study, Comparison: *res.Decision}
-	if ab.Claim != nil {
-		out.Consistent = ab.Claim.SpeedupCI[0] <= sr.SpeedupCI[1] && sr.SpeedupCI[0] <= ab.Claim.SpeedupCI[1]
-	}
-	return out, nil
+	return &ABResult{Study: study, Comparison: *res.Decision, Consistent: ab.agrees(sr.SpeedupCI)}, nil
 }
 
 // lastLauncher keeps the latest launch, for the message of one that
@@ -483,7 +479,7 @@ type abLaunch func(ctx context.Context, t *search.Trial, op nccl.Op, phase strin
 // trial failed and is vocab.ErrFabric, naming a crash in a tuner plugin
 // and its fix.
 func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch) abLaunch {
-	launcher := &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed + 7919} // fresh noise, not the search's
+	launcher := &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}
 	seq := 0
 	return func(ctx context.Context, t *search.Trial, op nccl.Op, phase string, scored bool) error {
 		lo, hi := ab.sweep(op)
@@ -562,14 +558,21 @@ func tunerCrash(l *benchfmt.Launch, base map[string]string, cfg nccl.Config) str
 	return ""
 }
 
+// agrees reports whether a fresh speedup interval overlaps ab's claim
+// (false without one: nothing was claimed).
+func (ab AB) agrees(ci [2]float64) bool {
+	return ab.Claim != nil && ab.Claim.SpeedupCI[0] <= ci[1] && ci[0] <= ab.Claim.SpeedupCI[1]
+}
+
+// freshNoise is the simulated launches' seed of a comparison: another
+// stream than the search's.
+func freshNoise(o ABOptions) int64 { return o.Launch.Seed + 7919 }
+
 // conclude stores the comparison as the study's recommendation and says
 // whether it agrees with ab's claim.
 func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Comparison, opt model.Options) *ABResult {
-	res := &ABResult{Study: study, Comparison: cmp}
 	speedupCI := [2]float64{finiteOr(cmp.Lo, cmp.Speedup), finiteOr(cmp.Hi, cmp.Speedup)}
-	if ab.Claim != nil {
-		res.Consistent = ab.Claim.SpeedupCI[0] <= speedupCI[1] && speedupCI[0] <= ab.Claim.SpeedupCI[1]
-	}
+	res := &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
 	ending := cmp.Verdict
 	if cmp.Recommend {
 		ending = search.EndingRecommended
