@@ -26,10 +26,6 @@ func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store
 	return nil
 }
 
-// ofOps reports whether the verify or compare study measured collectives
-// beyond its one op (nccl.Workload.BeyondOnePart).
-func ofOps(study *store.Study) bool { return study.Parts().BeyondOnePart(study.GuardOps) }
-
 // printVerify prints r as text.
 func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r studyrun.VerifyResult) {
 	if r.Verifies != "" {
@@ -59,9 +55,8 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r st
 		}
 		fmt.Fprintf(w, "%s the search's claim of %.2f× [%.2f, %.2f]\n", verdict, r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
 	}
-	if ofOps(study) {
-		writeOpTables(w, study, launches)
-	}
+	// Parts, guarded ops and launches per op; nothing for one op unguarded.
+	writeOpTables(w, study, launches)
 	if t := r.TunerPlugin; t != nil {
 		printTunerVerify(w, study, r, t)
 	}
