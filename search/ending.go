@@ -7,6 +7,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
@@ -83,13 +84,7 @@ func (s *loop) candidates(n int) []*Trial {
 			continue
 		}
 		f := s.plan.family(t.Config)
-		same := false
-		for _, g := range families {
-			for k := range f {
-				same = same || g[k]
-			}
-		}
-		if same {
+		if slices.ContainsFunc(families, func(g map[string]bool) bool { return familiesMeet(f, g) }) {
 			continue
 		}
 		families = append(families, f)
@@ -98,6 +93,17 @@ func (s *loop) candidates(n int) []*Trial {
 		}
 	}
 	return out
+}
+
+// familiesMeet reports whether two families (planner.family) share a key:
+// their configs may run one plan.
+func familiesMeet(a, b map[string]bool) bool {
+	for k := range a {
+		if b[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // family is the keys of the configs cfg may run like: its core, and its
