@@ -39,7 +39,7 @@ func Render(f Format, bands []*Recommendation, opts Options) ([]Doc, error) {
 		}
 		name := FileName(f, g[0])
 		if other, dup := owner[name]; dup {
-			return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("studies %s and %s cover the same band and would both be %s: export them one at a time with --out FILE", other, g[0].Study.Name, name))
+			return nil, vocab.UsageErrorf("studies %s and %s cover the same band and would both be %s: export them one at a time with --out FILE", other, g[0].Study.Name, name)
 		}
 		owner[name] = g[0].Study.Name
 		docs = append(docs, Doc{Name: name, Data: buf.Bytes()})

@@ -149,7 +149,7 @@ func ensureDir(abs string) error {
 		}
 		return nil
 	}
-	return vocab.Mark(vocab.ErrUsage, fmt.Errorf("database %s: its directory %s does not exist — create it (mkdir -p %s) or give --db a file in a directory that exists; only the default location (%s) is created for you", abs, dir, dir, defaultPathText()))
+	return vocab.UsageErrorf("database %s: its directory %s does not exist — create it (mkdir -p %s) or give --db a file in a directory that exists; only the default location (%s) is created for you", abs, dir, dir, defaultPathText())
 }
 
 // defaultPathText is DefaultPath for a message.

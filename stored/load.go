@@ -2,7 +2,6 @@ package stored
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/store"
@@ -34,7 +33,7 @@ const StartHint = "run nccltune search --sim spark4 --band 512K-4M"
 func OpenReview(path, query string) (*store.Store, error) {
 	st, err := store.Open(path, store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("no study %q: %v — %s", query, err, StartHint))
+		return nil, vocab.UsageErrorf("no study %q: %v — %s", query, err, StartHint)
 	}
 	return st, err
 }
@@ -116,7 +115,7 @@ func Load(path string, queries []string, how LoadOptions) ([]*Study, error) {
 			return nil, err
 		}
 		if first, dup := given[study.ID]; dup && how.Distinct {
-			return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%q and %q are the same study, %s: give it once", first, q, study.Name))
+			return nil, vocab.UsageErrorf("%q and %q are the same study, %s: give it once", first, q, study.Name)
 		}
 		given[study.ID] = q
 		trials, err := st.Trials(study.ID)

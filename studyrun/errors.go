@@ -2,7 +2,6 @@ package studyrun
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/nccltune/nccltune/store"
@@ -14,7 +13,7 @@ import (
 func CreateStudy(st *store.Store, study *store.Study) error {
 	err := st.CreateStudy(study)
 	if errors.Is(err, store.ErrNameTaken) {
-		return vocab.Mark(vocab.ErrUsage, fmt.Errorf("--name: %w (nccltune history lists the names)", errors.Unwrap(err)))
+		return vocab.UsageErrorf("--name: %w (nccltune history lists the names)", errors.Unwrap(err))
 	}
 	return err
 }

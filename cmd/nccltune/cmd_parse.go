@@ -122,7 +122,7 @@ func parseVerdict(parsed []ui.ParseOutcome) error {
 	case len(failed) > 0:
 		return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%d of %d files hold failed runs: %s", len(failed), len(parsed), strings.Join(failed, "; ")))
 	case len(unreadable) > 0:
-		return vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s", strings.Join(unreadable, "; ")))
+		return vocab.UsageErrorf("%s", strings.Join(unreadable, "; "))
 	}
 	return nil
 }

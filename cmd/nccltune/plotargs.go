@@ -47,7 +47,7 @@ func parseTarget(arg string) (plotTarget, error) {
 	if i := strings.LastIndex(arg, "/"); i >= 0 {
 		n, err := strconv.Atoi(arg[i+1:])
 		if err != nil || n < 0 || i == 0 {
-			return t, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%q is not STUDY or STUDY/TRIAL: the trial is its number, e.g. s3-512K-4M/7", arg))
+			return t, vocab.UsageErrorf("%q is not STUDY or STUDY/TRIAL: the trial is its number, e.g. s3-512K-4M/7", arg)
 		}
 		t.Study, t.Trial = arg[:i], n
 	}
@@ -134,7 +134,7 @@ func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, err
 		return nil, nil, err
 	}
 	if t.Trial >= 0 {
-		return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("--figure %s draws a whole study: name it without /TRIAL (%s)", kind, t.Study))
+		return nil, nil, vocab.UsageErrorf("--figure %s draws a whole study: name it without /TRIAL (%s)", kind, t.Study)
 	}
 	one, err := stored.LoadOne(path, t.Study)
 	if err != nil {
@@ -154,7 +154,7 @@ func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, err
 	case figureConvergence:
 		fig, err = s.Convergence()
 	default:
-		return nil, nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("--figure %s is not a figure of one study: use %s", kind, strings.Join(figureKinds[1:], ", ")))
+		return nil, nil, vocab.UsageErrorf("--figure %s is not a figure of one study: use %s", kind, strings.Join(figureKinds[1:], ", "))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -276,8 +276,8 @@ func (p *curvePicker) trials(s *report.Study, t plotTarget) error {
 	case explicit:
 		tr := s.TrialByNumber(t.Trial)
 		if tr == nil {
-			return vocab.Mark(vocab.ErrUsage, fmt.Errorf("study %s has no trial %d (it has %s, numbered from 0; nccltune show %s --trials lists them)",
-				s.Name(), t.Trial, texttable.Plural(len(s.Trials), "trial"), s.Name()))
+			return vocab.UsageErrorf("study %s has no trial %d (it has %s, numbered from 0; nccltune show %s --trials lists them)",
+				s.Name(), t.Trial, texttable.Plural(len(s.Trials), "trial"), s.Name())
 		}
 		picked = []*store.Trial{tr}
 	case p.o.All:

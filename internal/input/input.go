@@ -147,9 +147,9 @@ func ReadNamed(ctx context.Context, name string, stdin io.Reader, what string) (
 	case ctx.Err() != nil:
 		return nil, vocab.ErrInterrupted
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s: no such file; give the path of %s", name, what))
+		return nil, vocab.UsageErrorf("%s: no such file; give the path of %s", name, what)
 	case errors.Is(err, ErrNotFile):
-		return nil, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%s is a directory; give the files of %s inside it", name, what))
+		return nil, vocab.UsageErrorf("%s is a directory; give the files of %s inside it", name, what)
 	case errors.As(err, &tooLarge):
 		return nil, vocab.Mark(vocab.ErrUsage, err)
 	case name == "-":
