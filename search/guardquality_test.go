@@ -20,8 +20,10 @@ var (
 
 // guardCase is one row of the guard table: a one-part all-reduce study
 // on the simulated 4-rank loopback, whose best all-reduce configs (one
-// channel or one CTA) make all-to-all and broadcast up to 7 % slower from
-// 1M-2M up (as the real loopback's table in REFERENCE.md), guarding ops.
+// channel or one CTA) make all-to-all 5-7.5 % slower from 2M up and
+// broadcast 7.9 % slower from 1M up (as the real loopback's table in
+// REFERENCE.md; docs/PERFORMANCE.md, "Guards across collectives"),
+// guarding ops.
 type guardCase struct {
 	name     string
 	guardOps []nccl.Op
