@@ -18,17 +18,31 @@ import (
 // Validity. The levels come from alpha spending (Lan and DeMets 1983)
 // with the Hwang–Shih–DeCani function of γ = −2,
 // α(t) = α (1 − e^{2t}) / (1 − e²), t the fraction of the planned
-// launches, and each look is given the increment α(tₖ) − α(tₖ₋₁). By the
-// union bound the chance that any look rejects a true null is at most
-// Σ increments = α, whatever the correlation between looks and whatever the
-// (exact, discrete) distribution of the Mann-Whitney statistic, so the
-// false-recommendation rate stays at or below α (below α/2 in practice:
-// only rejections in the candidate's favour recommend). Futility stops
-// never reject, so they cannot raise it. The interval reported at look k is
-// Compare's rank interval at 1 − Levels[k]: with the same union bound, the
-// intervals of all looks hold the true shift together with probability at
-// least 1 − α (a repeated confidence interval, Jennison and Turnbull 1989),
-// so stopping early does not make the reported interval dishonest.
+// launches: look k's level is the nominal level of the exact
+// group-sequential boundary that spends α(tₖ) − α(tₖ₋₁) there, computed
+// from the joint law of the looks' standardized statistics
+// (nominalLevels: the Mann-Whitney statistics of nested balanced looks
+// are asymptotically a Brownian motion, corr(Zⱼ, Zₖ) = √(nⱼ/nₖ)), so the
+// chance that any look rejects a true null is α, at the normal
+// approximation of each look's statistic. Each look tests with the exact,
+// discrete Mann-Whitney p, which is conservative at the normal level
+// (at 6 + 6 a level of 0.0064 rejects with probability 0.0043), and
+// TestSequentialFalseRecommendations measures the rate the whole design
+// gives on null fabrics. The false-recommendation rate is about α/2: only
+// rejections in the candidate's favour recommend. Futility stops never
+// reject, so they cannot raise it. The interval reported at look k is
+// Compare's rank interval at 1 − Levels[k], a repeated confidence interval
+// (Jennison and Turnbull 1989): the intervals of all looks hold the true
+// shift together with probability 1 − α, so stopping early does not make
+// the reported interval dishonest.
+//
+// Until issue 30 each look was given its increment as its level, which is
+// valid by the union bound whatever the correlation between looks, but
+// spends less than α the more the looks overlap (at 6, 11 and 20 launches
+// per arm the levels 0.0064, 0.0093 and 0.034 against the exact 0.0064,
+// 0.011 and 0.041), so a look every couple of pairs would have cost the
+// last look most of its level. The exact boundaries let the design look
+// often (lookGrowth) at little cost in power (TestSequentialTable).
 //
 // Why γ = −2 and not O'Brien–Fleming (γ ≈ −4): the first look must be able
 // to decide. The smallest p the exact test reaches with 6 launches per arm
@@ -37,63 +51,75 @@ import (
 // there however clear the gain (a ×1.44 gain on the replayed loopback
 // fabric ran 15 + 15 launches for p = 1e-8). γ = −2 gives 0.0096 and
 // 0.0074 there (a first look with at most one of 36 pairs out of order
-// decides), and still keeps most of α for the last look (0.034 of 0.05
-// with three looks, 0.037 with two), so the last look keeps most of the
-// power of a fixed test of the same size.
+// decides), and still keeps most of α for the last look (0.035 of 0.05
+// with looks at 6, 8, 10, 13, 16 and 20 per arm).
 type ConfirmDesign struct {
 	// Looks are the launches per arm at each look, increasing.
 	Looks []int
-	// Levels are the nominal two-sided significance levels of the looks;
-	// they sum to Alpha.
+	// Levels are the nominal two-sided significance levels of the looks:
+	// the exact boundaries of the alpha each look spends (nominalLevels),
+	// so they sum to more than Alpha, the looks being correlated.
 	Levels []float64
 	// Alpha is the overall false-positive level.
 	Alpha float64
 }
 
-// maxLooks bounds the looks of a design: each look costs a little of the
-// last look's level (0.05 → 0.037 with two looks, 0.034 with three).
-const maxLooks = 3
+// lookGrowth spaces the looks after the first: each at least two launches
+// per arm past the one before and a quarter more, the last at the most
+// the design plans. With the exact boundaries a look costs the last one
+// little level (see TestSequentialTable), and a confirmation that can
+// stop every couple of pairs stops near where its data first decide.
+const lookGrowth = 1.25
 
 // PlanConfirm builds the design for at least first and at most maxN
-// launches per arm: looks at first, then spaced geometrically up to maxN
-// (two looks from maxN = 2·first, three from 3·first). Below 2·first it is
-// one look at maxN: a fixed-size test at alpha.
+// launches per arm: looks at first, then spaced as lookGrowth says up to
+// maxN. Fewer than first + 2 is one look at maxN: a fixed-size test at
+// alpha. The levels are the exact group-sequential boundaries of the
+// alpha spent by each look (nominalLevels).
 func PlanConfirm(first, maxN int, alpha float64) ConfirmDesign {
 	first = max(first, 1)
 	maxN = max(maxN, first)
 	looks := []int{first}
-	if maxN < 2*first {
-		// Too close for an early look to be worth the level it costs:
-		// one look with every planned launch.
+	if maxN < first+2 {
 		looks[0] = maxN
 	} else {
-		// Three looks when maxN is at least 3× first, two otherwise.
-		k := 2
-		if maxN >= 3*first {
-			k = maxLooks
-		}
-		ratio := math.Pow(float64(maxN)/float64(first), 1/float64(k-1))
-		for i := 1; i < k; i++ {
-			n := int(math.Round(float64(first) * math.Pow(ratio, float64(i))))
-			if i == k-1 {
-				n = maxN
+		for {
+			prev := looks[len(looks)-1]
+			next := max(prev+2, int(math.Round(float64(prev)*lookGrowth)))
+			if next > maxN-2 {
+				break
 			}
-			if n > looks[len(looks)-1] {
-				looks = append(looks, n)
-			}
+			looks = append(looks, next)
 		}
+		looks = append(looks, maxN)
 	}
 	d := ConfirmDesign{Looks: looks, Alpha: alpha}
-	sofar := 0.0
-	for i, n := range looks {
-		s := spent(alpha, float64(n)/float64(maxN))
-		if i == len(looks)-1 {
-			s = alpha
-		}
-		d.Levels = append(d.Levels, s-sofar)
-		sofar = s
-	}
+	d.Levels = d.levelsTo(len(looks)-1, maxN)
 	return d
+}
+
+// levelsTo are the nominal levels of the design's looks up to look k,
+// taken at n launches per arm instead of the planned Looks[k] when the
+// budget or the time ends the confirmation there, and spending all of
+// alpha when k is the last look taken (k < len(Looks)-1: an early end).
+func (d ConfirmDesign) levelsTo(k, n int) []float64 {
+	maxN := float64(d.MaxLaunches())
+	ts := make([]float64, k+1)
+	cum := make([]float64, k+1)
+	for i := 0; i < k; i++ {
+		ts[i] = float64(d.Looks[i]) / maxN
+		cum[i] = spent(d.Alpha, ts[i])
+	}
+	ts[k], cum[k] = float64(n)/maxN, d.Alpha
+	if k > 0 && n <= d.Looks[k-1] {
+		// No launch since the look before: its data are that look's, so
+		// the exact boundary has no new information to spend on. What is
+		// left of alpha is spent by the union bound on top of the earlier
+		// looks, whose crossing probability is exactly cum[k-1].
+		levels := nominalLevels(ts[:k], cum[:k])
+		return append(levels, d.Alpha-cum[k-1])
+	}
+	return nominalLevels(ts, cum)
 }
 
 // spendGamma is the Hwang–Shih–DeCani spending parameter (see
@@ -119,11 +145,7 @@ func spent(alpha, t float64) float64 {
 // worth a launch: the budget left cannot decide.
 func (d ConfirmDesign) CanDecide() bool {
 	n := d.MaxLaunches()
-	spentBefore := 0.0
-	for _, l := range d.Levels[:len(d.Levels)-1] {
-		spentBefore += l
-	}
-	return 2*uCDF(n, n, 0) < d.Alpha-spentBefore
+	return 2*uCDF(n, n, 0) < d.Levels[len(d.Levels)-1]
 }
 
 // MaxLaunches is the most launches per arm the design plans.
@@ -169,18 +191,15 @@ type Look struct {
 // Decide judges look k (0-based) of the design on the launches so far.
 // final forces the last look's rule (the budget or the time ran out
 // early): whatever of alpha the earlier looks did not spend is spent here,
-// which keeps the union bound.
+// at the boundary of a look at the launches actually made.
 func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64, opt Options, final bool) Look {
 	opt, _ = opt.resolve()
 	k = min(max(k, 0), len(d.Looks)-1)
 	last := final || k == len(d.Looks)-1
 	level := d.Levels[k]
-	if last {
-		spent := 0.0
-		for _, l := range d.Levels[:k] {
-			spent += l
-		}
-		level = d.Alpha - spent
+	if final && k < len(d.Looks)-1 {
+		// Ended early: this look spends what is left of alpha.
+		level = d.levelsTo(k, min(len(baseline), len(candidate)))[k]
 	}
 	at := opt
 	at.Alpha, at.Confidence = level, 1-level
