@@ -174,9 +174,13 @@ type TunerVerify struct {
 // launches per arm.
 func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
 	study, rec := r.Study, r.Study.Recommendation
+	// Significant is the verdict's, as stored (rec.Significant), not the
+	// band decision's (r.Comparison.Recommend): for a comparison of
+	// collectives the band may gain while a part or guarded op refuses
+	// the config, and the JSON must say what the text and show say.
 	v := VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
 		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
-		Significant: r.Comparison.Recommend, Reason: rec.Reason, Claimed: ab.Claim, Consistent: r.Consistent,
+		Significant: rec.Significant, Reason: rec.Reason, Claimed: ab.Claim, Consistent: r.Consistent,
 		Ending: rec.Ending, Parts: []VerifyPart{}, Guards: []VerifyGuard{}}
 	c := stored.ConclusionOf(study)
 	v.Verdict, _, _ = c.Headline()

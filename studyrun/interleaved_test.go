@@ -2,6 +2,7 @@ package studyrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/sim"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -146,5 +148,96 @@ func TestCheckOps(t *testing.T) {
 	}
 	if got := (AB{Collective: "alltoall"}).checkOps(); len(got) != 1 || got[0] != nccl.AllToAll {
 		t.Errorf("one op: %v", got)
+	}
+}
+
+// TestVerifyResultSignificant checks that verify's and compare's JSON
+// "significant" is the verdict's: a multi-op comparison whose combined
+// score gains significantly but which a guarded op or a part refuses is
+// not significant, as the text ("refused: keep NCCL defaults") and the
+// stored conclusion say. The results are built as reconfirm and conclude
+// build them, the band decision recommending in every case.
+func TestVerifyResultSignificant(t *testing.T) {
+	sizes := []int64{1 << 20, 2 << 20}
+	band := nccl.Band{Min: 1 << 20, Max: 2 << 20}
+	fast := nccl.Config{"NCCL_PROTO": "Simple"}
+	base := &search.Trial{ID: 1, Config: nccl.Config{}, Confirm: launchesAt(6, 100), State: vocab.TrialComplete}
+	cand := &search.Trial{ID: 2, Config: fast, Confirm: launchesAt(6, 80), State: vocab.TrialComplete}
+	decision := model.Compare(base.Confirm, cand.Confirm, sizes, model.DefaultOptions())
+	if !decision.Recommend {
+		t.Fatalf("the band decision does not recommend (%s): the cases below need one that does", decision.Reason)
+	}
+	guarded := AB{Kind: vocab.KindVerify, Verifies: "s1", Band: band, BandText: band.String(), Collective: "all_reduce",
+		Base: nccl.Config{}, Cand: fast, GuardOps: []nccl.Op{"broadcast"}, GuardLaunches: 8,
+		Claim: &Claim{Speedup: 1.25, SpeedupCI: [2]float64{1.2, 1.3}, Recommended: true}}
+	workload := guarded
+	workload.GuardOps, workload.GuardLaunches = nil, 0
+	workload.Parts = nccl.Workload{{Op: "all_reduce", Band: band, Weight: 0.5}, {Op: "all_gather", Band: band, Weight: 0.5}}
+	refusedGuard := search.OpGuard{Op: "broadcast", Sizes: sizes, Refused: true, Result: model.GuardResult{Speedup: 0.8, Lo: 0.75, Hi: 0.85,
+		Slower: true, Worst: 1 << 20, WorstSpeedup: 0.78, P: 0.001, Level: 0.05}}
+	okGuard := search.OpGuard{Op: "broadcast", Sizes: sizes, Result: model.GuardResult{Speedup: 1, Lo: 0.98, Hi: 1.02, P: 0.9, Level: 0.05}}
+	parts := func(refused bool) []search.PartResult {
+		return []search.PartResult{{Part: workload.Parts[0], Weight: 0.5, Comparison: decision},
+			{Part: workload.Parts[1], Weight: 0.5, Comparison: decision, Refused: refused}}
+	}
+	// reconfirmed is ab's result as reconfirm makes it: the stored
+	// recommendation RecommendationOf's, the comparison the band decision.
+	reconfirmed := func(ab AB, res *search.Result) *ABResult {
+		res.Baseline, res.Winner, res.Decision = base, cand, &decision
+		sr := RecommendationOf(res, ab.searchOptions())
+		sr.Env, sr.CandidateTrialID = ab.Cand.Clone(), cand.ID
+		study := &store.Study{Name: "s2", Kind: ab.Kind, Recommendation: sr}
+		return &ABResult{Study: study, Comparison: decision, Consistent: ab.agrees(sr.SpeedupCI)}
+	}
+	oneOp := AB{Kind: vocab.KindCompare, Band: band, BandText: band.String(), Collective: "all_reduce", Base: nccl.Config{}, Cand: fast}
+	tests := []struct {
+		name        string
+		ab          AB
+		r           *ABResult
+		significant bool
+		refused     string
+	}{
+		{name: "a guarded op refuses", ab: guarded,
+			r: reconfirmed(guarded, &search.Result{Recommend: false, Ending: search.EndingOpRegression, Reason: "slower for broadcast",
+				OpGuards: []search.OpGuard{refusedGuard}}),
+			refused: "broadcast at 1M"},
+		{name: "a part refuses", ab: workload,
+			r: reconfirmed(workload, &search.Result{Recommend: false, Ending: search.EndingOpRegression, Reason: "slower for its part",
+				Parts: parts(true)}),
+			refused: "its part all_gather 1M-2M"},
+		{name: "guarded and recommended", ab: guarded,
+			r:           reconfirmed(guarded, &search.Result{Recommend: true, Ending: search.EndingRecommended, OpGuards: []search.OpGuard{okGuard}}),
+			significant: true},
+		{name: "workload recommended", ab: workload,
+			r:           reconfirmed(workload, &search.Result{Recommend: true, Ending: search.EndingRecommended, Parts: parts(false)}),
+			significant: true},
+		{name: "one op recommended", ab: oneOp,
+			r:           oneOp.conclude(&store.Study{Name: "s3", Kind: vocab.KindCompare}, base, cand, decision, model.DefaultOptions()),
+			significant: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := VerifyResultOf(tc.ab, tc.r, 6)
+			raw, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Significant bool   `json:"significant"`
+				Refused     string `json:"refused"`
+				Verdict     string `json:"verdict"`
+			}
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.Significant != tc.significant || doc.Refused != tc.refused {
+				t.Errorf("JSON significant %v refused %q (verdict %q), want %v %q", doc.Significant, doc.Refused, doc.Verdict, tc.significant, tc.refused)
+			}
+			// The JSON and the stored conclusion (what show and the text
+			// say) agree.
+			if keeps := stored.ConclusionOf(tc.r.Study).Keeps(); doc.Significant == keeps {
+				t.Errorf("JSON significant %v, but the conclusion keeps the baseline: %v", doc.Significant, keeps)
+			}
+		})
 	}
 }
