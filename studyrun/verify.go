@@ -24,6 +24,9 @@ type VerifyOptions struct {
 	Baseline    nccl.Config
 	BaselineSet bool
 	Launch      LaunchSettings
+	// Launches is verify's launches per arm (--launches): fewer than the
+	// study's alpha needs for any verdict are refused.
+	Launches int
 	// CheckRelaunch, if set, is asked of the stored study: its error
 	// refuses (e.g. launch settings other than the study's).
 	CheckRelaunch func(*store.Study) error
@@ -42,6 +45,16 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 	if orig.Simulated != o.Launch.Simulated {
 		return AB{}, vocab.UsageErrorf("study %s ran on %s; verify it the same way", orig.Name,
 			map[bool]string{true: "the simulated fabric (--sim " + orig.Launch.SimProfile + ")", false: "real hardware (without --sim)"}[orig.Simulated])
+	}
+	// The comparison decides at the study's alpha (studyStats), so that
+	// alpha, not the default, sets the fewest launches that can reach a
+	// verdict: a study of --alpha 0.01 needs 5 per arm where 0.05 needs 4.
+	// Refused before anything is launched, rather than measured to no
+	// verdict.
+	if opt := studyStats(orig); o.Launches < model.MinLaunchesForDecision(opt) {
+		need := model.MinLaunchesForDecision(opt)
+		return AB{}, vocab.UsageErrorf("--launches %d: study %s decides at alpha %g, where at least %d launches per arm are needed for any verdict; use --launches %d or more",
+			o.Launches, orig.Name, opt.Alpha, need, need)
 	}
 	if o.CheckRelaunch != nil {
 		if err := o.CheckRelaunch(orig); err != nil {

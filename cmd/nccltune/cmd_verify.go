@@ -15,7 +15,6 @@ import (
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -82,10 +81,6 @@ Examples:
 			if err != nil {
 				return err
 			}
-			min := model.MinLaunchesForDecision(model.DefaultOptions())
-			if c.Int("launches") < min {
-				return vocab.UsageErrorf("--launches %d: at least %d per arm are needed for any verdict", c.Int("launches"), min)
-			}
 			path, err := dbPath(c)
 			if err != nil {
 				return err
@@ -133,7 +128,7 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 	}
 	defer st.Close()
 	ab, err := studyrun.PlanVerify(st, studyrun.VerifyOptions{Study: o.study, Config: o.config, Baseline: o.baseline, BaselineSet: o.baselineSet,
-		Launch: o.launch.run(), CheckRelaunch: func(study *store.Study) error {
+		Launch: o.launch.run(), Launches: o.launches, CheckRelaunch: func(study *store.Study) error {
 			return launchflags.CheckRelaunch(study, "verify", o.launch.run(), o.stderr)
 		}})
 	if err != nil {
