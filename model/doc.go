@@ -41,10 +41,11 @@
 //     the search how many launches per arm a recommendation needs at all (4
 //     at alpha 0.05: the exact test's smallest p with 3 and 3 is 0.1).
 //   - Confirmation: ConfirmDesign (PlanConfirm, Decide) is the search's
-//     group-sequential confirmation: looks at increasing launch counts,
-//     each testing with Compare at the increment of Hwang–Shih–DeCani
-//     (γ = −2) alpha spending, so by the union bound the false-recommendation rate
-//     stays at alpha however many looks are taken; the interval reported is
+//     group-sequential confirmation: a look every couple of pairs, each
+//     testing with Compare at the nominal level of the exact boundary
+//     (nominalLevels) of Hwang–Shih–DeCani (γ = −2) alpha spending, so the
+//     false-recommendation rate stays at alpha however many looks are
+//     taken (TestSequentialFalseRecommendations); the interval reported is
 //     the look's repeated confidence interval; non-binding futility stops
 //     when the interval already excludes the minimum effect. PlanLaunches
 //     (Noether) and PooledSD size it from the measured spread.
