@@ -740,12 +740,6 @@ func (s *loop) explain(ctx context.Context, res *Result) error {
 	return nil
 }
 
-// sweepRange covers op's parts' bands and the guard sizes; a guarded op's
-// the workload's sizes and the guard sizes.
-func (s *loop) sweepRange(op nccl.Op) (int64, int64) {
-	if len(s.opts.Parts().Sizes(op)) == 0 {
-		sizes := s.opts.GuardOpSizes()
-		return sizes[0], sizes[len(sizes)-1]
-	}
-	return sweepFor(s.opts.Parts(), op, s.opts.Guard)
-}
+// sweepRange is SweepRange for the study's options: verify and compare
+// sweep through the same rule.
+func (s *loop) sweepRange(op nccl.Op) (int64, int64) { return SweepRange(s.opts, op) }

@@ -197,28 +197,6 @@ func (w *workload) partResults(base, cand *Trial, stats model.Options) []PartRes
 	return out
 }
 
-// sweep is the range one op's launch covers: its parts' bands and the
-// guard sizes.
-func sweepFor(parts nccl.Workload, op nccl.Op, guard []int64) (lo, hi int64) {
-	first := true
-	for _, p := range parts {
-		if p.Op.OrAllReduce() != op.OrAllReduce() {
-			continue
-		}
-		// The band's powers of two: nccl-tests doubles from -b, so the
-		// band's own ends (3M-5M) would miss its sizes (4M).
-		bLo, bHi := p.Band.Sweep()
-		if first {
-			lo, hi, first = bLo, bHi, false
-		}
-		lo, hi = min(lo, bLo), max(hi, bHi)
-	}
-	for _, g := range guard {
-		lo, hi = min(lo, g), max(hi, g)
-	}
-	return lo, hi
-}
-
 // guardKeys are the guard sizes of every op of the workload.
 func (w *workload) guardKeys(guard []int64) []int64 {
 	var out []int64

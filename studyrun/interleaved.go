@@ -521,25 +521,10 @@ func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **ben
 	}
 }
 
-// sweep is the sizes a launch of op covers: the band's powers of two (for
-// a workload, op's parts') and the guard sizes.
-func (ab AB) sweep(op nccl.Op) (lo, hi int64) {
-	if len(ab.Parts) > 1 {
-		bands := nccl.Workload{}
-		for _, p := range ab.Parts {
-			if p.Op.OrAllReduce() == op {
-				bands = append(bands, p)
-			}
-		}
-		lo, hi = search.Hull(bands).Sweep()
-	} else {
-		lo, hi = ab.Band.Sweep()
-	}
-	for _, g := range ab.Guards {
-		lo, hi = min(lo, g), max(hi, g)
-	}
-	return lo, hi
-}
+// sweep is the sizes a launch of op covers: the search's rule
+// (search.SweepRange) for the study ab re-measures, so that a fresh
+// comparison sweeps what the study swept.
+func (ab AB) sweep(op nccl.Op) (lo, hi int64) { return search.SweepRange(ab.searchOptions(), op) }
 
 // tunerCrash names a crash inside the tuner plugin a config runs, and its
 // fix, as doctor does (fabric's diagnosis); "" for any other failure.

@@ -151,6 +151,52 @@ func TestCheckOps(t *testing.T) {
 	}
 }
 
+// TestABSweepsAsTheSearch checks that verify and compare sweep each op's
+// launch over the range the search swept it over (search.SweepRange):
+// a fresh comparison that covered other sizes would not re-measure what
+// the study measured. Each AB is built as PlanVerify and compare build it,
+// the search's options as the search command does.
+func TestABSweepsAsTheSearch(t *testing.T) {
+	band := nccl.Band{Min: 512 << 10, Max: 4 << 20}
+	guards := []int64{32 << 10, 256 << 20}
+	// The alltoall band's ends are no powers of two: its launch sweeps
+	// its powers of two (4M-16M), not the band's ends.
+	workload := nccl.Workload{{Op: nccl.AllReduce, Band: band, Weight: 0.8},
+		{Op: nccl.AllToAll, Band: nccl.Band{Min: 3 << 20, Max: 20 << 20}, Weight: 0.2}}
+	onePart := search.Options{Band: band, Op: nccl.AllReduce, Guard: guards, GuardOps: []nccl.Op{nccl.Broadcast}}
+	onePartAB := AB{Band: band, Guards: guards, Collective: string(nccl.AllReduce), GuardOps: onePart.GuardOps}
+	parts := search.Options{Band: search.Hull(workload), Op: nccl.AllReduce, Workload: workload, Guard: guards,
+		GuardOps: []nccl.Op{nccl.Broadcast}}
+	partsAB := AB{Band: parts.Band, Guards: guards, Collective: string(nccl.AllReduce), Parts: workload, GuardOps: parts.GuardOps}
+	unguarded, unguardedAB := parts, partsAB
+	unguarded.Guard, unguardedAB.Guards = nil, nil
+	tests := []struct {
+		name string
+		so   search.Options
+		ab   AB
+		op   nccl.Op
+	}{
+		{"one part, its op", onePart, onePartAB, nccl.AllReduce},
+		{"one part, a guarded op", onePart, onePartAB, nccl.Broadcast},
+		{"workload, its first part", parts, partsAB, nccl.AllReduce},
+		{"workload, its other part", parts, partsAB, nccl.AllToAll},
+		{"workload, a guarded op", parts, partsAB, nccl.Broadcast},
+		{"workload without guard sizes, a guarded op", unguarded, unguardedAB, nccl.Broadcast},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wantLo, wantHi := search.SweepRange(tc.so, tc.op)
+			if wantLo <= 0 || wantHi < wantLo {
+				t.Fatalf("search sweeps %d-%d: the case is wrong", wantLo, wantHi)
+			}
+			if lo, hi := tc.ab.sweep(tc.op); lo != wantLo || hi != wantHi {
+				t.Errorf("verify/compare sweep %s %s-%s, the search %s-%s", tc.op,
+					nccl.FormatSize(lo), nccl.FormatSize(hi), nccl.FormatSize(wantLo), nccl.FormatSize(wantHi))
+			}
+		})
+	}
+}
+
 // TestVerifyResultSignificant checks that verify's and compare's JSON
 // "significant" is the verdict's: a multi-op comparison whose combined
 // score gains significantly but which a guarded op or a part refuses is
