@@ -45,6 +45,11 @@ type AB struct {
 	Parts         nccl.Workload
 	GuardOps      []nccl.Op
 	GuardLaunches int
+	// GuardOpsSkipped are the collectives left out of the default guarded
+	// ops, each with why: stored with the comparison's study and reported
+	// as search reports its own (SearchOptions.GuardOpsSkipped), so that
+	// an op left unguarded is never dropped silently.
+	GuardOpsSkipped []string
 	// Stats are the statistics the comparison decides with (the verified
 	// study's minimum effect and alpha); zero is model.DefaultOptions.
 	Stats model.Options
@@ -133,6 +138,9 @@ type VerifyResult struct {
 	// verdict in stored.OpVerdicts' words.
 	Parts  []VerifyPart  `json:"parts"`
 	Guards []VerifyGuard `json:"guards"`
+	// GuardOpsSkipped are the default guarded ops the comparison left
+	// out, each with why, as the study stores them ([] when none).
+	GuardOpsSkipped []string `json:"guard_ops_skipped"`
 	// Refused names the part or guarded op that refused the config ("its
 	// part alltoall 512K-8M", "broadcast at 1M"), "" when none did.
 	Refused string `json:"refused"`
@@ -181,7 +189,7 @@ func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
 	v := VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
 		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
 		Significant: rec.Significant, Reason: rec.Reason, Claimed: ab.Claim, Consistent: r.Consistent,
-		Ending: rec.Ending, Parts: []VerifyPart{}, Guards: []VerifyGuard{}}
+		Ending: rec.Ending, Parts: []VerifyPart{}, Guards: []VerifyGuard{}, GuardOpsSkipped: append([]string{}, study.GuardOpsSkipped...)}
 	c := stored.ConclusionOf(study)
 	v.Verdict, _, _ = c.Headline()
 	v.Refused = c.Refused
@@ -438,8 +446,8 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	opt := ab.stats()
 	study := &store.Study{Kind: ab.Kind, Band: ab.BandText, BandMin: band.Min, BandMax: band.Max,
 		Sizes: band.Sizes(), GuardSizes: ab.Guards, Collective: string(ab.op()), BaseEnv: o.Launch.Spec.BaseEnv,
-		BaselineEnv: ab.Base.Clone(),
-		Launch:      StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
+		BaselineEnv: ab.Base.Clone(), GuardOpsSkipped: ab.GuardOpsSkipped,
+		Launch: StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 		Budget: store.Budget{Launches: ab.launches(o)}, Status: vocab.StatusRunning,
 		Reason: ab.reason()}
 	if ab.ofOps() {

@@ -36,7 +36,8 @@ fresh form measures a workload as search does: each measurement one
 launch of every part's op, B over A compared part by part and over the
 parts' weighted geometric combination (search's objective). --guard-ops
 (by default with --part, as in search, every other op of the nccl-tests
-build; none for --band) measures those collectives too, --guard-launches
+build, each whose *_perf is missing named as not guarded; none for
+--band) measures those collectives too, --guard-launches
 per arm, when B is significantly faster: one significantly slower by
 more than the minimum effect refuses B (ending op-regression).
 
@@ -59,7 +60,7 @@ Examples:
 			flagvalue.KVFlag("env-b", "config B, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", flagvalue.KnobItem("env-b")),
 			flagvalue.Band("message sizes to compare over, e.g. 512K-4M (fresh form)"),
 			flagvalue.Parts("one part of a workload to compare over, `OP:BAND[:WEIGHT]` (all_reduce:512K-4M:0.8), repeatable, instead of --band and --op (fresh form): one launch per op per measurement, compared part by part and over the parts' weighted geometric combination, as search scores them"),
-			&cli.StringFlag{Name: "guard-ops", Usage: "collectives outside the workload also measured when B is significantly faster, interleaved with A: a comma `LIST` or none; one significantly slower by more than the minimum effect refuses B. Default with --part: every other op of the nccl-tests build; with --band: none (fresh form)"},
+			&cli.StringFlag{Name: "guard-ops", Usage: "collectives outside the workload also measured when B is significantly faster, interleaved with A: a comma `LIST` or none; one significantly slower by more than the minimum effect refuses B. Default with --part: every other op of the nccl-tests build (those whose *_perf is missing are skipped and named); with --band: none (fresh form)"},
 			&cli.IntFlag{Name: "guard-launches", Value: search.DefaultGuardLaunches, Usage: "launches per config of each guarded op (fresh form)"},
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per config (fresh form)"},
 			jsonFlag(),
@@ -106,7 +107,8 @@ func compareFresh(c *cli.Context, path string) error {
 	if err := readWorkload(c, "compare", &so, &lo); err != nil {
 		return err
 	}
-	if so.GuardOps, _, err = readGuardOps(c, so.Parts(), lo.run()); err != nil {
+	var skipped []string
+	if so.GuardOps, skipped, err = readGuardOps(c, so.Parts(), lo.run()); err != nil {
 		return err
 	}
 	if so.GuardLaunches = c.Int("guard-launches"); len(so.GuardOps) > 0 && so.GuardLaunches < 2 {
@@ -130,7 +132,8 @@ func compareFresh(c *cli.Context, path string) error {
 	}
 	defer st.Close()
 	ab := studyrun.AB{Kind: vocab.KindCompare, Band: so.Band, BandText: so.Band.String(),
-		Collective: string(so.Parts()[0].Op.OrAllReduce()), Base: a, Cand: b, GuardOps: so.GuardOps, GuardLaunches: so.GuardLaunches}
+		Collective: string(so.Parts()[0].Op.OrAllReduce()), Base: a, Cand: b, GuardOps: so.GuardOps, GuardLaunches: so.GuardLaunches,
+		GuardOpsSkipped: skipped}
 	if len(so.Workload) > 1 {
 		ab.Parts = so.Workload
 	}

@@ -46,6 +46,7 @@ func ABStarted(w io.Writer, ab studyrun.AB, launches int) func(*store.Study) {
 	return func(study *store.Study) {
 		fmt.Fprintf(w, "%s %s: %s%s against %s, %d launches each, interleaved%s\n",
 			ab.Kind, study.Name, opPrefix(study), ab.Cand, BaselineName(ab.Base), launches, studySuffix(study))
+		writeNotGuarded(w, study)
 	}
 }
 
@@ -63,9 +64,7 @@ func SearchStarted(w io.Writer, study *store.Study, so search.Options, db string
 		fmt.Fprintf(w, "guarded ops: %s at %s, %d launches per arm each for a recommended config\n",
 			nccl.JoinOps(so.GuardOps), stored.SizeRange(so.GuardOpSizes()), so.GuardLaunches)
 	}
-	for _, s := range study.GuardOpsSkipped {
-		fmt.Fprintf(w, "not guarded: %s\n", s)
-	}
+	writeNotGuarded(w, study)
 	fmt.Fprintln(w, WhereStored(db, created))
 }
 

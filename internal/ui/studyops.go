@@ -60,11 +60,18 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 	} else if len(study.GuardOps) > 0 {
 		fmt.Fprintf(w, "\nguarded ops %s: not measured (they are measured only for a config the confirmation recommends)\n", nccl.JoinOps(study.GuardOps))
 	}
-	for _, s := range study.GuardOpsSkipped {
-		fmt.Fprintf(w, "not guarded: %s\n", s)
-	}
+	writeNotGuarded(w, study)
 	if len(byOp) > 1 {
 		writeLaunchesByOp(w, byOp)
+	}
+}
+
+// writeNotGuarded names each default guarded op the study left out, with
+// why: as a study starts and with its result, for search and compare
+// alike.
+func writeNotGuarded(w io.Writer, study *store.Study) {
+	for _, s := range study.GuardOpsSkipped {
+		fmt.Fprintf(w, "not guarded: %s\n", s)
 	}
 }
 
