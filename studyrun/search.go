@@ -50,6 +50,22 @@ func guardLaunchesOf(so search.Options) int {
 	return so.GuardLaunches
 }
 
+// studyStats are the statistics a stored study decides with: its minimum
+// effect and alpha as newSearchStudy (or a comparison's create) stored
+// them, model's defaults for what it did not record. Resume continues
+// with them and verify re-decides with them; both read them here, so a
+// resumed study and its verification cannot disagree on what is a gain.
+func studyStats(s *store.Study) model.Options {
+	opt := model.DefaultOptions()
+	if ss := s.Search; ss != nil {
+		opt.MinEffect = ss.MinEffect
+		if ss.Alpha > 0 {
+			opt.Alpha = ss.Alpha
+		}
+	}
+	return opt
+}
+
 // SearchRun is a search study ready to run: created, or loaded with its
 // trials to resume.
 type SearchRun struct {
@@ -151,10 +167,12 @@ func (r *SearchRun) resume(o SearchOptions) error {
 		so.Workload = study.Parts()
 	}
 	so.ScopeLists = false
+	// The study decides as it was set up to, whatever the defaults now,
+	// and as verify of it decides.
+	so.Stats = studyStats(study)
 	if ss := study.Search; ss != nil {
-		// The study decides as it was set up to, whatever the defaults now.
+		// And it samples and confirms as it was set up to.
 		so.Sampler, so.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
-		so.Stats.MinEffect, so.Stats.Alpha = ss.MinEffect, ss.Alpha
 		so.AllowDisabled, so.ScopeLists = ss.AllowDisabled, ss.ScopeLists
 		if ss.GuardLaunches > 0 {
 			so.GuardLaunches = ss.GuardLaunches

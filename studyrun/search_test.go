@@ -202,3 +202,61 @@ func TestFiniteOr(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeAndVerifyReadTheSameStats checks that search --resume and
+// verify read a stored study's decision settings (minimum effect, alpha,
+// statistics options) the same way: a resumed study must go on deciding
+// as verify of it decides, for a study that stored its settings, one
+// stored without an alpha, and one stored before any were kept.
+func TestResumeAndVerifyReadTheSameStats(t *testing.T) {
+	launch := LaunchSettings{Simulated: true}
+	tests := []struct {
+		name     string
+		settings func(*store.SearchSettings) *store.SearchSettings
+		want     model.Options
+	}{
+		{"stored", func(ss *store.SearchSettings) *store.SearchSettings {
+			ss.MinEffect, ss.Alpha = 0.05, 0.01
+			return ss
+		}, model.Options{Alpha: 0.01, Confidence: model.DefaultConfidence, MinEffect: 0.05,
+			HighSpreadPct: model.DefaultHighSpreadPct, OutlierZ: model.DefaultOutlierZ}},
+		{"no alpha stored", func(ss *store.SearchSettings) *store.SearchSettings {
+			ss.MinEffect, ss.Alpha = 0.05, 0
+			return ss
+		}, model.Options{Alpha: model.DefaultAlpha, Confidence: model.DefaultConfidence, MinEffect: 0.05,
+			HighSpreadPct: model.DefaultHighSpreadPct, OutlierZ: model.DefaultOutlierZ}},
+		{"no settings stored", func(*store.SearchSettings) *store.SearchSettings { return nil }, model.DefaultOptions()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := openStore(t)
+			so := search.DefaultOptions()
+			so.Band = nccl.Band{Min: 512 << 10, Max: 4 << 20}
+			so.Guard = search.DefaultGuard(so.Band)
+			run, err := PrepareSearch(st, SearchOptions{Study: so, Launch: launch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			study := run.Study
+			study.Search = tc.settings(study.Search)
+			study.Status = vocab.StatusInterrupted
+			if err := st.UpdateStudy(study); err != nil {
+				t.Fatal(err)
+			}
+			resumed, err := PrepareSearch(st, SearchOptions{Study: search.DefaultOptions(), Launch: launch, Resume: study.Name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ab, err := PlanVerify(st, VerifyOptions{Study: study.Name, Config: nccl.Config{"NCCL_PROTO": "Simple"}, Launch: launch, Launches: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resumed.Options.Stats; got != tc.want {
+				t.Errorf("resume decides with %+v, want %+v", got, tc.want)
+			}
+			if ab.Stats != tc.want {
+				t.Errorf("verify decides with %+v, want %+v", ab.Stats, tc.want)
+			}
+		})
+	}
+}

@@ -113,16 +113,3 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 	}
 	return ab, nil
 }
-
-// studyStats are the statistics the study decided with: its minimum
-// effect and alpha (model's defaults for what it did not record).
-func studyStats(s *store.Study) model.Options {
-	opt := model.DefaultOptions()
-	if ss := s.Search; ss != nil {
-		opt.MinEffect = ss.MinEffect
-		if ss.Alpha > 0 {
-			opt.Alpha = ss.Alpha
-		}
-	}
-	return opt
-}
