@@ -62,3 +62,24 @@ func BenchmarkFigures(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReport renders nccltune report's page (WriteHTML) of finished
+// studies: one of one part, and a workload of two parts, whose page draws
+// and tabulates every op. The exports are rendered once, outside the
+// loop: they are the export package's work, handed to WriteHTML.
+func BenchmarkReport(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		s    *Study
+	}{{"one-part", recommendStudy()}, {"workload", workloadStudy()}} {
+		opt := htmlOptions(tc.s, reportTime)
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := WriteHTML(io.Discard, tc.s, opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

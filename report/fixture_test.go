@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -242,5 +243,75 @@ func importStudy() *Study {
 	for range 2 {
 		b.launch(tr, vocab.PhaseImport, false, defaultsUS, all, 0.02, 0.02, 1)
 	}
+	return b.s
+}
+
+// workloadStudy is a finished simulated search of a workload of two parts
+// (all_reduce and alltoall, both 512K-4M, an 8M guard) that recommends
+// PROTO=^LL128 MAX_NCHANNELS=8 after 6 vs 6 interleaved confirmation
+// launches of each op: what report draws and tabulates op by op.
+func workloadStudy() *Study {
+	st := searchStudy("s8-workload")
+	st.Workload = []store.Part{
+		{Op: nccl.AllReduce, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB, Weight: 0.7},
+		{Op: nccl.AllToAll, Band: "512K-4M", BandMin: 512 * nccl.KiB, BandMax: 4 * nccl.MiB, Weight: 0.3},
+	}
+	b := newBuilder(st, 8)
+	scaled := func(truth map[int64]float64, f float64) map[int64]float64 {
+		out := map[int64]float64{}
+		for k, v := range truth {
+			out[k] = v * f
+		}
+		return out
+	}
+	truth := map[nccl.Op][2]map[int64]float64{
+		nccl.AllReduce: {defaultsUS, fixedUS},
+		nccl.AllToAll:  {scaled(defaultsUS, 1.6), scaled(fixedUS, 1.3)},
+	}
+	ops := []nccl.Op{nccl.AllReduce, nccl.AllToAll}
+	// Each launch measures one op over its part's sizes and the guard,
+	// scored as the search scores it: over that op's sizes.
+	launch := func(t *store.Trial, phase string, op nccl.Op, arm int) {
+		sizes := st.Parts().Sizes(op)
+		l := b.launch(t, phase, true, truth[op][arm], append(slices.Clone(sizes), guardSizes...), 0.05, 0.05, 1)
+		l.Op = op
+		if sc, err := model.LaunchScore(model.LaunchOf(l.Sizes), sizes); err == nil {
+			l.ScoreUS = sc
+		}
+	}
+	base := b.trial(vocab.RoleBaseline, vocab.TrialComplete, "", nccl.Config{})
+	fix := b.trial(vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})
+	for _, op := range ops {
+		launch(base, vocab.PhaseExplore, op, 0)
+		launch(fix, vocab.PhaseExplore, op, 1)
+	}
+	for range 6 {
+		for _, op := range ops {
+			launch(base, vocab.PhaseConfirm, op, 0)
+			launch(fix, vocab.PhaseConfirm, op, 1)
+		}
+	}
+	for _, arm := range []struct {
+		t             *store.Trial
+		proto         string
+		channels, max int
+	}{{base, "LL128", 32, 31}, {fix, "SIMPLE", 8, 7}} {
+		var plan []benchfmt.Choice
+		for _, fn := range []string{"AllReduce", "AlltoAll"} {
+			for _, size := range bandSizes {
+				plan = append(plan, benchfmt.Choice{Collective: fn, Bytes: size, Algo: "RING", Proto: arm.proto, ChannelLo: 0, ChannelHi: arm.max, Channels: arm.channels})
+			}
+		}
+		b.explain(arm.t, plan)
+	}
+	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string(fix.Config.Clone()), Speedup: 3.9, SpeedupCI: [2]float64{3.6, 4.2},
+		Significant: true, PValue: 0.0022, Reason: "significant and above the 3% minimum effect", MinEffect: 0.03,
+		BaselineScoreUS: 900, ScoreUS: 230, TrialID: fix.ID, BaselineLaunches: 6, CandidateLaunches: 6,
+		Parts: []store.PartComparison{
+			{Op: nccl.AllReduce, Band: "512K-4M", Weight: 0.7, Speedup: 4.4, SpeedupCI: [2]float64{4.1, 4.8}, Significant: true,
+				PValue: 0.0022, BaselineScoreUS: 770, ScoreUS: 175},
+			{Op: nccl.AllToAll, Band: "512K-4M", Weight: 0.3, Speedup: 3.4, SpeedupCI: [2]float64{3.1, 3.7}, Significant: true,
+				PValue: 0.0022, BaselineScoreUS: 1230, ScoreUS: 360},
+		}}
 	return b.s
 }
