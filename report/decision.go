@@ -16,7 +16,14 @@ import (
 // with nothing confirmed (a sweep, an import, a search that stopped early)
 // draws every trial over all its launches instead, and says so.
 func (s *Study) DecisionFigure(metric string, exploration bool) (Figure, error) {
-	if s.Study.Kind != vocab.KindSearch || s.Compare() == nil {
+	return s.compared().decisionFigure(metric, exploration)
+}
+
+// decisionFigure is DecisionFigure of v.s, drawn from the comparison v
+// holds (built once for every figure of a render).
+func (v compared) decisionFigure(metric string, exploration bool) (Figure, error) {
+	s := v.s
+	if s.Study.Kind != vocab.KindSearch || v.c == nil {
 		highlight := 0 // a sweep's or an import's few configs, all in colour
 		if s.Study.Kind == vocab.KindSearch {
 			highlight = 5
@@ -38,14 +45,18 @@ func (s *Study) DecisionFigure(metric string, exploration bool) (Figure, error) 
 	}
 	f := NewFigure(curves, s)
 	f.Metric = metric
-	f.Subtitle = s.DecisionSubtitle()
+	f.Subtitle = v.decisionSubtitle()
 	return f, nil
 }
 
 // DecisionSubtitle says what the decision figure draws and what it
 // decided: which launches, then the band speedup with its interval.
-func (s *Study) DecisionSubtitle() []string {
-	c := s.Compare()
+func (s *Study) DecisionSubtitle() []string { return s.compared().decisionSubtitle() }
+
+// decisionSubtitle is DecisionSubtitle of v.s, from the comparison v
+// holds.
+func (v compared) decisionSubtitle() []string {
+	s, c := v.s, v.c
 	if c == nil {
 		return nil
 	}

@@ -491,6 +491,44 @@ func TestSpeedupFigure(t *testing.T) {
 	}
 }
 
+// A page builds each comparison once (compared) and its figures draw
+// that one: handed a comparison whose candidate is relabelled, every
+// figure of it shows the new label, so none compared again. (Compare has
+// no seam to count its calls by; BenchmarkReport's allocations show the
+// comparisons saved.)
+func TestFiguresDrawTheComparisonHanded(t *testing.T) {
+	s := recommendStudy()
+	whole := s.compared()
+	whole.c.Candidate.Label = "handed"
+	figs := figures(s, whole, nil)
+	w := workloadStudy()
+	var parts []compared
+	for _, op := range w.WorkloadOps() {
+		v := w.opCompared(op)
+		v.c.Candidate.Label = "handed"
+		parts = append(parts, v)
+	}
+	figs = append(figs, figures(w, compared{}, parts)...)
+	drawn := 0
+	for _, f := range figs {
+		if f.ID == "fig-landscape" || f.ID == "fig-convergence" {
+			continue // drawn from every launch's score, not the comparison
+		}
+		drawn++
+		if f.Error != "" || !strings.Contains(string(f.SVG), "handed") {
+			t.Errorf("%s (%s) does not draw the comparison it was handed", f.ID, f.Error)
+		}
+	}
+	if drawn != 3+3*len(parts) {
+		t.Errorf("%d figures drawn from the comparison, want 3 of the study's and 3 per op of the workload's", drawn)
+	}
+	for _, v := range append(parts, whole) {
+		if f, err := v.speedupFigure(); err != nil || f.Comparison != v.c {
+			t.Errorf("%q: the speedup figure draws another comparison than the one handed (%v)", v.op, err)
+		}
+	}
+}
+
 func TestLandscape(t *testing.T) {
 	s := sequentialStudy()
 	l, err := s.Landscape()

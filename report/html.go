@@ -172,23 +172,38 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 		}
 	}
 
-	d.Figures = figures(s)
+	// Every comparison the page shows is built once, here, and handed to
+	// its table and its figures (see compared): a workload's, one per op;
+	// a one-part study's, the study's.
+	var whole compared
+	var parts []compared
+	for _, op := range s.WorkloadOps() {
+		parts = append(parts, s.opCompared(op))
+	}
+	if parts == nil {
+		whole = s.compared()
+	}
+	d.Figures = figures(s, whole, parts)
 	d.Chosen, d.Preferences = s.WhyChosen()
 
 	d.Workload = workloadSection(s)
-	for _, op := range s.WorkloadOps() {
+	for _, v := range parts {
 		// A workload's parts, each op's launches against its own band.
-		v := s.OpStudy(op)
-		if c := v.Compare(); c != nil {
-			h := comparisonOf(c)
-			h.Op, h.Heading = op, fmt.Sprintf("%s %s", op, bandText(v.Study.BandMin, v.Study.BandMax))
+		if v.c != nil {
+			h := comparisonOf(v.c)
+			h.Op, h.Heading = v.op, fmt.Sprintf("%s %s", v.op, bandText(v.s.Study.BandMin, v.s.Study.BandMax))
 			d.Compared = append(d.Compared, h)
 		}
 	}
+	if len(d.Compared) == 0 && parts != nil {
+		// A workload none of whose ops compares: the study as a whole, as
+		// for one part (no figure drew it, so it is built only here).
+		whole = s.compared()
+	}
 	if len(d.Compared) > 0 {
 		// Tabulated per op above.
-	} else if c := s.Compare(); c != nil {
-		d.Compared = []comparisonHTML{comparisonOf(c)}
+	} else if whole.c != nil {
+		d.Compared = []comparisonHTML{comparisonOf(whole.c)}
 	} else {
 		for _, t := range s.Trials {
 			if c, err := s.TrialCurve(t); err == nil {
@@ -215,39 +230,41 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 // figures draws the study's figures for the page: what decided (bus
 // bandwidth and time), the per-size speedup, and for a search its
 // landscape and convergence. A figure that cannot be drawn says why in
-// its place.
-func figures(s *Study) []figureHTML {
+// its place. whole is the study with its comparison, parts each op's of
+// a workload of several (nil for one part; whole is then unused): the
+// figures draw those, rather than comparing again.
+func figures(s *Study, whole compared, parts []compared) []figureHTML {
 	type fig struct {
 		id, title, caption string
 		make               func() (Drawing, error)
 	}
 	var list []fig
-	if ops := s.WorkloadOps(); ops != nil {
+	if parts != nil {
 		// A workload of several parts: each op's figures, over its own
 		// launches and band, the op in every title.
-		for _, op := range ops {
-			v := s.OpStudy(op)
-			title := fmt.Sprintf("%s %s: ", op, bandText(v.Study.BandMin, v.Study.BandMax))
+		for _, v := range parts {
+			op := v.op
+			title := fmt.Sprintf("%s %s: ", op, bandText(v.s.Study.BandMin, v.s.Study.BandMax))
 			list = append(list,
 				fig{"fig-busbw-" + string(op), title + "bus bandwidth by message size", fmt.Sprintf("What decided for %s: its launches the part's verdict and its table use.", op),
-					func() (Drawing, error) { return s.OpFigure(op, MetricBusBW, false) }},
+					func() (Drawing, error) { return s.opFigure(v, MetricBusBW, false) }},
 				fig{"fig-time-" + string(op), title + "time by message size", "The same launches as time per operation, on a log axis, where small messages and latency show.",
-					func() (Drawing, error) { return s.OpFigure(op, MetricTime, false) }})
-			if v.Compare() != nil {
+					func() (Drawing, error) { return s.opFigure(v, MetricTime, false) }})
+			if v.c != nil {
 				list = append(list, fig{"fig-speedup-" + string(op), title + "speedup by message size", "The part's per-size table as a picture: the speedup at each size with its interval, “~” where not significant.",
-					func() (Drawing, error) { return s.OpSpeedupFigure(op) }})
+					func() (Drawing, error) { return v.opSpeedupFigure() }})
 			}
 		}
 	} else {
 		list = []fig{
 			{"fig-busbw", "Bus bandwidth by message size", "What decided: the launches the verdict and the tables use.",
-				func() (Drawing, error) { return s.DecisionFigure(MetricBusBW, false) }},
+				func() (Drawing, error) { return whole.decisionFigure(MetricBusBW, false) }},
 			{"fig-time", "Time by message size", "The same launches as time per operation, on a log axis, where small messages and latency show.",
-				func() (Drawing, error) { return s.DecisionFigure(MetricTime, false) }},
+				func() (Drawing, error) { return whole.decisionFigure(MetricTime, false) }},
 		}
-		if s.Compare() != nil {
+		if whole.c != nil {
 			list = append(list, fig{"fig-speedup", "Speedup by message size", "The per-size table as a picture: the speedup at each size with its interval, “~” where not significant.",
-				func() (Drawing, error) { return s.SpeedupFigure() }})
+				func() (Drawing, error) { return whole.speedupFigure() }})
 		}
 	}
 	if s.Study.Kind == vocab.KindSearch && len(s.Study.Sizes) > 0 {

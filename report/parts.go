@@ -90,27 +90,38 @@ func (s *Study) partLines(op nccl.Op) []string {
 // op in its title and on its value axis, and the subtitle's verdict that
 // of op's parts as the confirmation stored them.
 func (s *Study) OpFigure(op nccl.Op, metric string, exploration bool) (Figure, error) {
-	v := s.OpStudy(op)
-	f, err := v.DecisionFigure(metric, exploration)
+	return s.opFigure(s.opCompared(op), metric, exploration)
+}
+
+// opFigure is OpFigure of v.op, drawn from the comparison v (op's view of
+// s, s.opCompared) holds.
+func (s *Study) opFigure(v compared, metric string, exploration bool) (Figure, error) {
+	f, err := v.decisionFigure(metric, exploration)
 	if err != nil {
-		return Figure{}, fmt.Errorf("%s: %w", op, err)
+		return Figure{}, fmt.Errorf("%s: %w", v.op, err)
 	}
-	f.Op = op
-	if v.Compare() != nil {
+	f.Op = v.op
+	if v.c != nil {
 		// The first line says which launches; the band's verdict is the
 		// stored part's, not recomputed here.
-		f.Subtitle = append(f.Subtitle[:1:1], s.partLines(op)...)
+		f.Subtitle = append(f.Subtitle[:1:1], s.partLines(v.op)...)
 	}
 	return f, nil
 }
 
 // OpSpeedupFigure is the speedup figure of one op of a workload.
 func (s *Study) OpSpeedupFigure(op nccl.Op) (SpeedupFigure, error) {
-	f, err := s.OpStudy(op).SpeedupFigure()
+	return s.opCompared(op).opSpeedupFigure()
+}
+
+// opSpeedupFigure is OpSpeedupFigure of v.op, drawn from the comparison
+// v (op's view of the study, opCompared) holds.
+func (v compared) opSpeedupFigure() (SpeedupFigure, error) {
+	f, err := v.speedupFigure()
 	if err != nil {
-		return SpeedupFigure{}, fmt.Errorf("%s: %w", op, err)
+		return SpeedupFigure{}, fmt.Errorf("%s: %w", v.op, err)
 	}
-	f.Op = op
+	f.Op = v.op
 	return f, nil
 }
 

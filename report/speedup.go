@@ -43,8 +43,12 @@ var (
 
 // SpeedupFigure builds the study's speedup figure from its comparison
 // (the same rows as its tables).
-func (s *Study) SpeedupFigure() (SpeedupFigure, error) {
-	c := s.Compare()
+func (s *Study) SpeedupFigure() (SpeedupFigure, error) { return s.compared().speedupFigure() }
+
+// speedupFigure is SpeedupFigure of v.s, drawn from the comparison v
+// holds.
+func (v compared) speedupFigure() (SpeedupFigure, error) {
+	s, c := v.s, v.c
 	if c == nil {
 		return SpeedupFigure{}, fmt.Errorf("study %s has no confirmed config to compare with NCCL's defaults: no speedup to draw (nccltune plot %s draws its curves)", s.Name(), s.Name())
 	}

@@ -148,6 +148,31 @@ func (s *Study) Compare() *Comparison {
 	return c
 }
 
+// compared is a study, or one op's view of it (OpStudy), with its
+// comparison built once. Compare reruns the model's comparisons (every
+// size's rank test and interval, then the band's) on each call, and one
+// page or plot shows the same comparison in its table, in the subtitles
+// of both decision figures and as the speedup figure: the renderers of
+// one render take this value and read c, rather than each calling
+// Compare.
+type compared struct {
+	s *Study
+	// op is the workload's op s is the view of (OpStudy); "" for the
+	// study as a whole.
+	op nccl.Op
+	// c is s.Compare(): nil when s has nothing to compare.
+	c *Comparison
+}
+
+// compared is s with its comparison.
+func (s *Study) compared() compared { return compared{s: s, c: s.Compare()} }
+
+// opCompared is op's view of s (OpStudy) with its comparison.
+func (s *Study) opCompared(op nccl.Op) compared {
+	v := s.OpStudy(op)
+	return compared{s: v, op: op, c: v.Compare()}
+}
+
 // bandSizes are the sizes the table's band rows show: the study's band
 // or, for a study that named none (an import), every size both arms
 // measured.
