@@ -439,8 +439,9 @@ func (l *lastLauncher) Launch(ctx context.Context, req search.Request) (*benchfm
 // op is the collective the comparison measures.
 func (ab AB) op() nccl.Op { return nccl.Op(ab.Collective).OrAllReduce() }
 
-// create stores the comparison's study: for a comparison of collectives,
-// its parts, guarded ops and decision settings as the verified study's.
+// create stores the comparison's study with the decision settings it
+// decides at (so a verify of it decides at them too), and, for a
+// comparison of collectives, its parts and guarded ops.
 func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	band := ab.Band
 	opt := ab.stats()
@@ -449,10 +450,10 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 		BaselineEnv: ab.Base.Clone(), GuardOpsSkipped: ab.GuardOpsSkipped,
 		Launch: StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 		Budget: store.Budget{Launches: ab.launches(o)}, Status: vocab.StatusRunning,
-		Reason: ab.reason()}
+		Reason: ab.reason(), Search: &store.SearchSettings{MinEffect: opt.MinEffect, Alpha: opt.Alpha}}
 	if ab.ofOps() {
 		study.GuardOps = ab.GuardOps
-		study.Search = &store.SearchSettings{MinEffect: opt.MinEffect, Alpha: opt.Alpha, GuardLaunches: guardLaunchesOf(ab.searchOptions())}
+		study.Search.GuardLaunches = guardLaunchesOf(ab.searchOptions())
 		if len(ab.Parts) > 1 {
 			for _, p := range ab.Parts {
 				study.Workload = append(study.Workload, store.PartOf(p))

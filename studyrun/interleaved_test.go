@@ -287,3 +287,26 @@ func TestVerifyResultSignificant(t *testing.T) {
 		})
 	}
 }
+
+// TestABStoresItsDecisionSettings: a comparison of one op stores the
+// alpha and minimum effect it decided at, so verifying the stored
+// comparison again decides at them too (it went back to alpha 0.05).
+func TestABStoresItsDecisionSettings(t *testing.T) {
+	st := openStore(t)
+	band := nccl.Band{Min: 512 << 10, Max: 4 << 20}
+	opt := model.DefaultOptions()
+	opt.Alpha, opt.MinEffect = 0.01, 0.05
+	ab := AB{Kind: vocab.KindVerify, Band: band, BandText: band.String(), Collective: "all_reduce", Stats: opt,
+		Base: nccl.Config{}, Cand: nccl.Config{"NCCL_PROTO": "Simple"}}
+	study, err := ab.create(st, ABOptions{Launch: simLaunch(t, "spark4"), Launches: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := st.Study(study.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := studyStats(stored); got.Alpha != 0.01 || got.MinEffect != 0.05 {
+		t.Errorf("stored one-op comparison decides at alpha %g, min effect %g; want 0.01 and 0.05", got.Alpha, got.MinEffect)
+	}
+}
