@@ -89,3 +89,32 @@ func TestEarlyFinalLookSpendsTheRest(t *testing.T) {
 		t.Errorf("final with no launch since look 2: level %.4f, want α − α(t₂) = %.4f", same[2], want)
 	}
 }
+
+// TestPlanConfirmLevelsEverywhere: designs across what a study can plan
+// (first look 2–10 per arm, up to search's 50 per arm, alpha 0.001–0.2)
+// have finite levels in (0, alpha], and each look's level is at least the
+// increment of alpha the union bound would give it: the exact boundaries
+// never spend less than the union bound did.
+func TestPlanConfirmLevelsEverywhere(t *testing.T) {
+	for _, alpha := range []float64{0.001, 0.01, 0.05, 0.2} {
+		for first := 2; first <= 10; first += 2 {
+			for _, maxN := range []int{first, first + 1, first + 2, 11, 12, 17, 20, 24, 31, 50} { // 50: search's maxConfirmLaunches
+				if maxN < first {
+					continue
+				}
+				d := PlanConfirm(first, maxN, alpha)
+				before := 0.0
+				for i, l := range d.Levels {
+					if !(l > 0 && l <= alpha) {
+						t.Fatalf("%s at alpha %g: look %d level %g", d, alpha, i, l)
+					}
+					now := spent(alpha, float64(d.Looks[i])/float64(maxN))
+					if l < (now-before)*(1-1e-6) {
+						t.Errorf("%s at alpha %g: look %d level %g below its increment %g", d, alpha, i, l, now-before)
+					}
+					before = now
+				}
+			}
+		}
+	}
+}
