@@ -46,15 +46,19 @@ the config each recommends (its confirmation launches when it has them),
 or of its baseline, or of a sweep's or an import's one config. Those
 launches were not interleaved: drift between the two studies (another day,
 another driver) counts as a difference, which is sometimes the question.
-A study of several parts is compared over its first op's launches (a
-warning says so): compare its configs fresh with --part to measure every
-part.
+Studies of several parts are compared op by op: every op both measured,
+each over that op's own launches and the sizes both measured of it, one
+table per op (--json: "ops", the top-level fields the first op's). An op
+only one study measured is named in a warning and not compared; a
+workload and a study that share no op are refused: compare their configs
+fresh with --part to measure every part.
 
 Examples:
   nccltune compare --sim spark4 --band 512K-4M --env-b NCCL_PROTO=^LL128 --env-b NCCL_MAX_NCHANNELS=8
   nccltune compare --band 512K-4M --env-a NCCL_PROTO=^LL128 --env-b NCCL_PROTO=Simple <launch flags>
   nccltune compare --sim h200-loopback --np 4 --part all_reduce:512K-4M:0.8 --part alltoall:512K-8M:0.2 --guard-ops broadcast --env-b NCCL_MAX_NCHANNELS=1
-  nccltune compare s3-512K-4M s9-512K-4M`,
+  nccltune compare s3-512K-4M s9-512K-4M
+  nccltune compare s5-512K-8M s8-512K-8M   # two workloads: one table per op both measured`,
 		Flags: append([]cli.Flag{
 			flagvalue.KVFlag("env-a", "config A, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", flagvalue.KnobItem("env-a")),
 			flagvalue.KVFlag("env-b", "config B, NCCL knob `K=V`, repeatable (none: NCCL's defaults)", flagvalue.KnobItem("env-b")),

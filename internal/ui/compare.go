@@ -10,34 +10,77 @@ import (
 	"github.com/nccltune/nccltune/stored"
 )
 
-// PrintStoredComparison prints c (report.CompareStudies): its --json document, or both arms, the
-// table per size and the verdict over the common sizes.
+// PrintStoredComparison prints c (report.CompareStudies): its --json
+// document, or both arms, then per op compared the table per size and
+// the verdict over the common sizes. The document's top-level fields are
+// the first op's (as before workloads); "ops" holds every op's.
 func PrintStoredComparison(w io.Writer, asJSON bool, c *report.StudyComparison) error {
-	arms, rows, band := c.Arms, c.Rows, c.Band
 	if asJSON {
 		warnings := c.Warnings
 		if warnings == nil {
 			warnings = []string{}
 		}
-		return WriteJSON(w, map[string]any{"a": arms[0], "b": arms[1], "interleaved": false, "rows": rows, "warnings": warnings,
-			"speedup": jsonNumber(band.Speedup), "speedup_ci": []any{jsonNumber(band.Lo), jsonNumber(band.Hi)},
-			"p_value": FiniteOr(band.P, 1), "significant": band.Significant})
+		doc := opComparisonJSON(c.OpComparison)
+		ops := make([]map[string]any, 0, len(c.Ops))
+		for _, o := range c.Ops {
+			ops = append(ops, opComparisonJSON(o))
+		}
+		doc["interleaved"], doc["warnings"], doc["ops"] = false, warnings, ops
+		return WriteJSON(w, doc)
 	}
+	arms := c.Arms
+	// A workload on either side: each op's table is headed by the op and
+	// its launches, since the arms' launches differ from op to op.
+	perOp := arms[0].Workload != "" || arms[1].Workload != ""
 	for i, name := range []string{"A", "B"} {
 		a := arms[i]
 		sim := ""
 		if a.Simulated {
 			sim = "  [SIMULATED]"
 		}
-		fmt.Fprintf(w, "%s: %s trial %d, %s, %d launches%s\n", name, a.Study, a.Trial, nccl.Config(a.Env), a.Launches, sim)
+		what := fmt.Sprintf("%d launches", a.Launches)
+		if perOp {
+			what = "op " + string(c.Op)
+			if a.Workload != "" {
+				what = "workload " + a.Workload
+			}
+		}
+		fmt.Fprintf(w, "%s: %s trial %d, %s, %s%s\n", name, a.Study, a.Trial, nccl.Config(a.Env), what, sim)
 	}
 	for _, warn := range c.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	fmt.Fprintln(w, "median time over launches [95% CI]; ~ = no significant difference (p ≥ 0.05); not interleaved")
+	for _, o := range c.Ops {
+		if perOp {
+			fmt.Fprintf(w, "\n%s: A %d launches, B %d launches\n", o.Op, o.Arms[0].Launches, o.Arms[1].Launches)
+		}
+		printOpComparison(w, o)
+	}
+	return nil
+}
+
+// opComparisonJSON is one op's comparison as --json writes it.
+func opComparisonJSON(o report.OpComparison) map[string]any {
+	rows := o.Rows
+	if rows == nil {
+		rows = []report.ComparedSize{}
+	}
+	doc := map[string]any{"op": o.Op, "a": o.Arms[0], "b": o.Arms[1], "rows": rows,
+		"speedup": jsonNumber(o.Band.Speedup), "speedup_ci": []any{jsonNumber(o.Band.Lo), jsonNumber(o.Band.Hi)},
+		"p_value": FiniteOr(o.Band.P, 1), "significant": o.Band.Significant}
+	if o.OpB != "" {
+		doc["op_b"] = o.OpB
+	}
+	return doc
+}
+
+// printOpComparison prints one op's table per size and its verdict over
+// the common sizes.
+func printOpComparison(w io.Writer, o report.OpComparison) {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "size\tA µs\tB µs\tB vs A\t")
-	for _, r := range rows {
+	for _, r := range o.Rows {
 		change := "~"
 		if r.Significant {
 			change = fmt.Sprintf("%+.1f%%", 100*r.Change)
@@ -45,12 +88,12 @@ func PrintStoredComparison(w io.Writer, asJSON bool, c *report.StudyComparison) 
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (p=%.3f)\t\n", nccl.FormatSize(r.Bytes), ciPtrText(r.AUS, r.ALo, r.AHi), ciPtrText(r.BUS, r.BLo, r.BHi), change, r.P)
 	}
 	tw.Flush()
+	band := o.Band
 	if math.IsNaN(band.Speedup) {
-		return nil
+		return
 	}
 	fmt.Fprintf(w, "over these sizes: B is %s as fast as A (95%% CI), p=%.3g%s\n", stored.SpeedupText(band.Speedup, [2]float64{FiniteOr(band.Lo, 0), FiniteOr(band.Hi, 0)}),
 		FiniteOr(band.P, 1), map[bool]string{true: "", false: ": no significant difference"}[band.Significant])
-	return nil
 }
 
 // ciPtrText is ciText for an interval that may be missing.
