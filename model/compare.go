@@ -248,7 +248,7 @@ func (c *Comparison) decide(faster, slower bool, minP float64, opt Options) {
 			m, n, opt.Alpha, MinLaunchesForDecision(opt))
 	case !c.Significant:
 		c.Verdict = VerdictNotSignificant
-		c.Reason = fmt.Sprintf("keep the baseline: no significant difference (speedup %.3f%s, p = %.2g ≥ %g over %d and %d launches)",
+		c.Reason = fmt.Sprintf("keep the baseline: no significant difference (speedup %.3f%s, p = %.2g ≥ %.2g over %d and %d launches)",
 			c.Speedup, c.ciText(opt.Confidence), c.P, opt.Alpha, m, n)
 	case slower:
 		c.Slower = c.Speedup <= 1/(1+opt.MinEffect)
