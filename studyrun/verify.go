@@ -51,8 +51,8 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 	// verdict: a study of --alpha 0.01 needs 5 per arm where 0.05 needs 4.
 	// Refused before anything is launched, rather than measured to no
 	// verdict.
-	if opt := studyStats(orig); o.Launches < model.MinLaunchesForDecision(opt) {
-		need := model.MinLaunchesForDecision(opt)
+	opt := studyStats(orig)
+	if need := model.MinLaunchesForDecision(opt); o.Launches < need {
 		return AB{}, vocab.UsageErrorf("--launches %d: study %s decides at alpha %g, where at least %d launches per arm are needed for any verdict; use --launches %d or more",
 			o.Launches, orig.Name, opt.Alpha, need, need)
 	}
@@ -99,7 +99,7 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 	}
 	ab := AB{Kind: vocab.KindVerify, Verifies: orig.Name, Band: nccl.Band{Min: orig.BandMin, Max: orig.BandMax},
 		BandText: orig.Band, Guards: orig.GuardSizes, Collective: orig.Collective, Base: baseCfg, Cand: cfg, Claim: claim,
-		GuardOps: orig.GuardOps, Stats: studyStats(orig)}
+		GuardOps: orig.GuardOps, Stats: opt}
 	// A workload is measured part by part, its guarded ops as the study
 	// guarded them.
 	if len(orig.Workload) > 1 {
