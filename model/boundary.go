@@ -20,8 +20,9 @@ import (
 // as a level (the union bound) spends less the more the looks overlap.
 
 // boundaryGrid is the number of points (odd, for Simpson's rule) the
-// density is carried on between looks: 201 keeps the crossing
-// probabilities within 1e-6 of a finer grid at the designs a study uses.
+// density is carried on between looks: with 201 every level of the
+// designs 6 → 12, 20, 24, 30 and 50 per arm is within 2e-7 (relative) of
+// the level a 1601-point grid gives.
 const boundaryGrid = 201
 
 // nominalLevels are the two-sided nominal levels 2(1 − Φ(cₖ)) of looks at
