@@ -71,6 +71,12 @@ func TestCompareHandComputed(t *testing.T) {
 		{name: "interleaved is not significant", base: []float64{1, 3, 5, 7}, cand: []float64{2, 4, 6, 8},
 			speedup: 4.0 / 5, lo: 1 / 8.0, hi: 7 / 2.0, p: 48.0 / 70, ciOK: true,
 			reason: "no significant difference"},
+		// At a sequential look's level (0.034519… for the last of 6 → 16)
+		// the reason quotes the level to two figures.
+		{name: "interleaved at a look's level", base: []float64{1, 3, 5, 7}, cand: []float64{2, 4, 6, 8},
+			opt:     Options{MinEffect: 0.03, Alpha: 0.034519225109357454, Confidence: 1 - 0.034519225109357454},
+			speedup: 4.0 / 5, lo: math.NaN(), hi: math.NaN(), p: 48.0 / 70, ciOK: true,
+			reason: "p = 0.69 ≥ 0.035 over 4 and 4 launches"},
 		{name: "identical", base: []float64{5, 5, 5, 5}, cand: []float64{5, 5, 5, 5},
 			speedup: 1, lo: 1, hi: 1, p: 1, ciOK: true, reason: "no significant difference"},
 	} {
