@@ -35,7 +35,7 @@ func (v compared) decisionFigure(metric string, exploration bool) (Figure, error
 		f := NewFigure(curves, s)
 		f.Metric = metric
 		if s.Study.Kind == vocab.KindSearch {
-			f.Subtitle = []string{"nothing was confirmed against NCCL defaults: every config, all its launches pooled (exploration only, not a verdict)"}
+			f.Subtitle = []string{"nothing was confirmed against " + stored.ConclusionOf(s.Study).BaselineName() + ": every config, all its launches pooled (exploration only, not a verdict)"}
 		}
 		return f, nil
 	}
@@ -60,7 +60,8 @@ func (v compared) decisionSubtitle() []string {
 	if c == nil {
 		return nil
 	}
-	out := []string{fmt.Sprintf("%s vs NCCL defaults: %s (the verdict's)", c.Candidate.Label, c.launchesText())}
+	baseline := stored.ConclusionOf(s.Study).BaselineName()
+	out := []string{fmt.Sprintf("%s vs %s: %s (the verdict's)", c.Candidate.Label, baseline, c.launchesText())}
 	if b := c.Band; b != nil {
 		line := fmt.Sprintf("band %s: speedup %s", bandText(s.Study.BandMin, s.Study.BandMax), stored.SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi}))
 		if finite(b.Lo) && finite(b.Hi) {
@@ -72,7 +73,7 @@ func (v compared) decisionSubtitle() []string {
 		if s.Recommended() {
 			line += "recommended"
 		} else {
-			line += "not recommended, keep NCCL defaults"
+			line += "not recommended, keep " + baseline
 		}
 		out = append(out, line)
 	}

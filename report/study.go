@@ -89,11 +89,12 @@ func (s *Study) Candidate() *store.Trial {
 	return nil
 }
 
-// Recommended reports whether the study recommends a change from the
-// defaults.
+// Recommended reports whether the study recommends a change from what it
+// compared with: the one rule show, history and the exports say
+// (stored.Conclusion.Keeps).
 func (s *Study) Recommended() bool {
-	r := s.Study.Recommendation
-	return r != nil && r.Significant && len(nccl.Config(r.Env).Clone()) > 0
+	c := stored.ConclusionOf(s.Study)
+	return c.Rec != nil && !c.Keeps()
 }
 
 // usable reports whether a launch's numbers describe its config: it ended
@@ -203,14 +204,9 @@ func (s *Study) labelOf(t *store.Trial) (label, measuredAs string) {
 // file.
 func ConfigLabel(c nccl.Config) string { return c.String() }
 
-// statOptions are the statistics the study decided with.
-func (s *Study) statOptions() model.Options {
-	opt := model.DefaultOptions()
-	if r := s.Study.Recommendation; r != nil && r.MinEffect > 0 {
-		opt.MinEffect = r.MinEffect
-	}
-	return opt
-}
+// statOptions are the statistics the study decided with (stored.StatsOf):
+// the report marks sizes at the study's own alpha and minimum effect.
+func (s *Study) statOptions() model.Options { return stored.StatsOf(s.Study) }
 
 // simulatedLabel is "SIMULATED (spark4)" for a simulated study, else "".
 func simulatedLabel(st *store.Study) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -50,21 +51,11 @@ func guardLaunchesOf(so search.Options) int {
 	return so.GuardLaunches
 }
 
-// studyStats are the statistics a stored study decides with: its minimum
-// effect and alpha as newSearchStudy (or a comparison's create) stored
-// them, model's defaults for what it did not record. Resume continues
-// with them and verify re-decides with them; both read them here, so a
-// resumed study and its verification cannot disagree on what is a gain.
-func studyStats(s *store.Study) model.Options {
-	opt := model.DefaultOptions()
-	if ss := s.Search; ss != nil {
-		opt.MinEffect = ss.MinEffect
-		if ss.Alpha > 0 {
-			opt.Alpha = ss.Alpha
-		}
-	}
-	return opt
-}
+// studyStats are the statistics a stored study decides with
+// (stored.StatsOf): resume continues with them and verify re-decides with
+// them, so a resumed study and its verification cannot disagree on what
+// is a gain.
+func studyStats(s *store.Study) model.Options { return stored.StatsOf(s) }
 
 // SearchRun is a search study ready to run: created, or loaded with its
 // trials to resume.
