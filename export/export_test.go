@@ -80,7 +80,7 @@ func TestHeaderSaysWhereTheNumbersCameFrom(t *testing.T) {
 	real := fixtureBand(t)
 	real.Study.Simulated, real.Study.Launch.SimProfile = false, ""
 	want := []string{"s3-512K-4M", "band 512K-4M", "2026-03-01 12:00:00 UTC", "2026-02-28 10:30:00 UTC", "NCCL 2.30.7",
-		"4 ranks on 4 nodes", "NVIDIA GB10", "transport IB", "speedup 8.12x over NCCL's defaults (95% CI 7.88x-8.38x), p=0.00021"}
+		"4 ranks on 4 nodes", "NVIDIA GB10", "transport IB", "speedup 8.12x over NCCL defaults (95% CI 7.88x-8.38x), p=0.00021"}
 	for _, f := range []Format{FormatEnv, FormatSh, FormatDocker, FormatK8s} {
 		out := string(render(t, f, []*Recommendation{b}, Options{}))
 		for _, w := range append(want, "SIMULATED — not a measurement of hardware") {
@@ -1014,5 +1014,25 @@ func TestBaselineExport(t *testing.T) {
 	env := string(render(t, FormatEnv, []*Recommendation{b}, Options{}))
 	if !b.KeepBaseline || !strings.Contains(env, "\nNCCL_PROTO=^LL128\n") || !strings.Contains(env, "keep your baseline (NCCL_PROTO=^LL128)") {
 		t.Errorf("kept baseline exports:\n%s", env)
+	}
+}
+
+// TestKeepWordsAreTheVerdicts: an export that keeps the defaults says why
+// in the verdict's words (stored.Conclusion), as search and show do: a
+// candidate refused by a guarded op was faster, so "no setting was
+// significantly faster" would be false.
+func TestKeepWordsAreTheVerdicts(t *testing.T) {
+	s := spark4Study(4, "1M", map[string]string{"NCCL_MAX_NCHANNELS": "1"})
+	s.Recommendation.Significant = false
+	s.Recommendation.Speedup, s.Recommendation.SpeedupCI, s.Recommendation.PValue = 1.3, [2]float64{1.2, 1.4}, 0.002
+	s.Recommendation.OpGuards = []store.OpGuard{{Op: nccl.Broadcast, Refused: true, WorstBytes: nccl.MiB}}
+	keep := studyWith(t, s, logChoices(t, "spark4_defaults.log"), nil)
+	out := string(render(t, FormatEnv, []*Recommendation{keep}, Options{}))
+	want, _, _ := stored.ConclusionOf(s).Headline()
+	if !strings.Contains(out, want) {
+		t.Errorf("the export does not say the verdict %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "no setting was significantly faster") {
+		t.Errorf("the export says no setting was faster for a candidate a guard refused:\n%s", out)
 	}
 }

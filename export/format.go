@@ -219,16 +219,19 @@ func count(n int, noun string) string {
 func speedupLine(b *Recommendation) string {
 	r := b.Study.Recommendation
 	ci := fmt.Sprintf("(95%% CI %sx-%sx), p=%.2g", num(r.SpeedupCI[0]), num(r.SpeedupCI[1]), r.PValue)
-	if b.KeepDefaults {
-		return "keep NCCL's defaults: no setting was significantly faster (best speedup " + num(r.Speedup) + "x " + ci + "); nothing to set"
+	// The verdict's words are the study's (stored.Conclusion), as search
+	// and show say them: a candidate refused by a guard is not "no
+	// setting was faster".
+	c := stored.ConclusionOf(b.Study)
+	if b.KeepDefaults || b.KeepBaseline {
+		headline, _, _ := c.Headline()
+		then := "nothing to set"
+		if b.KeepBaseline {
+			then = "these are your current settings"
+		}
+		return headline + " (best speedup " + num(r.Speedup) + "x " + ci + "); " + then
 	}
-	if b.KeepBaseline {
-		return "keep your baseline (" + nccl.Config(b.Study.BaselineEnv).Key() + "): no setting was significantly faster (best speedup " + num(r.Speedup) + "x " + ci + "); these are your current settings"
-	}
-	over := "NCCL's defaults"
-	if len(nccl.Config(b.Study.BaselineEnv).Clone()) > 0 {
-		over = "your baseline (" + nccl.Config(b.Study.BaselineEnv).Key() + ")"
-	}
+	over := c.BaselineName()
 	text := "speedup " + num(r.Speedup) + "x over " + over + " " + ci
 	if r.BaselineLaunches > 0 || r.CandidateLaunches > 0 {
 		text += fmt.Sprintf(", confirmed by %d vs %d interleaved launches", r.BaselineLaunches, r.CandidateLaunches)

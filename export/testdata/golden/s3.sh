@@ -1,7 +1,7 @@
 # nccltune recommendation, study s3-512K-4M: all_reduce, band 512K-4M (524288-4194304 bytes)
 # exported 2026-03-01 12:00:00 UTC; study created 2026-02-28 10:30:00 UTC
 # fabric: NCCL 2.30.7+cuda13.0, 4 ranks on 4 nodes, NVIDIA GB10, transport IB, GDR off
-# speedup 8.12x over NCCL's defaults (95% CI 7.88x-8.38x), p=0.00021, confirmed by 6 vs 6 interleaved launches
+# speedup 8.12x over NCCL defaults (95% CI 7.88x-8.38x), p=0.00021, confirmed by 6 vs 6 interleaved launches
 # SIMULATED — not a measurement of hardware (simulated fabric: spark4)
 # decision: significant and above the 3% minimum effect
 # only settings that differ from NCCL's defaults are written
