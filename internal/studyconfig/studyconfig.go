@@ -35,7 +35,10 @@ import (
 // value as it would be typed; a list repeats a repeatable flag; a map
 // (for the K=V flags) gives one K=V per entry. A flag given on the
 // command line wins over the file's key, whole: a repeatable flag on the
-// command line replaces the file's list rather than adding to it.
+// command line replaces the file's list rather than adding to it. A key
+// is a plain name and a value plain text: aliases and tags are refused. A
+// file that nccltune workload wrote (its first line generated-by:
+// nccltune workload) may hold part and nothing else (checkGenerated).
 
 // configFlagName is the flag naming the file.
 const configFlagName = "config"
