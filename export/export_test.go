@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -1035,4 +1036,48 @@ func TestKeepWordsAreTheVerdicts(t *testing.T) {
 	if strings.Contains(out, "no setting was significantly faster") {
 		t.Errorf("the export says no setting was faster for a candidate a guard refused:\n%s", out)
 	}
+}
+
+// TestHeaderKeepsOutsideTextInComments (issue 38): a study name and a GPU
+// name from a log holding a line break followed by a key stay in their
+// comment line in every format with a comment header, shown escaped: the
+// lines that are not comments are those of the same study without them,
+// and no line terminator any reader honours is left in the file.
+func TestHeaderKeepsOutsideTextInComments(t *testing.T) {
+	breaks := []string{"\n", "\r", "\v", "\f", "\x00", "\x1b", "\u0085", "\u2028", "\u2029", "\u202e"}
+	for _, f := range Formats {
+		if f == FormatJSON {
+			continue // no comments: encoding/json escapes the text
+		}
+		clean := nonComments(render(t, f, []*Recommendation{fixtureBand(t)}, Options{}))
+		for _, brk := range breaks {
+			b := fixtureBand(t)
+			b.Study.Name += brk + "wrapper: /tmp/evil.sh"
+			b.Study.Platform.GPU += brk + "NCCL_ALGO=Tree" + brk + "export LD_PRELOAD=/tmp/evil.so"
+			out := render(t, f, []*Recommendation{b}, Options{})
+			if i := bytes.IndexAny(out, "\r\v\f\x00\x1b\u0085\u2028\u2029\u202e"); i >= 0 {
+				t.Errorf("%s %q: a raw %q at byte %d:\n%s", f, brk, out[i:i+1], i, out)
+			}
+			if got := nonComments(out); !reflect.DeepEqual(got, clean) {
+				t.Errorf("%s %q: the lines that are not comments differ from the clean study's:\n%q\nwant\n%q", f, brk, got, clean)
+			}
+			// The tuner's comments wrap at spaces: the GPU name and the
+			// key after it are one word.
+			want := strconv.QuoteToASCII(brk)
+			if want = "GB10" + want[1:len(want)-1] + "NCCL_ALGO=Tree"; !bytes.Contains(out, []byte(want)) {
+				t.Errorf("%s %q: no comment shows %q:\n%s", f, brk, want, out)
+			}
+		}
+	}
+}
+
+// nonComments are a file's lines that do not start with '#'.
+func nonComments(out []byte) []string {
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(strings.TrimLeft(l, " "), "#") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }

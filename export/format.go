@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/stored"
@@ -298,20 +299,13 @@ func header(b *Recommendation, o Options, usage string) []string {
 	return lines
 }
 
-// comment makes text safe as the body of a one-line comment: control
-// characters (a newline would end the comment) become spaces.
-func comment(text string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029' || (r >= 0x80 && r < 0xa0) {
-			return ' '
-		}
-		return r
-	}, text)
-}
-
+// writeComments writes the header's lines as comments, each through
+// safetext.CommentLine: a study name, a base env value or a GPU name from
+// a log could hold a line break that some reader of the file (a shell,
+// docker, YAML, NCCL's tuner plugin) honours.
 func writeComments(w io.Writer, lines []string) error {
 	for _, l := range lines {
-		if _, err := fmt.Fprintf(w, "# %s\n", comment(l)); err != nil {
+		if _, err := io.WriteString(w, safetext.CommentLine(l)); err != nil {
 			return err
 		}
 	}

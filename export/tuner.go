@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/nccl"
 )
 
@@ -576,22 +577,25 @@ func versionsOf(bands []*Recommendation) map[string]string {
 }
 
 // writeTunerComments writes comment lines the plugin skips: '#' first,
-// wrapped at spaces so that no line reaches the plugin's line limit.
+// wrapped at spaces so that no line reaches the plugin's line limit. Each
+// is written by safetext.CommentLine, as every generated file's comments
+// are; the text is escaped before it is wrapped so that the width counts
+// what is written (Escape leaves escaped text as it is).
 func writeTunerComments(w io.Writer, lines []string) error {
 	for _, l := range lines {
-		l = comment(l)
+		l = safetext.Escape(l)
 		if l == "" {
-			if _, err := io.WriteString(w, "#\n"); err != nil {
+			if _, err := io.WriteString(w, safetext.CommentLine("")); err != nil {
 				return err
 			}
 			continue
 		}
-		prefix := "# "
+		indent := ""
 		for _, part := range wrap(l, 118) {
-			if _, err := io.WriteString(w, prefix+part+"\n"); err != nil {
+			if _, err := io.WriteString(w, safetext.CommentLine(indent+part)); err != nil {
 				return err
 			}
-			prefix = "#   "
+			indent = "  "
 		}
 	}
 	return nil

@@ -75,3 +75,13 @@ const (
 	// chose per size with each; they are not scored.
 	PhaseExplain = "explain"
 )
+
+// The mark of a study config written by `nccltune workload`: its first
+// line is "generated-by: nccltune workload". Such a file is made from
+// what a log says (communicator ids, file names), so it may only hold the
+// workload (part); the config reader refuses every other key in it, and
+// the launch flags come from the command line.
+const (
+	GeneratedKey      = "generated-by"
+	GeneratedWorkload = "nccltune workload"
+)

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 func readLog(t *testing.T, name string) Input {
@@ -107,15 +110,17 @@ func TestConfigYAMLReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc map[string][]string
+	var doc map[string]any
 	if err := yaml.Unmarshal(s.ConfigYAML(time.Now(), ""), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc) != 1 || len(doc["part"]) != len(s.Proposal.Parts) {
+	parts, _ := doc["part"].([]any)
+	if len(doc) != 2 || doc[vocab.GeneratedKey] != vocab.GeneratedWorkload || len(parts) != len(s.Proposal.Parts) {
 		t.Fatalf("YAML keys %v", doc)
 	}
 	var w nccl.Workload
-	for _, spec := range doc["part"] {
+	for _, item := range parts {
+		spec, _ := item.(string)
 		p, err := nccl.ParsePart(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -350,5 +355,73 @@ func TestSummarizeRealCaptures(t *testing.T) {
 				t.Error("an eager run flagged as CUDA graphs")
 			}
 		})
+	}
+}
+
+// hostileBreaks are the line terminators some reader of a generated file
+// honours (YAML: U+0085, U+2028, U+2029; others: \v, \f), each followed by
+// the key a red team used to run a program in front of every launch.
+var hostileBreaks = []string{"\n", "\r", "\v", "\f", "\u0085", "\u2028", "\u2029", "\x00", "\x1b"}
+
+// inspectorLines are Inspector records of one communicator: calls
+// all-reduces of 1 MiB on each of its ranks.
+func inspectorLines(id string, ranks, calls int) string {
+	var b strings.Builder
+	for sn := range calls {
+		for r := range ranks {
+			rec := map[string]any{
+				"header":    map[string]any{"id": id, "rank": r, "n_ranks": ranks, "nnodes": 1},
+				"metadata":  map[string]any{"inspector_output_format_version": "v4.0", "hostname": "gpu0", "pid": 1000*ranks + r},
+				"coll_perf": map[string]any{"coll": "AllReduce", "coll_sn": sn, "coll_msg_size_bytes": 1 << 20, "coll_exec_time_us": 100, "coll_timing_source": "kernel_gpu"},
+			}
+			line, _ := json.Marshal(rec)
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// TestConfigYAMLHoldsOnlyTheWorkload (issue 38): a communicator id or a
+// file name holding a line break followed by "wrapper: …" stays in its
+// comment: the YAML has the generated-by mark and part, nothing else
+// (was: a U+2028 in an Inspector comm id made a top-level wrapper: key,
+// and search --config ran that program in front of every launch).
+func TestConfigYAMLHoldsOnlyTheWorkload(t *testing.T) {
+	for _, brk := range hostileBreaks {
+		evil := "x" + brk + "wrapper: /tmp/evil.sh" + brk + "budget: 7"
+		for _, tc := range []struct {
+			name string
+			in   []Input
+		}{
+			// The evil communicator has fewer ranks: the header names it
+			// among those left out.
+			{"comm id", []Input{parseLog(t, "inspector.json", []byte(inspectorLines("0xgood", 4, 8)+inspectorLines(evil, 2, 2)))}},
+			{"file name", []Input{parseLog(t, evil, []byte(inspectorLines("0xgood", 4, 8)))}},
+		} {
+			s, err := Summarize(tc.in, Options{})
+			if err != nil {
+				t.Fatalf("%s %q: %v", tc.name, brk, err)
+			}
+			y := s.ConfigYAML(time.Date(2026, 6, 11, 10, 0, 0, 0, time.UTC), evil)
+			if !strings.HasPrefix(string(y), vocab.GeneratedKey+": "+vocab.GeneratedWorkload+"\n") {
+				t.Errorf("%s %q: the YAML does not open with the mark:\n%s", tc.name, brk, y)
+			}
+			var doc map[string]any
+			if err := yaml.Unmarshal(y, &doc); err != nil {
+				t.Errorf("%s %q: %v\n%s", tc.name, brk, err, y)
+				continue
+			}
+			keys := slices.Sorted(maps.Keys(doc))
+			if !slices.Equal(keys, []string{vocab.GeneratedKey, "part"}) {
+				t.Errorf("%s %q: YAML keys %q, want the mark and part only:\n%s", tc.name, brk, keys, y)
+			}
+			// Every line is the mark, a comment or the part list.
+			for _, l := range strings.Split(strings.TrimSuffix(string(y), "\n"), "\n") {
+				if !strings.HasPrefix(l, "# ") && !strings.HasPrefix(l, "part: [") && !strings.HasPrefix(l, vocab.GeneratedKey+": ") {
+					t.Errorf("%s %q: line %q", tc.name, brk, l)
+				}
+			}
+		}
 	}
 }

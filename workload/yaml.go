@@ -5,23 +5,33 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nccltune/nccltune/internal/safetext"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // ConfigYAML is the proposal as a study config (`search --config FILE`):
-// a comment header saying where it came from, then
+// the mark of a generated file, a comment header saying where it came
+// from, then
 //
+//	generated-by: nccltune workload
+//	# …
 //	part: ["all_reduce:512K-4M:0.8", "all_gather:1M-8M:0.2"]
 //
+// The mark comes first, before any text from the input: the config
+// reader then takes only part from the file (internal/studyconfig), so
+// what a log says can never choose what runs.
 // The launch flags (how many ranks, which fabric) are the user's: the
 // header says the rank count to launch with. path is where it is written
 // ("" when not known), for the header's command line.
 func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 	p := s.Proposal
 	var b strings.Builder
-	// A file name or an ID from the input could hold a line break.
-	oneLine := strings.NewReplacer("\n", " ", "\r", " ")
+	b.WriteString(vocab.GeneratedKey + ": " + vocab.GeneratedWorkload + "\n")
+	// A file name or a communicator id from the input can hold any line
+	// break a YAML reader honours: safetext keeps each in its comment.
 	line := func(format string, args ...any) {
-		b.WriteString("# " + oneLine.Replace(fmt.Sprintf(format, args...)) + "\n")
+		b.WriteString(safetext.CommentLine(fmt.Sprintf(format, args...)))
 	}
 	line("nccltune workload, %s: the workload read from what a process called", now.UTC().Format("2006-01-02 15:04 UTC"))
 	line("from %s", s.sourcesText())

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // callLogs are the synthetic call logs of benchfmt's tests, in NCCL
@@ -112,11 +113,17 @@ func TestWorkloadCommandOutAndJSON(t *testing.T) {
 	if string(written) != doc.Config {
 		t.Errorf("the file and the JSON's config_yaml differ:\n%s\n---\n%s", written, doc.Config)
 	}
-	var cfg map[string][]string
+	var cfg struct {
+		Generated string   `yaml:"generated-by"`
+		Part      []string `yaml:"part"`
+	}
 	if err := yaml.Unmarshal(written, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	for i, spec := range cfg["part"] {
+	if cfg.Generated != vocab.GeneratedWorkload || len(cfg.Part) != len(doc.Proposal.Parts) {
+		t.Errorf("config %+v", cfg)
+	}
+	for i, spec := range cfg.Part {
 		if _, err := nccl.ParsePart(spec); err != nil || spec != doc.Proposal.Parts[i].Part {
 			t.Errorf("part %q: %v", spec, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/sim"
 )
 
@@ -28,8 +29,14 @@ func main() {
 	os.Exit(exitCode(err))
 }
 
+// reportError prints err on stderr: the one place every error reaches the
+// terminal. Errors echo paths and values from outside (a file name, a
+// --base-env value, a line of a log), so the message goes through
+// safetext.Escape: an escape sequence or a line break in it is shown, not
+// acted on, and an error is always one line. (--json's error document
+// keeps the message as it is: encoding/json escapes it.)
 func reportError(w io.Writer, err error) {
-	fmt.Fprintf(w, "nccltune: %v\n", err)
+	fmt.Fprintf(w, "nccltune: %s\n", safetext.Escape(err.Error()))
 }
 
 // stopGrace is how long a command may take to stop after Ctrl-C or

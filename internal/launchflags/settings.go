@@ -95,10 +95,13 @@ func unrecordedNote(study *store.Study) string {
 		"so they cannot be checked: give the ones it ran with", study.Name)
 }
 
-// differenceError refuses settings that differ from the study's.
+// differenceError refuses settings that differ from the study's. It is
+// one line, as every error is: the terminal shows a line break inside an
+// error escaped (cmd/nccltune's reportError), since one from a value
+// could otherwise forge a line of output.
 func differenceError(study *store.Study, action string, diffs []string) error {
-	return vocab.UsageErrorf("study %s ran with other launch settings; %s it with the same ones (%s):\n  %s",
-		study.Name, action, strings.Join(Args(study), " "), strings.Join(diffs, "\n  "))
+	return vocab.UsageErrorf("study %s ran with other launch settings; %s it with the same ones (%s): %s",
+		study.Name, action, strings.Join(Args(study), " "), strings.Join(diffs, "; "))
 }
 
 // Args writes a study's stored launch settings as the flags that

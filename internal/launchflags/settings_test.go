@@ -74,10 +74,8 @@ func TestCheckRelaunch(t *testing.T) {
 	now := studyrun.LaunchSettings{Spec: runner.Spec{Launcher: "local", Bench: "/b", Iters: 6, BaseEnv: map[string]string{"NCCL_DEBUG": "WARN"}}}
 	var note strings.Builder
 	err := CheckRelaunch(study, "resume", now, &note)
-	want := `study s7 ran with other launch settings; resume it with the same ones (--bench /b --iters 5 --base-env NCCL_IB_HCA=mlx5):
-  --iters: the study's 5, given 6
-  --base-env NCCL_DEBUG: the study's none, given "WARN"
-  --base-env NCCL_IB_HCA: the study's "mlx5", given none`
+	want := `study s7 ran with other launch settings; resume it with the same ones (--bench /b --iters 5 --base-env NCCL_IB_HCA=mlx5): ` +
+		`--iters: the study's 5, given 6; --base-env NCCL_DEBUG: the study's none, given "WARN"; --base-env NCCL_IB_HCA: the study's "mlx5", given none`
 	if err == nil || err.Error() != want || !errors.Is(err, vocab.ErrUsage) {
 		t.Errorf("CheckRelaunch = %v, want the usage error\n%s", err, want)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/studyrun"
@@ -25,7 +26,7 @@ func PrintDoctor(w io.Writer, asJSON bool, r DoctorReport) error {
 	}
 	printDoctor(w, r)
 	if r.CompareEnv != nil {
-		fmt.Fprintf(w, "\nwhat NCCL chose per size, with its defaults and with %s:\n", nccl.Config(r.CompareEnv))
+		fmt.Fprintf(w, "\nwhat NCCL chose per size, with its defaults and with %s:\n", safetext.Escape(nccl.Config(r.CompareEnv).String()))
 		_ = benchfmt.ChoicesTableAs(w, "WITH --env", r.CompareChoices[0], r.CompareChoices[1])
 	}
 	return nil
@@ -35,7 +36,7 @@ func PrintDoctor(w io.Writer, asJSON bool, r DoctorReport) error {
 func printDoctor(w io.Writer, r DoctorReport) {
 	title := "nccltune doctor"
 	if r.Source == "log" {
-		title += ": " + r.LogFile
+		title += ": " + safetext.Escape(r.LogFile)
 	}
 	if r.Simulated {
 		title += "  [" + SimLabel(true, r.SimProfile) + "]"
@@ -52,9 +53,11 @@ func printDoctor(w io.Writer, r DoctorReport) {
 // printDoctorFields prints what the log says of the fabric, one field a
 // line: NCCL, ranks, transport and data paths, the network's NICs, link
 // and GPUDirect RDMA where it carries data, channels, rings, the launch.
+// Every value is the log's text (a NIC's name, the GPU, a tuner plugin's
+// path), so each line is printed through safetext.Escape.
 func printDoctorFields(w io.Writer, r DoctorReport) {
 	field := func(name, format string, args ...any) {
-		fmt.Fprintf(w, "  %-15s %s\n", name, fmt.Sprintf(format, args...))
+		fmt.Fprintf(w, "  %-15s %s\n", name, safetext.Escape(fmt.Sprintf(format, args...)))
 	}
 	field("NCCL", "%s", orUnknown(r.NCCLVersion))
 	field("ranks", "%s", ranksText(r.Report))
@@ -118,7 +121,7 @@ func printDoctorWarnings(w io.Writer, r DoctorReport) {
 	if len(r.NCCLWarnings) > 0 {
 		fmt.Fprintln(w, "\nNCCL and launcher messages:")
 		for _, m := range r.NCCLWarnings {
-			fmt.Fprintf(w, "  %s\n", m)
+			fmt.Fprintf(w, "  %s\n", safetext.Escape(m))
 		}
 	}
 	fmt.Fprintln(w)
@@ -127,7 +130,7 @@ func printDoctorWarnings(w io.Writer, r DoctorReport) {
 	} else {
 		fmt.Fprintf(w, "%d warning(s):\n", len(r.Warnings))
 		for _, wa := range r.Warnings {
-			fmt.Fprintf(w, "\n[%s]\n", wa.Code)
+			fmt.Fprintf(w, "\n[%s]\n", safetext.Escape(wa.Code))
 			writeWrapped(w, "  ", wa.Message, 100)
 			writeWrapped(w, "  fix: ", wa.Fix, 100)
 		}
@@ -172,7 +175,7 @@ func printDoctorSizes(w io.Writer, r fabric.Report) {
 		c := choices[b]
 		algo, proto, ch := "-", "-", "-"
 		if c.Algo != "" {
-			algo, proto, ch = c.Algo, c.Proto, fmt.Sprint(c.Channels)
+			algo, proto, ch = safetext.Escape(c.Algo), safetext.Escape(c.Proto), fmt.Sprint(c.Channels)
 		}
 		t, bw := "-", "-"
 		if m, ok := measured[b]; ok {
@@ -227,8 +230,10 @@ func orUnknown(s string) string {
 }
 
 // writeWrapped prints text after prefix, wrapped at width, continuation
-// lines indented like the first.
+// lines indented like the first. A warning quotes the log, so text is
+// printed through safetext.Escape.
 func writeWrapped(w io.Writer, prefix, text string, width int) {
+	text = safetext.Escape(text)
 	indent := strings.Repeat(" ", len([]rune(prefix)))
 	line := prefix
 	n := len([]rune(line))

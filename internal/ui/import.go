@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -40,7 +41,8 @@ func PrintImport(w io.Writer, asJSON bool, r ImportReport, errorOf func(error) E
 	return nil
 }
 
-// writeImportReport prints the report as text.
+// writeImportReport prints the report as text; file names and the
+// reasons that quote a file's text are printed through safetext.Escape.
 func writeImportReport(w io.Writer, r ImportReport) {
 	study, trial, created, imported, skipped := r.Study, r.Trial, r.Created, r.Imported, r.Skipped
 	if len(imported) > 0 {
@@ -56,7 +58,7 @@ func writeImportReport(w io.Writer, r ImportReport) {
 		if pairs := strings.Count(fmt.Sprint(imported), " (one run)"); pairs > 0 {
 			what = fmt.Sprintf("%s (%s: a text output and its JSON are one run)", texttable.Plural(len(imported), "run"), texttable.Plural(len(imported)+pairs, "file"))
 		}
-		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", what, verb, study.Name, trial.Number, trial.Config, sim)
+		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", what, verb, safetext.Escape(study.Name), trial.Number, safetext.Escape(trial.Config.String()), sim)
 		tw := newTable(w)
 		fmt.Fprintln(tw, "  FILE\tLAUNCH\tOUTCOME\tCOLLECTIVE\tRANKS\tROWS\t")
 		for _, f := range imported {
@@ -64,15 +66,15 @@ func writeImportReport(w io.Writer, r ImportReport) {
 			if f.Reason != "" {
 				outcome += ": " + f.Reason
 			}
-			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%d\t%d\t\n", f.File, f.Seq, outcome, orDash(f.Collective), f.NRanks, f.Rows)
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%d\t%d\t\n", safetext.Escape(f.File), f.Seq, safetext.Escape(outcome), safetext.Escape(orDash(f.Collective)), f.NRanks, f.Rows)
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "see it with: nccltune show %s --trials\n", study.Name)
+		fmt.Fprintf(w, "see it with: nccltune show %s --trials\n", safetext.Escape(study.Name))
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", texttable.Plural(len(skipped), "file"))
 		for _, s := range skipped {
-			fmt.Fprintf(w, "  %s: %s\n", s.File, s.Error)
+			fmt.Fprintf(w, "  %s: %s\n", safetext.Escape(s.File), safetext.Escape(s.Error))
 		}
 	}
 }

@@ -2,11 +2,12 @@ package ui
 
 import (
 	"fmt"
-	"github.com/nccltune/nccltune/benchfmt"
 	"io"
 	"sort"
 	"strings"
 
+	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/workload"
@@ -24,7 +25,9 @@ type workloadDoc struct {
 // PrintWorkload prints what a process called and the workload proposed
 // from it: workload's --json document, or per communicator and op the
 // calls, shares and size histograms, the proposed parts and their YAML.
-// out and plot are the files written ("" for none).
+// out and plot are the files written ("" for none). Text from the input
+// (communicator ids, file names, log lines, notes that quote them) is
+// printed through safetext.Escape; the JSON is encoding/json's.
 func PrintWorkload(w io.Writer, asJSON bool, s *workload.Summary, yaml []byte, out, plot string) error {
 	if asJSON {
 		return WriteJSON(w, workloadDoc{Summary: s, Config: string(yaml), Out: out, Plot: plot})
@@ -40,7 +43,7 @@ func PrintWorkload(w io.Writer, asJSON bool, s *workload.Summary, yaml []byte, o
 	sort.Strings(fs)
 	head := fmt.Sprintf("workload read from %s (%s)", texttable.Plural(len(s.Sources), "file"), strings.Join(fs, ", "))
 	if s.NCCLVersion != "" {
-		head += ", NCCL " + s.NCCLVersion
+		head += ", NCCL " + safetext.Escape(s.NCCLVersion)
 	}
 	fmt.Fprintf(w, "%s: %s, %d calls\n", head, texttable.Plural(len(s.Communicators), "communicator"), s.Calls)
 	for _, c := range s.Communicators {
@@ -50,6 +53,7 @@ func PrintWorkload(w io.Writer, asJSON bool, s *workload.Summary, yaml []byte, o
 	fmt.Fprintln(w)
 	printProposal(w, s)
 	if out != "" {
+		out := safetext.Escape(out)
 		fmt.Fprintf(w, "  written to %s: nccltune search --config %s <launch flags for %d ranks>\n", out, out, s.Proposal.NRanks)
 	} else {
 		fmt.Fprintf(w, "  as a study config (--out FILE writes it; nccltune search --config FILE runs it):\n")
@@ -60,20 +64,20 @@ func PrintWorkload(w io.Writer, asJSON bool, s *workload.Summary, yaml []byte, o
 		}
 	}
 	if plot != "" {
-		fmt.Fprintf(w, "  histograms drawn in %s\n", plot)
+		fmt.Fprintf(w, "  histograms drawn in %s\n", safetext.Escape(plot))
 	}
 	if s.GraphCaptured {
 		fmt.Fprintf(w, "\nCAUTION, CUDA graphs: %s\n", workload.GraphAdvice)
 		for _, src := range s.Sources {
 			for _, l := range src.GraphCapture {
-				fmt.Fprintf(w, "  %s %s\n", src.File, l)
+				fmt.Fprintf(w, "  %s %s\n", safetext.Escape(src.File), safetext.Escape(l))
 			}
 		}
 	}
 	if len(s.Notes) > 0 {
 		fmt.Fprintln(w, "\nnotes:")
 		for _, n := range s.Notes {
-			fmt.Fprintf(w, "  %s\n", n)
+			fmt.Fprintf(w, "  %s\n", safetext.Escape(n))
 		}
 	}
 	return nil
@@ -84,7 +88,7 @@ func printCommunicator(w io.Writer, c workload.Communicator, timeKnown bool) {
 	if len(c.Ranks) > 0 {
 		who = "ranks " + benchfmt.RankList(c.Ranks)
 	}
-	line := fmt.Sprintf("communicator %s: %d ranks (%s logged), %d calls, %s", c.ID, c.NRanks, who, c.Calls, bytesText(c.Bytes))
+	line := fmt.Sprintf("communicator %s: %d ranks (%s logged), %d calls, %s", safetext.Escape(c.ID), c.NRanks, who, c.Calls, bytesText(c.Bytes))
 	if timeKnown {
 		line += fmt.Sprintf(", %.0f µs", c.TimeUS)
 	}
@@ -122,7 +126,7 @@ func printCommunicator(w io.Writer, c workload.Communicator, timeKnown bool) {
 		sort.Strings(names)
 		parts := make([]string, len(names))
 		for i, n := range names {
-			parts[i] = fmt.Sprintf("%s %d", n, c.Other[n])
+			parts[i] = fmt.Sprintf("%s %d", safetext.Escape(n), c.Other[n])
 		}
 		fmt.Fprintf(w, "  not measured by any nccl-tests collective nccltune runs: %s\n", strings.Join(parts, ", "))
 	}
@@ -142,7 +146,7 @@ func printProposal(w io.Writer, s *workload.Summary) {
 	}
 	_ = t.Flush()
 	for _, l := range p.Left {
-		fmt.Fprintf(w, "  left out: %s (nccltune workload --ranks N proposes for it)\n", l)
+		fmt.Fprintf(w, "  left out: %s (nccltune workload --ranks N proposes for it)\n", safetext.Escape(l))
 	}
 }
 

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Issue 38, item 7: text from outside (a communicator id, a file name, a
+// log line, a value) reaches the terminal escaped, never as an escape
+// sequence or a line of its own; --json stays encoding/json's.
+
+// hostileInspector is Inspector output of one 4-rank communicator named id.
+func hostileInspector(id string) string {
+	quoted, _ := json.Marshal(id)
+	var b strings.Builder
+	for sn := range 4 {
+		for r := range 4 {
+			fmt.Fprintf(&b, `{"header":{"id":%s,"rank":%d,"n_ranks":4,"nnodes":1},"metadata":{"hostname":"h","pid":%d},`+
+				`"coll_perf":{"coll":"AllReduce","coll_sn":%d,"coll_msg_size_bytes":1048576,"coll_exec_time_us":100,"coll_timing_source":"kernel_gpu"}}`+"\n",
+				quoted, r, 100+r, sn)
+		}
+	}
+	return b.String()
+}
+
+// writeHostile writes data to a file named name in a new directory.
+func writeHostile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// checkNoRawControls fails when out holds ESC, BEL, CR, a C1 control or a
+// Unicode line or paragraph separator.
+func checkNoRawControls(t *testing.T, what, out string) {
+	t.Helper()
+	if i := strings.IndexAny(out, "\x1b\a\r\v\f\u0085\u009b\u2028\u2029"); i >= 0 {
+		t.Errorf("%s: a raw control at byte %d: %q", what, i, out[max(0, i-40):min(len(out), i+40)])
+	}
+}
+
+func TestWorkloadPrintsOutsideTextEscaped(t *testing.T) {
+	const id = "0xc0\x1b]0;pwned\a\x1b[2J\u2028id"
+	path := writeHostile(t, "insp\x1b[31m\u2028ector.json", []byte(hostileInspector(id)))
+	stdout, stderr, code := runWorkloadCLI(t, path)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkNoRawControls(t, "workload", stdout)
+	if !strings.Contains(stdout, `communicator 0xc0\x1b]0;pwned\a\x1b[2J\u2028id: 4 ranks`) {
+		t.Errorf("the communicator id is not shown escaped:\n%s", stdout)
+	}
+	// --json keeps the id as data: encoding/json's escapes, the id itself.
+	stdout, stderr, code = runWorkloadCLI(t, path, "--json")
+	var doc struct {
+		Communicators []struct {
+			ID string `json:"id"`
+		} `json:"communicators"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); code != exitOK || err != nil || len(doc.Communicators) != 1 || doc.Communicators[0].ID != id {
+		t.Errorf("--json: exit %d, %v, %+v: %s", code, err, doc, stderr)
+	}
+	if !strings.Contains(stdout, `0xc0\u001b]0;pwned\u0007\u001b[2J\u2028id`) {
+		t.Errorf("--json does not write the id as encoding/json does:\n%s", stdout)
+	}
+}
+
+func TestImportPrintsOutsideTextEscaped(t *testing.T) {
+	good, err := os.ReadFile(importDir + "ar2_full_periter.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "import.db")
+	stdout, stderr, code := runCLI(t, db, "import",
+		writeHostile(t, "run\x1b[31m.txt", good), writeHostile(t, "junk\x1b[2J\u2028.txt", []byte("not \x1b[5m nccl-tests output\n")))
+	if code == exitOK || code == exitUsage {
+		t.Fatalf("exit %d, want the skipped file's failure: %s", code, stderr)
+	}
+	checkNoRawControls(t, "import stdout", stdout)
+	checkNoRawControls(t, "import stderr", stderr)
+	for _, want := range []string{`run\x1b[31m.txt`, `junk\x1b[2J\u2028.txt: `} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("import does not show %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestDoctorPrintsOutsideTextEscaped(t *testing.T) {
+	log, err := os.ReadFile(doctorLog("ar2_mps_info.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log = bytes.ReplaceAll(log, []byte("lo:127.0.0.1<0>"), []byte("lo\x1b]0;pwned\a:127.0.0.1<0>"))
+	log = append(log, "fakehost0:3121:3121 [0] NCCL WARN \x1b[2J\x1b[31mall is\u2028well\n"...)
+	path := writeHostile(t, "log\x1b[31m.txt", log)
+	stdout, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "db"), "doctor", "--log", path)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkNoRawControls(t, "doctor", stdout)
+	for _, want := range []string{`log\x1b[31m.txt`, `lo\x1b]0;pwned\a:127.0.0.1<0>`, `\x1b[2J\x1b[31mall is\u2028well`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("doctor does not show %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestErrorsPrintOutsideTextEscaped: an error that echoes a path or a
+// value is one line on stderr, its controls and line breaks escaped.
+func TestErrorsPrintOutsideTextEscaped(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"parse", filepath.Join(dir, "x\x1b[31m\nnccltune: wrote /etc/passwd")}, `x\x1b[31m\nnccltune: wrote /etc/passwd: no such file`},
+		{[]string{"workload", filepath.Join(dir, "y\u2028\x1b]0;t\a")}, `y\u2028\x1b]0;t\a`},
+		{[]string{"search", "--sim", "spark4", "--band", "1M", "--base-env", "NCCL_PROTO=a\nb\x1b[8m"}, `--base-env: NCCL_PROTO=a\nb\x1b[8m: "a\nb\x1b[8m" is not one of`},
+	} {
+		_, stderr, code := runCLI(t, filepath.Join(dir, "db"), tc.args...)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+		checkNoRawControls(t, fmt.Sprint(tc.args), stderr)
+	}
+}
