@@ -197,8 +197,31 @@ type seqKey struct {
 	seq      int64
 }
 
-// streamKey is one rank's view of one communicator.
-type streamKey struct{ process, ptr string }
+// streamKey is one rank's view of one communicator, by what the input
+// gives: a COLL log the process and the comm pointer (an address in that
+// process); Inspector, whose records carry no pointer, the process and the
+// record's communicator id and rank count, so that a TP group beside the
+// world communicator of the same process stays apart.
+type streamKey struct {
+	process, ptr, id string
+	nranks           int
+}
+
+// streamOf is the one rule that tells a call's stream, and through it its
+// communicator, apart: communicators and de-duplication both key on it.
+func streamOf(c benchfmt.Call) streamKey {
+	if c.CommPtr != "" {
+		return streamKey{process: c.Process, ptr: c.CommPtr}
+	}
+	return streamKey{process: c.Process, id: c.CommID, nranks: c.NRanks}
+}
+
+// commKey is one communicator: its identity and rank count (two records
+// with the same id but different rank counts are not one communicator).
+type commKey struct {
+	id     string
+	nranks int
+}
 
 // communicators groups the calls by communicator and counts each call
 // once: a collective by its place in the communicator's sequence (every
@@ -212,21 +235,22 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 		seen    map[seqKey]int // a collective's place → index into counted
 		counted []benchfmt.Call
 	}
-	groups := map[string]*agg{}
-	var order []string
+	groups := map[commKey]*agg{}
+	var order []commKey
 	for _, c := range calls {
-		id := ids[streamKey{c.Process, c.CommPtr}]
-		g := groups[id]
+		// A call is de-duplicated within its communicator only: the same
+		// coll_sn on another communicator is another call.
+		k := commKey{ids[streamOf(c)], c.NRanks}
+		g := groups[k]
 		if g == nil {
-			g = &agg{comm: Communicator{ID: id, NRanks: c.NRanks}, ranks: map[int]bool{}, procs: map[string]bool{}, seen: map[seqKey]int{}}
-			groups[id] = g
-			order = append(order, id)
+			g = &agg{comm: Communicator{ID: k.id, NRanks: c.NRanks}, ranks: map[int]bool{}, procs: map[string]bool{}, seen: map[seqKey]int{}}
+			groups[k] = g
+			order = append(order, k)
 		}
 		g.procs[c.Process] = true
 		if c.Rank >= 0 {
 			g.ranks[c.Rank] = true
 		}
-		g.comm.NRanks = max(g.comm.NRanks, c.NRanks)
 		switch {
 		case c.Function == "Recv":
 			continue // the other end of a send, counted there
@@ -248,8 +272,8 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 		g.counted = append(g.counted, c)
 	}
 	var out []Communicator
-	for _, id := range order {
-		g := groups[id]
+	for _, k := range order {
+		g := groups[k]
 		comm := g.comm
 		for r := range g.ranks {
 			comm.Ranks = append(comm.Ranks, r)
@@ -275,7 +299,7 @@ func commIDs(calls []benchfmt.Call) map[streamKey]string {
 	sig := map[streamKey]*strings.Builder{}
 	var unnamedOrder []streamKey
 	for _, c := range calls {
-		k := streamKey{c.Process, c.CommPtr}
+		k := streamOf(c)
 		if c.CommID != "" {
 			ids[k] = c.CommID
 			continue

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -350,5 +351,54 @@ func TestSummarizeRealCaptures(t *testing.T) {
 				t.Error("an eager run flagged as CUDA graphs")
 			}
 		})
+	}
+}
+
+// inspectorRecord is one line of NCCL Inspector's output (its v4 schema:
+// header, metadata, coll_perf).
+func inspectorRecord(id string, rank, nranks int, host string, pid int, coll string, sn, bytes int64, us float64) string {
+	return fmt.Sprintf(`{"header":{"id":%q,"comm_name":"unknown","rank":%d,"n_ranks":%d,"nnodes":1},`+
+		`"metadata":{"inspector_output_format_version":"v4.0","hostname":%q,"pid":%d},`+
+		`"coll_perf":{"coll":%q,"coll_sn":%d,"coll_msg_size_bytes":%d,"coll_exec_time_us":%g,"coll_timing_source":"kernel_gpu"}}`+"\n",
+		id, rank, nranks, host, pid, coll, sn, bytes, us)
+}
+
+// A 4-rank world communicator and a 2-rank TP group beside it in the same
+// processes, 10 calls each with the same coll_sn: Inspector records have
+// no comm pointer, so a communicator is its record's id and rank count in
+// its process. Two communicators of 10 calls each, and the 4-rank
+// proposal holds none of the 2-rank group's all-gathers.
+func TestSummarizeInspectorCommunicators(t *testing.T) {
+	var ins []Input
+	for p := range 4 {
+		var b strings.Builder
+		for sn := range int64(10) {
+			b.WriteString(inspectorRecord("0xworld", p, 4, "gpu", 100+p, "AllReduce", sn, 1<<20, 50))
+			if p < 2 {
+				b.WriteString(inspectorRecord("0xtp", p, 2, "gpu", 100+p, "AllGather", sn, 64<<10, 20))
+			}
+		}
+		ins = append(ins, parseLog(t, fmt.Sprintf("rank%d.log", p), []byte(b.String())))
+	}
+	s, err := Summarize(ins, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range s.Communicators {
+		got[c.ID] = fmt.Sprintf("%d ranks %v, %d calls", c.NRanks, c.Ranks, c.Calls)
+	}
+	want := map[string]string{"0xworld": "4 ranks [0 1 2 3], 10 calls", "0xtp": "2 ranks [0 1], 10 calls"}
+	if !mapsEqual(got, want) {
+		t.Errorf("communicators %v, want %v", got, want)
+	}
+	p := s.Proposal
+	if p.NRanks != 4 || p.Workload().String() != "all_reduce:1M:1" || !slices.Equal(p.Communicators, []string{"0xworld"}) {
+		t.Errorf("proposal for %d ranks of %v: %s; want 4 ranks of [0xworld]: all_reduce:1M:1", p.NRanks, p.Communicators, p.Workload())
+	}
+	if s, err := Summarize(ins, Options{Ranks: 2}); err != nil {
+		t.Errorf("--ranks 2: %v", err)
+	} else if got := s.Proposal.Workload().String(); got != "all_gather:128K:1" {
+		t.Errorf("--ranks 2: %s; want all_gather:128K:1", got)
 	}
 }
