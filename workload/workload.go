@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
 )
 
@@ -65,6 +66,8 @@ type Source struct {
 	// Records are the calls the file holds (each rank's own).
 	Records      int      `json:"records"`
 	GraphCapture []string `json:"graph_capture,omitempty"`
+	// Skipped are its records left out as out of bounds, per reason.
+	Skipped []benchfmt.Skip `json:"skipped,omitempty"`
 }
 
 // Communicator is one NCCL communicator: every rank's calls on it counted
@@ -142,8 +145,11 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 	s := &Summary{GraphCaptured: opt.GraphCaptured}
 	var calls []benchfmt.Call
 	for _, in := range inputs {
-		src := Source{File: in.Name, Format: in.Log.Format, Records: len(in.Log.Calls), GraphCapture: in.Log.GraphCapture}
+		src := Source{File: in.Name, Format: in.Log.Format, Records: len(in.Log.Calls), GraphCapture: in.Log.GraphCapture, Skipped: in.Log.Skipped}
 		s.Sources = append(s.Sources, src)
+		for _, k := range in.Log.Skipped {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %s skipped, %s (e.g. %s): not real NCCL values", in.Name, texttable.Plural(k.Records, "record"), k.Reason, k.Example))
+		}
 		if len(in.Log.GraphCapture) > 0 {
 			s.GraphCaptured = true
 		}

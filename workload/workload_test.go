@@ -402,3 +402,27 @@ func TestSummarizeInspectorCommunicators(t *testing.T) {
 		t.Errorf("--ranks 2: %s; want all_gather:128K:1", got)
 	}
 }
+
+// A record out of bounds is skipped and said, per file, never proposed:
+// not "-4-rank communicators", not a 16 TiB part search refuses.
+func TestSummarizeSaysSkipped(t *testing.T) {
+	log := inspectorRecord("0xa", 0, 4, "gpu", 1, "AllReduce", 0, 1<<20, 50) +
+		inspectorRecord("0xb", 0, -4, "gpu", 1, "AllReduce", 0, 1<<20, 50) +
+		inspectorRecord("0xa", 0, 4, "gpu", 1, "AllReduce", 1, 1<<44, 50)
+	s, err := Summarize([]Input{parseLog(t, "r0.log", []byte(log))}, Options{Ranks: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Proposal; p.NRanks != 4 || p.Workload().String() != "all_reduce:1M:1" {
+		t.Errorf("proposal for %d ranks: %s; want 4 ranks, all_reduce:1M:1", p.NRanks, p.Workload())
+	}
+	if n := len(s.Sources[0].Skipped); n != 2 {
+		t.Errorf("source's skipped %+v, want 2 reasons", s.Sources[0].Skipped)
+	}
+	notes := strings.Join(s.Notes, "\n")
+	for _, want := range []string{"r0.log: 1 record skipped, rank count outside 1..1048576 (e.g. nranks -4)", "r0.log: 1 record skipped, size above 64G"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}
