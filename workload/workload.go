@@ -92,6 +92,9 @@ type Communicator struct {
 	Other map[string]int64 `json:"other,omitempty"`
 	// Unsized counts calls whose size needs a rank count the log lacks.
 	Unsized int64 `json:"unsized,omitempty"`
+	// ZeroBytes counts calls of 0 bytes: they move nothing, so there is
+	// no size to tune; counted apart from Calls and never proposed.
+	ZeroBytes int64 `json:"zero_bytes,omitempty"`
 }
 
 // Op is one collective of a communicator.
@@ -180,6 +183,9 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 		}
 		if c.Unsized > 0 {
 			s.Notes = append(s.Notes, fmt.Sprintf("communicator %s: %d calls have no size (their rank count is not logged) and are left out", c.ID, c.Unsized))
+		}
+		if c.ZeroBytes > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("communicator %s: %d calls of 0 bytes move nothing: counted here, left out of the calls and the proposal", c.ID, c.ZeroBytes))
 		}
 	}
 	if len(s.Communicators) > 0 && s.Communicators[0].ID == unnamed(1) {
@@ -351,7 +357,11 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 			comm.Other[c.Function]++
 			continue
 		}
-		if c.Bytes <= 0 && c.Count > 0 {
+		if c.Count == 0 {
+			comm.ZeroBytes++
+			continue
+		}
+		if c.Bytes <= 0 {
 			comm.Unsized++
 			continue
 		}

@@ -426,3 +426,30 @@ func TestSummarizeSaysSkipped(t *testing.T) {
 		}
 	}
 }
+
+// A call of 0 bytes moves nothing: it is counted and said, never proposed
+// (it became a one-byte part).
+func TestSummarizeZeroByteCalls(t *testing.T) {
+	var b strings.Builder
+	for sn := range int64(15) {
+		size := int64(1 << 20)
+		if sn < 10 {
+			size = 0
+		}
+		b.WriteString(inspectorRecord("0xa", 0, 2, "gpu", 1, "AllReduce", sn, size, 5))
+	}
+	s, err := Summarize([]Input{parseLog(t, "r0.log", []byte(b.String()))}, Options{Coverage: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Communicators[0]
+	if c.Calls != 5 || c.ZeroBytes != 10 {
+		t.Errorf("calls %d, of 0 bytes %d; want 5, 10", c.Calls, c.ZeroBytes)
+	}
+	if got := s.Proposal.Workload().String(); got != "all_reduce:1M:1" {
+		t.Errorf("proposal %s; want all_reduce:1M:1", got)
+	}
+	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "communicator 0xa: 10 calls of 0 bytes") {
+		t.Errorf("notes do not say the 0-byte calls:\n%s", notes)
+	}
+}
