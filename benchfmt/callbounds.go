@@ -2,6 +2,7 @@ package benchfmt
 
 import (
 	"fmt"
+	"unique"
 
 	"github.com/nccltune/nccltune/nccl"
 )
@@ -76,9 +77,10 @@ func checkRanks(nranks, rank int) *boundError {
 	return nil
 }
 
-// checkCall is the one check of the numbers a log gives a call, made by
-// every parser before it uses them; then it sets the call's size
-// (nccl.CallSize), which the bounds keep from overflowing.
+// checkCall is where every parser accepts a call: the one check of the
+// numbers a log gives it, before any use of them; then it sets the call's
+// size (nccl.CallSize), which the bounds keep from overflowing, and makes
+// the strings the call keeps its own (keep).
 func checkCall(c *Call) *boundError {
 	if e := checkRanks(c.NRanks, c.Rank); e != nil {
 		return e
@@ -108,8 +110,17 @@ func checkCall(c *Call) *boundError {
 	if err := CheckTime(c.Bytes, c.TimeUS); err != nil {
 		return outOfBounds(fmt.Sprintf("time too short for its bytes (over %g GB/s)", float64(MaxBandwidth)), "%g µs for %d bytes", c.TimeUS, c.Bytes)
 	}
+	for _, s := range []*string{&c.Process, &c.CommPtr, &c.CommID, &c.Function, &c.Stream, &c.Algo, &c.Proto} {
+		*s = keep(*s)
+	}
 	return nil
 }
+
+// keep is s as a string of its own, shared by every call that holds the
+// same text: a piece of a log line would keep the line (or the whole
+// input) alive, and a run keeps the calls of all its files at once, while
+// the processes, pointers and names they hold are few.
+func keep(s string) string { return unique.Make(s).Value() }
 
 // badNumber is a record whose field does not read as a number: past
 // int64, or not digits.

@@ -154,8 +154,15 @@ type callReader struct {
 func parseCallLog(data []byte) (*CallLog, error) {
 	r := callReader{cl: CallLog{Format: FormatNCCLLog}, inits: map[string]map[string]commInit{},
 		seq: map[string]int64{}, pending: map[string][]int{}, nranks: map[int]bool{}}
-	for n, line := range lines(data) {
-		content, log, _ := r.log.read(strings.TrimRight(line, "\r"))
+	n := 0
+	for raw := range bytes.Lines(data) {
+		n++
+		// Each line its own string, not a piece of one string of the whole
+		// input: what the reader keeps of a line (a fact, a capture note)
+		// then keeps that line alive, not the input (checkCall makes a
+		// call's strings its own).
+		line := string(bytes.TrimRight(bytes.TrimSuffix(raw, []byte("\n")), "\r"))
+		content, log, _ := r.log.read(line)
 		if log.kind != logNCCL {
 			r.ownLine(n, content)
 			continue
@@ -350,7 +357,7 @@ func (r *callReader) addTuning(proc, msg string) {
 	for i, idx := range p {
 		c := &r.cl.Calls[idx]
 		if c.Function == ch.Collective && c.Count*c.Datatype.Size() == ch.Bytes {
-			c.Algo, c.Proto = ch.Algo, ch.Proto
+			c.Algo, c.Proto = keep(ch.Algo), keep(ch.Proto)
 			r.pending[proc] = append(p[:i:i], p[i+1:]...)
 			return
 		}
