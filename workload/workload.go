@@ -10,6 +10,7 @@ package workload
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"math/bits"
 	"slices"
@@ -146,7 +147,7 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 		return nil, fmt.Errorf("coverage %g must be in (0, 1]", opt.Coverage)
 	}
 	s := &Summary{GraphCaptured: opt.GraphCaptured}
-	var calls []benchfmt.Call
+	records := 0
 	for _, in := range inputs {
 		src := Source{File: in.Name, Format: in.Log.Format, Records: len(in.Log.Calls), GraphCapture: in.Log.GraphCapture, Skipped: in.Log.Skipped}
 		s.Sources = append(s.Sources, src)
@@ -162,12 +163,12 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 		for _, n := range in.Log.Notes {
 			s.Notes = appendUnique(s.Notes, in.Name+": "+n)
 		}
-		calls = append(calls, in.Log.Calls...)
+		records += len(in.Log.Calls)
 	}
-	if len(calls) == 0 {
+	if records == 0 {
 		return nil, benchfmt.ErrNoCalls
 	}
-	s.Communicators = communicators(calls, opt.GraphCaptured)
+	s.Communicators = communicators(eachCall(inputs), opt.GraphCaptured)
 	s.TimeKnown = true
 	for _, c := range s.Communicators {
 		s.Calls += c.Calls
@@ -200,6 +201,20 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 }
 
 func unnamed(n int) string { return fmt.Sprintf("unnamed-%d", n) }
+
+// eachCall is every input's calls in order, read where they are rather
+// than copied into one slice: a run's calls are most of its memory.
+func eachCall(inputs []Input) iter.Seq[benchfmt.Call] {
+	return func(yield func(benchfmt.Call) bool) {
+		for _, in := range inputs {
+			for _, c := range in.Log.Calls {
+				if !yield(c) {
+					return
+				}
+			}
+		}
+	}
+}
 
 // seqKey is a collective's place in its communicator: Inspector numbers
 // each function's calls apart (NCCL's comm->seqNumber[func]), a COLL log
@@ -238,7 +253,7 @@ type commKey struct {
 // communicators groups the calls by communicator and counts each call
 // once: a collective by its place in the communicator's sequence (every
 // rank logs it at the same place), a send once per rank that sent it.
-func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
+func communicators(calls iter.Seq[benchfmt.Call], allCaptured bool) []Communicator {
 	ids := commIDs(calls)
 	type agg struct {
 		comm    Communicator
@@ -249,7 +264,7 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 	}
 	groups := map[commKey]*agg{}
 	var order []commKey
-	for _, c := range calls {
+	for c := range calls {
 		// A call is de-duplicated within its communicator only: the same
 		// coll_sn on another communicator is another call.
 		k := commKey{ids[streamOf(c)], c.NRanks}
@@ -306,11 +321,11 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 // commIDs names each rank's stream of calls with its communicator: the
 // identity the log gives (commId), or, without INIT lines, one shared by
 // the streams of equal rank count whose first calls are the same.
-func commIDs(calls []benchfmt.Call) map[streamKey]string {
+func commIDs(calls iter.Seq[benchfmt.Call]) map[streamKey]string {
 	ids := map[streamKey]string{}
 	sig := map[streamKey]*strings.Builder{}
 	var unnamedOrder []streamKey
-	for _, c := range calls {
+	for c := range calls {
 		k := streamOf(c)
 		if c.CommID != "" {
 			ids[k] = c.CommID

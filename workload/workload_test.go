@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"go.yaml.in/yaml/v3"
 
@@ -451,5 +453,31 @@ func TestSummarizeZeroByteCalls(t *testing.T) {
 	}
 	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "communicator 0xa: 10 calls of 0 bytes") {
 		t.Errorf("notes do not say the 0-byte calls:\n%s", notes)
+	}
+}
+
+// Summarize reads the inputs' calls where they are: a run's calls are
+// most of its memory, and a copy of them all into one slice doubled it
+// (a directory of 3,000 logs peaked at 1.9 GB).
+func TestSummarizeCopiesNotTheCalls(t *testing.T) {
+	var ins []Input
+	for p := range 50 {
+		calls := make([]benchfmt.Call, 2000)
+		for i := range calls {
+			calls[i] = benchfmt.Call{Process: fmt.Sprintf("h:%d", p), CommID: "0xa", Rank: p % 4, NRanks: 4, Function: "AllReduce",
+				Op: nccl.AllReduce, Count: 1 << 18, Datatype: 7, Bytes: 1 << 20, Seq: int64(i)}
+		}
+		ins = append(ins, Input{Name: fmt.Sprintf("r%d", p), Log: &benchfmt.CallLog{Format: benchfmt.FormatNCCLLog, Calls: calls}})
+	}
+	held := int64(50*2000) * int64(unsafe.Sizeof(benchfmt.Call{}))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, err := Summarize(ins, Options{})
+	runtime.ReadMemStats(&after)
+	if err != nil || s.Calls != 2000 {
+		t.Fatalf("%v, %d calls; want 2000", err, s.Calls)
+	}
+	if alloc := int64(after.TotalAlloc - before.TotalAlloc); alloc > held/4 {
+		t.Errorf("Summarize allocated %d bytes over inputs whose calls hold %d", alloc, held)
 	}
 }
