@@ -99,7 +99,10 @@ type CallLog struct {
 	// GraphCapture are the lines of the process's own output that
 	// announced CUDA-graph capture, as "line N: text".
 	GraphCapture []string `json:"graph_capture,omitempty"`
-	Notes        []string `json:"notes,omitempty"`
+	// Skipped are the records left out because a number in them is out
+	// of bounds (checkCall), counted per reason.
+	Skipped []Skip   `json:"skipped,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 }
 
 // ErrNoCalls is an input that holds no collective call NCCL logged.
@@ -111,10 +114,18 @@ var ErrNoCalls = errors.New("no NCCL collective calls found: expected NCCL_DEBUG
 func ParseCalls(data []byte) (*CallLog, error) {
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		if cl, ok := parseInspector(data); ok {
-			return cl, nil
+			return noCalls(cl)
 		}
 	}
 	return parseCallLog(data)
+}
+
+// noCalls is ErrNoCalls for a log whose every call was skipped, saying why.
+func noCalls(cl *CallLog) (*CallLog, error) {
+	if len(cl.Calls) > 0 {
+		return cl, nil
+	}
+	return nil, fmt.Errorf("%w; its records are out of bounds: %s", ErrNoCalls, cl.skippedText())
 }
 
 // commInit is what an INIT line says of one communicator in one process.
@@ -143,8 +154,15 @@ type callReader struct {
 func parseCallLog(data []byte) (*CallLog, error) {
 	r := callReader{cl: CallLog{Format: FormatNCCLLog}, inits: map[string]map[string]commInit{},
 		seq: map[string]int64{}, pending: map[string][]int{}, nranks: map[int]bool{}}
-	for n, line := range lines(data) {
-		content, log, _ := r.log.read(strings.TrimRight(line, "\r"))
+	n := 0
+	for raw := range bytes.Lines(data) {
+		n++
+		// Each line its own string, not a piece of one string of the whole
+		// input: what the reader keeps of a line (a fact, a capture note)
+		// then keeps that line alive, not the input (checkCall makes a
+		// call's strings its own).
+		line := string(bytes.TrimRight(bytes.TrimSuffix(raw, []byte("\n")), "\r"))
+		content, log, _ := r.log.read(line)
 		if log.kind != logNCCL {
 			r.ownLine(n, content)
 			continue
@@ -165,6 +183,9 @@ func parseCallLog(data []byte) (*CallLog, error) {
 	r.cl.Facts = r.log.facts.result()
 	if len(r.cl.Calls) == 0 && len(r.tuning) > 0 {
 		r.useTuning()
+	}
+	if len(r.cl.Calls) == 0 && len(r.cl.Skipped) > 0 {
+		return noCalls(&r.cl)
 	}
 	if len(r.cl.Calls) == 0 {
 		if r.cl.Facts != nil {
@@ -202,8 +223,13 @@ func (r *callReader) ownLine(n int, content string) {
 
 // addColl reads a COLL line.
 func (r *callReader) addColl(proc, msg string) {
-	c, ok := parseCollLine(msg)
-	if !ok {
+	c, err := parseCollLine(msg)
+	var bad *boundError
+	if errors.As(err, &bad) {
+		r.cl.skip(bad)
+		return
+	}
+	if err != nil {
 		return
 	}
 	c.Process = proc
@@ -215,10 +241,13 @@ func (r *callReader) addColl(proc, msg string) {
 		}
 		c.CommID = r.commID(proc, c.CommPtr, 0)
 	}
+	if bad := checkCall(&c); bad != nil {
+		r.cl.skip(bad)
+		return
+	}
 	if c.NRanks > 0 {
 		r.nranks[c.NRanks] = true
 	}
-	c.Bytes = nccl.CallSize(c.Op, c.Count, c.Datatype.Size(), c.NRanks)
 	// Every rank makes a communicator's collectives in the same order, so
 	// their places agree across ranks; sends and receives differ per rank
 	// and are numbered apart.
@@ -238,13 +267,17 @@ func (r *callReader) addColl(proc, msg string) {
 	}
 }
 
+// errNotColl is a line that is not a COLL line.
+var errNotColl = errors.New("not a COLL line")
+
 // parseCollLine reads "AllReduce: opCount 0 sendbuff 0x… recvbuff 0x…
 // count 1024000 datatype 9 op 0 root 0 comm 0x… [nranks=4] stream 0x…"
-// (NCCL's format since 2.x; [nranks=] is missing in old versions).
-func parseCollLine(msg string) (Call, bool) {
+// (NCCL's format since 2.x; [nranks=] is missing in old versions). A
+// number that does not read is a *boundError; checkCall bounds the rest.
+func parseCollLine(msg string) (Call, error) {
 	fn, rest, ok := strings.Cut(msg, ": opCount ")
 	if !ok || !isWord(fn) {
-		return Call{}, false
+		return Call{}, errNotColl
 	}
 	c := Call{Function: fn, Datatype: -1}
 	fields := strings.Fields("opCount " + rest)
@@ -252,9 +285,10 @@ func parseCollLine(msg string) (Call, bool) {
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		if n, ok := strings.CutPrefix(f, "[nranks="); ok {
-			v, err := strconv.Atoi(strings.TrimSuffix(n, "]"))
-			if err != nil || v <= 0 || v > 1<<20 {
-				return Call{}, false
+			n = strings.TrimSuffix(n, "]")
+			v, err := strconv.Atoi(n)
+			if err != nil {
+				return Call{}, badNumber("nranks", n)
 			}
 			c.NRanks = v
 			continue
@@ -266,15 +300,15 @@ func parseCollLine(msg string) (Call, bool) {
 		switch f {
 		case "count":
 			v, err := strconv.ParseInt(val, 10, 64)
-			if err != nil || v < 0 || v > MaxRowBytes {
-				return Call{}, false
+			if err != nil {
+				return Call{}, badNumber("count", val)
 			}
 			c.Count = v
 			seen++
 		case "datatype":
 			v, err := strconv.Atoi(val)
-			if err != nil || !nccl.Datatype(v).Valid() {
-				return Call{}, false
+			if err != nil {
+				return Call{}, badNumber("datatype", val)
 			}
 			c.Datatype = nccl.Datatype(v)
 			seen++
@@ -289,10 +323,10 @@ func parseCollLine(msg string) (Call, bool) {
 		i++
 	}
 	if seen < 3 {
-		return Call{}, false
+		return Call{}, errNotColl
 	}
 	c.Op = opOfFunction(fn)
-	return c, true
+	return c, nil
 }
 
 // opOfFunction is the nccl-tests collective that measures NCCL's function:
@@ -323,7 +357,7 @@ func (r *callReader) addTuning(proc, msg string) {
 	for i, idx := range p {
 		c := &r.cl.Calls[idx]
 		if c.Function == ch.Collective && c.Count*c.Datatype.Size() == ch.Bytes {
-			c.Algo, c.Proto = ch.Algo, ch.Proto
+			c.Algo, c.Proto = keep(ch.Algo), keep(ch.Proto)
 			r.pending[proc] = append(p[:i:i], p[i+1:]...)
 			return
 		}
@@ -351,8 +385,11 @@ func (r *callReader) useTuning() {
 	dropped := 0
 	for i, c := range r.tuning {
 		c.NRanks = nranks
-		c.Bytes = nccl.CallSize(c.Op, c.Count, 1, nranks)
 		c.Seq = int64(i)
+		if bad := checkCall(&c); bad != nil {
+			r.cl.skip(bad)
+			continue
+		}
 		if c.Op != "" && c.Bytes == 0 && c.Count > 0 {
 			dropped++
 		}
@@ -373,13 +410,14 @@ func (r *callReader) addInit(proc, msg string) {
 	var splitCount, color string
 	for i := 0; i+1 < len(fields); i++ {
 		val := fields[i+1]
+		var err error
 		switch fields[i] {
 		case "comm":
 			ptr = val
 		case "rank":
-			in.rank, _ = strconv.Atoi(val)
+			in.rank, err = strconv.Atoi(val)
 		case "nranks":
-			in.nranks, _ = strconv.Atoi(val)
+			in.nranks, err = strconv.Atoi(val)
 		case "commId":
 			in.commID = val
 		case "parent":
@@ -391,9 +429,24 @@ func (r *callReader) addInit(proc, msg string) {
 		default:
 			continue
 		}
+		if err != nil {
+			r.cl.skip(badNumber(fields[i], val))
+			return
+		}
 		i++
 	}
-	if ptr == "" || in.nranks <= 0 || in.rank < 0 {
+	if ptr == "" || in.nranks == 0 && in.rank < 0 {
+		return // not a line that names a communicator
+	}
+	// A communicator's rank count and this process's rank in it give
+	// every later call on it its size: bounded here, where they are read
+	// (an INIT line always logs both: 0 and -1 are not "not logged" here).
+	bad := checkRanks(in.nranks, in.rank)
+	if bad == nil && (in.nranks == 0 || in.rank < 0) {
+		bad = outOfBounds("rank outside its communicator", "rank %d of %d", in.rank, in.nranks)
+	}
+	if bad != nil {
+		r.cl.skip(bad)
 		return
 	}
 	if in.parent != "" {

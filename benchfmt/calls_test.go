@@ -2,6 +2,8 @@ package benchfmt
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -36,14 +38,19 @@ func TestParseCollLine(t *testing.T) {
 		{"not a call", "AllReduce: 2048000 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}", false, "", "", 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, ok := parseCollLine(tc.msg)
-			if ok != tc.ok {
-				t.Fatalf("ok = %v, want %v (%+v)", ok, tc.ok, c)
+			c, err := parseCollLine(tc.msg)
+			if err == nil {
+				if bad := checkCall(&c); bad != nil {
+					err = bad
+				}
 			}
-			if !ok {
+			if ok := err == nil; ok != tc.ok {
+				t.Fatalf("ok = %v (%v), want %v (%+v)", ok, err, tc.ok, c)
+			}
+			if err != nil {
 				return
 			}
-			got := nccl.CallSize(c.Op, c.Count, c.Datatype.Size(), c.NRanks)
+			got := c.Bytes
 			if c.Function != tc.fn || c.Op != tc.op || c.Count != tc.count || c.Datatype != tc.dt || (c.Op != "" && got != tc.bytes) {
 				t.Errorf("got %s %q count %d datatype %d bytes %d; want %s %q %d %d %d", c.Function, c.Op, c.Count, c.Datatype, got, tc.fn, tc.op, tc.count, tc.dt, tc.bytes)
 			}
@@ -209,9 +216,106 @@ func FuzzParseCalls(f *testing.F) {
 			t.Fatal("no calls and no error")
 		}
 		for _, c := range cl.Calls {
-			if c.Bytes < 0 || c.Count < 0 || c.NRanks < 0 || !c.Datatype.Valid() || c.TimeUS < 0 {
+			if c.Bytes < 0 || c.Bytes > MaxCallBytes || c.Count < 0 || c.NRanks < 0 || c.NRanks > MaxRanks ||
+				c.Rank < -1 || c.NRanks > 0 && c.Rank >= c.NRanks || !c.Datatype.Valid() || c.TimeUS < 0 {
 				t.Fatalf("call %+v", c)
 			}
 		}
 	})
+}
+
+// inspectorLine is one Inspector record with the numbers given as text.
+func inspectorLine(rank, nranks, coll, sn, bytes, us string) string {
+	return `{"header":{"id":"0xc0","rank":` + rank + `,"n_ranks":` + nranks + `,"nnodes":1},` +
+		`"metadata":{"hostname":"h","pid":1},"coll_perf":{"coll":"` + coll + `","coll_sn":` + sn +
+		`,"coll_msg_size_bytes":` + bytes + `,"coll_exec_time_us":` + us + `}}` + "\n"
+}
+
+// Numbers out of bounds, in every format: the record is skipped and
+// counted with its reason, never used (a rank count of 2^44+1 times 1 MiB
+// wrapped to 1 MiB; -4 ranks were proposed; 16 TiB became a part search
+// refuses). The good record beside it is read.
+func TestParseCallsOutOfBounds(t *testing.T) {
+	const init = "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xa rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 1 commId 0xfeed - Init COMPLETE\n"
+	coll := func(fn, count, datatype, nranks string) string {
+		return "h:1:1 [0] NCCL INFO " + fn + ": opCount 0 sendbuff 0x1 recvbuff 0x2 count " + count + " datatype " + datatype + " op 0 root 0 comm 0xa [nranks=" + nranks + "] stream 0x3\n"
+	}
+	good := coll("AllReduce", "1024", "7", "4")
+	goodInsp := inspectorLine("0", "4", "AllReduce", "0", "4096", "10")
+	for _, tc := range []struct {
+		name, log, reason string
+	}{
+		{"Inspector 2^44+1 ranks", goodInsp + inspectorLine("0", "17592186044417", "AllGather", "1", "1048576", "10"), "rank count outside 1..1048576"},
+		{"Inspector negative ranks", goodInsp + inspectorLine("0", "-4", "AllReduce", "1", "1048576", "10"), "rank count outside 1..1048576"},
+		{"Inspector ranks past int64", goodInsp + inspectorLine("0", "1e30", "AllReduce", "1", "1048576", "10"), "a number that does not read as one"},
+		{"Inspector rank outside", goodInsp + inspectorLine("7", "4", "AllReduce", "1", "1048576", "10"), "rank outside its communicator"},
+		{"Inspector 16 TiB", goodInsp + inspectorLine("0", "4", "AllReduce", "1", "17592186044416", "10"), "size above 64G, the largest band a search takes"},
+		{"Inspector all-gather past 64G over its ranks", goodInsp + inspectorLine("0", "4", "AllGather", "1", "17179869185", "10"), "size above 64G, the largest band a search takes"},
+		{"Inspector negative size", goodInsp + inspectorLine("0", "4", "AllReduce", "1", "-1", "10"), "negative count"},
+		{"Inspector negative coll_sn", goodInsp + inspectorLine("0", "4", "AllReduce", "-1", "8", "10"), "negative sequence number"},
+		{"Inspector time past 1000 s", goodInsp + inspectorLine("0", "4", "AllReduce", "1", "8", "1e12"), "execution time outside 0..1000 s"},
+		{"COLL 2^44+1 ranks", init + good + coll("AllGather", "262144", "9", "17592186044417"), "rank count outside 1..1048576"},
+		{"COLL negative ranks", init + good + coll("AllReduce", "262144", "9", "-4"), "rank count outside 1..1048576"},
+		{"COLL 16 TiB", init + good + coll("AllReduce", "8796093022208", "9", "4"), "size above 64G, the largest band a search takes"},
+		{"COLL count past int64", init + good + coll("AllReduce", "99999999999999999999", "9", "4"), "a number that does not read as one"},
+		{"COLL datatype past the enum", init + good + coll("AllReduce", "8", "12", "4"), "not one of NCCL's data types"},
+		{"INIT rank outside", init + good + "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xb rank 5 nranks 4 cudaDev 0 nvmlDev 0 busId 1 commId 0xbeef - Init COMPLETE\n", "rank outside its communicator"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl, err := ParseCalls([]byte(tc.log))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cl.Calls) != 1 || cl.Calls[0].Bytes != 4096 {
+				t.Errorf("%d calls %+v; want the good one of 4096 bytes only", len(cl.Calls), cl.Calls)
+			}
+			if len(cl.Skipped) != 1 || cl.Skipped[0].Reason != tc.reason || cl.Skipped[0].Records != 1 || cl.Skipped[0].Example == "" {
+				t.Errorf("skipped %+v; want 1 record: %s", cl.Skipped, tc.reason)
+			}
+		})
+	}
+	// Nothing left: ErrNoCalls says what was skipped and why.
+	_, err := ParseCalls([]byte(inspectorLine("0", "-4", "AllReduce", "1", "8", "1")))
+	if !errors.Is(err, ErrNoCalls) || !strings.Contains(err.Error(), "1 skipped: rank count outside 1..1048576, e.g. nranks -4") {
+		t.Errorf("all skipped: %v", err)
+	}
+}
+
+// The calls read from a log do not keep the log alive: a run reads one
+// file after another and keeps only their calls, so what a CallLog holds
+// must be its own (a directory of 348 MB of logs held 2.8 GB while every
+// call kept a piece of its file's text, and with it the whole text).
+func TestParseCallsKeepsNotTheInput(t *testing.T) {
+	const calls = 4000
+	size := 0
+	parse := func() *CallLog {
+		var b strings.Builder
+		pad := strings.Repeat("0", 2000) // long lines: the text is much larger than its calls
+		b.WriteString("h:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda12.9\n")
+		b.WriteString("h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xa rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 1 commId 0xfeed - Init COMPLETE\n")
+		for i := range calls {
+			fmt.Fprintf(&b, "h:1:1 [0] NCCL INFO AllReduce: opCount %x sendbuff 0x%s recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0xa [nranks=4] stream 0x3\n", i, pad)
+		}
+		size = b.Len()
+		cl, err := ParseCalls([]byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cl := parse()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	if len(cl.Calls) != calls || cl.Facts == nil || cl.Facts.NCCLVersion != "2.28.9" {
+		t.Fatalf("%d calls, facts %+v", len(cl.Calls), cl.Facts)
+	}
+	// The calls are about 1 MB (4000 of 216 bytes); the text is 8.5 MB.
+	if kept > int64(size)/4 {
+		t.Errorf("the calls of a %d-byte log keep %d bytes alive: more than the calls themselves", size, kept)
+	}
+	runtime.KeepAlive(cl)
 }

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
-
-	"github.com/nccltune/nccltune/nccl"
+	"strconv"
 )
 
 // NCCL Inspector (ext-profiler/inspector in NCCL's source since 2.28.3,
@@ -29,25 +28,29 @@ import (
 
 type inspectorRecord struct {
 	Header *struct {
-		ID     string `json:"id"`
-		Rank   *int   `json:"rank"`
-		NRanks int    `json:"n_ranks"`
+		ID     string      `json:"id"`
+		Rank   json.Number `json:"rank"`
+		NRanks json.Number `json:"n_ranks"`
 	} `json:"header"`
 	Metadata struct {
 		Hostname string      `json:"hostname"`
 		PID      json.Number `json:"pid"`
 	} `json:"metadata"`
 	CollPerf *struct {
-		Coll     string  `json:"coll"`
-		SN       int64   `json:"coll_sn"`
-		MsgBytes int64   `json:"coll_msg_size_bytes"`
-		ExecUS   float64 `json:"coll_exec_time_us"`
-		Timing   string  `json:"coll_timing_source"`
+		Coll string `json:"coll"`
+		// Numbers as written, so that one past int64 is a record out of
+		// bounds (counted by checkCall) rather than a JSON error that
+		// stops the reading.
+		SN       json.Number `json:"coll_sn"`
+		MsgBytes json.Number `json:"coll_msg_size_bytes"`
+		ExecUS   json.Number `json:"coll_exec_time_us"`
+		Timing   string      `json:"coll_timing_source"`
 	} `json:"coll_perf"`
 }
 
 // parseInspector reads Inspector's records; ok is false when data holds
-// none (it is not Inspector output).
+// none (it is not Inspector output). A record whose numbers are out of
+// bounds is counted in Skipped.
 func parseInspector(data []byte) (*CallLog, bool) {
 	cl := &CallLog{Format: FormatInspector}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -67,14 +70,17 @@ func parseInspector(data []byte) (*CallLog, bool) {
 			}
 			break
 		}
-		c, ok := inspectorCall(rec)
-		if !ok {
+		c, ok, oob := inspectorCall(rec)
+		switch {
+		case oob != nil:
+			cl.skip(oob)
+		case !ok:
 			bad++
-			continue
+		default:
+			cl.Calls = append(cl.Calls, c)
 		}
-		cl.Calls = append(cl.Calls, c)
 	}
-	if len(cl.Calls) == 0 {
+	if len(cl.Calls) == 0 && len(cl.Skipped) == 0 {
 		return nil, false
 	}
 	if bad > 0 {
@@ -84,30 +90,57 @@ func parseInspector(data []byte) (*CallLog, bool) {
 	return cl, true
 }
 
-func inspectorCall(rec inspectorRecord) (Call, bool) {
+// inspectorCall reads one record: ok is false for a record that is not a
+// collective's (a dump_stats or p2p record), oob names a collective's
+// record whose numbers are out of bounds.
+func inspectorCall(rec inspectorRecord) (c Call, ok bool, oob *boundError) {
 	p := rec.CollPerf
-	if p == nil || rec.Header == nil || rec.Header.ID == "" || !isWord(p.Coll) ||
-		p.MsgBytes < 0 || p.MsgBytes > MaxRowBytes || p.SN < 0 || !(p.ExecUS >= 0) || p.ExecUS > MaxTimeUS {
-		return Call{}, false
+	if p == nil || rec.Header == nil || rec.Header.ID == "" || !isWord(p.Coll) {
+		return Call{}, false, nil
 	}
-	rank := -1
-	if rec.Header.Rank != nil {
-		rank = *rec.Header.Rank
+	rank, nranks := -1, 0
+	if h := rec.Header; h.Rank != "" {
+		r, err := strconv.Atoi(h.Rank.String())
+		if err != nil {
+			return Call{}, false, badNumber("rank", h.Rank.String())
+		}
+		rank = r
 	}
-	op := opOfFunction(p.Coll)
-	return Call{
+	if h := rec.Header; h.NRanks != "" {
+		n, err := strconv.Atoi(h.NRanks.String())
+		if err != nil {
+			return Call{}, false, badNumber("n_ranks", h.NRanks.String())
+		}
+		nranks = n
+	}
+	sn, err := p.SN.Int64()
+	if err != nil {
+		return Call{}, false, badNumber("coll_sn", p.SN.String())
+	}
+	msg, err := p.MsgBytes.Int64()
+	if err != nil {
+		return Call{}, false, badNumber("coll_msg_size_bytes", p.MsgBytes.String())
+	}
+	us, err := p.ExecUS.Float64()
+	if err != nil {
+		return Call{}, false, badNumber("coll_exec_time_us", p.ExecUS.String())
+	}
+	c = Call{
 		Process:  rec.Metadata.Hostname + ":" + rec.Metadata.PID.String(),
 		CommID:   rec.Header.ID,
 		Rank:     rank,
-		NRanks:   rec.Header.NRanks,
+		NRanks:   nranks,
 		Function: p.Coll,
-		Op:       op,
-		Count:    p.MsgBytes,
+		Op:       opOfFunction(p.Coll),
+		Count:    msg,
 		Datatype: int8Type,
-		Bytes:    nccl.CallSize(op, p.MsgBytes, 1, rec.Header.NRanks),
-		Seq:      p.SN,
-		TimeUS:   p.ExecUS,
-	}, true
+		Seq:      sn,
+		TimeUS:   us,
+	}
+	if oob := checkCall(&c); oob != nil {
+		return Call{}, false, oob
+	}
+	return c, true, nil
 }
 
 // inspectorCoverage says, per communicator and function, how many of its

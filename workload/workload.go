@@ -10,6 +10,7 @@ package workload
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"math/bits"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
 )
 
@@ -65,6 +67,8 @@ type Source struct {
 	// Records are the calls the file holds (each rank's own).
 	Records      int      `json:"records"`
 	GraphCapture []string `json:"graph_capture,omitempty"`
+	// Skipped are its records left out as out of bounds, per reason.
+	Skipped []benchfmt.Skip `json:"skipped,omitempty"`
 }
 
 // Communicator is one NCCL communicator: every rank's calls on it counted
@@ -89,6 +93,9 @@ type Communicator struct {
 	Other map[string]int64 `json:"other,omitempty"`
 	// Unsized counts calls whose size needs a rank count the log lacks.
 	Unsized int64 `json:"unsized,omitempty"`
+	// ZeroBytes counts calls of 0 bytes: they move nothing, so there is
+	// no size to tune; counted apart from Calls and never proposed.
+	ZeroBytes int64 `json:"zero_bytes,omitempty"`
 }
 
 // Op is one collective of a communicator.
@@ -140,10 +147,13 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 		return nil, fmt.Errorf("coverage %g must be in (0, 1]", opt.Coverage)
 	}
 	s := &Summary{GraphCaptured: opt.GraphCaptured}
-	var calls []benchfmt.Call
+	records := 0
 	for _, in := range inputs {
-		src := Source{File: in.Name, Format: in.Log.Format, Records: len(in.Log.Calls), GraphCapture: in.Log.GraphCapture}
+		src := Source{File: in.Name, Format: in.Log.Format, Records: len(in.Log.Calls), GraphCapture: in.Log.GraphCapture, Skipped: in.Log.Skipped}
 		s.Sources = append(s.Sources, src)
+		for _, k := range in.Log.Skipped {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %s skipped, %s (e.g. %s): not real NCCL values", in.Name, texttable.Plural(k.Records, "record"), k.Reason, k.Example))
+		}
 		if len(in.Log.GraphCapture) > 0 {
 			s.GraphCaptured = true
 		}
@@ -153,12 +163,12 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 		for _, n := range in.Log.Notes {
 			s.Notes = appendUnique(s.Notes, in.Name+": "+n)
 		}
-		calls = append(calls, in.Log.Calls...)
+		records += len(in.Log.Calls)
 	}
-	if len(calls) == 0 {
+	if records == 0 {
 		return nil, benchfmt.ErrNoCalls
 	}
-	s.Communicators = communicators(calls, opt.GraphCaptured)
+	s.Communicators = communicators(eachCall(inputs), opt.GraphCaptured)
 	s.TimeKnown = true
 	for _, c := range s.Communicators {
 		s.Calls += c.Calls
@@ -175,6 +185,9 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 		if c.Unsized > 0 {
 			s.Notes = append(s.Notes, fmt.Sprintf("communicator %s: %d calls have no size (their rank count is not logged) and are left out", c.ID, c.Unsized))
 		}
+		if c.ZeroBytes > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("communicator %s: %d calls of 0 bytes move nothing: counted here, left out of the calls and the proposal", c.ID, c.ZeroBytes))
+		}
 	}
 	if len(s.Communicators) > 0 && s.Communicators[0].ID == unnamed(1) {
 		s.Notes = append(s.Notes, "no INIT lines: communicators told apart by their rank count and calls, so identical ones (data-parallel replicas) are counted as one; log with NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING to name them")
@@ -189,6 +202,20 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 
 func unnamed(n int) string { return fmt.Sprintf("unnamed-%d", n) }
 
+// eachCall is every input's calls in order, read where they are rather
+// than copied into one slice: a run's calls are most of its memory.
+func eachCall(inputs []Input) iter.Seq[benchfmt.Call] {
+	return func(yield func(benchfmt.Call) bool) {
+		for _, in := range inputs {
+			for _, c := range in.Log.Calls {
+				if !yield(c) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // seqKey is a collective's place in its communicator: Inspector numbers
 // each function's calls apart (NCCL's comm->seqNumber[func]), a COLL log
 // all of them in one sequence; with the function both are unique.
@@ -197,13 +224,36 @@ type seqKey struct {
 	seq      int64
 }
 
-// streamKey is one rank's view of one communicator.
-type streamKey struct{ process, ptr string }
+// streamKey is one rank's view of one communicator, by what the input
+// gives: a COLL log the process and the comm pointer (an address in that
+// process); Inspector, whose records carry no pointer, the process and the
+// record's communicator id and rank count, so that a TP group beside the
+// world communicator of the same process stays apart.
+type streamKey struct {
+	process, ptr, id string
+	nranks           int
+}
+
+// streamOf is the one rule that tells a call's stream, and through it its
+// communicator, apart: communicators and de-duplication both key on it.
+func streamOf(c benchfmt.Call) streamKey {
+	if c.CommPtr != "" {
+		return streamKey{process: c.Process, ptr: c.CommPtr}
+	}
+	return streamKey{process: c.Process, id: c.CommID, nranks: c.NRanks}
+}
+
+// commKey is one communicator: its identity and rank count (two records
+// with the same id but different rank counts are not one communicator).
+type commKey struct {
+	id     string
+	nranks int
+}
 
 // communicators groups the calls by communicator and counts each call
 // once: a collective by its place in the communicator's sequence (every
 // rank logs it at the same place), a send once per rank that sent it.
-func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
+func communicators(calls iter.Seq[benchfmt.Call], allCaptured bool) []Communicator {
 	ids := commIDs(calls)
 	type agg struct {
 		comm    Communicator
@@ -212,21 +262,22 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 		seen    map[seqKey]int // a collective's place → index into counted
 		counted []benchfmt.Call
 	}
-	groups := map[string]*agg{}
-	var order []string
-	for _, c := range calls {
-		id := ids[streamKey{c.Process, c.CommPtr}]
-		g := groups[id]
+	groups := map[commKey]*agg{}
+	var order []commKey
+	for c := range calls {
+		// A call is de-duplicated within its communicator only: the same
+		// coll_sn on another communicator is another call.
+		k := commKey{ids[streamOf(c)], c.NRanks}
+		g := groups[k]
 		if g == nil {
-			g = &agg{comm: Communicator{ID: id, NRanks: c.NRanks}, ranks: map[int]bool{}, procs: map[string]bool{}, seen: map[seqKey]int{}}
-			groups[id] = g
-			order = append(order, id)
+			g = &agg{comm: Communicator{ID: k.id, NRanks: c.NRanks}, ranks: map[int]bool{}, procs: map[string]bool{}, seen: map[seqKey]int{}}
+			groups[k] = g
+			order = append(order, k)
 		}
 		g.procs[c.Process] = true
 		if c.Rank >= 0 {
 			g.ranks[c.Rank] = true
 		}
-		g.comm.NRanks = max(g.comm.NRanks, c.NRanks)
 		switch {
 		case c.Function == "Recv":
 			continue // the other end of a send, counted there
@@ -248,8 +299,8 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 		g.counted = append(g.counted, c)
 	}
 	var out []Communicator
-	for _, id := range order {
-		g := groups[id]
+	for _, k := range order {
+		g := groups[k]
 		comm := g.comm
 		for r := range g.ranks {
 			comm.Ranks = append(comm.Ranks, r)
@@ -270,12 +321,12 @@ func communicators(calls []benchfmt.Call, allCaptured bool) []Communicator {
 // commIDs names each rank's stream of calls with its communicator: the
 // identity the log gives (commId), or, without INIT lines, one shared by
 // the streams of equal rank count whose first calls are the same.
-func commIDs(calls []benchfmt.Call) map[streamKey]string {
+func commIDs(calls iter.Seq[benchfmt.Call]) map[streamKey]string {
 	ids := map[streamKey]string{}
 	sig := map[streamKey]*strings.Builder{}
 	var unnamedOrder []streamKey
-	for _, c := range calls {
-		k := streamKey{c.Process, c.CommPtr}
+	for c := range calls {
+		k := streamOf(c)
 		if c.CommID != "" {
 			ids[k] = c.CommID
 			continue
@@ -321,7 +372,11 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 			comm.Other[c.Function]++
 			continue
 		}
-		if c.Bytes <= 0 && c.Count > 0 {
+		if c.Count == 0 {
+			comm.ZeroBytes++
+			continue
+		}
+		if c.Bytes <= 0 {
 			comm.Unsized++
 			continue
 		}

@@ -2,13 +2,16 @@ package workload
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"go.yaml.in/yaml/v3"
 
@@ -355,6 +358,132 @@ func TestSummarizeRealCaptures(t *testing.T) {
 				t.Error("an eager run flagged as CUDA graphs")
 			}
 		})
+	}
+}
+
+// inspectorRecord is one line of NCCL Inspector's output (its v4 schema:
+// header, metadata, coll_perf).
+func inspectorRecord(id string, rank, nranks int, host string, pid int, coll string, sn, bytes int64, us float64) string {
+	return fmt.Sprintf(`{"header":{"id":%q,"comm_name":"unknown","rank":%d,"n_ranks":%d,"nnodes":1},`+
+		`"metadata":{"inspector_output_format_version":"v4.0","hostname":%q,"pid":%d},`+
+		`"coll_perf":{"coll":%q,"coll_sn":%d,"coll_msg_size_bytes":%d,"coll_exec_time_us":%g,"coll_timing_source":"kernel_gpu"}}`+"\n",
+		id, rank, nranks, host, pid, coll, sn, bytes, us)
+}
+
+// A 4-rank world communicator and a 2-rank TP group beside it in the same
+// processes, 10 calls each with the same coll_sn: Inspector records have
+// no comm pointer, so a communicator is its record's id and rank count in
+// its process. Two communicators of 10 calls each, and the 4-rank
+// proposal holds none of the 2-rank group's all-gathers.
+func TestSummarizeInspectorCommunicators(t *testing.T) {
+	var ins []Input
+	for p := range 4 {
+		var b strings.Builder
+		for sn := range int64(10) {
+			b.WriteString(inspectorRecord("0xworld", p, 4, "gpu", 100+p, "AllReduce", sn, 1<<20, 50))
+			if p < 2 {
+				b.WriteString(inspectorRecord("0xtp", p, 2, "gpu", 100+p, "AllGather", sn, 64<<10, 20))
+			}
+		}
+		ins = append(ins, parseLog(t, fmt.Sprintf("rank%d.log", p), []byte(b.String())))
+	}
+	s, err := Summarize(ins, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range s.Communicators {
+		got[c.ID] = fmt.Sprintf("%d ranks %v, %d calls", c.NRanks, c.Ranks, c.Calls)
+	}
+	want := map[string]string{"0xworld": "4 ranks [0 1 2 3], 10 calls", "0xtp": "2 ranks [0 1], 10 calls"}
+	if !mapsEqual(got, want) {
+		t.Errorf("communicators %v, want %v", got, want)
+	}
+	p := s.Proposal
+	if p.NRanks != 4 || p.Workload().String() != "all_reduce:1M:1" || !slices.Equal(p.Communicators, []string{"0xworld"}) {
+		t.Errorf("proposal for %d ranks of %v: %s; want 4 ranks of [0xworld]: all_reduce:1M:1", p.NRanks, p.Communicators, p.Workload())
+	}
+	if s, err := Summarize(ins, Options{Ranks: 2}); err != nil {
+		t.Errorf("--ranks 2: %v", err)
+	} else if got := s.Proposal.Workload().String(); got != "all_gather:128K:1" {
+		t.Errorf("--ranks 2: %s; want all_gather:128K:1", got)
+	}
+}
+
+// A record out of bounds is skipped and said, per file, never proposed:
+// not "-4-rank communicators", not a 16 TiB part search refuses.
+func TestSummarizeSaysSkipped(t *testing.T) {
+	log := inspectorRecord("0xa", 0, 4, "gpu", 1, "AllReduce", 0, 1<<20, 50) +
+		inspectorRecord("0xb", 0, -4, "gpu", 1, "AllReduce", 0, 1<<20, 50) +
+		inspectorRecord("0xa", 0, 4, "gpu", 1, "AllReduce", 1, 1<<44, 50)
+	s, err := Summarize([]Input{parseLog(t, "r0.log", []byte(log))}, Options{Ranks: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Proposal; p.NRanks != 4 || p.Workload().String() != "all_reduce:1M:1" {
+		t.Errorf("proposal for %d ranks: %s; want 4 ranks, all_reduce:1M:1", p.NRanks, p.Workload())
+	}
+	if n := len(s.Sources[0].Skipped); n != 2 {
+		t.Errorf("source's skipped %+v, want 2 reasons", s.Sources[0].Skipped)
+	}
+	notes := strings.Join(s.Notes, "\n")
+	for _, want := range []string{"r0.log: 1 record skipped, rank count outside 1..1048576 (e.g. nranks -4)", "r0.log: 1 record skipped, size above 64G"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}
+
+// A call of 0 bytes moves nothing: it is counted and said, never proposed
+// (it became a one-byte part).
+func TestSummarizeZeroByteCalls(t *testing.T) {
+	var b strings.Builder
+	for sn := range int64(15) {
+		size := int64(1 << 20)
+		if sn < 10 {
+			size = 0
+		}
+		b.WriteString(inspectorRecord("0xa", 0, 2, "gpu", 1, "AllReduce", sn, size, 5))
+	}
+	s, err := Summarize([]Input{parseLog(t, "r0.log", []byte(b.String()))}, Options{Coverage: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Communicators[0]
+	if c.Calls != 5 || c.ZeroBytes != 10 {
+		t.Errorf("calls %d, of 0 bytes %d; want 5, 10", c.Calls, c.ZeroBytes)
+	}
+	if got := s.Proposal.Workload().String(); got != "all_reduce:1M:1" {
+		t.Errorf("proposal %s; want all_reduce:1M:1", got)
+	}
+	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "communicator 0xa: 10 calls of 0 bytes") {
+		t.Errorf("notes do not say the 0-byte calls:\n%s", notes)
+	}
+}
+
+// Summarize reads the inputs' calls where they are: a run's calls are
+// most of its memory, and a copy of them all into one slice doubled it
+// (a directory of 3,000 logs peaked at 1.9 GB).
+func TestSummarizeCopiesNotTheCalls(t *testing.T) {
+	var ins []Input
+	for p := range 50 {
+		calls := make([]benchfmt.Call, 2000)
+		for i := range calls {
+			calls[i] = benchfmt.Call{Process: fmt.Sprintf("h:%d", p), CommID: "0xa", Rank: p % 4, NRanks: 4, Function: "AllReduce",
+				Op: nccl.AllReduce, Count: 1 << 18, Datatype: 7, Bytes: 1 << 20, Seq: int64(i)}
+		}
+		ins = append(ins, Input{Name: fmt.Sprintf("r%d", p), Log: &benchfmt.CallLog{Format: benchfmt.FormatNCCLLog, Calls: calls}})
+	}
+	held := int64(50*2000) * int64(unsafe.Sizeof(benchfmt.Call{}))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, err := Summarize(ins, Options{})
+	runtime.ReadMemStats(&after)
+	if err != nil || s.Calls != 2000 {
+		t.Fatalf("%v, %d calls; want 2000", err, s.Calls)
+	}
+	if alloc := int64(after.TotalAlloc - before.TotalAlloc); alloc > held/4 {
+		t.Errorf("Summarize allocated %d bytes over inputs whose calls hold %d", alloc, held)
 	}
 }
 

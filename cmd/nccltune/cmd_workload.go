@@ -102,6 +102,9 @@ type workloadOptions struct {
 	plotFormat string
 	opt        workload.Options
 	json       bool
+	// readBudget is the most all the files together may hold;
+	// 0 is input.RunBytes.
+	readBudget int64
 	stdin      io.Reader
 	stdout     io.Writer
 	stderr     io.Writer
@@ -113,13 +116,21 @@ func runWorkload(ctx context.Context, o workloadOptions) error {
 		return err
 	}
 	// Read and parse every file first: a wrong one stops before anything
-	// is written.
+	// is written. One file at a time, each once, within one budget for
+	// them all; only the parsed calls are kept.
+	reads := input.NewInputs(o.readBudget)
 	var inputs []workload.Input
+	var repeated []string
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		data, err := input.ReadNamed(ctx, name, o.stdin, workloadInputKind)
+		data, err := reads.Read(ctx, name, o.stdin, workloadInputKind)
+		var dup *input.DuplicateError
+		if errors.As(err, &dup) {
+			repeated = append(repeated, dup.Error())
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -136,6 +147,8 @@ func runWorkload(ctx context.Context, o workloadOptions) error {
 	if err != nil {
 		return vocab.UsageError(err)
 	}
+	// Said, as data: a file given twice counts its calls once.
+	s.Notes = append(s.Notes, repeated...)
 	yaml := s.ConfigYAML(time.Now(), o.out)
 	if o.out != "" {
 		if err := outfile.WriteOut(o.out, func(w io.Writer) error { _, err := w.Write(yaml); return err }); err != nil {

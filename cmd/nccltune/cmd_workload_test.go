@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,5 +220,114 @@ func TestWorkloadConfigRunsSearch(t *testing.T) {
 	decodeOneJSON(t, stdout, &doc)
 	if !doc.Simulated || doc.Launches == 0 {
 		t.Errorf("search document %s", stdout)
+	}
+}
+
+// Each file is read once, however it is named: the same path twice, a
+// directory and a file in it, a symbolic link to a file given. The calls
+// are those of the four files, and the output says what was skipped.
+func TestWorkloadCommandReadsEachFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	logs := perProcessLogs()
+	link := filepath.Join(dir, "link")
+	target, err := filepath.Abs(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(dir, "logs")
+	if err := os.Mkdir(copied, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range logs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(copied, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Sends count once per rank that sent them: a file read twice would
+	// count them twice.
+	sends := filepath.Join(dir, "sends.log")
+	if err := os.WriteFile(sends, []byte("h:1:1 [0] NCCL INFO Send: opCount 0 sendbuff (nil) recvbuff 0x1 count 1048576 datatype 9 op 0 root 1 comm 0xa [nranks=2] stream 0x2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		calls int64
+		says  string
+	}{
+		{"same path twice", append(slices.Clone(logs), logs[0]), 116, logs[0] + " is the same file as " + logs[0] + ": read once"},
+		{"sends given twice", append(slices.Clone(logs[:3]), sends, sends), 117, sends + " is the same file as " + sends},
+		{"a symbolic link", append(slices.Clone(logs), link), 116, link + " is the same file as " + logs[0]},
+		{"a directory and a file in it", []string{copied, filepath.Join(copied, "nccl.gpu0.1003")}, 116, "nccl.gpu0.1003 is the same file as"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runWorkloadCLI(t, append(tc.args, "--json")...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var doc struct {
+				Calls   int64    `json:"calls"`
+				Sources []any    `json:"sources"`
+				Notes   []string `json:"notes"`
+			}
+			decodeOneJSON(t, stdout, &doc)
+			if doc.Calls != tc.calls || len(doc.Sources) != 4 {
+				t.Errorf("%d calls from %d files; want %d from 4", doc.Calls, len(doc.Sources), tc.calls)
+			}
+			if notes := strings.Join(doc.Notes, "\n"); !strings.Contains(notes, tc.says) {
+				t.Errorf("notes do not say %q:\n%s", tc.says, notes)
+			}
+		})
+	}
+}
+
+// Standard input can be read once: "workload - -" is refused, as a usage
+// error, rather than reading it twice (the second read found nothing).
+func TestWorkloadCommandStdinOnce(t *testing.T) {
+	data, err := os.ReadFile(perProcessLogs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	err = runWorkload(context.Background(), workloadOptions{files: []string{"-", "-"}, stdin: bytes.NewReader(data), stdout: &stdout, stderr: &stdout})
+	if !errors.Is(err, vocab.ErrUsage) || !strings.Contains(err.Error(), "standard input (-) is named twice") {
+		t.Errorf("workload - -: %v; want a usage error saying stdin is named twice", err)
+	}
+}
+
+// One read budget for all the files of a run, not one per file: many small
+// logs that together pass it are refused, naming the budget and what to
+// do; within it they are read.
+func TestWorkloadCommandReadBudget(t *testing.T) {
+	dir := t.TempDir()
+	var line strings.Builder
+	for r := range 64 {
+		fmt.Fprintf(&line, "h:%d:1 [0] NCCL INFO AllReduce: opCount %x sendbuff 0x1 recvbuff 0x2 count 262144 datatype 7 op 0 root 0 comm 0xa [nranks=2] stream 0x3\n", 1000, r)
+	}
+	total := 0
+	for i := range 200 {
+		text := strings.ReplaceAll(line.String(), "h:1000:", fmt.Sprintf("h:%d:", 1000+i))
+		total += len(text)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("nccl.h.%d", 1000+i)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	opts := workloadOptions{files: []string{dir}, stdout: &out, stderr: &out, json: true}
+	if err := runWorkload(context.Background(), opts); err != nil {
+		t.Fatalf("within the default budget: %v", err)
+	}
+	opts.readBudget = int64(total / 2)
+	err := runWorkload(context.Background(), opts)
+	if !errors.Is(err, vocab.ErrUsage) || !strings.Contains(err.Error(), "the inputs together are larger than") ||
+		!strings.Contains(err.Error(), "pass fewer files") {
+		t.Errorf("%d bytes in 200 files over a budget of %d: %v; want a usage error naming the budget", total, opts.readBudget, err)
 	}
 }

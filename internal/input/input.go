@@ -139,7 +139,13 @@ func ReadSaved(ctx context.Context, name string, stdin io.Reader) ([]byte, error
 // ReadNamed is ReadSaved for a file of another kind: what names it in the
 // errors ("an NCCL log").
 func ReadNamed(ctx context.Context, name string, stdin io.Reader, what string) ([]byte, error) {
-	data, err := ReadFile(ctx, name, stdin, MaxBytes)
+	return readNamed(ctx, name, stdin, what, MaxBytes)
+}
+
+// readNamed is ReadNamed up to limit bytes (Inputs: what is left of a
+// run's budget).
+func readNamed(ctx context.Context, name string, stdin io.Reader, what string, limit int64) ([]byte, error) {
+	data, err := ReadFile(ctx, name, stdin, limit)
 	var tooLarge *TooLargeError
 	switch {
 	case err == nil:

@@ -93,3 +93,57 @@ func TestReadSaved(t *testing.T) {
 		}
 	}
 }
+
+// One run reads each file once and all of them within one budget: the
+// same path twice, a symbolic link or another path to a file already read
+// is a *DuplicateError (not read again); stdin named twice and a file past
+// what is left of the budget are usage errors that say what to do.
+func TestInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, n int) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Repeat("x", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b, c := write("a", 40), write("b", 40), write("c", 40)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	in := NewInputs(100)
+	for _, tc := range []struct {
+		name, stdin string
+		same        string // a *DuplicateError of this input
+		usage       string // a usage error saying this
+	}{
+		{name: a},
+		{name: a, same: a},
+		{name: link, same: a},
+		{name: filepath.Join(dir, ".", "a"), same: a},
+		{name: "-", stdin: "0123456789"},
+		{name: "-", stdin: "more", usage: "standard input (-) is named twice: it can be read once"},
+		{name: b},
+		{name: c, usage: "c: the inputs together are larger than 100 bytes, the most one nccltune command reads (3 files read before it); pass fewer files"},
+		{name: filepath.Join(dir, "none"), usage: "no such file"},
+	} {
+		data, err := in.Read(context.Background(), tc.name, strings.NewReader(tc.stdin), "a log")
+		var dup *DuplicateError
+		switch {
+		case tc.same != "":
+			if !errors.As(err, &dup) || dup.Same != tc.same || data != nil {
+				t.Errorf("%s: %v, want the same file as %s", tc.name, err, tc.same)
+			}
+		case tc.usage != "":
+			if !errors.Is(err, vocab.ErrUsage) || !strings.Contains(err.Error(), tc.usage) {
+				t.Errorf("%s: %v, want a usage error saying %q", tc.name, err, tc.usage)
+			}
+		case err != nil || len(data) == 0:
+			t.Errorf("%s: %q, %v", tc.name, data, err)
+		}
+	}
+	if in.left != 10 {
+		t.Errorf("%d bytes of the budget left, want 10 (100 - 40 - 10 - 40)", in.left)
+	}
+}
