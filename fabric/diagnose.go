@@ -175,6 +175,7 @@ func Diagnose(res *benchfmt.Result, log *benchfmt.NCCLInit, c Context) Report {
 	d.fill()
 	d.tunerWarnings()
 	d.launchWarnings()
+	d.nicWarnings()
 	d.gpuWarnings()
 	d.hostWarnings()
 	d.transportWarnings()

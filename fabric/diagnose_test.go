@@ -208,7 +208,8 @@ func TestDiagnoseFixtures(t *testing.T) {
 	}{
 		{"ar2_mps_info.txt", "Socket", ptr(false), []string{CodeSocketTransport}, 0, 2},
 		{"ar2_debug_tuning.txt", "Socket", ptr(false), []string{CodeSocketTransport}, 4, 2},
-		{"ar4_ib_gdr_debug.txt", "IB", ptr(true), nil, 3, 4},
+		// NCCL logs "Got async error event: local catastrophic error" on mlx5_1.
+		{"ar4_ib_gdr_debug.txt", "IB", ptr(true), []string{CodeNICError}, 3, 4},
 		{"ar2_mpi_docker0.txt", "", nil, []string{CodeMPIWireup}, 0, 0},
 	}
 	for _, tt := range tests {
@@ -336,5 +337,63 @@ func TestDiagnoseTunerCrashWithoutLog(t *testing.T) {
 		if !strings.Contains(r.Warnings[0].Fix, tt.want) {
 			t.Errorf("NCCL %s: fix %q lacks %q", tt.version, r.Warnings[0].Fix, tt.want)
 		}
+	}
+}
+
+// A NIC NCCL's IB transport saw fail is a warning that fails the fabric,
+// whatever the launch did; the fix names the device to check and to leave
+// out with NCCL_IB_HCA.
+func TestDiagnoseNICErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		errs []benchfmt.NICError
+		// msg and fix are texts the warning must hold.
+		msg, fix []string
+	}{
+		{"port error (link down)", []benchfmt.NICError{{Host: "b", Device: "mlx5_0:1", Kind: benchfmt.NICErrorEvent, Event: "port error",
+			Line: "NET/IB : mlx5_0:1 Got non-fatal async event: port error(10)"}},
+			[]string{"mlx5_0:1 on b", "the port lost its link", "port error(10)"},
+			[]string{"ibv_devinfo -d mlx5_0 -i 1", "ibstat mlx5_0", "switch port", "NCCL_IB_HCA=^=mlx5_0:1"}},
+		{"fatal event", []benchfmt.NICError{{Host: "a", Device: "mlx5_1:1", Kind: benchfmt.NICFatalEvent, Event: "local catastrophic error",
+			Line: "NET/IB : mlx5_1:1 async fatal event: local catastrophic error"}},
+			[]string{"mlx5_1:1 on a", "unusable until it is reset"}, []string{"NCCL_IB_HCA=^=mlx5_1:1", "reset the HCA"}},
+		{"failed completion, no device named", []benchfmt.NICError{{Host: "a", Kind: benchfmt.NICCompletion, Event: "IBV_WC_RETRY_EXC_ERR(12)",
+			Line: "NET/IB : Got completion from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 (Send)"}},
+			[]string{"an RDMA device NCCL did not name on a", "IBV_WC_RETRY_EXC_ERR(12)", "no answer from the peer"},
+			[]string{"NCCL_IB_HCA=^=<device>", "ibv_devinfo and ibstat"}},
+		{"two devices", []benchfmt.NICError{
+			{Host: "a", Device: "mlx5_0:1", Kind: benchfmt.NICErrorEvent, Event: "port error"},
+			{Host: "b", Device: "mlx5_1", Kind: benchfmt.NICCompletion, Event: "IBV_WC_WR_FLUSH_ERR(5)"}},
+			[]string{"mlx5_0:1 on a", "mlx5_1 on b", "completed with an error"}, []string{"NCCL_IB_HCA=^=mlx5_0:1,mlx5_1", "ibstat mlx5_1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := ibFacts()
+			f.NICErrors = tt.errs
+			r := Diagnose(result(f, rows(healthy), "NVIDIA H100 80GB HBM3"), twoRails(), Context{})
+			if !reflect.DeepEqual(r.Codes(), []string{CodeNICError}) {
+				t.Fatalf("codes = %v, want [%s]\n%+v", r.Codes(), CodeNICError, r.Warnings)
+			}
+			w := r.Warnings[0]
+			for _, s := range tt.msg {
+				if !strings.Contains(w.Message, s) {
+					t.Errorf("message lacks %q:\n%s", s, w.Message)
+				}
+			}
+			for _, s := range tt.fix {
+				if !strings.Contains(w.Fix, s) {
+					t.Errorf("fix lacks %q:\n%s", s, w.Fix)
+				}
+			}
+			if got := r.FabricFailure(); !strings.HasPrefix(got, CodeNICError+": ") {
+				t.Errorf("FabricFailure() = %q, want the nic-error", got)
+			}
+		})
+	}
+	// Other warnings leave the fabric's verdict to the launch.
+	f := ibFacts()
+	f.GDR = ptr(false)
+	if r := Diagnose(result(f, rows(healthy), "NVIDIA H100 80GB HBM3"), twoRails(), Context{}); len(r.Warnings) == 0 || r.FabricFailure() != "" {
+		t.Errorf("GDR off: warnings %v, FabricFailure %q; want a warning that does not fail the fabric", r.Codes(), r.FabricFailure())
 	}
 }
