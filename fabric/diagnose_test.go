@@ -397,3 +397,59 @@ func TestDiagnoseNICErrors(t *testing.T) {
 		t.Errorf("GDR off: warnings %v, FabricFailure %q; want a warning that does not fail the fabric", r.Codes(), r.FabricFailure())
 	}
 }
+
+// The real 2.30.7-source plugin log (four H200 ranks as four hosts), its
+// GPU and node count rewritten: only Blackwell at 3+ nodes with the
+// example plugin loaded as v5 gets the warning of its rewritten constants.
+func TestDiagnoseTunerExampleConstants(t *testing.T) {
+	data, err := os.ReadFile("../benchfmt/testdata/tuner-real/all_reduce_tuner_2.30.7.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		gpu      string
+		nodes    string // NCCL's "nNodes N"
+		name2    string // the plugin's name in "Using …"
+		want     bool
+		cc       string
+		wantText []string
+	}{
+		{"GB10 at 4 nodes", "NVIDIA GB10", "4", "Example", true, "12.1",
+			[]string{"Using Example (v5)", "NVIDIA GB10 (compute capability 12.1, Blackwell) at 4 nodes", "Tree bandwidth per channel to 15 GB/s",
+				"Ring LL128 per channel to 20 GB/s", "whatever its CSV holds"}},
+		{"B200 at 3 nodes", "NVIDIA B200", "3", "Example", true, "10.0", []string{"at 3 nodes"}},
+		{"GB10 at 2 nodes", "NVIDIA GB10", "2", "Example", false, "12.1", nil},
+		{"H200 at 4 nodes", "NVIDIA H200", "4", "Example", false, "", nil},
+		{"another plugin on GB10", "NVIDIA GB10", "4", "MyTuner", false, "12.1", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := blackwellCC(tt.gpu); got != tt.cc {
+				t.Errorf("blackwellCC(%q) = %q, want %q", tt.gpu, got, tt.cc)
+			}
+			log := strings.ReplaceAll(string(data), "NVIDIA H200", tt.gpu)
+			log = strings.ReplaceAll(log, " nNodes 4 ", " nNodes "+tt.nodes+" ")
+			log = strings.ReplaceAll(log, "Using Example (v5)", "Using "+tt.name2+" (v5)")
+			res, _ := benchfmt.Parse([]byte(log))
+			r := Diagnose(res, benchfmt.ParseNCCLInit([]byte(log)), Context{})
+			w, ok := Warning{}, false
+			for _, x := range r.Warnings {
+				if x.Code == CodeTunerExampleConstants {
+					w, ok = x, true
+				}
+			}
+			if ok != tt.want {
+				t.Fatalf("warning %s shown %v, want %v: %v", CodeTunerExampleConstants, ok, tt.want, r.Codes())
+			}
+			for _, s := range tt.wantText {
+				if !strings.Contains(w.Message, s) {
+					t.Errorf("message lacks %q:\n%s", s, w.Message)
+				}
+			}
+			if ok && !strings.Contains(w.Fix, "verify --tuner-plugin") {
+				t.Errorf("fix %q does not say how to check the plugin's effect", w.Fix)
+			}
+		})
+	}
+}

@@ -32,7 +32,9 @@ unavailable where NVLink exists, ranks of one host on the network, a launch
 that hangs (and where), wrong results, MPI wiring up over docker0, a
 throttled link, an NCCL too old for the GPU, a NIC that failed under the
 run (NCCL's async error events such as "port error", the link going down,
-and transfers that completed with an error).
+and transfers that completed with an error), NVIDIA's example tuner plugin
+loaded on Blackwell GPUs at 3 or more nodes (it rewrites NCCL's cost-model
+constants there whatever its CSV holds).
 
 JSON: "transport" is the network's name ("IB", "Socket", …) when the network
 carries data between any two ranks, else "P2P", "SHM" or "P2P+SHM"; "routes"
