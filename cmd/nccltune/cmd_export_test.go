@@ -275,9 +275,10 @@ func TestExportErrors(t *testing.T) {
 			}
 		})
 	}
-	// Without a database at all.
-	_, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "none.db"), "export", "s1", "--format", "env")
-	if code != 2 || !strings.Contains(stderr, `no study "s1"`) {
+	// Without a database at all: the path named is not one.
+	none := filepath.Join(t.TempDir(), "none.db")
+	_, stderr, code := runCLI(t, none, "export", "s1", "--format", "env")
+	if code != 2 || !strings.Contains(stderr, none+" (--db or NCCLTUNE_DB) does not exist") {
 		t.Errorf("no database: exit %d, %q", code, stderr)
 	}
 }
