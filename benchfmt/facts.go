@@ -21,6 +21,8 @@ type factsBuilder struct {
 	tuning    tuningTable
 	// tuner reads the tuner plugin's lines (tunerplugin.go).
 	tuner tunerLog
+	// nicErrors reads the IB transport's failing devices (nicerror.go).
+	nicErrors nicErrorLog
 }
 
 type pluginNICs struct {
@@ -43,6 +45,7 @@ func (b *factsBuilder) add(host, level, msg string) {
 		b.f.Hosts = appendUnique(b.f.Hosts, host)
 	}
 	b.transport.add(host, msg)
+	b.nicErrors.add(host, msg)
 	if level == "WARN" {
 		if msg != "" {
 			b.f.Warnings = appendUnique(b.f.Warnings, msg)
@@ -279,6 +282,7 @@ func (b *factsBuilder) result() *Facts {
 	f.Choices = choicesAtTestSizes(f.Choices, f.NRanks)
 	f.Tuning = b.tuning.bw
 	f.Tuner = b.tuner.result()
+	f.NICErrors = b.nicErrors.errs
 	f.Channels = b.ringChannels
 	if b.collChannels > 0 {
 		f.Channels = b.collChannels

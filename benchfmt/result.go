@@ -192,6 +192,10 @@ type Facts struct {
 	// loaded or not, its configs, what it did per call, a crash inside it;
 	// nil when the log shows none.
 	Tuner *TunerPlugin `json:"tuner_plugin,omitempty"`
+	// NICErrors are the IB transport's lines saying an RDMA device or
+	// port failed (an async error event, a completion with an error), once
+	// per host, device and event; nil when none.
+	NICErrors []NICError `json:"nic_errors,omitempty"`
 	// Hosts are the host names seen in log line prefixes.
 	Hosts []string `json:"hosts,omitempty"`
 	// Warnings are NCCL WARN lines, verbatim minus the prefix.

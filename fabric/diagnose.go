@@ -175,6 +175,7 @@ func Diagnose(res *benchfmt.Result, log *benchfmt.NCCLInit, c Context) Report {
 	d.fill()
 	d.tunerWarnings()
 	d.launchWarnings()
+	d.nicWarnings()
 	d.gpuWarnings()
 	d.hostWarnings()
 	d.transportWarnings()
@@ -367,7 +368,7 @@ func (d *diagnosis) launchWarnings() {
 func (d *diagnosis) tunerWarnings() {
 	tp := d.facts.Tuner
 	d.r.TunerPlugin = tp
-	d.r.Warnings = append(d.r.Warnings, TunerWarnings(tp, d.r.NCCLVersion)...)
+	d.r.Warnings = append(d.r.Warnings, TunerWarnings(tp, TunerRun{Version: d.r.NCCLVersion, GPU: d.r.GPU, NNodes: d.r.NNodes})...)
 	if plugin, ok := d.env("NCCL_TUNER_PLUGIN"); ok && plugin != "" && (tp == nil || tp.Crash == "") &&
 		d.c.Outcome == benchfmt.Failed && strings.Contains(d.c.Reason, "signal 11") {
 		d.r.Warnings = append(d.r.Warnings, TunerCrashWarning("killed by signal 11 with NCCL_TUNER_PLUGIN="+plugin, d.r.NCCLVersion))

@@ -208,7 +208,8 @@ func TestDiagnoseFixtures(t *testing.T) {
 	}{
 		{"ar2_mps_info.txt", "Socket", ptr(false), []string{CodeSocketTransport}, 0, 2},
 		{"ar2_debug_tuning.txt", "Socket", ptr(false), []string{CodeSocketTransport}, 4, 2},
-		{"ar4_ib_gdr_debug.txt", "IB", ptr(true), nil, 3, 4},
+		// NCCL logs "Got async error event: local catastrophic error" on mlx5_1.
+		{"ar4_ib_gdr_debug.txt", "IB", ptr(true), []string{CodeNICError}, 3, 4},
 		{"ar2_mpi_docker0.txt", "", nil, []string{CodeMPIWireup}, 0, 0},
 	}
 	for _, tt := range tests {
@@ -336,5 +337,119 @@ func TestDiagnoseTunerCrashWithoutLog(t *testing.T) {
 		if !strings.Contains(r.Warnings[0].Fix, tt.want) {
 			t.Errorf("NCCL %s: fix %q lacks %q", tt.version, r.Warnings[0].Fix, tt.want)
 		}
+	}
+}
+
+// A NIC NCCL's IB transport saw fail is a warning that fails the fabric,
+// whatever the launch did; the fix names the device to check and to leave
+// out with NCCL_IB_HCA.
+func TestDiagnoseNICErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		errs []benchfmt.NICError
+		// msg and fix are texts the warning must hold.
+		msg, fix []string
+	}{
+		{"port error (link down)", []benchfmt.NICError{{Host: "b", Device: "mlx5_0:1", Kind: benchfmt.NICErrorEvent, Event: "port error",
+			Line: "NET/IB : mlx5_0:1 Got non-fatal async event: port error(10)"}},
+			[]string{"mlx5_0:1 on b", "the port lost its link", "port error(10)"},
+			[]string{"ibv_devinfo -d mlx5_0 -i 1", "ibstat mlx5_0", "switch port", "NCCL_IB_HCA=^=mlx5_0:1"}},
+		{"fatal event", []benchfmt.NICError{{Host: "a", Device: "mlx5_1:1", Kind: benchfmt.NICFatalEvent, Event: "local catastrophic error",
+			Line: "NET/IB : mlx5_1:1 async fatal event: local catastrophic error"}},
+			[]string{"mlx5_1:1 on a", "unusable until it is reset"}, []string{"NCCL_IB_HCA=^=mlx5_1:1", "reset the HCA"}},
+		{"failed completion, no device named", []benchfmt.NICError{{Host: "a", Kind: benchfmt.NICCompletion, Event: "IBV_WC_RETRY_EXC_ERR(12)",
+			Line: "NET/IB : Got completion from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 (Send)"}},
+			[]string{"an RDMA device NCCL did not name on a", "IBV_WC_RETRY_EXC_ERR(12)", "no answer from the peer"},
+			[]string{"NCCL_IB_HCA=^=<device>", "ibv_devinfo and ibstat"}},
+		{"two devices", []benchfmt.NICError{
+			{Host: "a", Device: "mlx5_0:1", Kind: benchfmt.NICErrorEvent, Event: "port error"},
+			{Host: "b", Device: "mlx5_1", Kind: benchfmt.NICCompletion, Event: "IBV_WC_WR_FLUSH_ERR(5)"}},
+			[]string{"mlx5_0:1 on a", "mlx5_1 on b", "completed with an error"}, []string{"NCCL_IB_HCA=^=mlx5_0:1,mlx5_1", "ibstat mlx5_1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := ibFacts()
+			f.NICErrors = tt.errs
+			r := Diagnose(result(f, rows(healthy), "NVIDIA H100 80GB HBM3"), twoRails(), Context{})
+			if !reflect.DeepEqual(r.Codes(), []string{CodeNICError}) {
+				t.Fatalf("codes = %v, want [%s]\n%+v", r.Codes(), CodeNICError, r.Warnings)
+			}
+			w := r.Warnings[0]
+			for _, s := range tt.msg {
+				if !strings.Contains(w.Message, s) {
+					t.Errorf("message lacks %q:\n%s", s, w.Message)
+				}
+			}
+			for _, s := range tt.fix {
+				if !strings.Contains(w.Fix, s) {
+					t.Errorf("fix lacks %q:\n%s", s, w.Fix)
+				}
+			}
+			if got := r.FabricFailure(); !strings.HasPrefix(got, CodeNICError+": ") {
+				t.Errorf("FabricFailure() = %q, want the nic-error", got)
+			}
+		})
+	}
+	// Other warnings leave the fabric's verdict to the launch.
+	f := ibFacts()
+	f.GDR = ptr(false)
+	if r := Diagnose(result(f, rows(healthy), "NVIDIA H100 80GB HBM3"), twoRails(), Context{}); len(r.Warnings) == 0 || r.FabricFailure() != "" {
+		t.Errorf("GDR off: warnings %v, FabricFailure %q; want a warning that does not fail the fabric", r.Codes(), r.FabricFailure())
+	}
+}
+
+// The real 2.30.7-source plugin log (four H200 ranks as four hosts), its
+// GPU and node count rewritten: only Blackwell at 3+ nodes with the
+// example plugin loaded as v5 gets the warning of its rewritten constants.
+func TestDiagnoseTunerExampleConstants(t *testing.T) {
+	data, err := os.ReadFile("../benchfmt/testdata/tuner-real/all_reduce_tuner_2.30.7.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		gpu      string
+		nodes    string // NCCL's "nNodes N"
+		name2    string // the plugin's name in "Using …"
+		want     bool
+		cc       string
+		wantText []string
+	}{
+		{"GB10 at 4 nodes", "NVIDIA GB10", "4", "Example", true, "12.1",
+			[]string{"Using Example (v5)", "NVIDIA GB10 (compute capability 12.1, Blackwell) at 4 nodes", "Tree bandwidth per channel to 15 GB/s",
+				"Ring LL128 per channel to 20 GB/s", "whatever its CSV holds"}},
+		{"B200 at 3 nodes", "NVIDIA B200", "3", "Example", true, "10.0", []string{"at 3 nodes"}},
+		{"GB10 at 2 nodes", "NVIDIA GB10", "2", "Example", false, "12.1", nil},
+		{"H200 at 4 nodes", "NVIDIA H200", "4", "Example", false, "", nil},
+		{"another plugin on GB10", "NVIDIA GB10", "4", "MyTuner", false, "12.1", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := blackwellCC(tt.gpu); got != tt.cc {
+				t.Errorf("blackwellCC(%q) = %q, want %q", tt.gpu, got, tt.cc)
+			}
+			log := strings.ReplaceAll(string(data), "NVIDIA H200", tt.gpu)
+			log = strings.ReplaceAll(log, " nNodes 4 ", " nNodes "+tt.nodes+" ")
+			log = strings.ReplaceAll(log, "Using Example (v5)", "Using "+tt.name2+" (v5)")
+			res, _ := benchfmt.Parse([]byte(log))
+			r := Diagnose(res, benchfmt.ParseNCCLInit([]byte(log)), Context{})
+			w, ok := Warning{}, false
+			for _, x := range r.Warnings {
+				if x.Code == CodeTunerExampleConstants {
+					w, ok = x, true
+				}
+			}
+			if ok != tt.want {
+				t.Fatalf("warning %s shown %v, want %v: %v", CodeTunerExampleConstants, ok, tt.want, r.Codes())
+			}
+			for _, s := range tt.wantText {
+				if !strings.Contains(w.Message, s) {
+					t.Errorf("message lacks %q:\n%s", s, w.Message)
+				}
+			}
+			if ok && !strings.Contains(w.Fix, "verify --tuner-plugin") {
+				t.Errorf("fix %q does not say how to check the plugin's effect", w.Fix)
+			}
+		})
 	}
 }

@@ -19,7 +19,42 @@ const (
 	// CodeTunerNotLoaded: NCCL_TUNER_PLUGIN was set but NCCL ran its own
 	// tuner.
 	CodeTunerNotLoaded = "tuner-plugin-not-loaded"
+	// CodeTunerExampleConstants: NVIDIA's example plugin, loaded on
+	// Blackwell GPUs at 3 or more nodes, rewrites NCCL's cost-model
+	// constants there whatever its CSV holds.
+	CodeTunerExampleConstants = "tuner-example-constants"
 )
+
+// TunerRun is what the tuner warnings read of the run besides the
+// plugin's lines.
+type TunerRun struct {
+	// Version is the NCCL that ran it ("" when unknown).
+	Version string
+	// GPU is the first device's name as nccl-tests prints it ("NVIDIA
+	// GB10"): NCCL's log does not give the compute capability.
+	GPU string
+	// NNodes is NCCL's node count (0 when unknown).
+	NNodes int
+}
+
+// TunerRunOf is the TunerRun of a parsed output.
+func TunerRunOf(res *benchfmt.Result) TunerRun {
+	var r TunerRun
+	if res == nil {
+		return r
+	}
+	r.Version = res.NCCLVersion
+	if len(res.Devices) > 0 {
+		r.GPU = res.Devices[0].Name
+	}
+	if res.Facts != nil {
+		r.NNodes = res.Facts.NNodes
+		if r.Version == "" {
+			r.Version = res.Facts.NCCLVersion
+		}
+	}
+	return r
+}
 
 // TunerPluginFix is what to build instead of a plugin that crashes: NCCL's
 // example plugin from 2.30.3 or newer source, for an NCCL from 2.28 on;
@@ -48,22 +83,82 @@ func TunerCrashWarning(evidence, version string) Warning {
 
 // TunerWarnings are the traps a tuner plugin's lines show: a crash inside
 // it, a plugin asked for and not loaded, calls that fell back to one
-// channel. version is the NCCL that ran it.
-func TunerWarnings(tp *benchfmt.TunerPlugin, version string) []Warning {
+// channel, the example plugin's constants on Blackwell at 3+ nodes. run
+// is the NCCL, GPU and node count that ran it.
+func TunerWarnings(tp *benchfmt.TunerPlugin, run TunerRun) []Warning {
 	if tp == nil {
 		return nil
 	}
 	var out []Warning
 	if tp.Crash != "" {
-		out = append(out, TunerCrashWarning(tp.Crash, version))
+		out = append(out, TunerCrashWarning(tp.Crash, run.Version))
 	}
 	if tp.Requested != "" && !tp.Loaded {
-		out = append(out, tunerNotLoaded(tp, version))
+		out = append(out, tunerNotLoaded(tp, run.Version))
 	}
 	if w, ok := tunerFallback(tp); ok {
 		out = append(out, w)
 	}
+	if w, ok := tunerExampleConstants(tp, run); ok {
+		out = append(out, w)
+	}
 	return out
+}
+
+// tunerExampleConstants: NVIDIA's example plugin (plugins/tuner/example,
+// NCCL 2.30.x) writes into the cost-model constants NCCL hands a v5 or v6
+// plugin's init, before it reads its CSV:
+//
+//	constants->perChMaxTreeBws[NCCL_BLACKWELL_COMPCAP_IDX][NCCL_TUNING_SCALE_4NODES] = 15.0;
+//	constants->perChMaxRingLL128Bws[NCCL_BLACKWELL_COMPCAP_IDX][NCCL_TUNING_SCALE_4NODES] = 20.0;
+//	constants->hwLatencies[NCCL_HW_NET][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE] = 24.0;
+//
+// NCCL reads the first two for compute capability ≥ 10 (Blackwell) at
+// nNodes > 2 (graph/tuning.cc: compCapIndex, index2), where its own values
+// are 24 and 40 (73.4 in 2.28): there, loading the plugin alone changes
+// NCCL's choice for every call no CSV row matches, and what a study
+// measured without it no longer describes the process. NCCL 2.27 and
+// older load v4 plugins, whose init gets no constants.
+func tunerExampleConstants(tp *benchfmt.TunerPlugin, run TunerRun) (Warning, bool) {
+	cc := blackwellCC(run.GPU)
+	if !tp.Loaded || tp.Name != "Example" || tp.Interface < 5 || cc == "" || run.NNodes < 3 {
+		return Warning{}, false
+	}
+	return Warning{Code: CodeTunerExampleConstants,
+		Message: fmt.Sprintf("NCCL loaded NVIDIA's example tuner plugin (\"TUNER/Plugin: Using Example (v%d)\") on %s (compute "+
+			"capability %s, Blackwell) at %d nodes: its pluginInit rewrites NCCL's cost-model constants there whatever its "+
+			"CSV holds — Tree bandwidth per channel to 15 GB/s (NCCL's own 24), Ring LL128 per channel to 20 GB/s (NCCL's "+
+			"40; 73.4 in 2.28), the NVLS network latency to 24 µs (NCCL's 18) — so loading the plugin alone changes the "+
+			"algorithm and protocol NCCL picks wherever no CSV row decides",
+			tp.Interface, run.GPU, cc, run.NNodes),
+		Fix: "cover every size and op the process calls with CSV rows (nccltune's export does: rows from 0 to 2^64-1, " +
+			"NCCL's own choice where nothing was proven) and verify with the plugin loaded (nccltune verify --tuner-plugin), " +
+			"or deliver the env export instead; a plugin built from the example with those three lines of pluginInit " +
+			"removed keeps NCCL's constants"}, true
+}
+
+// blackwellCC is the compute capability of a Blackwell GPU named as
+// nccl-tests prints it ("NVIDIA GB10" → "12.1", "NVIDIA B200" → "10.0"),
+// "" for any other GPU: NCCL's log does not print the capability.
+func blackwellCC(gpu string) string {
+	fields := strings.Fields(gpu)
+	for i, f := range fields {
+		switch f {
+		case "GB10":
+			return "12.1"
+		case "B100", "B200", "GB200":
+			return "10.0"
+		case "B300", "GB300":
+			return "10.3"
+		case "Blackwell": // "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+			return "12.0"
+		}
+		// "NVIDIA GeForce RTX 5090"
+		if f == "RTX" && i+1 < len(fields) && len(fields[i+1]) == 4 && strings.HasPrefix(fields[i+1], "50") {
+			return "12.0"
+		}
+	}
+	return ""
 }
 
 func tunerNotLoaded(tp *benchfmt.TunerPlugin, version string) Warning {

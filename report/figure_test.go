@@ -764,3 +764,72 @@ func TestRecommendedNamedAsExported(t *testing.T) {
 		t.Errorf("the export writes %q, the figures %q", got, written)
 	}
 }
+
+// A config whose only launch was the debug launch that merged it into a
+// config already tried is drawn as merged, in grey: only a failed config
+// is a red cross in the landscape.
+func TestLandscapeMergedIsNotFailed(t *testing.T) {
+	b := newBuilder(searchStudy("s9-512K-4M"), 9)
+	all := append(append([]int64{}, bandSizes...), guardSizes...)
+	base := b.trial(vocab.RoleBaseline, vocab.TrialComplete, "", nccl.Config{})
+	fix := b.trial(vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})
+	ch := b.trial(vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_MAX_NCHANNELS": "2"})
+	for range 2 {
+		b.launch(base, vocab.PhaseExplore, true, defaultsUS, all, 0.05, 0.05, 1)
+		b.launch(fix, vocab.PhaseExplore, true, fixedUS, all, 0.05, 0.05, 1)
+		b.launch(ch, vocab.PhaseExplore, true, channelsUS, all, 0.05, 0.05, 1)
+	}
+	merged := b.trial(vocab.RoleExplore, vocab.TrialComplete, "", nccl.Config{"NCCL_CROSS_NIC": "1"})
+	b.launch(merged, vocab.PhasePlan, false, defaultsUS, all, 0.05, 0.05, 1)
+	bad := b.trial(vocab.RoleExplore, vocab.TrialInvalid, "wrong results", nccl.Config{"NCCL_PROTO": "LL128"})
+	b.failed(bad, "wrong results")
+	unmeasured := b.trial(vocab.RoleExplore, vocab.TrialRunning, "", nccl.Config{"NCCL_MAX_NCHANNELS": "4"})
+
+	l, err := b.s.Landscape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]struct{ noScore, label string }{
+		base.Number:       {"", "NCCL defaults"},
+		merged.Number:     {NoScoreMerged, "(merged)"},
+		bad.Number:        {NoScoreFailed, "(invalid)"},
+		unmeasured.Number: {NoScoreUnmeasured, "(not measured)"},
+	}
+	for _, c := range l.Configs {
+		w, ok := want[c.Trials[0]]
+		if !ok {
+			continue
+		}
+		if c.NoScore() != w.noScore || !strings.Contains(c.rowLabel(), w.label) {
+			t.Errorf("trial %d: NoScore %q, row %q; want %q and a row naming %q", c.Trials[0], c.NoScore(), c.rowLabel(), w.noScore, w.label)
+		}
+	}
+	var buf bytes.Buffer
+	if err := l.Write(&buf, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	for _, s := range []string{"merged: its debug launch showed NCCL runs it like a config already tried", "failed, invalid or timed out", "not measured: proposed"} {
+		if !strings.Contains(svg, s) {
+			t.Errorf("the landscape's legend lacks %q", s)
+		}
+	}
+	// One red cross, for the one failed config: the merged config is not
+	// among the failures.
+	if n := strings.Count(strings.ToUpper(svg), fmt.Sprintf("STROKE:#%02X%02X%02X", titleRed.R, titleRed.G, titleRed.B)); n == 0 {
+		t.Errorf("no red mark for the failed config")
+	}
+	only := b.s
+	only.Trials = only.Trials[:len(only.Trials)-2] // without the failed and the unmeasured configs
+	l2, err := only.Landscape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if err := l2.Write(&buf, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "failed, invalid or timed out") {
+		t.Errorf("a landscape whose only unscored config was merged names failures")
+	}
+}

@@ -52,10 +52,41 @@ type ScoredConfig struct {
 	Launches int     `json:"launches"`
 	// Exploration counts the launches before confirmation.
 	Exploration int `json:"exploration_launches"`
+	// PlanLaunches counts its unscored debug launches (vocab.PhasePlan),
+	// which read the plan NCCL runs it with.
+	PlanLaunches int `json:"plan_launches,omitempty"`
 }
 
 // Scored reports whether the config has a band score.
 func (c ScoredConfig) Scored() bool { return c.Launches > 0 && finite(c.ScoreUS) }
+
+// Why a config has no band score (ScoredConfig.NoScore).
+const (
+	// NoScoreFailed: it failed, timed out, gave wrong results or broke a
+	// rule of NCCL's; never recommended.
+	NoScoreFailed = "failed"
+	// NoScoreMerged: only its debug launch ran, and it showed NCCL runs
+	// the config like one already tried, so the search measured that one.
+	NoScoreMerged = "merged"
+	// NoScoreUnmeasured: it was proposed and never launched (a study
+	// stopped before it).
+	NoScoreUnmeasured = "not measured"
+)
+
+// NoScore says why the config has no band score, "" when it has one: the
+// one rule the landscape's marks and row labels read, so a config merged
+// into another is never drawn as a failure.
+func (c ScoredConfig) NoScore() string {
+	switch {
+	case c.Scored():
+		return ""
+	case !vocab.TrialState(c.State).Usable():
+		return NoScoreFailed
+	case c.PlanLaunches > 0:
+		return NoScoreMerged
+	}
+	return NoScoreUnmeasured
+}
 
 // ScoredConfigs scores every config of a search, best first; configs
 // without a scored launch (failed, invalid, timed out) follow in trial
@@ -89,6 +120,12 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 			g.Role = "recommended"
 		case cand != nil && t.ID == cand.ID:
 			g.Role = "confirmed"
+		}
+		for _, l := range s.Launches {
+			// Debug launches are not among TrialLaunches' usable ones.
+			if l.TrialID == t.ID && l.Phase == vocab.PhasePlan {
+				g.PlanLaunches++
+			}
 		}
 		for _, l := range s.TrialLaunches(t, "") {
 			sc := s.launchScore(l, sizes)
@@ -311,8 +348,10 @@ func (c ScoredConfig) rowLabel() string {
 		s += "  (" + c.Role + "; measured as " + c.MeasuredAs + ")"
 	case c.Role == "recommended" || c.Role == "confirmed":
 		s += "  (" + c.Role + ")"
-	case !c.Scored():
+	case c.NoScore() == NoScoreFailed:
 		s += "  (" + c.State + ")"
+	case c.NoScore() != "":
+		s += "  (" + c.NoScore() + ")"
 	}
 	return s
 }
@@ -391,7 +430,7 @@ func (l Landscape) sheet() (*sheet, error) {
 
 // axes puts the scores on a log x axis and one row per config on y,
 // best first (row i at y = n-1-i), named by its label. It returns the x
-// where failed configs are marked, right of every score.
+// where configs without a score are marked, right of every score.
 func (l Landscape) axes(p *plot.Plot) (failedAt float64, err error) {
 	n := len(l.Configs)
 	p.X.Scale = plot.LogScale{}
@@ -426,12 +465,13 @@ type valueSeries struct {
 }
 
 // drawConfigs draws each scored config in its knob value's colour with
-// its score written beside it, one legend row per value, and the failed
-// configs as crosses at failedAt.
+// its score written beside it, one legend row per value, and the configs
+// without a score at failedAt: failed ones as red crosses, merged and
+// unmeasured ones in grey (noScoreMarks).
 func (l Landscape) drawConfigs(cv *canvas, failedAt float64) error {
 	n := len(l.Configs)
 	cols, values := l.valueColors()
-	var failed plotter.XYs
+	unscored := map[string]plotter.XYs{}
 	byValue := map[string]*valueSeries{}
 	for _, v := range values {
 		byValue[v] = &valueSeries{wh: &whiskers{Style: draw.LineStyle{Color: cols[v], Width: vg.Points(1.4)}, Cap: vg.Points(4)}}
@@ -439,8 +479,8 @@ func (l Landscape) drawConfigs(cv *canvas, failedAt float64) error {
 	var roles annotations
 	for i, c := range l.Configs {
 		y := float64(n - 1 - i)
-		if !c.Scored() {
-			failed = append(failed, plotter.XY{X: failedAt, Y: y})
+		if why := c.NoScore(); why != "" {
+			unscored[why] = append(unscored[why], plotter.XY{X: failedAt, Y: y})
 			continue
 		}
 		sr := byValue[c.Config[l.Knob]]
@@ -465,11 +505,29 @@ func (l Landscape) drawConfigs(cv *canvas, failedAt float64) error {
 		}
 	}
 	cv.p.Add(roles)
-	if len(failed) > 0 {
-		return cv.dots(failed, draw.GlyphStyle{Color: titleRed, Radius: vg.Points(4), Shape: draw.CrossGlyph{}},
-			"failed, invalid or timed out: no score (never recommended)")
+	for _, m := range noScoreMarks {
+		if xys := unscored[m.why]; len(xys) > 0 {
+			if err := cv.dots(xys, m.style, m.label); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// noScoreMarks are the marks of the configs without a score, by why
+// (ScoredConfig.NoScore): only a failure is red.
+var noScoreMarks = []struct {
+	why   string
+	style draw.GlyphStyle
+	label string
+}{
+	{NoScoreFailed, draw.GlyphStyle{Color: titleRed, Radius: vg.Points(4), Shape: draw.CrossGlyph{}},
+		"failed, invalid or timed out: no score (never recommended)"},
+	{NoScoreMerged, draw.GlyphStyle{Color: defaultsColor, Radius: vg.Points(3.5), Shape: draw.PyramidGlyph{}},
+		"merged: its debug launch showed NCCL runs it like a config already tried, measured there"},
+	{NoScoreUnmeasured, draw.GlyphStyle{Color: defaultsColor, Radius: vg.Points(3.5), Shape: draw.RingGlyph{}},
+		"not measured: proposed, never launched"},
 }
 
 // drawValue draws one knob value's configs, whiskers under dots, with

@@ -125,6 +125,11 @@ func Doctor(ctx context.Context, o DoctorOptions) (*DoctorReport, error) {
 		}
 	}
 	rep.Report = fabric.Diagnose(res, benchfmt.ParseNCCLInit(out), dctx)
+	if rep.failed == "" {
+		// A NIC that failed under the run fails the fabric even when the
+		// run finished over the NICs left (fabric's rule).
+		rep.failed = rep.FabricFailure()
+	}
 	rep.Simulated = rep.Simulated || o.Launch.Simulated
 	if rep.SimProfile == "" && o.Launch.Spec.Sim != nil {
 		rep.SimProfile = o.Launch.Spec.Sim.Profile

@@ -251,7 +251,7 @@ func TunerWarningsOf(l *benchfmt.Launch) []fabric.Warning {
 	if l == nil || l.Result == nil || l.Result.Facts == nil {
 		return out
 	}
-	return append(out, fabric.TunerWarnings(l.Result.Facts.Tuner, l.Result.NCCLVersion)...)
+	return append(out, fabric.TunerWarnings(l.Result.Facts.Tuner, fabric.TunerRunOf(l.Result))...)
 }
 
 // TunerCheck judges verify --tuner-plugin's debug launch: NCCL must have

@@ -81,6 +81,10 @@ Examples:
 						return vocab.UsageErrorf("compare STUDY-A STUDY-B compares stored launches; --%s is for a fresh comparison (without studies)", f)
 					}
 				}
+				// Two stored studies are only read.
+				if path, err = reviewDBPath(c); err != nil {
+					return err
+				}
 				return compareStudies(c.App.Writer, path, c.Args().Get(0), c.Args().Get(1), c.Bool("json"))
 			case c.NArg() != 0:
 				return vocab.UsageErrorf("compare takes two studies or none (got %d arguments); for two configs use --env-a K=V --env-b K=V", c.NArg())

@@ -30,7 +30,11 @@ fix: TCP sockets where RDMA was expected, GPUDirect off, one NIC of two
 carrying the traffic, P2P or SHM disabled between GPUs of one host, P2P
 unavailable where NVLink exists, ranks of one host on the network, a launch
 that hangs (and where), wrong results, MPI wiring up over docker0, a
-throttled link, an NCCL too old for the GPU.
+throttled link, an NCCL too old for the GPU, a NIC that failed under the
+run (NCCL's async error events such as "port error", the link going down,
+and transfers that completed with an error), NVIDIA's example tuner plugin
+loaded on Blackwell GPUs at 3 or more nodes (it rewrites NCCL's cost-model
+constants there whatever its CSV holds).
 
 JSON: "transport" is the network's name ("IB", "Socket", …) when the network
 carries data between any two ranks, else "P2P", "SHM" or "P2P+SHM"; "routes"
@@ -45,7 +49,8 @@ with those settings and prints, per size, what NCCL chose with its defaults
 and with them, side by side: the explanation of what a setting changes.
 
 Exit status: 0 when the fabric could be diagnosed, with or without warnings;
-3 when the launch itself failed or hung (the diagnosis is printed first).
+3 when the launch itself failed or hung, or a NIC failed under it (the
+diagnosis is printed first).
 
 Examples:
   nccltune doctor --sim spark4

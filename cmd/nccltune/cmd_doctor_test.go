@@ -77,7 +77,7 @@ func TestDoctorLogGolden(t *testing.T) {
 		{"doctor/mps_info.golden", []string{"doctor", "--log", doctorLog("ar2_mps_info.txt")}, exitOK},
 		{"doctor/mps_info.json.golden", []string{"doctor", "--json", "--log", doctorLog("ar2_mps_info.txt")}, exitOK},
 		{"doctor/debug_tuning.golden", []string{"doctor", "--log", doctorLog("ar2_debug_tuning.txt")}, exitOK},
-		{"doctor/ib_gdr.golden", []string{"doctor", "--log", doctorLog("ar4_ib_gdr_debug.txt"), "--link-gbps", "400"}, exitOK},
+		{"doctor/ib_gdr.golden", []string{"doctor", "--log", doctorLog("ar4_ib_gdr_debug.txt"), "--link-gbps", "400"}, exitFabric},
 		{"doctor/mpi_docker0.golden", []string{"doctor", "--log", doctorLog("ar2_mpi_docker0.txt")}, exitFabric},
 		{"doctor/x2_p2p.golden", []string{"doctor", "--log", doctorLog("x2_mpirun_p2p_debug.txt")}, exitOK},
 		{"doctor/x2_net.golden", []string{"doctor", "--log", doctorLog("x2_mpirun_net_debug.txt")}, exitOK},

@@ -16,7 +16,7 @@ import (
 func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
-		Usage:     "write a study's recommendation for a serving recipe: env file, shell, docker, k8s, JSON or NCCL tuner-plugin CSV",
+		Usage:     "write a study's recommendation for a serving recipe: env file, shell, docker, docker compose, k8s, JSON or NCCL tuner-plugin CSV",
 		ArgsUsage: "STUDY…",
 		Description: `export writes what a finished search recommends, in the form a serving recipe
 (SGLang, vLLM) consumes:
@@ -71,7 +71,7 @@ Pasted there and parsed (a test does it):
 			&cli.BoolFlag{Name: "json", Usage: "the same as --format json"},
 		},
 		Action: func(c *cli.Context) error {
-			db, err := dbPath(c)
+			db, err := reviewDBPath(c)
 			if err != nil {
 				return err
 			}

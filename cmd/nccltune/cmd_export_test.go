@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
@@ -274,9 +275,31 @@ func TestExportErrors(t *testing.T) {
 			}
 		})
 	}
-	// Without a database at all.
-	_, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "none.db"), "export", "s1", "--format", "env")
-	if code != 2 || !strings.Contains(stderr, `no study "s1"`) {
+	// Without a database at all: the path named is not one.
+	none := filepath.Join(t.TempDir(), "none.db")
+	_, stderr, code := runCLI(t, none, "export", "s1", "--format", "env")
+	if code != 2 || !strings.Contains(stderr, none+" (--db or NCCLTUNE_DB) does not exist") {
 		t.Errorf("no database: exit %d, %q", code, stderr)
+	}
+}
+
+// export --help's title names every format export writes: compose was
+// missing from it.
+func TestExportTitleNamesEveryFormat(t *testing.T) {
+	// How the one-line title words each format.
+	words := map[export.Format]string{
+		export.FormatEnv: "env file", export.FormatSh: "shell", export.FormatDocker: "docker", export.FormatCompose: "docker compose",
+		export.FormatK8s: "k8s", export.FormatJSON: "JSON", export.FormatTuner: "NCCL tuner-plugin CSV",
+	}
+	title := exportCommand().Usage
+	for _, f := range export.Formats {
+		w, ok := words[f]
+		if !ok {
+			t.Errorf("format %s: say how the title words it", f)
+			continue
+		}
+		if !strings.Contains(title, w) {
+			t.Errorf("export's title %q does not name the %s format (%q)", title, f, w)
+		}
 	}
 }

@@ -33,7 +33,7 @@ a search is running. See one study with: nccltune show STUDY`,
 			if err != nil {
 				return err
 			}
-			db, err := dbPath(c)
+			db, err := reviewDBPath(c)
 			if err != nil {
 				return err
 			}

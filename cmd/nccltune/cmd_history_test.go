@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +96,6 @@ func TestHistoryEmpty(t *testing.T) {
 		name string
 		db   string
 	}{
-		{"missing file", missing},
 		{"empty database", func() string {
 			p := filepath.Join(dir, "empty.db")
 			st, err := store.Open(p, store.Options{})
@@ -117,8 +118,15 @@ func TestHistoryEmpty(t *testing.T) {
 			t.Errorf("%s --json: exit %d, stdout %q", tc.name, code, stdout)
 		}
 	}
-	if _, err := os.Stat(missing); !os.IsNotExist(err) {
-		t.Error("history created the database")
+	// The default database before any study: no studies yet, not created.
+	t.Setenv("NCCLTUNE_DB", "")
+	t.Setenv("XDG_DATA_HOME", dir)
+	var stdout, stderr bytes.Buffer
+	if code := runMain(context.Background(), []string{"history"}, &stdout, &stderr); code != 0 || stdout.String() != ui.HowToStart+"\n" {
+		t.Errorf("default database not yet created: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nccltune", "nccltune.db")); !os.IsNotExist(err) {
+		t.Error("history created the default database")
 	}
 	if _, _, code := runCLI(t, missing, "history", "extra"); code != exitUsage {
 		t.Errorf("history with an argument: exit %d, want %d", code, exitUsage)
@@ -239,5 +247,50 @@ func TestHistoryKeepsTheBaseline(t *testing.T) {
 		if !strings.Contains(out, `"NCCL_PROTO": "^LL128"`) {
 			t.Errorf("%v does not give the baseline's env to run:\n%s", args, out)
 		}
+	}
+}
+
+// A database the user names (--db or NCCLTUNE_DB) that does not exist is a
+// usage error for every command that only reads studies, naming the path
+// and how to list or create one; history said "no studies yet", exit 0.
+func TestReviewMissingNamedDB(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "typo.db")
+	out := filepath.Join(dir, "out")
+	for _, args := range [][]string{
+		{"history"},
+		{"history", "--json"},
+		{"show", "s1-512K-4M"},
+		{"export", "s1-512K-4M", "--format", "env"},
+		{"report", "s1-512K-4M", "--out", out + ".html"},
+		{"plot", "s1-512K-4M", "--out", out + ".svg"},
+		{"compare", "s1-512K-4M", "s2-512K-4M"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			for _, how := range []string{"--db", "NCCLTUNE_DB"} {
+				var stdout, stderr bytes.Buffer
+				argv := append([]string{"--db", missing}, args...)
+				if how == "NCCLTUNE_DB" {
+					t.Setenv("NCCLTUNE_DB", missing)
+					argv = args
+				}
+				code := runMain(context.Background(), argv, &stdout, &stderr)
+				if code != exitUsage {
+					t.Errorf("%s: exit %d, want %d\nstdout %q\nstderr %q", how, code, exitUsage, stdout.String(), stderr.String())
+				}
+				for _, s := range []string{missing + " (--db or NCCLTUNE_DB) does not exist", "nccltune history without --db", "with --db " + missing + " creates"} {
+					if !strings.Contains(stderr.String(), s) {
+						t.Errorf("%s: stderr lacks %q:\n%s", how, s, stderr.String())
+					}
+				}
+				// --json's error document is the only thing on stdout.
+				if json := slices.Contains(args, "--json"); json != strings.Contains(stdout.String(), `"kind": "usage"`) || !json && stdout.Len() != 0 {
+					t.Errorf("%s: stdout %q, want nothing but --json's error document", how, stdout.String())
+				}
+			}
+			if _, err := os.Stat(missing); !os.IsNotExist(err) {
+				t.Error("the command created the database")
+			}
+		})
 	}
 }

@@ -87,7 +87,7 @@ changes that) or .svg.`,
 			if figure != figureCurves && c.NArg() != 1 {
 				return vocab.UsageErrorf("--figure %s draws one STUDY (got %d arguments)", figure, c.NArg())
 			}
-			db, err := dbPath(c)
+			db, err := reviewDBPath(c)
 			if err != nil {
 				return err
 			}

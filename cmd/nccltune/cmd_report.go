@@ -51,7 +51,7 @@ STUDY is a name from nccltune history (s7-512K-4M), its number (7) or s7.`,
 			if ext := strings.ToLower(filepath.Ext(out)); ext != ".html" && ext != ".htm" {
 				return vocab.UsageErrorf("report writes HTML: name the file .html (got %q)", out)
 			}
-			db, err := dbPath(c)
+			db, err := reviewDBPath(c)
 			if err != nil {
 				return err
 			}

@@ -40,7 +40,7 @@ confirmation's: over the interleaved launches that decided. The CSV of
 			if c.NArg() != 1 {
 				return vocab.UsageErrorf("show takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
 			}
-			db, err := dbPath(c)
+			db, err := reviewDBPath(c)
 			if err != nil {
 				return err
 			}

@@ -141,7 +141,7 @@ func TestShowUnknownStudy(t *testing.T) {
 		}
 	}
 	_, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "none.db"), "show", "s1")
-	if code != exitUsage || !strings.Contains(stderr, "does not exist yet") || !strings.Contains(stderr, "run nccltune search") {
+	if code != exitUsage || !strings.Contains(stderr, "does not exist") || !strings.Contains(stderr, "nccltune search") {
 		t.Errorf("show on a missing database: exit %d, %q", code, stderr)
 	}
 }

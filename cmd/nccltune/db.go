@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/stored"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // Where the database is, and opening it to change a study.
@@ -34,6 +38,28 @@ func dbPath(c *cli.Context) (string, error) {
 	p, err := store.DefaultPath()
 	if err != nil {
 		return "", fmt.Errorf("finding the default database location: %w; pass --db FILE", err)
+	}
+	return p, nil
+}
+
+// reviewDBPath is dbPath for a command that only reads studies (history,
+// show, export, report, plot, compare STUDY-A STUDY-B): a database the
+// user named (--db or NCCLTUNE_DB) that does not exist is a usage error
+// naming it, where read as an empty one a typo answered "no studies yet"
+// with exit 0. The default database may not exist yet: no study has run
+// (history says so).
+func reviewDBPath(c *cli.Context) (string, error) {
+	p, err := dbPath(c)
+	if err != nil || c.String("db") == "" {
+		return p, err
+	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		def := "the default database"
+		if d, err := store.DefaultPath(); err == nil {
+			def += " " + d
+		}
+		return "", vocab.UsageErrorf("database %s (--db or NCCLTUNE_DB) does not exist — check the path; nccltune history "+
+			"without --db (and NCCLTUNE_DB unset) lists the studies of %s, and nccltune search (or sweep, import) with --db %s creates this one", p, def, p)
 	}
 	return p, nil
 }

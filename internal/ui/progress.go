@@ -147,16 +147,63 @@ func (p *SearchProgress) draw(ev search.Event) {
 	if width <= 0 {
 		width = fallbackWidth
 	}
-	// One column stays free: some terminals wrap as soon as the last
-	// column is written.
-	cells := barCells(width)
-	room := width - 1 - barWidth(cells, p.done, budget, p.bar.State().SecondsSince)
-	desc := fitWidth(p.status(ev, budget), max(room, 0))
+	cells, desc := p.layout(ev, budget, width, p.bar.State().SecondsSince)
 	// Set without drawing (Describe would draw, and the throttle would
 	// then skip the count's draw): one draw per launch, count and text.
 	progressbar.OptionSetWidth(cells)(p.bar)
 	progressbar.OptionSetDescription(desc)(p.bar)
 	_ = p.bar.Set(min(p.done, budget))
+}
+
+// minBarCells is the narrowest bar drawn: the count beside it still says
+// how far the study is.
+const minBarCells = 4
+
+// layout fits the line to width columns, one left free (some terminals
+// wrap as soon as the last column is written): the bar's cells and the
+// description after it. The leader's config is what the line is for, so
+// the other fields give way first, in order: the gain's interval, the
+// time left, the words around the gain, the bar's cells, the configs'
+// NCCL_ prefixes, the phase; only then is the config itself cut.
+func (p *SearchProgress) layout(ev search.Event, budget, width int, elapsed float64) (cells int, desc string) {
+	full := barCells(width)
+	room := func(cells int) int { return max(width-1-barWidth(cells, p.done, budget, elapsed), 0) }
+	phase := ev.Phase
+	left := timeLeft(p.spent, p.done, budget)
+	if ev.Best == nil || ev.Best == ev.Baseline {
+		if left != "" {
+			phase += ", " + left
+		}
+		return full, fitWidth(phase, room(full))
+	}
+	gain := fmt.Sprintf("%+.0f %%", 100*(ev.BestSpeedup-1))
+	cfg, short := ev.Best.Config.String(), strings.ReplaceAll(ev.Best.Config.String(), "NCCL_", "")
+	trial := fmt.Sprintf("trial %d %s", ev.Best.Number, cfg)
+	withLeft := phase
+	if left != "" {
+		withLeft += ", " + left
+	}
+	// "so far": exploration launches favour lucky configs; the
+	// confirmation decides (the phase, first, says which runs).
+	tries := []struct {
+		cells int
+		text  string
+	}{
+		{full, withLeft + "; best so far " + gain + p.interval(ev) + ": " + trial},
+		{full, withLeft + "; best so far " + gain + ": " + trial},
+		{full, phase + "; best so far " + gain + ": " + trial},
+		{full, phase + "; best " + gain + ": " + trial},
+		{min(full, minBarCells), phase + "; best " + gain + ": " + trial},
+		{min(full, minBarCells), fmt.Sprintf("%s %s #%d %s", phase, gain, ev.Best.Number, short)},
+		{min(full, minBarCells), fmt.Sprintf("%s #%d %s", gain, ev.Best.Number, short)},
+	}
+	for _, t := range tries {
+		if utf8.RuneCountInString(t.text) <= room(t.cells) {
+			return t.cells, t.text
+		}
+	}
+	last := tries[len(tries)-1]
+	return last.cells, fitWidth(last.text, room(last.cells))
 }
 
 // barWidth is the columns the library's line takes besides the
@@ -172,22 +219,6 @@ func barWidth(cells, done, budget int, elapsed float64) int {
 	// draw comes a moment later ("59s" then "1m0s").
 	clock := (time.Duration(elapsed+1) * time.Second).String()
 	return len(fmt.Sprintf("%4d%% [%s] (%d/%d) [%s] ", pct, strings.Repeat("#", cells), done, budget, clock)) + 1
-}
-
-// status is the description after the bar: the phase, what is left,
-// then the leader, so a narrow terminal cuts the config first.
-func (p *SearchProgress) status(ev search.Event, budget int) string {
-	s := ev.Phase
-	if left := timeLeft(p.spent, p.done, budget); left != "" {
-		s += ", " + left
-	}
-	if ev.Best != nil && ev.Best != ev.Baseline {
-		// "so far": exploration launches favour lucky configs; the
-		// confirmation decides (the phase, first, says which runs).
-		s += fmt.Sprintf("; best so far %+.0f %%%s: trial %d %s",
-			100*(ev.BestSpeedup-1), p.interval(ev), ev.Best.Number, ev.Best.Config)
-	}
-	return s
 }
 
 // timeLeft estimates the rest of the budget from the launches' measured

@@ -67,8 +67,8 @@ func progressEvents(budget int) []search.Event {
 }
 
 // TestProgressFitsTerminal draws a study's progress on pseudo-terminals
-// of 80 and 60 columns: the library's bar with the count, the elapsed
-// time and what is left; every draw fits in one column less than the
+// of 80 and 60 columns: the library's bar with the count and the elapsed
+// time; every draw fits in one column less than the
 // terminal, none adds a line, the last shows the whole budget spent, and
 // the line is cleared at the end.
 func TestProgressFitsTerminal(t *testing.T) {
@@ -125,10 +125,9 @@ func TestProgressFitsTerminal(t *testing.T) {
 			}
 		}
 		last := draws[len(draws)-1]
-		wants := []string{"100%", "(60/60)", "[0s]", "explore", "best so far +381 %", "…"}
-		if cols >= 80 {
-			wants = append(wants, "trial 26")
-		}
+		// The five-knob leader is too long for either width: every other
+		// field gave way before its config was cut.
+		wants := []string{"100%", "(60/60)", "[0s]", "+381 %", "#26 ALGO=Ring", "…"}
 		for _, want := range wants {
 			if !strings.Contains(last, want) {
 				t.Errorf("%d columns: the last draw %q lacks %q", cols, last, want)
@@ -198,5 +197,48 @@ func TestFitWidth(t *testing.T) {
 		if got := fitWidth(tc.in, tc.width); got != tc.want {
 			t.Errorf("fitWidth(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
 		}
+	}
+}
+
+// At 80 columns the leader's config is shown whole: the interval, the
+// time left, the words, the bar's cells, the NCCL_ prefixes and the phase
+// give way first, in that order, and a config is cut only when nothing
+// else is left to shorten.
+func TestProgressLayoutKeepsConfig(t *testing.T) {
+	const width, budget, done = 80, 60, 42
+	base := &search.Trial{Number: 0, Config: nccl.Config{}}
+	tests := []struct {
+		name   string
+		config nccl.Config
+		gain   *search.GainBounds
+		// want is the description; cells the bar's.
+		want  string
+		cells int
+	}{
+		{"one knob: the time left and the words give way", nccl.Config{"NCCL_PROTO": "Simple"}, nil,
+			"explore; best +381 %: trial 26 NCCL_PROTO=Simple", 4},
+		{"two knobs: the interval and the NCCL_ prefixes give way too", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"},
+			&search.GainBounds{Lo: 3.9, Hi: 5.2, Interval: true},
+			"explore +381 % #26 MAX_NCHANNELS=8 PROTO=^LL128", 4},
+		{"three knobs: the phase gives way too", nccl.Config{"NCCL_ALGO": "Ring", "NCCL_MAX_CTAS": "16", "NCCL_PROTO": "Simple"}, nil,
+			"+381 % #26 ALGO=Ring MAX_CTAS=16 PROTO=Simple", 4},
+		{"five knobs: only then the config is cut", nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_PROTO": "^LL128",
+			"NCCL_MAX_NCHANNELS": "8", "NCCL_ALGO": "Ring", "NCCL_MAX_CTAS": "16"}, nil,
+			"+381 % #26 ALGO=Ring CROSS_NIC=0 MAX_CTAS=16 MAX_NC…", 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			best := &search.Trial{Number: 26, Config: tt.config}
+			p := &SearchProgress{spent: 2 * time.Second, done: done}
+			ev := search.Event{Seq: done - 1, Budget: budget, Phase: "explore", Trial: best, Best: best, BestSpeedup: 4.81,
+				BestGain: tt.gain, Baseline: base}
+			cells, desc := p.layout(ev, budget, width, 1)
+			if desc != tt.want || cells != tt.cells {
+				t.Errorf("layout: %d cells, %q\nwant %d cells, %q", cells, desc, tt.cells, tt.want)
+			}
+			if n := barWidth(cells, done, budget, 1) + utf8.RuneCountInString(desc); n > width-1 {
+				t.Errorf("the line takes %d columns of %d", n, width)
+			}
+		})
 	}
 }

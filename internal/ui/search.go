@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/internal/invocation"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
@@ -84,11 +85,23 @@ func planLines(p *store.PlanSummary) []string {
 	if !p.Read {
 		out = append(out, "NCCL's plan: not read ("+p.Note+")")
 	} else {
-		out = append(out, fmt.Sprintf("NCCL's plan: %d configs in the space, %d explored, %d distinct plans, %d configs merged (NCCL runs them like one already tried)",
-			p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored, p.MergedConfigs))
+		head := fmt.Sprintf("NCCL's plan: %d configs in the space, %d explored, %d distinct plans, ", p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored)
+		switch {
+		case p.MergedConfigs == 0:
+			head += "no config merged"
+		case p.MergedConfigs == 1 && len(p.Merged) == 1:
+			head += "1 config merged (NCCL runs it like one already tried); the rule that proved it:"
+		default:
+			head += fmt.Sprintf("%s merged (NCCL runs them like one already tried); the rules that proved it (a config may need several):",
+				texttable.Plural(p.MergedConfigs, "config"))
+		}
+		out = append(out, head)
 	}
+	// Each rule's count is a part of the one merged count (a config merged
+	// by several rules counts under each, so the parts may add up to more):
+	// say so with the total, never as counts that read as a sum.
 	for _, m := range p.Merged {
-		out = append(out, fmt.Sprintf("  merged %d: %s", m.Count, m.Reason))
+		out = append(out, fmt.Sprintf("  %d of %d: %s", m.Count, p.MergedConfigs, m.Reason))
 	}
 	if p.Refused > 0 {
 		out = append(out, fmt.Sprintf("  refused %d: they switch on a protocol or algorithm that NCCL's defaults disabled, or that the log does not show enabled (--allow-disabled-protocols to try them)", p.Refused))

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -100,4 +101,43 @@ func TestSearchWorkloadGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "search_workload.golden"), buf.Bytes())
+}
+
+// The merged count and its per-rule lines read one count: a config merged
+// by several rules (every config of a study of several ops carries the
+// ops' rule too) shows under each rule as part of the one total, never as
+// lines that add up to more than the headline says.
+func TestPlanLinesOneMergedCount(t *testing.T) {
+	tests := []struct {
+		name string
+		p    store.PlanSummary
+		want []string
+	}{
+		{"several rules per config", store.PlanSummary{Read: true, SpaceConfigs: 96, ConfigsExplored: 7, PlansExplored: 5, MergedConfigs: 4,
+			Merged: []store.MergeCount{{Reason: "the same plan for all_reduce and all_gather", Count: 4},
+				{Reason: "NCCL_MIN_NCHANNELS below NCCL's channels", Count: 3},
+				{Reason: "the same plan as a config already tried, proved by a debug log", Count: 2}}},
+			[]string{
+				"NCCL's plan: 96 configs in the space, 7 explored, 5 distinct plans, 4 configs merged (NCCL runs them like one already tried); the rules that proved it (a config may need several):",
+				"  4 of 4: the same plan for all_reduce and all_gather",
+				"  3 of 4: NCCL_MIN_NCHANNELS below NCCL's channels",
+				"  2 of 4: the same plan as a config already tried, proved by a debug log",
+			}},
+		{"one rule", store.PlanSummary{Read: true, SpaceConfigs: 12, ConfigsExplored: 3, PlansExplored: 2, MergedConfigs: 1,
+			Merged: []store.MergeCount{{Reason: "NCCL_PROTO=LL128 is NCCL's own choice", Count: 1}}},
+			[]string{
+				"NCCL's plan: 12 configs in the space, 3 explored, 2 distinct plans, 1 config merged (NCCL runs it like one already tried); the rule that proved it:",
+				"  1 of 1: NCCL_PROTO=LL128 is NCCL's own choice",
+			}},
+		{"none merged", store.PlanSummary{Read: true, SpaceConfigs: 12, ConfigsExplored: 3, PlansExplored: 3},
+			[]string{"NCCL's plan: 12 configs in the space, 3 explored, 3 distinct plans, no config merged"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := planLines(&tt.p)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("planLines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
 }
