@@ -19,6 +19,7 @@ import (
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/stored"
 	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/workload"
 )
 
 func render(t *testing.T, f Format, bands []*Recommendation, o Options) []byte {
@@ -570,23 +571,6 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// nearestPick is the oracle for the tuner file: the choice of the
-// recorded size nearest to x, the smaller one on a tie. It is the
-// midpoint rule stated another way.
-func nearestPick(choices []benchfmt.Choice, x uint64) benchfmt.Pick {
-	best := -1
-	var bestD uint64
-	for i, c := range choices {
-		b := uint64(c.Bytes)
-		d := max(b, x) - min(b, x)
-		if best < 0 || d < bestD || d == bestD && b < uint64(choices[best].Bytes) {
-			best, bestD = i, d
-		}
-	}
-	c := choices[best]
-	return benchfmt.Pick{Algo: benchfmt.AlgoName(c.Algo), Proto: benchfmt.ProtoName(c.Proto), Channels: c.Channels}
-}
-
 func rowPick(r pluginRow) benchfmt.Pick {
 	return benchfmt.Pick{Algo: benchfmt.AlgoName(r.algo), Proto: benchfmt.ProtoName(r.proto), Channels: r.channels}
 }
@@ -610,6 +594,10 @@ func probeSizes(bands []*Recommendation) []uint64 {
 		for _, cs := range [][]benchfmt.Choice{b.Defaults, b.Recommended} {
 			for i, c := range cs {
 				add(uint64(c.Bytes))
+				// The edges of the sizes the call counts at.
+				lo, hi := workload.BinRange(workload.BinOf(c.Bytes))
+				add(uint64(lo))
+				add(uint64(hi))
 				if i > 0 {
 					a := uint64(cs[i-1].Bytes)
 					add(a + (uint64(c.Bytes)-a)/2)
@@ -630,8 +618,9 @@ func probeSizes(bands []*Recommendation) []uint64 {
 }
 
 // checkTunerFile reads a tuner file by the plugin's rules and checks
-// every probe size against the oracle: inside a band (first listed wins)
-// its recommended choice, elsewhere NCCL's default choice.
+// every probe size against the oracle (oraclePick): inside a band (first
+// listed wins) the recommended choice measured at the size the call counts
+// at, elsewhere NCCL's own default choice with its own channel count.
 func checkTunerFile(t *testing.T, out []byte, bands []*Recommendation) {
 	t.Helper()
 	rows, err := parsePluginCSV(out)
@@ -644,12 +633,9 @@ func checkTunerFile(t *testing.T, out []byte, bands []*Recommendation) {
 	for _, b := range bands {
 		f := b.Study.Platform
 		for _, x := range probeSizes(bands) {
-			want := nearestPick(b.Defaults, x)
-			for _, o := range bands {
-				if o.Study.Platform.Nodes == f.Nodes && o.Study.Platform.Ranks == f.Ranks && x >= uint64(o.Study.BandMin) && x <= uint64(o.Study.BandMax) {
-					want = nearestPick(o.Recommended, x)
-					break
-				}
+			want, ok := oraclePick(bands, f.Nodes, f.Ranks, x)
+			if !ok {
+				t.Fatalf("%s: the oracle has no choice at %d bytes", b.Study.Name, x)
 			}
 			// Any numPipeOps and regBuff: the rows do not depend on them.
 			for _, call := range [][2]int{{1, 0}, {4, 1}} {
@@ -762,7 +748,7 @@ func TestPluginParserCatchesTraps(t *testing.T) {
 	}{
 		{"header row", TunerColumns + "\n" + good, "unknown to the plugin"},
 		{"upper case", "allreduce,0,18446744073709551615,RING,simple,8,4,4,-1,-1\n", `algorithm "RING"`},
-		{"channels -1", "allreduce,0,18446744073709551615,ring,simple,-1,4,4,-1,-1\n", "not an explicit count"},
+		{"channels -1", "allreduce,0,18446744073709551615,ring,simple,-1,4,4,-1,-1\n", "-1 runs ONE channel"},
 		{"nine fields", "allreduce,0,18446744073709551615,ring,simple,8,4,4,-1\n", "9 fields"},
 		{"empty field", "allreduce,0,,ring,simple,8,4,4,-1,-1,\n", "11 fields"},
 		{"padded", "allreduce, 0,18446744073709551615,ring,simple,8,4,4,-1,-1\n", "padded"},
@@ -1035,6 +1021,71 @@ func TestKeepWordsAreTheVerdicts(t *testing.T) {
 	}
 	if strings.Contains(out, "no setting was significantly faster") {
 		t.Errorf("the export says no setting was faster for a candidate a guard refused:\n%s", out)
+	}
+}
+
+// The rows at the sizes a decode trace calls (issue 41): a size the band
+// study measured covers the calls `nccltune workload` counts at it (512000
+// and 2048000 bytes take the rows proven at 512K and 2M, 5000000 the one
+// at 4M), with the channels measured there; every other size keeps NCCL's
+// own choice and count (channels 0), never a measured neighbour's: 10240
+// bytes is not stretched from 32K (the first row used to force 4 channels
+// from 0 bytes up) and 327680 bytes (counted at 256K, outside the band) is
+// not given the 512K row.
+func TestTunerRowsAtCalledSizes(t *testing.T) {
+	out := render(t, FormatTuner, []*Recommendation{fixtureBand(t)}, Options{})
+	rows, err := parsePluginCSV(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		bytes uint64
+		want  benchfmt.Pick
+	}{
+		{10240, benchfmt.Pick{Algo: "Tree", Proto: "LL", Channels: 0}},
+		{81920, benchfmt.Pick{Algo: "Tree", Proto: "LL", Channels: 0}},
+		{327680, benchfmt.Pick{Algo: "Ring", Proto: "LL128", Channels: 0}},
+		{370727, benchfmt.Pick{Algo: "Ring", Proto: "LL128", Channels: 0}},
+		{370728, benchfmt.Pick{Algo: "Ring", Proto: "Simple", Channels: 8}},
+		{512000, benchfmt.Pick{Algo: "Ring", Proto: "Simple", Channels: 8}},
+		{2048000, benchfmt.Pick{Algo: "Ring", Proto: "Simple", Channels: 8}},
+		{5000000, benchfmt.Pick{Algo: "Ring", Proto: "Simple", Channels: 8}},
+		{5931641, benchfmt.Pick{Algo: "Ring", Proto: "Simple", Channels: 8}},
+		{5931642, benchfmt.Pick{Algo: "Ring", Proto: "Simple", Channels: 0}},
+	} {
+		r, ok := pluginMatch(rows, "allreduce", tc.bytes, 4, 4, 1, 0)
+		if !ok {
+			t.Fatalf("%d bytes: no row: the plugin would run it on ONE channel\n%s", tc.bytes, out)
+		}
+		if got := rowPick(r); got != tc.want {
+			t.Errorf("%d bytes: row %d gives %v, want %v", tc.bytes, r.line, got, tc.want)
+		}
+	}
+}
+
+// A collective the process calls (a part of the workload) with no record
+// of NCCL's own choices cannot be kept by any row outside its proven sizes,
+// and with no row the plugin runs it on one channel: the format is refused
+// (exit 2), naming the env export.
+func TestTunerRefusesAPartItCannotKeep(t *testing.T) {
+	b := fixtureBand(t)
+	b.Study.Workload = []store.Part{
+		{Op: nccl.AllReduce, Band: "512K-4M", BandMin: 512 << 10, BandMax: 4 << 20, Weight: 1},
+		{Op: nccl.AllGather, Band: "1M", BandMin: 1 << 20, BandMax: 1 << 20, Weight: 1},
+	}
+	b.Recommended = append(b.Recommended, benchfmt.Choice{Collective: "AllGather", Bytes: nccl.MiB, Algo: "RING", Proto: "SIMPLE", Channels: 8})
+	err := Write(&bytes.Buffer{}, FormatTuner, []*Recommendation{b}, Options{})
+	if !errors.Is(err, vocab.ErrUsage) || !errors.Is(err, ErrNoChoices) || !strings.Contains(err.Error(), "allgather") || !strings.Contains(err.Error(), "--format env") {
+		t.Errorf("err = %v, want a usage error naming allgather and the env export", err)
+	}
+	// With NCCL's own all-gather choices recorded, the part gets its
+	// proven row and NCCL's choice everywhere else.
+	b.Defaults = append(b.Defaults, benchfmt.Choice{Collective: "AllGather", Bytes: nccl.MiB, Algo: "RING", Proto: "LL128", Channels: 4})
+	out := render(t, FormatTuner, []*Recommendation{b}, Options{})
+	for _, row := range []string{"\nallgather,0,741455,ring,ll128,0,4,4,-1,-1\n", "\nallgather,741456,1482910,ring,simple,8,4,4,-1,-1\n", "\nallgather,1482911,18446744073709551615,ring,ll128,0,4,4,-1,-1\n"} {
+		if !bytes.Contains(out, []byte(row)) {
+			t.Errorf("no row %q:\n%s", row, out)
+		}
 	}
 }
 

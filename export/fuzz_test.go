@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"math/bits"
 	"testing"
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/workload"
 )
 
 // fuzzBytes hands out a fuzzer's bytes as the parts of a tuner export.
@@ -95,10 +98,14 @@ func fuzzBands(data []byte) []*Recommendation {
 }
 
 // oraclePick is what the plugin must answer for an all-reduce of x bytes
-// on a communicator of nodes × ranks: inside a band of that shape (the
-// first listed wins) the choice NCCL made with its recommendation at the
-// nearest recorded size; elsewhere the one it made with its defaults, from
-// the first band of that shape that recorded all-reduce defaults.
+// on a communicator of nodes × ranks: when x counts (workload.BinOf) at a
+// power of two inside the band of a study of that shape that did not keep
+// NCCL's defaults (the first listed wins), the choice NCCL made at that
+// size with the recommendation, its channels as recorded; elsewhere the
+// algorithm and protocol NCCL chose with its defaults in x's bin, or in
+// the recorded bin nearest to it (the smaller on a tie), with channels 0
+// (NCCL's own count), from the first band of that shape that recorded
+// all-reduce defaults.
 func oraclePick(bands []*Recommendation, nodes, ranks int, x uint64) (benchfmt.Pick, bool) {
 	allReduce := func(cs []benchfmt.Choice) []benchfmt.Choice {
 		var out []benchfmt.Choice
@@ -115,19 +122,37 @@ func oraclePick(bands []*Recommendation, nodes, ranks int, x uint64) (benchfmt.P
 			members = append(members, b)
 		}
 	}
+	bin := workload.BinOf(int64(min(x, math.MaxInt64)))
 	for _, b := range members {
 		c, _ := bandCollective(b)
-		// The band as the study states it, in signed bytes: a negative
-		// lower edge still puts 0 and up inside it.
-		lo := max(b.Study.BandMin, 0)
-		if c == "allreduce" && b.Study.BandMax >= 0 && x >= uint64(lo) && x <= uint64(b.Study.BandMax) {
-			return nearestPick(allReduce(b.Recommended), x), true
+		if c != "allreduce" || b.KeepDefaults || bin < b.Study.BandMin || bin > b.Study.BandMax {
+			continue
+		}
+		for _, r := range allReduce(b.Recommended) {
+			if r.Bytes == bin {
+				return benchfmt.Pick{Algo: benchfmt.AlgoName(r.Algo), Proto: benchfmt.ProtoName(r.Proto), Channels: r.Channels}, true
+			}
 		}
 	}
 	for _, b := range members {
-		if d := allReduce(b.Defaults); len(d) > 0 {
-			return nearestPick(d, x), true
+		d := allReduce(b.Defaults)
+		if len(d) == 0 {
+			continue
 		}
+		best, bestD := -1, 0
+		for i, c := range d {
+			cb := workload.BinOf(c.Bytes)
+			dist := bits.Len64(uint64(cb)) - bits.Len64(uint64(bin))
+			if dist < 0 {
+				dist = -dist
+			}
+			bb := workload.BinOf(d[max(best, 0)].Bytes)
+			if best < 0 || dist < bestD || dist == bestD && (cb < bb || cb == bb && c.Bytes < d[best].Bytes) {
+				best, bestD = i, dist
+			}
+		}
+		c := d[best]
+		return benchfmt.Pick{Algo: benchfmt.AlgoName(c.Algo), Proto: benchfmt.ProtoName(c.Proto)}, true
 	}
 	return benchfmt.Pick{}, false
 }

@@ -280,8 +280,8 @@ func in(list []string, s string) bool {
 //   - strcmp on lower-case names, unknown → allreduce/ring/simple: we
 //     require a known name;
 //   - strtoull/atoi on numbers, which read garbage as 0: we require
-//     decimal numbers; channels must be a positive count (-1 or a missing
-//     row is the one-channel trap).
+//     decimal numbers; channels must be a count or 0, NCCL's own (-1 or
+//     a missing row is the one-channel trap).
 func parsePluginCSV(data []byte) ([]pluginRow, error) {
 	if !bytes.HasSuffix(data, []byte("\n")) {
 		return nil, fmt.Errorf("file does not end with a newline")
@@ -335,8 +335,8 @@ func parsePluginCSV(data []byte) ([]pluginRow, error) {
 			}
 			*p = int(v)
 		}
-		if r.channels <= 0 {
-			return nil, fmt.Errorf("line %d: channels %d: not an explicit count (-1 keeps NCCL's, and the plugin's fallback is one)", n, r.channels)
+		if r.channels < 0 {
+			return nil, fmt.Errorf("line %d: channels %d: not a count, nor 0 (NCCL's own): -1 runs ONE channel (plugin.c:361, 407)", n, r.channels)
 		}
 		for i, v := range []int{r.nodes, r.ranks, r.pipeOps} {
 			if v == 0 || v < -1 {

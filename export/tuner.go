@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/workload"
 )
 
 // The CSV of NCCL's example tuner plugin (plugins/tuner/example/plugin.c,
@@ -38,9 +41,12 @@ import (
 //   - nNodes, nRanks, numPipeOps and regBuff match exactly, -1 any;
 //   - the first matching row whose algorithm/protocol NCCL has not marked
 //     IGNORE wins; a call that no row matches, or whose row is skipped,
-//     runs with ONE channel (the plugin's default), and channels=-1 keeps
-//     NCCL's count, so every row here gives an explicit count from NCCL's
-//     own log.
+//     runs with ONE channel (the plugin's default, plugin.c:361), and so
+//     does channels=-1, whatever the plugin's README says (the plugin
+//     writes a count only when it is not -1, plugin.c:407); 0 keeps
+//     NCCL's own count (NCCL keeps its own when the plugin leaves 0). So
+//     a proven size's row gives the count measured there, and every other
+//     row 0.
 
 // MaxTunerBytes is the largest size the example plugin can match: it
 // reads min_bytes and max_bytes with strtoull into a size_t.
@@ -237,83 +243,125 @@ func tunedRanges(b *Recommendation) ([]tunedRange, error) {
 	return out, nil
 }
 
-// override is a band's choices inside its range.
+// provenSize is one size a study measured and proved for one collective,
+// and the range of sizes the process calls that it stands for.
+type provenSize struct {
+	coll   string
+	bytes  int64
+	lo, hi uint64
+}
+
+// provenSizes are the (collective, measured size, byte range) triples b's
+// study proved, the one list the row builder reads (sizes logged from the
+// process can join it here): each power of two of the band of a one-part
+// study, or of each part of a workload that NCCL's tuner sees, standing
+// for exactly the sizes `nccltune workload` counts at it
+// (workload.BinRange), so that a 327680-byte call takes the row proven at
+// 256K and no row reaches past what was measured. A study that kept NCCL's
+// defaults proved nothing to change: none.
+func provenSizes(b *Recommendation) ([]provenSize, error) {
+	if b.KeepDefaults {
+		return nil, nil
+	}
+	rs, err := tunedRanges(b)
+	if err != nil {
+		return nil, err
+	}
+	var out []provenSize
+	for _, r := range rs {
+		for _, size := range (nccl.Band{Min: int64(r.lo), Max: int64(r.hi)}).Sizes() {
+			lo, hi := binRange(size)
+			out = append(out, provenSize{coll: r.coll, bytes: size, lo: lo, hi: hi})
+		}
+	}
+	return out, nil
+}
+
+// binRange is workload.BinRange in the plugin's unsigned sizes: the top
+// bin reaches the largest size the plugin can match.
+func binRange(bin int64) (lo, hi uint64) {
+	l, h := workload.BinRange(bin)
+	if h == math.MaxInt64 {
+		return uint64(l), MaxTunerBytes
+	}
+	return uint64(l), uint64(h)
+}
+
+// override is a proven size's choice over its range.
 type override struct {
 	lo, hi uint64
-	fn     step
+	pick   tunerPick
 }
 
 func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerGroup, error) {
 	g := TunerGroup{Collective: coll, NNodes: nodes, NRanks: ranks}
-	var base step
+	var base ncclChoices
 	for _, b := range members {
-		fn, err := newStep(b.Defaults, coll, b.Study.Name)
+		fn, err := newNCCLChoices(b.Defaults, coll, b.Study.Name)
 		if err != nil {
 			return g, err
 		}
-		if len(fn.starts) > 0 {
+		if len(fn.bins) > 0 {
 			g.Defaults, base = b, fn
 			break
 		}
 	}
-	var overrides []override
-	for _, b := range members {
-		rs, _ := tunedRanges(b)
-		var mine []tunedRange
-		for _, r := range rs {
-			if r.coll == coll {
-				mine = append(mine, r)
-			}
-		}
-		if len(mine) == 0 {
-			continue
-		}
-		fn, err := newStep(b.Recommended, coll, b.Study.Name)
-		if err != nil {
-			return g, err
-		}
-		if len(fn.starts) == 0 {
-			return g, fmt.Errorf("%w: study %s recorded no %s choice with its recommendation; re-run the search with this version of nccltune or run nccltune doctor with the recommended env", ErrNoChoices, b.Study.Name, coll)
-		}
-		for _, r := range mine {
-			overrides = append(overrides, override{lo: r.lo, hi: r.hi, fn: fn})
-			g.Ranges = append(g.Ranges, bandRange{b, r.lo, r.hi})
-		}
-	}
 	if g.Defaults == nil {
-		return g, fmt.Errorf("%w: no study recorded NCCL's default %s choices on %s; re-run the search with this version of nccltune", ErrNoChoices, coll, shapeText(nodes, ranks))
+		// A collective the process calls (a part of the workload) whose
+		// own choices nobody recorded: no row can keep them between and
+		// around the proven sizes, and without rows the example plugin
+		// runs its calls on ONE channel (plugin.c:361). Refused: the env
+		// export changes only the knobs it names.
+		return g, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%w: no study recorded NCCL's default %s choices on %s, so a tuner file cannot keep them where nothing was proven and the example plugin would run the other %s calls on ONE channel; "+
+			"deploy the env export (--format env), or re-run the search with this version of nccltune (its explain launches record each part's choices)", ErrNoChoices, coll, shapeText(nodes, ranks), coll))
 	}
 	g.RecordedMin, g.RecordedMax = base.sizes[0], base.sizes[len(base.sizes)-1]
 
-	// The result is constant between consecutive breakpoints: the starts
-	// of every step and the edges of every band.
-	points := append([]uint64{}, base.starts...)
-	for _, o := range overrides {
-		points = append(points, o.fn.starts...)
-		points = append(points, o.lo)
-		if o.hi < MaxTunerBytes {
-			points = append(points, o.hi+1)
+	var overrides []override
+	for _, b := range members {
+		ps, err := provenSizes(b)
+		if err != nil {
+			return g, err
+		}
+		first := true
+		for _, p := range ps {
+			if p.coll != coll {
+				continue
+			}
+			pick, err := provenPick(b, coll, p.bytes)
+			if err != nil {
+				return g, err
+			}
+			overrides = append(overrides, override{lo: p.lo, hi: p.hi, pick: pick})
+			if n := len(g.Ranges); !first && n > 0 && g.Ranges[n-1].hi+1 == p.lo {
+				g.Ranges[n-1].hi = p.hi
+			} else {
+				g.Ranges = append(g.Ranges, bandRange{b, p.lo, p.hi})
+			}
+			first = false
 		}
 	}
-	sort.Slice(points, func(i, j int) bool { return points[i] < points[j] })
+
+	// Both rules are constant over each bin: a row can start only where a
+	// bin starts.
+	points := []uint64{0}
+	for k := range 63 {
+		if lo, _ := binRange(int64(1) << k); lo > 0 {
+			points = append(points, lo)
+		}
+	}
 	at := func(x uint64) tunerPick {
 		for _, o := range overrides {
 			if x >= o.lo && x <= o.hi {
-				return o.fn.at(x)
+				return o.pick
 			}
 		}
 		return base.at(x)
 	}
 	for i, p := range points {
-		if i > 0 && p == points[i-1] {
-			continue
-		}
 		end := MaxTunerBytes
-		for j := i + 1; j < len(points); j++ {
-			if points[j] != p {
-				end = points[j] - 1
-				break
-			}
+		if i+1 < len(points) {
+			end = points[i+1] - 1
 		}
 		pick := at(p)
 		if n := len(g.Rows); n > 0 && g.Rows[n-1].Algo == pick.algo && g.Rows[n-1].Proto == pick.proto && g.Rows[n-1].Channels == pick.channels {
@@ -324,6 +372,41 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 			Channels: pick.channels, NNodes: nodes, NRanks: ranks, NumPipeOps: -1, RegBuff: -1})
 	}
 	return g, nil
+}
+
+// provenPick is what NCCL chose at the proven size with b's
+// recommendation, with its channel count written out: the choice the
+// study measured there.
+func provenPick(b *Recommendation, coll string, size int64) (tunerPick, error) {
+	for _, c := range b.Recommended {
+		if pc, ok := PluginCollective(c.Collective); !ok || pc != coll || c.Bytes != size {
+			continue
+		}
+		pick, err := pluginPick(c, b.Study.Name)
+		if err != nil {
+			return pick, err
+		}
+		if c.Channels < 1 {
+			return pick, fmt.Errorf("study %s: NCCL's log gives %d channels at %d bytes, not a usable count", b.Study.Name, c.Channels, c.Bytes)
+		}
+		pick.channels = c.Channels
+		return pick, nil
+	}
+	return tunerPick{}, fmt.Errorf("%w: study %s recorded no %s choice at %s with its recommendation, which it measured there; re-run the search with this version of nccltune or run nccltune doctor with the recommended env",
+		ErrNoChoices, b.Study.Name, coll, nccl.FormatSize(size))
+}
+
+// pluginPick is c's algorithm and protocol in the plugin's names.
+func pluginPick(c benchfmt.Choice, study string) (tunerPick, error) {
+	algo, ok := PluginAlgo(c.Algo)
+	if !ok {
+		return tunerPick{}, fmt.Errorf("study %s: NCCL chose algorithm %q at %s, which NCCL's example tuner plugin cannot name (it would read it as ring); use the env formats", study, c.Algo, nccl.FormatSize(c.Bytes))
+	}
+	proto, ok := PluginProto(c.Proto)
+	if !ok {
+		return tunerPick{}, fmt.Errorf("study %s: NCCL chose protocol %q at %s, which NCCL's example tuner plugin cannot name (it would read it as simple); use the env formats", study, c.Proto, nccl.FormatSize(c.Bytes))
+	}
+	return tunerPick{algo: algo, proto: proto}, nil
 }
 
 func shapeText(nodes, ranks int) string {
@@ -339,24 +422,25 @@ func shapeText(nodes, ranks int) string {
 	return r + " ranks on " + n + " nodes"
 }
 
-// tunerPick is a choice in the plugin's names.
+// tunerPick is a choice in the plugin's names; channels 0 keeps NCCL's
+// own count (sim.pluginChannels says why 0 and not -1).
 type tunerPick struct {
 	algo, proto string
 	channels    int
 }
 
-// step is NCCL's recorded choices as a function of size: starts[i] is the
-// first size that takes picks[i].
-type step struct {
-	starts []uint64
-	picks  []tunerPick
-	sizes  []int64
+// ncclChoices are NCCL's recorded default choices of one collective, by
+// the bin (workload.BinOf) of the size each was recorded at.
+type ncclChoices struct {
+	bins  []int64
+	picks []tunerPick
+	sizes []int64
 }
 
-// newStep builds the step function of one collective's choices; the
-// boundary between two recorded sizes a < b is their midpoint, the
-// midpoint itself going to a.
-func newStep(choices []benchfmt.Choice, coll, study string) (step, error) {
+// newNCCLChoices reads NCCL's default choices of one collective. Each
+// keeps NCCL's own channel count (0): NCCL's count changes with the size
+// inside a bin, and the row must not fix it where nothing was measured.
+func newNCCLChoices(choices []benchfmt.Choice, coll, study string) (ncclChoices, error) {
 	var cs []benchfmt.Choice
 	for _, c := range choices {
 		if pc, ok := PluginCollective(c.Collective); ok && pc == coll {
@@ -364,36 +448,35 @@ func newStep(choices []benchfmt.Choice, coll, study string) (step, error) {
 		}
 	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Bytes < cs[j].Bytes })
-	var fn step
-	for i, c := range cs {
-		if i > 0 && c.Bytes == cs[i-1].Bytes {
+	var fn ncclChoices
+	for _, c := range cs {
+		bin := workload.BinOf(c.Bytes)
+		if n := len(fn.bins); n > 0 && fn.bins[n-1] == bin {
 			continue
 		}
-		algo, ok := PluginAlgo(c.Algo)
-		if !ok {
-			return fn, fmt.Errorf("study %s: NCCL chose algorithm %q at %s, which NCCL's example tuner plugin cannot name (it would read it as ring); use the env formats", study, c.Algo, nccl.FormatSize(c.Bytes))
+		pick, err := pluginPick(c, study)
+		if err != nil {
+			return fn, err
 		}
-		proto, ok := PluginProto(c.Proto)
-		if !ok {
-			return fn, fmt.Errorf("study %s: NCCL chose protocol %q at %s, which NCCL's example tuner plugin cannot name (it would read it as simple); use the env formats", study, c.Proto, nccl.FormatSize(c.Bytes))
-		}
-		if c.Channels < 1 || c.Bytes < 0 {
-			return fn, fmt.Errorf("study %s: NCCL's log gives %d channels at %d bytes, not a usable count", study, c.Channels, c.Bytes)
-		}
-		start := uint64(0)
-		if n := len(fn.sizes); n > 0 {
-			a, b := uint64(fn.sizes[n-1]), uint64(c.Bytes)
-			start = a + (b-a)/2 + 1
-		}
-		fn.starts = append(fn.starts, start)
-		fn.picks = append(fn.picks, tunerPick{algo, proto, c.Channels})
+		fn.bins = append(fn.bins, bin)
+		fn.picks = append(fn.picks, pick)
 		fn.sizes = append(fn.sizes, c.Bytes)
 	}
 	return fn, nil
 }
 
-func (s step) at(x uint64) tunerPick {
-	i := sort.Search(len(s.starts), func(i int) bool { return s.starts[i] > x }) - 1
+// at is NCCL's choice for a call of x bytes: the one recorded in x's bin,
+// else in the nearest recorded bin (the smaller on a tie), which below the
+// smallest and above the largest recorded size is the edge's.
+func (s ncclChoices) at(x uint64) tunerPick {
+	bin := workload.BinOf(int64(min(x, math.MaxInt64)))
+	i := sort.Search(len(s.bins), func(i int) bool { return s.bins[i] >= bin })
+	switch {
+	case i == len(s.bins):
+		i--
+	case s.bins[i] != bin && i > 0 && bits.Len64(uint64(bin))-bits.Len64(uint64(s.bins[i-1])) <= bits.Len64(uint64(s.bins[i]))-bits.Len64(uint64(bin)):
+		i--
+	}
 	return s.picks[i]
 }
 
@@ -434,8 +517,8 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 	lines = append(lines,
 		"use it instead of the exported env, keeping only the lane's base env: NCCL_PROTO, NCCL_ALGO or a channel limit set in the same process hides choices this file makes, and the plugin then gives such calls ONE channel",
 		"the plugin also gives ONE channel to any call no row matches: the rows cover every size from 0 to 18446744073709551615 of the collectives below, on communicators of the nNodes and nRanks given; other collectives and communicator sizes are not covered",
-		"ranges are inclusive and do not overlap; where bands overlap, the study listed first wins; between two recorded sizes the boundary is their midpoint, as the plugin's scripts/optimize_config.py draws it",
 	)
+	lines = append(lines, tunerScopeLines(bands, groups)...)
 	lines = append(lines, fallbackLine(groups))
 	lines = append(lines, untunedLines(bands, groups)...)
 	for _, b := range bands {
@@ -449,10 +532,10 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 		return err
 	}
 	for _, g := range groups {
-		text := []string{"", fmt.Sprintf("%s on %s: outside every band, NCCL's default choices recorded by study %s at %s-%s; below and above that, the nearest recorded size's choice (extrapolated, not recorded)",
+		text := []string{"", fmt.Sprintf("%s on %s: where nothing was proven, NCCL's own choices with its defaults, recorded by study %s at %s-%s (outside that range, the nearest recorded size's algorithm and protocol), channels 0",
 			g.Collective, shapeText(g.NNodes, g.NRanks), g.Defaults.Study.Name, nccl.FormatSize(g.RecordedMin), nccl.FormatSize(g.RecordedMax))}
 		for _, r := range g.Ranges {
-			text = append(text, fmt.Sprintf("%d-%d: study %s", r.lo, r.hi, r.b.Study.Name))
+			text = append(text, fmt.Sprintf("%d-%d: proven by study %s", r.lo, r.hi, r.b.Study.Name))
 		}
 		text = append(text, TunerColumns)
 		if err := writeTunerComments(w, text); err != nil {
@@ -465,6 +548,65 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 		}
 	}
 	return nil
+}
+
+// tunerScopeLines are the header's account of what the file changes and
+// where: the sizes and collectives proven and the sizes each row covers,
+// the communicator shapes, what every other size keeps, and what loading
+// the plugin alone changes on the studies' GPUs. One function, so that
+// the header's writer can change without touching what it says.
+func tunerScopeLines(bands []*Recommendation, groups []TunerGroup) []string {
+	var lines []string
+	for _, b := range bands {
+		ps, _ := provenSizes(b)
+		if len(ps) == 0 {
+			lines = append(lines, fmt.Sprintf("proven: nothing to change by study %s (it keeps NCCL's defaults), so its rows keep NCCL's own choices", b.Study.Name))
+			continue
+		}
+		var order []string
+		sizes := map[string][]string{}
+		span := map[string][2]uint64{}
+		for _, p := range ps {
+			if _, seen := sizes[p.coll]; !seen {
+				order = append(order, p.coll)
+				span[p.coll] = [2]uint64{p.lo, p.hi}
+			}
+			sizes[p.coll] = append(sizes[p.coll], nccl.FormatSize(p.bytes))
+			sp := span[p.coll]
+			span[p.coll] = [2]uint64{min(sp[0], p.lo), max(sp[1], p.hi)}
+		}
+		for _, c := range order {
+			lines = append(lines, fmt.Sprintf("proven by study %s: %s at %s on %s; each row covers the sizes nccltune workload counts at its size (the nearest power of two on a log scale): %d-%d bytes in all",
+				b.Study.Name, c, strings.Join(sizes[c], ", "), shapeText(orAny(b.Study.Platform.Nodes), orAny(b.Study.Platform.Ranks)), span[c][0], span[c][1]))
+		}
+	}
+	var shapes []string
+	for _, g := range groups {
+		shapes = append(shapes, g.Collective+" on "+shapeText(g.NNodes, g.NRanks))
+	}
+	lines = append(lines, "communicators covered (nNodes, nRanks as NCCL counts them): "+strings.Join(shapes, "; "),
+		"every size no study proved keeps NCCL's own choice: the algorithm and protocol NCCL's log recorded with its defaults at that size's power of two, with channels 0, which keeps NCCL's own count "+
+			"(-1 would give ONE channel: the plugin starts from one and only a count other than -1 replaces it); no row is stretched from a measured size to its neighbours; where bands overlap, the study listed first wins")
+	seen := map[string]bool{}
+	for _, b := range bands {
+		f := b.Study.Platform
+		key := fmt.Sprintf("%s/%d", f.GPU, f.Nodes)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		retunes, known := nccl.ExamplePluginRetunes(f.GPU, f.Nodes)
+		switch {
+		case retunes:
+			lines = append(lines, fmt.Sprintf("LOADING THE PLUGIN ALONE CHANGES NCCL here (%s, %d nodes: Blackwell at 3 or more nodes): %s; nccltune verify STUDY --tuner-plugin also measures the plugin with an empty CSV to tell its effect from the rows'",
+				f.GPU, f.Nodes, nccl.ExamplePluginInit))
+		case known:
+			lines = append(lines, fmt.Sprintf("loading the plugin alone leaves NCCL's choices here (%s, %d nodes: not Blackwell at 3 or more nodes); elsewhere %s", f.GPU, f.Nodes, nccl.ExamplePluginInit))
+		default:
+			lines = append(lines, "study "+b.Study.Name+" did not record its GPU and node count, so this file cannot say whether loading the plugin alone changes NCCL: "+nccl.ExamplePluginInit)
+		}
+	}
+	return lines
 }
 
 // tunerCollectives are the collectives the example plugin's CSV names.

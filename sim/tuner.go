@@ -34,7 +34,9 @@ import (
 // as allreduce, ring, simple), logs what it loaded, and for each call of
 // a collective it knows walks its rows in order: the first whose
 // collective, size range, nNodes and nRanks match and whose algorithm and
-// protocol NCCL has enabled wins (its channels, -1 keeping NCCL's count);
+// protocol NCCL has enabled wins (its channels; 0 keeps NCCL's count and
+// -1, whatever the plugin's README says, leaves the plugin's default of
+// one: pluginChannels);
 // a row NCCL disabled is "marked as IGNORE" and skipped; no row is "No
 // matching config found" and ONE channel. Its lines are NCCL's
 // (INIT|TUNING, TUNING), once per rank per size.
@@ -396,10 +398,9 @@ func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 			continue
 		}
 		ch := "default"
-		chosen := Choice{Algo: algo, Proto: proto, Channels: l.f.channelsFor(proto, bytes)}
+		chosen := Choice{Algo: algo, Proto: proto, Channels: pluginChannels(row.channels, l.f.channelsFor(proto, bytes), l.f.commChannels)}
 		if row.channels != -1 {
 			ch = fmt.Sprint(row.channels)
-			chosen.Channels = min(max(row.channels, 1), l.f.commChannels)
 		}
 		l.log.info(id, subTuning, "TUNER/ExamplePlugin: Applied config for collType=%s, bytes=%d, pipeOps=1, regBuff=0: algo=%s, proto=%s, channels=%s (nodes=%d, ranks=%d)",
 			coll, bytes, row.algo, row.proto, ch, row.nodes, row.ranks)
@@ -408,6 +409,25 @@ func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 	l.log.info(id, subTuning, "TUNER/ExamplePlugin: No matching config found")
 	c.Channels = 1
 	return c
+}
+
+// pluginChannels is the channel count NCCL runs a call with when the
+// example plugin applied a row of channels rowChannels, where NCCL's own
+// count for the row's algorithm and protocol is own. The plugin starts
+// from *nChannels = 1 (plugin.c:361 in NCCL 2.30.7) and overwrites it only
+// when the row's channels is not -1 (plugin.c:407-409), so -1 leaves ONE
+// channel, not NCCL's count as the plugin's README says; NCCL then keeps
+// its own count only when the plugin left 0 ("info->nMaxChannels =
+// nMaxChannels == 0 ? info->nMaxChannels : nMaxChannels" in
+// ncclGetAlgoInfo, src/enqueue.cc), so 0 is the value that keeps it.
+func pluginChannels(rowChannels, own, commChannels int) int {
+	switch {
+	case rowChannels == -1:
+		return 1
+	case rowChannels == 0:
+		return own
+	}
+	return min(max(rowChannels, 1), commChannels)
 }
 
 // tunerSegfault is every rank dying inside the plugin: Open MPI's signal

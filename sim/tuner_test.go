@@ -196,3 +196,46 @@ func TestTunerPluginCSVRules(t *testing.T) {
 		t.Errorf("first line %q: the plugin counts every non-comment line", tp.initLines[0].text)
 	}
 }
+
+// What a row's channels field does, as NVIDIA's example plugin (NCCL
+// 2.30.7's plugins/tuner/example/plugin.c) and NCCL do it: the plugin
+// sets *nChannels = 1 before it looks (plugin.c:361) and writes a row's
+// count only when it is not -1 (plugin.c:407-409), and NCCL keeps its own
+// count only when the plugin left 0 (src/enqueue.cc, ncclGetAlgoInfo:
+// "nMaxChannels == 0 ? info->nMaxChannels : nMaxChannels"). So -1 runs
+// ONE channel, 0 NCCL's own count, and a count that count.
+func TestTunerPluginRowChannels(t *testing.T) {
+	csv := "allreduce,0,1048575,ring,simple,-1,-1,-1,-1,-1\n" +
+		"allreduce,1048576,4194303,ring,simple,0,-1,-1,-1,-1\n" +
+		"allreduce,4194304,18446744073709551615,ring,simple,3,-1,-1,-1,-1\n"
+	dir := t.TempDir()
+	plugin, path := filepath.Join(dir, "libnccl-tuner-example.so"), filepath.Join(dir, "tuner.csv")
+	if err := os.WriteFile(plugin, TunerPluginFile("2.30.7"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--profile", "spark4", "--noise", "0", "-b", "512K", "-e", "8M", "-f", "2", "-n", "1", "-w", "0"}
+	// NCCL's own count for ring/simple, from the simulated NCCL itself:
+	// more than one at 1M and 2M, so that 0 and -1 differ there.
+	f := mustProfile(t, "spark4").resolve(nil)
+	f.n = 4
+	want := map[int64]int{512 << 10: 1, 1 << 20: f.channelsFor(protoSimple, 1<<20), 2 << 20: f.channelsFor(protoSimple, 2<<20), 4 << 20: 3, 8 << 20: 3}
+	if want[1<<20] < 2 {
+		t.Fatalf("NCCL's own count at 1M is %d: the test cannot tell 0 from -1", want[1<<20])
+	}
+	r := runMain(t, append([]string{"NCCL_TUNER_PLUGIN=" + plugin, "NCCL_TUNER_CONFIG_FILE=" + path}, tunerDebug...), args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res, _ := benchfmt.Parse([]byte(r.stdout + r.stderr))
+	if res.Facts == nil || len(res.Facts.Choices) != len(want) {
+		t.Fatalf("choices %+v, want one per size of %v", res.Facts, want)
+	}
+	for _, c := range res.Facts.Choices {
+		if c.Channels != want[c.Bytes] || !strings.EqualFold(c.Algo, "ring") || !strings.EqualFold(c.Proto, "simple") {
+			t.Errorf("%d bytes: %s/%s %d channels, want Ring/Simple %d", c.Bytes, c.Algo, c.Proto, c.Channels, want[c.Bytes])
+		}
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/fabric"
@@ -53,6 +56,45 @@ type AB struct {
 	// Stats are the statistics the comparison decides with (the verified
 	// study's minimum effect and alpha); zero is model.DefaultOptions.
 	Stats model.Options
+	// Delivered, for a comparison of one op, are the sizes the candidate
+	// as deployed (a tuner CSV) must not make slower: judged one by one,
+	// Holm across them (model.CompareGuards, the guards' rule), and each
+	// significantly slower by more than the minimum effect refuses the
+	// candidate (verify exits 1). Set by GuardDelivered.
+	Delivered []int64
+}
+
+// GuardDelivered makes a comparison of one op judge the candidate as it
+// is delivered: at every size of the band and at the power of two just
+// outside each edge, where a tuner row stretched past what was measured
+// (a first row from 0 bytes, a last one to the top) changes what NCCL
+// runs; those sizes join the launches' sweep as guard sizes. A workload's
+// parts are judged part by part as its study judged them.
+func (ab *AB) GuardDelivered() {
+	if len(ab.Parts) > 1 {
+		return
+	}
+	lo, hi := ab.Band.Sweep()
+	if lo <= 0 {
+		return
+	}
+	sizes := ab.Band.Sizes()
+	outside := []int64{}
+	if lo > 1 {
+		outside = append(outside, lo/2)
+	}
+	if hi <= math.MaxInt64/2 {
+		outside = append(outside, hi*2)
+	}
+	for _, g := range outside {
+		if !slices.Contains(ab.Guards, g) {
+			ab.Guards = append(ab.Guards, g)
+		}
+	}
+	slices.Sort(ab.Guards)
+	ab.Delivered = append(sizes, outside...)
+	slices.Sort(ab.Delivered)
+	ab.Delivered = slices.Compact(ab.Delivered)
 }
 
 // ofOps reports whether ab measures more than its one op
@@ -585,7 +627,31 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 	if cmp.Recommend {
 		study.Recommendation.TrialID = cand.ID
 	}
+	ab.judgeDelivered(study.Recommendation, base, cand, opt)
 	return res
+}
+
+// judgeDelivered judges ab.Delivered (the guards' rule, model.CompareGuards)
+// and stores the verdict as the op's guard: a size significantly slower by
+// more than the minimum effect refuses the candidate, naming the size.
+func (ab AB) judgeDelivered(rec *store.Recommendation, base, cand *search.Trial, opt model.Options) {
+	if len(ab.Delivered) == 0 {
+		return
+	}
+	r := model.CompareGuards([]model.GuardInput{{Name: string(ab.op()), Baseline: base.Confirm, Candidate: cand.Confirm, Sizes: ab.Delivered}}, opt)[0]
+	rec.OpGuards = append(rec.OpGuards, opGuardOf(search.OpGuard{Op: ab.op(), Result: r, Sizes: ab.Delivered, Refused: r.Slower}))
+	if !r.Slower {
+		return
+	}
+	var slower []string
+	for _, s := range r.Sizes {
+		if s.Slower {
+			slower = append(slower, fmt.Sprintf("%s (%+.1f%% time, p=%.2g at Holm's level %.2g)", nccl.FormatSize(s.Bytes), 100*(1/s.Speedup-1), s.P, s.Level))
+		}
+	}
+	rec.Significant, rec.TrialID, rec.Ending = false, 0, search.EndingOpRegression
+	rec.Reason = fmt.Sprintf("%s makes %s significantly slower at %s, sizes it delivers to outside what was measured or inside it; do not deploy it: export the study again, or keep the env export",
+		ab.Cand, ab.op(), strings.Join(slower, ", "))
 }
 
 // reason is the stored note of what the comparison was for.

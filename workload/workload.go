@@ -137,6 +137,19 @@ func BinOf(size int64) int64 {
 	return int64(1) << k
 }
 
+// BinRange is the sizes BinOf counts at bin, a power of two: lo ≤ size ≤
+// hi. The tuner CSV gives a size measured at bin to every size the process
+// calls that this histogram counts there, so it is found by asking BinOf
+// itself, never by a second copy of its rule.
+func BinRange(bin int64) (lo, hi int64) {
+	lo = int64(sort.Search(math.MaxInt64, func(s int) bool { return BinOf(int64(s)) >= bin }))
+	next := sort.Search(math.MaxInt64, func(s int) bool { return BinOf(int64(s)) > bin })
+	if next == math.MaxInt64 {
+		return lo, math.MaxInt64
+	}
+	return lo, int64(next) - 1
+}
+
 // Summarize reads every input's calls into communicators and proposes the
 // workload.
 func Summarize(inputs []Input, opt Options) (*Summary, error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"regexp"
 	"runtime"
@@ -54,6 +55,29 @@ func TestBinOf(t *testing.T) {
 	} {
 		if got := BinOf(tc.size); got != tc.want {
 			t.Errorf("BinOf(%d) = %d, want %d", tc.size, got, tc.want)
+		}
+	}
+}
+
+// BinRange is BinOf's inverse: every size of the range, and none beside
+// it, counts at the bin (the decode trace's 327680 bytes at 256K, 512000
+// at 512K).
+func TestBinRange(t *testing.T) {
+	for _, tc := range []struct{ bin, lo, hi int64 }{
+		{1, 0, 1}, {2, 2, 2}, {4, 3, 5}, {256 << 10, 185364, 370727}, {512 << 10, 370728, 741455},
+		{1 << 62, 3260954456333195521, math.MaxInt64},
+	} {
+		lo, hi := BinRange(tc.bin)
+		if lo != tc.lo || hi != tc.hi {
+			t.Errorf("BinRange(%d) = %d-%d, want %d-%d", tc.bin, lo, hi, tc.lo, tc.hi)
+		}
+		if BinOf(lo) != tc.bin || BinOf(hi) != tc.bin || lo > 0 && BinOf(lo-1) == tc.bin || hi < math.MaxInt64 && BinOf(hi+1) == tc.bin {
+			t.Errorf("BinRange(%d) = %d-%d is not exactly the sizes BinOf counts there", tc.bin, lo, hi)
+		}
+	}
+	for _, size := range []int64{10240, 81920, 327680, 512000, 2048000} {
+		if lo, hi := BinRange(BinOf(size)); size < lo || size > hi {
+			t.Errorf("%d bytes: not in its bin's range %d-%d", size, lo, hi)
 		}
 	}
 }

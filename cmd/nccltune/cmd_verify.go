@@ -43,7 +43,12 @@ it comes first: it shows what the plugin did per size ("Applied config",
 plugin (the example plugin built from NCCL < 2.30.3 source), ends verify
 with the cause and the fix (exit 3) before anything is measured. Then the
 CSV is measured against the baseline like the env, and verify says
-whether it reproduces the study's gain.
+whether it reproduces the study's gain. It is also judged at every size
+of the band and at the power of two just outside each edge (where a row
+stretched past what was measured acts), each size on its own with the
+guards' rule: a size the CSV makes significantly slower fails verify
+(exit 1), naming it. --tuner-config FILE measures that CSV (the file you
+deploy, edited or not) instead of the study's own export.
 
 A study of collectives (search --part, --guard-ops) is measured as it
 was: each measurement one launch of every part's op at its band; every
@@ -67,6 +72,7 @@ Examples:
 			&cli.IntFlag{Name: "launches", Value: 10, Usage: "interleaved launches per arm"},
 			launchflags.EnvFlag("verify this `K=V` config instead of the study's recommendation (repeatable)"),
 			&cli.StringFlag{Name: "tuner-plugin", Usage: "measure the study's tuner CSV, exported on the fly, through NCCL's example tuner plugin `FILE.so` (built from NCCL 2.30.3+ source) instead of its env"},
+			&cli.StringFlag{Name: "tuner-config", Usage: "with --tuner-plugin, measure this tuner `CSV` (the file you deploy) instead of the study's own export"},
 			jsonFlag(),
 		}, append(launchflags.BaselineFlags(), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
@@ -96,7 +102,11 @@ Examples:
 			if plugin != "" && len(cfg) > 0 {
 				return vocab.UsageErrorf("--tuner-plugin measures the study's tuner CSV, --env another config: give one of them")
 			}
-			return runVerify(c.Context, verifyOptions{launch: lo, study: c.Args().First(), config: cfg, tunerPlugin: plugin,
+			tunerConfig, err := tunerConfigFlag(c, plugin)
+			if err != nil {
+				return err
+			}
+			return runVerify(c.Context, verifyOptions{launch: lo, study: c.Args().First(), config: cfg, tunerPlugin: plugin, tunerConfig: tunerConfig,
 				launches: c.Int("launches"), json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter,
 				baseline: baseline, baselineSet: c.IsSet("baseline-env") || c.IsSet("baseline-env-file")})
 		},
@@ -117,8 +127,11 @@ type verifyOptions struct {
 	baselineSet bool
 	naming      studyNaming
 	// tunerPlugin, when set, is the plugin verify measures the study's
-	// tuner CSV through (--tuner-plugin, an absolute path).
+	// tuner CSV through (--tuner-plugin, an absolute path); tunerConfig,
+	// when set, the CSV it measures instead of the study's own export
+	// (--tuner-config, an absolute path).
 	tunerPlugin string
+	tunerConfig string
 }
 
 func runVerify(ctx context.Context, o verifyOptions) error {
@@ -135,12 +148,17 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		return err
 	}
 	if o.tunerPlugin != "" {
-		csv, err := tunerCSV(st, o.study)
-		if err != nil {
-			return err
+		csv := o.tunerConfig
+		if csv == "" {
+			if csv, err = tunerCSV(st, o.study); err != nil {
+				return err
+			}
+			defer os.Remove(csv)
 		}
-		defer os.Remove(csv)
 		ab.Cand, ab.CheckCand = nccl.TunerConfig(o.tunerPlugin, csv), true
+		// What is deployed is judged where it acts: the band and the
+		// sizes just outside it, each on its own.
+		ab.GuardDelivered()
 	}
 	return runInterleaved(ctx, st, o, ab)
 }
@@ -164,6 +182,27 @@ func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 	}
 	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
 		return "", vocab.UsageErrorf("--tuner-plugin %s: no such file here; build NCCL's example tuner plugin from NCCL 2.30.3 or newer source (cd plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c) and give its path, the same on every host", path)
+	}
+	return abs, nil
+}
+
+// tunerConfigFlag reads --tuner-config: a CSV that is there, made
+// absolute (NCCL's ranks open it from their own working directories),
+// measured through --tuner-plugin instead of the study's own export.
+func tunerConfigFlag(c *cli.Context, plugin string) (string, error) {
+	path := c.String("tuner-config")
+	if path == "" {
+		return "", nil
+	}
+	if plugin == "" {
+		return "", vocab.UsageErrorf("--tuner-config %s is a CSV for the example tuner plugin: give the plugin with --tuner-plugin FILE.so too", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", vocab.UsageError(err)
+	}
+	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
+		return "", vocab.UsageErrorf("--tuner-config %s: no such file here; give the CSV you deploy (nccltune export STUDY --format nccl-tuner --out FILE writes the study's), the same path on every host", path)
 	}
 	return abs, nil
 }

@@ -58,6 +58,43 @@ func TestVerifyTunerPlugin(t *testing.T) {
 		t.Errorf("the 2.30.7 plugin: %+v", doc)
 	}
 
+	// A CSV whose first row is stretched from 0 bytes to the band's edge
+	// (one channel of LL where NCCL runs many) slows the size just below
+	// the band, which the band never measures: verify names it, exit 1.
+	stretched := filepath.Join(dir, "stretched.csv")
+	if err := os.WriteFile(stretched, []byte("allreduce,0,524287,ring,ll,1,4,4,-1,-1\n"+
+		"allreduce,524288,4194304,ring,simple,8,4,4,-1,-1\n"+
+		"allreduce,4194305,18446744073709551615,ring,simple,0,4,4,-1,-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runCLI(t, db, "verify", "s1", "--sim", "spark4", "--launches", "6", "--json", "--tuner-plugin", plugin("2.30.7"), "--tuner-config", stretched)
+	if code != 1 {
+		t.Fatalf("verify of a stretched CSV: exit %d, want 1\n%s%s", code, stdout, stderr)
+	}
+	var slow struct {
+		Failed  bool   `json:"failed"`
+		Refused string `json:"refused"`
+		Reason  string `json:"reason"`
+		Guards  []struct {
+			Sizes   []int64 `json:"sizes"`
+			PerSize []struct {
+				Bytes  int64 `json:"bytes"`
+				Slower bool  `json:"slower"`
+			} `json:"per_size"`
+		} `json:"guards"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &slow); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if !slow.Failed || slow.Refused != "all_reduce at 256K" || !strings.Contains(slow.Reason, "significantly slower at 256K") || len(slow.Guards) != 1 {
+		t.Fatalf("the stretched CSV: failed %v, refused %q, reason %q, guards %+v", slow.Failed, slow.Refused, slow.Reason, slow.Guards)
+	}
+	for _, s := range slow.Guards[0].PerSize {
+		if s.Slower != (s.Bytes == 256<<10) {
+			t.Errorf("%d bytes: slower %v; only 256K, which the stretched row alone changes, is", s.Bytes, s.Slower)
+		}
+	}
+
 	stdout, stderr, code = runCLI(t, db, "verify", "s1", "--sim", "spark4", "--launches", "6", "--tuner-plugin", plugin("2.28.3"))
 	if code != 3 {
 		t.Fatalf("verify through the 2.28.3 plugin: exit %d, want 3\n%s%s", code, stdout, stderr)
@@ -72,7 +109,7 @@ func TestVerifyTunerPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	study, err := st.Study("s3")
+	study, err := st.Study("s4") // s2 and s3 are the verifies above
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +137,8 @@ func TestVerifyTunerPluginUsage(t *testing.T) {
 		{[]string{"--tuner-plugin", filepath.Join(dir, "missing.so")}, "no such file here"},
 		{[]string{"--tuner-plugin", so, "--env", "NCCL_PROTO=Simple"}, "give one of them"},
 		{[]string{"--tuner-plugin", so, "--base-env", "NCCL_TUNER_CONFIG_FILE=/x.csv"}, "drop it from --base-env"},
+		{[]string{"--tuner-config", so}, "give the plugin with --tuner-plugin"},
+		{[]string{"--tuner-plugin", so, "--tuner-config", filepath.Join(dir, "missing.csv")}, "no such file here"},
 	} {
 		_, stderr, code := runCLI(t, db, append([]string{"verify", "s1", "--sim", "spark4"}, tt.args...)...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
