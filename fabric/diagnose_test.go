@@ -425,8 +425,8 @@ func TestDiagnoseTunerExampleConstants(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := blackwellCC(tt.gpu); got != tt.cc {
-				t.Errorf("blackwellCC(%q) = %q, want %q", tt.gpu, got, tt.cc)
+			if got := nccl.BlackwellCC(tt.gpu); got != tt.cc {
+				t.Errorf("nccl.BlackwellCC(%q) = %q, want %q", tt.gpu, got, tt.cc)
 			}
 			log := strings.ReplaceAll(string(data), "NVIDIA H200", tt.gpu)
 			log = strings.ReplaceAll(log, " nNodes 4 ", " nNodes "+tt.nodes+" ")

@@ -120,8 +120,8 @@ func TunerWarnings(tp *benchfmt.TunerPlugin, run TunerRun) []Warning {
 // measured without it no longer describes the process. NCCL 2.27 and
 // older load v4 plugins, whose init gets no constants.
 func tunerExampleConstants(tp *benchfmt.TunerPlugin, run TunerRun) (Warning, bool) {
-	cc := blackwellCC(run.GPU)
-	if !tp.Loaded || tp.Name != "Example" || tp.Interface < 5 || cc == "" || run.NNodes < 3 {
+	cc := nccl.BlackwellCC(run.GPU)
+	if retunes, _ := nccl.ExamplePluginRetunes(run.GPU, run.NNodes); !tp.Loaded || tp.Name != "Example" || tp.Interface < 5 || !retunes {
 		return Warning{}, false
 	}
 	return Warning{Code: CodeTunerExampleConstants,
@@ -135,30 +135,6 @@ func tunerExampleConstants(tp *benchfmt.TunerPlugin, run TunerRun) (Warning, boo
 			"NCCL's own choice where nothing was proven) and verify with the plugin loaded (nccltune verify --tuner-plugin), " +
 			"or deliver the env export instead; a plugin built from the example with those three lines of pluginInit " +
 			"removed keeps NCCL's constants"}, true
-}
-
-// blackwellCC is the compute capability of a Blackwell GPU named as
-// nccl-tests prints it ("NVIDIA GB10" → "12.1", "NVIDIA B200" → "10.0"),
-// "" for any other GPU: NCCL's log does not print the capability.
-func blackwellCC(gpu string) string {
-	fields := strings.Fields(gpu)
-	for i, f := range fields {
-		switch f {
-		case "GB10":
-			return "12.1"
-		case "B100", "B200", "GB200":
-			return "10.0"
-		case "B300", "GB300":
-			return "10.3"
-		case "Blackwell": // "NVIDIA RTX PRO 6000 Blackwell Server Edition"
-			return "12.0"
-		}
-		// "NVIDIA GeForce RTX 5090"
-		if f == "RTX" && i+1 < len(fields) && len(fields[i+1]) == 4 && strings.HasPrefix(fields[i+1], "50") {
-			return "12.0"
-		}
-	}
-	return ""
 }
 
 func tunerNotLoaded(tp *benchfmt.TunerPlugin, version string) Warning {

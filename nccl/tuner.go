@@ -1,15 +1,32 @@
 package nccl
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
-// blackwellName matches the device names of Blackwell GPUs (compute
-// capability 10.x and 12.x) as nccl-tests prints them: "NVIDIA B200",
-// "NVIDIA GB200", "NVIDIA GB10", "NVIDIA GeForce RTX 5090", "NVIDIA RTX PRO
-// 6000 Blackwell …".
-var blackwellName = regexp.MustCompile(`(?i)blackwell|\bG?B[123]\d{1,2}\b|\bRTX 50\d0\b`)
+// BlackwellCC is the compute capability of a Blackwell GPU named as
+// nccl-tests prints it ("NVIDIA GB10" → "12.1", "NVIDIA B200" → "10.0"),
+// "" for any other GPU: NCCL's log does not print the capability. The one
+// home of "is this GPU Blackwell", for the tuner CSV's header, verify and
+// doctor.
+func BlackwellCC(gpu string) string {
+	fields := strings.Fields(gpu)
+	for i, f := range fields {
+		switch f {
+		case "GB10":
+			return "12.1"
+		case "B100", "B200", "GB200":
+			return "10.0"
+		case "B300", "GB300":
+			return "10.3"
+		case "Blackwell": // "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+			return "12.0"
+		}
+		// "NVIDIA GeForce RTX 5090"
+		if f == "RTX" && i+1 < len(fields) && len(fields[i+1]) == 4 && strings.HasPrefix(fields[i+1], "50") {
+			return "12.0"
+		}
+	}
+	return ""
+}
 
 // ExamplePluginRetunes reports whether loading NVIDIA's example tuner
 // plugin changes NCCL's own choices on a communicator of nodes nodes whose
@@ -24,7 +41,7 @@ func ExamplePluginRetunes(gpu string, nodes int) (retunes, known bool) {
 	if gpu == "" || nodes <= 0 {
 		return false, false
 	}
-	return nodes >= 3 && blackwellName.MatchString(gpu), true
+	return nodes >= 3 && BlackwellCC(gpu) != "", true
 }
 
 // ExamplePluginInit says what the example plugin's pluginInit changes in
