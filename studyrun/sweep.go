@@ -23,6 +23,12 @@ type SweepResult struct {
 	Rows []SweepRow
 }
 
+// SweepLaunchesForInterval is how many launches a sweep needs before its
+// rows carry an interval: the order-statistic interval of a median over
+// launches reaches the 95 % the rows are summarised at (model's defaults)
+// only from this many.
+func SweepLaunchesForInterval() int { return model.MinLaunchesForInterval(model.DefaultOptions()) }
+
 // SweepRow is one size of a sweep's result.
 type SweepRow struct {
 	Bytes  int64   `json:"bytes"`

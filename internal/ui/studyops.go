@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/stored"
@@ -56,7 +55,7 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 		tw.Flush()
 	}
 	if rec != nil && len(rec.OpGuards) > 0 {
-		writeGuardTable(w, rec)
+		writeGuardTable(w, study)
 	} else if len(study.GuardOps) > 0 {
 		fmt.Fprintf(w, "\nguarded ops %s: not measured (they are measured only for a config the confirmation recommends)\n", nccl.JoinOps(study.GuardOps))
 	}
@@ -79,7 +78,8 @@ func writeNotGuarded(w io.Writer, study *store.Study) {
 // and at each size: "*" marks a size where it is significantly slower
 // (Holm across every guarded op and size), "!" one slower by more than
 // the minimum effect, which refuses the recommendation.
-func writeGuardTable(w io.Writer, rec *store.Recommendation) {
+func writeGuardTable(w io.Writer, study *store.Study) {
+	rec := study.Recommendation
 	fmt.Fprintln(w)
 	g0 := rec.OpGuards[0]
 	fmt.Fprintf(w, "guarded ops (change in time with the candidate, %d vs %d launches each, interleaved):\n", g0.BaselineLaunches, g0.CandidateLaunches)
@@ -128,23 +128,7 @@ func writeGuardTable(w io.Writer, rec *store.Recommendation) {
 		fmt.Fprintln(tw, strings.Join(append(cells, verdicts[g.Op]), "\t"))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "  * significantly slower (one-sided t test, Holm across every op and size, alpha %g); ! also by more than the minimum effect: refuses the recommendation\n", alphaOf(rec))
-}
-
-// alphaOf is the significance level the guards were tested at: the
-// largest Holm level is alpha itself; the statistics' default when no
-// level was recorded.
-func alphaOf(rec *store.Recommendation) float64 {
-	a := 0.0
-	for _, g := range rec.OpGuards {
-		for _, s := range g.PerSize {
-			a = max(a, s.Level)
-		}
-	}
-	if a == 0 {
-		return model.DefaultOptions().Alpha
-	}
-	return a
+	fmt.Fprintf(w, "  * significantly slower (one-sided t test, Holm across every op and size, alpha %g); ! also by more than the minimum effect: refuses the recommendation\n", stored.StatsOf(study).Alpha)
 }
 
 // writeLaunchesByOp prints how the study's launches were spent per op and

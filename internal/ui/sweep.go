@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/studyrun"
@@ -35,11 +34,9 @@ func opPrefix(study *store.Study) string {
 }
 
 // noIntervalNote says why a sweep of n launches shows no intervals: the
-// interval of a median over launches is an order-statistic interval, and
-// with fewer than model.MinLaunchesForInterval launches none reaches the
-// 95 % the sweep's rows are summarised at (model.DefaultOptions).
+// launches a 95 % interval needs are the sweep's (studyrun decides them).
 func noIntervalNote(n int) string {
-	need := model.MinLaunchesForInterval(model.DefaultOptions())
+	need := studyrun.SweepLaunchesForInterval()
 	if n <= 1 {
 		return fmt.Sprintf("(no interval from one launch: --repeats %d or more gives a 95 %% interval over launches)", need)
 	}
