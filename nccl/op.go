@@ -318,6 +318,20 @@ func (w Workload) BeyondOnePart(guarded []Op) bool { return len(w) > 1 || len(gu
 // objective is the time a step spends in them, Σ calls × time.
 func (w Workload) Timed() bool { return len(w) > 0 && w[0].Timed() }
 
+// StepUS is a timed workload's time per step in µs from a study's score:
+// a workload of several calls scores the step itself (Σ calls × time); a
+// workload of one call is a one-part study, scored by its time per call.
+// 0 for a workload that is not timed.
+func (w Workload) StepUS(score float64) float64 {
+	switch {
+	case !w.Timed():
+		return 0
+	case len(w) == 1:
+		return w[0].Calls * score
+	}
+	return score
+}
+
 // Validate refuses an empty workload and two parts of one op whose bands
 // overlap (they would count the same sizes twice).
 func (w Workload) Validate() error {

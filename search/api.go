@@ -147,7 +147,19 @@ const DefaultBudgetLaunches = 60
 // ops' reserve (2 × GuardLaunches per guarded op), so that a workload or
 // a guarded study explores and confirms as a one-part study does.
 func (o Options) DefaultBudget() int {
-	return DefaultBudgetLaunches*o.cost() + o.guardReserve()
+	return DefaultBudgetLaunches*o.cost() + o.guardReserve() + o.callsReserve()
+}
+
+// callsReserve is what a timed workload of several calls adds to the
+// default budget: its calls are guarded from the confirmation's rounds,
+// topped up to as many as a guarded op gets and twice that while one
+// looks slower (topUpCalls), and a refusal is followed by another
+// confirmation (nextAfterRefusal): 4 × GuardLaunches rounds in all.
+func (o Options) callsReserve() int {
+	if len(o.Parts()) < 2 || !o.Parts().Timed() {
+		return 0
+	}
+	return 4 * o.GuardLaunches * o.cost()
 }
 
 // DefaultGuard is the size just above the band: a change that helps the
