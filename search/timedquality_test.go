@@ -146,8 +146,8 @@ type timedQuality struct {
 	// afterRefusal counts recommendations made by a confirmation that
 	// followed a refusal.
 	afterRefusal int
-	launches                     []int
-	endings                      map[string]int
+	launches     []int
+	endings      map[string]int
 }
 
 func (q timedQuality) medianLaunches() float64 {
