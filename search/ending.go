@@ -29,7 +29,7 @@ func (s *loop) settle(res *Result) {
 	if res.Stopped != "space" || res.Unspent == 0 {
 		return
 	}
-	if refusable(res) && s.rank.candidate(res.Baseline) != nil {
+	if refusable(res) && s.promising(res.Baseline) != nil {
 		// A refusal with a candidate it does not rule out left unconfirmed:
 		// more launches could confirm it (nextAfterRefusal stopped for the
 		// budget), so the answer is not settled.

@@ -66,7 +66,7 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	}
 	s.rank.forget()
 	base := res.Baseline
-	if forced == nil && s.rank.candidate(base) == nil {
+	if forced == nil && s.promising(base) == nil {
 		return false, nil
 	}
 	// A fresh confirmation: both arms from their first launch, interleaved
@@ -82,6 +82,19 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	s.guardsDone = false
 	*res = Result{Baseline: base, Stopped: res.Stopped, Refused: res.Refused}
 	return true, nil
+}
+
+// promising is the best candidate the refusals leave (ranking.candidate)
+// when exploration measured it faster than the baseline, nil otherwise: a
+// confirmation after a refusal is spent only where exploration saw a gain
+// (one it did not see is what the refused candidate's confirmation was
+// for), and on the null fabric it seldom follows at all.
+func (s *loop) promising(base *Trial) *Trial {
+	c := s.rank.candidate(base)
+	if c == nil || base == nil || len(base.Explore) == 0 || !(c.logScore(s.sizes) < base.logScore(s.sizes)) {
+		return nil
+	}
+	return c
 }
 
 // guardOwed is the guard launches a confirmation after a refusal still
