@@ -112,6 +112,21 @@ func TestStudyConfigCommandLineWins(t *testing.T) {
 	}
 }
 
+// TestStudyConfigWorkloadOnTheCommandLineWins: the workload on the
+// command line (--band, --part, --calls, --op) replaces the file's whole
+// workload, whichever keys each uses: --band beside a file's part: was
+// refused as two workloads.
+func TestStudyConfigWorkloadOnTheCommandLineWins(t *testing.T) {
+	config := writeConfig(t, "part: [\"all_reduce:1M-2M:0.8\", \"all_gather:1M:0.2\"]\nbudget: 24\nsim: spark4\n")
+	db := filepath.Join(t.TempDir(), "db")
+	if _, stderr, code := runCLI(t, db, "search", "--config", config, "--band", "512K-1M", "--json"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if s := onlyStudy(t, db); s.Band != "512K-1M" || len(s.Workload) > 1 || s.Budget.Launches != 24 {
+		t.Errorf("band %q, %d parts, budget %d: want the command line's band 512K-1M alone and the file's budget 24", s.Band, len(s.Workload), s.Budget.Launches)
+	}
+}
+
 // TestStudyConfigRefusals: a bad file is a usage error (exit 2) that
 // names the problem, before anything is stored.
 func TestStudyConfigRefusals(t *testing.T) {

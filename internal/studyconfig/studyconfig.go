@@ -106,6 +106,19 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	if fixed != nil {
 		skip = fixed(c)
 	}
+	// A group of keys says one thing together: when the command line says
+	// it, the file's keys of that group are all left out (flags win over
+	// the file, as a whole).
+	cliGroup := map[string]bool{}
+	for _, g := range groups {
+		for _, k := range g {
+			if c.IsSet(k) {
+				for _, k := range g {
+					cliGroup[k] = true
+				}
+			}
+		}
+	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
@@ -126,7 +139,7 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 			return vocab.UsageErrorf("%s: unknown key %q%s (the keys are the flags of nccltune %s without the dashes; see nccltune %s --help)",
 				where, key, nearestKey(key, flags), c.Command.Name, c.Command.Name)
 		}
-		if c.IsSet(key) || skip[key] {
+		if c.IsSet(key) || skip[key] || cliGroup[key] {
 			continue // the command line (or, say, the resumed study) decides
 		}
 		values, err := configValues(v, Repeatable(f))
@@ -144,6 +157,12 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	}
 	return nil
 }
+
+// groups are keys that say one thing together. The workload a study
+// tunes is given as a band (with its op), as parts or as calls: a
+// workload on the command line replaces the file's, whichever keys each
+// uses (--band beside a file's part: was refused as two workloads).
+var groups = [][]string{{"band", "op", "part", "calls"}}
 
 // generatedKeys are the keys a file written by nccltune workload may
 // hold: the workload it proposes, and nothing that decides what runs or
