@@ -1,114 +1,93 @@
 package nccl
 
 import (
-	"os"
-	"regexp"
-	"strconv"
+	"reflect"
 	"strings"
 	"testing"
 )
 
-// The datatype table must be NCCL's own: testdata holds the enum and
-// ncclTypeSize as NCCL 2.28.3 writes them (copied from its source), and a
-// COLL log line's "datatype 9" is read through this table.
-func TestDatatypesMatchNCCL(t *testing.T) {
-	enum, err := os.ReadFile("testdata/nccl-2.28.3-datatypes.h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// "ncclInt8       = 0, ncclChar       = 0," — the first name of each value.
-	values := map[int]string{}
-	for _, m := range regexp.MustCompile(`(nccl\w+)\s*=\s*(\d+)`).FindAllStringSubmatch(string(enum), -1) {
-		v, _ := strconv.Atoi(m[2])
-		if m[1] == "ncclNumTypes" {
-			if v != len(Datatypes()) {
-				t.Errorf("NCCL has %d data types, the table %d", v, len(Datatypes()))
-			}
-			continue
-		}
-		if _, seen := values[v]; !seen {
-			values[v] = m[1]
-		}
-	}
-	if len(values) != len(Datatypes()) {
-		t.Errorf("NCCL's enum has %d values, the table %d", len(values), len(Datatypes()))
-	}
-	for v, name := range values {
-		if got := Datatype(v).NCCLName(); got != name {
-			t.Errorf("datatype %d: table says %s, NCCL %s", v, got, name)
-		}
-	}
-
-	sizes, err := os.ReadFile("testdata/nccl-2.28.3-typesize.h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// ncclTypeSize: runs of "case ncclX:" then "return N;".
-	var pending []string
-	checked := 0
-	for _, line := range strings.Split(string(sizes), "\n") {
-		line = strings.TrimSpace(line)
-		if name, ok := strings.CutPrefix(line, "case "); ok {
-			pending = append(pending, strings.TrimSuffix(name, ":"))
-			continue
-		}
-		if n, ok := strings.CutPrefix(line, "return "); ok && len(pending) > 0 {
-			size, err := strconv.Atoi(strings.TrimSuffix(n, ";"))
-			if err != nil {
-				t.Fatalf("cannot read %q", line)
-			}
-			for _, name := range pending {
-				d := datatypeNamed(name)
-				if d < 0 {
-					t.Errorf("ncclTypeSize names %s, which the table lacks", name)
-					continue
-				}
-				if d.Size() != int64(size) {
-					t.Errorf("%s: table size %d, NCCL %d", name, d.Size(), size)
-				}
-				checked++
-			}
-			pending = nil
-		}
-	}
-	if checked != len(Datatypes()) {
-		t.Errorf("ncclTypeSize gave sizes of %d types, the table has %d", checked, len(Datatypes()))
-	}
-	if Datatype(12).Valid() || Datatype(-1).Size() != 0 {
-		t.Error("numbers past NCCL's enum must not be data types")
-	}
-}
-
-func datatypeNamed(name string) Datatype {
-	for _, d := range Datatypes() {
-		if d.NCCLName() == name {
-			return d
-		}
-	}
-	return -1
-}
-
-// nccl-tests' size is the whole buffer; NCCL's count is one rank's part
-// for all-gather, reduce-scatter and all-to-all.
-func TestCallSize(t *testing.T) {
-	for _, tc := range []struct {
-		op     Op
-		count  int64
-		elt    int64
-		nranks int
-		want   int64
+// TestParseCall: a call is measured at the power of two nearest its size
+// on a log scale (the rule `nccltune workload` counts a call by), its
+// calls are the part's weight, and String writes it back as read.
+func TestParseCall(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Part
+		str  string
 	}{
-		{AllReduce, 1024000, 2, 4, 2048000},
-		{AllGather, 1000, 2, 4, 8000},
-		{ReduceScatter, 1000, 4, 8, 32000},
-		{AllToAll, 256, 2, 4, 2048},
-		{Broadcast, 10, 4, 4, 40},
-		{Reduce, 10, 8, 4, 80},
-		{SendRecv, 10, 1, 2, 10},
-		{AllGather, 1000, 2, 0, 0}, // rank count unknown
+		{"all_reduce:10240:760", Part{Op: AllReduce, Band: Band{8 << 10, 8 << 10}, Weight: 760, Calls: 760, Logged: []int64{10240}}, "all_reduce:10240:760"},
+		// 2048000 ≥ 1M·√2: nearer 2M than 1M on a log scale.
+		{"all_reduce:2048000:80", Part{Op: AllReduce, Band: Band{2 << 20, 2 << 20}, Weight: 80, Calls: 80, Logged: []int64{2048000}}, "all_reduce:2048000:80"},
+		{"AllGather:8K:13", Part{Op: AllGather, Band: Band{8 << 10, 8 << 10}, Weight: 13, Calls: 13, Logged: []int64{8192}}, "all_gather:8192:13"},
+		// 11585 < 8K·√2 ≤ 11586: the boundary goes up.
+		{"broadcast:11585:1", Part{Op: Broadcast, Band: Band{8 << 10, 8 << 10}, Weight: 1, Calls: 1, Logged: []int64{11585}}, "broadcast:11585:1"},
+		{"broadcast:11586:0.5", Part{Op: Broadcast, Band: Band{16 << 10, 16 << 10}, Weight: 0.5, Calls: 0.5, Logged: []int64{11586}}, "broadcast:11586:0.5"},
 	} {
-		if got := CallSize(tc.op, tc.count, tc.elt, tc.nranks); got != tc.want {
-			t.Errorf("CallSize(%s, %d, %d, %d) = %d, want %d", tc.op, tc.count, tc.elt, tc.nranks, got, tc.want)
+		got, err := ParseCall(c.in)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("ParseCall(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
+			continue
+		}
+		if got.String() != c.str || !got.Timed() {
+			t.Errorf("ParseCall(%q).String() = %q (timed %v), want %q", c.in, got.String(), got.Timed(), c.str)
+		}
+		if back, err := ParseCall(got.String()); err != nil || !reflect.DeepEqual(back, got) {
+			t.Errorf("ParseCall(%q) read back as %+v, %v", got.String(), back, err)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"all_reduce:10240", "write OP:BYTES:CALLS"},
+		{"all_reduce:10K-20K:3", "not a number of bytes"},
+		{"all_reduce:0:3", "must be from 1 byte"},
+		{"all_reduce:1024:0", "must be a positive number"},
+		{"all_reduce:1024:x", "must be a positive number"},
+		{"allreduse:1024:3", "did you mean all_reduce"},
+	} {
+		if _, err := ParseCall(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseCall(%q) = %v, want an error with %q", c.in, err, c.want)
+		}
+	}
+}
+
+// TestMergeCalls: calls of one op on one power of two are one part, their
+// calls summed and their sizes kept; another op or size stays apart.
+func TestMergeCalls(t *testing.T) {
+	var parts []Part
+	for _, s := range []string{"all_reduce:10240:760", "all_gather:8192:13", "all_reduce:9000:40", "all_reduce:2048000:80"} {
+		p, err := ParseCall(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	w := MergeCalls(parts)
+	want := Workload{
+		{Op: AllReduce, Band: Band{8 << 10, 8 << 10}, Weight: 800, Calls: 800, Logged: []int64{9000, 10240}},
+		{Op: AllGather, Band: Band{8 << 10, 8 << 10}, Weight: 13, Calls: 13, Logged: []int64{8192}},
+		{Op: AllReduce, Band: Band{2 << 20, 2 << 20}, Weight: 80, Calls: 80, Logged: []int64{2048000}},
+	}
+	if !reflect.DeepEqual(w, want) {
+		t.Fatalf("MergeCalls = %+v\nwant %+v", w, want)
+	}
+	if err := w.Validate(); err != nil || !w.Timed() {
+		t.Errorf("merged workload: Validate %v, Timed %v", err, w.Timed())
+	}
+	if got := w[0].String(); got != "all_reduce:8K:800" {
+		t.Errorf("a merged part writes %q, want all_reduce:8K:800", got)
+	}
+	if parts[0].Logged[0] != 10240 || len(parts[0].Logged) != 1 {
+		t.Errorf("MergeCalls changed its input: %+v", parts[0])
+	}
+}
+
+// TestWorkloadRefusesCallsBesideParts: a workload is calls or parts.
+func TestWorkloadRefusesCallsBesideParts(t *testing.T) {
+	call, _ := ParseCall("all_reduce:10240:760")
+	part, _ := ParsePart("all_gather:1M-8M:0.2")
+	for _, w := range []Workload{{call, part}, {part, call}} {
+		err := w.Validate()
+		if err == nil || !strings.Contains(err.Error(), "all_gather:1M-8M:0.2 is a part") || !strings.Contains(err.Error(), "all_reduce:10240:760 a call") {
+			t.Errorf("Validate(%s) = %v, want a refusal naming the part and the call", w, err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package nccl
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -191,16 +192,91 @@ func (o Op) Rooted() bool {
 }
 
 // Part is one part of a workload: a collective, the band of sizes it sends
-// and its weight in the study's objective.
+// and its weight in the study's objective. A part read from a call
+// (ParseCall: what a process's log gave) is timed: Calls is how often the
+// process calls the op per step at the sizes Logged, measured at the one
+// power of two nearest to them (Band), and the objective counts its time
+// Calls times (Workload.Timed).
 type Part struct {
 	Op     Op
 	Band   Band
 	Weight float64
+	// Calls per step (> 0 only for a timed part; Weight is Calls then).
+	Calls float64
+	// Logged are the sizes in bytes the process calls, ascending, that
+	// this part measures at Band (several when calls merged: MergeCalls).
+	Logged []int64
 }
 
-// String writes a part as ParsePart reads it: "all_gather:1M-8M:0.2".
+// Timed reports whether p came from a call (ParseCall).
+func (p Part) Timed() bool { return p.Calls > 0 }
+
+// String writes a part as ParsePart reads it: "all_gather:1M-8M:0.2"; a
+// timed part as ParseCall reads it, "all_reduce:10240:760" (a part of
+// merged calls with the size it is measured at: "all_reduce:8K:770").
 func (p Part) String() string {
+	if p.Timed() {
+		size := FormatSize(p.Band.Min)
+		if len(p.Logged) == 1 {
+			size = strconv.FormatInt(p.Logged[0], 10)
+		}
+		return string(p.Op.OrAllReduce()) + ":" + size + ":" + strconv.FormatFloat(p.Calls, 'g', -1, 64)
+	}
 	return string(p.Op.OrAllReduce()) + ":" + p.Band.String() + ":" + strconv.FormatFloat(p.Weight, 'g', -1, 64)
+}
+
+// ParseCall reads OP:BYTES:CALLS ("all_reduce:10240:760"): calls per step
+// of op at a size the process calls (bytes, or a size like 8K), measured
+// at the nearest power of two (NearestPowerOfTwo, as `nccltune workload`
+// counts a call).
+func ParseCall(s string) (Part, error) {
+	fields := strings.Split(strings.TrimSpace(s), ":")
+	if len(fields) != 3 {
+		return Part{}, fmt.Errorf("call %q: write OP:BYTES:CALLS, the calls per step of one op at one size, e.g. all_reduce:10240:760", s)
+	}
+	op, err := ParseOp(fields[0])
+	if err != nil {
+		return Part{}, fmt.Errorf("call %q: %w", s, err)
+	}
+	bytes, err := ParseSize(fields[1])
+	if err != nil {
+		return Part{}, fmt.Errorf("call %q: %w", s, err)
+	}
+	if bytes <= 0 || bytes > MaxBandSize {
+		return Part{}, fmt.Errorf("call %q: size %s must be from 1 byte to %s", s, fields[1], FormatSize(MaxBandSize))
+	}
+	calls, err := strconv.ParseFloat(fields[2], 64)
+	if err != nil || !(calls > 0) || calls > 1e12 {
+		return Part{}, fmt.Errorf("call %q: calls %q must be a positive number (calls per step)", s, fields[2])
+	}
+	at := NearestPowerOfTwo(bytes)
+	return Part{Op: op, Band: Band{Min: at, Max: at}, Weight: calls, Calls: calls, Logged: []int64{bytes}}, nil
+}
+
+// MergeCalls is the workload of timed parts with the calls of one op that
+// fall on one power of two merged into one part (calls summed, the logged
+// sizes kept), in the order each op and size first appears: one part per
+// (op, size) measured.
+func MergeCalls(parts []Part) Workload {
+	var out Workload
+	for _, p := range parts {
+		i := slices.IndexFunc(out, func(q Part) bool { return q.Op.OrAllReduce() == p.Op.OrAllReduce() && q.Band == p.Band })
+		if i < 0 {
+			p.Logged = slices.Clone(p.Logged)
+			out = append(out, p)
+			continue
+		}
+		q := &out[i]
+		q.Calls += p.Calls
+		q.Weight += p.Weight
+		for _, b := range p.Logged {
+			if !slices.Contains(q.Logged, b) {
+				q.Logged = append(q.Logged, b)
+			}
+		}
+		slices.Sort(q.Logged)
+	}
+	return out
 }
 
 // ParsePart reads OP:BAND[:WEIGHT] ("all_reduce:512K-4M:0.8"); a missing
@@ -238,6 +314,24 @@ type Workload []Part
 // verify, compare and the report then show every part and op.
 func (w Workload) BeyondOnePart(guarded []Op) bool { return len(w) > 1 || len(guarded) > 0 }
 
+// Timed reports whether w's parts came from calls (ParseCall): its
+// objective is the time a step spends in them, Σ calls × time.
+func (w Workload) Timed() bool { return len(w) > 0 && w[0].Timed() }
+
+// StepUS is a timed workload's time per step in µs from a study's score:
+// a workload of several calls scores the step itself (Σ calls × time); a
+// workload of one call is a one-part study, scored by its time per call.
+// 0 for a workload that is not timed.
+func (w Workload) StepUS(score float64) float64 {
+	switch {
+	case !w.Timed():
+		return 0
+	case len(w) == 1:
+		return w[0].Calls * score
+	}
+	return score
+}
+
 // Validate refuses an empty workload and two parts of one op whose bands
 // overlap (they would count the same sizes twice).
 func (w Workload) Validate() error {
@@ -245,6 +339,13 @@ func (w Workload) Validate() error {
 		return fmt.Errorf("a workload needs at least one part (OP:BAND[:WEIGHT])")
 	}
 	for i, p := range w {
+		if p.Timed() != w.Timed() {
+			band, call := p, w[0]
+			if p.Timed() {
+				band, call = w[0], p
+			}
+			return fmt.Errorf("%s is a part (OP:BAND[:WEIGHT]) and %s a call (OP:BYTES:CALLS): give the workload as calls or as parts, not both", band, call)
+		}
 		if !p.Op.OrAllReduce().Valid() {
 			return fmt.Errorf("part %d: unknown collective %q", i+1, p.Op)
 		}

@@ -3,6 +3,7 @@ package nccl
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -110,7 +111,7 @@ func TestParsePartAndWorkload(t *testing.T) {
 	if err != nil || p.Op != AllGather || p.Band.Min != 1<<20 || p.Band.Max != 8<<20 || p.Weight != 0.2 {
 		t.Fatalf("ParsePart = %+v, %v", p, err)
 	}
-	if back, err := ParsePart(p.String()); err != nil || back != p {
+	if back, err := ParsePart(p.String()); err != nil || !reflect.DeepEqual(back, p) {
 		t.Errorf("round trip %q = %+v, %v", p.String(), back, err)
 	}
 	q, err := ParsePart("all_reduce:512K-4M")

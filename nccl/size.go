@@ -155,6 +155,22 @@ func CheckPowerOfTwo(size int64) error {
 	return fmt.Errorf("size %s is not a power of two, and nccl-tests' doubling sweep only measures powers of two: did you mean %s or %s?", FormatSize(size), FormatSize(lo), FormatSize(lo*2))
 }
 
+// NearestPowerOfTwo is the power of two nearest to size on a log scale
+// (from p/√2 up to p·√2 is p's; a size at the boundary goes up): the one
+// rule that turns a size a process calls into the size nccl-tests'
+// doubling sweep measures it at, for `nccltune workload`'s histogram and
+// for a timed workload's parts (ParseCall) alike.
+func NearestPowerOfTwo(size int64) int64 {
+	if size <= 1 {
+		return 1
+	}
+	k := 63 - bits.LeadingZeros64(uint64(size)) // 2^k ≤ size < 2^(k+1)
+	if float64(size) >= math.Sqrt2*float64(int64(1)<<k) && k < 62 {
+		k++
+	}
+	return int64(1) << k
+}
+
 // Contains reports whether size lies inside the band.
 func (b Band) Contains(size int64) bool { return size >= b.Min && size <= b.Max }
 

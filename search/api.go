@@ -147,7 +147,19 @@ const DefaultBudgetLaunches = 60
 // ops' reserve (2 × GuardLaunches per guarded op), so that a workload or
 // a guarded study explores and confirms as a one-part study does.
 func (o Options) DefaultBudget() int {
-	return DefaultBudgetLaunches*o.cost() + o.guardReserve()
+	return DefaultBudgetLaunches*o.cost() + o.guardReserve() + o.callsReserve()
+}
+
+// callsReserve is what a timed workload of several calls adds to the
+// default budget: its calls are guarded from the confirmation's rounds,
+// topped up to as many as a guarded op gets and twice that while one
+// looks slower (topUpCalls), and a refusal is followed by another
+// confirmation (nextAfterRefusal): 4 × GuardLaunches rounds in all.
+func (o Options) callsReserve() int {
+	if len(o.Parts()) < 2 || !o.Parts().Timed() {
+		return 0
+	}
+	return 4 * o.GuardLaunches * o.cost()
 }
 
 // DefaultGuard is the size just above the band: a change that helps the
@@ -158,6 +170,18 @@ func DefaultGuard(b nccl.Band) []int64 {
 		return nil
 	}
 	return []int64{sizes[len(sizes)-1] * 2}
+}
+
+// DefaultGuardFor is --guard's default for a study of w: none for a
+// timed workload (calls, nccl.ParseCall), each of whose sizes is guarded
+// at its own size and which never calls the size above its largest (a
+// guard there refused a ×1.33 winner over a 1M the process never calls);
+// DefaultGuard of the band for a --band or --part study.
+func DefaultGuardFor(w nccl.Workload) []int64 {
+	if w.Timed() {
+		return nil
+	}
+	return DefaultGuard(Hull(w))
 }
 
 // The explain launches sweep at least this range.
@@ -327,6 +351,19 @@ type Result struct {
 	// decided), with the launches left unspent; "" when the study spent
 	// its budget or ended for another reason.
 	Settled string
+	// Refused are the candidates confirmed and refused before the last
+	// confirmation (Winner, Ending, Reason are the last one's), in order:
+	// a refusal narrows the search to the candidates it does not rule out
+	// (refusable, nextAfterRefusal).
+	Refused []Refusal
+}
+
+// Refusal is one candidate the study confirmed and refused, and why.
+type Refusal struct {
+	Trial *Trial
+	// Ending is why (EndingGuard, EndingOpRegression,
+	// EndingSwitchesOnDisabled, EndingCandidateFailed), Reason its sentence.
+	Ending, Reason string
 }
 
 // Endings of a study. A confirmation that keeps the defaults ends with the

@@ -137,6 +137,11 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 	// when exploring says it is no better: only confirmation launches give
 	// a number honest enough to report.
 	w := s.rank.candidate(base)
+	if s.forced != nil {
+		// A refused list's per-function form goes before the ranking's
+		// next (nextAfterRefusal).
+		w, s.forced = s.forced, nil
+	}
 	if w == nil {
 		res.Ending = EndingNoCandidate
 		res.Reason = "no config other than NCCL's defaults ran successfully; keep NCCL's defaults"
@@ -150,6 +155,16 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 		var err error
 		if w, dropped, err = s.simplestTrial(ctx, w); err != nil {
 			return nil, nil, err
+		}
+		if w != base && s.ruledOut(w) && first != w && tries < 2 {
+			// The simplest config NCCL runs like the candidate was refused
+			// already: the candidate is ruled out with it.
+			s.refusedTrials = append(s.refusedTrials, first)
+			s.rank.forget()
+			if next := s.rank.candidate(base); next != nil {
+				w = next
+				continue
+			}
 		}
 		if w != base || tries == 2 {
 			break
@@ -187,11 +202,16 @@ func (s *loop) scopeOf(cfg nccl.Config) (nccl.Config, []string) {
 	if !s.opts.ScopeLists {
 		return cfg.Clone(), nil
 	}
-	version := s.version
+	return nccl.ScopeConfig(cfg, s.opts.Parts().Ops(), s.fabricVersion())
+}
+
+// fabricVersion is NCCL's version: the defaults' plan's, else what the
+// launches printed ("" until known).
+func (s *loop) fabricVersion() string {
 	if d := s.plan.defaults(); d != nil && d.Version != "" {
-		version = d.Version
+		return d.Version
 	}
-	return nccl.ScopeConfig(cfg, s.opts.Parts().Ops(), version)
+	return s.version
 }
 
 // confirmDesign sizes the confirmation of w against base from what the

@@ -29,6 +29,12 @@ func (s *loop) settle(res *Result) {
 	if res.Stopped != "space" || res.Unspent == 0 {
 		return
 	}
+	if refusable(res) && s.rank.candidate(res.Baseline) != nil {
+		// A refusal with a candidate it does not rule out left unconfirmed:
+		// more launches could confirm it (nextAfterRefusal stopped for the
+		// budget), so the answer is not settled.
+		return
+	}
 	switch {
 	case res.Ending == EndingCannotDecide:
 		res.Settled = fmt.Sprintf("every distinct NCCL plan of the space was explored and the budget left cannot decide a confirmation: %d of %d launches left unspent",

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
@@ -62,6 +63,11 @@ type loop struct {
 	guardsDone bool
 	// version is NCCL's version as the launches print it ("" until one did).
 	version string
+	// refusedTrials are the candidates refusals ruled out (ruledOut);
+	// forced is the next candidate to confirm in place of the ranking's
+	// (a refused list's per-function form), nil when none.
+	refusedTrials []*Trial
+	forced        *Trial
 }
 
 // newLoop is a study of opts with no trial yet and nothing launched.
@@ -75,8 +81,8 @@ func newLoop(opts Options) *loop {
 		s.plan = newWorkloadPlanner(opts.Parts(), opts.Guard, opts.AllowDisabled)
 		s.sizes, s.guardKeys = []int64{scoreKey}, s.work.guardKeys(opts.Guard)
 	}
-	s.rank = ranking{measured: s.measured, plan: &s.plan, sizes: s.sizes, guard: s.guardSizes(),
-		minEffect: opts.Stats.MinEffect, maxLaunches: opts.MaxLaunchesPerTrial}
+	s.rank = ranking{measured: s.measured, plan: &s.plan, sizes: s.sizes, guard: append(slices.Clone(s.guardSizes()), s.work.timedPartKeys()...),
+		minEffect: opts.Stats.MinEffect, maxLaunches: opts.MaxLaunchesPerTrial, ruledOut: s.ruledOut}
 	return s
 }
 
@@ -176,6 +182,23 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 	}
 	if err := s.guard(ctx, res); err != nil {
 		return s.stop(res, err)
+	}
+	// A refusal is not the end: the best candidate it does not rule out is
+	// confirmed next, while the budget holds a confirmation that decides.
+	for {
+		again, err := s.nextAfterRefusal(res)
+		if err != nil {
+			return s.stop(res, err)
+		}
+		if !again {
+			break
+		}
+		if err := s.confirm(ctx, res); err != nil {
+			return s.stop(res, err)
+		}
+		if err := s.guard(ctx, res); err != nil {
+			return s.stop(res, err)
+		}
 	}
 	if err := s.explain(ctx, res); err != nil {
 		return s.stop(res, err)
@@ -526,7 +549,7 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	}
 	if l.Outcome != benchfmt.OK && (!debug || s.warmsUp(t, phase) && !ranAnySize(l)) && phase != vocab.PhaseGuard {
 		// A guarded op that fails is judged by the guard, not the trial.
-		t.State, t.Reason = stateFor(l.Outcome), l.Reason
+		t.State, t.Reason, t.failedOp = stateFor(l.Outcome), l.Reason, op.OrAllReduce()
 	}
 	if s.version == "" && l.Result != nil {
 		s.version = l.Result.NCCLVersion

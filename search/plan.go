@@ -708,3 +708,19 @@ func (p *PlanSummary) String() string {
 	}
 	return b.String()
 }
+
+// samePlanAt reports whether NCCL provably runs op at sizes alike under
+// configs a and b: both plans certain for the op (its TUNING lines read,
+// or the rules) and equal at every one of sizes. Times there are then
+// equal by rule, as configs are merged: a guard does not judge them.
+func (p *planner) samePlanAt(a, b nccl.Config, op nccl.Op, sizes []int64) bool {
+	o := p.opOf(op)
+	if o == nil || o.native == nil || len(sizes) == 0 {
+		return false
+	}
+	ra, rb := o.resolve(a), o.resolve(b)
+	if !ra.Certain || !rb.Certain || !ra.Plan.Covers(sizes) || !rb.Plan.Covers(sizes) {
+		return false
+	}
+	return ra.Plan.Restrict(sizes).Equal(rb.Plan.Restrict(sizes))
+}

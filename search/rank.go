@@ -29,7 +29,14 @@ type ranking struct {
 	// trials: they are asked for many times per launch.
 	cache    decisionCache
 	cacheKey [2]int
+	// ruledOut, when set, says a trial may not be the candidate: a
+	// refusal ruled it out (loop.ruledOut). The loop empties the cache
+	// (forget) when it changes.
+	ruledOut func(*Trial) bool
 }
+
+// forget empties the cache: what the rules computed no longer holds.
+func (s *ranking) forget() { s.cache, s.cacheKey = decisionCache{}, [2]int{-1, -1} }
 
 // measured is what the study has measured so far: its trials, in order,
 // and the number of launches made (prior ones included).
@@ -231,6 +238,9 @@ func (s *ranking) computeCandidate(base *Trial) *Trial {
 		if t == base || !t.State.Usable() || len(t.Explore) == 0 || s.plan.runsDefaults(t) {
 			// A config that provably runs NCCL's own plan is the defaults
 			// under another name: nothing to confirm.
+			continue
+		}
+		if s.ruledOut != nil && s.ruledOut(t) {
 			continue
 		}
 		if base != nil && s.plan.read() && s.plan.keyOf(t.Config) == s.plan.keyOf(base.Config) {

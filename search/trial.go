@@ -39,6 +39,9 @@ type Trial struct {
 	Guards map[nccl.Op][]model.Launch
 	// guardFailed counts failed guard launches (they spend the reserve).
 	guardFailed int
+	// failedOp is the op whose launch failed the trial ("" when none did):
+	// a refused list's per-function form leaves it out (perFunctionForm).
+	failedOp nccl.Op
 	// Launches counts every launch of the trial, failed and warm-up included.
 	Launches int
 	// ID is the store's identifier, set by the Recorder; search ignores it.

@@ -107,19 +107,47 @@ func newWorkload(parts nccl.Workload) *workload {
 	return w
 }
 
-// roundScore is exp Σ wᵢ log scoreᵢ over the parts' band scores in one
-// round (each the geometric mean of the part's per-size medians), or an
-// error naming the part whose sizes the round lacks.
+// roundScore is a round's objective, or an error naming the part whose
+// sizes the round lacks. A timed workload's (calls, nccl.ParseCall) is the
+// time a step spends in its calls, Σ callsᵢ × timeᵢ in µs (timeᵢ the
+// median at the part's one size): linear, so a part weighs what it costs
+// the process, and a call made 80 times at 2M counts for its time, not
+// for its share of the calls. A hand workload's (--part) is
+// exp Σ wᵢ log scoreᵢ over the parts' band scores (each the geometric
+// mean of the part's per-size medians), its weights normalised.
 func (w *workload) roundScore(round model.Launch) (float64, error) {
-	logSum := 0.0
+	timed := w.parts.Timed()
+	sum := 0.0
 	for i, p := range w.parts {
 		sc, err := bandScore(round, w.partKeys[i])
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", p, err)
 		}
-		logSum += w.weights[i] * math.Log(sc)
+		if timed {
+			sum += p.Calls * sc
+			continue
+		}
+		sum += w.weights[i] * math.Log(sc)
 	}
-	return math.Exp(logSum), nil
+	if timed {
+		return sum, nil
+	}
+	return math.Exp(sum), nil
+}
+
+// timedPartKeys are the keys of a timed workload of several parts' calls,
+// one (op, size) each, which exploration also keeps an eye on as it does
+// on guard sizes (ranking.guard): a config that looks slower at a size
+// the process calls ranks after the others. None otherwise.
+func (w *workload) timedPartKeys() []int64 {
+	if w == nil || !w.parts.Timed() {
+		return nil
+	}
+	var out []int64
+	for _, k := range w.partKeys {
+		out = append(out, k...)
+	}
+	return out
 }
 
 // merge makes one round of the launches of each op (a launch's sizes

@@ -174,11 +174,16 @@ type Part struct {
 	BandMin int64   `json:"band_min"`
 	BandMax int64   `json:"band_max"`
 	Weight  float64 `json:"weight"`
+	// Calls and Logged are a timed part's (nccl.ParseCall): calls per step
+	// at the sizes the process called; absent for a --part part.
+	Calls  float64 `json:"calls,omitempty"`
+	Logged []int64 `json:"logged_bytes,omitempty"`
 }
 
 // PartOf is p as the store keeps it.
 func PartOf(p nccl.Part) Part {
-	return Part{Op: p.Op.OrAllReduce(), Band: p.Band.String(), BandMin: p.Band.Min, BandMax: p.Band.Max, Weight: p.Weight}
+	return Part{Op: p.Op.OrAllReduce(), Band: p.Band.String(), BandMin: p.Band.Min, BandMax: p.Band.Max, Weight: p.Weight,
+		Calls: p.Calls, Logged: p.Logged}
 }
 
 // Parts are the study's workload: its stored parts, or for a one-part
@@ -190,7 +195,8 @@ func (s *Study) Parts() nccl.Workload {
 	}
 	out := make(nccl.Workload, len(s.Workload))
 	for i, p := range s.Workload {
-		out[i] = nccl.Part{Op: p.Op.OrAllReduce(), Band: nccl.Band{Min: p.BandMin, Max: p.BandMax}, Weight: p.Weight}
+		out[i] = nccl.Part{Op: p.Op.OrAllReduce(), Band: nccl.Band{Min: p.BandMin, Max: p.BandMax}, Weight: p.Weight,
+			Calls: p.Calls, Logged: p.Logged}
 	}
 	return out
 }

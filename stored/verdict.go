@@ -114,9 +114,16 @@ func VerdictOf(s *store.Study) Verdict {
 	case !v.Decided:
 		return v
 	case v.Change:
-		v.Details = append(v.Details, fmt.Sprintf("band speedup %s (95%% CI), p=%.3g", SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
-		if r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
-			v.Details = append(v.Details, fmt.Sprintf("band score %.1f µs with "+baselineName(s)+" → %.1f µs", r.BaselineScoreUS, r.ScoreUS))
+		if w := s.Parts(); w.Timed() && r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
+			// A timed workload's objective is the time a step spends in its
+			// calls, and is said so.
+			v.Details = append(v.Details, fmt.Sprintf("time per step %.1f → %.1f µs, %s (95%% CI), p=%.3g",
+				w.StepUS(r.BaselineScoreUS), w.StepUS(r.ScoreUS), SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
+		} else {
+			v.Details = append(v.Details, fmt.Sprintf("band speedup %s (95%% CI), p=%.3g", SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
+			if r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
+				v.Details = append(v.Details, fmt.Sprintf("band score %.1f µs with "+baselineName(s)+" → %.1f µs", r.BaselineScoreUS, r.ScoreUS))
+			}
 		}
 		if r.BaselineLaunches > 0 || r.CandidateLaunches > 0 {
 			v.Details = append(v.Details, fmt.Sprintf("confirmed by %d vs %d interleaved launches", r.BaselineLaunches, r.CandidateLaunches))

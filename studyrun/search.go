@@ -105,7 +105,9 @@ func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
 			GuardLaunches: guardLaunchesOf(so), ScopeLists: so.ScopeLists},
 		Status: vocab.StatusRunning,
 	}
-	if len(so.Workload) > 1 {
+	if len(so.Workload) > 1 || so.Workload.Timed() {
+		// A timed workload is kept even of one call: its calls are what
+		// its objective and guards read on resume, show and export.
 		for _, p := range so.Workload {
 			study.Workload = append(study.Workload, store.PartOf(p))
 		}
@@ -154,7 +156,7 @@ func (r *SearchRun) resume(o SearchOptions) error {
 	}
 	so.Time = study.Budget.Time
 	so.Op, so.Workload, so.GuardOps = study.Op(), nil, study.GuardOps
-	if len(study.Workload) > 1 {
+	if len(study.Workload) > 1 || study.Parts().Timed() {
 		so.Workload = study.Parts()
 	}
 	so.ScopeLists = false

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -126,16 +125,9 @@ type Bin struct {
 }
 
 // BinOf is the power of two nearest to size on a log scale.
-func BinOf(size int64) int64 {
-	if size <= 1 {
-		return 1
-	}
-	k := 63 - bits.LeadingZeros64(uint64(size)) // 2^k ≤ size < 2^(k+1)
-	if float64(size) >= math.Sqrt2*float64(int64(1)<<k) && k < 62 {
-		k++
-	}
-	return int64(1) << k
-}
+// A timed workload's parts (nccl.ParseCall) measure a call at the same
+// power of two, by the same rule.
+func BinOf(size int64) int64 { return nccl.NearestPowerOfTwo(size) }
 
 // Summarize reads every input's calls into communicators and proposes the
 // workload.

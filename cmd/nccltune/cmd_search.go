@@ -42,6 +42,7 @@ Examples:
   nccltune search --resume s3-512K-4M --sim spark4`,
 		Flags: append([]cli.Flag{
 			flagvalue.Band("message sizes to tune, inclusive, e.g. 512K-4M: the powers of two inside are measured and scored (3M-5M: 4M), of the --op collective"),
+			flagvalue.Calls("one call of the workload a process runs, `OP:BYTES:CALLS` (all_reduce:10240:760: 760 all-reduces of 10240 bytes per step), repeatable, instead of --band and --part (nccltune workload writes them as the config's calls:): each is measured at the nearest power of two, the study minimises the time per step Σ calls × time, every call is guarded at its own size, and no other size or op is guarded unless --guard or --guard-ops asks"),
 			flagvalue.Parts("one part of the workload to tune, `OP:BAND[:WEIGHT]` (all_reduce:512K-4M:0.8), repeatable, instead of --band and --op: the study scores the parts together (weighted geometric mean of their band scores, weights normalised), one launch per op per measurement, and guards every other collective by default (--guard-ops)"),
 			&cli.StringFlag{Name: "guard-ops", Usage: "collectives outside the workload the confirmation also measures for a recommended config, interleaved with the baseline, at the workload's sizes and the guard sizes: a comma `LIST` (all_gather,broadcast) or none; one significantly slower by more than --min-effect refuses the recommendation. Default with --part: every other op of the nccl-tests build (those whose *_perf is missing are skipped and named); with --band: none"},
 			&cli.IntFlag{Name: "guard-launches", Value: search.DefaultGuardLaunches, Usage: "launches per arm of each guarded op (--guard-ops), measured only for a config the confirmation recommends; 8 refused a 7.9% slowdown in 95 to 99 of 100 simulated studies, 4 in 68 (docs/PERFORMANCE.md)"},
@@ -124,7 +125,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, vocab.UsageErrorf("--min-effect %g: use a fraction such as 0.03 for 3%%", so.Stats.MinEffect)
 	}
 	if o.resume != "" {
-		for _, f := range []string{"band", "part", "guard-ops", "guard-launches", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols", "budget", "time", "seed"} {
+		for _, f := range []string{"band", "part", "calls", "guard-ops", "guard-launches", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols", "budget", "time", "seed"} {
 			if c.IsSet(f) {
 				return o, vocab.UsageErrorf("--resume continues the study as it was defined; drop --%s (the band or parts, guarded ops, space, guard sizes, sampler, confirmation launches, minimum effect, alpha, budget, time limit and seed are the study's)", f)
 			}
@@ -135,8 +136,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err := readWorkload(c, "search", &so, &o.launch); err != nil {
 		return o, err
 	}
-	band := so.Band
-	so.Guard = search.DefaultGuard(band)
+	so.Guard = search.DefaultGuardFor(so.Parts())
 	if guard, given := flagvalue.GuardOf(c); given {
 		so.Guard = guard // none of them for "none"
 	}
@@ -162,7 +162,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	}
 	// A study of collectives scopes a winning NCCL_ALGO/NCCL_PROTO to the
 	// ops it measured, so the others keep NCCL's defaults.
-	so.ScopeLists = len(so.Workload) > 1 || len(so.GuardOps) > 0 || c.IsSet("part")
+	so.ScopeLists = len(so.Workload) > 1 || len(so.GuardOps) > 0 || c.IsSet("part") || c.IsSet("calls")
 	if !c.IsSet("budget") {
 		so.Budget = so.DefaultBudget()
 	}
@@ -179,6 +179,24 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 // the first part's.
 func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *launchOptions) error {
 	parts := flagvalue.PartsOf(c)
+	if c.IsSet("calls") {
+		// A timed workload: what the process calls (--calls, the config's
+		// calls:), one part per op and power of two.
+		for _, f := range []string{"part", "band", "op"} {
+			if c.IsSet(f) {
+				return vocab.UsageErrorf("--calls gives the workload as the calls a process makes (OP:BYTES:CALLS, each with its collective and size); drop --%s, or give the workload as --part/--band instead of --calls", f)
+			}
+		}
+		parts = flagvalue.CallsOf(c)
+		if err := parts.Validate(); err != nil {
+			return vocab.UsageErrorf("--calls: %v", err)
+		}
+		// Even one call is a workload: it is what makes the study timed
+		// (its objective, guards and defaults; see nccl.Workload.Timed).
+		so.Workload, so.Op, so.Band = parts, parts[0].Op, search.Hull(parts)
+		lo.spec.Op = parts[0].Op
+		return nil
+	}
 	if len(parts) == 0 {
 		band, given := flagvalue.BandOf(c)
 		if !given {

@@ -225,6 +225,46 @@ func PartsOf(c *cli.Context) nccl.Workload {
 	return c.Generic("part").(*partsValue).parts
 }
 
+// callsValue is search's --calls OP:BYTES:CALLS, one call of the timed
+// workload per item (nccl.ParseCall), each size at least one element.
+type callsValue struct {
+	refusal
+	given []string
+	parts []nccl.Part
+}
+
+func (v *callsValue) String() string  { return strings.Join(v.given, ",") }
+func (v *callsValue) items() []string { return v.given }
+
+func (v *callsValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	p, err := nccl.ParseCall(s)
+	if err != nil {
+		return v.fail(vocab.UsageError(fmt.Errorf("--calls: %w", err)))
+	}
+	if err := CheckElementSize("calls", p.Band.Min); err != nil {
+		return v.fail(err)
+	}
+	v.given = append(v.given, s)
+	v.parts = append(v.parts, p)
+	return nil
+}
+
+// Calls is search's --calls (the config file's calls: list).
+func Calls(usage string) *List {
+	return &List{cli.GenericFlag{Name: "calls", Value: &callsValue{}, Usage: usage}}
+}
+
+// CallsOf is --calls' timed workload, calls of one op on one power of two
+// merged (nccl.MergeCalls); nil when not given.
+func CallsOf(c *cli.Context) nccl.Workload {
+	v := c.Generic("calls").(*callsValue)
+	if len(v.parts) == 0 {
+		return nil
+	}
+	return nccl.MergeCalls(v.parts)
+}
+
 // thresholdsValue is gate's --at SIZE:GBPS, one threshold per size, each
 // checked as fabric.ParseThresholds checks it (which then also refuses
 // none).

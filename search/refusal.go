@@ -1,0 +1,175 @@
+package search
+
+// After a refusal: a guard, a part, a switched-on protocol or a failure
+// refused the confirmed candidate. The study does not end there while the
+// budget allows: it confirms the best remaining candidate the refusal
+// does not rule out, a global list's per-function form first.
+
+import (
+	"slices"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// refusable reports whether res ended in a refusal of its candidate (the
+// confirmation found it faster, or it failed), after which another
+// candidate may still be safe; a confirmation that found no gain is the
+// study's answer.
+func refusable(res *Result) bool {
+	switch res.Ending {
+	case EndingGuard, EndingOpRegression, EndingSwitchesOnDisabled, EndingCandidateFailed:
+		return res.Winner != nil
+	}
+	return false
+}
+
+// ruledOut reports whether a refusal rules t out as a candidate: t was
+// refused (or is the config a refused per-function form rewrote), or NCCL
+// may run it like one that was (their planner families meet).
+func (s *loop) ruledOut(t *Trial) bool {
+	if len(s.refusedTrials) == 0 {
+		return false
+	}
+	f := s.plan.family(t.Config)
+	for _, r := range s.refusedTrials {
+		if r == t || familiesMeet(f, s.plan.family(r.Config)) {
+			return true
+		}
+	}
+	return false
+}
+
+// nextAfterRefusal records res's refusal (Result.Refused) and readies the
+// next confirmation when one can still decide: res is emptied for it and
+// true returned. The next candidate is the refused global list's
+// per-function form for the ops that gained (perFunctionForm) when there
+// is one, else the best remaining candidate that the refusals do not rule
+// out (ranking.candidate with ruledOut). false, res untouched but for
+// the record, when res is no refusal, no candidate remains, or the budget
+// cannot hold a confirmation that decides.
+func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
+	if !refusable(res) {
+		return false, nil
+	}
+	w := res.Winner
+	if len(res.Refused) == 0 || res.Refused[len(res.Refused)-1].Trial != w {
+		res.Refused = append(res.Refused, Refusal{Trial: w, Ending: res.Ending, Reason: res.Reason})
+	}
+	forced, err := s.perFunctionForm(res)
+	if err != nil {
+		return false, err
+	}
+	s.refusedTrials = append(s.refusedTrials, w)
+	if res.ScopedFrom != nil {
+		s.refusedTrials = append(s.refusedTrials, res.ScopedFrom)
+	}
+	s.rank.forget()
+	base := res.Baseline
+	if forced == nil && s.rank.candidate(base) == nil {
+		return false, nil
+	}
+	// A fresh confirmation: both arms from their first launch, interleaved
+	// (the baseline's launches beside the refused candidate stay in the
+	// store); the guarded ops' baseline launches are kept, the new
+	// candidate's are owed (guardOwed).
+	need := model.MinLaunchesForDecision(s.opts.Stats)
+	if s.opts.Budget-s.seq-s.explainLeft()-s.guardOwed() < 2*need*s.cost() {
+		return false, nil
+	}
+	s.forced = forced
+	base.Confirm = nil
+	s.guardsDone = false
+	*res = Result{Baseline: base, Stopped: res.Stopped, Refused: res.Refused}
+	return true, nil
+}
+
+// guardOwed is the guard launches a confirmation after a refusal still
+// owes: the new candidate's per guarded op, and the baseline's up to
+// GuardLaunches.
+func (s *loop) guardOwed() int {
+	base, n := s.baseline(), s.opts.GuardLaunches
+	owed := 0
+	for _, op := range s.opts.GuardOps {
+		owed += n + max(0, n-len(base.Guards[op]))
+	}
+	return owed
+}
+
+// perFunctionForm is the trial to confirm next after res refused a
+// candidate that sets NCCL_ALGO or NCCL_PROTO process-wide (before it was
+// scoped to the workload's ops, Options.ScopeLists): its lists in NCCL's
+// per-function form (NCCL 2.24+) for the ops that gained, when what
+// refused it is an op the lists reach (not alltoall or sendrecv, which no
+// list changes) that is not among them. nil when there is none.
+func (s *loop) perFunctionForm(res *Result) (*Trial, error) {
+	orig := res.Winner.Config
+	if res.ScopedFrom != nil {
+		orig = res.ScopedFrom.Config
+	}
+	global := false
+	for _, k := range nccl.ScopedKnobs {
+		if v, ok := orig[k]; ok && !nccl.IsScoped(v) {
+			global = true
+		}
+	}
+	if !global {
+		return nil, nil
+	}
+	var refusedBy []nccl.Op
+	for _, p := range res.Parts {
+		if p.Refused {
+			refusedBy = append(refusedBy, p.Part.Op.OrAllReduce())
+		}
+	}
+	for _, g := range res.OpGuards {
+		if g.Refused {
+			refusedBy = append(refusedBy, g.Op)
+		}
+	}
+	if res.Ending == EndingCandidateFailed && res.Winner.failedOp != "" {
+		refusedBy = append(refusedBy, res.Winner.failedOp)
+	}
+	if len(refusedBy) == 0 {
+		return nil, nil
+	}
+	for _, op := range refusedBy {
+		if _, reached := op.PerFunction(); !reached {
+			return nil, nil
+		}
+	}
+	var gained []nccl.Op
+	for _, op := range s.opts.Parts().Ops() {
+		if _, ok := op.PerFunction(); !ok || slices.Contains(refusedBy, op) || !s.gained(res, op) {
+			continue
+		}
+		gained = append(gained, op)
+	}
+	if len(gained) == 0 {
+		return nil, nil
+	}
+	cfg, knobs := nccl.ScopeConfig(orig, gained, s.fabricVersion())
+	if len(knobs) == 0 || cfg.Canonical().Key() == res.Winner.Config.Canonical().Key() {
+		return nil, nil
+	}
+	t, err := s.trialOf(cfg)
+	if err != nil || !t.State.Usable() || s.ruledOut(t) {
+		return nil, err
+	}
+	return t, nil
+}
+
+// gained reports whether op gained under res's candidate: a part of op
+// measured faster in the confirmation, or, in a study of one part (whose
+// Decision is the part's), the study's op when the Decision did.
+func (s *loop) gained(res *Result, op nccl.Op) bool {
+	if len(res.Parts) == 0 {
+		return res.Decision != nil && res.Decision.Speedup > 1 && op == s.opts.Parts()[0].Op.OrAllReduce()
+	}
+	for _, p := range res.Parts {
+		if p.Part.Op.OrAllReduce() == op && p.Comparison.Speedup > 1 {
+			return true
+		}
+	}
+	return false
+}

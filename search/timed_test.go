@@ -1,0 +1,157 @@
+package search
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
+)
+
+func callsOf(t *testing.T, specs ...string) nccl.Workload {
+	t.Helper()
+	var parts []nccl.Part
+	for _, s := range specs {
+		p, err := nccl.ParseCall(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	return nccl.MergeCalls(parts)
+}
+
+// A timed workload's round score is the time a step spends in its calls,
+// Σ calls × time: linear, so 80 calls of 2M that take a quarter of the
+// time weigh a quarter, whatever their share of the calls.
+func TestRoundScoreOfCallsIsTimePerStep(t *testing.T) {
+	w := newWorkload(callsOf(t, "all_reduce:10240:760", "all_reduce:2048000:80", "all_gather:8K:13"))
+	for _, c := range []struct {
+		ar8K, ar2M, ag8K float64
+		want             float64
+	}{
+		{40, 800, 30, 760*40 + 80*800 + 13*30},
+		// Halving the 2M calls' time saves 80 × 400 µs a step: a linear
+		// objective, not a geometric mean of the parts' scores.
+		{40, 400, 30, 760*40 + 80*400 + 13*30},
+	} {
+		round, sc, err := w.merge(map[nccl.Op]model.Launch{
+			nccl.AllReduce: {Times: map[int64][]float64{8 << 10: {c.ar8K}, 2 << 20: {c.ar2M}}},
+			nccl.AllGather: {Times: map[int64][]float64{8 << 10: {c.ag8K}}},
+		})
+		if err != nil || math.Abs(sc-c.want) > 1e-9 || round.Times[scoreKey][0] != sc {
+			t.Errorf("round score of %+v = %v (%v), want %v", c, sc, err, c.want)
+		}
+	}
+}
+
+// A timed workload guards what it calls at its own sizes: no guard size
+// above its largest and no op it never calls, unless asked; --band and
+// --part keep their defaults.
+func TestNoDefaultGuardForCalls(t *testing.T) {
+	timed := callsOf(t, "all_reduce:10240:760", "all_reduce:512000:50")
+	if g := DefaultGuardFor(timed); len(g) != 0 {
+		t.Errorf("DefaultGuardFor(calls) = %v, want none", g)
+	}
+	if ops := DefaultGuardOps(timed); len(ops) != 0 {
+		t.Errorf("DefaultGuardOps(calls) = %v, want none", ops)
+	}
+	band := nccl.Workload{{Op: nccl.AllReduce, Band: nccl.Band{Min: 64 << 10, Max: 512 << 10}, Weight: 1}}
+	if g := DefaultGuardFor(band); len(g) != 1 || g[0] != 1<<20 {
+		t.Errorf("DefaultGuardFor(band 64K-512K) = %v, want [1M]", g)
+	}
+	if ops := DefaultGuardOps(band); len(ops) != len(nccl.Ops)-1 {
+		t.Errorf("DefaultGuardOps(part) = %v, want every other op", ops)
+	}
+	o := DefaultOptions()
+	o.Workload, o.Band, o.Op = timed, Hull(timed), nccl.AllReduce
+	if o.DefaultBudget() <= DefaultBudgetLaunches {
+		t.Errorf("a timed workload's default budget %d holds no room for its calls' guard", o.DefaultBudget())
+	}
+}
+
+// One call is a timed workload too: a one-part study at its size, whose
+// time per step is calls × the time of one call.
+func TestOneCallIsAStudy(t *testing.T) {
+	w := callsOf(t, "all_reduce:600000:40")
+	o := DefaultOptions()
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	o.Guard, o.GuardOps, o.ScopeLists = DefaultGuardFor(w), DefaultGuardOps(w), true
+	o.Budget, o.Seed = o.DefaultBudget(), 2
+	res, err := Run(context.Background(), o, newSimLauncher(t, "spark4", 1, 2), newMemRecorder(t), nil, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Decision == nil || len(res.Guards) != 0 {
+		t.Fatalf("one call: decision %v, guards %v; want a decision and no guard size", res.Decision, res.Guards)
+	}
+	if got := w.StepUS(100); got != 4000 {
+		t.Errorf("StepUS(100) of one call made 40 times = %v, want 4000", got)
+	}
+}
+
+// After a refusal the study confirms the next candidate the refusal does
+// not rule out, and keeps the refused one with its reason: on the
+// simulated loopback the one-channel all-reduce winner makes alltoall 8M
+// slower, and a safe list-only setting is confirmed next.
+func TestRefusalConfirmsNextCandidate(t *testing.T) {
+	f := timedFabrics[0]
+	w := f.workload(t)
+	o := DefaultOptions()
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	o.Guard, o.GuardOps, o.ScopeLists = DefaultGuardFor(w), DefaultGuardOps(w), true
+	o.Budget, o.Seed = o.DefaultBudget(), 1
+	res, err := Run(context.Background(), o, f.launcher(t, 1), newMemRecorder(t), nil, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Refused) == 0 {
+		t.Fatalf("no refusal (ending %s: %s); the test's seed no longer exercises the path", res.Ending, res.Reason)
+	}
+	r := res.Refused[0]
+	if r.Ending != EndingOpRegression || r.Reason == "" || r.Trial == nil {
+		t.Errorf("refusal %+v: want the op-regression of a trial with its reason", r)
+	}
+	if res.Winner == nil || res.Winner == r.Trial || res.Ending != EndingRecommended {
+		t.Errorf("after the refusal: winner %v, ending %s (%s); want another candidate recommended", res.Winner, res.Ending, res.Reason)
+	}
+	prof := f.launcher(t, 0).prof
+	if tr := timedTruth(prof, w, res.Env()); tr.worst > 1.05 {
+		t.Errorf("recommended %s is %.1f%% slower at %s", res.Env(), 100*(tr.worst-1), tr.at)
+	}
+}
+
+// settle never says more launches could not change the answer while a
+// refusal leaves an explored candidate unconfirmed and not ruled out.
+func TestNotSettledWithCandidateLeft(t *testing.T) {
+	o := DefaultOptions()
+	o.Band = nccl.Band{Min: 1 << 20, Max: 1 << 20}
+	s := newLoop(o)
+	explored := func(n int, role string, cfg nccl.Config, us float64) *Trial {
+		tr := &Trial{Number: n, Role: role, Config: cfg, State: vocab.TrialRunning}
+		tr.addExplore(model.Launch{Times: map[int64][]float64{1 << 20: {us}}}, us)
+		s.trials = append(s.trials, tr)
+		return tr
+	}
+	base := explored(0, vocab.RoleBaseline, nccl.Config{}, 100)
+	refused := explored(1, vocab.RoleExplore, nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, 60)
+	explored(2, vocab.RoleExplore, nccl.Config{"NCCL_PROTO": "Simple"}, 80)
+	s.seq = 30
+	s.refusedTrials = []*Trial{refused}
+	d := model.PlanConfirm(6, 6, 0.05)
+	res := &Result{Baseline: base, Winner: refused, Stopped: "space", Ending: EndingOpRegression, Design: &d, Looks: 1}
+	s.settle(res)
+	if res.Settled != "" || res.Unspent != o.Budget-30 {
+		t.Errorf("settled %q with NCCL_PROTO=Simple unconfirmed (unspent %d)", res.Settled, res.Unspent)
+	}
+	// Once no candidate is left, the same ending is settled.
+	s.refusedTrials = append(s.refusedTrials, s.trials[2])
+	s.rank.forget()
+	res.Settled = ""
+	s.settle(res)
+	if res.Settled == "" {
+		t.Error("not settled with every candidate refused")
+	}
+}
