@@ -178,12 +178,15 @@ type Part struct {
 	// at the sizes the process called; absent for a --part part.
 	Calls  float64 `json:"calls,omitempty"`
 	Logged []int64 `json:"logged_bytes,omitempty"`
+	// LoggedCalls are the calls at each of Logged: the workload as the
+	// process called it, even where two sizes share a power of two.
+	LoggedCalls []float64 `json:"logged_calls,omitempty"`
 }
 
 // PartOf is p as the store keeps it.
 func PartOf(p nccl.Part) Part {
 	return Part{Op: p.Op.OrAllReduce(), Band: p.Band.String(), BandMin: p.Band.Min, BandMax: p.Band.Max, Weight: p.Weight,
-		Calls: p.Calls, Logged: p.Logged}
+		Calls: p.Calls, Logged: p.Logged, LoggedCalls: p.LoggedCalls}
 }
 
 // Parts are the study's workload: its stored parts, or for a one-part
@@ -196,7 +199,7 @@ func (s *Study) Parts() nccl.Workload {
 	out := make(nccl.Workload, len(s.Workload))
 	for i, p := range s.Workload {
 		out[i] = nccl.Part{Op: p.Op.OrAllReduce(), Band: nccl.Band{Min: p.BandMin, Max: p.BandMax}, Weight: p.Weight,
-			Calls: p.Calls, Logged: p.Logged}
+			Calls: p.Calls, Logged: p.Logged, LoggedCalls: p.LoggedCalls}
 	}
 	return out
 }
