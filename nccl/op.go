@@ -1,6 +1,7 @@
 package nccl
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -206,6 +207,10 @@ type Part struct {
 	// Logged are the sizes in bytes the process calls, ascending, that
 	// this part measures at Band (several when calls merged: MergeCalls).
 	Logged []int64
+	// LoggedCalls are the calls per step at each of Logged, in its order,
+	// so that the workload reads back as the process called it (show,
+	// history: CallsText); nil in a part stored before they were kept.
+	LoggedCalls []float64
 }
 
 // Timed reports whether p came from a call (ParseCall).
@@ -250,7 +255,7 @@ func ParseCall(s string) (Part, error) {
 		return Part{}, fmt.Errorf("call %q: calls %q must be a positive number (calls per step)", s, fields[2])
 	}
 	at := NearestPowerOfTwo(bytes)
-	return Part{Op: op, Band: Band{Min: at, Max: at}, Weight: calls, Calls: calls, Logged: []int64{bytes}}, nil
+	return Part{Op: op, Band: Band{Min: at, Max: at}, Weight: calls, Calls: calls, Logged: []int64{bytes}, LoggedCalls: []float64{calls}}, nil
 }
 
 // MergeCalls is the workload of timed parts with the calls of one op that
@@ -262,21 +267,86 @@ func MergeCalls(parts []Part) Workload {
 	for _, p := range parts {
 		i := slices.IndexFunc(out, func(q Part) bool { return q.Op.OrAllReduce() == p.Op.OrAllReduce() && q.Band == p.Band })
 		if i < 0 {
-			p.Logged = slices.Clone(p.Logged)
+			p.Logged, p.LoggedCalls = slices.Clone(p.Logged), slices.Clone(p.LoggedCalls)
 			out = append(out, p)
 			continue
 		}
 		q := &out[i]
 		q.Calls += p.Calls
 		q.Weight += p.Weight
-		for _, b := range p.Logged {
-			if !slices.Contains(q.Logged, b) {
+		for k, b := range p.Logged {
+			j := slices.Index(q.Logged, b)
+			if j < 0 {
+				j = len(q.Logged)
 				q.Logged = append(q.Logged, b)
+				q.LoggedCalls = append(q.LoggedCalls, 0)
 			}
+			q.LoggedCalls[j] += p.LoggedCalls[k]
 		}
-		slices.Sort(q.Logged)
+		sortLogged(q)
 	}
 	return out
+}
+
+// sortLogged puts a part's logged sizes in ascending order, their calls
+// with them.
+func sortLogged(p *Part) {
+	idx := make([]int, len(p.Logged))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(p.Logged[a], p.Logged[b]) })
+	sizes, calls := make([]int64, len(idx)), make([]float64, len(idx))
+	for k, i := range idx {
+		sizes[k], calls[k] = p.Logged[i], p.LoggedCalls[i]
+	}
+	p.Logged, p.LoggedCalls = sizes, calls
+}
+
+// CallsText is a timed workload as show and history describe it: per op,
+// each size it calls with its calls, "all_reduce 10240×760,
+// 2048000×80; all_gather 1048576×13", never the band it is measured
+// over. A part stored without per-size calls (LoggedCalls) says its
+// sizes with their calls together ("9000+10240×800").
+func (w Workload) CallsText() string {
+	type entry struct {
+		size int64
+		text string
+	}
+	var ops []Op
+	per := map[Op][]entry{}
+	calls := func(c float64) string { return strconv.FormatFloat(c, 'g', -1, 64) }
+	for _, p := range w {
+		o := p.Op.OrAllReduce()
+		if per[o] == nil {
+			ops = append(ops, o)
+		}
+		if len(p.LoggedCalls) == len(p.Logged) && len(p.Logged) > 0 {
+			for i, b := range p.Logged {
+				per[o] = append(per[o], entry{b, fmt.Sprintf("%d×%s", b, calls(p.LoggedCalls[i]))})
+			}
+			continue
+		}
+		sizes := make([]string, len(p.Logged))
+		for i, b := range p.Logged {
+			sizes[i] = strconv.FormatInt(b, 10)
+		}
+		if len(sizes) == 0 {
+			sizes = []string{FormatSize(p.Band.Min)}
+		}
+		per[o] = append(per[o], entry{p.Band.Min, strings.Join(sizes, "+") + "×" + calls(p.Calls)})
+	}
+	out := make([]string, len(ops))
+	for i, o := range ops {
+		es := per[o]
+		slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.size, b.size) })
+		texts := make([]string, len(es))
+		for k, e := range es {
+			texts[k] = e.text
+		}
+		out[i] = string(o) + " " + strings.Join(texts, ", ")
+	}
+	return strings.Join(out, "; ")
 }
 
 // ParsePart reads OP:BAND[:WEIGHT] ("all_reduce:512K-4M:0.8"); a missing

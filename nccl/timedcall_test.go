@@ -15,13 +15,13 @@ func TestParseCall(t *testing.T) {
 		want Part
 		str  string
 	}{
-		{"all_reduce:10240:760", Part{Op: AllReduce, Band: Band{8 << 10, 8 << 10}, Weight: 760, Calls: 760, Logged: []int64{10240}}, "all_reduce:10240:760"},
+		{"all_reduce:10240:760", Part{Op: AllReduce, Band: Band{8 << 10, 8 << 10}, Weight: 760, Calls: 760, Logged: []int64{10240}, LoggedCalls: []float64{760}}, "all_reduce:10240:760"},
 		// 2048000 ≥ 1M·√2: nearer 2M than 1M on a log scale.
-		{"all_reduce:2048000:80", Part{Op: AllReduce, Band: Band{2 << 20, 2 << 20}, Weight: 80, Calls: 80, Logged: []int64{2048000}}, "all_reduce:2048000:80"},
-		{"AllGather:8K:13", Part{Op: AllGather, Band: Band{8 << 10, 8 << 10}, Weight: 13, Calls: 13, Logged: []int64{8192}}, "all_gather:8192:13"},
+		{"all_reduce:2048000:80", Part{Op: AllReduce, Band: Band{2 << 20, 2 << 20}, Weight: 80, Calls: 80, Logged: []int64{2048000}, LoggedCalls: []float64{80}}, "all_reduce:2048000:80"},
+		{"AllGather:8K:13", Part{Op: AllGather, Band: Band{8 << 10, 8 << 10}, Weight: 13, Calls: 13, Logged: []int64{8192}, LoggedCalls: []float64{13}}, "all_gather:8192:13"},
 		// 11585 < 8K·√2 ≤ 11586: the boundary goes up.
-		{"broadcast:11585:1", Part{Op: Broadcast, Band: Band{8 << 10, 8 << 10}, Weight: 1, Calls: 1, Logged: []int64{11585}}, "broadcast:11585:1"},
-		{"broadcast:11586:0.5", Part{Op: Broadcast, Band: Band{16 << 10, 16 << 10}, Weight: 0.5, Calls: 0.5, Logged: []int64{11586}}, "broadcast:11586:0.5"},
+		{"broadcast:11585:1", Part{Op: Broadcast, Band: Band{8 << 10, 8 << 10}, Weight: 1, Calls: 1, Logged: []int64{11585}, LoggedCalls: []float64{1}}, "broadcast:11585:1"},
+		{"broadcast:11586:0.5", Part{Op: Broadcast, Band: Band{16 << 10, 16 << 10}, Weight: 0.5, Calls: 0.5, Logged: []int64{11586}, LoggedCalls: []float64{0.5}}, "broadcast:11586:0.5"},
 	} {
 		got, err := ParseCall(c.in)
 		if err != nil || !reflect.DeepEqual(got, c.want) {
@@ -62,9 +62,9 @@ func TestMergeCalls(t *testing.T) {
 	}
 	w := MergeCalls(parts)
 	want := Workload{
-		{Op: AllReduce, Band: Band{8 << 10, 8 << 10}, Weight: 800, Calls: 800, Logged: []int64{9000, 10240}},
-		{Op: AllGather, Band: Band{8 << 10, 8 << 10}, Weight: 13, Calls: 13, Logged: []int64{8192}},
-		{Op: AllReduce, Band: Band{2 << 20, 2 << 20}, Weight: 80, Calls: 80, Logged: []int64{2048000}},
+		{Op: AllReduce, Band: Band{8 << 10, 8 << 10}, Weight: 800, Calls: 800, Logged: []int64{9000, 10240}, LoggedCalls: []float64{40, 760}},
+		{Op: AllGather, Band: Band{8 << 10, 8 << 10}, Weight: 13, Calls: 13, Logged: []int64{8192}, LoggedCalls: []float64{13}},
+		{Op: AllReduce, Band: Band{2 << 20, 2 << 20}, Weight: 80, Calls: 80, Logged: []int64{2048000}, LoggedCalls: []float64{80}},
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Fatalf("MergeCalls = %+v\nwant %+v", w, want)
@@ -88,6 +88,39 @@ func TestWorkloadRefusesCallsBesideParts(t *testing.T) {
 		err := w.Validate()
 		if err == nil || !strings.Contains(err.Error(), "all_gather:1M-8M:0.2 is a part") || !strings.Contains(err.Error(), "all_reduce:10240:760 a call") {
 			t.Errorf("Validate(%s) = %v, want a refusal naming the part and the call", w, err)
+		}
+	}
+}
+
+// TestCallsText: a timed workload reads back as the process called it,
+// per op and size with its calls, never as the band it is measured over
+// (show and history said "8K-2M" of a study that measured 8K, 64K, 2M).
+func TestCallsText(t *testing.T) {
+	calls := func(specs ...string) Workload {
+		var parts []Part
+		for _, s := range specs {
+			p, err := ParseCall(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, p)
+		}
+		return MergeCalls(parts)
+	}
+	for _, c := range []struct {
+		name string
+		w    Workload
+		want string
+	}{
+		{"one call", calls("all_reduce:10240:760"), "all_reduce 10240×760"},
+		{"ops apart, sizes ascending", calls("all_reduce:2048000:80", "all_gather:1048576:13", "all_reduce:10240:760", "all_reduce:81920:120"),
+			"all_reduce 10240×760, 81920×120, 2048000×80; all_gather 1048576×13"},
+		{"two sizes on one power of two", calls("all_reduce:10240:760", "all_reduce:9000:40", "all_reduce:10240:5"), "all_reduce 9000×40, 10240×765"},
+		{"stored without per-size calls", Workload{{Op: AllReduce, Band: Band{8 << 10, 8 << 10}, Weight: 800, Calls: 800, Logged: []int64{9000, 10240}}},
+			"all_reduce 9000+10240×800"},
+	} {
+		if got := c.w.CallsText(); got != c.want {
+			t.Errorf("%s: CallsText() = %q, want %q", c.name, got, c.want)
 		}
 	}
 }

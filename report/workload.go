@@ -15,7 +15,8 @@ import (
 // WorkloadFigure is what a real process called, as `nccltune workload`
 // read it: per collective the share of the calls (or of the time) at each
 // power of two, pooled over the communicators the proposal covers, with
-// the proposed parts' bands shaded in their op's colour.
+// the powers of two the search measures them at shaded in their op's
+// colour.
 type WorkloadFigure struct {
 	Summary *workload.Summary
 }
@@ -89,12 +90,11 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 	for i, op := range ops {
 		colour[op] = i % len(palette)
 	}
-	// The proposed bands first, under the bars: a part's band holds the
-	// calls of its sizes, each from half a power of two below to half
-	// above.
+	// The measured powers of two first, under the bars: each holds the
+	// calls of its sizes, from half a power of two below to half above.
 	for _, pt := range p.Parts {
 		lo, hi := float64(pt.Part.Band.Min)/math.Sqrt2, float64(pt.Part.Band.Max)*math.Sqrt2
-		cv.mark(fmt.Sprintf("proposed %s: %.0f %% of the %s", pt.Spec, 100*pt.Share, p.By),
+		cv.mark(fmt.Sprintf("measured at %s: %s, %.0f %% of the %s", pt.Band, pt.Spec, 100*pt.Share, p.By),
 			&xSpan{X0: lo, X1: hi, Color: withAlpha(palette[colour[pt.Op]], 0x30)})
 	}
 	// Bars side by side within each power of two, one colour per op.
@@ -131,11 +131,11 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 	if p.By == "time" {
 		by = "execution time"
 	}
-	sub := []string{fmt.Sprintf("%s of %d ranks, %s; the proposed parts hold %.0f %% of the %s",
-		texttable.Plural(len(p.Communicators), "communicator"), p.NRanks, texttable.Plural(int(s.CallsOf(p.Communicators)), "call"), 100*p.Coverage, p.By)}
+	sub := []string{fmt.Sprintf("%s of %d ranks, %s; the proposal holds every call, as logged",
+		texttable.Plural(len(p.Communicators), "communicator"), p.NRanks, texttable.Plural(int(s.CallsOf(p.Communicators)), "call"))}
 	caption := []string{
 		fmt.Sprintf("Bars: per collective, the share of the %s at each power of two (nccl-tests' sizes: a call counts at the power of two nearest its size), each call once however many ranks logged it.", by),
-		"Shaded: the proposed parts' bands, in their collective's colour, over the sizes they measure.",
+		"Shaded: the powers of two the search measures the calls at, in their collective's colour.",
 	}
 	title := "What the process called, by message size"
 	if s.GraphCaptured {

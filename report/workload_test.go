@@ -10,14 +10,15 @@ import (
 	"github.com/nccltune/nccltune/workload"
 )
 
-// The workload figure draws each op's histogram and shades the proposed
-// parts, named as --part writes them; a graph-captured log says so.
+// The workload figure draws each op's histogram and shades the powers of
+// two the calls are measured at, named as the search names them; a
+// graph-captured log says so.
 func TestWorkloadFigure(t *testing.T) {
 	for _, tc := range []struct {
 		files []string
 		want  []string
 	}{
-		{[]string{"nccl.gpu0.1001", "nccl.gpu0.1002"}, []string{"proposed all_reduce:128K:0.71", "all_gather (23 calls)", "broadcast (1 call)"}},
+		{[]string{"nccl.gpu0.1001", "nccl.gpu0.1002"}, []string{"measured at 128K: all_reduce:131072:80", "all_gather (23 calls)", "broadcast (1 call)"}},
 		{[]string{"mixed-graphs.log"}, []string{"counts are not replays", "CUDA graphs:"}},
 		{[]string{"inspector-gpu0-pid2001.log"}, []string{"share of the execution time", "of the time"}},
 	} {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,7 +46,7 @@ func (s *Store) CreateStudy(st *Study) error {
 		}
 		c.ID = id
 		if c.Name == "" {
-			c.Name = defaultName(id, c.Kind, c.Band)
+			c.Name = defaultName(id, &c)
 		}
 		names := tx.Bucket(bucketNames)
 		if names.Get([]byte(c.Name)) != nil {
@@ -82,10 +83,25 @@ func (s *Store) CreateStudy(st *Study) error {
 }
 
 // defaultName is "s"+ID+"-"+band for a search, "s"+ID+"-"+kind otherwise.
-func defaultName(id uint64, kind, band string) string {
-	suffix := kind
-	if kind == vocab.KindSearch && band != "" {
-		suffix = band
+func defaultName(id uint64, st *Study) string {
+	suffix := st.Kind
+	switch w := st.Parts(); {
+	case st.Kind == vocab.KindSearch && w.Timed():
+		// A timed workload is its calls, measured at their own sizes: its
+		// name says its ops, never the band around them (s1-8K-2M named a
+		// study that measured 8K, 64K and 2M).
+		ops := make([]string, 0, len(w))
+		for _, p := range w {
+			if o := string(p.Op.OrAllReduce()); !slices.Contains(ops, o) {
+				ops = append(ops, o)
+			}
+		}
+		suffix = strings.Join(ops, "-")
+		if len(suffix) > MaxNameLen/2 {
+			suffix = "calls"
+		}
+	case st.Kind == vocab.KindSearch && st.Band != "":
+		suffix = st.Band
 	}
 	return "s" + strconv.FormatUint(id, 10) + "-" + suffix
 }
@@ -396,7 +412,7 @@ func staleReason(st *Study) string {
 // summaryOf is the summary of st without counts.
 func summaryOf(st *Study) StudySummary {
 	sum := StudySummary{
-		ID: st.ID, Name: st.Name, Kind: st.Kind, Band: st.Band, Collective: st.Collective,
+		ID: st.ID, Name: st.Name, Kind: st.Kind, Band: st.Band, Workload: WorkloadText(st), Collective: st.Collective,
 		Simulated: st.Simulated, SimProfile: st.Launch.SimProfile, Status: st.Status,
 		Created: st.Created, Updated: st.Updated, Labels: st.Labels,
 		BaselineEnv: map[string]string{},

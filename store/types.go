@@ -40,7 +40,7 @@ type Study struct {
 	// op, band and weight. Empty in a one-part study and in databases from
 	// before workloads, which read as the one part of Band and Collective
 	// (Parts).
-	Workload []Part `json:"workload,omitempty"`
+	Workload []Part `json:"workload_calls,omitempty"`
 	// GuardOps are the collectives outside the workload a search measured
 	// for a recommended candidate (--guard-ops); GuardOpsSkipped the ones
 	// it left out because this build or fabric cannot launch them, each
@@ -178,12 +178,27 @@ type Part struct {
 	// at the sizes the process called; absent for a --part part.
 	Calls  float64 `json:"calls,omitempty"`
 	Logged []int64 `json:"logged_bytes,omitempty"`
+	// LoggedCalls are the calls at each of Logged: the workload as the
+	// process called it, even where two sizes share a power of two.
+	LoggedCalls []float64 `json:"logged_calls,omitempty"`
+}
+
+// WorkloadText is the one description of what a study of a timed
+// workload measured, for show, history and the study's summary: its
+// calls per op and size ("all_reduce 10240×760, 2048000×80; all_gather
+// 1048576×13", nccl.Workload.CallsText), never the band around them; ""
+// for a study whose workload is bands.
+func WorkloadText(s *Study) string {
+	if w := s.Parts(); w.Timed() {
+		return w.CallsText()
+	}
+	return ""
 }
 
 // PartOf is p as the store keeps it.
 func PartOf(p nccl.Part) Part {
 	return Part{Op: p.Op.OrAllReduce(), Band: p.Band.String(), BandMin: p.Band.Min, BandMax: p.Band.Max, Weight: p.Weight,
-		Calls: p.Calls, Logged: p.Logged}
+		Calls: p.Calls, Logged: p.Logged, LoggedCalls: p.LoggedCalls}
 }
 
 // Parts are the study's workload: its stored parts, or for a one-part
@@ -196,7 +211,7 @@ func (s *Study) Parts() nccl.Workload {
 	out := make(nccl.Workload, len(s.Workload))
 	for i, p := range s.Workload {
 		out[i] = nccl.Part{Op: p.Op.OrAllReduce(), Band: nccl.Band{Min: p.BandMin, Max: p.BandMax}, Weight: p.Weight,
-			Calls: p.Calls, Logged: p.Logged}
+			Calls: p.Calls, Logged: p.Logged, LoggedCalls: p.LoggedCalls}
 	}
 	return out
 }
@@ -429,10 +444,13 @@ type Raw struct {
 
 // StudySummary is the cheap view of a study that history lists.
 type StudySummary struct {
-	ID         uint64            `json:"id"`
-	Name       string            `json:"name"`
-	Kind       string            `json:"kind"`
-	Band       string            `json:"band"`
+	ID   uint64 `json:"id"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	Band string `json:"band"`
+	// Workload is a timed workload's calls (WorkloadText), what history
+	// says instead of the band around them; "" for other studies.
+	Workload   string            `json:"workload_calls,omitempty"`
 	Collective string            `json:"collective,omitempty"`
 	Simulated  bool              `json:"simulated"`
 	SimProfile string            `json:"sim_profile,omitempty"`

@@ -2,6 +2,7 @@ package stored
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,10 +45,20 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 	}
 	add("status", status)
 	add("created", fmt.Sprintf("%s, updated %s", s.Created.In(loc).Format("2006-01-02 15:04:05"), s.Updated.In(loc).Format("2006-01-02 15:04:05")))
-	add("band", BandText(s))
-	if len(s.Workload) > 1 {
+	switch calls := store.WorkloadText(s); {
+	case calls != "":
+		// A timed workload is said as the process called it and where it
+		// is measured, never as the band around its sizes.
+		add("workload", calls+" (OP BYTES×CALLS; the objective is the time per step, Σ calls × time)")
+		add("measured at", measuredAtText(s.Parts()))
+		if len(s.GuardSizes) > 0 {
+			add("guard", SizesText(s.GuardSizes))
+		}
+	case len(s.Workload) > 1:
+		add("band", BandText(s))
 		add("workload", s.Parts().String()+" (OP:BAND:WEIGHT, scored together)")
-	} else {
+	default:
+		add("band", BandText(s))
 		add("collective", s.Collective)
 	}
 	if len(s.GuardOps) > 0 {
@@ -84,6 +95,26 @@ func BandText(s *store.Study) string {
 		parts = append(parts, "guard "+SizesText(s.GuardSizes))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// measuredAtText is where a timed workload's calls are measured, per op:
+// "all_reduce 8K 64K 2M; all_gather 1M".
+func measuredAtText(w nccl.Workload) string {
+	var ops []nccl.Op
+	at := map[nccl.Op][]int64{}
+	for _, p := range w {
+		o := p.Op.OrAllReduce()
+		if at[o] == nil {
+			ops = append(ops, o)
+		}
+		at[o] = append(at[o], p.Band.Sizes()...)
+	}
+	out := make([]string, len(ops))
+	for i, o := range ops {
+		slices.Sort(at[o])
+		out[i] = string(o) + " " + SizesText(slices.Compact(at[o]))
+	}
+	return strings.Join(out, "; ")
 }
 
 // SizesText is "512K 1M 2M".

@@ -3,37 +3,62 @@ package workload
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/nccl"
 )
 
-// Proposal is the workload proposed for one rank count: the parts whose
-// bands hold at least the coverage asked for, weighted by their share.
+// Proposal is the workload proposed for one rank count: every (op, size)
+// its communicators call, with its calls, as the log gave them. Nothing
+// is cut: a cut by calls left out the few large calls that take much of
+// the time (issue 40: 7.6 % of the calls, a quarter of the all-reduce
+// time), and the study weights each size by its calls × the time the
+// defaults take there, so the rare large calls count as they should.
 type Proposal struct {
 	// NRanks is the rank count of the communicators it covers: the
 	// benchmark's --np.
 	NRanks int `json:"nranks"`
-	// By is "calls" or "time": what the shares and weights count.
+	// By is "calls" or "time": what the shares count (time when every
+	// call has a logged time, NCCL Inspector's).
 	By string `json:"by"`
 	// Communicators are the IDs of the communicators it covers.
 	Communicators []string `json:"communicators"`
-	Parts         []Part   `json:"parts"`
+	// Calls are the workload: one per op and logged size, in nccl-tests'
+	// op order, sizes ascending; what the YAML's calls: and --calls hold.
+	Calls []Call `json:"calls"`
+	// Parts are the calls as the search measures them: one part per op
+	// and power of two (nccl.MergeCalls).
+	Parts []Part `json:"parts"`
 	// Coverage is the share of those communicators' calls (or time) the
-	// parts hold.
+	// calls hold: 1, since none is left out.
 	Coverage float64 `json:"coverage"`
-	// Asked is the coverage that was asked for.
-	Asked float64 `json:"asked"`
 	// Left are the communicators of other rank counts, left out.
 	Left []string `json:"left_out,omitempty"`
+	// Unmeasured counts the covered communicators' calls of functions no
+	// nccl-tests benchmark runs (Gather, Scatter…), by NCCL's name: left
+	// out of the workload, and said.
+	Unmeasured map[string]int64 `json:"not_measured,omitempty"`
 }
 
-// Part is one proposed part with what it holds.
+// Call is one (op, logged size) of the workload with its calls.
+type Call struct {
+	// Spec is the call as --calls and the YAML write it, OP:BYTES:CALLS.
+	Spec  string  `json:"call"`
+	Op    nccl.Op `json:"op"`
+	Bytes int64   `json:"bytes"`
+	Calls int64   `json:"calls"`
+	// At is the power of two the search measures it at ("8K").
+	At    string  `json:"measured_at"`
+	Share float64 `json:"share"`
+	// TimeUS is the calls' logged execution time, when known.
+	TimeUS float64 `json:"time_us,omitempty"`
+}
+
+// Part is one op and power of two the search measures, with what it holds.
 type Part struct {
 	Part nccl.Part `json:"-"`
-	// Spec is the part as --part and the YAML write it.
+	// Spec is the part as the search names it (nccl.Part.String).
 	Spec  string  `json:"part"`
 	Op    nccl.Op `json:"op"`
 	Band  string  `json:"band"`
@@ -43,26 +68,30 @@ type Part struct {
 	TimeUS float64 `json:"time_us,omitempty"`
 }
 
-// Workload is the proposal as nccl's workload.
+// Workload is the proposal as the search reads it: its calls, read by
+// nccl.ParseCall and merged by nccl.MergeCalls, as --calls reads them.
+// propose has read them so already: they read.
 func (p Proposal) Workload() nccl.Workload {
-	w := make(nccl.Workload, len(p.Parts))
-	for i, pt := range p.Parts {
-		w[i] = pt.Part
-	}
+	w, _ := readCalls(p.Calls)
 	return w
 }
 
-// cell is one op's one power of two, pooled over the covered communicators.
-type cell struct {
-	op     nccl.Op
-	size   int64
-	calls  int64
-	timeUS float64
-	weight float64
+// readCalls reads calls as search --calls does, so that what the YAML
+// holds is what the search will measure.
+func readCalls(calls []Call) (nccl.Workload, error) {
+	parts := make([]nccl.Part, 0, len(calls))
+	for _, c := range calls {
+		pt, err := nccl.ParseCall(c.Spec)
+		if err != nil {
+			return nil, fmt.Errorf("the log's call %s cannot be measured: %w", c.Spec, err)
+		}
+		parts = append(parts, pt)
+	}
+	return nccl.MergeCalls(parts), nil
 }
 
-// propose picks the rank count, pools its communicators' histograms and
-// chooses the parts.
+// propose picks the rank count and pools its communicators' calls per op
+// and logged size.
 func propose(s *Summary, opt Options) (Proposal, error) {
 	by := "calls"
 	if s.TimeKnown {
@@ -90,8 +119,12 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 	} else if _, ok := perRanks[nranks]; !ok {
 		return Proposal{}, fmt.Errorf("no communicator has %d ranks: the log has %s", nranks, rankCounts(perRanks))
 	}
-	p := Proposal{NRanks: nranks, By: by, Asked: opt.Coverage}
-	cells := map[nccl.Op]map[int64]*cell{}
+	p := Proposal{NRanks: nranks, By: by}
+	type key struct {
+		op    nccl.Op
+		bytes int64
+	}
+	pooled := map[key]*Call{}
 	var total float64
 	for _, c := range s.Communicators {
 		if c.NRanks != nranks {
@@ -99,27 +132,59 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 			continue
 		}
 		p.Communicators = append(p.Communicators, c.ID)
-		for _, o := range c.Ops {
-			if cells[o.Op] == nil {
-				cells[o.Op] = map[int64]*cell{}
+		for name, n := range c.Other {
+			if p.Unmeasured == nil {
+				p.Unmeasured = map[string]int64{}
 			}
+			p.Unmeasured[name] += n
+		}
+		for _, o := range c.Ops {
 			for _, b := range o.Histogram {
-				ce := cells[o.Op][b.Size]
-				if ce == nil {
-					ce = &cell{op: o.Op, size: b.Size}
-					cells[o.Op][b.Size] = ce
+				for _, sz := range b.Sizes {
+					k := key{o.Op, sz.Bytes}
+					if pooled[k] == nil {
+						pooled[k] = &Call{Op: o.Op, Bytes: sz.Bytes}
+					}
+					pooled[k].Calls += sz.Calls
+					pooled[k].TimeUS += sz.TimeUS
+					total += weightOf(sz.Calls, sz.TimeUS)
 				}
-				ce.calls += b.Calls
-				ce.timeUS += b.TimeUS
-				ce.weight += weightOf(b.Calls, b.TimeUS)
-				total += weightOf(b.Calls, b.TimeUS)
 			}
 		}
 	}
 	if !(total > 0) {
 		return p, fmt.Errorf("the %d-rank communicators hold no call nccl-tests can measure", nranks)
 	}
-	p.Parts, p.Coverage = chooseParts(cells, total, opt.Coverage)
+	opIndex := func(o nccl.Op) int { return slices.Index(nccl.Ops, o) }
+	var held float64
+	for _, c := range pooled {
+		c.Spec = fmt.Sprintf("%s:%d:%d", c.Op, c.Bytes, c.Calls)
+		c.At = nccl.FormatSize(BinOf(c.Bytes))
+		c.Share = weightOf(c.Calls, c.TimeUS) / total
+		held += c.Share
+		p.Calls = append(p.Calls, *c)
+	}
+	slices.SortFunc(p.Calls, func(a, b Call) int {
+		if c := cmp.Compare(opIndex(a.Op), opIndex(b.Op)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Bytes, b.Bytes)
+	})
+	p.Coverage = held
+	w, err := readCalls(p.Calls)
+	if err != nil {
+		return p, err
+	}
+	for _, w := range w {
+		pt := Part{Part: w, Spec: w.String(), Op: w.Op, Band: w.Band.String(), Calls: int64(w.Calls)}
+		for _, c := range p.Calls {
+			if c.Op == w.Op && BinOf(c.Bytes) == w.Band.Min {
+				pt.Share += c.Share
+				pt.TimeUS += c.TimeUS
+			}
+		}
+		p.Parts = append(p.Parts, pt)
+	}
 	return p, nil
 }
 
@@ -134,124 +199,4 @@ func rankCounts(m map[int]float64) string {
 		s[i] = fmt.Sprintf("%d", n)
 	}
 	return strings.Join(s, ", ") + " ranks"
-}
-
-// chooseParts takes the heaviest cells until they hold the coverage, then
-// joins each op's chosen sizes into bands: neighbouring powers of two
-// join, and so do two separated by one size (measuring one size more is
-// cheaper than another part). A part's weight is its share of what the
-// parts hold, in hundredths that add up to 1 (at least 0.01 each).
-func chooseParts(cells map[nccl.Op]map[int64]*cell, total, coverage float64) ([]Part, float64) {
-	var all []*cell
-	for _, op := range nccl.Ops {
-		for _, c := range cells[op] {
-			all = append(all, c)
-		}
-	}
-	// Heaviest first; ties: nccl-tests' op order, then the smaller size.
-	opIndex := func(o nccl.Op) int { return slices.Index(nccl.Ops, o) }
-	slices.SortFunc(all, func(a, b *cell) int {
-		if c := cmp.Compare(b.weight, a.weight); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(opIndex(a.op), opIndex(b.op)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.size, b.size)
-	})
-	chosen := map[nccl.Op][]int64{}
-	var held float64
-	for _, c := range all {
-		if held >= coverage*total*(1-1e-12) {
-			break
-		}
-		chosen[c.op] = append(chosen[c.op], c.size)
-		held += c.weight
-	}
-	var parts []Part
-	for _, op := range nccl.Ops {
-		sizes := chosen[op]
-		if len(sizes) == 0 {
-			continue
-		}
-		slices.Sort(sizes)
-		lo, hi := sizes[0], sizes[0]
-		flush := func() {
-			pt := Part{Op: op, Part: nccl.Part{Op: op, Band: nccl.Band{Min: lo, Max: hi}}}
-			for s := lo; s <= hi; s <<= 1 {
-				if c := cells[op][s]; c != nil {
-					pt.Calls += c.calls
-					pt.TimeUS += c.timeUS
-					pt.Share += c.weight
-				}
-			}
-			parts = append(parts, pt)
-		}
-		for _, s := range sizes[1:] {
-			if s <= hi<<2 { // the next size, or one size between
-				hi = s
-				continue
-			}
-			flush()
-			lo, hi = s, s
-		}
-		flush()
-	}
-	// Joining may have added the sizes between: the parts hold at least
-	// what was chosen.
-	held = 0
-	for _, pt := range parts {
-		held += pt.Share
-	}
-	shares := make([]float64, len(parts))
-	for i := range parts {
-		shares[i] = parts[i].Share / held
-	}
-	for i, w := range percents(shares) {
-		pt := &parts[i]
-		pt.Share = pt.Share / total
-		pt.Part.Weight = float64(w) / 100
-		pt.Band = pt.Part.Band.String()
-		pt.Spec = pt.Part.String()
-	}
-	slices.SortStableFunc(parts, func(a, b Part) int { return cmp.Compare(b.Share, a.Share) })
-	return parts, held / total
-}
-
-// percents rounds shares that sum to 1 to whole percents that sum to 100,
-// each at least 1: floors, then the points left to the largest remainders
-// (ties: the earlier share).
-func percents(shares []float64) []int {
-	out := make([]int, len(shares))
-	left := 100
-	for i, w := range shares {
-		out[i] = max(1, int(math.Floor(100*w)))
-		left -= out[i]
-	}
-	order := make([]int, len(shares))
-	for i := range order {
-		order[i] = i
-	}
-	rem := func(i int) float64 { return 100*shares[i] - float64(out[i]) }
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rem(b), rem(a)) })
-	for k := 0; left > 0 && len(order) > 0; k = (k + 1) % len(order) {
-		out[order[k]]++
-		left--
-	}
-	// Parts raised to 1 % can leave too many points: take them from the
-	// largest.
-	for left < 0 {
-		big := 0
-		for i := range out {
-			if out[i] > out[big] {
-				big = i
-			}
-		}
-		if out[big] <= 1 {
-			break
-		}
-		out[big]--
-		left++
-	}
-	return out
 }

@@ -1,10 +1,10 @@
 // Package workload turns what a real process called (benchfmt.Call: NCCL's
 // COLL/TUNING log lines, NCCL Inspector's records) into what nccltune
 // tunes for: per communicator and collective the calls, bytes, the
-// histogram of sizes in powers of two and the time share, and a proposed
-// workload, the parts (op, band, weight) that hold most of the calls, or
-// of the time when the input has times. It reads nothing itself and
-// writes nothing but the proposal's YAML text.
+// histogram of sizes in powers of two and the time share, and the
+// proposed workload: every (op, size) the process calls with its number
+// of calls, as the log gave them (search --calls). It reads nothing
+// itself and writes nothing but the proposal's YAML text.
 package workload
 
 import (
@@ -29,9 +29,6 @@ type Input struct {
 
 // Options shape the summary and the proposal.
 type Options struct {
-	// Coverage is the share of the calls (or time) the proposed parts
-	// must hold; 0 means DefaultCoverage.
-	Coverage float64
 	// Ranks picks the communicators of that many ranks for the proposal;
 	// 0 picks the rank count that holds the most calls (or time).
 	Ranks int
@@ -39,9 +36,6 @@ type Options struct {
 	// captures, not replays.
 	GraphCaptured bool
 }
-
-// DefaultCoverage is the share of the calls the proposed bands hold.
-const DefaultCoverage = 0.9
 
 // Summary is what the inputs say and the workload proposed from them.
 type Summary struct {
@@ -122,6 +116,18 @@ type Bin struct {
 	// lines); "" when not logged.
 	Algo  string `json:"algo,omitempty"`
 	Proto string `json:"proto,omitempty"`
+	// Sizes are the sizes logged in this bin, ascending, each with its
+	// calls: what the proposal gives the search (a bin only says where
+	// they are measured).
+	Sizes []Size `json:"sizes"`
+}
+
+// Size is one size a process called, in bytes as logged, with its calls
+// and their logged time (0 when not logged).
+type Size struct {
+	Bytes  int64   `json:"bytes"`
+	Calls  int64   `json:"calls"`
+	TimeUS float64 `json:"time_us,omitempty"`
 }
 
 // BinOf is the power of two nearest to size on a log scale.
@@ -145,12 +151,6 @@ func BinRange(bin int64) (lo, hi int64) {
 // Summarize reads every input's calls into communicators and proposes the
 // workload.
 func Summarize(inputs []Input, opt Options) (*Summary, error) {
-	if opt.Coverage == 0 {
-		opt.Coverage = DefaultCoverage
-	}
-	if !(opt.Coverage > 0 && opt.Coverage <= 1) {
-		return nil, fmt.Errorf("coverage %g must be in (0, 1]", opt.Coverage)
-	}
 	s := &Summary{GraphCaptured: opt.GraphCaptured}
 	records := 0
 	for _, in := range inputs {
@@ -366,6 +366,7 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 	type binAgg struct {
 		bin    Bin
 		choice map[string]int64
+		sizes  map[int64]*Size
 	}
 	perOp := map[nccl.Op]map[int64]*binAgg{}
 	opAgg := map[nccl.Op]*Op{}
@@ -405,12 +406,19 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 		size := BinOf(c.Bytes)
 		b := perOp[c.Op][size]
 		if b == nil {
-			b = &binAgg{bin: Bin{Size: size}, choice: map[string]int64{}}
+			b = &binAgg{bin: Bin{Size: size}, choice: map[string]int64{}, sizes: map[int64]*Size{}}
 			perOp[c.Op][size] = b
 		}
 		b.bin.Calls++
 		b.bin.Bytes += c.Bytes
 		b.bin.TimeUS += c.TimeUS
+		sz := b.sizes[c.Bytes]
+		if sz == nil {
+			sz = &Size{Bytes: c.Bytes}
+			b.sizes[c.Bytes] = sz
+		}
+		sz.Calls++
+		sz.TimeUS += c.TimeUS
 		if c.Algo != "" {
 			b.choice[c.Algo+" "+c.Proto]++
 		}
@@ -424,6 +432,10 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 			if ch := mostCommon(b.choice); ch != "" {
 				b.bin.Algo, b.bin.Proto, _ = strings.Cut(ch, " ")
 			}
+			for _, sz := range b.sizes {
+				b.bin.Sizes = append(b.bin.Sizes, *sz)
+			}
+			slices.SortFunc(b.bin.Sizes, func(x, y Size) int { return cmp.Compare(x.Bytes, y.Bytes) })
 			o.Histogram = append(o.Histogram, b.bin)
 		}
 		slices.SortFunc(o.Histogram, func(a, b Bin) int { return cmp.Compare(a.Size, b.Size) })

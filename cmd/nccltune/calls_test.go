@@ -58,3 +58,38 @@ func TestConfigCalls(t *testing.T) {
 		t.Errorf("a timed workload was guarded at a size it never calls:\n%s", out)
 	}
 }
+
+// TestTimedStudyDescribedByItsCalls (issue 40): the name, show and
+// history of a timed study say its calls per op and size, never a band it
+// did not measure (was: "s1-8K-2M", "band 8K-2M; sizes 8K 16K … 2M" for a
+// study that measured all_reduce at 8K, 64K, 2M and all_gather at 1M).
+func TestTimedStudyDescribedByItsCalls(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
+		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
+	if code != exitOK {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	const calls = "all_reduce 10240×760, 81920×120, 2048000×80; all_gather 1048576×13"
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"history"}, []string{"s1-all_reduce-all_gather  search  " + calls}},
+		{[]string{"history", "--json"}, []string{`"study": "s1-all_reduce-all_gather"`, `"workload_calls": "` + calls + `"`}},
+		{[]string{"show", "1"}, []string{"workload     " + calls + " (OP BYTES×CALLS", "measured at  all_reduce 8K 64K 2M; all_gather 1M"}},
+	} {
+		stdout, stderr, code := runCLI(t, db, tc.args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%v lacks %q:\n%s", tc.args, w, stdout)
+			}
+		}
+		if text := strings.Join(tc.args, " "); !strings.Contains(text, "json") && strings.Contains(stdout, "8K-2M") {
+			t.Errorf("%v names a band the study did not measure:\n%s", tc.args, stdout)
+		}
+	}
+}

@@ -47,9 +47,13 @@ per collective the calls, each counted once however many ranks logged it,
 the bytes, the share of the calls (of the time, with Inspector's times)
 and the histogram of sizes in powers of two (nccl-tests' sizes: for
 all-gather and reduce-scatter the whole buffer, NCCL's count times the
-ranks). It proposes the parts (op:band:weight) that hold --coverage of the
-calls (or the time) of the communicators of one rank count, and writes them
-as a study config for search --config (--out FILE).
+ranks). It proposes the workload of the communicators of one rank count:
+every (op, size) they call with its number of calls, as logged
+(OP:BYTES:CALLS, search's --calls), and writes it as a study config for
+search --config (--out FILE). Nothing is cut: the study weights each size
+by its calls × the time the defaults take there, so rare large calls
+count by their time. Calls of functions no nccl-tests benchmark runs
+(Gather, Scatter) are named as left out.
 
 Under CUDA graphs a call is logged when it is captured, not when the graph
 replays: such counts say which sizes exist, not how often. workload flags
@@ -62,8 +66,10 @@ Examples:
   nccltune search --config workload.yaml <launch flags>`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the proposed workload as a study config to `FILE` (YAML, for search --config)"},
-			&cli.StringFlag{Name: "plot", Usage: "draw the size histograms with the proposed bands shaded to `FILE` (.png or .svg)"},
-			&cli.Float64Flag{Name: "coverage", Value: workload.DefaultCoverage, Usage: "the share of the calls (or time) the proposed bands hold, `FRACTION` in (0, 1]"},
+			&cli.StringFlag{Name: "plot", Usage: "draw the size histograms, the powers of two the calls are measured at shaded, to `FILE` (.png or .svg)"},
+			// Kept, hidden, so that a script that still passes it hears why
+			// it is gone rather than "flag provided but not defined".
+			&cli.Float64Flag{Name: "coverage", Hidden: true},
 			&cli.IntFlag{Name: "ranks", Usage: "propose for the communicators of `N` ranks (default: the rank count that makes the most calls)"},
 			&cli.BoolFlag{Name: "graph-captured", Usage: "the process ran CUDA graphs: flag every count as a capture, not a replay count"},
 			jsonFlag(),
@@ -72,8 +78,8 @@ Examples:
 			if c.NArg() == 0 {
 				return vocab.UsageErrorf("workload needs the log files of a process, e.g. nccltune workload /tmp/nccl.* (log with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING NCCL_DEBUG_FILE=/tmp/nccl.%%h.%%p)")
 			}
-			if cov := c.Float64("coverage"); !(cov > 0 && cov <= 1) {
-				return vocab.UsageErrorf("--coverage %g must be a fraction in (0, 1], e.g. 0.9 for 90 %%", cov)
+			if c.IsSet("coverage") {
+				return vocab.UsageErrorf("--coverage is gone: the proposal holds every call the process makes, as logged (a cut by calls left out the few large calls that took a quarter of the time); drop --coverage")
 			}
 			if n := c.Int("ranks"); n < 0 {
 				return vocab.UsageErrorf("--ranks %d must be a rank count", n)
@@ -88,7 +94,7 @@ Examples:
 			}
 			return runWorkload(c.Context, workloadOptions{
 				files: c.Args().Slice(), out: c.String("out"), plot: c.String("plot"), plotFormat: plotFormat,
-				opt:  workload.Options{Coverage: c.Float64("coverage"), Ranks: c.Int("ranks"), GraphCaptured: c.Bool("graph-captured")},
+				opt:  workload.Options{Ranks: c.Int("ranks"), GraphCaptured: c.Bool("graph-captured")},
 				json: c.Bool("json"), stdin: c.App.Reader, stdout: c.App.Writer, stderr: c.App.ErrWriter,
 			})
 		},

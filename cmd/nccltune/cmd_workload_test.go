@@ -46,7 +46,7 @@ func TestWorkloadCommandText(t *testing.T) {
 	for _, w := range []string{
 		"communicator 0x8d3c1f5e2a7b9c01: 4 ranks (ranks 0-3 logged), 116 calls",
 		"all_reduce                         92     79.3 %",
-		`part: ["all_reduce:128K:0.71", "all_gather:1M:0.18", "all_reduce:2M:0.11"]`,
+		`calls: ["all_reduce:131072:80", "all_reduce:2097152:12", "all_gather:256000:3", "all_gather:1024000:20", "broadcast:8:1"]`,
 	} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("output lacks %q:\n%s", w, stdout)
@@ -98,14 +98,21 @@ func TestWorkloadCommandOutAndJSON(t *testing.T) {
 		} `json:"communicators"`
 		Proposal struct {
 			Coverage float64 `json:"coverage"`
-			Parts    []struct {
+			Calls    []struct {
+				Call       string `json:"call"`
+				Op         string `json:"op"`
+				Bytes      int64  `json:"bytes"`
+				Calls      int64  `json:"calls"`
+				MeasuredAt string `json:"measured_at"`
+			} `json:"calls"`
+			Parts []struct {
 				Part string `json:"part"`
 			} `json:"parts"`
 		} `json:"proposal"`
 	}
 	decodeOneJSON(t, stdout, &doc)
 	if doc.SchemaVersion != 1 || doc.Calls != 116 || len(doc.Communicators) != 1 || doc.Communicators[0].NRanks != 4 ||
-		len(doc.Communicators[0].Ranks) != 4 || doc.Proposal.Coverage < 0.9 || len(doc.Proposal.Parts) != 3 || doc.Out != out {
+		len(doc.Communicators[0].Ranks) != 4 || doc.Proposal.Coverage != 1 || len(doc.Proposal.Calls) != 5 || len(doc.Proposal.Parts) != 5 || doc.Out != out {
 		t.Errorf("JSON document %+v", doc)
 	}
 	written, err := os.ReadFile(out)
@@ -117,17 +124,19 @@ func TestWorkloadCommandOutAndJSON(t *testing.T) {
 	}
 	var cfg struct {
 		Generated string   `yaml:"generated-by"`
-		Part      []string `yaml:"part"`
+		Calls     []string `yaml:"calls"`
 	}
 	if err := yaml.Unmarshal(written, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Generated != vocab.GeneratedWorkload || len(cfg.Part) != len(doc.Proposal.Parts) {
+	if cfg.Generated != vocab.GeneratedWorkload || len(cfg.Calls) != len(doc.Proposal.Calls) {
 		t.Errorf("config %+v", cfg)
 	}
-	for i, spec := range cfg.Part {
-		if _, err := nccl.ParsePart(spec); err != nil || spec != doc.Proposal.Parts[i].Part {
-			t.Errorf("part %q: %v", spec, err)
+	for i, spec := range cfg.Calls {
+		c := doc.Proposal.Calls[i]
+		p, err := nccl.ParseCall(spec)
+		if err != nil || spec != c.Call || p.Logged[0] != c.Bytes || p.Calls != float64(c.Calls) || nccl.FormatSize(p.Band.Min) != c.MeasuredAt {
+			t.Errorf("call %q: %v; JSON %+v", spec, err, c)
 		}
 	}
 	if !strings.Contains(string(written), "# run: nccltune search --config "+out) {
@@ -153,7 +162,7 @@ func TestWorkloadCommandRefuses(t *testing.T) {
 		{"nccl-tests output", []string{parseInput("fixtures/ag3.txt")}, "ag3.txt: no NCCL collective calls found: expected NCCL_DEBUG=INFO log lines with NCCL_DEBUG_SUBSYS=COLL"},
 		{"NCCL lines without COLL", []string{parseInput("fixtures/ar2_mps_info.txt")}, "add COLL to NCCL_DEBUG_SUBSYS"},
 		{"one bad file among good ones", append(perProcessLogs(), parseInput("fixtures/ag3.txt")), "ag3.txt: no NCCL collective calls"},
-		{"coverage", append(perProcessLogs(), "--coverage", "90"), "--coverage 90 must be a fraction"},
+		{"coverage", append(perProcessLogs(), "--coverage", "0.9"), "--coverage is gone: the proposal holds every call"},
 		{"ranks absent", append(perProcessLogs(), "--ranks", "8"), "no communicator has 8 ranks: the log has 4 ranks"},
 		{"plot format", append(perProcessLogs(), "--plot", filepath.Join(dir, "w.pdf")), "--plot: cannot write a .pdf plot"},
 	} {
@@ -170,7 +179,7 @@ func TestWorkloadCommandRefuses(t *testing.T) {
 }
 
 // The real capture (torch.distributed on the 4-rank loopback): one 4-rank
-// communicator, its ops with their counts, bands holding ≥ 90 %.
+// communicator, its ops with their counts, every call proposed.
 func TestWorkloadCommandRealCapture(t *testing.T) {
 	stdout, stderr, code := runWorkloadCLI(t, parseInput("workload/torch-coll"))
 	if code != exitOK {
@@ -182,8 +191,8 @@ func TestWorkloadCommandRealCapture(t *testing.T) {
 		"all_reduce                         385",
 		"all_gather                         24",
 		"broadcast                          1",
-		"the parts hold 94 % of the calls",
-		`part: ["all_reduce:256K:0.88", "all_reduce:4M:0.12"]`,
+		"every op and size they call, with its calls, as logged",
+		`calls: ["all_reduce:4:1", "all_reduce:262144:336", "all_reduce:4194304:48", "all_gather:2048000:24", "broadcast:1048576:1"]`,
 	} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("output lacks %q:\n%s", w, stdout)
@@ -191,35 +200,45 @@ func TestWorkloadCommandRealCapture(t *testing.T) {
 	}
 }
 
-// The written study config runs as it is: search --config FILE on the
-// simulated fabric. It needs search's --part (the workload's parts).
+// TestWorkloadConfigRunsSearch (issue 40): the written study config runs
+// as it is, and the study it runs is timed and holds exactly the (op,
+// size, calls) the real logs gave: workload --out w.yaml, then search
+// --config w.yaml on the simulated 4-rank loopback. (Was: parts of
+// bands with weights by calls, the 2 MB calls cut, a one-band study.)
 func TestWorkloadConfigRunsSearch(t *testing.T) {
-	hasPart := false
-	for _, f := range searchCommand().Flags {
-		if slices.Contains(f.Names(), "part") {
-			hasPart = true
-		}
-	}
-	if !hasPart {
-		t.Skip("search has no --part yet: the workload's YAML cannot run")
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "workload.yaml")
-	if _, stderr, code := runWorkloadCLI(t, parseInput("workload/torch-coll"), "--out", cfg); code != exitOK {
-		t.Fatalf("workload: exit %d: %s", code, stderr)
-	}
-	db := filepath.Join(dir, "t.db")
-	stdout, stderr, code := runCLI(t, db, "search", "--config", cfg, "--sim", "spark4", "--noise", "0", "--budget", "130", "--json")
-	if code != exitOK {
-		t.Fatalf("search --config %s: exit %d: %s", cfg, code, stderr)
-	}
-	var doc struct {
-		Simulated bool `json:"simulated"`
-		Launches  int  `json:"launches"`
-	}
-	decodeOneJSON(t, stdout, &doc)
-	if !doc.Simulated || doc.Launches == 0 {
-		t.Errorf("search document %s", stdout)
+	for _, tc := range []struct {
+		name  string
+		logs  []string
+		calls string
+	}{
+		{"COLL logs, one per process", perProcessLogs(), "all_reduce 131072×80, 2097152×12; all_gather 256000×3, 1024000×20; broadcast 8×1"},
+		{"torch COLL logs", []string{parseInput("workload/torch-coll")}, "all_reduce 4×1, 262144×336, 4194304×48; all_gather 2048000×24; broadcast 1048576×1"},
+		{"Inspector", []string{parseInput("workload/inspector")}, "all_reduce 4×1, 262144×336, 4194304×48; all_gather 2048000×24; broadcast 1048576×1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "w.yaml")
+			if _, stderr, code := runWorkloadCLI(t, append(tc.logs, "--out", cfg)...); code != exitOK {
+				t.Fatalf("workload: exit %d: %s", code, stderr)
+			}
+			db := filepath.Join(dir, "t.db")
+			stdout, stderr, code := runCLI(t, db, "search", "--config", cfg, "--sim", "h200-loopback", "--np", "4", "--noise", "0", "--budget", "60", "--json")
+			if code != exitOK {
+				t.Fatalf("search --config %s: exit %d: %s", cfg, code, stderr)
+			}
+			var doc struct {
+				Simulated bool `json:"simulated"`
+				Launches  int  `json:"launches"`
+			}
+			decodeOneJSON(t, stdout, &doc)
+			if !doc.Simulated || doc.Launches == 0 {
+				t.Errorf("search document %s", stdout)
+			}
+			w := storedStudy(t, db, "1").study.Parts()
+			if !w.Timed() || w.CallsText() != tc.calls {
+				t.Errorf("the stored workload (timed %v) is %s\nwant the logged calls %s", w.Timed(), w.CallsText(), tc.calls)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"time"
@@ -28,10 +29,12 @@ func PrintHistory(w io.Writer, asJSON bool, sums []store.StudySummary, loc *time
 
 // historyStudy is one study of `history --json`.
 type historyStudy struct {
-	Study      string            `json:"study"`
-	ID         uint64            `json:"id"`
-	Kind       string            `json:"kind"`
-	Band       string            `json:"band"`
+	Study string `json:"study"`
+	ID    uint64 `json:"id"`
+	Kind  string `json:"kind"`
+	Band  string `json:"band"`
+	// Workload is a timed workload's calls (store.WorkloadText).
+	Workload   string            `json:"workload_calls,omitempty"`
 	Collective string            `json:"collective,omitempty"`
 	Simulated  bool              `json:"simulated"`
 	SimProfile string            `json:"sim_profile,omitempty"`
@@ -63,7 +66,7 @@ func historyJSON(sums []store.StudySummary) map[string]any {
 			rec = withFields(r, map[string]any{"verdict": verdict})
 		}
 		studies = append(studies, historyStudy{
-			Study: s.Name, ID: s.ID, Kind: s.Kind, Band: s.Band, Collective: s.Collective,
+			Study: s.Name, ID: s.ID, Kind: s.Kind, Band: s.Band, Workload: s.Workload, Collective: s.Collective,
 			Simulated: s.Simulated, SimProfile: s.SimProfile, Labels: nonNilMap(s.Labels), Trials: s.Trials, TrialCount: s.Trials, Launches: s.Launches,
 			Status: s.Status, Created: s.Created, Updated: s.Updated, Recommendation: rec, BaselineEnv: nonNilMap(s.BaselineEnv),
 		})
@@ -72,12 +75,14 @@ func historyJSON(sums []store.StudySummary) map[string]any {
 }
 
 // writeHistoryTable prints one line per study, oldest first, times in loc.
+// A timed workload's BAND is its calls (store.WorkloadText), not the band
+// around them.
 func writeHistoryTable(w io.Writer, sums []store.StudySummary, loc *time.Location) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "STUDY\tKIND\tBAND\tFABRIC\tTRIALS\tLAUNCHES\tSTATUS\tCREATED\tRECOMMENDATION")
 	for _, s := range sums {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n",
-			s.Name, s.Kind, orDash(s.Band), fabricLabel(s.Simulated, s.SimProfile), s.Trials, s.Launches,
+			s.Name, s.Kind, orDash(cmp.Or(s.Workload, s.Band)), fabricLabel(s.Simulated, s.SimProfile), s.Trials, s.Launches,
 			s.Status, s.Created.In(loc).Format("2006-01-02 15:04"), recommendationLine(s))
 	}
 	return tw.Flush()

@@ -134,19 +134,24 @@ func printCommunicator(w io.Writer, c workload.Communicator, timeKnown bool) {
 
 func printProposal(w io.Writer, s *workload.Summary) {
 	p := s.Proposal
-	fmt.Fprintf(w, "proposed workload for %d-rank communicators: the parts hold %.0f %% of the %s (asked: %.0f %%)\n",
-		p.NRanks, 100*p.Coverage, p.By, 100*p.Asked)
+	fmt.Fprintf(w, "proposed workload for %d-rank communicators: every op and size they call, with its calls, as logged\n", p.NRanks)
+	share := "share of the " + p.By
 	t := newTable(w)
-	for _, pt := range p.Parts {
+	fmt.Fprintf(t, "  call\tmeasured at\t%s\t\t\n", share)
+	for _, c := range p.Calls {
 		extra := ""
 		if p.By == "time" {
-			extra = fmt.Sprintf("%.0f µs", pt.TimeUS)
+			extra = fmt.Sprintf("%.0f µs logged", c.TimeUS)
 		}
-		fmt.Fprintf(t, "  %s\t%d calls\t%.1f %% of the %s\t%s\t\n", pt.Spec, pt.Calls, 100*pt.Share, p.By, extra)
+		fmt.Fprintf(t, "  %s\t%s\t%.1f %%\t%s\t\n", c.Spec, c.At, 100*c.Share, extra)
 	}
 	_ = t.Flush()
+	fmt.Fprintln(w, "  the study weights each size by its calls × the time the defaults take there")
 	for _, l := range p.Left {
 		fmt.Fprintf(w, "  left out: %s (nccltune workload --ranks N proposes for it)\n", safetext.Escape(l))
+	}
+	if u := p.UnmeasuredText(); u != "" {
+		fmt.Fprintf(w, "  left out: %s: no nccl-tests benchmark runs them\n", safetext.Escape(u))
 	}
 }
 
