@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -342,7 +343,57 @@ func TestShellRoundTrip(t *testing.T) {
 	}
 }
 
+// spliceInShell runs the docker format's recipe, docker run $(grep -v
+// '^#' FILE) …, in shell, from a directory holding files a glob could
+// match, and returns the arguments docker would get.
+func spliceInShell(t *testing.T, shell string, out []byte) []string {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "flags")
+	for _, f := range []string{file, filepath.Join(dir, "a"), filepath.Join(dir, "NCCL_X=ab")} {
+		if err := os.WriteFile(f, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(shell, "-c", `for a in $(grep -v '^#' "$1"); do printf '%s\0' "$a"; done`, shell, file)
+	cmd.Dir = dir
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", shell, err)
+	}
+	if len(got) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(got), "\x00"), "\x00")
+}
+
+// shells are the shells the recipes are run in: sh (dash here) and bash.
+func shells(t *testing.T) []string {
+	out := []string{"sh"}
+	for _, s := range []string{"dash", "bash"} {
+		if _, err := exec.LookPath(s); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestDockerFlagsRoundTrip: the flags line, spliced by docker run $(…) as
+// the header and README say, gives docker exactly the env, in sh, dash
+// and bash; every value nccltune can recommend (nccl.ValueExamples)
+// among them. Was: NCCL_ALGO=allreduce:Ring;allgather:Ring was written
+// quoted, and $(…) kept the quotes: docker set a variable named 'NCCL_ALGO.
 func TestDockerFlagsRoundTrip(t *testing.T) {
+	recommendable := map[string]string{}
+	for knob, values := range nccl.ValueExamples() {
+		for i, v := range values {
+			recommendable[fmt.Sprintf("%s_%d", knob, i)] = v
+		}
+	}
+	spliceable := oneWordValues(allHostile())
+	for _, v := range []string{"a$HOME'b", "x;y&z|w", "`id`", "#x", "~root", `"q"`, "!!", "a(b)c", "<x>", "$(id)"} {
+		spliceable[fmt.Sprintf("V_%d", len(spliceable))] = v
+	}
 	for _, tc := range []struct {
 		name string
 		band *Recommendation
@@ -350,48 +401,29 @@ func TestDockerFlagsRoundTrip(t *testing.T) {
 	}{
 		{"fixture", fixtureBand(t), Options{}},
 		{"fixture with base", fixtureBand(t), Options{WithBase: true}},
-		{"hostile", hostileBand(oneWordValues(allHostile())), Options{}},
+		{"recommendable", hostileBand(recommendable), Options{}},
+		{"hostile", hostileBand(spliceable), Options{}},
 		{"keep defaults", keepDefaultsBand(t), Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := string(render(t, FormatDocker, []*Recommendation{tc.band}, tc.opts))
-			var flagLines []string
-			for _, line := range strings.SplitAfter(out, "\n") {
-				if line != "" && !strings.HasPrefix(line, "#") {
-					flagLines = append(flagLines, line)
-				}
-			}
+			out := render(t, FormatDocker, []*Recommendation{tc.band}, tc.opts)
 			want := tc.band.EnvMap(tc.opts.WithBase)
-			if len(want) == 0 {
-				if len(flagLines) != 0 {
-					t.Fatalf("flags for an empty env: %q", flagLines)
+			for _, shell := range shells(t) {
+				words := spliceInShell(t, shell, out)
+				if len(want) == 0 && len(words) != 0 {
+					t.Fatalf("%s: flags for an empty env: %q", shell, words)
 				}
-				return
-			}
-			line := strings.Join(flagLines, "")
-			words, err := splitShellWords(line)
-			if err != nil {
-				t.Fatalf("%v: %q", err, line)
-			}
-			// The real shell splits the line the same way.
-			cmd := exec.Command("sh", "-c", `eval "set -- $1"; for a; do printf '%s\0' "$a"; done`, "sh", line)
-			shOut, err := cmd.Output()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if shWords := strings.Split(strings.TrimSuffix(string(shOut), "\x00"), "\x00"); !reflect.DeepEqual(shWords, words) {
-				t.Errorf("sh splits into %q\nthe test into %q", shWords, words)
-			}
-			got := map[string]string{}
-			for i := 0; i < len(words); i += 2 {
-				if words[i] != "-e" || i+1 >= len(words) {
-					t.Fatalf("word %d is %q, want -e K=V", i, words[i])
+				got := map[string]string{}
+				for i := 0; i < len(words); i += 2 {
+					if words[i] != "-e" || i+1 >= len(words) {
+						t.Fatalf("%s: word %d is %q, want -e K=V", shell, i, words[i])
+					}
+					k, v, _ := strings.Cut(words[i+1], "=")
+					got[k] = v
 				}
-				k, v, _ := strings.Cut(words[i+1], "=")
-				got[k] = v
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("read back %q\nwant      %q", got, want)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: docker gets %q\nwant        %q", shell, got, want)
+				}
 			}
 		})
 	}
@@ -402,7 +434,7 @@ func TestDockerFlagsRoundTrip(t *testing.T) {
 func oneWordValues(values map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range values {
-		if checkOneWord(Var{Name: k, Value: v}) == nil {
+		if checkSpliced(Var{Name: k, Value: v}) == nil {
 			out[k] = v
 		}
 	}
@@ -913,24 +945,39 @@ func TestComposeHostileRoundTrip(t *testing.T) {
 	}
 }
 
-// TestDockerFlagsSurviveSubstitution: values the shell reads as they are
-// are written unquoted, so docker run $(…) gets them without quotes; a
-// value that needs quotes is quoted and the header says to use --env-file
-// (one with whitespace is refused: TestDockerFlagsRefuseWhitespace).
+// TestDockerFlagsSurviveSubstitution: the flags are written bare, as
+// $(…) hands them to docker; where a value holds what a typed command
+// line reads (; quotes $), the use: line offers $(…) only and names the
+// formats to type; a glob or backslash is refused (a file could replace
+// it), pointing to --env-file.
 func TestDockerFlagsSurviveSubstitution(t *testing.T) {
-	out := string(render(t, FormatDocker, []*Recommendation{hostileBand(map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})}, Options{}))
-	if !strings.Contains(out, "-e NCCL_MAX_NCHANNELS=8 -e NCCL_PROTO=^LL128\n") || strings.Contains(out, "quoted:") {
-		t.Errorf("plain values:\n%s", out)
+	for _, tc := range []struct {
+		env       map[string]string
+		line      string
+		pasteable bool
+	}{
+		{map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, "-e NCCL_MAX_NCHANNELS=8 -e NCCL_PROTO=^LL128\n", true},
+		{map[string]string{"NCCL_ALGO": "allreduce:Ring;allgather:Ring"}, "-e NCCL_ALGO=allreduce:Ring;allgather:Ring\n", false},
+		{map[string]string{"V": "a$HOME'b"}, "-e V=a$HOME'b\n", false},
+	} {
+		out := string(render(t, FormatDocker, []*Recommendation{hostileBand(tc.env)}, Options{}))
+		if !strings.HasSuffix(out, "\n"+tc.line) {
+			t.Errorf("%v: want the line %q:\n%s", tc.env, tc.line, out)
+		}
+		use := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "# use:") {
+				use = l
+			}
+		}
+		if !strings.Contains(use, "docker run $(") || strings.Contains(use, "paste the flags") != tc.pasteable || strings.Contains(use, "--env-file") == tc.pasteable {
+			t.Errorf("%v: use line %q", tc.env, use)
+		}
 	}
-	out = string(render(t, FormatDocker, []*Recommendation{hostileBand(map[string]string{"V": "a$HOME'b"})}, Options{}))
-	if !strings.Contains(out, `-e 'V=a$HOME'\''b'`) || !strings.Contains(out, "--env-file") {
-		t.Errorf("a value with a dollar and a quote:\n%s", out)
-	}
-	// The header says one thing: no use: line offering $(…) above the
-	// line that says $(…) would keep the quotes.
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "# use:") && strings.Contains(l, "docker run $(") {
-			t.Errorf("quoted values, yet the header offers $(…): %s", l)
+	for _, v := range []string{"a*", "a?", "[ab]", `a\b`} {
+		err := Write(&bytes.Buffer{}, FormatDocker, []*Recommendation{hostileBand(map[string]string{"V": v})}, Options{})
+		if err == nil || !strings.Contains(err.Error(), "--env-file") {
+			t.Errorf("docker flags of %q: %v, want a refusal naming --env-file", v, err)
 		}
 	}
 }
@@ -1131,4 +1178,25 @@ func nonComments(out []byte) []string {
 		}
 	}
 	return lines
+}
+
+// TestEnvFileSaysNotForAShell: the env file holds values verbatim, as
+// docker reads them; where a value holds what a shell reads (the ; of a
+// per-function NCCL_ALGO), its header says not to source it and names
+// --format sh, since set -a; . FILE cuts the value at the ;.
+func TestEnvFileSaysNotForAShell(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		note bool
+	}{
+		{map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, false},
+		{map[string]string{"NCCL_ALGO": "allreduce:Ring;allgather:Ring"}, true},
+		{map[string]string{"NCCL_PROTO": "LL,Simple;allreduce:^LL", "NCCL_MAX_NCHANNELS": "8"}, true},
+	} {
+		out := string(render(t, FormatEnv, []*Recommendation{hostileBand(tc.env)}, Options{}))
+		has := strings.Contains(out, "# not for a shell: . FILE would cut or expand NCCL_") && strings.Contains(out, "use --format sh")
+		if has != tc.note {
+			t.Errorf("%v: note %v, want %v:\n%s", tc.env, has, tc.note, out)
+		}
+	}
 }

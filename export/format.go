@@ -123,6 +123,10 @@ type Options struct {
 	// Indent shifts the k8s and compose output right by that many spaces,
 	// so it pastes under a container (6 in a Deployment's pod template).
 	Indent int
+	// Engine is the serving engine the env is for (--export-for): the
+	// header names its flags for the variables it sets itself, and such a
+	// variable is refused (checkEngine).
+	Engine Engine
 }
 
 func (o Options) now() time.Time {
@@ -146,6 +150,9 @@ func Write(w io.Writer, f Format, bands []*Recommendation, o Options) error {
 		return fmt.Errorf("the %s format holds one band and %d were given: write one file per band, or use nccl-tuner to combine them", f, len(bands))
 	}
 	b := bands[0]
+	if err := checkEngine(b, o); err != nil {
+		return err
+	}
 	switch f {
 	case FormatEnv:
 		return writeEnvFile(w, b, o)
@@ -293,6 +300,7 @@ func header(b *Recommendation, o Options, usage string) []string {
 			lines = append(lines, "not included: the lane's base env ("+strings.Join(base, ", ")+"); add --with-base to include it")
 		}
 	}
+	lines = append(lines, engineNotes(b, o)...)
 	lines = append(lines,
 		"environment variables apply to the whole process, every collective and size; the nccl-tuner format gives each band its own choices",
 		"use: "+usage)

@@ -82,8 +82,11 @@ func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
 	if err := checkUTF8(vars, "docker's env file"); err != nil {
 		return err
 	}
-	var notes []string
+	var notes, unsourceable []string
 	for _, v := range vars {
+		if !shellSafe(v.Value) && v.Value != "" {
+			unsourceable = append(unsourceable, v.Name)
+		}
 		if strings.ContainsAny(v.Value, "\n\r") {
 			return fmt.Errorf("cannot write %s=%q to an env file: docker run --env-file reads one variable per line and takes the value verbatim, so a newline cannot be carried; use --format sh, k8s or json", v.Name, v.Value)
 		}
@@ -95,6 +98,12 @@ func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
 		}
 	}
 	lines := header(b, o, "docker run --env-file FILE IMAGE …, or env_file: FILE in a docker compose service")
+	if len(unsourceable) > 0 {
+		// The file holds values verbatim, as docker reads them; a shell
+		// sourcing it (set -a; . FILE) reads ; and quotes in them and
+		// cuts NCCL_ALGO=allreduce:Ring;allgather:Ring at the ;.
+		notes = append(notes, "not for a shell: . FILE would cut or expand "+strings.Join(unsourceable, ", ")+"; to source the env, use --format sh")
+	}
 	if err := writeComments(w, append(lines, notes...)); err != nil {
 		return err
 	}
@@ -157,34 +166,36 @@ func writeShell(w io.Writer, b *Recommendation, o Options) error {
 	return writeSections(w, vars, func(v Var) string { return "export " + v.Name + "=" + ShellQuote(v.Value) + "\n" }, "# ")
 }
 
-// writeDockerFlags writes one line of docker run flags, -e 'K=V' each,
-// shell-quoted, after the comment block.
+// writeDockerFlags writes one line of docker run flags, -e K=V each,
+// after the comment block. The line is made for the documented recipe,
+// docker run $(nccltune export … --format docker | grep -v '^#') …,
+// where the shell only splits the line at blanks and expands globs: it
+// removes no quotes and reads no ; or $ there. So every flag is written
+// bare, the way that recipe hands it to docker: a quoted flag kept its
+// quotes (docker set a variable named 'NCCL_ALGO, and NCCL never saw
+// NCCL_ALGO=allreduce:Ring;allgather:Ring). A value the recipe cannot
+// carry is refused (checkSpliced).
 func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars); err != nil {
 		return err
 	}
-	for _, v := range vars {
-		if err := checkOneWord(v); err != nil {
+	flags := make([]string, len(vars))
+	var typed []string
+	for i, v := range vars {
+		if err := checkSpliced(v); err != nil {
 			return err
 		}
-	}
-	flags := make([]string, len(vars))
-	quoted := false
-	for i, v := range vars {
-		// A value the shell reads as it is stays unquoted, so the flags
-		// also work through $(…), where quotes would stay literal.
-		if shellSafe(v.Name + "=" + v.Value) {
-			flags[i] = "-e " + v.Name + "=" + v.Value
-		} else {
-			flags[i] = "-e " + ShellQuote(v.Name+"="+v.Value)
-			quoted = true
+		flags[i] = "-e " + v.Name + "=" + v.Value
+		if !shellSafe(v.Name + "=" + v.Value) {
+			typed = append(typed, v.Name)
 		}
 	}
-	// The use: line offers $(…) only where it works: one way, said once.
 	usage := "paste the flags below into docker run (before the image name), or docker run $(nccltune export STUDY --format docker | grep -v '^#') …"
-	if quoted {
-		usage = "paste the flags below into a docker run command line (before the image name); some values hold characters a shell reads, so they are quoted, and through $(…) the quotes would stay in the values: there, use --format env and docker run --env-file FILE"
+	if len(typed) > 0 {
+		// Typed or pasted, a shell would read the ; or quote in these
+		// values; through $(…) it does not. Said where a paster reads it.
+		usage = "docker run $(nccltune export STUDY --format docker | grep -v '^#') IMAGE …, not pasted: " + strings.Join(typed, ", ") + " hold characters a typed command line reads (; & | quotes $); to type the env, use --format sh, or --format env with docker run --env-file FILE"
 	}
 	lines := header(b, o, usage)
 	if err := writeComments(w, lines); err != nil {
@@ -197,16 +208,17 @@ func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 	return err
 }
 
-// checkOneWord refuses a value the docker flags line cannot carry: the
-// line is used through $(…) (as its header says), where the shell splits
-// at whitespace whatever the quotes, so a space, tab or newline in a value
-// would turn its rest into arguments of docker's own (a newline-held
-// --privileged reached docker as a flag); other control characters have
-// no place on a command line either.
-func checkOneWord(v Var) error {
+// checkSpliced refuses a value that docker run $(…) cannot hand to docker
+// as written: the shell splits the substituted line at blanks whatever
+// the quotes, so a space, tab or newline would turn the value's rest into
+// arguments of docker's own (a newline-held --privileged reached docker
+// as a flag); *, ? and [ make it a glob that a file in the current
+// directory can replace, and bash 5.0 also reads a \ as a pattern there;
+// other control characters have no place on a command line either.
+func checkSpliced(v Var) error {
 	for _, r := range v.Value {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return fmt.Errorf("cannot write %s=%q as docker flags: the value holds %q, and docker run $(nccltune export … --format docker) splits it into several arguments there; use --format env (docker run --env-file FILE) or sh", v.Name, v.Value, r)
+		if unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("*?[\\", r) {
+			return fmt.Errorf("cannot write %s=%q as docker flags: the value holds %q, and docker run $(nccltune export … --format docker) would split it or expand it as a file name pattern there; use --format env and docker run --env-file FILE (or --format sh)", v.Name, v.Value, r)
 		}
 	}
 	return nil

@@ -300,3 +300,52 @@ func CheckEnvName(name string) error {
 	}
 	return nil
 }
+
+// ValueExamples lists, per knob, a value of every form the knob table
+// accepts and a study can recommend: each searched choice and, for the
+// list knobs (NCCL_PROTO, NCCL_ALGO), a name, an exclusion (^), comma
+// lists, and the per-function form with ; and : (ScopeList's, and two
+// functions with lists of their own). NCCL's defaults are left out: an
+// export never writes them. The export formats are tested against it:
+// every recipe must carry each of these values unchanged.
+func ValueExamples() map[string][]string {
+	out := map[string][]string{}
+	for _, k := range Knobs {
+		seen := map[string]bool{}
+		add := func(v string) {
+			if v != "" && !seen[v] && k.Validate(v) == nil && !IsDefault(k.Name, v) {
+				seen[v] = true
+				out[k.Name] = append(out[k.Name], v)
+			}
+		}
+		for _, c := range k.Choices {
+			add(c)
+		}
+		var names []string
+		switch k.Name {
+		case "NCCL_PROTO":
+			names = protocols
+		case "NCCL_ALGO":
+			names = algorithms
+		}
+		if len(names) < 2 {
+			continue
+		}
+		a, b := names[0], names[1]
+		add(strings.Join(names, ","))
+		add("^" + a + "," + b)
+		all := []Op{Broadcast, Reduce, AllGather, ReduceScatter, AllReduce}
+		if s, ok := ScopeList("^"+a, all); ok {
+			add(s)
+		}
+		if s, ok := ScopeList(a, []Op{AllReduce, AllGather}); ok {
+			add(s) // allreduce:Ring;allgather:Ring
+		}
+		if s, ok := ScopeList(a+","+b, []Op{AllReduce, AllGather}); ok {
+			add(s)
+		}
+		add("allreduce:" + a + ";allgather:" + b)
+		add(a + "," + b + ";allreduce:^" + a)
+	}
+	return out
+}

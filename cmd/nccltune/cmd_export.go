@@ -23,7 +23,8 @@ func exportCommand() *cli.Command {
 
   env         KEY=VALUE lines for docker run --env-file (or compose env_file:)
   sh          export lines to source before python -m sglang.launch_server or vllm serve
-  docker      -e KEY=VALUE flags for docker run (quoted only where a shell needs it)
+  docker      -e KEY=VALUE flags for docker run $(nccltune export … | grep -v '^#'),
+              written bare, as $(…) passes them on (it removes no quotes)
   compose     an environment: map for a docker compose service ($ written $$)
   k8s         an env: list for a Kubernetes container spec ($ written $$)
   json        one JSON document
@@ -36,6 +37,13 @@ fabric and the measured speedup with its interval, and says SIMULATED when
 it is. Only settings that differ from NCCL's defaults are written; the
 lane's base env only with --with-base. A study that kept NCCL's defaults
 exports an empty env.
+
+SGLang sets NCCL_CUMEM_ENABLE and NCCL_NVLS_ENABLE itself at engine start
+(from --enable-symm-mem and --enable-nccl-nvls), over the env; vLLM 0.9.1 to
+0.10 sets NCCL_CUMEM_ENABLE=0 where the env leaves it unset. --export-for
+sglang|vllm names the engine's flags in the header and refuses (exit 2) a
+variable that engine assigns over the env; without it, a header whose env
+holds one says so in one line. docs/EXPORT.md has every recipe.
 
 Environment variables are process-wide, so several studies (one per band)
 give one file per band in --out DIR; nccl-tuner combines them into one
@@ -68,6 +76,7 @@ Pasted there and parsed (a test does it):
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `PATH` instead of stdout: a file, or a directory (one file per band, e.g. nccl-512K-4M.env) when it is one, ends with /, or several studies are given"},
 			&cli.BoolFlag{Name: "with-base", Usage: "include the lane's base env (the settings the study held fixed)"},
 			&cli.IntFlag{Name: "indent", Usage: "shift the k8s or compose output right by `N` spaces, the column of the container's image: key (8 in a Deployment, 4 in a Pod; the list below)"},
+			&cli.StringFlag{Name: "export-for", Usage: "the serving `ENGINE` the env is for (" + engineNames() + "): the header names the engine's flags for the NCCL variables it sets itself, and such a variable is refused"},
 			&cli.BoolFlag{Name: "json", Usage: "the same as --format json"},
 		},
 		Action: func(c *cli.Context) error {
@@ -77,7 +86,7 @@ Pasted there and parsed (a test does it):
 			}
 			return runExport(c.Context, exportOptions{
 				db: db, studies: c.Args().Slice(), format: c.String("format"), json: c.Bool("json"),
-				out: c.String("out"), withBase: c.Bool("with-base"), indent: c.Int("indent"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
+				out: c.String("out"), withBase: c.Bool("with-base"), indent: c.Int("indent"), exportFor: c.String("export-for"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
 			})
 		},
 	}
@@ -91,6 +100,8 @@ type exportOptions struct {
 	out      string
 	withBase bool
 	indent   int
+	// exportFor is --export-for: the serving engine the env is for.
+	exportFor string
 	// now is the export date written in the files (zero: the clock).
 	now    time.Time
 	stdout io.Writer
@@ -118,7 +129,16 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if o.indent > 0 && format != export.FormatK8s && format != export.FormatCompose {
 		return vocab.UsageErrorf("--indent shifts the k8s and compose formats; %s has no indentation", format)
 	}
-	docs, err := export.Render(format, bands, export.Options{WithBase: o.withBase, Now: o.now, Indent: o.indent})
+	var engine export.Engine
+	if o.exportFor != "" {
+		if engine, err = export.ParseEngine(o.exportFor); err != nil {
+			return vocab.UsageError(err)
+		}
+		if format == export.FormatTuner {
+			return vocab.UsageErrorf("--export-for %s: the nccl-tuner CSV holds no env for an engine to set; give --export-for with an env format (%s)", engine, strings.Join(envFormatNames(), ", "))
+		}
+	}
+	docs, err := export.Render(format, bands, export.Options{WithBase: o.withBase, Now: o.now, Indent: o.indent, Engine: engine})
 	if err != nil {
 		return err
 	}
@@ -130,6 +150,26 @@ func runExport(ctx context.Context, o exportOptions) error {
 		return err
 	}
 	return export.WriteFiles(o.out, docs, len(bands) > 1 && format != export.FormatTuner, o.stderr)
+}
+
+// engineNames is export.Engines as --export-for spells them.
+func engineNames() string {
+	var names []string
+	for _, e := range export.Engines {
+		names = append(names, string(e))
+	}
+	return strings.Join(names, ", ")
+}
+
+// envFormatNames are the formats that write an env (all but nccl-tuner).
+func envFormatNames() []string {
+	var out []string
+	for _, f := range export.Formats {
+		if f != export.FormatTuner {
+			out = append(out, string(f))
+		}
+	}
+	return out
 }
 
 // indentGuideHelp is export's tested placements, one per line.

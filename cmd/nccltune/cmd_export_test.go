@@ -257,6 +257,8 @@ func TestExportErrors(t *testing.T) {
 		{"several to stdout", []string{"export", "s1", "s2", "--format", "env"}, 2, []string{"pass --out DIR", "--format nccl-tuner"}},
 		{"same band twice", []string{"export", "s1", "s5", "--format", "env", "--out", t.TempDir()}, 2, []string{"s1-512K-4M and s5-512K-4M cover the same band"}},
 		{"no explain launch", []string{"export", "s5", "--format", "nccl-tuner"}, 2, []string{"study s5-512K-4M has no record of NCCL's choices", "re-run the search"}},
+		{"unknown engine", []string{"export", "s1", "--format", "env", "--export-for", "sglng"}, 2, []string{`--export-for "sglng"`, "did you mean sglang?"}},
+		{"engine and the tuner CSV", []string{"export", "s1", "--format", "nccl-tuner", "--export-for", "vllm"}, 2, []string{"nccl-tuner CSV holds no env", "env, sh, docker"}},
 		{"out not writable", []string{"export", "s1", "--format", "env", "--out", filepath.Join(notDir, "x.env")}, 1, []string{"cannot write", "does not exist", "another --out"}},
 		{"out dir not creatable", []string{"export", "s1", "s2", "--format", "env", "--out", filepath.Join(notDir, "dir")}, 1, []string{"cannot create the output directory", "not a directory"}},
 	} {
@@ -300,6 +302,35 @@ func TestExportTitleNamesEveryFormat(t *testing.T) {
 		}
 		if !strings.Contains(title, w) {
 			t.Errorf("export's title %q does not name the %s format (%q)", title, f, w)
+		}
+	}
+}
+
+// TestExportForEngine: export --export-for sglang names SGLang's flags in
+// the header, and refuses (exit 2) a variable SGLang assigns over the env,
+// naming the flag; the base env holding one is refused only with
+// --with-base, since only then is it written.
+func TestExportForEngine(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "engine.db")
+	storeRecipeStudy(t, db, map[string]string{"NCCL_PROTO": "^LL128", "NCCL_NVLS_ENABLE": "0"}, map[string]string{"NCCL_CUMEM_ENABLE": "0"})
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--export-for", "sglang"}, 2, []string{"cannot export NCCL_NVLS_ENABLE=0 for SGLang", "use SGLang's --enable-nccl-nvls flag instead"}},
+		{[]string{"--export-for", "vllm"}, 0, []string{"# for vLLM: NCCL_CUMEM_ENABLE: vLLM 0.9.1 to 0.10 sets it to 0", "NCCL_NVLS_ENABLE=0\n"}},
+		{[]string{"--export-for", "vllm", "--with-base"}, 0, []string{"NCCL_CUMEM_ENABLE=0\n"}},
+		{nil, 0, []string{"# NCCL_CUMEM_ENABLE, NCCL_NVLS_ENABLE: SGLang and vLLM set this themselves at start; export with --export-for sglang|vllm"}},
+	} {
+		stdout, stderr, code := runCLI(t, db, append([]string{"export", "s3", "--format", "env"}, tc.args...)...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d: %s", tc.args, code, tc.code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stdout+stderr, w) {
+				t.Errorf("%v: output lacks %q:\n%s%s", tc.args, w, stdout, stderr)
+			}
 		}
 	}
 }
