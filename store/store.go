@@ -240,14 +240,11 @@ func checkDatabaseSize(path string, size int64) error {
 	}
 	magic := binary.LittleEndian.Uint32(head[16:20])
 	pageSize := int64(binary.LittleEndian.Uint32(head[24:28]))
-	if magic == boltMagic && pageSize > 0 && size < 4*pageSize {
+	if magic == outfile.BoltMagic && pageSize > 0 && size < 4*pageSize {
 		return &DamagedError{Path: path, Detail: fmt.Sprintf("the file is %d bytes, shorter than the 4 pages of %d bytes every database has: it was truncated", size, pageSize)}
 	}
 	return nil
 }
-
-// boltMagic starts every bbolt meta page (after its 16-byte page header).
-const boltMagic = 0xED0CDAED
 
 // Path is the database file's absolute path.
 func (s *Store) Path() string { return s.path }
