@@ -11,6 +11,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/nccl"
 )
 
@@ -48,7 +50,9 @@ func TorchScriptSource() []byte { return append([]byte(nil), torchScript...) }
 // WriteTorchScript writes the embedded script into dir and returns its path.
 func WriteTorchScript(dir string) (string, error) {
 	path := filepath.Join(dir, TorchScriptName)
-	if err := os.WriteFile(path, torchScript, 0o644); err != nil {
+	// Through outfile, as every file nccltune writes: a --work-dir is the
+	// user's, and what is there under this name must not be a database.
+	if err := outfile.Write(path, nil, func(w io.Writer) error { _, err := w.Write(torchScript); return err }); err != nil {
 		return "", fmt.Errorf("writing the torch instrument's script to %s: %w", dir, err)
 	}
 	return path, nil
