@@ -62,7 +62,7 @@ const maxEnvLine = 64 << 10
 // line over 64 KiB, no NUL byte, all refused with the line's number
 // before anything runs.
 func readEnvFile(flag, file string) (map[string]string, error) {
-	data, err := input.ReadFile(context.Background(), file, nil, input.MaxBytes)
+	data, err := input.Load(context.Background(), file, input.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
