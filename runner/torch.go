@@ -12,13 +12,12 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/nccl"
 )
@@ -232,15 +231,15 @@ func checkTorchLocal(spec Spec) error {
 	if len(spec.Prefix) > 0 {
 		prog = spec.Prefix[0]
 	}
-	if _, err := exec.LookPath(prog); err != nil {
+	if _, err := lookPath(prog); err != nil {
 		if len(spec.Prefix) > 0 {
 			return fmt.Errorf("%w: %s (the start of --prefix/--wrapper) is not on PATH or not executable", ErrBenchNotFound, prog)
 		}
 		return fmt.Errorf("%w: %s is not on PATH — install Python 3 with PyTorch, or run the instrument where they are with --prefix 'docker exec CONTAINER' or --prefix 'torchrun --nproc-per-node N'", ErrBenchNotFound, prog)
 	}
 	if spec.TorchScript != "" && len(spec.Prefix) == 0 {
-		if _, err := os.Stat(spec.TorchScript); err != nil {
-			return fmt.Errorf("%w: the torch script %s is not there (%v) — leave --torch-script out to use nccltune's own copy", ErrBenchNotFound, spec.TorchScript, err)
+		if _, err := input.Regular(spec.TorchScript); err != nil {
+			return fmt.Errorf("%w: the torch script %s cannot be run: %v — leave --torch-script out to use nccltune's own copy", ErrBenchNotFound, spec.TorchScript, err)
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/export"
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
@@ -162,7 +163,14 @@ func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 	if err != nil {
 		return "", vocab.UsageError(err)
 	}
-	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
+	// NCCL dlopens it in every launch: a FIFO there made each launch
+	// wait until its timeout.
+	_, err = input.Regular(abs)
+	var notRegular *input.NotRegularError
+	if errors.As(err, &notRegular) {
+		return "", vocab.UsageErrorf("--tuner-plugin: %w", err)
+	}
+	if err != nil {
 		return "", vocab.UsageErrorf("--tuner-plugin %s: no such file here; build NCCL's example tuner plugin from NCCL 2.30.3 or newer source (cd plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c) and give its path, the same on every host", path)
 	}
 	return abs, nil
