@@ -16,6 +16,7 @@ import (
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -239,8 +240,10 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 type launchFiles struct {
 	jsonPath string
 	// tmpDir is the directory made for this launch (none when the spec
-	// names a WorkDir); it is removed with everything in it.
-	tmpDir string
+	// names a WorkDir); removeDir removes it with everything in it, also
+	// at an exit that runs no deferred calls (outfile.RemoveAtExit).
+	tmpDir    string
+	removeDir func()
 }
 
 // prepareLaunchFiles chooses the JSON output path (with perIter) and
@@ -258,7 +261,7 @@ func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 		if err != nil {
 			return f, fmt.Errorf("making a directory for the benchmark's JSON output: %w", err)
 		}
-		dir, f.tmpDir = d, d
+		dir, f.tmpDir, f.removeDir = d, d, outfile.RemoveAtExit(d)
 	}
 	if perIter {
 		f.jsonPath = filepath.Join(dir, fmt.Sprintf("launch-%d.json", time.Now().UnixNano()))
@@ -291,8 +294,8 @@ func (f launchFiles) readJSON() []byte {
 }
 
 func (f launchFiles) cleanup() {
-	if f.tmpDir != "" {
-		os.RemoveAll(f.tmpDir)
+	if f.removeDir != nil {
+		f.removeDir()
 	}
 }
 

@@ -166,6 +166,9 @@ func writeReplacing(path string, perm fs.FileMode, write func(io.Writer) error) 
 		return err
 	}
 	tmp := f.Name()
+	// Removed however this ends; once renamed into place the name is gone
+	// and removing it does nothing.
+	defer RemoveAtExit(tmp)()
 	werr := write(f)
 	if werr == nil {
 		werr = f.Chmod(perm)
@@ -178,9 +181,6 @@ func writeReplacing(path string, perm fs.FileMode, write func(io.Writer) error) 
 	}
 	if werr == nil {
 		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp) // ours: created above with a name nobody else uses
 	}
 	return werr
 }
