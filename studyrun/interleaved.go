@@ -53,6 +53,10 @@ type AB struct {
 	// Stats are the statistics the comparison decides with (the verified
 	// study's minimum effect and alpha); zero is model.DefaultOptions.
 	Stats model.Options
+	// TunerCSV is the tuner CSV Cand hands the plugin (verify
+	// --tuner-plugin), stored with the study: the temporary file Cand's
+	// NCCL_TUNER_CONFIG_FILE names is removed when the command ends.
+	TunerCSV string
 }
 
 // ofOps reports whether ab measures more than its one op
@@ -447,7 +451,7 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	opt := ab.stats()
 	study := &store.Study{Kind: ab.Kind, Band: ab.BandText, BandMin: band.Min, BandMax: band.Max,
 		Sizes: band.Sizes(), GuardSizes: ab.Guards, Collective: string(ab.op()), BaseEnv: o.Launch.Spec.BaseEnv,
-		BaselineEnv: ab.Base.Clone(), GuardOpsSkipped: ab.GuardOpsSkipped,
+		BaselineEnv: ab.Base.Clone(), GuardOpsSkipped: ab.GuardOpsSkipped, TunerCSV: ab.TunerCSV,
 		Launch: StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 		Budget: store.Budget{Launches: ab.launches(o)}, Status: vocab.StatusRunning,
 		Reason: ab.reason(), Search: &store.SearchSettings{MinEffect: opt.MinEffect, Alpha: opt.Alpha}}

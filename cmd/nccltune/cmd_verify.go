@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/export"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/launchflags"
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
@@ -136,12 +137,14 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		return err
 	}
 	if o.tunerPlugin != "" {
-		csv, err := tunerCSV(st, o.study)
+		csv, content, err := tunerCSV(st, o.study)
 		if err != nil {
 			return err
 		}
-		defer os.Remove(csv)
-		ab.Cand, ab.CheckCand = nccl.TunerConfig(o.tunerPlugin, csv), true
+		defer outfile.RemoveAtExit(csv)()
+		// The study keeps what NCCL read: the file it named is gone
+		// when verify ends.
+		ab.Cand, ab.CheckCand, ab.TunerCSV = nccl.TunerConfig(o.tunerPlugin, csv), true, content
 	}
 	return runInterleaved(ctx, st, o, ab)
 }
@@ -177,38 +180,39 @@ func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 }
 
 // tunerCSV writes the study's tuner CSV, as export --format nccl-tuner
-// writes it, to a temporary file and returns its path.
-func tunerCSV(st *store.Store, query string) (string, error) {
+// writes it, to a temporary file and returns its path and content. The
+// caller removes it (outfile.RemoveAtExit).
+func tunerCSV(st *store.Store, query string) (string, string, error) {
 	study, err := st.Study(query)
 	if err != nil {
-		return "", vocab.UsageError(err)
+		return "", "", vocab.UsageError(err)
 	}
 	trials, err := st.Trials(study.ID)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	launches, err := st.Launches(study.ID)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	rec, err := export.NewRecommendation(study, trials, launches)
 	if err != nil {
-		return "", vocab.UsageError(err)
+		return "", "", vocab.UsageError(err)
 	}
 	var buf bytes.Buffer
 	if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
-		return "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", study.Name, err)
+		return "", "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", study.Name, err)
 	}
 	f, err := os.CreateTemp("", "nccltune-tuner-*.csv")
 	if err != nil {
-		return "", fmt.Errorf("writing the tuner CSV: %w", err)
+		return "", "", fmt.Errorf("writing the tuner CSV: %w", err)
 	}
 	_, werr := f.Write(buf.Bytes())
 	if err := errors.Join(werr, f.Close()); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("writing the tuner CSV: %w", err)
+		os.Remove(f.Name()) // ours: a unique name made above
+		return "", "", fmt.Errorf("writing the tuner CSV: %w", err)
 	}
-	return f.Name(), nil
+	return f.Name(), buf.String(), nil
 }
 
 // runInterleaved runs verify's or compare's interleaved comparison
