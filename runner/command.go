@@ -281,7 +281,7 @@ func DetectMPIFlavor(ctx context.Context, mpirun string) (string, error) {
 	if f, ok := flavorCache.Load(mpirun); ok {
 		return f.(string), nil
 	}
-	if _, err := exec.LookPath(mpirun); err != nil {
+	if _, err := lookPath(mpirun); err != nil {
 		return "", fmt.Errorf("%w: %s — install Open MPI or MPICH, pass --mpirun PATH, or use --launcher local or srun", ErrLauncherNotFound, whyNotRunnable(mpirun))
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -98,12 +100,12 @@ func checkExecutables(spec Spec) error {
 		if name == "" {
 			name = "mpirun"
 		}
-		if _, err := exec.LookPath(name); err != nil {
+		if _, err := lookPath(name); err != nil {
 			return fmt.Errorf("%w: %s — install Open MPI or MPICH, or use --launcher local or srun", ErrLauncherNotFound, whyNotRunnable(name))
 		}
 		return nil // the benchmark lives on the ranks' hosts; mpirun reports if it is missing there
 	case "srun":
-		if _, err := exec.LookPath("srun"); err != nil {
+		if _, err := lookPath("srun"); err != nil {
 			return fmt.Errorf("%w: srun is not on PATH — run inside a Slurm allocation, or use --launcher mpirun or local", ErrLauncherNotFound)
 		}
 		return nil
@@ -126,7 +128,7 @@ func checkPrefix(spec Spec) error {
 	if len(spec.Prefix) == 0 {
 		return nil
 	}
-	if _, err := exec.LookPath(spec.Prefix[0]); err != nil {
+	if _, err := lookPath(spec.Prefix[0]); err != nil {
 		return fmt.Errorf("--prefix/--wrapper: %s — give the program that runs in front of the benchmark, e.g. --wrapper scripts/fakehost.sh", whyNotRunnable(spec.Prefix[0]))
 	}
 	return nil
@@ -136,7 +138,7 @@ func checkPrefix(spec Spec) error {
 // looked for and how to get it.
 func checkBench(spec Spec) error {
 	bench := spec.BenchPath()
-	if _, err := exec.LookPath(bench); err != nil {
+	if _, err := lookPath(bench); err != nil {
 		op := spec.Op.OrAllReduce()
 		if spec.Bench != "" && bench != spec.Bench {
 			return fmt.Errorf("%w: %s (the %s benchmark beside --bench %s) is not there or not executable — build every nccl-tests binary (make in nccl-tests), or pass --bench DIR/%s", ErrBenchNotFound, bench, op, spec.Bench, op.Benchmark())
@@ -146,12 +148,31 @@ func checkBench(spec Spec) error {
 	return nil
 }
 
+// lookPath is exec.LookPath for a program nccltune runs, which must also
+// be a regular file (input.Regular, the rule for every file nccltune runs
+// or loads): LookPath takes any non-directory with an execute bit, a FIFO
+// too. Its error is for whyNotRunnable to word.
+func lookPath(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", err
+	}
+	if _, err := input.Regular(path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
 // whyNotRunnable says why exec.LookPath refused name, in the user's
 // terms: a path they gave is named as a path ("/opt/nope/all_reduce_perf
 // does not exist"), only a bare name as "not on PATH".
 func whyNotRunnable(name string) string {
 	if !strings.Contains(name, string(filepath.Separator)) {
-		return name + " is not on PATH"
+		found, err := exec.LookPath(name)
+		if err != nil {
+			return name + " is not on PATH"
+		}
+		name = found // on PATH, but not a regular file (lookPath)
 	}
 	fi, err := os.Stat(name)
 	switch {
@@ -164,6 +185,8 @@ func whyNotRunnable(name string) string {
 		return name + ": " + err.Error()
 	case fi.IsDir():
 		return name + " is a directory"
+	case !fi.Mode().IsRegular():
+		return name + " is " + input.Describe(fi.Mode()) + ", not a program file"
 	}
 	return name + " is not executable (chmod +x it, or check that its file system is not mounted noexec)"
 }
@@ -217,8 +240,10 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 type launchFiles struct {
 	jsonPath string
 	// tmpDir is the directory made for this launch (none when the spec
-	// names a WorkDir); it is removed with everything in it.
-	tmpDir string
+	// names a WorkDir); removeDir removes it with everything in it, also
+	// at an exit that runs no deferred calls (outfile.RemoveAtExit).
+	tmpDir    string
+	removeDir func()
 }
 
 // prepareLaunchFiles chooses the JSON output path (with perIter) and
@@ -236,7 +261,7 @@ func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 		if err != nil {
 			return f, fmt.Errorf("making a directory for the benchmark's JSON output: %w", err)
 		}
-		dir, f.tmpDir = d, d
+		dir, f.tmpDir, f.removeDir = d, d, outfile.RemoveAtExit(d)
 	}
 	if perIter {
 		f.jsonPath = filepath.Join(dir, fmt.Sprintf("launch-%d.json", time.Now().UnixNano()))
@@ -269,8 +294,8 @@ func (f launchFiles) readJSON() []byte {
 }
 
 func (f launchFiles) cleanup() {
-	if f.tmpDir != "" {
-		os.RemoveAll(f.tmpDir)
+	if f.removeDir != nil {
+		f.removeDir()
 	}
 }
 

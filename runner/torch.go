@@ -11,13 +11,14 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"os"
-	"os/exec"
+	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/nccl"
 )
 
@@ -48,7 +49,9 @@ func TorchScriptSource() []byte { return append([]byte(nil), torchScript...) }
 // WriteTorchScript writes the embedded script into dir and returns its path.
 func WriteTorchScript(dir string) (string, error) {
 	path := filepath.Join(dir, TorchScriptName)
-	if err := os.WriteFile(path, torchScript, 0o644); err != nil {
+	// Through outfile, as every file nccltune writes: a --work-dir is the
+	// user's, and what is there under this name must not be a database.
+	if err := outfile.Write(path, nil, func(w io.Writer) error { _, err := w.Write(torchScript); return err }); err != nil {
 		return "", fmt.Errorf("writing the torch instrument's script to %s: %w", dir, err)
 	}
 	return path, nil
@@ -228,15 +231,15 @@ func checkTorchLocal(spec Spec) error {
 	if len(spec.Prefix) > 0 {
 		prog = spec.Prefix[0]
 	}
-	if _, err := exec.LookPath(prog); err != nil {
+	if _, err := lookPath(prog); err != nil {
 		if len(spec.Prefix) > 0 {
 			return fmt.Errorf("%w: %s (the start of --prefix/--wrapper) is not on PATH or not executable", ErrBenchNotFound, prog)
 		}
 		return fmt.Errorf("%w: %s is not on PATH — install Python 3 with PyTorch, or run the instrument where they are with --prefix 'docker exec CONTAINER' or --prefix 'torchrun --nproc-per-node N'", ErrBenchNotFound, prog)
 	}
 	if spec.TorchScript != "" && len(spec.Prefix) == 0 {
-		if _, err := os.Stat(spec.TorchScript); err != nil {
-			return fmt.Errorf("%w: the torch script %s is not there (%v) — leave --torch-script out to use nccltune's own copy", ErrBenchNotFound, spec.TorchScript, err)
+		if _, err := input.Regular(spec.TorchScript); err != nil {
+			return fmt.Errorf("%w: the torch script %s cannot be run: %v — leave --torch-script out to use nccltune's own copy", ErrBenchNotFound, spec.TorchScript, err)
 		}
 	}
 	return nil

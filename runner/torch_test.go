@@ -504,3 +504,48 @@ func TestTorchPlanMatchesNCCLTests(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTorchScriptNeverWritesADatabase: the script written next to a
+// launch goes through the --out guard (internal/outfile): a name in the
+// work directory that leads to a database is refused and the database
+// kept byte for byte (was: os.WriteFile wrote the script through the
+// link); an old copy of the script is replaced.
+func TestWriteTorchScriptNeverWritesADatabase(t *testing.T) {
+	// What the guard reads of a bbolt file: its meta page's magic.
+	db := make([]byte, 4096)
+	copy(db[16:], []byte{0xED, 0xDA, 0x0C, 0xED})
+	for _, tc := range []struct {
+		name    string
+		setup   func(dir string) string // the file that must survive, or ""
+		refused bool
+	}{
+		{"no script yet", func(string) string { return "" }, false},
+		{"an old copy", func(dir string) string {
+			os.WriteFile(filepath.Join(dir, TorchScriptName), []byte("# old\n"), 0o644)
+			return ""
+		}, false},
+		{"a link to a database", func(dir string) string {
+			target := filepath.Join(t.TempDir(), "live.db")
+			os.WriteFile(target, db, 0o600)
+			os.Symlink(target, filepath.Join(dir, TorchScriptName))
+			return target
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			kept := tc.setup(dir)
+			path, err := WriteTorchScript(dir)
+			if tc.refused {
+				got, _ := os.ReadFile(kept)
+				if err == nil || !strings.Contains(err.Error(), "bbolt database") || !bytes.Equal(got, db) {
+					t.Errorf("err %v; the database is %d bytes, equal %v", err, len(got), bytes.Equal(got, db))
+				}
+				return
+			}
+			got, _ := os.ReadFile(path)
+			if err != nil || !bytes.Equal(got, torchScript) {
+				t.Errorf("err %v, %d bytes written", err, len(got))
+			}
+		})
+	}
+}

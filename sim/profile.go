@@ -267,12 +267,10 @@ func LoadProfile(nameOrPath string) (*Profile, error) {
 			return nil, fmt.Errorf("unknown simulated profile %q: use one of %s, or a JSON file (see docs/SIMULATOR.md)", nameOrPath, strings.Join(BuiltinProfiles(), ", "))
 		}
 	}
-	// A profile is a small JSON file: anything else (a FIFO, which would
-	// block, or /dev/zero, which never ends) is refused before reading.
-	if info, err := os.Stat(nameOrPath); err == nil && !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("simulated profile %s is not a regular file (%s); pass a built-in name such as spark4, or a JSON file", nameOrPath, info.Mode().Type())
-	}
-	data, err := input.ReadFile(context.Background(), nameOrPath, nil, maxProfileBytes)
+	// A profile is a small JSON file, loaded again by every launch:
+	// anything else (a FIFO, which would block, or /dev/zero, which never
+	// ends) is refused before reading.
+	data, err := input.Load(context.Background(), nameOrPath, maxProfileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read simulated profile: %w (pass a built-in name such as spark4, or a readable JSON file)", err)
 	}

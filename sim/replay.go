@@ -128,6 +128,9 @@ func ReplayPath(profile string) string { return strings.TrimPrefix(profile, Repl
 // sniffFile says what a file is: "bbolt", "replay", "json" (something
 // else in JSON) or "" (not a readable file).
 func sniffFile(path string) (string, error) {
+	if _, err := input.Regular(path); err != nil {
+		return "", err // a FIFO's open would wait for a writer
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -236,7 +239,7 @@ func LoadReplay(profile string) (*Replay, error) {
 }
 
 func readReplayFile(path string) (*Replay, error) {
-	data, err := input.ReadFile(context.Background(), path, nil, input.MaxBytes)
+	data, err := input.Load(context.Background(), path, input.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}

@@ -586,7 +586,7 @@ type pathDoc struct {
 func readPlans(paths []string, strict bool) ([]pathDoc, error) {
 	var out []pathDoc
 	for _, p := range paths {
-		data, err := input.ReadFile(context.Background(), p, nil, input.MaxBytes)
+		data, err := input.Load(context.Background(), p, input.MaxBytes)
 		if err != nil {
 			return nil, fmt.Errorf("replay: plan file: %w", err)
 		}

@@ -6,12 +6,15 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nccltune/nccltune/internal/outfile"
 )
 
 // livenessBase is where the per-process liveness bytes start: far past
 // any real database size (byte-range locks may lie beyond a file's end,
-// and bbolt never locks ranges, only the whole file with flock).
-const livenessBase = 1 << 40
+// and bbolt never locks ranges, only the whole file with flock). The
+// --out guard (outfile) looks for them there.
+const livenessBase = outfile.LivenessBase
 
 // holdLiveness marks this process as alive for readers of the database:
 // an open-file-description lock on one byte of the database file, chosen

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nccltune/nccltune/internal/outfile"
 )
 
 // lockRetry is how often a reader retries a failed open.
@@ -54,7 +55,7 @@ func userName(uid int) string {
 }
 
 // lockPath is the sidecar lock file of the database at dbPath.
-func lockPath(dbPath string) string { return dbPath + ".lock" }
+func lockPath(dbPath string) string { return dbPath + outfile.LockSuffix }
 
 // openWriterLock opens (creating it) the sidecar lock file of dbPath and
 // checks that it is nccltune's; it locks nothing.
@@ -159,10 +160,9 @@ func isHolderRecord(f *os.File) bool {
 	}
 	b := make([]byte, info.Size())
 	n, _ := f.ReadAt(b, 0)
-	var h Holder
-	// Fields a later nccltune may add are allowed; a pid is not optional.
-	dec := json.NewDecoder(bytes.NewReader(b[:n]))
-	return dec.Decode(&h) == nil && h.PID > 0 && !dec.More()
+	// One rule with the --out guard's (outfile), which must recognise
+	// this file from any process.
+	return outfile.IsHolderRecord(b[:n])
 }
 
 // writeHolder records this process in the lock file.

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -205,20 +205,7 @@ func checkDatabaseFile(path string) error {
 	if info.Mode().IsRegular() {
 		return checkDatabaseSize(path, info.Size())
 	}
-	what := "a " + strings.TrimPrefix(fmt.Sprint(info.Mode().Type()), "-")
-	switch t := info.Mode(); {
-	case t.IsDir():
-		what = "a directory"
-	case t&fs.ModeNamedPipe != 0:
-		what = "a FIFO"
-	case t&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case t&fs.ModeDevice != 0:
-		what = "a block device"
-	case t&fs.ModeSocket != 0:
-		what = "a socket"
-	}
-	return fmt.Errorf("%s is %s, not an nccltune database — use --db to pick a regular file", path, what)
+	return fmt.Errorf("%s is %s, not an nccltune database — use --db to pick a regular file", path, input.Describe(info.Mode()))
 }
 
 // checkDatabaseSize refuses an empty file, and a bbolt file shorter than
@@ -240,14 +227,11 @@ func checkDatabaseSize(path string, size int64) error {
 	}
 	magic := binary.LittleEndian.Uint32(head[16:20])
 	pageSize := int64(binary.LittleEndian.Uint32(head[24:28]))
-	if magic == boltMagic && pageSize > 0 && size < 4*pageSize {
+	if magic == outfile.BoltMagic && pageSize > 0 && size < 4*pageSize {
 		return &DamagedError{Path: path, Detail: fmt.Sprintf("the file is %d bytes, shorter than the 4 pages of %d bytes every database has: it was truncated", size, pageSize)}
 	}
 	return nil
 }
-
-// boltMagic starts every bbolt meta page (after its 16-byte page header).
-const boltMagic = 0xED0CDAED
 
 // Path is the database file's absolute path.
 func (s *Store) Path() string { return s.path }

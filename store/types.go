@@ -47,6 +47,10 @@ type Study struct {
 	// with why.
 	GuardOps        []nccl.Op `json:"guard_ops,omitempty"`
 	GuardOpsSkipped []string  `json:"guard_ops_skipped,omitempty"`
+	// TunerCSV is the tuner CSV a verify --tuner-plugin measured, as NCCL
+	// read it: its candidate's NCCL_TUNER_CONFIG_FILE names a temporary
+	// file, gone once verify ended.
+	TunerCSV string `json:"tuner_csv,omitempty"`
 
 	// Space maps each searched knob to its choices, in a stable order
 	// (resume rebuilds goptuna's categorical indices from it).

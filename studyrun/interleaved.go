@@ -62,6 +62,10 @@ type AB struct {
 	// significantly slower by more than the minimum effect refuses the
 	// candidate (verify exits 1). Set by GuardDelivered.
 	Delivered []int64
+	// TunerCSV is the tuner CSV Cand hands the plugin (verify
+	// --tuner-plugin), stored with the study: the temporary file Cand's
+	// NCCL_TUNER_CONFIG_FILE names is removed when the command ends.
+	TunerCSV string
 }
 
 // GuardDelivered makes a comparison of one op judge the candidate as it
@@ -489,7 +493,7 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	opt := ab.stats()
 	study := &store.Study{Kind: ab.Kind, Band: ab.BandText, BandMin: band.Min, BandMax: band.Max,
 		Sizes: band.Sizes(), GuardSizes: ab.Guards, Collective: string(ab.op()), BaseEnv: o.Launch.Spec.BaseEnv,
-		BaselineEnv: ab.Base.Clone(), GuardOpsSkipped: ab.GuardOpsSkipped,
+		BaselineEnv: ab.Base.Clone(), GuardOpsSkipped: ab.GuardOpsSkipped, TunerCSV: ab.TunerCSV,
 		Launch: StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 		Budget: store.Budget{Launches: ab.launches(o)}, Status: vocab.StatusRunning,
 		Reason: ab.reason(), Search: &store.SearchSettings{MinEffect: opt.MinEffect, Alpha: opt.Alpha}}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -13,7 +14,9 @@ import (
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/export"
+	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/launchflags"
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
@@ -148,14 +151,22 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		return err
 	}
 	if o.tunerPlugin != "" {
-		csv := o.tunerConfig
+		csv, content := o.tunerConfig, ""
 		if csv == "" {
-			if csv, err = tunerCSV(st, o.study); err != nil {
+			if csv, content, err = tunerCSV(st, o.study); err != nil {
 				return err
 			}
-			defer os.Remove(csv)
+			defer outfile.RemoveAtExit(csv)()
+		} else {
+			data, err := input.Load(ctx, csv, input.MaxBytes)
+			if err != nil {
+				return vocab.UsageErrorf("--tuner-config %s: %v", csv, err)
+			}
+			content = string(data)
 		}
-		ab.Cand, ab.CheckCand = nccl.TunerConfig(o.tunerPlugin, csv), true
+		// The study keeps what NCCL read: a temporary file is gone when
+		// verify ends, and the user's file may change.
+		ab.Cand, ab.CheckCand, ab.TunerCSV = nccl.TunerConfig(o.tunerPlugin, csv), true, content
 		// What is deployed is judged where it acts: the band and the
 		// sizes just outside it, each on its own.
 		ab.GuardDelivered()
@@ -180,7 +191,14 @@ func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 	if err != nil {
 		return "", vocab.UsageError(err)
 	}
-	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
+	// NCCL dlopens it in every launch: a FIFO there made each launch
+	// wait until its timeout.
+	_, err = input.Regular(abs)
+	var notRegular *input.NotRegularError
+	if errors.As(err, &notRegular) {
+		return "", vocab.UsageErrorf("--tuner-plugin: %w", err)
+	}
+	if err != nil {
 		return "", vocab.UsageErrorf("--tuner-plugin %s: no such file here; build NCCL's example tuner plugin from NCCL 2.30.3 or newer source (cd plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c) and give its path, the same on every host", path)
 	}
 	return abs, nil
@@ -201,45 +219,48 @@ func tunerConfigFlag(c *cli.Context, plugin string) (string, error) {
 	if err != nil {
 		return "", vocab.UsageError(err)
 	}
-	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
+	if _, err := input.Regular(abs); errors.Is(err, fs.ErrNotExist) {
 		return "", vocab.UsageErrorf("--tuner-config %s: no such file here; give the CSV you deploy (nccltune export STUDY --format nccl-tuner --out FILE writes the study's), the same path on every host", path)
+	} else if err != nil {
+		return "", vocab.UsageErrorf("--tuner-config %s: %v; give the CSV you deploy (nccltune export STUDY --format nccl-tuner --out FILE writes the study's), the same path on every host", path, err)
 	}
 	return abs, nil
 }
 
 // tunerCSV writes the study's tuner CSV, as export --format nccl-tuner
-// writes it, to a temporary file and returns its path.
-func tunerCSV(st *store.Store, query string) (string, error) {
+// writes it, to a temporary file and returns its path and content. The
+// caller removes it (outfile.RemoveAtExit).
+func tunerCSV(st *store.Store, query string) (string, string, error) {
 	study, err := st.Study(query)
 	if err != nil {
-		return "", vocab.UsageError(err)
+		return "", "", vocab.UsageError(err)
 	}
 	trials, err := st.Trials(study.ID)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	launches, err := st.Launches(study.ID)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	rec, err := export.NewRecommendation(study, trials, launches)
 	if err != nil {
-		return "", vocab.UsageError(err)
+		return "", "", vocab.UsageError(err)
 	}
 	var buf bytes.Buffer
 	if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
-		return "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", study.Name, err)
+		return "", "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", study.Name, err)
 	}
 	f, err := os.CreateTemp("", "nccltune-tuner-*.csv")
 	if err != nil {
-		return "", fmt.Errorf("writing the tuner CSV: %w", err)
+		return "", "", fmt.Errorf("writing the tuner CSV: %w", err)
 	}
 	_, werr := f.Write(buf.Bytes())
 	if err := errors.Join(werr, f.Close()); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("writing the tuner CSV: %w", err)
+		os.Remove(f.Name()) // ours: a unique name made above
+		return "", "", fmt.Errorf("writing the tuner CSV: %w", err)
 	}
-	return f.Name(), nil
+	return f.Name(), buf.String(), nil
 }
 
 // runInterleaved runs verify's or compare's interleaved comparison

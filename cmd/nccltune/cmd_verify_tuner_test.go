@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/sim"
 	"github.com/nccltune/nccltune/store"
 )
@@ -57,6 +61,7 @@ func TestVerifyTunerPlugin(t *testing.T) {
 		len(doc.Tuner.Warnings) != 1 || doc.Tuner.Warnings[0].Code != fabric.CodeTunerExampleConstants {
 		t.Errorf("the 2.30.7 plugin: %+v", doc)
 	}
+	checkStoredTunerCSV(t, db, "s2")
 
 	// A CSV whose first row is stretched from 0 bytes to the band's edge
 	// (one channel of LL where NCCL runs many) slows the size just below
@@ -147,5 +152,126 @@ func TestVerifyTunerPluginUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(db); err == nil {
 		t.Errorf("a refused verify created the database")
+	}
+}
+
+// checkStoredTunerCSV: a verify --tuner-plugin study keeps the CSV NCCL
+// read, the rows export --format nccl-tuner writes of the verified study,
+// while the temporary file its candidate's NCCL_TUNER_CONFIG_FILE named
+// is gone (was: only that path was stored, naming a missing file).
+func checkStoredTunerCSV(t *testing.T, db, verify string) {
+	t.Helper()
+	exported, stderr, code := runCLI(t, db, "export", "s1", "--format", "nccl-tuner")
+	if code != 0 {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	st, err := store.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	study, err := st.Study(verify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	for _, line := range strings.Split(study.TunerCSV, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rows++
+		if !strings.Contains(exported, line+"\n") {
+			t.Errorf("stored CSV row %q is not in the study's export:\n%s", line, exported)
+		}
+	}
+	if rows == 0 {
+		t.Errorf("study %s stored no tuner CSV rows: %q", verify, study.TunerCSV)
+	}
+	trials, err := st.Trials(study.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := 0
+	for _, tr := range trials {
+		if p := tr.Config[nccl.TunerConfigVar]; p != "" {
+			named++
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("the temporary CSV %s is still there", p)
+			}
+		}
+	}
+	if named == 0 {
+		t.Errorf("no trial of %s names the CSV it measured", verify)
+	}
+}
+
+// TestVerifyTunerCSVGoneAfterSecondInterrupt: a second Ctrl-C, which ends
+// nccltune at once (no deferred call runs), still removes the temporary
+// tuner CSV and the launch's directory (was: both left in $TMPDIR). The
+// wrapper hangs the tuner's first launch and ignores SIGTERM, so the
+// first Ctrl-C's orderly stop is still waiting on it when the second
+// one comes.
+func TestVerifyTunerCSVGoneAfterSecondInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulated search")
+	}
+	mark := markProcesses(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "v.db")
+	plugin := filepath.Join(dir, "tuner.so")
+	wrapper := filepath.Join(dir, "hang-tuner.sh")
+	if err := os.WriteFile(plugin, sim.TunerPluginFile("2.30.7"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hung := filepath.Join(dir, "hung")
+	script := "#!/bin/sh\nif [ -n \"$NCCL_TUNER_PLUGIN\" ]; then trap '' TERM; touch " + hung + "; exec sleep 600; fi\nexec \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--seed", "1", "--budget", "30", "--wrapper", wrapper); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	tmp := t.TempDir()
+	p := startCLI(t, "", nil, []string{"TMPDIR=" + tmp}, "--db", db, "verify", "s1", "--sim", "spark4", "--launches", "4",
+		"--tuner-plugin", plugin, "--wrapper", wrapper, "--timeout", "10m")
+	t.Cleanup(func() {
+		for _, left := range markedProcesses(mark) {
+			pid, _ := strconv.Atoi(strings.Fields(left)[0])
+			syscall.Kill(pid, syscall.SIGKILL) // the hung launch, which ignores SIGTERM
+		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(hung); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tuner's launch never started")
+		}
+	}
+	if csvs, _ := filepath.Glob(filepath.Join(tmp, "nccltune-tuner-*.csv")); len(csvs) != 1 {
+		t.Fatalf("while verify runs, $TMPDIR holds %v; want its one tuner CSV", csvs)
+	}
+	p.cmd.Process.Signal(os.Interrupt)
+	time.Sleep(500 * time.Millisecond) // the first stop is under way, waiting on the launch
+	p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	var code int
+	var stderr string
+	go func() { code, stderr = p.wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("nccltune did not end within 10 s of the second SIGINT")
+	}
+	if code != exitInterrupted {
+		t.Errorf("exit %d, want 130: %s", code, stderr)
+	}
+	left, _ := os.ReadDir(tmp)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if len(names) != 0 {
+		t.Errorf("$TMPDIR still holds %v after the second Ctrl-C", names)
 	}
 }

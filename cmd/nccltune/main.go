@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/sim"
 )
@@ -50,13 +51,19 @@ var stopGrace = 5 * time.Second // runner gives a launch 3 s after SIGTERM
 // after stopGrace, and a second Ctrl-C or SIGTERM ends it at once.
 func stopGuard(ctx context.Context, stop context.CancelFunc) {
 	<-ctx.Done()
-	stop()
+	// Listen for the next signal before stop() gives the first one's
+	// handler up: in between, a Ctrl-C would kill the process outright,
+	// leaving its temporary files behind.
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	stop()
 	select {
 	case <-again:
 	case <-time.After(stopGrace):
 		fmt.Fprintln(os.Stderr, "nccltune: interrupted, and did not finish stopping in time; exiting")
 	}
+	// os.Exit runs no deferred calls: remove the temporary files (a
+	// verify's tuner CSV, a launch's directory) here.
+	outfile.RemoveTemps()
 	os.Exit(exitInterrupted)
 }

@@ -110,6 +110,57 @@ func TestOutNeverWritesTheDatabase(t *testing.T) {
 	}
 }
 
+// TestOutNeverWritesAnotherDatabase: --out onto a database the command
+// does not use itself — another search's database, its lock file — is
+// exit 2 naming what the file is, and leaves the files as they were
+// (issue 38: workload --out live.db exited 0 and every study in it was
+// gone; export --out other.db.lock kept every later writer out).
+func TestOutNeverWritesAnotherDatabase(t *testing.T) {
+	dir := t.TempDir()
+	mine, live := filepath.Join(dir, "mine.db"), filepath.Join(dir, "live.db")
+	fillReviewDB(t, mine)
+	fillReviewDB(t, live)
+	log := filepath.Join(t.TempDir(), "nccl.log")
+	data, err := os.ReadFile(filepath.Join("..", "..", "benchfmt", "testdata", "calls", "tuning-only.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// report and plot take only their own extensions: links so named.
+	html, svg := filepath.Join(dir, "live.html"), filepath.Join(dir, "lock.svg")
+	if err := os.Symlink(live, html); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(live+".lock", svg); err != nil {
+		t.Fatal(err)
+	}
+	snap := snapshotDir(t, dir)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"workload", log, "--out", live}, live + " is a bbolt database"},
+		{[]string{"export", "s1", "--format", "env", "--out", live}, live + " is a bbolt database"},
+		{[]string{"export", "s1", "--format", "json", "--out", live + ".lock"}, live + ".lock is the lock file of the nccltune database " + live},
+		{[]string{"report", "s1", "--out", html}, html + " is a bbolt database"},
+		{[]string{"plot", "s1", "--out", svg}, svg + " is the lock file of the nccltune database " + live},
+	} {
+		// Each in a process of its own: in-process runs share what
+		// they keep (outfile.Keep), and live.db is not this command's.
+		p := startCLI(t, "", nil, nil, append([]string{"--db", mine}, tc.args...)...)
+		code, stderr := p.wait()
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "choose another --out") {
+			t.Errorf("%v: exit %d, %s; want exit 2 with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	snap.checkUnchanged(t, dir, "--out another database")
+	if out, stderr, code := runCLI(t, live, "history"); code != 0 || !strings.Contains(out, "s1-512K-4M") {
+		t.Errorf("history of live.db afterwards: exit %d, %s%s", code, out, stderr)
+	}
+}
+
 // TestRedTeamUsageErrors: every usage error of the red team's is exit 2
 // with a message naming the fix, before a study is stored: the database
 // and the files beside it are byte for byte what they were.

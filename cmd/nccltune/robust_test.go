@@ -99,6 +99,67 @@ func TestEndlessInputs(t *testing.T) {
 	}
 }
 
+// TestRegularFilesOnly: a file nccltune runs, hands to a process or loads
+// must be a regular file (input.Regular): a FIFO or a directory there is
+// exit 2 (3 for --bench, as a missing benchmark) at once, naming what it is, before anything is stored (was:
+// verify --tuner-plugin FIFO waited at every launch until its timeout; an
+// env file or config FIFO waited for a writer until Ctrl-C; a FIFO with
+// an execute bit passed as --bench or --wrapper).
+func TestRegularFilesOnly(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "reg.db")
+	fifo, exeFIFO := filepath.Join(dir, "fifo"), filepath.Join(dir, "exe-fifo")
+	for _, p := range []string{fifo, exeFIFO} {
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skip(err)
+		}
+	}
+	if err := os.Chmod(exeFIFO, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	jsonFIFO := filepath.Join(dir, "profile.json")
+	if err := syscall.Mkfifo(jsonFIFO, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sweep := func(args ...string) []string {
+		return append([]string{"sweep", "--min", "1M", "--max", "1M"}, args...)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify", "s1", "--sim", "spark4", "--tuner-plugin", fifo}, fifo + " is a FIFO, not a regular file"},
+		{[]string{"verify", "s1", "--sim", "spark4", "--tuner-plugin", dir}, dir + " is a directory, not a regular file"},
+		{sweep("--sim", "spark4", "--base-env-file", fifo), "--base-env-file: " + fifo + " is a FIFO"},
+		{[]string{"verify", "s1", "--sim", "spark4", "--baseline-env-file", fifo}, fifo + " is a FIFO"},
+		{sweep("--config", fifo), "--config " + fifo + ": cannot read it: " + fifo + " is a FIFO"},
+		{sweep("--sim", jsonFIFO), jsonFIFO + " is a FIFO"},
+		{sweep("--sim", "replay:"+fifo), fifo + " is a FIFO"},
+		// A benchmark that cannot run is the fabric's exit 3, as a
+		// missing one is.
+		{sweep("--bench", exeFIFO), exeFIFO + " is a FIFO, not a program file"},
+		{sweep("--sim", "spark4", "--wrapper", exeFIFO), exeFIFO + " is a FIFO, not a program file"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, append([]string{"nccltune", "--db", db}, tc.args...), &stdout, &stderr)
+		cancel()
+		if err != nil {
+			reportError(&stderr, err)
+		}
+		want := exitUsage
+		if tc.args[len(tc.args)-2] == "--bench" {
+			want = exitFabric
+		}
+		if exitCode(err) != want || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d: %s; want exit %d with %q", tc.args, exitCode(err), stderr.String(), want, tc.want)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused file created the database")
+	}
+}
+
 // TestSignalsEndEveryCommand: SIGINT or SIGTERM ends a command blocked on
 // its input with exit 130 within a second.
 func TestSignalsEndEveryCommand(t *testing.T) {

@@ -1,13 +1,19 @@
 package launchflags
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/fabric"
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/nccl"
@@ -16,13 +22,15 @@ import (
 
 // ReadBaseEnv merges --base-env-file (first) and --base-env items (each
 // checked as it was set): an item on the command line replaces the file's
-// value, as flags replace a --config file's.
-func ReadBaseEnv(items []string, file string) (map[string]string, error) {
+// value, as flags replace a --config file's. The warnings are the file's
+// lines that a shell would read otherwise (readEnvFile).
+func ReadBaseEnv(items []string, file string) (map[string]string, []fabric.Warning, error) {
 	env := map[string]string{}
+	var warnings []fabric.Warning
 	if file != "" {
 		var err error
-		if env, err = readEnvFile("--base-env-file", file); err != nil {
-			return nil, err
+		if env, warnings, err = readEnvFile("--base-env-file", file); err != nil {
+			return nil, nil, err
 		}
 	}
 	for _, it := range items {
@@ -31,13 +39,13 @@ func ReadBaseEnv(items []string, file string) (map[string]string, error) {
 			err = checkEnvValue(k, v)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--base-env: %w", err)
+			return nil, nil, fmt.Errorf("--base-env: %w", err)
 		}
 		env[k] = v
 	}
 	for _, k := range sortedKeys(env) {
 		if err := nccl.CheckEnvName(k); err != nil {
-			return nil, fmt.Errorf("--base-env: %w", err)
+			return nil, nil, fmt.Errorf("--base-env: %w", err)
 		}
 	}
 	knobs := nccl.Config{}
@@ -48,50 +56,113 @@ func ReadBaseEnv(items []string, file string) (map[string]string, error) {
 	}
 	// Each value, then the rules between knobs (MIN ≤ MAX…).
 	if err := knobs.Validate(); err != nil {
-		return nil, fmt.Errorf("--base-env: %w", err)
+		return nil, nil, fmt.Errorf("--base-env: %w", err)
 	}
-	return env, nil
+	return env, warnings, nil
 }
 
 // maxEnvLine is the longest line of an env file: a value is a setting
 // (an interface, a HCA list), not a document.
 const maxEnvLine = 64 << 10
 
-// readEnvFile reads flag's env file (K=V lines; blank lines, # comments and
-// "export " allowed; one level of quotes stripped): each key once, no
-// line over 64 KiB, no NUL byte, all refused with the line's number
-// before anything runs.
-func readEnvFile(flag, file string) (map[string]string, error) {
-	data, err := input.ReadFile(context.Background(), file, nil, input.MaxBytes)
+// CodeEnvFile marks a warning about a line of an env file that docker's
+// --env-file and a shell read differently.
+const CodeEnvFile = "env-file"
+
+// readEnvFile reads flag's env file exactly as docker's --env-file does,
+// so that one file means one thing to nccltune and to the container it
+// tunes: a UTF-8 byte order mark is dropped, each line's leading
+// whitespace is trimmed, blank lines and lines starting with # are
+// skipped, VAR=VAL is taken literally (no quotes stripped, no inline
+// comment cut: both are part of the value, and so is trailing
+// whitespace), and a bare VAR takes its value from this environment (left
+// out when it is unset). Where a shell would read a line otherwise
+// (quotes, an inline "# comment", "export "), the docker meaning is kept
+// and a warning says so. Each key once, no line over 64 KiB, no NUL byte,
+// valid UTF-8: anything else is refused with the line's number before
+// anything runs. "export VAR=VAL", which docker refuses, is read as
+// VAR=VAL, with a warning.
+func readEnvFile(flag, file string) (map[string]string, []fabric.Warning, error) {
+	data, err := input.Load(context.Background(), file, input.MaxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, nil, fmt.Errorf("%s: %w", flag, err)
 	}
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	env := map[string]string{}
 	lineOf := map[string]int{}
+	var warnings []fabric.Warning
 	for n, line := range strings.Split(string(data), "\n") {
 		n++
 		if len(line) > maxEnvLine {
-			return nil, fmt.Errorf("%s:%d: the line is %d KiB long; a line of an env file is at most %d KiB", file, n, len(line)>>10, maxEnvLine>>10)
+			return nil, nil, fmt.Errorf("%s:%d: the line is %d KiB long; a line of an env file is at most %d KiB", file, n, len(line)>>10, maxEnvLine>>10)
 		}
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
+		if !utf8.ValidString(line) {
+			return nil, nil, fmt.Errorf("%s:%d: the line is not valid UTF-8, which docker's --env-file refuses too; save the file as UTF-8", file, n)
+		}
+		line = strings.TrimSuffix(line, "\r") // a CRLF file: docker's line scanner drops it too
+		line = strings.TrimLeftFunc(line, unicode.IsSpace)
+		if line == "" || line[0] == '#' {
 			continue
 		}
-		line = strings.TrimPrefix(line, "export ")
-		k, v, err := nccl.ParseKeyValue(line)
-		if err == nil {
-			v = unquote(v)
-			err = checkEnvValue(k, v)
+		at := fmt.Sprintf("%s:%d", file, n)
+		if rest, ok := strings.CutPrefix(line, "export "); ok {
+			warnings = append(warnings, fabric.Warning{Code: CodeEnvFile,
+				Message: at + ": \"export \" is a shell's word: docker's --env-file refuses this line (its name would hold a space); nccltune reads it as " + strings.TrimLeft(rest, " \t"),
+				Fix:     "drop \"export \" so that docker reads the file too"})
+			line = strings.TrimLeft(rest, " \t")
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", file, n, err)
+		k, v, hasValue := strings.Cut(line, "=")
+		if !hasValue {
+			// A bare name: its value in this environment, as docker
+			// passes it; unset, it is left out.
+			if _, _, err := nccl.ParseKeyValue(k + "="); err != nil || strings.ContainsAny(k, " \t") {
+				return nil, nil, fmt.Errorf("%s: %q is neither VAR=VALUE nor a variable name", at, line)
+			}
+			var ok bool
+			if v, ok = os.LookupEnv(k); !ok {
+				continue
+			}
+		} else {
+			if _, _, err := nccl.ParseKeyValue(k + "="); err != nil || strings.ContainsAny(k, " \t") {
+				return nil, nil, fmt.Errorf("%s: %q is not VAR=VALUE with a variable name before the = (docker's --env-file refuses a name with spaces too)", at, line)
+			}
+			warnings = append(warnings, envValueWarnings(at, k, v)...)
+		}
+		if err := checkEnvValue(k, v); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", at, err)
 		}
 		if first, ok := lineOf[k]; ok {
-			return nil, fmt.Errorf("%s:%d: %s is set twice (first on line %d); set it once", file, n, k, first)
+			return nil, nil, fmt.Errorf("%s: %s is set twice (first on line %d); set it once", at, k, first)
 		}
 		env[k], lineOf[k] = v, n
 	}
-	return env, nil
+	return env, warnings, nil
+}
+
+// envValueWarnings says where a shell would read an env file's value
+// otherwise than docker's --env-file, whose meaning nccltune keeps: the
+// value is everything after the first =.
+func envValueWarnings(at, k, v string) []fabric.Warning {
+	var out []fabric.Warning
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		out = append(out, fabric.Warning{Code: CodeEnvFile,
+			Message: fmt.Sprintf("%s: %s=%s keeps its quotes: docker's --env-file passes them as part of the value (a shell would drop them), and so does nccltune", at, k, v),
+			Fix:     "write the value without quotes, unless NCCL should see them"})
+	}
+	if i := strings.Index(v, "#"); i > 0 && strings.ContainsAny(v[i-1:i], " \t") {
+		out = append(out, fabric.Warning{Code: CodeEnvFile,
+			Message: fmt.Sprintf("%s: %s's value %q includes %q: docker's --env-file has no inline comments, so it is part of the value, and so it is for nccltune", at, k, v, v[i:]),
+			Fix:     "move the comment to a line of its own"})
+	}
+	return out
+}
+
+// PrintWarnings writes warnings about what the user gave (an env file's
+// lines) to w, one "warning:" line each with its fix.
+func PrintWarnings(w io.Writer, warnings []fabric.Warning) {
+	for _, wa := range warnings {
+		fmt.Fprintf(w, "warning: %s — %s\n", wa.Message, wa.Fix)
+	}
 }
 
 // checkEnvValue refuses what no environment can carry: a NUL byte ends
@@ -102,14 +173,6 @@ func checkEnvValue(k, v string) error {
 		return fmt.Errorf("%s: the value holds a NUL byte, which no environment variable can carry", k)
 	}
 	return nil
-}
-
-// unquote strips one level of matching quotes, as an env file would have.
-func unquote(v string) string {
-	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-		return v[1 : len(v)-1]
-	}
-	return v
 }
 
 // sortedKeys lists a map's keys in order, so errors come out the same way
@@ -157,7 +220,7 @@ func BaselineFlags() []cli.Flag {
 				return flagvalue.KnobItem("baseline-env")(it)
 			}}}},
 		&cli.StringFlag{Name: "baseline-env-file",
-			Usage: "`FILE` of K=V lines (# comments, optional 'export ') read before --baseline-env, e.g. the env file a serving lane deploys"},
+			Usage: "`FILE` of K=V lines read before --baseline-env, as docker's --env-file reads it, e.g. the env file a serving lane deploys"},
 	}
 }
 
@@ -168,10 +231,11 @@ func ReadBaseline(c *cli.Context, base map[string]string) (nccl.Config, error) {
 	items := flagvalue.Items(c, "baseline-env")
 	var all []string
 	if file := c.String("baseline-env-file"); file != "" {
-		env, err := readEnvFile("--baseline-env-file", file)
+		env, warnings, err := readEnvFile("--baseline-env-file", file)
 		if err != nil {
 			return nil, vocab.UsageError(err)
 		}
+		PrintWarnings(errWriter(c), warnings)
 		for _, k := range sortedKeys(env) {
 			all = append(all, k+"="+env[k])
 		}
@@ -203,4 +267,12 @@ func baselineKnob(it string) error {
 		return vocab.UsageErrorf("--baseline-env %s: not a knob nccltune tunes; a lane's fixed setting such as %s goes in --base-env", it, k)
 	}
 	return nil
+}
+
+// errWriter is where a command's warnings go: its stderr.
+func errWriter(c *cli.Context) io.Writer {
+	if c.App != nil && c.App.ErrWriter != nil {
+		return c.App.ErrWriter
+	}
+	return os.Stderr
 }

@@ -55,7 +55,7 @@ func Flags() []cli.Flag {
 			Usage: "fixed `K=V` for every launch (NCCL_IB_HCA, NCCL_SOCKET_IFNAME…), repeatable; recorded with the results",
 			Value: &flagvalue.KV{Flag: "base-env", KeepSpace: true, Check: flagvalue.EnvItem("base-env")}}}, // values are passed verbatim
 		&cli.StringFlag{Name: "base-env-file", Category: Category,
-			Usage: "file of K=V lines (# comments, optional 'export ') added to the base env"},
+			Usage: "file of K=V lines added to the base env, read as docker's --env-file reads it (# comment lines; values taken literally, quotes included)"},
 		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Category: Category,
 			Usage: "per-launch limit; a launch past it is killed with its whole process group and recorded as timed out"},
 		&cli.IntFlag{Name: "iters", Category: Category,
@@ -113,10 +113,11 @@ func Read(c *cli.Context) (studyrun.LaunchSettings, error) {
 	if s.Iters < 0 || s.Warmup < 0 {
 		return studyrun.LaunchSettings{}, vocab.UsageErrorf("--iters and --warmup cannot be negative")
 	}
-	base, err := ReadBaseEnv(flagvalue.Items(c, "base-env"), c.String("base-env-file"))
+	base, warnings, err := ReadBaseEnv(flagvalue.Items(c, "base-env"), c.String("base-env-file"))
 	if err != nil {
 		return studyrun.LaunchSettings{}, vocab.UsageError(err)
 	}
+	PrintWarnings(errWriter(c), warnings)
 	s.BaseEnv = base
 	l := studyrun.LaunchSettings{Seed: c.Int64("seed")}
 	if profile := c.String("sim"); profile != "" {

@@ -101,22 +101,86 @@ func TestReadRefuses(t *testing.T) {
 
 func TestReadBaseEnv(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "lane.env")
-	if err := os.WriteFile(file, []byte("# the lane\n\nexport NCCL_IB_HCA=\"mlx5_0\"\nNCCL_SOCKET_IFNAME='eth0'\nNCCL_DEBUG=WARN\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("# the lane\n\nNCCL_IB_HCA=mlx5_0\nNCCL_SOCKET_IFNAME=eth0\nNCCL_DEBUG=WARN\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env, err := ReadBaseEnv([]string{"NCCL_DEBUG=INFO"}, file)
+	env, _, err := ReadBaseEnv([]string{"NCCL_DEBUG=INFO"}, file)
 	want := map[string]string{"NCCL_IB_HCA": "mlx5_0", "NCCL_SOCKET_IFNAME": "eth0", "NCCL_DEBUG": "INFO"}
 	if err != nil || !reflect.DeepEqual(env, want) {
-		t.Errorf("ReadBaseEnv = %v, %v; want %v (the file's quotes stripped, --base-env last)", env, err, want)
+		t.Errorf("ReadBaseEnv = %v, %v; want %v (--base-env last)", env, err, want)
 	}
 	if err := os.WriteFile(file, []byte("NCCL_DEBUG=WARN\nnot a setting\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadBaseEnv(nil, file); err == nil || !strings.HasPrefix(err.Error(), file+":2: ") {
+	if _, _, err := ReadBaseEnv(nil, file); err == nil || !strings.HasPrefix(err.Error(), file+":2: ") {
 		t.Errorf("a bad line: %v, want it named %s:2", err, file)
 	}
-	if _, err := ReadBaseEnv([]string{"NCCL_MIN_NCHANNELS=8", "NCCL_MAX_NCHANNELS=4"}, ""); err == nil || !strings.HasPrefix(err.Error(), "--base-env: ") {
+	if _, _, err := ReadBaseEnv([]string{"NCCL_MIN_NCHANNELS=8", "NCCL_MAX_NCHANNELS=4"}, ""); err == nil || !strings.HasPrefix(err.Error(), "--base-env: ") {
 		t.Errorf("MIN above MAX: %v, want a --base-env error", err)
+	}
+}
+
+// TestEnvFileReadsAsDocker: each line of a --base-env-file means what it
+// means to docker's --env-file (docker/cli pkg/kvfile): leading
+// whitespace trimmed, # lines and blank lines skipped, VAR=VAL literal
+// (quotes, an inline "# …" and trailing blanks are the value's), a bare
+// VAR from the environment or left out. Where a shell reads the line
+// otherwise, a warning says so (was: quotes stripped and an inline
+// comment kept, unlike docker, with no word).
+func TestEnvFileReadsAsDocker(t *testing.T) {
+	t.Setenv("NCCLTUNE_TEST_FROM_ENV", "eth9")
+	os.Unsetenv("NCCLTUNE_TEST_UNSET")
+	for _, tc := range []struct {
+		line string
+		want map[string]string // docker's meaning; nil: refused
+		warn string            // in a warning; "" none
+	}{
+		{"NCCL_SOCKET_IFNAME=eth0", map[string]string{"NCCL_SOCKET_IFNAME": "eth0"}, ""},
+		{"   NCCL_SOCKET_IFNAME=eth0", map[string]string{"NCCL_SOCKET_IFNAME": "eth0"}, ""},
+		{"# NCCL_SOCKET_IFNAME=eth0", map[string]string{}, ""},
+		{"   # indented comment", map[string]string{}, ""},
+		{"", map[string]string{}, ""},
+		{"NCCL_IB_HCA=\"mlx5_0\"", map[string]string{"NCCL_IB_HCA": "\"mlx5_0\""}, "keeps its quotes"},
+		{"NCCL_IB_HCA='mlx5_0'", map[string]string{"NCCL_IB_HCA": "'mlx5_0'"}, "keeps its quotes"},
+		{"NCCL_IB_HCA=\"mlx5_0", map[string]string{"NCCL_IB_HCA": "\"mlx5_0"}, ""},
+		{"NCCL_SOCKET_IFNAME=eth0 # the lane's NIC", map[string]string{"NCCL_SOCKET_IFNAME": "eth0 # the lane's NIC"}, "no inline comments"},
+		{"NCCL_SOCKET_IFNAME=eth0#1", map[string]string{"NCCL_SOCKET_IFNAME": "eth0#1"}, ""},
+		{"NCCL_SOCKET_IFNAME=eth0  ", map[string]string{"NCCL_SOCKET_IFNAME": "eth0  "}, ""},
+		{"NCCL_SOCKET_IFNAME=eth0\r", map[string]string{"NCCL_SOCKET_IFNAME": "eth0"}, ""},
+		{"NCCL_SOCKET_IFNAME=", map[string]string{"NCCL_SOCKET_IFNAME": ""}, ""},
+		{"NCCL_IB_HCA==mlx5_0", map[string]string{"NCCL_IB_HCA": "=mlx5_0"}, ""},
+		{"\xEF\xBB\xBFNCCL_DEBUG=WARN", map[string]string{"NCCL_DEBUG": "WARN"}, ""},
+		{"NCCLTUNE_TEST_FROM_ENV", map[string]string{"NCCLTUNE_TEST_FROM_ENV": "eth9"}, ""},
+		{"NCCLTUNE_TEST_UNSET", map[string]string{}, ""},
+		{"export NCCL_DEBUG=WARN", map[string]string{"NCCL_DEBUG": "WARN"}, "docker's --env-file refuses this line"},
+		{"NCCL DEBUG=WARN", nil, ""},
+		{"=WARN", nil, ""},
+		{"NCCL_DEBUG=\xff", nil, ""},
+	} {
+		file := filepath.Join(t.TempDir(), "lane.env")
+		if err := os.WriteFile(file, []byte(tc.line+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env, warnings, err := readEnvFile("--base-env-file", file)
+		if tc.want == nil {
+			if err == nil || !strings.HasPrefix(err.Error(), file+":1: ") {
+				t.Errorf("%q: %v, %v; want refused, naming line 1", tc.line, env, err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(env, tc.want) {
+			t.Errorf("%q: %q, %v; docker reads %q", tc.line, env, err, tc.want)
+		}
+		var got []string
+		for _, w := range warnings {
+			if w.Code != CodeEnvFile || !strings.HasPrefix(w.Message, file+":1: ") || w.Fix == "" {
+				t.Errorf("%q: warning %+v lacks its code, line or fix", tc.line, w)
+			}
+			got = append(got, w.Message)
+		}
+		if tc.warn == "" && len(got) > 0 || tc.warn != "" && (len(got) != 1 || !strings.Contains(got[0], tc.warn)) {
+			t.Errorf("%q: warnings %q, want %q", tc.line, got, tc.warn)
+		}
 	}
 }
 
@@ -137,7 +201,7 @@ func TestReadConfigAndBaseline(t *testing.T) {
 		var env, basel nccl.Config
 		var err error
 		perr := run(t, tc.args, func(c *cli.Context) {
-			base, _ := ReadBaseEnv(nil, "")
+			base, _, _ := ReadBaseEnv(nil, "")
 			if l, lerr := Read(c); lerr == nil {
 				base = l.Spec.BaseEnv
 			}

@@ -5,8 +5,9 @@
 // one file writer of nccltune's commands (export, plot, report, replay,
 // workload), so its two rules hold for all of them: it never writes a file
 // the process keeps open or locked (Keep: the database, its lock, an
-// input), and it never cuts a file it writes in place before the new
-// content is known to fit.
+// input) nor any database, lock file or file another nccltune holds
+// (checkNotProtected), and it never cuts a file it writes in place
+// before the new content is known to fit.
 package outfile
 
 import (
@@ -89,7 +90,9 @@ func checkNotKept(info fs.FileInfo) error {
 //     written to, never replaced (a FIFO without a reader is refused
 //     rather than waited on);
 //   - a directory, block device or socket is refused, and so is a file
-//     Keep marked.
+//     Keep marked, and a file that holds another process's data: a
+//     database, a database's lock file, a file a running nccltune holds
+//     (checkNotProtected).
 func Write(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "-" {
 		if stdout == nil {
@@ -132,6 +135,9 @@ func Write(path string, stdout io.Writer, write func(io.Writer) error) error {
 	case !mode.IsRegular():
 		return fmt.Errorf("it is not a regular file (%s)", mode.Type())
 	}
+	if err := checkNotProtected(path, info.Size()); err != nil {
+		return err
+	}
 	if link.Mode()&fs.ModeSymlink == 0 && ownedAlone(info) {
 		return writeReplacing(path, mode.Perm(), write)
 	}
@@ -160,6 +166,9 @@ func writeReplacing(path string, perm fs.FileMode, write func(io.Writer) error) 
 		return err
 	}
 	tmp := f.Name()
+	// Removed however this ends; once renamed into place the name is gone
+	// and removing it does nothing.
+	defer RemoveAtExit(tmp)()
 	werr := write(f)
 	if werr == nil {
 		werr = f.Chmod(perm)
@@ -172,9 +181,6 @@ func writeReplacing(path string, perm fs.FileMode, write func(io.Writer) error) 
 	}
 	if werr == nil {
 		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp) // ours: created above with a name nobody else uses
 	}
 	return werr
 }
@@ -274,6 +280,10 @@ func writeInPlace(path string, flag int, write func(io.Writer) error) error {
 // build) writes it here.
 func WriteOut(path string, write func(io.Writer) error) error {
 	if err := Write(path, nil, write); err != nil {
+		var protected *ProtectedError
+		if errors.As(err, &protected) {
+			return err // it names the path and the next step already
+		}
 		return fmt.Errorf("cannot write %s: %w; pass --out with a path you can write", path, UnwrapPath(err))
 	}
 	return nil

@@ -72,7 +72,7 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	data, err := input.ReadFile(ctx, path, nil, input.MaxBytes)
+	data, err := input.Load(ctx, path, input.MaxBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return vocab.UsageErrorf("--config %s: no such file; give the path of a study config (YAML, keys are the flags of nccltune %s)", path, c.Command.Name)
