@@ -2,6 +2,7 @@ package nccl
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -160,4 +161,29 @@ func ScopeConfig(cfg Config, ops []Op, version string) (Config, []string) {
 		}
 	}
 	return out, scoped
+}
+
+// Named are the values an NCCL_ALGO/NCCL_PROTO value names as allowed, in
+// any of its entries (lower case, each once): "LL,LL128" and
+// "allreduce:LL128" name ll and ll128, "^LL128" names none (an exclusion
+// allows what it leaves, not what it names). A value NCCL would refuse
+// names nothing.
+func Named(v string) []string {
+	entries, err := listEntries(v)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.list, "^") {
+			continue
+		}
+		for _, name := range strings.Split(e.list, ",") {
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name != "" && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }

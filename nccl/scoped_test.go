@@ -1,6 +1,7 @@
 package nccl
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -104,6 +105,25 @@ func TestIsScoped(t *testing.T) {
 	for v, want := range map[string]bool{"^LL128": false, "allreduce:^LL128": true, "LL;allgather:Simple": true, "Ring": false} {
 		if IsScoped(v) != want {
 			t.Errorf("IsScoped(%q) = %v", v, !want)
+		}
+	}
+}
+
+func TestNamed(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"LL128", []string{"ll128"}},
+		{"LL,LL128", []string{"ll", "ll128"}},
+		{"^LL128", nil},
+		{"allreduce:LL128", []string{"ll128"}},
+		{"LL,Simple;allreduce:^LL", []string{"ll", "simple"}},
+		{"Simple;allreduce:simple", []string{"simple"}},
+		{";", nil},
+	} {
+		if got := Named(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("Named(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
