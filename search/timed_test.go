@@ -155,3 +155,47 @@ func TestNotSettledWithCandidateLeft(t *testing.T) {
 		t.Error("not settled with every candidate refused")
 	}
 }
+
+// Safe by design: a call the candidate may change ships only when shown
+// not slower by CallMargin. Seeds 43 and 99 of the simulated loopback
+// recommended the one-channel/one-CTA winner, truly 7.4 % slower at
+// alltoall 8M, when only a significant slowdown refused (2 of 100 seeds).
+func TestNoUnsafeCallShipped(t *testing.T) {
+	for _, seed := range []int64{43, 99} {
+		if q := runTimedQuality(t, timedFabrics[0], true, seed, 1); q.unsafe > 0 {
+			t.Errorf("seed %d: recommended a setting truly > 5 %% slower at a call", seed)
+		}
+	}
+}
+
+// unsafeCall names the size of a call not shown under 1+CallMargin: the
+// worst bound, a missing bound (NaN) first among equals.
+func TestUnsafeCall(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name   string
+		uppers []float64
+		want   int // index of the size named, -1: shown safe
+	}{
+		{"all shown safe", []float64{0.9, 1.04}, -1},
+		{"one over the margin", []float64{0.9, 1.08}, 1},
+		{"at the margin is not under it", []float64{1.05}, 0},
+		{"the worst of two", []float64{1.07, 1.12, 1.06}, 1},
+		{"no bound (too few launches)", []float64{0.9, nan}, 1},
+	} {
+		var r model.GuardResult
+		for i, u := range tc.uppers {
+			r.Sizes = append(r.Sizes, model.SizeGuard{Bytes: int64(i + 1), Upper: u})
+		}
+		sg, ok := unsafeCall(r)
+		if tc.want < 0 {
+			if ok {
+				t.Errorf("%s: named %d, want none", tc.name, sg.Bytes)
+			}
+			continue
+		}
+		if !ok || sg.Bytes != int64(tc.want+1) {
+			t.Errorf("%s: named %d (%v), want size %d", tc.name, sg.Bytes, ok, tc.want+1)
+		}
+	}
+}
