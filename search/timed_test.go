@@ -199,3 +199,64 @@ func TestUnsafeCall(t *testing.T) {
 		}
 	}
 }
+
+// A global list that fails or slows an op the workload calls has its
+// per-function form, for the ops that did not lose, explored next
+// (notePerFunction, nextPerFunction): on the per-function-only fabric a
+// global NCCL_ALGO=Tree fails the all-gathers, and allreduce:Tree was
+// never tried.
+func TestPerFunctionFormExploredNext(t *testing.T) {
+	w := callsOf(t, "all_reduce:10240:760", "all_gather:4M:20")
+	ar := func(us float64) model.Launch { return model.Launch{Times: map[int64][]float64{8 << 10: {us}}} }
+	ag := func(us float64) model.Launch { return model.Launch{Times: map[int64][]float64{4 << 20: {us}}} }
+	for _, tc := range []struct {
+		name     string
+		cfg      nccl.Config
+		failedOp nccl.Op                  // the op whose launch failed ("" none)
+		byOp     map[nccl.Op]model.Launch // what the round measured
+		want     string                   // the form explored next ("" none)
+	}{
+		{"global Tree fails all_gather", nccl.Config{"NCCL_ALGO": "Tree"}, nccl.AllGather,
+			map[nccl.Op]model.Launch{nccl.AllReduce: ar(30)}, "NCCL_ALGO=allreduce:Tree"},
+		{"global Simple slows all_gather", nccl.Config{"NCCL_PROTO": "Simple", "NCCL_MAX_CTAS": "2"}, "",
+			map[nccl.Op]model.Launch{nccl.AllReduce: ar(30), nccl.AllGather: ag(1200)}, "NCCL_MAX_CTAS=2 NCCL_PROTO=allreduce:Simple"},
+		{"no op lost", nccl.Config{"NCCL_PROTO": "Simple"}, "",
+			map[nccl.Op]model.Launch{nccl.AllReduce: ar(30), nccl.AllGather: ag(1000)}, ""},
+		{"already per-function", nccl.Config{"NCCL_ALGO": "allreduce:Tree"}, nccl.AllGather,
+			map[nccl.Op]model.Launch{nccl.AllReduce: ar(30)}, ""},
+		{"a cap only: no list to scope", nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, "",
+			map[nccl.Op]model.Launch{nccl.AllReduce: ar(30), nccl.AllGather: ag(1200)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.Workload, o.Op, o.Band = w, nccl.AllReduce, Hull(w)
+			s := newLoop(o)
+			s.rec, s.version = newMemRecorder(t), "2.28.3"
+			base := &Trial{Number: 0, Role: vocab.RoleBaseline, Config: nccl.Config{}, State: vocab.TrialRunning}
+			round, sc, err := s.work.merge(map[nccl.Op]model.Launch{nccl.AllReduce: ar(40), nccl.AllGather: ag(1000)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			base.addExplore(round, sc)
+			tr := &Trial{Number: 1, Role: vocab.RoleExplore, Config: tc.cfg.Canonical(), State: vocab.TrialRunning}
+			if tc.failedOp != "" {
+				tr.State, tr.failedOp = vocab.TrialFailed, tc.failedOp
+			}
+			s.trials = []*Trial{base, tr}
+			s.index(base)
+			s.index(tr)
+			s.notePerFunction(tr, tc.byOp)
+			next, err := s.nextPerFunction()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if next != nil {
+				got = next.Config.String()
+			}
+			if got != tc.want {
+				t.Errorf("explored next %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
