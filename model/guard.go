@@ -13,6 +13,10 @@ type GuardInput struct {
 	Name                string
 	Baseline, Candidate []Launch
 	Sizes               []int64
+	// BoundAlpha is the level of each size's Upper bound (0:
+	// Options.Alpha); a caller that looks at the bound more than once
+	// divides its alpha among the looks.
+	BoundAlpha float64
 }
 
 // GuardResult is the verdict on one guarded collective.
@@ -55,6 +59,13 @@ type SizeGuard struct {
 	// significant and by at least the minimum effect.
 	Significant bool `json:"significant"`
 	Slower      bool `json:"slower"`
+	// Upper is the one-sided upper confidence bound, at the input's
+	// BoundAlpha, on the candidate's time ÷ the baseline's here (Student's
+	// t on this size's log launch medians, the spread of its own two arms:
+	// a size is not lent the spread of quieter ones); NaN when an arm has
+	// fewer than two launches. Below 1+m it shows the candidate not slower
+	// here by m or more (a non-inferiority test).
+	Upper float64 `json:"upper"`
 }
 
 // CompareGuards judges the guarded collectives of a recommendation, the
@@ -92,8 +103,9 @@ func CompareGuards(in []GuardInput, opt Options) []GuardResult {
 			if k >= len(cs.Sizes) {
 				break
 			}
-			r.Sizes = append(r.Sizes, SizeGuard{Bytes: bs.Sizes[k].Bytes, Speedup: bs.Sizes[k].Median / cs.Sizes[k].Median, P: 1})
-			c := cell{op: i, size: len(r.Sizes) - 1, b: columnLogs(ab, k), c: columnLogs(ac, k)}
+			c := cell{op: i, size: len(r.Sizes), b: columnLogs(ab, k), c: columnLogs(ac, k)}
+			r.Sizes = append(r.Sizes, SizeGuard{Bytes: bs.Sizes[k].Bytes, Speedup: bs.Sizes[k].Median / cs.Sizes[k].Median, P: 1,
+				Upper: upperRatio(c.b, c.c, g.BoundAlpha, opt)})
 			cells = append(cells, c)
 			groups = append(groups, c.b, c.c)
 		}
@@ -147,6 +159,23 @@ func CompareGuards(in []GuardInput, opt Options) []GuardResult {
 		}
 	}
 	return out
+}
+
+// upperRatio is the one-sided (1−alpha) upper confidence bound on
+// exp(mean(c) − mean(b)) for log times b and c (alpha 0: opt.Alpha),
+// Student's t with the two arms' pooled spread; NaN when an arm has
+// fewer than two.
+func upperRatio(b, c []float64, alpha float64, opt Options) float64 {
+	if alpha <= 0 {
+		alpha = opt.Alpha
+	}
+	sd, df := PooledSD([][]float64{b, c})
+	if len(b) < 2 || len(c) < 2 || df == 0 || math.IsNaN(sd) {
+		return math.NaN()
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}
+	se := max(sd, 1e-9) * math.Sqrt(1/float64(len(b))+1/float64(len(c)))
+	return math.Exp(mean(c) - mean(b) + t.Quantile(1-alpha)*se)
 }
 
 // columnLogs are the logs of the launches' medians at the analysis's k-th

@@ -94,3 +94,49 @@ func TestCompareGuardsFamilyErrorRate(t *testing.T) {
 		t.Errorf("family-wise false refusal rate %.3f, want ≤ alpha 0.05 (+ sampling error)", rate)
 	}
 }
+
+// A size's Upper bound is a one-sided confidence bound on the time ratio:
+// it falls below the true ratio in at most about BoundAlpha of the
+// studies (coverage), so "Upper < 1.05" ships a truly 7.4 % slower size
+// (the simulated loopback's alltoall 8M) almost never, while a size the
+// candidate leaves as fast is shown under 1.05 with enough launches.
+func TestCompareGuardsUpperBound(t *testing.T) {
+	base := map[int64]float64{8 << 20: 3000}
+	sizes := []int64{8 << 20}
+	for _, tc := range []struct {
+		name   string
+		factor float64 // candidate time ÷ baseline time
+		n      int     // launches per arm
+		alpha  float64 // BoundAlpha
+		// below is the threshold; want the share of studies whose Upper is
+		// below it within [lo, hi].
+		below, lo, hi float64
+	}{
+		{"covers the truth", 1.074, 16, 0.05, 1.074, 0, 0.07},
+		{"covers at a smaller alpha", 1.074, 16, 0.05 / 3, 1.074, 0, 0.03},
+		{"a 7.4% slowdown is not shown under 5%", 1.074, 16, 0.05 / 3, 1.05, 0, 0.01},
+		// 0.87 measured: the 3rd look (24 per arm) decides most.
+		{"no slowdown is shown under 5%", 1, 24, 0.05 / 3, 1.05, 0.8, 1},
+		{"a faster size is shown under 5% at once", 0.8, 8, 0.05 / 3, 1.05, 0.99, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(11))
+			const trials = 2000
+			below := 0
+			for k := 0; k < trials; k++ {
+				in := []GuardInput{{Name: "alltoall", Sizes: sizes, BoundAlpha: tc.alpha,
+					Baseline: guardArm(rng, tc.n, base, 1, 0.05), Candidate: guardArm(rng, tc.n, base, tc.factor, 0.05)}}
+				if CompareGuards(in, DefaultOptions())[0].Sizes[0].Upper < tc.below {
+					below++
+				}
+			}
+			if share := float64(below) / trials; share < tc.lo || share > tc.hi {
+				t.Errorf("Upper < %.3f in %.3f of studies, want within [%.2f, %.2f]", tc.below, share, tc.lo, tc.hi)
+			}
+		})
+	}
+	one := []GuardInput{{Name: "one launch", Sizes: sizes, Baseline: guardArm(rand.New(rand.NewSource(1)), 1, base, 1, 0.05), Candidate: guardArm(rand.New(rand.NewSource(2)), 4, base, 1, 0.05)}}
+	if u := CompareGuards(one, DefaultOptions())[0].Sizes[0].Upper; !math.IsNaN(u) {
+		t.Errorf("Upper with one baseline launch = %v, want NaN (no bound)", u)
+	}
+}

@@ -152,9 +152,10 @@ func (o Options) DefaultBudget() int {
 
 // callsReserve is what a timed workload of several calls adds to the
 // default budget: its calls are guarded from the confirmation's rounds,
-// topped up to as many as a guarded op gets and twice that while one
-// looks slower (topUpCalls), and a refusal is followed by another
-// confirmation (nextAfterRefusal): 4 × GuardLaunches rounds in all.
+// topped up to as many as a guarded op gets and up to 3 × that while one
+// is not yet shown safe or slower (topUpCalls), and a refusal is
+// followed by another confirmation (nextAfterRefusal): 4 × GuardLaunches
+// rounds in all.
 func (o Options) callsReserve() int {
 	if len(o.Parts()) < 2 || !o.Parts().Timed() {
 		return 0

@@ -23,6 +23,10 @@ const guardPenaltyWeight = 10
 // A proposal already measured becomes another launch of that trial; one
 // measured enough is replaced by an untried neighbour.
 func (s *loop) next() (*Trial, string, error) {
+	// A global list that lost an op: its per-function form first.
+	if t, err := s.nextPerFunction(); t != nil || err != nil {
+		return t, vocab.PhaseExplore, err
+	}
 	if t := s.nextRefinement(); t != nil {
 		return t, vocab.PhaseRefine, nil
 	}

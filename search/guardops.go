@@ -8,6 +8,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -180,20 +181,51 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	return nil
 }
 
+// Safe, for a call the process makes. A timed workload's candidate is
+// recommended only when every (op, size) it calls, where the candidate
+// changes NCCL's plan, is shown not slower: the one-sided upper bound on
+// its time ratio (model.SizeGuard.Upper) below 1+CallMargin. Refusing
+// only what is significantly slower was safe by luck: a 7.4 % slower
+// alltoall at 8M on the simulated 4-rank loopback (launch spread ≈ 5 %)
+// went through in 2 of 100 studies, its test lacking the power at 16
+// launches per arm under Holm among the calls. Here a call is judged by
+// an intersection-union test: each changed call must reject "slower by
+// CallMargin or more" on its own, so the chance of shipping a candidate
+// that truly slows any call by CallMargin or more is at most alpha
+// whatever the number of calls, with no multiplicity correction, and
+// much less for a slowdown beyond it (7.4 %: under 1 in 1000 at 16 per
+// arm). The bound is taken at up to callLooks looks (topUpCalls), at
+// alpha/callLooks each (Bonferroni over the looks), so stopping at the
+// first look that decides keeps that level. A call still undecided when
+// the looks or the budget run out refuses the candidate (the study then
+// confirms the next one, nextAfterRefusal): what was not shown safe is
+// not shipped.
+const (
+	// CallMargin is the slowdown a call may not be shown to stay under
+	// and still be shipped: 5 %, the line past which a slower op is
+	// unsafe in the project's quality tables (DefaultGuardLaunches). At
+	// 3 % (the minimum effect) a call the candidate leaves as fast needs
+	// about 30 launches per arm to show it; at 5 %, about 12.
+	CallMargin = 0.05
+	// callLooks is how many times the calls' bounds are looked at: after
+	// GuardLaunches, 2× and 3× GuardLaunches launches per arm.
+	callLooks = 3
+)
+
 // topUpCalls gives a timed workload's calls, judged from the
-// confirmation's rounds, as many launches per arm as a guarded op gets
-// (GuardLaunches), when the confirmation recommended at an earlier look,
-// and twice that while a call looks slower by more than the minimum
-// effect: rounds interleaved as the confirmation's, which they extend.
-// The decision stands as its look made it; the rounds only judge the
-// calls. With 8 per arm a 7.4 % slower alltoall at 8M on the simulated
-// loopback passed (p = 0.08) in 1 of 20 studies.
+// confirmation's rounds, GuardLaunches launches per arm when the
+// confirmation recommended at an earlier look, and more, up to callLooks
+// × GuardLaunches, while a call is undecided (callsUndecided): rounds
+// interleaved as the confirmation's, which they extend. The decision
+// stands as its look made it; the rounds only judge the calls
+// (judgeGuards).
 func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 	if s.work == nil || !s.opts.Parts().Timed() || !res.Recommend || res.Winner == nil {
 		return nil
 	}
 	base, w := res.Baseline, res.Winner
-	for n := s.opts.GuardLaunches; ; n = 2 * s.opts.GuardLaunches {
+	for look := 1; look <= callLooks; look++ {
+		n := look * s.opts.GuardLaunches
 		for len(base.Confirm) < n || len(w.Confirm) < n {
 			if s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() {
 				res.Parts = s.work.partResults(base, w, s.opts.Stats)
@@ -216,22 +248,76 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 			}
 		}
 		res.Parts = s.work.partResults(base, w, s.opts.Stats)
-		if n > s.opts.GuardLaunches || !s.callLooksSlower(res) {
+		if !s.callsUndecided(res) {
 			return nil
 		}
 	}
+	return nil
 }
 
-// callLooksSlower reports whether a call of the workload looks slower
-// under the candidate by more than the minimum effect, significant or
-// not: its guard is worth more launches.
-func (s *loop) callLooksSlower(res *Result) bool {
-	for _, p := range res.Parts {
-		if p.Comparison.Speedup*(1+s.opts.Stats.MinEffect) < 1 {
+// callInputs are the guard inputs of a timed workload's calls that the
+// candidate may change (planner.samePlanAt: a call NCCL runs alike under
+// both is equal by rule, and not judged), each with the index of its
+// res.Parts and its bound at alpha/callLooks.
+func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
+	if !s.opts.Parts().Timed() {
+		return nil, nil
+	}
+	base, w := res.Baseline, res.Winner
+	var in []model.GuardInput
+	var idx []int
+	for i, p := range res.Parts {
+		at := p.Part.Band.Sizes()
+		if s.plan.samePlanAt(base.Config, w.Config, p.Part.Op, at) {
+			continue
+		}
+		in = append(in, model.GuardInput{Name: p.Part.String(), Baseline: Split(base.Confirm, p.Part.Op), Candidate: Split(w.Confirm, p.Part.Op),
+			Sizes: at, BoundAlpha: s.alpha() / callLooks})
+		idx = append(idx, i)
+	}
+	return in, idx
+}
+
+// callsUndecided reports whether a call is neither significantly slower
+// (which refuses the candidate at once) nor shown safe (unsafeCall).
+func (s *loop) callsUndecided(res *Result) bool {
+	in, _ := s.callInputs(res)
+	results := model.CompareGuards(in, s.opts.Stats)
+	for _, r := range results {
+		if r.Slower {
+			return false
+		}
+	}
+	for _, r := range results {
+		if _, ok := unsafeCall(r); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// unsafeCall is the size of a call's guard result r not shown safe (its
+// Upper bound not below 1+CallMargin, or none for lack of launches), the
+// worst such; ok false when every size is shown safe.
+func unsafeCall(r model.GuardResult) (model.SizeGuard, bool) {
+	var worst model.SizeGuard
+	ok := false
+	for _, sg := range r.Sizes {
+		if sg.Upper < 1+CallMargin {
+			continue
+		}
+		if !ok || math.IsNaN(sg.Upper) || sg.Upper > worst.Upper {
+			worst, ok = sg, true
+		}
+	}
+	return worst, ok
+}
+
+// who says what a guard input of judgeGuards is: a guarded op
+// (res.OpGuards) or a timed workload's call (res.Parts), by index.
+type who struct {
+	part bool
+	i    int
 }
 
 // judgeGuards tests, as one family (model.CompareGuards: Holm across
@@ -252,12 +338,6 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	base, w := res.Baseline, res.Winner
 	sizes := s.opts.GuardOpSizes()
 	var in []model.GuardInput
-	// who says what each input is: a guarded op (res.OpGuards) or a timed
-	// part (res.Parts), by index.
-	type who struct {
-		part bool
-		i    int
-	}
 	var whos []who
 	if len(s.opts.GuardOps) > 0 {
 		for _, op := range s.opts.GuardOps {
@@ -270,15 +350,10 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 			res.OpGuards = append(res.OpGuards, OpGuard{Op: op, Sizes: sizes})
 		}
 	}
-	if s.opts.Parts().Timed() {
-		for i, p := range res.Parts {
-			at := p.Part.Band.Sizes()
-			if s.plan.samePlanAt(base.Config, w.Config, p.Part.Op, at) {
-				continue
-			}
-			in = append(in, model.GuardInput{Name: p.Part.String(), Baseline: Split(base.Confirm, p.Part.Op), Candidate: Split(w.Confirm, p.Part.Op), Sizes: at})
-			whos = append(whos, who{true, i})
-		}
+	calls, callIdx := s.callInputs(res)
+	in = append(in, calls...)
+	for _, i := range callIdx {
+		whos = append(whos, who{true, i})
 	}
 	worst, worstSpeedup := -1, 0.0
 	results := model.CompareGuards(in, s.opts.Stats)
@@ -302,6 +377,7 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 		}
 	}
 	if worst < 0 {
+		s.refuseUnshownCall(res, results, whos)
 		return
 	}
 	r := results[worst]
@@ -316,6 +392,29 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	g.Refused = true
 	res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g; %+.1f%% over %s); keep NCCL's defaults, or leave %s out of --guard-ops if this process never calls it",
 		w.Config, g.Op, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, 100*(1/r.Speedup-1), sizesText(g.Sizes), g.Op)
+}
+
+// refuseUnshownCall refuses a candidate for the first of a timed
+// workload's calls (the inputs whos marks as parts) that its guard result
+// does not show safe (unsafeCall, the rule above CallMargin), naming the
+// call, its estimate and its bound: none was significantly slower, but
+// none may ship unless shown not slower.
+func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos []who) {
+	for k, r := range results {
+		if !whos[k].part {
+			continue
+		}
+		sg, ok := unsafeCall(r)
+		if !ok {
+			continue
+		}
+		p := &res.Parts[whos[k].i]
+		p.Refused = true
+		res.Recommend, res.Ending = false, EndingOpRegression
+		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%); keep NCCL's defaults, or raise --budget to measure it longer",
+			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin)
+		return
+	}
 }
 
 // refuseSlowPart refuses a recommendation that makes one of a hand

@@ -68,6 +68,9 @@ type loop struct {
 	// (a refused list's per-function form), nil when none.
 	refusedTrials []*Trial
 	forced        *Trial
+	// perFunction are per-function forms of explored global lists that
+	// lost an op, to explore next (notePerFunction).
+	perFunction []nccl.Config
 }
 
 // newLoop is a study of opts with no trial yet and nothing launched.
@@ -486,13 +489,21 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 // ran, their measurements become one round of t's (see workload).
 func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored bool) error {
 	round := map[nccl.Op]model.Launch{}
+	explored := scored && (phase == vocab.PhaseExplore || phase == vocab.PhaseRefine)
 	for _, op := range s.work.ops {
 		if err := s.launchOp(ctx, t, phase, scored, op, round); err != nil {
 			return err
 		}
 		if !t.State.Usable() {
+			if explored {
+				s.notePerFunction(t, round)
+			}
 			return nil // failed: the round is incomplete, the trial failed
 		}
+	}
+	if explored && len(t.Explore) == 0 {
+		// Its first round: does the global list lose an op?
+		s.notePerFunction(t, round)
 	}
 	if len(round) < len(s.work.ops) {
 		return nil // unscored (warm-up, debug)

@@ -6,10 +6,12 @@ package search
 // does not rule out, a global list's per-function form first.
 
 import (
+	"math"
 	"slices"
 
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/vocab"
 )
 
 // refusable reports whether res ended in a refusal of its candidate (the
@@ -120,13 +122,7 @@ func (s *loop) perFunctionForm(res *Result) (*Trial, error) {
 	if res.ScopedFrom != nil {
 		orig = res.ScopedFrom.Config
 	}
-	global := false
-	for _, k := range nccl.ScopedKnobs {
-		if v, ok := orig[k]; ok && !nccl.IsScoped(v) {
-			global = true
-		}
-	}
-	if !global {
+	if !globalList(orig) {
 		return nil, nil
 	}
 	var refusedBy []nccl.Op
@@ -185,4 +181,111 @@ func (s *loop) gained(res *Result, op nccl.Op) bool {
 		}
 	}
 	return false
+}
+
+// globalList reports whether cfg sets NCCL_ALGO or NCCL_PROTO
+// process-wide (not in NCCL's per-function form): the configs whose
+// per-function form may be safe where they are not.
+func globalList(cfg nccl.Config) bool {
+	for _, k := range nccl.ScopedKnobs {
+		if v, ok := cfg[k]; ok && !nccl.IsScoped(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// notePerFunction queues, for exploration, the per-function form of an
+// explored config t that sets NCCL_ALGO or NCCL_PROTO process-wide when
+// its round (byOp, the ops measured before any failure) failed an op of
+// the workload or measured it slower than the baseline by more than the
+// minimum effect: its lists for the ops that did not lose, when every op
+// that lost is one a list reaches. On a fabric where NCCL runs Tree for
+// all-reduce only, a global NCCL_ALGO=Tree fails the all-gathers; its
+// form NCCL_ALGO=allreduce:Tree is the safe gain, and it is explored next
+// (nextPerFunction), before the sampler's other variants of the global
+// value, which fail too. The same rule after a refusal at confirmation
+// is perFunctionForm's.
+func (s *loop) notePerFunction(t *Trial, byOp map[nccl.Op]model.Launch) {
+	if s.work == nil || !globalList(t.Config) {
+		return
+	}
+	base := s.baseline()
+	var lost, kept []nccl.Op
+	for _, op := range s.work.ops {
+		ml, measured := byOp[op]
+		switch {
+		case !t.State.Usable() && t.failedOp == op:
+			lost = append(lost, op)
+		case measured && base != t && s.opSlower(base, op, ml):
+			lost = append(lost, op)
+		default:
+			kept = append(kept, op)
+		}
+	}
+	if len(lost) == 0 {
+		return
+	}
+	var gained []nccl.Op
+	for _, op := range lost {
+		if _, reached := op.PerFunction(); !reached {
+			return
+		}
+	}
+	for _, op := range kept {
+		if _, ok := op.PerFunction(); ok {
+			gained = append(gained, op)
+		}
+	}
+	if len(gained) == 0 {
+		return
+	}
+	cfg, knobs := nccl.ScopeConfig(t.Config, gained, s.fabricVersion())
+	if len(knobs) == 0 || cfg.Canonical().Key() == t.Config.Canonical().Key() {
+		return
+	}
+	s.perFunction = append(s.perFunction, cfg.Canonical())
+}
+
+// opSlower reports whether ml, one launch of op, is slower than the
+// baseline's exploration launches of op by more than the minimum effect
+// over the op's keys (its calls' sizes).
+func (s *loop) opSlower(base *Trial, op nccl.Op, ml model.Launch) bool {
+	if base == nil || len(base.Explore) == 0 {
+		return false
+	}
+	sizes := s.opts.OpSizes(op)
+	c, err := bandScore(ml, sizes)
+	if err != nil {
+		return false
+	}
+	var logs []float64
+	for _, l := range Split(base.Explore, op) {
+		if b, err := bandScore(l, sizes); err == nil && b > 0 {
+			logs = append(logs, math.Log(b))
+		}
+	}
+	if len(logs) == 0 {
+		return false
+	}
+	b := 0.0
+	for _, x := range logs {
+		b += x
+	}
+	return math.Log(c)-b/float64(len(logs)) > math.Log1p(s.opts.Stats.MinEffect)
+}
+
+// nextPerFunction is the next queued per-function form (notePerFunction)
+// that no trial holds yet and NCCL's defaults allow, as a new exploration
+// trial; nil when none.
+func (s *loop) nextPerFunction() (*Trial, error) {
+	for len(s.perFunction) > 0 {
+		cfg := s.perFunction[0]
+		s.perFunction = s.perFunction[1:]
+		if s.tried(cfg) || s.plan.refuse(cfg) {
+			continue
+		}
+		return s.addTrial(cfg, vocab.RoleExplore)
+	}
+	return nil, nil
 }

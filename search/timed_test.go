@@ -155,3 +155,108 @@ func TestNotSettledWithCandidateLeft(t *testing.T) {
 		t.Error("not settled with every candidate refused")
 	}
 }
+
+// Safe by design: a call the candidate may change ships only when shown
+// not slower by CallMargin. Seeds 43 and 99 of the simulated loopback
+// recommended the one-channel/one-CTA winner, truly 7.4 % slower at
+// alltoall 8M, when only a significant slowdown refused (2 of 100 seeds).
+func TestNoUnsafeCallShipped(t *testing.T) {
+	for _, seed := range []int64{43, 99} {
+		if q := runTimedQuality(t, timedFabrics[0], true, seed, 1); q.unsafe > 0 {
+			t.Errorf("seed %d: recommended a setting truly > 5 %% slower at a call", seed)
+		}
+	}
+}
+
+// unsafeCall names the size of a call not shown under 1+CallMargin: the
+// worst bound, a missing bound (NaN) first among equals.
+func TestUnsafeCall(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name   string
+		uppers []float64
+		want   int // index of the size named, -1: shown safe
+	}{
+		{"all shown safe", []float64{0.9, 1.04}, -1},
+		{"one over the margin", []float64{0.9, 1.08}, 1},
+		{"at the margin is not under it", []float64{1.05}, 0},
+		{"the worst of two", []float64{1.07, 1.12, 1.06}, 1},
+		{"no bound (too few launches)", []float64{0.9, nan}, 1},
+	} {
+		var r model.GuardResult
+		for i, u := range tc.uppers {
+			r.Sizes = append(r.Sizes, model.SizeGuard{Bytes: int64(i + 1), Upper: u})
+		}
+		sg, ok := unsafeCall(r)
+		if tc.want < 0 {
+			if ok {
+				t.Errorf("%s: named %d, want none", tc.name, sg.Bytes)
+			}
+			continue
+		}
+		if !ok || sg.Bytes != int64(tc.want+1) {
+			t.Errorf("%s: named %d (%v), want size %d", tc.name, sg.Bytes, ok, tc.want+1)
+		}
+	}
+}
+
+// A global list that fails or slows an op the workload calls has its
+// per-function form, for the ops that did not lose, explored next
+// (notePerFunction, nextPerFunction): on the per-function-only fabric a
+// global NCCL_ALGO=Tree fails the all-gathers, and allreduce:Tree was
+// never tried.
+func TestPerFunctionFormExploredNext(t *testing.T) {
+	w := callsOf(t, "all_reduce:10240:760", "all_gather:4M:20")
+	ar := func(us float64) model.Launch { return model.Launch{Times: map[int64][]float64{8 << 10: {us}}} }
+	ag := func(us float64) model.Launch { return model.Launch{Times: map[int64][]float64{4 << 20: {us}}} }
+	for _, tc := range []struct {
+		name     string
+		cfg      nccl.Config
+		failedOp nccl.Op                  // the op whose launch failed ("" none)
+		byOp     map[nccl.Op]model.Launch // what the round measured
+		want     string                   // the form explored next ("" none)
+	}{
+		{"global Tree fails all_gather", nccl.Config{"NCCL_ALGO": "Tree"}, nccl.AllGather,
+			map[nccl.Op]model.Launch{nccl.AllReduce: ar(30)}, "NCCL_ALGO=allreduce:Tree"},
+		{"global Simple slows all_gather", nccl.Config{"NCCL_PROTO": "Simple", "NCCL_MAX_CTAS": "2"}, "",
+			map[nccl.Op]model.Launch{nccl.AllReduce: ar(30), nccl.AllGather: ag(1200)}, "NCCL_MAX_CTAS=2 NCCL_PROTO=allreduce:Simple"},
+		{"no op lost", nccl.Config{"NCCL_PROTO": "Simple"}, "",
+			map[nccl.Op]model.Launch{nccl.AllReduce: ar(30), nccl.AllGather: ag(1000)}, ""},
+		{"already per-function", nccl.Config{"NCCL_ALGO": "allreduce:Tree"}, nccl.AllGather,
+			map[nccl.Op]model.Launch{nccl.AllReduce: ar(30)}, ""},
+		{"a cap only: no list to scope", nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, "",
+			map[nccl.Op]model.Launch{nccl.AllReduce: ar(30), nccl.AllGather: ag(1200)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.Workload, o.Op, o.Band = w, nccl.AllReduce, Hull(w)
+			s := newLoop(o)
+			s.rec, s.version = newMemRecorder(t), "2.28.3"
+			base := &Trial{Number: 0, Role: vocab.RoleBaseline, Config: nccl.Config{}, State: vocab.TrialRunning}
+			round, sc, err := s.work.merge(map[nccl.Op]model.Launch{nccl.AllReduce: ar(40), nccl.AllGather: ag(1000)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			base.addExplore(round, sc)
+			tr := &Trial{Number: 1, Role: vocab.RoleExplore, Config: tc.cfg.Canonical(), State: vocab.TrialRunning}
+			if tc.failedOp != "" {
+				tr.State, tr.failedOp = vocab.TrialFailed, tc.failedOp
+			}
+			s.trials = []*Trial{base, tr}
+			s.index(base)
+			s.index(tr)
+			s.notePerFunction(tr, tc.byOp)
+			next, err := s.nextPerFunction()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if next != nil {
+				got = next.Config.String()
+			}
+			if got != tc.want {
+				t.Errorf("explored next %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

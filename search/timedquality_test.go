@@ -246,6 +246,11 @@ func TestTimedFabricsTruth(t *testing.T) {
 var timedFabrics = []timedFabric{
 	{name: "loopback: the all-reduce winner slows alltoall", profile: "h200-loopback", ranks: 4,
 		calls: []string{"all_reduce:10240:760", "all_reduce:81920:100", "all_reduce:327680:50", "alltoall:8M:2"}},
+	// Only a per-function form is safe: NCCL_ALGO=Tree speeds all-reduce,
+	// but NCCL runs Tree for all-reduce only, so the global list fails the
+	// all-gathers (NCCL 2.24+), and the one-channel cap slows them.
+	{name: "per-function only: global Tree fails all_gather", profile: "testdata/perfunction-only.json",
+		calls: []string{"all_reduce:10240:760", "all_reduce:81920:100", "all_reduce:327680:50", "all_gather:4M:20"}},
 	{name: "flat: nothing helps", profile: "flat", null: true,
 		calls: []string{"all_reduce:10240:760", "all_reduce:81920:100", "all_gather:1M:20"}},
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,52 @@ func TestConfigCalls(t *testing.T) {
 	}
 	if strings.Contains(out, "guard size") {
 		t.Errorf("a timed workload was guarded at a size it never calls:\n%s", out)
+	}
+}
+
+// search --json of a timed workload says its time per step, baseline and
+// candidate, as the verdict does: Σ calls × time, not the band score.
+func TestSearchJSONTimePerStep(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		calls []string
+		want  bool
+	}{
+		{"calls", []string{"--calls", "all_reduce:10240:760", "--calls", "all_reduce:2048000:80"}, true},
+		{"band", []string{"--band", "1M-2M"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "db")
+			stdout, stderr, code := runCLI(t, db, append([]string{"search", "--sim", "spark4", "--seed", "3", "--json"}, tc.calls...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var doc struct {
+				Baseline struct {
+					ScoreUS float64 `json:"score_us"`
+				} `json:"baseline"`
+				Step *struct {
+					Baseline  *float64 `json:"baseline"`
+					Candidate *float64 `json:"candidate"`
+				} `json:"time_per_step_us"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.want {
+				if doc.Step != nil {
+					t.Errorf("a band study has time_per_step_us %+v", doc.Step)
+				}
+				return
+			}
+			if doc.Step == nil || doc.Step.Baseline == nil || doc.Step.Candidate == nil {
+				t.Fatalf("time_per_step_us = %+v, want baseline and candidate:\n%s", doc.Step, stdout)
+			}
+			// Several calls: the score is the step time itself.
+			if *doc.Step.Baseline != doc.Baseline.ScoreUS || *doc.Step.Baseline < 760*10 {
+				t.Errorf("baseline time per step %v, score %v: want the score, at least 760 calls × 10 µs", *doc.Step.Baseline, doc.Baseline.ScoreUS)
+			}
+		})
 	}
 }
 

@@ -35,7 +35,7 @@ func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.T
 // searchJSON is the `search --json` document of DESIGN.md's contract.
 func searchJSON(study *store.Study, res *search.Result) map[string]any {
 	baseScore := study.Recommendation.BaselineScoreUS
-	return map[string]any{
+	doc := map[string]any{
 		"study":              study.Name,
 		"band":               study.Band,
 		"simulated":          study.Simulated,
@@ -52,6 +52,23 @@ func searchJSON(study *store.Study, res *search.Result) map[string]any {
 		"recommendation":     recommendationJSON(study, study.Recommendation),
 		"plans":              study.Plans,
 	}
+	if w := study.Parts(); w.Timed() && study.Recommendation != nil {
+		// A timed workload's objective is the time a step spends in its
+		// calls: the two times the verdict states (stored.VerdictOf), the
+		// candidate's null when no confirmation measured one.
+		r := study.Recommendation
+		doc["time_per_step_us"] = map[string]any{"baseline": positiveOrNull(w.StepUS(r.BaselineScoreUS)), "candidate": positiveOrNull(w.StepUS(r.ScoreUS))}
+	}
+	return doc
+}
+
+// positiveOrNull is x as JSON, null when it is not a positive number (a
+// score never measured is stored as 0).
+func positiveOrNull(x float64) any {
+	if !(x > 0) {
+		return nil
+	}
+	return jsonNumber(x)
 }
 
 // recommendationJSON is the study's recommendation as the JSON documents
