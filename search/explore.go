@@ -213,9 +213,10 @@ func (s *loop) tried(c nccl.Config) bool {
 	if _, ok := s.byKey[s.plan.keyOf(c)]; ok {
 		return true
 	}
-	// A config that switches on what NCCL's defaults disabled is never
-	// tried: treat it as done so no step proposes it.
-	return !s.opts.AllowDisabled && len(s.plan.resolve(c).Enables) > 0
+	// A config that switches on what NCCL's defaults disabled, or allows
+	// what gave wrong results, is never tried: treat it as done so no step
+	// proposes it.
+	return s.plan.wrongIn(c) != "" || !s.opts.AllowDisabled && len(s.plan.resolve(c).Enables) > 0
 }
 
 // observations are what the sampler learns from: every trial's log score,

@@ -561,6 +561,9 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	if l.Outcome != benchfmt.OK && (!debug || s.warmsUp(t, phase) && !ranAnySize(l)) && phase != vocab.PhaseGuard {
 		// A guarded op that fails is judged by the guard, not the trial.
 		t.State, t.Reason, t.failedOp = stateFor(l.Outcome), l.Reason, op.OrAllReduce()
+		if l.Outcome == benchfmt.Invalid {
+			s.plan.noteWrong(t)
+		}
 	}
 	if s.version == "" && l.Result != nil {
 		s.version = l.Result.NCCLVersion

@@ -40,6 +40,12 @@ type planner struct {
 	// refused are configs never launched because they switch on a
 	// protocol or algorithm NCCL's defaults disabled, by config key.
 	refused map[string]string
+	// wrong are the list values that gave wrong results (noteWrong), by
+	// "KNOB=value", with why; no config allowing one is launched.
+	wrong map[string]string
+	// refusedWrong are configs never launched for allowing one of wrong,
+	// by config key, with why.
+	refusedWrong map[string]string
 	// checks counts debug launches made to settle an uncertain rule.
 	checks int
 	// routesRead are the NCCL_CROSS_NIC values whose routes a debug
@@ -158,6 +164,10 @@ type PlanSummary struct {
 	// uncertain rules.
 	Refused int
 	Checks  int
+	// WrongResults says, for each protocol or algorithm that gave wrong
+	// results, why every config allowing it by name was not launched
+	// after (noteWrong), with how many were refused so.
+	WrongResults []string
 }
 
 // MergeCount is how many configs one rule merged.
@@ -506,6 +516,14 @@ func (p *planner) keyOf(cfg nccl.Config) string { return p.resolve(cfg).Key }
 // protocol or algorithm that NCCL's defaults disabled (LL128 where NCCL's
 // tuner keeps it off can give wrong results), unless the user allowed it.
 func (p *planner) refuse(cfg nccl.Config) bool {
+	if why := p.wrongIn(cfg); why != "" {
+		// Wrong results are proof, whatever --allow-disabled-protocols says.
+		if p.refusedWrong == nil {
+			p.refusedWrong = map[string]string{}
+		}
+		p.refusedWrong[cfg.Canonical().Key()] = why
+		return true
+	}
 	if p.allowDisabled {
 		return false
 	}
@@ -659,6 +677,7 @@ func (p *planner) summary(trials []*Trial, spaceConfigs int) *PlanSummary {
 	if d := p.defaults(); d != nil {
 		ps.Native = d.Plan
 	}
+	ps.WrongResults = p.wrongSummary()
 	plans := map[string]bool{}
 	for _, t := range trials {
 		if len(t.Explore) == 0 {

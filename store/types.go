@@ -238,6 +238,9 @@ type PlanSummary struct {
 	// Refused counts configs never launched because they switch on a
 	// protocol or algorithm NCCL's defaults disabled.
 	Refused int `json:"refused"`
+	// WrongResults: per protocol or algorithm that gave wrong results, why
+	// no later config allowing it was launched.
+	WrongResults []string `json:"wrong_results,omitempty"`
 	// Checks counts the debug launches spent settling uncertain rules.
 	Checks int `json:"plan_checks"`
 }

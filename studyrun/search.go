@@ -413,7 +413,7 @@ func PlanSummaryOf(p *search.PlanSummary) *store.PlanSummary {
 	}
 	out := &store.PlanSummary{Read: p.Read, Note: p.Note, SpaceConfigs: p.SpaceConfigs,
 		ConfigsExplored: p.ConfigsExplored, PlansExplored: p.PlansExplored, Merged: []store.MergeCount{},
-		Refused: p.Refused, Checks: p.Checks, MergedConfigs: p.MergedConfigs}
+		Refused: p.Refused, Checks: p.Checks, MergedConfigs: p.MergedConfigs, WrongResults: p.WrongResults}
 	for _, m := range p.Merged {
 		out.Merged = append(out.Merged, store.MergeCount{Reason: m.Reason, Count: m.Count})
 	}

@@ -123,6 +123,9 @@ func planLines(p *store.PlanSummary) []string {
 	if p.Refused > 0 {
 		out = append(out, fmt.Sprintf("  refused %d: they switch on a protocol or algorithm that NCCL's defaults disabled, or that the log does not show enabled (--allow-disabled-protocols to try them)", p.Refused))
 	}
+	for _, w := range p.WrongResults {
+		out = append(out, "  refused after wrong results: "+w)
+	}
 	if p.Checks > 0 {
 		out = append(out, fmt.Sprintf("  %d debug launches settled whether configs run the same plan", p.Checks))
 	}

@@ -1,0 +1,97 @@
+package search
+
+// Wrong results: a config whose launch gave wrong results names, in its
+// NCCL_PROTO or NCCL_ALGO list, what NCCL ran to give them (forcing LL128
+// where NCCL did not enable it has corrupted data on some platforms), and
+// no later config that allows a suspect by name is launched, whatever
+// --allow-disabled-protocols says: a red team saw two more LL128 configs
+// launched after a forced LL128 one gave wrong results.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/nccltune/nccltune/nccl"
+)
+
+// wrongListKnobs are the knobs whose values NCCL runs by name.
+var wrongListKnobs = []string{"NCCL_PROTO", "NCCL_ALGO"}
+
+// noteWrong records the values t's lists force, after t gave wrong
+// results: a value forced alone is the suspect; of several, those NCCL's
+// defaults never run in the study (a value they run, Simple or Ring on
+// most fabrics, ran correctly there), or all of them when the defaults
+// run each.
+func (p *planner) noteWrong(t *Trial) {
+	for _, knob := range wrongListKnobs {
+		named := nccl.Named(t.Config[knob])
+		var suspects []string
+		for _, v := range named {
+			if len(named) == 1 || !p.defaultsRun(knob, v) {
+				suspects = append(suspects, v)
+			}
+		}
+		if len(suspects) == 0 {
+			suspects = named
+		}
+		for _, v := range suspects {
+			if p.wrong == nil {
+				p.wrong = map[string]string{}
+			}
+			key := knob + "=" + v
+			if _, ok := p.wrong[key]; !ok {
+				p.wrong[key] = fmt.Sprintf("%s %s gave wrong results in trial %d (%s)", knob, v, t.Number, t.Config)
+			}
+		}
+	}
+}
+
+// defaultsRun reports whether NCCL's defaults run value (of NCCL_PROTO or
+// NCCL_ALGO) at some size of some op the study read; false while no plan
+// was read.
+func (p *planner) defaultsRun(knob, value string) bool {
+	for _, o := range p.ops {
+		if o.native == nil {
+			continue
+		}
+		for _, c := range o.native.Plan {
+			got := c.Proto
+			if knob == "NCCL_ALGO" {
+				got = c.Algo
+			}
+			if strings.EqualFold(got, value) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wrongIn is why cfg must not be launched after wrong results ("" when
+// nothing it allows by name gave them).
+func (p *planner) wrongIn(cfg nccl.Config) string {
+	for _, knob := range wrongListKnobs {
+		for _, v := range nccl.Named(cfg[knob]) {
+			if why, ok := p.wrong[knob+"="+v]; ok {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// wrongSummary is one line per value that gave wrong results, with the
+// configs refused for allowing it, for the study's account of its plan.
+func (p *planner) wrongSummary() []string {
+	counts := map[string]int{}
+	for _, why := range p.refusedWrong {
+		counts[why]++
+	}
+	var out []string
+	for _, why := range p.wrong {
+		out = append(out, fmt.Sprintf("%s: %d later configs allowing it were not launched", why, counts[why]))
+	}
+	sort.Strings(out)
+	return out
+}
