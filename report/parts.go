@@ -138,6 +138,8 @@ func opLabel(op nccl.Op, label string) string {
 // parts and the guarded ops as the confirmation stored them, in
 // stored.OpVerdicts' words, and the launches per op and phase.
 type workloadHTML struct {
+	// Objective is what the study scores a config by (stored.Objective).
+	Objective string
 	// Several: a workload of several parts, with its parts table; a
 	// one-part study with guarded ops has only the guards and launches.
 	Several bool
@@ -186,7 +188,7 @@ func workloadSection(s *Study) *workloadHTML {
 	}
 	rec := st.Recommendation
 	byOp := stored.LaunchesByOp(st, s.Launches)
-	w := &workloadHTML{Several: several, Skipped: st.GuardOpsSkipped, Phases: stored.PhasesOf(byOp), Spend: stored.SpendOf(byOp).Text()}
+	w := &workloadHTML{Objective: stored.Objective(st), Several: several, Skipped: st.GuardOpsSkipped, Phases: stored.PhasesOf(byOp), Spend: stored.SpendOf(byOp).Text()}
 	var verdicts []stored.OpVerdict
 	if rec != nil {
 		verdicts = stored.OpVerdicts(rec)

@@ -409,7 +409,7 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 			continue
 		}
 		p := &res.Parts[whos[k].i]
-		p.Refused = true
+		p.Refused, p.NotShownSafe = true, true
 		res.Recommend, res.Ending = false, EndingOpRegression
 		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%); keep NCCL's defaults, or raise --budget to measure it longer",
 			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin)

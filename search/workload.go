@@ -207,8 +207,10 @@ type PartResult struct {
 	// sizes, from the confirmation's launches of its op.
 	Comparison model.Comparison
 	// Refused: this part, slower by more than the minimum effect, refused
-	// the recommendation (EndingOpRegression).
-	Refused bool
+	// the recommendation (EndingOpRegression); NotShownSafe: a timed
+	// call refused because it was not shown safe (refuseUnshownCall), not
+	// because it was shown slower.
+	Refused, NotShownSafe bool
 }
 
 // partResults compares the confirmation launches part by part; nil for a

@@ -321,8 +321,12 @@ type PartComparison struct {
 	Significant bool       `json:"significant"`
 	// Slower: significantly slower by more than the minimum effect;
 	// Refused: this part refused the recommendation (op-regression).
-	Slower          bool             `json:"slower"`
-	Refused         bool             `json:"refused"`
+	Slower  bool `json:"slower"`
+	Refused bool `json:"refused"`
+	// NotShownSafe: a timed workload's call refused the recommendation
+	// because it was not shown safe (its upper bound over the margin),
+	// not because it was shown slower.
+	NotShownSafe    bool             `json:"not_shown_safe,omitempty"`
 	PValue          float64          `json:"p_value"`
 	BaselineScoreUS float64          `json:"baseline_score_us"`
 	ScoreUS         float64          `json:"score_us"`
@@ -486,29 +490,45 @@ type RecommendationSummary struct {
 	// candidate, so history says it as show does. Summaries written
 	// before it was recorded say "" for every study.
 	Refused string `json:"refused,omitempty"`
+	// RefusedHow is how it refused (RefusedSlower, RefusedFails,
+	// RefusedNotShownSafe).
+	RefusedHow string `json:"refused_how,omitempty"`
 }
 
 // Summary is r's headline, as the study's summary (history) keeps it.
 func (r *Recommendation) Summary() RecommendationSummary {
-	return RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant, Refused: r.RefusedBy()}
+	what, how := r.RefusedBy()
+	return RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant, Refused: what, RefusedHow: how}
 }
 
 // RefusedBy names the part or guarded op that refused the confirmed
-// candidate ("broadcast at 1M", "its part alltoall 512K-8M"), "" when
-// none did.
-func (r *Recommendation) RefusedBy() string {
+// candidate ("broadcast at 1M", "its part alltoall 512K-8M", "its call
+// broadcast 1M", "alltoall fail (the candidate failed)"), and how it
+// refused (RefusedSlower, RefusedFails, RefusedNotShownSafe); "" when none
+// did. The words around them are stored.Conclusion.Headline's.
+func (r *Recommendation) RefusedBy() (what, how string) {
 	for _, p := range r.Parts {
-		if p.Refused {
-			return fmt.Sprintf("its part %s %s", p.Op, p.Band)
+		switch {
+		case p.Refused && p.NotShownSafe:
+			return fmt.Sprintf("its call %s %s", p.Op, p.Band), RefusedNotShownSafe
+		case p.Refused:
+			return fmt.Sprintf("its part %s %s", p.Op, p.Band), RefusedSlower
 		}
 	}
 	for _, g := range r.OpGuards {
 		if g.Refused && g.Failed != "" {
-			return fmt.Sprintf("%s fail (%s)", g.Op, g.Failed)
+			return fmt.Sprintf("%s fail (%s)", g.Op, g.Failed), RefusedFails
 		}
 		if g.Refused {
-			return fmt.Sprintf("%s at %s", g.Op, nccl.FormatSize(g.WorstBytes))
+			return fmt.Sprintf("%s at %s", g.Op, nccl.FormatSize(g.WorstBytes)), RefusedSlower
 		}
 	}
-	return ""
+	return "", ""
 }
+
+// How a part or guarded op refused a candidate (RefusedBy).
+const (
+	RefusedSlower       = "slower"
+	RefusedFails        = "fails"
+	RefusedNotShownSafe = "not-shown-safe"
+)

@@ -84,6 +84,22 @@ func (c Conclusion) BaselineName() string {
 	return "your baseline (" + c.Baseline.Key() + ")"
 }
 
+// refusal is what the candidate did to what refused it, in the words
+// after "the candidate".
+func (c Conclusion) refusal() string {
+	how := ""
+	if c.Rec != nil {
+		how = c.Rec.RefusedHow
+	}
+	switch how {
+	case store.RefusedNotShownSafe:
+		return "is not shown safe for " + c.Refused
+	case store.RefusedFails:
+		return "makes " + c.Refused
+	}
+	return "makes " + c.Refused + " significantly slower"
+}
+
 // Headline is the conclusion in one phrase, and whether it changes what
 // the study compared with and whether it decided at all.
 func (c Conclusion) Headline() (text string, change, decided bool) {
@@ -94,7 +110,7 @@ func (c Conclusion) Headline() (text string, change, decided bool) {
 	case r == nil:
 		return fmt.Sprintf("none (the study is %s)", c.Status), false, false
 	case c.Keeps() && c.Refused != "":
-		return "keep " + c.BaselineName() + ": the candidate makes " + c.Refused + " significantly slower", false, true
+		return "keep " + c.BaselineName() + ": the candidate " + c.refusal(), false, true
 	case c.Keeps():
 		return "keep " + c.BaselineName() + ": no significant gain", false, true
 	}

@@ -50,3 +50,34 @@ func summaryOf(s *store.Study) store.StudySummary {
 	}
 	return sum
 }
+
+// TestRefusalWords: the headline says how the part or op refused the
+// candidate, as the study decided it: a timed call not shown safe is not
+// "significantly slower" (verify printed that of a +4.6 % call whose
+// upper bound was +7.5 %), and a failing op is not either.
+func TestRefusalWords(t *testing.T) {
+	for _, tc := range []struct {
+		rec  store.Recommendation
+		want string
+	}{
+		{store.Recommendation{Parts: []store.PartComparison{{Op: nccl.Broadcast, Band: "1M", Refused: true, NotShownSafe: true}}},
+			"keep NCCL defaults: the candidate is not shown safe for its call broadcast 1M"},
+		{store.Recommendation{Parts: []store.PartComparison{{Op: nccl.AllToAll, Band: "512K-8M", Refused: true}}},
+			"keep NCCL defaults: the candidate makes its part alltoall 512K-8M significantly slower"},
+		{store.Recommendation{OpGuards: []store.OpGuard{{Op: nccl.SendRecv, Refused: true, Failed: "the candidate failed"}}},
+			"keep NCCL defaults: the candidate makes sendrecv fail (the candidate failed)"},
+		{store.Recommendation{OpGuards: []store.OpGuard{{Op: nccl.Broadcast, Refused: true, WorstBytes: nccl.MiB}}},
+			"keep NCCL defaults: the candidate makes broadcast at 1M significantly slower"},
+	} {
+		rec := tc.rec
+		s := &store.Study{Status: vocab.StatusDone, Recommendation: &rec}
+		if got, _, _ := ConclusionOf(s).Headline(); got != tc.want {
+			t.Errorf("headline %q, want %q", got, tc.want)
+		}
+		if got, _, _ := SummaryConclusion(store.StudySummary{Status: vocab.StatusDone, Recommendation: ptr(rec.Summary())}).Headline(); got != tc.want {
+			t.Errorf("history's headline %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

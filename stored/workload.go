@@ -165,6 +165,8 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 			v.Worst = w
 		}
 		switch {
+		case p.Refused && p.NotShownSafe:
+			v.Verdict = "REFUSED the recommendation: not shown safe (its upper bound is over the margin)"
 		case p.Refused:
 			v.Verdict = "REFUSED the recommendation: slower by more than the minimum effect"
 		case p.Slower:
@@ -277,4 +279,15 @@ func SizeRange(sizes []int64) string {
 		s[i] = nccl.FormatSize(b)
 	}
 	return strings.Join(s, ", ")
+}
+
+// Objective says what a study of several parts (or of calls) scores a
+// config by, in the words every printer uses: the time per step for a
+// workload of calls, the parts' band scores weighed geometrically for
+// hand parts.
+func Objective(s *store.Study) string {
+	if s.Parts().Timed() {
+		return "the time per step, Σ calls × time, each call guarded at its own size"
+	}
+	return "its parts' band scores weighed geometrically"
 }

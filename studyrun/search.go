@@ -362,7 +362,7 @@ func partComparison(p search.PartResult, base, cand *search.Trial, stats model.O
 	bs, cs := model.Summarize(b, sizes, stats), model.Summarize(w, sizes, stats)
 	return store.PartComparison{Op: p.Part.Op.OrAllReduce(), Band: p.Part.Band.String(), Weight: p.Weight,
 		Speedup: finiteOr(c.Speedup, 1), SpeedupCI: [2]float64{finiteOr(c.Lo, finiteOr(c.Speedup, 1)), finiteOr(c.Hi, finiteOr(c.Speedup, 1))},
-		Significant: c.Significant, Slower: c.Slower, Refused: p.Refused, PValue: finiteOr(c.P, 1),
+		Significant: c.Significant, Slower: c.Slower, Refused: p.Refused, NotShownSafe: p.NotShownSafe, PValue: finiteOr(c.P, 1),
 		BaselineScoreUS: finiteOr(bs.ScoreUS, 0), ScoreUS: finiteOr(cs.ScoreUS, 0),
 		PerSize: opComparisons(p.Part.Op, b, w, sizes, stats)}
 }

@@ -43,11 +43,7 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 	byOp := stored.LaunchesByOp(study, launches)
 	if rec != nil && len(rec.Parts) > 0 {
 		fmt.Fprintln(w)
-		objective := "the objective weighs their band scores geometrically"
-		if study.Parts().Timed() {
-			objective = "the objective is the time per step, Σ calls × time; each call is guarded at its own size"
-		}
-		fmt.Fprintf(w, "parts (confirmation launches, interleaved; %s):\n", objective)
+		fmt.Fprintf(w, "parts (confirmation launches, interleaved; the objective: %s):\n", stored.Objective(study))
 		tw := newTable(w)
 		fmt.Fprintln(tw, "part\tweight\tbaseline µs\tcandidate µs\tspeedup (95% CI)\tverdict")
 		// The verdicts are stored.OpVerdicts', the parts' first.
