@@ -285,7 +285,10 @@ func TestTimedQuality(t *testing.T) {
 		if f.null && (q.afterRefusal > 0 || float64(q.changed) > 0.05*float64(seeds)+1) {
 			t.Errorf("%s: %d of %d timed studies recommended a change on a fabric where nothing helps (%d after a refusal)", f.name, q.changed, seeds, q.afterRefusal)
 		}
-		if 10*q.best < 8*seeds {
+		// At least 80 % of the seeds; with -short's 3 seeds that would ask
+		// for all 3 of a rate measured at 86 % over 100 (a coin flip's
+		// worth of failures), so one miss is allowed there.
+		if need := (8*seeds + 9) / 10; q.best < need && !(testing.Short() && q.best >= seeds-1) {
 			t.Errorf("%s: the best safe setting in %d of %d timed studies, want at least 80 %%", f.name, q.best, seeds)
 		}
 	}
