@@ -168,3 +168,20 @@ func TestShowPrintsOutsideTextEscaped(t *testing.T) {
 		t.Errorf("a --base-env value forged a line of show:\n%s", stdout)
 	}
 }
+
+// TestParsePrintsOutsideTextEscaped: parse quotes a saved output's host
+// and GPU names, NCCL's warnings and the file's name; each is shown
+// escaped. Round five of issue 38: printed raw.
+func TestParsePrintsOutsideTextEscaped(t *testing.T) {
+	text := "# nccl-tests version 2.19.6\n" +
+		"#  Rank  0 Group  0 Pid 1 on h\x1b]0;pwned\aost device  0 [0x1b] NVIDIA\x1b[31m H200\u2028x\n" +
+		"h:1:1 [0] NCCL WARN \x1b[2Jall is\u2028well\n"
+	path := writeHostile(t, "run\x1b[5m.txt", []byte(text))
+	stdout, _, _ := runCLI(t, filepath.Join(t.TempDir(), "db"), "parse", path)
+	checkNoRawControls(t, "parse", stdout)
+	for _, want := range []string{`run\x1b[5m.txt:`, `h\x1b]0;pwned\aost`, `NVIDIA\x1b[31m H200`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("parse does not show %q:\n%s", want, stdout)
+		}
+	}
+}
