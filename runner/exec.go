@@ -17,6 +17,7 @@ import (
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/outfile"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/vocab"
 )
 
@@ -413,6 +414,12 @@ func classify(l *benchfmt.Launch) {
 	default:
 		l.Outcome = benchfmt.OK
 	}
+	// A reason quotes what the benchmark printed (its last line, a failure
+	// message), and it is shown in every launch line, stored and shown
+	// again by show: one line of printable text, as safetext writes it,
+	// so that an escape sequence or a line break there never reaches a
+	// terminal.
+	l.Reason = safetext.Escape(l.Reason)
 }
 
 // failureCause names the most specific cause the output offers.

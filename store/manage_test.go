@@ -239,6 +239,13 @@ func TestLabelsAreOneLineOfText(t *testing.T) {
 		{"lane", "a\nb", "control character"},
 		{"lane", "a\x1b[2Jb", "control character"},
 		{"lane", "a\x00", "control character"},
+		// Round five of issue 38: a line separator and a bidi override
+		// are no controls to unicode.IsControl, yet one breaks the line
+		// and the other reorders what the terminal shows.
+		{"lane", "a\u2028b", "does not show as itself"},
+		{"lane", "a\u2029b", "does not show as itself"},
+		{"lane", "evil\u202egnp", "does not show as itself"},
+		{"lane", "a\u2066b\u2069", "does not show as itself"},
 		{"la ne", "x", "use letters, digits"},
 		{strings.Repeat("k", 65), "x", "at most 64"},
 		{"lane", strings.Repeat("v", 257), "at most 256"},
@@ -247,7 +254,7 @@ func TestLabelsAreOneLineOfText(t *testing.T) {
 			t.Errorf("CheckLabel(%q, %q) = %v, want %q", tc.k, tc.v, err, tc.want)
 		}
 	}
-	if err := CheckLabel("ticket", "OPS-12 (spark4, the 2nd lane)"); err != nil {
+	if err := CheckLabel("ticket", "OPS-12 (spark4, the 2nd lane) µs é 日本"); err != nil {
 		t.Errorf("a plain label: %v", err)
 	}
 	s := openWriter(t)

@@ -14,6 +14,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -151,9 +152,10 @@ func checkWord(what, w string) error {
 
 // CheckLabel reports whether key=value can label a study: the key is
 // written like a name (without the ID rule), at most MaxNameLen long; the
-// value is any text of at most MaxLabelValueLen bytes without control
-// characters (a newline would break show's lines, an escape sequence
-// would reach the terminal).
+// value is any text of at most MaxLabelValueLen bytes that shows as
+// itself: no control characters (a newline would break show's lines, an
+// escape sequence would reach the terminal), line separators or bidi
+// controls (safetext.Shows).
 func CheckLabel(key, value string) error {
 	switch {
 	case key == "":
@@ -171,6 +173,11 @@ func CheckLabel(key, value string) error {
 	for _, r := range value {
 		if unicode.IsControl(r) {
 			return fmt.Errorf("label %s=%q: the value holds a control character (%U); labels are one line of text", key, value, r)
+		}
+		// What a printer would escape (safetext's rule) is refused here,
+		// so that a label reads as it was typed wherever it is shown.
+		if !safetext.Shows(r) {
+			return fmt.Errorf("label %s=%q: the value holds %U, which does not show as itself (a line or paragraph separator, a bidi or formatting control); labels are one line of plain text", key, value, r)
 		}
 	}
 	return nil

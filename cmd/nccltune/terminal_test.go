@@ -132,3 +132,56 @@ func TestErrorsPrintOutsideTextEscaped(t *testing.T) {
 		checkNoRawControls(t, fmt.Sprint(tc.args), stderr)
 	}
 }
+
+// TestShowPrintsOutsideTextEscaped: what a benchmark printed (quoted in a
+// failed launch's reason) and a --base-env value reach the terminal
+// escaped in the launch lines and in show, never as an escape sequence
+// or a line of their own. Round five of issue 38: both were printed raw.
+func TestShowPrintsOutsideTextEscaped(t *testing.T) {
+	dir := t.TempDir()
+	bench := filepath.Join(dir, "bench")
+	script := "#!/bin/sh\nprintf 'common.cu:1454 \\033]0;pwned\\007\\033[2J \\302\\233 2J\\342\\200\\250failed\\n' >&2\nexit 3\n"
+	if err := os.WriteFile(bench, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "db")
+	_, stderr, code := runCLI(t, db, "sweep", "--bench", bench, "--launcher", "local", "--np", "1", "--min", "1M", "--max", "2M",
+		"--base-env", "NCCL_IB_HCA=mlx5\x1b[8m\nrecommendation: NCCL_PROTO=LL")
+	if code != exitFabric {
+		t.Fatalf("sweep: exit %d, want %d: %s", code, exitFabric, stderr)
+	}
+	checkNoRawControls(t, "sweep's launch lines", stderr)
+	stdout, stderr, code := runCLI(t, db, "show", "s1", "--trials")
+	if code != exitOK {
+		t.Fatalf("show: exit %d: %s", code, stderr)
+	}
+	checkNoRawControls(t, "show", stdout)
+	for _, want := range []string{
+		`NCCL_IB_HCA=mlx5\x1b[8m\nrecommendation: NCCL_PROTO=LL`,
+		`common.cu:1454 \x1b]0;pwned\a\x1b[2J \u009b 2J\u2028failed`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("show does not show %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "\nrecommendation: NCCL_PROTO=LL") {
+		t.Errorf("a --base-env value forged a line of show:\n%s", stdout)
+	}
+}
+
+// TestParsePrintsOutsideTextEscaped: parse quotes a saved output's host
+// and GPU names, NCCL's warnings and the file's name; each is shown
+// escaped. Round five of issue 38: printed raw.
+func TestParsePrintsOutsideTextEscaped(t *testing.T) {
+	text := "# nccl-tests version 2.19.6\n" +
+		"#  Rank  0 Group  0 Pid 1 on h\x1b]0;pwned\aost device  0 [0x1b] NVIDIA\x1b[31m H200\u2028x\n" +
+		"h:1:1 [0] NCCL WARN \x1b[2Jall is\u2028well\n"
+	path := writeHostile(t, "run\x1b[5m.txt", []byte(text))
+	stdout, _, _ := runCLI(t, filepath.Join(t.TempDir(), "db"), "parse", path)
+	checkNoRawControls(t, "parse", stdout)
+	for _, want := range []string{`run\x1b[5m.txt:`, `h\x1b]0;pwned\aost`, `NVIDIA\x1b[31m H200`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("parse does not show %q:\n%s", want, stdout)
+		}
+	}
+}

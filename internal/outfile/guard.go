@@ -81,7 +81,11 @@ func checkNotProtected(path string, size int64) error {
 		return &ProtectedError{Path: path, What: "a bbolt database (the format nccltune keeps its studies in)"}
 	}
 	if db, ok := lockFileOf(f, path, size); ok {
-		return &ProtectedError{Path: path, What: fmt.Sprintf("the lock file of the nccltune database %s (every writer of it takes its turn there)", db)}
+		what := fmt.Sprintf("the lock file of the nccltune database %s", db)
+		if db == "" {
+			what = "the lock file of an nccltune database, through another name (a hard link)"
+		}
+		return &ProtectedError{Path: path, What: what + " (every writer of it takes its turn there)"}
 	}
 	if livenessHeld(f) {
 		return &ProtectedError{Path: path, What: "in use by a running nccltune (it holds the file's liveness lock, as a study's process does on its database)"}
@@ -114,14 +118,24 @@ func isBolt(f *os.File, size int64) bool {
 // judged by name and content together: DB.lock (by its real name, links
 // followed: store names the lock after the database's real path) holding
 // a writer's holder record, or empty (as between writes) beside a bbolt
-// file DB.
+// file DB. A holder record in a file of several names is a lock reached
+// through a hard link under another name: a file of several names is
+// written in place, into the lock itself, so its content decides.
 func lockFileOf(f *os.File, path string, size int64) (string, bool) {
 	name := path
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		name = real
 	}
-	if !strings.HasSuffix(name, LockSuffix) || size > maxHolderRecord {
+	if size > maxHolderRecord {
 		return "", false
+	}
+	if !strings.HasSuffix(name, LockSuffix) {
+		if size == 0 || !manyNames(f) {
+			return "", false
+		}
+		b := make([]byte, size)
+		n, _ := f.ReadAt(b, 0)
+		return "", IsHolderRecord(b[:n]) // which database's, its name no longer says
 	}
 	db := strings.TrimSuffix(name, LockSuffix)
 	if size > 0 {
@@ -139,4 +153,15 @@ func lockFileOf(f *os.File, path string, size int64) (string, bool) {
 	}
 	defer g.Close()
 	return db, isBolt(g, info.Size())
+}
+
+// manyNames reports whether the open file has more than one name (hard
+// links), as outfile.Write decides to write a file in place.
+func manyNames(f *os.File) bool {
+	info, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 1
 }

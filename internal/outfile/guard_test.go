@@ -85,6 +85,16 @@ func TestWriteNeverReplacesAnotherDatabase(t *testing.T) {
 		{"lock file holding a writer's record", func(t *testing.T) string {
 			return file("gone.db.lock", `{"pid":4242,"command":"nccltune search --band 1M","since":"2026-01-02T03:04:05Z","host":"h"}`+"\n")
 		}, "gone.db.lock is the lock file"},
+		// Round five of issue 38: the same lock reached by another name
+		// (a hard link, written in place) was written over by content.
+		{"hard link to a lock file holding a writer's record", func(t *testing.T) string {
+			lock := file("linked.db.lock", `{"pid":4243,"command":"nccltune search --band 1M","since":"2026-01-02T03:04:05Z","host":"h"}`+"\n")
+			p := path("notes.txt")
+			if err := os.Link(lock, p); err != nil {
+				t.Skip(err)
+			}
+			return p
+		}, "notes.txt is the lock file"},
 		{"file a running nccltune holds", func(t *testing.T) string {
 			p := file("held", "a database whose first page is lost\n")
 			// What store's holdLiveness does in a running study's process:

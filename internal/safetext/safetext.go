@@ -42,7 +42,7 @@ func Escape(s string) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case shows(r):
+		case Shows(r):
 			b.WriteString(s[i : i+n])
 		default:
 			q := strconv.QuoteRune(r) // 'x' with x escaped
@@ -53,9 +53,12 @@ func Escape(s string) string {
 	return b.String()
 }
 
-// shows reports whether r is written as itself: a printable character or
-// the space (unicode.IsPrint, as strconv.Quote decides).
-func shows(r rune) bool { return r == ' ' || unicode.IsPrint(r) }
+// Shows reports whether r is written as itself: a printable character or
+// the space (unicode.IsPrint, as strconv.Quote decides). It is the rule
+// Escape applies, for a check that refuses text instead (store's labels):
+// a line or paragraph separator and a bidi control are no controls to
+// unicode.IsControl, yet one breaks a line and the other reorders it.
+func Shows(r rune) bool { return r == ' ' || unicode.IsPrint(r) }
 
 // clean reports whether Escape leaves s as it is.
 func clean(s string) bool {
@@ -65,7 +68,7 @@ func clean(s string) bool {
 				return false
 			}
 		}
-		if !shows(r) {
+		if !Shows(r) {
 			return false
 		}
 	}

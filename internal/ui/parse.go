@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
@@ -143,20 +144,26 @@ func parseDoc(p ParseOutcome, errorOf func(error) ErrorJSON) parseJSON {
 // writeParseText prints one file: a summary line, the table, the footer,
 // NCCL's facts and choices, and what went wrong.
 func writeParseText(w io.Writer, p ParseOutcome) error {
-	fmt.Fprintf(w, "%s:\n", p.Name)
+	// Every line quotes the file (its name, host and GPU names, NCCL's
+	// warnings, a failure message): printed through safetext.Escape, as
+	// doctor prints a log.
+	say := func(format string, args ...any) (int, error) {
+		return fmt.Fprintln(w, safetext.Escape(fmt.Sprintf(format, args...)))
+	}
+	say("%s:", p.Name)
 	if p.Refused != "" {
-		_, err := fmt.Fprintf(w, "  refused: %s\n", p.Refused)
+		_, err := say("  refused: %s", p.Refused)
 		return err
 	}
 	r := p.Result
 	if r == nil {
-		_, err := fmt.Fprintf(w, "  not nccl-tests output: %s\n", p.Err)
+		_, err := say("  not nccl-tests output: %s", p.Err)
 		return err
 	}
 	if r.Simulated {
-		fmt.Fprintf(w, "  SIMULATED fabric (profile %s): not a measurement\n", orDash(r.SimProfile))
+		say("  SIMULATED fabric (profile %s): not a measurement", orDash(r.SimProfile))
 	}
-	fmt.Fprintf(w, "  %s\n", parseSummary(r))
+	say("  %s", parseSummary(r))
 	if len(r.Rows) > 0 {
 		if err := writeParseRows(w, r.Rows); err != nil {
 			return err
@@ -167,41 +174,41 @@ func writeParseText(w io.Writer, p ParseOutcome) error {
 		if r.OutOfBounds != nil {
 			oob = fmt.Sprintf("out-of-bounds values %d", *r.OutOfBounds)
 		}
-		fmt.Fprintf(w, "  avg busbw %s GB/s, %s\n", parseFormatBW(r.AvgBusBW), oob)
+		say("  avg busbw %s GB/s, %s", parseFormatBW(r.AvgBusBW), oob)
 	}
 	if bad := r.Invalid(); bad != "" && r.Complete {
-		fmt.Fprintf(w, "  INVALID: %s; these numbers are not a measurement\n", bad)
+		say("  INVALID: %s; these numbers are not a measurement", bad)
 	}
 	if f := r.Facts; f != nil {
-		fmt.Fprintf(w, "  NCCL: %s\n", parseFactsSummary(f))
+		say("  NCCL: %s", parseFactsSummary(f))
 		if len(f.Choices) > 0 {
 			fmt.Fprintln(w, "  NCCL's choice per size:")
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			for _, c := range f.Choices {
-				fmt.Fprintf(tw, "    %s\t%s\t%s/%s\t%d channels (%d..%d)\n", c.Collective, nccl.FormatSize(c.Bytes), c.Algo, c.Proto, c.Channels, c.ChannelLo, c.ChannelHi)
+				fmt.Fprintf(tw, "    %s\t%s\t%s/%s\t%d channels (%d..%d)\n", safetext.Escape(c.Collective), nccl.FormatSize(c.Bytes), safetext.Escape(c.Algo), safetext.Escape(c.Proto), c.Channels, c.ChannelLo, c.ChannelHi)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
 		}
 		for _, warn := range f.Warnings {
-			fmt.Fprintf(w, "  NCCL WARN %s\n", warn)
+			say("  NCCL WARN %s", warn)
 		}
 	}
 	for _, e := range r.Errors {
 		if !strings.HasPrefix(e, "NCCL WARN ") || r.Facts == nil {
-			fmt.Fprintf(w, "  error: %s\n", e)
+			say("  error: %s", e)
 		}
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+		say("  note: %s", n)
 	}
 	var err error
 	switch {
 	case p.Failure() != "":
-		_, err = fmt.Fprintf(w, "  FAILED: %s\n", p.Failure())
+		_, err = say("  FAILED: %s", p.Failure())
 	case p.Unreadable() != "":
-		_, err = fmt.Fprintf(w, "  no table: %s\n", p.Unreadable())
+		_, err = say("  no table: %s", p.Unreadable())
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/report"
 	"github.com/nccltune/nccltune/store"
@@ -55,16 +56,20 @@ func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
 }
 
 // writeStudySettings prints what the study asked for and where it ran, as
-// "key  value" lines.
+// "key  value" lines. The values hold text from outside (a --base-env
+// value, a file path, a host or GPU name, a reason quoting the
+// benchmark's output, labels): each is printed through safetext.Escape,
+// so that a line break in one cannot forge a line of show and an escape
+// sequence never reaches the terminal.
 func writeStudySettings(w io.Writer, s *store.Study, loc *time.Location) error {
 	tw := newTable(w)
 	for _, f := range stored.Settings(s, loc) {
-		fmt.Fprintf(tw, "%s\t%s\n", f.Key, f.Value)
+		fmt.Fprintf(tw, "%s\t%s\n", f.Key, safetext.Escape(f.Value))
 		if f.Key == "study" && len(s.Labels) > 0 {
-			fmt.Fprintf(tw, "labels\t%s\n", labelsText(s.Labels))
+			fmt.Fprintf(tw, "labels\t%s\n", safetext.Escape(labelsText(s.Labels)))
 		}
 		if f.Key == "study" && len(s.BaselineEnv) > 0 {
-			fmt.Fprintf(tw, "baseline\t%s (--baseline-env: compared with these, not NCCL's defaults)\n", nccl.Config(s.BaselineEnv).Key())
+			fmt.Fprintf(tw, "baseline\t%s (--baseline-env: compared with these, not NCCL's defaults)\n", safetext.Escape(nccl.Config(s.BaselineEnv).Key()))
 		}
 	}
 	return tw.Flush()
@@ -165,7 +170,9 @@ func trialScores(data *report.Study) map[int]report.ScoredConfig {
 }
 
 // writeTrialsTable lists every trial by number, with its score as the
-// report gives it (ScoreDefinition).
+// report gives it (ScoreDefinition). A reason may quote the benchmark's
+// output (in a database written before runner escaped it): escaped as
+// writeStudySettings escapes its values.
 func writeTrialsTable(w io.Writer, data *report.Study) error {
 	scores := trialScores(data)
 	tw := newTable(w)
@@ -175,7 +182,7 @@ func writeTrialsTable(w io.Writer, data *report.Study) error {
 		if c, ok := scores[t.Number]; ok && c.Scored() {
 			score, scored = fmt.Sprintf("%.1f", c.ScoreUS), c.Launches
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", t.Number, orDash(t.Role), t.State, t.Launches, scored, score, t.Config.String(), t.Reason)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", t.Number, orDash(t.Role), t.State, t.Launches, scored, score, safetext.Escape(t.Config.String()), safetext.Escape(t.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
