@@ -206,7 +206,8 @@ func TestShowJSONComparison(t *testing.T) {
 
 // TestOneScore: show --trials, show --json, the trials CSV and the
 // report's scored configs give a trial the same score over the same
-// launches; the definition is in show --help and the README; the curves
+// launches; the definition is in show --help and docs/GUIDE.md ("The
+// statistics", where README sends a reader for what scores mean); the curves
 // CSV numbers launches from 1, as search's progress does.
 func TestOneScore(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "db")
@@ -267,9 +268,9 @@ func TestOneScore(t *testing.T) {
 		}
 	}
 	help, _, _ := runCLI(t, db, "show", "--help")
-	readme, _ := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	guide, _ := os.ReadFile(filepath.Join("..", "..", "docs", "GUIDE.md"))
 	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	for name, doc := range map[string]string{"show --help": help, "README": string(readme)} {
+	for name, doc := range map[string]string{"show --help": help, "docs/GUIDE.md": string(guide)} {
 		if !strings.Contains(flat(doc), flat(ui.ScoreDefinition)) {
 			t.Errorf("%s does not define SCORE", name)
 		}
