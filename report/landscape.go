@@ -143,6 +143,7 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 	for _, key := range order {
 		g := groups[key]
 		g.ScoreUS, g.LoUS, g.HiUS, g.Interval = medianWithInterval(scores[key], opt)
+		s.verdictScore(g)
 		out = append(out, *g)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -153,6 +154,30 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 		return a.Scored() && a.ScoreUS < b.ScoreUS
 	})
 	return out, nil
+}
+
+// verdictScore gives the baseline and the confirmed config the score the
+// verdict states (store.Recommendation: each size's median over their
+// confirmation launches, combined over the band), so that a config shows
+// one score in a report: the recommendation's, not a second one pooled
+// from every launch beside it. Their interval is the verdict's speedup
+// interval, not drawn as a score interval.
+func (s *Study) verdictScore(g *ScoredConfig) {
+	r := s.Study.Recommendation
+	if r == nil || !(r.BaselineScoreUS > 0) || !(r.ScoreUS > 0) || g.Launches == 0 {
+		return
+	}
+	n := r.BaselineLaunches
+	switch g.Role {
+	case vocab.RoleBaseline:
+		g.ScoreUS = r.BaselineScoreUS
+	case "recommended", "confirmed":
+		g.ScoreUS, n = r.ScoreUS, r.CandidateLaunches
+	default:
+		return
+	}
+	g.LoUS, g.HiUS = math.NaN(), math.NaN()
+	g.Interval = fmt.Sprintf("the verdict's, %s", texttable.Plural(n, "confirmation launch"))
 }
 
 // equivalenceKey groups trials into one landscape entry: trials with the
@@ -419,7 +444,7 @@ func (l Landscape) sheet() (*sheet, error) {
 		legend = &legendRows{Legend: newLegend()}
 	}
 	caption := []string{
-		"Dot: the median of the config's launch band scores (each launch's geometric mean over the band of its per-size median times), all its launches pooled.",
+		"Dot: the median of the config's launch band scores (each launch's geometric mean over the band of its per-size median times), all its launches pooled; NCCL defaults' and the confirmed config's are the verdict's score, from their confirmation launches.",
 		"Bar: the 95% confidence interval of that median from 6 launches, the min–max of the launches below that; a ring is a single launch (no interval: the winner's curse applies).",
 		"The verdict does not come from this ranking but from the interleaved confirmation of one config against NCCL defaults (the speedup figure).",
 	}

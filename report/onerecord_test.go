@@ -60,3 +60,35 @@ func TestReportKeepsAsShowDoes(t *testing.T) {
 	}
 	t.Errorf("report.Recommended = %v, but show's rule says keeps = %v", s.Recommended(), stored.ConclusionOf(s.Study).Keeps())
 }
+
+// TestOneConfigOneScore: the baseline and the confirmed config show the
+// verdict's score in the trials table and the landscape, the score the
+// recommendation states; a second score pooled from every launch beside
+// it made one config show two (186.2 µs and 173.9 µs on one page).
+func TestOneConfigOneScore(t *testing.T) {
+	s := recommendStudy()
+	r := s.Study.Recommendation
+	cs, err := s.ScoredConfigs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, c := range cs {
+		want := 0.0
+		switch c.Role {
+		case "baseline":
+			want = r.BaselineScoreUS
+		case "recommended", "confirmed":
+			want = r.ScoreUS
+		default:
+			continue
+		}
+		seen++
+		if c.ScoreUS != want {
+			t.Errorf("%s (%s) scores %.1f µs in the table, the verdict %.1f µs", c.Label, c.Role, c.ScoreUS, want)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d configs with the baseline's or the confirmed role, want 2", seen)
+	}
+}
