@@ -486,11 +486,15 @@ type RecommendationSummary struct {
 	// candidate, so history says it as show does. Summaries written
 	// before it was recorded say "" for every study.
 	Refused string `json:"refused,omitempty"`
+	// Ending is Recommendation.Ending, so history says why a study kept
+	// its baseline as show does; "" in summaries written before it was
+	// recorded.
+	Ending string `json:"ending,omitempty"`
 }
 
 // Summary is r's headline, as the study's summary (history) keeps it.
 func (r *Recommendation) Summary() RecommendationSummary {
-	return RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant, Refused: r.RefusedBy()}
+	return RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant, Refused: r.RefusedBy(), Ending: r.Ending}
 }
 
 // RefusedBy names the part or guarded op that refused the confirmed
