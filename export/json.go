@@ -8,6 +8,7 @@ import (
 
 	"github.com/nccltune/nccltune/benchfmt"
 	"github.com/nccltune/nccltune/store"
+	"github.com/nccltune/nccltune/stored"
 )
 
 // Document is the json format: the recommendation with where it came
@@ -25,6 +26,10 @@ type Document struct {
 	// Env is the variables to set: the recommendation minus the knobs in
 	// Dropped, plus the base env when BaseEnv is present.
 	Env map[string]string `json:"env"`
+	// Verdict is the study's conclusion in the words search, show and
+	// history say (stored.Conclusion.Headline), a refusal's reason
+	// included.
+	Verdict string `json:"verdict"`
 	// KeepDefaults is true when the answer is "keep NCCL's defaults".
 	KeepDefaults bool `json:"keep_defaults"`
 	// BaselineEnv is what the study compared with ({} for NCCL's
@@ -74,6 +79,7 @@ func NewDocument(b *Recommendation, o Options) *Document {
 		Simulated: s.Simulated, SimProfile: s.Launch.SimProfile, NCCLVersion: s.Platform.NCCLVersion, Fabric: s.Platform,
 		Created: s.Created.UTC(), Exported: o.now(), Choices: benchfmt.CompareChoices(b.Defaults, b.Recommended),
 	}
+	d.Verdict, _, _ = stored.ConclusionOf(s).Headline()
 	if d.Dropped == nil {
 		d.Dropped = []Dropped{}
 	}

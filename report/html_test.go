@@ -138,7 +138,7 @@ func TestHTMLRecommendation(t *testing.T) {
 		"verdict": {"Set NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "×4.40 [4.10, 4.80]", "SIMULATED"},
 		"figures": {"s3-512K-4M: all_reduce bus bandwidth by message size", "s3-512K-4M: all_reduce time by message size",
 			"SIMULATED fabric (spark4)", "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128 — recommended  (6 confirmation launches, 95% CI)",
-			"band 512K–4M: speedup ×4.44 [4.24, 4.62] (95% CI)", "speedup over NCCL defaults by message size", "the search's landscape", "how the search converged"},
+			"band 512K–4M: speedup ×4.40 [4.10, 4.80] (95% CI)", "speedup over NCCL defaults by message size", "the search's landscape", "how the search converged"},
 		"tables":   {"time µs", "busbw GB/s", "8M guard", "band geomean", "(p=0.002 n=6)"},
 		"choices":  {"Ring LL128, 32 channels", "Ring Simple, 8 channels", "changed"},
 		"export":   {"NCCL_PROTO=^LL128", "export NCCL_MAX_NCHANNELS", "SIMULATED"},

@@ -136,6 +136,16 @@ func (s *Study) Compare() *Comparison {
 	bandMeasured := c.addRows(bm, cm, band, s.Study.GuardSizes, opt)
 	if len(bandMeasured) == len(band) && len(band) > 0 {
 		c.addBand(bm, cm, band, opt, notes)
+		if d := s.decidedBand(cand, which); d != nil {
+			// The study's decision, as stored: its confirmation may have
+			// judged at a sequential look's level, which a comparison
+			// rebuilt from the launches does not know. Scores it did not
+			// record stay the launches' own.
+			if !(d.BaselineUS > 0 && d.CandidateUS > 0) {
+				d.BaselineUS, d.CandidateUS = c.Band.BaselineUS, c.Band.CandidateUS
+			}
+			c.Band = d
+		}
 	}
 	// Footnotes: the model's warnings about each arm over every row's size.
 	var rowSizes []int64
@@ -223,6 +233,31 @@ func (c *Comparison) addBand(bm, cm []model.Launch, band []int64, opt model.Opti
 			notes.add(w.Message)
 		}
 	}
+}
+
+// decidedBand is the band row as the study decided it (the stored
+// record's speedup, interval, p and scores: the numbers search printed),
+// when the comparison shows that decision: the confirmation launches of
+// the candidate it confirmed, over the study's one part or the one part
+// of this op. Nil otherwise (no confirmation, or an op the study scored
+// in several parts): the row is then the launches' own.
+func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
+	r := s.Study.Recommendation
+	if r == nil || which != PhaseConfirmation || r.BaselineLaunches == 0 || r.CandidateLaunches == 0 ||
+		(r.CandidateTrialID != 0 && r.CandidateTrialID != cand.ID) {
+		return nil
+	}
+	if len(r.Parts) == 0 {
+		return &BandRow{BaselineUS: r.BaselineScoreUS, CandidateUS: r.ScoreUS, Speedup: r.Speedup,
+			Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1], P: r.PValue, Significant: r.Significant}
+	}
+	parts, _ := s.partsOf(s.Study.Op())
+	if len(parts) != 1 {
+		return nil
+	}
+	p := parts[0]
+	return &BandRow{BaselineUS: p.BaselineScoreUS, CandidateUS: p.ScoreUS, Speedup: p.Speedup,
+		Lo: p.SpeedupCI[0], Hi: p.SpeedupCI[1], P: p.PValue, Significant: p.Significant}
 }
 
 // noteWarnings footnotes the model's warnings about one arm (side 0 the

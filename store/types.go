@@ -493,12 +493,16 @@ type RecommendationSummary struct {
 	// RefusedHow is how it refused (RefusedSlower, RefusedFails,
 	// RefusedNotShownSafe).
 	RefusedHow string `json:"refused_how,omitempty"`
+	// Ending is Recommendation.Ending, so history says why a study kept
+	// its baseline as show does; "" in summaries written before it was
+	// recorded.
+	Ending string `json:"ending,omitempty"`
 }
 
 // Summary is r's headline, as the study's summary (history) keeps it.
 func (r *Recommendation) Summary() RecommendationSummary {
 	what, how := r.RefusedBy()
-	return RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant, Refused: what, RefusedHow: how}
+	return RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant, Refused: what, RefusedHow: how, Ending: r.Ending}
 }
 
 // RefusedBy names the part or guarded op that refused the confirmed

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
@@ -34,6 +35,9 @@ type Conclusion struct {
 	// Refused names the part or guarded op that refused the candidate
 	// ("broadcast at 1M"), when one did (store.Recommendation.RefusedBy).
 	Refused string
+	// Ending is why the study ended as it did (store.Recommendation.Ending);
+	// "" for a summary written before it was recorded.
+	Ending string
 }
 
 // ConclusionOf is a stored study's conclusion.
@@ -41,7 +45,7 @@ func ConclusionOf(s *store.Study) Conclusion {
 	c := Conclusion{Status: s.Status, Baseline: nccl.Config(s.BaselineEnv).Clone()}
 	if r := s.Recommendation; r != nil {
 		headline := r.Summary()
-		c.Rec, c.Refused = &headline, headline.Refused
+		c.Rec, c.Refused, c.Ending = &headline, headline.Refused, headline.Ending
 	}
 	return c
 }
@@ -50,7 +54,7 @@ func ConclusionOf(s *store.Study) Conclusion {
 func SummaryConclusion(s store.StudySummary) Conclusion {
 	c := Conclusion{Status: s.Status, Rec: s.Recommendation, Baseline: nccl.Config(s.BaselineEnv).Clone()}
 	if c.Rec != nil {
-		c.Refused = c.Rec.Refused
+		c.Refused, c.Ending = c.Rec.Refused, c.Rec.Ending
 	}
 	return c
 }
@@ -112,13 +116,47 @@ func (c Conclusion) Headline() (text string, change, decided bool) {
 	case c.Keeps() && c.Refused != "":
 		return "keep " + c.BaselineName() + ": the candidate " + c.refusal(), false, true
 	case c.Keeps():
-		return "keep " + c.BaselineName() + ": no significant gain", false, true
+		return "keep " + c.BaselineName() + ": " + keepWhy(c.Ending), false, true
 	}
 	if key := nccl.Config(r.Env).Key(); key != "" {
 		return key, true, true
 	}
 	// Against the user's settings, NCCL's defaults can win.
 	return "NCCL defaults (unset your baseline's " + strings.Join(c.Baseline.Names(), " ") + ")", true, true
+}
+
+// keepWhy says in a few words why a study kept its baseline, from the
+// ending it stored (search.Ending* or the confirmation's model.Verdict*;
+// the values are the stored record's, so they are spelled here rather
+// than imported from search, which the printers do not need). The one
+// place these words are written: search, show, history, every export and
+// the report say them through Headline.
+func keepWhy(ending string) string {
+	switch ending {
+	case model.VerdictBelowMinEffect:
+		return "the gain is below the minimum effect"
+	case model.VerdictFutile:
+		return "the confirmation excluded a gain worth having"
+	case model.VerdictSlower, model.VerdictSlightlySlower:
+		return "the candidate is slower"
+	case "op-regression":
+		return "the candidate makes another collective significantly slower"
+	case "guard-regression":
+		return "the candidate is slower at a guard size"
+	case "switches-on-disabled":
+		return "the candidate switches on what NCCL's defaults disabled"
+	case "candidate-failed":
+		return "the candidate failed during confirmation"
+	case "no-candidate":
+		return "no other config ran successfully"
+	case "same-as-baseline":
+		return "the best config found runs the same plan as the baseline"
+	case "interrupted":
+		return "interrupted before a decision"
+	case "cannot-decide":
+		return "the budget left cannot decide a confirmation"
+	}
+	return "no significant gain"
 }
 
 // VerdictOf states the study's conclusion.

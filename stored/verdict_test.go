@@ -3,7 +3,9 @@ package stored
 import (
 	"testing"
 
+	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 	"github.com/nccltune/nccltune/vocab"
 )
@@ -28,6 +30,13 @@ func TestConclusion(t *testing.T) {
 		{"change", nil, &store.Recommendation{Env: map[string]string{"NCCL_PROTO": "^LL128"}, Significant: true}, vocab.StatusDone, false, "NCCL_PROTO=^LL128", "NCCL_PROTO=^LL128"},
 		{"defaults beat the baseline", baseline, &store.Recommendation{Env: map[string]string{}, Significant: true}, vocab.StatusDone, false, "", "NCCL defaults (unset your baseline's NCCL_MAX_NCHANNELS NCCL_PROTO)"},
 		{"running", nil, nil, vocab.StatusRunning, false, "", "not decided yet (the study is still running)"},
+		// Why a study kept its baseline is said from its stored ending, in
+		// every command (search's text had its own words; the others said
+		// "no significant gain" for a candidate refused at a guard size).
+		{"slower at a guard size", nil, &store.Recommendation{Env: map[string]string{}, Ending: search.EndingGuard}, vocab.StatusDone, true, "", "keep NCCL defaults: the candidate is slower at a guard size"},
+		{"below the minimum effect", baseline, &store.Recommendation{Env: map[string]string{}, Ending: model.VerdictBelowMinEffect}, vocab.StatusDone, true, "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "keep your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128): the gain is below the minimum effect"},
+		{"refused by a guarded op", nil, &store.Recommendation{Env: map[string]string{}, Ending: search.EndingOpRegression,
+			OpGuards: []store.OpGuard{{Op: nccl.Broadcast, Refused: true, WorstBytes: 1 << 20}}}, vocab.StatusDone, true, "", "keep NCCL defaults: the candidate makes broadcast at 1M significantly slower"},
 	} {
 		s := &store.Study{Name: "s1", Status: tc.status, BaselineEnv: tc.baseline, Recommendation: tc.rec}
 		for how, c := range map[string]Conclusion{"study": ConclusionOf(s), "summary": SummaryConclusion(summaryOf(s))} {
@@ -46,7 +55,8 @@ func TestConclusion(t *testing.T) {
 func summaryOf(s *store.Study) store.StudySummary {
 	sum := store.StudySummary{Name: s.Name, Status: s.Status, BaselineEnv: nccl.Config(s.BaselineEnv).Clone()}
 	if r := s.Recommendation; r != nil {
-		sum.Recommendation = &store.RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant}
+		headline := r.Summary()
+		sum.Recommendation = &headline
 	}
 	return sum
 }
@@ -81,3 +91,16 @@ func TestRefusalWords(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestEveryKeepingEndingHasWords: each ending a study can keep its
+// baseline with has its own words (keepWhy spells the stored values, so
+// this checks them against search's and model's names).
+func TestEveryKeepingEndingHasWords(t *testing.T) {
+	for _, ending := range []string{model.VerdictBelowMinEffect, model.VerdictFutile, model.VerdictSlower, model.VerdictSlightlySlower,
+		search.EndingOpRegression, search.EndingGuard, search.EndingSwitchesOnDisabled, search.EndingCandidateFailed, search.EndingNoCandidate,
+		search.EndingSameAsBaseline, search.EndingInterrupted, search.EndingCannotDecide} {
+		if why := keepWhy(ending); why == keepWhy("") {
+			t.Errorf("ending %q is said as %q, the words of an unknown ending", ending, why)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/invocation"
 	"github.com/nccltune/nccltune/internal/texttable"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
@@ -196,8 +195,10 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 		printSizeTable(w, rec)
 	}
 	fmt.Fprintln(w)
-	if v := stored.VerdictOf(study); v.Change {
-		// The same verdict as show and the report, said once.
+	// The same verdict as show, history, the exports and the report, in
+	// the words stored.Conclusion.Headline writes once.
+	v := stored.VerdictOf(study)
+	if v.Change {
 		fmt.Fprintf(w, "recommend: %s\n", v.Headline)
 		if len(study.BaselineEnv) > 0 {
 			fmt.Fprintf(w, "  change from your baseline: %s\n", changeText(study.BaselineEnv, rec.Env))
@@ -208,11 +209,11 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 		// Run the way this nccltune ran: go run before an install.
 		fmt.Fprintf(w, "  export it: %s\n", invocation.Line(db, "export", invocation.Quote(study.Name), "--format", "env"))
 	} else {
-		fmt.Fprintf(w, "keep %s: %s\n", BaselineName(study.BaselineEnv), keepWhy(rec.Ending))
+		fmt.Fprintln(w, v.Headline)
 	}
 	// A recommendation's reason restates its verdict; keeping the
 	// defaults needs its reason.
-	if rec.Reason != "" && !stored.VerdictOf(study).Change {
+	if rec.Reason != "" && !v.Change {
 		fmt.Fprintf(w, "  %s\n", rec.Reason)
 	}
 	if line := defaultsLine(study, trials); line != "" {
@@ -224,34 +225,6 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 	for _, line := range planLines(study.Plans) {
 		fmt.Fprintln(w, line)
 	}
-}
-
-// keepWhy says in a few words why a study kept the defaults, from its
-// ending (search.Ending* or the confirmation's model.Verdict*).
-func keepWhy(ending string) string {
-	switch ending {
-	case model.VerdictBelowMinEffect:
-		return "the gain is below the minimum effect"
-	case model.VerdictFutile:
-		return "the confirmation excluded a gain worth having"
-	case model.VerdictSlower, model.VerdictSlightlySlower:
-		return "the candidate is slower"
-	case search.EndingOpRegression:
-		return "the candidate makes another collective significantly slower"
-	case search.EndingGuard:
-		return "the candidate is slower at a guard size"
-	case search.EndingCandidateFailed:
-		return "the candidate failed during confirmation"
-	case search.EndingNoCandidate:
-		return "no other config ran successfully"
-	case search.EndingSameAsBaseline:
-		return "the best config found runs the same plan as the baseline"
-	case search.EndingInterrupted:
-		return "interrupted before a decision"
-	case search.EndingCannotDecide:
-		return "the budget left cannot decide a confirmation"
-	}
-	return "no significant gain"
 }
 
 // printSizeTable prints per-size medians with intervals and the change.

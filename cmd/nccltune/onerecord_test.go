@@ -1,0 +1,267 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/stored"
+)
+
+// Issue 39's done-when test: the study decides once, and every command
+// that shows the decision says what search itself said — the verdict's
+// words, the baseline's name, a refusal's reason, the speedup with its
+// interval, p and alpha, and each size's significance mark.
+
+// recordDoc is what search --json and show --json say of the decision.
+type recordDoc struct {
+	Baseline struct {
+		Env map[string]string `json:"env"`
+	} `json:"baseline"`
+	Recommendation struct {
+		Verdict     string     `json:"verdict"`
+		Ending      string     `json:"ending"`
+		Reason      string     `json:"reason"`
+		Speedup     float64    `json:"speedup"`
+		SpeedupCI   [2]float64 `json:"speedup_ci"`
+		PValue      *float64   `json:"p_value"`
+		Significant bool       `json:"significant"`
+		PerSize     []sizeMark `json:"per_size"`
+		Guards      []sizeMark `json:"guards"`
+		Parts       []struct {
+			Op        string     `json:"op"`
+			Band      string     `json:"band"`
+			Speedup   float64    `json:"speedup"`
+			SpeedupCI [2]float64 `json:"speedup_ci"`
+			PerSize   []sizeMark `json:"per_size"`
+		} `json:"parts"`
+	} `json:"recommendation"`
+}
+
+// sizeMark is one size's row of the decision: its significance is the
+// mark every table prints ("~" or the change).
+type sizeMark struct {
+	Op          string  `json:"op"`
+	Bytes       int64   `json:"bytes"`
+	Significant bool    `json:"significant"`
+	PValue      float64 `json:"p_value"`
+}
+
+// baselineName is what the study compared with, in the words search
+// uses: derived here from search's own baseline env.
+func (d recordDoc) baselineName() string {
+	if len(d.Baseline.Env) == 0 {
+		return "NCCL defaults"
+	}
+	return "your baseline (" + nccl.Config(d.Baseline.Env).Key() + ")"
+}
+
+// marks are the decision's per-size rows, band then guard sizes then
+// every part's.
+func (d recordDoc) marks() []sizeMark {
+	r := d.Recommendation
+	out := append(append([]sizeMark{}, r.PerSize...), r.Guards...)
+	for _, p := range r.Parts {
+		out = append(out, p.PerSize...)
+	}
+	return out
+}
+
+// pageSection is the text of a report page's section (its figures'
+// titles and subtitles included), tags left out and white space collapsed, as a reader sees it.
+func pageSection(t *testing.T, page, id string) string {
+	t.Helper()
+	start := strings.Index(page, `<section id="`+id+`">`)
+	if start < 0 {
+		t.Fatalf("the report has no %s section", id)
+	}
+	end := strings.Index(page[start:], "</section>")
+	text := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(page[start:start+end], " ")
+	return strings.Join(strings.Fields(text), " ")
+}
+
+// tableMark is the "vs base" mark a benchstat-style table (show's and the
+// report's) gives a size: "~" when not significant, else the change.
+func tableMark(t *testing.T, table, size string) (mark string, ok bool) {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)(?:^|\s)` + regexp.QuoteMeta(size) + `(?: guard)?\s+[0-9.]+ ± .*?\s(~|[+-][0-9.]+%) \(p=`).FindStringSubmatch(table)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+func TestEveryCommandSaysWhatSearchDecided(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four simulated searches")
+	}
+	loopback := []string{"--sim", "h200-loopback", "--np", "4"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		// alpha is the study's significance level, as the tables say it.
+		alpha string
+		// want is a word the verdict must hold (the refusal's op).
+		want string
+	}{
+		{"baseline env", []string{"--sim", "spark4", "--band", "512K-4M", "--seed", "1", "--baseline-env", "NCCL_MAX_NCHANNELS=8"}, "0.05", ""},
+		// Seed 3: 4M's p is 0.021, significant at 0.05 but not at 0.01.
+		{"alpha 0.01", append(loopback, "--band", "512K-4M", "--seed", "3", "--alpha", "0.01"), "0.01", ""},
+		// One channel is the loopback's faster all-reduce and slows
+		// broadcast at 1M: the guarded op refuses it.
+		{"guard refusal", append(loopback, "--band", "512K-4M", "--seed", "1", "--guard-ops", "broadcast",
+			"--space-only", "--space", "NCCL_MAX_NCHANNELS=unset,1", "--budget", "40"), "0.05", "broadcast at 1M"},
+		{"workload", append(loopback, "--seed", "1", "--budget", "80", "--calls", "all_reduce:10240:760",
+			"--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13"), "0.05", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "db")
+			stdout, stderr, code := runCLI(t, db, append([]string{"search", "--json"}, tc.args...)...)
+			if code != exitOK {
+				t.Fatalf("search --json: exit %d: %s", code, stderr)
+			}
+			var searched recordDoc
+			decodeOneJSON(t, stdout, &searched)
+			rec := searched.Recommendation
+			verdict, base := rec.Verdict, searched.baselineName()
+			if verdict == "" || rec.PValue == nil || !strings.Contains(verdict, tc.want) {
+				t.Fatalf("search --json decided %+v: want a verdict naming %q and a p-value", rec, tc.want)
+			}
+			change := !strings.HasPrefix(verdict, "keep ")
+			if !change && !strings.HasPrefix(verdict, "keep "+base+":") {
+				t.Errorf("search --json's verdict %q does not keep %s", verdict, base)
+			}
+			p := *rec.PValue
+			speedup := stored.SpeedupText(rec.Speedup, rec.SpeedupCI)
+
+			// search's text, the same study in a database of its own (the
+			// seed makes it the same study).
+			text, stderr, code := runCLI(t, filepath.Join(dir, "text.db"), append([]string{"search"}, tc.args...)...)
+			if code != exitOK {
+				t.Fatalf("search: exit %d: %s", code, stderr)
+			}
+			says := func(what, text string, wants ...string) {
+				t.Helper()
+				for _, w := range wants {
+					if !strings.Contains(text, w) {
+						t.Errorf("%s does not say %q, as search --json does:\n%s", what, w, text)
+					}
+				}
+			}
+			headline := verdict
+			if change {
+				headline = "recommend: " + verdict
+			}
+			says("search", text, "\n"+headline+"\n")
+			if change {
+				says("search", text, speedup, fmt.Sprintf("p=%.3g", p))
+			}
+
+			// show --json: the same record, number for number.
+			stdout, _, _ = runCLI(t, db, "show", "1", "--json")
+			var shown recordDoc
+			decodeOneJSON(t, stdout, &shown)
+			sr := shown.Recommendation
+			if sr.Verdict != verdict || sr.Speedup != rec.Speedup || sr.SpeedupCI != rec.SpeedupCI || sr.PValue == nil || *sr.PValue != p ||
+				sr.Significant != rec.Significant || sr.Reason != rec.Reason || fmt.Sprint(shown.marks()) != fmt.Sprint(searched.marks()) {
+				t.Errorf("show --json says %+v\nsearch --json said %+v", sr, rec)
+			}
+			// show's text: the verdict, and each size's mark in its tables.
+			shownText, _, _ := runCLI(t, db, "show", "1")
+			says("show", shownText, "\nrecommendation: "+verdict+"\n")
+			if change {
+				says("show", shownText, speedup, fmt.Sprintf("p=%.3g", p))
+			}
+			if rec.Reason != "" && !change {
+				says("show", shownText, rec.Reason)
+			}
+
+			// history --json: the verdict in the same words.
+			stdout, _, _ = runCLI(t, db, "history", "--json")
+			var hist struct {
+				Studies []struct {
+					Recommendation struct {
+						Verdict string `json:"verdict"`
+					} `json:"recommendation"`
+				} `json:"studies"`
+			}
+			decodeOneJSON(t, stdout, &hist)
+			if len(hist.Studies) != 1 || hist.Studies[0].Recommendation.Verdict != verdict {
+				t.Errorf("history --json says %+v, search said %q", hist.Studies, verdict)
+			}
+
+			// export --format json: the verdict's words and numbers.
+			stdout, stderr, code = runCLI(t, db, "export", "1", "--format", "json")
+			if code != exitOK {
+				t.Fatalf("export --format json: exit %d: %s", code, stderr)
+			}
+			var exported struct {
+				Verdict      string     `json:"verdict"`
+				Speedup      float64    `json:"speedup"`
+				SpeedupCI    [2]float64 `json:"speedup_ci"`
+				PValue       float64    `json:"p_value"`
+				KeepDefaults bool       `json:"keep_defaults"`
+				KeepBaseline bool       `json:"keep_baseline"`
+			}
+			decodeOneJSON(t, stdout, &exported)
+			if exported.Verdict != verdict || exported.Speedup != rec.Speedup || exported.SpeedupCI != rec.SpeedupCI || exported.PValue != p ||
+				(exported.KeepDefaults || exported.KeepBaseline) == change {
+				t.Errorf("export --format json says %+v\nsearch --json said %+v", exported, rec)
+			}
+			// export --format env: the header's verdict and numbers.
+			env, stderr, code := runCLI(t, db, "export", "1", "--format", "env")
+			if code != exitOK {
+				t.Fatalf("export --format env: exit %d: %s", code, stderr)
+			}
+			numbers := fmt.Sprintf("%.3gx (95%% CI %.3gx-%.3gx), p=%.2g", rec.Speedup, rec.SpeedupCI[0], rec.SpeedupCI[1], p)
+			if change {
+				says("export --format env", env, "# speedup "+numbers[:strings.Index(numbers, " ")]+" over "+base+" "+numbers[strings.Index(numbers, " ")+1:])
+			} else {
+				says("export --format env", env, "# "+verdict+" (best speedup "+numbers+")")
+			}
+
+			// report: the verdict section, the decision's subtitle and the
+			// per-size tables.
+			out := filepath.Join(dir, "x.html")
+			if _, stderr, code := runCLI(t, db, "report", "1", "--out", out); code != exitOK {
+				t.Fatalf("report: exit %d: %s", code, stderr)
+			}
+			page := readPage(t, out)
+			headline = verdict
+			if change {
+				headline = "Set " + verdict
+			}
+			says("the report's verdict", pageSection(t, page, "verdict"), headline)
+			if change {
+				says("the report's verdict", pageSection(t, page, "verdict"), speedup, fmt.Sprintf("p=%.3g", p))
+			}
+			if len(rec.Parts) > 0 {
+				return // a workload's figures and tables are per op and part
+			}
+			figures := pageSection(t, page, "figures")
+			decided := "recommended"
+			if !change {
+				decided = "not recommended, keep " + base
+			}
+			says("the report's decision figure", figures, "vs "+base+":", "speedup "+speedup+" (95% CI), p = "+fmt.Sprintf("%.2g", p)+": "+decided)
+			tables := pageSection(t, page, "tables")
+			says("the report's tables", tables, "(p ≥ "+tc.alpha+")", "(speedup "+speedup+")")
+			says("show's tables", shownText, "(p ≥ "+tc.alpha+")", "(speedup "+speedup+")")
+			for _, m := range searched.marks() {
+				size := nccl.FormatSize(m.Bytes)
+				for what, table := range map[string]string{"the report's tables": tables, "show's tables": shownText} {
+					got, ok := tableMark(t, table, size)
+					if !ok {
+						t.Errorf("%s have no row for %s", what, size)
+					} else if (got != "~") != m.Significant {
+						t.Errorf("%s mark %s %q; search decided significant=%v (p=%.3g)", what, size, got, m.Significant, m.PValue)
+					}
+				}
+			}
+		})
+	}
+}
