@@ -243,22 +243,19 @@ func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 // readWithout makes the debug launches that let simplest drop, knob by
 // knob, a list that changes nothing beside the rest of the config it would
 // confirm for w (withoutNoOps): one of that config without the list
-// (unreadWithout) while the budget holds it beside the confirmation as
-// planned, unless that config was measured slower than w already
-// (measuredSlower); then again from the config simplest finds with what it
-// learnt, until no such launch is left. Each config is read once. When
+// (unreadWithout) while the budget holds it beside the smallest
+// confirmation, as readTwin's, unless that config was measured slower
+// than w already (measuredSlower); then again from the config simplest
+// finds with what it learnt, until no such launch is left. Each config is read once. When
 // the config confirmed is one so read, its log takes the place of its
 // explain launch (as readTwin's does).
 func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 	seen, launched := map[string]bool{}, map[string]bool{}
-	// Only launches the confirmation as planned would leave unspent
-	// (exploreLeft): dropping a knob that changes nothing is worth less
-	// than the power to decide. And only in a one-part study: a
-	// workload's read costs a launch per op and mostly repeats what is
-	// known (a per-function list's plan for its op is not matched to the
-	// global list's, read already); on the timed quality table such reads
-	// cost seed 1 its best safe setting.
-	for s.work == nil && s.plan.read() && s.exploreLeft() >= s.cost() {
+	// Only in a one-part study: a workload's read costs a launch per op
+	// and mostly repeats what is known (a per-function list's plan for its
+	// op is not matched to the global list's, read already); on the timed
+	// quality table such reads cost seed 1 its best safe setting.
+	for s.work == nil && s.plan.read() && s.holdsBesideConfirm() {
 		cfg := w.Config
 		if pick := simplest(&s.plan, s.trials, w); pick.config != nil {
 			cfg = pick.config
