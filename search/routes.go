@@ -76,6 +76,16 @@ func (s *loop) readRoutesOf(probe nccl.Config) (*Trial, error) {
 	return t, nil
 }
 
+// measuredSlower reports whether u's exploration launches place it slower
+// than w beyond the launch-to-launch spread: it could not plausibly beat w
+// by the planner's rule (model.Plausible). False while either has none.
+func (s *loop) measuredSlower(w, u *Trial) bool {
+	if len(w.Explore) == 0 || len(u.Explore) == 0 {
+		return false
+	}
+	return !model.Plausible([]model.Arm{{Launches: w.Explore}, {Launches: u.Explore}}, s.sizes, 1)
+}
+
 // ruleCrossNICUntimed is the dropped-knob rule when NCCL_CROSS_NIC was
 // not proved a no-op by NCCL's plan (several NICs per host, routes that
 // differ from the defaults' or were not read) and the same config without
@@ -129,7 +139,7 @@ func (s *loop) withoutCrossNIC(ctx context.Context, w *Trial) (*Trial, *nccl.Dro
 	if !u.State.Usable() || len(u.Explore) == 0 || s.rank.guardFails(u) && !s.rank.guardFails(w) {
 		return w, nil, nil
 	}
-	if !model.Plausible([]model.Arm{{Launches: w.Explore}, {Launches: u.Explore}}, s.sizes, 1) {
+	if s.measuredSlower(w, u) {
 		return w, nil, nil // measurably slower without it: kept
 	}
 	return u, &nccl.Drop{Knob: "NCCL_CROSS_NIC", Value: v, Rule: ruleCrossNICUntimed,

@@ -6,6 +6,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/vocab"
@@ -32,31 +33,128 @@ func simplest(p *planner, trials []*Trial, w *Trial) simplification {
 	}
 	r := p.resolve(w.Config)
 	// Knobs proved to change nothing go (when r is uncertain, only those
-	// that change nothing whatever the rest of the config).
-	best := r.Reduced
+	// that change nothing whatever the rest of the config), then those NCCL
+	// runs the same plan without beside the rest (withoutNoOps).
+	best, drops := p.withoutNoOps(r.Reduced)
 	for _, t := range trials {
 		if t.State.Usable() && p.keyOf(t.Config) == r.Key {
-			if m := p.resolve(t.Config).Reduced; simpler(m, best) {
-				best = m
+			if m, md := p.withoutNoOps(p.resolve(t.Config).Reduced); simpler(m, best) {
+				best, drops = m, md
 			}
 		}
 	}
 	if len(best) == 0 || best.Key() == w.Config.Canonical().Key() {
 		return simplification{own: r.Dropped}
 	}
-	return simplification{config: best, dropped: droppedFor(w.Config, best, r), own: r.Dropped}
+	return simplification{config: best, dropped: droppedFor(w.Config, best, r, drops), own: r.Dropped}
+}
+
+// withoutNoOps is cfg without each knob NCCL provably runs the same plan
+// without, judged beside the rest of the config and not beside NCCL's
+// defaults: NCCL_ALGO=Ring next to NCCL_PROTO=Simple and a one-channel cap
+// under which NCCL already runs Ring at every size changes nothing, though
+// it changes the defaults' plan. A knob k goes when the config without it
+// shares cfg's plan key (planner.keyOf: both plans proved and equal, or
+// the rules drop k); one knob at a time, lists first (a cap changes the
+// plan more often than a list beside it does), until none can go. The
+// last knob stays: without it the config is NCCL's defaults, which only
+// the confirmation may judge. It returns the drops with why.
+func (p *planner) withoutNoOps(cfg nccl.Config) (nccl.Config, []nccl.Drop) {
+	cfg = cfg.Canonical()
+	var drops []nccl.Drop
+	for {
+		k, ok := p.noOpKnob(cfg)
+		if !ok {
+			return cfg, drops
+		}
+		d := nccl.Drop{Knob: k, Value: cfg[k], Rule: ruleSamePlanLogged,
+			Reason: "NCCL runs the same plan without it beside " + without(cfg, k).String()}
+		if rd, ok := nccl.FindDrop(p.resolve(cfg).Dropped, k); ok {
+			d = rd
+		}
+		drops = append(drops, d)
+		cfg = without(cfg, k)
+	}
+}
+
+// noOpKnob is the first knob of cfg, in dropOrder, that NCCL provably runs
+// the same plan without beside the rest (withoutNoOps).
+func (p *planner) noOpKnob(cfg nccl.Config) (string, bool) {
+	if len(cfg) < 2 {
+		return "", false
+	}
+	key := p.keyOf(cfg)
+	for _, k := range dropOrder(cfg) {
+		if c := without(cfg, k); c.Validate() == nil && p.keyOf(c) == key {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// unreadWithout is the config without one list knob of cfg whose debug
+// log would settle whether that list changes anything beside the rest of
+// cfg (withoutNoOps): its plan unknown, not NCCL's defaults, not in read.
+// Only a list gets a launch: the log of the config without it proves the
+// list a no-op when the list holds every choice NCCL makes there
+// (nccl.RuleHoldsChoices), whereas a cap below the channels NCCL sets up
+// is never proved idle by the rules.
+func (p *planner) unreadWithout(cfg nccl.Config, read map[string]bool) (nccl.Config, bool) {
+	if len(cfg) < 2 {
+		return nil, false
+	}
+	defaults := p.keyOf(nccl.Config{})
+	for _, k := range dropOrder(cfg) {
+		if !slices.Contains(listKnobs, k) {
+			continue
+		}
+		c := without(cfg, k)
+		if read[c.Key()] || p.knows(c) || p.keyOf(c) == defaults || c.Validate() != nil {
+			continue
+		}
+		return c, true
+	}
+	return nil, false
+}
+
+// dropOrder is the order withoutNoOps tries cfg's knobs in: the lists,
+// then the rest by name.
+func dropOrder(cfg nccl.Config) []string {
+	var order []string
+	for _, k := range listKnobs {
+		if _, ok := cfg[k]; ok {
+			order = append(order, k)
+		}
+	}
+	for _, k := range cfg.Names() {
+		if !slices.Contains(listKnobs, k) {
+			order = append(order, k)
+		}
+	}
+	return order
+}
+
+// without is cfg without knob k.
+func without(cfg nccl.Config, k string) nccl.Config {
+	c := cfg.Clone()
+	delete(c, k)
+	return c
 }
 
 // droppedFor lists the knobs of cfg that best leaves out, each with why:
 // the rule of cfg's resolution r that dropped it, else a cap spelt the
-// other way, else the plan's proof that NCCL runs the same without it.
-func droppedFor(cfg, best nccl.Config, r nccl.Resolution) []nccl.Drop {
+// other way, else the drop that withoutNoOps made (drops), else the
+// plan's proof that NCCL runs the same without it.
+func droppedFor(cfg, best nccl.Config, r nccl.Resolution, drops []nccl.Drop) []nccl.Drop {
 	var dropped []nccl.Drop
 	for _, k := range cfg.Names() {
 		if _, kept := best[k]; kept {
 			continue
 		}
 		d := nccl.Drop{Knob: k, Value: cfg[k], Reason: "NCCL runs the same plan without it", Rule: ruleSamePlanLogged}
+		if md, ok := nccl.FindDrop(drops, k); ok {
+			d = md
+		}
 		if partner := nccl.CapPartner(k); partner != "" && best[partner] == cfg[k] {
 			d.Reason = fmt.Sprintf("%s=%s says the same: both cap the channels NCCL uses (NCCL 2.17+)", partner, best[partner])
 			d.Rule = ruleCapAlias
@@ -78,6 +176,9 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 		return w, nil, err
 	}
 	if err := s.readTwin(ctx, w); err != nil {
+		return w, nil, err
+	}
+	if err := s.readWithout(ctx, w); err != nil {
 		return w, nil, err
 	}
 	pick := simplest(&s.plan, s.trials, w)
@@ -139,6 +240,52 @@ func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 	return nil
 }
 
+// readWithout makes the debug launches that let simplest drop, knob by
+// knob, a list that changes nothing beside the rest of the config it would
+// confirm for w (withoutNoOps): one of that config without the list
+// (unreadWithout) while the budget holds it beside the smallest
+// confirmation, as readTwin's, unless that config was measured slower
+// than w already (measuredSlower); then again from the config simplest
+// finds with what it learnt, until no such launch is left. Each config is read once. When
+// the config confirmed is one so read, its log takes the place of its
+// explain launch (as readTwin's does).
+func (s *loop) readWithout(ctx context.Context, w *Trial) error {
+	seen, launched := map[string]bool{}, map[string]bool{}
+	// Only in a one-part study: a workload's read costs a launch per op
+	// and mostly repeats what is known (a per-function list's plan for its
+	// op is not matched to the global list's, read already); on the timed
+	// quality table such reads cost seed 1 its best safe setting.
+	for s.work == nil && s.plan.read() && s.holdsBesideConfirm() {
+		cfg := w.Config
+		if pick := simplest(&s.plan, s.trials, w); pick.config != nil {
+			cfg = pick.config
+		}
+		c, ok := s.plan.unreadWithout(cfg, seen)
+		if !ok {
+			break
+		}
+		seen[c.Key()] = true
+		if u, ok := s.byKey[s.plan.keyOf(c)]; ok && u != w && s.measuredSlower(w, u) {
+			// The same plan takes the same time: measured slower, c runs
+			// another plan, and the list stays without a launch to ask.
+			continue
+		}
+		t, err := s.trialOf(c)
+		if err != nil {
+			return err
+		}
+		s.plan.checks++
+		if err := s.launch(ctx, t, vocab.PhasePlan, false); err != nil {
+			return err
+		}
+		launched[c.Key()] = true
+	}
+	if pick := simplest(&s.plan, s.trials, w); pick.config != nil && launched[pick.config.Key()] {
+		s.candidateRead = true
+	}
+	return nil
+}
+
 // simpler orders equivalent configs for a recommendation: fewer knobs
 // first, then fewer algorithm or protocol lists (a cap says what it does
 // in one number; a list is one more thing to keep true on new hardware),
@@ -154,9 +301,12 @@ func simpler(a, b nccl.Config) bool {
 	return a.Key() < b.Key()
 }
 
+// listKnobs are the knobs that list algorithms or protocols.
+var listKnobs = []string{"NCCL_PROTO", "NCCL_ALGO"}
+
 func lists(c nccl.Config) int {
 	n := 0
-	for _, k := range []string{"NCCL_PROTO", "NCCL_ALGO"} {
+	for _, k := range listKnobs {
 		if _, ok := c[k]; ok {
 			n++
 		}
