@@ -150,8 +150,9 @@ func writeChoices(w io.Writer, data *report.Study) error {
 const ScoreDefinition = `SCORE µs is the median, over the trial's scored launches (exploration
 and confirmation; not the warm-up or the debug launches), of each
 launch's band score: the geometric mean over the band's sizes of the
-launch's median time per size. SCORED counts those launches, LAUNCHES
-all of the trial's.`
+launch's median time per size; the baseline's and the confirmed config's
+is the verdict's score, from their confirmation launches. SCORED counts
+those launches, LAUNCHES all of the trial's.`
 
 // trialScores is every trial's score by trial number, as the report's
 // trials table and landscape give it (none for a study without a band).
