@@ -391,6 +391,9 @@ const (
 
 // GuardCheck is the winner against the baseline at one guard size.
 type GuardCheck struct {
+	// Op is the guard size's op in a workload of several parts, "" in a
+	// one-part study (its one op).
+	Op         nccl.Op
 	Bytes      int64
 	Comparison model.Comparison
 }

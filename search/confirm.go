@@ -251,14 +251,14 @@ func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 			w.Config, strings.Join(r.Enables, "; "))
 	}
 	for _, g := range s.guardSizes() {
-		gc := model.Compare(base.Confirm, w.Confirm, []int64{g}, s.opts.Stats)
-		res.Guards = append(res.Guards, GuardCheck{Bytes: g, Comparison: gc})
+		gc := model.Compare(base.ConfirmOf(g.op), w.ConfirmOf(g.op), []int64{g.bytes}, s.opts.Stats)
+		res.Guards = append(res.Guards, GuardCheck{Op: g.op, Bytes: g.bytes, Comparison: gc})
 		if res.Recommend && gc.Slower {
 			res.Recommend = false
 			res.Ending = EndingGuard
 			// The change in time, signed as the size table prints it.
 			res.Reason = fmt.Sprintf("%s is faster in the band but significantly slower at the guard size %s (%+.1f%% time); keep NCCL's defaults or narrow the guard",
-				w.Config, FormatKey(g), 100*(1/gc.Speedup-1))
+				w.Config, g, 100*(1/gc.Speedup-1))
 		}
 	}
 }

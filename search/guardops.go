@@ -271,7 +271,7 @@ func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
 		if s.plan.samePlanAt(base.Config, w.Config, p.Part.Op, at) {
 			continue
 		}
-		in = append(in, model.GuardInput{Name: p.Part.String(), Baseline: Split(base.Confirm, p.Part.Op), Candidate: Split(w.Confirm, p.Part.Op),
+		in = append(in, model.GuardInput{Name: p.Part.String(), Baseline: base.ConfirmOf(p.Part.Op), Candidate: w.ConfirmOf(p.Part.Op),
 			Sizes: at, BoundAlpha: s.alpha() / callLooks})
 		idx = append(idx, i)
 	}
@@ -434,7 +434,7 @@ func (s *loop) refuseSlowPart(res *Result) {
 		res.Parts[i].Refused = true
 		worst, ws := int64(0), 0.0
 		for _, b := range p.Part.Band.Sizes() {
-			c := model.Compare(Split(res.Baseline.Confirm, p.Part.Op), Split(res.Winner.Confirm, p.Part.Op), []int64{b}, s.opts.Stats)
+			c := model.Compare(res.Baseline.ConfirmOf(p.Part.Op), res.Winner.ConfirmOf(p.Part.Op), []int64{b}, s.opts.Stats)
 			if worst == 0 || c.Speedup < ws {
 				worst, ws = b, c.Speedup
 			}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"slices"
 	"time"
 
 	"github.com/nccltune/nccltune/benchfmt"
@@ -29,15 +28,13 @@ type loop struct {
 	// round, nil for one part.
 	work *workload
 	// sizes are the keys a measurement is scored over: the band's sizes,
-	// or a workload's round score (scoreKey); guardKeys a workload's guard
-	// sizes as its rounds hold them (guardSizes).
-	sizes     []int64
-	guardKeys []int64
-	launcher  Launcher
-	rec       Recorder
-	onEvent   func(Event)
-	prop      proposer
-	rng       *rand.Rand
+	// or a workload's round score (scoreKey).
+	sizes    []int64
+	launcher Launcher
+	rec      Recorder
+	onEvent  func(Event)
+	prop     proposer
+	rng      *rand.Rand
 
 	// measured are the trials and the launches so far; byKey indexes the
 	// trials by plan key (planner.keyOf).
@@ -82,9 +79,9 @@ func newLoop(opts Options) *loop {
 		// NCCL plans each op apart: its plan is read per op, at the op's
 		// own sizes, and configs merge when every op runs alike.
 		s.plan = newWorkloadPlanner(opts.Parts(), opts.Guard, opts.AllowDisabled)
-		s.sizes, s.guardKeys = []int64{scoreKey}, s.work.guardKeys(opts.Guard)
+		s.sizes = []int64{scoreKey}
 	}
-	s.rank = ranking{measured: s.measured, plan: &s.plan, sizes: s.sizes, guard: append(slices.Clone(s.guardSizes()), s.work.timedPartKeys()...),
+	s.rank = ranking{measured: s.measured, plan: &s.plan, sizes: s.sizes, guard: append(s.guardSizes(), s.work.timedCalls()...),
 		minEffect: opts.Stats.MinEffect, maxLaunches: opts.MaxLaunchesPerTrial, ruledOut: s.ruledOut}
 	return s
 }
@@ -508,16 +505,13 @@ func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored b
 	if len(round) < len(s.work.ops) {
 		return nil // unscored (warm-up, debug)
 	}
-	merged, sc, err := s.work.merge(round)
+	sc, err := s.work.roundScore(round)
 	if err != nil {
 		t.State, t.Reason = vocab.TrialFailed, "launch lacks band sizes: "+err.Error()
 		return nil
 	}
-	switch {
-	case phase == vocab.PhaseConfirm:
-		t.Confirm = append(t.Confirm, merged)
-	case scored:
-		t.addExplore(merged, sc)
+	if phase == vocab.PhaseConfirm || scored {
+		t.addRound(phase, round, sc)
 	}
 	return nil
 }
@@ -632,12 +626,17 @@ func (s *loop) measureOp(t *Trial, phase string, scored, debug bool, op nccl.Op,
 	return sc, 0
 }
 
-// guardSizes are the guard sizes as measurements hold them.
-func (s *loop) guardSizes() []int64 {
-	if s.work == nil {
-		return s.opts.Guard
+// guardSizes are the guard sizes of every op measured: a one-part
+// study's, or each op's of a workload of several parts.
+func (s *loop) guardSizes() []opSize {
+	if s.work != nil {
+		return s.work.guardSizes(s.opts.Guard)
 	}
-	return s.guardKeys
+	out := make([]opSize, len(s.opts.Guard))
+	for i, g := range s.opts.Guard {
+		out[i] = opSize{bytes: g}
+	}
+	return out
 }
 
 // warmupRound is where a warm-up launch's measurement goes: nowhere, and

@@ -18,12 +18,13 @@ import (
 type ranking struct {
 	*measured
 	plan *planner
-	// sizes are the band's, guard the guard sizes; minEffect the smallest
-	// gain that counts, maxLaunches the most exploration launches a trial
-	// gets (Options.MaxLaunchesPerTrial).
-	sizes, guard []int64
-	minEffect    float64
-	maxLaunches  int
+	// sizes are the band's, guard the guard sizes (and a timed workload's
+	// calls); minEffect the smallest gain that counts, maxLaunches the most
+	// exploration launches a trial gets (Options.MaxLaunchesPerTrial).
+	sizes       []int64
+	guard       []opSize
+	minEffect   float64
+	maxLaunches int
 	// cache holds what the rules compute over every trial (spreads, the
 	// candidate), valid while cacheKey matches the study's launches and
 	// trials: they are asked for many times per launch.
@@ -70,7 +71,7 @@ func (s *ranking) spread() float64 {
 // decisionCache: see ranking.cache.
 type decisionCache struct {
 	spread     float64
-	guardSD    map[int64]float64
+	guardSD    map[opSize]float64
 	candidate  *Trial
 	candidateN bool // candidate has been computed (it may be nil)
 	candBase   *Trial
@@ -166,20 +167,20 @@ func (s *ranking) computeGuardFails(t *Trial) bool {
 
 // guardSpread is the pooled launch-to-launch standard deviation of the log
 // launch medians at guard size g (defaultSpread until measured).
-func (s *ranking) guardSpread(g int64) float64 {
+func (s *ranking) guardSpread(g opSize) float64 {
 	c := s.cached()
 	if sd, ok := c.guardSD[g]; ok {
 		return sd
 	}
 	sd := s.computeGuardSpread(g)
 	if c.guardSD == nil {
-		c.guardSD = map[int64]float64{}
+		c.guardSD = map[opSize]float64{}
 	}
 	c.guardSD[g] = sd
 	return sd
 }
 
-func (s *ranking) computeGuardSpread(g int64) float64 {
+func (s *ranking) computeGuardSpread(g opSize) float64 {
 	var groups [][]float64
 	for _, t := range s.trials {
 		if t.State.Usable() {

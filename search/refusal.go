@@ -260,7 +260,7 @@ func (s *loop) opSlower(base *Trial, op nccl.Op, ml model.Launch) bool {
 		return false
 	}
 	var logs []float64
-	for _, l := range Split(base.Explore, op) {
+	for _, l := range base.exploreOf(op) {
 		if b, err := bandScore(l, sizes); err == nil && b > 0 {
 			logs = append(logs, math.Log(b))
 		}

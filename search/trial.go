@@ -34,6 +34,11 @@ type Trial struct {
 	// Confirm are the launches of the confirmation stage, measured
 	// interleaved with the baseline's; only these decide the recommendation.
 	Confirm []model.Launch
+	// exploreOps and confirmOps are a workload's rounds, each op's launch,
+	// index for index with Explore and Confirm, which hold the rounds'
+	// scores (see workload); nil for a one-part study. addRound keeps
+	// them together.
+	exploreOps, confirmOps []map[nccl.Op]model.Launch
 	// Guards are the launches of each guarded op (Options.GuardOps),
 	// measured for the baseline and the recommended candidate only.
 	Guards map[nccl.Op][]model.Launch
@@ -58,35 +63,35 @@ type Trial struct {
 	cachedSS    float64 // sum of squared deviations of the log launch scores
 	cachedK     int     // launches with a valid score
 	guardN      int
-	guardMed    map[int64]float64
-	guardLogs   map[int64][]float64
+	guardMed    map[opSize]float64
+	guardLogs   map[opSize][]float64
 }
 
-// guardMedian is the median over the trial's exploration launches of each
-// launch's median at size g; 0 when no launch measured g. Cached like the
-// score.
-func (t *Trial) guardMedian(g int64) float64 {
+// guardMedian is the median over the trial's exploration launches of g's
+// op of each launch's median at g's size; 0 when no launch measured it.
+// Cached like the score.
+func (t *Trial) guardMedian(g opSize) float64 {
 	t.guardCache(g)
 	return t.guardMed[g]
 }
 
 // guardLog is the log of each exploration launch's median at size g, for
 // the spread of guard measurements.
-func (t *Trial) guardLog(g int64) []float64 {
+func (t *Trial) guardLog(g opSize) []float64 {
 	t.guardCache(g)
 	return t.guardLogs[g]
 }
 
-func (t *Trial) guardCache(g int64) {
+func (t *Trial) guardCache(g opSize) {
 	if t.guardN != len(t.Explore) || t.guardMed == nil {
-		t.guardN, t.guardMed, t.guardLogs = len(t.Explore), map[int64]float64{}, map[int64][]float64{}
+		t.guardN, t.guardMed, t.guardLogs = len(t.Explore), map[opSize]float64{}, map[opSize][]float64{}
 	}
 	if _, ok := t.guardMed[g]; ok {
 		return
 	}
 	var meds, lg []float64
-	for _, l := range t.Explore {
-		if xs := l.Times[g]; len(xs) > 0 {
+	for _, l := range t.exploreOf(g.op) {
+		if xs := l.Times[g.bytes]; len(xs) > 0 {
 			m := model.Median(xs)
 			meds = append(meds, m)
 			if m > 0 {
@@ -155,6 +160,39 @@ func (t *Trial) addExplore(l model.Launch, score float64) {
 	}
 	t.Explore = append(t.Explore, l)
 	t.scores = append(t.scores, score)
+}
+
+// addRound keeps a workload's round of t, the launch of each op, and its
+// score: a confirmation's, or exploration's.
+func (t *Trial) addRound(phase string, round map[nccl.Op]model.Launch, score float64) {
+	if phase == vocab.PhaseConfirm {
+		t.Confirm = append(t.Confirm, scoreLaunch(score))
+		t.confirmOps = append(t.confirmOps, round)
+		return
+	}
+	t.addExplore(scoreLaunch(score), score)
+	t.exploreOps = append(t.exploreOps, round)
+}
+
+// ConfirmOf are t's confirmation launches of op, for per-part tables and
+// comparisons: a workload's op's launch of each round, a one-part study's
+// launches as they are.
+func (t *Trial) ConfirmOf(op nccl.Op) []model.Launch { return launchesOf(t.Confirm, t.confirmOps, op) }
+
+// exploreOf are t's exploration launches of op, as ConfirmOf.
+func (t *Trial) exploreOf(op nccl.Op) []model.Launch { return launchesOf(t.Explore, t.exploreOps, op) }
+
+// launchesOf are op's launches of rounds, or ls where there are no rounds
+// (a one-part study's launches are its op's).
+func launchesOf(ls []model.Launch, rounds []map[nccl.Op]model.Launch, op nccl.Op) []model.Launch {
+	if rounds == nil {
+		return ls
+	}
+	out := make([]model.Launch, len(rounds))
+	for i, r := range rounds {
+		out[i] = r[op.OrAllReduce()]
+	}
+	return out
 }
 
 // exploreScores are the band scores of t's exploration launches, as they

@@ -5,10 +5,10 @@ package search
 // scored together.
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/nccl"
@@ -49,41 +49,39 @@ func Hull(w nccl.Workload) nccl.Band {
 }
 
 // A workload of several parts keeps each measurement of a config (a
-// round: one launch per op of the workload) as one model.Launch: each
-// op's sizes under their own key (opKey) and the round's score, the
-// weighted geometric combination of the parts' band scores, under
-// scoreKey. Ranking, planning and the confirmation's test then read the
-// round's score as a one-size band; the parts' and guards' comparisons
-// read the op's keys. A one-part workload is not encoded at all: its
-// launches are today's launches, scored over the band's sizes.
-const (
-	// opShift puts the op's index above every size nccl-tests can send.
-	opShift = 48
-	// scoreKey holds a round's score; no op key reaches it.
-	scoreKey int64 = 1 << 62
-)
+// round: one launch per op of the workload) as the launch of each op, its
+// sizes keyed by bytes as every launch's (Trial.exploreOps, confirmOps),
+// and the round's score, the combination of the parts' band scores
+// (roundScore), as a launch of one key, scoreKey (scoreLaunch). Ranking,
+// planning and the confirmation's test read that launch as a band of one
+// size; the parts' and guards' comparisons read the op's own launches
+// (Trial.ConfirmOf). A one-part workload has no rounds: its launches are
+// today's launches, scored over the band's sizes.
 
-// opKey is the key of op's size in a round.
-func opKey(op nccl.Op, size int64) int64 {
-	return int64(slices.Index(nccl.Ops, op.OrAllReduce())+1)<<opShift | size
+// scoreKey is the one key of a round's score launch, the band of one
+// size the statistics rank and test a workload by (Options.ScoredKeys).
+// It is no message size: no launch of an op is kept with it.
+const scoreKey int64 = 1 << 62
+
+// scoreLaunch is a round's score as the launch the statistics read.
+func scoreLaunch(score float64) model.Launch {
+	return model.Launch{Times: map[int64][]float64{scoreKey: {score}}}
 }
 
-// keyOp decodes a key: the op and the size; op is "" for a plain size.
-func keyOp(key int64) (nccl.Op, int64) {
-	i := int(key >> opShift)
-	if i <= 0 || i > len(nccl.Ops) {
-		return "", key
-	}
-	return nccl.Ops[i-1], key & (1<<opShift - 1)
+// opSize is one size of one op: a guard size, or a timed workload's call,
+// as exploration watches it. op is "" for a one-part study, whose launches
+// are of its one op.
+type opSize struct {
+	op    nccl.Op
+	bytes int64
 }
 
-// opKeys are op's keys for sizes.
-func opKeys(op nccl.Op, sizes []int64) []int64 {
-	out := make([]int64, len(sizes))
-	for i, s := range sizes {
-		out[i] = opKey(op, s)
+// String is the size, after its op where there is one ("alltoall 8M").
+func (k opSize) String() string {
+	if k.op == "" {
+		return nccl.FormatSize(k.bytes)
 	}
-	return out
+	return string(k.op) + " " + nccl.FormatSize(k.bytes)
 }
 
 // workload is how a study of several parts scores a round.
@@ -91,8 +89,8 @@ type workload struct {
 	parts   nccl.Workload
 	weights []float64
 	ops     []nccl.Op
-	// partKeys are each part's keys, in the parts' order.
-	partKeys [][]int64
+	// partSizes are each part's sizes, in the parts' order.
+	partSizes [][]int64
 }
 
 // newWorkload is nil for one part: the study is today's, unchanged.
@@ -102,7 +100,7 @@ func newWorkload(parts nccl.Workload) *workload {
 	}
 	w := &workload{parts: parts, weights: parts.Weights(), ops: parts.Ops()}
 	for _, p := range parts {
-		w.partKeys = append(w.partKeys, opKeys(p.Op, p.Band.Sizes()))
+		w.partSizes = append(w.partSizes, p.Band.Sizes())
 	}
 	return w
 }
@@ -115,11 +113,16 @@ func newWorkload(parts nccl.Workload) *workload {
 // for its share of the calls. A hand workload's (--part) is
 // exp Σ wᵢ log scoreᵢ over the parts' band scores (each the geometric
 // mean of the part's per-size medians), its weights normalised.
-func (w *workload) roundScore(round model.Launch) (float64, error) {
+func (w *workload) roundScore(round map[nccl.Op]model.Launch) (float64, error) {
+	for _, op := range w.ops {
+		if _, ok := round[op]; !ok {
+			return 0, fmt.Errorf("the round has no %s launch", op)
+		}
+	}
 	timed := w.parts.Timed()
 	sum := 0.0
 	for i, p := range w.parts {
-		sc, err := bandScore(round, w.partKeys[i])
+		sc, err := bandScore(round[p.Op.OrAllReduce()], w.partSizes[i])
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", p, err)
 		}
@@ -135,65 +138,19 @@ func (w *workload) roundScore(round model.Launch) (float64, error) {
 	return math.Exp(sum), nil
 }
 
-// timedPartKeys are the keys of a timed workload of several parts' calls,
-// one (op, size) each, which exploration also keeps an eye on as it does
-// on guard sizes (ranking.guard): a config that looks slower at a size
-// the process calls ranks after the others. None otherwise.
-func (w *workload) timedPartKeys() []int64 {
+// timedCalls are a timed workload of several parts' calls, one (op, size)
+// each, which exploration also keeps an eye on as it does on guard sizes
+// (ranking.guard): a config that looks slower at a size the process calls
+// ranks after the others. None otherwise.
+func (w *workload) timedCalls() []opSize {
 	if w == nil || !w.parts.Timed() {
 		return nil
 	}
-	var out []int64
-	for _, k := range w.partKeys {
-		out = append(out, k...)
-	}
-	return out
-}
-
-// merge makes one round of the launches of each op (a launch's sizes
-// under the op's keys) and its score, which the round also holds under
-// scoreKey.
-func (w *workload) merge(byOp map[nccl.Op]model.Launch) (model.Launch, float64, error) {
-	round := model.Launch{Times: map[int64][]float64{}}
-	for _, op := range w.ops {
-		l, ok := byOp[op]
-		if !ok {
-			return round, 0, fmt.Errorf("the round has no %s launch", op)
+	var out []opSize
+	for i, p := range w.parts {
+		for _, b := range w.partSizes[i] {
+			out = append(out, opSize{p.Op.OrAllReduce(), b})
 		}
-		for size, xs := range l.Times {
-			round.Times[opKey(op, size)] = xs
-		}
-	}
-	sc, err := w.roundScore(round)
-	if err != nil {
-		return round, 0, err
-	}
-	round.Times[scoreKey] = []float64{sc}
-	return round, sc, nil
-}
-
-// Split is the launches of one op out of rounds (the op's sizes under
-// their own keys again), for per-part tables and comparisons. Launches of
-// a one-part study are returned as they are.
-func Split(rounds []model.Launch, op nccl.Op) []model.Launch {
-	out := make([]model.Launch, 0, len(rounds))
-	for _, r := range rounds {
-		l := model.Launch{Times: map[int64][]float64{}}
-		encoded := false
-		for k, xs := range r.Times {
-			o, size := keyOp(k)
-			if o == "" {
-				continue
-			}
-			encoded = true
-			if o == op.OrAllReduce() {
-				l.Times[size] = xs
-			}
-		}
-		if !encoded {
-			l = r
-		}
-		out = append(out, l)
 	}
 	return out
 }
@@ -222,33 +179,32 @@ func (w *workload) partResults(base, cand *Trial, stats model.Options) []PartRes
 	out := make([]PartResult, len(w.parts))
 	for i, p := range w.parts {
 		out[i] = PartResult{Part: p, Weight: w.weights[i],
-			Comparison: model.Compare(Split(base.Confirm, p.Op), Split(cand.Confirm, p.Op), p.Band.Sizes(), stats)}
+			Comparison: model.Compare(base.ConfirmOf(p.Op), cand.ConfirmOf(p.Op), p.Band.Sizes(), stats)}
 	}
 	return out
 }
 
-// guardKeys are the guard sizes of every op of the workload.
-func (w *workload) guardKeys(guard []int64) []int64 {
-	var out []int64
+// guardSizes are the guard sizes of every op of the workload, ops in
+// nccl.Ops' order, each op's sizes in increasing order.
+func (w *workload) guardSizes(guard []int64) []opSize {
+	var out []opSize
 	for _, op := range w.ops {
-		out = append(out, opKeys(op, guard)...)
+		for _, g := range guard {
+			out = append(out, opSize{op.OrAllReduce(), g})
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.SortFunc(out, func(a, b opSize) int {
+		if c := cmp.Compare(slices.Index(nccl.Ops, a.op), slices.Index(nccl.Ops, b.op)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.bytes, b.bytes)
+	})
 	return out
-}
-
-// FormatKey writes a size or an op's size ("alltoall 8M").
-func FormatKey(key int64) string {
-	op, size := keyOp(key)
-	if op == "" {
-		return nccl.FormatSize(size)
-	}
-	return string(op) + " " + nccl.FormatSize(size)
 }
 
 // ScoredKeys are the keys a study scores a measurement over: the band's
-// sizes, or for a workload of several parts the key that holds a round's
-// score (a trial's Score over them is its objective).
+// sizes, or for a workload of several parts the one key of its rounds'
+// score launches (a trial's Score over them is its objective).
 func (o Options) ScoredKeys() []int64 {
 	if newWorkload(o.Parts()) == nil {
 		return o.Band.Sizes()
@@ -311,8 +267,8 @@ func (o Options) Regroup(t *Trial, ls []StoredLaunch) {
 		if len(pending) < len(w.ops) {
 			continue
 		}
-		if round, sc, err := w.merge(pending); err == nil {
-			t.add(phase, round, sc)
+		if sc, err := w.roundScore(pending); err == nil {
+			t.addRound(phase, pending, sc)
 		}
 		pending = nil
 	}

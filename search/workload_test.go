@@ -79,31 +79,39 @@ func TestRoundScoreIsWeightedGeometric(t *testing.T) {
 		{Op: nccl.AllReduce, Band: nccl.Band{Min: 1 << 20, Max: 2 << 20}, Weight: 4},
 		{Op: nccl.AllGather, Band: nccl.Band{Min: 1 << 20, Max: 1 << 20}, Weight: 1},
 	})
-	round := func(ar1, ar2, ag float64) model.Launch {
-		l, _, err := w.merge(map[nccl.Op]model.Launch{
+	round := func(ar1, ar2, ag float64) map[nccl.Op]model.Launch {
+		return map[nccl.Op]model.Launch{
 			nccl.AllReduce: {Times: map[int64][]float64{1 << 20: {ar1}, 2 << 20: {ar2}}},
 			nccl.AllGather: {Times: map[int64][]float64{1 << 20: {ag}}},
-		})
+		}
+	}
+	score := func(r map[nccl.Op]model.Launch) float64 {
+		sc, err := w.roundScore(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return l
+		return sc
 	}
 	base := round(100, 400, 50)
 	want := math.Exp(0.8*math.Log(200) + 0.2*math.Log(50)) // AR band score √(100·400) = 200
-	if got := base.Times[scoreKey][0]; math.Abs(got-want) > 1e-9 {
+	if got := score(base); math.Abs(got-want) > 1e-9 {
 		t.Errorf("round score %v, want %v", got, want)
 	}
 	faster := round(50, 200, 100) // all-reduce ×2 faster, all-gather ×2 slower
-	if got := base.Times[scoreKey][0] / faster.Times[scoreKey][0]; math.Abs(got-math.Pow(2, 0.6)) > 1e-9 {
+	if got := score(base) / score(faster); math.Abs(got-math.Pow(2, 0.6)) > 1e-9 {
 		t.Errorf("speedup %v, want 2^0.6 = %v", got, math.Pow(2, 0.6))
 	}
-	if _, _, err := w.merge(map[nccl.Op]model.Launch{nccl.AllReduce: base}); err == nil {
+	if _, err := w.roundScore(map[nccl.Op]model.Launch{nccl.AllReduce: base[nccl.AllReduce]}); err == nil {
 		t.Error("a round without its all-gather launch was scored")
 	}
-	ag := Split([]model.Launch{base}, nccl.AllGather)
+	tr := &Trial{}
+	tr.addRound(vocab.PhaseConfirm, base, score(base))
+	ag := tr.ConfirmOf(nccl.AllGather)
 	if len(ag) != 1 || ag[0].Times[1<<20][0] != 50 || len(ag[0].Times) != 1 {
-		t.Errorf("Split(all_gather) = %v, want the all-gather's own sizes", ag)
+		t.Errorf("ConfirmOf(all_gather) = %v, want the all-gather's own sizes", ag)
+	}
+	if got := tr.Confirm[0].Times[scoreKey][0]; math.Abs(got-want) > 1e-9 || len(tr.Confirm[0].Times) != 1 {
+		t.Errorf("the round's score launch %v, want only its score %v", tr.Confirm[0], want)
 	}
 }
 
@@ -295,5 +303,53 @@ func TestRegroupRounds(t *testing.T) {
 	one.Regroup(tr, []StoredLaunch{ok("", vocab.PhaseExplore, 1), ok("", vocab.PhaseConfirm, 2), ok(nccl.Broadcast, vocab.PhaseGuard, 3)})
 	if len(tr.Explore) != 1 || len(tr.Confirm) != 1 || len(tr.Guards[nccl.Broadcast]) != 1 {
 		t.Errorf("one-part study: explore %d confirm %d guards %v", len(tr.Explore), len(tr.Confirm), tr.Guards)
+	}
+}
+
+// A workload's guard checks name each op's guard size as the user gave it:
+// the op and the bytes, one check per op and size, in nccl.Ops' order (a
+// round's op and size were once packed into one integer, which
+// GuardCheck.Bytes then held: 2<<48|16M for all_gather's 16M).
+func TestWorkloadGuardChecksNameOpAndSize(t *testing.T) {
+	const guard = 16 << 20
+	for _, tc := range []struct {
+		name string
+		// slowAG: a changed config's all-gather is ×2 slower at the guard.
+		slowAG     bool
+		wantEnding string
+		wantReason string
+	}{
+		{"no guard slower", false, EndingRecommended, ""},
+		{"all_gather slower at its guard size", true, EndingGuard, "guard size all_gather 16M"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := spark4Options(1)
+			o.Workload = nccl.Workload{
+				{Op: nccl.AllGather, Band: nccl.Band{Min: 1 << 20, Max: 8 << 20}, Weight: 0.2},
+				{Op: nccl.AllReduce, Band: nccl.Band{Min: 512 << 10, Max: 4 << 20}, Weight: 0.8},
+			}
+			o.Band, o.Budget, o.Guard = Hull(o.Workload), 120, []int64{guard}
+			l := &opLauncher{simLauncher: newSimLauncher(t, "spark4", 1, o.Seed), version: "2.28.3",
+				factor: func(op nccl.Op, cfg nccl.Config, bytes int64) float64 {
+					if tc.slowAG && op == nccl.AllGather && bytes == guard && len(cfg.Canonical()) > 0 {
+						return 2
+					}
+					return 1
+				}}
+			res := runOps(t, o, l)
+			if res.Winner == nil || res.Decision == nil {
+				t.Fatalf("no confirmation: %s (%s)", res.Ending, res.Reason)
+			}
+			var got []string
+			for _, g := range res.Guards {
+				got = append(got, string(g.Op)+" "+nccl.FormatSize(g.Bytes))
+			}
+			if want := []string{"all_reduce 16M", "all_gather 16M"}; !slices.Equal(got, want) {
+				t.Errorf("guard checks %q, want %q", got, want)
+			}
+			if res.Ending != tc.wantEnding || !strings.Contains(res.Reason, tc.wantReason) {
+				t.Errorf("ending %s (%s), want %s naming %q", res.Ending, res.Reason, tc.wantEnding, tc.wantReason)
+			}
+		})
 	}
 }

@@ -341,7 +341,7 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 		rec.Guards = SizeComparisons(base.Confirm, res.Winner.Confirm, so.Guard, so.Stats)
 	} else {
 		for _, op := range so.Workload.Ops() {
-			rec.Guards = append(rec.Guards, opComparisons(op, search.Split(base.Confirm, op), search.Split(res.Winner.Confirm, op), so.Guard, so.Stats)...)
+			rec.Guards = append(rec.Guards, opComparisons(op, base.ConfirmOf(op), res.Winner.ConfirmOf(op), so.Guard, so.Stats)...)
 		}
 	}
 	for _, p := range res.Parts {
@@ -357,7 +357,7 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 // size from the part's op's launches.
 func partComparison(p search.PartResult, base, cand *search.Trial, stats model.Options) store.PartComparison {
 	c := p.Comparison
-	b, w := search.Split(base.Confirm, p.Part.Op), search.Split(cand.Confirm, p.Part.Op)
+	b, w := base.ConfirmOf(p.Part.Op), cand.ConfirmOf(p.Part.Op)
 	sizes := p.Part.Band.Sizes()
 	bs, cs := model.Summarize(b, sizes, stats), model.Summarize(w, sizes, stats)
 	return store.PartComparison{Op: p.Part.Op.OrAllReduce(), Band: p.Part.Band.String(), Weight: p.Weight,
