@@ -7,7 +7,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // Launch is one launch's measurements of one config: message size in bytes

@@ -9,7 +9,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // SizeSummary describes one message size over a config's launches.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // TestResolveBench: every op's binary is found beside any other of one

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // DefaultDebugSubsys are the NCCL_DEBUG_SUBSYS values a debug launch asks

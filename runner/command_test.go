@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 func TestBuildCommand(t *testing.T) {

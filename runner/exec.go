@@ -14,11 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/safetext"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // ErrBenchNotFound reports a benchmark executable that is not there. It

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 )
 
 // TestRunCancelledBeforeStart: a launch asked for after Ctrl-C (the

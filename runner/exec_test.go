@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 )
 
 // The test binary doubles as a fake benchmark: with FAKE_BENCH set it
@@ -126,7 +126,7 @@ func fakeSpec(t *testing.T, mode string) Spec {
 		t.Fatal(err)
 	}
 	// The fake benchmark prints the parser's fixtures (real nccl-tests output).
-	abs, _ := filepath.Abs("../benchfmt/testdata/fixtures")
+	abs, _ := filepath.Abs("../internal/benchfmt/testdata/fixtures")
 	t.Setenv("FAKE_BENCH", mode)
 	t.Setenv("FAKE_BENCH_DIR", abs)
 	return Spec{Bench: exe, MinBytes: 32 << 10, MaxBytes: 64 << 20, Timeout: 20 * time.Second}

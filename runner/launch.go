@@ -3,7 +3,7 @@ package runner
 import (
 	"time"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // Launchers names the supported ways to start the benchmark.

@@ -16,10 +16,10 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/outfile"
-	"github.com/nccltune/nccltune/nccl"
 )
 
 // Instruments lists the values Spec.Instrument accepts.

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // TestTorchScriptCopyMatches: scripts/nccltune_allreduce.py (a link) is
@@ -411,7 +411,7 @@ func freePort(t *testing.T) int {
 // the torch script measured another op than the launch asked for, or is a
 // copy from before --op (which refuses the flag).
 func TestClassifyTorchOp(t *testing.T) {
-	gathered, err := os.ReadFile(filepath.Join("..", "benchfmt", "testdata", "torch", "ops_all_gather_4r.jsonl"))
+	gathered, err := os.ReadFile(filepath.Join("..", "internal", "benchfmt", "testdata", "torch", "ops_all_gather_4r.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,7 @@ func TestTorchPlanMatchesNCCLTests(t *testing.T) {
 	}
 	for _, op := range nccl.Ops {
 		p := dryRun(op, 4)
-		capture, err := os.ReadFile(filepath.Join("..", "benchfmt", "testdata", "ops", string(op)+"_4r.txt"))
+		capture, err := os.ReadFile(filepath.Join("..", "internal", "benchfmt", "testdata", "ops", string(op)+"_4r.txt"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,7 +91,7 @@ NCCL_READS = {
 }
 
 # Separate launches on the same fabric (nccl-tests, NCCL 2.28.3, 4 ranks,
-# sim/testdata/replay/h200-loopback4.json, 2026-11-30, 7 interleaved rounds of 10 configs):
+# internal/sim/testdata/replay/h200-loopback4.json, 2026-11-30, 7 interleaved rounds of 10 configs):
 # band 512K-4M geometric mean of per-size medians, median over the warm
 # launches (rounds 1-6), and the SD over rounds 1-6 of the paired log-ratio
 # config/defaults of the same round. For the comparison block of the output.

@@ -42,7 +42,7 @@ S = load_script()
 class ShapeTest(unittest.TestCase):
     # (op, size asked for, ranks) -> (size column, count column, send, recv):
     # the 4-rank rows are those of the real nccl-tests 2.19.6 captures in
-    # benchfmt/testdata/ops (TestTorchPlanMatchesNCCLTests compares all of
+    # internal/benchfmt/testdata/ops (TestTorchPlanMatchesNCCLTests compares all of
     # them from Go); 3 ranks show the rounding of each share to 16 bytes.
     CASES = [
         ("all_reduce", 32768, 4, (32768, 8192, 8192, 8192)),

@@ -13,7 +13,7 @@
 #
 # With --sim each sweep is a new simulated fabric (launch index 0, cold),
 # unlike hardware, which stays up between launches: the Go tests in
-# sim/replay_test.go record simulated fabrics with one launch index instead.
+# internal/sim/replay_test.go record simulated fabrics with one launch index instead.
 set -euo pipefail
 
 if [[ $# -lt 4 || $4 != -- ]]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A serving-like mix of NCCL collectives, to capture what a real server calls.
 
-It is the test-data generator behind benchfmt/testdata/workload/: run it
+It is the test-data generator behind internal/benchfmt/testdata/workload/: run it
 under torch.distributed (NCCL backend) with NCCL's COLL and TUNING logging on,
 and every call it makes is logged once per rank, as a tensor-parallel server's
 would be:
@@ -13,7 +13,7 @@ What it calls, with bfloat16 tensors as a TP=world model would:
 - one broadcast at start (the request's input ids and sampling state, 1 MiB);
 - per step: per layer two all-reduces of tokens × hidden × 2 bytes (after
   attention and after the MLP), and one vocab-parallel all-gather of the
-  last token's logits (batch × vocab/world × 2 bytes from each rank);
+  last token's logits (batch × internal/vocab/world × 2 bytes from each rank);
 - a prefill step (all prompt tokens at once) every --prefill-every steps, and
   decode steps (one token per sequence of the batch) in between.
 

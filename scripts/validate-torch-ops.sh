@@ -29,7 +29,7 @@
 #   summary.txt   versions, every command, exit codes, the checks and the table
 #   raw.tar.gz    raw/: per op nt_OP.txt, torch_OP.jsonl, torch_OP_debug.txt,
 #                 sweep_torch_OP.json, sweep_nt_OP.json, parse_torch_OP.json
-#                 (test data for benchfmt/testdata/torch)
+#                 (test data for internal/benchfmt/testdata/torch)
 set -euo pipefail
 
 BUILD=${1:?usage: NCCLTUNE=./nccltune $0 PATH/TO/nccl-tests/build}

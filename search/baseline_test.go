@@ -3,8 +3,8 @@ package search
 import (
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // TestBaselineStudy: against the user's settings (spark4's hole: Tree with

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 var samplerTable = flag.Bool("samplers", false, "run the sampler comparison (TPE, random, grid × profiles × 20 seeds; minutes)")

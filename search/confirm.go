@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // Confirmation sizing. The confirmation may use at least confirmShare of

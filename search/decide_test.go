@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // synthLauncher is a fabric where a config's true band time is the

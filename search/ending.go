@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // EndingCannotDecide: the budget left could not make the confirmation

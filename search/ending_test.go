@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // TestSettledStudyLeavesTheRestUnspent: on spark4 with a space of four

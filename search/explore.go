@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // guardPenaltyWeight scales a guard regression into the sampler's objective.

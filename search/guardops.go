@@ -12,9 +12,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // DefaultGuardLaunches is the launches per arm of each guarded op. On the

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // protoSpace searches NCCL_PROTO alone, every value, in grid order.
@@ -142,7 +142,7 @@ func TestSimpler(t *testing.T) {
 // removed, caps spelt one way), and of those that add lists holding its
 // choices. On the real 4-rank loopback log (one NIC, 2 channels).
 func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
-	data, err := os.ReadFile("../benchfmt/testdata/real/ar4_explain_tuning.txt")
+	data, err := os.ReadFile("../internal/benchfmt/testdata/real/ar4_explain_tuning.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/sim"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // loopbackWorkload is the real 4-rank loopback's workload study of issue

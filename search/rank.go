@@ -7,8 +7,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // ranking ranks the study's trials. It reads the trials and launches the

@@ -8,8 +8,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // Reconfirmation is what Reconfirm measures: Candidate against Baseline,

@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // reconfirmOf is a reconfirmation of cand against NCCL's defaults on the

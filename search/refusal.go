@@ -9,9 +9,9 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // refusable reports whether res ended in a refusal of its candidate (the

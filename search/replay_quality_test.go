@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/runner"
-	"github.com/nccltune/nccltune/sim"
 )
 
 // replayLauncher runs a replay in process exactly as the CLI launches it
@@ -282,8 +282,8 @@ func containsPrefix(list []string, prefix string) bool {
 // the bar (≥ 95 of 100 at the default budget, no no-op knob).
 // Opt-in (minutes):
 //
-//	NCCLTUNE_REPLAY=sim/testdata/replay/h200-loopback4.json go test ./search -run TestReplayQuality -v -timeout 60m
-//	NCCLTUNE_REPLAY=sim/testdata/replay/h200-loopback4-32k.json NCCLTUNE_REPLAY_BAND=32K-256K go test ./search -run TestReplayQuality -v -timeout 60m
+//	NCCLTUNE_REPLAY=internal/sim/testdata/replay/h200-loopback4.json go test ./search -run TestReplayQuality -v -timeout 60m
+//	NCCLTUNE_REPLAY=internal/sim/testdata/replay/h200-loopback4-32k.json NCCLTUNE_REPLAY_BAND=32K-256K go test ./search -run TestReplayQuality -v -timeout 60m
 //
 // (a relative path is read from the package directory or the repository's root).
 //

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // routesUnknown returns the NCCL_CROSS_NIC value of cfg whose routes only

@@ -7,15 +7,15 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/sim"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // replayProfile is the --sim value of a committed replay.
 func replayProfile(t *testing.T, file string) string {
 	t.Helper()
-	abs, err := filepath.Abs(filepath.Join("..", "sim", "testdata", "replay", file))
+	abs, err := filepath.Abs(filepath.Join("..", "internal", "sim", "testdata", "replay", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestCrossNICKeptOnlyWhenTimed(t *testing.T) {
 // the measurement, as any test at that level would), and the rule drops it
 // in at least 5 studies (the others confirm a config without it anyway).
 func TestCrossNICDroppedWhenTheTimeDoesNotShowIt(t *testing.T) {
-	prof, err := os.ReadFile("../sim/profiles/spark4.json")
+	prof, err := os.ReadFile("../internal/sim/profiles/spark4.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
 )
 
 // simLauncher evaluates the simulated fabric in process: the same samples

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // simplification is what simplest found for a candidate: the config to

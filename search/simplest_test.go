@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // TestMinimalAfterTheOtherKnobs: a knob is dropped from the

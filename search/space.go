@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // Dimension is one searched knob and the values tried for it, in a stable

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 func spark4Options(seed int64) Options {

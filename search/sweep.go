@@ -1,6 +1,6 @@
 package search
 
-import "github.com/nccltune/nccltune/nccl"
+import "github.com/nccltune/nccltune/internal/nccl"
 
 // SweepRange is the smallest and largest message size a launch of op
 // sweeps in the study o describes: for an op of the workload, its parts'

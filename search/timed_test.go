@@ -5,9 +5,9 @@ import (
 	"math"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 func callsOf(t *testing.T, specs ...string) nccl.Workload {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
 )
 
 // timedFabric is a simulated fabric and the workload a process runs on it

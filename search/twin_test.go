@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/internal/sim"
 )
 
 // TestEachRecordedPlanExploredOnce: on the real 4-rank loopback's replay,
@@ -18,7 +18,7 @@ import (
 // as five trials (13 launches). The plans are the replay's own records,
 // not the search's rules.
 func TestEachRecordedPlanExploredOnce(t *testing.T) {
-	path, err := filepath.Abs("../sim/testdata/replay/h200-loopback4.json")
+	path, err := filepath.Abs("../internal/sim/testdata/replay/h200-loopback4.json")
 	if err != nil {
 		t.Fatal(err)
 	}

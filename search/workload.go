@@ -10,9 +10,9 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // Parts is the study's workload: Options.Workload, or the one part of

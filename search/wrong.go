@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // wrongListKnobs are the knobs whose values NCCL runs by name.

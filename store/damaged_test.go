@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // damagedCopies fills a database with a study of 300 launches and writes

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // TestNeverDamagesForeignFiles: nccltune truncates, replaces or deletes

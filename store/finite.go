@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // A statistic can be undefined (a p-value or speedup with no spread, a

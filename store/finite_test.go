@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // TestUndefinedNumbersAreStored: a decision holding NaN or Inf (a guard

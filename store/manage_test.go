@@ -8,7 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // fillStudy stores a study with two trials of three launches each, raw

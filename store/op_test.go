@@ -3,8 +3,8 @@ package store
 import (
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // TestLaunchOpRoundTrip: the op of every launch is stored and read back;

@@ -3,7 +3,7 @@ package store
 import (
 	"fmt"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 )
 
 // PlatformOf is the platform a launch's output shows: the versions, ranks,

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // childEnv selects a role for the re-executed test binary; childDB is the

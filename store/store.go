@@ -19,7 +19,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/outfile"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // Options tune Open.

@@ -14,9 +14,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/safetext"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // now is the store's clock: UTC, to the microsecond, so JSON round trips

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // Study is one search, sweep or import: what was asked, on which fabric,

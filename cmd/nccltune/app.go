@@ -11,8 +11,8 @@ import (
 	"github.com/nccltune/nccltune/internal/cliargs"
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // run is the whole program minus process concerns: parse args, run one

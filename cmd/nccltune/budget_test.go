@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // TestRepeatedInterruptionsStayWithinBudget: a study stopped again and

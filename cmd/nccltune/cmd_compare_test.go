@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/search"
 )
 
@@ -17,7 +17,7 @@ import (
 // says so, each op with why, in its text, its JSON and the stored study
 // (show), as search does, rather than dropping it silently.
 func TestCompareNamesSkippedGuardOps(t *testing.T) {
-	saved, err := os.ReadFile(filepath.Join("..", "..", "benchfmt", "testdata", "text", "sim_spark4.txt"))
+	saved, err := os.ReadFile(filepath.Join("..", "..", "internal", "benchfmt", "testdata", "text", "sim_spark4.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

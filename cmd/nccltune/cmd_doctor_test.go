@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/internal/fabric"
 )
 
 // doctorJSON is the part of doctor's JSON the tests read.
@@ -65,7 +65,7 @@ func doctorLog(name string) string { return filepath.Join("testdata", "doctor", 
 
 // realLog is a capture from real hardware kept with the runner's tests.
 func realLog(name string) string {
-	return filepath.Join("..", "..", "benchfmt", "testdata", "real", name)
+	return filepath.Join("..", "..", "internal", "benchfmt", "testdata", "real", name)
 }
 
 func TestDoctorLogGolden(t *testing.T) {
@@ -381,7 +381,7 @@ func TestDoctorEnvSideBySide(t *testing.T) {
 func TestDoctorLogTunerPlugin(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "d.db")
-	stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--log", "../../benchfmt/testdata/tuner-real/all_gather_tuner_2.30.7.txt")
+	stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--log", "../../internal/benchfmt/testdata/tuner-real/all_gather_tuner_2.30.7.txt")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -398,7 +398,7 @@ func TestDoctorLogTunerPlugin(t *testing.T) {
 	if doc.Tuner.Interface != 5 || doc.Tuner.NoMatch != 300 || len(doc.Warnings) == 0 || doc.Warnings[0].Code != "tuner-fallback" {
 		t.Errorf("tuner %+v, warnings %+v", doc.Tuner, doc.Warnings)
 	}
-	stdout, _, code = runCLI(t, db, "doctor", "--log", "../../benchfmt/testdata/tuner-real/all_reduce_tuner_2.28.3.txt")
+	stdout, _, code = runCLI(t, db, "doctor", "--log", "../../internal/benchfmt/testdata/tuner-real/all_reduce_tuner_2.28.3.txt")
 	if code != 3 || !strings.Contains(stdout, "[tuner-plugin-crash]") || !strings.Contains(stdout, "2.30.3 or newer source") {
 		t.Errorf("exit %d, want 3 with the crash and its fix:\n%s", code, stdout)
 	}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/export"
-	"github.com/nccltune/nccltune/stored"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/export"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 func exportCommand() *cli.Command {

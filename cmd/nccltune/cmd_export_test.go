@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/export"
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/export"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // exportChoices is what NCCL chose per size in a saved simulator log

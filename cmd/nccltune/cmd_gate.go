@@ -6,13 +6,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/launchflags"
+	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/ui"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 func gateCommand() *cli.Command {

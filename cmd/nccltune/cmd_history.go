@@ -7,9 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/stored"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 func historyCommand() *cli.Command {

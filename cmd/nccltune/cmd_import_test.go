@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 const importDir = "testdata/import/"
@@ -233,7 +233,7 @@ func TestImportSimulated(t *testing.T) {
 // the file is skipped, naming what differs; nothing of it is stored.
 func TestImportRefusesAnotherFabric(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "db")
-	fixtures := filepath.Join("..", "..", "benchfmt", "testdata", "fixtures")
+	fixtures := filepath.Join("..", "..", "internal", "benchfmt", "testdata", "fixtures")
 	if _, stderr, code := runCLI(t, db, "import", filepath.Join(fixtures, "x2_mpirun_net_debug.txt")); code != 0 {
 		t.Fatalf("import: exit %d\n%s", code, stderr)
 	}

@@ -10,15 +10,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // parseInputDir holds the parser's inputs: real nccl-tests fixtures and
 // hand-written variants (owned by the runner package's tests).
-const parseInputDir = "../../benchfmt/testdata"
+const parseInputDir = "../../internal/benchfmt/testdata"
 
 func parseInput(name string) string { return filepath.Join(parseInputDir, name) }
 

@@ -9,12 +9,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/outfile"
+	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 func plotCommand() *cli.Command {

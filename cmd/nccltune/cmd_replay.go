@@ -9,10 +9,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/outfile"
+	"github.com/nccltune/nccltune/internal/sim"
+	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/sim"
-	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 func replayCommand() *cli.Command {

@@ -10,12 +10,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/export"
+	"github.com/nccltune/nccltune/internal/export"
 	"github.com/nccltune/nccltune/internal/outfile"
+	"github.com/nccltune/nccltune/internal/report"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/report"
-	"github.com/nccltune/nccltune/stored"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 func reportCommand() *cli.Command {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 )
 
 // checkReportPage checks what every report must be: one HTML page that

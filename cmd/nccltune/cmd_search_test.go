@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // searchJSONDoc is the `search --json` contract of DESIGN.md.

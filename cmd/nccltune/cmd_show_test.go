@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/report"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/report"
-	"github.com/nccltune/nccltune/stored"
 )
 
 func TestShowGolden(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/fabric"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/internal/fabric"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/store"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/invocation"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 func init() {

@@ -13,13 +13,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/outfile"
+	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/report"
-	"github.com/nccltune/nccltune/vocab"
-	"github.com/nccltune/nccltune/workload"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/internal/workload"
 )
 
 // workloadInputKind names the files workload reads, in its errors.

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/export"
+	"github.com/nccltune/nccltune/internal/export"
+	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/ui"
-	"github.com/nccltune/nccltune/studyrun"
 )
 
 // TestFirstRunSaysWhere: a search into a new database says which file it

@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/stored"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // Where the database is, and opening it to change a study.

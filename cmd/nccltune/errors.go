@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // Exit codes, the contract in DESIGN.md.

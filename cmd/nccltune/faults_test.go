@@ -29,8 +29,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 const (

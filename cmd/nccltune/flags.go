@@ -11,11 +11,11 @@ import (
 
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/launchflags"
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // The flags and option shapes that several commands share, and the

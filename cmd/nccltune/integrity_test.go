@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // interruptedSearch runs a search that is interrupted after its third
@@ -188,7 +188,7 @@ func TestExplainSurvivesInterruption(t *testing.T) {
 // were recorded still resumes, with a note that they cannot be checked.
 func TestResumeRefusesOtherRunSettings(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "db")
-	bench := fakeBench(t, filepath.Join("..", "..", "benchfmt", "testdata", "text", "x2_g2_direct_pointer.txt"))
+	bench := fakeBench(t, filepath.Join("..", "..", "internal", "benchfmt", "testdata", "text", "x2_g2_direct_pointer.txt"))
 	launch := []string{"--launcher", "local", "--bench", bench, "--iters", "5", "--warmup", "2",
 		"--mpi-flavor", "openmpi", "--mpirun", "/opt/mpi/bin/mpirun"}
 	// The saved output has 2M but not 1M or 4M: a one-size band.

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/runner"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/safetext"
-	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/internal/sim"
 )
 
 func main() {

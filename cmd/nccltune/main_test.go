@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/internal/sim"
 )
 
 // TestMain lets the test binary act as the simulated benchmark: commands

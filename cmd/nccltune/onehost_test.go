@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // fakeBench writes a stand-in for all_reduce_perf that prints out (a saved
@@ -34,7 +34,7 @@ func fakeBench(t *testing.T, out string) string {
 // nccl-tests' -g 2 passed through --bench-arg. doctor reads two ranks on
 // one node connected by P2P, and a sweep stores them as two ranks.
 func TestOneProcessDrivesTwoGPUs(t *testing.T) {
-	bench := fakeBench(t, filepath.Join("..", "..", "benchfmt", "testdata", "text", "x2_g2_direct_pointer.txt"))
+	bench := fakeBench(t, filepath.Join("..", "..", "internal", "benchfmt", "testdata", "text", "x2_g2_direct_pointer.txt"))
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--launcher", "local", "--bench", bench,
 		"--bench-arg=-g", "--bench-arg=2", "--base-env", "NCCL_NVLS_ENABLE=0")

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // TestSweepOpJSON: sweep --op measures that op end to end: the JSON
@@ -59,7 +59,7 @@ func TestSweepOpJSON(t *testing.T) {
 // ranks) and --op only checks it.
 func TestImportReadsOp(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "t.db")
-	ag := filepath.Join("..", "..", "benchfmt", "testdata", "fixtures", "ag3.txt")
+	ag := filepath.Join("..", "..", "internal", "benchfmt", "testdata", "fixtures", "ag3.txt")
 	if _, _, code := runCLI(t, db, "import", "--op", "reduce_scatter", ag); code == 0 {
 		t.Errorf("import --op reduce_scatter of an all_gather output succeeded")
 	}

@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/report"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
-	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/stored"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // What `nccltune plot` draws from its arguments: which studies and trials

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 func TestParseTarget(t *testing.T) {

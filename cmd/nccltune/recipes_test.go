@@ -19,10 +19,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/export"
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/export"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // recipeStarts is every recipe of docs/EXPORT.md and how many processes

@@ -75,7 +75,7 @@ func TestOutNeverWritesTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := filepath.Join(dir, "nccl.log") // an input of workload
-	data, err := os.ReadFile(filepath.Join("..", "..", "benchfmt", "testdata", "calls", "tuning-only.log"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "internal", "benchfmt", "testdata", "calls", "tuning-only.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestOutNeverWritesAnotherDatabase(t *testing.T) {
 	fillReviewDB(t, mine)
 	fillReviewDB(t, live)
 	log := filepath.Join(t.TempDir(), "nccl.log")
-	data, err := os.ReadFile(filepath.Join("..", "..", "benchfmt", "testdata", "calls", "tuning-only.log"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "internal", "benchfmt", "testdata", "calls", "tuning-only.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestRedTeamUsageErrors(t *testing.T) {
 		}
 		return p
 	}
-	spark4, err := os.ReadFile(filepath.Join("..", "..", "sim", "profiles", "spark4.json"))
+	spark4, err := os.ReadFile(filepath.Join("..", "..", "internal", "sim", "profiles", "spark4.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestImportOneRunOneConfig(t *testing.T) {
 	dir, inputs := t.TempDir(), t.TempDir()
 	db := filepath.Join(dir, "st.db")
 	fillReviewDB(t, db)
-	ops := filepath.Join("..", "..", "benchfmt", "testdata", "ops")
+	ops := filepath.Join("..", "..", "internal", "benchfmt", "testdata", "ops")
 	read := func(p string) []byte {
 		b, err := os.ReadFile(p)
 		if err != nil {

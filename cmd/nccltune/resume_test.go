@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // TestResumeKeepsTheStudySettings: a study interrupted and resumed

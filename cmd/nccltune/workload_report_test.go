@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/stored"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 )
 
 // workloadStudyDB runs the simulated workload study of issue 26 (all-reduce

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/search"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // --part's usage errors come before anything is stored (exit 2, no

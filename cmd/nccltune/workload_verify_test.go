@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/internal/sim"
 )
 
 // verifyDoc is what the workload tests read of verify --json.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/fabric"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/fabric"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // MinElementBytes is the smallest message a collective can move: one

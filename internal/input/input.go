@@ -15,7 +15,7 @@ import (
 	"os"
 
 	"github.com/nccltune/nccltune/internal/outfile"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // MaxBytes is the largest input nccltune reads: saved nccl-tests output

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 func TestReadFile(t *testing.T) {

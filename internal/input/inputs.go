@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // RunBytes is the most one command reads over all its inputs together

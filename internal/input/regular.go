@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // NotRegularError is a file nccltune would run, hand to a process or load

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // TestRegular: what Regular accepts (a regular file, links followed) and

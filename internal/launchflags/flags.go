@@ -10,13 +10,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/flagvalue"
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
+	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/runner"
-	"github.com/nccltune/nccltune/sim"
-	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // Category groups the launch flags in each command's --help.

@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/invocation"
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // A study's launches are comparable only when they ran the same way: a

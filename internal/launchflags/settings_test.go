@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/studyrun"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // TestLaunchDifferencesTorchScript: the torch instrument's script is

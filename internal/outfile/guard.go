@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // The signs of the files a database is made of. They live here, beside

@@ -21,7 +21,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // kept are the files this process has open, locked or read (Keep).

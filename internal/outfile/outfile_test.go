@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 func writeString(s string) func(io.Writer) error {

@@ -17,8 +17,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nccltune/nccltune/internal/input"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // A study config file holds a command's flags, so that a lane's tuning

@@ -13,9 +13,9 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/vocab"
-	"github.com/nccltune/nccltune/workload"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/internal/workload"
 )
 
 // TestConfigValues: a scalar is one value, a list repeats a repeatable

@@ -5,9 +5,9 @@ import (
 	"io"
 	"math"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
-	"github.com/nccltune/nccltune/stored"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/report"
+	"github.com/nccltune/nccltune/internal/stored"
 )
 
 // PrintStoredComparison prints c (report.CompareStudies): its --json

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/fabric"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/safetext"
+	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/texttable"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/studyrun"
 )
 
 // DoctorReport is doctor's diagnosis, its JSON document.

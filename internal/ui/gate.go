@@ -6,10 +6,10 @@ import (
 	"math"
 	"strings"
 
-	"github.com/nccltune/nccltune/fabric"
+	"github.com/nccltune/nccltune/internal/fabric"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/studyrun"
 )
 
 // PrintGate prints gate's verdict on cfg: its --json document, or the

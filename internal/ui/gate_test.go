@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/fabric"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/studyrun"
+	"github.com/nccltune/nccltune/internal/fabric"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/studyrun"
 )
 
 // TestPrintGateFabricFailed: a launch that failed gives no verdict: the

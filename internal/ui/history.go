@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/stored"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // HowToStart is what an empty history says.

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/safetext"
+	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/studyrun"
 )
 
 // ImportedFile and SkippedFile are what studyrun.Import reports of each

@@ -7,7 +7,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // SchemaVersion is the version of every --json document's shape. It

@@ -5,13 +5,13 @@ import (
 	"io"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
-	"github.com/nccltune/nccltune/fabric"
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/fabric"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/stored"
-	"github.com/nccltune/nccltune/studyrun"
 )
 
 // The lines that report each launch on stderr as it ends, for the

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/texttable"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/vocab"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // PrintParse prints what parse read from each file: one --json document

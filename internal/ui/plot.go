@@ -1,6 +1,6 @@
 package ui
 
-import "github.com/nccltune/nccltune/report"
+import "github.com/nccltune/nccltune/internal/report"
 
 // LandscapeJSON is the landscape figure's data in plot --json.
 func LandscapeJSON(f report.Landscape) map[string]any {

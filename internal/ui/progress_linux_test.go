@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )

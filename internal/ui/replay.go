@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/sim"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
 )
 
 // replaySummary is `replay show --json`.

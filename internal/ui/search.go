@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/internal/invocation"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/stored"
 )
 
 // PrintSearch prints a finished search: its --json document, or the table

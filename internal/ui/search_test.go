@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/internal/golden"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/nccl"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/safetext"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/stored"
-	"github.com/nccltune/nccltune/vocab"
 )
 
 // ShowFormat is what show prints of a study.

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/nccltune/nccltune/report"
+	"github.com/nccltune/nccltune/internal/report"
 )
 
 // writeTrialsCSV writes one row per trial: what a spreadsheet or pandas

@@ -5,9 +5,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/stored"
 )
 
 // What search and show print of a study of several collectives: its

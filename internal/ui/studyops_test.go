@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/store"
 )
 

@@ -5,9 +5,9 @@ import (
 	"io"
 	"math"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/studyrun"
 )
 
 // PrintSweep prints a sweep of cfg over n launches: the --json document,

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/stored"
 )
 
 // newTable is the one table writer of the commands' text output:

@@ -5,10 +5,10 @@ import (
 	"io"
 	"math"
 
-	"github.com/nccltune/nccltune/nccl"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/store"
-	"github.com/nccltune/nccltune/stored"
-	"github.com/nccltune/nccltune/studyrun"
 )
 
 // PrintVerify prints r: its --json document, or the size table of the

@@ -6,11 +6,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nccltune/nccltune/benchfmt"
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/texttable"
-	"github.com/nccltune/nccltune/nccl"
-	"github.com/nccltune/nccltune/workload"
+	"github.com/nccltune/nccltune/internal/workload"
 )
 
 // workloadDoc is `workload --json`: the summary, the YAML it proposes and

@@ -1,0 +1,179 @@
+package benchfmt
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+)
+
+// Pick is NCCL's choice for one size, as the user sets it: algorithm and
+// protocol spelled as NCCL_ALGO and NCCL_PROTO take them, and the channel
+// count.
+type Pick struct {
+	Algo     string `json:"algo"`
+	Proto    string `json:"proto"`
+	Channels int    `json:"channels"`
+}
+
+func (p Pick) String() string {
+	return fmt.Sprintf("%s %s, %s", p.Algo, p.Proto, channelCount(p.Channels))
+}
+
+func pickOf(c Choice) Pick {
+	return Pick{Algo: AlgoName(c.Algo), Proto: ProtoName(c.Proto), Channels: c.Channels}
+}
+
+// ChoiceRow is one message size of the comparison of what NCCL chose
+// with its defaults and with the recommendation.
+type ChoiceRow struct {
+	Collective string `json:"collective"`
+	Bytes      int64  `json:"bytes"`
+	// Default and Recommended are nil when that launch did not record
+	// this size.
+	Default     *Pick `json:"default"`
+	Recommended *Pick `json:"recommended"`
+	// Changed is true when both are known and differ.
+	Changed bool `json:"changed"`
+}
+
+// CompareChoices pairs the two lists by collective and size, sorted by
+// collective then size. It returns an empty (non-nil) slice when neither
+// list has anything.
+func CompareChoices(defaults, recommended []Choice) []ChoiceRow {
+	type key struct {
+		coll  string
+		bytes int64
+	}
+	rows := map[key]*ChoiceRow{}
+	get := func(c Choice) *ChoiceRow {
+		k := key{c.Collective, c.Bytes}
+		if rows[k] == nil {
+			rows[k] = &ChoiceRow{Collective: c.Collective, Bytes: c.Bytes}
+		}
+		return rows[k]
+	}
+	for _, c := range defaults {
+		if r := get(c); r.Default == nil {
+			p := pickOf(c)
+			r.Default = &p
+		}
+	}
+	for _, c := range recommended {
+		if r := get(c); r.Recommended == nil {
+			p := pickOf(c)
+			r.Recommended = &p
+		}
+	}
+	out := make([]ChoiceRow, 0, len(rows))
+	for _, r := range rows {
+		r.Changed = r.Default != nil && r.Recommended != nil && *r.Default != *r.Recommended
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Collective != out[j].Collective {
+			return out[i].Collective < out[j].Collective
+		}
+		return out[i].Bytes < out[j].Bytes
+	})
+	return out
+}
+
+// ChoicesTable writes, per message size, what NCCL chose with its
+// defaults and with the recommendation, side by side, marking the sizes
+// where they differ. It is the explanation of a recommendation, for
+// `nccltune show` and `nccltune doctor`. defaults and recommended are
+// what a study recorded (stored.ExplainChoices) or doctor read.
+func ChoicesTable(w io.Writer, defaults, recommended []Choice) error {
+	return ChoicesTableAs(w, "RECOMMENDED", defaults, recommended)
+}
+
+// ChoicesTableAs is ChoicesTable with the second column headed other
+// (doctor compares the defaults with any settings, not only a
+// recommendation).
+func ChoicesTableAs(w io.Writer, other string, defaults, recommended []Choice) error {
+	rows := CompareChoices(defaults, recommended)
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(w, "NCCL's choices per size were not recorded (no explain launch with NCCL_DEBUG_SUBSYS=TUNING)")
+		return err
+	}
+	several := rows[0].Collective != rows[len(rows)-1].Collective
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	if several {
+		fmt.Fprint(tw, "COLLECTIVE\t")
+	}
+	fmt.Fprintf(tw, "SIZE\tNCCL DEFAULTS\t%s\t\n", other)
+	for _, r := range rows {
+		if several {
+			fmt.Fprintf(tw, "%s\t", r.Collective)
+		}
+		mark := ""
+		if r.Changed {
+			mark = "changed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", nccl.FormatSize(r.Bytes), pickText(r.Default), pickText(r.Recommended), mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// tabwriter pads the last cells; the lines end without blanks.
+	for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " ")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pickText(p *Pick) string {
+	if p == nil {
+		return "—"
+	}
+	return p.String()
+}
+
+// channelCount is "1 channel", "8 channels".
+func channelCount(n int) string {
+	if n == 1 {
+		return "1 channel"
+	}
+	return fmt.Sprintf("%d channels", n)
+}
+
+// NCCL's TUNING log writes algorithms and protocols in capitals ("RING",
+// "COLLNET_DIRECT", "LL128", "SIMPLE"); its env vars and docs spell them
+// as below.
+var (
+	algoNames  = map[string]string{"tree": "Tree", "ring": "Ring", "collnetdirect": "CollnetDirect", "collnetchain": "CollnetChain", "nvls": "NVLS", "nvlstree": "NVLSTree", "pat": "PAT"}
+	protoNames = map[string]string{"ll": "LL", "ll128": "LL128", "simple": "Simple"}
+)
+
+// FoldName lower-cases a name and drops '_', '-' and blanks:
+// "COLLNET_DIRECT" and "CollnetDirect" both become "collnetdirect",
+// "all_reduce" "allreduce".
+func FoldName(s string) string {
+	return strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(s))
+}
+
+// AlgoName spells an algorithm as NCCL_ALGO takes it ("Ring"); an unknown
+// name is returned as it is.
+func AlgoName(s string) string {
+	if n, ok := algoNames[FoldName(s)]; ok {
+		return n
+	}
+	return s
+}
+
+// ProtoName spells a protocol as NCCL_PROTO takes it ("LL128"); an
+// unknown name is returned as it is.
+func ProtoName(s string) string {
+	if n, ok := protoNames[FoldName(s)]; ok {
+		return n
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+package benchfmt
+
+import (
+	"time"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+)
+
+// Outcome classifies how a launch ended.
+type Outcome string
+
+const (
+	// OK: the benchmark exited 0 and printed a complete, correct table.
+	OK Outcome = "ok"
+	// Failed: non-zero exit, missing or unparsable output, an NCCL error.
+	Failed Outcome = "failed"
+	// TimedOut: the per-launch timeout fired; the process group was killed.
+	TimedOut Outcome = "timeout"
+	// Invalid: the table printed, but with #wrong > 0 or out-of-bounds values.
+	Invalid Outcome = "invalid"
+)
+
+// Launch is the record of one launch: what ran, what it printed, how it ended.
+type Launch struct {
+	// Op is the collective launched (its nccl-tests binary); "" in
+	// records from before ops were recorded, which were all all-reduce
+	// (read it with Op.OrAllReduce()).
+	Op nccl.Op `json:"op,omitempty"`
+	// Argv is the exact command run; Env the variables nccltune added.
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	// Start and Duration are wall-clock.
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration"`
+	ExitCode int           `json:"exit_code"`
+	Outcome  Outcome       `json:"outcome"`
+	// Reason says why a launch is not OK, naming the cause.
+	Reason string `json:"reason,omitempty"`
+	// Stdout and Stderr are kept whole; JSON the -J file's bytes, if any.
+	Stdout []byte `json:"-"`
+	Stderr []byte `json:"-"`
+	JSON   []byte `json:"-"`
+	// Result is the parsed output (nil if nothing parsable was printed).
+	Result *Result `json:"result,omitempty"`
+	// Simulated is true when the simulated fabric produced this launch.
+	Simulated bool `json:"simulated"`
+}
+
+// ReasonInterrupted is the reason of a launch stopped by cancellation: it
+// says nothing about its config (a resumed study makes it again).
+const ReasonInterrupted = "interrupted before the launch finished"
+
+// ParseLaunch reads what a launch printed: the JSON output (-J) when there
+// is one, as it carries every iteration's time, and the text otherwise.
+// NCCL log facts, failure messages and the simulated label always come
+// from the text (stdout, then stderr), since -J does not record them. The
+// error follows Parse's contract.
+func ParseLaunch(l *Launch) (*Result, error) {
+	text := append(append([]byte{}, l.Stdout...), l.Stderr...)
+	textRes, textErr := Parse(text)
+	if len(l.JSON) > 0 {
+		if jr, err := ParseJSON(l.JSON); err == nil && len(jr.Rows) > 0 {
+			if textRes != nil {
+				jr.Facts = textRes.Facts
+				jr.Errors = append(jr.Errors, textRes.Errors...)
+				jr.Simulated = jr.Simulated || textRes.Simulated
+				if jr.SimProfile == "" {
+					jr.SimProfile = textRes.SimProfile
+				}
+			}
+			return jr, nil
+		}
+	}
+	return textRes, textErr
+}

@@ -1,0 +1,183 @@
+package export
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+)
+
+// Engine is a serving engine an env export can be made for
+// (--export-for): the engines set some NCCL variables themselves when
+// they start, whatever a recipe put in the env.
+type Engine string
+
+// The engines, as --export-for spells them.
+const (
+	EngineSGLang Engine = "sglang"
+	EngineVLLM   Engine = "vllm"
+)
+
+// Engines lists every engine in the order help text shows them.
+var Engines = []Engine{EngineSGLang, EngineVLLM}
+
+// Title is the engine's own spelling.
+func (e Engine) Title() string {
+	switch e {
+	case EngineSGLang:
+		return "SGLang"
+	case EngineVLLM:
+		return "vLLM"
+	}
+	return string(e)
+}
+
+// ParseEngine reads an --export-for value.
+func ParseEngine(s string) (Engine, error) {
+	var names []string
+	for _, e := range Engines {
+		if strings.EqualFold(s, string(e)) {
+			return e, nil
+		}
+		names = append(names, string(e))
+	}
+	msg := fmt.Sprintf("--export-for %q: want one of %s", s, strings.Join(names, ", "))
+	if near := nccl.Nearest(strings.ToLower(s), names); near != "" {
+		msg += "; did you mean " + near + "?"
+	}
+	return "", fmt.Errorf("%s", msg)
+}
+
+// EngineVar is one NCCL variable an engine assigns itself at start.
+type EngineVar struct {
+	Engine Engine
+	Name   string
+	// Does says what the engine does with the variable.
+	Does string
+	// Flag is the engine's flag that decides the value ("" when none).
+	Flag string
+	// Overrides marks a variable the engine assigns over a value the env
+	// holds: an export for that engine must not write it as if the env
+	// reached the engine, and points to Flag instead.
+	Overrides bool
+}
+
+// EngineVars is what each engine does with the NCCL env, read in the
+// engines' sources:
+//
+//   - SGLang, python/sglang/srt/entrypoints/engine.py, _set_envs_and_config
+//     (sgl-project/sglang at 001067fffe33, the function's first statements):
+//     if "NCCL_CUMEM_ENABLE" not in os.environ or cfg.enable_symm_mem:
+//     os.environ["NCCL_CUMEM_ENABLE"] = str(int(cfg.enable_symm_mem)), and
+//     NCCL_NVLS_ENABLE likewise from enable_nccl_nvls or enable_symm_mem.
+//     Earlier releases of the same function assigned both at every start,
+//     whatever the env held: os.environ["NCCL_CUMEM_ENABLE"] =
+//     str(int(server_args.enable_symm_mem)); if not
+//     server_args.enable_symm_mem: os.environ["NCCL_NVLS_ENABLE"] =
+//     str(int(server_args.enable_nccl_nvls)).
+//   - vLLM, vllm/env_override.py lines 16-20 at v0.9.1 (PR 19105; its
+//     warning is logged as env_override.py:17): if
+//     os.environ.get('NCCL_CUMEM_ENABLE', '0') != '0': keep it (a warning);
+//     elif not os.path.exists('/dev/nvidia-caps-imex-channels'):
+//     os.environ['NCCL_CUMEM_ENABLE'] = '0'. Before v0.9.1 the file
+//     assigned '0' at every start; PR 24141 (September 2025) removed the
+//     assignment, and vllm/env_override.py at 017f66415766 has none.
+var EngineVars = []EngineVar{
+	{Engine: EngineSGLang, Name: "NCCL_CUMEM_ENABLE", Flag: "--enable-symm-mem", Overrides: true,
+		Does: "SGLang sets it at engine start: 1 with --enable-symm-mem whatever the env holds (older releases also 0 without the flag)"},
+	{Engine: EngineSGLang, Name: "NCCL_NVLS_ENABLE", Flag: "--enable-nccl-nvls", Overrides: true,
+		Does: "SGLang sets it at engine start: 1 with --enable-nccl-nvls or --enable-symm-mem whatever the env holds (older releases also 0 without them)"},
+	{Engine: EngineVLLM, Name: "NCCL_CUMEM_ENABLE",
+		Does: "vLLM 0.9.1 to 0.10 sets it to 0 where the env leaves it unset (older releases whatever the env holds), while the study ran NCCL's own value: set it in the env to run what was measured"},
+}
+
+// engineVarsOf is the table's rows for e.
+func engineVarsOf(e Engine) []EngineVar {
+	var out []EngineVar
+	for _, ev := range EngineVars {
+		if ev.Engine == e {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// checkEngine is the one rule for an env the engine overwrites: exported
+// for o.Engine, a variable that engine assigns over the env (a
+// recommended knob, the kept baseline, the base env with --with-base) is
+// refused, naming the engine's flag, since the env would not reach it.
+func checkEngine(b *Recommendation, o Options) error {
+	if o.Engine == "" {
+		return nil
+	}
+	for _, v := range b.Vars(o.WithBase) {
+		for _, ev := range engineVarsOf(o.Engine) {
+			if !ev.Overrides || ev.Name != v.Name {
+				continue
+			}
+			from := "the recommendation"
+			switch {
+			case v.Base:
+				from = "the lane's base env (leave out --with-base)"
+			case b.KeepBaseline:
+				from = "your baseline"
+			}
+			return fmt.Errorf("cannot export %s=%s for %s: %s, so the env does not reach the engine; use %s's %s flag instead and drop %s from %s", v.Name, v.Value, o.Engine.Title(), ev.Does, o.Engine.Title(), ev.Flag, v.Name, from)
+		}
+	}
+	return nil
+}
+
+// engineNotes are the header lines about the engines: with o.Engine, one
+// per variable that engine sets itself, naming its flag; without, one
+// short line when the env (with the base env) holds any such variable.
+func engineNotes(b *Recommendation, o Options) []string {
+	if o.Engine != "" {
+		var out []string
+		for _, ev := range engineVarsOf(o.Engine) {
+			line := "for " + o.Engine.Title() + ": " + ev.Name + ": " + ev.Does
+			if ev.Flag != "" {
+				line += "; choose it with " + ev.Flag + ", not the env"
+			}
+			out = append(out, line)
+		}
+		return out
+	}
+	held := map[string]bool{}
+	for _, v := range b.Vars(true) {
+		held[v.Name] = true
+	}
+	var names, engines []string
+	for _, ev := range EngineVars {
+		if !held[ev.Name] {
+			continue
+		}
+		if !contains(names, ev.Name) {
+			names = append(names, ev.Name)
+		}
+		if !contains(engines, ev.Engine.Title()) {
+			engines = append(engines, ev.Engine.Title())
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return []string{strings.Join(names, ", ") + ": " + strings.Join(engines, " and ") + " set this themselves at start; export with --export-for " + engineList() + " to see how"}
+}
+
+func engineList() string {
+	var names []string
+	for _, e := range Engines {
+		names = append(names, string(e))
+	}
+	return strings.Join(names, "|")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

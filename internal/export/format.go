@@ -1,0 +1,371 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/safetext"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/store"
+)
+
+// Format is one output format of a recommendation.
+type Format string
+
+// The formats, as --format spells them.
+const (
+	FormatEnv     Format = "env"        // KEY=VALUE lines for docker run --env-file
+	FormatSh      Format = "sh"         // export lines to source in a shell
+	FormatDocker  Format = "docker"     // -e 'KEY=VALUE' flags for docker run
+	FormatK8s     Format = "k8s"        // an env: list for a Kubernetes container spec
+	FormatCompose Format = "compose"    // an environment: map for a docker compose service
+	FormatJSON    Format = "json"       // one JSON document
+	FormatTuner   Format = "nccl-tuner" // the CSV of NCCL's example tuner plugin
+)
+
+// Formats lists every format in the order help text shows them.
+var Formats = []Format{FormatEnv, FormatSh, FormatDocker, FormatCompose, FormatK8s, FormatJSON, FormatTuner}
+
+// FormatNames is Formats as strings.
+func FormatNames() []string {
+	out := make([]string, len(Formats))
+	for i, f := range Formats {
+		out[i] = string(f)
+	}
+	return out
+}
+
+// ParseFormat reads a --format value; an unknown one gets an error that
+// lists the valid ones (and the nearest, for a slip).
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if strings.EqualFold(s, string(f)) {
+			return f, nil
+		}
+	}
+	switch strings.ToLower(s) {
+	case "tuner", "csv", "nccl_tuner", "nccltuner":
+		return FormatTuner, nil
+	case "kubernetes", "kube":
+		return FormatK8s, nil
+	case "yaml", "yml":
+		// Two formats are YAML; guessing one would hand a compose file
+		// a Kubernetes list, or the other way round.
+		return "", fmt.Errorf("--format %s: two formats are YAML, say which: k8s (an env: list for a container) or compose (an environment: map for a service)", s)
+	case "shell", "bash":
+		return FormatSh, nil
+	case "dotenv", "env-file":
+		return FormatEnv, nil
+	}
+	msg := fmt.Sprintf("unknown format %q: want one of %s", s, strings.Join(FormatNames(), ", "))
+	if near := nccl.Nearest(s, FormatNames()); near != "" {
+		msg += "; did you mean " + near + "?"
+	}
+	return "", fmt.Errorf("%s", msg)
+}
+
+// Ext is the file name extension of the format.
+func (f Format) Ext() string {
+	switch f {
+	case FormatEnv:
+		return ".env"
+	case FormatSh:
+		return ".sh"
+	case FormatDocker:
+		return ".docker"
+	case FormatK8s:
+		return ".yaml"
+	case FormatCompose:
+		return ".compose.yaml"
+	case FormatJSON:
+		return ".json"
+	case FormatTuner:
+		return ".csv"
+	}
+	return ".txt"
+}
+
+// FileName is the file a band gets in an output directory:
+// "nccl-512K-4M.env". The nccl-tuner format writes one combined file,
+// "nccl-tuner.csv", whatever the bands.
+func FileName(f Format, b *Recommendation) string {
+	if f == FormatTuner {
+		return "nccl-tuner.csv"
+	}
+	label := b.Study.Band
+	if label == "" {
+		label = b.Study.Name
+	}
+	var sb strings.Builder
+	for _, r := range label {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+			sb.WriteRune(r)
+		default:
+			sb.WriteByte('_')
+		}
+	}
+	return "nccl-" + sb.String() + f.Ext()
+}
+
+// Options shape what an export writes.
+type Options struct {
+	// WithBase adds the lane's base env (the study's fixed settings).
+	WithBase bool
+	// Now is the export date written in the header (zero: time.Now()).
+	Now time.Time
+	// Indent shifts the k8s and compose output right by that many spaces,
+	// so it pastes under a container (6 in a Deployment's pod template).
+	Indent int
+	// Engine is the serving engine the env is for (--export-for): the
+	// header names its flags for the variables it sets itself, and such a
+	// variable is refused (checkEngine).
+	Engine Engine
+}
+
+func (o Options) now() time.Time {
+	if o.Now.IsZero() {
+		return time.Now().UTC()
+	}
+	return o.Now.UTC()
+}
+
+// Write writes bands in format f. Every format but nccl-tuner takes one
+// band (environment variables are process-wide: a process runs with one
+// band's settings); nccl-tuner combines all of them into one CSV.
+func Write(w io.Writer, f Format, bands []*Recommendation, o Options) error {
+	if len(bands) == 0 {
+		return fmt.Errorf("nothing to export: no study given")
+	}
+	if f == FormatTuner {
+		return writeTuner(w, bands, o)
+	}
+	if len(bands) != 1 {
+		return fmt.Errorf("the %s format holds one band and %d were given: write one file per band, or use nccl-tuner to combine them", f, len(bands))
+	}
+	b := bands[0]
+	if err := checkEngine(b, o); err != nil {
+		return err
+	}
+	switch f {
+	case FormatEnv:
+		return writeEnvFile(w, b, o)
+	case FormatSh:
+		return writeShell(w, b, o)
+	case FormatDocker:
+		return writeDockerFlags(w, b, o)
+	case FormatK8s:
+		return writeK8s(w, b, o)
+	case FormatCompose:
+		return writeCompose(w, b, o)
+	case FormatJSON:
+		return writeJSONDoc(w, b, o)
+	}
+	_, err := ParseFormat(string(f))
+	return err
+}
+
+// timeText is how exported files write a date.
+func timeText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+// studyLine names the study and its band.
+func studyLine(s *store.Study) string {
+	text := "study " + s.Name
+	var what []string
+	if s.Collective != "" {
+		what = append(what, s.Collective)
+	}
+	if s.Band != "" {
+		what = append(what, fmt.Sprintf("band %s (%d-%d bytes)", s.Band, s.BandMin, s.BandMax))
+	}
+	if len(what) > 0 {
+		text += ": " + strings.Join(what, ", ")
+	}
+	return text
+}
+
+// fabricLine is "NCCL 2.30.7, 4 ranks on 4 nodes, NVIDIA GB10, transport IB, GDR off".
+func fabricLine(f store.Platform) string {
+	var parts []string
+	if f.NCCLVersion != "" {
+		parts = append(parts, "NCCL "+f.NCCLVersion)
+	} else {
+		parts = append(parts, "NCCL version not recorded")
+	}
+	switch {
+	case f.Ranks > 0 && f.Nodes > 0:
+		parts = append(parts, fmt.Sprintf("%s on %s", count(f.Ranks, "rank"), count(f.Nodes, "node")))
+	case f.Ranks > 0:
+		parts = append(parts, count(f.Ranks, "rank"))
+	}
+	if f.GPU != "" {
+		parts = append(parts, f.GPU)
+	}
+	if f.Transport != "" {
+		parts = append(parts, "transport "+f.Transport)
+	}
+	if f.GDR != nil {
+		parts = append(parts, map[bool]string{true: "GDR on", false: "GDR off"}[*f.GDR])
+	}
+	return "fabric: " + strings.Join(parts, ", ")
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// speedupLine states the measured gain with its interval and p.
+func speedupLine(b *Recommendation) string {
+	r := b.Study.Recommendation
+	ci := fmt.Sprintf("(95%% CI %sx-%sx), p=%.2g", num(r.SpeedupCI[0]), num(r.SpeedupCI[1]), r.PValue)
+	// The verdict's words are the study's (stored.Conclusion), as search
+	// and show say them: a candidate refused by a guard is not "no
+	// setting was faster".
+	c := stored.ConclusionOf(b.Study)
+	if b.KeepDefaults || b.KeepBaseline {
+		headline, _, _ := c.Headline()
+		then := "nothing to set"
+		if b.KeepBaseline {
+			then = "these are your current settings"
+		}
+		return headline + " (best speedup " + num(r.Speedup) + "x " + ci + "); " + then
+	}
+	over := c.BaselineName()
+	text := "speedup " + num(r.Speedup) + "x over " + over + " " + ci
+	if r.BaselineLaunches > 0 || r.CandidateLaunches > 0 {
+		text += fmt.Sprintf(", confirmed by %d vs %d interleaved launches", r.BaselineLaunches, r.CandidateLaunches)
+	}
+	return text
+}
+
+// num writes a ratio with 3 significant digits; non-finite values as "?".
+func num(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "?"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// simulatedLine is the label every simulated export carries.
+func simulatedLine(s *store.Study) string {
+	text := "SIMULATED — not a measurement of hardware"
+	if s.Launch.SimProfile != "" {
+		text += " (simulated fabric: " + s.Launch.SimProfile + ")"
+	}
+	return text
+}
+
+// header is the comment block every text format opens with (without the
+// comment marker). usage is the format's one-line "how to use".
+func header(b *Recommendation, o Options, usage string) []string {
+	s := b.Study
+	lines := []string{
+		"nccltune recommendation, " + studyLine(s),
+		"exported " + timeText(o.now()) + "; study created " + timeText(s.Created),
+		fabricLine(s.Platform),
+		speedupLine(b),
+	}
+	if s.Simulated {
+		lines = append(lines, simulatedLine(s))
+	}
+	if r := s.Recommendation; r.Reason != "" {
+		lines = append(lines, "decision: "+r.Reason)
+	}
+	lines = append(lines, opVerdictHeader(s)...)
+	if !b.KeepDefaults {
+		lines = append(lines, "only settings that differ from NCCL's defaults are written")
+		if len(b.Env) == 0 {
+			lines = append(lines, "nothing is left to set: every recommended value is NCCL's default or cannot bind")
+		}
+	}
+	for _, d := range b.Dropped {
+		lines = append(lines, fmt.Sprintf("left out %s=%s: %s", d.Name, d.Value, d.Why))
+	}
+	if len(b.Unset) > 0 {
+		lines = append(lines, "UNSET "+strings.Join(b.Unset, " ")+": your baseline sets them and the recommendation leaves them to NCCL — remove them where the baseline is deployed")
+	}
+	if base := nccl.Config(s.BaseEnv).Names(); len(base) > 0 {
+		if o.WithBase {
+			lines = append(lines, "includes the lane's base env (fixed during the study): "+strings.Join(base, ", "))
+		} else {
+			lines = append(lines, "not included: the lane's base env ("+strings.Join(base, ", ")+"); add --with-base to include it")
+		}
+	}
+	lines = append(lines, engineNotes(b, o)...)
+	lines = append(lines,
+		"environment variables apply to the whole process, every collective and size; the nccl-tuner format gives each band its own choices",
+		"use: "+usage)
+	return lines
+}
+
+// writeComments writes the header's lines as comments, each through
+// safetext.CommentLine: a study name, a base env value or a GPU name from
+// a log could hold a line break that some reader of the file (a shell,
+// docker, YAML, NCCL's tuner plugin) honours.
+func writeComments(w io.Writer, lines []string) error {
+	for _, l := range lines {
+		if _, err := io.WriteString(w, safetext.CommentLine(l)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Rendered is a recommendation in one format: the file it is written to
+// and its text, or why that format cannot be written (Error).
+type Rendered struct {
+	Format, File, Text, Error string
+}
+
+// RenderAll writes study's recommendation in every format (Formats), as
+// the HTML report shows them; an error when the study cannot be exported
+// at all (not a finished search). A format that cannot be written (the
+// tuner CSV needs NCCL's recorded choices) says why in its place.
+func RenderAll(study *store.Study, trials []*store.Trial, launches []*store.Launch, now time.Time) ([]Rendered, error) {
+	band, err := NewRecommendation(study, trials, launches)
+	if err != nil {
+		return nil, err
+	}
+	var out []Rendered
+	for _, f := range Formats {
+		e := Rendered{Format: string(f), File: FileName(f, band)}
+		var buf bytes.Buffer
+		if err := Write(&buf, f, []*Recommendation{band}, Options{Now: now}); err != nil {
+			e.Error = err.Error()
+			if errors.Is(err, ErrNoChoices) {
+				e.Error += " (run the search again to record NCCL's choices)"
+			}
+		} else {
+			e.Text = buf.String()
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// opVerdictHeader is the per-op table of a study that measured more than
+// one collective (its workload's parts, its guarded ops): op, sizes,
+// change in time with the recommended config, verdict; none otherwise.
+func opVerdictHeader(s *store.Study) []string {
+	lines := stored.OpVerdictLines(s.Recommendation)
+	if len(lines) == 0 {
+		if len(s.GuardOps) > 0 {
+			return []string{"guarded ops " + nccl.JoinOps(s.GuardOps) + ": not measured (only a config the confirmation recommends is)"}
+		}
+		return nil
+	}
+	out := []string{"per collective, the change in time with the confirmed config (interleaved with the baseline):"}
+	for _, l := range lines {
+		out = append(out, "  "+l)
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package export
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"time"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/store"
+)
+
+// Document is the json format: the recommendation with where it came
+// from. Env is exactly what the other formats write.
+type Document struct {
+	// SchemaVersion is the document's shape version, as in every
+	// nccltune --json document.
+	SchemaVersion int    `json:"schema_version"`
+	Study         string `json:"study"`
+	StudyID       uint64 `json:"study_id"`
+	Band          string `json:"band"`
+	BandMin       int64  `json:"band_min"`
+	BandMax       int64  `json:"band_max"`
+	Collective    string `json:"collective,omitempty"`
+	// Env is the variables to set: the recommendation minus the knobs in
+	// Dropped, plus the base env when BaseEnv is present.
+	Env map[string]string `json:"env"`
+	// Verdict is the study's conclusion in the words search, show and
+	// history say (stored.Conclusion.Headline), a refusal's reason
+	// included.
+	Verdict string `json:"verdict"`
+	// KeepDefaults is true when the answer is "keep NCCL's defaults".
+	KeepDefaults bool `json:"keep_defaults"`
+	// BaselineEnv is what the study compared with ({} for NCCL's
+	// defaults); KeepBaseline is true when it kept those settings (Env is
+	// then them), and Unset lists the baseline's knobs to remove.
+	BaselineEnv  map[string]string `json:"baseline_env"`
+	KeepBaseline bool              `json:"keep_baseline"`
+	Unset        []string          `json:"unset"`
+	// RecommendedEnv is the recommendation as the study stored it.
+	RecommendedEnv map[string]string `json:"recommended_env"`
+	Dropped        []Dropped         `json:"dropped"`
+	// BaseEnv is present only with --with-base.
+	BaseEnv     map[string]string `json:"base_env,omitempty"`
+	Speedup     *float64          `json:"speedup"`
+	SpeedupCI   [2]*float64       `json:"speedup_ci"`
+	Significant bool              `json:"significant"`
+	PValue      *float64          `json:"p_value"`
+	MinEffect   float64           `json:"min_effect,omitempty"`
+	Reason      string            `json:"reason,omitempty"`
+	Simulated   bool              `json:"simulated"`
+	SimProfile  string            `json:"sim_profile,omitempty"`
+	NCCLVersion string            `json:"nccl_version"`
+	Fabric      store.Platform    `json:"fabric"`
+	Created     time.Time         `json:"created"`
+	Exported    time.Time         `json:"exported"`
+	// Choices is what NCCL chose per size with its defaults and with the
+	// recommendation; empty when the study did not record it.
+	Choices []benchfmt.ChoiceRow `json:"choices"`
+	// Parts are a workload's parts as the confirmation measured them,
+	// Guards the guarded ops (both [] for a study of one op without
+	// guards), as show --json has them.
+	Parts  []store.PartComparison `json:"parts"`
+	Guards []store.OpGuard        `json:"guards"`
+}
+
+// NewDocument builds the json format's document.
+func NewDocument(b *Recommendation, o Options) *Document {
+	s, r := b.Study, b.Study.Recommendation
+	d := &Document{
+		SchemaVersion: 1,
+		Study:         s.Name, StudyID: s.ID, Band: s.Band, BandMin: s.BandMin, BandMax: s.BandMax, Collective: s.Collective,
+		Env: b.EnvMap(o.WithBase), KeepDefaults: b.KeepDefaults,
+		BaselineEnv: map[string]string(nonNilEnv(s.BaselineEnv)), KeepBaseline: b.KeepBaseline, Unset: append([]string{}, b.Unset...),
+		RecommendedEnv: map[string]string(nonNilEnv(r.Env)),
+		Dropped:        b.Dropped, Speedup: finite(r.Speedup), SpeedupCI: [2]*float64{finite(r.SpeedupCI[0]), finite(r.SpeedupCI[1])},
+		Significant: r.Significant, PValue: finite(r.PValue), MinEffect: r.MinEffect, Reason: r.Reason,
+		Simulated: s.Simulated, SimProfile: s.Launch.SimProfile, NCCLVersion: s.Platform.NCCLVersion, Fabric: s.Platform,
+		Created: s.Created.UTC(), Exported: o.now(), Choices: benchfmt.CompareChoices(b.Defaults, b.Recommended),
+	}
+	d.Verdict, _, _ = stored.ConclusionOf(s).Headline()
+	if d.Dropped == nil {
+		d.Dropped = []Dropped{}
+	}
+	d.Parts = append([]store.PartComparison{}, r.Parts...)
+	d.Guards = append([]store.OpGuard{}, r.OpGuards...)
+	if o.WithBase {
+		d.BaseEnv = nonNilEnv(s.BaseEnv)
+	}
+	return d
+}
+
+func nonNilEnv(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// finite is nil (JSON null) for NaN and ±Inf, which JSON cannot hold.
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func writeJSONDoc(w io.Writer, b *Recommendation, o Options) error {
+	vars := b.Vars(o.WithBase)
+	if err := checkVars(vars); err != nil {
+		return err
+	}
+	// encoding/json would turn invalid UTF-8 into U+FFFD: refuse instead
+	// of writing a value that is not the one recommended.
+	if err := checkUTF8(vars, "JSON"); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(NewDocument(b, o))
+}

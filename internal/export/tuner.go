@@ -1,0 +1,771 @@
+package export
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/safetext"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/internal/workload"
+)
+
+// The CSV of NCCL's example tuner plugin (plugins/tuner/example/plugin.c,
+// NCCL 2.27.5+), read with NCCL_TUNER_CONFIG_FILE:
+//
+//	collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff
+//
+// Its parser, and what a generated file must do about each rule:
+//   - lines are read with fgets into 256 bytes: a longer line is cut and
+//     its rest read as another line, so every line here is under 255
+//     bytes;
+//   - a line is a comment only when its first byte is '#' (no leading
+//     space); empty lines are skipped; there is no header row (a header
+//     would be read as a config line), so the column names are a comment;
+//   - fields are split by strtok on ',', which merges empty fields, and
+//     8 to 10 of them are accepted; rows here always have all 10 and no
+//     empty field;
+//   - names are compared with strcmp, lower case: an unknown collective
+//     is silently allreduce, an unknown algorithm ring, an unknown
+//     protocol simple, so only known names are ever written;
+//   - min_bytes and max_bytes are strtoull into size_t and inclusive:
+//     ranges here cover 0 to 18446744073709551615 with no gap and no
+//     overlap (the README's 4294967295 would leave messages over 4 GiB
+//     uncovered);
+//   - nNodes, nRanks, numPipeOps and regBuff match exactly, -1 any;
+//   - the first matching row whose algorithm/protocol NCCL has not marked
+//     IGNORE wins; a call that no row matches, or whose row is skipped,
+//     runs with ONE channel (the plugin's default, plugin.c:361), and so
+//     does channels=-1, whatever the plugin's README says (the plugin
+//     writes a count only when it is not -1, plugin.c:407); 0 keeps
+//     NCCL's own count (NCCL keeps its own when the plugin leaves 0). So
+//     a proven size's row gives the count measured there, and every other
+//     row 0.
+
+// MaxTunerBytes is the largest size the example plugin can match: it
+// reads min_bytes and max_bytes with strtoull into a size_t.
+const MaxTunerBytes uint64 = math.MaxUint64
+
+// tunerLineMax is the longest line the plugin reads whole (fgets into a
+// 256-byte buffer keeps 255 bytes, the newline included).
+const tunerLineMax = 254
+
+// TunerColumns is the plugin's column list, written as a comment.
+const TunerColumns = "collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff"
+
+// TunerRow is one line of the plugin's CSV.
+type TunerRow struct {
+	// Collective, Algo and Proto are the plugin's names ("allreduce",
+	// "ring", "simple").
+	Collective string
+	// MinBytes and MaxBytes are inclusive.
+	MinBytes, MaxBytes uint64
+	Algo, Proto        string
+	Channels           int
+	// NNodes and NRanks match the communicator; -1 matches any.
+	NNodes, NRanks int
+	// NumPipeOps and RegBuff are always -1 (any): nccltune does not
+	// measure them apart.
+	NumPipeOps, RegBuff int
+}
+
+// CSV is the row as the plugin reads it.
+func (r TunerRow) CSV() string {
+	return strings.Join([]string{r.Collective, strconv.FormatUint(r.MinBytes, 10), strconv.FormatUint(r.MaxBytes, 10),
+		r.Algo, r.Proto, strconv.Itoa(r.Channels), strconv.Itoa(r.NNodes), strconv.Itoa(r.NRanks),
+		strconv.Itoa(r.NumPipeOps), strconv.Itoa(r.RegBuff)}, ",")
+}
+
+// TunerGroup is the rows of one collective on one communicator shape:
+// every size from 0 to MaxTunerBytes, each band's recommended choices
+// inside its band, NCCL's default choices elsewhere.
+type TunerGroup struct {
+	Collective     string
+	NNodes, NRanks int
+	// Defaults is the band whose baseline explain launch fills the sizes
+	// outside every band.
+	Defaults *Recommendation
+	// Ranges are the size ranges the bands set (a workload's parts of
+	// this collective, each its own), the first listed winning where
+	// they overlap.
+	Ranges []bandRange
+	Rows   []TunerRow
+	// Recorded is the range of sizes NCCL's logs covered (outside it a
+	// size takes the nearest recorded size's choice).
+	RecordedMin, RecordedMax int64
+}
+
+// bandRange is a size range a study's recommendation sets in a group.
+type bandRange struct {
+	b      *Recommendation
+	lo, hi uint64
+}
+
+// PlanTuner turns bands into the plugin's rows. Bands are grouped by the
+// fabric's node and rank counts (the plugin matches them per
+// communicator) and by collective. Inside a band, the choices NCCL made
+// with the band's recommendation; outside every band, the choices it made
+// with its defaults; where bands overlap, the band listed first. Between
+// two recorded sizes the boundary is their midpoint (as the plugin's
+// scripts/optimize_config.py draws it); below the smallest and above the
+// largest recorded size, the nearest one's choice holds. Adjacent sizes
+// with the same algorithm, protocol and channels share a row.
+func PlanTuner(bands []*Recommendation) ([]TunerGroup, error) {
+	if len(bands) == 0 {
+		return nil, fmt.Errorf("nothing to export: no study given")
+	}
+	for _, b := range bands {
+		if b.Study.Simulated != bands[0].Study.Simulated {
+			sim, real := bands[0], b
+			if !sim.Study.Simulated {
+				sim, real = real, sim
+			}
+			return nil, fmt.Errorf("%s is SIMULATED and %s measured real hardware: one tuner file cannot mix them; export them separately", sim.Study.Name, real.Study.Name)
+		}
+		if len(b.Defaults) == 0 || len(b.Recommended) == 0 {
+			return nil, fmt.Errorf("%w: study %s has no record of NCCL's choices; re-run the search with this version of nccltune (it ends with explain launches) or run nccltune doctor with the recommended env", ErrNoChoices, b.Study.Name)
+		}
+		if b.Study.BandMax < b.Study.BandMin || b.Study.BandMin <= 0 {
+			return nil, fmt.Errorf("study %s has no band (min %d, max %d bytes): nothing to place in a tuner file", b.Study.Name, b.Study.BandMin, b.Study.BandMax)
+		}
+	}
+	type shape struct{ nodes, ranks int }
+	var shapes []shape
+	byShape := map[shape][]*Recommendation{}
+	for _, b := range bands {
+		sh := shape{orAny(b.Study.Platform.Nodes), orAny(b.Study.Platform.Ranks)}
+		if byShape[sh] == nil {
+			shapes = append(shapes, sh)
+		}
+		byShape[sh] = append(byShape[sh], b)
+	}
+	// A row for any shape (-1) would shadow the rows of a known shape
+	// listed after it: known shapes first.
+	sort.SliceStable(shapes, func(i, j int) bool {
+		return shapes[i].nodes >= 0 && shapes[i].ranks >= 0 && (shapes[j].nodes < 0 || shapes[j].ranks < 0)
+	})
+	var groups []TunerGroup
+	for _, sh := range shapes {
+		members := byShape[sh]
+		colls := map[string]bool{}
+		for _, b := range members {
+			rs, err := tunedRanges(b)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rs {
+				colls[r.coll] = true
+			}
+			for _, ch := range b.Defaults {
+				if pc, ok := PluginCollective(ch.Collective); ok {
+					colls[pc] = true
+				}
+			}
+		}
+		names := make([]string, 0, len(colls))
+		for c := range colls {
+			names = append(names, c)
+		}
+		sort.Strings(names)
+		for _, coll := range names {
+			g, err := planGroup(coll, sh.nodes, sh.ranks, members)
+			if err != nil {
+				return nil, err
+			}
+			groups = append(groups, g)
+		}
+	}
+	return groups, nil
+}
+
+func orAny(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// bandCollective is the plugin's name for the collective a band tuned.
+func bandCollective(b *Recommendation) (string, error) {
+	name := b.Study.Collective
+	if name == "" {
+		// Older studies did not record it: the one their log shows.
+		seen := map[string]bool{}
+		for _, c := range b.Recommended {
+			seen[c.Collective] = true
+		}
+		if len(seen) != 1 {
+			return "", fmt.Errorf("study %s does not say which collective it tuned; nccltune show %s", b.Study.Name, b.Study.Name)
+		}
+		name = b.Recommended[0].Collective
+	}
+	c, ok := PluginCollective(name)
+	if !ok {
+		return "", fmt.Errorf("study %s tuned %s, which NCCL's example tuner plugin does not know (it reads allreduce, allgather, reducescatter, broadcast and reduce); use the env formats for it", b.Study.Name, name)
+	}
+	return c, nil
+}
+
+// tunedRange is one (collective, size range) a study tuned: its band, or
+// each part of a workload whose op the plugin can name.
+type tunedRange struct {
+	coll   string
+	lo, hi uint64
+}
+
+// tunedRanges are the (collective, size range) pairs b's study measured
+// and the file gives its recommendation's choices: the band of a
+// one-part study; each part of a workload that NCCL's tuner sees
+// (alltoall and sendrecv run as send/recv and never reach it).
+func tunedRanges(b *Recommendation) ([]tunedRange, error) {
+	if len(b.Study.Workload) < 2 {
+		c, err := bandCollective(b)
+		if err != nil {
+			return nil, err
+		}
+		return []tunedRange{{c, uint64(b.Study.BandMin), uint64(b.Study.BandMax)}}, nil
+	}
+	var out []tunedRange
+	for _, p := range b.Study.Parts() {
+		if c, ok := p.Op.PerFunction(); ok {
+			out = append(out, tunedRange{c, uint64(p.Band.Min), uint64(p.Band.Max)})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("study %s tuned only %s, which never reach NCCL's tuner (they run as send/recv); use the env formats", b.Study.Name, b.Study.Parts())
+	}
+	return out, nil
+}
+
+// provenSize is one size a study measured and proved for one collective,
+// and the range of sizes the process calls that it stands for.
+type provenSize struct {
+	coll   string
+	bytes  int64
+	lo, hi uint64
+}
+
+// provenSizes are the (collective, measured size, byte range) triples b's
+// study proved, the one list the row builder reads (sizes logged from the
+// process can join it here): each power of two of the band of a one-part
+// study, or of each part of a workload that NCCL's tuner sees, standing
+// for exactly the sizes `nccltune workload` counts at it
+// (workload.BinRange), so that a 327680-byte call takes the row proven at
+// 256K and no row reaches past what was measured. A study that kept NCCL's
+// defaults proved nothing to change: none.
+func provenSizes(b *Recommendation) ([]provenSize, error) {
+	if b.KeepDefaults {
+		return nil, nil
+	}
+	rs, err := tunedRanges(b)
+	if err != nil {
+		return nil, err
+	}
+	var out []provenSize
+	for _, r := range rs {
+		for _, size := range (nccl.Band{Min: int64(r.lo), Max: int64(r.hi)}).Sizes() {
+			lo, hi := binRange(size)
+			out = append(out, provenSize{coll: r.coll, bytes: size, lo: lo, hi: hi})
+		}
+	}
+	return out, nil
+}
+
+// binRange is workload.BinRange in the plugin's unsigned sizes: the top
+// bin reaches the largest size the plugin can match.
+func binRange(bin int64) (lo, hi uint64) {
+	l, h := workload.BinRange(bin)
+	if h == math.MaxInt64 {
+		return uint64(l), MaxTunerBytes
+	}
+	return uint64(l), uint64(h)
+}
+
+// override is a proven size's choice over its range.
+type override struct {
+	lo, hi uint64
+	pick   tunerPick
+}
+
+func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerGroup, error) {
+	g := TunerGroup{Collective: coll, NNodes: nodes, NRanks: ranks}
+	var base ncclChoices
+	for _, b := range members {
+		fn, err := newNCCLChoices(b.Defaults, coll, b.Study.Name)
+		if err != nil {
+			return g, err
+		}
+		if len(fn.bins) > 0 {
+			g.Defaults, base = b, fn
+			break
+		}
+	}
+	if g.Defaults == nil {
+		// A collective the process calls (a part of the workload) whose
+		// own choices nobody recorded: no row can keep them between and
+		// around the proven sizes, and without rows the example plugin
+		// runs its calls on ONE channel (plugin.c:361). Refused: the env
+		// export changes only the knobs it names.
+		return g, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%w: no study recorded NCCL's default %s choices on %s, so a tuner file cannot keep them where nothing was proven and the example plugin would run the other %s calls on ONE channel; "+
+			"deploy the env export (--format env), or re-run the search with this version of nccltune (its explain launches record each part's choices)", ErrNoChoices, coll, shapeText(nodes, ranks), coll))
+	}
+	g.RecordedMin, g.RecordedMax = base.sizes[0], base.sizes[len(base.sizes)-1]
+
+	var overrides []override
+	for _, b := range members {
+		ps, err := provenSizes(b)
+		if err != nil {
+			return g, err
+		}
+		first := true
+		for _, p := range ps {
+			if p.coll != coll {
+				continue
+			}
+			pick, err := provenPick(b, coll, p.bytes)
+			if err != nil {
+				return g, err
+			}
+			overrides = append(overrides, override{lo: p.lo, hi: p.hi, pick: pick})
+			if n := len(g.Ranges); !first && n > 0 && g.Ranges[n-1].hi+1 == p.lo {
+				g.Ranges[n-1].hi = p.hi
+			} else {
+				g.Ranges = append(g.Ranges, bandRange{b, p.lo, p.hi})
+			}
+			first = false
+		}
+	}
+
+	// Both rules are constant over each bin: a row can start only where a
+	// bin starts.
+	points := []uint64{0}
+	for k := range 63 {
+		if lo, _ := binRange(int64(1) << k); lo > 0 {
+			points = append(points, lo)
+		}
+	}
+	at := func(x uint64) tunerPick {
+		for _, o := range overrides {
+			if x >= o.lo && x <= o.hi {
+				return o.pick
+			}
+		}
+		return base.at(x)
+	}
+	for i, p := range points {
+		end := MaxTunerBytes
+		if i+1 < len(points) {
+			end = points[i+1] - 1
+		}
+		pick := at(p)
+		if n := len(g.Rows); n > 0 && g.Rows[n-1].Algo == pick.algo && g.Rows[n-1].Proto == pick.proto && g.Rows[n-1].Channels == pick.channels {
+			g.Rows[n-1].MaxBytes = end
+			continue
+		}
+		g.Rows = append(g.Rows, TunerRow{Collective: coll, MinBytes: p, MaxBytes: end, Algo: pick.algo, Proto: pick.proto,
+			Channels: pick.channels, NNodes: nodes, NRanks: ranks, NumPipeOps: -1, RegBuff: -1})
+	}
+	return g, nil
+}
+
+// provenPick is what NCCL chose at the proven size with b's
+// recommendation, with its channel count written out: the choice the
+// study measured there.
+func provenPick(b *Recommendation, coll string, size int64) (tunerPick, error) {
+	for _, c := range b.Recommended {
+		if pc, ok := PluginCollective(c.Collective); !ok || pc != coll || c.Bytes != size {
+			continue
+		}
+		pick, err := pluginPick(c, b.Study.Name)
+		if err != nil {
+			return pick, err
+		}
+		if c.Channels < 1 {
+			return pick, fmt.Errorf("study %s: NCCL's log gives %d channels at %d bytes, not a usable count", b.Study.Name, c.Channels, c.Bytes)
+		}
+		pick.channels = c.Channels
+		return pick, nil
+	}
+	return tunerPick{}, fmt.Errorf("%w: study %s recorded no %s choice at %s with its recommendation, which it measured there; re-run the search with this version of nccltune or run nccltune doctor with the recommended env",
+		ErrNoChoices, b.Study.Name, coll, nccl.FormatSize(size))
+}
+
+// pluginPick is c's algorithm and protocol in the plugin's names.
+func pluginPick(c benchfmt.Choice, study string) (tunerPick, error) {
+	algo, ok := PluginAlgo(c.Algo)
+	if !ok {
+		return tunerPick{}, fmt.Errorf("study %s: NCCL chose algorithm %q at %s, which NCCL's example tuner plugin cannot name (it would read it as ring); use the env formats", study, c.Algo, nccl.FormatSize(c.Bytes))
+	}
+	proto, ok := PluginProto(c.Proto)
+	if !ok {
+		return tunerPick{}, fmt.Errorf("study %s: NCCL chose protocol %q at %s, which NCCL's example tuner plugin cannot name (it would read it as simple); use the env formats", study, c.Proto, nccl.FormatSize(c.Bytes))
+	}
+	return tunerPick{algo: algo, proto: proto}, nil
+}
+
+func shapeText(nodes, ranks int) string {
+	n, r := "any number of", "any number of"
+	if nodes > 0 {
+		n = strconv.Itoa(nodes)
+	}
+	if ranks > 0 {
+		r = strconv.Itoa(ranks)
+	}
+	// The plugin's nRanks counts the communicator's ranks in all, not per
+	// node: "4 ranks on 4 nodes", never "4 nodes x 4 ranks" (16).
+	return r + " ranks on " + n + " nodes"
+}
+
+// tunerPick is a choice in the plugin's names; channels 0 keeps NCCL's
+// own count (sim.pluginChannels says why 0 and not -1).
+type tunerPick struct {
+	algo, proto string
+	channels    int
+}
+
+// ncclChoices are NCCL's recorded default choices of one collective, by
+// the bin (workload.BinOf) of the size each was recorded at.
+type ncclChoices struct {
+	bins  []int64
+	picks []tunerPick
+	sizes []int64
+}
+
+// newNCCLChoices reads NCCL's default choices of one collective. Each
+// keeps NCCL's own channel count (0): NCCL's count changes with the size
+// inside a bin, and the row must not fix it where nothing was measured.
+func newNCCLChoices(choices []benchfmt.Choice, coll, study string) (ncclChoices, error) {
+	var cs []benchfmt.Choice
+	for _, c := range choices {
+		if pc, ok := PluginCollective(c.Collective); ok && pc == coll {
+			cs = append(cs, c)
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Bytes < cs[j].Bytes })
+	var fn ncclChoices
+	for _, c := range cs {
+		bin := workload.BinOf(c.Bytes)
+		if n := len(fn.bins); n > 0 && fn.bins[n-1] == bin {
+			continue
+		}
+		pick, err := pluginPick(c, study)
+		if err != nil {
+			return fn, err
+		}
+		fn.bins = append(fn.bins, bin)
+		fn.picks = append(fn.picks, pick)
+		fn.sizes = append(fn.sizes, c.Bytes)
+	}
+	return fn, nil
+}
+
+// at is NCCL's choice for a call of x bytes: the one recorded in x's bin,
+// else in the nearest recorded bin (the smaller on a tie), which below the
+// smallest and above the largest recorded size is the edge's.
+func (s ncclChoices) at(x uint64) tunerPick {
+	bin := workload.BinOf(int64(min(x, math.MaxInt64)))
+	i := sort.Search(len(s.bins), func(i int) bool { return s.bins[i] >= bin })
+	switch {
+	case i == len(s.bins):
+		i--
+	case s.bins[i] != bin && i > 0 && bits.Len64(uint64(bin))-bits.Len64(uint64(s.bins[i-1])) <= bits.Len64(uint64(s.bins[i]))-bits.Len64(uint64(bin)):
+		i--
+	}
+	return s.picks[i]
+}
+
+// TunerPluginHeader is what the CSV's header says about the plugin that
+// reads it: which source to build for which NCCL and why, how to load it,
+// and how to see that it took. README's tuner section and export --help
+// say the same (the header names no URL: the report embeds it and links
+// nothing outside itself). The plugin sources were read at NCCL's tags: 2.27.5-2.29.x
+// index the cost table NCCL passes (a 2-D float array cast to float**) as
+// float** and crash on the first call a row matches (seen on the real
+// 4-rank loopback with 2.28.3's source); 2.30.3 casts it back and exports
+// v6 and v5; NCCL 2.28-2.29 load v5, 2.27 and older only v2-v4.
+var TunerPluginHeader = []string{
+	"build the plugin from NCCL 2.30.3 or newer source for any NCCL from 2.28 (it exports the v6 and v5 interfaces; NCCL 2.28-2.29 load v5):",
+	"in a clone of github.com/NVIDIA/nccl at tag v2.30.7-1 (or a newer one):",
+	"cd plugins/tuner/example && gcc -Inccl -fPIC -shared -o libnccl-tuner-example.so plugin.c",
+	"NOT from NCCL 2.27.5-2.29.x source: that plugin indexes NCCL's cost table as float** and kills every rank with SIGSEGV (exit 139, \"libnccl-tuner-example.so(+0x…)\" in the backtrace) at the first call a row matches; NCCL 2.27 and older load only the v2-v4 interfaces, which no fixed example plugin exports (NCCL logs \"Failed to find ncclTunerPlugin_v4 symbol\" and ignores this file): use the env export there",
+	"load it with NCCL_TUNER_PLUGIN=/path/to/libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=/path/to/this.csv",
+	"check that it took: with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL logs \"TUNER/Plugin: Using Example (v5)\" (or v6) and, per call, \"Applied config\" or \"No matching config found\" (that call gets one channel); count them, or run nccltune doctor --log LOG:",
+	"grep -c 'Applied config' LOG; grep -c 'No matching config found' LOG",
+	"prove it before deploying: nccltune verify STUDY --tuner-plugin /path/to/libnccl-tuner-example.so (the CSV against NCCL's defaults, interleaved)",
+}
+
+// writeTuner writes the plugin's CSV for all bands.
+func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
+	groups, err := PlanTuner(bands)
+	if err != nil {
+		return err
+	}
+	lines := []string{
+		"NCCL example tuner plugin config (plugins/tuner/example in NCCL's source), written by nccltune",
+		"exported " + timeText(o.now()),
+	}
+	if bands[0].Study.Simulated {
+		lines = append(lines, simulatedLine(bands[0].Study))
+	}
+	lines = append(lines, TunerPluginHeader...)
+	lines = append(lines,
+		"use it instead of the exported env, keeping only the lane's base env: NCCL_PROTO, NCCL_ALGO or a channel limit set in the same process hides choices this file makes, and the plugin then gives such calls ONE channel",
+		"the plugin also gives ONE channel to any call no row matches: the rows cover every size from 0 to 18446744073709551615 of the collectives below, on communicators of the nNodes and nRanks given; other collectives and communicator sizes are not covered",
+	)
+	lines = append(lines, tunerScopeLines(bands, groups)...)
+	lines = append(lines, fallbackLine(groups))
+	lines = append(lines, untunedLines(bands, groups)...)
+	for _, b := range bands {
+		lines = append(lines, bandSummary(b))
+		lines = append(lines, opVerdictHeader(b.Study)...)
+	}
+	if versions := nccl.Config(versionsOf(bands)); len(versions) > 1 {
+		lines = append(lines, "warning: the studies ran different NCCL versions ("+strings.Join(versions.Env(), " ")+"); NCCL's choices can differ between versions")
+	}
+	if err := writeTunerComments(w, lines); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		text := []string{"", fmt.Sprintf("%s on %s: where nothing was proven, NCCL's own choices with its defaults, recorded by study %s at %s-%s (outside that range, the nearest recorded size's algorithm and protocol), channels 0",
+			g.Collective, shapeText(g.NNodes, g.NRanks), g.Defaults.Study.Name, nccl.FormatSize(g.RecordedMin), nccl.FormatSize(g.RecordedMax))}
+		for _, r := range g.Ranges {
+			text = append(text, fmt.Sprintf("%d-%d: proven by study %s", r.lo, r.hi, r.b.Study.Name))
+		}
+		text = append(text, TunerColumns)
+		if err := writeTunerComments(w, text); err != nil {
+			return err
+		}
+		for _, r := range g.Rows {
+			if _, err := io.WriteString(w, r.CSV()+"\n"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tunerScopeLines are the header's account of what the file changes and
+// where: the sizes and collectives proven and the sizes each row covers,
+// the communicator shapes, what every other size keeps, and what loading
+// the plugin alone changes on the studies' GPUs. One function, so that
+// the header's writer can change without touching what it says.
+func tunerScopeLines(bands []*Recommendation, groups []TunerGroup) []string {
+	var lines []string
+	for _, b := range bands {
+		ps, _ := provenSizes(b)
+		if len(ps) == 0 {
+			lines = append(lines, fmt.Sprintf("proven: nothing to change by study %s (it keeps NCCL's defaults), so its rows keep NCCL's own choices", b.Study.Name))
+			continue
+		}
+		var order []string
+		sizes := map[string][]string{}
+		span := map[string][2]uint64{}
+		for _, p := range ps {
+			if _, seen := sizes[p.coll]; !seen {
+				order = append(order, p.coll)
+				span[p.coll] = [2]uint64{p.lo, p.hi}
+			}
+			sizes[p.coll] = append(sizes[p.coll], nccl.FormatSize(p.bytes))
+			sp := span[p.coll]
+			span[p.coll] = [2]uint64{min(sp[0], p.lo), max(sp[1], p.hi)}
+		}
+		for _, c := range order {
+			lines = append(lines, fmt.Sprintf("proven by study %s: %s at %s on %s; each row covers the sizes nccltune workload counts at its size (the nearest power of two on a log scale): %d-%d bytes in all",
+				b.Study.Name, c, strings.Join(sizes[c], ", "), shapeText(orAny(b.Study.Platform.Nodes), orAny(b.Study.Platform.Ranks)), span[c][0], span[c][1]))
+		}
+	}
+	var shapes []string
+	for _, g := range groups {
+		shapes = append(shapes, g.Collective+" on "+shapeText(g.NNodes, g.NRanks))
+	}
+	lines = append(lines, "communicators covered (nNodes, nRanks as NCCL counts them): "+strings.Join(shapes, "; "),
+		"every size no study proved keeps NCCL's own choice: the algorithm and protocol NCCL's log recorded with its defaults at that size's power of two, with channels 0, which keeps NCCL's own count "+
+			"(-1 would give ONE channel: the plugin starts from one and only a count other than -1 replaces it); no row is stretched from a measured size to its neighbours; where bands overlap, the study listed first wins")
+	seen := map[string]bool{}
+	for _, b := range bands {
+		f := b.Study.Platform
+		key := fmt.Sprintf("%s/%d", f.GPU, f.Nodes)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		retunes, known := nccl.ExamplePluginRetunes(f.GPU, f.Nodes)
+		switch {
+		case retunes:
+			lines = append(lines, fmt.Sprintf("LOADING THE PLUGIN ALONE CHANGES NCCL here (%s, %d nodes: Blackwell at 3 or more nodes): %s; nccltune verify STUDY --tuner-plugin also measures the plugin with an empty CSV to tell its effect from the rows'",
+				f.GPU, f.Nodes, nccl.ExamplePluginInit))
+		case known:
+			lines = append(lines, fmt.Sprintf("loading the plugin alone leaves NCCL's choices here (%s, %d nodes: not Blackwell at 3 or more nodes); elsewhere %s", f.GPU, f.Nodes, nccl.ExamplePluginInit))
+		default:
+			lines = append(lines, "study "+b.Study.Name+" did not record its GPU and node count, so this file cannot say whether loading the plugin alone changes NCCL: "+nccl.ExamplePluginInit)
+		}
+	}
+	return lines
+}
+
+// tunerCollectives are the collectives the example plugin's CSV names.
+var tunerCollectives = []string{"broadcast", "reduce", "allgather", "reducescatter", "allreduce"}
+
+// fallbackLine says plainly which calls the file does not cover and so
+// fall to the plugin's default of one channel: the collectives no study
+// measured, and every other communicator size of those it did.
+func fallbackLine(groups []TunerGroup) string {
+	covered := map[string][]string{}
+	var order []string
+	for _, g := range groups {
+		if _, seen := covered[g.Collective]; !seen {
+			order = append(order, g.Collective)
+		}
+		covered[g.Collective] = append(covered[g.Collective], shapeText(g.NNodes, g.NRanks))
+	}
+	var missing []string
+	for _, c := range tunerCollectives {
+		if _, ok := covered[c]; !ok {
+			missing = append(missing, c)
+		}
+	}
+	var shapes []string
+	for _, c := range order {
+		shapes = append(shapes, c+" on communicators other than "+strings.Join(covered[c], " or "))
+	}
+	text := "FALLS BACK to the plugin's default (one channel, slow):"
+	if len(missing) > 0 {
+		text += " every " + strings.Join(missing, ", ") + " call;"
+	}
+	return text + " " + strings.Join(shapes, "; ") + " (a TP or pipeline group smaller than the world, another node count) — measure those shapes too and export them together, or keep the env export"
+}
+
+// untunedLines name the collectives the studies measured that still fall
+// back: guarded ops (measured for the recommendation, never tuned: no row
+// sets them, so with this file they get ONE channel) and alltoall and
+// sendrecv, which NCCL runs as send/recv and never hands the tuner (this
+// file does not change them).
+func untunedLines(bands []*Recommendation, groups []TunerGroup) []string {
+	inFile := map[string]bool{}
+	for _, g := range groups {
+		inFile[g.Collective] = true
+	}
+	var guardOnly, p2p []string
+	seen := map[nccl.Op]bool{}
+	for _, b := range bands {
+		ops := append(b.Study.Parts().Ops(), b.Study.GuardOps...)
+		for _, op := range ops {
+			if seen[op] {
+				continue
+			}
+			seen[op] = true
+			pc, ok := op.PerFunction()
+			switch {
+			case !ok:
+				p2p = append(p2p, string(op))
+			case !inFile[pc]:
+				guardOnly = append(guardOnly, string(op))
+			}
+		}
+	}
+	var out []string
+	if len(guardOnly) > 0 {
+		out = append(out, "FALLS BACK: "+strings.Join(guardOnly, ", ")+" (guarded ops: measured only beside a config the confirmation recommends, never tuned): no row here sets them, so with this file their calls get ONE channel; tune them as parts of the workload (--part) or keep the env export")
+	}
+	if len(p2p) > 0 {
+		out = append(out, "not reached: "+strings.Join(p2p, ", ")+" run as send/recv and never reach NCCL's tuner; this file leaves them to NCCL")
+	}
+	return out
+}
+
+// bandSummary is one band's line in the tuner file's header.
+func bandSummary(b *Recommendation) string {
+	s := b.Study
+	text := fmt.Sprintf("band %s (%d-%d bytes): study %s, ", s.Band, s.BandMin, s.BandMax, s.Name)
+	if len(s.Workload) > 1 {
+		text = fmt.Sprintf("workload %s: study %s, ", s.Parts(), s.Name)
+	}
+	if b.KeepDefaults {
+		text += "keeps NCCL's defaults (no significant gain), so its band gets NCCL's default choices"
+	} else {
+		text += "with " + b.Env.String() + ", " + speedupLine(b)
+	}
+	return text + "; " + strings.TrimPrefix(fabricLine(s.Platform), "fabric: ")
+}
+
+func versionsOf(bands []*Recommendation) map[string]string {
+	out := map[string]string{}
+	for _, b := range bands {
+		v := b.Study.Platform.NCCLVersion
+		if v == "" {
+			v = "unknown"
+		}
+		out[b.Study.Name] = v
+	}
+	first := ""
+	same := true
+	for _, v := range out {
+		if first == "" {
+			first = v
+		} else if v != first {
+			same = false
+		}
+	}
+	if same {
+		return nil
+	}
+	return out
+}
+
+// writeTunerComments writes comment lines the plugin skips: '#' first,
+// wrapped at spaces so that no line reaches the plugin's line limit. Each
+// is written by safetext.CommentLine, as every generated file's comments
+// are; the text is escaped before it is wrapped so that the width counts
+// what is written (Escape leaves escaped text as it is).
+func writeTunerComments(w io.Writer, lines []string) error {
+	for _, l := range lines {
+		l = safetext.Escape(l)
+		if l == "" {
+			if _, err := io.WriteString(w, safetext.CommentLine("")); err != nil {
+				return err
+			}
+			continue
+		}
+		indent := ""
+		for _, part := range wrap(l, 118) {
+			if _, err := io.WriteString(w, safetext.CommentLine(indent+part)); err != nil {
+				return err
+			}
+			indent = "  "
+		}
+	}
+	return nil
+}
+
+// wrap splits text at spaces into lines of at most width bytes; a word
+// longer than the limit is cut so no line can exceed the plugin's limit.
+func wrap(text string, width int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		for len(word) > width {
+			if line != "" {
+				out, line = append(out, line), ""
+			}
+			out, word = append(out, word[:width]), word[width:]
+		}
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) <= width:
+			line += " " + word
+		default:
+			out, line = append(out, line), word
+		}
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}

@@ -1,0 +1,312 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/texttable"
+	"github.com/nccltune/nccltune/internal/vocab"
+)
+
+// Convergence is the search seen in time: after each launch, the band
+// score of the leading config (the best median launch score so far among
+// the configs other than NCCL's defaults) with its interval, NCCL
+// defaults' score, every launch's own score, and the confirmation phase.
+type Convergence struct {
+	Subject   string
+	Simulated string
+	Band      string
+	// Launches counts every launch the study made.
+	Launches int
+	// Steps holds one entry per launch, in order.
+	Steps []ConvergenceStep
+	// Dots are the scored launches' own band scores.
+	Dots []LaunchDot
+	// ConfirmFrom and ConfirmTo are the first and last confirmation
+	// launches (1-based; 0 when there was no confirmation).
+	ConfirmFrom, ConfirmTo int
+	// Final is the confirmed config's label, "" when none.
+	Final string
+}
+
+// ConvergenceStep is the state of the search after launch Launch.
+type ConvergenceStep struct {
+	Launch int
+	// Leader is the leading config's label and Leader* its score (NaN
+	// before any config other than the defaults was scored).
+	Leader                       string
+	LeaderUS, LeaderLo, LeaderHi float64
+	LeaderLaunches               int
+	// BaselineUS, BaselineLo and BaselineHi are NCCL defaults' score.
+	BaselineUS, BaselineLo, BaselineHi float64
+	// Confirmed* is the score of the config the study confirmed (NaN
+	// before its first launch, or when there is none).
+	ConfirmedUS, ConfirmedLo, ConfirmedHi float64
+	ConfirmedLaunches                     int
+}
+
+// LaunchDot is one scored launch.
+type LaunchDot struct {
+	Launch   int
+	ScoreUS  float64
+	Phase    string
+	Baseline bool
+}
+
+// Convergence builds the study's convergence figure.
+func (s *Study) Convergence() (Convergence, error) {
+	sizes := s.Study.Sizes
+	if len(sizes) == 0 || s.Study.Kind != vocab.KindSearch {
+		return Convergence{}, fmt.Errorf("study %s is not a search (a %s): it has no search to follow", s.Name(), s.Study.Kind)
+	}
+	subject := collectiveOf(s.Study)
+	if ops := s.WorkloadOps(); ops != nil {
+		// The steps pool every part's launches, each scored over its own
+		// op's sizes: the title must not name the first op alone.
+		subject = "workload of " + nccl.JoinOps(ops)
+	}
+	c := Convergence{Subject: s.Name() + ": " + subject, Band: bandText(s.Study.BandMin, s.Study.BandMax), Launches: len(s.Launches)}
+	if s.Study.Simulated {
+		c.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
+	}
+	if cand := s.Candidate(); cand != nil {
+		c.Final, _ = s.labelOf(cand)
+	}
+	opt := s.statOptions()
+	base, cand := s.Baseline(), s.Candidate()
+	scores := map[uint64][]float64{}
+	for i, l := range s.Launches {
+		n := i + 1
+		if l.Phase == vocab.PhaseConfirm {
+			if c.ConfirmFrom == 0 {
+				c.ConfirmFrom = n
+			}
+			c.ConfirmTo = n
+		}
+		if usable(l) {
+			if sc := s.launchScore(l, sizes); sc > 0 {
+				scores[l.TrialID] = append(scores[l.TrialID], sc)
+				c.Dots = append(c.Dots, LaunchDot{Launch: n, ScoreUS: sc, Phase: l.Phase, Baseline: base != nil && l.TrialID == base.ID})
+			}
+		}
+		st := ConvergenceStep{Launch: n, LeaderUS: math.NaN(), LeaderLo: math.NaN(), LeaderHi: math.NaN(),
+			BaselineUS: math.NaN(), BaselineLo: math.NaN(), BaselineHi: math.NaN(),
+			ConfirmedUS: math.NaN(), ConfirmedLo: math.NaN(), ConfirmedHi: math.NaN()}
+		for _, t := range s.Trials {
+			xs := scores[t.ID]
+			if len(xs) == 0 {
+				continue
+			}
+			med, lo, hi, _ := medianWithInterval(xs, opt)
+			if cand != nil && t.ID == cand.ID {
+				st.ConfirmedUS, st.ConfirmedLo, st.ConfirmedHi, st.ConfirmedLaunches = med, lo, hi, len(xs)
+			}
+			if base != nil && t.ID == base.ID {
+				st.BaselineUS, st.BaselineLo, st.BaselineHi = med, lo, hi
+				continue
+			}
+			if math.IsNaN(st.LeaderUS) || med < st.LeaderUS {
+				label, _ := s.labelOf(t)
+				st.Leader, st.LeaderUS, st.LeaderLo, st.LeaderHi, st.LeaderLaunches = label, med, lo, hi, len(xs)
+			}
+		}
+		c.Steps = append(c.Steps, st)
+	}
+	if len(c.Dots) == 0 {
+		return c, fmt.Errorf("study %s has no scored launch yet: nothing to follow", s.Name())
+	}
+	return c, nil
+}
+
+// Write renders the convergence figure as PNG or SVG.
+func (c Convergence) Write(w io.Writer, format string) error { return c.WriteAt(w, format, PNGDPI) }
+
+// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+func (c Convergence) WriteAt(w io.Writer, format string, dpi int) error {
+	return writeSheet(c.sheet, w, format, dpi)
+}
+
+// confirmColor shades the confirmation phase.
+var confirmColor = color.RGBA{R: 0xe3, G: 0xf0, B: 0xfa, A: 0xff}
+
+func (c Convergence) sheet() (*sheet, error) {
+	if len(c.Dots) == 0 {
+		return nil, fmt.Errorf("nothing to plot: no scored launch")
+	}
+	cv := newCanvas()
+	xLabel := "launches spent"
+	yLabel := "band score (µs, log scale; lower is faster)"
+	c.axes(cv.p)
+	if c.ConfirmFrom > 0 {
+		span := &xSpan{X0: float64(c.ConfirmFrom) - 0.5, X1: float64(c.ConfirmTo) + 0.5, Color: confirmColor}
+		cv.mark(fmt.Sprintf("confirmation (launches %d–%d): NCCL defaults and the confirmed config interleaved", c.ConfirmFrom, c.ConfirmTo), span)
+	}
+	if err := c.drawDots(cv); err != nil {
+		return nil, err
+	}
+	if err := c.drawTracks(cv); err != nil {
+		return nil, err
+	}
+	if err := c.markLeaderChanges(cv); err != nil {
+		return nil, err
+	}
+	caption := []string{
+		"A launch's band score is the geometric mean over the band of its per-size median times; a config's score is the median of its launches' scores.",
+		"A leader measured once is often lucky (the winner's curse): the search confirms a config against NCCL defaults in interleaved launches before it recommends anything.",
+	}
+	return &sheet{width: figureWidth, plotHeight: plotHeight, title: c.Subject + ": how the search converged",
+		subtitle: c.subtitle(), simulated: c.Simulated, plot: cv.p, yLabel: yLabel, xLabel: xLabel, legend: cv.legend, caption: caption}, nil
+}
+
+// axes puts the launches on x and the scores, with the tracks'
+// intervals, on a log y axis.
+func (c Convergence) axes(p *plot.Plot) {
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.X.Tick.Marker = linearTicks{}
+	ys := emptyRange()
+	for _, d := range c.Dots {
+		ys.add(d.ScoreUS)
+	}
+	for _, st := range c.Steps {
+		ys.add(st.LeaderLo, st.LeaderHi, st.BaselineLo, st.BaselineHi)
+	}
+	p.X.Min, p.X.Max = 0, float64(c.Launches)+1
+	p.Y.Min, p.Y.Max = ys.min/1.15, ys.max*1.15
+}
+
+// drawDots draws every launch's own score: grey for exploration, dark
+// for the defaults, blue for confirmation launches of the config.
+func (c Convergence) drawDots(cv *canvas) error {
+	var explore, defaults, confirm plotter.XYs
+	for _, d := range c.Dots {
+		xy := plotter.XY{X: float64(d.Launch), Y: d.ScoreUS}
+		switch {
+		case d.Baseline:
+			defaults = append(defaults, xy)
+		case d.Phase == vocab.PhaseConfirm:
+			confirm = append(confirm, xy)
+		default:
+			explore = append(explore, xy)
+		}
+	}
+	dotSets := []struct {
+		xys   plotter.XYs
+		col   color.Color
+		label string
+	}{
+		{explore, otherColor, "one exploration launch (its band score)"},
+		{defaults, defaultsColor, "one launch of NCCL defaults"},
+		{confirm, palette[1], "one confirmation launch of the confirmed config"},
+	}
+	for _, ds := range dotSets {
+		if len(ds.xys) == 0 {
+			continue
+		}
+		if err := cv.dots(ds.xys, draw.GlyphStyle{Color: ds.col, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}, ds.label); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drawTracks draws step lines of the defaults', the leader's and the
+// confirmed config's median launch score, with their intervals shaded.
+func (c Convergence) drawTracks(cv *canvas) error {
+	if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) {
+		return st.BaselineUS, st.BaselineLo, st.BaselineHi
+	},
+		defaultsColor, "NCCL defaults so far: median launch score, shaded min–max (2–5 launches) or 95% CI (6 or more)"); err != nil {
+		return err
+	}
+	if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) { return st.LeaderUS, st.LeaderLo, st.LeaderHi },
+		palette[0], "the leader so far (lowest median launch score of any other config), shaded likewise"); err != nil {
+		return err
+	}
+	if c.Final != "" {
+		if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) {
+			return st.ConfirmedUS, st.ConfirmedLo, st.ConfirmedHi
+		},
+			palette[1], "the confirmed config so far, shaded likewise"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drawTrack draws one track: the value get reads from each step as a
+// step line, its interval as boxes.
+func (c Convergence) drawTrack(cv *canvas, get func(ConvergenceStep) (float64, float64, float64), col color.RGBA, label string) error {
+	var line plotter.XYs
+	var boxes []plot.Plotter
+	for i, st := range c.Steps {
+		v, lo, hi := get(st)
+		if !finite(v) {
+			continue
+		}
+		x0, x1 := float64(st.Launch), float64(st.Launch)+1
+		if i == len(c.Steps)-1 {
+			x1 = float64(st.Launch)
+		}
+		line = append(line, plotter.XY{X: x0, Y: v}, plotter.XY{X: x1, Y: v})
+		if finite(lo) && finite(hi) {
+			boxes = append(boxes, &yBox{X0: x0, X1: x1, Y0: lo, Y1: hi, Color: withAlpha(col, 0x30)})
+		}
+	}
+	if len(line) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLine(line)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = col, vg.Points(2)
+	cv.p.Add(boxes...)
+	cv.p.Add(l)
+	if len(boxes) > 0 {
+		cv.legend.add(label, &yBox{Color: withAlpha(col, 0x30)}, l)
+	} else {
+		cv.legend.add(label, l)
+	}
+	return nil
+}
+
+// markLeaderChanges puts a ring on the leader's line where the leader
+// changes.
+func (c Convergence) markLeaderChanges(cv *canvas) error {
+	var changes plotter.XYs
+	prev := ""
+	for _, st := range c.Steps {
+		if st.Leader != "" && st.Leader != prev {
+			changes = append(changes, plotter.XY{X: float64(st.Launch), Y: st.LeaderUS})
+			prev = st.Leader
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	return cv.dots(changes, draw.GlyphStyle{Color: palette[0], Radius: vg.Points(4), Shape: draw.RingGlyph{}},
+		fmt.Sprintf("a new leader (%s)", texttable.Plural(len(changes), "change")))
+}
+
+// subtitle says what the figure follows and how the search ended: the
+// confirmed config and, when another led at the end, that leader.
+func (c Convergence) subtitle() []string {
+	last := c.Steps[len(c.Steps)-1]
+	sub := []string{fmt.Sprintf("%s over %s: the best config so far and NCCL defaults, launch by launch", texttable.Plural(c.Launches, "launch"), c.Band)}
+	if c.Final != "" && finite(last.ConfirmedUS) {
+		sub = append(sub, fmt.Sprintf("confirmed: %s, %s µs over %s", c.Final, formatValue(MetricTime, last.ConfirmedUS), texttable.Plural(last.ConfirmedLaunches, "launch")))
+	}
+	if last.Leader != "" && last.Leader != c.Final {
+		sub = append(sub, fmt.Sprintf("leader at the end: %s, %s µs over %s", last.Leader, formatValue(MetricTime, last.LeaderUS), texttable.Plural(last.LeaderLaunches, "launch")))
+	}
+	return sub
+}

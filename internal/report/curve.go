@@ -1,0 +1,237 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/texttable"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/store"
+)
+
+// Curve is one config's bus bandwidth against message size over its
+// launches.
+type Curve struct {
+	// Study names the study the trial belongs to; Label names the config
+	// (ConfigLabel).
+	Study  string      `json:"study"`
+	Label  string      `json:"label"`
+	Config nccl.Config `json:"env"`
+	// Trial is the trial's number in its study (for tables, not legends).
+	Trial int `json:"trial"`
+	// Note says what the study made of the config: "recommended", or
+	// "confirmed, not recommended" for a challenger the study measured
+	// against the defaults and kept the defaults over; empty otherwise.
+	Note string `json:"note,omitempty"`
+	// Launches counts the launches drawn; Phase says which they are:
+	// "confirmation" (the interleaved launches the verdict used),
+	// "exploration" (the launches before confirmation, drawn for context
+	// only) or "all" (every usable launch, pooled).
+	Launches int    `json:"launches"`
+	Phase    string `json:"phase"`
+	// MinMax is true when the interval is the min–max range of the
+	// launches, because they are too few for a confidence interval of
+	// the median (model.MinLaunchesForInterval).
+	MinMax bool `json:"min_max"`
+	// Confidence is the coverage asked of the intervals when MinMax is
+	// false (0.95).
+	Confidence float64 `json:"confidence"`
+	// Simulated is true when the study ran on the simulated fabric.
+	Simulated bool `json:"simulated"`
+	// Background curves are drawn thin and grey, without intervals, under
+	// one legend entry: the configs --all does not highlight.
+	Background bool    `json:"background,omitempty"`
+	Points     []Point `json:"points"`
+}
+
+// Point is one message size of a Curve.
+type Point struct {
+	Bytes int64 `json:"bytes"`
+	// TimeUS is the median over launches of each launch's median time;
+	// TimeLoUS and TimeHiUS bound it (confidence interval, or min–max).
+	TimeUS   float64 `json:"time_us"`
+	TimeLoUS float64 `json:"time_lo_us"`
+	TimeHiUS float64 `json:"time_hi_us"`
+	// BusBW is the bus bandwidth (GB/s) at TimeUS; BusBWLo and BusBWHi at
+	// TimeHiUS and TimeLoUS.
+	BusBW   float64 `json:"busbw"`
+	BusBWLo float64 `json:"busbw_lo"`
+	BusBWHi float64 `json:"busbw_hi"`
+	// Launches counts the launches that measured this size.
+	Launches int `json:"launches"`
+}
+
+// Which launches a curve is drawn from.
+const (
+	PhaseConfirmation = "confirmation"
+	PhaseExploration  = "exploration"
+	PhaseAll          = "all"
+)
+
+// TrialCurve summarises all of a trial's usable launches, pooled, size by
+// size, over every size they measured. It fails when the trial has no
+// usable launch.
+func (s *Study) TrialCurve(t *store.Trial) (Curve, error) {
+	return s.curveOf(t, s.TrialLaunches(t, ""), PhaseAll)
+}
+
+// DecisionCurves are the curves of what decided: NCCL's defaults and the
+// confirmed config, each over exactly the launches Compare (and so the
+// tables and the verdict) uses — the interleaved confirmation launches, or
+// every launch when the study ran no confirmation. With exploration, each
+// is followed by the curve of its launches before confirmation, marked as
+// such. Nil when the study has no comparison.
+func (s *Study) DecisionCurves(exploration bool) ([]Curve, error) {
+	base, cand := s.Baseline(), s.Candidate()
+	if base == nil || cand == nil || base.ID == cand.ID {
+		return nil, fmt.Errorf("study %s has no confirmed config to compare with NCCL's defaults", s.Name())
+	}
+	bl, cl, which := s.comparedLaunches(base, cand)
+	if len(bl) == 0 || len(cl) == 0 {
+		return nil, fmt.Errorf("study %s has no successful launch of both NCCL's defaults and the confirmed config", s.Name())
+	}
+	var out []Curve
+	for _, arm := range []struct {
+		t  *store.Trial
+		ls []*store.Launch
+	}{{base, bl}, {cand, cl}} {
+		c, err := s.curveOf(arm.t, arm.ls, which)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if exploration && which == PhaseConfirmation {
+		for _, t := range []*store.Trial{base, cand} {
+			var ls []*store.Launch
+			for _, l := range s.TrialLaunches(t, "") {
+				if l.Phase != vocab.PhaseConfirm {
+					ls = append(ls, l)
+				}
+			}
+			if c, err := s.curveOf(t, ls, PhaseExploration); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// comparedLaunches are the launches a comparison of base and cand uses:
+// their confirmation launches, or every usable launch of each when either
+// has none.
+func (s *Study) comparedLaunches(base, cand *store.Trial) (bl, cl []*store.Launch, which string) {
+	bl, cl = s.TrialLaunches(base, vocab.PhaseConfirm), s.TrialLaunches(cand, vocab.PhaseConfirm)
+	if len(bl) > 0 && len(cl) > 0 {
+		return bl, cl, PhaseConfirmation
+	}
+	return s.TrialLaunches(base, ""), s.TrialLaunches(cand, ""), PhaseAll
+}
+
+// curveOf summarises the given launches of a trial size by size.
+func (s *Study) curveOf(t *store.Trial, ls []*store.Launch, phase string) (Curve, error) {
+	label, measuredAs := s.labelOf(t)
+	c := Curve{Study: s.Name(), Label: label, Config: t.Config.Clone(), Trial: t.Number,
+		Launches: len(ls), Phase: phase, Simulated: s.Study.Simulated}
+	if cand := s.Candidate(); cand != nil && cand.ID == t.ID && len(c.Config) > 0 {
+		c.Note = "confirmed, not recommended"
+		if s.Recommended() {
+			c.Note = "recommended"
+		}
+		if measuredAs != "" {
+			c.Note += "; measured as " + measuredAs
+		}
+	}
+	if len(ls) == 0 {
+		why := string(t.State)
+		if t.Reason != "" {
+			why += ": " + t.Reason
+		}
+		if phase != PhaseAll {
+			why = "no " + phase + " launch"
+		}
+		return c, fmt.Errorf("trial %s/%d (%s) has no successful launch to draw (%s)", s.Name(), t.Number, c.Label, why)
+	}
+	opt := s.statOptions()
+	c.Confidence = opt.Confidence
+	c.MinMax = len(ls) < model.MinLaunchesForInterval(opt)
+	factor := s.BusBWFactor()
+	mls := modelLaunches(ls)
+	for _, b := range measuredSizes(ls) {
+		// One size at a time, as Compare does: a launch that missed
+		// another size still counts at this one.
+		sum := model.Summarize(mls, []int64{b}, opt)
+		if len(sum.Sizes) != 1 || sum.Sizes[0].Launches == 0 || math.IsNaN(sum.Sizes[0].Median) {
+			continue
+		}
+		ss := sum.Sizes[0]
+		p := Point{Bytes: b, TimeUS: ss.Median, TimeLoUS: ss.Lo, TimeHiUS: ss.Hi, Launches: ss.Launches}
+		if c.MinMax || math.IsNaN(p.TimeLoUS) || math.IsNaN(p.TimeHiUS) {
+			p.TimeLoUS, p.TimeHiUS = launchRange(mls, b)
+		}
+		p.BusBW = busBW(factor, b, p.TimeUS)
+		p.BusBWLo = busBW(factor, b, p.TimeHiUS)
+		p.BusBWHi = busBW(factor, b, p.TimeLoUS)
+		c.Points = append(c.Points, p)
+	}
+	if len(c.Points) == 0 {
+		return c, fmt.Errorf("trial %s/%d (%s): its launches hold no valid time to draw", s.Name(), t.Number, c.Label)
+	}
+	return c, nil
+}
+
+// Exploration reports whether the curve is of exploration launches,
+// drawn for context only.
+func (c Curve) Exploration() bool { return c.Phase == PhaseExploration }
+
+// launchRange is the smallest and largest per-launch median time at a size.
+func launchRange(ls []model.Launch, b int64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, l := range ls {
+		xs := slices.DeleteFunc(slices.Clone(l.Times[b]), func(x float64) bool { return !(x > 0) || math.IsInf(x, 0) })
+		if len(xs) == 0 {
+			continue
+		}
+		m := model.Median(xs)
+		lo, hi = math.Min(lo, m), math.Max(hi, m)
+	}
+	if math.IsInf(lo, 0) {
+		return math.NaN(), math.NaN()
+	}
+	return lo, hi
+}
+
+// IntervalText says what a curve's shaded interval is: "95% CI" or
+// "min–max".
+func (c Curve) IntervalText() string {
+	if c.Launches == 1 {
+		return "no interval"
+	}
+	if c.MinMax {
+		return "min–max"
+	}
+	return fmt.Sprintf("%.0f%% CI", 100*c.Confidence)
+}
+
+// LegendText is the curve's legend entry: its config, then how many
+// launches of which phase and what the shaded interval is.
+func (c Curve) LegendText(withStudy bool) string {
+	name := c.Label
+	if withStudy {
+		name = c.Study + ": " + name
+	}
+	if c.Exploration() {
+		return fmt.Sprintf("%s: %s, median (not used for the verdict)", name, texttable.Plural(c.Launches, "exploration launch"))
+	}
+	if c.Note != "" {
+		name += " — " + c.Note
+	}
+	n := texttable.Plural(c.Launches, "launch")
+	if c.Phase == PhaseConfirmation {
+		n = texttable.Plural(c.Launches, "confirmation launch")
+	}
+	return fmt.Sprintf("%s  (%s, %s)", name, n, c.IntervalText())
+}

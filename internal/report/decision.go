@@ -1,0 +1,132 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/store"
+)
+
+// DecisionFigure is the study's figure of what decided: NCCL defaults and
+// the confirmed config over the launches the verdict and the tables use,
+// with the band speedup and its interval in the subtitle; with
+// exploration, their exploration launches too, marked as such. A study
+// with nothing confirmed (a sweep, an import, a search that stopped early)
+// draws every trial over all its launches instead, and says so.
+func (s *Study) DecisionFigure(metric string, exploration bool) (Figure, error) {
+	return s.compared().decisionFigure(metric, exploration)
+}
+
+// decisionFigure is DecisionFigure of v.s, drawn from the comparison v
+// holds (built once for every figure of a render).
+func (v compared) decisionFigure(metric string, exploration bool) (Figure, error) {
+	s := v.s
+	if s.Study.Kind != vocab.KindSearch || v.c == nil {
+		highlight := 0 // a sweep's or an import's few configs, all in colour
+		if s.Study.Kind == vocab.KindSearch {
+			highlight = 5
+		}
+		curves, err := s.AllCurves(highlight)
+		if err != nil {
+			return Figure{}, err
+		}
+		f := NewFigure(curves, s)
+		f.Metric = metric
+		if s.Study.Kind == vocab.KindSearch {
+			f.Subtitle = []string{"nothing was confirmed against " + stored.ConclusionOf(s.Study).BaselineName() + ": every config, all its launches pooled (exploration only, not a verdict)"}
+		}
+		return f, nil
+	}
+	curves, err := s.DecisionCurves(exploration)
+	if err != nil {
+		return Figure{}, err
+	}
+	f := NewFigure(curves, s)
+	f.Metric = metric
+	f.Subtitle = v.decisionSubtitle()
+	return f, nil
+}
+
+// DecisionSubtitle says what the decision figure draws and what it
+// decided: which launches, then the band speedup with its interval.
+func (s *Study) DecisionSubtitle() []string { return s.compared().decisionSubtitle() }
+
+// decisionSubtitle is DecisionSubtitle of v.s, from the comparison v
+// holds.
+func (v compared) decisionSubtitle() []string {
+	s, c := v.s, v.c
+	if c == nil {
+		return nil
+	}
+	baseline := stored.ConclusionOf(s.Study).BaselineName()
+	out := []string{fmt.Sprintf("%s vs %s: %s (the verdict's)", c.Candidate.Label, baseline, c.launchesText())}
+	if b := c.Band; b != nil {
+		line := fmt.Sprintf("band %s: speedup %s", bandText(s.Study.BandMin, s.Study.BandMax), stored.SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi}))
+		if finite(b.Lo) && finite(b.Hi) {
+			line += fmt.Sprintf(" (%.0f%% CI)", 100*c.Confidence)
+		} else {
+			line += " (no interval: too few launches)"
+		}
+		line += fmt.Sprintf(", p = %.2g: ", b.P)
+		if s.Recommended() {
+			line += "recommended"
+		} else {
+			line += "not recommended, keep " + baseline
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// AllCurves is every trial's curve over all its usable launches, pooled:
+// NCCL defaults and the confirmed config first, then the others best band
+// score first. With highlight > 0 only NCCL defaults, the confirmed config
+// and the best highlight others are in colour; the rest are Background.
+// Trials with no usable launch are left out and listed in the error's
+// place by the caller (see TrialCurve).
+func (s *Study) AllCurves(highlight int) ([]Curve, error) {
+	order := slices.Clone(s.Trials)
+	if cs, err := s.ScoredConfigs(); err == nil {
+		rank := map[int]int{}
+		for i, c := range cs {
+			for _, n := range c.Trials {
+				rank[n] = i
+			}
+		}
+		base, cand := s.Baseline(), s.Candidate()
+		first := func(t *store.Trial) int {
+			switch {
+			case base != nil && t.ID == base.ID:
+				return 0
+			case cand != nil && t.ID == cand.ID:
+				return 1
+			}
+			return 2
+		}
+		slices.SortStableFunc(order, func(a, b *store.Trial) int {
+			if d := first(a) - first(b); d != 0 {
+				return d
+			}
+			return rank[a.Number] - rank[b.Number]
+		})
+	}
+	var out []Curve
+	others := 0
+	for _, t := range order {
+		c, err := s.TrialCurve(t)
+		if err != nil {
+			continue
+		}
+		if len(c.Config) > 0 && c.Note == "" {
+			others++
+			c.Background = highlight > 0 && others > highlight
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("nothing to plot: %s has no successful launch yet — run or resume the study first", s.Name())
+	}
+	return out, nil
+}

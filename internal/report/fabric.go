@@ -1,0 +1,59 @@
+package report
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
+)
+
+// FabricFacts describes the study's fabric from everything stored: the
+// study's fingerprint, completed by what NCCL's own log said in the
+// study's launches (the debug launches of NCCL defaults first): transport,
+// NICs, GDR, channels and NCCL's warnings. A fact neither recorded says
+// "not recorded".
+func (s *Study) FabricFacts() []stored.Field {
+	f := s.Study.Platform
+	facts := s.logFacts()
+	var nics, warnings []string
+	channels := 0
+	if facts != nil {
+		// Studies stored before the transport was recorded get it from
+		// the debug launch's log now, the way new studies record it.
+		f.CompleteFrom(facts)
+		nics, warnings, channels = facts.NICs, facts.Warnings, facts.Channels
+	}
+	out := stored.FabricFacts(f)
+	if len(nics) > 0 {
+		out = append(out, stored.Field{Key: "NICs NCCL used", Value: strings.Join(nics, ", ")})
+	}
+	if channels > 0 {
+		out = append(out, stored.Field{Key: "channels (NCCL defaults)", Value: strconv.Itoa(channels)})
+	}
+	if len(warnings) > 0 {
+		out = append(out, stored.Field{Key: "NCCL warnings", Value: strings.Join(warnings, "; ")})
+	}
+	return out
+}
+
+// logFacts are the facts NCCL's log gave in this study: those of the
+// baseline's debug launch if there is one, else of the first launch with
+// any.
+func (s *Study) logFacts() *benchfmt.Facts {
+	base := s.Baseline()
+	var first *benchfmt.Facts
+	for _, l := range s.Launches {
+		if l.Facts == nil {
+			continue
+		}
+		if base != nil && l.TrialID == base.ID && (l.Phase == vocab.PhaseExplain || l.Phase == vocab.PhasePlan) {
+			return l.Facts
+		}
+		if first == nil {
+			first = l.Facts
+		}
+	}
+	return first
+}

@@ -1,0 +1,644 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/texttable"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/store"
+)
+
+// ScoredConfig is one config of a search as the landscape and the trials
+// table show it: the median of its launches' band scores with an interval,
+// over every usable launch (exploration and confirmation pooled).
+// Configs NCCL resolves to the same plan are one entry.
+type ScoredConfig struct {
+	Label  string      `json:"label"`
+	Config nccl.Config `json:"env"`
+	// MeasuredAs names the config as launched when the exports write it
+	// shorter (the recommended config), else "".
+	MeasuredAs string `json:"measured_as,omitempty"`
+	// Trials are the trial numbers merged into this entry (the first is
+	// the one named); Equivalent lists the other configs' labels.
+	Trials     []int    `json:"trials"`
+	Equivalent []string `json:"equivalent,omitempty"`
+	State      string   `json:"state"`
+	Reason     string   `json:"reason,omitempty"`
+	// Role is "baseline", "recommended", "confirmed" or "".
+	Role string `json:"role,omitempty"`
+	// Knobs counts the knobs the config sets.
+	Knobs int `json:"knobs"`
+	// ScoreUS is the median of the launch band scores (µs); LoUS and HiUS
+	// bound it: the 95% order-statistic interval from 6 launches, the
+	// min–max of the launches below that, NaN for one launch or none.
+	ScoreUS  float64 `json:"score_us"`
+	LoUS     float64 `json:"lo_us"`
+	HiUS     float64 `json:"hi_us"`
+	Interval string  `json:"interval"`
+	Launches int     `json:"launches"`
+	// Exploration counts the launches before confirmation.
+	Exploration int `json:"exploration_launches"`
+	// PlanLaunches counts its unscored debug launches (vocab.PhasePlan),
+	// which read the plan NCCL runs it with.
+	PlanLaunches int `json:"plan_launches,omitempty"`
+}
+
+// Scored reports whether the config has a band score.
+func (c ScoredConfig) Scored() bool { return c.Launches > 0 && finite(c.ScoreUS) }
+
+// Why a config has no band score (ScoredConfig.NoScore).
+const (
+	// NoScoreFailed: it failed, timed out, gave wrong results or broke a
+	// rule of NCCL's; never recommended.
+	NoScoreFailed = "failed"
+	// NoScoreMerged: only its debug launch ran, and it showed NCCL runs
+	// the config like one already tried, so the search measured that one.
+	NoScoreMerged = "merged"
+	// NoScoreUnmeasured: it was proposed and never launched (a study
+	// stopped before it).
+	NoScoreUnmeasured = "not measured"
+)
+
+// NoScore says why the config has no band score, "" when it has one: the
+// one rule the landscape's marks and row labels read, so a config merged
+// into another is never drawn as a failure.
+func (c ScoredConfig) NoScore() string {
+	switch {
+	case c.Scored():
+		return ""
+	case !vocab.TrialState(c.State).Usable():
+		return NoScoreFailed
+	case c.PlanLaunches > 0:
+		return NoScoreMerged
+	}
+	return NoScoreUnmeasured
+}
+
+// ScoredConfigs scores every config of a search, best first; configs
+// without a scored launch (failed, invalid, timed out) follow in trial
+// order. It fails for a study that scored no band.
+func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
+	sizes := s.Study.Sizes
+	if len(sizes) == 0 {
+		return nil, fmt.Errorf("study %s scored no band (a %s): there is no band score to rank configs by", s.Name(), s.Study.Kind)
+	}
+	opt := s.statOptions()
+	base, cand := s.Baseline(), s.Candidate()
+	groups := map[string]*ScoredConfig{}
+	scores := map[string][]float64{}
+	var order []string
+	for _, t := range s.Trials {
+		key := equivalenceKey(t)
+		g, ok := groups[key]
+		if !ok {
+			label, measuredAs := s.labelOf(t)
+			g = &ScoredConfig{Label: label, MeasuredAs: measuredAs, Config: t.Config.Clone(), State: string(t.State), Reason: t.Reason, Knobs: len(t.Config.Clone())}
+			groups[key] = g
+			order = append(order, key)
+		} else {
+			g.Equivalent = append(g.Equivalent, ConfigLabel(t.Config))
+		}
+		g.Trials = append(g.Trials, t.Number)
+		switch {
+		case base != nil && t.ID == base.ID:
+			g.Role = vocab.RoleBaseline
+		case cand != nil && t.ID == cand.ID && s.Recommended():
+			g.Role = "recommended"
+		case cand != nil && t.ID == cand.ID:
+			g.Role = "confirmed"
+		}
+		for _, l := range s.Launches {
+			// Debug launches are not among TrialLaunches' usable ones.
+			if l.TrialID == t.ID && l.Phase == vocab.PhasePlan {
+				g.PlanLaunches++
+			}
+		}
+		for _, l := range s.TrialLaunches(t, "") {
+			sc := s.launchScore(l, sizes)
+			if !(sc > 0) {
+				continue
+			}
+			scores[key] = append(scores[key], sc)
+			g.Launches++
+			if l.Phase != vocab.PhaseConfirm {
+				g.Exploration++
+			}
+		}
+	}
+	var out []ScoredConfig
+	for _, key := range order {
+		g := groups[key]
+		g.ScoreUS, g.LoUS, g.HiUS, g.Interval = medianWithInterval(scores[key], opt)
+		s.verdictScore(g)
+		out = append(out, *g)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Scored() != b.Scored() {
+			return a.Scored()
+		}
+		return a.Scored() && a.ScoreUS < b.ScoreUS
+	})
+	return out, nil
+}
+
+// verdictScore gives the baseline and the confirmed config the score the
+// verdict states (store.Recommendation: each size's median over their
+// confirmation launches, combined over the band), so that a config shows
+// one score in a report: the recommendation's, not a second one pooled
+// from every launch beside it. Their interval is the verdict's speedup
+// interval, not drawn as a score interval.
+func (s *Study) verdictScore(g *ScoredConfig) {
+	r := s.Study.Recommendation
+	if r == nil || !(r.BaselineScoreUS > 0) || !(r.ScoreUS > 0) || g.Launches == 0 {
+		return
+	}
+	n := r.BaselineLaunches
+	switch g.Role {
+	case vocab.RoleBaseline:
+		g.ScoreUS = r.BaselineScoreUS
+	case "recommended", "confirmed":
+		g.ScoreUS, n = r.ScoreUS, r.CandidateLaunches
+	default:
+		return
+	}
+	g.LoUS, g.HiUS = math.NaN(), math.NaN()
+	g.Interval = fmt.Sprintf("the verdict's, %s", texttable.Plural(n, "confirmation launch"))
+}
+
+// equivalenceKey groups trials into one landscape entry: trials with the
+// same key are one config to NCCL. Today that is the canonical config
+// (a study never holds two trials of one config); a study that records
+// which configs share NCCL's plan can merge them here.
+func equivalenceKey(t *store.Trial) string {
+	return t.Config.Canonical().Key()
+}
+
+// launchScore is a launch's band score as the study stored it: each
+// launch is scored once, as it is measured (search.Measure), over the
+// sizes its op scores. Imported launches are stored without one (import
+// does not score); theirs is computed from their sizes over the study's.
+func (s *Study) launchScore(l *store.Launch, sizes []int64) float64 {
+	if l.Scored && l.ScoreUS > 0 {
+		return l.ScoreUS
+	}
+	if l.Phase != vocab.PhaseImport {
+		return math.NaN()
+	}
+	sc, err := model.LaunchScore(model.LaunchOf(l.Sizes), sizes)
+	if err != nil {
+		return math.NaN()
+	}
+	return sc
+}
+
+// medianWithInterval is the median of xs with the model's order-statistic
+// interval (from model.MinLaunchesForInterval values), else the min–max
+// (from 2), else none.
+func medianWithInterval(xs []float64, opt model.Options) (med, lo, hi float64, what string) {
+	switch n := len(xs); {
+	case n == 0:
+		return math.NaN(), math.NaN(), math.NaN(), "none"
+	case n == 1:
+		return xs[0], math.NaN(), math.NaN(), "1 launch"
+	case n < model.MinLaunchesForInterval(opt):
+		return model.Median(xs), slices.Min(xs), slices.Max(xs), "min–max"
+	}
+	// The model's per-size summary over one pseudo-size whose
+	// per-launch value is the launch's score gives the same interval as
+	// every other median in the report.
+	ls := make([]model.Launch, len(xs))
+	for i, x := range xs {
+		ls[i] = model.Launch{Times: map[int64][]float64{1: {x}}}
+	}
+	sum := model.Summarize(ls, []int64{1}, opt)
+	ss := sum.Sizes[0]
+	if !finite(ss.Lo) || !finite(ss.Hi) {
+		return ss.Median, slices.Min(xs), slices.Max(xs), "min–max"
+	}
+	return ss.Median, ss.Lo, ss.Hi, fmt.Sprintf("%.0f%% CI", 100*opt.Confidence)
+}
+
+// Landscape is the search seen whole: every explored config's band score
+// with its interval, ranked, coloured by the value of the knob that
+// explains most of the spread of the scores.
+type Landscape struct {
+	Subject   string
+	Simulated string
+	Band      string
+	Configs   []ScoredConfig
+	// Knob is the knob that matters most: the one whose values explain
+	// the largest share (Share, η²) of the variance of the log scores.
+	Knob  string
+	Share float64
+	// BaselineUS is NCCL defaults' score (NaN when not measured).
+	BaselineUS float64
+	// Plans is what the search did with NCCL's own plan (nil when it
+	// recorded nothing): configs NCCL runs like one already tried were
+	// merged into it, never launched, so they are that one entry.
+	Plans *store.PlanSummary
+}
+
+// Landscape builds the study's landscape figure.
+func (s *Study) Landscape() (Landscape, error) {
+	cs, err := s.ScoredConfigs()
+	if err != nil {
+		return Landscape{}, err
+	}
+	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: bandText(s.Study.BandMin, s.Study.BandMax), BaselineUS: math.NaN()}
+	if s.Study.Simulated {
+		l.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
+	}
+	for _, c := range cs {
+		if c.Role == vocab.RoleBaseline && c.Scored() {
+			l.BaselineUS = c.ScoreUS
+		}
+	}
+	l.Knob, l.Share = mostImportantKnob(cs)
+	l.Plans = s.Study.Plans
+	return l, nil
+}
+
+// mostImportantKnob is the knob whose values (unset counting as one)
+// explain the largest share of the spread of the configs' ranks by score:
+// η² of the ranks (between-group over total sum of squares, Kruskal and
+// Wallis's statistic scaled to [0, 1]). Ranks rather than scores, so one
+// pathological config ten times slower does not decide which knob
+// matters. "" when fewer than three configs are scored or no knob
+// explains anything.
+func mostImportantKnob(cs []ScoredConfig) (string, float64) {
+	var scored []ScoredConfig
+	knobs := map[string]bool{}
+	for _, c := range cs {
+		if c.Scored() {
+			scored = append(scored, c)
+			for k := range c.Config {
+				knobs[k] = true
+			}
+		}
+	}
+	if len(scored) < 3 {
+		return "", 0
+	}
+	ranks := midRanks(scored)
+	mean := float64(len(scored)+1) / 2
+	total := 0.0
+	for _, r := range ranks {
+		total += (r - mean) * (r - mean)
+	}
+	if total == 0 {
+		return "", 0
+	}
+	names := make([]string, 0, len(knobs))
+	for k := range knobs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	best, share := "", 0.0
+	for _, k := range names {
+		sum, n := map[string]float64{}, map[string]int{}
+		for i, c := range scored {
+			v := c.Config[k]
+			sum[v] += ranks[i]
+			n[v]++
+		}
+		between := 0.0
+		for v, s := range sum {
+			m := s / float64(n[v])
+			between += float64(n[v]) * (m - mean) * (m - mean)
+		}
+		if e := between / total; e > share+1e-12 {
+			best, share = k, e
+		}
+	}
+	return best, share
+}
+
+// midRanks ranks the configs by score from 1, ties sharing their mean rank.
+func midRanks(cs []ScoredConfig) []float64 {
+	idx := make([]int, len(cs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return cs[idx[a]].ScoreUS < cs[idx[b]].ScoreUS })
+	ranks := make([]float64, len(cs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && cs[idx[j+1]].ScoreUS == cs[idx[i]].ScoreUS {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			ranks[idx[k]] = float64(i+j)/2 + 1
+		}
+		i = j + 1
+	}
+	return ranks
+}
+
+// Write renders the landscape as PNG or SVG.
+func (l Landscape) Write(w io.Writer, format string) error { return l.WriteAt(w, format, PNGDPI) }
+
+// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+func (l Landscape) WriteAt(w io.Writer, format string, dpi int) error {
+	return writeSheet(l.sheet, w, format, dpi)
+}
+
+// landscapeWidth is wider than the curves' figure: the configs' names
+// are the y axis.
+const landscapeWidth = 10 * vg.Inch
+
+// rowLabel is a config's name on the y axis, with its role and how many
+// equivalent configs it stands for.
+func (c ScoredConfig) rowLabel() string {
+	s := c.Label
+	if len(c.Equivalent) > 0 {
+		s += fmt.Sprintf(" (+%d equivalent)", len(c.Equivalent))
+	}
+	switch {
+	case c.MeasuredAs != "":
+		s += "  (" + c.Role + "; measured as " + c.MeasuredAs + ")"
+	case c.Role == "recommended" || c.Role == "confirmed":
+		s += "  (" + c.Role + ")"
+	case c.NoScore() == NoScoreFailed:
+		s += "  (" + c.State + ")"
+	case c.NoScore() != "":
+		s += "  (" + c.NoScore() + ")"
+	}
+	return s
+}
+
+// valueColors gives each value of the knob a colour, unset first.
+func (l Landscape) valueColors() (map[string]color.RGBA, []string) {
+	seen := map[string]bool{}
+	var values []string
+	for _, c := range l.Configs {
+		if !c.Scored() {
+			continue
+		}
+		v := c.Config[l.Knob]
+		if !seen[v] {
+			seen[v] = true
+			values = append(values, v)
+		}
+	}
+	sort.Slice(values, func(i, j int) bool { return valueLess(values[i], values[j]) })
+	// Numbers (caps, counts) get an ordered ramp, so a small cap and a
+	// large one read as the two ends; words get the categorical palette.
+	var set []string
+	numeric := true
+	for _, v := range values {
+		if v == "" {
+			continue
+		}
+		set = append(set, v)
+		if _, err := strconv.Atoi(v); err != nil {
+			numeric = false
+		}
+	}
+	cols := map[string]color.RGBA{"": defaultsColor}
+	for i, v := range set {
+		switch {
+		case numeric && len(set) > 1:
+			cols[v] = ramp(float64(i) / float64(len(set)-1))
+		default:
+			cols[v] = palette[i%(len(palette)-1)] // not black: the defaults are near-black
+		}
+	}
+	return cols, values
+}
+
+func (l Landscape) sheet() (*sheet, error) {
+	if len(l.Configs) == 0 {
+		return nil, fmt.Errorf("nothing to plot: the study has no config")
+	}
+	n := len(l.Configs)
+	cv := newCanvas()
+	xLabel := "band score (µs, log scale; lower is faster)"
+	failedAt, err := l.axes(cv.p)
+	if err != nil {
+		return nil, err
+	}
+	if finite(l.BaselineUS) {
+		rule := &vRule{X: l.BaselineUS, Style: draw.LineStyle{Color: defaultsColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
+		cv.mark(fmt.Sprintf("NCCL defaults' score, %s µs", formatValue(MetricTime, l.BaselineUS)), rule)
+	}
+	if err := l.drawConfigs(cv, failedAt); err != nil {
+		return nil, err
+	}
+	legend := cv.legend
+	if l.Knob == "" {
+		legend = &legendRows{Legend: newLegend()}
+	}
+	caption := []string{
+		"Dot: the median of the config's launch band scores (each launch's geometric mean over the band of its per-size median times), all its launches pooled; NCCL defaults' and the confirmed config's are the verdict's score, from their confirmation launches.",
+		"Bar: the 95% confidence interval of that median from 6 launches, the min–max of the launches below that; a ring is a single launch (no interval: the winner's curse applies).",
+		"The verdict does not come from this ranking but from the interleaved confirmation of one config against NCCL defaults (the speedup figure).",
+	}
+	height := vg.Length(n)*0.19*vg.Inch + 0.9*vg.Inch
+	return &sheet{width: landscapeWidth, plotHeight: max(height, 2.5*vg.Inch), title: l.Subject + ": the search's landscape",
+		subtitle: l.subtitle(), simulated: l.Simulated, plot: cv.p, xLabel: xLabel, leftPad: 0.15 * vg.Inch, legend: legend, caption: caption}, nil
+}
+
+// axes puts the scores on a log x axis and one row per config on y,
+// best first (row i at y = n-1-i), named by its label. It returns the x
+// where configs without a score are marked, right of every score.
+func (l Landscape) axes(p *plot.Plot) (failedAt float64, err error) {
+	n := len(l.Configs)
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
+	p.Y.Tick.Label.Font = font.From(sans, 8.5)
+	p.Y.Padding = vg.Points(4)
+	xs := emptyRange()
+	for _, c := range l.Configs {
+		xs.add(c.ScoreUS, c.LoUS, c.HiUS)
+	}
+	if math.IsInf(xs.min, 0) {
+		return 0, fmt.Errorf("nothing to plot: no config has a scored launch")
+	}
+	pad := math.Max(math.Pow(xs.max/xs.min, 0.05), 1.1)
+	// Room at the right for the failed configs' marks and the values'
+	// texts.
+	p.X.Min, p.X.Max = xs.min/pad, xs.max*pad*3.2
+	p.Y.Min, p.Y.Max = -0.7, float64(n)-0.3
+	var ticks []plot.Tick
+	for i, c := range l.Configs {
+		ticks = append(ticks, plot.Tick{Value: float64(n - 1 - i), Label: c.rowLabel()})
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	return xs.max * pad, nil
+}
+
+// valueSeries are the scored configs sharing one value of the knob:
+// points with an interval (filled, with whiskers) and without (hollow).
+type valueSeries struct {
+	filled, hollow plotter.XYs
+	wh             *whiskers
+}
+
+// drawConfigs draws each scored config in its knob value's colour with
+// its score written beside it, one legend row per value, and the configs
+// without a score at failedAt: failed ones as red crosses, merged and
+// unmeasured ones in grey (noScoreMarks).
+func (l Landscape) drawConfigs(cv *canvas, failedAt float64) error {
+	n := len(l.Configs)
+	cols, values := l.valueColors()
+	unscored := map[string]plotter.XYs{}
+	byValue := map[string]*valueSeries{}
+	for _, v := range values {
+		byValue[v] = &valueSeries{wh: &whiskers{Style: draw.LineStyle{Color: cols[v], Width: vg.Points(1.4)}, Cap: vg.Points(4)}}
+	}
+	var roles annotations
+	for i, c := range l.Configs {
+		y := float64(n - 1 - i)
+		if why := c.NoScore(); why != "" {
+			unscored[why] = append(unscored[why], plotter.XY{X: failedAt, Y: y})
+			continue
+		}
+		sr := byValue[c.Config[l.Knob]]
+		pt := plotter.XY{X: c.ScoreUS, Y: y}
+		if finite(c.LoUS) && finite(c.HiUS) {
+			sr.wh.Segs = append(sr.wh.Segs, [4]float64{c.LoUS, y, c.HiUS, y})
+			sr.filled = append(sr.filled, pt)
+		} else {
+			sr.hollow = append(sr.hollow, pt)
+		}
+		sty := textStyle(8, color.Gray{Y: 0x44})
+		sty.YAlign = draw.YCenter
+		right := c.ScoreUS
+		if finite(c.HiUS) {
+			right = c.HiUS
+		}
+		roles = append(roles, annotation{X: right, Y: y, DX: vg.Points(6), Text: fmt.Sprintf("%s µs, %s", formatValue(MetricTime, c.ScoreUS), texttable.Plural(c.Launches, "launch")), Style: sty})
+	}
+	for _, v := range values {
+		if err := l.drawValue(cv, v, byValue[v], cols[v]); err != nil {
+			return err
+		}
+	}
+	cv.p.Add(roles)
+	for _, m := range noScoreMarks {
+		if xys := unscored[m.why]; len(xys) > 0 {
+			if err := cv.dots(xys, m.style, m.label); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// noScoreMarks are the marks of the configs without a score, by why
+// (ScoredConfig.NoScore): only a failure is red.
+var noScoreMarks = []struct {
+	why   string
+	style draw.GlyphStyle
+	label string
+}{
+	{NoScoreFailed, draw.GlyphStyle{Color: titleRed, Radius: vg.Points(4), Shape: draw.CrossGlyph{}},
+		"failed, invalid or timed out: no score (never recommended)"},
+	{NoScoreMerged, draw.GlyphStyle{Color: defaultsColor, Radius: vg.Points(3.5), Shape: draw.PyramidGlyph{}},
+		"merged: its debug launch showed NCCL runs it like a config already tried, measured there"},
+	{NoScoreUnmeasured, draw.GlyphStyle{Color: defaultsColor, Radius: vg.Points(3.5), Shape: draw.RingGlyph{}},
+		"not measured: proposed, never launched"},
+}
+
+// drawValue draws one knob value's configs, whiskers under dots, with
+// one legend row naming the value.
+func (l Landscape) drawValue(cv *canvas, v string, sr *valueSeries, col color.RGBA) error {
+	name := l.Knob + "=" + v
+	if v == "" {
+		name = l.Knob + " unset (NCCL's choice)"
+	}
+	var thumbs []plot.Thumbnailer
+	if len(sr.wh.Segs) > 0 {
+		cv.p.Add(sr.wh)
+		thumbs = append(thumbs, sr.wh)
+	}
+	for _, pts := range []struct {
+		xys   plotter.XYs
+		shape draw.GlyphDrawer
+	}{{sr.filled, draw.CircleGlyph{}}, {sr.hollow, draw.RingGlyph{}}} {
+		if len(pts.xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts.xys)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3.5), Shape: pts.shape}
+		cv.p.Add(sc)
+		thumbs = append(thumbs, sc)
+	}
+	cv.legend.add(name, thumbs...)
+	return nil
+}
+
+// subtitle says what is ranked and what the colour means and, when the
+// search's plans were read, how much of the space it explored.
+func (l Landscape) subtitle() []string {
+	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by band score; colour: %s", l.Band, knobText(l.Knob, l.Share))}
+	if pl := l.Plans; pl != nil && pl.Read {
+		line := fmt.Sprintf("the space holds %d configs; %d explored, %s", pl.SpaceConfigs, pl.ConfigsExplored, texttable.Plural(pl.PlansExplored, "distinct plan"))
+		if pl.MergedConfigs > 0 {
+			line += fmt.Sprintf("; %d more that NCCL runs like a config already tried are counted as that config, not drawn apart", pl.MergedConfigs)
+		}
+		sub = append(sub, line)
+	}
+	return sub
+}
+
+func knobText(knob string, share float64) string {
+	if knob == "" {
+		return "one (no knob explains the spread)"
+	}
+	return fmt.Sprintf("%s, the knob whose values explain most of the ranking (η² of ranks %.2f)", knob, share)
+}
+
+// valueLess orders a knob's values: unset first, numbers by value, then
+// words as text.
+func valueLess(a, b string) bool {
+	if (a == "") != (b == "") {
+		return a == ""
+	}
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	switch {
+	case errA == nil && errB == nil:
+		return x < y
+	case (errA == nil) != (errB == nil):
+		return errA == nil
+	}
+	return a < b
+}
+
+// rampStops are viridis' colours, stopping short of its yellow-green end,
+// whose rings are hard to see on white.
+var rampStops = []color.RGBA{
+	{R: 0x44, G: 0x01, B: 0x54, A: 0xff},
+	{R: 0x3b, G: 0x52, B: 0x8b, A: 0xff},
+	{R: 0x21, G: 0x91, B: 0x8c, A: 0xff},
+	{R: 0x5e, G: 0xc9, B: 0x62, A: 0xff},
+}
+
+// ramp is the colour at t in [0, 1] along rampStops.
+func ramp(t float64) color.RGBA {
+	t = math.Max(0, math.Min(1, t)) * float64(len(rampStops)-1)
+	i := min(int(t), len(rampStops)-2)
+	f := t - float64(i)
+	a, b := rampStops[i], rampStops[i+1]
+	mix := func(x, y uint8) uint8 { return uint8(math.Round(float64(x) + f*(float64(y)-float64(x)))) }
+	return color.RGBA{R: mix(a.R, b.R), G: mix(a.G, b.G), B: mix(a.B, b.B), A: 0xff}
+}

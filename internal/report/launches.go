@@ -1,0 +1,38 @@
+package report
+
+import (
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/store"
+)
+
+// ModelLaunches converts stored launches to the model's form (see
+// modelLaunches), for commands that compare launches of several studies.
+func ModelLaunches(ls []*store.Launch) []model.Launch { return modelLaunches(ls) }
+
+// ResultLaunches is what a study concluded, as launches: the trial it
+// recommends (else its baseline, else its only trial) and that trial's
+// confirmation launches, or every usable launch of it when it has none.
+func (s *Study) ResultLaunches() (*store.Trial, []*store.Launch) {
+	var t *store.Trial
+	if r := s.Study.Recommendation; r != nil && r.TrialID != 0 {
+		for _, tr := range s.Trials {
+			if tr.ID == r.TrialID {
+				t = tr
+			}
+		}
+	}
+	if t == nil {
+		t = s.Baseline()
+	}
+	if t == nil && len(s.Trials) > 0 {
+		t = s.Trials[0]
+	}
+	if t == nil {
+		return nil, nil
+	}
+	if ls := s.TrialLaunches(t, vocab.PhaseConfirm); len(ls) > 0 {
+		return t, ls
+	}
+	return t, s.TrialLaunches(t, "")
+}

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/store"
+)
+
+// The report reads the study's stored decision settings and words, as
+// search and show do; it never decides them again (issue 39's two bugs).
+
+// TestReportNamesTheBaseline: a study run with --baseline-env compared
+// with the user's baseline, and the report says so in the words show and
+// search use (stored.Conclusion.BaselineName), not "NCCL defaults".
+func TestReportNamesTheBaseline(t *testing.T) {
+	s := recommendStudy()
+	s.Study.BaselineEnv = map[string]string{"NCCL_MAX_NCHANNELS": "2"}
+	want := stored.ConclusionOf(s.Study).BaselineName()
+	sub := strings.Join(s.DecisionSubtitle(), "\n")
+	if !strings.Contains(sub, "vs "+want) {
+		t.Errorf("the decision's subtitle does not compare with %q:\n%s", want, sub)
+	}
+	if strings.Contains(sub, "NCCL defaults") {
+		t.Errorf("a baseline study's subtitle names NCCL defaults:\n%s", sub)
+	}
+}
+
+// TestReportJudgesAtTheStudysAlpha: a study run with --alpha 0.01 marks a
+// size significant only at p < 0.01, as the study decided.
+func TestReportJudgesAtTheStudysAlpha(t *testing.T) {
+	s := recommendStudy()
+	s.Study.Search = &store.SearchSettings{MinEffect: 0.03, Alpha: 0.01}
+	c := s.Compare()
+	if c == nil {
+		t.Fatal("no comparison")
+	}
+	if c.Alpha != 0.01 {
+		t.Errorf("the report compares at alpha %g, the study decided at 0.01", c.Alpha)
+	}
+	for _, r := range c.Rows {
+		if r.Significant && !(r.P < 0.01) {
+			t.Errorf("%s marked significant at p = %.3g, above the study's alpha 0.01", nccl.FormatSize(r.Bytes), r.P)
+		}
+	}
+}
+
+// TestReportKeepsAsShowDoes: whether the study keeps what it compared
+// with is one rule (stored.Conclusion.Keeps): against the user's baseline
+// a significant "NCCL defaults" answer (an empty env) is a change, and
+// the report must say so as show does.
+func TestReportKeepsAsShowDoes(t *testing.T) {
+	s := recommendStudy()
+	s.Study.BaselineEnv = map[string]string{"NCCL_MAX_NCHANNELS": "2"}
+	s.Study.Recommendation.Env = map[string]string{}
+	if keeps := stored.ConclusionOf(s.Study).Keeps(); s.Recommended() == !keeps {
+		return
+	}
+	t.Errorf("report.Recommended = %v, but show's rule says keeps = %v", s.Recommended(), stored.ConclusionOf(s.Study).Keeps())
+}
+
+// TestOneConfigOneScore: the baseline and the confirmed config show the
+// verdict's score in the trials table and the landscape, the score the
+// recommendation states; a second score pooled from every launch beside
+// it made one config show two (186.2 µs and 173.9 µs on one page).
+func TestOneConfigOneScore(t *testing.T) {
+	s := recommendStudy()
+	r := s.Study.Recommendation
+	cs, err := s.ScoredConfigs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, c := range cs {
+		want := 0.0
+		switch c.Role {
+		case "baseline":
+			want = r.BaselineScoreUS
+		case "recommended", "confirmed":
+			want = r.ScoreUS
+		default:
+			continue
+		}
+		seen++
+		if c.ScoreUS != want {
+			t.Errorf("%s (%s) scores %.1f µs in the table, the verdict %.1f µs", c.Label, c.Role, c.ScoreUS, want)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d configs with the baseline's or the confirmed role, want 2", seen)
+	}
+}

@@ -1,0 +1,220 @@
+package report
+
+import (
+	"math"
+	"slices"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/store"
+)
+
+// Study is one study as stored.Load read it (its record, its trials by
+// number, every launch in order), with the methods its pictures and pages
+// are drawn by.
+type Study stored.Study
+
+// Of is s to draw: the same study, not a copy.
+func Of(s *stored.Study) *Study { return (*Study)(s) }
+
+// Name is the study's name.
+func (s *Study) Name() string { return s.Study.Name }
+
+// TrialByNumber returns the trial with that number, or nil.
+func (s *Study) TrialByNumber(n int) *store.Trial {
+	for _, t := range s.Trials {
+		if t.Number == n {
+			return t
+		}
+	}
+	return nil
+}
+
+func (s *Study) trialByID(id uint64) *store.Trial {
+	for _, t := range s.Trials {
+		if t.ID == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// Baseline is the trial that measured NCCL's defaults: the one with the
+// baseline role, else the first with an empty config; nil if none.
+func (s *Study) Baseline() *store.Trial {
+	for _, t := range s.Trials {
+		if t.Role == vocab.RoleBaseline {
+			return t
+		}
+	}
+	for _, t := range s.Trials {
+		if len(t.Config.Clone()) == 0 {
+			return t
+		}
+	}
+	return nil
+}
+
+// Candidate is the trial the study confirmed against the baseline: the
+// recommended trial, or, when the study kept the defaults after confirming
+// a challenger, that challenger. Nil when nothing was confirmed or
+// recommended.
+func (s *Study) Candidate() *store.Trial {
+	base := s.Baseline()
+	if r := s.Study.Recommendation; r != nil {
+		if t := s.trialByID(r.TrialID); r.TrialID != 0 && t != nil {
+			return t
+		}
+		if key := nccl.Config(r.Env).Key(); key != "" {
+			for _, t := range s.Trials {
+				if t.Config.Key() == key {
+					return t
+				}
+			}
+		}
+	}
+	// The defaults were kept: the challenger is the other trial with
+	// confirmation launches.
+	for _, l := range s.Launches {
+		if l.Phase != vocab.PhaseConfirm || (base != nil && l.TrialID == base.ID) {
+			continue
+		}
+		if t := s.trialByID(l.TrialID); t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+// Recommended reports whether the study recommends a change from what it
+// compared with: the one rule show, history and the exports say
+// (stored.Conclusion.Keeps).
+func (s *Study) Recommended() bool {
+	c := stored.ConclusionOf(s.Study)
+	return c.Rec != nil && !c.Keeps()
+}
+
+// usable reports whether a launch's numbers describe its config: it ended
+// OK and was scored (the warm-up is kept but not counted). Imported
+// launches are not scored by a study loop but are measurements all the same.
+func usable(l *store.Launch) bool {
+	if l.Outcome != benchfmt.OK || l.Phase == vocab.PhaseWarmup {
+		return false
+	}
+	return l.Scored || l.Phase == vocab.PhaseImport || l.Phase == vocab.PhaseSweep
+}
+
+// TrialLaunches returns the usable launches of a trial of the study's
+// op; with phase set, only those of that phase.
+func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
+	var out []*store.Launch
+	op := s.Study.Op()
+	for _, l := range s.Launches {
+		// The study's own op only: a guarded op's launches (and a
+		// workload's other parts) measure another collective, whose times
+		// are not this curve's (show's parts and guards tables say them).
+		// A launch stored without an op is the study's own.
+		if l.TrialID == t.ID && usable(l) && (phase == "" || l.Phase == phase) && (l.Op == "" || l.Op == op) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// modelLaunches converts stored launches to the model's form, each by
+// model.LaunchOf (per size the per-iteration samples, or nccl-tests'
+// summary time when the output had none; -N cycles pooled).
+func modelLaunches(ls []*store.Launch) []model.Launch {
+	out := make([]model.Launch, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, model.LaunchOf(l.Sizes))
+	}
+	return out
+}
+
+// measuredSizes lists the sizes any of the launches measured, ascending.
+func measuredSizes(ls []*store.Launch) []int64 {
+	var out []int64
+	for _, l := range ls {
+		for _, z := range l.Sizes {
+			out = append(out, z.Nominal())
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// BusBWFactor is busbw ÷ algbw for this study's collective: nccl-tests'
+// own ratio read from the stored rows (it depends on the collective and
+// the number of ranks only), else nccl-tests' factor for the study's op
+// over the fabric's ranks, else 1 (algbw).
+func (s *Study) BusBWFactor() float64 {
+	var fs []float64
+	for _, l := range s.Launches {
+		for _, z := range l.Sizes {
+			if z.AlgBW > 0 && z.BusBW > 0 && !math.IsInf(z.BusBW/z.AlgBW, 0) {
+				fs = append(fs, z.BusBW/z.AlgBW)
+			}
+		}
+	}
+	if len(fs) > 0 {
+		// algbw and busbw are printed with two decimals, so one row's ratio
+		// is rough; the median over many rows is not.
+		return model.Median(fs)
+	}
+	if n := s.Study.Platform.Ranks; n > 1 {
+		if op, err := nccl.ParseOp(s.Study.Collective); err == nil || s.Study.Collective == "" {
+			return op.BusFactor(n)
+		}
+	}
+	return 1
+}
+
+// busBW is bus bandwidth in GB/s (10⁹ B/s) for bytes moved in timeUS.
+func busBW(factor float64, bytes int64, timeUS float64) float64 {
+	if !(timeUS > 0) || math.IsInf(timeUS, 0) {
+		return math.NaN()
+	}
+	return factor * float64(bytes) / (timeUS * 1e3)
+}
+
+// labelOf names a trial's config as the exports write it. For the
+// recommended trial that is the env the exports write (without what they
+// leave out); measuredAs then names the config as launched, when it
+// differs, so no figure calls a config by a name it was not measured
+// under without saying so.
+func (s *Study) labelOf(t *store.Trial) (label, measuredAs string) {
+	label = ConfigLabel(t.Config)
+	if cand := s.Candidate(); cand == nil || cand.ID != t.ID || !s.Recommended() {
+		return label, ""
+	}
+	written := nccl.Config(s.Study.Recommendation.Env).Canonical()
+	if w := ConfigLabel(written); len(written) > 0 && w != label {
+		return w, label
+	}
+	return label, ""
+}
+
+// ConfigLabel names a config as the exports spell it: its NCCL_* settings
+// sorted by name ("NCCL_MAX_NCHANNELS=8 NCCL_PROTO=Simple"), or "NCCL
+// defaults", so a name read in a figure is the line to copy from the env
+// file.
+func ConfigLabel(c nccl.Config) string { return c.String() }
+
+// statOptions are the statistics the study decided with (stored.StatsOf):
+// the report marks sizes at the study's own alpha and minimum effect.
+func (s *Study) statOptions() model.Options { return stored.StatsOf(s.Study) }
+
+// simulatedLabel is "SIMULATED (spark4)" for a simulated study, else "".
+func simulatedLabel(st *store.Study) string {
+	if !st.Simulated {
+		return ""
+	}
+	if st.Launch.SimProfile != "" {
+		return "SIMULATED (" + st.Launch.SimProfile + ")"
+	}
+	return "SIMULATED"
+}

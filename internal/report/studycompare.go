@@ -1,0 +1,266 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/store"
+)
+
+// ComparedArm is one side of a comparison of stored studies.
+type ComparedArm struct {
+	Study string            `json:"study"`
+	Env   map[string]string `json:"env"`
+	Trial int               `json:"trial"`
+	// Launches and ScoreUS are of the op compared: a workload's launches
+	// of that op only (its other parts' are another op's times).
+	Launches  int      `json:"launches"`
+	Simulated bool     `json:"simulated"`
+	ScoreUS   *float64 `json:"score_us"`
+	// Workload is the study's parts as --part writes them, for a
+	// workload of several parts; empty for a study of one op.
+	Workload string `json:"workload,omitempty"`
+}
+
+// ComparedSize is one size of a comparison.
+type ComparedSize struct {
+	Bytes       int64    `json:"bytes"`
+	AUS         float64  `json:"a_us"`
+	ALo         *float64 `json:"a_lo_us"`
+	AHi         *float64 `json:"a_hi_us"`
+	BUS         float64  `json:"b_us"`
+	BLo         *float64 `json:"b_lo_us"`
+	BHi         *float64 `json:"b_hi_us"`
+	Change      float64  `json:"change"`
+	P           float64  `json:"p"`
+	Significant bool     `json:"significant"`
+}
+
+// OpComparison is one op of a comparison of stored studies: each
+// study's launches of that op, size by size and over their common sizes.
+type OpComparison struct {
+	// Op is the op compared; OpB is B's where it is another (two one-op
+	// studies of different collectives, compared as the user asked, with
+	// a warning), else empty.
+	Op   nccl.Op
+	OpB  nccl.Op
+	Arms [2]ComparedArm
+	Rows []ComparedSize
+	// Band is the comparison over every size both studies measured of Op.
+	Band model.Comparison
+}
+
+// StudyComparison is what two stored studies measured, size by size
+// and over their common sizes: `compare STUDY-A STUDY-B`. Their launches
+// were not interleaved, which the printed comparison says.
+type StudyComparison struct {
+	// OpComparison is the first op compared (Ops[0]): the fields a
+	// comparison had before workloads, kept for those who read them.
+	OpComparison
+	// Ops are every op both studies measured, in A's parts' order, each
+	// compared over its own launches and sizes; one for two one-op
+	// studies.
+	Ops []OpComparison
+	// Warnings name what differs between the studies besides the config
+	// (the op, the fabric, simulated or real; an op only one measured): a
+	// difference may be that.
+	Warnings []string
+}
+
+// CompareStudies compares the launches each study concluded from
+// (Study.ResultLaunches), op by op: every op both measured (a workload's
+// parts' ops), each through that op's view of each study (OpStudy), as
+// two one-op studies are compared. Ops only one study measured are named
+// in a warning. Its errors say why the two cannot be compared: no op in
+// common, no usable launches, or no size in common.
+func CompareStudies(a, b *Study) (*StudyComparison, error) {
+	pairs, warnings, err := comparedOps(a, b)
+	if err != nil {
+		return nil, err
+	}
+	c := &StudyComparison{Warnings: append(warnings, mixed(a.Study, b.Study)...)}
+	var firstErr error
+	for _, p := range pairs {
+		oc, err := compareOp(opView(a, p[0]), opView(b, p[1]))
+		if err != nil {
+			if len(pairs) == 1 {
+				return nil, err
+			}
+			// One op that cannot be compared leaves the others' comparison
+			// standing; the warning says which and why.
+			firstErr = cmp.Or(firstErr, fmt.Errorf("%s: %w", p[0], err))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s not compared: %v", p[0], err))
+			continue
+		}
+		for i, s := range []*Study{a, b} {
+			if s.WorkloadOps() != nil {
+				oc.Arms[i].Workload = s.Study.Parts().String()
+			}
+		}
+		c.Ops = append(c.Ops, oc)
+	}
+	if len(c.Ops) == 0 {
+		return nil, firstErr
+	}
+	c.OpComparison = c.Ops[0]
+	return c, nil
+}
+
+// opsOf are the ops a study measured as its parts: a workload's, in the
+// parts' order, or its one op.
+func opsOf(s *Study) []nccl.Op {
+	if ops := s.WorkloadOps(); ops != nil {
+		return ops
+	}
+	return []nccl.Op{s.Study.Op()}
+}
+
+// opView is s as op sees it: a workload's view of op (OpStudy), or a
+// one-op study itself (its launches of another op, if any, are a guard's).
+func opView(s *Study, op nccl.Op) *Study {
+	if s.WorkloadOps() == nil {
+		return s
+	}
+	return s.OpStudy(op)
+}
+
+// comparedOps pairs the ops of a with b's: each op both measured, in a's
+// order, with a warning for each study's ops the other did not measure.
+// Two one-op studies pair their ops even when they differ (the user named
+// those two), with a warning, but a workload is compared only where the ops
+// match: a workload and a study sharing none of its ops is an error.
+func comparedOps(a, b *Study) ([][2]nccl.Op, []string, error) {
+	opsA, opsB := opsOf(a), opsOf(b)
+	if len(opsA) == 1 && len(opsB) == 1 {
+		var warnings []string
+		if opsA[0] != opsB[0] {
+			warnings = append(warnings, fmt.Sprintf("%s measured %s and %s %s: different collectives, not two configs of one", a.Name(), opsA[0], b.Name(), opsB[0]))
+		}
+		return [][2]nccl.Op{{opsA[0], opsB[0]}}, warnings, nil
+	}
+	var pairs [][2]nccl.Op
+	for _, op := range opsA {
+		if slices.Contains(opsB, op) {
+			pairs = append(pairs, [2]nccl.Op{op, op})
+		}
+	}
+	if len(pairs) == 0 {
+		return nil, nil, fmt.Errorf("studies %s (%s) and %s (%s) measured no op in common: nothing to compare; compare --part OP:BAND … --env-a K=V … --env-b K=V … measures two configs fresh over the ops you name",
+			a.Name(), nccl.JoinOps(opsA), b.Name(), nccl.JoinOps(opsB))
+	}
+	var warnings []string
+	for _, x := range [][2]*Study{{a, b}, {b, a}} {
+		var only []nccl.Op
+		for _, op := range opsOf(x[0]) {
+			if !slices.Contains(opsOf(x[1]), op) {
+				only = append(only, op)
+			}
+		}
+		if len(only) > 0 {
+			warnings = append(warnings, fmt.Sprintf("%s measured %s, which %s did not (it measured %s): not compared; compare --part … --env-a … --env-b … measures every part fresh",
+				x[0].Name(), nccl.JoinOps(only), x[1].Name(), nccl.JoinOps(opsOf(x[1]))))
+		}
+	}
+	return pairs, warnings, nil
+}
+
+// compareOp compares two one-op views (opView) of two studies: the
+// launches each concluded from, per size and over their common sizes.
+func compareOp(a, b *Study) (OpComparison, error) {
+	opt := model.DefaultOptions()
+	var arms [2]ComparedArm
+	var launches [2][]model.Launch
+	var sizes [2][]int64
+	for i, s := range []*Study{a, b} {
+		t, ls := s.ResultLaunches()
+		if t == nil || len(ls) == 0 {
+			return OpComparison{}, fmt.Errorf("study %s has no usable launches to compare", s.Name())
+		}
+		launches[i] = modelLaunches(ls)
+		for b := range launches[i][0].Times {
+			sizes[i] = append(sizes[i], b)
+		}
+		arms[i] = ComparedArm{Study: s.Name(), Env: t.Config.Clone(), Trial: t.Number, Launches: len(ls), Simulated: s.Study.Simulated}
+	}
+	var common []int64
+	for _, b := range sizes[0] {
+		if slices.Contains(sizes[1], b) {
+			common = append(common, b)
+		}
+	}
+	slices.Sort(common)
+	if len(common) == 0 {
+		return OpComparison{}, fmt.Errorf("studies %s and %s measured no size in common", arms[0].Study, arms[1].Study)
+	}
+	var rows []ComparedSize
+	for _, b := range common {
+		one := []int64{b}
+		sa, sb := model.Summarize(launches[0], one, opt), model.Summarize(launches[1], one, opt)
+		if len(sa.Sizes) == 0 || len(sb.Sizes) == 0 {
+			continue
+		}
+		at := model.Compare(launches[0], launches[1], one, opt)
+		x, y := sa.Sizes[0], sb.Sizes[0]
+		rows = append(rows, ComparedSize{Bytes: b, AUS: x.Median, ALo: finitePtr(x.Lo), AHi: finitePtr(x.Hi),
+			BUS: y.Median, BLo: finitePtr(y.Lo), BHi: finitePtr(y.Hi), Change: y.Median/x.Median - 1,
+			P: finiteOr(at.P, 1), Significant: at.Significant})
+	}
+	band := model.Compare(launches[0], launches[1], common, opt)
+	for i, s := range []model.Summary{band.Baseline, band.Candidate} {
+		arms[i].ScoreUS = finitePtr(s.ScoreUS)
+	}
+	oc := OpComparison{Op: a.Study.Op(), Arms: arms, Rows: rows, Band: band}
+	if op := b.Study.Op(); op != oc.Op {
+		oc.OpB = op
+	}
+	return oc, nil
+}
+
+// mixed says what differs between two studies besides their configs and
+// ops (comparedOps warns of those): simulated or real, the simulated
+// profile, and what both recorded of their platforms (ranks, nodes,
+// transport, GPU, NCCL).
+func mixed(a, b *store.Study) []string {
+	var out []string
+	switch {
+	case a.Simulated != b.Simulated:
+		out = append(out, fmt.Sprintf("one study is SIMULATED and the other real (%s: %s, %s: %s)", a.Name, simOrReal(a), b.Name, simOrReal(b)))
+	case a.Simulated && a.Launch.SimProfile != b.Launch.SimProfile:
+		out = append(out, fmt.Sprintf("different simulated fabrics: %s on %s, %s on %s", a.Name, a.Launch.SimProfile, b.Name, b.Launch.SimProfile))
+	}
+	if d := a.Platform.Differences(b.Platform); len(d) > 0 {
+		var parts []string
+		for _, x := range d {
+			parts = append(parts, x.String())
+		}
+		out = append(out, fmt.Sprintf("different platforms (%s vs %s): %s — the difference may be the fabric's, not the config's", a.Name, b.Name, strings.Join(parts, ", ")))
+	}
+	return out
+}
+
+func simOrReal(s *store.Study) string {
+	if s.Simulated {
+		return "simulated " + s.Launch.SimProfile
+	}
+	return "real"
+}
+
+// finitePtr is x, or nil (JSON's null) for NaN and Inf.
+func finitePtr(x float64) *float64 {
+	if !finite(x) {
+		return nil
+	}
+	return &x
+}
+
+// finiteOr is x, or fallback when x is NaN or infinite.
+func finiteOr(x, fallback float64) float64 {
+	if finite(x) {
+		return x
+	}
+	return fallback
+}

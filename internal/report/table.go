@@ -1,0 +1,638 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aclements/go-moremath/stats"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/texttable"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/store"
+)
+
+// Comparison is the benchstat-style comparison of a study's baseline
+// (NCCL's defaults) with the config it confirmed, size by size: medians
+// over launches with their confidence intervals, the change, and whether
+// it is significant.
+type Comparison struct {
+	Study string `json:"study"`
+	// Simulated is "SIMULATED (profile)" for a simulated study, else "".
+	Simulated string `json:"simulated,omitempty"`
+	Baseline  Arm    `json:"baseline"`
+	Candidate Arm    `json:"candidate"`
+	// Launches says which launches are compared: "confirmation" (the
+	// interleaved A B A B launches the decision used) or "all" (every
+	// successful launch, when there was no confirmation).
+	Launches string `json:"launches"`
+	// Confidence is the coverage of the intervals (0.95); Alpha the
+	// significance level of the per-size tests.
+	Confidence float64 `json:"confidence"`
+	Alpha      float64 `json:"alpha"`
+	// BusBWFactor converts times to bus bandwidth (see Study.BusBWFactor).
+	BusBWFactor float64         `json:"busbw_factor"`
+	Rows        []ComparisonRow `json:"rows"`
+	// Band is the band score (geometric mean over the band's sizes) of
+	// each arm; nil when a band size was not measured by both.
+	Band *BandRow `json:"band"`
+	// Notes are the footnotes, numbered from 1: the warnings of the
+	// model package about these launches.
+	Notes []string `json:"notes"`
+}
+
+// Arm is one side of a Comparison.
+type Arm struct {
+	Label    string      `json:"label"`
+	Env      nccl.Config `json:"env"`
+	Trial    int         `json:"trial"`
+	Launches int         `json:"launches"`
+	// Notes are footnote numbers about the arm as a whole (outliers).
+	Notes []int `json:"notes,omitempty"`
+}
+
+// ComparisonRow is one message size.
+type ComparisonRow struct {
+	Bytes int64 `json:"bytes"`
+	// Guard is true for a guard size: compared for regressions, not scored.
+	Guard     bool      `json:"guard"`
+	Baseline  ArmAtSize `json:"baseline"`
+	Candidate ArmAtSize `json:"candidate"`
+	// Change is the candidate's median time relative to the baseline's
+	// (-0.25 = 25 % less time); the bus bandwidth changes by
+	// 1/(1+Change)−1.
+	Change float64 `json:"change"`
+	// P is the two-sided Mann-Whitney p-value over the launches' times at
+	// this size; Significant is P < Alpha. A change that is not
+	// significant is shown as "~".
+	P           float64 `json:"p"`
+	Significant bool    `json:"significant"`
+	// Speedup is the baseline's median time ÷ the candidate's at this
+	// size; SpeedupLo and SpeedupHi bound it (the rank interval of the
+	// model's Compare over this size alone; NaN when the launches are too
+	// few for one).
+	Speedup   float64 `json:"speedup"`
+	SpeedupLo float64 `json:"speedup_lo"`
+	SpeedupHi float64 `json:"speedup_hi"`
+}
+
+// ArmAtSize is one arm at one size: the median of the launches' medians
+// and its confidence interval (NaN ends, null in JSON, below
+// model.MinLaunchesForInterval launches).
+type ArmAtSize struct {
+	TimeUS   float64 `json:"time_us"`
+	TimeLoUS float64 `json:"time_lo_us"`
+	TimeHiUS float64 `json:"time_hi_us"`
+	Launches int     `json:"launches"`
+	// Notes are footnote numbers about this cell.
+	Notes []int `json:"notes,omitempty"`
+}
+
+// BandRow is the band score of both arms and the study's band verdict.
+type BandRow struct {
+	BaselineUS  float64 `json:"baseline_us"`
+	CandidateUS float64 `json:"candidate_us"`
+	// Speedup is BaselineUS/CandidateUS; Lo and Hi its interval from the
+	// launch scores (NaN when none exists for these launches).
+	Speedup     float64 `json:"speedup"`
+	Lo          float64 `json:"lo"`
+	Hi          float64 `json:"hi"`
+	P           float64 `json:"p"`
+	Significant bool    `json:"significant"`
+}
+
+// Compare builds the study's comparison table, or returns nil when the
+// study has no baseline, or no confirmed or recommended config, with
+// launches to compare.
+func (s *Study) Compare() *Comparison {
+	base, cand := s.Baseline(), s.Candidate()
+	if base == nil || cand == nil || base.ID == cand.ID {
+		return nil
+	}
+	bl, cl, which := s.comparedLaunches(base, cand)
+	if len(bl) == 0 || len(cl) == 0 {
+		return nil
+	}
+	opt := s.statOptions()
+	c := &Comparison{Study: s.Name(), Simulated: simulatedLabel(s.Study), Launches: which,
+		Confidence: opt.Confidence, Alpha: opt.Alpha, BusBWFactor: s.BusBWFactor(),
+		Baseline:  Arm{Label: ConfigLabel(base.Config), Env: base.Config.Clone(), Trial: base.Number, Launches: len(bl)},
+		Candidate: Arm{Label: ConfigLabel(cand.Config), Env: cand.Config.Clone(), Trial: cand.Number, Launches: len(cl)}}
+	label, measuredAs := s.labelOf(cand)
+	c.Candidate.Label = label
+	bm, cm := modelLaunches(bl), modelLaunches(cl)
+	band := s.bandSizes(bl, cl)
+	notes := &footnotes{}
+	if measuredAs != "" {
+		c.Candidate.Notes = appendNote(c.Candidate.Notes, notes.add(fmt.Sprintf(
+			"%s was measured as %s: the exports leave the rest out (nccltune show says why)", label, measuredAs)))
+	}
+	bandMeasured := c.addRows(bm, cm, band, s.Study.GuardSizes, opt)
+	if len(bandMeasured) == len(band) && len(band) > 0 {
+		c.addBand(bm, cm, band, opt, notes)
+		if d := s.decidedBand(cand, which); d != nil {
+			// The study's decision, as stored: its confirmation may have
+			// judged at a sequential look's level, which a comparison
+			// rebuilt from the launches does not know. Scores it did not
+			// record stay the launches' own.
+			if !(d.BaselineUS > 0 && d.CandidateUS > 0) {
+				d.BaselineUS, d.CandidateUS = c.Band.BaselineUS, c.Band.CandidateUS
+			}
+			c.Band = d
+		}
+	}
+	// Footnotes: the model's warnings about each arm over every row's size.
+	var rowSizes []int64
+	for _, r := range c.Rows {
+		rowSizes = append(rowSizes, r.Bytes)
+	}
+	c.noteWarnings(0, &c.Baseline, bm, bl, rowSizes, opt, notes)
+	c.noteWarnings(1, &c.Candidate, cm, cl, rowSizes, opt, notes)
+	c.Notes = notes.texts
+	return c
+}
+
+// compared is a study, or one op's view of it (OpStudy), with its
+// comparison built once. Compare reruns the model's comparisons (every
+// size's rank test and interval, then the band's) on each call, and one
+// page or plot shows the same comparison in its table, in the subtitles
+// of both decision figures and as the speedup figure: the renderers of
+// one render take this value and read c, rather than each calling
+// Compare.
+type compared struct {
+	s *Study
+	// op is the workload's op s is the view of (OpStudy); "" for the
+	// study as a whole.
+	op nccl.Op
+	// c is s.Compare(): nil when s has nothing to compare.
+	c *Comparison
+}
+
+// compared is s with its comparison.
+func (s *Study) compared() compared { return compared{s: s, c: s.Compare()} }
+
+// opCompared is op's view of s (OpStudy) with its comparison.
+func (s *Study) opCompared(op nccl.Op) compared {
+	v := s.OpStudy(op)
+	return compared{s: v, op: op, c: v.Compare()}
+}
+
+// bandSizes are the sizes the table's band rows show: the study's band
+// or, for a study that named none (an import), every size both arms
+// measured.
+func (s *Study) bandSizes(bl, cl []*store.Launch) []int64 {
+	band := slices.Clone(s.Study.Sizes)
+	if len(s.Study.Workload) > 1 {
+		// A workload's table is its first op's (TrialLaunches): that op's
+		// parts' sizes, not the hull of every part's.
+		band = s.Study.Parts().Sizes(s.Study.Op())
+	}
+	if len(band) == 0 {
+		cs := measuredSizes(cl)
+		for _, b := range measuredSizes(bl) {
+			if slices.Contains(cs, b) {
+				band = append(band, b)
+			}
+		}
+	}
+	return band
+}
+
+// addRows adds one row per size, the band's then the guards', that both
+// arms measured; it returns the band sizes that got a row.
+func (c *Comparison) addRows(bm, cm []model.Launch, band, guards []int64, opt model.Options) (bandMeasured []int64) {
+	for _, r := range model.CompareSizes(bm, cm, append(slices.Clone(band), guards...), opt) {
+		b0, c0, cmp := r.Baseline, r.Candidate, r.Comparison
+		row := ComparisonRow{Bytes: r.Bytes, Guard: !slices.Contains(band, r.Bytes),
+			Baseline:  ArmAtSize{TimeUS: b0.Median, TimeLoUS: b0.Lo, TimeHiUS: b0.Hi, Launches: b0.Launches},
+			Candidate: ArmAtSize{TimeUS: c0.Median, TimeLoUS: c0.Lo, TimeHiUS: c0.Hi, Launches: c0.Launches},
+			Change:    c0.Median/b0.Median - 1, P: cmp.P, Significant: cmp.Significant,
+			Speedup: b0.Median / c0.Median, SpeedupLo: cmp.Lo, SpeedupHi: cmp.Hi}
+		c.Rows = append(c.Rows, row)
+		if !row.Guard {
+			bandMeasured = append(bandMeasured, r.Bytes)
+		}
+	}
+	return bandMeasured
+}
+
+// addBand adds the band score row, footnoting when the launches are too
+// few for its interval or its decision.
+func (c *Comparison) addBand(bm, cm []model.Launch, band []int64, opt model.Options, notes *footnotes) {
+	cmp := model.Compare(bm, cm, band, opt)
+	c.Band = &BandRow{BaselineUS: cmp.Baseline.ScoreUS, CandidateUS: cmp.Candidate.ScoreUS,
+		Speedup: cmp.Speedup, Lo: cmp.Lo, Hi: cmp.Hi, P: cmp.P, Significant: cmp.Significant}
+	for _, w := range cmp.Warnings {
+		if w.Code == model.WarnNoCI || w.Code == model.WarnTooFewForDecision {
+			notes.add(w.Message)
+		}
+	}
+}
+
+// decidedBand is the band row as the study decided it (the stored
+// record's speedup, interval, p and scores: the numbers search printed),
+// when the comparison shows that decision: the confirmation launches of
+// the candidate it confirmed, over the study's one part or the one part
+// of this op. Nil otherwise (no confirmation, or an op the study scored
+// in several parts): the row is then the launches' own.
+func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
+	r := s.Study.Recommendation
+	if r == nil || which != PhaseConfirmation || r.BaselineLaunches == 0 || r.CandidateLaunches == 0 ||
+		(r.CandidateTrialID != 0 && r.CandidateTrialID != cand.ID) {
+		return nil
+	}
+	if len(r.Parts) == 0 {
+		return &BandRow{BaselineUS: r.BaselineScoreUS, CandidateUS: r.ScoreUS, Speedup: r.Speedup,
+			Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1], P: r.PValue, Significant: r.Significant}
+	}
+	parts, _ := s.partsOf(s.Study.Op())
+	if len(parts) != 1 {
+		return nil
+	}
+	p := parts[0]
+	return &BandRow{BaselineUS: p.BaselineScoreUS, CandidateUS: p.ScoreUS, Speedup: p.Speedup,
+		Lo: p.SpeedupCI[0], Hi: p.SpeedupCI[1], P: p.PValue, Significant: p.Significant}
+}
+
+// noteWarnings footnotes the model's warnings about one arm (side 0 the
+// baseline, 1 the candidate) over the rows' sizes: on the cells a
+// warning names, else on the arm.
+func (c *Comparison) noteWarnings(side int, arm *Arm, launches []model.Launch, stored []*store.Launch, sizes []int64, opt model.Options, notes *footnotes) {
+	sum := model.Summarize(launches, sizes, opt)
+	for _, w := range sum.Warnings {
+		switch w.Code {
+		case model.WarnFewLaunches:
+			n := notes.add(fmt.Sprintf("need ≥ %d launches for a %.0f%% confidence interval of the median (as benchstat: \"± ∞\")",
+				model.MinLaunchesForInterval(opt), 100*opt.Confidence))
+			c.markCells(side, w.Bytes, n)
+		case model.WarnHighSpread, model.WarnBimodal:
+			n := notes.add(arm.Label + ": " + w.Message)
+			if len(w.Bytes) > 0 {
+				c.markCells(side, w.Bytes, n)
+			} else {
+				arm.Notes = appendNote(arm.Notes, n)
+			}
+		case model.WarnOutliers:
+			n := notes.add(arm.Label + ": " + outlierText(w, stored))
+			arm.Notes = appendNote(arm.Notes, n)
+		case model.WarnMissingSize, model.WarnInvalidLaunch:
+			arm.Notes = appendNote(arm.Notes, notes.add(arm.Label+": "+w.Message))
+		}
+	}
+}
+
+// outlierText names outlier launches by their place in the study (the
+// launch's sequence number, as the search log printed them), not by their
+// index in the slice the model saw.
+func outlierText(w model.Warning, stored []*store.Launch) string {
+	var seqs []string
+	for _, i := range w.Launches {
+		if i >= 0 && i < len(stored) {
+			seqs = append(seqs, strconv.Itoa(stored[i].Seq+1))
+		}
+	}
+	if len(seqs) == 0 {
+		return w.Message
+	}
+	if len(seqs) == 1 {
+		return "launch " + seqs[0] + " of the study is far from the others (an outlier by a robust rule): the medians and the rank test are robust to it, but a disturbed fabric may be worth checking"
+	}
+	return "launches " + strings.Join(seqs, ", ") + " of the study are far from the others (outliers by a robust rule): the medians and the rank test are robust to them, but a disturbed fabric may be worth checking"
+}
+
+// markCells adds footnote n to the cells of one side (0 baseline, 1
+// candidate) at the given sizes.
+func (c *Comparison) markCells(side int, sizes []int64, n int) {
+	for i := range c.Rows {
+		if !slices.Contains(sizes, c.Rows[i].Bytes) {
+			continue
+		}
+		cell := &c.Rows[i].Baseline
+		if side == 1 {
+			cell = &c.Rows[i].Candidate
+		}
+		cell.Notes = appendNote(cell.Notes, n)
+	}
+}
+
+func appendNote(ns []int, n int) []int {
+	if slices.Contains(ns, n) {
+		return ns
+	}
+	return append(ns, n)
+}
+
+// footnotes numbers distinct texts from 1.
+type footnotes struct{ texts []string }
+
+func (f *footnotes) add(text string) int {
+	if i := slices.Index(f.texts, text); i >= 0 {
+		return i + 1
+	}
+	f.texts = append(f.texts, text)
+	return len(f.texts)
+}
+
+// Metrics a comparison table can show.
+const (
+	MetricTime  = "time"
+	MetricBusBW = "busbw"
+)
+
+// Table is a comparison laid out for one metric as strings: the shape
+// both the text and the HTML renderings print.
+type Table struct {
+	Metric string
+	// Unit heads the value columns: "time µs" or "busbw GB/s".
+	Unit string
+	// BaselineHead and CandidateHead name the arms, with their notes.
+	BaselineHead, CandidateHead string
+	Rows                        []TableRow
+}
+
+// TableRow is one line of a Table.
+type TableRow struct {
+	Name      string // "512K", "8M guard", "band geomean"
+	Baseline  string // "537.2 ± 42%", "1150 ± ∞"
+	Candidate string
+	// BaselineNote and CandidateNote are the cells' footnote marks (" ¹").
+	BaselineNote, CandidateNote string
+	Change                      string // "-73.70% (p=0.002 n=6)", "~ (p=0.394 n=6)"
+	// Significant is false for a "~" row; Guard marks guard sizes;
+	// Summary marks the band geomean row.
+	Significant, Guard, Summary bool
+	// Better is true when a significant change favours the candidate.
+	Better bool
+}
+
+// Table lays the comparison out for a metric: time (lower is better) or
+// busbw (higher is better).
+func (c *Comparison) Table(metric string) Table {
+	t := Table{Metric: metric, Unit: "time µs",
+		BaselineHead:  c.Baseline.Label + superscripts(c.Baseline.Notes),
+		CandidateHead: c.Candidate.Label + superscripts(c.Candidate.Notes)}
+	if metric == MetricBusBW {
+		t.Unit = "busbw GB/s"
+	}
+	for _, r := range c.Rows {
+		name := nccl.FormatSize(r.Bytes)
+		if r.Guard {
+			name += " guard"
+		}
+		tr := TableRow{Name: name, Significant: r.Significant, Guard: r.Guard,
+			Baseline:     c.cell(metric, r.Bytes, r.Baseline),
+			Candidate:    c.cell(metric, r.Bytes, r.Candidate),
+			BaselineNote: superscripts(r.Baseline.Notes), CandidateNote: superscripts(r.Candidate.Notes),
+			Better: r.Significant && r.Change < 0}
+		tr.Change = changeText(metric, r.Change, r.Significant, r.P, r.Baseline.Launches, r.Candidate.Launches)
+		t.Rows = append(t.Rows, tr)
+	}
+	if c.Band != nil {
+		br := TableRow{Name: "band geomean", Summary: true, Significant: c.Band.Significant,
+			Better: c.Band.Significant && c.Band.Speedup > 1}
+		change := c.Band.CandidateUS/c.Band.BaselineUS - 1
+		if metric == MetricBusBW {
+			var bs, cs []float64
+			for _, r := range c.Rows {
+				if !r.Guard {
+					bs = append(bs, busBW(c.BusBWFactor, r.Bytes, r.Baseline.TimeUS))
+					cs = append(cs, busBW(c.BusBWFactor, r.Bytes, r.Candidate.TimeUS))
+				}
+			}
+			br.Baseline, br.Candidate = formatValue(metric, stats.GeoMean(bs)), formatValue(metric, stats.GeoMean(cs))
+			br.Change = percent(1/(1+change) - 1)
+		} else {
+			br.Baseline, br.Candidate = formatValue(metric, c.Band.BaselineUS), formatValue(metric, c.Band.CandidateUS)
+			br.Change = percent(change)
+		}
+		if !math.IsNaN(c.Band.Lo) && !math.IsNaN(c.Band.Hi) {
+			br.Change += " (speedup " + stored.SpeedupText(c.Band.Speedup, [2]float64{c.Band.Lo, c.Band.Hi}) + ")"
+		}
+		t.Rows = append(t.Rows, br)
+	}
+	return t
+}
+
+// cell is "median ± x%", or "median ± ∞" without an interval.
+func (c *Comparison) cell(metric string, b int64, a ArmAtSize) string {
+	center, lo, hi := a.TimeUS, a.TimeLoUS, a.TimeHiUS
+	if metric == MetricBusBW {
+		center, lo, hi = busBW(c.BusBWFactor, b, a.TimeUS), busBW(c.BusBWFactor, b, a.TimeHiUS), busBW(c.BusBWFactor, b, a.TimeLoUS)
+	}
+	s := formatValue(metric, center) + " ± "
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		s += "∞"
+	} else {
+		// As benchstat: the larger distance from the center to an end of
+		// the interval, relative to the center.
+		s += fmt.Sprintf("%.0f%%", 100*math.Max(hi-center, center-lo)/center)
+	}
+	return s
+}
+
+// changeText is benchstat's "vs base" column.
+func changeText(metric string, change float64, significant bool, p float64, nb, nc int) string {
+	n := strconv.Itoa(nb)
+	if nb != nc {
+		n += "+" + strconv.Itoa(nc)
+	}
+	pn := fmt.Sprintf("(p=%.3f n=%s)", p, n)
+	if !significant {
+		return "~ " + pn
+	}
+	if metric == MetricBusBW {
+		change = 1/(1+change) - 1
+	}
+	return percent(change) + " " + pn
+}
+
+func percent(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "?"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*x)
+}
+
+func formatValue(metric string, v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "?"
+	case metric == MetricBusBW && v < 10:
+		return fmt.Sprintf("%.3f", v)
+	case metric == MetricBusBW:
+		return fmt.Sprintf("%.2f", v)
+	case v >= 10000:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.1f", v)
+	}
+}
+
+var superDigits = []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+// superscripts writes footnote numbers as " ¹ ²".
+func superscripts(ns []int) string {
+	var b strings.Builder
+	for _, n := range ns {
+		b.WriteByte(' ')
+		for _, d := range strconv.Itoa(n) {
+			b.WriteRune(superDigits[d-'0'])
+		}
+	}
+	return b.String()
+}
+
+// WriteText prints the comparison as benchstat does: one table per
+// metric (time, then bus bandwidth), then the footnotes.
+func (c *Comparison) WriteText(w io.Writer) error {
+	what := "interleaved confirmation launches"
+	if c.Launches != "confirmation" {
+		what = "all successful launches (no confirmation was run)"
+	}
+	head := fmt.Sprintf("%s: %s", c.Study, what)
+	if c.Simulated != "" {
+		head += ", " + c.Simulated
+	}
+	head += fmt.Sprintf("\nmedian over launches ± %.0f%% confidence interval; ~ = no significant difference (p ≥ %g)\n", 100*c.Confidence, c.Alpha)
+	if _, err := fmt.Fprintln(w, head); err != nil {
+		return err
+	}
+	for i, metric := range []string{MetricTime, MetricBusBW} {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := writeTableText(w, c.Table(metric)); err != nil {
+			return err
+		}
+	}
+	if len(c.Notes) > 0 {
+		fmt.Fprintln(w)
+	}
+	return writeNotes(w, c.Notes)
+}
+
+func writeNotes(w io.Writer, notes []string) error {
+	for i, n := range notes {
+		if _, err := fmt.Fprintf(w, "%s %s\n", strings.TrimSpace(superscripts([]int{i + 1})), n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTableText lays a Table out in columns with benchstat's box-drawing
+// header. The widths are computed here, not by text/tabwriter, because
+// the layout needs what tabwriter cannot do: the medians right-aligned
+// inside left-aligned columns, and each heading centred over its
+// columns:
+//
+//	      │ NCCL defaults │   NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128   │
+//	      │    time µs    │   time µs     vs base                      │
+//	512K    537.2 ± 42%     141.3 ± 27%  -73.70% (p=0.002 n=6)
+func writeTableText(w io.Writer, t Table) error {
+	// A value cell is three aligned parts: the median (right-aligned),
+	// "± x%" (left-aligned) and the footnote marks.
+	type parts struct{ center, pm, note string }
+	split := func(v, note string) parts {
+		c, pm, _ := strings.Cut(v, " ± ")
+		if pm != "" {
+			pm = "± " + pm
+		}
+		return parts{c, pm, note}
+	}
+	var base, cand []parts
+	nameW, chW := 0, texttable.Width("vs base")
+	var bw, cw [3]int
+	for _, r := range t.Rows {
+		nameW = max(nameW, texttable.Width(r.Name))
+		chW = max(chW, texttable.Width(r.Change))
+		b, c := split(r.Baseline, r.BaselineNote), split(r.Candidate, r.CandidateNote)
+		base, cand = append(base, b), append(cand, c)
+		bw = [3]int{max(bw[0], texttable.Width(b.center)), max(bw[1], texttable.Width(b.pm)), max(bw[2], texttable.Width(b.note))}
+		cw = [3]int{max(cw[0], texttable.Width(c.center)), max(cw[1], texttable.Width(c.pm)), max(cw[2], texttable.Width(c.note))}
+	}
+	cellW := func(w [3]int) int { return w[0] + 1 + w[1] + w[2] }
+	// Widen the first part so the headings fit.
+	if d := max(texttable.Width(t.Unit), texttable.Width(t.BaselineHead)) - cellW(bw); d > 0 {
+		bw[0] += d
+	}
+	if d := texttable.Width(t.Unit) - cellW(cw); d > 0 {
+		cw[0] += d
+	}
+	// The candidate's heading spans its value and change columns.
+	span := cellW(cw) + 2 + chW
+	if d := texttable.Width(t.CandidateHead) - span; d > 0 {
+		chW += d
+		span += d
+	}
+	cell := func(p parts, w [3]int) string {
+		return texttable.PadLeft(p.center, w[0]) + " " + texttable.PadRight(p.pm, w[1]) + texttable.PadRight(p.note, w[2])
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s │ %s │ %s │\n", texttable.PadRight("", nameW), texttable.Center(t.BaselineHead, cellW(bw)), texttable.Center(t.CandidateHead, span))
+	fmt.Fprintf(&b, "%s │ %s │ %s  %s │\n", texttable.PadRight("", nameW), texttable.Center(t.Unit, cellW(bw)), texttable.Center(t.Unit, cellW(cw)), texttable.PadRight("vs base", chW))
+	for i, r := range t.Rows {
+		line := fmt.Sprintf("%s   %s   %s  %s", texttable.PadRight(r.Name, nameW), cell(base[i], bw), cell(cand[i], cw), r.Change)
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// jsonFloat writes NaN and ±Inf, which JSON cannot hold, as null.
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
+}
+
+// MarshalJSON writes an unknown interval end as null.
+func (a ArmAtSize) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		TimeUS   jsonFloat `json:"time_us"`
+		TimeLoUS jsonFloat `json:"time_lo_us"`
+		TimeHiUS jsonFloat `json:"time_hi_us"`
+		Launches int       `json:"launches"`
+		Notes    []int     `json:"notes,omitempty"`
+	}{jsonFloat(a.TimeUS), jsonFloat(a.TimeLoUS), jsonFloat(a.TimeHiUS), a.Launches, a.Notes})
+}
+
+// MarshalJSON writes an unknown speedup interval as null.
+func (b BandRow) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		BaselineUS  jsonFloat `json:"baseline_us"`
+		CandidateUS jsonFloat `json:"candidate_us"`
+		Speedup     jsonFloat `json:"speedup"`
+		Lo          jsonFloat `json:"lo"`
+		Hi          jsonFloat `json:"hi"`
+		P           jsonFloat `json:"p"`
+		Significant bool      `json:"significant"`
+	}{jsonFloat(b.BaselineUS), jsonFloat(b.CandidateUS), jsonFloat(b.Speedup), jsonFloat(b.Lo), jsonFloat(b.Hi), jsonFloat(b.P), b.Significant})
+}
+
+// MarshalJSON writes a change or p-value that could not be computed as null.
+func (r ComparisonRow) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Bytes       int64     `json:"bytes"`
+		Guard       bool      `json:"guard"`
+		Baseline    ArmAtSize `json:"baseline"`
+		Candidate   ArmAtSize `json:"candidate"`
+		Change      jsonFloat `json:"change"`
+		P           jsonFloat `json:"p"`
+		Significant bool      `json:"significant"`
+		Speedup     jsonFloat `json:"speedup"`
+		SpeedupLo   jsonFloat `json:"speedup_lo"`
+		SpeedupHi   jsonFloat `json:"speedup_hi"`
+	}{r.Bytes, r.Guard, r.Baseline, r.Candidate, jsonFloat(r.Change), jsonFloat(r.P), r.Significant,
+		jsonFloat(r.Speedup), jsonFloat(r.SpeedupLo), jsonFloat(r.SpeedupHi)})
+}

@@ -1,0 +1,649 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+)
+
+// NCCL's names, in NCCL's own order (the tuner scans algorithms then
+// protocols in this order and keeps the first strictly best entry).
+const (
+	algoTree = "Tree"
+	algoRing = "Ring"
+
+	protoLL     = "LL"
+	protoLL128  = "LL128"
+	protoSimple = "Simple"
+
+	transportIB     = "IB"
+	transportSocket = "Socket"
+)
+
+var (
+	protoNames = []string{protoLL, protoLL128, protoSimple}
+	// algoNames is NCCL's algorithm list; only Tree and Ring can run an
+	// all-reduce on a network fabric without NVLink SHARP or CollNet.
+	algoNames = []string{algoTree, algoRing, "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"}
+	// funcNames are the prefixes NCCL accepts in "allreduce:^LL" (its
+	// ncclFuncStr: send/recv and all-to-all have none, and NCCL refuses
+	// them as "Unrecognized prefix token"), from nccl's one list.
+	funcNames = nccl.PerFunctionNames()
+)
+
+// wireFactor is the bytes a protocol puts on the wire per payload byte:
+// LL sends a flag with every 8 data bytes, LL128 one 8-byte flag per
+// 128-byte line, Simple none.
+var wireFactor = map[string]float64{protoLL: 2, protoLL128: 128.0 / 120.0, protoSimple: 1}
+
+// slotBytes is the payload of one buffer slot per protocol (NCCL splits a
+// channel's buffer into 8 steps): LL 32 KiB, LL128 ~576 KiB; Simple's is
+// NCCL_BUFFSIZE/8 (512 KiB by default).
+var slotBytes = map[string]float64{protoLL: 32 << 10, protoLL128: 576 << 10}
+
+// defaultNThreads is NCCL's thread count per channel for LL and Simple.
+const defaultNThreads = 512
+
+// Choice is what NCCL decides for one all-reduce: the algorithm, the
+// protocol and the number of channels ("Algo RING proto LL128
+// channel{Lo..Hi}={0..63}" is Ring, LL128, 64).
+type Choice struct {
+	Algo     string `json:"algo"`
+	Proto    string `json:"proto"`
+	Channels int    `json:"channels"`
+}
+
+// LogAlgo and LogProto are the names NCCL's TUNING log uses ("RING",
+// "SIMPLE").
+func (c Choice) LogAlgo() string  { return strings.ToUpper(c.Algo) }
+func (c Choice) LogProto() string { return strings.ToUpper(c.Proto) }
+
+// UsageError is NCCL refusing the configuration with ncclInvalidUsage.
+// AtInit distinguishes a value NCCL cannot parse (it fails while creating
+// the communicator) from a valid setting that leaves no algorithm or
+// protocol for the all-reduce (it fails at the first collective, since
+// NCCL 2.24 instead of falling back to Ring).
+type UsageError struct {
+	AtInit bool
+	// Warn is NCCL's WARN text.
+	Warn string
+}
+
+func (e *UsageError) Error() string {
+	return "NCCL invalid usage: " + e.Warn
+}
+
+// ncclState is the state NCCL reaches from a profile and an environment:
+// the transport, NICs and channels it sets up and which algorithms and
+// protocols it may use. Everything the log lines and the costs need.
+type ncclState struct {
+	p *Profile
+	n int
+	// op is the collective simulated ("" is all-reduce).
+	op   nccl.Op
+	cost *Transport
+	// transport is "IB" or "Socket"; socketWhy says why IB was not used.
+	transport string
+	socketWhy string
+	// listed are the NICs NCCL lists; rails how many carry traffic.
+	listed []NIC
+	rails  int
+	merged bool
+
+	protoOn map[string]bool
+	algoOn  map[string]bool
+	// usage is set when NCCL refuses the environment.
+	usage *UsageError
+
+	commChannels int
+	minChannels  int
+	nthreads     int
+	buffSize     float64
+	sockThreads  int
+	sockPerThr   int
+	qps          int
+	crossNIC     int
+	// envInfo are NCCL's "X set by environment to V" lines, in order;
+	// only collected when logEnv is set (formatting them costs more than
+	// the model).
+	logEnv  bool
+	envInfo []string
+}
+
+// resolve works out what NCCL would set up under cfg (NCCL_* variables of
+// the environment, knobs or not).
+func (p *Profile) resolve(cfg nccl.Config) *ncclState { return p.resolveLog(cfg, false) }
+
+// resolveLog is resolve, also collecting NCCL's ENV log lines if logEnv.
+// The steps run in the order NCCL reads the variables, so the log lines
+// come out in NCCL's order.
+func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *ncclState {
+	return p.resolveOp(cfg, nccl.AllReduce, logEnv)
+}
+
+// resolveOp is resolveLog for one op: NCCL_ALGO and NCCL_PROTO (and
+// their per-function forms) are read for the op's function.
+func (p *Profile) resolveOp(cfg nccl.Config, op nccl.Op, logEnv bool) *ncclState {
+	f := &ncclState{p: p, n: p.NRanks, op: op.OrAllReduce(), crossNIC: 2, qps: 1, nthreads: 0, buffSize: 4 << 20, logEnv: logEnv}
+	env := envReader{cfg: cfg, f: f}
+	f.resolveTransport(env)
+	f.resolveAlgorithms(env)
+	f.resolveChannels(env)
+	f.resolveBuffers(env)
+	return f
+}
+
+// envReader reads the NCCL_* variables of one environment the way NCCL
+// does, adding NCCL's ENV log line for each read to the fabric.
+type envReader struct {
+	cfg nccl.Config
+	f   *ncclState
+}
+
+func (e envReader) info(format string, args ...any) {
+	if e.f.logEnv {
+		e.f.envInfo = append(e.f.envInfo, fmt.Sprintf(format, args...))
+	}
+}
+
+// get is a variable's value; an empty value counts as unset.
+func (e envReader) get(name string) (string, bool) {
+	v, ok := e.cfg[name]
+	return v, ok && v != ""
+}
+
+// intParam reads an integer parameter the way NCCL_PARAM reads it: an
+// invalid value is reported and ignored.
+func (e envReader) intParam(name string) (int, bool) {
+	v, ok := e.get(name)
+	if !ok {
+		return 0, false
+	}
+	if knob, err := nccl.LookupKnob(name); err == nil && knob.Name == name {
+		if err := knob.Validate(v); err != nil {
+			e.info("Invalid value %s for %s, using default.", v, name)
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		e.info("Invalid value %s for %s, using default.", v, name)
+		return 0, false
+	}
+	e.info("%s set by environment to %d.", name, n)
+	return n, true
+}
+
+// strParam reads a string parameter, logging it when set.
+func (e envReader) strParam(name string) (string, bool) {
+	v, ok := e.get(name)
+	if ok {
+		e.info("%s set by environment to %s", name, v)
+	}
+	return v, ok
+}
+
+// resolveTransport picks the transport: IB unless disabled, not found,
+// forced to Socket, or failing on purpose; then the NICs that carry
+// traffic.
+func (f *ncclState) resolveTransport(env envReader) {
+	p, cfg := f.p, env.cfg
+	ibDisabled, _ := env.intParam("NCCL_IB_DISABLE")
+	merge, _ := env.intParam("NCCL_IB_MERGE_NICS")
+	netName, netSet := env.strParam("NCCL_NET")
+	hca, hcaSet := env.strParam("NCCL_IB_HCA")
+	f.listed = p.NICs
+	if hcaSet {
+		f.listed = matchHCA(p.NICs, hca)
+	}
+	switch {
+	case strings.EqualFold(cfg[FaultEnv], "socket-fallback") || p.ruleFault(cfg, "socket-fallback"):
+		f.transport, f.socketWhy = transportSocket, "plugin"
+	case ibDisabled == 1:
+		f.transport, f.socketWhy = transportSocket, "disabled"
+	case len(p.NICs) == 0:
+		f.transport, f.socketWhy = transportSocket, "nodev"
+	case len(f.listed) == 0:
+		f.transport, f.socketWhy = transportSocket, "nodev"
+	default:
+		f.transport = transportIB
+	}
+	if netSet {
+		switch {
+		case strings.EqualFold(netName, transportSocket):
+			f.transport, f.socketWhy = transportSocket, "forced"
+		case strings.EqualFold(netName, transportIB) && f.transport != transportIB:
+			f.usage = &UsageError{AtInit: true, Warn: fmt.Sprintf("Error: network %s not found.", netName)}
+		case !strings.EqualFold(netName, transportIB) && !strings.EqualFold(netName, transportSocket):
+			f.usage = &UsageError{AtInit: true, Warn: fmt.Sprintf("Error: network %s not found.", netName)}
+		}
+	}
+	f.cost = p.Transports[f.transport]
+	if f.transport == transportIB {
+		f.rails = min(p.RailsWithoutMerge, len(f.listed))
+		if merge == 1 && len(f.listed) > 1 {
+			f.rails, f.merged = len(f.listed), true
+		}
+	}
+}
+
+// resolveAlgorithms works out the protocols and algorithms the all-reduce
+// may use, parsed like NCCL's parseList; none left is NCCL's invalid
+// usage at the first collective.
+func (f *ncclState) resolveAlgorithms(env envReader) {
+	fn := f.op.Function()
+	protoEnable := map[string]int{protoLL: 1, protoLL128: 2, protoSimple: 1}
+	if v, ok := env.strParam("NCCL_PROTO"); ok {
+		if err := parseList(v, protoNames, protoEnable, fn); err != nil {
+			f.usage = &UsageError{AtInit: true, Warn: err.Error()}
+		}
+	}
+	algoEnable := map[string]int{}
+	for _, a := range algoNames {
+		algoEnable[a] = 1
+	}
+	algoSet := false
+	if v, ok := env.strParam("NCCL_ALGO"); ok {
+		algoSet = true
+		if err := parseList(v, algoNames, algoEnable, fn); err != nil && f.usage == nil {
+			f.usage = &UsageError{AtInit: true, Warn: err.Error()}
+		}
+	}
+	f.protoOn = map[string]bool{
+		protoLL:     protoEnable[protoLL] == 1,
+		protoLL128:  protoEnable[protoLL128] == 1 || (protoEnable[protoLL128] == 2 && f.cost.LL128Default),
+		protoSimple: protoEnable[protoSimple] == 1,
+	}
+	// Only Ring and Tree can run an all-reduce here: no CollNet, no NVLink
+	// SHARP, and PAT serves AllGather/ReduceScatter only (and only with one
+	// GPU per node, which these profiles leave to Ring). The other
+	// collectives run on Ring alone.
+	f.algoOn = map[string]bool{algoRing: algoEnable[algoRing] == 1, algoTree: algoEnable[algoTree] == 1 && f.p.NRanks > 1 && f.op == nccl.AllReduce}
+	if opGeometry(f.op, f.n).p2p {
+		// Send/recv ops take neither list: NCCL runs them as p2p.
+		f.algoOn, f.protoOn = map[string]bool{algoRing: true}, map[string]bool{protoLL: true, protoSimple: true}
+		return
+	}
+	anyAlgo := f.algoOn[algoRing] || f.algoOn[algoTree]
+	anyProto := f.protoOn[protoLL] || f.protoOn[protoLL128] || f.protoOn[protoSimple]
+	if f.usage == nil && (!anyAlgo || !anyProto) {
+		warn := "No algorithm/protocol available for function " + fn + " with datatype ncclFloat32."
+		if algoSet {
+			warn += " NCCL_ALGO was set to " + env.cfg["NCCL_ALGO"] + "."
+		}
+		if v, ok := env.get("NCCL_PROTO"); ok {
+			warn += " NCCL_PROTO was set to " + v + "."
+		}
+		f.usage = &UsageError{Warn: warn}
+	}
+}
+
+// resolveChannels applies the channel limits: the more restrictive cap
+// wins, then the floor.
+func (f *ncclState) resolveChannels(env envReader) {
+	f.commChannels = f.cost.CommChannels
+	if v, ok := env.intParam("NCCL_MAX_NCHANNELS"); ok && v >= 1 {
+		f.commChannels = min(f.commChannels, v)
+	}
+	if v, ok := env.intParam("NCCL_MAX_CTAS"); ok && v >= 1 {
+		f.commChannels = min(f.commChannels, v)
+	}
+	if v, ok := env.intParam("NCCL_MIN_NCHANNELS"); ok && v >= 1 {
+		f.minChannels = max(f.minChannels, v)
+	}
+	if v, ok := env.intParam("NCCL_MIN_CTAS"); ok && v >= 1 {
+		f.minChannels = max(f.minChannels, v)
+	}
+	f.minChannels = min(f.minChannels, 64)
+	if f.minChannels > f.commChannels {
+		// NCCL duplicates channels up to the floor, unless a cap says no.
+		if _, capped := env.get("NCCL_MAX_NCHANNELS"); !capped {
+			if _, capped = env.get("NCCL_MAX_CTAS"); !capped {
+				f.commChannels = f.minChannels
+			}
+		}
+		f.minChannels = min(f.minChannels, f.commChannels)
+	}
+}
+
+// resolveBuffers reads the per-connection resources: threads, buffer
+// size, IB queue pairs, cross-NIC and the socket threads.
+func (f *ncclState) resolveBuffers(env envReader) {
+	if v, ok := env.intParam("NCCL_NTHREADS"); ok {
+		f.nthreads = v
+	}
+	if v, ok := env.get("NCCL_BUFFSIZE"); ok {
+		if knob, err := nccl.LookupKnob("NCCL_BUFFSIZE"); err == nil && knob.Validate(v) == nil {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			f.buffSize = float64(n)
+			env.info("NCCL_BUFFSIZE set by environment to %d.", n)
+		} else {
+			env.info("Invalid value %s for NCCL_BUFFSIZE, using default.", v)
+		}
+	}
+	if v, ok := env.intParam("NCCL_IB_QPS_PER_CONNECTION"); ok {
+		f.qps = v
+	}
+	if v, ok := env.intParam("NCCL_CROSS_NIC"); ok {
+		f.crossNIC = v
+	}
+	if c := f.p.Transports[transportSocket]; c != nil {
+		f.sockThreads, f.sockPerThr = c.SocketThreads, c.SocketsPerThread
+	}
+	if v, ok := env.intParam("NCCL_SOCKET_NTHREADS"); ok {
+		f.sockThreads = v
+	}
+	if v, ok := env.intParam("NCCL_NSOCKS_PERTHREAD"); ok {
+		f.sockPerThr = v
+	}
+	if f.sockThreads*f.sockPerThr > 64 {
+		// NCCL caps the product at 64 sockets by lowering sockets per thread.
+		f.sockPerThr = max(1, 64/f.sockThreads)
+	}
+}
+
+// parseList applies one NCCL_PROTO or NCCL_ALGO value to one function's
+// (NCCL's name: "AllReduce") enable flags, with NCCL's syntax: "LL,Simple", "^LL128",
+// "LL,Simple;allreduce:^LL". A listed name is set to 1 and the others to
+// 0; an excluded name to 0 and the others to 1 (which forces LL128 on).
+func parseList(value string, elems []string, enable map[string]int, function string) error {
+	for i, entry := range strings.Split(value, ";") {
+		if entry == "" {
+			continue
+		}
+		prefix, list, hasPrefix := strings.Cut(entry, ":")
+		if !hasPrefix {
+			list, prefix = prefix, ""
+			if i > 0 {
+				return fmt.Errorf("All entries except the first must have a prefix: \"%s\"", value)
+			}
+		} else if !slices.ContainsFunc(funcNames, func(name string) bool { return strings.EqualFold(name, prefix) }) {
+			return fmt.Errorf("Unrecognized prefix token \"%s\" when parsing \"%s\"", prefix, value)
+		}
+		set, unset := 1, 0
+		if strings.HasPrefix(list, "^") {
+			set, unset = 0, 1
+			list = list[1:]
+		}
+		next := map[string]int{}
+		for _, e := range elems {
+			next[e] = unset
+		}
+		for _, tok := range strings.Split(list, ",") {
+			if tok == "" {
+				continue
+			}
+			found := false
+			for _, e := range elems {
+				if strings.EqualFold(tok, e) {
+					next[e], found = set, true
+				}
+			}
+			if !found {
+				return fmt.Errorf("Unrecognized element token \"%s\" when parsing \"%s\"", tok, value)
+			}
+		}
+		if prefix == "" || strings.EqualFold(prefix, function) {
+			for k, v := range next {
+				enable[k] = v
+			}
+		}
+	}
+	return nil
+}
+
+// matchHCA filters NICs with NCCL_IB_HCA's syntax: a comma list of device
+// names (optionally ":port"), matched as prefixes; a leading "=" asks for
+// exact names, a leading "^" excludes the listed devices.
+func matchHCA(nics []NIC, spec string) []NIC {
+	exact, exclude := false, false
+	s := strings.TrimSpace(spec)
+	if strings.HasPrefix(s, "^") {
+		exclude, s = true, s[1:]
+	}
+	if strings.HasPrefix(s, "=") {
+		exact, s = true, s[1:]
+	}
+	type want struct {
+		name string
+		port int
+	}
+	var wants []want
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, portStr, hasPort := strings.Cut(item, ":")
+		w := want{name: name, port: -1}
+		if hasPort {
+			if n, err := strconv.Atoi(portStr); err == nil {
+				w.port = n
+			}
+		}
+		wants = append(wants, w)
+	}
+	matches := func(nic NIC) bool {
+		for _, w := range wants {
+			nameOK := nic.Name == w.name || (!exact && strings.HasPrefix(nic.Name, w.name))
+			if nameOK && (w.port < 0 || w.port == nic.Port) {
+				return true
+			}
+		}
+		return false
+	}
+	var out []NIC
+	for _, nic := range nics {
+		if matches(nic) != exclude {
+			out = append(out, nic)
+		}
+	}
+	return out
+}
+
+// TrueTimeUS is the noise-free time in µs of one all-reduce of bytes under
+// cfg: the true cost of the algorithm, protocol and channel count that the
+// simulated NCCL picks. It fails with a *UsageError when NCCL would refuse
+// the configuration. Fault rules do not change it (see SampleLaunch).
+func (p *Profile) TrueTimeUS(cfg nccl.Config, bytes int64) (float64, error) {
+	return p.OpTimeUS(nccl.AllReduce, cfg, bytes)
+}
+
+// Choose is the simulated NCCL's own decision for an all-reduce of bytes
+// under cfg: the algorithm and protocol its built-in model predicts to be
+// fastest among those cfg allows, and the channel count from its per-size
+// channel rule.
+func (p *Profile) Choose(cfg nccl.Config, bytes int64) (Choice, error) {
+	return p.ChooseOp(nccl.AllReduce, cfg, bytes)
+}
+
+// CostOf is the true time in µs of an all-reduce of bytes forced to
+// choice c under cfg (cfg still sets transport, threads, buffers). It
+// lets tests and docs show what NCCL's alternatives would have cost.
+func (p *Profile) CostOf(cfg nccl.Config, c Choice, bytes int64) (float64, error) {
+	f := p.resolve(cfg)
+	if f.usage != nil {
+		return 0, f.usage
+	}
+	if c.Channels < 1 || c.Channels > 64 || wireFactor[c.Proto] == 0 || (c.Algo != algoRing && c.Algo != algoTree) {
+		return 0, fmt.Errorf("choice %+v is not Ring/Tree × LL/LL128/Simple × 1..64 channels", c)
+	}
+	return f.trueTime(c, bytes), nil
+}
+
+// busFactor is nccl-tests' all-reduce bus bandwidth factor 2(n-1)/n.
+func busFactor(n int) float64 {
+	if n <= 1 {
+		return 1
+	}
+	return 2 * float64(n-1) / float64(n)
+}
+
+// choose picks like NCCL: predicted time decides algorithm and protocol
+// (first strictly best in NCCL's order), the channel rule decides channels.
+func (f *ncclState) choose(bytes int64) Choice {
+	g := opGeometry(f.op, f.n)
+	if g.p2p {
+		return f.chooseP2P(bytes)
+	}
+	// NCCL's model credits a comm with its full bandwidth from 4 channels
+	// on (or from all it has, if fewer); below that, proportionally less.
+	share := math.Min(1, float64(f.commChannels)/float64(min(f.cost.CommChannels, 4)))
+	bus := g.bus * float64(bytes)
+	if f.op == nccl.AllReduce {
+		bus = busFactor(f.n) * float64(bytes) // one rank: the all-reduce's 1
+	}
+	best, bestT := Choice{}, math.Inf(1)
+	for _, a := range []string{algoTree, algoRing} {
+		if !f.algoOn[a] {
+			continue
+		}
+		for _, pr := range protoNames {
+			if !f.protoOn[pr] {
+				continue
+			}
+			m := f.cost.NCCLModel[a][pr]
+			t := m.LatUS + bus/(m.GBps*share*1e3)
+			if t < bestT {
+				best, bestT = Choice{Algo: a, Proto: pr}, t
+			}
+		}
+	}
+	best.Channels = f.channelsFor(best.Proto, bytes)
+	return best
+}
+
+// channelsFor is NCCL's per-size channel rule: drop channels while each
+// would carry less than its threshold, never below the floor.
+func (f *ncclState) channelsFor(proto string, bytes int64) int {
+	per := f.p.ChannelBytes[proto]
+	if f.nthreads > 0 && proto != protoLL128 {
+		per *= float64(f.nthreads) / defaultNThreads
+	}
+	nc := int(float64(bytes) / per)
+	nc = max(nc, 1, f.minChannels)
+	return min(nc, f.commChannels)
+}
+
+// crossesRails reports whether rings cross from one rail to another:
+// NCCL_CROSS_NIC=1 on IB with several rails, where the profile says it
+// costs bandwidth (CrossNICPenalty; with none, NCCL keeps rings on their
+// rail as under the defaults).
+func (f *ncclState) crossesRails() bool {
+	return f.transport == transportIB && f.crossNIC == 1 && f.rails > 1 && f.cost != nil && f.cost.CrossNICPenalty > 0
+}
+
+// linkGBps is the payload bandwidth the transport offers between two
+// ranks, after rails, throttling, cross-NIC rings and socket threads.
+func (f *ncclState) linkGBps() float64 {
+	c := f.cost
+	bw := c.LinkGBps * f.p.Throttle
+	if f.transport == transportIB {
+		bw *= float64(max(1, f.rails))
+		if f.crossesRails() {
+			bw *= 1 - c.CrossNICPenalty
+		}
+		return bw
+	}
+	// Socket helper threads: every connection (2 per channel) gets
+	// NCCL_SOCKET_NTHREADS of them; past the host's cores they time-slice.
+	hosts := 1
+	if f.p.ColocatedRanks {
+		hosts = f.n
+	}
+	busy := float64(hosts * f.commChannels * 2 * f.sockThreads)
+	if over := busy / float64(f.p.HostCores); over > 1 {
+		bw /= math.Pow(over, 2.0/3.0)
+	}
+	bw /= 1 + 0.006*float64(f.sockThreads*f.sockPerThr-1)
+	return bw
+}
+
+// trueTime is the cost model (see the package comment):
+//
+//	T = base + smax_k(W, P)
+//	W = bus bytes × wire factor / min(link, channels × per-channel bandwidth)
+//	P = steps × (step + channels × slots × op) + bus bytes / proxy bandwidth
+func (f *ncclState) trueTime(c Choice, bytes int64) float64 {
+	p := f.p
+	n := f.n
+	g := opGeometry(f.op, n)
+	bus := g.bus * float64(bytes)
+	if f.op == nccl.AllReduce {
+		bus = busFactor(n) * float64(bytes)
+	}
+	if bytes <= 0 {
+		// A zero-count all-reduce returns at once.
+		return 2
+	}
+	if p.Flat != nil {
+		return p.Flat.LatUS + bus/(p.Flat.GBps*1e3)
+	}
+	cost := f.cost
+	pc := cost.Protocols[c.Proto]
+	oc := f.opCost()
+	pc.BaseUS *= scale(oc.BaseScale)
+	pc.StepUS *= scale(oc.StepScale)
+	pc.OpUS *= scale(oc.OpScale)
+	pc.ChannelGBps *= scale(oc.ChannelScale)
+	// A ring takes 2(n-1) steps with one peer each way (the other ops:
+	// their geometry's steps). A tree takes
+	// 2⌈log2 n⌉ steps (up, then down), but beyond two ranks an inner node
+	// serves a parent and two children, so each step costs the proxy more
+	// and the tree moves its bytes less efficiently than the ring.
+	steps, fan := g.steps, 1.0
+	if c.Algo == algoTree {
+		steps = 2 * math.Ceil(math.Log2(float64(n)))
+		if n > 2 {
+			// Two ranks make a one-link "tree", as efficient as a ring.
+			fan = 1.5
+			bus *= cost.TreeBusFactor
+		}
+	}
+	if n == 1 {
+		// One rank: a local copy, no network.
+		return pc.BaseUS + float64(bytes)/(cost.LinkGBps*50*1e3)
+	}
+	nc := float64(c.Channels)
+	chBW := pc.ChannelGBps
+	if f.nthreads > 0 && c.Proto != protoLL128 {
+		chBW *= math.Pow(math.Min(1, float64(f.nthreads)/defaultNThreads), 0.6)
+	}
+	op := pc.OpUS
+	if f.transport == transportIB && f.qps > 1 {
+		chBW *= 1 + cost.QPGain*math.Log2(float64(f.qps))
+		op *= 1 + cost.QPOpCost*float64(f.qps-1)
+	}
+	if f.transport == transportSocket {
+		op *= 1 + 0.02*float64(f.sockThreads*f.sockPerThr-1)
+	}
+	wire := bus * wireFactor[c.Proto] / (math.Min(f.linkGBps()*scale(oc.LinkScale), nc*chBW) * 1e3)
+	slot := slotBytes[c.Proto]
+	if c.Proto == protoSimple {
+		slot = f.buffSize / 8
+	}
+	seg := float64(bytes) / (g.split * nc)
+	slots := math.Max(1, math.Ceil(seg/slot))
+	proxy := steps * (pc.StepUS + fan*nc*slots*op)
+	if cost.ProxyGBps > 0 {
+		proxy += bus / (cost.ProxyGBps * 1e3)
+	}
+	return pc.BaseUS + softMax(wire, proxy, cost.Overlap)
+}
+
+// softMax joins two pipeline stages: k = 1 adds them (no overlap), a
+// large k approaches the slower one (full overlap).
+func softMax(a, b, k float64) float64 {
+	if k <= 1 {
+		return a + b
+	}
+	m := math.Max(a, b)
+	if m == 0 {
+		return 0
+	}
+	return m * math.Pow(math.Pow(a/m, k)+math.Pow(b/m, k), 1/k)
+}

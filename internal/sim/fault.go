@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+)
+
+// Faults the simulator can produce, on demand (NCCLTUNE_SIM_FAULT) or by
+// a profile rule. They reproduce the ways real launches fail or lie:
+//
+//   - hang: the header and the first rows print, then the process blocks
+//     forever (the runner's timeout must kill it).
+//   - init-hang: blocks right after NCCL's initialisation, before the
+//     table (an NCCL too old for the GPU does this).
+//   - crash: some rows print, then the process aborts (exit 134, SIGABRT
+//     report on stderr).
+//   - wrong: the table completes with #wrong > 0 at the affected sizes and
+//     "# Out of bounds values : N FAILED"; exit 7 like nccl-tests.
+//   - garbage: random bytes on stdout, exit 0.
+//   - silent: no output at all, exit 0.
+//   - socket-fallback: NCCL uses NET/Socket although IB devices are
+//     there and listed (a broken net plugin); bandwidth ~1–3 GB/s.
+//   - mpi-wireup: Open MPI's "cannot find a corresponding process entry"
+//     block on stderr before anything runs, exit 1.
+const (
+	FaultHang           = "hang"
+	FaultInitHang       = "init-hang"
+	FaultCrash          = "crash"
+	FaultWrong          = "wrong"
+	FaultGarbage        = "garbage"
+	FaultSilent         = "silent"
+	FaultSocketFallback = "socket-fallback"
+	FaultMPIWireup      = "mpi-wireup"
+)
+
+// FaultEnv is the environment variable (and Config key: it is not an NCCL
+// knob) that selects a fault on demand.
+const FaultEnv = "NCCLTUNE_SIM_FAULT"
+
+// FaultKinds lists every fault name.
+var FaultKinds = []string{FaultHang, FaultInitHang, FaultCrash, FaultWrong, FaultGarbage, FaultSilent, FaultSocketFallback, FaultMPIWireup}
+
+func isFaultKind(s string) bool {
+	for _, k := range FaultKinds {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// FaultError reports that a launch of a configuration fails or lies. Bytes
+// is the first size the fault hits (0 when it hits before any size).
+type FaultError struct {
+	Kind  string
+	Bytes int64
+	// Rule is true when a profile rule (rather than NCCLTUNE_SIM_FAULT)
+	// caused it; Why is the rule's explanation.
+	Rule bool
+	Why  string
+}
+
+func (e *FaultError) Error() string {
+	where := ""
+	if e.Bytes > 0 {
+		where = fmt.Sprintf(" from %d bytes", e.Bytes)
+	}
+	src := FaultEnv
+	if e.Rule {
+		src = "profile rule"
+		if e.Why != "" {
+			src += " (" + e.Why + ")"
+		}
+	}
+	return fmt.Sprintf("simulated fault %q%s, set by %s", e.Kind, where, src)
+}
+
+// activeFault is a fault that applies to a launch, with the sizes it hits.
+type activeFault struct {
+	kind     string
+	min, max int64
+	rule     bool
+	why      string
+}
+
+func (a *activeFault) hits(bytes int64) bool {
+	return a != nil && bytes >= a.min && (a.max == 0 || bytes <= a.max)
+}
+
+// matches reports whether every When entry holds in cfg.
+func (r FaultRule) matches(cfg nccl.Config) bool {
+	for k, want := range r.When {
+		if !strings.EqualFold(strings.TrimSpace(cfg[k]), strings.TrimSpace(want)) {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleFault reports whether a profile rule of that kind matches cfg.
+func (p *Profile) ruleFault(cfg nccl.Config, kind string) bool {
+	for _, r := range p.Faults {
+		if r.Fault == kind && r.matches(cfg) {
+			return true
+		}
+	}
+	return false
+}
+
+// faultFor returns the fault a launch under cfg suffers, if any: the
+// NCCLTUNE_SIM_FAULT value first, then the first matching profile rule.
+// socket-fallback is not returned: it changes the fabric (see resolve),
+// it does not fail the launch.
+func (p *Profile) faultFor(cfg nccl.Config) (*activeFault, error) {
+	if v := strings.TrimSpace(cfg[FaultEnv]); v != "" {
+		if !isFaultKind(v) {
+			return nil, fmt.Errorf("%s=%s: unknown fault (want one of %s)", FaultEnv, v, strings.Join(FaultKinds, ", "))
+		}
+		if v == FaultSocketFallback {
+			return nil, nil
+		}
+		return &activeFault{kind: v}, nil
+	}
+	for _, r := range p.Faults {
+		if r.Fault != FaultSocketFallback && r.matches(cfg) {
+			return &activeFault{kind: r.Fault, min: r.MinBytes, max: r.MaxBytes, rule: true, why: r.Why}, nil
+		}
+	}
+	return nil, nil
+}

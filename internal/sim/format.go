@@ -1,0 +1,234 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+)
+
+// typeNames, typeSizes and ncclTypeNames are nccl-tests' data types in
+// its order (NCCL's enum: FP8 since 2.24, on Hopper and later), their
+// sizes and NCCL's names of them (for WARN messages), from nccl's table.
+var (
+	typeNames, typeSizes, ncclTypeNames = datatypeTables()
+	opNames                             = []string{"sum", "prod", "max", "min", "avg", "mulsum"}
+)
+
+func datatypeTables() ([]string, map[string]int64, map[string]string) {
+	var names []string
+	sizes, ncclNames := map[string]int64{}, map[string]string{}
+	for _, d := range nccl.Datatypes() {
+		names = append(names, d.String())
+		sizes[d.String()] = d.Size()
+		ncclNames[d.String()] = d.NCCLName()
+	}
+	return names, sizes, ncclNames
+}
+
+// floatStr is nccl-tests' getFloatStr: the value in width characters
+// with 2, 1 or 0 decimals, or in exponent form when nothing else fits.
+func floatStr(v float64, width int) string {
+	for _, prec := range []int{2, 1, 0} {
+		if s := fmt.Sprintf("%*.*f", width, prec, v); len(s) <= width {
+			return s
+		}
+	}
+	if width >= 7 {
+		return cExp(v, width, 1)
+	}
+	return cExp(v, width, 0)
+}
+
+// cExp formats like C's "%*.*e" (Go's %e agrees: two exponent digits at least).
+func cExp(v float64, width, prec int) string {
+	return fmt.Sprintf("%*.*e", width, prec, v)
+}
+
+// cG formats like C's "%g" (six significant digits, trailing zeros and a
+// trailing point removed).
+func cG(v float64) string {
+	if math.IsNaN(v) {
+		return "nan"
+	}
+	if math.IsInf(v, 0) {
+		if v > 0 {
+			return "inf"
+		}
+		return "-inf"
+	}
+	if v == 0 {
+		return "0"
+	}
+	exp := int(math.Floor(math.Log10(math.Abs(v))))
+	// Rounding to 6 digits can carry into the next power of ten.
+	if r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'e', 5, 64), 64); r != 0 {
+		exp = int(math.Floor(math.Log10(math.Abs(r))))
+	}
+	if exp < -4 || exp >= 6 {
+		s := strconv.FormatFloat(v, 'e', 5, 64)
+		mant, e, _ := strings.Cut(s, "e")
+		if strings.Contains(mant, ".") {
+			mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
+		}
+		return mant + "e" + e
+	}
+	s := strconv.FormatFloat(v, 'f', max(0, 5-exp), 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// iterStats are nccl-tests' per-iteration statistics (computeIterStats):
+// nearest-rank percentiles, population standard deviation.
+type iterStats struct {
+	min, max, p50, p95, p99, avg, stdev float64
+}
+
+func computeIterStats(times []float64) iterStats {
+	n := len(times)
+	if n == 0 {
+		return iterStats{}
+	}
+	sorted := append([]float64(nil), times...)
+	sort.Float64s(sorted)
+	idx := func(pct int) int { return min(n-1, (n*pct+99)/100-1) }
+	var s iterStats
+	s.min, s.max = sorted[0], sorted[n-1]
+	s.p50 = sorted[n/2]
+	s.p95 = sorted[idx(95)]
+	s.p99 = sorted[idx(99)]
+	for _, t := range sorted {
+		s.avg += t
+	}
+	s.avg /= float64(n)
+	for _, t := range sorted {
+		s.stdev += (t - s.avg) * (t - s.avg)
+	}
+	s.stdev = math.Sqrt(s.stdev / float64(n))
+	return s
+}
+
+func (s iterStats) cvPct() float64 {
+	if s.avg > 0 {
+		return s.stdev / s.avg * 100
+	}
+	return 0
+}
+
+// jsonWriter reproduces nccl-tests' hand-written JSON: no spaces, doubles
+// as "%lf", strings sanitized the way its sanitizeJson does.
+type jsonWriter struct {
+	b      strings.Builder
+	states []byte // 'o' object, 'O' object with items, 'l' list, 'L' list with items, 'k' key
+}
+
+func (j *jsonWriter) valPrefix() {
+	if n := len(j.states); n > 0 {
+		switch j.states[n-1] {
+		case 'l':
+			j.states[n-1] = 'L'
+		case 'L':
+			j.b.WriteByte(',')
+		case 'k':
+			j.states = j.states[:n-1]
+		}
+	}
+}
+
+func (j *jsonWriter) key(name string) {
+	n := len(j.states)
+	if j.states[n-1] == 'O' {
+		j.b.WriteByte(',')
+	}
+	j.states[n-1] = 'O'
+	j.b.WriteString(`"` + sanitizeJSON(name) + `":`)
+	j.states = append(j.states, 'k')
+}
+
+func (j *jsonWriter) startObject() {
+	j.valPrefix()
+	j.b.WriteByte('{')
+	j.states = append(j.states, 'o')
+}
+
+func (j *jsonWriter) startList() {
+	j.valPrefix()
+	j.b.WriteByte('[')
+	j.states = append(j.states, 'l')
+}
+
+// finish closes the innermost object or list (a dangling key gets null).
+func (j *jsonWriter) finish() {
+	n := len(j.states)
+	switch j.states[n-1] {
+	case 'k':
+		j.null()
+		return
+	case 'o', 'O':
+		j.b.WriteByte('}')
+	case 'l', 'L':
+		j.b.WriteByte(']')
+	}
+	j.states = j.states[:n-1]
+}
+
+func (j *jsonWriter) null() {
+	j.valPrefix()
+	j.b.WriteString("null")
+}
+
+func (j *jsonWriter) str(s string) {
+	j.valPrefix()
+	j.b.WriteString(`"` + sanitizeJSON(s) + `"`)
+}
+
+func (j *jsonWriter) boolStr(v bool) {
+	if v {
+		j.str("true")
+	} else {
+		j.str("false")
+	}
+}
+
+func (j *jsonWriter) int(v int64) {
+	j.valPrefix()
+	j.b.WriteString(strconv.FormatInt(v, 10))
+}
+
+func (j *jsonWriter) double(v float64) {
+	j.valPrefix()
+	if math.IsNaN(v) {
+		j.b.WriteString(`"nan"`)
+		return
+	}
+	j.b.WriteString(fmt.Sprintf("%f", v))
+}
+
+// sanitizeJSON escapes ", \, /, tab and newline, and stops at the first
+// other control or non-ASCII byte, like nccl-tests (which gives up there).
+func sanitizeJSON(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"', '\\', '/':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			if c >= 0x7f || c <= 0x1f {
+				return b.String()
+			}
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}

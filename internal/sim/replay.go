@@ -1,0 +1,792 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/nccl"
+)
+
+// ReplayPrefix starts a profile argument that names a replay: a simulated
+// fabric made of recorded launches ("replay:rec.db", "replay:rec.json").
+const ReplayPrefix = "replay:"
+
+// ReplayFormat is the "format" field of a replay file; it tells a replay
+// from a profile, which has no such field.
+const ReplayFormat = "nccltune-replay/1"
+
+// Replay is a simulated fabric built from real launches: per config, the
+// launches a store recorded (whole launches, per size the per-iteration
+// times as measured) and the plan NCCL chose for it (algorithm, protocol
+// and channels per size). Replaying a config resamples its recorded
+// launches, so the launch-to-launch spread is the real one; launch 0 of
+// the replayed fabric is the recorded cold first launch. It is still a
+// simulation: it can only say what was recorded, and says so in every
+// output ("profile replay:NAME", SIMULATED).
+type Replay struct {
+	// Format is ReplayFormat.
+	Format string `json:"format"`
+	// Name labels the fabric: outputs say "profile replay:NAME".
+	Name string `json:"name"`
+	// Description says what was recorded, where and how the file was made.
+	Description string `json:"description"`
+	// FromSimulated is true when the recorded launches were themselves
+	// simulated (a test recording made with --sim).
+	FromSimulated bool `json:"from_simulated"`
+	// Source is the store the launches came from, as given to the builder.
+	Source string `json:"source,omitempty"`
+
+	NRanks      int    `json:"nranks"`
+	NCCLVersion string `json:"nccl_version"`
+	GPU         string `json:"gpu,omitempty"`
+	// Transport is "IB" or "Socket"; NICs as NCCL listed them (IB only).
+	Transport string   `json:"transport"`
+	NICs      []string `json:"nics,omitempty"`
+	// Channels is the collective channels NCCL built with its defaults.
+	Channels int `json:"channels"`
+	// Tuning is NCCL's TUNING table of the all-reduce under the defaults
+	// (algorithm → protocol → bandwidth, names as nccl.NormName spells
+	// them; 0: disabled), from a recorded debug log; nil when the
+	// recording has none, and then a replay prints no table.
+	Tuning map[string]map[string]float64 `json:"tuning,omitempty"`
+	// Sizes are the recorded message sizes, ascending; every OK launch
+	// has a time for each.
+	Sizes []int64 `json:"sizes"`
+	// Configs are the recorded configs; the first is NCCL's defaults.
+	Configs []*ReplayConfig `json:"configs"`
+	// PlanOnly are configs whose plan NCCL showed (a doctor output or a
+	// debug launch) but that were never timed: a launch of one replays the
+	// timed config with the same recorded plan, when its knobs are ones
+	// that act only through the plan (see Match).
+	PlanOnly []*ReplayConfig `json:"plan_only,omitempty"`
+}
+
+// ReplayConfig is one recorded config: its launches and NCCL's plan.
+type ReplayConfig struct {
+	// Env is the config (canonical: nccl.Config.Canonical), {} for the defaults.
+	Env nccl.Config `json:"env"`
+	// Plan is what NCCL chose per size (from `nccltune doctor --json` or
+	// the launches' own NCCL_DEBUG=INFO lines); PlanSource says which.
+	Plan       []PlanStep `json:"plan"`
+	PlanSource string     `json:"plan_source,omitempty"`
+	// CommChannels is the collective channels NCCL built under this
+	// config, 0 when not recorded.
+	CommChannels int `json:"comm_channels,omitempty"`
+	// Launches in the order they ran.
+	Launches []ReplayLaunch `json:"launches"`
+}
+
+// PlanStep is NCCL's choice for one size.
+type PlanStep struct {
+	Bytes    int64  `json:"bytes"`
+	Algo     string `json:"algo"`
+	Proto    string `json:"proto"`
+	Channels int    `json:"channels"`
+}
+
+// ReplayLaunch is one recorded launch.
+type ReplayLaunch struct {
+	Start time.Time `json:"start"`
+	// Study names the study it was stored in (provenance).
+	Study string `json:"study,omitempty"`
+	// Cold marks the first launch of the recorded fabric.
+	Cold bool `json:"cold,omitempty"`
+	// Failed, when set, is why the launch failed; it has no times and
+	// replays as a failed launch.
+	Failed string `json:"failed,omitempty"`
+	// TimesUS[i] are the per-iteration times (µs) of Replay.Sizes[i].
+	TimesUS [][]float64 `json:"times_us,omitempty"`
+}
+
+// IsReplay reports whether a --sim/--profile value names a replay: the
+// "replay:" prefix, a bbolt file (by its magic number), or a JSON file
+// whose format is ReplayFormat.
+func IsReplay(profile string) bool {
+	if strings.HasPrefix(profile, ReplayPrefix) {
+		return true
+	}
+	kind, _ := sniffFile(profile)
+	return kind == "bbolt" || kind == "replay"
+}
+
+// ReplayPath is the file a replay argument names ("replay:" removed).
+func ReplayPath(profile string) string { return strings.TrimPrefix(profile, ReplayPrefix) }
+
+// sniffFile says what a file is: "bbolt", "replay", "json" (something
+// else in JSON) or "" (not a readable file).
+func sniffFile(path string) (string, error) {
+	if _, err := input.Regular(path); err != nil {
+		return "", err // a FIFO's open would wait for a writer
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := f.Read(head)
+	head = head[:n]
+	if isBbolt(head) {
+		return "bbolt", nil
+	}
+	t := bytes.TrimLeft(head, " \t\r\n")
+	if len(t) > 0 && t[0] == '{' {
+		if bytes.Contains(head, []byte(`"`+ReplayFormat+`"`)) {
+			return "replay", nil
+		}
+		return "json", nil
+	}
+	return "", nil
+}
+
+// IsStoreFile reports whether the file at path is a bbolt database (a
+// nccltune store): a replay argument naming one is built into a replay
+// before the simulated fabric runs.
+func IsStoreFile(path string) bool {
+	kind, err := sniffFile(path)
+	return err == nil && kind == "bbolt"
+}
+
+// BuiltPath is where the replay built from the store at storeAbs, as it
+// is now (fi: its size and modification time), is kept for the simulated
+// fabric's launches to read: the file name is a hash of the three, so a
+// changed store is built again.
+func BuiltPath(storeAbs string, fi os.FileInfo) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d", storeAbs, fi.Size(), fi.ModTime().UnixNano()))
+	return filepath.Join(os.TempDir(), "nccltune-replay-"+hex.EncodeToString(h[:8])+".json")
+}
+
+// isBbolt reports whether the bytes start a bbolt file: the first page is
+// a meta page (16-byte page header, flags 0x04) whose meta starts with
+// bbolt's magic 0xED0CDAED, little-endian on the machines nccltune runs on.
+func isBbolt(head []byte) bool {
+	if len(head) < 24 {
+		return false
+	}
+	flags := uint16(head[8]) | uint16(head[9])<<8
+	magic := uint32(head[16]) | uint32(head[17])<<8 | uint32(head[18])<<16 | uint32(head[19])<<24
+	return flags == 0x04 && magic == 0xED0CDAED
+}
+
+// replayCache keeps replays loaded in this process (the in-process
+// callers replay thousands of launches); a changed file is reloaded.
+var replayCache sync.Map // path → *cachedReplay
+
+type cachedReplay struct {
+	mod  time.Time
+	size int64
+	r    *Replay
+}
+
+// LoadReplay reads a replay: a replay file (JSON, see Replay), or for a
+// nccltune store (bbolt) the replay built from it as it is now
+// (BuiltPath), which nccltune writes before it launches (sim never opens
+// a store).
+func LoadReplay(profile string) (*Replay, error) {
+	path := ReplayPath(profile)
+	if path == "" {
+		return nil, errors.New("replay: no file given (write --sim replay:FILE.db or replay:FILE.json)")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", path, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w (give a nccltune store or a replay file made by `nccltune replay build`)", err)
+	}
+	if c, ok := replayCache.Load(abs); ok {
+		if c := c.(*cachedReplay); c.mod.Equal(st.ModTime()) && c.size == st.Size() {
+			return c.r, nil
+		}
+	}
+	kind, err := sniffFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	var r *Replay
+	switch kind {
+	case "bbolt":
+		r, err = readReplayFile(BuiltPath(abs, st))
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("replay %s: a nccltune store, which the simulated fabric reads through the replay built from it: nccltune builds one when a command is given --sim replay:%s, or build one with nccltune replay build %s --out FILE.json", path, path, path)
+		}
+	case "replay":
+		r, err = readReplayFile(abs)
+	case "json":
+		err = fmt.Errorf("replay %s: a JSON file without \"format\": %q; is it a profile? (use --sim FILE.json without replay:)", path, ReplayFormat)
+	default:
+		err = fmt.Errorf("replay %s: neither a nccltune store (bbolt) nor a replay file (JSON with \"format\": %q)", path, ReplayFormat)
+	}
+	if err != nil {
+		return nil, err
+	}
+	replayCache.Store(abs, &cachedReplay{mod: st.ModTime(), size: st.Size(), r: r})
+	return r, nil
+}
+
+func readReplayFile(path string) (*Replay, error) {
+	data, err := input.Load(context.Background(), path, input.MaxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	return ParseReplay(data)
+}
+
+// ParseReplay reads a replay file's JSON (unknown fields are errors) and
+// checks it.
+func ParseReplay(data []byte) (*Replay, error) {
+	return decodeStrict[Replay](data, "replay file")
+}
+
+// Validate reports the first thing that makes the replay unusable.
+func (r *Replay) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("replay %q: "+format, append([]any{r.Name}, args...)...)
+	}
+	switch {
+	case r.Format != ReplayFormat:
+		return bad("format %q, want %q", r.Format, ReplayFormat)
+	case r.Name == "":
+		return fmt.Errorf("replay has no name")
+	case r.NRanks < 1:
+		return bad("nranks %d must be at least 1", r.NRanks)
+	case versionCode(r.NCCLVersion) == 0:
+		return bad("nccl_version %q is not like 2.28.3", r.NCCLVersion)
+	case r.Transport == "":
+		return bad("no transport")
+	case len(r.Sizes) == 0:
+		return bad("no sizes")
+	case len(r.Configs) == 0:
+		return bad("no configs")
+	case len(r.Configs[0].Env) != 0:
+		return bad("the first config must be NCCL's defaults, not %s", r.Configs[0].Env)
+	}
+	for i := 1; i < len(r.Sizes); i++ {
+		if r.Sizes[i] <= r.Sizes[i-1] {
+			return bad("sizes must ascend")
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range r.PlanOnly {
+		key := c.Env.Canonical().Key()
+		if seen[key] || len(c.Launches) > 0 || len(c.Plan) == 0 {
+			return bad("plan-only config %s: listed twice, timed, or without a plan", c.Env)
+		}
+		seen[key] = true
+	}
+	for _, c := range r.Configs {
+		key := c.Env.Canonical().Key()
+		if seen[key] {
+			return bad("config %s is listed twice", c.Env)
+		}
+		seen[key] = true
+		for j, l := range c.Launches {
+			if l.Failed != "" {
+				continue
+			}
+			if len(l.TimesUS) != len(r.Sizes) {
+				return bad("config %s launch %d has %d sizes, want %d", c.Env, j, len(l.TimesUS), len(r.Sizes))
+			}
+			for k, ts := range l.TimesUS {
+				if len(ts) == 0 {
+					return bad("config %s launch %d has no time at %s", c.Env, j, nccl.FormatSize(r.Sizes[k]))
+				}
+				for _, t := range ts {
+					if !(t > 0) || math.IsInf(t, 0) {
+						return bad("config %s launch %d has time %g at %s", c.Env, j, t, nccl.FormatSize(r.Sizes[k]))
+					}
+				}
+			}
+		}
+		if len(c.Launches) == 0 {
+			return bad("config %s has no launch", c.Env)
+		}
+		if len(c.Plan) == 0 {
+			return bad("config %s has no plan (NCCL's choices per size)", c.Env)
+		}
+		for _, s := range c.Plan {
+			if canonAlgo(s.Algo) == "" || canonProto(s.Proto) == "" || s.Channels < 1 {
+				return bad("config %s: plan step %+v is not an algorithm, protocol and channel count", c.Env, s)
+			}
+		}
+	}
+	return nil
+}
+
+// canonAlgo and canonProto spell NCCL's names as the simulator does
+// ("RING" → "Ring"); "" when unknown.
+func canonAlgo(s string) string {
+	for _, a := range algoNames {
+		if strings.EqualFold(a, s) {
+			return a
+		}
+	}
+	return ""
+}
+
+func canonProto(s string) string {
+	for _, p := range protoNames {
+		if strings.EqualFold(p, s) {
+			return p
+		}
+	}
+	return ""
+}
+
+// Defaults is the recorded config of NCCL's defaults.
+func (r *Replay) Defaults() *ReplayConfig { return r.Configs[0] }
+
+// ReplayRefusal is the replay declining a config it has no recording
+// for: neither the config nor one NCCL resolves to the same plan was
+// measured. A replayed launch of such a config fails with this reason.
+type ReplayRefusal struct {
+	Replay string
+	Config nccl.Config
+	Why    string
+}
+
+func (e *ReplayRefusal) Error() string {
+	return fmt.Sprintf("replay %s cannot speak for %s: %s", e.Replay, e.Config, e.Why)
+}
+
+// Match finds the recorded config that speaks for cfg (its NCCL_* knobs;
+// other variables are ignored), by the first rule that holds:
+//
+//  1. the same config after canonical folding of equivalent spellings
+//     (nccl.Config.Canonical);
+//  2. a recorded config that NCCL's plan rules (nccl.Native.Explain on the
+//     recorded defaults' plan, channels, NICs and TUNING table) give the
+//     same key: the two differ only by knobs proved to change nothing, or
+//     both are proved to run the same plan (a config proved to run NCCL's
+//     own plan replays the defaults);
+//  3. a recorded config C whose knobs cfg holds (a channel cap written as
+//     NCCL_MAX_CTAS or NCCL_MAX_NCHANNELS alike, from NCCL 2.17), when the
+//     same rules, read from C's own recorded plan, prove that cfg's other
+//     knobs change nothing (NCCL_ALGO=Ring NCCL_MAX_CTAS=1 runs the plan
+//     recorded for NCCL_MAX_NCHANNELS=1 when that plan is Ring at every
+//     size).
+//
+// "Recorded" includes the plan-only configs: one that a rule picks
+// replays the timed config whose recorded plan is the same, provided its
+// knobs act only through the plan (algorithm and protocol lists, channel
+// caps and floors, NCCL_CROSS_NIC with one NIC). Among several, NCCL's
+// defaults win, then the config with the fewest knobs, then the first in
+// key order. how says which rule matched. A config with no recorded
+// equivalent is a *ReplayRefusal: the replay cannot speak for it.
+func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error) {
+	knobs := nccl.Config{}
+	for k, v := range cfg {
+		if nccl.IsKnob(k) {
+			knobs[k] = v
+		}
+	}
+	all := append(append([]*ReplayConfig{}, r.Configs...), r.PlanOnly...)
+	key := knobs.Canonical().Key()
+	for _, c := range all {
+		if c.Env.Canonical().Key() != key {
+			continue
+		}
+		if t := r.timedFor(c); t == c {
+			if len(knobs) == len(c.Env) {
+				return c, "recorded", nil
+			}
+			return c, "recorded as " + c.Env.String(), nil
+		} else if t != nil {
+			return t, fmt.Sprintf("replays %s: NCCL showed the same plan for %s (%s)", t.Env, c.Env, c.PlanSource), nil
+		}
+	}
+	native := r.Native()
+	res := native.Explain(knobs)
+	var best *ReplayConfig
+	var bestRes nccl.Resolution
+	pick := func(c *ReplayConfig, res nccl.Resolution) {
+		if t := r.timedFor(c); t != nil && preferred(t, best) {
+			best, bestRes = t, res
+		}
+	}
+	for _, c := range all {
+		if native.Explain(c.Env).Key == res.Key {
+			pick(c, res)
+		}
+	}
+	if best == nil {
+		for _, spelt := range r.capSpellings(knobs.Canonical()) {
+			for _, c := range all {
+				if rc := r.nativeOf(c).Explain(spelt); rc.Certain {
+					pick(c, rc)
+				}
+			}
+		}
+	}
+	if best != nil {
+		return best, fmt.Sprintf("replays %s: the same plan (%s)", best.Env, explainHow(bestRes)), nil
+	}
+	why := "neither it nor an equivalent was recorded"
+	if !res.Certain {
+		why += " (NCCL's plan under it is not certain from the defaults' log)"
+	}
+	return nil, "", &ReplayRefusal{Replay: r.Name, Config: knobs,
+		Why: fmt.Sprintf("%s; %d configs were (`nccltune replay show` lists them)", why, len(r.Configs))}
+}
+
+// capSpellings are cfg and, from NCCL 2.17 on (where NCCL_MAX_CTAS and
+// NCCL_MAX_NCHANNELS cap the same channels, the smaller applying), cfg
+// with its one channel cap (or floor) written the other way, so that
+// NCCL_ALGO=Ring NCCL_MAX_CTAS=1 finds the recorded NCCL_MAX_NCHANNELS=1.
+func (r *Replay) capSpellings(cfg nccl.Config) []nccl.Config {
+	out := []nccl.Config{cfg}
+	if versionCode(r.NCCLVersion) < 21700 {
+		return out
+	}
+	for _, pair := range nccl.CapPairs {
+		for _, from := range []int{0, 1} {
+			a, b := pair.Channels, pair.CTAs
+			if from == 1 {
+				a, b = b, a
+			}
+			v, hasA := cfg[a]
+			if _, hasB := cfg[b]; !hasA || hasB {
+				continue
+			}
+			c := cfg.Clone()
+			delete(c, a)
+			c[b] = v
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// preferred reports whether c is a better stand-in than best: NCCL's
+// defaults, then fewer knobs, then key order.
+func preferred(c, best *ReplayConfig) bool {
+	switch {
+	case best == nil:
+		return true
+	case len(best.Env) == 0 || c == best:
+		return false
+	case len(c.Env) == 0:
+		return true
+	case len(c.Env) != len(best.Env):
+		return len(c.Env) < len(best.Env)
+	}
+	return c.Env.Key() < best.Env.Key()
+}
+
+// timedFor is the timed config that replays c: c itself when it was
+// timed; for a plan-only config, the timed config with the same recorded
+// plan, if c's knobs act only through the plan; else nil.
+func (r *Replay) timedFor(c *ReplayConfig) *ReplayConfig {
+	if len(c.Launches) > 0 {
+		return c
+	}
+	for k := range c.Env {
+		if !nccl.IsPlanKnob(k) && !(k == "NCCL_CROSS_NIC" && (len(r.NICs) == 1 || r.Native().NoNetwork)) {
+			return nil
+		}
+	}
+	sizes := r.Defaults().NativePlan().Sizes()
+	want := c.NativePlan().Restrict(sizes).Key()
+	var best *ReplayConfig
+	for _, t := range r.Configs {
+		if t.NativePlan().Restrict(sizes).Key() == want && preferred(t, best) {
+			best = t
+		}
+	}
+	return best
+}
+
+func explainHow(res nccl.Resolution) string {
+	var parts []string
+	for _, d := range res.Dropped {
+		parts = append(parts, d.Knob+"="+d.Value+": "+d.Reason)
+	}
+	if len(parts) == 0 {
+		return "no knob dropped"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// NativePlan is the config's recorded plan in nccl's vocabulary.
+func (c *ReplayConfig) NativePlan() nccl.Plan {
+	p := nccl.Plan{}
+	for _, s := range c.Plan {
+		p[s.Bytes] = nccl.Choice{Algo: nccl.NormName(s.Algo), Proto: nccl.NormName(s.Proto), Channels: s.Channels}
+	}
+	return p
+}
+
+// nativeOf is what the recording says NCCL ran under config c: its
+// recorded plan, the defaults' TUNING table and NICs, and its channels
+// when recorded (or when c touches no knob that could change them).
+func (r *Replay) nativeOf(c *ReplayConfig) nccl.Native {
+	n := r.Native()
+	n.Config, n.Plan = c.Env, c.NativePlan()
+	if c.CommChannels > 0 {
+		n.Channels = c.CommChannels
+		return n
+	}
+	for k := range c.Env {
+		if k != "NCCL_ALGO" && k != "NCCL_PROTO" && k != "NCCL_CROSS_NIC" {
+			n.Channels = 0 // not recorded, and c may have changed them
+		}
+	}
+	return n
+}
+
+// Native is what the recording says NCCL decided and has under its
+// defaults: the plan, channels, NICs and, when recorded, the TUNING table.
+func (r *Replay) Native() nccl.Native {
+	n := nccl.Native{Collective: "AllReduce", Plan: r.Defaults().NativePlan(), Channels: r.Channels,
+		NICs: len(r.NICs), Version: r.NCCLVersion, Table: r.Tuning}
+	switch r.Transport {
+	case "P2P", "SHM", "P2P+SHM":
+		n.NoNetwork = true
+	}
+	return n
+}
+
+// nearestSize is the index of the recorded size nearest to bytes in
+// log2 (the smaller on a tie).
+func nearestSize(sizes []int64, bytes int64) int {
+	best, bestD := 0, math.Inf(1)
+	for i, s := range sizes {
+		d := math.Abs(math.Log2(float64(s)) - math.Log2(math.Max(1, float64(bytes))))
+		if d < bestD {
+			best, bestD = i, d
+		}
+	}
+	return best
+}
+
+// choose is the recorded plan's step for the size nearest to bytes; ok is
+// false when the config has no recorded plan.
+func (c *ReplayConfig) choose(bytes int64) (Choice, bool) {
+	if len(c.Plan) == 0 {
+		return Choice{}, false
+	}
+	sizes := make([]int64, len(c.Plan))
+	for i, s := range c.Plan {
+		sizes[i] = s.Bytes
+	}
+	s := c.Plan[nearestSize(sizes, bytes)]
+	return Choice{Algo: canonAlgo(s.Algo), Proto: canonProto(s.Proto), Channels: s.Channels}, true
+}
+
+// warm lists the config's launches other than the cold one.
+func (c *ReplayConfig) warm() []ReplayLaunch {
+	var out []ReplayLaunch
+	for _, l := range c.Launches {
+		if !l.Cold {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		return c.Launches
+	}
+	return out
+}
+
+// Medians are, per recorded size, the median of the config's warm OK
+// launches' per-iteration times pooled: the replay's "true" curve, what
+// --noise 0 returns.
+func (r *Replay) Medians(c *ReplayConfig) []float64 {
+	out := make([]float64, len(r.Sizes))
+	for k := range r.Sizes {
+		var all []float64
+		for _, l := range c.warm() {
+			if l.Failed == "" {
+				all = append(all, l.TimesUS[k]...)
+			}
+		}
+		out[k] = medianOf(all)
+	}
+	return out
+}
+
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// coldRatio is, per recorded size, how much slower the recorded cold
+// launch was than its config's warm median; all ones when no launch was
+// recorded cold.
+func (r *Replay) coldRatio() []float64 {
+	out := make([]float64, len(r.Sizes))
+	for k := range out {
+		out[k] = 1
+	}
+	for _, c := range r.Configs {
+		for _, l := range c.Launches {
+			if !l.Cold || l.Failed != "" {
+				continue
+			}
+			med := r.Medians(c)
+			for k := range out {
+				if m := med[k]; m > 0 {
+					out[k] = medianOf(l.TimesUS[k]) / m
+				}
+			}
+			return out
+		}
+	}
+	return out
+}
+
+// replayDraw is one replayed launch of a config: the recorded launch it
+// resamples and how its times are scaled.
+type replayDraw struct {
+	r   *Replay
+	c   *ReplayConfig
+	l   ReplayLaunch
+	med []float64
+	// scale multiplies the recorded times per size (the cold ratio when a
+	// warm launch stands in for the cold one).
+	scale []float64
+	noise float64
+}
+
+// draw picks the recorded launch that replayed launch number launch (0 is
+// the fabric's cold start) of config c returns, reproducibly from seed:
+// launch 0 is the recorded cold launch when c has one, otherwise one of
+// c's warm launches scaled by the recorded cold/warm ratio; later launches
+// are one of c's warm launches drawn uniformly.
+func (r *Replay) draw(c *ReplayConfig, noise float64, seed int64, launch int) *replayDraw {
+	d := &replayDraw{r: r, c: c, med: r.Medians(c), noise: math.Max(0, noise), scale: make([]float64, len(r.Sizes))}
+	for k := range d.scale {
+		d.scale[k] = 1
+	}
+	if launch == 0 {
+		for _, l := range c.Launches {
+			if l.Cold {
+				d.l = l
+				return d
+			}
+		}
+		d.scale = r.coldRatio()
+	}
+	pool := c.warm()
+	d.l = pool[newRNG(seed, int64(launch), streamReplay).IntN(len(pool))]
+	return d
+}
+
+// times returns iters per-iteration times for a size: the recorded
+// launch's times at the nearest recorded size, in recorded order (cycled
+// when more iterations are asked than were recorded), scaled, and pulled
+// towards the config's median by the noise scale: t = m × (t₀/m)^noise,
+// so 1 is the recording as it was and 0 the median curve.
+func (d *replayDraw) times(bytes int64, iters int) []float64 {
+	k := nearestSize(d.r.Sizes, bytes)
+	rec := d.l.TimesUS[k]
+	m := d.med[k]
+	out := make([]float64, max(iters, 1))
+	for i := range out {
+		t := rec[i%len(rec)] * d.scale[k]
+		if d.noise != 1 && m > 0 {
+			t = m * math.Pow(t/m, d.noise)
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// SampleLaunch replays one launch of cfg: per size, the per-iteration
+// out-of-place times in µs, as Profile.SampleLaunch gives them. The
+// error is a *ReplayRefusal for a config the replay cannot speak for, or
+// a *ReplayedFailure when the drawn recorded launch failed.
+func (r *Replay) SampleLaunch(cfg nccl.Config, sizes []int64, iters int, noise float64, seed int64, launch int) (map[int64][]float64, error) {
+	c, _, err := r.Match(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := r.draw(c, noise, seed, launch)
+	if d.l.Failed != "" {
+		return nil, &ReplayedFailure{Replay: r.Name, Config: c.Env, Why: d.l.Failed}
+	}
+	out := make(map[int64][]float64, len(sizes))
+	for _, b := range sizes {
+		out[b] = d.times(b, iters)
+	}
+	return out, nil
+}
+
+// ReplayedFailure is a recorded launch that failed, replayed.
+type ReplayedFailure struct {
+	Replay string
+	Config nccl.Config
+	Why    string
+}
+
+func (e *ReplayedFailure) Error() string {
+	return fmt.Sprintf("replay %s: the recorded launch of %s failed: %s", e.Replay, e.Config, e.Why)
+}
+
+// profile is the simulated fabric the replay's launches print as: its
+// ranks, NCCL, GPU, transport and channels as recorded. Its cost model is
+// never used: times and choices come from the recording.
+func (r *Replay) profile() *Profile {
+	gpu := r.GPU
+	if gpu == "" {
+		gpu = "recorded GPU"
+	}
+	p := &Profile{
+		Name:        ReplayPrefix + r.Name,
+		Description: r.Description,
+		NRanks:      r.NRanks, GPUsPerNode: 1,
+		NCCLVersion: r.NCCLVersion, CUDAVersion: "13.0", CUDADriver: 13000,
+		GPU: gpu + " (replayed)", BusID: "0000:00:06", HostPrefix: "replay-" + r.Name + "-",
+		HostCores: 16, ColocatedRanks: true,
+		SocketIf:     SocketIf{Name: "lo", Addr: "127.0.0.1"},
+		Throttle:     1,
+		ChannelBytes: map[string]float64{protoLL: 16384, protoLL128: 16384, protoSimple: 65536},
+		Transports:   map[string]*Transport{},
+	}
+	// LL128 is on by default where the recorded table says so, or, with
+	// no table, where the defaults' plan uses it.
+	ll128 := r.Tuning[nccl.NormName(algoRing)][nccl.NormName(protoLL128)] > 0
+	for _, s := range r.Defaults().Plan {
+		if canonProto(s.Proto) == protoLL128 {
+			ll128 = true
+		}
+	}
+	tr := &Transport{CommChannels: max(1, r.Channels), LL128Default: ll128, SocketThreads: 1, SocketsPerThread: 1}
+	transport := transportSocket // the network, or what prints like one
+	if r.Transport == transportIB {
+		transport = transportIB
+	}
+	p.Transports[transport] = tr
+	if transport == transportIB {
+		for _, n := range r.NICs {
+			name, _, _ := strings.Cut(n, ":")
+			p.NICs = append(p.NICs, NIC{Name: name, Port: 1, Link: "IB", Gbps: 400})
+		}
+		if len(p.NICs) == 0 {
+			p.NICs = []NIC{{Name: "mlx5_0", Port: 1, Link: "IB", Gbps: 400}}
+		}
+		p.RailsWithoutMerge = len(p.NICs)
+	}
+	return p
+}

@@ -1,0 +1,613 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/input"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
+)
+
+// BuildOptions say what a replay is built from.
+type BuildOptions struct {
+	// Recording is what the nccltune store holds, read where studies are
+	// read (studyrun.RecordingOf): sim never opens a store.
+	Recording *Recording
+	// Plans are `nccltune doctor --json [--env K=V…]` outputs: NCCL's
+	// choices per size with the defaults and, with --env, with a config.
+	Plans []string
+	// Name labels the replay (default: the store's file name without
+	// extension); Note is added to its description.
+	Name string
+	Note string
+}
+
+// PlansBeside lists the JSON files in the directory of a store: where a
+// recording keeps its doctor outputs. Files that are not doctor reports
+// are skipped by BuildReplay when found this way.
+func PlansBeside(storePath string) []string {
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(storePath), "*.json"))
+	sort.Strings(files)
+	return files
+}
+
+// Recording is what a replay is built from: the studies of a nccltune
+// store, each with its launches under their trial's config, in the
+// store's order. It is filled where studies are read
+// (studyrun.RecordingOf), so the simulated fabric never links the store.
+type Recording struct {
+	// Source is where it was read: the store's path.
+	Source  string
+	Studies []RecordedStudy
+}
+
+// RecordedStudy is one study of a recording: its name, whether it ran on
+// the simulated fabric, what its fingerprint knows of the fabric, and its
+// launches.
+type RecordedStudy struct {
+	Name      string
+	Simulated bool
+	// Ranks, NCCLVersion, GPU and Transport are the study's platform
+	// fingerprint (zero when not recorded).
+	Ranks                       int
+	NCCLVersion, GPU, Transport string
+	Launches                    []RecordedLaunch
+}
+
+// RecordedLaunch is one launch of a recorded study, under its trial's
+// config: what ran (Env, the variables nccltune added), when, how it
+// ended and what it measured and logged.
+type RecordedLaunch struct {
+	Config  nccl.Config
+	Seq     int
+	Phase   string
+	Start   time.Time
+	Outcome benchfmt.Outcome
+	Reason  string
+	Env     []string
+	Sizes   []benchfmt.Size
+	Facts   *benchfmt.Facts
+}
+
+// recorded is one launch of the recording a replay times.
+type recorded struct {
+	study string
+	cfg   nccl.Config
+	l     *RecordedLaunch
+}
+
+// BuildReplay reads every launch of every study in a store, groups them
+// by config (canonical, knobs only) across studies, orders each config's
+// launches by time and marks the store's first launch as the fabric's cold
+// start. Plans come from doctor JSON files (opts.Plans) and, for configs
+// they do not cover, from launches with NCCL_DEBUG TUNING lines in the
+// store. Debug and explain launches give plans, not times (logging slows
+// them and they run fewer iterations). Interrupted launches are left out;
+// other failed launches are kept and replay as failures. Only OK launches
+// that measured every recorded size (the sizes most launches have) are
+// kept for their times.
+func BuildReplay(o BuildOptions) (*Replay, error) {
+	source := o.Recording.Source
+	r := &Replay{Format: ReplayFormat, Name: o.Name, Source: source}
+	if r.Name == "" {
+		r.Name = strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
+	}
+	rec, err := readRecording(o.Recording, r)
+	if err != nil {
+		return nil, err
+	}
+	r.Sizes = recordedSizes(rec.launches)
+	if len(r.Sizes) == 0 {
+		return nil, fmt.Errorf("replay: no launch in %s ended OK", source)
+	}
+	configs, dropped := groupByConfig(rec.launches, r.Sizes)
+	def := configs.byKey[""]
+	if def == nil {
+		return nil, fmt.Errorf("replay: %s has no launch of NCCL's defaults, which every search starts with (record it: `nccltune sweep --no-warmup …` without --env)", source)
+	}
+	r.Configs = configs.inOrder()
+	defDoc, err := attachPlans(r, configs.byKey, rec.debugPlans, o)
+	if err != nil {
+		return nil, err
+	}
+	fillFabric(r, defDoc, rec.defaultsFacts, def)
+	if r.NRanks == 0 {
+		return nil, fmt.Errorf("replay: %s does not say how many ranks ran (no fabric fingerprint and no doctor file)", source)
+	}
+	if err := requirePlans(r.Configs); err != nil {
+		return nil, err
+	}
+	r.Description = describeReplay(r, rec.launches, dropped, o.Note)
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// replayInput is what BuildReplay reads from the recording before it
+// shapes a replay: the launches to replay in time order, and the plans NCCL's debug
+// lines showed, which fill in for configs no doctor file covers.
+type replayInput struct {
+	launches   []recorded
+	debugPlans map[string]debugPlan // by config key: the first launch with TUNING lines
+	// defaultsFacts are the facts of the first launch of NCCL's defaults
+	// that logged its plan: the fabric, when no doctor file says it.
+	defaultsFacts *benchfmt.Facts
+}
+
+// debugPlan is NCCL's plan for one config as a store launch's NCCL_DEBUG
+// lines showed it.
+type debugPlan struct {
+	steps    []PlanStep
+	source   string
+	channels int
+	env      nccl.Config
+}
+
+// readRecording reads every study of the recording. It fills the
+// replay's fabric fields from the studies' fingerprints (the first study
+// that says each wins) and the defaults' tuning table, and refuses a
+// recording with nothing measured.
+func readRecording(recording *Recording, r *Replay) (*replayInput, error) {
+	rec := &replayInput{debugPlans: map[string]debugPlan{}}
+	for i := range recording.Studies {
+		rec.readStudy(&recording.Studies[i], r)
+	}
+	if len(rec.launches) == 0 {
+		return nil, fmt.Errorf("replay: %s holds no measured launch (record some with `nccltune sweep --no-warmup --env K=V …`)", recording.Source)
+	}
+	sort.SliceStable(rec.launches, func(i, j int) bool { return rec.launches[i].l.Start.Before(rec.launches[j].l.Start) })
+	return rec, nil
+}
+
+// readStudy adds one study's launches: each under its trial's config,
+// its debug lines as that config's plan, and only the launches whose
+// times a replay can use (no explain or debug launch, none interrupted).
+func (rec *replayInput) readStudy(study *RecordedStudy, r *Replay) {
+	mergeFingerprint(r, study)
+	for i := range study.Launches {
+		l := &study.Launches[i]
+		cfg := knobsOf(l.Config)
+		if l.Facts != nil && len(allReduceSteps(l.Facts.Choices)) > 0 {
+			rec.notePlan(r, study.Name, cfg, l)
+		}
+		if l.Phase == vocab.PhaseExplain || isDebugLaunch(l) {
+			continue
+		}
+		if l.Outcome != benchfmt.OK && strings.Contains(l.Reason, "interrupted") {
+			continue
+		}
+		rec.launches = append(rec.launches, recorded{study: study.Name, cfg: cfg, l: l})
+	}
+}
+
+// mergeFingerprint fills the replay's fabric fields a study's fingerprint
+// knows and no earlier study said.
+func mergeFingerprint(r *Replay, study *RecordedStudy) {
+	if study.Simulated {
+		r.FromSimulated = true
+	}
+	if r.NRanks == 0 && study.Ranks > 0 {
+		r.NRanks = study.Ranks
+	}
+	if r.NCCLVersion == "" {
+		r.NCCLVersion = study.NCCLVersion
+	}
+	if r.GPU == "" {
+		r.GPU = study.GPU
+	}
+	if r.Transport == "" {
+		r.Transport = study.Transport
+	}
+}
+
+// notePlan keeps the first plan a config's debug lines showed; a
+// defaults launch also gives the fabric's facts and the tuning table.
+func (rec *replayInput) notePlan(r *Replay, study string, cfg nccl.Config, l *RecordedLaunch) {
+	key := cfg.Key()
+	if _, seen := rec.debugPlans[key]; !seen {
+		rec.debugPlans[key] = debugPlan{
+			steps:    allReduceSteps(l.Facts.Choices),
+			source:   fmt.Sprintf("NCCL_DEBUG lines of launch %d of study %s", l.Seq, study),
+			channels: l.Facts.Channels,
+			env:      cfg,
+		}
+	}
+	if len(cfg) == 0 && rec.defaultsFacts == nil {
+		rec.defaultsFacts = l.Facts
+	}
+	if len(cfg) == 0 && r.Tuning == nil {
+		r.Tuning = allReduceTable(l.Facts.Tuning)
+	}
+}
+
+// recordedSizes is the set of sizes most OK launches measured (on a tie,
+// the larger set): the sizes a replay times.
+func recordedSizes(recs []recorded) []int64 {
+	count := map[string]int{}
+	setOf := map[string][]int64{}
+	for _, rc := range recs {
+		if rc.l.Outcome != benchfmt.OK {
+			continue
+		}
+		s := launchSizes(rc.l)
+		k := fmt.Sprint(s)
+		count[k]++
+		setOf[k] = s
+	}
+	bestKey := ""
+	for k, n := range count {
+		if n > count[bestKey] || n == count[bestKey] && len(setOf[k]) > len(setOf[bestKey]) {
+			bestKey = k
+		}
+	}
+	return setOf[bestKey]
+}
+
+// replayConfigs are the replay's timed configs by config key, with the
+// keys in first-seen order.
+type replayConfigs struct {
+	byKey map[string]*ReplayConfig
+	order []string
+}
+
+// groupByConfig turns the recorded launches into each config's replay
+// launches, the store's first launch marked cold. An OK launch that missed
+// a recorded size is dropped (counted); a failed one replays as a failure.
+func groupByConfig(recs []recorded, sizes []int64) (replayConfigs, int) {
+	configs := replayConfigs{byKey: map[string]*ReplayConfig{}}
+	dropped := 0
+	for i, rc := range recs {
+		rl := ReplayLaunch{Start: rc.l.Start, Study: rc.study, Cold: i == 0}
+		if rc.l.Outcome != benchfmt.OK {
+			rl.Failed = string(rc.l.Outcome) + ": " + rc.l.Reason
+		} else {
+			times, ok := launchTimes(rc.l, sizes)
+			if !ok {
+				dropped++
+				continue
+			}
+			rl.TimesUS = times
+		}
+		key := rc.cfg.Key()
+		c := configs.byKey[key]
+		if c == nil {
+			c = &ReplayConfig{Env: rc.cfg}
+			configs.byKey[key] = c
+			configs.order = append(configs.order, key)
+		}
+		c.Launches = append(c.Launches, rl)
+	}
+	return configs, dropped
+}
+
+// inOrder lists the configs by key, so "" (the defaults) comes first.
+func (c replayConfigs) inOrder() []*ReplayConfig {
+	sort.Strings(c.order)
+	var out []*ReplayConfig
+	for _, k := range c.order {
+		out = append(out, c.byKey[k])
+	}
+	return out
+}
+
+// attachPlans gives each config its plan: doctor files first, then the
+// store's own debug lines. Plans for configs never timed become the
+// replay's plan-only configs. It returns the doctor file of the defaults
+// (nil without one), which knows the fabric best.
+func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[string]debugPlan, o BuildOptions) (*doctorDoc, error) {
+	docs, err := readPlans(o.Plans, len(o.Plans) > 0 && !samePaths(o.Plans, PlansBeside(o.Recording.Source)))
+	if err != nil {
+		return nil, err
+	}
+	var defDoc *doctorDoc
+	planOnly := map[string]*ReplayConfig{}
+	for _, d := range docs {
+		if d.doc.Choices != nil && (defDoc == nil || len(d.doc.CompareEnv) == 0) {
+			defDoc = d.doc
+		}
+		if len(d.doc.CompareEnv) == 0 {
+			if c := byKey[""]; c != nil && len(d.doc.Choices) > 0 {
+				c.Plan, c.PlanSource, c.CommChannels = allReduceSteps(d.doc.Choices), "doctor "+filepath.Base(d.path), d.doc.Channels
+			}
+			continue
+		}
+		key := knobsOf(d.doc.CompareEnv).Key()
+		c := byKey[key]
+		if c == nil {
+			if c = planOnly[key]; c == nil {
+				c = &ReplayConfig{Env: knobsOf(d.doc.CompareEnv)}
+				planOnly[key] = c
+			}
+		}
+		c.Plan, c.PlanSource = d.doc.withSteps(), "doctor "+filepath.Base(d.path)
+		if c := byKey[""]; c != nil && c.Plan == nil {
+			c.Plan, c.PlanSource, c.CommChannels = allReduceSteps(d.doc.Choices), "doctor "+filepath.Base(d.path), d.doc.Channels
+		}
+	}
+	for _, c := range r.Configs {
+		if d, ok := debugPlans[c.Env.Key()]; ok && c.Plan == nil {
+			c.Plan, c.PlanSource, c.CommChannels = d.steps, d.source, d.channels
+		}
+	}
+	for key, d := range debugPlans {
+		if byKey[key] == nil && planOnly[key] == nil {
+			planOnly[key] = &ReplayConfig{Env: d.env, Plan: d.steps, PlanSource: d.source, CommChannels: d.channels}
+		}
+	}
+	var poKeys []string
+	for k := range planOnly {
+		poKeys = append(poKeys, k)
+	}
+	sort.Strings(poKeys)
+	for _, k := range poKeys {
+		r.PlanOnly = append(r.PlanOnly, planOnly[k])
+	}
+	return defDoc, nil
+}
+
+// fillFabric completes the replay's fabric: the defaults' doctor file
+// overrides the fingerprints, else the defaults' logged facts do; the
+// defaults' plan gives the channels and sockets are assumed last.
+func fillFabric(r *Replay, defDoc *doctorDoc, facts *benchfmt.Facts, def *ReplayConfig) {
+	if defDoc != nil && r.Tuning == nil {
+		r.Tuning = allReduceTable(defDoc.Tuning)
+	}
+	if defDoc != nil {
+		r.NRanks, r.NCCLVersion, r.GPU = orInt(defDoc.NRanks, r.NRanks), orStr(defDoc.NCCLVersion, r.NCCLVersion), orStr(defDoc.GPU, r.GPU)
+		r.Transport, r.NICs, r.Channels = orStr(defDoc.Transport, r.Transport), defDoc.NICs, defDoc.Channels
+		r.FromSimulated = r.FromSimulated || defDoc.Simulated
+	} else if facts != nil {
+		r.NRanks, r.NCCLVersion = orInt(facts.NRanks, r.NRanks), orStr(facts.NCCLVersion, r.NCCLVersion)
+		r.Transport, r.NICs, r.Channels = orStr(facts.Transport, r.Transport), facts.NICs, facts.Channels
+	}
+	if r.Channels == 0 {
+		r.Channels = def.CommChannels
+	}
+	if r.Transport == "" {
+		r.Transport = transportSocket
+	}
+}
+
+// requirePlans refuses timed configs without a plan: the replay could not
+// say what NCCL chose for them.
+func requirePlans(configs []*ReplayConfig) error {
+	var noPlan []string
+	for _, c := range configs {
+		if c.Plan == nil {
+			noPlan = append(noPlan, c.Env.String())
+		}
+	}
+	if len(noPlan) > 0 {
+		// Name a few: a search's store lacks plans for most of its configs,
+		// and the whole list was one line of thousands of characters.
+		const shown = 3
+		list := strings.Join(noPlan[:min(shown, len(noPlan))], "; ")
+		if len(noPlan) > shown {
+			list += fmt.Sprintf("; and %d more", len(noPlan)-shown)
+		}
+		return fmt.Errorf("replay: %d of %d recorded configs have no plan (NCCL's choices per size), e.g. %s — a search records NCCL's plan only in its debug launches; give `nccltune doctor --json --env K=V…` outputs beside the store or with --plans, or record launches with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING",
+			len(noPlan), len(configs), list)
+	}
+	return nil
+}
+
+// describeReplay says what the replay holds: how many launches of which
+// kind, when, on what, and what was left out.
+func describeReplay(r *Replay, recs []recorded, dropped int, note string) string {
+	n := 0
+	for _, c := range r.Configs {
+		n += len(c.Launches)
+	}
+	first, last := recs[0].l.Start, recs[len(recs)-1].l.Start
+	kind := "real"
+	if r.FromSimulated {
+		kind = "SIMULATED (a test recording)"
+	}
+	desc := fmt.Sprintf("%d %s launches of %d configs, %s to %s, %d ranks, NCCL %s, %s to %s; the first launch is the cold one",
+		n, kind, len(r.Configs), first.UTC().Format("2006-01-02 15:04"), last.UTC().Format("15:04 MST"), r.NRanks, r.NCCLVersion,
+		nccl.FormatSize(r.Sizes[0]), nccl.FormatSize(r.Sizes[len(r.Sizes)-1]))
+	if len(r.PlanOnly) > 0 {
+		desc += fmt.Sprintf("; plans only (not timed) for %d more configs", len(r.PlanOnly))
+	}
+	if dropped > 0 {
+		desc += fmt.Sprintf("; %d launches that missed a recorded size were left out", dropped)
+	}
+	if note != "" {
+		desc += ". " + note
+	}
+	return desc
+}
+
+func orStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func orInt(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+func samePaths(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// knobsOf keeps a config's knobs, canonical.
+func knobsOf(c map[string]string) nccl.Config {
+	out := nccl.Config{}
+	for k, v := range c {
+		if nccl.IsKnob(k) {
+			out[k] = v
+		}
+	}
+	return out.Canonical()
+}
+
+func isDebugLaunch(l *RecordedLaunch) bool {
+	for _, kv := range l.Env {
+		if strings.HasPrefix(kv, "NCCL_DEBUG=") && !strings.EqualFold(kv, "NCCL_DEBUG=WARN") && !strings.EqualFold(kv, "NCCL_DEBUG=VERSION") {
+			return true
+		}
+	}
+	return false
+}
+
+// launchSizes are the distinct sizes of a launch's first cycle, ascending.
+func launchSizes(l *RecordedLaunch) []int64 {
+	var out []int64
+	for _, s := range l.Sizes {
+		if s.Cycle == 0 {
+			out = append(out, s.Bytes)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// launchTimes are a launch's per-iteration times at each size (its
+// single time when it has no per-iteration samples); ok is false when a
+// size is missing.
+func launchTimes(l *RecordedLaunch, sizes []int64) ([][]float64, bool) {
+	out := make([][]float64, len(sizes))
+	for i, b := range sizes {
+		for _, s := range l.Sizes {
+			if s.Bytes != b || s.Cycle != 0 {
+				continue
+			}
+			if len(s.Samples) > 0 {
+				out[i] = append([]float64(nil), s.Samples...)
+			} else if s.TimeUS > 0 {
+				out[i] = []float64{s.TimeUS}
+			}
+			break
+		}
+		if out[i] == nil {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func allReduceSteps(cs []benchfmt.Choice) []PlanStep {
+	var out []PlanStep
+	for _, c := range cs {
+		if c.Collective != "" && !strings.EqualFold(c.Collective, "AllReduce") {
+			continue
+		}
+		out = append(out, PlanStep{Bytes: c.Bytes, Algo: canonAlgo(c.Algo), Proto: canonProto(c.Proto), Channels: c.Channels})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
+	return out
+}
+
+// allReduceTable is the all-reduce's part of a TUNING table, nil if none.
+func allReduceTable(t map[string]map[string]map[string]float64) map[string]map[string]float64 {
+	for coll, table := range t {
+		if nccl.NormName(coll) == "ALLREDUCE" {
+			return table
+		}
+	}
+	return nil
+}
+
+// doctorDoc is the part of `nccltune doctor --json` a replay needs.
+type doctorDoc struct {
+	Source      string            `json:"source"`
+	Simulated   bool              `json:"simulated"`
+	NCCLVersion string            `json:"nccl_version"`
+	NRanks      int               `json:"nranks"`
+	GPU         string            `json:"gpu"`
+	Transport   string            `json:"transport"`
+	NICs        []string          `json:"nics"`
+	Channels    int               `json:"channels"`
+	Failed      bool              `json:"failed"`
+	Choices     []benchfmt.Choice `json:"choices"`
+	// Tuning is NCCL's TUNING table, in case a doctor report carries it
+	// (benchfmt.Facts' shape: collective → algorithm → protocol → bandwidth).
+	Tuning     map[string]map[string]map[string]float64 `json:"tuning"`
+	CompareEnv nccl.Config                              `json:"compare_env"`
+	Compare    []struct {
+		Collective  string      `json:"collective"`
+		Bytes       int64       `json:"bytes"`
+		Recommended *doctorPick `json:"recommended"`
+	} `json:"compare"`
+}
+
+type doctorPick struct {
+	Algo     string `json:"algo"`
+	Proto    string `json:"proto"`
+	Channels int    `json:"channels"`
+}
+
+// withSteps is NCCL's plan under the doctor's --env config.
+func (d *doctorDoc) withSteps() []PlanStep {
+	var out []PlanStep
+	for _, row := range d.Compare {
+		if row.Recommended == nil || row.Collective != "" && !strings.EqualFold(row.Collective, "AllReduce") {
+			continue
+		}
+		p := row.Recommended
+		out = append(out, PlanStep{Bytes: row.Bytes, Algo: canonAlgo(p.Algo), Proto: canonProto(p.Proto), Channels: p.Channels})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
+	return out
+}
+
+type pathDoc struct {
+	path string
+	doc  *doctorDoc
+}
+
+// readPlans reads doctor JSON files. strict: every file must be one
+// (the user named them); otherwise files that are not doctor reports
+// are skipped (found beside a store).
+func readPlans(paths []string, strict bool) ([]pathDoc, error) {
+	var out []pathDoc
+	for _, p := range paths {
+		data, err := input.Load(context.Background(), p, input.MaxBytes)
+		if err != nil {
+			return nil, fmt.Errorf("replay: plan file: %w", err)
+		}
+		var d doctorDoc
+		err = json.NewDecoder(bytes.NewReader(data)).Decode(&d)
+		if err == nil && (d.Source != "launch" && d.Source != "log") {
+			err = errors.New("not the output of `nccltune doctor --json` (no \"source\": \"launch\")")
+		}
+		if err == nil && d.Failed {
+			err = errors.New("the doctor launch failed")
+		}
+		if err == nil && len(d.CompareEnv) > 0 && len(d.withSteps()) == 0 {
+			err = errors.New("it compares with --env but records no choice under it (run doctor with NCCL_DEBUG's TUNING lines)")
+		}
+		if err != nil {
+			if strict {
+				return nil, fmt.Errorf("replay: plan file %s: %w", p, err)
+			}
+			continue
+		}
+		out = append(out, pathDoc{path: p, doc: &d})
+	}
+	return out, nil
+}

@@ -1,0 +1,1148 @@
+package sim
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+)
+
+// SimulatedHeaderPrefix starts the line every simulated output carries
+// right after nccl-tests' version line: the header benchfmt's parser reads
+// to label a result simulated.
+const SimulatedHeaderPrefix = benchfmt.SimulatedHeaderPrefix
+
+// testsVersion is the nccl-tests release the simulator imitates.
+const testsVersion = "2.19.6"
+
+// Hooks replaced by tests: the clock (JSON start/end times, -S
+// timestamps) and the endless wait of the hang faults.
+var (
+	now          = time.Now
+	blockForever = func() {
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+)
+
+// exitHung is what Main returns if blockForever ever returns (only in
+// tests): the code a timeout kill would give.
+const exitHung = 124
+
+// launch is one run of the simulated all_reduce_perf.
+type launch struct {
+	p       *Profile
+	o       options
+	cfg     nccl.Config
+	args    []string
+	environ []string
+	out     *bufio.Writer
+	errw    io.Writer
+	log     *ncclLog
+
+	f     *ncclState
+	fault *activeFault
+	// tuner is the tuner plugin NCCL_TUNER_PLUGIN names (tuner.go).
+	tuner *tunerPlugin
+	s     *sampler
+	// replay, when set, is the recorded launch a replay returns: its
+	// plan gives NCCL's choices and its times the samples.
+	replay *replayDraw
+
+	n      int
+	hosts  []string
+	ids    []logID
+	comms  []uint64
+	commID uint64
+	busID  int64
+	// nprocs is the number of processes (one per rank with -t 1 -g 1).
+	nprocs int
+
+	json     *jsonWriter
+	jsonPath string
+
+	errors   int
+	bwSum    float64
+	bwCount  int
+	usedTree bool
+}
+
+// checkOptions applies nccl-tests' checks after parsing (common.cu main).
+// It returns false with the exit code when the test must stop.
+func (l *launch) checkOptions() (int, bool) {
+	o := &l.o
+	ver := versionCode(l.p.NCCLVersion)
+	if o.localRegister == 2 && ver < 22700 {
+		fmt.Fprintf(l.out, "Option -R 2 (symmetric) is not supported before NCCL 2.27. Defaulting to local registration\n")
+		o.localRegister = 1
+	}
+	if o.ctaPolicy > 1 && ver < 22800 {
+		fmt.Fprintf(l.out, "Option -x (cta_policy) %d is not supported before NCCL 2.28. Ignoring\n", o.ctaPolicy)
+		o.ctaPolicy = -1
+	}
+	if o.deviceImpl != 0 && ver < 22800 {
+		fmt.Fprintf(l.errw, "Option -D (device implementation) requires NCCL >= 2.28.0\n")
+		return 255, false
+	}
+	if o.minBytes > o.maxBytes {
+		fmt.Fprintf(l.errw, "invalid sizes for 'minbytes' and 'maxbytes': %d > %d\n", o.minBytes, o.maxBytes)
+		return 255, false
+	}
+	if o.deviceImpl > 0 && o.localRegister != 2 {
+		fmt.Fprintf(l.errw, "device implementation (-D > 0) requires enabling symmetric memory registration (-R 2)\n")
+		return 255, false
+	}
+	if o.perIter != 0 && o.perIter != 1 {
+		fmt.Fprintf(l.errw, "per-iteration timing (-I) only supports 0=off or 1=on. Disabling.\n")
+		o.perIter = 0
+	}
+	if o.perIter != 0 && o.graph >= 1 {
+		fmt.Fprintf(l.errw, "per-iteration timing (-I) is incompatible with CUDA graph mode (-G). Disabling.\n")
+		o.perIter = 0
+	}
+	if o.blocking == 3 && o.graph >= 1 {
+		fmt.Fprintf(l.errw, "blocking mode (-z 3) is incompatible with CUDA graph mode (-G). Disabling.\n")
+		o.blocking = 0
+	}
+	if o.perIterSkip < 0 || o.perIterSkip >= o.iters {
+		fmt.Fprintf(l.errw, "per-iteration skip (-K) must be between 0 and %d. Disabling.\n", o.iters-1)
+		o.perIterSkip = 0
+	}
+	if o.perIterSkip != 0 && o.perIter == 0 {
+		fmt.Fprintf(l.errw, "per-iteration skip (-K) requires per-iteration timing (-I 1). Disabling.\n")
+		o.perIterSkip = 0
+	}
+	if o.stepFactor <= 1 && o.stepBytes <= 0 {
+		// nccl-tests would loop on one size forever.
+		fmt.Fprintf(l.errw, "invalid size specified for 'stepBytes'\n")
+		return 255, false
+	}
+	if o.iters < 1 {
+		o.iters = 1
+	}
+	return 0, true
+}
+
+func (l *launch) run() int {
+	if code, ok := l.checkOptions(); !ok {
+		return code
+	}
+	p, o := l.p, l.o
+	l.n = p.NRanks * max(1, o.nThreads*o.nGpus)
+	l.nprocs = p.NRanks
+	l.f = p.resolveOp(l.cfg, o.collective, true)
+	l.f.n = l.n
+	if l.replay != nil {
+		// The config was recorded running: what the simulated NCCL
+		// would refuse does not apply.
+		l.f.usage = nil
+		if c := l.replay.c.CommChannels; c > 0 {
+			l.f.commChannels = c
+		}
+	}
+	l.s = p.newSampler(l.f, o.noise, o.seed, o.launch)
+	l.log = newNCCLLog(l.out, l.cfg["NCCL_DEBUG"], l.cfg["NCCL_DEBUG_SUBSYS"])
+	l.identities()
+	var err error
+	if l.tuner, err = loadTunerPlugin(l.cfg, p.NCCLVersion, l.nprocs, l.n); err != nil {
+		fmt.Fprintf(l.errw, "%s: SIMULATED fabric: %v\n", programName, err)
+		return 2
+	}
+
+	// Faults that strike before nccl-tests prints anything.
+	if l.fault != nil {
+		switch l.fault.kind {
+		case FaultMPIWireup:
+			l.mpiWireup()
+			return 1
+		case FaultSilent:
+			return 0
+		case FaultGarbage:
+			l.garbage()
+			return 0
+		}
+	}
+
+	l.jsonInit()
+	if code, ok := l.deviceReport(); !ok {
+		l.jsonFinalize()
+		return code
+	}
+	if !l.ncclInit() {
+		l.jsonFinalize()
+		return 3
+	}
+	if l.fault != nil && l.fault.kind == FaultInitHang {
+		return l.hang()
+	}
+	l.resultHeader()
+	if code, ok := l.collectives(); !ok {
+		return code
+	}
+	l.destroy()
+	l.footer()
+	l.jsonFinalize()
+	minBW := -1.0
+	if v, ok := envLookup(l.environ, "NCCL_TESTS_MIN_BW"); ok {
+		minBW = atof(v)
+	}
+	if l.errors > 0 || l.avgBW() < minBW*0.9 {
+		for r := range l.nprocs {
+			fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+		}
+		return 7
+	}
+	return 0
+}
+
+// identities derives host names, pids and pointers, reproducibly from
+// the seed and launch.
+func (l *launch) identities() {
+	rng := newRNG(l.o.seed, int64(l.o.launch), streamIdent)
+	basePid := 1000 + rng.IntN(60000)
+	for r := range l.nprocs {
+		host := fmt.Sprintf("%s%d", l.p.HostPrefix, r)
+		pid := basePid + r
+		if !l.p.ColocatedRanks {
+			pid = 1000 + rng.IntN(60000)
+		}
+		l.hosts = append(l.hosts, host)
+		l.ids = append(l.ids, logID{host: host, pid: pid, tid: pid})
+		l.comms = append(l.comms, 0x550000000000|uint64(rng.Int64N(0xffffffff0))&^0xf)
+	}
+	l.commID = rng.Uint64()
+	l.busID, _ = parseBusID(l.p.BusID)
+}
+
+func envLookup(environ []string, name string) (string, bool) {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func atof(s string) float64 {
+	var v float64
+	fmt.Sscanf(strings.TrimSpace(s), "%g", &v)
+	return v
+}
+
+func (l *launch) avgBW() float64 {
+	if l.bwCount == 0 {
+		return 0
+	}
+	return l.bwSum / float64(l.bwCount)
+}
+
+// mpiWireup is Open MPI's complaint when every host advertises the same
+// docker0 address: it cannot tell its peers apart and never starts.
+func (l *launch) mpiWireup() {
+	peer := l.hosts[len(l.hosts)-1]
+	fmt.Fprintf(l.errw, "[%s][[%d,1],%d][btl_tcp_endpoint.c:625:mca_btl_tcp_endpoint_recv_connect_ack] received unexpected process identifier [[%d,1],%d]\n",
+		l.hosts[0], 27129, 0, 27129, l.nprocs-1)
+	fmt.Fprintf(l.errw, "--------------------------------------------------------------------------\n"+
+		"WARNING: Open MPI accepted a TCP connection from what appears to be a\n"+
+		"another Open MPI process but cannot find a corresponding process\n"+
+		"entry for that peer.\n\n"+
+		"This attempted connection will be ignored; your MPI job may or may not\n"+
+		"continue properly.\n\n"+
+		"  Local host: %s\n"+
+		"  PID:        %d\n"+
+		"--------------------------------------------------------------------------\n", peer, l.ids[len(l.ids)-1].pid)
+}
+
+// garbage writes reproducible random bytes, as a broken binary or a
+// corrupted pipe would.
+func (l *launch) garbage() {
+	rng := newRNG(l.o.seed, int64(l.o.launch), streamGarbage)
+	buf := make([]byte, 4096)
+	for i := range buf {
+		buf[i] = byte(rng.UintN(256))
+	}
+	l.out.Write(buf)
+}
+
+// hang flushes what was printed and waits forever, as NCCL does when it
+// hangs; the runner's timeout must kill the process group.
+func (l *launch) hang() int {
+	l.jsonPartial()
+	l.out.Flush()
+	blockForever()
+	return exitHung
+}
+
+func (l *launch) jsonInit() {
+	path := l.o.jsonFile
+	if path == "" || !strings.EqualFold(jsonExt(path), "json") {
+		return
+	}
+	try := path
+	var file *os.File
+	for i := 0; ; i++ {
+		var err error
+		file, err = os.OpenFile(try, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			fmt.Fprintf(l.out, "# skipping json output; %s not accessible\n", try)
+			return
+		}
+		try = fmt.Sprintf("%s.%d", path, i)
+	}
+	file.Close()
+	fmt.Fprintf(l.out, "# Writing JSON output to %s\n", try)
+	l.jsonPath = try
+	j := &jsonWriter{}
+	l.json = j
+	j.startObject()
+	j.key("version")
+	j.int(3)
+	j.key("start_time")
+	j.str(now().Format("2006-01-02 15:04:05"))
+	j.key("args")
+	j.startList()
+	j.str(l.o.program())
+	for _, a := range l.args {
+		j.str(a)
+	}
+	j.finish()
+	j.key("env")
+	j.startList()
+	for _, e := range l.environ {
+		j.str(e)
+	}
+	j.finish()
+	j.key("nccl_version")
+	j.int(int64(versionCode(l.p.NCCLVersion)))
+	// Not in nccl-tests: says that this document was simulated.
+	j.key(benchfmt.SimulatedJSONKey)
+	j.startObject()
+	j.key("profile")
+	j.str(l.p.Name)
+	j.key("note")
+	j.str("SIMULATED, not a measurement")
+	j.finish()
+}
+
+// jsonExt is nccl-tests' getExtension: after the last dot, if no slash follows.
+func jsonExt(path string) string {
+	dot := strings.LastIndexByte(path, '.')
+	if dot < 0 || dot < strings.LastIndexByte(path, '/') || dot == len(path)-1 {
+		return ""
+	}
+	return path[dot+1:]
+}
+
+func (l *launch) jsonFinalize() {
+	j := l.json
+	if j == nil {
+		return
+	}
+	if len(j.states) == 1 && (j.states[0] == 'o' || j.states[0] == 'O') {
+		j.key("end_time")
+		j.str(now().Format("2006-01-02 15:04:05"))
+	}
+	for len(j.states) > 0 {
+		j.finish()
+	}
+	if err := os.WriteFile(l.jsonPath, []byte(j.b.String()), 0o644); err != nil {
+		fmt.Fprintf(l.errw, "%s: write JSON output %s: %v\n", l.o.program(), l.jsonPath, err)
+	}
+	l.json = nil
+}
+
+// deviceReport is nccl-tests' writeDeviceReport, plus the simulated line.
+func (l *launch) deviceReport() (int, bool) {
+	l.testHeader()
+	l.jsonConfig()
+	return l.devices()
+}
+
+// testHeader prints the header lines nccl-tests writes before the
+// devices: versions, the simulated label and the options in effect.
+func (l *launch) testHeader() {
+	o, p := l.o, l.p
+	ver := versionCode(p.NCCLVersion)
+	w := l.out
+	fmt.Fprintf(w, "# nccl-tests version %s nccl-headers=%d nccl-library=%d\n", testsVersion, ver, ver)
+	fmt.Fprintf(w, "%s%s (SIMULATED, not a measurement)\n", SimulatedHeaderPrefix, p.Name)
+	fmt.Fprintf(w, "# Collective test starting: %s\n", o.program())
+	step, unit := o.stepBytes, "bytes"
+	if o.stepFactor > 1 {
+		step, unit = o.stepFactor, "factor"
+	}
+	fmt.Fprintf(w, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
+		o.nThreads, o.nGpus, o.minBytes, o.maxBytes, step, unit, o.warmup, o.iters, o.agg, o.check, o.graph, o.unalign)
+	switch o.blocking {
+	case 1:
+		fmt.Fprintf(w, "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n")
+	case 2:
+		fmt.Fprintf(w, "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n")
+	case 3:
+		fmt.Fprintf(w, "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n")
+	}
+	if o.perIter != 0 {
+		fmt.Fprintf(w, "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows")
+		if o.perIterSkip != 0 {
+			fmt.Fprintf(w, "; summary skips first %d iterations", o.perIterSkip)
+		}
+		fmt.Fprintf(w, " \n")
+	}
+	if o.parallelInit != 0 {
+		fmt.Fprintf(w, "# Parallel Init Enabled: threads call into NcclInitRank concurrently \n")
+	}
+	fmt.Fprintf(w, "#\n")
+}
+
+// jsonConfig opens the JSON output's "config" object with the options in
+// effect (left open: the devices go inside it).
+func (l *launch) jsonConfig() {
+	j, o := l.json, l.o
+	if j == nil {
+		return
+	}
+	j.key("config")
+	j.startObject()
+	for _, kv := range []struct {
+		k string
+		v int64
+	}{{"nthreads", int64(o.nThreads)}, {"ngpus", int64(o.nGpus)}, {"minimum_bytes", o.minBytes}, {"maximum_bytes", o.maxBytes}} {
+		j.key(kv.k)
+		j.int(kv.v)
+	}
+	if o.stepFactor > 1 {
+		j.key("step_factor")
+		j.int(o.stepFactor)
+	} else {
+		j.key("step_bytes")
+		j.int(o.stepBytes)
+	}
+	for _, kv := range []struct {
+		k string
+		v int
+	}{{"warmup_iters", o.warmup}, {"iterations", o.iters}, {"aggregated_iterations", o.agg}, {"validation", o.check}, {"graph", o.graph}} {
+		j.key(kv.k)
+		j.int(int64(kv.v))
+	}
+	j.key("blocking_collectives")
+	j.boolStr(o.blocking != 0)
+	j.key("per_iter_timing")
+	j.boolStr(o.perIter != 0)
+	j.key("per_iter_skip")
+	j.int(int64(o.perIterSkip))
+	j.key("parallel_init")
+	j.boolStr(o.parallelInit != 0)
+}
+
+// devices lists each rank's device, in text and JSON, closing the JSON
+// config; more GPUs asked for than a node has fails like nccl-tests.
+func (l *launch) devices() (int, bool) {
+	o, p, w := l.o, l.p, l.out
+	fmt.Fprintf(w, "# Using devices\n")
+	if o.nThreads*o.nGpus > p.GPUsPerNode {
+		for range l.nprocs {
+			fmt.Fprintf(l.errw, "Invalid number of GPUs: %d requested but only %d were found.\n", o.nThreads*o.nGpus, p.GPUsPerNode)
+			fmt.Fprintf(l.errw, "Please check the number of processes and GPUs per process.\n")
+		}
+		for r := range l.nprocs {
+			fmt.Fprintf(w, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+		}
+		return 5, false
+	}
+	if l.json != nil {
+		l.json.key("devices")
+		l.json.startList()
+	}
+	for r := range l.nprocs {
+		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.hosts[r], 0, p.BusID, p.GPU)
+		if j := l.json; j != nil {
+			j.startObject()
+			j.key("rank")
+			j.int(int64(r))
+			j.key("group")
+			j.int(0)
+			j.key("pid")
+			j.int(int64(l.ids[r].pid))
+			j.key("hostname")
+			j.str(l.hosts[r])
+			j.key("device")
+			j.int(0)
+			j.key("device_hex")
+			j.str(p.BusID)
+			j.key("device_info")
+			j.str(p.GPU)
+			j.finish()
+		}
+	}
+	if j := l.json; j != nil {
+		j.finish() // devices
+		j.finish() // config
+	}
+	return 0, true
+}
+
+// socketAddr is the rank's address on the profile's IP interface.
+func (l *launch) socketAddr(r int) string {
+	a := l.p.SocketIf.Addr
+	if strings.Contains(a, "%d") {
+		a = fmt.Sprintf(a, r+1)
+	}
+	return a
+}
+
+func (l *launch) ncclVersionString() string {
+	return l.p.NCCLVersion + "+cuda" + l.p.CUDAVersion
+}
+
+// ncclInit prints NCCL's initialisation log and reports false (after
+// printing nccl-tests' failure) when NCCL refuses the environment.
+func (l *launch) ncclInit() bool {
+	for r := range l.nprocs {
+		l.netInit(r)
+	}
+	for r := range l.nprocs {
+		l.log.info(l.ids[r], subInit, "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev 0 nvmlDev 0 busId %x commId 0x%016x - Init START",
+			l.comms[r], r, l.n, l.busID, l.commID)
+	}
+	if l.fault != nil && l.fault.kind == FaultInitHang {
+		return true
+	}
+	if u := l.f.usage; u != nil && u.AtInit {
+		l.refuseAtInit(u)
+		return false
+	}
+	for r := range l.nprocs {
+		l.commInit(r)
+	}
+	return true
+}
+
+// netInit prints rank r's log up to its network: bootstrap, versions,
+// the ENV lines, and the network plugin NCCL ends up with.
+func (l *launch) netInit(r int) {
+	f, p, lg := l.f, l.p, l.log
+	id := l.ids[r]
+	if v, ok := l.cfg["NCCL_SOCKET_IFNAME"]; ok {
+		lg.info(id, subEnv, "NCCL_SOCKET_IFNAME set by environment to %s", v)
+	}
+	lg.info(id, subInit|subBootstrap, "Bootstrap: Using %s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
+	lg.info(id, subInit, "cudaDriverVersion %d", p.CUDADriver)
+	lg.version(id, l.ncclVersionString())
+	if versionCode(p.NCCLVersion) >= 22800 {
+		lg.info(id, subInit, "Comm config nvlinkCentricSched set to 1")
+	}
+	for _, line := range f.envInfo {
+		lg.info(id, subEnv, "%s", line)
+	}
+	lg.info(id, subInit|subNet, "NET/Plugin: Could not find: libnccl-net.so")
+	if f.transport == transportIB {
+		l.netIB(r)
+		return
+	}
+	switch f.socketWhy {
+	case "nodev":
+		lg.info(id, subInit|subNet, "NET/IB : No device found.")
+		lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
+	case "disabled", "plugin":
+		lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
+	}
+	lg.info(id, subInit|subNet, "NET/Socket : Using [0]%s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
+	lg.info(id, subInit|subNet, "Initialized NET plugin Socket")
+	lg.info(id, subInit|subNet, "Assigned NET plugin Socket to comm")
+	lg.info(id, subInit, "Using network Socket")
+}
+
+// netIB prints rank r's IB plugin lines: each NIC, the devices used and
+// a merged virtual device when NICs are merged.
+func (l *launch) netIB(r int) {
+	f, p, lg := l.f, l.p, l.log
+	id := l.ids[r]
+	// The NIC reports its port speed, not what a throttled link
+	// really carries: doctor compares busbw with this.
+	for d, nic := range f.listed {
+		ar := 0
+		if nic.Link == "IB" {
+			ar = 1
+		}
+		lg.info(id, subNet, "NET/IB: [%d] %s:uverbs%d:%d/%s provider=Mlx5 speed=%d context=0x%x pciPath=/sys/devices/pci%s/%s.%d ar=%d",
+			d, nic.Name, d, nic.Port, nic.Link, nic.Gbps*1000, l.comms[r]+uint64(0x1000*(d+1)), p.BusID[:7], p.BusID, d, ar)
+	}
+	var devs strings.Builder
+	for i, nic := range f.listed {
+		fmt.Fprintf(&devs, " [%d]%s:%d/%s", i, nic.Name, nic.Port, nic.Link)
+	}
+	ro := ""
+	if p.RelaxedOrdering {
+		ro = "[RO]"
+	}
+	lg.info(id, subInit|subNet, "NET/IB : Using%s %s; OOB %s:%s<0>", devs.String(), ro, p.SocketIf.Name, l.socketAddr(r))
+	if f.merged {
+		var names []string
+		speed := 0
+		for _, nic := range f.listed {
+			names = append(names, nic.Name)
+			speed += nic.Gbps * 1000
+		}
+		lg.info(id, subNet, "NET/IB : Made virtual device [%d] name=%s speed=%d ndevs=%d", len(f.listed), strings.Join(names, "+"), speed, len(f.listed))
+	}
+	lg.info(id, subInit|subNet, "Initialized NET plugin IB")
+	lg.info(id, subInit|subNet, "Assigned NET plugin IB to comm")
+	lg.info(id, subInit, "Using network IB")
+}
+
+// refuseAtInit prints NCCL's WARN and nccl-tests' failure lines for an
+// environment NCCL refuses while creating the communicator.
+func (l *launch) refuseAtInit(u *UsageError) {
+	for r := range l.nprocs {
+		where := "graph/tuning.cc:97"
+		if strings.HasPrefix(u.Warn, "Error: network") {
+			where = "init.cc:478"
+		}
+		l.log.warn(l.ids[r], where, "%s", u.Warn)
+	}
+	for r := range l.nprocs {
+		fmt.Fprintf(l.out, "%s: Test NCCL failure common.cu:222 'invalid usage (run with NCCL_DEBUG=WARN for details) / '\n", l.hosts[r])
+		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1620\n", l.hosts[r], l.ids[r].pid)
+		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+	}
+}
+
+// commInit prints rank r's communicator set-up to Init COMPLETE; rank 0
+// also logs the rings and the tuning table.
+func (l *launch) commInit(r int) {
+	f, lg := l.f, l.log
+	id := l.ids[r]
+	lg.info(id, subInit, "comm 0x%x rank %d nRanks %d nNodes %d localRanks 1 localRank 0 MNNVL 0", l.comms[r], r, l.n, l.nprocs)
+	if r == 0 {
+		var ring strings.Builder
+		for k := range l.n {
+			fmt.Fprintf(&ring, " %d", k)
+		}
+		for c := range f.commChannels {
+			lg.info(id, subInit, "Channel %02d/%02d :%s", c, f.commChannels, ring.String())
+		}
+	}
+	if r == 0 {
+		l.tuningTable(id)
+	}
+	l.tunerInit(r)
+	lg.info(id, subInit, "%d coll channels, %d collnet channels, 0 nvls channels, %d p2p channels, %d p2p channels per peer",
+		f.commChannels, f.commChannels, f.commChannels, f.commChannels)
+	lg.info(id, subInit, "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev 0 nvmlDev 0 busId %x commId 0x%016x - Init COMPLETE",
+		l.comms[r], r, l.n, l.busID, l.commID)
+}
+
+// resultHeader is nccl-tests' writeResultHeader.
+func (l *launch) resultHeader() {
+	w, o := l.out, l.o
+	tsLbl, tsPad, tsFmt := "", 0, ""
+	if o.timestamps != 0 {
+		tsLbl, tsPad, tsFmt = "timestamp", 19, "%Y-%m-%d %H:%M:%S"
+	}
+	timeStr := "time"
+	if o.cputime != 0 {
+		timeStr = "cputime"
+	}
+	fmt.Fprintf(w, "#\n")
+	if o.perIter != 0 {
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                in-place (+ per-iteration)\n", "", "", "", "", "")
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s\n",
+			"size", "count", "type", "redop", "root",
+			timeStr, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%",
+			timeStr, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", tsPad, tsLbl)
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s\n",
+			"(B)", "(elements)", "", "", "",
+			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)",
+			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", tsPad, tsFmt)
+	} else {
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "")
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type", "redop", "root",
+			timeStr, "algbw", "busbw", "#wrong", timeStr, "algbw", "busbw", "#wrong", tsPad, tsLbl)
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "", "",
+			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", tsPad, tsFmt)
+	}
+	if j := l.json; j != nil {
+		j.key("results")
+		j.startList()
+	}
+}
+
+// connect prints the connection lines NCCL logs at the first collective.
+func (l *launch) connect() {
+	f, lg := l.f, l.log
+	if l.n < 2 || !lg.enabled(subInit|subNet) && !lg.enabled(subInit) {
+		return
+	}
+	gdr := ""
+	if f.transport == transportIB && l.p.GDR {
+		gdr = "/GDRDMA"
+	}
+	// Each channel enters and leaves a host through one rail; where the
+	// profile makes NCCL_CROSS_NIC=1 cost bandwidth (cross_nic_penalty),
+	// it is because rings then leave through the next rail, and the send
+	// lines say so: the routes change exactly when the time does.
+	netDev := func(c int, send bool) int {
+		switch {
+		case f.transport != transportIB:
+			return 0
+		case f.merged:
+			return len(f.listed)
+		}
+		if send && f.crossesRails() {
+			c++
+		}
+		return c % max(1, f.rails)
+	}
+	for r := range l.nprocs {
+		id := l.ids[r]
+		prev, next := (r+l.n-1)%l.n, (r+1)%l.n
+		for c := range f.commChannels {
+			lg.info(id, subInit|subNet, "Channel %02d/0 : %d[0] -> %d[0] [receive] via NET/%s/%d%s", c, prev, r, f.transport, netDev(c, false), gdr)
+		}
+		for c := range f.commChannels {
+			lg.info(id, subInit|subNet, "Channel %02d/0 : %d[0] -> %d[0] [send] via NET/%s/%d%s", c, r, next, f.transport, netDev(c, true), gdr)
+		}
+	}
+	gdrFlag := 0
+	if gdr != "" {
+		gdrFlag = 1
+	}
+	for r := range l.nprocs {
+		lg.info(l.ids[r], subInit, "Connected all rings, use ring PXN 0 GDR %d", gdrFlag)
+	}
+}
+
+// sizes lists one sweep's sizes as nccl-tests' TimeTest loop visits them.
+func (l *launch) sizes() []int64 {
+	o := l.o
+	var out []int64
+	for size := o.minBytes; size <= o.maxBytes; {
+		out = append(out, size)
+		next := size + o.stepBytes
+		if o.stepFactor > 1 {
+			next = size * o.stepFactor
+		}
+		if next <= size {
+			break
+		}
+		size = next
+	}
+	return out
+}
+
+// collectives runs every type, op, cycle and size, printing rows. It
+// returns false with an exit code when the launch dies or fails.
+func (l *launch) collectives() (int, bool) {
+	o := l.o
+	types := []string{o.dtype}
+	if o.dtype == "all" {
+		types = typeNames
+	}
+	ops := []string{o.op}
+	if o.op == "all" {
+		ops = opNames
+	}
+	sizes := l.sizes()
+	stopRow := len(sizes)
+	if a := l.fault; a != nil && (a.kind == FaultHang || a.kind == FaultCrash) {
+		stopRow = faultRow(a, sizes)
+	}
+	if !o.collective.Reduces() {
+		ops = []string{"none"} // nccl-tests runs these once, with no redop
+	}
+	roots := []int{-1}
+	if o.collective.Rooted() {
+		roots = []int{o.root}
+		if o.root == -1 {
+			// -r -1: one sweep per root.
+			roots = make([]int, l.n)
+			for r := range roots {
+				roots[r] = r
+			}
+		}
+	}
+	first := true
+	for ti, typ := range types {
+		for oi, op := range ops {
+			for ri, root := range roots {
+				for cycle := 0; o.cycles == 0 || cycle < o.cycles; cycle++ {
+					key := cycle + 1000*(ti*len(ops)+oi) + 1000000*ri
+					var cycleUS float64
+					for si, size := range sizes {
+						if first {
+							// The first collective connects the rings (and
+							// fails if NCCL has no algorithm for it).
+							l.connect()
+							if u := l.f.usage; u != nil {
+								return l.enqueueFailure(u, typ), false
+							}
+							first = false
+						}
+						if si == stopRow && cycle == 0 && ti == 0 && oi == 0 && ri == 0 {
+							if l.fault.kind == FaultHang {
+								return l.hang(), false
+							}
+							return l.crash(), false
+						}
+						cycleUS += l.row(typ, op, root, size, key)
+					}
+					if o.cycles == 0 {
+						// An endless run (-N 0) keeps the pace of the fabric.
+						l.out.Flush()
+						time.Sleep(time.Duration(math.Max(cycleUS*float64(o.iters), 10000)) * time.Microsecond)
+					}
+				}
+			}
+		}
+	}
+	return 0, true
+}
+
+// enqueueFailure is NCCL refusing the first collective (no algorithm or
+// protocol left), as nccl-tests reports it from every rank.
+func (l *launch) enqueueFailure(u *UsageError, typ string) int {
+	warn := strings.Replace(u.Warn, "ncclFloat32", ncclTypeNames[typ], 1)
+	for r := range l.nprocs {
+		l.log.warn(l.ids[r], "enqueue.cc:2063", "%s", warn)
+	}
+	for r := range l.nprocs {
+		h, pid := l.hosts[r], l.ids[r].pid
+		fmt.Fprintf(l.out, "%s: Test NCCL failure %s:507 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", h, sourceFile(l.o.collective), warn)
+		for _, at := range []string{"common.cu:597", "common.cu:928", sourceFile(l.o.collective) + ":574", "common.cu:972", "common.cu:1768", "common.cu:1454"} {
+			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", h, pid, at)
+		}
+	}
+	l.jsonFinalize()
+	return 3
+}
+
+// crash is a rank dying mid-run: NCCL's last words (with NCCL_DEBUG),
+// then the abort report Open MPI's signal handler prints.
+// jsonPartial writes the JSON document as far as it got, as if the
+// process's buffer reached the file before it died or hung.
+func (l *launch) jsonPartial() {
+	if l.json != nil {
+		os.WriteFile(l.jsonPath, []byte(l.json.b.String()), 0o644)
+	}
+}
+
+func (l *launch) crash() int {
+	l.jsonPartial()
+	r := l.nprocs - 1
+	id := l.ids[r]
+	l.log.warn(logID{host: id.host, pid: id.pid, tid: id.pid + 21}, "transport/net.cc:1311",
+		"Cuda failure 'unspecified launch failure'")
+	l.out.Flush()
+	fmt.Fprintf(l.errw, "[%s:%05d] *** Process received signal ***\n", id.host, id.pid)
+	fmt.Fprintf(l.errw, "[%s:%05d] Signal: Aborted (6)\n", id.host, id.pid)
+	fmt.Fprintf(l.errw, "[%s:%05d] Signal code:  (-6)\n", id.host, id.pid)
+	fmt.Fprintf(l.errw, "[%s:%05d] *** End of error message ***\n", id.host, id.pid)
+	return 134
+}
+
+// row prints one size's line: out-of-place then in-place, each with its
+// per-iteration summary under -I 1. It returns the out-of-place mean.
+func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
+	o, w := l.o, l.out
+	bytes, count := o.collective.RowShape(size, typeSizes[typ], l.n)
+	l.rowStart(typ, op, root, bytes, count)
+	c := l.tunerChoose(l.choose(bytes), bytes)
+	// NCCL's TUNING line prints the call's count times its element size:
+	// one rank's part for all-gather and reduce-scatter (the count column),
+	// the whole buffer otherwise; the tuner is handed the whole buffer.
+	l.logChoice(c, count*int64(typeSizes[typ]))
+	var outMean float64
+	for place := range 2 {
+		mean := l.placeResult(c, bytes, count, key, place)
+		if place == 0 {
+			outMean = mean
+		}
+	}
+	fmt.Fprintf(w, "\n")
+	if j := l.json; j != nil {
+		j.key("actual_iterations")
+		j.int(int64(o.iters))
+		j.key("experiment_name")
+		j.str("")
+		j.finish()
+	}
+	return outMean
+}
+
+// rowStart prints the columns that say what a row measured (size, count,
+// type, op, root) and opens its JSON object.
+func (l *launch) rowStart(typ, op string, root int, bytes, count int64) {
+	fmt.Fprintf(l.out, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", root))
+	if j := l.json; j != nil {
+		j.startObject()
+		j.key("size")
+		j.int(bytes)
+		j.key("count")
+		j.int(count)
+		j.key("type")
+		j.str(typ)
+		j.key("redop")
+		j.str(op)
+		j.key("root")
+		j.str(fmt.Sprintf("%6d", root))
+	}
+}
+
+// logChoice logs NCCL's choice for a size, and the tree connections the
+// first time a tree is used.
+func (l *launch) logChoice(c Choice, bytes int64) {
+	if c.Algo == algoTree && !l.usedTree {
+		l.usedTree = true
+		for r := range l.nprocs {
+			l.log.info(l.ids[r], subInit, "Connected all trees")
+		}
+	}
+	if c.Algo == p2pAlgo {
+		return // send/recv never reaches the tuner's log line
+	}
+	l.log.info(l.ids[0], subTuning, "%s: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%d}", l.o.collective.Function(), bytes, c.LogAlgo(), c.LogProto(), c.Channels-1)
+}
+
+// placeResult times one size out of place (place 0) or in place (1),
+// prints its columns and JSON object and returns the mean time (µs).
+func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float64 {
+	o, w := l.o, l.out
+	samples := l.times(c, bytes, key, place)
+	var mean float64
+	for _, t := range samples {
+		mean += t
+	}
+	mean /= float64(len(samples))
+	algBW := float64(bytes) / (mean * 1e3)
+	busBW := algBW * o.collective.BusFactor(l.n) // nccl-tests' factor: 0 for one rank of a ring op
+	var wrong int64
+	if l.fault != nil && l.fault.kind == FaultWrong && l.fault.hits(bytes) {
+		rng := newRNG(o.seed, int64(o.launch), streamWrong, bytes, int64(key), int64(place))
+		wrong = 1 + count/16 + rng.Int64N(max(1, count/64))
+	}
+	check := o.check > 0
+	if check && wrong > 0 {
+		l.errors += l.nprocs
+	}
+	if check {
+		fmt.Fprintf(w, "  %7s  %6s  %6s  %6s", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6), fmt.Sprintf("%6s", cG(float64(wrong))))
+	} else {
+		fmt.Fprintf(w, "  %7s  %6s  %6s    N/A", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6))
+	}
+	if place == 1 && o.timestamps != 0 && o.perIter == 0 {
+		fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
+	}
+	if j := l.json; j != nil {
+		l.jsonPlace(place, mean, algBW, busBW, check, wrong)
+	}
+	if o.perIter != 0 {
+		l.perIter(samples, bytes, key, place)
+	}
+	l.bwSum += busBW
+	l.bwCount++
+	return mean
+}
+
+// jsonPlace writes one placement's JSON object; nwrong is null when the
+// results were not checked.
+func (l *launch) jsonPlace(place int, mean, algBW, busBW float64, check bool, wrong int64) {
+	j := l.json
+	if place == 0 {
+		j.key("out_of_place")
+	} else {
+		j.key("in_place")
+	}
+	j.startObject()
+	if l.o.cputime != 0 {
+		j.key("cpu_time")
+	} else {
+		j.key("time")
+	}
+	j.double(mean)
+	j.key("alg_bw")
+	j.double(algBW)
+	j.key("bus_bw")
+	j.double(busBW)
+	j.key("nwrong")
+	if check {
+		j.double(float64(wrong))
+	} else {
+		j.null()
+	}
+	j.finish()
+}
+
+// choose is NCCL's choice for one size: the recorded plan's on a
+// replay, the profile's tuner otherwise.
+func (l *launch) choose(bytes int64) Choice {
+	if l.replay != nil {
+		if c, ok := l.replay.c.choose(bytes); ok {
+			return c
+		}
+	}
+	return l.f.choose(bytes)
+}
+
+// times are one size's per-iteration samples. A replay returns the
+// recorded launch's times for both places (the store keeps only the
+// out-of-place ones) and every cycle.
+func (l *launch) times(c Choice, bytes int64, key, place int) []float64 {
+	if l.replay != nil {
+		return l.replay.times(bytes, l.o.iters)
+	}
+	return l.s.times(c, bytes, l.o.iters, key, place)
+}
+
+// perIter prints nccl-tests' i_min i_max i_p99 i_cv% and writes the JSON
+// per-iteration block.
+func (l *launch) perIter(samples []float64, bytes int64, key, place int) {
+	o, w := l.o, l.out
+	st := computeIterStats(samples[o.perIterSkip:])
+	fmt.Fprintf(w, "  %7s  %7s  %7s  %7s", floatStr(st.min, 7), floatStr(st.max, 7), floatStr(st.p99, 7), floatStr(st.cvPct(), 7))
+	if place == 1 && o.timestamps != 0 {
+		fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
+	}
+	j := l.json
+	if j == nil {
+		return
+	}
+	if place == 0 {
+		j.key("out_of_place_per_iter")
+	} else {
+		j.key("in_place_per_iter")
+	}
+	j.startObject()
+	j.key("skipped_iterations")
+	j.int(int64(o.perIterSkip))
+	for _, kv := range []struct {
+		k string
+		v float64
+	}{{"min_us", st.min}, {"max_us", st.max}, {"avg_us", st.avg}, {"p50_us", st.p50}, {"p95_us", st.p95}, {"p99_us", st.p99}, {"stdev_us", st.stdev}, {"cv_pct", st.cvPct()}} {
+		j.key(kv.k)
+		j.double(kv.v)
+	}
+	j.key("times_us")
+	j.startList()
+	for _, t := range samples {
+		j.double(t)
+	}
+	j.finish()
+	if l.nprocs > 1 {
+		j.key("per_process_max_times_us")
+		j.startList()
+		for _, row := range l.s.rankTimes(samples, l.nprocs, bytes, key, place) {
+			j.startList()
+			for _, t := range row {
+				j.double(t)
+			}
+			j.finish()
+		}
+		j.finish()
+	}
+	j.finish()
+}
+
+func (l *launch) destroy() {
+	for r := range l.nprocs {
+		l.log.info(l.ids[r], subInit, "comm 0x%x rank %d nranks %d cudaDev 0 busId %x - Destroy COMPLETE", l.comms[r], r, l.n, l.busID)
+	}
+}
+
+// footer is nccl-tests' writeResultFooter, memory report, finalizeFooter
+// and writeErrors.
+func (l *launch) footer() {
+	w := l.out
+	if j := l.json; j != nil {
+		j.finish() // results
+	}
+	status := "OK"
+	if l.errors > 0 {
+		status = "FAILED"
+	}
+	fmt.Fprintf(w, "# %-20s : %d %s\n", "Out of bounds values", l.errors, status)
+	minBW := -1.0
+	if v, ok := envLookup(l.environ, "NCCL_TESTS_MIN_BW"); ok {
+		minBW = atof(v)
+	}
+	bw := l.avgBW()
+	bwStatus := ""
+	if minBW != -1 {
+		bwStatus = "OK"
+		if bw < minBW*0.9 {
+			bwStatus = "FAILED"
+		}
+	}
+	fmt.Fprintf(w, "# %-20s : %s %s\n", "Avg bus bandwidth", cG(bw), bwStatus)
+	fmt.Fprintf(w, "#\n")
+	fmt.Fprintf(w, "# Collective test concluded: %s\n", l.o.program())
+	if j := l.json; j != nil {
+		j.key("out_of_bounds")
+		j.startObject()
+		j.key("count")
+		j.int(int64(l.errors))
+		j.key("okay")
+		j.boolStr(l.errors == 0)
+		j.finish()
+		j.key("average_bus_bandwidth")
+		j.startObject()
+		j.key("bandwidth")
+		j.double(bw)
+		j.key("okay")
+		if minBW == -1 {
+			j.str("unchecked")
+		} else {
+			j.boolStr(bw >= minBW*0.9)
+		}
+		j.finish()
+	}
+	if l.o.memory != 0 {
+		init := int64(512<<20) + int64(l.f.commChannels)*(8<<20)
+		bufs := 2 * l.o.maxBytes
+		if l.o.check > 0 {
+			bufs = 3 * l.o.maxBytes
+		}
+		fmt.Fprintf(w, "# %-20s : Initialization %s | User-Allocated %s | Collective %s | Total  %s\n", "GPU memory usage",
+			memString(init), memString(bufs), memString(0), memString(init+bufs))
+	}
+	fmt.Fprintf(w, "#\n")
+	fmt.Fprintf(w, "\n")
+	if j := l.json; j != nil {
+		j.key("errors")
+		j.startList()
+		j.str("")
+		j.finish()
+	}
+}
+
+// memString is nccl-tests' getMemString.
+func memString(b int64) string {
+	v, unit := float64(b), " B"
+	switch a := math.Abs(v); {
+	case a >= 1<<30:
+		v, unit = v/(1<<30), " GB"
+	case a >= 1<<20:
+		v, unit = v/(1<<20), " MB"
+	case a >= 1<<10:
+		v, unit = v/(1<<10), " KB"
+	}
+	prec := 0
+	switch a := math.Abs(v); {
+	case a < 10:
+		prec = 2
+	case a < 100:
+		prec = 1
+	}
+	return fmt.Sprintf("%.*f%s", prec, v, unit)
+}

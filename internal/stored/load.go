@@ -1,0 +1,163 @@
+package stored
+
+import (
+	"errors"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/store"
+)
+
+// The one way commands open the database to read studies: read-only, in
+// one short visit, refusing a database that does not exist yet (a usage
+// error, vocab.ErrUsage) and naming the closest names for an unknown
+// study.
+
+// Study is one study as read from the store: its record, its trials in
+// the store's order (by number) and every launch of the study, in order.
+type Study struct {
+	Study    *store.Study
+	Trials   []*store.Trial
+	Launches []*store.Launch
+}
+
+// Name is the study's name.
+func (s *Study) Name() string { return s.Study.Name }
+
+// StartHint is how to make a first study, for a database that holds none.
+const StartHint = "run nccltune search --sim spark4 --band 512K-4M"
+
+// OpenReview opens the database read-only for a command that reads named
+// studies; a database that does not exist yet holds none of them (a usage
+// error naming query).
+func OpenReview(path, query string) (*store.Store, error) {
+	st, err := store.Open(path, store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, vocab.UsageErrorf("no study %q: %v — %s", query, err, StartHint)
+	}
+	return st, err
+}
+
+// ListStudies lists the summaries of the studies that carry every label
+// in labels (all of them when labels is empty); a database that does not
+// exist yet holds no studies.
+func ListStudies(path string, labels map[string]string) ([]store.StudySummary, error) {
+	st, err := store.Open(path, store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	sums, err := st.Studies()
+	if err != nil || len(labels) == 0 {
+		return sums, err
+	}
+	var out []store.StudySummary
+	for _, s := range sums {
+		match := true
+		for k, v := range labels {
+			if got, ok := s.Labels[k]; !ok || got != v {
+				match = false
+			}
+		}
+		if match {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// LoadOptions says how Load reads the named studies.
+type LoadOptions struct {
+	// Distinct refuses one study named twice (export would write its
+	// files twice).
+	Distinct bool
+	// Reread parses again the NCCL logs of launches stored before their
+	// transport's data paths were read (see rereadTransport): what show,
+	// plot and the report present is what today's parser reads.
+	Reread bool
+}
+
+// ReviewLoad is how the review commands (show, plot, report, compare of
+// two studies) read studies.
+var ReviewLoad = LoadOptions{Reread: true}
+
+// LoadOne loads a study, its trials and its launches in one short
+// read-only visit, as the review commands read it.
+func LoadOne(path, query string) (*Study, error) {
+	studies, err := Load(path, []string{query}, ReviewLoad)
+	if err != nil {
+		return nil, err
+	}
+	return studies[0], nil
+}
+
+// Load loads each named study with its trials and launches in one short
+// read-only visit, so review commands work while a search runs. An
+// unknown study is a usage error (vocab.ErrUsage) naming the closest
+// names.
+func Load(path string, queries []string, how LoadOptions) ([]*Study, error) {
+	st, err := OpenReview(path, queries[0])
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var out []*Study
+	given := map[uint64]string{}
+	for _, q := range queries {
+		study, err := st.Study(q)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, vocab.Mark(vocab.ErrUsage, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if first, dup := given[study.ID]; dup && how.Distinct {
+			return nil, vocab.UsageErrorf("%q and %q are the same study, %s: give it once", first, q, study.Name)
+		}
+		given[study.ID] = q
+		trials, err := st.Trials(study.ID)
+		if err != nil {
+			return nil, err
+		}
+		launches, err := st.Launches(study.ID)
+		if err != nil {
+			return nil, err
+		}
+		if how.Reread {
+			rereadTransport(st, study, launches)
+		}
+		out = append(out, &Study{Study: study, Trials: trials, Launches: launches})
+	}
+	return out, nil
+}
+
+// rereadTransport reads again, with today's parser, the stored NCCL logs of
+// launches whose facts were parsed before nccltune read NCCL's channel
+// lines (their Transport is "Using network …", which on one host says
+// nothing about the data: NVLink may carry it all), and completes the
+// study's fabric from them. Only the copy in memory changes; a log that
+// cannot be read leaves the facts as they were.
+func rereadTransport(st *store.Store, study *store.Study, launches []*store.Launch) {
+	for _, l := range launches {
+		f := l.Facts
+		if f == nil || f.Transport == "" || f.Network != "" || len(f.Routes) > 0 {
+			continue
+		}
+		raw, err := st.RawOutput(l.ID)
+		if err != nil || raw == nil {
+			continue
+		}
+		if again := benchfmt.ParseFacts(append(append([]byte{}, raw.Stdout...), raw.Stderr...)); again != nil && len(again.Routes) > 0 {
+			l.Facts = again
+		}
+	}
+	for _, l := range launches {
+		if l.Phase == vocab.PhaseExplain && l.Facts != nil && len(l.Facts.Routes) > 0 {
+			study.Platform.AddTransport(l.Facts)
+			return
+		}
+	}
+}

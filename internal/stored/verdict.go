@@ -1,0 +1,209 @@
+package stored
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/store"
+)
+
+// Verdict is a study's conclusion in plain words: a headline ("keep NCCL
+// defaults: no significant gain", or the recommended env) and the lines
+// that support it.
+type Verdict struct {
+	Headline string
+	Details  []string
+	// Change is true when the study recommends changing the defaults.
+	Change bool
+	// Decided is false while there is no recommendation at all.
+	Decided bool
+}
+
+// Conclusion is what a study concluded, as far as its summary tells:
+// enough for the one rule of whether it keeps what it compared with, and
+// the headline search, show, history, the exports and the report say.
+type Conclusion struct {
+	Status string
+	// Rec is the recommendation's headline; nil until decided.
+	Rec *store.RecommendationSummary
+	// Baseline is what the study compared with: the user's settings
+	// (--baseline-env), empty for NCCL's defaults.
+	Baseline nccl.Config
+	// Refused names the part or guarded op that refused the candidate
+	// ("broadcast at 1M"), when one did (store.Recommendation.RefusedBy).
+	Refused string
+	// Ending is why the study ended as it did (store.Recommendation.Ending);
+	// "" for a summary written before it was recorded.
+	Ending string
+}
+
+// ConclusionOf is a stored study's conclusion.
+func ConclusionOf(s *store.Study) Conclusion {
+	c := Conclusion{Status: s.Status, Baseline: nccl.Config(s.BaselineEnv).Clone()}
+	if r := s.Recommendation; r != nil {
+		headline := r.Summary()
+		c.Rec, c.Refused, c.Ending = &headline, headline.Refused, headline.Ending
+	}
+	return c
+}
+
+// SummaryConclusion is the conclusion of a study's summary (history).
+func SummaryConclusion(s store.StudySummary) Conclusion {
+	c := Conclusion{Status: s.Status, Rec: s.Recommendation, Baseline: nccl.Config(s.BaselineEnv).Clone()}
+	if c.Rec != nil {
+		c.Refused, c.Ending = c.Rec.Refused, c.Rec.Ending
+	}
+	return c
+}
+
+// Keeps reports whether the study keeps what it compared with — NCCL's
+// defaults or the user's baseline: no significant gain, or nothing to
+// change from NCCL's defaults. The one rule every command says.
+func (c Conclusion) Keeps() bool {
+	return c.Rec != nil && (!c.Rec.Significant || len(nccl.Config(c.Rec.Env).Clone()) == 0 && len(c.Baseline) == 0)
+}
+
+// RunEnv is the env to run after the study: the recommendation; the
+// baseline when the study keeps it (the user's settings stay); none when
+// it keeps NCCL's defaults or has not decided.
+func (c Conclusion) RunEnv() nccl.Config {
+	switch {
+	case c.Rec == nil:
+		return nccl.Config{}
+	case c.Keeps():
+		return c.Baseline.Clone()
+	}
+	return nccl.Config(c.Rec.Env).Clone()
+}
+
+// BaselineName is what the study compared with, in words: "NCCL
+// defaults", or "your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128)".
+func (c Conclusion) BaselineName() string {
+	if len(c.Baseline) == 0 {
+		return "NCCL defaults"
+	}
+	return "your baseline (" + c.Baseline.Key() + ")"
+}
+
+// refusal is what the candidate did to what refused it, in the words
+// after "the candidate".
+func (c Conclusion) refusal() string {
+	how := ""
+	if c.Rec != nil {
+		how = c.Rec.RefusedHow
+	}
+	switch how {
+	case store.RefusedNotShownSafe:
+		return "is not shown safe for " + c.Refused
+	case store.RefusedFails:
+		return "makes " + c.Refused
+	}
+	return "makes " + c.Refused + " significantly slower"
+}
+
+// Headline is the conclusion in one phrase, and whether it changes what
+// the study compared with and whether it decided at all.
+func (c Conclusion) Headline() (text string, change, decided bool) {
+	r := c.Rec
+	switch {
+	case r == nil && c.Status == vocab.StatusRunning:
+		return "not decided yet (the study is still running)", false, false
+	case r == nil:
+		return fmt.Sprintf("none (the study is %s)", c.Status), false, false
+	case c.Keeps() && c.Refused != "":
+		return "keep " + c.BaselineName() + ": the candidate " + c.refusal(), false, true
+	case c.Keeps():
+		return "keep " + c.BaselineName() + ": " + keepWhy(c.Ending), false, true
+	}
+	if key := nccl.Config(r.Env).Key(); key != "" {
+		return key, true, true
+	}
+	// Against the user's settings, NCCL's defaults can win.
+	return "NCCL defaults (unset your baseline's " + strings.Join(c.Baseline.Names(), " ") + ")", true, true
+}
+
+// keepWhy says in a few words why a study kept its baseline, from the
+// ending it stored (search.Ending* or the confirmation's model.Verdict*;
+// the values are the stored record's, so they are spelled here rather
+// than imported from search, which the printers do not need). The one
+// place these words are written: search, show, history, every export and
+// the report say them through Headline.
+func keepWhy(ending string) string {
+	switch ending {
+	case model.VerdictBelowMinEffect:
+		return "the gain is below the minimum effect"
+	case model.VerdictFutile:
+		return "the confirmation excluded a gain worth having"
+	case model.VerdictSlower, model.VerdictSlightlySlower:
+		return "the candidate is slower"
+	case "op-regression":
+		return "the candidate makes another collective significantly slower"
+	case "guard-regression":
+		return "the candidate is slower at a guard size"
+	case "switches-on-disabled":
+		return "the candidate switches on what NCCL's defaults disabled"
+	case "candidate-failed":
+		return "the candidate failed during confirmation"
+	case "no-candidate":
+		return "no other config ran successfully"
+	case "same-as-baseline":
+		return "the best config found runs the same plan as the baseline"
+	case "interrupted":
+		return "interrupted before a decision"
+	case "cannot-decide":
+		return "the budget left cannot decide a confirmation"
+	}
+	return "no significant gain"
+}
+
+// VerdictOf states the study's conclusion.
+func VerdictOf(s *store.Study) Verdict {
+	r := s.Recommendation
+	var v Verdict
+	v.Headline, v.Change, v.Decided = ConclusionOf(s).Headline()
+	switch {
+	case !v.Decided:
+		return v
+	case v.Change:
+		if w := s.Parts(); w.Timed() && r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
+			// A timed workload's objective is the time a step spends in its
+			// calls, and is said so.
+			v.Details = append(v.Details, fmt.Sprintf("time per step %.1f → %.1f µs, %s (95%% CI), p=%.3g",
+				w.StepUS(r.BaselineScoreUS), w.StepUS(r.ScoreUS), SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
+		} else {
+			v.Details = append(v.Details, fmt.Sprintf("band speedup %s (95%% CI), p=%.3g", SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
+			if r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
+				v.Details = append(v.Details, fmt.Sprintf("band score %.1f µs with "+baselineName(s)+" → %.1f µs", r.BaselineScoreUS, r.ScoreUS))
+			}
+		}
+		if r.BaselineLaunches > 0 || r.CandidateLaunches > 0 {
+			v.Details = append(v.Details, fmt.Sprintf("confirmed by %d vs %d interleaved launches", r.BaselineLaunches, r.CandidateLaunches))
+		}
+	}
+	// A recommendation's reason restates the lines above (speedup,
+	// interval, p, launches); keeping the defaults needs its reason.
+	if r.Reason != "" && !v.Change {
+		v.Details = append(v.Details, r.Reason)
+	}
+	if s.Simulated {
+		v.Details = append(v.Details, "(SIMULATED fabric: a demonstration, not a measurement of real hardware)")
+	}
+	return v
+}
+
+// baselineName is what a study compared with: NCCL's defaults, or the
+// user's own settings (--baseline-env).
+func baselineName(s *store.Study) string { return ConclusionOf(s).BaselineName() }
+
+// SpeedupText is "×8.12 [7.88, 8.38]", without the interval when it is
+// unknown.
+func SpeedupText(speedup float64, ci [2]float64) string {
+	s := fmt.Sprintf("×%.2f", speedup)
+	if ci[0] > 0 && ci[1] > 0 {
+		s += fmt.Sprintf(" [%.2f, %.2f]", ci[0], ci[1])
+	}
+	return s
+}

@@ -1,0 +1,106 @@
+package stored
+
+import (
+	"testing"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+)
+
+// TestConclusion: the one rule of what a study concluded — kept NCCL's
+// defaults, kept the user's baseline, or changed — with the env to run
+// and the headline, the same from a study and from its summary.
+func TestConclusion(t *testing.T) {
+	baseline := map[string]string{"NCCL_MAX_NCHANNELS": "8", "NCCL_PROTO": "^LL128"}
+	for _, tc := range []struct {
+		name     string
+		baseline map[string]string
+		rec      *store.Recommendation
+		status   string
+		keeps    bool
+		run      string
+		headline string
+	}{
+		{"defaults kept", nil, &store.Recommendation{Env: map[string]string{}}, vocab.StatusDone, true, "", "keep NCCL defaults: no significant gain"},
+		{"baseline kept", baseline, &store.Recommendation{Env: map[string]string{}}, vocab.StatusDone, true, "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "keep your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128): no significant gain"},
+		{"baseline kept, a candidate not significant", baseline, &store.Recommendation{Env: map[string]string{"NCCL_ALGO": "Tree"}}, vocab.StatusDone, true, "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "keep your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128): no significant gain"},
+		{"change", nil, &store.Recommendation{Env: map[string]string{"NCCL_PROTO": "^LL128"}, Significant: true}, vocab.StatusDone, false, "NCCL_PROTO=^LL128", "NCCL_PROTO=^LL128"},
+		{"defaults beat the baseline", baseline, &store.Recommendation{Env: map[string]string{}, Significant: true}, vocab.StatusDone, false, "", "NCCL defaults (unset your baseline's NCCL_MAX_NCHANNELS NCCL_PROTO)"},
+		{"running", nil, nil, vocab.StatusRunning, false, "", "not decided yet (the study is still running)"},
+		// Why a study kept its baseline is said from its stored ending, in
+		// every command (search's text had its own words; the others said
+		// "no significant gain" for a candidate refused at a guard size).
+		{"slower at a guard size", nil, &store.Recommendation{Env: map[string]string{}, Ending: search.EndingGuard}, vocab.StatusDone, true, "", "keep NCCL defaults: the candidate is slower at a guard size"},
+		{"below the minimum effect", baseline, &store.Recommendation{Env: map[string]string{}, Ending: model.VerdictBelowMinEffect}, vocab.StatusDone, true, "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "keep your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128): the gain is below the minimum effect"},
+		{"refused by a guarded op", nil, &store.Recommendation{Env: map[string]string{}, Ending: search.EndingOpRegression,
+			OpGuards: []store.OpGuard{{Op: nccl.Broadcast, Refused: true, WorstBytes: 1 << 20}}}, vocab.StatusDone, true, "", "keep NCCL defaults: the candidate makes broadcast at 1M significantly slower"},
+	} {
+		s := &store.Study{Name: "s1", Status: tc.status, BaselineEnv: tc.baseline, Recommendation: tc.rec}
+		for how, c := range map[string]Conclusion{"study": ConclusionOf(s), "summary": SummaryConclusion(summaryOf(s))} {
+			headline, _, _ := c.Headline()
+			if c.Keeps() != tc.keeps || c.RunEnv().Key() != tc.run || headline != tc.headline {
+				t.Errorf("%s (%s): keeps %v, runs %q, says %q; want %v, %q, %q", tc.name, how, c.Keeps(), c.RunEnv().Key(), headline, tc.keeps, tc.run, tc.headline)
+			}
+		}
+		if v := VerdictOf(s); v.Headline != tc.headline {
+			t.Errorf("%s: VerdictOf says %q, Conclusion %q", tc.name, v.Headline, tc.headline)
+		}
+	}
+}
+
+// summaryOf is what store's summary of s holds of its conclusion.
+func summaryOf(s *store.Study) store.StudySummary {
+	sum := store.StudySummary{Name: s.Name, Status: s.Status, BaselineEnv: nccl.Config(s.BaselineEnv).Clone()}
+	if r := s.Recommendation; r != nil {
+		headline := r.Summary()
+		sum.Recommendation = &headline
+	}
+	return sum
+}
+
+// TestRefusalWords: the headline says how the part or op refused the
+// candidate, as the study decided it: a timed call not shown safe is not
+// "significantly slower" (verify printed that of a +4.6 % call whose
+// upper bound was +7.5 %), and a failing op is not either.
+func TestRefusalWords(t *testing.T) {
+	for _, tc := range []struct {
+		rec  store.Recommendation
+		want string
+	}{
+		{store.Recommendation{Parts: []store.PartComparison{{Op: nccl.Broadcast, Band: "1M", Refused: true, NotShownSafe: true}}},
+			"keep NCCL defaults: the candidate is not shown safe for its call broadcast 1M"},
+		{store.Recommendation{Parts: []store.PartComparison{{Op: nccl.AllToAll, Band: "512K-8M", Refused: true}}},
+			"keep NCCL defaults: the candidate makes its part alltoall 512K-8M significantly slower"},
+		{store.Recommendation{OpGuards: []store.OpGuard{{Op: nccl.SendRecv, Refused: true, Failed: "the candidate failed"}}},
+			"keep NCCL defaults: the candidate makes sendrecv fail (the candidate failed)"},
+		{store.Recommendation{OpGuards: []store.OpGuard{{Op: nccl.Broadcast, Refused: true, WorstBytes: nccl.MiB}}},
+			"keep NCCL defaults: the candidate makes broadcast at 1M significantly slower"},
+	} {
+		rec := tc.rec
+		s := &store.Study{Status: vocab.StatusDone, Recommendation: &rec}
+		if got, _, _ := ConclusionOf(s).Headline(); got != tc.want {
+			t.Errorf("headline %q, want %q", got, tc.want)
+		}
+		if got, _, _ := SummaryConclusion(store.StudySummary{Status: vocab.StatusDone, Recommendation: ptr(rec.Summary())}).Headline(); got != tc.want {
+			t.Errorf("history's headline %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestEveryKeepingEndingHasWords: each ending a study can keep its
+// baseline with has its own words (keepWhy spells the stored values, so
+// this checks them against search's and model's names).
+func TestEveryKeepingEndingHasWords(t *testing.T) {
+	for _, ending := range []string{model.VerdictBelowMinEffect, model.VerdictFutile, model.VerdictSlower, model.VerdictSlightlySlower,
+		search.EndingOpRegression, search.EndingGuard, search.EndingSwitchesOnDisabled, search.EndingCandidateFailed, search.EndingNoCandidate,
+		search.EndingSameAsBaseline, search.EndingInterrupted, search.EndingCannotDecide} {
+		if why := keepWhy(ending); why == keepWhy("") {
+			t.Errorf("ending %q is said as %q, the words of an unknown ending", ending, why)
+		}
+	}
+}

@@ -1,0 +1,27 @@
+package studyrun
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/store"
+)
+
+// CreateStudy stores a new study; a name already taken is the user's to
+// change (vocab.ErrUsage).
+func CreateStudy(st *store.Store, study *store.Study) error {
+	err := st.CreateStudy(study)
+	if errors.Is(err, store.ErrNameTaken) {
+		return vocab.UsageErrorf("--name: %w (nccltune history lists the names)", errors.Unwrap(err))
+	}
+	return err
+}
+
+// aKind is the kind with its article: "a search", "an import".
+func aKind(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
+}

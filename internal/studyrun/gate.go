@@ -1,0 +1,132 @@
+package studyrun
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/fabric"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/store"
+)
+
+// GateResult is gate's verdict on a config, or the launch that failed
+// before there could be one.
+type GateResult struct {
+	Study   *store.Study
+	Verdict fabric.Verdict
+	// Launches counts the counted launches; Notes are the statistics'
+	// caveats on them.
+	Launches int
+	Notes    []model.Warning
+	// FailedAt is the number (from 1) of a launch that failed, hung or
+	// returned wrong results, with what it was (Failure) and doctor's
+	// diagnosis of its output (Warnings); 0 when none did.
+	FailedAt int
+	Failure  string
+	Warnings []fabric.Warning
+}
+
+// GateReport is gate's JSON document.
+type GateReport struct {
+	fabric.Verdict
+	Study      string            `json:"study"`
+	Simulated  bool              `json:"simulated"`
+	SimProfile string            `json:"sim_profile,omitempty"`
+	Env        nccl.Config       `json:"env"`
+	BaseEnv    map[string]string `json:"base_env,omitempty"`
+	Launches   int               `json:"launches"`
+	Notes      []model.Warning   `json:"notes,omitempty"`
+	// FabricFailed is set when a launch failed, hung or returned wrong
+	// results; Failure says which and why, Error is that in the one error
+	// shape (the command sets it: it knows the exit code), Warnings are
+	// doctor's diagnosis.
+	FabricFailed bool             `json:"fabric_failed"`
+	Failure      string           `json:"-"`
+	Error        *vocab.ErrorJSON `json:"error,omitempty"`
+	Warnings     []fabric.Warning `json:"warnings,omitempty"`
+}
+
+// GateReportOf is gate's report of r, its verdict on cfg under baseEnv:
+// without a verdict (not passed, FabricFailed) when a launch failed before
+// the fabric could be measured.
+func GateReportOf(r *GateResult, cfg nccl.Config, baseEnv map[string]string) GateReport {
+	study := r.Study
+	rep := GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
+		Env: cfg.Clone(), BaseEnv: baseEnv, Launches: r.Launches, Notes: r.Notes}
+	if r.FailedAt > 0 {
+		rep.Pass, rep.FabricFailed, rep.Failure, rep.Warnings = false, true, r.Failure, r.Warnings
+	}
+	return rep
+}
+
+// Gate measures o.Config at the thresholds' sizes, o.Repeats times, and
+// judges each size against its threshold on basis. A failed verdict is a
+// result, not an error; a launch that failed is reported with doctor's
+// diagnosis in the result (and the study marked failed).
+func Gate(ctx context.Context, st *store.Store, thresholds []fabric.Threshold, basis fabric.Basis, o RepeatOptions) (*GateResult, error) {
+	sizes := make([]int64, len(thresholds))
+	for i, t := range thresholds {
+		sizes[i] = t.Bytes
+	}
+	r, launches, last, failed, err := repeat(ctx, st, vocab.KindGate, vocab.RoleGate, vocab.PhaseGate, sizes[0], sizes[len(sizes)-1], sizes, o)
+	if err != nil {
+		return nil, err
+	}
+	res := &GateResult{Study: r.Study, Verdict: fabric.Verdict{JudgedOn: basis, Checks: []fabric.Check{}}}
+	if failed != nil {
+		res.FailedAt, res.Failure = r.FailedAt, fmt.Sprintf("launch %d %s: %s", r.FailedAt, failed.Outcome, failed.Reason)
+		res.Warnings = diagnoseFailed(o, failed)
+		return res, nil
+	}
+	measured, notes := fabric.Measure(launches, sizes, fabric.BusBWFactor(last.Result))
+	res.Verdict = fabric.Judge(thresholds, measured, basis)
+	res.Launches, res.Notes = len(launches), notes
+	reason := ""
+	if !res.Verdict.Pass {
+		reason = "gate failed: " + FailedChecks(res.Verdict)
+	}
+	if err := r.Finish(reason); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// diagnoseFailed is doctor's diagnosis of what a failed launch printed.
+func diagnoseFailed(o RepeatOptions, l *benchfmt.Launch) []fabric.Warning {
+	out := append(append([]byte{}, l.Stdout...), l.Stderr...)
+	env := map[string]string{}
+	for k, v := range o.Launch.Spec.BaseEnv {
+		env[k] = v
+	}
+	for k, v := range o.Config {
+		env[k] = v
+	}
+	diag := fabric.Diagnose(l.Result, benchfmt.ParseNCCLInit(out),
+		fabric.Context{BaseEnv: env, Outcome: l.Outcome, Reason: l.Reason, Timeout: o.Launch.Spec.Timeout})
+	return diag.Warnings
+}
+
+// FailedChecks names the checks that failed: "1M median 1.38 < 9 GB/s".
+func FailedChecks(v fabric.Verdict) string {
+	var parts []string
+	for _, c := range v.Checks {
+		if c.Pass {
+			continue
+		}
+		value, what := c.BusBW, "median"
+		if v.JudgedOn == fabric.OnLowerBound {
+			value, what = c.BusBWLo, "lower bound"
+		}
+		switch {
+		case c.Note != "":
+			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

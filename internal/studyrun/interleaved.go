@@ -1,0 +1,667 @@
+package studyrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/fabric"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+)
+
+// AB is one interleaved comparison of two configs: verify's (a study's
+// recommendation against its baseline) or compare's.
+type AB struct {
+	Kind     string // vocab.KindVerify or vocab.KindCompare
+	Verifies string // the study verified, for verify
+	Band     nccl.Band
+	BandText string
+	Guards   []int64
+	// Collective is the collective measured ("all_reduce"; "" is all-reduce):
+	// every launch of the comparison runs it, whatever the launch flags' --op.
+	Collective string
+	Base, Cand nccl.Config
+	// Claim is what the verified study claimed of Cand against Base; nil
+	// when it claimed nothing of this pair.
+	Claim *Claim
+	// CheckCand launches Cand once with NCCL's debug log before anything
+	// else, unscored (once per op of a workload of several parts): a
+	// candidate that fails there (a tuner plugin that crashes) ends the
+	// comparison before any measurement, and the launch shows what NCCL
+	// and a tuner plugin did (ABResult.Checks).
+	CheckCand bool
+	// Parts, when it has several, is the workload the comparison measures
+	// as its study did: one launch per op for each measurement, scored
+	// by the study's objective, and compared part by part. GuardOps are
+	// the collectives outside it measured, GuardLaunches per arm each, for
+	// a candidate the comparison recommends. Either makes the comparison
+	// one of collectives (search.Reconfirm).
+	Parts         nccl.Workload
+	GuardOps      []nccl.Op
+	GuardLaunches int
+	// GuardOpsSkipped are the collectives left out of the default guarded
+	// ops, each with why: stored with the comparison's study and reported
+	// as search reports its own (SearchOptions.GuardOpsSkipped), so that
+	// an op left unguarded is never dropped silently.
+	GuardOpsSkipped []string
+	// Stats are the statistics the comparison decides with (the verified
+	// study's minimum effect and alpha); zero is model.DefaultOptions.
+	Stats model.Options
+	// Delivered, for a comparison of one op, are the sizes the candidate
+	// as deployed (a tuner CSV) must not make slower: judged one by one,
+	// Holm across them (model.CompareGuards, the guards' rule), and each
+	// significantly slower by more than the minimum effect refuses the
+	// candidate (verify exits 1). Set by GuardDelivered.
+	Delivered []int64
+	// TunerCSV is the tuner CSV Cand hands the plugin (verify
+	// --tuner-plugin), stored with the study: the temporary file Cand's
+	// NCCL_TUNER_CONFIG_FILE names is removed when the command ends.
+	TunerCSV string
+}
+
+// GuardDelivered makes a comparison of one op judge the candidate as it
+// is delivered: at every size of the band and at the power of two just
+// outside each edge, where a tuner row stretched past what was measured
+// (a first row from 0 bytes, a last one to the top) changes what NCCL
+// runs; those sizes join the launches' sweep as guard sizes. A workload's
+// parts are judged part by part as its study judged them.
+func (ab *AB) GuardDelivered() {
+	if len(ab.Parts) > 1 {
+		return
+	}
+	lo, hi := ab.Band.Sweep()
+	if lo <= 0 {
+		return
+	}
+	sizes := ab.Band.Sizes()
+	outside := []int64{}
+	if lo > 1 {
+		outside = append(outside, lo/2)
+	}
+	if hi <= math.MaxInt64/2 {
+		outside = append(outside, hi*2)
+	}
+	for _, g := range outside {
+		if !slices.Contains(ab.Guards, g) {
+			ab.Guards = append(ab.Guards, g)
+		}
+	}
+	slices.Sort(ab.Guards)
+	ab.Delivered = append(sizes, outside...)
+	slices.Sort(ab.Delivered)
+	ab.Delivered = slices.Compact(ab.Delivered)
+}
+
+// ofOps reports whether ab measures more than its one op
+// (nccl.Workload.BeyondOnePart).
+func (ab AB) ofOps() bool { return ab.Parts.BeyondOnePart(ab.GuardOps) }
+
+// stats are the statistics ab decides with.
+func (ab AB) stats() model.Options {
+	if ab.Stats == (model.Options{}) {
+		return model.DefaultOptions()
+	}
+	return ab.Stats
+}
+
+// searchOptions are ab as the study options search.Reconfirm measures
+// with: the workload (or the one band and op), guard sizes, guarded ops
+// and statistics.
+func (ab AB) searchOptions() search.Options {
+	o := search.Options{Band: ab.Band, Op: ab.op(), Guard: ab.Guards, GuardOps: ab.GuardOps, GuardLaunches: ab.GuardLaunches, Stats: ab.stats()}
+	if len(ab.Parts) > 1 {
+		o.Workload = ab.Parts
+	}
+	return o
+}
+
+// checkOps are the ops the candidate's debug check launches: the
+// workload's that reach NCCL's tuner (one each; alltoall and sendrecv run
+// as send/recv, and no tuner call of theirs could show anything), or the
+// comparison's one op.
+func (ab AB) checkOps() []nccl.Op {
+	if len(ab.Parts) < 2 {
+		return []nccl.Op{ab.op()}
+	}
+	var out []nccl.Op
+	for _, op := range ab.Parts.Ops() {
+		if _, tuned := op.PerFunction(); tuned {
+			out = append(out, op)
+		}
+	}
+	if len(out) == 0 {
+		return ab.Parts.Ops()[:1]
+	}
+	return out
+}
+
+// Claim is a search's claimed speedup, which verify checks, and whether
+// the search recommended the config (a fresh refusal by a part or a
+// guarded op then fails verify).
+type Claim struct {
+	Speedup     float64    `json:"speedup"`
+	SpeedupCI   [2]float64 `json:"speedup_ci"`
+	Recommended bool       `json:"recommended"`
+}
+
+// VerifyResult is the verdict of a verify (or interleaved compare) run,
+// its --json document.
+type VerifyResult struct {
+	Study    string `json:"study"`
+	Verifies string `json:"verifies,omitempty"`
+	// BaselineEnv is what the config was compared with ({} for NCCL's
+	// defaults).
+	BaselineEnv map[string]string `json:"baseline_env"`
+	Simulated   bool              `json:"simulated"`
+	Env         map[string]string `json:"env"`
+	Launches    int               `json:"launches_per_arm"`
+	Speedup     float64           `json:"speedup"`
+	SpeedupCI   [2]float64        `json:"speedup_ci"`
+	PValue      float64           `json:"p_value"`
+	Significant bool              `json:"significant"`
+	Reason      string            `json:"reason"`
+	Claimed     *Claim            `json:"claimed"`
+	Consistent  bool              `json:"consistent"`
+	// TunerPlugin is what verify --tuner-plugin saw of the plugin.
+	TunerPlugin *TunerVerify `json:"tuner_plugin,omitempty"`
+	// Ending is the rule that decided (search.Ending*, or the comparison's
+	// model.Verdict*); Verdict the conclusion in the words show and the
+	// search use (stored.Conclusion).
+	Ending  string `json:"ending"`
+	Verdict string `json:"verdict"`
+	// Parts are a workload's parts, compared one by one (none for one
+	// part); Guards the guarded ops measured (none without guarded ops, or
+	// when the comparison did not recommend the config). Each has its
+	// verdict in stored.OpVerdicts' words.
+	Parts  []VerifyPart  `json:"parts"`
+	Guards []VerifyGuard `json:"guards"`
+	// GuardOpsSkipped are the default guarded ops the comparison left
+	// out, each with why, as the study stores them ([] when none).
+	GuardOpsSkipped []string `json:"guard_ops_skipped"`
+	// Refused names the part or guarded op that refused the config ("its
+	// part alltoall 512K-8M", "broadcast at 1M"), "" when none did.
+	Refused string `json:"refused"`
+	// Failed: the fresh measurement contradicts the claim (Consistent is
+	// false), or verify refused a config the study recommended (or one
+	// named with --env): verify exits 1.
+	Failed bool `json:"failed"`
+}
+
+// VerifyPart is one part of a workload as verify measured it.
+type VerifyPart struct {
+	store.PartComparison
+	Verdict string `json:"verdict"`
+}
+
+// VerifyGuard is one guarded op as verify measured it.
+type VerifyGuard struct {
+	store.OpGuard
+	Verdict string `json:"verdict"`
+}
+
+// TunerVerify is a tuner CSV measured through a plugin: the plugin, what
+// its debug launch showed, the warnings, and whether the CSV reproduced
+// the study's gain.
+type TunerVerify struct {
+	Plugin string `json:"plugin"`
+	// Check is the plugin as the debug launch logged it (nil without
+	// NCCL's lines).
+	Check    *benchfmt.TunerPlugin `json:"check"`
+	Warnings []fabric.Warning      `json:"warnings"`
+	// Reproduces: the CSV's speedup agrees with the study's claim.
+	Reproduces bool `json:"reproduces"`
+	// PerOp are a workload's check launches, one per op (Check is the
+	// first op's); nil for one op.
+	PerOp []OpCheck `json:"per_op,omitempty"`
+}
+
+// VerifyResultOf is the result of ab's interleaved comparison r, with
+// launches per arm.
+func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
+	study, rec := r.Study, r.Study.Recommendation
+	// Significant is the verdict's, as stored (rec.Significant), not the
+	// band decision's (r.Comparison.Recommend): for a comparison of
+	// collectives the band may gain while a part or guarded op refuses
+	// the config, and the JSON must say what the text and show say.
+	v := VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
+		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
+		Significant: rec.Significant, Reason: rec.Reason, Claimed: ab.Claim, Consistent: r.Consistent,
+		Ending: rec.Ending, Parts: []VerifyPart{}, Guards: []VerifyGuard{}, GuardOpsSkipped: append([]string{}, study.GuardOpsSkipped...)}
+	c := stored.ConclusionOf(study)
+	v.Verdict, _, _ = c.Headline()
+	v.Refused = c.Refused
+	verdicts := stored.OpVerdicts(rec)
+	for i, p := range rec.Parts {
+		v.Parts = append(v.Parts, VerifyPart{PartComparison: p, Verdict: verdicts[i].Verdict})
+	}
+	for i, g := range rec.OpGuards {
+		v.Guards = append(v.Guards, VerifyGuard{OpGuard: g, Verdict: verdicts[len(rec.Parts)+i].Verdict})
+	}
+	// A refusal fails verify of what the study recommended, or of what the
+	// user named; of a candidate the study itself refused, it is what the
+	// study found too. compare reports it.
+	v.Failed = ab.Claim != nil && !r.Consistent || ab.Kind == vocab.KindVerify && v.Refused != "" && (ab.Claim == nil || ab.Claim.Recommended)
+	if plugin := ab.Cand[nccl.TunerPluginVar]; plugin != "" {
+		v.TunerPlugin = &TunerVerify{Plugin: plugin, Warnings: []fabric.Warning{}, Reproduces: ab.Claim != nil && r.Consistent}
+		for _, oc := range r.Checks {
+			v.TunerPlugin.Warnings = append(v.TunerPlugin.Warnings, oc.Warnings...)
+		}
+		if len(r.Checks) > 0 {
+			v.TunerPlugin.Check = r.Checks[0].Plugin
+		}
+		if len(r.Checks) > 1 {
+			v.TunerPlugin.PerOp = r.Checks
+		}
+	}
+	return v
+}
+
+// OpCheck is the candidate's debug check launch of one op: what the
+// tuner plugin did with its calls, and the warnings, each naming the op.
+type OpCheck struct {
+	Op nccl.Op `json:"op"`
+	// Plugin is the plugin as the launch logged it (nil without NCCL's
+	// lines).
+	Plugin   *benchfmt.TunerPlugin `json:"check"`
+	Warnings []fabric.Warning      `json:"warnings"`
+}
+
+// opCheckOf is op's check launch l.
+func opCheckOf(op nccl.Op, l *benchfmt.Launch, several bool) OpCheck {
+	c := OpCheck{Op: op, Warnings: TunerWarningsOf(l)}
+	if l != nil && l.Result != nil && l.Result.Facts != nil {
+		c.Plugin = l.Result.Facts.Tuner
+	}
+	if several {
+		// Which op's calls fell back is the point of a check per op.
+		for i := range c.Warnings {
+			c.Warnings[i].Message = string(op) + ": " + c.Warnings[i].Message
+		}
+	}
+	return c
+}
+
+// TunerWarningsOf are the warnings a tuner plugin's debug launch shows
+// (fabric's), never nil.
+func TunerWarningsOf(l *benchfmt.Launch) []fabric.Warning {
+	out := []fabric.Warning{}
+	if l == nil || l.Result == nil || l.Result.Facts == nil {
+		return out
+	}
+	return append(out, fabric.TunerWarnings(l.Result.Facts.Tuner, fabric.TunerRunOf(l.Result))...)
+}
+
+// TunerCheck judges verify --tuner-plugin's debug launch: NCCL must have
+// loaded the plugin, or the CSV would never be used.
+func TunerCheck(l *benchfmt.Launch) error {
+	for _, w := range TunerWarningsOf(l) {
+		if w.Code == fabric.CodeTunerNotLoaded {
+			return fmt.Errorf("%s; fix: %s", w.Message, w.Fix)
+		}
+	}
+	if l != nil && l.Result != nil && (l.Result.Facts == nil || l.Result.Facts.Tuner == nil) {
+		return fmt.Errorf("the tuner plugin's debug launch logged no TUNER line: NCCL did not read NCCL_TUNER_PLUGIN (an NCCL older than 2.19, or a launcher that does not pass the environment to the ranks)")
+	}
+	return nil
+}
+
+// ABOptions are how an AB comparison runs.
+type ABOptions struct {
+	Launch LaunchSettings
+	// Launches per arm.
+	Launches int
+	// Name, if set, names the new study (--name, --label).
+	Name func(*store.Study)
+	// Started, if set, hears of the study once it is stored.
+	Started func(*store.Study)
+	// CheckOK, if set, judges ab.CheckCand's launch: its error ends the
+	// comparison there (vocab.ErrFabric), before any measurement.
+	CheckOK func(*benchfmt.Launch) error
+	// Progress, if set, hears of each launch as it ends: n of total.
+	Progress func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch)
+}
+
+// ABResult is what an AB comparison measured.
+type ABResult struct {
+	// Study is the stored study, its Recommendation the comparison's.
+	Study *store.Study
+	// Comparison is the candidate against the baseline over the band.
+	Comparison model.Comparison
+	// Consistent is set when ab had a claim: the fresh measurement and
+	// the claim agree (each one's estimate lies inside the other's
+	// interval, or their intervals overlap).
+	Consistent bool
+	// Checks are the candidate's debug launches when ab.CheckCand, one
+	// per op.
+	Checks []OpCheck
+}
+
+// RunAB measures ab.Base and ab.Cand alternately (B C B C …, after one
+// uncounted warm-up of B), with search's confirmation at a design of one
+// look (a fixed-size test at alpha), and stores the launches and the
+// comparison as a study of ab.Kind. A comparison of collectives (several
+// parts, or guarded ops) is search.Reconfirm's: each measurement one
+// launch per op, the parts and guarded ops judged as the study judged
+// them. A launch that fails is vocab.ErrFabric; stopped by the user,
+// vocab.ErrInterrupted.
+func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult, error) {
+	study, err := ab.create(st, o)
+	if err != nil {
+		return nil, err
+	}
+	sizes := study.Sizes
+	if ab.ofOps() {
+		sizes = ab.searchOptions().ScoredKeys()
+	}
+	rec := NewRecorder(st, study, sizes)
+	base := &search.Trial{Number: 0, Config: ab.Base.Clone(), Role: vocab.RoleBaseline, State: vocab.TrialRunning}
+	cand := &search.Trial{Number: 1, Config: ab.Cand, Role: vocab.RoleCandidate, State: vocab.TrialRunning}
+	for _, t := range []*search.Trial{base, cand} {
+		if err := rec.SaveTrial(t); err != nil {
+			return nil, err
+		}
+	}
+	if o.Started != nil {
+		o.Started(study)
+	}
+	var last *benchfmt.Launch
+	run := ab.launcher(study, rec, o, &last)
+	finish := func(status, reason string) {
+		study.Status, study.Reason = status, reason
+		_ = st.UpdateStudy(study)
+	}
+	// stopped stores why the run ended early: the user, or a failure.
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			finish(vocab.StatusInterrupted, "interrupted by the user")
+			return vocab.ErrInterrupted
+		}
+		finish(vocab.StatusFailed, err.Error())
+		return err
+	}
+	var checks []OpCheck
+	if ab.CheckCand {
+		ops := ab.checkOps()
+		for _, op := range ops {
+			err := run(ctx, cand, op, vocab.PhasePlan, false)
+			checks = append(checks, opCheckOf(op, last, len(ops) > 1))
+			if err == nil && o.CheckOK != nil {
+				if err = o.CheckOK(last); err != nil {
+					err = vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s: %w", op, err))
+				}
+			}
+			if err != nil {
+				return &ABResult{Study: study, Checks: checks}, stopped(err)
+			}
+		}
+	}
+	var res *ABResult
+	if ab.ofOps() {
+		res, err = ab.reconfirm(ctx, study, rec, o, base, cand, len(checks))
+	} else {
+		res, err = ab.confirm(ctx, study, run, base, cand, o)
+	}
+	if err != nil {
+		return nil, stopped(err)
+	}
+	if len(checks) > 0 {
+		res.Checks = checks
+	}
+	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
+	_ = rec.SaveTrials([]*search.Trial{base, cand})
+	finish(vocab.StatusDone, ab.reason())
+	return res, nil
+}
+
+// confirm is the comparison of one op: a warm-up, then o.Launches of
+// each arm, interleaved (search.Confirm), decided over the band.
+func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base, cand *search.Trial, o ABOptions) (*ABResult, error) {
+	if err := run(ctx, base, ab.op(), vocab.PhaseWarmup, false); err != nil {
+		return nil, err
+	}
+	opt := ab.stats()
+	// A fixed number of launches per arm is a design of one look at alpha:
+	// its decision is model.Compare's at opt.
+	design := model.PlanConfirm(o.Launches, o.Launches, opt.Alpha)
+	out, err := search.Confirm(ctx, search.Confirmation{Baseline: base, Candidate: cand, Design: design, Sizes: study.Sizes, Stats: opt,
+		Launch: func(ctx context.Context, t *search.Trial) error {
+			return run(ctx, t, ab.op(), vocab.PhaseConfirm, true)
+		}})
+	if err != nil {
+		return nil, err
+	}
+	return ab.conclude(study, base, cand, out.Look.Comparison, opt), nil
+}
+
+// reconfirm is the comparison of collectives (search.Reconfirm), its
+// launches after the check launches made before, stored and concluded as
+// the search stores its confirmation (RecommendationOf).
+func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o ABOptions, base, cand *search.Trial, made int) (*ABResult, error) {
+	launcher := &lastLauncher{Launcher: &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}}
+	r := search.Reconfirmation{Options: ab.searchOptions(), Baseline: base, Candidate: cand, Launches: o.Launches, Seq: made,
+		Launcher: launcher, Recorder: rec}
+	if o.Progress != nil {
+		total := ab.launches(o)
+		r.OnEvent = func(ev search.Event) { o.Progress(ev.Seq+1, total, ev.Phase, ev.Trial, ev.Launch) }
+	}
+	res, err := search.Reconfirm(ctx, r)
+	if err != nil {
+		if errors.Is(err, vocab.ErrFabric) && launcher.last != nil {
+			err = fmt.Errorf("%w%s", err, tunerCrash(launcher.last, o.Launch.Spec.BaseEnv, cand.Config))
+		}
+		return nil, err
+	}
+	so := ab.searchOptions()
+	sr := RecommendationOf(res, so)
+	sr.Env, sr.CandidateTrialID = ab.Cand.Clone(), cand.ID
+	sr.SpeedupCI = [2]float64{finiteOr(sr.SpeedupCI[0], sr.Speedup), finiteOr(sr.SpeedupCI[1], sr.Speedup)}
+	sr.PValue = finiteOr(sr.PValue, 1)
+	study.Recommendation = sr
+	return &ABResult{Study: study, Comparison: *res.Decision, Consistent: ab.agrees(sr.SpeedupCI)}, nil
+}
+
+// lastLauncher keeps the latest launch, for the message of one that
+// failed.
+type lastLauncher struct {
+	search.Launcher
+	last *benchfmt.Launch
+}
+
+func (l *lastLauncher) Launch(ctx context.Context, req search.Request) (*benchfmt.Launch, error) {
+	out, err := l.Launcher.Launch(ctx, req)
+	l.last = out
+	return out, err
+}
+
+// op is the collective the comparison measures.
+func (ab AB) op() nccl.Op { return nccl.Op(ab.Collective).OrAllReduce() }
+
+// create stores the comparison's study with the decision settings it
+// decides at (so a verify of it decides at them too), and, for a
+// comparison of collectives, its parts and guarded ops.
+func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
+	band := ab.Band
+	opt := ab.stats()
+	study := &store.Study{Kind: ab.Kind, Band: ab.BandText, BandMin: band.Min, BandMax: band.Max,
+		Sizes: band.Sizes(), GuardSizes: ab.Guards, Collective: string(ab.op()), BaseEnv: o.Launch.Spec.BaseEnv,
+		BaselineEnv: ab.Base.Clone(), GuardOpsSkipped: ab.GuardOpsSkipped, TunerCSV: ab.TunerCSV,
+		Launch: StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
+		Budget: store.Budget{Launches: ab.launches(o)}, Status: vocab.StatusRunning,
+		Reason: ab.reason(), Search: &store.SearchSettings{MinEffect: opt.MinEffect, Alpha: opt.Alpha}}
+	if ab.ofOps() {
+		study.GuardOps = ab.GuardOps
+		study.Search.GuardLaunches = guardLaunchesOf(ab.searchOptions())
+		if len(ab.Parts) > 1 {
+			for _, p := range ab.Parts {
+				study.Workload = append(study.Workload, store.PartOf(p))
+			}
+		}
+	}
+	if o.Name != nil {
+		o.Name(study)
+	}
+	if err := CreateStudy(st, study); err != nil {
+		return nil, err
+	}
+	return study, nil
+}
+
+// launches is how many launches the comparison makes at most: the checks,
+// one warm-up and o.Launches per arm (a round of one per op for a
+// workload), and the guarded ops'.
+func (ab AB) launches(o ABOptions) int {
+	n := 2*o.Launches + 1
+	if ab.ofOps() {
+		n = search.Reconfirmation{Options: ab.searchOptions(), Launches: o.Launches}.ReconfirmLaunches()
+	}
+	if ab.CheckCand {
+		n += len(ab.checkOps())
+	}
+	return n
+}
+
+// abLaunch makes and records one launch of t measuring op.
+type abLaunch func(ctx context.Context, t *search.Trial, op nccl.Op, phase string, scored bool) error
+
+// launcher makes and records the comparison's launches, in order, over
+// the band and the guard sizes, keeping the latest in *last; a plan-phase
+// launch has NCCL's debug log. A launch that does not end OK marks its
+// trial failed and is vocab.ErrFabric, naming a crash in a tuner plugin
+// and its fix.
+func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch) abLaunch {
+	launcher := &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}
+	seq := 0
+	return func(ctx context.Context, t *search.Trial, op nccl.Op, phase string, scored bool) error {
+		lo, hi := ab.sweep(op)
+		req := search.Request{Op: op, Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number,
+			Debug: phase == vocab.PhasePlan}
+		l, err := launcher.Launch(ctx, req)
+		seq++
+		*last = l
+		if err != nil {
+			if l != nil {
+				_ = rec.SaveLaunch(t, req, l, false, 0)
+			}
+			return err
+		}
+		ok := l.Outcome == benchfmt.OK
+		var score float64
+		if ok && scored {
+			var ml model.Launch
+			ml, score, _ = search.Measure(l, study.Sizes) // 0 when it lacks a size: stored unscored
+			t.Confirm = append(t.Confirm, ml)
+		}
+		if !ok {
+			t.State, t.Reason = vocab.TrialFailed, l.Reason
+		}
+		if err := rec.SaveLaunch(t, req, l, ok && scored, score); err != nil {
+			return err
+		}
+		if o.Progress != nil {
+			o.Progress(seq, ab.launches(o), phase, t, l)
+		}
+		if !ok {
+			return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s launch of %s %s: %s%s", phase, t.Config, l.Outcome, l.Reason, tunerCrash(l, o.Launch.Spec.BaseEnv, t.Config)))
+		}
+		return nil
+	}
+}
+
+// sweep is the sizes a launch of op covers: the search's rule
+// (search.SweepRange) for the study ab re-measures, so that a fresh
+// comparison sweeps what the study swept.
+func (ab AB) sweep(op nccl.Op) (lo, hi int64) { return search.SweepRange(ab.searchOptions(), op) }
+
+// tunerCrash names a crash inside the tuner plugin a config runs, and its
+// fix, as doctor does (fabric's diagnosis); "" for any other failure.
+func tunerCrash(l *benchfmt.Launch, base map[string]string, cfg nccl.Config) string {
+	if l == nil || cfg[nccl.TunerPluginVar] == "" {
+		return ""
+	}
+	env := map[string]string{}
+	for k, v := range base {
+		env[k] = v
+	}
+	for k, v := range cfg {
+		env[k] = v
+	}
+	for _, w := range fabric.Diagnose(l.Result, nil, fabric.Context{BaseEnv: env, Outcome: l.Outcome, Reason: l.Reason}).Warnings {
+		if w.Code == fabric.CodeTunerPluginCrash {
+			return ". " + w.Message + ". Fix: " + w.Fix
+		}
+	}
+	return ""
+}
+
+// agrees reports whether a fresh speedup interval overlaps ab's claim
+// (false without one: nothing was claimed).
+func (ab AB) agrees(ci [2]float64) bool {
+	return ab.Claim != nil && ab.Claim.SpeedupCI[0] <= ci[1] && ci[0] <= ab.Claim.SpeedupCI[1]
+}
+
+// freshNoise is the simulated launches' seed of a comparison: another
+// stream than the search's.
+func freshNoise(o ABOptions) int64 { return o.Launch.Seed + 7919 }
+
+// conclude stores the comparison as the study's recommendation and says
+// whether it agrees with ab's claim.
+func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Comparison, opt model.Options) *ABResult {
+	speedupCI := [2]float64{finiteOr(cmp.Lo, cmp.Speedup), finiteOr(cmp.Hi, cmp.Speedup)}
+	res := &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
+	ending := cmp.Verdict
+	if cmp.Recommend {
+		ending = search.EndingRecommended
+	}
+	study.Recommendation = &store.Recommendation{Env: ab.Cand.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI,
+		Significant: cmp.Recommend, PValue: finiteOr(cmp.P, 1), Reason: cmp.Reason, Ending: ending, MinEffect: opt.MinEffect,
+		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
+		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
+		PerSize: SizeComparisons(base.Confirm, cand.Confirm, study.Sizes, opt),
+		Guards:  SizeComparisons(base.Confirm, cand.Confirm, ab.Guards, opt)}
+	study.Recommendation.CandidateTrialID = cand.ID
+	if cmp.Recommend {
+		study.Recommendation.TrialID = cand.ID
+	}
+	ab.judgeDelivered(study.Recommendation, base, cand, opt)
+	return res
+}
+
+// judgeDelivered judges ab.Delivered (the guards' rule, model.CompareGuards)
+// and stores the verdict as the op's guard: a size significantly slower by
+// more than the minimum effect refuses the candidate, naming the size.
+func (ab AB) judgeDelivered(rec *store.Recommendation, base, cand *search.Trial, opt model.Options) {
+	if len(ab.Delivered) == 0 {
+		return
+	}
+	r := model.CompareGuards([]model.GuardInput{{Name: string(ab.op()), Baseline: base.Confirm, Candidate: cand.Confirm, Sizes: ab.Delivered}}, opt)[0]
+	rec.OpGuards = append(rec.OpGuards, opGuardOf(search.OpGuard{Op: ab.op(), Result: r, Sizes: ab.Delivered, Refused: r.Slower}))
+	if !r.Slower {
+		return
+	}
+	var slower []string
+	for _, s := range r.Sizes {
+		if s.Slower {
+			slower = append(slower, fmt.Sprintf("%s (%+.1f%% time, p=%.2g at Holm's level %.2g)", nccl.FormatSize(s.Bytes), 100*(1/s.Speedup-1), s.P, s.Level))
+		}
+	}
+	rec.Significant, rec.TrialID, rec.Ending = false, 0, search.EndingOpRegression
+	rec.Reason = fmt.Sprintf("%s makes %s significantly slower at %s, sizes it delivers to outside what was measured or inside it; do not deploy it: export the study again, or keep the env export",
+		ab.Cand, ab.op(), strings.Join(slower, ", "))
+}
+
+// reason is the stored note of what the comparison was for.
+func (ab AB) reason() string {
+	if ab.Verifies != "" {
+		return "verifies " + ab.Verifies
+	}
+	return "compares " + ab.Cand.String() + " with " + ab.Base.String()
+}

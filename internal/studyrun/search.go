@@ -1,0 +1,429 @@
+package studyrun
+
+import (
+	"context"
+	"math"
+	"sort"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+)
+
+// LaunchSettings is how a study's launches run: the spec (config, sizes and the
+// simulator's per-launch seed are filled in per launch), whether it is the
+// simulated fabric (--sim), and the simulator's seed.
+type LaunchSettings struct {
+	Spec      runner.Spec
+	Simulated bool
+	Seed      int64
+}
+
+// SearchOptions are what a search study runs with.
+type SearchOptions struct {
+	// Study is the search's settings; a resumed study's own replace its
+	// band, guard, space, baseline, seed, budget and decision settings.
+	Study  search.Options
+	Launch LaunchSettings
+	// Resume names the interrupted study to continue; empty starts one.
+	Resume string
+	// Name, if set, names a new study (--name, --label).
+	Name func(*store.Study)
+	// CheckResume, if set, is asked before a stored study resumes: its
+	// error refuses (e.g. launch settings other than the study's).
+	CheckResume func(*store.Study) error
+	// GuardOpsSkipped are the collectives left out of the default guarded
+	// ops, each with why (stored with the study, shown by show).
+	GuardOpsSkipped []string
+}
+
+// guardLaunchesOf is what the study stores of GuardLaunches: nothing
+// when no op is guarded.
+func guardLaunchesOf(so search.Options) int {
+	if len(so.GuardOps) == 0 {
+		return 0
+	}
+	return so.GuardLaunches
+}
+
+// studyStats are the statistics a stored study decides with
+// (stored.StatsOf): resume continues with them and verify re-decides with
+// them, so a resumed study and its verification cannot disagree on what
+// is a gain.
+func studyStats(s *store.Study) model.Options { return stored.StatsOf(s) }
+
+// SearchRun is a search study ready to run: created, or loaded with its
+// trials to resume.
+type SearchRun struct {
+	Store *store.Store
+	Study *store.Study
+	// Options are the search's settings, a resumed study's own.
+	Options search.Options
+	launch  LaunchSettings
+	prior   []*search.Trial
+	// priorLaunches are the launches a resumed study made before.
+	priorLaunches int
+}
+
+// PrepareSearch creates the study, or loads it and its trials to resume.
+// A study that cannot resume (not a search, finished, another fabric) is
+// refused with vocab.ErrUsage.
+func PrepareSearch(st *store.Store, o SearchOptions) (*SearchRun, error) {
+	r := &SearchRun{Store: st, Options: o.Study, launch: o.Launch}
+	if o.Resume == "" {
+		study, err := newSearchStudy(st, o)
+		if err != nil {
+			return nil, err
+		}
+		r.Study = study
+		return r, nil
+	}
+	if err := r.resume(o); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// newSearchStudy stores a new search study of o.
+func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
+	so := o.Study
+	study := &store.Study{
+		Kind: vocab.KindSearch, Band: so.Band.String(), BandMin: so.Band.Min, BandMax: so.Band.Max,
+		Sizes: so.Band.Sizes(), GuardSizes: so.Guard, Collective: string(so.Parts()[0].Op.OrAllReduce()),
+		GuardOps: so.GuardOps, GuardOpsSkipped: o.GuardOpsSkipped,
+		Space: SpaceMap(so.Space), BaseEnv: o.Launch.Spec.BaseEnv, Launch: StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed),
+		BaselineEnv: so.Baseline.Clone(),
+		Simulated:   o.Launch.Simulated, Seed: so.Seed,
+		Budget: store.Budget{Launches: so.Budget, Time: so.Time},
+		Search: &store.SearchSettings{Sampler: so.Sampler, ConfirmLaunches: so.ConfirmLaunches,
+			MinEffect: so.Stats.MinEffect, Alpha: so.Stats.Alpha, AllowDisabled: so.AllowDisabled,
+			GuardLaunches: guardLaunchesOf(so), ScopeLists: so.ScopeLists},
+		Status: vocab.StatusRunning,
+	}
+	if len(so.Workload) > 1 || so.Workload.Timed() {
+		// A timed workload is kept even of one call: its calls are what
+		// its objective and guards read on resume, show and export.
+		for _, p := range so.Workload {
+			study.Workload = append(study.Workload, store.PartOf(p))
+		}
+	}
+	if o.Name != nil {
+		o.Name(study)
+	}
+	if err := CreateStudy(st, study); err != nil {
+		return nil, err
+	}
+	return study, nil
+}
+
+// resume loads the study o.Resume names, with its settings and trials,
+// and marks it running again.
+func (r *SearchRun) resume(o SearchOptions) error {
+	st := r.Store
+	study, err := st.Study(o.Resume)
+	if err != nil {
+		return vocab.Mark(vocab.ErrUsage, err)
+	}
+	if study.Kind != vocab.KindSearch {
+		return vocab.UsageErrorf("study %s is %s, not a search; only searches resume", study.Name, aKind(study.Kind))
+	}
+	if study.Status == vocab.StatusDone {
+		return vocab.UsageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
+	}
+	if study.Simulated != o.Launch.Simulated {
+		return vocab.UsageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name,
+			map[bool]string{true: "the simulated fabric", false: "real hardware"}[study.Simulated],
+			map[bool]string{true: "--sim " + study.Launch.SimProfile, false: "without --sim"}[study.Simulated])
+	}
+	if o.CheckResume != nil {
+		if err := o.CheckResume(study); err != nil {
+			return err
+		}
+	}
+	so := &r.Options
+	so.Band = nccl.Band{Min: study.BandMin, Max: study.BandMax}
+	so.Guard = study.GuardSizes
+	so.Space = SpaceFromMap(study.Space)
+	so.Baseline = nccl.Config(study.BaselineEnv).Clone()
+	so.Seed = study.Seed
+	if study.Budget.Launches > 0 {
+		so.Budget = study.Budget.Launches
+	}
+	so.Time = study.Budget.Time
+	so.Op, so.Workload, so.GuardOps = study.Op(), nil, study.GuardOps
+	if len(study.Workload) > 1 || study.Parts().Timed() {
+		so.Workload = study.Parts()
+	}
+	so.ScopeLists = false
+	// The study decides as it was set up to, whatever the defaults now,
+	// and as verify of it decides.
+	so.Stats = studyStats(study)
+	if ss := study.Search; ss != nil {
+		// And it samples and confirms as it was set up to.
+		so.Sampler, so.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
+		so.AllowDisabled, so.ScopeLists = ss.AllowDisabled, ss.ScopeLists
+		if ss.GuardLaunches > 0 {
+			so.GuardLaunches = ss.GuardLaunches
+		}
+	}
+	if err := so.Validate(); err != nil {
+		return err
+	}
+	trials, launches, err := LoadTrials(st, study, *so)
+	if err != nil {
+		return err
+	}
+	study.Status, study.Reason = vocab.StatusRunning, ""
+	if err := st.UpdateStudy(study); err != nil {
+		return err
+	}
+	r.Study, r.prior, r.priorLaunches = study, trials, launches
+	return nil
+}
+
+// Run runs the search (search.Run) with its launches stored as they end,
+// and stores how it ended: the recommendation and NCCL's plan when it
+// decided. Interrupted, it returns what is known with an error that is
+// vocab.ErrInterrupted and the study marked interrupted; a failed
+// baseline or a missing benchmark is vocab.ErrFabric.
+func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*search.Result, error) {
+	st, study := r.Store, r.Study
+	sizes := r.Options.ScoredKeys()
+	rec := NewRecorder(st, study, sizes)
+	launcher := &Launcher{Base: r.launch.Spec, Seed: r.Options.Seed}
+	res, runErr := search.Run(ctx, r.Options, launcher, rec, r.prior, r.priorLaunches, onEvent)
+	switch {
+	case runErr != nil && res != nil && ctx.Err() != nil:
+		study.Status, study.Reason = vocab.StatusInterrupted, "interrupted by the user"
+		if err := st.UpdateStudy(study); err != nil {
+			return nil, err
+		}
+		return res, vocab.ErrInterrupted
+	case runErr != nil:
+		study.Status, study.Reason = vocab.StatusFailed, runErr.Error()
+		_ = st.UpdateStudy(study)
+		return nil, runErr // a failed baseline, a missing benchmark or launcher: vocab.ErrFabric
+	}
+	study.Recommendation = RecommendationOf(res, r.Options)
+	study.Plans = PlanSummaryOf(res.Plan)
+	study.Status, study.Reason = vocab.StatusDone, ""
+	if err := st.UpdateStudy(study); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// LoadTrials rebuilds the search's trials from the store for --resume:
+// each trial's measurements as so's study made them (search.Regroup: a
+// workload's rounds, the guarded ops' launches), and its debug launches.
+func LoadTrials(st *store.Store, study *store.Study, so search.Options) ([]*search.Trial, int, error) {
+	recs, err := st.Trials(study.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	launches, err := st.Launches(study.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	byID := map[uint64]*search.Trial{}
+	stored := map[*search.Trial][]search.StoredLaunch{}
+	var out []*search.Trial
+	for _, r := range recs {
+		t := &search.Trial{ID: r.ID, Number: r.Number, Config: r.Config, Role: r.Role,
+			State: vocab.TrialState(r.State), Reason: r.Reason}
+		if t.State == vocab.TrialComplete {
+			t.State = vocab.TrialRunning
+		}
+		byID[r.ID] = t
+		out = append(out, t)
+	}
+	sort.SliceStable(launches, func(i, j int) bool { return launches[i].Seq < launches[j].Seq })
+	for _, l := range launches {
+		t := byID[l.TrialID]
+		if t == nil {
+			continue
+		}
+		t.Launches++
+		if l.Phase == vocab.PhasePlan || l.Phase == vocab.PhaseExplain {
+			// The search reads NCCL's plan back from these instead of
+			// launching again (the stored facts are the log's).
+			rl := &benchfmt.Launch{Op: l.Op, Outcome: l.Outcome, Reason: l.Reason, Simulated: l.Simulated,
+				Result: &benchfmt.Result{Facts: l.Facts}}
+			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl})
+		}
+		sl := search.StoredLaunch{Op: l.Op, Phase: l.Phase, Scored: l.Outcome == benchfmt.OK && l.Scored, Failed: l.Outcome != benchfmt.OK}
+		if sl.Scored {
+			sl.Launch, sl.ScoreUS = model.LaunchOf(l.Sizes), l.ScoreUS
+		}
+		stored[t] = append(stored[t], sl)
+	}
+	for _, t := range out {
+		so.Regroup(t, stored[t])
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, len(launches), nil
+}
+
+// SpaceMap is the space as the store keeps it.
+func SpaceMap(s search.Space) map[string][]string {
+	m := map[string][]string{}
+	for _, d := range s {
+		m[d.Knob] = d.Choices
+	}
+	return m
+}
+
+// SpaceFromMap orders dimensions as nccl.Knobs does, so a stored space
+// comes back as it was built.
+func SpaceFromMap(m map[string][]string) search.Space {
+	var s search.Space
+	for _, name := range nccl.KnobNames() {
+		if ch, ok := m[name]; ok {
+			s = append(s, search.Dimension{Knob: name, Choices: ch})
+		}
+	}
+	return s
+}
+
+// StoredLaunchSettings are the launch settings a study stores, so that resume
+// and verify can launch, and check that they launch, the same way; seed
+// is the simulator's.
+func StoredLaunchSettings(s runner.Spec, seed int64) store.LaunchSettings {
+	ls := store.LaunchSettings{Launcher: s.Launcher, NP: s.NP, Hosts: s.Hosts, MPIArgs: s.MPIArgs,
+		Bench: s.Bench, BenchArgs: s.BenchArgs, Timeout: s.Timeout, Instrument: s.Instrument, Prefix: s.Prefix,
+		Run: &store.RunSettings{Iters: s.Iters, Warmup: s.Warmup, MPIFlavor: s.MPIFlavor, MPIRun: s.MPIRun, TorchScript: s.TorchScript}}
+	if s.Sim != nil {
+		ls.Launcher = "sim"
+		ls.SimProfile, ls.SimNoise, ls.SimSeed = s.Sim.Profile, s.Sim.Noise, seed
+	}
+	return ls
+}
+
+// RecommendationOf turns the study's result into its stored conclusion:
+// the decision over what the study scores (the band, or a workload's
+// objective), the comparison size by size (a workload's part by part),
+// the guard sizes, and the guarded ops.
+func RecommendationOf(res *search.Result, so search.Options) *store.Recommendation {
+	sizes := so.ScoredKeys()
+	rec := &store.Recommendation{Env: map[string]string{}, Speedup: 1, SpeedupCI: [2]float64{1, 1},
+		Reason: res.Reason, Ending: res.Ending, MinEffect: so.Stats.MinEffect, Dropped: []nccl.Drop{}}
+	base := res.Baseline
+	if res.Recommend {
+		rec.Env = res.Winner.Config.Clone()
+		rec.TrialID = res.Winner.ID
+		rec.Dropped = append(rec.Dropped, res.Dropped...)
+		rec.Scoped = append(rec.Scoped, res.Scoped...)
+		if res.ScopedFrom != nil {
+			rec.ScopedFromTrialID = res.ScopedFrom.ID
+		}
+	}
+	if res.Decision == nil || res.Winner == nil {
+		if base != nil && len(base.Explore) > 0 {
+			rec.BaselineScoreUS = base.Score(sizes)
+			rec.ScoreUS = rec.BaselineScoreUS
+		}
+		return rec
+	}
+	rec.CandidateTrialID = res.Winner.ID
+	d := res.Decision
+	rec.Speedup, rec.SpeedupCI, rec.Significant, rec.PValue = d.Speedup, [2]float64{d.Lo, d.Hi}, d.Significant && res.Recommend, d.P
+	rec.BaselineLaunches, rec.CandidateLaunches = len(base.Confirm), len(res.Winner.Confirm)
+	bs := model.Summarize(base.Confirm, sizes, so.Stats)
+	cs := model.Summarize(res.Winner.Confirm, sizes, so.Stats)
+	rec.BaselineScoreUS, rec.ScoreUS = bs.ScoreUS, cs.ScoreUS
+	if len(so.Workload) < 2 {
+		rec.PerSize = SizeComparisons(base.Confirm, res.Winner.Confirm, sizes, so.Stats)
+		rec.Guards = SizeComparisons(base.Confirm, res.Winner.Confirm, so.Guard, so.Stats)
+	} else {
+		for _, op := range so.Workload.Ops() {
+			rec.Guards = append(rec.Guards, opComparisons(op, base.ConfirmOf(op), res.Winner.ConfirmOf(op), so.Guard, so.Stats)...)
+		}
+	}
+	for _, p := range res.Parts {
+		rec.Parts = append(rec.Parts, partComparison(p, base, res.Winner, so.Stats))
+	}
+	for _, g := range res.OpGuards {
+		rec.OpGuards = append(rec.OpGuards, opGuardOf(g))
+	}
+	return rec
+}
+
+// partComparison is what the confirmation measured of one part, size by
+// size from the part's op's launches.
+func partComparison(p search.PartResult, base, cand *search.Trial, stats model.Options) store.PartComparison {
+	c := p.Comparison
+	b, w := base.ConfirmOf(p.Part.Op), cand.ConfirmOf(p.Part.Op)
+	sizes := p.Part.Band.Sizes()
+	bs, cs := model.Summarize(b, sizes, stats), model.Summarize(w, sizes, stats)
+	return store.PartComparison{Op: p.Part.Op.OrAllReduce(), Band: p.Part.Band.String(), Weight: p.Weight,
+		Speedup: finiteOr(c.Speedup, 1), SpeedupCI: [2]float64{finiteOr(c.Lo, finiteOr(c.Speedup, 1)), finiteOr(c.Hi, finiteOr(c.Speedup, 1))},
+		Significant: c.Significant, Slower: c.Slower, Refused: p.Refused, NotShownSafe: p.NotShownSafe, PValue: finiteOr(c.P, 1),
+		BaselineScoreUS: finiteOr(bs.ScoreUS, 0), ScoreUS: finiteOr(cs.ScoreUS, 0),
+		PerSize: opComparisons(p.Part.Op, b, w, sizes, stats)}
+}
+
+// opComparisons are SizeComparisons of one op's launches, each row
+// naming the op.
+func opComparisons(op nccl.Op, base, cand []model.Launch, sizes []int64, stats model.Options) []store.SizeComparison {
+	out := SizeComparisons(base, cand, sizes, stats)
+	for i := range out {
+		out[i].Op = op.OrAllReduce()
+	}
+	return out
+}
+
+// opGuardOf is a guarded op's verdict as the store keeps it (no NaN:
+// an undefined interval is the speedup itself).
+func opGuardOf(g search.OpGuard) store.OpGuard {
+	r := g.Result
+	sp := finiteOr(r.Speedup, 1)
+	out := store.OpGuard{Op: g.Op, Sizes: g.Sizes, Speedup: sp, SpeedupCI: [2]float64{finiteOr(r.Lo, sp), finiteOr(r.Hi, sp)},
+		Slower: r.Slower, Refused: g.Refused, WorstBytes: r.Worst, WorstSpeedup: finiteOr(r.WorstSpeedup, sp),
+		PValue: finiteOr(r.P, 1), Level: finiteOr(r.Level, 0), BaselineLaunches: r.BaselineN, CandidateLaunches: r.CandidateN,
+		Failed: g.Failed, PerSize: []store.GuardSize{}}
+	for _, s := range r.Sizes {
+		out.PerSize = append(out.PerSize, store.GuardSize{Bytes: s.Bytes, Speedup: finiteOr(s.Speedup, 1), PValue: finiteOr(s.P, 1),
+			Level: finiteOr(s.Level, 0), Significant: s.Significant, Slower: s.Slower})
+	}
+	return out
+}
+
+// SizeComparisons compares baseline and candidate launches size by size.
+func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options) []store.SizeComparison {
+	var out []store.SizeComparison
+	for _, r := range model.CompareSizes(base, cand, sizes, opt) {
+		b0, c0, cmp := r.Baseline, r.Candidate, r.Comparison
+		out = append(out, store.SizeComparison{Bytes: r.Bytes,
+			BaselineUS: b0.Median, BaselineLo: finiteOr(b0.Lo, b0.Median), BaselineHi: finiteOr(b0.Hi, b0.Median),
+			CandidateUS: c0.Median, CandidateLo: finiteOr(c0.Lo, c0.Median), CandidateHi: finiteOr(c0.Hi, c0.Median),
+			Speedup: cmp.Speedup, Significant: cmp.Significant, PValue: finiteOr(cmp.P, 1)})
+	}
+	return out
+}
+
+// PlanSummaryOf converts the search's account of NCCL's plan for the store.
+func PlanSummaryOf(p *search.PlanSummary) *store.PlanSummary {
+	if p == nil {
+		return nil
+	}
+	out := &store.PlanSummary{Read: p.Read, Note: p.Note, SpaceConfigs: p.SpaceConfigs,
+		ConfigsExplored: p.ConfigsExplored, PlansExplored: p.PlansExplored, Merged: []store.MergeCount{},
+		Refused: p.Refused, Checks: p.Checks, MergedConfigs: p.MergedConfigs, WrongResults: p.WrongResults}
+	for _, m := range p.Merged {
+		out.Merged = append(out.Merged, store.MergeCount{Reason: m.Reason, Count: m.Count})
+	}
+	return out
+}
+
+// finiteOr is x, or def when x is NaN or infinite (JSON has no NaN).
+func finiteOr(x, def float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return def
+	}
+	return x
+}

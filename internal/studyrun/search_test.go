@@ -1,0 +1,262 @@
+package studyrun
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+)
+
+// sizesAt is one launch's stored sizes: each size's samples.
+func sizesAt(samples map[int64][]float64) []benchfmt.Size {
+	var out []benchfmt.Size
+	for _, b := range []int64{1 << 20, 2 << 20} {
+		if xs, ok := samples[b]; ok {
+			out = append(out, benchfmt.Size{Bytes: b, TimeUS: xs[0], Samples: xs})
+		}
+	}
+	return out
+}
+
+func TestLoadTrials(t *testing.T) {
+	st := openStore(t)
+	study := &store.Study{Kind: vocab.KindSearch, Band: "1M-2M", BandMin: 1 << 20, BandMax: 2 << 20, Status: vocab.StatusRunning}
+	if err := st.CreateStudy(study); err != nil {
+		t.Fatal(err)
+	}
+	// The store numbers trials in the order they are added.
+	cand := &store.Trial{StudyID: study.ID, Number: 1, Config: nccl.Config{"NCCL_PROTO": "Simple"}, Role: vocab.RoleExplore, State: vocab.TrialComplete}
+	base := &store.Trial{StudyID: study.ID, Number: 0, Config: nccl.Config{}, Role: vocab.RoleBaseline, State: vocab.TrialRunning}
+	bad := &store.Trial{StudyID: study.ID, Number: 2, Config: nccl.Config{"NCCL_ALGO": "Tree"}, Role: vocab.RoleExplore, State: vocab.TrialFailed, Reason: "exit 1"}
+	for _, tr := range []*store.Trial{base, cand, bad} {
+		if err := st.AddTrial(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok := map[int64][]float64{1 << 20: {10, 11}, 2 << 20: {20}}
+	launches := []struct {
+		trial  *store.Trial
+		phase  string
+		out    benchfmt.Outcome
+		scored bool
+		facts  *benchfmt.Facts
+	}{
+		{base, vocab.PhaseWarmup, benchfmt.OK, false, nil},
+		{base, vocab.PhasePlan, benchfmt.OK, false, &benchfmt.Facts{NCCLVersion: "2.21.5"}},
+		{base, vocab.PhaseExplore, benchfmt.OK, true, nil},
+		{cand, vocab.PhaseExplore, benchfmt.OK, true, nil},
+		{bad, vocab.PhaseExplore, benchfmt.Failed, false, nil},
+		{base, vocab.PhaseConfirm, benchfmt.OK, true, nil},
+		{cand, vocab.PhaseConfirm, benchfmt.OK, true, nil},
+		{cand, vocab.PhaseExplain, benchfmt.Failed, false, nil},
+	}
+	for i, l := range launches {
+		rec := &store.Launch{StudyID: study.ID, TrialID: l.trial.ID, Seq: i, Phase: l.phase, Outcome: l.out, Scored: l.scored, Facts: l.facts}
+		if l.out == benchfmt.OK {
+			rec.Sizes = sizesAt(ok)
+		}
+		if err := st.AddLaunch(rec, &store.Raw{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	so := search.DefaultOptions()
+	so.Band = nccl.Band{Min: 1 << 20, Max: 2 << 20}
+	trials, n, err := LoadTrials(st, study, so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(launches) {
+		t.Errorf("launches = %d, want %d", n, len(launches))
+	}
+	type shape struct {
+		number, launches, explore, confirm, debug int
+		state                                     vocab.TrialState
+	}
+	want := []shape{
+		{0, 4, 1, 1, 1, vocab.TrialRunning},
+		// A complete trial is usable again: the study goes on.
+		{1, 3, 1, 1, 1, vocab.TrialRunning},
+		{2, 1, 0, 0, 0, vocab.TrialFailed},
+	}
+	if len(trials) != len(want) {
+		t.Fatalf("%d trials, want %d", len(trials), len(want))
+	}
+	for i, tr := range trials {
+		got := shape{tr.Number, tr.Launches, len(tr.Explore), len(tr.Confirm), len(tr.Debug), tr.State}
+		if got != want[i] {
+			t.Errorf("trial %d: got %+v, want %+v", i, got, want[i])
+		}
+	}
+	if got := trials[0].Explore[0].Times[1<<20]; !reflect.DeepEqual(got, []float64{10, 11}) {
+		t.Errorf("baseline's 1M samples = %v, want [10 11]", got)
+	}
+	if d := trials[0].Debug[0]; d.Phase != vocab.PhasePlan || d.Launch.Result.Facts.NCCLVersion != "2.21.5" {
+		t.Errorf("baseline's debug launch = %+v, want the plan launch with its facts", d)
+	}
+	if trials[2].Reason != "exit 1" {
+		t.Errorf("failed trial's reason = %q", trials[2].Reason)
+	}
+}
+
+func TestSpaceMapRoundTrip(t *testing.T) {
+	space := search.DefaultSpace()
+	if got := SpaceFromMap(SpaceMap(space)); !reflect.DeepEqual(got, space) {
+		t.Errorf("SpaceFromMap(SpaceMap(s)) = %v, want %v", got, space)
+	}
+}
+
+// launches makes n launches whose every size takes about us µs.
+func launchesAt(n int, us float64) []model.Launch {
+	var out []model.Launch
+	for i := 0; i < n; i++ {
+		x := us * (1 + 0.01*float64(i%3))
+		out = append(out, model.Launch{Times: map[int64][]float64{1 << 20: {x, x}, 2 << 20: {2 * x, 2 * x}}})
+	}
+	return out
+}
+
+func TestRecommendationOf(t *testing.T) {
+	sizes := []int64{1 << 20, 2 << 20}
+	so := search.DefaultOptions()
+	so.Band = nccl.Band{Min: 1 << 20, Max: 2 << 20}
+	so.Guard = []int64{2 << 20}
+	fast := nccl.Config{"NCCL_PROTO": "Simple"}
+	newTrial := func(id uint64, cfg nccl.Config, explore, confirm []model.Launch) *search.Trial {
+		return &search.Trial{ID: id, Config: cfg, Explore: explore, Confirm: confirm, State: vocab.TrialComplete}
+	}
+	base := newTrial(1, nccl.Config{}, launchesAt(3, 100), launchesAt(6, 100))
+	win := newTrial(2, fast, launchesAt(3, 80), launchesAt(6, 80))
+	decision := model.Compare(base.Confirm, win.Confirm, sizes, so.Stats)
+
+	tests := []struct {
+		name           string
+		res            *search.Result
+		env            map[string]string
+		trial, cand    uint64
+		significant    bool
+		perSize, guard int
+		launches       int
+	}{
+		{name: "no candidate: the baseline's exploration score",
+			res: &search.Result{Baseline: base, Ending: search.EndingNoCandidate, Reason: "none ran"},
+			env: map[string]string{}},
+		{name: "recommended",
+			res: &search.Result{Baseline: base, Winner: win, Decision: &decision, Recommend: true, Ending: search.EndingRecommended},
+			env: fast, trial: 2, cand: 2, significant: true, perSize: 2, guard: 1, launches: 6},
+		{name: "kept the baseline: the candidate is recorded, not recommended",
+			res: &search.Result{Baseline: base, Winner: win, Decision: &decision, Recommend: false, Ending: search.EndingGuard},
+			env: map[string]string{}, cand: 2, perSize: 2, guard: 1, launches: 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := RecommendationOf(tt.res, so)
+			if !reflect.DeepEqual(rec.Env, tt.env) || rec.TrialID != tt.trial || rec.CandidateTrialID != tt.cand {
+				t.Errorf("env %v trial %d candidate %d, want %v %d %d", rec.Env, rec.TrialID, rec.CandidateTrialID, tt.env, tt.trial, tt.cand)
+			}
+			if rec.Significant != tt.significant || len(rec.PerSize) != tt.perSize || len(rec.Guards) != tt.guard {
+				t.Errorf("significant %v, %d sizes, %d guards; want %v, %d, %d", rec.Significant, len(rec.PerSize), len(rec.Guards), tt.significant, tt.perSize, tt.guard)
+			}
+			if rec.BaselineLaunches != tt.launches || rec.CandidateLaunches != tt.launches {
+				t.Errorf("launches %d/%d, want %d", rec.BaselineLaunches, rec.CandidateLaunches, tt.launches)
+			}
+			if rec.Ending != tt.res.Ending || rec.Dropped == nil {
+				t.Errorf("ending %q dropped %v", rec.Ending, rec.Dropped)
+			}
+			if tt.res.Decision == nil {
+				if want := base.Score(sizes); rec.BaselineScoreUS != want || rec.ScoreUS != want || rec.Speedup != 1 {
+					t.Errorf("scores %g/%g speedup %g, want the baseline's %g and 1", rec.BaselineScoreUS, rec.ScoreUS, rec.Speedup, want)
+				}
+				return
+			}
+			if rec.Speedup != decision.Speedup || !(rec.ScoreUS < rec.BaselineScoreUS) {
+				t.Errorf("speedup %g (want %g), scores %g vs %g", rec.Speedup, decision.Speedup, rec.ScoreUS, rec.BaselineScoreUS)
+			}
+		})
+	}
+}
+
+func TestSizeComparisons(t *testing.T) {
+	base, cand := launchesAt(4, 100), launchesAt(4, 50)
+	got := SizeComparisons(base, cand, []int64{1 << 20, 2 << 20}, model.DefaultOptions())
+	if len(got) != 2 || got[0].Bytes != 1<<20 || got[1].Bytes != 2<<20 {
+		t.Fatalf("got %+v, want 1M and 2M", got)
+	}
+	for _, c := range got {
+		if math.Abs(c.Speedup-2) > 0.05 || c.CandidateUS >= c.BaselineUS || !c.Significant {
+			t.Errorf("%d: speedup %g, times %g vs %g; want about 2×", c.Bytes, c.Speedup, c.BaselineUS, c.CandidateUS)
+		}
+	}
+}
+
+func TestFiniteOr(t *testing.T) {
+	for _, tt := range []struct{ x, want float64 }{{1.5, 1.5}, {math.NaN(), 7}, {math.Inf(1), 7}, {math.Inf(-1), 7}} {
+		if got := finiteOr(tt.x, 7); got != tt.want {
+			t.Errorf("finiteOr(%v, 7) = %v", tt.x, got)
+		}
+	}
+}
+
+// TestResumeAndVerifyReadTheSameStats checks that search --resume and
+// verify read a stored study's decision settings (minimum effect, alpha,
+// statistics options) the same way: a resumed study must go on deciding
+// as verify of it decides, for a study that stored its settings, one
+// stored without an alpha, and one stored before any were kept.
+func TestResumeAndVerifyReadTheSameStats(t *testing.T) {
+	launch := LaunchSettings{Simulated: true}
+	tests := []struct {
+		name     string
+		settings func(*store.SearchSettings) *store.SearchSettings
+		want     model.Options
+	}{
+		{"stored", func(ss *store.SearchSettings) *store.SearchSettings {
+			ss.MinEffect, ss.Alpha = 0.05, 0.01
+			return ss
+		}, model.Options{Alpha: 0.01, Confidence: model.DefaultConfidence, MinEffect: 0.05,
+			HighSpreadPct: model.DefaultHighSpreadPct, OutlierZ: model.DefaultOutlierZ}},
+		{"no alpha stored", func(ss *store.SearchSettings) *store.SearchSettings {
+			ss.MinEffect, ss.Alpha = 0.05, 0
+			return ss
+		}, model.Options{Alpha: model.DefaultAlpha, Confidence: model.DefaultConfidence, MinEffect: 0.05,
+			HighSpreadPct: model.DefaultHighSpreadPct, OutlierZ: model.DefaultOutlierZ}},
+		{"no settings stored", func(*store.SearchSettings) *store.SearchSettings { return nil }, model.DefaultOptions()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := openStore(t)
+			so := search.DefaultOptions()
+			so.Band = nccl.Band{Min: 512 << 10, Max: 4 << 20}
+			so.Guard = search.DefaultGuard(so.Band)
+			run, err := PrepareSearch(st, SearchOptions{Study: so, Launch: launch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			study := run.Study
+			study.Search = tc.settings(study.Search)
+			study.Status = vocab.StatusInterrupted
+			if err := st.UpdateStudy(study); err != nil {
+				t.Fatal(err)
+			}
+			resumed, err := PrepareSearch(st, SearchOptions{Study: search.DefaultOptions(), Launch: launch, Resume: study.Name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ab, err := PlanVerify(st, VerifyOptions{Study: study.Name, Config: nccl.Config{"NCCL_PROTO": "Simple"}, Launch: launch, Launches: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resumed.Options.Stats; got != tc.want {
+				t.Errorf("resume decides with %+v, want %+v", got, tc.want)
+			}
+			if ab.Stats != tc.want {
+				t.Errorf("verify decides with %+v, want %+v", ab.Stats, tc.want)
+			}
+		})
+	}
+}

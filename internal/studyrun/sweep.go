@@ -1,0 +1,88 @@
+package studyrun
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/store"
+)
+
+// SweepResult is one config's measured curve.
+type SweepResult struct {
+	Study *store.Study
+	// Launches are the counted launches as the model sees them, Last the
+	// last of them as run (its table gives the sizes and the bus-bandwidth
+	// factor).
+	Launches []model.Launch
+	Last     *benchfmt.Launch
+	// Rows are the curve, one per size.
+	Rows []SweepRow
+}
+
+// SweepLaunchesForInterval is how many launches a sweep needs before its
+// rows carry an interval: the order-statistic interval of a median over
+// launches reaches the 95 % the rows are summarised at (model's defaults)
+// only from this many.
+func SweepLaunchesForInterval() int { return model.MinLaunchesForInterval(model.DefaultOptions()) }
+
+// SweepRow is one size of a sweep's result.
+type SweepRow struct {
+	Bytes  int64   `json:"bytes"`
+	TimeUS float64 `json:"time_us"`
+	Lo     float64 `json:"time_lo_us"`
+	Hi     float64 `json:"time_hi_us"`
+	BusBW  float64 `json:"busbw"`
+	AlgBW  float64 `json:"algbw"`
+}
+
+// sweepRows summarises the launches per size: median over launches of
+// each launch's median time, with bandwidths recomputed from that time
+// using the benchmark's own bus-bandwidth factor.
+func sweepRows(launches []model.Launch, last *benchfmt.Result) []SweepRow {
+	var rows []SweepRow
+	seen := map[int64]bool{}
+	for _, r := range benchfmt.SizesOf(last) {
+		if seen[r.Nominal()] {
+			continue
+		}
+		seen[r.Nominal()] = true
+		sum := model.Summarize(launches, []int64{r.Nominal()}, model.DefaultOptions())
+		if len(sum.Sizes) == 0 {
+			continue
+		}
+		s := sum.Sizes[0]
+		row := SweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: finiteOr(s.Lo, s.Median), Hi: finiteOr(s.Hi, s.Median)}
+		if s.Median > 0 {
+			// nccl-tests' algbw is its size column over the time; busbw
+			// its op's factor times that (read from the row: it depends
+			// on the op and the ranks only).
+			row.AlgBW = float64(r.Bytes) / s.Median / 1e3
+			row.BusBW = row.AlgBW
+			if r.AlgBW > 0 {
+				row.BusBW = row.AlgBW * r.BusBW / r.AlgBW
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// Sweep measures o.Config over min to max, o.Repeats times, as a study of
+// its own. A launch that fails is vocab.ErrFabric.
+func Sweep(ctx context.Context, st *store.Store, min, max int64, o RepeatOptions) (*SweepResult, error) {
+	r, launches, last, failed, err := repeat(ctx, st, vocab.KindSweep, vocab.RoleSweep, vocab.PhaseSweep, min, max, nccl.Band{Min: min, Max: max}.Sizes(), o)
+	if err != nil {
+		return nil, err
+	}
+	if failed != nil {
+		return nil, vocab.Mark(vocab.ErrFabric, fmt.Errorf("launch %d %s: %s (log: nccltune show %s --trials)", r.FailedAt, failed.Outcome, failed.Reason, r.Study.Name))
+	}
+	if err := r.Finish(""); err != nil {
+		return nil, err
+	}
+	return &SweepResult{Study: r.Study, Launches: launches, Last: last, Rows: sweepRows(launches, last.Result)}, nil
+}

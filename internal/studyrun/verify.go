@@ -1,0 +1,115 @@
+package studyrun
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+)
+
+// VerifyOptions say what verify re-measures.
+type VerifyOptions struct {
+	// Study is the study whose recommendation is verified.
+	Study string
+	// Config, if not empty, is verified instead of the recommendation
+	// (--env).
+	Config nccl.Config
+	// Baseline, when BaselineSet, replaces the study's baseline
+	// (--baseline-env).
+	Baseline    nccl.Config
+	BaselineSet bool
+	Launch      LaunchSettings
+	// Launches is verify's launches per arm (--launches): fewer than the
+	// study's alpha needs for any verdict are refused.
+	Launches int
+	// CheckRelaunch, if set, is asked of the stored study: its error
+	// refuses (e.g. launch settings other than the study's).
+	CheckRelaunch func(*store.Study) error
+}
+
+// PlanVerify reads the study to verify and says what verify compares: the
+// study's recommendation (or, when it kept its baseline, the candidate it
+// confirmed), or o.Config, against the study's baseline or o.Baseline,
+// with the claim the study made of that pair. What cannot be verified is
+// vocab.ErrUsage.
+func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
+	orig, err := st.Study(o.Study)
+	if err != nil {
+		return AB{}, vocab.Mark(vocab.ErrUsage, err)
+	}
+	if orig.Simulated != o.Launch.Simulated {
+		return AB{}, vocab.UsageErrorf("study %s ran on %s; verify it the same way", orig.Name,
+			map[bool]string{true: "the simulated fabric (--sim " + orig.Launch.SimProfile + ")", false: "real hardware (without --sim)"}[orig.Simulated])
+	}
+	// The comparison decides at the study's alpha (studyStats), so that
+	// alpha, not the default, sets the fewest launches that can reach a
+	// verdict: a study of --alpha 0.01 needs 5 per arm where 0.05 needs 4.
+	// Refused before anything is launched, rather than measured to no
+	// verdict.
+	opt := studyStats(orig)
+	if need := model.MinLaunchesForDecision(opt); o.Launches < need {
+		return AB{}, vocab.UsageErrorf("--launches %d: study %s decides at alpha %g, where at least %d launches per arm are needed for any verdict; use --launches %d or more",
+			o.Launches, orig.Name, opt.Alpha, need, need)
+	}
+	if o.CheckRelaunch != nil {
+		if err := o.CheckRelaunch(orig); err != nil {
+			return AB{}, err
+		}
+	}
+	cfg := o.Config
+	var claim *Claim
+	if len(cfg) == 0 {
+		rec := orig.Recommendation
+		switch {
+		case rec == nil:
+			return AB{}, vocab.UsageErrorf("study %s has no decision yet (status %s); verify a finished study, or name a config with --env K=V", orig.Name, orig.Status)
+		case len(rec.Env) > 0:
+			cfg = nccl.Config(rec.Env).Clone()
+		case rec.CandidateTrialID != 0:
+			// The study kept the defaults: verify that its confirmed
+			// candidate is indeed no better.
+			t, err := st.Trial(rec.CandidateTrialID)
+			if err != nil {
+				return AB{}, err
+			}
+			cfg = t.Config.Clone()
+		default:
+			return AB{}, vocab.UsageErrorf("study %s confirmed no candidate: there is nothing to verify; name a config with --env K=V", orig.Name)
+		}
+		claim = &Claim{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, Recommended: !stored.ConclusionOf(orig).Keeps()}
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		if _, fixed := o.Launch.Spec.BaseEnv[k]; fixed {
+			return AB{}, vocab.UsageErrorf("%s is what verify measures (%s=%s) and is also fixed by --base-env; drop it from --base-env", k, k, cfg[k])
+		}
+	}
+	// The baseline: --baseline-env, else the study's own. The search's
+	// claim speaks only for the baseline it was measured against.
+	baseCfg := nccl.Config(orig.BaselineEnv).Clone()
+	if o.BaselineSet {
+		if o.Baseline.Key() != baseCfg.Key() {
+			claim = nil
+		}
+		baseCfg = o.Baseline.Clone()
+	}
+	ab := AB{Kind: vocab.KindVerify, Verifies: orig.Name, Band: nccl.Band{Min: orig.BandMin, Max: orig.BandMax},
+		BandText: orig.Band, Guards: orig.GuardSizes, Collective: orig.Collective, Base: baseCfg, Cand: cfg, Claim: claim,
+		GuardOps: orig.GuardOps, Stats: opt}
+	// A workload is measured part by part, its guarded ops as the study
+	// guarded them.
+	if len(orig.Workload) > 1 {
+		ab.Parts = orig.Parts()
+	}
+	if len(ab.GuardOps) > 0 {
+		ab.GuardLaunches = search.DefaultGuardLaunches
+		if orig.Search != nil && orig.Search.GuardLaunches > 0 {
+			ab.GuardLaunches = orig.Search.GuardLaunches
+		}
+	}
+	return ab, nil
+}

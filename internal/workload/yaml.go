@@ -1,0 +1,141 @@
+package workload
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nccltune/nccltune/internal/safetext"
+	"github.com/nccltune/nccltune/internal/vocab"
+)
+
+// ConfigYAML is the proposal as a study config (`search --config FILE`):
+// the mark of a generated file, a comment header saying where it came
+// from, then
+//
+//	generated-by: nccltune workload
+//	# …
+//	calls: ["all_reduce:10240:760", "all_reduce:2048000:80", "all_gather:1048576:13"]
+//
+// every (op, size) the process calls with its calls, as logged. The mark
+// comes first, before any text from the input: the config reader then
+// takes only calls (or part, in files written before) from the file
+// (internal/studyconfig), so what a log says can never choose what runs.
+// The launch flags (how many ranks, which fabric) are the user's: the
+// header says the rank count to launch with. path is where it is written
+// ("" when not known), for the header's command line.
+func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
+	p := s.Proposal
+	var b strings.Builder
+	b.WriteString(vocab.GeneratedKey + ": " + vocab.GeneratedWorkload + "\n")
+	// A file name or a communicator id from the input can hold any line
+	// break a YAML reader honours: safetext keeps each in its comment.
+	line := func(format string, args ...any) {
+		b.WriteString(safetext.CommentLine(fmt.Sprintf(format, args...)))
+	}
+	line("nccltune workload, %s: the workload read from what a process called", now.UTC().Format("2006-01-02 15:04 UTC"))
+	line("from %s", s.sourcesText())
+	if s.NCCLVersion != "" {
+		line("NCCL %s", s.NCCLVersion)
+	}
+	line("%s of %d ranks, %d calls: every op and size they call, with its calls, as logged (OP:BYTES:CALLS; the counts of the whole log, whose ratios are what the study weighs)",
+		plural(len(p.Communicators), "communicator"), p.NRanks, s.CallsOf(p.Communicators))
+	line("the study weights each size by its calls × the time the defaults take there, measures it at its nearest power of two and guards it there")
+	if s.TimeKnown {
+		line("logged time per op and size (informative: the study measures its own):")
+		for _, l := range p.loggedTimes() {
+			line("  %s", l)
+		}
+	}
+	for _, l := range p.Left {
+		line("left out: %s", l)
+	}
+	if u := p.UnmeasuredText(); u != "" {
+		line("left out: %s: no nccl-tests benchmark runs them", u)
+	}
+	if s.GraphCaptured {
+		line("CAUTION: CUDA graphs: %s", GraphAdvice)
+	}
+	if path == "" || path == "-" {
+		path = "FILE"
+	}
+	line("run: nccltune search --config %s <launch flags for %d ranks>", path, p.NRanks)
+	specs := make([]string, len(p.Calls))
+	for i, c := range p.Calls {
+		specs[i] = strconv.Quote(c.Spec)
+	}
+	fmt.Fprintf(&b, "calls: [%s]\n", strings.Join(specs, ", "))
+	return []byte(b.String())
+}
+
+// loggedTimes are the calls' logged times, one line per op: "all_reduce
+// 10240 B 760 calls 1520 µs, …".
+func (p Proposal) loggedTimes() []string {
+	var out []string
+	for i := 0; i < len(p.Calls); {
+		op := p.Calls[i].Op
+		var items []string
+		for ; i < len(p.Calls) && p.Calls[i].Op == op; i++ {
+			c := p.Calls[i]
+			items = append(items, fmt.Sprintf("%d B %s %.0f µs", c.Bytes, plural(int(c.Calls), "call"), c.TimeUS))
+		}
+		out = append(out, fmt.Sprintf("%s %s", op, strings.Join(items, ", ")))
+	}
+	return out
+}
+
+// UnmeasuredText names the calls of functions no nccl-tests benchmark
+// runs, "Gather 3 calls, Scatter 1 call"; "" when there are none.
+func (p Proposal) UnmeasuredText() string {
+	names := make([]string, 0, len(p.Unmeasured))
+	for n := range p.Unmeasured {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, n := range names {
+		names[i] = n + " " + plural(int(p.Unmeasured[n]), "call")
+	}
+	return strings.Join(names, ", ")
+}
+
+// GraphAdvice is what a count from a CUDA-graph capture means and what to
+// do about it.
+const GraphAdvice = "a call captured into a CUDA graph is logged once, when it is captured, and not when the graph replays, so these counts say which sizes exist, not how often they run; give your own calls per step (requests × layers × steps) in calls:, or use a log or NCCL Inspector trace of a run without CUDA graphs (SGLang --disable-cuda-graph, vLLM --enforce-eager)"
+
+func (s *Summary) sourcesText() string {
+	const shown = 3
+	names := make([]string, 0, shown)
+	for i, src := range s.Sources {
+		if i == shown {
+			break
+		}
+		names = append(names, src.File)
+	}
+	text := strings.Join(names, ", ")
+	if n := len(s.Sources); n > shown {
+		text += fmt.Sprintf(" and %d more", n-shown)
+	}
+	return fmt.Sprintf("%s (%s)", plural(len(s.Sources), "file"), text)
+}
+
+// CallsOf counts the calls of the communicators named.
+func (s *Summary) CallsOf(ids []string) int64 {
+	var n int64
+	for _, c := range s.Communicators {
+		for _, id := range ids {
+			if c.ID == id {
+				n += c.Calls
+			}
+		}
+	}
+	return n
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
