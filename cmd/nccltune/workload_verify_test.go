@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,5 +209,99 @@ func TestCompareWorkload(t *testing.T) {
 	}
 	if phases["all_reduce"] != 12 || phases["alltoall"] != 12 {
 		t.Errorf("confirmation launches per op %v", phases)
+	}
+}
+
+// verify --tuner-plugin of a timed workload judges the CSV as delivered:
+// at every (op, size) the workload calls and, per op, at the power of
+// two just outside the sizes it proved, where a stretched row changes
+// what NCCL runs though the workload's parts never measure it. The
+// study's own CSV passes; a CSV whose all_gather row past the proven 1M
+// is stretched to the top with one channel of LL makes all_gather
+// slower at 2M: verify names it and exits 1.
+func TestVerifyTimedWorkloadTunerCSV(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulated search")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--seed", "1",
+		"--calls", "all_reduce:2097152:80", "--calls", "all_reduce:8388608:20", "--calls", "all_gather:1048576:13"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	so := filepath.Join(dir, "tuner.so")
+	if err := os.WriteFile(so, sim.TunerPluginFile("2.30.7"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type guard struct {
+		Op      string  `json:"op"`
+		Refused bool    `json:"refused"`
+		Sizes   []int64 `json:"sizes"`
+		PerSize []struct {
+			Bytes  int64 `json:"bytes"`
+			Slower bool  `json:"slower"`
+		} `json:"per_size"`
+	}
+	type doc struct {
+		Failed  bool    `json:"failed"`
+		Refused string  `json:"refused"`
+		Reason  string  `json:"reason"`
+		Guards  []guard `json:"guards"`
+	}
+	// Each op's called sizes (all_reduce 2M and 8M, not the 4M between
+	// them it never calls; all_gather 1M) and the power of two on each
+	// side of them.
+	want := map[string][]int64{"all_reduce": {1 << 20, 2 << 20, 8 << 20, 16 << 20}, "all_gather": {512 << 10, 1 << 20, 2 << 20}}
+	stretched := filepath.Join(dir, "stretched.csv")
+	if err := os.WriteFile(stretched, []byte("allgather,0,92681,ring,ll,0,4,4,-1,-1\n"+
+		"allgather,92682,741455,ring,ll128,0,4,4,-1,-1\n"+
+		"allgather,741456,1482910,ring,simple,8,4,4,-1,-1\n"+
+		"allgather,1482911,18446744073709551615,ring,ll,1,4,4,-1,-1\n"+
+		"allreduce,0,92681,tree,ll,0,4,4,-1,-1\n"+
+		"allreduce,92682,1482910,ring,ll128,0,4,4,-1,-1\n"+
+		"allreduce,1482911,2965820,ring,simple,8,4,4,-1,-1\n"+
+		"allreduce,2965821,5931641,ring,simple,0,4,4,-1,-1\n"+
+		"allreduce,5931642,11863283,ring,simple,8,4,4,-1,-1\n"+
+		"allreduce,11863284,18446744073709551615,ring,simple,0,4,4,-1,-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		csv      []string
+		code     int
+		refused  string
+		slowerAt map[string]int64 // the one size of each op judged slower
+	}{
+		{"the study's CSV", nil, 0, "", nil},
+		{"all_gather stretched past 1M", []string{"--tuner-config", stretched}, exitCheckFailed, "all_gather at 2M", map[string]int64{"all_gather": 2 << 20}},
+	} {
+		args := append([]string{"verify", "s1", "--sim", "spark4", "--launches", "6", "--json", "--tuner-plugin", so}, tc.csv...)
+		stdout, stderr, code := runCLI(t, db, args...)
+		var d doc
+		decodeOneJSON(t, stdout, &d)
+		if code != tc.code || d.Failed != (tc.code != 0) || d.Refused != tc.refused {
+			t.Errorf("%s: exit %d, failed %v, refused %q; want exit %d, refused %q\n%s\n%s", tc.name, code, d.Failed, d.Refused, tc.code, tc.refused, d.Reason, stderr)
+		}
+		if tc.refused != "" && !strings.Contains(d.Reason, "all_gather significantly slower at 2M") {
+			t.Errorf("%s: the reason does not name all_gather at 2M: %s", tc.name, d.Reason)
+		}
+		judged := map[string]bool{}
+		for _, g := range d.Guards {
+			judged[g.Op] = true
+			if !slices.Equal(g.Sizes, want[g.Op]) {
+				t.Errorf("%s: %s judged at %v, want %v", tc.name, g.Op, g.Sizes, want[g.Op])
+			}
+			if g.Refused != (tc.slowerAt[g.Op] != 0) {
+				t.Errorf("%s: %s refused %v", tc.name, g.Op, g.Refused)
+			}
+			for _, s := range g.PerSize {
+				if s.Slower != (s.Bytes == tc.slowerAt[g.Op]) {
+					t.Errorf("%s: %s at %d bytes: slower %v", tc.name, g.Op, s.Bytes, s.Slower)
+				}
+			}
+		}
+		if !judged["all_reduce"] || !judged["all_gather"] {
+			t.Errorf("%s: judged %v, want both ops of the workload", tc.name, judged)
+		}
 	}
 }

@@ -56,49 +56,81 @@ type AB struct {
 	// Stats are the statistics the comparison decides with (the verified
 	// study's minimum effect and alpha); zero is model.DefaultOptions.
 	Stats model.Options
-	// Delivered, for a comparison of one op, are the sizes the candidate
-	// as deployed (a tuner CSV) must not make slower: judged one by one,
-	// Holm across them (model.CompareGuards, the guards' rule), and each
-	// significantly slower by more than the minimum effect refuses the
-	// candidate (verify exits 1). Set by GuardDelivered.
-	Delivered []int64
+	// Delivered are, per op of the comparison, the sizes the candidate as
+	// deployed (a tuner CSV) must not make slower: judged one by one, Holm
+	// across every op's sizes together (model.CompareGuards, the guards'
+	// rule), and each significantly slower by more than the minimum
+	// effect refuses the candidate (verify exits 1). Set by
+	// GuardDelivered; every launch of an op sweeps its sizes (widen).
+	Delivered []DeliveredSizes
 	// TunerCSV is the tuner CSV Cand hands the plugin (verify
 	// --tuner-plugin), stored with the study: the temporary file Cand's
 	// NCCL_TUNER_CONFIG_FILE names is removed when the command ends.
 	TunerCSV string
 }
 
-// GuardDelivered makes a comparison of one op judge the candidate as it
-// is delivered: at every size of the band and at the power of two just
-// outside each edge, where a tuner row stretched past what was measured
-// (a first row from 0 bytes, a last one to the top) changes what NCCL
-// runs; those sizes join the launches' sweep as guard sizes. A workload's
-// parts are judged part by part as its study judged them.
+// DeliveredSizes are the sizes of one op a delivered candidate is judged
+// at (AB.Delivered).
+type DeliveredSizes struct {
+	Op    nccl.Op
+	Sizes []int64
+}
+
+// GuardDelivered makes a comparison judge the candidate as it is
+// delivered: for each op it measures, at every size the workload calls
+// (a one-op study's band, a workload's parts, a timed workload's calls)
+// and at the power of two just outside that op's sizes on each side,
+// where a tuner row stretched past what was proven (a first row from 0
+// bytes, a last one to the top) changes what NCCL runs though no part
+// measures it. A workload's parts are still judged as its study judged
+// them; these sizes are judged besides, as one family.
 func (ab *AB) GuardDelivered() {
-	if len(ab.Parts) > 1 {
-		return
+	parts := ab.searchOptions().Parts()
+	ab.Delivered = nil
+	for _, op := range parts.Ops() {
+		sizes := parts.Sizes(op)
+		if len(sizes) == 0 || sizes[0] <= 0 {
+			continue
+		}
+		lo, hi := sizes[0], sizes[len(sizes)-1]
+		outside := []int64{}
+		if lo > 1 {
+			outside = append(outside, lo/2)
+		}
+		if hi <= math.MaxInt64/2 {
+			outside = append(outside, hi*2)
+		}
+		if len(parts) < 2 {
+			// A one-op comparison shows them as its guard sizes too. A
+			// workload's guard sizes are every op's and judged by the
+			// study's own rule, so its delivered sizes stay apart.
+			for _, g := range outside {
+				if !slices.Contains(ab.Guards, g) {
+					ab.Guards = append(ab.Guards, g)
+				}
+			}
+			slices.Sort(ab.Guards)
+		}
+		d := append(slices.Clone(sizes), outside...)
+		slices.Sort(d)
+		ab.Delivered = append(ab.Delivered, DeliveredSizes{Op: op, Sizes: slices.Compact(d)})
 	}
-	lo, hi := ab.Band.Sweep()
-	if lo <= 0 {
-		return
+}
+
+// widen is the sweep [lo, hi] of a launch of op, widened to the sizes op
+// is judged at as delivered (Delivered): the one rule that every launch
+// of a comparison, a workload's included, measures them. op "" is the
+// comparison's one op (search.Request's for a one-part study).
+func (ab AB) widen(op nccl.Op, lo, hi int64) (int64, int64) {
+	if op == "" {
+		op = ab.op()
 	}
-	sizes := ab.Band.Sizes()
-	outside := []int64{}
-	if lo > 1 {
-		outside = append(outside, lo/2)
-	}
-	if hi <= math.MaxInt64/2 {
-		outside = append(outside, hi*2)
-	}
-	for _, g := range outside {
-		if !slices.Contains(ab.Guards, g) {
-			ab.Guards = append(ab.Guards, g)
+	for _, d := range ab.Delivered {
+		if d.Op == op.OrAllReduce() && len(d.Sizes) > 0 {
+			lo, hi = min(lo, d.Sizes[0]), max(hi, d.Sizes[len(d.Sizes)-1])
 		}
 	}
-	slices.Sort(ab.Guards)
-	ab.Delivered = append(sizes, outside...)
-	slices.Sort(ab.Delivered)
-	ab.Delivered = slices.Compact(ab.Delivered)
+	return lo, hi
 }
 
 // ofOps reports whether ab measures more than its one op
@@ -446,7 +478,7 @@ func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base
 // launches after the check launches made before, stored and concluded as
 // the search stores its confirmation (RecommendationOf).
 func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o ABOptions, base, cand *search.Trial, made int) (*ABResult, error) {
-	launcher := &lastLauncher{Launcher: &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}}
+	launcher := &lastLauncher{Launcher: &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}, widen: ab.widen}
 	r := search.Reconfirmation{Options: ab.searchOptions(), Baseline: base, Candidate: cand, Launches: o.Launches, Seq: made,
 		Launcher: launcher, Recorder: rec}
 	if o.Progress != nil {
@@ -466,17 +498,23 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 	sr.SpeedupCI = [2]float64{finiteOr(sr.SpeedupCI[0], sr.Speedup), finiteOr(sr.SpeedupCI[1], sr.Speedup)}
 	sr.PValue = finiteOr(sr.PValue, 1)
 	study.Recommendation = sr
+	ab.judgeDelivered(sr, base, cand, ab.stats())
 	return &ABResult{Study: study, Comparison: *res.Decision, Consistent: ab.agrees(sr.SpeedupCI)}, nil
 }
 
 // lastLauncher keeps the latest launch, for the message of one that
-// failed.
+// failed, and widens each launch's sweep (AB.widen) to the sizes its op
+// is judged at as delivered.
 type lastLauncher struct {
 	search.Launcher
-	last *benchfmt.Launch
+	last  *benchfmt.Launch
+	widen func(op nccl.Op, lo, hi int64) (int64, int64)
 }
 
 func (l *lastLauncher) Launch(ctx context.Context, req search.Request) (*benchfmt.Launch, error) {
+	if l.widen != nil && req.MinBytes > 0 {
+		req.MinBytes, req.MaxBytes = l.widen(req.Op, req.MinBytes, req.MaxBytes)
+	}
 	out, err := l.Launcher.Launch(ctx, req)
 	l.last = out
 	return out, err
@@ -579,7 +617,13 @@ func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **ben
 // sweep is the sizes a launch of op covers: the search's rule
 // (search.SweepRange) for the study ab re-measures, so that a fresh
 // comparison sweeps what the study swept.
-func (ab AB) sweep(op nccl.Op) (lo, hi int64) { return search.SweepRange(ab.searchOptions(), op) }
+func (ab AB) sweep(op nccl.Op) (lo, hi int64) {
+	lo, hi = search.SweepRange(ab.searchOptions(), op)
+	if lo <= 0 {
+		return lo, hi
+	}
+	return ab.widen(op, lo, hi)
+}
 
 // tunerCrash names a crash inside the tuner plugin a config runs, and its
 // fix, as doctor does (fabric's diagnosis); "" for any other failure.
@@ -635,27 +679,43 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 	return res
 }
 
-// judgeDelivered judges ab.Delivered (the guards' rule, model.CompareGuards)
-// and stores the verdict as the op's guard: a size significantly slower by
-// more than the minimum effect refuses the candidate, naming the size.
+// judgeDelivered judges ab.Delivered (the guards' rule,
+// model.CompareGuards: one family, Holm across every op's sizes) and
+// stores each op's verdict as a guard of that op: a size significantly
+// slower by more than the minimum effect refuses the candidate, and the
+// reason names each such (op, size).
 func (ab AB) judgeDelivered(rec *store.Recommendation, base, cand *search.Trial, opt model.Options) {
 	if len(ab.Delivered) == 0 {
 		return
 	}
-	r := model.CompareGuards([]model.GuardInput{{Name: string(ab.op()), Baseline: base.Confirm, Candidate: cand.Confirm, Sizes: ab.Delivered}}, opt)[0]
-	rec.OpGuards = append(rec.OpGuards, opGuardOf(search.OpGuard{Op: ab.op(), Result: r, Sizes: ab.Delivered, Refused: r.Slower}))
-	if !r.Slower {
-		return
+	in := make([]model.GuardInput, len(ab.Delivered))
+	for i, d := range ab.Delivered {
+		in[i] = model.GuardInput{Name: string(d.Op), Baseline: base.ConfirmOf(d.Op), Candidate: cand.ConfirmOf(d.Op), Sizes: d.Sizes}
 	}
-	var slower []string
-	for _, s := range r.Sizes {
-		if s.Slower {
-			slower = append(slower, fmt.Sprintf("%s (%+.1f%% time, p=%.2g at Holm's level %.2g)", nccl.FormatSize(s.Bytes), 100*(1/s.Speedup-1), s.P, s.Level))
+	var slower []string // one entry per op: "all_gather significantly slower at 2M (…), 4M (…)"
+	for i, r := range model.CompareGuards(in, opt) {
+		d := ab.Delivered[i]
+		rec.OpGuards = append(rec.OpGuards, opGuardOf(search.OpGuard{Op: d.Op, Result: r, Sizes: d.Sizes, Refused: r.Slower}))
+		var at []string
+		for _, s := range r.Sizes {
+			if s.Slower {
+				at = append(at, fmt.Sprintf("%s (%+.1f%% time, p=%.2g at Holm's level %.2g)", nccl.FormatSize(s.Bytes), 100*(1/s.Speedup-1), s.P, s.Level))
+			}
+		}
+		if len(at) > 0 {
+			slower = append(slower, fmt.Sprintf("%s significantly slower at %s", d.Op, strings.Join(at, ", ")))
 		}
 	}
-	rec.Significant, rec.TrialID, rec.Ending = false, 0, search.EndingOpRegression
-	rec.Reason = fmt.Sprintf("%s makes %s significantly slower at %s, sizes it delivers to outside what was measured or inside it; do not deploy it: export the study again, or keep the env export",
-		ab.Cand, ab.op(), strings.Join(slower, ", "))
+	if len(slower) == 0 {
+		return
+	}
+	reason := fmt.Sprintf("%s makes %s, sizes it delivers to outside what was measured or inside it; do not deploy it: export the study again, or keep the env export",
+		ab.Cand, strings.Join(slower, "; "))
+	if !rec.Significant && rec.Ending == search.EndingOpRegression && rec.Reason != "" {
+		// The study's own rule refused it already: both reasons stand.
+		reason = rec.Reason + "; and " + reason
+	}
+	rec.Significant, rec.TrialID, rec.Ending, rec.Reason = false, 0, search.EndingOpRegression, reason
 }
 
 // reason is the stored note of what the comparison was for.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -308,5 +310,46 @@ func TestABStoresItsDecisionSettings(t *testing.T) {
 	}
 	if got := studyStats(stored); got.Alpha != 0.01 || got.MinEffect != 0.05 {
 		t.Errorf("stored one-op comparison decides at alpha %g, min effect %g; want 0.01 and 0.05", got.Alpha, got.MinEffect)
+	}
+}
+
+// GuardDelivered judges each op at the sizes the workload calls and the
+// power of two just outside them on each side; only a one-op comparison
+// also shows those as its guard sizes (a workload's guard sizes are
+// every op's, judged by the study's rule), and every launch of an op
+// sweeps its sizes (widen).
+func TestGuardDelivered(t *testing.T) {
+	call := func(s string) nccl.Part {
+		p, err := nccl.ParseCall(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const K, M = int64(1) << 10, int64(1) << 20
+	for _, tc := range []struct {
+		name   string
+		ab     AB
+		want   []DeliveredSizes
+		guards []int64
+		sweep  map[nccl.Op][2]int64
+	}{
+		{"one band", AB{Band: nccl.Band{Min: 512 * K, Max: 4 * M}, Guards: []int64{8 * M}},
+			[]DeliveredSizes{{nccl.AllReduce, []int64{256 * K, 512 * K, M, 2 * M, 4 * M, 8 * M}}}, []int64{256 * K, 8 * M},
+			map[nccl.Op][2]int64{"": {256 * K, 8 * M}}},
+		{"timed workload", AB{Parts: nccl.Workload{call("all_reduce:2097152:80"), call("all_reduce:8388608:20"), call("all_gather:1048576:13")}},
+			[]DeliveredSizes{{nccl.AllReduce, []int64{M, 2 * M, 8 * M, 16 * M}}, {nccl.AllGather, []int64{512 * K, M, 2 * M}}}, nil,
+			map[nccl.Op][2]int64{nccl.AllReduce: {M, 16 * M}, nccl.AllGather: {512 * K, 2 * M}}},
+	} {
+		ab := tc.ab
+		ab.GuardDelivered()
+		if !reflect.DeepEqual(ab.Delivered, tc.want) || !slices.Equal(ab.Guards, tc.guards) {
+			t.Errorf("%s: delivered %v, guards %v; want %v, %v", tc.name, ab.Delivered, ab.Guards, tc.want, tc.guards)
+		}
+		for op, want := range tc.sweep {
+			if lo, hi := ab.sweep(op); lo != want[0] || hi != want[1] {
+				t.Errorf("%s: %q sweeps %d-%d, want %d-%d", tc.name, op, lo, hi, want[0], want[1])
+			}
+		}
 	}
 }
