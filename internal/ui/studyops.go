@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -83,12 +84,15 @@ func writeGuardTable(w io.Writer, study *store.Study) {
 	fmt.Fprintln(w)
 	g0 := rec.OpGuards[0]
 	fmt.Fprintf(w, "guarded ops (change in time with the candidate, %d vs %d launches each, interleaved):\n", g0.BaselineLaunches, g0.CandidateLaunches)
+	// The columns are every op's sizes: verify --tuner-plugin of a
+	// workload judges each op at its own (its calls and the sizes just
+	// outside them), and no op's may go unshown.
 	var sizes []int64
 	for _, g := range rec.OpGuards {
-		if len(g.Sizes) > len(sizes) {
-			sizes = g.Sizes
-		}
+		sizes = append(sizes, g.Sizes...)
 	}
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
 	tw := newTable(w)
 	head := []string{"op", "change (95% CI)"}
 	for _, b := range sizes {

@@ -2,9 +2,11 @@ package ui
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/store"
 )
@@ -22,4 +24,27 @@ func TestGuardTableSaysTheStudysAlpha(t *testing.T) {
 	if !strings.Contains(b.String(), "alpha 0.01)") {
 		t.Errorf("the guard table does not say the study's alpha 0.01:\n%s", b.String())
 	}
+}
+
+// TestGuardTableSizesOfEveryOp: guards judged at different sizes (verify
+// --tuner-plugin of a workload judges each op at its own calls and the
+// sizes just outside them) each show every size they were judged at,
+// under the union of the ops' sizes: taking one op's sizes as the
+// columns dropped all_gather's 512K.
+func TestGuardTableSizesOfEveryOp(t *testing.T) {
+	const K, M = 1 << 10, nccl.MiB
+	guard := func(op nccl.Op, speedups map[int64]float64, sizes ...int64) store.OpGuard {
+		g := store.OpGuard{Op: op, Speedup: 1, SpeedupCI: [2]float64{0.9, 1.1}, BaselineLaunches: 6, CandidateLaunches: 6, Sizes: sizes}
+		for _, b := range sizes {
+			g.PerSize = append(g.PerSize, store.GuardSize{Bytes: b, Speedup: speedups[b], PValue: 0.5, Level: 0.05})
+		}
+		return g
+	}
+	study := &store.Study{Search: &store.SearchSettings{MinEffect: 0.03, Alpha: 0.05},
+		Recommendation: &store.Recommendation{OpGuards: []store.OpGuard{
+			guard(nccl.AllReduce, map[int64]float64{M: 1.1, 2 * M: 1.2, 8 * M: 1.3, 16 * M: 1.4}, M, 2*M, 8*M, 16*M),
+			guard(nccl.AllGather, map[int64]float64{512 * K: 2, M: 4, 2 * M: 5}, 512*K, M, 2*M)}}}
+	var b bytes.Buffer
+	writeGuardTable(&b, study)
+	golden.Check(t, filepath.Join("testdata", "guard_table_sizes.golden"), b.Bytes())
 }
