@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
@@ -126,6 +127,16 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 			if l.TrialID == t.ID && l.Phase == vocab.PhasePlan {
 				g.PlanLaunches++
 			}
+		}
+		if explore, confirm, ok := stored.RoundScores(s.Study, t.ID, s.Launches); ok {
+			// A study of several parts launches one op at a time: only a
+			// round of every op's launch has the objective's score (a
+			// timed workload's time per step), which the search ranked
+			// by and the verdict states; one op's launch scores that op.
+			scores[key] = append(append(scores[key], explore...), confirm...)
+			g.Launches += len(explore) + len(confirm)
+			g.Exploration += len(explore)
+			continue
 		}
 		for _, l := range s.TrialLaunches(t, "") {
 			sc := s.launchScore(l, sizes)
