@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"html"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -188,6 +189,48 @@ func TestTimedStudyTrialScoresAreTheObjective(t *testing.T) {
 	for _, w := range []string{"over the trial's scored rounds", "the time per step, Σ calls × time", "SCORED counts those rounds"} {
 		if !strings.Contains(flat, w) {
 			t.Errorf("show --trials' SCORE definition lacks %q:\n%s", w, stdout)
+		}
+	}
+}
+
+// TestTimedStudyReportSaysItsCalls (issue 40): the report of a timed
+// study heads its figures and tables with each op's calls and ranks its
+// configs by the time per step, never by a band it did not measure (was
+// "all_reduce 8K–2M: bus bandwidth …", a shaded "searched band 8K–2M",
+// "band 8K-2M (8192-2097152 bytes)" in every export's header, "ranked by
+// band score").
+func TestTimedStudyReportSaysItsCalls(t *testing.T) {
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "db"), filepath.Join(dir, "r.html")
+	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
+		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
+	if code != exitOK {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, db, "report", "-o", out, "1"); code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(string(data))
+	for _, tc := range []struct {
+		what string
+		want bool
+	}{
+		{"all_reduce 10240×760, 81920×120, 2048000×80: bus bandwidth by message size", true},
+		{"all_gather 1048576×13: speedup by message size", true},
+		{"workload all_reduce 10240×760, 81920×120, 2048000×80; all_gather 1048576×13 (OP BYTES×CALLS), measured at all_reduce 8K 64K 2M; all_gather 1M", true},
+		{"ranked by time per step", true},
+		{"the median of each config's time per step over its rounds", true},
+		{"8K–2M", false},
+		{"(8192-2097152 bytes)", false},
+		{"searched band", false},
+		{"ranked by band score", false},
+	} {
+		if got := strings.Contains(page, tc.what); got != tc.want {
+			t.Errorf("the report holds %q: %v, want %v", tc.what, got, tc.want)
 		}
 	}
 }
