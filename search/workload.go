@@ -274,6 +274,26 @@ func (o Options) Regroup(t *Trial, ls []StoredLaunch) {
 	}
 }
 
+// RoundScores are the objective of each complete round of a trial of a
+// study of several parts, exploration's and confirmation's, each in the
+// order they were made: the scores the search ranked and tested the trial
+// by (roundScore), rebuilt from its stored launches as resume rebuilds
+// them (Regroup). One op's launch alone scores that op's sizes, not the
+// objective. ok is false for a one-part study, whose launches are scored
+// one by one; a trial of several parts with no complete round has none.
+func (o Options) RoundScores(ls []StoredLaunch) (explore, confirm []float64, ok bool) {
+	if newWorkload(o.Parts()) == nil {
+		return nil, nil, false
+	}
+	t := &Trial{}
+	o.Regroup(t, ls)
+	explore = slices.Clone(t.exploreScores(nil))
+	for _, l := range t.Confirm {
+		confirm = append(confirm, l.Times[scoreKey]...)
+	}
+	return explore, confirm, true
+}
+
 // add keeps one measurement of t: a confirmation's, or exploration's
 // with its score (0: not known, scored when needed).
 func (t *Trial) add(phase string, l model.Launch, scoreUS float64) {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"html"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -137,6 +139,98 @@ func TestTimedStudyDescribedByItsCalls(t *testing.T) {
 		}
 		if text := strings.Join(tc.args, " "); !strings.Contains(text, "json") && strings.Contains(stdout, "8K-2M") {
 			t.Errorf("%v names a band the study did not measure:\n%s", tc.args, stdout)
+		}
+	}
+}
+
+// TestTimedStudyTrialScoresAreTheObjective (issue 40): show --trials
+// scores every trial of a timed workload by its rounds' time per step (Σ
+// calls × time), the objective the search ranked by and the verdict
+// states, and says so. It scored an explored trial by its all_reduce
+// launches' band score alone (~600 µs beside the baseline's 338502 µs per
+// step), and a failed trial by the op launch that ran before another op
+// failed.
+func TestTimedStudyTrialScoresAreTheObjective(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
+		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
+	if code != exitOK {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, db, "show", "--trials", "1")
+	if code != exitOK {
+		t.Fatalf("show --trials: exit %d: %s", code, stderr)
+	}
+	// A step makes 973 calls: no step takes less than 1 µs per call.
+	const floorUS = 760 + 120 + 80 + 13
+	scored := 0
+	for _, line := range strings.Split(stdout[strings.Index(stdout, "#   ROLE"):], "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			break
+		}
+		state, score := f[2], f[5]
+		if score == "—" {
+			continue
+		}
+		us, err := strconv.ParseFloat(score, 64)
+		if err != nil {
+			t.Fatalf("trial %s: score %q: %v", f[0], score, err)
+		}
+		if state == "failed" || us < floorUS {
+			t.Errorf("trial %s (%s) scored %v µs: not a time per step of %d calls (an op's band score?)\n%s", f[0], state, us, floorUS, line)
+		}
+		scored++
+	}
+	if scored < 3 {
+		t.Errorf("%d trials scored; want the baseline, the confirmed config and explored ones:\n%s", scored, stdout)
+	}
+	flat := strings.Join(strings.Fields(stdout), " ")
+	for _, w := range []string{"over the trial's scored rounds", "the time per step, Σ calls × time", "SCORED counts those rounds"} {
+		if !strings.Contains(flat, w) {
+			t.Errorf("show --trials' SCORE definition lacks %q:\n%s", w, stdout)
+		}
+	}
+}
+
+// TestTimedStudyReportSaysItsCalls (issue 40): the report of a timed
+// study heads its figures and tables with each op's calls and ranks its
+// configs by the time per step, never by a band it did not measure (was
+// "all_reduce 8K–2M: bus bandwidth …", a shaded "searched band 8K–2M",
+// "band 8K-2M (8192-2097152 bytes)" in every export's header, "ranked by
+// band score").
+func TestTimedStudyReportSaysItsCalls(t *testing.T) {
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "db"), filepath.Join(dir, "r.html")
+	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
+		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
+	if code != exitOK {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, db, "report", "-o", out, "1"); code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(string(data))
+	for _, tc := range []struct {
+		what string
+		want bool
+	}{
+		{"all_reduce 10240×760, 81920×120, 2048000×80: bus bandwidth by message size", true},
+		{"all_gather 1048576×13: speedup by message size", true},
+		{"workload all_reduce 10240×760, 81920×120, 2048000×80; all_gather 1048576×13 (OP BYTES×CALLS), measured at all_reduce 8K 64K 2M; all_gather 1M", true},
+		{"ranked by time per step", true},
+		{"the median of each config's time per step over its rounds", true},
+		{"8K–2M", false},
+		{"(8192-2097152 bytes)", false},
+		{"searched band", false},
+		{"ranked by band score", false},
+	} {
+		if got := strings.Contains(page, tc.what); got != tc.want {
+			t.Errorf("the report holds %q: %v, want %v", tc.what, got, tc.want)
 		}
 	}
 }

@@ -71,6 +71,9 @@ func TestGolden(t *testing.T) {
 		{"keep_defaults.docker", FormatDocker, []*Recommendation{keep}, Options{}},
 		{"keep_defaults.csv", FormatTuner, []*Recommendation{keep}, Options{}},
 		{"two_bands.csv", FormatTuner, twoBands(t), Options{}},
+		{"timed.env", FormatEnv, []*Recommendation{timedBand(t)}, Options{}},
+		{"timed.json", FormatJSON, []*Recommendation{timedBand(t)}, Options{}},
+		{"timed.csv", FormatTuner, []*Recommendation{timedBand(t)}, Options{}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			checkGolden(t, tc.golden, render(t, tc.format, tc.bands, tc.opts))
@@ -1198,5 +1201,42 @@ func TestEnvFileSaysNotForAShell(t *testing.T) {
 		if has != tc.note {
 			t.Errorf("%v: note %v, want %v:\n%s", tc.env, has, tc.note, out)
 		}
+	}
+}
+
+// TestTimedStudyHeaderSaysItsCalls (issue 40): every format's header
+// names a timed study by its calls and the sizes they are measured at,
+// never the band around them it did not measure (was "band 32K-2M
+// (32768-2097152 bytes)" for a study measured at 32K and 2M only); the json
+// format lists the calls.
+func TestTimedStudyHeaderSaysItsCalls(t *testing.T) {
+	const line = "workload all_reduce 40960×760, 2048000×80 (OP BYTES×CALLS), measured at all_reduce 32K 2M"
+	for _, f := range Formats {
+		if f == FormatJSON {
+			continue
+		}
+		t.Run(string(f), func(t *testing.T) {
+			out := string(render(t, f, []*Recommendation{timedBand(t)}, Options{}))
+			if !strings.Contains(out, line) {
+				t.Errorf("%s header lacks %q:\n%s", f, line, out)
+			}
+			if strings.Contains(out, "32K-2M") || strings.Contains(out, "32768-2097152") {
+				t.Errorf("%s names a band the study did not measure:\n%s", f, out)
+			}
+			if name := FileName(f, timedBand(t)); strings.Contains(name, "32K-2M") {
+				t.Errorf("%s file %s is named by a band the study did not measure", f, name)
+			}
+		})
+	}
+	var doc Document
+	if err := json.Unmarshal(render(t, FormatJSON, []*Recommendation{timedBand(t)}, Options{}), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := []stored.Call{{Op: "all_reduce", Bytes: 40960, Calls: 760, MeasuredAt: 32768}, {Op: "all_reduce", Bytes: 2048000, Calls: 80, MeasuredAt: 2097152}}
+	if !reflect.DeepEqual(doc.Calls, want) {
+		t.Errorf("json calls %+v, want %+v", doc.Calls, want)
+	}
+	if doc.Band != "32K-2M" {
+		t.Errorf("json band %q: the existing field is kept", doc.Band)
 	}
 }

@@ -99,7 +99,9 @@ func FileName(f Format, b *Recommendation) string {
 		return "nccl-tuner.csv"
 	}
 	label := b.Study.Band
-	if label == "" {
+	// A timed study's band was never measured: its file is named by the
+	// study, as its header names it by its calls (studyLine).
+	if label == "" || stored.WorkloadLine(b.Study) != "" {
 		label = b.Study.Name
 	}
 	var sb strings.Builder
@@ -174,9 +176,13 @@ func Write(w io.Writer, f Format, bands []*Recommendation, o Options) error {
 // timeText is how exported files write a date.
 func timeText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 
-// studyLine names the study and its band.
+// studyLine names the study and its band; a timed study, its calls
+// (stored.WorkloadLine), never the band around them it did not measure.
 func studyLine(s *store.Study) string {
 	text := "study " + s.Name
+	if w := stored.WorkloadLine(s); w != "" {
+		return text + ": " + w
+	}
 	var what []string
 	if s.Collective != "" {
 		what = append(what, s.Collective)

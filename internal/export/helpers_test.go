@@ -123,3 +123,24 @@ func hostileBand(values map[string]string) *Recommendation {
 	s.BaseEnv = nil
 	return &Recommendation{Study: s, Env: nccl.Config(values)}
 }
+
+// timedBand is a study of a timed workload (--calls all_reduce:40960:760
+// --calls all_reduce:2048000:80): measured at 32K and 2M only, stored with
+// the band 32K-2M around them that it never measured, named as search
+// names it.
+func timedBand(t testing.TB) *Recommendation {
+	var calls []nccl.Part
+	for _, c := range []string{"all_reduce:40960:760", "all_reduce:2048000:80"} {
+		p, err := nccl.ParseCall(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, p)
+	}
+	s := spark4Study(9, "32K-2M", map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"})
+	s.Name = "s9-all_reduce"
+	for _, p := range nccl.MergeCalls(calls) {
+		s.Workload = append(s.Workload, store.PartOf(p))
+	}
+	return studyWith(t, s, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_proto_nchannels8.log"))
+}

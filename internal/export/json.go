@@ -23,6 +23,10 @@ type Document struct {
 	BandMin       int64  `json:"band_min"`
 	BandMax       int64  `json:"band_max"`
 	Collective    string `json:"collective,omitempty"`
+	// Calls are a timed workload's calls, each with the size it is
+	// measured at ([] for a study of a band or parts): Band is then only
+	// the hull of those sizes, not a band the study measured.
+	Calls []stored.Call `json:"calls"`
 	// Env is the variables to set: the recommendation minus the knobs in
 	// Dropped, plus the base env when BaseEnv is present.
 	Env map[string]string `json:"env"`
@@ -70,7 +74,7 @@ func NewDocument(b *Recommendation, o Options) *Document {
 	s, r := b.Study, b.Study.Recommendation
 	d := &Document{
 		SchemaVersion: 1,
-		Study:         s.Name, StudyID: s.ID, Band: s.Band, BandMin: s.BandMin, BandMax: s.BandMax, Collective: s.Collective,
+		Study:         s.Name, StudyID: s.ID, Band: s.Band, BandMin: s.BandMin, BandMax: s.BandMax, Collective: s.Collective, Calls: stored.Calls(s),
 		Env: b.EnvMap(o.WithBase), KeepDefaults: b.KeepDefaults,
 		BaselineEnv: map[string]string(nonNilEnv(s.BaselineEnv)), KeepBaseline: b.KeepBaseline, Unset: append([]string{}, b.Unset...),
 		RecommendedEnv: map[string]string(nonNilEnv(r.Env)),

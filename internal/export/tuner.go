@@ -12,6 +12,7 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/safetext"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/internal/workload"
 )
@@ -683,7 +684,10 @@ func untunedLines(bands []*Recommendation, groups []TunerGroup) []string {
 func bandSummary(b *Recommendation) string {
 	s := b.Study
 	text := fmt.Sprintf("band %s (%d-%d bytes): study %s, ", s.Band, s.BandMin, s.BandMax, s.Name)
-	if len(s.Workload) > 1 {
+	switch w := stored.WorkloadLine(s); {
+	case w != "":
+		text = fmt.Sprintf("%s: study %s, ", w, s.Name)
+	case len(s.Workload) > 1:
 		text = fmt.Sprintf("workload %s: study %s, ", s.Parts(), s.Name)
 	}
 	if b.KeepDefaults {

@@ -73,7 +73,7 @@ func (s *Study) Convergence() (Convergence, error) {
 		// op's sizes: the title must not name the first op alone.
 		subject = "workload of " + nccl.JoinOps(ops)
 	}
-	c := Convergence{Subject: s.Name() + ": " + subject, Band: bandText(s.Study.BandMin, s.Study.BandMax), Launches: len(s.Launches)}
+	c := Convergence{Subject: s.Name() + ": " + subject, Band: studiedText(s.Study), Launches: len(s.Launches)}
 	if s.Study.Simulated {
 		c.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
 	}

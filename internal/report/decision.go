@@ -63,7 +63,11 @@ func (v compared) decisionSubtitle() []string {
 	baseline := stored.ConclusionOf(s.Study).BaselineName()
 	out := []string{fmt.Sprintf("%s vs %s: %s (the verdict's)", c.Candidate.Label, baseline, c.launchesText())}
 	if b := c.Band; b != nil {
-		line := fmt.Sprintf("band %s: speedup %s", bandText(s.Study.BandMin, s.Study.BandMax), stored.SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi}))
+		what := "band " + studiedText(s.Study)
+		if store.WorkloadText(s.Study) != "" {
+			what = "time per step of " + studiedText(s.Study)
+		}
+		line := fmt.Sprintf("%s: speedup %s", what, stored.SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi}))
 		if finite(b.Lo) && finite(b.Hi) {
 			line += fmt.Sprintf(" (%.0f%% CI)", 100*c.Confidence)
 		} else {

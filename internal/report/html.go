@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/store"
 )
 
 //go:embed page.html.tmpl
@@ -76,6 +77,8 @@ type pageData struct {
 	Fabric   []stored.Field
 	Settings []stored.Field
 	Trials   []trialRow
+	// TrialsScore is what the trials' scores are medians of (trialsScore).
+	TrialsScore string
 }
 
 type note struct {
@@ -148,12 +151,13 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	}
 	st := s.Study
 	d := pageData{
-		Title:     fmt.Sprintf("nccltune report: %s", st.Name),
-		Name:      st.Name,
-		Verdict:   stored.VerdictOf(st),
-		Generated: now.In(loc).Format("2006-01-02 15:04:05 MST"),
-		Fabric:    s.FabricFacts(),
-		Trials:    trialRows(s),
+		Title:       fmt.Sprintf("nccltune report: %s", st.Name),
+		Name:        st.Name,
+		Verdict:     stored.VerdictOf(st),
+		Generated:   now.In(loc).Format("2006-01-02 15:04:05 MST"),
+		Fabric:      s.FabricFacts(),
+		Trials:      trialRows(s),
+		TrialsScore: trialsScore(st),
 	}
 	if st.Simulated {
 		d.Title += " (SIMULATED)"
@@ -191,7 +195,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 		// A workload's parts, each op's launches against its own band.
 		if v.c != nil {
 			h := comparisonOf(v.c)
-			h.Op, h.Heading = v.op, fmt.Sprintf("%s %s", v.op, bandText(v.s.Study.BandMin, v.s.Study.BandMax))
+			h.Op, h.Heading = v.op, opHeading(v.op, v.s.Study)
 			d.Compared = append(d.Compared, h)
 		}
 	}
@@ -227,6 +231,16 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	return err
 }
 
+// trialsScore is what a trial's score in the trials table is the median
+// of: its launches' band scores, or for a study of several parts its
+// rounds' objective (ScoredConfigs), a timed workload's time per step.
+func trialsScore(st *store.Study) string {
+	if scoreName(st) == "band score" {
+		return "launch band scores (all its launches pooled)"
+	}
+	return scoreName(st) + " over its rounds (one launch of every op, scored together as the search ranked them; all its rounds pooled)"
+}
+
 // figures draws the study's figures for the page: what decided (bus
 // bandwidth and time), the per-size speedup, and for a search its
 // landscape and convergence. A figure that cannot be drawn says why in
@@ -244,7 +258,7 @@ func figures(s *Study, whole compared, parts []compared) []figureHTML {
 		// launches and band, the op in every title.
 		for _, v := range parts {
 			op := v.op
-			title := fmt.Sprintf("%s %s: ", op, bandText(v.s.Study.BandMin, v.s.Study.BandMax))
+			title := opHeading(op, v.s.Study) + ": "
 			list = append(list,
 				fig{"fig-busbw-" + string(op), title + "bus bandwidth by message size", fmt.Sprintf("What decided for %s: its launches the part's verdict and its table use.", op),
 					func() (Drawing, error) { return s.opFigure(v, MetricBusBW, false) }},
@@ -270,15 +284,15 @@ func figures(s *Study, whole compared, parts []compared) []figureHTML {
 	if s.Study.Kind == vocab.KindSearch && len(s.Study.Sizes) > 0 {
 		landscape, convergence := "The search's landscape", "How the search converged"
 		if ops := s.WorkloadOps(); ops != nil {
-			// The landscape ranks the first op's launch scores (each
-			// launch scored over its own op's sizes, as the search ranked
-			// it); the convergence follows every launch, each part's op
-			// scored over its own sizes.
-			landscape += " (" + string(ops[0]) + " launches)"
+			// The landscape ranks each config's rounds by the objective,
+			// as the search ranked them (ScoredConfigs); the convergence
+			// follows every launch, each part's op scored over its own
+			// sizes.
+			landscape += " (each config's rounds, one launch of every op scored together)"
 			convergence += " (every part's launches, each scored over its own op's sizes)"
 		}
 		list = append(list,
-			fig{"fig-landscape", landscape, "Every config the search measured, ranked by band score with its interval.",
+			fig{"fig-landscape", landscape, "Every config the search measured, ranked by " + scoreName(s.Study) + " with its interval.",
 				func() (Drawing, error) { return s.Landscape() }},
 			fig{"fig-convergence", convergence, "The best config so far and NCCL defaults, launch by launch, and the confirmation that decided.",
 				func() (Drawing, error) { return s.Convergence() }})

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
@@ -126,6 +127,16 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 			if l.TrialID == t.ID && l.Phase == vocab.PhasePlan {
 				g.PlanLaunches++
 			}
+		}
+		if explore, confirm, ok := stored.RoundScores(s.Study, t.ID, s.Launches); ok {
+			// A study of several parts launches one op at a time: only a
+			// round of every op's launch has the objective's score (a
+			// timed workload's time per step), which the search ranked
+			// by and the verdict states; one op's launch scores that op.
+			scores[key] = append(append(scores[key], explore...), confirm...)
+			g.Launches += len(explore) + len(confirm)
+			g.Exploration += len(explore)
+			continue
 		}
 		for _, l := range s.TrialLaunches(t, "") {
 			sc := s.launchScore(l, sizes)
@@ -240,7 +251,9 @@ type Landscape struct {
 	Subject   string
 	Simulated string
 	Band      string
-	Configs   []ScoredConfig
+	// Score names what the configs are ranked by (scoreName).
+	Score   string
+	Configs []ScoredConfig
 	// Knob is the knob that matters most: the one whose values explain
 	// the largest share (Share, η²) of the variance of the log scores.
 	Knob  string
@@ -259,7 +272,7 @@ func (s *Study) Landscape() (Landscape, error) {
 	if err != nil {
 		return Landscape{}, err
 	}
-	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: bandText(s.Study.BandMin, s.Study.BandMax), BaselineUS: math.NaN()}
+	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: studiedText(s.Study), Score: scoreName(s.Study), BaselineUS: math.NaN()}
 	if s.Study.Simulated {
 		l.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
 	}
@@ -427,7 +440,7 @@ func (l Landscape) sheet() (*sheet, error) {
 	}
 	n := len(l.Configs)
 	cv := newCanvas()
-	xLabel := "band score (µs, log scale; lower is faster)"
+	xLabel := l.scoreName() + " (µs, log scale; lower is faster)"
 	failedAt, err := l.axes(cv.p)
 	if err != nil {
 		return nil, err
@@ -443,8 +456,12 @@ func (l Landscape) sheet() (*sheet, error) {
 	if l.Knob == "" {
 		legend = &legendRows{Legend: newLegend()}
 	}
+	dot := "Dot: the median of the config's launch band scores (each launch's geometric mean over the band of its per-size median times), all its launches pooled; NCCL defaults' and the confirmed config's are the verdict's score, from their confirmation launches."
+	if l.scoreName() != "band score" {
+		dot = "Dot: the median of the config's " + l.scoreName() + " over its rounds (one launch of each op, scored together as the search ranked them), all its rounds pooled; NCCL defaults' and the confirmed config's are the verdict's score, from their confirmation rounds."
+	}
 	caption := []string{
-		"Dot: the median of the config's launch band scores (each launch's geometric mean over the band of its per-size median times), all its launches pooled; NCCL defaults' and the confirmed config's are the verdict's score, from their confirmation launches.",
+		dot,
 		"Bar: the 95% confidence interval of that median from 6 launches, the min–max of the launches below that; a ring is a single launch (no interval: the winner's curse applies).",
 		"The verdict does not come from this ranking but from the interleaved confirmation of one config against NCCL defaults (the speedup figure).",
 	}
@@ -586,10 +603,19 @@ func (l Landscape) drawValue(cv *canvas, v string, sr *valueSeries, col color.RG
 	return nil
 }
 
+// scoreName is what the configs are ranked by: l.Score, the band score
+// for a Landscape built without one.
+func (l Landscape) scoreName() string {
+	if l.Score == "" {
+		return "band score"
+	}
+	return l.Score
+}
+
 // subtitle says what is ranked and what the colour means and, when the
 // search's plans were read, how much of the space it explored.
 func (l Landscape) subtitle() []string {
-	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by band score; colour: %s", l.Band, knobText(l.Knob, l.Share))}
+	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by %s; colour: %s", l.Band, l.scoreName(), knobText(l.Knob, l.Share))}
 	if pl := l.Plans; pl != nil && pl.Read {
 		line := fmt.Sprintf("the space holds %d configs; %d explored, %s", pl.SpaceConfigs, pl.ConfigsExplored, texttable.Plural(pl.PlansExplored, "distinct plan"))
 		if pl.MergedConfigs > 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/store"
 )
 
 // Figure is the picture of curves against message size: bus bandwidth
@@ -77,9 +78,9 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 			sims = append(sims, st.Launch.SimProfile)
 			simNames = append(simNames, st.Name)
 		}
-		if st.Kind == vocab.KindSearch && st.BandMin > 0 && st.BandMax >= st.BandMin && !seenBand[[2]int64{st.BandMin, st.BandMax}] {
-			seenBand[[2]int64{st.BandMin, st.BandMax}] = true
-			f.Bands = append(f.Bands, Band{Min: st.BandMin, Max: st.BandMax, Label: "searched band " + bandText(st.BandMin, st.BandMax)})
+		if lo, hi := searchedBand(st); hi > 0 && !seenBand[[2]int64{lo, hi}] {
+			seenBand[[2]int64{lo, hi}] = true
+			f.Bands = append(f.Bands, Band{Min: lo, Max: hi, Label: "searched band " + bandText(lo, hi)})
 		}
 		for _, g := range st.GuardSizes {
 			if !seenGuard[g] {
@@ -109,6 +110,51 @@ func simulatedLine(sims, simNames []string, studies int) string {
 		s += " for " + strings.Join(simNames, ", ")
 	}
 	return s + ": not a measurement of real hardware"
+}
+
+// studiedText names what a study (or one op's: OpStudy) measured in the
+// report's headings, titles and subtitles: a timed workload's calls as the
+// process makes them ("all_reduce 10240×760, 2048000×80",
+// store.WorkloadText), never the band around their sizes, which it did
+// not measure; otherwise its band, "8K–2M".
+func studiedText(st *store.Study) string {
+	if w := store.WorkloadText(st); w != "" {
+		return w
+	}
+	return bandText(st.BandMin, st.BandMax)
+}
+
+// opHeading is one op's heading in the report: "all_reduce 8K–2M", or a
+// timed op's calls, which name their op (studiedText).
+func opHeading(op nccl.Op, st *store.Study) string {
+	if store.WorkloadText(st) != "" {
+		return studiedText(st)
+	}
+	return string(op) + " " + studiedText(st)
+}
+
+// searchedBand is the band a search scored, shaded in the figures; none
+// (0, 0) for a study that is no search or of a timed workload, whose
+// calls are measured at their own sizes, not across the band around them.
+func searchedBand(st *store.Study) (lo, hi int64) {
+	if st.Kind != vocab.KindSearch || store.WorkloadText(st) != "" || st.BandMin <= 0 || st.BandMax < st.BandMin {
+		return 0, 0
+	}
+	return st.BandMin, st.BandMax
+}
+
+// scoreName is what a config's score is called in the report's figures:
+// a study of several parts is scored by its rounds' objective
+// (ScoredConfigs), a timed workload's the time per step; any other by the
+// band score.
+func scoreName(st *store.Study) string {
+	switch w := st.Parts(); {
+	case len(w) > 1 && w.Timed():
+		return "time per step"
+	case len(w) > 1:
+		return "workload score"
+	}
+	return "band score"
 }
 
 func bandText(lo, hi int64) string {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
-	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -57,9 +56,7 @@ func (v compared) speedupFigure() (SpeedupFigure, error) {
 	if !s.Study.Simulated {
 		f.Simulated = ""
 	}
-	if s.Study.Kind == vocab.KindSearch {
-		f.BandMin, f.BandMax = s.Study.BandMin, s.Study.BandMax
-	}
+	f.BandMin, f.BandMax = searchedBand(s.Study)
 	return f, nil
 }
 

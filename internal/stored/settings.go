@@ -50,7 +50,7 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 		// A timed workload is said as the process called it and where it
 		// is measured, never as the band around its sizes.
 		add("workload", calls+" (OP BYTES×CALLS; the objective is the time per step, Σ calls × time)")
-		add("measured at", measuredAtText(s.Parts()))
+		add("measured at", MeasuredAtText(s.Parts()))
 		if len(s.GuardSizes) > 0 {
 			add("guard", SizesText(s.GuardSizes))
 		}
@@ -97,9 +97,56 @@ func BandText(s *store.Study) string {
 	return strings.Join(parts, "; ")
 }
 
-// measuredAtText is where a timed workload's calls are measured, per op:
+// WorkloadLine names a timed study's workload wherever a band would name
+// a study (every export's header, the report's titles): its calls and the
+// sizes they are measured at, "workload all_reduce 10240×760, 2048000×80
+// (OP BYTES×CALLS), measured at all_reduce 8K 2M". The band around a timed
+// workload's sizes (Study.Band) was never measured, so it names nothing
+// here. "" for a study that is not timed.
+func WorkloadLine(s *store.Study) string {
+	calls := store.WorkloadText(s)
+	if calls == "" {
+		return ""
+	}
+	return "workload " + calls + " (OP BYTES×CALLS), measured at " + MeasuredAtText(s.Parts())
+}
+
+// Call is one call of a timed workload as the JSON documents hold it: the
+// op, the size the process calls, its calls per step and the size it is
+// measured at.
+type Call struct {
+	Op         nccl.Op `json:"op"`
+	Bytes      int64   `json:"bytes"`
+	Calls      float64 `json:"calls"`
+	MeasuredAt int64   `json:"measured_at"`
+}
+
+// Calls are a timed study's calls, per op and size in the workload's
+// order; [] for a study that is not timed. A part stored before its
+// per-size calls were kept (no LoggedCalls) is one call at the size it is
+// measured at, with the part's calls.
+func Calls(s *store.Study) []Call {
+	out := []Call{}
+	w := s.Parts()
+	if !w.Timed() {
+		return out
+	}
+	for _, p := range w {
+		op, at := p.Op.OrAllReduce(), p.Band.Min
+		if len(p.LoggedCalls) != len(p.Logged) || len(p.Logged) == 0 {
+			out = append(out, Call{Op: op, Bytes: at, Calls: p.Calls, MeasuredAt: at})
+			continue
+		}
+		for i, b := range p.Logged {
+			out = append(out, Call{Op: op, Bytes: b, Calls: p.LoggedCalls[i], MeasuredAt: at})
+		}
+	}
+	return out
+}
+
+// MeasuredAtText is where a timed workload's calls are measured, per op:
 // "all_reduce 8K 64K 2M; all_gather 1M".
-func measuredAtText(w nccl.Workload) string {
+func MeasuredAtText(w nccl.Workload) string {
 	var ops []nccl.Op
 	at := map[nccl.Op][]int64{}
 	for _, p := range w {

@@ -231,7 +231,7 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) ([]*sear
 		return nil, 0, err
 	}
 	byID := map[uint64]*search.Trial{}
-	stored := map[*search.Trial][]search.StoredLaunch{}
+	byTrial := map[*search.Trial][]search.StoredLaunch{}
 	var out []*search.Trial
 	for _, r := range recs {
 		t := &search.Trial{ID: r.ID, Number: r.Number, Config: r.Config, Role: r.Role,
@@ -256,14 +256,10 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) ([]*sear
 				Result: &benchfmt.Result{Facts: l.Facts}}
 			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl})
 		}
-		sl := search.StoredLaunch{Op: l.Op, Phase: l.Phase, Scored: l.Outcome == benchfmt.OK && l.Scored, Failed: l.Outcome != benchfmt.OK}
-		if sl.Scored {
-			sl.Launch, sl.ScoreUS = model.LaunchOf(l.Sizes), l.ScoreUS
-		}
-		stored[t] = append(stored[t], sl)
+		byTrial[t] = append(byTrial[t], stored.SearchLaunch(l))
 	}
 	for _, t := range out {
-		so.Regroup(t, stored[t])
+		so.Regroup(t, byTrial[t])
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
 	return out, len(launches), nil

@@ -154,6 +154,24 @@ launch's median time per size; the baseline's and the confirmed config's
 is the verdict's score, from their confirmation launches. SCORED counts
 those launches, LAUNCHES all of the trial's.`
 
+// ScoreDefinitionOf is what SCORE means for study s: ScoreDefinition, or
+// for a study of several parts (a timed workload's calls included), whose
+// launches each measure one op, the objective of its rounds
+// (report.ScoredConfigs scores them so, as the search ranked them): one
+// op's band score is not what the search or the verdict compares.
+func ScoreDefinitionOf(s *store.Study) string {
+	if len(s.Parts()) < 2 {
+		return ScoreDefinition
+	}
+	return fmt.Sprintf(`SCORE µs is the median, over the trial's scored rounds (one launch of
+each op of the workload; exploration and confirmation; not the warm-up
+or the debug launches), of each round's objective:
+%s;
+the baseline's and the confirmed config's is the verdict's score, from
+their confirmation rounds. SCORED counts those rounds, LAUNCHES all of
+the trial's launches.`, stored.Objective(s))
+}
+
 // trialScores is every trial's score by trial number, as the report's
 // trials table and landscape give it (none for a study without a band).
 func trialScores(data *report.Study) map[int]report.ScoredConfig {
@@ -188,7 +206,7 @@ func writeTrialsTable(w io.Writer, data *report.Study) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "\n"+ScoreDefinition)
+	_, err := fmt.Fprintln(w, "\n"+ScoreDefinitionOf(data.Study))
 	return err
 }
 
