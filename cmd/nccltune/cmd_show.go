@@ -25,6 +25,9 @@ nccltune history (s7-512K-4M), its number (7) or s7. The database is
 opened read-only, so show works while a search is running.
 
 ` + ui.ScoreDefinition + `
+For a workload of several parts or calls, SCORE is over rounds (one
+launch of each op), each round's objective (a workload of calls: its
+time per step), as the line under show --trials says.
 The same score, over the same launches, is in show --json (score_us,
 scored_launches), --format csv and the report's trials table and
 landscape. The verdict's "band score … → …" is the
