@@ -233,11 +233,16 @@ type StoredLaunch struct {
 // made them: a one-part study's scored launches one by one; a workload's
 // as rounds of one launch per op (a round cut short by a failure or an
 // interruption is dropped); guard launches under their op.
-func (o Options) Regroup(t *Trial, ls []StoredLaunch) {
+func (o Options) Regroup(t *Trial, ls []StoredLaunch) { o.regroup(t, ls, nil) }
+
+// regroup is Regroup, the one rule that groups a workload's launches into
+// rounds; done, when not nil, hears of each round kept, with the index in
+// ls of the launch that completed it (Rounds).
+func (o Options) regroup(t *Trial, ls []StoredLaunch, done func(Round)) {
 	w := newWorkload(o.Parts())
 	var pending map[nccl.Op]model.Launch
 	phase := ""
-	for _, l := range ls {
+	for i, l := range ls {
 		switch {
 		case l.Phase == vocab.PhaseGuard && l.Scored:
 			if t.Guards == nil {
@@ -269,9 +274,33 @@ func (o Options) Regroup(t *Trial, ls []StoredLaunch) {
 		}
 		if sc, err := w.roundScore(pending); err == nil {
 			t.addRound(phase, pending, sc)
+			if done != nil {
+				done(Round{Phase: phase, ScoreUS: sc, Last: i})
+			}
 		}
 		pending = nil
 	}
+}
+
+// Round is one complete round of a trial of a study of several parts.
+type Round struct {
+	Phase string
+	// ScoreUS is the round's objective (roundScore).
+	ScoreUS float64
+	// Last is the index, in the launches read, of the launch that
+	// completed the round: where a figure of the search in time puts it.
+	Last int
+}
+
+// Rounds are a trial's complete rounds in the order they were made, as
+// Regroup keeps them (RoundScores' scores, with where each completed); ok
+// is false for a one-part study, whose launches are scored one by one.
+func (o Options) Rounds(ls []StoredLaunch) (rounds []Round, ok bool) {
+	if newWorkload(o.Parts()) == nil {
+		return nil, false
+	}
+	o.regroup(&Trial{}, ls, func(r Round) { rounds = append(rounds, r) })
+	return rounds, true
 }
 
 // RoundScores are the objective of each complete round of a trial of a
@@ -282,16 +311,15 @@ func (o Options) Regroup(t *Trial, ls []StoredLaunch) {
 // objective. ok is false for a one-part study, whose launches are scored
 // one by one; a trial of several parts with no complete round has none.
 func (o Options) RoundScores(ls []StoredLaunch) (explore, confirm []float64, ok bool) {
-	if newWorkload(o.Parts()) == nil {
-		return nil, nil, false
+	rounds, ok := o.Rounds(ls)
+	for _, r := range rounds {
+		if r.Phase == vocab.PhaseConfirm { // as addRound splits them
+			confirm = append(confirm, r.ScoreUS)
+			continue
+		}
+		explore = append(explore, r.ScoreUS)
 	}
-	t := &Trial{}
-	o.Regroup(t, ls)
-	explore = slices.Clone(t.exploreScores(nil))
-	for _, l := range t.Confirm {
-		confirm = append(confirm, l.Times[scoreKey]...)
-	}
-	return explore, confirm, true
+	return explore, confirm, ok
 }
 
 // add keeps one measurement of t: a confirmation's, or exploration's

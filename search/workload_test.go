@@ -297,8 +297,23 @@ func TestRegroupRounds(t *testing.T) {
 	if got := tr.Score(o.ScoredKeys()); math.Abs(got-200) > 1e-9 {
 		t.Errorf("trial score over ScoredKeys %v, want 200", got)
 	}
+	// Rounds are the rounds Regroup kept, each at the launch that
+	// completed it (a figure of the search in time puts it there).
+	rounds, isWorkload := o.Rounds(ls)
+	want := []Round{{Phase: vocab.PhaseExplore, ScoreUS: 200, Last: 2}, {Phase: vocab.PhaseConfirm, ScoreUS: 100, Last: 6}} // √(50·200)
+	if !isWorkload || len(rounds) != len(want) {
+		t.Fatalf("rounds %+v (%v); want %+v", rounds, isWorkload, want)
+	}
+	for i, r := range rounds {
+		if r.Phase != want[i].Phase || r.Last != want[i].Last || math.Abs(r.ScoreUS-want[i].ScoreUS) > 1e-9 {
+			t.Errorf("round %d: %+v, want %+v", i, r, want[i])
+		}
+	}
 	one := DefaultOptions()
 	one.Band = nccl.Band{Min: 1 << 20, Max: 1 << 20}
+	if _, isWorkload := one.Rounds(ls); isWorkload {
+		t.Errorf("a one-part study has rounds")
+	}
 	tr = &Trial{}
 	one.Regroup(tr, []StoredLaunch{ok("", vocab.PhaseExplore, 1), ok("", vocab.PhaseConfirm, 2), ok(nccl.Broadcast, vocab.PhaseGuard, 3)})
 	if len(tr.Explore) != 1 || len(tr.Confirm) != 1 || len(tr.Guards[nccl.Broadcast]) != 1 {
