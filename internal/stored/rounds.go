@@ -28,6 +28,35 @@ func SearchLaunch(l *store.Launch) search.StoredLaunch {
 // time); ok is false for a one-part study, whose launches' stored scores
 // are its objective's.
 func RoundScores(s *store.Study, trialID uint64, launches []*store.Launch) (explore, confirm []float64, ok bool) {
+	return search.Options{Workload: s.Parts()}.RoundScores(searchLaunchesOf(trialLaunches(trialID, launches)))
+}
+
+// Round is one complete round of a trial, as Rounds reads it.
+type Round struct {
+	Phase string
+	// ScoreUS is the round's objective.
+	ScoreUS float64
+	// Last is the launch that completed the round.
+	Last *store.Launch
+}
+
+// Rounds are trial's complete rounds in the order they were made, each
+// with its objective and the launch that completed it (a figure of the
+// search in time draws the round there), grouped by the search's one rule
+// (search.Options.Rounds, as RoundScores); ok is false for a one-part
+// study.
+func Rounds(s *store.Study, trialID uint64, launches []*store.Launch) ([]Round, bool) {
+	of := trialLaunches(trialID, launches)
+	rs, ok := search.Options{Workload: s.Parts()}.Rounds(searchLaunchesOf(of))
+	out := make([]Round, len(rs))
+	for i, r := range rs {
+		out[i] = Round{Phase: r.Phase, ScoreUS: r.ScoreUS, Last: of[r.Last]}
+	}
+	return out, ok
+}
+
+// trialLaunches are trial's launches in the order they were made.
+func trialLaunches(trialID uint64, launches []*store.Launch) []*store.Launch {
 	var of []*store.Launch
 	for _, l := range launches {
 		if l.TrialID == trialID {
@@ -35,9 +64,14 @@ func RoundScores(s *store.Study, trialID uint64, launches []*store.Launch) (expl
 		}
 	}
 	sort.SliceStable(of, func(i, j int) bool { return of[i].Seq < of[j].Seq })
+	return of
+}
+
+// searchLaunchesOf are launches as the search reads them back.
+func searchLaunchesOf(of []*store.Launch) []search.StoredLaunch {
 	ls := make([]search.StoredLaunch, len(of))
 	for i, l := range of {
 		ls[i] = SearchLaunch(l)
 	}
-	return search.Options{Workload: s.Parts()}.RoundScores(ls)
+	return ls
 }
