@@ -5,9 +5,13 @@ import (
 	"html"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/internal/report"
+	"github.com/nccltune/nccltune/internal/stored"
 )
 
 // --calls' usage errors come before anything is stored (exit 2, no
@@ -231,6 +235,80 @@ func TestTimedStudyReportSaysItsCalls(t *testing.T) {
 	} {
 		if got := strings.Contains(page, tc.what); got != tc.want {
 			t.Errorf("the report holds %q: %v, want %v", tc.what, got, tc.want)
+		}
+	}
+}
+
+// The convergence figure of a timed study follows what the search ranked
+// by: one dot per complete round (one launch of each op), at the launch
+// that completed it, with the round's time per step (Σ calls × time), and
+// its lines from those. Each op's own launch band score (tens of µs here)
+// once stood in for the objective.
+func TestTimedStudyConvergenceFollowsRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulated search")
+	}
+	dir := t.TempDir()
+	db, svg := filepath.Join(dir, "db"), filepath.Join(dir, "c.svg")
+	calls := []struct {
+		call string
+		n    float64
+	}{{"all_reduce:10240:760", 760}, {"all_reduce:81920:120", 120}, {"all_reduce:2048000:80", 80}, {"all_gather:1048576:13", 13}}
+	args := []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "40"}
+	floor := 0.0 // Σ calls × 1 µs: no call takes less than a microsecond
+	for _, c := range calls {
+		args, floor = append(args, "--calls", c.call), floor+c.n
+	}
+	if _, stderr, code := runCLI(t, db, args...); code != exitOK {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	one, err := stored.LoadOne(db, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rounds []float64
+	for _, tr := range one.Trials {
+		explore, confirm, ok := stored.RoundScores(one.Study, tr.ID, one.Launches)
+		if !ok {
+			t.Fatalf("a timed study of four calls is not scored by rounds")
+		}
+		rounds = append(append(rounds, explore...), confirm...)
+	}
+	c, err := report.Of(one).Convergence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dots []float64
+	for _, d := range c.Dots {
+		dots = append(dots, d.ScoreUS)
+	}
+	slices.Sort(dots)
+	slices.Sort(rounds)
+	if len(rounds) == 0 || !slices.Equal(dots, rounds) {
+		t.Errorf("%d dots %v; want the %d complete rounds' time per step %v", len(dots), dots, len(rounds), rounds)
+	}
+steps:
+	for _, st := range c.Steps {
+		for _, v := range []float64{st.LeaderUS, st.BaselineUS, st.ConfirmedUS} {
+			if v < floor { // NaN (nothing scored yet) compares false
+				t.Errorf("launch %d: a line at %v µs, below Σ calls × 1 µs = %v: not a time per step", st.Launch, v, floor)
+				break steps
+			}
+		}
+	}
+	if _, stderr, code := runCLI(t, db, "plot", "1", "--figure", "convergence", "--out", svg); code != exitOK {
+		t.Fatalf("plot: exit %d: %s", code, stderr)
+	}
+	page := html.UnescapeString(readPage(t, svg))
+	for _, tc := range []struct {
+		what string
+		want bool
+	}{
+		{"time per step (µs, log scale; lower is faster)", true},
+		{"band score", false},
+	} {
+		if got := strings.Contains(page, tc.what); got != tc.want {
+			t.Errorf("the convergence figure holds %q: %v, want %v", tc.what, got, tc.want)
 		}
 	}
 }

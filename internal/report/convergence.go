@@ -12,23 +12,35 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/store"
 )
 
 // Convergence is the search seen in time: after each launch, the band
 // score of the leading config (the best median launch score so far among
 // the configs other than NCCL's defaults) with its interval, NCCL
 // defaults' score, every launch's own score, and the confirmation phase.
+// A study of several parts is followed by its rounds' objective instead,
+// the score the search ranked by: a round's dot at the launch that
+// completed it.
 type Convergence struct {
 	Subject   string
 	Simulated string
 	Band      string
+	// Score names what the dots and lines are (scoreName): "band score",
+	// or a workload's "time per step" or "workload score" of a round.
+	Score string
+	// Rounds: the dots and lines are a workload's rounds (one launch of
+	// each op), not launches.
+	Rounds bool
 	// Launches counts every launch the study made.
 	Launches int
 	// Steps holds one entry per launch, in order.
 	Steps []ConvergenceStep
-	// Dots are the scored launches' own band scores.
+	// Dots are the scored launches' own band scores, or a workload's
+	// complete rounds' objective.
 	Dots []LaunchDot
 	// ConfirmFrom and ConfirmTo are the first and last confirmation
 	// launches (1-based; 0 when there was no confirmation).
@@ -53,7 +65,8 @@ type ConvergenceStep struct {
 	ConfirmedLaunches                     int
 }
 
-// LaunchDot is one scored launch.
+// LaunchDot is one scored launch, or a workload's round at the launch
+// that completed it.
 type LaunchDot struct {
 	Launch   int
 	ScoreUS  float64
@@ -73,7 +86,7 @@ func (s *Study) Convergence() (Convergence, error) {
 		// op's sizes: the title must not name the first op alone.
 		subject = "workload of " + nccl.JoinOps(ops)
 	}
-	c := Convergence{Subject: s.Name() + ": " + subject, Band: studiedText(s.Study), Launches: len(s.Launches)}
+	c := Convergence{Subject: s.Name() + ": " + subject, Band: studiedText(s.Study), Score: scoreName(s.Study), Launches: len(s.Launches)}
 	if s.Study.Simulated {
 		c.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
 	}
@@ -83,6 +96,23 @@ func (s *Study) Convergence() (Convergence, error) {
 	opt := s.statOptions()
 	base, cand := s.Baseline(), s.Candidate()
 	scores := map[uint64][]float64{}
+	// A study of several parts scores a round, not one op's launch
+	// (stored.Rounds, the search's own grouping, as ScoredConfigs reads
+	// it): each round counts at the launch that completed it.
+	var roundAt map[*store.Launch]stored.Round
+	for _, t := range s.Trials {
+		rs, ok := stored.Rounds(s.Study, t.ID, s.Launches)
+		if !ok {
+			break
+		}
+		if roundAt == nil {
+			roundAt = map[*store.Launch]stored.Round{}
+		}
+		for _, r := range rs {
+			roundAt[r.Last] = r
+		}
+	}
+	c.Rounds = roundAt != nil
 	for i, l := range s.Launches {
 		n := i + 1
 		if l.Phase == vocab.PhaseConfirm {
@@ -91,11 +121,15 @@ func (s *Study) Convergence() (Convergence, error) {
 			}
 			c.ConfirmTo = n
 		}
-		if usable(l) {
-			if sc := s.launchScore(l, sizes); sc > 0 {
-				scores[l.TrialID] = append(scores[l.TrialID], sc)
-				c.Dots = append(c.Dots, LaunchDot{Launch: n, ScoreUS: sc, Phase: l.Phase, Baseline: base != nil && l.TrialID == base.ID})
-			}
+		sc, phase := math.NaN(), l.Phase
+		if r, ok := roundAt[l]; ok {
+			sc, phase = r.ScoreUS, r.Phase
+		} else if roundAt == nil && usable(l) {
+			sc = s.launchScore(l, sizes)
+		}
+		if sc > 0 {
+			scores[l.TrialID] = append(scores[l.TrialID], sc)
+			c.Dots = append(c.Dots, LaunchDot{Launch: n, ScoreUS: sc, Phase: phase, Baseline: base != nil && l.TrialID == base.ID})
 		}
 		st := ConvergenceStep{Launch: n, LeaderUS: math.NaN(), LeaderLo: math.NaN(), LeaderHi: math.NaN(),
 			BaselineUS: math.NaN(), BaselineLo: math.NaN(), BaselineHi: math.NaN(),
@@ -143,7 +177,7 @@ func (c Convergence) sheet() (*sheet, error) {
 	}
 	cv := newCanvas()
 	xLabel := "launches spent"
-	yLabel := "band score (µs, log scale; lower is faster)"
+	yLabel := c.score() + " (µs, log scale; lower is faster)"
 	c.axes(cv.p)
 	if c.ConfirmFrom > 0 {
 		span := &xSpan{X0: float64(c.ConfirmFrom) - 0.5, X1: float64(c.ConfirmTo) + 0.5, Color: confirmColor}
@@ -158,8 +192,12 @@ func (c Convergence) sheet() (*sheet, error) {
 	if err := c.markLeaderChanges(cv); err != nil {
 		return nil, err
 	}
+	first := "A launch's band score is the geometric mean over the band of its per-size median times; a config's score is the median of its launches' scores."
+	if c.Rounds {
+		first = "A round is one launch of each op, scored together as the search ranked it (its " + c.score() + "); its dot sits at the launch that completed it; a config's score is the median of its rounds' scores."
+	}
 	caption := []string{
-		"A launch's band score is the geometric mean over the band of its per-size median times; a config's score is the median of its launches' scores.",
+		first,
 		"A leader measured once is often lucky (the winner's curse): the search confirms a config against NCCL defaults in interleaved launches before it recommends anything.",
 	}
 	return &sheet{width: figureWidth, plotHeight: plotHeight, title: c.Subject + ": how the search converged",
@@ -203,9 +241,9 @@ func (c Convergence) drawDots(cv *canvas) error {
 		col   color.Color
 		label string
 	}{
-		{explore, otherColor, "one exploration launch (its band score)"},
-		{defaults, defaultsColor, "one launch of NCCL defaults"},
-		{confirm, palette[1], "one confirmation launch of the confirmed config"},
+		{explore, otherColor, fmt.Sprintf("one exploration %s (its %s)", c.unit(), c.score())},
+		{defaults, defaultsColor, fmt.Sprintf("one %s of NCCL defaults", c.unit())},
+		{confirm, palette[1], fmt.Sprintf("one confirmation %s of the confirmed config", c.unit())},
 	}
 	for _, ds := range dotSets {
 		if len(ds.xys) == 0 {
@@ -221,14 +259,18 @@ func (c Convergence) drawDots(cv *canvas) error {
 // drawTracks draws step lines of the defaults', the leader's and the
 // confirmed config's median launch score, with their intervals shaded.
 func (c Convergence) drawTracks(cv *canvas) error {
+	many := "launches"
+	if c.Rounds {
+		many = "rounds"
+	}
 	if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) {
 		return st.BaselineUS, st.BaselineLo, st.BaselineHi
 	},
-		defaultsColor, "NCCL defaults so far: median launch score, shaded min–max (2–5 launches) or 95% CI (6 or more)"); err != nil {
+		defaultsColor, fmt.Sprintf("NCCL defaults so far: %s, shaded min–max (2–5 %s) or 95%% CI (6 or more)", c.median(), many)); err != nil {
 		return err
 	}
 	if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) { return st.LeaderUS, st.LeaderLo, st.LeaderHi },
-		palette[0], "the leader so far (lowest median launch score of any other config), shaded likewise"); err != nil {
+		palette[0], fmt.Sprintf("the leader so far (lowest %s of any other config), shaded likewise", c.median())); err != nil {
 		return err
 	}
 	if c.Final != "" {
@@ -303,10 +345,34 @@ func (c Convergence) subtitle() []string {
 	last := c.Steps[len(c.Steps)-1]
 	sub := []string{fmt.Sprintf("%s over %s: the best config so far and NCCL defaults, launch by launch", texttable.Plural(c.Launches, "launch"), c.Band)}
 	if c.Final != "" && finite(last.ConfirmedUS) {
-		sub = append(sub, fmt.Sprintf("confirmed: %s, %s µs over %s", c.Final, formatValue(MetricTime, last.ConfirmedUS), texttable.Plural(last.ConfirmedLaunches, "launch")))
+		sub = append(sub, fmt.Sprintf("confirmed: %s, %s µs over %s", c.Final, formatValue(MetricTime, last.ConfirmedUS), texttable.Plural(last.ConfirmedLaunches, c.unit())))
 	}
 	if last.Leader != "" && last.Leader != c.Final {
-		sub = append(sub, fmt.Sprintf("leader at the end: %s, %s µs over %s", last.Leader, formatValue(MetricTime, last.LeaderUS), texttable.Plural(last.LeaderLaunches, "launch")))
+		sub = append(sub, fmt.Sprintf("leader at the end: %s, %s µs over %s", last.Leader, formatValue(MetricTime, last.LeaderUS), texttable.Plural(last.LeaderLaunches, c.unit())))
 	}
 	return sub
+}
+
+// score names what a dot is: c.Score, the band score when unset.
+func (c Convergence) score() string {
+	if c.Score == "" {
+		return "band score"
+	}
+	return c.Score
+}
+
+// unit is what one dot is: a launch, or a workload's round.
+func (c Convergence) unit() string {
+	if c.Rounds {
+		return "round"
+	}
+	return "launch"
+}
+
+// median names a track's value: a config's median dot so far.
+func (c Convergence) median() string {
+	if c.Rounds {
+		return "median " + c.score() + " of its rounds"
+	}
+	return "median launch score"
 }
