@@ -228,6 +228,8 @@ func TestTimedStudyReportSaysItsCalls(t *testing.T) {
 		{"workload all_reduce 10240×760, 81920×120, 2048000×80; all_gather 1048576×13 (OP BYTES×CALLS), measured at all_reduce 8K 64K 2M; all_gather 1M", true},
 		{"ranked by time per step", true},
 		{"the median of each config's time per step over its rounds", true},
+		{"How the search converged (each round at the launch that completed it, one launch of every op scored together)", true},
+		{"each scored over its own op's sizes", false},
 		{"8K–2M", false},
 		{"(8192-2097152 bytes)", false},
 		{"searched band", false},

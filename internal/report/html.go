@@ -286,10 +286,9 @@ func figures(s *Study, whole compared, parts []compared) []figureHTML {
 		if ops := s.WorkloadOps(); ops != nil {
 			// The landscape ranks each config's rounds by the objective,
 			// as the search ranked them (ScoredConfigs); the convergence
-			// follows every launch, each part's op scored over its own
-			// sizes.
+			// follows the same rounds in time (Convergence).
 			landscape += " (each config's rounds, one launch of every op scored together)"
-			convergence += " (every part's launches, each scored over its own op's sizes)"
+			convergence += " (each round at the launch that completed it, one launch of every op scored together)"
 		}
 		list = append(list,
 			fig{"fig-landscape", landscape, "Every config the search measured, ranked by " + scoreName(s.Study) + " with its interval.",
