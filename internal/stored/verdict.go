@@ -7,6 +7,7 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -126,10 +127,9 @@ func (c Conclusion) Headline() (text string, change, decided bool) {
 }
 
 // keepWhy says in a few words why a study kept its baseline, from the
-// ending it stored (search.Ending* or the confirmation's model.Verdict*;
-// the values are the stored record's, so they are spelled here rather
-// than imported from search, which the printers do not need). The one
-// place these words are written: search, show, history, every export and
+// ending it stored (search.Ending* or the confirmation's model.Verdict*,
+// named by their constants, never spelled again here). The one place
+// these words are written: search, show, history, every export and
 // the report say them through Headline.
 func keepWhy(ending string) string {
 	switch ending {
@@ -139,21 +139,21 @@ func keepWhy(ending string) string {
 		return "the confirmation excluded a gain worth having"
 	case model.VerdictSlower, model.VerdictSlightlySlower:
 		return "the candidate is slower"
-	case "op-regression":
+	case search.EndingOpRegression:
 		return "the candidate makes another collective significantly slower"
-	case "guard-regression":
+	case search.EndingGuard:
 		return "the candidate is slower at a guard size"
-	case "switches-on-disabled":
+	case search.EndingSwitchesOnDisabled:
 		return "the candidate switches on what NCCL's defaults disabled"
-	case "candidate-failed":
+	case search.EndingCandidateFailed:
 		return "the candidate failed during confirmation"
-	case "no-candidate":
+	case search.EndingNoCandidate:
 		return "no other config ran successfully"
-	case "same-as-baseline":
+	case search.EndingSameAsBaseline:
 		return "the best config found runs the same plan as the baseline"
-	case "interrupted":
+	case search.EndingInterrupted:
 		return "interrupted before a decision"
-	case "cannot-decide":
+	case search.EndingCannotDecide:
 		return "the budget left cannot decide a confirmation"
 	}
 	return "no significant gain"

@@ -93,8 +93,7 @@ func TestRefusalWords(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 // TestEveryKeepingEndingHasWords: each ending a study can keep its
-// baseline with has its own words (keepWhy spells the stored values, so
-// this checks them against search's and model's names).
+// baseline with has its own words, not the catch-all of an unknown one.
 func TestEveryKeepingEndingHasWords(t *testing.T) {
 	for _, ending := range []string{model.VerdictBelowMinEffect, model.VerdictFutile, model.VerdictSlower, model.VerdictSlightlySlower,
 		search.EndingOpRegression, search.EndingGuard, search.EndingSwitchesOnDisabled, search.EndingCandidateFailed, search.EndingNoCandidate,
