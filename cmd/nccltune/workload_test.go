@@ -13,8 +13,9 @@ import (
 	"github.com/nccltune/nccltune/search"
 )
 
-// --part's usage errors come before anything is stored (exit 2, no
-// database file).
+// --part's and --calls' usage errors come before anything is stored
+// (exit 2, no database file): a workload is the calls a process makes,
+// or parts and bands, never both.
 func TestPartUsageErrors(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -29,6 +30,11 @@ func TestPartUsageErrors(t *testing.T) {
 		{"guarded part", []string{"--part", "all_reduce:1M-2M", "--part", "all_gather:1M-2M", "--guard-ops", "all_gather"}, "part of the workload"},
 		{"unknown guard op", []string{"--band", "1M-2M", "--guard-ops", "brodcast"}, "did you mean broadcast"},
 		{"guard op twice", []string{"--band", "1M-2M", "--guard-ops", "broadcast,broadcast"}, "twice"},
+		{"calls with --part", []string{"--calls", "all_reduce:10240:760", "--part", "all_reduce:1M-2M"}, "drop --part"},
+		{"calls with --band", []string{"--calls", "all_reduce:10240:760", "--band", "1M-2M"}, "drop --band"},
+		{"calls with --op", []string{"--op", "all_gather", "--calls", "all_reduce:10240:760"}, "drop --op"},
+		{"bad call", []string{"--calls", "all_reduce:10240"}, "OP:BYTES:CALLS"},
+		{"no calls", []string{"--calls", "all_reduce:10240:0"}, "positive number"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "db")
