@@ -50,6 +50,19 @@ type GateReport struct {
 	Warnings     []fabric.Warning `json:"warnings,omitempty"`
 }
 
+// TextNotes are the notes gate's text prints: every caveat but too few
+// launches for an interval, which its table says by the interval it
+// leaves out (--json keeps them all).
+func (r GateReport) TextNotes() []string {
+	var out []string
+	for _, n := range r.Notes {
+		if n.Code != model.WarnFewLaunches {
+			out = append(out, n.Message)
+		}
+	}
+	return out
+}
+
 // GateReportOf is gate's report of r, its verdict on cfg under baseEnv:
 // without a verdict (not passed, FabricFailed) when a launch failed before
 // the fabric could be measured.

@@ -9,7 +9,6 @@ import (
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/studyrun"
-	"github.com/nccltune/nccltune/model"
 )
 
 // PrintGate prints gate's verdict on cfg: its --json document, or the
@@ -78,10 +77,8 @@ func printGate(w io.Writer, rep studyrun.GateReport, cfg nccl.Config) {
 		fmt.Fprintln(w, "Judged on the median busbw over launches: comparable with the numbers people post and the ones")
 		fmt.Fprintln(w, "the thresholds were set from; --judge lower-bound judges on the one-sided 95 % lower bound instead.")
 	}
-	for _, n := range rep.Notes {
-		if n.Code != model.WarnFewLaunches {
-			fmt.Fprintf(w, "note: %s\n", n.Message)
-		}
+	for _, n := range rep.TextNotes() {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	if rep.Pass {
 		fmt.Fprintln(w, "PASS: every size holds its threshold.")
