@@ -93,7 +93,6 @@ func (s *Study) Convergence() (Convergence, error) {
 	if cand := s.Candidate(); cand != nil {
 		c.Final, _ = s.labelOf(cand)
 	}
-	opt := s.statOptions()
 	base, cand := s.Baseline(), s.Candidate()
 	scores := map[uint64][]float64{}
 	// A study of several parts scores a round, not one op's launch
@@ -125,7 +124,7 @@ func (s *Study) Convergence() (Convergence, error) {
 		if r, ok := roundAt[l]; ok {
 			sc, phase = r.ScoreUS, r.Phase
 		} else if roundAt == nil && usable(l) {
-			sc = s.launchScore(l, sizes)
+			sc = stored.LaunchScore(l, sizes)
 		}
 		if sc > 0 {
 			scores[l.TrialID] = append(scores[l.TrialID], sc)
@@ -139,7 +138,7 @@ func (s *Study) Convergence() (Convergence, error) {
 			if len(xs) == 0 {
 				continue
 			}
-			med, lo, hi, _ := medianWithInterval(xs, opt)
+			med, lo, hi, _ := stored.MedianWithInterval(s.Study, xs)
 			if cand != nil && t.ID == cand.ID {
 				st.ConfirmedUS, st.ConfirmedLo, st.ConfirmedHi, st.ConfirmedLaunches = med, lo, hi, len(xs)
 			}

@@ -2,13 +2,11 @@ package report
 
 import (
 	"fmt"
-	"math"
-	"slices"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -155,26 +153,15 @@ func (s *Study) curveOf(t *store.Trial, ls []*store.Launch, phase string) (Curve
 		}
 		return c, fmt.Errorf("trial %s/%d (%s) has no successful launch to draw (%s)", s.Name(), t.Number, c.Label, why)
 	}
-	opt := s.statOptions()
-	c.Confidence = opt.Confidence
-	c.MinMax = len(ls) < model.MinLaunchesForInterval(opt)
+	var sizes []stored.SizeTimes
+	sizes, c.MinMax = stored.CurveTimes(s.Study, ls)
+	c.Confidence = stored.StatsOf(s.Study).Confidence
 	factor := s.BusBWFactor()
-	mls := modelLaunches(ls)
-	for _, b := range measuredSizes(ls) {
-		// One size at a time, as Compare does: a launch that missed
-		// another size still counts at this one.
-		sum := model.Summarize(mls, []int64{b}, opt)
-		if len(sum.Sizes) != 1 || sum.Sizes[0].Launches == 0 || math.IsNaN(sum.Sizes[0].Median) {
-			continue
-		}
-		ss := sum.Sizes[0]
-		p := Point{Bytes: b, TimeUS: ss.Median, TimeLoUS: ss.Lo, TimeHiUS: ss.Hi, Launches: ss.Launches}
-		if c.MinMax || math.IsNaN(p.TimeLoUS) || math.IsNaN(p.TimeHiUS) {
-			p.TimeLoUS, p.TimeHiUS = launchRange(mls, b)
-		}
-		p.BusBW = busBW(factor, b, p.TimeUS)
-		p.BusBWLo = busBW(factor, b, p.TimeHiUS)
-		p.BusBWHi = busBW(factor, b, p.TimeLoUS)
+	for _, z := range sizes {
+		p := Point{Bytes: z.Bytes, TimeUS: z.TimeUS, TimeLoUS: z.LoUS, TimeHiUS: z.HiUS, Launches: z.Launches}
+		p.BusBW = busBW(factor, z.Bytes, p.TimeUS)
+		p.BusBWLo = busBW(factor, z.Bytes, p.TimeHiUS)
+		p.BusBWHi = busBW(factor, z.Bytes, p.TimeLoUS)
 		c.Points = append(c.Points, p)
 	}
 	if len(c.Points) == 0 {
@@ -186,23 +173,6 @@ func (s *Study) curveOf(t *store.Trial, ls []*store.Launch, phase string) (Curve
 // Exploration reports whether the curve is of exploration launches,
 // drawn for context only.
 func (c Curve) Exploration() bool { return c.Phase == PhaseExploration }
-
-// launchRange is the smallest and largest per-launch median time at a size.
-func launchRange(ls []model.Launch, b int64) (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, l := range ls {
-		xs := slices.DeleteFunc(slices.Clone(l.Times[b]), func(x float64) bool { return !(x > 0) || math.IsInf(x, 0) })
-		if len(xs) == 0 {
-			continue
-		}
-		m := model.Median(xs)
-		lo, hi = math.Min(lo, m), math.Max(hi, m)
-	}
-	if math.IsInf(lo, 0) {
-		return math.NaN(), math.NaN()
-	}
-	return lo, hi
-}
 
 // IntervalText says what a curve's shaded interval is: "95% CI" or
 // "min–max".

@@ -5,10 +5,12 @@
 // recommendation size by size, and the self-contained HTML report a study
 // can be attached to a ticket with.
 //
-// It reads what the store holds (store.Study, store.Trial, store.Launch),
-// summarises launches with the model package and draws the result. It
-// measures nothing, decides nothing that the study has not decided, and never
-// imports the command line.
+// It reads what the store holds (store.Study, store.Trial, store.Launch)
+// and the medians, intervals and tests of its launches that package
+// stored builds (figures.go), and draws them. It calls no statistics
+// routine (it imports neither model nor search), measures nothing,
+// decides nothing that the study has not decided, and never imports the
+// command line.
 //
 // The studies it draws are read by package stored (stored.Load; Of makes
 // one a Study to draw); the exports the HTML page shows are rendered by

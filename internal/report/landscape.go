@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -97,7 +95,6 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 	if len(sizes) == 0 {
 		return nil, fmt.Errorf("study %s scored no band (a %s): there is no band score to rank configs by", s.Name(), s.Study.Kind)
 	}
-	opt := s.statOptions()
 	base, cand := s.Baseline(), s.Candidate()
 	groups := map[string]*ScoredConfig{}
 	scores := map[string][]float64{}
@@ -139,7 +136,7 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 			continue
 		}
 		for _, l := range s.TrialLaunches(t, "") {
-			sc := s.launchScore(l, sizes)
+			sc := stored.LaunchScore(l, sizes)
 			if !(sc > 0) {
 				continue
 			}
@@ -153,7 +150,7 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 	var out []ScoredConfig
 	for _, key := range order {
 		g := groups[key]
-		g.ScoreUS, g.LoUS, g.HiUS, g.Interval = medianWithInterval(scores[key], opt)
+		g.ScoreUS, g.LoUS, g.HiUS, g.Interval = stored.MedianWithInterval(s.Study, scores[key])
 		s.verdictScore(g)
 		out = append(out, *g)
 	}
@@ -197,51 +194,6 @@ func (s *Study) verdictScore(g *ScoredConfig) {
 // which configs share NCCL's plan can merge them here.
 func equivalenceKey(t *store.Trial) string {
 	return t.Config.Canonical().Key()
-}
-
-// launchScore is a launch's band score as the study stored it: each
-// launch is scored once, as it is measured (search.Measure), over the
-// sizes its op scores. Imported launches are stored without one (import
-// does not score); theirs is computed from their sizes over the study's.
-func (s *Study) launchScore(l *store.Launch, sizes []int64) float64 {
-	if l.Scored && l.ScoreUS > 0 {
-		return l.ScoreUS
-	}
-	if l.Phase != vocab.PhaseImport {
-		return math.NaN()
-	}
-	sc, err := model.LaunchScore(model.LaunchOf(l.Sizes), sizes)
-	if err != nil {
-		return math.NaN()
-	}
-	return sc
-}
-
-// medianWithInterval is the median of xs with the model's order-statistic
-// interval (from model.MinLaunchesForInterval values), else the min–max
-// (from 2), else none.
-func medianWithInterval(xs []float64, opt model.Options) (med, lo, hi float64, what string) {
-	switch n := len(xs); {
-	case n == 0:
-		return math.NaN(), math.NaN(), math.NaN(), "none"
-	case n == 1:
-		return xs[0], math.NaN(), math.NaN(), "1 launch"
-	case n < model.MinLaunchesForInterval(opt):
-		return model.Median(xs), slices.Min(xs), slices.Max(xs), "min–max"
-	}
-	// The model's per-size summary over one pseudo-size whose
-	// per-launch value is the launch's score gives the same interval as
-	// every other median in the report.
-	ls := make([]model.Launch, len(xs))
-	for i, x := range xs {
-		ls[i] = model.Launch{Times: map[int64][]float64{1: {x}}}
-	}
-	sum := model.Summarize(ls, []int64{1}, opt)
-	ss := sum.Sizes[0]
-	if !finite(ss.Lo) || !finite(ss.Hi) {
-		return ss.Median, slices.Min(xs), slices.Max(xs), "min–max"
-	}
-	return ss.Median, ss.Lo, ss.Hi, fmt.Sprintf("%.0f%% CI", 100*opt.Confidence)
 }
 
 // Landscape is the search seen whole: every explored config's band score

@@ -2,13 +2,8 @@ package report
 
 import (
 	"github.com/nccltune/nccltune/internal/vocab"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/store"
 )
-
-// ModelLaunches converts stored launches to the model's form (see
-// modelLaunches), for commands that compare launches of several studies.
-func ModelLaunches(ls []*store.Launch) []model.Launch { return modelLaunches(ls) }
 
 // ResultLaunches is what a study concluded, as launches: the trial it
 // recommends (else its baseline, else its only trial) and that trial's

@@ -51,7 +51,7 @@ func (v compared) speedupFigure() (SpeedupFigure, error) {
 	if c == nil {
 		return SpeedupFigure{}, fmt.Errorf("study %s has no confirmed config to compare with NCCL's defaults: no speedup to draw (nccltune plot %s draws its curves)", s.Name(), s.Name())
 	}
-	f := SpeedupFigure{Subject: s.Name() + ": " + collectiveOf(s.Study), Comparison: c, MinEffect: s.statOptions().MinEffect,
+	f := SpeedupFigure{Subject: s.Name() + ": " + collectiveOf(s.Study), Comparison: c, MinEffect: stored.StatsOf(s.Study).MinEffect,
 		Simulated: simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)}
 	if !s.Study.Simulated {
 		f.Simulated = ""

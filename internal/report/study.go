@@ -2,13 +2,11 @@ package report
 
 import (
 	"math"
-	"slices"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -124,54 +122,9 @@ func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 	return out
 }
 
-// modelLaunches converts stored launches to the model's form, each by
-// model.LaunchOf (per size the per-iteration samples, or nccl-tests'
-// summary time when the output had none; -N cycles pooled).
-func modelLaunches(ls []*store.Launch) []model.Launch {
-	out := make([]model.Launch, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, model.LaunchOf(l.Sizes))
-	}
-	return out
-}
-
-// measuredSizes lists the sizes any of the launches measured, ascending.
-func measuredSizes(ls []*store.Launch) []int64 {
-	var out []int64
-	for _, l := range ls {
-		for _, z := range l.Sizes {
-			out = append(out, z.Nominal())
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// BusBWFactor is busbw ÷ algbw for this study's collective: nccl-tests'
-// own ratio read from the stored rows (it depends on the collective and
-// the number of ranks only), else nccl-tests' factor for the study's op
-// over the fabric's ranks, else 1 (algbw).
-func (s *Study) BusBWFactor() float64 {
-	var fs []float64
-	for _, l := range s.Launches {
-		for _, z := range l.Sizes {
-			if z.AlgBW > 0 && z.BusBW > 0 && !math.IsInf(z.BusBW/z.AlgBW, 0) {
-				fs = append(fs, z.BusBW/z.AlgBW)
-			}
-		}
-	}
-	if len(fs) > 0 {
-		// algbw and busbw are printed with two decimals, so one row's ratio
-		// is rough; the median over many rows is not.
-		return model.Median(fs)
-	}
-	if n := s.Study.Platform.Ranks; n > 1 {
-		if op, err := nccl.ParseOp(s.Study.Collective); err == nil || s.Study.Collective == "" {
-			return op.BusFactor(n)
-		}
-	}
-	return 1
-}
+// BusBWFactor is busbw ÷ algbw for this study's collective
+// (stored.Study.BusBWFactor).
+func (s *Study) BusBWFactor() float64 { return (*stored.Study)(s).BusBWFactor() }
 
 // busBW is bus bandwidth in GB/s (10⁹ B/s) for bytes moved in timeUS.
 func busBW(factor float64, bytes int64, timeUS float64) float64 {
@@ -203,10 +156,6 @@ func (s *Study) labelOf(t *store.Trial) (label, measuredAs string) {
 // defaults", so a name read in a figure is the line to copy from the env
 // file.
 func ConfigLabel(c nccl.Config) string { return c.String() }
-
-// statOptions are the statistics the study decided with (stored.StatsOf):
-// the report marks sizes at the study's own alpha and minimum effect.
-func (s *Study) statOptions() model.Options { return stored.StatsOf(s.Study) }
 
 // simulatedLabel is "SIMULATED (spark4)" for a simulated study, else "".
 func simulatedLabel(st *store.Study) string {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -51,7 +51,7 @@ type OpComparison struct {
 	Arms [2]ComparedArm
 	Rows []ComparedSize
 	// Band is the comparison over every size both studies measured of Op.
-	Band model.Comparison
+	Band stored.BandComparison
 }
 
 // StudyComparison is what two stored studies measured, size by size
@@ -171,48 +171,28 @@ func comparedOps(a, b *Study) ([][2]nccl.Op, []string, error) {
 // compareOp compares two one-op views (opView) of two studies: the
 // launches each concluded from, per size and over their common sizes.
 func compareOp(a, b *Study) (OpComparison, error) {
-	opt := model.DefaultOptions()
 	var arms [2]ComparedArm
-	var launches [2][]model.Launch
-	var sizes [2][]int64
+	var launches [2][]*store.Launch
 	for i, s := range []*Study{a, b} {
 		t, ls := s.ResultLaunches()
 		if t == nil || len(ls) == 0 {
 			return OpComparison{}, fmt.Errorf("study %s has no usable launches to compare", s.Name())
 		}
-		launches[i] = modelLaunches(ls)
-		for b := range launches[i][0].Times {
-			sizes[i] = append(sizes[i], b)
-		}
+		launches[i] = ls
 		arms[i] = ComparedArm{Study: s.Name(), Env: t.Config.Clone(), Trial: t.Number, Launches: len(ls), Simulated: s.Study.Simulated}
 	}
-	var common []int64
-	for _, b := range sizes[0] {
-		if slices.Contains(sizes[1], b) {
-			common = append(common, b)
-		}
-	}
-	slices.Sort(common)
+	sizes, band, common := stored.CompareAcross(launches[0], launches[1])
 	if len(common) == 0 {
 		return OpComparison{}, fmt.Errorf("studies %s and %s measured no size in common", arms[0].Study, arms[1].Study)
 	}
 	var rows []ComparedSize
-	for _, b := range common {
-		one := []int64{b}
-		sa, sb := model.Summarize(launches[0], one, opt), model.Summarize(launches[1], one, opt)
-		if len(sa.Sizes) == 0 || len(sb.Sizes) == 0 {
-			continue
-		}
-		at := model.Compare(launches[0], launches[1], one, opt)
-		x, y := sa.Sizes[0], sb.Sizes[0]
-		rows = append(rows, ComparedSize{Bytes: b, AUS: x.Median, ALo: finitePtr(x.Lo), AHi: finitePtr(x.Hi),
-			BUS: y.Median, BLo: finitePtr(y.Lo), BHi: finitePtr(y.Hi), Change: y.Median/x.Median - 1,
-			P: finiteOr(at.P, 1), Significant: at.Significant})
+	for _, r := range sizes {
+		x, y := r.Baseline, r.Candidate
+		rows = append(rows, ComparedSize{Bytes: r.Bytes, AUS: x.TimeUS, ALo: finitePtr(x.LoUS), AHi: finitePtr(x.HiUS),
+			BUS: y.TimeUS, BLo: finitePtr(y.LoUS), BHi: finitePtr(y.HiUS), Change: y.TimeUS/x.TimeUS - 1,
+			P: finiteOr(r.P, 1), Significant: r.Significant})
 	}
-	band := model.Compare(launches[0], launches[1], common, opt)
-	for i, s := range []model.Summary{band.Baseline, band.Candidate} {
-		arms[i].ScoreUS = finitePtr(s.ScoreUS)
-	}
+	arms[0].ScoreUS, arms[1].ScoreUS = finitePtr(band.BaselineUS), finitePtr(band.CandidateUS)
 	oc := OpComparison{Op: a.Study.Op(), Arms: arms, Rows: rows, Band: band}
 	if op := b.Study.Op(); op != oc.Op {
 		oc.OpB = op

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
@@ -22,7 +23,7 @@ func TestCompareStudiesWithItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, ls := s.ResultLaunches()
-	if want := len(measuredSizes(ls)); len(c.Rows) != want {
+	if want := len(stored.MeasuredSizes(ls)); len(c.Rows) != want {
 		t.Errorf("%d rows, want one per measured size (%d)", len(c.Rows), want)
 	}
 	for _, r := range c.Rows {

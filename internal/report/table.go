@@ -14,7 +14,6 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
-	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -119,23 +118,22 @@ func (s *Study) Compare() *Comparison {
 	if len(bl) == 0 || len(cl) == 0 {
 		return nil
 	}
-	opt := s.statOptions()
+	opt := stored.StatsOf(s.Study)
 	c := &Comparison{Study: s.Name(), Simulated: simulatedLabel(s.Study), Launches: which,
 		Confidence: opt.Confidence, Alpha: opt.Alpha, BusBWFactor: s.BusBWFactor(),
 		Baseline:  Arm{Label: ConfigLabel(base.Config), Env: base.Config.Clone(), Trial: base.Number, Launches: len(bl)},
 		Candidate: Arm{Label: ConfigLabel(cand.Config), Env: cand.Config.Clone(), Trial: cand.Number, Launches: len(cl)}}
 	label, measuredAs := s.labelOf(cand)
 	c.Candidate.Label = label
-	bm, cm := modelLaunches(bl), modelLaunches(cl)
 	band := s.bandSizes(bl, cl)
 	notes := &footnotes{}
 	if measuredAs != "" {
 		c.Candidate.Notes = appendNote(c.Candidate.Notes, notes.add(fmt.Sprintf(
 			"%s was measured as %s: the exports leave the rest out (nccltune show says why)", label, measuredAs)))
 	}
-	bandMeasured := c.addRows(bm, cm, band, s.Study.GuardSizes, opt)
+	bandMeasured := c.addRows(stored.CompareSizes(s.Study, bl, cl, append(slices.Clone(band), s.Study.GuardSizes...)), band)
 	if len(bandMeasured) == len(band) && len(band) > 0 {
-		c.addBand(bm, cm, band, opt, notes)
+		c.addBand(stored.CompareBand(s.Study, bl, cl, band), notes)
 		if d := s.decidedBand(cand, which); d != nil {
 			// The study's decision, as stored: its confirmation may have
 			// judged at a sequential look's level, which a comparison
@@ -152,8 +150,8 @@ func (s *Study) Compare() *Comparison {
 	for _, r := range c.Rows {
 		rowSizes = append(rowSizes, r.Bytes)
 	}
-	c.noteWarnings(0, &c.Baseline, bm, bl, rowSizes, opt, notes)
-	c.noteWarnings(1, &c.Candidate, cm, cl, rowSizes, opt, notes)
+	c.noteWarnings(0, &c.Baseline, stored.ArmNotes(s.Study, c.Baseline.Label, bl, rowSizes), notes)
+	c.noteWarnings(1, &c.Candidate, stored.ArmNotes(s.Study, c.Candidate.Label, cl, rowSizes), notes)
 	c.Notes = notes.texts
 	return c
 }
@@ -194,8 +192,8 @@ func (s *Study) bandSizes(bl, cl []*store.Launch) []int64 {
 		band = s.Study.Parts().Sizes(s.Study.Op())
 	}
 	if len(band) == 0 {
-		cs := measuredSizes(cl)
-		for _, b := range measuredSizes(bl) {
+		cs := stored.MeasuredSizes(cl)
+		for _, b := range stored.MeasuredSizes(bl) {
 			if slices.Contains(cs, b) {
 				band = append(band, b)
 			}
@@ -204,16 +202,16 @@ func (s *Study) bandSizes(bl, cl []*store.Launch) []int64 {
 	return band
 }
 
-// addRows adds one row per size, the band's then the guards', that both
-// arms measured; it returns the band sizes that got a row.
-func (c *Comparison) addRows(bm, cm []model.Launch, band, guards []int64, opt model.Options) (bandMeasured []int64) {
-	for _, r := range model.CompareSizes(bm, cm, append(slices.Clone(band), guards...), opt) {
-		b0, c0, cmp := r.Baseline, r.Candidate, r.Comparison
+// addRows adds one row per size the rows compare, the band's then the
+// guards'; it returns the band sizes that got a row.
+func (c *Comparison) addRows(rows []stored.ComparedSize, band []int64) (bandMeasured []int64) {
+	for _, r := range rows {
+		b0, c0 := r.Baseline, r.Candidate
 		row := ComparisonRow{Bytes: r.Bytes, Guard: !slices.Contains(band, r.Bytes),
-			Baseline:  ArmAtSize{TimeUS: b0.Median, TimeLoUS: b0.Lo, TimeHiUS: b0.Hi, Launches: b0.Launches},
-			Candidate: ArmAtSize{TimeUS: c0.Median, TimeLoUS: c0.Lo, TimeHiUS: c0.Hi, Launches: c0.Launches},
-			Change:    c0.Median/b0.Median - 1, P: cmp.P, Significant: cmp.Significant,
-			Speedup: b0.Median / c0.Median, SpeedupLo: cmp.Lo, SpeedupHi: cmp.Hi}
+			Baseline:  ArmAtSize{TimeUS: b0.TimeUS, TimeLoUS: b0.LoUS, TimeHiUS: b0.HiUS, Launches: b0.Launches},
+			Candidate: ArmAtSize{TimeUS: c0.TimeUS, TimeLoUS: c0.LoUS, TimeHiUS: c0.HiUS, Launches: c0.Launches},
+			Change:    c0.TimeUS/b0.TimeUS - 1, P: r.P, Significant: r.Significant,
+			Speedup: b0.TimeUS / c0.TimeUS, SpeedupLo: r.SpeedupLo, SpeedupHi: r.SpeedupHi}
 		c.Rows = append(c.Rows, row)
 		if !row.Guard {
 			bandMeasured = append(bandMeasured, r.Bytes)
@@ -224,14 +222,11 @@ func (c *Comparison) addRows(bm, cm []model.Launch, band, guards []int64, opt mo
 
 // addBand adds the band score row, footnoting when the launches are too
 // few for its interval or its decision.
-func (c *Comparison) addBand(bm, cm []model.Launch, band []int64, opt model.Options, notes *footnotes) {
-	cmp := model.Compare(bm, cm, band, opt)
-	c.Band = &BandRow{BaselineUS: cmp.Baseline.ScoreUS, CandidateUS: cmp.Candidate.ScoreUS,
-		Speedup: cmp.Speedup, Lo: cmp.Lo, Hi: cmp.Hi, P: cmp.P, Significant: cmp.Significant}
-	for _, w := range cmp.Warnings {
-		if w.Code == model.WarnNoCI || w.Code == model.WarnTooFewForDecision {
-			notes.add(w.Message)
-		}
+func (c *Comparison) addBand(b stored.BandComparison, notes *footnotes) {
+	c.Band = &BandRow{BaselineUS: b.BaselineUS, CandidateUS: b.CandidateUS,
+		Speedup: b.Speedup, Lo: b.Lo, Hi: b.Hi, P: b.P, Significant: b.Significant}
+	for _, n := range b.Notes {
+		notes.add(n)
 	}
 }
 
@@ -260,50 +255,17 @@ func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
 		Lo: p.SpeedupCI[0], Hi: p.SpeedupCI[1], P: p.PValue, Significant: p.Significant}
 }
 
-// noteWarnings footnotes the model's warnings about one arm (side 0 the
-// baseline, 1 the candidate) over the rows' sizes: on the cells a
-// warning names, else on the arm.
-func (c *Comparison) noteWarnings(side int, arm *Arm, launches []model.Launch, stored []*store.Launch, sizes []int64, opt model.Options, notes *footnotes) {
-	sum := model.Summarize(launches, sizes, opt)
-	for _, w := range sum.Warnings {
-		switch w.Code {
-		case model.WarnFewLaunches:
-			n := notes.add(fmt.Sprintf("need ≥ %d launches for a %.0f%% confidence interval of the median (as benchstat: \"± ∞\")",
-				model.MinLaunchesForInterval(opt), 100*opt.Confidence))
-			c.markCells(side, w.Bytes, n)
-		case model.WarnHighSpread, model.WarnBimodal:
-			n := notes.add(arm.Label + ": " + w.Message)
-			if len(w.Bytes) > 0 {
-				c.markCells(side, w.Bytes, n)
-			} else {
-				arm.Notes = appendNote(arm.Notes, n)
-			}
-		case model.WarnOutliers:
-			n := notes.add(arm.Label + ": " + outlierText(w, stored))
+// noteWarnings footnotes the caveats about one arm (side 0 the
+// baseline, 1 the candidate): on the cells a note names, else on the arm.
+func (c *Comparison) noteWarnings(side int, arm *Arm, armNotes []stored.ArmNote, notes *footnotes) {
+	for _, an := range armNotes {
+		n := notes.add(an.Text)
+		if an.OnArm {
 			arm.Notes = appendNote(arm.Notes, n)
-		case model.WarnMissingSize, model.WarnInvalidLaunch:
-			arm.Notes = appendNote(arm.Notes, notes.add(arm.Label+": "+w.Message))
+		} else {
+			c.markCells(side, an.Cells, n)
 		}
 	}
-}
-
-// outlierText names outlier launches by their place in the study (the
-// launch's sequence number, as the search log printed them), not by their
-// index in the slice the model saw.
-func outlierText(w model.Warning, stored []*store.Launch) string {
-	var seqs []string
-	for _, i := range w.Launches {
-		if i >= 0 && i < len(stored) {
-			seqs = append(seqs, strconv.Itoa(stored[i].Seq+1))
-		}
-	}
-	if len(seqs) == 0 {
-		return w.Message
-	}
-	if len(seqs) == 1 {
-		return "launch " + seqs[0] + " of the study is far from the others (an outlier by a robust rule): the medians and the rank test are robust to it, but a disturbed fabric may be worth checking"
-	}
-	return "launches " + strings.Join(seqs, ", ") + " of the study are far from the others (outliers by a robust rule): the medians and the rank test are robust to them, but a disturbed fabric may be worth checking"
 }
 
 // markCells adds footnote n to the cells of one side (0 baseline, 1

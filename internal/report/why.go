@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
 )
@@ -35,7 +36,7 @@ func (s *Study) WhyChosen() (*ScoredConfig, []Preference) {
 	if chosen == nil || !chosen.Scored() {
 		return chosen, nil
 	}
-	minEffect := s.statOptions().MinEffect
+	minEffect := stored.StatsOf(s.Study).MinEffect
 	var out []Preference
 	for _, o := range cs {
 		if !o.Scored() || o.ScoreUS >= chosen.ScoreUS || o.Role == vocab.RoleBaseline {

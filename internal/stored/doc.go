@@ -8,7 +8,11 @@
 //     space, launch and fabric as show and the report list them
 //     (Settings, FabricFacts, ...);
 //   - what NCCL chose per size with the defaults and with the
-//     recommendation (ExplainChoices).
+//     recommendation (ExplainChoices);
+//   - the launch-level data the report's figures and tables draw: the
+//     medians, intervals and tests of stored launches as plain data
+//     (CurveTimes, CompareSizes, CompareBand, ArmNotes, CompareAcross),
+//     so no printer calls a statistics routine.
 //
 // It writes nothing, and imports neither the figures (report) nor the
 // exports (export): both import it.

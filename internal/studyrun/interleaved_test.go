@@ -13,7 +13,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
@@ -83,7 +82,7 @@ func TestRunAB(t *testing.T) {
 			t.Errorf("launch %d: seq %d phase %s arm %d scored %v; want arm %d %s", i, l.Seq, l.Phase, arms[l.TrialID], l.Scored, wantArm, wantPhase)
 		}
 		if i > 0 {
-			confirm[arms[l.TrialID]] = append(confirm[arms[l.TrialID]], report.ModelLaunches([]*store.Launch{l})...)
+			confirm[arms[l.TrialID]] = append(confirm[arms[l.TrialID]], model.LaunchOf(l.Sizes))
 		}
 	}
 	want := model.Compare(confirm[0], confirm[1], band.Sizes(), model.DefaultOptions())
