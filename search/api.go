@@ -157,7 +157,7 @@ func (o Options) DefaultBudget() int {
 // followed by another confirmation (nextAfterRefusal): 4 × GuardLaunches
 // rounds in all.
 func (o Options) callsReserve() int {
-	if len(o.Parts()) < 2 || !o.Parts().Timed() {
+	if !o.Parts().ScoredByRounds() || !o.Parts().Timed() {
 		return 0
 	}
 	return 4 * o.GuardLaunches * o.cost()
@@ -203,7 +203,7 @@ func (o Options) MinBudget() int {
 // cost is the launches one measurement takes: one per op of a workload of
 // several parts.
 func (o Options) cost() int {
-	if len(o.Parts()) < 2 {
+	if !o.Parts().ScoredByRounds() {
 		return 1
 	}
 	return len(o.Parts().Ops())

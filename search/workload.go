@@ -27,7 +27,7 @@ func (o Options) Parts() nccl.Workload {
 // withHull is o with Band the workload's hull when a workload of several
 // parts leaves it unset (Run and Reconfirm).
 func (o Options) withHull() Options {
-	if len(o.Workload) > 1 && o.Band == (nccl.Band{}) {
+	if o.Workload.ScoredByRounds() && o.Band == (nccl.Band{}) {
 		o.Band = Hull(o.Workload)
 	}
 	return o
@@ -95,7 +95,7 @@ type workload struct {
 
 // newWorkload is nil for one part: the study is today's, unchanged.
 func newWorkload(parts nccl.Workload) *workload {
-	if len(parts) < 2 {
+	if !parts.ScoredByRounds() {
 		return nil
 	}
 	w := &workload{parts: parts, weights: parts.Weights(), ops: parts.Ops()}

@@ -142,7 +142,7 @@ func compareFresh(c *cli.Context, path string) error {
 	ab := studyrun.AB{Kind: vocab.KindCompare, Band: so.Band, BandText: so.Band.String(),
 		Collective: string(so.Parts()[0].Op.OrAllReduce()), Base: a, Cand: b, GuardOps: so.GuardOps, GuardLaunches: so.GuardLaunches,
 		GuardOpsSkipped: skipped}
-	if len(so.Workload) > 1 {
+	if so.Workload.ScoredByRounds() {
 		ab.Parts = so.Workload
 	}
 	return runInterleaved(c.Context, st, o, ab)

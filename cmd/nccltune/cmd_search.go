@@ -162,7 +162,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	}
 	// A study of collectives scopes a winning NCCL_ALGO/NCCL_PROTO to the
 	// ops it measured, so the others keep NCCL's defaults.
-	so.ScopeLists = len(so.Workload) > 1 || len(so.GuardOps) > 0 || c.IsSet("part") || c.IsSet("calls")
+	so.ScopeLists = so.Workload.ScoredByRounds() || len(so.GuardOps) > 0 || c.IsSet("part") || c.IsSet("calls")
 	if !c.IsSet("budget") {
 		so.Budget = so.DefaultBudget()
 	}
@@ -218,7 +218,7 @@ func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *launchOpti
 		return vocab.UsageErrorf("--part: %v", err)
 	}
 	so.Op, so.Band = parts[0].Op, parts[0].Band
-	if len(parts) > 1 {
+	if parts.ScoredByRounds() {
 		so.Workload, so.Band = parts, search.Hull(parts)
 	}
 	lo.spec.Op = parts[0].Op

@@ -225,7 +225,7 @@ type tunedRange struct {
 // one-part study; each part of a workload that NCCL's tuner sees
 // (alltoall and sendrecv run as send/recv and never reach it).
 func tunedRanges(b *Recommendation) ([]tunedRange, error) {
-	if len(b.Study.Workload) < 2 {
+	if !b.Study.Parts().ScoredByRounds() {
 		c, err := bandCollective(b)
 		if err != nil {
 			return nil, err
@@ -687,7 +687,7 @@ func bandSummary(b *Recommendation) string {
 	switch w := stored.WorkloadLine(s); {
 	case w != "":
 		text = fmt.Sprintf("%s: study %s, ", w, s.Name)
-	case len(s.Workload) > 1:
+	case s.Parts().ScoredByRounds():
 		text = fmt.Sprintf("workload %s: study %s, ", s.Parts(), s.Name)
 	}
 	if b.KeepDefaults {

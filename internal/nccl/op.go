@@ -379,10 +379,17 @@ func ParsePart(s string) (Part, error) {
 // workload with weight 1 is an ordinary one-band study.
 type Workload []Part
 
+// ScoredByRounds reports whether a study of w is scored by rounds: a
+// workload of several parts launches one op at a time, and only a round
+// of every op's launch has the objective's score (a timed workload's
+// time per step); a one-part study scores each launch over its band. The
+// one rule every command, export and figure asks.
+func (w Workload) ScoredByRounds() bool { return len(w) > 1 }
+
 // BeyondOnePart reports whether a study of w that guards the ops guarded
 // measures more than one part of one op: several parts, or guarded ops.
 // verify, compare and the report then show every part and op.
-func (w Workload) BeyondOnePart(guarded []Op) bool { return len(w) > 1 || len(guarded) > 0 }
+func (w Workload) BeyondOnePart(guarded []Op) bool { return w.ScoredByRounds() || len(guarded) > 0 }
 
 // Timed reports whether w's parts came from calls (ParseCall): its
 // objective is the time a step spends in them, Σ calls × time.
@@ -396,7 +403,7 @@ func (w Workload) StepUS(score float64) float64 {
 	switch {
 	case !w.Timed():
 		return 0
-	case len(w) == 1:
+	case !w.ScoredByRounds():
 		return w[0].Calls * score
 	}
 	return score

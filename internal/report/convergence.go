@@ -29,7 +29,7 @@ type Convergence struct {
 	Subject   string
 	Simulated string
 	Band      string
-	// Score names what the dots and lines are (scoreName): "band score",
+	// Score names what the dots and lines are (stored.ScoreName): "band score",
 	// or a workload's "time per step" or "workload score" of a round.
 	Score string
 	// Rounds: the dots and lines are a workload's rounds (one launch of
@@ -86,7 +86,7 @@ func (s *Study) Convergence() (Convergence, error) {
 		// op's sizes: the title must not name the first op alone.
 		subject = "workload of " + nccl.JoinOps(ops)
 	}
-	c := Convergence{Subject: s.Name() + ": " + subject, Band: studiedText(s.Study), Score: scoreName(s.Study), Launches: len(s.Launches)}
+	c := Convergence{Subject: s.Name() + ": " + subject, Band: studiedText(s.Study), Score: stored.ScoreName(s.Study), Launches: len(s.Launches)}
 	if s.Study.Simulated {
 		c.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
 	}

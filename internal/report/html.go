@@ -235,10 +235,10 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 // of: its launches' band scores, or for a study of several parts its
 // rounds' objective (ScoredConfigs), a timed workload's time per step.
 func trialsScore(st *store.Study) string {
-	if scoreName(st) == "band score" {
+	if !st.Parts().ScoredByRounds() {
 		return "launch band scores (all its launches pooled)"
 	}
-	return scoreName(st) + " over its rounds (one launch of every op, scored together as the search ranked them; all its rounds pooled)"
+	return stored.ScoreName(st) + " over its rounds (one launch of every op, scored together as the search ranked them; all its rounds pooled)"
 }
 
 // figures draws the study's figures for the page: what decided (bus
@@ -291,7 +291,7 @@ func figures(s *Study, whole compared, parts []compared) []figureHTML {
 			convergence += " (each round at the launch that completed it, one launch of every op scored together)"
 		}
 		list = append(list,
-			fig{"fig-landscape", landscape, "Every config the search measured, ranked by " + scoreName(s.Study) + " with its interval.",
+			fig{"fig-landscape", landscape, "Every config the search measured, ranked by " + stored.ScoreName(s.Study) + " with its interval.",
 				func() (Drawing, error) { return s.Landscape() }},
 			fig{"fig-convergence", convergence, "The best config so far and NCCL defaults, launch by launch, and the confirmation that decided.",
 				func() (Drawing, error) { return s.Convergence() }})

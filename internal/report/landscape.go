@@ -203,7 +203,7 @@ type Landscape struct {
 	Subject   string
 	Simulated string
 	Band      string
-	// Score names what the configs are ranked by (scoreName).
+	// Score names what the configs are ranked by (stored.ScoreName).
 	Score   string
 	Configs []ScoredConfig
 	// Knob is the knob that matters most: the one whose values explain
@@ -224,7 +224,7 @@ func (s *Study) Landscape() (Landscape, error) {
 	if err != nil {
 		return Landscape{}, err
 	}
-	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: studiedText(s.Study), Score: scoreName(s.Study), BaselineUS: math.NaN()}
+	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: studiedText(s.Study), Score: stored.ScoreName(s.Study), BaselineUS: math.NaN()}
 	if s.Study.Simulated {
 		l.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
 	}

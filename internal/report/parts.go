@@ -21,7 +21,7 @@ import (
 // order, each once; nil for a study of one part (whose pictures are of
 // its one op, as before workloads).
 func (s *Study) WorkloadOps() []nccl.Op {
-	if len(s.Study.Workload) < 2 {
+	if !s.Study.Parts().ScoredByRounds() {
 		return nil
 	}
 	var out []nccl.Op

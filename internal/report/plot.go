@@ -143,20 +143,6 @@ func searchedBand(st *store.Study) (lo, hi int64) {
 	return st.BandMin, st.BandMax
 }
 
-// scoreName is what a config's score is called in the report's figures:
-// a study of several parts is scored by its rounds' objective
-// (ScoredConfigs), a timed workload's the time per step; any other by the
-// band score.
-func scoreName(st *store.Study) string {
-	switch w := st.Parts(); {
-	case len(w) > 1 && w.Timed():
-		return "time per step"
-	case len(w) > 1:
-		return "workload score"
-	}
-	return "band score"
-}
-
 func bandText(lo, hi int64) string {
 	if lo == hi {
 		return nccl.FormatSize(lo)

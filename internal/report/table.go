@@ -186,7 +186,7 @@ func (s *Study) opCompared(op nccl.Op) compared {
 // measured.
 func (s *Study) bandSizes(bl, cl []*store.Launch) []int64 {
 	band := slices.Clone(s.Study.Sizes)
-	if len(s.Study.Workload) > 1 {
+	if s.Study.Parts().ScoredByRounds() {
 		// A workload's table is its first op's (TrialLaunches): that op's
 		// parts' sizes, not the hull of every part's.
 		band = s.Study.Parts().Sizes(s.Study.Op())

@@ -54,7 +54,7 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 		if len(s.GuardSizes) > 0 {
 			add("guard", SizesText(s.GuardSizes))
 		}
-	case len(s.Workload) > 1:
+	case s.Parts().ScoredByRounds():
 		add("band", BandText(s))
 		add("workload", s.Parts().String()+" (OP:BAND:WEIGHT, scored together)")
 	default:

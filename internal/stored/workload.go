@@ -281,6 +281,20 @@ func SizeRange(sizes []int64) string {
 	return strings.Join(s, ", ")
 }
 
+// ScoreName is what a config's score is called wherever it is shown: a
+// study scored by rounds (nccl.Workload.ScoredByRounds) by its rounds'
+// objective (Objective says what it is), a timed workload's the time per
+// step; any other by the band score.
+func ScoreName(s *store.Study) string {
+	switch w := s.Parts(); {
+	case w.ScoredByRounds() && w.Timed():
+		return "time per step"
+	case w.ScoredByRounds():
+		return "workload score"
+	}
+	return "band score"
+}
+
 // Objective says what a study of several parts (or of calls) scores a
 // config by, in the words every printer uses: the time per step for a
 // workload of calls, the parts' band scores weighed geometrically for

@@ -100,7 +100,7 @@ func (ab *AB) GuardDelivered() {
 		if hi <= math.MaxInt64/2 {
 			outside = append(outside, hi*2)
 		}
-		if len(parts) < 2 {
+		if !parts.ScoredByRounds() {
 			// A one-op comparison shows them as its guard sizes too. A
 			// workload's guard sizes are every op's and judged by the
 			// study's own rule, so its delivered sizes stay apart.
@@ -150,7 +150,7 @@ func (ab AB) stats() model.Options {
 // and statistics.
 func (ab AB) searchOptions() search.Options {
 	o := search.Options{Band: ab.Band, Op: ab.op(), Guard: ab.Guards, GuardOps: ab.GuardOps, GuardLaunches: ab.GuardLaunches, Stats: ab.stats()}
-	if len(ab.Parts) > 1 {
+	if ab.Parts.ScoredByRounds() {
 		o.Workload = ab.Parts
 	}
 	return o
@@ -161,7 +161,7 @@ func (ab AB) searchOptions() search.Options {
 // as send/recv, and no tuner call of theirs could show anything), or the
 // comparison's one op.
 func (ab AB) checkOps() []nccl.Op {
-	if len(ab.Parts) < 2 {
+	if !ab.Parts.ScoredByRounds() {
 		return []nccl.Op{ab.op()}
 	}
 	var out []nccl.Op
@@ -538,7 +538,7 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	if ab.ofOps() {
 		study.GuardOps = ab.GuardOps
 		study.Search.GuardLaunches = guardLaunchesOf(ab.searchOptions())
-		if len(ab.Parts) > 1 {
+		if ab.Parts.ScoredByRounds() {
 			for _, p := range ab.Parts {
 				study.Workload = append(study.Workload, store.PartOf(p))
 			}

@@ -105,7 +105,7 @@ func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
 			GuardLaunches: guardLaunchesOf(so), ScopeLists: so.ScopeLists},
 		Status: vocab.StatusRunning,
 	}
-	if len(so.Workload) > 1 || so.Workload.Timed() {
+	if so.Workload.ScoredByRounds() || so.Workload.Timed() {
 		// A timed workload is kept even of one call: its calls are what
 		// its objective and guards read on resume, show and export.
 		for _, p := range so.Workload {
@@ -156,7 +156,7 @@ func (r *SearchRun) resume(o SearchOptions) error {
 	}
 	so.Time = study.Budget.Time
 	so.Op, so.Workload, so.GuardOps = study.Op(), nil, study.GuardOps
-	if len(study.Workload) > 1 || study.Parts().Timed() {
+	if study.Parts().ScoredByRounds() || study.Parts().Timed() {
 		so.Workload = study.Parts()
 	}
 	so.ScopeLists = false
@@ -332,7 +332,7 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 	bs := model.Summarize(base.Confirm, sizes, so.Stats)
 	cs := model.Summarize(res.Winner.Confirm, sizes, so.Stats)
 	rec.BaselineScoreUS, rec.ScoreUS = bs.ScoreUS, cs.ScoreUS
-	if len(so.Workload) < 2 {
+	if !so.Workload.ScoredByRounds() {
 		rec.PerSize = SizeComparisons(base.Confirm, res.Winner.Confirm, sizes, so.Stats)
 		rec.Guards = SizeComparisons(base.Confirm, res.Winner.Confirm, so.Guard, so.Stats)
 	} else {

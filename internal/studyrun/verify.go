@@ -102,7 +102,7 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		GuardOps: orig.GuardOps, Stats: opt}
 	// A workload is measured part by part, its guarded ops as the study
 	// guarded them.
-	if len(orig.Workload) > 1 {
+	if orig.Parts().ScoredByRounds() {
 		ab.Parts = orig.Parts()
 	}
 	if len(ab.GuardOps) > 0 {

@@ -53,7 +53,7 @@ func ABStarted(w io.Writer, ab studyrun.AB, launches int) func(*store.Study) {
 // SearchStarted prints what a search study tunes (so, its settings) and
 // where it is stored (db, created when the database is new).
 func SearchStarted(w io.Writer, study *store.Study, so search.Options, db string, created bool) {
-	if len(so.Workload) > 1 {
+	if so.Workload.ScoredByRounds() {
 		fmt.Fprintf(w, "study %s: workload %s (one launch per op per measurement), %d configs in the space, budget %d launches%s\n",
 			study.Name, so.Workload, so.Space.Size(), so.Budget, studySuffix(study))
 	} else {

@@ -178,7 +178,7 @@ func spentText(budget int, res *search.Result) string {
 func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration, db string) {
 	rec := study.Recommendation
 	what := "band " + study.Band
-	if len(study.Workload) > 1 {
+	if study.Parts().ScoredByRounds() {
 		what = "workload " + study.Parts().String()
 	}
 	fmt.Fprintf(w, "\nstudy %s  %s  %s, %d trials, %s", study.Name, what, spentText(study.Budget.Launches, res), len(res.Trials), took.Round(100*time.Millisecond))

@@ -99,7 +99,7 @@ func writeRecommendation(w io.Writer, s *store.Study) {
 // and what NCCL chose with each; for a sweep or an import, each config's
 // curve.
 func writeMeasurements(w io.Writer, data *report.Study) error {
-	if rec := data.Study.Recommendation; len(data.Study.Workload) > 1 && rec != nil && len(rec.Parts) > 0 {
+	if rec := data.Study.Recommendation; data.Study.Parts().ScoredByRounds() && rec != nil && len(rec.Parts) > 0 {
 		// A workload's confirmation, every part's sizes (search prints
 		// the same table).
 		fmt.Fprintln(w)
@@ -111,7 +111,7 @@ func writeMeasurements(w io.Writer, data *report.Study) error {
 		printSizeTable(w, rec)
 	} else if cmp := data.Compare(); cmp != nil {
 		fmt.Fprintln(w)
-		if len(data.Study.Workload) > 1 {
+		if data.Study.Parts().ScoredByRounds() {
 			fmt.Fprintf(w, "%s's launches, the workload's first op (the parts table below has every part):\n", data.Study.Op())
 		}
 		if err := cmp.WriteText(w); err != nil {
@@ -160,7 +160,7 @@ those launches, LAUNCHES all of the trial's.`
 // (report.ScoredConfigs scores them so, as the search ranked them): one
 // op's band score is not what the search or the verdict compares.
 func ScoreDefinitionOf(s *store.Study) string {
-	if len(s.Parts()) < 2 {
+	if !s.Parts().ScoredByRounds() {
 		return ScoreDefinition
 	}
 	return fmt.Sprintf(`SCORE µs is the median, over the trial's scored rounds (one launch of

@@ -43,7 +43,7 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r st
 	} else {
 		printSizeTable(w, study.Recommendation)
 		what := "fresh speedup"
-		if len(study.Workload) > 1 || study.Parts().Timed() {
+		if study.Parts().ScoredByRounds() || study.Parts().Timed() {
 			what = "fresh workload speedup (the study's objective: " + stored.Objective(study) + ")"
 		}
 		fmt.Fprintf(w, "\n%s %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", what, r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
