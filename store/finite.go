@@ -9,13 +9,14 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// A statistic can be undefined (a p-value or speedup with no spread, a
-// guard size no launch measured): NaN, which JSON cannot hold. The store
-// writes such a value as null and reads null back as NaN, so a decision
-// with an undefined number is still stored, and no NaN reaches JSON.
-type maybeFloat float64
+// JSONFloat is a statistic that can be undefined (a p-value or speedup
+// with no spread, a guard size no launch measured): NaN, which JSON
+// cannot hold. It is written as null and null is read back as NaN, so a
+// decision with an undefined number is still stored, and no NaN reaches
+// JSON: the one such float of the store and of every --json document.
+type JSONFloat float64
 
-func (f maybeFloat) MarshalJSON() ([]byte, error) {
+func (f JSONFloat) MarshalJSON() ([]byte, error) {
 	x := float64(f)
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return []byte("null"), nil
@@ -23,36 +24,45 @@ func (f maybeFloat) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
 }
 
-func (f *maybeFloat) UnmarshalJSON(b []byte) error {
+func (f *JSONFloat) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
-		*f = maybeFloat(math.NaN())
+		*f = JSONFloat(math.NaN())
 		return nil
 	}
 	var x float64
 	if err := json.Unmarshal(b, &x); err != nil {
 		return err
 	}
-	*f = maybeFloat(x)
+	*f = JSONFloat(x)
 	return nil
 }
 
+// FiniteOr is x, or fallback when x is NaN or infinite: where a number
+// that cannot be undefined is written (JSON cannot hold NaN).
+func FiniteOr(x, fallback float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return fallback
+	}
+	return x
+}
+
 type sizeComparisonJSON struct {
-	Bytes       int64      `json:"bytes"`
-	BaselineUS  maybeFloat `json:"baseline_us"`
-	BaselineLo  maybeFloat `json:"baseline_lo"`
-	BaselineHi  maybeFloat `json:"baseline_hi"`
-	CandidateUS maybeFloat `json:"candidate_us"`
-	CandidateLo maybeFloat `json:"candidate_lo"`
-	CandidateHi maybeFloat `json:"candidate_hi"`
-	Speedup     maybeFloat `json:"speedup"`
-	Significant bool       `json:"significant"`
-	PValue      maybeFloat `json:"p_value,omitempty"`
-	Op          nccl.Op    `json:"op,omitempty"`
+	Bytes       int64     `json:"bytes"`
+	BaselineUS  JSONFloat `json:"baseline_us"`
+	BaselineLo  JSONFloat `json:"baseline_lo"`
+	BaselineHi  JSONFloat `json:"baseline_hi"`
+	CandidateUS JSONFloat `json:"candidate_us"`
+	CandidateLo JSONFloat `json:"candidate_lo"`
+	CandidateHi JSONFloat `json:"candidate_hi"`
+	Speedup     JSONFloat `json:"speedup"`
+	Significant bool      `json:"significant"`
+	PValue      JSONFloat `json:"p_value,omitempty"`
+	Op          nccl.Op   `json:"op,omitempty"`
 }
 
 func (c SizeComparison) MarshalJSON() ([]byte, error) {
-	return json.Marshal(sizeComparisonJSON{c.Bytes, maybeFloat(c.BaselineUS), maybeFloat(c.BaselineLo), maybeFloat(c.BaselineHi),
-		maybeFloat(c.CandidateUS), maybeFloat(c.CandidateLo), maybeFloat(c.CandidateHi), maybeFloat(c.Speedup), c.Significant, maybeFloat(c.PValue), c.Op})
+	return json.Marshal(sizeComparisonJSON{c.Bytes, JSONFloat(c.BaselineUS), JSONFloat(c.BaselineLo), JSONFloat(c.BaselineHi),
+		JSONFloat(c.CandidateUS), JSONFloat(c.CandidateLo), JSONFloat(c.CandidateHi), JSONFloat(c.Speedup), c.Significant, JSONFloat(c.PValue), c.Op})
 }
 
 func (c *SizeComparison) UnmarshalJSON(b []byte) error {
@@ -68,12 +78,12 @@ func (c *SizeComparison) UnmarshalJSON(b []byte) error {
 // recommendationNumbers are Recommendation's floats, which a decision
 // may leave undefined.
 type recommendationNumbers struct {
-	Speedup         maybeFloat    `json:"speedup"`
-	SpeedupCI       [2]maybeFloat `json:"speedup_ci"`
-	PValue          maybeFloat    `json:"p_value"`
-	MinEffect       maybeFloat    `json:"min_effect,omitempty"`
-	BaselineScoreUS maybeFloat    `json:"baseline_score_us"`
-	ScoreUS         maybeFloat    `json:"score_us"`
+	Speedup         JSONFloat    `json:"speedup"`
+	SpeedupCI       [2]JSONFloat `json:"speedup_ci"`
+	PValue          JSONFloat    `json:"p_value"`
+	MinEffect       JSONFloat    `json:"min_effect,omitempty"`
+	BaselineScoreUS JSONFloat    `json:"baseline_score_us"`
+	ScoreUS         JSONFloat    `json:"score_us"`
 }
 
 // recommendationRest is Recommendation without its floats (a distinct
@@ -85,8 +95,8 @@ func (r Recommendation) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	nums, err := json.Marshal(recommendationNumbers{maybeFloat(r.Speedup), [2]maybeFloat{maybeFloat(r.SpeedupCI[0]), maybeFloat(r.SpeedupCI[1])},
-		maybeFloat(r.PValue), maybeFloat(r.MinEffect), maybeFloat(r.BaselineScoreUS), maybeFloat(r.ScoreUS)})
+	nums, err := json.Marshal(recommendationNumbers{JSONFloat(r.Speedup), [2]JSONFloat{JSONFloat(r.SpeedupCI[0]), JSONFloat(r.SpeedupCI[1])},
+		JSONFloat(r.PValue), JSONFloat(r.MinEffect), JSONFloat(r.BaselineScoreUS), JSONFloat(r.ScoreUS)})
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +129,8 @@ func finiteRecommendation(r Recommendation) Recommendation {
 }
 
 type summaryNumbers struct {
-	Speedup   maybeFloat    `json:"speedup"`
-	SpeedupCI [2]maybeFloat `json:"speedup_ci"`
+	Speedup   JSONFloat    `json:"speedup"`
+	SpeedupCI [2]JSONFloat `json:"speedup_ci"`
 }
 
 type summaryRest RecommendationSummary
@@ -132,7 +142,7 @@ func (r RecommendationSummary) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	nums, err := json.Marshal(summaryNumbers{maybeFloat(r.Speedup), [2]maybeFloat{maybeFloat(r.SpeedupCI[0]), maybeFloat(r.SpeedupCI[1])}})
+	nums, err := json.Marshal(summaryNumbers{JSONFloat(r.Speedup), [2]JSONFloat{JSONFloat(r.SpeedupCI[0]), JSONFloat(r.SpeedupCI[1])}})
 	if err != nil {
 		return nil, err
 	}

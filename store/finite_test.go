@@ -60,3 +60,27 @@ func TestUndefinedNumbersAreStored(t *testing.T) {
 		t.Errorf("finite decision JSON changed:\n%s\n%s", got, want)
 	}
 }
+
+// TestJSONFloat: the one float every --json document and the store write
+// NaN and ±Inf as null with (report's tables and comparisons included),
+// and FiniteOr, the one fallback where a number cannot be undefined.
+func TestJSONFloat(t *testing.T) {
+	for _, tc := range []struct {
+		x        float64
+		json     string
+		finiteOr float64
+	}{
+		{math.NaN(), "null", 7},
+		{math.Inf(1), "null", 7},
+		{math.Inf(-1), "null", 7},
+		{1.5, "1.5", 1.5},
+	} {
+		b, err := json.Marshal(struct{ X JSONFloat }{JSONFloat(tc.x)})
+		if err != nil || string(b) != `{"X":`+tc.json+`}` {
+			t.Errorf("%v: %s, %v; want %s", tc.x, b, err, tc.json)
+		}
+		if got := FiniteOr(tc.x, 7); got != tc.finiteOr {
+			t.Errorf("FiniteOr(%v, 7) = %v, want %v", tc.x, got, tc.finiteOr)
+		}
+	}
+}

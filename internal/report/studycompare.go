@@ -190,7 +190,7 @@ func compareOp(a, b *Study) (OpComparison, error) {
 		x, y := r.Baseline, r.Candidate
 		rows = append(rows, ComparedSize{Bytes: r.Bytes, AUS: x.TimeUS, ALo: finitePtr(x.LoUS), AHi: finitePtr(x.HiUS),
 			BUS: y.TimeUS, BLo: finitePtr(y.LoUS), BHi: finitePtr(y.HiUS), Change: y.TimeUS/x.TimeUS - 1,
-			P: finiteOr(r.P, 1), Significant: r.Significant})
+			P: store.FiniteOr(r.P, 1), Significant: r.Significant})
 	}
 	arms[0].ScoreUS, arms[1].ScoreUS = finitePtr(band.BaselineUS), finitePtr(band.CandidateUS)
 	oc := OpComparison{Op: a.Study.Op(), Arms: arms, Rows: rows, Band: band}
@@ -235,12 +235,4 @@ func finitePtr(x float64) *float64 {
 		return nil
 	}
 	return &x
-}
-
-// finiteOr is x, or fallback when x is NaN or infinite.
-func finiteOr(x, fallback float64) float64 {
-	if finite(x) {
-		return x
-	}
-	return fallback
 }

@@ -547,54 +547,43 @@ func writeTableText(w io.Writer, t Table) error {
 	return err
 }
 
-// jsonFloat writes NaN and ±Inf, which JSON cannot hold, as null.
-type jsonFloat float64
-
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
-}
-
 // MarshalJSON writes an unknown interval end as null.
 func (a ArmAtSize) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		TimeUS   jsonFloat `json:"time_us"`
-		TimeLoUS jsonFloat `json:"time_lo_us"`
-		TimeHiUS jsonFloat `json:"time_hi_us"`
-		Launches int       `json:"launches"`
-		Notes    []int     `json:"notes,omitempty"`
-	}{jsonFloat(a.TimeUS), jsonFloat(a.TimeLoUS), jsonFloat(a.TimeHiUS), a.Launches, a.Notes})
+		TimeUS   store.JSONFloat `json:"time_us"`
+		TimeLoUS store.JSONFloat `json:"time_lo_us"`
+		TimeHiUS store.JSONFloat `json:"time_hi_us"`
+		Launches int             `json:"launches"`
+		Notes    []int           `json:"notes,omitempty"`
+	}{store.JSONFloat(a.TimeUS), store.JSONFloat(a.TimeLoUS), store.JSONFloat(a.TimeHiUS), a.Launches, a.Notes})
 }
 
 // MarshalJSON writes an unknown speedup interval as null.
 func (b BandRow) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		BaselineUS  jsonFloat `json:"baseline_us"`
-		CandidateUS jsonFloat `json:"candidate_us"`
-		Speedup     jsonFloat `json:"speedup"`
-		Lo          jsonFloat `json:"lo"`
-		Hi          jsonFloat `json:"hi"`
-		P           jsonFloat `json:"p"`
-		Significant bool      `json:"significant"`
-	}{jsonFloat(b.BaselineUS), jsonFloat(b.CandidateUS), jsonFloat(b.Speedup), jsonFloat(b.Lo), jsonFloat(b.Hi), jsonFloat(b.P), b.Significant})
+		BaselineUS  store.JSONFloat `json:"baseline_us"`
+		CandidateUS store.JSONFloat `json:"candidate_us"`
+		Speedup     store.JSONFloat `json:"speedup"`
+		Lo          store.JSONFloat `json:"lo"`
+		Hi          store.JSONFloat `json:"hi"`
+		P           store.JSONFloat `json:"p"`
+		Significant bool            `json:"significant"`
+	}{store.JSONFloat(b.BaselineUS), store.JSONFloat(b.CandidateUS), store.JSONFloat(b.Speedup), store.JSONFloat(b.Lo), store.JSONFloat(b.Hi), store.JSONFloat(b.P), b.Significant})
 }
 
 // MarshalJSON writes a change or p-value that could not be computed as null.
 func (r ComparisonRow) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Bytes       int64     `json:"bytes"`
-		Guard       bool      `json:"guard"`
-		Baseline    ArmAtSize `json:"baseline"`
-		Candidate   ArmAtSize `json:"candidate"`
-		Change      jsonFloat `json:"change"`
-		P           jsonFloat `json:"p"`
-		Significant bool      `json:"significant"`
-		Speedup     jsonFloat `json:"speedup"`
-		SpeedupLo   jsonFloat `json:"speedup_lo"`
-		SpeedupHi   jsonFloat `json:"speedup_hi"`
-	}{r.Bytes, r.Guard, r.Baseline, r.Candidate, jsonFloat(r.Change), jsonFloat(r.P), r.Significant,
-		jsonFloat(r.Speedup), jsonFloat(r.SpeedupLo), jsonFloat(r.SpeedupHi)})
+		Bytes       int64           `json:"bytes"`
+		Guard       bool            `json:"guard"`
+		Baseline    ArmAtSize       `json:"baseline"`
+		Candidate   ArmAtSize       `json:"candidate"`
+		Change      store.JSONFloat `json:"change"`
+		P           store.JSONFloat `json:"p"`
+		Significant bool            `json:"significant"`
+		Speedup     store.JSONFloat `json:"speedup"`
+		SpeedupLo   store.JSONFloat `json:"speedup_lo"`
+		SpeedupHi   store.JSONFloat `json:"speedup_hi"`
+	}{r.Bytes, r.Guard, r.Baseline, r.Candidate, store.JSONFloat(r.Change), store.JSONFloat(r.P), r.Significant,
+		store.JSONFloat(r.Speedup), store.JSONFloat(r.SpeedupLo), store.JSONFloat(r.SpeedupHi)})
 }

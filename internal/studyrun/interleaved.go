@@ -495,8 +495,8 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 	so := ab.searchOptions()
 	sr := RecommendationOf(res, so)
 	sr.Env, sr.CandidateTrialID = ab.Cand.Clone(), cand.ID
-	sr.SpeedupCI = [2]float64{finiteOr(sr.SpeedupCI[0], sr.Speedup), finiteOr(sr.SpeedupCI[1], sr.Speedup)}
-	sr.PValue = finiteOr(sr.PValue, 1)
+	sr.SpeedupCI = [2]float64{store.FiniteOr(sr.SpeedupCI[0], sr.Speedup), store.FiniteOr(sr.SpeedupCI[1], sr.Speedup)}
+	sr.PValue = store.FiniteOr(sr.PValue, 1)
 	study.Recommendation = sr
 	ab.judgeDelivered(sr, base, cand, ab.stats())
 	return &ABResult{Study: study, Comparison: *res.Decision, Consistent: ab.agrees(sr.SpeedupCI)}, nil
@@ -659,14 +659,14 @@ func freshNoise(o ABOptions) int64 { return o.Launch.Seed + 7919 }
 // conclude stores the comparison as the study's recommendation and says
 // whether it agrees with ab's claim.
 func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Comparison, opt model.Options) *ABResult {
-	speedupCI := [2]float64{finiteOr(cmp.Lo, cmp.Speedup), finiteOr(cmp.Hi, cmp.Speedup)}
+	speedupCI := [2]float64{store.FiniteOr(cmp.Lo, cmp.Speedup), store.FiniteOr(cmp.Hi, cmp.Speedup)}
 	res := &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
 	ending := cmp.Verdict
 	if cmp.Recommend {
 		ending = search.EndingRecommended
 	}
 	study.Recommendation = &store.Recommendation{Env: ab.Cand.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI,
-		Significant: cmp.Recommend, PValue: finiteOr(cmp.P, 1), Reason: cmp.Reason, Ending: ending, MinEffect: opt.MinEffect,
+		Significant: cmp.Recommend, PValue: store.FiniteOr(cmp.P, 1), Reason: cmp.Reason, Ending: ending, MinEffect: opt.MinEffect,
 		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
 		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
 		PerSize: SizeComparisons(base.Confirm, cand.Confirm, study.Sizes, opt),

@@ -2,7 +2,6 @@ package studyrun
 
 import (
 	"context"
-	"math"
 	"sort"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -357,9 +356,9 @@ func partComparison(p search.PartResult, base, cand *search.Trial, stats model.O
 	sizes := p.Part.Band.Sizes()
 	bs, cs := model.Summarize(b, sizes, stats), model.Summarize(w, sizes, stats)
 	return store.PartComparison{Op: p.Part.Op.OrAllReduce(), Band: p.Part.Band.String(), Weight: p.Weight,
-		Speedup: finiteOr(c.Speedup, 1), SpeedupCI: [2]float64{finiteOr(c.Lo, finiteOr(c.Speedup, 1)), finiteOr(c.Hi, finiteOr(c.Speedup, 1))},
-		Significant: c.Significant, Slower: c.Slower, Refused: p.Refused, NotShownSafe: p.NotShownSafe, PValue: finiteOr(c.P, 1),
-		BaselineScoreUS: finiteOr(bs.ScoreUS, 0), ScoreUS: finiteOr(cs.ScoreUS, 0),
+		Speedup: store.FiniteOr(c.Speedup, 1), SpeedupCI: [2]float64{store.FiniteOr(c.Lo, store.FiniteOr(c.Speedup, 1)), store.FiniteOr(c.Hi, store.FiniteOr(c.Speedup, 1))},
+		Significant: c.Significant, Slower: c.Slower, Refused: p.Refused, NotShownSafe: p.NotShownSafe, PValue: store.FiniteOr(c.P, 1),
+		BaselineScoreUS: store.FiniteOr(bs.ScoreUS, 0), ScoreUS: store.FiniteOr(cs.ScoreUS, 0),
 		PerSize: opComparisons(p.Part.Op, b, w, sizes, stats)}
 }
 
@@ -377,14 +376,14 @@ func opComparisons(op nccl.Op, base, cand []model.Launch, sizes []int64, stats m
 // an undefined interval is the speedup itself).
 func opGuardOf(g search.OpGuard) store.OpGuard {
 	r := g.Result
-	sp := finiteOr(r.Speedup, 1)
-	out := store.OpGuard{Op: g.Op, Sizes: g.Sizes, Speedup: sp, SpeedupCI: [2]float64{finiteOr(r.Lo, sp), finiteOr(r.Hi, sp)},
-		Slower: r.Slower, Refused: g.Refused, WorstBytes: r.Worst, WorstSpeedup: finiteOr(r.WorstSpeedup, sp),
-		PValue: finiteOr(r.P, 1), Level: finiteOr(r.Level, 0), BaselineLaunches: r.BaselineN, CandidateLaunches: r.CandidateN,
+	sp := store.FiniteOr(r.Speedup, 1)
+	out := store.OpGuard{Op: g.Op, Sizes: g.Sizes, Speedup: sp, SpeedupCI: [2]float64{store.FiniteOr(r.Lo, sp), store.FiniteOr(r.Hi, sp)},
+		Slower: r.Slower, Refused: g.Refused, WorstBytes: r.Worst, WorstSpeedup: store.FiniteOr(r.WorstSpeedup, sp),
+		PValue: store.FiniteOr(r.P, 1), Level: store.FiniteOr(r.Level, 0), BaselineLaunches: r.BaselineN, CandidateLaunches: r.CandidateN,
 		Failed: g.Failed, PerSize: []store.GuardSize{}}
 	for _, s := range r.Sizes {
-		out.PerSize = append(out.PerSize, store.GuardSize{Bytes: s.Bytes, Speedup: finiteOr(s.Speedup, 1), PValue: finiteOr(s.P, 1),
-			Level: finiteOr(s.Level, 0), Significant: s.Significant, Slower: s.Slower})
+		out.PerSize = append(out.PerSize, store.GuardSize{Bytes: s.Bytes, Speedup: store.FiniteOr(s.Speedup, 1), PValue: store.FiniteOr(s.P, 1),
+			Level: store.FiniteOr(s.Level, 0), Significant: s.Significant, Slower: s.Slower})
 	}
 	return out
 }
@@ -395,9 +394,9 @@ func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options
 	for _, r := range model.CompareSizes(base, cand, sizes, opt) {
 		b0, c0, cmp := r.Baseline, r.Candidate, r.Comparison
 		out = append(out, store.SizeComparison{Bytes: r.Bytes,
-			BaselineUS: b0.Median, BaselineLo: finiteOr(b0.Lo, b0.Median), BaselineHi: finiteOr(b0.Hi, b0.Median),
-			CandidateUS: c0.Median, CandidateLo: finiteOr(c0.Lo, c0.Median), CandidateHi: finiteOr(c0.Hi, c0.Median),
-			Speedup: cmp.Speedup, Significant: cmp.Significant, PValue: finiteOr(cmp.P, 1)})
+			BaselineUS: b0.Median, BaselineLo: store.FiniteOr(b0.Lo, b0.Median), BaselineHi: store.FiniteOr(b0.Hi, b0.Median),
+			CandidateUS: c0.Median, CandidateLo: store.FiniteOr(c0.Lo, c0.Median), CandidateHi: store.FiniteOr(c0.Hi, c0.Median),
+			Speedup: cmp.Speedup, Significant: cmp.Significant, PValue: store.FiniteOr(cmp.P, 1)})
 	}
 	return out
 }
@@ -414,12 +413,4 @@ func PlanSummaryOf(p *search.PlanSummary) *store.PlanSummary {
 		out.Merged = append(out.Merged, store.MergeCount{Reason: m.Reason, Count: m.Count})
 	}
 	return out
-}
-
-// finiteOr is x, or def when x is NaN or infinite (JSON has no NaN).
-func finiteOr(x, def float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return def
-	}
-	return x
 }

@@ -197,8 +197,8 @@ func TestSizeComparisons(t *testing.T) {
 
 func TestFiniteOr(t *testing.T) {
 	for _, tt := range []struct{ x, want float64 }{{1.5, 1.5}, {math.NaN(), 7}, {math.Inf(1), 7}, {math.Inf(-1), 7}} {
-		if got := finiteOr(tt.x, 7); got != tt.want {
-			t.Errorf("finiteOr(%v, 7) = %v", tt.x, got)
+		if got := store.FiniteOr(tt.x, 7); got != tt.want {
+			t.Errorf("store.FiniteOr(%v, 7) = %v", tt.x, got)
 		}
 	}
 }

@@ -55,7 +55,7 @@ func sweepRows(launches []model.Launch, last *benchfmt.Result) []SweepRow {
 			continue
 		}
 		s := sum.Sizes[0]
-		row := SweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: finiteOr(s.Lo, s.Median), Hi: finiteOr(s.Hi, s.Median)}
+		row := SweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: store.FiniteOr(s.Lo, s.Median), Hi: store.FiniteOr(s.Hi, s.Median)}
 		if s.Median > 0 {
 			// nccl-tests' algbw is its size column over the time; busbw
 			// its op's factor times that (read from the row: it depends

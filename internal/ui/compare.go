@@ -8,6 +8,7 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/store"
 )
 
 // PrintStoredComparison prints c (report.CompareStudies): its --json
@@ -68,7 +69,7 @@ func opComparisonJSON(o report.OpComparison) map[string]any {
 	}
 	doc := map[string]any{"op": o.Op, "a": o.Arms[0], "b": o.Arms[1], "rows": rows,
 		"speedup": jsonNumber(o.Band.Speedup), "speedup_ci": []any{jsonNumber(o.Band.Lo), jsonNumber(o.Band.Hi)},
-		"p_value": FiniteOr(o.Band.P, 1), "significant": o.Band.Significant}
+		"p_value": store.FiniteOr(o.Band.P, 1), "significant": o.Band.Significant}
 	if o.OpB != "" {
 		doc["op_b"] = o.OpB
 	}
@@ -92,8 +93,8 @@ func printOpComparison(w io.Writer, o report.OpComparison) {
 	if math.IsNaN(band.Speedup) {
 		return
 	}
-	fmt.Fprintf(w, "over these sizes: B is %s as fast as A (95%% CI), p=%.3g%s\n", stored.SpeedupText(band.Speedup, [2]float64{FiniteOr(band.Lo, 0), FiniteOr(band.Hi, 0)}),
-		FiniteOr(band.P, 1), map[bool]string{true: "", false: ": no significant difference"}[band.Significant])
+	fmt.Fprintf(w, "over these sizes: B is %s as fast as A (95%% CI), p=%.3g%s\n", stored.SpeedupText(band.Speedup, [2]float64{store.FiniteOr(band.Lo, 0), store.FiniteOr(band.Hi, 0)}),
+		store.FiniteOr(band.P, 1), map[bool]string{true: "", false: ": no significant difference"}[band.Significant])
 }
 
 // ciPtrText is ciText for an interval that may be missing.

@@ -125,14 +125,6 @@ func jsonNumber(x float64) any {
 	return x
 }
 
-// FiniteOr replaces NaN and Inf (JSON cannot hold them) with fallback.
-func FiniteOr(x, fallback float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return fallback
-	}
-	return x
-}
-
 // nonNil is sizes, or an empty list: JSON's [] rather than null.
 func nonNil(sizes []int64) []int64 {
 	if sizes == nil {

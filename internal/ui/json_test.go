@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+
+	"github.com/nccltune/nccltune/store"
 )
 
 func TestWriteJSONSchemaVersion(t *testing.T) {
@@ -54,11 +56,11 @@ func TestErrorDocument(t *testing.T) {
 
 func TestJSONNumber(t *testing.T) {
 	for _, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if jsonNumber(x) != nil || FiniteOr(x, 7) != 7 {
-			t.Errorf("%v: jsonNumber %v, FiniteOr %v", x, jsonNumber(x), FiniteOr(x, 7))
+		if jsonNumber(x) != nil || store.FiniteOr(x, 7) != 7 {
+			t.Errorf("%v: jsonNumber %v, FiniteOr %v", x, jsonNumber(x), store.FiniteOr(x, 7))
 		}
 	}
-	if jsonNumber(1.5) != 1.5 || FiniteOr(1.5, 7) != 1.5 {
+	if jsonNumber(1.5) != 1.5 || store.FiniteOr(1.5, 7) != 1.5 {
 		t.Error("a finite number changed")
 	}
 }
