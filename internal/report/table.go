@@ -94,17 +94,7 @@ type ArmAtSize struct {
 }
 
 // BandRow is the band score of both arms and the study's band verdict.
-type BandRow struct {
-	BaselineUS  float64 `json:"baseline_us"`
-	CandidateUS float64 `json:"candidate_us"`
-	// Speedup is BaselineUS/CandidateUS; Lo and Hi its interval from the
-	// launch scores (NaN when none exists for these launches).
-	Speedup     float64 `json:"speedup"`
-	Lo          float64 `json:"lo"`
-	Hi          float64 `json:"hi"`
-	P           float64 `json:"p"`
-	Significant bool    `json:"significant"`
-}
+type BandRow = stored.BandComparison
 
 // Compare builds the study's comparison table, or returns nil when the
 // study has no baseline, or no confirmed or recommended config, with
@@ -133,7 +123,13 @@ func (s *Study) Compare() *Comparison {
 	}
 	bandMeasured := c.addRows(stored.CompareSizes(s.Study, bl, cl, append(slices.Clone(band), s.Study.GuardSizes...)), band)
 	if len(bandMeasured) == len(band) && len(band) > 0 {
-		c.addBand(stored.CompareBand(s.Study, bl, cl, band), notes)
+		// The band score row, footnoted when the launches are too few
+		// for its interval or its decision.
+		b, caveats := stored.CompareBand(s.Study, bl, cl, band)
+		c.Band = &b
+		for _, n := range caveats {
+			notes.add(n)
+		}
 		if d := s.decidedBand(cand, which); d != nil {
 			// The study's decision, as stored: its confirmation may have
 			// judged at a sequential look's level, which a comparison
@@ -218,16 +214,6 @@ func (c *Comparison) addRows(rows []stored.ComparedSize, band []int64) (bandMeas
 		}
 	}
 	return bandMeasured
-}
-
-// addBand adds the band score row, footnoting when the launches are too
-// few for its interval or its decision.
-func (c *Comparison) addBand(b stored.BandComparison, notes *footnotes) {
-	c.Band = &BandRow{BaselineUS: b.BaselineUS, CandidateUS: b.CandidateUS,
-		Speedup: b.Speedup, Lo: b.Lo, Hi: b.Hi, P: b.P, Significant: b.Significant}
-	for _, n := range b.Notes {
-		notes.add(n)
-	}
 }
 
 // decidedBand is the band row as the study decided it (the stored
@@ -556,19 +542,6 @@ func (a ArmAtSize) MarshalJSON() ([]byte, error) {
 		Launches int             `json:"launches"`
 		Notes    []int           `json:"notes,omitempty"`
 	}{store.JSONFloat(a.TimeUS), store.JSONFloat(a.TimeLoUS), store.JSONFloat(a.TimeHiUS), a.Launches, a.Notes})
-}
-
-// MarshalJSON writes an unknown speedup interval as null.
-func (b BandRow) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		BaselineUS  store.JSONFloat `json:"baseline_us"`
-		CandidateUS store.JSONFloat `json:"candidate_us"`
-		Speedup     store.JSONFloat `json:"speedup"`
-		Lo          store.JSONFloat `json:"lo"`
-		Hi          store.JSONFloat `json:"hi"`
-		P           store.JSONFloat `json:"p"`
-		Significant bool            `json:"significant"`
-	}{store.JSONFloat(b.BaselineUS), store.JSONFloat(b.CandidateUS), store.JSONFloat(b.Speedup), store.JSONFloat(b.Lo), store.JSONFloat(b.Hi), store.JSONFloat(b.P), b.Significant})
 }
 
 // MarshalJSON writes a change or p-value that could not be computed as null.

@@ -1,6 +1,7 @@
 package stored
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -182,14 +183,32 @@ type ComparedSize struct {
 }
 
 // BandComparison is two sets of launches compared over a band: each
-// arm's band score, the speedup with its interval (NaN when none exists
-// for these launches), the p-value and whether it is significant; Notes
-// are the model's caveats on the interval or the decision.
+// arm's band score, the speedup BaselineUS/CandidateUS with its interval
+// from the launch scores (NaN when none exists for these launches), the
+// p-value and whether it is significant. The report's table shows it, or
+// the study's decision in its shape (its band row), and compare A B.
 type BandComparison struct {
-	BaselineUS, CandidateUS float64
-	Speedup, Lo, Hi, P      float64
-	Significant             bool
-	Notes                   []string
+	BaselineUS  float64 `json:"baseline_us"`
+	CandidateUS float64 `json:"candidate_us"`
+	Speedup     float64 `json:"speedup"`
+	Lo          float64 `json:"lo"`
+	Hi          float64 `json:"hi"`
+	P           float64 `json:"p"`
+	Significant bool    `json:"significant"`
+}
+
+// MarshalJSON writes an unknown speedup interval as null.
+func (b BandComparison) MarshalJSON() ([]byte, error) {
+	type f = store.JSONFloat
+	return json.Marshal(struct {
+		BaselineUS  f    `json:"baseline_us"`
+		CandidateUS f    `json:"candidate_us"`
+		Speedup     f    `json:"speedup"`
+		Lo          f    `json:"lo"`
+		Hi          f    `json:"hi"`
+		P           f    `json:"p"`
+		Significant bool `json:"significant"`
+	}{f(b.BaselineUS), f(b.CandidateUS), f(b.Speedup), f(b.Lo), f(b.Hi), f(b.P), b.Significant})
 }
 
 func compareSizes(bm, cm []model.Launch, sizes []int64, opt model.Options) []ComparedSize {
@@ -201,16 +220,18 @@ func compareSizes(bm, cm []model.Launch, sizes []int64, opt model.Options) []Com
 	return out
 }
 
-func compareBand(bm, cm []model.Launch, band []int64, opt model.Options) BandComparison {
+// compareBand is bm and cm compared over band, with the model's caveats
+// on the interval or the decision.
+func compareBand(bm, cm []model.Launch, band []int64, opt model.Options) (BandComparison, []string) {
 	cmp := model.Compare(bm, cm, band, opt)
-	out := BandComparison{BaselineUS: cmp.Baseline.ScoreUS, CandidateUS: cmp.Candidate.ScoreUS,
-		Speedup: cmp.Speedup, Lo: cmp.Lo, Hi: cmp.Hi, P: cmp.P, Significant: cmp.Significant}
+	var notes []string
 	for _, w := range cmp.Warnings {
 		if w.Code == model.WarnNoCI || w.Code == model.WarnTooFewForDecision {
-			out.Notes = append(out.Notes, w.Message)
+			notes = append(notes, w.Message)
 		}
 	}
-	return out
+	return BandComparison{BaselineUS: cmp.Baseline.ScoreUS, CandidateUS: cmp.Candidate.ScoreUS,
+		Speedup: cmp.Speedup, Lo: cmp.Lo, Hi: cmp.Hi, P: cmp.P, Significant: cmp.Significant}, notes
 }
 
 // CompareSizes compares a study's baseline and candidate launches size by
@@ -221,8 +242,9 @@ func CompareSizes(st *store.Study, bl, cl []*store.Launch, sizes []int64) []Comp
 }
 
 // CompareBand compares a study's baseline and candidate launches over
-// band at the study's statistics.
-func CompareBand(st *store.Study, bl, cl []*store.Launch, band []int64) BandComparison {
+// band at the study's statistics; notes are the caveats on its interval
+// or decision.
+func CompareBand(st *store.Study, bl, cl []*store.Launch, band []int64) (_ BandComparison, notes []string) {
 	return compareBand(modelLaunches(bl), modelLaunches(cl), band, StatsOf(st))
 }
 
@@ -242,7 +264,8 @@ func CompareAcross(a, b []*store.Launch) (rows []ComparedSize, band BandComparis
 		return nil, BandComparison{}, nil
 	}
 	opt := model.DefaultOptions()
-	return compareSizes(am, bm, common, opt), compareBand(am, bm, common, opt), common
+	band, _ = compareBand(am, bm, common, opt)
+	return compareSizes(am, bm, common, opt), band, common
 }
 
 // ArmNote is one of the model's caveats about one arm of a comparison,
