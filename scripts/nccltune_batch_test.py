@@ -370,16 +370,20 @@ class Refusals(unittest.TestCase):
             self.assertIn(why, self.refused(dict(PLAN, **edit)), edit)
 
 
-# The watchdog needs a process of its own: it ends it with os._exit.
-CHILD = "--child-hang"
+# The instrument as a process of its own on one rank of the fake torch: the
+# watchdog ends its process with os._exit, and runner's tests launch it.
+AS_FAKE_TORCH, HANG_LL = "--as-fake-torch", "--hang-ll"
 
 
-def child_hang(plan_path, logs):
-    fw = FakeNCCL(1, fail=lambda env, calls: threading.Event().wait() if env.get("NCCL_PROTO") == "LL" and calls > 1 else None)
+def as_fake_torch(argv):
+    """Runs the instrument's main(argv) with the fake as torch; HANG_LL hangs
+    the LL config's first timed collective."""
+    hang = HANG_LL in argv
+    fw = FakeNCCL(1, fail=lambda env, calls: threading.Event().wait() if hang and env.get("NCCL_PROTO") == "LL" and calls > 1 else None)
     fw.bind(0)
     T.FakeTorch.distributed = fw
     sys.modules["torch"], sys.modules["torch.distributed"] = T.FakeTorch, fw
-    S.main(["--batch", plan_path, "--device", "cpu", "--backend", "nccl", "--hard-deadline", "2", "--log-dir", logs])
+    return S.main([a for a in argv if a not in (AS_FAKE_TORCH, HANG_LL)])
 
 
 class Watchdog(unittest.TestCase):
@@ -387,7 +391,8 @@ class Watchdog(unittest.TestCase):
         plan = dict(PLAN, configs=PLAN["configs"][:2], creation_order=[0, 1], ops=[{"op": "all_reduce", "sizes": [64]}])
         path, logs = write_plan(plan), tempfile.mkdtemp(prefix="nccltune-batch-")
         env = dict((k, v) for k, v in os.environ.items() if not k.startswith("NCCL_"))
-        p = subprocess.run([sys.executable, "-S", "-B", os.path.abspath(__file__), CHILD, path, logs], env=env,
+        p = subprocess.run([sys.executable, "-S", "-B", os.path.abspath(__file__), AS_FAKE_TORCH, HANG_LL, "--batch", path,
+                            "--device", "cpu", "--backend", "nccl", "--hard-deadline", "2", "--log-dir", logs], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
         os.remove(path)
         lines = [json.loads(l) for l in p.stdout.decode().splitlines()]
@@ -456,8 +461,8 @@ def write_sample(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == CHILD:
-        child_hang(sys.argv[2], sys.argv[3])
+    if AS_FAKE_TORCH in sys.argv:
+        sys.exit(as_fake_torch(sys.argv[1:]))
     elif len(sys.argv) == 3 and sys.argv[1] == "--write-sample":
         write_sample(sys.argv[2])
     else:
