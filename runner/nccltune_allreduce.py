@@ -778,8 +778,10 @@ def comm_options(dist, cfg):
     c = opts.config  # pybind's def_readwrite: a reference into the Options
     for k, v in fields.items():
         setattr(c, k, v)
-    opts.config = c  # a binding that hands out copies keeps it this way
     back = dict((k, getattr(opts.config, k)) for k in fields)
+    if back != fields:  # a binding that hands out copies: assign it back
+        opts.config = c
+        back = dict((k, getattr(opts.config, k)) for k in fields)
     if back != fields:
         raise RuntimeError("ProcessGroupNCCL.Options().config did not keep %s (read back %s)" % (fields, back))
     return opts
