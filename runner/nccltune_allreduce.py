@@ -724,6 +724,8 @@ def load_plan(path, world):
             raise PlanError("every config needs a name of its own (got %r)" % (name,))
         names.add(name)
         env = c.get("env") or {}
+        if not isinstance(env, dict):
+            raise PlanError("config %r: env must be an object of NCCL_* values" % name)
         for k in sorted(set(c) - {"name", "env"} - set(CTA_FIELDS)) + sorted(set(env) - set(PER_COMM_ENV)):
             raise PlanError("config %r sets %s, which NCCL reads once per process: it cannot share a launch with "
                             "other configs; launch it on its own (a batch sets only %s, max_ctas and min_ctas)"
