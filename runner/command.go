@@ -98,7 +98,10 @@ func (s Spec) Validate() error {
 	if s.Timeout < 0 {
 		return fmt.Errorf("timeout %s cannot be negative", s.Timeout)
 	}
-	return s.validateInstrument()
+	if err := s.validateInstrument(); err != nil {
+		return err
+	}
+	return s.validateBatch()
 }
 
 // EnvVars returns every variable the launch sets, sorted "K=V": the base
@@ -148,6 +151,9 @@ func (s Spec) BenchArgv(jsonPath string) []string {
 		}
 		if s.NP > 0 {
 			argv = append(argv, "--ranks", strconv.Itoa(s.NP))
+		}
+		if s.Batch != nil {
+			return append(append(argv, s.batchArgs()...), s.BenchArgs...)
 		}
 	} else {
 		argv = append(argv, s.BenchPath())

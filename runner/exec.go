@@ -61,7 +61,7 @@ func Run(ctx context.Context, spec Spec) (*benchfmt.Launch, error) {
 		}
 		flavor = f
 	}
-	perIter := spec.PerIter && !spec.torch() // the torch script prints samples itself
+	perIter := spec.PerIter && !spec.torch() && spec.Batch == nil // the torch script and a batch print samples themselves
 	if _, no := perIterUnsupported.Load(benchKey(spec)); no {
 		perIter = false
 	}
@@ -224,22 +224,37 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 	switch {
 	case stopped && ctx.Err() != nil:
 		// The caller stopped us (Ctrl-C): not the config's fault.
+		parseStopped(l, spec)
 		l.Outcome, l.Reason = benchfmt.Failed, benchfmt.ReasonInterrupted
-		l.Result, _ = benchfmt.ParseLaunch(l)
 		return l, ctx.Err()
 	case stopped:
-		l.Result, _ = benchfmt.ParseLaunch(l)
+		parseStopped(l, spec)
 		l.Outcome, l.Reason = benchfmt.TimedOut, timeoutReason(spec.Timeout, l)
+		return l, nil
+	case spec.Batch != nil:
+		classifyBatch(l)
 		return l, nil
 	}
 	classify(l)
 	return l, nil
 }
 
+// parseStopped keeps what a stopped launch printed: a batch's rounds so
+// far, or one run's rows.
+func parseStopped(l *benchfmt.Launch, spec Spec) {
+	if spec.Batch != nil {
+		l.Batch, _ = benchfmt.ParseBatch(append(append([]byte{}, l.Stdout...), l.Stderr...))
+		return
+	}
+	l.Result, _ = benchfmt.ParseLaunch(l)
+}
+
 // launchFiles are the files one launch needs beside its command: the
 // path nccl-tests writes its per-iteration JSON to, and the torch script.
 type launchFiles struct {
 	jsonPath string
+	// planPath is the batch plan written for this launch ("" for none).
+	planPath string
 	// tmpDir is the directory made for this launch (none when the spec
 	// names a WorkDir); removeDir removes it with everything in it, also
 	// at an exit that runs no deferred calls (outfile.RemoveAtExit).
@@ -253,7 +268,7 @@ type launchFiles struct {
 func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 	var f launchFiles
 	needScript := spec.torch() && spec.TorchScript == ""
-	if !perIter && !needScript {
+	if !perIter && !needScript && spec.Batch == nil {
 		return f, nil
 	}
 	dir := spec.WorkDir
@@ -274,6 +289,14 @@ func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 			return launchFiles{}, err
 		}
 		spec.TorchScript = path
+	}
+	if spec.Batch != nil {
+		path, err := writeBatchPlan(dir, spec.Batch)
+		if err != nil {
+			f.cleanup()
+			return launchFiles{}, err
+		}
+		spec.batchPlanPath, f.planPath = path, path
 	}
 	return f, nil
 }
@@ -297,6 +320,8 @@ func (f launchFiles) readJSON() []byte {
 func (f launchFiles) cleanup() {
 	if f.removeDir != nil {
 		f.removeDir()
+	} else if f.planPath != "" {
+		os.Remove(f.planPath) // the plan is this launch's alone: not left in the user's work dir
 	}
 }
 
@@ -392,7 +417,7 @@ func classify(l *benchfmt.Launch) {
 		// table says why, which matters more than the exit status.
 		l.Outcome = benchfmt.Invalid
 		l.Reason = fmt.Sprintf("%s (%s)", res.Invalid(), exitText(l.ExitCode))
-	case l.ExitCode != 0 && torchScriptLacksOp(l):
+	case l.ExitCode != 0 && torchScriptLacks(l, "--op"):
 		l.Outcome = benchfmt.Failed
 		l.Reason = fmt.Sprintf("%s: the torch script (--torch-script) is a copy from before it took --op and measures all_reduce only; copy nccltune's scripts/%s over it (it measures every op)", exitText(l.ExitCode), TorchScriptName)
 	case l.ExitCode != 0:

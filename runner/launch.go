@@ -71,6 +71,14 @@ type Spec struct {
 	// TorchScript is the torch instrument's script as the ranks see it; ""
 	// writes nccltune's embedded copy next to the launch (this machine only).
 	TorchScript string
+	// Batch, when set, makes the launch a batch: every config of the plan
+	// in one launch of the torch instrument (or the simulated fabric), on
+	// communicators of their own; Config is then empty and Op, the sweep's
+	// sizes, Iters and Warmup are the plan's. Run writes the plan next to
+	// the launch and returns the Launch with its Batch.
+	Batch *BatchPlan
+	// batchPlanPath is where Run wrote the plan for this launch.
+	batchPlanPath string
 }
 
 // SimSpec selects the simulated fabric. The simulator runs as a child

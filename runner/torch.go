@@ -91,12 +91,12 @@ func (s Spec) validateInstrument() error {
 	return nil
 }
 
-// torchScriptLacksOp says whether the launch ran a copy of the torch
-// script from before --op, which refuses it (argparse: "unrecognized
-// arguments: --op all_gather").
-func torchScriptLacksOp(l *benchfmt.Launch) bool {
-	return bytes.Contains(l.Stderr, []byte("unrecognized arguments: --op")) ||
-		bytes.Contains(l.Stdout, []byte("unrecognized arguments: --op"))
+// torchScriptLacks says whether the launch ran a copy of the torch script
+// from before it took flag (--op, --batch), which refuses it (argparse:
+// "unrecognized arguments: --op all_gather").
+func torchScriptLacks(l *benchfmt.Launch, flag string) bool {
+	return bytes.Contains(l.Stderr, []byte("unrecognized arguments: "+flag)) ||
+		bytes.Contains(l.Stdout, []byte("unrecognized arguments: "+flag))
 }
 
 // prefixEntersContainer says whether the prefix runs the script inside a
@@ -130,6 +130,9 @@ func (s Spec) torchArgv() []string {
 		script = TorchScriptName // Run writes the embedded copy and fills in its path
 	}
 	argv = append(argv, script)
+	if s.Batch != nil {
+		return append(append(argv, s.batchArgs()...), s.BenchArgs...)
+	}
 	if op := s.Op.OrAllReduce(); op != nccl.AllReduce {
 		// all_reduce is the script's default: left out, a copy from before
 		// --op (in a container, by --torch-script) still runs all-reduce.

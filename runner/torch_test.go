@@ -437,15 +437,19 @@ func TestClassifyTorchOp(t *testing.T) {
 	}
 }
 
-// TestTorchScriptPythonTests runs scripts/nccltune_allreduce_test.py: the
+// TestTorchScriptPythonTests runs scripts/nccltune_allreduce_test.py (the
 // script's arithmetic, and its whole sweep for every op on a fake torch in
-// threads (including worlds broken on purpose, which its check must catch).
+// threads, including worlds broken on purpose, which its check must catch)
+// and scripts/nccltune_batch_test.py (--batch on a fake torch whose NCCL
+// logs as the real one, and the verdicts on real NCCL logs).
 func TestTorchScriptPythonTests(t *testing.T) {
 	python, _ := findPython(t)
-	test := filepath.Join(filepath.Dir(scriptPath(t)), "nccltune_allreduce_test.py")
-	out, err := exec.Command(python, "-S", "-I", "-B", test).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "\nOK") {
-		t.Fatalf("%s: %v\n%s", test, err, out)
+	for _, name := range []string{"nccltune_allreduce_test.py", "nccltune_batch_test.py"} {
+		test := filepath.Join(filepath.Dir(scriptPath(t)), name)
+		out, err := exec.Command(python, "-S", "-I", "-B", test).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "\nOK") {
+			t.Errorf("%s: %v\n%s", test, err, out)
+		}
 	}
 }
 

@@ -42,7 +42,6 @@ import json
 import math
 import os
 import random
-import re
 import socket
 import statistics
 import sys
@@ -166,67 +165,11 @@ class Config(object):
 
 # ---------------------------------------------------------------- NCCL log
 
-# INFO: "host:pid:tid [dev] NCCL INFO msg"; WARN: "host:pid:tid [dev] file.cc:line NCCL WARN msg".
-_RE_LINE = re.compile(r"^(?P<host>[^:\s]+):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] (?:\S+:\d+ )?NCCL (?P<level>INFO|WARN) (?P<msg>.*)$")
-_RE_INIT = re.compile(r"^(?P<func>\w+) comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nranks (?P<nranks>\d+) .*- Init (?P<what>START|COMPLETE)")
-_RE_CHANNELS = re.compile(r"^(?P<coll>\d+) coll channels, (?P<collnet>\d+) collnet channels, (?P<nvls>\d+) nvls channels, (?P<p2p>\d+) p2p channels")
-_RE_ENV = re.compile(r"^(?P<key>NCCL_[A-Z0-9_]+) set by environment to (?P<val>\S+?)\.?$")
-# "Comm config Blocking set to 1", "Comm config Max CTAs set to 1" (2.28.9), "… maxCTAs reset to …".
-_RE_CFG = re.compile(r"^Comm config (?P<field>.+?) (?:re)?set to (?P<val>.*)$")
-_RE_TUNE = re.compile(r"^(?P<coll>\w+): (?P<bytes>\d+) Bytes -> Algo (?P<algo>\S+) proto (?P<proto>\S+) channel\{Lo\.\.Hi\}=\{(?P<lo>\d+)\.\.(?P<hi>\d+)\}")
-_RE_VERSION = re.compile(r"^NCCL version (?P<v>\S+)")
-
-
-def parse_nccl_segment(text, band=None):
-    """What NCCL said while one communicator was initialised and first used.
-
-    text is the part of one rank's debug log written during that window (the
-    script notes the file's size before and after). Returns the init function
-    (ncclCommInitRankConfig, or ncclCommSplit if torch split it from another
-    communicator), the communicator, its collective channel count, the
-    NCCL_* ENV lines, the ncclConfig_t lines, the first all-reduce tuning line
-    of every size (of band, when given), and any WARN."""
-    out = {"inits": [], "coll_channels": None, "env": {}, "comm_config": {}, "tuning": {}, "warn": [], "lines": 0}
-    for raw in text.splitlines():
-        m = _RE_LINE.match(raw.strip())
-        if not m:
-            continue
-        out["lines"] += 1
-        msg = m.group("msg").strip()
-        if m.group("level") == "WARN":
-            out["warn"].append(msg[:300])
-            continue
-        mi = _RE_INIT.match(msg)
-        if mi:
-            if mi.group("what") == "START":
-                out["inits"].append({"func": mi.group("func"), "comm": mi.group("comm"),
-                                     "rank": int(mi.group("rank")), "nranks": int(mi.group("nranks"))})
-            continue
-        mc = _RE_CHANNELS.match(msg)
-        if mc:
-            out["coll_channels"] = int(mc.group("coll"))
-            continue
-        me = _RE_ENV.match(msg)
-        if me:
-            out["env"][me.group("key")] = me.group("val")
-            continue
-        mf = _RE_CFG.match(msg)
-        if mf:
-            # One spelling for a field: "Max CTAs" and "maxCTAs" are both maxctas.
-            out["comm_config"][mf.group("field").replace(" ", "").lower()] = mf.group("val").strip()
-            continue
-        mt = _RE_TUNE.match(msg)
-        if mt and mt.group("coll") == "AllReduce":
-            b = int(mt.group("bytes"))
-            if (band is None or b in band) and str(b) not in out["tuning"]:
-                lo, hi = int(mt.group("lo")), int(mt.group("hi"))
-                out["tuning"][str(b)] = {"algo": mt.group("algo").upper(), "proto": mt.group("proto").upper(),
-                                         "channels": [lo, hi], "nchannels": hi - lo + 1}
-    return out
-
-
-def _norm(v):
-    return str(v).strip().upper()
+# NCCL's log lines are read by the torch instrument's parser (its batch mode
+# checks each communicator's settings the same way): one parser, imported.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nccltune_allreduce import (EnvPatch, file_size, norm as _norm, parse_nccl_segment,  # noqa: E402
+                                quiet_nccl_log, read_between)
 
 
 def judge(cfg, seen, ref):
@@ -465,75 +408,6 @@ def emit_once(doc):
             text = json.dumps(doc)
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
-
-
-class EnvPatch(object):
-    """Set env vars for the duration of a block, restoring the old values."""
-
-    def __init__(self, env):
-        self.env, self.old = env, {}
-
-    def __enter__(self):
-        for k, v in self.env.items():
-            self.old[k] = os.environ.get(k)
-            os.environ[k] = v  # os.environ calls putenv: NCCL's getenv sees it
-
-    def __exit__(self, *exc):
-        for k, v in self.old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def find_libnccl():
-    """Path of the libnccl this process has mapped, or None (NCCL linked statically)."""
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                p = line.split()[-1] if line.strip() else ""
-                if "libnccl" in os.path.basename(p) and ".so" in p:
-                    return p
-    except OSError:
-        pass
-    return None
-
-
-def quiet_nccl_log(path):
-    """Turn NCCL's log down to WARN (into path) for the timed rounds: NCCL reads
-    NCCL_DEBUG once, but ncclResetDebugInit (exported, deprecated) makes it read
-    the environment again at the next message. Returns (ok, detail)."""
-    lib = find_libnccl()
-    if lib is None:
-        return False, "no libnccl*.so mapped in this process (NCCL linked into torch?): the log stays at INFO while timing"
-    try:
-        import ctypes
-        h = ctypes.CDLL(lib)
-        fn = getattr(h, "ncclResetDebugInit")
-    except (OSError, AttributeError) as e:
-        return False, "%s has no usable ncclResetDebugInit (%s): the log stays at INFO while timing" % (lib, e)
-    os.environ["NCCL_DEBUG"] = "WARN"
-    os.environ["NCCL_DEBUG_FILE"] = path
-    fn.restype = None
-    fn()
-    return True, "%s: ncclResetDebugInit called, NCCL_DEBUG=WARN into %s" % (lib, path)
-
-
-def file_size(path):
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None
-
-
-def read_between(path, start, end):
-    try:
-        with open(path, "rb") as f:
-            f.seek(start or 0)
-            data = f.read((end - (start or 0)) if end is not None else -1)
-        return data.decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 # ---------------------------------------------------------------- the run

@@ -11,7 +11,9 @@
 //     launcher messages (ParseText, and Parse, which detects the format);
 //   - nccl-tests' JSON output of -J, version 3 (ParseJSON);
 //   - the torch instrument's JSON lines, written by nccltune_allreduce.py
-//     (ParseTorch);
+//     (ParseTorch), and those of its batch mode, several configs on their
+//     own communicators in one launch (ParseBatch: per config NCCL's verdict
+//     and per op a Result of per-round rows);
 //   - NCCL's debug log (NCCL_DEBUG=INFO), read in one pass by
 //     ParseNCCLLog: what it says about the fabric and NCCL's choices
 //     (Facts, alone from ParseFacts) and about how NCCL set itself up:

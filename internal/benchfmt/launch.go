@@ -42,6 +42,9 @@ type Launch struct {
 	JSON   []byte `json:"-"`
 	// Result is the parsed output (nil if nothing parsable was printed).
 	Result *Result `json:"result,omitempty"`
+	// Batch is a batch launch's parsed output (runner.Spec.Batch), nil
+	// for a launch of one config.
+	Batch *Batch `json:"batch,omitempty"`
 	// Simulated is true when the simulated fabric produced this launch.
 	Simulated bool `json:"simulated"`
 }

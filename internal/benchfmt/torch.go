@@ -149,7 +149,19 @@ func looksLikeTorch(data []byte) bool {
 // rows, otherwise a *FailureError (with the Result) or an error wrapping
 // ErrNoTable.
 func ParseTorch(data []byte) (*Result, error) {
-	p := torchParser{res: Result{Collective: string(nccl.AllReduce), Instrument: InstrumentTorch}}
+	p := newTorchParser()
+	p.readText(splitJSONLines(data, p.jsonLine))
+	return p.finish()
+}
+
+func newTorchParser() *torchParser {
+	return &torchParser{res: Result{Collective: string(nccl.AllReduce), Instrument: InstrumentTorch}}
+}
+
+// splitJSONLines hands every line that starts with '{' to jsonLine and
+// returns the others (NCCL's log, launcher messages, tracebacks), and the
+// JSON lines jsonLine refused, as text.
+func splitJSONLines(data []byte, jsonLine func([]byte) bool) []byte {
 	var text bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
@@ -158,24 +170,28 @@ func ParseTorch(data []byte) (*Result, error) {
 		if len(line) == 0 {
 			continue
 		}
-		if line[0] == '{' && p.jsonLine(line) {
+		if line[0] == '{' && jsonLine(line) {
 			continue
 		}
 		text.Write(sc.Bytes())
 		text.WriteByte('\n')
 	}
-	if text.Len() > 0 {
-		// NCCL_DEBUG lines, launcher errors and tracebacks, read as in
-		// nccl-tests' text output; its table rows (there are none) are not used.
-		if tr, _ := parseText(text.Bytes()); tr != nil {
-			p.res.Facts = tr.Facts
-			for _, e := range tr.Errors {
-				p.res.Errors = appendUnique(p.res.Errors, e)
-			}
-			p.recognized = true
-		}
+	return text.Bytes()
+}
+
+// readText reads NCCL_DEBUG lines, launcher errors and tracebacks as in
+// nccl-tests' text output; its table rows (there are none) are not used.
+func (p *torchParser) readText(text []byte) {
+	if len(text) == 0 {
+		return
 	}
-	return p.finish()
+	if tr, _ := parseText(text); tr != nil {
+		p.res.Facts = tr.Facts
+		for _, e := range tr.Errors {
+			p.res.Errors = appendUnique(p.res.Errors, e)
+		}
+		p.recognized = true
+	}
 }
 
 type torchParser struct {
@@ -270,8 +286,8 @@ func (p *torchParser) metadata(l *torchLine) {
 func (p *torchParser) row(l *torchLine) {
 	p.recognized = true
 	b := l.Bytes
-	if !b.valid || b.v < 0 || b.v > math.MaxInt64/2 || b.v != math.Trunc(b.v) {
-		p.note("skipped a size line without a valid byte count")
+	if !b.valid || b.v < 0 || b.v > float64(MaxRowBytes) || b.v != math.Trunc(b.v) {
+		p.note(fmt.Sprintf("skipped a size line without a valid byte count (a whole number up to %d TiB)", MaxRowBytes>>40))
 		return
 	}
 	p.collective(l.Collective, fmt.Sprintf("the line of size %d", int64(b.v)))
@@ -345,6 +361,11 @@ func (p *torchParser) row(l *torchLine) {
 	}
 	if l.Arm != nil {
 		p.arm(*l.Arm)
+	}
+	if err := checkRow(&row); err != nil {
+		// The bounds every parser applies (limits.go): the store would refuse it.
+		p.note(fmt.Sprintf("skipped size %d: %v", row.Bytes, err))
+		return
 	}
 	row.Cycle = jsonCycle(&p.series, &row)
 	p.res.Rows = append(p.res.Rows, row)

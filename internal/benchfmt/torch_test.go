@@ -57,6 +57,10 @@ func TestParseTorch(t *testing.T) {
 			hosts: []string{"fakehost0", "fakehost1"}, wrong: zero4, samples: 8, transport: "Socket"}},
 		{"dry_run.jsonl", want{noTable: true, nranks: 1, noteSub: "--dry-run plan"}},
 		{"garbage.txt", want{noTable: true}},
+		// Sizes past MaxRowBytes and times past MaxBandwidth are dropped as
+		// every other parser drops them (were kept: 1 PiB, 1e-300 µs).
+		{"bounds.jsonl", want{rows: 1, complete: true, nranks: 2, ncclVersion: "2.28.9", hosts: []string{"fakehost0", "fakehost1"},
+			noteSub: "not plausible", samples: 2, time0: 237.309, busbw0: 2.2093}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
