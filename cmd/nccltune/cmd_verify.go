@@ -51,7 +51,11 @@ of the band and at the power of two just outside each edge (where a row
 stretched past what was measured acts), each size on its own with the
 guards' rule: a size the CSV makes significantly slower fails verify
 (exit 1), naming it. --tuner-config FILE measures that CSV (the file you
-deploy, edited or not) instead of the study's own export.
+deploy, edited or not) instead of the study's own export. On Blackwell
+at 3 or more nodes, where the example plugin's init retunes NCCL whatever
+its CSV holds, the plugin with an empty CSV is measured too, after each
+launch of the CSV: verify prints its own effect (against the baseline)
+beside the rows' (the CSV against the empty CSV), per op and size.
 
 A study of collectives (search --part, --guard-ops) is measured as it
 was: each measurement one launch of every part's op at its band; every
@@ -170,6 +174,16 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		// What is deployed is judged where it acts: the band and the
 		// sizes just outside it, each on its own.
 		ab.GuardDelivered()
+		if ab.PluginRetunes {
+			// Loading the plugin changes NCCL's choices there whatever
+			// the CSV holds: an empty CSV tells its effect from the rows'.
+			empty, err := writeTempCSV("# nccltune verify: no rows, to measure what loading the tuner plugin alone changes\n")
+			if err != nil {
+				return err
+			}
+			defer outfile.RemoveAtExit(empty)()
+			ab.PluginAlone = nccl.TunerConfig(o.tunerPlugin, empty)
+		}
 	}
 	return runInterleaved(ctx, st, o, ab)
 }
@@ -251,16 +265,23 @@ func tunerCSV(st *store.Store, query string) (string, string, error) {
 	if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
 		return "", "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", study.Name, err)
 	}
+	path, err := writeTempCSV(buf.String())
+	return path, buf.String(), err
+}
+
+// writeTempCSV writes content to a new temporary tuner CSV and returns
+// its path. The caller removes it (outfile.RemoveAtExit).
+func writeTempCSV(content string) (string, error) {
 	f, err := os.CreateTemp("", "nccltune-tuner-*.csv")
 	if err != nil {
-		return "", "", fmt.Errorf("writing the tuner CSV: %w", err)
+		return "", fmt.Errorf("writing the tuner CSV: %w", err)
 	}
-	_, werr := f.Write(buf.Bytes())
+	_, werr := f.WriteString(content)
 	if err := errors.Join(werr, f.Close()); err != nil {
 		os.Remove(f.Name()) // ours: a unique name made above
-		return "", "", fmt.Errorf("writing the tuner CSV: %w", err)
+		return "", fmt.Errorf("writing the tuner CSV: %w", err)
 	}
-	return f.Name(), buf.String(), nil
+	return f.Name(), nil
 }
 
 // runInterleaved runs verify's or compare's interleaved comparison
