@@ -63,6 +63,10 @@ type AB struct {
 	// effect refuses the candidate (verify exits 1). Set by
 	// GuardDelivered; every launch of an op sweeps its sizes (widen).
 	Delivered []DeliveredSizes
+	// EqualByRule are, per op, the sizes between its called ones where the
+	// candidate as deployed keeps NCCL's own choice (SettleGaps): equal to
+	// the baseline by rule, so not judged.
+	EqualByRule []DeliveredSizes
 	// TunerCSV is the tuner CSV Cand hands the plugin (verify
 	// --tuner-plugin), stored with the study: the temporary file Cand's
 	// NCCL_TUNER_CONFIG_FILE names is removed when the command ends.
@@ -81,8 +85,8 @@ type AB struct {
 // DeliveredSizes are the sizes of one op a delivered candidate is judged
 // at (AB.Delivered).
 type DeliveredSizes struct {
-	Op    nccl.Op
-	Sizes []int64
+	Op    nccl.Op `json:"op"`
+	Sizes []int64 `json:"sizes"`
 }
 
 // GuardDelivered makes a comparison judge the candidate as it is
@@ -124,6 +128,45 @@ func (ab *AB) GuardDelivered() {
 		slices.Sort(d)
 		ab.Delivered = append(ab.Delivered, DeliveredSizes{Op: op, Sizes: slices.Compact(d)})
 	}
+}
+
+// SettleGaps decides how the candidate as delivered is judged at the
+// gaps between an op's called sizes (calls at 2M and 8M leave 4M, which
+// no part measures): keeps says, per gap size, whether the candidate keeps
+// NCCL's own choice there (a tuner CSV's rule: export.KeepsNCCL), which is
+// equal to the baseline by rule and stated as such (EqualByRule); every
+// other gap size is judged with the op's delivered sizes. After
+// GuardDelivered.
+func (ab *AB) SettleGaps(keeps func(op nccl.Op, sizes []int64) ([]bool, error)) error {
+	ab.EqualByRule = nil
+	for i, d := range ab.Delivered {
+		var gaps []int64
+		for s := d.Sizes[0]; s < d.Sizes[len(d.Sizes)-1]; s *= 2 {
+			if !slices.Contains(d.Sizes, s) {
+				gaps = append(gaps, s)
+			}
+		}
+		if len(gaps) == 0 {
+			continue
+		}
+		kept, err := keeps(d.Op, gaps)
+		if err != nil {
+			return fmt.Errorf("%s between its called sizes: %w", d.Op, err)
+		}
+		equal := DeliveredSizes{Op: d.Op}
+		for k, g := range gaps {
+			if kept[k] {
+				equal.Sizes = append(equal.Sizes, g)
+			} else {
+				ab.Delivered[i].Sizes = append(ab.Delivered[i].Sizes, g)
+			}
+		}
+		slices.Sort(ab.Delivered[i].Sizes)
+		if len(equal.Sizes) > 0 {
+			ab.EqualByRule = append(ab.EqualByRule, equal)
+		}
+	}
+	return nil
 }
 
 // widen is the sweep [lo, hi] of a launch of op, widened to the sizes op
@@ -266,6 +309,9 @@ type TunerVerify struct {
 	// PluginAlone is the third arm's account (AB.PluginAlone), nil
 	// where it was not measured.
 	PluginAlone *PluginAloneEffect `json:"plugin_alone,omitempty"`
+	// EqualByRule are the sizes between an op's called ones where the CSV
+	// keeps NCCL's own choice (AB.EqualByRule), not judged.
+	EqualByRule []DeliveredSizes `json:"equal_by_rule"`
 }
 
 // PluginAloneEffect is what the plugin with an empty CSV showed
@@ -332,7 +378,7 @@ func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
 		if len(r.Checks) > 1 {
 			v.TunerPlugin.PerOp = r.Checks
 		}
-		v.TunerPlugin.PluginAlone = r.PluginAlone
+		v.TunerPlugin.PluginAlone, v.TunerPlugin.EqualByRule = r.PluginAlone, append([]DeliveredSizes{}, ab.EqualByRule...)
 	}
 	return v
 }
