@@ -494,10 +494,10 @@ func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *PluginAloneEff
 	}
 	opt := ab.stats()
 	out := &PluginAloneEffect{Sizes: []PluginAloneSize{}}
-	effects := func(from, to []model.Launch, sizes []int64) []Effect {
-		var es []Effect
+	effects := func(from, to []model.Launch, sizes []int64) map[int64]Effect {
+		es := map[int64]Effect{}
 		for _, c := range SizeComparisons(from, to, sizes, opt) {
-			es = append(es, Effect{Speedup: c.Speedup, PValue: c.PValue, Significant: c.Significant, Verdict: stored.ChangeWords(c.Significant, c.Speedup)})
+			es[c.Bytes] = Effect{Speedup: c.Speedup, PValue: c.PValue, Significant: c.Significant, Verdict: stored.ChangeWords(c.Significant, c.Speedup)}
 		}
 		return es
 	}
@@ -505,8 +505,12 @@ func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *PluginAloneEff
 		alone := a.byOp[d.Op]
 		out.Launches = max(out.Launches, len(alone))
 		plugin, rows := effects(base.ConfirmOf(d.Op), alone, d.Sizes), effects(alone, cand.ConfirmOf(d.Op), d.Sizes)
-		for i := range min(len(plugin), len(rows)) {
-			out.Sizes = append(out.Sizes, PluginAloneSize{Op: d.Op, Bytes: d.Sizes[i], Plugin: plugin[i], Rows: rows[i]})
+		for _, b := range d.Sizes {
+			p, okP := plugin[b]
+			r, okR := rows[b]
+			if okP && okR {
+				out.Sizes = append(out.Sizes, PluginAloneSize{Op: d.Op, Bytes: b, Plugin: p, Rows: r})
+			}
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -463,5 +464,37 @@ func TestPluginAloneArm(t *testing.T) {
 				t.Errorf("verify's result does not carry the third arm: %+v", v.TunerPlugin)
 			}
 		})
+	}
+}
+
+// SettleGaps asks, per op, only about the powers of two between its
+// called sizes it does not call (all_reduce at 2M and 8M: 4M; all_gather
+// at 1M alone: none); a gap the candidate keeps NCCL's own choice at is
+// equal by rule, any other is judged with the op's delivered sizes.
+func TestSettleGaps(t *testing.T) {
+	const M = int64(1) << 20
+	for _, keep := range []bool{true, false} {
+		var asked []string
+		ab := AB{Parts: nccl.Workload{}}
+		for _, c := range []string{"all_reduce:2097152:80", "all_reduce:8388608:20", "all_gather:1048576:13"} {
+			p, err := nccl.ParseCall(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ab.Parts = append(ab.Parts, p)
+		}
+		ab.GuardDelivered()
+		err := ab.SettleGaps(func(op nccl.Op, sizes []int64) ([]bool, error) {
+			asked = append(asked, fmt.Sprint(op, sizes))
+			return []bool{keep}, nil
+		})
+		wantAR, wantEqual := []int64{M, 2 * M, 8 * M, 16 * M}, []DeliveredSizes{{nccl.AllReduce, []int64{4 * M}}}
+		if !keep {
+			wantAR, wantEqual = []int64{M, 2 * M, 4 * M, 8 * M, 16 * M}, nil
+		}
+		if err != nil || !slices.Equal(asked, []string{fmt.Sprint(nccl.AllReduce, []int64{4 * M})}) ||
+			!slices.Equal(ab.Delivered[0].Sizes, wantAR) || !reflect.DeepEqual(ab.EqualByRule, wantEqual) {
+			t.Errorf("keep %v: asked %v, all_reduce judged at %v, equal by rule %v (%v); want %v, %v", keep, asked, ab.Delivered[0].Sizes, ab.EqualByRule, err, wantAR, wantEqual)
+		}
 	}
 }
