@@ -285,6 +285,9 @@ func TestVerifyTimedWorkloadTunerCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	equal4M := []string{"all_reduce [4194304]"}
+	if text, _, _ := runCLI(t, db, "verify", "s1", "--sim", "spark4", "--launches", "6", "--tuner-plugin", so); !strings.Contains(text, "all_reduce at 4M: equal by rule, not judged: the CSV keeps NCCL's own choice there") {
+		t.Errorf("verify's text does not say 4M is equal by rule:\n%s", text)
+	}
 	for _, tc := range []struct {
 		name     string
 		csv      []string
