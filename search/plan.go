@@ -487,6 +487,18 @@ func (p *planner) knows(cfg nccl.Config) bool {
 	return true
 }
 
+// uncertainOps are the ops whose plan under cfg neither the rules nor a
+// debug log proves (resolve): those a debug read of cfg must launch.
+func (p *planner) uncertainOps(cfg nccl.Config) []nccl.Op {
+	var out []nccl.Op
+	for _, o := range p.ops {
+		if !o.resolve(cfg).Certain {
+			out = append(out, o.op)
+		}
+	}
+	return out
+}
+
 // certainByRules reports whether the rules alone (without the logs of
 // other configs) prove cfg's plan for every op.
 func (p *planner) certainByRules(cfg nccl.Config) bool {

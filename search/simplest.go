@@ -251,11 +251,7 @@ func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 // explain launch (as readTwin's does).
 func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 	seen, launched := map[string]bool{}, map[string]bool{}
-	// Only in a one-part study: a workload's read costs a launch per op
-	// and mostly repeats what is known (a per-function list's plan for its
-	// op is not matched to the global list's, read already); on the timed
-	// quality table such reads cost seed 1 its best safe setting.
-	for s.work == nil && s.plan.read() && s.holdsBesideConfirm() {
+	for s.plan.read() && s.holdsBesideConfirm() {
 		cfg := w.Config
 		if pick := simplest(&s.plan, s.trials, w); pick.config != nil {
 			cfg = pick.config
@@ -275,10 +271,24 @@ func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 			return err
 		}
 		s.plan.checks++
-		if err := s.launch(ctx, t, vocab.PhasePlan, false); err != nil {
-			return err
+		if s.work == nil {
+			if err := s.launch(ctx, t, vocab.PhasePlan, false); err != nil {
+				return err
+			}
+			launched[c.Key()] = true
+			continue
 		}
-		launched[c.Key()] = true
+		// A workload's read launches only the ops whose plan without the
+		// list is not proved already (the list is often idle by rule for
+		// the others); the log stands for c's explain launch only when it
+		// holds every op.
+		ops := s.plan.uncertainOps(c)
+		for _, op := range ops {
+			if err := s.launchOp(ctx, t, vocab.PhasePlan, false, op, s.warmupRound()); err != nil {
+				return err
+			}
+		}
+		launched[c.Key()] = len(ops) == len(s.work.ops)
 	}
 	if pick := simplest(&s.plan, s.trials, w); pick.config != nil && launched[pick.config.Key()] {
 		s.candidateRead = true

@@ -144,10 +144,11 @@ func enablesLL128(cfg nccl.Config) bool {
 type timedQuality struct {
 	seeds, unsafe, best, changed int
 	// afterRefusal counts recommendations made by a confirmation that
-	// followed a refusal.
-	afterRefusal int
-	launches     []int
-	endings      map[string]int
+	// followed a refusal; noOp those carrying a knob that changes nothing
+	// (noOpKnob).
+	afterRefusal, noOp int
+	launches           []int
+	endings            map[string]int
 }
 
 func (q timedQuality) medianLaunches() float64 {
@@ -165,8 +166,8 @@ func (q timedQuality) String() string {
 		ends = append(ends, fmt.Sprintf("%s %d", e, n))
 	}
 	sort.Strings(ends)
-	return fmt.Sprintf("unsafe %d/%d, best safe %d/%d, changed %d/%d (%d after a refusal), median launches %.0f, endings: %s",
-		q.unsafe, q.seeds, q.best, q.seeds, q.changed, q.seeds, q.afterRefusal, q.medianLaunches(), strings.Join(ends, ", "))
+	return fmt.Sprintf("unsafe %d/%d, best safe %d/%d, changed %d/%d (%d after a refusal), with a no-op knob %d, median launches %.0f, endings: %s",
+		q.unsafe, q.seeds, q.best, q.seeds, q.changed, q.seeds, q.afterRefusal, q.noOp, q.medianLaunches(), strings.Join(ends, ", "))
 }
 
 // runTimedQuality runs the fabric's study over seeds: timed (--calls:
@@ -219,6 +220,12 @@ func runTimedQuality(t testing.TB, f timedFabric, timed bool, first int64, seeds
 			if len(res.Refused) > 0 {
 				q.afterRefusal++
 			}
+			if k := noOpKnob(prof, w, res.Env()); k != "" {
+				q.noOp++
+				if testing.Verbose() {
+					t.Logf("%s timed=%v seed %d: %s carries %s, which changes no call", f.name, timed, seed, res.Env(), k)
+				}
+			}
 			if f.null && testing.Verbose() {
 				t.Logf("%s timed=%v seed %d: recommended %s after %d refusals: %s", f.name, timed, seed, res.Env(), len(res.Refused), res.Reason)
 			}
@@ -227,6 +234,27 @@ func runTimedQuality(t testing.TB, f timedFabric, timed bool, first int64, seeds
 		q.endings[res.Ending]++
 	}
 	return q
+}
+
+// noOpKnob is a knob of cfg (of two or more) without which the simulated
+// NCCL truly makes the same choice, channels included, at every (op, size)
+// w calls; "" when every knob changes some call.
+func noOpKnob(p *sim.Profile, w nccl.Workload, cfg nccl.Config) string {
+	if len(cfg) < 2 {
+		return ""
+	}
+	for _, k := range cfg.Names() {
+		same := true
+		for _, part := range w {
+			a, errA := p.ChooseOp(part.Op, cfg, part.Band.Min)
+			b, errB := p.ChooseOp(part.Op, without(cfg, k), part.Band.Min)
+			same = same && errA == nil && errB == nil && a == b
+		}
+		if same {
+			return k
+		}
+	}
+	return ""
 }
 
 // TestTimedFabricsTruth prints each fabric's truth: the best setting,
@@ -278,6 +306,9 @@ func TestTimedQuality(t *testing.T) {
 		}
 		if q.unsafe > 0 {
 			t.Errorf("%s: %d of %d timed studies recommended a setting truly slower at a call", f.name, q.unsafe, seeds)
+		}
+		if q.noOp > 0 {
+			t.Errorf("%s: %d of %d timed studies recommended a knob that changes no call", f.name, q.noOp, seeds)
 		}
 		// On the null fabric a confirmation recommends at most at its level
 		// (alpha 0.05: 1 of 20 seeds seen, from a first confirmation); one

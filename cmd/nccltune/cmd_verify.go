@@ -51,7 +51,14 @@ of the band and at the power of two just outside each edge (where a row
 stretched past what was measured acts), each size on its own with the
 guards' rule: a size the CSV makes significantly slower fails verify
 (exit 1), naming it. --tuner-config FILE measures that CSV (the file you
-deploy, edited or not) instead of the study's own export.
+deploy, edited or not) instead of the study's own export. Between the
+sizes an op is called at, a size where the CSV keeps NCCL's own choice
+(channels 0) is equal by rule, and said so; one it changes is judged
+too. On Blackwell
+at 3 or more nodes, where the example plugin's init retunes NCCL whatever
+its CSV holds, the plugin with an empty CSV is measured too, after each
+launch of the CSV: verify prints its own effect (against the baseline)
+beside the rows' (the CSV against the empty CSV), per op and size.
 
 A study of collectives (search --part, --guard-ops) is measured as it
 was: each measurement one launch of every part's op at its band; every
@@ -168,8 +175,29 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		// verify ends, and the user's file may change.
 		ab.Cand, ab.CheckCand, ab.TunerCSV = nccl.TunerConfig(o.tunerPlugin, csv), true, content
 		// What is deployed is judged where it acts: the band and the
-		// sizes just outside it, each on its own.
+		// sizes just outside it, each on its own, and the sizes between
+		// an op's calls where the CSV changes NCCL's own choice (where it
+		// keeps it, equal by the rule the CSV is written by).
 		ab.GuardDelivered()
+		rec, recErr := studyExport(st, o.study)
+		if err := ab.SettleGaps(func(op nccl.Op, sizes []int64) ([]bool, error) {
+			if recErr != nil {
+				return make([]bool, len(sizes)), nil // no record of NCCL's choices: judge them all
+			}
+			return export.KeepsNCCL(rec, content, op, sizes)
+		}); err != nil {
+			return err
+		}
+		if ab.PluginRetunes {
+			// Loading the plugin changes NCCL's choices there whatever
+			// the CSV holds: an empty CSV tells its effect from the rows'.
+			empty, err := writeTempCSV("# nccltune verify: no rows, to measure what loading the tuner plugin alone changes\n")
+			if err != nil {
+				return err
+			}
+			defer outfile.RemoveAtExit(empty)()
+			ab.PluginAlone = nccl.TunerConfig(o.tunerPlugin, empty)
+		}
 	}
 	return runInterleaved(ctx, st, o, ab)
 }
@@ -231,36 +259,52 @@ func tunerConfigFlag(c *cli.Context, plugin string) (string, error) {
 // writes it, to a temporary file and returns its path and content. The
 // caller removes it (outfile.RemoveAtExit).
 func tunerCSV(st *store.Store, query string) (string, string, error) {
-	study, err := st.Study(query)
-	if err != nil {
-		return "", "", vocab.UsageError(err)
-	}
-	trials, err := st.Trials(study.ID)
+	rec, err := studyExport(st, query)
 	if err != nil {
 		return "", "", err
-	}
-	launches, err := st.Launches(study.ID)
-	if err != nil {
-		return "", "", err
-	}
-	rec, err := export.NewRecommendation(study, trials, launches)
-	if err != nil {
-		return "", "", vocab.UsageError(err)
 	}
 	var buf bytes.Buffer
 	if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
-		return "", "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", study.Name, err)
+		return "", "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", rec.Study.Name, err)
 	}
+	path, err := writeTempCSV(buf.String())
+	return path, buf.String(), err
+}
+
+// studyExport is the study query names as export reads it.
+func studyExport(st *store.Store, query string) (*export.Recommendation, error) {
+	study, err := st.Study(query)
+	if err != nil {
+		return nil, vocab.UsageError(err)
+	}
+	trials, err := st.Trials(study.ID)
+	if err != nil {
+		return nil, err
+	}
+	launches, err := st.Launches(study.ID)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := export.NewRecommendation(study, trials, launches)
+	if err != nil {
+		return nil, vocab.UsageError(err)
+	}
+	return rec, nil
+}
+
+// writeTempCSV writes content to a new temporary tuner CSV and returns
+// its path. The caller removes it (outfile.RemoveAtExit).
+func writeTempCSV(content string) (string, error) {
 	f, err := os.CreateTemp("", "nccltune-tuner-*.csv")
 	if err != nil {
-		return "", "", fmt.Errorf("writing the tuner CSV: %w", err)
+		return "", fmt.Errorf("writing the tuner CSV: %w", err)
 	}
-	_, werr := f.Write(buf.Bytes())
+	_, werr := f.WriteString(content)
 	if err := errors.Join(werr, f.Close()); err != nil {
 		os.Remove(f.Name()) // ours: a unique name made above
-		return "", "", fmt.Errorf("writing the tuner CSV: %w", err)
+		return "", fmt.Errorf("writing the tuner CSV: %w", err)
 	}
-	return f.Name(), buf.String(), nil
+	return f.Name(), nil
 }
 
 // runInterleaved runs verify's or compare's interleaved comparison

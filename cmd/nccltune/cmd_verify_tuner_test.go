@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,8 +50,17 @@ func TestVerifyTunerPlugin(t *testing.T) {
 				Applied   int `json:"applied"`
 				NoMatch   int `json:"no_match"`
 			} `json:"check"`
-			Warnings   []struct{ Code string } `json:"warnings"`
-			Reproduces bool                    `json:"reproduces"`
+			Warnings    []struct{ Code string } `json:"warnings"`
+			Reproduces  bool                    `json:"reproduces"`
+			PluginAlone *struct {
+				Launches int `json:"launches"`
+				Sizes    []struct {
+					Op     string         `json:"op"`
+					Bytes  int64          `json:"bytes"`
+					Plugin map[string]any `json:"plugin"`
+					Rows   map[string]any `json:"rows"`
+				} `json:"sizes"`
+			} `json:"plugin_alone"`
 		} `json:"tuner_plugin"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
@@ -61,7 +72,24 @@ func TestVerifyTunerPlugin(t *testing.T) {
 		len(doc.Tuner.Warnings) != 1 || doc.Tuner.Warnings[0].Code != fabric.CodeTunerExampleConstants {
 		t.Errorf("the 2.30.7 plugin: %+v", doc)
 	}
-	checkStoredTunerCSV(t, db, "s2")
+	checkStoredTunerCSV(t, db, "s2") // the empty CSV's removal too
+	// Four GB10 nodes: the plugin with an empty CSV was measured beside
+	// the CSV at every size the CSV is judged at.
+	var sizes []int64
+	if a := doc.Tuner.PluginAlone; a != nil && a.Launches == 6 {
+		for _, s := range a.Sizes {
+			if s.Op == "all_reduce" && s.Plugin["verdict"] != nil && s.Rows["verdict"] != nil {
+				sizes = append(sizes, s.Bytes)
+			}
+		}
+	}
+	if !slices.Equal(sizes, []int64{256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20}) {
+		t.Errorf("the plugin alone: %+v, want 6 launches and all_reduce 256K-8M", doc.Tuner.PluginAlone)
+	}
+	stdout, _, _ = runCLI(t, db, "verify", "s1", "--sim", "spark4", "--launches", "6", "--tuner-plugin", plugin("2.30.7"))
+	if !strings.Contains(stdout, "the plugin alone (an empty CSV, 6 launches interleaved after the CSV's)") || !regexp.MustCompile(`(?m)^all_reduce +8M +\+[0-9.]+% +significantly slower +-[0-9.]+% +significantly faster$`).MatchString(stdout) {
+		t.Errorf("verify's text lacks the plugin alone's table (one channel slower at 8M, the rows faster):\n%s", stdout)
+	}
 
 	// A CSV whose first row is stretched from 0 bytes to the band's edge
 	// (one channel of LL where NCCL runs many) slows the size just below
@@ -114,7 +142,7 @@ func TestVerifyTunerPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	study, err := st.Study("s4") // s2 and s3 are the verifies above
+	study, err := st.Study("s5") // s2, s3 and s4 are the verifies above
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,8 +276,10 @@ func TestVerifyTunerCSVGoneAfterSecondInterrupt(t *testing.T) {
 			t.Fatal("the tuner's launch never started")
 		}
 	}
-	if csvs, _ := filepath.Glob(filepath.Join(tmp, "nccltune-tuner-*.csv")); len(csvs) != 1 {
-		t.Fatalf("while verify runs, $TMPDIR holds %v; want its one tuner CSV", csvs)
+	// The study's CSV and, on spark4's four GB10 nodes, the empty one
+	// the plugin alone is measured with.
+	if csvs, _ := filepath.Glob(filepath.Join(tmp, "nccltune-tuner-*.csv")); len(csvs) != 2 {
+		t.Fatalf("while verify runs, $TMPDIR holds %v; want its two tuner CSVs", csvs)
 	}
 	p.cmd.Process.Signal(os.Interrupt)
 	time.Sleep(500 * time.Millisecond) // the first stop is under way, waiting on the launch

@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/sim"
 )
 
@@ -243,10 +245,16 @@ func TestVerifyTimedWorkloadTunerCSV(t *testing.T) {
 		} `json:"per_size"`
 	}
 	type doc struct {
-		Failed  bool    `json:"failed"`
-		Refused string  `json:"refused"`
-		Reason  string  `json:"reason"`
-		Guards  []guard `json:"guards"`
+		Failed      bool    `json:"failed"`
+		Refused     string  `json:"refused"`
+		Reason      string  `json:"reason"`
+		Guards      []guard `json:"guards"`
+		TunerPlugin struct {
+			EqualByRule []struct {
+				Op    string  `json:"op"`
+				Sizes []int64 `json:"sizes"`
+			} `json:"equal_by_rule"`
+		} `json:"tuner_plugin"`
 	}
 	// Each op's called sizes (all_reduce 2M and 8M, not the 4M between
 	// them it never calls; all_gather 1M) and the power of two on each
@@ -265,15 +273,34 @@ func TestVerifyTimedWorkloadTunerCSV(t *testing.T) {
 		"allreduce,11863284,18446744073709551615,ring,simple,0,4,4,-1,-1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The study's own CSV keeps NCCL's choice at 4M, between all_reduce's
+	// calls: equal by rule, not judged. One that gives 4M one channel of
+	// LL is judged there, and fails.
+	own, stderr, code := runCLI(t, db, "export", "s1", "--format", "nccl-tuner")
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	gap := filepath.Join(dir, "gap.csv")
+	if err := os.WriteFile(gap, []byte("allreduce,2965821,5931641,ring,ll,1,4,4,-1,-1\n"+own), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	equal4M := []string{"all_reduce [4194304]"}
+	if text, _, _ := runCLI(t, db, "verify", "s1", "--sim", "spark4", "--launches", "6", "--tuner-plugin", so); !strings.Contains(text, "all_reduce at 4M: equal by rule, not judged: the CSV keeps NCCL's own choice there") {
+		t.Errorf("verify's text does not say 4M is equal by rule:\n%s", text)
+	}
 	for _, tc := range []struct {
 		name     string
 		csv      []string
 		code     int
 		refused  string
 		slowerAt map[string]int64 // the one size of each op judged slower
+		equal    []string         // the gaps equal by rule
+		judged   []int64          // all_reduce's judged sizes, when not want's
 	}{
-		{"the study's CSV", nil, 0, "", nil},
-		{"all_gather stretched past 1M", []string{"--tuner-config", stretched}, exitCheckFailed, "all_gather at 2M", map[string]int64{"all_gather": 2 << 20}},
+		{"the study's CSV", nil, 0, "", nil, equal4M, nil},
+		{"all_gather stretched past 1M", []string{"--tuner-config", stretched}, exitCheckFailed, "all_gather at 2M", map[string]int64{"all_gather": 2 << 20}, equal4M, nil},
+		{"one channel of LL at 4M", []string{"--tuner-config", gap}, exitCheckFailed, "all_reduce at 4M", map[string]int64{"all_reduce": 4 << 20}, nil,
+			[]int64{1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20}},
 	} {
 		args := append([]string{"verify", "s1", "--sim", "spark4", "--launches", "6", "--json", "--tuner-plugin", so}, tc.csv...)
 		stdout, stderr, code := runCLI(t, db, args...)
@@ -282,14 +309,27 @@ func TestVerifyTimedWorkloadTunerCSV(t *testing.T) {
 		if code != tc.code || d.Failed != (tc.code != 0) || d.Refused != tc.refused {
 			t.Errorf("%s: exit %d, failed %v, refused %q; want exit %d, refused %q\n%s\n%s", tc.name, code, d.Failed, d.Refused, tc.code, tc.refused, d.Reason, stderr)
 		}
-		if tc.refused != "" && !strings.Contains(d.Reason, "all_gather significantly slower at 2M") {
-			t.Errorf("%s: the reason does not name all_gather at 2M: %s", tc.name, d.Reason)
+		for op, at := range tc.slowerAt {
+			if slow := op + " significantly slower at " + nccl.FormatSize(at); !strings.Contains(d.Reason, slow) {
+				t.Errorf("%s: the reason does not say %q: %s", tc.name, slow, d.Reason)
+			}
+		}
+		var equal []string
+		for _, e := range d.TunerPlugin.EqualByRule {
+			equal = append(equal, fmt.Sprintf("%s %v", e.Op, e.Sizes))
+		}
+		if !slices.Equal(equal, tc.equal) {
+			t.Errorf("%s: equal by rule %v, want %v", tc.name, equal, tc.equal)
 		}
 		judged := map[string]bool{}
 		for _, g := range d.Guards {
 			judged[g.Op] = true
-			if !slices.Equal(g.Sizes, want[g.Op]) {
-				t.Errorf("%s: %s judged at %v, want %v", tc.name, g.Op, g.Sizes, want[g.Op])
+			sizes := want[g.Op]
+			if g.Op == "all_reduce" && tc.judged != nil {
+				sizes = tc.judged
+			}
+			if !slices.Equal(g.Sizes, sizes) {
+				t.Errorf("%s: %s judged at %v, want %v", tc.name, g.Op, g.Sizes, sizes)
 			}
 			if g.Refused != (tc.slowerAt[g.Op] != 0) {
 				t.Errorf("%s: %s refused %v", tc.name, g.Op, g.Refused)

@@ -1240,3 +1240,34 @@ func TestTimedStudyHeaderSaysItsCalls(t *testing.T) {
 		t.Errorf("json band %q: the existing field is kept", doc.Band)
 	}
 }
+
+// KeepsNCCL is the rule the tuner CSV writes unproven sizes by, read back
+// from a CSV: at each gap between a timed study's calls (40960 and
+// 2048000 bytes: 64K-1M), its own CSV keeps NCCL's choice (equal by
+// rule); a row put first over one size's bin that changes its channels,
+// a file with a row the plugin reads otherwise than written, or a size no
+// row matches, does not; alltoall never reaches the plugin.
+func TestKeepsNCCL(t *testing.T) {
+	b := timedBand(t)
+	own := string(render(t, FormatTuner, []*Recommendation{b}, Options{}))
+	lo, hi := binRange(256 << 10)
+	gaps := []int64{64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20}
+	for _, tc := range []struct {
+		name string
+		op   nccl.Op
+		csv  string
+		want []bool
+	}{
+		{"the study's CSV", nccl.AllReduce, own, []bool{true, true, true, true, true}},
+		{"one channel at 256K", nccl.AllReduce, fmt.Sprintf("allreduce,%d,%d,ring,ll128,1,4,4,-1,-1\n", lo, hi) + own, []bool{true, true, false, true, true}},
+		{"a row for 8 nodes at 256K", nccl.AllReduce, fmt.Sprintf("allreduce,%d,%d,ring,ll,1,8,8,-1,-1\n", lo, hi) + own, []bool{true, true, true, true, true}},
+		{"an unknown name", nccl.AllReduce, "allreduce,0,10,ring,LL,0,4,4,-1,-1\n" + own, []bool{false, false, false, false, false}},
+		{"no row below 256K", nccl.AllReduce, fmt.Sprintf("allreduce,%d,18446744073709551615,ring,simple,0,4,4,-1,-1\n", lo), []bool{false, false, false, false, false}},
+		{"alltoall", nccl.AllToAll, "allreduce,0,18446744073709551615,ring,ll,1,-1,-1,-1,-1\n", []bool{true, true, true, true, true}},
+	} {
+		got, err := KeepsNCCL(b, tc.csv, tc.op, gaps)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: keeps %v (%v), want %v", tc.name, got, err, tc.want)
+		}
+	}
+}

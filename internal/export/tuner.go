@@ -481,6 +481,107 @@ func (s ncclChoices) at(x uint64) tunerPick {
 	return s.picks[i]
 }
 
+// KeepsNCCL reports, for each of sizes (powers of two) of op, whether the
+// tuner CSV csv keeps there what NCCL chose under b's baseline: for every
+// call in the size's bin (the sizes workload counts at it, binRange), the
+// first row the example plugin matches on b's shape names NCCL's recorded
+// algorithm and protocol there (ncclChoices.at) with channels 0. That is
+// the rule PlanTuner writes every size nothing proved by, so such a size
+// runs as the baseline does: equal by rule. A size no row matches (the
+// plugin's one channel), and any size of a file with a row it cannot read
+// as written (tunerRowsOf), does not keep it. An op NCCL asks no tuner
+// about (alltoall, sendrecv) keeps it at every size.
+func KeepsNCCL(b *Recommendation, csv string, op nccl.Op, sizes []int64) ([]bool, error) {
+	keeps := make([]bool, len(sizes))
+	coll, tuned := op.PerFunction()
+	rows, readable := tunerRowsOf(csv)
+	if !tuned || !readable {
+		for i := range keeps {
+			keeps[i] = !tuned
+		}
+		return keeps, nil
+	}
+	base, err := newNCCLChoices(b.Defaults, coll, b.Study.Name)
+	if err != nil || len(base.bins) == 0 {
+		return keeps, err
+	}
+	// The call nccl-tests makes: one pipelined op, no registered buffer.
+	first := func(x uint64) *TunerRow {
+		for i, r := range rows {
+			if r.Collective == coll && x >= r.MinBytes && x <= r.MaxBytes && (r.NNodes == -1 || r.NNodes == b.Study.Platform.Nodes) &&
+				(r.NRanks == -1 || r.NRanks == b.Study.Platform.Ranks) && (r.NumPipeOps == -1 || r.NumPipeOps == 1) && (r.RegBuff == -1 || r.RegBuff == 0) {
+				return &rows[i]
+			}
+		}
+		return nil
+	}
+	for i, size := range sizes {
+		lo, hi := binRange(size)
+		own := base.at(lo)
+		// Which row matches first changes only where a row starts or ends.
+		points := []uint64{lo}
+		for _, r := range rows {
+			for _, p := range []uint64{r.MinBytes, r.MaxBytes + 1} {
+				if p > lo && p <= hi {
+					points = append(points, p)
+				}
+			}
+		}
+		keeps[i] = true
+		for _, x := range points {
+			if r := first(x); r == nil || r.Algo != own.algo || r.Proto != own.proto || r.Channels != 0 {
+				keeps[i] = false
+			}
+		}
+	}
+	return keeps, nil
+}
+
+// tunerRowsOf reads csv's rows as the example plugin does: a line with
+// '#' first is a comment, fields are split on ',' (empty ones merged) and
+// trimmed of spaces and tabs, 8 to 10 of them, the missing ones -1.
+// readable is false when a line is one the plugin reads otherwise than it
+// is written (too long for its buffer, an unknown name it reads as
+// allreduce, ring or simple, a field that is not a number), so that such a
+// file is judged, never taken as keeping NCCL's choice.
+func tunerRowsOf(csv string) (rows []TunerRow, readable bool) {
+	for _, line := range strings.Split(csv, "\n") {
+		if len(line) > tunerLineMax {
+			return nil, false
+		}
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		var f []string
+		for _, x := range strings.Split(line, ",") {
+			if x != "" {
+				f = append(f, strings.Trim(x, " \t"))
+			}
+		}
+		if len(f) < 8 || len(f) > 10 {
+			return nil, false
+		}
+		r := TunerRow{Collective: f[0], Algo: f[3], Proto: f[4], NumPipeOps: -1, RegBuff: -1}
+		coll, cok := PluginCollective(r.Collective)
+		algo, aok := PluginAlgo(r.Algo)
+		proto, pok := PluginProto(r.Proto)
+		lo, lerr := strconv.ParseUint(f[1], 10, 64)
+		hi, herr := strconv.ParseUint(f[2], 10, 64)
+		if !cok || !aok || !pok || coll != r.Collective || algo != r.Algo || proto != r.Proto || lerr != nil || herr != nil {
+			return nil, false
+		}
+		r.MinBytes, r.MaxBytes = lo, hi
+		for i, n := range []*int{&r.Channels, &r.NNodes, &r.NRanks, &r.NumPipeOps, &r.RegBuff}[:len(f)-5] {
+			var err error
+			if *n, err = strconv.Atoi(f[5+i]); err != nil {
+				return nil, false
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows, true
+}
+
 // TunerPluginHeader is what the CSV's header says about the plugin that
 // reads it: which source to build for which NCCL and why, how to load it,
 // and how to see that it took. README's tuner section and export --help

@@ -99,6 +99,10 @@ type ncclState struct {
 	// usage is set when NCCL refuses the environment.
 	usage *UsageError
 
+	// pluginRetuned: NVIDIA's example tuner plugin retuned NCCL's
+	// Blackwell constants at init (tunerPlugin.retunes).
+	pluginRetuned bool
+
 	commChannels int
 	minChannels  int
 	nthreads     int
@@ -507,7 +511,7 @@ func (f *ncclState) choose(bytes int64) Choice {
 				continue
 			}
 			m := f.cost.NCCLModel[a][pr]
-			t := m.LatUS + bus/(m.GBps*share*1e3)
+			t := m.LatUS + bus/(m.GBps*f.pluginCap(a, pr)*share*1e3)
 			if t < bestT {
 				best, bestT = Choice{Algo: a, Proto: pr}, t
 			}
@@ -515,6 +519,27 @@ func (f *ncclState) choose(bytes int64) Choice {
 	}
 	best.Channels = f.channelsFor(best.Proto, bytes)
 	return best
+}
+
+// pluginCap is the share of its predicted bandwidth for algorithm a and
+// protocol pr that NCCL keeps after the example plugin's pluginInit
+// capped its per-channel bandwidths (plugins/tuner/example/plugin.c:304
+// and :307 in NCCL 2.30.7): Tree all-reduce from NCCL's 24 GB/s to 15
+// (src/graph/tuning.cc: perChMaxTreeBws, Blackwell at the 4-node scale,
+// read for every Tree protocol of an all-reduce) and Ring LL128 from 40 to
+// 20 (perChMaxRingLL128Bws, every collective). The simulated model has no
+// per-channel prediction, so it scales the predicted bandwidth by the cap's
+// ratio, as if the cap binds. 1 without the plugin's retuning.
+func (f *ncclState) pluginCap(a, pr string) float64 {
+	switch {
+	case !f.pluginRetuned:
+		return 1
+	case a == algoTree && f.op == nccl.AllReduce:
+		return 15.0 / 24
+	case a == algoRing && pr == protoLL128:
+		return 20.0 / 40
+	}
+	return 1
 }
 
 // channelsFor is NCCL's per-size channel rule: drop channels while each

@@ -157,6 +157,7 @@ func (l *launch) run() int {
 		fmt.Fprintf(l.errw, "%s: SIMULATED fabric: %v\n", programName, err)
 		return 2
 	}
+	l.f.pluginRetuned = l.tuner.retunes(p.GPU, l.nprocs)
 
 	// Faults that strike before nccl-tests prints anything.
 	if l.fault != nil {

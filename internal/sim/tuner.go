@@ -168,6 +168,15 @@ func (t *tunerPlugin) log(flags int, format string, args ...any) {
 	t.initLines = append(t.initLines, tunerLine{flags, fmt.Sprintf(format, args...)})
 }
 
+// retunes reports whether the plugin's pluginInit retuned NCCL's cost
+// model (ncclState.pluginCap) on nodes nodes of GPU gpu: it writes the
+// constants NCCL hands it from the v5 interface on (NCCL 2.28+), and NCCL
+// reads them on Blackwell at 3 or more nodes (nccl.ExamplePluginRetunes).
+func (t *tunerPlugin) retunes(gpu string, nodes int) bool {
+	retunes, _ := nccl.ExamplePluginRetunes(gpu, nodes)
+	return t != nil && t.loaded && t.iface >= 5 && retunes
+}
+
 // simulatedPluginSource reads a simulated plugin file's source version.
 func simulatedPluginSource(data []byte) (string, bool) {
 	text := string(data)

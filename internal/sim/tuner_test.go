@@ -239,3 +239,53 @@ func TestTunerPluginRowChannels(t *testing.T) {
 		}
 	}
 }
+
+// The example plugin's pluginInit caps NCCL's per-channel Tree and Ring
+// LL128 bandwidths for Blackwell at 3 or more nodes (plugin.c:304, 307 in
+// NCCL 2.30.7), whatever its CSV holds: with an empty CSV, NCCL's own
+// algorithm and protocol change on spark4 (four GB10 nodes), where Ring
+// LL128 loses half its predicted bandwidth and is never chosen, and on no
+// other profile (two GB10 nodes; H200).
+func TestTunerPluginInitRetunes(t *testing.T) {
+	dir := t.TempDir()
+	plugin, empty := filepath.Join(dir, "libnccl-tuner-example.so"), filepath.Join(dir, "empty.csv")
+	if err := os.WriteFile(plugin, TunerPluginFile("2.30.7"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, []byte("# no rows\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		profile string
+		retunes bool
+	}{{"spark4", true}, {"spark2", false}, {"h200-loopback", false}} {
+		t.Run(tt.profile, func(t *testing.T) {
+			args := []string{"--profile", tt.profile, "--noise", "0", "-b", "8K", "-e", "64M", "-f", "2", "-n", "1", "-w", "0"}
+			choices := func(env ...string) map[int64]string {
+				r := runMain(t, append(env, tunerDebug...), args...)
+				if r.code != 0 {
+					t.Fatalf("exit %d\n%s", r.code, r.stderr)
+				}
+				res, _ := benchfmt.Parse([]byte(r.stdout + r.stderr))
+				out := map[int64]string{}
+				for _, c := range res.Facts.Choices {
+					out[c.Bytes] = strings.ToUpper(c.Algo + "/" + c.Proto)
+				}
+				return out
+			}
+			own, alone := choices(), choices("NCCL_TUNER_PLUGIN="+plugin, "NCCL_TUNER_CONFIG_FILE="+empty)
+			changed, ll128 := 0, 0
+			for b, c := range own {
+				if alone[b] != c {
+					changed++
+				}
+				if alone[b] == "RING/LL128" {
+					ll128++
+				}
+			}
+			if len(own) == 0 || (changed > 0) != tt.retunes || tt.retunes && ll128 > 0 {
+				t.Errorf("NCCL's own %v, with the plugin and an empty CSV %v: %d sizes changed, %d on Ring LL128; retunes %v", own, alone, changed, ll128, tt.retunes)
+			}
+		})
+	}
+}

@@ -169,14 +169,10 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 			v.Verdict = "REFUSED the recommendation: not shown safe (its upper bound is over the margin)"
 		case p.Refused:
 			v.Verdict = "REFUSED the recommendation: slower by more than the minimum effect"
-		case p.Slower:
-			v.Verdict = "significantly slower"
-		case p.Significant && p.Speedup > 1:
-			v.Verdict = "significantly faster"
-		case p.Significant:
-			v.Verdict = "significantly slower, below the minimum effect"
+		case p.Significant && !p.Slower && p.Speedup <= 1:
+			v.Verdict = ChangeWords(true, p.Speedup) + ", below the minimum effect"
 		default:
-			v.Verdict = "no significant change"
+			v.Verdict = ChangeWords(p.Significant || p.Slower, p.Speedup)
 		}
 		out = append(out, v)
 	}
@@ -211,6 +207,19 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 		out = append(out, v)
 	}
 	return out
+}
+
+// ChangeWords is a comparison's change in words, the same for a part
+// and for one size: "significantly faster", "significantly slower" or "no
+// significant change".
+func ChangeWords(significant bool, speedup float64) string {
+	switch {
+	case !significant:
+		return "no significant change"
+	case speedup > 1:
+		return "significantly faster"
+	}
+	return "significantly slower"
 }
 
 // OpVerdictLines are OpVerdicts as short lines ("broadcast guard

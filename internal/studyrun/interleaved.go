@@ -63,17 +63,30 @@ type AB struct {
 	// effect refuses the candidate (verify exits 1). Set by
 	// GuardDelivered; every launch of an op sweeps its sizes (widen).
 	Delivered []DeliveredSizes
+	// EqualByRule are, per op, the sizes between its called ones where the
+	// candidate as deployed keeps NCCL's own choice (SettleGaps): equal to
+	// the baseline by rule, so not judged.
+	EqualByRule []DeliveredSizes
 	// TunerCSV is the tuner CSV Cand hands the plugin (verify
 	// --tuner-plugin), stored with the study: the temporary file Cand's
 	// NCCL_TUNER_CONFIG_FILE names is removed when the command ends.
 	TunerCSV string
+	// PluginRetunes: the study ran where NVIDIA's example tuner plugin
+	// retunes NCCL at init whatever its CSV holds (Blackwell at 3+ nodes:
+	// nccl.ExamplePluginRetunes). PluginAlone, set there, is the plugin
+	// with an empty CSV: a third arm launched right after each measured
+	// launch of Cand, of the same op and sizes, so that what loading the
+	// plugin alone changes (PluginAlone against Base) is told from what
+	// the CSV's rows change (Cand against PluginAlone) at Delivered's sizes.
+	PluginRetunes bool
+	PluginAlone   nccl.Config
 }
 
 // DeliveredSizes are the sizes of one op a delivered candidate is judged
 // at (AB.Delivered).
 type DeliveredSizes struct {
-	Op    nccl.Op
-	Sizes []int64
+	Op    nccl.Op `json:"op"`
+	Sizes []int64 `json:"sizes"`
 }
 
 // GuardDelivered makes a comparison judge the candidate as it is
@@ -115,6 +128,45 @@ func (ab *AB) GuardDelivered() {
 		slices.Sort(d)
 		ab.Delivered = append(ab.Delivered, DeliveredSizes{Op: op, Sizes: slices.Compact(d)})
 	}
+}
+
+// SettleGaps decides how the candidate as delivered is judged at the
+// gaps between an op's called sizes (calls at 2M and 8M leave 4M, which
+// no part measures): keeps says, per gap size, whether the candidate keeps
+// NCCL's own choice there (a tuner CSV's rule: export.KeepsNCCL), which is
+// equal to the baseline by rule and stated as such (EqualByRule); every
+// other gap size is judged with the op's delivered sizes. After
+// GuardDelivered.
+func (ab *AB) SettleGaps(keeps func(op nccl.Op, sizes []int64) ([]bool, error)) error {
+	ab.EqualByRule = nil
+	for i, d := range ab.Delivered {
+		var gaps []int64
+		for s := d.Sizes[0]; s < d.Sizes[len(d.Sizes)-1]; s *= 2 {
+			if !slices.Contains(d.Sizes, s) {
+				gaps = append(gaps, s)
+			}
+		}
+		if len(gaps) == 0 {
+			continue
+		}
+		kept, err := keeps(d.Op, gaps)
+		if err != nil {
+			return fmt.Errorf("%s between its called sizes: %w", d.Op, err)
+		}
+		equal := DeliveredSizes{Op: d.Op}
+		for k, g := range gaps {
+			if kept[k] {
+				equal.Sizes = append(equal.Sizes, g)
+			} else {
+				ab.Delivered[i].Sizes = append(ab.Delivered[i].Sizes, g)
+			}
+		}
+		slices.Sort(ab.Delivered[i].Sizes)
+		if len(equal.Sizes) > 0 {
+			ab.EqualByRule = append(ab.EqualByRule, equal)
+		}
+	}
+	return nil
 }
 
 // widen is the sweep [lo, hi] of a launch of op, widened to the sizes op
@@ -254,6 +306,39 @@ type TunerVerify struct {
 	// PerOp are a workload's check launches, one per op (Check is the
 	// first op's); nil for one op.
 	PerOp []OpCheck `json:"per_op,omitempty"`
+	// PluginAlone is the third arm's account (AB.PluginAlone), nil
+	// where it was not measured.
+	PluginAlone *PluginAloneEffect `json:"plugin_alone,omitempty"`
+	// EqualByRule are the sizes between an op's called ones where the CSV
+	// keeps NCCL's own choice (AB.EqualByRule), not judged.
+	EqualByRule []DeliveredSizes `json:"equal_by_rule"`
+}
+
+// PluginAloneEffect is what the plugin with an empty CSV showed
+// (AB.PluginAlone), at every size the CSV is judged at (AB.Delivered).
+type PluginAloneEffect struct {
+	// Launches is the arm's measured launches of each op.
+	Launches int               `json:"launches"`
+	Sizes    []PluginAloneSize `json:"sizes"`
+}
+
+// PluginAloneSize is one (op, size): Plugin is the empty CSV against the
+// baseline, what loading the plugin alone changes; Rows the CSV against
+// the empty CSV, what its rows change beside it.
+type PluginAloneSize struct {
+	Op     nccl.Op `json:"op"`
+	Bytes  int64   `json:"bytes"`
+	Plugin Effect  `json:"plugin"`
+	Rows   Effect  `json:"rows"`
+}
+
+// Effect is one arm against another at one size (SizeComparisons), with
+// its verdict in stored.ChangeWords.
+type Effect struct {
+	Speedup     float64 `json:"speedup"`
+	PValue      float64 `json:"p_value"`
+	Significant bool    `json:"significant"`
+	Verdict     string  `json:"verdict"`
 }
 
 // VerifyResultOf is the result of ab's interleaved comparison r, with
@@ -293,6 +378,7 @@ func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
 		if len(r.Checks) > 1 {
 			v.TunerPlugin.PerOp = r.Checks
 		}
+		v.TunerPlugin.PluginAlone, v.TunerPlugin.EqualByRule = r.PluginAlone, append([]DeliveredSizes{}, ab.EqualByRule...)
 	}
 	return v
 }
@@ -375,6 +461,59 @@ type ABResult struct {
 	// Checks are the candidate's debug launches when ab.CheckCand, one
 	// per op.
 	Checks []OpCheck
+	// PluginAlone is the third arm's effects when ab.PluginAlone is set.
+	PluginAlone *PluginAloneEffect
+}
+
+// pluginAloneArm is the third arm (AB.PluginAlone) as it runs: its trial,
+// how it launches, and its measured launches per op.
+type pluginAloneArm struct {
+	trial *search.Trial
+	run   abLaunch
+	byOp  map[nccl.Op][]model.Launch
+}
+
+// follow launches the arm after a measured launch of the candidate of
+// op; nothing when there is no third arm.
+func (a *pluginAloneArm) follow(ctx context.Context, op nccl.Op) error {
+	if a == nil {
+		return nil
+	}
+	if err := a.run(ctx, a.trial, op, vocab.PhaseConfirm, true); err != nil {
+		return err
+	}
+	a.byOp[op.OrAllReduce()] = append(a.byOp[op.OrAllReduce()], a.trial.Confirm[len(a.trial.Confirm)-1])
+	return nil
+}
+
+// effect is the arm's account: per op and size of ab.Delivered, the empty
+// CSV against the baseline and the CSV against the empty CSV.
+func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *PluginAloneEffect {
+	if a == nil {
+		return nil
+	}
+	opt := ab.stats()
+	out := &PluginAloneEffect{Sizes: []PluginAloneSize{}}
+	effects := func(from, to []model.Launch, sizes []int64) map[int64]Effect {
+		es := map[int64]Effect{}
+		for _, c := range SizeComparisons(from, to, sizes, opt) {
+			es[c.Bytes] = Effect{Speedup: c.Speedup, PValue: c.PValue, Significant: c.Significant, Verdict: stored.ChangeWords(c.Significant, c.Speedup)}
+		}
+		return es
+	}
+	for _, d := range ab.Delivered {
+		alone := a.byOp[d.Op]
+		out.Launches = max(out.Launches, len(alone))
+		plugin, rows := effects(base.ConfirmOf(d.Op), alone, d.Sizes), effects(alone, cand.ConfirmOf(d.Op), d.Sizes)
+		for _, b := range d.Sizes {
+			p, okP := plugin[b]
+			r, okR := rows[b]
+			if okP && okR {
+				out.Sizes = append(out.Sizes, PluginAloneSize{Op: d.Op, Bytes: b, Plugin: p, Rows: r})
+			}
+		}
+	}
+	return out
 }
 
 // RunAB measures ab.Base and ab.Cand alternately (B C B C …, after one
@@ -397,7 +536,14 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	rec := NewRecorder(st, study, sizes)
 	base := &search.Trial{Number: 0, Config: ab.Base.Clone(), Role: vocab.RoleBaseline, State: vocab.TrialRunning}
 	cand := &search.Trial{Number: 1, Config: ab.Cand, Role: vocab.RoleCandidate, State: vocab.TrialRunning}
-	for _, t := range []*search.Trial{base, cand} {
+	trials := []*search.Trial{base, cand}
+	var alone *pluginAloneArm
+	if len(ab.PluginAlone) > 0 {
+		alone = &pluginAloneArm{trial: &search.Trial{Number: 2, Config: ab.PluginAlone, Role: vocab.RolePluginAlone, State: vocab.TrialRunning},
+			byOp: map[nccl.Op][]model.Launch{}}
+		trials = append(trials, alone.trial)
+	}
+	for _, t := range trials {
 		if err := rec.SaveTrial(t); err != nil {
 			return nil, err
 		}
@@ -406,7 +552,7 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 		o.Started(study)
 	}
 	var last *benchfmt.Launch
-	run := ab.launcher(study, rec, o, &last)
+	run := ab.launcher(study, rec, o, &last, 0)
 	finish := func(status, reason string) {
 		study.Status, study.Reason = status, reason
 		_ = st.UpdateStudy(study)
@@ -438,9 +584,19 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	}
 	var res *ABResult
 	if ab.ofOps() {
-		res, err = ab.reconfirm(ctx, study, rec, o, base, cand, len(checks))
+		if alone != nil {
+			// Its launches are counted past the comparison's, so that a
+			// simulated launch's noise is its own.
+			quiet := o
+			quiet.Progress = nil
+			alone.run = ab.launcher(study, rec, quiet, &last, 1<<20)
+		}
+		res, err = ab.reconfirm(ctx, study, rec, o, base, cand, len(checks), alone)
 	} else {
-		res, err = ab.confirm(ctx, study, run, base, cand, o)
+		if alone != nil {
+			alone.run = run
+		}
+		res, err = ab.confirm(ctx, study, run, base, cand, o, alone)
 	}
 	if err != nil {
 		return nil, stopped(err)
@@ -448,15 +604,18 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	if len(checks) > 0 {
 		res.Checks = checks
 	}
-	base.State, cand.State = vocab.TrialComplete, vocab.TrialComplete
-	_ = rec.SaveTrials([]*search.Trial{base, cand})
+	res.PluginAlone = alone.effect(ab, base, cand)
+	for _, t := range trials {
+		t.State = vocab.TrialComplete
+	}
+	_ = rec.SaveTrials(trials)
 	finish(vocab.StatusDone, ab.reason())
 	return res, nil
 }
 
 // confirm is the comparison of one op: a warm-up, then o.Launches of
 // each arm, interleaved (search.Confirm), decided over the band.
-func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base, cand *search.Trial, o ABOptions) (*ABResult, error) {
+func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base, cand *search.Trial, o ABOptions, alone *pluginAloneArm) (*ABResult, error) {
 	if err := run(ctx, base, ab.op(), vocab.PhaseWarmup, false); err != nil {
 		return nil, err
 	}
@@ -466,7 +625,10 @@ func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base
 	design := model.PlanConfirm(o.Launches, o.Launches, opt.Alpha)
 	out, err := search.Confirm(ctx, search.Confirmation{Baseline: base, Candidate: cand, Design: design, Sizes: study.Sizes, Stats: opt,
 		Launch: func(ctx context.Context, t *search.Trial) error {
-			return run(ctx, t, ab.op(), vocab.PhaseConfirm, true)
+			if err := run(ctx, t, ab.op(), vocab.PhaseConfirm, true); err != nil || t != cand {
+				return err
+			}
+			return alone.follow(ctx, ab.op())
 		}})
 	if err != nil {
 		return nil, err
@@ -477,10 +639,21 @@ func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base
 // reconfirm is the comparison of collectives (search.Reconfirm), its
 // launches after the check launches made before, stored and concluded as
 // the search stores its confirmation (RecommendationOf).
-func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o ABOptions, base, cand *search.Trial, made int) (*ABResult, error) {
+func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o ABOptions, base, cand *search.Trial, made int, alone *pluginAloneArm) (*ABResult, error) {
 	launcher := &lastLauncher{Launcher: &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}, widen: ab.widen}
+	var recorder search.Recorder = rec
+	if alone != nil {
+		// After the candidate's launch is stored: the third arm's follows
+		// it in the store too.
+		recorder = followRecorder{Recorder: rec, follow: func(t *search.Trial, req search.Request, scored bool) error {
+			if t != cand || req.Phase != vocab.PhaseConfirm || !scored {
+				return nil
+			}
+			return alone.follow(ctx, req.Op)
+		}}
+	}
 	r := search.Reconfirmation{Options: ab.searchOptions(), Baseline: base, Candidate: cand, Launches: o.Launches, Seq: made,
-		Launcher: launcher, Recorder: rec}
+		Launcher: launcher, Recorder: recorder}
 	if o.Progress != nil {
 		total := ab.launches(o)
 		r.OnEvent = func(ev search.Event) { o.Progress(ev.Seq+1, total, ev.Phase, ev.Trial, ev.Launch) }
@@ -509,6 +682,20 @@ type lastLauncher struct {
 	search.Launcher
 	last  *benchfmt.Launch
 	widen func(op nccl.Op, lo, hi int64) (int64, int64)
+}
+
+// followRecorder is a Recorder that, once a launch is stored, has follow
+// launch what comes after it (the third arm: pluginAloneArm).
+type followRecorder struct {
+	*Recorder
+	follow func(t *search.Trial, req search.Request, scored bool) error
+}
+
+func (r followRecorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
+	if err := r.Recorder.SaveLaunch(t, req, l, scored, scoreUS); err != nil {
+		return err
+	}
+	return r.follow(t, req, scored)
 }
 
 func (l *lastLauncher) Launch(ctx context.Context, req search.Request) (*benchfmt.Launch, error) {
@@ -555,11 +742,15 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 
 // launches is how many launches the comparison makes at most: the checks,
 // one warm-up and o.Launches per arm (a round of one per op for a
-// workload), and the guarded ops'.
+// workload), the guarded ops', and the third arm's, one after each of the
+// candidate's.
 func (ab AB) launches(o ABOptions) int {
 	n := 2*o.Launches + 1
 	if ab.ofOps() {
 		n = search.Reconfirmation{Options: ab.searchOptions(), Launches: o.Launches}.ReconfirmLaunches()
+	}
+	if len(ab.PluginAlone) > 0 {
+		n += (n - 1) / 2
 	}
 	if ab.CheckCand {
 		n += len(ab.checkOps())
@@ -574,10 +765,10 @@ type abLaunch func(ctx context.Context, t *search.Trial, op nccl.Op, phase strin
 // the band and the guard sizes, keeping the latest in *last; a plan-phase
 // launch has NCCL's debug log. A launch that does not end OK marks its
 // trial failed and is vocab.ErrFabric, naming a crash in a tuner plugin
-// and its fix.
-func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch) abLaunch {
+// and its fix. seq is the first launch's index (a simulated launch's
+// noise stream).
+func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch, seq int) abLaunch {
 	launcher := &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}
-	seq := 0
 	return func(ctx context.Context, t *search.Trial, op nccl.Op, phase string, scored bool) error {
 		lo, hi := ab.sweep(op)
 		req := search.Request{Op: op, Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number,

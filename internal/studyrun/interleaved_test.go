@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -349,6 +350,150 @@ func TestGuardDelivered(t *testing.T) {
 			if lo, hi := ab.sweep(op); lo != want[0] || hi != want[1] {
 				t.Errorf("%s: %q sweeps %d-%d, want %d-%d", tc.name, op, lo, hi, want[0], want[1])
 			}
+		}
+	}
+}
+
+// Where the example plugin retunes NCCL at init (spark4: four GB10
+// nodes), verify's third arm runs the plugin with an empty CSV right after
+// each measured launch of the CSV, of the same op and sizes, for a one-op
+// comparison and for a workload's (one launch per op) alike, and its
+// account tells what loading the plugin alone changes (empty CSV against
+// the defaults) from what the rows change (the CSV against the empty CSV)
+// at every size the CSV is judged at: one channel at 8M (no row matches)
+// is slower than NCCL's own count, which the rows restore.
+func TestPluginAloneArm(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plugin := write("tuner.so", string(sim.TunerPluginFile("2.30.7")))
+	csv := write("tuner.csv", "allreduce,0,18446744073709551615,ring,simple,0,-1,-1,-1,-1\n")
+	empty := write("empty.csv", "# no rows\n")
+	call := func(s string) nccl.Part {
+		p, err := nccl.ParseCall(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const M = int64(1) << 20
+	for _, tc := range []struct {
+		name string
+		ab   AB
+		ops  []nccl.Op
+	}{
+		{"one band", AB{Band: nccl.Band{Min: 2 * M, Max: 4 * M}, Collective: "all_reduce"}, []nccl.Op{nccl.AllReduce}},
+		{"timed workload", AB{Parts: nccl.Workload{call("all_reduce:4194304:10"), call("alltoall:1048576:10")}}, []nccl.Op{nccl.AllReduce, nccl.AllToAll}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := openStore(t)
+			n := model.MinLaunchesForDecision(model.DefaultOptions())
+			ab := tc.ab
+			ab.Kind, ab.Verifies, ab.Cand, ab.PluginAlone = vocab.KindVerify, "s1", nccl.TunerConfig(plugin, csv), nccl.TunerConfig(plugin, empty)
+			ab.BandText = ab.Band.String()
+			ab.GuardDelivered()
+			r, err := RunAB(context.Background(), st, ab, ABOptions{Launch: simLaunch(t, "spark4"), Launches: n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			trials, err := st.Trials(r.Study.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			launches, err := st.Launches(r.Study.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(trials) != 3 || trials[2].Role != vocab.RolePluginAlone || trials[2].Config.Key() != ab.PluginAlone.Key() {
+				for _, tr := range trials {
+					t.Logf("%d %s %s %s", tr.Number, tr.Role, tr.Config, tr.State)
+				}
+				t.Fatalf("want the baseline, the CSV and the empty CSV")
+			}
+			role := map[uint64]string{}
+			for _, tr := range trials {
+				role[tr.ID] = tr.Role
+			}
+			alone := 0
+			for i, l := range launches {
+				if role[l.TrialID] != vocab.RolePluginAlone {
+					continue
+				}
+				alone++
+				if i == 0 || role[launches[i-1].TrialID] != vocab.RoleCandidate || launches[i-1].Op != l.Op || !l.Scored {
+					t.Errorf("launch %d of the empty CSV (%s) does not follow a measured launch of the CSV of its op", i, l.Op)
+				}
+			}
+			if alone != n*len(tc.ops) {
+				t.Errorf("%d launches of the empty CSV, want %d per op", alone, n)
+			}
+			e := r.PluginAlone
+			if e == nil || e.Launches != n {
+				t.Fatalf("no account of the third arm: %+v", e)
+			}
+			var want []string
+			for _, d := range ab.Delivered {
+				for _, b := range d.Sizes {
+					want = append(want, string(d.Op)+" "+nccl.FormatSize(b))
+				}
+			}
+			var got []string
+			for _, s := range e.Sizes {
+				got = append(got, string(s.Op)+" "+nccl.FormatSize(s.Bytes))
+				for _, x := range []Effect{s.Plugin, s.Rows} {
+					if x.Verdict != stored.ChangeWords(x.Significant, x.Speedup) {
+						t.Errorf("%s %d: verdict %q", s.Op, s.Bytes, x.Verdict)
+					}
+				}
+				if s.Bytes == 8*M && s.Op == nccl.AllReduce && !(s.Plugin.Significant && s.Plugin.Speedup < 1 && s.Rows.Significant && s.Rows.Speedup > 1) {
+					t.Errorf("all_reduce 8M: the plugin alone %+v, the rows %+v; want one channel slower, the rows faster", s.Plugin, s.Rows)
+				}
+				t.Logf("%s %s: empty CSV vs defaults ×%.2f %s; CSV vs empty CSV ×%.2f %s", s.Op, nccl.FormatSize(s.Bytes), s.Plugin.Speedup, s.Plugin.Verdict, s.Rows.Speedup, s.Rows.Verdict)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("effects at %v, want every delivered size %v", got, want)
+			}
+			v := VerifyResultOf(ab, r, n)
+			if v.TunerPlugin == nil || v.TunerPlugin.PluginAlone != e {
+				t.Errorf("verify's result does not carry the third arm: %+v", v.TunerPlugin)
+			}
+		})
+	}
+}
+
+// SettleGaps asks, per op, only about the powers of two between its
+// called sizes it does not call (all_reduce at 2M and 8M: 4M; all_gather
+// at 1M alone: none); a gap the candidate keeps NCCL's own choice at is
+// equal by rule, any other is judged with the op's delivered sizes.
+func TestSettleGaps(t *testing.T) {
+	const M = int64(1) << 20
+	for _, keep := range []bool{true, false} {
+		var asked []string
+		ab := AB{Parts: nccl.Workload{}}
+		for _, c := range []string{"all_reduce:2097152:80", "all_reduce:8388608:20", "all_gather:1048576:13"} {
+			p, err := nccl.ParseCall(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ab.Parts = append(ab.Parts, p)
+		}
+		ab.GuardDelivered()
+		err := ab.SettleGaps(func(op nccl.Op, sizes []int64) ([]bool, error) {
+			asked = append(asked, fmt.Sprint(op, sizes))
+			return []bool{keep}, nil
+		})
+		wantAR, wantEqual := []int64{M, 2 * M, 8 * M, 16 * M}, []DeliveredSizes{{nccl.AllReduce, []int64{4 * M}}}
+		if !keep {
+			wantAR, wantEqual = []int64{M, 2 * M, 4 * M, 8 * M, 16 * M}, nil
+		}
+		if err != nil || !slices.Equal(asked, []string{fmt.Sprint(nccl.AllReduce, []int64{4 * M})}) ||
+			!slices.Equal(ab.Delivered[0].Sizes, wantAR) || !reflect.DeepEqual(ab.EqualByRule, wantEqual) {
+			t.Errorf("keep %v: asked %v, all_reduce judged at %v, equal by rule %v (%v); want %v, %v", keep, asked, ab.Delivered[0].Sizes, ab.EqualByRule, err, wantAR, wantEqual)
 		}
 	}
 }

@@ -100,6 +100,7 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 	ab := AB{Kind: vocab.KindVerify, Verifies: orig.Name, Band: nccl.Band{Min: orig.BandMin, Max: orig.BandMax},
 		BandText: orig.Band, Guards: orig.GuardSizes, Collective: orig.Collective, Base: baseCfg, Cand: cfg, Claim: claim,
 		GuardOps: orig.GuardOps, Stats: opt}
+	ab.PluginRetunes, _ = nccl.ExamplePluginRetunes(orig.Platform.GPU, orig.Platform.Nodes)
 	// A workload is measured part by part, its guarded ops as the study
 	// guarded them.
 	if orig.Parts().ScoredByRounds() {

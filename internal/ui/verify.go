@@ -108,6 +108,21 @@ func printTunerVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult, 
 		writeWrapped(w, "  ", wa.Message, 100)
 		writeWrapped(w, "  fix: ", wa.Fix, 100)
 	}
+	for _, e := range t.EqualByRule {
+		fmt.Fprintf(w, "%s at %s: equal by rule, not judged: the CSV keeps NCCL's own choice there (its algorithm and protocol under the baseline, channels 0), as it is written where nothing was proven\n",
+			e.Op, stored.SizesText(e.Sizes))
+	}
+	if a := t.PluginAlone; a != nil {
+		fmt.Fprintf(w, "\nthe plugin alone (an empty CSV, %d launches interleaved after the CSV's): what loading it changes, beside what the CSV's rows change\n", a.Launches)
+		tw := newTable(w)
+		fmt.Fprintln(tw, "op\tsize\tempty CSV vs baseline\t\tCSV vs empty CSV\t")
+		for _, s := range a.Sizes {
+			fmt.Fprintf(tw, "%s\t%s\t%+.1f%%\t%s\t%+.1f%%\t%s\n", s.Op, nccl.FormatSize(s.Bytes),
+				100*(1/s.Plugin.Speedup-1), s.Plugin.Verdict, 100*(1/s.Rows.Speedup-1), s.Rows.Verdict)
+		}
+		tw.Flush()
+		fmt.Fprintln(w, "  change in time; the empty CSV runs NCCL's choices as the plugin's init retuned them, and one channel (no row matches)")
+	}
 	if r.Claimed == nil {
 		return
 	}

@@ -33,6 +33,10 @@ const (
 	RoleImport    = "import"
 	RoleGate      = "gate"
 	RoleCandidate = "candidate" // the config a verify or compare measures against the baseline
+	// RolePluginAlone is verify --tuner-plugin's tuner plugin with an
+	// empty CSV, measured beside the candidate where the plugin retunes
+	// NCCL at init.
+	RolePluginAlone = "plugin-alone"
 )
 
 // TrialState says whether a trial's config can still be recommended.

@@ -8,7 +8,7 @@ func TestStoredValuesNeverChange(t *testing.T) {
 	for _, w := range [][2]string{
 		{KindSearch, "search"}, {KindSweep, "sweep"}, {KindImport, "import"}, {KindGate, "gate"}, {KindVerify, "verify"}, {KindCompare, "compare"},
 		{StatusRunning, "running"}, {StatusDone, "done"}, {StatusInterrupted, "interrupted"}, {StatusFailed, "failed"},
-		{RoleBaseline, "baseline"}, {RoleExplore, "explore"}, {RoleConfirm, "confirm"}, {RoleSweep, "sweep"}, {RoleImport, "import"}, {RoleGate, "gate"}, {RoleCandidate, "candidate"},
+		{RoleBaseline, "baseline"}, {RoleExplore, "explore"}, {RoleConfirm, "confirm"}, {RoleSweep, "sweep"}, {RoleImport, "import"}, {RoleGate, "gate"}, {RoleCandidate, "candidate"}, {RolePluginAlone, "plugin-alone"},
 		{PhaseWarmup, "warmup"}, {PhasePlan, "plan"}, {PhaseExplore, "explore"}, {PhaseRefine, "refine"}, {PhaseConfirm, "confirm"}, {PhaseGuard, "guard"},
 		{PhaseSweep, "sweep"}, {PhaseImport, "import"}, {PhaseGate, "gate"}, {PhaseExplain, "explain"},
 		{string(TrialRunning), "running"}, {string(TrialComplete), "complete"}, {string(TrialFailed), "failed"}, {string(TrialTimedOut), "timeout"},
