@@ -57,10 +57,12 @@ type BatchOp struct {
 	MinBytes, MaxBytes int64
 }
 
-// BatchRounds are a batch's rounds, round 0 the warm-up: 7 timed rounds
-// give each config a per-size median over 7 visits, at ~0.15 s a visit of
-// 4 sizes on the real loopback against ~3.4 s for a launch of its own.
-const BatchRounds = 8
+// BatchRounds are a batch's rounds, round 0 the warm-up: each config's
+// per-size time is the median of 3 visits, which one visit 20–40 % slow
+// (common on the real loopback) does not move. More rounds buy little: a
+// config's communicator keeps its offset in every round (the block), and
+// a visit costs ~0.15 s at 512K–4M against ~3.4 s for a launch of its own.
+const BatchRounds = 4
 
 // Batchable reports whether a launch of cfg may share a process with other
 // configs: only when every knob it sets is per communicator.
@@ -96,10 +98,11 @@ func (t *Trial) blockRanked() bool {
 
 // exploreBatch makes one batch launch of exploration: the baseline, the
 // configs a second batch must rank (blockRanked), then what next proposes,
-// de-duplicated, up to BatchSize configs and the budget. A proposal a
-// batch cannot take (a debug launch, a knob NCCL reads once per process)
-// ends the batch and is launched on its own after it. ok is false when
-// the budget holds no batch of two: the caller launches on its own.
+// de-duplicated, up to BatchSize configs and the budget. What a batch
+// cannot take (a debug launch, a knob NCCL reads once per process) ends
+// it and is launched on its own after it: a debug launch proves configs
+// alike, and the proposals after it should know. ok is false when nothing
+// was launched: the caller launches on its own.
 func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err error) {
 	room := min(s.opts.BatchSize, s.exploreLeft()/s.cost())
 	if room < 2 {
@@ -114,22 +117,33 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 	}
 	var after *Trial
 	afterPhase := ""
-	for len(members) < room {
-		t, phase, err := s.next()
+	// next answers as if each answer were launched before the next
+	// question: once it repeats a member (a refinement waits for the
+	// batch's results), the sampler alone proposes the rest.
+	propose := s.next
+	for range 3 * s.opts.BatchSize {
+		if len(members) >= room {
+			break
+		}
+		t, phase, err := propose()
 		if errors.Is(err, errSpaceExhausted) && len(members) > 1 {
 			break
 		}
 		if err != nil {
 			return true, err
 		}
+		if slices.Contains(members, t) {
+			propose = s.nextProposal
+			continue
+		}
 		if phase == vocab.PhasePlan || !Batchable(t.Config) {
 			after, afterPhase = t, phase
 			break
 		}
-		if slices.Contains(members, t) {
-			break
-		}
 		members, phases = append(members, t), append(phases, phase)
+	}
+	if len(members) < 2 && after == nil {
+		return false, nil
 	}
 	if len(members) > 1 {
 		if err := s.launchBatch(ctx, b, members, phases); err != nil {
