@@ -57,6 +57,11 @@ type BatchOp struct {
 	MinBytes, MaxBytes int64
 }
 
+// DefaultBatchSize is --batch's default for an instrument with a batch
+// mode: the baseline and seven configs, as the real loopback's experiment
+// measured them in one launch.
+const DefaultBatchSize = 8
+
 // BatchRounds are a batch's rounds, round 0 the warm-up: each config's
 // per-size time is the median of 3 visits, which one visit 20–40 % slow
 // (common on the real loopback) does not move. More rounds buy little: a
