@@ -90,9 +90,13 @@ func (s *loop) batcher() BatchLauncher {
 // batch is one block: a config's communicator keeps its offset (its
 // rings, its buffers, its place in the creation order) in every round, so
 // its rounds agree with each other more than with another launch. A
-// config measured in batches ranks only once two batches created it at
-// different positions; one never batched ranks as always.
+// config measured in batches only ranks once two batches created it at
+// different positions, or a launch of its own measured it too (a process
+// of its own: another block); one never batched ranks as always.
 func (t *Trial) blockRanked() bool {
+	if len(t.Explore) > len(t.blocks) {
+		return true
+	}
 	for _, b := range t.blocks[min(1, len(t.blocks)):] {
 		if b.Position != t.blocks[0].Position {
 			return true
@@ -100,6 +104,12 @@ func (t *Trial) blockRanked() bool {
 	}
 	return len(t.blocks) == 0
 }
+
+// minBatch is the fewest configs worth a batch launch, the baseline
+// included: on the real loopback a batch of n costs about 3 + 1 × n s
+// (start-up, each communicator's init and its rounds at 512K-4M), n - 1
+// launches of their own about 3.3 × (n - 1) s, even at n = 3.
+const minBatch = 3
 
 // exploreBatch makes one batch launch of exploration: the baseline, the
 // configs a second batch must rank (blockRanked), then what next proposes,
@@ -120,14 +130,15 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
 		}
 	}
-	var after *Trial
-	afterPhase := ""
+	// What a batch cannot take, launched on its own after it.
+	var after []*Trial
+	var afterPhases []string
 	// next answers as if each answer were launched before the next
 	// question: once it repeats a member (a refinement waits for the
 	// batch's results), the sampler alone proposes the rest.
 	propose := s.next
 	for range 3 * s.opts.BatchSize {
-		if len(members) >= room {
+		if len(members)+len(after) >= room {
 			break
 		}
 		t, phase, err := propose()
@@ -137,18 +148,31 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 		if err != nil {
 			return true, err
 		}
-		if slices.Contains(members, t) {
+		if slices.Contains(members, t) || slices.Contains(after, t) {
 			propose = s.nextProposal
 			continue
 		}
 		if phase == vocab.PhasePlan || !Batchable(t.Config) {
-			after, afterPhase = t, phase
-			break
+			after, afterPhases = append(after, t), append(afterPhases, phase)
 		}
-		members, phases = append(members, t), append(phases, phase)
+		if phase == vocab.PhasePlan {
+			break // the proposals after it should know what it proves
+		}
+		if Batchable(t.Config) {
+			members, phases = append(members, t), append(phases, phase)
+		}
 	}
-	if len(members) < 2 && after == nil {
+	if len(members) == 1 && after == nil {
 		return false, nil
+	}
+	if len(members) < minBatch {
+		// Too few for a batch: each launched on its own, as without one.
+		for i, t := range members[1:] {
+			if err := s.launch(ctx, t, phases[i+1], true); err != nil {
+				return true, err
+			}
+		}
+		members = members[:1]
 	}
 	if len(members) > 1 {
 		if err := s.launchBatch(ctx, b, members, phases); err != nil {
@@ -158,8 +182,10 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 			return true, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
 		}
 	}
-	if after != nil {
-		return true, s.launch(ctx, after, afterPhase, true)
+	for i, t := range after {
+		if err := s.launch(ctx, t, afterPhases[i], true); err != nil {
+			return true, err
+		}
 	}
 	return true, nil
 }

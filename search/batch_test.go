@@ -31,7 +31,7 @@ func TestBatchExploration(t *testing.T) {
 		batches   bool
 	}{
 		{"batches of 6", 6, false, true},
-		{"batches of 3", 3, false, true},
+		{"batches of 8", 8, false, true},
 		{"separate launches asked", 0, false, false},
 		{"launcher without batch mode", 6, true, false},
 	} {
@@ -92,7 +92,8 @@ func TestBatchExploration(t *testing.T) {
 }
 
 // TestBlockRanked: a config measured in batches ranks once two batches
-// created it at different positions; one never batched ranks as always.
+// created it at different positions, or a launch of its own measured it
+// too; one never batched ranks as always.
 func TestBlockRanked(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -104,10 +105,14 @@ func TestBlockRanked(t *testing.T) {
 		{"two batches, same position", []int{1, 1}, false},
 		{"two batches, two positions", []int{1, 3}, true},
 		{"three batches, the last moved", []int{0, 0, 2}, true},
+		{"one batch and a launch of its own", []int{2, -1}, true},
 	} {
 		tr := &Trial{}
 		for i, p := range tc.positions {
-			tr.blocks = append(tr.blocks, benchfmt.BatchMember{Seq: i, Position: p, Configs: 4})
+			tr.Explore = append(tr.Explore, model.Launch{})
+			if p >= 0 {
+				tr.blocks = append(tr.blocks, benchfmt.BatchMember{Seq: i, Position: p, Configs: 4})
+			}
 		}
 		if got := tr.blockRanked(); got != tc.want {
 			t.Errorf("%s: blockRanked %v, want %v", tc.name, got, tc.want)
