@@ -130,6 +130,14 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
 		}
 	}
+	// The leaders, each a visit more, until the planner's limit: a batch
+	// settles their order side by side, where launches of their own
+	// would take turns.
+	for _, t := range s.rank.leaders(s.opts.TopConfigs) {
+		if _, ok := s.batchConfig(t); ok && len(members) < room && t != base && !slices.Contains(members, t) && len(t.Explore) < s.opts.MaxLaunchesPerTrial {
+			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
+		}
+	}
 	// What a batch cannot take, launched on its own after it.
 	var after []*Trial
 	var afterPhases []string
@@ -152,14 +160,19 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 			propose = s.nextProposal
 			continue
 		}
-		if phase == vocab.PhasePlan || !Batchable(t.Config) {
-			after, afterPhases = append(after, t), append(afterPhases, phase)
-		}
 		if phase == vocab.PhasePlan {
-			break // the proposals after it should know what it proves
+			// A debug launch proves configs alike: made at once, so that
+			// the batch is not filled with configs it would merge.
+			if err := s.launch(ctx, t, phase, true); err != nil {
+				return true, err
+			}
+			propose = s.next
+			continue
 		}
-		if Batchable(t.Config) {
+		if _, ok := s.batchConfig(t); ok {
 			members, phases = append(members, t), append(phases, phase)
+		} else {
+			after, afterPhases = append(after, t), append(afterPhases, phase)
 		}
 	}
 	if len(members) == 1 && after == nil {
@@ -202,7 +215,8 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 		batch.Ops = append(batch.Ops, bo)
 	}
 	for i, t := range members {
-		batch.Members = append(batch.Members, Request{Config: t.Config, Seq: s.seq + i*len(ops), Phase: phases[i], Trial: t.Number,
+		cfg, _ := s.batchConfig(t)
+		batch.Members = append(batch.Members, Request{Config: cfg, Seq: s.seq + i*len(ops), Phase: phases[i], Trial: t.Number,
 			Op: batch.Ops[0].Op, MinBytes: batch.Ops[0].MinBytes, MaxBytes: batch.Ops[0].MaxBytes})
 	}
 	batch.CreationOrder = creationOrder(members, s.batches)
@@ -230,6 +244,19 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 		}
 	}
 	return nil
+}
+
+// batchConfig is what a batch measures of t: its config, or, when that
+// sets a knob NCCL reads once per process, its core (planner.core: the
+// knobs NCCL's plan of the defaults proves change nothing left out, such
+// as NCCL_CROSS_NIC with one NIC), which runs the same plan; ok is false
+// when neither can share a process.
+func (s *loop) batchConfig(t *Trial) (cfg nccl.Config, ok bool) {
+	if Batchable(t.Config) {
+		return t.Config, true
+	}
+	core := s.plan.core(t.Config)
+	return core, Batchable(core)
 }
 
 // creationOrder is the order a batch creates its members' communicators:
