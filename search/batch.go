@@ -105,6 +105,14 @@ func (t *Trial) blockRanked() bool {
 	return len(t.blocks) == 0
 }
 
+// addBlock notes the batch that measured t's newest exploration result
+// (nil: a launch of its own).
+func (t *Trial) addBlock(m *benchfmt.BatchMember) {
+	if m != nil {
+		t.blocks = append(t.blocks, *m)
+	}
+}
+
 // minBatch is the fewest configs worth a batch launch, the baseline
 // included: on the real loopback a batch of n costs about 3 + 1 × n s
 // (start-up, each communicator's init and its rounds at 512K-4M), n - 1
@@ -239,8 +247,8 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 		if err != nil {
 			return err
 		}
-		if m := launches[i*len(ops)].Batch; m != nil && len(t.Explore) > n {
-			t.blocks = append(t.blocks, *m)
+		if len(t.Explore) > n {
+			t.addBlock(launches[i*len(ops)].Batch)
 		}
 	}
 	return nil

@@ -169,3 +169,33 @@ func TestCandidateWaitsForSecondBatch(t *testing.T) {
 		t.Errorf("candidate %v after a second batch at another position, want the fast config", c)
 	}
 }
+
+// TestRegroupKeepsBlocks: a resumed study reads back which batches
+// measured a trial (Regroup over its stored launches), so a config one
+// batch measured still waits for a second before it ranks.
+func TestRegroupKeepsBlocks(t *testing.T) {
+	o := spark4Options(1)
+	at := func(us float64, b *benchfmt.BatchMember) StoredLaunch {
+		l := model.Launch{Times: map[int64][]float64{}}
+		for _, size := range o.Band.Sizes() {
+			l.Times[size] = []float64{us}
+		}
+		return StoredLaunch{Phase: vocab.PhaseExplore, Scored: true, Launch: l, Batch: b}
+	}
+	for _, tc := range []struct {
+		name     string
+		launches []StoredLaunch
+		want     bool
+	}{
+		{"launches of its own", []StoredLaunch{at(10, nil), at(11, nil)}, true},
+		{"one batch", []StoredLaunch{at(10, &benchfmt.BatchMember{Seq: 0, Position: 2, Configs: 5})}, false},
+		{"two batches, two positions", []StoredLaunch{at(10, &benchfmt.BatchMember{Seq: 0, Position: 2, Configs: 5}),
+			at(11, &benchfmt.BatchMember{Seq: 1, Position: 0, Configs: 5})}, true},
+	} {
+		tr := &Trial{State: vocab.TrialRunning}
+		o.Regroup(tr, tc.launches)
+		if got := tr.blockRanked(); got != tc.want || len(tr.Explore) != len(tc.launches) {
+			t.Errorf("%s: %d measurements, blockRanked %v; want %d, %v", tc.name, len(tr.Explore), got, len(tc.launches), tc.want)
+		}
+	}
+}

@@ -113,6 +113,10 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 	for _, t := range prior {
 		s.trials = append(s.trials, t)
 		s.index(t)
+		for _, b := range t.blocks {
+			// A resumed study numbers its batches after the stored ones.
+			s.batches = max(s.batches, b.Seq+1)
+		}
 	}
 	s.replayDebug()
 	return s.run(ctx)
