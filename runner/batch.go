@@ -150,7 +150,7 @@ func (s Spec) batchArgs() []string {
 // whose rows count (BatchConfig.Excluded).
 func classifyBatch(l *benchfmt.Launch) {
 	b, err := benchfmt.ParseBatch(append(append([]byte{}, l.Stdout...), l.Stderr...))
-	l.Batch = b
+	l.BatchOutput = b
 	l.Outcome = benchfmt.Failed
 	switch {
 	case l.ExitCode != 0 && torchScriptLacks(l, "--batch"):

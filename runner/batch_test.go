@@ -148,11 +148,11 @@ func TestRunBatch(t *testing.T) {
 				t.Errorf("the work dir keeps %v", left)
 			}
 			var usable []string
-			if l.Batch != nil {
-				if !reflect.DeepEqual(l.Batch.CreationOrder, s.Batch.CreationOrder) || l.Batch.Rounds != 3 && tt.outcome == benchfmt.OK {
-					t.Errorf("creation order %v, %d rounds", l.Batch.CreationOrder, l.Batch.Rounds)
+			if l.BatchOutput != nil {
+				if !reflect.DeepEqual(l.BatchOutput.CreationOrder, s.Batch.CreationOrder) || l.BatchOutput.Rounds != 3 && tt.outcome == benchfmt.OK {
+					t.Errorf("creation order %v, %d rounds", l.BatchOutput.CreationOrder, l.BatchOutput.Rounds)
 				}
-				for _, c := range l.Batch.Configs {
+				for _, c := range l.BatchOutput.Configs {
 					if c.Excluded() == "" {
 						usable = append(usable, c.Name)
 						if rows := len(c.Ops[0].Rows); rows != 3*len(s.Batch.Ops[0].Sizes) {

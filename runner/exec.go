@@ -243,7 +243,7 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 // far, or one run's rows.
 func parseStopped(l *benchfmt.Launch, spec Spec) {
 	if spec.Batch != nil {
-		l.Batch, _ = benchfmt.ParseBatch(append(append([]byte{}, l.Stdout...), l.Stderr...))
+		l.BatchOutput, _ = benchfmt.ParseBatch(append(append([]byte{}, l.Stdout...), l.Stderr...))
 		return
 	}
 	l.Result, _ = benchfmt.ParseLaunch(l)

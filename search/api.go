@@ -114,6 +114,15 @@ type Options struct {
 	// platform (NCCL_PROTO=^LL or LL128 where NCCL keeps LL128 off): NCCL
 	// disables them where they may give wrong results.
 	AllowDisabled bool
+	// BatchSize is how many configs one batch launch of exploration
+	// measures, the baseline included, when the launcher has the mode
+	// (BatchLauncher); 0 or 1: every config on its own. A config that
+	// sets a knob NCCL reads once per process is always launched on its
+	// own. Each config's share of a batch counts one launch against the
+	// budget, as a launch of its own does: a batch spends the budget as
+	// separate launches would, in less time (one start-up, not one per
+	// config).
+	BatchSize int
 	// Baseline is what the study compares with and starts from: the
 	// user's current settings (--baseline-env), or empty for NCCL's
 	// defaults. With a baseline, NCCL's defaults are explored as one more

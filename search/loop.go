@@ -68,6 +68,10 @@ type loop struct {
 	// perFunction are per-function forms of explored global lists that
 	// lost an op, to explore next (notePerFunction).
 	perFunction []nccl.Config
+	// batches counts the batch launches made; batched holds, per op, the
+	// launch records of the batch member being recorded (launchBatch).
+	batches int
+	batched map[nccl.Op]*benchfmt.Launch
 }
 
 // newLoop is a study of opts with no trial yet and nothing launched.
@@ -109,6 +113,10 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 	for _, t := range prior {
 		s.trials = append(s.trials, t)
 		s.index(t)
+		for _, b := range t.blocks {
+			// A resumed study numbers its batches after the stored ones.
+			s.batches = max(s.batches, b.Seq+1)
+		}
 	}
 	s.replayDebug()
 	return s.run(ctx)
@@ -253,8 +261,9 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 		}
 	}
 	s.planRead = true
-	// Every later proposal is judged against the baseline's own launches.
-	for len(base.Explore) < 1 && s.exploreLeft() >= s.cost() {
+	// Every later proposal is judged against the baseline's own launches
+	// (in batches, against its share of each batch).
+	for len(base.Explore) < 1 && s.exploreLeft() >= s.cost() && s.batcher() == nil {
 		if err := s.launch(ctx, base, vocab.PhaseExplore, true); err != nil {
 			return err
 		}
@@ -274,6 +283,19 @@ func (s *loop) explore(ctx context.Context, res *Result) error {
 		if s.outOfTime() {
 			res.Stopped = "time"
 			break
+		}
+		if b := s.batcher(); b != nil {
+			ok, err := s.exploreBatch(ctx, b)
+			if errors.Is(err, errSpaceExhausted) {
+				res.Stopped = "space"
+				return s.settleLeaders(ctx)
+			}
+			if ok || err != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		t, phase, err := s.next()
 		if errors.Is(err, errSpaceExhausted) {
@@ -533,7 +555,7 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 		// export says what NCCL's defaults do at every size.
 		req.MinBytes, req.MaxBytes = min(req.MinBytes, explainMin), max(req.MaxBytes, explainMax)
 	}
-	l, err := s.launcher.Launch(ctx, req)
+	l, err := s.launchOrBatched(ctx, req)
 	if err != nil {
 		if l != nil && ctx.Err() != nil {
 			// Interrupted: keep the output for the record, but the launch

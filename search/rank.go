@@ -5,6 +5,7 @@ package search
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/nccltune/nccltune/internal/vocab"
@@ -194,9 +195,11 @@ func (s *ranking) computeGuardSpread(g opSize) float64 {
 	return max(sd, 0.005)
 }
 
-// leaders returns up to n usable trials with the best score estimates.
+// leaders returns up to n usable trials with the best score estimates,
+// among those their batches rank (blockRanked).
 func (s *ranking) leaders(n int) []*Trial {
-	_, ok := s.arms()
+	_, arms := s.arms()
+	ok := slices.DeleteFunc(arms, func(t *Trial) bool { return !t.blockRanked() })
 	sort.SliceStable(ok, func(i, j int) bool { return ok[i].logScore(s.sizes) < ok[j].logScore(s.sizes) }) // cached
 	if len(ok) > n {
 		ok = ok[:n]
@@ -236,7 +239,7 @@ func (s *ranking) computeCandidate(base *Trial) *Trial {
 	}
 	var pool []ranked
 	for _, t := range s.trials {
-		if t == base || !t.State.Usable() || len(t.Explore) == 0 || s.plan.runsDefaults(t) {
+		if t == base || !t.State.Usable() || len(t.Explore) == 0 || s.plan.runsDefaults(t) || !t.blockRanked() {
 			// A config that provably runs NCCL's own plan is the defaults
 			// under another name: nothing to confirm.
 			continue
@@ -281,7 +284,7 @@ func (s *ranking) runnerUp(base *Trial) *Trial {
 	var best *Trial
 	bestScore := math.Inf(1)
 	for _, t := range s.trials {
-		if t == base || t == c || !t.State.Usable() || len(t.Explore) == 0 || len(t.Explore) >= s.maxLaunches {
+		if t == base || t == c || !t.State.Usable() || len(t.Explore) == 0 || len(t.Explore) >= s.maxLaunches || !t.blockRanked() {
 			continue
 		}
 		if n, _ := t.scoreStats(s.sizes); n == 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -36,6 +37,39 @@ type replayLauncher struct {
 	// clock, when set, adds up the study's simulated wall time (wall).
 	clock *replayClock
 	wall  time.Duration
+	// batches counts the batch launches made (LaunchBatch).
+	batches int
+}
+
+// LaunchBatch replays a batch launch (sim.Replay.SampleBatch): each
+// config's communicator one of its recorded launches, its rounds drawn
+// from that launch's iterations, 3 untimed and 20 timed iterations a
+// visit, as the torch instrument's plan asks; its wall time the batch's
+// modelled one (sim.BatchStartup, BatchCommInit, visits).
+func (l *replayLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r, err := sim.LoadReplay(l.profile)
+	if err != nil {
+		return nil, err
+	}
+	var cfgs []nccl.Config
+	for _, m := range b.Members {
+		cfgs = append(cfgs, m.Config)
+	}
+	seq := b.Members[0].Seq
+	d := r.SampleBatch(simBatchOps(b), cfgs, b.Rounds, 3, 20, 1, cliLaunchSeed(l.seed, seq), seq)
+	l.wall += d.Duration
+	l.batches++
+
+	for i, err := range d.Errs {
+		var refusal *sim.ReplayRefusal
+		if errors.As(err, &refusal) {
+			l.refused[cfgs[i].Canonical().String()]++
+		}
+	}
+	return batchLaunches(b, d), nil
 }
 
 // replayClock is what one launch of a study takes on the recorded fabric:
@@ -290,7 +324,9 @@ func containsPrefix(list []string, prefix string) bool {
 // NCCLTUNE_REPLAY_SEEDS (how many), NCCLTUNE_REPLAY_FIRST_SEED,
 // NCCLTUNE_REPLAY_BUDGETS (comma-separated) and NCCLTUNE_REPLAY_BAND
 // (default 512K-4M; the guard is the size above) change the seeds,
-// budgets and band.
+// budgets and band; NCCLTUNE_REPLAY_BATCH=N explores in batch launches
+// of N configs (Options.BatchSize; LaunchBatch), 0 (default) in
+// separate launches.
 func TestReplayQuality(t *testing.T) {
 	path := os.Getenv("NCCLTUNE_REPLAY")
 	if path == "" {
@@ -339,20 +375,27 @@ func TestReplayQuality(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	batchSize := 0
+	if s := os.Getenv("NCCLTUNE_REPLAY_BATCH"); s != "" {
+		if batchSize, err = strconv.Atoi(s); err != nil {
+			t.Fatal(err)
+		}
+	}
 	best, bestScore := bestRecorded(r, band.Sizes())
 	period := launchPeriod(r)
 	clock := newReplayClock(r)
 	fmt.Printf("replay %s: %s\n\nband %s; best recorded config %s (%.1f µs, defaults %.1f µs); a launch every %.2f s in the recording\n\n",
 		r.Name, r.Description, band, best.Env, bestScore, recordedScore(r, r.Defaults(), band.Sizes()), period.Seconds())
+	fmt.Printf("exploration in batch launches of %d configs (0: separate launches; a batch's wall time is modelled, simulated)\n\n", batchSize)
 	fmt.Printf("| budget | the best recorded config, nothing else | other within 5 %% | other recommendation | keep defaults | with a no-op knob | median launches | median simulated wall time | ended early (settled) | launches refused by the replay |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, budget := range budgets {
 		right, near, other, keep, noop, refused, settled := 0, 0, 0, 0, 0, 0, 0
 		others, refusedCfg, endings := map[string]int{}, map[string]int{}, map[string]int{}
 		var noopExamples []string
-		var launches, walls []float64
+		var launches, walls, batches []float64
 		for seed := first; seed < first+int64(seeds); seed++ {
 			o := DefaultOptions()
-			o.Band, o.Guard, o.Seed, o.Budget = band, DefaultGuard(band), seed, budget
+			o.Band, o.Guard, o.Seed, o.Budget, o.BatchSize = band, DefaultGuard(band), seed, budget, batchSize
 			l := &replayLauncher{profile: profile, seed: seed, dir: t.TempDir(), refused: map[string]int{}, clock: clock}
 			res, err := Run(context.Background(), o, l, newMemRecorder(t), nil, 0, nil)
 			if err != nil {
@@ -362,6 +405,7 @@ func TestReplayQuality(t *testing.T) {
 			t.Logf("budget %d seed %d: %s (%d launches, %s; %s)", budget, seed, c.env, res.Launches, res.Ending, res.Reason)
 			launches = append(launches, float64(res.Launches))
 			walls = append(walls, l.wall.Seconds())
+			batches = append(batches, float64(l.batches))
 			endings[res.Ending]++
 			if res.Settled != "" {
 				settled++
@@ -408,6 +452,7 @@ func TestReplayQuality(t *testing.T) {
 		}
 		sort.Strings(ends)
 		t.Logf("budget %d: endings %s", budget, strings.Join(ends, ", "))
+		t.Logf("budget %d: median %.0f batch launches a study", budget, median(batches))
 		var refusedNames []string
 		for k := range refusedCfg {
 			refusedNames = append(refusedNames, k)

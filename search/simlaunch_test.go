@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -34,6 +35,8 @@ type simLauncher struct {
 	launches []Request
 	// ranks, when set, is the profile's rank count (--ranks).
 	ranks int
+	// batches are the batch launches made (LaunchBatch).
+	batches []Batch
 }
 
 // withRanks is s on n ranks (the profile's shape for n, as --ranks).
@@ -145,6 +148,8 @@ type memRecorder struct {
 	phases   []string
 	// scoredDebug counts debug launches saved as scored (never right).
 	scoredDebug int
+	// batched counts, per phase, the launch records a batch made.
+	batched map[string]int
 }
 
 func newMemRecorder(t testing.TB) *memRecorder {
@@ -179,6 +184,12 @@ func (r *memRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scor
 	if req.Debug && scored {
 		r.scoredDebug++
 	}
+	if l.Batch != nil {
+		if r.batched == nil {
+			r.batched = map[string]int{}
+		}
+		r.batched[req.Phase]++
+	}
 	return nil
 }
 
@@ -211,4 +222,51 @@ func bestInSpace(t testing.TB, p *sim.Profile, space Space, sizes []int64) (floa
 		}
 	}
 	return best, bestCfg
+}
+
+// LaunchBatch is the simulated fabric's batch launch (sim.SampleBatch):
+// what the simulator process prints for --batch, without the process.
+func (s *simLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.batches = append(s.batches, b)
+	var cfgs []nccl.Config
+	for _, m := range b.Members {
+		cfgs = append(cfgs, m.Config)
+	}
+	seq := b.Members[0].Seq
+	d := s.prof.SampleBatch(simBatchOps(b), cfgs, b.Rounds, 3, s.iters, s.noise, s.seed*1_000_003+int64(seq), seq)
+	return batchLaunches(b, d), nil
+}
+
+// simBatchOps are b's ops as the simulator measures them.
+func simBatchOps(b Batch) []sim.BatchOp {
+	var ops []sim.BatchOp
+	for _, op := range b.Ops {
+		ops = append(ops, sim.BatchOp{Op: op.Op.OrAllReduce(), Sizes: nccl.PowersOfTwo(op.MinBytes, op.MaxBytes)})
+	}
+	return ops
+}
+
+// batchLaunches are a simulated batch's launch records, as a batch
+// launcher returns them: one per member and op, each marked with the
+// batch, its rows benchfmt.BatchRows of the member's rounds; a member
+// the simulator failed has failed records.
+func batchLaunches(b Batch, d *sim.BatchDraw) []*benchfmt.Launch {
+	var out []*benchfmt.Launch
+	for i := range b.Members {
+		member := &benchfmt.BatchMember{Seq: b.Seq, Position: slices.Index(b.CreationOrder, i), Configs: len(b.Members)}
+		for j, op := range b.Ops {
+			l := &benchfmt.Launch{Op: op.Op, Simulated: true, Batch: member, Duration: d.Duration, Outcome: benchfmt.OK}
+			if err := d.Errs[i]; err != nil {
+				l.Outcome, l.Reason = benchfmt.Failed, err.Error()
+			} else {
+				l.Result = &benchfmt.Result{Collective: string(op.Op.OrAllReduce()), NRanks: 4, Simulated: true, Complete: true,
+					Rows: benchfmt.BatchRows(d.Visits[i][j])}
+			}
+			out = append(out, l)
+		}
+	}
+	return out
 }

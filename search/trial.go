@@ -47,6 +47,9 @@ type Trial struct {
 	// failedOp is the op whose launch failed the trial ("" when none did):
 	// a refused list's per-function form leaves it out (perFunctionForm).
 	failedOp nccl.Op
+	// blocks are the batches that measured the trial's exploration
+	// results, one per batch (blockRanked).
+	blocks []benchfmt.BatchMember
 	// Launches counts every launch of the trial, failed and warm-up included.
 	Launches int
 	// ID is the store's identifier, set by the Recorder; search ignores it.

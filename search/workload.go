@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
@@ -227,6 +228,9 @@ type StoredLaunch struct {
 	// ScoreUS is the band score stored with the launch (the one Measure
 	// made); 0 when it was not stored, and the launch is scored again.
 	ScoreUS float64
+	// Batch is the batch launch that measured it, nil for a launch of
+	// its own (Trial.blockRanked reads it back).
+	Batch *benchfmt.BatchMember
 }
 
 // Regroup rebuilds t's measurements from its stored launches as the study
@@ -263,6 +267,7 @@ func (o Options) regroup(t *Trial, ls []StoredLaunch, done func(Round)) {
 		}
 		if w == nil {
 			t.add(l.Phase, l.Launch, l.ScoreUS)
+			t.addBlock(l.Batch)
 			continue
 		}
 		if pending == nil || phase != l.Phase {
@@ -274,6 +279,7 @@ func (o Options) regroup(t *Trial, ls []StoredLaunch, done func(Round)) {
 		}
 		if sc, err := w.roundScore(pending); err == nil {
 			t.addRound(phase, pending, sc)
+			t.addBlock(l.Batch)
 			if done != nil {
 				done(Round{Phase: phase, ScoreUS: sc, Last: i})
 			}

@@ -443,6 +443,9 @@ type Launch struct {
 	Source string          `json:"source,omitempty"`
 	Sizes  []benchfmt.Size `json:"sizes"`
 	Facts  *benchfmt.Facts `json:"facts,omitempty"`
+	// Batch is set for one config's share of a batch launch; absent in
+	// databases from before batches, whose launches were all their own.
+	Batch *benchfmt.BatchMember `json:"batch,omitempty"`
 }
 
 // Raw is a launch's output as printed, kept for later inspection.

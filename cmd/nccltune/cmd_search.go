@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -46,7 +47,8 @@ Examples:
 			flagvalue.Parts("one part of the workload to tune, `OP:BAND[:WEIGHT]` (all_reduce:512K-4M:0.8), repeatable, instead of --band and --op: the study scores the parts together (weighted geometric mean of their band scores, weights normalised), one launch per op per measurement, and guards every other collective by default (--guard-ops)"),
 			&cli.StringFlag{Name: "guard-ops", Usage: "collectives outside the workload the confirmation also measures for a recommended config, interleaved with the baseline, at the workload's sizes and the guard sizes: a comma `LIST` (all_gather,broadcast) or none; one significantly slower by more than --min-effect refuses the recommendation. Default with --part: every other op of the nccl-tests build (those whose *_perf is missing are skipped and named); with --band: none"},
 			&cli.IntFlag{Name: "guard-launches", Value: search.DefaultGuardLaunches, Usage: "launches per arm of each guarded op (--guard-ops), measured only for a config the confirmation recommends; 8 refused a 7.9% slowdown in 95 to 99 of 100 simulated studies, 4 in 68 (docs/PERFORMANCE.md)"},
-			&cli.IntFlag{Name: "budget", Value: search.DefaultBudgetLaunches, Usage: "launches in all, warm-up, confirmation and guards included; default 60, and for a workload or guarded ops 60 per op of the workload plus 2×--guard-launches per guarded op"},
+			&cli.IntFlag{Name: "budget", Value: search.DefaultBudgetLaunches, Usage: "launches in all, warm-up, confirmation and guards included, each config's share of a batch launch (--batch) one; default 60, and for a workload or guarded ops 60 per op of the workload plus 2×--guard-launches per guarded op"},
+			&cli.IntFlag{Name: "batch", Usage: fmt.Sprintf("configs per batch launch of exploration, the baseline included: one process measures them side by side, each on its own NCCL communicator, in rounds, so MPI start and NCCL init are paid once; 0 launches every config on its own. Default %d with --instrument torch, 0 with nccl-tests (it has no batch mode) and with --sim (give --batch to emulate the torch instrument's; simulated). Only NCCL_PROTO, NCCL_ALGO and the channel limits (as ncclConfig_t maxCTAs/minCTAs) can share a process: a config with another knob (NCCL_CROSS_NIC, threads, buffers, socket knobs: NCCL reads them once per process) is launched on its own, and so are NCCL's debug launches and the confirmation, whose separate interleaved launches decide every recommendation. Each config's share of a batch counts one launch of --budget", search.DefaultBatchSize)},
 			&cli.DurationFlag{Name: "time", Usage: "wall-time limit, e.g. 30m or 2h; exploration stops early enough to confirm; 0, the default, means no limit (--budget alone ends the study)"},
 			flagvalue.Guard("size, a power of two, where the winner must not be significantly slower (repeatable; default: twice the band's top; 'none' for none)"),
 			flagvalue.KVFlag("space", "add a knob to search, with its default values (NCCL_NTHREADS) or yours (NCCL_MAX_NCHANNELS=unset,2,4,8; use | between values holding commas)", nil),
@@ -108,6 +110,9 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	}
 	so := search.DefaultOptions()
 	so.Budget, so.Time, so.Seed = c.Int("budget"), c.Duration("time"), lo.seed
+	if so.BatchSize, err = batchSizeFor(c.IsSet("batch"), c.Int("batch"), lo.spec.Instrument, lo.simulated); err != nil {
+		return o, err
+	}
 	so.Sampler, so.ConfirmLaunches = c.String("sampler"), c.Int("confirm")
 	so.AllowDisabled = c.Bool("allow-disabled-protocols")
 	so.GuardLaunches = c.Int("guard-launches")
@@ -171,6 +176,25 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	}
 	o.study = so
 	return o, nil
+}
+
+// batchSizeFor is --batch (given, n) for the instrument: by default the
+// torch instrument's batch size, none for nccl-tests, which has no batch
+// mode, and none for the simulated fabric unless asked (it then emulates
+// the torch instrument's batches).
+func batchSizeFor(given bool, n int, instrument string, simulated bool) (int, error) {
+	torch := instrument == benchfmt.InstrumentTorch
+	switch {
+	case !given && torch && !simulated:
+		return search.DefaultBatchSize, nil
+	case !given:
+		return 0, nil
+	case n < 0:
+		return 0, vocab.UsageErrorf("--batch %d: give the configs per batch launch, or 0 to launch every config on its own", n)
+	case n > 1 && !torch && !simulated:
+		return 0, vocab.UsageErrorf("--batch %d: nccl-tests has no batch mode (each *_perf process measures one config); use --instrument torch, or drop --batch", n)
+	}
+	return n, nil
 }
 
 // readWorkload reads what the study (search, or compare's fresh form:

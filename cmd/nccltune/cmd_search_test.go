@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -220,6 +223,8 @@ func TestSearchUsageErrors(t *testing.T) {
 		{[]string{"search", "--sim", "spark4", "--band", "512K-4M", "--noise", "-1"}, "cannot be negative"},
 		{[]string{"search", "--band", "512K-4M", "--noise", "0"}, "only applies to the simulated fabric"},
 		{[]string{"search", "512K-4M"}, "did you mean --band 512K-4M"},
+		{[]string{"search", "--band", "512K-4M", "--batch", "4"}, "nccl-tests has no batch mode"},
+		{[]string{"search", "--sim", "spark4", "--band", "512K-4M", "--batch", "-2"}, "or 0 to launch every config on its own"},
 	}
 	for _, tt := range tests {
 		_, stderr, code := runCLI(t, db, tt.args...)
@@ -328,6 +333,36 @@ func TestSearchRefusesDisabledProtocols(t *testing.T) {
 		}
 		if p := doc.Recommendation.Env["NCCL_PROTO"]; !allow && (p == "^LL" || p == "LL128") {
 			t.Errorf("recommended %s without --allow-disabled-protocols", p)
+		}
+	}
+}
+
+// TestBatchSizeFor: --batch defaults to the torch instrument's batches,
+// none for nccl-tests (no batch mode) and for the simulated fabric unless
+// asked; nccl-tests refuses one.
+func TestBatchSizeFor(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		given      bool
+		n          int
+		instrument string
+		simulated  bool
+		want       int
+		err        bool
+	}{
+		{"nccl-tests", false, 0, benchfmt.InstrumentNCCLTests, false, 0, false},
+		{"nccl-tests, no instrument named", false, 0, "", false, 0, false},
+		{"torch", false, 0, benchfmt.InstrumentTorch, false, search.DefaultBatchSize, false},
+		{"torch, separate launches asked", true, 0, benchfmt.InstrumentTorch, false, 0, false},
+		{"torch, 4", true, 4, benchfmt.InstrumentTorch, false, 4, false},
+		{"sim", false, 0, "", true, 0, false},
+		{"sim, asked", true, 6, "", true, 6, false},
+		{"nccl-tests, asked", true, 6, benchfmt.InstrumentNCCLTests, false, 0, true},
+		{"negative", true, -1, benchfmt.InstrumentTorch, false, 0, true},
+	} {
+		got, err := batchSizeFor(tc.given, tc.n, tc.instrument, tc.simulated)
+		if got != tc.want || (err != nil) != tc.err || err != nil && !errors.Is(err, vocab.ErrUsage) {
+			t.Errorf("%s: %d, %v; want %d, error %v (a usage error)", tc.name, got, err, tc.want, tc.err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"slices"
 	"time"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -42,11 +43,28 @@ type Launch struct {
 	JSON   []byte `json:"-"`
 	// Result is the parsed output (nil if nothing parsable was printed).
 	Result *Result `json:"result,omitempty"`
-	// Batch is a batch launch's parsed output (runner.Spec.Batch), nil
-	// for a launch of one config.
-	Batch *Batch `json:"batch,omitempty"`
+	// BatchOutput is a batch launch's parsed output (runner.Spec.Batch),
+	// nil for a launch of one config; the study stores each config's
+	// share of it as a launch of its own, marked by Batch.
+	BatchOutput *Batch `json:"batch_output,omitempty"`
 	// Simulated is true when the simulated fabric produced this launch.
 	Simulated bool `json:"simulated"`
+	// Batch is set when the launch is one config's (and op's) share of a
+	// batch launch; nil for a launch of its own.
+	Batch *BatchMember `json:"batch,omitempty"`
+}
+
+// BatchMember says which batch launch measured a launch record: several
+// configs in one process, each on its own communicator (nccl.CommSettings).
+// A config's batch result is read against the others of the same batch,
+// the baseline always among them: the batch is one block.
+type BatchMember struct {
+	// Seq numbers the study's batches from 0.
+	Seq int `json:"seq"`
+	// Position is the config's place in the batch's creation order (0: its
+	// communicator was created first), Configs how many the batch measured.
+	Position int `json:"position"`
+	Configs  int `json:"configs"`
 }
 
 // ReasonInterrupted is the reason of a launch stopped by cancellation: it
@@ -75,4 +93,34 @@ func ParseLaunch(l *Launch) (*Result, error) {
 		}
 	}
 	return textRes, textErr
+}
+
+// BatchRows are one config's rows of a batch launch at one op, from its
+// visits' times: rounds[r] maps a size to round r's time (the median of
+// the visit's timed iterations). Round 0 is the warm-up round and is left
+// out; a size's time is the median over the other rounds, which are its
+// samples: a visit 20–40 % slow, common on the real fabric, moves the
+// median little. Sizes in ascending order; none when only round 0 ran.
+func BatchRows(rounds []map[int64]float64) []Row {
+	if len(rounds) < 2 {
+		return nil
+	}
+	var sizes []int64
+	for b := range rounds[1] {
+		sizes = append(sizes, b)
+	}
+	slices.Sort(sizes)
+	rows := make([]Row, 0, len(sizes))
+	for _, b := range sizes {
+		var ts []float64
+		for _, r := range rounds[1:] {
+			if t, ok := r[b]; ok {
+				ts = append(ts, t)
+			}
+		}
+		sorted := slices.Sorted(slices.Values(ts))
+		med := (sorted[(len(sorted)-1)/2] + sorted[len(sorted)/2]) / 2
+		rows = append(rows, Row{Bytes: b, Out: Measure{TimeUS: med, Iter: &IterStats{TimesUS: ts}}})
+	}
+	return rows
 }

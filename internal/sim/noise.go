@@ -20,6 +20,7 @@ const (
 	streamGarbage
 	streamIdent
 	streamReplay
+	streamBatch
 )
 
 // splitmix64 is a strong 64-bit mixer (Steele, Lea, Flood 2014).

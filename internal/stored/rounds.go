@@ -13,7 +13,7 @@ import (
 // Regroup, RoundScores): one of the trial's measurements when it ran to a
 // result and was scored, with the score stored with it.
 func SearchLaunch(l *store.Launch) search.StoredLaunch {
-	sl := search.StoredLaunch{Op: l.Op, Phase: l.Phase, Scored: l.Outcome == benchfmt.OK && l.Scored, Failed: l.Outcome != benchfmt.OK}
+	sl := search.StoredLaunch{Op: l.Op, Phase: l.Phase, Scored: l.Outcome == benchfmt.OK && l.Scored, Failed: l.Outcome != benchfmt.OK, Batch: l.Batch}
 	if sl.Scored {
 		sl.Launch, sl.ScoreUS = model.LaunchOf(l.Sizes), l.ScoreUS
 	}

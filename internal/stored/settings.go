@@ -82,6 +82,30 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 	return out
 }
 
+// BatchText says how many of a study's launches were configs' shares of
+// batch launches (several configs in one process, exploration only), ""
+// when none were: shares from batches batch launches.
+func BatchText(shares, batches int) string {
+	if batches == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s from %s (several configs in one process each, exploring; the confirmation's launches are their own)",
+		texttable.Plural(shares, "launch"), texttable.Plural(batches, "batch launch"))
+}
+
+// BatchCounts are the batch shares among launches and the batch launches
+// they came from, for BatchText.
+func BatchCounts(launches []*store.Launch) (shares, batches int) {
+	seen := map[int]bool{}
+	for _, l := range launches {
+		if l.Batch != nil {
+			shares++
+			seen[l.Batch.Seq] = true
+		}
+	}
+	return shares, len(seen)
+}
+
 // BandText is "512K-4M; sizes 512K 1M 2M 4M; guard 256M".
 func BandText(s *store.Study) string {
 	var parts []string

@@ -45,6 +45,36 @@ func (l *Launcher) Launch(ctx context.Context, req search.Request) (*benchfmt.La
 	return runner.Run(ctx, spec)
 }
 
+// BatchRunner runs one batch launch of an instrument with a batch mode
+// (the torch instrument's --batch PLAN.json, the simulated fabric's
+// likewise): runner writes the plan and starts the launch, benchfmt reads
+// its lines into one launch record per (config, op), each with its
+// BatchMember and its rows benchfmt.BatchRows of the config's rounds. spec
+// is the study's launch (launcher, wrapper, prefix, base env) for the
+// batch's first member, its simulator seed the batch's own.
+type BatchRunner interface {
+	RunBatch(ctx context.Context, spec runner.Spec, b search.Batch) ([]*benchfmt.Launch, error)
+}
+
+// batchLauncher is a study's Launcher with its instrument's batch mode.
+type batchLauncher struct {
+	*Launcher
+	run BatchRunner
+}
+
+// LaunchBatch runs b as one launch of the study's instrument.
+func (l *batchLauncher) LaunchBatch(ctx context.Context, b search.Batch) ([]*benchfmt.Launch, error) {
+	first := b.Members[0]
+	spec := l.Base
+	spec.MinBytes, spec.MaxBytes = first.MinBytes, first.MaxBytes
+	if spec.Sim != nil {
+		sim := *spec.Sim
+		sim.Seed, sim.Launch = LaunchSeed(l.Seed, first.Seq), first.Seq
+		spec.Sim = &sim
+	}
+	return l.run.RunBatch(ctx, spec, b)
+}
+
 // debugIters and debugWarmup are a study's debug launches' nccl-tests -n
 // and -w.
 const (

@@ -104,7 +104,7 @@ func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.L
 // LaunchRecord converts a runner launch into its stored form.
 func LaunchRecord(l *benchfmt.Launch) *store.Launch {
 	rec := &store.Launch{Op: l.Op, Start: l.Start, Duration: l.Duration, Outcome: l.Outcome, Reason: l.Reason,
-		ExitCode: l.ExitCode, Argv: l.Argv, Env: l.Env, Simulated: l.Simulated}
+		ExitCode: l.ExitCode, Argv: l.Argv, Env: l.Env, Simulated: l.Simulated, Batch: l.Batch}
 	if l.Result != nil {
 		rec.Sizes = benchfmt.SizesOf(l.Result)
 		rec.Facts = l.Result.Facts

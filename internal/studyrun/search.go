@@ -67,6 +67,10 @@ type SearchRun struct {
 	prior   []*search.Trial
 	// priorLaunches are the launches a resumed study made before.
 	priorLaunches int
+	// Batch, when set, runs the instrument's batch launches: the study
+	// then explores in batches (search.Options.BatchSize); nil, every
+	// launch is its own.
+	Batch BatchRunner
 }
 
 // PrepareSearch creates the study, or loads it and its trials to resume.
@@ -194,7 +198,10 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 	st, study := r.Store, r.Study
 	sizes := r.Options.ScoredKeys()
 	rec := NewRecorder(st, study, sizes)
-	launcher := &Launcher{Base: r.launch.Spec, Seed: r.Options.Seed}
+	var launcher search.Launcher = &Launcher{Base: r.launch.Spec, Seed: r.Options.Seed}
+	if r.Batch != nil {
+		launcher = &batchLauncher{Launcher: launcher.(*Launcher), run: r.Batch}
+	}
 	res, runErr := search.Run(ctx, r.Options, launcher, rec, r.prior, r.priorLaunches, onEvent)
 	switch {
 	case runErr != nil && res != nil && ctx.Err() != nil:

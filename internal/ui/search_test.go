@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/model"
@@ -139,5 +140,36 @@ func TestPlanLinesOneMergedCount(t *testing.T) {
 				t.Errorf("planLines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestBatchLine: search's text and show's settings say how many launches
+// came from batch launches, and nothing when none did.
+func TestBatchLine(t *testing.T) {
+	study := &store.Study{Name: "s1-512K-4M", Kind: "search", Band: "512K-4M", Status: "done", Budget: store.Budget{Launches: 60},
+		Recommendation: &store.Recommendation{Ending: search.EndingNoCandidate, Reason: "no config ran"}}
+	res := &search.Result{Launches: 3, Ending: search.EndingNoCandidate}
+	const want = "2 launches from 1 batch launch"
+	for _, tc := range []struct {
+		name     string
+		launches []*store.Launch
+		line     bool
+	}{
+		{"separate launches", []*store.Launch{{Phase: "explore"}, {Phase: "explore"}, {Phase: "confirm"}}, false},
+		{"a batch", []*store.Launch{{Phase: "explore", Batch: &benchfmt.BatchMember{Configs: 2}},
+			{Phase: "explore", Batch: &benchfmt.BatchMember{Position: 1, Configs: 2}}, {Phase: "confirm"}}, true},
+	} {
+		var searchText, showText bytes.Buffer
+		if err := PrintSearch(&searchText, false, study, nil, tc.launches, res, time.Second, "/tmp/t.db"); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeStudySettings(&showText, study, tc.launches, time.UTC); err != nil {
+			t.Fatal(err)
+		}
+		for what, text := range map[string]string{"search": searchText.String(), "show": showText.String()} {
+			if got := strings.Contains(text, want); got != tc.line {
+				t.Errorf("%s: %s's text says %q: %v, want %v:\n%s", tc.name, what, want, got, tc.line, text)
+			}
+		}
 	}
 }

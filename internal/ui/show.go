@@ -39,7 +39,7 @@ func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
 	case f.CSV:
 		return writeTrialsCSV(w, data)
 	}
-	if err := writeStudySettings(w, data.Study, f.Location); err != nil {
+	if err := writeStudySettings(w, data.Study, data.Launches, f.Location); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -61,10 +61,13 @@ func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
 // benchmark's output, labels): each is printed through safetext.Escape,
 // so that a line break in one cannot forge a line of show and an escape
 // sequence never reaches the terminal.
-func writeStudySettings(w io.Writer, s *store.Study, loc *time.Location) error {
+func writeStudySettings(w io.Writer, s *store.Study, launches []*store.Launch, loc *time.Location) error {
 	tw := newTable(w)
 	for _, f := range stored.Settings(s, loc) {
 		fmt.Fprintf(tw, "%s\t%s\n", f.Key, safetext.Escape(f.Value))
+		if text := stored.BatchText(stored.BatchCounts(launches)); f.Key == "measured" && text != "" {
+			fmt.Fprintf(tw, "batches\t%s\n", text)
+		}
 		if f.Key == "study" && len(s.Labels) > 0 {
 			fmt.Fprintf(tw, "labels\t%s\n", safetext.Escape(labelsText(s.Labels)))
 		}

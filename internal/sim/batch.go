@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+)
+
+// A batch launch measures several configs in one process, each on its own
+// communicator, every op at its sizes, in rounds that visit each config
+// once (docs/PERFORMANCE.md, "Exploration in batches"). What one costs on
+// the real 4-rank loopback (one H200, NCCL 2.28, docs/PERFORMANCE.md
+// "several configs in one launch", 2026-11-30): a launch ~3.4 s of which
+// ~3 s MPI start and NCCL's init, paid once; a communicator's init with
+// its warm-up collectives 0.13–0.19 s; 24 rounds of 8 configs at 512K–4M
+// in 29.2 s, 1.22 s a round, where the 8 configs' timed iterations
+// (3 untimed + 20 timed per size, at the recording's medians) add up to
+// 1.155 s: a visit costs its iterations and ~8 ms more.
+const (
+	BatchStartup       = 3 * time.Second
+	BatchCommInit      = 160 * time.Millisecond
+	BatchVisitOverhead = 8 * time.Millisecond
+)
+
+// BatchOp is one op a batch measures and its sizes (nccl-tests' size column).
+type BatchOp struct {
+	Op    nccl.Op
+	Sizes []int64
+}
+
+// BatchDraw is one simulated batch launch.
+type BatchDraw struct {
+	// Visits[i][j][r] are config i's times of op j in round r (round 0 is
+	// the warm-up round), per size: the median of the visit's timed
+	// iterations in µs, what a batch line's time_us says.
+	Visits [][][]map[int64]float64
+	// Errs[i] is why config i has no times (its init or collective failed,
+	// or the replay cannot speak for it); nil when it has them.
+	Errs []error
+	// Duration is the launch's modelled wall time: BatchStartup, one
+	// BatchCommInit per config, every visit's iterations and overhead.
+	Duration time.Duration
+}
+
+func newBatchDraw(n int) *BatchDraw {
+	return &BatchDraw{Visits: make([][][]map[int64]float64, n), Errs: make([]error, n), Duration: BatchStartup + time.Duration(n)*BatchCommInit}
+}
+
+// visit adds one visit's time to the draw: warmup+iters iterations at
+// each size's median, and the overhead.
+func (d *BatchDraw) visit(times map[int64]float64, warmup, iters int) {
+	sum := 0.0
+	for _, t := range times {
+		sum += t
+	}
+	d.Duration += BatchVisitOverhead + time.Duration(float64(warmup+iters)*sum*float64(time.Microsecond))
+}
+
+// SampleBatch simulates a batch launch of cfgs on the profile: rounds
+// rounds, each config visited once per round at every op's sizes, warmup
+// untimed and iters timed iterations per size. Its noise is the
+// launch's shared offset (every config's sampler draws the same: the
+// batch is one block) and per-round iteration jitter; seed and launch as
+// SampleLaunch's.
+func (p *Profile) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup, iters int, noise float64, seed int64, launch int) *BatchDraw {
+	d := newBatchDraw(len(cfgs))
+	for i, cfg := range cfgs {
+		fault, err := p.faultFor(cfg)
+		if err == nil && fault != nil {
+			err = &FaultError{Kind: fault.kind, Rule: fault.rule, Why: fault.why}
+		}
+		for _, op := range ops {
+			f := p.resolveOp(cfg, op.Op.OrAllReduce(), false)
+			if f.usage != nil {
+				err = f.usage
+			}
+			if err != nil {
+				d.Errs[i], d.Visits[i] = err, nil
+				break
+			}
+			s := p.newSampler(f, noise, seed, launch)
+			var byRound []map[int64]float64
+			for r := 0; r < rounds; r++ {
+				times := map[int64]float64{}
+				for _, b := range op.Sizes {
+					// place 2+i: each config's iterations draw apart from
+					// the others' and from a launch's out- and in-place.
+					times[b] = medianOf(s.times(f.choose(b), b, max(iters, 1), r, 2+i))
+				}
+				d.visit(times, warmup, iters)
+				byRound = append(byRound, times)
+			}
+			d.Visits[i] = append(d.Visits[i], byRound)
+		}
+	}
+	return d
+}
+
+// SampleBatch replays a batch launch of cfgs: each config's communicator
+// is one of its recorded warm launches, drawn per config (its block
+// effect: the recording's launch-to-launch spread, all of it, as if no
+// part were shared with the baseline), and each round's visit draws iters
+// of that launch's iteration times at the nearest recorded size (the
+// per-round noise). ops' op is ignored, as SampleLaunch ignores it.
+func (r *Replay) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup, iters int, noise float64, seed int64, launch int) *BatchDraw {
+	d := newBatchDraw(len(cfgs))
+	for i, cfg := range cfgs {
+		c, _, err := r.Match(cfg)
+		if err != nil {
+			d.Errs[i] = err
+			continue
+		}
+		pool := c.warm()
+		rec := &replayDraw{r: r, c: c, med: r.Medians(c), noise: max(0, noise), scale: make([]float64, len(r.Sizes))}
+		for k := range rec.scale {
+			rec.scale[k] = 1
+		}
+		rec.l = pool[newRNG(seed, int64(launch), streamBatch, int64(i)).IntN(len(pool))]
+		if rec.l.Failed != "" {
+			d.Errs[i] = &ReplayedFailure{Replay: r.Name, Config: c.Env, Why: rec.l.Failed}
+			continue
+		}
+		for j, op := range ops {
+			var byRound []map[int64]float64
+			for round := 0; round < rounds; round++ {
+				times := map[int64]float64{}
+				for _, b := range op.Sizes {
+					all := rec.times(b, len(rec.l.TimesUS[nearestSize(r.Sizes, b)]))
+					rng := newRNG(seed, int64(launch), streamBatch, int64(i), int64(j), int64(round), b)
+					visit := make([]float64, max(iters, 1))
+					for k := range visit {
+						visit[k] = all[rng.IntN(len(all))]
+					}
+					times[b] = medianOf(visit)
+				}
+				d.visit(times, warmup, iters)
+				byRound = append(byRound, times)
+			}
+			d.Visits[i] = append(d.Visits[i], byRound)
+		}
+	}
+	return d
+}

@@ -1,0 +1,31 @@
+package stored
+
+import (
+	"testing"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/store"
+)
+
+// TestBatchText: a study says how many of its launches came from how many
+// batch launches, and nothing when none did.
+func TestBatchText(t *testing.T) {
+	member := func(seq int) *store.Launch {
+		return &store.Launch{Batch: &benchfmt.BatchMember{Seq: seq, Configs: 3}}
+	}
+	for _, tc := range []struct {
+		name     string
+		launches []*store.Launch
+		want     string
+	}{
+		{"no batch", []*store.Launch{{}, {}}, ""},
+		{"one batch of two", []*store.Launch{{}, member(0), member(0)},
+			"2 launches from 1 batch launch (several configs in one process each, exploring; the confirmation's launches are their own)"},
+		{"three batches", []*store.Launch{member(0), member(1), member(1), member(2), {}},
+			"4 launches from 3 batch launches (several configs in one process each, exploring; the confirmation's launches are their own)"},
+	} {
+		if got := BatchText(BatchCounts(tc.launches)); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

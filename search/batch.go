@@ -1,0 +1,316 @@
+package search
+
+// Exploration in batches: several configs measured in one launch, each on
+// its own communicator, the baseline always among them
+// (docs/PERFORMANCE.md, "Exploration in batches"). The confirmation never
+// runs in a batch: separate interleaved launches, what a serving process
+// sees, decide every recommendation.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
+)
+
+// BatchLauncher is a Launcher that can also run a batch launch. A study
+// whose Options.BatchSize asks for batches explores through it; a
+// launcher without the mode launches every config on its own.
+type BatchLauncher interface {
+	Launcher
+	// LaunchBatch runs b and returns one launch record per (member, op),
+	// member by member in b.Members' order and, within a member, in
+	// b.Ops' order; each record's Batch says where it was measured. A
+	// member whose communicator failed or whose settings did not take
+	// effect has records that say so (not OK); the error is for the batch
+	// as a whole (cancelled, the launch itself failed).
+	LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error)
+}
+
+// Batch is one batch launch the study wants.
+type Batch struct {
+	// Seq numbers the study's batches from 0.
+	Seq int
+	// Members are the configs measured, one request each (its config,
+	// trial, phase and sweep; Seq is its first record's launch index).
+	// Every config's settings are per communicator (nccl.CommSettingsOf).
+	Members []Request
+	// Ops are the ops every member measures, each over its sweep: Op ""
+	// is the launcher's own, as in Request.
+	Ops []BatchOp
+	// CreationOrder indexes Members in the order their communicators are
+	// created.
+	CreationOrder []int
+	// Rounds are the rounds that visit every member once, round 0 the
+	// warm-up round; RoundSeed shuffles each round's visiting order.
+	Rounds    int
+	RoundSeed int64
+}
+
+// BatchOp is one op of a batch and its sweep.
+type BatchOp struct {
+	Op                 nccl.Op
+	MinBytes, MaxBytes int64
+}
+
+// DefaultBatchSize is --batch's default for an instrument with a batch
+// mode: the baseline and seven configs, as the real loopback's experiment
+// measured them in one launch.
+const DefaultBatchSize = 8
+
+// BatchRounds are a batch's rounds, round 0 the warm-up: each config's
+// per-size time is the median of 3 visits, which one visit 20–40 % slow
+// (common on the real loopback) does not move. More rounds buy little: a
+// config's communicator keeps its offset in every round (the block), and
+// a visit costs ~0.15 s at 512K–4M against ~3.4 s for a launch of its own.
+const BatchRounds = 4
+
+// Batchable reports whether a launch of cfg may share a process with other
+// configs: only when every knob it sets is per communicator.
+func Batchable(cfg nccl.Config) bool {
+	_, _, ok := nccl.CommSettingsOf(cfg)
+	return ok
+}
+
+// batcher is the launcher's batch mode when the study explores in
+// batches, else nil.
+func (s *loop) batcher() BatchLauncher {
+	if s.opts.BatchSize < 2 {
+		return nil
+	}
+	b, _ := s.launcher.(BatchLauncher)
+	return b
+}
+
+// blockRanked reports whether t's exploration results may rank it. A
+// batch is one block: a config's communicator keeps its offset (its
+// rings, its buffers, its place in the creation order) in every round, so
+// its rounds agree with each other more than with another launch. A
+// config measured in batches only ranks once two batches created it at
+// different positions, or a launch of its own measured it too (a process
+// of its own: another block); one never batched ranks as always.
+func (t *Trial) blockRanked() bool {
+	if len(t.Explore) > len(t.blocks) {
+		return true
+	}
+	for _, b := range t.blocks[min(1, len(t.blocks)):] {
+		if b.Position != t.blocks[0].Position {
+			return true
+		}
+	}
+	return len(t.blocks) == 0
+}
+
+// addBlock notes the batch that measured t's newest exploration result
+// (nil: a launch of its own).
+func (t *Trial) addBlock(m *benchfmt.BatchMember) {
+	if m != nil {
+		t.blocks = append(t.blocks, *m)
+	}
+}
+
+// minBatch is the fewest configs worth a batch launch, the baseline
+// included: on the real loopback a batch of n costs about 3 + 1 × n s
+// (start-up, each communicator's init and its rounds at 512K-4M), n - 1
+// launches of their own about 3.3 × (n - 1) s, even at n = 3.
+const minBatch = 3
+
+// exploreBatch makes one batch launch of exploration: the baseline, the
+// configs a second batch must rank (blockRanked), then what next proposes,
+// de-duplicated, up to BatchSize configs and the budget. What a batch
+// cannot take (a debug launch, a knob NCCL reads once per process) ends
+// it and is launched on its own after it: a debug launch proves configs
+// alike, and the proposals after it should know. ok is false when nothing
+// was launched: the caller launches on its own.
+func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err error) {
+	room := min(s.opts.BatchSize, s.exploreLeft()/s.cost())
+	if room < 2 {
+		return false, nil
+	}
+	base := s.baseline()
+	members, phases := []*Trial{base}, []string{vocab.PhaseExplore}
+	for _, t := range s.trials {
+		if len(members) < room && t != base && t.State.Usable() && !t.blockRanked() && s.plausible(t) {
+			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
+		}
+	}
+	// The leaders, each a visit more, until the planner's limit: a batch
+	// settles their order side by side, where launches of their own
+	// would take turns.
+	for _, t := range s.rank.leaders(s.opts.TopConfigs) {
+		if _, ok := s.batchConfig(t); ok && len(members) < room && t != base && !slices.Contains(members, t) && len(t.Explore) < s.opts.MaxLaunchesPerTrial {
+			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
+		}
+	}
+	// What a batch cannot take, launched on its own after it.
+	var after []*Trial
+	var afterPhases []string
+	// next answers as if each answer were launched before the next
+	// question: once it repeats a member (a refinement waits for the
+	// batch's results), the sampler alone proposes the rest.
+	propose := s.next
+	for range 3 * s.opts.BatchSize {
+		if len(members)+len(after) >= room {
+			break
+		}
+		t, phase, err := propose()
+		if errors.Is(err, errSpaceExhausted) && len(members) > 1 {
+			break
+		}
+		if err != nil {
+			return true, err
+		}
+		if slices.Contains(members, t) || slices.Contains(after, t) {
+			propose = s.nextProposal
+			continue
+		}
+		if phase == vocab.PhasePlan {
+			// A debug launch proves configs alike: made at once, so that
+			// the batch is not filled with configs it would merge.
+			if err := s.launch(ctx, t, phase, true); err != nil {
+				return true, err
+			}
+			propose = s.next
+			continue
+		}
+		if _, ok := s.batchConfig(t); ok {
+			members, phases = append(members, t), append(phases, phase)
+		} else {
+			after, afterPhases = append(after, t), append(afterPhases, phase)
+		}
+	}
+	if len(members) == 1 && after == nil {
+		return false, nil
+	}
+	if len(members) < minBatch {
+		// Too few for a batch: each launched on its own, as without one.
+		for i, t := range members[1:] {
+			if err := s.launch(ctx, t, phases[i+1], true); err != nil {
+				return true, err
+			}
+		}
+		members = members[:1]
+	}
+	if len(members) > 1 {
+		if err := s.launchBatch(ctx, b, members, phases); err != nil {
+			return true, err
+		}
+		if !base.State.Usable() {
+			return true, fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
+		}
+	}
+	for i, t := range after {
+		if err := s.launch(ctx, t, afterPhases[i], true); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// launchBatch runs one batch of members and records each member's share
+// as the launch of it (loop.launch), so that a batch result is measured,
+// stored and counted against the budget as a launch of its own is.
+func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Trial, phases []string) error {
+	ops := s.measuredOps()
+	batch := Batch{Seq: s.batches, Rounds: BatchRounds, RoundSeed: s.opts.Seed*1_000_003 + int64(s.batches)}
+	for _, op := range ops {
+		bo := BatchOp{Op: s.requestOp(op)}
+		bo.MinBytes, bo.MaxBytes = s.sweepRange(op)
+		batch.Ops = append(batch.Ops, bo)
+	}
+	for i, t := range members {
+		cfg, _ := s.batchConfig(t)
+		batch.Members = append(batch.Members, Request{Config: cfg, Seq: s.seq + i*len(ops), Phase: phases[i], Trial: t.Number,
+			Op: batch.Ops[0].Op, MinBytes: batch.Ops[0].MinBytes, MaxBytes: batch.Ops[0].MaxBytes})
+	}
+	batch.CreationOrder = creationOrder(members, s.batches)
+	s.batches++
+	launches, err := b.LaunchBatch(ctx, batch)
+	if err != nil {
+		return fmt.Errorf("batch launch %d of %d configs: %w", batch.Seq, len(members), err)
+	}
+	if len(launches) != len(members)*len(ops) {
+		return fmt.Errorf("batch launch %d returned %d launch records for %d configs × %d ops: the batch launcher is broken", batch.Seq, len(launches), len(members), len(ops))
+	}
+	for i, t := range members {
+		s.batched = map[nccl.Op]*benchfmt.Launch{}
+		for j, bo := range batch.Ops {
+			s.batched[bo.Op] = launches[i*len(ops)+j]
+		}
+		n := len(t.Explore)
+		err := s.launch(ctx, t, phases[i], true)
+		s.batched = nil
+		if err != nil {
+			return err
+		}
+		if len(t.Explore) > n {
+			t.addBlock(launches[i*len(ops)].Batch)
+		}
+	}
+	return nil
+}
+
+// batchConfig is what a batch measures of t: its config, or, when that
+// sets a knob NCCL reads once per process, its core (planner.core: the
+// knobs NCCL's plan of the defaults proves change nothing left out, such
+// as NCCL_CROSS_NIC with one NIC), which runs the same plan; ok is false
+// when neither can share a process.
+func (s *loop) batchConfig(t *Trial) (cfg nccl.Config, ok bool) {
+	if Batchable(t.Config) {
+		return t.Config, true
+	}
+	core := s.plan.core(t.Config)
+	return core, Batchable(core)
+}
+
+// creationOrder is the order a batch creates its members' communicators:
+// the members rotated, by the first rotation from the batch's number on
+// that creates no member still to be ranked (blockRanked) where an
+// earlier batch created it, else by the batch's number.
+func creationOrder(members []*Trial, seq int) []int {
+	n := len(members)
+	clashes := func(rot int) bool {
+		for i, t := range members {
+			for _, b := range t.blocks {
+				if !t.blockRanked() && b.Position == (i+rot)%n {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	rot := seq % n
+	for k := range n {
+		if !clashes((seq + k) % n) {
+			rot = (seq + k) % n
+			break
+		}
+	}
+	order := make([]int, n)
+	for i := range members {
+		order[(i+rot)%n] = i
+	}
+	return order
+}
+
+// measuredOps are the ops one measurement launches: the workload's, or a
+// one-part study's op.
+func (s *loop) measuredOps() []nccl.Op {
+	if s.work == nil {
+		return []nccl.Op{s.opts.Parts()[0].Op}
+	}
+	return s.work.ops
+}
+
+// launchOrBatched makes req's launch, or hands back the one the running batch made
+// of it (launchBatch).
+func (s *loop) launchOrBatched(ctx context.Context, req Request) (*benchfmt.Launch, error) {
+	if l, ok := s.batched[req.Op]; ok {
+		return l, nil
+	}
+	return s.launcher.Launch(ctx, req)
+}

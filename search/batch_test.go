@@ -1,0 +1,201 @@
+package search
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+)
+
+// soloLauncher is a simulated fabric without a batch mode (nccl-tests).
+type soloLauncher struct{ sim *simLauncher }
+
+func (s soloLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
+	return s.sim.Launch(ctx, req)
+}
+
+// TestBatchExploration: a study that asks for batches on a launcher with
+// the mode explores in batches of at most BatchSize configs, the baseline
+// first in each, only configs whose knobs are per communicator, every
+// creation order a permutation; its confirmation and debug launches are
+// launches of their own; the budget holds; and the answer is as good as
+// separate launches find. Without the option or the mode, no batch.
+func TestBatchExploration(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		batchSize int
+		solo      bool
+		batches   bool
+	}{
+		{"batches of 6", 6, false, true},
+		{"batches of 8", 8, false, true},
+		{"separate launches asked", 0, false, false},
+		{"launcher without batch mode", 6, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prof := newSimLauncher(t, "spark4", 0, 0).prof
+			o := spark4Options(1)
+			best, _ := bestInSpace(t, prof, o.Space, o.Band.Sizes())
+			good := 0
+			for seed := int64(1); seed <= 4; seed++ {
+				o := spark4Options(seed)
+				o.BatchSize = tc.batchSize
+				sl := newSimLauncher(t, "spark4", 1, seed)
+				var l Launcher = sl
+				if tc.solo {
+					l = soloLauncher{sl}
+				}
+				rec := newMemRecorder(t)
+				res, err := Run(context.Background(), o, l, rec, nil, 0, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := len(sl.batches) > 0; got != tc.batches {
+					t.Fatalf("seed %d: %d batches, want batches: %v", seed, len(sl.batches), tc.batches)
+				}
+				if rec.launches > o.Budget {
+					t.Errorf("seed %d: %d launches recorded, budget %d", seed, rec.launches, o.Budget)
+				}
+				for _, p := range []string{vocab.PhaseConfirm, vocab.PhasePlan, vocab.PhaseExplain, vocab.PhaseWarmup, vocab.PhaseGuard} {
+					if rec.batched[p] > 0 {
+						t.Errorf("seed %d: %d %s launches came from a batch: only exploration runs in batches", seed, rec.batched[p], p)
+					}
+				}
+				for _, b := range sl.batches {
+					if len(b.Members) < 2 || len(b.Members) > tc.batchSize || len(b.Members[0].Config) > 0 {
+						t.Errorf("seed %d: batch %d of %d configs, first %s: want 2..%d, the baseline first", seed, b.Seq, len(b.Members), b.Members[0].Config, tc.batchSize)
+					}
+					order := slices.Sorted(slices.Values(b.CreationOrder))
+					for i, m := range b.Members {
+						if !Batchable(m.Config) {
+							t.Errorf("seed %d: batch %d measures %s, which sets a knob NCCL reads once per process", seed, b.Seq, m.Config)
+						}
+						if i >= len(order) || order[i] != i {
+							t.Errorf("seed %d: batch %d's creation order %v is not a permutation of its %d configs", seed, b.Seq, b.CreationOrder, len(b.Members))
+							break
+						}
+					}
+				}
+				if got := trueScore(t, prof, res.Env(), o.Band.Sizes()); got <= best*1.05 {
+					good++
+				}
+				t.Logf("seed %d: %s, %d launches, %d batches; %s", seed, res.Env(), res.Launches, len(sl.batches), res.Reason)
+			}
+			if good < 3 {
+				t.Errorf("%d of 4 seeds within 5 %% of the best config", good)
+			}
+		})
+	}
+}
+
+// TestBlockRanked: a config measured in batches ranks once two batches
+// created it at different positions, or a launch of its own measured it
+// too; one never batched ranks as always.
+func TestBlockRanked(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		positions []int
+		want      bool
+	}{
+		{"never batched", nil, true},
+		{"one batch", []int{2}, false},
+		{"two batches, same position", []int{1, 1}, false},
+		{"two batches, two positions", []int{1, 3}, true},
+		{"three batches, the last moved", []int{0, 0, 2}, true},
+		{"one batch and a launch of its own", []int{2, -1}, true},
+	} {
+		tr := &Trial{}
+		for i, p := range tc.positions {
+			tr.Explore = append(tr.Explore, model.Launch{})
+			if p >= 0 {
+				tr.blocks = append(tr.blocks, benchfmt.BatchMember{Seq: i, Position: p, Configs: 4})
+			}
+		}
+		if got := tr.blockRanked(); got != tc.want {
+			t.Errorf("%s: blockRanked %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCreationOrder: a batch creates a config still to be ranked at a
+// position no earlier batch created it at.
+func TestCreationOrder(t *testing.T) {
+	base := &Trial{Role: vocab.RoleBaseline, blocks: []benchfmt.BatchMember{{Position: 0}, {Position: 1}}}
+	for _, tc := range []struct {
+		name    string
+		members []*Trial
+		seq     int
+	}{
+		{"pending at 1, batch 1", []*Trial{base, {blocks: []benchfmt.BatchMember{{Position: 1}}}, {}}, 1},
+		{"pending at 2, batch 5", []*Trial{base, {}, {blocks: []benchfmt.BatchMember{{Position: 2}}}}, 5},
+		{"two pending", []*Trial{base, {blocks: []benchfmt.BatchMember{{Position: 1}}}, {blocks: []benchfmt.BatchMember{{Position: 0}}}, {}}, 0},
+	} {
+		order := creationOrder(tc.members, tc.seq)
+		for i, m := range tc.members {
+			pos := slices.Index(order, i)
+			if m != base && len(m.blocks) > 0 && m.blocks[0].Position == pos {
+				t.Errorf("%s: order %v creates member %d at %d again", tc.name, order, i, pos)
+			}
+		}
+	}
+}
+
+// TestCandidateWaitsForSecondBatch: the fastest config measured in one
+// batch is not the candidate while a config ranked by its launches is.
+func TestCandidateWaitsForSecondBatch(t *testing.T) {
+	sizes := []int64{1 << 20}
+	launch := func(us float64) *Trial {
+		tr := &Trial{State: vocab.TrialRunning}
+		tr.addExplore(model.Launch{Times: map[int64][]float64{sizes[0]: {us}}}, us)
+		return tr
+	}
+	base := launch(100)
+	base.Role = vocab.RoleBaseline
+	slow, fast := launch(90), launch(50)
+	fast.blocks = []benchfmt.BatchMember{{Seq: 0, Position: 1, Configs: 3}}
+	m := &measured{trials: []*Trial{base, slow, fast}, seq: 3}
+	p := newPlanner(sizes, nil, false)
+	r := ranking{measured: m, plan: &p, sizes: sizes, minEffect: 0.03, maxLaunches: 3}
+	if c := r.candidate(base); c != slow {
+		t.Errorf("candidate %v, want the config ranked by its launches (the batched one awaits a second batch)", c)
+	}
+	fast.blocks = append(fast.blocks, benchfmt.BatchMember{Seq: 1, Position: 0, Configs: 3})
+	fast.addExplore(model.Launch{Times: map[int64][]float64{sizes[0]: {50}}}, 50)
+	m.seq++
+	if c := r.candidate(base); c != fast {
+		t.Errorf("candidate %v after a second batch at another position, want the fast config", c)
+	}
+}
+
+// TestRegroupKeepsBlocks: a resumed study reads back which batches
+// measured a trial (Regroup over its stored launches), so a config one
+// batch measured still waits for a second before it ranks.
+func TestRegroupKeepsBlocks(t *testing.T) {
+	o := spark4Options(1)
+	at := func(us float64, b *benchfmt.BatchMember) StoredLaunch {
+		l := model.Launch{Times: map[int64][]float64{}}
+		for _, size := range o.Band.Sizes() {
+			l.Times[size] = []float64{us}
+		}
+		return StoredLaunch{Phase: vocab.PhaseExplore, Scored: true, Launch: l, Batch: b}
+	}
+	for _, tc := range []struct {
+		name     string
+		launches []StoredLaunch
+		want     bool
+	}{
+		{"launches of its own", []StoredLaunch{at(10, nil), at(11, nil)}, true},
+		{"one batch", []StoredLaunch{at(10, &benchfmt.BatchMember{Seq: 0, Position: 2, Configs: 5})}, false},
+		{"two batches, two positions", []StoredLaunch{at(10, &benchfmt.BatchMember{Seq: 0, Position: 2, Configs: 5}),
+			at(11, &benchfmt.BatchMember{Seq: 1, Position: 0, Configs: 5})}, true},
+	} {
+		tr := &Trial{State: vocab.TrialRunning}
+		o.Regroup(tr, tc.launches)
+		if got := tr.blockRanked(); got != tc.want || len(tr.Explore) != len(tc.launches) {
+			t.Errorf("%s: %d measurements, blockRanked %v; want %d, %v", tc.name, len(tr.Explore), got, len(tc.launches), tc.want)
+		}
+	}
+}
