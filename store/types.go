@@ -271,7 +271,7 @@ type Recommendation struct {
 	// prints null otherwise: no test ran).
 	PValue float64 `json:"p_value"`
 	Reason string  `json:"reason"`
-	// Ending names why the study ended as it did (search.Ending* or the
+	// Ending names why the study ended as it did (vocab.Ending* or the
 	// confirmation's verdict, e.g. "recommended", "not-significant",
 	// "futile", "guard-regression", "no-candidate").
 	Ending string `json:"ending,omitempty"`

@@ -257,8 +257,8 @@ type VerifyResult struct {
 	Consistent  bool              `json:"consistent"`
 	// TunerPlugin is what verify --tuner-plugin saw of the plugin.
 	TunerPlugin *TunerVerify `json:"tuner_plugin,omitempty"`
-	// Ending is the rule that decided (search.Ending*, or the comparison's
-	// model.Verdict*); Verdict the conclusion in the words show and the
+	// Ending is the rule that decided (vocab.Ending*, or the comparison's
+	// vocab.Verdict*); Verdict the conclusion in the words show and the
 	// search use (stored.Conclusion).
 	Ending  string `json:"ending"`
 	Verdict string `json:"verdict"`
@@ -854,7 +854,7 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 	res := &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
 	ending := cmp.Verdict
 	if cmp.Recommend {
-		ending = search.EndingRecommended
+		ending = vocab.EndingRecommended
 	}
 	study.Recommendation = &store.Recommendation{Env: ab.Cand.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI,
 		Significant: cmp.Recommend, PValue: store.FiniteOr(cmp.P, 1), Reason: cmp.Reason, Ending: ending, MinEffect: opt.MinEffect,
@@ -902,11 +902,11 @@ func (ab AB) judgeDelivered(rec *store.Recommendation, base, cand *search.Trial,
 	}
 	reason := fmt.Sprintf("%s makes %s, sizes it delivers to outside what was measured or inside it; do not deploy it: export the study again, or keep the env export",
 		ab.Cand, strings.Join(slower, "; "))
-	if !rec.Significant && rec.Ending == search.EndingOpRegression && rec.Reason != "" {
+	if !rec.Significant && rec.Ending == vocab.EndingOpRegression && rec.Reason != "" {
 		// The study's own rule refused it already: both reasons stand.
 		reason = rec.Reason + "; and " + reason
 	}
-	rec.Significant, rec.TrialID, rec.Ending, rec.Reason = false, 0, search.EndingOpRegression, reason
+	rec.Significant, rec.TrialID, rec.Ending, rec.Reason = false, 0, vocab.EndingOpRegression, reason
 }
 
 // reason is the stored note of what the comparison was for.

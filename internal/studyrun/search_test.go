@@ -145,13 +145,13 @@ func TestRecommendationOf(t *testing.T) {
 		launches       int
 	}{
 		{name: "no candidate: the baseline's exploration score",
-			res: &search.Result{Baseline: base, Ending: search.EndingNoCandidate, Reason: "none ran"},
+			res: &search.Result{Baseline: base, Ending: vocab.EndingNoCandidate, Reason: "none ran"},
 			env: map[string]string{}},
 		{name: "recommended",
-			res: &search.Result{Baseline: base, Winner: win, Decision: &decision, Recommend: true, Ending: search.EndingRecommended},
+			res: &search.Result{Baseline: base, Winner: win, Decision: &decision, Recommend: true, Ending: vocab.EndingRecommended},
 			env: fast, trial: 2, cand: 2, significant: true, perSize: 2, guard: 1, launches: 6},
 		{name: "kept the baseline: the candidate is recorded, not recommended",
-			res: &search.Result{Baseline: base, Winner: win, Decision: &decision, Recommend: false, Ending: search.EndingGuard},
+			res: &search.Result{Baseline: base, Winner: win, Decision: &decision, Recommend: false, Ending: vocab.EndingGuard},
 			env: map[string]string{}, cand: 2, perSize: 2, guard: 1, launches: 6},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
@@ -82,7 +83,7 @@ func TestSearchWorkloadGolden(t *testing.T) {
 			{Op: nccl.AllReduce, Band: "32K", BandMin: 32 * kib, BandMax: 32 * kib, Weight: 1}},
 		Status: "done",
 		Recommendation: &store.Recommendation{Env: map[string]string{"NCCL_MAX_NCHANNELS": "1"}, Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.15},
-			Significant: true, PValue: 0.001, Ending: search.EndingRecommended, BaselineScoreUS: 500, ScoreUS: 455,
+			Significant: true, PValue: 0.001, Ending: vocab.EndingRecommended, BaselineScoreUS: 500, ScoreUS: 455,
 			BaselineLaunches: 6, CandidateLaunches: 6,
 			Guards: []store.SizeComparison{row(nccl.AllReduce, 16*mib, 9000, 8900, false), row(nccl.AllGather, 16*mib, 4000, 3900, false)},
 			Parts: []store.PartComparison{
@@ -93,7 +94,7 @@ func TestSearchWorkloadGolden(t *testing.T) {
 				{Op: nccl.AllReduce, Band: "32K", Weight: 0.25, Speedup: 1.1, SpeedupCI: [2]float64{1.02, 1.2}, Significant: true,
 					PerSize: []store.SizeComparison{row(nccl.AllReduce, 32*kib, 33, 30, true)}}}}}
 	res := &search.Result{Launches: 40, Trials: make([]*search.Trial, 5), Winner: &search.Trial{Config: nccl.Config{"NCCL_MAX_NCHANNELS": "1"}},
-		Decision: &model.Comparison{}, Ending: search.EndingRecommended}
+		Decision: &model.Comparison{}, Ending: vocab.EndingRecommended}
 	launches := []*store.Launch{{Op: nccl.AllReduce, Phase: "warmup"}, {Op: nccl.AllReduce, Phase: "explore"}, {Op: nccl.AllGather, Phase: "explore"},
 		{Op: nccl.AllReduce, Phase: "confirm"}, {Op: nccl.AllGather, Phase: "confirm"}}
 	var buf bytes.Buffer
