@@ -339,7 +339,7 @@ func (s *loop) alpha() float64 {
 	if s.opts.Stats.Alpha > 0 {
 		return s.opts.Stats.Alpha
 	}
-	return model.DefaultAlpha
+	return vocab.DefaultAlpha
 }
 
 // outOfConfirmTime reports whether --time leaves too little for one more

@@ -181,7 +181,7 @@ func compareOp(a, b *Study) (OpComparison, error) {
 		launches[i] = ls
 		arms[i] = ComparedArm{Study: s.Name(), Env: t.Config.Clone(), Trial: t.Number, Launches: len(ls), Simulated: s.Study.Simulated}
 	}
-	sizes, band, common := stored.CompareAcross(launches[0], launches[1])
+	sizes, band, common := a.LaunchStats.CompareAcross(launches[0], launches[1])
 	if len(common) == 0 {
 		return OpComparison{}, fmt.Errorf("studies %s and %s measured no size in common", arms[0].Study, arms[1].Study)
 	}

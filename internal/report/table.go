@@ -121,11 +121,11 @@ func (s *Study) Compare() *Comparison {
 		c.Candidate.Notes = appendNote(c.Candidate.Notes, notes.add(fmt.Sprintf(
 			"%s was measured as %s: the exports leave the rest out (nccltune show says why)", label, measuredAs)))
 	}
-	bandMeasured := c.addRows(stored.CompareSizes(s.Study, bl, cl, append(slices.Clone(band), s.Study.GuardSizes...)), band)
+	bandMeasured := c.addRows(s.LaunchStats.CompareSizes(s.Study, bl, cl, append(slices.Clone(band), s.Study.GuardSizes...)), band)
 	if len(bandMeasured) == len(band) && len(band) > 0 {
 		// The band score row, footnoted when the launches are too few
 		// for its interval or its decision.
-		b, caveats := stored.CompareBand(s.Study, bl, cl, band)
+		b, caveats := s.LaunchStats.CompareBand(s.Study, bl, cl, band)
 		c.Band = &b
 		for _, n := range caveats {
 			notes.add(n)
@@ -146,8 +146,8 @@ func (s *Study) Compare() *Comparison {
 	for _, r := range c.Rows {
 		rowSizes = append(rowSizes, r.Bytes)
 	}
-	c.noteWarnings(0, &c.Baseline, stored.ArmNotes(s.Study, c.Baseline.Label, bl, rowSizes), notes)
-	c.noteWarnings(1, &c.Candidate, stored.ArmNotes(s.Study, c.Candidate.Label, cl, rowSizes), notes)
+	c.noteWarnings(0, &c.Baseline, s.LaunchStats.ArmNotes(s.Study, c.Baseline.Label, bl, rowSizes), notes)
+	c.noteWarnings(1, &c.Candidate, s.LaunchStats.ArmNotes(s.Study, c.Candidate.Label, cl, rowSizes), notes)
 	c.Notes = notes.texts
 	return c
 }

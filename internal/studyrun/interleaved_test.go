@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/internal/stored"
@@ -308,7 +309,7 @@ func TestABStoresItsDecisionSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := studyStats(stored); got.Alpha != 0.01 || got.MinEffect != 0.05 {
+	if got := launchstats.OptionsOf(stored); got.Alpha != 0.01 || got.MinEffect != 0.05 {
 		t.Errorf("stored one-op comparison decides at alpha %g, min effect %g; want 0.01 and 0.05", got.Alpha, got.MinEffect)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"sort"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/runner"
@@ -49,12 +49,6 @@ func guardLaunchesOf(so search.Options) int {
 	}
 	return so.GuardLaunches
 }
-
-// studyStats are the statistics a stored study decides with
-// (stored.StatsOf): resume continues with them and verify re-decides with
-// them, so a resumed study and its verification cannot disagree on what
-// is a gain.
-func studyStats(s *store.Study) model.Options { return stored.StatsOf(s) }
 
 // SearchRun is a search study ready to run: created, or loaded with its
 // trials to resume.
@@ -161,7 +155,7 @@ func (r *SearchRun) resume(o SearchOptions) error {
 	so.ScopeLists = false
 	// The study decides as it was set up to, whatever the defaults now,
 	// and as verify of it decides.
-	so.Stats = studyStats(study)
+	so.Stats = launchstats.OptionsOf(study)
 	if ss := study.Search; ss != nil {
 		// And it samples and confirms as it was set up to.
 		so.Sampler, so.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
@@ -255,7 +249,7 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) ([]*sear
 				Result: &benchfmt.Result{Facts: l.Facts}}
 			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl})
 		}
-		byTrial[t] = append(byTrial[t], stored.SearchLaunch(l))
+		byTrial[t] = append(byTrial[t], launchstats.SearchLaunch(l))
 	}
 	for _, t := range out {
 		so.Regroup(t, byTrial[t])

@@ -218,12 +218,12 @@ func TestResumeAndVerifyReadTheSameStats(t *testing.T) {
 		{"stored", func(ss *store.SearchSettings) *store.SearchSettings {
 			ss.MinEffect, ss.Alpha = 0.05, 0.01
 			return ss
-		}, model.Options{Alpha: 0.01, Confidence: model.DefaultConfidence, MinEffect: 0.05,
+		}, model.Options{Alpha: 0.01, Confidence: vocab.DefaultConfidence, MinEffect: 0.05,
 			HighSpreadPct: model.DefaultHighSpreadPct, OutlierZ: model.DefaultOutlierZ}},
 		{"no alpha stored", func(ss *store.SearchSettings) *store.SearchSettings {
 			ss.MinEffect, ss.Alpha = 0.05, 0
 			return ss
-		}, model.Options{Alpha: model.DefaultAlpha, Confidence: model.DefaultConfidence, MinEffect: 0.05,
+		}, model.Options{Alpha: vocab.DefaultAlpha, Confidence: vocab.DefaultConfidence, MinEffect: 0.05,
 			HighSpreadPct: model.DefaultHighSpreadPct, OutlierZ: model.DefaultOutlierZ}},
 		{"no settings stored", func(*store.SearchSettings) *store.SearchSettings { return nil }, model.DefaultOptions()},
 	}

@@ -80,6 +80,17 @@ const (
 	PhaseExplain = "explain"
 )
 
+// The statistics a study is judged at when it records none (alpha, the
+// intervals' coverage, the smallest gain that counts: 0.03 = 3 %): what
+// the record of a study that stored none of them means, so, like the
+// words, never changed for a released study. model.DefaultOptions uses
+// them.
+const (
+	DefaultAlpha      = 0.05
+	DefaultConfidence = 0.95
+	DefaultMinEffect  = 0.03
+)
+
 // Endings of a search study: why it ended as it did (the stored
 // Recommendation.Ending). A confirmation that keeps the defaults ends with
 // the verdict of the comparison that decided (Verdict*: "not-significant",

@@ -1,4 +1,4 @@
-package stored
+package launchstats
 
 import (
 	"math"
@@ -26,7 +26,7 @@ func TestLaunchScoreIsStored(t *testing.T) {
 		{"counted, stored without a score", store.Launch{Phase: vocab.PhaseSweep, Scored: true, Sizes: at200}, math.NaN()},
 		{"imported", store.Launch{Phase: vocab.PhaseImport, Scored: true, Sizes: at200}, 200},
 	} {
-		got := LaunchScore(&tc.l, sizes)
+		got := Figures{}.LaunchScore(&tc.l, sizes)
 		if math.Abs(got-tc.want) > 1e-9 && !(math.IsNaN(got) && math.IsNaN(tc.want)) {
 			t.Errorf("%s: score %v, want %v", tc.name, got, tc.want)
 		}
