@@ -166,11 +166,18 @@ func (Figures) MedianWithInterval(st *store.Study, xs []float64) (med, lo, hi fl
 	return ss.Median, ss.Lo, ss.Hi, fmt.Sprintf("%.0f%% CI", 100*opt.Confidence)
 }
 
-func compareSizes(bm, cm []model.Launch, sizes []int64, opt model.Options) []stored.ComparedSize {
-	var out []stored.ComparedSize
-	for _, r := range model.CompareSizes(bm, cm, sizes, opt) {
-		out = append(out, stored.ComparedSize{Bytes: r.Bytes, Baseline: timesOf(r.Baseline), Candidate: timesOf(r.Candidate),
-			P: r.Comparison.P, SpeedupLo: r.Comparison.Lo, SpeedupHi: r.Comparison.Hi, Significant: r.Comparison.Significant})
+// SizeComparisons compares baseline and candidate launches size by size
+// (model.CompareSizes) into the one per-size row the study stores and
+// every table prints: a missing interval stays NaN (null), an undefined
+// p-value is 1.
+func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options) []store.SizeComparison {
+	var out []store.SizeComparison
+	for _, r := range model.CompareSizes(base, cand, sizes, opt) {
+		b0, c0, cmp := r.Baseline, r.Candidate, r.Comparison
+		out = append(out, store.SizeComparison{Bytes: r.Bytes,
+			BaselineUS: b0.Median, BaselineLo: b0.Lo, BaselineHi: b0.Hi, BaselineLaunches: b0.Launches,
+			CandidateUS: c0.Median, CandidateLo: c0.Lo, CandidateHi: c0.Hi, CandidateLaunches: c0.Launches,
+			Speedup: cmp.Speedup, SpeedupLo: cmp.Lo, SpeedupHi: cmp.Hi, Significant: cmp.Significant, PValue: store.FiniteOr(cmp.P, 1)})
 	}
 	return out
 }
@@ -192,8 +199,8 @@ func compareBand(bm, cm []model.Launch, band []int64, opt model.Options) (stored
 // CompareSizes compares a study's baseline and candidate launches size by
 // size at the study's statistics, leaving out a size either did not
 // measure.
-func (Figures) CompareSizes(st *store.Study, bl, cl []*store.Launch, sizes []int64) []stored.ComparedSize {
-	return compareSizes(modelLaunches(bl), modelLaunches(cl), sizes, OptionsOf(st))
+func (Figures) CompareSizes(st *store.Study, bl, cl []*store.Launch, sizes []int64) []store.SizeComparison {
+	return SizeComparisons(modelLaunches(bl), modelLaunches(cl), sizes, OptionsOf(st))
 }
 
 // CompareBand compares a study's baseline and candidate launches over
@@ -207,7 +214,7 @@ func (Figures) CompareBand(st *store.Study, bl, cl []*store.Launch, band []int64
 // interleaved) at model's default statistics, neither study's own: size
 // by size and over the sizes the first launch of each measured in common
 // (nil when none).
-func (Figures) CompareAcross(a, b []*store.Launch) (rows []stored.ComparedSize, band stored.BandComparison, common []int64) {
+func (Figures) CompareAcross(a, b []*store.Launch) (rows []store.SizeComparison, band stored.BandComparison, common []int64) {
 	am, bm := modelLaunches(a), modelLaunches(b)
 	for z := range am[0].Times {
 		if _, ok := bm[0].Times[z]; ok {
@@ -220,7 +227,7 @@ func (Figures) CompareAcross(a, b []*store.Launch) (rows []stored.ComparedSize, 
 	}
 	opt := model.DefaultOptions()
 	band, _ = compareBand(am, bm, common, opt)
-	return compareSizes(am, bm, common, opt), band, common
+	return SizeComparisons(am, bm, common, opt), band, common
 }
 
 // ArmNotes are the caveats the report's table footnotes about one arm

@@ -7,8 +7,52 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/store"
 )
+
+// TestSizeComparisons: the one per-size row holds what every table
+// prints: each arm's launches at the size, the speedup with its interval,
+// and a missing interval as NaN (it held the median, which printed as an
+// interval of no width).
+func TestSizeComparisons(t *testing.T) {
+	at := func(n int, us float64) []model.Launch {
+		var out []model.Launch
+		for i := range n {
+			x := us * (1 + 0.01*float64(i%3))
+			out = append(out, model.Launch{Times: map[int64][]float64{nccl.MiB: {x, x}, 2 * nccl.MiB: {2 * x, 2 * x}}})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		n          int
+		noInterval bool
+	}{
+		{"8 launches each", 8, false},
+		{"3 launches each: too few for an interval", 3, true},
+	} {
+		got := SizeComparisons(at(tc.n, 100), at(tc.n, 50), []int64{nccl.MiB, 2 * nccl.MiB}, model.DefaultOptions())
+		if len(got) != 2 || got[0].Bytes != nccl.MiB || got[1].Bytes != 2*nccl.MiB {
+			t.Fatalf("%s: got %+v, want 1M and 2M", tc.name, got)
+		}
+		for _, c := range got {
+			if math.Abs(c.Speedup-2) > 0.05 || c.BaselineLaunches != tc.n || c.CandidateLaunches != tc.n {
+				t.Errorf("%s: %d: speedup %g over %d and %d launches; want about 2× over %d each", tc.name, c.Bytes, c.Speedup, c.BaselineLaunches, c.CandidateLaunches, tc.n)
+			}
+			intervals := []float64{c.BaselineLo, c.BaselineHi, c.CandidateLo, c.CandidateHi, c.SpeedupLo, c.SpeedupHi}
+			for _, x := range intervals {
+				if math.IsNaN(x) != tc.noInterval {
+					t.Errorf("%s: %d: interval ends %v; want NaN: %v", tc.name, c.Bytes, intervals, tc.noInterval)
+					break
+				}
+			}
+			if !tc.noInterval && !(c.SpeedupLo <= c.Speedup && c.Speedup <= c.SpeedupHi) {
+				t.Errorf("%s: %d: speedup %g outside its interval [%g, %g]", tc.name, c.Bytes, c.Speedup, c.SpeedupLo, c.SpeedupHi)
+			}
+		}
+	}
+}
 
 // TestLaunchScoreIsStored: the landscape shows the score a study stored
 // with each launch (scored once, as measured), not one recomputed from the

@@ -187,10 +187,9 @@ func compareOp(a, b *Study) (OpComparison, error) {
 	}
 	var rows []ComparedSize
 	for _, r := range sizes {
-		x, y := r.Baseline, r.Candidate
-		rows = append(rows, ComparedSize{Bytes: r.Bytes, AUS: x.TimeUS, ALo: finitePtr(x.LoUS), AHi: finitePtr(x.HiUS),
-			BUS: y.TimeUS, BLo: finitePtr(y.LoUS), BHi: finitePtr(y.HiUS), Change: y.TimeUS/x.TimeUS - 1,
-			P: store.FiniteOr(r.P, 1), Significant: r.Significant})
+		rows = append(rows, ComparedSize{Bytes: r.Bytes, AUS: r.BaselineUS, ALo: finitePtr(r.BaselineLo), AHi: finitePtr(r.BaselineHi),
+			BUS: r.CandidateUS, BLo: finitePtr(r.CandidateLo), BHi: finitePtr(r.CandidateHi), Change: r.CandidateUS/r.BaselineUS - 1,
+			P: r.PValue, Significant: r.Significant})
 	}
 	arms[0].ScoreUS, arms[1].ScoreUS = finitePtr(band.BaselineUS), finitePtr(band.CandidateUS)
 	oc := OpComparison{Op: a.Study.Op(), Arms: arms, Rows: rows, Band: band}

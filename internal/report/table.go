@@ -121,7 +121,11 @@ func (s *Study) Compare() *Comparison {
 		c.Candidate.Notes = appendNote(c.Candidate.Notes, notes.add(fmt.Sprintf(
 			"%s was measured as %s: the exports leave the rest out (nccltune show says why)", label, measuredAs)))
 	}
-	bandMeasured := c.addRows(s.LaunchStats.CompareSizes(s.Study, bl, cl, append(slices.Clone(band), s.Study.GuardSizes...)), band)
+	rows := s.decidedRows(cand, which)
+	if rows == nil {
+		rows = s.LaunchStats.CompareSizes(s.Study, bl, cl, append(slices.Clone(band), s.Study.GuardSizes...))
+	}
+	bandMeasured := c.addRows(rows, band)
 	if len(bandMeasured) == len(band) && len(band) > 0 {
 		// The band score row, footnoted when the launches are too few
 		// for its interval or its decision.
@@ -200,14 +204,12 @@ func (s *Study) bandSizes(bl, cl []*store.Launch) []int64 {
 
 // addRows adds one row per size the rows compare, the band's then the
 // guards'; it returns the band sizes that got a row.
-func (c *Comparison) addRows(rows []stored.ComparedSize, band []int64) (bandMeasured []int64) {
+func (c *Comparison) addRows(rows []store.SizeComparison, band []int64) (bandMeasured []int64) {
 	for _, r := range rows {
-		b0, c0 := r.Baseline, r.Candidate
 		row := ComparisonRow{Bytes: r.Bytes, Guard: !slices.Contains(band, r.Bytes),
-			Baseline:  ArmAtSize{TimeUS: b0.TimeUS, TimeLoUS: b0.LoUS, TimeHiUS: b0.HiUS, Launches: b0.Launches},
-			Candidate: ArmAtSize{TimeUS: c0.TimeUS, TimeLoUS: c0.LoUS, TimeHiUS: c0.HiUS, Launches: c0.Launches},
-			Change:    c0.TimeUS/b0.TimeUS - 1, P: r.P, Significant: r.Significant,
-			Speedup: b0.TimeUS / c0.TimeUS, SpeedupLo: r.SpeedupLo, SpeedupHi: r.SpeedupHi}
+			Baseline:  ArmAtSize{TimeUS: r.BaselineUS, TimeLoUS: r.BaselineLo, TimeHiUS: r.BaselineHi, Launches: r.BaselineLaunches},
+			Candidate: ArmAtSize{TimeUS: r.CandidateUS, TimeLoUS: r.CandidateLo, TimeHiUS: r.CandidateHi, Launches: r.CandidateLaunches},
+			Change:    1/r.Speedup - 1, P: r.PValue, Significant: r.Significant, Speedup: r.Speedup, SpeedupLo: r.SpeedupLo, SpeedupHi: r.SpeedupHi}
 		c.Rows = append(c.Rows, row)
 		if !row.Guard {
 			bandMeasured = append(bandMeasured, r.Bytes)
@@ -216,16 +218,46 @@ func (c *Comparison) addRows(rows []stored.ComparedSize, band []int64) (bandMeas
 	return bandMeasured
 }
 
-// decidedBand is the band row as the study decided it (the stored
-// record's speedup, interval, p and scores: the numbers search printed),
-// when the comparison shows that decision: the confirmation launches of
-// the candidate it confirmed, over the study's one part or the one part
-// of this op. Nil otherwise (no confirmation, or an op the study scored
-// in several parts): the row is then the launches' own.
-func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
+// decided is the study's stored decision when the comparison shows it:
+// the confirmation launches of the candidate it confirmed. Nil otherwise
+// (no confirmation): the table is then the launches' own.
+func (s *Study) decided(cand *store.Trial, which string) *store.Recommendation {
 	r := s.Study.Recommendation
 	if r == nil || which != PhaseConfirmation || r.BaselineLaunches == 0 || r.CandidateLaunches == 0 ||
 		(r.CandidateTrialID != 0 && r.CandidateTrialID != cand.ID) {
+		return nil
+	}
+	return r
+}
+
+// decidedRows are the per-size rows of a one-part study's decision as
+// stored (its band's, then its guards': the numbers search printed), when
+// the comparison shows that decision. Nil otherwise, and for rows stored
+// before they held each arm's launches (store.SizeComparison), whose
+// missing intervals hold the median: the table then compares the launches
+// itself, at the study's statistics, as it did for them.
+func (s *Study) decidedRows(cand *store.Trial, which string) []store.SizeComparison {
+	r := s.decided(cand, which)
+	if r == nil || len(r.Parts) > 0 || len(r.PerSize) == 0 {
+		return nil
+	}
+	rows := append(slices.Clone(r.PerSize), r.Guards...)
+	for _, row := range rows {
+		if row.BaselineLaunches == 0 || row.CandidateLaunches == 0 {
+			return nil
+		}
+	}
+	return rows
+}
+
+// decidedBand is the band row as the study decided it (the stored
+// record's speedup, interval, p and scores: the numbers search printed),
+// when the comparison shows that decision over the study's one part or
+// the one part of this op. Nil otherwise (no confirmation, or an op the
+// study scored in several parts): the row is then the launches' own.
+func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
+	r := s.decided(cand, which)
+	if r == nil {
 		return nil
 	}
 	if len(r.Parts) == 0 {

@@ -22,9 +22,9 @@ type LaunchStats interface {
 	BusBWFactor(s *Study) float64
 	LaunchScore(l *store.Launch, sizes []int64) float64
 	MedianWithInterval(st *store.Study, xs []float64) (med, lo, hi float64, what string)
-	CompareSizes(st *store.Study, bl, cl []*store.Launch, sizes []int64) []ComparedSize
+	CompareSizes(st *store.Study, bl, cl []*store.Launch, sizes []int64) []store.SizeComparison
 	CompareBand(st *store.Study, bl, cl []*store.Launch, band []int64) (_ BandComparison, notes []string)
-	CompareAcross(a, b []*store.Launch) (rows []ComparedSize, band BandComparison, common []int64)
+	CompareAcross(a, b []*store.Launch) (rows []store.SizeComparison, band BandComparison, common []int64)
 	ArmNotes(st *store.Study, label string, ls []*store.Launch, sizes []int64) []ArmNote
 	RoundScores(st *store.Study, trialID uint64, launches []*store.Launch) (explore, confirm []float64, ok bool)
 	Rounds(st *store.Study, trialID uint64, launches []*store.Launch) ([]Round, bool)
@@ -60,18 +60,6 @@ func MeasuredSizes(ls []*store.Launch) []int64 {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-// ComparedSize is one size of two sets of launches compared at that size
-// alone (model.CompareSizes, the one per-size comparison): each arm's
-// times there, the test's two-sided p-value and whether it is
-// significant, and the speedup's rank interval (NaN when the launches are
-// too few for one).
-type ComparedSize struct {
-	Bytes                   int64
-	Baseline, Candidate     SizeTimes
-	P, SpeedupLo, SpeedupHi float64
-	Significant             bool
 }
 
 // BandComparison is two sets of launches compared over a band: each

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
@@ -332,7 +333,7 @@ type PluginAloneSize struct {
 	Rows   Effect  `json:"rows"`
 }
 
-// Effect is one arm against another at one size (SizeComparisons), with
+// Effect is one arm against another at one size (launchstats.SizeComparisons), with
 // its verdict in stored.ChangeWords.
 type Effect struct {
 	Speedup     float64 `json:"speedup"`
@@ -496,7 +497,7 @@ func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *PluginAloneEff
 	out := &PluginAloneEffect{Sizes: []PluginAloneSize{}}
 	effects := func(from, to []model.Launch, sizes []int64) map[int64]Effect {
 		es := map[int64]Effect{}
-		for _, c := range SizeComparisons(from, to, sizes, opt) {
+		for _, c := range launchstats.SizeComparisons(from, to, sizes, opt) {
 			es[c.Bytes] = Effect{Speedup: c.Speedup, PValue: c.PValue, Significant: c.Significant, Verdict: stored.ChangeWords(c.Significant, c.Speedup)}
 		}
 		return es
@@ -860,8 +861,8 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 		Significant: cmp.Recommend, PValue: store.FiniteOr(cmp.P, 1), Reason: cmp.Reason, Ending: ending, MinEffect: opt.MinEffect,
 		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
 		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
-		PerSize: SizeComparisons(base.Confirm, cand.Confirm, study.Sizes, opt),
-		Guards:  SizeComparisons(base.Confirm, cand.Confirm, ab.Guards, opt)}
+		PerSize: launchstats.SizeComparisons(base.Confirm, cand.Confirm, study.Sizes, opt),
+		Guards:  launchstats.SizeComparisons(base.Confirm, cand.Confirm, ab.Guards, opt)}
 	study.Recommendation.CandidateTrialID = cand.ID
 	if cmp.Recommend {
 		study.Recommendation.TrialID = cand.ID

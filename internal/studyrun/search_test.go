@@ -182,19 +182,6 @@ func TestRecommendationOf(t *testing.T) {
 	}
 }
 
-func TestSizeComparisons(t *testing.T) {
-	base, cand := launchesAt(4, 100), launchesAt(4, 50)
-	got := SizeComparisons(base, cand, []int64{1 << 20, 2 << 20}, model.DefaultOptions())
-	if len(got) != 2 || got[0].Bytes != 1<<20 || got[1].Bytes != 2<<20 {
-		t.Fatalf("got %+v, want 1M and 2M", got)
-	}
-	for _, c := range got {
-		if math.Abs(c.Speedup-2) > 0.05 || c.CandidateUS >= c.BaselineUS || !c.Significant {
-			t.Errorf("%d: speedup %g, times %g vs %g; want about 2×", c.Bytes, c.Speedup, c.BaselineUS, c.CandidateUS)
-		}
-	}
-}
-
 func TestFiniteOr(t *testing.T) {
 	for _, tt := range []struct{ x, want float64 }{{1.5, 1.5}, {math.NaN(), 7}, {math.Inf(1), 7}, {math.Inf(-1), 7}} {
 		if got := store.FiniteOr(tt.x, 7); got != tt.want {
