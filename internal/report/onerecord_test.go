@@ -19,7 +19,7 @@ func TestReportNamesTheBaseline(t *testing.T) {
 	s := recommendStudy()
 	s.Study.BaselineEnv = map[string]string{"NCCL_MAX_NCHANNELS": "2"}
 	want := stored.ConclusionOf(s.Study).BaselineName()
-	sub := strings.Join(s.DecisionSubtitle(), "\n")
+	sub := strings.Join(s.compared().decisionSubtitle(), "\n")
 	if !strings.Contains(sub, "vs "+want) {
 		t.Errorf("the decision's subtitle does not compare with %q:\n%s", want, sub)
 	}
