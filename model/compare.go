@@ -110,35 +110,6 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 	return c
 }
 
-// SizeComparison is one message size of two arms compared at that size
-// alone: each arm's summary there and the comparison over that size.
-type SizeComparison struct {
-	Bytes      int64
-	Baseline   SizeSummary
-	Candidate  SizeSummary
-	Comparison Comparison
-}
-
-// CompareSizes compares baseline and candidate size by size, in the order
-// of sizes, leaving out a size either arm did not measure: the one
-// per-size comparison, which the stored recommendation's rows and the
-// report's table are both made of.
-func CompareSizes(baseline, candidate []Launch, sizes []int64, opt Options) []SizeComparison {
-	var out []SizeComparison
-	for _, b := range sizes {
-		cmp := Compare(baseline, candidate, []int64{b}, opt)
-		if len(cmp.Baseline.Sizes) != 1 || len(cmp.Candidate.Sizes) != 1 {
-			continue
-		}
-		b0, c0 := cmp.Baseline.Sizes[0], cmp.Candidate.Sizes[0]
-		if b0.Launches == 0 || c0.Launches == 0 || math.IsNaN(b0.Median) || math.IsNaN(c0.Median) {
-			continue
-		}
-		out = append(out, SizeComparison{Bytes: b, Baseline: b0, Candidate: c0, Comparison: cmp})
-	}
-	return out
-}
-
 // addArmWarnings adds each arm's summary warnings, named by arm, except
 // those about per-size medians' intervals, which play no part here.
 func (c *Comparison) addArmWarnings() {

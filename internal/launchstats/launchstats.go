@@ -166,15 +166,23 @@ func (Figures) MedianWithInterval(st *store.Study, xs []float64) (med, lo, hi fl
 	return ss.Median, ss.Lo, ss.Hi, fmt.Sprintf("%.0f%% CI", 100*opt.Confidence)
 }
 
-// SizeComparisons compares baseline and candidate launches size by size
-// (model.CompareSizes) into the one per-size row the study stores and
-// every table prints: a missing interval stays NaN (null), an undefined
-// p-value is 1.
+// SizeComparisons compares baseline and candidate launches size by size,
+// each size alone (model.Compare over it), in the order of sizes and
+// leaving out a size either arm did not measure, into the one per-size
+// row the study stores and every table prints: a missing interval stays
+// NaN (null), an undefined p-value is 1.
 func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options) []store.SizeComparison {
 	var out []store.SizeComparison
-	for _, r := range model.CompareSizes(base, cand, sizes, opt) {
-		b0, c0, cmp := r.Baseline, r.Candidate, r.Comparison
-		out = append(out, store.SizeComparison{Bytes: r.Bytes,
+	for _, b := range sizes {
+		cmp := model.Compare(base, cand, []int64{b}, opt)
+		if len(cmp.Baseline.Sizes) != 1 || len(cmp.Candidate.Sizes) != 1 {
+			continue
+		}
+		b0, c0 := cmp.Baseline.Sizes[0], cmp.Candidate.Sizes[0]
+		if b0.Launches == 0 || c0.Launches == 0 || math.IsNaN(b0.Median) || math.IsNaN(c0.Median) {
+			continue
+		}
+		out = append(out, store.SizeComparison{Bytes: b,
 			BaselineUS: b0.Median, BaselineLo: b0.Lo, BaselineHi: b0.Hi, BaselineLaunches: b0.Launches,
 			CandidateUS: c0.Median, CandidateLo: c0.Lo, CandidateHi: c0.Hi, CandidateLaunches: c0.Launches,
 			Speedup: cmp.Speedup, SpeedupLo: cmp.Lo, SpeedupHi: cmp.Hi, Significant: cmp.Significant, PValue: store.FiniteOr(cmp.P, 1)})

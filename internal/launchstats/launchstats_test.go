@@ -11,6 +11,23 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
+// TestSizeComparisonsLeaveOutUnmeasured: one row per size both arms
+// measured, in the order asked, each the comparison at that size alone; a
+// size one arm lacks has no row.
+func TestSizeComparisonsLeaveOutUnmeasured(t *testing.T) {
+	const k4, m1 = 4 * nccl.KiB, nccl.MiB
+	base := []model.Launch{{Times: map[int64][]float64{m1: {100}, k4: {10}}}, {Times: map[int64][]float64{m1: {102}, k4: {11}}}}
+	cand := []model.Launch{{Times: map[int64][]float64{m1: {50}}}, {Times: map[int64][]float64{m1: {51}}}}
+	rows := SizeComparisons(base, cand, []int64{k4, m1}, model.DefaultOptions())
+	if len(rows) != 1 || rows[0].Bytes != m1 {
+		t.Fatalf("rows %+v, want 1M alone (4K is the baseline's only)", rows)
+	}
+	want := model.Compare(base, cand, []int64{m1}, model.DefaultOptions())
+	if r := rows[0]; r.BaselineUS != 101 || r.CandidateUS != 50.5 || r.Speedup != want.Speedup || r.PValue != want.P {
+		t.Errorf("row %+v, want medians 101 and 50.5 and the comparison at 1M %+v", r, want)
+	}
+}
+
 // TestSizeComparisons: the one per-size row holds what every table
 // prints: each arm's launches at the size, the speedup with its interval,
 // and a missing interval as NaN (it held the median, which printed as an
