@@ -9,6 +9,8 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // Comparison is the verdict on a candidate config against a baseline.
@@ -51,26 +53,9 @@ type Comparison struct {
 	Warnings  []Warning `json:"warnings,omitempty"`
 	// Reason is one plain sentence: why recommend or not.
 	Reason string `json:"reason"`
-	// Verdict names the rule that decided, one of the Verdict* constants.
+	// Verdict names the rule that decided, one of vocab.Verdict*.
 	Verdict string `json:"verdict"`
 }
-
-// Verdicts of a comparison: which condition of Compare's rule decided.
-const (
-	VerdictRecommend      = "recommend"        // every condition holds
-	VerdictNoData         = "no-data"          // an arm has no scored launch
-	VerdictTooFew         = "too-few-launches" // the test cannot reach alpha with these counts
-	VerdictNotSignificant = "not-significant"  // p ≥ alpha
-	VerdictSlower         = "slower"           // significantly slower by at least the minimum effect
-	VerdictSlightlySlower = "slightly-slower"  // significantly slower, within the minimum effect
-	VerdictNoDirection    = "no-direction"     // significant without a direction (ties)
-	VerdictNoInterval     = "no-interval"      // no interval of the confidence asked exists
-	VerdictIntervalHasOne = "interval-has-one" // the interval still includes no change
-	VerdictBelowMinEffect = "below-min-effect" // faster, but by less than the minimum effect
-	// VerdictFutile is set by ConfirmDesign.Decide: the interval already
-	// excludes the minimum effect at an interim look.
-	VerdictFutile = "futile"
-)
 
 // Compare decides whether the candidate config beats the baseline over the
 // band's sizes, with launches as the unit of replication. The two sets of
@@ -125,35 +110,6 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 	return c
 }
 
-// SizeComparison is one message size of two arms compared at that size
-// alone: each arm's summary there and the comparison over that size.
-type SizeComparison struct {
-	Bytes      int64
-	Baseline   SizeSummary
-	Candidate  SizeSummary
-	Comparison Comparison
-}
-
-// CompareSizes compares baseline and candidate size by size, in the order
-// of sizes, leaving out a size either arm did not measure: the one
-// per-size comparison, which the stored recommendation's rows and the
-// report's table are both made of.
-func CompareSizes(baseline, candidate []Launch, sizes []int64, opt Options) []SizeComparison {
-	var out []SizeComparison
-	for _, b := range sizes {
-		cmp := Compare(baseline, candidate, []int64{b}, opt)
-		if len(cmp.Baseline.Sizes) != 1 || len(cmp.Candidate.Sizes) != 1 {
-			continue
-		}
-		b0, c0 := cmp.Baseline.Sizes[0], cmp.Candidate.Sizes[0]
-		if b0.Launches == 0 || c0.Launches == 0 || math.IsNaN(b0.Median) || math.IsNaN(c0.Median) {
-			continue
-		}
-		out = append(out, SizeComparison{Bytes: b, Baseline: b0, Candidate: c0, Comparison: cmp})
-	}
-	return out
-}
-
 // addArmWarnings adds each arm's summary warnings, named by arm, except
 // those about per-size medians' intervals, which play no part here.
 func (c *Comparison) addArmWarnings() {
@@ -183,7 +139,7 @@ func (c *Comparison) refuseNoData() {
 			who = "neither config has"
 		}
 	}
-	c.Verdict = VerdictNoData
+	c.Verdict = vocab.VerdictNoData
 	c.Reason = "cannot compare: " + who + " no launch with valid times at every size of the band — measure it first"
 	c.Warnings = append(c.Warnings, Warning{Code: WarnNoLaunches, Message: c.Reason})
 }
@@ -243,18 +199,18 @@ func (c *Comparison) decide(faster, slower bool, minP float64, opt Options) {
 	gain := c.Speedup - 1
 	switch {
 	case !c.Significant && minP >= opt.Alpha:
-		c.Verdict = VerdictTooFew
+		c.Verdict = vocab.VerdictTooFew
 		c.Reason = fmt.Sprintf("keep the baseline: %d and %d launches cannot show a significant difference at alpha %g whatever they measure — measure at least %d of each",
 			m, n, opt.Alpha, MinLaunchesForDecision(opt))
 	case !c.Significant:
-		c.Verdict = VerdictNotSignificant
+		c.Verdict = vocab.VerdictNotSignificant
 		c.Reason = fmt.Sprintf("keep the baseline: no significant difference (speedup %.3f%s, p = %.2g ≥ %.2g over %d and %d launches)",
 			c.Speedup, c.ciText(opt.Confidence), c.P, opt.Alpha, m, n)
 	case slower:
 		c.Slower = c.Speedup <= 1/(1+opt.MinEffect)
-		c.Verdict = VerdictSlightlySlower
+		c.Verdict = vocab.VerdictSlightlySlower
 		if c.Slower {
-			c.Verdict = VerdictSlower
+			c.Verdict = vocab.VerdictSlower
 			c.Reason = fmt.Sprintf("keep the baseline: the candidate is %.1f %% slower (speedup %.3f%s, p = %.2g)",
 				100*(1/c.Speedup-1), c.Speedup, c.ciText(opt.Confidence), c.P)
 		} else {
@@ -262,23 +218,23 @@ func (c *Comparison) decide(faster, slower bool, minP float64, opt Options) {
 				c.Speedup, c.P, 100*opt.MinEffect)
 		}
 	case !faster:
-		c.Verdict = VerdictNoDirection
+		c.Verdict = vocab.VerdictNoDirection
 		c.Reason = fmt.Sprintf("keep the baseline: the test is significant (p = %.2g) but shows no direction", c.P)
 	case !c.CIOK:
-		c.Verdict = VerdictNoInterval
+		c.Verdict = vocab.VerdictNoInterval
 		c.Reason = fmt.Sprintf("keep the baseline: the candidate looks faster (p = %.2g) but no %s interval on the speedup exists with %d and %d launches",
 			c.P, pct(opt.Confidence), m, n)
 	case c.Lo <= 1:
-		c.Verdict = VerdictIntervalHasOne
+		c.Verdict = vocab.VerdictIntervalHasOne
 		c.Reason = fmt.Sprintf("keep the baseline: the candidate looks faster (p = %.2g) but the speedup interval%s still includes no change",
 			c.P, c.ciText(opt.Confidence))
 	case c.Speedup < 1+opt.MinEffect:
-		c.Verdict = VerdictBelowMinEffect
+		c.Verdict = vocab.VerdictBelowMinEffect
 		c.Reason = fmt.Sprintf("keep the baseline: the candidate is faster by %.1f %%%s (p = %.2g), below the %.0f %% minimum effect",
 			100*gain, c.ciText(opt.Confidence), c.P, 100*opt.MinEffect)
 	default:
 		c.Recommend = true
-		c.Verdict = VerdictRecommend
+		c.Verdict = vocab.VerdictRecommend
 		c.Reason = fmt.Sprintf("recommend the candidate: %.1f %% faster (speedup %.3f%s, p = %.2g over %d and %d launches)",
 			100*gain, c.Speedup, c.ciText(opt.Confidence), c.P, m, n)
 	}

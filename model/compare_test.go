@@ -188,21 +188,3 @@ func TestMinLaunchesForDecision(t *testing.T) {
 		}
 	}
 }
-
-// TestCompareSizes: one row per size both arms measured, in the order
-// asked, each the arms' summaries there and their comparison at that size
-// alone; a size one arm lacks has no row.
-func TestCompareSizes(t *testing.T) {
-	const k4 = 4 << 10
-	base := []Launch{{Times: map[int64][]float64{m1: {100}, k4: {10}}}, {Times: map[int64][]float64{m1: {102}, k4: {11}}}}
-	cand := []Launch{{Times: map[int64][]float64{m1: {50}}}, {Times: map[int64][]float64{m1: {51}}}}
-	rows := CompareSizes(base, cand, []int64{k4, m1}, DefaultOptions())
-	if len(rows) != 1 || rows[0].Bytes != m1 {
-		t.Fatalf("rows %+v, want 1M alone (4K is the baseline's only)", rows)
-	}
-	r := rows[0]
-	want := Compare(base, cand, []int64{m1}, DefaultOptions())
-	if r.Baseline.Median != 101 || r.Candidate.Median != 50.5 || r.Comparison.Speedup != want.Speedup || r.Comparison.P != want.P {
-		t.Errorf("row %+v, want medians 101 and 50.5 and the comparison at 1M %+v", r, want)
-	}
-}

@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // Options are the statistical settings shared by summaries, comparisons and
@@ -29,9 +31,6 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultAlpha         = 0.05
-	DefaultConfidence    = 0.95
-	DefaultMinEffect     = 0.03
 	DefaultHighSpreadPct = 10
 	DefaultOutlierZ      = 3.5
 	// DefaultMaxPerArm caps launches per config in NextLaunch when the
@@ -43,9 +42,9 @@ const (
 // a 10 % high-spread threshold and outlier z 3.5.
 func DefaultOptions() Options {
 	return Options{
-		Alpha:         DefaultAlpha,
-		Confidence:    DefaultConfidence,
-		MinEffect:     DefaultMinEffect,
+		Alpha:         vocab.DefaultAlpha,
+		Confidence:    vocab.DefaultConfidence,
+		MinEffect:     vocab.DefaultMinEffect,
 		HighSpreadPct: DefaultHighSpreadPct,
 		OutlierZ:      DefaultOutlierZ,
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 var powerFlag = flag.Bool("power", false, "compute the power table for docs/PERFORMANCE.md (slow: minutes)")
@@ -96,7 +98,7 @@ func TestPowerTable(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			seed := uint64(500 + i)
-			c.noether = noether(c.gain, launchScoreSD(c.spread), DefaultAlpha, target)
+			c.noether = noether(c.gain, launchScoreSD(c.spread), vocab.DefaultAlpha, target)
 			// Double until the target is met, then bisect.
 			lo, hi := MinLaunchesForDecision(DefaultOptions())-1, 0
 			powers := map[int]float64{}

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // ConfirmDesign is a group-sequential plan for confirming a candidate
@@ -214,7 +216,7 @@ func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64
 		plain := Compare(baseline, candidate, sizes, opt)
 		if plain.CIOK && plain.Hi < 1+opt.MinEffect {
 			lk.Stop, lk.Futile = true, true
-			lk.Verdict = VerdictFutile
+			lk.Verdict = vocab.VerdictFutile
 			// The interval that decided is the one reported: the look's own
 			// (at its far smaller level) may not exist yet at these counts,
 			// and a study would store [NaN, NaN] beside a reason quoting

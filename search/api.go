@@ -74,7 +74,7 @@ type Options struct {
 	// also measures for the candidate, interleaved with the baseline, at
 	// the workload's sizes and the guard sizes, GuardLaunches launches per
 	// arm each: a recommendation that makes one significantly slower by
-	// more than the minimum effect is refused (EndingOpRegression).
+	// more than the minimum effect is refused (vocab.EndingOpRegression).
 	GuardOps      []nccl.Op
 	GuardLaunches int
 	// ScopeLists writes a winning NCCL_ALGO/NCCL_PROTO in NCCL's
@@ -325,7 +325,7 @@ type Result struct {
 	// Stopped says why exploration ended: "budget", "time", "space",
 	// "interrupted".
 	Stopped string
-	// Ending says why the study ended as it did, one of the Ending*
+	// Ending says why the study ended as it did, one of the vocab.Ending*
 	// constants: the rule that decided, never a guess.
 	Ending string
 	// Design is the confirmation's group-sequential plan (nil when no
@@ -371,32 +371,10 @@ type Result struct {
 // Refusal is one candidate the study confirmed and refused, and why.
 type Refusal struct {
 	Trial *Trial
-	// Ending is why (EndingGuard, EndingOpRegression,
-	// EndingSwitchesOnDisabled, EndingCandidateFailed), Reason its sentence.
+	// Ending is why (vocab.EndingGuard, vocab.EndingOpRegression,
+	// vocab.EndingSwitchesOnDisabled, vocab.EndingCandidateFailed), Reason its sentence.
 	Ending, Reason string
 }
-
-// Endings of a study. A confirmation that keeps the defaults ends with the
-// verdict of model.Compare that decided (model.Verdict*: "not-significant",
-// "below-min-effect", "slower", "futile", …).
-const (
-	EndingRecommended = "recommended"
-	// EndingGuard: faster in the band, significantly slower at a guard size.
-	EndingGuard = "guard-regression"
-	// EndingCandidateFailed: the candidate failed during confirmation.
-	EndingCandidateFailed = "candidate-failed"
-	// EndingNoCandidate: no config other than the defaults ran successfully.
-	EndingNoCandidate = "no-candidate"
-	// EndingInterrupted: cancelled before a decision.
-	EndingInterrupted = "interrupted"
-	// EndingSwitchesOnDisabled: the candidate switches on a protocol or
-	// algorithm NCCL's defaults disabled and the user did not allow it.
-	EndingSwitchesOnDisabled = "switches-on-disabled"
-	// EndingSameAsBaseline: the best candidate, its no-op knobs dropped,
-	// is the baseline itself (a --baseline-env study whose baseline NCCL
-	// already runs like the best config found): nothing to confirm.
-	EndingSameAsBaseline = "same-as-baseline"
-)
 
 // GuardCheck is the winner against the baseline at one guard size.
 type GuardCheck struct {

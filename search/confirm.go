@@ -94,7 +94,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	if w == base {
 		// Confirming the baseline against itself would compare one set of
 		// launches with itself (speedup 1, p = 1) and read as a measurement.
-		res.Ending = EndingSameAsBaseline
+		res.Ending = vocab.EndingSameAsBaseline
 		res.Reason = "the best config found runs the same NCCL plan as the baseline once its no-op knobs are dropped; keep the baseline"
 		return nil
 	}
@@ -102,7 +102,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	if !d.CanDecide() {
 		// No outcome of the launches left could recommend: they would be
 		// spent for nothing.
-		res.Ending = EndingCannotDecide
+		res.Ending = vocab.EndingCannotDecide
 		res.Reason = fmt.Sprintf("the budget left allows %d confirmation launches per arm, too few for the exact test to reach its level; keep NCCL's defaults, or raise --budget", d.MaxLaunches())
 		return nil
 	}
@@ -119,7 +119,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	case out.Failed == base:
 		return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
 	case out.Failed == w:
-		res.Ending = EndingCandidateFailed
+		res.Ending = vocab.EndingCandidateFailed
 		res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
 		return nil
 	}
@@ -143,7 +143,7 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 		w, s.forced = s.forced, nil
 	}
 	if w == nil {
-		res.Ending = EndingNoCandidate
+		res.Ending = vocab.EndingNoCandidate
 		res.Reason = "no config other than NCCL's defaults ran successfully; keep NCCL's defaults"
 		return nil, nil, nil
 	}
@@ -240,13 +240,13 @@ func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 	res.Reason = cmp.Reason
 	res.Ending = cmp.Verdict
 	if cmp.Recommend {
-		res.Ending = EndingRecommended
+		res.Ending = vocab.EndingRecommended
 	}
 	if res.Looks > 1 || len(d.Looks) > 1 {
 		res.Reason += fmt.Sprintf(" [sequential confirmation: look %d of %d, %s]", res.Looks, len(d.Looks), d)
 	}
 	if r := s.plan.resolve(w.Config); res.Recommend && !s.opts.AllowDisabled && len(r.Enables) > 0 {
-		res.Recommend, res.Ending = false, EndingSwitchesOnDisabled
+		res.Recommend, res.Ending = false, vocab.EndingSwitchesOnDisabled
 		res.Reason = fmt.Sprintf("%s switches on what NCCL's defaults disabled (%s); keep NCCL's defaults, or allow it with --allow-disabled-protocols at the risk of wrong results",
 			w.Config, strings.Join(r.Enables, "; "))
 	}
@@ -255,7 +255,7 @@ func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 		res.Guards = append(res.Guards, GuardCheck{Op: g.op, Bytes: g.bytes, Comparison: gc})
 		if res.Recommend && gc.Slower {
 			res.Recommend = false
-			res.Ending = EndingGuard
+			res.Ending = vocab.EndingGuard
 			// The change in time, signed as the size table prints it.
 			res.Reason = fmt.Sprintf("%s is faster in the band but significantly slower at the guard size %s (%+.1f%% time); keep NCCL's defaults or narrow the guard",
 				w.Config, g, 100*(1/gc.Speedup-1))
@@ -339,7 +339,7 @@ func (s *loop) alpha() float64 {
 	if s.opts.Stats.Alpha > 0 {
 		return s.opts.Stats.Alpha
 	}
-	return model.DefaultAlpha
+	return vocab.DefaultAlpha
 }
 
 // outOfConfirmTime reports whether --time leaves too little for one more

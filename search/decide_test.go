@@ -197,7 +197,7 @@ func TestNoFalseEarlyStop(t *testing.T) {
 		if res.Ending == "" {
 			t.Errorf("seed %d: no ending named: %s", seed, res.Reason)
 		}
-		if res.Ending == EndingNoCandidate && ran {
+		if res.Ending == vocab.EndingNoCandidate && ran {
 			t.Errorf("seed %d: says no other config ran, yet one did", seed)
 		}
 	}

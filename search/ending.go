@@ -13,11 +13,6 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// EndingCannotDecide: the budget left could not make the confirmation
-// recommend anything (too few launches per arm for the exact test to
-// reach its level), so none was made.
-const EndingCannotDecide = "cannot-decide"
-
 // settle records what the study left unspent and, when more launches
 // could not have changed the answer, says so (Result.Settled): every
 // distinct NCCL plan of the space was explored (exploration ran out of
@@ -36,13 +31,13 @@ func (s *loop) settle(res *Result) {
 		return
 	}
 	switch {
-	case res.Ending == EndingCannotDecide:
+	case res.Ending == vocab.EndingCannotDecide:
 		res.Settled = fmt.Sprintf("every distinct NCCL plan of the space was explored and the budget left cannot decide a confirmation: %d of %d launches left unspent",
 			res.Unspent, s.opts.Budget)
 	case res.Design != nil && res.Looks > 0:
 		res.Settled = fmt.Sprintf("every distinct NCCL plan of the space was explored and the confirmation decided at look %d of %d (%d + %d launches): more launches could not change the answer; %d of %d launches left unspent",
 			res.Looks, len(res.Design.Looks), len(res.Baseline.Confirm), len(res.Winner.Confirm), res.Unspent, s.opts.Budget)
-	case res.Ending == EndingSameAsBaseline || res.Ending == EndingNoCandidate:
+	case res.Ending == vocab.EndingSameAsBaseline || res.Ending == vocab.EndingNoCandidate:
 		res.Settled = fmt.Sprintf("every distinct NCCL plan of the space was explored and none is a candidate: %d of %d launches left unspent", res.Unspent, s.opts.Budget)
 	}
 }

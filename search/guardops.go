@@ -26,11 +26,6 @@ import (
 // changes to the one-part study: at the bar).
 const DefaultGuardLaunches = 8
 
-// EndingOpRegression: faster for the workload, but significantly slower,
-// by more than the minimum effect, for a guarded op or one of the
-// workload's parts (or it fails a guarded op).
-const EndingOpRegression = "op-regression"
-
 // OpGuard is what the guard measured of one collective outside the
 // workload.
 type OpGuard struct {
@@ -41,7 +36,7 @@ type OpGuard struct {
 	Sizes  []int64
 	// Failed names the arm whose launch of the op failed, and why.
 	Failed string
-	// Refused: this op refused the recommendation (EndingOpRegression).
+	// Refused: this op refused the recommendation (vocab.EndingOpRegression).
 	Refused bool
 }
 
@@ -242,7 +237,7 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 			case t == base && !t.State.Usable():
 				return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
 			case !t.State.Usable():
-				res.Recommend, res.Ending = false, EndingCandidateFailed
+				res.Recommend, res.Ending = false, vocab.EndingCandidateFailed
 				res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
 				return nil
 			}
@@ -368,7 +363,7 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	for i, g := range res.OpGuards {
 		if strings.HasPrefix(g.Failed, "the candidate failed") || strings.HasPrefix(g.Failed, "the budget") {
 			res.OpGuards[i].Refused = true
-			res.Recommend, res.Ending = false, EndingOpRegression
+			res.Recommend, res.Ending = false, vocab.EndingOpRegression
 			res.Reason = fmt.Sprintf("%s is faster for the workload but %s: %s; keep NCCL's defaults", w.Config, g.Op, g.Failed)
 			if g.Failed == "the candidate failed" {
 				res.Reason = fmt.Sprintf("%s is faster for the workload but %s fails with it; keep NCCL's defaults", w.Config, g.Op)
@@ -381,7 +376,7 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 		return
 	}
 	r := results[worst]
-	res.Recommend, res.Ending = false, EndingOpRegression
+	res.Recommend, res.Ending = false, vocab.EndingOpRegression
 	if wh := whos[worst]; wh.part {
 		res.Parts[wh.i].Refused = true
 		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its call %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g); keep NCCL's defaults",
@@ -410,7 +405,7 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 		}
 		p := &res.Parts[whos[k].i]
 		p.Refused, p.NotShownSafe = true, true
-		res.Recommend, res.Ending = false, EndingOpRegression
+		res.Recommend, res.Ending = false, vocab.EndingOpRegression
 		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%); keep NCCL's defaults, or raise --budget to measure it longer",
 			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin)
 		return
@@ -439,7 +434,7 @@ func (s *loop) refuseSlowPart(res *Result) {
 				worst, ws = b, c.Speedup
 			}
 		}
-		res.Recommend, res.Ending = false, EndingOpRegression
+		res.Recommend, res.Ending = false, vocab.EndingOpRegression
 		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its part %s (%+.1f%% time, p=%.3g; worst at %s: %+.1f%%); keep NCCL's defaults or change the part's weight",
 			res.Winner.Config, p.Part, 100*(1/p.Comparison.Speedup-1), p.Comparison.P, nccl.FormatSize(worst), 100*(1/ws-1))
 		return

@@ -315,7 +315,7 @@ func (s *loop) explore(ctx context.Context, res *Result) error {
 // stop ends the study early: on cancellation it returns what is known.
 func (s *loop) stop(res *Result, err error) (*Result, error) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		res.Stopped, res.Ending = "interrupted", EndingInterrupted
+		res.Stopped, res.Ending = "interrupted", vocab.EndingInterrupted
 		res.Reason = "interrupted before a decision; resume the study to continue"
 		res.Trials, res.Launches = s.trials, s.seq
 		return res, err

@@ -99,7 +99,7 @@ func TestReconfirmGuardRefuses(t *testing.T) {
 	if guards != 2*DefaultGuardLaunches {
 		t.Errorf("%d guard launches, want %d", guards, 2*DefaultGuardLaunches)
 	}
-	if res.Recommend || res.Ending != EndingOpRegression || len(res.OpGuards) != 1 || !res.OpGuards[0].Refused {
+	if res.Recommend || res.Ending != vocab.EndingOpRegression || len(res.OpGuards) != 1 || !res.OpGuards[0].Refused {
 		t.Errorf("recommend %v, ending %s, guards %+v: want refused by broadcast", res.Recommend, res.Ending, res.OpGuards)
 	}
 

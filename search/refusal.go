@@ -20,7 +20,7 @@ import (
 // study's answer.
 func refusable(res *Result) bool {
 	switch res.Ending {
-	case EndingGuard, EndingOpRegression, EndingSwitchesOnDisabled, EndingCandidateFailed:
+	case vocab.EndingGuard, vocab.EndingOpRegression, vocab.EndingSwitchesOnDisabled, vocab.EndingCandidateFailed:
 		return res.Winner != nil
 	}
 	return false
@@ -136,7 +136,7 @@ func (s *loop) perFunctionForm(res *Result) (*Trial, error) {
 			refusedBy = append(refusedBy, g.Op)
 		}
 	}
-	if res.Ending == EndingCandidateFailed && res.Winner.failedOp != "" {
+	if res.Ending == vocab.EndingCandidateFailed && res.Winner.failedOp != "" {
 		refusedBy = append(refusedBy, res.Winner.failedOp)
 	}
 	if len(refusedBy) == 0 {

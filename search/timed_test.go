@@ -111,10 +111,10 @@ func TestRefusalConfirmsNextCandidate(t *testing.T) {
 		t.Fatalf("no refusal (ending %s: %s); the test's seed no longer exercises the path", res.Ending, res.Reason)
 	}
 	r := res.Refused[0]
-	if r.Ending != EndingOpRegression || r.Reason == "" || r.Trial == nil {
+	if r.Ending != vocab.EndingOpRegression || r.Reason == "" || r.Trial == nil {
 		t.Errorf("refusal %+v: want the op-regression of a trial with its reason", r)
 	}
-	if res.Winner == nil || res.Winner == r.Trial || res.Ending != EndingRecommended {
+	if res.Winner == nil || res.Winner == r.Trial || res.Ending != vocab.EndingRecommended {
 		t.Errorf("after the refusal: winner %v, ending %s (%s); want another candidate recommended", res.Winner, res.Ending, res.Reason)
 	}
 	prof := f.launcher(t, 0).prof
@@ -141,7 +141,7 @@ func TestNotSettledWithCandidateLeft(t *testing.T) {
 	s.seq = 30
 	s.refusedTrials = []*Trial{refused}
 	d := model.PlanConfirm(6, 6, 0.05)
-	res := &Result{Baseline: base, Winner: refused, Stopped: "space", Ending: EndingOpRegression, Design: &d, Looks: 1}
+	res := &Result{Baseline: base, Winner: refused, Stopped: "space", Ending: vocab.EndingOpRegression, Design: &d, Looks: 1}
 	s.settle(res)
 	if res.Settled != "" || res.Unspent != o.Budget-30 {
 		t.Errorf("settled %q with NCCL_PROTO=Simple unconfirmed (unspent %d)", res.Settled, res.Unspent)

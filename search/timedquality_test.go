@@ -114,7 +114,7 @@ func bestSafe(p *sim.Profile, w nccl.Workload, space Space, version string) (saf
 
 // enablesLL128 reports whether cfg's NCCL_PROTO switches LL128 on, which
 // the simulated fabrics' defaults keep off and a study refuses
-// (EndingSwitchesOnDisabled): never a valid answer there.
+// (vocab.EndingSwitchesOnDisabled): never a valid answer there.
 func enablesLL128(cfg nccl.Config) bool {
 	v, ok := cfg["NCCL_PROTO"]
 	if !ok {

@@ -165,7 +165,7 @@ type PartResult struct {
 	// sizes, from the confirmation's launches of its op.
 	Comparison model.Comparison
 	// Refused: this part, slower by more than the minimum effect, refused
-	// the recommendation (EndingOpRegression); NotShownSafe: a timed
+	// the recommendation (vocab.EndingOpRegression); NotShownSafe: a timed
 	// call refused because it was not shown safe (refuseUnshownCall), not
 	// because it was shown slower.
 	Refused, NotShownSafe bool

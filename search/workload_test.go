@@ -182,8 +182,8 @@ func TestGuardOpsRefuseNamingOpAndSize(t *testing.T) {
 		factor func(nccl.Op, nccl.Config, int64) float64
 		ending string
 	}{
-		{"broadcast 1M slower", slows, EndingOpRegression},
-		{"no op slower", nil, EndingRecommended},
+		{"broadcast 1M slower", slows, vocab.EndingOpRegression},
+		{"no op slower", nil, vocab.EndingRecommended},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := spark4Options(1)
@@ -203,7 +203,7 @@ func TestGuardOpsRefuseNamingOpAndSize(t *testing.T) {
 					t.Errorf("%s: %d+%d launches, want %d per arm", g.Op, g.Result.BaselineN, g.Result.CandidateN, o.GuardLaunches)
 				}
 			}
-			if tc.ending == EndingOpRegression && (!strings.Contains(res.Reason, "broadcast") || !strings.Contains(res.Reason, "broadcast at 1M")) {
+			if tc.ending == vocab.EndingOpRegression && (!strings.Contains(res.Reason, "broadcast") || !strings.Contains(res.Reason, "broadcast at 1M")) {
 				t.Errorf("verdict %q does not name broadcast and 1M", res.Reason)
 			}
 			if res.Launches > o.Budget {
@@ -334,8 +334,8 @@ func TestWorkloadGuardChecksNameOpAndSize(t *testing.T) {
 		wantEnding string
 		wantReason string
 	}{
-		{"no guard slower", false, EndingRecommended, ""},
-		{"all_gather slower at its guard size", true, EndingGuard, "guard size all_gather 16M"},
+		{"no guard slower", false, vocab.EndingRecommended, ""},
+		{"all_gather slower at its guard size", true, vocab.EndingGuard, "guard size all_gather 16M"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := spark4Options(1)

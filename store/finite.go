@@ -47,31 +47,38 @@ func FiniteOr(x, fallback float64) float64 {
 }
 
 type sizeComparisonJSON struct {
-	Bytes       int64     `json:"bytes"`
-	BaselineUS  JSONFloat `json:"baseline_us"`
-	BaselineLo  JSONFloat `json:"baseline_lo"`
-	BaselineHi  JSONFloat `json:"baseline_hi"`
-	CandidateUS JSONFloat `json:"candidate_us"`
-	CandidateLo JSONFloat `json:"candidate_lo"`
-	CandidateHi JSONFloat `json:"candidate_hi"`
-	Speedup     JSONFloat `json:"speedup"`
-	Significant bool      `json:"significant"`
-	PValue      JSONFloat `json:"p_value,omitempty"`
-	Op          nccl.Op   `json:"op,omitempty"`
+	Bytes             int64     `json:"bytes"`
+	BaselineUS        JSONFloat `json:"baseline_us"`
+	BaselineLo        JSONFloat `json:"baseline_lo"`
+	BaselineHi        JSONFloat `json:"baseline_hi"`
+	CandidateUS       JSONFloat `json:"candidate_us"`
+	CandidateLo       JSONFloat `json:"candidate_lo"`
+	CandidateHi       JSONFloat `json:"candidate_hi"`
+	Speedup           JSONFloat `json:"speedup"`
+	SpeedupLo         JSONFloat `json:"speedup_lo"`
+	SpeedupHi         JSONFloat `json:"speedup_hi"`
+	Significant       bool      `json:"significant"`
+	PValue            JSONFloat `json:"p_value,omitempty"`
+	BaselineLaunches  int       `json:"baseline_launches,omitempty"`
+	CandidateLaunches int       `json:"candidate_launches,omitempty"`
+	Op                nccl.Op   `json:"op,omitempty"`
 }
 
 func (c SizeComparison) MarshalJSON() ([]byte, error) {
 	return json.Marshal(sizeComparisonJSON{c.Bytes, JSONFloat(c.BaselineUS), JSONFloat(c.BaselineLo), JSONFloat(c.BaselineHi),
-		JSONFloat(c.CandidateUS), JSONFloat(c.CandidateLo), JSONFloat(c.CandidateHi), JSONFloat(c.Speedup), c.Significant, JSONFloat(c.PValue), c.Op})
+		JSONFloat(c.CandidateUS), JSONFloat(c.CandidateLo), JSONFloat(c.CandidateHi), JSONFloat(c.Speedup),
+		JSONFloat(c.SpeedupLo), JSONFloat(c.SpeedupHi), c.Significant, JSONFloat(c.PValue), c.BaselineLaunches, c.CandidateLaunches, c.Op})
 }
 
 func (c *SizeComparison) UnmarshalJSON(b []byte) error {
-	var j sizeComparisonJSON
+	// A row stored before the speedup's interval was has none: NaN.
+	j := sizeComparisonJSON{SpeedupLo: JSONFloat(math.NaN()), SpeedupHi: JSONFloat(math.NaN())}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
 	*c = SizeComparison{j.Bytes, float64(j.BaselineUS), float64(j.BaselineLo), float64(j.BaselineHi),
-		float64(j.CandidateUS), float64(j.CandidateLo), float64(j.CandidateHi), float64(j.Speedup), j.Significant, float64(j.PValue), j.Op}
+		float64(j.CandidateUS), float64(j.CandidateLo), float64(j.CandidateHi), float64(j.Speedup),
+		float64(j.SpeedupLo), float64(j.SpeedupHi), j.Significant, float64(j.PValue), j.BaselineLaunches, j.CandidateLaunches, j.Op}
 	return nil
 }
 

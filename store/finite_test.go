@@ -84,3 +84,36 @@ func TestJSONFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeComparisonJSON: the per-size row keeps a missing interval and an
+// undefined speedup interval as null, and a row stored before it held the
+// speedup's interval and each arm's launches reads back with neither
+// (NaN, zero launches), which the report's table rebuilds.
+func TestSizeComparisonJSON(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name, json           string
+		lo, speedLo, speedHi float64
+		launches             int
+	}{
+		{"stored before launches", `{"bytes":1048576,"baseline_us":10,"baseline_lo":10,"baseline_hi":10,"candidate_us":8,"candidate_lo":8,"candidate_hi":8,"speedup":1.25,"significant":true,"p_value":0.01}`, 10, nan, nan, 0},
+		{"no interval", `{"bytes":1048576,"baseline_us":10,"baseline_lo":null,"baseline_hi":null,"candidate_us":8,"candidate_lo":null,"candidate_hi":null,"speedup":1.25,"speedup_lo":null,"speedup_hi":null,"significant":true,"p_value":0.01,"baseline_launches":3,"candidate_launches":3}`, nan, nan, nan, 3},
+		{"intervals", `{"bytes":1048576,"baseline_us":10,"baseline_lo":9,"baseline_hi":11,"candidate_us":8,"candidate_lo":7,"candidate_hi":9,"speedup":1.25,"speedup_lo":1.1,"speedup_hi":1.4,"significant":true,"p_value":0.01,"baseline_launches":8,"candidate_launches":8}`, 9, 1.1, 1.4, 8},
+	} {
+		var c SizeComparison
+		if err := json.Unmarshal([]byte(tc.json), &c); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+		if !same(c.BaselineLo, tc.lo) || !same(c.SpeedupLo, tc.speedLo) || !same(c.SpeedupHi, tc.speedHi) ||
+			c.BaselineLaunches != tc.launches || c.CandidateLaunches != tc.launches || c.Speedup != 1.25 || c.PValue != 0.01 {
+			t.Errorf("%s: read %+v", tc.name, c)
+		}
+		if tc.launches == 0 {
+			continue
+		}
+		if b, err := json.Marshal(c); err != nil || string(b) != tc.json {
+			t.Errorf("%s: written %s, %v; want %s", tc.name, b, err, tc.json)
+		}
+	}
+}

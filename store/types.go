@@ -271,7 +271,7 @@ type Recommendation struct {
 	// prints null otherwise: no test ran).
 	PValue float64 `json:"p_value"`
 	Reason string  `json:"reason"`
-	// Ending names why the study ended as it did (search.Ending* or the
+	// Ending names why the study ended as it did (vocab.Ending* or the
 	// confirmation's verdict, e.g. "recommended", "not-significant",
 	// "futile", "guard-regression", "no-candidate").
 	Ending string `json:"ending,omitempty"`
@@ -374,18 +374,28 @@ type GuardSize struct {
 }
 
 // SizeComparison is one message size of a baseline-versus-candidate
-// comparison: medians with their confidence intervals.
+// comparison: the one per-size row, which the study stores, search, show,
+// the report's table and compare A B print. Medians with their confidence
+// intervals (NaN, null, where the launches are too few for one), the
+// speedup (baseline ÷ candidate) with its rank interval over this size
+// alone, the two-sided test and the launches of each arm that measured
+// the size. A row stored before the launches were (zero) holds the median
+// in place of a missing interval and no speedup interval (NaN).
 type SizeComparison struct {
-	Bytes       int64   `json:"bytes"`
-	BaselineUS  float64 `json:"baseline_us"`
-	BaselineLo  float64 `json:"baseline_lo"`
-	BaselineHi  float64 `json:"baseline_hi"`
-	CandidateUS float64 `json:"candidate_us"`
-	CandidateLo float64 `json:"candidate_lo"`
-	CandidateHi float64 `json:"candidate_hi"`
-	Speedup     float64 `json:"speedup"`
-	Significant bool    `json:"significant"`
-	PValue      float64 `json:"p_value,omitempty"`
+	Bytes             int64   `json:"bytes"`
+	BaselineUS        float64 `json:"baseline_us"`
+	BaselineLo        float64 `json:"baseline_lo"`
+	BaselineHi        float64 `json:"baseline_hi"`
+	CandidateUS       float64 `json:"candidate_us"`
+	CandidateLo       float64 `json:"candidate_lo"`
+	CandidateHi       float64 `json:"candidate_hi"`
+	Speedup           float64 `json:"speedup"`
+	SpeedupLo         float64 `json:"speedup_lo"`
+	SpeedupHi         float64 `json:"speedup_hi"`
+	Significant       bool    `json:"significant"`
+	PValue            float64 `json:"p_value,omitempty"`
+	BaselineLaunches  int     `json:"baseline_launches,omitempty"`
+	CandidateLaunches int     `json:"candidate_launches,omitempty"`
 	// Op is the collective of a workload's row ("" in a one-part study).
 	Op nccl.Op `json:"op,omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/stored"
 )
@@ -242,13 +243,13 @@ func TestTimedStudyConvergenceFollowsRounds(t *testing.T) {
 	}
 	var rounds []float64
 	for _, tr := range one.Trials {
-		explore, confirm, ok := stored.RoundScores(one.Study, tr.ID, one.Launches)
+		explore, confirm, ok := launchstats.Figures{}.RoundScores(one.Study, tr.ID, one.Launches)
 		if !ok {
 			t.Fatalf("a timed study of four calls is not scored by rounds")
 		}
 		rounds = append(append(rounds, explore...), confirm...)
 	}
-	c, err := report.Of(one).Convergence()
+	c, err := report.Of(one, launchstats.Figures{}).Convergence()
 	if err != nil {
 		t.Fatal(err)
 	}

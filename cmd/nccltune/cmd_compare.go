@@ -7,6 +7,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/launchflags"
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/studyrun"
@@ -154,7 +155,7 @@ func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	cmp, err := report.CompareStudies(report.Of(studies[0]), report.Of(studies[1]))
+	cmp, err := report.CompareStudies(report.Of(studies[0], launchstats.Figures{}), report.Of(studies[1], launchstats.Figures{}))
 	if err != nil {
 		return vocab.UsageError(err)
 	}

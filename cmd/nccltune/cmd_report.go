@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/export"
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/stored"
@@ -76,7 +77,7 @@ func runReport(ctx context.Context, o reportOptions) error {
 	if err != nil {
 		return err
 	}
-	data := report.Of(one)
+	data := report.Of(one, launchstats.Figures{})
 	opt := report.HTMLOptions{Now: o.now, Location: time.Local}
 	opt.Exports, opt.ExportError = htmlExports(data, o.now)
 	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return report.WriteHTML(w, data, opt) }); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/ui"
@@ -77,5 +78,5 @@ func runShow(ctx context.Context, o showOptions) error {
 	if err != nil {
 		return err
 	}
-	return ui.PrintShow(o.stdout, report.Of(data), ui.ShowFormat{JSON: o.json, CSV: o.csv, Curves: o.curves, Trials: o.trials, Location: time.Local})
+	return ui.PrintShow(o.stdout, report.Of(data, launchstats.Figures{}), ui.ShowFormat{JSON: o.json, CSV: o.csv, Curves: o.curves, Trials: o.trials, Location: time.Local})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/ui"
@@ -219,7 +220,7 @@ func TestOneScore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	configs, err := report.Of(studies[0]).ScoredConfigs()
+	configs, err := report.Of(studies[0], launchstats.Figures{}).ScoredConfigs()
 	if err != nil {
 		t.Fatal(err)
 	}

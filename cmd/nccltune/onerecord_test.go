@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,12 +43,37 @@ type recordDoc struct {
 }
 
 // sizeMark is one size's row of the decision: its significance is the
-// mark every table prints ("~" or the change).
+// mark every table prints ("~" or the change), its medians, speedup, p
+// and launches the numbers a one-part study's tables print.
 type sizeMark struct {
-	Op          string  `json:"op"`
-	Bytes       int64   `json:"bytes"`
-	Significant bool    `json:"significant"`
-	PValue      float64 `json:"p_value"`
+	Op                string  `json:"op"`
+	Bytes             int64   `json:"bytes"`
+	Significant       bool    `json:"significant"`
+	PValue            float64 `json:"p_value"`
+	BaselineUS        float64 `json:"baseline_us"`
+	CandidateUS       float64 `json:"candidate_us"`
+	Speedup           float64 `json:"speedup"`
+	BaselineLaunches  int     `json:"baseline_launches"`
+	CandidateLaunches int     `json:"candidate_launches"`
+}
+
+// row is the line a benchstat-style table prints for the size: both
+// medians, the mark, p and the launches, as search's numbers give them.
+func (m sizeMark) row() string {
+	us := func(v float64) string {
+		if v >= 10000 {
+			return fmt.Sprintf("%.0f", v)
+		}
+		return fmt.Sprintf("%.1f", v)
+	}
+	mark, n := "~", strconv.Itoa(m.BaselineLaunches)
+	if m.Significant {
+		mark = fmt.Sprintf("%+.2f%%", 100*(1/m.Speedup-1))
+	}
+	if m.CandidateLaunches != m.BaselineLaunches {
+		n += "+" + strconv.Itoa(m.CandidateLaunches)
+	}
+	return fmt.Sprintf("%s %s %s (p=%.3f n=%s)", us(m.BaselineUS), us(m.CandidateUS), mark, m.PValue, n)
 }
 
 // baselineName is what the study compared with, in the words search
@@ -83,15 +109,16 @@ func pageSection(t *testing.T, page, id string) string {
 	return strings.Join(strings.Fields(text), " ")
 }
 
-// tableMark is the "vs base" mark a benchstat-style table (show's and the
-// report's) gives a size: "~" when not significant, else the change.
-func tableMark(t *testing.T, table, size string) (mark string, ok bool) {
+// tableRow is a size's row in a benchstat-style table (show's and the
+// report's time table) as sizeMark.row writes it: both medians, then the
+// "vs base" mark ("~" when not significant, else the change), p and n.
+func tableRow(t *testing.T, table, size string) (row string, ok bool) {
 	t.Helper()
-	m := regexp.MustCompile(`(?m)(?:^|\s)` + regexp.QuoteMeta(size) + `(?: guard)?\s+[0-9.]+ ± .*?\s(~|[+-][0-9.]+%) \(p=`).FindStringSubmatch(table)
+	m := regexp.MustCompile(`(?m)(?:^|\s)` + regexp.QuoteMeta(size) + `(?: guard)?\s+([0-9.]+) ± \S+[^0-9]*?([0-9.]+) ± .*?\s((?:~|[+-][0-9.]+%) \(p=[0-9.]+ n=[0-9+]+\))`).FindStringSubmatch(table)
 	if m == nil {
 		return "", false
 	}
-	return m[1], true
+	return m[1] + " " + m[2] + " " + m[3], true
 }
 
 func TestEveryCommandSaysWhatSearchDecided(t *testing.T) {
@@ -251,14 +278,14 @@ func TestEveryCommandSaysWhatSearchDecided(t *testing.T) {
 			tables := pageSection(t, page, "tables")
 			says("the report's tables", tables, "(p ≥ "+tc.alpha+")", "(speedup "+speedup+")")
 			says("show's tables", shownText, "(p ≥ "+tc.alpha+")", "(speedup "+speedup+")")
+			// A one-part study's rows are the record's: search's numbers.
 			for _, m := range searched.marks() {
 				size := nccl.FormatSize(m.Bytes)
 				for what, table := range map[string]string{"the report's tables": tables, "show's tables": shownText} {
-					got, ok := tableMark(t, table, size)
-					if !ok {
+					if got, ok := tableRow(t, table, size); !ok {
 						t.Errorf("%s have no row for %s", what, size)
-					} else if (got != "~") != m.Significant {
-						t.Errorf("%s mark %s %q; search decided significant=%v (p=%.3g)", what, size, got, m.Significant, m.PValue)
+					} else if want := m.row(); got != want {
+						t.Errorf("%s print %s as %q; search decided %q", what, size, got, want)
 					}
 				}
 			}

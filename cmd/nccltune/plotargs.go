@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
@@ -94,7 +95,7 @@ func loadCurves(path string, args []string, o curvesOptions) (report.Drawing, []
 	}
 	byQuery := map[string]*report.Study{}
 	for i, q := range queries {
-		byQuery[q] = report.Of(loaded[i])
+		byQuery[q] = report.Of(loaded[i], launchstats.Figures{})
 	}
 	if len(targets) == 1 && targets[0].Trial < 0 && !o.All {
 		// One bare study: the figure of what decided; of a workload,
@@ -140,7 +141,7 @@ func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, err
 	if err != nil {
 		return nil, nil, err
 	}
-	s := report.Of(one)
+	s := report.Of(one, launchstats.Figures{})
 	var fig report.Drawing
 	switch kind {
 	case figureSpeedup:

@@ -10,7 +10,6 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -75,7 +74,7 @@ func fillWorkloadDB(t testing.TB, path string) {
 	}
 	study.Status = vocab.StatusDone
 	study.Recommendation = &store.Recommendation{Env: map[string]string{}, Speedup: 1.11, SpeedupCI: [2]float64{1.06, 1.16},
-		PValue: 0.002, Ending: search.EndingOpRegression, MinEffect: 0.03, BaselineScoreUS: 600, ScoreUS: 540,
+		PValue: 0.002, Ending: vocab.EndingOpRegression, MinEffect: 0.03, BaselineScoreUS: 600, ScoreUS: 540,
 		Reason:           "NCCL_MAX_NCHANNELS=1 is faster for the workload but significantly slower for alltoall at 1M (+20.0% time); keep NCCL's defaults",
 		CandidateTrialID: cand.ID, BaselineLaunches: 2, CandidateLaunches: 2, PerSize: []store.SizeComparison{}, Dropped: []nccl.Drop{},
 		Guards: []store.SizeComparison{row(nccl.AllReduce, 4*mib, 3000, 2950, false), row(nccl.Broadcast, 4*mib, 1500, 1490, false)},

@@ -96,11 +96,11 @@ func (s *Study) Convergence() (Convergence, error) {
 	base, cand := s.Baseline(), s.Candidate()
 	scores := map[uint64][]float64{}
 	// A study of several parts scores a round, not one op's launch
-	// (stored.Rounds, the search's own grouping, as ScoredConfigs reads
+	// (LaunchStats.Rounds, the search's own grouping, as ScoredConfigs reads
 	// it): each round counts at the launch that completed it.
 	var roundAt map[*store.Launch]stored.Round
 	for _, t := range s.Trials {
-		rs, ok := stored.Rounds(s.Study, t.ID, s.Launches)
+		rs, ok := s.LaunchStats.Rounds(s.Study, t.ID, s.Launches)
 		if !ok {
 			break
 		}
@@ -124,7 +124,7 @@ func (s *Study) Convergence() (Convergence, error) {
 		if r, ok := roundAt[l]; ok {
 			sc, phase = r.ScoreUS, r.Phase
 		} else if roundAt == nil && usable(l) {
-			sc = stored.LaunchScore(l, sizes)
+			sc = s.LaunchStats.LaunchScore(l, sizes)
 		}
 		if sc > 0 {
 			scores[l.TrialID] = append(scores[l.TrialID], sc)
@@ -138,7 +138,7 @@ func (s *Study) Convergence() (Convergence, error) {
 			if len(xs) == 0 {
 				continue
 			}
-			med, lo, hi, _ := stored.MedianWithInterval(s.Study, xs)
+			med, lo, hi, _ := s.LaunchStats.MedianWithInterval(s.Study, xs)
 			if cand != nil && t.ID == cand.ID {
 				st.ConfirmedUS, st.ConfirmedLo, st.ConfirmedHi, st.ConfirmedLaunches = med, lo, hi, len(xs)
 			}

@@ -154,7 +154,7 @@ func (s *Study) curveOf(t *store.Trial, ls []*store.Launch, phase string) (Curve
 		return c, fmt.Errorf("trial %s/%d (%s) has no successful launch to draw (%s)", s.Name(), t.Number, c.Label, why)
 	}
 	var sizes []stored.SizeTimes
-	sizes, c.MinMax = stored.CurveTimes(s.Study, ls)
+	sizes, c.MinMax = s.LaunchStats.CurveTimes(s.Study, ls)
 	c.Confidence = stored.StatsOf(s.Study).Confidence
 	factor := s.BusBWFactor()
 	for _, z := range sizes {

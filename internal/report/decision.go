@@ -49,12 +49,9 @@ func (v compared) decisionFigure(metric string, exploration bool) (Figure, error
 	return f, nil
 }
 
-// DecisionSubtitle says what the decision figure draws and what it
-// decided: which launches, then the band speedup with its interval.
-func (s *Study) DecisionSubtitle() []string { return s.compared().decisionSubtitle() }
-
-// decisionSubtitle is DecisionSubtitle of v.s, from the comparison v
-// holds.
+// decisionSubtitle says what v.s's decision figure draws and what it
+// decided, from the comparison v holds: which launches, then the band
+// speedup with its interval.
 func (v compared) decisionSubtitle() []string {
 	s, c := v.s, v.c
 	if c == nil {

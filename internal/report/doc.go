@@ -6,11 +6,11 @@
 // can be attached to a ticket with.
 //
 // It reads what the store holds (store.Study, store.Trial, store.Launch)
-// and the medians, intervals and tests of its launches that package
-// stored builds (figures.go), and draws them. It calls no statistics
-// routine (it imports neither model nor search), measures nothing,
-// decides nothing that the study has not decided, and never imports the
-// command line.
+// and the medians, intervals and tests of its launches that the command
+// hands in (stored.LaunchStats, computed by internal/launchstats), and
+// draws them. It calls no statistics routine (neither model nor search is
+// among its dependencies), measures nothing, decides nothing that the
+// study has not decided, and never imports the command line.
 //
 // The studies it draws are read by package stored (stored.Load; Of makes
 // one a Study to draw); the exports the HTML page shows are rendered by

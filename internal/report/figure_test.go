@@ -53,10 +53,14 @@ func TestDecisionCurvesAreTheTables(t *testing.T) {
 				c    Curve
 				a    Arm
 				n    int
-				cell func(ComparisonRow) ArmAtSize
+				cell func(ComparisonRow) Point
 			}{
-				{curves[0], cmp.Baseline, tc.base, func(r ComparisonRow) ArmAtSize { return r.Baseline }},
-				{curves[1], cmp.Candidate, tc.cand, func(r ComparisonRow) ArmAtSize { return r.Candidate }},
+				{curves[0], cmp.Baseline, tc.base, func(r ComparisonRow) Point {
+					return Point{TimeUS: r.BaselineUS, TimeLoUS: r.BaselineLo, TimeHiUS: r.BaselineHi, Launches: r.BaselineLaunches}
+				}},
+				{curves[1], cmp.Candidate, tc.cand, func(r ComparisonRow) Point {
+					return Point{TimeUS: r.CandidateUS, TimeLoUS: r.CandidateLo, TimeHiUS: r.CandidateHi, Launches: r.CandidateLaunches}
+				}},
 			} {
 				c := arm.c
 				if c.Launches != arm.n || arm.a.Launches != arm.n || c.Phase != PhaseConfirmation || c.Label != arm.a.Label {
@@ -482,7 +486,9 @@ func TestSpeedupFigure(t *testing.T) {
 	}
 	r, _ := recommendStudy().SpeedupFigure()
 	for _, row := range r.Comparison.Rows {
-		if want := row.Baseline.TimeUS / row.Candidate.TimeUS; row.Speedup != want {
+		// The row's speedup is the comparison's ratio of the arms' scores,
+		// at one size their medians' (equal but for rounding).
+		if want := row.BaselineUS / row.CandidateUS; math.Abs(row.Speedup/want-1) > 1e-12 {
 			t.Errorf("%s: speedup %v, the table's medians give %v", nccl.FormatSize(row.Bytes), row.Speedup, want)
 		}
 		if !(row.SpeedupLo <= row.Speedup && row.Speedup <= row.SpeedupHi) {

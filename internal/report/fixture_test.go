@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/golden"
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
@@ -47,7 +48,7 @@ func newBuilder(st *store.Study, seed uint64) *builder {
 	st.ID = 1
 	st.Created = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	st.Updated = st.Created.Add(10 * time.Minute)
-	return &builder{s: &Study{Study: st}, rng: rand.New(rand.NewPCG(seed, 7)), nextID: 1, start: st.Created}
+	return &builder{s: &Study{Study: st, LaunchStats: launchstats.Figures{}}, rng: rand.New(rand.NewPCG(seed, 7)), nextID: 1, start: st.Created}
 }
 
 func (b *builder) trial(role string, state vocab.TrialState, reason string, cfg nccl.Config) *store.Trial {

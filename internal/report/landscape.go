@@ -125,7 +125,7 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 				g.PlanLaunches++
 			}
 		}
-		if explore, confirm, ok := stored.RoundScores(s.Study, t.ID, s.Launches); ok {
+		if explore, confirm, ok := s.LaunchStats.RoundScores(s.Study, t.ID, s.Launches); ok {
 			// A study of several parts launches one op at a time: only a
 			// round of every op's launch has the objective's score (a
 			// timed workload's time per step), which the search ranked
@@ -136,7 +136,7 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 			continue
 		}
 		for _, l := range s.TrialLaunches(t, "") {
-			sc := stored.LaunchScore(l, sizes)
+			sc := s.LaunchStats.LaunchScore(l, sizes)
 			if !(sc > 0) {
 				continue
 			}
@@ -150,7 +150,7 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 	var out []ScoredConfig
 	for _, key := range order {
 		g := groups[key]
-		g.ScoreUS, g.LoUS, g.HiUS, g.Interval = stored.MedianWithInterval(s.Study, scores[key])
+		g.ScoreUS, g.LoUS, g.HiUS, g.Interval = s.LaunchStats.MedianWithInterval(s.Study, scores[key])
 		s.verdictScore(g)
 		out = append(out, *g)
 	}

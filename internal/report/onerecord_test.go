@@ -19,7 +19,7 @@ func TestReportNamesTheBaseline(t *testing.T) {
 	s := recommendStudy()
 	s.Study.BaselineEnv = map[string]string{"NCCL_MAX_NCHANNELS": "2"}
 	want := stored.ConclusionOf(s.Study).BaselineName()
-	sub := strings.Join(s.DecisionSubtitle(), "\n")
+	sub := strings.Join(s.compared().decisionSubtitle(), "\n")
 	if !strings.Contains(sub, "vs "+want) {
 		t.Errorf("the decision's subtitle does not compare with %q:\n%s", want, sub)
 	}
@@ -41,8 +41,8 @@ func TestReportJudgesAtTheStudysAlpha(t *testing.T) {
 		t.Errorf("the report compares at alpha %g, the study decided at 0.01", c.Alpha)
 	}
 	for _, r := range c.Rows {
-		if r.Significant && !(r.P < 0.01) {
-			t.Errorf("%s marked significant at p = %.3g, above the study's alpha 0.01", nccl.FormatSize(r.Bytes), r.P)
+		if r.Significant && !(r.PValue < 0.01) {
+			t.Errorf("%s marked significant at p = %.3g, above the study's alpha 0.01", nccl.FormatSize(r.Bytes), r.PValue)
 		}
 	}
 }

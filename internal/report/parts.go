@@ -52,7 +52,7 @@ func (s *Study) OpStudy(op nccl.Op) *Study {
 	if len(rec.Sizes) > 0 {
 		rec.BandMin, rec.BandMax = rec.Sizes[0], rec.Sizes[len(rec.Sizes)-1]
 	}
-	return Of(&stored.Study{Study: &rec, Trials: s.Trials, Launches: s.Launches})
+	return Of(&stored.Study{Study: &rec, Trials: s.Trials, Launches: s.Launches}, s.LaunchStats)
 }
 
 // partsOf are the stored confirmation's parts of op, with their verdicts

@@ -15,8 +15,13 @@ import (
 // are drawn by.
 type Study stored.Study
 
-// Of is s to draw: the same study, not a copy.
-func Of(s *stored.Study) *Study { return (*Study)(s) }
+// Of is s to draw with the statistics of its launches (ls:
+// launchstats.Figures, which the command hands in so report imports no
+// statistics routine): the same study, not a copy.
+func Of(s *stored.Study, ls stored.LaunchStats) *Study {
+	s.LaunchStats = ls
+	return (*Study)(s)
+}
 
 // Name is the study's name.
 func (s *Study) Name() string { return s.Study.Name }
@@ -123,8 +128,8 @@ func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 }
 
 // BusBWFactor is busbw ÷ algbw for this study's collective
-// (stored.Study.BusBWFactor).
-func (s *Study) BusBWFactor() float64 { return (*stored.Study)(s).BusBWFactor() }
+// (stored.LaunchStats).
+func (s *Study) BusBWFactor() float64 { return s.LaunchStats.BusBWFactor((*stored.Study)(s)) }
 
 // busBW is bus bandwidth in GB/s (10⁹ B/s) for bytes moved in timeUS.
 func busBW(factor float64, bytes int64, timeUS float64) float64 {

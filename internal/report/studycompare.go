@@ -26,20 +26,6 @@ type ComparedArm struct {
 	Workload string `json:"workload,omitempty"`
 }
 
-// ComparedSize is one size of a comparison.
-type ComparedSize struct {
-	Bytes       int64    `json:"bytes"`
-	AUS         float64  `json:"a_us"`
-	ALo         *float64 `json:"a_lo_us"`
-	AHi         *float64 `json:"a_hi_us"`
-	BUS         float64  `json:"b_us"`
-	BLo         *float64 `json:"b_lo_us"`
-	BHi         *float64 `json:"b_hi_us"`
-	Change      float64  `json:"change"`
-	P           float64  `json:"p"`
-	Significant bool     `json:"significant"`
-}
-
 // OpComparison is one op of a comparison of stored studies: each
 // study's launches of that op, size by size and over their common sizes.
 type OpComparison struct {
@@ -49,7 +35,9 @@ type OpComparison struct {
 	Op   nccl.Op
 	OpB  nccl.Op
 	Arms [2]ComparedArm
-	Rows []ComparedSize
+	// Rows are A (the rows' baseline) against B (their candidate) size by
+	// size.
+	Rows []store.SizeComparison
 	// Band is the comparison over every size both studies measured of Op.
 	Band stored.BandComparison
 }
@@ -181,19 +169,12 @@ func compareOp(a, b *Study) (OpComparison, error) {
 		launches[i] = ls
 		arms[i] = ComparedArm{Study: s.Name(), Env: t.Config.Clone(), Trial: t.Number, Launches: len(ls), Simulated: s.Study.Simulated}
 	}
-	sizes, band, common := stored.CompareAcross(launches[0], launches[1])
+	sizes, band, common := a.LaunchStats.CompareAcross(launches[0], launches[1])
 	if len(common) == 0 {
 		return OpComparison{}, fmt.Errorf("studies %s and %s measured no size in common", arms[0].Study, arms[1].Study)
 	}
-	var rows []ComparedSize
-	for _, r := range sizes {
-		x, y := r.Baseline, r.Candidate
-		rows = append(rows, ComparedSize{Bytes: r.Bytes, AUS: x.TimeUS, ALo: finitePtr(x.LoUS), AHi: finitePtr(x.HiUS),
-			BUS: y.TimeUS, BLo: finitePtr(y.LoUS), BHi: finitePtr(y.HiUS), Change: y.TimeUS/x.TimeUS - 1,
-			P: store.FiniteOr(r.P, 1), Significant: r.Significant})
-	}
 	arms[0].ScoreUS, arms[1].ScoreUS = finitePtr(band.BaselineUS), finitePtr(band.CandidateUS)
-	oc := OpComparison{Op: a.Study.Op(), Arms: arms, Rows: rows, Band: band}
+	oc := OpComparison{Op: a.Study.Op(), Arms: arms, Rows: sizes, Band: band}
 	if op := b.Study.Op(); op != oc.Op {
 		oc.OpB = op
 	}

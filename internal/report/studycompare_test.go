@@ -27,7 +27,7 @@ func TestCompareStudiesWithItself(t *testing.T) {
 		t.Errorf("%d rows, want one per measured size (%d)", len(c.Rows), want)
 	}
 	for _, r := range c.Rows {
-		if r.Significant || r.Change != 0 || r.AUS != r.BUS {
+		if r.Significant || r.Speedup != 1 || r.BaselineUS != r.CandidateUS {
 			t.Errorf("size %d: %+v, want the same times and no difference", r.Bytes, r)
 		}
 	}

@@ -56,42 +56,23 @@ type Arm struct {
 	Notes []int `json:"notes,omitempty"`
 }
 
-// ComparisonRow is one message size.
+// ComparisonRow is one message size: the row compared
+// (store.SizeComparison: the one-part study's stored row, else the
+// launches' own) and what the table adds to it. Significant is P <
+// alpha; a change that is not significant is shown as "~".
 type ComparisonRow struct {
-	Bytes int64 `json:"bytes"`
+	store.SizeComparison
 	// Guard is true for a guard size: compared for regressions, not scored.
-	Guard     bool      `json:"guard"`
-	Baseline  ArmAtSize `json:"baseline"`
-	Candidate ArmAtSize `json:"candidate"`
-	// Change is the candidate's median time relative to the baseline's
-	// (-0.25 = 25 % less time); the bus bandwidth changes by
-	// 1/(1+Change)−1.
-	Change float64 `json:"change"`
-	// P is the two-sided Mann-Whitney p-value over the launches' times at
-	// this size; Significant is P < Alpha. A change that is not
-	// significant is shown as "~".
-	P           float64 `json:"p"`
-	Significant bool    `json:"significant"`
-	// Speedup is the baseline's median time ÷ the candidate's at this
-	// size; SpeedupLo and SpeedupHi bound it (the rank interval of the
-	// model's Compare over this size alone; NaN when the launches are too
-	// few for one).
-	Speedup   float64 `json:"speedup"`
-	SpeedupLo float64 `json:"speedup_lo"`
-	SpeedupHi float64 `json:"speedup_hi"`
+	Guard bool
+	// BaselineNotes and CandidateNotes are footnote numbers about each
+	// arm's cell.
+	BaselineNotes, CandidateNotes []int
 }
 
-// ArmAtSize is one arm at one size: the median of the launches' medians
-// and its confidence interval (NaN ends, null in JSON, below
-// model.MinLaunchesForInterval launches).
-type ArmAtSize struct {
-	TimeUS   float64 `json:"time_us"`
-	TimeLoUS float64 `json:"time_lo_us"`
-	TimeHiUS float64 `json:"time_hi_us"`
-	Launches int     `json:"launches"`
-	// Notes are footnote numbers about this cell.
-	Notes []int `json:"notes,omitempty"`
-}
+// Change is the candidate's median time relative to the baseline's
+// (-0.25 = 25 % less time), from the row's speedup; the bus bandwidth
+// changes by 1/(1+Change)−1.
+func (r ComparisonRow) Change() float64 { return 1/r.Speedup - 1 }
 
 // BandRow is the band score of both arms and the study's band verdict.
 type BandRow = stored.BandComparison
@@ -121,11 +102,15 @@ func (s *Study) Compare() *Comparison {
 		c.Candidate.Notes = appendNote(c.Candidate.Notes, notes.add(fmt.Sprintf(
 			"%s was measured as %s: the exports leave the rest out (nccltune show says why)", label, measuredAs)))
 	}
-	bandMeasured := c.addRows(stored.CompareSizes(s.Study, bl, cl, append(slices.Clone(band), s.Study.GuardSizes...)), band)
+	rows := s.decidedRows(cand, which)
+	if rows == nil {
+		rows = s.LaunchStats.CompareSizes(s.Study, bl, cl, append(slices.Clone(band), s.Study.GuardSizes...))
+	}
+	bandMeasured := c.addRows(rows, band)
 	if len(bandMeasured) == len(band) && len(band) > 0 {
 		// The band score row, footnoted when the launches are too few
 		// for its interval or its decision.
-		b, caveats := stored.CompareBand(s.Study, bl, cl, band)
+		b, caveats := s.LaunchStats.CompareBand(s.Study, bl, cl, band)
 		c.Band = &b
 		for _, n := range caveats {
 			notes.add(n)
@@ -146,8 +131,8 @@ func (s *Study) Compare() *Comparison {
 	for _, r := range c.Rows {
 		rowSizes = append(rowSizes, r.Bytes)
 	}
-	c.noteWarnings(0, &c.Baseline, stored.ArmNotes(s.Study, c.Baseline.Label, bl, rowSizes), notes)
-	c.noteWarnings(1, &c.Candidate, stored.ArmNotes(s.Study, c.Candidate.Label, cl, rowSizes), notes)
+	c.noteWarnings(0, &c.Baseline, s.LaunchStats.ArmNotes(s.Study, c.Baseline.Label, bl, rowSizes), notes)
+	c.noteWarnings(1, &c.Candidate, s.LaunchStats.ArmNotes(s.Study, c.Candidate.Label, cl, rowSizes), notes)
 	c.Notes = notes.texts
 	return c
 }
@@ -200,14 +185,9 @@ func (s *Study) bandSizes(bl, cl []*store.Launch) []int64 {
 
 // addRows adds one row per size the rows compare, the band's then the
 // guards'; it returns the band sizes that got a row.
-func (c *Comparison) addRows(rows []stored.ComparedSize, band []int64) (bandMeasured []int64) {
+func (c *Comparison) addRows(rows []store.SizeComparison, band []int64) (bandMeasured []int64) {
 	for _, r := range rows {
-		b0, c0 := r.Baseline, r.Candidate
-		row := ComparisonRow{Bytes: r.Bytes, Guard: !slices.Contains(band, r.Bytes),
-			Baseline:  ArmAtSize{TimeUS: b0.TimeUS, TimeLoUS: b0.LoUS, TimeHiUS: b0.HiUS, Launches: b0.Launches},
-			Candidate: ArmAtSize{TimeUS: c0.TimeUS, TimeLoUS: c0.LoUS, TimeHiUS: c0.HiUS, Launches: c0.Launches},
-			Change:    c0.TimeUS/b0.TimeUS - 1, P: r.P, Significant: r.Significant,
-			Speedup: b0.TimeUS / c0.TimeUS, SpeedupLo: r.SpeedupLo, SpeedupHi: r.SpeedupHi}
+		row := ComparisonRow{SizeComparison: r, Guard: !slices.Contains(band, r.Bytes)}
 		c.Rows = append(c.Rows, row)
 		if !row.Guard {
 			bandMeasured = append(bandMeasured, r.Bytes)
@@ -216,16 +196,46 @@ func (c *Comparison) addRows(rows []stored.ComparedSize, band []int64) (bandMeas
 	return bandMeasured
 }
 
-// decidedBand is the band row as the study decided it (the stored
-// record's speedup, interval, p and scores: the numbers search printed),
-// when the comparison shows that decision: the confirmation launches of
-// the candidate it confirmed, over the study's one part or the one part
-// of this op. Nil otherwise (no confirmation, or an op the study scored
-// in several parts): the row is then the launches' own.
-func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
+// decided is the study's stored decision when the comparison shows it:
+// the confirmation launches of the candidate it confirmed. Nil otherwise
+// (no confirmation): the table is then the launches' own.
+func (s *Study) decided(cand *store.Trial, which string) *store.Recommendation {
 	r := s.Study.Recommendation
 	if r == nil || which != PhaseConfirmation || r.BaselineLaunches == 0 || r.CandidateLaunches == 0 ||
 		(r.CandidateTrialID != 0 && r.CandidateTrialID != cand.ID) {
+		return nil
+	}
+	return r
+}
+
+// decidedRows are the per-size rows of a one-part study's decision as
+// stored (its band's, then its guards': the numbers search printed), when
+// the comparison shows that decision. Nil otherwise, and for rows stored
+// before they held each arm's launches (store.SizeComparison), whose
+// missing intervals hold the median: the table then compares the launches
+// itself, at the study's statistics, as it did for them.
+func (s *Study) decidedRows(cand *store.Trial, which string) []store.SizeComparison {
+	r := s.decided(cand, which)
+	if r == nil || len(r.Parts) > 0 || len(r.PerSize) == 0 {
+		return nil
+	}
+	rows := append(slices.Clone(r.PerSize), r.Guards...)
+	for _, row := range rows {
+		if row.BaselineLaunches == 0 || row.CandidateLaunches == 0 {
+			return nil
+		}
+	}
+	return rows
+}
+
+// decidedBand is the band row as the study decided it (the stored
+// record's speedup, interval, p and scores: the numbers search printed),
+// when the comparison shows that decision over the study's one part or
+// the one part of this op. Nil otherwise (no confirmation, or an op the
+// study scored in several parts): the row is then the launches' own.
+func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
+	r := s.decided(cand, which)
+	if r == nil {
 		return nil
 	}
 	if len(r.Parts) == 0 {
@@ -261,11 +271,11 @@ func (c *Comparison) markCells(side int, sizes []int64, n int) {
 		if !slices.Contains(sizes, c.Rows[i].Bytes) {
 			continue
 		}
-		cell := &c.Rows[i].Baseline
+		notes := &c.Rows[i].BaselineNotes
 		if side == 1 {
-			cell = &c.Rows[i].Candidate
+			notes = &c.Rows[i].CandidateNotes
 		}
-		cell.Notes = appendNote(cell.Notes, n)
+		*notes = appendNote(*notes, n)
 	}
 }
 
@@ -334,11 +344,11 @@ func (c *Comparison) Table(metric string) Table {
 			name += " guard"
 		}
 		tr := TableRow{Name: name, Significant: r.Significant, Guard: r.Guard,
-			Baseline:     c.cell(metric, r.Bytes, r.Baseline),
-			Candidate:    c.cell(metric, r.Bytes, r.Candidate),
-			BaselineNote: superscripts(r.Baseline.Notes), CandidateNote: superscripts(r.Candidate.Notes),
-			Better: r.Significant && r.Change < 0}
-		tr.Change = changeText(metric, r.Change, r.Significant, r.P, r.Baseline.Launches, r.Candidate.Launches)
+			Baseline:     c.cell(metric, r.Bytes, r.BaselineUS, r.BaselineLo, r.BaselineHi),
+			Candidate:    c.cell(metric, r.Bytes, r.CandidateUS, r.CandidateLo, r.CandidateHi),
+			BaselineNote: superscripts(r.BaselineNotes), CandidateNote: superscripts(r.CandidateNotes),
+			Better: r.Significant && r.Change() < 0}
+		tr.Change = changeText(metric, r.Change(), r.Significant, r.PValue, r.BaselineLaunches, r.CandidateLaunches)
 		t.Rows = append(t.Rows, tr)
 	}
 	if c.Band != nil {
@@ -349,8 +359,8 @@ func (c *Comparison) Table(metric string) Table {
 			var bs, cs []float64
 			for _, r := range c.Rows {
 				if !r.Guard {
-					bs = append(bs, busBW(c.BusBWFactor, r.Bytes, r.Baseline.TimeUS))
-					cs = append(cs, busBW(c.BusBWFactor, r.Bytes, r.Candidate.TimeUS))
+					bs = append(bs, busBW(c.BusBWFactor, r.Bytes, r.BaselineUS))
+					cs = append(cs, busBW(c.BusBWFactor, r.Bytes, r.CandidateUS))
 				}
 			}
 			br.Baseline, br.Candidate = formatValue(metric, stats.GeoMean(bs)), formatValue(metric, stats.GeoMean(cs))
@@ -368,10 +378,9 @@ func (c *Comparison) Table(metric string) Table {
 }
 
 // cell is "median ± x%", or "median ± ∞" without an interval.
-func (c *Comparison) cell(metric string, b int64, a ArmAtSize) string {
-	center, lo, hi := a.TimeUS, a.TimeLoUS, a.TimeHiUS
+func (c *Comparison) cell(metric string, b int64, center, lo, hi float64) string {
 	if metric == MetricBusBW {
-		center, lo, hi = busBW(c.BusBWFactor, b, a.TimeUS), busBW(c.BusBWFactor, b, a.TimeHiUS), busBW(c.BusBWFactor, b, a.TimeLoUS)
+		center, lo, hi = busBW(c.BusBWFactor, b, center), busBW(c.BusBWFactor, b, hi), busBW(c.BusBWFactor, b, lo)
 	}
 	s := formatValue(metric, center) + " ± "
 	if math.IsNaN(lo) || math.IsNaN(hi) {
@@ -533,30 +542,29 @@ func writeTableText(w io.Writer, t Table) error {
 	return err
 }
 
-// MarshalJSON writes an unknown interval end as null.
-func (a ArmAtSize) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		TimeUS   store.JSONFloat `json:"time_us"`
-		TimeLoUS store.JSONFloat `json:"time_lo_us"`
-		TimeHiUS store.JSONFloat `json:"time_hi_us"`
-		Launches int             `json:"launches"`
-		Notes    []int           `json:"notes,omitempty"`
-	}{store.JSONFloat(a.TimeUS), store.JSONFloat(a.TimeLoUS), store.JSONFloat(a.TimeHiUS), a.Launches, a.Notes})
-}
-
-// MarshalJSON writes a change or p-value that could not be computed as null.
+// MarshalJSON writes each arm's cell as an object, and a number that
+// could not be computed (an unknown interval end, change or p) as null.
 func (r ComparisonRow) MarshalJSON() ([]byte, error) {
+	type f = store.JSONFloat
+	type arm struct {
+		TimeUS   f     `json:"time_us"`
+		TimeLoUS f     `json:"time_lo_us"`
+		TimeHiUS f     `json:"time_hi_us"`
+		Launches int   `json:"launches"`
+		Notes    []int `json:"notes,omitempty"`
+	}
 	return json.Marshal(struct {
-		Bytes       int64           `json:"bytes"`
-		Guard       bool            `json:"guard"`
-		Baseline    ArmAtSize       `json:"baseline"`
-		Candidate   ArmAtSize       `json:"candidate"`
-		Change      store.JSONFloat `json:"change"`
-		P           store.JSONFloat `json:"p"`
-		Significant bool            `json:"significant"`
-		Speedup     store.JSONFloat `json:"speedup"`
-		SpeedupLo   store.JSONFloat `json:"speedup_lo"`
-		SpeedupHi   store.JSONFloat `json:"speedup_hi"`
-	}{r.Bytes, r.Guard, r.Baseline, r.Candidate, store.JSONFloat(r.Change), store.JSONFloat(r.P), r.Significant,
-		store.JSONFloat(r.Speedup), store.JSONFloat(r.SpeedupLo), store.JSONFloat(r.SpeedupHi)})
+		Bytes       int64 `json:"bytes"`
+		Guard       bool  `json:"guard"`
+		Baseline    arm   `json:"baseline"`
+		Candidate   arm   `json:"candidate"`
+		Change      f     `json:"change"`
+		P           f     `json:"p"`
+		Significant bool  `json:"significant"`
+		Speedup     f     `json:"speedup"`
+		SpeedupLo   f     `json:"speedup_lo"`
+		SpeedupHi   f     `json:"speedup_hi"`
+	}{r.Bytes, r.Guard, arm{f(r.BaselineUS), f(r.BaselineLo), f(r.BaselineHi), r.BaselineLaunches, r.BaselineNotes},
+		arm{f(r.CandidateUS), f(r.CandidateLo), f(r.CandidateHi), r.CandidateLaunches, r.CandidateNotes},
+		f(r.Change()), f(r.PValue), r.Significant, f(r.Speedup), f(r.SpeedupLo), f(r.SpeedupHi)})
 }

@@ -63,11 +63,11 @@ func TestComparisonContent(t *testing.T) {
 	}
 	for _, r := range c.Rows {
 		want := fixedUS[r.Bytes]/defaultsUS[r.Bytes] - 1
-		if !r.Significant || math.Abs(r.Change-want) > 0.1 {
-			t.Errorf("%s: change %.3f significant %v, want ≈%.3f and significant", nccl.FormatSize(r.Bytes), r.Change, r.Significant, want)
+		if !r.Significant || math.Abs(r.Change()-want) > 0.1 {
+			t.Errorf("%s: change %.3f significant %v, want ≈%.3f and significant", nccl.FormatSize(r.Bytes), r.Change(), r.Significant, want)
 		}
-		if math.IsNaN(r.Baseline.TimeLoUS) || !(r.Baseline.TimeLoUS <= r.Baseline.TimeUS && r.Baseline.TimeUS <= r.Baseline.TimeHiUS) {
-			t.Errorf("%s: baseline interval [%v, %v] around %v", nccl.FormatSize(r.Bytes), r.Baseline.TimeLoUS, r.Baseline.TimeHiUS, r.Baseline.TimeUS)
+		if math.IsNaN(r.BaselineLo) || !(r.BaselineLo <= r.BaselineUS && r.BaselineUS <= r.BaselineHi) {
+			t.Errorf("%s: baseline interval [%v, %v] around %v", nccl.FormatSize(r.Bytes), r.BaselineLo, r.BaselineHi, r.BaselineUS)
 		}
 	}
 	if c.Band == nil || !c.Band.Significant || c.Band.Speedup < 3.5 || c.Band.Lo > c.Band.Speedup || c.Band.Hi < c.Band.Speedup {
@@ -88,8 +88,8 @@ func TestComparisonContent(t *testing.T) {
 		if r.Significant {
 			t.Errorf("%s: significant with identical true times", nccl.FormatSize(r.Bytes))
 		}
-		if !math.IsNaN(r.Baseline.TimeLoUS) || len(r.Baseline.Notes) == 0 {
-			t.Errorf("%s: 5 launches must have no interval and a footnote: %+v", nccl.FormatSize(r.Bytes), r.Baseline)
+		if !math.IsNaN(r.BaselineLo) || len(r.BaselineNotes) == 0 {
+			t.Errorf("%s: 5 launches must have no interval and a footnote: %+v", nccl.FormatSize(r.Bytes), r)
 		}
 	}
 	text := strings.Join(k.Notes, "\n")
@@ -108,6 +108,54 @@ func TestComparisonContent(t *testing.T) {
 		}
 		if !r.Summary && !strings.Contains(r.Baseline, "± ∞") {
 			t.Errorf("%s: baseline %q, want ± ∞", r.Name, r.Baseline)
+		}
+	}
+}
+
+// TestComparisonReadsTheRecord: a one-part study's table prints the
+// per-size rows the study stored (search's numbers: medians, intervals,
+// launches, speedup interval, p and mark), not rows rebuilt from its
+// launches; rows stored before they held each arm's launches are rebuilt.
+func TestComparisonReadsTheRecord(t *testing.T) {
+	row := func(b int64, launches int, lo float64) store.SizeComparison {
+		return store.SizeComparison{Bytes: b, BaselineUS: 1000, BaselineLo: lo, BaselineHi: 1100, CandidateUS: 400, CandidateLo: 390, CandidateHi: 410,
+			Speedup: 2.5, SpeedupLo: 2.4, SpeedupHi: 2.6, Significant: true, PValue: 0.0123, BaselineLaunches: launches, CandidateLaunches: launches}
+	}
+	for _, tc := range []struct {
+		name     string
+		launches int
+		lo       float64
+		// recorded: the rows are the record's; cell: the 512K baseline's.
+		recorded bool
+		cell     string
+	}{
+		{"recorded rows", 6, 900, true, "1000.0 ± 10%"},
+		{"a missing interval is NaN", 6, math.NaN(), true, "1000.0 ± ∞"},
+		{"rows stored before their launches", 0, 900, false, "517.4 ± 5%"},
+	} {
+		s := recommendStudy()
+		rec := s.Study.Recommendation
+		for _, b := range bandSizes {
+			rec.PerSize = append(rec.PerSize, row(b, tc.launches, tc.lo))
+		}
+		rec.Guards = []store.SizeComparison{row(guardSizes[0], tc.launches, tc.lo)}
+		c := s.Compare()
+		if len(c.Rows) != 5 || !c.Rows[4].Guard {
+			t.Fatalf("%s: rows %+v: want the 4 band sizes then the 8M guard", tc.name, c.Rows)
+		}
+		for _, r := range c.Rows {
+			fromRecord := r.BaselineUS == 1000 && r.CandidateUS == 400 && r.BaselineLaunches == 6 && r.CandidateLaunches == 6 &&
+				r.SpeedupLo == 2.4 && r.SpeedupHi == 2.6 && r.PValue == 0.0123 && r.Speedup == 2.5 && math.Abs(r.Change()+0.6) < 1e-12
+			if fromRecord != tc.recorded {
+				t.Errorf("%s: %s: row %+v; from the record: %v, want %v", tc.name, nccl.FormatSize(r.Bytes), r, fromRecord, tc.recorded)
+			}
+		}
+		tab := c.Table(MetricTime)
+		if got := tab.Rows[0].Baseline; !strings.HasPrefix(got, tc.cell) {
+			t.Errorf("%s: 512K's baseline cell %q, want %q", tc.name, got, tc.cell)
+		}
+		if want := "-60.00% (p=0.012 n=6)"; tc.recorded && tab.Rows[0].Change != want {
+			t.Errorf("%s: 512K's change %q, want %q", tc.name, tab.Rows[0].Change, want)
 		}
 	}
 }

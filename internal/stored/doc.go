@@ -9,11 +9,11 @@
 //     (Settings, FabricFacts, ...);
 //   - what NCCL chose per size with the defaults and with the
 //     recommendation (ExplainChoices);
-//   - the launch-level data the report's figures and tables draw: the
-//     medians, intervals and tests of stored launches as plain data
-//     (CurveTimes, CompareSizes, CompareBand, ArmNotes, CompareAcross),
-//     so no printer calls a statistics routine.
+//   - the statistics a study is judged at (StatsOf), and the shape of
+//     the launch-level data the report's figures and tables draw
+//     (LaunchStats: curves, per-size and band comparisons, caveats,
+//     rounds), which internal/launchstats computes.
 //
-// It writes nothing, and imports neither the figures (report) nor the
-// exports (export): both import it.
+// It writes nothing, and imports neither the statistics (model, search),
+// the figures (report) nor the exports (export).
 package stored

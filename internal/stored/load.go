@@ -14,11 +14,14 @@ import (
 // study.
 
 // Study is one study as read from the store: its record, its trials in
-// the store's order (by number) and every launch of the study, in order.
+// the store's order (by number) and every launch of the study, in order;
+// with, for a study to draw, the statistics of its launches (set by the
+// command that draws it: launchstats.Figures).
 type Study struct {
-	Study    *store.Study
-	Trials   []*store.Trial
-	Launches []*store.Launch
+	Study       *store.Study
+	Trials      []*store.Trial
+	Launches    []*store.Launch
+	LaunchStats LaunchStats
 }
 
 // Name is the study's name.

@@ -1,19 +1,23 @@
 package stored
 
 import (
-	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
+
+// Stats are the statistics a study is judged at: the significance level,
+// the coverage of every interval and the smallest gain that counts.
+type Stats struct{ Alpha, Confidence, MinEffect float64 }
 
 // StatsOf are the statistics a stored study decided with: its minimum
 // effect and alpha as the study stored them (store.SearchSettings), the
 // recommendation's minimum effect for a study stored before its settings
-// were, model's defaults for what it did not record. Resume continues
-// with them, verify re-decides with them and the report marks sizes with
-// them: one home, so none of them can judge at another level than the
-// study did.
-func StatsOf(s *store.Study) model.Options {
-	opt := model.DefaultOptions()
+// were, the defaults (vocab.Default*) for what it did not record. Resume
+// continues with them, verify re-decides with them and the report marks
+// sizes with them (launchstats.OptionsOf): one home, so none of them can
+// judge at another level than the study did.
+func StatsOf(s *store.Study) Stats {
+	opt := Stats{Alpha: vocab.DefaultAlpha, Confidence: vocab.DefaultConfidence, MinEffect: vocab.DefaultMinEffect}
 	if ss := s.Search; ss != nil {
 		opt.MinEffect = ss.MinEffect
 		if ss.Alpha > 0 {

@@ -6,8 +6,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
-	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -127,33 +125,33 @@ func (c Conclusion) Headline() (text string, change, decided bool) {
 }
 
 // keepWhy says in a few words why a study kept its baseline, from the
-// ending it stored (search.Ending* or the confirmation's model.Verdict*,
+// ending it stored (vocab.Ending* or the confirmation's vocab.Verdict*,
 // named by their constants, never spelled again here). The one place
 // these words are written: search, show, history, every export and
 // the report say them through Headline.
 func keepWhy(ending string) string {
 	switch ending {
-	case model.VerdictBelowMinEffect:
+	case vocab.VerdictBelowMinEffect:
 		return "the gain is below the minimum effect"
-	case model.VerdictFutile:
+	case vocab.VerdictFutile:
 		return "the confirmation excluded a gain worth having"
-	case model.VerdictSlower, model.VerdictSlightlySlower:
+	case vocab.VerdictSlower, vocab.VerdictSlightlySlower:
 		return "the candidate is slower"
-	case search.EndingOpRegression:
+	case vocab.EndingOpRegression:
 		return "the candidate makes another collective significantly slower"
-	case search.EndingGuard:
+	case vocab.EndingGuard:
 		return "the candidate is slower at a guard size"
-	case search.EndingSwitchesOnDisabled:
+	case vocab.EndingSwitchesOnDisabled:
 		return "the candidate switches on what NCCL's defaults disabled"
-	case search.EndingCandidateFailed:
+	case vocab.EndingCandidateFailed:
 		return "the candidate failed during confirmation"
-	case search.EndingNoCandidate:
+	case vocab.EndingNoCandidate:
 		return "no other config ran successfully"
-	case search.EndingSameAsBaseline:
+	case vocab.EndingSameAsBaseline:
 		return "the best config found runs the same plan as the baseline"
-	case search.EndingInterrupted:
+	case vocab.EndingInterrupted:
 		return "interrupted before a decision"
-	case search.EndingCannotDecide:
+	case vocab.EndingCannotDecide:
 		return "the budget left cannot decide a confirmation"
 	}
 	return "no significant gain"

@@ -5,8 +5,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
-	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -33,9 +31,9 @@ func TestConclusion(t *testing.T) {
 		// Why a study kept its baseline is said from its stored ending, in
 		// every command (search's text had its own words; the others said
 		// "no significant gain" for a candidate refused at a guard size).
-		{"slower at a guard size", nil, &store.Recommendation{Env: map[string]string{}, Ending: search.EndingGuard}, vocab.StatusDone, true, "", "keep NCCL defaults: the candidate is slower at a guard size"},
-		{"below the minimum effect", baseline, &store.Recommendation{Env: map[string]string{}, Ending: model.VerdictBelowMinEffect}, vocab.StatusDone, true, "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "keep your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128): the gain is below the minimum effect"},
-		{"refused by a guarded op", nil, &store.Recommendation{Env: map[string]string{}, Ending: search.EndingOpRegression,
+		{"slower at a guard size", nil, &store.Recommendation{Env: map[string]string{}, Ending: vocab.EndingGuard}, vocab.StatusDone, true, "", "keep NCCL defaults: the candidate is slower at a guard size"},
+		{"below the minimum effect", baseline, &store.Recommendation{Env: map[string]string{}, Ending: vocab.VerdictBelowMinEffect}, vocab.StatusDone, true, "NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128", "keep your baseline (NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128): the gain is below the minimum effect"},
+		{"refused by a guarded op", nil, &store.Recommendation{Env: map[string]string{}, Ending: vocab.EndingOpRegression,
 			OpGuards: []store.OpGuard{{Op: nccl.Broadcast, Refused: true, WorstBytes: 1 << 20}}}, vocab.StatusDone, true, "", "keep NCCL defaults: the candidate makes broadcast at 1M significantly slower"},
 	} {
 		s := &store.Study{Name: "s1", Status: tc.status, BaselineEnv: tc.baseline, Recommendation: tc.rec}
@@ -95,9 +93,9 @@ func ptr[T any](v T) *T { return &v }
 // TestEveryKeepingEndingHasWords: each ending a study can keep its
 // baseline with has its own words, not the catch-all of an unknown one.
 func TestEveryKeepingEndingHasWords(t *testing.T) {
-	for _, ending := range []string{model.VerdictBelowMinEffect, model.VerdictFutile, model.VerdictSlower, model.VerdictSlightlySlower,
-		search.EndingOpRegression, search.EndingGuard, search.EndingSwitchesOnDisabled, search.EndingCandidateFailed, search.EndingNoCandidate,
-		search.EndingSameAsBaseline, search.EndingInterrupted, search.EndingCannotDecide} {
+	for _, ending := range []string{vocab.VerdictBelowMinEffect, vocab.VerdictFutile, vocab.VerdictSlower, vocab.VerdictSlightlySlower,
+		vocab.EndingOpRegression, vocab.EndingGuard, vocab.EndingSwitchesOnDisabled, vocab.EndingCandidateFailed, vocab.EndingNoCandidate,
+		vocab.EndingSameAsBaseline, vocab.EndingInterrupted, vocab.EndingCannotDecide} {
 		if why := keepWhy(ending); why == keepWhy("") {
 			t.Errorf("ending %q is said as %q, the words of an unknown ending", ending, why)
 		}

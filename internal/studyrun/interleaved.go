@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
@@ -257,8 +258,8 @@ type VerifyResult struct {
 	Consistent  bool              `json:"consistent"`
 	// TunerPlugin is what verify --tuner-plugin saw of the plugin.
 	TunerPlugin *TunerVerify `json:"tuner_plugin,omitempty"`
-	// Ending is the rule that decided (search.Ending*, or the comparison's
-	// model.Verdict*); Verdict the conclusion in the words show and the
+	// Ending is the rule that decided (vocab.Ending*, or the comparison's
+	// vocab.Verdict*); Verdict the conclusion in the words show and the
 	// search use (stored.Conclusion).
 	Ending  string `json:"ending"`
 	Verdict string `json:"verdict"`
@@ -332,7 +333,7 @@ type PluginAloneSize struct {
 	Rows   Effect  `json:"rows"`
 }
 
-// Effect is one arm against another at one size (SizeComparisons), with
+// Effect is one arm against another at one size (launchstats.SizeComparisons), with
 // its verdict in stored.ChangeWords.
 type Effect struct {
 	Speedup     float64 `json:"speedup"`
@@ -496,7 +497,7 @@ func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *PluginAloneEff
 	out := &PluginAloneEffect{Sizes: []PluginAloneSize{}}
 	effects := func(from, to []model.Launch, sizes []int64) map[int64]Effect {
 		es := map[int64]Effect{}
-		for _, c := range SizeComparisons(from, to, sizes, opt) {
+		for _, c := range launchstats.SizeComparisons(from, to, sizes, opt) {
 			es[c.Bytes] = Effect{Speedup: c.Speedup, PValue: c.PValue, Significant: c.Significant, Verdict: stored.ChangeWords(c.Significant, c.Speedup)}
 		}
 		return es
@@ -854,14 +855,14 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 	res := &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
 	ending := cmp.Verdict
 	if cmp.Recommend {
-		ending = search.EndingRecommended
+		ending = vocab.EndingRecommended
 	}
 	study.Recommendation = &store.Recommendation{Env: ab.Cand.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI,
 		Significant: cmp.Recommend, PValue: store.FiniteOr(cmp.P, 1), Reason: cmp.Reason, Ending: ending, MinEffect: opt.MinEffect,
 		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
 		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
-		PerSize: SizeComparisons(base.Confirm, cand.Confirm, study.Sizes, opt),
-		Guards:  SizeComparisons(base.Confirm, cand.Confirm, ab.Guards, opt)}
+		PerSize: launchstats.SizeComparisons(base.Confirm, cand.Confirm, study.Sizes, opt),
+		Guards:  launchstats.SizeComparisons(base.Confirm, cand.Confirm, ab.Guards, opt)}
 	study.Recommendation.CandidateTrialID = cand.ID
 	if cmp.Recommend {
 		study.Recommendation.TrialID = cand.ID
@@ -902,11 +903,11 @@ func (ab AB) judgeDelivered(rec *store.Recommendation, base, cand *search.Trial,
 	}
 	reason := fmt.Sprintf("%s makes %s, sizes it delivers to outside what was measured or inside it; do not deploy it: export the study again, or keep the env export",
 		ab.Cand, strings.Join(slower, "; "))
-	if !rec.Significant && rec.Ending == search.EndingOpRegression && rec.Reason != "" {
+	if !rec.Significant && rec.Ending == vocab.EndingOpRegression && rec.Reason != "" {
 		// The study's own rule refused it already: both reasons stand.
 		reason = rec.Reason + "; and " + reason
 	}
-	rec.Significant, rec.TrialID, rec.Ending, rec.Reason = false, 0, search.EndingOpRegression, reason
+	rec.Significant, rec.TrialID, rec.Ending, rec.Reason = false, 0, vocab.EndingOpRegression, reason
 }
 
 // reason is the stored note of what the comparison was for.

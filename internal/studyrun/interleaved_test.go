@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/internal/stored"
@@ -246,18 +247,18 @@ func TestVerifyResultSignificant(t *testing.T) {
 		refused     string
 	}{
 		{name: "a guarded op refuses", ab: guarded,
-			r: reconfirmed(guarded, &search.Result{Recommend: false, Ending: search.EndingOpRegression, Reason: "slower for broadcast",
+			r: reconfirmed(guarded, &search.Result{Recommend: false, Ending: vocab.EndingOpRegression, Reason: "slower for broadcast",
 				OpGuards: []search.OpGuard{refusedGuard}}),
 			refused: "broadcast at 1M"},
 		{name: "a part refuses", ab: workload,
-			r: reconfirmed(workload, &search.Result{Recommend: false, Ending: search.EndingOpRegression, Reason: "slower for its part",
+			r: reconfirmed(workload, &search.Result{Recommend: false, Ending: vocab.EndingOpRegression, Reason: "slower for its part",
 				Parts: parts(true)}),
 			refused: "its part all_gather 1M-2M"},
 		{name: "guarded and recommended", ab: guarded,
-			r:           reconfirmed(guarded, &search.Result{Recommend: true, Ending: search.EndingRecommended, OpGuards: []search.OpGuard{okGuard}}),
+			r:           reconfirmed(guarded, &search.Result{Recommend: true, Ending: vocab.EndingRecommended, OpGuards: []search.OpGuard{okGuard}}),
 			significant: true},
 		{name: "workload recommended", ab: workload,
-			r:           reconfirmed(workload, &search.Result{Recommend: true, Ending: search.EndingRecommended, Parts: parts(false)}),
+			r:           reconfirmed(workload, &search.Result{Recommend: true, Ending: vocab.EndingRecommended, Parts: parts(false)}),
 			significant: true},
 		{name: "one op recommended", ab: oneOp,
 			r:           oneOp.conclude(&store.Study{Name: "s3", Kind: vocab.KindCompare}, base, cand, decision, model.DefaultOptions()),
@@ -308,7 +309,7 @@ func TestABStoresItsDecisionSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := studyStats(stored); got.Alpha != 0.01 || got.MinEffect != 0.05 {
+	if got := launchstats.OptionsOf(stored); got.Alpha != 0.01 || got.MinEffect != 0.05 {
 		t.Errorf("stored one-op comparison decides at alpha %g, min effect %g; want 0.01 and 0.05", got.Alpha, got.MinEffect)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"sort"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/runner"
@@ -49,12 +49,6 @@ func guardLaunchesOf(so search.Options) int {
 	}
 	return so.GuardLaunches
 }
-
-// studyStats are the statistics a stored study decides with
-// (stored.StatsOf): resume continues with them and verify re-decides with
-// them, so a resumed study and its verification cannot disagree on what
-// is a gain.
-func studyStats(s *store.Study) model.Options { return stored.StatsOf(s) }
 
 // SearchRun is a search study ready to run: created, or loaded with its
 // trials to resume.
@@ -165,7 +159,7 @@ func (r *SearchRun) resume(o SearchOptions) error {
 	so.ScopeLists = false
 	// The study decides as it was set up to, whatever the defaults now,
 	// and as verify of it decides.
-	so.Stats = studyStats(study)
+	so.Stats = launchstats.OptionsOf(study)
 	if ss := study.Search; ss != nil {
 		// And it samples and confirms as it was set up to.
 		so.Sampler, so.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
@@ -262,7 +256,7 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) ([]*sear
 				Result: &benchfmt.Result{Facts: l.Facts}}
 			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl})
 		}
-		byTrial[t] = append(byTrial[t], stored.SearchLaunch(l))
+		byTrial[t] = append(byTrial[t], launchstats.SearchLaunch(l))
 	}
 	for _, t := range out {
 		so.Regroup(t, byTrial[t])
@@ -339,8 +333,8 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 	cs := model.Summarize(res.Winner.Confirm, sizes, so.Stats)
 	rec.BaselineScoreUS, rec.ScoreUS = bs.ScoreUS, cs.ScoreUS
 	if !so.Workload.ScoredByRounds() {
-		rec.PerSize = SizeComparisons(base.Confirm, res.Winner.Confirm, sizes, so.Stats)
-		rec.Guards = SizeComparisons(base.Confirm, res.Winner.Confirm, so.Guard, so.Stats)
+		rec.PerSize = launchstats.SizeComparisons(base.Confirm, res.Winner.Confirm, sizes, so.Stats)
+		rec.Guards = launchstats.SizeComparisons(base.Confirm, res.Winner.Confirm, so.Guard, so.Stats)
 	} else {
 		for _, op := range so.Workload.Ops() {
 			rec.Guards = append(rec.Guards, opComparisons(op, base.ConfirmOf(op), res.Winner.ConfirmOf(op), so.Guard, so.Stats)...)
@@ -369,10 +363,10 @@ func partComparison(p search.PartResult, base, cand *search.Trial, stats model.O
 		PerSize: opComparisons(p.Part.Op, b, w, sizes, stats)}
 }
 
-// opComparisons are SizeComparisons of one op's launches, each row
+// opComparisons are launchstats.SizeComparisons of one op's launches, each row
 // naming the op.
 func opComparisons(op nccl.Op, base, cand []model.Launch, sizes []int64, stats model.Options) []store.SizeComparison {
-	out := SizeComparisons(base, cand, sizes, stats)
+	out := launchstats.SizeComparisons(base, cand, sizes, stats)
 	for i := range out {
 		out[i].Op = op.OrAllReduce()
 	}
@@ -391,19 +385,6 @@ func opGuardOf(g search.OpGuard) store.OpGuard {
 	for _, s := range r.Sizes {
 		out.PerSize = append(out.PerSize, store.GuardSize{Bytes: s.Bytes, Speedup: store.FiniteOr(s.Speedup, 1), PValue: store.FiniteOr(s.P, 1),
 			Level: store.FiniteOr(s.Level, 0), Significant: s.Significant, Slower: s.Slower})
-	}
-	return out
-}
-
-// SizeComparisons compares baseline and candidate launches size by size.
-func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options) []store.SizeComparison {
-	var out []store.SizeComparison
-	for _, r := range model.CompareSizes(base, cand, sizes, opt) {
-		b0, c0, cmp := r.Baseline, r.Candidate, r.Comparison
-		out = append(out, store.SizeComparison{Bytes: r.Bytes,
-			BaselineUS: b0.Median, BaselineLo: store.FiniteOr(b0.Lo, b0.Median), BaselineHi: store.FiniteOr(b0.Hi, b0.Median),
-			CandidateUS: c0.Median, CandidateLo: store.FiniteOr(c0.Lo, c0.Median), CandidateHi: store.FiniteOr(c0.Hi, c0.Median),
-			Speedup: cmp.Speedup, Significant: cmp.Significant, PValue: store.FiniteOr(cmp.P, 1)})
 	}
 	return out
 }

@@ -145,13 +145,13 @@ func TestRecommendationOf(t *testing.T) {
 		launches       int
 	}{
 		{name: "no candidate: the baseline's exploration score",
-			res: &search.Result{Baseline: base, Ending: search.EndingNoCandidate, Reason: "none ran"},
+			res: &search.Result{Baseline: base, Ending: vocab.EndingNoCandidate, Reason: "none ran"},
 			env: map[string]string{}},
 		{name: "recommended",
-			res: &search.Result{Baseline: base, Winner: win, Decision: &decision, Recommend: true, Ending: search.EndingRecommended},
+			res: &search.Result{Baseline: base, Winner: win, Decision: &decision, Recommend: true, Ending: vocab.EndingRecommended},
 			env: fast, trial: 2, cand: 2, significant: true, perSize: 2, guard: 1, launches: 6},
 		{name: "kept the baseline: the candidate is recorded, not recommended",
-			res: &search.Result{Baseline: base, Winner: win, Decision: &decision, Recommend: false, Ending: search.EndingGuard},
+			res: &search.Result{Baseline: base, Winner: win, Decision: &decision, Recommend: false, Ending: vocab.EndingGuard},
 			env: map[string]string{}, cand: 2, perSize: 2, guard: 1, launches: 6},
 	}
 	for _, tt := range tests {
@@ -182,19 +182,6 @@ func TestRecommendationOf(t *testing.T) {
 	}
 }
 
-func TestSizeComparisons(t *testing.T) {
-	base, cand := launchesAt(4, 100), launchesAt(4, 50)
-	got := SizeComparisons(base, cand, []int64{1 << 20, 2 << 20}, model.DefaultOptions())
-	if len(got) != 2 || got[0].Bytes != 1<<20 || got[1].Bytes != 2<<20 {
-		t.Fatalf("got %+v, want 1M and 2M", got)
-	}
-	for _, c := range got {
-		if math.Abs(c.Speedup-2) > 0.05 || c.CandidateUS >= c.BaselineUS || !c.Significant {
-			t.Errorf("%d: speedup %g, times %g vs %g; want about 2×", c.Bytes, c.Speedup, c.BaselineUS, c.CandidateUS)
-		}
-	}
-}
-
 func TestFiniteOr(t *testing.T) {
 	for _, tt := range []struct{ x, want float64 }{{1.5, 1.5}, {math.NaN(), 7}, {math.Inf(1), 7}, {math.Inf(-1), 7}} {
 		if got := store.FiniteOr(tt.x, 7); got != tt.want {
@@ -218,12 +205,12 @@ func TestResumeAndVerifyReadTheSameStats(t *testing.T) {
 		{"stored", func(ss *store.SearchSettings) *store.SearchSettings {
 			ss.MinEffect, ss.Alpha = 0.05, 0.01
 			return ss
-		}, model.Options{Alpha: 0.01, Confidence: model.DefaultConfidence, MinEffect: 0.05,
+		}, model.Options{Alpha: 0.01, Confidence: vocab.DefaultConfidence, MinEffect: 0.05,
 			HighSpreadPct: model.DefaultHighSpreadPct, OutlierZ: model.DefaultOutlierZ}},
 		{"no alpha stored", func(ss *store.SearchSettings) *store.SearchSettings {
 			ss.MinEffect, ss.Alpha = 0.05, 0
 			return ss
-		}, model.Options{Alpha: model.DefaultAlpha, Confidence: model.DefaultConfidence, MinEffect: 0.05,
+		}, model.Options{Alpha: vocab.DefaultAlpha, Confidence: vocab.DefaultConfidence, MinEffect: 0.05,
 			HighSpreadPct: model.DefaultHighSpreadPct, OutlierZ: model.DefaultOutlierZ}},
 		{"no settings stored", func(*store.SearchSettings) *store.SearchSettings { return nil }, model.DefaultOptions()},
 	}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
@@ -46,12 +47,13 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		return AB{}, vocab.UsageErrorf("study %s ran on %s; verify it the same way", orig.Name,
 			map[bool]string{true: "the simulated fabric (--sim " + orig.Launch.SimProfile + ")", false: "real hardware (without --sim)"}[orig.Simulated])
 	}
-	// The comparison decides at the study's alpha (studyStats), so that
-	// alpha, not the default, sets the fewest launches that can reach a
-	// verdict: a study of --alpha 0.01 needs 5 per arm where 0.05 needs 4.
+	// The comparison decides at the study's alpha (launchstats.OptionsOf,
+	// as resume continues), so that alpha, not the default, sets the
+	// fewest launches that can reach a verdict: a study of --alpha 0.01
+	// needs 5 per arm where 0.05 needs 4.
 	// Refused before anything is launched, rather than measured to no
 	// verdict.
-	opt := studyStats(orig)
+	opt := launchstats.OptionsOf(orig)
 	if need := model.MinLaunchesForDecision(opt); o.Launches < need {
 		return AB{}, vocab.UsageErrorf("--launches %d: study %s decides at alpha %g, where at least %d launches per arm are needed for any verdict; use --launches %d or more",
 			o.Launches, orig.Name, opt.Alpha, need, need)

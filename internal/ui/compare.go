@@ -63,9 +63,25 @@ func PrintStoredComparison(w io.Writer, asJSON bool, c *report.StudyComparison) 
 
 // opComparisonJSON is one op's comparison as --json writes it.
 func opComparisonJSON(o report.OpComparison) map[string]any {
-	rows := o.Rows
-	if rows == nil {
-		rows = []report.ComparedSize{}
+	// A row as compare A B has written it: A the row's baseline, B its
+	// candidate, a missing interval null.
+	type f = store.JSONFloat
+	type row struct {
+		Bytes       int64   `json:"bytes"`
+		AUS         f       `json:"a_us"`
+		ALo         f       `json:"a_lo_us"`
+		AHi         f       `json:"a_hi_us"`
+		BUS         f       `json:"b_us"`
+		BLo         f       `json:"b_lo_us"`
+		BHi         f       `json:"b_hi_us"`
+		Change      f       `json:"change"`
+		P           float64 `json:"p"`
+		Significant bool    `json:"significant"`
+	}
+	rows := []row{}
+	for _, r := range o.Rows {
+		rows = append(rows, row{r.Bytes, f(r.BaselineUS), f(r.BaselineLo), f(r.BaselineHi),
+			f(r.CandidateUS), f(r.CandidateLo), f(r.CandidateHi), f(r.CandidateUS/r.BaselineUS - 1), r.PValue, r.Significant})
 	}
 	doc := map[string]any{"op": o.Op, "a": o.Arms[0], "b": o.Arms[1], "rows": rows,
 		"speedup": jsonNumber(o.Band.Speedup), "speedup_ci": []any{jsonNumber(o.Band.Lo), jsonNumber(o.Band.Hi)},
@@ -84,9 +100,9 @@ func printOpComparison(w io.Writer, o report.OpComparison) {
 	for _, r := range o.Rows {
 		change := "~"
 		if r.Significant {
-			change = fmt.Sprintf("%+.1f%%", 100*r.Change)
+			change = fmt.Sprintf("%+.1f%%", 100*(r.CandidateUS/r.BaselineUS-1))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (p=%.3f)\t\n", nccl.FormatSize(r.Bytes), ciPtrText(r.AUS, r.ALo, r.AHi), ciPtrText(r.BUS, r.BLo, r.BHi), change, r.P)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (p=%.3f)\t\n", nccl.FormatSize(r.Bytes), ciText(r.BaselineUS, r.BaselineLo, r.BaselineHi), ciText(r.CandidateUS, r.CandidateLo, r.CandidateHi), change, r.PValue)
 	}
 	tw.Flush()
 	band := o.Band
@@ -95,12 +111,4 @@ func printOpComparison(w io.Writer, o report.OpComparison) {
 	}
 	fmt.Fprintf(w, "over these sizes: B is %s as fast as A (95%% CI), p=%.3g%s\n", stored.SpeedupText(band.Speedup, [2]float64{store.FiniteOr(band.Lo, 0), store.FiniteOr(band.Hi, 0)}),
 		store.FiniteOr(band.P, 1), map[bool]string{true: "", false: ": no significant difference"}[band.Significant])
-}
-
-// ciPtrText is ciText for an interval that may be missing.
-func ciPtrText(m float64, lo, hi *float64) string {
-	if lo == nil || hi == nil {
-		return fmt.Sprintf("%.1f", m)
-	}
-	return ciText(m, *lo, *hi)
 }

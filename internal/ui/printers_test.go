@@ -4,26 +4,47 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
+const modelPkg, searchPkg = "github.com/nccltune/nccltune/model", "github.com/nccltune/nccltune/search"
+
+// TestReportDependsOnNoStatistics: report draws what the study stored
+// and the launch statistics the command hands in (launchstats.Figures):
+// neither it nor a package it imports, however indirectly, is model or
+// search, as `go list -deps` lists them.
+func TestReportDependsOnNoStatistics(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/nccltune/nccltune/internal/report").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/nccltune/nccltune/internal/stored") {
+		t.Fatalf("go list -deps lists no internal/stored among report's dependencies: %q", deps)
+	}
+	for _, no := range []string{modelPkg, searchPkg} {
+		if slices.Contains(deps, no) {
+			t.Errorf("report depends on %s: a printer reads what internal/stored holds or the command handed in", no)
+		}
+	}
+}
+
 // TestPrintersCallNoStatistics: the printers print stored decisions and
 // data built for them (internal/stored, studyrun); they never decide
-// again. report imports neither model nor search; ui imports no model and
-// calls no function of search (it renders search's result and events,
-// which are types).
+// again. ui imports no model and calls no function of search (it renders
+// search's result and events, which are types).
 func TestPrintersCallNoStatistics(t *testing.T) {
-	const model, search = "github.com/nccltune/nccltune/model", "github.com/nccltune/nccltune/search"
 	for _, tc := range []struct {
 		dir       string
 		noImport  []string
 		noCallsOf []string
 	}{
-		{"../report", []string{model, search}, nil},
-		{".", []string{model}, []string{search}},
+		{".", []string{modelPkg}, []string{searchPkg}},
 	} {
 		files, err := filepath.Glob(filepath.Join(tc.dir, "*.go"))
 		if err != nil || len(files) == 0 {

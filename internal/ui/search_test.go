@@ -11,6 +11,7 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
@@ -83,7 +84,7 @@ func TestSearchWorkloadGolden(t *testing.T) {
 			{Op: nccl.AllReduce, Band: "32K", BandMin: 32 * kib, BandMax: 32 * kib, Weight: 1}},
 		Status: "done",
 		Recommendation: &store.Recommendation{Env: map[string]string{"NCCL_MAX_NCHANNELS": "1"}, Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.15},
-			Significant: true, PValue: 0.001, Ending: search.EndingRecommended, BaselineScoreUS: 500, ScoreUS: 455,
+			Significant: true, PValue: 0.001, Ending: vocab.EndingRecommended, BaselineScoreUS: 500, ScoreUS: 455,
 			BaselineLaunches: 6, CandidateLaunches: 6,
 			Guards: []store.SizeComparison{row(nccl.AllReduce, 16*mib, 9000, 8900, false), row(nccl.AllGather, 16*mib, 4000, 3900, false)},
 			Parts: []store.PartComparison{
@@ -94,7 +95,7 @@ func TestSearchWorkloadGolden(t *testing.T) {
 				{Op: nccl.AllReduce, Band: "32K", Weight: 0.25, Speedup: 1.1, SpeedupCI: [2]float64{1.02, 1.2}, Significant: true,
 					PerSize: []store.SizeComparison{row(nccl.AllReduce, 32*kib, 33, 30, true)}}}}}
 	res := &search.Result{Launches: 40, Trials: make([]*search.Trial, 5), Winner: &search.Trial{Config: nccl.Config{"NCCL_MAX_NCHANNELS": "1"}},
-		Decision: &model.Comparison{}, Ending: search.EndingRecommended}
+		Decision: &model.Comparison{}, Ending: vocab.EndingRecommended}
 	launches := []*store.Launch{{Op: nccl.AllReduce, Phase: "warmup"}, {Op: nccl.AllReduce, Phase: "explore"}, {Op: nccl.AllGather, Phase: "explore"},
 		{Op: nccl.AllReduce, Phase: "confirm"}, {Op: nccl.AllGather, Phase: "confirm"}}
 	var buf bytes.Buffer
@@ -147,8 +148,8 @@ func TestPlanLinesOneMergedCount(t *testing.T) {
 // came from batch launches, and nothing when none did.
 func TestBatchLine(t *testing.T) {
 	study := &store.Study{Name: "s1-512K-4M", Kind: "search", Band: "512K-4M", Status: "done", Budget: store.Budget{Launches: 60},
-		Recommendation: &store.Recommendation{Ending: search.EndingNoCandidate, Reason: "no config ran"}}
-	res := &search.Result{Launches: 3, Ending: search.EndingNoCandidate}
+		Recommendation: &store.Recommendation{Ending: vocab.EndingNoCandidate, Reason: "no config ran"}}
+	res := &search.Result{Launches: 3, Ending: vocab.EndingNoCandidate}
 	const want = "2 launches from 1 batch launch"
 	for _, tc := range []struct {
 		name     string

@@ -80,6 +80,66 @@ const (
 	PhaseExplain = "explain"
 )
 
+// The statistics a study is judged at when it records none (alpha, the
+// intervals' coverage, the smallest gain that counts: 0.03 = 3 %): what
+// the record of a study that stored none of them means, so, like the
+// words, never changed for a released study. model.DefaultOptions uses
+// them.
+const (
+	DefaultAlpha      = 0.05
+	DefaultConfidence = 0.95
+	DefaultMinEffect  = 0.03
+)
+
+// Endings of a search study: why it ended as it did (the stored
+// Recommendation.Ending). A confirmation that keeps the defaults ends with
+// the verdict of the comparison that decided (Verdict*: "not-significant",
+// "below-min-effect", "slower", "futile", …).
+const (
+	EndingRecommended = "recommended"
+	// EndingGuard: faster in the band, significantly slower at a guard size.
+	EndingGuard = "guard-regression"
+	// EndingOpRegression: faster for the workload, but significantly
+	// slower, by more than the minimum effect, for a guarded op or one of
+	// the workload's parts (or it fails a guarded op).
+	EndingOpRegression = "op-regression"
+	// EndingCandidateFailed: the candidate failed during confirmation.
+	EndingCandidateFailed = "candidate-failed"
+	// EndingNoCandidate: no config other than the defaults ran successfully.
+	EndingNoCandidate = "no-candidate"
+	// EndingInterrupted: cancelled before a decision.
+	EndingInterrupted = "interrupted"
+	// EndingSwitchesOnDisabled: the candidate switches on a protocol or
+	// algorithm NCCL's defaults disabled and the user did not allow it.
+	EndingSwitchesOnDisabled = "switches-on-disabled"
+	// EndingSameAsBaseline: the best candidate, its no-op knobs dropped,
+	// is the baseline itself (a --baseline-env study whose baseline NCCL
+	// already runs like the best config found): nothing to confirm.
+	EndingSameAsBaseline = "same-as-baseline"
+	// EndingCannotDecide: the budget left could not make the confirmation
+	// recommend anything (too few launches per arm for the exact test to
+	// reach its level), so none was made.
+	EndingCannotDecide = "cannot-decide"
+)
+
+// Verdicts of a comparison (model.Compare): which condition of its rule
+// decided.
+const (
+	VerdictRecommend      = "recommend"        // every condition holds
+	VerdictNoData         = "no-data"          // an arm has no scored launch
+	VerdictTooFew         = "too-few-launches" // the test cannot reach alpha with these counts
+	VerdictNotSignificant = "not-significant"  // p ≥ alpha
+	VerdictSlower         = "slower"           // significantly slower by at least the minimum effect
+	VerdictSlightlySlower = "slightly-slower"  // significantly slower, within the minimum effect
+	VerdictNoDirection    = "no-direction"     // significant without a direction (ties)
+	VerdictNoInterval     = "no-interval"      // no interval of the confidence asked exists
+	VerdictIntervalHasOne = "interval-has-one" // the interval still includes no change
+	VerdictBelowMinEffect = "below-min-effect" // faster, but by less than the minimum effect
+	// VerdictFutile is set by a sequential confirmation's design: the
+	// interval already excludes the minimum effect at an interim look.
+	VerdictFutile = "futile"
+)
+
 // The mark of a study config written by `nccltune workload`: its first
 // line is "generated-by: nccltune workload". Such a file is made from
 // what a log says (communicator ids, file names), so it may only hold the

@@ -1,0 +1,339 @@
+// Package launchstats reads stored launches as the statistics read them:
+// a study's statistics as model's options (OptionsOf), a launch as the
+// search reads it back (SearchLaunch), and the launch-level data figures
+// and tables draw (Figures, which implements stored.LaunchStats: curves'
+// medians and intervals, per-size and band comparisons, the caveats on an
+// arm, the search's rounds, two studies compared). The commands hand
+// Figures to the report, so that the printers import no statistics
+// routine; studyrun resumes and verifies with OptionsOf.
+package launchstats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/store"
+)
+
+// Figures is stored.LaunchStats: the launch-level data figures and tables
+// draw, computed by model and search at the study's statistics.
+type Figures struct{}
+
+// OptionsOf are the statistics a stored study decided with
+// (stored.StatsOf) as model's options: resume continues with them, verify
+// re-decides with them and the report marks sizes with them.
+func OptionsOf(st *store.Study) model.Options {
+	s, opt := stored.StatsOf(st), model.DefaultOptions()
+	opt.Alpha, opt.Confidence, opt.MinEffect = s.Alpha, s.Confidence, s.MinEffect
+	return opt
+}
+
+func timesOf(s model.SizeSummary) stored.SizeTimes {
+	return stored.SizeTimes{Bytes: s.Bytes, TimeUS: s.Median, LoUS: s.Lo, HiUS: s.Hi, Launches: s.Launches}
+}
+
+// modelLaunches are stored launches in the model's form, each by
+// model.LaunchOf (per size the per-iteration samples, or nccl-tests'
+// summary time when the output had none; -N cycles pooled).
+func modelLaunches(ls []*store.Launch) []model.Launch {
+	out := make([]model.Launch, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, model.LaunchOf(l.Sizes))
+	}
+	return out
+}
+
+// CurveTimes summarises a trial's launches size by size for a curve, one
+// size at a time as a comparison does (a launch that missed another size
+// still counts at this one), at the study's statistics (StatsOf). minMax
+// is true when the launches are too few for a confidence interval; a
+// size's interval is then, as where its own is missing, the smallest and
+// largest launch median.
+func (Figures) CurveTimes(st *store.Study, ls []*store.Launch) (sizes []stored.SizeTimes, minMax bool) {
+	opt := OptionsOf(st)
+	minMax = len(ls) < model.MinLaunchesForInterval(opt)
+	mls := modelLaunches(ls)
+	for _, b := range stored.MeasuredSizes(ls) {
+		sum := model.Summarize(mls, []int64{b}, opt)
+		if len(sum.Sizes) != 1 || sum.Sizes[0].Launches == 0 || math.IsNaN(sum.Sizes[0].Median) {
+			continue
+		}
+		t := timesOf(sum.Sizes[0])
+		if minMax || math.IsNaN(t.LoUS) || math.IsNaN(t.HiUS) {
+			t.LoUS, t.HiUS = launchRange(mls, b)
+		}
+		sizes = append(sizes, t)
+	}
+	return sizes, minMax
+}
+
+// launchRange is the smallest and largest per-launch median time at a size.
+func launchRange(ls []model.Launch, b int64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, l := range ls {
+		xs := slices.DeleteFunc(slices.Clone(l.Times[b]), func(x float64) bool { return !(x > 0) || math.IsInf(x, 0) })
+		if len(xs) == 0 {
+			continue
+		}
+		m := model.Median(xs)
+		lo, hi = math.Min(lo, m), math.Max(hi, m)
+	}
+	if math.IsInf(lo, 0) {
+		return math.NaN(), math.NaN()
+	}
+	return lo, hi
+}
+
+// BusBWFactor is busbw ÷ algbw for this study's collective: nccl-tests'
+// own ratio read from the stored rows (it depends on the collective and
+// the number of ranks only), else nccl-tests' factor for the study's op
+// over the fabric's ranks, else 1 (algbw).
+func (Figures) BusBWFactor(s *stored.Study) float64 {
+	var fs []float64
+	for _, l := range s.Launches {
+		for _, z := range l.Sizes {
+			if z.AlgBW > 0 && z.BusBW > 0 && !math.IsInf(z.BusBW/z.AlgBW, 0) {
+				fs = append(fs, z.BusBW/z.AlgBW)
+			}
+		}
+	}
+	if len(fs) > 0 {
+		// algbw and busbw are printed with two decimals, so one row's ratio
+		// is rough; the median over many rows is not.
+		return model.Median(fs)
+	}
+	if n := s.Study.Platform.Ranks; n > 1 {
+		if op, err := nccl.ParseOp(s.Study.Collective); err == nil || s.Study.Collective == "" {
+			return op.BusFactor(n)
+		}
+	}
+	return 1
+}
+
+// LaunchScore is a launch's band score as the study stored it: each
+// launch is scored once, as it is measured (search.Measure), over the
+// sizes its op scores. Imported launches are stored without one (import
+// does not score); theirs is computed from their sizes over the study's.
+// NaN for a launch with no score.
+func (Figures) LaunchScore(l *store.Launch, sizes []int64) float64 {
+	if l.Scored && l.ScoreUS > 0 {
+		return l.ScoreUS
+	}
+	if l.Phase != vocab.PhaseImport {
+		return math.NaN()
+	}
+	sc, err := model.LaunchScore(model.LaunchOf(l.Sizes), sizes)
+	if err != nil {
+		return math.NaN()
+	}
+	return sc
+}
+
+// MedianWithInterval is the median of xs with the model's order-statistic
+// interval at the study's confidence (from model.MinLaunchesForInterval
+// values), else the min–max (from 2), else none; what names the interval.
+func (Figures) MedianWithInterval(st *store.Study, xs []float64) (med, lo, hi float64, what string) {
+	opt := OptionsOf(st)
+	switch n := len(xs); {
+	case n == 0:
+		return math.NaN(), math.NaN(), math.NaN(), "none"
+	case n == 1:
+		return xs[0], math.NaN(), math.NaN(), "1 launch"
+	case n < model.MinLaunchesForInterval(opt):
+		return model.Median(xs), slices.Min(xs), slices.Max(xs), "min–max"
+	}
+	// The model's per-size summary over one pseudo-size whose
+	// per-launch value is the launch's score gives the same interval as
+	// every other median in the report.
+	ls := make([]model.Launch, len(xs))
+	for i, x := range xs {
+		ls[i] = model.Launch{Times: map[int64][]float64{1: {x}}}
+	}
+	ss := model.Summarize(ls, []int64{1}, opt).Sizes[0]
+	if math.IsNaN(ss.Lo) || math.IsInf(ss.Lo, 0) || math.IsNaN(ss.Hi) || math.IsInf(ss.Hi, 0) {
+		return ss.Median, slices.Min(xs), slices.Max(xs), "min–max"
+	}
+	return ss.Median, ss.Lo, ss.Hi, fmt.Sprintf("%.0f%% CI", 100*opt.Confidence)
+}
+
+// SizeComparisons compares baseline and candidate launches size by size,
+// each size alone (model.Compare over it), in the order of sizes and
+// leaving out a size either arm did not measure, into the one per-size
+// row the study stores and every table prints: a missing interval stays
+// NaN (null), an undefined p-value is 1.
+func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options) []store.SizeComparison {
+	var out []store.SizeComparison
+	for _, b := range sizes {
+		cmp := model.Compare(base, cand, []int64{b}, opt)
+		if len(cmp.Baseline.Sizes) != 1 || len(cmp.Candidate.Sizes) != 1 {
+			continue
+		}
+		b0, c0 := cmp.Baseline.Sizes[0], cmp.Candidate.Sizes[0]
+		if b0.Launches == 0 || c0.Launches == 0 || math.IsNaN(b0.Median) || math.IsNaN(c0.Median) {
+			continue
+		}
+		out = append(out, store.SizeComparison{Bytes: b,
+			BaselineUS: b0.Median, BaselineLo: b0.Lo, BaselineHi: b0.Hi, BaselineLaunches: b0.Launches,
+			CandidateUS: c0.Median, CandidateLo: c0.Lo, CandidateHi: c0.Hi, CandidateLaunches: c0.Launches,
+			Speedup: cmp.Speedup, SpeedupLo: cmp.Lo, SpeedupHi: cmp.Hi, Significant: cmp.Significant, PValue: store.FiniteOr(cmp.P, 1)})
+	}
+	return out
+}
+
+// compareBand is bm and cm compared over band, with the model's caveats
+// on the interval or the decision.
+func compareBand(bm, cm []model.Launch, band []int64, opt model.Options) (stored.BandComparison, []string) {
+	cmp := model.Compare(bm, cm, band, opt)
+	var notes []string
+	for _, w := range cmp.Warnings {
+		if w.Code == model.WarnNoCI || w.Code == model.WarnTooFewForDecision {
+			notes = append(notes, w.Message)
+		}
+	}
+	return stored.BandComparison{BaselineUS: cmp.Baseline.ScoreUS, CandidateUS: cmp.Candidate.ScoreUS,
+		Speedup: cmp.Speedup, Lo: cmp.Lo, Hi: cmp.Hi, P: cmp.P, Significant: cmp.Significant}, notes
+}
+
+// CompareSizes compares a study's baseline and candidate launches size by
+// size at the study's statistics, leaving out a size either did not
+// measure.
+func (Figures) CompareSizes(st *store.Study, bl, cl []*store.Launch, sizes []int64) []store.SizeComparison {
+	return SizeComparisons(modelLaunches(bl), modelLaunches(cl), sizes, OptionsOf(st))
+}
+
+// CompareBand compares a study's baseline and candidate launches over
+// band at the study's statistics; notes are the caveats on its interval
+// or decision.
+func (Figures) CompareBand(st *store.Study, bl, cl []*store.Launch, band []int64) (_ stored.BandComparison, notes []string) {
+	return compareBand(modelLaunches(bl), modelLaunches(cl), band, OptionsOf(st))
+}
+
+// CompareAcross compares two studies' launches (compare A B, not
+// interleaved) at model's default statistics, neither study's own: size
+// by size and over the sizes the first launch of each measured in common
+// (nil when none).
+func (Figures) CompareAcross(a, b []*store.Launch) (rows []store.SizeComparison, band stored.BandComparison, common []int64) {
+	am, bm := modelLaunches(a), modelLaunches(b)
+	for z := range am[0].Times {
+		if _, ok := bm[0].Times[z]; ok {
+			common = append(common, z)
+		}
+	}
+	slices.Sort(common)
+	if len(common) == 0 {
+		return nil, stored.BandComparison{}, nil
+	}
+	opt := model.DefaultOptions()
+	band, _ = compareBand(am, bm, common, opt)
+	return SizeComparisons(am, bm, common, opt), band, common
+}
+
+// ArmNotes are the caveats the report's table footnotes about one arm
+// (named label) over sizes, at the study's statistics: too few launches
+// for an interval, spread, bimodality, outliers (named by their place in
+// the study), missing sizes and invalid launches.
+func (Figures) ArmNotes(st *store.Study, label string, ls []*store.Launch, sizes []int64) []stored.ArmNote {
+	opt := OptionsOf(st)
+	var out []stored.ArmNote
+	for _, w := range model.Summarize(modelLaunches(ls), sizes, opt).Warnings {
+		switch w.Code {
+		case model.WarnFewLaunches:
+			out = append(out, stored.ArmNote{Text: fmt.Sprintf("need ≥ %d launches for a %.0f%% confidence interval of the median (as benchstat: \"± ∞\")",
+				model.MinLaunchesForInterval(opt), 100*opt.Confidence), Cells: w.Bytes})
+		case model.WarnHighSpread, model.WarnBimodal:
+			out = append(out, stored.ArmNote{Text: label + ": " + w.Message, Cells: w.Bytes, OnArm: len(w.Bytes) == 0})
+		case model.WarnOutliers:
+			out = append(out, stored.ArmNote{Text: label + ": " + outlierText(w, ls), OnArm: true})
+		case model.WarnMissingSize, model.WarnInvalidLaunch:
+			out = append(out, stored.ArmNote{Text: label + ": " + w.Message, OnArm: true})
+		}
+	}
+	return out
+}
+
+// outlierText names outlier launches by their place in the study (the
+// launch's sequence number, as the search log printed them), not by their
+// index in the slice the model saw.
+func outlierText(w model.Warning, ls []*store.Launch) string {
+	var seqs []string
+	for _, i := range w.Launches {
+		if i >= 0 && i < len(ls) {
+			seqs = append(seqs, strconv.Itoa(ls[i].Seq+1))
+		}
+	}
+	if len(seqs) == 0 {
+		return w.Message
+	}
+	if len(seqs) == 1 {
+		return "launch " + seqs[0] + " of the study is far from the others (an outlier by a robust rule): the medians and the rank test are robust to it, but a disturbed fabric may be worth checking"
+	}
+	return "launches " + strings.Join(seqs, ", ") + " of the study are far from the others (outliers by a robust rule): the medians and the rank test are robust to them, but a disturbed fabric may be worth checking"
+}
+
+// SearchLaunch is a stored launch as the search reads it back (resume's
+// Regroup, RoundScores): one of the trial's measurements when it ran to a
+// result and was scored, with the score stored with it.
+func SearchLaunch(l *store.Launch) search.StoredLaunch {
+	sl := search.StoredLaunch{Op: l.Op, Phase: l.Phase, Scored: l.Outcome == benchfmt.OK && l.Scored, Failed: l.Outcome != benchfmt.OK, Batch: l.Batch}
+	if sl.Scored {
+		sl.Launch, sl.ScoreUS = model.LaunchOf(l.Sizes), l.ScoreUS
+	}
+	return sl
+}
+
+// RoundScores are the objective of each of trial's rounds, exploration's
+// and confirmation's, as the search scored them
+// (search.Options.RoundScores) for a study of several parts,
+// where one launch measures one op and only a round of every op's launch
+// is scored by the objective (a timed workload's time per step, Σ calls ×
+// time); ok is false for a one-part study, whose launches' stored scores
+// are its objective's.
+func (Figures) RoundScores(s *store.Study, trialID uint64, launches []*store.Launch) (explore, confirm []float64, ok bool) {
+	return search.Options{Workload: s.Parts()}.RoundScores(searchLaunchesOf(trialLaunches(trialID, launches)))
+}
+
+// Rounds are trial's complete rounds in the order they were made, each
+// with its objective and the launch that completed it (a figure of the
+// search in time draws the round there), grouped by the search's one rule
+// (search.Options.Rounds, as RoundScores); ok is false for a one-part
+// study.
+func (Figures) Rounds(s *store.Study, trialID uint64, launches []*store.Launch) ([]stored.Round, bool) {
+	of := trialLaunches(trialID, launches)
+	rs, ok := search.Options{Workload: s.Parts()}.Rounds(searchLaunchesOf(of))
+	out := make([]stored.Round, len(rs))
+	for i, r := range rs {
+		out[i] = stored.Round{Phase: r.Phase, ScoreUS: r.ScoreUS, Last: of[r.Last]}
+	}
+	return out, ok
+}
+
+// trialLaunches are trial's launches in the order they were made.
+func trialLaunches(trialID uint64, launches []*store.Launch) []*store.Launch {
+	var of []*store.Launch
+	for _, l := range launches {
+		if l.TrialID == trialID {
+			of = append(of, l)
+		}
+	}
+	sort.SliceStable(of, func(i, j int) bool { return of[i].Seq < of[j].Seq })
+	return of
+}
+
+// searchLaunchesOf are launches as the search reads them back.
+func searchLaunchesOf(of []*store.Launch) []search.StoredLaunch {
+	ls := make([]search.StoredLaunch, len(of))
+	for i, l := range of {
+		ls[i] = SearchLaunch(l)
+	}
+	return ls
+}
