@@ -169,6 +169,9 @@ type SearchSettings struct {
 	// NCCL's per-function form for the workload's ops.
 	GuardLaunches int  `json:"guard_launches,omitempty"`
 	ScopeLists    bool `json:"scope_lists,omitempty"`
+	// BatchSize is --batch, the configs per batch launch of exploration;
+	// 0, as in studies stored before batches, launches each on its own.
+	BatchSize int `json:"batch_size,omitempty"`
 }
 
 // Part is one part of a stored workload: nccl.Part as the store keeps it.
