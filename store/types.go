@@ -477,6 +477,9 @@ type StudySummary struct {
 	Updated    time.Time         `json:"updated"`
 	Trials     int               `json:"trials"`
 	Launches   int               `json:"launches"`
+	// BatchSize is a search's SearchSettings.BatchSize: it explored in
+	// batch launches of this many configs (0: none).
+	BatchSize int `json:"batch_size,omitempty"`
 	// Recommendation is the study's conclusion without per-size detail;
 	// nil until decided.
 	Recommendation *RecommendationSummary `json:"recommendation"`

@@ -14,7 +14,8 @@ import (
 // simulated fabric's batch launches (runner, the sim's process,
 // benchfmt.ParseBatch): each config's share is stored as a launch that
 // names its batch, simulated; the confirmation's launches are their own;
-// show says how many launches came from how many batch launches; the
+// show says how many launches came from how many batch launches and
+// history that the study explored in batches; the
 // study keeps its batch size, so that a resumed study (which refuses
 // --batch) explores in batches again.
 func TestSearchInBatches(t *testing.T) {
@@ -61,5 +62,8 @@ func TestSearchInBatches(t *testing.T) {
 	stdout, stderr, code := runCLI(t, db, "show", "s1-512K-4M")
 	if want := fmt.Sprintf("%d launches from %d batch launches", shares, len(batches)); code != 0 || !strings.Contains(stdout, want) {
 		t.Errorf("show: exit %d, want it to say %q\n%s%s", code, want, stdout, stderr)
+	}
+	if stdout, stderr, code := runCLI(t, db, "history"); code != 0 || !strings.Contains(stdout, "exploring in batches of 8") {
+		t.Errorf("history: exit %d, want it to say the study explored in batches of 8\n%s%s", code, stdout, stderr)
 	}
 }
