@@ -6,6 +6,7 @@ package runner
 // The plan is written next to the launch as the torch script is.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,9 +55,22 @@ type BatchOp struct {
 	Sizes []int64 `json:"sizes"`
 }
 
-// validate refuses a plan the instrument would refuse, before anything is
+// ParseBatchPlan reads a plan file as the instrument reads it: a key it
+// does not know, or a plan Validate refuses, is an error. The simulated
+// fabric's --batch reads its plan here.
+func ParseBatchPlan(data []byte) (*BatchPlan, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	var p BatchPlan
+	if err := d.Decode(&p); err != nil {
+		return nil, fmt.Errorf("reading the batch plan: %w", err)
+	}
+	return &p, p.Validate()
+}
+
+// Validate refuses a plan the instrument would refuse, before anything is
 // launched; a config's env may hold only what CommSettingsOf puts there.
-func (p *BatchPlan) validate() error {
+func (p *BatchPlan) Validate() error {
 	const hint = "; build each config with nccl.CommSettingsOf"
 	if p.Version != BatchPlanVersion {
 		return fmt.Errorf("batch plan version %d: the instrument reads version %d", p.Version, BatchPlanVersion)
@@ -121,7 +135,7 @@ func (s Spec) validateBatch() error {
 	if len(s.Config) > 0 {
 		return fmt.Errorf("a batch launch carries its configs in its plan; its Config must be empty (got %s)", s.Config)
 	}
-	return s.Batch.validate()
+	return s.Batch.Validate()
 }
 
 // writeBatchPlan writes the spec's plan into dir, named for this launch

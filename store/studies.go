@@ -424,6 +424,9 @@ func summaryOf(st *Study) StudySummary {
 		Created: st.Created, Updated: st.Updated, Labels: st.Labels,
 		BaselineEnv: map[string]string{},
 	}
+	if st.Search != nil {
+		sum.BatchSize = st.Search.BatchSize
+	}
 	for k, v := range st.BaselineEnv {
 		sum.BaselineEnv[k] = v
 	}

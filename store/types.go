@@ -169,6 +169,9 @@ type SearchSettings struct {
 	// NCCL's per-function form for the workload's ops.
 	GuardLaunches int  `json:"guard_launches,omitempty"`
 	ScopeLists    bool `json:"scope_lists,omitempty"`
+	// BatchSize is --batch, the configs per batch launch of exploration;
+	// 0, as in studies stored before batches, launches each on its own.
+	BatchSize int `json:"batch_size,omitempty"`
 }
 
 // Part is one part of a stored workload: nccl.Part as the store keeps it.
@@ -484,6 +487,9 @@ type StudySummary struct {
 	Updated    time.Time         `json:"updated"`
 	Trials     int               `json:"trials"`
 	Launches   int               `json:"launches"`
+	// BatchSize is a search's SearchSettings.BatchSize: it explored in
+	// batch launches of this many configs (0: none).
+	BatchSize int `json:"batch_size,omitempty"`
 	// Recommendation is the study's conclusion without per-size detail;
 	// nil until decided.
 	Recommendation *RecommendationSummary `json:"recommendation"`

@@ -130,9 +130,9 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, vocab.UsageErrorf("--min-effect %g: use a fraction such as 0.03 for 3%%", so.Stats.MinEffect)
 	}
 	if o.resume != "" {
-		for _, f := range []string{"band", "part", "calls", "guard-ops", "guard-launches", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols", "budget", "time", "seed"} {
+		for _, f := range []string{"band", "part", "calls", "guard-ops", "guard-launches", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols", "budget", "batch", "time", "seed"} {
 			if c.IsSet(f) {
-				return o, vocab.UsageErrorf("--resume continues the study as it was defined; drop --%s (the band or parts, guarded ops, space, guard sizes, sampler, confirmation launches, minimum effect, alpha, budget, time limit and seed are the study's)", f)
+				return o, vocab.UsageErrorf("--resume continues the study as it was defined; drop --%s (the band or parts, guarded ops, space, guard sizes, sampler, confirmation launches, minimum effect, alpha, budget, batch size, time limit and seed are the study's)", f)
 			}
 		}
 		o.study = so
@@ -330,6 +330,10 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		}})
 	if err != nil {
 		return err
+	}
+	if run.Options.BatchSize > 1 {
+		// The study explores in batches: its instrument's batch mode.
+		run.Batch = studyrun.InstrumentBatches{}
 	}
 	study, so := run.Study, run.Options
 	progress := ui.NewSearchProgress(o.stderr, study, so.Budget)

@@ -51,6 +51,9 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg := envConfig(environ)
+	if o.batch != "" {
+		return mainBatch(o, cfg, stdout, stderr)
+	}
 	if IsReplay(o.profile) {
 		return mainReplay(o, args, environ, cfg, stdout, stderr)
 	}

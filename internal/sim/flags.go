@@ -51,6 +51,8 @@ type options struct {
 	ranks   int
 	// collective is the op simulated (--collective; all_reduce by default).
 	collective nccl.Op
+	// batch is the batch plan a batch launch measures (--batch PLAN.json).
+	batch string
 }
 
 // program is the nccl-tests binary the launch imitates ("all_gather_perf").
@@ -85,7 +87,7 @@ var longOpts = []longOpt{
 	{"device_cta_count", 'V', true}, {"memory", 'M', true}, {"unalign", 'u', true},
 	{"per_iter_timing", 'I', true}, {"per_iter_skip", 'K', true}, {"help", 'h', false},
 	// The simulator's flags (long only, so they never clash with nccl-tests').
-	{"profile", 0, true}, {"noise", 0, true}, {"seed", 0, true}, {"launch", 0, true}, {"ranks", 0, true}, {"collective", 0, true},
+	{"profile", 0, true}, {"noise", 0, true}, {"seed", 0, true}, {"launch", 0, true}, {"ranks", 0, true}, {"collective", 0, true}, {"batch", 0, true},
 }
 
 // shortOpts is nccl-tests' getopt string.
@@ -310,6 +312,8 @@ func (o *options) applySim(name, val string, stderr io.Writer) (parseResult, boo
 			return bad("one of " + strings.Join(nccl.OpNames(), ", "))
 		}
 		o.collective = op
+	case "batch":
+		o.batch = val
 	}
 	return parseResult{}, false
 }
@@ -456,5 +460,6 @@ func writeUsage(w io.Writer) {
 		"[--seed <integer>] \n\t"+
 		"[--launch <index of this launch since the fabric started; 0 is cold>] \n\t"+
 		"[--ranks <rank count, overriding the profile's>] \n\t"+
+		"[--batch <PLAN.json: several configs in one launch, printed as the torch instrument's batch lines>] \n\t"+
 		"environment: NCCL_* as NCCL reads them; NCCLTUNE_SIM_FAULT=<%s>\n", strings.Join(FaultKinds, "|"))
 }

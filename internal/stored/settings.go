@@ -83,27 +83,28 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 }
 
 // BatchText says how many of a study's launches were configs' shares of
-// batch launches (several configs in one process, exploration only), ""
-// when none were: shares from batches batch launches.
-func BatchText(shares, batches int) string {
-	if batches == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s from %s (several configs in one process each, exploring; the confirmation's launches are their own)",
-		texttable.Plural(shares, "launch"), texttable.Plural(batches, "batch launch"))
-}
-
-// BatchCounts are the batch shares among launches and the batch launches
-// they came from, for BatchText.
-func BatchCounts(launches []*store.Launch) (shares, batches int) {
-	seen := map[int]bool{}
+// batch launches (several configs in one process, exploring only), ""
+// when none were; for a simulated study, also the wall time the shares
+// stand for, modelled (sim's batch cost model: each share is its part of
+// its batch's).
+func BatchText(launches []*store.Launch) string {
+	batches := map[int]bool{}
+	shares, simulated := 0, false
+	var wall time.Duration
 	for _, l := range launches {
 		if l.Batch != nil {
-			shares++
-			seen[l.Batch.Seq] = true
+			shares, batches[l.Batch.Seq], simulated, wall = shares+1, true, simulated || l.Simulated, wall+l.Duration
 		}
 	}
-	return shares, len(seen)
+	if shares == 0 {
+		return ""
+	}
+	text := fmt.Sprintf("%s from %s (several configs in one process each, exploring; the confirmation's launches are their own)",
+		texttable.Plural(shares, "launch"), texttable.Plural(len(batches), "batch launch"))
+	if simulated {
+		text += fmt.Sprintf("; their modelled wall time %s (SIMULATED)", wall.Round(100*time.Millisecond))
+	}
+	return text
 }
 
 // BandText is "512K-4M; sizes 512K 1M 2M 4M; guard 256M".

@@ -2,8 +2,11 @@ package studyrun
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -99,5 +102,117 @@ func TestSearchRunInBatches(t *testing.T) {
 	}
 	if inBatches != want || inBatches == len(launches) {
 		t.Errorf("%d of %d stored launches from batches, want %d (and the confirmation's launches on their own)", inBatches, len(launches), want)
+	}
+}
+
+// TestInstrumentBatches runs a batch through the production BatchRunner
+// end to end: runner writes the plan, the simulated fabric's process runs
+// it, benchfmt reads it. A config whose share was measured is a batch
+// member with its rows, the batch's raw output kept once and the modelled
+// wall time shared out; a config that failed in the batch (NCCL refuses
+// NVLS here) is launched on its own in its place.
+func TestInstrumentBatches(t *testing.T) {
+	configs := []nccl.Config{{}, {"NCCL_PROTO": "LL"}, {"NCCL_MAX_NCHANNELS": "1"}, {"NCCL_ALGO": "NVLS"}}
+	b := search.Batch{Seq: 2, Rounds: 3, RoundSeed: 5, Ops: []search.BatchOp{{MinBytes: 512 << 10, MaxBytes: 1 << 20}}}
+	for i, c := range configs {
+		b.Members = append(b.Members, search.Request{Config: c, Seq: 10 + i, Phase: vocab.PhaseExplore, Trial: i, MinBytes: 512 << 10, MaxBytes: 1 << 20})
+		b.CreationOrder = append(b.CreationOrder, (i+1)%len(configs))
+	}
+	l := &batchLauncher{Launcher: &Launcher{Base: simLaunch(t, "spark4").Spec, Seed: 3}, run: InstrumentBatches{}}
+	shares, err := l.LaunchBatch(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wall time.Duration
+	for i, s := range shares {
+		batched := slices.Contains(s.Argv, "--batch")
+		if i == 3 {
+			if s.Batch != nil || batched || s.Outcome != benchfmt.Failed {
+				t.Errorf("config %s: batch %+v, %s (%s), argv %q: want a failed launch of its own", configs[i], s.Batch, s.Outcome, s.Reason, s.Argv)
+			}
+			continue
+		}
+		wall += s.Duration
+		if s.Batch == nil || !batched || s.Outcome != benchfmt.OK || len(s.Result.Rows) != 2 || !s.Simulated ||
+			*s.Batch != (benchfmt.BatchMember{Seq: 2, Position: slices.Index(b.CreationOrder, i), Configs: len(b.Members)}) {
+			t.Fatalf("config %s: batch %+v, %s (%s), argv %q: want batch 2's member, OK with 2 rows, simulated", configs[i], s.Batch, s.Outcome, s.Reason, s.Argv)
+		}
+		if (len(s.Stdout) > 0) != (i == 0) {
+			t.Errorf("config %s keeps %d bytes of the batch's output: want it with the first share only", configs[i], len(s.Stdout))
+		}
+	}
+	out, err := benchfmt.ParseBatch(shares[0].Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each share is a quarter of the batch: of its modelled wall time.
+	if batch := wall * 4 / 3; (batch - time.Duration(out.Seconds*1e9)).Abs() > time.Millisecond {
+		t.Errorf("the shares' wall time adds up to a batch of %s: want the modelled %.3f s", batch, out.Seconds)
+	}
+}
+
+// TestTorchStudyInBatches: a study of the torch instrument (one rank of the
+// fake torch of scripts/nccltune_batch_test.py, whose NCCL logs as the real
+// one does and cannot run LL128) explores in a batch launch; the config
+// whose setting NCCL's log does not show is launched on its own in its
+// share's place, and the batch's raw output is stored once.
+func TestTorchStudyInBatches(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	st := openStore(t)
+	so := search.DefaultOptions()
+	so.Band = nccl.Band{Min: 512 << 10, Max: 1 << 20}
+	so.Guard, so.Sampler, so.ConfirmLaunches, so.Budget, so.BatchSize = nil, "grid", 4, 15, 8
+	so.AllowDisabled = true // LL128: NCCL's defaults do not use it here
+	var err error
+	if so.Space, err = search.ParseSpace([]string{"NCCL_PROTO=unset,LL,LL128,Simple"}, true); err != nil {
+		t.Fatal(err)
+	}
+	spec := runner.Spec{Instrument: benchfmt.InstrumentTorch, TorchScript: filepath.Join("..", "..", "scripts", "nccltune_batch_test.py"),
+		Timeout: time.Minute, Iters: 3, Warmup: 1, BenchArgs: []string{"--as-fake-torch", "--device", "cpu", "--backend", "nccl", "--log-dir", t.TempDir(),
+			"-b", "512K", "-e", "1M"}} // the debug launches' sweep cut to the band: the fake's all-reduce of 256M takes minutes
+	run, err := PrepareSearch(st, SearchOptions{Study: so, Launch: LaunchSettings{Spec: spec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Batch = InstrumentBatches{}
+	if _, err := run.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	launches, err := st.Launches(run.Study.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, err := st.Trials(run.Study.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := map[uint64]nccl.Config{}
+	for _, tr := range trials {
+		config[tr.ID] = tr.Config
+	}
+	shares, raws, ownLL128 := 0, 0, 0
+	for _, l := range launches {
+		raw, err := st.RawOutput(l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batched := slices.Contains(l.Argv, "--batch")
+		if batched && len(raw.Stdout) > 0 {
+			raws++
+		}
+		switch {
+		case l.Batch != nil:
+			shares++
+			if config[l.TrialID]["NCCL_PROTO"] == "LL128" || l.Outcome != benchfmt.OK {
+				t.Errorf("launch %d of trial %s is a share of batch %+v, %s", l.Seq, config[l.TrialID], *l.Batch, l.Outcome)
+			}
+		case config[l.TrialID]["NCCL_PROTO"] == "LL128" && l.Phase == vocab.PhaseExplore && !batched:
+			ownLL128++
+		}
+	}
+	if shares < 3 || ownLL128 != 1 || raws != 1 {
+		t.Errorf("%d batch shares, LL128 launched on its own %d times, the batch's output stored %d times: want 3 or more, once, once", shares, ownLL128, raws)
 	}
 }

@@ -62,7 +62,14 @@ type batchLauncher struct {
 	run BatchRunner
 }
 
-// LaunchBatch runs b as one launch of the study's instrument.
+// LaunchBatch runs b as one launch of the study's instrument. A member
+// whose share the batch did not measure (Failed: its settings did not
+// show in NCCL's log, it failed in the batch, the batch stopped first) is
+// launched on its own in its share's place, as a config that cannot be
+// batched is: that launch, not the batch, says what the config does. The
+// study stores the launch of its own (its phase, no batch membership);
+// why the share was not measured stays in the batch's raw output, stored
+// with its first measured share.
 func (l *batchLauncher) LaunchBatch(ctx context.Context, b search.Batch) ([]*benchfmt.Launch, error) {
 	first := b.Members[0]
 	spec := l.Base
@@ -72,7 +79,21 @@ func (l *batchLauncher) LaunchBatch(ctx context.Context, b search.Batch) ([]*ben
 		sim.Seed, sim.Launch = LaunchSeed(l.Seed, first.Seq), first.Seq
 		spec.Sim = &sim
 	}
-	return l.run.RunBatch(ctx, spec, b)
+	shares, err := l.run.RunBatch(ctx, spec, b)
+	if err != nil || len(shares) != len(b.Members)*len(b.Ops) {
+		return shares, err // the search names a runner that returns too few or too many
+	}
+	for k, s := range shares {
+		if s.Outcome != benchfmt.Failed {
+			continue
+		}
+		req, op := b.Members[k/len(b.Ops)], b.Ops[k%len(b.Ops)]
+		req.Seq, req.Op, req.MinBytes, req.MaxBytes = req.Seq+k%len(b.Ops), op.Op, op.MinBytes, op.MaxBytes
+		if shares[k], err = l.Launch(ctx, req); err != nil {
+			return nil, err
+		}
+	}
+	return shares, nil
 }
 
 // debugIters and debugWarmup are a study's debug launches' nccl-tests -n

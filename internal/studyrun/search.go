@@ -99,7 +99,7 @@ func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
 		Budget: store.Budget{Launches: so.Budget, Time: so.Time},
 		Search: &store.SearchSettings{Sampler: so.Sampler, ConfirmLaunches: so.ConfirmLaunches,
 			MinEffect: so.Stats.MinEffect, Alpha: so.Stats.Alpha, AllowDisabled: so.AllowDisabled,
-			GuardLaunches: guardLaunchesOf(so), ScopeLists: so.ScopeLists},
+			GuardLaunches: guardLaunchesOf(so), ScopeLists: so.ScopeLists, BatchSize: so.BatchSize},
 		Status: vocab.StatusRunning,
 	}
 	if so.Workload.ScoredByRounds() || so.Workload.Timed() {
@@ -156,14 +156,14 @@ func (r *SearchRun) resume(o SearchOptions) error {
 	if study.Parts().ScoredByRounds() || study.Parts().Timed() {
 		so.Workload = study.Parts()
 	}
-	so.ScopeLists = false
+	so.ScopeLists, so.BatchSize = false, 0
 	// The study decides as it was set up to, whatever the defaults now,
 	// and as verify of it decides.
 	so.Stats = launchstats.OptionsOf(study)
 	if ss := study.Search; ss != nil {
 		// And it samples and confirms as it was set up to.
 		so.Sampler, so.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
-		so.AllowDisabled, so.ScopeLists = ss.AllowDisabled, ss.ScopeLists
+		so.AllowDisabled, so.ScopeLists, so.BatchSize = ss.AllowDisabled, ss.ScopeLists, ss.BatchSize
 		if ss.GuardLaunches > 0 {
 			so.GuardLaunches = ss.GuardLaunches
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/nccltune/nccltune/internal/stored"
@@ -44,6 +45,7 @@ type historyStudy struct {
 	Trials     int       `json:"trials"`
 	TrialCount int       `json:"trial_count"`
 	Launches   int       `json:"launches"`
+	BatchSize  int       `json:"batch_size,omitempty"`
 	Status     string    `json:"status"`
 	Created    time.Time `json:"created"`
 	Updated    time.Time `json:"updated"`
@@ -67,7 +69,7 @@ func historyJSON(sums []store.StudySummary) map[string]any {
 		}
 		studies = append(studies, historyStudy{
 			Study: s.Name, ID: s.ID, Kind: s.Kind, Band: s.Band, Workload: s.Workload, Collective: s.Collective,
-			Simulated: s.Simulated, SimProfile: s.SimProfile, Labels: nonNilMap(s.Labels), Trials: s.Trials, TrialCount: s.Trials, Launches: s.Launches,
+			Simulated: s.Simulated, SimProfile: s.SimProfile, Labels: nonNilMap(s.Labels), Trials: s.Trials, TrialCount: s.Trials, Launches: s.Launches, BatchSize: s.BatchSize,
 			Status: s.Status, Created: s.Created, Updated: s.Updated, Recommendation: rec, BaselineEnv: nonNilMap(s.BaselineEnv),
 		})
 	}
@@ -81,8 +83,12 @@ func writeHistoryTable(w io.Writer, sums []store.StudySummary, loc *time.Locatio
 	tw := newTable(w)
 	fmt.Fprintln(tw, "STUDY\tKIND\tBAND\tFABRIC\tTRIALS\tLAUNCHES\tSTATUS\tCREATED\tRECOMMENDATION")
 	for _, s := range sums {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n",
-			s.Name, s.Kind, orDash(cmp.Or(s.Workload, s.Band)), fabricLabel(s.Simulated, s.SimProfile), s.Trials, s.Launches,
+		launches := strconv.Itoa(s.Launches)
+		if s.BatchSize > 1 {
+			launches += fmt.Sprintf(" (exploring in batches of %d)", s.BatchSize)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n",
+			s.Name, s.Kind, orDash(cmp.Or(s.Workload, s.Band)), fabricLabel(s.Simulated, s.SimProfile), s.Trials, launches,
 			s.Status, s.Created.In(loc).Format("2006-01-02 15:04"), recommendationLine(s))
 	}
 	return tw.Flush()

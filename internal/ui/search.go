@@ -27,7 +27,7 @@ func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.T
 		return WriteJSON(w, doc)
 	}
 	printSearchResult(w, study, trials, res, took, db)
-	if text := stored.BatchText(stored.BatchCounts(launches)); text != "" {
+	if text := stored.BatchText(launches); text != "" {
 		fmt.Fprintf(w, "batches: %s\n", text)
 	}
 	writeOpTables(w, study, launches)

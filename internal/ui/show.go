@@ -65,7 +65,7 @@ func writeStudySettings(w io.Writer, s *store.Study, launches []*store.Launch, l
 	tw := newTable(w)
 	for _, f := range stored.Settings(s, loc) {
 		fmt.Fprintf(tw, "%s\t%s\n", f.Key, safetext.Escape(f.Value))
-		if text := stored.BatchText(stored.BatchCounts(launches)); f.Key == "measured" && text != "" {
+		if text := stored.BatchText(launches); f.Key == "measured" && text != "" {
 			fmt.Fprintf(tw, "batches\t%s\n", text)
 		}
 		if f.Key == "study" && len(s.Labels) > 0 {

@@ -1,0 +1,146 @@
+package studyrun
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/search"
+)
+
+// InstrumentBatches is the production BatchRunner: the study's instrument
+// in its batch mode (the torch instrument's --batch PLAN.json, or the
+// simulated fabric's alike) started by runner.Run with the study's
+// launcher, wrapper, prefix, base env and timeout, its lines read by
+// benchfmt.ParseBatch.
+type InstrumentBatches struct{}
+
+// Iterations of a batch's visit of a size when the study gives none
+// (--iters, --warmup): 3 untimed and 20 timed, as the real loopback's
+// experiment measured a batch (docs/PERFORMANCE.md, "several configs in
+// one launch"), and sim's batch model prices them.
+const (
+	batchWarmup = 3
+	batchIters  = 20
+)
+
+// RunBatch runs b as one launch and returns one record per (member, op)
+// in search.BatchLauncher's order (batchShares).
+func (InstrumentBatches) RunBatch(ctx context.Context, spec runner.Spec, b search.Batch) ([]*benchfmt.Launch, error) {
+	plan, err := batchPlan(spec, b)
+	if err != nil {
+		return nil, err
+	}
+	spec.Batch = plan
+	l, err := runner.Run(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return batchShares(l, b, spec.Op)
+}
+
+// batchPlan is the instrument's plan of b: each member's config as its
+// communicator takes it, named by its trial, every op at its sweep's
+// sizes, and a max_seconds that ends the rounds well inside the launch's
+// timeout (half of it: the instrument's own watchdog fires at 1.5 × it).
+func batchPlan(spec runner.Spec, b search.Batch) (*runner.BatchPlan, error) {
+	p := &runner.BatchPlan{Version: runner.BatchPlanVersion, CreationOrder: b.CreationOrder, Rounds: b.Rounds, RoundSeed: b.RoundSeed,
+		WarmupIters: cmp.Or(spec.Warmup, batchWarmup), Iters: cmp.Or(spec.Iters, batchIters), MaxSeconds: time.Hour.Seconds()}
+	if spec.Timeout > 0 {
+		p.MaxSeconds = spec.Timeout.Seconds() / 2
+	}
+	for _, m := range b.Members {
+		s, perProcess, ok := nccl.CommSettingsOf(m.Config)
+		if !ok {
+			return nil, fmt.Errorf("trial %d (%s) sets %v, which NCCL reads once per process: the search must launch it on its own", m.Trial, m.Config, perProcess)
+		}
+		p.Configs = append(p.Configs, runner.BatchConfig{Name: batchName(m), CommSettings: s})
+	}
+	for _, o := range b.Ops {
+		p.Ops = append(p.Ops, runner.BatchOp{Op: cmp.Or(o.Op, spec.Op).OrAllReduce(), Sizes: nccl.PowersOfTwo(o.MinBytes, o.MaxBytes)})
+	}
+	return p, nil
+}
+
+// batchName is a member's config's name in the plan and the output.
+func batchName(m search.Request) string { return fmt.Sprintf("trial%d", m.Trial) }
+
+// batchShares turns a batch launch into one record per (member, op): the
+// config's rows benchfmt.BatchRows of its rounds, its BatchMember, the
+// launch's command and its share of the wall time (the modelled one for a
+// simulated batch). A share the batch did not measure (the config's
+// settings did not show in NCCL's log, its communicator or a collective
+// failed, the batch ended before its first timed round) is Failed with
+// why: LaunchBatch then launches the config on its own. The batch's raw
+// output is kept once, with its first measured share. A batch that
+// measured no config is an error naming why: its instrument cannot batch
+// (a copy of the script from before --batch, no NCCL log).
+func batchShares(l *benchfmt.Launch, b search.Batch, launchOp nccl.Op) ([]*benchfmt.Launch, error) {
+	out := l.BatchOutput
+	wall := l.Duration
+	if l.Simulated && out != nil && out.Seconds > 0 {
+		wall = time.Duration(out.Seconds * float64(time.Second))
+	}
+	n := len(b.Members) * len(b.Ops)
+	var shares []*benchfmt.Launch
+	raw := false
+	for i, m := range b.Members {
+		var c *benchfmt.BatchConfig
+		if out != nil {
+			if k := slices.IndexFunc(out.Configs, func(c benchfmt.BatchConfig) bool { return c.Name == batchName(m) }); k >= 0 {
+				c = &out.Configs[k]
+			}
+		}
+		for j, o := range b.Ops {
+			s := &benchfmt.Launch{Op: cmp.Or(o.Op, launchOp).OrAllReduce(), Argv: l.Argv, Env: l.Env, Start: l.Start, Duration: wall / time.Duration(n),
+				ExitCode: l.ExitCode, Simulated: l.Simulated, Outcome: benchfmt.Failed,
+				Batch: &benchfmt.BatchMember{Seq: b.Seq, Position: slices.Index(b.CreationOrder, i), Configs: len(b.Members)}}
+			shareOf(s, c, j, b.Seq, l.Reason)
+			if s.Outcome != benchfmt.Failed && !raw {
+				s.Stdout, s.Stderr, raw = l.Stdout, l.Stderr, true
+			}
+			shares = append(shares, s)
+		}
+	}
+	if !raw {
+		return nil, fmt.Errorf("it measured no config: %s (%s); --batch 0 launches every config on its own", l.Outcome, l.Reason)
+	}
+	return shares, nil
+}
+
+// shareOf sets s, the share of config c (nil: the output has none of it)
+// at op j of batch seq, from c's rows.
+func shareOf(s *benchfmt.Launch, c *benchfmt.BatchConfig, j, seq int, reason string) {
+	why := "the output has no line of it"
+	if c != nil {
+		why = c.Excluded()
+	}
+	switch {
+	case why != "":
+	case c.Failed != "":
+		why = fmt.Sprintf("it failed in round %d: %s", c.FailedRound, c.Failed)
+	case c.Ops[j].Invalid() != "":
+		s.Outcome, s.Reason = benchfmt.Invalid, c.Ops[j].Invalid()
+		return
+	default:
+		rounds := make([]map[int64]float64, 0, 8)
+		for _, row := range c.Ops[j].Rows {
+			for len(rounds) <= row.Cycle {
+				rounds = append(rounds, map[int64]float64{})
+			}
+			rounds[row.Cycle][row.Bytes] = row.Out.TimeUS
+		}
+		if rows := benchfmt.BatchRows(rounds); len(rows) > 0 {
+			res := *c.Ops[j]
+			res.Rows, s.Result, s.Outcome = rows, &res, benchfmt.OK
+			return
+		}
+		why = "the batch ended before its first timed round: " + reason
+	}
+	s.Reason = fmt.Sprintf("not measured in batch launch %d: %s", seq, why)
+}
