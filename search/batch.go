@@ -153,11 +153,18 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 	// question: once it repeats a member (a refinement waits for the
 	// batch's results), the sampler alone proposes the rest.
 	propose := s.next
+	defer func() { s.filling = nil }()
 	for range 3 * s.opts.BatchSize {
 		if len(members)+len(after) >= room {
 			break
 		}
+		s.filling = members
 		t, phase, err := propose()
+		if errors.Is(err, errAwaitsBatch) {
+			// A second spelling of a member: the sampler proposes the rest.
+			propose = s.nextProposal
+			continue
+		}
 		if errors.Is(err, errSpaceExhausted) && len(members) > 1 {
 			break
 		}

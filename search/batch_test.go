@@ -2,10 +2,12 @@ package search
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 )
@@ -197,5 +199,44 @@ func TestRegroupKeepsBlocks(t *testing.T) {
 		if got := tr.blockRanked(); got != tc.want || len(tr.Explore) != len(tc.launches) {
 			t.Errorf("%s: %d measurements, blockRanked %v; want %d, %v", tc.name, len(tr.Explore), got, len(tc.launches), tc.want)
 		}
+	}
+}
+
+// TestAwaitsMember: while a batch is filled, a proposal whose plan is in
+// doubt only by its twin's waits when that twin is a member not yet
+// measured (the batch would measure one plan twice), and not once the
+// twin was measured (checkTwin's debug launch settles it then) or outside
+// a batch.
+func TestAwaitsMember(t *testing.T) {
+	data, err := os.ReadFile("../internal/benchfmt/testdata/real/ar4_explain_tuning.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newLoop(spark4Options(1))
+	defaults := &Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}
+	capped := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_MAX_NCHANNELS": "1"}}
+	s.trials = []*Trial{defaults, capped}
+	s.learnPlan(defaults, vocab.PhasePlan, "", &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{Facts: benchfmt.ParseFacts(data)}})
+	s.index(capped)
+	spelling := nccl.Config{"NCCL_MAX_NCHANNELS": "1", "NCCL_PROTO": "Simple"}
+	measured := &Trial{Number: 1, Config: capped.Config, Explore: []model.Launch{{}}}
+	for _, tc := range []struct {
+		name    string
+		filling []*Trial
+		twin    *Trial
+		want    bool
+	}{
+		{"its twin a member still to measure", []*Trial{defaults, capped}, capped, true},
+		{"not filling a batch", nil, capped, false},
+		{"its twin measured", []*Trial{defaults, measured}, measured, false},
+		{"its twin not a member", []*Trial{defaults}, capped, false},
+	} {
+		s.filling, s.byKey[s.plan.keyOf(capped.Config)] = tc.filling, tc.twin
+		if got := s.awaitsMember(spelling); got != tc.want {
+			t.Errorf("%s: awaitsMember(%s) %v, want %v", tc.name, spelling, got, tc.want)
+		}
+	}
+	if s.filling = []*Trial{defaults, capped}; s.awaitsMember(nccl.Config{"NCCL_ALGO": "Tree"}) {
+		t.Errorf("NCCL_ALGO=Tree waits for a one-channel member: its plan is its own")
 	}
 }

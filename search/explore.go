@@ -4,7 +4,9 @@ package search
 // simplifications, re-measuring the leaders).
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -144,6 +146,9 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 				return t, vocab.PhasePlan, err
 			}
 			cfg = s.twinFirst(cfg)
+			if s.awaitsMember(cfg) {
+				return nil, "", errAwaitsBatch
+			}
 			if t := s.checkTwin(cfg); t != nil {
 				// Whether cfg runs like a config already tried depends on
 				// that config's own plan: one debug launch of it tells.
@@ -421,6 +426,28 @@ func (s *loop) checkTwin(cfg nccl.Config) *Trial {
 	}
 	s.plan.checks++
 	return t
+}
+
+// errAwaitsBatch ends the filling of a batch at a proposal that may run
+// the plan of a member not yet measured (awaitsMember).
+var errAwaitsBatch = errors.New("the proposal waits for the batch being filled")
+
+// awaitsMember reports whether cfg's plan is in doubt only by the plan of
+// its twin (checkTwin's question) and that twin is a member of the batch
+// being filled: measured alone, cfg would be a second spelling of it
+// measured as a config of its own (a batch of 8 on the loopback replay
+// held three one-channel spellings and three of LL). Once the batch has
+// measured the twin, checkTwin settles cfg as for separate launches.
+func (s *loop) awaitsMember(cfg nccl.Config) bool {
+	if s.filling == nil || !s.plan.read() {
+		return false
+	}
+	r := s.plan.resolve(cfg)
+	if r.Certain || len(r.Conditional) == 0 {
+		return false
+	}
+	t, ok := s.byKey[s.plan.keyOf(twin(r))]
+	return ok && len(t.Explore) == 0 && slices.Contains(s.filling, t)
 }
 
 // twinFirst is the config to launch for cfg: its twin (cfg without the

@@ -72,6 +72,8 @@ type loop struct {
 	// launch records of the batch member being recorded (launchBatch).
 	batches int
 	batched map[nccl.Op]*benchfmt.Launch
+	// filling are the members of the batch being filled (exploreBatch).
+	filling []*Trial
 }
 
 // newLoop is a study of opts with no trial yet and nothing launched.
