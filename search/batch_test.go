@@ -240,3 +240,57 @@ func TestAwaitsMember(t *testing.T) {
 		t.Errorf("NCCL_ALGO=Tree waits for a one-channel member: its plan is its own")
 	}
 }
+
+// TestLocalStepChecksTwin: a local step from the leader that may be a
+// second spelling of a measured config whose plan is unread is, like a
+// proposal, first the debug launch of that config (checkTwin): after a
+// batch the leader's neighbours were measured as configs of their own
+// (three one-channel spellings, three launches each, on the loopback
+// replay's seed 4).
+func TestLocalStepChecksTwin(t *testing.T) {
+	data, err := os.ReadFile("../internal/benchfmt/testdata/real/ar4_explain_tuning.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := spark4Options(1)
+	o.Startup, o.LocalSteps = 0, 100
+	s := newLoop(o)
+	s.rec = newMemRecorder(t)
+	measure := func(tr *Trial, us float64) {
+		l := model.Launch{Times: map[int64][]float64{}}
+		for _, b := range o.Band.Sizes() {
+			l.Times[b] = []float64{us}
+		}
+		tr.addExplore(l, us)
+	}
+	defaults := &Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}, State: vocab.TrialRunning}
+	capped := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, State: vocab.TrialRunning}
+	measure(defaults, 100)
+	measure(defaults, 101)
+	measure(capped, 80)
+	measure(capped, 81)
+	s.trials = []*Trial{defaults, capped}
+	s.learnPlan(defaults, vocab.PhasePlan, "", &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{Facts: benchfmt.ParseFacts(data)}})
+	s.index(defaults)
+	s.index(capped)
+	checked := false
+	for range 2 * len(o.Space) {
+		tr, phase, err := s.nextLocalStep()
+		if err != nil || tr == nil {
+			t.Fatalf("no local step (%v)", err)
+		}
+		if phase == vocab.PhasePlan {
+			if tr != capped {
+				t.Errorf("debug launch of %s, want the leader's", tr.Config)
+			}
+			checked = true
+			break
+		}
+		if r := s.plan.resolve(tr.Config); !r.Certain && len(r.Conditional) > 0 && s.plan.keyOf(twin(r)) == s.plan.keyOf(capped.Config) {
+			t.Errorf("local step %s measured as a config of its own: its plan waits on %s's", tr.Config, capped.Config)
+		}
+	}
+	if !checked {
+		t.Errorf("no local step asked for the leader's debug launch")
+	}
+}

@@ -32,8 +32,8 @@ func (s *loop) next() (*Trial, string, error) {
 	if t := s.nextRefinement(); t != nil {
 		return t, vocab.PhaseRefine, nil
 	}
-	if t, ok, err := s.nextLocalStep(); ok || err != nil {
-		return t, vocab.PhaseExplore, err
+	if t, phase, err := s.nextLocalStep(); t != nil || err != nil {
+		return t, phase, err
 	}
 	s.localRun = 0
 	return s.nextProposal()
@@ -84,8 +84,9 @@ func (s *loop) planNext(top []*Trial, limit int) *Trial {
 }
 
 // nextLocalStep is a new trial one step from the leader, when it is a
-// local step's turn (ok) and one is untried.
-func (s *loop) nextLocalStep() (t *Trial, ok bool, err error) {
+// local step's turn and one is untried, or the debug launch of its twin
+// that settles whether it is new (checkTwin, as for a proposal).
+func (s *loop) nextLocalStep() (t *Trial, phase string, err error) {
 	// Past the sampler's start-up, its proposals alternate with a local
 	// step from the leader: a simplification (one of its knobs unset) if
 	// one is untried, else a random untried neighbour (one knob changed).
@@ -101,11 +102,14 @@ func (s *loop) nextLocalStep() (t *Trial, ok bool, err error) {
 		}
 		if c != nil {
 			s.localRun++
+			if t := s.checkTwin(c); t != nil {
+				return t, vocab.PhasePlan, nil
+			}
 			t, err := s.addTrial(c, vocab.RoleExplore)
-			return t, true, err
+			return t, vocab.PhaseExplore, err
 		}
 	}
-	return nil, false, nil
+	return nil, "", nil
 }
 
 // maxHops bounds the passes one proposal takes: itself, then the untried
