@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -238,6 +239,71 @@ func TestAwaitsMember(t *testing.T) {
 	}
 	if s.filling = []*Trial{defaults, capped}; s.awaitsMember(nccl.Config{"NCCL_ALGO": "Tree"}) {
 		t.Errorf("NCCL_ALGO=Tree waits for a one-channel member: its plan is its own")
+	}
+}
+
+// timedLauncher is a simulated fabric whose launches of their own take
+// solo and whose batches take perMember for each config.
+type timedLauncher struct {
+	*simLauncher
+	solo, perMember time.Duration
+}
+
+func (l timedLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
+	r, err := l.simLauncher.Launch(ctx, req)
+	if r != nil {
+		r.Duration = l.solo
+	}
+	return r, err
+}
+
+func (l timedLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error) {
+	ls, err := l.simLauncher.LaunchBatch(ctx, b)
+	for _, r := range ls {
+		r.Duration = l.perMember * time.Duration(len(b.Members))
+	}
+	return ls, err
+}
+
+// TestBatchesStopWhenCostly: a study keeps exploring in batches while a
+// member costs less than half a launch of its own (a config ranks after
+// two batches, after one launch); once a batch cost more, it explores in
+// launches of its own, and each config that batch measured and could
+// still lead gets one as its second block.
+func TestBatchesStopWhenCostly(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		perMember time.Duration
+		many      bool
+	}{
+		{"a member costs a fifth of a launch", 600 * time.Millisecond, true},
+		{"a member costs two thirds of a launch", 2 * time.Second, false},
+	} {
+		for seed := int64(1); seed <= 3; seed++ {
+			o := spark4Options(seed)
+			o.BatchSize = 8
+			l := timedLauncher{newSimLauncher(t, "spark4", 1, seed), 3 * time.Second, tc.perMember}
+			res, err := Run(context.Background(), o, l, newMemRecorder(t), nil, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(l.batches) > 1; got != tc.many || len(l.batches) == 0 {
+				t.Errorf("%s, seed %d: %d batches, want more than one: %v", tc.name, seed, len(l.batches), tc.many)
+			}
+			if tc.many {
+				continue
+			}
+			var best *Trial
+			for _, tr := range res.Trials {
+				if tr.State.Usable() && len(tr.blocks) > 0 && tr != res.Baseline && (best == nil || tr.Score(o.Band.Sizes()) < best.Score(o.Band.Sizes())) {
+					best = tr
+				}
+			}
+			// Out of reach of the winner it may stay unranked (plausible).
+			if best != nil && !best.blockRanked() && (res.Winner == nil || best.Score(o.Band.Sizes()) < 1.1*res.Winner.Score(o.Band.Sizes())) {
+				t.Errorf("%s, seed %d: %s, the best the batch measured, was never measured again (%.1f; winner %s %.1f, %s)", tc.name, seed, best.Config, best.Score(o.Band.Sizes()), res.Env(), res.Winner.Score(o.Band.Sizes()), res.Stopped)
+			}
+		}
 	}
 }
 

@@ -55,6 +55,13 @@ func (s *loop) nextRefinement() *Trial {
 	if c := s.rank.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) && s.plausible(c) {
 		return c
 	}
+	// A config one batch measured ranks after a second block: a launch of
+	// its own once the study no longer explores in batches.
+	for _, t := range s.trials {
+		if s.batcher() == nil && t.State.Usable() && !t.blockRanked() && s.plausible(t) {
+			return t
+		}
+	}
 	if s.exploreLeft() <= settleLaunches*s.cost() {
 		if r := s.rank.runnerUp(base); r != nil {
 			return r
