@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -27,7 +28,8 @@ type BatchLauncher interface {
 	// b.Ops' order; each record's Batch says where it was measured. A
 	// member whose communicator failed or whose settings did not take
 	// effect has records that say so (not OK); the error is for the batch
-	// as a whole (cancelled, the launch itself failed).
+	// as a whole (cancelled, the launch itself failed). Every record's
+	// Duration is the whole batch's wall time (batchesPay reads it).
 	LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error)
 }
 
@@ -59,14 +61,20 @@ type BatchOp struct {
 
 // DefaultBatchSize is --batch's default for an instrument with a batch
 // mode: the baseline and seven configs, as the real loopback's experiment
-// measured them in one launch.
+// measured them in one launch. A study keeps batching only while batches
+// save time (batchesPay): on the replays they did at 32K-256K (80 -> 65 s)
+// and did not at 512K-8M, where the study stopped after one (89 -> 86 s);
+// projected for the torch instrument (a launch ~5 s, a batch of 8 ~17 s)
+// they save time at both (docs/PERFORMANCE.md, "Exploration in batches").
 const DefaultBatchSize = 8
 
 // BatchRounds are a batch's rounds, round 0 the warm-up: each config's
 // per-size time is the median of 3 visits, which one visit 20–40 % slow
 // (common on the real loopback) does not move. More rounds buy little: a
-// config's communicator keeps its offset in every round (the block), and
-// a visit costs ~0.15 s at 512K–4M against ~3.4 s for a launch of its own.
+// config's communicator keeps its offset in every round (the block, log SD
+// up to 0.033 against a visit's 0.031 without its slow ones), so 3 visits
+// give SD 0.040 and 6 would give 0.037; a second batch halves the block's
+// variance (docs/PERFORMANCE.md, "Exploration in batches").
 const BatchRounds = 4
 
 // Batchable reports whether a launch of cfg may share a process with other
@@ -77,9 +85,9 @@ func Batchable(cfg nccl.Config) bool {
 }
 
 // batcher is the launcher's batch mode when the study explores in
-// batches, else nil.
+// batches and they save time (batchesPay), else nil.
 func (s *loop) batcher() BatchLauncher {
-	if s.opts.BatchSize < 2 {
+	if s.opts.BatchSize < 2 || s.batchesCostly {
 		return nil
 	}
 	b, _ := s.launcher.(BatchLauncher)
@@ -111,6 +119,21 @@ func (t *Trial) addBlock(m *benchfmt.BatchMember) {
 	if m != nil {
 		t.blocks = append(t.blocks, *m)
 	}
+}
+
+// batchesPay reports whether a batch that took took for members configs
+// saved time against launches of their own, which took solo on average
+// (0: none made yet, and the batch is given the benefit of the doubt). A
+// config ranks after two batches but after one launch of its own
+// (blockRanked), so a batch pays only while a member costs less than half
+// a launch. It is measured, not modelled: on the real loopback a batch at
+// 32K-256K is mostly its start-up, at 512K-8M its visits cost about as
+// much as the launches they spare (docs/PERFORMANCE.md, "Exploration in
+// batches"). Once one did not pay the study explores in launches of
+// their own, and a config one batch measured gets one of those as its
+// second block (nextRefinement).
+func batchesPay(took time.Duration, members int, solo time.Duration) bool {
+	return solo <= 0 || 2*took < time.Duration(members)*solo
 }
 
 // minBatch is the fewest configs worth a batch launch, the baseline
@@ -153,11 +176,18 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 	// question: once it repeats a member (a refinement waits for the
 	// batch's results), the sampler alone proposes the rest.
 	propose := s.next
+	defer func() { s.filling = nil }()
 	for range 3 * s.opts.BatchSize {
 		if len(members)+len(after) >= room {
 			break
 		}
+		s.filling = members
 		t, phase, err := propose()
+		if errors.Is(err, errAwaitsBatch) {
+			// A second spelling of a member: the sampler proposes the rest.
+			propose = s.nextProposal
+			continue
+		}
 		if errors.Is(err, errSpaceExhausted) && len(members) > 1 {
 			break
 		}
@@ -232,6 +262,9 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 	launches, err := b.LaunchBatch(ctx, batch)
 	if err != nil {
 		return fmt.Errorf("batch launch %d of %d configs: %w", batch.Seq, len(members), err)
+	}
+	if len(launches) > 0 && !batchesPay(launches[0].Duration, len(members), s.meanLaunchDuration()) {
+		s.batchesCostly = true
 	}
 	if len(launches) != len(members)*len(ops) {
 		return fmt.Errorf("batch launch %d returned %d launch records for %d configs × %d ops: the batch launcher is broken", batch.Seq, len(launches), len(members), len(ops))

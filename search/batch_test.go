@@ -2,10 +2,13 @@ package search
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 )
@@ -197,5 +200,163 @@ func TestRegroupKeepsBlocks(t *testing.T) {
 		if got := tr.blockRanked(); got != tc.want || len(tr.Explore) != len(tc.launches) {
 			t.Errorf("%s: %d measurements, blockRanked %v; want %d, %v", tc.name, len(tr.Explore), got, len(tc.launches), tc.want)
 		}
+	}
+}
+
+// TestAwaitsMember: while a batch is filled, a proposal whose plan is in
+// doubt only by its twin's waits when that twin is a member not yet
+// measured (the batch would measure one plan twice), and not once the
+// twin was measured (checkTwin's debug launch settles it then) or outside
+// a batch.
+func TestAwaitsMember(t *testing.T) {
+	data, err := os.ReadFile("../internal/benchfmt/testdata/real/ar4_explain_tuning.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newLoop(spark4Options(1))
+	defaults := &Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}
+	capped := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_MAX_NCHANNELS": "1"}}
+	s.trials = []*Trial{defaults, capped}
+	s.learnPlan(defaults, vocab.PhasePlan, "", &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{Facts: benchfmt.ParseFacts(data)}})
+	s.index(capped)
+	spelling := nccl.Config{"NCCL_MAX_NCHANNELS": "1", "NCCL_PROTO": "Simple"}
+	measured := &Trial{Number: 1, Config: capped.Config, Explore: []model.Launch{{}}}
+	for _, tc := range []struct {
+		name    string
+		filling []*Trial
+		twin    *Trial
+		want    bool
+	}{
+		{"its twin a member still to measure", []*Trial{defaults, capped}, capped, true},
+		{"not filling a batch", nil, capped, false},
+		{"its twin measured", []*Trial{defaults, measured}, measured, false},
+		{"its twin not a member", []*Trial{defaults}, capped, false},
+	} {
+		s.filling, s.byKey[s.plan.keyOf(capped.Config)] = tc.filling, tc.twin
+		if got := s.awaitsMember(spelling); got != tc.want {
+			t.Errorf("%s: awaitsMember(%s) %v, want %v", tc.name, spelling, got, tc.want)
+		}
+	}
+	if s.filling = []*Trial{defaults, capped}; s.awaitsMember(nccl.Config{"NCCL_ALGO": "Tree"}) {
+		t.Errorf("NCCL_ALGO=Tree waits for a one-channel member: its plan is its own")
+	}
+}
+
+// timedLauncher is a simulated fabric whose launches of their own take
+// solo and whose batches take perMember for each config.
+type timedLauncher struct {
+	*simLauncher
+	solo, perMember time.Duration
+}
+
+func (l timedLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
+	r, err := l.simLauncher.Launch(ctx, req)
+	if r != nil {
+		r.Duration = l.solo
+	}
+	return r, err
+}
+
+func (l timedLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error) {
+	ls, err := l.simLauncher.LaunchBatch(ctx, b)
+	for _, r := range ls {
+		r.Duration = l.perMember * time.Duration(len(b.Members))
+	}
+	return ls, err
+}
+
+// TestBatchesStopWhenCostly: a study keeps exploring in batches while a
+// member costs less than half a launch of its own (a config ranks after
+// two batches, after one launch); once a batch cost more, it explores in
+// launches of its own, and each config that batch measured and could
+// still lead gets one as its second block.
+func TestBatchesStopWhenCostly(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		perMember time.Duration
+		many      bool
+	}{
+		{"a member costs a fifth of a launch", 600 * time.Millisecond, true},
+		{"a member costs two thirds of a launch", 2 * time.Second, false},
+	} {
+		for seed := int64(1); seed <= 3; seed++ {
+			o := spark4Options(seed)
+			o.BatchSize = 8
+			l := timedLauncher{newSimLauncher(t, "spark4", 1, seed), 3 * time.Second, tc.perMember}
+			res, err := Run(context.Background(), o, l, newMemRecorder(t), nil, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(l.batches) > 1; got != tc.many || len(l.batches) == 0 {
+				t.Errorf("%s, seed %d: %d batches, want more than one: %v", tc.name, seed, len(l.batches), tc.many)
+			}
+			if tc.many {
+				continue
+			}
+			var best *Trial
+			for _, tr := range res.Trials {
+				if tr.State.Usable() && len(tr.blocks) > 0 && tr != res.Baseline && (best == nil || tr.Score(o.Band.Sizes()) < best.Score(o.Band.Sizes())) {
+					best = tr
+				}
+			}
+			// Out of reach of the winner it may stay unranked (plausible).
+			if best != nil && !best.blockRanked() && (res.Winner == nil || best.Score(o.Band.Sizes()) < 1.1*res.Winner.Score(o.Band.Sizes())) {
+				t.Errorf("%s, seed %d: %s, the best the batch measured, was never measured again (%.1f; winner %s %.1f, %s)", tc.name, seed, best.Config, best.Score(o.Band.Sizes()), res.Env(), res.Winner.Score(o.Band.Sizes()), res.Stopped)
+			}
+		}
+	}
+}
+
+// TestLocalStepChecksTwin: a local step from the leader that may be a
+// second spelling of a measured config whose plan is unread is, like a
+// proposal, first the debug launch of that config (checkTwin): after a
+// batch the leader's neighbours were measured as configs of their own
+// (three one-channel spellings, three launches each, on the loopback
+// replay's seed 4).
+func TestLocalStepChecksTwin(t *testing.T) {
+	data, err := os.ReadFile("../internal/benchfmt/testdata/real/ar4_explain_tuning.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := spark4Options(1)
+	o.Startup, o.LocalSteps = 0, 100
+	s := newLoop(o)
+	s.rec = newMemRecorder(t)
+	measure := func(tr *Trial, us float64) {
+		l := model.Launch{Times: map[int64][]float64{}}
+		for _, b := range o.Band.Sizes() {
+			l.Times[b] = []float64{us}
+		}
+		tr.addExplore(l, us)
+	}
+	defaults := &Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}, State: vocab.TrialRunning}
+	capped := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, State: vocab.TrialRunning}
+	measure(defaults, 100)
+	measure(defaults, 101)
+	measure(capped, 80)
+	measure(capped, 81)
+	s.trials = []*Trial{defaults, capped}
+	s.learnPlan(defaults, vocab.PhasePlan, "", &benchfmt.Launch{Outcome: benchfmt.OK, Result: &benchfmt.Result{Facts: benchfmt.ParseFacts(data)}})
+	s.index(defaults)
+	s.index(capped)
+	checked := false
+	for range 2 * len(o.Space) {
+		tr, phase, err := s.nextLocalStep()
+		if err != nil || tr == nil {
+			t.Fatalf("no local step (%v)", err)
+		}
+		if phase == vocab.PhasePlan {
+			if tr != capped {
+				t.Errorf("debug launch of %s, want the leader's", tr.Config)
+			}
+			checked = true
+			break
+		}
+		if r := s.plan.resolve(tr.Config); !r.Certain && len(r.Conditional) > 0 && s.plan.keyOf(twin(r)) == s.plan.keyOf(capped.Config) {
+			t.Errorf("local step %s measured as a config of its own: its plan waits on %s's", tr.Config, capped.Config)
+		}
+	}
+	if !checked {
+		t.Errorf("no local step asked for the leader's debug launch")
 	}
 }

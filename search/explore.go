@@ -4,7 +4,9 @@ package search
 // simplifications, re-measuring the leaders).
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -30,8 +32,8 @@ func (s *loop) next() (*Trial, string, error) {
 	if t := s.nextRefinement(); t != nil {
 		return t, vocab.PhaseRefine, nil
 	}
-	if t, ok, err := s.nextLocalStep(); ok || err != nil {
-		return t, vocab.PhaseExplore, err
+	if t, phase, err := s.nextLocalStep(); t != nil || err != nil {
+		return t, phase, err
 	}
 	s.localRun = 0
 	return s.nextProposal()
@@ -52,6 +54,13 @@ func (s *loop) nextRefinement() *Trial {
 	// than the defaults, launched twice more for 8 s.
 	if c := s.rank.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) && s.plausible(c) {
 		return c
+	}
+	// A config one batch measured ranks after a second block: a launch of
+	// its own once the study no longer explores in batches.
+	for _, t := range s.trials {
+		if s.batcher() == nil && t.State.Usable() && !t.blockRanked() && s.plausible(t) {
+			return t
+		}
 	}
 	if s.exploreLeft() <= settleLaunches*s.cost() {
 		if r := s.rank.runnerUp(base); r != nil {
@@ -82,8 +91,9 @@ func (s *loop) planNext(top []*Trial, limit int) *Trial {
 }
 
 // nextLocalStep is a new trial one step from the leader, when it is a
-// local step's turn (ok) and one is untried.
-func (s *loop) nextLocalStep() (t *Trial, ok bool, err error) {
+// local step's turn and one is untried, or the debug launch of its twin
+// that settles whether it is new (checkTwin, as for a proposal).
+func (s *loop) nextLocalStep() (t *Trial, phase string, err error) {
 	// Past the sampler's start-up, its proposals alternate with a local
 	// step from the leader: a simplification (one of its knobs unset) if
 	// one is untried, else a random untried neighbour (one knob changed).
@@ -99,11 +109,14 @@ func (s *loop) nextLocalStep() (t *Trial, ok bool, err error) {
 		}
 		if c != nil {
 			s.localRun++
+			if t := s.checkTwin(c); t != nil {
+				return t, vocab.PhasePlan, nil
+			}
 			t, err := s.addTrial(c, vocab.RoleExplore)
-			return t, true, err
+			return t, vocab.PhaseExplore, err
 		}
 	}
-	return nil, false, nil
+	return nil, "", nil
 }
 
 // maxHops bounds the passes one proposal takes: itself, then the untried
@@ -144,6 +157,9 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 				return t, vocab.PhasePlan, err
 			}
 			cfg = s.twinFirst(cfg)
+			if s.awaitsMember(cfg) {
+				return nil, "", errAwaitsBatch
+			}
 			if t := s.checkTwin(cfg); t != nil {
 				// Whether cfg runs like a config already tried depends on
 				// that config's own plan: one debug launch of it tells.
@@ -421,6 +437,28 @@ func (s *loop) checkTwin(cfg nccl.Config) *Trial {
 	}
 	s.plan.checks++
 	return t
+}
+
+// errAwaitsBatch ends the filling of a batch at a proposal that may run
+// the plan of a member not yet measured (awaitsMember).
+var errAwaitsBatch = errors.New("the proposal waits for the batch being filled")
+
+// awaitsMember reports whether cfg's plan is in doubt only by the plan of
+// its twin (checkTwin's question) and that twin is a member of the batch
+// being filled: measured alone, cfg would be a second spelling of it
+// measured as a config of its own (a batch of 8 on the loopback replay
+// held three one-channel spellings and three of LL). Once the batch has
+// measured the twin, checkTwin settles cfg as for separate launches.
+func (s *loop) awaitsMember(cfg nccl.Config) bool {
+	if s.filling == nil || !s.plan.read() {
+		return false
+	}
+	r := s.plan.resolve(cfg)
+	if r.Certain || len(r.Conditional) == 0 {
+		return false
+	}
+	t, ok := s.byKey[s.plan.keyOf(twin(r))]
+	return ok && len(t.Explore) == 0 && slices.Contains(s.filling, t)
 }
 
 // twinFirst is the config to launch for cfg: its twin (cfg without the

@@ -72,6 +72,10 @@ type loop struct {
 	// launch records of the batch member being recorded (launchBatch).
 	batches int
 	batched map[nccl.Op]*benchfmt.Launch
+	// filling are the members of the batch being filled (exploreBatch);
+	// batchesCostly is set once a batch cost more than it saved (batchesPay).
+	filling       []*Trial
+	batchesCostly bool
 }
 
 // newLoop is a study of opts with no trial yet and nothing launched.
@@ -568,7 +572,10 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	}
 	s.seq++
 	t.Launches++
-	s.launchDurations = append(s.launchDurations, l.Duration)
+	if l.Batch == nil {
+		// A batch's records each carry the whole batch's duration.
+		s.launchDurations = append(s.launchDurations, l.Duration)
+	}
 	score, eventScore := s.measureOp(t, phase, scored, debug, op, round, l)
 	if debug {
 		// Every op's debug launch reads that op's plan.

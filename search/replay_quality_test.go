@@ -19,6 +19,7 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/sim"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/runner"
 )
 
@@ -37,8 +38,13 @@ type replayLauncher struct {
 	// clock, when set, adds up the study's simulated wall time (wall).
 	clock *replayClock
 	wall  time.Duration
-	// batches counts the batch launches made (LaunchBatch).
-	batches int
+	// explore and confirm are the parts of wall spent exploring (batches
+	// included) and confirming (the guards' launches included); the rest
+	// is the warm-up and the debug launches.
+	explore, confirm time.Duration
+	// batches counts the batch launches made (LaunchBatch), members their
+	// configs and visits their (config, size) visits, every round.
+	batches, members, visits int
 }
 
 // LaunchBatch replays a batch launch (sim.Replay.SampleBatch): each
@@ -61,7 +67,12 @@ func (l *replayLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.
 	seq := b.Members[0].Seq
 	d := r.SampleBatch(simBatchOps(b), cfgs, b.Rounds, 3, 20, 1, cliLaunchSeed(l.seed, seq), seq)
 	l.wall += d.Duration
+	l.explore += d.Duration
 	l.batches++
+	l.members += len(cfgs)
+	for _, op := range simBatchOps(b) {
+		l.visits += len(cfgs) * b.Rounds * len(op.Sizes)
+	}
 
 	for i, err := range d.Errs {
 		var refusal *sim.ReplayRefusal
@@ -156,8 +167,16 @@ func (l *replayLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Lau
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var took time.Duration
 	if l.clock != nil {
-		l.wall += l.clock.launch(req)
+		d := l.clock.launch(req)
+		l.wall, took = l.wall+d, d
+		switch req.Phase {
+		case vocab.PhaseExplore, vocab.PhaseRefine:
+			l.explore += d
+		case vocab.PhaseConfirm, vocab.PhaseGuard:
+			l.confirm += d
+		}
 	}
 	spec := runner.Spec{Config: req.Config, MinBytes: req.MinBytes, MaxBytes: req.MaxBytes, PerIter: true, Debug: req.Debug,
 		Sim: &runner.SimSpec{Executable: "nccltune", Profile: l.profile, Noise: 1, Seed: cliLaunchSeed(l.seed, req.Seq), Launch: req.Seq}}
@@ -169,7 +188,7 @@ func (l *replayLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Lau
 	}
 	var stdout, stderr bytes.Buffer
 	code := sim.Main(cmd.Argv[2:], cmd.Env, &stdout, &stderr)
-	launch := &benchfmt.Launch{Argv: cmd.Argv, Env: cmd.Env, ExitCode: code, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Simulated: true}
+	launch := &benchfmt.Launch{Argv: cmd.Argv, Env: cmd.Env, ExitCode: code, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Simulated: true, Duration: took}
 	res, perr := benchfmt.Parse(append(stdout.Bytes(), stderr.Bytes()...))
 	if data, err := os.ReadFile(jsonPath); err == nil {
 		if jr, err := benchfmt.ParseJSON(data); err == nil && len(jr.Rows) > 0 {
@@ -387,12 +406,12 @@ func TestReplayQuality(t *testing.T) {
 	fmt.Printf("replay %s: %s\n\nband %s; best recorded config %s (%.1f µs, defaults %.1f µs); a launch every %.2f s in the recording\n\n",
 		r.Name, r.Description, band, best.Env, bestScore, recordedScore(r, r.Defaults(), band.Sizes()), period.Seconds())
 	fmt.Printf("exploration in batch launches of %d configs (0: separate launches; a batch's wall time is modelled, simulated)\n\n", batchSize)
-	fmt.Printf("| budget | the best recorded config, nothing else | other within 5 %% | other recommendation | keep defaults | with a no-op knob | median launches | median simulated wall time | ended early (settled) | launches refused by the replay |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| budget | the best recorded config, nothing else | other within 5 %% | other recommendation | keep defaults | with a no-op knob | median launches | median batch launches | median simulated wall time | exploring | confirming | ended early (settled) | launches refused by the replay |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, budget := range budgets {
 		right, near, other, keep, noop, refused, settled := 0, 0, 0, 0, 0, 0, 0
 		others, refusedCfg, endings := map[string]int{}, map[string]int{}, map[string]int{}
 		var noopExamples []string
-		var launches, walls, batches []float64
+		var launches, walls, explores, confirms, batches []float64
 		for seed := first; seed < first+int64(seeds); seed++ {
 			o := DefaultOptions()
 			o.Band, o.Guard, o.Seed, o.Budget, o.BatchSize = band, DefaultGuard(band), seed, budget, batchSize
@@ -405,7 +424,12 @@ func TestReplayQuality(t *testing.T) {
 			t.Logf("budget %d seed %d: %s (%d launches, %s; %s)", budget, seed, c.env, res.Launches, res.Ending, res.Reason)
 			launches = append(launches, float64(res.Launches))
 			walls = append(walls, l.wall.Seconds())
+			explores, confirms = append(explores, l.explore.Seconds()), append(confirms, l.confirm.Seconds())
 			batches = append(batches, float64(l.batches))
+			if l.batches > 0 {
+				t.Logf("budget %d seed %d: %d batch launches of %d configs, %d visits; exploring %.0f s, confirming %.0f s, in all %.0f s",
+					budget, seed, l.batches, l.members, l.visits, l.explore.Seconds(), l.confirm.Seconds(), l.wall.Seconds())
+			}
 			endings[res.Ending]++
 			if res.Settled != "" {
 				settled++
@@ -436,8 +460,8 @@ func TestReplayQuality(t *testing.T) {
 			mark = " (default)"
 		}
 		med := median(launches)
-		fmt.Printf("| %d%s | %d/%d | %d | %d | %d | %d | %.0f | %.0f s | %d | %d |\n", budget, mark, right, seeds, near, other, keep, noop,
-			med, median(walls), settled, refused)
+		fmt.Printf("| %d%s | %d/%d | %d | %d | %d | %d | %.0f | %.0f | %.0f s | %.0f s | %.0f s | %d | %d |\n", budget, mark, right, seeds, near, other, keep, noop,
+			med, median(batches), median(walls), median(explores), median(confirms), settled, refused)
 		var names []string
 		for k := range others {
 			names = append(names, k)
@@ -452,7 +476,6 @@ func TestReplayQuality(t *testing.T) {
 		}
 		sort.Strings(ends)
 		t.Logf("budget %d: endings %s", budget, strings.Join(ends, ", "))
-		t.Logf("budget %d: median %.0f batch launches a study", budget, median(batches))
 		var refusedNames []string
 		for k := range refusedCfg {
 			refusedNames = append(refusedNames, k)

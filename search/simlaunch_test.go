@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -72,7 +71,9 @@ func (s *simLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch
 	// The request's op is the profile's model of that op's *_perf.
 	op := req.Op.OrAllReduce()
 	samples, err := s.prof.SampleLaunchOp(op, req.Config, sizes, s.iters, s.noise, s.seed*1_000_003+int64(req.Seq), req.Seq)
-	l := &benchfmt.Launch{Op: req.Op, Outcome: benchfmt.OK, Simulated: true, Duration: time.Millisecond}
+	// A launch of its own pays the start-up a batch pays once
+	// (sim.BatchStartup), so that batches are judged as on a fabric (batchesPay).
+	l := &benchfmt.Launch{Op: req.Op, Outcome: benchfmt.OK, Simulated: true, Duration: sim.BatchStartup}
 	res := &benchfmt.Result{Collective: string(op), NRanks: 4, Simulated: true, Complete: true}
 	for _, b := range sizes {
 		ts, ok := samples[b]

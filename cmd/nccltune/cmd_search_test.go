@@ -60,7 +60,9 @@ func TestSearchSpark4(t *testing.T) {
 	}
 	var doc searchJSONDoc
 	decodeOneJSON(t, stdout, &doc)
-	if !doc.Simulated || doc.Launches != 60 || doc.Trials < 10 || doc.Baseline.ScoreUS == nil {
+	// The budget, less the winner's explain launch when exploration's
+	// debug launch of it (checkTwin) already read its plan.
+	if !doc.Simulated || doc.Launches < 59 || doc.Launches > 60 || doc.Trials < 10 || doc.Baseline.ScoreUS == nil {
 		t.Fatalf("document %+v", doc)
 	}
 	rec := doc.Recommendation
@@ -87,7 +89,7 @@ func TestSearchSpark4(t *testing.T) {
 		t.Fatalf("stored study %+v, %v", study, err)
 	}
 	launches, err := st.Launches(study.ID)
-	if err != nil || len(launches) != 60 {
+	if err != nil || len(launches) != doc.Launches {
 		t.Fatalf("%d launches stored, %v", len(launches), err)
 	}
 	// NCCL's plan is read first: the first launch, which is the warm-up
