@@ -28,8 +28,10 @@ type BatchLauncher interface {
 	// b.Ops' order; each record's Batch says where it was measured. A
 	// member whose communicator failed or whose settings did not take
 	// effect has records that say so (not OK); the error is for the batch
-	// as a whole (cancelled, the launch itself failed). Every record's
-	// Duration is the whole batch's wall time (batchesPay reads it).
+	// as a whole (cancelled, the launch itself failed). Each record's
+	// Duration is its share of the batch's wall time, so that the records
+	// add up to the batch as every launch's durations add up to the study
+	// (batchTook reads them back).
 	LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error)
 }
 
@@ -134,6 +136,18 @@ func (t *Trial) addBlock(m *benchfmt.BatchMember) {
 // second block (nextRefinement).
 func batchesPay(took time.Duration, members int, solo time.Duration) bool {
 	return solo <= 0 || 2*took < time.Duration(members)*solo
+}
+
+// batchTook is a batch's wall time: the sum of its records' shares
+// (LaunchBatch), a member relaunched on its own left out.
+func batchTook(launches []*benchfmt.Launch) time.Duration {
+	var took time.Duration
+	for _, l := range launches {
+		if l.Batch != nil {
+			took += l.Duration
+		}
+	}
+	return took
 }
 
 // minBatch is the fewest configs worth a batch launch, the baseline
@@ -263,7 +277,7 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 	if err != nil {
 		return fmt.Errorf("batch launch %d of %d configs: %w", batch.Seq, len(members), err)
 	}
-	if len(launches) > 0 && !batchesPay(launches[0].Duration, len(members), s.meanLaunchDuration()) {
+	if len(launches) > 0 && !batchesPay(batchTook(launches), len(members), s.meanLaunchDuration()) {
 		s.batchesCostly = true
 	}
 	if len(launches) != len(members)*len(ops) {

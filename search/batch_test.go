@@ -260,7 +260,7 @@ func (l timedLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launc
 func (l timedLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error) {
 	ls, err := l.simLauncher.LaunchBatch(ctx, b)
 	for _, r := range ls {
-		r.Duration = l.perMember * time.Duration(len(b.Members))
+		r.Duration = l.perMember / time.Duration(len(b.Ops)) // each record its share
 	}
 	return ls, err
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -256,10 +257,11 @@ func simBatchOps(b Batch) []sim.BatchOp {
 // the simulator failed has failed records.
 func batchLaunches(b Batch, d *sim.BatchDraw) []*benchfmt.Launch {
 	var out []*benchfmt.Launch
+	share := d.Duration / time.Duration(len(b.Members)*len(b.Ops))
 	for i := range b.Members {
 		member := &benchfmt.BatchMember{Seq: b.Seq, Position: slices.Index(b.CreationOrder, i), Configs: len(b.Members)}
 		for j, op := range b.Ops {
-			l := &benchfmt.Launch{Op: op.Op, Simulated: true, Batch: member, Duration: d.Duration, Outcome: benchfmt.OK}
+			l := &benchfmt.Launch{Op: op.Op, Simulated: true, Batch: member, Duration: share, Outcome: benchfmt.OK}
 			if err := d.Errs[i]; err != nil {
 				l.Outcome, l.Reason = benchfmt.Failed, err.Error()
 			} else {

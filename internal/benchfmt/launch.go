@@ -65,6 +65,12 @@ type BatchMember struct {
 	// communicator was created first), Configs how many the batch measured.
 	Position int `json:"position"`
 	Configs  int `json:"configs"`
+	// Modelled is a simulated batch's modelled wall time, this record's
+	// share of it (the simulated fabric's cost model); 0 for a real batch,
+	// whose Duration is measured. A simulated launch's Duration is the
+	// simulator's own run time, like every simulated launch's, so that
+	// a study compares batches with launches of their own alike.
+	Modelled time.Duration `json:"modelled,omitempty"`
 }
 
 // ReasonInterrupted is the reason of a launch stopped by cancellation: it

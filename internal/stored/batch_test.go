@@ -17,7 +17,7 @@ func TestBatchText(t *testing.T) {
 	}
 	simulated := func(seq int, ms time.Duration) *store.Launch {
 		l := member(seq)
-		l.Simulated, l.Duration = true, ms*time.Millisecond
+		l.Simulated, l.Duration, l.Batch.Modelled = true, time.Millisecond, ms*time.Millisecond
 		return l
 	}
 	for _, tc := range []struct {

@@ -85,15 +85,15 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 // BatchText says how many of a study's launches were configs' shares of
 // batch launches (several configs in one process, exploring only), ""
 // when none were; for a simulated study, also the wall time the shares
-// stand for, modelled (sim's batch cost model: each share is its part of
-// its batch's).
+// stand for, modelled (sim's batch cost model: each share carries its
+// part of its batch's, BatchMember.Modelled).
 func BatchText(launches []*store.Launch) string {
 	batches := map[int]bool{}
 	shares, simulated := 0, false
 	var wall time.Duration
 	for _, l := range launches {
 		if l.Batch != nil {
-			shares, batches[l.Batch.Seq], simulated, wall = shares+1, true, simulated || l.Simulated, wall+l.Duration
+			shares, batches[l.Batch.Seq], simulated, wall = shares+1, true, simulated || l.Simulated, wall+l.Batch.Modelled
 		}
 	}
 	if shares == 0 {

@@ -82,11 +82,11 @@ func batchName(m search.Request) string { return fmt.Sprintf("trial%d", m.Trial)
 // (a copy of the script from before --batch, no NCCL log).
 func batchShares(l *benchfmt.Launch, b search.Batch, launchOp nccl.Op) ([]*benchfmt.Launch, error) {
 	out := l.BatchOutput
-	wall := l.Duration
-	if l.Simulated && out != nil && out.Seconds > 0 {
-		wall = time.Duration(out.Seconds * float64(time.Second))
-	}
 	n := len(b.Members) * len(b.Ops)
+	var modelled time.Duration
+	if l.Simulated && out != nil && out.Seconds > 0 {
+		modelled = time.Duration(out.Seconds * float64(time.Second) / float64(n))
+	}
 	var shares []*benchfmt.Launch
 	raw := false
 	for i, m := range b.Members {
@@ -97,9 +97,9 @@ func batchShares(l *benchfmt.Launch, b search.Batch, launchOp nccl.Op) ([]*bench
 			}
 		}
 		for j, o := range b.Ops {
-			s := &benchfmt.Launch{Op: cmp.Or(o.Op, launchOp).OrAllReduce(), Argv: l.Argv, Env: l.Env, Start: l.Start, Duration: wall / time.Duration(n),
+			s := &benchfmt.Launch{Op: cmp.Or(o.Op, launchOp).OrAllReduce(), Argv: l.Argv, Env: l.Env, Start: l.Start, Duration: l.Duration / time.Duration(n),
 				ExitCode: l.ExitCode, Simulated: l.Simulated, Outcome: benchfmt.Failed,
-				Batch: &benchfmt.BatchMember{Seq: b.Seq, Position: slices.Index(b.CreationOrder, i), Configs: len(b.Members)}}
+				Batch: &benchfmt.BatchMember{Seq: b.Seq, Position: slices.Index(b.CreationOrder, i), Configs: len(b.Members), Modelled: modelled}}
 			shareOf(s, c, j, b.Seq, l.Reason)
 			if s.Outcome != benchfmt.Failed && !raw {
 				s.Stdout, s.Stderr, raw = l.Stdout, l.Stderr, true

@@ -132,9 +132,11 @@ func TestInstrumentBatches(t *testing.T) {
 			}
 			continue
 		}
-		wall += s.Duration
+		if s.Batch != nil {
+			wall += s.Batch.Modelled
+		}
 		if s.Batch == nil || !batched || s.Outcome != benchfmt.OK || len(s.Result.Rows) != 2 || !s.Simulated ||
-			*s.Batch != (benchfmt.BatchMember{Seq: 2, Position: slices.Index(b.CreationOrder, i), Configs: len(b.Members)}) {
+			*s.Batch != (benchfmt.BatchMember{Seq: 2, Position: slices.Index(b.CreationOrder, i), Configs: len(b.Members), Modelled: s.Batch.Modelled}) || s.Batch.Modelled <= 0 {
 			t.Fatalf("config %s: batch %+v, %s (%s), argv %q: want batch 2's member, OK with 2 rows, simulated", configs[i], s.Batch, s.Outcome, s.Reason, s.Argv)
 		}
 		if (len(s.Stdout) > 0) != (i == 0) {
@@ -145,7 +147,7 @@ func TestInstrumentBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Each share is a quarter of the batch: of its modelled wall time.
+	// Each share carries a quarter of the batch's modelled wall time.
 	if batch := wall * 4 / 3; (batch - time.Duration(out.Seconds*1e9)).Abs() > time.Millisecond {
 		t.Errorf("the shares' wall time adds up to a batch of %s: want the modelled %.3f s", batch, out.Seconds)
 	}
