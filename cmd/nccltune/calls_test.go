@@ -16,6 +16,7 @@ import (
 
 // The config's calls: is --calls, and refuses part: beside it.
 func TestConfigCalls(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	cfg := writeConfig(t, "calls: [all_reduce:10240:760, all_reduce:2048000:80]\npart: [all_gather:1M-2M]\n")
 	_, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--config", cfg)
@@ -41,6 +42,7 @@ func TestConfigCalls(t *testing.T) {
 // search --json of a timed workload says its time per step, baseline and
 // candidate, as the verdict does: Σ calls × time, not the band score.
 func TestSearchJSONTimePerStep(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		calls []string
@@ -89,6 +91,7 @@ func TestSearchJSONTimePerStep(t *testing.T) {
 // did not measure (was: "s1-8K-2M", "band 8K-2M; sizes 8K 16K … 2M" for a
 // study that measured all_reduce at 8K, 64K, 2M and all_gather at 1M).
 func TestTimedStudyDescribedByItsCalls(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
 		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
@@ -127,6 +130,7 @@ func TestTimedStudyDescribedByItsCalls(t *testing.T) {
 // step), and a failed trial by the op launch that ran before another op
 // failed.
 func TestTimedStudyTrialScoresAreTheObjective(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
 		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
@@ -176,6 +180,7 @@ func TestTimedStudyTrialScoresAreTheObjective(t *testing.T) {
 // "band 8K-2M (8192-2097152 bytes)" in every export's header, "ranked by
 // band score").
 func TestTimedStudyReportSaysItsCalls(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, out := filepath.Join(dir, "db"), filepath.Join(dir, "r.html")
 	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
@@ -219,6 +224,7 @@ func TestTimedStudyReportSaysItsCalls(t *testing.T) {
 // its lines from those. Each op's own launch band score (tens of µs here)
 // once stood in for the objective.
 func TestTimedStudyConvergenceFollowsRounds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}

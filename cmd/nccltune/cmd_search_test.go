@@ -50,6 +50,7 @@ type searchJSONDoc struct {
 // real child processes, parsing, the store; the recommendation avoids
 // LL128 and caps the channels, and the output says SIMULATED.
 func TestSearchSpark4(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--json")
 	if code != 0 {
@@ -121,6 +122,7 @@ func TestSearchSpark4(t *testing.T) {
 
 // TestSearchFlat: where no knob matters the answer is to keep the defaults.
 func TestSearchFlat(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "512K-4M", "--budget", "30")
 	if code != 0 {
@@ -155,6 +157,7 @@ func TestSearchFlat(t *testing.T) {
 // study with exit 130 and a resume hint; --resume finishes it without
 // repeating a config as a new trial.
 func TestSearchInterruptAndResume(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
 	defer cancel()
@@ -203,6 +206,7 @@ func TestSearchInterruptAndResume(t *testing.T) {
 }
 
 func TestSearchUsageErrors(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	tests := []struct {
 		args []string
@@ -232,6 +236,7 @@ func TestSearchUsageErrors(t *testing.T) {
 // TestSearchMissingBenchmark: a real run without nccl-tests fails with
 // exit 3 and says what to do.
 func TestSearchMissingBenchmark(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	_, stderr, code := runCLI(t, db, "search", "--band", "512K-4M", "--bench", "/nonexistent/all_reduce_perf")
 	if code != exitFabric || !strings.Contains(stderr, "--bench") {
@@ -242,6 +247,7 @@ func TestSearchMissingBenchmark(t *testing.T) {
 // TestSweepShowsTheHole: the simulated spark4 defaults take about a
 // millisecond at 1 MiB and the seed fix closes the hole.
 func TestSweepShowsTheHole(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	type doc struct {
 		Simulated bool `json:"simulated"`
@@ -276,6 +282,7 @@ func TestSweepShowsTheHole(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M"); code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, stderr)
@@ -299,6 +306,7 @@ func TestVerify(t *testing.T) {
 // switch it on; the search never launches them unless
 // --allow-disabled-protocols says so.
 func TestSearchRefusesDisabledProtocols(t *testing.T) {
+	t.Parallel()
 	for _, allow := range []bool{false, true} {
 		db := filepath.Join(t.TempDir(), "db")
 		args := []string{"search", "--sim", "h200-loopback", "--band", "512K-4M", "--space-only", "--space", "NCCL_PROTO",

@@ -14,6 +14,7 @@ import (
 // too few are refused before anything is launched or stored, the message
 // naming the study's alpha, the minimum and the flag to give.
 func TestVerifyLaunchesAtTheStudysAlpha(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	for _, alpha := range []string{"0.05", "0.01", "0.001"} {
 		if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--seed", "1", "--band", "512K-4M", "--alpha", alpha,

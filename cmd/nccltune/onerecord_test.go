@@ -95,6 +95,7 @@ func tableMark(t *testing.T, table, size string) (mark string, ok bool) {
 }
 
 func TestEveryCommandSaysWhatSearchDecided(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs four simulated searches")
 	}

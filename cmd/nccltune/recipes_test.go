@@ -236,6 +236,7 @@ func runRecipe(t *testing.T, shell, bin, db string, r *docRecipe) []standinStart
 // quoted flag once gave docker a variable named 'NCCL_ALGO). README's
 // recipes are the same blocks (TestReadmeRecipesAreTheCatalogues).
 func TestRecipesAsWritten(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs every recipe in two shells for every value")
 	}
@@ -305,6 +306,7 @@ func TestRecipesAsWritten(t *testing.T) {
 // TestReadmeRecipesAreTheCatalogues: a recipe README shows is the block of
 // docs/EXPORT.md of the same name, so TestRecipesAsWritten runs it too.
 func TestReadmeRecipesAreTheCatalogues(t *testing.T) {
+	t.Parallel()
 	docs := readRecipes(t, filepath.Join("..", "..", "docs", "EXPORT.md"))
 	readme := readRecipes(t, filepath.Join("..", "..", "README.md"))
 	if len(readme) == 0 {

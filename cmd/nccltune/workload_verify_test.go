@@ -67,6 +67,7 @@ type verifyDoc struct {
 // a guarded op (or a part) finds significantly slower by more than the
 // minimum effect is refused and fails verify (exit 1), naming the op.
 func TestVerifyWorkload(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}
@@ -121,6 +122,7 @@ func TestVerifyWorkload(t *testing.T) {
 // verify --tuner-plugin of a workload study makes one debug launch per
 // op of the workload: each shows the plugin applied to that op's calls.
 func TestVerifyWorkloadTunerPlugin(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}
@@ -161,6 +163,7 @@ func TestVerifyWorkloadTunerPlugin(t *testing.T) {
 // flag errors come before anything is stored, and the stored form
 // refuses the fresh form's flags.
 func TestCompareWorkload(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	for _, tc := range []struct {
 		args []string
@@ -220,6 +223,7 @@ func TestCompareWorkload(t *testing.T) {
 // is stretched to the top with one channel of LL makes all_gather
 // slower at 2M: verify names it and exits 1.
 func TestVerifyTimedWorkloadTunerCSV(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}
