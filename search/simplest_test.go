@@ -19,6 +19,7 @@ import (
 // NCCL_ALGO=Ring changes the plan there and must stay. The space holds
 // the one three-knob config, so it is the best config found.
 func TestMinimalAfterTheOtherKnobs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		channels string
 		want     string // the recommended env
