@@ -96,11 +96,7 @@ func TestSearchJSONTimePerStep(t *testing.T) {
 func TestTimedStudyDescribedByItsCalls(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
-	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
-		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
-	if code != exitOK {
-		t.Fatalf("search: exit %d: %s", code, stderr)
-	}
+	timedStudy.copyTo(t, db)
 	const calls = "all_reduce 10240×760, 81920×120, 2048000×80; all_gather 1048576×13"
 	for _, tc := range []struct {
 		args []string
@@ -135,11 +131,7 @@ func TestTimedStudyDescribedByItsCalls(t *testing.T) {
 func TestTimedStudyTrialScoresAreTheObjective(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
-	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
-		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
-	if code != exitOK {
-		t.Fatalf("search: exit %d: %s", code, stderr)
-	}
+	timedStudy.copyTo(t, db)
 	stdout, stderr, code := runCLI(t, db, "show", "--trials", "1")
 	if code != exitOK {
 		t.Fatalf("show --trials: exit %d: %s", code, stderr)
@@ -186,11 +178,7 @@ func TestTimedStudyReportSaysItsCalls(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db, out := filepath.Join(dir, "db"), filepath.Join(dir, "r.html")
-	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
-		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
-	if code != exitOK {
-		t.Fatalf("search: exit %d: %s", code, stderr)
-	}
+	timedStudy.copyTo(t, db)
 	if _, stderr, code := runCLI(t, db, "report", "-o", out, "1"); code != exitOK {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
