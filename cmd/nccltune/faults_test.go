@@ -464,6 +464,9 @@ type cliProcess struct {
 	lines chan string
 	mu    sync.Mutex
 	all   []string
+	// waited makes wait once: a test may wait while its cleanup does.
+	waited sync.Once
+	code   int
 }
 
 // startCLI starts nccltune with args; env is added to this process's
@@ -507,17 +510,17 @@ func startCLI(t *testing.T, exe string, cred *syscall.Credential, env []string, 
 // wait drains stderr, waits for the process and returns its exit code
 // (-1 when a signal killed it) and everything it wrote to stderr.
 func (p *cliProcess) wait() (int, string) {
-	for range p.lines {
-	}
-	err := p.cmd.Wait()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	}
+	p.waited.Do(func() {
+		for range p.lines {
+		}
+		var ee *exec.ExitError
+		if errors.As(p.cmd.Wait(), &ee) {
+			p.code = ee.ExitCode()
+		}
+	})
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return code, strings.Join(p.all, "\n")
+	return p.code, strings.Join(p.all, "\n")
 }
 
 // waitForHungSimulator waits until a simulated benchmark this test marked
