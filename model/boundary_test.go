@@ -13,6 +13,7 @@ import (
 // published for it (Reboussin, DeMets, Kim and Lan 2000, ldbounds):
 // 2.4380, 2.4268, 2.4101, 2.3966, 2.3859 at two-sided α = 0.05.
 func TestNominalLevelsPocock(t *testing.T) {
+	t.Parallel()
 	ts := []float64{0.2, 0.4, 0.6, 0.8, 1}
 	var cum []float64
 	for _, x := range ts {
@@ -32,6 +33,7 @@ func TestNominalLevelsPocock(t *testing.T) {
 // look with probability alpha (Monte Carlo, 200 000 paths: ±0.001). The
 // union bound's levels (each look its increment) spend less.
 func TestNominalLevelsSpendAlpha(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 5))
 	for _, maxN := range []int{12, 20} {
 		d := PlanConfirm(6, maxN, 0.05)
@@ -76,6 +78,7 @@ func TestNominalLevelsSpendAlpha(t *testing.T) {
 // and a final look with no launch since the one before falls back to the
 // union bound on what is left.
 func TestEarlyFinalLookSpendsTheRest(t *testing.T) {
+	t.Parallel()
 	d := PlanConfirm(6, 20, 0.05)
 	lv := d.levelsTo(2, 10)
 	if !(lv[2] > d.Levels[2]) {
@@ -96,6 +99,7 @@ func TestEarlyFinalLookSpendsTheRest(t *testing.T) {
 // increment of alpha the union bound would give it: the exact boundaries
 // never spend less than the union bound did.
 func TestPlanConfirmLevelsEverywhere(t *testing.T) {
+	t.Parallel()
 	for _, alpha := range []float64{0.001, 0.01, 0.05, 0.2} {
 		for first := 2; first <= 10; first += 2 {
 			for _, maxN := range []int{first, first + 1, first + 2, 11, 12, 17, 20, 24, 31, 50} { // 50: search's maxConfirmLaunches

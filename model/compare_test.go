@@ -26,6 +26,7 @@ func scaled(s float64, times ...float64) []float64 {
 }
 
 func TestCompareHandComputed(t *testing.T) {
+	t.Parallel()
 	sizes := []int64{m1}
 	for _, tc := range []struct {
 		name                 string
@@ -115,6 +116,7 @@ func TestCompareHandComputed(t *testing.T) {
 }
 
 func TestCompareEdgeCases(t *testing.T) {
+	t.Parallel()
 	sizes := []int64{m1}
 	t.Run("empty arms", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -158,6 +160,7 @@ func TestCompareEdgeCases(t *testing.T) {
 }
 
 func TestMinLaunchesForDecision(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		opt  Options
 		want int

@@ -22,6 +22,7 @@ func replications() int {
 // must refuse (CIOK false, NaN bounds, a ci-unavailable warning) and none
 // may recommend. Run with launch-to-launch spreads of 5 % and 18 %.
 func TestSpeedupIntervalCoverage(t *testing.T) {
+	t.Parallel()
 	const truth = 1.10
 	reps := replications()
 	for _, spread := range []float64{0.05, 0.18} {
@@ -78,6 +79,7 @@ func TestSpeedupIntervalCoverage(t *testing.T) {
 // speedup 1) must be recommended in at most 5 % of replications, and the
 // test must hold its level (significant at most ≈5 %).
 func TestSelfComparisonFalseDiscoveries(t *testing.T) {
+	t.Parallel()
 	reps := replications()
 	for _, tc := range []struct {
 		spread float64
@@ -117,6 +119,7 @@ func TestSelfComparisonFalseDiscoveries(t *testing.T) {
 // real 20 % gain at the fabric's 5 % launch spread is recommended nearly
 // always with 10 launches per arm, and a 20 % loss is flagged Slower.
 func TestRecommendsRealGain(t *testing.T) {
+	t.Parallel()
 	f := spark4Fabric()
 	r := newRand(5)
 	const reps = 100
@@ -137,6 +140,7 @@ func TestRecommendsRealGain(t *testing.T) {
 // TestWarningRates: the outlier and bimodality rules must stay quiet on
 // clean fabric-shaped data and speak up on planted problems.
 func TestWarningRates(t *testing.T) {
+	t.Parallel()
 	const reps = 300
 	// count returns the summaries with an outlier warning (naming launch 0
 	// when one is planted there), with a launch-level bimodal warning, and

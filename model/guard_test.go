@@ -22,6 +22,7 @@ func guardArm(rng *rand.Rand, n int, base map[int64]float64, factor, sd float64)
 }
 
 func TestCompareGuards(t *testing.T) {
+	t.Parallel()
 	base := map[int64]float64{1 << 20: 100, 2 << 20: 200, 4 << 20: 400}
 	sizes := []int64{1 << 20, 2 << 20, 4 << 20}
 	opt := DefaultOptions()
@@ -58,6 +59,7 @@ func TestCompareGuards(t *testing.T) {
 
 // The worst size is named: a slowdown at one size only.
 func TestCompareGuardsWorstSize(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(1))
 	sizes := []int64{1 << 20, 2 << 20}
 	b := guardArm(rng, 5, map[int64]float64{1 << 20: 100, 2 << 20: 200}, 1, 0.01)
@@ -71,6 +73,7 @@ func TestCompareGuardsWorstSize(t *testing.T) {
 // Holm holds the family's error rate: with no true slowdown, refusing for
 // any of 5 guarded ops happens in at most about alpha of the studies.
 func TestCompareGuardsFamilyErrorRate(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(3))
 	base := map[int64]float64{1 << 20: 100}
 	opt := DefaultOptions()
@@ -101,6 +104,7 @@ func TestCompareGuardsFamilyErrorRate(t *testing.T) {
 // (the simulated loopback's alltoall 8M) almost never, while a size the
 // candidate leaves as fast is shown under 1.05 with enough launches.
 func TestCompareGuardsUpperBound(t *testing.T) {
+	t.Parallel()
 	base := map[int64]float64{8 << 20: 3000}
 	sizes := []int64{8 << 20}
 	for _, tc := range []struct {

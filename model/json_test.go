@@ -10,6 +10,7 @@ import (
 // NaN (unknown) values must encode as null and decode back to NaN; known
 // values must survive the round trip.
 func TestJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	// 3 vs 3: no interval (NaN bounds), per-size intervals NaN too.
 	c := Compare(oneSize(10, 11, 12), oneSize(5, 5.5, 6), []int64{m1}, DefaultOptions())
 	b, err := json.Marshal(c)

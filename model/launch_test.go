@@ -16,6 +16,7 @@ const (
 )
 
 func TestLaunchScore(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		times   map[int64][]float64
@@ -62,6 +63,7 @@ func TestLaunchScore(t *testing.T) {
 }
 
 func TestSummarizeLaunch(t *testing.T) {
+	t.Parallel()
 	l := Launch{Times: map[int64][]float64{
 		k512: {10, 12, 11, 13, 100}, // median 12; |x-12| = 2,0,1,1,88 → MAD 1
 		m1:   {50},
@@ -89,6 +91,7 @@ func TestSummarizeLaunch(t *testing.T) {
 }
 
 func TestLaunchOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		sizes []benchfmt.Size

@@ -9,6 +9,7 @@ import (
 )
 
 func TestMedian(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		in   []float64
@@ -38,6 +39,7 @@ func TestMedian(t *testing.T) {
 // The ordinary median must agree with go-moremath's R8 quantile at 0.5
 // (the documented equivalence), up to R8's floating-point interpolation.
 func TestMedianAgreesWithMoremathR8(t *testing.T) {
+	t.Parallel()
 	r := newRand(7)
 	for n := 1; n <= 41; n++ {
 		xs := make([]float64, n)
@@ -54,6 +56,7 @@ func TestMedianAgreesWithMoremathR8(t *testing.T) {
 // selectMedian (planning's linear-time path) must equal the sorting one
 // on every shape: odd, even, ties, sorted, reversed, constant.
 func TestSelectMedian(t *testing.T) {
+	t.Parallel()
 	r := newRand(9)
 	shapes := map[string]func(n int) []float64{
 		"random": func(n int) []float64 {

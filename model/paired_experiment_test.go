@@ -219,6 +219,7 @@ func drifted(l Launch, logFactor float64) Launch {
 //
 //	go test ./model -run TestPairedExperiment -paired -v
 func TestPairedExperiment(t *testing.T) {
+	t.Parallel()
 	if !*pairedTable {
 		t.Skip("pass -paired to print the table")
 	}
@@ -247,6 +248,7 @@ func TestPairedExperiment(t *testing.T) {
 // (ranks 1 and 2 positive) has 3 patterns at or below it (W⁺ ∈ {0, 1, 2, 3}
 // counts 1, 1, 1, 2 = 5 of 16), p = 10/16.
 func TestSignedRankP(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		d    []float64
 		want float64

@@ -15,6 +15,7 @@ func arms(ls ...[]Launch) []Arm {
 }
 
 func TestPlanNextRules(t *testing.T) {
+	t.Parallel()
 	sizes := []int64{m1}
 	fast := oneSize(50, 51, 52, 53, 54, 55)
 	slow := oneSize(100, 101, 102, 103, 104, 105)
@@ -58,6 +59,7 @@ func TestPlanNextRules(t *testing.T) {
 // configs (2.4× slower than the defaults at their first launch) are out
 // of reach; a close one, the leader and arms the rule cannot judge are not.
 func TestPlausible(t *testing.T) {
+	t.Parallel()
 	sizes := []int64{m1}
 	base := oneSize(1307, 1318)
 	for _, tc := range []struct {
@@ -89,6 +91,7 @@ func TestPlausible(t *testing.T) {
 // the 1.25 config in at least 95 % of runs. With five identical configs
 // the planner must stop (equivalent or capped) and rarely call a winner.
 func TestPlanFindsTheBest(t *testing.T) {
+	t.Parallel()
 	runs := 60
 	if testing.Short() {
 		runs = 20

@@ -72,6 +72,7 @@ func noether(gain, sd, alpha, power float64) float64 {
 // Compare recommends the faster config in at least 80 % of replications.
 // Run: go test ./model -run TestPowerTable -power -v
 func TestPowerTable(t *testing.T) {
+	t.Parallel()
 	if !*powerFlag {
 		t.Skip("slow; run with -power")
 	}

@@ -12,6 +12,7 @@ import (
 var sequentialTable = flag.Bool("sequential", false, "print the sequential confirmation table for docs/PERFORMANCE.md (about a minute)")
 
 func TestPlanConfirm(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		first, max int
 		looks      []int
@@ -57,6 +58,7 @@ func TestPlanConfirm(t *testing.T) {
 }
 
 func TestCanDecide(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		first, max int
 		want       bool
@@ -74,6 +76,7 @@ func TestCanDecide(t *testing.T) {
 }
 
 func TestPlanLaunches(t *testing.T) {
+	t.Parallel()
 	// Noether at 80 % reproduces the power table's counts (docs/PERFORMANCE.md).
 	for _, tt := range []struct {
 		sigma, gain float64
@@ -98,6 +101,7 @@ func TestPlanLaunches(t *testing.T) {
 }
 
 func TestPooledSD(t *testing.T) {
+	t.Parallel()
 	sd, df := PooledSD([][]float64{{1, 3}, {10}, {5, 7, 9}})
 	// Squares: 2 + 8 = 10 over 1 + 2 degrees of freedom.
 	if df != 3 || math.Abs(sd-math.Sqrt(10.0/3)) > 1e-12 {
@@ -164,6 +168,7 @@ func simulateDesign(f fabric, d ConfirmDesign, speedup float64, reps int, seed u
 // significant in either direction in at most alpha (plus Monte Carlo
 // slack): the looks do not inflate the error rate.
 func TestSequentialFalseRecommendations(t *testing.T) {
+	t.Parallel()
 	reps := replications()
 	for _, d := range []ConfirmDesign{PlanConfirm(6, 12, 0.05), PlanConfirm(6, 24, 0.05)} {
 		t.Run(fmt.Sprint(d.Looks), func(t *testing.T) {
@@ -191,6 +196,7 @@ func TestSequentialFalseRecommendations(t *testing.T) {
 // the interval reported where the confirmation stopped covers the true
 // speedup at least 93 % of the time (nominal ≥ 95 %).
 func TestSequentialPowerRisesWithBudget(t *testing.T) {
+	t.Parallel()
 	reps := replications() / 2
 	f := spark4Fabric()
 	f.launchSD, f.iters = 0.06, 20
@@ -220,6 +226,7 @@ func TestSequentialPowerRisesWithBudget(t *testing.T) {
 //
 //	go test ./model -run TestSequentialTable -sequential -v
 func TestSequentialTable(t *testing.T) {
+	t.Parallel()
 	if !*sequentialTable {
 		t.Skip("pass -sequential to print the table")
 	}
@@ -244,6 +251,7 @@ func TestSequentialTable(t *testing.T) {
 // even where the look's own, at its far smaller level, does not exist at
 // these counts (a study stored [NaN, NaN] beside "0.918–1.036").
 func TestFutileLookReportsItsInterval(t *testing.T) {
+	t.Parallel()
 	sizes := []int64{1 << 20, 2 << 20}
 	launch := func(us float64) Launch {
 		return Launch{Times: map[int64][]float64{sizes[0]: {us, us, us}, sizes[1]: {us, us, us}}}

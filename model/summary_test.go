@@ -45,6 +45,7 @@ func findWarning(ws []Warning, code string) *Warning {
 // MAD at 512K is 2.5 so the robust CV is 100·1.4826·2.5/5.5; the band
 // score is √(5.5·22) = 11.
 func TestSummarizeHandComputed(t *testing.T) {
+	t.Parallel()
 	order := []float64{7, 3, 10, 1, 5, 9, 2, 8, 6, 4}
 	var times [][]float64
 	for _, x := range order {
@@ -85,6 +86,7 @@ func TestSummarizeHandComputed(t *testing.T) {
 // n = 6 is the fewest launches with a 95 % interval: [min, max] with
 // coverage 1 − 2/64; n = 5 has none.
 func TestSummarizeIntervalThreshold(t *testing.T) {
+	t.Parallel()
 	six := single([]int64{m1}, []float64{6}, []float64{2}, []float64{4}, []float64{3}, []float64{5}, []float64{1})
 	s := Summarize(six, []int64{m1}, DefaultOptions())
 	g := s.Sizes[0]
@@ -112,6 +114,7 @@ func TestSummarizeIntervalThreshold(t *testing.T) {
 }
 
 func TestSummarizeEdgeCases(t *testing.T) {
+	t.Parallel()
 	nan := math.NaN()
 	sizes := []int64{k512, m1}
 	for _, tc := range []struct {
@@ -208,6 +211,7 @@ func TestSummarizeEdgeCases(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
+	t.Parallel()
 	if err := DefaultOptions().Validate(); err != nil {
 		t.Fatal(err)
 	}

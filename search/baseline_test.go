@@ -12,6 +12,7 @@ import (
 // of NCCL's defaults, the defaults are explored as a trial of their own,
 // and the recommendation beats the baseline.
 func TestBaselineStudy(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(3)
 	o.Baseline = nccl.Config{"NCCL_ALGO": "Tree", "NCCL_MAX_NCHANNELS": "2"}
 	o.Space = o.Space.WithBaseline(o.Baseline)
@@ -42,6 +43,7 @@ func TestBaselineStudy(t *testing.T) {
 }
 
 func TestSpaceWithBaseline(t *testing.T) {
+	t.Parallel()
 	sp := Space{{Knob: "NCCL_PROTO", Choices: []string{"", "LL", "Simple"}}}
 	got := sp.WithBaseline(nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "6"})
 	want := map[string][]string{"NCCL_PROTO": {"", "LL", "Simple", "^LL128"}, "NCCL_MAX_NCHANNELS": {"", "6"}}

@@ -31,6 +31,7 @@ var samplerTable = flag.Bool("samplers", false, "run the sampler comparison (TPE
 //
 //	go test ./search -run TestSamplerTable -samplers -v -timeout 60m
 func TestSamplerTable(t *testing.T) {
+	t.Parallel()
 	if !*samplerTable {
 		t.Skip("pass -samplers to run the comparison")
 	}
@@ -232,6 +233,7 @@ var (
 //	go test ./search -run TestQualityTable -quality -v -timeout 30m
 //	go test ./search -run TestQualityTable -quality -quality-budgets 30,60,120 -v
 func TestQualityTable(t *testing.T) {
+	t.Parallel()
 	if !*qualityTable {
 		t.Skip("pass -quality to run the table")
 	}

@@ -110,6 +110,7 @@ func gainConfigs() map[string]float64 {
 // budget of 60. The fixed 6 + 6 confirmation fails both: it never
 // uses more than 12 confirmation launches, so budget buys no power.
 func TestConfirmationUsesTheBudget(t *testing.T) {
+	t.Parallel()
 	const seeds = 20
 	found := map[int]int{}
 	beyondFirst, planned12 := 0, 0
@@ -150,6 +151,7 @@ func TestConfirmationUsesTheBudget(t *testing.T) {
 // every budget (here: at most 2 of 30 seeds per budget, whose chance under
 // a 2.5 % rate is 96 %).
 func TestNoGainNoRecommendation(t *testing.T) {
+	t.Parallel()
 	for _, budget := range []int{30, 60, 120} {
 		rec := 0
 		for seed := int64(1); seed <= 30; seed++ {
@@ -175,6 +177,7 @@ func TestNoGainNoRecommendation(t *testing.T) {
 // besides the defaults confirms one, every study names its ending, and a
 // study without a confirmation test reports no p-value.
 func TestNoFalseEarlyStop(t *testing.T) {
+	t.Parallel()
 	seeds := 60
 	if testing.Short() {
 		seeds = 20
@@ -219,6 +222,7 @@ func launchAt(us float64, sizes []int64) model.Launch {
 // estimate made pessimistic by one standard error of a single launch):
 // it is the candidate, and the study re-measures it before deciding.
 func TestCandidateOnceMeasuredBest(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(1)
 	sizes := append(o.Band.Sizes(), o.Guard...)
 	s := newLoop(o)
@@ -257,6 +261,7 @@ func TestCandidateOnceMeasuredBest(t *testing.T) {
 // confirmed (the guard check on the confirmation launches decides), where
 // the old filter left no candidate at all.
 func TestGuardFilterNeverEmptiesThePool(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(1)
 	band := o.Band.Sizes()
 	s := newLoop(o)

@@ -14,6 +14,7 @@ import (
 // ends there: the launches left are unspent, and the result says why.
 // With the budget spent (a space too large to exhaust), nothing is said.
 func TestSettledStudyLeavesTheRestUnspent(t *testing.T) {
+	t.Parallel()
 	space, err := ParseSpace([]string{"NCCL_PROTO=unset,Simple", "NCCL_MAX_NCHANNELS=unset,8"}, true)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func TestSettledStudyLeavesTheRestUnspent(t *testing.T) {
 // settling the leaders does not time two spellings of one plan against
 // each other. Configs with different plan-changing knobs are apart.
 func TestCandidateFamilies(t *testing.T) {
+	t.Parallel()
 	p := newPlanner(nccl.PowersOfTwo(512<<10, 4<<20), []int64{8 << 20}, false)
 	p.ops[0].native = &nccl.Native{Plan: nccl.Plan{1 << 20: {Algo: "RING", Proto: "SIMPLE", Channels: 2}}, Channels: 2, NICs: 1}
 	cap1 := nccl.Config{"NCCL_MAX_NCHANNELS": "1"}

@@ -12,6 +12,7 @@ import (
 // of the leader's launches against the baseline's score before, and none
 // for the baseline itself or a leader of one launch.
 func TestGainBounds(t *testing.T) {
+	t.Parallel()
 	sizes := []int64{1 << 20}
 	trial := func(scores ...float64) *Trial {
 		tr := &Trial{}

@@ -226,13 +226,17 @@ func (s *loop) refinements() int {
 // tried reports whether a config NCCL would treat the same way (see
 // nccl.Config.Canonical) already has a trial.
 func (s *loop) tried(c nccl.Config) bool {
-	if _, ok := s.byKey[s.plan.keyOf(c)]; ok {
-		return true
-	}
-	// A config that switches on what NCCL's defaults disabled, or allows
-	// what gave wrong results, is never tried: treat it as done so no step
-	// proposes it.
-	return s.plan.wrongIn(c) != "" || !s.opts.AllowDisabled && len(s.plan.resolve(c).Enables) > 0
+	// A config that allows what gave wrong results is never tried: treat
+	// it as done so no step proposes it.
+	return s.triedAs(s.plan.resolve(c)) || s.plan.wrongIn(c) != ""
+}
+
+// triedAs is tried for the config resolved as r, but for wrongIn: a
+// config NCCL runs alike has a trial, or it switches on what NCCL's
+// defaults disabled.
+func (s *loop) triedAs(r nccl.Resolution) bool {
+	_, ok := s.byKey[r.Key]
+	return ok || !s.opts.AllowDisabled && len(r.Enables) > 0
 }
 
 // observations are what the sampler learns from: every trial's log score,
@@ -268,10 +272,15 @@ func (s *loop) observations() []observation {
 }
 
 // randomUntried draws untried, valid configs from the space, nil if a
-// thousand draws find none.
+// thousand draws find none. A draw of a tried point costs a lookup
+// (drawnKey): a space nearly explored is drawn a thousand times a step.
 func (s *loop) randomUntried() nccl.Config {
 	for i := 0; i < 1000; i++ {
-		c := s.opts.Space.Random(s.rng).Canonical()
+		idx := s.opts.Space.draw(s.rng)
+		if s.triedAs(s.plan.resolveDrawn(s.opts.Space, idx)) {
+			continue
+		}
+		c := s.opts.Space.Config(idx).Canonical()
 		if !s.tried(c) && c.Validate() == nil {
 			return c
 		}

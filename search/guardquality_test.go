@@ -65,6 +65,7 @@ func guardTruth(t testing.TB, p *sim.Profile, cfg nccl.Config, o Options) truthO
 // slower on every guarded op at every guarded size; keeping the defaults
 // counts with the defaults' score). docs/PERFORMANCE.md prints the table.
 func TestGuardQualityTable(t *testing.T) {
+	t.Parallel()
 	if !*guardQuality {
 		t.Skip("pass -guard-quality to run the table")
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -56,6 +57,10 @@ type planner struct {
 	// cache holds resolutions by config key until a plan is learnt: steps
 	// and random draws ask about the same configs many times.
 	cache map[string]nccl.Resolution
+	// drawn holds the resolutions of points of the space by their
+	// indices, for as long as cache: most random draws repeat a point
+	// tried or refused, and its canonical form costs more than the lookup.
+	drawn map[string]nccl.Resolution
 }
 
 // opPlan is what the study knows of NCCL's plan of one op.
@@ -237,7 +242,7 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 	}
 	if !ok {
 		if routes {
-			p.cache = nil
+			p.forget()
 			return true
 		}
 		if isDefaults && o.native == nil {
@@ -270,7 +275,7 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 			o.known[n.Config.Key()] = n
 		}
 	}
-	p.cache = nil
+	p.forget()
 	return true
 }
 
@@ -523,6 +528,26 @@ func isPart(part, c nccl.Config) bool {
 // keyOf is the key under which the study keeps a config's trial: configs
 // proved to run the same plan share it.
 func (p *planner) keyOf(cfg nccl.Config) string { return p.resolve(cfg).Key }
+
+// resolveDrawn is resolve of the space's point at idx in canonical form.
+func (p *planner) resolveDrawn(space Space, idx []int) nccl.Resolution {
+	var b []byte
+	for _, i := range idx {
+		b = strconv.AppendInt(append(b, ','), int64(i), 10)
+	}
+	r, ok := p.drawn[string(b)]
+	if !ok {
+		r = p.resolve(space.Config(idx).Canonical())
+		if p.drawn == nil {
+			p.drawn = map[string]nccl.Resolution{}
+		}
+		p.drawn[string(b)] = r
+	}
+	return r
+}
+
+// forget drops what was resolved, once a plan is learnt.
+func (p *planner) forget() { p.cache, p.drawn = nil, nil }
 
 // refuse reports whether cfg must not be launched: it switches on a
 // protocol or algorithm that NCCL's defaults disabled (LL128 where NCCL's

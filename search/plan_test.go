@@ -27,6 +27,7 @@ func protoSpace(t *testing.T, o Options) Options {
 // NCCL_PROTO=LL128 switch it on and are never launched, let alone
 // recommended; --allow-disabled-protocols (AllowDisabled) lets them run.
 func TestRefusesDisabledProtocols(t *testing.T) {
+	t.Parallel()
 	enablesLL128 := func(c nccl.Config) bool { return c["NCCL_PROTO"] == "^LL" || c["NCCL_PROTO"] == "LL128" }
 	for _, allow := range []bool{false, true} {
 		o := protoSpace(t, spark4Options(1))
@@ -59,6 +60,7 @@ func TestRefusesDisabledProtocols(t *testing.T) {
 // keep NCCL's choices run NCCL's own plan: they are merged with the
 // defaults, never launched as new trials.
 func TestNoOpsMergedWithDefaults(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(2)
 	space, err := ParseSpace([]string{"NCCL_MAX_NCHANNELS=unset,1,2,4,64", "NCCL_CROSS_NIC"}, true)
 	if err != nil {
@@ -89,6 +91,7 @@ func TestNoOpsMergedWithDefaults(t *testing.T) {
 // measured once can lose to its family's leader by one launch's luck:
 // seed 2 confirms NCCL_MAX_NCHANNELS=8 alone, 24 % slower than the fix).
 func TestMinimalRecommendation(t *testing.T) {
+	t.Parallel()
 	fixes := 0
 	for seed := int64(1); seed <= 10; seed++ {
 		o := spark4Options(seed)
@@ -121,6 +124,7 @@ func TestMinimalRecommendation(t *testing.T) {
 }
 
 func TestSimpler(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b nccl.Config
 		want bool
@@ -142,6 +146,7 @@ func TestSimpler(t *testing.T) {
 // removed, caps spelt one way), and of those that add lists holding its
 // choices. On the real 4-rank loopback log (one NIC, 2 channels).
 func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../internal/benchfmt/testdata/real/ar4_explain_tuning.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -193,6 +198,7 @@ func TestKnownPlanServesEquivalentConfigs(t *testing.T) {
 // study still finds spark4's fix; configs that may switch LL128 on stay
 // refused, since nothing shows NCCL enables it.
 func TestWithoutNCCLsPlan(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(4)
 	l := newSimLauncher(t, "spark4", 1, o.Seed)
 	l.noDebugLog = true
@@ -215,6 +221,7 @@ func TestWithoutNCCLsPlan(t *testing.T) {
 // TestDebugLaunchesNeverScored: plan launches (the defaults' and those
 // that settle a rule) are stored as unscored, whoever asked for them.
 func TestDebugLaunchesNeverScored(t *testing.T) {
+	t.Parallel()
 	for seed := int64(1); seed <= 3; seed++ {
 		o := spark4Options(seed)
 		l := newSimLauncher(t, "spark4", 1, o.Seed)
@@ -225,5 +232,29 @@ func TestDebugLaunchesNeverScored(t *testing.T) {
 		if rec.scoredDebug > 0 {
 			t.Errorf("seed %d: %d debug launches stored as scored", seed, rec.scoredDebug)
 		}
+	}
+}
+
+// TestDrawingAnExploredSpaceIsCheap: once every point of the space has a
+// trial, each of randomUntried's thousand draws is a lookup, not a
+// canonical form and a plan key (was 9 allocations a draw, and most of
+// the search tests' time). The draws are the same: TestReproducible and
+// the goldens hold the order of the proposals.
+func TestDrawingAnExploredSpaceIsCheap(t *testing.T) {
+	// Not parallel: AllocsPerRun counts the whole process's allocations.
+	o := spark4Options(1)
+	o.Space = Space{{Knob: "NCCL_PROTO", Choices: []string{"", "LL", "Simple"}},
+		{Knob: "NCCL_MAX_NCHANNELS", Choices: []string{"", "2", "4", "8"}}}
+	s := newLoop(o)
+	for cfg := range o.Space.Each() {
+		s.index(&Trial{Config: cfg.Canonical()})
+	}
+	var found nccl.Config
+	perDraw := testing.AllocsPerRun(5, func() { found = s.randomUntried() }) / 1000
+	if found != nil {
+		t.Fatalf("randomUntried found %s untried in a space whose every point has a trial", found)
+	}
+	if perDraw > 4 {
+		t.Errorf("a draw of a tried point allocates %.1f times; want a lookup (at most 4)", perDraw)
 	}
 }

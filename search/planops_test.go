@@ -54,6 +54,7 @@ func runsLikeDefaults(t *testing.T, p *sim.Profile, o Options, cfg nccl.Config) 
 // launched to be measured, or confirmed; such proposals merge into the
 // defaults, and the merge reason names the ops.
 func TestWorkloadMergesByPlanPerOp(t *testing.T) {
+	t.Parallel()
 	prof := newSimLauncher(t, "h200-loopback", 0, 0).withRanks(t, 4).prof
 	merged, defaultsReason := 0, false
 	for seed := int64(1); seed <= 4; seed++ {
@@ -106,6 +107,7 @@ var workloadMerge = flag.Bool("workload-merge", false, "run the three-op workloa
 // NCCL's defaults do (launched to be measured, or confirmed), and what it
 // merges. docs/PERFORMANCE.md prints the table.
 func TestWorkloadMergeTable(t *testing.T) {
+	t.Parallel()
 	if !*workloadMerge {
 		t.Skip("pass -workload-merge to run the table")
 	}
@@ -152,6 +154,7 @@ func TestWorkloadMergeTable(t *testing.T) {
 // dropped only when every op drops it, and a list is conditional when it
 // is for one op and a no-op for the others.
 func TestCombinedResolution(t *testing.T) {
+	t.Parallel()
 	sizes := []int64{1 << 20, 4 << 20}
 	w := nccl.Workload{
 		{Op: nccl.AllReduce, Band: nccl.Band{Min: 1 << 20, Max: 4 << 20}, Weight: 1},

@@ -37,6 +37,7 @@ func reconfirmOf(t *testing.T, noise float64, seed int64, parts nccl.Workload, g
 // the combined speedup is the parts' speedups weighed geometrically
 // (exp Σ wᵢ log speedupᵢ), which a first-op-only comparison is not.
 func TestReconfirmWorkload(t *testing.T) {
+	t.Parallel()
 	parts := nccl.Workload{{Op: nccl.AllReduce, Band: nccl.Band{Min: 512 << 10, Max: 4 << 20}, Weight: 0.6},
 		{Op: nccl.AllToAll, Band: nccl.Band{Min: 512 << 10, Max: 8 << 20}, Weight: 0.4}}
 	r, l := reconfirmOf(t, 0, 1, parts, nil, nccl.Config{"NCCL_MAX_NCHANNELS": "1"})
@@ -78,6 +79,7 @@ func TestReconfirmWorkload(t *testing.T) {
 // the op); the guards are measured only for a candidate the comparison
 // recommends, GuardLaunches per arm.
 func TestReconfirmGuardRefuses(t *testing.T) {
+	t.Parallel()
 	parts := nccl.Workload{{Op: nccl.AllReduce, Band: nccl.Band{Min: 512 << 10, Max: 4 << 20}, Weight: 1}}
 	r, l := reconfirmOf(t, 1, 3, parts, []nccl.Op{nccl.Broadcast}, nccl.Config{"NCCL_MAX_NCHANNELS": "1"})
 	res, err := Reconfirm(context.Background(), r)

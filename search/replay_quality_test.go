@@ -347,6 +347,7 @@ func containsPrefix(list []string, prefix string) bool {
 // of N configs (Options.BatchSize; LaunchBatch), 0 (default) in
 // separate launches.
 func TestReplayQuality(t *testing.T) {
+	t.Parallel()
 	path := os.Getenv("NCCLTUNE_REPLAY")
 	if path == "" {
 		t.Skip("set NCCLTUNE_REPLAY to a replay file to measure the search on it (nccltune replay build STORE.db --out FILE.json makes one from a store)")
@@ -502,6 +503,7 @@ func TestReplayQuality(t *testing.T) {
 // study ends, unrecorded configs are refused as failed launches (never
 // a crash of the study), and the answer is classified.
 func TestReplayLauncher(t *testing.T) {
+	t.Parallel()
 	p, err := sim.LoadProfile("h200-loopback")
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ func replayProfile(t *testing.T, file string) string {
 // config without it, and no recommendation carries one (a study per
 // fabric).
 func TestNoCrossNICOnOneNIC(t *testing.T) {
+	t.Parallel()
 	type fabric struct {
 		name     string
 		launcher func(seed int64) Launcher
@@ -89,6 +90,7 @@ func TestNoCrossNICOnOneNIC(t *testing.T) {
 // recommendation carries it (the README's first run used to recommend
 // NCCL_CROSS_NIC=0 NCCL_MAX_NCHANNELS=8 NCCL_PROTO=Simple).
 func TestCrossNICMergedBySameRoutes(t *testing.T) {
+	t.Parallel()
 	for _, run := range []struct {
 		profile string
 		seed    int64
@@ -117,6 +119,7 @@ func TestCrossNICMergedBySameRoutes(t *testing.T) {
 // that config is the twin to read, and once read, NCCL_PROTO=Simple is
 // dropped from the recommendation.
 func TestListTwinBesideAForcedAlgorithm(t *testing.T) {
+	t.Parallel()
 	l := &replayLauncher{profile: replayProfile(t, "h200-loopback4-32k.json"), seed: 1, dir: t.TempDir(), refused: map[string]int{}}
 	band := nccl.Band{Min: 32 << 10, Max: 256 << 10}
 	p := newPlanner(band.Sizes(), DefaultGuard(band), false)
@@ -151,6 +154,7 @@ func TestListTwinBesideAForcedAlgorithm(t *testing.T) {
 // measures slower beyond the launch-to-launch spread; the config without it
 // is measured first when it has no launch and the budget holds one.
 func TestCrossNICKeptOnlyWhenTimed(t *testing.T) {
+	t.Parallel()
 	withNIC := nccl.Config{"NCCL_CROSS_NIC": "1", "NCCL_MAX_NCHANNELS": "8"}
 	without := nccl.Config{"NCCL_MAX_NCHANNELS": "8"}
 	for _, tc := range []struct {
@@ -225,6 +229,7 @@ func TestCrossNICKeptOnlyWhenTimed(t *testing.T) {
 // the measurement, as any test at that level would), and the rule drops it
 // in at least 5 studies (the others confirm a config without it anyway).
 func TestCrossNICDroppedWhenTheTimeDoesNotShowIt(t *testing.T) {
+	t.Parallel()
 	prof, err := os.ReadFile("../internal/sim/profiles/spark4.json")
 	if err != nil {
 		t.Fatal(err)

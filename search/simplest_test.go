@@ -22,6 +22,7 @@ import (
 // alone and beside all_gather 1M, where the debug read of the config
 // without the list launches only the op whose plan it leaves in doubt.
 func TestMinimalAfterTheOtherKnobs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		channels string
 		want     string // the recommended env

@@ -256,12 +256,15 @@ func namesNVLS(v string) bool {
 }
 
 // Random draws a config uniformly from the space with rng.
-func (s Space) Random(rng *rand.Rand) nccl.Config {
+func (s Space) Random(rng *rand.Rand) nccl.Config { return s.Config(s.draw(rng)) }
+
+// draw is Random's point of the space, as indices, from the same draws.
+func (s Space) draw(rng *rand.Rand) []int {
 	idx := make([]int, len(s))
 	for i, d := range s {
 		idx[i] = rng.Intn(len(d.Choices))
 	}
-	return s.Config(idx)
+	return idx
 }
 
 // All enumerates every config of the space in index order, for grid search.

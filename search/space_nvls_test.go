@@ -8,6 +8,7 @@ import (
 // On a shared multi-GPU host NVLink SHARP stays off (NCCL_NVLS_ENABLE=0 in
 // the base env); a search must then never try NCCL_ALGO=NVLS.
 func TestCheckBaseRefusesNVLSWhenDisabled(t *testing.T) {
+	t.Parallel()
 	nvlsOff := map[string]string{"NCCL_NVLS_ENABLE": "0"}
 	tests := []struct {
 		name  string
@@ -43,6 +44,7 @@ func TestCheckBaseRefusesNVLSWhenDisabled(t *testing.T) {
 // TestCheckHasCandidates: a space whose every config is NCCL's defaults
 // or invalid under the base env has nothing to try.
 func TestCheckHasCandidates(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		items []string

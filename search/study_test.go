@@ -37,6 +37,7 @@ func runStudy(t testing.TB, profile string, o Options) (*Result, *memRecorder, *
 // is within 5 % of the best of the whole default space, and it avoids
 // LL128 with few channels (the seed documents' fix) or does better.
 func TestSpark4FindsTheFix(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(1)
 	prof := newSimLauncher(t, "spark4", 0, 0).prof
 	best, bestCfg := bestInSpace(t, prof, o.Space, o.Band.Sizes())
@@ -74,6 +75,7 @@ func TestSpark4FindsTheFix(t *testing.T) {
 // NCCL's defaults" in at least 95 % of seeds, exploring in separate
 // launches or in batches.
 func TestFlatKeepsDefaults(t *testing.T) {
+	t.Parallel()
 	seeds := 40
 	if testing.Short() {
 		seeds = 10
@@ -100,6 +102,7 @@ func TestFlatKeepsDefaults(t *testing.T) {
 
 // TestReproducible: the same seed makes the same study, launch for launch.
 func TestReproducible(t *testing.T) {
+	t.Parallel()
 	trace := func() []string {
 		o := spark4Options(7)
 		o.Budget = 30
@@ -120,6 +123,7 @@ func TestReproducible(t *testing.T) {
 // warm-up too (no launch of its own), then exploration, and the
 // confirmation interleaves baseline and candidate.
 func TestPhases(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(3)
 	res, _, l := runStudy(t, "spark4", o)
 	if first := l.launches[0]; first.Phase != vocab.PhasePlan || first.Trial != 0 || !first.Debug {
@@ -156,6 +160,7 @@ func TestPhases(t *testing.T) {
 // TestFailedConfigsNeverWin: forcing LL128 on spark4 gives wrong results;
 // such trials are recorded as invalid with their reason and never win.
 func TestFailedConfigsNeverWin(t *testing.T) {
+	t.Parallel()
 	for seed := int64(1); seed <= 5; seed++ {
 		res, rec, _ := runStudy(t, "spark4", spark4Options(seed))
 		for _, tr := range rec.trials {
@@ -177,6 +182,7 @@ func TestFailedConfigsNeverWin(t *testing.T) {
 // Its plan read back from the stored debug launch, no debug launch comes
 // first, so it warms up with a launch of its own.
 func TestResume(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(5)
 	l := newSimLauncher(t, "spark4", 1, o.Seed)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -209,6 +215,7 @@ func TestResume(t *testing.T) {
 // TestBaselineFailure: when NCCL's defaults do not run, the study stops
 // with ErrBaselineFailed instead of searching a broken fabric.
 func TestBaselineFailure(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(1)
 	l := newSimLauncher(t, "spark4", 1, 1)
 	broken := &brokenLauncher{inner: l}
@@ -225,6 +232,7 @@ func (b *brokenLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Lau
 }
 
 func TestOptionsValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		edit func(*Options)
 		want string
@@ -258,6 +266,7 @@ func (r debugRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, sco
 // stored plan launch instead of launching it again, knows it (merges by
 // plan as before), and stays within its budget.
 func TestResumeReadsThePlanBack(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(5)
 	l := newSimLauncher(t, "spark4", 1, o.Seed)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -290,6 +299,7 @@ func TestResumeReadsThePlanBack(t *testing.T) {
 // any other config's sweeps only what a launch of it measures, the band
 // and the guard sizes: its plan is read there and nowhere else.
 func TestDebugLaunchRanges(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(3)
 	_, _, l := runStudy(t, "spark4", o)
 	others := 0

@@ -27,6 +27,7 @@ func callsOf(t *testing.T, specs ...string) nccl.Workload {
 // Σ calls × time: linear, so 80 calls of 2M that take a quarter of the
 // time weigh a quarter, whatever their share of the calls.
 func TestRoundScoreOfCallsIsTimePerStep(t *testing.T) {
+	t.Parallel()
 	w := newWorkload(callsOf(t, "all_reduce:10240:760", "all_reduce:2048000:80", "all_gather:8K:13"))
 	for _, c := range []struct {
 		ar8K, ar2M, ag8K float64
@@ -51,6 +52,7 @@ func TestRoundScoreOfCallsIsTimePerStep(t *testing.T) {
 // above its largest and no op it never calls, unless asked; --band and
 // --part keep their defaults.
 func TestNoDefaultGuardForCalls(t *testing.T) {
+	t.Parallel()
 	timed := callsOf(t, "all_reduce:10240:760", "all_reduce:512000:50")
 	if g := DefaultGuardFor(timed); len(g) != 0 {
 		t.Errorf("DefaultGuardFor(calls) = %v, want none", g)
@@ -75,6 +77,7 @@ func TestNoDefaultGuardForCalls(t *testing.T) {
 // One call is a timed workload too: a one-part study at its size, whose
 // time per step is calls × the time of one call.
 func TestOneCallIsAStudy(t *testing.T) {
+	t.Parallel()
 	w := callsOf(t, "all_reduce:600000:40")
 	o := DefaultOptions()
 	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
@@ -97,6 +100,7 @@ func TestOneCallIsAStudy(t *testing.T) {
 // simulated loopback the one-channel all-reduce winner makes alltoall 8M
 // slower, and a safe list-only setting is confirmed next.
 func TestRefusalConfirmsNextCandidate(t *testing.T) {
+	t.Parallel()
 	f := timedFabrics[0]
 	w := f.workload(t)
 	o := DefaultOptions()
@@ -126,6 +130,7 @@ func TestRefusalConfirmsNextCandidate(t *testing.T) {
 // settle never says more launches could not change the answer while a
 // refusal leaves an explored candidate unconfirmed and not ruled out.
 func TestNotSettledWithCandidateLeft(t *testing.T) {
+	t.Parallel()
 	o := DefaultOptions()
 	o.Band = nccl.Band{Min: 1 << 20, Max: 1 << 20}
 	s := newLoop(o)
@@ -161,6 +166,7 @@ func TestNotSettledWithCandidateLeft(t *testing.T) {
 // recommended the one-channel/one-CTA winner, truly 7.4 % slower at
 // alltoall 8M, when only a significant slowdown refused (2 of 100 seeds).
 func TestNoUnsafeCallShipped(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []int64{43, 99} {
 		if q := runTimedQuality(t, timedFabrics[0], true, seed, 1); q.unsafe > 0 {
 			t.Errorf("seed %d: recommended a setting truly > 5 %% slower at a call", seed)
@@ -171,6 +177,7 @@ func TestNoUnsafeCallShipped(t *testing.T) {
 // unsafeCall names the size of a call not shown under 1+CallMargin: the
 // worst bound, a missing bound (NaN) first among equals.
 func TestUnsafeCall(t *testing.T) {
+	t.Parallel()
 	nan := math.NaN()
 	for _, tc := range []struct {
 		name   string
@@ -206,6 +213,7 @@ func TestUnsafeCall(t *testing.T) {
 // global NCCL_ALGO=Tree fails the all-gathers, and allreduce:Tree was
 // never tried.
 func TestPerFunctionFormExploredNext(t *testing.T) {
+	t.Parallel()
 	w := callsOf(t, "all_reduce:10240:760", "all_gather:4M:20")
 	ar := func(us float64) model.Launch { return model.Launch{Times: map[int64][]float64{8 << 10: {us}}} }
 	ag := func(us float64) model.Launch { return model.Launch{Times: map[int64][]float64{4 << 20: {us}}} }

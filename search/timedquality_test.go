@@ -260,6 +260,7 @@ func noOpKnob(p *sim.Profile, w nccl.Workload, cfg nccl.Config) string {
 // TestTimedFabricsTruth prints each fabric's truth: the best setting,
 // and the best safe one, as the quality table judges them.
 func TestTimedFabricsTruth(t *testing.T) {
+	t.Parallel()
 	for _, f := range timedFabrics {
 		w := f.workload(t)
 		prof := f.launcher(t, 0).prof
@@ -290,6 +291,7 @@ var timedFabrics = []timedFabric{
 // band-only study of the same all-reduce sizes. TIMED_QUALITY_SEEDS sets
 // the seeds (default 6; the table in the report used 100).
 func TestTimedQuality(t *testing.T) {
+	t.Parallel()
 	seeds := 6
 	if testing.Short() {
 		seeds = 3

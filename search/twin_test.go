@@ -18,6 +18,7 @@ import (
 // as five trials (13 launches). The plans are the replay's own records,
 // not the search's rules.
 func TestEachRecordedPlanExploredOnce(t *testing.T) {
+	t.Parallel()
 	path, err := filepath.Abs("../internal/sim/testdata/replay/h200-loopback4.json")
 	if err != nil {
 		t.Fatal(err)

@@ -75,6 +75,7 @@ func runOps(t *testing.T, o Options, l *opLauncher) *Result {
 // normalised: a ×2 on a part of weight 0.8 and ×0.5 on one of weight 0.2
 // is ×2^0.6.
 func TestRoundScoreIsWeightedGeometric(t *testing.T) {
+	t.Parallel()
 	w := newWorkload(nccl.Workload{
 		{Op: nccl.AllReduce, Band: nccl.Band{Min: 1 << 20, Max: 2 << 20}, Weight: 4},
 		{Op: nccl.AllGather, Band: nccl.Band{Min: 1 << 20, Max: 1 << 20}, Weight: 1},
@@ -117,6 +118,7 @@ func TestRoundScoreIsWeightedGeometric(t *testing.T) {
 
 // One part given as a workload is today's study, launch for launch.
 func TestOnePartWorkloadIsTodaysStudy(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(2)
 	want, _, _ := runStudy(t, "spark4", o)
 	o.Workload = nccl.Workload{{Op: nccl.AllReduce, Band: o.Band, Weight: 1}}
@@ -132,6 +134,7 @@ func TestOnePartWorkloadIsTodaysStudy(t *testing.T) {
 // A workload of two ops: every measurement is one launch per op, the
 // budget counts them all, and each part reports what it measured.
 func TestTwoPartWorkload(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(1)
 	o.Workload = nccl.Workload{
 		{Op: nccl.AllReduce, Band: nccl.Band{Min: 512 << 10, Max: 4 << 20}, Weight: 0.8},
@@ -171,6 +174,7 @@ func TestTwoPartWorkload(t *testing.T) {
 // is refused, and the verdict names the op and the size; one that does
 // not is recommended with the guard's numbers reported.
 func TestGuardOpsRefuseNamingOpAndSize(t *testing.T) {
+	t.Parallel()
 	slows := func(op nccl.Op, cfg nccl.Config, b int64) float64 {
 		if op == nccl.Broadcast && (cfg["NCCL_MAX_NCHANNELS"] != "" || cfg["NCCL_MAX_CTAS"] != "") && b == 1<<20 {
 			return 1.6
@@ -216,6 +220,7 @@ func TestGuardOpsRefuseNamingOpAndSize(t *testing.T) {
 // Guards cost nothing when the confirmation keeps the defaults: they are
 // spent only on a recommended candidate.
 func TestGuardOpsOnlyForARecommendation(t *testing.T) {
+	t.Parallel()
 	o := spark4Options(1)
 	o.GuardOps = []nccl.Op{nccl.Broadcast}
 	o.Budget = 60 + o.guardReserve()
@@ -232,6 +237,7 @@ func TestGuardOpsOnlyForARecommendation(t *testing.T) {
 // NCCL_PROTO=^LL128 and NCCL_PROTO=Simple run the same (178.0 µs true
 // band score): either is the fix.
 func TestScopedRecommendation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		version string
 		want    []string
@@ -267,6 +273,7 @@ func TestScopedRecommendation(t *testing.T) {
 // launches: one launch per op makes a round, a round cut short by a
 // failure or the interruption is dropped, guard launches go to their op.
 func TestRegroupRounds(t *testing.T) {
+	t.Parallel()
 	o := DefaultOptions()
 	o.Workload = nccl.Workload{
 		{Op: nccl.AllReduce, Band: nccl.Band{Min: 1 << 20, Max: 1 << 20}, Weight: 1},
@@ -326,6 +333,7 @@ func TestRegroupRounds(t *testing.T) {
 // round's op and size were once packed into one integer, which
 // GuardCheck.Bytes then held: 2<<48|16M for all_gather's 16M).
 func TestWorkloadGuardChecksNameOpAndSize(t *testing.T) {
+	t.Parallel()
 	const guard = 16 << 20
 	for _, tc := range []struct {
 		name string

@@ -14,6 +14,7 @@ import (
 // name is launched (a red team saw two more launched), while ^LL128 and
 // the other protocols still are.
 func TestNoLaunchAfterWrongResults(t *testing.T) {
+	t.Parallel()
 	for seed := int64(1); seed <= 3; seed++ {
 		o := spark4Options(seed)
 		o.Sampler = "grid"

@@ -29,6 +29,15 @@ func holdLiveness(f *os.File, token uint32) error {
 	return unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
 }
 
+// releaseLiveness drops the liveness byte of token before f closes: a
+// child process forked at that moment shares f's open file description
+// until it execs, and would hold the byte on, so that a study this
+// closed store ran would read as running.
+func releaseLiveness(f *os.File, token uint32) {
+	lk := unix.Flock_t{Type: unix.F_UNLCK, Whence: 0, Start: livenessBase + int64(token), Len: 1}
+	_ = unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
+}
+
 // livenessHeld reports whether a process other than the one owning f's
 // open file description holds the liveness byte of token.
 func livenessHeld(f *os.File, token uint32) bool {

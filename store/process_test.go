@@ -586,3 +586,35 @@ func TestHolderCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedStoreIsNotAlive: once Close returns, no reader sees the
+// store's liveness byte held, though a child process started at that
+// moment shares its open file until it execs (here, for good). Tests that
+// run in parallel fork launches all the time: a study a closed store ran
+// read as running to the next command (was: the byte went with the
+// file's last reference).
+func TestClosedStoreIsNotAlive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := s.token
+	child := exec.Command("sleep", "60")
+	child.ExtraFiles = []*os.File{s.file} // the same open file description
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if livenessHeld(f, token) {
+		t.Error("a closed store's liveness byte is still held: its running studies read as running")
+	}
+}

@@ -249,7 +249,8 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	if s.file != nil {
-		s.file.Close() // drops the liveness lock
+		releaseLiveness(s.file, s.token)
+		s.file.Close()
 		s.file = nil
 	}
 	return s.lock.close()

@@ -21,6 +21,7 @@ import (
 // works). Before, every resume warmed up and read the plan again on top:
 // repeated kills took a 60-launch study to 62.
 func TestRepeatedInterruptionsStayWithinBudget(t *testing.T) {
+	t.Parallel()
 	const budget, name = 30, "s1-512K-4M"
 	db := filepath.Join(t.TempDir(), "db")
 	// Launch lines each run may print before it is stopped: the first

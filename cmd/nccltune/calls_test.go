@@ -17,13 +17,15 @@ import (
 
 // The config's calls: is --calls, and refuses part: beside it.
 func TestConfigCalls(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	cfg := writeConfig(t, "calls: [all_reduce:10240:760, all_reduce:2048000:80]\npart: [all_gather:1M-2M]\n")
 	_, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--config", cfg)
 	if code != exitUsage || !strings.Contains(stderr, "drop --part") {
 		t.Fatalf("calls: beside part: exit %d, stderr %q; want a usage error", code, stderr)
 	}
-	cfg = writeConfig(t, "calls: [all_reduce:10240:760, all_reduce:2048000:80]\nbudget: 150\n")
+	// A small budget: the calls named and guarded are what is checked.
+	cfg = writeConfig(t, "calls: [all_reduce:10240:760, all_reduce:2048000:80]\nbudget: 30\n")
 	stdout, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--config", cfg, "--seed", "3")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -42,6 +44,7 @@ func TestConfigCalls(t *testing.T) {
 // search --json of a timed workload says its time per step, baseline and
 // candidate, as the verdict does: Σ calls × time, not the band score.
 func TestSearchJSONTimePerStep(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		calls []string
@@ -52,7 +55,9 @@ func TestSearchJSONTimePerStep(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "db")
-			stdout, stderr, code := runCLI(t, db, append([]string{"search", "--sim", "spark4", "--seed", "3", "--json"}, tc.calls...)...)
+			// A small budget: what is checked is where the time per step
+			// is said, not what the search finds.
+			stdout, stderr, code := runCLI(t, db, append([]string{"search", "--sim", "spark4", "--seed", "3", "--budget", "30", "--json"}, tc.calls...)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -90,12 +95,9 @@ func TestSearchJSONTimePerStep(t *testing.T) {
 // did not measure (was: "s1-8K-2M", "band 8K-2M; sizes 8K 16K … 2M" for a
 // study that measured all_reduce at 8K, 64K, 2M and all_gather at 1M).
 func TestTimedStudyDescribedByItsCalls(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
-	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
-		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
-	if code != exitOK {
-		t.Fatalf("search: exit %d: %s", code, stderr)
-	}
+	timedStudy.copyTo(t, db)
 	const calls = "all_reduce 10240×760, 81920×120, 2048000×80; all_gather 1048576×13"
 	for _, tc := range []struct {
 		args []string
@@ -128,12 +130,9 @@ func TestTimedStudyDescribedByItsCalls(t *testing.T) {
 // step), and a failed trial by the op launch that ran before another op
 // failed.
 func TestTimedStudyTrialScoresAreTheObjective(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
-	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
-		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
-	if code != exitOK {
-		t.Fatalf("search: exit %d: %s", code, stderr)
-	}
+	timedStudy.copyTo(t, db)
 	stdout, stderr, code := runCLI(t, db, "show", "--trials", "1")
 	if code != exitOK {
 		t.Fatalf("show --trials: exit %d: %s", code, stderr)
@@ -177,13 +176,10 @@ func TestTimedStudyTrialScoresAreTheObjective(t *testing.T) {
 // "band 8K-2M (8192-2097152 bytes)" in every export's header, "ranked by
 // band score").
 func TestTimedStudyReportSaysItsCalls(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, out := filepath.Join(dir, "db"), filepath.Join(dir, "r.html")
-	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
-		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13")
-	if code != exitOK {
-		t.Fatalf("search: exit %d: %s", code, stderr)
-	}
+	timedStudy.copyTo(t, db)
 	if _, stderr, code := runCLI(t, db, "report", "-o", out, "1"); code != exitOK {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
@@ -220,6 +216,7 @@ func TestTimedStudyReportSaysItsCalls(t *testing.T) {
 // its lines from those. Each op's own launch band score (tens of µs here)
 // once stood in for the objective.
 func TestTimedStudyConvergenceFollowsRounds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}

@@ -17,6 +17,7 @@ import (
 // says so, each op with why, in its text, its JSON and the stored study
 // (show), as search does, rather than dropping it silently.
 func TestCompareNamesSkippedGuardOps(t *testing.T) {
+	t.Parallel()
 	saved, err := os.ReadFile(filepath.Join("..", "..", "internal", "benchfmt", "testdata", "text", "sim_spark4.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +108,7 @@ func TestCompareNamesSkippedGuardOps(t *testing.T) {
 // measured is named in a warning; a workload and a study that share no
 // op are refused, naming each side's ops and the fresh form.
 func TestCompareStoredWorkloads(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs simulated searches")
 	}

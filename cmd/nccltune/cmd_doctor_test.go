@@ -69,6 +69,7 @@ func realLog(name string) string {
 }
 
 func TestDoctorLogGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		golden string
 		args   []string
@@ -95,6 +96,7 @@ func TestDoctorLogGolden(t *testing.T) {
 
 // The acceptance case: a saved log of a loopback run over sockets.
 func TestDoctorLogFindsSocketAndGDR0(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--log", doctorLog("ar2_mps_info.txt"))
 	if code != exitOK {
@@ -124,6 +126,7 @@ func TestDoctorLogFindsSocketAndGDR0(t *testing.T) {
 // "GDR 1" all the same), and with P2P and SHM disabled the two ranks of one
 // host talk TCP while NCCL counts two nodes.
 func TestDoctorLogTwoGPUHost(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		log       string
 		transport string
@@ -210,6 +213,7 @@ func TestDoctorLogTwoGPUHost(t *testing.T) {
 }
 
 func TestDoctorLogTuningChoices(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := runCLI(t, filepath.Join(t.TempDir(), "db"), "doctor", "--json", "--log", doctorLog("ar2_debug_tuning.txt"))
 	d := decodeDoctor(t, stdout)
 	if code != exitOK || len(d.Choices) != 4 {
@@ -223,6 +227,7 @@ func TestDoctorLogTuningChoices(t *testing.T) {
 }
 
 func TestDoctorUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -249,6 +254,7 @@ func TestDoctorUsageErrors(t *testing.T) {
 // TestDoctorSimulated runs doctor on the simulated fabric with each fault
 // it can diagnose.
 func TestDoctorSimulated(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		args      []string
@@ -319,6 +325,7 @@ func TestDoctorSimulated(t *testing.T) {
 
 // The text output labels the simulated fabric and shows NCCL's choice per size.
 func TestDoctorSimulatedText(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := runCLI(t, filepath.Join(t.TempDir(), "db"), "doctor", "--sim", "spark4", "--min", "512K", "--max", "2M")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
@@ -338,6 +345,7 @@ func TestDoctorSimulatedText(t *testing.T) {
 // settings and shows what NCCL chose with and without them; on spark4 the
 // seed fix turns LL128 with up to 64 channels into Simple with 8.
 func TestDoctorEnvSideBySide(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, stderr, code := runCLI(t, db, "doctor", "--sim", "spark4", "--env", "NCCL_PROTO=^LL128", "--env", "NCCL_MAX_NCHANNELS=8", "--json")
 	if code != 0 {
@@ -379,6 +387,7 @@ func TestDoctorEnvSideBySide(t *testing.T) {
 // names the plugin, counts the calls that fell back, and warns; the
 // crashed run exits 3 with the fix.
 func TestDoctorLogTunerPlugin(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "d.db")
 	stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--log", "../../internal/benchfmt/testdata/tuner-real/all_gather_tuner_2.30.7.txt")

@@ -120,6 +120,7 @@ func normaliseExport(b []byte) []byte {
 }
 
 func TestExportGolden(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "export.db")
 	fillExportDB(t, db)
 	for _, tc := range []struct {
@@ -145,6 +146,7 @@ func TestExportGolden(t *testing.T) {
 }
 
 func TestExportOut(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "export.db")
 	fillExportDB(t, db)
 	before := fileHash(t, db)
@@ -215,6 +217,7 @@ func sameExport(a []byte, b string) bool {
 }
 
 func TestExportJSONContract(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "export.db")
 	fillExportDB(t, db)
 	stdout, stderr, code := runCLI(t, db, "export", "s1", "--format", "json", "--with-base")
@@ -235,6 +238,7 @@ func TestExportJSONContract(t *testing.T) {
 }
 
 func TestExportErrors(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "export.db")
 	fillExportDB(t, db)
 	notDir := filepath.Join(t.TempDir(), "file")
@@ -288,6 +292,7 @@ func TestExportErrors(t *testing.T) {
 // export --help's title names every format export writes: compose was
 // missing from it.
 func TestExportTitleNamesEveryFormat(t *testing.T) {
+	t.Parallel()
 	// How the one-line title words each format.
 	words := map[export.Format]string{
 		export.FormatEnv: "env file", export.FormatSh: "shell", export.FormatDocker: "docker", export.FormatCompose: "docker compose",
@@ -311,6 +316,7 @@ func TestExportTitleNamesEveryFormat(t *testing.T) {
 // naming the flag; the base env holding one is refused only with
 // --with-base, since only then is it written.
 func TestExportForEngine(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "engine.db")
 	storeRecipeStudy(t, db, map[string]string{"NCCL_PROTO": "^LL128", "NCCL_NVLS_ENABLE": "0"}, map[string]string{"NCCL_CUMEM_ENABLE": "0"})
 	for _, tc := range []struct {

@@ -56,6 +56,7 @@ var tunedEnv = []string{"--env", "NCCL_PROTO=^LL128", "--env", "NCCL_MAX_NCHANNE
 // The README example on the simulated spark4: NCCL's defaults fall into
 // the 512K–4M hole and fail at 1M; the seed's two knobs pass both sizes.
 func TestGateSpark4SeedExample(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, stderr, code := runCLI(t, db, append([]string{"gate", "--sim", "spark4", "--json"}, seedGate...)...)
 	if code != exitCheckFailed {
@@ -115,6 +116,7 @@ func TestGateSpark4SeedExample(t *testing.T) {
 
 // The text output says what it judged on and why, and labels the fabric.
 func TestGateText(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, _, code := runCLI(t, db, append([]string{"gate", "--sim", "spark4"}, seedGate...)...)
 	if code != exitCheckFailed {
@@ -139,6 +141,7 @@ func TestGateText(t *testing.T) {
 // The same launches judged two ways: the tuned config's 256M median holds
 // 22 GB/s, its lower bound (the slowest of 5 launches) does not.
 func TestGateJudgeLowerBound(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	args := append(append([]string{"gate", "--sim", "spark4", "--json", "--judge", "lower-bound"}, seedGate...), tunedEnv...)
 	stdout, _, code := runCLI(t, db, args...)
@@ -157,6 +160,7 @@ func TestGateJudgeLowerBound(t *testing.T) {
 }
 
 func TestGateFabricFailed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fault string
 		code  string
@@ -194,6 +198,7 @@ func TestGateFabricFailed(t *testing.T) {
 }
 
 func TestGateUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string

@@ -20,6 +20,7 @@ import (
 )
 
 func TestHistoryTable(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	stdout, stderr, code := runCLI(t, db, "history")
@@ -30,6 +31,7 @@ func TestHistoryTable(t *testing.T) {
 }
 
 func TestHistoryJSON(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	stdout, stderr, code := runCLI(t, db, "history", "--json")
@@ -136,6 +138,7 @@ func TestHistoryEmpty(t *testing.T) {
 // TestHistoryWhileSearchRuns: a writer (a running search) holds the
 // database; history and show still read it.
 func TestHistoryWhileSearchRuns(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	w, err := store.Open(db, store.Options{})
@@ -215,6 +218,7 @@ func historyBenchDB(b *testing.B) string {
 // and the exports do, and history --json's env is those settings (what to
 // run), not the {} that means NCCL's defaults.
 func TestHistoryKeepsTheBaseline(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	if _, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "512K-4M", "--budget", "24", "--confirm", "4",
 		"--baseline-env", "NCCL_PROTO=^LL128", "--baseline-env", "NCCL_MAX_NCHANNELS=8"); code != 0 {

@@ -24,6 +24,7 @@ func readDB(t *testing.T, db string) *store.Store {
 }
 
 func TestImportNewStudy(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "import.db")
 	txt, js := importDir+"ar2_full_periter.txt", importDir+"ar2_full_periter.json"
 	// The JSON records the env it ran with (NCCL's defaults here): the
@@ -82,6 +83,7 @@ func TestImportNewStudy(t *testing.T) {
 // TestImportPairsOnlyOneRun: a text and a JSON of different runs are two
 // launches.
 func TestImportPairsOnlyOneRun(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "import.db")
 	stdout, stderr, code := runCLI(t, db, "import", importDir+"ar2_full_periter.json", importDir+"ar2_debug_tuning.txt")
 	if code != 0 || !strings.HasPrefix(stdout, "imported 2 files into a new study s1-import") {
@@ -90,6 +92,7 @@ func TestImportPairsOnlyOneRun(t *testing.T) {
 }
 
 func TestImportReportsUnparsableFiles(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "import.db")
 	stdout, stderr, code := runCLI(t, db, "import", importDir+"ar2_full_periter.txt", importDir+"garbage.txt",
 		importDir+"ar2_truncated.txt", importDir+"ar2_bad_proto.txt", importDir+"missing.txt")
@@ -146,6 +149,7 @@ func TestImportReportsUnparsableFiles(t *testing.T) {
 }
 
 func TestImportIntoExistingStudy(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "import.db")
 	fillReviewDB(t, db) // s1-512K-4M (search) … lab-runs (import, trial NCCL_ALGO=Tree)
 	run := func(args ...string) (string, string, int) {
@@ -188,6 +192,7 @@ func TestImportIntoExistingStudy(t *testing.T) {
 }
 
 func TestImportSimulated(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "import.db")
 	stdout, stderr, code := runCLI(t, db, "import", importDir+"sim_spark4.txt", "--json")
 	if code != 0 {
@@ -232,6 +237,7 @@ func TestImportSimulated(t *testing.T) {
 // NVLink (P2P) log to a study of a Socket fabric NCCL counted as 2 nodes:
 // the file is skipped, naming what differs; nothing of it is stored.
 func TestImportRefusesAnotherFabric(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	fixtures := filepath.Join("..", "..", "internal", "benchfmt", "testdata", "fixtures")
 	if _, stderr, code := runCLI(t, db, "import", filepath.Join(fixtures, "x2_mpirun_net_debug.txt")); code != 0 {

@@ -38,6 +38,7 @@ func checkParseGolden(t *testing.T, name, got string) {
 }
 
 func TestParseCommandText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		golden string
 		files  []string
@@ -130,6 +131,7 @@ func decodeParseDoc(t *testing.T, raw json.RawMessage) parseDocJSON {
 }
 
 func TestParseCommandJSON(t *testing.T) {
+	t.Parallel()
 	// Flags after the file, as DESIGN writes commands.
 	stdout, stderr, code := runParseCLI(t, parseInput("fixtures/ar2_mps_info.txt"), "--json")
 	if code != exitOK || stderr != "" {
@@ -157,6 +159,7 @@ func TestParseCommandJSON(t *testing.T) {
 }
 
 func TestParseCommandJSONSeveralFiles(t *testing.T) {
+	t.Parallel()
 	files := []string{"fixtures/ar2_full_periter.json", "text/ar2_nocheck.txt", "text/ar2_cycles_N2.txt", "text/sim_spark4.txt"}
 	var args []string
 	for _, f := range files {
@@ -197,6 +200,7 @@ func TestParseCommandJSONSeveralFiles(t *testing.T) {
 }
 
 func TestParseCommandFailures(t *testing.T) {
+	t.Parallel()
 	t.Run("failed run", func(t *testing.T) {
 		stdout, stderr, code := runParseCLI(t, "--json", parseInput("fixtures/ar2_bad_proto.txt"))
 		if code != exitFabric {
@@ -267,6 +271,7 @@ func TestParseCommandFailures(t *testing.T) {
 }
 
 func TestParseCommandStdin(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(parseInput("fixtures/ag3.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -286,6 +291,7 @@ func TestParseCommandStdin(t *testing.T) {
 // (3), output that is not nccl-tests' is the user's (2), and the message
 // names each file.
 func TestParseVerdict(t *testing.T) {
+	t.Parallel()
 	good := ui.ParseOutcome{Name: "good.txt", Result: &benchfmt.Result{}}
 	failed := ui.ParseOutcome{Name: "bad.txt", Err: &benchfmt.FailureError{Message: "NCCL failed"}}
 	junk := ui.ParseOutcome{Name: "junk.txt", Err: errors.New("no nccl-tests table")}
@@ -317,6 +323,7 @@ func TestParseVerdict(t *testing.T) {
 // string), and several files are one document with schema_version (was:
 // a bare array).
 func TestParseErrorShape(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := runParseCLI(t, "--json", parseInput("fixtures/ag3.txt"), parseInput("text/garbage.txt"))
 	var doc struct {
 		SchemaVersion *int           `json:"schema_version"`
@@ -338,6 +345,7 @@ func TestParseErrorShape(t *testing.T) {
 // (status 2, nothing of it printed), one of the op reads as without --op,
 // and one that names no program (nccl-tests 2.13) is read as the op.
 func TestParseCommandOp(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		file, op   string

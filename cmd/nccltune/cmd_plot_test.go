@@ -9,6 +9,7 @@ import (
 )
 
 func TestPlotCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "review.db")
 	fillReviewDB(t, db)
@@ -83,6 +84,7 @@ func TestPlotCommand(t *testing.T) {
 }
 
 func TestPlotErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "review.db")
 	fillReviewDB(t, db)

@@ -15,6 +15,7 @@ import (
 // it, and runs sweeps and a doctor on the replay: everything says
 // simulated, in the output and in the store.
 func TestReplayEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "rec.db")
 	launch := []string{"--sim", "h200-loopback", "--min", "512K", "--max", "8M", "--iters", "5"}

@@ -40,6 +40,7 @@ func checkReportPage(t *testing.T, path string, wants ...string) string {
 }
 
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "review.db")
 	fillReviewDB(t, db)
@@ -89,6 +90,7 @@ func TestReportCommand(t *testing.T) {
 // TestReportOfSimulatedSearch runs a whole simulated search, then reports
 // and plots it: the path a user takes.
 func TestReportOfSimulatedSearch(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}

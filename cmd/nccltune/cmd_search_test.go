@@ -53,6 +53,7 @@ type searchJSONDoc struct {
 // real child processes, parsing, the store; the recommendation avoids
 // LL128 and caps the channels, and the output says SIMULATED.
 func TestSearchSpark4(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--json")
 	if code != 0 {
@@ -126,6 +127,7 @@ func TestSearchSpark4(t *testing.T) {
 
 // TestSearchFlat: where no knob matters the answer is to keep the defaults.
 func TestSearchFlat(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "512K-4M", "--budget", "30")
 	if code != 0 {
@@ -160,6 +162,7 @@ func TestSearchFlat(t *testing.T) {
 // study with exit 130 and a resume hint; --resume finishes it without
 // repeating a config as a new trial.
 func TestSearchInterruptAndResume(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
 	defer cancel()
@@ -208,6 +211,7 @@ func TestSearchInterruptAndResume(t *testing.T) {
 }
 
 func TestSearchUsageErrors(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	tests := []struct {
 		args []string
@@ -239,6 +243,7 @@ func TestSearchUsageErrors(t *testing.T) {
 // TestSearchMissingBenchmark: a real run without nccl-tests fails with
 // exit 3 and says what to do.
 func TestSearchMissingBenchmark(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	_, stderr, code := runCLI(t, db, "search", "--band", "512K-4M", "--bench", "/nonexistent/all_reduce_perf")
 	if code != exitFabric || !strings.Contains(stderr, "--bench") {
@@ -249,6 +254,7 @@ func TestSearchMissingBenchmark(t *testing.T) {
 // TestSweepShowsTheHole: the simulated spark4 defaults take about a
 // millisecond at 1 MiB and the seed fix closes the hole.
 func TestSweepShowsTheHole(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	type doc struct {
 		Simulated bool `json:"simulated"`
@@ -283,6 +289,7 @@ func TestSweepShowsTheHole(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M"); code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, stderr)
@@ -306,6 +313,7 @@ func TestVerify(t *testing.T) {
 // switch it on; the search never launches them unless
 // --allow-disabled-protocols says so.
 func TestSearchRefusesDisabledProtocols(t *testing.T) {
+	t.Parallel()
 	for _, allow := range []bool{false, true} {
 		db := filepath.Join(t.TempDir(), "db")
 		args := []string{"search", "--sim", "h200-loopback", "--band", "512K-4M", "--space-only", "--space", "NCCL_PROTO",

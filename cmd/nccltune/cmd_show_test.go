@@ -17,6 +17,7 @@ import (
 )
 
 func TestShowGolden(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	for _, tc := range []struct {
@@ -40,6 +41,7 @@ func TestShowGolden(t *testing.T) {
 }
 
 func TestShowJSON(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	type trial struct {
@@ -119,6 +121,7 @@ func TestShowJSON(t *testing.T) {
 }
 
 func TestShowUnknownStudy(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	for _, tc := range []struct {
@@ -151,6 +154,7 @@ func TestShowUnknownStudy(t *testing.T) {
 // contract: the per-size comparison (null without a confirmed config) and
 // NCCL's choices (null when not recorded).
 func TestShowJSONComparison(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	var doc struct {
@@ -211,6 +215,7 @@ func TestShowJSONComparison(t *testing.T) {
 // statistics", where README sends a reader for what scores mean); the curves
 // CSV numbers launches from 1, as search's progress does.
 func TestOneScore(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	_, progress, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M")
 	if code != 0 {

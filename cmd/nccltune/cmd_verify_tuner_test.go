@@ -23,6 +23,7 @@ import (
 // from 2.28.3 source the first (debug) launch dies in the plugin, verify
 // names the cause and the fix, exits 3 and measures nothing.
 func TestVerifyTunerPlugin(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}
@@ -157,6 +158,7 @@ func TestVerifyTunerPlugin(t *testing.T) {
 
 // What verify --tuner-plugin refuses before anything is stored.
 func TestVerifyTunerPluginUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "v.db")
 	so := filepath.Join(dir, "p.so")

@@ -39,6 +39,7 @@ func runWorkloadCLI(t *testing.T, args ...string) (string, string, int) {
 // One file per process: the communicator with its four ranks, each op's
 // calls counted once, and the proposal with its YAML.
 func TestWorkloadCommandText(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := runWorkloadCLI(t, perProcessLogs()...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -58,6 +59,7 @@ func TestWorkloadCommandText(t *testing.T) {
 // --out writes the study config; --json prints the same data as one
 // document; a directory reads its files.
 func TestWorkloadCommandOutAndJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "logs")
 	if err := os.Mkdir(logs, 0o755); err != nil {
@@ -150,6 +152,7 @@ func TestWorkloadCommandOutAndJSON(t *testing.T) {
 // Inputs that are not call logs, and bad flags, are usage errors that
 // name the file and what was expected; nothing is written.
 func TestWorkloadCommandRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "w.yaml")
 	for _, tc := range []struct {
@@ -181,6 +184,7 @@ func TestWorkloadCommandRefuses(t *testing.T) {
 // The real capture (torch.distributed on the 4-rank loopback): one 4-rank
 // communicator, its ops with their counts, every call proposed.
 func TestWorkloadCommandRealCapture(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := runWorkloadCLI(t, parseInput("workload/torch-coll"))
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -206,6 +210,7 @@ func TestWorkloadCommandRealCapture(t *testing.T) {
 // --config w.yaml on the simulated 4-rank loopback. (Was: parts of
 // bands with weights by calls, the 2 MB calls cut, a one-band study.)
 func TestWorkloadConfigRunsSearch(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		logs  []string
@@ -246,6 +251,7 @@ func TestWorkloadConfigRunsSearch(t *testing.T) {
 // directory and a file in it, a symbolic link to a file given. The calls
 // are those of the four files, and the output says what was skipped.
 func TestWorkloadCommandReadsEachFileOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	logs := perProcessLogs()
 	link := filepath.Join(dir, "link")
@@ -310,6 +316,7 @@ func TestWorkloadCommandReadsEachFileOnce(t *testing.T) {
 // Standard input can be read once: "workload - -" is refused, as a usage
 // error, rather than reading it twice (the second read found nothing).
 func TestWorkloadCommandStdinOnce(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(perProcessLogs()[0])
 	if err != nil {
 		t.Fatal(err)
@@ -325,6 +332,7 @@ func TestWorkloadCommandStdinOnce(t *testing.T) {
 // logs that together pass it are refused, naming the budget and what to
 // do; within it they are read.
 func TestWorkloadCommandReadBudget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var line strings.Builder
 	for r := range 64 {

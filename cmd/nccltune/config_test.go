@@ -54,6 +54,7 @@ func writeConfig(t *testing.T, text string) string {
 // TestStudyConfigEqualsFlags: a study config and the same flags on the
 // command line store the same study settings.
 func TestStudyConfigEqualsFlags(t *testing.T) {
+	t.Parallel()
 	flags := []string{"search", "--sim", "spark4", "--band", "1M-2M", "--budget", "16", "--seed", "7",
 		"--guard", "8M", "--space", "NCCL_NTHREADS=unset,256", "--space", "NCCL_MAX_NCHANNELS=unset,4,8", "--space-only",
 		"--confirm", "4", "--min-effect", "0.05", "--noise", "0.5",
@@ -101,6 +102,7 @@ label: [lane=a, team=serving]
 // TestStudyConfigCommandLineWins: a flag on the command line overrides
 // the file's key (a repeatable one replaces the file's list).
 func TestStudyConfigCommandLineWins(t *testing.T) {
+	t.Parallel()
 	config := writeConfig(t, "band: 1M-2M\nbudget: 30\nseed: 3\nsim: spark4\nlabel: [lane=a]\n")
 	db := filepath.Join(t.TempDir(), "db")
 	if _, stderr, code := runCLI(t, db, "search", "--config", config, "--budget", "20", "--label", "lane=b", "--json"); code != 0 {
@@ -117,6 +119,7 @@ func TestStudyConfigCommandLineWins(t *testing.T) {
 // workload, whichever keys each uses: --band beside a file's part: was
 // refused as two workloads.
 func TestStudyConfigWorkloadOnTheCommandLineWins(t *testing.T) {
+	t.Parallel()
 	config := writeConfig(t, "part: [\"all_reduce:1M-2M:0.8\", \"all_gather:1M:0.2\"]\nbudget: 24\nsim: spark4\n")
 	db := filepath.Join(t.TempDir(), "db")
 	if _, stderr, code := runCLI(t, db, "search", "--config", config, "--band", "512K-1M", "--json"); code != 0 {
@@ -130,6 +133,7 @@ func TestStudyConfigWorkloadOnTheCommandLineWins(t *testing.T) {
 // TestStudyConfigRefusals: a bad file is a usage error (exit 2) that
 // names the problem, before anything is stored.
 func TestStudyConfigRefusals(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, cmd, text string
 		want            []string
@@ -179,6 +183,7 @@ func TestStudyConfigRefusals(t *testing.T) {
 // TestStudyConfigCompare: compare reads its two configs from a file, as
 // maps, and stores them as the flags would.
 func TestStudyConfigCompare(t *testing.T) {
+	t.Parallel()
 	config := writeConfig(t, `sim: spark4
 band: 1M-2M
 launches: 4

@@ -56,6 +56,7 @@ func TestFirstRunSaysWhere(t *testing.T) {
 }
 
 func TestVersionCommand(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	out, stderr, code := runCLI(t, db, "version")
 	if code != 0 || !strings.HasPrefix(out, "nccltune "+releaseVersion) {
@@ -84,6 +85,7 @@ func TestVersionCommand(t *testing.T) {
 // the checkout go run built (git, in that checkout), else is said to be
 // unknown with the way to record it.
 func TestVersionCommit(t *testing.T) {
+	t.Parallel()
 	hash := strings.Repeat("ab", 20)
 	for _, tc := range []struct {
 		b    build
@@ -118,6 +120,7 @@ func TestVersionCommit(t *testing.T) {
 // TestSweepSaysWhyNoInterval: five launches give no 95 % interval of a
 // median, and the table says so instead of leaving the column blank.
 func TestSweepSaysWhyNoInterval(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	for _, tc := range []struct {
 		repeats  string
@@ -137,6 +140,7 @@ func TestSweepSaysWhyNoInterval(t *testing.T) {
 // TestJSONShapes: every document has schema_version; history's trial
 // count and show's list agree under one name; durations are seconds.
 func TestJSONShapes(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	out, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "1M-2M", "--budget", "16", "--confirm", "4", "--timeout", "90s", "--json")
 	if code != 0 {
@@ -178,6 +182,7 @@ func TestJSONShapes(t *testing.T) {
 // TestPreflightStoresNothing: a launch that cannot start (no benchmark,
 // no mpirun, a misspelt profile) is refused before the database opens.
 func TestPreflightStoresNothing(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	for _, tc := range []struct {
 		args []string
@@ -204,6 +209,7 @@ func TestPreflightStoresNothing(t *testing.T) {
 // TestNameLabelRmRename: a study named and labelled at creation, renamed,
 // and removed; the others stay.
 func TestNameLabelRmRename(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	_, stderr, code := runCLI(t, db, "sweep", "--sim", "flat", "--min", "1M", "--max", "2M", "--name", "lane-a", "--label", "lane=spark4", "--label", "ticket=OPS-12")
 	if code != 0 {
@@ -271,6 +277,7 @@ func TestNameLabelRmRename(t *testing.T) {
 // records them, states the recommendation as a change to them, and says
 // how NCCL's defaults did; conflicting or misplaced settings are refused.
 func TestSearchBaselineEnv(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "db")
 	file := filepath.Join(dir, "lane.env")
@@ -325,6 +332,7 @@ func TestSearchBaselineEnv(t *testing.T) {
 // (and drops the search's claim, made against another baseline); compare
 // measures two configs interleaved, and two stored studies side by side.
 func TestVerifyBaselineAndCompare(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--name", "tuned"); code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, stderr)
@@ -376,6 +384,7 @@ func TestVerifyBaselineAndCompare(t *testing.T) {
 // TestExportComposeAndIndent: the compose format and --indent reach the
 // user through the CLI; --indent is refused where nothing is indented.
 func TestExportComposeAndIndent(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M"); code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, stderr)
@@ -398,6 +407,7 @@ func TestExportComposeAndIndent(t *testing.T) {
 // that export's placement test pastes and parses, and README no other
 // number for a Deployment.
 func TestIndentDocumentedFromTheTest(t *testing.T) {
+	t.Parallel()
 	help, _, _ := runCLI(t, filepath.Join(t.TempDir(), "db"), "export", "--help")
 	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "EXPORT.md"))
 	if err != nil {
@@ -428,6 +438,7 @@ func TestIndentDocumentedFromTheTest(t *testing.T) {
 // TestShowCSV: show --format csv is one row per trial, --curves one row
 // per launch and size, both readable by a CSV reader.
 func TestShowCSV(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	if _, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "1M-2M", "--budget", "16", "--confirm", "4"); code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, stderr)
@@ -468,6 +479,7 @@ func TestShowCSV(t *testing.T) {
 // itself (one set of launches compared with itself reads as p = 1, ×1.00
 // and looks like a measurement). It goes on to the next distinct config.
 func TestSearchBaselineIsTheBest(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	_, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--seed", "1",
 		"--baseline-env", "NCCL_PROTO=^LL128", "--baseline-env", "NCCL_MAX_NCHANNELS=8")
@@ -504,6 +516,7 @@ func TestSearchBaselineIsTheBest(t *testing.T) {
 // as printed — with --db when the study is not in the default database —
 // and exports the study (run here in process, as nccltune).
 func TestExportHintWorks(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "lane a.db")
 	out, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M")
 	if code != 0 {

@@ -75,6 +75,7 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 // to do (exit 1, nothing launched); it still reads (history, show), and
 // afterwards the file is byte for byte what it was and opens as before.
 func TestReadOnlyDatabase(t *testing.T) {
+	t.Parallel()
 	exe, cred, base := asOtherUser(t)
 	for _, tc := range []struct {
 		name string
@@ -229,6 +230,7 @@ func TestDatabaseIsPrivate(t *testing.T) {
 // its real reason (or read as cut short), never told to --resume, which
 // only searches do.
 func TestDiskFullMidSweep(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	p := startCLI(t, "", nil, []string{fsizeEnv + "=262144"}, "--db", db, "sweep", "--sim", "spark4", "--repeats", "60")
 	code, stderr := p.wait()

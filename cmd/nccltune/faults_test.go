@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,10 +79,14 @@ func faultFile(t testing.TB, name string) string {
 
 // markProcesses marks every process started from now on by this test.
 func markProcesses(t *testing.T) string {
-	mark := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
+	mark := processMark(t)
 	t.Setenv(markEnv, mark)
 	return mark
 }
+
+// processMark is a mark of this test's own, for markEnv: a parallel test
+// hands it to its launches with --base-env instead of markProcesses.
+func processMark(t *testing.T) string { return fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano()) }
 
 // markedProcesses lists the live processes (zombies do not count: they run
 // nothing) whose environment holds mark, other than this one.
@@ -130,17 +135,40 @@ func assertNoProcessesLeft(t *testing.T, mark string) {
 	}
 }
 
-// assertNoGoroutinesLeft fails if more goroutines run than before, once
-// the ones ending have had a moment to end.
-func assertNoGoroutinesLeft(t *testing.T, before int) {
+// goroutineLabel is the pprof label withTestLabel gives the goroutines a
+// command starts (goroutines inherit their creator's labels), so that
+// the ones left over are this test's whatever other tests run.
+const goroutineLabel = "nccltune-test"
+
+// withTestLabel runs f with the test's name as goroutineLabel.
+func withTestLabel(t *testing.T, f func()) {
+	pprof.Do(context.Background(), pprof.Labels(goroutineLabel, t.Name()), func(context.Context) { f() })
+}
+
+// assertNoGoroutinesLeft fails if a goroutine that withTestLabel's
+// command started still runs, once the ones ending have had a moment to
+// end.
+func assertNoGoroutinesLeft(t *testing.T) {
 	t.Helper()
+	label := fmt.Sprintf("%q:%q", goroutineLabel, t.Name())
 	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+	for {
+		var all bytes.Buffer
+		pprof.Lookup("goroutine").WriteTo(&all, 1)
+		var left []string
+		for _, stack := range strings.Split(all.String(), "\n\n") {
+			if strings.Contains(stack, label) {
+				left = append(left, stack)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("goroutines the command started still run:\n%s", strings.Join(left, "\n\n"))
+			return
+		}
 		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
 
@@ -223,8 +251,8 @@ func resumeToTheEnd(t *testing.T, db, name string, before []*store.Launch, budge
 // (the wrapper's grandchild included); no process and no goroutine
 // outlives the search.
 func TestSearchSurvivesFaultyConfigs(t *testing.T) {
-	mark := markProcesses(t)
-	goroutines := runtime.NumGoroutine()
+	t.Parallel()
+	mark := processMark(t)
 	db := filepath.Join(t.TempDir(), "db")
 	// Healthy launches take ~30 ms; on two cores shared with other test
 	// binaries, up to a second, and under the race detector more. The
@@ -235,9 +263,14 @@ func TestSearchSurvivesFaultyConfigs(t *testing.T) {
 		timeout = 10 * time.Second
 	}
 	start := time.Now()
-	stdout, stderr, code := runCLI(t, db, "search", "--sim", faultFile(t, "faults.json"), "--band", "512K-4M",
-		"--space-only", "--space", "NCCL_MAX_NCHANNELS=unset,1,2,3,4,8,16,32,64", "--sampler", "grid",
-		"--budget", "24", "--confirm", "4", "--timeout", timeout.String(), "--wrapper", faultFile(t, "wrapper.sh"), "--json")
+	var stdout, stderr string
+	var code int
+	withTestLabel(t, func() {
+		stdout, stderr, code = runCLI(t, db, "search", "--sim", faultFile(t, "faults.json"), "--band", "512K-4M",
+			"--space-only", "--space", "NCCL_MAX_NCHANNELS=unset,1,2,3,4,8,16,32,64", "--sampler", "grid",
+			"--budget", "24", "--confirm", "4", "--timeout", timeout.String(), "--wrapper", faultFile(t, "wrapper.sh"), "--json",
+			"--base-env", markEnv+"="+mark)
+	})
 	took := time.Since(start)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -315,7 +348,7 @@ func TestSearchSurvivesFaultyConfigs(t *testing.T) {
 	}
 	t.Logf("search with 2 hangs, a crash, wrong results, garbage and silence: %s, %d launches", took.Round(100*time.Millisecond), len(got.launches))
 	assertNoProcessesLeft(t, mark)
-	assertNoGoroutinesLeft(t, goroutines)
+	assertNoGoroutinesLeft(t)
 }
 
 // TestCtrlCBetweenLaunches: Ctrl-C after a launch has been stored (the
@@ -357,7 +390,6 @@ func TestCtrlCBetweenLaunches(t *testing.T) {
 // 130, and --resume finishes the study. No process or goroutine is left.
 func TestCtrlCDuringLaunch(t *testing.T) {
 	mark := markProcesses(t)
-	goroutines := runtime.NumGoroutine()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "db")
 	hold := filepath.Join(dir, "hold")
@@ -369,7 +401,7 @@ func TestCtrlCDuringLaunch(t *testing.T) {
 		code   int
 	}
 	done := make(chan result, 1)
-	go func() {
+	go withTestLabel(t, func() {
 		_, stderr, code := runWatched(ctx, db, func(line string) {
 			if strings.HasPrefix(line, "launch 3/") {
 				os.WriteFile(hold, nil, 0o600) // the next launch blocks
@@ -377,7 +409,7 @@ func TestCtrlCDuringLaunch(t *testing.T) {
 		}, "search", "--sim", "spark4", "--band", "512K-4M", "--budget", "20", "--confirm", "4",
 			"--wrapper", faultFile(t, "wrapper.sh"), "--timeout", "1m")
 		done <- result{stderr, code}
-	}()
+	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if _, err := os.Stat(hold + ".started"); err == nil {
@@ -405,7 +437,7 @@ func TestCtrlCDuringLaunch(t *testing.T) {
 	}
 	t.Logf("stopped %s after Ctrl-C", took.Round(time.Millisecond))
 	assertNoProcessesLeft(t, mark)
-	assertNoGoroutinesLeft(t, goroutines)
+	assertNoGoroutinesLeft(t)
 
 	before := storedStudy(t, db, "s1-512K-4M")
 	if before.study.Status != vocab.StatusInterrupted || len(before.launches) != 4 {
@@ -432,6 +464,9 @@ type cliProcess struct {
 	lines chan string
 	mu    sync.Mutex
 	all   []string
+	// waited makes wait once: a test may wait while its cleanup does.
+	waited sync.Once
+	code   int
 }
 
 // startCLI starts nccltune with args; env is added to this process's
@@ -475,17 +510,17 @@ func startCLI(t *testing.T, exe string, cred *syscall.Credential, env []string, 
 // wait drains stderr, waits for the process and returns its exit code
 // (-1 when a signal killed it) and everything it wrote to stderr.
 func (p *cliProcess) wait() (int, string) {
-	for range p.lines {
-	}
-	err := p.cmd.Wait()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	}
+	p.waited.Do(func() {
+		for range p.lines {
+		}
+		var ee *exec.ExitError
+		if errors.As(p.cmd.Wait(), &ee) {
+			p.code = ee.ExitCode()
+		}
+	})
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return code, strings.Join(p.all, "\n")
+	return p.code, strings.Join(p.all, "\n")
 }
 
 // waitForHungSimulator waits until a simulated benchmark this test marked

@@ -14,6 +14,7 @@ import (
 // set, in nccltune's words (not package flag's "invalid value … for flag
 // -min"), with exit code 2, from the command line and from --config.
 func TestTypedFlagValues(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "lane.yaml")
 	if err := os.WriteFile(config, []byte("env: [NCCL_PROTO=LL, NCCL_PROTO=Simple]\n"), 0o644); err != nil {
@@ -50,6 +51,7 @@ func TestTypedFlagValues(t *testing.T) {
 // TestTypedListFlagsReadAsRepeatable: the typed K=V lists show in help,
 // and read from a study config, as repeatable flags.
 func TestTypedListFlagsReadAsRepeatable(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := runCLI(t, filepath.Join(t.TempDir(), "db"), "search", "--help")
 	for _, want := range []string{"--base-env K=V [ --base-env K=V ]", "--label K=V [ --label K=V ]", "--guard value [ --guard value ]"} {
 		if code != 0 || !strings.Contains(stdout, want) {

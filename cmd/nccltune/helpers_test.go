@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -238,5 +239,60 @@ func fillReviewDB(t testing.TB, path string) {
 		if err := st.UpdateStudy(s); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// sharedStudy is a study several tests read and none changes: its search
+// runs once per test binary (the first test to ask waits for it) and each
+// test gets a copy of the database of its own.
+type sharedStudy struct {
+	args   []string // the search's, after "search"
+	once   sync.Once
+	db     string
+	failed string
+}
+
+// sharedDirs are the shared studies' directories, removed by TestMain.
+var sharedDirs struct {
+	sync.Mutex
+	paths []string
+}
+
+// timedStudy is the timed workload on the simulated 4-rank loopback that
+// the TestTimedStudy tests read.
+var timedStudy = &sharedStudy{args: []string{"--sim", "h200-loopback", "--np", "4", "--seed", "1", "--budget", "80",
+	"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:120", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13"}}
+
+// copyTo copies the study's database to db, running its search first if
+// no test has.
+func (s *sharedStudy) copyTo(t *testing.T, db string) {
+	t.Helper()
+	s.once.Do(func() {
+		dir, err := os.MkdirTemp("", "nccltune-shared-")
+		if err != nil {
+			s.failed = err.Error()
+			return
+		}
+		sharedDirs.Lock()
+		sharedDirs.paths = append(sharedDirs.paths, dir)
+		sharedDirs.Unlock()
+		s.db = filepath.Join(dir, "db")
+		var stdout, stderr bytes.Buffer
+		if code := runMain(context.Background(), append([]string{"--db", s.db, "search"}, s.args...), &stdout, &stderr); code != exitOK {
+			s.failed = fmt.Sprintf("search %q: exit %d: %s", s.args, code, stderr.String())
+		}
+	})
+	if s.failed != "" {
+		t.Fatal(s.failed)
+	}
+	copyFile(t, s.db, db, 0o600)
+}
+
+// removeSharedStudies removes the shared studies' databases.
+func removeSharedStudies() {
+	sharedDirs.Lock()
+	defer sharedDirs.Unlock()
+	for _, d := range sharedDirs.paths {
+		os.RemoveAll(d)
 	}
 }

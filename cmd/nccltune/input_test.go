@@ -19,6 +19,7 @@ type badInput struct {
 // database is even created (so before any launch), and never with a panic
 // (run would not return from one).
 func TestBadInputBeforeAnyLaunch(t *testing.T) {
+	t.Parallel()
 	sim := []string{"search", "--sim", "spark4"}
 	s := func(args ...string) []string { return append(append([]string{}, sim...), args...) }
 	sweep := func(args ...string) []string {
@@ -145,6 +146,7 @@ func TestBadInputBeforeAnyLaunch(t *testing.T) {
 // TestUnknownStudyNames: a study name that is not in the database gets
 // exit 2 and the closest names, from every command that takes one.
 func TestUnknownStudyNames(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	for _, tc := range []badInput{

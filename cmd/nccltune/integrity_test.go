@@ -33,6 +33,7 @@ func interruptedSearch(t *testing.T, db string, args ...string) string {
 // given again, is refused with exit 2 before any launch, naming the
 // difference; the printed resume command reproduces the settings.
 func TestResumeRefusesOtherLaunchSettings(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	stderr := interruptedSearch(t, db, "--sim", "spark4", "--noise", "0", "--base-env", "NCCL_SOCKET_IFNAME=eth0")
 	want := "nccltune search --resume s1-512K-4M --sim spark4 --noise 0 --base-env NCCL_SOCKET_IFNAME=eth0 --db " + db
@@ -73,6 +74,7 @@ func TestResumeRefusesOtherLaunchSettings(t *testing.T) {
 // TestVerifyRefusesOtherLaunchSettings: verify measures the claim on the
 // study's fabric, and exits 1 when the claim does not hold.
 func TestVerifyChecks(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "512K-4M", "--budget", "30"); code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, stderr)
@@ -122,6 +124,7 @@ func storedStudies(t *testing.T, db string) []store.StudySummary {
 // TestVerifyInconsistentClaimExits1: a claim the fresh measurement does
 // not reproduce is exit 1 (with the verdict printed), so a script notices.
 func TestVerifyInconsistentClaimExits1(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	st, err := store.Open(db, store.Options{})
 	if err != nil {
@@ -144,6 +147,7 @@ func TestVerifyInconsistentClaimExits1(t *testing.T) {
 // TestExplainSurvivesInterruption: a study interrupted just before its
 // explain launch makes it when resumed, so the tuner export works.
 func TestExplainSurvivesInterruption(t *testing.T) {
+	t.Parallel()
 	// Seed 5 makes an explain launch (in others the candidate's debug
 	// launch came earlier, as a plan launch, and serves instead).
 	args := []string{"search", "--sim", "spark4", "--band", "512K-4M", "--budget", "30", "--seed", "5"}
@@ -187,6 +191,7 @@ func TestExplainSurvivesInterruption(t *testing.T) {
 // printed resume command gives them back. A study stored before they
 // were recorded still resumes, with a note that they cannot be checked.
 func TestResumeRefusesOtherRunSettings(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	bench := fakeBench(t, filepath.Join("..", "..", "internal", "benchfmt", "testdata", "text", "x2_g2_direct_pointer.txt"))
 	launch := []string{"--launcher", "local", "--bench", bench, "--iters", "5", "--warmup", "2",

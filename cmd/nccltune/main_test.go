@@ -22,5 +22,7 @@ func TestMain(m *testing.M) {
 		cliChild()
 	}
 	becomeSubreaper()
-	os.Exit(m.Run())
+	code := m.Run()
+	removeSharedStudies()
+	os.Exit(code)
 }

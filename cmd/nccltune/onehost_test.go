@@ -34,6 +34,7 @@ func fakeBench(t *testing.T, out string) string {
 // nccl-tests' -g 2 passed through --bench-arg. doctor reads two ranks on
 // one node connected by P2P, and a sweep stores them as two ranks.
 func TestOneProcessDrivesTwoGPUs(t *testing.T) {
+	t.Parallel()
 	bench := fakeBench(t, filepath.Join("..", "..", "internal", "benchfmt", "testdata", "text", "x2_g2_direct_pointer.txt"))
 	db := filepath.Join(t.TempDir(), "db")
 	stdout, stderr, code := runCLI(t, db, "doctor", "--json", "--launcher", "local", "--bench", bench,
@@ -77,6 +78,7 @@ func TestOneProcessDrivesTwoGPUs(t *testing.T) {
 // network Socket" as its explain launch's transport, although NVLink
 // carried everything. show and report read the stored log again.
 func TestOldStudyTransportReadAgain(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	st, err := store.Open(db, store.Options{})
 	if err != nil {

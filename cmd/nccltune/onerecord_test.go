@@ -122,6 +122,7 @@ func tableRow(t *testing.T, table, size string) (row string, ok bool) {
 }
 
 func TestEveryCommandSaysWhatSearchDecided(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs four simulated searches")
 	}

@@ -12,6 +12,7 @@ import (
 // names it, the busbw is the op's (all-gather (n−1)/n of algbw on spark4's
 // 4 ranks), every launch is stored with it and the study records it.
 func TestSweepOpJSON(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "t.db")
 	stdout, stderr, code := runCLI(t, db, "sweep", "--sim", "spark4", "--op", "all_gather", "--json", "--min", "512K", "--max", "4M")
 	if code != 0 {
@@ -58,6 +59,7 @@ func TestSweepOpJSON(t *testing.T) {
 // (the real all_gather fixture: its sizes as nccl-tests prints them for 3
 // ranks) and --op only checks it.
 func TestImportReadsOp(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "t.db")
 	ag := filepath.Join("..", "..", "internal", "benchfmt", "testdata", "fixtures", "ag3.txt")
 	if _, _, code := runCLI(t, db, "import", "--op", "reduce_scatter", ag); code == 0 {

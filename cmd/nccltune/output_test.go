@@ -10,6 +10,7 @@ import (
 // that says nothing ("(default: false)", "(default: 0)") or a second
 // default beside the one its usage names.
 func TestHelpDefaults(t *testing.T) {
+	t.Parallel()
 	app := newApp(nil, nil)
 	for _, cmd := range app.Commands {
 		out, _, code := runCLI(t, filepath.Join(t.TempDir(), "db"), cmd.Name, "--help")

@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseTarget(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		arg, study string
 		trial      int

@@ -32,6 +32,7 @@ func readRepoFile(t *testing.T, rel string) string {
 // the two set-up commands (.ci/run runs the second; a CI hook greps the
 // README for both).
 func TestReadmeShape(t *testing.T) {
+	t.Parallel()
 	readme := readRepoFile(t, "README.md")
 	if n := strings.Count(readme, "\n"); n > 250 {
 		t.Errorf("README.md has %d lines, more than 250: move the detail to a docs/ page and link it", n)
@@ -55,6 +56,7 @@ func TestReadmeShape(t *testing.T) {
 // command's (or its subcommands') flags that --help lists: a hidden flag
 // is one nccltune refuses or keeps for old scripts (workload --coverage).
 func TestReadmeCommandTable(t *testing.T) {
+	t.Parallel()
 	readme := readRepoFile(t, "README.md")
 	app := newApp(nil, nil)
 	visible := func(cmd *cli.Command) map[string]bool {
@@ -106,6 +108,7 @@ func TestReadmeCommandTable(t *testing.T) {
 // go stale when the proposal's form changes (it once showed part: and
 // --coverage after workload had moved to calls:).
 func TestReadmeWorkloadOutput(t *testing.T) {
+	t.Parallel()
 	readme := readRepoFile(t, "README.md")
 	// The fixture's package may move (benchfmt → internal/benchfmt): find it
 	// where it is, and require README to name that path.
@@ -148,6 +151,7 @@ func TestReadmeWorkloadOutput(t *testing.T) {
 // (GitHub's anchors: lower case, punctuation dropped, blanks as -), so
 // moving text between pages cannot leave a reader at a dead end.
 func TestDocsLinksResolve(t *testing.T) {
+	t.Parallel()
 	pages, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	pages = append(pages, filepath.Join("..", "..", "README.md"))
 	readme := readRepoFile(t, "README.md")

@@ -179,12 +179,10 @@ func standinBin(t *testing.T) string {
 	return bin
 }
 
-// runRecipe runs r in shell from a fresh directory and returns the
-// processes the stand-ins started; it skips the test where PyYAML is
-// missing.
-func runRecipe(t *testing.T, shell, bin, db string, r *docRecipe) []standinStart {
+// runRecipe runs r in shell from dir, a fresh directory, and returns the
+// stand-ins' records.
+func runRecipe(t *testing.T, dir, shell, bin, db string, r *docRecipe) []standinRecord {
 	t.Helper()
-	dir := t.TempDir()
 	for name, text := range r.files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -207,9 +205,6 @@ func runRecipe(t *testing.T, shell, bin, db string, r *docRecipe) []standinStart
 	cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + dir,
 		"NCCLTUNE_DB=" + db, standinLogEnv + "=" + log}
 	out, err := cmd.CombinedOutput()
-	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == standinNoYAML || bytes.Contains(out, []byte("PyYAML is not installed")) {
-		t.Skipf("python3 with PyYAML is not installed: %s", out)
-	}
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s\n--- the recipe:\n%s", shell, script, err, out, r.script)
 	}
@@ -217,7 +212,7 @@ func runRecipe(t *testing.T, shell, bin, db string, r *docRecipe) []standinStart
 	if err != nil {
 		t.Fatalf("no stand-in ran: %v\n%s", err, out)
 	}
-	var starts []standinStart
+	var records []standinRecord
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -225,9 +220,19 @@ func runRecipe(t *testing.T, shell, bin, db string, r *docRecipe) []standinStart
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			t.Fatal(err)
 		}
-		starts = append(starts, rec.Starts...)
+		records = append(records, rec)
 	}
-	return starts
+	return records
+}
+
+// recipeRun is one recipe run in one shell for one recommended env.
+type recipeRun struct {
+	env     map[string]string
+	recipe  string
+	shell   string
+	records []standinRecord
+	// dir is where it ran: its YAML files are read after every run.
+	dir string
 }
 
 // TestRecipesAsWritten runs every recipe of docs/EXPORT.md for every value
@@ -236,6 +241,7 @@ func runRecipe(t *testing.T, shell, bin, db string, r *docRecipe) []standinStart
 // quoted flag once gave docker a variable named 'NCCL_ALGO). README's
 // recipes are the same blocks (TestReadmeRecipesAreTheCatalogues).
 func TestRecipesAsWritten(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs every recipe in two shells for every value")
 	}
@@ -262,33 +268,73 @@ func TestRecipesAsWritten(t *testing.T) {
 	bin := standinBin(t)
 	base := map[string]string{"NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1", "NCCL_SOCKET_IFNAME": "^docker0,lo"}
 	covered := map[string]bool{}
-	for i, env := range packValues(t) {
-		db := filepath.Join(t.TempDir(), "recipes.db")
-		storeRecipeStudy(t, db, env, base)
-		for k, v := range env {
-			covered[k+"="+v] = true
-		}
-		t.Run(fmt.Sprintf("env%d", i), func(t *testing.T) {
-			t.Parallel() // each env has its own database and directories
+	var runs []*recipeRun
+	top := t
+	t.Run("run", func(t *testing.T) {
+		for i, env := range packValues(t) {
+			db := filepath.Join(t.TempDir(), "recipes.db")
+			storeRecipeStudy(t, db, env, base)
+			for k, v := range env {
+				covered[k+"="+v] = true
+			}
+			var ofEnv []*recipeRun
 			for _, name := range sortedKeys(recipeStarts) {
 				for _, shell := range shells {
-					t.Run(name+"/"+shell, func(t *testing.T) {
-						starts := runRecipe(t, shell, bin, db, recipes[name])
-						if len(starts) != recipeStarts[name] {
-							t.Fatalf("%d processes started, want %d: %+v", len(starts), recipeStarts[name], starts)
-						}
-						for _, s := range starts {
-							got := map[string]string{}
-							for k, v := range s.Env {
-								if strings.Contains(k, "NCCL") && !strings.HasPrefix(k, "NCCLTUNE_") {
-									got[k] = v
-								}
-							}
-							if fmt.Sprint(got) != fmt.Sprint(env) {
-								t.Errorf("%s gets the NCCL env\n%q\nwant\n%q", s.What, got, env)
-							}
-						}
-					})
+					ofEnv = append(ofEnv, &recipeRun{env: env, recipe: name, shell: shell, dir: top.TempDir()})
+				}
+			}
+			runs = append(runs, ofEnv...)
+			t.Run(fmt.Sprintf("env%d", i), func(t *testing.T) {
+				t.Parallel() // each env has its own database and directories
+				for _, r := range ofEnv {
+					r.records = runRecipe(t, r.dir, r.shell, bin, db, recipes[r.recipe])
+				}
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	// One python3 reads every YAML file the recipes handed docker compose
+	// and kubectl: one start instead of one a recipe.
+	var files []string
+	for _, r := range runs {
+		for _, rec := range r.records {
+			if rec.YAML != "" {
+				files = append(files, rec.YAML)
+			}
+		}
+	}
+	docs, err := pyYAML(files)
+	if err == errNoYAML {
+		t.Skip("python3 with PyYAML is not installed")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		t.Run(fmt.Sprint(r.env)+"/"+r.recipe+"/"+r.shell, func(t *testing.T) {
+			var starts []standinStart
+			for _, rec := range r.records {
+				if rec.YAML != "" {
+					if rec.Starts, err = yamlStarts(rec, docs[rec.YAML]); err != nil {
+						t.Fatalf("%s %q: %v", rec.Tool, rec.Argv, err)
+					}
+				}
+				starts = append(starts, rec.Starts...)
+			}
+			if len(starts) != recipeStarts[r.recipe] {
+				t.Fatalf("%d processes started, want %d: %+v", len(starts), recipeStarts[r.recipe], starts)
+			}
+			for _, s := range starts {
+				got := map[string]string{}
+				for k, v := range s.Env {
+					if strings.Contains(k, "NCCL") && !strings.HasPrefix(k, "NCCLTUNE_") {
+						got[k] = v
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(r.env) {
+					t.Errorf("%s gets the NCCL env\n%q\nwant\n%q", s.What, got, r.env)
 				}
 			}
 		})
@@ -305,6 +351,7 @@ func TestRecipesAsWritten(t *testing.T) {
 // TestReadmeRecipesAreTheCatalogues: a recipe README shows is the block of
 // docs/EXPORT.md of the same name, so TestRecipesAsWritten runs it too.
 func TestReadmeRecipesAreTheCatalogues(t *testing.T) {
+	t.Parallel()
 	docs := readRecipes(t, filepath.Join("..", "..", "docs", "EXPORT.md"))
 	readme := readRecipes(t, filepath.Join("..", "..", "README.md"))
 	if len(readme) == 0 {

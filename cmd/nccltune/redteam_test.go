@@ -60,6 +60,7 @@ func (snap dirSnapshot) checkUnchanged(t *testing.T, dir, what string) {
 // 0, and the next history said it was damaged; onto the lock file every
 // later writer was refused).
 func TestOutNeverWritesTheDatabase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "st.db")
 	fillReviewDB(t, db)
@@ -116,6 +117,7 @@ func TestOutNeverWritesTheDatabase(t *testing.T) {
 // (issue 38: workload --out live.db exited 0 and every study in it was
 // gone; export --out other.db.lock kept every later writer out).
 func TestOutNeverWritesAnotherDatabase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mine, live := filepath.Join(dir, "mine.db"), filepath.Join(dir, "live.db")
 	fillReviewDB(t, mine)
@@ -165,6 +167,7 @@ func TestOutNeverWritesAnotherDatabase(t *testing.T) {
 // with a message naming the fix, before a study is stored: the database
 // and the files beside it are byte for byte what they were.
 func TestRedTeamUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "st.db")
 	fillReviewDB(t, db)
@@ -231,6 +234,7 @@ func TestRedTeamUsageErrors(t *testing.T) {
 // an env file is refused with exit 2, and nothing is written (was: the
 // docker line carried "--privileged" and "-v=/:/host" as flags).
 func TestExportRefusesWhatItCannotCarry(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "st.db")
 	fillReviewDB(t, db)
@@ -266,6 +270,7 @@ func TestExportRefusesWhatItCannotCarry(t *testing.T) {
 // database read-only; readers work and nothing changes (needs root, to
 // make a file of another owner).
 func TestLockFileOfAnotherUser(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("making another user's lock file needs root")
 	}
@@ -303,6 +308,7 @@ func TestLockFileOfAnotherUser(t *testing.T) {
 // recording NCCL_MAX_NCHANNELS=8 the defaults, one file twice two
 // launches).
 func TestImportOneRunOneConfig(t *testing.T) {
+	t.Parallel()
 	dir, inputs := t.TempDir(), t.TempDir()
 	db := filepath.Join(dir, "st.db")
 	fillReviewDB(t, db)

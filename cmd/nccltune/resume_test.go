@@ -15,6 +15,7 @@ import (
 // was set up to (--sampler, --confirm, --min-effect, --alpha), not with
 // the defaults of the resuming command.
 func TestResumeKeepsTheStudySettings(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -16,6 +16,7 @@ import (
 // give the guard size's change with one sign (the change in time). Seed 2
 // is a study the guard stops (about half of the seeds are).
 func TestGuardMessageMatchesTable(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "guard.db")
 	stdout, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--band", "1M", "--guard", "4", "--budget", "19", "--seed", "2")
 	if code != 0 {
@@ -35,6 +36,7 @@ func TestGuardMessageMatchesTable(t *testing.T) {
 // TestDamagedDatabaseCLI: every command reports a damaged database as
 // damaged, with exit 1, naming the file and what to do; none panics.
 func TestDamagedDatabaseCLI(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	data, err := os.ReadFile(db)
@@ -59,6 +61,7 @@ func TestDamagedDatabaseCLI(t *testing.T) {
 // TestEndlessInputs: /dev/zero and a FIFO nobody writes, as every input,
 // end at once (the size cap) or on Ctrl-C, never hang or grow memory.
 func TestEndlessInputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "in.db")
 	fifo := filepath.Join(dir, "fifo")
@@ -106,6 +109,7 @@ func TestEndlessInputs(t *testing.T) {
 // env file or config FIFO waited for a writer until Ctrl-C; a FIFO with
 // an execute bit passed as --bench or --wrapper).
 func TestRegularFilesOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "reg.db")
 	fifo, exeFIFO := filepath.Join(dir, "fifo"), filepath.Join(dir, "exe-fifo")
@@ -163,6 +167,7 @@ func TestRegularFilesOnly(t *testing.T) {
 // TestSignalsEndEveryCommand: SIGINT or SIGTERM ends a command blocked on
 // its input with exit 130 within a second.
 func TestSignalsEndEveryCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "sig.db")
 	fifo := filepath.Join(dir, "fifo")

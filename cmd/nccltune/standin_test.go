@@ -9,8 +9,10 @@ package main
 // docker's -e and --env-file (docker/cli opts.parseKeyValueFile), the
 // compose file and its env_file (compose-go's dotenv rules), a
 // Kubernetes manifest's env: lists ($(VAR) and $$ expanded). YAML is read
-// by PyYAML, a parser other than the one that wrote it; without python3
-// and PyYAML the stand-in exits standinNoYAML and the test skips.
+// by PyYAML, a parser other than the one that wrote it: a stand-in records
+// the YAML file it was handed, and the test reads every recipe's files
+// with one python3 once the recipes ran (yamlStarts); without python3 and
+// PyYAML the test skips.
 
 import (
 	"bufio"
@@ -30,8 +32,8 @@ const (
 	standinEnv = "NCCLTUNE_TEST_STANDIN"
 	// standinLogEnv names the file the stand-ins append their records to.
 	standinLogEnv = "NCCLTUNE_TEST_STANDIN_LOG"
-	// standinNoYAML is the exit code of a stand-in that needs PyYAML
-	// where it is missing.
+	// standinNoYAML is the exit code of the python3 that reads the YAML
+	// files where PyYAML is missing.
 	standinNoYAML = 97
 )
 
@@ -40,6 +42,9 @@ type standinRecord struct {
 	Tool   string         `json:"tool"`
 	Argv   []string       `json:"argv"`
 	Starts []standinStart `json:"starts"`
+	// YAML is the file (absolute) docker compose up or kubectl apply
+	// read; its starts are yamlStarts of its documents.
+	YAML string `json:"yaml,omitempty"`
 }
 
 // standinStart is one process the call starts (a container, a compose
@@ -53,11 +58,13 @@ type standinStart struct {
 func standinMain(role string) {
 	rec := standinRecord{Tool: role, Argv: os.Args[1:]}
 	var err error
-	switch role {
-	case "docker":
+	switch {
+	case role == "docker" && len(os.Args) > 1 && os.Args[1] == "compose":
+		rec.YAML, err = composeFile(os.Args[2:])
+	case role == "docker":
 		rec.Starts, err = dockerStandin(os.Args[1:])
-	case "kubectl":
-		rec.Starts, err = kubectlStandin(os.Args[1:])
+	case role == "kubectl":
+		rec.YAML, err = kubectlFile(os.Args[1:])
 	default: // the engine's command: it runs with the env it was given
 		env := map[string]string{}
 		for _, kv := range os.Environ() {
@@ -65,10 +72,6 @@ func standinMain(role string) {
 			env[k] = v
 		}
 		rec.Starts = []standinStart{{What: role, Env: env}}
-	}
-	if err == errNoYAML {
-		fmt.Fprintln(os.Stderr, "stand-in", role+": python3 with PyYAML is not installed")
-		os.Exit(standinNoYAML)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s (stand-in): %v\n", role, err)
@@ -110,8 +113,6 @@ func dockerStandin(args []string) ([]standinStart, error) {
 	switch args[0] {
 	case "run":
 		return dockerRun(args[1:])
-	case "compose":
-		return composeUp(args[1:])
 	case "stop", "rm", "exec":
 		return nil, nil
 	}
@@ -220,19 +221,23 @@ func dockerEnvFile(data []byte, name string) ([]string, error) {
 	return out, sc.Err()
 }
 
-// pyYAML reads a YAML file's documents with PyYAML into JSON values.
-func pyYAML(path string) ([]any, error) {
+// pyYAML reads the documents of YAML files with PyYAML into JSON values,
+// by file, in one python3 process.
+func pyYAML(paths []string) (map[string][]any, error) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		return nil, errNoYAML
 	}
-	cmd := exec.Command(py, "-c", `import sys, json
+	cmd := exec.Command(py, append([]string{"-c", `import sys, json
 try:
     import yaml
 except ImportError:
     sys.exit(97)
-with open(sys.argv[1], encoding="utf-8") as f:
-    print(json.dumps(list(yaml.safe_load_all(f))))`, path)
+docs = {}
+for path in sys.argv[1:]:
+    with open(path, encoding="utf-8") as f:
+        docs[path] = list(yaml.safe_load_all(f))
+print(json.dumps(docs))`}, paths...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -240,20 +245,27 @@ with open(sys.argv[1], encoding="utf-8") as f:
 		return nil, errNoYAML
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s is not YAML PyYAML reads: %v: %s", path, err, stderr.String())
+		return nil, fmt.Errorf("a file is not YAML PyYAML reads: %v: %s", err, stderr.String())
 	}
-	var docs []any
+	docs := map[string][]any{}
 	if err := json.Unmarshal(out, &docs); err != nil {
 		return nil, err
 	}
 	return docs, nil
 }
 
-// composeUp reads the compose file of docker compose [-f FILE] up as
-// compose does for each service's environment: its env_file entries in
-// order, then environment: (a map or a K=V list) over them; $$ in the
-// compose file is one $.
-func composeUp(args []string) ([]standinStart, error) {
+// yamlStarts are the starts of a compose or kubectl call, read from the
+// documents of its YAML file.
+func yamlStarts(rec standinRecord, docs []any) ([]standinStart, error) {
+	if rec.Tool == "kubectl" {
+		return kubeContainers(docs)
+	}
+	return composeServices(rec.YAML, docs)
+}
+
+// composeFile is the compose file of docker compose [-f FILE] up, made
+// absolute; "" for another compose command, which starts nothing.
+func composeFile(args []string) (string, error) {
 	file := "compose.yaml"
 	up := false
 	for i := 0; i < len(args); i++ {
@@ -268,12 +280,16 @@ func composeUp(args []string) ([]standinStart, error) {
 		}
 	}
 	if !up {
-		return nil, nil
+		return "", nil
 	}
-	docs, err := pyYAML(file)
-	if err != nil {
-		return nil, err
-	}
+	return filepath.Abs(file)
+}
+
+// composeServices reads a compose file's documents as compose does for
+// each service's environment: its env_file entries in order, then
+// environment: (a map or a K=V list) over them; $$ in the compose file is
+// one $.
+func composeServices(file string, docs []any) ([]standinStart, error) {
 	if len(docs) != 1 {
 		return nil, fmt.Errorf("%s: %d YAML documents, want one", file, len(docs))
 	}
@@ -365,17 +381,18 @@ func composeEnvFile(data []byte, env map[string]string) error {
 	return nil
 }
 
-// kubectlStandin reads the manifests of kubectl apply -f FILE: each
-// container's env: list, as the kubelet sets it (values must be strings;
-// $(VAR) of an earlier entry expanded, $$ one $, others kept).
-func kubectlStandin(args []string) ([]standinStart, error) {
+// kubectlFile is the manifest of kubectl apply -f FILE, made absolute.
+func kubectlFile(args []string) (string, error) {
 	if len(args) < 3 || args[0] != "apply" || args[1] != "-f" {
-		return nil, fmt.Errorf("want kubectl apply -f FILE, got %q", args)
+		return "", fmt.Errorf("want kubectl apply -f FILE, got %q", args)
 	}
-	docs, err := pyYAML(args[2])
-	if err != nil {
-		return nil, err
-	}
+	return filepath.Abs(args[2])
+}
+
+// kubeContainers reads the manifests' documents: each container's env:
+// list, as the kubelet sets it (values must be strings; $(VAR) of an
+// earlier entry expanded, $$ one $, others kept).
+func kubeContainers(docs []any) ([]standinStart, error) {
 	var starts []standinStart
 	for _, d := range docs {
 		doc, _ := d.(map[string]any)

@@ -48,6 +48,7 @@ func checkNoRawControls(t *testing.T, what, out string) {
 }
 
 func TestWorkloadPrintsOutsideTextEscaped(t *testing.T) {
+	t.Parallel()
 	const id = "0xc0\x1b]0;pwned\a\x1b[2J\u2028id"
 	path := writeHostile(t, "insp\x1b[31m\u2028ector.json", []byte(hostileInspector(id)))
 	stdout, stderr, code := runWorkloadCLI(t, path)
@@ -74,6 +75,7 @@ func TestWorkloadPrintsOutsideTextEscaped(t *testing.T) {
 }
 
 func TestImportPrintsOutsideTextEscaped(t *testing.T) {
+	t.Parallel()
 	good, err := os.ReadFile(importDir + "ar2_full_periter.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +96,7 @@ func TestImportPrintsOutsideTextEscaped(t *testing.T) {
 }
 
 func TestDoctorPrintsOutsideTextEscaped(t *testing.T) {
+	t.Parallel()
 	log, err := os.ReadFile(doctorLog("ar2_mps_info.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +119,7 @@ func TestDoctorPrintsOutsideTextEscaped(t *testing.T) {
 // TestErrorsPrintOutsideTextEscaped: an error that echoes a path or a
 // value is one line on stderr, its controls and line breaks escaped.
 func TestErrorsPrintOutsideTextEscaped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		args []string
@@ -138,6 +142,7 @@ func TestErrorsPrintOutsideTextEscaped(t *testing.T) {
 // escaped in the launch lines and in show, never as an escape sequence
 // or a line of their own. Round five of issue 38: both were printed raw.
 func TestShowPrintsOutsideTextEscaped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bench := filepath.Join(dir, "bench")
 	script := "#!/bin/sh\nprintf 'common.cu:1454 \\033]0;pwned\\007\\033[2J \\302\\233 2J\\342\\200\\250failed\\n' >&2\nexit 3\n"
@@ -173,6 +178,7 @@ func TestShowPrintsOutsideTextEscaped(t *testing.T) {
 // and GPU names, NCCL's warnings and the file's name; each is shown
 // escaped. Round five of issue 38: printed raw.
 func TestParsePrintsOutsideTextEscaped(t *testing.T) {
+	t.Parallel()
 	text := "# nccl-tests version 2.19.6\n" +
 		"#  Rank  0 Group  0 Pid 1 on h\x1b]0;pwned\aost device  0 [0x1b] NVIDIA\x1b[31m H200\u2028x\n" +
 		"h:1:1 [0] NCCL WARN \x1b[2Jall is\u2028well\n"

@@ -12,6 +12,7 @@ import (
 // TestUsageErrorsBeforeTheDatabase: bad flag values are exit 2, with a
 // message naming the fix, before the database is opened or created.
 func TestUsageErrorsBeforeTheDatabase(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "never.db")
 	for _, tc := range []struct {
 		args []string
@@ -52,6 +53,7 @@ func TestUsageErrorsBeforeTheDatabase(t *testing.T) {
 // TestGlobalFlagsAfterTheCommand: --db may follow the command, and "help"
 // prints the help.
 func TestGlobalFlagsAfterTheCommand(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "review.db")
 	fillReviewDB(t, db)
 	want, _, _ := runCLI(t, db, "history")
@@ -71,6 +73,7 @@ func TestGlobalFlagsAfterTheCommand(t *testing.T) {
 // TestJSONOnEveryExit: with --json, a command that fails or is
 // interrupted still prints one JSON document: the error, with its code.
 func TestJSONOnEveryExit(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "json.db")
 	check := func(args []string, stdout string, code int, kind string) {
 		t.Helper()
@@ -124,6 +127,7 @@ func TestJSONOnEveryExit(t *testing.T) {
 // exit codes, among them exit 1 for errors that are neither usage nor
 // fabric (a busy or full database, a file that cannot be read).
 func TestExitCodesDocumented(t *testing.T) {
+	t.Parallel()
 	help, _, _ := runCLI(t, filepath.Join(t.TempDir(), "db"), "--help")
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -148,6 +152,7 @@ func TestExitCodesDocumented(t *testing.T) {
 // comparison alike, instead of failing its first launch with "no samples
 // at 4M" and leaving a failed study behind.
 func TestBandBetweenPowersOfTwo(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	out, stderr, code := runCLI(t, db, "search", "--sim", "flat", "--band", "3M-5M", "--budget", "19", "--confirm", "4", "--json")
 	if code != 0 {

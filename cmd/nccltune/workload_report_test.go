@@ -39,6 +39,7 @@ func readPage(t *testing.T, path string) string {
 // carries the parts table and the launches per op as the study stored
 // them, in stored's words; plot of it draws one panel per op.
 func TestReportAndPlotOfWorkloadStudy(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}
@@ -169,6 +170,7 @@ func TestReportAndPlotOfWorkloadStudy(t *testing.T) {
 // guarded-ops table names the op, its change and the refusal in stored's
 // words.
 func TestReportOfWorkloadGuards(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "workload.db")
 	fillWorkloadDB(t, db)
 	out := filepath.Join(filepath.Dir(db), "w.html")
@@ -203,6 +205,7 @@ func TestReportOfWorkloadGuards(t *testing.T) {
 // no parts table; a one-part study without guarded ops has no such
 // section at all.
 func TestReportOfOnePartGuards(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}
@@ -249,6 +252,7 @@ func TestReportOfOnePartGuards(t *testing.T) {
 // The convergence of a workload study pools every part's launches: its
 // title names the workload, not the first op alone.
 func TestConvergenceTitleOfWorkload(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}

@@ -99,6 +99,7 @@ func fillWorkloadDB(t testing.TB, path string) {
 // launches were spent per op (its parts' bands, or guarded) and in all on
 // the parts and on the guards; the JSON says the same.
 func TestShowWorkloadGolden(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "workload.db")
 	fillWorkloadDB(t, db)
 	stdout, stderr, code := runCLI(t, db, "show", "s1")
@@ -140,6 +141,7 @@ func TestShowWorkloadGolden(t *testing.T) {
 // candidate makes alltoall slower, not "no significant gain" (the summary
 // history reads records the refusal).
 func TestHistorySaysTheRefusal(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "workload.db")
 	fillWorkloadDB(t, db)
 	stdout, stderr, code := runCLI(t, db, "history")

@@ -17,6 +17,7 @@ import (
 // (exit 2, no database file): a workload is the calls a process makes,
 // or parts and bands, never both.
 func TestPartUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -53,6 +54,7 @@ func TestPartUsageErrors(t *testing.T) {
 // resume needs; its default budget holds 60 measurements of every op and
 // the guards' reserve; it decides with a comparison part by part.
 func TestWorkloadStudyStored(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	_, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--part", "all_reduce:512K-4M:0.8", "--part", "all_gather:1M-8M:0.2", "--guard-ops", "broadcast")
 	if code != 0 {
@@ -182,6 +184,7 @@ func TestWorkloadStudyStored(t *testing.T) {
 // (fewer only by what resuming costs: the interrupted launch and the
 // resumed study's warm-up, within --budget).
 func TestResumeDuringGuards(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -227,6 +230,7 @@ func TestResumeDuringGuards(t *testing.T) {
 // The study config nccltune workload writes (part: a list of strings,
 // single-size bands included) is a search's workload as it stands.
 func TestWorkloadConfigFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "workload.yaml")
 	if err := os.WriteFile(cfg, []byte("# nccltune workload\n"+`part: ["all_reduce:128K:0.71", "all_gather:1M:0.18", "all_reduce:2M:0.11"]`+"\nguard-ops: none\nbudget: 100\n"), 0o644); err != nil {

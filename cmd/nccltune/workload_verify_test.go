@@ -69,11 +69,14 @@ type verifyDoc struct {
 // a guarded op (or a part) finds significantly slower by more than the
 // minimum effect is refused and fails verify (exit 1), naming the op.
 func TestVerifyWorkload(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}
 	db := filepath.Join(t.TempDir(), "db")
-	if _, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "2",
+	// A budget of 60 (the default is 60 an op and 8 for the guard): what
+	// is verified is the study's record, whatever its search found.
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "2", "--budget", "60",
 		"--part", "all_reduce:512K-4M:0.75", "--part", "all_gather:512K-4M:0.25", "--guard-ops", "broadcast"); code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, stderr)
 	}
@@ -123,6 +126,7 @@ func TestVerifyWorkload(t *testing.T) {
 // verify --tuner-plugin of a workload study makes one debug launch per
 // op of the workload: each shows the plugin applied to that op's calls.
 func TestVerifyWorkloadTunerPlugin(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}
@@ -163,6 +167,7 @@ func TestVerifyWorkloadTunerPlugin(t *testing.T) {
 // flag errors come before anything is stored, and the stored form
 // refuses the fresh form's flags.
 func TestCompareWorkload(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "db")
 	for _, tc := range []struct {
 		args []string
@@ -222,12 +227,15 @@ func TestCompareWorkload(t *testing.T) {
 // is stretched to the top with one channel of LL makes all_gather
 // slower at 2M: verify names it and exits 1.
 func TestVerifyTimedWorkloadTunerCSV(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a simulated search")
 	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "db")
-	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--seed", "1",
+	// A budget of 60 (the default is 60 an op): the CSV verified is the
+	// study's recommendation, whatever its search spent to find it.
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--seed", "1", "--budget", "60",
 		"--calls", "all_reduce:2097152:80", "--calls", "all_reduce:8388608:20", "--calls", "all_gather:1048576:13"); code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, stderr)
 	}
