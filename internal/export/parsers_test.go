@@ -51,68 +51,6 @@ func parseDockerEnvFile(data []byte) (map[string]string, error) {
 	return out, sc.Err()
 }
 
-// splitShellWords splits a line into words as a POSIX shell does for
-// quoting: single quotes keep everything, double quotes keep everything
-// but \ before $ ` " \ newline, an unquoted \ escapes the next character,
-// unquoted blanks separate words. Expansions ($, `) outside single quotes
-// are refused rather than guessed: the files must not need them.
-func splitShellWords(line string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '\'':
-			j := strings.IndexByte(line[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated single quote at %d", i)
-			}
-			cur.WriteString(line[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '"':
-			i++
-			for ; i < len(line) && line[i] != '"'; i++ {
-				switch line[i] {
-				case '\\':
-					if i+1 < len(line) && strings.IndexByte("$`\"\\\n", line[i+1]) >= 0 {
-						i++
-					}
-				case '$', '`':
-					return nil, fmt.Errorf("expansion inside double quotes at %d", i)
-				}
-				cur.WriteByte(line[i])
-			}
-			if i >= len(line) {
-				return nil, fmt.Errorf("unterminated double quote")
-			}
-			inWord = true
-		case c == '\\':
-			if i+1 < len(line) {
-				i++
-				cur.WriteByte(line[i])
-			}
-			inWord = true
-		case strings.IndexByte("$`;&|<>()*?[#~", c) >= 0:
-			return nil, fmt.Errorf("unquoted shell metacharacter %q at %d", c, i)
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
-
 // parseK8sEnv reads the YAML subset of an env: list: comment and blank
 // lines, "env:" or "env: []", then "- name: N" / "value: \"...\"" pairs
 // (names plain or double-quoted, values double-quoted with YAML escapes).
