@@ -298,12 +298,19 @@ def fake_run(op, world, args=(), bug=None):
     """Runs the script's run() on world threads; returns rank 0's JSON lines and the world."""
     a = S.parse_args(["--op", op, "--device", "cpu", "-w", "1", "-n", "3"] + list(args))
     fw = FakeWorld(world, bug)
+    return run_ranks(fw, world, lambda r: S.run(a, FakeTorch, fw, ranks=(r, world, r, "fake"))), fw
+
+
+def run_ranks(fw, world, body):
+    """Runs body(rank) on one thread per rank of the fake world fw, as the
+    ranks of a launch; returns the JSON lines they printed (rank 0's). A
+    rank that fails aborts the others' barrier, and the failures raise."""
     errors = []
 
     def rank_main(r):
         fw.bind(r)
         try:
-            S.run(a, FakeTorch, fw, ranks=(r, world, r, "fake"))
+            body(r)
         except BaseException as e:  # noqa: B036 — reported below
             errors.append("rank %d: %r" % (r, e))
             fw.barrier.abort()
@@ -317,7 +324,7 @@ def fake_run(op, world, args=(), bug=None):
             t.join()
     if errors:
         raise AssertionError("; ".join(errors))
-    return [json.loads(line) for line in out.getvalue().splitlines()], fw
+    return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
 class FakeRunTest(unittest.TestCase):

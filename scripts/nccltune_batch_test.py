@@ -236,28 +236,16 @@ def batch_run(plan, world, args=(), **fake):
     path, logs = write_plan(plan), tempfile.mkdtemp(prefix="nccltune-batch-")
     a = S.parse_args(["--batch", path, "--device", "cpu", "--backend", "nccl", "--hard-deadline", "1e6"] + list(args))
     fw = FakeNCCL(world, **fake)
-    errors, start = [], time.monotonic()
+    start = time.monotonic()
 
-    def rank_main(r):
-        fw.bind(r)
-        try:
-            S.nccl_debug_env(logs, r)
-            S.run_batch(a, S.load_plan(path, world), T.FakeTorch, fw, ranks=(r, world, r, "fake"), start=start)
-        except BaseException as e:  # noqa: B036 — reported below
-            errors.append("rank %d: %r" % (r, e))
-            fw.barrier.abort()
+    def rank(r):
+        S.nccl_debug_env(logs, r)
+        S.run_batch(a, S.load_plan(path, world), T.FakeTorch, fw, ranks=(r, world, r, "fake"), start=start)
 
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(world)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    os.remove(path)
-    if errors:
-        raise AssertionError("; ".join(errors))
-    return [json.loads(line) for line in out.getvalue().splitlines()], logs
+    try:
+        return T.run_ranks(fw, world, rank), logs
+    finally:
+        os.remove(path)
 
 
 class BatchRun(unittest.TestCase):
