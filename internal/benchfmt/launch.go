@@ -124,8 +124,7 @@ func BatchRows(rounds []map[int64]float64) []Row {
 				ts = append(ts, t)
 			}
 		}
-		sorted := slices.Sorted(slices.Values(ts))
-		med := (sorted[(len(sorted)-1)/2] + sorted[len(sorted)/2]) / 2
+		med := median(slices.Sorted(slices.Values(ts)))
 		rows = append(rows, Row{Bytes: b, Out: Measure{TimeUS: med, Iter: &IterStats{TimesUS: ts}}})
 	}
 	return rows

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 )
@@ -142,5 +143,7 @@ func shareOf(s *benchfmt.Launch, c *benchfmt.BatchConfig, j, seq int, reason str
 		}
 		why = "the batch ended before its first timed round: " + reason
 	}
-	s.Reason = fmt.Sprintf("not measured in batch launch %d: %s", seq, why)
+	// why holds the instrument's words (a config's failure, NCCL's log):
+	// escaped as runner's classify escapes every launch's reason.
+	s.Reason = safetext.Escape(fmt.Sprintf("not measured in batch launch %d: %s", seq, why))
 }

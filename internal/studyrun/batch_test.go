@@ -218,3 +218,28 @@ func TestTorchStudyInBatches(t *testing.T) {
 		t.Errorf("%d batch shares, LL128 launched on its own %d times, the batch's output stored %d times: want 3 or more, once, once", shares, ownLL128, raws)
 	}
 }
+
+// TestBatchSharesEscapeWhy: a share the batch did not measure says why in
+// the instrument's words (NCCL's log, a config's failure), escaped as every
+// launch's reason is: an escape sequence or a line break in them stays data.
+func TestBatchSharesEscapeWhy(t *testing.T) {
+	rows := &benchfmt.Result{Collective: "all_reduce", Rows: []benchfmt.Row{{Bytes: 1024, Cycle: 1, Out: benchfmt.Measure{TimeUS: 10}}}}
+	out := &benchfmt.Batch{Configs: []benchfmt.BatchConfig{
+		{Name: "trial0", Created: true, TookEffect: true, Ops: []*benchfmt.Result{rows}},
+		{Name: "trial1", Created: true, Why: "rank 0: \x1b[2J\nNCCL chose proto LL", Ops: []*benchfmt.Result{rows}},
+		{Name: "trial2", Created: true, TookEffect: true, Failed: "rank 1: \u2028boom\r", FailedRound: 2, Ops: []*benchfmt.Result{rows}},
+	}}
+	b := search.Batch{Members: []search.Request{{Trial: 0}, {Trial: 1}, {Trial: 2}}, Ops: []search.BatchOp{{}}, CreationOrder: []int{0, 1, 2}}
+	shares, err := batchShares(&benchfmt.Launch{BatchOutput: out, Outcome: benchfmt.OK}, b, nccl.AllReduce)
+	if err != nil || len(shares) != 3 || shares[0].Outcome != benchfmt.OK {
+		t.Fatalf("batchShares: %v, %d shares", err, len(shares))
+	}
+	for i, want := range []string{
+		`not measured in batch launch 0: NCCL's log does not show its settings in its communicator: rank 0: \x1b[2J\nNCCL chose proto LL`,
+		`not measured in batch launch 0: it failed in round 2: rank 1: \u2028boom\r`,
+	} {
+		if s := shares[i+1]; s.Outcome != benchfmt.Failed || s.Reason != want {
+			t.Errorf("share %d: %s %q, want failed %q", i+1, s.Outcome, s.Reason, want)
+		}
+	}
+}
