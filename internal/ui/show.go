@@ -63,10 +63,11 @@ func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
 // sequence never reaches the terminal.
 func writeStudySettings(w io.Writer, s *store.Study, launches []*store.Launch, loc *time.Location) error {
 	tw := newTable(w)
+	batches := stored.BatchText(launches)
 	for _, f := range stored.Settings(s, loc) {
 		fmt.Fprintf(tw, "%s\t%s\n", f.Key, safetext.Escape(f.Value))
-		if text := stored.BatchText(launches); f.Key == "measured" && text != "" {
-			fmt.Fprintf(tw, "batches\t%s\n", text)
+		if f.Key == "measured" && batches != "" {
+			fmt.Fprintf(tw, "batches\t%s\n", batches)
 		}
 		if f.Key == "study" && len(s.Labels) > 0 {
 			fmt.Fprintf(tw, "labels\t%s\n", safetext.Escape(labelsText(s.Labels)))
