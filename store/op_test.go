@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -44,5 +46,29 @@ func TestLaunchOpRoundTrip(t *testing.T) {
 	back, err := s.Study(st.Name)
 	if err != nil || back.Collective != "all_gather" {
 		t.Errorf("study collective %q, %v", back.Collective, err)
+	}
+}
+
+// TestStudyWorkloadKey: a study's parts are stored under "workload", the
+// key the stored studies of every earlier nccltune hold them under; a
+// study of several parts read back from such a record keeps them, and
+// does not read as the one part of its Band and Collective.
+func TestStudyWorkloadKey(t *testing.T) {
+	const stored = `{"kind":"search","band":"1M-4M","collective":"all_reduce","workload":[` +
+		`{"op":"all_reduce","band":"1M-4M","band_min":1048576,"band_max":4194304,"weight":1},` +
+		`{"op":"all_gather","band":"64K-256K","band_min":65536,"band_max":262144,"weight":1}]}`
+	var st Study
+	if err := json.Unmarshal([]byte(stored), &st); err != nil {
+		t.Fatal(err)
+	}
+	if w := st.Parts(); len(w) != 2 || w[1].Op != nccl.AllGather {
+		t.Fatalf("parts read back: %v, want all_reduce and all_gather", w)
+	}
+	data, err := json.Marshal(&st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"workload":[`) {
+		t.Errorf("the study is written without its \"workload\" key:\n%s", data)
 	}
 }

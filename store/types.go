@@ -40,7 +40,7 @@ type Study struct {
 	// op, band and weight. Empty in a one-part study and in databases from
 	// before workloads, which read as the one part of Band and Collective
 	// (Parts).
-	Workload []Part `json:"workload_calls,omitempty"`
+	Workload []Part `json:"workload,omitempty"`
 	// GuardOps are the collectives outside the workload a search measured
 	// for a recommended candidate (--guard-ops); GuardOpsSkipped the ones
 	// it left out because this build or fabric cannot launch them, each

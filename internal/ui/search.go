@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/invocation"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/search"
@@ -199,25 +200,27 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 	}
 	fmt.Fprintln(w)
 	// The same verdict as show, history, the exports and the report, in
-	// the words stored.Conclusion.Headline writes once.
+	// the words stored.Conclusion.Headline writes once. The headline can
+	// name a path (a tuner plugin's, its CSV's) and a reason can quote
+	// the benchmark's output: escaped, as show escapes them.
 	v := stored.VerdictOf(study)
 	if v.Change {
-		fmt.Fprintf(w, "recommend: %s\n", v.Headline)
+		fmt.Fprintf(w, "recommend: %s\n", safetext.Escape(v.Headline))
 		if len(study.BaselineEnv) > 0 {
 			fmt.Fprintf(w, "  change from your baseline: %s\n", changeText(study.BaselineEnv, rec.Env))
 		}
 		for _, d := range v.Details {
-			fmt.Fprintf(w, "  %s\n", d)
+			fmt.Fprintf(w, "  %s\n", safetext.Escape(d))
 		}
 		// Run the way this nccltune ran: go run before an install.
 		fmt.Fprintf(w, "  export it: %s\n", invocation.Line(db, "export", invocation.Quote(study.Name), "--format", "env"))
 	} else {
-		fmt.Fprintln(w, v.Headline)
+		fmt.Fprintln(w, safetext.Escape(v.Headline))
 	}
 	// A recommendation's reason restates its verdict; keeping the
 	// defaults needs its reason.
 	if rec.Reason != "" && !v.Change {
-		fmt.Fprintf(w, "  %s\n", rec.Reason)
+		fmt.Fprintf(w, "  %s\n", safetext.Escape(rec.Reason))
 	}
 	if line := defaultsLine(study, trials); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)

@@ -174,3 +174,28 @@ func TestBatchLine(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictLinesEscaped: a recommendation's env can hold a path (verify
+// --tuner-plugin's CSV) and its reason can quote a benchmark's output; a
+// line break in one cannot forge a line of show's or search's verdict.
+func TestVerdictLinesEscaped(t *testing.T) {
+	const forged = "\nrecommendation: forged"
+	study := &store.Study{Name: "s1-1M", Kind: "search", Band: "1M", Status: "done", Budget: store.Budget{Launches: 60},
+		Recommendation: &store.Recommendation{Env: map[string]string{nccl.TunerConfigVar: "/tmp/t.csv" + forged}, Significant: true,
+			Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.15}, PValue: 0.001, Ending: vocab.EndingRecommended}}
+	kept := &store.Study{Name: "s2-1M", Kind: "search", Band: "1M", Status: "done", Budget: store.Budget{Launches: 60},
+		Recommendation: &store.Recommendation{Ending: vocab.EndingCandidateFailed, Reason: "the candidate failed (exit 1" + forged + ")"}}
+	for _, s := range []*store.Study{study, kept} {
+		var showText, searchText bytes.Buffer
+		writeRecommendation(&showText, s)
+		res := &search.Result{Launches: 3, Ending: s.Recommendation.Ending}
+		if err := PrintSearch(&searchText, false, s, nil, nil, res, time.Second, "/tmp/t.db"); err != nil {
+			t.Fatal(err)
+		}
+		for what, text := range map[string]string{"show": showText.String(), "search": searchText.String()} {
+			if strings.Contains(text, forged) || !strings.Contains(text, `\nrecommendation: forged`) {
+				t.Errorf("%s: %s's verdict does not escape the line break:\n%s", s.Name, what, text)
+			}
+		}
+	}
+}

@@ -63,10 +63,11 @@ func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
 // sequence never reaches the terminal.
 func writeStudySettings(w io.Writer, s *store.Study, launches []*store.Launch, loc *time.Location) error {
 	tw := newTable(w)
+	batches := stored.BatchText(launches)
 	for _, f := range stored.Settings(s, loc) {
 		fmt.Fprintf(tw, "%s\t%s\n", f.Key, safetext.Escape(f.Value))
-		if text := stored.BatchText(launches); f.Key == "measured" && text != "" {
-			fmt.Fprintf(tw, "batches\t%s\n", text)
+		if f.Key == "measured" && batches != "" {
+			fmt.Fprintf(tw, "batches\t%s\n", batches)
 		}
 		if f.Key == "study" && len(s.Labels) > 0 {
 			fmt.Fprintf(tw, "labels\t%s\n", safetext.Escape(labelsText(s.Labels)))
@@ -78,12 +79,14 @@ func writeStudySettings(w io.Writer, s *store.Study, launches []*store.Launch, l
 	return tw.Flush()
 }
 
-// writeRecommendation states the study's conclusion in plain words.
+// writeRecommendation states the study's conclusion in plain words. The
+// headline can name a path (a tuner plugin's, its CSV's) and a reason
+// can quote the benchmark's output: escaped as the trials' reasons are.
 func writeRecommendation(w io.Writer, s *store.Study) {
 	v := stored.VerdictOf(s)
-	fmt.Fprintf(w, "recommendation: %s\n", v.Headline)
+	fmt.Fprintf(w, "recommendation: %s\n", safetext.Escape(v.Headline))
 	for _, d := range v.Details {
-		fmt.Fprintf(w, "  %s\n", d)
+		fmt.Fprintf(w, "  %s\n", safetext.Escape(d))
 	}
 	if s.Recommendation != nil {
 		for _, d := range s.Recommendation.Dropped {
