@@ -54,21 +54,25 @@ func TestLaunchOpRoundTrip(t *testing.T) {
 // study of several parts read back from such a record keeps them, and
 // does not read as the one part of its Band and Collective.
 func TestStudyWorkloadKey(t *testing.T) {
-	const stored = `{"kind":"search","band":"1M-4M","collective":"all_reduce","workload":[` +
-		`{"op":"all_reduce","band":"1M-4M","band_min":1048576,"band_max":4194304,"weight":1},` +
-		`{"op":"all_gather","band":"64K-256K","band_min":65536,"band_max":262144,"weight":1}]}`
-	var st Study
-	if err := json.Unmarshal([]byte(stored), &st); err != nil {
-		t.Fatal(err)
-	}
-	if w := st.Parts(); len(w) != 2 || w[1].Op != nccl.AllGather {
-		t.Fatalf("parts read back: %v, want all_reduce and all_gather", w)
-	}
-	data, err := json.Marshal(&st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(data), `"workload":[`) {
-		t.Errorf("the study is written without its \"workload\" key:\n%s", data)
+	// The release of 2026-12-04 wrote them under "workload_calls": its
+	// studies read back too.
+	for _, key := range []string{"workload", "workload_calls"} {
+		stored := `{"kind":"search","band":"1M-4M","collective":"all_reduce","` + key + `":[` +
+			`{"op":"all_reduce","band":"1M-4M","band_min":1048576,"band_max":4194304,"weight":1},` +
+			`{"op":"all_gather","band":"64K-256K","band_min":65536,"band_max":262144,"weight":1}]}`
+		var st Study
+		if err := json.Unmarshal([]byte(stored), &st); err != nil {
+			t.Fatal(err)
+		}
+		if w := st.Parts(); len(w) != 2 || w[1].Op != nccl.AllGather || st.Band != "1M-4M" {
+			t.Fatalf("%s: parts read back: %v, band %v, want all_reduce and all_gather", key, w, st.Band)
+		}
+		data, err := json.Marshal(&st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"workload":[`) || strings.Contains(string(data), "workload_calls") {
+			t.Errorf("%s: the study is written back without its \"workload\" key:\n%s", key, data)
+		}
 	}
 }

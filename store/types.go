@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -85,6 +86,26 @@ type Study struct {
 	// study is read; values passed to CreateStudy or UpdateStudy are ignored.
 	Trials   int `json:"-"`
 	Launches int `json:"-"`
+}
+
+// UnmarshalJSON reads a study as every nccltune stored it: its parts under
+// "workload", or under "workload_calls", the key the release of
+// 2026-12-04 wrote them under by mistake. One rule at load; the study is
+// written back under "workload".
+func (s *Study) UnmarshalJSON(data []byte) error {
+	type plain Study // without this method
+	var v struct {
+		plain
+		WorkloadCalls []Part `json:"workload_calls"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*s = Study(v.plain)
+	if len(s.Workload) == 0 {
+		s.Workload = v.WorkloadCalls
+	}
+	return nil
 }
 
 // Op is the collective the study measured, as nccl-tests names it
