@@ -163,7 +163,7 @@ func runWorkload(ctx context.Context, o workloadOptions) error {
 	}
 	if o.plot != "" {
 		fig := report.NewWorkloadFigure(s)
-		if err := outfile.WriteOut(o.plot, func(w io.Writer) error { return fig.WriteAt(w, o.plotFormat, report.PNGDPI) }); err != nil {
+		if err := outfile.WriteOut(o.plot, func(w io.Writer) error { return fig.Write(w, o.plotFormat) }); err != nil {
 			return err
 		}
 	}
