@@ -410,9 +410,7 @@ func (s *loop) simplification() nccl.Config {
 		return nil
 	}
 	for _, k := range lead.Config.Names() {
-		c := lead.Config.Clone()
-		delete(c, k)
-		if !s.tried(c) && c.Validate() == nil {
+		if c := without(lead.Config, k); !s.tried(c) && c.Validate() == nil {
 			if _, ok := s.opts.Space.Index(c); ok {
 				return c
 			}

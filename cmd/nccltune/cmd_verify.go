@@ -158,9 +158,15 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		return err
 	}
 	if o.tunerPlugin != "" {
+		// The study as export reads it: the CSV when none is given, and
+		// NCCL's recorded choices the CSV's gaps are judged by.
+		rec, recErr := studyExport(st, o.study)
 		csv, content := o.tunerConfig, ""
 		if csv == "" {
-			if csv, content, err = tunerCSV(st, o.study); err != nil {
+			if recErr != nil {
+				return recErr
+			}
+			if csv, content, err = tunerCSV(rec); err != nil {
 				return err
 			}
 			defer outfile.RemoveAtExit(csv)()
@@ -179,7 +185,6 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		// an op's calls where the CSV changes NCCL's own choice (where it
 		// keeps it, equal by the rule the CSV is written by).
 		ab.GuardDelivered()
-		rec, recErr := studyExport(st, o.study)
 		if err := ab.SettleGaps(func(op nccl.Op, sizes []int64) ([]bool, error) {
 			if recErr != nil {
 				return make([]bool, len(sizes)), nil // no record of NCCL's choices: judge them all
@@ -255,14 +260,10 @@ func tunerConfigFlag(c *cli.Context, plugin string) (string, error) {
 	return abs, nil
 }
 
-// tunerCSV writes the study's tuner CSV, as export --format nccl-tuner
-// writes it, to a temporary file and returns its path and content. The
-// caller removes it (outfile.RemoveAtExit).
-func tunerCSV(st *store.Store, query string) (string, string, error) {
-	rec, err := studyExport(st, query)
-	if err != nil {
-		return "", "", err
-	}
+// tunerCSV writes rec's tuner CSV, as export --format nccl-tuner writes
+// it, to a temporary file and returns its path and content. The caller
+// removes it (outfile.RemoveAtExit).
+func tunerCSV(rec *export.Recommendation) (string, string, error) {
 	var buf bytes.Buffer
 	if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
 		return "", "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", rec.Study.Name, err)

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/store"
@@ -73,11 +74,13 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r st
 }
 
 // printTunerVerify says what the plugin did in its debug launch, its
-// warnings, and whether the CSV reproduces the study's gain.
+// warnings, and whether the CSV reproduces the study's gain. The plugin's
+// path and what NCCL's log said about it (file names, crash text) come
+// from outside: printed through safetext.Escape, as doctor prints them.
 func printTunerVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult, t *studyrun.TunerVerify) {
 	switch {
 	case len(t.PerOp) > 0:
-		fmt.Fprintf(w, "\ntuner CSV through %s (a debug launch of each op first):\n", t.Plugin)
+		fmt.Fprintf(w, "\ntuner CSV through %s (a debug launch of each op first):\n", safetext.Escape(t.Plugin))
 		for _, c := range t.PerOp {
 			if c.Plugin == nil {
 				fmt.Fprintf(w, "  %s: no TUNER lines\n", c.Op)
@@ -87,7 +90,7 @@ func printTunerVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult, 
 				if i == 0 {
 					line = string(c.Op) + ": " + line
 				}
-				fmt.Fprintf(w, "  %s\n", line)
+				fmt.Fprintf(w, "  %s\n", safetext.Escape(line))
 			}
 		}
 		for _, op := range study.Parts().Ops() {
@@ -96,10 +99,10 @@ func printTunerVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult, 
 			}
 		}
 	default:
-		fmt.Fprintf(w, "\ntuner CSV through %s (debug launch first):\n", t.Plugin)
+		fmt.Fprintf(w, "\ntuner CSV through %s (debug launch first):\n", safetext.Escape(t.Plugin))
 		if t.Check != nil {
 			for _, line := range tunerLines(t.Check) {
-				fmt.Fprintf(w, "  %s\n", line)
+				fmt.Fprintf(w, "  %s\n", safetext.Escape(line))
 			}
 		}
 	}
