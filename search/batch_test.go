@@ -160,7 +160,7 @@ func TestCandidateWaitsForSecondBatch(t *testing.T) {
 	slow, fast := launch(90), launch(50)
 	fast.blocks = []benchfmt.BatchMember{{Seq: 0, Position: 1, Configs: 3}}
 	m := &measured{trials: []*Trial{base, slow, fast}, seq: 3}
-	p := newPlanner(sizes, nil, false)
+	p := newPlanner("", sizes, nil, false)
 	r := ranking{measured: m, plan: &p, sizes: sizes, minEffect: 0.03, maxLaunches: 3}
 	if c := r.candidate(base); c != slow {
 		t.Errorf("candidate %v, want the config ranked by its launches (the batched one awaits a second batch)", c)

@@ -54,7 +54,7 @@ func TestSettledStudyLeavesTheRestUnspent(t *testing.T) {
 // each other. Configs with different plan-changing knobs are apart.
 func TestCandidateFamilies(t *testing.T) {
 	t.Parallel()
-	p := newPlanner(nccl.PowersOfTwo(512<<10, 4<<20), []int64{8 << 20}, false)
+	p := newPlanner("", nccl.PowersOfTwo(512<<10, 4<<20), []int64{8 << 20}, false)
 	p.ops[0].native = &nccl.Native{Plan: nccl.Plan{1 << 20: {Algo: "RING", Proto: "SIMPLE", Channels: 2}}, Channels: 2, NICs: 1}
 	cap1 := nccl.Config{"NCCL_MAX_NCHANNELS": "1"}
 	for _, tc := range []struct {

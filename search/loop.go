@@ -82,7 +82,7 @@ type loop struct {
 func newLoop(opts Options) *loop {
 	sizes := opts.Band.Sizes()
 	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: time.Now(),
-		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(sizes, opts.Guard, opts.AllowDisabled)}
+		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(opts.Op, sizes, opts.Guard, opts.AllowDisabled)}
 	if s.work = newWorkload(opts.Parts()); s.work != nil {
 		// NCCL plans each op apart: its plan is read per op, at the op's
 		// own sizes, and configs merge when every op runs alike.

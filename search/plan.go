@@ -65,9 +65,12 @@ type planner struct {
 
 // opPlan is what the study knows of NCCL's plan of one op.
 type opPlan struct {
-	// op is the op; "" for a one-part study, whose plan is the first
-	// collective its log shows (as every one-part study has read it).
+	// op is the op; "" for a one-part study (its requests name no op).
 	op nccl.Op
+	// reads is the op whose lines the debug log is read for: op, or the
+	// one-part study's own. Never "the log's first collective": a torch
+	// process logs its start-up's all-gathers before the op it measures.
+	reads nccl.Op
 	// sizes are the sizes whose plan matters: the op's parts' sizes and
 	// the guard sizes.
 	sizes []int64
@@ -81,8 +84,8 @@ type opPlan struct {
 
 // newPlanner knows nothing of NCCL's plan yet; sizes are the band's and
 // guard are the guard sizes.
-func newPlanner(sizes, guard []int64, allowDisabled bool) planner {
-	return planner{ops: []*opPlan{{sizes: planSizes(sizes, guard)}}, allowDisabled: allowDisabled}
+func newPlanner(op nccl.Op, sizes, guard []int64, allowDisabled bool) planner {
+	return planner{ops: []*opPlan{{reads: op.OrAllReduce(), sizes: planSizes(sizes, guard)}}, allowDisabled: allowDisabled}
 }
 
 // newWorkloadPlanner is newPlanner for a workload of several parts: one
@@ -90,7 +93,7 @@ func newPlanner(sizes, guard []int64, allowDisabled bool) planner {
 func newWorkloadPlanner(w nccl.Workload, guard []int64, allowDisabled bool) planner {
 	p := planner{allowDisabled: allowDisabled}
 	for _, op := range w.Ops() {
-		p.ops = append(p.ops, &opPlan{op: op, sizes: planSizes(w.Sizes(op), guard)})
+		p.ops = append(p.ops, &opPlan{op: op, reads: op, sizes: planSizes(w.Sizes(op), guard)})
 	}
 	return p
 }
@@ -247,7 +250,7 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 		}
 		if isDefaults && o.native == nil {
 			p.note = "NCCL's log shows no choice per size" + p.forOp(o) + " (TUNING lines need NCCL 2.24+ and NCCL_DEBUG_SUBSYS=TUNING): configs are not merged by plan"
-			if _, planned := o.op.PerFunction(); o.op != "" && !planned {
+			if _, planned := o.reads.PerFunction(); !planned {
 				// A send/recv op's plan is the channels NCCL set up.
 				p.note = "NCCL's log shows no channel count" + p.forOp(o) + " (the \"coll channels\" line of NCCL_DEBUG_SUBSYS=INIT): configs are not merged by plan"
 			}
@@ -279,13 +282,9 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 	return true
 }
 
-// nativeOf is what a debug log says NCCL runs for the op: the log's first
-// collective for a one-part study, the op's own function otherwise.
+// nativeOf is what a debug log says NCCL runs for the op's own function.
 func (o *opPlan) nativeOf(f *benchfmt.Facts) (nccl.Native, bool) {
-	if o.op == "" {
-		return f.Native("")
-	}
-	return f.NativeOp(o.op, o.sizes)
+	return f.NativeOp(o.reads, o.sizes)
 }
 
 // resolve predicts what NCCL runs under cfg from everything known: the

@@ -258,3 +258,38 @@ func TestDrawingAnExploredSpaceIsCheap(t *testing.T) {
 		t.Errorf("a draw of a tried point allocates %.1f times; want a lookup (at most 4)", perDraw)
 	}
 }
+
+// TestPlanReadFromTorchDebugLog: the torch instrument's process logs its
+// start-up all-gathers (8 and 64 bytes) before the all-reduce it measures.
+// A one-part study reads its own op's lines, not the log's first
+// collective: the real 4-rank debug launch below (torch 2.11, NCCL 2.28.9)
+// once left a band study with "NCCL's log shows no choice per size".
+func TestPlanReadFromTorchDebugLog(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../internal/benchfmt/testdata/torch/real_torch_ar4_plan_debug.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := benchfmt.ParseTorch(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &benchfmt.Launch{Outcome: benchfmt.OK, Result: res}
+	band := nccl.Band{Min: 512 << 10, Max: 4 << 20}
+	for _, op := range []nccl.Op{"", nccl.AllReduce} {
+		p := newPlanner(op, band.Sizes(), DefaultGuard(band), false)
+		if !p.learn(&Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}, vocab.PhasePlan, "", l) {
+			t.Fatalf("op %q: no plan read (%s)", op, p.note)
+		}
+		got := p.defaults().Plan[1<<20]
+		if got.Algo != "RING" || got.Proto != "SIMPLE" || got.Channels != 2 {
+			t.Errorf("op %q: plan at 1M is %+v, want the log's RING/SIMPLE on 2 channels", op, got)
+		}
+	}
+	// The log holds no broadcast: a band study of broadcast reads no plan
+	// rather than the all-reduce's.
+	p := newPlanner(nccl.Broadcast, band.Sizes(), DefaultGuard(band), false)
+	if p.learn(&Trial{Role: vocab.RoleBaseline, Config: nccl.Config{}}, vocab.PhasePlan, "", l) {
+		t.Errorf("a broadcast study read a plan from a log of all-reduces: %+v", p.defaults().Plan)
+	}
+}

@@ -55,7 +55,7 @@ func TestNoCrossNICOnOneNIC(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			o := DefaultOptions()
 			o.Band, o.Guard, o.Seed = f.band, DefaultGuard(f.band), 1
-			p := newPlanner(o.Band.Sizes(), o.Guard, false)
+			p := newPlanner(o.Op, o.Band.Sizes(), o.Guard, false)
 			l, err := f.launcher(1).Launch(context.Background(), Request{Config: nccl.Config{}, MinBytes: explainMin, MaxBytes: explainMax, Phase: vocab.PhasePlan, Debug: true})
 			if err != nil {
 				t.Fatal(err)
@@ -122,7 +122,7 @@ func TestListTwinBesideAForcedAlgorithm(t *testing.T) {
 	t.Parallel()
 	l := &replayLauncher{profile: replayProfile(t, "h200-loopback4-32k.json"), seed: 1, dir: t.TempDir(), refused: map[string]int{}}
 	band := nccl.Band{Min: 32 << 10, Max: 256 << 10}
-	p := newPlanner(band.Sizes(), DefaultGuard(band), false)
+	p := newPlanner("", band.Sizes(), DefaultGuard(band), false)
 	read := func(cfg nccl.Config, role string) {
 		t.Helper()
 		launch, err := l.Launch(context.Background(), Request{Config: cfg, MinBytes: explainMin, MaxBytes: explainMax, Phase: vocab.PhasePlan, Debug: true})
