@@ -92,3 +92,20 @@ func TestOneConfigOneScore(t *testing.T) {
 		t.Errorf("%d configs with the baseline's or the confirmed role, want 2", seen)
 	}
 }
+
+// TestCandidateIsTheRecordedOne: after a refusal the study confirms
+// another candidate; when it keeps the defaults, the candidate is the one
+// its record names (CandidateTrialID), not the first trial with
+// confirmation launches (the refused one), as a real 3-op workload study
+// once showed.
+func TestCandidateIsTheRecordedOne(t *testing.T) {
+	base := &store.Trial{ID: 1, Number: 0, Role: "baseline", Config: nccl.Config{}}
+	refused := &store.Trial{ID: 2, Number: 1, Config: nccl.Config{"NCCL_MAX_CTAS": "1"}}
+	last := &store.Trial{ID: 3, Number: 2, Config: nccl.Config{"NCCL_ALGO": "allreduce:Ring"}}
+	s := Of(&stored.Study{Study: &store.Study{Recommendation: &store.Recommendation{CandidateTrialID: last.ID}},
+		Trials:   []*store.Trial{base, refused, last},
+		Launches: []*store.Launch{{TrialID: base.ID, Phase: "confirm"}, {TrialID: refused.ID, Phase: "confirm"}, {TrialID: last.ID, Phase: "confirm"}}}, nil)
+	if got := s.Candidate(); got != last {
+		t.Errorf("Candidate() = %+v, want the recorded candidate %+v", got, last)
+	}
+}

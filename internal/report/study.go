@@ -71,6 +71,12 @@ func (s *Study) Candidate() *store.Trial {
 		if t := s.trialByID(r.TrialID); r.TrialID != 0 && t != nil {
 			return t
 		}
+		// The confirmed candidate, recommended or not, as the study
+		// recorded it: after a refusal the study confirms another, so the
+		// first trial with confirmation launches is not the one decided.
+		if t := s.trialByID(r.CandidateTrialID); r.CandidateTrialID != 0 && t != nil {
+			return t
+		}
 		if key := nccl.Config(r.Env).Key(); key != "" {
 			for _, t := range s.Trials {
 				if t.Config.Key() == key {
