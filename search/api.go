@@ -374,6 +374,9 @@ type Refusal struct {
 	// Ending is why (vocab.EndingGuard, vocab.EndingOpRegression,
 	// vocab.EndingSwitchesOnDisabled, vocab.EndingCandidateFailed), Reason its sentence.
 	Ending, Reason string
+	// Decision is its confirmation's comparison with the baseline over
+	// what the study scores (nil when it failed before a look).
+	Decision *model.Comparison
 }
 
 // GuardCheck is the winner against the baseline at one guard size.

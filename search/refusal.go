@@ -56,7 +56,7 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	}
 	w := res.Winner
 	if len(res.Refused) == 0 || res.Refused[len(res.Refused)-1].Trial != w {
-		res.Refused = append(res.Refused, Refusal{Trial: w, Ending: res.Ending, Reason: res.Reason})
+		res.Refused = append(res.Refused, Refusal{Trial: w, Ending: res.Ending, Reason: res.Reason, Decision: res.Decision})
 	}
 	forced, err := s.perFunctionForm(res)
 	if err != nil {

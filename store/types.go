@@ -331,6 +331,24 @@ type Recommendation struct {
 	// none): it runs the workload's ops as the recommendation does, so its
 	// debug log stands for the recommended trial's where that has none.
 	ScopedFromTrialID uint64 `json:"scoped_from_trial_id,omitempty"`
+	// Refusals are the candidates confirmed and refused before the one
+	// above, in order, each with why: a refusal does not end a study
+	// while its budget can confirm another candidate.
+	Refusals []Refusal `json:"refusals,omitempty"`
+}
+
+// Refusal is a candidate the study confirmed and refused.
+type Refusal struct {
+	TrialID uint64            `json:"trial_id"`
+	Env     map[string]string `json:"env"`
+	// Ending is why (vocab.EndingGuard, vocab.EndingOpRegression, …),
+	// Reason the study's sentence.
+	Ending string `json:"ending"`
+	Reason string `json:"reason"`
+	// Speedup and SpeedupCI are its confirmation's, over what the study
+	// scores (1 and [1, 1] when it failed before a look).
+	Speedup   float64    `json:"speedup"`
+	SpeedupCI [2]float64 `json:"speedup_ci"`
 }
 
 // PartComparison is what the confirmation measured of one part of a

@@ -284,3 +284,62 @@ steps:
 		}
 	}
 }
+
+// A candidate refused before the one the study decided is said by search,
+// show, the export's header and the JSON, with why; and show names the
+// candidate the study decided, not the first one it confirmed. On the
+// simulated loopback (seed 3) the one-channel all-reduce winner slows the
+// alltoall call and is refused, and a list-only setting is recommended.
+func TestRefusedCandidateIsRecorded(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "db")
+	calls := []string{"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:100", "--calls", "all_reduce:327680:50", "--calls", "alltoall:8M:2"}
+	stdout, stderr, code := runCLI(t, db, append([]string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "3", "--name", "w"}, calls...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	showJSON, stderr, code := runCLI(t, db, "show", "w", "--json")
+	if code != 0 {
+		t.Fatalf("show --json: exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Recommendation struct {
+			Env      map[string]string `json:"env"`
+			Refusals []struct {
+				Env    map[string]string `json:"env"`
+				Ending string            `json:"ending"`
+				Reason string            `json:"reason"`
+			} `json:"refusals"`
+		} `json:"recommendation"`
+	}
+	if err := json.Unmarshal([]byte(showJSON), &doc); err != nil {
+		t.Fatal(err)
+	}
+	refusals := doc.Recommendation.Refusals
+	if len(refusals) == 0 {
+		t.Fatalf("no refusal stored (the seed no longer exercises it?):\n%s", stdout)
+	}
+	refused := refusals[0]
+	if refused.Ending != "op-regression" || !strings.Contains(refused.Reason, "alltoall") || len(refused.Env) == 0 {
+		t.Errorf("stored refusal %+v: want the alltoall call's op-regression of a config", refused)
+	}
+	show, _, _ := runCLI(t, db, "show", "w")
+	export, _, _ := runCLI(t, db, "export", "w", "--format", "env")
+	for name, out := range map[string]string{"search": stdout, "show": show, "export": export} {
+		if !strings.Contains(out, "refused earlier") || !strings.Contains(out, "significantly slower for its call alltoall") {
+			t.Errorf("%s does not say which candidate was refused and why:\n%s", name, out)
+		}
+	}
+	confirmed := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "confirmed ") {
+				_, rest, _ := strings.Cut(l, "interleaved: ")
+				return rest
+			}
+		}
+		return ""
+	}
+	if a, b := confirmed(stdout), confirmed(show); a == "" || a != b {
+		t.Errorf("search confirmed %q, show says %q", a, b)
+	}
+}

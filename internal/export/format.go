@@ -286,6 +286,7 @@ func header(b *Recommendation, o Options, usage string) []string {
 	if r := s.Recommendation; r.Reason != "" {
 		lines = append(lines, "decision: "+r.Reason)
 	}
+	lines = append(lines, stored.RefusalLines(s.Recommendation)...)
 	lines = append(lines, opVerdictHeader(s)...)
 	if !b.KeepDefaults {
 		lines = append(lines, "only settings that differ from NCCL's defaults are written")

@@ -186,10 +186,26 @@ func VerdictOf(s *store.Study) Verdict {
 	if r.Reason != "" && !v.Change {
 		v.Details = append(v.Details, r.Reason)
 	}
+	v.Details = append(v.Details, RefusalLines(r)...)
 	if s.Simulated {
 		v.Details = append(v.Details, "(SIMULATED fabric: a demonstration, not a measurement of real hardware)")
 	}
 	return v
+}
+
+// RefusalLines say which candidates the study confirmed and refused
+// before its last confirmation, and why: one line each. search, show, the
+// report and every export's header say them through this function.
+func RefusalLines(r *store.Recommendation) []string {
+	var out []string
+	for _, f := range r.Refusals {
+		// The reason names the config and ends with the advice it gave
+		// when it was the study's answer ("; keep NCCL's defaults…"),
+		// which the later confirmation replaced.
+		why, _, _ := strings.Cut(f.Reason, "; keep ")
+		out = append(out, fmt.Sprintf("refused earlier (its speedup %s): %s", SpeedupText(f.Speedup, f.SpeedupCI), why))
+	}
+	return out
 }
 
 // baselineName is what a study compared with: NCCL's defaults, or the

@@ -308,6 +308,14 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 	sizes := so.ScoredKeys()
 	rec := &store.Recommendation{Env: map[string]string{}, Speedup: 1, SpeedupCI: [2]float64{1, 1},
 		Reason: res.Reason, Ending: res.Ending, MinEffect: so.Stats.MinEffect, Dropped: []nccl.Drop{}}
+	for _, f := range res.Refused {
+		r := store.Refusal{TrialID: f.Trial.ID, Env: f.Trial.Config.Clone(), Ending: f.Ending, Reason: f.Reason, Speedup: 1, SpeedupCI: [2]float64{1, 1}}
+		if d := f.Decision; d != nil {
+			r.Speedup = store.FiniteOr(d.Speedup, 1)
+			r.SpeedupCI = [2]float64{store.FiniteOr(d.Lo, r.Speedup), store.FiniteOr(d.Hi, r.Speedup)}
+		}
+		rec.Refusals = append(rec.Refusals, r)
+	}
 	base := res.Baseline
 	if res.Recommend {
 		rec.Env = res.Winner.Config.Clone()
