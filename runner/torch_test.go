@@ -407,11 +407,18 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// TestClassifyTorchOp: a launch is failed, not stored as measured, when
+// TestClassifyTorch: a launch is failed, not stored as measured, when
 // the torch script measured another op than the launch asked for, or is a
-// copy from before --op (which refuses the flag).
-func TestClassifyTorchOp(t *testing.T) {
-	gathered, err := os.ReadFile(filepath.Join("..", "internal", "benchfmt", "testdata", "torch", "ops_all_gather_4r.jsonl"))
+// copy from before --op (which refuses the flag); a real launch whose
+// ranks died in the script's start-up all-gather (NCCL_ALGO=Tree) is
+// failed with NCCL's cause as its reason, which a study's trial shows.
+func TestClassifyTorch(t *testing.T) {
+	testdata := filepath.Join("..", "internal", "benchfmt", "testdata", "torch")
+	gathered, err := os.ReadFile(filepath.Join(testdata, "ops_all_gather_4r.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	treeFailed, err := os.ReadFile(filepath.Join(testdata, "real_torch_ar4_algo_tree_failed.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,6 +434,10 @@ func TestClassifyTorchOp(t *testing.T) {
 		{"a copy from before --op", benchfmt.Launch{Op: nccl.Broadcast, ExitCode: 2,
 			Stderr: []byte("usage: nccltune_allreduce.py [-h] [-b MINBYTES]\nnccltune_allreduce.py: error: unrecognized arguments: --op broadcast\n")},
 			benchfmt.Failed, "a copy from before it took --op"},
+		{"a rank died in the start-up all-gather", benchfmt.Launch{Op: nccl.AllReduce, ExitCode: 1, Stdout: treeFailed},
+			benchfmt.Failed, `exit status 1: NCCL reported "invalid usage" under torch.distributed`},
+		{"…and NCCL's last error is quoted", benchfmt.Launch{Op: nccl.AllReduce, ExitCode: 1, Stdout: treeFailed},
+			benchfmt.Failed, "function AllGather with datatype ncclInt8. NCCL_ALGO was set to Tree."},
 	}
 	for _, tt := range tests {
 		l := tt.l

@@ -1,8 +1,11 @@
 package benchfmt
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -73,6 +76,55 @@ func TestRealCaptures(t *testing.T) {
 			f := res.Facts
 			if f == nil || f.Transport != "Socket" || f.GDR == nil || *f.GDR || len(f.Choices) != tt.choices {
 				t.Fatalf("facts %+v, want Socket, GDR 0 and %d choices", f, tt.choices)
+			}
+		})
+	}
+}
+
+// TestRealFailures parses failed launches captured on the same loopback
+// (stdout then stderr, as ParseLaunch joins them): each must end in a
+// *FailureError that names the cause, read whole (Parse) and as a launch
+// whose stdout is the JSON lines and stderr the rest (ParseLaunch, whose
+// error becomes the launch's Reason).
+func TestRealFailures(t *testing.T) {
+	tests := []struct {
+		file      string
+		want, not []string
+	}{
+		// A torch launch under NCCL_ALGO=Tree died in the script's start-up
+		// all-gather: stdout holds only its {"error", "rank"} lines.
+		{"torch/real_torch_ar4_algo_tree_failed.txt", []string{"invalid usage", "AllGather", "NCCL_ALGO was set to Tree"}, []string{"nccl-tests"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			data := readTestdata(t, tt.file)
+			var stdout, stderr []byte
+			for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+				if len(stderr) == 0 && bytes.HasPrefix(line, []byte("{")) {
+					stdout = append(stdout, line...)
+				} else {
+					stderr = append(stderr, line...)
+				}
+			}
+			for _, name := range []string{"Parse", "ParseLaunch"} {
+				_, err := Parse(data)
+				if name == "ParseLaunch" {
+					_, err = ParseLaunch(&Launch{Stdout: stdout, Stderr: stderr})
+				}
+				var fe *FailureError
+				if !errors.As(err, &fe) {
+					t.Fatalf("%s: %v, want a *FailureError", name, err)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(fe.Message, w) {
+						t.Errorf("%s: %q does not name %q", name, fe.Message, w)
+					}
+				}
+				for _, n := range tt.not {
+					if strings.Contains(fe.Message, n) {
+						t.Errorf("%s: %q names %q", name, fe.Message, n)
+					}
+				}
 			}
 		})
 	}

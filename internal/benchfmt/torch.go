@@ -77,7 +77,10 @@ type torchDevice struct {
 }
 
 // isTorchLine says whether line is a JSON object of the torch instrument:
-// its metadata line, or a size line (nccltune's or the seed's bare format).
+// its metadata line, a size line (nccltune's or the seed's bare format), or
+// a rank's failure line, {"error", "rank"} and nothing else (a rank that
+// died before its metadata line prints only that; any JSON with "error"
+// would take in other tools' output).
 func isTorchLine(line []byte) bool {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
@@ -88,6 +91,11 @@ func isTorchLine(line []byte) bool {
 		return false
 	}
 	if _, ok := keys["instrument"]; ok {
+		return true
+	}
+	_, hasError := keys["error"]
+	_, hasRank := keys["rank"]
+	if hasError && hasRank && len(keys) == 2 {
 		return true
 	}
 	_, hasBytes := keys["bytes"]
@@ -491,17 +499,28 @@ func diagnoseTorch(lines []string) string {
 		if !strings.Contains(l, "NCCL error") && !strings.Contains(l, "NCCL communicator") {
 			continue
 		}
+		// NCCL's last error, which torch appends after "Last error:", names
+		// the cause (the collective, the NCCL_* value): it is quoted on its
+		// own, as diagnoseNCCLFailure quotes nccl-tests', so that shortening
+		// torch's long message never cuts it off.
+		said, last, _ := strings.Cut(l, "Last error:")
+		quoted := shorten(strings.Join(strings.Fields(said), " "), 300)
+		msg := "torch.distributed reported an NCCL error: " + quoted
 		keys := make([]string, 0, len(ncclAdvice))
 		for k := range ncclAdvice {
 			keys = append(keys, k)
 		}
 		sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) })
 		for _, k := range keys {
-			if strings.Contains(l, k) {
-				return fmt.Sprintf("NCCL reported %s under torch.distributed: %s; torch said: %s", quote(k), ncclAdvice[k], shorten(l, 300))
+			if strings.Contains(said, k) {
+				msg = fmt.Sprintf("NCCL reported %s under torch.distributed: %s; torch said: %s", quote(k), ncclAdvice[k], quoted)
+				break
 			}
 		}
-		return "torch.distributed reported an NCCL error: " + shorten(l, 300)
+		if last = strings.TrimSpace(last); last != "" {
+			msg += "; NCCL's last error: " + shorten(last, 200)
+		}
+		return msg
 	}
 	return diagnose(lines)
 }

@@ -206,6 +206,7 @@ func TestParseDetectsTorch(t *testing.T) {
 		{"torch/seed_a1_tuned.jsonl", true},
 		{"torch/debug_mixed.txt", true}, // metadata after NCCL log lines
 		{"torch/truncated.jsonl", true},
+		{"torch/real_torch_ar4_algo_tree_failed.txt", true}, // only {"error", "rank"} lines
 		{"torch/garbage.txt", false},
 		{"fixtures/ar2_full_periter.json", false},
 		{"fixtures/ar2_full_periter.txt", false},
@@ -220,6 +221,12 @@ func TestParseDetectsTorch(t *testing.T) {
 	one := bytes.Join(bytes.Fields(readTestdata(t, "fixtures/ar2_full_periter.json")), []byte(" "))
 	if looksLikeTorch(one) {
 		t.Error("nccl-tests' JSON on one line was taken for torch output")
+	}
+	// Only the script's failure line, not any JSON that carries "error".
+	for _, other := range []string{`{"error": "boom"}`, `{"error": "boom", "rank": 0, "code": 3}`} {
+		if looksLikeTorch([]byte(other)) {
+			t.Errorf("%s was taken for torch output", other)
+		}
 	}
 }
 
