@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"html"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,9 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // The config's calls: is --calls, and refuses part: beside it.
@@ -341,5 +346,45 @@ func TestRefusedCandidateIsRecorded(t *testing.T) {
 	}
 	if a, b := confirmed(stdout), confirmed(show); a == "" || a != b {
 		t.Errorf("search confirmed %q, show says %q", a, b)
+	}
+}
+
+// show --format csv --curves of a workload writes every op's launches,
+// each row naming its launch's op in the column after phase (was: the
+// first part's op alone, with no op column, so an all_reduce 2M row and
+// an all_gather 2M row could not be told apart): its rows are exactly the
+// stored launches that measured their config, one per size.
+func TestTimedStudyCurvesCSVHasEveryOp(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "db")
+	timedStudy.copyTo(t, db)
+	out, stderr, code := runCLI(t, db, "show", "1", "--format", "csv", "--curves")
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != exitOK || err != nil || len(rows) < 2 {
+		t.Fatalf("show --curves: exit %d, %v: %s\n%s", code, err, stderr, out)
+	}
+	if head := strings.Join(rows[0][:7], ","); head != "study,trial,env,launch,phase,op,bytes" {
+		t.Fatalf("curves CSV header %q, want op after phase", rows[0])
+	}
+	one, err := stored.LoadOne(db, "s1-all_reduce-all_gather")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, ops := map[string]int{}, map[string]bool{}
+	for _, l := range one.Launches {
+		if l.Outcome == benchfmt.OK && l.Scored && l.Phase != vocab.PhaseWarmup {
+			want[fmt.Sprintf("%d %s %s", l.Seq+1, l.Phase, l.Op.OrAllReduce())] += len(l.Sizes)
+			ops[string(l.Op)] = true
+		}
+	}
+	if !ops["all_reduce"] || !ops["all_gather"] {
+		t.Fatalf("the study measured %v; want launches of all_reduce and all_gather", ops)
+	}
+	got := map[string]int{}
+	for _, r := range rows[1:] {
+		got[r[3]+" "+r[4]+" "+r[5]]++
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("curves CSV rows per launch, phase and op:\n%v\nwant the stored launches':\n%v", got, want)
 	}
 }

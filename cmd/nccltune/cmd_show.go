@@ -38,7 +38,7 @@ confirmation's: over the interleaved launches that decided. The CSV of
 			&cli.BoolFlag{Name: "trials", Usage: "list every trial"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout (trials always included)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "`FORMAT`: text, json, or csv (one row per trial; with --curves one row per launch and size)"},
-			&cli.BoolFlag{Name: "curves", Usage: "with --format csv: every launch's time and bandwidth per size instead of the trials"},
+			&cli.BoolFlag{Name: "curves", Usage: "with --format csv: every launch's time and bandwidth per size, of every op (its op column), instead of the trials"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {

@@ -29,6 +29,7 @@ func TestShowGolden(t *testing.T) {
 		{"show/sweep.golden", []string{"show", "s2"}},
 		{"show/keep_defaults.golden", []string{"show", "lab-runs", "--trials"}},
 		{"show/running.golden", []string{"show", "s4-1M"}},
+		{"show/search_curves.golden", []string{"show", "s1-512K-4M", "--format", "csv", "--curves"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			stdout, stderr, code := runCLI(t, db, tc.args...)

@@ -455,11 +455,11 @@ func TestShowCSV(t *testing.T) {
 	}
 	out, _, code = runCLI(t, db, "show", "s1", "--format", "csv", "--curves")
 	rows, err = csv.NewReader(strings.NewReader(out)).ReadAll()
-	if code != 0 || err != nil || len(rows) < 10 || rows[0][5] != "bytes" {
+	if code != 0 || err != nil || len(rows) < 10 || rows[0][6] != "bytes" {
 		t.Fatalf("curves CSV (exit %d, %v):\n%s", code, err, out)
 	}
 	for _, r := range rows[1:] {
-		if r[5] != "1048576" && r[5] != "2097152" && r[5] != "4194304" {
+		if r[6] != "1048576" && r[6] != "2097152" && r[6] != "4194304" {
 			t.Errorf("a size outside the band and its guard: %v", r)
 		}
 		if r[4] == "warmup" {

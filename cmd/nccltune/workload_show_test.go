@@ -108,6 +108,14 @@ func TestShowWorkloadGolden(t *testing.T) {
 	}
 	checkGolden(t, "show/workload.golden", []byte(stdout))
 
+	// Its curves: every launch of both parts' ops and of the guarded op,
+	// each row with its op.
+	stdout, stderr, code = runCLI(t, db, "show", "s1", "--format", "csv", "--curves")
+	if code != 0 {
+		t.Fatalf("show --curves: exit %d: %s", code, stderr)
+	}
+	checkGolden(t, "show/workload_curves.golden", []byte(stdout))
+
 	stdout, stderr, code = runCLI(t, db, "show", "s1", "--json")
 	if code != 0 {
 		t.Fatalf("show --json: exit %d: %s", code, stderr)

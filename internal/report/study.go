@@ -121,12 +121,26 @@ func usable(l *store.Launch) bool {
 func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 	var out []*store.Launch
 	op := s.Study.Op()
-	for _, l := range s.Launches {
+	for _, l := range s.TrialLaunchesOfEveryOp(t) {
 		// The study's own op only: a guarded op's launches (and a
 		// workload's other parts) measure another collective, whose times
 		// are not this curve's (show's parts and guards tables say them).
 		// A launch stored without an op is the study's own.
-		if l.TrialID == t.ID && usable(l) && (phase == "" || l.Phase == phase) && (l.Op == "" || l.Op == op) {
+		if (phase == "" || l.Phase == phase) && (l.Op == "" || l.Op == op) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TrialLaunchesOfEveryOp returns the usable launches of a trial whatever
+// op they measured (a workload's parts, its guarded ops), in order: every
+// measurement of the trial, each naming its op, for an export that keeps
+// them apart by it (show --curves).
+func (s *Study) TrialLaunchesOfEveryOp(t *store.Trial) []*store.Launch {
+	var out []*store.Launch
+	for _, l := range s.Launches {
+		if l.TrialID == t.ID && usable(l) {
 			out = append(out, l)
 		}
 	}

@@ -27,17 +27,18 @@ func writeTrialsCSV(w io.Writer, data *report.Study) error {
 }
 
 // writeCurvesCSV writes one row per launch and size: every measurement
-// the study holds, for curves drawn elsewhere. Failed launches and the
-// uncounted warm-up are left out (as every table and figure leaves them).
-// Launches are numbered from 1, as search's lines on stderr and the
-// convergence figure number them.
+// the study holds, of every op (a workload's parts and guarded ops, each
+// row with its launch's op), for curves drawn elsewhere. Failed launches
+// and the uncounted warm-up are left out (as every table and figure
+// leaves them). Launches are numbered from 1, as search's lines on stderr
+// and the convergence figure number them.
 func writeCurvesCSV(w io.Writer, data *report.Study) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"study", "trial", "env", "launch", "phase", "bytes", "cycle", "time_us", "algbw_gbs", "busbw_gbs", "samples"})
+	_ = cw.Write([]string{"study", "trial", "env", "launch", "phase", "op", "bytes", "cycle", "time_us", "algbw_gbs", "busbw_gbs", "samples"})
 	for _, t := range data.Trials {
-		for _, l := range data.TrialLaunches(t, "") {
+		for _, l := range data.TrialLaunchesOfEveryOp(t) {
 			for _, z := range l.Sizes {
-				_ = cw.Write([]string{data.Name(), strconv.Itoa(t.Number), t.Config.Key(), strconv.Itoa(l.Seq + 1), l.Phase,
+				_ = cw.Write([]string{data.Name(), strconv.Itoa(t.Number), t.Config.Key(), strconv.Itoa(l.Seq + 1), l.Phase, string(l.Op.OrAllReduce()),
 					strconv.FormatInt(z.Bytes, 10), strconv.Itoa(z.Cycle), decimalFloat(z.TimeUS), decimalFloat(z.AlgBW), decimalFloat(z.BusBW),
 					strconv.Itoa(len(z.Samples))})
 			}
