@@ -199,8 +199,8 @@ func globalList(cfg nccl.Config) bool {
 // explored config t that sets NCCL_ALGO or NCCL_PROTO process-wide when
 // its round (byOp, the ops measured before any failure) failed an op of
 // the workload or measured it slower than the baseline by more than the
-// minimum effect: its lists for the ops that did not lose, when every op
-// that lost is one a list reaches. On a fabric where NCCL runs Tree for
+// minimum effect: its lists for the ops it measured that did not lose,
+// when every op that lost is one a list reaches. On a fabric where NCCL runs Tree for
 // all-reduce only, a global NCCL_ALGO=Tree fails the all-gathers; its
 // form NCCL_ALGO=allreduce:Tree is the safe gain, and it is explored next
 // (nextPerFunction), before the sampler's other variants of the global
@@ -219,9 +219,14 @@ func (s *loop) notePerFunction(t *Trial, byOp map[nccl.Op]model.Launch) {
 			lost = append(lost, op)
 		case measured && base != t && s.opSlower(base, op, ml):
 			lost = append(lost, op)
-		default:
+		case measured:
 			kept = append(kept, op)
 		}
+		// An op the round never reached (it stopped at a failure) is
+		// unknown, not kept: on the real loopback a global Tree that
+		// slowed the all-reduce and failed the all-gather was scoped to
+		// the broadcast it never measured ("broadcast:Tree", which NCCL
+		// refuses), at three launches a try.
 	}
 	if len(lost) == 0 {
 		return

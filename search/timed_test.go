@@ -269,3 +269,53 @@ func TestPerFunctionFormExploredNext(t *testing.T) {
 		})
 	}
 }
+
+// An op a failed round never reached is not one the global list kept: a
+// global Tree that failed the all-gather before the broadcast ran is
+// scoped to the ops measured not slower, never to the unmeasured
+// broadcast (on the real loopback "broadcast:Tree" was explored six times,
+// and NCCL refuses it).
+func TestPerFunctionFormOnlyForMeasuredOps(t *testing.T) {
+	t.Parallel()
+	w := callsOf(t, "all_reduce:262144:336", "all_gather:2M:24", "broadcast:1M:1")
+	ar := func(us float64) model.Launch { return model.Launch{Times: map[int64][]float64{256 << 10: {us}}} }
+	for _, tc := range []struct {
+		name string
+		ar   float64 // the all-reduce's time under the global Tree
+		want string
+	}{
+		{"all-reduce slower: nothing measured gained", 700, ""},
+		{"all-reduce kept: its form alone", 480, "NCCL_ALGO=allreduce:Tree"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.Workload, o.Op, o.Band = w, nccl.AllReduce, Hull(w)
+			s := newLoop(o)
+			s.rec, s.version = newMemRecorder(t), "2.28.3"
+			base := &Trial{Number: 0, Role: vocab.RoleBaseline, Config: nccl.Config{}, State: vocab.TrialRunning}
+			round := map[nccl.Op]model.Launch{nccl.AllReduce: ar(500),
+				nccl.AllGather: {Times: map[int64][]float64{2 << 20: {800}}}, nccl.Broadcast: {Times: map[int64][]float64{1 << 20: {400}}}}
+			sc, err := s.work.roundScore(round)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base.addRound(vocab.PhaseExplore, round, sc)
+			tr := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_ALGO": "Tree"}, State: vocab.TrialFailed, failedOp: nccl.AllGather}
+			s.trials = []*Trial{base, tr}
+			s.index(base)
+			s.index(tr)
+			s.notePerFunction(tr, map[nccl.Op]model.Launch{nccl.AllReduce: ar(tc.ar)})
+			next, err := s.nextPerFunction()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if next != nil {
+				got = next.Config.String()
+			}
+			if got != tc.want {
+				t.Errorf("explored next %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
