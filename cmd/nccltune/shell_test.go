@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,12 +45,16 @@ func assertNotPwned(t *testing.T, dir string) {
 // TestHostileValuesReachTheBenchmarkUnchanged: values with shell syntax in
 // them (command substitution, backticks, ;, pipes, quotes, newlines,
 // globs, leading dashes) pass through --base-env to the simulated
-// benchmark byte for byte, as it reports in its JSON output, and into the
-// store; no shell runs them. The same through mpirun's -x arguments.
-// Knob values (--env) are checked against NCCL's syntax and refused.
+// benchmark byte for byte, as the wrapper in front of it reports, and into
+// the store (the study's base env and the launch's, not the -J output's
+// "env", which keeps NCCL's variables only); no shell runs them. The same
+// through mpirun's -x arguments. Knob values (--env) are checked against
+// NCCL's syntax and refused.
 func TestHostileValuesReachTheBenchmarkUnchanged(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "db")
+	envFile := filepath.Join(dir, "benchmark-env")
+	t.Setenv("NCCLTUNE_TEST_ENV", envFile)
 	env := hostileEnv(dir)
 	args := append([]string{"sweep", "--sim", "spark4", "--min", "1M", "--max", "1M", "--no-warmup",
 		"--wrapper", faultFile(t, "wrapper.sh")}, baseEnvArgs(env)...)
@@ -72,19 +76,12 @@ func TestHostileValuesReachTheBenchmarkUnchanged(t *testing.T) {
 	if err != nil || len(launches) != 1 {
 		t.Fatalf("%d launches, %v", len(launches), err)
 	}
-	raw, err := st.RawOutput(launches[0].ID)
-	if err != nil || len(raw.JSON) == 0 {
-		t.Fatalf("no JSON output stored: %v", err)
-	}
-	// The simulator, like nccl-tests 2.19, lists its environment in -J.
-	var doc struct {
-		Env []string `json:"env"`
-	}
-	if err := json.Unmarshal(raw.JSON, &doc); err != nil {
+	handed, err := os.ReadFile(envFile)
+	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]string{}
-	for _, kv := range doc.Env {
+	for _, kv := range strings.Split(string(handed), "\x00") {
 		k, v, _ := strings.Cut(kv, "=")
 		if _, ok := env[k]; ok {
 			seen[k] = v
@@ -94,6 +91,15 @@ func TestHostileValuesReachTheBenchmarkUnchanged(t *testing.T) {
 		if got, ok := seen[k]; !ok || got != v {
 			t.Errorf("the benchmark saw %s=%q, want %q", k, got, v)
 		}
+	}
+	// The simulator, like nccl-tests 2.19, lists its environment in -J;
+	// the store keeps none of it but NCCL's.
+	raw, err := st.RawOutput(launches[0].ID)
+	if err != nil || len(raw.JSON) == 0 {
+		t.Fatalf("no JSON output stored: %v", err)
+	}
+	if bytes.Contains(raw.JSON, []byte("NCCLTUNE_T_")) || !bytes.Contains(raw.JSON, []byte(`"nccltune_env_redacted":`)) {
+		t.Errorf("the stored JSON output holds the base env, or does not say its env was redacted: %s", raw.JSON)
 	}
 	stored := map[string]bool{}
 	for _, kv := range launches[0].Env {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -477,4 +478,64 @@ func (p *jsonParser) finish() (*Result, error) {
 		r.Notes = appendUnique(r.Notes, fmt.Sprintf("the JSON output has %s, not %d; read the fields that match", v, JSONVersion))
 	}
 	return r, verdict(r, "the JSON output", `"average_bus_bandwidth"`)
+}
+
+// EnvRedactedJSONKey is the top-level key RedactJSONEnv adds after the
+// "env" it cut: how many variables it dropped. It is nccltune's own.
+const EnvRedactedJSONKey = "nccltune_env_redacted"
+
+// RedactJSONEnv is nccl-tests' JSON output (-J) as nccltune stores it, and
+// how many variables it left out. nccl-tests writes rank 0's whole
+// environment in "env" (tokens, cloud keys, home and CA paths: about 150
+// variables on a real run), and the store travels with tickets and between
+// machines; "env" keeps only what nccltune reads from it (NCCL_*) and which
+// GPUs the ranks were given (CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES),
+// and EnvRedactedJSONKey says how many entries went. Every other byte stays
+// as written (key order, numbers), so ParseJSON reads the same rows, and a
+// file cut short by a crash after its "env" is redacted too. A document
+// whose "env" cannot be read (not JSON, or cut inside it) comes back as it
+// is, with 0: it is the raw record of a broken run, kept whole rather than
+// guessed at, and only then can a secret stay in it.
+func RedactJSONEnv(data []byte) ([]byte, int) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return data, 0
+	}
+	var out []byte
+	copied, dropped := 0, 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break // cut after every "env": what was read is redacted
+		}
+		// After a key, the offset is just past its closing quote: the
+		// value (":" and the array) runs from here to the offset after it.
+		start := dec.InputOffset()
+		var env []string
+		if tok != "env" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				break // cut after every "env": what was read is redacted
+			}
+			continue
+		}
+		if err := dec.Decode(&env); err != nil {
+			return data, 0
+		}
+		kept := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+			name, _, _ := strings.Cut(kv, "=")
+			return !strings.HasPrefix(name, "NCCL_") && name != "CUDA_VISIBLE_DEVICES" && name != "NVIDIA_VISIBLE_DEVICES"
+		})
+		if len(kept) == len(env) {
+			continue
+		}
+		list, _ := json.Marshal(kept) // strings always marshal
+		out = append(append(out, data[copied:start]...), ':')
+		out = fmt.Appendf(append(out, list...), ",%q:%d", EnvRedactedJSONKey, len(env)-len(kept))
+		copied, dropped = int(dec.InputOffset()), dropped+len(env)-len(kept)
+	}
+	if dropped == 0 {
+		return data, 0
+	}
+	return append(out, data[copied:]...), dropped
 }

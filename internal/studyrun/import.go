@@ -354,9 +354,11 @@ func parseImportFile(ctx context.Context, path string) *parsedFile {
 		f.err = fmt.Errorf("cannot read it: %w", unwrapPathError(err))
 		return f
 	}
-	f.data, f.sum = data, sha256.Sum256(data)
 	trimmed := strings.TrimLeft(string(data[:min(len(data), 64)]), " \t\r\n\ufeff")
-	f.isJSON = strings.HasPrefix(trimmed, "{")
+	if f.isJSON = strings.HasPrefix(trimmed, "{"); f.isJSON {
+		data, _ = benchfmt.RedactJSONEnv(data) // what is stored, and hashed
+	}
+	f.data, f.sum = data, sha256.Sum256(data)
 	f.result, err = benchfmt.Parse(data)
 	var failure *benchfmt.FailureError
 	switch {
@@ -477,7 +479,10 @@ func storedOutputs(st *store.Store, study *store.Study, created bool) (map[[sha2
 		if err != nil {
 			return nil, err
 		}
-		for _, data := range [][]byte{raw.Stdout, raw.JSON} {
+		// A JSON stored before nccltune redacted its env hashes as it
+		// is stored now.
+		storedJSON, _ := benchfmt.RedactJSONEnv(raw.JSON)
+		for _, data := range [][]byte{raw.Stdout, storedJSON} {
 			if len(data) > 0 {
 				out[sha256.Sum256(data)] = l.ID
 			}

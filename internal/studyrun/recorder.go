@@ -71,7 +71,9 @@ func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.L
 	if len(t.Explore) > 0 {
 		u.ScoreUS = t.Score(r.sizes)
 	}
-	raw := &store.Raw{Stdout: l.Stdout, Stderr: l.Stderr, JSON: l.JSON}
+	// Rank 0's environment in the JSON stays out of the store.
+	storedJSON, _ := benchfmt.RedactJSONEnv(l.JSON)
+	raw := &store.Raw{Stdout: l.Stdout, Stderr: l.Stderr, JSON: storedJSON}
 	var err error
 	if nt := r.pending[t]; nt != nil {
 		if err = r.st.AddTrialWithLaunch(nt, rec, raw, u); err == nil {
