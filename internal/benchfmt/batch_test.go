@@ -12,7 +12,7 @@ import (
 
 // TestParseBatch reads batch outputs into goldens: a run of the torch
 // instrument's --batch on its fake torch (scripts/nccltune_batch_test.py
-// --write-sample), the same cut short, stopped by its watchdog, after a
+// --write-sample), a real one, the same cut short, stopped by its watchdog, after a
 // rank's failure, and hostile ones (control characters in names, rows out
 // of bounds, rounds past the plan, a config named like another).
 func TestParseBatch(t *testing.T) {
@@ -21,6 +21,10 @@ func TestParseBatch(t *testing.T) {
 		err  string // "" for none, "no table", or a substring of the *FailureError
 	}{
 		{"fake_torch.jsonl", ""},
+		// A real batch launch on the 4-rank loopback (torch 2.11, NCCL
+		// 2.28.9, 2026-12-05): five configs, each took effect by NCCL's
+		// own lines ("Comm config Max CTAs set to 16").
+		{"real_ar4.jsonl", ""},
 		{"truncated.jsonl", `without its closing {"done": true} line`},
 		{"partial.jsonl", "cut short by the instrument's watchdog after 1 of 4 rounds"},
 		{"rank_failed.jsonl", `NCCL reported "invalid usage" under torch.distributed`},
