@@ -251,19 +251,7 @@ func TestPerFunctionFormExploredNext(t *testing.T) {
 			if tc.failedOp != "" {
 				tr.State, tr.failedOp = vocab.TrialFailed, tc.failedOp
 			}
-			s.trials = []*Trial{base, tr}
-			s.index(base)
-			s.index(tr)
-			s.notePerFunction(tr, tc.byOp)
-			next, err := s.nextPerFunction()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := ""
-			if next != nil {
-				got = next.Config.String()
-			}
-			if got != tc.want {
+			if got := formExploredNext(t, s, base, tr, tc.byOp); got != tc.want {
 				t.Errorf("explored next %q, want %q", got, tc.want)
 			}
 		})
@@ -301,21 +289,28 @@ func TestPerFunctionFormOnlyForMeasuredOps(t *testing.T) {
 			}
 			base.addRound(vocab.PhaseExplore, round, sc)
 			tr := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_ALGO": "Tree"}, State: vocab.TrialFailed, failedOp: nccl.AllGather}
-			s.trials = []*Trial{base, tr}
-			s.index(base)
-			s.index(tr)
-			s.notePerFunction(tr, map[nccl.Op]model.Launch{nccl.AllReduce: ar(tc.ar)})
-			next, err := s.nextPerFunction()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := ""
-			if next != nil {
-				got = next.Config.String()
-			}
-			if got != tc.want {
+			if got := formExploredNext(t, s, base, tr, map[nccl.Op]model.Launch{nccl.AllReduce: ar(tc.ar)}); got != tc.want {
 				t.Errorf("explored next %q, want %q", got, tc.want)
 			}
 		})
 	}
+}
+
+// formExploredNext is the config a study of base and tr explores next
+// after tr's round measured byOp (notePerFunction, nextPerFunction); ""
+// when none.
+func formExploredNext(t *testing.T, s *loop, base, tr *Trial, byOp map[nccl.Op]model.Launch) string {
+	t.Helper()
+	s.trials = []*Trial{base, tr}
+	s.index(base)
+	s.index(tr)
+	s.notePerFunction(tr, byOp)
+	next, err := s.nextPerFunction()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next == nil {
+		return ""
+	}
+	return next.Config.String()
 }
