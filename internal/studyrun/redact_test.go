@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
-	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
@@ -54,21 +53,9 @@ func storedJSONHasNoSecret(t *testing.T, st *store.Store, id uint64) {
 // TestRecorderRedactsJSONEnv: a study's launch is stored without rank 0's
 // environment.
 func TestRecorderRedactsJSONEnv(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "rec.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	study := &store.Study{Kind: vocab.KindSweep, Status: vocab.StatusRunning, Sizes: []int64{1024}}
-	if err := st.CreateStudy(study); err != nil {
-		t.Fatal(err)
-	}
-	rec := NewRecorder(st, study, study.Sizes)
-	tr := &search.Trial{Config: nccl.Config{}, Role: vocab.RoleSweep, State: vocab.TrialRunning}
-	if err := rec.SaveTrial(tr); err != nil {
-		t.Fatal(err)
-	}
+	st, study, rec, tr := sweepRecorder(t)
 	l := &benchfmt.Launch{Outcome: benchfmt.OK, JSON: secretJSON(t, "")}
+	var err error
 	if l.Result, err = benchfmt.ParseJSON(l.JSON); err != nil {
 		t.Fatal(err)
 	}
