@@ -222,6 +222,12 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 	if rec.Reason != "" && !v.Change {
 		fmt.Fprintf(w, "  %s\n", safetext.Escape(rec.Reason))
 	}
+	if !v.Change {
+		// Candidates refused before the last one (v.Details has them too).
+		for _, l := range stored.RefusalLines(rec) {
+			fmt.Fprintf(w, "  %s\n", safetext.Escape(l))
+		}
+	}
 	if line := defaultsLine(study, trials); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
