@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
@@ -89,7 +90,7 @@ func writeHistoryTable(w io.Writer, sums []store.StudySummary, loc *time.Locatio
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n",
 			s.Name, s.Kind, orDash(cmp.Or(s.Workload, s.Band)), fabricLabel(s.Simulated, s.SimProfile), s.Trials, launches,
-			s.Status, s.Created.In(loc).Format("2006-01-02 15:04"), recommendationLine(s))
+			s.Status, s.Created.In(loc).Format("2006-01-02 15:04"), safetext.Escape(recommendationLine(s)))
 	}
 	return tw.Flush()
 }

@@ -62,7 +62,7 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r st
 		printTunerVerify(w, study, r, t)
 	}
 	if r.Refused != "" {
-		fmt.Fprintf(w, "\nrefused: %s\n  %s\n", r.Verdict, r.Reason)
+		fmt.Fprintf(w, "\nrefused: %s\n  %s\n", safetext.Escape(r.Verdict), safetext.Escape(r.Reason))
 		return
 	}
 	// The speedup line above is the verdict; the reason adds to it only
@@ -70,7 +70,7 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r st
 	if math.IsNaN(r.Speedup) || r.Significant {
 		return
 	}
-	fmt.Fprintf(w, "%s\n", r.Reason)
+	fmt.Fprintf(w, "%s\n", safetext.Escape(r.Reason))
 }
 
 // printTunerVerify says what the plugin did in its debug launch, its
