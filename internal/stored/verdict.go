@@ -202,7 +202,10 @@ func RefusalLines(r *store.Recommendation) []string {
 		// The reason names the config and ends with the advice it gave
 		// when it was the study's answer ("; keep NCCL's defaults…"),
 		// which the later confirmation replaced.
-		why, _, _ := strings.Cut(f.Reason, "; keep ")
+		why := f.Reason
+		if i := strings.LastIndex(why, "; keep "); i >= 0 {
+			why = why[:i]
+		}
 		out = append(out, fmt.Sprintf("refused earlier (its speedup %s): %s", SpeedupText(f.Speedup, f.SpeedupCI), why))
 	}
 	return out

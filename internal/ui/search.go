@@ -215,17 +215,11 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 		// Run the way this nccltune ran: go run before an install.
 		fmt.Fprintf(w, "  export it: %s\n", invocation.Line(db, "export", invocation.Quote(study.Name), "--format", "env"))
 	} else {
+		// Keeping the defaults: its reason, the candidates refused on the
+		// way, as show says them.
 		fmt.Fprintln(w, safetext.Escape(v.Headline))
-	}
-	// A recommendation's reason restates its verdict; keeping the
-	// defaults needs its reason.
-	if rec.Reason != "" && !v.Change {
-		fmt.Fprintf(w, "  %s\n", safetext.Escape(rec.Reason))
-	}
-	if !v.Change {
-		// Candidates refused before the last one (v.Details has them too).
-		for _, l := range stored.RefusalLines(rec) {
-			fmt.Fprintf(w, "  %s\n", safetext.Escape(l))
+		for _, d := range v.Details {
+			fmt.Fprintf(w, "  %s\n", safetext.Escape(d))
 		}
 	}
 	if line := defaultsLine(study, trials); line != "" {
