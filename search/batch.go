@@ -70,6 +70,10 @@ type BatchOp struct {
 // they save time at both (docs/PERFORMANCE.md, "Exploration in batches").
 const DefaultBatchSize = 8
 
+// MinBatchSize is the fewest configs a batch launch holds (minBatch): a
+// smaller batch size would never batch.
+const MinBatchSize = minBatch
+
 // BatchRounds are a batch's rounds, round 0 the warm-up: each config's
 // per-size time is the median of 3 visits, which one visit 20–40 % slow
 // (common on the real loopback) does not move. More rounds buy little: a

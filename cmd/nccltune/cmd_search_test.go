@@ -369,6 +369,9 @@ func TestBatchSizeFor(t *testing.T) {
 		{"sim, asked", true, 6, "", true, 6, false},
 		{"nccl-tests, asked", true, 6, benchfmt.InstrumentNCCLTests, false, 0, true},
 		{"negative", true, -1, benchfmt.InstrumentTorch, false, 0, true},
+		{"torch, 2: never a batch", true, 2, benchfmt.InstrumentTorch, false, 0, true},
+		{"sim, 1: never a batch", true, 1, "", true, 0, true},
+		{"torch, the smallest batch", true, search.MinBatchSize, benchfmt.InstrumentTorch, false, search.MinBatchSize, false},
 	} {
 		got, err := batchSizeFor(tc.given, tc.n, tc.instrument, tc.simulated)
 		if got != tc.want || (err != nil) != tc.err || err != nil && !errors.Is(err, vocab.ErrUsage) {
