@@ -30,29 +30,25 @@ func CommSettingsOf(c Config) (s CommSettings, perProcess []string, ok bool) {
 	s.Env = map[string]string{}
 	for name, v := range c {
 		switch {
+		case !IsPlanKnob(name):
+			perProcess = append(perProcess, name)
 		case name == "NCCL_PROTO" || name == "NCCL_ALGO":
 			s.Env[name] = v
-		case CapPartner(name) == "":
-			perProcess = append(perProcess, name)
 		}
 	}
 	if len(perProcess) > 0 {
 		sort.Strings(perProcess)
 		return CommSettings{}, perProcess, false
 	}
-	// Both names of a limit may be set: the more restrictive applies
-	// (CapPair.Binding), so the smaller cap and the larger floor.
 	for _, p := range CapPairs {
-		limit := 0
-		for _, name := range []string{p.Channels, p.CTAs} {
-			v := c.Int(name, 0)
-			if v <= 0 {
-				continue
-			}
-			if limit == 0 || (p.Max && v < limit) || (!p.Max && v > limit) {
-				limit = v
-			}
+		// Both names of a limit may be set: the binding one applies.
+		name := p.Channels
+		if kept, _, both := p.Binding(c); both {
+			name = kept
+		} else if c.Int(name, 0) <= 0 {
+			name = p.CTAs
 		}
+		limit := max(c.Int(name, 0), 0)
 		if p.Max {
 			s.MaxCTAs = limit
 		} else {
