@@ -843,6 +843,21 @@ def nccl_debug_env(log_dir, rank):
         socket.gethostname().split(".")[0], os.getpid(), rank))
 
 
+# The debug log of a batch process when nccltune chose where it goes (the
+# temporary directory): read during the run, removed at its end, so that
+# batches leave nothing behind. A --log-dir the caller gave is kept.
+OWN_LOGS = []
+
+
+def drop_own_logs():
+    for path in OWN_LOGS:
+        for f in (path, path + ".timing"):
+            try:
+                os.remove(f)
+            except OSError:
+                pass
+
+
 def start_watchdog(seconds, state, rank, exit=None):
     """After seconds, print (rank 0) that the batch is partial and end the process:
     a hung communicator must not hold the launch until nccltune's timeout."""
@@ -852,6 +867,7 @@ def start_watchdog(seconds, state, rank, exit=None):
                   "rounds": state["rounds"], "seconds": rnd(time.monotonic() - state["start"])})
         sys.stderr.write("nccltune_allreduce.py: rank %d: watchdog after %.0f s during %s; exiting\n" % (rank, seconds, state["phase"]))
         sys.stderr.flush()
+        drop_own_logs()
         (exit or os._exit)(3)
     t = threading.Timer(seconds, fire)
     t.daemon = True
@@ -1020,6 +1036,8 @@ def main_batch(a):
         return 2
     import tempfile
     nccl_debug_env(a.log_dir or tempfile.gettempdir(), rank)
+    if not a.log_dir:
+        OWN_LOGS.append(os.environ["NCCL_DEBUG_FILE"])
     try:
         import torch
         import torch.distributed as dist
@@ -1034,6 +1052,7 @@ def main_batch(a):
         sys.stderr.write("nccltune_allreduce.py: rank %d: %s: %s\n" % (rank, type(e).__name__, e))
     sys.stdout.flush()
     sys.stderr.flush()
+    drop_own_logs()
     os._exit(rc)  # no teardown: destroying many live communicators can stall
 
 

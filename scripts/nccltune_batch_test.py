@@ -395,6 +395,24 @@ class Watchdog(unittest.TestCase):
         self.assertTrue([f for f in os.listdir(logs) if f.startswith("nccltune-batch.")])
 
 
+class OwnLogs(unittest.TestCase):
+    def test_no_log_left_in_the_temporary_directory(self):
+        """Without --log-dir NCCL's log goes to the temporary directory and
+        is removed at the end, also when the watchdog ends the process."""
+        plan = dict(PLAN, configs=PLAN["configs"][:2], creation_order=[0, 1], ops=[{"op": "all_reduce", "sizes": [64]}])
+        for extra, rc in (([], 0), ([HANG_LL, "--hard-deadline", "2"], 3)):
+            path, tmp = write_plan(plan), tempfile.mkdtemp(prefix="nccltune-tmp-")
+            env = dict((k, v) for k, v in os.environ.items() if not k.startswith("NCCL_"))
+            env["TMPDIR"] = tmp
+            p = subprocess.run([sys.executable, "-S", "-B", os.path.abspath(__file__), AS_FAKE_TORCH, "--batch", path,
+                                "--device", "cpu", "--backend", "nccl"] + extra, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            os.remove(path)
+            self.assertEqual(p.returncode, rc, p.stderr.decode())
+            self.assertEqual([f for f in os.listdir(tmp) if f.startswith("nccltune-batch.")], [], extra)
+            os.rmdir(tmp)
+
+
 class RealLogs(unittest.TestCase):
     """The real NCCL 2.28.9 logs of the multicomm experiment (4 ranks, loopback): each segment,
     cut where a communicator's init begins, judged as a batch config with the same settings."""
