@@ -442,6 +442,11 @@ type SizeComparison struct {
 	Op nccl.Op `json:"op,omitempty"`
 }
 
+// Change is the candidate's time relative to the baseline's (-0.25 = 25 %
+// less time), from the row's speedup: the one rule every table that says
+// a change uses; the bus bandwidth changes by 1/(1+Change)−1.
+func (c SizeComparison) Change() float64 { return 1/c.Speedup - 1 }
+
 // Trial is one config of a study. A config is measured by one or more
 // launches; a study never holds two trials with the same config.
 type Trial struct {

@@ -69,11 +69,6 @@ type ComparisonRow struct {
 	BaselineNotes, CandidateNotes []int
 }
 
-// Change is the candidate's median time relative to the baseline's
-// (-0.25 = 25 % less time), from the row's speedup; the bus bandwidth
-// changes by 1/(1+Change)−1.
-func (r ComparisonRow) Change() float64 { return 1/r.Speedup - 1 }
-
 // BandRow is the band score of both arms and the study's band verdict.
 type BandRow = stored.BandComparison
 

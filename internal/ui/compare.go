@@ -81,7 +81,7 @@ func opComparisonJSON(o report.OpComparison) map[string]any {
 	rows := []row{}
 	for _, r := range o.Rows {
 		rows = append(rows, row{r.Bytes, f(r.BaselineUS), f(r.BaselineLo), f(r.BaselineHi),
-			f(r.CandidateUS), f(r.CandidateLo), f(r.CandidateHi), f(r.CandidateUS/r.BaselineUS - 1), r.PValue, r.Significant})
+			f(r.CandidateUS), f(r.CandidateLo), f(r.CandidateHi), f(r.Change()), r.PValue, r.Significant})
 	}
 	doc := map[string]any{"op": o.Op, "a": o.Arms[0], "b": o.Arms[1], "rows": rows,
 		"speedup": jsonNumber(o.Band.Speedup), "speedup_ci": []any{jsonNumber(o.Band.Lo), jsonNumber(o.Band.Hi)},
@@ -100,7 +100,7 @@ func printOpComparison(w io.Writer, o report.OpComparison) {
 	for _, r := range o.Rows {
 		change := "~"
 		if r.Significant {
-			change = fmt.Sprintf("%+.1f%%", 100*(r.CandidateUS/r.BaselineUS-1))
+			change = fmt.Sprintf("%+.1f%%", 100*r.Change())
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (p=%.3f)\t\n", nccl.FormatSize(r.Bytes), ciText(r.BaselineUS, r.BaselineLo, r.BaselineHi), ciText(r.CandidateUS, r.CandidateLo, r.CandidateHi), change, r.PValue)
 	}
