@@ -161,6 +161,10 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		// The study as export reads it: the CSV when none is given, and
 		// NCCL's recorded choices the CSV's gaps are judged by.
 		rec, recErr := studyExport(st, o.study)
+		if recErr != nil && !errors.Is(recErr, vocab.ErrUsage) {
+			// The database could not be read: not "no recommendation".
+			return recErr
+		}
 		csv, content := o.tunerConfig, ""
 		if csv == "" {
 			if recErr != nil {
