@@ -135,7 +135,19 @@ func (s Spec) validateBatch() error {
 	if len(s.Config) > 0 {
 		return fmt.Errorf("a batch launch carries its configs in its plan; its Config must be empty (got %s)", s.Config)
 	}
+	if err := s.CheckBatchPlanSeen(); err != nil {
+		return err
+	}
 	return s.Batch.Validate()
+}
+
+// CheckBatchPlanSeen refuses batch launches of s whose ranks could not
+// read their plan; a search that batches calls it before it stores a study.
+func (s Spec) CheckBatchPlanSeen() error {
+	if who := s.launchFilesUnseenBy(); who != "" {
+		return fmt.Errorf("%s cannot see the batch plan nccltune writes to a temporary directory on this machine: pass --work-dir DIR at a path they see too (a shared file system, the same path in the container), or --batch 0 to launch every config on its own", who)
+	}
+	return nil
 }
 
 // writeBatchPlan writes the spec's plan into dir, named for this launch

@@ -43,8 +43,8 @@ func TestBatchArgv(t *testing.T) {
 			s.Launcher, s.NP, s.Prefix, s.BenchArgs = "mpirun", 4, []string{"./scripts/fakehost.sh"}, []string{"--device", "cuda:0"}
 		}, OpenMPI, []string{"mpirun", "-np", "4", "-x", "NCCL_SOCKET_IFNAME=lo", "./scripts/fakehost.sh", "python3",
 			"/opt/nccltune_allreduce.py", "--batch", "PLAN.json", "--device", "cuda:0"}},
-		{"docker exec into torchrun", func(s *Spec) {
-			s.Prefix = []string{"docker", "exec", "vllm", "torchrun", "--nproc-per-node", "2"}
+		{"docker exec into torchrun, the plan in a mounted --work-dir", func(s *Spec) {
+			s.Prefix, s.WorkDir = []string{"docker", "exec", "vllm", "torchrun", "--nproc-per-node", "2"}, "/shared/run"
 		}, "", []string{"docker", "exec", "-e", "NCCL_SOCKET_IFNAME=lo", "vllm", "torchrun", "--nproc-per-node", "2",
 			"/opt/nccltune_allreduce.py", "--batch", "PLAN.json"}},
 		{"the simulated fabric takes the same flag", func(s *Spec) {
@@ -85,6 +85,11 @@ func TestBatchRefused(t *testing.T) {
 		{"an unknown op", func(s *Spec) { s.Batch.Ops[0].Op = "allgather" }, `batch op "allgather"`},
 		{"no rounds", func(s *Spec) { s.Batch.Rounds = 0 }, "rounds and iters must be at least 1"},
 		{"another plan version", func(s *Spec) { s.Batch.Version = 2 }, "reads version 1"},
+		// The plan goes where the torch script would, a temporary directory
+		// of this machine without --work-dir, also beside --torch-script.
+		{"srun without --work-dir", func(s *Spec) { s.Launcher = "srun" }, "ranks on other hosts cannot see the batch plan nccltune writes to a temporary directory on this machine: pass --work-dir DIR"},
+		{"mpirun to other hosts without --work-dir", func(s *Spec) { s.Launcher, s.Hosts = "mpirun", []string{"a", "b"} }, "or --batch 0 to launch every config on its own"},
+		{"a container without --work-dir", func(s *Spec) { s.Prefix = []string{"docker", "exec", "vllm"} }, "the container that --prefix enters cannot see the batch plan"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

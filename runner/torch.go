@@ -77,18 +77,34 @@ func (s Spec) validateInstrument() error {
 	if s.Bench != "" {
 		return fmt.Errorf("--bench names an nccl-tests binary, but --instrument torch runs a Python script; drop --bench (or give the script with --torch-script PATH)")
 	}
-	if s.TorchScript != "" || s.WorkDir != "" {
+	// Without --torch-script the script is written where the launch's
+	// files go, which only local ranks may read.
+	switch who := s.launchFilesUnseenBy(); {
+	case s.TorchScript != "" || who == "":
 		return nil
+	case who == containerRanks:
+		return fmt.Errorf("%s cannot see nccltune's temporary copy of the torch script: copy it in (docker cp scripts/%s CONTAINER:/tmp/) and pass --torch-script /tmp/%s", who, TorchScriptName, TorchScriptName)
+	default:
+		return fmt.Errorf("%s cannot see nccltune's temporary copy of the torch script: put scripts/%s at one path on every host (or a shared file system) and pass --torch-script PATH", who, TorchScriptName)
 	}
-	// Without --torch-script the script is written to a temporary
-	// directory on this machine, which only local ranks can read.
-	if prefixEntersContainer(s.Prefix) {
-		return fmt.Errorf("the container that --prefix enters cannot see nccltune's temporary copy of the torch script: copy it in (docker cp scripts/%s CONTAINER:/tmp/) and pass --torch-script /tmp/%s", TorchScriptName, TorchScriptName)
+}
+
+const containerRanks = "the container that --prefix enters"
+
+// launchFilesUnseenBy names the ranks that cannot read the files nccltune
+// writes for a launch (its torch script, its batch plan), "" when every
+// rank can: without --work-dir they go to a temporary directory on this
+// machine, which a container or another host does not see.
+func (s Spec) launchFilesUnseenBy() string {
+	switch {
+	case s.WorkDir != "" || s.Sim != nil: // the simulated fabric is one local process
+		return ""
+	case prefixEntersContainer(s.Prefix):
+		return containerRanks
+	case s.Launcher == "srun" || (s.Launcher == "mpirun" && len(s.Hosts) > 0):
+		return "ranks on other hosts"
 	}
-	if s.Launcher == "srun" || (s.Launcher == "mpirun" && len(s.Hosts) > 0) {
-		return fmt.Errorf("ranks on other hosts cannot see nccltune's temporary copy of the torch script: put scripts/%s at one path on every host (or a shared file system) and pass --torch-script PATH", TorchScriptName)
-	}
-	return nil
+	return ""
 }
 
 // torchScriptLacks says whether the launch ran a copy of the torch script

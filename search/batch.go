@@ -281,7 +281,10 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 	if err != nil {
 		return fmt.Errorf("batch launch %d of %d configs: %w", batch.Seq, len(members), err)
 	}
-	if len(launches) > 0 && !batchesPay(batchTook(launches), len(members), s.meanLaunchDuration()) {
+	// A batch cut short before it measured any member (each relaunched on
+	// its own: LaunchBatch) cost its launch and saved none.
+	measured := slices.ContainsFunc(launches, func(l *benchfmt.Launch) bool { return l.Batch != nil })
+	if len(launches) > 0 && (!measured || !batchesPay(batchTook(launches), len(members), s.meanLaunchDuration())) {
 		s.batchesCostly = true
 	}
 	if len(launches) != len(members)*len(ops) {

@@ -141,6 +141,11 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err := readWorkload(c, "search", &so, &o.launch); err != nil {
 		return o, err
 	}
+	if so.BatchSize > 1 { // --batch's default with torch: no study is stored for batches that cannot launch
+		if err := lo.spec.CheckBatchPlanSeen(); err != nil {
+			return o, vocab.UsageError(err)
+		}
+	}
 	so.Guard = search.DefaultGuardFor(so.Parts())
 	if guard, given := flagvalue.GuardOf(c); given {
 		so.Guard = guard // none of them for "none"

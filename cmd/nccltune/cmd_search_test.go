@@ -231,6 +231,8 @@ func TestSearchUsageErrors(t *testing.T) {
 		{[]string{"search", "512K-4M"}, "did you mean --band 512K-4M"},
 		{[]string{"search", "--band", "512K-4M", "--batch", "4"}, "nccl-tests has no batch mode"},
 		{[]string{"search", "--sim", "spark4", "--band", "512K-4M", "--batch", "-2"}, "or 0 to launch every config on its own"},
+		{[]string{"search", "--instrument", "torch", "--torch-script", "/opt/x.py", "--launcher", "srun", "--band", "512K-4M"}, "cannot see the batch plan"},
+		{[]string{"search", "--instrument", "torch", "--prefix", "docker exec vllm", "--torch-script", "/tmp/x.py", "--band", "512K-4M", "--batch", "4"}, "pass --work-dir DIR"},
 	}
 	for _, tt := range tests {
 		_, stderr, code := runCLI(t, db, tt.args...)

@@ -78,9 +78,11 @@ func batchName(m search.Request) string { return fmt.Sprintf("trial%d", m.Trial)
 // settings did not show in NCCL's log, its communicator or a collective
 // failed, the batch ended before its first timed round) is Failed with
 // why: LaunchBatch then launches the config on its own. The batch's raw
-// output is kept once, with its first measured share. A batch that
-// measured no config is an error naming why: its instrument cannot batch
-// (a copy of the script from before --batch, no NCCL log).
+// output is kept once, with its first measured share (the first share when
+// none was: a hung communicator cut the batch short, as a launch of its own
+// fails its trial, not the study). A batch with no output of its mode or
+// no communicator is an error naming why: its instrument cannot batch (a
+// copy of the script from before --batch).
 func batchShares(l *benchfmt.Launch, b search.Batch, launchOp nccl.Op) ([]*benchfmt.Launch, error) {
 	out := l.BatchOutput
 	n := len(b.Members) * len(b.Ops)
@@ -108,8 +110,11 @@ func batchShares(l *benchfmt.Launch, b search.Batch, launchOp nccl.Op) ([]*bench
 			shares = append(shares, s)
 		}
 	}
-	if !raw {
+	if out == nil || !slices.ContainsFunc(out.Configs, func(c benchfmt.BatchConfig) bool { return c.Created }) {
 		return nil, fmt.Errorf("it measured no config: %s (%s); --batch 0 launches every config on its own", l.Outcome, l.Reason)
+	}
+	if !raw {
+		shares[0].Stdout, shares[0].Stderr = l.Stdout, l.Stderr
 	}
 	return shares, nil
 }

@@ -2,9 +2,11 @@ package studyrun
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,5 +243,65 @@ func TestBatchSharesEscapeWhy(t *testing.T) {
 		if s := shares[i+1]; s.Outcome != benchfmt.Failed || s.Reason != want {
 			t.Errorf("share %d: %s %q, want failed %q", i+1, s.Outcome, s.Reason, want)
 		}
+	}
+}
+
+// TestBatchCutShort: a batch cut short before its first timed round (the
+// instrument's watchdog or the runner's timeout stopped a hung
+// communicator) fails each share, the batch's output kept with the first,
+// so that LaunchBatch launches every member on its own; only a launch
+// without the batch mode's output or with no communicator is an error.
+func TestBatchCutShort(t *testing.T) {
+	partial, err := os.ReadFile(filepath.Join("..", "benchfmt", "testdata", "batch", "partial.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*benchfmt.Batch) *benchfmt.Batch
+		err  string // "" when the shares come back, each failed
+	}{
+		{"stopped by the watchdog in round 0", func(b *benchfmt.Batch) *benchfmt.Batch { return b }, ""},
+		{"no output of the batch mode", func(*benchfmt.Batch) *benchfmt.Batch { return nil }, "it measured no config: failed (the batch was cut short"},
+		{"no communicator created", func(b *benchfmt.Batch) *benchfmt.Batch {
+			for i := range b.Configs {
+				b.Configs[i].Created = false
+			}
+			return b
+		}, "--batch 0 launches every config on its own"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, perr := benchfmt.ParseBatch(partial)
+			if out == nil || out.Rounds != 1 {
+				t.Fatalf("partial.jsonl: %v", perr)
+			}
+			b := search.Batch{Seq: 4, CreationOrder: out.CreationOrder, Ops: []search.BatchOp{{Op: nccl.AllReduce}, {Op: nccl.AllGather}}}
+			for i := range out.Configs {
+				out.Configs[i].Name = batchName(search.Request{Trial: i})
+				b.Members = append(b.Members, search.Request{Trial: i})
+			}
+			l := &benchfmt.Launch{BatchOutput: tc.edit(out), Outcome: benchfmt.Failed, Reason: perr.Error(), Stdout: partial}
+			shares, err := batchShares(l, b, nccl.AllReduce)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("error %v, want one saying %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || len(shares) != 2*len(b.Members) {
+				t.Fatalf("batchShares: %v, %d shares", err, len(shares))
+			}
+			for i, s := range shares {
+				if s.Outcome != benchfmt.Failed || !strings.HasPrefix(s.Reason, "not measured in batch launch 4: ") {
+					t.Errorf("share %d: %s %q, want failed, not measured", i, s.Outcome, s.Reason)
+				}
+				if (len(s.Stdout) > 0) != (i == 0) {
+					t.Errorf("share %d keeps %d bytes of the batch's output: want it with the first share only", i, len(s.Stdout))
+				}
+			}
+			if want := "the batch ended before its first timed round: the batch was cut short by the instrument's watchdog"; !strings.Contains(shares[0].Reason, want) {
+				t.Errorf("share 0: %q, want it saying %q", shares[0].Reason, want)
+			}
+		})
 	}
 }

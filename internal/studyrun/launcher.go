@@ -69,7 +69,7 @@ type batchLauncher struct {
 // batched is: that launch, not the batch, says what the config does. The
 // study stores the launch of its own (its phase, no batch membership);
 // why the share was not measured stays in the batch's raw output, stored
-// with its first measured share.
+// with its first measured share (none when every share is relaunched).
 func (l *batchLauncher) LaunchBatch(ctx context.Context, b search.Batch) ([]*benchfmt.Launch, error) {
 	first := b.Members[0]
 	spec := l.Base
