@@ -381,9 +381,10 @@ type OpGuard struct {
 	Op    nccl.Op `json:"op"`
 	Sizes []int64 `json:"sizes"`
 	// Speedup is the baseline's score ÷ the candidate's over Sizes, with
-	// its interval (below 1: the candidate is slower).
-	Speedup   float64    `json:"speedup"`
-	SpeedupCI [2]float64 `json:"speedup_ci"`
+	// its interval (below 1: the candidate is slower); NaN (null) where
+	// no launch measured it.
+	Speedup   JSONFloat    `json:"speedup"`
+	SpeedupCI [2]JSONFloat `json:"speedup_ci"`
 	// Slower: at some size significantly slower (Holm across every guarded
 	// op and size) by more than the minimum effect; Refused: this op
 	// refused the recommendation.
@@ -391,12 +392,12 @@ type OpGuard struct {
 	Refused bool `json:"refused"`
 	// Worst is the size that decided (the slowest significant one, or
 	// else the one where the candidate fares worst).
-	WorstBytes        int64   `json:"worst_bytes"`
-	WorstSpeedup      float64 `json:"worst_speedup"`
-	PValue            float64 `json:"p_value"`
-	Level             float64 `json:"level"`
-	BaselineLaunches  int     `json:"baseline_launches"`
-	CandidateLaunches int     `json:"candidate_launches"`
+	WorstBytes        int64     `json:"worst_bytes"`
+	WorstSpeedup      JSONFloat `json:"worst_speedup"`
+	PValue            float64   `json:"p_value"`
+	Level             float64   `json:"level"`
+	BaselineLaunches  int       `json:"baseline_launches"`
+	CandidateLaunches int       `json:"candidate_launches"`
 	// Failed names the arm whose launch of the op failed, and why.
 	Failed  string      `json:"failed,omitempty"`
 	PerSize []GuardSize `json:"per_size"`
@@ -405,10 +406,10 @@ type OpGuard struct {
 // GuardSize is one size of a guarded op: the ratio of the baseline's
 // median time to the candidate's and the one-sided test of "slower".
 type GuardSize struct {
-	Bytes   int64   `json:"bytes"`
-	Speedup float64 `json:"speedup"`
-	PValue  float64 `json:"p_value"`
-	Level   float64 `json:"level"`
+	Bytes   int64     `json:"bytes"`
+	Speedup JSONFloat `json:"speedup"` // NaN (null): not measured here
+	PValue  float64   `json:"p_value"`
+	Level   float64   `json:"level"`
 	// Significant: Holm's procedure rejected "no slower" here; Slower:
 	// significant and by more than the minimum effect.
 	Significant bool `json:"significant"`

@@ -188,7 +188,7 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		// sizes just outside it, each on its own, and the sizes between
 		// an op's calls where the CSV changes NCCL's own choice (where it
 		// keeps it, equal by the rule the CSV is written by).
-		ab.GuardDelivered()
+		ab.GuardDelivered(o.launch.run().Spec.NP)
 		if err := ab.SettleGaps(func(op nccl.Op, sizes []int64) ([]bool, error) {
 			if recErr != nil {
 				return make([]bool, len(sizes)), nil // no record of NCCL's choices: judge them all

@@ -83,7 +83,7 @@ func fillWorkloadDB(t testing.TB, path string) {
 				BaselineScoreUS: 566, ScoreUS: 495, PerSize: []store.SizeComparison{row(nccl.AllReduce, 512*kib, 400, 350, true), row(nccl.AllReduce, mib, 800, 700, true)}},
 			{Op: nccl.Broadcast, Band: "512K-1M", Weight: 0.25, Speedup: 1.05, SpeedupCI: [2]float64{0.99, 1.1}, PValue: 0.08,
 				BaselineScoreUS: 283, ScoreUS: 269, PerSize: []store.SizeComparison{row(nccl.Broadcast, 512*kib, 200, 190, false), row(nccl.Broadcast, mib, 400, 380, false)}}},
-		OpGuards: []store.OpGuard{{Op: nccl.AllToAll, Sizes: []int64{512 * kib, mib, 4 * mib}, Speedup: 0.85, SpeedupCI: [2]float64{0.8, 0.9},
+		OpGuards: []store.OpGuard{{Op: nccl.AllToAll, Sizes: []int64{512 * kib, mib, 4 * mib}, Speedup: 0.85, SpeedupCI: [2]store.JSONFloat{0.8, 0.9},
 			Slower: true, Refused: true, WorstBytes: mib, WorstSpeedup: 0.833, PValue: 0.001, Level: 0.0167, BaselineLaunches: 2, CandidateLaunches: 2,
 			PerSize: []store.GuardSize{{Bytes: 512 * kib, Speedup: 0.9, PValue: 0.01, Level: 0.025, Significant: true},
 				{Bytes: mib, Speedup: 0.833, PValue: 0.001, Level: 0.0167, Significant: true, Slower: true},

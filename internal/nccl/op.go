@@ -164,6 +164,19 @@ func (o Op) RowShape(size, eltSize int64, n int) (bytes, count int64) {
 	return count * eltSize, count
 }
 
+// MinBytes is the smallest size nccl-tests measures of o on n ranks (n ≤
+// 0: unknown, taken as one) with its default float (4 bytes), the type
+// every launch runs: one element, or for the ops that split the buffer
+// one aligned share per rank (RowShape); below it the count is 0 and
+// nothing is timed.
+func (o Op) MinBytes(n int) int64 {
+	const elt = 4
+	if !o.Splits() {
+		return elt
+	}
+	return int64(max(n, 1)) * max(16/elt, 1) * elt
+}
+
 // Splits says whether nccl-tests gives each rank a share of the buffer
 // (all-gather, reduce-scatter, alltoall), so its size column is nRanks ×
 // count × element size.

@@ -70,6 +70,18 @@ func TestRowShape(t *testing.T) {
 			t.Errorf("%s.RowShape(%d, %d, %d) = %d, %d; want %d, %d", tc.op, tc.size, tc.elt, tc.n, b, c, tc.wantBytes, tc.wantCnt)
 		}
 	}
+	// MinBytes is the smallest size RowShape gives a float count at.
+	for _, o := range Ops {
+		for _, n := range []int{1, 3, 4, 8} {
+			m := o.MinBytes(n)
+			if _, c := o.RowShape(m, 4, n); c == 0 {
+				t.Errorf("%s.MinBytes(%d) = %d: no float count there", o, n, m)
+			}
+			if _, c := o.RowShape(m-1, 4, n); c != 0 {
+				t.Errorf("%s.MinBytes(%d) = %d: %d bytes run already", o, n, m, m-1)
+			}
+		}
+	}
 	var splits, reduces, rooted []Op
 	for _, o := range Ops {
 		if o.Splits() {

@@ -188,7 +188,7 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 		}
 		v.Change = changeCI(g.Speedup, g.SpeedupCI)
 		if g.WorstBytes > 0 {
-			v.Worst = fmt.Sprintf("%s %s", nccl.FormatSize(g.WorstBytes), changeText(g.WorstSpeedup))
+			v.Worst = fmt.Sprintf("%s %s", nccl.FormatSize(g.WorstBytes), ChangeText(g.WorstSpeedup))
 		}
 		significant := false
 		for _, s := range g.PerSize {
@@ -237,22 +237,22 @@ func OpVerdictLines(rec *store.Recommendation) []string {
 	return out
 }
 
-// changeText is a speedup as the change in time it means ("+21.0%":
-// slower).
-func changeText(speedup float64) string {
+// ChangeText is a speedup as the change in time it means ("+21.0%":
+// slower), "—" where nothing measured it (NaN: store.JSONFloat's null).
+func ChangeText[F ~float64](speedup F) string {
 	if !(speedup > 0) {
 		return "—"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*(1/speedup-1))
 }
 
-// changeCI is changeText with the interval of the change in time.
-func changeCI(speedup float64, ci [2]float64) string {
+// changeCI is ChangeText with the interval of the change in time.
+func changeCI[F ~float64](speedup F, ci [2]F) string {
 	if !(ci[0] > 0) || !(ci[1] > 0) || ci[0] == ci[1] {
-		return changeText(speedup)
+		return ChangeText(speedup)
 	}
 	// The time's change runs the other way from the speedup's.
-	return fmt.Sprintf("%s [%+.1f, %+.1f]", changeText(speedup), 100*(1/ci[1]-1), 100*(1/ci[0]-1))
+	return fmt.Sprintf("%s [%+.1f, %+.1f]", ChangeText(speedup), 100*(1/ci[1]-1), 100*(1/ci[0]-1))
 }
 
 // worstSize is the size of rows where the candidate fares worst ("8M
@@ -267,7 +267,7 @@ func worstSize(rows []store.SizeComparison) (string, bool) {
 	if best < 0 {
 		return "", false
 	}
-	return nccl.FormatSize(rows[best].Bytes) + " " + changeText(rows[best].Speedup), true
+	return nccl.FormatSize(rows[best].Bytes) + " " + ChangeText(rows[best].Speedup), true
 }
 
 // SizeRange is sizes as "512K-8M" when they are consecutive powers of

@@ -63,12 +63,12 @@ func TestOpVerdicts(t *testing.T) {
 			{Op: nccl.AllToAll, Band: "512K-8M", Speedup: 0.9, SpeedupCI: [2]float64{0.85, 0.95}, Significant: true, Slower: true, Refused: true},
 		},
 		OpGuards: []store.OpGuard{
-			{Op: nccl.Broadcast, Sizes: []int64{512 << 10, 1 << 20, 2 << 20}, Speedup: 0.97, SpeedupCI: [2]float64{0.9, 1.05}, WorstBytes: 1 << 20, WorstSpeedup: 0.8,
+			{Op: nccl.Broadcast, Sizes: []int64{512 << 10, 1 << 20, 2 << 20}, Speedup: 0.97, SpeedupCI: [2]store.JSONFloat{0.9, 1.05}, WorstBytes: 1 << 20, WorstSpeedup: 0.8,
 				Slower: true, Refused: true, PerSize: []store.GuardSize{{Bytes: 1 << 20, Speedup: 0.8, Significant: true, Slower: true}}},
-			{Op: nccl.AllGather, Sizes: []int64{1 << 20, 8 << 20}, Speedup: 1.0, SpeedupCI: [2]float64{0.98, 1.02}, WorstBytes: 8 << 20, WorstSpeedup: 0.99,
+			{Op: nccl.AllGather, Sizes: []int64{1 << 20, 8 << 20}, Speedup: 1.0, SpeedupCI: [2]store.JSONFloat{0.98, 1.02}, WorstBytes: 8 << 20, WorstSpeedup: 0.99,
 				PerSize: []store.GuardSize{{Bytes: 8 << 20, Speedup: 0.99, Significant: true}}},
 			{Op: nccl.Reduce, Failed: "the candidate failed", Refused: true},
-			{Op: nccl.SendRecv, Speedup: 1.01, SpeedupCI: [2]float64{0.99, 1.03}},
+			{Op: nccl.SendRecv, Speedup: 1.01, SpeedupCI: [2]store.JSONFloat{0.99, 1.03}},
 		},
 	}
 	want := []struct{ op, kind, sizes, change, worst, verdict string }{

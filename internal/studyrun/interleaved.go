@@ -96,9 +96,11 @@ type DeliveredSizes struct {
 // and at the power of two just outside that op's sizes on each side,
 // where a tuner row stretched past what was proven (a first row from 0
 // bytes, a last one to the top) changes what NCCL runs though no part
-// measures it. A workload's parts are still judged as its study judged
-// them; these sizes are judged besides, as one family.
-func (ab *AB) GuardDelivered() {
+// measures it; never below the smallest size nccl-tests runs of the op
+// on nranks (nccl.Op.MinBytes), where nothing can be measured. A
+// workload's parts are still judged as its study judged them; these
+// sizes are judged besides, as one family.
+func (ab *AB) GuardDelivered(nranks int) {
 	parts := ab.searchOptions().Parts()
 	ab.Delivered = nil
 	for _, op := range parts.Ops() {
@@ -108,7 +110,7 @@ func (ab *AB) GuardDelivered() {
 		}
 		lo, hi := sizes[0], sizes[len(sizes)-1]
 		outside := []int64{}
-		if lo > 1 {
+		if lo/2 >= op.MinBytes(nranks) {
 			outside = append(outside, lo/2)
 		}
 		if hi <= math.MaxInt64/2 {

@@ -341,9 +341,14 @@ func TestGuardDelivered(t *testing.T) {
 		{"timed workload", AB{Parts: nccl.Workload{call("all_reduce:2097152:80"), call("all_reduce:8388608:20"), call("all_gather:1048576:13")}},
 			[]DeliveredSizes{{nccl.AllReduce, []int64{M, 2 * M, 8 * M, 16 * M}}, {nccl.AllGather, []int64{512 * K, M, 2 * M}}}, nil,
 			map[nccl.Op][2]int64{nccl.AllReduce: {M, 16 * M}, nccl.AllGather: {512 * K, 2 * M}}},
+		// Nothing below one float, or one aligned float share per rank of
+		// the 4 (all-gather's 64 B): nccl-tests' count is 0 there.
+		{"calls at the smallest sizes", AB{Parts: nccl.Workload{call("all_reduce:4:1"), call("all_reduce:262144:336"), call("all_gather:64:2")}},
+			[]DeliveredSizes{{nccl.AllReduce, []int64{4, 256 * K, 512 * K}}, {nccl.AllGather, []int64{64, 128}}}, nil,
+			map[nccl.Op][2]int64{nccl.AllReduce: {4, 512 * K}, nccl.AllGather: {64, 128}}},
 	} {
 		ab := tc.ab
-		ab.GuardDelivered()
+		ab.GuardDelivered(4)
 		if !reflect.DeepEqual(ab.Delivered, tc.want) || !slices.Equal(ab.Guards, tc.guards) {
 			t.Errorf("%s: delivered %v, guards %v; want %v, %v", tc.name, ab.Delivered, ab.Guards, tc.want, tc.guards)
 		}
@@ -397,7 +402,7 @@ func TestPluginAloneArm(t *testing.T) {
 			ab := tc.ab
 			ab.Kind, ab.Verifies, ab.Cand, ab.PluginAlone = vocab.KindVerify, "s1", nccl.TunerConfig(plugin, csv), nccl.TunerConfig(plugin, empty)
 			ab.BandText = ab.Band.String()
-			ab.GuardDelivered()
+			ab.GuardDelivered(0)
 			r, err := RunAB(context.Background(), st, ab, ABOptions{Launch: simLaunch(t, "spark4"), Launches: n})
 			if err != nil {
 				t.Fatal(err)
@@ -483,7 +488,7 @@ func TestSettleGaps(t *testing.T) {
 			}
 			ab.Parts = append(ab.Parts, p)
 		}
-		ab.GuardDelivered()
+		ab.GuardDelivered(4)
 		err := ab.SettleGaps(func(op nccl.Op, sizes []int64) ([]bool, error) {
 			asked = append(asked, fmt.Sprint(op, sizes))
 			return []bool{keep}, nil

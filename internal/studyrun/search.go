@@ -381,17 +381,18 @@ func opComparisons(op nccl.Op, base, cand []model.Launch, sizes []int64, stats m
 	return out
 }
 
-// opGuardOf is a guarded op's verdict as the store keeps it (no NaN:
-// an undefined interval is the speedup itself).
+// opGuardOf is a guarded op's verdict as the store keeps it: a speedup
+// or interval no launch measured stays NaN (null in JSON, "—" printed),
+// never a number nothing measured.
 func opGuardOf(g search.OpGuard) store.OpGuard {
 	r := g.Result
-	sp := store.FiniteOr(r.Speedup, 1)
-	out := store.OpGuard{Op: g.Op, Sizes: g.Sizes, Speedup: sp, SpeedupCI: [2]float64{store.FiniteOr(r.Lo, sp), store.FiniteOr(r.Hi, sp)},
-		Slower: r.Slower, Refused: g.Refused, WorstBytes: r.Worst, WorstSpeedup: store.FiniteOr(r.WorstSpeedup, sp),
+	type f = store.JSONFloat
+	out := store.OpGuard{Op: g.Op, Sizes: g.Sizes, Speedup: f(r.Speedup), SpeedupCI: [2]f{f(r.Lo), f(r.Hi)},
+		Slower: r.Slower, Refused: g.Refused, WorstBytes: r.Worst, WorstSpeedup: f(r.WorstSpeedup),
 		PValue: store.FiniteOr(r.P, 1), Level: store.FiniteOr(r.Level, 0), BaselineLaunches: r.BaselineN, CandidateLaunches: r.CandidateN,
 		Failed: g.Failed, PerSize: []store.GuardSize{}}
 	for _, s := range r.Sizes {
-		out.PerSize = append(out.PerSize, store.GuardSize{Bytes: s.Bytes, Speedup: store.FiniteOr(s.Speedup, 1), PValue: store.FiniteOr(s.P, 1),
+		out.PerSize = append(out.PerSize, store.GuardSize{Bytes: s.Bytes, Speedup: f(s.Speedup), PValue: store.FiniteOr(s.P, 1),
 			Level: store.FiniteOr(s.Level, 0), Significant: s.Significant, Slower: s.Slower})
 	}
 	return out

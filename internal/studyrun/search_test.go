@@ -1,8 +1,10 @@
 package studyrun
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -245,5 +247,31 @@ func TestResumeAndVerifyReadTheSameStats(t *testing.T) {
 				t.Errorf("verify decides with %+v, want %+v", ab.Stats, tc.want)
 			}
 		})
+	}
+}
+
+// A guarded op's statistic no launch measured (model.CompareGuards'
+// NaN: an arm without launches, a size without a row) is stored
+// undefined, null in JSON, and reads back undefined: it was stored as
+// speedup 1, which verify printed as +0.0%.
+func TestOpGuardUnmeasuredIsNull(t *testing.T) {
+	nan := math.NaN()
+	g := opGuardOf(search.OpGuard{Op: nccl.AllReduce, Sizes: []int64{4, 8}, Result: model.GuardResult{Speedup: nan, Lo: nan, Hi: nan, WorstSpeedup: nan, P: 1,
+		Sizes: []model.SizeGuard{{Bytes: 4, Speedup: nan, P: 1}, {Bytes: 8, Speedup: 1.25, P: 0.5, Level: 0.05}}}})
+	b, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"speedup":null,"speedup_ci":[null,null]`, `"worst_speedup":null`, `{"bytes":4,"speedup":null`, `{"bytes":8,"speedup":1.25`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("stored guard %s: want %s", b, want)
+		}
+	}
+	var back store.OpGuard
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(float64(back.Speedup)) || !math.IsNaN(float64(back.SpeedupCI[0])) || !math.IsNaN(float64(back.PerSize[0].Speedup)) || back.PerSize[1].Speedup != 1.25 {
+		t.Errorf("read back %+v: want the unmeasured statistics NaN", back)
 	}
 }

@@ -82,7 +82,12 @@ func writeNotGuarded(w io.Writer, study *store.Study) {
 func writeGuardTable(w io.Writer, study *store.Study) {
 	rec := study.Recommendation
 	fmt.Fprintln(w)
+	// The count of a row that has launches: an op whose launches failed,
+	// or whose every size went unmeasured, counts none.
 	g0 := rec.OpGuards[0]
+	if i := slices.IndexFunc(rec.OpGuards, func(g store.OpGuard) bool { return g.BaselineLaunches+g.CandidateLaunches > 0 }); i >= 0 {
+		g0 = rec.OpGuards[i]
+	}
 	fmt.Fprintf(w, "guarded ops (change in time with the candidate, %d vs %d launches each, interleaved):\n", g0.BaselineLaunches, g0.CandidateLaunches)
 	// The columns are every op's sizes: verify --tuner-plugin of a
 	// workload judges each op at its own (its calls and the sizes just
@@ -99,20 +104,14 @@ func writeGuardTable(w io.Writer, study *store.Study) {
 		head = append(head, nccl.FormatSize(b))
 	}
 	fmt.Fprintln(tw, strings.Join(append(head, "verdict"), "\t"))
-	verdicts := map[nccl.Op]string{}
-	for _, v := range stored.OpVerdicts(rec) {
-		if v.Kind == "guard" {
-			verdicts[v.Op] = v.Verdict
-		}
-	}
-	for _, g := range rec.OpGuards {
-		cells := []string{string(g.Op), "—"}
+	// The change and verdict are stored.OpVerdicts', the guards' after
+	// the parts: "—" where nothing was measured.
+	verdicts := stored.OpVerdicts(rec)[len(rec.Parts):]
+	for i, g := range rec.OpGuards {
+		cells := []string{string(g.Op), verdicts[i].Change}
 		at := map[int64]store.GuardSize{}
 		for _, s := range g.PerSize {
 			at[s.Bytes] = s
-		}
-		if g.Failed == "" {
-			cells[1] = fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", 100*(1/g.Speedup-1), 100*(1/g.SpeedupCI[1]-1), 100*(1/g.SpeedupCI[0]-1))
 		}
 		for _, b := range sizes {
 			s, ok := at[b]
@@ -127,9 +126,9 @@ func writeGuardTable(w io.Writer, study *store.Study) {
 			case s.Significant:
 				mark = "*"
 			}
-			cells = append(cells, fmt.Sprintf("%+.1f%%%s", 100*(1/s.Speedup-1), mark))
+			cells = append(cells, stored.ChangeText(s.Speedup)+mark)
 		}
-		fmt.Fprintln(tw, strings.Join(append(cells, verdicts[g.Op]), "\t"))
+		fmt.Fprintln(tw, strings.Join(append(cells, verdicts[i].Verdict), "\t"))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "  * significantly slower (one-sided t test, Holm across every op and size, alpha %g); ! also by more than the minimum effect: refuses the recommendation\n", stored.StatsOf(study).Alpha)
