@@ -116,7 +116,9 @@ func (t *Trial) blockRanked() bool {
 }
 
 // addBlock notes the batch that measured t's newest exploration result
-// (nil: a launch of its own).
+// (nil: a launch of its own), as that result is added: the candidate asked
+// for by the launch's progress event must see both (regroup, measure,
+// launchRound).
 func (t *Trial) addBlock(m *benchfmt.BatchMember) {
 	if m != nil {
 		t.blocks = append(t.blocks, *m)
@@ -288,14 +290,10 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 		for j, bo := range batch.Ops {
 			s.batched[bo.Op] = launches[i*len(ops)+j]
 		}
-		n := len(t.Explore)
 		err := s.launch(ctx, t, phases[i], true)
 		s.batched = nil
 		if err != nil {
 			return err
-		}
-		if len(t.Explore) > n {
-			t.addBlock(launches[i*len(ops)].Batch)
 		}
 	}
 	return nil

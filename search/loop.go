@@ -538,6 +538,11 @@ func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored b
 	}
 	if phase == vocab.PhaseConfirm || scored {
 		t.addRound(phase, round, sc)
+		if l := s.batched[s.requestOp(s.work.ops[0])]; l != nil {
+			t.addBlock(l.Batch)
+		}
+		// The round's launches told their events before it was added.
+		s.rank.forget()
 	}
 	return nil
 }
@@ -704,6 +709,7 @@ func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.L
 		t.Confirm = append(t.Confirm, ml)
 	case scored && !debug:
 		t.addExplore(ml, sc)
+		t.addBlock(l.Batch)
 	}
 	return sc
 }
