@@ -166,14 +166,16 @@ const minBatch = 3
 // alike, and the proposals after it should know. ok is false when nothing
 // was launched: the caller launches on its own.
 func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err error) {
-	room := min(s.opts.BatchSize, s.exploreLeft()/s.cost())
-	if room < 2 {
+	// room is asked again on each pass: a debug launch made while the
+	// batch is filled spends exploration's budget too.
+	room := func() int { return min(s.opts.BatchSize, s.exploreLeft()/s.cost()) }
+	if room() < 2 {
 		return false, nil
 	}
 	base := s.baseline()
 	members, phases := []*Trial{base}, []string{vocab.PhaseExplore}
 	for _, t := range s.trials {
-		if len(members) < room && t != base && t.State.Usable() && !t.blockRanked() && s.plausible(t) {
+		if len(members) < room() && t != base && t.State.Usable() && !t.blockRanked() && s.plausible(t) {
 			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
 		}
 	}
@@ -181,7 +183,7 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 	// settles their order side by side, where launches of their own
 	// would take turns.
 	for _, t := range s.rank.leaders(s.opts.TopConfigs) {
-		if _, ok := s.batchConfig(t); ok && len(members) < room && t != base && !slices.Contains(members, t) && len(t.Explore) < s.opts.MaxLaunchesPerTrial {
+		if _, ok := s.batchConfig(t); ok && len(members) < room() && t != base && !slices.Contains(members, t) && len(t.Explore) < s.opts.MaxLaunchesPerTrial {
 			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
 		}
 	}
@@ -194,7 +196,7 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 	propose := s.next
 	defer func() { s.filling = nil }()
 	for range 3 * s.opts.BatchSize {
-		if len(members)+len(after) >= room {
+		if len(members)+len(after) >= room() {
 			break
 		}
 		s.filling = members

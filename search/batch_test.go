@@ -433,3 +433,47 @@ func TestBatchedMemberWaitsWithProgress(t *testing.T) {
 		}
 	}
 }
+
+// reserveLauncher is a simulated fabric that checks, as each batch
+// launches, that the study's exploration can still pay for every member.
+type reserveLauncher struct {
+	*simLauncher
+	s         *loop
+	overspent []int // exploreLeft after each batch that did not fit
+}
+
+func (l *reserveLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error) {
+	if left := l.s.exploreLeft() - len(b.Members)*l.s.cost(); left < 0 {
+		l.overspent = append(l.overspent, left)
+	}
+	return l.simLauncher.LaunchBatch(ctx, b)
+}
+
+// TestBatchKeepsReserve: a batch never takes more than exploration has
+// left, debug launches made while it was filled included: the
+// confirmation keeps its reserve (spark2, where checking a proposal's
+// twin is common).
+func TestBatchKeepsReserve(t *testing.T) {
+	batches := 0
+	for seed := int64(1); seed <= 20; seed++ {
+		o := spark4Options(seed).withHull()
+		o.BatchSize = 8
+		prop, err := newProposer(o.Sampler, o.Space, o.Seed, o.Startup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newLoop(o)
+		l := &reserveLauncher{simLauncher: newSimLauncher(t, "spark2", 1, seed), s: s}
+		s.launcher, s.rec, s.prop = l, newMemRecorder(t), prop
+		if _, err := s.run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(l.overspent) > 0 {
+			t.Errorf("seed %d: batches left exploration %v launches", seed, l.overspent)
+		}
+		batches += len(l.batches)
+	}
+	if batches == 0 {
+		t.Errorf("no batch: the test checks nothing")
+	}
+}
