@@ -28,10 +28,10 @@ type BatchLauncher interface {
 	// b.Ops' order; each record's Batch says where it was measured. A
 	// member whose communicator failed or whose settings did not take
 	// effect has records that say so (not OK); the error is for the batch
-	// as a whole (cancelled, the launch itself failed). Each record's
-	// Duration is its share of the batch's wall time, so that the records
-	// add up to the batch as every launch's durations add up to the study
-	// (batchTook reads them back).
+	// as a whole (cancelled, the launch itself failed). Each record the
+	// batch measured carries its share of the batch's wall time in
+	// Duration, so that those records add up to the batch as every
+	// launch's durations add up to the study (batchTook reads them back).
 	LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error)
 }
 

@@ -578,7 +578,8 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	s.seq++
 	t.Launches++
 	if l.Batch == nil {
-		// A batch's records each carry the whole batch's duration.
+		// A batch's records each carry a share of the batch's duration:
+		// they are compared with launches of their own as a batch (batchTook).
 		s.launchDurations = append(s.launchDurations, l.Duration)
 	}
 	score, eventScore := s.measureOp(t, phase, scored, debug, op, round, l)
