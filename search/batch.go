@@ -28,10 +28,10 @@ type BatchLauncher interface {
 	// b.Ops' order; each record's Batch says where it was measured. A
 	// member whose communicator failed or whose settings did not take
 	// effect has records that say so (not OK); the error is for the batch
-	// as a whole (cancelled, the launch itself failed). Each record's
-	// Duration is its share of the batch's wall time, so that the records
-	// add up to the batch as every launch's durations add up to the study
-	// (batchTook reads them back).
+	// as a whole (cancelled, the launch itself failed). Each record the
+	// batch measured carries its share of the batch's wall time in
+	// Duration, so that those records add up to the batch as every
+	// launch's durations add up to the study (batchTook reads them back).
 	LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error)
 }
 
@@ -120,7 +120,9 @@ func (t *Trial) blockRanked() bool {
 }
 
 // addBlock notes the batch that measured t's newest exploration result
-// (nil: a launch of its own).
+// (nil: a launch of its own), as that result is added: the candidate asked
+// for by the launch's progress event must see both (regroup, measure,
+// launchRound).
 func (t *Trial) addBlock(m *benchfmt.BatchMember) {
 	if m != nil {
 		t.blocks = append(t.blocks, *m)
@@ -168,14 +170,16 @@ const minBatch = 3
 // alike, and the proposals after it should know. ok is false when nothing
 // was launched: the caller launches on its own.
 func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err error) {
-	room := min(s.opts.BatchSize, s.exploreLeft()/s.cost())
-	if room < 2 {
+	// room is asked again on each pass: a debug launch made while the
+	// batch is filled spends exploration's budget too.
+	room := func() int { return min(s.opts.BatchSize, s.exploreLeft()/s.cost()) }
+	if room() < 2 {
 		return false, nil
 	}
 	base := s.baseline()
 	members, phases := []*Trial{base}, []string{vocab.PhaseExplore}
 	for _, t := range s.trials {
-		if len(members) < room && t != base && t.State.Usable() && !t.blockRanked() && s.plausible(t) {
+		if len(members) < room() && t != base && t.State.Usable() && !t.blockRanked() && s.plausible(t) {
 			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
 		}
 	}
@@ -183,7 +187,7 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 	// settles their order side by side, where launches of their own
 	// would take turns.
 	for _, t := range s.rank.leaders(s.opts.TopConfigs) {
-		if _, ok := s.batchConfig(t); ok && len(members) < room && t != base && !slices.Contains(members, t) && len(t.Explore) < s.opts.MaxLaunchesPerTrial {
+		if _, ok := s.batchConfig(t); ok && len(members) < room() && t != base && !slices.Contains(members, t) && len(t.Explore) < s.opts.MaxLaunchesPerTrial {
 			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
 		}
 	}
@@ -196,7 +200,7 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 	propose := s.next
 	defer func() { s.filling = nil }()
 	for range 3 * s.opts.BatchSize {
-		if len(members)+len(after) >= room {
+		if len(members)+len(after) >= room() {
 			break
 		}
 		s.filling = members
@@ -295,14 +299,10 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 		for j, bo := range batch.Ops {
 			s.batched[bo.Op] = launches[i*len(ops)+j]
 		}
-		n := len(t.Explore)
 		err := s.launch(ctx, t, phases[i], true)
 		s.batched = nil
 		if err != nil {
 			return err
-		}
-		if len(t.Explore) > n {
-			t.addBlock(launches[i*len(ops)].Batch)
 		}
 	}
 	return nil

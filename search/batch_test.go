@@ -370,3 +370,120 @@ func TestLocalStepChecksTwin(t *testing.T) {
 		t.Errorf("no local step asked for the leader's debug launch")
 	}
 }
+
+// fastLastLauncher is a simulated fabric whose batches measure their last
+// member twice as fast as it is: the config a batch's last event ranks.
+type fastLastLauncher struct{ *simLauncher }
+
+func (l fastLastLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error) {
+	ls, err := l.simLauncher.LaunchBatch(ctx, b)
+	for _, r := range ls[len(ls)-len(b.Ops):] {
+		if r.Result == nil {
+			continue // the member failed
+		}
+		for i := range r.Result.Rows {
+			r.Result.Rows[i].Out.TimeUS /= 2
+		}
+	}
+	return ls, err
+}
+
+// TestBatchedMemberWaitsWithProgress: with progress heard (onEvent, as the
+// CLI always sets it), a config one batch measured is not confirmed before
+// a second block ranks it (blockRanked), even when it is the batch's last
+// member, whose event asks for the candidate as it is recorded; and the
+// study is the one made without progress (a workload's round is added
+// after its launches' events asked).
+func TestBatchedMemberWaitsWithProgress(t *testing.T) {
+	twoOps := nccl.Workload{
+		{Op: nccl.AllReduce, Band: nccl.Band{Min: 512 << 10, Max: 4 << 20}, Weight: 0.8},
+		{Op: nccl.AllGather, Band: nccl.Band{Min: 1 << 20, Max: 8 << 20}, Weight: 0.2},
+	}
+	for _, tc := range []struct {
+		name     string
+		workload nccl.Workload
+		budget   int // the first batch is exploration's last
+	}{
+		{"one op", nil, 24},
+		{"a workload of two ops", twoOps, 48},
+	} {
+		for seed := int64(1); seed <= 4; seed++ {
+			o := spark4Options(seed)
+			o.BatchSize, o.Budget, o.Workload = 8, tc.budget, tc.workload
+			if tc.workload != nil {
+				o.Band = Hull(o.Workload)
+			}
+			l := fastLastLauncher{newSimLauncher(t, "spark4", 1, seed)}
+			confirmed, unranked := 0, []*Trial{}
+			onEvent := func(ev Event) {
+				if ev.Phase == vocab.PhaseConfirm && ev.Trial.Role != vocab.RoleBaseline {
+					confirmed++
+					if !ev.Trial.blockRanked() && !slices.Contains(unranked, ev.Trial) {
+						unranked = append(unranked, ev.Trial)
+						t.Errorf("%s, seed %d: %s confirmed after one batch measured it (blocks %v, %d launches)", tc.name, seed, ev.Trial.Config, ev.Trial.blocks, len(ev.Trial.Explore))
+					}
+				}
+			}
+			heard, err := Run(context.Background(), o, l, newMemRecorder(t), nil, 0, onEvent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.batches) == 0 || confirmed == 0 {
+				t.Errorf("%s, seed %d: %d batches, %d confirmation launches: the test checks nothing", tc.name, seed, len(l.batches), confirmed)
+			}
+			// Hearing the progress changes nothing of the study.
+			res, err := Run(context.Background(), o, fastLastLauncher{newSimLauncher(t, "spark4", 1, seed)}, newMemRecorder(t), nil, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Env().Key() != heard.Env().Key() || res.Launches != heard.Launches || res.Reason != heard.Reason {
+				t.Errorf("%s, seed %d: with progress heard %s in %d launches (%s); without, %s in %d (%s)", tc.name, seed,
+					heard.Env(), heard.Launches, heard.Reason, res.Env(), res.Launches, res.Reason)
+			}
+		}
+	}
+}
+
+// reserveLauncher is a simulated fabric that checks, as each batch
+// launches, that the study's exploration can still pay for every member.
+type reserveLauncher struct {
+	*simLauncher
+	s         *loop
+	overspent []int // exploreLeft after each batch that did not fit
+}
+
+func (l *reserveLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error) {
+	if left := l.s.exploreLeft() - len(b.Members)*l.s.cost(); left < 0 {
+		l.overspent = append(l.overspent, left)
+	}
+	return l.simLauncher.LaunchBatch(ctx, b)
+}
+
+// TestBatchKeepsReserve: a batch never takes more than exploration has
+// left, debug launches made while it was filled included: the
+// confirmation keeps its reserve (spark2, where checking a proposal's
+// twin is common).
+func TestBatchKeepsReserve(t *testing.T) {
+	batches := 0
+	for seed := int64(1); seed <= 20; seed++ {
+		o := spark4Options(seed).withHull()
+		o.BatchSize = 8
+		prop, err := newProposer(o.Sampler, o.Space, o.Seed, o.Startup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newLoop(o)
+		l := &reserveLauncher{simLauncher: newSimLauncher(t, "spark2", 1, seed), s: s}
+		s.launcher, s.rec, s.prop = l, newMemRecorder(t), prop
+		if _, err := s.run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(l.overspent) > 0 {
+			t.Errorf("seed %d: batches left exploration %v launches", seed, l.overspent)
+		}
+		batches += len(l.batches)
+	}
+	if batches == 0 {
+		t.Errorf("no batch: the test checks nothing")
+	}
+}

@@ -538,6 +538,11 @@ func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored b
 	}
 	if phase == vocab.PhaseConfirm || scored {
 		t.addRound(phase, round, sc)
+		if l := s.batched[s.requestOp(s.work.ops[0])]; l != nil {
+			t.addBlock(l.Batch)
+		}
+		// The round's launches told their events before it was added.
+		s.rank.forget()
 	}
 	return nil
 }
@@ -573,7 +578,8 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	s.seq++
 	t.Launches++
 	if l.Batch == nil {
-		// A batch's records each carry the whole batch's duration.
+		// A batch's records each carry a share of the batch's duration:
+		// they are compared with launches of their own as a batch (batchTook).
 		s.launchDurations = append(s.launchDurations, l.Duration)
 	}
 	score, eventScore := s.measureOp(t, phase, scored, debug, op, round, l)
@@ -704,6 +710,7 @@ func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.L
 		t.Confirm = append(t.Confirm, ml)
 	case scored && !debug:
 		t.addExplore(ml, sc)
+		t.addBlock(l.Batch)
 	}
 	return sc
 }

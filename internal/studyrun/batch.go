@@ -73,8 +73,8 @@ func batchName(m search.Request) string { return fmt.Sprintf("trial%d", m.Trial)
 
 // batchShares turns a batch launch into one record per (member, op): the
 // config's rows benchfmt.BatchRows of its rounds, its BatchMember, the
-// launch's command and its share of the wall time (the modelled one for a
-// simulated batch). A share the batch did not measure (the config's
+// launch's command and its share of the wall time (and of the modelled one
+// for a simulated batch), split among the shares measured. A share the batch did not measure (the config's
 // settings did not show in NCCL's log, its communicator or a collective
 // failed, the batch ended before its first timed round) is Failed with
 // why: LaunchBatch then launches the config on its own. The batch's raw
@@ -85,13 +85,8 @@ func batchName(m search.Request) string { return fmt.Sprintf("trial%d", m.Trial)
 // copy of the script from before --batch).
 func batchShares(l *benchfmt.Launch, b search.Batch, launchOp nccl.Op) ([]*benchfmt.Launch, error) {
 	out := l.BatchOutput
-	n := len(b.Members) * len(b.Ops)
-	var modelled time.Duration
-	if l.Simulated && out != nil && out.Seconds > 0 {
-		modelled = time.Duration(out.Seconds * float64(time.Second) / float64(n))
-	}
 	var shares []*benchfmt.Launch
-	raw := false
+	measured := 0
 	for i, m := range b.Members {
 		var c *benchfmt.BatchConfig
 		if out != nil {
@@ -100,12 +95,15 @@ func batchShares(l *benchfmt.Launch, b search.Batch, launchOp nccl.Op) ([]*bench
 			}
 		}
 		for j, o := range b.Ops {
-			s := &benchfmt.Launch{Op: cmp.Or(o.Op, launchOp).OrAllReduce(), Argv: l.Argv, Env: l.Env, Start: l.Start, Duration: l.Duration / time.Duration(n),
+			s := &benchfmt.Launch{Op: cmp.Or(o.Op, launchOp).OrAllReduce(), Argv: l.Argv, Env: l.Env, Start: l.Start,
 				ExitCode: l.ExitCode, Simulated: l.Simulated, Outcome: benchfmt.Failed,
-				Batch: &benchfmt.BatchMember{Seq: b.Seq, Position: slices.Index(b.CreationOrder, i), Configs: len(b.Members), Modelled: modelled}}
+				Batch: &benchfmt.BatchMember{Seq: b.Seq, Position: slices.Index(b.CreationOrder, i), Configs: len(b.Members)}}
 			shareOf(s, c, j, b.Seq, l.Reason)
-			if s.Outcome != benchfmt.Failed && !raw {
-				s.Stdout, s.Stderr, raw = l.Stdout, l.Stderr, true
+			if s.Outcome != benchfmt.Failed {
+				if measured == 0 {
+					s.Stdout, s.Stderr = l.Stdout, l.Stderr
+				}
+				measured++
 			}
 			shares = append(shares, s)
 		}
@@ -113,8 +111,20 @@ func batchShares(l *benchfmt.Launch, b search.Batch, launchOp nccl.Op) ([]*bench
 	if out == nil || !slices.ContainsFunc(out.Configs, func(c benchfmt.BatchConfig) bool { return c.Created }) {
 		return nil, fmt.Errorf("it measured no config: %s (%s); --batch 0 launches every config on its own", l.Outcome, l.Reason)
 	}
-	if !raw {
+	if measured == 0 {
+		// Cut short before a timed round: every share is relaunched on its
+		// own, the first keeps the batch's output.
 		shares[0].Stdout, shares[0].Stderr = l.Stdout, l.Stderr
+		return shares, nil
+	}
+	// The wall time is shared by the shares the batch measured: LaunchBatch
+	// replaces the others by launches of their own, and the batch's records
+	// still add up to the batch (search.batchTook, stored.BatchText).
+	for _, s := range shares {
+		s.Duration = l.Duration / time.Duration(measured)
+		if l.Simulated && out.Seconds > 0 {
+			s.Batch.Modelled = time.Duration(out.Seconds * float64(time.Second) / float64(measured))
+		}
 	}
 	return shares, nil
 }

@@ -111,7 +111,7 @@ func TestSearchRunInBatches(t *testing.T) {
 // end to end: runner writes the plan, the simulated fabric's process runs
 // it, benchfmt reads it. A config whose share was measured is a batch
 // member with its rows, the batch's raw output kept once and the modelled
-// wall time shared out; a config that failed in the batch (NCCL refuses
+// wall time shared out among the measured; a config that failed in the batch (NCCL refuses
 // NVLS here) is launched on its own in its place.
 func TestInstrumentBatches(t *testing.T) {
 	configs := []nccl.Config{{}, {"NCCL_PROTO": "LL"}, {"NCCL_MAX_NCHANNELS": "1"}, {"NCCL_ALGO": "NVLS"}}
@@ -149,9 +149,10 @@ func TestInstrumentBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Each share carries a quarter of the batch's modelled wall time.
-	if batch := wall * 4 / 3; (batch - time.Duration(out.Seconds*1e9)).Abs() > time.Millisecond {
-		t.Errorf("the shares' wall time adds up to a batch of %s: want the modelled %.3f s", batch, out.Seconds)
+	// The three shares measured carry the batch's modelled wall time
+	// between them: the NVLS config's launch of its own is not the batch's.
+	if (wall - time.Duration(out.Seconds*1e9)).Abs() > time.Millisecond {
+		t.Errorf("the shares' wall time adds up to a batch of %s: want the modelled %.3f s", wall, out.Seconds)
 	}
 }
 
@@ -303,5 +304,44 @@ func TestBatchCutShort(t *testing.T) {
 				t.Errorf("share 0: %q, want it saying %q", shares[0].Reason, want)
 			}
 		})
+	}
+}
+
+// TestBatchSharesAddUp: the shares a batch measured carry its wall time
+// between them (search.batchTook adds them back up), whichever of its
+// configs it did not measure: LaunchBatch launches those on their own.
+func TestBatchSharesAddUp(t *testing.T) {
+	rows := &benchfmt.Result{Collective: "all_reduce", Rows: []benchfmt.Row{{Bytes: 1024, Cycle: 1, Out: benchfmt.Measure{TimeUS: 10}}}}
+	for _, tc := range []struct {
+		name   string
+		failed []bool // per config
+	}{
+		{"every config measured", []bool{false, false, false, false}},
+		{"one config failed", []bool{false, true, false, false}},
+		{"three of four failed", []bool{false, true, true, true}},
+	} {
+		out := &benchfmt.Batch{Seconds: 12}
+		b := search.Batch{Ops: []search.BatchOp{{}, {Op: nccl.AllGather}}}
+		for i, failed := range tc.failed {
+			c := benchfmt.BatchConfig{Name: batchName(search.Request{Trial: i}), Created: true, TookEffect: true, Ops: []*benchfmt.Result{rows, rows}}
+			if failed {
+				c.Failed, c.FailedRound = "boom", 1
+			}
+			out.Configs = append(out.Configs, c)
+			b.Members, b.CreationOrder = append(b.Members, search.Request{Trial: i}), append(b.CreationOrder, i)
+		}
+		shares, err := batchShares(&benchfmt.Launch{BatchOutput: out, Outcome: benchfmt.OK, Duration: 12 * time.Second, Simulated: true}, b, nccl.AllReduce)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var took, modelled time.Duration
+		for _, s := range shares {
+			if s.Outcome != benchfmt.Failed {
+				took, modelled = took+s.Duration, modelled+s.Batch.Modelled
+			}
+		}
+		if (took-12*time.Second).Abs() > time.Microsecond || (modelled-12*time.Second).Abs() > time.Microsecond {
+			t.Errorf("%s: the measured shares add up to %s (modelled %s): want the batch's 12s", tc.name, took, modelled)
+		}
 	}
 }
