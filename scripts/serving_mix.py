@@ -15,7 +15,8 @@ What it calls, with bfloat16 tensors as a TP=world model would:
   attention and after the MLP), and one vocab-parallel all-gather of the
   last token's logits (batch × internal/vocab/world × 2 bytes from each rank);
 - a prefill step (all prompt tokens at once) every --prefill-every steps, and
-  decode steps (one token per sequence of the batch) in between.
+  decode steps (one token per sequence of the batch) in between; with
+  --decode-batches the decode steps take those batch sizes in turn.
 
 Rank and world come from torch.distributed's environment (RANK/WORLD_SIZE or
 Open MPI's OMPI_COMM_WORLD_*); every rank may share cuda:0 (the one-GPU
@@ -35,6 +36,9 @@ def main():
     p.add_argument("--prompt", type=int, default=512, help="tokens of one prefill step (one prompt)")
     p.add_argument("--steps", type=int, default=24)
     p.add_argument("--prefill-every", type=int, default=8)
+    p.add_argument("--decode-batches", default=None,
+                   help="comma-separated tokens per decode step, taken in turn (a server's batch grows and "
+                        "shrinks as requests come and go); default: --batch every step")
     p.add_argument("--device", default=None, help="default: cuda:<local rank>, or cuda:0")
     a = p.parse_args()
 
@@ -53,8 +57,14 @@ def main():
     state = torch.zeros(512 * 1024, dtype=bf16, device=dev)  # 1 MiB
     dist.broadcast(state, src=0)
     shard = a.vocab // world
+    decode = [int(b) for b in a.decode_batches.split(",")] if a.decode_batches else [a.batch]
+    decodes = 0
     for step in range(a.steps):
-        tokens = a.prompt if step % a.prefill_every == 0 else a.batch
+        if step % a.prefill_every == 0:
+            tokens = a.prompt
+        else:
+            tokens = decode[decodes % len(decode)]
+            decodes += 1
         x = torch.ones(tokens, a.hidden, dtype=bf16, device=dev)
         for _ in range(a.layers):
             dist.all_reduce(x)  # attention output
