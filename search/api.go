@@ -90,7 +90,10 @@ type Options struct {
 	Budget int
 	// Time bounds the study's wall time; 0 means no limit.
 	Time time.Duration
-	Seed int64
+	// clock is the study's wall clock, time.Now unless a test runs the
+	// study on the simulated fabric's modelled time.
+	clock func() time.Time
+	Seed  int64
 	// Sampler is "tpe" (default), "random" or "grid".
 	Sampler string
 	// Startup is the number of random configs before TPE takes over.

@@ -343,10 +343,10 @@ func (s *loop) alpha() float64 {
 }
 
 // outOfConfirmTime reports whether --time leaves too little for one more
-// pair of confirmation launches.
+// pair of confirmation measurements (a launch per op of the workload each).
 func (s *loop) outOfConfirmTime() bool {
 	if s.opts.Time <= 0 {
 		return false
 	}
-	return time.Since(s.start)+2*s.meanLaunchDuration() > s.opts.Time
+	return s.elapsed()+time.Duration(2*s.cost())*s.meanLaunchDuration() > s.opts.Time
 }

@@ -139,7 +139,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	failed := map[nccl.Op]string{}
 	for _, op := range s.opts.GuardOps {
 		for failed[op] == "" && (len(base.Guards[op]) < n || len(w.Guards[op]) < n) {
-			if s.seq+1 > s.opts.Budget-s.explainLeft() {
+			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime() {
 				break
 			}
 			t := w
@@ -168,7 +168,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 		if failed[op] == "" && (len(base.Guards[op]) < 2 || len(w.Guards[op]) < 2) {
 			// The budget ran out before the op was measured: a guard that
 			// cannot judge must not let the candidate through.
-			failed[op] = "the budget left too few launches to measure it"
+			failed[op] = "the budget or --time left too few launches to measure it"
 		}
 	}
 	s.judgeGuards(res, failed)
@@ -222,7 +222,9 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 	for look := 1; look <= callLooks; look++ {
 		n := look * s.opts.GuardLaunches
 		for len(base.Confirm) < n || len(w.Confirm) < n {
-			if s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() {
+			// Out of budget or --time, an undecided call refuses the
+			// candidate (judgeGuards): what was not shown safe is not shipped.
+			if s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() || s.outOfConfirmTime() {
 				res.Parts = s.work.partResults(base, w, s.opts.Stats)
 				return nil
 			}

@@ -81,7 +81,10 @@ type loop struct {
 // newLoop is a study of opts with no trial yet and nothing launched.
 func newLoop(opts Options) *loop {
 	sizes := opts.Band.Sizes()
-	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: time.Now(),
+	if opts.clock == nil {
+		opts.clock = time.Now
+	}
+	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: opts.clock(),
 		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(opts.Op, sizes, opts.Guard, opts.AllowDisabled)}
 	if s.work = newWorkload(opts.Parts()); s.work != nil {
 		// NCCL plans each op apart: its plan is read per op, at the op's
@@ -430,14 +433,24 @@ func (s *loop) mustFind() bool {
 }
 
 // outOfTime reports whether exploring once more would leave too little of
-// --time for the confirmation stage.
+// --time for the confirmation stage: its first look and, for a timed
+// workload, the first look at its calls (topUpCalls), whose rounds a
+// recommendation needs before it can ship.
 func (s *loop) outOfTime() bool {
 	if s.opts.Time <= 0 {
 		return false
 	}
-	mean := s.meanLaunchDuration()
-	need := time.Duration((2*s.opts.ConfirmLaunches+1)*s.cost()) * mean
-	return time.Since(s.start)+need > s.opts.Time
+	first := s.opts.ConfirmLaunches
+	if s.opts.Parts().Timed() {
+		first = max(first, s.opts.GuardLaunches)
+	}
+	need := time.Duration((2*first+1)*s.cost()) * s.meanLaunchDuration()
+	return s.elapsed()+need > s.opts.Time
+}
+
+// elapsed is the study's wall time so far.
+func (s *loop) elapsed() time.Duration {
+	return s.opts.clock().Sub(s.start)
 }
 
 func (s *loop) meanLaunchDuration() time.Duration {
@@ -739,7 +752,7 @@ func bandScore(l model.Launch, sizes []int64) (float64, error) {
 
 // event is what the progress output hears of one launch of t.
 func (s *loop) event(req Request, t *Trial, l *benchfmt.Launch, scored bool, score float64) Event {
-	ev := Event{Seq: req.Seq, Budget: s.opts.Budget, Phase: req.Phase, Trial: t, Launch: l, Elapsed: time.Since(s.start), Trials: len(s.trials)}
+	ev := Event{Seq: req.Seq, Budget: s.opts.Budget, Phase: req.Phase, Trial: t, Launch: l, Elapsed: s.elapsed(), Trials: len(s.trials)}
 	if scored {
 		ev.LaunchScore = score
 	}

@@ -1,7 +1,10 @@
 package search
 
 import (
+	"time"
+
 	"context"
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"math"
 	"testing"
 
@@ -313,4 +316,50 @@ func formExploredNext(t *testing.T, s *loop, base, tr *Trial, byOp map[nccl.Op]m
 		return ""
 	}
 	return next.Config.String()
+}
+
+// clockedLauncher runs a study on modelled time: each launch moves the
+// clock by the duration it records, as a real launch moves the wall.
+type clockedLauncher struct {
+	Launcher
+	now time.Time
+}
+
+func (c *clockedLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
+	l, err := c.Launcher.Launch(ctx, req)
+	if l != nil {
+		c.now = c.now.Add(l.Duration)
+	}
+	return l, err
+}
+
+// --time bounds the whole study, the call guards' top-up rounds too: on
+// the real loopback a timed workload with --time 420s was still topping
+// up its calls' rounds at 450 s (23 of 24 rounds, 3 launches each), the
+// rounds checked against the budget alone. Out of time, an undecided call
+// refuses the candidate as an exhausted budget does.
+func TestTimeBoundsCallTopUps(t *testing.T) {
+	t.Parallel()
+	f := timedFabrics[0]
+	w := f.workload(t)
+	run := func(limit time.Duration) (*Result, time.Duration, int) {
+		o := DefaultOptions()
+		o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+		o.Guard, o.GuardOps, o.ScopeLists = DefaultGuardFor(w), DefaultGuardOps(w), true
+		o.Budget, o.Seed, o.Time = o.DefaultBudget(), 1, limit
+		c := &clockedLauncher{Launcher: f.launcher(t, 1), now: time.Unix(0, 0)}
+		o.clock = func() time.Time { return c.now }
+		res, err := Run(context.Background(), o, c, newMemRecorder(t), nil, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, c.now.Sub(time.Unix(0, 0)), len(c.Launcher.(*simLauncher).launches)
+	}
+	_, full, n := run(0)
+	limit := full * 5 / 10
+	_, took, m := run(limit)
+	pair := 2 * time.Duration(len(w.Ops())) * full / time.Duration(n)
+	if took > limit+pair {
+		t.Errorf("with --time %v the study took %v of modelled time (%d launches; %v and %d without a limit)", limit, took, m, full, n)
+	}
 }
