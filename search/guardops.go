@@ -381,8 +381,8 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	res.Recommend, res.Ending = false, vocab.EndingOpRegression
 	if wh := whos[worst]; wh.part {
 		res.Parts[wh.i].Refused = true
-		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its call %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g); keep NCCL's defaults",
-			w.Config, res.Parts[wh.i].Part, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level)
+		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its call %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g); keep NCCL's defaults%s",
+			w.Config, res.Parts[wh.i].Part, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, s.rareCallAdvice(res.Parts[wh.i].Part))
 		return
 	}
 	g := &res.OpGuards[whos[worst].i]
@@ -408,10 +408,26 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 		p := &res.Parts[whos[k].i]
 		p.Refused, p.NotShownSafe = true, true
 		res.Recommend, res.Ending = false, vocab.EndingOpRegression
-		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%); keep NCCL's defaults, or raise --budget to measure it longer",
-			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin)
+		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%); keep NCCL's defaults, or raise --budget to measure it longer%s",
+			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, s.rareCallAdvice(p.Part))
 		return
 	}
+}
+
+// rareCallAdvice is what a refusal for call p adds when p is under 1 % of
+// the workload's calls: every call the log holds is guarded, a start-up
+// call too (a 1 MiB broadcast made once refused ×1.2 a step on the real
+// loopback), and only the user knows whether the process makes it in its
+// steps or once; the study never drops a logged call on its own.
+func (s *loop) rareCallAdvice(p nccl.Part) string {
+	var total float64
+	for _, q := range s.opts.Parts() {
+		total += q.Calls
+	}
+	if p.Calls <= 0 || 100*p.Calls >= total {
+		return ""
+	}
+	return fmt.Sprintf(" (it is %g of the log's %g calls: if the process makes it only once, at start-up, take it out of the workload's calls: and search again)", p.Calls, total)
 }
 
 // refuseSlowPart refuses a recommendation that makes one of a hand

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"strings"
 	"time"
 
 	"context"
@@ -120,6 +121,11 @@ func TestRefusalConfirmsNextCandidate(t *testing.T) {
 	r := res.Refused[0]
 	if r.Ending != vocab.EndingOpRegression || r.Reason == "" || r.Trial == nil {
 		t.Errorf("refusal %+v: want the op-regression of a trial with its reason", r)
+	}
+	// alltoall 8M is 2 of the 912 calls: the refusal says how to drop a
+	// start-up call, which the study never does on its own.
+	if !strings.Contains(r.Reason, "2 of the log's 912 calls") || !strings.Contains(r.Reason, "take it out of the workload's calls:") {
+		t.Errorf("refusal for a rare call: %q; want the advice for a start-up call", r.Reason)
 	}
 	if res.Winner == nil || res.Winner == r.Trial || res.Ending != vocab.EndingRecommended {
 		t.Errorf("after the refusal: winner %v, ending %s (%s); want another candidate recommended", res.Winner, res.Ending, res.Reason)
@@ -361,5 +367,20 @@ func TestTimeBoundsCallTopUps(t *testing.T) {
 	pair := 2 * time.Duration(len(w.Ops())) * full / time.Duration(n)
 	if took > limit+pair {
 		t.Errorf("with --time %v the study took %v of modelled time (%d launches; %v and %d without a limit)", limit, took, m, full, n)
+	}
+}
+
+// Only a call under 1 % of the log's calls gets the start-up advice.
+func TestRareCallAdvice(t *testing.T) {
+	t.Parallel()
+	w := callsOf(t, "all_reduce:10240:240", "all_reduce:81920:240", "all_gather:2M:13", "broadcast:1M:1")
+	o := DefaultOptions()
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	s := newLoop(o.withHull())
+	for _, p := range w {
+		got := s.rareCallAdvice(p)
+		if want := p.Op == nccl.Broadcast; (got != "") != want {
+			t.Errorf("advice for %s = %q, want advice %v", p, got, want)
+		}
 	}
 }
