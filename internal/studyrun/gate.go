@@ -3,6 +3,7 @@ package studyrun
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -95,8 +96,8 @@ func Gate(ctx context.Context, st *store.Store, thresholds []fabric.Threshold, b
 		res.Warnings = diagnoseFailed(o, failed)
 		return res, nil
 	}
-	measured, notes := fabric.Measure(launches, sizes, fabric.BusBWFactor(last.Result))
-	res.Verdict = fabric.Judge(thresholds, measured, basis)
+	measured, notes := measureGate(launches, sizes, fabric.BusBWFactor(last.Result))
+	res.Verdict = fabric.Judge(thresholds, measured, basis, GateMinLaunchesForLowerBound())
 	res.Launches, res.Notes = len(launches), notes
 	reason := ""
 	if !res.Verdict.Pass {
@@ -106,6 +107,44 @@ func Gate(ctx context.Context, st *store.Store, thresholds []fabric.Threshold, b
 		return nil, err
 	}
 	return res, nil
+}
+
+// GateMinLaunchesForLowerBound is the fewest launches that give a gate's
+// lower bound (5 at fabric.GateConfidence).
+func GateMinLaunchesForLowerBound() int {
+	opt := model.DefaultOptions()
+	opt.Confidence = fabric.GateConfidence
+	return model.MinLaunchesForInterval(opt)
+}
+
+// measureGate summarises launches at sizes: per size the median over
+// launches of each launch's median time with its fabric.GateConfidence
+// interval, turned into bus bandwidth = factor × bytes / time. The
+// summary's warnings (few launches, high spread, outlier launches) come
+// back as data. The statistics live here, not in fabric, so that fabric
+// (which internal/ui prints) imports none.
+func measureGate(launches []model.Launch, sizes []int64, factor float64) ([]fabric.Measured, []model.Warning) {
+	opt := model.DefaultOptions()
+	opt.Confidence = fabric.GateConfidence
+	sum := model.Summarize(launches, sizes, opt)
+	out := make([]fabric.Measured, 0, len(sum.Sizes))
+	for _, s := range sum.Sizes {
+		out = append(out, fabric.Measured{Bytes: s.Bytes, Launches: s.Launches,
+			BusBW: busBW(factor, s.Bytes, s.Median),
+			// A longer time is a lower bandwidth: the time's upper bound
+			// gives the bandwidth's lower bound.
+			Lo: busBW(factor, s.Bytes, s.Hi),
+			Hi: busBW(factor, s.Bytes, s.Lo)})
+	}
+	return out, sum.Warnings
+}
+
+// busBW converts a time in µs to GB/s of bus bandwidth; NaN stays NaN.
+func busBW(factor float64, bytes int64, timeUS float64) float64 {
+	if math.IsNaN(timeUS) || timeUS <= 0 {
+		return math.NaN()
+	}
+	return factor * float64(bytes) / timeUS / 1e3
 }
 
 // diagnoseFailed is doctor's diagnosis of what a failed launch printed.
