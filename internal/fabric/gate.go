@@ -203,3 +203,24 @@ func Judge(thresholds []Threshold, measured []Measured, on Basis, needLo int) Ve
 	}
 	return v
 }
+
+// FailedChecks names the checks that failed: "1M median 1.38 < 9 GB/s".
+func (v Verdict) FailedChecks() string {
+	var parts []string
+	for _, c := range v.Checks {
+		if c.Pass {
+			continue
+		}
+		value, what := c.BusBW, "median"
+		if v.JudgedOn == OnLowerBound {
+			value, what = c.BusBWLo, "lower bound"
+		}
+		switch {
+		case c.Note != "":
+			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
@@ -101,7 +100,7 @@ func Gate(ctx context.Context, st *store.Store, thresholds []fabric.Threshold, b
 	res.Launches, res.Notes = len(launches), notes
 	reason := ""
 	if !res.Verdict.Pass {
-		reason = "gate failed: " + FailedChecks(res.Verdict)
+		reason = "gate failed: " + res.Verdict.FailedChecks()
 	}
 	if err := r.Finish(reason); err != nil {
 		return nil, err
@@ -160,25 +159,4 @@ func diagnoseFailed(o RepeatOptions, l *benchfmt.Launch) []fabric.Warning {
 	diag := fabric.Diagnose(l.Result, benchfmt.ParseNCCLInit(out),
 		fabric.Context{BaseEnv: env, Outcome: l.Outcome, Reason: l.Reason, Timeout: o.Launch.Spec.Timeout})
 	return diag.Warnings
-}
-
-// FailedChecks names the checks that failed: "1M median 1.38 < 9 GB/s".
-func FailedChecks(v fabric.Verdict) string {
-	var parts []string
-	for _, c := range v.Checks {
-		if c.Pass {
-			continue
-		}
-		value, what := c.BusBW, "median"
-		if v.JudgedOn == fabric.OnLowerBound {
-			value, what = c.BusBWLo, "lower bound"
-		}
-		switch {
-		case c.Note != "":
-			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
-		default:
-			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

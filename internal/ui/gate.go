@@ -83,7 +83,7 @@ func printGate(w io.Writer, rep studyrun.GateReport, cfg nccl.Config) {
 	if rep.Pass {
 		fmt.Fprintln(w, "PASS: every size holds its threshold.")
 	} else {
-		fmt.Fprintf(w, "FAIL: %s.\n", studyrun.FailedChecks(rep.Verdict))
+		fmt.Fprintf(w, "FAIL: %s.\n", rep.Verdict.FailedChecks())
 	}
 }
 
