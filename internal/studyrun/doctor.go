@@ -71,21 +71,22 @@ type DoctorReport struct {
 	// as logged, for the text's side by side table.
 	CompareChoices [2][]benchfmt.Choice `json:"-"`
 
-	// failed says why the launch or the saved run failed, "" when it did not.
-	failed string
+	// FailedBecause says why the launch or the saved run failed, "" when
+	// it did not.
+	FailedBecause string `json:"-"`
 }
 
 // Failure is the vocab.ErrFabric error of a launch or saved run that
 // failed, to return once the diagnosis is shown; nil when none failed.
 func (r *DoctorReport) Failure() error {
-	if r.failed == "" {
+	if r.FailedBecause == "" {
 		return nil
 	}
 	what := "the launch"
 	if r.Source == "log" {
 		what = "the run in " + r.LogFile
 	}
-	return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s failed (%s); the diagnosis above says what it saw", what, r.failed))
+	return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s failed (%s); the diagnosis above says what it saw", what, r.FailedBecause))
 }
 
 // Doctor diagnoses the fabric from one debug launch, or from a saved log,
@@ -108,7 +109,7 @@ func Doctor(ctx context.Context, o DoctorOptions) (*DoctorReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		rep.failed = savedRunFailure(res)
+		rep.FailedBecause = savedRunFailure(res)
 	} else {
 		o.progress(nil, nil)
 		l, err := runner.Run(ctx, o.Launch.Spec)
@@ -121,21 +122,21 @@ func Doctor(ctx context.Context, o DoctorOptions) (*DoctorReport, error) {
 		res, out, rep.Argv = l.Result, append(append([]byte{}, l.Stdout...), l.Stderr...), l.Argv
 		dctx.Outcome, dctx.Reason, dctx.Timeout = l.Outcome, l.Reason, o.Launch.Spec.Timeout
 		if l.Outcome != benchfmt.OK {
-			rep.failed = string(l.Outcome) + ": " + l.Reason
+			rep.FailedBecause = string(l.Outcome) + ": " + l.Reason
 		}
 	}
 	rep.Report = fabric.Diagnose(res, benchfmt.ParseNCCLInit(out), dctx)
-	if rep.failed == "" {
+	if rep.FailedBecause == "" {
 		// A NIC that failed under the run fails the fabric even when the
 		// run finished over the NICs left (fabric's rule).
-		rep.failed = rep.FabricFailure()
+		rep.FailedBecause = rep.FabricFailure()
 	}
 	rep.Simulated = rep.Simulated || o.Launch.Simulated
 	if rep.SimProfile == "" && o.Launch.Spec.Sim != nil {
 		rep.SimProfile = o.Launch.Spec.Sim.Profile
 	}
-	rep.Failed = rep.failed != ""
-	if len(o.Compare) > 0 && rep.failed == "" {
+	rep.Failed = rep.FailedBecause != ""
+	if len(o.Compare) > 0 && rep.FailedBecause == "" {
 		if err := rep.compare(ctx, o, res); err != nil {
 			return nil, err
 		}

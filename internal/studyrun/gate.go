@@ -40,6 +40,10 @@ type GateReport struct {
 	BaseEnv    map[string]string `json:"base_env,omitempty"`
 	Launches   int               `json:"launches"`
 	Notes      []model.Warning   `json:"notes,omitempty"`
+	// TextNotes are the notes gate's text prints: every caveat but too
+	// few launches for an interval, which its table says by the interval
+	// it leaves out (--json keeps them all).
+	TextNotes []string `json:"-"`
 	// FabricFailed is set when a launch failed, hung or returned wrong
 	// results; Failure says which and why, Error is that in the one error
 	// shape (the command sets it: it knows the exit code), Warnings are
@@ -50,19 +54,6 @@ type GateReport struct {
 	Warnings     []fabric.Warning `json:"warnings,omitempty"`
 }
 
-// TextNotes are the notes gate's text prints: every caveat but too few
-// launches for an interval, which its table says by the interval it
-// leaves out (--json keeps them all).
-func (r GateReport) TextNotes() []string {
-	var out []string
-	for _, n := range r.Notes {
-		if n.Code != model.WarnFewLaunches {
-			out = append(out, n.Message)
-		}
-	}
-	return out
-}
-
 // GateReportOf is gate's report of r, its verdict on cfg under baseEnv:
 // without a verdict (not passed, FabricFailed) when a launch failed before
 // the fabric could be measured.
@@ -70,6 +61,11 @@ func GateReportOf(r *GateResult, cfg nccl.Config, baseEnv map[string]string) Gat
 	study := r.Study
 	rep := GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
 		Env: cfg.Clone(), BaseEnv: baseEnv, Launches: r.Launches, Notes: r.Notes}
+	for _, n := range r.Notes {
+		if n.Code != model.WarnFewLaunches {
+			rep.TextNotes = append(rep.TextNotes, n.Message)
+		}
+	}
 	if r.FailedAt > 0 {
 		rep.Pass, rep.FabricFailed, rep.Failure, rep.Warnings = false, true, r.Failure, r.Warnings
 	}

@@ -77,7 +77,7 @@ func printGate(w io.Writer, rep studyrun.GateReport, cfg nccl.Config) {
 		fmt.Fprintln(w, "Judged on the median busbw over launches: comparable with the numbers people post and the ones")
 		fmt.Fprintln(w, "the thresholds were set from; --judge lower-bound judges on the one-sided 95 % lower bound instead.")
 	}
-	for _, n := range rep.TextNotes() {
+	for _, n := range rep.TextNotes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	if rep.Pass {
