@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
-	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
@@ -300,7 +300,7 @@ func TestVerify(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("verify: exit %d\n%s", code, stderr)
 	}
-	var res studyrun.VerifyResult
+	var res runresult.VerifyResult
 	decodeOneJSON(t, stdout, &res)
 	if res.Launches != 10 || !res.Significant || res.Claimed == nil || !res.Consistent || !res.Simulated {
 		t.Fatalf("verify result %+v", res)

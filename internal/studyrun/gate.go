@@ -8,6 +8,7 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/store"
@@ -30,36 +31,12 @@ type GateResult struct {
 	Warnings []fabric.Warning
 }
 
-// GateReport is gate's JSON document.
-type GateReport struct {
-	fabric.Verdict
-	Study      string            `json:"study"`
-	Simulated  bool              `json:"simulated"`
-	SimProfile string            `json:"sim_profile,omitempty"`
-	Env        nccl.Config       `json:"env"`
-	BaseEnv    map[string]string `json:"base_env,omitempty"`
-	Launches   int               `json:"launches"`
-	Notes      []model.Warning   `json:"notes,omitempty"`
-	// TextNotes are the notes gate's text prints: every caveat but too
-	// few launches for an interval, which its table says by the interval
-	// it leaves out (--json keeps them all).
-	TextNotes []string `json:"-"`
-	// FabricFailed is set when a launch failed, hung or returned wrong
-	// results; Failure says which and why, Error is that in the one error
-	// shape (the command sets it: it knows the exit code), Warnings are
-	// doctor's diagnosis.
-	FabricFailed bool             `json:"fabric_failed"`
-	Failure      string           `json:"-"`
-	Error        *vocab.ErrorJSON `json:"error,omitempty"`
-	Warnings     []fabric.Warning `json:"warnings,omitempty"`
-}
-
 // GateReportOf is gate's report of r, its verdict on cfg under baseEnv:
 // without a verdict (not passed, FabricFailed) when a launch failed before
 // the fabric could be measured.
-func GateReportOf(r *GateResult, cfg nccl.Config, baseEnv map[string]string) GateReport {
+func GateReportOf(r *GateResult, cfg nccl.Config, baseEnv map[string]string) runresult.GateReport {
 	study := r.Study
-	rep := GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
+	rep := runresult.GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
 		Env: cfg.Clone(), BaseEnv: baseEnv, Launches: r.Launches, Notes: r.Notes}
 	for _, n := range r.Notes {
 		if n.Code != model.WarnFewLaunches {

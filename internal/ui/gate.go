@@ -8,13 +8,13 @@ import (
 
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/runresult"
 )
 
 // PrintGate prints gate's verdict on cfg: its --json document, or the
 // table of sizes against their thresholds and PASS or FAIL; for a launch
 // that failed, what failed and doctor's diagnosis instead.
-func PrintGate(w io.Writer, asJSON bool, rep studyrun.GateReport, cfg nccl.Config) error {
+func PrintGate(w io.Writer, asJSON bool, rep runresult.GateReport, cfg nccl.Config) error {
 	switch {
 	case asJSON:
 		return WriteJSON(w, rep)
@@ -28,7 +28,7 @@ func PrintGate(w io.Writer, asJSON bool, rep studyrun.GateReport, cfg nccl.Confi
 
 // printGateFabricFailed says which launch failed and why, with doctor's
 // diagnosis of its output: there is no verdict.
-func printGateFabricFailed(w io.Writer, rep studyrun.GateReport, cfg nccl.Config) {
+func printGateFabricFailed(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s", rep.Study, cfg)
 	if rep.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))
@@ -43,7 +43,7 @@ func printGateFabricFailed(w io.Writer, rep studyrun.GateReport, cfg nccl.Config
 }
 
 // printGate prints the verdict as text.
-func printGate(w io.Writer, rep studyrun.GateReport, cfg nccl.Config) {
+func printGate(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s, %d launch(es)", rep.Study, cfg, rep.Launches)
 	if rep.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))

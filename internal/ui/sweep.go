@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/store"
 )
@@ -13,7 +14,7 @@ import (
 // PrintSweep prints a sweep of cfg over n launches: the --json document,
 // or the table per size (median over launches of each launch's median
 // time, with its interval) and the bandwidths.
-func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n int, rows []studyrun.SweepRow) error {
+func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n int, rows []runresult.SweepRow) error {
 	if asJSON {
 		return WriteJSON(w, map[string]any{
 			"study": study.Name, "collective": study.Op(), "simulated": study.Simulated, "sim_profile": study.Launch.SimProfile,
@@ -44,7 +45,7 @@ func noIntervalNote(n int) string {
 }
 
 // printSweep prints the rows as text.
-func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []studyrun.SweepRow) {
+func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []runresult.SweepRow) {
 	fmt.Fprintf(w, "sweep %s: %s%s, %d launch(es)", study.Name, opPrefix(study), cfg, n)
 	if study.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
