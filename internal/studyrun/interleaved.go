@@ -319,7 +319,7 @@ type ABOptions struct {
 	// comparison there (vocab.ErrFabric), before any measurement.
 	CheckOK func(*benchfmt.Launch) error
 	// Progress, if set, hears of each launch as it ends: n of total.
-	Progress func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch)
+	Progress func(n, total int, phase string, cfg nccl.Config, l *benchfmt.Launch)
 }
 
 // ABResult is what an AB comparison measured.
@@ -530,7 +530,7 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 		Launcher: launcher, Recorder: recorder}
 	if o.Progress != nil {
 		total := ab.launches(o)
-		r.OnEvent = func(ev search.Event) { o.Progress(ev.Seq+1, total, ev.Phase, ev.Trial, ev.Launch) }
+		r.OnEvent = func(ev search.Event) { o.Progress(ev.Seq+1, total, ev.Phase, ev.Trial.Config, ev.Launch) }
 	}
 	res, err := search.Reconfirm(ctx, r)
 	if err != nil {
@@ -670,7 +670,7 @@ func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **ben
 			return err
 		}
 		if o.Progress != nil {
-			o.Progress(seq, ab.launches(o), phase, t, l)
+			o.Progress(seq, ab.launches(o), phase, t.Config, l)
 		}
 		if !ok {
 			return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s launch of %s %s: %s%s", phase, t.Config, l.Outcome, l.Reason, tunerCrash(l, o.Launch.Spec.BaseEnv, t.Config)))

@@ -47,11 +47,11 @@ func TestRunAB(t *testing.T) {
 		Base: nccl.Config{}, Cand: nccl.Config{"NCCL_PROTO": "Simple"}}
 	var progress []string
 	r, err := RunAB(context.Background(), st, ab, ABOptions{Launch: simLaunch(t, "spark4"), Launches: n,
-		Progress: func(seq, total int, phase string, tr *search.Trial, l *benchfmt.Launch) {
+		Progress: func(seq, total int, phase string, cfg nccl.Config, l *benchfmt.Launch) {
 			if total != 2*n+1 || seq != len(progress)+1 {
 				t.Errorf("progress %d/%d after %d launches", seq, total, len(progress))
 			}
-			progress = append(progress, phase+" "+tr.Config.String())
+			progress = append(progress, phase+" "+cfg.String())
 		}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
-	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
@@ -40,12 +39,12 @@ func GateStarted(w io.Writer, cfg nccl.Config, ths []fabric.Threshold) func(*sto
 	}
 }
 
-// ABStarted prints what an interleaved comparison (verify, compare)
-// measures: ab's candidate against its baseline, launches each.
-func ABStarted(w io.Writer, ab studyrun.AB, launches int) func(*store.Study) {
+// ABStarted prints what an interleaved comparison of kind (verify,
+// compare) measures: cand against base, launches each.
+func ABStarted(w io.Writer, kind string, base, cand nccl.Config, launches int) func(*store.Study) {
 	return func(study *store.Study) {
 		fmt.Fprintf(w, "%s %s: %s%s against %s, %d launches each, interleaved%s\n",
-			ab.Kind, study.Name, opPrefix(study), ab.Cand, BaselineName(ab.Base), launches, studySuffix(study))
+			kind, study.Name, opPrefix(study), cand, BaselineName(base), launches, studySuffix(study))
 		writeNotGuarded(w, study)
 	}
 }
@@ -85,9 +84,9 @@ func RepeatProgress(w io.Writer) func(n, total int, phase string, l *benchfmt.La
 
 // ABProgress prints each launch of an interleaved comparison (verify,
 // compare) with its arm's config.
-func ABProgress(w io.Writer) func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch) {
-	return func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch) {
-		fmt.Fprintf(w, "launch %d/%d %-7s %-40s %s (%s)\n", n, total, phase, t.Config, OutcomeText(l), l.Duration.Round(time.Millisecond))
+func ABProgress(w io.Writer) func(n, total int, phase string, cfg nccl.Config, l *benchfmt.Launch) {
+	return func(n, total int, phase string, cfg nccl.Config, l *benchfmt.Launch) {
+		fmt.Fprintf(w, "launch %d/%d %-7s %-40s %s (%s)\n", n, total, phase, cfg, OutcomeText(l), l.Duration.Round(time.Millisecond))
 	}
 }
 

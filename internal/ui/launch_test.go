@@ -9,7 +9,6 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
@@ -23,7 +22,7 @@ func TestLaunchProgress(t *testing.T) {
 	var b strings.Builder
 	RepeatProgress(&b)(2, 6, "measure", ok)
 	RepeatProgress(&b)(3, 6, "measure", hung)
-	ABProgress(&b)(1, 20, "warmup", &search.Trial{Config: nccl.Config{"NCCL_PROTO": "Simple"}}, ok)
+	ABProgress(&b)(1, 20, "warmup", nccl.Config{"NCCL_PROTO": "Simple"}, ok)
 	DoctorProgress(&b, 32<<10, 256<<20, "")(nil, nil)
 	DoctorProgress(&b, 32<<10, 256<<20, "spark4")(nil, nil)
 	DoctorProgress(&b, 32<<10, 256<<20, "")(nccl.Config{"NCCL_PROTO": "Simple"}, nil)
@@ -50,7 +49,7 @@ func TestStartedLines(t *testing.T) {
 	var b strings.Builder
 	SweepStarted(&b, cfg, 1<<10, 1<<20)(real)
 	GateStarted(&b, cfg, []fabric.Threshold{{Bytes: 1 << 20, MinBusBW: 9}})(simulated)
-	ABStarted(&b, studyrun.AB{Kind: "verify", Cand: cfg}, 10)(real)
+	ABStarted(&b, "verify", nil, cfg, 10)(real)
 	so := search.DefaultOptions()
 	so.Band = nccl.Band{Min: 512 << 10, Max: 4 << 20}
 	SearchStarted(&b, simulated, so, "/d/n.db", false)
