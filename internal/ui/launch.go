@@ -9,7 +9,6 @@ import (
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -49,19 +48,33 @@ func ABStarted(w io.Writer, kind string, base, cand nccl.Config, launches int) f
 	}
 }
 
-// SearchStarted prints what a search study tunes (so, its settings) and
+// SearchPlan is what a search study sets out to do, as its first line
+// says it (the command reads it off search.Options): its workload or
+// band, the configs in its space, its budget of launches and its guarded
+// ops, at their sizes, launched GuardLaunches times per arm.
+type SearchPlan struct {
+	Workload      nccl.Workload
+	Band          nccl.Band
+	Configs       int
+	Budget        int
+	GuardOps      []nccl.Op
+	GuardOpSizes  []int64
+	GuardLaunches int
+}
+
+// SearchStarted prints what a search study tunes (so, its plan) and
 // where it is stored (db, created when the database is new).
-func SearchStarted(w io.Writer, study *store.Study, so search.Options, db string, created bool) {
+func SearchStarted(w io.Writer, study *store.Study, so SearchPlan, db string, created bool) {
 	if so.Workload.ScoredByRounds() {
 		fmt.Fprintf(w, "study %s: workload %s (one launch per op per measurement), %d configs in the space, budget %d launches%s\n",
-			study.Name, so.Workload, so.Space.Size(), so.Budget, studySuffix(study))
+			study.Name, so.Workload, so.Configs, so.Budget, studySuffix(study))
 	} else {
 		fmt.Fprintf(w, "study %s: %sband %s (%d sizes), %d configs in the space, budget %d launches%s\n",
-			study.Name, opPrefix(study), so.Band, len(so.Band.Sizes()), so.Space.Size(), so.Budget, studySuffix(study))
+			study.Name, opPrefix(study), so.Band, len(so.Band.Sizes()), so.Configs, so.Budget, studySuffix(study))
 	}
 	if len(so.GuardOps) > 0 {
 		fmt.Fprintf(w, "guarded ops: %s at %s, %d launches per arm each for a recommended config\n",
-			nccl.JoinOps(so.GuardOps), stored.SizeRange(so.GuardOpSizes()), so.GuardLaunches)
+			nccl.JoinOps(so.GuardOps), stored.SizeRange(so.GuardOpSizes), so.GuardLaunches)
 	}
 	writeNotGuarded(w, study)
 	fmt.Fprintln(w, WhereStored(db, created))

@@ -9,7 +9,6 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -50,14 +49,13 @@ func TestStartedLines(t *testing.T) {
 	SweepStarted(&b, cfg, 1<<10, 1<<20)(real)
 	GateStarted(&b, cfg, []fabric.Threshold{{Bytes: 1 << 20, MinBusBW: 9}})(simulated)
 	ABStarted(&b, "verify", nil, cfg, 10)(real)
-	so := search.DefaultOptions()
-	so.Band = nccl.Band{Min: 512 << 10, Max: 4 << 20}
+	so := SearchPlan{Band: nccl.Band{Min: 512 << 10, Max: 4 << 20}, Configs: 1536, Budget: 60}
 	SearchStarted(&b, simulated, so, "/d/n.db", false)
 	sim := " — " + SimLabel(true, "spark4")
 	want := "sweep s1: NCCL_PROTO=Simple, 1K to 1M\n" +
 		"gate s2: NCCL_PROTO=Simple at " + ThresholdList([]fabric.Threshold{{Bytes: 1 << 20, MinBusBW: 9}}) + sim + "\n" +
 		"verify s1: NCCL_PROTO=Simple against NCCL defaults, 10 launches each, interleaved\n" +
-		fmt.Sprintf("study s2: band 512K-4M (4 sizes), %d configs in the space, budget %d launches%s\n", so.Space.Size(), so.Budget, sim) +
+		fmt.Sprintf("study s2: band 512K-4M (4 sizes), %d configs in the space, budget %d launches%s\n", so.Configs, so.Budget, sim) +
 		"  stored in /d/n.db\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
