@@ -1,11 +1,81 @@
+// Package runresult holds the records a study's run hands to its printer
+// (internal/ui): each command's result as plain data, the --json document
+// most of them are (doctor's, gate's, verify's and compare's, sweep's rows,
+// import's files). internal/studyrun builds them; ui prints them. They
+// live apart from studyrun so that the printers depend on no statistics
+// routine: runresult imports neither model, search nor studyrun
+// (TestPrintersDependOnNoStatistics in internal/ui), and decides nothing.
 package runresult
 
 import (
+	"fmt"
+
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
+
+// DoctorReport is doctor's diagnosis (its JSON document): the fabric
+// report and where it came from.
+type DoctorReport struct {
+	fabric.Report
+	// Source is "launch" or "log".
+	Source  string   `json:"source"`
+	LogFile string   `json:"log_file,omitempty"`
+	Argv    []string `json:"argv,omitempty"`
+	// Failed is true when the launch (or the run in the log) failed or hung.
+	Failed bool `json:"failed"`
+	// Compare is NCCL's choices per size with the defaults and with --env,
+	// when --env was given.
+	CompareEnv map[string]string    `json:"compare_env,omitempty"`
+	Compare    []benchfmt.ChoiceRow `json:"compare,omitempty"`
+	// CompareChoices are NCCL's choices with the defaults and with --env,
+	// as logged, for the text's side by side table.
+	CompareChoices [2][]benchfmt.Choice `json:"-"`
+
+	// FailedBecause says why the launch or the saved run failed, "" when
+	// it did not.
+	FailedBecause string `json:"-"`
+}
+
+// Failure is the vocab.ErrFabric error of a launch or saved run that
+// failed, to return once the diagnosis is shown; nil when none failed.
+func (r *DoctorReport) Failure() error {
+	if r.FailedBecause == "" {
+		return nil
+	}
+	what := "the launch"
+	if r.Source == "log" {
+		what = "the run in " + r.LogFile
+	}
+	return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s failed (%s); the diagnosis above says what it saw", what, r.FailedBecause))
+}
+
+// GateReport is gate's JSON document.
+type GateReport struct {
+	fabric.Verdict
+	Study      string            `json:"study"`
+	Simulated  bool              `json:"simulated"`
+	SimProfile string            `json:"sim_profile,omitempty"`
+	Env        nccl.Config       `json:"env"`
+	BaseEnv    map[string]string `json:"base_env,omitempty"`
+	Launches   int               `json:"launches"`
+	Notes      []vocab.Warning   `json:"notes,omitempty"`
+	// TextNotes are the notes gate's text prints: every caveat but too
+	// few launches for an interval, which its table says by the interval
+	// it leaves out (--json keeps them all).
+	TextNotes []string `json:"-"`
+	// FabricFailed is set when a launch failed, hung or returned wrong
+	// results; Failure says which and why, Error is that in the one error
+	// shape (the command sets it: it knows the exit code), Warnings are
+	// doctor's diagnosis.
+	FabricFailed bool             `json:"fabric_failed"`
+	Failure      string           `json:"-"`
+	Error        *vocab.ErrorJSON `json:"error,omitempty"`
+	Warnings     []fabric.Warning `json:"warnings,omitempty"`
+}
 
 // DeliveredSizes are the sizes of one op a delivered candidate is judged
 // at (studyrun.AB.Delivered).
@@ -136,4 +206,33 @@ type OpCheck struct {
 	// lines).
 	Plugin   *benchfmt.TunerPlugin `json:"check"`
 	Warnings []fabric.Warning      `json:"warnings"`
+}
+
+// SweepRow is one size of a sweep's result.
+type SweepRow struct {
+	Bytes  int64   `json:"bytes"`
+	TimeUS float64 `json:"time_us"`
+	Lo     float64 `json:"time_lo_us"`
+	Hi     float64 `json:"time_hi_us"`
+	BusBW  float64 `json:"busbw"`
+	AlgBW  float64 `json:"algbw"`
+}
+
+// ImportedFile is one file studyrun.Import stored, as one launch.
+type ImportedFile struct {
+	File       string `json:"file"`
+	Launch     uint64 `json:"launch"`
+	Seq        int    `json:"seq"`
+	Outcome    string `json:"outcome"`
+	Reason     string `json:"reason,omitempty"`
+	Simulated  bool   `json:"simulated"`
+	Collective string `json:"collective"`
+	NRanks     int    `json:"nranks"`
+	Rows       int    `json:"rows"`
+}
+
+// SkippedFile is a file studyrun.Import did not store, and why.
+type SkippedFile struct {
+	File  string `json:"file"`
+	Error string `json:"error"`
 }
