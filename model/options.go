@@ -100,19 +100,9 @@ func (o Options) resolve() (Options, []Warning) {
 	return o.fill(), nil
 }
 
-// Warning is a caveat about a summary or comparison, carried as data so the
-// caller decides how to show it.
-type Warning struct {
-	// Code is a stable identifier, one of the Warn* constants.
-	Code string `json:"code"`
-	// Message is one plain sentence for people.
-	Message string `json:"message"`
-	// Launches are the 0-based indices, in the slice the caller passed, of
-	// the launches concerned (outliers, rejected launches), if any.
-	Launches []int `json:"launches,omitempty"`
-	// Bytes are the message sizes concerned, if any.
-	Bytes []int64 `json:"bytes,omitempty"`
-}
+// Warning is a caveat about a summary or comparison (vocab.Warning: its
+// shape lives there, so that the records carrying one import no statistics).
+type Warning = vocab.Warning
 
 // Warning codes.
 const (

@@ -519,7 +519,7 @@ func TestReplayLauncher(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.Plan = append(c.Plan, sim.PlanStep{Bytes: b, Algo: ch.Algo, Proto: ch.Proto, Channels: ch.Channels})
+			c.Plan = append(c.Plan, benchfmt.PlanStep{Bytes: b, Algo: ch.Algo, Proto: ch.Proto, Channels: ch.Channels})
 		}
 		for i := 0; i < 4; i++ {
 			samples, err := p.SampleLaunch(cfg, sizes, 10, 1, int64(launch+1), launch)

@@ -86,7 +86,7 @@ func readGateFlags(c *cli.Context) (gateOptions, error) {
 	if err := checkRepeats(repeats); err != nil {
 		return gateOptions{}, err
 	}
-	if need := fabric.MinLaunchesForLowerBound(); basis == fabric.OnLowerBound && repeats < need {
+	if need := studyrun.GateMinLaunchesForLowerBound(); basis == fabric.OnLowerBound && repeats < need {
 		return gateOptions{}, vocab.UsageErrorf("--judge lower-bound needs at least %d launches for a one-sided 95 %% bound; raise --repeats to %d or judge on the median", need, need)
 	}
 	m, err := readMeasureFlags(c)

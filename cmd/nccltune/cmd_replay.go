@@ -107,5 +107,22 @@ func runReplayShow(path string, asJSON bool, w io.Writer) error {
 	if err != nil {
 		return vocab.UsageError(err)
 	}
-	return ui.PrintReplay(w, asJSON, r)
+	return ui.PrintReplay(w, asJSON, replaySummaryOf(r))
+}
+
+// replaySummaryOf is what replay show prints of r.
+func replaySummaryOf(r *sim.Replay) ui.ReplaySummary {
+	s := ui.ReplaySummary{Name: r.Name, Description: r.Description, Simulated: true, FromSimulated: r.FromSimulated,
+		NRanks: r.NRanks, NCCLVersion: r.NCCLVersion, Transport: r.Transport, Channels: r.Channels, Sizes: r.Sizes}
+	for _, c := range r.Configs {
+		row := ui.ReplayConfigRow{Env: c.Env, Launches: len(c.Launches), Plan: c.Plan, PlanSource: c.PlanSource, MedianUS: r.Medians(c)}
+		for _, l := range c.Launches {
+			if l.Failed != "" {
+				row.Failed++
+			}
+			row.Cold = row.Cold || l.Cold
+		}
+		s.Configs = append(s.Configs, row)
+	}
+	return s
 }

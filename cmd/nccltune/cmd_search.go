@@ -344,9 +344,10 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	}
 	study, so := run.Study, run.Options
 	progress := ui.NewSearchProgress(o.stderr, study, so.Budget)
-	ui.SearchStarted(o.stderr, study, so, o.db, os.IsNotExist(statErr))
+	ui.SearchStarted(o.stderr, study, ui.SearchPlan{Workload: so.Workload, Band: so.Band, Configs: so.Space.Size(), Budget: so.Budget,
+		GuardOps: so.GuardOps, GuardOpSizes: so.GuardOpSizes(), GuardLaunches: so.GuardLaunches}, o.db, os.IsNotExist(statErr))
 	started := time.Now()
-	res, err := run.Run(ctx, progress.Event)
+	res, err := run.Run(ctx, func(ev search.Event) { progress.Event(searchEventOf(ev)) })
 	progress.Finish()
 	switch {
 	case errors.Is(err, vocab.ErrInterrupted) && res != nil:
@@ -367,5 +368,34 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	if err != nil {
 		return err
 	}
-	return ui.PrintSearch(o.stdout, o.json, study, trials, launches, res, took, o.db)
+	return ui.PrintSearch(o.stdout, o.json, study, trials, launches, searchEndOf(res), took, o.db)
+}
+
+// searchEventOf is what the progress shows of ev: the leader only when it
+// is not the baseline.
+func searchEventOf(ev search.Event) ui.SearchEvent {
+	v := ui.SearchEvent{Seq: ev.Seq, Budget: ev.Budget, Phase: ev.Phase, Launch: ev.Launch, LaunchScore: ev.LaunchScore}
+	if ev.Trial != nil {
+		v.Trial, v.Config = ev.Trial.Number, ev.Trial.Config
+	}
+	if ev.Best != nil && ev.Best != ev.Baseline {
+		v.Best = &ui.SearchLeader{Trial: ev.Best.Number, Config: ev.Best.Config, Speedup: ev.BestSpeedup}
+		if g := ev.BestGain; g != nil {
+			v.Best.Gain = &ui.GainBounds{Lo: g.Lo, Hi: g.Hi, Interval: g.Interval}
+		}
+	}
+	return v
+}
+
+// searchEndOf is what the summary says of how res ended.
+func searchEndOf(res *search.Result) ui.SearchEnd {
+	end := ui.SearchEnd{Launches: res.Launches, Trials: len(res.Trials), Stopped: res.Stopped, Ending: res.Ending, Settled: res.Settled,
+		Unspent: res.Unspent, UnspentForGuards: res.UnspentForGuards, Looks: res.Looks, Confirmed: res.Winner != nil && res.Decision != nil}
+	if res.Design != nil {
+		end.PlannedLooks = len(res.Design.Looks)
+	}
+	if res.Winner != nil {
+		end.Candidate = res.Winner.Config
+	}
+	return end
 }

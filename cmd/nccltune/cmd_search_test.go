@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
-	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
@@ -300,7 +302,7 @@ func TestVerify(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("verify: exit %d\n%s", code, stderr)
 	}
-	var res studyrun.VerifyResult
+	var res runresult.VerifyResult
 	decodeOneJSON(t, stdout, &res)
 	if res.Launches != 10 || !res.Significant || res.Claimed == nil || !res.Consistent || !res.Simulated {
 		t.Fatalf("verify result %+v", res)
@@ -379,5 +381,30 @@ func TestBatchSizeFor(t *testing.T) {
 		if got != tc.want || (err != nil) != tc.err || err != nil && !errors.Is(err, vocab.ErrUsage) {
 			t.Errorf("%s: %d, %v; want %d, error %v (a usage error)", tc.name, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// TestSearchViews: the progress shows a leader only when it is not the
+// baseline, with its bounds; the summary's looks come from the
+// confirmation's design and its candidate only from a confirmation that
+// compared one.
+func TestSearchViews(t *testing.T) {
+	base := &search.Trial{Number: 0, Config: nccl.Config{}}
+	best := &search.Trial{Number: 7, Config: nccl.Config{"NCCL_PROTO": "Simple"}}
+	ev := search.Event{Seq: 3, Budget: 40, Phase: "explore", Trial: best, Best: base, Baseline: base, BestSpeedup: 1}
+	if v := searchEventOf(ev); v.Best != nil || v.Trial != 7 || v.Config.String() != "NCCL_PROTO=Simple" {
+		t.Errorf("the baseline leading: %+v, want no leader, trial 7", v)
+	}
+	ev.Best, ev.BestSpeedup, ev.BestGain = best, 1.2, &search.GainBounds{Lo: 1.1, Hi: 1.3, Interval: true}
+	if v := searchEventOf(ev); v.Best == nil || v.Best.Trial != 7 || v.Best.Speedup != 1.2 || v.Best.Gain == nil || !v.Best.Gain.Interval || v.Best.Gain.Hi != 1.3 {
+		t.Errorf("trial 7 leading: %+v, want it with its interval", v.Best)
+	}
+	res := &search.Result{Launches: 30, Trials: []*search.Trial{base, best}, Winner: best, Design: &model.ConfirmDesign{Looks: []int{6, 12}}, Looks: 1}
+	if e := searchEndOf(res); e.Trials != 2 || e.PlannedLooks != 2 || e.Looks != 1 || e.Confirmed || e.Candidate.String() != "NCCL_PROTO=Simple" {
+		t.Errorf("no decision: %+v, want 2 trials, look 1 of 2, not confirmed", e)
+	}
+	res.Decision = &model.Comparison{}
+	if e := searchEndOf(res); !e.Confirmed {
+		t.Errorf("a decision on the winner: %+v, want confirmed", e)
 	}
 }

@@ -87,5 +87,5 @@ func runSweep(ctx context.Context, o sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	return ui.PrintSweep(o.stdout, o.json, r.Study, o.config, len(r.Launches), r.Rows)
+	return ui.PrintSweep(o.stdout, o.json, r.Study, o.config, len(r.Launches), studyrun.SweepLaunchesForInterval(), r.Rows)
 }

@@ -333,7 +333,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 		checkOK = studyrun.TunerCheck
 	}
 	r, err := studyrun.RunAB(ctx, st, ab, studyrun.ABOptions{Launch: o.launch.run(), Launches: o.launches, Name: o.naming.apply, CheckOK: checkOK,
-		Started: ui.ABStarted(o.stderr, ab, o.launches), Progress: ui.ABProgress(o.stderr)})
+		Started: ui.ABStarted(o.stderr, ab.Kind, ab.Base, ab.Cand, o.launches), Progress: ui.ABProgress(o.stderr)})
 	if err != nil {
 		return err
 	}

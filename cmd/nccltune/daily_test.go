@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/export"
-	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/ui"
 )
 
@@ -339,7 +339,7 @@ func TestVerifyBaselineAndCompare(t *testing.T) {
 	}
 	var v struct {
 		BaselineEnv map[string]string `json:"baseline_env"`
-		Claimed     *studyrun.Claim   `json:"claimed"`
+		Claimed     *runresult.Claim  `json:"claimed"`
 		Speedup     float64           `json:"speedup"`
 	}
 	out, stderr, code := runCLI(t, db, "verify", "tuned", "--sim", "spark4", "--launches", "6", "--baseline-env", "NCCL_ALGO=Tree", "--json")

@@ -214,6 +214,15 @@ type Choice struct {
 	Channels int `json:"channels"`
 }
 
+// PlanStep is NCCL's choice for one size, as a replay (internal/sim)
+// records it in its plan.
+type PlanStep struct {
+	Bytes    int64  `json:"bytes"`
+	Algo     string `json:"algo"`
+	Proto    string `json:"proto"`
+	Channels int    `json:"channels"`
+}
+
 // Invalid reports why a result cannot be trusted as a measurement: a
 // non-zero #wrong on any row or out-of-bounds values. It returns "" for a
 // valid result.

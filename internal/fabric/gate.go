@@ -10,7 +10,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/model"
 )
 
 // Basis is what a gate judges each size's bus bandwidth on.
@@ -43,14 +42,6 @@ func ParseBasis(s string) (Basis, error) {
 // computes: 90 %, so that each bound alone is a one-sided 95 % bound. With
 // 5 launches that interval is the slowest and fastest launch (93.75 %).
 const GateConfidence = 0.90
-
-// MinLaunchesForLowerBound is the fewest launches that give a lower bound
-// (5 at GateConfidence).
-func MinLaunchesForLowerBound() int {
-	opt := model.DefaultOptions()
-	opt.Confidence = GateConfidence
-	return model.MinLaunchesForInterval(opt)
-}
 
 // Threshold is one gate condition: at Bytes, bus bandwidth of at least
 // MinBusBW GB/s.
@@ -141,34 +132,6 @@ func BusBWFactor(res *benchfmt.Result) float64 {
 	return factor
 }
 
-// Measure summarises launches at sizes: per size the median over
-// launches of each launch's median time with its GateConfidence interval,
-// turned into bus bandwidth = factor × bytes / time. The summary's
-// warnings (few launches, high spread, outlier launches) come back as data.
-func Measure(launches []model.Launch, sizes []int64, factor float64) ([]Measured, []model.Warning) {
-	opt := model.DefaultOptions()
-	opt.Confidence = GateConfidence
-	sum := model.Summarize(launches, sizes, opt)
-	out := make([]Measured, 0, len(sum.Sizes))
-	for _, s := range sum.Sizes {
-		out = append(out, Measured{Bytes: s.Bytes, Launches: s.Launches,
-			BusBW: busBW(factor, s.Bytes, s.Median),
-			// A longer time is a lower bandwidth: the time's upper bound
-			// gives the bandwidth's lower bound.
-			Lo: busBW(factor, s.Bytes, s.Hi),
-			Hi: busBW(factor, s.Bytes, s.Lo)})
-	}
-	return out, sum.Warnings
-}
-
-// busBW converts a time in µs to GB/s of bus bandwidth; NaN stays NaN.
-func busBW(factor float64, bytes int64, timeUS float64) float64 {
-	if math.IsNaN(timeUS) || timeUS <= 0 {
-		return math.NaN()
-	}
-	return factor * float64(bytes) / timeUS / 1e3
-}
-
 // Check is one threshold's outcome.
 type Check struct {
 	Bytes    int64
@@ -207,8 +170,9 @@ type Verdict struct {
 
 // Judge checks each threshold against the measured bandwidth at its size,
 // on the median or on the lower bound. A size that was not measured, or
-// has no lower bound when one is asked for, fails with a note.
-func Judge(thresholds []Threshold, measured []Measured, on Basis) Verdict {
+// has no lower bound when one is asked for, fails with a note that says
+// the launches needed for one (needLo: a statistic the caller computes).
+func Judge(thresholds []Threshold, measured []Measured, on Basis, needLo int) Verdict {
 	v := Verdict{Pass: len(thresholds) > 0, JudgedOn: on, Checks: []Check{}}
 	byBytes := map[int64]Measured{}
 	for _, m := range measured {
@@ -228,7 +192,7 @@ func Judge(thresholds []Threshold, measured []Measured, on Basis) Verdict {
 		case !ok || math.IsNaN(c.BusBW):
 			c.Note = "not measured"
 		case math.IsNaN(value):
-			c.Note = fmt.Sprintf("no lower bound from %d launch(es); %d are needed", c.Launches, MinLaunchesForLowerBound())
+			c.Note = fmt.Sprintf("no lower bound from %d launch(es); %d are needed", c.Launches, needLo)
 		default:
 			c.Pass = value >= t.MinBusBW
 		}
@@ -238,4 +202,25 @@ func Judge(thresholds []Threshold, measured []Measured, on Basis) Verdict {
 		v.Checks = append(v.Checks, c)
 	}
 	return v
+}
+
+// FailedChecks names the checks that failed: "1M median 1.38 < 9 GB/s".
+func (v Verdict) FailedChecks() string {
+	var parts []string
+	for _, c := range v.Checks {
+		if c.Pass {
+			continue
+		}
+		value, what := c.BusBW, "median"
+		if v.JudgedOn == OnLowerBound {
+			value, what = c.BusBWLo, "lower bound"
+		}
+		switch {
+		case c.Note != "":
+			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

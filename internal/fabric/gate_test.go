@@ -8,7 +8,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/model"
 )
 
 func TestParseThreshold(t *testing.T) {
@@ -67,45 +66,6 @@ func TestParseBasis(t *testing.T) {
 	}
 }
 
-// launches builds n launches whose time at each size is base × (1 + k·step)
-// for launch k, one sample each.
-func launches(n int, base map[int64]float64, step float64) []model.Launch {
-	var out []model.Launch
-	for k := range n {
-		l := model.Launch{Times: map[int64][]float64{}}
-		for b, t := range base {
-			l.Times[b] = []float64{t * (1 + float64(k)*step)}
-		}
-		out = append(out, l)
-	}
-	return out
-}
-
-func TestMeasure(t *testing.T) {
-	// 1 MiB in 100 µs at factor 1.5 is 15.73 GB/s; 5 launches 0–8 % slower.
-	ls := launches(5, map[int64]float64{nccl.MiB: 100}, 0.02)
-	m, _ := Measure(ls, []int64{nccl.MiB}, 1.5)
-	if len(m) != 1 {
-		t.Fatalf("Measure returned %d sizes", len(m))
-	}
-	want := 1.5 * float64(nccl.MiB) / 104 / 1e3 // the median launch is 4 % slower
-	if math.Abs(m[0].BusBW-want) > 1e-9 {
-		t.Errorf("busbw = %v, want %v", m[0].BusBW, want)
-	}
-	// With 5 launches the 90 % interval is the slowest and fastest launch.
-	lo, hi := 1.5*float64(nccl.MiB)/108/1e3, 1.5*float64(nccl.MiB)/100/1e3
-	if math.Abs(m[0].Lo-lo) > 1e-9 || math.Abs(m[0].Hi-hi) > 1e-9 || m[0].Launches != 5 {
-		t.Errorf("interval [%v, %v] from %d launches, want [%v, %v] from 5", m[0].Lo, m[0].Hi, m[0].Launches, lo, hi)
-	}
-	few, warns := Measure(launches(4, map[int64]float64{nccl.MiB: 100}, 0.02), []int64{nccl.MiB}, 1.5)
-	if !math.IsNaN(few[0].Lo) || len(warns) == 0 {
-		t.Errorf("4 launches: lo = %v, warnings %v; want NaN and a few-launches warning", few[0].Lo, warns)
-	}
-	if MinLaunchesForLowerBound() != 5 {
-		t.Errorf("MinLaunchesForLowerBound = %d, want 5", MinLaunchesForLowerBound())
-	}
-}
-
 func TestBusBWFactor(t *testing.T) {
 	res := &benchfmt.Result{Rows: []benchfmt.Row{
 		{Bytes: 1024, Out: benchfmt.Measure{AlgBW: 0.01, BusBW: 0.02}}, // rounding makes this ratio 2
@@ -144,7 +104,7 @@ func TestJudge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Judge(ths, tt.m, tt.on)
+			v := Judge(ths, tt.m, tt.on, 5)
 			if v.Pass != tt.pass || v.JudgedOn != tt.on || len(v.Checks) != len(tt.checks) {
 				t.Fatalf("verdict %+v, want pass %v on %s", v, tt.pass, tt.on)
 			}
@@ -160,7 +120,7 @@ func TestJudge(t *testing.T) {
 			}
 		})
 	}
-	if v := Judge(nil, m, OnMedian); v.Pass {
+	if v := Judge(nil, m, OnMedian, 5); v.Pass {
 		t.Error("a gate without thresholds passed")
 	}
 }
@@ -174,5 +134,16 @@ func TestCheckJSON(t *testing.T) {
 	want := `{"pass":false,"judged_on":"lower_bound","checks":[{"busbw":11,"busbw_hi":null,"busbw_lo":null,"bytes":1048576,"launches":3,"min_busbw":9,"note":"no lower bound","pass":false}]}`
 	if string(data) != want {
 		t.Errorf("JSON\n%s\nwant\n%s", data, want)
+	}
+}
+
+func TestFailedChecks(t *testing.T) {
+	v := Verdict{JudgedOn: OnLowerBound, Checks: []Check{
+		{Bytes: 1 << 20, MinBusBW: 9, BusBW: 10, BusBWLo: 8.5},
+		{Bytes: 2 << 20, MinBusBW: 9, BusBW: 10, BusBWLo: 9.5, Pass: true},
+		{Bytes: 4 << 20, MinBusBW: 9, Note: "not measured"},
+	}}
+	if got, want := v.FailedChecks(), "1M lower bound 8.50 < 9 GB/s, 4M not measured"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/nccl"
 )
@@ -80,21 +81,13 @@ type ReplayConfig struct {
 	Env nccl.Config `json:"env"`
 	// Plan is what NCCL chose per size (from `nccltune doctor --json` or
 	// the launches' own NCCL_DEBUG=INFO lines); PlanSource says which.
-	Plan       []PlanStep `json:"plan"`
-	PlanSource string     `json:"plan_source,omitempty"`
+	Plan       []benchfmt.PlanStep `json:"plan"`
+	PlanSource string              `json:"plan_source,omitempty"`
 	// CommChannels is the collective channels NCCL built under this
 	// config, 0 when not recorded.
 	CommChannels int `json:"comm_channels,omitempty"`
 	// Launches in the order they ran.
 	Launches []ReplayLaunch `json:"launches"`
-}
-
-// PlanStep is NCCL's choice for one size.
-type PlanStep struct {
-	Bytes    int64  `json:"bytes"`
-	Algo     string `json:"algo"`
-	Proto    string `json:"proto"`
-	Channels int    `json:"channels"`
 }
 
 // ReplayLaunch is one recorded launch.

@@ -417,7 +417,7 @@ func TestReplayChildOutput(t *testing.T) {
 	}
 	// Debug lines: the recorded plan; outside the recorded sizes, the
 	// nearest recorded size's choice and time.
-	plan := map[int64]PlanStep{}
+	plan := map[int64]benchfmt.PlanStep{}
 	for _, s := range c.Plan {
 		plan[s.Bytes] = s
 	}
@@ -654,7 +654,7 @@ func TestRequirePlansNamesAFew(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		configs = append(configs, &ReplayConfig{Env: nccl.Config{"NCCL_MAX_CTAS": fmt.Sprint(i + 1), "NCCL_PROTO": "Simple", "NCCL_ALGO": "Ring"}})
 	}
-	configs = append(configs, &ReplayConfig{Env: nccl.Config{}, Plan: []PlanStep{{}}})
+	configs = append(configs, &ReplayConfig{Env: nccl.Config{}, Plan: []benchfmt.PlanStep{{}}})
 	err := requirePlans(configs)
 	if err == nil {
 		t.Fatal("no error")

@@ -147,7 +147,7 @@ type replayInput struct {
 // debugPlan is NCCL's plan for one config as a store launch's NCCL_DEBUG
 // lines showed it.
 type debugPlan struct {
-	steps    []PlanStep
+	steps    []benchfmt.PlanStep
 	source   string
 	channels int
 	env      nccl.Config
@@ -510,13 +510,13 @@ func launchTimes(l *RecordedLaunch, sizes []int64) ([][]float64, bool) {
 	return out, true
 }
 
-func allReduceSteps(cs []benchfmt.Choice) []PlanStep {
-	var out []PlanStep
+func allReduceSteps(cs []benchfmt.Choice) []benchfmt.PlanStep {
+	var out []benchfmt.PlanStep
 	for _, c := range cs {
 		if c.Collective != "" && !strings.EqualFold(c.Collective, "AllReduce") {
 			continue
 		}
-		out = append(out, PlanStep{Bytes: c.Bytes, Algo: canonAlgo(c.Algo), Proto: canonProto(c.Proto), Channels: c.Channels})
+		out = append(out, benchfmt.PlanStep{Bytes: c.Bytes, Algo: canonAlgo(c.Algo), Proto: canonProto(c.Proto), Channels: c.Channels})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
 	return out
@@ -562,14 +562,14 @@ type doctorPick struct {
 }
 
 // withSteps is NCCL's plan under the doctor's --env config.
-func (d *doctorDoc) withSteps() []PlanStep {
-	var out []PlanStep
+func (d *doctorDoc) withSteps() []benchfmt.PlanStep {
+	var out []benchfmt.PlanStep
 	for _, row := range d.Compare {
 		if row.Recommended == nil || row.Collective != "" && !strings.EqualFold(row.Collective, "AllReduce") {
 			continue
 		}
 		p := row.Recommended
-		out = append(out, PlanStep{Bytes: row.Bytes, Algo: canonAlgo(p.Algo), Proto: canonProto(p.Proto), Channels: p.Channels})
+		out = append(out, benchfmt.PlanStep{Bytes: row.Bytes, Algo: canonAlgo(p.Algo), Proto: canonProto(p.Proto), Channels: p.Channels})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
 	return out

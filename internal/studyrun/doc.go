@@ -6,6 +6,7 @@
 // a gate's verdict) with the statistics of package model.
 //
 // The command (cmd/nccltune) reads flags into the options these functions
-// take, renders what they return, and maps their errors to exit codes;
-// studyrun never prints a result itself.
+// take, renders what they return (the records of internal/runresult, which
+// internal/ui prints without depending on studyrun), and maps their errors
+// to exit codes; studyrun never prints a result itself.
 package studyrun

@@ -9,6 +9,7 @@ import (
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/runner"
 )
@@ -53,53 +54,18 @@ func SetDebugLaunch(s *runner.Spec, seed, min, max int64, itersGiven, warmupGive
 	}
 }
 
-// DoctorReport is doctor's diagnosis (its JSON document): the fabric
-// report and where it came from.
-type DoctorReport struct {
-	fabric.Report
-	// Source is "launch" or "log".
-	Source  string   `json:"source"`
-	LogFile string   `json:"log_file,omitempty"`
-	Argv    []string `json:"argv,omitempty"`
-	// Failed is true when the launch (or the run in the log) failed or hung.
-	Failed bool `json:"failed"`
-	// Compare is NCCL's choices per size with the defaults and with --env,
-	// when --env was given.
-	CompareEnv map[string]string    `json:"compare_env,omitempty"`
-	Compare    []benchfmt.ChoiceRow `json:"compare,omitempty"`
-	// CompareChoices are NCCL's choices with the defaults and with --env,
-	// as logged, for the text's side by side table.
-	CompareChoices [2][]benchfmt.Choice `json:"-"`
-
-	// failed says why the launch or the saved run failed, "" when it did not.
-	failed string
-}
-
-// Failure is the vocab.ErrFabric error of a launch or saved run that
-// failed, to return once the diagnosis is shown; nil when none failed.
-func (r *DoctorReport) Failure() error {
-	if r.failed == "" {
-		return nil
-	}
-	what := "the launch"
-	if r.Source == "log" {
-		what = "the run in " + r.LogFile
-	}
-	return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s failed (%s); the diagnosis above says what it saw", what, r.failed))
-}
-
 // Doctor diagnoses the fabric from one debug launch, or from a saved log,
 // and with o.Compare NCCL's choices under a second config. A launch or
 // saved run that failed is diagnosed all the same (Failed, Failure); err
 // is for what stopped the diagnosis: an unreadable or empty log
 // (vocab.ErrUsage), nothing to launch or a failed second launch
 // (vocab.ErrFabric), the user (vocab.ErrInterrupted).
-func Doctor(ctx context.Context, o DoctorOptions) (*DoctorReport, error) {
+func Doctor(ctx context.Context, o DoctorOptions) (*runresult.DoctorReport, error) {
 	var (
 		out  []byte
 		res  *benchfmt.Result
 		dctx = fabric.Context{BaseEnv: o.Launch.Spec.BaseEnv, LinkGbps: o.LinkGbps}
-		rep  = &DoctorReport{Source: "launch", LogFile: o.LogFile}
+		rep  = &runresult.DoctorReport{Source: "launch", LogFile: o.LogFile}
 		err  error
 	)
 	if o.LogFile != "" {
@@ -108,7 +74,7 @@ func Doctor(ctx context.Context, o DoctorOptions) (*DoctorReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		rep.failed = savedRunFailure(res)
+		rep.FailedBecause = savedRunFailure(res)
 	} else {
 		o.progress(nil, nil)
 		l, err := runner.Run(ctx, o.Launch.Spec)
@@ -121,22 +87,22 @@ func Doctor(ctx context.Context, o DoctorOptions) (*DoctorReport, error) {
 		res, out, rep.Argv = l.Result, append(append([]byte{}, l.Stdout...), l.Stderr...), l.Argv
 		dctx.Outcome, dctx.Reason, dctx.Timeout = l.Outcome, l.Reason, o.Launch.Spec.Timeout
 		if l.Outcome != benchfmt.OK {
-			rep.failed = string(l.Outcome) + ": " + l.Reason
+			rep.FailedBecause = string(l.Outcome) + ": " + l.Reason
 		}
 	}
 	rep.Report = fabric.Diagnose(res, benchfmt.ParseNCCLInit(out), dctx)
-	if rep.failed == "" {
+	if rep.FailedBecause == "" {
 		// A NIC that failed under the run fails the fabric even when the
 		// run finished over the NICs left (fabric's rule).
-		rep.failed = rep.FabricFailure()
+		rep.FailedBecause = rep.FabricFailure()
 	}
 	rep.Simulated = rep.Simulated || o.Launch.Simulated
 	if rep.SimProfile == "" && o.Launch.Spec.Sim != nil {
 		rep.SimProfile = o.Launch.Spec.Sim.Profile
 	}
-	rep.Failed = rep.failed != ""
-	if len(o.Compare) > 0 && rep.failed == "" {
-		if err := rep.compare(ctx, o, res); err != nil {
+	rep.Failed = rep.FailedBecause != ""
+	if len(o.Compare) > 0 && rep.FailedBecause == "" {
+		if err := doctorCompare(ctx, rep, o, res); err != nil {
 			return nil, err
 		}
 	}
@@ -168,9 +134,25 @@ func readDoctorLog(ctx context.Context, path string) (*benchfmt.Result, []byte, 
 	return res, data, nil
 }
 
-// compare makes the second debug launch, with o.Compare, and sets NCCL's
-// choices under it beside those of res, the first.
-func (rep *DoctorReport) compare(ctx context.Context, o DoctorOptions, res *benchfmt.Result) error {
+// savedRunFailure says why the run a saved log records failed, "" when it
+// did not (or when the log is NCCL's alone, without nccl-tests' table).
+func savedRunFailure(res *benchfmt.Result) string {
+	switch {
+	case res.Collective == "" && len(res.Rows) == 0 && len(res.Errors) == 0:
+		return ""
+	case !res.Complete && len(res.Errors) > 0:
+		return "failed: " + res.Errors[0]
+	case !res.Complete:
+		return "incomplete: the output stops before nccl-tests' closing lines"
+	case res.Invalid() != "":
+		return "invalid: " + res.Invalid()
+	}
+	return ""
+}
+
+// doctorCompare makes the second debug launch, with o.Compare, and sets
+// rep's NCCL choices under it beside those of res, the first.
+func doctorCompare(ctx context.Context, rep *runresult.DoctorReport, o DoctorOptions, res *benchfmt.Result) error {
 	spec := o.Launch.Spec
 	spec.Config = o.Compare
 	o.progress(o.Compare, nil)
@@ -194,20 +176,4 @@ func (rep *DoctorReport) compare(ctx context.Context, o DoctorOptions, res *benc
 	rep.CompareEnv, rep.Compare = o.Compare.Clone(), benchfmt.CompareChoices(base, with)
 	rep.CompareChoices = [2][]benchfmt.Choice{base, with}
 	return nil
-}
-
-// savedRunFailure says why the run a saved log records failed, "" when it
-// did not (or when the log is NCCL's alone, without nccl-tests' table).
-func savedRunFailure(res *benchfmt.Result) string {
-	switch {
-	case res.Collective == "" && len(res.Rows) == 0 && len(res.Errors) == 0:
-		return ""
-	case !res.Complete && len(res.Errors) > 0:
-		return "failed: " + res.Errors[0]
-	case !res.Complete:
-		return "incomplete: the output stops before nccl-tests' closing lines"
-	case res.Invalid() != "":
-		return "invalid: " + res.Invalid()
-	}
-	return ""
 }

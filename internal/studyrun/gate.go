@@ -3,11 +3,12 @@ package studyrun
 import (
 	"context"
 	"fmt"
-	"strings"
+	"math"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/store"
@@ -30,46 +31,18 @@ type GateResult struct {
 	Warnings []fabric.Warning
 }
 
-// GateReport is gate's JSON document.
-type GateReport struct {
-	fabric.Verdict
-	Study      string            `json:"study"`
-	Simulated  bool              `json:"simulated"`
-	SimProfile string            `json:"sim_profile,omitempty"`
-	Env        nccl.Config       `json:"env"`
-	BaseEnv    map[string]string `json:"base_env,omitempty"`
-	Launches   int               `json:"launches"`
-	Notes      []model.Warning   `json:"notes,omitempty"`
-	// FabricFailed is set when a launch failed, hung or returned wrong
-	// results; Failure says which and why, Error is that in the one error
-	// shape (the command sets it: it knows the exit code), Warnings are
-	// doctor's diagnosis.
-	FabricFailed bool             `json:"fabric_failed"`
-	Failure      string           `json:"-"`
-	Error        *vocab.ErrorJSON `json:"error,omitempty"`
-	Warnings     []fabric.Warning `json:"warnings,omitempty"`
-}
-
-// TextNotes are the notes gate's text prints: every caveat but too few
-// launches for an interval, which its table says by the interval it
-// leaves out (--json keeps them all).
-func (r GateReport) TextNotes() []string {
-	var out []string
-	for _, n := range r.Notes {
-		if n.Code != model.WarnFewLaunches {
-			out = append(out, n.Message)
-		}
-	}
-	return out
-}
-
 // GateReportOf is gate's report of r, its verdict on cfg under baseEnv:
 // without a verdict (not passed, FabricFailed) when a launch failed before
 // the fabric could be measured.
-func GateReportOf(r *GateResult, cfg nccl.Config, baseEnv map[string]string) GateReport {
+func GateReportOf(r *GateResult, cfg nccl.Config, baseEnv map[string]string) runresult.GateReport {
 	study := r.Study
-	rep := GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
+	rep := runresult.GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
 		Env: cfg.Clone(), BaseEnv: baseEnv, Launches: r.Launches, Notes: r.Notes}
+	for _, n := range r.Notes {
+		if n.Code != model.WarnFewLaunches {
+			rep.TextNotes = append(rep.TextNotes, n.Message)
+		}
+	}
 	if r.FailedAt > 0 {
 		rep.Pass, rep.FabricFailed, rep.Failure, rep.Warnings = false, true, r.Failure, r.Warnings
 	}
@@ -95,17 +68,55 @@ func Gate(ctx context.Context, st *store.Store, thresholds []fabric.Threshold, b
 		res.Warnings = diagnoseFailed(o, failed)
 		return res, nil
 	}
-	measured, notes := fabric.Measure(launches, sizes, fabric.BusBWFactor(last.Result))
-	res.Verdict = fabric.Judge(thresholds, measured, basis)
+	measured, notes := measureGate(launches, sizes, fabric.BusBWFactor(last.Result))
+	res.Verdict = fabric.Judge(thresholds, measured, basis, GateMinLaunchesForLowerBound())
 	res.Launches, res.Notes = len(launches), notes
 	reason := ""
 	if !res.Verdict.Pass {
-		reason = "gate failed: " + FailedChecks(res.Verdict)
+		reason = "gate failed: " + res.Verdict.FailedChecks()
 	}
 	if err := r.Finish(reason); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// GateMinLaunchesForLowerBound is the fewest launches that give a gate's
+// lower bound (5 at fabric.GateConfidence).
+func GateMinLaunchesForLowerBound() int {
+	opt := model.DefaultOptions()
+	opt.Confidence = fabric.GateConfidence
+	return model.MinLaunchesForInterval(opt)
+}
+
+// measureGate summarises launches at sizes: per size the median over
+// launches of each launch's median time with its fabric.GateConfidence
+// interval, turned into bus bandwidth = factor × bytes / time. The
+// summary's warnings (few launches, high spread, outlier launches) come
+// back as data. The statistics live here, not in fabric, so that fabric
+// (which internal/ui prints) imports none.
+func measureGate(launches []model.Launch, sizes []int64, factor float64) ([]fabric.Measured, []model.Warning) {
+	opt := model.DefaultOptions()
+	opt.Confidence = fabric.GateConfidence
+	sum := model.Summarize(launches, sizes, opt)
+	out := make([]fabric.Measured, 0, len(sum.Sizes))
+	for _, s := range sum.Sizes {
+		out = append(out, fabric.Measured{Bytes: s.Bytes, Launches: s.Launches,
+			BusBW: busBW(factor, s.Bytes, s.Median),
+			// A longer time is a lower bandwidth: the time's upper bound
+			// gives the bandwidth's lower bound.
+			Lo: busBW(factor, s.Bytes, s.Hi),
+			Hi: busBW(factor, s.Bytes, s.Lo)})
+	}
+	return out, sum.Warnings
+}
+
+// busBW converts a time in µs to GB/s of bus bandwidth; NaN stays NaN.
+func busBW(factor float64, bytes int64, timeUS float64) float64 {
+	if math.IsNaN(timeUS) || timeUS <= 0 {
+		return math.NaN()
+	}
+	return factor * float64(bytes) / timeUS / 1e3
 }
 
 // diagnoseFailed is doctor's diagnosis of what a failed launch printed.
@@ -121,25 +132,4 @@ func diagnoseFailed(o RepeatOptions, l *benchfmt.Launch) []fabric.Warning {
 	diag := fabric.Diagnose(l.Result, benchfmt.ParseNCCLInit(out),
 		fabric.Context{BaseEnv: env, Outcome: l.Outcome, Reason: l.Reason, Timeout: o.Launch.Spec.Timeout})
 	return diag.Warnings
-}
-
-// FailedChecks names the checks that failed: "1M median 1.38 < 9 GB/s".
-func FailedChecks(v fabric.Verdict) string {
-	var parts []string
-	for _, c := range v.Checks {
-		if c.Pass {
-			continue
-		}
-		value, what := c.BusBW, "median"
-		if v.JudgedOn == fabric.OnLowerBound {
-			value, what = c.BusBWLo, "lower bound"
-		}
-		switch {
-		case c.Note != "":
-			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
-		default:
-			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
@@ -36,27 +37,8 @@ type ImportResult struct {
 	Study    *store.Study
 	Trial    *store.Trial
 	Created  bool
-	Imported []ImportedFile
-	Skipped  []SkippedFile
-}
-
-// ImportedFile is one file import stored, as one launch.
-type ImportedFile struct {
-	File       string `json:"file"`
-	Launch     uint64 `json:"launch"`
-	Seq        int    `json:"seq"`
-	Outcome    string `json:"outcome"`
-	Reason     string `json:"reason,omitempty"`
-	Simulated  bool   `json:"simulated"`
-	Collective string `json:"collective"`
-	NRanks     int    `json:"nranks"`
-	Rows       int    `json:"rows"`
-}
-
-// SkippedFile is a file import did not store, and why.
-type SkippedFile struct {
-	File  string `json:"file"`
-	Error string `json:"error"`
+	Imported []runresult.ImportedFile
+	Skipped  []runresult.SkippedFile
 }
 
 // Import stores saved nccl-tests outputs (text or -J JSON; a run's text
@@ -87,7 +69,7 @@ func Import(ctx context.Context, db string, paths []string, o ImportOptions) (*I
 		}
 		if rest == nil {
 			for _, f := range good {
-				res.Skipped = append(res.Skipped, SkippedFile{File: f.path, Error: f.err.Error()})
+				res.Skipped = append(res.Skipped, runresult.SkippedFile{File: f.path, Error: f.err.Error()})
 			}
 			return res, nil
 		}
@@ -106,7 +88,7 @@ func Import(ctx context.Context, db string, paths []string, o ImportOptions) (*I
 // parseImportFiles parses each file; those that cannot be imported come
 // back as skipped, with why. A run's text and its JSON become one file
 // (pairRuns); simulated and real outputs together are refused.
-func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []SkippedFile, error) {
+func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []runresult.SkippedFile, error) {
 	files := make([]*parsedFile, len(paths))
 	for i, path := range paths {
 		files[i] = parseImportFile(ctx, path)
@@ -115,7 +97,7 @@ func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []Ski
 		}
 	}
 	var good []*parsedFile
-	var skipped []SkippedFile
+	var skipped []runresult.SkippedFile
 	first := map[[sha256.Size]byte]string{}
 	for _, f := range files {
 		if f.err == nil {
@@ -127,7 +109,7 @@ func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []Ski
 			first[f.sum] = f.path
 		}
 		if f.err != nil {
-			skipped = append(skipped, SkippedFile{File: f.path, Error: f.err.Error()})
+			skipped = append(skipped, runresult.SkippedFile{File: f.path, Error: f.err.Error()})
 			continue
 		}
 		good = append(good, f)
@@ -241,7 +223,7 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 	var matching []*parsedFile
 	for _, f := range good {
 		if why := studyMismatch(f, study, o.Op, stored); why != "" {
-			r.Skipped = append(r.Skipped, SkippedFile{File: f.path, Error: why})
+			r.Skipped = append(r.Skipped, runresult.SkippedFile{File: f.path, Error: why})
 			continue
 		}
 		matching = append(matching, f)
@@ -279,7 +261,7 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 			ended(vocab.StatusFailed, fmt.Sprintf("%v (after %d of %d files)", err, i, len(matching)))
 			return err
 		}
-		r.Imported = append(r.Imported, ImportedFile{File: name, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
+		r.Imported = append(r.Imported, runresult.ImportedFile{File: name, Launch: l.ID, Seq: l.Seq, Outcome: string(l.Outcome), Reason: l.Reason,
 			Simulated: l.Simulated, Collective: f.result.Collective, NRanks: f.result.NRanks, Rows: len(l.Sizes)})
 	}
 	ended(vocab.StatusDone, "")

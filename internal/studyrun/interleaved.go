@@ -12,6 +12,7 @@ import (
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
@@ -33,7 +34,7 @@ type AB struct {
 	Base, Cand nccl.Config
 	// Claim is what the verified study claimed of Cand against Base; nil
 	// when it claimed nothing of this pair.
-	Claim *Claim
+	Claim *runresult.Claim
 	// CheckCand launches Cand once with NCCL's debug log before anything
 	// else, unscored (once per op of a workload of several parts): a
 	// candidate that fails there (a tuner plugin that crashes) ends the
@@ -63,11 +64,11 @@ type AB struct {
 	// rule), and each significantly slower by more than the minimum
 	// effect refuses the candidate (verify exits 1). Set by
 	// GuardDelivered; every launch of an op sweeps its sizes (widen).
-	Delivered []DeliveredSizes
+	Delivered []runresult.DeliveredSizes
 	// EqualByRule are, per op, the sizes between its called ones where the
 	// candidate as deployed keeps NCCL's own choice (SettleGaps): equal to
 	// the baseline by rule, so not judged.
-	EqualByRule []DeliveredSizes
+	EqualByRule []runresult.DeliveredSizes
 	// TunerCSV is the tuner CSV Cand hands the plugin (verify
 	// --tuner-plugin), stored with the study: the temporary file Cand's
 	// NCCL_TUNER_CONFIG_FILE names is removed when the command ends.
@@ -81,13 +82,6 @@ type AB struct {
 	// the CSV's rows change (Cand against PluginAlone) at Delivered's sizes.
 	PluginRetunes bool
 	PluginAlone   nccl.Config
-}
-
-// DeliveredSizes are the sizes of one op a delivered candidate is judged
-// at (AB.Delivered).
-type DeliveredSizes struct {
-	Op    nccl.Op `json:"op"`
-	Sizes []int64 `json:"sizes"`
 }
 
 // GuardDelivered makes a comparison judge the candidate as it is
@@ -129,7 +123,7 @@ func (ab *AB) GuardDelivered(nranks int) {
 		}
 		d := append(slices.Clone(sizes), outside...)
 		slices.Sort(d)
-		ab.Delivered = append(ab.Delivered, DeliveredSizes{Op: op, Sizes: slices.Compact(d)})
+		ab.Delivered = append(ab.Delivered, runresult.DeliveredSizes{Op: op, Sizes: slices.Compact(d)})
 	}
 }
 
@@ -156,7 +150,7 @@ func (ab *AB) SettleGaps(keeps func(op nccl.Op, sizes []int64) ([]bool, error)) 
 		if err != nil {
 			return fmt.Errorf("%s between its called sizes: %w", d.Op, err)
 		}
-		equal := DeliveredSizes{Op: d.Op}
+		equal := runresult.DeliveredSizes{Op: d.Op}
 		for k, g := range gaps {
 			if kept[k] {
 				equal.Sizes = append(equal.Sizes, g)
@@ -231,147 +225,34 @@ func (ab AB) checkOps() []nccl.Op {
 	return out
 }
 
-// Claim is a search's claimed speedup, which verify checks, and whether
-// the search recommended the config (a fresh refusal by a part or a
-// guarded op then fails verify).
-type Claim struct {
-	Speedup     float64    `json:"speedup"`
-	SpeedupCI   [2]float64 `json:"speedup_ci"`
-	Recommended bool       `json:"recommended"`
-}
-
-// VerifyResult is the verdict of a verify (or interleaved compare) run,
-// its --json document.
-type VerifyResult struct {
-	Study    string `json:"study"`
-	Verifies string `json:"verifies,omitempty"`
-	// BaselineEnv is what the config was compared with ({} for NCCL's
-	// defaults).
-	BaselineEnv map[string]string `json:"baseline_env"`
-	Simulated   bool              `json:"simulated"`
-	Env         map[string]string `json:"env"`
-	Launches    int               `json:"launches_per_arm"`
-	Speedup     float64           `json:"speedup"`
-	SpeedupCI   [2]float64        `json:"speedup_ci"`
-	PValue      float64           `json:"p_value"`
-	Significant bool              `json:"significant"`
-	Reason      string            `json:"reason"`
-	Claimed     *Claim            `json:"claimed"`
-	Consistent  bool              `json:"consistent"`
-	// TunerPlugin is what verify --tuner-plugin saw of the plugin.
-	TunerPlugin *TunerVerify `json:"tuner_plugin,omitempty"`
-	// Ending is the rule that decided (vocab.Ending*, or the comparison's
-	// vocab.Verdict*); Verdict the conclusion in the words show and the
-	// search use (stored.Conclusion).
-	Ending  string `json:"ending"`
-	Verdict string `json:"verdict"`
-	// Parts are a workload's parts, compared one by one (none for one
-	// part); Guards the guarded ops measured (none without guarded ops, or
-	// when the comparison did not recommend the config). Each has its
-	// verdict in stored.OpVerdicts' words.
-	Parts  []VerifyPart  `json:"parts"`
-	Guards []VerifyGuard `json:"guards"`
-	// GuardOpsSkipped are the default guarded ops the comparison left
-	// out, each with why, as the study stores them ([] when none).
-	GuardOpsSkipped []string `json:"guard_ops_skipped"`
-	// Refused names the part or guarded op that refused the config ("its
-	// part alltoall 512K-8M", "broadcast at 1M"), "" when none did.
-	Refused string `json:"refused"`
-	// Failed: the fresh measurement contradicts the claim (Consistent is
-	// false), or verify refused a config the study recommended (or one
-	// named with --env): verify exits 1.
-	Failed bool `json:"failed"`
-}
-
-// VerifyPart is one part of a workload as verify measured it.
-type VerifyPart struct {
-	store.PartComparison
-	Verdict string `json:"verdict"`
-}
-
-// VerifyGuard is one guarded op as verify measured it.
-type VerifyGuard struct {
-	store.OpGuard
-	Verdict string `json:"verdict"`
-}
-
-// TunerVerify is a tuner CSV measured through a plugin: the plugin, what
-// its debug launch showed, the warnings, and whether the CSV reproduced
-// the study's gain.
-type TunerVerify struct {
-	Plugin string `json:"plugin"`
-	// Check is the plugin as the debug launch logged it (nil without
-	// NCCL's lines).
-	Check    *benchfmt.TunerPlugin `json:"check"`
-	Warnings []fabric.Warning      `json:"warnings"`
-	// Reproduces: the CSV's speedup agrees with the study's claim.
-	Reproduces bool `json:"reproduces"`
-	// PerOp are a workload's check launches, one per op (Check is the
-	// first op's); nil for one op.
-	PerOp []OpCheck `json:"per_op,omitempty"`
-	// PluginAlone is the third arm's account (AB.PluginAlone), nil
-	// where it was not measured.
-	PluginAlone *PluginAloneEffect `json:"plugin_alone,omitempty"`
-	// EqualByRule are the sizes between an op's called ones where the CSV
-	// keeps NCCL's own choice (AB.EqualByRule), not judged.
-	EqualByRule []DeliveredSizes `json:"equal_by_rule"`
-}
-
-// PluginAloneEffect is what the plugin with an empty CSV showed
-// (AB.PluginAlone), at every size the CSV is judged at (AB.Delivered).
-type PluginAloneEffect struct {
-	// Launches is the arm's measured launches of each op.
-	Launches int               `json:"launches"`
-	Sizes    []PluginAloneSize `json:"sizes"`
-}
-
-// PluginAloneSize is one (op, size): Plugin is the empty CSV against the
-// baseline, what loading the plugin alone changes; Rows the CSV against
-// the empty CSV, what its rows change beside it.
-type PluginAloneSize struct {
-	Op     nccl.Op `json:"op"`
-	Bytes  int64   `json:"bytes"`
-	Plugin Effect  `json:"plugin"`
-	Rows   Effect  `json:"rows"`
-}
-
-// Effect is one arm against another at one size (launchstats.SizeComparisons), with
-// its verdict in stored.ChangeWords.
-type Effect struct {
-	Speedup     float64 `json:"speedup"`
-	PValue      float64 `json:"p_value"`
-	Significant bool    `json:"significant"`
-	Verdict     string  `json:"verdict"`
-}
-
 // VerifyResultOf is the result of ab's interleaved comparison r, with
 // launches per arm.
-func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
+func VerifyResultOf(ab AB, r *ABResult, launches int) runresult.VerifyResult {
 	study, rec := r.Study, r.Study.Recommendation
 	// Significant is the verdict's, as stored (rec.Significant), not the
 	// band decision's (r.Comparison.Recommend): for a comparison of
 	// collectives the band may gain while a part or guarded op refuses
 	// the config, and the JSON must say what the text and show say.
-	v := VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
+	v := runresult.VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
 		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
 		Significant: rec.Significant, Reason: rec.Reason, Claimed: ab.Claim, Consistent: r.Consistent,
-		Ending: rec.Ending, Parts: []VerifyPart{}, Guards: []VerifyGuard{}, GuardOpsSkipped: append([]string{}, study.GuardOpsSkipped...)}
+		Ending: rec.Ending, Parts: []runresult.VerifyPart{}, Guards: []runresult.VerifyGuard{}, GuardOpsSkipped: append([]string{}, study.GuardOpsSkipped...)}
 	c := stored.ConclusionOf(study)
 	v.Verdict, _, _ = c.Headline()
 	v.Refused = c.Refused
 	verdicts := stored.OpVerdicts(rec)
 	for i, p := range rec.Parts {
-		v.Parts = append(v.Parts, VerifyPart{PartComparison: p, Verdict: verdicts[i].Verdict})
+		v.Parts = append(v.Parts, runresult.VerifyPart{PartComparison: p, Verdict: verdicts[i].Verdict})
 	}
 	for i, g := range rec.OpGuards {
-		v.Guards = append(v.Guards, VerifyGuard{OpGuard: g, Verdict: verdicts[len(rec.Parts)+i].Verdict})
+		v.Guards = append(v.Guards, runresult.VerifyGuard{OpGuard: g, Verdict: verdicts[len(rec.Parts)+i].Verdict})
 	}
 	// A refusal fails verify of what the study recommended, or of what the
 	// user named; of a candidate the study itself refused, it is what the
 	// study found too. compare reports it.
 	v.Failed = ab.Claim != nil && !r.Consistent || ab.Kind == vocab.KindVerify && v.Refused != "" && (ab.Claim == nil || ab.Claim.Recommended)
 	if plugin := ab.Cand[nccl.TunerPluginVar]; plugin != "" {
-		v.TunerPlugin = &TunerVerify{Plugin: plugin, Warnings: []fabric.Warning{}, Reproduces: ab.Claim != nil && r.Consistent}
+		v.TunerPlugin = &runresult.TunerVerify{Plugin: plugin, Warnings: []fabric.Warning{}, Reproduces: ab.Claim != nil && r.Consistent}
 		for _, oc := range r.Checks {
 			v.TunerPlugin.Warnings = append(v.TunerPlugin.Warnings, oc.Warnings...)
 		}
@@ -381,24 +262,14 @@ func VerifyResultOf(ab AB, r *ABResult, launches int) VerifyResult {
 		if len(r.Checks) > 1 {
 			v.TunerPlugin.PerOp = r.Checks
 		}
-		v.TunerPlugin.PluginAlone, v.TunerPlugin.EqualByRule = r.PluginAlone, append([]DeliveredSizes{}, ab.EqualByRule...)
+		v.TunerPlugin.PluginAlone, v.TunerPlugin.EqualByRule = r.PluginAlone, append([]runresult.DeliveredSizes{}, ab.EqualByRule...)
 	}
 	return v
 }
 
-// OpCheck is the candidate's debug check launch of one op: what the
-// tuner plugin did with its calls, and the warnings, each naming the op.
-type OpCheck struct {
-	Op nccl.Op `json:"op"`
-	// Plugin is the plugin as the launch logged it (nil without NCCL's
-	// lines).
-	Plugin   *benchfmt.TunerPlugin `json:"check"`
-	Warnings []fabric.Warning      `json:"warnings"`
-}
-
 // opCheckOf is op's check launch l.
-func opCheckOf(op nccl.Op, l *benchfmt.Launch, several bool) OpCheck {
-	c := OpCheck{Op: op, Warnings: TunerWarningsOf(l)}
+func opCheckOf(op nccl.Op, l *benchfmt.Launch, several bool) runresult.OpCheck {
+	c := runresult.OpCheck{Op: op, Warnings: TunerWarningsOf(l)}
 	if l != nil && l.Result != nil && l.Result.Facts != nil {
 		c.Plugin = l.Result.Facts.Tuner
 	}
@@ -448,7 +319,7 @@ type ABOptions struct {
 	// comparison there (vocab.ErrFabric), before any measurement.
 	CheckOK func(*benchfmt.Launch) error
 	// Progress, if set, hears of each launch as it ends: n of total.
-	Progress func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch)
+	Progress func(n, total int, phase string, cfg nccl.Config, l *benchfmt.Launch)
 }
 
 // ABResult is what an AB comparison measured.
@@ -463,9 +334,9 @@ type ABResult struct {
 	Consistent bool
 	// Checks are the candidate's debug launches when ab.CheckCand, one
 	// per op.
-	Checks []OpCheck
+	Checks []runresult.OpCheck
 	// PluginAlone is the third arm's effects when ab.PluginAlone is set.
-	PluginAlone *PluginAloneEffect
+	PluginAlone *runresult.PluginAloneEffect
 }
 
 // pluginAloneArm is the third arm (AB.PluginAlone) as it runs: its trial,
@@ -491,16 +362,16 @@ func (a *pluginAloneArm) follow(ctx context.Context, op nccl.Op) error {
 
 // effect is the arm's account: per op and size of ab.Delivered, the empty
 // CSV against the baseline and the CSV against the empty CSV.
-func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *PluginAloneEffect {
+func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *runresult.PluginAloneEffect {
 	if a == nil {
 		return nil
 	}
 	opt := ab.stats()
-	out := &PluginAloneEffect{Sizes: []PluginAloneSize{}}
-	effects := func(from, to []model.Launch, sizes []int64) map[int64]Effect {
-		es := map[int64]Effect{}
+	out := &runresult.PluginAloneEffect{Sizes: []runresult.PluginAloneSize{}}
+	effects := func(from, to []model.Launch, sizes []int64) map[int64]runresult.Effect {
+		es := map[int64]runresult.Effect{}
 		for _, c := range launchstats.SizeComparisons(from, to, sizes, opt) {
-			es[c.Bytes] = Effect{Speedup: c.Speedup, PValue: c.PValue, Significant: c.Significant, Verdict: stored.ChangeWords(c.Significant, c.Speedup)}
+			es[c.Bytes] = runresult.Effect{Speedup: c.Speedup, PValue: c.PValue, Significant: c.Significant, Verdict: stored.ChangeWords(c.Significant, c.Speedup)}
 		}
 		return es
 	}
@@ -512,7 +383,7 @@ func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *PluginAloneEff
 			p, okP := plugin[b]
 			r, okR := rows[b]
 			if okP && okR {
-				out.Sizes = append(out.Sizes, PluginAloneSize{Op: d.Op, Bytes: b, Plugin: p, Rows: r})
+				out.Sizes = append(out.Sizes, runresult.PluginAloneSize{Op: d.Op, Bytes: b, Plugin: p, Rows: r})
 			}
 		}
 	}
@@ -569,7 +440,7 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 		finish(vocab.StatusFailed, err.Error())
 		return err
 	}
-	var checks []OpCheck
+	var checks []runresult.OpCheck
 	if ab.CheckCand {
 		ops := ab.checkOps()
 		for _, op := range ops {
@@ -659,7 +530,7 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 		Launcher: launcher, Recorder: recorder}
 	if o.Progress != nil {
 		total := ab.launches(o)
-		r.OnEvent = func(ev search.Event) { o.Progress(ev.Seq+1, total, ev.Phase, ev.Trial, ev.Launch) }
+		r.OnEvent = func(ev search.Event) { o.Progress(ev.Seq+1, total, ev.Phase, ev.Trial.Config, ev.Launch) }
 	}
 	res, err := search.Reconfirm(ctx, r)
 	if err != nil {
@@ -799,7 +670,7 @@ func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **ben
 			return err
 		}
 		if o.Progress != nil {
-			o.Progress(seq, ab.launches(o), phase, t, l)
+			o.Progress(seq, ab.launches(o), phase, t.Config, l)
 		}
 		if !ok {
 			return vocab.Mark(vocab.ErrFabric, fmt.Errorf("%s launch of %s %s: %s%s", phase, t.Config, l.Outcome, l.Reason, tunerCrash(l, o.Launch.Spec.BaseEnv, t.Config)))

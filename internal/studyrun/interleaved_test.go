@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
@@ -46,11 +47,11 @@ func TestRunAB(t *testing.T) {
 		Base: nccl.Config{}, Cand: nccl.Config{"NCCL_PROTO": "Simple"}}
 	var progress []string
 	r, err := RunAB(context.Background(), st, ab, ABOptions{Launch: simLaunch(t, "spark4"), Launches: n,
-		Progress: func(seq, total int, phase string, tr *search.Trial, l *benchfmt.Launch) {
+		Progress: func(seq, total int, phase string, cfg nccl.Config, l *benchfmt.Launch) {
 			if total != 2*n+1 || seq != len(progress)+1 {
 				t.Errorf("progress %d/%d after %d launches", seq, total, len(progress))
 			}
-			progress = append(progress, phase+" "+tr.Config.String())
+			progress = append(progress, phase+" "+cfg.String())
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func TestVerifyResultSignificant(t *testing.T) {
 	}
 	guarded := AB{Kind: vocab.KindVerify, Verifies: "s1", Band: band, BandText: band.String(), Collective: "all_reduce",
 		Base: nccl.Config{}, Cand: fast, GuardOps: []nccl.Op{"broadcast"}, GuardLaunches: 8,
-		Claim: &Claim{Speedup: 1.25, SpeedupCI: [2]float64{1.2, 1.3}, Recommended: true}}
+		Claim: &runresult.Claim{Speedup: 1.25, SpeedupCI: [2]float64{1.2, 1.3}, Recommended: true}}
 	workload := guarded
 	workload.GuardOps, workload.GuardLaunches = nil, 0
 	workload.Parts = nccl.Workload{{Op: "all_reduce", Band: band, Weight: 0.5}, {Op: "all_gather", Band: band, Weight: 0.5}}
@@ -331,20 +332,20 @@ func TestGuardDelivered(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		ab     AB
-		want   []DeliveredSizes
+		want   []runresult.DeliveredSizes
 		guards []int64
 		sweep  map[nccl.Op][2]int64
 	}{
 		{"one band", AB{Band: nccl.Band{Min: 512 * K, Max: 4 * M}, Guards: []int64{8 * M}},
-			[]DeliveredSizes{{nccl.AllReduce, []int64{256 * K, 512 * K, M, 2 * M, 4 * M, 8 * M}}}, []int64{256 * K, 8 * M},
+			[]runresult.DeliveredSizes{{Op: nccl.AllReduce, Sizes: []int64{256 * K, 512 * K, M, 2 * M, 4 * M, 8 * M}}}, []int64{256 * K, 8 * M},
 			map[nccl.Op][2]int64{"": {256 * K, 8 * M}}},
 		{"timed workload", AB{Parts: nccl.Workload{call("all_reduce:2097152:80"), call("all_reduce:8388608:20"), call("all_gather:1048576:13")}},
-			[]DeliveredSizes{{nccl.AllReduce, []int64{M, 2 * M, 8 * M, 16 * M}}, {nccl.AllGather, []int64{512 * K, M, 2 * M}}}, nil,
+			[]runresult.DeliveredSizes{{Op: nccl.AllReduce, Sizes: []int64{M, 2 * M, 8 * M, 16 * M}}, {Op: nccl.AllGather, Sizes: []int64{512 * K, M, 2 * M}}}, nil,
 			map[nccl.Op][2]int64{nccl.AllReduce: {M, 16 * M}, nccl.AllGather: {512 * K, 2 * M}}},
 		// Nothing below one float, or one aligned float share per rank of
 		// the 4 (all-gather's 64 B): nccl-tests' count is 0 there.
 		{"calls at the smallest sizes", AB{Parts: nccl.Workload{call("all_reduce:4:1"), call("all_reduce:262144:336"), call("all_gather:64:2")}},
-			[]DeliveredSizes{{nccl.AllReduce, []int64{4, 256 * K, 512 * K}}, {nccl.AllGather, []int64{64, 128}}}, nil,
+			[]runresult.DeliveredSizes{{Op: nccl.AllReduce, Sizes: []int64{4, 256 * K, 512 * K}}, {Op: nccl.AllGather, Sizes: []int64{64, 128}}}, nil,
 			map[nccl.Op][2]int64{nccl.AllReduce: {4, 512 * K}, nccl.AllGather: {64, 128}}},
 	} {
 		ab := tc.ab
@@ -451,7 +452,7 @@ func TestPluginAloneArm(t *testing.T) {
 			var got []string
 			for _, s := range e.Sizes {
 				got = append(got, string(s.Op)+" "+nccl.FormatSize(s.Bytes))
-				for _, x := range []Effect{s.Plugin, s.Rows} {
+				for _, x := range []runresult.Effect{s.Plugin, s.Rows} {
 					if x.Verdict != stored.ChangeWords(x.Significant, x.Speedup) {
 						t.Errorf("%s %d: verdict %q", s.Op, s.Bytes, x.Verdict)
 					}
@@ -493,7 +494,7 @@ func TestSettleGaps(t *testing.T) {
 			asked = append(asked, fmt.Sprint(op, sizes))
 			return []bool{keep}, nil
 		})
-		wantAR, wantEqual := []int64{M, 2 * M, 8 * M, 16 * M}, []DeliveredSizes{{nccl.AllReduce, []int64{4 * M}}}
+		wantAR, wantEqual := []int64{M, 2 * M, 8 * M, 16 * M}, []runresult.DeliveredSizes{{Op: nccl.AllReduce, Sizes: []int64{4 * M}}}
 		if !keep {
 			wantAR, wantEqual = []int64{M, 2 * M, 4 * M, 8 * M, 16 * M}, nil
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/store"
@@ -20,7 +21,7 @@ type SweepResult struct {
 	Launches []model.Launch
 	Last     *benchfmt.Launch
 	// Rows are the curve, one per size.
-	Rows []SweepRow
+	Rows []runresult.SweepRow
 }
 
 // SweepLaunchesForInterval is how many launches a sweep needs before its
@@ -29,21 +30,11 @@ type SweepResult struct {
 // only from this many.
 func SweepLaunchesForInterval() int { return model.MinLaunchesForInterval(model.DefaultOptions()) }
 
-// SweepRow is one size of a sweep's result.
-type SweepRow struct {
-	Bytes  int64   `json:"bytes"`
-	TimeUS float64 `json:"time_us"`
-	Lo     float64 `json:"time_lo_us"`
-	Hi     float64 `json:"time_hi_us"`
-	BusBW  float64 `json:"busbw"`
-	AlgBW  float64 `json:"algbw"`
-}
-
 // sweepRows summarises the launches per size: median over launches of
 // each launch's median time, with bandwidths recomputed from that time
 // using the benchmark's own bus-bandwidth factor.
-func sweepRows(launches []model.Launch, last *benchfmt.Result) []SweepRow {
-	var rows []SweepRow
+func sweepRows(launches []model.Launch, last *benchfmt.Result) []runresult.SweepRow {
+	var rows []runresult.SweepRow
 	seen := map[int64]bool{}
 	for _, r := range benchfmt.SizesOf(last) {
 		if seen[r.Nominal()] {
@@ -55,7 +46,7 @@ func sweepRows(launches []model.Launch, last *benchfmt.Result) []SweepRow {
 			continue
 		}
 		s := sum.Sizes[0]
-		row := SweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: store.FiniteOr(s.Lo, s.Median), Hi: store.FiniteOr(s.Hi, s.Median)}
+		row := runresult.SweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: store.FiniteOr(s.Lo, s.Median), Hi: store.FiniteOr(s.Hi, s.Median)}
 		if s.Median > 0 {
 			// nccl-tests' algbw is its size column over the time; busbw
 			// its op's factor times that (read from the row: it depends

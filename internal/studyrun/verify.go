@@ -6,6 +6,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
@@ -64,7 +65,7 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		}
 	}
 	cfg := o.Config
-	var claim *Claim
+	var claim *runresult.Claim
 	if len(cfg) == 0 {
 		rec := orig.Recommendation
 		switch {
@@ -83,7 +84,7 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		default:
 			return AB{}, vocab.UsageErrorf("study %s confirmed no candidate: there is nothing to verify; name a config with --env K=V", orig.Name)
 		}
-		claim = &Claim{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, Recommended: !stored.ConclusionOf(orig).Keeps()}
+		claim = &runresult.Claim{Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, Recommended: !stored.ConclusionOf(orig).Keeps()}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		if _, fixed := o.Launch.Spec.BaseEnv[k]; fixed {

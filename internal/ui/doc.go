@@ -9,6 +9,11 @@
 // statistics come from the command, studyrun, search and model, and a
 // printer here only says them.
 //
-// ui imports the libraries whose results it prints (store, search, report,
-// fabric, ...) and never cmd/nccltune; no library imports ui.
+// ui imports the records it prints (store, internal/stored,
+// internal/runresult, report, fabric, ...) and the views of search's
+// options, events and result it defines (SearchPlan, SearchEvent,
+// SearchEnd), which the command reads off them; it depends on no
+// statistics routine or study runner (model, search, internal/launchstats,
+// internal/studyrun, internal/sim: TestPrintersDependOnNoStatistics), and
+// never on cmd/nccltune; no library imports ui.
 package ui

@@ -9,13 +9,13 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/safetext"
-	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/texttable"
 )
 
 // DoctorReport is doctor's diagnosis, its JSON document.
-type DoctorReport = studyrun.DoctorReport
+type DoctorReport = runresult.DoctorReport
 
 // PrintDoctor prints doctor's diagnosis: its --json document, or the
 // fabric in short lines, NCCL's choice per size, the warnings with their

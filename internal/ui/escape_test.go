@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -16,7 +16,7 @@ import (
 // terminal), as search and show print the same sentences.
 func TestVerifyReasonEscaped(t *testing.T) {
 	const hostile = "the candidate failed (\x1b[2J\x1b]0;owned\x07)"
-	for _, r := range []studyrun.VerifyResult{
+	for _, r := range []runresult.VerifyResult{
 		{Study: "v", Verifies: "s", Speedup: math.NaN(), Reason: hostile},
 		{Study: "v", Verifies: "s", Speedup: 1.1, Refused: "its call broadcast 1M", Verdict: "keep\x1b[31m", Reason: hostile},
 	} {

@@ -8,13 +8,13 @@ import (
 
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/runresult"
 )
 
 // PrintGate prints gate's verdict on cfg: its --json document, or the
 // table of sizes against their thresholds and PASS or FAIL; for a launch
 // that failed, what failed and doctor's diagnosis instead.
-func PrintGate(w io.Writer, asJSON bool, rep studyrun.GateReport, cfg nccl.Config) error {
+func PrintGate(w io.Writer, asJSON bool, rep runresult.GateReport, cfg nccl.Config) error {
 	switch {
 	case asJSON:
 		return WriteJSON(w, rep)
@@ -28,7 +28,7 @@ func PrintGate(w io.Writer, asJSON bool, rep studyrun.GateReport, cfg nccl.Confi
 
 // printGateFabricFailed says which launch failed and why, with doctor's
 // diagnosis of its output: there is no verdict.
-func printGateFabricFailed(w io.Writer, rep studyrun.GateReport, cfg nccl.Config) {
+func printGateFabricFailed(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s", rep.Study, cfg)
 	if rep.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))
@@ -43,7 +43,7 @@ func printGateFabricFailed(w io.Writer, rep studyrun.GateReport, cfg nccl.Config
 }
 
 // printGate prints the verdict as text.
-func printGate(w io.Writer, rep studyrun.GateReport, cfg nccl.Config) {
+func printGate(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s, %d launch(es)", rep.Study, cfg, rep.Launches)
 	if rep.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))
@@ -77,13 +77,13 @@ func printGate(w io.Writer, rep studyrun.GateReport, cfg nccl.Config) {
 		fmt.Fprintln(w, "Judged on the median busbw over launches: comparable with the numbers people post and the ones")
 		fmt.Fprintln(w, "the thresholds were set from; --judge lower-bound judges on the one-sided 95 % lower bound instead.")
 	}
-	for _, n := range rep.TextNotes() {
+	for _, n := range rep.TextNotes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	if rep.Pass {
 		fmt.Fprintln(w, "PASS: every size holds its threshold.")
 	} else {
-		fmt.Fprintf(w, "FAIL: %s.\n", studyrun.FailedChecks(rep.Verdict))
+		fmt.Fprintf(w, "FAIL: %s.\n", rep.Verdict.FailedChecks())
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/runresult"
 )
 
 // TestPrintGateFabricFailed: a launch that failed gives no verdict: the
@@ -16,7 +16,7 @@ import (
 // fixes; the JSON document marks fabric_failed and fails the gate.
 func TestPrintGateFabricFailed(t *testing.T) {
 	cfg := nccl.Config{"NCCL_ALGO": "Ring"}
-	rep := studyrun.GateReport{Verdict: fabric.Verdict{Checks: []fabric.Check{}}, Study: "lane7", Env: cfg,
+	rep := runresult.GateReport{Verdict: fabric.Verdict{Checks: []fabric.Check{}}, Study: "lane7", Env: cfg,
 		Simulated: true, SimProfile: "spark4", FabricFailed: true, Failure: "launch 2 failed: exit status 1",
 		Error:    &ErrorJSON{Code: 3, Kind: "fabric", Message: "gate lane7: launch 2 failed: exit status 1"},
 		Warnings: []fabric.Warning{{Code: "nic-down", Message: "port mlx5_1 is down", Fix: "bring the port up"}}}

@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/safetext"
-	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 )
@@ -15,8 +15,8 @@ import (
 // ImportedFile and SkippedFile are what studyrun.Import reports of each
 // file.
 type (
-	ImportedFile = studyrun.ImportedFile
-	SkippedFile  = studyrun.SkippedFile
+	ImportedFile = runresult.ImportedFile
+	SkippedFile  = runresult.SkippedFile
 )
 
 // ImportReport is what import did: the study and trial the files went

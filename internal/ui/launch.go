@@ -9,8 +9,6 @@ import (
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
-	"github.com/nccltune/nccltune/internal/studyrun"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -40,29 +38,43 @@ func GateStarted(w io.Writer, cfg nccl.Config, ths []fabric.Threshold) func(*sto
 	}
 }
 
-// ABStarted prints what an interleaved comparison (verify, compare)
-// measures: ab's candidate against its baseline, launches each.
-func ABStarted(w io.Writer, ab studyrun.AB, launches int) func(*store.Study) {
+// ABStarted prints what an interleaved comparison of kind (verify,
+// compare) measures: cand against base, launches each.
+func ABStarted(w io.Writer, kind string, base, cand nccl.Config, launches int) func(*store.Study) {
 	return func(study *store.Study) {
 		fmt.Fprintf(w, "%s %s: %s%s against %s, %d launches each, interleaved%s\n",
-			ab.Kind, study.Name, opPrefix(study), ab.Cand, BaselineName(ab.Base), launches, studySuffix(study))
+			kind, study.Name, opPrefix(study), cand, BaselineName(base), launches, studySuffix(study))
 		writeNotGuarded(w, study)
 	}
 }
 
-// SearchStarted prints what a search study tunes (so, its settings) and
+// SearchPlan is what a search study sets out to do, as its first line
+// says it (the command reads it off search.Options): its workload or
+// band, the configs in its space, its budget of launches and its guarded
+// ops, at their sizes, launched GuardLaunches times per arm.
+type SearchPlan struct {
+	Workload      nccl.Workload
+	Band          nccl.Band
+	Configs       int
+	Budget        int
+	GuardOps      []nccl.Op
+	GuardOpSizes  []int64
+	GuardLaunches int
+}
+
+// SearchStarted prints what a search study tunes (so, its plan) and
 // where it is stored (db, created when the database is new).
-func SearchStarted(w io.Writer, study *store.Study, so search.Options, db string, created bool) {
+func SearchStarted(w io.Writer, study *store.Study, so SearchPlan, db string, created bool) {
 	if so.Workload.ScoredByRounds() {
 		fmt.Fprintf(w, "study %s: workload %s (one launch per op per measurement), %d configs in the space, budget %d launches%s\n",
-			study.Name, so.Workload, so.Space.Size(), so.Budget, studySuffix(study))
+			study.Name, so.Workload, so.Configs, so.Budget, studySuffix(study))
 	} else {
 		fmt.Fprintf(w, "study %s: %sband %s (%d sizes), %d configs in the space, budget %d launches%s\n",
-			study.Name, opPrefix(study), so.Band, len(so.Band.Sizes()), so.Space.Size(), so.Budget, studySuffix(study))
+			study.Name, opPrefix(study), so.Band, len(so.Band.Sizes()), so.Configs, so.Budget, studySuffix(study))
 	}
 	if len(so.GuardOps) > 0 {
 		fmt.Fprintf(w, "guarded ops: %s at %s, %d launches per arm each for a recommended config\n",
-			nccl.JoinOps(so.GuardOps), stored.SizeRange(so.GuardOpSizes()), so.GuardLaunches)
+			nccl.JoinOps(so.GuardOps), stored.SizeRange(so.GuardOpSizes), so.GuardLaunches)
 	}
 	writeNotGuarded(w, study)
 	fmt.Fprintln(w, WhereStored(db, created))
@@ -85,9 +97,9 @@ func RepeatProgress(w io.Writer) func(n, total int, phase string, l *benchfmt.La
 
 // ABProgress prints each launch of an interleaved comparison (verify,
 // compare) with its arm's config.
-func ABProgress(w io.Writer) func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch) {
-	return func(n, total int, phase string, t *search.Trial, l *benchfmt.Launch) {
-		fmt.Fprintf(w, "launch %d/%d %-7s %-40s %s (%s)\n", n, total, phase, t.Config, OutcomeText(l), l.Duration.Round(time.Millisecond))
+func ABProgress(w io.Writer) func(n, total int, phase string, cfg nccl.Config, l *benchfmt.Launch) {
+	return func(n, total int, phase string, cfg nccl.Config, l *benchfmt.Launch) {
+		fmt.Fprintf(w, "launch %d/%d %-7s %-40s %s (%s)\n", n, total, phase, cfg, OutcomeText(l), l.Duration.Round(time.Millisecond))
 	}
 }
 

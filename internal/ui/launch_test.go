@@ -9,8 +9,6 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/internal/studyrun"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -23,7 +21,7 @@ func TestLaunchProgress(t *testing.T) {
 	var b strings.Builder
 	RepeatProgress(&b)(2, 6, "measure", ok)
 	RepeatProgress(&b)(3, 6, "measure", hung)
-	ABProgress(&b)(1, 20, "warmup", &search.Trial{Config: nccl.Config{"NCCL_PROTO": "Simple"}}, ok)
+	ABProgress(&b)(1, 20, "warmup", nccl.Config{"NCCL_PROTO": "Simple"}, ok)
 	DoctorProgress(&b, 32<<10, 256<<20, "")(nil, nil)
 	DoctorProgress(&b, 32<<10, 256<<20, "spark4")(nil, nil)
 	DoctorProgress(&b, 32<<10, 256<<20, "")(nccl.Config{"NCCL_PROTO": "Simple"}, nil)
@@ -50,15 +48,14 @@ func TestStartedLines(t *testing.T) {
 	var b strings.Builder
 	SweepStarted(&b, cfg, 1<<10, 1<<20)(real)
 	GateStarted(&b, cfg, []fabric.Threshold{{Bytes: 1 << 20, MinBusBW: 9}})(simulated)
-	ABStarted(&b, studyrun.AB{Kind: "verify", Cand: cfg}, 10)(real)
-	so := search.DefaultOptions()
-	so.Band = nccl.Band{Min: 512 << 10, Max: 4 << 20}
+	ABStarted(&b, "verify", nil, cfg, 10)(real)
+	so := SearchPlan{Band: nccl.Band{Min: 512 << 10, Max: 4 << 20}, Configs: 1536, Budget: 60}
 	SearchStarted(&b, simulated, so, "/d/n.db", false)
 	sim := " — " + SimLabel(true, "spark4")
 	want := "sweep s1: NCCL_PROTO=Simple, 1K to 1M\n" +
 		"gate s2: NCCL_PROTO=Simple at " + ThresholdList([]fabric.Threshold{{Bytes: 1 << 20, MinBusBW: 9}}) + sim + "\n" +
 		"verify s1: NCCL_PROTO=Simple against NCCL defaults, 10 launches each, interleaved\n" +
-		fmt.Sprintf("study s2: band 512K-4M (4 sizes), %d configs in the space, budget %d launches%s\n", so.Space.Size(), so.Budget, sim) +
+		fmt.Sprintf("study s2: band 512K-4M (4 sizes), %d configs in the space, budget %d launches%s\n", so.Configs, so.Budget, sim) +
 		"  stored in /d/n.db\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)

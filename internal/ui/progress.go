@@ -12,7 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
-	"github.com/nccltune/nccltune/search"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -114,8 +114,41 @@ func newBar(w io.Writer, budget int) *progressbar.ProgressBar {
 	return bar
 }
 
-// Event shows one launch; search.Run calls it after each.
-func (p *SearchProgress) Event(ev search.Event) {
+// SearchEvent is one finished launch of a search as its progress shows
+// it (the command reads it off search.Event): the launch of trial Trial,
+// its config, and its band score in µs (0 if it failed or is unscored).
+type SearchEvent struct {
+	Seq, Budget int
+	Phase       string
+	Trial       int
+	Config      nccl.Config
+	Launch      *benchfmt.Launch
+	LaunchScore float64
+	// Best is the leader so far when it is not the baseline, nil otherwise.
+	Best *SearchLeader
+}
+
+// SearchLeader is a search's leader while it explores: its trial, its
+// speedup over the baseline from exploration launches (biased upward: a
+// progress hint, never the reported gain) and Gain, its bounds (nil when
+// too few launches give even a range).
+type SearchLeader struct {
+	Trial   int
+	Config  nccl.Config
+	Speedup float64
+	Gain    *GainBounds
+}
+
+// GainBounds bound a leader's speedup: the comparison's interval
+// (Interval), else the range of its single launches against the
+// baseline's score.
+type GainBounds struct {
+	Lo, Hi   float64
+	Interval bool
+}
+
+// Event shows one launch; the command calls it after each.
+func (p *SearchProgress) Event(ev SearchEvent) {
 	if ev.Launch != nil {
 		p.spent += ev.Launch.Duration
 	}
@@ -130,12 +163,12 @@ func (p *SearchProgress) Event(ev search.Event) {
 	} else if ev.Launch.Outcome != benchfmt.OK {
 		result += ": " + ev.Launch.Reason
 	}
-	fmt.Fprintf(p.w, "launch %d/%d %-7s trial %-3d %-40s %s (%s)\n", ev.Seq+1, ev.Budget, ev.Phase, ev.Trial.Number, ev.Trial.Config, result, ev.Launch.Duration.Round(time.Millisecond))
+	fmt.Fprintf(p.w, "launch %d/%d %-7s trial %-3d %-40s %s (%s)\n", ev.Seq+1, ev.Budget, ev.Phase, ev.Trial, ev.Config, result, ev.Launch.Duration.Round(time.Millisecond))
 }
 
 // draw moves the bar to the launch and sets its description, cut to what
 // the terminal's width leaves beside the bar.
-func (p *SearchProgress) draw(ev search.Event) {
+func (p *SearchProgress) draw(ev SearchEvent) {
 	budget := ev.Budget
 	if budget <= 0 {
 		budget = p.budget
@@ -165,20 +198,20 @@ const minBarCells = 4
 // the other fields give way first, in order: the gain's interval, the
 // time left, the words around the gain, the bar's cells, the configs'
 // NCCL_ prefixes, the phase; only then is the config itself cut.
-func (p *SearchProgress) layout(ev search.Event, budget, width int, elapsed float64) (cells int, desc string) {
+func (p *SearchProgress) layout(ev SearchEvent, budget, width int, elapsed float64) (cells int, desc string) {
 	full := barCells(width)
 	room := func(cells int) int { return max(width-1-barWidth(cells, p.done, budget, elapsed), 0) }
 	phase := ev.Phase
 	left := timeLeft(p.spent, p.done, budget)
-	if ev.Best == nil || ev.Best == ev.Baseline {
+	if ev.Best == nil {
 		if left != "" {
 			phase += ", " + left
 		}
 		return full, fitWidth(phase, room(full))
 	}
-	gain := fmt.Sprintf("%+.0f %%", 100*(ev.BestSpeedup-1))
+	gain := fmt.Sprintf("%+.0f %%", 100*(ev.Best.Speedup-1))
 	cfg, short := ev.Best.Config.String(), strings.ReplaceAll(ev.Best.Config.String(), "NCCL_", "")
-	trial := fmt.Sprintf("trial %d %s", ev.Best.Number, cfg)
+	trial := fmt.Sprintf("trial %d %s", ev.Best.Trial, cfg)
 	withLeft := phase
 	if left != "" {
 		withLeft += ", " + left
@@ -194,8 +227,8 @@ func (p *SearchProgress) layout(ev search.Event, budget, width int, elapsed floa
 		{full, phase + "; best so far " + gain + ": " + trial},
 		{full, phase + "; best " + gain + ": " + trial},
 		{min(full, minBarCells), phase + "; best " + gain + ": " + trial},
-		{min(full, minBarCells), fmt.Sprintf("%s %s #%d %s", phase, gain, ev.Best.Number, short)},
-		{min(full, minBarCells), fmt.Sprintf("%s #%d %s", gain, ev.Best.Number, short)},
+		{min(full, minBarCells), fmt.Sprintf("%s %s #%d %s", phase, gain, ev.Best.Trial, short)},
+		{min(full, minBarCells), fmt.Sprintf("%s #%d %s", gain, ev.Best.Trial, short)},
 	}
 	for _, t := range tries {
 		if utf8.RuneCountInString(t.text) <= room(t.cells) {
@@ -237,8 +270,8 @@ func timeLeft(spent time.Duration, done, budget int) string {
 
 // interval is the leader's exploration gain as search bounds it: the
 // interval " [lo, hi]", or the range of its launches, said as such.
-func (p *SearchProgress) interval(ev search.Event) string {
-	g := ev.BestGain
+func (p *SearchProgress) interval(ev SearchEvent) string {
+	g := ev.Best.Gain
 	switch {
 	case g == nil:
 		return ""

@@ -14,8 +14,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -48,20 +46,14 @@ func openPTY(t *testing.T, cols int) (controller, terminal *os.File) {
 
 // progressEvents is a study's worth of events with a long leader, the
 // kind of line that wrapped on ordinary terminals.
-func progressEvents(budget int) []search.Event {
-	sizes := []int64{512 << 10, 1 << 20}
-	launch := func(us float64) model.Launch {
-		return model.Launch{Times: map[int64][]float64{sizes[0]: {us}, sizes[1]: {us}}}
-	}
-	base := &search.Trial{Number: 0, Config: nccl.Config{}, Explore: []model.Launch{launch(1000), launch(1010)}}
-	best := &search.Trial{Number: 26, Config: nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_PROTO": "^LL128",
-		"NCCL_MAX_NCHANNELS": "8", "NCCL_ALGO": "Ring", "NCCL_MAX_CTAS": "16"},
-		Explore: []model.Launch{launch(200), launch(230)}}
-	var evs []search.Event
+func progressEvents(budget int) []SearchEvent {
+	best := nccl.Config{"NCCL_CROSS_NIC": "0", "NCCL_PROTO": "^LL128",
+		"NCCL_MAX_NCHANNELS": "8", "NCCL_ALGO": "Ring", "NCCL_MAX_CTAS": "16"}
+	var evs []SearchEvent
 	for i := range budget {
-		evs = append(evs, search.Event{Seq: i, Budget: budget, Phase: "explore", Trial: best,
+		evs = append(evs, SearchEvent{Seq: i, Budget: budget, Phase: "explore", Trial: 26, Config: best,
 			Launch: &benchfmt.Launch{Outcome: benchfmt.OK, Duration: 12 * time.Millisecond}, LaunchScore: 210,
-			Best: best, BestSpeedup: 4.81, Baseline: base})
+			Best: &SearchLeader{Trial: 26, Config: best, Speedup: 4.81}})
 	}
 	return evs
 }
@@ -206,11 +198,10 @@ func TestFitWidth(t *testing.T) {
 // else is left to shorten.
 func TestProgressLayoutKeepsConfig(t *testing.T) {
 	const width, budget, done = 80, 60, 42
-	base := &search.Trial{Number: 0, Config: nccl.Config{}}
 	tests := []struct {
 		name   string
 		config nccl.Config
-		gain   *search.GainBounds
+		gain   *GainBounds
 		// want is the description; cells the bar's.
 		want  string
 		cells int
@@ -218,7 +209,7 @@ func TestProgressLayoutKeepsConfig(t *testing.T) {
 		{"one knob: the time left and the words give way", nccl.Config{"NCCL_PROTO": "Simple"}, nil,
 			"explore; best +381 %: trial 26 NCCL_PROTO=Simple", 4},
 		{"two knobs: the interval and the NCCL_ prefixes give way too", nccl.Config{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"},
-			&search.GainBounds{Lo: 3.9, Hi: 5.2, Interval: true},
+			&GainBounds{Lo: 3.9, Hi: 5.2, Interval: true},
 			"explore +381 % #26 MAX_NCHANNELS=8 PROTO=^LL128", 4},
 		{"three knobs: the phase gives way too", nccl.Config{"NCCL_ALGO": "Ring", "NCCL_MAX_CTAS": "16", "NCCL_PROTO": "Simple"}, nil,
 			"+381 % #26 ALGO=Ring MAX_CTAS=16 PROTO=Simple", 4},
@@ -228,10 +219,9 @@ func TestProgressLayoutKeepsConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			best := &search.Trial{Number: 26, Config: tt.config}
 			p := &SearchProgress{spent: 2 * time.Second, done: done}
-			ev := search.Event{Seq: done - 1, Budget: budget, Phase: "explore", Trial: best, Best: best, BestSpeedup: 4.81,
-				BestGain: tt.gain, Baseline: base}
+			ev := SearchEvent{Seq: done - 1, Budget: budget, Phase: "explore", Trial: 26, Config: tt.config,
+				Best: &SearchLeader{Trial: 26, Config: tt.config, Speedup: 4.81, Gain: tt.gain}}
 			cells, desc := p.layout(ev, budget, width, 1)
 			if desc != tt.want || cells != tt.cells {
 				t.Errorf("layout: %d cells, %q\nwant %d cells, %q", cells, desc, tt.cells, tt.want)

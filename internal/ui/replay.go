@@ -5,12 +5,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/internal/sim"
 )
 
-// replaySummary is `replay show --json`.
-type replaySummary struct {
+// ReplaySummary is a replay's recorded launches as `replay show` prints
+// them, its --json document (the command reads it off the replay).
+type ReplaySummary struct {
 	Name          string            `json:"name"`
 	Description   string            `json:"description"`
 	Simulated     bool              `json:"simulated"`
@@ -20,43 +21,33 @@ type replaySummary struct {
 	Transport     string            `json:"transport"`
 	Channels      int               `json:"channels"`
 	Sizes         []int64           `json:"sizes"`
-	Configs       []replayConfigRow `json:"configs"`
+	Configs       []ReplayConfigRow `json:"configs"`
 }
 
-// replayConfigRow is one config of a replay.
-type replayConfigRow struct {
-	Env        nccl.Config    `json:"env"`
-	Launches   int            `json:"launches"`
-	Failed     int            `json:"failed"`
-	Cold       bool           `json:"cold"`
-	MedianUS   []float64      `json:"median_us"`
-	Plan       []sim.PlanStep `json:"plan"`
-	PlanSource string         `json:"plan_source"`
+// ReplayConfigRow is one config of a replay: its launches (Failed of them
+// failed; Cold, one is the fabric's cold first launch), the median time at
+// each size and NCCL's plan.
+type ReplayConfigRow struct {
+	Env        nccl.Config         `json:"env"`
+	Launches   int                 `json:"launches"`
+	Failed     int                 `json:"failed"`
+	Cold       bool                `json:"cold"`
+	MedianUS   []float64           `json:"median_us"`
+	Plan       []benchfmt.PlanStep `json:"plan"`
+	PlanSource string              `json:"plan_source"`
 }
 
 // PrintReplay prints a replay's recorded launches: replay show's --json
 // document, or its fabric and one line per config with its median times
 // and NCCL's plan.
-func PrintReplay(w io.Writer, asJSON bool, r *sim.Replay) error {
-	s := replaySummary{Name: r.Name, Description: r.Description, Simulated: true, FromSimulated: r.FromSimulated,
-		NRanks: r.NRanks, NCCLVersion: r.NCCLVersion, Transport: r.Transport, Channels: r.Channels, Sizes: r.Sizes}
-	for _, c := range r.Configs {
-		row := replayConfigRow{Env: c.Env, Launches: len(c.Launches), Plan: c.Plan, PlanSource: c.PlanSource, MedianUS: r.Medians(c)}
-		for _, l := range c.Launches {
-			if l.Failed != "" {
-				row.Failed++
-			}
-			row.Cold = row.Cold || l.Cold
-		}
-		s.Configs = append(s.Configs, row)
-	}
+func PrintReplay(w io.Writer, asJSON bool, s ReplaySummary) error {
 	if asJSON {
 		return WriteJSON(w, s)
 	}
-	fmt.Fprintf(w, "replay %s  [SIMULATED fabric: replay of recorded launches]\n  %s\n", r.Name, r.Description)
-	fmt.Fprintf(w, "  %d ranks, NCCL %s, %s, %d channels\n\n", r.NRanks, r.NCCLVersion, r.Transport, r.Channels)
+	fmt.Fprintf(w, "replay %s  [SIMULATED fabric: replay of recorded launches]\n  %s\n", s.Name, s.Description)
+	fmt.Fprintf(w, "  %d ranks, NCCL %s, %s, %d channels\n\n", s.NRanks, s.NCCLVersion, s.Transport, s.Channels)
 	var sizes []string
-	for _, b := range r.Sizes {
+	for _, b := range s.Sizes {
 		sizes = append(sizes, fmt.Sprintf("%9s", nccl.FormatSize(b)))
 	}
 	fmt.Fprintf(w, "%-40s %8s  %s  (median µs)  plan\n", "config", "launches", strings.Join(sizes, ""))
@@ -80,7 +71,7 @@ func PrintReplay(w io.Writer, asJSON bool, r *sim.Replay) error {
 }
 
 // planText summarises a plan: the distinct choices with the sizes they cover.
-func planText(plan []sim.PlanStep) string {
+func planText(plan []benchfmt.PlanStep) string {
 	var parts []string
 	for i := 0; i < len(plan); {
 		j := i

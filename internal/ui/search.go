@@ -12,16 +12,31 @@ import (
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
+
+// SearchEnd is how a search ended, as its summary says it (the command
+// reads it off search.Result): its launches and trials, why exploration
+// stopped and the study ended, the launches of the budget it did not make
+// (UnspentForGuards of them held for the guarded ops), why more could not
+// have changed the answer (Settled, "" when they could), the
+// confirmation's looks taken of those it planned, and the candidate
+// confirmed against the baseline (Confirmed; nil Candidate when none was).
+type SearchEnd struct {
+	Launches, Trials          int
+	Stopped, Ending, Settled  string
+	Unspent, UnspentForGuards int
+	Looks, PlannedLooks       int
+	Confirmed                 bool
+	Candidate                 nccl.Config
+}
 
 // PrintSearch prints a finished search: its --json document, or the table
 // of the baseline against the recommendation and the decision in words.
 // trials are the study's trials as stored (their scores the recorder's).
 // db is the database it is stored in, for the hints' commands.
 // launches are the study's stored launches, counted per op and phase.
-func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.Trial, launches []*store.Launch, res *search.Result, took time.Duration, db string) error {
+func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.Trial, launches []*store.Launch, res SearchEnd, took time.Duration, db string) error {
 	if asJSON {
 		doc := searchJSON(study, res)
 		addOpFields(doc, study, launches)
@@ -36,7 +51,7 @@ func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.T
 }
 
 // searchJSON is the `search --json` document of DESIGN.md's contract.
-func searchJSON(study *store.Study, res *search.Result) map[string]any {
+func searchJSON(study *store.Study, res SearchEnd) map[string]any {
 	baseScore := study.Recommendation.BaselineScoreUS
 	doc := map[string]any{
 		"study":              study.Name,
@@ -44,8 +59,8 @@ func searchJSON(study *store.Study, res *search.Result) map[string]any {
 		"simulated":          study.Simulated,
 		"sim_profile":        study.Launch.SimProfile,
 		"launches":           res.Launches,
-		"trials":             len(res.Trials),
-		"trial_count":        len(res.Trials),
+		"trials":             res.Trials,
+		"trial_count":        res.Trials,
 		"stopped":            res.Stopped,
 		"ending":             res.Ending,
 		"unspent":            res.Unspent,
@@ -138,7 +153,7 @@ func planLines(p *store.PlanSummary) []string {
 // spentText is the summary's count of launches: of the budget, and when
 // some were left, why the study stopped before spending them — from the
 // result's own words (Settled, printed next, or Stopped and Ending).
-func spentText(budget int, res *search.Result) string {
+func spentText(budget int, res SearchEnd) string {
 	if budget <= 0 {
 		return fmt.Sprintf("%d launches", res.Launches)
 	}
@@ -154,8 +169,8 @@ func spentText(budget int, res *search.Result) string {
 		why = "interrupted; --resume spends them"
 	case res.Stopped == "time":
 		why = "the --time limit ran out"
-	case res.Design != nil && res.Looks > 0 && res.Looks < len(res.Design.Looks):
-		why = fmt.Sprintf("the confirmation decided (%s) at look %d of %d", res.Ending, res.Looks, len(res.Design.Looks))
+	case res.Looks > 0 && res.Looks < res.PlannedLooks:
+		why = fmt.Sprintf("the confirmation decided (%s) at look %d of %d", res.Ending, res.Looks, res.PlannedLooks)
 	case res.Stopped == "space":
 		why = "no distinct config was left to explore; ended " + res.Ending
 	case res.Ending != "":
@@ -179,13 +194,13 @@ func spentText(budget int, res *search.Result) string {
 
 // printSearchResult prints the final table: baseline against the
 // recommendation size by size, and the decision in plain words.
-func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, res *search.Result, took time.Duration, db string) {
+func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, res SearchEnd, took time.Duration, db string) {
 	rec := study.Recommendation
 	what := "band " + study.Band
 	if study.Parts().ScoredByRounds() {
 		what = "workload " + study.Parts().String()
 	}
-	fmt.Fprintf(w, "\nstudy %s  %s  %s, %d trials, %s", study.Name, what, spentText(study.Budget.Launches, res), len(res.Trials), took.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "\nstudy %s  %s  %s, %d trials, %s", study.Name, what, spentText(study.Budget.Launches, res), res.Trials, took.Round(100*time.Millisecond))
 	if study.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
 	}
@@ -193,9 +208,9 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 	if res.Settled != "" {
 		fmt.Fprintf(w, "ended early: %s\n", res.Settled)
 	}
-	if res.Winner != nil && res.Decision != nil {
+	if res.Confirmed {
 		fmt.Fprintf(w, "confirmed %d vs %d launches, interleaved: %s against %s\n",
-			rec.BaselineLaunches, rec.CandidateLaunches, res.Winner.Config, BaselineName(study.BaselineEnv))
+			rec.BaselineLaunches, rec.CandidateLaunches, res.Candidate, BaselineName(study.BaselineEnv))
 		printSizeTable(w, rec)
 	}
 	fmt.Fprintln(w)

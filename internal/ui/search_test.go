@@ -12,8 +12,6 @@ import (
 	"github.com/nccltune/nccltune/internal/golden"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
-	"github.com/nccltune/nccltune/model"
-	"github.com/nccltune/nccltune/search"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -45,23 +43,22 @@ func TestSizeTableAligned(t *testing.T) {
 // are left, says why the study stopped before them (from Settled,
 // Stopped and Ending: the rules that decided).
 func TestSpentText(t *testing.T) {
-	design := &model.ConfirmDesign{Looks: []int{6, 12}}
 	for _, tc := range []struct {
 		budget int
-		res    search.Result
+		res    SearchEnd
 		want   string
 	}{
-		{60, search.Result{Launches: 60}, "60 of 60 launches"},
-		{0, search.Result{Launches: 42}, "42 launches"},
-		{60, search.Result{Launches: 42, Unspent: 18, Stopped: "space", Ending: "futile", Settled: "every distinct NCCL plan…", Design: design, Looks: 1}, "42 of 60 launches, 18 unspent (more could not change the answer)"},
-		{60, search.Result{Launches: 30, Unspent: 30, Stopped: "time", Ending: "not-significant"}, "30 of 60 launches, 30 unspent (the --time limit ran out)"},
-		{60, search.Result{Launches: 50, Unspent: 10, Stopped: "budget", Ending: "recommended", Design: design, Looks: 1}, "50 of 60 launches, 10 unspent (the confirmation decided (recommended) at look 1 of 2)"},
-		{60, search.Result{Launches: 20, Unspent: 40, Stopped: "space", Ending: "no-candidate"}, "20 of 60 launches, 40 unspent (no distinct config was left to explore; ended no-candidate)"},
-		{60, search.Result{Launches: 4, Unspent: 56, Stopped: "interrupted", Ending: "interrupted"}, "4 of 60 launches, 56 unspent (interrupted; --resume spends them)"},
-		{150, search.Result{Launches: 84, Unspent: 66, UnspentForGuards: 64, Stopped: "budget", Ending: "not-significant"},
+		{60, SearchEnd{Launches: 60}, "60 of 60 launches"},
+		{0, SearchEnd{Launches: 42}, "42 launches"},
+		{60, SearchEnd{Launches: 42, Unspent: 18, Stopped: "space", Ending: "futile", Settled: "every distinct NCCL plan…", Looks: 1, PlannedLooks: 2}, "42 of 60 launches, 18 unspent (more could not change the answer)"},
+		{60, SearchEnd{Launches: 30, Unspent: 30, Stopped: "time", Ending: "not-significant"}, "30 of 60 launches, 30 unspent (the --time limit ran out)"},
+		{60, SearchEnd{Launches: 50, Unspent: 10, Stopped: "budget", Ending: "recommended", Looks: 1, PlannedLooks: 2}, "50 of 60 launches, 10 unspent (the confirmation decided (recommended) at look 1 of 2)"},
+		{60, SearchEnd{Launches: 20, Unspent: 40, Stopped: "space", Ending: "no-candidate"}, "20 of 60 launches, 40 unspent (no distinct config was left to explore; ended no-candidate)"},
+		{60, SearchEnd{Launches: 4, Unspent: 56, Stopped: "interrupted", Ending: "interrupted"}, "4 of 60 launches, 56 unspent (interrupted; --resume spends them)"},
+		{150, SearchEnd{Launches: 84, Unspent: 66, UnspentForGuards: 64, Stopped: "budget", Ending: "not-significant"},
 			"84 of 150 launches, 66 unspent (ended not-significant; 64 held for the guarded ops, measured only beside a recommended config; a larger --budget gives the confirmation more looks)"},
 	} {
-		if got := spentText(tc.budget, &tc.res); got != tc.want {
+		if got := spentText(tc.budget, tc.res); got != tc.want {
 			t.Errorf("spentText(%d, %+v) = %q\nwant %q", tc.budget, tc.res, got, tc.want)
 		}
 	}
@@ -94,8 +91,7 @@ func TestSearchWorkloadGolden(t *testing.T) {
 					PerSize: []store.SizeComparison{row(nccl.AllGather, mib, 300, 290, false)}},
 				{Op: nccl.AllReduce, Band: "32K", Weight: 0.25, Speedup: 1.1, SpeedupCI: [2]float64{1.02, 1.2}, Significant: true,
 					PerSize: []store.SizeComparison{row(nccl.AllReduce, 32*kib, 33, 30, true)}}}}}
-	res := &search.Result{Launches: 40, Trials: make([]*search.Trial, 5), Winner: &search.Trial{Config: nccl.Config{"NCCL_MAX_NCHANNELS": "1"}},
-		Decision: &model.Comparison{}, Ending: vocab.EndingRecommended}
+	res := SearchEnd{Launches: 40, Trials: 5, Confirmed: true, Candidate: nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, Ending: vocab.EndingRecommended}
 	launches := []*store.Launch{{Op: nccl.AllReduce, Phase: "warmup"}, {Op: nccl.AllReduce, Phase: "explore"}, {Op: nccl.AllGather, Phase: "explore"},
 		{Op: nccl.AllReduce, Phase: "confirm"}, {Op: nccl.AllGather, Phase: "confirm"}}
 	var buf bytes.Buffer
@@ -149,7 +145,7 @@ func TestPlanLinesOneMergedCount(t *testing.T) {
 func TestBatchLine(t *testing.T) {
 	study := &store.Study{Name: "s1-512K-4M", Kind: "search", Band: "512K-4M", Status: "done", Budget: store.Budget{Launches: 60},
 		Recommendation: &store.Recommendation{Ending: vocab.EndingNoCandidate, Reason: "no config ran"}}
-	res := &search.Result{Launches: 3, Ending: vocab.EndingNoCandidate}
+	res := SearchEnd{Launches: 3, Ending: vocab.EndingNoCandidate}
 	const want = "2 launches from 1 batch launch"
 	for _, tc := range []struct {
 		name     string
@@ -188,7 +184,7 @@ func TestVerdictLinesEscaped(t *testing.T) {
 	for _, s := range []*store.Study{study, kept} {
 		var showText, searchText bytes.Buffer
 		writeRecommendation(&showText, s)
-		res := &search.Result{Launches: 3, Ending: s.Recommendation.Ending}
+		res := SearchEnd{Launches: 3, Ending: s.Recommendation.Ending}
 		if err := PrintSearch(&searchText, false, s, nil, nil, res, time.Second, "/tmp/t.db"); err != nil {
 			t.Fatal(err)
 		}

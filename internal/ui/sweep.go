@@ -6,21 +6,22 @@ import (
 	"math"
 
 	"github.com/nccltune/nccltune/internal/nccl"
-	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/store"
 )
 
 // PrintSweep prints a sweep of cfg over n launches: the --json document,
 // or the table per size (median over launches of each launch's median
-// time, with its interval) and the bandwidths.
-func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n int, rows []studyrun.SweepRow) error {
+// time, with its interval) and the bandwidths; need is the launches an
+// interval needs (studyrun.SweepLaunchesForInterval), said when n is fewer.
+func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n, need int, rows []runresult.SweepRow) error {
 	if asJSON {
 		return WriteJSON(w, map[string]any{
 			"study": study.Name, "collective": study.Op(), "simulated": study.Simulated, "sim_profile": study.Launch.SimProfile,
 			"env": cfg.Clone(), "launches": n, "rows": rows,
 		})
 	}
-	printSweep(w, study, cfg, n, rows)
+	printSweep(w, study, cfg, n, need, rows)
 	return nil
 }
 
@@ -33,10 +34,9 @@ func opPrefix(study *store.Study) string {
 	return ""
 }
 
-// noIntervalNote says why a sweep of n launches shows no intervals: the
-// launches a 95 % interval needs are the sweep's (studyrun decides them).
-func noIntervalNote(n int) string {
-	need := studyrun.SweepLaunchesForInterval()
+// noIntervalNote says why a sweep of n launches shows no intervals: a 95 %
+// interval needs need launches (studyrun decides them).
+func noIntervalNote(n, need int) string {
 	if n <= 1 {
 		return fmt.Sprintf("(no interval from one launch: --repeats %d or more gives a 95 %% interval over launches)", need)
 	}
@@ -44,7 +44,7 @@ func noIntervalNote(n int) string {
 }
 
 // printSweep prints the rows as text.
-func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []studyrun.SweepRow) {
+func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n, need int, rows []runresult.SweepRow) {
 	fmt.Fprintf(w, "sweep %s: %s%s, %d launch(es)", study.Name, opPrefix(study), cfg, n)
 	if study.Simulated {
 		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
@@ -63,7 +63,7 @@ func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n int, rows []
 	}
 	tw.Flush()
 	if intervals == 0 && len(rows) > 0 {
-		fmt.Fprintln(w, noIntervalNote(n))
+		fmt.Fprintln(w, noIntervalNote(n, need))
 	}
 	fmt.Fprintln(w, "(busbw and algbw in GB/s, from the median time)")
 }

@@ -6,9 +6,9 @@ import (
 	"math"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
-	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -18,7 +18,7 @@ import (
 // launches are its stored launches, counted per op for a comparison of
 // collectives (launches_by_op, launches_spent, and its tables of parts
 // and guarded ops).
-func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store.Launch, r studyrun.VerifyResult) error {
+func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store.Launch, r runresult.VerifyResult) error {
 	if asJSON {
 		byOp := stored.LaunchesByOp(study, launches)
 		return WriteJSON(w, withFields(r, map[string]any{"launches_by_op": byOp, "launches_spent": stored.SpendOf(byOp)}))
@@ -28,7 +28,7 @@ func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store
 }
 
 // printVerify prints r as text.
-func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r studyrun.VerifyResult) {
+func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r runresult.VerifyResult) {
 	if r.Verifies != "" {
 		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), BaselineName(r.BaselineEnv), r.Launches, r.Launches)
 	} else {
@@ -77,7 +77,7 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r st
 // warnings, and whether the CSV reproduces the study's gain. The plugin's
 // path and what NCCL's log said about it (file names, crash text) come
 // from outside: printed through safetext.Escape, as doctor prints them.
-func printTunerVerify(w io.Writer, study *store.Study, r studyrun.VerifyResult, t *studyrun.TunerVerify) {
+func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult, t *runresult.TunerVerify) {
 	switch {
 	case len(t.PerOp) > 0:
 		fmt.Fprintf(w, "\ntuner CSV through %s (a debug launch of each op first):\n", safetext.Escape(t.Plugin))

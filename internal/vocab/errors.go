@@ -50,6 +50,21 @@ type markedError struct{ kind, err error }
 func (e *markedError) Error() string   { return e.err.Error() }
 func (e *markedError) Unwrap() []error { return []error{e.err, e.kind} }
 
+// Warning is a caveat of the statistics (model's) about a summary or
+// comparison, carried as data so the caller decides how to show it, as
+// the --json documents write it. Its codes are model's Warn* constants.
+type Warning struct {
+	// Code is a stable identifier, one of model's Warn* constants.
+	Code string `json:"code"`
+	// Message is one plain sentence for people.
+	Message string `json:"message"`
+	// Launches are the 0-based indices, in the slice the caller passed, of
+	// the launches concerned (outliers, rejected launches), if any.
+	Launches []int `json:"launches,omitempty"`
+	// Bytes are the message sizes concerned, if any.
+	Bytes []int64 `json:"bytes,omitempty"`
+}
+
 // ErrorJSON is the one shape of an error in every JSON document nccltune
 // prints: the exit code it gives, the code's name (usage, failed, fabric,
 // interrupted) and the message. The command fills it (it maps errors to
