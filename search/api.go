@@ -153,10 +153,11 @@ const DefaultBudgetLaunches = 60
 
 // DefaultBudget is --budget's default for o: DefaultBudgetLaunches
 // measurements, each one launch per op of the workload, plus the guarded
-// ops' reserve (2 × GuardLaunches per guarded op), so that a workload or
+// ops' reserve (2 × GuardLaunches per guarded op) and their plan launches
+// (one per guarded op the tuner plans: guardPlanOps), so that a workload or
 // a guarded study explores and confirms as a one-part study does.
 func (o Options) DefaultBudget() int {
-	return DefaultBudgetLaunches*o.cost() + o.guardReserve() + o.callsReserve()
+	return DefaultBudgetLaunches*o.cost() + o.guardReserve() + len(o.guardPlanOps()) + o.callsReserve()
 }
 
 // callsReserve is what a timed workload of several calls adds to the
@@ -206,7 +207,7 @@ const explainLaunches = 2
 // MinBudget is the smallest budget a study can decide with.
 func (o Options) MinBudget() int {
 	k := o.cost()
-	return 1 + (2*o.ConfirmLaunches+explainLaunches+4)*k + o.guardReserve()
+	return 1 + (2*o.ConfirmLaunches+explainLaunches+4)*k + o.guardReserve() + len(o.guardPlanOps())
 }
 
 // cost is the launches one measurement takes: one per op of a workload of
@@ -242,8 +243,8 @@ func (o Options) Validate() error {
 			o.ConfirmLaunches, o.Stats.Alpha, model.MinLaunchesForDecision(o.Stats))
 	}
 	if o.Budget < o.MinBudget() {
-		if k, g := o.cost(), o.guardReserve(); k > 1 || g > 0 {
-			return fmt.Errorf("--budget %d is too small: this workload needs at least %d launches (1 warm-up; %d per measurement, one per op: %d confirmation, %d explain, %d to explore; %d for the guarded ops)",
+		if k, g := o.cost(), o.guardReserve()+len(o.guardPlanOps()); k > 1 || g > 0 {
+			return fmt.Errorf("--budget %d is too small: this workload needs at least %d launches (1 warm-up; %d per measurement, one per op: %d confirmation, %d explain, %d to explore; %d for the guarded ops, their plan launches included)",
 				o.Budget, o.MinBudget(), k, 2*o.ConfirmLaunches*k, explainLaunches*k, 4*k, g)
 		}
 		return fmt.Errorf("--budget %d is too small: a study needs at least %d launches (1 warm-up, %d confirmation, %d explain, 4 to explore)",

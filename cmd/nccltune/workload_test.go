@@ -68,8 +68,8 @@ func TestWorkloadStudyStored(t *testing.T) {
 	if len(st.GuardOps) != 1 || st.GuardOps[0] != nccl.Broadcast || st.Search == nil || !st.Search.ScopeLists || st.Search.GuardLaunches != search.DefaultGuardLaunches {
 		t.Errorf("guard ops %v, settings %+v", st.GuardOps, st.Search)
 	}
-	if want := 2*search.DefaultBudgetLaunches + 2*search.DefaultGuardLaunches; st.Budget.Launches != want {
-		t.Errorf("budget %d, want %d (60 per op and 2×4 for broadcast)", st.Budget.Launches, want)
+	if want := 2*search.DefaultBudgetLaunches + 2*search.DefaultGuardLaunches + 1; st.Budget.Launches != want {
+		t.Errorf("budget %d, want %d (60 per op, 2×8 for broadcast's guard and 1 to read its plan)", st.Budget.Launches, want)
 	}
 	rec := st.Recommendation
 	if rec == nil || len(rec.Parts) != 2 || rec.Parts[0].Op != nccl.AllReduce || rec.Parts[1].Op != nccl.AllGather || len(rec.Parts[1].PerSize) != 4 {
@@ -82,7 +82,8 @@ func TestWorkloadStudyStored(t *testing.T) {
 	if ops[nccl.AllGather] < 10 || ops[nccl.AllReduce] < ops[nccl.AllGather] {
 		t.Errorf("launches per op %v", ops)
 	}
-	if rec.Significant && (len(rec.OpGuards) != 1 || ops[nccl.Broadcast] != 2*search.DefaultGuardLaunches) {
+	// Broadcast's launches: the guard's, and one that read NCCL's plan of it.
+	if rec.Significant && (len(rec.OpGuards) != 1 || ops[nccl.Broadcast] != 2*search.DefaultGuardLaunches+1) {
 		t.Errorf("recommended with guards %+v after %d broadcast launches", rec.OpGuards, ops[nccl.Broadcast])
 	}
 
@@ -140,8 +141,9 @@ func TestWorkloadStudyStored(t *testing.T) {
 		t.Errorf("launches_by_op counts %d launches of %d", total, len(s.launches))
 	}
 	// The exports carry the per-op table; the tuner CSV has rows for
-	// every part's collective, with NCCL's own channel counts, and says
-	// what still falls back.
+	// every part's collective and for the guarded broadcast (NCCL's own
+	// choices, read by its plan launch), with NCCL's own channel counts,
+	// and says what still falls back.
 	env, stderr, code := runCLI(t, db, "export", "s1-512K-8M", "--format", "env")
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s", code, stderr)
@@ -156,7 +158,10 @@ func TestWorkloadStudyStored(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("export nccl-tuner: exit %d\n%s", code, stderr)
 	}
-	for _, want := range []string{"FALLS BACK: broadcast (guarded", "workload all_reduce:512K-4M:0.8 all_gather:1M-8M:0.2: study s1-512K-8M",
+	if strings.Contains(csv, "FALLS BACK: broadcast") || strings.Contains(csv, "every broadcast") {
+		t.Errorf("the guarded broadcast falls back to the plugin's one channel:\n%s", csv)
+	}
+	for _, want := range []string{"\nbroadcast,0,", "communicators covered (nNodes, nRanks as NCCL counts them): allgather on 4 ranks on 4 nodes; allreduce on 4 ranks on 4", "workload all_reduce:512K-4M:0.8 all_gather:1M-8M:0.2: study s1-512K-8M",
 		"# 370728-5931641: proven by study s1-512K-8M", "# 741456-11863283: proven by study s1-512K-8M", "\nallreduce,", "\nallgather,"} {
 		if !strings.Contains(csv, want) {
 			t.Errorf("tuner export lacks %q:\n%s", want, csv)
@@ -165,8 +170,12 @@ func TestWorkloadStudyStored(t *testing.T) {
 	// A proven row gives the count measured there, every other row 0
 	// (NCCL's own); -1 would run ONE channel.
 	for _, line := range strings.Split(csv, "\n") {
-		if f := strings.Split(line, ","); len(f) == 10 && (f[0] == "allgather" || f[0] == "allreduce") && f[5] == "-1" {
+		f := strings.Split(line, ",")
+		if len(f) == 10 && f[5] == "-1" {
 			t.Errorf("row of one channel (-1): %s", line)
+		}
+		if len(f) == 10 && f[0] == "broadcast" && f[5] != "0" {
+			t.Errorf("the guarded broadcast's row sets a channel count, though nothing was proven for it: %s", line)
 		}
 	}
 	text, _, _ := runCLI(t, db, "show", "s1-512K-8M")
@@ -243,5 +252,48 @@ func TestWorkloadConfigFile(t *testing.T) {
 	s := storedStudy(t, db, "s1-128K-2M").study
 	if got := nccl.Workload(s.Parts()).String(); got != "all_reduce:128K:0.71 all_gather:1M:0.18 all_reduce:2M:0.11" || len(s.GuardOps) != 0 {
 		t.Errorf("workload %s, guarded ops %v", got, s.GuardOps)
+	}
+}
+
+// A band study that guards ops (the process runs them) exports a tuner
+// CSV that keeps NCCL's own choice for each guarded op's calls: rows from
+// 0 to the top with channels 0, read from the defaults' plan launch of
+// that op, so that deploying the CSV changes no all-gather or broadcast
+// (without rows the example plugin runs them on ONE channel); the header
+// names them covered, and falls back only for the ops nobody recorded.
+func TestBandStudyTunerKeepsGuardedOps(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "db")
+	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--band", "64K-512K", "--guard-ops", "all_gather,broadcast")
+	if code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	csv, stderr, code := runCLI(t, db, "export", "s1-64K-512K", "--format", "nccl-tuner")
+	if code != 0 {
+		t.Fatalf("export nccl-tuner: exit %d\n%s", code, stderr)
+	}
+	for _, bad := range []string{"FALLS BACK: all_gather", "FALLS BACK: broadcast", "every broadcast", "every allgather", "allgather, "} {
+		if strings.Contains(csv, bad) {
+			t.Errorf("tuner export says %q: a guarded op falls back to the plugin's one channel:\n%s", bad, csv)
+		}
+	}
+	if want := "communicators covered (nNodes, nRanks as NCCL counts them): allgather on 4 ranks on 4 nodes; allreduce on 4 ranks on 4"; !strings.Contains(csv, want) {
+		t.Errorf("tuner export lacks %q:\n%s", want, csv)
+	}
+	top := map[string]bool{}
+	for _, line := range strings.Split(csv, "\n") {
+		f := strings.Split(line, ",")
+		if len(f) != 10 || f[0] != "allgather" && f[0] != "broadcast" {
+			continue
+		}
+		if f[5] != "0" {
+			t.Errorf("a guarded op's row sets %s channels, though nothing was proven for it: %s", f[5], line)
+		}
+		if f[2] == "18446744073709551615" {
+			top[f[0]] = true
+		}
+	}
+	if !top["allgather"] || !top["broadcast"] {
+		t.Errorf("rows reach the top size for %v, want allgather and broadcast:\n%s", top, csv)
 	}
 }
