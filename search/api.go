@@ -123,6 +123,10 @@ type Options struct {
 	// separate launches would, in less time (one start-up, not one per
 	// config).
 	BatchSize int
+	// Ranks is the number of ranks a launch runs on (the launcher's -np),
+	// 0 when the launcher decides: the smallest size nccl-tests runs of an
+	// op that splits its buffer grows with it (explainRange).
+	Ranks int
 	// Baseline is what the study compares with and starts from: the
 	// user's current settings (--baseline-env), or empty for NCCL's
 	// defaults. With a baseline, NCCL's defaults are explored as one more
@@ -195,11 +199,22 @@ func DefaultGuardFor(w nccl.Workload) []int64 {
 	return DefaultGuard(Hull(w))
 }
 
-// The explain launches sweep at least this range.
-const (
-	explainMin = 32 << 10
-	explainMax = 256 << 20
-)
+// explainMax is where the wide range of the explain launches ends at
+// least (explainRange).
+const explainMax = 256 << 20
+
+// explainRange is the wide range the debug launches of NCCL's defaults
+// and of the baseline sweep for op (debugsWide), whose choices the tuner
+// CSV keeps wherever nothing was proven: from the smallest size
+// nccl-tests runs of op on the study's ranks (nccl.Op.MinBytes), so that
+// every size below a band gets the choice NCCL logged at its own power of
+// two, not the one it made at the range's floor (from a floor of 32K, a
+// band study's CSV gave 10 KB all-reduces NCCL's 32K choice, Ring/LL on 2
+// channels where NCCL itself runs 1, and made them 1.6 times slower on
+// the real 4-rank loopback: issue 41), to 256M.
+func (o Options) explainRange(op nccl.Op) (lo, hi int64) {
+	return op.OrAllReduce().MinBytes(o.Ranks), explainMax
+}
 
 // explainLaunches is the budget the study keeps for its explain launches.
 const explainLaunches = 2

@@ -12,7 +12,7 @@ import (
 // A band study that guards ops reads NCCL's defaults' plan of each guarded
 // op NCCL's tuner plans: one debug launch of the defaults per op, in the
 // plan phase beside the studied op's and before the first measured launch,
-// over the same wide range, counted in the budget (the default budget
+// over the same wide range (from the op's own smallest size), counted in the budget (the default budget
 // grows by one launch per such op). alltoall never reaches the tuner: no
 // launch. Its choices are what the tuner CSV keeps for the guarded ops'
 // calls, which otherwise run on the example plugin's one channel.
@@ -23,6 +23,7 @@ func TestGuardedOpsPlanRead(t *testing.T) {
 	o.Guard = DefaultGuard(o.Band)
 	o.Seed = 1
 	o.GuardOps = []nccl.Op{nccl.AllGather, nccl.Broadcast, nccl.AllToAll}
+	o.Ranks = 4
 	withoutPlans := DefaultBudgetLaunches + o.guardReserve()
 	o.Budget = o.DefaultBudget()
 	if o.Budget != withoutPlans+2 {
@@ -60,9 +61,15 @@ func TestGuardedOpsPlanRead(t *testing.T) {
 			t.Errorf("%d plan launches of NCCL's defaults for guarded %s, want 1", len(ps), op)
 			continue
 		}
-		p := ps[0]
-		if !p.Debug || p.MinBytes != studied.MinBytes || p.MaxBytes != studied.MaxBytes {
-			t.Errorf("%s's plan launch: debug %v, %d-%d; want a debug launch over the studied op's %d-%d", op, p.Debug, p.MinBytes, p.MaxBytes, studied.MinBytes, studied.MaxBytes)
+		// The studied op's wide range, from the smallest size nccl-tests
+		// runs of the op on 4 ranks: 4 bytes, or 64 for an all-gather
+		// (one 16-byte share per rank).
+		p, lo := ps[0], int64(4)
+		if op == nccl.AllGather {
+			lo = 64
+		}
+		if !p.Debug || p.MinBytes != lo || p.MaxBytes != studied.MaxBytes || studied.MinBytes != 4 {
+			t.Errorf("%s's plan launch: debug %v, %d-%d; want a debug launch over %d-%d (the studied op's: %d-%d)", op, p.Debug, p.MinBytes, p.MaxBytes, lo, studied.MaxBytes, studied.MinBytes, studied.MaxBytes)
 		}
 		if firstMeasured >= 0 && p.Seq > firstMeasured {
 			t.Errorf("%s's plan launch is launch %d, after the first measured launch %d: want it in the plan phase", op, p.Seq, firstMeasured)

@@ -639,7 +639,8 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	if debug && s.debugsWide(t) {
 		// NCCL's choices outside the band matter too: the tuner-plugin
 		// export says what NCCL's defaults do at every size.
-		req.MinBytes, req.MaxBytes = min(req.MinBytes, explainMin), max(req.MaxBytes, explainMax)
+		lo, hi := s.opts.explainRange(op)
+		req.MinBytes, req.MaxBytes = min(req.MinBytes, lo), max(req.MaxBytes, hi)
 	}
 	l, err := s.launchOrBatched(ctx, req)
 	if err != nil {
@@ -712,7 +713,9 @@ func ranAnySize(l *benchfmt.Launch) bool {
 // its band only: NCCL's plan at the band and guard sizes (merging, the
 // simplest recommendation) and its recommendation's tuner rows, which
 // cover its band alone. At 4 ranks a debug launch over 32K-256M takes
-// 3.4 s against 2.0 s over the band and guard (-n 1 -w 1 -c 0).
+// 3.4 s against 2.0 s over the band and guard (-n 1 -w 1 -c 0); the 13
+// sizes below 32K the wide range now starts from (explainRange) add
+// about 4 calls each of at most ≈0.3 ms on the simulated loopback.
 func (s *loop) debugsWide(t *Trial) bool {
 	return t.Role == vocab.RoleBaseline || len(t.Config.Canonical()) == 0
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -296,4 +297,78 @@ func TestBandStudyTunerKeepsGuardedOps(t *testing.T) {
 	if !top["allgather"] || !top["broadcast"] {
 		t.Errorf("rows reach the top size for %v, want allgather and broadcast:\n%s", top, csv)
 	}
+}
+
+// A band study's tuner CSV gives every size below the band the choice
+// NCCL logged at that size's own power of two, never the one at the
+// floor of a narrower recorded range stretched down (from 32K, a real
+// process's 10 KB all-reduces got NCCL's 32K choice and ran 1.6 times
+// slower): the defaults' debug launch sweeps from the smallest size the
+// benchmark runs of the op on the study's ranks (4 bytes for all-reduce).
+func TestTunerRowsBelowTheBandAreLogged(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "db")
+	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--band", "64K-512K", "--budget", "40")
+	if code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	csv, stderr, code := runCLI(t, db, "export", "s1-64K-512K", "--format", "nccl-tuner")
+	if code != 0 {
+		t.Fatalf("export nccl-tuner: exit %d\n%s", code, stderr)
+	}
+	if want := "recorded by study s1-64K-512K at 4-256M"; !strings.Contains(strings.ReplaceAll(csv, "\n#   ", " "), want) {
+		t.Errorf("tuner export lacks %q:\n%s", want, csv)
+	}
+	js, stderr, code := runCLI(t, db, "export", "s1-64K-512K", "--format", "json")
+	if code != 0 {
+		t.Fatalf("export json: exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Choices []struct {
+			Collective string `json:"collective"`
+			Bytes      int64  `json:"bytes"`
+			Default    *struct {
+				Algo  string `json:"algo"`
+				Proto string `json:"proto"`
+			} `json:"default"`
+		} `json:"choices"`
+	}
+	decodeOneJSON(t, js, &doc)
+	logged := map[int64]string{}
+	for _, c := range doc.Choices {
+		if c.Collective == "AllReduce" && c.Default != nil {
+			logged[c.Bytes] = strings.ToLower(c.Default.Algo + "," + c.Default.Proto)
+		}
+	}
+	for b := int64(4); b < 32<<10; b *= 2 {
+		if logged[b] == "" {
+			t.Errorf("no choice of NCCL's defaults recorded at %d bytes: sizes below the band are stretched from a neighbour", b)
+		}
+	}
+	// The row a 10240-byte call matches holds NCCL's choice logged at 8K.
+	matched := false
+	for _, line := range strings.Split(csv, "\n") {
+		f := strings.Split(line, ",")
+		if len(f) != 10 || f[0] != "allreduce" {
+			continue
+		}
+		if atoi(t, f[1]) <= 10240 && 10240 <= atoi(t, f[2]) {
+			matched = true
+			if f[3]+","+f[4] != logged[8<<10] {
+				t.Errorf("10240 bytes run %s,%s, NCCL logged %s at 8K: %s", f[3], f[4], logged[8<<10], line)
+			}
+		}
+	}
+	if !matched {
+		t.Errorf("no allreduce row matches 10240 bytes:\n%s", csv)
+	}
+}
+
+func atoi(t *testing.T, s string) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
