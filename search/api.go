@@ -126,6 +126,10 @@ type Options struct {
 	// separate launches would, in less time (one start-up, not one per
 	// config).
 	BatchSize int
+	// Ranks is the number of ranks a launch runs on (the launcher's -np),
+	// 0 when the launcher decides: the smallest size nccl-tests runs of an
+	// op that splits its buffer grows with it (explainRange).
+	Ranks int
 	// Baseline is what the study compares with and starts from: the
 	// user's current settings (--baseline-env), or empty for NCCL's
 	// defaults. With a baseline, NCCL's defaults are explored as one more
@@ -156,10 +160,11 @@ const DefaultBudgetLaunches = 60
 
 // DefaultBudget is --budget's default for o: DefaultBudgetLaunches
 // measurements, each one launch per op of the workload, plus the guarded
-// ops' reserve (2 × GuardLaunches per guarded op), so that a workload or
+// ops' reserve (2 × GuardLaunches per guarded op) and their plan launches
+// (one per guarded op the tuner plans: guardPlanOps), so that a workload or
 // a guarded study explores and confirms as a one-part study does.
 func (o Options) DefaultBudget() int {
-	return DefaultBudgetLaunches*o.cost() + o.guardReserve() + o.callsReserve()
+	return DefaultBudgetLaunches*o.cost() + o.guardReserve() + len(o.guardPlanOps()) + o.callsReserve()
 }
 
 // callsReserve is what a timed workload of several calls adds to the
@@ -197,11 +202,22 @@ func DefaultGuardFor(w nccl.Workload) []int64 {
 	return DefaultGuard(Hull(w))
 }
 
-// The explain launches sweep at least this range.
-const (
-	explainMin = 32 << 10
-	explainMax = 256 << 20
-)
+// explainMax is where the wide range of the explain launches ends at
+// least (explainRange).
+const explainMax = 256 << 20
+
+// explainRange is the wide range the debug launches of NCCL's defaults
+// and of the baseline sweep for op (debugsWide), whose choices the tuner
+// CSV keeps wherever nothing was proven: from the smallest size
+// nccl-tests runs of op on the study's ranks (nccl.Op.MinBytes), so that
+// every size below a band gets the choice NCCL logged at its own power of
+// two, not the one it made at the range's floor (from a floor of 32K, a
+// band study's CSV gave 10 KB all-reduces NCCL's 32K choice, Ring/LL on 2
+// channels where NCCL itself runs 1, and made them 1.6 times slower on
+// the real 4-rank loopback: issue 41), to 256M.
+func (o Options) explainRange(op nccl.Op) (lo, hi int64) {
+	return op.OrAllReduce().MinBytes(o.Ranks), explainMax
+}
 
 // explainLaunches is the budget the study keeps for its explain launches.
 const explainLaunches = 2
@@ -209,7 +225,7 @@ const explainLaunches = 2
 // MinBudget is the smallest budget a study can decide with.
 func (o Options) MinBudget() int {
 	k := o.cost()
-	return 1 + (2*o.ConfirmLaunches+explainLaunches+4)*k + o.guardReserve()
+	return 1 + (2*o.ConfirmLaunches+explainLaunches+4)*k + o.guardReserve() + len(o.guardPlanOps())
 }
 
 // cost is the launches one measurement takes: one per op of a workload of
@@ -245,8 +261,8 @@ func (o Options) Validate() error {
 			o.ConfirmLaunches, o.Stats.Alpha, model.MinLaunchesForDecision(o.Stats))
 	}
 	if o.Budget < o.MinBudget() {
-		if k, g := o.cost(), o.guardReserve(); k > 1 || g > 0 {
-			return fmt.Errorf("--budget %d is too small: this workload needs at least %d launches (1 warm-up; %d per measurement, one per op: %d confirmation, %d explain, %d to explore; %d for the guarded ops)",
+		if k, g := o.cost(), o.guardReserve()+len(o.guardPlanOps()); k > 1 || g > 0 {
+			return fmt.Errorf("--budget %d is too small: this workload needs at least %d launches (1 warm-up; %d per measurement, one per op: %d confirmation, %d explain, %d to explore; %d for the guarded ops, their plan launches included)",
 				o.Budget, o.MinBudget(), k, 2*o.ConfirmLaunches*k, explainLaunches*k, 4*k, g)
 		}
 		return fmt.Errorf("--budget %d is too small: a study needs at least %d launches (1 warm-up, %d confirmation, %d explain, 4 to explore)",

@@ -56,6 +56,20 @@ func DefaultGuardOps(w nccl.Workload) []nccl.Op {
 // guardReserve is the launches the guards need: both arms, every op.
 func (o Options) guardReserve() int { return 2 * o.GuardLaunches * len(o.GuardOps) }
 
+// guardPlanOps are the guarded ops whose defaults' plan a study reads
+// (one debug launch each, planGuardedOps): those NCCL's tuner plans, whose
+// calls the tuner CSV must keep at NCCL's own choice. alltoall and
+// sendrecv run as send/recv and never reach the tuner: nothing to read.
+func (o Options) guardPlanOps() []nccl.Op {
+	var out []nccl.Op
+	for _, op := range o.GuardOps {
+		if _, tuned := op.PerFunction(); tuned {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
 // guardLeft is the launches still held back for the guards: none once
 // they were run or the confirmation kept the baseline.
 func (s *loop) guardLeft() int {

@@ -54,6 +54,10 @@ type loop struct {
 	// planRead is true once the defaults' plan launch was made;
 	// candidateRead once the candidate's (or its twin's) debug launch was.
 	planRead, candidateRead bool
+	// guardPlanned are the guarded ops whose defaults' plan launch was
+	// made (planGuardedOps); guardPlansDone is set once no more are owed.
+	guardPlanned   map[nccl.Op]bool
+	guardPlansDone bool
 	// resumed is true for a study continued from stored launches.
 	resumed bool
 	// guardsDone is true once the guards were run or are not owed.
@@ -147,6 +151,8 @@ func (s *loop) replayDebug() {
 			}
 			s.learnPlan(t, d.Phase, l.Op, l)
 			switch {
+			case d.Phase == vocab.PhasePlan && isDefaults(t) && s.guardedOp(l.Op):
+				s.markGuardPlanned(l.Op)
 			case d.Phase == vocab.PhasePlan && isDefaults(t):
 				// Read, or failed for good: made once, like any launch.
 				s.planRead = true
@@ -268,6 +274,9 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 		}
 	}
 	s.planRead = true
+	if err := s.planGuardedOps(ctx, planOf); err != nil {
+		return err
+	}
 	// Every later proposal is judged against the baseline's own launches
 	// (in batches, against its share of each batch).
 	for len(base.Explore) < 1 && s.exploreLeft() >= s.cost() && s.batcher() == nil {
@@ -279,6 +288,63 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 		}
 	}
 	return nil
+}
+
+// planGuardedOps reads NCCL's defaults' plan of each guarded op: one debug
+// launch of planOf per op still owed (guardPlansOwed), in the plan phase
+// beside the studied ops' and over the same wide range (debugsWide), so
+// the baseline's stored choices hold every guarded op's as a workload's
+// hold each part's (stored.ExplainChoices reads them per op), and the
+// tuner CSV keeps NCCL's own choice for the guarded ops instead of
+// leaving their calls to the example plugin's one channel. The planner
+// never hears of them (learnPlan): a guarded op is judged by the guard
+// alone, and its plan must not merge or refuse configs.
+func (s *loop) planGuardedOps(ctx context.Context, planOf *Trial) error {
+	for _, op := range s.guardPlansOwed() {
+		if s.seq+1+s.candidateExplainLeft() > s.opts.Budget {
+			break
+		}
+		if err := s.launchOp(ctx, planOf, vocab.PhasePlan, false, op, map[nccl.Op]model.Launch{}); err != nil {
+			return err
+		}
+		s.markGuardPlanned(op)
+	}
+	// Owed no longer: the budget holds none back for them (explainLeft).
+	s.guardPlansDone = true
+	return nil
+}
+
+// guardPlansOwed are the guarded ops whose defaults' plan launch is still
+// to make (none once planGuardedOps ran).
+func (s *loop) guardPlansOwed() []nccl.Op {
+	if s.guardPlansDone {
+		return nil
+	}
+	var out []nccl.Op
+	for _, op := range s.opts.guardPlanOps() {
+		if !s.guardPlanned[op.OrAllReduce()] {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+func (s *loop) markGuardPlanned(op nccl.Op) {
+	if s.guardPlanned == nil {
+		s.guardPlanned = map[nccl.Op]bool{}
+	}
+	s.guardPlanned[op.OrAllReduce()] = true
+}
+
+// guardedOp reports whether op is one of the guarded ops (never one the
+// study measures: Validate).
+func (s *loop) guardedOp(op nccl.Op) bool {
+	for _, g := range s.opts.GuardOps {
+		if g.OrAllReduce() == op.OrAllReduce() {
+			return true
+		}
+	}
+	return false
 }
 
 // explore launches what next proposes until the budget, the time or the
@@ -387,17 +453,23 @@ func (s *loop) cost() int {
 }
 
 // explainLeft is the number of debug launches still held back: the
-// defaults' plan launch until it is made, and the candidate's (or its
-// simpler twin's) until it is made.
+// defaults' plan launch until it is made, each guarded op's
+// (planGuardedOps) until it is made, and the candidate's (or its simpler
+// twin's) until it is made.
 func (s *loop) explainLeft() int {
-	n := 0
+	n := len(s.guardPlansOwed()) + s.candidateExplainLeft()
 	if !s.planRead {
 		n += s.cost()
 	}
-	if !s.candidateRead {
-		n += s.cost()
-	}
 	return n
+}
+
+// candidateExplainLeft is the candidate's debug launches still held back.
+func (s *loop) candidateExplainLeft() int {
+	if s.candidateRead {
+		return 0
+	}
+	return s.cost()
 }
 
 // settleLaunches are exploration's last launches: they re-measure the
@@ -497,6 +569,11 @@ func (s *loop) trialOf(cfg nccl.Config) (*Trial, error) {
 // it learnt a plan, the trial index is rebuilt: configs that were apart
 // may now be proved alike. The trial measured most keeps the key.
 func (s *loop) learnPlan(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) {
+	if s.guardedOp(op) {
+		// Its choices are stored for the exports (planGuardedOps); configs
+		// are merged and refused by the studied ops' plans alone.
+		return
+	}
 	if !s.plan.learn(t, phase, op, l) {
 		return
 	}
@@ -575,7 +652,8 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	if debug && s.debugsWide(t) {
 		// NCCL's choices outside the band matter too: the tuner-plugin
 		// export says what NCCL's defaults do at every size.
-		req.MinBytes, req.MaxBytes = min(req.MinBytes, explainMin), max(req.MaxBytes, explainMax)
+		lo, hi := s.opts.explainRange(op)
+		req.MinBytes, req.MaxBytes = min(req.MinBytes, lo), max(req.MaxBytes, hi)
 	}
 	l, err := s.launchOrBatched(ctx, req)
 	if err != nil {
@@ -600,8 +678,9 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 		// Every op's debug launch reads that op's plan.
 		s.learnPlan(t, phase, op, l)
 	}
-	if l.Outcome != benchfmt.OK && (!debug || s.warmsUp(t, phase) && !ranAnySize(l)) && phase != vocab.PhaseGuard {
-		// A guarded op that fails is judged by the guard, not the trial.
+	if l.Outcome != benchfmt.OK && (!debug || s.warmsUp(t, phase) && !ranAnySize(l)) && !s.guardedOp(op) {
+		// A guarded op that fails (measured by the guard, or its plan
+		// read) is judged by the guard, not the trial.
 		t.State, t.Reason, t.failedOp = stateFor(l.Outcome), l.Reason, op.OrAllReduce()
 		if l.Outcome == benchfmt.Invalid {
 			s.plan.noteWrong(t)
@@ -647,7 +726,9 @@ func ranAnySize(l *benchfmt.Launch) bool {
 // its band only: NCCL's plan at the band and guard sizes (merging, the
 // simplest recommendation) and its recommendation's tuner rows, which
 // cover its band alone. At 4 ranks a debug launch over 32K-256M takes
-// 3.4 s against 2.0 s over the band and guard (-n 1 -w 1 -c 0).
+// 3.4 s against 2.0 s over the band and guard (-n 1 -w 1 -c 0); the 13
+// sizes below 32K the wide range now starts from (explainRange) add
+// about 4 calls each of at most ≈0.3 ms on the simulated loopback.
 func (s *loop) debugsWide(t *Trial) bool {
 	return t.Role == vocab.RoleBaseline || len(t.Config.Canonical()) == 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -67,10 +68,14 @@ func TestWorkloadMergesByPlanPerOp(t *testing.T) {
 		if !res.Plan.Read {
 			t.Errorf("seed %d: NCCL's plan was not read: %s", seed, res.Plan.Note)
 		}
-		plans := 0
+		plans, guardPlans := 0, map[nccl.Op]int{}
 		for _, req := range l.launches {
 			if req.Phase == vocab.PhasePlan && len(req.Config) == 0 {
-				plans++
+				if slices.Contains(o.GuardOps, req.Op) {
+					guardPlans[req.Op]++
+				} else {
+					plans++
+				}
 			}
 			switch req.Phase {
 			case vocab.PhaseExplore, vocab.PhaseRefine, vocab.PhaseConfirm:
@@ -83,6 +88,17 @@ func TestWorkloadMergesByPlanPerOp(t *testing.T) {
 		}
 		if plans != len(o.Parts().Ops()) {
 			t.Errorf("seed %d: %d debug launches of NCCL's defaults, want one per op (%d)", seed, plans, len(o.Parts().Ops()))
+		}
+		// And one per guarded op NCCL's tuner plans (for the tuner CSV's
+		// rows); none of sendrecv, which never reaches the tuner.
+		for _, op := range o.GuardOps {
+			want := 1
+			if _, tuned := op.PerFunction(); !tuned {
+				want = 0
+			}
+			if guardPlans[op] != want {
+				t.Errorf("seed %d: %d plan launches of guarded %s, want %d", seed, guardPlans[op], op, want)
+			}
 		}
 		if res.Winner != nil && len(res.Winner.Config) > 0 && runsLikeDefaults(t, prof, o, res.Winner.Config) {
 			t.Errorf("seed %d: confirmed %s, which runs every op as NCCL's defaults do", seed, res.Winner.Config)

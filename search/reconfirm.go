@@ -60,7 +60,8 @@ func Reconfirm(ctx context.Context, r Reconfirmation) (*Result, error) {
 	opts.Budget = r.Seq + r.ReconfirmLaunches()
 	s := newLoop(opts)
 	s.launcher, s.rec, s.onEvent = r.Launcher, r.Recorder, r.OnEvent
-	s.seq, s.planRead, s.candidateRead = r.Seq, true, true
+	// It reads no plan: no debug launch is owed.
+	s.seq, s.planRead, s.candidateRead, s.guardPlansDone = r.Seq, true, true, true
 	base, cand := r.Baseline, r.Candidate
 	s.trials = []*Trial{base, cand}
 	res := &Result{Trials: s.trials, Baseline: base, Winner: cand}

@@ -142,7 +142,8 @@ func (k *replayClock) launch(req Request) time.Duration {
 	}
 	if req.Debug {
 		share := debugBandShare
-		if req.MinBytes <= explainMin && req.MaxBytes >= explainMax {
+		// Only the wide range reaches 256M (explainRange).
+		if req.MaxBytes >= explainMax {
 			share = debugWideShare
 		}
 		return time.Duration(share * float64(defaults))

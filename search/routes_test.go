@@ -56,7 +56,8 @@ func TestNoCrossNICOnOneNIC(t *testing.T) {
 			o := DefaultOptions()
 			o.Band, o.Guard, o.Seed = f.band, DefaultGuard(f.band), 1
 			p := newPlanner(o.Op, o.Band.Sizes(), o.Guard, false)
-			l, err := f.launcher(1).Launch(context.Background(), Request{Config: nccl.Config{}, MinBytes: explainMin, MaxBytes: explainMax, Phase: vocab.PhasePlan, Debug: true})
+			lo, hi := o.explainRange(o.Op)
+			l, err := f.launcher(1).Launch(context.Background(), Request{Config: nccl.Config{}, MinBytes: lo, MaxBytes: hi, Phase: vocab.PhasePlan, Debug: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +126,8 @@ func TestListTwinBesideAForcedAlgorithm(t *testing.T) {
 	p := newPlanner("", band.Sizes(), DefaultGuard(band), false)
 	read := func(cfg nccl.Config, role string) {
 		t.Helper()
-		launch, err := l.Launch(context.Background(), Request{Config: cfg, MinBytes: explainMin, MaxBytes: explainMax, Phase: vocab.PhasePlan, Debug: true})
+		lo, hi := DefaultOptions().explainRange("")
+		launch, err := l.Launch(context.Background(), Request{Config: cfg, MinBytes: lo, MaxBytes: hi, Phase: vocab.PhasePlan, Debug: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -309,7 +309,7 @@ func TestDebugLaunchRanges(t *testing.T) {
 		}
 		lo, hi := o.Band.Min, o.Guard[len(o.Guard)-1]
 		if len(r.Config.Canonical()) == 0 {
-			lo, hi = explainMin, explainMax
+			lo, hi = o.explainRange(o.Op)
 		} else {
 			others++
 		}

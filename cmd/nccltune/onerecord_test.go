@@ -141,7 +141,7 @@ func TestEveryCommandSaysWhatSearchDecided(t *testing.T) {
 		// One channel is the loopback's faster all-reduce and slows
 		// broadcast at 1M: the guarded op refuses it.
 		{"guard refusal", append(loopback, "--band", "512K-4M", "--seed", "1", "--guard-ops", "broadcast",
-			"--space-only", "--space", "NCCL_MAX_NCHANNELS=unset,1", "--budget", "40"), "0.05", "broadcast at 1M"},
+			"--space-only", "--space", "NCCL_MAX_NCHANNELS=unset,1", "--budget", "40"), "0.05", "broadcast at 8M"},
 		{"workload", append(loopback, "--seed", "1", "--budget", "80", "--calls", "all_reduce:10240:760",
 			"--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13"), "0.05", ""},
 	} {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -68,8 +69,8 @@ func TestWorkloadStudyStored(t *testing.T) {
 	if len(st.GuardOps) != 1 || st.GuardOps[0] != nccl.Broadcast || st.Search == nil || !st.Search.ScopeLists || st.Search.GuardLaunches != search.DefaultGuardLaunches {
 		t.Errorf("guard ops %v, settings %+v", st.GuardOps, st.Search)
 	}
-	if want := 2*search.DefaultBudgetLaunches + 2*search.DefaultGuardLaunches; st.Budget.Launches != want {
-		t.Errorf("budget %d, want %d (60 per op and 2×4 for broadcast)", st.Budget.Launches, want)
+	if want := 2*search.DefaultBudgetLaunches + 2*search.DefaultGuardLaunches + 1; st.Budget.Launches != want {
+		t.Errorf("budget %d, want %d (60 per op, 2×8 for broadcast's guard and 1 to read its plan)", st.Budget.Launches, want)
 	}
 	rec := st.Recommendation
 	if rec == nil || len(rec.Parts) != 2 || rec.Parts[0].Op != nccl.AllReduce || rec.Parts[1].Op != nccl.AllGather || len(rec.Parts[1].PerSize) != 4 {
@@ -82,7 +83,8 @@ func TestWorkloadStudyStored(t *testing.T) {
 	if ops[nccl.AllGather] < 10 || ops[nccl.AllReduce] < ops[nccl.AllGather] {
 		t.Errorf("launches per op %v", ops)
 	}
-	if rec.Significant && (len(rec.OpGuards) != 1 || ops[nccl.Broadcast] != 2*search.DefaultGuardLaunches) {
+	// Broadcast's launches: the guard's, and one that read NCCL's plan of it.
+	if rec.Significant && (len(rec.OpGuards) != 1 || ops[nccl.Broadcast] != 2*search.DefaultGuardLaunches+1) {
 		t.Errorf("recommended with guards %+v after %d broadcast launches", rec.OpGuards, ops[nccl.Broadcast])
 	}
 
@@ -140,8 +142,9 @@ func TestWorkloadStudyStored(t *testing.T) {
 		t.Errorf("launches_by_op counts %d launches of %d", total, len(s.launches))
 	}
 	// The exports carry the per-op table; the tuner CSV has rows for
-	// every part's collective, with NCCL's own channel counts, and says
-	// what still falls back.
+	// every part's collective and for the guarded broadcast (NCCL's own
+	// choices, read by its plan launch), with NCCL's own channel counts,
+	// and says what still falls back.
 	env, stderr, code := runCLI(t, db, "export", "s1-512K-8M", "--format", "env")
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s", code, stderr)
@@ -156,7 +159,10 @@ func TestWorkloadStudyStored(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("export nccl-tuner: exit %d\n%s", code, stderr)
 	}
-	for _, want := range []string{"FALLS BACK: broadcast (guarded", "workload all_reduce:512K-4M:0.8 all_gather:1M-8M:0.2: study s1-512K-8M",
+	if strings.Contains(csv, "FALLS BACK: broadcast") || strings.Contains(csv, "every broadcast") {
+		t.Errorf("the guarded broadcast falls back to the plugin's one channel:\n%s", csv)
+	}
+	for _, want := range []string{"\nbroadcast,0,", "communicators covered (nNodes, nRanks as NCCL counts them): allgather on 4 ranks on 4 nodes; allreduce on 4 ranks on 4", "workload all_reduce:512K-4M:0.8 all_gather:1M-8M:0.2: study s1-512K-8M",
 		"# 370728-5931641: proven by study s1-512K-8M", "# 741456-11863283: proven by study s1-512K-8M", "\nallreduce,", "\nallgather,"} {
 		if !strings.Contains(csv, want) {
 			t.Errorf("tuner export lacks %q:\n%s", want, csv)
@@ -165,8 +171,12 @@ func TestWorkloadStudyStored(t *testing.T) {
 	// A proven row gives the count measured there, every other row 0
 	// (NCCL's own); -1 would run ONE channel.
 	for _, line := range strings.Split(csv, "\n") {
-		if f := strings.Split(line, ","); len(f) == 10 && (f[0] == "allgather" || f[0] == "allreduce") && f[5] == "-1" {
+		f := strings.Split(line, ",")
+		if len(f) == 10 && f[5] == "-1" {
 			t.Errorf("row of one channel (-1): %s", line)
+		}
+		if len(f) == 10 && f[0] == "broadcast" && f[5] != "0" {
+			t.Errorf("the guarded broadcast's row sets a channel count, though nothing was proven for it: %s", line)
 		}
 	}
 	text, _, _ := runCLI(t, db, "show", "s1-512K-8M")
@@ -244,4 +254,121 @@ func TestWorkloadConfigFile(t *testing.T) {
 	if got := nccl.Workload(s.Parts()).String(); got != "all_reduce:128K:0.71 all_gather:1M:0.18 all_reduce:2M:0.11" || len(s.GuardOps) != 0 {
 		t.Errorf("workload %s, guarded ops %v", got, s.GuardOps)
 	}
+}
+
+// A band study that guards ops (the process runs them) exports a tuner
+// CSV that keeps NCCL's own choice for each guarded op's calls: rows from
+// 0 to the top with channels 0, read from the defaults' plan launch of
+// that op, so that deploying the CSV changes no all-gather or broadcast
+// (without rows the example plugin runs them on ONE channel); the header
+// names them covered, and falls back only for the ops nobody recorded.
+func TestBandStudyTunerKeepsGuardedOps(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "db")
+	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--band", "64K-512K", "--guard-ops", "all_gather,broadcast")
+	if code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	csv, stderr, code := runCLI(t, db, "export", "s1-64K-512K", "--format", "nccl-tuner")
+	if code != 0 {
+		t.Fatalf("export nccl-tuner: exit %d\n%s", code, stderr)
+	}
+	for _, bad := range []string{"FALLS BACK: all_gather", "FALLS BACK: broadcast", "every broadcast", "every allgather", "allgather, "} {
+		if strings.Contains(csv, bad) {
+			t.Errorf("tuner export says %q: a guarded op falls back to the plugin's one channel:\n%s", bad, csv)
+		}
+	}
+	if want := "communicators covered (nNodes, nRanks as NCCL counts them): allgather on 4 ranks on 4 nodes; allreduce on 4 ranks on 4"; !strings.Contains(csv, want) {
+		t.Errorf("tuner export lacks %q:\n%s", want, csv)
+	}
+	top := map[string]bool{}
+	for _, line := range strings.Split(csv, "\n") {
+		f := strings.Split(line, ",")
+		if len(f) != 10 || f[0] != "allgather" && f[0] != "broadcast" {
+			continue
+		}
+		if f[5] != "0" {
+			t.Errorf("a guarded op's row sets %s channels, though nothing was proven for it: %s", f[5], line)
+		}
+		if f[2] == "18446744073709551615" {
+			top[f[0]] = true
+		}
+	}
+	if !top["allgather"] || !top["broadcast"] {
+		t.Errorf("rows reach the top size for %v, want allgather and broadcast:\n%s", top, csv)
+	}
+}
+
+// A band study's tuner CSV gives every size below the band the choice
+// NCCL logged at that size's own power of two, never the one at the
+// floor of a narrower recorded range stretched down (from 32K, a real
+// process's 10 KB all-reduces got NCCL's 32K choice and ran 1.6 times
+// slower): the defaults' debug launch sweeps from the smallest size the
+// benchmark runs of the op on the study's ranks (4 bytes for all-reduce).
+func TestTunerRowsBelowTheBandAreLogged(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "db")
+	_, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--band", "64K-512K", "--budget", "40")
+	if code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	csv, stderr, code := runCLI(t, db, "export", "s1-64K-512K", "--format", "nccl-tuner")
+	if code != 0 {
+		t.Fatalf("export nccl-tuner: exit %d\n%s", code, stderr)
+	}
+	if want := "recorded by study s1-64K-512K at 4-256M"; !strings.Contains(strings.ReplaceAll(csv, "\n#   ", " "), want) {
+		t.Errorf("tuner export lacks %q:\n%s", want, csv)
+	}
+	js, stderr, code := runCLI(t, db, "export", "s1-64K-512K", "--format", "json")
+	if code != 0 {
+		t.Fatalf("export json: exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Choices []struct {
+			Collective string `json:"collective"`
+			Bytes      int64  `json:"bytes"`
+			Default    *struct {
+				Algo  string `json:"algo"`
+				Proto string `json:"proto"`
+			} `json:"default"`
+		} `json:"choices"`
+	}
+	decodeOneJSON(t, js, &doc)
+	logged := map[int64]string{}
+	for _, c := range doc.Choices {
+		if c.Collective == "AllReduce" && c.Default != nil {
+			logged[c.Bytes] = strings.ToLower(c.Default.Algo + "," + c.Default.Proto)
+		}
+	}
+	for b := int64(4); b < 32<<10; b *= 2 {
+		if logged[b] == "" {
+			t.Errorf("no choice of NCCL's defaults recorded at %d bytes: sizes below the band are stretched from a neighbour", b)
+		}
+	}
+	// The row a 10240-byte call matches holds NCCL's choice logged at 8K.
+	matched := false
+	for _, line := range strings.Split(csv, "\n") {
+		f := strings.Split(line, ",")
+		if len(f) != 10 || f[0] != "allreduce" {
+			continue
+		}
+		if atoi(t, f[1]) <= 10240 && 10240 <= atoi(t, f[2]) {
+			matched = true
+			if f[3]+","+f[4] != logged[8<<10] {
+				t.Errorf("10240 bytes run %s,%s, NCCL logged %s at 8K: %s", f[3], f[4], logged[8<<10], line)
+			}
+		}
+	}
+	if !matched {
+		t.Errorf("no allreduce row matches 10240 bytes:\n%s", csv)
+	}
+}
+
+func atoi(t *testing.T, s string) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

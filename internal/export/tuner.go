@@ -744,8 +744,11 @@ func fallbackLine(groups []TunerGroup) string {
 }
 
 // untunedLines name the collectives the studies measured that still fall
-// back: guarded ops (measured for the recommendation, never tuned: no row
-// sets them, so with this file they get ONE channel) and alltoall and
+// back: guarded ops whose choices with NCCL's defaults no study recorded
+// (a study made before it read each guarded op's plan, or whose plan
+// launch of the op failed: no row sets them, so with this file they get
+// ONE channel; a guarded op with recorded choices has rows that keep
+// them, and is covered) and alltoall and
 // sendrecv, which NCCL runs as send/recv and never hands the tuner (this
 // file does not change them).
 func untunedLines(bands []*Recommendation, groups []TunerGroup) []string {
@@ -773,7 +776,7 @@ func untunedLines(bands []*Recommendation, groups []TunerGroup) []string {
 	}
 	var out []string
 	if len(guardOnly) > 0 {
-		out = append(out, "FALLS BACK: "+strings.Join(guardOnly, ", ")+" (guarded ops: measured only beside a config the confirmation recommends, never tuned): no row here sets them, so with this file their calls get ONE channel; tune them as parts of the workload (--part) or keep the env export")
+		out = append(out, "FALLS BACK: "+strings.Join(guardOnly, ", ")+" (guarded ops whose choices with NCCL's defaults no study recorded): no row here sets them, so with this file their calls get ONE channel; re-run the search with this version of nccltune (it reads each guarded op's plan), tune them as parts of the workload (--part) or keep the env export")
 	}
 	if len(p2p) > 0 {
 		out = append(out, "not reached: "+strings.Join(p2p, ", ")+" run as send/recv and never reach NCCL's tuner; this file leaves them to NCCL")

@@ -72,6 +72,9 @@ type SearchRun struct {
 // refused with vocab.ErrUsage.
 func PrepareSearch(st *store.Store, o SearchOptions) (*SearchRun, error) {
 	r := &SearchRun{Store: st, Options: o.Study, launch: o.Launch}
+	// The ranks each launch runs on, for the smallest size the benchmark
+	// measures (search.Options.Ranks).
+	r.Options.Ranks = o.Launch.Spec.NP
 	if o.Resume == "" {
 		study, err := newSearchStudy(st, o)
 		if err != nil {
