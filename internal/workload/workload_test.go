@@ -601,3 +601,28 @@ func TestProposalIsTheCalls(t *testing.T) {
 		})
 	}
 }
+
+// The decode capture (benchfmt/testdata/workload/torch-decode, 2026-12-05:
+// serving_mix.py with hidden 2560, 40 layers, one 400-token prefill and
+// decode batches of 2, 16, 64 and 100 tokens): sizes that are no powers
+// of two, each proposed as the process called it.
+func TestSummarizeRealDecodeCapture(t *testing.T) {
+	s, err := Summarize(readDir(t, "../benchfmt/testdata/workload/torch-decode"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Communicators) != 1 || s.Communicators[0].NRanks != 4 || s.Communicators[0].Calls != 1055 {
+		t.Fatalf("communicators %+v, want one of 4 ranks and 1055 calls", s.Communicators)
+	}
+	got := map[nccl.Op]int64{}
+	for _, o := range s.Communicators[0].Ops {
+		got[o.Op] = o.Calls
+	}
+	if want := map[nccl.Op]int64{nccl.AllReduce: 1041, nccl.AllGather: 13, nccl.Broadcast: 1}; !mapsEqual(got, want) {
+		t.Errorf("calls per op %v, want %v", got, want)
+	}
+	want := "all_reduce:4:1 all_reduce:10240:240 all_reduce:81920:240 all_reduce:327680:240 all_reduce:512000:240 all_reduce:2048000:80 all_gather:2048000:13 broadcast:1048576:1"
+	if p := s.Proposal; p.Workload().String() != want || p.By != "calls" {
+		t.Errorf("proposal by %s: %s; want by calls, %s", p.By, p.Workload(), want)
+	}
+}
