@@ -65,7 +65,7 @@ func Summarize(launches []Launch, sizes []int64, opt Options) Summary {
 }
 
 // analysis is the per-launch reduction shared by Summarize, Compare and
-// NextLaunch: every launch's median at every size, computed once.
+// PlanNext: every launch's median at every size, computed once.
 type analysis struct {
 	sizes   []int64
 	n       int         // launches passed

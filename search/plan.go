@@ -1,7 +1,6 @@
 package search
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -746,22 +745,6 @@ func (p *planner) summary(trials []*Trial, spaceConfigs int) *PlanSummary {
 		ps.Note = "NCCL's plan was not read: configs are not merged by plan"
 	}
 	return ps
-}
-
-// String is the summary in one line for the search output.
-func (p *PlanSummary) String() string {
-	if !p.Read {
-		return p.Note
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "space of %d configs: %d configs explored, %d distinct NCCL plans", p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored)
-	if p.MergedConfigs > 0 {
-		fmt.Fprintf(&b, "; %d configs merged", p.MergedConfigs)
-	}
-	if p.Refused > 0 {
-		fmt.Fprintf(&b, "; %d refused (they switch on what NCCL's defaults disabled)", p.Refused)
-	}
-	return b.String()
 }
 
 // samePlanAt reports whether NCCL provably runs op at sizes alike under

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -64,16 +63,6 @@ func Parse(data []byte) (*Result, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return ParseJSON(data)
-	}
-	return parseText(data)
-}
-
-// ParseText reads nccl-tests' text output, with any NCCL_DEBUG log lines,
-// MPI messages and failure lines mixed in. See Parse for the results.
-func ParseText(r io.Reader) (*Result, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("reading nccl-tests output: %w", err)
 	}
 	return parseText(data)
 }

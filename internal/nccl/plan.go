@@ -274,16 +274,14 @@ type Drop struct {
 
 // The rules that prove a knob changes nothing (Drop.Rule).
 const (
-	RuleNoNetwork     = "NCCL_CROSS_NIC where no data crosses the network"
-	RuleOneNIC        = "NCCL_CROSS_NIC with one NIC"
-	RuleCapAbove      = "a channel or CTA cap at or above the channels NCCL uses"
-	RuleFloorOne      = "a channel or CTA floor of 1"
-	RuleOtherColl     = "an algorithm or protocol list for other collectives only"
-	RuleSendRecv      = "an algorithm or protocol list, which send/recv ops (alltoall, sendrecv) never read"
-	RuleOnlyDisabled  = "an algorithm or protocol list that leaves out only what NCCL's defaults disabled"
-	RuleHoldsChoices  = "an algorithm or protocol list that holds every choice NCCL makes in the band"
-	RuleCapCollapsed  = "NCCL_MAX_NCHANNELS beside a smaller or equal NCCL_MAX_CTAS (the smaller cap applies)"
-	RuleDefaultValues = "a value equal to NCCL's default"
+	RuleNoNetwork    = "NCCL_CROSS_NIC where no data crosses the network"
+	RuleOneNIC       = "NCCL_CROSS_NIC with one NIC"
+	RuleCapAbove     = "a channel or CTA cap at or above the channels NCCL uses"
+	RuleFloorOne     = "a channel or CTA floor of 1"
+	RuleOtherColl    = "an algorithm or protocol list for other collectives only"
+	RuleSendRecv     = "an algorithm or protocol list, which send/recv ops (alltoall, sendrecv) never read"
+	RuleOnlyDisabled = "an algorithm or protocol list that leaves out only what NCCL's defaults disabled"
+	RuleHoldsChoices = "an algorithm or protocol list that holds every choice NCCL makes in the band"
 )
 
 // Resolution is what Resolve predicts for one config.
