@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -164,7 +165,7 @@ func (a *analysis) warnLeftOut(invalid []int, invalidMsg string, missingL []int,
 			Message: fmt.Sprintf("%s left out: %s", countLaunches(len(invalid)), invalidMsg)})
 	}
 	if len(missingL) > 0 {
-		bs := sortedKeys(missingSizes)
+		bs := slices.Sorted(maps.Keys(missingSizes))
 		a.warnings = append(a.warnings, Warning{Code: WarnMissingSize, Launches: missingL, Bytes: bs,
 			Message: fmt.Sprintf("%s no samples at %s, so %s no band score and %s left out of comparisons — the benchmark's size range must cover the band",
 				plural(len(missingL), "one launch has", fmt.Sprintf("%d launches have", len(missingL))), formatSizes(bs),
@@ -451,15 +452,6 @@ func MinLaunchesForInterval(opt Options) int {
 			return n
 		}
 	}
-}
-
-func sortedKeys[K int | int64, V any](m map[K]V) []K {
-	ks := make([]K, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // formatSizes writes sorted sizes as "512K, 1M".

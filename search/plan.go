@@ -191,21 +191,12 @@ const ruleSamePlanLogged = "the same plan as a config already tried, proved by a
 func planSizes(sizes, guard []int64) []int64 {
 	out := append([]int64(nil), sizes...)
 	for _, g := range guard {
-		if !containsSize(out, g) {
+		if !slices.Contains(out, g) {
 			out = append(out, g)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-func containsSize(list []int64, x int64) bool {
-	for _, v := range list {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // learn reads NCCL's plan and choices from a debug launch of t that

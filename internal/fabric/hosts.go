@@ -2,6 +2,8 @@ package fabric
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,11 +41,7 @@ func (d *diagnosis) placeRanks() {
 			d.hostOf[p.Rank] = p.Host
 		}
 	}
-	var ranks []int
-	for r := range d.hostOf {
-		ranks = append(ranks, r)
-	}
-	sort.Ints(ranks)
+	ranks := slices.Sorted(maps.Keys(d.hostOf))
 	for _, r := range ranks {
 		d.r.Hosts = appendUnique(d.r.Hosts, d.hostOf[r])
 	}

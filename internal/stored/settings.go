@@ -2,8 +2,8 @@ package stored
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -201,11 +201,7 @@ func SizesText(sizes []int64) string {
 // SpaceText is "NCCL_MAX_NCHANNELS: unset 2 4 8 | NCCL_PROTO: …"; an
 // empty choice means the knob is left to NCCL.
 func SpaceText(space map[string][]string) string {
-	knobs := make([]string, 0, len(space))
-	for k := range space {
-		knobs = append(knobs, k)
-	}
-	sort.Strings(knobs)
+	knobs := slices.Sorted(maps.Keys(space))
 	parts := make([]string, len(knobs))
 	for i, k := range knobs {
 		choices := make([]string, len(space[k]))

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,11 +90,7 @@ func (p Proposal) loggedTimes() []string {
 // UnmeasuredText names the calls of functions no nccl-tests benchmark
 // runs, "Gather 3 calls, Scatter 1 call"; "" when there are none.
 func (p Proposal) UnmeasuredText() string {
-	names := make([]string, 0, len(p.Unmeasured))
-	for n := range p.Unmeasured {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(p.Unmeasured))
 	for i, n := range names {
 		names[i] = n + " " + plural(int(p.Unmeasured[n]), "call")
 	}
