@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"iter"
+	"maps"
 	"math/rand"
 	"slices"
 	"strings"
@@ -297,15 +298,8 @@ func (s Space) CheckHasCandidates(base map[string]string) error {
 		if len(cfg) == 0 {
 			return false
 		}
-		all := nccl.Config{}
-		for k, v := range base {
-			if nccl.IsKnob(k) {
-				all[k] = v
-			}
-		}
-		for k, v := range cfg {
-			all[k] = v
-		}
+		all := nccl.KnobsOf(base)
+		maps.Copy(all, cfg)
 		err := all.Validate()
 		if err != nil && firstErr == nil {
 			firstErr = err

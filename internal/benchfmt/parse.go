@@ -816,17 +816,8 @@ func scanFields(dst []string, s string) []string {
 	return dst
 }
 
-func isUint(s string) bool {
-	if s == "" || len(s) > 19 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+// isUint reports digits that fit an int64 (at most 19 of them).
+func isUint(s string) bool { return len(s) <= 19 && isDigits(s) }
 
 // isDigits reports a non-empty run of decimal digits, of any length.
 func isDigits(s string) bool {

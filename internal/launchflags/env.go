@@ -50,14 +50,8 @@ func ReadBaseEnv(items []string, file string) (map[string]string, []fabric.Warni
 			return nil, nil, fmt.Errorf("--base-env: %w", err)
 		}
 	}
-	knobs := nccl.Config{}
-	for k, v := range env {
-		if nccl.IsKnob(k) {
-			knobs[k] = v
-		}
-	}
 	// Each value, then the rules between knobs (MIN ≤ MAX…).
-	if err := knobs.Validate(); err != nil {
+	if err := nccl.KnobsOf(env).Validate(); err != nil {
 		return nil, nil, fmt.Errorf("--base-env: %w", err)
 	}
 	return env, warnings, nil

@@ -428,15 +428,7 @@ func describeReplay(r *Replay, recs []recorded, dropped int, note string) string
 }
 
 // knobsOf keeps a config's knobs, canonical.
-func knobsOf(c map[string]string) nccl.Config {
-	out := nccl.Config{}
-	for k, v := range c {
-		if nccl.IsKnob(k) {
-			out[k] = v
-		}
-	}
-	return out.Canonical()
-}
+func knobsOf(c map[string]string) nccl.Config { return nccl.KnobsOf(c).Canonical() }
 
 func isDebugLaunch(l *RecordedLaunch) bool {
 	for _, kv := range l.Env {

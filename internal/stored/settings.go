@@ -190,13 +190,7 @@ func MeasuredAtText(w nccl.Workload) string {
 }
 
 // SizesText is "512K 1M 2M".
-func SizesText(sizes []int64) string {
-	out := make([]string, len(sizes))
-	for i, b := range sizes {
-		out[i] = nccl.FormatSize(b)
-	}
-	return strings.Join(out, " ")
-}
+func SizesText(sizes []int64) string { return nccl.FormatSizes(sizes, " ") }
 
 // SpaceText is "NCCL_MAX_NCHANNELS: unset 2 4 8 | NCCL_PROTO: …"; an
 // empty choice means the knob is left to NCCL.
