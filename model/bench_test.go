@@ -24,19 +24,19 @@ func BenchmarkSummarize(b *testing.B) {
 	}
 }
 
-// BenchmarkNextLaunch: a study mid-exploration, 40 configs with 1–5
+// BenchmarkPlanNext: a study mid-exploration, 40 configs with 1–5
 // launches each (× 4 sizes × 100 iterations), all close enough to the
 // leader to be plausible challengers.
-func BenchmarkNextLaunch(b *testing.B) {
+func BenchmarkPlanNext(b *testing.B) {
 	f := spark4Fabric()
 	r := newRand(1)
 	as := make([]Arm, 40)
 	for i := range as {
 		as[i].Launches = f.launches(r, 1+i%5, 1+0.002*float64(i))
 	}
-	NextLaunch(as, band, DefaultOptions(), 10)
+	PlanNext(as, band, DefaultOptions(), 10)
 	b.ReportAllocs()
 	for b.Loop() {
-		NextLaunch(as, band, DefaultOptions(), 10)
+		PlanNext(as, band, DefaultOptions(), 10)
 	}
 }

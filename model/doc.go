@@ -49,7 +49,7 @@
 //     the look's repeated confidence interval; non-binding futility stops
 //     when the interval already excludes the minimum effect. PlanLaunches
 //     (Noether) and PooledSD size it from the measured spread.
-//   - Planning: NextLaunch (PlanNext) says which config to launch next while
+//   - Planning: PlanNext says which config to launch next while
 //     exploring: the leader against its most plausible challenger, until
 //     they are separated, equivalent within the minimum effect, or capped.
 //   - Warnings are data (Warning, Warn* codes): too few launches for the

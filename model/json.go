@@ -24,28 +24,6 @@ func orNaN(p *float64) float64 {
 	return *p
 }
 
-type launchSizeJSON struct {
-	Bytes     int64    `json:"bytes"`
-	Median    *float64 `json:"median_us"`
-	SpreadPct *float64 `json:"spread_pct"`
-	N         int      `json:"n"`
-}
-
-// MarshalJSON writes NaN as null.
-func (l LaunchSize) MarshalJSON() ([]byte, error) {
-	return json.Marshal(launchSizeJSON{l.Bytes, nullable(l.Median), nullable(l.SpreadPct), l.N})
-}
-
-// UnmarshalJSON reads null as NaN.
-func (l *LaunchSize) UnmarshalJSON(b []byte) error {
-	var j launchSizeJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*l = LaunchSize{j.Bytes, orNaN(j.Median), orNaN(j.SpreadPct), j.N}
-	return nil
-}
-
 type sizeSummaryJSON struct {
 	Bytes      int64    `json:"bytes"`
 	Median     *float64 `json:"median_us"`

@@ -40,45 +40,6 @@ func LaunchOf[S SizeTimes](sizes []S) Launch {
 	return l
 }
 
-// LaunchSize summarises one launch at one size.
-type LaunchSize struct {
-	Bytes int64 `json:"bytes"`
-	// Median of the launch's per-iteration times (µs), or its only time.
-	Median float64 `json:"median_us"`
-	// SpreadPct is the robust coefficient of variation of the iterations,
-	// 100·1.4826·MAD/median; NaN with a single time.
-	SpreadPct float64 `json:"spread_pct"`
-	// N counts the samples.
-	N int `json:"n"`
-}
-
-// SummarizeLaunch reduces one launch to a median and spread per size. It
-// fails, naming the size, when a size has no samples or a time is NaN,
-// infinite, zero or negative.
-func SummarizeLaunch(l Launch, sizes []int64) ([]LaunchSize, error) {
-	if len(sizes) == 0 {
-		return nil, errNoSizes
-	}
-	out := make([]LaunchSize, 0, len(sizes))
-	var buf []float64
-	for _, b := range sizes {
-		if b <= 0 {
-			return nil, fmt.Errorf("message size %d is not positive — pass the band's sizes in bytes", b)
-		}
-		xs := l.Times[b]
-		if len(xs) == 0 {
-			return nil, missingErr(b)
-		}
-		if err := checkTimes(xs, b); err != nil {
-			return nil, err
-		}
-		buf = append(buf[:0], xs...)
-		slices.Sort(buf)
-		out = append(out, LaunchSize{Bytes: b, Median: sortedMedian(buf), SpreadPct: robustCVPct(buf), N: len(buf)})
-	}
-	return out, nil
-}
-
 // LaunchScore is the geometric mean over sizes of that launch's per-size
 // median time (µs). It fails, naming the size, when a size has no samples
 // or a time is NaN, infinite, zero or negative.

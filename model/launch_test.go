@@ -62,34 +62,6 @@ func TestLaunchScore(t *testing.T) {
 	}
 }
 
-func TestSummarizeLaunch(t *testing.T) {
-	t.Parallel()
-	l := Launch{Times: map[int64][]float64{
-		k512: {10, 12, 11, 13, 100}, // median 12; |x-12| = 2,0,1,1,88 → MAD 1
-		m1:   {50},
-	}}
-	got, err := SummarizeLaunch(l, []int64{k512, m1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []LaunchSize{
-		{Bytes: k512, Median: 12, SpreadPct: 100 * 1.4826 / 12, N: 5},
-		{Bytes: m1, Median: 50, SpreadPct: math.NaN(), N: 1},
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		if g.Bytes != w.Bytes || g.N != w.N || !near(g.Median, w.Median, 1e-12) || !near(g.SpreadPct, w.SpreadPct, 1e-12) {
-			t.Errorf("size %d: got %+v, want %+v", i, g, w)
-		}
-	}
-	if _, err := SummarizeLaunch(l, []int64{m2}); err == nil || !strings.Contains(err.Error(), "no samples at 2M") {
-		t.Errorf("missing size: error = %v", err)
-	}
-	if _, err := SummarizeLaunch(Launch{Times: map[int64][]float64{m1: {1, math.Inf(-1)}}}, []int64{m1}); err == nil {
-		t.Error("a -Inf time was accepted")
-	}
-}
-
 func TestLaunchOf(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -33,7 +33,7 @@ type Options struct {
 const (
 	DefaultHighSpreadPct = 10
 	DefaultOutlierZ      = 3.5
-	// DefaultMaxPerArm caps launches per config in NextLaunch when the
+	// DefaultMaxPerArm caps launches per config in PlanNext when the
 	// caller passes no cap.
 	DefaultMaxPerArm = 20
 )

@@ -30,16 +30,9 @@ type LaunchPlan struct {
 // configs could still beat the leader (2 ≈ 97.7 % one-sided).
 const PlanBeta = 2.0
 
-// NextLaunch says which config to launch next during exploration, so that
-// launches go where they settle which config leads, and when to stop
-// adding them. It is PlanNext without the reasoning; maxPerArm caps the
-// launches of any one config (0 means DefaultMaxPerArm).
-func NextLaunch(arms []Arm, sizes []int64, opt Options, maxPerArm int) (arm int, done bool) {
-	p := PlanNext(arms, sizes, opt, maxPerArm)
-	return p.Arm, p.Done
-}
-
-// PlanNext applies the launch rule. It adds launches to the two leaders
+// PlanNext says which config to launch next during exploration, and when
+// to stop adding launches; maxPerArm caps the launches of any one config
+// (0 means DefaultMaxPerArm). It adds launches to the two leaders
 // until they are told apart, as the search asked, with one refinement
 // borrowed from best-arm identification (LUCB, Kalyanakrishnan et al.
 // 2012): the second "leader" is the most plausible challenger, not simply
@@ -72,7 +65,7 @@ func NextLaunch(arms []Arm, sizes []int64, opt Options, maxPerArm int) (arm int,
 // A launch that changes the ranking moves the attention to the new
 // leader, which is how a config crowned by one lucky launch (the winner's
 // curse) is caught. The search interleaves this with exploration: after
-// each new config's first launch it calls NextLaunch and, until done,
+// each new config's first launch it calls PlanNext and, until done,
 // spends launches where it says; then it proposes the next config. The
 // verdict is about the exploration ranking only: the gain reported to the
 // user comes from the separate interleaved confirmation against the

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -48,9 +47,6 @@ func TestPlanNextRules(t *testing.T) {
 			if p.Arm != tc.wantArm || p.Done != tc.wantDone || !strings.Contains(p.Reason, tc.reason) {
 				t.Errorf("got arm %d done %v (%s); want arm %d done %v (%q)", p.Arm, p.Done, p.Reason, tc.wantArm, tc.wantDone, tc.reason)
 			}
-			if a, d := NextLaunch(tc.arms, sizes, DefaultOptions(), tc.cap); a != p.Arm || d != p.Done {
-				t.Errorf("NextLaunch = %d %v, PlanNext = %d %v", a, d, p.Arm, p.Done)
-			}
 		})
 	}
 }
@@ -86,7 +82,7 @@ func TestPlausible(t *testing.T) {
 
 // TestPlanFindsTheBest drives the planner like the search would: five
 // configs, one launch each from exploration, then launches where
-// NextLaunch says until it is done. With true speedups 1, 1.02, 1.10, 1.25
+// PlanNext says until it is done. With true speedups 1, 1.02, 1.10, 1.25
 // and 1 (fabric noise, 5 % launch spread) the leader at the end must be
 // the 1.25 config in at least 95 % of runs. With five identical configs
 // the planner must stop (equivalent or capped) and rarely call a winner.
@@ -142,15 +138,4 @@ func TestPlanFindsTheBest(t *testing.T) {
 			}
 		})
 	}
-}
-
-func ExampleNextLaunch() {
-	sizes := []int64{1 << 20}
-	configs := []Arm{
-		{Launches: oneSize(1150)}, // NCCL defaults: one launch so far
-		{Launches: oneSize(140)},  // a candidate: one launch so far
-	}
-	arm, done := NextLaunch(configs, sizes, DefaultOptions(), 10)
-	fmt.Println(arm, done)
-	// Output: 1 false
 }

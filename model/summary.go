@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func Summarize(launches []Launch, sizes []int64, opt Options) Summary {
 }
 
 // analysis is the per-launch reduction shared by Summarize, Compare and
-// NextLaunch: every launch's median at every size, computed once.
+// PlanNext: every launch's median at every size, computed once.
 type analysis struct {
 	sizes   []int64
 	n       int         // launches passed
@@ -164,10 +165,10 @@ func (a *analysis) warnLeftOut(invalid []int, invalidMsg string, missingL []int,
 			Message: fmt.Sprintf("%s left out: %s", countLaunches(len(invalid)), invalidMsg)})
 	}
 	if len(missingL) > 0 {
-		bs := sortedKeys(missingSizes)
+		bs := slices.Sorted(maps.Keys(missingSizes))
 		a.warnings = append(a.warnings, Warning{Code: WarnMissingSize, Launches: missingL, Bytes: bs,
 			Message: fmt.Sprintf("%s no samples at %s, so %s no band score and %s left out of comparisons — the benchmark's size range must cover the band",
-				plural(len(missingL), "one launch has", fmt.Sprintf("%d launches have", len(missingL))), formatSizes(bs),
+				plural(len(missingL), "one launch has", fmt.Sprintf("%d launches have", len(missingL))), nccl.FormatSizes(bs, ", "),
 				plural(len(missingL), "it has", "they have"), plural(len(missingL), "is", "are"))})
 	}
 }
@@ -278,7 +279,7 @@ func (a *analysis) summariseSizes(opt Options, warns []Warning) (sizes []SizeSum
 	if len(few) > 0 {
 		warns = append(warns, Warning{Code: WarnFewLaunches, Bytes: few,
 			Message: fmt.Sprintf("%s cannot give a %s interval on the median at %s; %d are needed, so Lo and Hi are unknown",
-				countLaunches(fewN), pct(opt.Confidence), formatSizes(few), needCI)})
+				countLaunches(fewN), pct(opt.Confidence), nccl.FormatSizes(few, ", "), needCI)})
 	}
 	if len(spreadSizes) > 0 {
 		warns = append(warns, Warning{Code: WarnHighSpread, Bytes: spreadSizes,
@@ -335,7 +336,7 @@ func (a *analysis) warnIterBimodal(warns []Warning) []Warning {
 	bs = slices.Compact(bs)
 	return append(warns, Warning{Code: WarnBimodal, Launches: ls, Bytes: bs,
 		Message: fmt.Sprintf("iterations fall in two groups inside %s at %s: the launch switched behaviour mid-run; its median may not describe either mode",
-			plural(len(ls), "one launch", fmt.Sprintf("%d launches", len(ls))), formatSizes(bs))})
+			plural(len(ls), "one launch", fmt.Sprintf("%d launches", len(ls))), nccl.FormatSizes(bs, ", "))})
 }
 
 // Thresholds of the robust rules; see robustOutliers and bimodal.
@@ -451,24 +452,6 @@ func MinLaunchesForInterval(opt Options) int {
 			return n
 		}
 	}
-}
-
-func sortedKeys[K int | int64, V any](m map[K]V) []K {
-	ks := make([]K, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
-// formatSizes writes sorted sizes as "512K, 1M".
-func formatSizes(bs []int64) string {
-	parts := make([]string, len(bs))
-	for i, b := range bs {
-		parts[i] = nccl.FormatSize(b)
-	}
-	return strings.Join(parts, ", ")
 }
 
 func plural(n int, one, many string) string {

@@ -8,10 +8,6 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// DefaultBench is the benchmark run when Spec.Bench is empty and the op
-// is all-reduce; other ops run their own <op>_perf (BenchPath).
-const DefaultBench = "all_reduce_perf"
-
 // BenchPath is the nccl-tests binary that measures the spec's op. One
 // nccl-tests build holds every op's binary side by side, so --bench may
 // name any of them, or the build directory, and the op's binary is the

@@ -6,9 +6,6 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// Launchers names the supported ways to start the benchmark.
-var Launchers = []string{"local", "mpirun", "srun"}
-
 // MPI flavours decide how mpirun passes environment variables.
 const (
 	OpenMPI = "openmpi" // mpirun -x K=V

@@ -42,10 +42,6 @@ const DefaultTorchPython = "python3"
 //go:embed nccltune_allreduce.py
 var torchScript []byte
 
-// TorchScriptSource returns the torch instrument's Python source, for
-// users who copy it into a container (docker cp) or onto remote hosts.
-func TorchScriptSource() []byte { return append([]byte(nil), torchScript...) }
-
 // WriteTorchScript writes the embedded script into dir and returns its path.
 func WriteTorchScript(dir string) (string, error) {
 	path := filepath.Join(dir, TorchScriptName)

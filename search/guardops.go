@@ -8,8 +8,9 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -113,12 +114,7 @@ func (o Options) GuardOpSizes() []int64 {
 	for _, g := range o.Guard {
 		set[g] = true
 	}
-	out := make([]int64, 0, len(set))
-	for b := range set {
-		out = append(out, b)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // OpSizes are the sizes a launch of op is scored over: its parts' sizes,

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -192,21 +191,12 @@ const ruleSamePlanLogged = "the same plan as a config already tried, proved by a
 func planSizes(sizes, guard []int64) []int64 {
 	out := append([]int64(nil), sizes...)
 	for _, g := range guard {
-		if !containsSize(out, g) {
+		if !slices.Contains(out, g) {
 			out = append(out, g)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-func containsSize(list []int64, x int64) bool {
-	for _, v := range list {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // learn reads NCCL's plan and choices from a debug launch of t that
@@ -746,22 +736,6 @@ func (p *planner) summary(trials []*Trial, spaceConfigs int) *PlanSummary {
 		ps.Note = "NCCL's plan was not read: configs are not merged by plan"
 	}
 	return ps
-}
-
-// String is the summary in one line for the search output.
-func (p *PlanSummary) String() string {
-	if !p.Read {
-		return p.Note
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "space of %d configs: %d configs explored, %d distinct NCCL plans", p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored)
-	if p.MergedConfigs > 0 {
-		fmt.Fprintf(&b, "; %d configs merged", p.MergedConfigs)
-	}
-	if p.Refused > 0 {
-		fmt.Fprintf(&b, "; %d refused (they switch on what NCCL's defaults disabled)", p.Refused)
-	}
-	return b.String()
 }
 
 // samePlanAt reports whether NCCL provably runs op at sizes alike under

@@ -82,7 +82,7 @@ func TestNoOpsMergedWithDefaults(t *testing.T) {
 	if res.Recommend {
 		t.Errorf("recommended %s where nothing changes NCCL's plan", res.Env())
 	}
-	t.Logf("%s; merged %+v", res.Plan, res.Plan.Merged)
+	t.Logf("plan %+v", *res.Plan)
 }
 
 // TestMinimalRecommendation: a knob that NCCL's plan shows changes

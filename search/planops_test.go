@@ -109,7 +109,7 @@ func TestWorkloadMergesByPlanPerOp(t *testing.T) {
 				defaultsReason = true
 			}
 		}
-		t.Logf("seed %d: %s; merged %+v; %s (%s); %d launches", seed, res.Plan, res.Plan.Merged, res.Env(), res.Ending, res.Launches)
+		t.Logf("seed %d: plan %+v; %s (%s); %d launches", seed, *res.Plan, res.Env(), res.Ending, res.Launches)
 	}
 	if merged == 0 || !defaultsReason {
 		t.Errorf("%d configs merged over the seeds, reason naming the ops seen: %v; want merges into the defaults, by op", merged, defaultsReason)

@@ -3,8 +3,9 @@ package search
 import (
 	"fmt"
 	"iter"
+	"maps"
 	"math/rand"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -165,18 +166,15 @@ func (s Space) WithBaseline(baseline nccl.Config) Space {
 	for _, d := range s {
 		out = append(out, Dimension{Knob: d.Knob, Choices: append([]string(nil), d.Choices...)})
 	}
-	for _, k := range sortedKnobs(baseline) {
+	for _, k := range baseline.Names() {
 		v := baseline[k]
-		if v == "" {
-			continue
-		}
 		found := false
 		for i := range out {
 			if out[i].Knob != k {
 				continue
 			}
 			found = true
-			if !contains(out[i].Choices, v) {
+			if !slices.Contains(out[i].Choices, v) {
 				out[i].Choices = append(out[i].Choices, v)
 			}
 		}
@@ -185,24 +183,6 @@ func (s Space) WithBaseline(baseline nccl.Config) Space {
 		}
 	}
 	return out
-}
-
-func sortedKnobs(c nccl.Config) []string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // CheckBase rejects a base env that fixes a searched knob, and an NVLS
@@ -318,15 +298,8 @@ func (s Space) CheckHasCandidates(base map[string]string) error {
 		if len(cfg) == 0 {
 			return false
 		}
-		all := nccl.Config{}
-		for k, v := range base {
-			if nccl.IsKnob(k) {
-				all[k] = v
-			}
-		}
-		for k, v := range cfg {
-			all[k] = v
-		}
+		all := nccl.KnobsOf(base)
+		maps.Copy(all, cfg)
 		err := all.Validate()
 		if err != nil && firstErr == nil {
 			firstErr = err

@@ -155,6 +155,17 @@ func getTrial(tx *bolt.Tx, id uint64) (*Trial, error) {
 	return &t, nil
 }
 
+// TrialsAndLaunches is Trials and Launches of one study, which whatever
+// reads a whole study (a report, an export, a resume) needs together.
+func (s *Store) TrialsAndLaunches(studyID uint64) ([]*Trial, []*Launch, error) {
+	trials, err := s.Trials(studyID)
+	if err != nil {
+		return nil, nil, err
+	}
+	launches, err := s.Launches(studyID)
+	return trials, launches, err
+}
+
 // Trials lists a study's trials by number.
 func (s *Store) Trials(studyID uint64) ([]*Trial, error) {
 	var out []*Trial

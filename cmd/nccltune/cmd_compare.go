@@ -15,7 +15,6 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/search"
-	"github.com/nccltune/nccltune/store"
 )
 
 func compareCommand() *cli.Command {
@@ -132,10 +131,7 @@ func compareFresh(c *cli.Context, path string) error {
 	}
 	o := verifyOptions{launch: lo, launches: c.Int("launches"), json: c.Bool("json"), db: path,
 		stdout: c.App.Writer, stderr: c.App.ErrWriter, naming: naming}
-	if err := preflight(lo); err != nil {
-		return err
-	}
-	st, err := store.Open(path, store.Options{})
+	st, err := openForLaunch(lo, path)
 	if err != nil {
 		return err
 	}

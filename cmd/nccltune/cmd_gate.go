@@ -12,7 +12,6 @@ import (
 	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/internal/vocab"
-	"github.com/nccltune/nccltune/store"
 )
 
 func gateCommand() *cli.Command {
@@ -97,18 +96,12 @@ func readGateFlags(c *cli.Context) (gateOptions, error) {
 }
 
 func runGate(ctx context.Context, o gateOptions) error {
-	// Nothing is stored for a launch that cannot start.
-	if err := preflight(o.launch); err != nil {
-		return err
-	}
-	st, err := store.Open(o.db, store.Options{})
+	st, err := openForLaunch(o.launch, o.db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	r, err := studyrun.Gate(ctx, st, o.thresholds, o.basis, studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
-		Launch: o.launch.run(), Name: o.naming.apply, Progress: ui.RepeatProgress(o.stderr),
-		Started: ui.GateStarted(o.stderr, o.config, o.thresholds)})
+	r, err := studyrun.Gate(ctx, st, o.thresholds, o.basis, o.repeat(ui.GateStarted(o.stderr, o.config, o.thresholds)))
 	if err != nil {
 		return err
 	}

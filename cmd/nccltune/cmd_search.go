@@ -360,11 +360,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		return err
 	}
 	took := time.Since(started)
-	trials, err := st.Trials(study.ID)
-	if err != nil {
-		return err
-	}
-	launches, err := st.Launches(study.ID)
+	trials, launches, err := st.TrialsAndLaunches(study.ID)
 	if err != nil {
 		return err
 	}

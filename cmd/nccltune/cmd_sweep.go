@@ -10,7 +10,6 @@ import (
 	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/internal/vocab"
-	"github.com/nccltune/nccltune/store"
 )
 
 func sweepCommand() *cli.Command {
@@ -72,18 +71,12 @@ func readSweepFlags(c *cli.Context) (sweepOptions, error) {
 }
 
 func runSweep(ctx context.Context, o sweepOptions) error {
-	// Nothing is stored for a launch that cannot start.
-	if err := preflight(o.launch); err != nil {
-		return err
-	}
-	st, err := store.Open(o.db, store.Options{})
+	st, err := openForLaunch(o.launch, o.db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	r, err := studyrun.Sweep(ctx, st, o.min, o.max, studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
-		Launch: o.launch.run(), Name: o.naming.apply, Progress: ui.RepeatProgress(o.stderr),
-		Started: ui.SweepStarted(o.stderr, o.config, o.min, o.max)})
+	r, err := studyrun.Sweep(ctx, st, o.min, o.max, o.repeat(ui.SweepStarted(o.stderr, o.config, o.min, o.max)))
 	if err != nil {
 		return err
 	}

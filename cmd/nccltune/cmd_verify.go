@@ -282,11 +282,7 @@ func studyExport(st *store.Store, query string) (*export.Recommendation, error) 
 	if err != nil {
 		return nil, vocab.UsageError(err)
 	}
-	trials, err := st.Trials(study.ID)
-	if err != nil {
-		return nil, err
-	}
-	launches, err := st.Launches(study.ID)
+	trials, launches, err := st.TrialsAndLaunches(study.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/studyrun"
+	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/store"
@@ -104,6 +105,22 @@ func preflight(lo launchOptions) error {
 		return err
 	}
 	return vocab.UsageError(err)
+}
+
+// openForLaunch opens the database at path once lo's launch can start
+// (preflight): nothing is stored for a launch that cannot.
+func openForLaunch(lo launchOptions, path string) (*store.Store, error) {
+	if err := preflight(lo); err != nil {
+		return nil, err
+	}
+	return store.Open(path, store.Options{})
+}
+
+// repeat is how studyrun measures the config of these options; started
+// hears of the study once it is stored.
+func (o measureOptions) repeat(started func(*store.Study)) studyrun.RepeatOptions {
+	return studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
+		Launch: o.launch.run(), Name: o.naming.apply, Progress: ui.RepeatProgress(o.stderr), Started: started}
 }
 
 // run is how studyrun launches with these options.

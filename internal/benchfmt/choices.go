@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/texttable"
 )
 
 // Pick is NCCL's choice for one size, as the user sets it: algorithm and
@@ -21,7 +22,7 @@ type Pick struct {
 }
 
 func (p Pick) String() string {
-	return fmt.Sprintf("%s %s, %s", p.Algo, p.Proto, channelCount(p.Channels))
+	return fmt.Sprintf("%s %s, %s", p.Algo, p.Proto, texttable.Plural(p.Channels, "channel"))
 }
 
 func pickOf(c Choice) Pick {
@@ -135,14 +136,6 @@ func pickText(p *Pick) string {
 		return "—"
 	}
 	return p.String()
-}
-
-// channelCount is "1 channel", "8 channels".
-func channelCount(n int) string {
-	if n == 1 {
-		return "1 channel"
-	}
-	return fmt.Sprintf("%d channels", n)
 }
 
 // NCCL's TUNING log writes algorithms and protocols in capitals ("RING",

@@ -8,7 +8,7 @@
 //
 //   - nccl-tests' text output: the header, the "#  Rank" device lines, the
 //     results table and its footer, mixed with NCCL_DEBUG log lines and
-//     launcher messages (ParseText, and Parse, which detects the format);
+//     launcher messages (Parse, which detects the format);
 //   - nccl-tests' JSON output of -J, version 3 (ParseJSON);
 //   - the torch instrument's JSON lines, written by nccltune_allreduce.py
 //     (ParseTorch), and those of its batch mode, several configs on their

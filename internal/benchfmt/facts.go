@@ -1,9 +1,10 @@
 package benchfmt
 
 import (
-	"github.com/nccltune/nccltune/internal/nccl"
 	"strconv"
 	"strings"
+
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // factsBuilder gathers Facts from NCCL log lines as they come.
@@ -301,12 +302,3 @@ func (b *factsBuilder) result() *Facts {
 }
 
 func boolPtr(b bool) *bool { return &b }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

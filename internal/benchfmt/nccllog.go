@@ -2,6 +2,7 @@ package benchfmt
 
 import (
 	"iter"
+	"slices"
 	"strings"
 )
 
@@ -81,7 +82,7 @@ func (r *ncclLogReader) read(line string) (content string, log logLine, glued bo
 // learnHost adds h to the known hosts (the text parser also learns them
 // from nccl-tests' device lines).
 func (r *ncclLogReader) learnHost(h string) {
-	if h != "" && !contains(r.known, h) {
+	if h != "" && !slices.Contains(r.known, h) {
 		r.known = append(r.known, h)
 	}
 }

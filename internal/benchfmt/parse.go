@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -64,16 +64,6 @@ func Parse(data []byte) (*Result, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return ParseJSON(data)
-	}
-	return parseText(data)
-}
-
-// ParseText reads nccl-tests' text output, with any NCCL_DEBUG log lines,
-// MPI messages and failure lines mixed in. See Parse for the results.
-func ParseText(r io.Reader) (*Result, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("reading nccl-tests output: %w", err)
 	}
 	return parseText(data)
 }
@@ -800,10 +790,8 @@ func verdict(r *Result, what, footer string) error {
 }
 
 func appendUnique(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
+	if slices.Contains(list, s) {
+		return list
 	}
 	return append(list, s)
 }
@@ -828,17 +816,8 @@ func scanFields(dst []string, s string) []string {
 	return dst
 }
 
-func isUint(s string) bool {
-	if s == "" || len(s) > 19 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+// isUint reports digits that fit an int64 (at most 19 of them).
+func isUint(s string) bool { return len(s) <= 19 && isDigits(s) }
 
 // isDigits reports a non-empty run of decimal digits, of any length.
 func isDigits(s string) bool {

@@ -497,17 +497,6 @@ func TestParseNoTable(t *testing.T) {
 	}
 }
 
-func TestParseTextMatchesParse(t *testing.T) {
-	for _, in := range []string{"fixtures/ar2_debug_tuning.txt", "fixtures/ar2_bad_proto.txt", "text/ar2_cycles_N2.txt"} {
-		data := readTestdata(t, in)
-		r1, err1 := Parse(data)
-		r2, err2 := ParseText(bytes.NewReader(data))
-		if !reflect.DeepEqual(r1, r2) || (err1 == nil) != (err2 == nil) {
-			t.Errorf("%s: ParseText differs from Parse", in)
-		}
-	}
-}
-
 func TestParseJSONPerIteration(t *testing.T) {
 	r, err := ParseJSON(readTestdata(t, "fixtures/ar2_full_periter.json"))
 	if err != nil {

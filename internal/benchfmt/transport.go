@@ -2,6 +2,8 @@ package benchfmt
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -430,11 +432,7 @@ func (t *transportLog) result(f *Facts) {
 		}
 		return a.Kind < b.Kind
 	})
-	ranks := make([]int, 0, len(t.places))
-	for r := range t.places {
-		ranks = append(ranks, r)
-	}
-	sort.Ints(ranks)
+	ranks := slices.Sorted(maps.Keys(t.places))
 	for _, r := range ranks {
 		f.RankPlaces = append(f.RankPlaces, *t.places[r])
 	}
@@ -523,11 +521,7 @@ func (t *transportLog) routes(paths []Path) []Route {
 			r.Scope = ScopeBetweenHosts
 		}
 		if l := links[k]; len(l) > 0 && !l[""] {
-			var names []string
-			for n := range l {
-				names = append(names, n)
-			}
-			sort.Strings(names)
+			names := slices.Sorted(maps.Keys(l))
 			r.Link = strings.Join(names, " and ")
 		}
 		if g, ok := gdr[k]; ok {
@@ -612,10 +606,8 @@ func transportWord(routes []Route) string {
 }
 
 func appendUniqueInt(list []int, n int) []int {
-	for _, x := range list {
-		if x == n {
-			return list
-		}
+	if slices.Contains(list, n) {
+		return list
 	}
 	return append(list, n)
 }

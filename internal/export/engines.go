@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -152,10 +153,10 @@ func engineNotes(b *Recommendation, o Options) []string {
 		if !held[ev.Name] {
 			continue
 		}
-		if !contains(names, ev.Name) {
+		if !slices.Contains(names, ev.Name) {
 			names = append(names, ev.Name)
 		}
-		if !contains(engines, ev.Engine.Title()) {
+		if !slices.Contains(engines, ev.Engine.Title()) {
 			engines = append(engines, ev.Engine.Title())
 		}
 	}
@@ -171,13 +172,4 @@ func engineList() string {
 		names = append(names, string(e))
 	}
 	return strings.Join(names, "|")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

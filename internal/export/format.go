@@ -12,6 +12,7 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -206,9 +207,9 @@ func fabricLine(f store.Platform) string {
 	}
 	switch {
 	case f.Ranks > 0 && f.Nodes > 0:
-		parts = append(parts, fmt.Sprintf("%s on %s", count(f.Ranks, "rank"), count(f.Nodes, "node")))
+		parts = append(parts, fmt.Sprintf("%s on %s", texttable.Plural(f.Ranks, "rank"), texttable.Plural(f.Nodes, "node")))
 	case f.Ranks > 0:
-		parts = append(parts, count(f.Ranks, "rank"))
+		parts = append(parts, texttable.Plural(f.Ranks, "rank"))
 	}
 	if f.GPU != "" {
 		parts = append(parts, f.GPU)
@@ -220,13 +221,6 @@ func fabricLine(f store.Platform) string {
 		parts = append(parts, map[bool]string{true: "GDR on", false: "GDR off"}[*f.GDR])
 	}
 	return "fabric: " + strings.Join(parts, ", ")
-}
-
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // speedupLine states the measured gain with its interval and p.

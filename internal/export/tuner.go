@@ -3,8 +3,10 @@ package export
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -169,11 +171,7 @@ func PlanTuner(bands []*Recommendation) ([]TunerGroup, error) {
 				}
 			}
 		}
-		names := make([]string, 0, len(colls))
-		for c := range colls {
-			names = append(names, c)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(colls))
 		for _, coll := range names {
 			g, err := planGroup(coll, sh.nodes, sh.ranks, members)
 			if err != nil {

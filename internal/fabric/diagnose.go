@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -240,7 +241,7 @@ func (d *diagnosis) fill() {
 			}
 		}
 		for _, e := range res.Errors {
-			if !contains(r.NCCLWarnings, strings.TrimPrefix(e, "NCCL WARN ")) {
+			if !slices.Contains(r.NCCLWarnings, strings.TrimPrefix(e, "NCCL WARN ")) {
 				r.NCCLWarnings = append(r.NCCLWarnings, e)
 			}
 		}
@@ -736,19 +737,10 @@ func (r Report) SortedChoices() []benchfmt.Choice {
 }
 
 func appendUnique(list []string, s string) []string {
-	if contains(list, s) {
+	if slices.Contains(list, s) {
 		return list
 	}
 	return append(list, s)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func shorten(s string, n int) string {

@@ -2,10 +2,13 @@ package fabric
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/texttable"
 )
 
 // NetworkCarriesData reports whether NCCL's network transport carries data
@@ -39,11 +42,7 @@ func (d *diagnosis) placeRanks() {
 			d.hostOf[p.Rank] = p.Host
 		}
 	}
-	var ranks []int
-	for r := range d.hostOf {
-		ranks = append(ranks, r)
-	}
-	sort.Ints(ranks)
+	ranks := slices.Sorted(maps.Keys(d.hostOf))
 	for _, r := range ranks {
 		d.r.Hosts = appendUnique(d.r.Hosts, d.hostOf[r])
 	}
@@ -137,15 +136,8 @@ func (d *diagnosis) nodesText() string {
 	if hosts == 0 || d.r.NNodes <= hosts {
 		return ""
 	}
-	return fmt.Sprintf(" NCCL counts %d nodes on %d host%s (\"nNodes %d\"), so the run looks like a healthy %d-node run.",
-		d.r.NNodes, hosts, plural(hosts), d.r.NNodes, d.r.NNodes)
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
+	return fmt.Sprintf(" NCCL counts %d nodes on %s (\"nNodes %d\"), so the run looks like a healthy %d-node run.",
+		d.r.NNodes, texttable.Plural(hosts, "host"), d.r.NNodes, d.r.NNodes)
 }
 
 // hostWarnings: the traps of a multi-GPU host — P2P or SHM disabled by the

@@ -189,11 +189,12 @@ func GuardOf(c *cli.Context) ([]int64, bool) {
 	return v.sizes, len(v.given) > 0
 }
 
-// partsValue is search's --part OP:BAND[:WEIGHT], one part of the
-// workload per item (nccl.ParsePart), each band's smallest size at least
-// one element.
+// partsValue is a workload flag: one part per item, read by parse, each
+// band's smallest size at least one element.
 type partsValue struct {
 	refusal
+	flag  string
+	parse func(string) (nccl.Part, error)
 	given []string
 	parts nccl.Workload
 }
@@ -203,11 +204,11 @@ func (v *partsValue) items() []string { return v.given }
 
 func (v *partsValue) Set(s string) error {
 	s = strings.TrimSpace(s)
-	p, err := nccl.ParsePart(s)
+	p, err := v.parse(s)
 	if err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--part: %w", err)))
+		return v.fail(vocab.UsageError(fmt.Errorf("--%s: %w", v.flag, err)))
 	}
-	if err := CheckElementSize("part", p.Band.Min); err != nil {
+	if err := CheckElementSize(v.flag, p.Band.Min); err != nil {
 		return v.fail(err)
 	}
 	v.given = append(v.given, s)
@@ -215,9 +216,9 @@ func (v *partsValue) Set(s string) error {
 	return nil
 }
 
-// Parts is search's --part.
+// Parts is search's --part OP:BAND[:WEIGHT] (nccl.ParsePart).
 func Parts(usage string) *List {
-	return &List{cli.GenericFlag{Name: "part", Value: &partsValue{}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "part", Value: &partsValue{flag: "part", parse: nccl.ParsePart}, Usage: usage}}
 }
 
 // PartsOf is --part's workload, in the order given (nil when not given).
@@ -225,40 +226,16 @@ func PartsOf(c *cli.Context) nccl.Workload {
 	return c.Generic("part").(*partsValue).parts
 }
 
-// callsValue is search's --calls OP:BYTES:CALLS, one call of the timed
-// workload per item (nccl.ParseCall), each size at least one element.
-type callsValue struct {
-	refusal
-	given []string
-	parts []nccl.Part
-}
-
-func (v *callsValue) String() string  { return strings.Join(v.given, ",") }
-func (v *callsValue) items() []string { return v.given }
-
-func (v *callsValue) Set(s string) error {
-	s = strings.TrimSpace(s)
-	p, err := nccl.ParseCall(s)
-	if err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--calls: %w", err)))
-	}
-	if err := CheckElementSize("calls", p.Band.Min); err != nil {
-		return v.fail(err)
-	}
-	v.given = append(v.given, s)
-	v.parts = append(v.parts, p)
-	return nil
-}
-
-// Calls is search's --calls (the config file's calls: list).
+// Calls is search's --calls OP:BYTES:CALLS (nccl.ParseCall), one call of
+// the timed workload per item (the config file's calls: list).
 func Calls(usage string) *List {
-	return &List{cli.GenericFlag{Name: "calls", Value: &callsValue{}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "calls", Value: &partsValue{flag: "calls", parse: nccl.ParseCall}, Usage: usage}}
 }
 
 // CallsOf is --calls' timed workload, calls of one op on one power of two
 // merged (nccl.MergeCalls); nil when not given.
 func CallsOf(c *cli.Context) nccl.Workload {
-	v := c.Generic("calls").(*callsValue)
+	v := c.Generic("calls").(*partsValue)
 	if len(v.parts) == 0 {
 		return nil
 	}

@@ -14,9 +14,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// Updating reports whether the test run rewrites golden files (-update).
-func Updating() bool { return *update }
-
 // Check compares got with the file at path; with -update it writes got
 // there instead. A difference is reported at its first differing line.
 func Check(t testing.TB, path string, got []byte) {

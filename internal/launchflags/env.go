@@ -5,8 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -43,19 +44,14 @@ func ReadBaseEnv(items []string, file string) (map[string]string, []fabric.Warni
 		}
 		env[k] = v
 	}
-	for _, k := range sortedKeys(env) {
+	// In order, so errors come out the same way every run.
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if err := nccl.CheckEnvName(k); err != nil {
 			return nil, nil, fmt.Errorf("--base-env: %w", err)
 		}
 	}
-	knobs := nccl.Config{}
-	for k, v := range env {
-		if nccl.IsKnob(k) {
-			knobs[k] = v
-		}
-	}
 	// Each value, then the rules between knobs (MIN ≤ MAX…).
-	if err := knobs.Validate(); err != nil {
+	if err := nccl.KnobsOf(env).Validate(); err != nil {
 		return nil, nil, fmt.Errorf("--base-env: %w", err)
 	}
 	return env, warnings, nil
@@ -175,17 +171,6 @@ func checkEnvValue(k, v string) error {
 	return nil
 }
 
-// sortedKeys lists a map's keys in order, so errors come out the same way
-// every run.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // EnvFlag is --env, the NCCL knobs (K=V) of the config a command
 // launches, read by ReadConfig(c, "env", base).
 func EnvFlag(usage string) *flagvalue.List {
@@ -236,7 +221,7 @@ func ReadBaseline(c *cli.Context, base map[string]string) (nccl.Config, error) {
 			return nil, vocab.UsageError(err)
 		}
 		PrintWarnings(errWriter(c), warnings)
-		for _, k := range sortedKeys(env) {
+		for _, k := range slices.Sorted(maps.Keys(env)) {
 			all = append(all, k+"="+env[k])
 		}
 	}

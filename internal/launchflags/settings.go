@@ -1,13 +1,15 @@
 package launchflags
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/invocation"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/studyrun"
@@ -31,7 +33,7 @@ func Differences(study *store.Study, now store.LaunchSettings, base map[string]s
 	var out []string
 	diff := func(flag, stored, given string) {
 		if stored != given {
-			out = append(out, fmt.Sprintf("%s: the study's %s, given %s", flag, orElse(stored, "none"), orElse(given, "none")))
+			out = append(out, fmt.Sprintf("%s: the study's %s, given %s", flag, cmp.Or(stored, "none"), cmp.Or(given, "none")))
 		}
 	}
 	if was.SimProfile != "" || now.SimProfile != "" {
@@ -68,7 +70,7 @@ func Differences(study *store.Study, now store.LaunchSettings, base map[string]s
 	for k := range base {
 		keys[k] = true
 	}
-	for _, k := range sortedSet(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		s, sok := study.BaseEnv[k]
 		g, gok := base[k]
 		switch {
@@ -163,7 +165,7 @@ func Args(study *store.Study) []string {
 			}
 		}
 	}
-	for _, k := range sortedKeys(study.BaseEnv) {
+	for _, k := range slices.Sorted(maps.Keys(study.BaseEnv)) {
 		add("--base-env", k+"="+study.BaseEnv[k])
 	}
 	return args
@@ -172,21 +174,7 @@ func Args(study *store.Study) []string {
 // ShellQuote quotes s for a POSIX shell when it needs it.
 func ShellQuote(s string) string { return invocation.Quote(s) }
 
-func instrumentName(s string) string {
-	if s == "" {
-		return "nccl-tests"
-	}
-	return s
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return slices.Clip(out)
-}
+func instrumentName(s string) string { return cmp.Or(s, benchfmt.InstrumentNCCLTests) }
 
 // ResumeCommand is the command that continues study: its launch
 // settings, as stored, and the database db when it is not the default
@@ -211,14 +199,6 @@ func CheckRelaunch(study *store.Study, action string, l studyrun.LaunchSettings,
 		fmt.Fprintln(stderr, note)
 	}
 	return nil
-}
-
-// orElse is s, or the word that says what an empty s means ("none").
-func orElse(s, word string) string {
-	if s == "" {
-		return word
-	}
-	return s
 }
 
 // intOrBlank is n in decimal, or "" for 0 (a setting left at its default).

@@ -47,6 +47,17 @@ func (c Config) Clone() Config {
 	return out
 }
 
+// KnobsOf is the tunable NCCL knobs among env (IsKnob), values as given.
+func KnobsOf(env map[string]string) Config {
+	out := Config{}
+	for k, v := range env {
+		if IsKnob(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // Names returns the set knob names, sorted.
 func (c Config) Names() []string {
 	var out []string

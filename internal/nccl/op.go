@@ -117,12 +117,7 @@ func (o Op) Valid() bool { _, ok := ops[o]; return ok }
 
 // OrAllReduce is o, or AllReduce for the zero Op (records from before ops
 // were recorded were all all-reduce).
-func (o Op) OrAllReduce() Op {
-	if o == "" {
-		return AllReduce
-	}
-	return o
-}
+func (o Op) OrAllReduce() Op { return cmp.Or(o, AllReduce) }
 
 // Benchmark is the nccl-tests binary that measures o ("all_gather_perf").
 func (o Op) Benchmark() string { return string(o.OrAllReduce()) + "_perf" }

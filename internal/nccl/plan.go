@@ -2,6 +2,8 @@ package nccl
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,12 +25,7 @@ type Plan map[int64]Choice
 
 // Sizes returns the plan's sizes, ascending.
 func (p Plan) Sizes() []int64 {
-	out := make([]int64, 0, len(p))
-	for s := range p {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return slices.Sorted(maps.Keys(p))
 }
 
 // Key is the plan's canonical text, "524288:RING/SIMPLE/2 1048576:…",
@@ -274,16 +271,14 @@ type Drop struct {
 
 // The rules that prove a knob changes nothing (Drop.Rule).
 const (
-	RuleNoNetwork     = "NCCL_CROSS_NIC where no data crosses the network"
-	RuleOneNIC        = "NCCL_CROSS_NIC with one NIC"
-	RuleCapAbove      = "a channel or CTA cap at or above the channels NCCL uses"
-	RuleFloorOne      = "a channel or CTA floor of 1"
-	RuleOtherColl     = "an algorithm or protocol list for other collectives only"
-	RuleSendRecv      = "an algorithm or protocol list, which send/recv ops (alltoall, sendrecv) never read"
-	RuleOnlyDisabled  = "an algorithm or protocol list that leaves out only what NCCL's defaults disabled"
-	RuleHoldsChoices  = "an algorithm or protocol list that holds every choice NCCL makes in the band"
-	RuleCapCollapsed  = "NCCL_MAX_NCHANNELS beside a smaller or equal NCCL_MAX_CTAS (the smaller cap applies)"
-	RuleDefaultValues = "a value equal to NCCL's default"
+	RuleNoNetwork    = "NCCL_CROSS_NIC where no data crosses the network"
+	RuleOneNIC       = "NCCL_CROSS_NIC with one NIC"
+	RuleCapAbove     = "a channel or CTA cap at or above the channels NCCL uses"
+	RuleFloorOne     = "a channel or CTA floor of 1"
+	RuleOtherColl    = "an algorithm or protocol list for other collectives only"
+	RuleSendRecv     = "an algorithm or protocol list, which send/recv ops (alltoall, sendrecv) never read"
+	RuleOnlyDisabled = "an algorithm or protocol list that leaves out only what NCCL's defaults disabled"
+	RuleHoldsChoices = "an algorithm or protocol list that holds every choice NCCL makes in the band"
 )
 
 // Resolution is what Resolve predicts for one config.
@@ -643,7 +638,7 @@ func (n Native) listFor(v string, universe []string) (set map[string]bool, appli
 	names := map[string]bool{}
 	for _, name := range strings.Split(strings.TrimPrefix(list, "^"), ",") {
 		nn := NormName(name)
-		if !containsString(universe, nn) {
+		if !slices.Contains(universe, nn) {
 			return nil, true, false
 		}
 		names[nn] = true
@@ -654,15 +649,6 @@ func (n Native) listFor(v string, universe []string) (set map[string]bool, appli
 		}
 	}
 	return set, true, true
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedSet(m map[string]bool) []string {

@@ -65,6 +65,15 @@ func FormatSize(b int64) string {
 	return strconv.FormatInt(b, 10)
 }
 
+// FormatSizes writes sizes as FormatSize does, joined by sep ("512K, 1M").
+func FormatSizes(sizes []int64, sep string) string {
+	parts := make([]string, len(sizes))
+	for i, b := range sizes {
+		parts[i] = FormatSize(b)
+	}
+	return strings.Join(parts, sep)
+}
+
 // Band is an inclusive range of message sizes. Its sizes are the powers of
 // two inside it, as in an nccl-tests sweep with -f 2.
 type Band struct {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/nccltune/nccltune/internal/nccl"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -49,7 +50,7 @@ func (c *canvas) markGuards(guards []int64) {
 			Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}
 		c.p.Add(rule)
 		if i == 0 {
-			c.legend.add("guard size "+guardsText(guards)+" (checked for regressions, not scored)", rule)
+			c.legend.add("guard size "+nccl.FormatSizes(guards, ", ")+" (checked for regressions, not scored)", rule)
 		}
 	}
 }

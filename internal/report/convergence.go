@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -353,12 +354,7 @@ func (c Convergence) subtitle() []string {
 }
 
 // score names what a dot is: c.Score, the band score when unset.
-func (c Convergence) score() string {
-	if c.Score == "" {
-		return "band score"
-	}
-	return c.Score
-}
+func (c Convergence) score() string { return cmp.Or(c.Score, "band score") }
 
 // unit is what one dot is: a launch, or a workload's round.
 func (c Convergence) unit() string {

@@ -68,8 +68,7 @@ type pageData struct {
 	// workload of several parts (nil for one part).
 	Workload *workloadHTML
 
-	Choices     []benchfmt.ChoiceRow
-	ChoicesText string
+	Choices []benchfmt.ChoiceRow
 
 	Exports     []ExportText
 	ExportError string

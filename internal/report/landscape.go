@@ -1,10 +1,13 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -268,11 +271,7 @@ func mostImportantKnob(cs []ScoredConfig) (string, float64) {
 	if total == 0 {
 		return "", 0
 	}
-	names := make([]string, 0, len(knobs))
-	for k := range knobs {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(knobs))
 	best, share := "", 0.0
 	for _, k := range names {
 		sum, n := map[string]float64{}, map[string]int{}
@@ -557,12 +556,7 @@ func (l Landscape) drawValue(cv *canvas, v string, sr *valueSeries, col color.RG
 
 // scoreName is what the configs are ranked by: l.Score, the band score
 // for a Landscape built without one.
-func (l Landscape) scoreName() string {
-	if l.Score == "" {
-		return "band score"
-	}
-	return l.Score
-}
+func (l Landscape) scoreName() string { return cmp.Or(l.Score, "band score") }
 
 // subtitle says what is ranked and what the colour means and, when the
 // search's plans were read, how much of the space it explored.

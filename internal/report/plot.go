@@ -541,14 +541,6 @@ func (f Figure) latencyFloor() (float64, int64, bool) {
 	return best, at, small && finite(best)
 }
 
-func guardsText(gs []int64) string {
-	parts := make([]string, len(gs))
-	for i, g := range gs {
-		parts[i] = nccl.FormatSize(g)
-	}
-	return strings.Join(parts, ", ")
-}
-
 // sizeText is a size as nccl-tests writes it, with "B" on bytes below 1K
 // so "512" does not read as a count.
 func sizeText(b int64) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -232,7 +233,7 @@ func (o *options) apply(opt longOpt, val string, stdout, stderr io.Writer) (r pa
 		o.stepFactor = cStrtol(val)
 	case 'o':
 		o.op = val
-		if !containsExact(opNames, val) && val != "all" {
+		if !slices.Contains(opNames, val) && val != "all" {
 			fmt.Fprintf(stdout, "invalid op %s, defaulting to %s .. \n", val, "sum")
 			o.op = "sum"
 		}
@@ -404,15 +405,6 @@ func parseSize(s string) (int64, bool) {
 		return 0, false
 	}
 	return int64(v), true
-}
-
-func containsExact(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // writeUsage prints nccl-tests 2.19.6's usage text, then the simulator's

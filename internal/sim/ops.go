@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -74,12 +75,7 @@ type OpCost struct {
 }
 
 // scale is v, or 1 for an unset scale.
-func scale(v float64) float64 {
-	if v == 0 {
-		return 1
-	}
-	return v
-}
+func scale(v float64) float64 { return cmp.Or(v, 1) }
 
 // check reports a scale outside (0, maxFactor].
 func (c *OpCost) check(name string) error {

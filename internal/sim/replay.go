@@ -322,19 +322,13 @@ func (r *Replay) Validate() error {
 
 // canonAlgo and canonProto spell NCCL's names as the simulator does
 // ("RING" → "Ring"); "" when unknown.
-func canonAlgo(s string) string {
-	for _, a := range algoNames {
-		if strings.EqualFold(a, s) {
-			return a
-		}
-	}
-	return ""
-}
+func canonAlgo(s string) string  { return canonName(algoNames, s) }
+func canonProto(s string) string { return canonName(protoNames, s) }
 
-func canonProto(s string) string {
-	for _, p := range protoNames {
-		if strings.EqualFold(p, s) {
-			return p
+func canonName(names []string, s string) string {
+	for _, n := range names {
+		if strings.EqualFold(n, s) {
+			return n
 		}
 	}
 	return ""
@@ -381,12 +375,7 @@ func (e *ReplayRefusal) Error() string {
 // key order. how says which rule matched. A config with no recorded
 // equivalent is a *ReplayRefusal: the replay cannot speak for it.
 func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error) {
-	knobs := nccl.Config{}
-	for k, v := range cfg {
-		if nccl.IsKnob(k) {
-			knobs[k] = v
-		}
-	}
+	knobs := nccl.KnobsOf(cfg)
 	all := append(append([]*ReplayConfig{}, r.Configs...), r.PlanOnly...)
 	key := knobs.Canonical().Key()
 	for _, c := range all {

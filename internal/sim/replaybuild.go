@@ -2,11 +2,14 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -305,7 +308,7 @@ func (c replayConfigs) inOrder() []*ReplayConfig {
 // replay's plan-only configs. It returns the doctor file of the defaults
 // (nil without one), which knows the fabric best.
 func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[string]debugPlan, o BuildOptions) (*doctorDoc, error) {
-	docs, err := readPlans(o.Plans, len(o.Plans) > 0 && !samePaths(o.Plans, PlansBeside(o.Recording.Source)))
+	docs, err := readPlans(o.Plans, len(o.Plans) > 0 && !slices.Equal(o.Plans, PlansBeside(o.Recording.Source)))
 	if err != nil {
 		return nil, err
 	}
@@ -344,11 +347,7 @@ func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[strin
 			planOnly[key] = &ReplayConfig{Env: d.env, Plan: d.steps, PlanSource: d.source, CommChannels: d.channels}
 		}
 	}
-	var poKeys []string
-	for k := range planOnly {
-		poKeys = append(poKeys, k)
-	}
-	sort.Strings(poKeys)
+	poKeys := slices.Sorted(maps.Keys(planOnly))
 	for _, k := range poKeys {
 		r.PlanOnly = append(r.PlanOnly, planOnly[k])
 	}
@@ -363,12 +362,12 @@ func fillFabric(r *Replay, defDoc *doctorDoc, facts *benchfmt.Facts, def *Replay
 		r.Tuning = allReduceTable(defDoc.Tuning)
 	}
 	if defDoc != nil {
-		r.NRanks, r.NCCLVersion, r.GPU = orInt(defDoc.NRanks, r.NRanks), orStr(defDoc.NCCLVersion, r.NCCLVersion), orStr(defDoc.GPU, r.GPU)
-		r.Transport, r.NICs, r.Channels = orStr(defDoc.Transport, r.Transport), defDoc.NICs, defDoc.Channels
+		r.NRanks, r.NCCLVersion, r.GPU = cmp.Or(defDoc.NRanks, r.NRanks), cmp.Or(defDoc.NCCLVersion, r.NCCLVersion), cmp.Or(defDoc.GPU, r.GPU)
+		r.Transport, r.NICs, r.Channels = cmp.Or(defDoc.Transport, r.Transport), defDoc.NICs, defDoc.Channels
 		r.FromSimulated = r.FromSimulated || defDoc.Simulated
 	} else if facts != nil {
-		r.NRanks, r.NCCLVersion = orInt(facts.NRanks, r.NRanks), orStr(facts.NCCLVersion, r.NCCLVersion)
-		r.Transport, r.NICs, r.Channels = orStr(facts.Transport, r.Transport), facts.NICs, facts.Channels
+		r.NRanks, r.NCCLVersion = cmp.Or(facts.NRanks, r.NRanks), cmp.Or(facts.NCCLVersion, r.NCCLVersion)
+		r.Transport, r.NICs, r.Channels = cmp.Or(facts.Transport, r.Transport), facts.NICs, facts.Channels
 	}
 	if r.Channels == 0 {
 		r.Channels = def.CommChannels
@@ -428,42 +427,8 @@ func describeReplay(r *Replay, recs []recorded, dropped int, note string) string
 	return desc
 }
 
-func orStr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func orInt(a, b int) int {
-	if a != 0 {
-		return a
-	}
-	return b
-}
-
-func samePaths(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // knobsOf keeps a config's knobs, canonical.
-func knobsOf(c map[string]string) nccl.Config {
-	out := nccl.Config{}
-	for k, v := range c {
-		if nccl.IsKnob(k) {
-			out[k] = v
-		}
-	}
-	return out.Canonical()
-}
+func knobsOf(c map[string]string) nccl.Config { return nccl.KnobsOf(c).Canonical() }
 
 func isDebugLaunch(l *RecordedLaunch) bool {
 	for _, kv := range l.Env {

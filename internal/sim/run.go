@@ -378,7 +378,7 @@ func (l *launch) testHeader() {
 	ver := versionCode(p.NCCLVersion)
 	w := l.out
 	fmt.Fprintf(w, "# nccl-tests version %s nccl-headers=%d nccl-library=%d\n", testsVersion, ver, ver)
-	fmt.Fprintf(w, "%s%s (SIMULATED, not a measurement)\n", SimulatedHeaderPrefix, p.Name)
+	fmt.Fprintln(w, benchfmt.SimulatedHeader(p.Name))
 	fmt.Fprintf(w, "# Collective test starting: %s\n", o.program())
 	step, unit := o.stepBytes, "bytes"
 	if o.stepFactor > 1 {

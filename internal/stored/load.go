@@ -121,11 +121,7 @@ func Load(path string, queries []string, how LoadOptions) ([]*Study, error) {
 			return nil, vocab.UsageErrorf("%q and %q are the same study, %s: give it once", first, q, study.Name)
 		}
 		given[study.ID] = q
-		trials, err := st.Trials(study.ID)
-		if err != nil {
-			return nil, err
-		}
-		launches, err := st.Launches(study.ID)
+		trials, launches, err := st.TrialsAndLaunches(study.ID)
 		if err != nil {
 			return nil, err
 		}

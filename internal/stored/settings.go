@@ -2,8 +2,8 @@ package stored
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -190,22 +190,12 @@ func MeasuredAtText(w nccl.Workload) string {
 }
 
 // SizesText is "512K 1M 2M".
-func SizesText(sizes []int64) string {
-	out := make([]string, len(sizes))
-	for i, b := range sizes {
-		out[i] = nccl.FormatSize(b)
-	}
-	return strings.Join(out, " ")
-}
+func SizesText(sizes []int64) string { return nccl.FormatSizes(sizes, " ") }
 
 // SpaceText is "NCCL_MAX_NCHANNELS: unset 2 4 8 | NCCL_PROTO: …"; an
 // empty choice means the knob is left to NCCL.
 func SpaceText(space map[string][]string) string {
-	knobs := make([]string, 0, len(space))
-	for k := range space {
-		knobs = append(knobs, k)
-	}
-	sort.Strings(knobs)
+	knobs := slices.Sorted(maps.Keys(space))
 	parts := make([]string, len(knobs))
 	for i, k := range knobs {
 		choices := make([]string, len(space[k]))

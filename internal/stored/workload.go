@@ -283,11 +283,7 @@ func SizeRange(sizes []int64) string {
 	if run {
 		return nccl.FormatSize(sizes[0]) + "-" + nccl.FormatSize(sizes[len(sizes)-1])
 	}
-	s := make([]string, len(sizes))
-	for i, b := range sizes {
-		s[i] = nccl.FormatSize(b)
-	}
-	return strings.Join(s, ", ")
+	return nccl.FormatSizes(sizes, ", ")
 }
 
 // ScoreName is what a config's score is called wherever it is shown: a

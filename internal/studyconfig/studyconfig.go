@@ -10,7 +10,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -314,11 +315,7 @@ func scalarValue(n *yaml.Node) (string, error) {
 
 // nearestKey is "; did you mean X?" for the valid key closest to key.
 func nearestKey(key string, flags map[string]cli.Flag) string {
-	names := make([]string, 0, len(flags))
-	for n := range flags {
-		names = append(names, n)
-	}
-	sort.Strings(names) // ties go to the first name, whatever map order
+	names := slices.Sorted(maps.Keys(flags)) // ties go to the first name, whatever map order
 	best, bestD := "", -1
 	norm := strings.ToLower(strings.ReplaceAll(strings.TrimLeft(key, "-"), "_", "-"))
 	for _, n := range names {

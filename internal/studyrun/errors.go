@@ -8,9 +8,12 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// CreateStudy stores a new study; a name already taken is the user's to
-// change (vocab.ErrUsage).
-func CreateStudy(st *store.Store, study *store.Study) error {
+// createStudy stores a new study, named by name (--name, --label) when
+// that is set; a name already taken is the user's to change (vocab.ErrUsage).
+func createStudy(st *store.Store, study *store.Study, name func(*store.Study)) error {
+	if name != nil {
+		name(study)
+	}
 	err := st.CreateStudy(study)
 	if errors.Is(err, store.ErrNameTaken) {
 		return vocab.UsageErrorf("--name: %w (nccltune history lists the names)", errors.Unwrap(err))

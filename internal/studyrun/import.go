@@ -14,6 +14,7 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/input"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
@@ -158,8 +159,8 @@ func importConfig(files []*parsedFile, given nccl.Config) (nccl.Config, error) {
 			continue
 		}
 		if len(given) > 0 {
-			if cfg.Key() != knobsOf(given).Key() {
-				return nil, fmt.Errorf("%s records that it ran with %s, not the --env given (%s); import each config with its own --env", f.path, configText(cfg), configText(knobsOf(given)))
+			if cfg.Key() != nccl.KnobsOf(given).Clone().Key() {
+				return nil, fmt.Errorf("%s records that it ran with %s, not the --env given (%s); import each config with its own --env", f.path, configText(cfg), configText(nccl.KnobsOf(given).Clone()))
 			}
 			continue
 		}
@@ -186,18 +187,7 @@ func recordedConfig(f *parsedFile) (nccl.Config, bool) {
 	if f.result.Env == nil {
 		return nil, false
 	}
-	return knobsOf(f.result.Env), true
-}
-
-// knobsOf is the tunable NCCL knobs among env.
-func knobsOf(env map[string]string) nccl.Config {
-	cfg := nccl.Config{}
-	for k, v := range env {
-		if nccl.IsKnob(k) && v != "" {
-			cfg[k] = v
-		}
-	}
-	return cfg
+	return nccl.KnobsOf(f.result.Env).Clone(), true
 }
 
 func configText(c nccl.Config) string {
@@ -333,7 +323,7 @@ func parseImportFile(ctx context.Context, path string) *parsedFile {
 		return f
 	}
 	if err != nil {
-		f.err = fmt.Errorf("cannot read it: %w", unwrapPathError(err))
+		f.err = fmt.Errorf("cannot read it: %w", outfile.UnwrapPath(err))
 		return f
 	}
 	trimmed := strings.TrimLeft(string(data[:min(len(data), 64)]), " \t\r\n\ufeff")
@@ -362,14 +352,6 @@ func parseImportFile(ctx context.Context, path string) *parsedFile {
 		f.err = fmt.Errorf("it holds %d runs saved one after another (%s first); an import stores one run of one collective per file — save each run in its own file", f.result.Runs, f.result.Op().OrAllReduce())
 	}
 	return f
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // sameFabricKind refuses to mix simulated and real outputs in one import:

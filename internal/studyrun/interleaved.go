@@ -605,10 +605,7 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 			}
 		}
 	}
-	if o.Name != nil {
-		o.Name(study)
-	}
-	if err := CreateStudy(st, study); err != nil {
+	if err := createStudy(st, study, o.Name); err != nil {
 		return nil, err
 	}
 	return study, nil

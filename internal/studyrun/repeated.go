@@ -140,10 +140,7 @@ func repeat(ctx context.Context, st *store.Store, kind, role, phase string, min,
 			Sizes: sizes, Collective: string(o.Launch.Spec.Op.OrAllReduce()), BaseEnv: o.Launch.Spec.BaseEnv,
 			Launch: StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
 			Budget: store.Budget{Launches: o.Repeats}, Status: vocab.StatusRunning}}
-	if o.Name != nil {
-		o.Name(r.Study)
-	}
-	if err := CreateStudy(st, r.Study); err != nil {
+	if err := createStudy(st, r.Study, o.Name); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	if err := r.Start(); err != nil {

@@ -112,10 +112,7 @@ func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
 			study.Workload = append(study.Workload, store.PartOf(p))
 		}
 	}
-	if o.Name != nil {
-		o.Name(study)
-	}
-	if err := CreateStudy(st, study); err != nil {
+	if err := createStudy(st, study, o.Name); err != nil {
 		return nil, err
 	}
 	return study, nil
@@ -225,11 +222,7 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 // each trial's measurements as so's study made them (search.Regroup: a
 // workload's rounds, the guarded ops' launches), and its debug launches.
 func LoadTrials(st *store.Store, study *store.Study, so search.Options) ([]*search.Trial, int, error) {
-	recs, err := st.Trials(study.ID)
-	if err != nil {
-		return nil, 0, err
-	}
-	launches, err := st.Launches(study.ID)
+	recs, launches, err := st.TrialsAndLaunches(study.ID)
 	if err != nil {
 		return nil, 0, err
 	}

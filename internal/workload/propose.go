@@ -3,6 +3,7 @@ package workload
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -189,11 +190,7 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 }
 
 func rankCounts(m map[int]float64) string {
-	var ns []int
-	for n := range m {
-		ns = append(ns, n)
-	}
-	slices.Sort(ns)
+	ns := slices.Sorted(maps.Keys(m))
 	s := make([]string, len(ns))
 	for i, n := range ns {
 		s[i] = fmt.Sprintf("%d", n)

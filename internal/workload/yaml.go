@@ -2,12 +2,14 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nccltune/nccltune/internal/safetext"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
@@ -41,7 +43,7 @@ func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 		line("NCCL %s", s.NCCLVersion)
 	}
 	line("%s of %d ranks, %d calls: every op and size they call, with its calls, as logged (OP:BYTES:CALLS; the counts of the whole log, whose ratios are what the study weighs)",
-		plural(len(p.Communicators), "communicator"), p.NRanks, s.CallsOf(p.Communicators))
+		texttable.Plural(len(p.Communicators), "communicator"), p.NRanks, s.CallsOf(p.Communicators))
 	line("the study weights each size by its calls × the time the defaults take there, measures it at its nearest power of two and guards it there")
 	if s.TimeKnown {
 		line("logged time per op and size (informative: the study measures its own):")
@@ -79,7 +81,7 @@ func (p Proposal) loggedTimes() []string {
 		var items []string
 		for ; i < len(p.Calls) && p.Calls[i].Op == op; i++ {
 			c := p.Calls[i]
-			items = append(items, fmt.Sprintf("%d B %s %.0f µs", c.Bytes, plural(int(c.Calls), "call"), c.TimeUS))
+			items = append(items, fmt.Sprintf("%d B %s %.0f µs", c.Bytes, texttable.Plural(int(c.Calls), "call"), c.TimeUS))
 		}
 		out = append(out, fmt.Sprintf("%s %s", op, strings.Join(items, ", ")))
 	}
@@ -89,13 +91,9 @@ func (p Proposal) loggedTimes() []string {
 // UnmeasuredText names the calls of functions no nccl-tests benchmark
 // runs, "Gather 3 calls, Scatter 1 call"; "" when there are none.
 func (p Proposal) UnmeasuredText() string {
-	names := make([]string, 0, len(p.Unmeasured))
-	for n := range p.Unmeasured {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(p.Unmeasured))
 	for i, n := range names {
-		names[i] = n + " " + plural(int(p.Unmeasured[n]), "call")
+		names[i] = n + " " + texttable.Plural(int(p.Unmeasured[n]), "call")
 	}
 	return strings.Join(names, ", ")
 }
@@ -117,7 +115,7 @@ func (s *Summary) sourcesText() string {
 	if n := len(s.Sources); n > shown {
 		text += fmt.Sprintf(" and %d more", n-shown)
 	}
-	return fmt.Sprintf("%s (%s)", plural(len(s.Sources), "file"), text)
+	return fmt.Sprintf("%s (%s)", texttable.Plural(len(s.Sources), "file"), text)
 }
 
 // CallsOf counts the calls of the communicators named.
@@ -131,11 +129,4 @@ func (s *Summary) CallsOf(ids []string) int64 {
 		}
 	}
 	return n
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
