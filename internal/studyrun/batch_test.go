@@ -57,6 +57,7 @@ func (f *simBatches) RunBatch(ctx context.Context, spec runner.Spec, b search.Ba
 // config's share of a batch as a launch that says which batch measured it;
 // the other launches are their own.
 func TestSearchRunInBatches(t *testing.T) {
+	t.Parallel() // its own store
 	st := openStore(t)
 	so := search.DefaultOptions()
 	so.Band = nccl.Band{Min: 512 << 10, Max: 4 << 20}
@@ -162,6 +163,7 @@ func TestInstrumentBatches(t *testing.T) {
 // whose setting NCCL's log does not show is launched on its own in its
 // share's place, and the batch's raw output is stored once.
 func TestTorchStudyInBatches(t *testing.T) {
+	t.Parallel() // its own store and log directory; its Python launches wait on the interpreter
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3 on PATH")
 	}
