@@ -466,11 +466,14 @@ func TestTorchScriptPythonTests(t *testing.T) {
 	t.Parallel() // python processes of its own; no env, no working directory
 	python, _ := findPython(t)
 	for _, name := range []string{"nccltune_allreduce_test.py", "nccltune_batch_test.py"} {
-		test := filepath.Join(filepath.Dir(scriptPath(t)), name)
-		out, err := exec.Command(python, "-S", "-I", "-B", test).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "\nOK") {
-			t.Errorf("%s: %v\n%s", test, err, out)
-		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // two interpreters, each with its own temporary files
+			test := filepath.Join(filepath.Dir(scriptPath(t)), name)
+			out, err := exec.Command(python, "-S", "-I", "-B", test).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "\nOK") {
+				t.Errorf("%s: %v\n%s", test, err, out)
+			}
+		})
 	}
 }
 
