@@ -1,13 +1,10 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/launchflags"
@@ -30,7 +27,6 @@ func TestMain(m *testing.M) {
 		cliChild()
 	}
 	becomeSubreaper()
-	waitInParallel()
 	simDir := useSmallSimulator()
 	code := m.Run()
 	removeSharedStudies()
@@ -64,20 +60,4 @@ func useSmallSimulator() string {
 	}
 	launchflags.SimExecutable = func() (string, error) { return exe, nil }
 	return dir
-}
-
-// waitInParallel runs twice GOMAXPROCS parallel tests at a time, unless
-// -parallel says how many: many of this package's tests wait on processes
-// more than they compute (a hung launch's timeout, the recipes' shells, a
-// second nccltune), and at the default, GOMAXPROCS, two such waits hold
-// every slot while the cores idle. Tests that time a kill or a stop are
-// not parallel, and those that are allow seconds where a launch takes
-// milliseconds.
-func waitInParallel() {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
-	}
 }
