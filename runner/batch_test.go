@@ -109,6 +109,7 @@ func TestBatchRefused(t *testing.T) {
 // by the script, the output parsed into the Launch's Batch and classified,
 // and the plan removed afterwards.
 func TestRunBatch(t *testing.T) {
+	t.Parallel() // Python processes in directories of their own; no env
 	findPython(t)
 	fake := filepath.Join(filepath.Dir(scriptPath(t)), "nccltune_batch_test.py")
 	oldCopy := filepath.Join(t.TempDir(), "old_copy.py")
@@ -135,6 +136,7 @@ func TestRunBatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			work := t.TempDir()
 			s := Spec{Instrument: benchfmt.InstrumentTorch, TorchScript: fake, WorkDir: work, Batch: testPlan(),
 				BenchArgs: []string{"--as-fake-torch", "--device", "cpu", "--backend", "nccl", "--log-dir", t.TempDir()}}

@@ -223,6 +223,14 @@ func lookPython() (python string, torch bool) {
 		if err != nil {
 			continue
 		}
+		// A version manager's shim (pyenv's is a bash script that runs
+		// several more) costs about half a second a start; the tests start
+		// python dozens of times, so they run the interpreter it picks.
+		if out, err := exec.Command(p, "-c", "import sys; print(sys.executable)").Output(); err == nil {
+			if exe := strings.TrimSpace(string(out)); filepath.IsAbs(exe) {
+				p = exe
+			}
+		}
 		if python == "" {
 			python = p
 		}
@@ -245,6 +253,7 @@ func scriptPath(t *testing.T) string {
 // TestTorchScriptWithoutTorch runs what needs no torch: it compiles, --help
 // answers, and --dry-run reads sizes and the launchers' rank variables.
 func TestTorchScriptWithoutTorch(t *testing.T) {
+	t.Parallel() // python processes of its own; no env, no working directory
 	python, _ := findPython(t)
 	script := scriptPath(t)
 	compile := exec.Command(python, "-m", "py_compile", script)
@@ -451,13 +460,17 @@ func TestClassifyTorch(t *testing.T) {
 // and scripts/nccltune_batch_test.py (--batch on a fake torch whose NCCL
 // logs as the real one, and the verdicts on real NCCL logs).
 func TestTorchScriptPythonTests(t *testing.T) {
+	t.Parallel() // python processes of its own; no env, no working directory
 	python, _ := findPython(t)
 	for _, name := range []string{"nccltune_allreduce_test.py", "nccltune_batch_test.py"} {
-		test := filepath.Join(filepath.Dir(scriptPath(t)), name)
-		out, err := exec.Command(python, "-S", "-I", "-B", test).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "\nOK") {
-			t.Errorf("%s: %v\n%s", test, err, out)
-		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // two interpreters, each with its own temporary files
+			test := filepath.Join(filepath.Dir(scriptPath(t)), name)
+			out, err := exec.Command(python, "-S", "-I", "-B", test).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "\nOK") {
+				t.Errorf("%s: %v\n%s", test, err, out)
+			}
+		})
 	}
 }
 
@@ -467,6 +480,7 @@ func TestTorchScriptPythonTests(t *testing.T) {
 // count columns row by row, the same redop and root, and nccl.Op's bus
 // factor; on 3 ranks the rows are nccl.Op.RowShape's.
 func TestTorchPlanMatchesNCCLTests(t *testing.T) {
+	t.Parallel() // python processes of its own; no env, no working directory
 	python, _ := findPython(t)
 	type plan struct {
 		Collective string  `json:"collective"`

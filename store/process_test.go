@@ -199,6 +199,7 @@ func startChild(t *testing.T, role, path string) (*exec.Cmd, *bufio.Scanner, io.
 // launch the writer reported committed, intact; at most the launch in
 // flight may be missing (or present: killed after commit, before printing).
 func TestKillDuringWrites(t *testing.T) {
+	t.Parallel() // its own files and child processes; the kills check consistency, whenever they land
 	rounds := 6
 	if testing.Short() {
 		rounds = 3

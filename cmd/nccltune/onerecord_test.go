@@ -146,6 +146,7 @@ func TestEveryCommandSaysWhatSearchDecided(t *testing.T) {
 			"--calls", "all_reduce:2048000:80", "--calls", "all_gather:1048576:13"), "0.05", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // databases of its own
 			dir := t.TempDir()
 			db := filepath.Join(dir, "db")
 			stdout, stderr, code := runCLI(t, db, append([]string{"search", "--json"}, tc.args...)...)

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/export"
@@ -180,24 +181,24 @@ func standinBin(t *testing.T) string {
 }
 
 // runRecipe runs r in shell from dir, a fresh directory, and returns the
-// stand-ins' records.
-func runRecipe(t *testing.T, dir, shell, bin, db string, r *docRecipe) []standinRecord {
-	t.Helper()
+// stand-ins' records. It fails with an error, not through t, since the
+// recipes of an env run side by side (TestRecipesAsWritten).
+func runRecipe(dir, shell, bin, db string, r *docRecipe) ([]standinRecord, error) {
 	for name, text := range r.files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	rc, err := os.ReadFile(filepath.Join("testdata", "recipes", "run_cluster.sh"))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "run_cluster.sh"), rc, 0o755); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	script := filepath.Join(dir, "recipe.sh")
 	if err := os.WriteFile(script, []byte(r.script), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	log := filepath.Join(dir, "standin.log")
 	cmd := exec.Command(shell, script)
@@ -206,11 +207,11 @@ func runRecipe(t *testing.T, dir, shell, bin, db string, r *docRecipe) []standin
 		"NCCLTUNE_DB=" + db, standinLogEnv + "=" + log}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("%s %s: %v\n%s\n--- the recipe:\n%s", shell, script, err, out, r.script)
+		return nil, fmt.Errorf("%s %s: %v\n%s\n--- the recipe:\n%s", shell, script, err, out, r.script)
 	}
 	data, err := os.ReadFile(log)
 	if err != nil {
-		t.Fatalf("no stand-in ran: %v\n%s", err, out)
+		return nil, fmt.Errorf("no stand-in ran: %v\n%s", err, out)
 	}
 	var records []standinRecord
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -218,12 +219,17 @@ func runRecipe(t *testing.T, dir, shell, bin, db string, r *docRecipe) []standin
 	for sc.Scan() {
 		var rec standinRecord
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatal(err)
+			return nil, fmt.Errorf("%s: %w", log, err)
 		}
 		records = append(records, rec)
 	}
-	return records
+	return records, nil
 }
+
+// recipesAtOnce is how many recipes of one env run side by side: a recipe
+// is a chain of short processes (shell, nccltune, a stand-in) that keeps
+// a core a third busy, so one at a time left the test waiting on exec.
+const recipesAtOnce = 3
 
 // recipeRun is one recipe run in one shell for one recommended env.
 type recipeRun struct {
@@ -286,8 +292,25 @@ func TestRecipesAsWritten(t *testing.T) {
 			runs = append(runs, ofEnv...)
 			t.Run(fmt.Sprintf("env%d", i), func(t *testing.T) {
 				t.Parallel() // each env has its own database and directories
-				for _, r := range ofEnv {
-					r.records = runRecipe(t, r.dir, r.shell, bin, db, recipes[r.recipe])
+				// Each run has a directory of its own; export only reads
+				// the database.
+				errs := make([]error, len(ofEnv))
+				slots := make(chan struct{}, recipesAtOnce)
+				var wg sync.WaitGroup
+				for j, r := range ofEnv {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						slots <- struct{}{}
+						defer func() { <-slots }()
+						r.records, errs[j] = runRecipe(r.dir, r.shell, bin, db, recipes[r.recipe])
+					}()
+				}
+				wg.Wait()
+				for _, err := range errs {
+					if err != nil {
+						t.Error(err)
+					}
 				}
 			})
 		}

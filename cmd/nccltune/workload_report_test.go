@@ -11,16 +11,18 @@ import (
 	"github.com/nccltune/nccltune/internal/stored"
 )
 
-// workloadStudyDB runs the simulated workload study of issue 26 (all-reduce
-// 512K-4M, all-to-all and broadcast 512K-8M, default guards) into a fresh
-// database and returns its path.
+// workloadStudy is the simulated workload study of issue 26 (all-reduce
+// 512K-4M, all-to-all and broadcast 512K-8M, default guards), which the
+// report and plot tests read.
+var workloadStudy = &sharedStudy{args: []string{"--sim", "h200-loopback", "--np", "4", "--part", "all_reduce:512K-4M",
+	"--part", "alltoall:512K-8M", "--part", "broadcast:512K-8M", "--budget", "150", "--seed", "1"}}
+
+// workloadStudyDB copies workloadStudy into a fresh database of the test's
+// own and returns its path.
 func workloadStudyDB(t *testing.T) string {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "workload.db")
-	if _, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--part", "all_reduce:512K-4M",
-		"--part", "alltoall:512K-8M", "--part", "broadcast:512K-8M", "--budget", "150", "--seed", "1"); code != 0 {
-		t.Fatalf("search: exit %d: %s", code, stderr)
-	}
+	workloadStudy.copyTo(t, db)
 	return db
 }
 

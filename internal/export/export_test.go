@@ -461,6 +461,7 @@ func TestDockerFlagsRefuseWhitespace(t *testing.T) {
 }
 
 func TestK8sRoundTrip(t *testing.T) {
+	t.Parallel() // reads and writes nothing shared
 	hostile := allHostile()
 	hostile["V_CONTROL"] = "bell\a del\x7f nel\u0085 ls\u2028 bom\ufeff"
 	for _, tc := range []struct {
@@ -687,6 +688,7 @@ func checkTunerFile(t *testing.T, out []byte, bands []*Recommendation) {
 }
 
 func TestTunerFile(t *testing.T) {
+	t.Parallel() // reads and writes nothing shared
 	fixture := fixtureBand(t)
 	t.Run("one band", func(t *testing.T) {
 		checkTunerFile(t, render(t, FormatTuner, []*Recommendation{fixture}, Options{}), []*Recommendation{fixture})

@@ -19,6 +19,13 @@ import (
 	"github.com/nccltune/nccltune/runner"
 )
 
+// SimExecutable finds the program --sim starts as the simulated fabric:
+// nccltune's own executable, which runs the simulator when started with
+// sim.ChildArg (sim.RunIfChild). cmd/nccltune's TestMain points it at a
+// small program that runs only the simulator: thousands of simulated
+// launches, each a third of the start-up cost of the whole test binary.
+var SimExecutable = os.Executable
+
 // Category groups the launch flags in each command's --help.
 const Category = "Launch (how the benchmark runs)"
 
@@ -137,7 +144,7 @@ func Read(c *cli.Context) (studyrun.LaunchSettings, error) {
 		if noise > sim.MaxNoise {
 			return studyrun.LaunchSettings{}, vocab.UsageErrorf("--noise %g: the noise scale is at most %d (1 is the calibrated noise, 0 the true curve)", noise, sim.MaxNoise)
 		}
-		exe, err := os.Executable()
+		exe, err := SimExecutable()
 		if err != nil {
 			return studyrun.LaunchSettings{}, fmt.Errorf("finding nccltune's own executable to run the simulated fabric: %w", err)
 		}

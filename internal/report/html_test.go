@@ -235,6 +235,7 @@ func TestHTMLSweep(t *testing.T) {
 // chromium package): the browser must build the page's DOM from the file
 // alone and paint it. It runs only where chromium is on PATH.
 func TestHTMLInChromium(t *testing.T) {
+	t.Parallel() // a browser of its own, in a directory of its own
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium is not on PATH (apt-get install chromium to run this test)")

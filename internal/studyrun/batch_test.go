@@ -57,6 +57,7 @@ func (f *simBatches) RunBatch(ctx context.Context, spec runner.Spec, b search.Ba
 // config's share of a batch as a launch that says which batch measured it;
 // the other launches are their own.
 func TestSearchRunInBatches(t *testing.T) {
+	t.Parallel() // its own store
 	st := openStore(t)
 	so := search.DefaultOptions()
 	so.Band = nccl.Band{Min: 512 << 10, Max: 4 << 20}
@@ -162,12 +163,16 @@ func TestInstrumentBatches(t *testing.T) {
 // whose setting NCCL's log does not show is launched on its own in its
 // share's place, and the batch's raw output is stored once.
 func TestTorchStudyInBatches(t *testing.T) {
+	t.Parallel() // its own store and log directory; its Python launches wait on the interpreter
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3 on PATH")
 	}
 	st := openStore(t)
 	so := search.DefaultOptions()
-	so.Band = nccl.Band{Min: 512 << 10, Max: 1 << 20}
+	// A small band: the fake torch reduces in pure Python, and what this
+	// test checks (which launches are shares, which run alone, the raw
+	// output stored once) does not depend on the sizes; 512K-1M took 30 s.
+	so.Band = nccl.Band{Min: 8 << 10, Max: 16 << 10}
 	so.Guard, so.Sampler, so.ConfirmLaunches, so.Budget, so.BatchSize = nil, "grid", 4, 15, 8
 	so.AllowDisabled = true // LL128: NCCL's defaults do not use it here
 	var err error
@@ -176,7 +181,7 @@ func TestTorchStudyInBatches(t *testing.T) {
 	}
 	spec := runner.Spec{Instrument: benchfmt.InstrumentTorch, TorchScript: filepath.Join("..", "..", "scripts", "nccltune_batch_test.py"),
 		Timeout: time.Minute, Iters: 3, Warmup: 1, BenchArgs: []string{"--as-fake-torch", "--device", "cpu", "--backend", "nccl", "--log-dir", t.TempDir(),
-			"-b", "512K", "-e", "1M"}} // the debug launches' sweep cut to the band: the fake's all-reduce of 256M takes minutes
+			"-b", "8K", "-e", "16K"}} // the debug launches' sweep cut to the band: the fake's all-reduce of 256M takes minutes
 	run, err := PrepareSearch(st, SearchOptions{Study: so, Launch: LaunchSettings{Spec: spec}})
 	if err != nil {
 		t.Fatal(err)

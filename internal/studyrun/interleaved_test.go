@@ -370,6 +370,7 @@ func TestGuardDelivered(t *testing.T) {
 // at every size the CSV is judged at: one channel at 8M (no row matches)
 // is slower than NCCL's own count, which the rows restore.
 func TestPluginAloneArm(t *testing.T) {
+	t.Parallel() // its own store and files
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := dir + "/" + name
