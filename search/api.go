@@ -135,6 +135,25 @@ type Options struct {
 	// defaults. With a baseline, NCCL's defaults are explored as one more
 	// config, so the study can say whether they would be better still.
 	Baseline nccl.Config
+	// pastPlan is set for a study resumed from launches past its plan
+	// phase (Resumed): the guarded ops' plan launches it owed were made
+	// then, or, stored by an nccltune from before them, never owed, so
+	// neither the budget nor its minimum counts them (guardPlanOps).
+	pastPlan bool
+}
+
+// Resumed is o for a study resumed from prior, its stored trials: one
+// whose launches went past the plan phase owes no guarded op's plan
+// launch (planGuardedOps runs before the first launch past it), and a
+// study stored before those launches existed, at what was then the
+// minimum budget, still resumes.
+func (o Options) Resumed(prior []*Trial) Options {
+	for _, t := range prior {
+		if t.madePastPlan() {
+			o.pastPlan = true
+		}
+	}
+	return o
 }
 
 // DefaultOptions returns the options of `nccltune search` without flags.
