@@ -233,10 +233,25 @@ const explainMax = 256 << 20
 // two, not the one it made at the range's floor (from a floor of 32K, a
 // band study's CSV gave 10 KB all-reduces NCCL's 32K choice, Ring/LL on 2
 // channels where NCCL itself runs 1, and made them 1.6 times slower on
-// the real 4-rank loopback: issue 41), to 256M.
+// the real 4-rank loopback: issue 41), to 256M. An op that splits its
+// buffer on ranks the study does not know (Ranks 0) starts at
+// explainSplitFloor instead.
 func (o Options) explainRange(op nccl.Op) (lo, hi int64) {
-	return op.OrAllReduce().MinBytes(o.Ranks), explainMax
+	op = op.OrAllReduce()
+	if o.Ranks <= 0 && op.Splits() {
+		return explainSplitFloor, explainMax
+	}
+	return op.MinBytes(o.Ranks), explainMax
 }
+
+// explainSplitFloor is where the wide range starts for an op that splits
+// its buffer (nccl.Op.Splits) when the launcher decides the ranks (no
+// --np: mpirun with a hostfile): its smallest size grows with ranks the
+// study cannot count, and nccl.Op.MinBytes(0) takes one. On 16 ranks or
+// more nccl-tests prints rows of 0 bytes below the real smallest size,
+// where the text parser may read a repeated 0 as a new sweep cycle; the
+// wide range started at 32K before it started at the op's smallest size.
+const explainSplitFloor = 32 << 10
 
 // explainLaunches is the budget the study keeps for its explain launches.
 const explainLaunches = 2
