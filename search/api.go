@@ -135,6 +135,25 @@ type Options struct {
 	// defaults. With a baseline, NCCL's defaults are explored as one more
 	// config, so the study can say whether they would be better still.
 	Baseline nccl.Config
+	// pastPlan is set for a study resumed from launches past its plan
+	// phase (Resumed): the guarded ops' plan launches it owed were made
+	// then, or, stored by an nccltune from before them, never owed, so
+	// neither the budget nor its minimum counts them (guardPlanOps).
+	pastPlan bool
+}
+
+// Resumed is o for a study resumed from prior, its stored trials: one
+// whose launches went past the plan phase owes no guarded op's plan
+// launch (planGuardedOps runs before the first launch past it), and a
+// study stored before those launches existed, at what was then the
+// minimum budget, still resumes.
+func (o Options) Resumed(prior []*Trial) Options {
+	for _, t := range prior {
+		if t.madePastPlan() {
+			o.pastPlan = true
+		}
+	}
+	return o
 }
 
 // DefaultOptions returns the options of `nccltune search` without flags.
@@ -214,10 +233,25 @@ const explainMax = 256 << 20
 // two, not the one it made at the range's floor (from a floor of 32K, a
 // band study's CSV gave 10 KB all-reduces NCCL's 32K choice, Ring/LL on 2
 // channels where NCCL itself runs 1, and made them 1.6 times slower on
-// the real 4-rank loopback: issue 41), to 256M.
+// the real 4-rank loopback: issue 41), to 256M. An op that splits its
+// buffer on ranks the study does not know (Ranks 0) starts at
+// explainSplitFloor instead.
 func (o Options) explainRange(op nccl.Op) (lo, hi int64) {
-	return op.OrAllReduce().MinBytes(o.Ranks), explainMax
+	op = op.OrAllReduce()
+	if o.Ranks <= 0 && op.Splits() {
+		return explainSplitFloor, explainMax
+	}
+	return op.MinBytes(o.Ranks), explainMax
 }
+
+// explainSplitFloor is where the wide range starts for an op that splits
+// its buffer (nccl.Op.Splits) when the launcher decides the ranks (no
+// --np: mpirun with a hostfile): its smallest size grows with ranks the
+// study cannot count, and nccl.Op.MinBytes(0) takes one. On 16 ranks or
+// more nccl-tests prints rows of 0 bytes below the real smallest size,
+// where the text parser may read a repeated 0 as a new sweep cycle; the
+// wide range started at 32K before it started at the op's smallest size.
+const explainSplitFloor = 32 << 10
 
 // explainLaunches is the budget the study keeps for its explain launches.
 const explainLaunches = 2

@@ -61,7 +61,11 @@ func (o Options) guardReserve() int { return 2 * o.GuardLaunches * len(o.GuardOp
 // (one debug launch each, planGuardedOps): those NCCL's tuner plans, whose
 // calls the tuner CSV must keep at NCCL's own choice. alltoall and
 // sendrecv run as send/recv and never reach the tuner: nothing to read.
+// None for a study resumed past its plan phase (Resumed): none is owed.
 func (o Options) guardPlanOps() []nccl.Op {
+	if o.pastPlan {
+		return nil
+	}
 	var out []nccl.Op
 	for _, op := range o.GuardOps {
 		if _, tuned := op.PerFunction(); tuned {

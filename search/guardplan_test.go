@@ -126,3 +126,59 @@ func (f *failOpLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Lau
 	}
 	return f.simLauncher.Launch(ctx, req)
 }
+
+// Without the ranks (Ranks 0: mpirun with a hostfile, no --np), the wide
+// range of an op that splits its buffer keeps the 32K floor: its smallest
+// size grows with ranks the study cannot count, and below it nccl-tests
+// prints rows of 0 bytes on many ranks. An op that does not split starts
+// at its one element whatever the ranks; with the ranks known, a split
+// op starts at one 16-byte share per rank.
+func TestExplainRangeWithoutRanks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		op    nccl.Op
+		ranks int
+		lo    int64
+	}{
+		{nccl.AllGather, 0, 32 << 10},
+		{nccl.ReduceScatter, 0, 32 << 10},
+		{nccl.AllToAll, 0, 32 << 10},
+		{nccl.AllGather, -1, 32 << 10},
+		{"", 0, 4},
+		{nccl.AllReduce, 0, 4},
+		{nccl.Broadcast, 0, 4},
+		{nccl.AllGather, 4, 64},
+		{nccl.ReduceScatter, 16, 256},
+	} {
+		o := DefaultOptions()
+		o.Ranks = tc.ranks
+		if lo, hi := o.explainRange(tc.op); lo != tc.lo || hi != explainMax {
+			t.Errorf("%s on %d ranks: wide range %d-%d, want %d-%d", tc.op, tc.ranks, lo, hi, tc.lo, explainMax)
+		}
+	}
+
+	// A study's own launches: the guarded all-gather's plan launch from
+	// 32K, the studied all-reduce's from 4 bytes.
+	o := DefaultOptions()
+	o.Band = nccl.Band{Min: 64 << 10, Max: 512 << 10}
+	o.Guard = DefaultGuard(o.Band)
+	o.Seed = 1
+	o.GuardOps = []nccl.Op{nccl.AllGather}
+	o.Budget = o.DefaultBudget()
+	l := newSimLauncher(t, "h200-loopback", 1, o.Seed)
+	if _, err := Run(context.Background(), o, l, newMemRecorder(t), nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[nccl.Op]int64{}
+	for _, req := range l.launches {
+		if req.Phase == vocab.PhasePlan && len(req.Config.Canonical()) == 0 {
+			seen[req.Op.OrAllReduce()] = req.MinBytes
+		}
+	}
+	if lo, ok := seen[nccl.AllGather]; !ok || lo != 32<<10 {
+		t.Errorf("guarded all_gather's plan launch from %d (made: %v), want from 32K", lo, ok)
+	}
+	if lo, ok := seen[nccl.AllReduce]; !ok || lo != 4 {
+		t.Errorf("studied all_reduce's plan launch from %d (made: %v), want from 4", lo, ok)
+	}
+}

@@ -110,7 +110,7 @@ func newLoop(opts Options) *loop {
 // When ctx is cancelled Run stops the running launch and returns what is
 // known with Stopped "interrupted" and ctx's error.
 func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior []*Trial, priorLaunches int, onEvent func(Event)) (*Result, error) {
-	opts = opts.withHull()
+	opts = opts.withHull().Resumed(prior)
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

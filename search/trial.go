@@ -44,6 +44,9 @@ type Trial struct {
 	Guards map[nccl.Op][]model.Launch
 	// guardFailed counts failed guard launches (they spend the reserve).
 	guardFailed int
+	// pastPlan is set when a stored launch of the trial (Regroup) was of
+	// a phase after the plan phase, failed ones included (madePastPlan).
+	pastPlan bool
 	// failedOp is the op whose launch failed the trial ("" when none did):
 	// a refused list's per-function form leaves it out (perFunctionForm).
 	failedOp nccl.Op
@@ -211,4 +214,11 @@ func (t *Trial) exploreScores(sizes []int64) []float64 {
 		}
 	}
 	return t.scores[:len(t.Explore)]
+}
+
+// madePastPlan reports whether the trial has a launch of a phase after
+// the plan phase (exploration, confirmation, the guards, explain): a
+// study that made one has read every plan it reads before exploring.
+func (t *Trial) madePastPlan() bool {
+	return t.pastPlan || len(t.Explore) > 0 || len(t.Confirm) > 0 || len(t.Guards) > 0
 }

@@ -247,6 +247,9 @@ func (o Options) regroup(t *Trial, ls []StoredLaunch, done func(Round)) {
 	var pending map[nccl.Op]model.Launch
 	phase := ""
 	for i, l := range ls {
+		if l.Phase != vocab.PhaseWarmup && l.Phase != vocab.PhasePlan {
+			t.pastPlan = true
+		}
 		switch {
 		case l.Phase == vocab.PhaseGuard && l.Scored:
 			if t.Guards == nil {

@@ -168,11 +168,15 @@ func (r *SearchRun) resume(o SearchOptions) error {
 			so.GuardLaunches = ss.GuardLaunches
 		}
 	}
-	if err := so.Validate(); err != nil {
-		return err
-	}
 	trials, launches, err := LoadTrials(st, study, *so)
 	if err != nil {
+		return err
+	}
+	// Validated as search.Run validates it, against what the stored
+	// launches already made: a study stored before the guarded ops' plan
+	// launches, at the minimum budget of its day, owes none and resumes.
+	*so = so.Resumed(trials)
+	if err := so.Validate(); err != nil {
 		return err
 	}
 	study.Status, study.Reason = vocab.StatusRunning, ""
