@@ -149,7 +149,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	failed := map[nccl.Op]string{}
 	for _, op := range s.opts.GuardOps {
 		for failed[op] == "" && (len(base.Guards[op]) < n || len(w.Guards[op]) < n) {
-			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime() {
+			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime(1) {
 				break
 			}
 			t := w
@@ -234,7 +234,7 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 		for len(base.Confirm) < n || len(w.Confirm) < n {
 			// Out of budget or --time, an undecided call refuses the
 			// candidate (judgeGuards): what was not shown safe is not shipped.
-			if s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() || s.outOfConfirmTime() {
+			if s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() || s.outOfConfirmTime(2*s.cost()+s.guardLeft()) {
 				res.Parts = s.work.partResults(base, w, s.opts.Stats)
 				return nil
 			}

@@ -505,9 +505,12 @@ func (s *loop) mustFind() bool {
 }
 
 // outOfTime reports whether exploring once more would leave too little of
-// --time for the confirmation stage: its first look and, for a timed
-// workload, the first look at its calls (topUpCalls), whose rounds a
-// recommendation needs before it can ship.
+// --time for the confirmation stage: its first look, for a timed
+// workload the first look at its calls (topUpCalls), and the guarded
+// ops' launches still held back (guardLeft, single launches), all of
+// which a recommendation needs before it can ship. Without the guards'
+// share a binding --time left them under two launches an arm, and every
+// recommendation was refused for them.
 func (s *loop) outOfTime() bool {
 	if s.opts.Time <= 0 {
 		return false
@@ -516,7 +519,7 @@ func (s *loop) outOfTime() bool {
 	if s.opts.Parts().Timed() {
 		first = max(first, s.opts.GuardLaunches)
 	}
-	need := time.Duration((2*first+1)*s.cost()) * s.meanLaunchDuration()
+	need := time.Duration((2*first+1)*s.cost()+s.guardLeft()) * s.meanLaunchDuration()
 	return s.elapsed()+need > s.opts.Time
 }
 
