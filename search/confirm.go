@@ -346,10 +346,15 @@ func (s *loop) alpha() float64 {
 // launches after exploration, at the mean launch duration: a pair of
 // confirmation measurements (2 × cost) and the guard launches still held
 // back (guardLeft), as the budget's checks hold them; one guard launch
-// (1).
+// (1). Every caller ends what it was doing when it reports true, so it
+// records that time ended the study (timeCut).
 func (s *loop) outOfConfirmTime(launches int) bool {
 	if s.opts.Time <= 0 {
 		return false
 	}
-	return s.elapsed()+time.Duration(launches)*s.meanLaunchDuration() > s.opts.Time
+	out := s.elapsed()+time.Duration(launches)*s.meanLaunchDuration() > s.opts.Time
+	if out {
+		s.timeCut = true
+	}
+	return out
 }

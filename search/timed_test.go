@@ -431,6 +431,30 @@ func TestTimeKeepsGuardedOpsTheirLaunches(t *testing.T) {
 	}
 }
 
+// A study cut by --time says so: after the time ran out in a
+// confirmation, a call's top-up or a guard, the ending is the last
+// confirmation's own (a refusal keeps its reason: no confirmation starts
+// that the time left cannot give its first look, whose zero launches
+// read "no data" or "too few launches"), Stopped is "time", and it never
+// claims that more launches could not change the answer.
+func TestTimeCutIsNotSettled(t *testing.T) {
+	t.Parallel()
+	f := timedFabrics[0]
+	ops := []nccl.Op{nccl.AllGather, nccl.Broadcast}
+	for _, seed := range []int64{1, 2, 6} {
+		_, full, _ := timedStudy(t, f, seed, ops, 0)
+		for _, frac := range []time.Duration{6, 8, 9} {
+			res, took, m := timedStudy(t, f, seed, ops, full*frac/10)
+			if res.Ending == vocab.VerdictNoData || res.Ending == vocab.VerdictTooFew {
+				t.Errorf("seed %d at %d0%% (%v, %d launches): ended %s: %s", seed, frac, took, m, res.Ending, res.Reason)
+			}
+			if res.Settled != "" || res.Stopped != "time" {
+				t.Errorf("seed %d at %d0%%: stopped %q, settled %q; want stopped by time, not settled", seed, frac, res.Stopped, res.Settled)
+			}
+		}
+	}
+}
+
 // Only a call under 1 % of the log's calls gets the start-up advice.
 func TestRareCallAdvice(t *testing.T) {
 	t.Parallel()
