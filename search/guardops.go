@@ -11,6 +11,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -437,7 +438,9 @@ func (s *loop) rareCallAdvice(p nccl.Part) string {
 	if p.Calls <= 0 || 100*p.Calls >= total {
 		return ""
 	}
-	return fmt.Sprintf(" (it is %g of the log's %g calls: if the process makes it only once, at start-up, take it out of the workload's calls: and search again)", p.Calls, total)
+	// %g writes a million calls as 1e+06: counts are written in full.
+	count := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	return fmt.Sprintf(" (it is %s of the log's %s calls: if the process makes it only once, at start-up, take it out of the workload's `calls:` list and search again)", count(p.Calls), count(total))
 }
 
 // refuseSlowPart refuses a recommendation that makes one of a hand

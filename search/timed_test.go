@@ -125,7 +125,7 @@ func TestRefusalConfirmsNextCandidate(t *testing.T) {
 	}
 	// alltoall 8M is 2 of the 912 calls: the refusal says how to drop a
 	// start-up call, which the study never does on its own.
-	if !strings.Contains(r.Reason, "2 of the log's 912 calls") || !strings.Contains(r.Reason, "take it out of the workload's calls:") {
+	if !strings.Contains(r.Reason, "2 of the log's 912 calls") || !strings.Contains(r.Reason, "take it out of the workload's `calls:` list") {
 		t.Errorf("refusal for a rare call: %q; want the advice for a start-up call", r.Reason)
 	}
 	if res.Winner == nil || res.Winner == r.Trial || res.Ending != vocab.EndingRecommended {
@@ -467,6 +467,13 @@ func TestRareCallAdvice(t *testing.T) {
 		if want := p.Op == nccl.Broadcast; (got != "") != want {
 			t.Errorf("advice for %s = %q, want advice %v", p, got, want)
 		}
+	}
+	// A log of a million calls is counted in full, not as 1.041234e+06.
+	w = callsOf(t, "all_reduce:10240:1041233", "broadcast:1M:1")
+	o.Workload, o.Band = w, Hull(w)
+	s = newLoop(o.withHull())
+	if got := s.rareCallAdvice(w[len(w)-1]); !strings.Contains(got, "it is 1 of the log's 1041234 calls") {
+		t.Errorf("advice for a call of a million-call log = %q, want its counts in full", got)
 	}
 }
 
