@@ -110,7 +110,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	out, err := Confirm(ctx, Confirmation{Baseline: base, Candidate: w, Design: d, Sizes: s.sizes, Stats: s.opts.Stats,
 		Launch: func(ctx context.Context, t *Trial) error { return s.launch(ctx, t, vocab.PhaseConfirm, true) },
 		Exhausted: func() bool {
-			return s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() || s.outOfConfirmTime()
+			return s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() || s.outOfConfirmTime(2*s.cost()+s.guardLeft())
 		}})
 	res.Looks = out.Looks
 	switch {
@@ -342,11 +342,19 @@ func (s *loop) alpha() float64 {
 	return vocab.DefaultAlpha
 }
 
-// outOfConfirmTime reports whether --time leaves too little for one more
-// pair of confirmation measurements (a launch per op of the workload each).
-func (s *loop) outOfConfirmTime() bool {
+// outOfConfirmTime reports whether --time leaves too little for the next
+// launches after exploration, at the mean launch duration: a pair of
+// confirmation measurements (2 × cost) and the guard launches still held
+// back (guardLeft), as the budget's checks hold them; one guard launch
+// (1). Every caller ends what it was doing when it reports true, so it
+// records that time ended the study (timeCut).
+func (s *loop) outOfConfirmTime(launches int) bool {
 	if s.opts.Time <= 0 {
 		return false
 	}
-	return s.elapsed()+time.Duration(2*s.cost())*s.meanLaunchDuration() > s.opts.Time
+	out := s.elapsed()+time.Duration(launches)*s.meanLaunchDuration() > s.opts.Time
+	if out {
+		s.timeCut = true
+	}
+	return out
 }

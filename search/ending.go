@@ -21,6 +21,11 @@ import (
 func (s *loop) settle(res *Result) {
 	res.Unspent = max(0, s.opts.Budget-s.seq)
 	res.UnspentForGuards = min(res.Unspent, s.guardReserveUnmade())
+	if s.timeCut {
+		// More time could have changed the answer: the launches a stage
+		// after exploration still wanted were never made.
+		res.Stopped = "time"
+	}
 	if res.Stopped != "space" || res.Unspent == 0 {
 		return
 	}

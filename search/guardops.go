@@ -11,6 +11,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -153,7 +154,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	failed := map[nccl.Op]string{}
 	for _, op := range s.opts.GuardOps {
 		for failed[op] == "" && (len(base.Guards[op]) < n || len(w.Guards[op]) < n) {
-			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime() {
+			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime(1) {
 				break
 			}
 			t := w
@@ -238,7 +239,7 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 		for len(base.Confirm) < n || len(w.Confirm) < n {
 			// Out of budget or --time, an undecided call refuses the
 			// candidate (judgeGuards): what was not shown safe is not shipped.
-			if s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() || s.outOfConfirmTime() {
+			if s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() || s.outOfConfirmTime(2*s.cost()+s.guardLeft()) {
 				res.Parts = s.work.partResults(base, w, s.opts.Stats)
 				return nil
 			}
@@ -441,7 +442,9 @@ func (s *loop) rareCallAdvice(p nccl.Part) string {
 	if p.Calls <= 0 || 100*p.Calls >= total {
 		return ""
 	}
-	return fmt.Sprintf(" (it is %g of the log's %g calls: if the process makes it only once, at start-up, take it out of the workload's calls: and search again)", p.Calls, total)
+	// %g writes a million calls as 1e+06: counts are written in full.
+	count := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	return fmt.Sprintf(" (it is %s of the log's %s calls: if the process makes it only once, at start-up, take it out of the workload's `calls:` list and search again)", count(p.Calls), count(total))
 }
 
 // refuseSlowPart refuses a recommendation that makes one of a hand

@@ -62,6 +62,11 @@ type loop struct {
 	resumed bool
 	// guardsDone is true once the guards were run or are not owed.
 	guardsDone bool
+	// timeCut is true once --time ended a stage after exploration (a
+	// confirmation, a call's top-ups, a guard) or kept a confirmation
+	// after a refusal from starting (outOfConfirmTime): the study stopped
+	// for time, not because more launches could not change its answer.
+	timeCut bool
 	// version is NCCL's version as the launches print it ("" until one did).
 	version string
 	// refusedTrials are the candidates refusals ruled out (ruledOut);
@@ -489,9 +494,12 @@ func (s *loop) mustSettle() bool {
 
 // holdsBesideConfirm reports whether the budget holds one more
 // measurement (cost launches) beside the smallest confirmation, the
-// guards' reserve and the debug launches still owed (explainLeft).
+// guards' reserve and the debug launches still owed (explainLeft), and
+// --time holds it too (outOfTime): the debug reads before a confirmation
+// after a refusal (readTwin, readWithout) otherwise took the time its
+// first look needed, and it ended with too few launches to decide.
 func (s *loop) holdsBesideConfirm() bool {
-	return s.seq+s.cost() <= s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft()-s.explainLeft()
+	return s.seq+s.cost() <= s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft()-s.explainLeft() && !s.outOfTime()
 }
 
 // mustFind reports that no config other than the defaults has run
@@ -505,9 +513,12 @@ func (s *loop) mustFind() bool {
 }
 
 // outOfTime reports whether exploring once more would leave too little of
-// --time for the confirmation stage: its first look and, for a timed
-// workload, the first look at its calls (topUpCalls), whose rounds a
-// recommendation needs before it can ship.
+// --time for the confirmation stage: its first look, for a timed
+// workload the first look at its calls (topUpCalls), and the guarded
+// ops' launches still held back (guardLeft, single launches), all of
+// which a recommendation needs before it can ship. Without the guards'
+// share a binding --time left them under two launches an arm, and every
+// recommendation was refused for them.
 func (s *loop) outOfTime() bool {
 	if s.opts.Time <= 0 {
 		return false
@@ -516,7 +527,7 @@ func (s *loop) outOfTime() bool {
 	if s.opts.Parts().Timed() {
 		first = max(first, s.opts.GuardLaunches)
 	}
-	need := time.Duration((2*first+1)*s.cost()) * s.meanLaunchDuration()
+	need := time.Duration((2*first+1)*s.cost()+s.guardLeft()) * s.meanLaunchDuration()
 	return s.elapsed()+need > s.opts.Time
 }
 

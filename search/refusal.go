@@ -49,7 +49,7 @@ func (s *loop) ruledOut(t *Trial) bool {
 // is one, else the best remaining candidate that the refusals do not rule
 // out (ranking.candidate with ruledOut). false, res untouched but for
 // the record, when res is no refusal, no candidate remains, or the budget
-// cannot hold a confirmation that decides.
+// or --time cannot hold a confirmation that decides.
 func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	if !refusable(res) {
 		return false, nil
@@ -77,6 +77,14 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	// candidate's are owed (guardOwed).
 	need := model.MinLaunchesForDecision(s.opts.Stats)
 	if s.opts.Budget-s.seq-s.explainLeft()-s.guardOwed() < 2*need*s.cost() {
+		return false, nil
+	}
+	// Nor when --time cannot hold the launches that can decide (and the
+	// guard launches it owes): a confirmation cut before them ends "no
+	// data" or "too few launches", and that would replace the refusal's
+	// reason. Each of its rounds is one arm's, checked for a pair
+	// (outOfConfirmTime(2*cost)): 2*need rounds need time for one more.
+	if s.outOfConfirmTime((2*need+1)*s.cost() + s.guardOwed()) {
 		return false, nil
 	}
 	s.forced = forced

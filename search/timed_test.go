@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 )
@@ -124,7 +125,7 @@ func TestRefusalConfirmsNextCandidate(t *testing.T) {
 	}
 	// alltoall 8M is 2 of the 912 calls: the refusal says how to drop a
 	// start-up call, which the study never does on its own.
-	if !strings.Contains(r.Reason, "2 of the log's 912 calls") || !strings.Contains(r.Reason, "take it out of the workload's calls:") {
+	if !strings.Contains(r.Reason, "2 of the log's 912 calls") || !strings.Contains(r.Reason, "take it out of the workload's `calls:` list") {
 		t.Errorf("refusal for a rare call: %q; want the advice for a start-up call", r.Reason)
 	}
 	if res.Winner == nil || res.Winner == r.Trial || res.Ending != vocab.EndingRecommended {
@@ -339,6 +340,32 @@ func (c *clockedLauncher) Launch(ctx context.Context, req Request) (*benchfmt.La
 	return l, err
 }
 
+// clockedStudy runs the study o on modelled time (clockedLauncher over
+// l) under --time limit (0: none), and returns its result, the modelled
+// time it took and the launches it made.
+func clockedStudy(t *testing.T, o Options, l *simLauncher, limit time.Duration) (*Result, time.Duration, int) {
+	t.Helper()
+	c := &clockedLauncher{Launcher: l, now: time.Unix(0, 0)}
+	o.Time, o.clock = limit, func() time.Time { return c.now }
+	res, err := Run(context.Background(), o, c, newMemRecorder(t), nil, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, c.now.Sub(time.Unix(0, 0)), len(l.launches)
+}
+
+// timedStudy runs f's timed workload with seed on modelled time under
+// --time limit, guarding guardOps (clockedStudy).
+func timedStudy(t *testing.T, f timedFabric, seed int64, guardOps []nccl.Op, limit time.Duration) (*Result, time.Duration, int) {
+	t.Helper()
+	w := f.workload(t)
+	o := DefaultOptions()
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	o.Guard, o.GuardOps, o.ScopeLists = DefaultGuardFor(w), guardOps, true
+	o.Budget, o.Seed = o.DefaultBudget(), seed
+	return clockedStudy(t, o, f.launcher(t, seed), limit)
+}
+
 // --time bounds the whole study, the call guards' top-up rounds too: on
 // the real loopback a timed workload with --time 420s was still topping
 // up its calls' rounds at 450 s (23 of 24 rounds, 3 launches each), the
@@ -348,25 +375,83 @@ func TestTimeBoundsCallTopUps(t *testing.T) {
 	t.Parallel()
 	f := timedFabrics[0]
 	w := f.workload(t)
-	run := func(limit time.Duration) (*Result, time.Duration, int) {
-		o := DefaultOptions()
-		o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
-		o.Guard, o.GuardOps, o.ScopeLists = DefaultGuardFor(w), DefaultGuardOps(w), true
-		o.Budget, o.Seed, o.Time = o.DefaultBudget(), 1, limit
-		c := &clockedLauncher{Launcher: f.launcher(t, 1), now: time.Unix(0, 0)}
-		o.clock = func() time.Time { return c.now }
-		res, err := Run(context.Background(), o, c, newMemRecorder(t), nil, 0, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res, c.now.Sub(time.Unix(0, 0)), len(c.Launcher.(*simLauncher).launches)
-	}
-	_, full, n := run(0)
+	_, full, n := timedStudy(t, f, 1, DefaultGuardOps(w), 0)
 	limit := full * 5 / 10
-	_, took, m := run(limit)
+	_, took, m := timedStudy(t, f, 1, DefaultGuardOps(w), limit)
 	pair := 2 * time.Duration(len(w.Ops())) * full / time.Duration(n)
 	if took > limit+pair {
 		t.Errorf("with --time %v the study took %v of modelled time (%d launches; %v and %d without a limit)", limit, took, m, full, n)
+	}
+}
+
+// budgetRefusal is the guarded op a study refused its candidate for
+// because the budget or --time left too few launches to measure it; ""
+// when none.
+func budgetRefusal(res *Result) nccl.Op {
+	for _, g := range res.OpGuards {
+		if g.Refused && strings.HasPrefix(g.Failed, "the budget") {
+			return g.Op
+		}
+	}
+	return ""
+}
+
+// Exploration keeps time for the guarded ops, as it keeps budget for
+// them: with a --time that binds, the guarded ops were left under two
+// launches an arm, and every candidate the confirmation recommended was
+// refused for "the budget or --time left too few launches" (nccltune
+// search --sim h200-loopback --np 4 --part all_reduce:512K-4M --time 1s
+// refused for sendrecv; on the timed loopback, at 90 % of the study's
+// untimed length, all_gather).
+func TestTimeKeepsGuardedOpsTheirLaunches(t *testing.T) {
+	t.Parallel()
+	o := DefaultOptions()
+	o.Band = nccl.Band{Min: 512 << 10, Max: 4 << 20}
+	o.Guard, o.GuardOps, o.Ranks = DefaultGuard(o.Band), DefaultGuardOps(nccl.Workload{{Op: nccl.AllReduce, Band: o.Band, Weight: 1}}), 4
+	o.Budget, o.Seed = o.DefaultBudget(), 1
+	part := func(limit time.Duration) (*Result, time.Duration, int) {
+		return clockedStudy(t, o, newSimLauncher(t, "h200-loopback", 1, 1).withRanks(t, 4), limit)
+	}
+	res, full, _ := part(0)
+	if len(res.OpGuards) == 0 || budgetRefusal(res) != "" {
+		t.Fatalf("untimed part study: %s (%s); the test's seed no longer measures the guards", res.Ending, res.Reason)
+	}
+	for _, frac := range []time.Duration{6, 8, 9} {
+		if res, _, _ := part(full * frac / 10); budgetRefusal(res) != "" {
+			t.Errorf("part study at %d0%% of its untimed %v: refused for %s: %s", frac, full, budgetRefusal(res), res.Reason)
+		}
+	}
+	f := timedFabrics[0]
+	ops := []nccl.Op{nccl.AllGather, nccl.Broadcast}
+	for seed := int64(1); seed <= 2; seed++ {
+		_, full, _ := timedStudy(t, f, seed, ops, 0)
+		if res, _, _ := timedStudy(t, f, seed, ops, full*9/10); budgetRefusal(res) != "" {
+			t.Errorf("timed seed %d at 90%% of its untimed %v: refused for %s: %s", seed, full, budgetRefusal(res), res.Reason)
+		}
+	}
+}
+
+// A study cut by --time says so: after the time ran out in a
+// confirmation, a call's top-up or a guard, the ending is the last
+// confirmation's own (a refusal keeps its reason: no confirmation starts
+// that the time left cannot give its first look, whose zero launches
+// read "no data" or "too few launches"), Stopped is "time", and it never
+// claims that more launches could not change the answer.
+func TestTimeCutIsNotSettled(t *testing.T) {
+	t.Parallel()
+	f := timedFabrics[0]
+	ops := []nccl.Op{nccl.AllGather, nccl.Broadcast}
+	for _, seed := range []int64{1, 2, 6} {
+		_, full, _ := timedStudy(t, f, seed, ops, 0)
+		for _, frac := range []time.Duration{6, 8, 9} {
+			res, took, m := timedStudy(t, f, seed, ops, full*frac/10)
+			if res.Ending == vocab.VerdictNoData || res.Ending == vocab.VerdictTooFew {
+				t.Errorf("seed %d at %d0%% (%v, %d launches): ended %s: %s", seed, frac, took, m, res.Ending, res.Reason)
+			}
+			if res.Settled != "" || res.Stopped != "time" {
+				t.Errorf("seed %d at %d0%%: stopped %q, settled %q; want stopped by time, not settled", seed, frac, res.Stopped, res.Settled)
+			}
+		}
 	}
 }
 
@@ -382,5 +467,46 @@ func TestRareCallAdvice(t *testing.T) {
 		if want := p.Op == nccl.Broadcast; (got != "") != want {
 			t.Errorf("advice for %s = %q, want advice %v", p, got, want)
 		}
+	}
+	// A log of a million calls is counted in full, not as 1.041234e+06.
+	w = callsOf(t, "all_reduce:10240:1041233", "broadcast:1M:1")
+	o.Workload, o.Band = w, Hull(w)
+	s = newLoop(o.withHull())
+	if got := s.rareCallAdvice(w[len(w)-1]); !strings.Contains(got, "it is 1 of the log's 1041234 calls") {
+		t.Errorf("advice for a call of a million-call log = %q, want its counts in full", got)
+	}
+}
+
+// A guard launch is one launch of one op, and --time is checked for one:
+// with the time left for exactly the guard's 2 + 2 launches, all four are
+// made and the op is judged. Checked for a pair of confirmation
+// measurements, the guard stopped a launch short, and the candidate was
+// refused for an op left under two launches an arm.
+func TestGuardTimeCheckedPerLaunch(t *testing.T) {
+	t.Parallel()
+	o := DefaultOptions()
+	o.Band = nccl.Band{Min: 1 << 20, Max: 1 << 20}
+	o.GuardOps, o.GuardLaunches, o.Ranks = []nccl.Op{nccl.AllGather}, 2, 4
+	l := newSimLauncher(t, "h200-loopback", 1, 1).withRanks(t, 4)
+	c := &clockedLauncher{Launcher: l, now: time.Unix(0, 0)}
+	o.clock = func() time.Time { return c.now }
+	s := newLoop(o.withHull())
+	s.launcher, s.rec = c, newMemRecorder(t)
+	// Each simulated launch takes sim.BatchStartup of modelled time.
+	one := sim.BatchStartup
+	s.launchDurations = []time.Duration{one}
+	s.opts.Time, s.opts.Budget = 4*one, 100
+	base := &Trial{Number: 0, Role: vocab.RoleBaseline, Config: nccl.Config{}, State: vocab.TrialRunning}
+	cand := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_MAX_NCHANNELS": "2"}, State: vocab.TrialRunning}
+	for _, tr := range []*Trial{base, cand} {
+		s.trials = append(s.trials, tr)
+		s.index(tr)
+	}
+	res := &Result{Baseline: base, Winner: cand, Recommend: true, Ending: vocab.EndingRecommended}
+	if err := s.guard(context.Background(), res); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.launches) != 4 || len(res.OpGuards) != 1 || res.OpGuards[0].Failed != "" {
+		t.Errorf("with time for 4 guard launches: %d made, guards %+v (%s)", len(l.launches), res.OpGuards, res.Reason)
 	}
 }
