@@ -224,3 +224,31 @@ func anchors(md string) []string {
 	}
 	return out
 }
+
+// TestReadmeFirstStudyOutput: the output README shows for its first
+// command is what that command prints, so it cannot go stale when the
+// study's minimal form changes (it showed NCCL_PROTO=^LL128 for sessions
+// after the study had moved to NCCL_PROTO=Simple).
+func TestReadmeFirstStudyOutput(t *testing.T) {
+	t.Parallel()
+	readme := readRepoFile(t, "README.md")
+	if !strings.Contains(readme, "go run ./cmd/nccltune search --sim spark4 --band 512K-4M\n") {
+		t.Fatal("README's first command is no longer the spark4 study this test runs")
+	}
+	stdout, stderr, code := runCLI(t, filepath.Join(t.TempDir(), "db"), "search", "--sim", "spark4", "--band", "512K-4M")
+	if code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	shown := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "recommend: ") || strings.HasPrefix(line, "  band speedup ") || strings.HasPrefix(line, "  band score ") {
+			shown++
+			if !strings.Contains(readme, line+"\n") {
+				t.Errorf("README does not show the study's line %q", line)
+			}
+		}
+	}
+	if shown != 3 {
+		t.Errorf("the study printed %d of its recommend, speedup and score lines, want 3:\n%s", shown, stdout)
+	}
+}
