@@ -234,24 +234,11 @@ const explainMax = 256 << 20
 // band study's CSV gave 10 KB all-reduces NCCL's 32K choice, Ring/LL on 2
 // channels where NCCL itself runs 1, and made them 1.6 times slower on
 // the real 4-rank loopback: issue 41), to 256M. An op that splits its
-// buffer on ranks the study does not know (Ranks 0) starts at
-// explainSplitFloor instead.
+// buffer on ranks the study does not know (Ranks 0) starts higher
+// (nccl.Op.SmallestSafe).
 func (o Options) explainRange(op nccl.Op) (lo, hi int64) {
-	op = op.OrAllReduce()
-	if o.Ranks <= 0 && op.Splits() {
-		return explainSplitFloor, explainMax
-	}
-	return op.MinBytes(o.Ranks), explainMax
+	return op.OrAllReduce().SmallestSafe(o.Ranks), explainMax
 }
-
-// explainSplitFloor is where the wide range starts for an op that splits
-// its buffer (nccl.Op.Splits) when the launcher decides the ranks (no
-// --np: mpirun with a hostfile): its smallest size grows with ranks the
-// study cannot count, and nccl.Op.MinBytes(0) takes one. On 16 ranks or
-// more nccl-tests prints rows of 0 bytes below the real smallest size,
-// where the text parser may read a repeated 0 as a new sweep cycle; the
-// wide range started at 32K before it started at the op's smallest size.
-const explainSplitFloor = 32 << 10
 
 // explainLaunches is the budget the study keeps for its explain launches.
 const explainLaunches = 2

@@ -172,6 +172,24 @@ func (o Op) MinBytes(n int) int64 {
 	return int64(max(n, 1)) * max(16/elt, 1) * elt
 }
 
+// SmallestSafe is the smallest size a launch of o may ask nccl-tests for
+// on n ranks: MinBytes(n), or, for an op that splits its buffer on ranks
+// nobody counted (n ≤ 0: mpirun with a hostfile, no --np), UnknownRanksFloor.
+// MinBytes(0) takes one rank, and on 16 ranks or more nccl-tests prints
+// rows of 0 bytes below the real smallest size, where the text parser may
+// read a repeated 0 as a new sweep cycle.
+func (o Op) SmallestSafe(n int) int64 {
+	if n <= 0 && o.Splits() {
+		return UnknownRanksFloor
+	}
+	return o.MinBytes(n)
+}
+
+// UnknownRanksFloor is SmallestSafe's floor for an op that splits its
+// buffer on an unknown number of ranks: 32K holds 2048 ranks' share of
+// 16 bytes.
+const UnknownRanksFloor = 32 << 10
+
 // Splits says whether nccl-tests gives each rank a share of the buffer
 // (all-gather, reduce-scatter, alltoall), so its size column is nRanks ×
 // count × element size.

@@ -172,3 +172,27 @@ func TestJoinOps(t *testing.T) {
 		}
 	}
 }
+
+// SmallestSafe never asks a split op for a size below its real smallest
+// on ranks nobody counted; with the ranks known it is MinBytes.
+func TestSmallestSafe(t *testing.T) {
+	for _, tc := range []struct {
+		op   Op
+		n    int
+		want int64
+	}{
+		{AllReduce, 0, 4},
+		{Broadcast, 0, 4},
+		{AllGather, 0, UnknownRanksFloor},
+		{AllToAll, 0, UnknownRanksFloor},
+		{AllGather, 4, AllGather.MinBytes(4)},
+		{ReduceScatter, 2048, ReduceScatter.MinBytes(2048)},
+	} {
+		if got := tc.op.SmallestSafe(tc.n); got != tc.want {
+			t.Errorf("%s.SmallestSafe(%d) = %d, want %d", tc.op, tc.n, got, tc.want)
+		}
+	}
+	if AllGather.MinBytes(2048) > UnknownRanksFloor {
+		t.Errorf("UnknownRanksFloor %d is below all_gather's smallest size on 2048 ranks (%d)", UnknownRanksFloor, AllGather.MinBytes(2048))
+	}
+}

@@ -91,7 +91,7 @@ type AB struct {
 // where a tuner row stretched past what was proven (a first row from 0
 // bytes, a last one to the top) changes what NCCL runs though no part
 // measures it; never below the smallest size nccl-tests runs of the op
-// on nranks (nccl.Op.MinBytes), where nothing can be measured. A
+// on nranks (nccl.Op.SmallestSafe), where nothing can be measured. A
 // workload's parts are still judged as its study judged them; these
 // sizes are judged besides, as one family.
 func (ab *AB) GuardDelivered(nranks int) {
@@ -104,7 +104,7 @@ func (ab *AB) GuardDelivered(nranks int) {
 		}
 		lo, hi := sizes[0], sizes[len(sizes)-1]
 		outside := []int64{}
-		if lo/2 >= op.MinBytes(nranks) {
+		if lo/2 >= op.SmallestSafe(nranks) {
 			outside = append(outside, lo/2)
 		}
 		if hi <= math.MaxInt64/2 {

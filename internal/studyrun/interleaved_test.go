@@ -505,3 +505,23 @@ func TestSettleGaps(t *testing.T) {
 		}
 	}
 }
+
+// Without --np the size just below a split op's calls is judged only when
+// no rank count could make it smaller than nccl-tests' smallest (an
+// all-gather at 32K on 2048 ranks has 16 bytes a rank): 16K is left out
+// then, and judged on 4 ranks.
+func TestGuardDeliveredUnknownRanks(t *testing.T) {
+	for _, tc := range []struct {
+		nranks int
+		want   []int64
+	}{
+		{0, []int64{32 << 10, 64 << 10}},
+		{4, []int64{16 << 10, 32 << 10, 64 << 10}},
+	} {
+		ab := AB{Band: nccl.Band{Min: 32 << 10, Max: 32 << 10}, Collective: "all_gather"}
+		ab.GuardDelivered(tc.nranks)
+		if len(ab.Delivered) != 1 || ab.Delivered[0].Op != nccl.AllGather || !slices.Equal(ab.Delivered[0].Sizes, tc.want) {
+			t.Errorf("on %d ranks: delivered %+v, want all_gather at %v", tc.nranks, ab.Delivered, tc.want)
+		}
+	}
+}
