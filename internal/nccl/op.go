@@ -531,3 +531,48 @@ func (w Workload) String() string {
 	}
 	return strings.Join(s, " ")
 }
+
+// LoggedChoice is the algorithm and protocol a process's own NCCL chose
+// for its calls of one op at one size, as its TUNING lines logged them
+// ("AllReduce: 81920 Bytes -> Algo RING proto SIMPLE …"). Algo and Proto
+// are normalised (NormName).
+type LoggedChoice struct {
+	Op    Op
+	Bytes int64
+	Algo  string
+	Proto string
+}
+
+// String writes c as ParseLoggedChoice reads it: "all_reduce:81920:ring:simple".
+func (c LoggedChoice) String() string {
+	return string(c.Op.OrAllReduce()) + ":" + strconv.FormatInt(c.Bytes, 10) + ":" + strings.ToLower(c.Algo) + ":" + strings.ToLower(c.Proto)
+}
+
+// ParseLoggedChoice reads OP:BYTES:ALGO:PROTO ("all_reduce:81920:ring:simple"):
+// what NCCL chose, in the process's log, for its calls of op at a size it
+// calls (written beside ParseCall's calls by `nccltune workload`).
+func ParseLoggedChoice(s string) (LoggedChoice, error) {
+	fields := strings.Split(strings.TrimSpace(s), ":")
+	if len(fields) != 4 {
+		return LoggedChoice{}, fmt.Errorf("choice %q: write OP:BYTES:ALGO:PROTO, what NCCL chose for one op at one size, e.g. all_reduce:81920:ring:simple", s)
+	}
+	op, err := ParseOp(fields[0])
+	if err != nil {
+		return LoggedChoice{}, fmt.Errorf("choice %q: %w", s, err)
+	}
+	bytes, err := ParseSize(fields[1])
+	if err != nil {
+		return LoggedChoice{}, fmt.Errorf("choice %q: %w", s, err)
+	}
+	if bytes <= 0 || bytes > MaxBandSize {
+		return LoggedChoice{}, fmt.Errorf("choice %q: size %s must be from 1 byte to %s", s, fields[1], FormatSize(MaxBandSize))
+	}
+	algo, proto := NormName(fields[2]), NormName(fields[3])
+	if !slices.Contains(planAlgos, algo) {
+		return LoggedChoice{}, fmt.Errorf("choice %q: algorithm %q is not one NCCL knows (%s)", s, fields[2], strings.ToLower(strings.Join(planAlgos, ", ")))
+	}
+	if !slices.Contains(planProtos, proto) {
+		return LoggedChoice{}, fmt.Errorf("choice %q: protocol %q is not one NCCL knows (%s)", s, fields[3], strings.ToLower(strings.Join(planProtos, ", ")))
+	}
+	return LoggedChoice{Op: op.OrAllReduce(), Bytes: bytes, Algo: algo, Proto: proto}, nil
+}

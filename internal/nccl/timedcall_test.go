@@ -124,3 +124,35 @@ func TestCallsText(t *testing.T) {
 		}
 	}
 }
+
+func TestParseLoggedChoice(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want LoggedChoice
+		str  string
+	}{
+		{"all_reduce:81920:ring:simple", LoggedChoice{Op: AllReduce, Bytes: 81920, Algo: "RING", Proto: "SIMPLE"}, "all_reduce:81920:ring:simple"},
+		{"AllGather:8K:RING:LL128", LoggedChoice{Op: AllGather, Bytes: 8192, Algo: "RING", Proto: "LL128"}, "all_gather:8192:ring:ll128"},
+		{"broadcast:4:collnet_direct:ll", LoggedChoice{Op: Broadcast, Bytes: 4, Algo: "COLLNETDIRECT", Proto: "LL"}, "broadcast:4:collnetdirect:ll"},
+	} {
+		got, err := ParseLoggedChoice(c.in)
+		if err != nil || got != c.want || got.String() != c.str {
+			t.Errorf("ParseLoggedChoice(%q) = %+v (%q), %v; want %+v (%q)", c.in, got, got.String(), err, c.want, c.str)
+			continue
+		}
+		if back, err := ParseLoggedChoice(got.String()); err != nil || back != got {
+			t.Errorf("ParseLoggedChoice(%q) read back as %+v, %v", got.String(), back, err)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"all_reduce:81920:ring", "write OP:BYTES:ALGO:PROTO"},
+		{"all_reduce:0:ring:simple", "must be from 1 byte"},
+		{"all_reduce:81920:star:simple", `algorithm "star"`},
+		{"all_reduce:81920:ring:fast", `protocol "fast"`},
+		{"gather:81920:ring:simple", "gather"},
+	} {
+		if _, err := ParseLoggedChoice(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseLoggedChoice(%q) = %v; want an error saying %q", c.in, err, c.want)
+		}
+	}
+}
