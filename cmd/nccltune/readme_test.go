@@ -133,7 +133,7 @@ func TestReadmeWorkloadOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(yaml), "\n") {
-		if strings.HasPrefix(line, "calls: ") || strings.HasPrefix(line, "generated-by: ") {
+		if strings.HasPrefix(line, "calls: ") || strings.HasPrefix(line, "chose: ") || strings.HasPrefix(line, "generated-by: ") {
 			if !strings.Contains(readme, line+"\n") {
 				t.Errorf("README does not show workload's line %q", line)
 			}

@@ -54,6 +54,10 @@ type Call struct {
 	Share float64 `json:"share"`
 	// TimeUS is the calls' logged execution time, when known.
 	TimeUS float64 `json:"time_us,omitempty"`
+	// Chose is what NCCL chose for these calls, as the YAML's chose:
+	// writes it (nccl.LoggedChoice, OP:BYTES:ALGO:PROTO); "" when the
+	// log has no TUNING line for them or the calls logged several.
+	Chose string `json:"chose,omitempty"`
 }
 
 // Part is one op and power of two the search measures, with what it holds.
@@ -126,6 +130,8 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 		bytes int64
 	}
 	pooled := map[key]*Call{}
+	// chose are the choices logged per (op, size), over communicators.
+	chose := map[key]map[nccl.LoggedChoice]bool{}
 	var total float64
 	for _, c := range s.Communicators {
 		if c.NRanks != nranks {
@@ -148,6 +154,16 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 					}
 					pooled[k].Calls += sz.Calls
 					pooled[k].TimeUS += sz.TimeUS
+					if sz.Algo != "" {
+						ch, err := nccl.ParseLoggedChoice(fmt.Sprintf("%s:%d:%s:%s", o.Op, sz.Bytes, sz.Algo, sz.Proto))
+						if err != nil {
+							continue // a name NCCL does not know: no choice to keep
+						}
+						if chose[k] == nil {
+							chose[k] = map[nccl.LoggedChoice]bool{}
+						}
+						chose[k][ch] = true
+					}
 					total += weightOf(sz.Calls, sz.TimeUS)
 				}
 			}
@@ -158,7 +174,12 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 	}
 	opIndex := func(o nccl.Op) int { return slices.Index(nccl.Ops, o) }
 	var held float64
-	for _, c := range pooled {
+	for k, c := range pooled {
+		if chs := chose[k]; len(chs) == 1 {
+			for ch := range chs {
+				c.Chose = ch.String()
+			}
+		}
 		c.Spec = fmt.Sprintf("%s:%d:%d", c.Op, c.Bytes, c.Calls)
 		c.At = nccl.FormatSize(BinOf(c.Bytes))
 		c.Share = weightOf(c.Calls, c.TimeUS) / total

@@ -128,6 +128,11 @@ type Size struct {
 	Bytes  int64   `json:"bytes"`
 	Calls  int64   `json:"calls"`
 	TimeUS float64 `json:"time_us,omitempty"`
+	// Algo and Proto are what NCCL chose for every call at this size
+	// that its TUNING lines logged; "" when none was logged, or when
+	// the calls logged more than one choice (no one choice to keep).
+	Algo  string `json:"algo,omitempty"`
+	Proto string `json:"proto,omitempty"`
 }
 
 // BinOf is the power of two nearest to size on a log scale.
@@ -367,6 +372,8 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 		bin    Bin
 		choice map[string]int64
 		sizes  map[int64]*Size
+		// sizeChoice are the choices logged at each size.
+		sizeChoice map[int64]map[string]bool
 	}
 	perOp := map[nccl.Op]map[int64]*binAgg{}
 	opAgg := map[nccl.Op]*Op{}
@@ -406,7 +413,7 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 		size := BinOf(c.Bytes)
 		b := perOp[c.Op][size]
 		if b == nil {
-			b = &binAgg{bin: Bin{Size: size}, choice: map[string]int64{}, sizes: map[int64]*Size{}}
+			b = &binAgg{bin: Bin{Size: size}, choice: map[string]int64{}, sizes: map[int64]*Size{}, sizeChoice: map[int64]map[string]bool{}}
 			perOp[c.Op][size] = b
 		}
 		b.bin.Calls++
@@ -421,6 +428,10 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 		sz.TimeUS += c.TimeUS
 		if c.Algo != "" {
 			b.choice[c.Algo+" "+c.Proto]++
+			if b.sizeChoice[c.Bytes] == nil {
+				b.sizeChoice[c.Bytes] = map[string]bool{}
+			}
+			b.sizeChoice[c.Bytes][c.Algo+" "+c.Proto] = true
 		}
 	}
 	for _, op := range nccl.Ops {
@@ -432,7 +443,12 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 			if ch := mostCommon(b.choice); ch != "" {
 				b.bin.Algo, b.bin.Proto, _ = strings.Cut(ch, " ")
 			}
-			for _, sz := range b.sizes {
+			for bytes, sz := range b.sizes {
+				if chs := b.sizeChoice[bytes]; len(chs) == 1 {
+					for ch := range chs {
+						sz.Algo, sz.Proto, _ = strings.Cut(ch, " ")
+					}
+				}
 				b.bin.Sizes = append(b.bin.Sizes, *sz)
 			}
 			slices.SortFunc(b.bin.Sizes, func(x, y Size) int { return cmp.Compare(x.Bytes, y.Bytes) })

@@ -132,7 +132,8 @@ func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
 }
 
 // The YAML is what search --config reads: a "calls" list that
-// nccl.ParseCall reads back as the calls the log gave.
+// nccl.ParseCall reads back as the calls the log gave, and a "chose"
+// list that nccl.ParseLoggedChoice reads back, one per call.
 func TestConfigYAMLReadsBack(t *testing.T) {
 	s, err := Summarize(perProcess(t), Options{})
 	if err != nil {
@@ -143,7 +144,18 @@ func TestConfigYAMLReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls, _ := doc["calls"].([]any)
-	if len(doc) != 2 || doc[vocab.GeneratedKey] != vocab.GeneratedWorkload || len(calls) != len(s.Proposal.Calls) {
+	chose, _ := doc["chose"].([]any)
+	if len(chose) != len(calls) {
+		t.Errorf("chose: %v, want one choice per call %v (the log has a TUNING line for each)", chose, calls)
+	}
+	for i, item := range chose {
+		spec, _ := item.(string)
+		ch, err := nccl.ParseLoggedChoice(spec)
+		if err != nil || ch.Bytes != s.Proposal.Calls[i].Bytes || ch.Op != s.Proposal.Calls[i].Op {
+			t.Errorf("chose[%d] = %q (%v), want a choice of %s", i, spec, err, s.Proposal.Calls[i].Spec)
+		}
+	}
+	if len(doc) != 3 || doc[vocab.GeneratedKey] != vocab.GeneratedWorkload || len(calls) != len(s.Proposal.Calls) {
 		t.Fatalf("YAML keys %v", doc)
 	}
 	var parts []nccl.Part
@@ -624,5 +636,65 @@ func TestSummarizeRealDecodeCapture(t *testing.T) {
 	want := "all_reduce:4:1 all_reduce:10240:240 all_reduce:81920:240 all_reduce:327680:240 all_reduce:512000:240 all_reduce:2048000:80 all_gather:2048000:13 broadcast:1048576:1"
 	if p := s.Proposal; p.Workload().String() != want || p.By != "calls" {
 		t.Errorf("proposal by %s: %s; want by calls, %s", p.By, p.Workload(), want)
+	}
+	// Issue 41: the process's own NCCL ran its 81920-byte all-reduces
+	// Ring/Simple, where nccl-tests' NCCL chose Ring/LL at 64K; the
+	// config keeps the log's choice at each size it calls.
+	wantChose := `chose: ["all_reduce:4:tree:ll", "all_reduce:10240:ring:ll", "all_reduce:81920:ring:simple", "all_reduce:327680:ring:simple", "all_reduce:512000:ring:simple", "all_reduce:2048000:ring:simple", "all_gather:2048000:ring:simple", "broadcast:1048576:ring:simple"]` + "\n"
+	if y := string(s.ConfigYAML(time.Unix(0, 0), "w.yaml")); !strings.HasSuffix(y, wantChose) {
+		t.Errorf("config does not end with the log's choices %q:\n%s", wantChose, y)
+	}
+}
+
+// A size whose calls NCCL ran two ways has no one choice to keep: the
+// config leaves it out of chose:, and keeps the others; a log without
+// TUNING lines writes no chose: at all.
+func TestConfigChoseOnlyWhatTheLogSays(t *testing.T) {
+	const dir = "../benchfmt/testdata/workload/torch-decode"
+	ins := readDir(t, dir)
+	data, err := os.ReadFile(dir + "/nccl.fakehost0.1057")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "AllReduce: 81920 Bytes -> Algo RING proto SIMPLE"
+	i := strings.LastIndex(string(data), line)
+	if i < 0 {
+		t.Fatalf("the capture has no line %q", line)
+	}
+	mixed := string(data[:i]) + "AllReduce: 81920 Bytes -> Algo RING proto LL" + string(data[i+len(line):])
+	tuningless := regexp.MustCompile(`(?m)^.* Bytes -> Algo .*\n`).ReplaceAllString(string(data), "")
+	for _, tc := range []struct {
+		name, log string
+		want      []string
+		absent    []string
+	}{
+		{"mixed", mixed, []string{`"all_reduce:10240:ring:ll"`, `"all_reduce:327680:ring:simple"`}, []string{"all_reduce:81920:ring"}},
+		{"no TUNING lines", tuningless, nil, []string{"chose:"}},
+	} {
+		var in []Input
+		for _, x := range ins {
+			if x.Name == "nccl.fakehost0.1057" {
+				x = parseLog(t, x.Name, []byte(tc.log))
+			}
+			in = append(in, x)
+		}
+		s, err := Summarize(in, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := string(s.ConfigYAML(time.Unix(0, 0), "w.yaml"))
+		if !strings.Contains(y, "all_reduce:81920:240") {
+			t.Errorf("%s: the config lost the 81920-byte calls:\n%s", tc.name, y)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(y, w) {
+				t.Errorf("%s: config lacks %s:\n%s", tc.name, w, y)
+			}
+		}
+		for _, a := range tc.absent {
+			if strings.Contains(y, a) {
+				t.Errorf("%s: config holds %s:\n%s", tc.name, a, y)
+			}
+		}
 	}
 }

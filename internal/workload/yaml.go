@@ -20,8 +20,11 @@ import (
 //	generated-by: nccltune workload
 //	# …
 //	calls: ["all_reduce:10240:760", "all_reduce:2048000:80", "all_gather:1048576:13"]
+//	chose: ["all_reduce:10240:ring:ll", "all_reduce:2048000:ring:simple", …]
 //
-// every (op, size) the process calls with its calls, as logged. The mark
+// every (op, size) the process calls with its calls, as logged, and,
+// where the log's TUNING lines show one, what NCCL chose there
+// (nccl.ParseLoggedChoice; the key is left out when none is known). The mark
 // comes first, before any text from the input: the config reader then
 // takes only calls (or part, in files written before) from the file
 // (internal/studyconfig), so what a log says can never choose what runs.
@@ -69,6 +72,19 @@ func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 		specs[i] = strconv.Quote(c.Spec)
 	}
 	fmt.Fprintf(&b, "calls: [%s]\n", strings.Join(specs, ", "))
+	var chose []string
+	for _, c := range p.Calls {
+		if c.Chose != "" {
+			chose = append(chose, strconv.Quote(c.Chose))
+		}
+	}
+	if len(chose) > 0 {
+		// What the process's own NCCL chose at each size it calls, so
+		// that a tuner CSV keeps exactly that where the study proves
+		// nothing (its rows otherwise stand for a bin around a power of
+		// two, read from nccl-tests at that power of two).
+		fmt.Fprintf(&b, "chose: [%s]\n", strings.Join(chose, ", "))
+	}
 	return []byte(b.String())
 }
 
