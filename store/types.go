@@ -42,6 +42,11 @@ type Study struct {
 	// before workloads, which read as the one part of Band and Collective
 	// (Parts).
 	Workload []Part `json:"workload,omitempty"`
+	// LoggedChoices are what the process's own NCCL chose at sizes a
+	// timed workload calls, as its log's TUNING lines gave them
+	// (nccl.LoggedChoice's text, OP:BYTES:ALGO:PROTO; --chose). Empty
+	// when not known, as in every study stored before they were kept.
+	LoggedChoices []string `json:"logged_choices,omitempty"`
 	// GuardOps are the collectives outside the workload a search measured
 	// for a recommended candidate (--guard-ops); GuardOpsSkipped the ones
 	// it left out because this build or fabric cannot launch them, each
@@ -221,6 +226,18 @@ func WorkloadText(s *Study) string {
 		return w.CallsText()
 	}
 	return ""
+}
+
+// Chose are the study's LoggedChoices as read; one that does not read
+// (none that nccltune stored) is left out.
+func (s *Study) Chose() []nccl.LoggedChoice {
+	var out []nccl.LoggedChoice
+	for _, t := range s.LoggedChoices {
+		if ch, err := nccl.ParseLoggedChoice(t); err == nil {
+			out = append(out, ch)
+		}
+	}
+	return out
 }
 
 // PartOf is p as the store keeps it.

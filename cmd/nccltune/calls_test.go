@@ -402,3 +402,24 @@ func TestTimedStudyCurvesCSVHasEveryOp(t *testing.T) {
 		t.Errorf("curves CSV rows per launch, phase and op:\n%v\nwant the stored launches':\n%v", got, want)
 	}
 }
+
+// --chose belongs to --calls, each choice at a size the calls give.
+func TestChoseRefusals(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "db")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--band", "64K-128K", "--chose", "all_reduce:81920:ring:simple"}, "give them with --calls"},
+		{[]string{"--calls", "all_reduce:81920:10", "--chose", "all_reduce:65536:ring:simple"}, "calls all_reduce at no 65536 bytes"},
+		{[]string{"--calls", "all_reduce:81920:10", "--chose", "all_gather:81920:ring:simple"}, "calls all_gather at no 81920 bytes"},
+		{[]string{"--calls", "all_reduce:81920:10", "--chose", "all_reduce:81920:ring:fast"}, `protocol "fast"`},
+		{[]string{"--calls", "all_reduce:81920:10", "--chose", "all_reduce:81920:ring:simple", "--chose", "all_reduce:81920:ring:ll"}, "given twice"},
+	} {
+		_, stderr, code := runCLI(t, db, append([]string{"search", "--sim", "spark4"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("search %v: exit %d, stderr %q; want a usage error saying %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -242,6 +242,43 @@ func CallsOf(c *cli.Context) nccl.Workload {
 	return nccl.MergeCalls(v.parts)
 }
 
+// choseValue is search's --chose: what the process's own NCCL chose per
+// (op, size) it calls (nccl.ParseLoggedChoice).
+type choseValue struct {
+	refusal
+	given  []string
+	choice []nccl.LoggedChoice
+}
+
+func (v *choseValue) String() string  { return strings.Join(v.given, ",") }
+func (v *choseValue) items() []string { return v.given }
+
+func (v *choseValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	ch, err := nccl.ParseLoggedChoice(s)
+	if err != nil {
+		return v.fail(vocab.UsageError(fmt.Errorf("--chose: %w", err)))
+	}
+	for _, c := range v.choice {
+		if c.Op == ch.Op && c.Bytes == ch.Bytes {
+			return v.fail(vocab.UsageErrorf("--chose %s: %s at %d bytes is given twice; give one choice per op and size", s, ch.Op, ch.Bytes))
+		}
+	}
+	v.given = append(v.given, s)
+	v.choice = append(v.choice, ch)
+	return nil
+}
+
+// Chose is search's --chose OP:BYTES:ALGO:PROTO (the config's chose:).
+func Chose(usage string) *List {
+	return &List{cli.GenericFlag{Name: "chose", Value: &choseValue{}, Usage: usage}}
+}
+
+// ChoseOf is --chose's choices, in the order given (nil when not given).
+func ChoseOf(c *cli.Context) []nccl.LoggedChoice {
+	return c.Generic("chose").(*choseValue).choice
+}
+
 // thresholdsValue is gate's --at SIZE:GBPS, one threshold per size, each
 // checked as fabric.ParseThresholds checks it (which then also refuses
 // none).

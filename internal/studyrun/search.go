@@ -39,6 +39,9 @@ type SearchOptions struct {
 	// GuardOpsSkipped are the collectives left out of the default guarded
 	// ops, each with why (stored with the study, shown by show).
 	GuardOpsSkipped []string
+	// LoggedChoices are what the process's own NCCL chose at the sizes
+	// its calls (--chose), stored with the study's workload.
+	LoggedChoices []nccl.LoggedChoice
 }
 
 // guardLaunchesOf is what the study stores of GuardLaunches: nothing
@@ -110,6 +113,9 @@ func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
 		// its objective and guards read on resume, show and export.
 		for _, p := range so.Workload {
 			study.Workload = append(study.Workload, store.PartOf(p))
+		}
+		for _, ch := range o.LoggedChoices {
+			study.LoggedChoices = append(study.LoggedChoices, ch.String())
 		}
 	}
 	if err := createStudy(st, study, o.Name); err != nil {
