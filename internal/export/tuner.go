@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -102,6 +103,14 @@ type TunerGroup struct {
 	// Recorded is the range of sizes NCCL's logs covered (outside it a
 	// size takes the nearest recorded size's choice).
 	RecordedMin, RecordedMax int64
+	// Logged are the sizes the process calls whose bin nothing proved
+	// and whose own NCCL choice its log recorded (store.Study.Chose):
+	// each has its exact row, first in Rows, so that the plugin (which
+	// takes the first row that matches, plugin.c pluginGetCollInfo)
+	// matches it before its bin's row. LoggedBy names the study each
+	// came from.
+	Logged   []int64
+	LoggedBy []string
 }
 
 // bandRange is a size range a study's recommendation sets in a group.
@@ -370,7 +379,44 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 		g.Rows = append(g.Rows, TunerRow{Collective: coll, MinBytes: p, MaxBytes: end, Algo: pick.algo, Proto: pick.proto,
 			Channels: pick.channels, NNodes: nodes, NRanks: ranks, NumPipeOps: -1, RegBuff: -1})
 	}
+	exact, err := loggedRows(&g, members, overrides)
+	if err != nil {
+		return g, err
+	}
+	g.Rows = append(exact, g.Rows...)
 	return g, nil
+}
+
+// loggedRows are g's exact rows [size,size] for each size the process
+// calls whose bin no override proved and whose choice its own log
+// recorded: that choice, channels 0 (NCCL's own count). A bin's row holds
+// what NCCL chose at its power of two in the study's nccl-tests launches,
+// which can differ from what the process's NCCL chose at the size it
+// really calls (issue 41: 81920 bytes, Ring/LL at 64K, Ring/Simple as
+// logged). The first member to record a size gives it. Fills g.Logged.
+func loggedRows(g *TunerGroup, members []*Recommendation, overrides []override) ([]TunerRow, error) {
+	var rows []TunerRow
+	for _, b := range members {
+		for _, ch := range b.Study.Chose() {
+			if c, ok := ch.Op.PerFunction(); !ok || c != g.Collective || slices.Contains(g.Logged, ch.Bytes) {
+				continue
+			}
+			x := uint64(ch.Bytes)
+			if slices.ContainsFunc(overrides, func(o override) bool { return x >= o.lo && x <= o.hi }) {
+				continue // proven: the bin's row is what was measured
+			}
+			pick, err := pluginPick(benchfmt.Choice{Collective: string(ch.Op), Bytes: ch.Bytes, Algo: ch.Algo, Proto: ch.Proto}, b.Study.Name)
+			if err != nil {
+				return nil, err
+			}
+			g.Logged = append(g.Logged, ch.Bytes)
+			g.LoggedBy = append(g.LoggedBy, b.Study.Name)
+			rows = append(rows, TunerRow{Collective: g.Collective, MinBytes: x, MaxBytes: x, Algo: pick.algo, Proto: pick.proto,
+				NNodes: g.NNodes, NRanks: g.NRanks, NumPipeOps: -1, RegBuff: -1})
+		}
+	}
+	slices.SortFunc(rows, func(a, b TunerRow) int { return cmp.Compare(a.MinBytes, b.MinBytes) })
+	return rows, nil
 }
 
 // provenPick is what NCCL chose at the proven size with b's
@@ -636,6 +682,14 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 			g.Collective, shapeText(g.NNodes, g.NRanks), g.Defaults.Study.Name, nccl.FormatSize(g.RecordedMin), nccl.FormatSize(g.RecordedMax))}
 		for _, r := range g.Ranges {
 			text = append(text, fmt.Sprintf("%d-%d: proven by study %s", r.lo, r.hi, r.b.Study.Name))
+		}
+		if len(g.Logged) > 0 {
+			sizes := make([]string, len(g.Logged))
+			for i, n := range g.Logged {
+				sizes[i] = strconv.FormatInt(n, 10)
+			}
+			text = append(text, fmt.Sprintf("%s bytes: the process's own NCCL choice at that exact size, as its log recorded it (study %s), channels 0; these rows come first, since the plugin takes the first row that matches",
+				strings.Join(sizes, ", "), strings.Join(slices.Compact(slices.Clone(g.LoggedBy)), ", ")))
 		}
 		text = append(text, TunerColumns)
 		if err := writeTunerComments(w, text); err != nil {

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// tunerRows are a tuner CSV's rows (not its comments), in order, each
+// split into its fields.
+func tunerRows(csv string) [][]string {
+	var rows [][]string
+	for _, line := range strings.Split(csv, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			rows = append(rows, strings.Split(line, ","))
+		}
+	}
+	return rows
+}
+
+// firstRow is the row the example plugin applies to a call of coll at x
+// bytes: the first that matches (plugin.c pluginGetCollInfo returns on
+// the first match).
+func firstRow(t *testing.T, rows [][]string, coll string, x uint64) []string {
+	t.Helper()
+	for _, r := range rows {
+		lo, err1 := strconv.ParseUint(r[1], 10, 64)
+		hi, err2 := strconv.ParseUint(r[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("row %v: sizes do not read", r)
+		}
+		if r[0] == coll && x >= lo && x <= hi {
+			return r
+		}
+	}
+	t.Fatalf("no %s row matches %d bytes", coll, x)
+	return nil
+}
+
+// Issue 41: a workload study's tuner CSV gave the 81920-byte all-reduces
+// of the real decode process the choice nccl-tests' NCCL made at 64K
+// (Ring/LL), where the process's own NCCL ran them Ring/Simple. From the
+// workload config of that capture (its chose:), a study whose
+// recommendation keeps NCCL's defaults exports an exact row at each
+// called size with the log's choice, matched before the bin's row; the
+// same study from a config without chose: exports the rows it did before.
+func TestTunerCSVKeepsTheLoggedChoice(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "decode.yaml")
+	if _, stderr, code := runCLI(t, filepath.Join(dir, "db0"), "workload", "../../internal/benchfmt/testdata/workload/torch-decode", "--out", cfg); code != 0 {
+		t.Fatalf("workload: exit %d: %s", code, stderr)
+	}
+	text, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), `"all_reduce:81920:ring:simple"`) {
+		t.Fatalf("the config does not keep the log's choice at 81920 bytes:\n%s", text)
+	}
+	var without []string
+	for _, line := range strings.Split(string(text), "\n") {
+		if !strings.HasPrefix(line, "chose:") {
+			without = append(without, line)
+		}
+	}
+	cfgWithout := filepath.Join(dir, "decode-without.yaml")
+	if err := os.WriteFile(cfgWithout, []byte(strings.Join(without, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	export := func(db, cfg string) string {
+		t.Helper()
+		if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--config", cfg, "--budget", "55", "--seed", "3"); code != 0 {
+			t.Fatalf("search: exit %d: %s", code, stderr)
+		}
+		csv, stderr, code := runCLI(t, db, "export", "1", "--format", "nccl-tuner")
+		if code != 0 {
+			t.Fatalf("export: exit %d: %s", code, stderr)
+		}
+		return csv
+	}
+	with := export(filepath.Join(dir, "db1"), cfg)
+	rows := tunerRows(with)
+	// The study keeps NCCL's defaults: no row fixes a channel count.
+	for _, r := range rows {
+		if r[5] != "0" {
+			t.Fatalf("row %v sets channels: this test needs a study that keeps the defaults\n%s", r, with)
+		}
+	}
+	got := firstRow(t, rows, "allreduce", 81920)
+	if got[1] != "81920" || got[2] != "81920" || got[3] != "ring" || got[4] != "simple" {
+		t.Errorf("the plugin applies %v to the 81920-byte all-reduces, want the exact row 81920,81920,ring,simple,0\n%s", got, with)
+	}
+	for _, c := range []struct {
+		coll        string
+		x           uint64
+		algo, proto string
+	}{{"allreduce", 10240, "ring", "ll"}, {"allreduce", 2048000, "ring", "simple"}, {"allgather", 2048000, "ring", "simple"}, {"broadcast", 1048576, "ring", "simple"}} {
+		if r := firstRow(t, rows, c.coll, c.x); r[1] != r[2] || r[3] != c.algo || r[4] != c.proto {
+			t.Errorf("%s at %d: the plugin applies %v, want the exact row with %s/%s", c.coll, c.x, r, c.algo, c.proto)
+		}
+	}
+	if !strings.Contains(with, "4, 10240, 81920, 327680, 512000, 2048000 bytes: the process's own NCCL choice at that exact size") {
+		t.Errorf("the header does not name the sizes that carry the log's choice:\n%s", with)
+	}
+
+	plain := tunerRows(export(filepath.Join(dir, "db2"), cfgWithout))
+	var binRows [][]string
+	for _, r := range rows {
+		if r[1] != r[2] {
+			binRows = append(binRows, r)
+		}
+	}
+	if !slices.EqualFunc(plain, binRows, slices.Equal) {
+		t.Errorf("without chose: the rows are\n%v\nwant the bins' rows the study with chose: wrote\n%v", plain, binRows)
+	}
+	if len(binRows) == len(rows) {
+		t.Errorf("no exact row was written:\n%v", rows)
+	}
+}
