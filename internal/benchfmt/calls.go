@@ -103,6 +103,12 @@ type CallLog struct {
 	// of bounds (checkCall), counted per reason.
 	Skipped []Skip   `json:"skipped,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
+	// ChoicesForced names what made the log's TUNING choices not NCCL's
+	// own (an NCCL_ALGO or NCCL_PROTO the environment set, a tuner plugin
+	// that applied a row), "" when the log shows nothing of the kind: a
+	// workload keeps the log's choices (nccl.LoggedChoice) only then. A
+	// log without INIT/ENV lines may not show an env setting.
+	ChoicesForced string `json:"choices_forced,omitempty"`
 }
 
 // ErrNoCalls is an input that holds no collective call NCCL logged.
@@ -178,6 +184,9 @@ func parseCallLog(data []byte) (*CallLog, error) {
 			r.addTuning(proc, log.msg)
 		case strings.Contains(log.msg, " - Init ") || strings.Contains(log.msg, "- Init "):
 			r.addInit(proc, log.msg)
+		}
+		if r.cl.ChoicesForced == "" {
+			r.cl.ChoicesForced = choicesForcedBy(log.msg)
 		}
 	}
 	r.cl.Facts = r.log.facts.result()
@@ -474,4 +483,19 @@ func (r *callReader) commID(proc, ptr string, depth int) string {
 		return ""
 	}
 	return parent + in.split
+}
+
+// choicesForcedBy says what in an NCCL log line makes the choices its
+// TUNING lines record not NCCL's own, "" for a line that says nothing of
+// it. The names only come from the fixed list here, never from the line.
+func choicesForcedBy(msg string) string {
+	for _, env := range []string{"NCCL_ALGO", "NCCL_PROTO", "NCCL_TUNER_PLUGIN", "NCCL_TUNER_CONFIG_FILE"} {
+		if strings.HasPrefix(msg, env+" set by environment to ") {
+			return env + " set by the environment"
+		}
+	}
+	if strings.Contains(msg, "TUNER/ExamplePlugin: Applied config") || strings.HasPrefix(msg, "TUNER/Plugin: Using ") {
+		return "a tuner plugin"
+	}
+	return ""
 }

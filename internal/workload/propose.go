@@ -132,6 +132,7 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 	pooled := map[key]*Call{}
 	// chose are the choices logged per (op, size), over communicators.
 	chose := map[key]map[nccl.LoggedChoice]bool{}
+	mixed := map[key]bool{}
 	var total float64
 	for _, c := range s.Communicators {
 		if c.NRanks != nranks {
@@ -154,17 +155,19 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 					}
 					pooled[k].Calls += sz.Calls
 					pooled[k].TimeUS += sz.TimeUS
-					if sz.Algo != "" {
-						ch, err := nccl.ParseLoggedChoice(fmt.Sprintf("%s:%d:%s:%s", o.Op, sz.Bytes, sz.Algo, sz.Proto))
-						if err != nil {
-							continue // a name NCCL does not know: no choice to keep
-						}
-						if chose[k] == nil {
-							chose[k] = map[nccl.LoggedChoice]bool{}
-						}
-						chose[k][ch] = true
-					}
 					total += weightOf(sz.Calls, sz.TimeUS)
+					// One choice to keep only when every communicator logged
+					// the same known one: a size none logged, that one logged
+					// two ways (Algo ""), or named as no NCCL we know keeps none.
+					ch, err := nccl.ParseLoggedChoice(fmt.Sprintf("%s:%d:%s:%s", o.Op, sz.Bytes, sz.Algo, sz.Proto))
+					if sz.Algo == "" || err != nil {
+						mixed[k] = true
+						continue
+					}
+					if chose[k] == nil {
+						chose[k] = map[nccl.LoggedChoice]bool{}
+					}
+					chose[k][ch] = true
 				}
 			}
 		}
@@ -175,7 +178,7 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 	opIndex := func(o nccl.Op) int { return slices.Index(nccl.Ops, o) }
 	var held float64
 	for k, c := range pooled {
-		if chs := chose[k]; len(chs) == 1 {
+		if chs := chose[k]; len(chs) == 1 && !mixed[k] && s.ChoicesForced == "" {
 			for ch := range chs {
 				c.Chose = ch.String()
 			}

@@ -39,8 +39,12 @@ type Options struct {
 
 // Summary is what the inputs say and the workload proposed from them.
 type Summary struct {
-	Sources       []Source       `json:"sources"`
-	NCCLVersion   string         `json:"nccl_version,omitempty"`
+	Sources     []Source `json:"sources"`
+	NCCLVersion string   `json:"nccl_version,omitempty"`
+	// ChoicesForced is the first input's benchfmt.CallLog.ChoicesForced:
+	// what made the logged choices not NCCL's own, so that the proposal
+	// keeps none of them; "" when no input shows it.
+	ChoicesForced string         `json:"choices_forced,omitempty"`
 	Communicators []Communicator `json:"communicators"`
 	// Calls counts every call once per communicator.
 	Calls int64 `json:"calls"`
@@ -166,6 +170,10 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 		}
 		if len(in.Log.GraphCapture) > 0 {
 			s.GraphCaptured = true
+		}
+		if s.ChoicesForced == "" && in.Log.ChoicesForced != "" {
+			s.ChoicesForced = in.Log.ChoicesForced
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: NCCL's choices were forced (%s): the proposal keeps none of them (no chose:), since they are not NCCL's own", in.Name, in.Log.ChoicesForced))
 		}
 		if s.NCCLVersion == "" && in.Log.Facts != nil {
 			s.NCCLVersion = in.Log.Facts.NCCLVersion

@@ -663,6 +663,13 @@ func TestConfigChoseOnlyWhatTheLogSays(t *testing.T) {
 	}
 	mixed := string(data[:i]) + "AllReduce: 81920 Bytes -> Algo RING proto LL" + string(data[i+len(line):])
 	tuningless := regexp.MustCompile(`(?m)^.* Bytes -> Algo .*\n`).ReplaceAllString(string(data), "")
+	// A name no NCCL we know (a newer NCCL's algorithm) keeps no choice at
+	// that size, and the size's calls still count once.
+	unknown := strings.ReplaceAll(string(data), "AllReduce: 2048000 Bytes -> Algo RING", "AllReduce: 2048000 Bytes -> Algo RINGX")
+	// Choices the environment or a tuner plugin forced are not NCCL's own.
+	const at = "fakehost0:1057:1057 [0] NCCL INFO "
+	protoEnv := at + "NCCL_PROTO set by environment to LL\n" + string(data)
+	plugin := at + "TUNER/ExamplePlugin: Applied config for collType=allreduce, bytes=81920, pipeOps=1, regBuff=0: algo=ring, proto=ll, channels=default (nodes=4, ranks=4)\n" + string(data)
 	for _, tc := range []struct {
 		name, log string
 		want      []string
@@ -670,6 +677,9 @@ func TestConfigChoseOnlyWhatTheLogSays(t *testing.T) {
 	}{
 		{"mixed", mixed, []string{`"all_reduce:10240:ring:ll"`, `"all_reduce:327680:ring:simple"`}, []string{"all_reduce:81920:ring"}},
 		{"no TUNING lines", tuningless, nil, []string{"chose:"}},
+		{"unknown algorithm", unknown, []string{`"all_reduce:81920:ring:simple"`}, []string{"all_reduce:2048000:ring"}},
+		{"NCCL_PROTO from the environment", protoEnv, nil, []string{"chose:"}},
+		{"a tuner plugin applied rows", plugin, nil, []string{"chose:"}},
 	} {
 		var in []Input
 		for _, x := range ins {
@@ -683,6 +693,9 @@ func TestConfigChoseOnlyWhatTheLogSays(t *testing.T) {
 			t.Fatal(err)
 		}
 		y := string(s.ConfigYAML(time.Unix(0, 0), "w.yaml"))
+		if c := s.Proposal.Coverage; c > 1+1e-9 || c < 1-1e-9 {
+			t.Errorf("%s: the proposal holds %.3f of the calls, want all of them once", tc.name, c)
+		}
 		if !strings.Contains(y, "all_reduce:81920:240") {
 			t.Errorf("%s: the config lost the 81920-byte calls:\n%s", tc.name, y)
 		}
