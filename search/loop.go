@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -344,12 +345,7 @@ func (s *loop) markGuardPlanned(op nccl.Op) {
 // guardedOp reports whether op is one of the guarded ops (never one the
 // study measures: Validate).
 func (s *loop) guardedOp(op nccl.Op) bool {
-	for _, g := range s.opts.GuardOps {
-		if g.OrAllReduce() == op.OrAllReduce() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.opts.GuardOps, func(g nccl.Op) bool { return g.OrAllReduce() == op.OrAllReduce() })
 }
 
 // explore launches what next proposes until the budget, the time or the

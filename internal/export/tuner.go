@@ -684,12 +684,14 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 			text = append(text, fmt.Sprintf("%d-%d: proven by study %s", r.lo, r.hi, r.b.Study.Name))
 		}
 		if len(g.Logged) > 0 {
-			sizes := make([]string, len(g.Logged))
-			for i, n := range g.Logged {
-				sizes[i] = strconv.FormatInt(n, 10)
+			// In the rows' order (loggedRows sorts them), each study once.
+			var sizes []string
+			for _, n := range slices.Sorted(slices.Values(g.Logged)) {
+				sizes = append(sizes, strconv.FormatInt(n, 10))
 			}
+			by := slices.Compact(slices.Sorted(slices.Values(g.LoggedBy)))
 			text = append(text, fmt.Sprintf("%s bytes: the process's own NCCL choice at that exact size, as its log recorded it (study %s), channels 0; these rows come first, since the plugin takes the first row that matches",
-				strings.Join(sizes, ", "), strings.Join(slices.Compact(slices.Clone(g.LoggedBy)), ", ")))
+				strings.Join(sizes, ", "), strings.Join(by, ", ")))
 		}
 		text = append(text, TunerColumns)
 		if err := writeTunerComments(w, text); err != nil {

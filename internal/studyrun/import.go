@@ -159,8 +159,8 @@ func importConfig(files []*parsedFile, given nccl.Config) (nccl.Config, error) {
 			continue
 		}
 		if len(given) > 0 {
-			if cfg.Key() != nccl.KnobsOf(given).Clone().Key() {
-				return nil, fmt.Errorf("%s records that it ran with %s, not the --env given (%s); import each config with its own --env", f.path, configText(cfg), configText(nccl.KnobsOf(given).Clone()))
+			if want := nccl.KnobsOf(given); cfg.Key() != want.Key() {
+				return nil, fmt.Errorf("%s records that it ran with %s, not the --env given (%s); import each config with its own --env", f.path, configText(cfg), configText(want))
 			}
 			continue
 		}
