@@ -190,6 +190,9 @@ func parseCallLog(data []byte) (*CallLog, error) {
 		}
 	}
 	r.cl.Facts = r.log.facts.result()
+	if f := r.cl.Facts; r.cl.ChoicesForced == "" && f != nil && f.Tuner != nil && (f.Tuner.Loaded || f.Tuner.Applied > 0) {
+		r.cl.ChoicesForced = "a tuner plugin"
+	}
 	if len(r.cl.Calls) == 0 && len(r.tuning) > 0 {
 		r.useTuning()
 	}
@@ -485,17 +488,16 @@ func (r *callReader) commID(proc, ptr string, depth int) string {
 	return parent + in.split
 }
 
-// choicesForcedBy says what in an NCCL log line makes the choices its
-// TUNING lines record not NCCL's own, "" for a line that says nothing of
-// it. The names only come from the fixed list here, never from the line.
+// choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or
+// NCCL_PROTO from the environment, which makes the choices its TUNING
+// lines record not NCCL's own; "" for any other line. The names only
+// come from the fixed list here, never from the line. (A tuner plugin is
+// read from the log's facts: Facts.Tuner, loaded or applying rows.)
 func choicesForcedBy(msg string) string {
-	for _, env := range []string{"NCCL_ALGO", "NCCL_PROTO", "NCCL_TUNER_PLUGIN", "NCCL_TUNER_CONFIG_FILE"} {
+	for _, env := range []string{"NCCL_ALGO", "NCCL_PROTO"} {
 		if strings.HasPrefix(msg, env+" set by environment to ") {
 			return env + " set by the environment"
 		}
-	}
-	if strings.Contains(msg, "TUNER/ExamplePlugin: Applied config") || strings.HasPrefix(msg, "TUNER/Plugin: Using ") {
-		return "a tuner plugin"
 	}
 	return ""
 }

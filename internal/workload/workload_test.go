@@ -669,6 +669,7 @@ func TestConfigChoseOnlyWhatTheLogSays(t *testing.T) {
 	// Choices the environment or a tuner plugin forced are not NCCL's own.
 	const at = "fakehost0:1057:1057 [0] NCCL INFO "
 	protoEnv := at + "NCCL_PROTO set by environment to LL\n" + string(data)
+	notLoaded := at + "NCCL_TUNER_PLUGIN set by environment to /opt/none.so\n" + at + "TUNER/Plugin: Could not find: /opt/none.so. Using internal tuner plugin.\n" + string(data)
 	plugin := at + "TUNER/ExamplePlugin: Applied config for collType=allreduce, bytes=81920, pipeOps=1, regBuff=0: algo=ring, proto=ll, channels=default (nodes=4, ranks=4)\n" + string(data)
 	for _, tc := range []struct {
 		name, log string
@@ -680,6 +681,8 @@ func TestConfigChoseOnlyWhatTheLogSays(t *testing.T) {
 		{"unknown algorithm", unknown, []string{`"all_reduce:81920:ring:simple"`}, []string{"all_reduce:2048000:ring"}},
 		{"NCCL_PROTO from the environment", protoEnv, nil, []string{"chose:"}},
 		{"a tuner plugin applied rows", plugin, nil, []string{"chose:"}},
+		// NCCL fell back to its own tuner: the choices are its own.
+		{"a tuner plugin not loaded", notLoaded, []string{`"all_reduce:81920:ring:simple"`}, nil},
 	} {
 		var in []Input
 		for _, x := range ins {
