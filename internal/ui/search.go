@@ -224,18 +224,17 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 		if len(study.BaselineEnv) > 0 {
 			fmt.Fprintf(w, "  change from your baseline: %s\n", changeText(study.BaselineEnv, rec.Env))
 		}
-		for _, d := range v.Details {
-			fmt.Fprintf(w, "  %s\n", safetext.Escape(d))
-		}
+	} else {
+		// Keeping the defaults: its reason, then the candidates refused on
+		// the way, as show says them.
+		fmt.Fprintln(w, safetext.Escape(v.Headline))
+	}
+	for _, d := range v.Details {
+		fmt.Fprintf(w, "  %s\n", safetext.Escape(d))
+	}
+	if v.Change {
 		// Run the way this nccltune ran: go run before an install.
 		fmt.Fprintf(w, "  export it: %s\n", invocation.Line(db, "export", invocation.Quote(study.Name), "--format", "env"))
-	} else {
-		// Keeping the defaults: its reason, the candidates refused on the
-		// way, as show says them.
-		fmt.Fprintln(w, safetext.Escape(v.Headline))
-		for _, d := range v.Details {
-			fmt.Fprintf(w, "  %s\n", safetext.Escape(d))
-		}
 	}
 	if line := defaultsLine(study, trials); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)
