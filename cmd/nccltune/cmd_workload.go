@@ -50,7 +50,11 @@ all-gather and reduce-scatter the whole buffer, NCCL's count times the
 ranks). It proposes the workload of the communicators of one rank count:
 every (op, size) they call with its number of calls, as logged
 (OP:BYTES:CALLS, search's --calls), and writes it as a study config for
-search --config (--out FILE). Nothing is cut: the study weights each size
+search --config (--out FILE). From the TUNING lines it also writes chose:
+(search's --chose), what the process's own NCCL chose at each called size,
+which the tuner CSV keeps where nothing was proven; none for a size logged
+two ways, and none at all when NCCL_ALGO, NCCL_PROTO or a tuner plugin
+forced the log's choices. Nothing is cut: the study weights each size
 by its calls × the time the defaults take there, so rare large calls
 count by their time. Calls of functions no nccl-tests benchmark runs
 (Gather, Scatter) are named as left out.
