@@ -16,7 +16,9 @@ What it calls, with bfloat16 tensors as a TP=world model would:
   last token's logits (batch × internal/vocab/world × 2 bytes from each rank);
 - a prefill step (all prompt tokens at once) every --prefill-every steps, and
   decode steps (one token per sequence of the batch) in between; with
-  --decode-batches the decode steps take those batch sizes in turn.
+  --decode-batches the decode steps take those batch sizes in turn (the
+  all-reduces; the logits all-gather keeps --batch rows every step, as the
+  torch-decode capture in internal/benchfmt/testdata/workload shows).
 
 Rank and world come from torch.distributed's environment (RANK/WORLD_SIZE or
 Open MPI's OMPI_COMM_WORLD_*); every rank may share cuda:0 (the one-GPU

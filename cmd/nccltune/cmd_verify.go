@@ -48,7 +48,8 @@ with the cause and the fix (exit 3) before anything is measured. Then the
 CSV is measured against the baseline like the env, and verify says
 whether it reproduces the study's gain. It is also judged at every size
 of the band and at the power of two just outside each edge (where a row
-stretched past what was measured acts), each size on its own with the
+stretched past what was measured acts; never below the smallest size the
+op's benchmark runs), each size on its own with the
 guards' rule: a size the CSV makes significantly slower fails verify
 (exit 1), naming it. --tuner-config FILE measures that CSV (the file you
 deploy, edited or not) instead of the study's own export. Between the
