@@ -7,6 +7,7 @@ package stored
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -195,6 +196,10 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 			significant = significant || s.Significant
 		}
 		switch {
+		case math.IsNaN(float64(g.Speedup)):
+			// Nothing measured (its speedup stored null) says nothing,
+			// not "not slower".
+			v.Verdict = "not measured"
 		case g.Refused:
 			v.Verdict = fmt.Sprintf("REFUSED the recommendation: significantly slower at %s", nccl.FormatSize(g.WorstBytes))
 		case g.Slower:
