@@ -102,7 +102,7 @@ func (s *Study) Compare() *Comparison {
 		rows = s.LaunchStats.CompareSizes(s.Study, bl, cl, append(slices.Clone(band), s.Study.GuardSizes...))
 	}
 	bandMeasured := c.addRows(rows, band)
-	if len(bandMeasured) == len(band) && len(band) > 0 {
+	if len(bandMeasured) == len(band) && len(band) > 0 && s.summarised(cand, which) {
 		// The band score row, footnoted when the launches are too few
 		// for its interval or its decision.
 		b, caveats := s.LaunchStats.CompareBand(s.Study, bl, cl, band)
@@ -221,6 +221,24 @@ func (s *Study) decidedRows(cand *store.Trial, which string) []store.SizeCompari
 		}
 	}
 	return rows
+}
+
+// summarised reports whether the table has a band row. A timed
+// workload's rows are each a call the study judged on its own, and its
+// objective is the time per step, never a band score: no band row. A
+// workload's op (OpStudy) of several --part parts has one only where the
+// study decided a band score of it, and never does. A geomean over
+// several calls or parts is a score no decision used, and its interval
+// once contradicted the study's verdict.
+func (s *Study) summarised(cand *store.Trial, which string) bool {
+	w := s.Study.Parts()
+	switch {
+	case w.Timed():
+		return false
+	case w.ScoredByRounds():
+		return s.decidedBand(cand, which) != nil
+	}
+	return true
 }
 
 // decidedBand is the band row as the study decided it (the stored
