@@ -122,3 +122,39 @@ func TestTunerCSVKeepsTheLoggedChoice(t *testing.T) {
 		t.Errorf("no exact row was written:\n%v", rows)
 	}
 }
+
+// Two studies of one communicator shape whose logs recorded different
+// choices at the same called size cannot both be kept by one CSV (the
+// plugin applies the first matching row): the export refuses, naming
+// both studies and both choices, where it once kept the first study's
+// without a word.
+func TestTunerCSVRefusesConflictingLoggedChoices(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "db")
+	for _, chose := range []string{"all_reduce:81920:ring:simple", "all_reduce:81920:ring:ll"} {
+		if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--calls", "all_reduce:81920:100", "--calls", "all_reduce:2048000:10",
+			"--chose", chose, "--budget", "30", "--seed", "3"); code != 0 {
+			t.Fatalf("search --chose %s: exit %d: %s", chose, code, stderr)
+		}
+	}
+	csv, stderr, code := runCLI(t, db, "export", "1", "2", "--format", "nccl-tuner")
+	if code == 0 {
+		t.Fatalf("export of two studies whose logs disagree at 81920 bytes succeeded:\n%s", csv)
+	}
+	for _, want := range []string{"81920", "ring/simple", "ring/ll", "s1-", "s2-"} {
+		if !strings.Contains(strings.ToLower(stderr), want) {
+			t.Errorf("the refusal does not name %q: %s", want, stderr)
+		}
+	}
+	// The same choice in both is no conflict.
+	db2 := filepath.Join(t.TempDir(), "db")
+	for range 2 {
+		if _, stderr, code := runCLI(t, db2, "search", "--sim", "spark4", "--calls", "all_reduce:81920:100", "--calls", "all_reduce:2048000:10",
+			"--chose", "all_reduce:81920:ring:simple", "--budget", "30", "--seed", "3"); code != 0 {
+			t.Fatalf("search: exit %d: %s", code, stderr)
+		}
+	}
+	if _, stderr, code := runCLI(t, db2, "export", "1", "2", "--format", "nccl-tuner"); code != 0 {
+		t.Errorf("export of two studies whose logs agree: exit %d: %s", code, stderr)
+	}
+}

@@ -393,12 +393,14 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 // what NCCL chose at its power of two in the study's nccl-tests launches,
 // which can differ from what the process's NCCL chose at the size it
 // really calls (issue 41: 81920 bytes, Ring/LL at 64K, Ring/Simple as
-// logged). The first member to record a size gives it. Fills g.Logged.
+// logged). Two members whose logs recorded different choices at one
+// size are refused: the CSV can keep only one, and which process it is
+// for only the user knows. Fills g.Logged.
 func loggedRows(g *TunerGroup, members []*Recommendation, overrides []override) ([]TunerRow, error) {
 	var rows []TunerRow
 	for _, b := range members {
 		for _, ch := range b.Study.Chose() {
-			if c, ok := ch.Op.PerFunction(); !ok || c != g.Collective || slices.Contains(g.Logged, ch.Bytes) {
+			if c, ok := ch.Op.PerFunction(); !ok || c != g.Collective {
 				continue
 			}
 			x := uint64(ch.Bytes)
@@ -408,6 +410,13 @@ func loggedRows(g *TunerGroup, members []*Recommendation, overrides []override) 
 			pick, err := pluginPick(benchfmt.Choice{Collective: string(ch.Op), Bytes: ch.Bytes, Algo: ch.Algo, Proto: ch.Proto}, b.Study.Name)
 			if err != nil {
 				return nil, err
+			}
+			if i := slices.Index(g.Logged, ch.Bytes); i >= 0 {
+				if r := rows[i]; r.Algo != pick.algo || r.Proto != pick.proto {
+					return nil, vocab.UsageErrorf("studies %s and %s logged different NCCL choices for %s at %d bytes (%s/%s and %s/%s): one tuner CSV keeps only one; export one study (one CSV for the process whose log it read), or search again with that process's chose: in both",
+						g.LoggedBy[i], b.Study.Name, g.Collective, ch.Bytes, r.Algo, r.Proto, pick.algo, pick.proto)
+				}
+				continue
 			}
 			g.Logged = append(g.Logged, ch.Bytes)
 			g.LoggedBy = append(g.LoggedBy, b.Study.Name)
