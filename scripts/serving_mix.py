@@ -29,7 +29,20 @@ import argparse
 import os
 
 
-def main():
+def batch_sizes(text):
+    """--decode-batches' value: comma-separated token counts, each at least 1.
+    A bad value is argparse's usage error, before torch is imported."""
+    try:
+        sizes = [int(b) for b in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "%r: want comma-separated token counts per decode step, e.g. 1,8,32" % text)
+    if any(b < 1 for b in sizes):
+        raise argparse.ArgumentTypeError("%r: every decode batch needs at least 1 token" % text)
+    return sizes
+
+
+def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--hidden", type=int, default=4096)
     p.add_argument("--layers", type=int, default=8)
@@ -38,11 +51,11 @@ def main():
     p.add_argument("--prompt", type=int, default=512, help="tokens of one prefill step (one prompt)")
     p.add_argument("--steps", type=int, default=24)
     p.add_argument("--prefill-every", type=int, default=8)
-    p.add_argument("--decode-batches", default=None,
+    p.add_argument("--decode-batches", default=None, type=batch_sizes,
                    help="comma-separated tokens per decode step, taken in turn (a server's batch grows and "
                         "shrinks as requests come and go); default: --batch every step")
     p.add_argument("--device", default=None, help="default: cuda:<local rank>, or cuda:0")
-    a = p.parse_args()
+    a = p.parse_args(argv)
 
     import torch
     import torch.distributed as dist
@@ -59,7 +72,7 @@ def main():
     state = torch.zeros(512 * 1024, dtype=bf16, device=dev)  # 1 MiB
     dist.broadcast(state, src=0)
     shard = a.vocab // world
-    decode = [int(b) for b in a.decode_batches.split(",")] if a.decode_batches else [a.batch]
+    decode = a.decode_batches or [a.batch]
     decodes = 0
     for step in range(a.steps):
         if step % a.prefill_every == 0:
