@@ -26,7 +26,7 @@ func (p Pick) String() string {
 }
 
 func pickOf(c Choice) Pick {
-	return Pick{Algo: AlgoName(c.Algo), Proto: ProtoName(c.Proto), Channels: c.Channels}
+	return Pick{Algo: nccl.AlgoName(c.Algo), Proto: nccl.ProtoName(c.Proto), Channels: c.Channels}
 }
 
 // ChoiceRow is one message size of the comparison of what NCCL chose
@@ -138,35 +138,3 @@ func pickText(p *Pick) string {
 	return p.String()
 }
 
-// NCCL's TUNING log writes algorithms and protocols in capitals ("RING",
-// "COLLNET_DIRECT", "LL128", "SIMPLE"); its env vars and docs spell them
-// as below.
-var (
-	algoNames  = map[string]string{"tree": "Tree", "ring": "Ring", "collnetdirect": "CollnetDirect", "collnetchain": "CollnetChain", "nvls": "NVLS", "nvlstree": "NVLSTree", "pat": "PAT"}
-	protoNames = map[string]string{"ll": "LL", "ll128": "LL128", "simple": "Simple"}
-)
-
-// FoldName lower-cases a name and drops '_', '-' and blanks:
-// "COLLNET_DIRECT" and "CollnetDirect" both become "collnetdirect",
-// "all_reduce" "allreduce".
-func FoldName(s string) string {
-	return strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(s))
-}
-
-// AlgoName spells an algorithm as NCCL_ALGO takes it ("Ring"); an unknown
-// name is returned as it is.
-func AlgoName(s string) string {
-	if n, ok := algoNames[FoldName(s)]; ok {
-		return n
-	}
-	return s
-}
-
-// ProtoName spells a protocol as NCCL_PROTO takes it ("LL128"); an
-// unknown name is returned as it is.
-func ProtoName(s string) string {
-	if n, ok := protoNames[FoldName(s)]; ok {
-		return n
-	}
-	return s
-}

@@ -1,10 +1,10 @@
 package export
 
-import "github.com/nccltune/nccltune/internal/benchfmt"
+import "github.com/nccltune/nccltune/internal/nccl"
 
 // The example tuner plugin spells algorithms and protocols in lower case
-// with underscores (NCCL's own spellings are benchfmt.AlgoName and
-// benchfmt.ProtoName).
+// with underscores (NCCL's own spellings are nccl.AlgoName and
+// nccl.ProtoName).
 var (
 	pluginAlgos  = map[string]string{"tree": "tree", "ring": "ring", "collnetdirect": "collnet_direct", "collnetchain": "collnet_chain", "nvls": "nvls", "nvlstree": "nvls_tree", "pat": "pat"}
 	pluginProtos = map[string]string{"ll": "ll", "ll128": "ll128", "simple": "simple"}
@@ -17,7 +17,7 @@ var (
 // ("AllReduce", "all_reduce" → "allreduce"); ok is false for one it does
 // not know (it would read it as allreduce).
 func PluginCollective(s string) (string, bool) {
-	n, ok := pluginCollectives[benchfmt.FoldName(s)]
+	n, ok := pluginCollectives[nccl.FoldName(s)]
 	return n, ok
 }
 
@@ -25,7 +25,7 @@ func PluginCollective(s string) (string, bool) {
 // → "ring", "NVLS_TREE" → "nvls_tree"); ok is false for one it does not
 // know (it would read it as ring).
 func PluginAlgo(s string) (string, bool) {
-	n, ok := pluginAlgos[benchfmt.FoldName(s)]
+	n, ok := pluginAlgos[nccl.FoldName(s)]
 	return n, ok
 }
 
@@ -33,9 +33,9 @@ func PluginAlgo(s string) (string, bool) {
 // → "simple"); ok is false for one it does not know (it would read it as
 // simple).
 func PluginProto(s string) (string, bool) {
-	n, ok := pluginProtos[benchfmt.FoldName(s)]
+	n, ok := pluginProtos[nccl.FoldName(s)]
 	if !ok {
-		return benchfmt.FoldName(s), false
+		return nccl.FoldName(s), false
 	}
 	return n, true
 }

@@ -608,7 +608,7 @@ func TestJSONRoundTrip(t *testing.T) {
 }
 
 func rowPick(r pluginRow) benchfmt.Pick {
-	return benchfmt.Pick{Algo: benchfmt.AlgoName(r.algo), Proto: benchfmt.ProtoName(r.proto), Channels: r.channels}
+	return benchfmt.Pick{Algo: nccl.AlgoName(r.algo), Proto: nccl.ProtoName(r.proto), Channels: r.channels}
 }
 
 // probeSizes are the sizes worth asking the plugin about: every recorded

@@ -130,7 +130,7 @@ func oraclePick(bands []*Recommendation, nodes, ranks int, x uint64) (benchfmt.P
 		}
 		for _, r := range allReduce(b.Recommended) {
 			if r.Bytes == bin {
-				return benchfmt.Pick{Algo: benchfmt.AlgoName(r.Algo), Proto: benchfmt.ProtoName(r.Proto), Channels: r.Channels}, true
+				return benchfmt.Pick{Algo: nccl.AlgoName(r.Algo), Proto: nccl.ProtoName(r.Proto), Channels: r.Channels}, true
 			}
 		}
 	}
@@ -152,7 +152,7 @@ func oraclePick(bands []*Recommendation, nodes, ranks int, x uint64) (benchfmt.P
 			}
 		}
 		c := d[best]
-		return benchfmt.Pick{Algo: benchfmt.AlgoName(c.Algo), Proto: benchfmt.ProtoName(c.Proto)}, true
+		return benchfmt.Pick{Algo: nccl.AlgoName(c.Algo), Proto: nccl.ProtoName(c.Proto)}, true
 	}
 	return benchfmt.Pick{}, false
 }

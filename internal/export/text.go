@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/nccltune/nccltune/internal/safetext"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -58,16 +59,10 @@ func checkUTF8(vars []Var, format string) error {
 	return nil
 }
 
-// ShellQuote returns s as one POSIX shell word that stands for exactly s:
-// single-quoted, with each single quote replaced by
-//
-//	'\''
-//
-// (end the quoting, an escaped quote, reopen). Inside single quotes
-// nothing is special, not $, `, \ or a newline, so any value survives.
-func ShellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// ShellQuote returns s as one POSIX shell word that stands for exactly
+// s, always quoted (safetext.ShellWord): an export's values are written
+// alike whatever they hold.
+func ShellQuote(s string) string { return safetext.ShellWord(s) }
 
 // writeEnvFile writes KEY=VALUE lines as docker run --env-file reads them:
 // one variable per line, the value verbatim after the first '=' (no

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -96,5 +97,5 @@ func Quote(s string) string {
 	if shellSafe.MatchString(s) {
 		return s
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return safetext.ShellWord(s)
 }

@@ -87,3 +87,14 @@ func CommentLine(text string) string {
 	}
 	return "# " + Escape(text) + "\n"
 }
+
+// ShellWord returns s as one POSIX shell word that stands for exactly s:
+// single-quoted, with each single quote replaced by
+//
+//	'\''
+//
+// (end the quoting, an escaped quote, reopen). Inside single quotes
+// nothing is special, not $, `, \ or a newline, so any value survives.
+func ShellWord(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
