@@ -137,4 +137,3 @@ func pickText(p *Pick) string {
 	}
 	return p.String()
 }
-
