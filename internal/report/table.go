@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aclements/go-moremath/stats"
-
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/texttable"
@@ -369,14 +367,21 @@ func (c *Comparison) Table(metric string) Table {
 			Better: c.Band.Significant && c.Band.Speedup > 1}
 		change := c.Band.CandidateUS/c.Band.BaselineUS - 1
 		if metric == MetricBusBW {
-			var bs, cs []float64
+			// The band score in bus bandwidth: the band's geometric-mean
+			// size moved in the band score's time. Its change is the time
+			// row's, inverted, exactly; a geomean of the rows' own
+			// bandwidths, once printed here, disagreed with it.
+			var logs float64
+			n := 0
 			for _, r := range c.Rows {
 				if !r.Guard {
-					bs = append(bs, busBW(c.BusBWFactor, r.Bytes, r.BaselineUS))
-					cs = append(cs, busBW(c.BusBWFactor, r.Bytes, r.CandidateUS))
+					logs += math.Log(float64(r.Bytes))
+					n++
 				}
 			}
-			br.Baseline, br.Candidate = formatValue(metric, stats.GeoMean(bs)), formatValue(metric, stats.GeoMean(cs))
+			size := math.Exp(logs / float64(n))
+			bw := func(us float64) float64 { return busBW(c.BusBWFactor, 1, us) * size }
+			br.Baseline, br.Candidate = formatValue(metric, bw(c.Band.BaselineUS)), formatValue(metric, bw(c.Band.CandidateUS))
 			br.Change = percent(1/(1+change) - 1)
 		} else {
 			br.Baseline, br.Candidate = formatValue(metric, c.Band.BaselineUS), formatValue(metric, c.Band.CandidateUS)

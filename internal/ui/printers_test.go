@@ -7,12 +7,15 @@ import (
 	"testing"
 )
 
-// statisticsPkgs compute statistics (model, search), read launches as the
+// statisticsPkgs compute statistics (model, search, go-moremath), read launches as the
 // statistics do (launchstats), or run studies and launches (studyrun, the
 // simulated fabric): a printer depends on none of them.
 var statisticsPkgs = []string{"github.com/nccltune/nccltune/model", "github.com/nccltune/nccltune/search",
 	"github.com/nccltune/nccltune/internal/launchstats", "github.com/nccltune/nccltune/internal/studyrun",
-	"github.com/nccltune/nccltune/internal/sim"}
+	"github.com/nccltune/nccltune/internal/sim",
+	// The statistics library model uses (benchstat's): report once took a
+	// geomean from it for the busbw table's band row.
+	"github.com/aclements/go-moremath/stats"}
 
 // TestPrintersDependOnNoStatistics: the printers print records handed to
 // them and decide nothing. report draws what the study stored and the
