@@ -678,6 +678,10 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 	lines = append(lines, untunedLines(bands, groups)...)
 	for _, b := range bands {
 		lines = append(lines, bandSummary(b))
+		if r := b.Study.Recommendation; r.Reason != "" {
+			lines = append(lines, "decision: "+r.Reason)
+		}
+		lines = append(lines, stored.RefusalLines(b.Study.Recommendation)...)
 		lines = append(lines, opVerdictHeader(b.Study)...)
 	}
 	if versions := nccl.Config(versionsOf(bands)); len(versions) > 1 {
@@ -858,7 +862,11 @@ func bandSummary(b *Recommendation) string {
 		text = fmt.Sprintf("workload %s: study %s, ", s.Parts(), s.Name)
 	}
 	if b.KeepDefaults {
-		text += "keeps NCCL's defaults (no significant gain), so its band gets NCCL's default choices"
+		// The study's own verdict (stored.Conclusion), as the env
+		// export's header says it: a candidate a guard refused was not
+		// "no significant gain".
+		headline, _, _ := stored.ConclusionOf(s).Headline()
+		text += headline + "; its rows keep NCCL's own choices"
 	} else {
 		text += "with " + b.Env.String() + ", " + speedupLine(b)
 	}
