@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/aclements/go-moremath/stats"
-
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
@@ -55,7 +53,7 @@ func LaunchScore(l Launch, sizes []int64) (float64, error) {
 		}
 		xs := l.Times[b]
 		if len(xs) == 0 {
-			return math.NaN(), missingErr(b)
+			return math.NaN(), fmt.Errorf("launch has no samples at %s — the benchmark's size range must cover the band", nccl.FormatSize(b))
 		}
 		if err := checkTimes(xs, b); err != nil {
 			return math.NaN(), err
@@ -68,10 +66,6 @@ func LaunchScore(l Launch, sizes []int64) (float64, error) {
 }
 
 var errNoSizes = fmt.Errorf("no message sizes to score — pass the band's sizes (e.g. nccl.Band.Sizes())")
-
-func missingErr(b int64) error {
-	return fmt.Errorf("launch has no samples at %s — the benchmark's size range must cover the band", nccl.FormatSize(b))
-}
 
 // checkTimes rejects values no timer produces: they mean a parsing problem,
 // and one of them would poison a median or a geometric mean silently.
@@ -193,6 +187,3 @@ func robustCVPct(s []float64) float64 {
 	m := sortedMedian(s)
 	return 100 * madToSD * mad(s, m, make([]float64, 0, len(s))) / m
 }
-
-// geoMean is go-moremath's geometric mean (NaN for empty or non-positive).
-func geoMean(xs []float64) float64 { return stats.GeoMean(xs) }

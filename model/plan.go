@@ -18,9 +18,8 @@ type LaunchPlan struct {
 	// Done is true when no launch within the cap would change the verdict
 	// on the leader.
 	Done bool
-	// Leader is the best arm by band score (-1 if none). Challenger is the
-	// arm it was being settled against (-1 if none).
-	Leader, Challenger int
+	// Leader is the best arm by band score (-1 if none).
+	Leader int
 	// Reason is one plain sentence.
 	Reason string
 }
@@ -75,7 +74,7 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) LaunchPlan 
 	if maxPerArm <= 0 {
 		maxPerArm = DefaultMaxPerArm
 	}
-	p := LaunchPlan{Arm: -1, Leader: -1, Challenger: -1}
+	p := LaunchPlan{Arm: -1, Leader: -1}
 	ranked := rankArms(arms, sizes)
 	if len(ranked) < 2 {
 		p.Done = true
@@ -104,7 +103,6 @@ func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) LaunchPlan 
 		return p
 	}
 	p.Done = true
-	p.Challenger = -1
 	p.Reason = settle.doneReason()
 	return p
 }
@@ -238,7 +236,6 @@ func (s *settling) next(p *LaunchPlan, challengers []rankedArm, leaderBound floa
 		if c.bound >= leaderBound {
 			break // this and every later challenger cannot plausibly win
 		}
-		p.Challenger = c.arm
 		if c.n < s.need {
 			if c.n < maxPerArm {
 				p.Arm = c.arm

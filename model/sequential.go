@@ -177,17 +177,12 @@ type Look struct {
 	// Comparison is Compare at the look's nominal level: its interval is the
 	// look's repeated confidence interval, its Recommend the decision.
 	Comparison
-	// Level is the nominal two-sided level the look was tested at.
-	Level float64
 	// Stop is true when the confirmation ends here: a recommendation, a
 	// significant slowdown, futility, or the last look.
 	Stop bool
 	// Futile is true when it stopped because the data already exclude a
 	// gain of MinEffect (the candidate cannot be worth recommending).
 	Futile bool
-	// Last is true when this was the design's last look (or the budget
-	// ran out before it).
-	Last bool
 }
 
 // Decide judges look k (0-based) of the design on the launches so far.
@@ -205,7 +200,7 @@ func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64
 	}
 	at := opt
 	at.Alpha, at.Confidence = level, 1-level
-	lk := Look{Comparison: Compare(baseline, candidate, sizes, at), Level: level, Last: last}
+	lk := Look{Comparison: Compare(baseline, candidate, sizes, at)}
 	switch {
 	case lk.Recommend, lk.Slower, last:
 		lk.Stop = true

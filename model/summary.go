@@ -274,7 +274,7 @@ func (a *analysis) summariseSizes(opt Options, warns []Warning) (sizes []SizeSum
 		sizes = append(sizes, ss)
 	}
 	if len(a.sizes) > 0 && !slices.ContainsFunc(medsPerSize, math.IsNaN) {
-		score = geoMean(medsPerSize)
+		score = stats.GeoMean(medsPerSize)
 	}
 	if len(few) > 0 {
 		warns = append(warns, Warning{Code: WarnFewLaunches, Bytes: few,

@@ -118,11 +118,7 @@ func (s Spec) EnvVars() []string {
 	}
 	if s.Debug {
 		m["NCCL_DEBUG"] = "INFO"
-		sub := s.DebugSubsys
-		if sub == "" {
-			sub = DefaultDebugSubsys
-		}
-		m["NCCL_DEBUG_SUBSYS"] = sub
+		m["NCCL_DEBUG_SUBSYS"] = DefaultDebugSubsys
 	}
 	out := make([]string, 0, len(m))
 	for k, v := range m {

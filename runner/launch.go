@@ -51,10 +51,9 @@ type Spec struct {
 	PerIter bool
 	// Check: false adds -c 0 (no correctness check).
 	NoCheck bool
-	// Debug sets NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS to DebugSubsys
-	// (default INIT,ENV,NET,GRAPH,TUNING).
-	Debug       bool
-	DebugSubsys string
+	// Debug sets NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS to
+	// DefaultDebugSubsys.
+	Debug bool
 	// Timeout bounds the whole launch; 0 means no limit.
 	Timeout time.Duration
 	// WorkDir holds the launch's JSON output file; "" uses a temp dir.

@@ -428,14 +428,6 @@ type GuardCheck struct {
 	Comparison model.Comparison
 }
 
-// Env is the recommended config, empty when the answer is NCCL's defaults.
-func (r *Result) Env() nccl.Config {
-	if r.Recommend && r.Winner != nil {
-		return r.Winner.Config.Clone()
-	}
-	return nccl.Config{}
-}
-
 // ErrBaselineFailed means the defaults themselves do not run: the fabric
 // or the benchmark is broken, and no search can help: a fabric failure
 // (vocab.ErrFabric, exit code 3).

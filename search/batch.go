@@ -271,7 +271,7 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 	batch := Batch{Seq: s.batches, Rounds: BatchRounds, RoundSeed: s.opts.Seed*1_000_003 + int64(s.batches)}
 	for _, op := range ops {
 		bo := BatchOp{Op: s.requestOp(op)}
-		bo.MinBytes, bo.MaxBytes = s.sweepRange(op)
+		bo.MinBytes, bo.MaxBytes = SweepRange(s.opts, op)
 		batch.Ops = append(batch.Ops, bo)
 	}
 	for i, t := range members {

@@ -655,7 +655,7 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	// measurements of the config.
 	scored = scored && !debug
 	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: debug, Op: s.requestOp(op)}
-	req.MinBytes, req.MaxBytes = s.sweepRange(op)
+	req.MinBytes, req.MaxBytes = SweepRange(s.opts, op)
 	if debug && s.debugsWide(t) {
 		// NCCL's choices outside the band matter too: the tuner-plugin
 		// export says what NCCL's defaults do at every size.
@@ -912,7 +912,3 @@ func (s *loop) explain(ctx context.Context, res *Result) error {
 	}
 	return nil
 }
-
-// sweepRange is SweepRange for the study's options: verify and compare
-// sweep through the same rule.
-func (s *loop) sweepRange(op nccl.Op) (int64, int64) { return SweepRange(s.opts, op) }

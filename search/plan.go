@@ -219,7 +219,7 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 		}
 		p.logged[t] = true
 	}
-	n, ok := o.nativeOf(l.Result.Facts)
+	n, ok := l.Result.Facts.NativeOp(o.reads, o.sizes) // what NCCL runs for the op's own function
 	if ok {
 		n.Plan = n.Plan.Restrict(o.sizes)
 		ok = n.Plan.Covers(o.sizes)
@@ -270,11 +270,6 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 	}
 	p.forget()
 	return true
-}
-
-// nativeOf is what a debug log says NCCL runs for the op's own function.
-func (o *opPlan) nativeOf(f *benchfmt.Facts) (nccl.Native, bool) {
-	return f.NativeOp(o.reads, o.sizes)
 }
 
 // resolve predicts what NCCL runs under cfg from everything known: the

@@ -103,15 +103,6 @@ func (s Space) Size() int {
 	return n
 }
 
-// Knobs lists the searched knob names.
-func (s Space) Knobs() []string {
-	out := make([]string, len(s))
-	for i, d := range s {
-		out[i] = d.Knob
-	}
-	return out
-}
-
 // Config turns one choice index per dimension into a config.
 func (s Space) Config(idx []int) nccl.Config {
 	c := nccl.Config{}

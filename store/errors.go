@@ -38,9 +38,6 @@ var errReplaced = errors.New("the database file was replaced")
 type LockedError struct {
 	Path   string
 	Holder Holder
-	// OtherName: the holder reached the file by another name (a hard
-	// link), so its record is not at hand.
-	OtherName bool
 }
 
 // Holder describes the process that holds a writer's lock.
@@ -61,9 +58,6 @@ func (e *LockedError) Error() string {
 	}
 	if !e.Holder.Since.IsZero() {
 		who = append(who, "since "+clock(e.Holder.Since))
-	}
-	if e.OtherName {
-		who = append(who, "through another name of the same file")
 	}
 	detail := ""
 	if len(who) > 0 {

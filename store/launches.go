@@ -186,30 +186,6 @@ func (s *Store) Launches(studyID uint64) ([]*Launch, error) {
 	return out, nil
 }
 
-// TrialLaunches lists one trial's launches in order.
-func (s *Store) TrialLaunches(trialID uint64) ([]*Launch, error) {
-	var out []*Launch
-	err := s.view(func(tx *bolt.Tx) error {
-		studyID := btoi(bucketGet(tx, bucketTrialStudy, itob(trialID)))
-		if studyID == 0 {
-			return fmt.Errorf("%w: no trial with ID %d", ErrNotFound, trialID)
-		}
-		launches := tx.Bucket(bucketLaunches)
-		return forPrefix(tx.Bucket(bucketTrialLaunches), itob(trialID), func(k, _ []byte) error {
-			key := pair(studyID, btoi(k[8:]))
-			l, err := decodeLaunch(key, launches.Get(key))
-			if err == nil {
-				out = append(out, l)
-			}
-			return err
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("launches of trial %d: %w", trialID, err)
-	}
-	return out, nil
-}
-
 func decodeLaunch(k, v []byte) (*Launch, error) {
 	if v == nil {
 		return nil, fmt.Errorf("launch %d is indexed but missing (damaged database)", btoi(k[8:]))

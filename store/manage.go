@@ -92,7 +92,7 @@ func (s *Store) DeleteStudy(nameOrID string) (*Study, error) {
 // RenameStudy gives a study (by name, ID or "s<ID>") a new name, refusing
 // a name another study has. It returns the renamed study.
 func (s *Store) RenameStudy(nameOrID, newName string) (*Study, error) {
-	if err := checkName(newName); err != nil {
+	if err := CheckName(newName); err != nil {
 		return nil, err
 	}
 	var st Study

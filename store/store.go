@@ -233,12 +233,6 @@ func checkDatabaseSize(path string, size int64) error {
 	return nil
 }
 
-// Path is the database file's absolute path.
-func (s *Store) Path() string { return s.path }
-
-// ReadOnly reports whether the store was opened for review only.
-func (s *Store) ReadOnly() bool { return s.readOnly }
-
 // Close ends the writer's liveness mark: a study it left running reads as
 // interrupted from now on. The data is already on disk.
 func (s *Store) Close() error {

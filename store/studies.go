@@ -31,7 +31,7 @@ func (s *Store) CreateStudy(st *Study) error {
 		return fmt.Errorf("create study: kind is empty (want %s, %s or %s)", vocab.KindSearch, vocab.KindSweep, vocab.KindImport)
 	}
 	if st.Name != "" {
-		if err := checkName(st.Name); err != nil {
+		if err := CheckName(st.Name); err != nil {
 			return err
 		}
 	}
@@ -121,9 +121,7 @@ const MaxLabelValueLen = 256
 // most MaxNameLen long, and is not written like the handles nccltune
 // gives studies ("7", "s7", "s7-512K-4M"), which always mean the study
 // with that ID.
-func CheckName(name string) error { return checkName(name) }
-
-func checkName(name string) error {
+func CheckName(name string) error {
 	if name == "" {
 		return errors.New("a study name cannot be empty")
 	}

@@ -82,15 +82,11 @@ func trialKeyKey(studyID uint64, key string) []byte {
 	return append(itob(studyID), "k="+key...)
 }
 
-// UpdateTrial writes a trial's State, Reason, Role and ScoreUS. Its study,
-// Number, Config and Created cannot change, and Launches stays the
-// store's count; t is refreshed with the stored values.
-func (s *Store) UpdateTrial(t *Trial) error {
-	return s.UpdateTrials([]*Trial{t})
-}
-
-// UpdateTrials is UpdateTrial for several trials in one transaction (a
-// study settles all its trials when it ends: one commit, not hundreds).
+// UpdateTrials writes trials' State, Reason, Role and ScoreUS in one
+// transaction (a study settles all its trials when it ends: one commit,
+// not hundreds). A trial's study, Number, Config and Created cannot
+// change, and Launches stays the store's count; each trial is refreshed
+// with the stored values.
 func (s *Store) UpdateTrials(ts []*Trial) error {
 	out := make([]Trial, len(ts))
 	err := s.update(func(tx *bolt.Tx) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/cliargs"
 	"github.com/nccltune/nccltune/internal/flagvalue"
+	"github.com/nccltune/nccltune/internal/studyconfig"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
@@ -22,7 +23,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	err := runCommand(ctx, args, out, stderr)
 	if err != nil && out.n == 0 && cliargs.WantsJSON(args) {
 		// --json promises one document on stdout whatever happens.
-		_ = ui.WriteJSON(stdout, errorDocument(err))
+		_ = ui.WriteJSON(stdout, ui.ErrorDocument(errorJSON(err)))
 	}
 	return err
 }
@@ -149,10 +150,10 @@ const releaseVersion = "0.1.0"
 // that launch benchmarks read their flags from a study config too.
 func commands() []*cli.Command {
 	return []*cli.Command{
-		withStudyConfig(searchCommand()),
-		withStudyConfig(verifyCommand()),
-		withStudyConfig(compareCommand()),
-		withStudyConfig(sweepCommand()),
+		studyconfig.With(searchCommand(), resumedKeys),
+		studyconfig.With(verifyCommand(), resumedKeys),
+		studyconfig.With(compareCommand(), resumedKeys),
+		studyconfig.With(sweepCommand(), resumedKeys),
 		historyCommand(),
 		showCommand(),
 		exportCommand(),
@@ -162,7 +163,7 @@ func commands() []*cli.Command {
 		parseCommand(),
 		doctorCommand(),
 		replayCommand(),
-		withStudyConfig(gateCommand()),
+		studyconfig.With(gateCommand(), resumedKeys),
 		renameCommand(),
 		rmCommand(),
 		workloadCommand(),

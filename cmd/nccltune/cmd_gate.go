@@ -107,7 +107,7 @@ func runGate(ctx context.Context, o gateOptions) error {
 	}
 	rep := studyrun.GateReportOf(r, o.config, o.launch.spec.BaseEnv)
 	if rep.FabricFailed {
-		failed := fabricError(fmt.Errorf("gate %s: %s", rep.Study, rep.Failure))
+		failed := vocab.Mark(vocab.ErrFabric, fmt.Errorf("gate %s: %s", rep.Study, rep.Failure))
 		e := errorJSON(failed)
 		rep.Error = &e
 		if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {

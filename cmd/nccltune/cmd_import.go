@@ -55,7 +55,7 @@ Examples:
 			}
 			return runImport(c.Context, importOptions{op: op,
 				db: db, files: c.Args().Slice(), config: flagvalue.EnvOf(c, "env"), study: c.String("study"),
-				json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
+				json: c.Bool("json"), stdout: c.App.Writer,
 			})
 		},
 	}
@@ -69,7 +69,6 @@ type importOptions struct {
 	study  string
 	json   bool
 	stdout io.Writer
-	stderr io.Writer
 }
 
 func runImport(ctx context.Context, o importOptions) error {

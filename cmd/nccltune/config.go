@@ -1,16 +1,6 @@
 package main
 
-import (
-	"github.com/urfave/cli/v2"
-
-	"github.com/nccltune/nccltune/internal/studyconfig"
-)
-
-// withStudyConfig adds --config FILE (internal/studyconfig) to a command
-// that launches benchmarks.
-func withStudyConfig(cmd *cli.Command) *cli.Command {
-	return studyconfig.With(cmd, resumedKeys)
-}
+import "github.com/urfave/cli/v2"
 
 // resumeFixedKeys are the keys a resumed search takes from its study, not
 // from the file: the file of the study being resumed names them too, and

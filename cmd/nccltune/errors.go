@@ -24,9 +24,6 @@ full, a file that cannot be read or written, a study another nccltune is
 running; 2 a usage error, refused before anything is stored; 3 the
 benchmark or fabric failed; 130 interrupted.`
 
-// fabricError marks err as a failure of the benchmark or fabric: exit code 3.
-func fabricError(err error) error { return vocab.Mark(vocab.ErrFabric, err) }
-
 // errCheckFailed is returned by gate (and other checks) after printing
 // their result: exit code 1, no further message.
 var errCheckFailed = errors.New("check failed")

@@ -36,10 +36,6 @@ var errorKinds = map[int]string{
 	exitInterrupted: "interrupted",
 }
 
-// errorDocument is what a --json command prints when it fails before
-// printing its own document: the exit code, its name and the message.
-func errorDocument(err error) map[string]any { return ui.ErrorDocument(errorJSON(err)) }
-
 // errorJSON is err in the one shape errors take in JSON documents (the
 // whole document's, a gate's failed launch, a file parse could not read).
 func errorJSON(err error) ui.ErrorJSON {

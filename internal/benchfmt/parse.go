@@ -99,10 +99,9 @@ func collectiveFromProgram(name string) string {
 
 // layout is the shape of the results table, read from its column header.
 type layout struct {
-	known     bool
-	sides     int  // 2: out-of-place and in-place; 1: one side only
-	perIter   bool // -I 1: i_min i_max i_p99 i_cv% after each side
-	timestamp bool // -S 1: a date and a time after the row
+	known   bool
+	sides   int  // 2: out-of-place and in-place; 1: one side only
+	perIter bool // -I 1: i_min i_max i_p99 i_cv% after each side
 }
 
 func (l layout) measureWidth() int {
@@ -365,8 +364,6 @@ func parseLayout(titles []string) layout {
 			l.sides++
 		case "i_min":
 			l.perIter = true
-		case "timestamp":
-			l.timestamp = true
 		}
 	}
 	if l.sides < 1 || l.sides > 2 {

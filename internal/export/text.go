@@ -237,14 +237,11 @@ func shellSafe(s string) bool {
 	return true
 }
 
-// kubeValue escapes a value for Kubernetes, which expands $(VAR) in env
-// values and reads $$ as one $: every $ is doubled, so the container gets
-// the value as written.
-func kubeValue(v string) string { return strings.ReplaceAll(v, "$", "$$") }
-
-// composeValue escapes a value for docker compose, which interpolates
-// ${VAR} and $VAR in the compose file and reads $$ as one $.
-func composeValue(v string) string { return strings.ReplaceAll(v, "$", "$$") }
+// dollarsDoubled escapes a value for Kubernetes, which expands $(VAR) in
+// env values, and for docker compose, which interpolates ${VAR} and $VAR
+// in the compose file: both read $$ as one $, so every $ is doubled and
+// the container gets the value as written.
+func dollarsDoubled(v string) string { return strings.ReplaceAll(v, "$", "$$") }
 
 // indentLines shifts every line of text right by n spaces.
 func indentLines(text string, n int) string {
@@ -284,7 +281,7 @@ func writeCompose(w io.Writer, b *Recommendation, o Options) error {
 			return err
 		}
 		name.HeadComment = sectionComment(vars, i)
-		env.Content = append(env.Content, name, yamlQuoted(composeValue(v.Value)))
+		env.Content = append(env.Content, name, yamlQuoted(dollarsDoubled(v.Value)))
 	}
 	if len(vars) == 0 {
 		env.Style = yaml.FlowStyle // environment: {}
@@ -322,7 +319,7 @@ func writeK8s(w io.Writer, b *Recommendation, o Options) error {
 			return err
 		}
 		item := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
-			yamlPlain("name"), name, yamlPlain("value"), yamlQuoted(kubeValue(v.Value)),
+			yamlPlain("name"), name, yamlPlain("value"), yamlQuoted(dollarsDoubled(v.Value)),
 		}}
 		item.HeadComment = sectionComment(vars, i)
 		env.Content = append(env.Content, item)

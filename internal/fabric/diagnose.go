@@ -714,16 +714,6 @@ func versionParts(v string) ([3]int, bool) {
 	return p, true
 }
 
-// Codes returns the warning codes of a report in order, for tests and
-// scripts.
-func (r Report) Codes() []string {
-	var out []string
-	for _, w := range r.Warnings {
-		out = append(out, w.Code)
-	}
-	return out
-}
-
 // SortedChoices returns the choices sorted by collective and size.
 func (r Report) SortedChoices() []benchfmt.Choice {
 	out := append([]benchfmt.Choice{}, r.Choices...)

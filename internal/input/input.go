@@ -2,7 +2,7 @@
 // output, NCCL logs, simulator profiles) with a cap on their size, from
 // anything that can be read (a FIFO, /dev/stdin, a process substitution)
 // and so that Ctrl-C ends a read that would otherwise wait forever.
-// ReadSaved (and ReadNamed, for other kinds of file) adds the commands'
+// ReadSaved (and Inputs.Read, for other kinds of file) adds the commands'
 // errors: what the user can fix is vocab.ErrUsage.
 package input
 
@@ -133,17 +133,12 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // give instead: a missing file, a directory or one over the cap is a
 // usage error (vocab.ErrUsage), and Ctrl-C is vocab.ErrInterrupted.
 func ReadSaved(ctx context.Context, name string, stdin io.Reader) ([]byte, error) {
-	return ReadNamed(ctx, name, stdin, "saved nccl-tests output")
+	return readNamed(ctx, name, stdin, "saved nccl-tests output", MaxBytes)
 }
 
-// ReadNamed is ReadSaved for a file of another kind: what names it in the
-// errors ("an NCCL log").
-func ReadNamed(ctx context.Context, name string, stdin io.Reader, what string) ([]byte, error) {
-	return readNamed(ctx, name, stdin, what, MaxBytes)
-}
-
-// readNamed is ReadNamed up to limit bytes (Inputs: what is left of a
-// run's budget).
+// readNamed is ReadSaved for a file of another kind, what naming it in
+// the errors ("an NCCL log"), up to limit bytes (Inputs: what is left of
+// a run's budget).
 func readNamed(ctx context.Context, name string, stdin io.Reader, what string, limit int64) ([]byte, error) {
 	data, err := ReadFile(ctx, name, stdin, limit)
 	var tooLarge *TooLargeError

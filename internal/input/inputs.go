@@ -69,7 +69,7 @@ func (e *BudgetError) Error() string {
 		e.Name, budget, e.Files)
 }
 
-// Read reads name ("-" is stdin) as ReadNamed does, with what naming the
+// Read reads name ("-" is stdin) as ReadSaved does, with what naming the
 // kind of file in its errors, and within what is left of the budget. A
 // file this run already read is a *DuplicateError (nothing read), stdin
 // named twice a usage error (it can be read once), and an input past the

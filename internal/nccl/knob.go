@@ -15,8 +15,6 @@ type Knob struct {
 	// Choices are the values searched by default; "" means unset, i.e.
 	// NCCL's own choice. Every knob's list starts with "".
 	Choices []string
-	// Doc says what the knob does, for --help and errors.
-	Doc string
 	// Default is NCCL's own value when the knob is unset, where NCCL
 	// documents one that a config may spell out ("" when it has none or
 	// it depends on the platform): setting it is the same as leaving the
@@ -53,55 +51,46 @@ func pow2Choices(lo, hi int) []string {
 var Knobs = []Knob{
 	{Name: "NCCL_PROTO", InDefaultSpace: true,
 		Choices: []string{"", "Simple", "LL", "LL128", "^LL128", "^LL"},
-		Doc:     "wire protocols NCCL may use: LL, LL128, Simple; ^ excludes (e.g. ^LL128)",
 		check:   func(v string) error { return checkNameList(v, protocols) }},
 	{Name: "NCCL_ALGO", InDefaultSpace: true,
 		Choices: []string{"", "Ring", "Tree"},
-		Doc:     "algorithms NCCL may use: Ring, Tree, CollnetDirect, CollnetChain, NVLS, NVLSTree, PAT; ^ excludes",
 		check:   func(v string) error { return checkNameList(v, algorithms) }},
 	{Name: "NCCL_MAX_NCHANNELS", InDefaultSpace: true,
 		Choices: pow2Choices(1, 64),
-		Doc:     "upper bound on channels per collective (1..64)",
 		check:   intRange(1, 64)},
 	{Name: "NCCL_MAX_CTAS", InDefaultSpace: true,
 		Choices: pow2Choices(1, 64),
-		Doc:     "upper bound on CTAs per collective (1..64 since NCCL 2.25, 1..32 before)",
-		check:   intRange(1, 64)},
+		// 1..64 since NCCL 2.25, 1..32 before.
+		check: intRange(1, 64)},
 	{Name: "NCCL_CROSS_NIC", InDefaultSpace: true,
-		// 2 is NCCL's default, the same as unset: not searched twice.
+		// 0 keeps each ring on one NIC, 1 allows crossing, 2 (NCCL's
+		// default, the same as unset: not searched twice) crosses only if
+		// better.
 		Choices: []string{"", "0", "1"},
-		Doc:     "0 keep each ring on one NIC, 1 allow crossing, 2 (NCCL's default) cross only if better",
 		Default: "2",
 		check:   intRange(0, 2)},
 	{Name: "NCCL_MIN_NCHANNELS",
 		Choices: pow2Choices(1, 32),
-		Doc:     "lower bound on channels (1..64); must not exceed NCCL_MAX_NCHANNELS",
 		check:   intRange(1, 64)},
 	{Name: "NCCL_MIN_CTAS",
 		Choices: pow2Choices(1, 32),
-		Doc:     "lower bound on CTAs (1..64); must not exceed NCCL_MAX_CTAS",
 		check:   intRange(1, 64)},
 	{Name: "NCCL_NTHREADS",
 		Choices: []string{"", "64", "128", "256", "512"},
-		Doc:     "threads per CTA: 64, 128, 256 or 512",
 		check:   oneOf("64", "128", "256", "512")},
 	{Name: "NCCL_BUFFSIZE",
 		// 4194304 is NCCL's default, the same as unset: not searched twice.
 		Choices: []string{"", "1048576", "2097152", "8388608", "16777216"},
-		Doc:     "buffer per channel and peer in bytes, a power of two (NCCL's default 4194304)",
 		Default: "4194304",
 		check:   checkBuffSize},
 	{Name: "NCCL_SOCKET_NTHREADS",
 		Choices: pow2Choices(1, 16),
-		Doc:     "socket helper threads per connection (1..16); times NCCL_NSOCKS_PERTHREAD at most 64",
 		check:   intRange(1, 16)},
 	{Name: "NCCL_NSOCKS_PERTHREAD",
 		Choices: pow2Choices(1, 8),
-		Doc:     "sockets per helper thread (1..64); times NCCL_SOCKET_NTHREADS at most 64",
 		check:   intRange(1, 64)},
 	{Name: "NCCL_IB_QPS_PER_CONNECTION",
 		Choices: pow2Choices(1, 8),
-		Doc:     "InfiniBand/RoCE queue pairs per connection (1..128)",
 		check:   intRange(1, 128)},
 }
 

@@ -307,12 +307,6 @@ type Resolution struct {
 	Key string
 }
 
-// Resolve predicts the plan NCCL runs under cfg (see Explain).
-func (n Native) Resolve(cfg Config) (Plan, bool) {
-	r := n.Explain(cfg)
-	return r.Plan, r.Certain
-}
-
 // Explain predicts what NCCL runs under cfg from what it ran under
 // n.Config, which must be a part of cfg (every knob of n.Config set alike
 // in cfg; otherwise nothing is certain). The rules, each proved by how

@@ -180,9 +180,6 @@ func NearestPowerOfTwo(size int64) int64 {
 	return int64(1) << k
 }
 
-// Contains reports whether size lies inside the band.
-func (b Band) Contains(size int64) bool { return size >= b.Min && size <= b.Max }
-
 func (b Band) String() string {
 	if b.Min == b.Max {
 		return FormatSize(b.Min)

@@ -97,5 +97,5 @@ func writeSheet(layout func() (*sheet, error), w io.Writer, format string, dpi i
 	if err != nil {
 		return err
 	}
-	return s.write(w, format, dpi)
+	return render(s, w, format, dpi)
 }

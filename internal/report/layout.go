@@ -231,9 +231,6 @@ func (st stack) draw(vc vg.CanvasSizer) {
 	}
 }
 
-// write renders the sheet as PNG (dots per inch, PNGDPI when 0) or SVG.
-func (s *sheet) write(w io.Writer, format string, dpi int) error { return render(s, w, format, dpi) }
-
 // render renders d as PNG (dots per inch, PNGDPI when 0) or SVG.
 func render(s drawable, w io.Writer, format string, dpi int) error {
 	width, height := s.size()

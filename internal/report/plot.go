@@ -30,9 +30,8 @@ import (
 // searched bands shaded exactly over their sizes, the guard sizes marked.
 type Figure struct {
 	// Subject opens the title: "s3-512K-4M: all_reduce"; the metric
-	// completes it. Title, when set, replaces the whole first line.
+	// completes it.
 	Subject string
-	Title   string
 	// Subtitle lines go under the title: what the curves are drawn from
 	// and, for a study's decision, the speedup with its interval.
 	Subtitle []string
@@ -190,16 +189,6 @@ const (
 	PNGDPI = 150
 )
 
-// Size returns the figure's width and height: the header, the plot, one
-// legend row per entry and the caption.
-func (f Figure) Size() (w, h vg.Length) {
-	s, err := f.sheet()
-	if err != nil {
-		return figureWidth, plotHeight
-	}
-	return s.size()
-}
-
 // Write renders the figure as PNG or SVG.
 func (f Figure) Write(w io.Writer, format string) error { return f.WriteAt(w, format, PNGDPI) }
 
@@ -207,15 +196,6 @@ func (f Figure) Write(w io.Writer, format string) error { return f.WriteAt(w, fo
 func (f Figure) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(f.sheet, w, format, dpi)
 }
-
-// WritePNG renders the figure as a PNG image (PNGDPI).
-func (f Figure) WritePNG(w io.Writer) error { return f.Write(w, FormatPNG) }
-
-// WriteSVG renders the figure as an SVG document. Text names the
-// Liberation fonts the layout was measured with, falling back to their
-// metric-compatible Arial and Helvetica, so it lines up where Liberation is
-// not installed.
-func (f Figure) WriteSVG(w io.Writer) error { return f.Write(w, FormatSVG) }
 
 var (
 	svgFontFamily = regexp.MustCompile(`font-family:Liberation Sans;`)
@@ -331,10 +311,7 @@ func (f Figure) sheet() (*sheet, error) {
 		yLabel = "time per operation (µs, log scale)"
 		what = "time"
 	}
-	title := f.Title
-	if title == "" {
-		title = fmt.Sprintf("%s %s by message size", f.Subject, what)
-	}
+	title := fmt.Sprintf("%s %s by message size", f.Subject, what)
 	cv := newCanvas()
 	if err := f.axes(cv, timeAxis); err != nil {
 		return nil, err

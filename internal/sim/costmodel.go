@@ -118,19 +118,11 @@ type ncclState struct {
 	envInfo []string
 }
 
-// resolve works out what NCCL would set up under cfg (NCCL_* variables of
-// the environment, knobs or not).
-func (p *Profile) resolve(cfg nccl.Config) *ncclState { return p.resolveLog(cfg, false) }
-
-// resolveLog is resolve, also collecting NCCL's ENV log lines if logEnv.
-// The steps run in the order NCCL reads the variables, so the log lines
-// come out in NCCL's order.
-func (p *Profile) resolveLog(cfg nccl.Config, logEnv bool) *ncclState {
-	return p.resolveOp(cfg, nccl.AllReduce, logEnv)
-}
-
-// resolveOp is resolveLog for one op: NCCL_ALGO and NCCL_PROTO (and
-// their per-function forms) are read for the op's function.
+// resolveOp works out what NCCL would set up for op under cfg (NCCL_*
+// variables of the environment, knobs or not): NCCL_ALGO and NCCL_PROTO
+// (and their per-function forms) are read for the op's function. With
+// logEnv it also collects NCCL's ENV log lines; the steps run in the order
+// NCCL reads the variables, so the lines come out in NCCL's order.
 func (p *Profile) resolveOp(cfg nccl.Config, op nccl.Op, logEnv bool) *ncclState {
 	f := &ncclState{p: p, n: p.NRanks, op: op.OrAllReduce(), crossNIC: 2, qps: 1, nthreads: 0, buffSize: 4 << 20, logEnv: logEnv}
 	env := envReader{cfg: cfg, f: f}
@@ -463,20 +455,6 @@ func (p *Profile) TrueTimeUS(cfg nccl.Config, bytes int64) (float64, error) {
 // channel rule.
 func (p *Profile) Choose(cfg nccl.Config, bytes int64) (Choice, error) {
 	return p.ChooseOp(nccl.AllReduce, cfg, bytes)
-}
-
-// CostOf is the true time in µs of an all-reduce of bytes forced to
-// choice c under cfg (cfg still sets transport, threads, buffers). It
-// lets tests and docs show what NCCL's alternatives would have cost.
-func (p *Profile) CostOf(cfg nccl.Config, c Choice, bytes int64) (float64, error) {
-	f := p.resolve(cfg)
-	if f.usage != nil {
-		return 0, f.usage
-	}
-	if c.Channels < 1 || c.Channels > 64 || wireFactor[c.Proto] == 0 || (c.Algo != algoRing && c.Algo != algoTree) {
-		return 0, fmt.Errorf("choice %+v is not Ring/Tree × LL/LL128/Simple × 1..64 channels", c)
-	}
-	return f.trueTime(c, bytes), nil
 }
 
 // busFactor is nccl-tests' all-reduce bus bandwidth factor 2(n-1)/n.

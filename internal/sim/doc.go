@@ -24,7 +24,7 @@
 // # What NCCL decides
 //
 // From the environment the simulated NCCL works out what real NCCL would
-// set up (resolve): the transport (IB unless NCCL_IB_DISABLE=1,
+// set up (resolveOp): the transport (IB unless NCCL_IB_DISABLE=1,
 // NCCL_NET=Socket, no NIC matching NCCL_IB_HCA, or a broken plugin), the
 // NICs it drives (one rail of a GB10's two unless NCCL_IB_MERGE_NICS=1),
 // the protocols and algorithms it may use (NCCL_PROTO and NCCL_ALGO with
@@ -48,7 +48,7 @@
 // # What it really costs
 //
 // The time of one all-reduce of S bytes on n ranks with algorithm A,
-// protocol P and c channels (TrueTimeUS, CostOf) is two pipeline stages
+// protocol P and c channels (TrueTimeUS) is two pipeline stages
 // joined by a soft maximum, plus a fixed cost:
 //
 //	T    = base(P) + smax_k(W, X)

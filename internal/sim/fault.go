@@ -111,7 +111,7 @@ func (p *Profile) ruleFault(cfg nccl.Config, kind string) bool {
 
 // faultFor returns the fault a launch under cfg suffers, if any: the
 // NCCLTUNE_SIM_FAULT value first, then the first matching profile rule.
-// socket-fallback is not returned: it changes the fabric (see resolve),
+// socket-fallback is not returned: it changes the fabric (see resolveOp),
 // it does not fail the launch.
 func (p *Profile) faultFor(cfg nccl.Config) (*activeFault, error) {
 	if v := strings.TrimSpace(cfg[FaultEnv]); v != "" {

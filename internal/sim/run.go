@@ -15,11 +15,6 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// SimulatedHeaderPrefix starts the line every simulated output carries
-// right after nccl-tests' version line: the header benchfmt's parser reads
-// to label a result simulated.
-const SimulatedHeaderPrefix = benchfmt.SimulatedHeaderPrefix
-
 // testsVersion is the nccl-tests release the simulator imitates.
 const testsVersion = "2.19.6"
 

@@ -57,11 +57,10 @@ type tunerPlugin struct {
 	// interface it loaded the plugin as.
 	loaded bool
 	iface  int
-	// source is the NCCL source the plugin was built from; buggy when it
-	// is older than 2.30.3.
-	source string
-	buggy  bool
-	rows   []tunerRow
+	// buggy: the NCCL source the plugin was built from is older than
+	// 2.30.3.
+	buggy bool
+	rows  []tunerRow
 	// initLines are what NCCL and the plugin log at init, with their
 	// subsystems.
 	initLines []tunerLine
@@ -114,7 +113,7 @@ func loadTunerPlugin(cfg map[string]string, ver string, nodes, ranks int) (*tune
 	if src < 22705 {
 		return nil, fmt.Errorf("NCCL_TUNER_PLUGIN=%s: source %s: the example plugin reads a CSV from NCCL 2.27.5's source on", path, source)
 	}
-	t.source, t.buggy = source, src < 23003
+	t.buggy = src < 23003
 	exports := []int{4}
 	switch {
 	case src >= 23000:

@@ -24,9 +24,6 @@ type Study struct {
 	LaunchStats LaunchStats
 }
 
-// Name is the study's name.
-func (s *Study) Name() string { return s.Study.Name }
-
 // StartHint is how to make a first study, for a database that holds none.
 const StartHint = "run nccltune search --sim spark4 --band 512K-4M"
 

@@ -174,7 +174,7 @@ func VerdictOf(s *store.Study) Verdict {
 		} else {
 			v.Details = append(v.Details, fmt.Sprintf("band speedup %s (95%% CI), p=%.3g", SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
 			if r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
-				v.Details = append(v.Details, fmt.Sprintf("band score %.1f µs with "+baselineName(s)+" → %.1f µs", r.BaselineScoreUS, r.ScoreUS))
+				v.Details = append(v.Details, fmt.Sprintf("band score %.1f µs with "+ConclusionOf(s).BaselineName()+" → %.1f µs", r.BaselineScoreUS, r.ScoreUS))
 			}
 		}
 		if r.BaselineLaunches > 0 || r.CandidateLaunches > 0 {
@@ -210,10 +210,6 @@ func RefusalLines(r *store.Recommendation) []string {
 	}
 	return out
 }
-
-// baselineName is what a study compared with: NCCL's defaults, or the
-// user's own settings (--baseline-env).
-func baselineName(s *store.Study) string { return ConclusionOf(s).BaselineName() }
 
 // SpeedupText is "×8.12 [7.88, 8.38]", without the interval when it is
 // unknown.

@@ -15,11 +15,8 @@ import (
 // SweepResult is one config's measured curve.
 type SweepResult struct {
 	Study *store.Study
-	// Launches are the counted launches as the model sees them, Last the
-	// last of them as run (its table gives the sizes and the bus-bandwidth
-	// factor).
+	// Launches are the counted launches as the model sees them.
 	Launches []model.Launch
-	Last     *benchfmt.Launch
 	// Rows are the curve, one per size.
 	Rows []runresult.SweepRow
 }
@@ -75,5 +72,5 @@ func Sweep(ctx context.Context, st *store.Store, min, max int64, o RepeatOptions
 	if err := r.Finish(""); err != nil {
 		return nil, err
 	}
-	return &SweepResult{Study: r.Study, Launches: launches, Last: last, Rows: sweepRows(launches, last.Result)}, nil
+	return &SweepResult{Study: r.Study, Launches: launches, Rows: sweepRows(launches, last.Result)}, nil
 }

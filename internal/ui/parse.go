@@ -174,7 +174,7 @@ func writeParseText(w io.Writer, p ParseOutcome) error {
 		if r.OutOfBounds != nil {
 			oob = fmt.Sprintf("out-of-bounds values %d", *r.OutOfBounds)
 		}
-		say("  avg busbw %s GB/s, %s", parseFormatBW(r.AvgBusBW), oob)
+		say("  avg busbw %g GB/s, %s", r.AvgBusBW, oob) // %g as nccl-tests prints it
 	}
 	if bad := r.Invalid(); bad != "" && r.Complete {
 		say("  INVALID: %s; these numbers are not a measurement", bad)
@@ -343,6 +343,3 @@ func parseFactsSummary(f *benchfmt.Facts) string {
 	}
 	return out
 }
-
-// parseFormatBW prints a bandwidth as nccl-tests' %g does.
-func parseFormatBW(f float64) string { return fmt.Sprintf("%g", f) }

@@ -73,14 +73,6 @@ type Part struct {
 	TimeUS float64 `json:"time_us,omitempty"`
 }
 
-// Workload is the proposal as the search reads it: its calls, read by
-// nccl.ParseCall and merged by nccl.MergeCalls, as --calls reads them.
-// propose has read them so already: they read.
-func (p Proposal) Workload() nccl.Workload {
-	w, _ := readCalls(p.Calls)
-	return w
-}
-
 // readCalls reads calls as search --calls does, so that what the YAML
 // holds is what the search will measure.
 func readCalls(calls []Call) (nccl.Workload, error) {
