@@ -457,14 +457,15 @@ func TestClassifyTorch(t *testing.T) {
 // TestTorchScriptPythonTests runs scripts/nccltune_allreduce_test.py (the
 // script's arithmetic, and its whole sweep for every op on a fake torch in
 // threads, including worlds broken on purpose, which its check must catch)
-// and scripts/nccltune_batch_test.py (--batch on a fake torch whose NCCL
-// logs as the real one, and the verdicts on real NCCL logs).
+// scripts/nccltune_batch_test.py (--batch on a fake torch whose NCCL
+// logs as the real one, and the verdicts on real NCCL logs) and
+// scripts/serving_mix_test.py (the capture script's arguments).
 func TestTorchScriptPythonTests(t *testing.T) {
 	t.Parallel() // python processes of its own; no env, no working directory
 	python, _ := findPython(t)
-	for _, name := range []string{"nccltune_allreduce_test.py", "nccltune_batch_test.py"} {
+	for _, name := range []string{"nccltune_allreduce_test.py", "nccltune_batch_test.py", "serving_mix_test.py"} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel() // two interpreters, each with its own temporary files
+			t.Parallel() // an interpreter each, with its own temporary files
 			test := filepath.Join(filepath.Dir(scriptPath(t)), name)
 			out, err := exec.Command(python, "-S", "-I", "-B", test).CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "\nOK") {

@@ -29,6 +29,18 @@ import argparse
 import os
 
 
+def positive(text):
+    """A count that must be at least 1 (a zero --prefill-every once died
+    dividing by it after torch's import)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r: want a whole number" % text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("%r: must be at least 1" % text)
+    return n
+
+
 def batch_sizes(text):
     """--decode-batches' value: comma-separated token counts, each at least 1.
     A bad value is argparse's usage error, before torch is imported."""
@@ -44,13 +56,13 @@ def batch_sizes(text):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--hidden", type=int, default=4096)
-    p.add_argument("--layers", type=int, default=8)
-    p.add_argument("--vocab", type=int, default=32000)
-    p.add_argument("--batch", type=int, default=32, help="sequences decoded together")
-    p.add_argument("--prompt", type=int, default=512, help="tokens of one prefill step (one prompt)")
-    p.add_argument("--steps", type=int, default=24)
-    p.add_argument("--prefill-every", type=int, default=8)
+    p.add_argument("--hidden", type=positive, default=4096)
+    p.add_argument("--layers", type=positive, default=8)
+    p.add_argument("--vocab", type=positive, default=32000)
+    p.add_argument("--batch", type=positive, default=32, help="sequences decoded together")
+    p.add_argument("--prompt", type=positive, default=512, help="tokens of one prefill step (one prompt)")
+    p.add_argument("--steps", type=positive, default=24)
+    p.add_argument("--prefill-every", type=positive, default=8)
     p.add_argument("--decode-batches", default=None, type=batch_sizes,
                    help="comma-separated tokens per decode step, taken in turn (a server's batch grows and "
                         "shrinks as requests come and go); default: --batch every step")

@@ -2,6 +2,8 @@
 """Tests of serving_mix.py's arguments, without torch or a GPU.
 
     python3 scripts/serving_mix_test.py
+
+`go test ./runner` runs this file whenever python3 is on PATH.
 """
 
 import contextlib
@@ -28,6 +30,16 @@ class DecodeBatches(unittest.TestCase):
             self.assertEqual(cm.exception.code, 2, bad)
             self.assertIn("--decode-batches", err.getvalue())
             self.assertNotIn("Traceback", err.getvalue())
+
+
+class Counts(unittest.TestCase):
+    def test_zero_or_words_are_usage_errors(self):
+        for flag, bad in (("--prefill-every", "0"), ("--steps", "-1"), ("--hidden", "big")):
+            err = io.StringIO()
+            with self.assertRaises(SystemExit) as cm, contextlib.redirect_stderr(err):
+                serving_mix.main([flag, bad])
+            self.assertEqual(cm.exception.code, 2, (flag, bad))
+            self.assertIn(flag, err.getvalue())
 
 
 if __name__ == "__main__":

@@ -479,8 +479,8 @@ type Trial struct {
 	Reason string           `json:"reason,omitempty"`
 	Role   string           `json:"role,omitempty"`
 	// Launches is counted by AddLaunch. ScoreUS is the band score (µs) of
-	// the latest scored launch, unless the caller sets it with UpdateTrial
-	// or a TrialUpdate.
+	// the latest scored launch, unless the caller sets it with a
+	// TrialUpdate.
 	Launches int       `json:"launches"`
 	ScoreUS  float64   `json:"score_us,omitempty"`
 	Created  time.Time `json:"created"`

@@ -430,3 +430,22 @@ func TestChoseRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A study of one call decided on its band score (the call's time): show
+// keeps that row and its verdict; a study of several calls decided per
+// call and per step, and shows no band score over them
+// (TestTimedStudyReportSaysItsCalls).
+func TestOneCallStudyKeepsItsBandRow(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--calls", "all_reduce:1048576:100", "--seed", "2", "--budget", "30"); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	out, stderr, code := runCLI(t, db, "show", "1")
+	if code != 0 {
+		t.Fatalf("show: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "band geomean") || !strings.Contains(out, "(speedup ×") {
+		t.Errorf("show of a one-call study has no band row with its speedup:\n%s", out)
+	}
+}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/export"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
@@ -172,7 +173,7 @@ func standinBin(t *testing.T) string {
 		scripts[role] = standinEnv + "=" + role
 	}
 	for name, env := range scripts {
-		text := "#!/bin/sh\n" + env + " exec " + export.ShellQuote(self) + ` "$@"` + "\n"
+		text := "#!/bin/sh\n" + env + " exec " + safetext.ShellWord(self) + ` "$@"` + "\n"
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -277,11 +277,7 @@ func header(b *Recommendation, o Options, usage string) []string {
 	if s.Simulated {
 		lines = append(lines, simulatedLine(s))
 	}
-	if r := s.Recommendation; r.Reason != "" {
-		lines = append(lines, "decision: "+r.Reason)
-	}
-	lines = append(lines, stored.RefusalLines(s.Recommendation)...)
-	lines = append(lines, opVerdictHeader(s)...)
+	lines = append(lines, decisionHeader(s)...)
 	if !b.KeepDefaults {
 		lines = append(lines, "only settings that differ from NCCL's defaults are written")
 		if len(b.Env) == 0 {
@@ -351,6 +347,19 @@ func RenderAll(study *store.Study, trials []*store.Trial, launches []*store.Laun
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// decisionHeader is what every export's header says of the study's
+// decision after its verdict: the reason as the study stored it, the
+// candidates it refused before its answer, and each part's and guarded
+// op's verdict.
+func decisionHeader(s *store.Study) []string {
+	var lines []string
+	if r := s.Recommendation; r.Reason != "" {
+		lines = append(lines, "decision: "+r.Reason)
+	}
+	lines = append(lines, stored.RefusalLines(s.Recommendation)...)
+	return append(lines, opVerdictHeader(s)...)
 }
 
 // opVerdictHeader is the per-op table of a study that measured more than

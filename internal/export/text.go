@@ -59,11 +59,6 @@ func checkUTF8(vars []Var, format string) error {
 	return nil
 }
 
-// ShellQuote returns s as one POSIX shell word that stands for exactly
-// s, always quoted (safetext.ShellWord): an export's values are written
-// alike whatever they hold.
-func ShellQuote(s string) string { return safetext.ShellWord(s) }
-
 // writeEnvFile writes KEY=VALUE lines as docker run --env-file reads them:
 // one variable per line, the value verbatim after the first '=' (no
 // quotes, no escapes), lines starting with # ignored, UTF-8 required. A
@@ -79,7 +74,7 @@ func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
 	}
 	var notes, unsourceable []string
 	for _, v := range vars {
-		if !shellSafe(v.Value) && v.Value != "" {
+		if !safetext.ShellPlain(v.Value) && v.Value != "" {
 			unsourceable = append(unsourceable, v.Name)
 		}
 		if strings.ContainsAny(v.Value, "\n\r") {
@@ -158,7 +153,7 @@ func writeShell(w io.Writer, b *Recommendation, o Options) error {
 			return err
 		}
 	}
-	return writeSections(w, vars, func(v Var) string { return "export " + v.Name + "=" + ShellQuote(v.Value) + "\n" }, "# ")
+	return writeSections(w, vars, func(v Var) string { return "export " + v.Name + "=" + safetext.ShellWord(v.Value) + "\n" }, "# ")
 }
 
 // writeDockerFlags writes one line of docker run flags, -e K=V each,
@@ -182,7 +177,7 @@ func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 			return err
 		}
 		flags[i] = "-e " + v.Name + "=" + v.Value
-		if !shellSafe(v.Name + "=" + v.Value) {
+		if !safetext.ShellPlain(v.Name + "=" + v.Value) {
 			typed = append(typed, v.Name)
 		}
 	}
@@ -217,24 +212,6 @@ func checkSpliced(v Var) error {
 		}
 	}
 	return nil
-}
-
-// shellSafe reports whether s is one shell word that means itself both
-// typed and after $(…)'s word splitting: no whitespace, quotes, escapes,
-// expansions, globs or operators.
-func shellSafe(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune("_=^,.:/+-@%", r):
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // dollarsDoubled escapes a value for Kubernetes, which expands $(VAR) in

@@ -678,11 +678,7 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 	lines = append(lines, untunedLines(bands, groups)...)
 	for _, b := range bands {
 		lines = append(lines, bandSummary(b))
-		if r := b.Study.Recommendation; r.Reason != "" {
-			lines = append(lines, "decision: "+r.Reason)
-		}
-		lines = append(lines, stored.RefusalLines(b.Study.Recommendation)...)
-		lines = append(lines, opVerdictHeader(b.Study)...)
+		lines = append(lines, decisionHeader(b.Study)...)
 	}
 	if versions := nccl.Config(versionsOf(bands)); len(versions) > 1 {
 		lines = append(lines, "warning: the studies ran different NCCL versions ("+strings.Join(versions.Env(), " ")+"); NCCL's choices can differ between versions")

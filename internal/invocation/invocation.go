@@ -7,7 +7,6 @@ package invocation
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -84,18 +83,7 @@ func buildCacheDirs() []string {
 func Line(db string, args ...string) string {
 	line := Command() + " " + strings.Join(args, " ")
 	if def, err := store.DefaultPath(); db != "" && (err != nil || def != db) {
-		line += " --db " + Quote(db)
+		line += " --db " + safetext.ShellArg(db)
 	}
 	return line
-}
-
-// shellSafe are words a POSIX shell passes on unchanged.
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
-
-// Quote quotes s for a POSIX shell when it needs it.
-func Quote(s string) string {
-	if shellSafe.MatchString(s) {
-		return s
-	}
-	return safetext.ShellWord(s)
 }

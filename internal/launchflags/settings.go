@@ -12,6 +12,7 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/invocation"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/studyrun"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
@@ -113,7 +114,7 @@ func Args(study *store.Study) []string {
 	var args []string
 	add := func(flag string, values ...string) {
 		for _, v := range values {
-			args = append(args, flag, ShellQuote(v))
+			args = append(args, flag, safetext.ShellArg(v))
 		}
 	}
 	if op := study.Op(); op != nccl.AllReduce {
@@ -133,13 +134,13 @@ func Args(study *store.Study) []string {
 			add("--hosts", strings.Join(ls.Hosts, ","))
 		}
 		for _, a := range ls.MPIArgs {
-			args = append(args, ShellQuote("--mpi-arg="+a))
+			args = append(args, safetext.ShellArg("--mpi-arg="+a))
 		}
 		if ls.Bench != "" {
 			add("--bench", ls.Bench)
 		}
 		for _, a := range ls.BenchArgs {
-			args = append(args, ShellQuote("--bench-arg="+a))
+			args = append(args, safetext.ShellArg("--bench-arg="+a))
 		}
 		if ls.Instrument != "" && instrumentName(ls.Instrument) != instrumentName("") {
 			add("--instrument", ls.Instrument)
@@ -171,16 +172,13 @@ func Args(study *store.Study) []string {
 	return args
 }
 
-// ShellQuote quotes s for a POSIX shell when it needs it.
-func ShellQuote(s string) string { return invocation.Quote(s) }
-
 func instrumentName(s string) string { return cmp.Or(s, benchfmt.InstrumentNCCLTests) }
 
 // ResumeCommand is the command that continues study: its launch
 // settings, as stored, and the database db when it is not the default
 // one, run the way this nccltune was (invocation.Line).
 func ResumeCommand(study *store.Study, db string) string {
-	return invocation.Line(db, append([]string{"search", "--resume", ShellQuote(study.Name)}, Args(study)...)...)
+	return invocation.Line(db, append([]string{"search", "--resume", safetext.ShellArg(study.Name)}, Args(study)...)...)
 }
 
 // CheckRelaunch refuses to resume or verify study (action says which)

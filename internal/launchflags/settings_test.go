@@ -85,22 +85,6 @@ func TestCheckRelaunch(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"spark4":            "spark4",
-		"a:1,b:1":           "a:1,b:1",
-		"NCCL_IB_HCA==x,y":  "NCCL_IB_HCA==x,y",
-		"docker exec lane":  "'docker exec lane'",
-		"it's":              `'it'\''s'`,
-		"":                  "''",
-		"--mpi-arg=-x $FOO": "'--mpi-arg=-x $FOO'",
-	} {
-		if got := ShellQuote(in); got != want {
-			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 // TestResumeCommand: the study's name and launch flags, and --db unless
 // the database is the default one.
 func TestResumeCommand(t *testing.T) {

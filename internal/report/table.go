@@ -37,7 +37,9 @@ type Comparison struct {
 	BusBWFactor float64         `json:"busbw_factor"`
 	Rows        []ComparisonRow `json:"rows"`
 	// Band is the band score (geometric mean over the band's sizes) of
-	// each arm; nil when a band size was not measured by both.
+	// each arm; nil when a band size was not measured by both, and where
+	// the study decided no band score (Study.summarised: a timed workload
+	// of several calls, an op of several parts).
 	Band *BandRow `json:"band"`
 	// Notes are the footnotes, numbered from 1: the warnings of the
 	// model package about these launches.
@@ -221,22 +223,30 @@ func (s *Study) decidedRows(cand *store.Trial, which string) []store.SizeCompari
 	return rows
 }
 
-// summarised reports whether the table has a band row. A timed
-// workload's rows are each a call the study judged on its own, and its
-// objective is the time per step, never a band score: no band row. A
-// workload's op (OpStudy) of several --part parts has one only where the
-// study decided a band score of it, and never does. A geomean over
-// several calls or parts is a score no decision used, and its interval
-// once contradicted the study's verdict.
+// summarised reports whether the table has a band row: the score the
+// study decided on. A timed workload of several calls is judged per call
+// and by its time per step, never by a band score over an op's calls; an
+// op (OpStudy) of a workload has a band row only where the study decided
+// that op's one part. A geomean over several calls or parts is a score no
+// decision used, and its interval once contradicted the study's verdict.
+// A study of one call (or one band) decided its band row.
 func (s *Study) summarised(cand *store.Trial, which string) bool {
 	w := s.Study.Parts()
 	switch {
-	case w.Timed():
+	case w.Timed() && (w.ScoredByRounds() || s.timedWorkload()):
 		return false
 	case w.ScoredByRounds():
 		return s.decidedBand(cand, which) != nil
 	}
 	return true
+}
+
+// timedWorkload reports whether the study, not only this op's view of it
+// (OpStudy keeps the op's calls alone), decided a workload of several
+// calls: its decision has parts.
+func (s *Study) timedWorkload() bool {
+	r := s.Study.Recommendation
+	return r != nil && len(r.Parts) > 1
 }
 
 // decidedBand is the band row as the study decided it (the stored

@@ -98,3 +98,32 @@ func CommentLine(text string) string {
 func ShellWord(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// ShellPlain reports whether s is one POSIX shell word that means itself
+// both typed and after $(…)'s word splitting: letters, digits and
+// _=^,.:/+-@% only (no whitespace, quotes, escapes, expansions, globs or
+// operators). docker run $(nccltune export --format docker) depends on
+// it: $(…) splits words but removes no quotes.
+func ShellPlain(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("_=^,.:/+-@%", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ShellArg is s as a shell word: s itself when ShellPlain, else quoted
+// (ShellWord), for command lines a user copies.
+func ShellArg(s string) string {
+	if ShellPlain(s) {
+		return s
+	}
+	return ShellWord(s)
+}

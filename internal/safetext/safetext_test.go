@@ -62,3 +62,24 @@ func TestCommentLine(t *testing.T) {
 		}
 	}
 }
+
+// TestShellArg: words a shell passes on unchanged stay bare (the docker
+// flags export depends on it: $(…) removes no quotes); anything else is
+// quoted so that it stands for exactly itself.
+func TestShellArg(t *testing.T) {
+	for in, want := range map[string]string{
+		"spark4":            "spark4",
+		"a:1,b:1":           "a:1,b:1",
+		"NCCL_IB_HCA==x,y":  "NCCL_IB_HCA==x,y",
+		"NCCL_PROTO=^LL128": "NCCL_PROTO=^LL128",
+		"docker exec lane":  "'docker exec lane'",
+		"it's":              `'it'\''s'`,
+		"":                  "''",
+		"--mpi-arg=-x $FOO": "'--mpi-arg=-x $FOO'",
+		"a*":                "'a*'",
+	} {
+		if got := ShellArg(in); got != want {
+			t.Errorf("ShellArg(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

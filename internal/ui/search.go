@@ -234,7 +234,7 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 	}
 	if v.Change {
 		// Run the way this nccltune ran: go run before an install.
-		fmt.Fprintf(w, "  export it: %s\n", invocation.Line(db, "export", invocation.Quote(study.Name), "--format", "env"))
+		fmt.Fprintf(w, "  export it: %s\n", invocation.Line(db, "export", safetext.ShellArg(study.Name), "--format", "env"))
 	}
 	if line := defaultsLine(study, trials); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)
