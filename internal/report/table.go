@@ -243,10 +243,11 @@ func (s *Study) summarised(cand *store.Trial, which string) bool {
 
 // timedWorkload reports whether the study, not only this op's view of it
 // (OpStudy keeps the op's calls alone), decided a workload of several
-// calls: its decision has parts.
+// calls: its decision has parts, which a study stores only when it is
+// scored by rounds (search.PartResult).
 func (s *Study) timedWorkload() bool {
 	r := s.Study.Recommendation
-	return r != nil && len(r.Parts) > 1
+	return r != nil && len(r.Parts) > 0 // parts are stored only for a study scored by rounds
 }
 
 // decidedBand is the band row as the study decided it (the stored
