@@ -149,6 +149,10 @@ type timedQuality struct {
 	afterRefusal, noOp int
 	launches           []int
 	endings            map[string]int
+	// shipped is each seed's answer (the defaults when it kept them), for
+	// a caller that judges it against another truth (the unseen probe's
+	// called sizes).
+	shipped []nccl.Config
 }
 
 func (q timedQuality) medianLaunches() float64 {
@@ -232,6 +236,7 @@ func runTimedQuality(t testing.TB, f timedFabric, timed bool, first int64, seeds
 		}
 		q.launches = append(q.launches, res.Launches)
 		q.endings[res.Ending]++
+		q.shipped = append(q.shipped, res.Env())
 	}
 	return q
 }
