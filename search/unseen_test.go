@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -278,4 +279,52 @@ func calledWorkload(w nccl.Workload) nccl.Workload {
 		}
 	}
 	return out
+}
+
+// TestCallsKeepTheirLooks: exploration leaves a timed workload's calls
+// their looks (callsLooks). On a fabric of the unseen probe where a safe
+// ×2.2 winner's calls need more than the confirmation's 6 launches per
+// arm to be shown safe, exploration spent the budget's calls reserve and
+// the winner was refused "not shown safe after 6 launches per arm" in 4
+// of 5 seeds. A refusal for a call not shown safe must come from its
+// last look (callLooks × GuardLaunches per arm), not from a budget that
+// exploration used up, and most seeds ship the best safe setting.
+func TestCallsKeepTheirLooks(t *testing.T) {
+	t.Parallel()
+	f := timedFabric{name: "unseen-calls-reserve", profile: "testdata/unseen-calls-reserve.json",
+		calls: []string{"reduce_scatter:3368960:12", "reduce_scatter:71680:102", "reduce_scatter:57344:123", "reduce_scatter:86016:171",
+			"reduce_scatter:2652160:14", "reduce_scatter:28672:55", "all_reduce:35840:194", "all_reduce:451584:20", "all_reduce:14336:216", "all_reduce:129024:1"}}
+	w := f.workload(t)
+	prof := f.launcher(t, 0).prof
+	_, safeStep, _, _ := bestSafe(prof, w, DefaultSpace(), prof.NCCLVersion)
+	seeds, best := 5, 0
+	for seed := int64(1); seed <= int64(seeds); seed++ {
+		o := DefaultOptions()
+		o.Seed = seed
+		o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+		o.ScopeLists = true
+		o.Budget = o.DefaultBudget()
+		res, err := Run(context.Background(), o, f.launcher(t, seed), newMemRecorder(t), nil, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Parts {
+			if !p.NotShownSafe {
+				continue
+			}
+			// Its last look reached: past the one before it (the debug
+			// reads before the confirmation, readTwin and readWithout, may
+			// take a round of the last).
+			if n := min(len(res.Baseline.ConfirmOf(p.Part.Op)), len(res.Winner.ConfirmOf(p.Part.Op))); n <= (callLooks-1)*o.GuardLaunches {
+				t.Errorf("seed %d: %s refused for %s, not shown safe after %d launches per arm, before its last look (%d) (%s)",
+					seed, res.Winner.Config, p.Part, n, callLooks*o.GuardLaunches, res.Reason)
+			}
+		}
+		if tr := timedTruth(prof, w, res.Env()); tr.worst <= 1.05 && tr.step <= 1.05*safeStep {
+			best++
+		}
+	}
+	if best < seeds-1 {
+		t.Errorf("the best safe setting in %d of %d studies, want at least %d", best, seeds, seeds-1)
+	}
 }
