@@ -442,7 +442,7 @@ func (s *loop) exploreDefaults(ctx context.Context) error {
 // confirmation's share held back, and for a timed workload its calls'
 // looks (callsLooks).
 func (s *loop) exploreLeft() int {
-	return s.opts.Budget - 2*max(s.confirmMax(), s.callsLooks())*s.cost() - s.explainLeft() - s.guardLeft() - s.seq
+	return s.opts.Budget - 2*max(s.confirmMax(), s.opts.callsLooks())*s.cost() - s.explainLeft() - s.guardLeft() - s.seq
 }
 
 // cost is the launches one measurement of a config takes: one per op of
@@ -508,22 +508,6 @@ func (s *loop) firstLook() int {
 		return max(s.opts.ConfirmLaunches, s.opts.GuardLaunches)
 	}
 	return s.opts.ConfirmLaunches
-}
-
-// callsLooks is the launches per arm a timed workload's calls may take
-// before its recommendation ships (topUpCalls: up to callLooks ×
-// GuardLaunches, while a call is neither shown safe nor slower), which
-// exploration leaves to them (exploreLeft); 0 for a study without calls
-// to judge. The default budget adds them (callsReserve); holding back
-// only the confirmation's share let exploration spend them: on random
-// fabrics (TestUnseenFabrics) safe winners of ×1.2 to ×5 were refused
-// "not shown safe after 6 launches per arm", the budget gone before the
-// calls' first look.
-func (s *loop) callsLooks() int {
-	if s.work == nil || !s.opts.Parts().Timed() {
-		return 0
-	}
-	return callLooks * s.opts.GuardLaunches
 }
 
 // mustFind reports that no config other than the defaults has run

@@ -282,13 +282,14 @@ func calledWorkload(w nccl.Workload) nccl.Workload {
 }
 
 // TestCallsKeepTheirLooks: exploration leaves a timed workload's calls
-// their looks (callsLooks). On a fabric of the unseen probe where a safe
-// ×2.2 winner's calls need more than the confirmation's 6 launches per
-// arm to be shown safe, exploration spent the budget's calls reserve and
-// the winner was refused "not shown safe after 6 launches per arm" in 4
-// of 5 seeds. A refusal for a call not shown safe must come from its
-// last look (callLooks × GuardLaunches per arm), not from a budget that
-// exploration used up, and most seeds ship the best safe setting.
+// the launches the budget holds for them (Options.callsLooks). On a
+// fabric of the unseen probe where a safe ×2.2 winner's calls need more
+// than the confirmation's 6 launches per arm to be shown safe,
+// exploration spent the budget's calls reserve and the winner was refused
+// "not shown safe after 6 launches per arm" in 4 of 5 seeds. A refusal
+// for a call not shown safe must come after those launches, not from a
+// budget that exploration used up, and most seeds ship the best safe
+// setting.
 func TestCallsKeepTheirLooks(t *testing.T) {
 	t.Parallel()
 	f := timedFabric{name: "unseen-calls-reserve", profile: "testdata/unseen-calls-reserve.json",
@@ -312,12 +313,11 @@ func TestCallsKeepTheirLooks(t *testing.T) {
 			if !p.NotShownSafe {
 				continue
 			}
-			// Its last look reached: past the one before it (the debug
-			// reads before the confirmation, readTwin and readWithout, may
-			// take a round of the last).
-			if n := min(len(res.Baseline.ConfirmOf(p.Part.Op)), len(res.Winner.ConfirmOf(p.Part.Op))); n <= (callLooks-1)*o.GuardLaunches {
-				t.Errorf("seed %d: %s refused for %s, not shown safe after %d launches per arm, before its last look (%d) (%s)",
-					seed, res.Winner.Config, p.Part, n, callLooks*o.GuardLaunches, res.Reason)
+			// The debug reads before the confirmation (readTwin,
+			// readWithout) may take one round of them.
+			if n, held := min(len(res.Baseline.ConfirmOf(p.Part.Op)), len(res.Winner.ConfirmOf(p.Part.Op))), o.callsLooks(); n < held-1 {
+				t.Errorf("seed %d: %s refused for %s, not shown safe after %d launches per arm, before the %d the budget holds for the calls (%s)",
+					seed, res.Winner.Config, p.Part, n, held, res.Reason)
 			}
 		}
 		if tr := timedTruth(prof, w, res.Env()); tr.worst <= 1.05 && tr.step <= 1.05*safeStep {
@@ -326,5 +326,13 @@ func TestCallsKeepTheirLooks(t *testing.T) {
 	}
 	if best < seeds-1 {
 		t.Errorf("the best safe setting in %d of %d studies, want at least %d", best, seeds, seeds-1)
+	}
+	// A budget below the default holds no calls reserve: it explores as
+	// before rather than leave exploration nothing (--budget 80 on two
+	// ops held back more than the whole budget).
+	o := DefaultOptions()
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	if o.Budget = 80; o.callsLooks() != 0 {
+		t.Errorf("--budget 80 holds %d launches per arm back for the calls, want none: its default is %d", o.callsLooks(), o.DefaultBudget())
 	}
 }
