@@ -199,6 +199,27 @@ func (o Options) callsReserve() int {
 	return 4 * o.GuardLaunches * o.cost()
 }
 
+// callsLooks is the launches per arm that exploration leaves to a timed
+// workload's calls (exploreLeft): what the budget holds beyond the
+// default budget of a study without calls (the calls' reserve,
+// callsReserve, at the default), up to all of the calls' looks
+// (topUpCalls: callLooks × GuardLaunches per arm, while a call is
+// neither shown safe nor slower); 0 for a study without calls to judge,
+// or a budget without that room. Holding back only the confirmation's
+// share let exploration spend the reserve: on random fabrics
+// (TestUnseenFabrics) safe winners of ×1.2 to ×5 were refused "not shown
+// safe after 6 launches per arm", the budget gone before the calls' first
+// look. A smaller --budget than the default keeps exploring as before:
+// the reserve is the default budget's, not taken from a budget that has
+// none.
+func (o Options) callsLooks() int {
+	if !o.Parts().ScoredByRounds() || !o.Parts().Timed() {
+		return 0
+	}
+	room := o.Budget - (o.DefaultBudget() - o.callsReserve())
+	return max(0, min(callLooks*o.GuardLaunches, room/(2*o.cost())))
+}
+
 // DefaultGuard is the size just above the band: a change that helps the
 // band must not quietly hurt the next size up.
 func DefaultGuard(b nccl.Band) []int64 {

@@ -439,9 +439,10 @@ func (s *loop) exploreDefaults(ctx context.Context) error {
 }
 
 // exploreLeft is the number of launches exploration may still use, the
-// confirmation's share held back.
+// confirmation's share held back, and for a timed workload its calls'
+// looks (callsLooks).
 func (s *loop) exploreLeft() int {
-	return s.opts.Budget - 2*s.confirmMax()*s.cost() - s.explainLeft() - s.guardLeft() - s.seq
+	return s.opts.Budget - 2*max(s.confirmMax(), s.opts.callsLooks())*s.cost() - s.explainLeft() - s.guardLeft() - s.seq
 }
 
 // cost is the launches one measurement of a config takes: one per op of
@@ -495,7 +496,18 @@ func (s *loop) mustSettle() bool {
 // after a refusal (readTwin, readWithout) otherwise took the time its
 // first look needed, and it ended with too few launches to decide.
 func (s *loop) holdsBesideConfirm() bool {
-	return s.seq+s.cost() <= s.opts.Budget-2*s.opts.ConfirmLaunches*s.cost()-s.guardLeft()-s.explainLeft() && !s.outOfTime()
+	return s.seq+s.cost() <= s.opts.Budget-2*s.firstLook()*s.cost()-s.guardLeft()-s.explainLeft() && !s.outOfTime()
+}
+
+// firstLook is the launches per arm a recommendation needs before it can
+// ship (holdsBesideConfirm, outOfTime): the confirmation's first look,
+// and for a timed workload the first look at its calls (topUpCalls:
+// GuardLaunches per arm).
+func (s *loop) firstLook() int {
+	if s.opts.Parts().Timed() {
+		return max(s.opts.ConfirmLaunches, s.opts.GuardLaunches)
+	}
+	return s.opts.ConfirmLaunches
 }
 
 // mustFind reports that no config other than the defaults has run
@@ -519,11 +531,7 @@ func (s *loop) outOfTime() bool {
 	if s.opts.Time <= 0 {
 		return false
 	}
-	first := s.opts.ConfirmLaunches
-	if s.opts.Parts().Timed() {
-		first = max(first, s.opts.GuardLaunches)
-	}
-	need := time.Duration((2*first+1)*s.cost()+s.guardLeft()) * s.meanLaunchDuration()
+	need := time.Duration((2*s.firstLook()+1)*s.cost()+s.guardLeft()) * s.meanLaunchDuration()
 	return s.elapsed()+need > s.opts.Time
 }
 

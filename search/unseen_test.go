@@ -1,0 +1,338 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/sim"
+)
+
+// The unseen-fabric probe: outside checks run the CLI on simulated
+// fabrics and workloads the project never saw (--sim FILE.json, traces
+// whose sizes are not powers of two), so the timed study is also measured
+// on fabrics drawn at random around the built-in ones, never on the
+// fabrics its rules were written on alone.
+var (
+	unseenFabrics = flag.Int("unseen-fabrics", 0, "run the unseen-fabric probe on this many random fabrics and workloads (20 × 5 seeds: a few minutes)")
+	unseenSeed    = flag.Int64("unseen-seed", 1, "the seed the unseen fabrics are drawn from")
+	unseenStudies = flag.Int("unseen-study-seeds", 5, "study seeds per unseen fabric")
+	unseenOnly    = flag.Int("unseen-only", -1, "run only this unseen fabric (its index), to look at one failure")
+)
+
+// unseenBases are the profiles the random fabrics perturb: a Socket
+// fabric (the 4-rank loopback's calibration) and an IB one (spark4's).
+var unseenBases = []struct {
+	profile string
+	ranks   int
+}{{"h200-loopback", 4}, {"spark4", 4}}
+
+// logUniform is a factor drawn log-uniformly from [lo, hi].
+func logUniform(rng *rand.Rand, lo, hi float64) float64 {
+	return math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo)))
+}
+
+// randomProfile perturbs a base profile's physics within plausible ranges:
+// each protocol's fixed, per-step and per-channel costs and its channel
+// bandwidth by ×0.5–2, the link by ×0.5–2, the tree's inefficiency, NCCL's
+// own predictions (which decide its default choices) by ×0.6–1.6, the
+// channel rule by a factor of two either way, the comm's channels, the
+// noise by ×0.5–2, the other ops' scales by ×0.25–4 (link ×0.6–1.5), and
+// the rank count 2, 4 or 8. Faults go: the truth (OpTimeUS) does not see
+// them, so a fault would make the truth's best config one no study may
+// ship.
+func randomProfile(t testing.TB, rng *rand.Rand, name string) *sim.Profile {
+	t.Helper()
+	base := unseenBases[rng.Intn(len(unseenBases))]
+	p, err := sim.LoadProfile(base.profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = p.WithRanks(base.ranks); err != nil {
+		t.Fatal(err)
+	}
+	// A deep copy through JSON: the perturbation must not reach the
+	// built-in profile's maps.
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &sim.Profile{}
+	if err := json.Unmarshal(data, q); err != nil {
+		t.Fatal(err)
+	}
+	q.Name = name
+	q.Description = fmt.Sprintf("unseen-fabric probe: %s perturbed at random (SIMULATED)", base.profile)
+	q.Shapes, q.Faults = nil, nil
+	q.NRanks = []int{2, 4, 8}[rng.Intn(3)]
+	for _, proto := range slices.Sorted(maps.Keys(q.ChannelBytes)) {
+		q.ChannelBytes[proto] *= []float64{0.5, 1, 2}[rng.Intn(3)]
+	}
+	for _, trName := range slices.Sorted(maps.Keys(q.Transports)) {
+		tr := q.Transports[trName]
+		if trName == "IB" {
+			tr.CommChannels = []int{4, 8, 16, 32, 64}[rng.Intn(5)]
+		} else {
+			tr.CommChannels = []int{2, 2, 4}[rng.Intn(3)]
+		}
+		tr.LinkGBps *= logUniform(rng, 0.5, 2)
+		tr.TreeBusFactor = 1 + rng.Float64()*0.6
+		for _, algo := range []string{"Ring", "Tree"} {
+			for _, proto := range slices.Sorted(maps.Keys(tr.NCCLModel[algo])) {
+				m := tr.NCCLModel[algo][proto]
+				m.LatUS *= logUniform(rng, 0.6, 1.6)
+				m.GBps *= logUniform(rng, 0.6, 1.6)
+				tr.NCCLModel[algo][proto] = m
+			}
+		}
+		for _, proto := range slices.Sorted(maps.Keys(tr.Protocols)) {
+			pc := tr.Protocols[proto]
+			pc.BaseUS *= logUniform(rng, 0.5, 2)
+			pc.StepUS *= logUniform(rng, 0.5, 2)
+			pc.OpUS *= logUniform(rng, 0.5, 2)
+			pc.ChannelGBps *= logUniform(rng, 0.5, 2)
+			tr.Protocols[proto] = pc
+		}
+		if tr.Ops == nil {
+			tr.Ops = map[string]*sim.OpCost{}
+		}
+		for _, op := range []string{"all_gather", "reduce_scatter", "broadcast"} {
+			oc := tr.Ops[op]
+			if oc == nil {
+				oc = &sim.OpCost{}
+			}
+			// A zero scale reads as 1 (sim.OpCost): perturb from there.
+			draw := func(v, lo, hi float64) float64 { return max(cmp.Or(v, 1)*logUniform(rng, lo, hi), 0.01) }
+			oc.BaseScale = draw(oc.BaseScale, 0.25, 4)
+			oc.StepScale = draw(oc.StepScale, 0.25, 4)
+			oc.OpScale = draw(oc.OpScale, 0.25, 4)
+			oc.ChannelScale = draw(oc.ChannelScale, 0.5, 2)
+			oc.LinkScale = min(draw(oc.LinkScale, 0.6, 1.5), 2)
+			oc.Why = "unseen-fabric probe: drawn at random"
+			tr.Ops[op] = oc
+		}
+	}
+	cvScale, iterScale := logUniform(rng, 0.5, 2), logUniform(rng, 0.5, 2)
+	for i := range q.Noise.Points {
+		q.Noise.Points[i].LaunchCV = min(q.Noise.Points[i].LaunchCV*cvScale, 0.2)
+		q.Noise.Points[i].IterCV = min(q.Noise.Points[i].IterCV*iterScale, 0.2)
+	}
+	q.Noise.OutlierProb = rng.Float64() * 0.02
+	q.Noise.OutlierMax = 1.5 + rng.Float64()*6
+	q.Noise.ColdStart = rng.Float64() * 0.3
+	if err := q.Validate(); err != nil {
+		t.Fatalf("a random fabric is not a valid profile: %v", err)
+	}
+	return q
+}
+
+// randomCalls is a random workload as a serving process calls it: one to
+// three ops among all_reduce, all_gather, reduce_scatter and broadcast,
+// each at 2–6 sizes of hidden × tokens × 2 bytes (bf16 activations), none
+// a power of two, 1–500 calls per step each; sometimes a one-off start-up
+// call (a broadcast of weights, or an all-reduce) of a few MB.
+func randomCalls(rng *rand.Rand) []string {
+	ops := []string{"all_reduce", "all_gather", "reduce_scatter", "broadcast"}
+	rng.Shuffle(len(ops), func(i, j int) { ops[i], ops[j] = ops[j], ops[i] })
+	nOps := 1 + rng.Intn(3)
+	hiddens := []int64{1536, 2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192}
+	var calls []string
+	seen := map[string]bool{}
+	for _, op := range ops[:nOps] {
+		hidden := hiddens[rng.Intn(len(hiddens))]
+		for n := 2 + rng.Intn(5); n > 0; {
+			tokens := int64(math.Round(logUniform(rng, 1, 512)))
+			b := hidden * tokens * 2
+			if nccl.IsPowerOfTwo(b) || seen[fmt.Sprint(op, b)] {
+				continue
+			}
+			seen[fmt.Sprint(op, b)] = true
+			calls = append(calls, fmt.Sprintf("%s:%d:%d", op, b, int(math.Round(logUniform(rng, 1, 500)))))
+			n--
+		}
+	}
+	if rng.Intn(4) == 0 {
+		op := []string{"broadcast", "all_reduce"}[rng.Intn(2)]
+		b := int64(math.Round(logUniform(rng, 1e6, 3e7)))
+		if nccl.IsPowerOfTwo(b) {
+			b++
+		}
+		calls = append(calls, fmt.Sprintf("%s:%d:1", op, b))
+	}
+	return calls
+}
+
+// unseenFabric draws fabric i of the probe and writes its profile as a
+// JSON file, as an outside check passes it (--sim FILE.json).
+func unseenFabric(t testing.TB, seed int64, i int, dir string) timedFabric {
+	t.Helper()
+	// Every draw in a fixed order (no map ranges): fabric i of a seed is
+	// the same fabric in every run.
+	rng := rand.New(rand.NewSource(seed*7919 + int64(i)))
+	name := fmt.Sprintf("unseen-%d-%d", seed, i)
+	p := randomProfile(t, rng, name)
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return timedFabric{name: name, profile: path, calls: randomCalls(rng)}
+}
+
+// TestUnseenFabrics is the probe: on each random fabric, the truth (the
+// defaults' time per step, the best safe config's, the best config's),
+// then the timed study over seeds as TestTimedQuality runs it. A fabric
+// whose best safe config gains under 3 % (the least gain a study
+// recommends) is one where nothing helps: a change there is counted
+// apart. -unseen-fabrics N runs it; -v logs each failure.
+func TestUnseenFabrics(t *testing.T) {
+	if *unseenFabrics <= 0 {
+		t.Skip("pass -unseen-fabrics N to run the unseen-fabric probe")
+	}
+	dir := t.TempDir()
+	var total timedQuality
+	total.endings = map[string]int{}
+	var nullFabrics, nullChanged, failing, calledUnsafe int
+	for i := 0; i < *unseenFabrics; i++ {
+		f := unseenFabric(t, *unseenSeed, i, dir)
+		if *unseenOnly >= 0 && i != *unseenOnly {
+			continue
+		}
+		w := f.workload(t)
+		prof := f.launcher(t, 0).prof
+		safe, safeStep, any, anyStep := bestSafe(prof, w, DefaultSpace(), prof.NCCLVersion)
+		def := timedTruth(prof, w, nccl.Config{})
+		f.null = def.step/safeStep < 1.03
+		q := runTimedQuality(t, f, true, 1, *unseenStudies)
+		tr := prof.Transports["IB"]
+		kind := "IB"
+		if tr == nil || len(prof.NICs) == 0 {
+			tr, kind = prof.Transports["Socket"], "Socket"
+		}
+		t.Logf("fabric %d: %d ranks, %s %d channels; calls %s", i, prof.NRanks, kind, tr.CommChannels, strings.Join(f.calls, " "))
+		t.Logf("  defaults %.1f µs/step; best safe %s ×%.2f; best %s ×%.2f%s", def.step, safe, def.step/safeStep, any, def.step/anyStep,
+			map[bool]string{true: " (nothing helps)", false: ""}[f.null])
+		t.Logf("  %s", q)
+		total.seeds += q.seeds
+		total.unsafe += q.unsafe
+		total.best += q.best
+		total.changed += q.changed
+		total.afterRefusal += q.afterRefusal
+		total.noOp += q.noOp
+		total.launches = append(total.launches, q.launches...)
+		for e, n := range q.endings {
+			total.endings[e] += n
+		}
+		// The truth above is at the sizes the study measures (each call's
+		// nearest power of two); the process calls its own sizes, where
+		// NCCL's channel rule may plan otherwise.
+		called := calledWorkload(w)
+		for seed, cfg := range q.shipped {
+			if tr := timedTruth(prof, called, cfg); tr.worst > 1.05 {
+				calledUnsafe++
+				t.Logf("  seed %d: %s is %.1f%% slower at the called size %s (safe at the measured sizes: %v)", seed+1, cfg, 100*(tr.worst-1), tr.at, timedTruth(prof, w, cfg).worst <= 1.05)
+			}
+		}
+		if f.null {
+			nullFabrics++
+			nullChanged += q.changed
+		}
+		if q.unsafe > 0 || q.noOp > 0 || 2*q.best < q.seeds {
+			failing++
+		}
+	}
+	t.Logf("overall: %s", total)
+	t.Logf("fabrics where nothing helps: %d, studies that changed there: %d of %d; fabrics with an unsafe, a no-op knob or best safe in under half the seeds: %d",
+		nullFabrics, nullChanged, nullFabrics**unseenStudies, failing)
+	t.Logf("unsafe at the called sizes (not their powers of two): %d of %d", calledUnsafe, total.seeds)
+	if total.unsafe > 0 {
+		t.Errorf("%d of %d studies recommended a setting truly > 5 %% slower at a call", total.unsafe, total.seeds)
+	}
+}
+
+// calledWorkload is w with one part per size the process calls (Logged),
+// at that size and with its calls, so that timedTruth judges a config
+// where the process runs it rather than where the study measures it.
+func calledWorkload(w nccl.Workload) nccl.Workload {
+	var out nccl.Workload
+	for _, p := range w {
+		if len(p.Logged) == 0 {
+			out = append(out, p)
+			continue
+		}
+		for i, b := range p.Logged {
+			out = append(out, nccl.Part{Op: p.Op, Band: nccl.Band{Min: b, Max: b}, Weight: p.LoggedCalls[i], Calls: p.LoggedCalls[i], Logged: []int64{b}, LoggedCalls: []float64{p.LoggedCalls[i]}})
+		}
+	}
+	return out
+}
+
+// TestCallsKeepTheirLooks: exploration leaves a timed workload's calls
+// the launches the budget holds for them (Options.callsLooks). On a
+// fabric of the unseen probe where a safe ×2.2 winner's calls need more
+// than the confirmation's 6 launches per arm to be shown safe,
+// exploration spent the budget's calls reserve and the winner was refused
+// "not shown safe after 6 launches per arm" in 4 of 5 seeds. A refusal
+// for a call not shown safe must come after those launches, not from a
+// budget that exploration used up, and most seeds ship the best safe
+// setting.
+func TestCallsKeepTheirLooks(t *testing.T) {
+	t.Parallel()
+	f := timedFabric{name: "unseen-calls-reserve", profile: "testdata/unseen-calls-reserve.json",
+		calls: []string{"reduce_scatter:3368960:12", "reduce_scatter:71680:102", "reduce_scatter:57344:123", "reduce_scatter:86016:171",
+			"reduce_scatter:2652160:14", "reduce_scatter:28672:55", "all_reduce:35840:194", "all_reduce:451584:20", "all_reduce:14336:216", "all_reduce:129024:1"}}
+	w := f.workload(t)
+	prof := f.launcher(t, 0).prof
+	_, safeStep, _, _ := bestSafe(prof, w, DefaultSpace(), prof.NCCLVersion)
+	seeds, best := 5, 0
+	for seed := int64(1); seed <= int64(seeds); seed++ {
+		o := DefaultOptions()
+		o.Seed = seed
+		o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+		o.ScopeLists = true
+		o.Budget = o.DefaultBudget()
+		res, err := Run(context.Background(), o, f.launcher(t, seed), newMemRecorder(t), nil, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Parts {
+			if !p.NotShownSafe {
+				continue
+			}
+			// The debug reads before the confirmation (readTwin,
+			// readWithout) may take one round of them.
+			if n, held := min(len(res.Baseline.ConfirmOf(p.Part.Op)), len(res.Winner.ConfirmOf(p.Part.Op))), o.callsLooks(); n < held-1 {
+				t.Errorf("seed %d: %s refused for %s, not shown safe after %d launches per arm, before the %d the budget holds for the calls (%s)",
+					seed, res.Winner.Config, p.Part, n, held, res.Reason)
+			}
+		}
+		if tr := timedTruth(prof, w, res.Env()); tr.worst <= 1.05 && tr.step <= 1.05*safeStep {
+			best++
+		}
+	}
+	if best < seeds-1 {
+		t.Errorf("the best safe setting in %d of %d studies, want at least %d", best, seeds, seeds-1)
+	}
+	// A budget below the default holds no calls reserve: it explores as
+	// before rather than leave exploration nothing (--budget 80 on two
+	// ops held back more than the whole budget).
+	o := DefaultOptions()
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	if o.Budget = 80; o.callsLooks() != 0 {
+		t.Errorf("--budget 80 holds %d launches per arm back for the calls, want none: its default is %d", o.callsLooks(), o.DefaultBudget())
+	}
+}
