@@ -84,7 +84,7 @@ func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
 	}
 	var notes, unsourceable []string
 	for _, v := range vars {
-		if !shellSafe(v.Value) && v.Value != "" {
+		if !ShellSafe(v.Value) && v.Value != "" {
 			unsourceable = append(unsourceable, v.Name)
 		}
 		if strings.ContainsAny(v.Value, "\n\r") {
@@ -187,7 +187,7 @@ func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 			return err
 		}
 		flags[i] = "-e " + v.Name + "=" + v.Value
-		if !shellSafe(v.Name + "=" + v.Value) {
+		if !ShellSafe(v.Name + "=" + v.Value) {
 			typed = append(typed, v.Name)
 		}
 	}
@@ -224,10 +224,10 @@ func checkSpliced(v Var) error {
 	return nil
 }
 
-// shellSafe reports whether s is one shell word that means itself both
+// ShellSafe reports whether s is one shell word that means itself both
 // typed and after $(…)'s word splitting: no whitespace, quotes, escapes,
 // expansions, globs or operators.
-func shellSafe(s string) bool {
+func ShellSafe(s string) bool {
 	if s == "" {
 		return false
 	}
