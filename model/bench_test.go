@@ -40,3 +40,11 @@ func BenchmarkPlanNext(b *testing.B) {
 		PlanNext(as, band, DefaultOptions(), 10)
 	}
 }
+
+// BenchmarkPlanConfirm: the design of a default search's confirmation (6
+// launches per arm first, up to 50), its boundaries found by bisection.
+func BenchmarkPlanConfirm(b *testing.B) {
+	for b.Loop() {
+		PlanConfirm(6, 50, 0.05)
+	}
+}
