@@ -147,7 +147,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	if !res.Recommend || res.Winner == nil || len(s.opts.GuardOps) == 0 {
 		s.judgeGuards(res, nil)
 		s.refuseSlowPart(res)
-		return nil
+		return s.checkExact(ctx, res)
 	}
 	base, w := res.Baseline, res.Winner
 	n := s.opts.GuardLaunches
@@ -188,7 +188,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	}
 	s.judgeGuards(res, failed)
 	s.refuseSlowPart(res)
-	return nil
+	return s.checkExact(ctx, res)
 }
 
 // Safe, for a call the process makes. A timed workload's candidate is
