@@ -220,10 +220,16 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 	key := func(t *Trial, l exactLadder) string { return "m|" + s.exactKey(t, l) }
 	var results []model.GuardResult
 	var sizes []int64
+	undecided := map[exactLadder]bool{}
+	for _, l := range lads {
+		undecided[l] = true
+	}
 	for look := 1; look <= callLooks; look++ {
 		n := look * s.opts.GuardLaunches
 		for _, l := range lads {
-			for len(s.exactRuns[key(base, l)]) < n || len(s.exactRuns[key(w, l)]) < n {
+			// A later look measures only the ladders with a call
+			// undecided: the budget goes where it can change the answer.
+			for undecided[l] && len(s.exactRuns[key(base, l)]) < n || len(s.exactRuns[key(w, l)]) < n {
 				if s.seq+1 > s.opts.Budget || s.outOfConfirmTime(1) {
 					break
 				}
@@ -257,24 +263,28 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 				Sizes: []int64{x}, BoundAlpha: s.alpha() / callLooks})
 		}
 		results = model.CompareGuards(in, s.opts.Stats)
-		undecided := false
+		clear(undecided)
 		for k, r := range results {
 			if r.Slower {
 				s.refuseExact(res, calls[k], fmt.Sprintf("measured there it is significantly slower (%+.1f%% time, p=%.2g at Holm's level %.2g)", 100*(1/r.WorstSpeedup-1), r.P, r.Level))
 				return nil
 			}
 			if _, ok := unsafeCall(r); ok {
-				undecided = true
+				undecided[ladderOf(lads, calls[k])] = true
 			}
 		}
-		if !undecided {
+		if len(undecided) == 0 {
 			s.exactDone = true
 			return nil
 		}
 	}
 	for k, r := range results {
 		if sg, ok := unsafeCall(r); ok {
-			s.refuseExact(res, calls[k], fmt.Sprintf("measured there at %d bytes, %+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%",
+			if min(r.BaselineN, r.CandidateN) < 2 || sizes[k] == 0 {
+				s.refuseExact(res, calls[k], fmt.Sprintf("the budget or --time left too few launches to measure it there (%d per arm); raise --budget", min(r.BaselineN, r.CandidateN)))
+				return nil
+			}
+			s.refuseExact(res, calls[k], fmt.Sprintf("measured there at %d bytes, %+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%; raise --budget to measure it longer",
 				sizes[k], 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin))
 			return nil
 		}

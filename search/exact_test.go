@@ -59,3 +59,39 @@ func TestCallsAtTheirOwnSize(t *testing.T) {
 		t.Errorf("the best safe setting in %d of %d studies, want at least %d", best, seeds, seeds-1)
 	}
 }
+
+// TestExactLadders: the calls off the powers of two are read and measured
+// one launch per op and odd part (nccl-tests -b lo -e hi -f 2), and the
+// budget holds them back only beyond the default budget of a study
+// without them.
+func TestExactLadders(t *testing.T) {
+	w := timedFabric{calls: []string{"all_reduce:10240:760", "all_reduce:81920:100", "all_reduce:327680:50", "all_reduce:8192:3",
+		"all_gather:28672:4", "all_gather:57344:2", "all_gather:49152:1", "alltoall:12288:5"}}.workload(t)
+	o := DefaultOptions()
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	got := exactLadders(o.exactCalls())
+	// 8192 is measured where it is called; 10240, 81920 and 327680 share
+	// the odd part 5, 28672 and 57344 the odd part 7, 49152 its own (3);
+	// alltoall's plan (its channels) is the same at every size.
+	want := []exactLadder{{"all_reduce", 10240, 327680}, {"all_gather", 28672, 57344}, {"all_gather", 49152, 49152}}
+	if len(got) != len(want) {
+		t.Fatalf("ladders %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("ladder %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	if r := o.exactReserve(); r != 3*2*(1+o.GuardLaunches) {
+		t.Errorf("reserve %d, want %d (per ladder one debug launch and GuardLaunches measurements per arm)", r, 3*2*(1+o.GuardLaunches))
+	}
+	if o.Budget = o.DefaultBudget(); o.exactHeld() != o.exactReserve() {
+		t.Errorf("the default budget holds %d for the calls' own sizes, want its reserve %d", o.exactHeld(), o.exactReserve())
+	}
+	if o.Budget = 80; o.exactHeld() != 0 {
+		t.Errorf("--budget 80 holds %d for the calls' own sizes, want none: its default is %d", o.exactHeld(), o.DefaultBudget())
+	}
+	if x, ok := nearest([]int64{9701520, 2 * 9701520}, 9701523); !ok || x != 9701520 {
+		t.Errorf("the size nccl-tests ran for 9701523 bytes (rounded to whole floats): %d %v, want 9701520", x, ok)
+	}
+}
