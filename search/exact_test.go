@@ -82,8 +82,8 @@ func TestExactLadders(t *testing.T) {
 			t.Errorf("ladder %d: %v, want %v", i, got[i], want[i])
 		}
 	}
-	if r := o.exactReserve(); r != 3*2*(1+o.GuardLaunches) {
-		t.Errorf("reserve %d, want %d (per ladder one debug launch and GuardLaunches measurements per arm)", r, 3*2*(1+o.GuardLaunches))
+	if r := o.exactReserve(); r != 3*2*(1+2*o.GuardLaunches) {
+		t.Errorf("reserve %d, want %d (per ladder one debug launch and two looks of GuardLaunches measurements per arm)", r, 3*2*(1+2*o.GuardLaunches))
 	}
 	if o.Budget = o.DefaultBudget(); o.exactHeld() != o.exactReserve() {
 		t.Errorf("the default budget holds %d for the calls' own sizes, want its reserve %d", o.exactHeld(), o.exactReserve())
