@@ -121,22 +121,18 @@ func (s *loop) exactLeft() int {
 	return s.opts.exactHeld()
 }
 
-// exactKey names one arm's read of one ladder; t nil is the baseline.
+// exactKey names one arm's read, or measurements, of one ladder.
 func (s *loop) exactKey(t *Trial, l exactLadder) string {
-	cfg := s.opts.Baseline
-	if t != nil {
-		cfg = t.Config
-	}
-	return fmt.Sprintf("%s|%s|%d-%d", cfg.Canonical().Key(), l.op, l.lo, l.hi)
+	return fmt.Sprintf("%s|%s|%d-%d", t.Config.Canonical().Key(), l.op, l.lo, l.hi)
 }
 
-// checkExact refuses res's candidate for the first call whose measurement
-// at its power of two does not stand for its own size by NCCL's plan
-// (the file's comment), reading what it needs: the candidate's plan at
-// the measured sizes where no debug log gave it, then both arms at the
-// called sizes. Out of budget or --time, or with a log that shows no plan
-// per size, a call it cannot show refuses the candidate too: what was not
-// shown safe is not shipped.
+// checkExact judges res's candidate at the sizes its process calls off
+// the powers of two its calls are measured at (the file's comment): the
+// calls of ops where the candidate changes a knob, each read for both arms
+// (readExact), and those they plan apart there, or whose plan no log
+// shows, measured there (measureExact), which refuses the candidate for a
+// call not shown safe. Out of budget or --time a call not shown safe
+// refuses it too: what was not shown safe is not shipped.
 func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	if !res.Recommend || res.Winner == nil {
 		return nil
