@@ -121,6 +121,12 @@ func (s *loop) exactLeft() int {
 	return s.opts.exactHeld()
 }
 
+// explainBeside is the other debug launches the budget holds back while
+// the calls' own sizes are judged (explainLeft less exactLeft): above all
+// the candidate's explain launch, whose log the tuner export reads its
+// choices from.
+func (s *loop) explainBeside() int { return s.explainLeft() - s.exactLeft() }
+
 // exactKey names one arm's read, or measurements, of one ladder.
 func (s *loop) exactKey(t *Trial, l exactLadder) string {
 	return fmt.Sprintf("%s|%s|%d-%d", t.Config.Canonical().Key(), l.op, l.lo, l.hi)
@@ -157,7 +163,7 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	if s.plan.read() {
 		for _, t := range []*Trial{base, w} {
 			for _, l := range lads {
-				if _, ok := s.exactRead[s.exactKey(t, l)]; ok || s.seq+1 > s.opts.Budget || s.outOfConfirmTime(1) {
+				if _, ok := s.exactRead[s.exactKey(t, l)]; ok || s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1) {
 					continue
 				}
 				if err := s.readExact(ctx, t, l); err != nil {
@@ -229,7 +235,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 			// A later look measures only the ladders with a call
 			// undecided: the budget goes where it can change the answer.
 			for undecided[l] && len(s.exactRuns[key(base, l)]) < n || len(s.exactRuns[key(w, l)]) < n {
-				if s.seq+1 > s.opts.Budget || s.outOfConfirmTime(1) {
+				if s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1) {
 					break
 				}
 				t := w
@@ -268,7 +274,9 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 				s.refuseExact(res, calls[k], fmt.Sprintf("measured there it is significantly slower (%+.1f%% time, p=%.2g at Holm's level %.2g)", 100*(1/r.WorstSpeedup-1), r.P, r.Level))
 				return nil
 			}
-			if _, ok := unsafeCall(r); ok {
+			// A call without two launches per arm has no bound: never
+			// shown safe (CompareGuards gives it no size at all).
+			if _, ok := unsafeCall(r); ok || min(len(in[k].Baseline), len(in[k].Candidate)) < 2 {
 				undecided[ladderOf(lads, calls[k])] = true
 			}
 		}
@@ -278,11 +286,11 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 		}
 	}
 	for k, r := range results {
+		if n := min(r.BaselineN, r.CandidateN); n < 2 || sizes[k] == 0 {
+			s.refuseExact(res, calls[k], fmt.Sprintf("the budget or --time left too few launches to measure it there (%d per arm); raise --budget", n))
+			return nil
+		}
 		if sg, ok := unsafeCall(r); ok {
-			if min(r.BaselineN, r.CandidateN) < 2 || sizes[k] == 0 {
-				s.refuseExact(res, calls[k], fmt.Sprintf("the budget or --time left too few launches to measure it there (%d per arm); raise --budget", min(r.BaselineN, r.CandidateN)))
-				return nil
-			}
 			s.refuseExact(res, calls[k], fmt.Sprintf("measured there at %d bytes, %+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%; raise --budget to measure it longer",
 				sizes[k], 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin))
 			return nil
