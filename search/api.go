@@ -181,9 +181,11 @@ const DefaultBudgetLaunches = 60
 // measurements, each one launch per op of the workload, plus the guarded
 // ops' reserve (2 × GuardLaunches per guarded op) and their plan launches
 // (one per guarded op the tuner plans: guardPlanOps), so that a workload or
-// a guarded study explores and confirms as a one-part study does.
+// a guarded study explores and confirms as a one-part study does; a timed
+// workload adds its calls' reserve (callsReserve) and the debug launches
+// that read NCCL's plan at the sizes it calls (exactReserve).
 func (o Options) DefaultBudget() int {
-	return DefaultBudgetLaunches*o.cost() + o.guardReserve() + len(o.guardPlanOps()) + o.callsReserve()
+	return DefaultBudgetLaunches*o.cost() + o.guardReserve() + len(o.guardPlanOps()) + o.callsReserve() + o.exactReserve()
 }
 
 // callsReserve is what a timed workload of several calls adds to the

@@ -147,7 +147,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	if !res.Recommend || res.Winner == nil || len(s.opts.GuardOps) == 0 {
 		s.judgeGuards(res, nil)
 		s.refuseSlowPart(res)
-		return nil
+		return s.checkExact(ctx, res)
 	}
 	base, w := res.Baseline, res.Winner
 	n := s.opts.GuardLaunches
@@ -188,7 +188,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	}
 	s.judgeGuards(res, failed)
 	s.refuseSlowPart(res)
-	return nil
+	return s.checkExact(ctx, res)
 }
 
 // Safe, for a call the process makes. A timed workload's candidate is
@@ -269,8 +269,9 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 
 // callInputs are the guard inputs of a timed workload's calls that the
 // candidate may change (planner.samePlanAt: a call NCCL runs alike under
-// both is equal by rule, and not judged), each with the index of its
-// res.Parts and its bound at alpha/callLooks.
+// both is equal by rule, and not judged) at the power of two the process
+// calls (calledAt), each with the index of its res.Parts and its bound at
+// alpha/callLooks.
 func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
 	if !s.opts.Parts().Timed() {
 		return nil, nil
@@ -280,7 +281,7 @@ func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
 	var idx []int
 	for i, p := range res.Parts {
 		at := p.Part.Band.Sizes()
-		if s.plan.samePlanAt(base.Config, w.Config, p.Part.Op, at) {
+		if s.plan.samePlanAt(base.Config, w.Config, p.Part.Op, at) || !calledAt(p.Part) {
 			continue
 		}
 		in = append(in, model.GuardInput{Name: p.Part.String(), Baseline: base.ConfirmOf(p.Part.Op), Candidate: w.ConfirmOf(p.Part.Op),
@@ -288,6 +289,15 @@ func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
 		idx = append(idx, i)
 	}
 	return in, idx
+}
+
+// calledAt reports whether the process calls p at the size it is measured
+// at (or p says nothing of its called sizes). A part whose every call is
+// off that power of two is judged at the sizes it is called at instead
+// (checkExact): a bound where the process never calls it would spend
+// launches, or refuse, for nothing.
+func calledAt(p nccl.Part) bool {
+	return len(p.Logged) == 0 || slices.Contains(p.Logged, p.Band.Min)
 }
 
 // callsUndecided reports whether a call is neither significantly slower

@@ -55,6 +55,15 @@ type loop struct {
 	// planRead is true once the defaults' plan launch was made;
 	// candidateRead once the candidate's (or its twin's) debug launch was.
 	planRead, candidateRead bool
+	// exactRead is NCCL's plan at a timed workload's called sizes, read by
+	// debug launches (readExact), by arm and ladder (exactKey); exactDone
+	// once a candidate's calls were shown safe at their own sizes
+	// (checkExact).
+	exactRead map[string]nccl.Plan
+	// exactRuns are the launches measureExact made at the called sizes,
+	// by arm and ladder.
+	exactRuns map[string][]model.Launch
+	exactDone bool
 	// guardPlanned are the guarded ops whose defaults' plan launch was
 	// made (planGuardedOps); guardPlansDone is set once no more are owed.
 	guardPlanned   map[nccl.Op]bool
@@ -456,10 +465,11 @@ func (s *loop) cost() int {
 
 // explainLeft is the number of debug launches still held back: the
 // defaults' plan launch until it is made, each guarded op's
-// (planGuardedOps) until it is made, and the candidate's (or its simpler
-// twin's) until it is made.
+// (planGuardedOps) until it is made, the candidate's (or its simpler
+// twin's) until it is made, and those of a timed workload's calls at
+// their own sizes (exactLeft).
 func (s *loop) explainLeft() int {
-	n := len(s.guardPlansOwed()) + s.candidateExplainLeft()
+	n := len(s.guardPlansOwed()) + s.candidateExplainLeft() + s.exactLeft()
 	if !s.planRead {
 		n += s.cost()
 	}

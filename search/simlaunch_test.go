@@ -17,6 +17,7 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/sim"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // simLauncher evaluates the simulated fabric in process: the same samples
@@ -71,6 +72,14 @@ func (s *simLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch
 		return &benchfmt.Launch{Outcome: benchfmt.Failed, Reason: "interrupted"}, context.Canceled
 	}
 	sizes := nccl.PowersOfTwo(req.MinBytes, req.MaxBytes)
+	if req.Phase == vocab.PhaseExact {
+		// A call's own size: nccl-tests' ladder from -b by -f 2, as the
+		// simulator's child prints it (search.exactLadder).
+		sizes = nil
+		for b := req.MinBytes; b <= req.MaxBytes; b *= 2 {
+			sizes = append(sizes, b)
+		}
+	}
 	// The request's op is the profile's model of that op's *_perf.
 	op := req.Op.OrAllReduce()
 	samples, err := s.prof.SampleLaunchOp(op, req.Config, sizes, s.iters, s.noise, s.seed*1_000_003+int64(req.Seq), req.Seq)

@@ -54,21 +54,38 @@ type stepTruth struct {
 	at          string
 }
 
+// calledSizes are the sizes in bytes a part's process calls with the calls
+// per step at each (Logged, LoggedCalls): where the truth judges a config,
+// as outside checks do with traces whose sizes are not powers of two. A
+// part without them (a band, or one stored before they were kept) is its
+// band's smallest size with all its calls.
+func calledSizes(p nccl.Part) ([]int64, []float64) {
+	if len(p.Logged) > 0 && len(p.LoggedCalls) == len(p.Logged) {
+		return p.Logged, p.LoggedCalls
+	}
+	return []int64{p.Band.Min}, []float64{p.Calls}
+}
+
+// timedTruth judges cfg at every size the process calls (calledSizes), not
+// at the power of two each call is measured at: NCCL's channel rule may
+// plan a call otherwise between two powers of two.
 func timedTruth(p *sim.Profile, w nccl.Workload, cfg nccl.Config) stepTruth {
 	tr := stepTruth{worst: 1}
 	for _, part := range w {
-		b := part.Band.Min
-		d, err1 := p.OpTimeUS(part.Op, nccl.Config{}, b)
-		c, err2 := p.OpTimeUS(part.Op, cfg, b)
-		if err1 != nil {
-			continue
-		}
-		if err2 != nil {
-			return stepTruth{step: math.Inf(1), worst: math.Inf(1), at: fmt.Sprintf("%s %s fails", part.Op, nccl.FormatSize(b))}
-		}
-		tr.step += part.Calls * c
-		if r := c / d; r > tr.worst {
-			tr.worst, tr.at = r, fmt.Sprintf("%s %s", part.Op, nccl.FormatSize(b))
+		sizes, calls := calledSizes(part)
+		for i, b := range sizes {
+			d, err1 := p.OpTimeUS(part.Op, nccl.Config{}, b)
+			c, err2 := p.OpTimeUS(part.Op, cfg, b)
+			if err1 != nil {
+				continue
+			}
+			if err2 != nil {
+				return stepTruth{step: math.Inf(1), worst: math.Inf(1), at: fmt.Sprintf("%s %d fails", part.Op, b)}
+			}
+			tr.step += calls[i] * c
+			if r := c / d; r > tr.worst {
+				tr.worst, tr.at = r, fmt.Sprintf("%s %d (measured at %s)", part.Op, b, nccl.FormatSize(part.Band.Min))
+			}
 		}
 	}
 	return tr
@@ -250,7 +267,7 @@ func runTimedQuality(t testing.TB, f timedFabric, timed bool, first int64, seeds
 
 // noOpKnob is a knob of cfg (of two or more) without which the simulated
 // NCCL truly makes the same choice, channels included, at every (op, size)
-// w calls; "" when every knob changes some call.
+// w calls (calledSizes); "" when every knob changes some call.
 func noOpKnob(p *sim.Profile, w nccl.Workload, cfg nccl.Config) string {
 	if len(cfg) < 2 {
 		return ""
@@ -258,9 +275,12 @@ func noOpKnob(p *sim.Profile, w nccl.Workload, cfg nccl.Config) string {
 	for _, k := range cfg.Names() {
 		same := true
 		for _, part := range w {
-			a, errA := p.ChooseOp(part.Op, cfg, part.Band.Min)
-			b, errB := p.ChooseOp(part.Op, without(cfg, k), part.Band.Min)
-			same = same && errA == nil && errB == nil && a == b
+			sizes, _ := calledSizes(part)
+			for _, size := range sizes {
+				a, errA := p.ChooseOp(part.Op, cfg, size)
+				b, errB := p.ChooseOp(part.Op, without(cfg, k), size)
+				same = same && errA == nil && errB == nil && a == b
+			}
 		}
 		if same {
 			return k

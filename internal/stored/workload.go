@@ -119,7 +119,7 @@ func (c OpLaunches) For() string {
 
 // Phases are the phases a study's launches go through, in order, for the
 // columns of a launches-by-op table.
-var Phases = []string{vocab.PhaseWarmup, vocab.PhasePlan, vocab.PhaseExplore, vocab.PhaseRefine, vocab.PhaseConfirm, vocab.PhaseGuard, vocab.PhaseExplain}
+var Phases = []string{vocab.PhaseWarmup, vocab.PhasePlan, vocab.PhaseExplore, vocab.PhaseRefine, vocab.PhaseConfirm, vocab.PhaseGuard, vocab.PhaseExact, vocab.PhaseExplain}
 
 // PhasesOf are the Phases some op of byOp spent launches on: the columns
 // a launches-by-op table needs.

@@ -78,6 +78,12 @@ const (
 	// once for the baseline and once for the candidate, to record what NCCL
 	// chose per size with each; they are not scored.
 	PhaseExplain = "explain"
+	// PhaseExact launches are unscored debug launches that read NCCL's
+	// plan at the sizes a timed workload's process calls that are not the
+	// powers of two its calls are measured at (nccl-tests -b X -e X), for
+	// the baseline and the candidate, before the candidate is shipped
+	// (search: the calls at their own sizes).
+	PhaseExact = "exact"
 )
 
 // The statistics a study is judged at when it records none (alpha, the

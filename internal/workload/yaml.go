@@ -47,7 +47,7 @@ func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 	}
 	line("%s of %d ranks, %d calls: every op and size they call, with its calls, as logged (OP:BYTES:CALLS; the counts of the whole log, whose ratios are what the study weighs)",
 		texttable.Plural(len(p.Communicators), "communicator"), p.NRanks, s.CallsOf(p.Communicators))
-	line("the study weights each size by its calls × the time the defaults take there, measures it at its nearest power of two and guards it there")
+	line("the study weights each size by its calls × the time the defaults take there, measures it at its nearest power of two, and before shipping at its own size wherever NCCL plans it otherwise there")
 	if slices.ContainsFunc(p.Calls, func(c Call) bool { return c.Chose != "" }) {
 		line("chose: what the process's own NCCL chose at each called size (OP:BYTES:ALGO:PROTO), kept by the tuner CSV where the study proves nothing")
 	}

@@ -1,0 +1,404 @@
+package search
+
+// A timed workload's calls at their own sizes. Each call is measured at
+// its nearest power of two (nccl.ParseCall), one launch per op covering
+// them all; the process calls its own sizes, where NCCL's channel rule and
+// its cost model may plan otherwise, and where two plans' times, each
+// affine in the size, stand in another ratio: on random fabrics
+// (TestUnseenFabrics) a candidate 4.5 % faster at an 8M broadcast, under
+// the same plans, was 13.1 % slower at the 9701523 bytes the process
+// called. Before a candidate is shipped, NCCL's plan is read at every such
+// size for both arms (a debug launch per ladder of sizes sharing an odd
+// part: nccl-tests -b lo -e hi -f 2). A call both arms run alike there is
+// equal by rule; every other one is measured at its own size, the arms
+// interleaved, GuardLaunches launches per arm per look as the calls'
+// top-ups, and judged by the calls' rule (shown under 1+CallMargin, or
+// the candidate is refused "not shown safe at its own size"); the study
+// then confirms the next candidate.
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
+)
+
+// exactCall is one size a timed workload's process calls that is not the
+// power of two its part is measured at.
+type exactCall struct {
+	// part is the call's part, an index of Options.Parts.
+	part int
+	op   nccl.Op
+	// bytes is the size the process calls; at the one it is measured at.
+	bytes, at int64
+}
+
+// exactLadder is the sizes one debug launch reads: lo, 2·lo, … hi, of one
+// op (nccl-tests -b lo -e hi -f 2).
+type exactLadder struct {
+	op     nccl.Op
+	lo, hi int64
+}
+
+// holds reports whether ladder l reads call c's size: c's op, and an odd
+// part that l's sizes share.
+func (l exactLadder) holds(c exactCall) bool {
+	return l.op == c.op && oddPart(l.lo) == oddPart(c.bytes)
+}
+
+// oddPart is b without its factors of two.
+func oddPart(b int64) int64 { return b >> bits.TrailingZeros64(uint64(b)) }
+
+// exactCalls are the calls of a timed workload not at the power of two
+// they are measured at, of the ops NCCL plans per size (a send/recv op's
+// plan is its channels, the same at every size: nothing to read).
+func (o Options) exactCalls() []exactCall {
+	w := o.Parts()
+	if !w.Timed() {
+		return nil
+	}
+	var out []exactCall
+	for i, p := range w {
+		if _, planned := p.Op.PerFunction(); !planned {
+			continue
+		}
+		for _, b := range p.Logged {
+			if b != p.Band.Min {
+				out = append(out, exactCall{part: i, op: p.Op.OrAllReduce(), bytes: b, at: p.Band.Min})
+			}
+		}
+	}
+	return out
+}
+
+// exactLadders are the debug launches that read calls' sizes: one per op
+// and odd part (the sizes a ladder of factor 2 reaches from one another).
+func exactLadders(calls []exactCall) []exactLadder {
+	var out []exactLadder
+	for _, c := range calls {
+		i := slices.IndexFunc(out, func(l exactLadder) bool { return l.holds(c) })
+		if i < 0 {
+			out = append(out, exactLadder{op: c.op, lo: c.bytes, hi: c.bytes})
+			continue
+		}
+		out[i].lo, out[i].hi = min(out[i].lo, c.bytes), max(out[i].hi, c.bytes)
+	}
+	return out
+}
+
+// exactReserve is what a timed workload with calls off the powers of two
+// adds to the default budget: per ladder, one debug launch of each arm
+// (readExact) and two looks of its measurement (2 × GuardLaunches per
+// arm, measureExact); a third spends what the budget has left. One look
+// held back left the unseen probe's fabric 5 (TestCallsKeepTheirLooks,
+// safe ×2.2 winners) out of budget with a call's bound at +5.3 % and
+// +5.7 %: best safe 3 of 5 there, 4 of 5 with two.
+func (o Options) exactReserve() int {
+	return len(exactLadders(o.exactCalls())) * 2 * (1 + 2*o.GuardLaunches)
+}
+
+// exactHeld is what the budget holds back for the calls' own sizes: the
+// reserve, but no more than the budget holds beyond the default budget of
+// a study without it, so that a --budget below the default explores as
+// before (as callsLooks).
+func (o Options) exactHeld() int {
+	r := o.exactReserve()
+	return max(0, min(r, o.Budget-(o.DefaultBudget()-r)))
+}
+
+// exactLeft is the launches still held back for the calls' own sizes:
+// exactHeld until a candidate's calls were shown to stand at their own
+// sizes (checkExact), none after.
+func (s *loop) exactLeft() int {
+	if s.exactDone {
+		return 0
+	}
+	return s.opts.exactHeld()
+}
+
+// explainBeside is the other debug launches the budget holds back while
+// the calls' own sizes are judged (explainLeft less exactLeft): above all
+// the candidate's explain launch, whose log the tuner export reads its
+// choices from.
+func (s *loop) explainBeside() int { return s.explainLeft() - s.exactLeft() }
+
+// exactKey names one arm's read, or measurements, of one ladder.
+func (s *loop) exactKey(t *Trial, l exactLadder) string {
+	return fmt.Sprintf("%s|%s|%d-%d", t.Config.Canonical().Key(), l.op, l.lo, l.hi)
+}
+
+// checkExact judges res's candidate at the sizes its process calls off
+// the powers of two its calls are measured at (the file's comment): the
+// calls of ops where the candidate changes a knob, each read for both arms
+// (readExact), and those they plan apart there, or whose plan no log
+// shows, measured there (measureExact), which refuses the candidate for a
+// call not shown safe. Out of budget or --time a call not shown safe
+// refuses it too: what was not shown safe is not shipped.
+func (s *loop) checkExact(ctx context.Context, res *Result) error {
+	if !res.Recommend || res.Winner == nil {
+		return nil
+	}
+	base, w := res.Baseline, res.Winner
+	var need []exactCall
+	for _, c := range s.opts.exactCalls() {
+		// Every knob of the candidate a no-op for the op, as for the
+		// baseline: both run one plan at every size.
+		if o := s.plan.opOf(c.op); o != nil && o.native != nil && o.core(w.Config).Key() == o.core(base.Config).Key() {
+			continue
+		}
+		need = append(need, c)
+	}
+	if len(need) == 0 {
+		s.exactDone = true
+		return nil
+	}
+	lads := exactLadders(need)
+	// NCCL's plan at the called sizes, where the log shows one: a call
+	// both arms run alike needs no launch of its own.
+	if s.plan.read() {
+		for _, t := range []*Trial{base, w} {
+			for _, l := range lads {
+				if _, ok := s.exactRead[s.exactKey(t, l)]; ok || s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1) {
+					continue
+				}
+				if err := s.readExact(ctx, t, l); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var measure []exactCall
+	for _, c := range need {
+		bx, okB := planNear(s.exactRead[s.exactKey(base, ladderOf(lads, c))], c.bytes)
+		cx, okC := planNear(s.exactRead[s.exactKey(w, ladderOf(lads, c))], c.bytes)
+		if okB && okC && bx == cx {
+			continue // one plan under both: equal by rule
+		}
+		measure = append(measure, c)
+	}
+	if len(measure) == 0 {
+		s.exactDone = true
+		return nil
+	}
+	return s.measureExact(ctx, res, measure)
+}
+
+// ladderOf is the ladder of lads that reads call c's size.
+func ladderOf(lads []exactLadder, c exactCall) exactLadder {
+	return lads[slices.IndexFunc(lads, func(l exactLadder) bool { return l.holds(c) })]
+}
+
+// nearest is the size of sizes that nccl-tests ran for a request of b: b
+// rounded down to whole elements (of every rank, for a gather), the one
+// size of a ladder in (b/2, b]; ok false when there is none.
+func nearest(sizes []int64, b int64) (int64, bool) {
+	for _, x := range sizes {
+		if x <= b && 2*x > b {
+			return x, true
+		}
+	}
+	return 0, false
+}
+
+// planNear is p's choice at the size nccl-tests ran for b (nearest).
+func planNear(p nccl.Plan, b int64) (nccl.Choice, bool) {
+	x, ok := nearest(p.Sizes(), b)
+	if !ok {
+		return nccl.Choice{}, false
+	}
+	return p[x], true
+}
+
+// measureExact measures calls at their own sizes, one ladder launch of
+// each arm at a time, interleaved, up to callLooks looks of GuardLaunches
+// launches per arm, and refuses res's candidate for a call significantly
+// slower there or, after the looks or the budget, not shown under
+// 1+CallMargin (unsafeCall): the calls' rule, at each call's own size.
+func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall) error {
+	base, w := res.Baseline, res.Winner
+	lads := exactLadders(calls)
+	key := func(t *Trial, l exactLadder) string { return "m|" + s.exactKey(t, l) }
+	var results []model.GuardResult
+	var sizes []int64
+	undecided := map[exactLadder]bool{}
+	for _, l := range lads {
+		undecided[l] = true
+	}
+	for look := 1; look <= callLooks; look++ {
+		n := look * s.opts.GuardLaunches
+		for _, l := range lads {
+			// A later look measures only the ladders with a call
+			// undecided: the budget goes where it can change the answer.
+			for undecided[l] && len(s.exactRuns[key(base, l)]) < n || len(s.exactRuns[key(w, l)]) < n {
+				if s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1) {
+					break
+				}
+				t := w
+				if len(s.exactRuns[key(base, l)]) <= len(s.exactRuns[key(w, l)]) {
+					t = base
+				}
+				ml, ok, err := s.runExact(ctx, t, l)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					who := "the candidate"
+					if t == base {
+						who = "the baseline"
+					}
+					s.refuseExact(res, ladderCalls(calls, l)[0], who+"'s launch at that size failed")
+					return nil
+				}
+				s.exactRuns[key(t, l)] = append(s.exactRuns[key(t, l)], ml)
+			}
+		}
+		var in []model.GuardInput
+		sizes = sizes[:0]
+		for _, c := range calls {
+			l := ladderOf(lads, c)
+			b, bs := s.exactRuns[key(base, l)], s.exactRuns[key(w, l)]
+			x, _ := nearest(launchSizes(b, bs), c.bytes)
+			sizes = append(sizes, x)
+			in = append(in, model.GuardInput{Name: fmt.Sprintf("%s %d", c.op, c.bytes), Baseline: b, Candidate: bs,
+				Sizes: []int64{x}, BoundAlpha: s.alpha() / callLooks})
+		}
+		results = model.CompareGuards(in, s.opts.Stats)
+		clear(undecided)
+		for k, r := range results {
+			if r.Slower {
+				s.refuseExact(res, calls[k], fmt.Sprintf("measured there it is significantly slower (%+.1f%% time, p=%.2g at Holm's level %.2g)", 100*(1/r.WorstSpeedup-1), r.P, r.Level))
+				return nil
+			}
+			// A call without two launches per arm has no bound: never
+			// shown safe (CompareGuards gives it no size at all).
+			if _, ok := unsafeCall(r); ok || min(len(in[k].Baseline), len(in[k].Candidate)) < 2 {
+				undecided[ladderOf(lads, calls[k])] = true
+			}
+		}
+		if len(undecided) == 0 {
+			s.exactDone = true
+			return nil
+		}
+	}
+	for k, r := range results {
+		if n := min(r.BaselineN, r.CandidateN); n < 2 || sizes[k] == 0 {
+			s.refuseExact(res, calls[k], fmt.Sprintf("the budget or --time left too few launches to measure it there (%d per arm); raise --budget", n))
+			return nil
+		}
+		if sg, ok := unsafeCall(r); ok {
+			s.refuseExact(res, calls[k], fmt.Sprintf("measured there at %d bytes, %+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%; raise --budget to measure it longer",
+				sizes[k], 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin))
+			return nil
+		}
+	}
+	s.exactDone = true
+	return nil
+}
+
+// ladderCalls are the calls ladder l measures.
+func ladderCalls(calls []exactCall, l exactLadder) []exactCall {
+	var out []exactCall
+	for _, c := range calls {
+		if l.holds(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// launchSizes are the sizes every one of the launches measured.
+func launchSizes(arms ...[]model.Launch) []int64 {
+	var out []int64
+	first := true
+	for _, ls := range arms {
+		for _, l := range ls {
+			var here []int64
+			for b := range l.Times {
+				if first || slices.Contains(out, b) {
+					here = append(here, b)
+				}
+			}
+			out, first = here, false
+		}
+	}
+	return out
+}
+
+// refuseExact refuses res's candidate for call c, saying why its
+// measurement at its power of two does not show it safe at its own size.
+func (s *loop) refuseExact(res *Result, c exactCall, why string) {
+	if res.Parts != nil && c.part < len(res.Parts) {
+		res.Parts[c.part].Refused = true
+	}
+	res.Recommend, res.Ending = false, vocab.EndingOpRegression
+	res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe at its own size for its call %s of %d bytes, measured at %s: %s; keep NCCL's defaults",
+		res.Winner.Config, c.op, c.bytes, nccl.FormatSize(c.at), why)
+}
+
+// readExact makes one debug launch of t over ladder l and keeps NCCL's
+// plan at its sizes (none when the launch or its log shows none).
+func (s *loop) readExact(ctx context.Context, t *Trial, l exactLadder) error {
+	lr, err := s.launchExact(ctx, t, l, true)
+	if err != nil {
+		return err
+	}
+	plan := nccl.Plan{}
+	if lr.Outcome == benchfmt.OK && lr.Result != nil && lr.Result.Facts != nil {
+		if n, ok := lr.Result.Facts.NativeOp(l.op, nil); ok {
+			// The ladder's sizes as nccl-tests ran them (nearest).
+			for b, ch := range n.Plan {
+				if 2*b > l.lo && b <= l.hi {
+					plan[b] = ch
+				}
+			}
+		}
+	}
+	if s.exactRead == nil {
+		s.exactRead = map[string]nccl.Plan{}
+	}
+	s.exactRead[s.exactKey(t, l)] = plan
+	return nil
+}
+
+// runExact measures t once over ladder l; ok false when the launch failed.
+func (s *loop) runExact(ctx context.Context, t *Trial, l exactLadder) (model.Launch, bool, error) {
+	lr, err := s.launchExact(ctx, t, l, false)
+	if err != nil || lr.Outcome != benchfmt.OK || lr.Result == nil {
+		return model.Launch{}, false, err
+	}
+	if s.exactRuns == nil {
+		s.exactRuns = map[string][]model.Launch{}
+	}
+	return model.LaunchOf(benchfmt.SizesOf(lr.Result)), true, nil
+}
+
+// launchExact runs and records one launch of t over ladder l (PhaseExact),
+// with NCCL's debug log when debug: never scored, its times judged only
+// by measureExact.
+func (s *loop) launchExact(ctx context.Context, t *Trial, l exactLadder, debug bool) (*benchfmt.Launch, error) {
+	req := Request{Config: t.Config, Seq: s.seq, Phase: vocab.PhaseExact, Trial: t.Number, Debug: debug, Op: s.requestOp(l.op), MinBytes: l.lo, MaxBytes: l.hi}
+	lr, err := s.launcher.Launch(ctx, req)
+	if err != nil {
+		if lr != nil && ctx.Err() != nil {
+			s.seq++
+			t.Launches++
+			_ = s.rec.SaveLaunch(t, req, lr, false, 0)
+		}
+		return nil, err
+	}
+	s.seq++
+	t.Launches++
+	s.launchDurations = append(s.launchDurations, lr.Duration)
+	if err := s.rec.SaveLaunch(t, req, lr, false, 0); err != nil {
+		return nil, err
+	}
+	if s.onEvent != nil {
+		s.onEvent(s.event(req, t, lr, false, 0))
+	}
+	return lr, nil
+}

@@ -1,0 +1,97 @@
+package search
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestCallsAtTheirOwnSize: a call is measured at its nearest power of two,
+// but the process calls its own size, where NCCL may plan otherwise. On
+// fabric 15 of the unseen probe's seed 1 (search/testdata/
+// unseen-exact-size.json) study seed 1 shipped NCCL_MAX_NCHANNELS=32
+// NCCL_PROTO=broadcast:LL, safe at 8M and 13.1 % slower at the
+// 9701523-byte broadcast the process calls once. No study may ship a
+// setting more than 5 % slower at a size the process calls (timedTruth
+// judges there), and a refusal for a call's own size names the call and
+// both sizes, and most studies still ship the best safe setting.
+func TestCallsAtTheirOwnSize(t *testing.T) {
+	t.Parallel()
+	f := timedFabric{name: "unseen-exact-size", profile: "testdata/unseen-exact-size.json",
+		calls: []string{"broadcast:399360:196", "broadcast:313344:10", "broadcast:479232:6", "broadcast:9701523:1"}}
+	w := f.workload(t)
+	prof := f.launcher(t, 0).prof
+	_, safeStep, _, _ := bestSafe(prof, w, DefaultSpace(), prof.NCCLVersion)
+	seeds, best, ownSize := 5, 0, 0
+	for seed := int64(1); seed <= int64(seeds); seed++ {
+		o := DefaultOptions()
+		o.Seed = seed
+		o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+		o.ScopeLists = true
+		o.Budget = o.DefaultBudget()
+		res, err := Run(context.Background(), o, f.launcher(t, seed), newMemRecorder(t), nil, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := timedTruth(prof, w, res.Env())
+		if tr.worst > 1.05 {
+			t.Errorf("seed %d: shipped %s, %.1f%% slower at %s (%s)", seed, res.Env(), 100*(tr.worst-1), tr.at, res.Reason)
+		}
+		if tr.worst <= 1.05 && tr.step <= 1.05*safeStep {
+			best++
+		}
+		for _, r := range res.Refused {
+			if !strings.Contains(r.Reason, "not shown safe at its own size") {
+				continue
+			}
+			ownSize++
+			if !strings.Contains(r.Reason, "broadcast of 9701523 bytes, measured at 8M") {
+				t.Errorf("seed %d: a refusal for a call's own size names another call or no sizes: %s", seed, r.Reason)
+			}
+		}
+		t.Logf("seed %d: %s (%s), ×%.2f of the best safe step, %d launches, %d refused", seed, res.Env(), res.Ending, tr.step/safeStep, res.Launches, len(res.Refused))
+	}
+	if ownSize == 0 {
+		t.Errorf("no study refused a candidate for a call's own size")
+	}
+	// Safe winners (×6.8) stand at their own sizes: most seeds ship one.
+	if best < seeds-1 {
+		t.Errorf("the best safe setting in %d of %d studies, want at least %d", best, seeds, seeds-1)
+	}
+}
+
+// TestExactLadders: the calls off the powers of two are read and measured
+// one launch per op and odd part (nccl-tests -b lo -e hi -f 2), and the
+// budget holds them back only beyond the default budget of a study
+// without them.
+func TestExactLadders(t *testing.T) {
+	w := timedFabric{calls: []string{"all_reduce:10240:760", "all_reduce:81920:100", "all_reduce:327680:50", "all_reduce:8192:3",
+		"all_gather:28672:4", "all_gather:57344:2", "all_gather:49152:1", "alltoall:12288:5"}}.workload(t)
+	o := DefaultOptions()
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	got := exactLadders(o.exactCalls())
+	// 8192 is measured where it is called; 10240, 81920 and 327680 share
+	// the odd part 5, 28672 and 57344 the odd part 7, 49152 its own (3);
+	// alltoall's plan (its channels) is the same at every size.
+	want := []exactLadder{{"all_reduce", 10240, 327680}, {"all_gather", 28672, 57344}, {"all_gather", 49152, 49152}}
+	if len(got) != len(want) {
+		t.Fatalf("ladders %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("ladder %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	if r := o.exactReserve(); r != 3*2*(1+2*o.GuardLaunches) {
+		t.Errorf("reserve %d, want %d (per ladder one debug launch and two looks of GuardLaunches measurements per arm)", r, 3*2*(1+2*o.GuardLaunches))
+	}
+	if o.Budget = o.DefaultBudget(); o.exactHeld() != o.exactReserve() {
+		t.Errorf("the default budget holds %d for the calls' own sizes, want its reserve %d", o.exactHeld(), o.exactReserve())
+	}
+	if o.Budget = 80; o.exactHeld() != 0 {
+		t.Errorf("--budget 80 holds %d for the calls' own sizes, want none: its default is %d", o.exactHeld(), o.DefaultBudget())
+	}
+	if x, ok := nearest([]int64{9701520, 2 * 9701520}, 9701523); !ok || x != 9701520 {
+		t.Errorf("the size nccl-tests ran for 9701523 bytes (rounded to whole floats): %d %v, want 9701520", x, ok)
+	}
+}
