@@ -68,7 +68,14 @@ func (o Options) exactCalls() []exactCall {
 			continue
 		}
 		for _, b := range p.Logged {
-			if b != p.Band.Min {
+			// Below the smallest size nccl-tests runs on these ranks
+			// (MinBytes: one float, or an aligned share a rank for a
+			// gather), a launch at the call's own size times nothing: a
+			// 0-byte row once read as shown safe. Such a call stays
+			// judged at its power of two. (On ranks nobody counted, a
+			// call under the real smallest size finds no row and is
+			// refused for lack of launches.)
+			if b != p.Band.Min && b >= p.Op.OrAllReduce().MinBytes(o.Ranks) {
 				out = append(out, exactCall{part: i, op: p.Op.OrAllReduce(), bytes: b, at: p.Band.Min})
 			}
 		}
@@ -140,7 +147,7 @@ func (s *loop) exactKey(t *Trial, l exactLadder) string {
 // call not shown safe. Out of budget or --time a call not shown safe
 // refuses it too: what was not shown safe is not shipped.
 func (s *loop) checkExact(ctx context.Context, res *Result) error {
-	if !res.Recommend || res.Winner == nil {
+	if !res.Recommend || res.Winner == nil || s.exactSkipped {
 		return nil
 	}
 	base, w := res.Baseline, res.Winner
@@ -176,8 +183,12 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	for _, c := range need {
 		bx, okB := planNear(s.exactRead[s.exactKey(base, ladderOf(lads, c))], c.bytes)
 		cx, okC := planNear(s.exactRead[s.exactKey(w, ladderOf(lads, c))], c.bytes)
-		if okB && okC && bx == cx {
-			continue // one plan under both: equal by rule
+		// One plan under both, where every knob left of either config
+		// (planner.core) acts through what the TUNING line shows: equal by
+		// rule. NCCL_CROSS_NIC across several NICs, threads or buffers
+		// change the time under the same algorithm, protocol and channels.
+		if okB && okC && bx == cx && s.tuningShows(c.op, base.Config) && s.tuningShows(c.op, w.Config) {
+			continue
 		}
 		measure = append(measure, c)
 	}
@@ -186,6 +197,22 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		return nil
 	}
 	return s.measureExact(ctx, res, measure)
+}
+
+// tuningShows reports whether every knob of cfg that op's plan does not
+// prove a no-op (opPlan.core) is one whose whole effect NCCL's TUNING
+// line shows (nccl.ShownByTuning).
+func (s *loop) tuningShows(op nccl.Op, cfg nccl.Config) bool {
+	o := s.plan.opOf(op)
+	if o == nil {
+		return false
+	}
+	for k := range o.core(cfg) {
+		if !nccl.ShownByTuning(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // ladderOf is the ladder of lads that reads call c's size.
@@ -234,7 +261,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 		for _, l := range lads {
 			// A later look measures only the ladders with a call
 			// undecided: the budget goes where it can change the answer.
-			for undecided[l] && len(s.exactRuns[key(base, l)]) < n || len(s.exactRuns[key(w, l)]) < n {
+			for undecided[l] && (len(s.exactRuns[key(base, l)]) < n || len(s.exactRuns[key(w, l)]) < n) {
 				if s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1) {
 					break
 				}
@@ -251,7 +278,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 					if t == base {
 						who = "the baseline"
 					}
-					s.refuseExact(res, ladderCalls(calls, l)[0], who+"'s launch at that size failed")
+					s.refuseExact(res, ladderCalls(calls, l)[0], who+"'s launch at that size failed", false)
 					return nil
 				}
 				s.exactRuns[key(t, l)] = append(s.exactRuns[key(t, l)], ml)
@@ -271,7 +298,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 		clear(undecided)
 		for k, r := range results {
 			if r.Slower {
-				s.refuseExact(res, calls[k], fmt.Sprintf("measured there it is significantly slower (%+.1f%% time, p=%.2g at Holm's level %.2g)", 100*(1/r.WorstSpeedup-1), r.P, r.Level))
+				s.refuseExact(res, calls[k], fmt.Sprintf("measured there it is significantly slower (%+.1f%% time, p=%.2g at Holm's level %.2g)", 100*(1/r.WorstSpeedup-1), r.P, r.Level), true)
 				return nil
 			}
 			// A call without two launches per arm has no bound: never
@@ -287,12 +314,12 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 	}
 	for k, r := range results {
 		if n := min(r.BaselineN, r.CandidateN); n < 2 || sizes[k] == 0 {
-			s.refuseExact(res, calls[k], fmt.Sprintf("the budget or --time left too few launches to measure it there (%d per arm); raise --budget", n))
+			s.refuseExact(res, calls[k], fmt.Sprintf("the budget or --time left too few launches to measure it there (%d per arm); raise --budget", n), false)
 			return nil
 		}
 		if sg, ok := unsafeCall(r); ok {
 			s.refuseExact(res, calls[k], fmt.Sprintf("measured there at %d bytes, %+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%; raise --budget to measure it longer",
-				sizes[k], 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin))
+				sizes[k], 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin), false)
 			return nil
 		}
 	}
@@ -330,10 +357,13 @@ func launchSizes(arms ...[]model.Launch) []int64 {
 }
 
 // refuseExact refuses res's candidate for call c, saying why its
-// measurement at its power of two does not show it safe at its own size.
-func (s *loop) refuseExact(res *Result, c exactCall, why string) {
+// measurement at its power of two does not show it safe at its own size:
+// slower when it was shown significantly slower there, else not shown
+// safe (the part's verdict says which, as refuseUnshownCall's does).
+func (s *loop) refuseExact(res *Result, c exactCall, why string, slower bool) {
 	if res.Parts != nil && c.part < len(res.Parts) {
 		res.Parts[c.part].Refused = true
+		res.Parts[c.part].NotShownSafe = !slower
 	}
 	res.Recommend, res.Ending = false, vocab.EndingOpRegression
 	res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe at its own size for its call %s of %d bytes, measured at %s: %s; keep NCCL's defaults",

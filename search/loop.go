@@ -64,6 +64,9 @@ type loop struct {
 	// by arm and ladder.
 	exactRuns map[string][]model.Launch
 	exactDone bool
+	// exactSkipped: a reconfirmation (Reconfirm) judges no call at its
+	// own size.
+	exactSkipped bool
 	// guardPlanned are the guarded ops whose defaults' plan launch was
 	// made (planGuardedOps); guardPlansDone is set once no more are owed.
 	guardPlanned   map[nccl.Op]bool

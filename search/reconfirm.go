@@ -60,8 +60,13 @@ func Reconfirm(ctx context.Context, r Reconfirmation) (*Result, error) {
 	opts.Budget = r.Seq + r.ReconfirmLaunches()
 	s := newLoop(opts)
 	s.launcher, s.rec, s.onEvent = r.Launcher, r.Recorder, r.OnEvent
-	// It reads no plan: no debug launch is owed.
+	// It reads no plan: no debug launch is owed. Nor does it judge the
+	// calls at their own sizes (checkExact): that needs NCCL's plan and a
+	// budget of its own, which a re-measurement of the study's decision at
+	// its parts has neither of; it refused every such candidate of verify
+	// and compare "for lack of launches".
 	s.seq, s.planRead, s.candidateRead, s.guardPlansDone = r.Seq, true, true, true
+	s.exactDone, s.exactSkipped = true, true
 	base, cand := r.Baseline, r.Candidate
 	s.trials = []*Trial{base, cand}
 	res := &Result{Trials: s.trials, Baseline: base, Winner: cand}

@@ -455,3 +455,49 @@ func TestOneCallStudyKeepsItsBandRow(t *testing.T) {
 		t.Errorf("show of a one-call study has no band row with its speedup:\n%s", out)
 	}
 }
+
+// Calls off the powers of two are judged at their own sizes by the
+// search (phase exact), and only there: verify re-measures the study's
+// parts, and once refused every such recommendation "for lack of
+// launches" (exit 1); a call under the smallest size nccl-tests runs (3
+// bytes: no whole float) is judged at its power of two, where its own
+// size once read a 0-byte row as safe.
+func TestCallsAtTheirOwnSizesEndToEnd(t *testing.T) {
+	t.Parallel()
+	phases := func(db string) map[string]int {
+		t.Helper()
+		out, stderr, code := runCLI(t, db, "show", "1", "--json")
+		if code != 0 {
+			t.Fatalf("show --json: exit %d: %s", code, stderr)
+		}
+		var doc struct {
+			ByOp []struct {
+				Phases map[string]int `json:"phases"`
+			} `json:"launches_by_op"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.ByOp) == 0 {
+			t.Fatalf("show --json: %v\n%s", err, out)
+		}
+		return doc.ByOp[0].Phases
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "g.db")
+	sim := []string{"--sim", "h200-loopback", "--np", "4"}
+	if _, stderr, code := runCLI(t, db, append([]string{"search", "--seed", "2", "--calls", "all_gather:32760:500", "--calls", "all_gather:2097152:10"}, sim...)...); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	if phases(db)["exact"] == 0 {
+		t.Fatalf("no launch judged the 32760-byte all-gathers at their own size: %v", phases(db))
+	}
+	out, stderr, code := runCLI(t, db, append([]string{"verify", "1", "--op", "all_gather"}, sim...)...)
+	if code != 0 || strings.Contains(out, "not shown safe at its own size") {
+		t.Errorf("verify of the study: exit %d\n%s%s", code, out, stderr)
+	}
+	small := filepath.Join(dir, "s.db")
+	if _, stderr, code := runCLI(t, small, append([]string{"search", "--seed", "2", "--calls", "all_reduce:3:500", "--calls", "all_reduce:2097152:10"}, sim...)...); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	if n := phases(small)["exact"]; n != 0 {
+		t.Errorf("%d launches measured a 3-byte call at its own size, where nccl-tests times nothing", n)
+	}
+}

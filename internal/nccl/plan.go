@@ -373,6 +373,19 @@ func (e *explanation) drop(k, rule, reason string) {
 	delete(e.res.Reduced, k)
 }
 
+// ShownByTuning reports whether NCCL's TUNING line shows every effect of
+// knob k on a collective: the algorithm and protocol lists and the
+// channel and CTA limits act only through the algorithm, protocol and
+// channels it prints. Any other knob (NCCL_CROSS_NIC, threads, buffers,
+// sockets) can change the time under the same printed plan.
+func ShownByTuning(k string) bool {
+	switch k {
+	case "NCCL_PROTO", "NCCL_ALGO", "NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS":
+		return true
+	}
+	return false
+}
+
 // knob works out what one knob of the config does to the plan: dropped
 // as a no-op, pending, or applied to the plan as a guess (uncertain).
 func (e *explanation) knob(k, v string) {
