@@ -88,7 +88,7 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 		return false, nil
 	}
 	s.forced = forced
-	base.Confirm = nil
+	base.restartConfirm()
 	s.guardsDone = false
 	*res = Result{Baseline: base, Stopped: res.Stopped, Refused: res.Refused}
 	return true, nil

@@ -180,6 +180,12 @@ func (t *Trial) addRound(phase string, round map[nccl.Op]model.Launch, score flo
 	t.exploreOps = append(t.exploreOps, round)
 }
 
+// restartConfirm drops t's confirmation launches, a workload's rounds
+// with their scores, for a fresh confirmation (nextAfterRefusal): each
+// part is then judged from launches interleaved with the new candidate's
+// alone, as the decision is. Its stored launches stay in the store.
+func (t *Trial) restartConfirm() { t.Confirm, t.confirmOps = nil, nil }
+
 // ConfirmOf are t's confirmation launches of op, for per-part tables and
 // comparisons: a workload's op's launch of each round, a one-part study's
 // launches as they are.

@@ -372,3 +372,32 @@ func atoi(t *testing.T, s string) uint64 {
 	}
 	return n
 }
+
+// A confirmation after a refusal measures both arms afresh, its parts
+// too: the calls' rule and the per-part table compare the baseline's
+// rounds beside this candidate only. The baseline's rounds beside the
+// refused candidates once stayed in its parts (24 baseline launches
+// against 8 in every part of the reviewer's study, whose decision read
+// 8 and 8): a part was judged against launches not interleaved with the
+// candidate's.
+func TestRefusalRestartsThePartsToo(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "2",
+		"--calls", "all_reduce:10240:240", "--calls", "all_reduce:327680:240", "--calls", "all_reduce:2048000:80",
+		"--calls", "all_gather:2048000:13", "--calls", "broadcast:1048576:1"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	rec := storedStudy(t, db, "s1-all_reduce-all_gather-broadcast").study.Recommendation
+	if rec == nil || len(rec.Refusals) == 0 || len(rec.Parts) == 0 {
+		t.Fatalf("want a decision after a refusal, with parts: %+v", rec)
+	}
+	for _, p := range rec.Parts {
+		for _, z := range p.PerSize {
+			if z.BaselineLaunches != rec.BaselineLaunches || z.CandidateLaunches != rec.CandidateLaunches {
+				t.Errorf("part %s %s: %d and %d launches per arm, the decision's %d and %d", p.Op, p.Band,
+					z.BaselineLaunches, z.CandidateLaunches, rec.BaselineLaunches, rec.CandidateLaunches)
+			}
+		}
+	}
+}
