@@ -412,23 +412,9 @@ func (s *loop) runExact(ctx context.Context, t *Trial, l exactLadder) (model.Lau
 // by measureExact.
 func (s *loop) launchExact(ctx context.Context, t *Trial, l exactLadder, debug bool) (*benchfmt.Launch, error) {
 	req := Request{Config: t.Config, Seq: s.seq, Phase: vocab.PhaseExact, Trial: t.Number, Debug: debug, Op: s.requestOp(l.op), MinBytes: l.lo, MaxBytes: l.hi}
-	lr, err := s.launcher.Launch(ctx, req)
+	lr, err := s.runCounted(ctx, t, req)
 	if err != nil {
-		if lr != nil && ctx.Err() != nil {
-			s.seq++
-			t.Launches++
-			_ = s.rec.SaveLaunch(t, req, lr, false, 0)
-		}
 		return nil, err
 	}
-	s.seq++
-	t.Launches++
-	s.launchDurations = append(s.launchDurations, lr.Duration)
-	if err := s.rec.SaveLaunch(t, req, lr, false, 0); err != nil {
-		return nil, err
-	}
-	if s.onEvent != nil {
-		s.onEvent(s.event(req, t, lr, false, 0))
-	}
-	return lr, nil
+	return lr, s.record(t, req, lr, false, false, 0, 0)
 }

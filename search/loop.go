@@ -683,23 +683,9 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 		lo, hi := s.opts.explainRange(op)
 		req.MinBytes, req.MaxBytes = min(req.MinBytes, lo), max(req.MaxBytes, hi)
 	}
-	l, err := s.launchOrBatched(ctx, req)
+	l, err := s.runCounted(ctx, t, req)
 	if err != nil {
-		if l != nil && ctx.Err() != nil {
-			// Interrupted: keep the output for the record, but the launch
-			// says nothing about the config.
-			s.seq++
-			t.Launches++
-			_ = s.rec.SaveLaunch(t, req, l, false, 0)
-		}
 		return err
-	}
-	s.seq++
-	t.Launches++
-	if l.Batch == nil {
-		// A batch's records each carry a share of the batch's duration:
-		// they are compared with launches of their own as a batch (batchTook).
-		s.launchDurations = append(s.launchDurations, l.Duration)
 	}
 	score, eventScore := s.measureOp(t, phase, scored, debug, op, round, l)
 	if debug {
@@ -721,6 +707,35 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	if !counted {
 		score = 0
 	}
+	return s.record(t, req, l, scored, counted, score, eventScore)
+}
+
+// runCounted makes req's launch of t (or hands back the running batch's,
+// launchOrBatched) and counts it. Interrupted, it keeps the output for
+// the record, but the launch says nothing about the config.
+func (s *loop) runCounted(ctx context.Context, t *Trial, req Request) (*benchfmt.Launch, error) {
+	l, err := s.launchOrBatched(ctx, req)
+	if err != nil {
+		if l != nil && ctx.Err() != nil {
+			s.seq++
+			t.Launches++
+			_ = s.rec.SaveLaunch(t, req, l, false, 0)
+		}
+		return nil, err
+	}
+	s.seq++
+	t.Launches++
+	if l.Batch == nil {
+		// A batch's records each carry a share of the batch's duration:
+		// they are compared with launches of their own as a batch (batchTook).
+		s.launchDurations = append(s.launchDurations, l.Duration)
+	}
+	return l, nil
+}
+
+// record stores launch l of t (counted: its score counts) and tells its
+// event.
+func (s *loop) record(t *Trial, req Request, l *benchfmt.Launch, scored, counted bool, score, eventScore float64) error {
 	if err := s.rec.SaveLaunch(t, req, l, counted, score); err != nil {
 		return err
 	}
