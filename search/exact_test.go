@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -24,15 +23,7 @@ func TestCallsAtTheirOwnSize(t *testing.T) {
 	_, safeStep, _, _ := bestSafe(prof, w, DefaultSpace(), prof.NCCLVersion)
 	seeds, best, ownSize := 5, 0, 0
 	for seed := int64(1); seed <= int64(seeds); seed++ {
-		o := DefaultOptions()
-		o.Seed = seed
-		o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
-		o.ScopeLists = true
-		o.Budget = o.DefaultBudget()
-		res, err := Run(context.Background(), o, f.launcher(t, seed), newMemRecorder(t), nil, 0, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := f.timedStudy(t, w, seed)
 		tr := timedTruth(prof, w, res.Env())
 		if tr.worst > 1.05 {
 			t.Errorf("seed %d: shipped %s, %.1f%% slower at %s (%s)", seed, res.Env(), 100*(tr.worst-1), tr.at, res.Reason)

@@ -45,6 +45,24 @@ func (f timedFabric) launcher(t testing.TB, seed int64) *simLauncher {
 	return l
 }
 
+// timedStudy runs the timed study of workload w (its calls, each guarded
+// at its own size, lists scoped per op) at the default budget on f with
+// seed, as search --calls does.
+func (f timedFabric) timedStudy(t testing.TB, w nccl.Workload, seed int64) *Result {
+	t.Helper()
+	o := DefaultOptions()
+	o.Seed = seed
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	o.Guard, o.GuardOps = DefaultGuardFor(w), DefaultGuardOps(w)
+	o.ScopeLists = true
+	o.Budget = o.DefaultBudget()
+	res, err := Run(context.Background(), o, f.launcher(t, seed), newMemRecorder(t), nil, 0, nil)
+	if err != nil {
+		t.Fatalf("%s seed %d: %v", f.name, seed, err)
+	}
+	return res
+}
+
 // stepTruth is what a config truly does to a timed workload: the time a
 // step spends in its calls (µs) and its worst ratio to the defaults' time
 // over the (op, size) cells it calls (above 1.05: truly unsafe). A config
