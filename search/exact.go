@@ -388,9 +388,6 @@ func (s *loop) readExact(ctx context.Context, t *Trial, l exactLadder) error {
 			}
 		}
 	}
-	if s.exactRead == nil {
-		s.exactRead = map[string]nccl.Plan{}
-	}
 	s.exactRead[s.exactKey(t, l)] = plan
 	return nil
 }
@@ -400,9 +397,6 @@ func (s *loop) runExact(ctx context.Context, t *Trial, l exactLadder) (model.Lau
 	lr, err := s.launchExact(ctx, t, l, false)
 	if err != nil || lr.Outcome != benchfmt.OK || lr.Result == nil {
 		return model.Launch{}, false, err
-	}
-	if s.exactRuns == nil {
-		s.exactRuns = map[string][]model.Launch{}
 	}
 	return model.LaunchOf(benchfmt.SizesOf(lr.Result)), true, nil
 }

@@ -107,7 +107,8 @@ func newLoop(opts Options) *loop {
 		opts.clock = time.Now
 	}
 	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: opts.clock(),
-		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(opts.Op, sizes, opts.Guard, opts.AllowDisabled)}
+		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(opts.Op, sizes, opts.Guard, opts.AllowDisabled),
+		exactRead: map[string]nccl.Plan{}, exactRuns: map[string][]model.Launch{}}
 	if s.work = newWorkload(opts.Parts()); s.work != nil {
 		// NCCL plans each op apart: its plan is read per op, at the op's
 		// own sizes, and configs merge when every op runs alike.
