@@ -1273,3 +1273,61 @@ func TestKeepsNCCL(t *testing.T) {
 		}
 	}
 }
+
+// Where the study read the recommendation's plan at a size the process
+// calls (its own-size check's debug launch, phase exact), the row that
+// covers that size delivers that plan, not its power of two's stretched
+// over it: timedBand's 40960-byte call is measured at 32K (Tree/LL with 4
+// channels there), and NCCL ran Ring/LL with 6 channels at 40960 under
+// the recommendation. A plan read by the baseline, or at another ladder's
+// size, makes no row; a call whose own size reads as its bin's row needs
+// none (2048000: Ring/Simple with 8 channels, as at 2M).
+func TestTunerRowsCarryThePlanReadAtTheCalledSize(t *testing.T) {
+	exact := func(id, trial uint64, seq int, cs ...benchfmt.Choice) *store.Launch {
+		return &store.Launch{ID: id, TrialID: trial, Seq: seq, Phase: vocab.PhaseExact, Op: nccl.AllReduce, Facts: &benchfmt.Facts{Choices: cs}}
+	}
+	at := func(b int64, algo, proto string, ch int) benchfmt.Choice {
+		return benchfmt.Choice{Collective: "AllReduce", Bytes: b, Algo: algo, Proto: proto, Channels: ch}
+	}
+	first := func(csv string, x uint64) string {
+		rows, ok := tunerRowsOf(csv)
+		if !ok {
+			t.Fatalf("unreadable CSV:\n%s", csv)
+		}
+		for _, r := range rows {
+			if r.Collective == "allreduce" && x >= r.MinBytes && x <= r.MaxBytes {
+				return fmt.Sprintf("%s,%s,%d", r.Algo, r.Proto, r.Channels)
+			}
+		}
+		return "no row"
+	}
+	for _, tc := range []struct {
+		name     string
+		launches []*store.Launch
+		at40960  string
+		rows     int
+	}{
+		{"read at the call", []*store.Launch{
+			exact(20, 10, 30, at(40960, "TREE", "LL", 5)), // the baseline's: not the recommendation's plan
+			exact(21, 12, 31, at(40960, "RING", "LL", 6)),
+			exact(22, 12, 32, at(2048000, "RING", "SIMPLE", 8)),
+			exact(23, 12, 33, at(36864, "RING", "SIMPLE", 2)), // another ladder's size, under 40960
+		}, "ring,ll,6", 7},
+		{"another ladder's size only", []*store.Launch{exact(23, 12, 33, at(36864, "RING", "SIMPLE", 2))}, "tree,ll,4", 6},
+		{"the baseline's read only", []*store.Launch{exact(20, 10, 30, at(40960, "TREE", "LL", 5))}, "tree,ll,4", 6},
+	} {
+		csv := string(render(t, FormatTuner, []*Recommendation{timedBand(t, tc.launches...)}, Options{}))
+		if got := first(csv, 40960); got != tc.at40960 {
+			t.Errorf("%s: the row the plugin matches at 40960 bytes gives %s, want %s\n%s", tc.name, got, tc.at40960, csv)
+		}
+		if got := first(csv, 2048000); got != "ring,simple,8" {
+			t.Errorf("%s: at 2048000 bytes %s, want ring,simple,8 (its bin's row)", tc.name, got)
+		}
+		if got := first(csv, 40964); got != "tree,ll,4" {
+			t.Errorf("%s: at 40964 bytes (not a call) %s, want its bin's row tree,ll,4", tc.name, got)
+		}
+		if rows, _ := tunerRowsOf(csv); len(rows) != tc.rows {
+			t.Errorf("%s: %d rows, want %d\n%s", tc.name, len(rows), tc.rows, csv)
+		}
+	}
+}

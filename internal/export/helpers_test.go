@@ -65,6 +65,13 @@ func spark4Study(id uint64, band string, env map[string]string) *store.Study {
 // recorded defaults (baseline trial 10) and recommended (trial 12).
 func studyWith(t testing.TB, s *store.Study, defaults, recommended []benchfmt.Choice) *Recommendation {
 	t.Helper()
+	return studyWithLaunches(t, s, defaults, recommended)
+}
+
+// studyWithLaunches is studyWith with more launches stored beside its
+// explain launches (a timed study's own-size launches, phase exact).
+func studyWithLaunches(t testing.TB, s *store.Study, defaults, recommended []benchfmt.Choice, more ...*store.Launch) *Recommendation {
+	t.Helper()
 	trials := []*store.Trial{{ID: 10, StudyID: s.ID, Number: 0, Role: vocab.RoleBaseline}, {ID: 12, StudyID: s.ID, Number: 5, Role: vocab.RoleExplore}}
 	launches := []*store.Launch{
 		// A scored launch without facts, and an older debug launch that an
@@ -78,6 +85,7 @@ func studyWith(t testing.TB, s *store.Study, defaults, recommended []benchfmt.Ch
 	if recommended != nil {
 		launches = append(launches, &store.Launch{ID: 4, TrialID: 12, Seq: 21, Phase: vocab.PhaseExplain, Facts: &benchfmt.Facts{Choices: recommended}})
 	}
+	launches = append(launches, more...)
 	b, err := NewRecommendation(s, trials, launches)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +136,7 @@ func hostileBand(values map[string]string) *Recommendation {
 // --calls all_reduce:2048000:80): measured at 32K and 2M only, stored with
 // the band 32K-2M around them that it never measured, named as search
 // names it.
-func timedBand(t testing.TB) *Recommendation {
+func timedBand(t testing.TB, more ...*store.Launch) *Recommendation {
 	var calls []nccl.Part
 	for _, c := range []string{"all_reduce:40960:760", "all_reduce:2048000:80"} {
 		p, err := nccl.ParseCall(c)
@@ -142,5 +150,5 @@ func timedBand(t testing.TB) *Recommendation {
 	for _, p := range nccl.MergeCalls(calls) {
 		s.Workload = append(s.Workload, store.PartOf(p))
 	}
-	return studyWith(t, s, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_proto_nchannels8.log"))
+	return studyWithLaunches(t, s, logChoices(t, "spark4_defaults.log"), logChoices(t, "spark4_proto_nchannels8.log"), more...)
 }

@@ -46,6 +46,10 @@ type Recommendation struct {
 	// to keep the defaults, Recommended is Defaults.
 	Defaults    []benchfmt.Choice
 	Recommended []benchfmt.Choice
+	// Called are what NCCL chose with the recommendation at the sizes the
+	// process calls off the powers of two, where the search's own-size
+	// check read them (stored.CalledChoices); nil when none were read.
+	Called []benchfmt.Choice
 }
 
 // Dropped is a recommended knob that is not written, with the reason.
@@ -83,6 +87,9 @@ func NewRecommendation(s *store.Study, trials []*store.Trial, launches []*store.
 		}
 	}
 	b.Defaults, b.Recommended = stored.ExplainChoices(s, trials, launches)
+	if !b.KeepDefaults && !b.KeepBaseline {
+		b.Called = stored.CalledChoices(s, launches)
+	}
 	return b, nil
 }
 

@@ -111,6 +111,13 @@ type TunerGroup struct {
 	// came from.
 	Logged   []int64
 	LoggedBy []string
+	// Called are the sizes the process calls inside a proven bin where
+	// the study read the recommendation's plan at that size itself and it
+	// differs from the bin's row (Recommendation.Called): each has its
+	// exact row with that plan and its channels, first in Rows as Logged's
+	// are. CalledBy names the study each came from.
+	Called   []int64
+	CalledBy []string
 }
 
 // bandRange is a size range a study's recommendation sets in a group.
@@ -295,10 +302,12 @@ func binRange(bin int64) (lo, hi uint64) {
 	return uint64(l), uint64(h)
 }
 
-// override is a proven size's choice over its range.
+// override is a proven size's choice over its range, and the study that
+// proved it.
 type override struct {
 	lo, hi uint64
 	pick   tunerPick
+	by     *Recommendation
 }
 
 func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerGroup, error) {
@@ -340,7 +349,7 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 			if err != nil {
 				return g, err
 			}
-			overrides = append(overrides, override{lo: p.lo, hi: p.hi, pick: pick})
+			overrides = append(overrides, override{lo: p.lo, hi: p.hi, pick: pick, by: b})
 			if n := len(g.Ranges); !first && n > 0 && g.Ranges[n-1].hi+1 == p.lo {
 				g.Ranges[n-1].hi = p.hi
 			} else {
@@ -383,8 +392,49 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 	if err != nil {
 		return g, err
 	}
+	called, err := calledRows(&g, overrides)
+	if err != nil {
+		return g, err
+	}
+	exact = append(exact, called...)
+	slices.SortFunc(exact, func(a, b TunerRow) int { return cmp.Compare(a.MinBytes, b.MinBytes) })
 	g.Rows = append(exact, g.Rows...)
 	return g, nil
+}
+
+// calledRows are g's exact rows [size,size] for each size the process
+// calls inside a proven bin whose plan under the recommendation the study
+// read at that size itself (Recommendation.Called, the own-size check's
+// debug launches): that algorithm, protocol and channel count, which is
+// what the study judged there, where it differs from the bin's row (the
+// plan NCCL chose at the bin's power of two: 40960 bytes ran Ring/LL on 6
+// channels where 32K ran Tree/LL on 4). Only the study whose override
+// wins at the size (the first listed) speaks for it. Fills g.Called.
+func calledRows(g *TunerGroup, overrides []override) ([]TunerRow, error) {
+	var rows []TunerRow
+	for _, o := range overrides {
+		for _, c := range o.by.Called {
+			x := uint64(c.Bytes)
+			if pc, ok := PluginCollective(c.Collective); !ok || pc != g.Collective || x < o.lo || x > o.hi || slices.Contains(g.Called, c.Bytes) {
+				continue
+			}
+			if w := slices.IndexFunc(overrides, func(w override) bool { return x >= w.lo && x <= w.hi }); overrides[w].by != o.by {
+				continue // another study's row wins here
+			}
+			pick, err := countedPick(c, o.by.Study.Name)
+			if err != nil {
+				return nil, err
+			}
+			if pick == o.pick {
+				continue // the bin's row delivers it
+			}
+			g.Called = append(g.Called, c.Bytes)
+			g.CalledBy = append(g.CalledBy, o.by.Study.Name)
+			rows = append(rows, TunerRow{Collective: g.Collective, MinBytes: x, MaxBytes: x, Algo: pick.algo, Proto: pick.proto,
+				Channels: pick.channels, NNodes: g.NNodes, NRanks: g.NRanks, NumPipeOps: -1, RegBuff: -1})
+		}
+	}
+	return rows, nil
 }
 
 // loggedRows are g's exact rows [size,size] for each size the process
@@ -436,18 +486,24 @@ func provenPick(b *Recommendation, coll string, size int64) (tunerPick, error) {
 		if pc, ok := PluginCollective(c.Collective); !ok || pc != coll || c.Bytes != size {
 			continue
 		}
-		pick, err := pluginPick(c, b.Study.Name)
-		if err != nil {
-			return pick, err
-		}
-		if c.Channels < 1 {
-			return pick, fmt.Errorf("study %s: NCCL's log gives %d channels at %d bytes, not a usable count", b.Study.Name, c.Channels, c.Bytes)
-		}
-		pick.channels = c.Channels
-		return pick, nil
+		return countedPick(c, b.Study.Name)
 	}
 	return tunerPick{}, fmt.Errorf("%w: study %s recorded no %s choice at %s with its recommendation, which it measured there; re-run the search with this version of nccltune or run nccltune doctor with the recommended env",
 		ErrNoChoices, b.Study.Name, coll, nccl.FormatSize(size))
+}
+
+// countedPick is c's algorithm, protocol and channel count in the
+// plugin's names: the choice a row gives where the study measured it.
+func countedPick(c benchfmt.Choice, study string) (tunerPick, error) {
+	pick, err := pluginPick(c, study)
+	if err != nil {
+		return pick, err
+	}
+	if c.Channels < 1 {
+		return pick, fmt.Errorf("study %s: NCCL's log gives %d channels at %d bytes, not a usable count", study, c.Channels, c.Bytes)
+	}
+	pick.channels = c.Channels
+	return pick, nil
 }
 
 // pluginPick is c's algorithm and protocol in the plugin's names.
@@ -700,6 +756,15 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 			}
 			by := slices.Compact(slices.Sorted(slices.Values(g.LoggedBy)))
 			text = append(text, fmt.Sprintf("%s bytes: the process's own NCCL choice at that exact size, as its log recorded it (study %s), channels 0; these rows come first, since the plugin takes the first row that matches",
+				strings.Join(sizes, ", "), strings.Join(by, ", ")))
+		}
+		if len(g.Called) > 0 {
+			var sizes []string
+			for _, n := range slices.Sorted(slices.Values(g.Called)) {
+				sizes = append(sizes, strconv.FormatInt(n, 10))
+			}
+			by := slices.Compact(slices.Sorted(slices.Values(g.CalledBy)))
+			text = append(text, fmt.Sprintf("%s bytes: sizes the process calls inside a proven range, where NCCL's plan with the recommendation differs from the range's power of two; each row gives the algorithm, protocol and channels NCCL chose at that exact size, read there by study %s (its check of the calls at their own sizes); these rows come first",
 				strings.Join(sizes, ", "), strings.Join(by, ", ")))
 		}
 		text = append(text, TunerColumns)

@@ -668,3 +668,21 @@ func sortedSet(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// AtCall is p's choice at a call of b bytes: at b, else at the size
+// nccl-tests ran for it, b rounded down to whole elements (less than
+// grain below b: op.MinBytes, one element, or every rank's share for a
+// gather); ok false when p has neither. A size further below is another
+// call's, or another ladder's (a launch reads b, 2b, 4b …), never b's.
+func (p Plan) AtCall(b, grain int64) (Choice, bool) {
+	best, found := int64(0), false
+	for x := range p {
+		if x <= b && b-x < max(grain, 1) && (!found || x > best) {
+			best, found = x, true
+		}
+	}
+	if !found {
+		return Choice{}, false
+	}
+	return p[best], true
+}

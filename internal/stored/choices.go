@@ -102,3 +102,52 @@ func trialChoices(launches []*store.Launch, trialID uint64) []benchfmt.Choice {
 }
 
 func isDebugPhase(p string) bool { return p == vocab.PhaseExplain || p == vocab.PhasePlan }
+
+// CalledChoices are what NCCL chose with s's recommendation at the sizes
+// its process calls off the powers of two they are measured at, where the
+// search's own-size check read them (search/exact.go: debug launches of
+// the recommended trial, phase exact, one per ladder of sizes): one
+// choice per such call whose plan a log shows, its Bytes the size called.
+// A size nccl-tests ran for a call is the call rounded down to whole
+// elements (of every rank, for a gather: less than op.MinBytes below it);
+// a size of another ladder, further below, never stands for it. nil when
+// the study keeps its baseline, has no such calls, or read none.
+func CalledChoices(s *store.Study, launches []*store.Launch) []benchfmt.Choice {
+	r := s.Recommendation
+	w := s.Parts()
+	if r == nil || r.TrialID == 0 || !r.Significant || !w.Timed() {
+		return nil
+	}
+	plans := map[nccl.Op]nccl.Plan{}
+	for _, l := range launches {
+		if l.TrialID != r.TrialID || l.Phase != vocab.PhaseExact || l.Facts == nil || len(l.Facts.Choices) == 0 {
+			continue
+		}
+		op := l.Op.OrAllReduce()
+		n, ok := l.Facts.NativeOp(op, nil)
+		if !ok {
+			continue
+		}
+		if plans[op] == nil {
+			plans[op] = nccl.Plan{}
+		}
+		for b, ch := range n.Plan {
+			plans[op][b] = ch
+		}
+	}
+	var out []benchfmt.Choice
+	for _, p := range w {
+		op := p.Op.OrAllReduce()
+		for _, b := range p.Logged {
+			if b == p.Band.Min {
+				continue // at its power of two: the explain launch's size
+			}
+			ch, ok := plans[op].AtCall(b, op.MinBytes(s.Platform.Ranks))
+			if !ok {
+				continue
+			}
+			out = append(out, benchfmt.Choice{Collective: op.Function(), Bytes: b, Algo: ch.Algo, Proto: ch.Proto, Channels: ch.Channels})
+		}
+	}
+	return out
+}
