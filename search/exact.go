@@ -98,6 +98,42 @@ func exactLadders(calls []exactCall) []exactLadder {
 	return out
 }
 
+// CallLadder is one launch that measures a timed workload's calls at
+// their own sizes, off the powers of two they are measured at: nccl-tests
+// -b Lo -e Hi -f 2 of Op, whose sizes share one odd part. verify
+// --tuner-plugin measures the CSV with the same launches the search's
+// own-size check makes (CallLadders, Request).
+type CallLadder struct {
+	Op     nccl.Op
+	Lo, Hi int64
+	// Calls are the sizes the process calls that it measures.
+	Calls []int64
+}
+
+// CallLadders are the launches that measure o's calls at their own sizes,
+// the search's own (exactCalls, exactLadders): of a timed workload, the
+// calls off their power of two, of ops NCCL plans per size, no smaller
+// than the smallest size nccl-tests runs on o.Ranks.
+func (o Options) CallLadders() []CallLadder {
+	calls := o.exactCalls()
+	var out []CallLadder
+	for _, l := range exactLadders(calls) {
+		c := CallLadder{Op: l.op, Lo: l.lo, Hi: l.hi}
+		for _, x := range ladderCalls(calls, l) {
+			c.Calls = append(c.Calls, x.bytes)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Request is the launch of cfg over l for trial, phase exact, with
+// NCCL's debug log when debug: the launch request of the search's
+// own-size check (launchExact) and of verify's.
+func (l CallLadder) Request(cfg nccl.Config, seq, trial int, debug bool) Request {
+	return Request{Config: cfg, Seq: seq, Phase: vocab.PhaseExact, Trial: trial, Debug: debug, Op: l.Op, MinBytes: l.Lo, MaxBytes: l.Hi}
+}
+
 // exactReserve is what a timed workload with calls off the powers of two
 // adds to the default budget: per ladder, one debug launch of each arm
 // (readExact) and two looks of its measurement (2 × GuardLaunches per
@@ -220,21 +256,10 @@ func ladderOf(lads []exactLadder, c exactCall) exactLadder {
 	return lads[slices.IndexFunc(lads, func(l exactLadder) bool { return l.holds(c) })]
 }
 
-// nearest is the size of sizes that nccl-tests ran for a request of b: b
-// rounded down to whole elements (of every rank, for a gather), the one
-// size of a ladder in (b/2, b]; ok false when there is none.
-func nearest(sizes []int64, b int64) (int64, bool) {
-	for _, x := range sizes {
-		if x <= b && 2*x > b {
-			return x, true
-		}
-	}
-	return 0, false
-}
-
-// planNear is p's choice at the size nccl-tests ran for b (nearest).
+// planNear is p's choice at the size nccl-tests ran for b
+// (nccl.LadderSize).
 func planNear(p nccl.Plan, b int64) (nccl.Choice, bool) {
-	x, ok := nearest(p.Sizes(), b)
+	x, ok := nccl.LadderSize(p.Sizes(), b)
 	if !ok {
 		return nccl.Choice{}, false
 	}
@@ -289,7 +314,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 		for _, c := range calls {
 			l := ladderOf(lads, c)
 			b, bs := s.exactRuns[key(base, l)], s.exactRuns[key(w, l)]
-			x, _ := nearest(launchSizes(b, bs), c.bytes)
+			x, _ := nccl.LadderSize(launchSizes(b, bs), c.bytes)
 			sizes = append(sizes, x)
 			in = append(in, model.GuardInput{Name: fmt.Sprintf("%s %d", c.op, c.bytes), Baseline: b, Candidate: bs,
 				Sizes: []int64{x}, BoundAlpha: s.alpha() / callLooks})
@@ -380,7 +405,7 @@ func (s *loop) readExact(ctx context.Context, t *Trial, l exactLadder) error {
 	plan := nccl.Plan{}
 	if lr.Outcome == benchfmt.OK && lr.Result != nil && lr.Result.Facts != nil {
 		if n, ok := lr.Result.Facts.NativeOp(l.op, nil); ok {
-			// The ladder's sizes as nccl-tests ran them (nearest).
+			// The ladder's sizes as nccl-tests ran them (nccl.LadderSize).
 			for b, ch := range n.Plan {
 				if 2*b > l.lo && b <= l.hi {
 					plan[b] = ch
@@ -405,7 +430,7 @@ func (s *loop) runExact(ctx context.Context, t *Trial, l exactLadder) (model.Lau
 // with NCCL's debug log when debug: never scored, its times judged only
 // by measureExact.
 func (s *loop) launchExact(ctx context.Context, t *Trial, l exactLadder, debug bool) (*benchfmt.Launch, error) {
-	req := Request{Config: t.Config, Seq: s.seq, Phase: vocab.PhaseExact, Trial: t.Number, Debug: debug, Op: s.requestOp(l.op), MinBytes: l.lo, MaxBytes: l.hi}
+	req := CallLadder{Op: s.requestOp(l.op), Lo: l.lo, Hi: l.hi}.Request(t.Config, s.seq, t.Number, debug)
 	lr, err := s.runCounted(ctx, t, req)
 	if err != nil {
 		return nil, err

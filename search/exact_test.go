@@ -3,6 +3,8 @@ package search
 import (
 	"strings"
 	"testing"
+
+	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // TestCallsAtTheirOwnSize: a call is measured at its nearest power of two,
@@ -82,7 +84,7 @@ func TestExactLadders(t *testing.T) {
 	if o.Budget = 80; o.exactHeld() != 0 {
 		t.Errorf("--budget 80 holds %d for the calls' own sizes, want none: its default is %d", o.exactHeld(), o.DefaultBudget())
 	}
-	if x, ok := nearest([]int64{9701520, 2 * 9701520}, 9701523); !ok || x != 9701520 {
+	if x, ok := nccl.LadderSize([]int64{9701520, 2 * 9701520}, 9701523); !ok || x != 9701520 {
 		t.Errorf("the size nccl-tests ran for 9701523 bytes (rounded to whole floats): %d %v, want 9701520", x, ok)
 	}
 }

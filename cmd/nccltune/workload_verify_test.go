@@ -353,3 +353,115 @@ func TestVerifyTimedWorkloadTunerCSV(t *testing.T) {
 		}
 	}
 }
+
+// verify --tuner-plugin of a study whose process calls a size off the
+// powers of two measures the CSV at that size itself (the launch request
+// the search's own-size check makes: nccl-tests -b 49152 -e 49152), each
+// arm after each of its measured launches, and judges it with the
+// delivered sizes: the study's own CSV (whose first row gives 49152 the
+// plan the study read there) passes, and one that slows only that size,
+// where no power of two shows it, fails verify naming it (exit 1). Before,
+// verify launched at powers of two only and passed it.
+func TestVerifyTunerCSVAtCalledSizes(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs a simulated search")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--seed", "1",
+		"--calls", "all_reduce:49152:760", "--calls", "all_reduce:2048000:80"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	so := filepath.Join(dir, "tuner.so")
+	if err := os.WriteFile(so, sim.TunerPluginFile("2.30.7"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	own, stderr, code := runCLI(t, db, "export", "s1", "--format", "nccl-tuner")
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	slow := filepath.Join(dir, "slow.csv")
+	if err := os.WriteFile(slow, []byte("allreduce,49152,49152,ring,ll,1,4,4,-1,-1\n"+own), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type doc struct {
+		Failed bool   `json:"failed"`
+		Reason string `json:"reason"`
+		Guards []struct {
+			Op      string  `json:"op"`
+			Sizes   []int64 `json:"sizes"`
+			PerSize []struct {
+				Bytes  int64 `json:"bytes"`
+				Slower bool  `json:"slower"`
+			} `json:"per_size"`
+		} `json:"guards"`
+		TunerPlugin struct {
+			AtOwnSize []struct {
+				Op    string  `json:"op"`
+				Sizes []int64 `json:"sizes"`
+			} `json:"at_own_size"`
+		} `json:"tuner_plugin"`
+	}
+	for _, tc := range []struct {
+		name   string
+		csv    []string
+		code   int
+		slower bool
+	}{
+		{"the study's CSV", nil, 0, false},
+		{"one channel of LL at 49152 bytes", []string{"--tuner-config", slow}, exitCheckFailed, true},
+	} {
+		args := append([]string{"verify", "s1", "--sim", "spark4", "--launches", "6", "--json", "--tuner-plugin", so}, tc.csv...)
+		stdout, stderr, code := runCLI(t, db, args...)
+		var d doc
+		decodeOneJSON(t, stdout, &d)
+		if code != tc.code || d.Failed != tc.slower {
+			t.Errorf("%s: exit %d, failed %v; want exit %d\n%s\n%s", tc.name, code, d.Failed, tc.code, d.Reason, stderr)
+		}
+		if said := strings.Contains(d.Reason, "all_reduce significantly slower at 48K"); said != tc.slower {
+			t.Errorf("%s: the reason names 49152 bytes (48K) slower: %v, want %v: %s", tc.name, said, tc.slower, d.Reason)
+		}
+		var judged, slowerAt []int64
+		for _, g := range d.Guards {
+			if g.Op != "all_reduce" {
+				continue
+			}
+			judged = g.Sizes
+			for _, s := range g.PerSize {
+				if s.Slower {
+					slowerAt = append(slowerAt, s.Bytes)
+				}
+			}
+		}
+		if !slices.Contains(judged, 49152) {
+			t.Errorf("%s: all_reduce judged at %v, not at the 49152 bytes the process calls", tc.name, judged)
+		}
+		if want := []int64(nil); tc.slower {
+			want = []int64{49152}
+			if !slices.Equal(slowerAt, want) {
+				t.Errorf("%s: slower at %v, want %v", tc.name, slowerAt, want)
+			}
+		} else if len(slowerAt) > 0 {
+			t.Errorf("%s: slower at %v, want none", tc.name, slowerAt)
+		}
+		// 2048000 is off 2M too.
+		if at := d.TunerPlugin.AtOwnSize; len(at) != 1 || at[0].Op != "all_reduce" || !slices.Equal(at[0].Sizes, []int64{49152, 2048000}) {
+			t.Errorf("%s: measured at their own sizes %+v, want all_reduce [49152 2048000]", tc.name, at)
+		}
+	}
+	// Each of the 6 measured launches of either arm is followed by one
+	// launch of each ladder (49152, and 2048000: their odd parts differ),
+	// phase exact.
+	out, _, _ := runCLI(t, db, "show", "2", "--json")
+	var shown struct {
+		ByOp []struct {
+			Role   string         `json:"role"`
+			Phases map[string]int `json:"phases"`
+		} `json:"launches_by_op"`
+	}
+	decodeOneJSON(t, out, &shown)
+	if len(shown.ByOp) == 0 || shown.ByOp[0].Phases["exact"] != 2*2*6 {
+		t.Errorf("verify's launches per phase %+v: want 24 exact launches (2 ladders × 6 measured launches × 2 arms)", shown.ByOp)
+	}
+}

@@ -669,20 +669,42 @@ func sortedSet(m map[string]bool) []string {
 	return out
 }
 
-// AtCall is p's choice at a call of b bytes: at b, else at the size
-// nccl-tests ran for it, b rounded down to whole elements (less than
-// grain below b: op.MinBytes, one element, or every rank's share for a
-// gather); ok false when p has neither. A size further below is another
-// call's, or another ladder's (a launch reads b, 2b, 4b …), never b's.
+// AtCall is p's choice at a call of b bytes (RanFor's size of p's);
+// ok false when p has none.
 func (p Plan) AtCall(b, grain int64) (Choice, bool) {
+	x, ok := RanFor(p.Sizes(), b, grain)
+	if !ok {
+		return Choice{}, false
+	}
+	return p[x], true
+}
+
+// LadderSize is the size of one ladder launch's sizes (nccl-tests -b lo
+// -e hi -f 2) that nccl-tests ran for a call of b bytes: b rounded down to
+// whole elements (of every rank, for a gather), the one size of a ladder
+// in (b/2, b]; ok false when there is none. Of several ladders' sizes
+// together, RanFor.
+func LadderSize(sizes []int64, b int64) (int64, bool) {
+	for _, x := range sizes {
+		if x <= b && 2*x > b {
+			return x, true
+		}
+	}
+	return 0, false
+}
+
+// RanFor is the size of sizes (a launch's, or several ladders') that
+// stands for a call of b bytes: b, else the size nccl-tests ran for it, b
+// rounded down to whole elements (less than grain below b: op.MinBytes,
+// one element, or every rank's share for a gather); ok false when there
+// is neither. A size further below is another call's, or another
+// ladder's (a launch reads b, 2b, 4b …), never b's.
+func RanFor(sizes []int64, b, grain int64) (int64, bool) {
 	best, found := int64(0), false
-	for x := range p {
+	for _, x := range sizes {
 		if x <= b && b-x < max(grain, 1) && (!found || x > best) {
 			best, found = x, true
 		}
 	}
-	if !found {
-		return Choice{}, false
-	}
-	return p[best], true
+	return best, found
 }

@@ -168,6 +168,10 @@ type TunerVerify struct {
 	// EqualByRule are the sizes between an op's called ones where the CSV
 	// keeps NCCL's own choice (studyrun.AB.EqualByRule), not judged.
 	EqualByRule []DeliveredSizes `json:"equal_by_rule"`
+	// AtOwnSize are the sizes the process calls off the powers of two
+	// where the CSV was measured at the size itself (studyrun.AB.Calls),
+	// judged with the delivered sizes.
+	AtOwnSize []DeliveredSizes `json:"at_own_size"`
 }
 
 // PluginAloneEffect is what the plugin with an empty CSV showed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -82,6 +83,16 @@ type AB struct {
 	// the CSV's rows change (Cand against PluginAlone) at Delivered's sizes.
 	PluginRetunes bool
 	PluginAlone   nccl.Config
+	// Timed is the verified study's workload when it came from calls
+	// (--calls, config calls:): GuardDelivered measures its calls off the
+	// powers of two at their own sizes (Calls).
+	Timed nccl.Workload
+	// Calls are the launches that measure Timed's calls at their own
+	// sizes, the search's own-size check's (search.CallLadders): after each measured launch of either arm of an op, one of
+	// each of the op's ladders, and each call is judged with the op's
+	// Delivered sizes (the guards' rule, one family). Set by
+	// GuardDelivered.
+	Calls []search.CallLadder
 }
 
 // GuardDelivered makes a comparison judge the candidate as it is
@@ -125,6 +136,27 @@ func (ab *AB) GuardDelivered(nranks int) {
 		slices.Sort(d)
 		ab.Delivered = append(ab.Delivered, runresult.DeliveredSizes{Op: op, Sizes: slices.Compact(d)})
 	}
+	// The process calls its own sizes, where a row of the CSV (an exact
+	// one, or a bin's stretched over it) acts though no power of two
+	// shows it.
+	ab.Calls = search.Options{Workload: ab.Timed, Ranks: nranks}.CallLadders()
+}
+
+// atOwnSize are, per op, the sizes ab measures at the process's own
+// calls (Calls).
+func (ab AB) atOwnSize() []runresult.DeliveredSizes {
+	out := []runresult.DeliveredSizes{}
+	for _, l := range ab.Calls {
+		i := slices.IndexFunc(out, func(d runresult.DeliveredSizes) bool { return d.Op == l.Op })
+		if i < 0 {
+			out, i = append(out, runresult.DeliveredSizes{Op: l.Op}), len(out)
+		}
+		out[i].Sizes = append(out[i].Sizes, l.Calls...)
+	}
+	for i := range out {
+		slices.Sort(out[i].Sizes)
+	}
+	return out
 }
 
 // SettleGaps decides how the candidate as delivered is judged at the
@@ -263,6 +295,7 @@ func VerifyResultOf(ab AB, r *ABResult, launches int) runresult.VerifyResult {
 			v.TunerPlugin.PerOp = r.Checks
 		}
 		v.TunerPlugin.PluginAlone, v.TunerPlugin.EqualByRule = r.PluginAlone, append([]runresult.DeliveredSizes{}, ab.EqualByRule...)
+		v.TunerPlugin.AtOwnSize = ab.atOwnSize()
 	}
 	return v
 }
@@ -390,6 +423,89 @@ func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *runresult.Plug
 	return out
 }
 
+// callsArm measures the process's calls at their own sizes (AB.Calls)
+// as the comparison runs: after each measured launch of either arm of an
+// op, one launch of that arm over each of the op's ladders (the search's
+// own-size request, search.CallLadder.Request), so that every
+// measurement of the op has its calls' times beside it.
+type callsArm struct {
+	ladders []search.CallLadder
+	run     abRequest
+	last    *benchfmt.Launch
+	// byTrial are each trial's measured ladder launches, per ladder in
+	// ladders' order, the k-th after the trial's k-th measured launch.
+	byTrial map[*search.Trial][][]model.Launch
+}
+
+// newCallsArm is the arm of ab.Calls, launched by run (which keeps its
+// launches in the arm's last); nil when there are none.
+func newCallsArm(ab AB) *callsArm {
+	if len(ab.Calls) == 0 {
+		return nil
+	}
+	return &callsArm{ladders: ab.Calls, byTrial: map[*search.Trial][][]model.Launch{}}
+}
+
+// follow launches t over each ladder of op after a measured launch of t
+// of op; nothing when there is no such arm.
+func (a *callsArm) follow(ctx context.Context, t *search.Trial, op nccl.Op) error {
+	if a == nil {
+		return nil
+	}
+	for i, l := range a.ladders {
+		if l.Op != op.OrAllReduce() {
+			continue
+		}
+		if err := a.run(ctx, t, l.Request(t.Config, 0, t.Number, false), false); err != nil {
+			return err
+		}
+		if a.byTrial[t] == nil {
+			a.byTrial[t] = make([][]model.Launch, len(a.ladders))
+		}
+		a.byTrial[t][i] = append(a.byTrial[t][i], model.LaunchOf(benchfmt.SizesOf(a.last.Result)))
+	}
+	return nil
+}
+
+// withCalls are t's measured launches ls of op, each with the times of
+// the ladder launches that followed it at the sizes the process calls
+// (keyed by the size called; measured at the size nccl-tests ran for it,
+// nccl.LadderSize), and those sizes: what judgeDelivered judges beside the
+// op's delivered sizes.
+func (a *callsArm) withCalls(t *search.Trial, op nccl.Op, ls []model.Launch) ([]model.Launch, []int64) {
+	if a == nil {
+		return ls, nil
+	}
+	out := make([]model.Launch, len(ls))
+	for k, l := range ls {
+		out[k] = model.Launch{Times: maps.Clone(l.Times)}
+		if out[k].Times == nil {
+			out[k].Times = map[int64][]float64{}
+		}
+	}
+	var sizes []int64
+	for i, lad := range a.ladders {
+		if lad.Op != op.OrAllReduce() {
+			continue
+		}
+		sizes = append(sizes, lad.Calls...)
+		var runs []model.Launch
+		if a.byTrial[t] != nil {
+			runs = a.byTrial[t][i]
+		}
+		for k, ml := range runs[:min(len(runs), len(out))] {
+			ran := slices.Collect(maps.Keys(ml.Times))
+			for _, b := range lad.Calls {
+				if x, ok := nccl.LadderSize(ran, b); ok {
+					out[k].Times[b] = ml.Times[x]
+				}
+			}
+		}
+	}
+	slices.Sort(sizes)
+	return out, sizes
+}
+
 // RunAB measures ab.Base and ab.Cand alternately (B C B C …, after one
 // uncounted warm-up of B), with search's confirmation at a design of one
 // look (a fixed-size test at alpha), and stores the launches and the
@@ -426,7 +542,9 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 		o.Started(study)
 	}
 	var last *benchfmt.Launch
-	run := ab.launcher(study, rec, o, &last, 0)
+	request := ab.requester(study, rec, o, &last, 0)
+	run := ab.sweeper(request)
+	calls := newCallsArm(ab)
 	finish := func(status, reason string) {
 		study.Status, study.Reason = status, reason
 		_ = st.UpdateStudy(study)
@@ -465,12 +583,25 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 			quiet.Progress = nil
 			alone.run = ab.launcher(study, rec, quiet, &last, 1<<20)
 		}
-		res, err = ab.reconfirm(ctx, study, rec, o, base, cand, len(checks), alone)
+		if calls != nil {
+			// Counted past the third arm's, for their own noise too.
+			quiet := o
+			quiet.Progress = nil
+			calls.run = ab.requester(study, rec, quiet, &calls.last, 2<<20)
+		}
+		res, err = ab.reconfirm(ctx, study, rec, o, base, cand, len(checks), alone, calls)
 	} else {
 		if alone != nil {
 			alone.run = run
 		}
-		res, err = ab.confirm(ctx, study, run, base, cand, o, alone)
+		if calls != nil {
+			calls.run = func(ctx context.Context, t *search.Trial, req search.Request, scored bool) error {
+				err := request(ctx, t, req, scored)
+				calls.last = last
+				return err
+			}
+		}
+		res, err = ab.confirm(ctx, study, run, base, cand, o, alone, calls)
 	}
 	if err != nil {
 		return nil, stopped(err)
@@ -489,7 +620,7 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 
 // confirm is the comparison of one op: a warm-up, then o.Launches of
 // each arm, interleaved (search.Confirm), decided over the band.
-func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base, cand *search.Trial, o ABOptions, alone *pluginAloneArm) (*ABResult, error) {
+func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base, cand *search.Trial, o ABOptions, alone *pluginAloneArm, calls *callsArm) (*ABResult, error) {
 	if err := run(ctx, base, ab.op(), vocab.PhaseWarmup, false); err != nil {
 		return nil, err
 	}
@@ -499,31 +630,46 @@ func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base
 	design := model.PlanConfirm(o.Launches, o.Launches, opt.Alpha)
 	out, err := search.Confirm(ctx, search.Confirmation{Baseline: base, Candidate: cand, Design: design, Sizes: study.Sizes, Stats: opt,
 		Launch: func(ctx context.Context, t *search.Trial) error {
-			if err := run(ctx, t, ab.op(), vocab.PhaseConfirm, true); err != nil || t != cand {
+			if err := run(ctx, t, ab.op(), vocab.PhaseConfirm, true); err != nil {
 				return err
 			}
-			return alone.follow(ctx, ab.op())
+			if t == cand {
+				if err := alone.follow(ctx, ab.op()); err != nil {
+					return err
+				}
+			}
+			return calls.follow(ctx, t, ab.op())
 		}})
 	if err != nil {
 		return nil, err
 	}
-	return ab.conclude(study, base, cand, out.Look.Comparison, opt), nil
+	return ab.conclude(study, base, cand, out.Look.Comparison, opt, calls), nil
 }
 
 // reconfirm is the comparison of collectives (search.Reconfirm), its
 // launches after the check launches made before, stored and concluded as
 // the search stores its confirmation (RecommendationOf).
-func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o ABOptions, base, cand *search.Trial, made int, alone *pluginAloneArm) (*ABResult, error) {
+func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o ABOptions, base, cand *search.Trial, made int, alone *pluginAloneArm, calls *callsArm) (*ABResult, error) {
 	launcher := &lastLauncher{Launcher: &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}, widen: ab.widen}
 	var recorder search.Recorder = rec
-	if alone != nil {
-		// After the candidate's launch is stored: the third arm's follows
-		// it in the store too.
+	if alone != nil || calls != nil {
+		// After a measured launch is stored: the third arm's (of the
+		// candidate) and the calls' (of either arm) follow it in the
+		// store too.
 		recorder = followRecorder{Recorder: rec, follow: func(t *search.Trial, req search.Request, scored bool) error {
-			if t != cand || req.Phase != vocab.PhaseConfirm || !scored {
+			if req.Phase != vocab.PhaseConfirm || !scored {
 				return nil
 			}
-			return alone.follow(ctx, req.Op)
+			op := req.Op
+			if op == "" {
+				op = ab.op()
+			}
+			if t == cand {
+				if err := alone.follow(ctx, op); err != nil {
+					return err
+				}
+			}
+			return calls.follow(ctx, t, op)
 		}}
 	}
 	r := search.Reconfirmation{Options: ab.searchOptions(), Baseline: base, Candidate: cand, Launches: o.Launches, Seq: made,
@@ -545,7 +691,7 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 	sr.SpeedupCI = [2]float64{store.FiniteOr(sr.SpeedupCI[0], sr.Speedup), store.FiniteOr(sr.SpeedupCI[1], sr.Speedup)}
 	sr.PValue = store.FiniteOr(sr.PValue, 1)
 	study.Recommendation = sr
-	ab.judgeDelivered(sr, base, cand, ab.stats())
+	ab.judgeDelivered(sr, base, cand, ab.stats(), calls)
 	return &ABResult{Study: study, Comparison: *res.Decision, Consistent: ab.agrees(sr.SpeedupCI)}, nil
 }
 
@@ -623,6 +769,8 @@ func (ab AB) launches(o ABOptions) int {
 	if len(ab.PluginAlone) > 0 {
 		n += (n - 1) / 2
 	}
+	// One launch of each ladder after each measured launch of its op.
+	n += 2 * o.Launches * len(ab.Calls)
 	if ab.CheckCand {
 		n += len(ab.checkOps())
 	}
@@ -639,11 +787,30 @@ type abLaunch func(ctx context.Context, t *search.Trial, op nccl.Op, phase strin
 // and its fix. seq is the first launch's index (a simulated launch's
 // noise stream).
 func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch, seq int) abLaunch {
-	launcher := &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}
+	return ab.sweeper(ab.requester(study, rec, o, last, seq))
+}
+
+// sweeper makes each launch of op over the comparison's sweep of op
+// (sweep), with request; a plan-phase launch has NCCL's debug log.
+func (ab AB) sweeper(request abRequest) abLaunch {
 	return func(ctx context.Context, t *search.Trial, op nccl.Op, phase string, scored bool) error {
 		lo, hi := ab.sweep(op)
-		req := search.Request{Op: op, Config: t.Config, MinBytes: lo, MaxBytes: hi, Seq: seq, Phase: phase, Trial: t.Number,
-			Debug: phase == vocab.PhasePlan}
+		return request(ctx, t, search.Request{Op: op, Config: t.Config, MinBytes: lo, MaxBytes: hi, Phase: phase, Trial: t.Number,
+			Debug: phase == vocab.PhasePlan}, scored)
+	}
+}
+
+// abRequest makes and records one launch of t as req asks (its Seq is
+// the launcher's own count).
+type abRequest func(ctx context.Context, t *search.Trial, req search.Request, scored bool) error
+
+// requester is launcher's way to launch any request: the comparison's
+// launches in order, each recorded, the latest kept in *last.
+func (ab AB) requester(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch, seq int) abRequest {
+	launcher := &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}
+	return func(ctx context.Context, t *search.Trial, req search.Request, scored bool) error {
+		phase := req.Phase
+		req.Seq = seq
 		l, err := launcher.Launch(ctx, req)
 		seq++
 		*last = l
@@ -720,7 +887,7 @@ func freshNoise(o ABOptions) int64 { return o.Launch.Seed + 7919 }
 
 // conclude stores the comparison as the study's recommendation and says
 // whether it agrees with ab's claim.
-func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Comparison, opt model.Options) *ABResult {
+func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Comparison, opt model.Options, calls *callsArm) *ABResult {
 	speedupCI := [2]float64{store.FiniteOr(cmp.Lo, cmp.Speedup), store.FiniteOr(cmp.Hi, cmp.Speedup)}
 	res := &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
 	ending := cmp.Verdict
@@ -737,7 +904,7 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 	if cmp.Recommend {
 		study.Recommendation.TrialID = cand.ID
 	}
-	ab.judgeDelivered(study.Recommendation, base, cand, opt)
+	ab.judgeDelivered(study.Recommendation, base, cand, opt, calls)
 	return res
 }
 
@@ -746,18 +913,24 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 // stores each op's verdict as a guard of that op: a size significantly
 // slower by more than the minimum effect refuses the candidate, and the
 // reason names each such (op, size).
-func (ab AB) judgeDelivered(rec *store.Recommendation, base, cand *search.Trial, opt model.Options) {
+func (ab AB) judgeDelivered(rec *store.Recommendation, base, cand *search.Trial, opt model.Options, calls *callsArm) {
 	if len(ab.Delivered) == 0 {
 		return
 	}
 	in := make([]model.GuardInput, len(ab.Delivered))
 	for i, d := range ab.Delivered {
-		in[i] = model.GuardInput{Name: string(d.Op), Baseline: base.ConfirmOf(d.Op), Candidate: cand.ConfirmOf(d.Op), Sizes: d.Sizes}
+		// The op's calls at their own sizes (calls.withCalls) beside its
+		// delivered sizes, in one family.
+		b, called := calls.withCalls(base, d.Op, base.ConfirmOf(d.Op))
+		c, _ := calls.withCalls(cand, d.Op, cand.ConfirmOf(d.Op))
+		sizes := append(slices.Clone(d.Sizes), called...)
+		slices.Sort(sizes)
+		in[i] = model.GuardInput{Name: string(d.Op), Baseline: b, Candidate: c, Sizes: slices.Compact(sizes)}
 	}
 	var slower []string // one entry per op: "all_gather significantly slower at 2M (…), 4M (…)"
 	for i, r := range model.CompareGuards(in, opt) {
 		d := ab.Delivered[i]
-		rec.OpGuards = append(rec.OpGuards, opGuardOf(search.OpGuard{Op: d.Op, Result: r, Sizes: d.Sizes, Refused: r.Slower}))
+		rec.OpGuards = append(rec.OpGuards, opGuardOf(search.OpGuard{Op: d.Op, Result: r, Sizes: in[i].Sizes, Refused: r.Slower}))
 		var at []string
 		for _, s := range r.Sizes {
 			if s.Slower {

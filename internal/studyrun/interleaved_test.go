@@ -262,7 +262,7 @@ func TestVerifyResultSignificant(t *testing.T) {
 			r:           reconfirmed(workload, &search.Result{Recommend: true, Ending: vocab.EndingRecommended, Parts: parts(false)}),
 			significant: true},
 		{name: "one op recommended", ab: oneOp,
-			r:           oneOp.conclude(&store.Study{Name: "s3", Kind: vocab.KindCompare}, base, cand, decision, model.DefaultOptions()),
+			r:           oneOp.conclude(&store.Study{Name: "s3", Kind: vocab.KindCompare}, base, cand, decision, model.DefaultOptions(), nil),
 			significant: true},
 	}
 	for _, tc := range tests {

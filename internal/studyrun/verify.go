@@ -109,6 +109,9 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 	if orig.Parts().ScoredByRounds() {
 		ab.Parts = orig.Parts()
 	}
+	if w := orig.Parts(); w.Timed() {
+		ab.Timed = w
+	}
 	if len(ab.GuardOps) > 0 {
 		ab.GuardLaunches = search.DefaultGuardLaunches
 		if orig.Search != nil && orig.Search.GuardLaunches > 0 {

@@ -115,6 +115,10 @@ func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult,
 		fmt.Fprintf(w, "%s at %s: equal by rule, not judged: the CSV keeps NCCL's own choice there (its algorithm and protocol under the baseline, channels 0), as it is written where nothing was proven\n",
 			e.Op, stored.SizesText(e.Sizes))
 	}
+	for _, c := range t.AtOwnSize {
+		fmt.Fprintf(w, "%s at %s: measured at the size the process calls (one launch of each arm there after each of its measured launches), judged with the sizes above\n",
+			c.Op, stored.SizesText(c.Sizes))
+	}
 	if a := t.PluginAlone; a != nil {
 		fmt.Fprintf(w, "\nthe plugin alone (an empty CSV, %d launches interleaved after the CSV's): what loading it changes, beside what the CSV's rows change\n", a.Launches)
 		tw := newTable(w)
