@@ -55,7 +55,10 @@ guards' rule: a size the CSV makes significantly slower fails verify
 deploy, edited or not) instead of the study's own export. Between the
 sizes an op is called at, a size where the CSV keeps NCCL's own choice
 (channels 0) is equal by rule, and said so; one it changes is judged
-too. On Blackwell
+too. A study of calls (--calls) is also measured at each size its
+process calls off the powers of two, as the search's own-size check
+launches there (after each measured launch of either arm, phase exact),
+and a called size the CSV makes significantly slower fails verify. On Blackwell
 at 3 or more nodes, where the example plugin's init retunes NCCL whatever
 its CSV holds, the plugin with an empty CSV is measured too, after each
 launch of the CSV: verify prints its own effect (against the baseline)
