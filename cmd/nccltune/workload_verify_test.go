@@ -381,6 +381,40 @@ func TestVerifyTunerCSVAtCalledSizes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s", code, stderr)
 	}
+	// The plan the search read at 49152 bytes with the recommendation
+	// (its own-size debug launch) differs from its power of two's (64K,
+	// the explain launch): the row the plugin matches there is the one
+	// read at 49152, not 64K's stretched over it.
+	ss := storedStudy(t, db, "s1")
+	read := map[string]string{}
+	for _, l := range ss.launches {
+		if l.TrialID != ss.study.Recommendation.TrialID || l.Facts == nil {
+			continue
+		}
+		for _, c := range l.Facts.Choices {
+			if (l.Phase == "exact" && c.Bytes == 49152) || (l.Phase == "explain" && c.Bytes == 65536) {
+				read[l.Phase] = strings.ToLower(fmt.Sprintf("%s,%s,%d", c.Algo, c.Proto, c.Channels))
+			}
+		}
+	}
+	if read["exact"] == "" || read["exact"] == read["explain"] {
+		t.Fatalf("the search's reads at 49152 and 64K: %v; want two different plans, for this test to mean anything", read)
+	}
+	for _, line := range strings.Split(own, "\n") {
+		var lo, hi uint64
+		f := strings.Split(line, ",")
+		if len(f) != 10 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fmt.Sscan(f[1], &lo)
+		fmt.Sscan(f[2], &hi)
+		if lo <= 49152 && 49152 <= hi {
+			if got := strings.Join(f[3:6], ","); got != read["exact"] {
+				t.Errorf("the CSV's first row matching 49152 bytes gives %s, want %s (read there; 64K ran %s)\n%s", got, read["exact"], read["explain"], own)
+			}
+			break
+		}
+	}
 	slow := filepath.Join(dir, "slow.csv")
 	if err := os.WriteFile(slow, []byte("allreduce,49152,49152,ring,ll,1,4,4,-1,-1\n"+own), 0o644); err != nil {
 		t.Fatal(err)
