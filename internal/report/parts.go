@@ -145,6 +145,9 @@ type workloadHTML struct {
 	Several bool
 	Parts   []partRow
 	Guards  []guardRow
+	// PartsCI and GuardsCI name the level of the parts' and the guarded
+	// ops' intervals as stored (store.CILevel.Label).
+	PartsCI, GuardsCI string
 	// GuardNote says why the guarded ops have no table (they are measured
 	// only beside a recommended config); Skipped the ops left unguarded.
 	GuardNote string
@@ -192,6 +195,7 @@ func workloadSection(s *Study) *workloadHTML {
 	var verdicts []stored.OpVerdict
 	if rec != nil {
 		verdicts = stored.OpVerdicts(rec)
+		w.PartsCI, w.GuardsCI = store.PartsCILevel(rec.Parts).Label(), store.OpGuardsCILevel(rec.OpGuards).Label()
 		for i, p := range rec.Parts {
 			v := verdicts[i]
 			w.Parts = append(w.Parts, partRow{Op: string(p.Op), Band: p.Band, Weight: fmt.Sprintf("%.2f", p.Weight),
