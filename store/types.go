@@ -379,6 +379,13 @@ type Refusal struct {
 type PartComparison struct {
 	Op   nccl.Op `json:"op"`
 	Band string  `json:"band"`
+	// Calls, Logged and LoggedCalls are a timed part's calls as the user
+	// gave them (Part's), so that it is named by them (Name), not by the
+	// power of two it is measured at; absent for a band part, and in a
+	// study stored before they were kept.
+	Calls       float64   `json:"calls,omitempty"`
+	Logged      []int64   `json:"logged_bytes,omitempty"`
+	LoggedCalls []float64 `json:"logged_calls,omitempty"`
 	// Weight is the part's normalised weight in the study's objective.
 	Weight    float64    `json:"weight"`
 	Speedup   float64    `json:"speedup"`
@@ -400,6 +407,23 @@ type PartComparison struct {
 	ScoreUS         float64          `json:"score_us"`
 	PerSize         []SizeComparison `json:"per_size"`
 }
+
+// Sizes are what p measured in the words the user gave them: a timed
+// part's calls at their own sizes as logged, "10240×760"
+// (nccl.Part.CallsText, the words show and history say a timed workload
+// in); a band part's band, "512K-4M" (and a timed part's stored before
+// its calls were kept).
+func (p PartComparison) Sizes() string {
+	if p.Calls > 0 && len(p.Logged) > 0 {
+		return nccl.Part{Op: p.Op, Calls: p.Calls, Logged: p.Logged, LoggedCalls: p.LoggedCalls}.CallsText()
+	}
+	return p.Band
+}
+
+// Name is p's op and Sizes: "all_reduce 10240×760", "all_gather 1M-8M".
+// Every per-part line (show's parts table, the exports' per-collective
+// lines, the report, RefusedBy) names a part so.
+func (p PartComparison) Name() string { return string(p.Op) + " " + p.Sizes() }
 
 // OpGuard is what the guard measured of one collective outside the
 // workload: the candidate against the baseline at the guard's sizes.
@@ -611,9 +635,9 @@ func (r *Recommendation) RefusedBy() (what, how string) {
 	for _, p := range r.Parts {
 		switch {
 		case p.Refused && p.NotShownSafe:
-			return fmt.Sprintf("its call %s %s", p.Op, p.Band), RefusedNotShownSafe
+			return "its call " + p.Name(), RefusedNotShownSafe
 		case p.Refused:
-			return fmt.Sprintf("its part %s %s", p.Op, p.Band), RefusedSlower
+			return "its part " + p.Name(), RefusedSlower
 		}
 	}
 	for _, g := range r.OpGuards {

@@ -375,6 +375,7 @@ func partComparison(p search.PartResult, base, cand *search.Trial, stats model.O
 	sizes := p.Part.Band.Sizes()
 	bs, cs := model.Summarize(b, sizes, stats), model.Summarize(w, sizes, stats)
 	return store.PartComparison{Op: p.Part.Op.OrAllReduce(), Band: p.Part.Band.String(), Weight: p.Weight,
+		Calls: p.Part.Calls, Logged: p.Part.Logged, LoggedCalls: p.Part.LoggedCalls,
 		Speedup: store.FiniteOr(c.Speedup, 1), SpeedupCI: [2]float64{store.FiniteOr(c.Lo, store.FiniteOr(c.Speedup, 1)), store.FiniteOr(c.Hi, store.FiniteOr(c.Speedup, 1))},
 		CILevel:     store.CILevel(c.CILevel),
 		Significant: c.Significant, Slower: c.Slower, Refused: p.Refused, NotShownSafe: p.NotShownSafe, PValue: store.FiniteOr(c.P, 1),

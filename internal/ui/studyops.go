@@ -50,7 +50,7 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 		// The verdicts are stored.OpVerdicts', the parts' first.
 		verdicts := stored.OpVerdicts(rec)
 		for i, p := range rec.Parts {
-			fmt.Fprintf(tw, "%s %s\t%.2f\t%.1f\t%.1f\t×%.3f [%.3f, %.3f]\t%s\n", p.Op, p.Band, p.Weight, p.BaselineScoreUS, p.ScoreUS,
+			fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.1f\t×%.3f [%.3f, %.3f]\t%s\n", p.Name(), p.Weight, p.BaselineScoreUS, p.ScoreUS,
 				p.Speedup, p.SpeedupCI[0], p.SpeedupCI[1], verdicts[i].Verdict)
 		}
 		tw.Flush()
