@@ -160,6 +160,8 @@ type workloadHTML struct {
 }
 
 type partRow struct {
+	// Band is the part's sizes as store.PartComparison.Sizes says them: a
+	// timed part's calls ("10240×760"), a band part's band.
 	Op, Band, Weight           string
 	BaselineUS, CandidateUS    string
 	Speedup, Change, Worst     string
