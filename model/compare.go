@@ -28,6 +28,11 @@ type Comparison struct {
 	CIOK bool `json:"ci_ok"`
 	// Confidence is the exact coverage of [Lo, Hi] (≥ the one asked).
 	Confidence float64 `json:"confidence"`
+	// CILevel is the confidence asked of [Lo, Hi]: Options.Confidence,
+	// and at a sequential look 1 − the look's level (ConfirmDesign.Decide).
+	// It is the level a printer names ("99.26% CI"); set with or without
+	// an interval.
+	CILevel float64 `json:"ci_level"`
 	// SpeedupHL is the Hodges–Lehmann estimate the interval is built around:
 	// the median over all (baseline, candidate) launch pairs of the ratio of
 	// their launch scores. It is always inside [Lo, Hi].
@@ -93,7 +98,7 @@ func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Compariso
 	opt, warns := opt.resolve()
 	ab, ac := analyse(baseline, sizes, true), analyse(candidate, sizes, true)
 	c := Comparison{Baseline: ab.summary(opt), Candidate: ac.summary(opt),
-		Lo: math.NaN(), Hi: math.NaN(), Confidence: math.NaN(), SpeedupHL: math.NaN(), P: 1}
+		Lo: math.NaN(), Hi: math.NaN(), Confidence: math.NaN(), CILevel: opt.Confidence, SpeedupHL: math.NaN(), P: 1}
 	c.Warnings = warns
 	c.addArmWarnings()
 	xb, xc := c.Baseline.LaunchScores, c.Candidate.LaunchScores

@@ -30,6 +30,9 @@ type GuardResult struct {
 	// NaN when an arm has fewer than two launches.
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
+	// CILevel is the confidence of [Lo, Hi], 1 − Alpha: the level a
+	// printer names.
+	CILevel float64 `json:"ci_level"`
 	// Sizes are the per-size speedups (ratio of medians over launches)
 	// with each size's test.
 	Sizes []SizeGuard `json:"sizes"`
@@ -94,7 +97,7 @@ func CompareGuards(in []GuardInput, opt Options) []GuardResult {
 	var groups, opGroups [][]float64
 	opLogs := make([][2][]float64, len(in))
 	for i, g := range in {
-		r := GuardResult{Name: g.Name, Lo: math.NaN(), Hi: math.NaN(), P: 1, Speedup: math.NaN(), WorstSpeedup: math.NaN()}
+		r := GuardResult{Name: g.Name, Lo: math.NaN(), Hi: math.NaN(), CILevel: 1 - opt.Alpha, P: 1, Speedup: math.NaN(), WorstSpeedup: math.NaN()}
 		bs, cs := Summarize(g.Baseline, g.Sizes, opt), Summarize(g.Candidate, g.Sizes, opt)
 		r.Speedup = bs.ScoreUS / cs.ScoreUS
 		r.BaselineN, r.CandidateN = len(bs.LaunchScores), len(cs.LaunchScores)

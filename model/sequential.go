@@ -216,7 +216,7 @@ func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64
 			// (at its far smaller level) may not exist yet at these counts,
 			// and a study would store [NaN, NaN] beside a reason quoting
 			// this one.
-			lk.Lo, lk.Hi, lk.CIOK, lk.Confidence = plain.Lo, plain.Hi, true, plain.Confidence
+			lk.Lo, lk.Hi, lk.CIOK, lk.Confidence, lk.CILevel = plain.Lo, plain.Hi, true, plain.Confidence, plain.CILevel
 			lk.Reason = fmt.Sprintf("keep the baseline: after %d and %d launches the %s interval on the speedup, %.3f–%.3f, already excludes the %.0f %% minimum effect",
 				plain.BaselineN, plain.CandidateN, pct(opt.Confidence), plain.Lo, plain.Hi, 100*opt.MinEffect)
 		}

@@ -276,3 +276,39 @@ func TestFutileLookReportsItsInterval(t *testing.T) {
 		t.Errorf("reason %q does not quote %s", lk.Reason, want)
 	}
 }
+
+// TestLookIntervalLevel: a look's interval carries the confidence it was
+// taken at (CILevel), the one every printer names: 1 − the look's level
+// at a sequential look (not the 95 % a printer once assumed), the plain
+// 1 − Alpha where futility reports the plain interval, and
+// Options.Confidence for Compare itself.
+func TestLookIntervalLevel(t *testing.T) {
+	t.Parallel()
+	sizes := []int64{1 << 20}
+	launch := func(us float64) Launch { return Launch{Times: map[int64][]float64{sizes[0]: {us, us, us}}} }
+	var base, fast, same []Launch
+	for i := range 6 {
+		base = append(base, launch(1000+float64(i)))
+		fast = append(fast, launch(500+float64(i)))
+		same = append(same, launch(1000+float64(5-i)+0.5))
+	}
+	d := PlanConfirm(6, 20, 0.05)
+	if len(d.Looks) < 2 {
+		t.Fatalf("design %s: want several looks", d)
+	}
+	opt := DefaultOptions()
+	lk := d.Decide(0, base, fast, sizes, opt, false)
+	if !lk.Recommend || !lk.CIOK {
+		t.Fatalf("look 1 did not recommend with an interval: %s", lk.Reason)
+	}
+	if want := 1 - d.Levels[0]; lk.CILevel != want || lk.CILevel <= opt.Confidence {
+		t.Errorf("look 1's interval level %v, want 1 − %v = %v", lk.CILevel, d.Levels[0], want)
+	}
+	opt.MinEffect = 0.2
+	if fl := d.Decide(0, base, same, sizes, opt, false); !fl.Futile || fl.CILevel != opt.Confidence {
+		t.Errorf("futile look (futile %v): interval level %v, want the plain %v", fl.Futile, fl.CILevel, opt.Confidence)
+	}
+	if c := Compare(base, fast, sizes, DefaultOptions()); c.CILevel != DefaultOptions().Confidence {
+		t.Errorf("Compare's interval level %v, want %v", c.CILevel, DefaultOptions().Confidence)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/aclements/go-moremath/stats"
 
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/vocab"
 )
 
 // SizeSummary describes one message size over a config's launches.
@@ -467,5 +468,5 @@ func countLaunches(n int) string {
 
 // pct writes a confidence like 0.95 as "95 %".
 func pct(c float64) string {
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", 100*c), "0"), ".") + " %"
+	return vocab.Percent(c) + " %"
 }

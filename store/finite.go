@@ -62,12 +62,13 @@ type sizeComparisonJSON struct {
 	BaselineLaunches  int       `json:"baseline_launches,omitempty"`
 	CandidateLaunches int       `json:"candidate_launches,omitempty"`
 	Op                nccl.Op   `json:"op,omitempty"`
+	CILevel           CILevel   `json:"ci_level,omitempty"`
 }
 
 func (c SizeComparison) MarshalJSON() ([]byte, error) {
 	return json.Marshal(sizeComparisonJSON{c.Bytes, JSONFloat(c.BaselineUS), JSONFloat(c.BaselineLo), JSONFloat(c.BaselineHi),
 		JSONFloat(c.CandidateUS), JSONFloat(c.CandidateLo), JSONFloat(c.CandidateHi), JSONFloat(c.Speedup),
-		JSONFloat(c.SpeedupLo), JSONFloat(c.SpeedupHi), c.Significant, JSONFloat(c.PValue), c.BaselineLaunches, c.CandidateLaunches, c.Op})
+		JSONFloat(c.SpeedupLo), JSONFloat(c.SpeedupHi), c.Significant, JSONFloat(c.PValue), c.BaselineLaunches, c.CandidateLaunches, c.Op, c.CILevel})
 }
 
 func (c *SizeComparison) UnmarshalJSON(b []byte) error {
@@ -78,7 +79,7 @@ func (c *SizeComparison) UnmarshalJSON(b []byte) error {
 	}
 	*c = SizeComparison{j.Bytes, float64(j.BaselineUS), float64(j.BaselineLo), float64(j.BaselineHi),
 		float64(j.CandidateUS), float64(j.CandidateLo), float64(j.CandidateHi), float64(j.Speedup),
-		float64(j.SpeedupLo), float64(j.SpeedupHi), j.Significant, float64(j.PValue), j.BaselineLaunches, j.CandidateLaunches, j.Op}
+		float64(j.SpeedupLo), float64(j.SpeedupHi), j.Significant, float64(j.PValue), j.BaselineLaunches, j.CandidateLaunches, j.Op, j.CILevel}
 	return nil
 }
 

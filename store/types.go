@@ -303,10 +303,14 @@ type Budget struct {
 // false means "keep NCCL's defaults". The JSON fields follow DESIGN.md's
 // `search` contract.
 type Recommendation struct {
-	Env         map[string]string `json:"env"`
-	Speedup     float64           `json:"speedup"`
-	SpeedupCI   [2]float64        `json:"speedup_ci"`
-	Significant bool              `json:"significant"`
+	Env       map[string]string `json:"env"`
+	Speedup   float64           `json:"speedup"`
+	SpeedupCI [2]float64        `json:"speedup_ci"`
+	// CILevel is the confidence SpeedupCI was taken at: 1 − the level of
+	// the sequential look that decided (0.9926), not always 0.95; 0 in a
+	// study stored before it was recorded (CILevel.Label).
+	CILevel     CILevel `json:"ci_level,omitempty"`
+	Significant bool    `json:"significant"`
 	// PValue is the confirmation test's p-value; meaningful only when
 	// BaselineLaunches and CandidateLaunches are both positive (the CLI
 	// prints null otherwise: no test ran).
@@ -366,6 +370,8 @@ type Refusal struct {
 	// scores (1 and [1, 1] when it failed before a look).
 	Speedup   float64    `json:"speedup"`
 	SpeedupCI [2]float64 `json:"speedup_ci"`
+	// CILevel is the confidence SpeedupCI was taken at (Recommendation's).
+	CILevel CILevel `json:"ci_level,omitempty"`
 }
 
 // PartComparison is what the confirmation measured of one part of a
@@ -373,11 +379,21 @@ type Refusal struct {
 type PartComparison struct {
 	Op   nccl.Op `json:"op"`
 	Band string  `json:"band"`
+	// Calls, Logged and LoggedCalls are a timed part's calls as the user
+	// gave them (Part's), so that it is named by them (Name), not by the
+	// power of two it is measured at; absent for a band part, and in a
+	// study stored before they were kept.
+	Calls       float64   `json:"calls,omitempty"`
+	Logged      []int64   `json:"logged_bytes,omitempty"`
+	LoggedCalls []float64 `json:"logged_calls,omitempty"`
 	// Weight is the part's normalised weight in the study's objective.
-	Weight      float64    `json:"weight"`
-	Speedup     float64    `json:"speedup"`
-	SpeedupCI   [2]float64 `json:"speedup_ci"`
-	Significant bool       `json:"significant"`
+	Weight    float64    `json:"weight"`
+	Speedup   float64    `json:"speedup"`
+	SpeedupCI [2]float64 `json:"speedup_ci"`
+	// CILevel is the confidence SpeedupCI was taken at (the part's own
+	// comparison); 0 in a study stored before it was recorded.
+	CILevel     CILevel `json:"ci_level,omitempty"`
+	Significant bool    `json:"significant"`
 	// Slower: significantly slower by more than the minimum effect;
 	// Refused: this part refused the recommendation (op-regression).
 	Slower  bool `json:"slower"`
@@ -392,6 +408,23 @@ type PartComparison struct {
 	PerSize         []SizeComparison `json:"per_size"`
 }
 
+// Sizes are what p measured in the words the user gave them: a timed
+// part's calls at their own sizes as logged, "10240×760"
+// (nccl.Part.CallsText, the words show and history say a timed workload
+// in); a band part's band, "512K-4M" (and a timed part's stored before
+// its calls were kept).
+func (p PartComparison) Sizes() string {
+	if p.Calls > 0 && len(p.Logged) > 0 {
+		return nccl.Part{Op: p.Op, Calls: p.Calls, Logged: p.Logged, LoggedCalls: p.LoggedCalls}.CallsText()
+	}
+	return p.Band
+}
+
+// Name is p's op and Sizes: "all_reduce 10240×760", "all_gather 1M-8M".
+// Every per-part line (show's parts table, the exports' per-collective
+// lines, the report, RefusedBy) names a part so.
+func (p PartComparison) Name() string { return string(p.Op) + " " + p.Sizes() }
+
 // OpGuard is what the guard measured of one collective outside the
 // workload: the candidate against the baseline at the guard's sizes.
 type OpGuard struct {
@@ -402,6 +435,9 @@ type OpGuard struct {
 	// no launch measured it.
 	Speedup   JSONFloat    `json:"speedup"`
 	SpeedupCI [2]JSONFloat `json:"speedup_ci"`
+	// CILevel is the confidence SpeedupCI was taken at (1 − alpha); 0 in
+	// a study stored before it was recorded.
+	CILevel CILevel `json:"ci_level,omitempty"`
 	// Slower: at some size significantly slower (Holm across every guarded
 	// op and size) by more than the minimum effect; Refused: this op
 	// refused the recommendation.
@@ -458,6 +494,9 @@ type SizeComparison struct {
 	CandidateLaunches int     `json:"candidate_launches,omitempty"`
 	// Op is the collective of a workload's row ("" in a one-part study).
 	Op nccl.Op `json:"op,omitempty"`
+	// CILevel is the confidence of the row's three intervals (the
+	// study's, 0.95); 0 in a row stored before it was recorded.
+	CILevel CILevel `json:"ci_level,omitempty"`
 }
 
 // Change is the candidate's time relative to the baseline's (-0.25 = 25 %
@@ -566,6 +605,7 @@ type RecommendationSummary struct {
 	Env         map[string]string `json:"env"`
 	Speedup     float64           `json:"speedup"`
 	SpeedupCI   [2]float64        `json:"speedup_ci"`
+	CILevel     CILevel           `json:"ci_level,omitempty"`
 	Significant bool              `json:"significant"`
 	// Refused is Recommendation.RefusedBy: what refused the confirmed
 	// candidate, so history says it as show does. Summaries written
@@ -583,7 +623,7 @@ type RecommendationSummary struct {
 // Summary is r's headline, as the study's summary (history) keeps it.
 func (r *Recommendation) Summary() RecommendationSummary {
 	what, how := r.RefusedBy()
-	return RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, Significant: r.Significant, Refused: what, RefusedHow: how, Ending: r.Ending}
+	return RecommendationSummary{Env: r.Env, Speedup: r.Speedup, SpeedupCI: r.SpeedupCI, CILevel: r.CILevel, Significant: r.Significant, Refused: what, RefusedHow: how, Ending: r.Ending}
 }
 
 // RefusedBy names the part or guarded op that refused the confirmed
@@ -595,9 +635,9 @@ func (r *Recommendation) RefusedBy() (what, how string) {
 	for _, p := range r.Parts {
 		switch {
 		case p.Refused && p.NotShownSafe:
-			return fmt.Sprintf("its call %s %s", p.Op, p.Band), RefusedNotShownSafe
+			return "its call " + p.Name(), RefusedNotShownSafe
 		case p.Refused:
-			return fmt.Sprintf("its part %s %s", p.Op, p.Band), RefusedSlower
+			return "its part " + p.Name(), RefusedSlower
 		}
 	}
 	for _, g := range r.OpGuards {

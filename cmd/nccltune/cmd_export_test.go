@@ -90,7 +90,7 @@ func fillExportDB(t testing.TB, path string) {
 			return
 		}
 		s.Status = status
-		s.Recommendation = &store.Recommendation{Env: env, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375}, Significant: significant,
+		s.Recommendation = &store.Recommendation{Env: env, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375}, CILevel: 0.95, Significant: significant,
 			PValue: 0.0022, TrialID: cand.ID, BaselineLaunches: 6, CandidateLaunches: 6}
 		if !significant {
 			s.Recommendation.Speedup, s.Recommendation.SpeedupCI, s.Recommendation.PValue = 1.01, [2]float64{0.97, 1.05}, 0.41

@@ -226,7 +226,7 @@ func fillReviewDB(t testing.TB, path string) {
 
 	search.Status = vocab.StatusDone
 	search.Recommendation = &store.Recommendation{
-		Env: map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375},
+		Env: map[string]string{"NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "8"}, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375}, CILevel: 0.95,
 		Significant: true, PValue: 0.0002, Reason: "significant and above the 3% minimum effect", MinEffect: 0.03,
 		BaselineScoreUS: 1150.25, ScoreUS: 141.5, BaselineLaunches: 6, CandidateLaunches: 6,
 		PerSize: []store.SizeComparison{{Bytes: nccl.MiB, BaselineUS: 1150.25, BaselineLo: 1100, BaselineHi: 1200,
@@ -234,7 +234,7 @@ func fillReviewDB(t testing.TB, path string) {
 	}
 	sweep.Status = vocab.StatusDone
 	imported.Status = vocab.StatusDone
-	imported.Recommendation = &store.Recommendation{Speedup: 1.01, SpeedupCI: [2]float64{0.97, 1.05}, Reason: "the gain is not significant (p=0.41)"}
+	imported.Recommendation = &store.Recommendation{Speedup: 1.01, SpeedupCI: [2]float64{0.97, 1.05}, CILevel: 0.95, Reason: "the gain is not significant (p=0.41)"}
 	for _, s := range []*store.Study{search, sweep, imported} {
 		if err := st.UpdateStudy(s); err != nil {
 			t.Fatal(err)

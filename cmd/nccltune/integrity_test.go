@@ -133,7 +133,7 @@ func TestVerifyInconsistentClaimExits1(t *testing.T) {
 	s := &store.Study{Kind: vocab.KindSearch, Band: "1M", BandMin: 1 << 20, BandMax: 1 << 20, Sizes: []int64{1 << 20},
 		Collective: "all_reduce", Launch: store.LaunchSettings{Launcher: "sim", SimProfile: "spark4", SimNoise: 1, SimSeed: 1},
 		Simulated: true, Seed: 1, Status: vocab.StatusDone,
-		Recommendation: &store.Recommendation{Env: map[string]string{"NCCL_PROTO": "Simple"}, Speedup: 10, SpeedupCI: [2]float64{9, 11}, Significant: true}}
+		Recommendation: &store.Recommendation{Env: map[string]string{"NCCL_PROTO": "Simple"}, Speedup: 10, SpeedupCI: [2]float64{9, 11}, CILevel: 0.95, Significant: true}}
 	if err := st.CreateStudy(s); err != nil {
 		t.Fatal(err)
 	}

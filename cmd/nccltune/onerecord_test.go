@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/store"
 )
 
 // Issue 39's done-when test: the study decides once, and every command
@@ -23,15 +24,16 @@ type recordDoc struct {
 		Env map[string]string `json:"env"`
 	} `json:"baseline"`
 	Recommendation struct {
-		Verdict     string     `json:"verdict"`
-		Ending      string     `json:"ending"`
-		Reason      string     `json:"reason"`
-		Speedup     float64    `json:"speedup"`
-		SpeedupCI   [2]float64 `json:"speedup_ci"`
-		PValue      *float64   `json:"p_value"`
-		Significant bool       `json:"significant"`
-		PerSize     []sizeMark `json:"per_size"`
-		Guards      []sizeMark `json:"guards"`
+		Verdict     string        `json:"verdict"`
+		Ending      string        `json:"ending"`
+		Reason      string        `json:"reason"`
+		Speedup     float64       `json:"speedup"`
+		SpeedupCI   [2]float64    `json:"speedup_ci"`
+		CILevel     store.CILevel `json:"ci_level"`
+		PValue      *float64      `json:"p_value"`
+		Significant bool          `json:"significant"`
+		PerSize     []sizeMark    `json:"per_size"`
+		Guards      []sizeMark    `json:"guards"`
 		Parts       []struct {
 			Op        string     `json:"op"`
 			Band      string     `json:"band"`
@@ -246,7 +248,7 @@ func TestEveryCommandSaysWhatSearchDecided(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("export --format env: exit %d: %s", code, stderr)
 			}
-			numbers := fmt.Sprintf("%.3gx (95%% CI %.3gx-%.3gx), p=%.2g", rec.Speedup, rec.SpeedupCI[0], rec.SpeedupCI[1], p)
+			numbers := fmt.Sprintf("%.3gx (%s %.3gx-%.3gx), p=%.2g", rec.Speedup, rec.CILevel.Label(), rec.SpeedupCI[0], rec.SpeedupCI[1], p)
 			if change {
 				says("export --format env", env, "# speedup "+numbers[:strings.Index(numbers, " ")]+" over "+base+" "+numbers[strings.Index(numbers, " ")+1:])
 			} else {
@@ -276,7 +278,7 @@ func TestEveryCommandSaysWhatSearchDecided(t *testing.T) {
 			if !change {
 				decided = "not recommended, keep " + base
 			}
-			says("the report's decision figure", figures, "vs "+base+":", "speedup "+speedup+" (95% CI), p = "+fmt.Sprintf("%.2g", p)+": "+decided)
+			says("the report's decision figure", figures, "vs "+base+":", "speedup "+speedup+" ("+rec.CILevel.Label()+"), p = "+fmt.Sprintf("%.2g", p)+": "+decided)
 			tables := pageSection(t, page, "tables")
 			says("the report's tables", tables, "(p ≥ "+tc.alpha+")", "(speedup "+speedup+")")
 			says("show's tables", shownText, "(p ≥ "+tc.alpha+")", "(speedup "+speedup+")")

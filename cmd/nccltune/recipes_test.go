@@ -154,7 +154,7 @@ func storeRecipeStudy(t *testing.T, db string, env, base map[string]string) {
 		t.Fatalf("the search is study %d, want 3", s.ID)
 	}
 	s.Status = vocab.StatusDone
-	s.Recommendation = &store.Recommendation{Env: env, Speedup: 1.5, SpeedupCI: [2]float64{1.4, 1.6}, Significant: true, PValue: 0.002,
+	s.Recommendation = &store.Recommendation{Env: env, Speedup: 1.5, SpeedupCI: [2]float64{1.4, 1.6}, CILevel: 0.95, Significant: true, PValue: 0.002,
 		BaselineLaunches: 6, CandidateLaunches: 6}
 	if err := st.UpdateStudy(s); err != nil {
 		t.Fatal(err)

@@ -69,21 +69,21 @@ func fillWorkloadDB(t testing.TB, path string) {
 		launch(cand, nccl.AllToAll, vocab.PhaseGuard, 540)
 	}
 	row := func(op nccl.Op, b int64, bu, cu float64, sig bool) store.SizeComparison {
-		return store.SizeComparison{Op: op, Bytes: b, BaselineUS: bu, BaselineLo: bu * 0.95, BaselineHi: bu * 1.05,
+		return store.SizeComparison{Op: op, Bytes: b, CILevel: 0.95, BaselineUS: bu, BaselineLo: bu * 0.95, BaselineHi: bu * 1.05,
 			CandidateUS: cu, CandidateLo: cu * 0.95, CandidateHi: cu * 1.05, Speedup: bu / cu, Significant: sig, PValue: 0.01}
 	}
 	study.Status = vocab.StatusDone
-	study.Recommendation = &store.Recommendation{Env: map[string]string{}, Speedup: 1.11, SpeedupCI: [2]float64{1.06, 1.16},
+	study.Recommendation = &store.Recommendation{Env: map[string]string{}, Speedup: 1.11, SpeedupCI: [2]float64{1.06, 1.16}, CILevel: 0.95,
 		PValue: 0.002, Ending: vocab.EndingOpRegression, MinEffect: 0.03, BaselineScoreUS: 600, ScoreUS: 540,
 		Reason:           "NCCL_MAX_NCHANNELS=1 is faster for the workload but significantly slower for alltoall at 1M (+20.0% time); keep NCCL's defaults",
 		CandidateTrialID: cand.ID, BaselineLaunches: 2, CandidateLaunches: 2, PerSize: []store.SizeComparison{}, Dropped: []nccl.Drop{},
 		Guards: []store.SizeComparison{row(nccl.AllReduce, 4*mib, 3000, 2950, false), row(nccl.Broadcast, 4*mib, 1500, 1490, false)},
 		Parts: []store.PartComparison{
-			{Op: nccl.AllReduce, Band: "512K-1M", Weight: 0.75, Speedup: 1.14, SpeedupCI: [2]float64{1.08, 1.2}, Significant: true, PValue: 0.002,
+			{Op: nccl.AllReduce, Band: "512K-1M", Weight: 0.75, Speedup: 1.14, SpeedupCI: [2]float64{1.08, 1.2}, CILevel: 0.95, Significant: true, PValue: 0.002,
 				BaselineScoreUS: 566, ScoreUS: 495, PerSize: []store.SizeComparison{row(nccl.AllReduce, 512*kib, 400, 350, true), row(nccl.AllReduce, mib, 800, 700, true)}},
-			{Op: nccl.Broadcast, Band: "512K-1M", Weight: 0.25, Speedup: 1.05, SpeedupCI: [2]float64{0.99, 1.1}, PValue: 0.08,
+			{Op: nccl.Broadcast, Band: "512K-1M", Weight: 0.25, Speedup: 1.05, SpeedupCI: [2]float64{0.99, 1.1}, CILevel: 0.95, PValue: 0.08,
 				BaselineScoreUS: 283, ScoreUS: 269, PerSize: []store.SizeComparison{row(nccl.Broadcast, 512*kib, 200, 190, false), row(nccl.Broadcast, mib, 400, 380, false)}}},
-		OpGuards: []store.OpGuard{{Op: nccl.AllToAll, Sizes: []int64{512 * kib, mib, 4 * mib}, Speedup: 0.85, SpeedupCI: [2]store.JSONFloat{0.8, 0.9},
+		OpGuards: []store.OpGuard{{Op: nccl.AllToAll, Sizes: []int64{512 * kib, mib, 4 * mib}, Speedup: 0.85, SpeedupCI: [2]store.JSONFloat{0.8, 0.9}, CILevel: 0.95,
 			Slower: true, Refused: true, WorstBytes: mib, WorstSpeedup: 0.833, PValue: 0.001, Level: 0.0167, BaselineLaunches: 2, CandidateLaunches: 2,
 			PerSize: []store.GuardSize{{Bytes: 512 * kib, Speedup: 0.9, PValue: 0.01, Level: 0.025, Significant: true},
 				{Bytes: mib, Speedup: 0.833, PValue: 0.001, Level: 0.0167, Significant: true, Slower: true},

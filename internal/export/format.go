@@ -226,7 +226,7 @@ func fabricLine(f store.Platform) string {
 // speedupLine states the measured gain with its interval and p.
 func speedupLine(b *Recommendation) string {
 	r := b.Study.Recommendation
-	ci := fmt.Sprintf("(95%% CI %sx-%sx), p=%.2g", num(r.SpeedupCI[0]), num(r.SpeedupCI[1]), r.PValue)
+	ci := fmt.Sprintf("(%s %sx-%sx), p=%.2g", r.CILevel.Label(), num(r.SpeedupCI[0]), num(r.SpeedupCI[1]), r.PValue)
 	// The verdict's words are the study's (stored.Conclusion), as search
 	// and show say them: a candidate refused by a guard is not "no
 	// setting was faster".

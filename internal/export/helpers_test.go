@@ -54,7 +54,7 @@ func spark4Study(id uint64, band string, env map[string]string) *store.Study {
 		Platform:   store.Platform{NCCLVersion: "2.30.7+cuda13.0", Ranks: 4, Nodes: 4, GPU: "NVIDIA GB10", Transport: "IB", GDR: &gdr},
 		Simulated:  true, Seed: 3, Status: vocab.StatusDone,
 		Recommendation: &store.Recommendation{
-			Env: env, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375}, Significant: true, PValue: 0.00021,
+			Env: env, Speedup: 8.125, SpeedupCI: [2]float64{7.875, 8.375}, CILevel: 0.95, Significant: true, PValue: 0.00021,
 			Reason: "significant and above the 3% minimum effect", MinEffect: 0.03, BaselineScoreUS: 1150.25, ScoreUS: 141.5,
 			TrialID: 12, BaselineLaunches: 6, CandidateLaunches: 6,
 		},

@@ -46,19 +46,22 @@ type Document struct {
 	RecommendedEnv map[string]string `json:"recommended_env"`
 	Dropped        []Dropped         `json:"dropped"`
 	// BaseEnv is present only with --with-base.
-	BaseEnv     map[string]string `json:"base_env,omitempty"`
-	Speedup     *float64          `json:"speedup"`
-	SpeedupCI   [2]*float64       `json:"speedup_ci"`
-	Significant bool              `json:"significant"`
-	PValue      *float64          `json:"p_value"`
-	MinEffect   float64           `json:"min_effect,omitempty"`
-	Reason      string            `json:"reason,omitempty"`
-	Simulated   bool              `json:"simulated"`
-	SimProfile  string            `json:"sim_profile,omitempty"`
-	NCCLVersion string            `json:"nccl_version"`
-	Fabric      store.Platform    `json:"fabric"`
-	Created     time.Time         `json:"created"`
-	Exported    time.Time         `json:"exported"`
+	BaseEnv   map[string]string `json:"base_env,omitempty"`
+	Speedup   *float64          `json:"speedup"`
+	SpeedupCI [2]*float64       `json:"speedup_ci"`
+	// CILevel is the confidence SpeedupCI was taken at, as the study
+	// stored it (absent for a study stored before it was recorded).
+	CILevel     store.CILevel  `json:"ci_level,omitempty"`
+	Significant bool           `json:"significant"`
+	PValue      *float64       `json:"p_value"`
+	MinEffect   float64        `json:"min_effect,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	Simulated   bool           `json:"simulated"`
+	SimProfile  string         `json:"sim_profile,omitempty"`
+	NCCLVersion string         `json:"nccl_version"`
+	Fabric      store.Platform `json:"fabric"`
+	Created     time.Time      `json:"created"`
+	Exported    time.Time      `json:"exported"`
 	// Choices is what NCCL chose per size with its defaults and with the
 	// recommendation; empty when the study did not record it.
 	Choices []benchfmt.ChoiceRow `json:"choices"`
@@ -78,7 +81,7 @@ func NewDocument(b *Recommendation, o Options) *Document {
 		Env: b.EnvMap(o.WithBase), KeepDefaults: b.KeepDefaults,
 		BaselineEnv: map[string]string(nonNilEnv(s.BaselineEnv)), KeepBaseline: b.KeepBaseline, Unset: append([]string{}, b.Unset...),
 		RecommendedEnv: map[string]string(nonNilEnv(r.Env)),
-		Dropped:        b.Dropped, Speedup: finite(r.Speedup), SpeedupCI: [2]*float64{finite(r.SpeedupCI[0]), finite(r.SpeedupCI[1])},
+		Dropped:        b.Dropped, Speedup: finite(r.Speedup), SpeedupCI: [2]*float64{finite(r.SpeedupCI[0]), finite(r.SpeedupCI[1])}, CILevel: r.CILevel,
 		Significant: r.Significant, PValue: finite(r.PValue), MinEffect: r.MinEffect, Reason: r.Reason,
 		Simulated: s.Simulated, SimProfile: s.Launch.SimProfile, NCCLVersion: s.Platform.NCCLVersion, Fabric: s.Platform,
 		Created: s.Created.UTC(), Exported: o.now(), Choices: benchfmt.CompareChoices(b.Defaults, b.Recommended),

@@ -185,7 +185,8 @@ func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options
 		out = append(out, store.SizeComparison{Bytes: b,
 			BaselineUS: b0.Median, BaselineLo: b0.Lo, BaselineHi: b0.Hi, BaselineLaunches: b0.Launches,
 			CandidateUS: c0.Median, CandidateLo: c0.Lo, CandidateHi: c0.Hi, CandidateLaunches: c0.Launches,
-			Speedup: cmp.Speedup, SpeedupLo: cmp.Lo, SpeedupHi: cmp.Hi, Significant: cmp.Significant, PValue: store.FiniteOr(cmp.P, 1)})
+			Speedup: cmp.Speedup, SpeedupLo: cmp.Lo, SpeedupHi: cmp.Hi, Significant: cmp.Significant, PValue: store.FiniteOr(cmp.P, 1),
+			CILevel: store.CILevel(cmp.CILevel)})
 	}
 	return out
 }
@@ -201,7 +202,7 @@ func compareBand(bm, cm []model.Launch, band []int64, opt model.Options) (stored
 		}
 	}
 	return stored.BandComparison{BaselineUS: cmp.Baseline.ScoreUS, CandidateUS: cmp.Candidate.ScoreUS,
-		Speedup: cmp.Speedup, Lo: cmp.Lo, Hi: cmp.Hi, P: cmp.P, Significant: cmp.Significant}, notes
+		Speedup: cmp.Speedup, Lo: cmp.Lo, Hi: cmp.Hi, CILevel: store.CILevel(cmp.CILevel), P: cmp.P, Significant: cmp.Significant}, notes
 }
 
 // CompareSizes compares a study's baseline and candidate launches size by

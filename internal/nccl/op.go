@@ -335,44 +335,63 @@ func sortLogged(p *Part) {
 // over. A part stored without per-size calls (LoggedCalls) says its
 // sizes with their calls together ("9000+10240×800").
 func (w Workload) CallsText() string {
-	type entry struct {
-		size int64
-		text string
-	}
 	var ops []Op
-	per := map[Op][]entry{}
-	calls := func(c float64) string { return strconv.FormatFloat(c, 'g', -1, 64) }
+	per := map[Op][]callEntry{}
 	for _, p := range w {
 		o := p.Op.OrAllReduce()
 		if per[o] == nil {
 			ops = append(ops, o)
 		}
-		if len(p.LoggedCalls) == len(p.Logged) && len(p.Logged) > 0 {
-			for i, b := range p.Logged {
-				per[o] = append(per[o], entry{b, fmt.Sprintf("%d×%s", b, calls(p.LoggedCalls[i]))})
-			}
-			continue
-		}
-		sizes := make([]string, len(p.Logged))
-		for i, b := range p.Logged {
-			sizes[i] = strconv.FormatInt(b, 10)
-		}
-		if len(sizes) == 0 {
-			sizes = []string{FormatSize(p.Band.Min)}
-		}
-		per[o] = append(per[o], entry{p.Band.Min, strings.Join(sizes, "+") + "×" + calls(p.Calls)})
+		per[o] = append(per[o], p.callEntries()...)
 	}
 	out := make([]string, len(ops))
 	for i, o := range ops {
-		es := per[o]
-		slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.size, b.size) })
-		texts := make([]string, len(es))
-		for k, e := range es {
-			texts[k] = e.text
-		}
-		out[i] = string(o) + " " + strings.Join(texts, ", ")
+		out[i] = string(o) + " " + joinCalls(per[o])
 	}
 	return strings.Join(out, "; ")
+}
+
+// CallsText is one timed part's calls in Workload.CallsText's words,
+// without the op: "10240×760", or "9000×530, 10240×240" for calls
+// merged onto one power of two (MergeCalls).
+func (p Part) CallsText() string { return joinCalls(p.callEntries()) }
+
+// callEntry is one size a part is called at, with its text.
+type callEntry struct {
+	size int64
+	text string
+}
+
+// callEntries are p's calls, one per size it is called at, or one for
+// all of them in a part stored without per-size calls.
+func (p Part) callEntries() []callEntry {
+	calls := func(c float64) string { return strconv.FormatFloat(c, 'g', -1, 64) }
+	if len(p.LoggedCalls) == len(p.Logged) && len(p.Logged) > 0 {
+		out := make([]callEntry, len(p.Logged))
+		for i, b := range p.Logged {
+			out[i] = callEntry{b, fmt.Sprintf("%d×%s", b, calls(p.LoggedCalls[i]))}
+		}
+		return out
+	}
+	sizes := make([]string, len(p.Logged))
+	for i, b := range p.Logged {
+		sizes[i] = strconv.FormatInt(b, 10)
+	}
+	if len(sizes) == 0 {
+		sizes = []string{FormatSize(p.Band.Min)}
+	}
+	return []callEntry{{p.Band.Min, strings.Join(sizes, "+") + "×" + calls(p.Calls)}}
+}
+
+// joinCalls writes entries in increasing size, comma-separated.
+func joinCalls(es []callEntry) string {
+	es = slices.Clone(es)
+	slices.SortStableFunc(es, func(a, b callEntry) int { return cmp.Compare(a.size, b.size) })
+	texts := make([]string, len(es))
+	for k, e := range es {
+		texts[k] = e.text
+	}
+	return strings.Join(texts, ", ")
 }
 
 // ParsePart reads OP:BAND[:WEIGHT] ("all_reduce:512K-4M:0.8"); a missing

@@ -122,6 +122,13 @@ func TestCallsText(t *testing.T) {
 		if got := c.w.CallsText(); got != c.want {
 			t.Errorf("%s: CallsText() = %q, want %q", c.name, got, c.want)
 		}
+		// A part alone says its calls in the same words, without its op:
+		// the name a per-part line gives it.
+		if len(c.w) == 1 {
+			if got, want := c.w[0].CallsText(), strings.TrimPrefix(c.want, "all_reduce "); got != want {
+				t.Errorf("%s: Part.CallsText() = %q, want %q", c.name, got, want)
+			}
+		}
 	}
 }
 

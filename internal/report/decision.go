@@ -66,7 +66,9 @@ func (v compared) decisionSubtitle() []string {
 		}
 		line := fmt.Sprintf("%s: speedup %s", what, stored.SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi}))
 		if finite(b.Lo) && finite(b.Hi) {
-			line += fmt.Sprintf(" (%.0f%% CI)", 100*c.Confidence)
+			// The band row's own level: the decision's, a sequential
+			// look's, where the row is the study's decision.
+			line += " (" + b.CILevel.Label() + ")"
 		} else {
 			line += " (no interval: too few launches)"
 		}

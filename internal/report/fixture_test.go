@@ -150,7 +150,7 @@ func recommendStudy() *Study {
 		{Collective: "AllReduce", Bytes: 512 * nccl.KiB, Algo: "RING", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 7, Channels: 8},
 		{Collective: "AllReduce", Bytes: nccl.MiB, Algo: "RING", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 7, Channels: 8},
 	})
-	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string(fix.Config.Clone()), Speedup: 4.4, SpeedupCI: [2]float64{4.1, 4.8},
+	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string(fix.Config.Clone()), Speedup: 4.4, SpeedupCI: [2]float64{4.1, 4.8}, CILevel: 0.95,
 		Significant: true, PValue: 0.0022, Reason: "significant and above the 3% minimum effect", MinEffect: 0.03,
 		BaselineScoreUS: 770, ScoreUS: 175, TrialID: fix.ID, BaselineLaunches: 6, CandidateLaunches: 6}
 	return b.s
@@ -176,7 +176,7 @@ func keepStudy() *Study {
 		b.launch(base, vocab.PhaseConfirm, true, fixedUS, all, 0.03, 0.03, factor)
 		b.launch(cand, vocab.PhaseConfirm, true, fixedUS, all, 0.03, 0.03, 1)
 	}
-	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string{}, Speedup: 1.01, SpeedupCI: [2]float64{0.95, 1.07},
+	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string{}, Speedup: 1.01, SpeedupCI: [2]float64{0.95, 1.07}, CILevel: 0.95,
 		PValue: 0.69, Reason: "keep the baseline: the gain is not significant (p=0.69)", BaselineLaunches: 5, CandidateLaunches: 5}
 	return b.s
 }
@@ -228,7 +228,7 @@ func sequentialStudy() *Study {
 	}
 	b.explain(fix, plan)
 	b.explain(lucky, plan)
-	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string(fix.Config.Clone()), Speedup: 4.4, SpeedupCI: [2]float64{4.0, 4.8},
+	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string(fix.Config.Clone()), Speedup: 4.4, SpeedupCI: [2]float64{4.0, 4.8}, CILevel: 0.95,
 		Significant: true, PValue: 0.006, MinEffect: 0.03, TrialID: fix.ID, BaselineLaunches: 4, CandidateLaunches: 7}
 	return b.s
 }
@@ -305,13 +305,13 @@ func workloadStudy() *Study {
 		}
 		b.explain(arm.t, plan)
 	}
-	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string(fix.Config.Clone()), Speedup: 3.9, SpeedupCI: [2]float64{3.6, 4.2},
+	b.s.Study.Recommendation = &store.Recommendation{Env: map[string]string(fix.Config.Clone()), Speedup: 3.9, SpeedupCI: [2]float64{3.6, 4.2}, CILevel: 0.95,
 		Significant: true, PValue: 0.0022, Reason: "significant and above the 3% minimum effect", MinEffect: 0.03,
 		BaselineScoreUS: 900, ScoreUS: 230, TrialID: fix.ID, BaselineLaunches: 6, CandidateLaunches: 6,
 		Parts: []store.PartComparison{
-			{Op: nccl.AllReduce, Band: "512K-4M", Weight: 0.7, Speedup: 4.4, SpeedupCI: [2]float64{4.1, 4.8}, Significant: true,
+			{Op: nccl.AllReduce, Band: "512K-4M", Weight: 0.7, Speedup: 4.4, SpeedupCI: [2]float64{4.1, 4.8}, CILevel: 0.95, Significant: true,
 				PValue: 0.0022, BaselineScoreUS: 770, ScoreUS: 175},
-			{Op: nccl.AllToAll, Band: "512K-4M", Weight: 0.3, Speedup: 3.4, SpeedupCI: [2]float64{3.1, 3.7}, Significant: true,
+			{Op: nccl.AllToAll, Band: "512K-4M", Weight: 0.3, Speedup: 3.4, SpeedupCI: [2]float64{3.1, 3.7}, CILevel: 0.95, Significant: true,
 				PValue: 0.0022, BaselineScoreUS: 1230, ScoreUS: 360},
 		}}
 	return b.s

@@ -79,8 +79,8 @@ func (s *Study) partLines(op nccl.Op) []string {
 	parts, vs := s.partsOf(op)
 	var out []string
 	for i, p := range parts {
-		out = append(out, fmt.Sprintf("part %s %s (weight %.2f): speedup %s, the confirmation's: %s",
-			op, p.Band, p.Weight, stored.SpeedupText(p.Speedup, p.SpeedupCI), vs[i].Verdict))
+		out = append(out, fmt.Sprintf("part %s (weight %.2f): speedup %s, the confirmation's: %s",
+			p.Name(), p.Weight, stored.SpeedupText(p.Speedup, p.SpeedupCI), vs[i].Verdict))
 	}
 	return out
 }
@@ -145,6 +145,9 @@ type workloadHTML struct {
 	Several bool
 	Parts   []partRow
 	Guards  []guardRow
+	// PartsCI and GuardsCI name the level of the parts' and the guarded
+	// ops' intervals as stored (store.CILevel.Label).
+	PartsCI, GuardsCI string
 	// GuardNote says why the guarded ops have no table (they are measured
 	// only beside a recommended config); Skipped the ops left unguarded.
 	GuardNote string
@@ -157,6 +160,8 @@ type workloadHTML struct {
 }
 
 type partRow struct {
+	// Band is the part's sizes as store.PartComparison.Sizes says them: a
+	// timed part's calls ("10240×760"), a band part's band.
 	Op, Band, Weight           string
 	BaselineUS, CandidateUS    string
 	Speedup, Change, Worst     string
@@ -192,9 +197,10 @@ func workloadSection(s *Study) *workloadHTML {
 	var verdicts []stored.OpVerdict
 	if rec != nil {
 		verdicts = stored.OpVerdicts(rec)
+		w.PartsCI, w.GuardsCI = store.PartsCILevel(rec.Parts).Label(), store.OpGuardsCILevel(rec.OpGuards).Label()
 		for i, p := range rec.Parts {
 			v := verdicts[i]
-			w.Parts = append(w.Parts, partRow{Op: string(p.Op), Band: p.Band, Weight: fmt.Sprintf("%.2f", p.Weight),
+			w.Parts = append(w.Parts, partRow{Op: string(p.Op), Band: p.Sizes(), Weight: fmt.Sprintf("%.2f", p.Weight),
 				BaselineUS: formatValue(MetricTime, p.BaselineScoreUS), CandidateUS: formatValue(MetricTime, p.ScoreUS),
 				Speedup: stored.SpeedupText(p.Speedup, p.SpeedupCI), Change: v.Change, Worst: v.Worst, Verdict: v.Verdict,
 				Significant: p.Significant, Better: p.Significant && p.Speedup > 1, Worse: p.Slower || p.Refused})

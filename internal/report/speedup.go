@@ -154,7 +154,7 @@ func (f SpeedupFigure) drawReferences(cv *canvas) {
 		if finite(b.Lo) && finite(b.Hi) {
 			box := &yBox{X0: lo, X1: hi, Y0: b.Lo, Y1: b.Hi, Color: withAlpha(palette[0], 0x30)}
 			cv.p.Add(box)
-			cv.legend.add(label+" (95% CI, shaded)", box, line)
+			cv.legend.add(label+" ("+b.CILevel.Label()+", shaded)", box, line)
 		} else {
 			cv.legend.add(label+" (no interval: too few launches)", line)
 		}

@@ -262,7 +262,7 @@ func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
 	}
 	if len(r.Parts) == 0 {
 		return &BandRow{BaselineUS: r.BaselineScoreUS, CandidateUS: r.ScoreUS, Speedup: r.Speedup,
-			Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1], P: r.PValue, Significant: r.Significant}
+			Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1], CILevel: r.CILevel, P: r.PValue, Significant: r.Significant}
 	}
 	parts, _ := s.partsOf(s.Study.Op())
 	if len(parts) != 1 {
@@ -270,7 +270,7 @@ func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
 	}
 	p := parts[0]
 	return &BandRow{BaselineUS: p.BaselineScoreUS, CandidateUS: p.ScoreUS, Speedup: p.Speedup,
-		Lo: p.SpeedupCI[0], Hi: p.SpeedupCI[1], P: p.PValue, Significant: p.Significant}
+		Lo: p.SpeedupCI[0], Hi: p.SpeedupCI[1], CILevel: p.CILevel, P: p.PValue, Significant: p.Significant}
 }
 
 // noteWarnings footnotes the caveats about one arm (side 0 the

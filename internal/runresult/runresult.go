@@ -106,11 +106,14 @@ type VerifyResult struct {
 	Launches    int               `json:"launches_per_arm"`
 	Speedup     float64           `json:"speedup"`
 	SpeedupCI   [2]float64        `json:"speedup_ci"`
-	PValue      float64           `json:"p_value"`
-	Significant bool              `json:"significant"`
-	Reason      string            `json:"reason"`
-	Claimed     *Claim            `json:"claimed"`
-	Consistent  bool              `json:"consistent"`
+	// CILevel is the confidence SpeedupCI was taken at (the stored
+	// recommendation's).
+	CILevel     store.CILevel `json:"ci_level,omitempty"`
+	PValue      float64       `json:"p_value"`
+	Significant bool          `json:"significant"`
+	Reason      string        `json:"reason"`
+	Claimed     *Claim        `json:"claimed"`
+	Consistent  bool          `json:"consistent"`
 	// TunerPlugin is what verify --tuner-plugin saw of the plugin.
 	TunerPlugin *TunerVerify `json:"tuner_plugin,omitempty"`
 	// Ending is the rule that decided (vocab.Ending*, or the comparison's

@@ -73,22 +73,27 @@ type BandComparison struct {
 	Speedup     float64 `json:"speedup"`
 	Lo          float64 `json:"lo"`
 	Hi          float64 `json:"hi"`
-	P           float64 `json:"p"`
-	Significant bool    `json:"significant"`
+	// CILevel is the confidence [Lo, Hi] was taken at: the study's
+	// decision's own where the row is that decision (a sequential look's
+	// level), the statistics' where it was compared from the launches.
+	CILevel     store.CILevel `json:"ci_level,omitempty"`
+	P           float64       `json:"p"`
+	Significant bool          `json:"significant"`
 }
 
 // MarshalJSON writes an unknown speedup interval as null.
 func (b BandComparison) MarshalJSON() ([]byte, error) {
 	type f = store.JSONFloat
 	return json.Marshal(struct {
-		BaselineUS  f    `json:"baseline_us"`
-		CandidateUS f    `json:"candidate_us"`
-		Speedup     f    `json:"speedup"`
-		Lo          f    `json:"lo"`
-		Hi          f    `json:"hi"`
-		P           f    `json:"p"`
-		Significant bool `json:"significant"`
-	}{f(b.BaselineUS), f(b.CandidateUS), f(b.Speedup), f(b.Lo), f(b.Hi), f(b.P), b.Significant})
+		BaselineUS  f             `json:"baseline_us"`
+		CandidateUS f             `json:"candidate_us"`
+		Speedup     f             `json:"speedup"`
+		Lo          f             `json:"lo"`
+		Hi          f             `json:"hi"`
+		CILevel     store.CILevel `json:"ci_level,omitempty"`
+		P           f             `json:"p"`
+		Significant bool          `json:"significant"`
+	}{f(b.BaselineUS), f(b.CandidateUS), f(b.Speedup), f(b.Lo), f(b.Hi), b.CILevel, f(b.P), b.Significant})
 }
 
 // ArmNote is one of the model's caveats about one arm of a comparison,

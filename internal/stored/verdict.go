@@ -169,10 +169,10 @@ func VerdictOf(s *store.Study) Verdict {
 		if w := s.Parts(); w.Timed() && r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
 			// A timed workload's objective is the time a step spends in its
 			// calls, and is said so.
-			v.Details = append(v.Details, fmt.Sprintf("time per step %.1f → %.1f µs, %s (95%% CI), p=%.3g",
-				w.StepUS(r.BaselineScoreUS), w.StepUS(r.ScoreUS), SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
+			v.Details = append(v.Details, fmt.Sprintf("time per step %.1f → %.1f µs, %s (%s), p=%.3g",
+				w.StepUS(r.BaselineScoreUS), w.StepUS(r.ScoreUS), SpeedupText(r.Speedup, r.SpeedupCI), r.CILevel.Label(), r.PValue))
 		} else {
-			v.Details = append(v.Details, fmt.Sprintf("band speedup %s (95%% CI), p=%.3g", SpeedupText(r.Speedup, r.SpeedupCI), r.PValue))
+			v.Details = append(v.Details, fmt.Sprintf("band speedup %s (%s), p=%.3g", SpeedupText(r.Speedup, r.SpeedupCI), r.CILevel.Label(), r.PValue))
 			if r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
 				v.Details = append(v.Details, fmt.Sprintf("band score %.1f µs with "+ConclusionOf(s).BaselineName()+" → %.1f µs", r.BaselineScoreUS, r.ScoreUS))
 			}

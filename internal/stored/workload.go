@@ -143,7 +143,8 @@ type OpVerdict struct {
 	Op nccl.Op
 	// Kind is "part" or "guard".
 	Kind string
-	// Sizes are the sizes judged ("512K-8M").
+	// Sizes are the sizes judged ("512K-8M"); a timed part's calls as
+	// the user gave them ("10240×760", store.PartComparison.Sizes).
 	Sizes string
 	// Change is the change in time over Sizes with its interval
 	// ("+3.1% [-2.0, +8.4]"); Worst the size where the candidate fares
@@ -161,7 +162,7 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 	}
 	var out []OpVerdict
 	for _, p := range rec.Parts {
-		v := OpVerdict{Op: p.Op, Kind: "part", Sizes: p.Band, Change: changeCI(p.Speedup, p.SpeedupCI)}
+		v := OpVerdict{Op: p.Op, Kind: "part", Sizes: p.Sizes(), Change: changeCI(p.Speedup, p.SpeedupCI)}
 		if w, ok := worstSize(p.PerSize); ok {
 			v.Worst = w
 		}

@@ -97,3 +97,25 @@ func TestOpVerdicts(t *testing.T) {
 		t.Error("a one-op study without guards has no per-op verdicts")
 	}
 }
+
+// TestTimedPartsNamedByCalls: a timed part is named by its calls as the
+// user gave them (merged calls on one power of two: each size), in the
+// per-collective lines and in what refused the candidate; a band part,
+// and a timed part stored before its calls were kept, by its band.
+func TestTimedPartsNamedByCalls(t *testing.T) {
+	rec := &store.Recommendation{Parts: []store.PartComparison{
+		{Op: nccl.AllReduce, Band: "8K", Calls: 240, Logged: []int64{10240}, LoggedCalls: []float64{240}, Speedup: 1.2, Refused: true, NotShownSafe: true},
+		{Op: nccl.AllReduce, Band: "64K", Calls: 30, Logged: []int64{70000, 81920}, LoggedCalls: []float64{10, 20}, Speedup: 1.1},
+		{Op: nccl.AllGather, Band: "1M", Calls: 13, Speedup: 1.1},
+		{Op: nccl.Broadcast, Band: "512K-4M", Speedup: 1},
+	}}
+	lines := OpVerdictLines(rec)
+	for i, want := range []string{"all_reduce (part) 10240×240: ", "all_reduce (part) 70000×10, 81920×20: ", "all_gather (part) 1M: ", "broadcast (part) 512K-4M: "} {
+		if i >= len(lines) || !strings.HasPrefix(lines[i], want) {
+			t.Errorf("line %d: %q, want it to start %q", i, lines, want)
+		}
+	}
+	if what, _ := rec.RefusedBy(); what != "its call all_reduce 10240×240" {
+		t.Errorf("RefusedBy = %q, want its call all_reduce 10240×240", what)
+	}
+}

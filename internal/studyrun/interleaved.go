@@ -266,7 +266,7 @@ func VerifyResultOf(ab AB, r *ABResult, launches int) runresult.VerifyResult {
 	// collectives the band may gain while a part or guarded op refuses
 	// the config, and the JSON must say what the text and show say.
 	v := runresult.VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
-		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, PValue: rec.PValue,
+		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, CILevel: rec.CILevel, PValue: rec.PValue,
 		Significant: rec.Significant, Reason: rec.Reason, Claimed: ab.Claim, Consistent: r.Consistent,
 		Ending: rec.Ending, Parts: []runresult.VerifyPart{}, Guards: []runresult.VerifyGuard{}, GuardOpsSkipped: append([]string{}, study.GuardOpsSkipped...)}
 	c := stored.ConclusionOf(study)
@@ -894,7 +894,7 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 	if cmp.Recommend {
 		ending = vocab.EndingRecommended
 	}
-	study.Recommendation = &store.Recommendation{Env: ab.Cand.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI,
+	study.Recommendation = &store.Recommendation{Env: ab.Cand.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI, CILevel: store.CILevel(cmp.CILevel),
 		Significant: cmp.Recommend, PValue: store.FiniteOr(cmp.P, 1), Reason: cmp.Reason, Ending: ending, MinEffect: opt.MinEffect,
 		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
 		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),

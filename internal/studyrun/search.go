@@ -319,6 +319,7 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 		if d := f.Decision; d != nil {
 			r.Speedup = store.FiniteOr(d.Speedup, 1)
 			r.SpeedupCI = [2]float64{store.FiniteOr(d.Lo, r.Speedup), store.FiniteOr(d.Hi, r.Speedup)}
+			r.CILevel = store.CILevel(d.CILevel)
 		}
 		rec.Refusals = append(rec.Refusals, r)
 	}
@@ -342,6 +343,9 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 	rec.CandidateTrialID = res.Winner.ID
 	d := res.Decision
 	rec.Speedup, rec.SpeedupCI, rec.Significant, rec.PValue = d.Speedup, [2]float64{d.Lo, d.Hi}, d.Significant && res.Recommend, d.P
+	// The look that decided took its interval at its own level (model.
+	// ConfirmDesign.Decide), which every printer names from here.
+	rec.CILevel = store.CILevel(d.CILevel)
 	rec.BaselineLaunches, rec.CandidateLaunches = len(base.Confirm), len(res.Winner.Confirm)
 	bs := model.Summarize(base.Confirm, sizes, so.Stats)
 	cs := model.Summarize(res.Winner.Confirm, sizes, so.Stats)
@@ -371,7 +375,9 @@ func partComparison(p search.PartResult, base, cand *search.Trial, stats model.O
 	sizes := p.Part.Band.Sizes()
 	bs, cs := model.Summarize(b, sizes, stats), model.Summarize(w, sizes, stats)
 	return store.PartComparison{Op: p.Part.Op.OrAllReduce(), Band: p.Part.Band.String(), Weight: p.Weight,
+		Calls: p.Part.Calls, Logged: p.Part.Logged, LoggedCalls: p.Part.LoggedCalls,
 		Speedup: store.FiniteOr(c.Speedup, 1), SpeedupCI: [2]float64{store.FiniteOr(c.Lo, store.FiniteOr(c.Speedup, 1)), store.FiniteOr(c.Hi, store.FiniteOr(c.Speedup, 1))},
+		CILevel:     store.CILevel(c.CILevel),
 		Significant: c.Significant, Slower: c.Slower, Refused: p.Refused, NotShownSafe: p.NotShownSafe, PValue: store.FiniteOr(c.P, 1),
 		BaselineScoreUS: store.FiniteOr(bs.ScoreUS, 0), ScoreUS: store.FiniteOr(cs.ScoreUS, 0),
 		PerSize: opComparisons(p.Part.Op, b, w, sizes, stats)}
@@ -393,7 +399,7 @@ func opComparisons(op nccl.Op, base, cand []model.Launch, sizes []int64, stats m
 func opGuardOf(g search.OpGuard) store.OpGuard {
 	r := g.Result
 	type f = store.JSONFloat
-	out := store.OpGuard{Op: g.Op, Sizes: g.Sizes, Speedup: f(r.Speedup), SpeedupCI: [2]f{f(r.Lo), f(r.Hi)},
+	out := store.OpGuard{Op: g.Op, Sizes: g.Sizes, Speedup: f(r.Speedup), SpeedupCI: [2]f{f(r.Lo), f(r.Hi)}, CILevel: store.CILevel(r.CILevel),
 		Slower: r.Slower, Refused: g.Refused, WorstBytes: r.Worst, WorstSpeedup: f(r.WorstSpeedup),
 		PValue: store.FiniteOr(r.P, 1), Level: store.FiniteOr(r.Level, 0), BaselineLaunches: r.BaselineN, CandidateLaunches: r.CandidateN,
 		Failed: g.Failed, PerSize: []store.GuardSize{}}

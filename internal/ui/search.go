@@ -255,9 +255,10 @@ func printSizeTable(w io.Writer, rec *store.Recommendation) {
 // printSizeTableAs is printSizeTable with its two arms named.
 func printSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string) {
 	tw := newTable(w)
-	fmt.Fprintf(tw, "size\t%s µs (95%% CI)\t%s µs (95%% CI)\tchange\t\n", base, cand)
 	band := append(append([]store.SizeComparison{}, rec.PerSize...), partRows(rec.Parts)...)
 	rows := append(band, rec.Guards...)
+	ci := store.RowsCILevel(rows).Label()
+	fmt.Fprintf(tw, "size\t%s µs (%s)\t%s µs (%s)\tchange\t\n", base, ci, cand, ci)
 	for i, s := range rows {
 		change := "~"
 		if s.Significant {

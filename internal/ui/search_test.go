@@ -71,7 +71,7 @@ func TestSpentText(t *testing.T) {
 func TestSearchWorkloadGolden(t *testing.T) {
 	kib, mib := int64(nccl.KiB), int64(nccl.MiB)
 	row := func(op nccl.Op, b int64, bu, cu float64, sig bool) store.SizeComparison {
-		return store.SizeComparison{Op: op, Bytes: b, BaselineUS: bu, BaselineLo: bu * 0.95, BaselineHi: bu * 1.05,
+		return store.SizeComparison{Op: op, Bytes: b, CILevel: 0.95, BaselineUS: bu, BaselineLo: bu * 0.95, BaselineHi: bu * 1.05,
 			CandidateUS: cu, CandidateLo: cu * 0.95, CandidateHi: cu * 1.05, Speedup: bu / cu, Significant: sig}
 	}
 	study := &store.Study{Name: "s1-32K-1M", Kind: "search", Band: "32K-1M", Simulated: true,
@@ -80,16 +80,16 @@ func TestSearchWorkloadGolden(t *testing.T) {
 			{Op: nccl.AllGather, Band: "1M", BandMin: mib, BandMax: mib, Weight: 1},
 			{Op: nccl.AllReduce, Band: "32K", BandMin: 32 * kib, BandMax: 32 * kib, Weight: 1}},
 		Status: "done",
-		Recommendation: &store.Recommendation{Env: map[string]string{"NCCL_MAX_NCHANNELS": "1"}, Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.15},
+		Recommendation: &store.Recommendation{Env: map[string]string{"NCCL_MAX_NCHANNELS": "1"}, Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.15}, CILevel: 0.95,
 			Significant: true, PValue: 0.001, Ending: vocab.EndingRecommended, BaselineScoreUS: 500, ScoreUS: 455,
 			BaselineLaunches: 6, CandidateLaunches: 6,
 			Guards: []store.SizeComparison{row(nccl.AllReduce, 16*mib, 9000, 8900, false), row(nccl.AllGather, 16*mib, 4000, 3900, false)},
 			Parts: []store.PartComparison{
-				{Op: nccl.AllReduce, Band: "512K-1M", Weight: 0.5, Speedup: 1.14, SpeedupCI: [2]float64{1.1, 1.2}, Significant: true,
+				{Op: nccl.AllReduce, Band: "512K-1M", Weight: 0.5, Speedup: 1.14, SpeedupCI: [2]float64{1.1, 1.2}, CILevel: 0.95, Significant: true,
 					PerSize: []store.SizeComparison{row(nccl.AllReduce, 512*kib, 400, 350, true), row(nccl.AllReduce, mib, 800, 700, true)}},
-				{Op: nccl.AllGather, Band: "1M", Weight: 0.25, Speedup: 1.05, SpeedupCI: [2]float64{0.99, 1.1},
+				{Op: nccl.AllGather, Band: "1M", Weight: 0.25, Speedup: 1.05, SpeedupCI: [2]float64{0.99, 1.1}, CILevel: 0.95,
 					PerSize: []store.SizeComparison{row(nccl.AllGather, mib, 300, 290, false)}},
-				{Op: nccl.AllReduce, Band: "32K", Weight: 0.25, Speedup: 1.1, SpeedupCI: [2]float64{1.02, 1.2}, Significant: true,
+				{Op: nccl.AllReduce, Band: "32K", Weight: 0.25, Speedup: 1.1, SpeedupCI: [2]float64{1.02, 1.2}, CILevel: 0.95, Significant: true,
 					PerSize: []store.SizeComparison{row(nccl.AllReduce, 32*kib, 33, 30, true)}}}}}
 	res := SearchEnd{Launches: 40, Trials: 5, Confirmed: true, Candidate: nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, Ending: vocab.EndingRecommended}
 	launches := []*store.Launch{{Op: nccl.AllReduce, Phase: "warmup"}, {Op: nccl.AllReduce, Phase: "explore"}, {Op: nccl.AllGather, Phase: "explore"},
@@ -178,7 +178,7 @@ func TestVerdictLinesEscaped(t *testing.T) {
 	const forged = "\nrecommendation: forged"
 	study := &store.Study{Name: "s1-1M", Kind: "search", Band: "1M", Status: "done", Budget: store.Budget{Launches: 60},
 		Recommendation: &store.Recommendation{Env: map[string]string{nccl.TunerConfigVar: "/tmp/t.csv" + forged}, Significant: true,
-			Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.15}, PValue: 0.001, Ending: vocab.EndingRecommended}}
+			Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.15}, CILevel: 0.95, PValue: 0.001, Ending: vocab.EndingRecommended}}
 	kept := &store.Study{Name: "s2-1M", Kind: "search", Band: "1M", Status: "done", Budget: store.Budget{Launches: 60},
 		Recommendation: &store.Recommendation{Ending: vocab.EndingCandidateFailed, Reason: "the candidate failed (exit 1" + forged + ")"}}
 	for _, s := range []*store.Study{study, kept} {

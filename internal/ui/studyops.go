@@ -46,11 +46,11 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "parts (confirmation launches, interleaved; the objective: %s):\n", stored.Objective(study))
 		tw := newTable(w)
-		fmt.Fprintln(tw, "part\tweight\tbaseline µs\tcandidate µs\tspeedup (95% CI)\tverdict")
+		fmt.Fprintf(tw, "part\tweight\tbaseline µs\tcandidate µs\tspeedup (%s)\tverdict\n", store.PartsCILevel(rec.Parts).Label())
 		// The verdicts are stored.OpVerdicts', the parts' first.
 		verdicts := stored.OpVerdicts(rec)
 		for i, p := range rec.Parts {
-			fmt.Fprintf(tw, "%s %s\t%.2f\t%.1f\t%.1f\t×%.3f [%.3f, %.3f]\t%s\n", p.Op, p.Band, p.Weight, p.BaselineScoreUS, p.ScoreUS,
+			fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.1f\t×%.3f [%.3f, %.3f]\t%s\n", p.Name(), p.Weight, p.BaselineScoreUS, p.ScoreUS,
 				p.Speedup, p.SpeedupCI[0], p.SpeedupCI[1], verdicts[i].Verdict)
 		}
 		tw.Flush()
@@ -99,7 +99,7 @@ func writeGuardTable(w io.Writer, study *store.Study) {
 	slices.Sort(sizes)
 	sizes = slices.Compact(sizes)
 	tw := newTable(w)
-	head := []string{"op", "change (95% CI)"}
+	head := []string{"op", "change (" + store.OpGuardsCILevel(rec.OpGuards).Label() + ")"}
 	for _, b := range sizes {
 		head = append(head, nccl.FormatSize(b))
 	}

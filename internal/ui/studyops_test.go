@@ -17,7 +17,7 @@ import (
 // Holm levels, which is alpha/m when the first test was not rejected.
 func TestGuardTableSaysTheStudysAlpha(t *testing.T) {
 	study := &store.Study{Search: &store.SearchSettings{MinEffect: 0.03, Alpha: 0.01},
-		Recommendation: &store.Recommendation{OpGuards: []store.OpGuard{{Op: nccl.Broadcast, Speedup: 1, SpeedupCI: [2]store.JSONFloat{0.9, 1.1},
+		Recommendation: &store.Recommendation{OpGuards: []store.OpGuard{{Op: nccl.Broadcast, Speedup: 1, SpeedupCI: [2]store.JSONFloat{0.9, 1.1}, CILevel: 0.95,
 			BaselineLaunches: 8, CandidateLaunches: 8, Sizes: []int64{nccl.MiB},
 			PerSize: []store.GuardSize{{Bytes: nccl.MiB, Speedup: 0.99, PValue: 0.4, Level: 0.0025}}}}}}
 	var b bytes.Buffer
@@ -35,7 +35,7 @@ func TestGuardTableSaysTheStudysAlpha(t *testing.T) {
 func TestGuardTableSizesOfEveryOp(t *testing.T) {
 	const K, M = 1 << 10, nccl.MiB
 	guard := func(op nccl.Op, speedups map[int64]float64, sizes ...int64) store.OpGuard {
-		g := store.OpGuard{Op: op, Speedup: 1, SpeedupCI: [2]store.JSONFloat{0.9, 1.1}, BaselineLaunches: 6, CandidateLaunches: 6, Sizes: sizes}
+		g := store.OpGuard{Op: op, Speedup: 1, SpeedupCI: [2]store.JSONFloat{0.9, 1.1}, CILevel: 0.95, BaselineLaunches: 6, CandidateLaunches: 6, Sizes: sizes}
 		for _, b := range sizes {
 			g.PerSize = append(g.PerSize, store.GuardSize{Bytes: b, Speedup: store.JSONFloat(speedups[b]), PValue: 0.5, Level: 0.05})
 		}
@@ -58,9 +58,9 @@ func TestGuardTableUnmeasured(t *testing.T) {
 	nan := store.JSONFloat(math.NaN())
 	study := &store.Study{Search: &store.SearchSettings{MinEffect: 0.05, Alpha: 0.05},
 		Recommendation: &store.Recommendation{OpGuards: []store.OpGuard{
-			{Op: nccl.AllReduce, Speedup: nan, SpeedupCI: [2]store.JSONFloat{nan, nan}, WorstSpeedup: nan, Sizes: []int64{4, 8},
+			{Op: nccl.AllReduce, Speedup: nan, SpeedupCI: [2]store.JSONFloat{nan, nan}, CILevel: 0.95, WorstSpeedup: nan, Sizes: []int64{4, 8},
 				PerSize: []store.GuardSize{{Bytes: 4, Speedup: nan, PValue: 1}, {Bytes: 8, Speedup: 1.1, PValue: 0.5, Level: 0.05}}},
-			{Op: nccl.AllGather, Speedup: 1, SpeedupCI: [2]store.JSONFloat{0.9, 1.1}, BaselineLaunches: 4, CandidateLaunches: 4, Sizes: []int64{64},
+			{Op: nccl.AllGather, Speedup: 1, SpeedupCI: [2]store.JSONFloat{0.9, 1.1}, CILevel: 0.95, BaselineLaunches: 4, CandidateLaunches: 4, Sizes: []int64{64},
 				PerSize: []store.GuardSize{{Bytes: 64, Speedup: 1, PValue: 0.5, Level: 0.05}}}}}}
 	var b bytes.Buffer
 	writeGuardTable(&b, study)

@@ -40,14 +40,14 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r ru
 	fmt.Fprintln(w)
 	if r.Verifies == "" {
 		printSizeTableAs(w, study.Recommendation, "A", "B")
-		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (95%% CI), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
+		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (%s), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.CILevel.Label(), r.PValue)
 	} else {
 		printSizeTable(w, study.Recommendation)
 		what := "fresh speedup"
 		if study.Parts().ScoredByRounds() || study.Parts().Timed() {
 			what = "fresh workload speedup (the study's objective: " + stored.Objective(study) + ")"
 		}
-		fmt.Fprintf(w, "\n%s %.2f× [%.2f, %.2f] (95%% CI), p=%.3g\n", what, r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.PValue)
+		fmt.Fprintf(w, "\n%s %.2f× [%.2f, %.2f] (%s), p=%.3g\n", what, r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.CILevel.Label(), r.PValue)
 	}
 	if r.Claimed != nil {
 		verdict := "consistent with"

@@ -6,6 +6,11 @@
 // string in users' databases, so a released value never changes.
 package vocab
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Kinds of study: what a study set out to do.
 const (
 	KindSearch  = "search"  // the study loop: explore, confirm, recommend
@@ -96,6 +101,14 @@ const (
 	DefaultConfidence = 0.95
 	DefaultMinEffect  = 0.03
 )
+
+// Percent writes a confidence level (0.95, 0.9926) in percent to a
+// hundredth, trailing zeros dropped: "95", "99.26", "97.5". The model's
+// reasons and every printer's "99.26% CI" (store.CILevel.Label) say a
+// level in these digits, so a reason and the line beside it agree.
+func Percent(level float64) string {
+	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(100*level, 'f', 2, 64), "0"), ".")
+}
 
 // Endings of a search study: why it ended as it did (the stored
 // Recommendation.Ending). A confirmation that keeps the defaults ends with
