@@ -70,10 +70,11 @@ func TestLoadTrials(t *testing.T) {
 
 	so := search.DefaultOptions()
 	so.Band = nccl.Band{Min: 1 << 20, Max: 2 << 20}
-	trials, n, err := LoadTrials(st, study, so)
+	prior, err := LoadTrials(st, study, so)
 	if err != nil {
 		t.Fatal(err)
 	}
+	trials, n := prior.Trials, prior.Launches
 	if n != len(launches) {
 		t.Errorf("launches = %d, want %d", n, len(launches))
 	}
