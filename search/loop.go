@@ -162,6 +162,9 @@ func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorde
 		}
 	}
 	s.replayDebug()
+	for _, t := range s.trials {
+		s.restoreExact(t)
+	}
 	if err := s.restore(prior.Refused); err != nil {
 		return nil, err
 	}
@@ -210,8 +213,8 @@ func (s *loop) replayDebug() {
 	replay := func(t *Trial) {
 		for _, d := range t.Debug {
 			l := d.Launch
-			if l == nil {
-				continue
+			if l == nil || d.Phase == vocab.PhaseExact {
+				continue // read at the calls' sizes: restoreExact
 			}
 			if l.Reason == benchfmt.ReasonInterrupted {
 				continue // stopped by the interruption: made again

@@ -550,6 +550,15 @@ type Launch struct {
 	// Batch is set for one config's share of a batch launch; absent in
 	// databases from before batches, whose launches were all their own.
 	Batch *benchfmt.BatchMember `json:"batch,omitempty"`
+	// MinBytes and MaxBytes are the sizes the launch was asked to sweep
+	// (nccl-tests -b, -e), and Debug says it printed NCCL's debug log (a
+	// read of NCCL's plan, its times no measurement): what a resumed study
+	// needs of its launches at the calls' own sizes (phase exact), which
+	// share one phase and differ by these. Absent in databases from before
+	// they were kept.
+	MinBytes int64 `json:"min_bytes,omitempty"`
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+	Debug    bool  `json:"debug,omitempty"`
 }
 
 // Raw is a launch's output as printed, kept for later inspection.

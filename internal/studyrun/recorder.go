@@ -74,6 +74,7 @@ func (r *Recorder) SaveRefusal(f search.Refusal) error {
 func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	rec := LaunchRecord(l)
 	rec.StudyID, rec.TrialID, rec.Phase, rec.Scored = r.study.ID, t.ID, req.Phase, scored
+	rec.MinBytes, rec.MaxBytes, rec.Debug = req.MinBytes, req.MaxBytes, req.Debug
 	if scored {
 		rec.ScoreUS = scoreUS
 	}

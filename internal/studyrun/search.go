@@ -261,12 +261,12 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.
 			continue
 		}
 		t.Launches++
-		if l.Phase == vocab.PhasePlan || l.Phase == vocab.PhaseExplain {
+		if l.Phase == vocab.PhasePlan || l.Phase == vocab.PhaseExplain || l.Phase == vocab.PhaseExact && l.Debug {
 			// The search reads NCCL's plan back from these instead of
 			// launching again (the stored facts are the log's).
 			rl := &benchfmt.Launch{Op: l.Op, Outcome: l.Outcome, Reason: l.Reason, Simulated: l.Simulated,
 				Result: &benchfmt.Result{Facts: l.Facts}}
-			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl})
+			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl, MinBytes: l.MinBytes, MaxBytes: l.MaxBytes})
 		}
 		byTrial[t] = append(byTrial[t], launchstats.SearchLaunch(l))
 	}
