@@ -475,7 +475,8 @@ type Restart struct {
 // Resume is what an interrupted study made before, for RunResume to go
 // on from: its trials with their measurements as the study made them
 // (Options.Regroup; the baseline's confirmation launches those of the
-// confirmation in progress, ConfirmSince), the launches it made, and
+// confirmation under way, since the last Restart.Seq), the launches it
+// made, and
 // the refusals whose next confirmation began (Recorder.SaveRefusal), in
 // order.
 type Resume struct {

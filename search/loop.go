@@ -176,7 +176,7 @@ func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorde
 // the refused candidates ruled out, the per-function form it chose
 // confirmed next, and what the budget no longer holds back. The
 // baseline's confirmation launches are already this confirmation's
-// alone (Resume.Trials: ConfirmSince).
+// alone (Resume.Trials).
 func (s *loop) restore(refused []Refusal) error {
 	if len(refused) == 0 {
 		return nil

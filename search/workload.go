@@ -216,8 +216,6 @@ func (o Options) ScoredKeys() []int64 {
 // StoredLaunch is one launch of a trial as a resumed study reads it back
 // from the store, in the order it was made.
 type StoredLaunch struct {
-	// Seq orders the launch within the study, from 0.
-	Seq   int
 	Op    nccl.Op
 	Phase string
 	// Scored: the launch ran and was one of the trial's measurements (or,
@@ -239,15 +237,6 @@ type StoredLaunch struct {
 	// Launch then holds it.
 	MinBytes, MaxBytes int64
 	Debug              bool
-}
-
-// ConfirmSince is ls without its confirmation launches made before seq:
-// the baseline's launches as the confirmation that began at seq after a
-// refusal (Restart.Seq) measures them, each confirmation from its own
-// first launch (Trial.restartConfirm). Regroup them for a study resumed
-// during that confirmation.
-func ConfirmSince(ls []StoredLaunch, seq int) []StoredLaunch {
-	return slices.DeleteFunc(slices.Clone(ls), func(l StoredLaunch) bool { return l.Phase == vocab.PhaseConfirm && l.Seq < seq })
 }
 
 // Regroup rebuilds t's measurements from its stored launches as the study

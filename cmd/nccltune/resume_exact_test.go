@@ -64,8 +64,8 @@ func (rs refusalStudy) whole(t *testing.T, refusals int) studyState {
 
 // resumed runs the study until stop says so of a progress line, then
 // resumes it to its end, and returns it as stored before and after the
-// resume.
-func (rs refusalStudy) resumed(t *testing.T, stop func(line string) bool) (interrupted, resumed studyState) {
+// resume, and what show said of it interrupted.
+func (rs refusalStudy) resumed(t *testing.T, stop func(line string) bool) (interrupted, resumed studyState, shown string) {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "db")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,10 +79,14 @@ func (rs refusalStudy) resumed(t *testing.T, stop func(line string) bool) (inter
 		t.Fatalf("exit %d, want it interrupted\n%s", code, stderr)
 	}
 	interrupted = storedStudy(t, db, rs.name)
+	shown, stderr, code = runCLI(t, db, "show", rs.name)
+	if code != 0 {
+		t.Fatalf("show of the interrupted study: exit %d\n%s", code, stderr)
+	}
 	if _, stderr, code := runCLI(t, db, "search", "--resume", rs.name, "--sim", "h200-loopback", "--np", "4"); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
 	}
-	return interrupted, storedStudy(t, db, rs.name)
+	return interrupted, storedStudy(t, db, rs.name), shown
 }
 
 // checkResumedAsWhole checks that the resumed study ends as the whole one
@@ -159,7 +163,7 @@ func TestResumeDuringExact(t *testing.T) {
 		t.Run(fmt.Sprintf("exact launch %d", at), func(t *testing.T) {
 			t.Parallel()
 			seen := 0
-			_, s := threeConfirmations.resumed(t, func(line string) bool {
+			_, s, _ := threeConfirmations.resumed(t, func(line string) bool {
 				if strings.HasPrefix(line, "launch ") && strings.Contains(line, " exact ") {
 					seen++
 				}
@@ -213,7 +217,7 @@ func TestResumeDuringSecondConfirmation(t *testing.T) {
 	for _, at := range []int{from, (from + to) / 2} {
 		t.Run(fmt.Sprintf("after launch %d", at), func(t *testing.T) {
 			t.Parallel()
-			stopped, s := alltoallRefuses.resumed(t, func(line string) bool {
+			stopped, s, _ := alltoallRefuses.resumed(t, func(line string) bool {
 				return strings.HasPrefix(line, fmt.Sprintf("launch %d/", at))
 			})
 			// The interrupted study keeps its refusal so far, and no decision.
@@ -243,7 +247,7 @@ func TestResumeDuringSecondConfirmation(t *testing.T) {
 			t.Fatalf("the first refusal chose no per-function form to confirm next: %+v", first)
 		}
 		at := (first.Restart.Seq + whole.study.Recommendation.Refusals[1].Restart.Seq) / 2
-		stopped, s := threeConfirmations.resumed(t, func(line string) bool {
+		stopped, s, shown := threeConfirmations.resumed(t, func(line string) bool {
 			return strings.HasPrefix(line, fmt.Sprintf("launch %d/", at))
 		})
 		checkInterleaved(t, s)
@@ -259,6 +263,18 @@ func TestResumeDuringSecondConfirmation(t *testing.T) {
 		}
 		if next == nil || next.Config.Key() != nccl.Config(first.Restart.NextEnv).Key() {
 			t.Errorf("the resumed study confirmed %+v first, not the per-function form %s", next, nccl.Config(first.Restart.NextEnv))
+		}
+		// show of the interrupted study decides nothing, and compares the
+		// confirmation under way: the per-function form against the
+		// baseline's launches since the refusal, not the refused candidate
+		// against every confirmation's.
+		i := strings.Index(shown, "│ NCCL defaults │ ")
+		if i < 0 || !strings.Contains(shown, "recommendation: none") {
+			t.Fatalf("show of the interrupted study:\n%s", shown)
+		}
+		head := shown[i : i+strings.IndexByte(shown[i:], '\n')]
+		if !strings.Contains(head, nccl.Config(first.Restart.NextEnv).String()+" │") {
+			t.Errorf("show compares %q, not the per-function form under confirmation %s", head, nccl.Config(first.Restart.NextEnv))
 		}
 	})
 }

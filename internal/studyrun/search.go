@@ -8,6 +8,7 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/runner"
@@ -233,8 +234,8 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 // LoadTrials rebuilds what the search made from the store for --resume:
 // each trial's measurements as so's study made them (search.Regroup: a
 // workload's rounds, the guarded ops' launches; the baseline's
-// confirmation launches since the last stored refusal's next
-// confirmation began, search.ConfirmSince), its debug launches, the
+// confirmation launches those of the confirmation under way,
+// stored.ConfirmationSpan), its debug launches, the
 // launches made, and the refusals after which another candidate was
 // confirmed.
 func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.Resume, error) {
@@ -255,6 +256,9 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.
 		out = append(out, t)
 	}
 	sort.SliceStable(launches, func(i, j int) bool { return launches[i].Seq < launches[j].Seq })
+	// The confirmation under way: the baseline's confirmation launches
+	// before it were paired with candidates refused since.
+	since, _ := stored.ConfirmationSpan(study, len(launches))
 	for _, l := range launches {
 		t := byID[l.TrialID]
 		if t == nil {
@@ -268,6 +272,9 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.
 				Result: &benchfmt.Result{Facts: l.Facts}}
 			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl, MinBytes: l.MinBytes, MaxBytes: l.MaxBytes})
 		}
+		if l.Phase == vocab.PhaseConfirm && l.Seq < since && t.Role == vocab.RoleBaseline {
+			continue // as nextAfterRefusal restarted the baseline's confirmation
+		}
 		byTrial[t] = append(byTrial[t], launchstats.SearchLaunch(l))
 	}
 	refused, err := refusalsOf(study, byID)
@@ -275,11 +282,7 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.
 		return search.Resume{}, err
 	}
 	for _, t := range out {
-		ls := byTrial[t]
-		if n := len(refused); n > 0 && t.Role == vocab.RoleBaseline && refused[n-1].Restart != nil {
-			ls = search.ConfirmSince(ls, refused[n-1].Restart.Seq)
-		}
-		so.Regroup(t, ls)
+		so.Regroup(t, byTrial[t])
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
 	return search.Resume{Trials: out, Launches: len(launches), Refused: refused}, nil
