@@ -56,6 +56,11 @@ type Recorder interface {
 	// band score as measured (Measure), 0 when it is not scored or lacks a
 	// band size: the recorder stores it, it does not score again.
 	SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error
+	// SaveRefusal is called when a confirmation after a refusal begins,
+	// with the refusal and where the study stood (Refusal.Restart): a
+	// study interrupted after it resumes from there (Resume.Refused), not
+	// from its first confirmation again.
+	SaveRefusal(r Refusal) error
 }
 
 // Options configure a study.
@@ -440,6 +445,44 @@ type Refusal struct {
 	// Decision is its confirmation's comparison with the baseline over
 	// what the study scores (nil when it failed before a look).
 	Decision *model.Comparison
+	// ScopedFrom is the trial whose lists the refused candidate's rewrote
+	// (Result.ScopedFrom), ruled out with it; nil when none was.
+	ScopedFrom *Trial
+	// Restart is where the study stood as the confirmation after this
+	// refusal began (nextAfterRefusal); nil when none followed it.
+	Restart *Restart
+}
+
+// Restart is what a confirmation after a refusal starts from, beyond the
+// refusals so far: what a study resumed during it restores (Resume).
+type Restart struct {
+	// Seq is the launch the confirmation began at: the baseline's
+	// confirmation launches before it belong to the confirmations that
+	// ended (Trial.restartConfirm), not to this one.
+	Seq int
+	// Next is the refused list's per-function form, confirmed in place of
+	// the ranking's candidate (perFunctionForm); nil for the ranking's.
+	Next nccl.Config
+	// Stopped is why exploration ended (Result.Stopped): exploration is
+	// over once a confirmation began.
+	Stopped string
+	// ExactDone: a candidate's calls were shown to stand at their own
+	// sizes before it (loop.exactDone), so their launches are no longer
+	// held back (exactLeft).
+	ExactDone bool
+}
+
+// Resume is what an interrupted study made before, for RunResume to go
+// on from: its trials with their measurements as the study made them
+// (Options.Regroup; the baseline's confirmation launches those of the
+// confirmation under way, since the last Restart.Seq), the launches it
+// made, and
+// the refusals whose next confirmation began (Recorder.SaveRefusal), in
+// order.
+type Resume struct {
+	Trials   []*Trial
+	Launches int
+	Refused  []Refusal
 }
 
 // GuardCheck is the winner against the baseline at one guard size.

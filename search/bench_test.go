@@ -141,6 +141,8 @@ func (r *benchRecorder) SaveTrials(ts []*Trial) error {
 	return r.st.UpdateTrials(recs)
 }
 
+func (r *benchRecorder) SaveRefusal(Refusal) error { return nil }
+
 func (r *benchRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	rec := &store.Launch{StudyID: r.study.ID, TrialID: t.ID, Phase: req.Phase, Outcome: l.Outcome, Reason: l.Reason,
 		Simulated: true, Scored: scored, Sizes: benchfmt.SizesOf(l.Result)}

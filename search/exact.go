@@ -175,6 +175,9 @@ func (s *loop) exactKey(t *Trial, l exactLadder) string {
 	return fmt.Sprintf("%s|%s|%d-%d", t.Config.Canonical().Key(), l.op, l.lo, l.hi)
 }
 
+// exactRunsKey names one arm's measurements of one ladder (exactRuns).
+func (s *loop) exactRunsKey(t *Trial, l exactLadder) string { return "m|" + s.exactKey(t, l) }
+
 // checkExact judges res's candidate at the sizes its process calls off
 // the powers of two its calls are measured at (the file's comment): the
 // calls of ops where the candidate changes a knob, each read for both arms
@@ -274,7 +277,7 @@ func planNear(p nccl.Plan, b int64) (nccl.Choice, bool) {
 func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall) error {
 	base, w := res.Baseline, res.Winner
 	lads := exactLadders(calls)
-	key := func(t *Trial, l exactLadder) string { return "m|" + s.exactKey(t, l) }
+	key := s.exactRunsKey
 	var results []model.GuardResult
 	var sizes []int64
 	undecided := map[exactLadder]bool{}
@@ -402,6 +405,14 @@ func (s *loop) readExact(ctx context.Context, t *Trial, l exactLadder) error {
 	if err != nil {
 		return err
 	}
+	s.exactRead[s.exactKey(t, l)] = exactPlan(lr, l)
+	return nil
+}
+
+// exactPlan is NCCL's plan at ladder l's sizes as read launch lr's log
+// shows it (empty when it shows none): readExact's, and a resumed
+// study's stored read's (restoreExact).
+func exactPlan(lr *benchfmt.Launch, l exactLadder) nccl.Plan {
 	plan := nccl.Plan{}
 	if lr.Outcome == benchfmt.OK && lr.Result != nil && lr.Result.Facts != nil {
 		if n, ok := lr.Result.Facts.NativeOp(l.op, nil); ok {
@@ -413,8 +424,38 @@ func (s *loop) readExact(ctx context.Context, t *Trial, l exactLadder) error {
 			}
 		}
 	}
-	s.exactRead[s.exactKey(t, l)] = plan
-	return nil
+	return plan
+}
+
+// exactRun is one measurement of a trial over a ladder of the calls'
+// sizes, as a resumed study reads it back (Regroup).
+type exactRun struct {
+	ladder exactLadder
+	launch model.Launch
+}
+
+// restoreExact gives a resumed study the reads and measurements at the
+// calls' own sizes its stored launches made (Trial.exact, and the exact
+// reads among Trial.Debug), as readExact and measureExact keep them: a
+// ladder read or measured before is not launched again. A read stopped
+// by the interruption is made again; launches stored before their sizes
+// were kept (store.Launch.MaxBytes) are not restored.
+func (s *loop) restoreExact(t *Trial) {
+	for _, d := range t.Debug {
+		if d.Phase != vocab.PhaseExact || d.Launch == nil || d.MaxBytes == 0 || d.Launch.Reason == benchfmt.ReasonInterrupted {
+			continue
+		}
+		op := d.Launch.Op
+		if op == "" {
+			op = s.opts.Parts()[0].Op // requestOp: a one-part study's launches name no op
+		}
+		l := exactLadder{op: op.OrAllReduce(), lo: d.MinBytes, hi: d.MaxBytes}
+		s.exactRead[s.exactKey(t, l)] = exactPlan(d.Launch, l)
+	}
+	for _, r := range t.exact {
+		k := s.exactRunsKey(t, r.ladder)
+		s.exactRuns[k] = append(s.exactRuns[k], r.launch)
+	}
 }
 
 // runExact measures t once over ladder l; ok false when the launch failed.

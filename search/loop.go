@@ -87,6 +87,9 @@ type loop struct {
 	// (a refused list's per-function form), nil when none.
 	refusedTrials []*Trial
 	forced        *Trial
+	// restarted are the refusals a resumed study restored (restore): a
+	// confirmation after the last of them was under way.
+	restarted []Refusal
 	// perFunction are per-function forms of explored global lists that
 	// lost an op, to explore next (notePerFunction).
 	perFunction []nccl.Config
@@ -129,7 +132,17 @@ func newLoop(opts Options) *loop {
 // When ctx is cancelled Run stops the running launch and returns what is
 // known with Stopped "interrupted" and ctx's error.
 func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior []*Trial, priorLaunches int, onEvent func(Event)) (*Result, error) {
-	opts = opts.withHull().Resumed(prior)
+	return RunResume(ctx, opts, launcher, rec, Resume{Trials: prior, Launches: priorLaunches}, onEvent)
+}
+
+// RunResume is Run of a study that made prior before it was interrupted:
+// its trials and launches, and the refusals after which it confirmed
+// another candidate. A study resumed after a refusal goes on with the
+// confirmation that refusal began (restore): it neither explores again
+// nor confirms a refused candidate again.
+func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior Resume, onEvent func(Event)) (*Result, error) {
+	priorLaunches := prior.Launches
+	opts = opts.withHull().Resumed(prior.Trials)
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -140,7 +153,7 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 	s := newLoop(opts)
 	s.launcher, s.rec, s.onEvent, s.prop = launcher, rec, onEvent, prop
 	s.seq, s.resumed = priorLaunches, priorLaunches > 0
-	for _, t := range prior {
+	for _, t := range prior.Trials {
 		s.trials = append(s.trials, t)
 		s.index(t)
 		for _, b := range t.blocks {
@@ -149,7 +162,45 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 		}
 	}
 	s.replayDebug()
+	for _, t := range s.trials {
+		s.restoreExact(t)
+	}
+	if err := s.restore(prior.Refused); err != nil {
+		return nil, err
+	}
 	return s.run(ctx)
+}
+
+// restore readies a study resumed after refusals to go on with the
+// confirmation the last one began, as nextAfterRefusal left the study:
+// the refused candidates ruled out, the per-function form it chose
+// confirmed next, and what the budget no longer holds back. The
+// baseline's confirmation launches are already this confirmation's
+// alone (Resume.Trials).
+func (s *loop) restore(refused []Refusal) error {
+	if len(refused) == 0 {
+		return nil
+	}
+	last := refused[len(refused)-1].Restart
+	if last == nil {
+		return fmt.Errorf("the last stored refusal (trial %d) says nothing of the confirmation that followed it; the study cannot resume: start it again", refused[len(refused)-1].Trial.Number)
+	}
+	for _, r := range refused {
+		s.refusedTrials = append(s.refusedTrials, r.Trial)
+		if r.ScopedFrom != nil {
+			s.refusedTrials = append(s.refusedTrials, r.ScopedFrom)
+		}
+	}
+	s.rank.forget()
+	s.restarted, s.exactDone = refused, last.ExactDone
+	if last.Next != nil {
+		t, err := s.trialOf(last.Next)
+		if err != nil {
+			return err
+		}
+		s.forced = t
+	}
+	return nil
 }
 
 // replayDebug reads NCCL's plan back from a resumed study's stored debug
@@ -162,8 +213,8 @@ func (s *loop) replayDebug() {
 	replay := func(t *Trial) {
 		for _, d := range t.Debug {
 			l := d.Launch
-			if l == nil {
-				continue
+			if l == nil || d.Phase == vocab.PhaseExact {
+				continue // read at the calls' sizes: restoreExact
 			}
 			if l.Reason == benchfmt.ReasonInterrupted {
 				continue // stopped by the interruption: made again
@@ -202,6 +253,7 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	res.Baseline = base
+	res.Refused = slices.Clone(s.restarted)
 	defer func() { res.Plan = s.plan.summary(s.trials, s.opts.Space.Size()) }()
 
 	// Each stage's error is the study's end: interrupted (s.stop keeps what
@@ -214,7 +266,11 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 	if err := s.exploreDefaults(ctx); err != nil {
 		return s.stop(res, err)
 	}
-	if err := s.explore(ctx, res); err != nil {
+	if len(s.restarted) > 0 {
+		// Resumed during a confirmation after a refusal: exploration ended
+		// before the first confirmation began.
+		res.Stopped = s.restarted[len(s.restarted)-1].Restart.Stopped
+	} else if err := s.explore(ctx, res); err != nil {
 		return s.stop(res, err)
 	}
 	if err := s.confirm(ctx, res); err != nil {

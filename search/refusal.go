@@ -56,7 +56,7 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	}
 	w := res.Winner
 	if len(res.Refused) == 0 || res.Refused[len(res.Refused)-1].Trial != w {
-		res.Refused = append(res.Refused, Refusal{Trial: w, Ending: res.Ending, Reason: res.Reason, Decision: res.Decision})
+		res.Refused = append(res.Refused, Refusal{Trial: w, Ending: res.Ending, Reason: res.Reason, Decision: res.Decision, ScopedFrom: res.ScopedFrom})
 	}
 	forced, err := s.perFunctionForm(res)
 	if err != nil {
@@ -90,6 +90,16 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	s.forced = forced
 	base.restartConfirm()
 	s.guardsDone = false
+	// Stored before the next confirmation's first launch: a study
+	// interrupted during it resumes from here (restore).
+	r := &res.Refused[len(res.Refused)-1]
+	r.Restart = &Restart{Seq: s.seq, Stopped: res.Stopped, ExactDone: s.exactDone}
+	if forced != nil {
+		r.Restart.Next = forced.Config.Clone()
+	}
+	if err := s.rec.SaveRefusal(*r); err != nil {
+		return false, err
+	}
 	*res = Result{Baseline: base, Stopped: res.Stopped, Refused: res.Refused}
 	return true, nil
 }

@@ -205,6 +205,8 @@ func (r *memRecorder) SaveTrials(ts []*Trial) error {
 	return nil
 }
 
+func (r *memRecorder) SaveRefusal(Refusal) error { return nil }
+
 func (r *memRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	r.launches++
 	r.phases = append(r.phases, req.Phase)

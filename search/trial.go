@@ -9,12 +9,15 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// DebugLaunch is a stored debug launch of a trial: its phase (PhasePlan
-// or PhaseExplain) and the launch, whose Result.Facts hold what NCCL's log
-// said.
+// DebugLaunch is a stored debug launch of a trial: its phase (PhasePlan,
+// PhaseExplain, or PhaseExact: a read at a timed workload's called sizes)
+// and the launch, whose Result.Facts hold what NCCL's log said.
 type DebugLaunch struct {
 	Phase  string
 	Launch *benchfmt.Launch
+	// MinBytes and MaxBytes are the sizes it swept: which ladder of the
+	// calls' sizes an exact read read (exactLadder).
+	MinBytes, MaxBytes int64
 }
 
 // Trial is one config of a study and what was measured of it.
@@ -50,6 +53,9 @@ type Trial struct {
 	// failedOp is the op whose launch failed the trial ("" when none did):
 	// a refused list's per-function form leaves it out (perFunctionForm).
 	failedOp nccl.Op
+	// exact are the trial's measurements at a timed workload's called
+	// sizes (measureExact) that a resumed study read back (Regroup).
+	exact []exactRun
 	// blocks are the batches that measured the trial's exploration
 	// results, one per batch (blockRanked).
 	blocks []benchfmt.BatchMember
@@ -57,9 +63,10 @@ type Trial struct {
 	Launches int
 	// ID is the store's identifier, set by the Recorder; search ignores it.
 	ID uint64
-	// Debug are the trial's debug launches (plan and explain) of an
-	// interrupted study being resumed, oldest first: Run reads NCCL's plan
-	// and choices back from them instead of launching again.
+	// Debug are the trial's debug launches (plan, explain, and exact: its
+	// reads at a timed workload's called sizes) of an interrupted study
+	// being resumed, oldest first: Run reads NCCL's plan and choices back
+	// from them instead of launching again.
 	Debug []DebugLaunch
 
 	// The log score is cached for the number of exploration launches it

@@ -231,6 +231,12 @@ type StoredLaunch struct {
 	// Batch is the batch launch that measured it, nil for a launch of
 	// its own (Trial.blockRanked reads it back).
 	Batch *benchfmt.BatchMember
+	// MinBytes and MaxBytes are the sizes it swept, and Debug says it was
+	// a read of NCCL's plan: a launch at the calls' own sizes (PhaseExact)
+	// is a measurement of its ladder when it ran and was not a read, and
+	// Launch then holds it.
+	MinBytes, MaxBytes int64
+	Debug              bool
 }
 
 // Regroup rebuilds t's measurements from its stored launches as the study
@@ -261,6 +267,14 @@ func (o Options) regroup(t *Trial, ls []StoredLaunch, done func(Round)) {
 			if l.Failed {
 				t.guardFailed++
 			}
+			continue
+		case l.Phase == vocab.PhaseExact && !l.Debug && !l.Failed && l.MaxBytes > 0:
+			// Judged by measureExact alone, never a round of the trial.
+			op := l.Op
+			if op == "" {
+				op = o.Parts()[0].Op // a one-part study's launches name no op (requestOp)
+			}
+			t.exact = append(t.exact, exactRun{ladder: exactLadder{op: op.OrAllReduce(), lo: l.MinBytes, hi: l.MaxBytes}, launch: l.Launch})
 			continue
 		case !l.Scored:
 			if l.Failed {

@@ -83,6 +83,12 @@ type Study struct {
 	Reason string `json:"reason,omitempty"`
 	// Recommendation is nil until the study has decided.
 	Recommendation *Recommendation `json:"recommendation"`
+	// Refusals are a search's refusals so far while it has not decided,
+	// each stored as the confirmation after it began (Refusal.Restart),
+	// so that the study resumes from there; none once Recommendation
+	// holds them, and none in studies stored before they were kept
+	// (those resume from their first confirmation).
+	Refusals []Refusal `json:"refusals_so_far,omitempty"`
 	// Plans is what a search did with NCCL's own plan (nil for other
 	// studies and for searches stored before it was recorded).
 	Plans *PlanSummary `json:"plans,omitempty"`
@@ -372,6 +378,29 @@ type Refusal struct {
 	SpeedupCI [2]float64 `json:"speedup_ci"`
 	// CILevel is the confidence SpeedupCI was taken at (Recommendation's).
 	CILevel CILevel `json:"ci_level,omitempty"`
+	// ScopedFromTrialID is the trial whose lists the refused candidate's
+	// rewrote (Recommendation.ScopedFromTrialID), refused with it; 0 when
+	// none.
+	ScopedFromTrialID uint64 `json:"scoped_from_trial_id,omitempty"`
+	// Restart is where the confirmation after this refusal began; nil
+	// when none followed it.
+	Restart *Restart `json:"restart,omitempty"`
+}
+
+// Restart is where the confirmation after a refusal began, as a study
+// resumed during it needs it (search.Restart).
+type Restart struct {
+	// Seq is the launch it began at (Launch.Seq).
+	Seq int `json:"seq"`
+	// NextEnv is the refused list's per-function form it confirmed in
+	// place of the ranking's next candidate; empty for the ranking's.
+	NextEnv map[string]string `json:"next_env,omitempty"`
+	// ExploreStopped is why exploration had ended ("budget", "time",
+	// "space").
+	ExploreStopped string `json:"explore_stopped,omitempty"`
+	// ExactDone: a candidate's calls had been shown to stand at their own
+	// sizes, and their launches were no longer held back.
+	ExactDone bool `json:"exact_done,omitempty"`
 }
 
 // PartComparison is what the confirmation measured of one part of a
@@ -560,6 +589,15 @@ type Launch struct {
 	// Batch is set for one config's share of a batch launch; absent in
 	// databases from before batches, whose launches were all their own.
 	Batch *benchfmt.BatchMember `json:"batch,omitempty"`
+	// MinBytes and MaxBytes are the sizes the launch was asked to sweep
+	// (nccl-tests -b, -e), and Debug says it printed NCCL's debug log (a
+	// read of NCCL's plan, its times no measurement): what a resumed study
+	// needs of its launches at the calls' own sizes (phase exact), which
+	// share one phase and differ by these. Absent in databases from before
+	// they were kept.
+	MinBytes int64 `json:"min_bytes,omitempty"`
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+	Debug    bool  `json:"debug,omitempty"`
 }
 
 // Raw is a launch's output as printed, kept for later inspection.

@@ -2,74 +2,109 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
 
-// A timed workload interrupted at its first launch at the calls' own
-// sizes (phase exact: NCCL's plan read per ladder, then the arms measured
-// there) resumes to the decision the uninterrupted study makes with the
-// same seed. It once resumed with the refusals forgotten: the baseline
-// alone made a run of confirmation launches (its stored ones from every
-// earlier confirmation counted as the candidate's partner), a candidate
-// refused earlier was confirmed again, and the study kept NCCL's
-// defaults where the whole study recommends NCCL_PROTO=…Simple.
-func TestResumeDuringExact(t *testing.T) {
-	// Fails still (resumex, 2026-12-05): resume restores no confirmation
-	// history. LoadTrials/Regroup give the baseline the confirmation
-	// rounds of every confirmation in one list, and the refusals
-	// (loop.refusedTrials, Result.Refused) are kept nowhere in the store,
-	// so a study resumed after a refusal confirms the ranking's first
-	// candidate again (refused before) against the concatenated rounds,
-	// refuses it again, and then the next candidate's stored rounds make
-	// the restarted baseline launch alone until it catches up (24
-	// baseline-only launches here; 45 when interrupted at confirm launch
-	// 221). Interrupted at the first exact launch it ends op-regression
-	// where the whole study recommends NCCL_PROTO=…Simple. Restoring the
-	// exact phase's reads alone would not fix it: the fix needs the
-	// refusals and each confirmation's rounds restored (see the report).
-	t.Skip("resume after a refusal does not restore the confirmation history: see the comment")
-	t.Parallel()
-	args := []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "2",
+// refusalStudy is a study on the simulated 4-rank loopback that refuses
+// a confirmed candidate and confirms another: its arguments and its name.
+type refusalStudy struct {
+	args []string
+	name string
+}
+
+// threeConfirmations is a timed workload whose study, with seed 2,
+// confirms three candidates: the first two (NCCL_MAX_CTAS=1 with Simple
+// for every op, then its per-function form for the ops that gained) are
+// refused for the broadcast call, and the third, NCCL_PROTO=…Simple, is
+// recommended once its all-reduce calls are measured at their own sizes
+// (phase exact). Its later confirmations are close calls: the noise of a
+// resumed study's launches (each launch's simulator seed is its own, and
+// the resumed study's warm-up and interrupted launch shift them) can
+// decide them otherwise, so it is interrupted only in its last.
+var threeConfirmations = refusalStudy{
+	args: []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "2",
 		"--calls", "all_reduce:10240:240", "--calls", "all_reduce:327680:240", "--calls", "all_reduce:2048000:80",
-		"--calls", "all_gather:2048000:13", "--calls", "broadcast:1048576:1"}
-	const name = "s1-all_reduce-all_gather-broadcast"
+		"--calls", "all_gather:2048000:13", "--calls", "broadcast:1048576:1"},
+	name: "s1-all_reduce-all_gather-broadcast",
+}
+
+// alltoallRefuses is a timed workload whose study, with seed 3, refuses
+// the one-channel all-reduce winner for its alltoall 8M call and then
+// recommends the lists alone: clear gains and a clear slowdown, decided
+// alike whatever the noise of a resumed study's launches.
+var alltoallRefuses = refusalStudy{
+	args: []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "3",
+		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:100", "--calls", "all_reduce:327680:50", "--calls", "alltoall:8M:2"},
+	name: "s1-all_reduce-alltoall",
+}
+
+// whole runs the study uninterrupted and returns it as stored, with at
+// least refusals refusals.
+func (rs refusalStudy) whole(t *testing.T, refusals int) studyState {
+	t.Helper()
 	whole := filepath.Join(t.TempDir(), "whole")
-	if _, stderr, code := runCLI(t, whole, args...); code != 0 {
+	if _, stderr, code := runCLI(t, whole, rs.args...); code != 0 {
 		t.Fatalf("uninterrupted: exit %d\n%s", code, stderr)
 	}
-	want := storedStudy(t, whole, name).study.Recommendation
-	if want == nil || !slices.ContainsFunc(storedStudy(t, whole, name).launches, func(l *store.Launch) bool { return l.Phase == vocab.PhaseExact }) {
-		t.Fatalf("the uninterrupted study made no exact launch to interrupt: %+v", want)
+	s := storedStudy(t, whole, rs.name)
+	if s.study.Recommendation == nil || len(s.study.Recommendation.Refusals) < refusals {
+		t.Fatalf("the uninterrupted study refused fewer than %d candidates: %+v", refusals, s.study.Recommendation)
 	}
+	return s
+}
 
+// resumed runs the study until stop says so of a progress line, then
+// resumes it to its end, and returns it as stored before and after the
+// resume, and what show said of it interrupted.
+func (rs refusalStudy) resumed(t *testing.T, stop func(line string) bool) (interrupted, resumed studyState, shown string) {
+	t.Helper()
 	db := filepath.Join(t.TempDir(), "db")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, stderr, code := runWatched(ctx, db, func(line string) {
-		if strings.HasPrefix(line, "launch ") && strings.Contains(line, " exact ") {
+		if stop(line) {
 			cancel()
 		}
-	}, args...)
+	}, rs.args...)
 	if code != exitInterrupted {
-		t.Fatalf("exit %d, want it interrupted at the first exact launch\n%s", code, stderr)
+		t.Fatalf("exit %d, want it interrupted\n%s", code, stderr)
 	}
-	if _, stderr, code := runCLI(t, db, "search", "--resume", name, "--sim", "h200-loopback", "--np", "4"); code != 0 {
+	interrupted = storedStudy(t, db, rs.name)
+	shown, stderr, code = runCLI(t, db, "show", rs.name)
+	if code != 0 {
+		t.Fatalf("show of the interrupted study: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, db, "search", "--resume", rs.name, "--sim", "h200-loopback", "--np", "4"); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
 	}
-	s := storedStudy(t, db, name)
-	got := s.study.Recommendation
+	return interrupted, storedStudy(t, db, rs.name), shown
+}
+
+// checkResumedAsWhole checks that the resumed study ends as the whole one
+// does, within its budget, with its confirmation launches interleaved.
+func checkResumedAsWhole(t *testing.T, s, whole studyState) {
+	t.Helper()
+	got, want := s.study.Recommendation, whole.study.Recommendation
 	if got == nil || got.Ending != want.Ending || nccl.Config(got.Env).Key() != nccl.Config(want.Env).Key() {
 		t.Errorf("resumed study ends %+v, the uninterrupted one %+v", got, want)
 	}
-	// Confirmation launches are interleaved, one round (a launch per op)
-	// of each arm in turn: never more of one trial in a row.
+	checkInterleaved(t, s)
+}
+
+// checkInterleaved checks that the study's confirmation launches are
+// interleaved, one round (a launch per op) of each arm in turn, never
+// more of one trial in a row, and that it kept to its budget.
+func checkInterleaved(t *testing.T, s studyState) {
+	t.Helper()
 	ops := len(nccl.Workload(s.study.Parts()).Ops())
 	run, prev := 0, uint64(0)
 	for _, l := range s.launches {
@@ -88,4 +123,158 @@ func TestResumeDuringExact(t *testing.T) {
 	if s.study.Launches > s.study.Budget.Launches {
 		t.Errorf("%d launches for a budget of %d", s.study.Launches, s.study.Budget.Launches)
 	}
+}
+
+// checkNotConfirmedAgain checks that no launch the resumed study made
+// after the interruption confirms a trial refused before it.
+func checkNotConfirmedAgain(t *testing.T, stopped, s studyState) {
+	t.Helper()
+	for _, l := range s.launches[len(stopped.launches):] {
+		if l.Phase == vocab.PhaseConfirm && slices.ContainsFunc(stopped.study.Refusals, func(r store.Refusal) bool { return r.TrialID == l.TrialID }) {
+			t.Fatalf("launch %d confirms trial %d again, refused before the interruption", l.Seq, l.TrialID)
+		}
+	}
+}
+
+// A timed workload interrupted at the calls' own sizes (phase exact:
+// NCCL's plan read per ladder, then the arms measured there), in its third
+// confirmation, resumes to the decision the uninterrupted study makes
+// with the same seed: interrupted after its first exact launch (a read),
+// and after its first measurement there (the baseline's, the reads made).
+// It once resumed with the refusals forgotten: the baseline alone made a
+// run of confirmation launches (its stored ones from every earlier
+// confirmation counted as the candidate's partner), a candidate refused
+// earlier was confirmed again, and the study kept NCCL's defaults where
+// the whole study recommends NCCL_PROTO=…Simple. And it read every
+// ladder again, and measured it from its first launch.
+func TestResumeDuringExact(t *testing.T) {
+	t.Parallel()
+	whole := threeConfirmations.whole(t, 2)
+	if !slices.ContainsFunc(whole.launches, func(l *store.Launch) bool { return l.Phase == vocab.PhaseExact && l.Debug }) {
+		t.Fatalf("the uninterrupted study made no exact read to interrupt: %+v", whole.study.Recommendation)
+	}
+	reads := 0
+	for _, l := range whole.launches {
+		if l.Phase == vocab.PhaseExact && l.Debug {
+			reads++
+		}
+	}
+	for _, at := range []int{1, reads + 1} {
+		t.Run(fmt.Sprintf("exact launch %d", at), func(t *testing.T) {
+			t.Parallel()
+			seen := 0
+			_, s, _ := threeConfirmations.resumed(t, func(line string) bool {
+				if strings.HasPrefix(line, "launch ") && strings.Contains(line, " exact ") {
+					seen++
+				}
+				return seen == at
+			})
+			checkResumedAsWhole(t, s, whole)
+			// Each arm's ladder is read once: a read the interruption did
+			// not stop is not made again.
+			read := map[string]int{}
+			for _, l := range s.launches {
+				if l.Phase == vocab.PhaseExact && l.Debug && l.Outcome == benchfmt.OK {
+					k := fmt.Sprintf("trial %d, %d-%d", l.TrialID, l.MinBytes, l.MaxBytes)
+					if read[k]++; read[k] > 1 {
+						t.Errorf("launch %d reads %s again", l.Seq, k)
+					}
+				}
+			}
+			// The arms are measured there in turn, each look's launches per
+			// arm: the measurements made before the interruption count.
+			measured := map[string]int{}
+			for _, l := range s.launches {
+				if l.Phase == vocab.PhaseExact && !l.Debug && l.Outcome == benchfmt.OK {
+					measured[fmt.Sprintf("%d-%d", l.MinBytes, l.MaxBytes)] += map[bool]int{true: 1, false: -1}[l.TrialID == s.study.Recommendation.TrialID]
+				}
+			}
+			for k, n := range measured {
+				if n != 0 {
+					t.Errorf("ladder %s: the candidate measured %+d launches more than the baseline", k, n)
+				}
+			}
+		})
+	}
+}
+
+// A study interrupted during its second confirmation, after a refusal,
+// resumes with that confirmation: the refused candidate is not confirmed
+// again, the next one is, both arms from the confirmation's first launch,
+// and the study ends as the uninterrupted one. Interrupted before the
+// second confirmation's first launch and in its middle.
+func TestResumeDuringSecondConfirmation(t *testing.T) {
+	t.Parallel()
+	whole := alltoallRefuses.whole(t, 1)
+	first := whole.study.Recommendation.Refusals[0]
+	if first.Restart == nil {
+		t.Fatalf("no confirmation followed the refusal: %+v", first)
+	}
+	// The second confirmation's launches: from the first refusal's
+	// restart on. Progress numbers launches from 1: line "launch N/"
+	// tells of seq N-1, and the study stops before its next launch.
+	from, to := first.Restart.Seq, whole.study.Launches
+	for _, at := range []int{from, (from + to) / 2} {
+		t.Run(fmt.Sprintf("after launch %d", at), func(t *testing.T) {
+			t.Parallel()
+			stopped, s, _ := alltoallRefuses.resumed(t, func(line string) bool {
+				return strings.HasPrefix(line, fmt.Sprintf("launch %d/", at))
+			})
+			// The interrupted study keeps its refusal so far, and no decision.
+			if stopped.study.Recommendation != nil || len(stopped.study.Refusals) != 1 || stopped.study.Refusals[0].TrialID != first.TrialID {
+				t.Fatalf("interrupted after launch %d, the study stored %+v with refusals %+v", at, stopped.study.Recommendation, stopped.study.Refusals)
+			}
+			checkResumedAsWhole(t, s, whole)
+			checkNotConfirmedAgain(t, stopped, s)
+			got := s.study.Recommendation
+			if len(got.Refusals) != 1 || got.Refusals[0].TrialID != first.TrialID || got.Refusals[0].Reason != stopped.study.Refusals[0].Reason {
+				t.Errorf("resumed study refused %+v, before the interruption %+v", got.Refusals, stopped.study.Refusals)
+			}
+			if len(s.study.Refusals) != 0 {
+				t.Errorf("the decided study still keeps its refusals so far: %+v", s.study.Refusals)
+			}
+		})
+	}
+	// A refusal that chose the refused list's per-function form to confirm
+	// next: the resumed study confirms that form, not the ranking's next.
+	// (Its ending is a close call the resumed launches' noise may decide
+	// otherwise: threeConfirmations.)
+	t.Run("per-function form next", func(t *testing.T) {
+		t.Parallel()
+		whole := threeConfirmations.whole(t, 2)
+		first := whole.study.Recommendation.Refusals[0]
+		if first.Restart == nil || len(first.Restart.NextEnv) == 0 {
+			t.Fatalf("the first refusal chose no per-function form to confirm next: %+v", first)
+		}
+		at := (first.Restart.Seq + whole.study.Recommendation.Refusals[1].Restart.Seq) / 2
+		stopped, s, shown := threeConfirmations.resumed(t, func(line string) bool {
+			return strings.HasPrefix(line, fmt.Sprintf("launch %d/", at))
+		})
+		checkInterleaved(t, s)
+		checkNotConfirmedAgain(t, stopped, s)
+		// The first candidate's confirmation launch after the resume.
+		var next *store.Trial
+		for _, l := range s.launches[len(stopped.launches):] {
+			i := slices.IndexFunc(s.trials, func(tr *store.Trial) bool { return tr.ID == l.TrialID })
+			if l.Phase == vocab.PhaseConfirm && i >= 0 && s.trials[i].Role != vocab.RoleBaseline {
+				next = s.trials[i]
+				break
+			}
+		}
+		if next == nil || next.Config.Key() != nccl.Config(first.Restart.NextEnv).Key() {
+			t.Errorf("the resumed study confirmed %+v first, not the per-function form %s", next, nccl.Config(first.Restart.NextEnv))
+		}
+		// show of the interrupted study decides nothing, and compares the
+		// confirmation under way: the per-function form against the
+		// baseline's launches since the refusal, not the refused candidate
+		// against every confirmation's.
+		i := strings.Index(shown, "│ NCCL defaults │ ")
+		if i < 0 || !strings.Contains(shown, "recommendation: none") {
+			t.Fatalf("show of the interrupted study:\n%s", shown)
+		}
+		head := shown[i : i+strings.IndexByte(shown[i:], '\n')]
+		if !strings.Contains(head, nccl.Config(first.Restart.NextEnv).String()+" │") {
+			t.Errorf("show compares %q, not the per-function form under confirmation %s", head, nccl.Config(first.Restart.NextEnv))
+		}
+	})
 }

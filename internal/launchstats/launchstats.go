@@ -285,7 +285,13 @@ func outlierText(w model.Warning, ls []*store.Launch) string {
 // Regroup, RoundScores): one of the trial's measurements when it ran to a
 // result and was scored, with the score stored with it.
 func SearchLaunch(l *store.Launch) search.StoredLaunch {
-	sl := search.StoredLaunch{Op: l.Op, Phase: l.Phase, Scored: l.Outcome == benchfmt.OK && l.Scored, Failed: l.Outcome != benchfmt.OK, Batch: l.Batch}
+	sl := search.StoredLaunch{Op: l.Op, Phase: l.Phase, Scored: l.Outcome == benchfmt.OK && l.Scored, Failed: l.Outcome != benchfmt.OK, Batch: l.Batch,
+		MinBytes: l.MinBytes, MaxBytes: l.MaxBytes, Debug: l.Debug}
+	if l.Phase == vocab.PhaseExact && !l.Debug && l.Outcome == benchfmt.OK {
+		// A measurement at the calls' own sizes: never scored, judged by
+		// the search's calls' rule alone (search.Regroup keeps it apart).
+		sl.Launch = model.LaunchOf(l.Sizes)
+	}
 	if sl.Scored {
 		sl.Launch, sl.ScoreUS = model.LaunchOf(l.Sizes), l.ScoreUS
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
@@ -123,6 +124,12 @@ func (s *Study) DecisionCurves(exploration bool) ([]Curve, error) {
 // has none.
 func (s *Study) comparedLaunches(base, cand *store.Trial) (bl, cl []*store.Launch, which string) {
 	bl, cl = s.TrialLaunches(base, vocab.PhaseConfirm), s.TrialLaunches(cand, vocab.PhaseConfirm)
+	if len(cl) > 0 {
+		// The baseline's launches of the candidate's own confirmation:
+		// after a refusal another one began (stored.ConfirmationSpan).
+		from, to := stored.ConfirmationSpan(s.Study, cl[0].Seq)
+		bl = slices.DeleteFunc(bl, func(l *store.Launch) bool { return l.Seq < from || to >= 0 && l.Seq >= to })
+	}
 	if len(bl) > 0 && len(cl) > 0 {
 		return bl, cl, PhaseConfirmation
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -85,10 +86,14 @@ func (s *Study) Candidate() *store.Trial {
 			}
 		}
 	}
-	// The defaults were kept: the challenger is the other trial with
-	// confirmation launches.
+	// The defaults were kept, or nothing is decided yet: the challenger is
+	// the other trial with confirmation launches, but for those a study
+	// not yet decided refused already (it confirms another one since).
+	refused := func(id uint64) bool {
+		return s.Study.Recommendation == nil && slices.ContainsFunc(s.Study.Refusals, func(r store.Refusal) bool { return r.TrialID == id })
+	}
 	for _, l := range s.Launches {
-		if l.Phase != vocab.PhaseConfirm || (base != nil && l.TrialID == base.ID) {
+		if l.Phase != vocab.PhaseConfirm || (base != nil && l.TrialID == base.ID) || refused(l.TrialID) {
 			continue
 		}
 		if t := s.trialByID(l.TrialID); t != nil {

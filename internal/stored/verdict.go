@@ -193,6 +193,32 @@ func VerdictOf(s *store.Study) Verdict {
 	return v
 }
 
+// ConfirmationSpan is where the confirmation under way at launch seq
+// began and ended, launches from <= seq < to (to -1: it had not ended):
+// a search confirms another candidate after a refusal, both arms from the
+// new confirmation's first launch (store.Refusal.Restart), so the
+// baseline's confirmation launches before from or from to on were paired
+// with another candidate. Without restarts (a study that refused none, or
+// stored before they were kept) it is every launch, from 0. Resume and
+// show pair the baseline by it.
+func ConfirmationSpan(s *store.Study, seq int) (from, to int) {
+	refusals := s.Refusals
+	if s.Recommendation != nil {
+		refusals = s.Recommendation.Refusals
+	}
+	to = -1
+	for _, r := range refusals {
+		switch x := r.Restart; {
+		case x == nil:
+		case x.Seq <= seq:
+			from = max(from, x.Seq)
+		case to < 0 || x.Seq < to:
+			to = x.Seq
+		}
+	}
+	return from, to
+}
+
 // RefusalLines say which candidates the study confirmed and refused
 // before its last confirmation, and why: one line each. search, show, the
 // report and every export's header say them through this function.

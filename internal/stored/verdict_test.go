@@ -101,3 +101,31 @@ func TestEveryKeepingEndingHasWords(t *testing.T) {
 		}
 	}
 }
+
+// ConfirmationSpan: the confirmation under way at a launch runs from the
+// latest restart at or before it to the next restart; a study's
+// refusals so far count until it decides, then its recommendation's;
+// a refusal stored without a restart (before they were kept) restarts
+// nothing.
+func TestConfirmationSpan(t *testing.T) {
+	restarts := []store.Refusal{{TrialID: 2, Restart: &store.Restart{Seq: 40}}, {TrialID: 3}, {TrialID: 4, Restart: &store.Restart{Seq: 70}}}
+	running := &store.Study{Refusals: restarts}
+	done := &store.Study{Recommendation: &store.Recommendation{Refusals: restarts}, Refusals: restarts[:1]}
+	for _, c := range []struct {
+		s        *store.Study
+		seq      int
+		from, to int
+	}{
+		{&store.Study{}, 55, 0, -1},
+		{running, 10, 0, 40},
+		{running, 40, 40, 70},
+		{running, 69, 40, 70},
+		{running, 90, 70, -1},
+		{done, 90, 70, -1},
+		{&store.Study{Recommendation: &store.Recommendation{}, Refusals: restarts}, 90, 0, -1},
+	} {
+		if from, to := ConfirmationSpan(c.s, c.seq); from != c.from || to != c.to {
+			t.Errorf("ConfirmationSpan(%d) = %d, %d; want %d, %d", c.seq, from, to, c.from, c.to)
+		}
+	}
+}

@@ -58,12 +58,23 @@ func (r *Recorder) SaveTrials(ts []*search.Trial) error {
 	return nil
 }
 
+// SaveRefusal keeps the study's refusal as the confirmation after it
+// begins (store.Study.Refusals), for a study resumed during it.
+func (r *Recorder) SaveRefusal(f search.Refusal) error {
+	r.study.Refusals = append(r.study.Refusals, RefusalOf(f))
+	if err := r.st.UpdateStudy(r.study); err != nil {
+		return fmt.Errorf("saving a refusal of study %s: %w", r.study.Name, err)
+	}
+	return nil
+}
+
 // SaveLaunch writes one launch with its raw output, the trial's new state
 // and, the first time a launch shows them, the fabric's fingerprint and
 // transport.
 func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	rec := LaunchRecord(l)
 	rec.StudyID, rec.TrialID, rec.Phase, rec.Scored = r.study.ID, t.ID, req.Phase, scored
+	rec.MinBytes, rec.MaxBytes, rec.Debug = req.MinBytes, req.MaxBytes, req.Debug
 	if scored {
 		rec.ScoreUS = scoreUS
 	}

@@ -2,11 +2,13 @@ package studyrun
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/launchstats"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/runner"
@@ -61,9 +63,8 @@ type SearchRun struct {
 	// Options are the search's settings, a resumed study's own.
 	Options search.Options
 	launch  LaunchSettings
-	prior   []*search.Trial
-	// priorLaunches are the launches a resumed study made before.
-	priorLaunches int
+	// prior is what a resumed study made before.
+	prior search.Resume
 	// Batch, when set, runs the instrument's batch launches: the study
 	// then explores in batches (search.Options.BatchSize); nil, every
 	// launch is its own.
@@ -174,14 +175,14 @@ func (r *SearchRun) resume(o SearchOptions) error {
 			so.GuardLaunches = ss.GuardLaunches
 		}
 	}
-	trials, launches, err := LoadTrials(st, study, *so)
+	prior, err := LoadTrials(st, study, *so)
 	if err != nil {
 		return err
 	}
 	// Validated as search.Run validates it, against what the stored
 	// launches already made: a study stored before the guarded ops' plan
 	// launches, at the minimum budget of its day, owes none and resumes.
-	*so = so.Resumed(trials)
+	*so = so.Resumed(prior.Trials)
 	if err := so.Validate(); err != nil {
 		return err
 	}
@@ -189,7 +190,7 @@ func (r *SearchRun) resume(o SearchOptions) error {
 	if err := st.UpdateStudy(study); err != nil {
 		return err
 	}
-	r.Study, r.prior, r.priorLaunches = study, trials, launches
+	r.Study, r.prior = study, prior
 	return nil
 }
 
@@ -206,7 +207,7 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 	if r.Batch != nil {
 		launcher = &batchLauncher{Launcher: launcher.(*Launcher), run: r.Batch}
 	}
-	res, runErr := search.Run(ctx, r.Options, launcher, rec, r.prior, r.priorLaunches, onEvent)
+	res, runErr := search.RunResume(ctx, r.Options, launcher, rec, r.prior, onEvent)
 	switch {
 	case runErr != nil && res != nil && ctx.Err() != nil:
 		study.Status, study.Reason = vocab.StatusInterrupted, "interrupted by the user"
@@ -220,6 +221,8 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 		return nil, runErr // a failed baseline, a missing benchmark or launcher: vocab.ErrFabric
 	}
 	study.Recommendation = RecommendationOf(res, r.Options)
+	// The recommendation holds the refusals now.
+	study.Refusals = nil
 	study.Plans = PlanSummaryOf(res.Plan)
 	study.Status, study.Reason = vocab.StatusDone, ""
 	if err := st.UpdateStudy(study); err != nil {
@@ -228,13 +231,17 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 	return res, nil
 }
 
-// LoadTrials rebuilds the search's trials from the store for --resume:
+// LoadTrials rebuilds what the search made from the store for --resume:
 // each trial's measurements as so's study made them (search.Regroup: a
-// workload's rounds, the guarded ops' launches), and its debug launches.
-func LoadTrials(st *store.Store, study *store.Study, so search.Options) ([]*search.Trial, int, error) {
+// workload's rounds, the guarded ops' launches; the baseline's
+// confirmation launches those of the confirmation under way,
+// stored.ConfirmationSpan), its debug launches, the
+// launches made, and the refusals after which another candidate was
+// confirmed.
+func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.Resume, error) {
 	recs, launches, err := st.TrialsAndLaunches(study.ID)
 	if err != nil {
-		return nil, 0, err
+		return search.Resume{}, err
 	}
 	byID := map[uint64]*search.Trial{}
 	byTrial := map[*search.Trial][]search.StoredLaunch{}
@@ -249,26 +256,36 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) ([]*sear
 		out = append(out, t)
 	}
 	sort.SliceStable(launches, func(i, j int) bool { return launches[i].Seq < launches[j].Seq })
+	// The confirmation under way: the baseline's confirmation launches
+	// before it were paired with candidates refused since.
+	since, _ := stored.ConfirmationSpan(study, len(launches))
 	for _, l := range launches {
 		t := byID[l.TrialID]
 		if t == nil {
 			continue
 		}
 		t.Launches++
-		if l.Phase == vocab.PhasePlan || l.Phase == vocab.PhaseExplain {
+		if l.Phase == vocab.PhasePlan || l.Phase == vocab.PhaseExplain || l.Phase == vocab.PhaseExact && l.Debug {
 			// The search reads NCCL's plan back from these instead of
 			// launching again (the stored facts are the log's).
 			rl := &benchfmt.Launch{Op: l.Op, Outcome: l.Outcome, Reason: l.Reason, Simulated: l.Simulated,
 				Result: &benchfmt.Result{Facts: l.Facts}}
-			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl})
+			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl, MinBytes: l.MinBytes, MaxBytes: l.MaxBytes})
+		}
+		if l.Phase == vocab.PhaseConfirm && l.Seq < since && t.Role == vocab.RoleBaseline {
+			continue // as nextAfterRefusal restarted the baseline's confirmation
 		}
 		byTrial[t] = append(byTrial[t], launchstats.SearchLaunch(l))
+	}
+	refused, err := refusalsOf(study, byID)
+	if err != nil {
+		return search.Resume{}, err
 	}
 	for _, t := range out {
 		so.Regroup(t, byTrial[t])
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
-	return out, len(launches), nil
+	return search.Resume{Trials: out, Launches: len(launches), Refused: refused}, nil
 }
 
 // SpaceMap is the space as the store keeps it.
@@ -315,13 +332,7 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 	rec := &store.Recommendation{Env: map[string]string{}, Speedup: 1, SpeedupCI: [2]float64{1, 1},
 		Reason: res.Reason, Ending: res.Ending, MinEffect: so.Stats.MinEffect, Dropped: []nccl.Drop{}}
 	for _, f := range res.Refused {
-		r := store.Refusal{TrialID: f.Trial.ID, Env: f.Trial.Config.Clone(), Ending: f.Ending, Reason: f.Reason, Speedup: 1, SpeedupCI: [2]float64{1, 1}}
-		if d := f.Decision; d != nil {
-			r.Speedup = store.FiniteOr(d.Speedup, 1)
-			r.SpeedupCI = [2]float64{store.FiniteOr(d.Lo, r.Speedup), store.FiniteOr(d.Hi, r.Speedup)}
-			r.CILevel = store.CILevel(d.CILevel)
-		}
-		rec.Refusals = append(rec.Refusals, r)
+		rec.Refusals = append(rec.Refusals, RefusalOf(f))
 	}
 	base := res.Baseline
 	if res.Recommend {
@@ -365,6 +376,53 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 		rec.OpGuards = append(rec.OpGuards, opGuardOf(g))
 	}
 	return rec
+}
+
+// RefusalOf is a refusal as the store keeps it: in the recommendation,
+// and while the study has not decided, in the study (Study.Refusals)
+// with where the confirmation after it began, for resume (refusalsOf
+// reads it back).
+func RefusalOf(f search.Refusal) store.Refusal {
+	r := store.Refusal{TrialID: f.Trial.ID, Env: f.Trial.Config.Clone(), Ending: f.Ending, Reason: f.Reason, Speedup: 1, SpeedupCI: [2]float64{1, 1}}
+	if d := f.Decision; d != nil {
+		r.Speedup = store.FiniteOr(d.Speedup, 1)
+		r.SpeedupCI = [2]float64{store.FiniteOr(d.Lo, r.Speedup), store.FiniteOr(d.Hi, r.Speedup)}
+		r.CILevel = store.CILevel(d.CILevel)
+	}
+	if f.ScopedFrom != nil {
+		r.ScopedFromTrialID = f.ScopedFrom.ID
+	}
+	if x := f.Restart; x != nil {
+		r.Restart = &store.Restart{Seq: x.Seq, NextEnv: x.Next.Clone(), ExploreStopped: x.Stopped, ExactDone: x.ExactDone}
+		if len(x.Next) == 0 {
+			r.Restart.NextEnv = nil
+		}
+	}
+	return r
+}
+
+// refusalsOf are a study's stored refusals so far (Study.Refusals) as
+// the search restores them (search.Resume), their trials among byID: the
+// decision is kept only as far as RefusalOf stores it, its speedup and
+// interval.
+func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Refusal, error) {
+	var out []search.Refusal
+	for _, r := range study.Refusals {
+		t := byID[r.TrialID]
+		if t == nil {
+			return nil, fmt.Errorf("study %s: its stored refusal of trial id %d names no trial of the study; the store is damaged: start the study again", study.Name, r.TrialID)
+		}
+		f := search.Refusal{Trial: t, Ending: r.Ending, Reason: r.Reason,
+			Decision: &model.Comparison{Speedup: r.Speedup, Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1]}, ScopedFrom: byID[r.ScopedFromTrialID]}
+		if x := r.Restart; x != nil {
+			f.Restart = &search.Restart{Seq: x.Seq, Stopped: x.ExploreStopped, ExactDone: x.ExactDone}
+			if len(x.NextEnv) > 0 {
+				f.Restart.Next = nccl.Config(x.NextEnv).Clone()
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // partComparison is what the confirmation measured of one part, size by

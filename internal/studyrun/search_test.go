@@ -70,10 +70,11 @@ func TestLoadTrials(t *testing.T) {
 
 	so := search.DefaultOptions()
 	so.Band = nccl.Band{Min: 1 << 20, Max: 2 << 20}
-	trials, n, err := LoadTrials(st, study, so)
+	prior, err := LoadTrials(st, study, so)
 	if err != nil {
 		t.Fatal(err)
 	}
+	trials, n := prior.Trials, prior.Launches
 	if n != len(launches) {
 		t.Errorf("launches = %d, want %d", n, len(launches))
 	}
@@ -104,6 +105,73 @@ func TestLoadTrials(t *testing.T) {
 	}
 	if trials[2].Reason != "exit 1" {
 		t.Errorf("failed trial's reason = %q", trials[2].Reason)
+	}
+}
+
+// A study stored with a refusal after which another candidate was
+// confirmed is read back with that refusal, and the baseline's
+// confirmation launches are the next confirmation's alone (those from
+// its restart on): the refused candidate's partners are not the next
+// one's. Stored before refusals were kept, the same launches all stay.
+func TestLoadTrialsAfterARefusal(t *testing.T) {
+	for _, kept := range []bool{true, false} {
+		st := openStore(t)
+		study := &store.Study{Kind: vocab.KindSearch, Band: "1M-2M", BandMin: 1 << 20, BandMax: 2 << 20, Status: vocab.StatusInterrupted}
+		if err := st.CreateStudy(study); err != nil {
+			t.Fatal(err)
+		}
+		base := &store.Trial{StudyID: study.ID, Number: 0, Config: nccl.Config{}, Role: vocab.RoleBaseline, State: vocab.TrialRunning}
+		refused := &store.Trial{StudyID: study.ID, Number: 1, Config: nccl.Config{"NCCL_MAX_CTAS": "1"}, Role: vocab.RoleExplore, State: vocab.TrialRunning}
+		next := &store.Trial{StudyID: study.ID, Number: 2, Config: nccl.Config{"NCCL_PROTO": "Simple"}, Role: vocab.RoleExplore, State: vocab.TrialRunning}
+		for _, tr := range []*store.Trial{base, refused, next} {
+			if err := st.AddTrial(tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ok := sizesAt(map[int64][]float64{1 << 20: {10}, 2 << 20: {20}})
+		for i, tr := range []*store.Trial{base, refused, base, refused, base, next, base} {
+			rec := &store.Launch{StudyID: study.ID, TrialID: tr.ID, Seq: i, Phase: vocab.PhaseConfirm, Outcome: benchfmt.OK, Scored: true, Sizes: ok}
+			if err := st.AddLaunch(rec, &store.Raw{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if kept {
+			study.Refusals = []store.Refusal{{TrialID: refused.ID, Env: refused.Config, Ending: vocab.EndingGuard, Reason: "slower at the guard size",
+				Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, Restart: &store.Restart{Seq: 4, ExploreStopped: "budget"}}}
+			if err := st.UpdateStudy(study); err != nil {
+				t.Fatal(err)
+			}
+		}
+		so := search.DefaultOptions()
+		so.Band = nccl.Band{Min: 1 << 20, Max: 2 << 20}
+		prior, err := LoadTrials(st, study, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantBase, wantRefused := 4, 0
+		if kept {
+			wantBase, wantRefused = 2, 1
+		}
+		if got := len(prior.Trials[0].Confirm); got != wantBase {
+			t.Errorf("refusals kept %v: the baseline has %d confirmation launches, want %d", kept, got, wantBase)
+		}
+		if len(prior.Trials[1].Confirm) != 2 || len(prior.Trials[2].Confirm) != 1 || prior.Launches != 7 {
+			t.Errorf("refusals kept %v: candidates' confirmation launches %d and %d, %d launches; want 2, 1, 7",
+				kept, len(prior.Trials[1].Confirm), len(prior.Trials[2].Confirm), prior.Launches)
+		}
+		if len(prior.Refused) != wantRefused {
+			t.Fatalf("refusals kept %v: %d refusals read back, want %d", kept, len(prior.Refused), wantRefused)
+		}
+		if kept {
+			r := prior.Refused[0]
+			if r.Trial != prior.Trials[1] || r.Ending != vocab.EndingGuard || r.Restart == nil || r.Restart.Seq != 4 || r.Restart.Stopped != "budget" || r.Restart.Next != nil {
+				t.Errorf("refusal read back as %+v (restart %+v)", r, r.Restart)
+			}
+			// Read back and stored again, as the decided study stores it.
+			if got := RefusalOf(r); !reflect.DeepEqual(got, study.Refusals[0]) {
+				t.Errorf("refusal stored again as %+v, was %+v", got, study.Refusals[0])
+			}
+		}
 	}
 }
 
