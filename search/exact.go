@@ -191,7 +191,7 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	for _, c := range s.opts.exactCalls() {
 		// Every knob of the candidate a no-op for the op, as for the
 		// baseline: both run one plan at every size.
-		if o := s.plan.opOf(c.op); o != nil && o.native != nil && o.core(w.Config).Key() == o.core(base.Config).Key() {
+		if s.plan.sameCore(c.op, w.Config, base.Config) {
 			continue
 		}
 		need = append(need, c)
