@@ -451,6 +451,16 @@ type Refusal struct {
 	// Restart is where the study stood as the confirmation after this
 	// refusal began (nextAfterRefusal); nil when none followed it.
 	Restart *Restart
+	// SlowerAt are the (op, size) sites where it was refused
+	// (refusalSites): a candidate exploration measured slower there ranks
+	// after the others, in a resumed study too.
+	SlowerAt []Site
+}
+
+// Site is one op at one size.
+type Site struct {
+	Op    nccl.Op
+	Bytes int64
 }
 
 // Restart is what a confirmation after a refusal starts from, beyond the

@@ -186,6 +186,7 @@ func (s *loop) restore(refused []Refusal) error {
 		return fmt.Errorf("the last stored refusal (trial %d) says nothing of the confirmation that followed it; the study cannot resume: start it again", refused[len(refused)-1].Trial.Number)
 	}
 	for _, r := range refused {
+		s.rank.refused = append(s.rank.refused, r.SlowerAt...)
 		s.refusedTrials = append(s.refusedTrials, r.Trial)
 		if r.ScopedFrom != nil {
 			s.refusedTrials = append(s.refusedTrials, r.ScopedFrom)

@@ -451,6 +451,24 @@ func (p *planner) core(cfg nccl.Config) nccl.Config {
 	return out
 }
 
+// readOp is op's plan when the study reads op's own (a one-part study's
+// is its op's, whatever op asks: opOf) and it was read; nil otherwise.
+func (p *planner) readOp(op nccl.Op) *opPlan {
+	o := p.opOf(op)
+	if o == nil || o.reads != op.OrAllReduce() || o.native == nil {
+		return nil
+	}
+	return o
+}
+
+// sameCore reports whether NCCL's plan rules prove that op runs alike
+// under a and b: every knob one sets beyond the other is a no-op for op
+// (opPlan.core). false when op's plan was not read (readOp).
+func (p *planner) sameCore(op nccl.Op, a, b nccl.Config) bool {
+	o := p.readOp(op)
+	return o != nil && o.core(a).Key() == o.core(b).Key()
+}
+
 // core is planner.core for one op.
 func (o *opPlan) core(cfg nccl.Config) nccl.Config {
 	if o.native == nil {

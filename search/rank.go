@@ -32,9 +32,13 @@ type ranking struct {
 	cache    decisionCache
 	cacheKey [2]int
 	// ruledOut, when set, says a trial may not be the candidate: a
-	// refusal ruled it out (loop.ruledOut). The loop empties the cache
-	// (forget) when it changes.
+	// refusal ruled it out (loop.ruledOut). refused are the (op, size)
+	// sites where the refusals were made (loop.refusalSites): a candidate
+	// exploration measured slower at one ranks after the others
+	// (refusedSlower). The loop empties the cache (forget) when they
+	// change.
 	ruledOut func(*Trial) bool
+	refused  []Site
 }
 
 // forget empties the cache: what the rules computed no longer holds.
@@ -152,18 +156,35 @@ func (s *ranking) computeGuardFails(t *Trial) bool {
 	if p <= 0 {
 		return false
 	}
-	for _, g := range s.guard {
-		nt, nb := len(t.guardLog(g)), len(base.guardLog(g))
-		if nt == 0 || nb == 0 {
-			continue
-		}
-		se := s.guardSpread(g) * math.Sqrt(1/float64(nt)+1/float64(nb))
-		tm, bm := t.guardMedian(g), base.guardMedian(g)
-		if math.Log(tm/bm)-math.Log(1+s.minEffect) > guardZ*se {
-			return true
-		}
+	return slices.ContainsFunc(s.guard, func(g opSize) bool { return s.slowerAt(t, base, g) })
+}
+
+// slowerAt reports whether t's exploration launches are slower than the
+// baseline's at g by more than the minimum effect, and by more than
+// guardZ standard errors of that difference (g's own launch spread,
+// pooled over the study): the one rule by which exploration expects a
+// config to be slower at one (op, size), for the guards (guardFails) and
+// for the sites that refused a candidate (refusedSlower).
+func (s *ranking) slowerAt(t, base *Trial, g opSize) bool {
+	nt, nb := len(t.guardLog(g)), len(base.guardLog(g))
+	if nt == 0 || nb == 0 {
+		return false
 	}
-	return false
+	se := s.guardSpread(g) * math.Sqrt(1/float64(nt)+1/float64(nb))
+	tm, bm := t.guardMedian(g), base.guardMedian(g)
+	return tm > 0 && bm > 0 && math.Log(tm/bm)-math.Log(1+s.minEffect) > guardZ*se
+}
+
+// refusedSlower reports whether t's exploration launches are slower than
+// the baseline's (slowerAt) at a site where a confirmed candidate was
+// refused (refused): the same test would likely refuse t there, so after
+// a refusal the study confirms first the candidates it has no such
+// evidence against.
+func (s *ranking) refusedSlower(t, base *Trial) bool {
+	if t == base || base == nil {
+		return false
+	}
+	return slices.ContainsFunc(s.refused, func(g Site) bool { return s.slowerAt(t, base, opSize{g.Op, g.Bytes}) })
 }
 
 // guardSpread is the pooled launch-to-launch standard deviation of the log
@@ -216,7 +237,10 @@ func (s *ranking) leaders(n int) []*Trial {
 // expects to fail rank after the others but are never excluded: when
 // every config other than the defaults looks slower at a guard size, the
 // best of them is still confirmed, and the guard check on the
-// confirmation launches decides. There is no preference for fewer knobs
+// confirmation launches decides. After a refusal, configs exploration
+// measured slower where it was made (refusedSlower) rank after all
+// others, so the budget left goes first to candidates the same slowdown
+// need not refuse. There is no preference for fewer knobs
 // here: trading a measured gain for a shorter env on noisy estimates
 // recommended the worse config (spark2: NCCL_PROTO=Simple, 9 % slower than
 // the cap it dropped); knobs that change nothing are dropped by NCCL's
@@ -233,9 +257,9 @@ func (s *ranking) candidate(base *Trial) *Trial {
 func (s *ranking) computeCandidate(base *Trial) *Trial {
 	sigma := s.spread()
 	type ranked struct {
-		t     *Trial
-		score float64
-		guard bool
+		t              *Trial
+		score          float64
+		refused, guard bool
 	}
 	var pool []ranked
 	for _, t := range s.trials {
@@ -256,12 +280,15 @@ func (s *ranking) computeCandidate(base *Trial) *Trial {
 		if math.IsInf(sc, 1) {
 			continue
 		}
-		pool = append(pool, ranked{t, sc, s.guardFails(t)})
+		pool = append(pool, ranked{t, sc, s.refusedSlower(t, base), s.guardFails(t)})
 	}
 	if len(pool) == 0 {
 		return nil
 	}
 	sort.SliceStable(pool, func(i, j int) bool {
+		if pool[i].refused != pool[j].refused {
+			return !pool[i].refused
+		}
 		if pool[i].guard != pool[j].guard {
 			return !pool[i].guard
 		}

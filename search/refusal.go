@@ -47,7 +47,8 @@ func (s *loop) ruledOut(t *Trial) bool {
 // true returned. The next candidate is the refused global list's
 // per-function form for the ops that gained (perFunctionForm) when there
 // is one, else the best remaining candidate that the refusals do not rule
-// out (ranking.candidate with ruledOut). false, res untouched but for
+// out (ranking.candidate with ruledOut), those exploration measured
+// slower where a refusal was made last (refusalSites). false, res untouched but for
 // the record, when res is no refusal, no candidate remains, or the budget
 // or --time cannot hold a confirmation that decides.
 func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
@@ -56,7 +57,8 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	}
 	w := res.Winner
 	if len(res.Refused) == 0 || res.Refused[len(res.Refused)-1].Trial != w {
-		res.Refused = append(res.Refused, Refusal{Trial: w, Ending: res.Ending, Reason: res.Reason, Decision: res.Decision, ScopedFrom: res.ScopedFrom})
+		res.Refused = append(res.Refused, Refusal{Trial: w, Ending: res.Ending, Reason: res.Reason, Decision: res.Decision, ScopedFrom: res.ScopedFrom,
+			SlowerAt: refusalSites(res)})
 	}
 	forced, err := s.perFunctionForm(res)
 	if err != nil {
@@ -66,6 +68,7 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	if res.ScopedFrom != nil {
 		s.refusedTrials = append(s.refusedTrials, res.ScopedFrom)
 	}
+	s.rank.refused = append(s.rank.refused, res.Refused[len(res.Refused)-1].SlowerAt...)
 	s.rank.forget()
 	base := res.Baseline
 	if forced == nil && s.promising(base) == nil {
@@ -104,6 +107,36 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	return true, nil
 }
 
+// refusalSites are the (op, size) sites where res refused its
+// candidate: a guard size it was significantly slower at, each size of a
+// part of the workload that refused it (a part or call is judged over
+// the sizes exploration measures it at), the worst size of a guarded op.
+// A candidate that exploration measured slower at one of them ranks
+// after the others (ranking.refusedSlower).
+func refusalSites(res *Result) []Site {
+	var out []Site
+	if res.Ending == vocab.EndingGuard {
+		for _, g := range res.Guards {
+			if g.Comparison.Slower {
+				out = append(out, Site{g.Op, g.Bytes})
+			}
+		}
+	}
+	for _, p := range res.Parts {
+		if p.Refused {
+			for _, b := range p.Part.Band.Sizes() {
+				out = append(out, Site{p.Part.Op.OrAllReduce(), b})
+			}
+		}
+	}
+	for _, g := range res.OpGuards {
+		if g.Refused && g.Result.Worst > 0 {
+			out = append(out, Site{g.Op, g.Result.Worst})
+		}
+	}
+	return out
+}
+
 // promising is the best candidate the refusals leave (ranking.candidate)
 // when exploration measured it faster than the baseline, nil otherwise: a
 // confirmation after a refusal is spent only where exploration saw a gain
@@ -134,7 +167,8 @@ func (s *loop) guardOwed() int {
 // scoped to the workload's ops, Options.ScopeLists): its lists in NCCL's
 // per-function form (NCCL 2.24+) for the ops that gained, when what
 // refused it is an op the lists reach (not alltoall or sendrecv, which no
-// list changes) that is not among them. nil when there is none.
+// list changes) that is not among them, and when the form runs each such
+// op as the baseline does (runsAsBaseline). nil when there is none.
 func (s *loop) perFunctionForm(res *Result) (*Trial, error) {
 	orig := res.Winner.Config
 	if res.ScopedFrom != nil {
@@ -179,11 +213,41 @@ func (s *loop) perFunctionForm(res *Result) (*Trial, error) {
 	if len(knobs) == 0 || cfg.Canonical().Key() == res.Winner.Config.Canonical().Key() {
 		return nil, nil
 	}
+	// The form goes before the ranking only when it runs every op that
+	// refused as the baseline does: a knob it keeps beside its lists (a
+	// channel cap) may be what slowed that op, and the form then earns its
+	// place by exploration like any candidate. On a fabric of the unseen
+	// probe the form of a refused cap and list kept the cap and was
+	// refused again for the same broadcast.
+	for _, op := range refusedBy {
+		if !s.runsAsBaseline(op, cfg, res.Baseline.Config) {
+			return nil, nil
+		}
+	}
 	t, err := s.trialOf(cfg)
 	if err != nil || !t.State.Usable() || s.ruledOut(t) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// runsAsBaseline reports whether cfg is known to run op as the
+// baseline's config base does: NCCL's plan rules prove it
+// (planner.sameCore), or, where op's plan was not read, cfg differs from
+// base only in NCCL_ALGO and NCCL_PROTO lists that leave op out (as
+// ScopeConfig writes them for the ops that gained).
+func (s *loop) runsAsBaseline(op nccl.Op, cfg, base nccl.Config) bool {
+	if s.plan.readOp(op) != nil {
+		return s.plan.sameCore(op, cfg, base)
+	}
+	rest := func(c nccl.Config) string {
+		c = c.Canonical()
+		for _, k := range nccl.ScopedKnobs {
+			delete(c, k)
+		}
+		return c.Key()
+	}
+	return rest(cfg) == rest(base)
 }
 
 // gained reports whether op gained under res's candidate: a part of op

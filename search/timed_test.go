@@ -510,3 +510,84 @@ func TestGuardTimeCheckedPerLaunch(t *testing.T) {
 		t.Errorf("with time for 4 guard launches: %d made, guards %+v (%s)", len(l.launches), res.OpGuards, res.Reason)
 	}
 }
+
+// After a refusal, a candidate the same slowdown would refuse is not
+// confirmed first: a candidate that exploration measured slower where a
+// candidate was refused ranks after those it did not (refusedSlower),
+// and a refused list's per-function form goes first only when it runs
+// the op that refused as the baseline does (runsAsBaseline), not when it
+// keeps a cap beside its lists. On fabric 16 of the unseen probe (seed 1)
+// a cap that speeds all_gather and makes broadcast 4M 2–4 times slower
+// was refused for the broadcast, then confirmed again as its per-function
+// form, then as the next cap of the ranking.
+func TestRefusalSkipsTheSameSlowdown(t *testing.T) {
+	t.Parallel()
+	w := callsOf(t, "all_gather:256K:500", "all_gather:2M:10", "broadcast:4M:1")
+	ag := func(small, big float64) model.Launch {
+		return model.Launch{Times: map[int64][]float64{256 << 10: {small}, 2 << 20: {big}}}
+	}
+	bc := func(us float64) model.Launch { return model.Launch{Times: map[int64][]float64{4 << 20: {us}}} }
+	for _, tc := range []struct {
+		name    string
+		refused nccl.Config // the candidate refused for the broadcast
+		forced  string      // the per-function form confirmed next ("" none)
+	}{
+		{"a cap beside the list", nccl.Config{"NCCL_PROTO": "Simple", "NCCL_MAX_CTAS": "4"}, ""},
+		{"the list alone", nccl.Config{"NCCL_PROTO": "Simple"}, "NCCL_PROTO=allgather:Simple"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+			o.Budget = 1000
+			s := newLoop(o)
+			s.rec, s.version = newMemRecorder(t), "2.28.3"
+			explored := func(n int, role string, cfg nccl.Config, agSmall, agBig, bcast float64) *Trial {
+				tr := &Trial{Number: n, Role: role, Config: cfg.Canonical(), State: vocab.TrialRunning}
+				round := map[nccl.Op]model.Launch{nccl.AllGather: ag(agSmall, agBig), nccl.Broadcast: bc(bcast)}
+				sc, err := s.work.roundScore(round)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr.addRound(vocab.PhaseExplore, round, sc)
+				s.trials = append(s.trials, tr)
+				s.seq++
+				return tr
+			}
+			base := explored(0, vocab.RoleBaseline, nccl.Config{}, 100, 500, 1000)
+			refused := explored(1, vocab.RoleExplore, tc.refused, 45, 450, 2500)
+			// Both look slower somewhere (guardFails): the cap at the
+			// broadcast that refused, the list-only setting at the 2M
+			// all-gather, which refused nothing; the cap leads on score,
+			// as the refused candidate did.
+			capped := explored(2, vocab.RoleExplore, nccl.Config{"NCCL_PROTO": "Simple", "NCCL_MAX_CTAS": "2"}, 40, 400, 3000)
+			listOnly := explored(3, vocab.RoleExplore, nccl.Config{"NCCL_PROTO": "LL128"}, 50, 800, 900)
+			if !s.rank.guardFails(capped) || !s.rank.guardFails(listOnly) || s.rank.candidate(base) != capped {
+				t.Fatalf("the test's trials no longer set the scene: guardFails %v %v, candidate %v",
+					s.rank.guardFails(capped), s.rank.guardFails(listOnly), s.rank.candidate(base).Config)
+			}
+			res := &Result{Baseline: base, Winner: refused, Ending: vocab.EndingOpRegression, Reason: "refused for broadcast",
+				Parts: s.work.partResults(base, refused, o.Stats)}
+			for i := range res.Parts {
+				res.Parts[i].Comparison.Speedup = 1.5
+				if res.Parts[i].Part.Op == nccl.Broadcast {
+					res.Parts[i].Refused, res.Parts[i].Comparison.Speedup = true, 0.4
+				}
+			}
+			again, err := s.nextAfterRefusal(res)
+			if err != nil || !again {
+				t.Fatalf("no confirmation after the refusal (%v)", err)
+			}
+			forced := ""
+			if s.forced != nil {
+				forced = s.forced.Config.Key()
+			}
+			if forced != tc.forced {
+				t.Errorf("confirmed next as the per-function form: %q, want %q", forced, tc.forced)
+			}
+			if c := s.rank.candidate(base); c != listOnly {
+				t.Errorf("the ranking's next candidate is %s, want %s: the cap was measured slower at broadcast 4M, where %s was refused",
+					c.Config, listOnly.Config, refused.Config)
+			}
+		})
+	}
+}

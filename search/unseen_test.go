@@ -274,6 +274,14 @@ func measuredWorkload(w nccl.Workload) nccl.Workload {
 	return out
 }
 
+// unseenCallsReserve is fabric 5 of the unseen probe's seed 1 and its
+// workload: reduce_scatter and all_reduce calls off the powers of two
+// (ten of them, nine ladders), where safe winners of ×2.1–2.3 set
+// NCCL_PROTO=Simple with or without a channel cap.
+var unseenCallsReserve = timedFabric{name: "unseen-calls-reserve", profile: "testdata/unseen-calls-reserve.json",
+	calls: []string{"reduce_scatter:3368960:12", "reduce_scatter:71680:102", "reduce_scatter:57344:123", "reduce_scatter:86016:171",
+		"reduce_scatter:2652160:14", "reduce_scatter:28672:55", "all_reduce:35840:194", "all_reduce:451584:20", "all_reduce:14336:216", "all_reduce:129024:1"}}
+
 // TestCallsKeepTheirLooks: exploration leaves a timed workload's calls
 // the launches the budget holds for them (Options.callsLooks). On a
 // fabric of the unseen probe where a safe ×2.2 winner's calls need more
@@ -285,9 +293,7 @@ func measuredWorkload(w nccl.Workload) nccl.Workload {
 // setting.
 func TestCallsKeepTheirLooks(t *testing.T) {
 	t.Parallel()
-	f := timedFabric{name: "unseen-calls-reserve", profile: "testdata/unseen-calls-reserve.json",
-		calls: []string{"reduce_scatter:3368960:12", "reduce_scatter:71680:102", "reduce_scatter:57344:123", "reduce_scatter:86016:171",
-			"reduce_scatter:2652160:14", "reduce_scatter:28672:55", "all_reduce:35840:194", "all_reduce:451584:20", "all_reduce:14336:216", "all_reduce:129024:1"}}
+	f := unseenCallsReserve
 	w := f.workload(t)
 	prof := f.launcher(t, 0).prof
 	_, safeStep, _, _ := bestSafe(prof, w, DefaultSpace(), prof.NCCLVersion)
@@ -325,5 +331,51 @@ func TestCallsKeepTheirLooks(t *testing.T) {
 	// ops held back more than the whole budget).
 	if o.Budget = 80; o.callsLooks() != 0 {
 		t.Errorf("--budget 80 holds %d launches per arm back for the calls, want none: its default is %d", o.callsLooks(), o.DefaultBudget())
+	}
+}
+
+// After a refusal at a call's own size, the next candidate is confirmed
+// while the budget holds what its own check of the calls owes
+// (exactOwed), and it is not the refused cap again under another list
+// (perFunctionForm, refusedSlower). On the calls-reserve fabric, seed 2
+// confirms NCCL_MAX_NCHANNELS=8 with Simple and refuses it for the
+// reduce_scatter of 3368960 bytes (measured at 4M); with the whole
+// reserve still held the study stopped there, 142 launches unspent, and
+// with room but the old choice it confirmed the same cap with the list
+// scoped to all_reduce, refused again for a reduce_scatter. The safe
+// Ring/Simple setting it explored is the one to confirm next.
+func TestRefusalConfirmsAtCallsOwnSize(t *testing.T) {
+	t.Parallel()
+	f := unseenCallsReserve
+	w := f.workload(t)
+	prof := f.launcher(t, 0).prof
+	_, safeStep, _, _ := bestSafe(prof, w, DefaultSpace(), prof.NCCLVersion)
+	res := f.timedStudy(t, w, 2)
+	if len(res.Refused) == 0 {
+		t.Fatalf("no refusal (ending %s: %s); the test's seed no longer exercises the path", res.Ending, res.Reason)
+	}
+	first := res.Refused[0]
+	if !strings.Contains(first.Reason, "at its own size") {
+		t.Fatalf("first refusal %q: want one at a call's own size; the test's seed no longer exercises the path", first.Reason)
+	}
+	if !res.Recommend {
+		t.Errorf("after the refusal of %s the study ended %s (%s), %d launches unspent: want the next candidate confirmed and shipped",
+			first.Trial.Config, res.Ending, res.Reason, res.Unspent)
+	}
+	// What a candidate sets beside its NCCL_ALGO and NCCL_PROTO lists.
+	beside := func(c nccl.Config) string {
+		c = c.Canonical()
+		for _, k := range nccl.ScopedKnobs {
+			delete(c, k)
+		}
+		return c.Key()
+	}
+	for _, r := range res.Refused[1:] {
+		if beside(r.Trial.Config) == beside(first.Trial.Config) {
+			t.Errorf("confirmed %s after %s was refused for a reduce_scatter: the same knobs beside the lists (%s)", r.Trial.Config, first.Trial.Config, r.Reason)
+		}
+	}
+	if tr := timedTruth(prof, w, res.Env()); tr.worst > 1.05 || tr.step > 1.05*safeStep {
+		t.Errorf("shipped %s: worst %.3f at %s, step ×%.2f of the best safe one's", res.Env(), tr.worst, tr.at, tr.step/safeStep)
 	}
 }

@@ -382,9 +382,19 @@ type Refusal struct {
 	// rewrote (Recommendation.ScopedFromTrialID), refused with it; 0 when
 	// none.
 	ScopedFromTrialID uint64 `json:"scoped_from_trial_id,omitempty"`
+	// SlowerAt are the (op, size) sites where it was refused: a resumed
+	// study ranks a candidate exploration measured slower there after the
+	// others, as the study did before the interruption.
+	SlowerAt []Site `json:"slower_at,omitempty"`
 	// Restart is where the confirmation after this refusal began; nil
 	// when none followed it.
 	Restart *Restart `json:"restart,omitempty"`
+}
+
+// Site is one op at one size.
+type Site struct {
+	Op    nccl.Op `json:"op"`
+	Bytes int64   `json:"bytes"`
 }
 
 // Restart is where the confirmation after a refusal began, as a study

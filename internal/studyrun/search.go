@@ -392,6 +392,9 @@ func RefusalOf(f search.Refusal) store.Refusal {
 	if f.ScopedFrom != nil {
 		r.ScopedFromTrialID = f.ScopedFrom.ID
 	}
+	for _, x := range f.SlowerAt {
+		r.SlowerAt = append(r.SlowerAt, store.Site{Op: x.Op, Bytes: x.Bytes})
+	}
 	if x := f.Restart; x != nil {
 		r.Restart = &store.Restart{Seq: x.Seq, NextEnv: x.Next.Clone(), ExploreStopped: x.Stopped, ExactDone: x.ExactDone}
 		if len(x.Next) == 0 {
@@ -414,6 +417,9 @@ func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Ref
 		}
 		f := search.Refusal{Trial: t, Ending: r.Ending, Reason: r.Reason,
 			Decision: &model.Comparison{Speedup: r.Speedup, Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1]}, ScopedFrom: byID[r.ScopedFromTrialID]}
+		for _, x := range r.SlowerAt {
+			f.SlowerAt = append(f.SlowerAt, search.Site{Op: x.Op, Bytes: x.Bytes})
+		}
 		if x := r.Restart; x != nil {
 			f.Restart = &search.Restart{Seq: x.Seq, Stopped: x.ExploreStopped, ExactDone: x.ExactDone}
 			if len(x.NextEnv) > 0 {

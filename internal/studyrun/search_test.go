@@ -137,7 +137,8 @@ func TestLoadTrialsAfterARefusal(t *testing.T) {
 		}
 		if kept {
 			study.Refusals = []store.Refusal{{TrialID: refused.ID, Env: refused.Config, Ending: vocab.EndingGuard, Reason: "slower at the guard size",
-				Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, Restart: &store.Restart{Seq: 4, ExploreStopped: "budget"}}}
+				Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, SlowerAt: []store.Site{{Op: nccl.Broadcast, Bytes: 1 << 22}},
+				Restart: &store.Restart{Seq: 4, ExploreStopped: "budget"}}}
 			if err := st.UpdateStudy(study); err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +165,8 @@ func TestLoadTrialsAfterARefusal(t *testing.T) {
 		}
 		if kept {
 			r := prior.Refused[0]
-			if r.Trial != prior.Trials[1] || r.Ending != vocab.EndingGuard || r.Restart == nil || r.Restart.Seq != 4 || r.Restart.Stopped != "budget" || r.Restart.Next != nil {
+			if r.Trial != prior.Trials[1] || r.Ending != vocab.EndingGuard || r.Restart == nil || r.Restart.Seq != 4 || r.Restart.Stopped != "budget" || r.Restart.Next != nil ||
+				len(r.SlowerAt) != 1 || r.SlowerAt[0] != (search.Site{Op: nccl.Broadcast, Bytes: 1 << 22}) {
 				t.Errorf("refusal read back as %+v (restart %+v)", r, r.Restart)
 			}
 			// Read back and stored again, as the decided study stores it.
