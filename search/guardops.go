@@ -406,7 +406,7 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	res.Recommend, res.Ending = false, vocab.EndingOpRegression
 	if wh := whos[worst]; wh.part {
 		res.Parts[wh.i].Refused = true
-		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its call %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g); keep NCCL's defaults%s",
+		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its call %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g%s); keep NCCL's defaults",
 			w.Config, res.Parts[wh.i].Part, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, s.rareCallAdvice(res.Parts[wh.i].Part))
 		return
 	}
@@ -433,7 +433,7 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 		p := &res.Parts[whos[k].i]
 		p.Refused, p.NotShownSafe = true, true
 		res.Recommend, res.Ending = false, vocab.EndingOpRegression
-		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%); keep NCCL's defaults, or raise --budget to measure it longer%s",
+		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%%s); keep NCCL's defaults, or raise --budget to measure it longer",
 			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, s.rareCallAdvice(p.Part))
 		return
 	}
@@ -443,7 +443,10 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 // the workload's calls: every call the log holds is guarded, a start-up
 // call too (a 1 MiB broadcast made once refused ×1.2 a step on the real
 // loopback), and only the user knows whether the process makes it in its
-// steps or once; the study never drops a logged call on its own.
+// steps or once; the study never drops a logged call on its own. It goes
+// inside the refusal's parenthesis, before "; keep …": the line that
+// tells of a refusal a later confirmation followed (stored.RefusalLines)
+// drops that advice, not this.
 func (s *loop) rareCallAdvice(p nccl.Part) string {
 	var total float64
 	for _, q := range s.opts.Parts() {
@@ -454,7 +457,7 @@ func (s *loop) rareCallAdvice(p nccl.Part) string {
 	}
 	// %g writes a million calls as 1e+06: counts are written in full.
 	count := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-	return fmt.Sprintf(" (it is %s of the log's %s calls: if the process makes it only once, at start-up, take it out of the workload's `calls:` list and search again)", count(p.Calls), count(total))
+	return fmt.Sprintf("; it is %s of the log's %s calls: if the process makes it only once, at start-up, take it out of the workload's `calls:` list and search again", count(p.Calls), count(total))
 }
 
 // refuseSlowPart refuses a recommendation that makes one of a hand

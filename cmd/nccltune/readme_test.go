@@ -139,6 +139,34 @@ func TestReadmeWorkloadOutput(t *testing.T) {
 			}
 		}
 	}
+	// Steps 3 and 4 search that workload as README shows, then again
+	// without the start-up broadcast (README's sed): each verdict line
+	// README pastes is one the search prints.
+	db := filepath.Join(t.TempDir(), "db")
+	search := func(config string) string {
+		t.Helper()
+		stdout, stderr, code := runCLI(t, db, "search", "--config", config, "--sim", "h200-loopback", "--np", "4")
+		if code != 0 {
+			t.Fatalf("search --config %s: exit %d\n%s", config, code, stderr)
+		}
+		return stdout
+	}
+	withBroadcast := search(out)
+	without := filepath.Join(t.TempDir(), "w.yaml")
+	if err := os.WriteFile(without, regexp.MustCompile(`, "broadcast:[^"]*"\]`).ReplaceAll(yaml, []byte("]")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(readme, `sed -i -e 's/, "broadcast:[^"]*"]/]/' w.yaml`) {
+		t.Error("README no longer takes the broadcast out with the sed this test runs")
+	}
+	printed := withBroadcast + search(without)
+	for _, line := range strings.Split(printed, "\n") {
+		if strings.HasPrefix(line, "keep ") || strings.HasPrefix(line, "recommend: ") || strings.HasPrefix(line, "  refused earlier") || strings.HasPrefix(line, "  time per step") {
+			if !strings.Contains(readme, line+"\n") {
+				t.Errorf("README does not show search's line %q", line)
+			}
+		}
+	}
 	for _, stale := range []string{"--coverage", "part: ["} {
 		if strings.Contains(readme, stale) {
 			t.Errorf("README still documents %q", stale)
