@@ -291,9 +291,13 @@ func showJSON(data *report.Study) map[string]any {
 		"trials":         ts,
 		"trial_count":    len(ts),
 		"recommendation": recommendationJSON(s, rec),
-		"comparison":     data.Compare(),
-		"choices":        choicesJSON(data),
-		"plans":          s.Plans,
+		// An undecided study's refusals so far (a decided one's are the
+		// recommendation's): an interrupted study's candidate under
+		// confirmation is not its first.
+		"refusals_so_far": nonNil(s.Refusals),
+		"comparison":      data.Compare(),
+		"choices":         choicesJSON(data),
+		"plans":           s.Plans,
 	}
 	addOpFields(doc, s, data.Launches)
 	return doc
