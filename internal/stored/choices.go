@@ -111,8 +111,8 @@ func isDebugPhase(p string) bool { return p == vocab.PhaseExplain || p == vocab.
 // choice per such call whose plan a log shows, its Bytes the size called.
 // Each read is taken as the search took it (benchfmt.LadderPlan): none
 // from a launch that failed. A size nccl-tests ran for a call is the call
-// rounded down to whole
-// elements (of every rank, for a gather: less than op.MinBytes below it);
+// rounded down to whole elements (of every rank, for a gather: less than
+// op.MinBytes below it, nccl.RanFor);
 // a size of another ladder, further below, never stands for it. nil when
 // the study keeps its baseline, has no such calls, or read none.
 func CalledChoices(s *store.Study, launches []*store.Launch) []benchfmt.Choice {
