@@ -440,18 +440,11 @@ func (s *loop) readExact(ctx context.Context, t *Trial, l exactLadder) error {
 // shows it (empty when it shows none): readExact's, and a resumed
 // study's stored read's (restoreExact).
 func exactPlan(lr *benchfmt.Launch, l exactLadder) nccl.Plan {
-	plan := nccl.Plan{}
-	if lr.Outcome == benchfmt.OK && lr.Result != nil && lr.Result.Facts != nil {
-		if n, ok := lr.Result.Facts.NativeOp(l.op, nil); ok {
-			// The ladder's sizes as nccl-tests ran them (nccl.LadderSize).
-			for b, ch := range n.Plan {
-				if 2*b > l.lo && b <= l.hi {
-					plan[b] = ch
-				}
-			}
-		}
+	var f *benchfmt.Facts
+	if lr.Result != nil {
+		f = lr.Result.Facts
 	}
-	return plan
+	return benchfmt.LadderPlan(lr.Outcome, f, l.op, l.lo, l.hi)
 }
 
 // exactRun is one measurement of a trial over a ladder of the calls'
@@ -472,11 +465,7 @@ func (s *loop) restoreExact(t *Trial) {
 		if d.Phase != vocab.PhaseExact || d.Launch == nil || d.MaxBytes == 0 || d.Launch.Reason == benchfmt.ReasonInterrupted {
 			continue
 		}
-		op := d.Launch.Op
-		if op == "" {
-			op = s.opts.Parts()[0].Op // requestOp: a one-part study's launches name no op
-		}
-		l := exactLadder{op: op.OrAllReduce(), lo: d.MinBytes, hi: d.MaxBytes}
+		l := exactLadder{op: s.opts.Parts().LaunchOp(d.Launch.Op), lo: d.MinBytes, hi: d.MaxBytes}
 		s.exactRead[s.exactKey(t, l)] = exactPlan(d.Launch, l)
 	}
 	for _, r := range t.exact {

@@ -270,11 +270,8 @@ func (o Options) regroup(t *Trial, ls []StoredLaunch, done func(Round)) {
 			continue
 		case l.Phase == vocab.PhaseExact && !l.Debug && !l.Failed && l.MaxBytes > 0:
 			// Judged by measureExact alone, never a round of the trial.
-			op := l.Op
-			if op == "" {
-				op = o.Parts()[0].Op // a one-part study's launches name no op (requestOp)
-			}
-			t.exact = append(t.exact, exactRun{ladder: exactLadder{op: op.OrAllReduce(), lo: l.MinBytes, hi: l.MaxBytes}, launch: l.Launch})
+			lad := exactLadder{op: o.Parts().LaunchOp(l.Op), lo: l.MinBytes, hi: l.MaxBytes}
+			t.exact = append(t.exact, exactRun{ladder: lad, launch: l.Launch})
 			continue
 		case !l.Scored:
 			if l.Failed {

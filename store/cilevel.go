@@ -52,3 +52,41 @@ func commonLevel[T any](xs []T, level func(T) CILevel) CILevel {
 	}
 	return l
 }
+
+// oldLevels gives the intervals of a recommendation stored before their
+// levels were (CILevel 0) the level they provably had: every per-size
+// row (band, guard sizes, each part's) and every part's comparison at
+// vocab.DefaultConfidence, the confidence every study compared them at
+// (no flag or setting ever changed it), and the guarded ops' t interval
+// at 1 − the study's stored alpha (model.CompareGuards). The
+// recommendation's own interval and its refusals' stay unrecorded: a
+// sequential look's is at a level no record shows. Study.UnmarshalJSON
+// calls it: the one place a stored study is read.
+func (r *Recommendation) oldLevels(search *SearchSettings) {
+	if r == nil {
+		return
+	}
+	rows := func(rs []SizeComparison) {
+		for i := range rs {
+			if rs[i].CILevel == 0 {
+				rs[i].CILevel = vocab.DefaultConfidence
+			}
+		}
+	}
+	rows(r.PerSize)
+	rows(r.Guards)
+	for i := range r.Parts {
+		if r.Parts[i].CILevel == 0 {
+			r.Parts[i].CILevel = vocab.DefaultConfidence
+		}
+		rows(r.Parts[i].PerSize)
+	}
+	if search == nil || !(search.Alpha > 0 && search.Alpha < 1) {
+		return
+	}
+	for i := range r.OpGuards {
+		if r.OpGuards[i].CILevel == 0 {
+			r.OpGuards[i].CILevel = CILevel(1 - search.Alpha)
+		}
+	}
+}

@@ -116,6 +116,7 @@ func (s *Study) UnmarshalJSON(data []byte) error {
 	if len(s.Workload) == 0 {
 		s.Workload = v.WorkloadCalls
 	}
+	s.Recommendation.oldLevels(s.Search)
 	return nil
 }
 

@@ -40,6 +40,28 @@ func (f *Facts) Native(collective string) (n nccl.Native, ok bool) {
 	return n, len(n.Plan) > 0
 }
 
+// LadderPlan is NCCL's plan for op as a debug launch over a ladder of
+// sizes (nccl-tests -b lo -e hi -f 2) shows it at that ladder's sizes, as
+// nccl-tests ran them (in (lo/2, hi], nccl.LadderSize); empty unless the
+// launch ended OK: a read that failed after logging some choices is no
+// read. hi 0 (a launch stored before its sizes were kept) bounds none.
+// The one rule by which search reads a plan at the calls' own sizes and
+// the export delivers it (stored.CalledChoices).
+func LadderPlan(outcome Outcome, f *Facts, op nccl.Op, lo, hi int64) nccl.Plan {
+	plan := nccl.Plan{}
+	if outcome != OK || f == nil {
+		return plan
+	}
+	if n, ok := f.NativeOp(op, nil); ok {
+		for b, ch := range n.Plan {
+			if hi == 0 || 2*b > lo && b <= hi {
+				plan[b] = ch
+			}
+		}
+	}
+	return plan
+}
+
 // NativeOp is Native for op's own function at sizes (nccl-tests'
 // sizes): what a study of several collectives reads per op. An op NCCL
 // runs as grouped send/recv (alltoall, sendrecv: no per-function name)

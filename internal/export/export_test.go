@@ -1284,7 +1284,7 @@ func TestKeepsNCCL(t *testing.T) {
 // none (2048000: Ring/Simple with 8 channels, as at 2M).
 func TestTunerRowsCarryThePlanReadAtTheCalledSize(t *testing.T) {
 	exact := func(id, trial uint64, seq int, cs ...benchfmt.Choice) *store.Launch {
-		return &store.Launch{ID: id, TrialID: trial, Seq: seq, Phase: vocab.PhaseExact, Op: nccl.AllReduce, Facts: &benchfmt.Facts{Choices: cs}}
+		return &store.Launch{ID: id, TrialID: trial, Seq: seq, Phase: vocab.PhaseExact, Op: nccl.AllReduce, Outcome: benchfmt.OK, Facts: &benchfmt.Facts{Choices: cs}}
 	}
 	at := func(b int64, algo, proto string, ch int) benchfmt.Choice {
 		return benchfmt.Choice{Collective: "AllReduce", Bytes: b, Algo: algo, Proto: proto, Channels: ch}

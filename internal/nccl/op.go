@@ -436,6 +436,17 @@ func (w Workload) ScoredByRounds() bool { return len(w) > 1 }
 // verify, compare and the report then show every part and op.
 func (w Workload) BeyondOnePart(guarded []Op) bool { return w.ScoredByRounds() || len(guarded) > 0 }
 
+// LaunchOp is the op a stored launch of a study of w ran, from the op it
+// names: a one-part study's launches of its part name none (search's
+// requestOp keeps them as they were before workloads), and ran its
+// part's op. The one rule search's resume and the export read it by.
+func (w Workload) LaunchOp(named Op) Op {
+	if named == "" && len(w) > 0 {
+		return w[0].Op.OrAllReduce()
+	}
+	return named.OrAllReduce()
+}
+
 // Timed reports whether w's parts came from calls (ParseCall): its
 // objective is the time a step spends in them, Σ calls × time.
 func (w Workload) Timed() bool { return len(w) > 0 && w[0].Timed() }

@@ -680,17 +680,13 @@ func (p Plan) AtCall(b, grain int64) (Choice, bool) {
 }
 
 // LadderSize is the size of one ladder launch's sizes (nccl-tests -b lo
-// -e hi -f 2) that nccl-tests ran for a call of b bytes: b rounded down to
-// whole elements (of every rank, for a gather), the one size of a ladder
-// in (b/2, b]; ok false when there is none. Of several ladders' sizes
-// together, RanFor.
+// -e hi -f 2) that nccl-tests ran for a call of b bytes: RanFor's rule,
+// where one ladder allows the widest grain: its sizes double, so the one
+// of them in (b/2, b] (less than ⌈b/2⌉ below b) is b's, whatever the
+// rounding to whole elements took; ok false when there is none. Of
+// several ladders' sizes together, RanFor with the op's grain.
 func LadderSize(sizes []int64, b int64) (int64, bool) {
-	for _, x := range sizes {
-		if x <= b && 2*x > b {
-			return x, true
-		}
-	}
-	return 0, false
+	return RanFor(sizes, b, (b+1)/2)
 }
 
 // RanFor is the size of sizes (a launch's, or several ladders') that

@@ -202,3 +202,40 @@ func TestSendRecvRules(t *testing.T) {
 		t.Error("a send/recv plan without a channel count")
 	}
 }
+
+// The size nccl-tests ran for a call is one rule: of one ladder's sizes
+// (search, LadderSize) it is the one in (b/2, b]; of several ladders'
+// (the export, RanFor with the op's grain) the one less than a grain
+// below b. Where nccl-tests rounds a ladder's sizes down to whole
+// elements, both name the same size, and a ladder's size of another
+// call (further below) is never b's.
+func TestLadderSizeIsRanForsRule(t *testing.T) {
+	for _, op := range []nccl.Op{nccl.AllReduce, nccl.AllGather, nccl.Broadcast} {
+		grain := op.MinBytes(8)
+		for _, b0 := range []int64{10240, 10243, 49152, 9701523, 3 * grain, 5*grain + 1} {
+			var ladder []int64
+			for k := range 5 {
+				b := b0 << k
+				ladder = append(ladder, b-b%grain) // nccl-tests' whole elements
+			}
+			for k, want := range ladder {
+				b := b0 << k
+				x, ok := nccl.LadderSize(ladder, b)
+				y, ok2 := nccl.RanFor(ladder, b, grain)
+				if !ok || !ok2 || x != want || y != want {
+					t.Errorf("%s call %d of ladder %v: LadderSize %d %v, RanFor %d %v, want %d", op, b, ladder, x, ok, y, ok2, want)
+				}
+			}
+			// A size between two of the ladder's calls: the ladder's size
+			// below is another call's. LadderSize takes the one in (b/2,
+			// b]; RanFor, of any ladder's sizes, none.
+			b := b0*3/2 + grain
+			if x, ok := nccl.LadderSize(ladder, b); !ok || x != ladder[0] {
+				t.Errorf("%s: LadderSize(%v, %d) = %d %v, want %d (in (b/2, b])", op, ladder, b, x, ok, ladder[0])
+			}
+			if x, ok := nccl.RanFor(ladder, b, grain); ok {
+				t.Errorf("%s: RanFor(%v, %d) = %d: another call's size", op, ladder, b, x)
+			}
+		}
+	}
+}

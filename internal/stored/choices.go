@@ -1,6 +1,7 @@
 package stored
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -108,8 +109,10 @@ func isDebugPhase(p string) bool { return p == vocab.PhaseExplain || p == vocab.
 // search's own-size check read them (search/exact.go: debug launches of
 // the recommended trial, phase exact, one per ladder of sizes): one
 // choice per such call whose plan a log shows, its Bytes the size called.
-// A size nccl-tests ran for a call is the call rounded down to whole
-// elements (of every rank, for a gather: less than op.MinBytes below it);
+// Each read is taken as the search took it (benchfmt.LadderPlan): none
+// from a launch that failed. A size nccl-tests ran for a call is the call
+// rounded down to whole elements (of every rank, for a gather: less than
+// op.MinBytes below it, nccl.RanFor);
 // a size of another ladder, further below, never stands for it. nil when
 // the study keeps its baseline, has no such calls, or read none.
 func CalledChoices(s *store.Study, launches []*store.Launch) []benchfmt.Choice {
@@ -123,17 +126,14 @@ func CalledChoices(s *store.Study, launches []*store.Launch) []benchfmt.Choice {
 		if l.TrialID != r.TrialID || l.Phase != vocab.PhaseExact || l.Facts == nil || len(l.Facts.Choices) == 0 {
 			continue
 		}
-		op := l.Op.OrAllReduce()
-		n, ok := l.Facts.NativeOp(op, nil)
-		if !ok {
-			continue
-		}
+		// As the search read it (search/exact.go exactPlan): the op a
+		// one-part study's launches leave unnamed, nothing from a read
+		// that failed.
+		op := w.LaunchOp(l.Op)
 		if plans[op] == nil {
 			plans[op] = nccl.Plan{}
 		}
-		for b, ch := range n.Plan {
-			plans[op][b] = ch
-		}
+		maps.Copy(plans[op], benchfmt.LadderPlan(l.Outcome, l.Facts, op, l.MinBytes, l.MaxBytes))
 	}
 	var out []benchfmt.Choice
 	for _, p := range w {

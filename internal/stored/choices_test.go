@@ -41,3 +41,43 @@ func TestExplainChoicesOfAScopedRecommendation(t *testing.T) {
 		}
 	}
 }
+
+// calledStudy is a study whose recommendation (trial 5) the search's
+// own-size check read at a call of 49152 bytes of op, 48K's ladder
+// [49152, 49152], by launches: one part, so that its launches name no op
+// (search's requestOp), unless named says otherwise.
+func calledStudy(op nccl.Op) *store.Study {
+	return &store.Study{
+		Recommendation: &store.Recommendation{TrialID: 5, Significant: true, Env: map[string]string{"NCCL_ALGO": "Tree"}},
+		Workload:       []store.Part{{Op: op, BandMin: 64 << 10, BandMax: 64 << 10, Weight: 1, Calls: 10, Logged: []int64{49152}, LoggedCalls: []float64{10}}},
+		Platform:       store.Platform{Ranks: 4},
+	}
+}
+
+func exactRead(op nccl.Op, outcome benchfmt.Outcome, fn string) *store.Launch {
+	return &store.Launch{TrialID: 5, Phase: vocab.PhaseExact, Op: op, Outcome: outcome, Debug: true, MinBytes: 49152, MaxBytes: 49152,
+		Facts: &benchfmt.Facts{Choices: []benchfmt.Choice{{Collective: fn, Bytes: 49152, Algo: "TREE", Proto: "SIMPLE", ChannelLo: 0, ChannelHi: 2, Channels: 3}}}}
+}
+
+// A read at the calls' own sizes that failed after logging some choices
+// is one the search treated as unread (exactPlan): the export takes no
+// plan from it, whatever its log showed before it failed.
+func TestCalledChoicesIgnoreAFailedRead(t *testing.T) {
+	s := calledStudy(nccl.AllReduce)
+	if got := CalledChoices(s, []*store.Launch{exactRead("", benchfmt.OK, "AllReduce")}); len(got) != 1 || got[0].Bytes != 49152 || got[0].Channels != 3 {
+		t.Fatalf("an OK read: %+v, want the plan read at 49152", got)
+	}
+	if got := CalledChoices(s, []*store.Launch{exactRead("", benchfmt.Failed, "AllReduce")}); len(got) != 0 {
+		t.Errorf("a failed read gives rows %+v; the search read nothing there", got)
+	}
+}
+
+// A one-part study's launches name no op: they ran its part's op (here
+// broadcast), and the export reads them as the search did.
+func TestCalledChoicesOfAOnePartStudyOfAnotherOp(t *testing.T) {
+	s := calledStudy(nccl.Broadcast)
+	got := CalledChoices(s, []*store.Launch{exactRead("", benchfmt.OK, "Broadcast")})
+	if len(got) != 1 || got[0].Collective != "Broadcast" || got[0].Bytes != 49152 || got[0].Channels != 3 {
+		t.Errorf("a one-part broadcast study's read at 49152: %+v, want broadcast's plan there", got)
+	}
+}

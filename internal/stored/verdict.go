@@ -164,6 +164,10 @@ func VerdictOf(s *store.Study) Verdict {
 	v.Headline, v.Change, v.Decided = ConclusionOf(s).Headline()
 	switch {
 	case !v.Decided:
+		// A study interrupted after a refusal keeps its refusals so far
+		// (Study.Refusals): say them, or its candidate under confirmation
+		// reads as its only one.
+		v.Details = RefusalLines(s.Refusals)
 		return v
 	case v.Change:
 		if w := s.Parts(); w.Timed() && r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
@@ -186,7 +190,7 @@ func VerdictOf(s *store.Study) Verdict {
 	if r.Reason != "" && !v.Change {
 		v.Details = append(v.Details, r.Reason)
 	}
-	v.Details = append(v.Details, RefusalLines(r)...)
+	v.Details = append(v.Details, RefusalLines(r.Refusals)...)
 	if s.Simulated {
 		v.Details = append(v.Details, "(SIMULATED fabric: a demonstration, not a measurement of real hardware)")
 	}
@@ -220,11 +224,13 @@ func ConfirmationSpan(s *store.Study, seq int) (from, to int) {
 }
 
 // RefusalLines say which candidates the study confirmed and refused
-// before its last confirmation, and why: one line each. search, show, the
-// report and every export's header say them through this function.
-func RefusalLines(r *store.Recommendation) []string {
+// before its last confirmation, and why: one line each. Refusals are the
+// recommendation's, or an undecided study's so far (Study.Refusals).
+// search, show, the report and every export's header say them through
+// this function.
+func RefusalLines(refusals []store.Refusal) []string {
 	var out []string
-	for _, f := range r.Refusals {
+	for _, f := range refusals {
 		// The reason names the config and ends with the advice it gave
 		// when it was the study's answer ("; keep NCCL's defaults…"),
 		// which the later confirmation replaced.

@@ -125,12 +125,12 @@ func jsonNumber(x float64) any {
 	return x
 }
 
-// nonNil is sizes, or an empty list: JSON's [] rather than null.
-func nonNil(sizes []int64) []int64 {
-	if sizes == nil {
-		return []int64{}
+// nonNil is s, or an empty list: JSON's [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return sizes
+	return s
 }
 
 // nonNilMap is m, or an empty map: JSON's {} rather than null.

@@ -236,7 +236,8 @@ type showTrial struct {
 // simulated, trials, recommendation), the study's settings, the per-size
 // comparison of the baseline with the confirmed config ("comparison", null
 // without one) and what NCCL chose with each ("choices", null when not
-// recorded).
+// recorded), and an undecided study's refusals so far
+// ("refusals_so_far", [] once decided: the recommendation holds them).
 func showJSON(data *report.Study) map[string]any {
 	s, trials := data.Study, data.Trials
 	ts := make([]showTrial, 0, len(trials))
@@ -291,9 +292,13 @@ func showJSON(data *report.Study) map[string]any {
 		"trials":         ts,
 		"trial_count":    len(ts),
 		"recommendation": recommendationJSON(s, rec),
-		"comparison":     data.Compare(),
-		"choices":        choicesJSON(data),
-		"plans":          s.Plans,
+		// An undecided study's refusals so far (a decided one's are the
+		// recommendation's): an interrupted study's candidate under
+		// confirmation is not its first.
+		"refusals_so_far": nonNil(s.Refusals),
+		"comparison":      data.Compare(),
+		"choices":         choicesJSON(data),
+		"plans":           s.Plans,
 	}
 	addOpFields(doc, s, data.Launches)
 	return doc
