@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,14 +213,18 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 	defer cancelTimeout()
 
 	var stdout, stderr bytes.Buffer
-	waitErr, stopped, err := runProcess(runCtx, cmdSpec, &stdout, &stderr, l)
-	if err != nil {
-		return nil, err
+	exitCode, stopped, inProcess := runInProcess(runCtx, cmdSpec, &stdout, &stderr, l)
+	if !inProcess {
+		waitErr, s, err := runProcess(runCtx, cmdSpec, &stdout, &stderr, l)
+		if err != nil {
+			return nil, err
+		}
+		exitCode, stopped = exitCodeOf(waitErr), s
 	}
 	l.Duration = time.Since(l.Start)
 	l.Stdout, l.Stderr = stdout.Bytes(), stderr.Bytes()
 	l.JSON = files.readJSON()
-	l.ExitCode = exitCodeOf(waitErr)
+	l.ExitCode = exitCode
 
 	switch {
 	case stopped && ctx.Err() != nil:
@@ -325,12 +330,49 @@ func (f launchFiles) cleanup() {
 	}
 }
 
+// InProcess, when set, may run a launch's command in this process
+// instead of starting a process for it: it gets the argv and the whole
+// environment the process would get, writes what the process would
+// print to stdout and stderr, and returns its exit code and true; false
+// (decided before writing anything) leaves the command to a real process. The launch's output then goes
+// through the same files, parsing and classification as a process's.
+// Only tests set it: their thousands of simulated launches (sim.Main)
+// need no process each, while the tests about processes (timeouts,
+// kills, hangs, faults) still get one. nccltune always starts a process.
+var InProcess func(argv, env []string, stdout, stderr io.Writer) (exitCode int, ok bool)
+
+// processEnv is the whole environment the command runs with, as the
+// process gets it: nccltune's own, then the launch's variables, which win
+// (exec keeps the last of a name; Cmd.Environ applies that rule).
+func (c Command) processEnv() []string {
+	return (&exec.Cmd{Env: append(os.Environ(), c.Env...)}).Environ()
+}
+
+// runInProcess runs the command through InProcess when that takes it
+// (ok), setting l.Start. A ctx that ended meanwhile stops the launch as
+// it would have stopped the process: stopped, with SIGTERM's exit code.
+func runInProcess(ctx context.Context, cmdSpec Command, stdout, stderr io.Writer, l *benchfmt.Launch) (exitCode int, stopped, ok bool) {
+	hook := InProcess
+	if hook == nil {
+		return 0, false, false
+	}
+	l.Start = time.Now()
+	code, ok := hook(cmdSpec.Argv, cmdSpec.processEnv(), stdout, stderr)
+	if !ok {
+		return 0, false, false
+	}
+	if ctx.Err() != nil {
+		return 128 + int(syscall.SIGTERM), true, true
+	}
+	return code, false, true
+}
+
 // runProcess starts the command in a process group of its own, sets
 // l.Start, and waits for it to exit or for ctx to end (then the group is
 // stopped: stopped is true). err is for a command that could not start.
 func runProcess(ctx context.Context, cmdSpec Command, stdout, stderr *bytes.Buffer, l *benchfmt.Launch) (waitErr error, stopped bool, err error) {
 	cmd := exec.Command(cmdSpec.Argv[0], cmdSpec.Argv[1:]...)
-	cmd.Env = append(os.Environ(), cmdSpec.Env...)
+	cmd.Env = cmdSpec.processEnv()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A benchmark that exits while a child of its holds the output open
 	// would otherwise keep Wait (and the launch) going until the timeout.

@@ -2,19 +2,23 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/launchflags"
 	"github.com/nccltune/nccltune/internal/sim"
+	"github.com/nccltune/nccltune/runner"
 )
 
 // TestMain lets the test binary act as the simulated benchmark: commands
 // run with --sim launch os.Executable() (this binary) as the simulator,
-// those run in this process testdata/simchild (useSmallSimulator). See
-// faults_test.go for its third role.
+// those run in this process testdata/simchild, or sim.Main in process
+// for a plain launch (useSmallSimulator). See faults_test.go for its
+// third role.
 func TestMain(m *testing.M) {
 	sim.RunIfChild()
 	// As a stand-in for docker, kubectl or an engine (standin_test.go).
@@ -38,13 +42,15 @@ func TestMain(m *testing.M) {
 
 // useSmallSimulator builds testdata/simchild (the simulator alone) and
 // points launchflags.SimExecutable at it for the commands the tests run in
-// this process: the tests make thousands of simulated launches, and this
-// binary, with every package nccltune links and the tests' own, takes
-// about 7 ms of CPU to start where simchild takes about 2. Commands run as
-// a process of their own (startCLI, the recipes' nccltune) still start
-// this binary as their simulator, as nccltune starts itself. Where the
-// build fails the tests run as before, only slower. It returns the
-// directory to remove.
+// this process, and has the runner run its plain launches in process
+// (simInProcess): the tests make thousands of simulated launches, and a
+// process start costs this binary, with every package nccltune links and
+// the tests' own, about 7 ms of CPU, simchild about 2, sim.Main in
+// process none. Commands run as a process of their own (startCLI, the
+// recipes' nccltune) still start this binary as their simulator, as
+// nccltune starts itself. Where the build fails the tests run with this
+// binary as the simulator, only slower. It returns the directory to
+// remove.
 func useSmallSimulator() string {
 	dir, err := os.MkdirTemp("", "nccltune-simchild-")
 	if err != nil {
@@ -59,5 +65,57 @@ func useSmallSimulator() string {
 		return ""
 	}
 	launchflags.SimExecutable = func() (string, error) { return exe, nil }
+	runner.InProcess = simInProcess(exe)
 	return dir
+}
+
+// simInProcess returns the runner.InProcess hook that runs a launch of
+// simchild (exe) in this process, as sim.Main, the function simchild
+// runs: the same output, JSON file and exit code, without a process
+// start for each of the tests' thousands of launches. It takes only the
+// plain launches: a built-in profile whose rules never hang, only the
+// arguments the runner gives a simulated launch (no --bench-arg, no
+// endless -N 0), and no NCCLTUNE_SIM_FAULT. Every other launch (a fault,
+// a hang, a wrapper, a profile file) gets its real process, which the
+// tests about timeouts, kills and process groups need.
+func simInProcess(exe string) func(argv, env []string, stdout, stderr io.Writer) (int, bool) {
+	plain := map[string]bool{}
+	for _, name := range sim.BuiltinProfiles() {
+		p, err := sim.LoadProfile(name)
+		if err != nil {
+			continue
+		}
+		hangs := false
+		for _, r := range p.Faults {
+			hangs = hangs || r.Fault == sim.FaultHang || r.Fault == sim.FaultInitHang
+		}
+		plain[name] = !hangs
+	}
+	// The options the runner passes a simulated launch (runner.BenchArgv),
+	// each with its value.
+	runnerFlags := map[string]bool{
+		"--profile": true, "--noise": true, "--seed": true, "--launch": true,
+		"--collective": true, "--ranks": true, "--batch": true,
+		"-b": true, "-e": true, "-f": true, "-n": true, "-w": true, "-c": true, "-I": true, "-J": true,
+	}
+	return func(argv, env []string, stdout, stderr io.Writer) (int, bool) {
+		if len(argv) < 2 || argv[0] != exe || argv[1] != sim.ChildArg {
+			return 0, false
+		}
+		args := argv[2:]
+		if len(args)%2 != 0 {
+			return 0, false
+		}
+		for i := 0; i < len(args); i += 2 {
+			if !runnerFlags[args[i]] || args[i] == "--profile" && !plain[args[i+1]] {
+				return 0, false
+			}
+		}
+		for _, kv := range env {
+			if strings.HasPrefix(kv, sim.FaultEnv+"=") {
+				return 0, false
+			}
+		}
+		return sim.Main(args, env, stdout, stderr), true
+	}
 }

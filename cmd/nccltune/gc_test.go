@@ -1,0 +1,4 @@
+package main
+
+// The tests collect garbage less often: internal/testgc says why.
+import _ "github.com/nccltune/nccltune/internal/testgc"
