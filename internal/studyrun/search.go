@@ -406,8 +406,8 @@ func RefusalOf(f search.Refusal) store.Refusal {
 
 // refusalsOf are a study's stored refusals so far (Study.Refusals) as
 // the search restores them (search.Resume), their trials among byID: the
-// decision is kept only as far as RefusalOf stores it, its speedup and
-// interval.
+// decision is kept only as far as RefusalOf stores it, its speedup,
+// interval and the interval's level.
 func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Refusal, error) {
 	var out []search.Refusal
 	for _, r := range study.Refusals {
@@ -416,7 +416,7 @@ func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Ref
 			return nil, fmt.Errorf("study %s: its stored refusal of trial id %d names no trial of the study; the store is damaged: start the study again", study.Name, r.TrialID)
 		}
 		f := search.Refusal{Trial: t, Ending: r.Ending, Reason: r.Reason,
-			Decision: &model.Comparison{Speedup: r.Speedup, Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1]}, ScopedFrom: byID[r.ScopedFromTrialID]}
+			Decision: &model.Comparison{Speedup: r.Speedup, Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1], CILevel: float64(r.CILevel)}, ScopedFrom: byID[r.ScopedFromTrialID]}
 		for _, x := range r.SlowerAt {
 			f.SlowerAt = append(f.SlowerAt, search.Site{Op: x.Op, Bytes: x.Bytes})
 		}
