@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -277,4 +278,70 @@ func TestResumeDuringSecondConfirmation(t *testing.T) {
 			t.Errorf("show compares %q, not the per-function form under confirmation %s", head, nccl.Config(first.Restart.NextEnv))
 		}
 	})
+}
+
+// decidedOnSixLaunches is a timed workload whose study, with seed 3,
+// recommends at the first look of a sequential confirmation (on 6
+// launches per arm), then tops up its calls' launches past that look
+// and makes its explain launch.
+var decidedOnSixLaunches = refusalStudy{
+	args: []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "3",
+		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:100", "--calls", "all_reduce:327680:50"},
+	name: "s1-all_reduce",
+}
+
+// lookOf is the sequential confirmation's look a decision's reason
+// names, "look K of N"; "" when it names none (a design of one look).
+func lookOf(reason string) string {
+	return regexp.MustCompile(`look \d+ of \d+`).FindString(reason)
+}
+
+// checkSameDecision checks that the resumed study's decision is the
+// uninterrupted one's, number for number: its speedup, interval, the
+// interval's level, p-value, the look it stopped at, ending and env.
+func checkSameDecision(t *testing.T, s, whole studyState) {
+	t.Helper()
+	got, want := s.study.Recommendation, whole.study.Recommendation
+	if got == nil {
+		t.Fatalf("the resumed study stored no decision")
+	}
+	if got.Speedup != want.Speedup || got.SpeedupCI != want.SpeedupCI || got.CILevel != want.CILevel || got.PValue != want.PValue ||
+		lookOf(got.Reason) != lookOf(want.Reason) || got.Ending != want.Ending || nccl.Config(got.Env).Key() != nccl.Config(want.Env).Key() {
+		t.Logf("resumed %s\nwhole %s", got.Reason, want.Reason)
+		t.Errorf("resumed: %s ×%.4g %v (%s) p=%.3g at %q\nuninterrupted: %s ×%.4g %v (%s) p=%.3g at %q",
+			got.Ending, got.Speedup, got.SpeedupCI, got.CILevel.Label(), got.PValue, lookOf(got.Reason),
+			want.Ending, want.Speedup, want.SpeedupCI, want.CILevel.Label(), want.PValue, lookOf(want.Reason))
+	}
+}
+
+// A study interrupted at its explain launch, after its decision and its
+// calls' top-up launches, with no measurement launch to redo, resumes to
+// the uninterrupted study's decision on the same launches. It once
+// re-planned the confirmation from the budget the resume had left (a
+// design of other looks and levels), and judged its first look on every
+// stored launch, the top-ups made after the decision included: ×1.55
+// [1.42, 1.77] (99.58% CI) at look 1 of 8 on 6 launches per arm became
+// ×1.55 [1.45, 1.61] (95% CI) on 8.
+func TestResumeAtExplainDecidesAsWhole(t *testing.T) {
+	t.Parallel()
+	for _, rs := range []refusalStudy{decidedOnSixLaunches, threeConfirmations} {
+		t.Run(rs.name, func(t *testing.T) {
+			t.Parallel()
+			whole := rs.whole(t, 0)
+			if lookOf(whole.study.Recommendation.Reason) == "" {
+				t.Fatalf("the uninterrupted study decided at no look of a sequential confirmation: %s", whole.study.Recommendation.Reason)
+			}
+			// Progress line "launch N/" tells of seq N-1: the study stops
+			// before seq N, its first explain launch.
+			i := slices.IndexFunc(whole.launches, func(l *store.Launch) bool { return l.Phase == vocab.PhaseExplain })
+			if i < 0 {
+				t.Fatalf("the uninterrupted study made no explain launch")
+			}
+			at := whole.launches[i].Seq
+			_, s, _ := rs.resumed(t, func(line string) bool {
+				return strings.HasPrefix(line, fmt.Sprintf("launch %d/", at))
+			})
+			checkSameDecision(t, s, whole)
+		})
+	}
 }
