@@ -221,8 +221,9 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 		return nil, runErr // a failed baseline, a missing benchmark or launcher: vocab.ErrFabric
 	}
 	study.Recommendation = RecommendationOf(res, r.Options)
-	// The recommendation holds the refusals now.
-	study.Refusals = nil
+	// The recommendation holds the refusals now, and no confirmation is
+	// under way.
+	study.Refusals, study.Confirming = nil, nil
 	study.Plans = PlanSummaryOf(res.Plan)
 	study.Status, study.Reason = vocab.StatusDone, ""
 	if err := st.UpdateStudy(study); err != nil {
@@ -285,7 +286,11 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.
 		so.Regroup(t, byTrial[t])
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
-	return search.Resume{Trials: out, Launches: len(launches), Refused: refused}, nil
+	prior := search.Resume{Trials: out, Launches: len(launches), Refused: refused}
+	if c := study.Confirming; c != nil {
+		prior.Design = &search.Planned{Candidate: nccl.Config(c.Env).Clone(), Seq: c.Seq, First: c.FirstLaunches, Last: c.MaxLaunches}
+	}
+	return prior, nil
 }
 
 // SpaceMap is the space as the store keeps it.
