@@ -61,6 +61,10 @@ type Recorder interface {
 	// study interrupted after it resumes from there (Resume.Refused), not
 	// from its first confirmation again.
 	SaveRefusal(r Refusal) error
+	// SaveDesign is called when a confirmation's design is fixed, before
+	// its first launch: a study interrupted during it resumes with that
+	// design (Resume.Design).
+	SaveDesign(p Planned) error
 }
 
 // Options configure a study.
@@ -493,6 +497,21 @@ type Resume struct {
 	Trials   []*Trial
 	Launches int
 	Refused  []Refusal
+	// Design is the design of the confirmation under way when the study
+	// was interrupted (Recorder.SaveDesign); nil when none was stored.
+	Design *Planned
+}
+
+// Planned is a confirmation's design as fixed when it began: the config
+// of the candidate it confirms (a candidate the confirmation launches
+// first has no stored id or number yet), the launch it began at (the
+// study's launches then), and the launches per arm at its first and
+// last look, from which model.PlanConfirm plans the same looks and
+// levels again.
+type Planned struct {
+	Candidate   nccl.Config
+	Seq         int
+	First, Last int
 }
 
 // GuardCheck is the winner against the baseline at one guard size.

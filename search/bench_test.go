@@ -142,6 +142,7 @@ func (r *benchRecorder) SaveTrials(ts []*Trial) error {
 }
 
 func (r *benchRecorder) SaveRefusal(Refusal) error { return nil }
+func (r *benchRecorder) SaveDesign(Planned) error  { return nil }
 
 func (r *benchRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	rec := &store.Launch{StudyID: r.study.ID, TrialID: t.ID, Phase: req.Phase, Outcome: l.Outcome, Reason: l.Reason,

@@ -98,7 +98,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 		res.Reason = "the best config found runs the same NCCL plan as the baseline once its no-op knobs are dropped; keep the baseline"
 		return nil
 	}
-	d := s.confirmDesign(res, base, w)
+	d, fresh := s.confirmDesign(res, base, w)
 	if !d.CanDecide() {
 		// No outcome of the launches left could recommend: they would be
 		// spent for nothing.
@@ -107,6 +107,11 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 		return nil
 	}
 	res.Design = &d
+	if fresh {
+		if err := s.rec.SaveDesign(Planned{Candidate: w.Config.Clone(), Seq: s.seq, First: d.Looks[0], Last: d.MaxLaunches()}); err != nil {
+			return err
+		}
+	}
 	out, err := Confirm(ctx, Confirmation{Baseline: base, Candidate: w, Design: d, Sizes: s.sizes, Stats: s.opts.Stats,
 		Launch: func(ctx context.Context, t *Trial) error { return s.launch(ctx, t, vocab.PhaseConfirm, true) },
 		Exhausted: func() bool {
@@ -216,8 +221,19 @@ func (s *loop) fabricVersion() string {
 
 // confirmDesign sizes the confirmation of w against base from what the
 // budget still allows, launches already made for the confirmation (a
-// resumed study) included.
-func (s *loop) confirmDesign(res *Result, base, w *Trial) model.ConfirmDesign {
+// resumed study) included; fresh is true. A resumed study whose
+// confirmation of w had begun takes the design stored when it began
+// (Resume.Design; fresh false): the resume's warm-up and the launch the
+// interruption stopped spend budget the uninterrupted study had, and a
+// design planned again from what is left judges other looks at other
+// levels, so the same launches could decide otherwise.
+func (s *loop) confirmDesign(res *Result, base, w *Trial) (d model.ConfirmDesign, fresh bool) {
+	if p := s.planned; p != nil {
+		s.planned = nil
+		if p.Candidate.Key() == w.Config.Key() && (len(s.restarted) == 0 || p.Seq >= s.restarted[len(s.restarted)-1].Restart.Seq) {
+			return model.PlanConfirm(p.First, p.Last, s.alpha()), false
+		}
+	}
 	room := ((s.opts.Budget-s.seq-s.explainLeft()-s.guardLeft())/s.cost() + len(base.Confirm) + len(w.Confirm)) / 2
 	maxN := max(min(s.confirmMax(), room), 1)
 	if res.Stopped == "space" {
@@ -225,7 +241,7 @@ func (s *loop) confirmDesign(res *Result, base, w *Trial) model.ConfirmDesign {
 		// buys the confirmation power instead of going unspent.
 		maxN = max(min(room, maxConfirmLaunches), 1)
 	}
-	return model.PlanConfirm(min(s.opts.ConfirmLaunches, maxN), maxN, s.alpha())
+	return model.PlanConfirm(min(s.opts.ConfirmLaunches, maxN), maxN, s.alpha()), true
 }
 
 // judge turns the confirmation's last look into the study's decision: the
@@ -321,13 +337,22 @@ func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 				return out, nil
 			}
 		}
-		out.Look = c.Design.Decide(k, base.Confirm, cand.Confirm, c.Sizes, c.Stats, final)
+		// Look k is judged on each arm's first n launches: a resumed
+		// confirmation holds its stored launches, those made after the
+		// look that stopped it (the calls' top-ups) among them, and it
+		// replays its looks over them to stop where it stopped.
+		out.Look = c.Design.Decide(k, firstN(base.Confirm, n), firstN(cand.Confirm, n), c.Sizes, c.Stats, final)
 		out.Looks = k + 1
 		if out.Look.Stop {
 			break
 		}
 	}
 	return out, nil
+}
+
+// firstN is ls's first n launches (all of them when fewer).
+func firstN(ls []model.Launch, n int) []model.Launch {
+	return ls[:min(n, len(ls))]
 }
 
 // maxConfirmLaunches bounds a confirmation's launches per arm (the exact

@@ -90,6 +90,10 @@ type loop struct {
 	// restarted are the refusals a resumed study restored (restore): a
 	// confirmation after the last of them was under way.
 	restarted []Refusal
+	// planned is the design of the confirmation under way a resumed
+	// study restored (Resume.Design), nil once that confirmation took
+	// it (confirmDesign).
+	planned *Planned
 	// perFunction are per-function forms of explored global lists that
 	// lost an op, to explore next (notePerFunction).
 	perFunction []nccl.Config
@@ -168,6 +172,7 @@ func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorde
 	if err := s.restore(prior.Refused); err != nil {
 		return nil, err
 	}
+	s.planned = prior.Design
 	return s.run(ctx)
 }
 

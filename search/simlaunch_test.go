@@ -206,6 +206,7 @@ func (r *memRecorder) SaveTrials(ts []*Trial) error {
 }
 
 func (r *memRecorder) SaveRefusal(Refusal) error { return nil }
+func (r *memRecorder) SaveDesign(Planned) error  { return nil }
 
 func (r *memRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error {
 	r.launches++

@@ -89,6 +89,12 @@ type Study struct {
 	// holds them, and none in studies stored before they were kept
 	// (those resume from their first confirmation).
 	Refusals []Refusal `json:"refusals_so_far,omitempty"`
+	// Confirming is the design of a search's confirmation under way, as
+	// it was fixed when the confirmation began: a study resumed during
+	// it judges the same looks at the same levels, not a design planned
+	// again from the budget the resume left. nil once the study decided,
+	// and in studies stored before it was kept.
+	Confirming *ConfirmDesign `json:"confirming,omitempty"`
 	// Plans is what a search did with NCCL's own plan (nil for other
 	// studies and for searches stored before it was recorded).
 	Plans *PlanSummary `json:"plans,omitempty"`
@@ -390,6 +396,19 @@ type Refusal struct {
 	// Restart is where the confirmation after this refusal began; nil
 	// when none followed it.
 	Restart *Restart `json:"restart,omitempty"`
+}
+
+// ConfirmDesign is the design a confirmation began with
+// (search.Planned): its candidate's env (a candidate first launched by
+// the confirmation has no id yet when it begins), the launch it began
+// at, and the launches per arm at its first and its last look
+// (model.PlanConfirm plans the looks between and their levels from
+// them).
+type ConfirmDesign struct {
+	Env           map[string]string `json:"env"`
+	Seq           int               `json:"seq"`
+	FirstLaunches int               `json:"first_launches"`
+	MaxLaunches   int               `json:"max_launches"`
 }
 
 // Site is one op at one size.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -21,19 +22,37 @@ type refusalStudy struct {
 	name string
 }
 
-// threeConfirmations is a timed workload whose study, with seed 2,
-// confirms three candidates: the first two (NCCL_MAX_CTAS=1 with Simple
-// for every op, then its per-function form for the ops that gained) are
-// refused for the broadcast call, and the third, NCCL_PROTO=…Simple, is
-// recommended once its all-reduce calls are measured at their own sizes
-// (phase exact). Its later confirmations are close calls: the noise of a
-// resumed study's launches (each launch's simulator seed is its own, and
-// the resumed study's warm-up and interrupted launch shift them) can
-// decide them otherwise, so it is interrupted only in its last.
+// threeConfirmations is a timed workload whose study, with seed 7,
+// confirms three candidates: the first, NCCL_MAX_CTAS=1, is refused for
+// the broadcast call; the second, NCCL_ALGO=allreduce:Tree with
+// NCCL_PROTO=allreduce:Simple, is refused for its all-reduce call of
+// 2048000 bytes measured at its own size (phase exact); and the third,
+// NCCL_PROTO=…Simple for every op, is recommended at the 4th of 5 looks
+// once its calls are measured at their own sizes too. Its later
+// confirmations are close calls: the noise of a resumed study's launches
+// (each launch's simulator seed is its own, and the resumed study's
+// warm-up and interrupted launch shift them) can decide them otherwise,
+// so it is interrupted only in its last.
 var threeConfirmations = refusalStudy{
-	args: []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "2",
+	args: []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "7",
 		"--calls", "all_reduce:10240:240", "--calls", "all_reduce:327680:240", "--calls", "all_reduce:2048000:80",
 		"--calls", "all_gather:2048000:13", "--calls", "broadcast:1048576:1"},
+	name: "s1-all_reduce-all_gather-broadcast",
+}
+
+// perFunctionNext is a timed workload searched over NCCL_PROTO and
+// NCCL_ALGO only, whose study, with seed 3, confirms NCCL_PROTO=Simple
+// (written per function for the workload's three ops) and refuses it for
+// its broadcast call of 32 KiB, where Simple is slower; a list alone,
+// its per-function form for the ops that gained,
+// NCCL_PROTO=allreduce:Simple;allgather:Simple, runs the broadcast as
+// NCCL's defaults do, and is confirmed next (Restart.NextEnv) and
+// recommended at the 4th of 8 looks.
+var perFunctionNext = refusalStudy{
+	args: []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "3",
+		"--space-only", "--space", "NCCL_PROTO", "--space", "NCCL_ALGO",
+		"--calls", "all_reduce:10240:240", "--calls", "all_reduce:327680:240", "--calls", "all_reduce:2048000:80",
+		"--calls", "all_gather:2048000:13", "--calls", "broadcast:32768:1"},
 	name: "s1-all_reduce-all_gather-broadcast",
 }
 
@@ -153,13 +172,25 @@ func TestResumeDuringExact(t *testing.T) {
 	if !slices.ContainsFunc(whole.launches, func(l *store.Launch) bool { return l.Phase == vocab.PhaseExact && l.Debug }) {
 		t.Fatalf("the uninterrupted study made no exact read to interrupt: %+v", whole.study.Recommendation)
 	}
-	reads := 0
+	// The last confirmation's exact launches: those from the last
+	// refusal's restart on (the second confirmation's candidate was
+	// measured at its calls' sizes too, and refused there).
+	refusals := whole.study.Recommendation.Refusals
+	last := refusals[len(refusals)-1].Restart.Seq
+	before, reads := 0, 0
 	for _, l := range whole.launches {
-		if l.Phase == vocab.PhaseExact && l.Debug {
+		switch {
+		case l.Phase != vocab.PhaseExact:
+		case l.Seq < last:
+			before++
+		case l.Debug:
 			reads++
 		}
 	}
-	for _, at := range []int{1, reads + 1} {
+	if i := slices.IndexFunc(whole.launches, func(l *store.Launch) bool { return l.Phase == vocab.PhaseExact && l.Seq >= last }); i < 0 || !whole.launches[i].Debug {
+		t.Fatalf("the last confirmation's first exact launch is no read of NCCL's plan")
+	}
+	for _, at := range []int{before + 1, before + reads + 1} {
 		t.Run(fmt.Sprintf("exact launch %d", at), func(t *testing.T) {
 			t.Parallel()
 			seen := 0
@@ -185,7 +216,7 @@ func TestResumeDuringExact(t *testing.T) {
 			// arm: the measurements made before the interruption count.
 			measured := map[string]int{}
 			for _, l := range s.launches {
-				if l.Phase == vocab.PhaseExact && !l.Debug && l.Outcome == benchfmt.OK {
+				if l.Phase == vocab.PhaseExact && !l.Debug && l.Outcome == benchfmt.OK && l.Seq >= last {
 					measured[fmt.Sprintf("%d-%d", l.MinBytes, l.MaxBytes)] += map[bool]int{true: 1, false: -1}[l.TrialID == s.study.Recommendation.TrialID]
 				}
 			}
@@ -237,17 +268,24 @@ func TestResumeDuringSecondConfirmation(t *testing.T) {
 	}
 	// A refusal that chose the refused list's per-function form to confirm
 	// next: the resumed study confirms that form, not the ranking's next.
-	// (Its ending is a close call the resumed launches' noise may decide
-	// otherwise: threeConfirmations.)
+	// Interrupted in the middle of that form's confirmation.
 	t.Run("per-function form next", func(t *testing.T) {
 		t.Parallel()
-		whole := threeConfirmations.whole(t, 2)
+		whole := perFunctionNext.whole(t, 1)
 		first := whole.study.Recommendation.Refusals[0]
 		if first.Restart == nil || len(first.Restart.NextEnv) == 0 {
 			t.Fatalf("the first refusal chose no per-function form to confirm next: %+v", first)
 		}
-		at := (first.Restart.Seq + whole.study.Recommendation.Refusals[1].Restart.Seq) / 2
-		stopped, s, shown := threeConfirmations.resumed(t, func(line string) bool {
+		// The form's confirmation: from the refusal's restart to the
+		// study's last confirmation launch.
+		to := first.Restart.Seq
+		for _, l := range whole.launches {
+			if l.Phase == vocab.PhaseConfirm {
+				to = max(to, l.Seq)
+			}
+		}
+		at := (first.Restart.Seq + to) / 2
+		stopped, s, shown := perFunctionNext.resumed(t, func(line string) bool {
 			return strings.HasPrefix(line, fmt.Sprintf("launch %d/", at))
 		})
 		checkInterleaved(t, s)
@@ -277,4 +315,70 @@ func TestResumeDuringSecondConfirmation(t *testing.T) {
 			t.Errorf("show compares %q, not the per-function form under confirmation %s", head, nccl.Config(first.Restart.NextEnv))
 		}
 	})
+}
+
+// decidedOnSixLaunches is a timed workload whose study, with seed 3,
+// recommends at the first look of a sequential confirmation (on 6
+// launches per arm), then tops up its calls' launches past that look
+// and makes its explain launch.
+var decidedOnSixLaunches = refusalStudy{
+	args: []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "3",
+		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:100", "--calls", "all_reduce:327680:50"},
+	name: "s1-all_reduce",
+}
+
+// lookOf is the sequential confirmation's look a decision's reason
+// names, "look K of N"; "" when it names none (a design of one look).
+func lookOf(reason string) string {
+	return regexp.MustCompile(`look \d+ of \d+`).FindString(reason)
+}
+
+// checkSameDecision checks that the resumed study's decision is the
+// uninterrupted one's, number for number: its speedup, interval, the
+// interval's level, p-value, the look it stopped at, ending and env.
+func checkSameDecision(t *testing.T, s, whole studyState) {
+	t.Helper()
+	got, want := s.study.Recommendation, whole.study.Recommendation
+	if got == nil {
+		t.Fatalf("the resumed study stored no decision")
+	}
+	if got.Speedup != want.Speedup || got.SpeedupCI != want.SpeedupCI || got.CILevel != want.CILevel || got.PValue != want.PValue ||
+		lookOf(got.Reason) != lookOf(want.Reason) || got.Ending != want.Ending || nccl.Config(got.Env).Key() != nccl.Config(want.Env).Key() {
+		t.Logf("resumed %s\nwhole %s", got.Reason, want.Reason)
+		t.Errorf("resumed: %s ×%.4g %v (%s) p=%.3g at %q\nuninterrupted: %s ×%.4g %v (%s) p=%.3g at %q",
+			got.Ending, got.Speedup, got.SpeedupCI, got.CILevel.Label(), got.PValue, lookOf(got.Reason),
+			want.Ending, want.Speedup, want.SpeedupCI, want.CILevel.Label(), want.PValue, lookOf(want.Reason))
+	}
+}
+
+// A study interrupted at its explain launch, after its decision and its
+// calls' top-up launches, with no measurement launch to redo, resumes to
+// the uninterrupted study's decision on the same launches. It once
+// re-planned the confirmation from the budget the resume had left (a
+// design of other looks and levels), and judged its first look on every
+// stored launch, the top-ups made after the decision included: ×1.55
+// [1.42, 1.77] (99.58% CI) at look 1 of 8 on 6 launches per arm became
+// ×1.55 [1.45, 1.61] (95% CI) on 8.
+func TestResumeAtExplainDecidesAsWhole(t *testing.T) {
+	t.Parallel()
+	for _, rs := range []refusalStudy{decidedOnSixLaunches, threeConfirmations} {
+		t.Run(rs.name, func(t *testing.T) {
+			t.Parallel()
+			whole := rs.whole(t, 0)
+			if lookOf(whole.study.Recommendation.Reason) == "" {
+				t.Fatalf("the uninterrupted study decided at no look of a sequential confirmation: %s", whole.study.Recommendation.Reason)
+			}
+			// Progress line "launch N/" tells of seq N-1: the study stops
+			// before seq N, its first explain launch.
+			i := slices.IndexFunc(whole.launches, func(l *store.Launch) bool { return l.Phase == vocab.PhaseExplain })
+			if i < 0 {
+				t.Fatalf("the uninterrupted study made no explain launch")
+			}
+			at := whole.launches[i].Seq
+			_, s, _ := rs.resumed(t, func(line string) bool {
+				return strings.HasPrefix(line, fmt.Sprintf("launch %d/", at))
+			})
+			checkSameDecision(t, s, whole)
+		})
+	}
 }

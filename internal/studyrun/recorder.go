@@ -68,6 +68,16 @@ func (r *Recorder) SaveRefusal(f search.Refusal) error {
 	return nil
 }
 
+// SaveDesign keeps the design of the confirmation that begins
+// (store.Study.Confirming), for a study resumed during it.
+func (r *Recorder) SaveDesign(p search.Planned) error {
+	r.study.Confirming = &store.ConfirmDesign{Env: p.Candidate.Clone(), Seq: p.Seq, FirstLaunches: p.First, MaxLaunches: p.Last}
+	if err := r.st.UpdateStudy(r.study); err != nil {
+		return fmt.Errorf("saving the confirmation design of study %s: %w", r.study.Name, err)
+	}
+	return nil
+}
+
 // SaveLaunch writes one launch with its raw output, the trial's new state
 // and, the first time a launch shows them, the fabric's fingerprint and
 // transport.

@@ -221,8 +221,9 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 		return nil, runErr // a failed baseline, a missing benchmark or launcher: vocab.ErrFabric
 	}
 	study.Recommendation = RecommendationOf(res, r.Options)
-	// The recommendation holds the refusals now.
-	study.Refusals = nil
+	// The recommendation holds the refusals now, and no confirmation is
+	// under way.
+	study.Refusals, study.Confirming = nil, nil
 	study.Plans = PlanSummaryOf(res.Plan)
 	study.Status, study.Reason = vocab.StatusDone, ""
 	if err := st.UpdateStudy(study); err != nil {
@@ -285,7 +286,11 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.
 		so.Regroup(t, byTrial[t])
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
-	return search.Resume{Trials: out, Launches: len(launches), Refused: refused}, nil
+	prior := search.Resume{Trials: out, Launches: len(launches), Refused: refused}
+	if c := study.Confirming; c != nil {
+		prior.Design = &search.Planned{Candidate: nccl.Config(c.Env).Clone(), Seq: c.Seq, First: c.FirstLaunches, Last: c.MaxLaunches}
+	}
+	return prior, nil
 }
 
 // SpaceMap is the space as the store keeps it.
@@ -406,8 +411,8 @@ func RefusalOf(f search.Refusal) store.Refusal {
 
 // refusalsOf are a study's stored refusals so far (Study.Refusals) as
 // the search restores them (search.Resume), their trials among byID: the
-// decision is kept only as far as RefusalOf stores it, its speedup and
-// interval.
+// decision is kept only as far as RefusalOf stores it, its speedup,
+// interval and the interval's level.
 func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Refusal, error) {
 	var out []search.Refusal
 	for _, r := range study.Refusals {
@@ -416,7 +421,7 @@ func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Ref
 			return nil, fmt.Errorf("study %s: its stored refusal of trial id %d names no trial of the study; the store is damaged: start the study again", study.Name, r.TrialID)
 		}
 		f := search.Refusal{Trial: t, Ending: r.Ending, Reason: r.Reason,
-			Decision: &model.Comparison{Speedup: r.Speedup, Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1]}, ScopedFrom: byID[r.ScopedFromTrialID]}
+			Decision: &model.Comparison{Speedup: r.Speedup, Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1], CILevel: float64(r.CILevel)}, ScopedFrom: byID[r.ScopedFromTrialID]}
 		for _, x := range r.SlowerAt {
 			f.SlowerAt = append(f.SlowerAt, search.Site{Op: x.Op, Bytes: x.Bytes})
 		}

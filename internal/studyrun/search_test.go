@@ -123,7 +123,9 @@ func TestLoadTrialsAfterARefusal(t *testing.T) {
 		base := &store.Trial{StudyID: study.ID, Number: 0, Config: nccl.Config{}, Role: vocab.RoleBaseline, State: vocab.TrialRunning}
 		refused := &store.Trial{StudyID: study.ID, Number: 1, Config: nccl.Config{"NCCL_MAX_CTAS": "1"}, Role: vocab.RoleExplore, State: vocab.TrialRunning}
 		next := &store.Trial{StudyID: study.ID, Number: 2, Config: nccl.Config{"NCCL_PROTO": "Simple"}, Role: vocab.RoleExplore, State: vocab.TrialRunning}
-		for _, tr := range []*store.Trial{base, refused, next} {
+		// The refused candidate's lists rewrote this one's (ScopedFrom).
+		unscoped := &store.Trial{StudyID: study.ID, Number: 3, Config: nccl.Config{"NCCL_MAX_CTAS": "1", "NCCL_PROTO": "Simple"}, Role: vocab.RoleExplore, State: vocab.TrialRunning}
+		for _, tr := range []*store.Trial{base, refused, next, unscoped} {
 			if err := st.AddTrial(tr); err != nil {
 				t.Fatal(err)
 			}
@@ -136,9 +138,12 @@ func TestLoadTrialsAfterARefusal(t *testing.T) {
 			}
 		}
 		if kept {
+			// Every field set, none at its zero value: a field the
+			// round trip drops fails the comparison below.
 			study.Refusals = []store.Refusal{{TrialID: refused.ID, Env: refused.Config, Ending: vocab.EndingGuard, Reason: "slower at the guard size",
-				Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, SlowerAt: []store.Site{{Op: nccl.Broadcast, Bytes: 1 << 22}},
-				Restart: &store.Restart{Seq: 4, ExploreStopped: "budget"}}}
+				Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, CILevel: 0.9926, ScopedFromTrialID: unscoped.ID,
+				SlowerAt: []store.Site{{Op: nccl.Broadcast, Bytes: 1 << 22}},
+				Restart:  &store.Restart{Seq: 4, NextEnv: map[string]string{"NCCL_PROTO": "allreduce:Simple"}, ExploreStopped: "budget", ExactDone: true}}}
 			if err := st.UpdateStudy(study); err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +170,9 @@ func TestLoadTrialsAfterARefusal(t *testing.T) {
 		}
 		if kept {
 			r := prior.Refused[0]
-			if r.Trial != prior.Trials[1] || r.Ending != vocab.EndingGuard || r.Restart == nil || r.Restart.Seq != 4 || r.Restart.Stopped != "budget" || r.Restart.Next != nil ||
+			if r.Trial != prior.Trials[1] || r.ScopedFrom != prior.Trials[3] || r.Ending != vocab.EndingGuard || r.Restart == nil || r.Restart.Seq != 4 || r.Restart.Stopped != "budget" ||
+				!r.Restart.ExactDone || r.Restart.Next.Key() != (nccl.Config{"NCCL_PROTO": "allreduce:Simple"}).Key() ||
+				r.Decision == nil || r.Decision.CILevel != 0.9926 ||
 				len(r.SlowerAt) != 1 || r.SlowerAt[0] != (search.Site{Op: nccl.Broadcast, Bytes: 1 << 22}) {
 				t.Errorf("refusal read back as %+v (restart %+v)", r, r.Restart)
 			}
