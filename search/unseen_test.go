@@ -197,7 +197,8 @@ func unseenFabric(t testing.TB, seed int64, i int, dir string) timedFabric {
 // then the timed study over seeds as TestTimedQuality runs it. A fabric
 // whose best safe config gains under 3 % (the least gain a study
 // recommends) is one where nothing helps: a change there is counted
-// apart. -unseen-fabrics N runs it; -v logs each failure.
+// apart. -unseen-fabrics N runs it; -v logs each failure; -unseen-explain
+// classifies each study that missed the best safe setting (missClass).
 func TestUnseenFabrics(t *testing.T) {
 	if *unseenFabrics <= 0 {
 		t.Skip("pass -unseen-fabrics N to run the unseen-fabric probe")
@@ -206,6 +207,7 @@ func TestUnseenFabrics(t *testing.T) {
 	var total timedQuality
 	total.endings = map[string]int{}
 	var nullFabrics, nullChanged, failing, measuredSafe int
+	misses := map[string]int{}
 	for i := 0; i < *unseenFabrics; i++ {
 		f := unseenFabric(t, *unseenSeed, i, dir)
 		if *unseenOnly >= 0 && i != *unseenOnly {
@@ -226,6 +228,16 @@ func TestUnseenFabrics(t *testing.T) {
 		t.Logf("  defaults %.1f µs/step; best safe %s ×%.2f; best %s ×%.2f%s", def.step, safe, def.step/safeStep, any, def.step/anyStep,
 			map[bool]string{true: " (nothing helps)", false: ""}[f.null])
 		t.Logf("  %s", q)
+		if *unseenExplain {
+			for k, res := range q.results {
+				if tr := timedTruth(prof, w, res.Env()); tr.worst <= 1.05 && tr.step <= 1.05*safeStep {
+					continue
+				}
+				m := missClass(prof, w, safeStep, res)
+				misses[m.class]++
+				t.Logf("  seed %d missed: %s: %s", k+1, m.class, m.detail)
+			}
+		}
 		total.seeds += q.seeds
 		total.unsafe += q.unsafe
 		total.best += q.best
@@ -257,6 +269,9 @@ func TestUnseenFabrics(t *testing.T) {
 	t.Logf("fabrics where nothing helps: %d, studies that changed there: %d of %d; fabrics with an unsafe, a no-op knob or best safe in under half the seeds: %d",
 		nullFabrics, nullChanged, nullFabrics**unseenStudies, failing)
 	t.Logf("of them unsafe at the called sizes but safe at their measured powers of two: %d of %d", measuredSafe, total.seeds)
+	for _, c := range slices.Sorted(maps.Keys(misses)) {
+		t.Logf("missed: %s: %d", c, misses[c])
+	}
 	if total.unsafe > 0 {
 		t.Errorf("%d of %d studies recommended a setting truly > 5 %% slower at a call", total.unsafe, total.seeds)
 	}
