@@ -195,6 +195,9 @@ type timedQuality struct {
 	// a caller that judges it against another truth (the unseen probe's
 	// called sizes).
 	shipped []nccl.Config
+	// results are each seed's study, for a caller that explains a miss
+	// (the unseen probe's -unseen-explain).
+	results []*Result
 }
 
 func (q timedQuality) medianLaunches() float64 {
@@ -279,6 +282,7 @@ func runTimedQuality(t testing.TB, f timedFabric, timed bool, first int64, seeds
 		q.launches = append(q.launches, res.Launches)
 		q.endings[res.Ending]++
 		q.shipped = append(q.shipped, res.Env())
+		q.results = append(q.results, res)
 	}
 	return q
 }
