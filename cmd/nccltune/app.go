@@ -43,6 +43,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if name := cliargs.UnknownCommand(app, args); name != "" {
 		return vocab.UsageErrorf("%q is not a nccltune command%s (nccltune --help lists them)", name, cliargs.NearestCommand(app, name))
 	}
+	ownHelpCommands(app) // after cliargs: see cli_shared.go
 	err := app.RunContext(ctx, args)
 	if err != nil && ctx.Err() != nil {
 		return vocab.ErrInterrupted
