@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/launchflags"
@@ -73,23 +75,48 @@ func useSmallSimulator() string {
 // simchild (exe) in this process, as sim.Main, the function simchild
 // runs: the same output, JSON file and exit code, without a process
 // start for each of the tests' thousands of launches. It takes only the
-// plain launches: a built-in profile whose rules never hang, only the
-// arguments the runner gives a simulated launch (no --bench-arg, no
-// endless -N 0), and no NCCLTUNE_SIM_FAULT. Every other launch (a fault,
-// a hang, a wrapper, a profile file) gets its real process, which the
-// tests about timeouts, kills and process groups need.
+// plain launches: a profile whose rules never hang (a built-in, or a
+// regular JSON file such as the resume tests' fabric, parsed once per
+// content), only the arguments the runner gives a simulated launch (no
+// --bench-arg, no endless -N 0), and no NCCLTUNE_SIM_FAULT. Every other
+// launch (a fault, a hang, a wrapper, a profile file with a hang rule or
+// that does not parse, a FIFO) gets its real process, which the tests
+// about timeouts, kills and process groups, and the simulator's own
+// refusals, need.
 func simInProcess(exe string) func(argv, env []string, stdout, stderr io.Writer) (int, bool) {
+	hangs := func(p *sim.Profile) bool {
+		return slices.ContainsFunc(p.Faults, func(r sim.FaultRule) bool { return r.Fault == sim.FaultHang || r.Fault == sim.FaultInitHang })
+	}
 	plain := map[string]bool{}
 	for _, name := range sim.BuiltinProfiles() {
-		p, err := sim.LoadProfile(name)
+		if p, err := sim.LoadProfile(name); err == nil {
+			plain[name] = !hangs(p)
+		}
+	}
+	// A profile file is read at each launch, as the simulator reads it,
+	// and parsed once per content: a test that writes new rules to a file
+	// it used gets them. Only a small regular file is read (a FIFO would
+	// block here; the simulator refuses it).
+	var mu sync.Mutex
+	files := map[string]bool{}
+	plainFile := func(path string) bool {
+		fi, err := os.Stat(path)
+		if !strings.HasSuffix(strings.ToLower(path), ".json") || err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+			return false
+		}
+		data, err := os.ReadFile(path)
 		if err != nil {
-			continue
+			return false
 		}
-		hangs := false
-		for _, r := range p.Faults {
-			hangs = hangs || r.Fault == sim.FaultHang || r.Fault == sim.FaultInitHang
+		mu.Lock()
+		defer mu.Unlock()
+		ok, seen := files[string(data)]
+		if !seen {
+			p, err := sim.ParseProfile(data)
+			ok = err == nil && !hangs(p)
+			files[string(data)] = ok
 		}
-		plain[name] = !hangs
+		return ok
 	}
 	// The options the runner passes a simulated launch (runner.BenchArgv),
 	// each with its value.
@@ -107,7 +134,7 @@ func simInProcess(exe string) func(argv, env []string, stdout, stderr io.Writer)
 			return 0, false
 		}
 		for i := 0; i < len(args); i += 2 {
-			if !runnerFlags[args[i]] || args[i] == "--profile" && !plain[args[i+1]] {
+			if !runnerFlags[args[i]] || args[i] == "--profile" && !plain[args[i+1]] && !plainFile(args[i+1]) {
 				return 0, false
 			}
 		}

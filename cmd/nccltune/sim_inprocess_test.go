@@ -35,6 +35,10 @@ func TestSimInProcessIsTheProcess(t *testing.T) {
 		{"debug, wrong results", plain[:len(plain)-2], []string{"NCCL_DEBUG=INFO", "NCCL_PROTO=LL128"}}, // checked: no -c 0
 		{"per-iteration JSON", append(plain[:len(plain):len(plain)], "-I", "1", "-J", json), nil},
 		{"other op, ranks", append(plain[:len(plain):len(plain)], "--collective", "all_gather", "--ranks", "2"), nil},
+		// A profile file without a hang rule (the resume tests' fabric),
+		// twice: parsed once, the second launch from the cache.
+		{"a profile file that never hangs", append([]string{exe, sim.ChildArg, "--profile", ownSizeFabric}, plain[4:]...), nil},
+		{"the same file again", append([]string{exe, sim.ChildArg, "--profile", ownSizeFabric, "--collective", "broadcast"}, plain[4:]...), nil},
 	} {
 		env := append(os.Environ(), tt.env...)
 		var inOut, inErr bytes.Buffer
@@ -66,13 +70,19 @@ func TestSimInProcessIsTheProcess(t *testing.T) {
 			t.Errorf("forced LL128 on spark4: exit %d, want nccl-tests' 7 for wrong results", code)
 		}
 	}
+	// The simulator refuses it, exit 2: its process says why.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"nranks": "four"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		argv []string
 		env  []string
 	}{
 		{"a fault asked for", plain, []string{sim.FaultEnv + "=crash"}},
-		{"a profile file", append([]string{exe, sim.ChildArg, "--profile", "testdata/faults/faults.json"}, plain[4:]...), nil},
+		{"a profile file with hang rules", append([]string{exe, sim.ChildArg, "--profile", "testdata/faults/faults.json"}, plain[4:]...), nil},
+		{"a profile file that does not parse", append([]string{exe, sim.ChildArg, "--profile", bad}, plain[4:]...), nil},
 		{"an endless run", append(plain[:len(plain):len(plain)], "-N", "0"), nil},
 		{"a wrapper in front", append([]string{"testdata/faults/wrapper.sh"}, plain...), nil},
 		{"another program", append([]string{"/bin/true"}, plain[1:]...), nil},
