@@ -457,7 +457,9 @@ type Refusal struct {
 	Restart *Restart
 	// SlowerAt are the (op, size) sites where it was refused
 	// (refusalSites): a candidate exploration measured slower there ranks
-	// after the others, in a resumed study too.
+	// after the others, in a resumed study too, and one NCCL provably
+	// runs otherwise at every one of them is not ruled out with it
+	// (loop.ruledOut).
 	SlowerAt []Site
 }
 

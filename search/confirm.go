@@ -163,8 +163,9 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 		}
 		if w != base && s.ruledOut(w) && first != w && tries < 2 {
 			// The simplest config NCCL runs like the candidate was refused
-			// already: the candidate is ruled out with it.
-			s.refusedTrials = append(s.refusedTrials, first)
+			// already: the candidate is ruled out with it (its whole
+			// family: no refusal measured it at a site of its own).
+			s.noteRefused(first, nil, nil)
 			s.rank.forget()
 			if next := s.rank.candidate(base); next != nil {
 				w = next

@@ -82,10 +82,11 @@ type loop struct {
 	timeCut bool
 	// version is NCCL's version as the launches print it ("" until one did).
 	version string
-	// refusedTrials are the candidates refusals ruled out (ruledOut);
-	// forced is the next candidate to confirm in place of the ranking's
+	// refusedTrials are the candidates refusals ruled out (ruledOut),
+	// refusedAt the sites where each was refused (noteRefused); forced is the next candidate to confirm in place of the ranking's
 	// (a refused list's per-function form), nil when none.
 	refusedTrials []*Trial
+	refusedAt     map[*Trial]refusedSites
 	forced        *Trial
 	// restarted are the refusals a resumed study restored (restore): a
 	// confirmation after the last of them was under way.
@@ -192,9 +193,9 @@ func (s *loop) restore(refused []Refusal) error {
 	}
 	for _, r := range refused {
 		s.rank.refused = append(s.rank.refused, r.SlowerAt...)
-		s.refusedTrials = append(s.refusedTrials, r.Trial)
+		s.noteRefused(r.Trial, r.SlowerAt, r.Trial)
 		if r.ScopedFrom != nil {
-			s.refusedTrials = append(s.refusedTrials, r.ScopedFrom)
+			s.noteRefused(r.ScopedFrom, r.SlowerAt, r.Trial)
 		}
 	}
 	s.rank.forget()

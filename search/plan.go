@@ -756,13 +756,45 @@ func (p *planner) summary(trials []*Trial, spaceConfigs int) *PlanSummary {
 // or the rules) and equal at every one of sizes. Times there are then
 // equal by rule, as configs are merged: a guard does not judge them.
 func (p *planner) samePlanAt(a, b nccl.Config, op nccl.Op, sizes []int64) bool {
+	known, same := p.plansAt(a, b, op, sizes)
+	return known && same
+}
+
+// plansAt compares NCCL's plans for op at sizes under configs a and b:
+// known when both are certain for the op (its TUNING lines read, or the
+// rules) and hold every one of sizes, same when they are then equal at
+// every one. Unknown, NCCL may run op there under a as under b.
+func (p *planner) plansAt(a, b nccl.Config, op nccl.Op, sizes []int64) (known, same bool) {
 	o := p.opOf(op)
 	if o == nil || o.native == nil || len(sizes) == 0 {
-		return false
+		return false, false
 	}
 	ra, rb := o.resolve(a), o.resolve(b)
 	if !ra.Certain || !rb.Certain || !ra.Plan.Covers(sizes) || !rb.Plan.Covers(sizes) {
+		return false, false
+	}
+	return true, ra.Plan.Restrict(sizes).Equal(rb.Plan.Restrict(sizes))
+}
+
+// runApartAt reports whether NCCL provably runs op at size otherwise
+// under a than under b: both plans known there and unequal (plansAt), or
+// one known there makes a choice the other's NCCL_ALGO or NCCL_PROTO list
+// leaves out (nccl.Native.Forbids), which NCCL never runs under it
+// whatever its other knobs (a cap, uncertain by rule) do. false where
+// op's own plan was not read (readOp).
+func (p *planner) runApartAt(a, b nccl.Config, op nccl.Op, size int64) bool {
+	o := p.readOp(op)
+	if o == nil {
 		return false
 	}
-	return ra.Plan.Restrict(sizes).Equal(rb.Plan.Restrict(sizes))
+	if known, same := p.plansAt(a, b, op, []int64{size}); known {
+		return !same
+	}
+	for _, x := range [][2]nccl.Config{{a, b}, {b, a}} {
+		r := o.resolve(x[0])
+		if c, ok := r.Plan[size]; r.Certain && ok && o.native.Forbids(x[1], c) {
+			return true
+		}
+	}
+	return false
 }

@@ -28,18 +28,74 @@ func refusable(res *Result) bool {
 
 // ruledOut reports whether a refusal rules t out as a candidate: t was
 // refused (or is the config a refused per-function form rewrote), or NCCL
-// may run it like one that was (their planner families meet).
+// may run it like one that was (their planner families meet) where that
+// one was refused. A refused trial's sites (refusedAt, refusalSites) say
+// where: a trial NCCL provably runs otherwise at every one of them
+// (planner.plansAt: both plans known there, and unequal) is not ruled
+// out by it, since the refusal measured nothing it runs. On fabric 12 of
+// the unseen probe's seed 1 a one-channel cap with NCCL_PROTO=Simple for
+// all_gather, refused for an 8K all_gather it runs RING/SIMPLE/1, ruled
+// out the cap alone (RING/LL/1 there, the best safe setting) by family.
+// A refusal without sites (a candidate that failed or switched on a
+// protocol NCCL disabled) rules out the whole family. Narrowing costs
+// only launches: a trial it leaves is confirmed and guarded as any
+// candidate before it ships.
 func (s *loop) ruledOut(t *Trial) bool {
 	if len(s.refusedTrials) == 0 {
 		return false
 	}
 	f := s.plan.family(t.Config)
 	for _, r := range s.refusedTrials {
-		if r == t || familiesMeet(f, s.plan.family(r.Config)) {
+		if r == t {
+			return true
+		}
+		if familiesMeet(f, s.plan.family(r.Config)) && !s.runsOtherwiseAt(t, r) {
 			return true
 		}
 	}
 	return false
+}
+
+// runsOtherwiseAt reports whether NCCL provably runs t otherwise than
+// refused trial r at every site where r was refused (refusedAt); false
+// when r has none. A global list the refused per-function form rewrote
+// is compared by what was measured there: the form's plan.
+func (s *loop) runsOtherwiseAt(t, r *Trial) bool {
+	at, ok := s.refusedAt[r]
+	if !ok || len(at.sites) == 0 {
+		return false
+	}
+	for _, st := range at.sites {
+		if !s.plan.runApartAt(t.Config, at.measured.Config, st.Op, st.Bytes) {
+			return false
+		}
+	}
+	return true
+}
+
+// refusedSites are the sites where a refused trial was refused, and the
+// trial measured there: itself, or for the global list a per-function
+// form rewrote, that form.
+type refusedSites struct {
+	sites    []Site
+	measured *Trial
+}
+
+// noteRefused rules t out (ruledOut), refused at sites where measured
+// is the trial that ran (t, or the per-function form that rewrote t's
+// lists). A refusal without sites, or one of a trial refused before
+// without sites or as another trial, rules out t's whole family.
+func (s *loop) noteRefused(t *Trial, sites []Site, measured *Trial) {
+	s.refusedTrials = append(s.refusedTrials, t)
+	if s.refusedAt == nil {
+		s.refusedAt = map[*Trial]refusedSites{}
+	}
+	at, seen := s.refusedAt[t]
+	if len(sites) == 0 || seen && (len(at.sites) == 0 || at.measured != measured) {
+		s.refusedAt[t] = refusedSites{}
+		return
+	}
+	s.refusedAt[t] = refusedSites{sites: append(at.sites, sites...), measured: measured}
 }
 
 // nextAfterRefusal records res's refusal (Result.Refused) and readies the
@@ -64,11 +120,12 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	s.refusedTrials = append(s.refusedTrials, w)
+	sites := res.Refused[len(res.Refused)-1].SlowerAt
+	s.noteRefused(w, sites, w)
 	if res.ScopedFrom != nil {
-		s.refusedTrials = append(s.refusedTrials, res.ScopedFrom)
+		s.noteRefused(res.ScopedFrom, sites, w)
 	}
-	s.rank.refused = append(s.rank.refused, res.Refused[len(res.Refused)-1].SlowerAt...)
+	s.rank.refused = append(s.rank.refused, sites...)
 	s.rank.forget()
 	base := res.Baseline
 	if forced == nil && s.promising(base) == nil {

@@ -453,3 +453,35 @@ func TestSitesZ(t *testing.T) {
 		prev = z
 	}
 }
+
+// unseenRefusedFamily is fabric 12 of the unseen probe's seed 1 and its
+// workload: all_gather calls at 4 sizes off the powers of two on 2 ranks,
+// where a one-channel cap is the best safe setting (×1.29 per step) and
+// the same cap with NCCL_PROTO=Simple for all_gather is truly 33 % slower
+// at the 6144-byte call.
+var unseenRefusedFamily = timedFabric{name: "unseen-refused-family", profile: "testdata/unseen-refused-family.json",
+	calls: []string{"all_gather:6144:1", "all_gather:559104:297", "all_gather:12288:262", "all_gather:3072000:127"}}
+
+// TestRefusalSparesAnotherPlan: a refusal rules out a trial only where
+// NCCL may run the refusing (op, size) under it as under the refused
+// candidate (loop.ruledOut). At seed 5 the cap with Simple for all_gather
+// was refused for the 6144-byte call, measured at 8K, where NCCL runs it
+// RING/SIMPLE/1; the cap alone, which NCCL provably runs RING/LL/1 there,
+// was ruled out because its planner family meets the refused one's, and
+// the study kept NCCL's defaults with 95 of 194 launches unspent. The
+// study must ship the best safe setting.
+func TestRefusalSparesAnotherPlan(t *testing.T) {
+	t.Parallel()
+	f := unseenRefusedFamily
+	w := f.workload(t)
+	prof := f.launcher(t, 0).prof
+	safe, safeStep, _, _ := bestSafe(prof, w, DefaultSpace(), prof.NCCLVersion)
+	res := f.timedStudy(t, w, 5)
+	if len(res.Refused) == 0 {
+		t.Errorf("no refusal at seed 5 (%s: %s): the test no longer reaches a confirmation after a refusal", res.Ending, res.Reason)
+	}
+	if tr := timedTruth(prof, w, res.Env()); tr.worst > 1.05 || tr.step > 1.05*safeStep {
+		t.Errorf("shipped %s (%s: %s), %d launches unspent: step ×%.2f of the best safe %s's, worst %.3f at %s",
+			res.Env(), res.Ending, res.Reason, res.Unspent, tr.step/safeStep, safe, tr.worst, tr.at)
+	}
+}

@@ -615,6 +615,32 @@ func listText(universe []string, set map[string]bool) string {
 	return strings.Join(out, ", ") + ", which"
 }
 
+// Forbids reports whether cfg's NCCL_PROTO or NCCL_ALGO list, read for
+// n's collective, leaves out c's protocol or algorithm: NCCL's tuner picks
+// among the enabled choices only, so it never runs c under cfg, whatever
+// cfg's other knobs do. false where no list applies, one cannot be read
+// with certainty, or the collective runs as send/recv (no list reaches
+// it).
+func (n Native) Forbids(cfg Config, c Choice) bool {
+	if n.SendRecv {
+		return false
+	}
+	cfg = cfg.Canonical()
+	for _, l := range []struct {
+		knob, name string
+		universe   []string
+	}{{"NCCL_PROTO", c.Proto, planProtos}, {"NCCL_ALGO", c.Algo, planAlgos}} {
+		v, set := cfg[l.knob]
+		if !set || l.name == "" {
+			continue
+		}
+		if on, applies, ok := n.listFor(v, l.universe); ok && applies && !on[NormName(l.name)] {
+			return true
+		}
+	}
+	return false
+}
+
 // listFor reads an NCCL_PROTO or NCCL_ALGO value for n's collective: the
 // set of names it enables, whether it applies to the collective at all,
 // and ok false when the value cannot be read with certainty.

@@ -239,3 +239,32 @@ func TestLadderSizeIsRanForsRule(t *testing.T) {
 		}
 	}
 }
+
+// Forbids: a list that leaves a choice's protocol or algorithm out for the
+// collective forbids it whatever else the config sets (a cap beside it);
+// a list for other collectives, or none, forbids nothing, nor does any
+// list for an op NCCL runs as send/recv.
+func TestForbids(t *testing.T) {
+	n := nccl.Native{Collective: "AllGather", Channels: 2}
+	ll := nccl.Choice{Algo: "RING", Proto: "LL", Channels: 1}
+	for _, tc := range []struct {
+		cfg  nccl.Config
+		want bool
+	}{
+		{nccl.Config{"NCCL_MAX_NCHANNELS": "1", "NCCL_PROTO": "allgather:Simple"}, true},
+		{nccl.Config{"NCCL_PROTO": "Simple"}, true},
+		{nccl.Config{"NCCL_PROTO": "^LL"}, true},
+		{nccl.Config{"NCCL_ALGO": "Tree"}, true},
+		{nccl.Config{"NCCL_PROTO": "allreduce:Simple"}, false},
+		{nccl.Config{"NCCL_PROTO": "LL,Simple"}, false},
+		{nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, false},
+	} {
+		if got := n.Forbids(tc.cfg, ll); got != tc.want {
+			t.Errorf("Forbids(%s, %s) = %v, want %v", tc.cfg, ll, got, tc.want)
+		}
+	}
+	sr := nccl.Native{Collective: "AlltoAll", SendRecv: true, Channels: 2}
+	if sr.Forbids(nccl.Config{"NCCL_PROTO": "Simple"}, ll) {
+		t.Error("Forbids on a send/recv op: no list reaches it")
+	}
+}
