@@ -9,7 +9,10 @@ package search
 // the same plans, was 13.1 % slower at the 9701523 bytes the process
 // called. Before a candidate is shipped, NCCL's plan is read at every such
 // size for both arms (a debug launch per ladder of sizes sharing an odd
-// part: nccl-tests -b lo -e hi -f 2). A call both arms run alike there is
+// part: nccl-tests -b lo -e hi -f 2); for an op the candidate's knobs
+// leave alone by NCCL's plan at the powers of two, the defaults' only,
+// and the call needs no more where that proof holds with NCCL's choice at
+// its own size too (sameCoreAt). A call both arms run alike there is
 // equal by rule; every other one is measured at its own size, the arms
 // interleaved, GuardLaunches launches per arm per look as the calls'
 // top-ups, and judged by the calls' rule (shown under 1+CallMargin, or
