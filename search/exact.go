@@ -9,7 +9,10 @@ package search
 // the same plans, was 13.1 % slower at the 9701523 bytes the process
 // called. Before a candidate is shipped, NCCL's plan is read at every such
 // size for both arms (a debug launch per ladder of sizes sharing an odd
-// part: nccl-tests -b lo -e hi -f 2). A call both arms run alike there is
+// part: nccl-tests -b lo -e hi -f 2); for an op the candidate's knobs
+// leave alone by NCCL's plan at the powers of two, the defaults' only,
+// and the call needs no more where that proof holds with NCCL's choice at
+// its own size too (sameCoreAt). A call both arms run alike there is
 // equal by rule; every other one is measured at its own size, the arms
 // interleaved, GuardLaunches launches per arm per look as the calls'
 // top-ups, and judged by the calls' rule (shown under 1+CallMargin, or
@@ -207,8 +210,9 @@ func (s *loop) exactRunsKey(t *Trial, l exactLadder) string { return "m|" + s.ex
 
 // checkExact judges res's candidate at the sizes its process calls off
 // the powers of two its calls are measured at (the file's comment): the
-// calls of ops where the candidate changes a knob, each read for both arms
-// (readExact), and those they plan apart there, or whose plan no log
+// calls of ops where the candidate changes a knob, at the powers of two or,
+// by the baseline's read (readExact), at their own sizes, each read for
+// both arms, and those they plan apart there, or whose plan no log
 // shows, measured there (measureExact), which refuses the candidate for a
 // call not shown safe. Out of budget or --time a call not shown safe
 // refuses it too: what was not shown safe is not shipped.
@@ -217,11 +221,30 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		return nil
 	}
 	base, w := res.Baseline, res.Winner
-	var need []exactCall
+	// A call whose op the candidate's knobs leave alone by NCCL's plan at
+	// the powers of two (sameCore) needs the defaults' plan at its own
+	// size to stand so too (sameCoreAt): the baseline's read of its
+	// ladder, which every candidate's check shares. The others need both
+	// arms read.
+	var need, noOp []exactCall
 	for _, c := range s.opts.exactCalls() {
-		// Every knob of the candidate a no-op for the op, as for the
-		// baseline: both run one plan at every size.
 		if s.plan.sameCore(c.op, w.Config, base.Config) {
+			noOp = append(noOp, c)
+			continue
+		}
+		need = append(need, c)
+	}
+	if len(noOp) > 0 && s.plan.read() {
+		if err := s.readExactLadders(ctx, []*Trial{base}, exactLadders(noOp)); err != nil {
+			return err
+		}
+	}
+	noOpLads := exactLadders(noOp)
+	for _, c := range noOp {
+		x, ok := planNear(s.exactRead[s.exactKey(base, ladderOf(noOpLads, c))], c.bytes)
+		// Every knob of the candidate a no-op for the op at the call's
+		// own size too, as for the baseline: both run one plan there.
+		if ok && s.plan.sameCoreAt(c.op, w.Config, base.Config, c.bytes, x) {
 			continue
 		}
 		need = append(need, c)
@@ -234,15 +257,8 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	// NCCL's plan at the called sizes, where the log shows one: a call
 	// both arms run alike needs no launch of its own.
 	if s.plan.read() {
-		for _, t := range []*Trial{base, w} {
-			for _, l := range lads {
-				if _, ok := s.exactRead[s.exactKey(t, l)]; ok || s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1) {
-					continue
-				}
-				if err := s.readExact(ctx, t, l); err != nil {
-					return err
-				}
-			}
+		if err := s.readExactLadders(ctx, []*Trial{base, w}, lads); err != nil {
+			return err
 		}
 	}
 	var measure []exactCall
@@ -263,6 +279,23 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		return nil
 	}
 	return s.measureExact(ctx, res, measure)
+}
+
+// readExactLadders reads NCCL's plan over each of lads for each of ts
+// (readExact), but for a read already made and while the budget and
+// --time hold one more launch.
+func (s *loop) readExactLadders(ctx context.Context, ts []*Trial, lads []exactLadder) error {
+	for _, t := range ts {
+		for _, l := range lads {
+			if _, ok := s.exactRead[s.exactKey(t, l)]; ok || s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1) {
+				continue
+			}
+			if err := s.readExact(ctx, t, l); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // tuningShows reports whether every knob of cfg that op's plan does not

@@ -469,6 +469,27 @@ func (p *planner) sameCore(op nccl.Op, a, b nccl.Config) bool {
 	return o != nil && o.core(a).Key() == o.core(b).Key()
 }
 
+// sameCoreAt is sameCore at a size the process calls off the powers of
+// two the op's plan was read at: NCCL's defaults choose x at size b (the
+// baseline's debug read there), and the rules must prove every knob one
+// config sets beyond the other a no-op with that choice in the plan too.
+// A list that holds every choice NCCL makes at the powers of two may
+// leave out the one it makes between them: on a fabric whose defaults
+// run a broadcast of 128K with Simple and one of 95000 bytes with LL,
+// NCCL_PROTO=broadcast:Simple is a no-op at 128K and 30 % slower at
+// 95000 bytes (search/testdata/exact-core.json).
+func (p *planner) sameCoreAt(op nccl.Op, a, b nccl.Config, size int64, x nccl.Choice) bool {
+	o := p.readOp(op)
+	if o == nil {
+		return false
+	}
+	n := *o.native
+	n.Plan = o.native.Plan.Clone()
+	n.Plan[size] = x
+	at := opPlan{op: o.op, reads: o.reads, sizes: append(slices.Clone(o.sizes), size), native: &n}
+	return at.core(a).Key() == at.core(b).Key()
+}
+
 // core is planner.core for one op.
 func (o *opPlan) core(cfg nccl.Config) nccl.Config {
 	if o.native == nil {
