@@ -250,7 +250,7 @@ func (s *loop) confirmDesign(res *Result, base, w *Trial) (d model.ConfirmDesign
 // winner that switches on what NCCL's defaults disabled, and a significant
 // slowdown at a guard size).
 func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
-	w, base := res.Winner, res.Baseline
+	w := res.Winner
 	cmp := look.Comparison
 	res.Decision = &cmp
 	res.Recommend = cmp.Recommend
@@ -267,6 +267,20 @@ func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 		res.Reason = fmt.Sprintf("%s switches on what NCCL's defaults disabled (%s); keep NCCL's defaults, or allow it with --allow-disabled-protocols at the risk of wrong results",
 			w.Config, strings.Join(r.Enables, "; "))
 	}
+	s.judgeGuardSizes(res)
+}
+
+// judgeGuardSizes compares the guard sizes on every confirmation launch
+// made so far (res.Guards) and refuses a recommendation that is
+// significantly slower at one. It runs at the decision (judge) and again
+// after the calls' top-ups (guard): the top-ups add launches the stored
+// guard rows are computed from, and a resumed study judges on all the
+// stored launches, so the guard must be judged on those too, else a
+// study ships what its own guard row calls significantly slower and its
+// resume refuses it.
+func (s *loop) judgeGuardSizes(res *Result) {
+	w, base := res.Winner, res.Baseline
+	res.Guards = nil
 	for _, g := range s.guardSizes() {
 		gc := model.Compare(base.ConfirmOf(g.op), w.ConfirmOf(g.op), []int64{g.bytes}, s.opts.Stats)
 		res.Guards = append(res.Guards, GuardCheck{Op: g.op, Bytes: g.bytes, Comparison: gc})

@@ -144,6 +144,11 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	if err := s.topUpCalls(ctx, res); err != nil {
 		return err
 	}
+	if res.Winner != nil && res.Decision != nil {
+		// The top-ups added confirmation launches: the guard sizes are
+		// judged again on all of them, as the stored rows and a resume are.
+		s.judgeGuardSizes(res)
+	}
 	if !res.Recommend || res.Winner == nil || len(s.opts.GuardOps) == 0 {
 		s.judgeGuards(res, nil)
 		s.refuseSlowPart(res)

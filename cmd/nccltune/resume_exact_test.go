@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -393,6 +394,42 @@ func checkSameDecision(t *testing.T, s, whole studyState) {
 			got.Ending, got.Speedup, got.SpeedupCI, got.CILevel.Label(), got.PValue, lookOf(got.Reason),
 			want.Ending, want.Speedup, want.SpeedupCI, want.CILevel.Label(), want.PValue, lookOf(want.Reason))
 	}
+	// The guard sizes' rows: judged on the same launches, the same rows.
+	if !reflect.DeepEqual(got.Guards, want.Guards) {
+		t.Errorf("resumed guard rows %+v\nuninterrupted %+v", got.Guards, want.Guards)
+	}
+}
+
+// guardedAfterTopUps is decidedOnSixLaunches with seed 1 and a guard
+// size: its confirmation recommends on 6 launches per arm, where all_reduce
+// at 2M is not yet significantly slower, and the calls' top-ups then make
+// it so (+6.2 % time on 8 launches per arm).
+var guardedAfterTopUps = refusalStudy{
+	args: []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "1",
+		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:100", "--calls", "all_reduce:327680:50", "--guard", "2M"},
+	name: "s1-all_reduce",
+}
+
+// A study does not ship a config its own stored guard row calls
+// significantly slower by more than the minimum effect. The guard sizes
+// were judged at the confirmation's decision only, on the launches made
+// so far, while the rows were computed after the calls' top-ups on all of
+// them: this study recommended NCCL_ALGO=allreduce:Tree
+// NCCL_MAX_NCHANNELS=1 NCCL_PROTO=allreduce:Simple with all_reduce 2M
+// +6.2 % slower in its own table.
+func TestNoShipPastSlowGuardRow(t *testing.T) {
+	t.Parallel()
+	whole := guardedAfterTopUps.whole(t, 0)
+	r := whole.study.Recommendation
+	if r == nil || len(r.Guards) == 0 {
+		t.Fatalf("the study stored no decision or no guard rows: %+v", r)
+	}
+	for _, g := range r.Guards {
+		if r.Ending == vocab.EndingRecommended && g.Significant && g.Speedup <= 1/(1+vocab.DefaultMinEffect) {
+			t.Errorf("recommended %s (%s) while its guard row at %d bytes is significantly slower (×%.4f, p=%.3g, %d+%d launches)",
+				nccl.Config(r.Env), r.Reason, g.Bytes, g.Speedup, g.PValue, g.BaselineLaunches, g.CandidateLaunches)
+		}
+	}
 }
 
 // A study interrupted at its explain launch, after its decision and its
@@ -405,7 +442,7 @@ func checkSameDecision(t *testing.T, s, whole studyState) {
 // ×1.55 [1.45, 1.61] (95% CI) on 8.
 func TestResumeAtExplainDecidesAsWhole(t *testing.T) {
 	t.Parallel()
-	for _, rs := range []refusalStudy{decidedOnSixLaunches, threeConfirmations} {
+	for _, rs := range []refusalStudy{decidedOnSixLaunches, threeConfirmations, guardedAfterTopUps} {
 		t.Run(rs.name, func(t *testing.T) {
 			t.Parallel()
 			whole := rs.whole(t, 0)
