@@ -750,22 +750,14 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 		}
 		if len(g.Logged) > 0 {
 			// In the rows' order (loggedRows sorts them), each study once.
-			var sizes []string
-			for _, n := range slices.Sorted(slices.Values(g.Logged)) {
-				sizes = append(sizes, strconv.FormatInt(n, 10))
-			}
-			by := slices.Compact(slices.Sorted(slices.Values(g.LoggedBy)))
+			sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
 			text = append(text, fmt.Sprintf("%s bytes: the process's own NCCL choice at that exact size, as its log recorded it (study %s), channels 0; these rows come first, since the plugin takes the first row that matches",
-				strings.Join(sizes, ", "), strings.Join(by, ", ")))
+				sizes, by))
 		}
 		if len(g.Called) > 0 {
-			var sizes []string
-			for _, n := range slices.Sorted(slices.Values(g.Called)) {
-				sizes = append(sizes, strconv.FormatInt(n, 10))
-			}
-			by := slices.Compact(slices.Sorted(slices.Values(g.CalledBy)))
+			sizes, by := sizesAndStudies(g.Called, g.CalledBy)
 			text = append(text, fmt.Sprintf("%s bytes: sizes the process calls inside a proven range, where NCCL's plan with the recommendation differs from the range's power of two; each row gives the algorithm, protocol and channels NCCL chose at that exact size, read there by study %s (its check of the calls at their own sizes); these rows come first",
-				strings.Join(sizes, ", "), strings.Join(by, ", ")))
+				sizes, by))
 		}
 		text = append(text, TunerColumns)
 		if err := writeTunerComments(w, text); err != nil {
@@ -1008,4 +1000,15 @@ func wrap(text string, width int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// sizesAndStudies are exact-size rows' sizes in bytes, ascending, and the
+// studies that gave them, each once, for the CSV header: "81920, 327680"
+// and "s1, s2".
+func sizesAndStudies(sizes []int64, studies []string) (string, string) {
+	var out []string
+	for _, n := range slices.Sorted(slices.Values(sizes)) {
+		out = append(out, strconv.FormatInt(n, 10))
+	}
+	return strings.Join(out, ", "), strings.Join(slices.Compact(slices.Sorted(slices.Values(studies))), ", ")
 }
