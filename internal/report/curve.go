@@ -190,7 +190,7 @@ func (c Curve) IntervalText() string {
 	if c.MinMax {
 		return "min–max"
 	}
-	return fmt.Sprintf("%.0f%% CI", 100*c.Confidence)
+	return store.CILevel(c.Confidence).Label()
 }
 
 // LegendText is the curve's legend entry: its config, then how many

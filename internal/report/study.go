@@ -90,7 +90,7 @@ func (s *Study) Candidate() *store.Trial {
 	// the other trial with confirmation launches, but for those a study
 	// not yet decided refused already (it confirms another one since).
 	refused := func(id uint64) bool {
-		return s.Study.Recommendation == nil && slices.ContainsFunc(s.Study.Refusals, func(r store.Refusal) bool { return r.TrialID == id })
+		return slices.ContainsFunc(s.Study.Refusals, func(r store.Refusal) bool { return r.TrialID == id })
 	}
 	for _, l := range s.Launches {
 		if l.Phase != vocab.PhaseConfirm || (base != nil && l.TrialID == base.ID) || refused(l.TrialID) {

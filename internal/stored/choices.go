@@ -118,7 +118,7 @@ func isDebugPhase(p string) bool { return p == vocab.PhaseExplain || p == vocab.
 func CalledChoices(s *store.Study, launches []*store.Launch) []benchfmt.Choice {
 	r := s.Recommendation
 	w := s.Parts()
-	if r == nil || r.TrialID == 0 || !r.Significant || !w.Timed() {
+	if r == nil || r.TrialID == 0 || ConclusionOf(s).Keeps() || !w.Timed() {
 		return nil
 	}
 	plans := map[nccl.Op]nccl.Plan{}
