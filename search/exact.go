@@ -165,7 +165,7 @@ func (s *loop) exactLeft() int {
 	if s.exactDone {
 		return 0
 	}
-	if len(s.refusedTrials) > 0 {
+	if len(s.refusedAt) > 0 {
 		return s.exactOwed()
 	}
 	return s.opts.exactHeld()
@@ -321,13 +321,7 @@ func ladderOf(lads []exactLadder, c exactCall) exactLadder {
 
 // planNear is p's choice at the size nccl-tests ran for b
 // (nccl.LadderSize).
-func planNear(p nccl.Plan, b int64) (nccl.Choice, bool) {
-	x, ok := nccl.LadderSize(p.Sizes(), b)
-	if !ok {
-		return nccl.Choice{}, false
-	}
-	return p[x], true
-}
+func planNear(p nccl.Plan, b int64) (nccl.Choice, bool) { return p.AtCall(b, (b+1)/2) }
 
 // measureExact measures calls at their own sizes, one ladder launch of
 // each arm at a time, interleaved, up to callLooks looks of GuardLaunches

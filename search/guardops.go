@@ -82,7 +82,7 @@ func (s *loop) guardLeft() int {
 	if s.guardsDone {
 		return 0
 	}
-	if len(s.refusedTrials) > 0 {
+	if len(s.refusedAt) > 0 {
 		// A confirmation after a refusal: the reserve was the first
 		// candidate's; the next one's guard launches are owed afresh.
 		return s.guardOwed()

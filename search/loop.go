@@ -82,12 +82,12 @@ type loop struct {
 	timeCut bool
 	// version is NCCL's version as the launches print it ("" until one did).
 	version string
-	// refusedTrials are the candidates refusals ruled out (ruledOut),
-	// refusedAt the sites where each was refused (noteRefused); forced is the next candidate to confirm in place of the ranking's
-	// (a refused list's per-function form), nil when none.
-	refusedTrials []*Trial
-	refusedAt     map[*Trial]refusedSites
-	forced        *Trial
+	// refusedAt are the candidates refusals ruled out (ruledOut), with
+	// the sites where each was refused (noteRefused); forced is the next
+	// candidate to confirm in place of the ranking's (a refused list's
+	// per-function form), nil when none.
+	refusedAt map[*Trial]refusedSites
+	forced    *Trial
 	// restarted are the refusals a resumed study restored (restore): a
 	// confirmation after the last of them was under way.
 	restarted []Refusal
@@ -192,11 +192,7 @@ func (s *loop) restore(refused []Refusal) error {
 		return fmt.Errorf("the last stored refusal (trial %d) says nothing of the confirmation that followed it; the study cannot resume: start it again", refused[len(refused)-1].Trial.Number)
 	}
 	for _, r := range refused {
-		s.rank.refused = append(s.rank.refused, r.SlowerAt...)
-		s.noteRefused(r.Trial, r.SlowerAt, r.Trial)
-		if r.ScopedFrom != nil {
-			s.noteRefused(r.ScopedFrom, r.SlowerAt, r.Trial)
-		}
+		s.noteRefusal(r)
 	}
 	s.rank.forget()
 	s.restarted, s.exactDone = refused, last.ExactDone

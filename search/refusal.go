@@ -41,11 +41,11 @@ func refusable(res *Result) bool {
 // only launches: a trial it leaves is confirmed and guarded as any
 // candidate before it ships.
 func (s *loop) ruledOut(t *Trial) bool {
-	if len(s.refusedTrials) == 0 {
+	if len(s.refusedAt) == 0 {
 		return false
 	}
 	f := s.plan.family(t.Config)
-	for _, r := range s.refusedTrials {
+	for r := range s.refusedAt {
 		if r == t {
 			return true
 		}
@@ -86,7 +86,6 @@ type refusedSites struct {
 // lists). A refusal without sites, or one of a trial refused before
 // without sites or as another trial, rules out t's whole family.
 func (s *loop) noteRefused(t *Trial, sites []Site, measured *Trial) {
-	s.refusedTrials = append(s.refusedTrials, t)
 	if s.refusedAt == nil {
 		s.refusedAt = map[*Trial]refusedSites{}
 	}
@@ -120,12 +119,7 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	sites := res.Refused[len(res.Refused)-1].SlowerAt
-	s.noteRefused(w, sites, w)
-	if res.ScopedFrom != nil {
-		s.noteRefused(res.ScopedFrom, sites, w)
-	}
-	s.rank.refused = append(s.rank.refused, sites...)
+	s.noteRefusal(res.Refused[len(res.Refused)-1])
 	s.rank.forget()
 	base := res.Baseline
 	if forced == nil && s.promising(base) == nil {
@@ -432,4 +426,15 @@ func (s *loop) nextPerFunction() (*Trial, error) {
 		return s.addTrial(cfg, vocab.RoleExplore)
 	}
 	return nil, nil
+}
+
+// noteRefusal rules out r's trial, and the global list it was scoped
+// from, at r's sites, and ranks after the others what exploration
+// measured slower there (nextAfterRefusal, and restore on a resume).
+func (s *loop) noteRefusal(r Refusal) {
+	s.noteRefused(r.Trial, r.SlowerAt, r.Trial)
+	if r.ScopedFrom != nil {
+		s.noteRefused(r.ScopedFrom, r.SlowerAt, r.Trial)
+	}
+	s.rank.refused = append(s.rank.refused, r.SlowerAt...)
 }

@@ -154,7 +154,7 @@ func TestNotSettledWithCandidateLeft(t *testing.T) {
 	refused := explored(1, vocab.RoleExplore, nccl.Config{"NCCL_MAX_NCHANNELS": "1"}, 60)
 	explored(2, vocab.RoleExplore, nccl.Config{"NCCL_PROTO": "Simple"}, 80)
 	s.seq = 30
-	s.refusedTrials = []*Trial{refused}
+	s.noteRefused(refused, nil, refused)
 	d := model.PlanConfirm(6, 6, 0.05)
 	res := &Result{Baseline: base, Winner: refused, Stopped: "space", Ending: vocab.EndingOpRegression, Design: &d, Looks: 1}
 	s.settle(res)
@@ -162,7 +162,7 @@ func TestNotSettledWithCandidateLeft(t *testing.T) {
 		t.Errorf("settled %q with NCCL_PROTO=Simple unconfirmed (unspent %d)", res.Settled, res.Unspent)
 	}
 	// Once no candidate is left, the same ending is settled.
-	s.refusedTrials = append(s.refusedTrials, s.trials[2])
+	s.noteRefused(s.trials[2], nil, s.trials[2])
 	s.rank.forget()
 	res.Settled = ""
 	s.settle(res)
