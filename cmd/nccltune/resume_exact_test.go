@@ -401,9 +401,10 @@ func checkSameDecision(t *testing.T, s, whole studyState) {
 }
 
 // guardedAfterTopUps is decidedOnSixLaunches with seed 1 and a guard
-// size: its confirmation recommends on 6 launches per arm, where all_reduce
-// at 2M is not yet significantly slower, and the calls' top-ups then make
-// it so (+6.2 % time on 8 launches per arm).
+// size: its first confirmation recommends on 6 launches per arm, where
+// all_reduce at 2M is not yet significantly slower, and the calls' top-ups
+// then make it so (+6.2 % time on 8 launches per arm): the guard, judged
+// again, refuses it, and the study recommends the next candidate.
 var guardedAfterTopUps = refusalStudy{
 	args: []string{"search", "--sim", "h200-loopback", "--np", "4", "--seed", "1",
 		"--calls", "all_reduce:10240:760", "--calls", "all_reduce:81920:100", "--calls", "all_reduce:327680:50", "--guard", "2M"},
@@ -423,6 +424,10 @@ func TestNoShipPastSlowGuardRow(t *testing.T) {
 	r := whole.study.Recommendation
 	if r == nil || len(r.Guards) == 0 {
 		t.Fatalf("the study stored no decision or no guard rows: %+v", r)
+	}
+	// The path: a candidate refused at the guard size after the top-ups.
+	if len(r.Refusals) == 0 || r.Refusals[0].Ending != vocab.EndingGuard {
+		t.Fatalf("no candidate was refused at the guard size (refusals %+v): the seed no longer takes the path", r.Refusals)
 	}
 	for _, g := range r.Guards {
 		if r.Ending == vocab.EndingRecommended && g.Significant && g.Speedup <= 1/(1+vocab.DefaultMinEffect) {
