@@ -30,7 +30,7 @@ func TestCallsAtTheirOwnSize(t *testing.T) {
 		if tr.worst > 1.05 {
 			t.Errorf("seed %d: shipped %s, %.1f%% slower at %s (%s)", seed, res.Env(), 100*(tr.worst-1), tr.at, res.Reason)
 		}
-		if tr.worst <= 1.05 && tr.step <= 1.05*safeStep {
+		if tr.bestSafe(safeStep) {
 			best++
 		}
 		for _, r := range res.Refused {

@@ -72,6 +72,14 @@ type stepTruth struct {
 	at          string
 }
 
+// unsafe reports whether the config makes a call more than 5 % slower
+// than NCCL's defaults: the tables' "unsafe".
+func (s stepTruth) unsafe() bool { return s.worst > 1.05 }
+
+// bestSafe reports whether the config is safe and within 5 % of the best
+// safe step time, safeStep: the tables' "best safe".
+func (s stepTruth) bestSafe(safeStep float64) bool { return !s.unsafe() && s.step <= 1.05*safeStep }
+
 // calledSizes are the sizes in bytes a part's process calls with the calls
 // per step at each (Logged, LoggedCalls): where the truth judges a config,
 // as outside checks do with traces whose sizes are not powers of two. A
@@ -259,7 +267,7 @@ func runTimedQuality(t testing.TB, f timedFabric, timed bool, first int64, seeds
 				t.Logf("%s timed=%v seed %d: %s is %.1f%% slower at %s (%s)", f.name, timed, seed, res.Env(), 100*(tr.worst-1), tr.at, res.Ending)
 			}
 		}
-		if tr.worst <= 1.05 && tr.step <= safeStep*1.05 {
+		if tr.bestSafe(safeStep) {
 			q.best++
 		} else if testing.Verbose() && tr.worst <= 1.05 {
 			t.Logf("%s timed=%v seed %d: %s (%s) is ×%.2f of the best safe step time; refused %d", f.name, timed, seed, res.Env(), res.Ending, tr.step/safeStep, len(res.Refused))

@@ -45,7 +45,7 @@ func missClass(p *sim.Profile, w nccl.Workload, safeStep float64, res *Result) s
 	version := p.NCCLVersion
 	isBest := func(cfg nccl.Config) bool {
 		for _, c := range []nccl.Config{cfg, scopeForm(cfg, w, version)} {
-			if tr := timedTruth(p, w, c); tr.worst <= 1.05 && tr.step <= 1.05*safeStep {
+			if tr := timedTruth(p, w, c); tr.bestSafe(safeStep) {
 				return true
 			}
 		}

@@ -230,7 +230,7 @@ func TestUnseenFabrics(t *testing.T) {
 		t.Logf("  %s", q)
 		if *unseenExplain {
 			for k, res := range q.results {
-				if tr := timedTruth(prof, w, res.Env()); tr.worst <= 1.05 && tr.step <= 1.05*safeStep {
+				if tr := timedTruth(prof, w, res.Env()); tr.bestSafe(safeStep) {
 					continue
 				}
 				m := missClass(prof, w, safeStep, res)
@@ -334,7 +334,7 @@ func TestCallsKeepTheirLooks(t *testing.T) {
 					seed, res.Winner.Config, p.Part, n, held, res.Reason)
 			}
 		}
-		if tr := timedTruth(prof, w, res.Env()); tr.worst <= 1.05 && tr.step <= 1.05*safeStep {
+		if tr := timedTruth(prof, w, res.Env()); tr.bestSafe(safeStep) {
 			best++
 		}
 	}
@@ -395,7 +395,7 @@ func TestRefusalConfirmsAtCallsOwnSize(t *testing.T) {
 			t.Errorf("confirmed %s after %s was refused for a reduce_scatter: the same knobs beside the lists (%s)", r.Trial.Config, first.Trial.Config, r.Reason)
 		}
 	}
-	if tr := timedTruth(prof, w, res.Env()); tr.worst > 1.05 || tr.step > 1.05*safeStep {
+	if tr := timedTruth(prof, w, res.Env()); !tr.bestSafe(safeStep) {
 		t.Errorf("shipped %s: worst %.3f at %s, step ×%.2f of the best safe one's", res.Env(), tr.worst, tr.at, tr.step/safeStep)
 	}
 }
@@ -426,7 +426,7 @@ func TestSlowerSomewhereByNoise(t *testing.T) {
 	prof := f.launcher(t, 0).prof
 	safe, safeStep, _, _ := bestSafe(prof, w, DefaultSpace(), prof.NCCLVersion)
 	res := f.timedStudy(t, w, 4)
-	if tr := timedTruth(prof, w, res.Env()); tr.worst > 1.05 || tr.step > 1.05*safeStep {
+	if tr := timedTruth(prof, w, res.Env()); !tr.bestSafe(safeStep) {
 		t.Errorf("shipped %s (%s: %s), %d launches unspent: step ×%.2f of the best safe %s's, worst %.3f at %s",
 			res.Env(), res.Ending, res.Reason, res.Unspent, tr.step/safeStep, safe, tr.worst, tr.at)
 	}
@@ -480,7 +480,7 @@ func TestRefusalSparesAnotherPlan(t *testing.T) {
 	if len(res.Refused) == 0 {
 		t.Errorf("no refusal at seed 5 (%s: %s): the test no longer reaches a confirmation after a refusal", res.Ending, res.Reason)
 	}
-	if tr := timedTruth(prof, w, res.Env()); tr.worst > 1.05 || tr.step > 1.05*safeStep {
+	if tr := timedTruth(prof, w, res.Env()); !tr.bestSafe(safeStep) {
 		t.Errorf("shipped %s (%s: %s), %d launches unspent: step ×%.2f of the best safe %s's, worst %.3f at %s",
 			res.Env(), res.Ending, res.Reason, res.Unspent, tr.step/safeStep, safe, tr.worst, tr.at)
 	}
