@@ -448,8 +448,8 @@ func (s *loop) refuseExact(res *Result, c exactCall, why string, slower bool) {
 		res.Parts[c.part].NotShownSafe = !slower
 	}
 	res.Recommend, res.Ending = false, vocab.EndingOpRegression
-	res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe at its own size for its call %s of %d bytes, measured at %s: %s; keep NCCL's defaults",
-		res.Winner.Config, c.op, c.bytes, nccl.FormatSize(c.at), why)
+	res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe at its own size for its call %s of %d bytes, measured at %s: %s%s; keep NCCL's defaults",
+		res.Winner.Config, c.op, c.bytes, nccl.FormatSize(c.at), why, s.rareCallAdvice(s.opts.Parts()[c.part]))
 }
 
 // readExact makes one debug launch of t over ladder l and keeps NCCL's
