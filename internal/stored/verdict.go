@@ -238,7 +238,11 @@ func RefusalLines(refusals []store.Refusal) []string {
 		if i := strings.LastIndex(why, "; keep "); i >= 0 {
 			why = why[:i]
 		}
-		out = append(out, fmt.Sprintf("refused earlier (its speedup %s): %s", SpeedupText(f.Speedup, f.SpeedupCI), why))
+		speedup := SpeedupText(f.Speedup, f.SpeedupCI)
+		if f.SpeedupCI[0] > 0 && f.SpeedupCI[1] > 0 {
+			speedup += ", " + f.CILevel.Label()
+		}
+		out = append(out, fmt.Sprintf("refused earlier (its speedup %s): %s", speedup, why))
 	}
 	return out
 }

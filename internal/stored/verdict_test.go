@@ -1,6 +1,7 @@
 package stored
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -127,5 +128,24 @@ func TestConfirmationSpan(t *testing.T) {
 		if from, to := ConfirmationSpan(c.s, c.seq); from != c.from || to != c.to {
 			t.Errorf("ConfirmationSpan(%d) = %d, %d; want %d, %d", c.seq, from, to, c.from, c.to)
 		}
+	}
+}
+
+// TestRefusalLinesSayTheLevel: a refused candidate's interval says the
+// level it was taken at, as the recommendation's does; an old record
+// without one says so, and a failed candidate (no interval) says none.
+func TestRefusalLinesSayTheLevel(t *testing.T) {
+	got := RefusalLines([]store.Refusal{
+		{Reason: "A is faster but slower for its call x; keep NCCL's defaults", Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, CILevel: 0.9642},
+		{Reason: "B is faster but slower for its call y", Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.2}},
+		{Reason: "C failed", Speedup: 1, SpeedupCI: [2]float64{}},
+	})
+	want := []string{
+		"refused earlier (its speedup ×1.20 [1.10, 1.30], 96.42% CI): A is faster but slower for its call x",
+		"refused earlier (its speedup ×1.10 [1.05, 1.20], CI at an unrecorded level): B is faster but slower for its call y",
+		"refused earlier (its speedup ×1.00): C failed",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
