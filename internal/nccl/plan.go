@@ -127,11 +127,20 @@ func NormName(s string) string {
 	return strings.ReplaceAll(strings.ToUpper(strings.TrimSpace(s)), "_", "")
 }
 
-// The protocols and algorithms NCCL knows, normalised.
+// The protocols and algorithms NCCL knows (knob.go's lists, the one
+// home of their names), normalised.
 var (
-	planProtos = []string{"LL", "LL128", "SIMPLE"}
-	planAlgos  = []string{"TREE", "RING", "COLLNETDIRECT", "COLLNETCHAIN", "NVLS", "NVLSTREE", "PAT"}
+	planProtos = normNames(protocols)
+	planAlgos  = normNames(algorithms)
 )
+
+func normNames(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = NormName(n)
+	}
+	return out
+}
 
 // Status says whether NCCL's defaults enable a protocol or an algorithm.
 type Status int
