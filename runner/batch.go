@@ -12,7 +12,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -153,7 +152,7 @@ func (s Spec) CheckBatchPlanSeen() error {
 // writeBatchPlan writes the spec's plan into dir, named for this launch
 // (launches may share a --work-dir), and returns its path.
 func writeBatchPlan(dir string, p *BatchPlan) (string, error) {
-	path := filepath.Join(dir, fmt.Sprintf("nccltune-batch-%d.json", time.Now().UnixNano()))
+	path := filepath.Join(dir, launchFileName("nccltune-batch"))
 	err := outfile.Write(path, nil, func(w io.Writer) error { return json.NewEncoder(w).Encode(p) })
 	if err != nil {
 		return "", fmt.Errorf("writing the batch plan to %s: %w", dir, err)

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -260,16 +261,65 @@ type launchFiles struct {
 	jsonPath string
 	// planPath is the batch plan written for this launch ("" for none).
 	planPath string
-	// tmpDir is the directory made for this launch (none when the spec
-	// names a WorkDir); removeDir removes it with everything in it, also
-	// at an exit that runs no deferred calls (outfile.RemoveAtExit).
+	// ownFiles says jsonPath and planPath are in the process's launch
+	// directory (launchDir): cleanup removes them, as readJSON and cleanup
+	// remove them from a WorkDir.
+	ownFiles bool
+	// tmpDir is the directory made for this launch alone, for the torch
+	// script nccltune writes under its fixed name (none otherwise);
+	// removeDir removes it with everything in it, also at an exit that
+	// runs no deferred calls (outfile.RemoveAtExit).
 	tmpDir    string
 	removeDir func()
 }
 
+// launchDir is the temporary directory this process's launches write
+// their JSON output and batch plans to when the spec names no WorkDir:
+// made at the first launch that needs it, not once per launch (a search
+// makes thousands of launches; a mkdir and a rmdir each were a good part
+// of the CPU they cost), and removed at exit (outfile.RemoveAtExit, whose
+// RemoveTemps main calls on every exit path). The files in it are named
+// uniquely per launch (launchFileName) and removed after their launch.
+var launchDir struct {
+	sync.Mutex
+	path string
+}
+
+// processLaunchDir returns launchDir's path, making the directory if
+// there is none yet or if it went away (a /tmp cleaner, RemoveTemps).
+func processLaunchDir() (string, error) {
+	launchDir.Lock()
+	defer launchDir.Unlock()
+	if launchDir.path != "" {
+		if fi, err := os.Stat(launchDir.path); err == nil && fi.IsDir() {
+			return launchDir.path, nil
+		}
+	}
+	d, err := os.MkdirTemp("", "nccltune-launch-")
+	if err != nil {
+		return "", fmt.Errorf("making a directory for the benchmark's JSON output: %w (set TMPDIR to a writable directory, or give --work-dir)", err)
+	}
+	outfile.RemoveAtExit(d)
+	launchDir.path = d
+	return d, nil
+}
+
+// launchSeq numbers this process's launch files: launches run
+// concurrently (a study's parallel searches, tests), and two may start
+// in the same clock tick.
+var launchSeq atomic.Uint64
+
+// launchFileName is a name no other launch of this process, nor of
+// another process sharing the directory (a WorkDir), uses: the pid, a
+// sequence number, and the time.
+func launchFileName(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d-%d.json", prefix, os.Getpid(), launchSeq.Add(1), time.Now().UnixNano())
+}
+
 // prepareLaunchFiles chooses the JSON output path (with perIter) and
 // writes nccltune's torch script (when the spec names none), in the
-// spec's WorkDir or a directory of the launch's own.
+// spec's WorkDir, a directory of the launch's own (for the torch script)
+// or the process's launch directory (processLaunchDir).
 func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 	var f launchFiles
 	needScript := spec.torch() && spec.TorchScript == ""
@@ -277,15 +327,25 @@ func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 		return f, nil
 	}
 	dir := spec.WorkDir
-	if dir == "" {
+	switch {
+	case dir != "":
+	case needScript:
+		// The script has a fixed name (TorchScriptName): a directory of
+		// its own keeps concurrent launches from sharing one.
 		d, err := os.MkdirTemp("", "nccltune-launch-")
 		if err != nil {
 			return f, fmt.Errorf("making a directory for the benchmark's JSON output: %w", err)
 		}
 		dir, f.tmpDir, f.removeDir = d, d, outfile.RemoveAtExit(d)
+	default:
+		d, err := processLaunchDir()
+		if err != nil {
+			return f, err
+		}
+		dir, f.ownFiles = d, true
 	}
 	if perIter {
-		f.jsonPath = filepath.Join(dir, fmt.Sprintf("launch-%d.json", time.Now().UnixNano()))
+		f.jsonPath = filepath.Join(dir, launchFileName("launch"))
 	}
 	if needScript {
 		path, err := WriteTorchScript(dir)
@@ -307,7 +367,8 @@ func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 }
 
 // readJSON returns what the benchmark wrote to the JSON file, if
-// anything, and removes a file left in the user's WorkDir.
+// anything, and removes the file unless it is in the launch's own
+// directory (cleanup removes that).
 func (f launchFiles) readJSON() []byte {
 	if f.jsonPath == "" {
 		return nil
@@ -323,9 +384,19 @@ func (f launchFiles) readJSON() []byte {
 }
 
 func (f launchFiles) cleanup() {
-	if f.removeDir != nil {
+	switch {
+	case f.removeDir != nil:
 		f.removeDir()
-	} else if f.planPath != "" {
+	case f.ownFiles:
+		// This launch's files in the process's launch directory: removed
+		// also where readJSON never ran (the command did not start).
+		if f.jsonPath != "" {
+			os.Remove(f.jsonPath)
+		}
+		if f.planPath != "" {
+			os.Remove(f.planPath)
+		}
+	case f.planPath != "":
 		os.Remove(f.planPath) // the plan is this launch's alone: not left in the user's work dir
 	}
 }

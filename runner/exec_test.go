@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/outfile"
 )
 
 // The test binary doubles as a fake benchmark: with FAKE_BENCH set it
@@ -22,7 +23,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("FAKE_BENCH"); mode != "" {
 		os.Exit(fakeBench(mode, os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	outfile.RemoveTemps() // the launch directory (processLaunchDir)
+	os.Exit(code)
 }
 
 func fixture(name string) []byte {
@@ -203,6 +206,71 @@ func TestRunPerIterationJSON(t *testing.T) {
 	row := l.Result.Rows[len(l.Result.Rows)-1]
 	if row.Out.Iter == nil || len(row.Out.Iter.TimesUS) != 20 {
 		t.Fatalf("per-iteration samples not taken from the JSON: %+v", row.Out.Iter)
+	}
+}
+
+// TestLaunchesShareOneDirectory: launches without a WorkDir write their
+// JSON to one directory for the process, not to one made per launch (a
+// mkdir and a rmdir per launch were a good part of a search's CPU), each
+// under a name of its own, removed once the launch is read.
+func TestLaunchesShareOneDirectory(t *testing.T) {
+	var dirs []string
+	for i := 0; i < 2; i++ {
+		spec := fakeSpec(t, "ok-json")
+		spec.PerIter = true
+		l, err := Run(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Outcome != benchfmt.OK || len(l.JSON) == 0 {
+			t.Fatalf("outcome %s (%s), %d JSON bytes", l.Outcome, l.Reason, len(l.JSON))
+		}
+		path := ""
+		for j, a := range l.Argv {
+			if a == "-J" && j+1 < len(l.Argv) {
+				path = l.Argv[j+1]
+			}
+		}
+		if path == "" {
+			t.Fatalf("argv %q names no JSON file", l.Argv)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("launch %d left its JSON file %s (stat: %v)", i, path, err)
+		}
+		dirs = append(dirs, filepath.Dir(path))
+	}
+	if dirs[0] != dirs[1] {
+		t.Errorf("the launches wrote to %s and %s; want one directory for the process", dirs[0], dirs[1])
+	}
+	if fi, err := os.Stat(dirs[0]); err != nil || !fi.IsDir() {
+		t.Errorf("the launch directory %s is gone before the process ends: %v", dirs[0], err)
+	}
+}
+
+// TestLaunchFileNamesUnique: launches running at once in one process
+// never share a file name.
+func TestLaunchFileNamesUnique(t *testing.T) {
+	const goroutines, each = 8, 200
+	names := make(chan string, goroutines*each)
+	done := make(chan struct{})
+	for g := 0; g < goroutines; g++ {
+		go func() {
+			for i := 0; i < each; i++ {
+				names <- launchFileName("launch")
+			}
+			done <- struct{}{}
+		}()
+	}
+	for g := 0; g < goroutines; g++ {
+		<-done
+	}
+	close(names)
+	seen := map[string]bool{}
+	for n := range names {
+		if seen[n] {
+			t.Fatalf("%s given twice", n)
+		}
+		seen[n] = true
 	}
 }
 

@@ -307,3 +307,25 @@ func TestVerifyTunerCSVGoneAfterSecondInterrupt(t *testing.T) {
 		t.Errorf("$TMPDIR still holds %v after the second Ctrl-C", names)
 	}
 }
+
+// TestNormalExitLeavesNothingInTMPDIR: a search that ends as it should
+// leaves $TMPDIR as it found it. Its launches share one directory for the
+// process (runner.processLaunchDir), which only the exit removes: main
+// must remove it on a normal exit too, not only after a second Ctrl-C.
+func TestNormalExitLeavesNothingInTMPDIR(t *testing.T) {
+	tmp := t.TempDir()
+	db := filepath.Join(t.TempDir(), "db")
+	p := startCLI(t, "", nil, []string{"TMPDIR=" + tmp}, "--db", db, "search", "--sim", "spark4",
+		"--band", "1M", "--seed", "1", "--budget", "15", "--confirm", "4")
+	if code, stderr := p.wait(); code != 0 {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	left, _ := os.ReadDir(tmp)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if len(names) != 0 {
+		t.Errorf("$TMPDIR still holds %v after the search ended", names)
+	}
+}

@@ -27,6 +27,9 @@ func main() {
 	if err != nil && !isSilent(err) {
 		reportError(os.Stderr, err)
 	}
+	// os.Exit runs no deferred calls, and some temporary files live as
+	// long as the process (runner's launch directory): remove them here.
+	outfile.RemoveTemps()
 	os.Exit(exitCode(err))
 }
 

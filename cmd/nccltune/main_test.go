@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/nccltune/nccltune/internal/launchflags"
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/runner"
 )
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 	overlapWaits()
 	simDir := useSmallSimulator()
 	code := m.Run()
+	outfile.RemoveTemps() // the runner's launch directory, made once per process
 	removeSharedStudies()
 	if simDir != "" {
 		os.RemoveAll(simDir)

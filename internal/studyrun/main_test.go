@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/store"
 )
@@ -13,7 +14,9 @@ import (
 // as the nccltune executable is.
 func TestMain(m *testing.M) {
 	sim.RunIfChild()
-	os.Exit(m.Run())
+	code := m.Run()
+	outfile.RemoveTemps() // the runner's launch directory, made once per process
+	os.Exit(code)
 }
 
 // openStore opens a new database in the test's temp dir.
