@@ -480,7 +480,11 @@ func startCLI(t *testing.T, exe string, cred *syscall.Credential, env []string, 
 		}
 	}
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(append(os.Environ(), cliChildEnv+"=1"), env...)
+	// A $TMPDIR of the test's own: a child the test kills (kill -9, a
+	// second Ctrl-C's forced exit aside) leaves its launch directory
+	// behind, and the test's $TMPDIR goes with the test. env may name
+	// another (it comes last, and the last of a name wins).
+	cmd.Env = append(append(os.Environ(), cliChildEnv+"=1", "TMPDIR="+t.TempDir()), env...)
 	cmd.Stdout = io.Discard
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
