@@ -103,3 +103,31 @@ func BenchmarkOpenClose(b *testing.B) {
 		}
 	})
 }
+
+// TestSkipSyncStillWrites: with SkipSync (tests only) a commit skips the
+// fdatasync but not the write: another handle on the file reads the
+// launch at once. (Not parallel: SkipSync is the process's.)
+func TestSkipSyncStillWrites(t *testing.T) {
+	defer func(old bool) { SkipSync = old }(SkipSync)
+	SkipSync = true
+	s := openWriter(t)
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trial{StudyID: st.ID}
+	if err := s.AddTrial(tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddLaunch(testLaunch(st.ID, tr.ID, 0, 10), testRaw(0)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(s.Path(), Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if ls, err := r.Launches(st.ID); err != nil || len(ls) != 1 {
+		t.Fatalf("another handle reads %d launches (%v), want 1", len(ls), err)
+	}
+}

@@ -413,11 +413,20 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	return s.transact(fn)
 }
 
+// SkipSync, when set, commits write transactions without bbolt's
+// fdatasync. Only tests set it, in the TestMain of packages that store
+// thousands of simulated launches: a process killed at any moment still
+// loses at most the transaction in flight (the written pages are in the
+// page cache), only a power cut could lose more, and their databases
+// need not outlive the test; the syncs were about a tenth of
+// cmd/nccltune's test time. nccltune never sets it.
+var SkipSync bool
+
 // transact is update's transaction; the caller holds the sidecar lock.
 func (s *Store) transact(fn func(tx *bolt.Tx) error) (err error) {
 	defer s.survive(&err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: writerWait, OpenFile: s.openExisting})
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: writerWait, OpenFile: s.openExisting, NoSync: SkipSync})
 	if err != nil {
 		return s.openError(err, writerWait)
 	}

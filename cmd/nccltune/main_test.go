@@ -18,6 +18,7 @@ import (
 	"github.com/nccltune/nccltune/internal/outfile"
 	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/runner"
+	"github.com/nccltune/nccltune/store"
 )
 
 // TestMain lets the test binary act as the simulated benchmark: commands
@@ -39,6 +40,9 @@ func TestMain(m *testing.M) {
 	becomeSubreaper()
 	overlapWaits()
 	simDir := useSmallSimulator()
+	// The in-process commands' databases need not survive a power cut;
+	// nccltune run as a process (startCLI) still syncs every commit.
+	store.SkipSync = true
 	code := m.Run()
 	outfile.RemoveTemps() // the runner's launch directory, made once per process
 	removeSharedStudies()

@@ -14,6 +14,7 @@ import (
 // as the nccltune executable is.
 func TestMain(m *testing.M) {
 	sim.RunIfChild()
+	store.SkipSync = true // test databases need not survive a power cut
 	code := m.Run()
 	outfile.RemoveTemps() // the runner's launch directory, made once per process
 	os.Exit(code)
