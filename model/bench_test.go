@@ -44,6 +44,11 @@ func BenchmarkPlanNext(b *testing.B) {
 // BenchmarkPlanConfirm: the design of a default search's confirmation (6
 // launches per arm first, up to 50), its boundaries found by bisection.
 func BenchmarkPlanConfirm(b *testing.B) {
+	// Without nominalLevels' cache, which would answer every call but the
+	// first: this measures the computation.
+	defer func(old int64) { maxCachedLevels = old }(maxCachedLevels)
+	maxCachedLevels = 0
+	levelsCache.Clear()
 	for b.Loop() {
 		PlanConfirm(6, 50, 0.05)
 	}

@@ -1,7 +1,11 @@
 package model
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -30,6 +34,33 @@ const boundaryGrid = 201
 // two-sided alpha spent is cum (increasing). A look that spends nothing
 // gets level 0.
 func nominalLevels(ts, cum []float64) []float64 {
+	// %v prints the shortest decimal that reads back as the same float64:
+	// equal keys are equal inputs.
+	key := fmt.Sprint(ts, cum)
+	if levels, ok := levelsCache.Load(key); ok {
+		return slices.Clone(levels.([]float64))
+	}
+	levels := computeNominalLevels(ts, cum)
+	if levelsCached.Add(1) <= maxCachedLevels {
+		levelsCache.Store(key, slices.Clone(levels))
+	}
+	return levels
+}
+
+// levelsCache keeps nominalLevels' results: a search plans the same few
+// confirmation designs (PlanConfirm) over and over, and each costs some
+// hundred thousand normal CDFs. Callers get a copy of their own.
+var levelsCache sync.Map // fmt.Sprint(ts, cum) → []float64
+
+// levelsCached counts the entries stored, up to maxCachedLevels: the
+// designs a process meets are few, but nothing else bounds the map.
+var (
+	levelsCached    atomic.Int64
+	maxCachedLevels int64 = 1024
+)
+
+// computeNominalLevels is nominalLevels without the cache.
+func computeNominalLevels(ts, cum []float64) []float64 {
 	z := distuv.UnitNormal
 	levels := make([]float64, len(ts))
 	var grid, dens []float64 // S at the previous look's grid points, and its density there (continuation only)

@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -120,5 +121,30 @@ func TestPlanConfirmLevelsEverywhere(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNominalLevelsCached: nominalLevels answers again from its cache
+// with exactly what computeNominalLevels computes, and each caller gets a
+// copy: changing one changes no later answer.
+func TestNominalLevelsCached(t *testing.T) {
+	d := PlanConfirm(6, 30, 0.05)
+	ts := []float64{0.2, 0.4, 0.7, 1}
+	cum := []float64{spent(0.05, 0.2), spent(0.05, 0.4), spent(0.05, 0.7), 0.05}
+	want := computeNominalLevels(ts, cum)
+	for i := 0; i < 3; i++ {
+		got := nominalLevels(ts, cum)
+		if !slices.Equal(got, want) {
+			t.Fatalf("call %d: %v, want %v", i, got, want)
+		}
+		got[0] = -1 // a caller's change to its copy
+	}
+	again := PlanConfirm(6, 30, 0.05)
+	if !slices.Equal(again.Levels, d.Levels) {
+		t.Errorf("PlanConfirm again: %v, first %v", again.Levels, d.Levels)
+	}
+	again.Levels[0] = -1
+	if PlanConfirm(6, 30, 0.05).Levels[0] == -1 {
+		t.Error("a caller's change to its design reached the next caller")
 	}
 }
