@@ -39,6 +39,9 @@ type exactCall struct {
 	op   nccl.Op
 	// bytes is the size the process calls; at the one it is measured at.
 	bytes, at int64
+	// calls are the calls per step at bytes alone (a part may merge
+	// several sizes measured at one power of two).
+	calls float64
 }
 
 // exactLadder is the sizes one debug launch reads: lo, 2·lo, … hi, of one
@@ -70,7 +73,7 @@ func (o Options) exactCalls() []exactCall {
 		if _, planned := p.Op.PerFunction(); !planned {
 			continue
 		}
-		for _, b := range p.Logged {
+		for k, b := range p.Logged {
 			// Below the smallest size nccl-tests runs on these ranks
 			// (MinBytes: one float, or an aligned share a rank for a
 			// gather), a launch at the call's own size times nothing: a
@@ -79,7 +82,11 @@ func (o Options) exactCalls() []exactCall {
 			// call under the real smallest size finds no row and is
 			// refused for lack of launches.)
 			if b != p.Band.Min && b >= p.Op.OrAllReduce().MinBytes(o.Ranks) {
-				out = append(out, exactCall{part: i, op: p.Op.OrAllReduce(), bytes: b, at: p.Band.Min})
+				calls := p.Calls // a part stored before LoggedCalls was
+				if len(p.LoggedCalls) == len(p.Logged) {
+					calls = p.LoggedCalls[k]
+				}
+				out = append(out, exactCall{part: i, op: p.Op.OrAllReduce(), bytes: b, at: p.Band.Min, calls: calls})
 			}
 		}
 	}
@@ -449,7 +456,7 @@ func (s *loop) refuseExact(res *Result, c exactCall, why string, slower bool) {
 	}
 	res.Recommend, res.Ending = false, vocab.EndingOpRegression
 	res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe at its own size for its call %s of %d bytes, measured at %s: %s%s; keep NCCL's defaults",
-		res.Winner.Config, c.op, c.bytes, nccl.FormatSize(c.at), why, s.rareCallAdvice(s.opts.Parts()[c.part]))
+		res.Winner.Config, c.op, c.bytes, nccl.FormatSize(c.at), why, s.rareCallAdvice(c.calls))
 }
 
 // readExact makes one debug launch of t over ladder l and keeps NCCL's

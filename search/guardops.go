@@ -412,7 +412,7 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	if wh := whos[worst]; wh.part {
 		res.Parts[wh.i].Refused = true
 		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its call %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g%s); keep NCCL's defaults",
-			w.Config, res.Parts[wh.i].Part, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, s.rareCallAdvice(res.Parts[wh.i].Part))
+			w.Config, res.Parts[wh.i].Part, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, s.rareCallAdvice(res.Parts[wh.i].Part.Calls))
 		return
 	}
 	g := &res.OpGuards[whos[worst].i]
@@ -439,30 +439,31 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 		p.Refused, p.NotShownSafe = true, true
 		res.Recommend, res.Ending = false, vocab.EndingOpRegression
 		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%%s); keep NCCL's defaults, or raise --budget to measure it longer",
-			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, s.rareCallAdvice(p.Part))
+			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, s.rareCallAdvice(p.Part.Calls))
 		return
 	}
 }
 
-// rareCallAdvice is what a refusal for call p adds when p is under 1 % of
-// the workload's calls: every call the log holds is guarded, a start-up
+// rareCallAdvice is what a refusal for a call made calls times a step
+// adds when that is under 1 % of the workload's calls (a call's own count
+// when it is judged at its own size, its part's at the power of two): every call the log holds is guarded, a start-up
 // call too (a 1 MiB broadcast made once refused ×1.2 a step on the real
 // loopback), and only the user knows whether the process makes it in its
 // steps or once; the study never drops a logged call on its own. It goes
 // inside the refusal's parenthesis, before "; keep …": the line that
 // tells of a refusal a later confirmation followed (stored.RefusalLines)
 // drops that advice, not this.
-func (s *loop) rareCallAdvice(p nccl.Part) string {
+func (s *loop) rareCallAdvice(calls float64) string {
 	var total float64
 	for _, q := range s.opts.Parts() {
 		total += q.Calls
 	}
-	if p.Calls <= 0 || 100*p.Calls >= total {
+	if calls <= 0 || 100*calls >= total {
 		return ""
 	}
 	// %g writes a million calls as 1e+06: counts are written in full.
 	count := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-	return fmt.Sprintf("; it is %s of the log's %s calls: if the process makes it only once, at start-up, take it out of the workload's `calls:` list and search again", count(p.Calls), count(total))
+	return fmt.Sprintf("; it is %s of the log's %s calls: if the process makes it only once, at start-up, take it out of the workload's `calls:` list and search again", count(calls), count(total))
 }
 
 // refuseSlowPart refuses a recommendation that makes one of a hand

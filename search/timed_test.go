@@ -463,7 +463,7 @@ func TestRareCallAdvice(t *testing.T) {
 	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
 	s := newLoop(o.withHull())
 	for _, p := range w {
-		got := s.rareCallAdvice(p)
+		got := s.rareCallAdvice(p.Calls)
 		if want := p.Op == nccl.Broadcast; (got != "") != want {
 			t.Errorf("advice for %s = %q, want advice %v", p, got, want)
 		}
@@ -472,8 +472,26 @@ func TestRareCallAdvice(t *testing.T) {
 	w = callsOf(t, "all_reduce:10240:1041233", "broadcast:1M:1")
 	o.Workload, o.Band = w, Hull(w)
 	s = newLoop(o.withHull())
-	if got := s.rareCallAdvice(w[len(w)-1]); !strings.Contains(got, "it is 1 of the log's 1041234 calls") {
+	if got := s.rareCallAdvice(w[len(w)-1].Calls); !strings.Contains(got, "it is 1 of the log's 1041234 calls") {
 		t.Errorf("advice for a call of a million-call log = %q, want its counts in full", got)
+	}
+	// A call merged into a part with others at its power of two (95000
+	// and 131072 bytes both measured at 128K) is judged at its own size
+	// alone: its own count, not the part's, says whether it is rare.
+	w = callsOf(t, "all_reduce:1048576:560", "broadcast:95000:1", "broadcast:131072:30")
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	var rare []exactCall
+	for _, c := range o.exactCalls() {
+		if c.op == nccl.Broadcast && c.bytes == 95000 {
+			rare = append(rare, c)
+		}
+	}
+	if len(rare) != 1 || rare[0].calls != 1 {
+		t.Fatalf("the calls judged at their own sizes hold %+v for broadcast 95000, want one call of 1 a step (%+v)", rare, o.exactCalls())
+	}
+	s = newLoop(o.withHull())
+	if got := s.rareCallAdvice(rare[0].calls); !strings.Contains(got, "it is 1 of the log's 591 calls") {
+		t.Errorf("advice for the merged part's 95000-byte call = %q, want it counted alone", got)
 	}
 }
 
