@@ -380,7 +380,8 @@ type Refusal struct {
 	Ending string `json:"ending"`
 	Reason string `json:"reason"`
 	// Speedup and SpeedupCI are its confirmation's, over what the study
-	// scores (1 and [1, 1] when it failed before a look).
+	// scores (1 and no interval, [0, 0], when it failed before a look;
+	// records stored before 2026-12-05 13:00 have [1, 1] there).
 	Speedup   float64    `json:"speedup"`
 	SpeedupCI [2]float64 `json:"speedup_ci"`
 	// CILevel is the confidence SpeedupCI was taken at (Recommendation's).

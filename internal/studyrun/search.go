@@ -388,7 +388,10 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 // with where the confirmation after it began, for resume (refusalsOf
 // reads it back).
 func RefusalOf(f search.Refusal) store.Refusal {
-	r := store.Refusal{TrialID: f.Trial.ID, Env: f.Trial.Config.Clone(), Ending: f.Ending, Reason: f.Reason, Speedup: 1, SpeedupCI: [2]float64{1, 1}}
+	// A candidate that failed before a look has no interval: its speedup
+	// is 1 and its SpeedupCI stays zero, which every printer shows as
+	// none (a [1, 1] read as an interval with a level).
+	r := store.Refusal{TrialID: f.Trial.ID, Env: f.Trial.Config.Clone(), Ending: f.Ending, Reason: f.Reason, Speedup: 1}
 	if d := f.Decision; d != nil {
 		r.Speedup = store.FiniteOr(d.Speedup, 1)
 		r.SpeedupCI = [2]float64{store.FiniteOr(d.Lo, r.Speedup), store.FiniteOr(d.Hi, r.Speedup)}

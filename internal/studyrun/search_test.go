@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 	"github.com/nccltune/nccltune/search"
@@ -350,5 +351,17 @@ func TestOpGuardUnmeasuredIsNull(t *testing.T) {
 	}
 	if !math.IsNaN(float64(back.Speedup)) || !math.IsNaN(float64(back.SpeedupCI[0])) || !math.IsNaN(float64(back.PerSize[0].Speedup)) || back.PerSize[1].Speedup != 1.25 {
 		t.Errorf("read back %+v: want the unmeasured statistics NaN", back)
+	}
+}
+
+// TestFailedRefusalHasNoInterval: a candidate that failed before any look
+// of its confirmation has no interval; the refused-earlier line must not
+// show a made-up [1.00, 1.00] with a level.
+func TestFailedRefusalHasNoInterval(t *testing.T) {
+	r := RefusalOf(search.Refusal{Trial: &search.Trial{ID: 7, Config: nccl.Config{"NCCL_ALGO": "Tree"}},
+		Ending: vocab.EndingCandidateFailed, Reason: "the candidate NCCL_ALGO=Tree failed during confirmation (boom)"})
+	lines := stored.RefusalLines([]store.Refusal{r})
+	if len(lines) != 1 || strings.Contains(lines[0], "[") || strings.Contains(lines[0], "CI") {
+		t.Errorf("a failed candidate's refusal reads %q, want its speedup without an interval", lines)
 	}
 }
