@@ -290,10 +290,8 @@ var launchDir struct {
 func processLaunchDir() (string, error) {
 	launchDir.Lock()
 	defer launchDir.Unlock()
-	if launchDir.path != "" {
-		if fi, err := os.Stat(launchDir.path); err == nil && fi.IsDir() {
-			return launchDir.path, nil
-		}
+	if launchDir.path != "" && ownPrivateDir(launchDir.path) {
+		return launchDir.path, nil
 	}
 	d, err := os.MkdirTemp("", "nccltune-launch-")
 	if err != nil {
@@ -302,6 +300,20 @@ func processLaunchDir() (string, error) {
 	outfile.RemoveAtExit(d)
 	launchDir.path = d
 	return d, nil
+}
+
+// ownPrivateDir reports whether path is still the directory MkdirTemp
+// made: a directory (not a link to one), this user's, closed to others.
+// Its name is in the benchmark's argv and it lives as long as the
+// process; if a /tmp cleaner removed it, another user could make one
+// there and read or swap the files nccltune trusts.
+func ownPrivateDir(path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || int(st.Uid) == os.Getuid()
 }
 
 // launchSeq numbers this process's launch files: launches run

@@ -265,12 +265,20 @@ func TestLaunchFileNamesUnique(t *testing.T) {
 		<-done
 	}
 	close(names)
-	seen := map[string]bool{}
+	// Uniqueness within the process rests on the sequence number, not on
+	// the clock (two launches may start in one tick): each name's is its
+	// own.
+	seen, seqs := map[string]bool{}, map[string]bool{}
 	for n := range names {
 		if seen[n] {
 			t.Fatalf("%s given twice", n)
 		}
 		seen[n] = true
+		f := strings.Split(strings.TrimSuffix(n, ".json"), "-")
+		if len(f) != 4 || f[1] != strconv.Itoa(os.Getpid()) || seqs[f[2]] {
+			t.Fatalf("%s: want launch-PID-SEQ-NANOS with a sequence number no other name has", n)
+		}
+		seqs[f[2]] = true
 	}
 }
 
