@@ -403,3 +403,33 @@ func TestWhyNotRunnable(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchDirRemadeWhenNotOurs: a launch directory that is no longer
+// the private one MkdirTemp made (opened to others, or replaced by a link
+// after a /tmp cleaner removed it) is not written to again.
+func TestLaunchDirRemadeWhenNotOurs(t *testing.T) {
+	first, err := processLaunchDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(first, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	second, err := processLaunchDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second == first {
+		t.Fatalf("the launch directory %s, opened to others, is used again", first)
+	}
+	os.Remove(first)
+	elsewhere := t.TempDir()
+	os.Remove(second)
+	if err := os.Symlink(elsewhere, second); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(second)
+	if third, err := processLaunchDir(); err != nil || third == second {
+		t.Fatalf("the launch directory %s, now a link to %s, is used again (%v)", second, elsewhere, err)
+	}
+}
