@@ -21,12 +21,14 @@ writes a fake run's output (internal/benchfmt/testdata/batch/fake_torch.jsonl
 is one, which benchfmt's batch reader is tested on).
 """
 
+import atexit
 import collections.abc
 import contextlib
 import importlib.util
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -224,6 +226,13 @@ def fail_flaky(env, calls):
     return None
 
 
+def log_dir():
+    """A directory for a batch's NCCL debug logs, which the test reads after the run; removed when the tests end."""
+    d = tempfile.mkdtemp(prefix="nccltune-batch-")
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
 def write_plan(plan):
     fd, path = tempfile.mkstemp(prefix="nccltune-plan-", suffix=".json")
     with os.fdopen(fd, "w") as f:
@@ -233,7 +242,7 @@ def write_plan(plan):
 
 def batch_run(plan, world, args=(), **fake):
     """Runs run_batch on world threads; returns rank 0's JSON lines and the log directory."""
-    path, logs = write_plan(plan), tempfile.mkdtemp(prefix="nccltune-batch-")
+    path, logs = write_plan(plan), log_dir()
     a = S.parse_args(["--batch", path, "--device", "cpu", "--backend", "nccl", "--hard-deadline", "1e6"] + list(args))
     fw = FakeNCCL(world, **fake)
     start = time.monotonic()
@@ -377,7 +386,7 @@ def as_fake_torch(argv):
 class Watchdog(unittest.TestCase):
     def test_a_hung_batch_prints_what_it_has_marked_partial(self):
         plan = dict(PLAN, configs=PLAN["configs"][:2], creation_order=[0, 1], ops=[{"op": "all_reduce", "sizes": [64]}])
-        path, logs = write_plan(plan), tempfile.mkdtemp(prefix="nccltune-batch-")
+        path, logs = write_plan(plan), log_dir()
         env = dict((k, v) for k, v in os.environ.items() if not k.startswith("NCCL_"))
         p = subprocess.run([sys.executable, "-S", "-B", os.path.abspath(__file__), AS_FAKE_TORCH, HANG_LL, "--batch", path,
                             "--device", "cpu", "--backend", "nccl", "--hard-deadline", "2", "--log-dir", logs], env=env,
