@@ -66,7 +66,7 @@ func stopGuard(ctx context.Context, stop context.CancelFunc) {
 		fmt.Fprintln(os.Stderr, "nccltune: interrupted, and did not finish stopping in time; exiting")
 	}
 	// os.Exit runs no deferred calls: remove the temporary files (a
-	// verify's tuner CSV, a launch's directory) here.
+	// verify's tuner CSV, the process's launch directory) here.
 	outfile.RemoveTemps()
 	os.Exit(exitInterrupted)
 }
