@@ -190,7 +190,10 @@ func TestRunPassesEnv(t *testing.T) {
 	}
 }
 
-func TestRunPerIterationJSON(t *testing.T) {
+// perIterLaunch runs the fake benchmark once with per-iteration JSON and
+// fails the test unless it ran and wrote some.
+func perIterLaunch(t *testing.T) *benchfmt.Launch {
+	t.Helper()
 	spec := fakeSpec(t, "ok-json")
 	spec.PerIter = true
 	l, err := Run(context.Background(), spec)
@@ -200,6 +203,11 @@ func TestRunPerIterationJSON(t *testing.T) {
 	if l.Outcome != benchfmt.OK || len(l.JSON) == 0 {
 		t.Fatalf("outcome %s (%s), %d JSON bytes", l.Outcome, l.Reason, len(l.JSON))
 	}
+	return l
+}
+
+func TestRunPerIterationJSON(t *testing.T) {
+	l := perIterLaunch(t)
 	if !strings.Contains(strings.Join(l.Argv, " "), "-I 1 -J ") {
 		t.Errorf("argv %q lacks -I 1 -J", l.Argv)
 	}
@@ -216,15 +224,7 @@ func TestRunPerIterationJSON(t *testing.T) {
 func TestLaunchesShareOneDirectory(t *testing.T) {
 	var dirs []string
 	for i := 0; i < 2; i++ {
-		spec := fakeSpec(t, "ok-json")
-		spec.PerIter = true
-		l, err := Run(context.Background(), spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if l.Outcome != benchfmt.OK || len(l.JSON) == 0 {
-			t.Fatalf("outcome %s (%s), %d JSON bytes", l.Outcome, l.Reason, len(l.JSON))
-		}
+		l := perIterLaunch(t)
 		path := ""
 		for j, a := range l.Argv {
 			if a == "-J" && j+1 < len(l.Argv) {

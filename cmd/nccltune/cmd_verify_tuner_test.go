@@ -298,12 +298,7 @@ func TestVerifyTunerCSVGoneAfterSecondInterrupt(t *testing.T) {
 	if code != exitInterrupted {
 		t.Errorf("exit %d, want 130: %s", code, stderr)
 	}
-	left, _ := os.ReadDir(tmp)
-	var names []string
-	for _, e := range left {
-		names = append(names, e.Name())
-	}
-	if len(names) != 0 {
+	if names := namesIn(tmp); len(names) != 0 {
 		t.Errorf("$TMPDIR still holds %v after the second Ctrl-C", names)
 	}
 }
@@ -320,12 +315,17 @@ func TestNormalExitLeavesNothingInTMPDIR(t *testing.T) {
 	if code, stderr := p.wait(); code != 0 {
 		t.Fatalf("search: exit %d: %s", code, stderr)
 	}
-	left, _ := os.ReadDir(tmp)
+	if names := namesIn(tmp); len(names) != 0 {
+		t.Errorf("$TMPDIR still holds %v after the search ended", names)
+	}
+}
+
+// namesIn lists what directory dir holds (nothing when it cannot be read).
+func namesIn(dir string) []string {
+	left, _ := os.ReadDir(dir)
 	var names []string
 	for _, e := range left {
 		names = append(names, e.Name())
 	}
-	if len(names) != 0 {
-		t.Errorf("$TMPDIR still holds %v after the search ended", names)
-	}
+	return names
 }
