@@ -163,7 +163,7 @@ func (Figures) MedianWithInterval(st *store.Study, xs []float64) (med, lo, hi fl
 	if math.IsNaN(ss.Lo) || math.IsInf(ss.Lo, 0) || math.IsNaN(ss.Hi) || math.IsInf(ss.Hi, 0) {
 		return ss.Median, slices.Min(xs), slices.Max(xs), "min–max"
 	}
-	return ss.Median, ss.Lo, ss.Hi, fmt.Sprintf("%.0f%% CI", 100*opt.Confidence)
+	return ss.Median, ss.Lo, ss.Hi, store.CILevel(opt.Confidence).Label()
 }
 
 // SizeComparisons compares baseline and candidate launches size by size,
