@@ -328,7 +328,13 @@ func ladderOf(lads []exactLadder, c exactCall) exactLadder {
 
 // planNear is p's choice at the size nccl-tests ran for b
 // (nccl.LadderSize).
-func planNear(p nccl.Plan, b int64) (nccl.Choice, bool) { return p.AtCall(b, (b+1)/2) }
+func planNear(p nccl.Plan, b int64) (nccl.Choice, bool) {
+	x, ok := nccl.LadderSize(p.Sizes(), b)
+	if !ok {
+		return nccl.Choice{}, false
+	}
+	return p[x], true
+}
 
 // measureExact measures calls at their own sizes, one ladder launch of
 // each arm at a time, interleaved, up to callLooks looks of GuardLaunches
