@@ -109,3 +109,19 @@ func TestCandidateIsTheRecordedOne(t *testing.T) {
 		t.Errorf("Candidate() = %+v, want the recorded candidate %+v", got, last)
 	}
 }
+
+// TestCandidateUnderConfirmationIsTheStoredOne: a study stopped after a
+// refusal, before its next candidate's first launch, names that candidate
+// as its stored confirmation design does (Study.Confirming), not none.
+func TestCandidateUnderConfirmationIsTheStoredOne(t *testing.T) {
+	base := &store.Trial{ID: 1, Number: 0, Role: "baseline", Config: nccl.Config{}}
+	refused := &store.Trial{ID: 2, Number: 1, Config: nccl.Config{"NCCL_MAX_CTAS": "1"}}
+	next := &store.Trial{ID: 3, Number: 2, Config: nccl.Config{"NCCL_ALGO": "allreduce:Ring"}}
+	s := Of(&stored.Study{Study: &store.Study{Refusals: []store.Refusal{{TrialID: refused.ID}},
+		Confirming: &store.ConfirmDesign{Env: map[string]string{"NCCL_ALGO": "allreduce:Ring"}, Seq: 40}},
+		Trials:   []*store.Trial{base, refused, next},
+		Launches: []*store.Launch{{TrialID: base.ID, Phase: "confirm"}, {TrialID: refused.ID, Phase: "confirm"}}}, nil)
+	if got := s.Candidate(); got != next {
+		t.Errorf("Candidate() = %+v, want the candidate under confirmation %+v", got, next)
+	}
+}

@@ -37,6 +37,20 @@ func (s *Study) TrialByNumber(n int) *store.Trial {
 	return nil
 }
 
+// trialByEnv is the trial of env (nil for none, and for an empty env).
+func (s *Study) trialByEnv(env map[string]string) *store.Trial {
+	key := nccl.Config(env).Key()
+	if key == "" {
+		return nil
+	}
+	for _, t := range s.Trials {
+		if t.Config.Key() == key {
+			return t
+		}
+	}
+	return nil
+}
+
 func (s *Study) trialByID(id uint64) *store.Trial {
 	for _, t := range s.Trials {
 		if t.ID == id {
@@ -78,17 +92,21 @@ func (s *Study) Candidate() *store.Trial {
 		if t := s.trialByID(r.CandidateTrialID); r.CandidateTrialID != 0 && t != nil {
 			return t
 		}
-		if key := nccl.Config(r.Env).Key(); key != "" {
-			for _, t := range s.Trials {
-				if t.Config.Key() == key {
-					return t
-				}
-			}
+		if t := s.trialByEnv(r.Env); t != nil {
+			return t
 		}
 	}
-	// The defaults were kept, or nothing is decided yet: the challenger is
-	// the other trial with confirmation launches, but for those a study
-	// not yet decided refused already (it confirms another one since).
+	// Not decided yet: the candidate under confirmation is the one its
+	// stored design names, also before its first launch.
+	if c := s.Study.Confirming; c != nil {
+		if t := s.trialByEnv(c.Env); t != nil {
+			return t
+		}
+	}
+	// The defaults were kept, or a study stored before its confirmation's
+	// design was: the challenger is the other trial with confirmation
+	// launches, but for those a study not yet decided refused already (it
+	// confirms another one since).
 	refused := func(id uint64) bool {
 		return slices.ContainsFunc(s.Study.Refusals, func(r store.Refusal) bool { return r.TrialID == id })
 	}
