@@ -141,6 +141,9 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	if s.work != nil && res.Winner != nil && res.Decision != nil {
 		res.Parts = s.work.partResults(res.Baseline, res.Winner, s.opts.Stats)
 	}
+	if err := s.readCandidate(ctx, res); err != nil {
+		return err
+	}
 	if err := s.topUpCalls(ctx, res); err != nil {
 		return err
 	}
@@ -272,6 +275,41 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 	return nil
 }
 
+// readCandidate makes the recommended candidate's explain launch (one
+// per op) before its calls are topped up and judged, when a call is not
+// yet shown safe (callsUnshown) and NCCL's plan under the candidate is
+// not yet certain for an op of the workload: a call NCCL runs alike under
+// the candidate and the baseline is then equal by rule (callInputs skips
+// it) instead of measured. On the real 4-rank loopback the one-CTA cap
+// (×1.27 a step in interleaved truth) was refused for the start-up 4-byte
+// all-reduce, made once, which NCCL runs Tree/LL on one channel with the
+// cap and without: the candidate's debug launch came only after the
+// guard, so the cap's plan was uncertain by rule and 55 µs of launch
+// noise could not be shown within CallMargin. It is the launch explain
+// would make at the end, which the budget holds back while candidateRead
+// is false; a later candidate's, after a refusal, is made only where the
+// budget holds it beside what is held back. A candidate whose calls are
+// all shown safe is read at the end, as before.
+func (s *loop) readCandidate(ctx context.Context, res *Result) error {
+	w := res.Winner
+	if !res.Recommend || w == nil || s.work == nil || !s.opts.Parts().Timed() || !s.plan.read() || s.plan.logged[w] ||
+		len(s.plan.uncertainOps(w.Config)) == 0 || !s.callsUnshown(res) {
+		return nil
+	}
+	limit := s.opts.Budget
+	if s.candidateRead {
+		limit -= s.explainLeft() + s.guardLeft()
+	}
+	if s.seq+s.cost() > limit || s.outOfConfirmTime(s.cost()) {
+		return nil
+	}
+	if err := s.launch(ctx, w, vocab.PhaseExplain, false); err != nil {
+		return err
+	}
+	s.candidateRead = true
+	return nil
+}
+
 // callInputs are the guard inputs of a timed workload's calls that the
 // candidate may change (planner.samePlanAt: a call NCCL runs alike under
 // both is equal by rule, and not judged) at the power of two the process
@@ -303,6 +341,18 @@ func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
 // launches, or refuse, for nothing.
 func calledAt(p nccl.Part) bool {
 	return len(p.Logged) == 0 || slices.Contains(p.Logged, p.Band.Min)
+}
+
+// callsUnshown reports whether a call is significantly slower or not yet
+// shown safe (unsafeCall).
+func (s *loop) callsUnshown(res *Result) bool {
+	in, _ := s.callInputs(res)
+	for _, r := range model.CompareGuards(in, s.opts.Stats) {
+		if _, ok := unsafeCall(r); ok || r.Slower {
+			return true
+		}
+	}
+	return false
 }
 
 // callsUndecided reports whether a call is neither significantly slower
@@ -438,10 +488,21 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 		p := &res.Parts[whos[k].i]
 		p.Refused, p.NotShownSafe = true, true
 		res.Recommend, res.Ending = false, vocab.EndingOpRegression
-		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%%s); keep NCCL's defaults, or raise --budget to measure it longer",
-			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, s.rareCallAdvice(p.Part.Calls))
+		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%%s); keep NCCL's defaults, or %s to measure it longer",
+			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, s.rareCallAdvice(p.Part.Calls), s.raiseLimit())
 		return
 	}
+}
+
+// raiseLimit is the advice for a call left unshown when the launches ran
+// out: "raise --time" when --time ended the study (timeCut), else "raise
+// --budget". On the real loopback a study cut by --time with 207 of its
+// 378 launches unspent told the user to raise the budget.
+func (s *loop) raiseLimit() string {
+	if s.timeCut {
+		return "raise --time"
+	}
+	return "raise --budget"
 }
 
 // rareCallAdvice is what a refusal for a call made calls times a step
