@@ -409,12 +409,12 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 	}
 	for k, r := range results {
 		if n := min(r.BaselineN, r.CandidateN); n < 2 || sizes[k] == 0 {
-			s.refuseExact(res, calls[k], fmt.Sprintf("the budget or --time left too few launches to measure it there (%d per arm); raise --budget", n), false)
+			s.refuseExact(res, calls[k], fmt.Sprintf("the budget or --time left too few launches to measure it there (%d per arm); %s", n, s.raiseLimit()), false)
 			return nil
 		}
 		if sg, ok := unsafeCall(r); ok {
-			s.refuseExact(res, calls[k], fmt.Sprintf("measured there at %d bytes, %+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%; raise --budget to measure it longer",
-				sizes[k], 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin), false)
+			s.refuseExact(res, calls[k], fmt.Sprintf("measured there at %d bytes, %+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%; %s to measure it longer",
+				sizes[k], 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, s.raiseLimit()), false)
 			return nil
 		}
 	}

@@ -432,7 +432,9 @@ func TestTimeKeepsGuardedOpsTheirLaunches(t *testing.T) {
 }
 
 // A study cut by --time says so: after the time ran out in a
-// confirmation, a call's top-up or a guard, the ending is the last
+// confirmation, a call's top-up or a guard, its advice is to raise --time,
+// not --budget (on the real loopback a study cut with 207 of its 378
+// launches unspent said "raise --budget"), the ending is the last
 // confirmation's own (a refusal keeps its reason: no confirmation starts
 // that the time left cannot give its first look, whose zero launches
 // read "no data" or "too few launches"), Stopped is "time", and it never
@@ -450,6 +452,10 @@ func TestTimeCutIsNotSettled(t *testing.T) {
 			}
 			if res.Settled != "" || res.Stopped != "time" {
 				t.Errorf("seed %d at %d0%%: stopped %q, settled %q; want stopped by time, not settled", seed, frac, res.Stopped, res.Settled)
+			}
+			// The advice names the limit that ran out (loop.raiseLimit).
+			if strings.Contains(res.Reason, "raise --budget") {
+				t.Errorf("seed %d at %d0%%: cut by --time, the reason advises raising the budget: %s", seed, frac, res.Reason)
 			}
 		}
 	}
