@@ -227,8 +227,14 @@ func ConfirmationSpan(s *store.Study, seq int) (from, to int) {
 // before its last confirmation, and why: one line each. Refusals are the
 // recommendation's, or an undecided study's so far (Study.Refusals).
 // search, show, the report and every export's header say them through
-// this function.
+// this function. The last refusal, when no confirmation followed it (no
+// Restart), is the study's own answer, which its decision already says:
+// on the real loopback the same sentence was printed twice, the second
+// time as "refused earlier".
 func RefusalLines(refusals []store.Refusal) []string {
+	if n := len(refusals); n > 0 && refusals[n-1].Restart == nil {
+		refusals = refusals[:n-1]
+	}
 	var out []string
 	for _, f := range refusals {
 		// The reason names the config and ends with the advice it gave

@@ -134,11 +134,15 @@ func TestConfirmationSpan(t *testing.T) {
 // TestRefusalLinesSayTheLevel: a refused candidate's interval says the
 // level it was taken at, as the recommendation's does; an old record
 // without one says so, and a failed candidate (no interval) says none.
+// The last refusal, which no confirmation followed, is the study's answer
+// and not an earlier refusal.
 func TestRefusalLinesSayTheLevel(t *testing.T) {
+	next := &store.Restart{Seq: 40}
 	got := RefusalLines([]store.Refusal{
-		{Reason: "A is faster but slower for its call x; keep NCCL's defaults", Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, CILevel: 0.9642},
-		{Reason: "B is faster but slower for its call y", Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.2}},
-		{Reason: "C failed", Speedup: 1, SpeedupCI: [2]float64{}},
+		{Reason: "A is faster but slower for its call x; keep NCCL's defaults", Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, CILevel: 0.9642, Restart: next},
+		{Reason: "B is faster but slower for its call y", Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.2}, Restart: next},
+		{Reason: "C failed", Speedup: 1, SpeedupCI: [2]float64{}, Restart: next},
+		{Reason: "D is faster but not shown safe for its call z; keep NCCL's defaults", Speedup: 1.25, SpeedupCI: [2]float64{1.1, 1.5}, CILevel: 0.99},
 	})
 	want := []string{
 		"refused earlier (its speedup ×1.20 [1.10, 1.30], 96.42% CI): A is faster but slower for its call x",
