@@ -524,7 +524,7 @@ func (s *loop) rareCallAdvice(calls float64) string {
 	}
 	// %g writes a million calls as 1e+06: counts are written in full.
 	count := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-	return fmt.Sprintf("; it is %s of the log's %s calls: if the process makes it only once, at start-up, take it out of the workload's `calls:` list and search again", count(calls), count(total))
+	return fmt.Sprintf("; it is %s of the log's %s calls: if the process makes it only once, at start-up, take it out of the workload's `calls:` list (its `chose:` entry keeps it in the tuner CSV) and search again", count(calls), count(total))
 }
 
 // refuseSlowPart refuses a recommendation that makes one of a hand

@@ -158,3 +158,65 @@ func TestTunerCSVRefusesConflictingLoggedChoices(t *testing.T) {
 		t.Errorf("export of two studies whose logs agree: exit %d: %s", code, stderr)
 	}
 }
+
+// A start-up call taken out of the study as the refusal advises (its
+// calls: entry removed, its chose: entry kept) stays covered by the
+// tuner CSV: an exact row at NCCL's own logged choice, so the process's
+// broadcast does not fall to the plugin's one channel ("No matching
+// config found", as on the real loopback with the trimmed workload), and
+// the header says so. Without the chose: entry the broadcast has no row.
+func TestTunerCSVCoversACallTakenOut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "decode.yaml")
+	if _, stderr, code := runCLI(t, filepath.Join(dir, "db0"), "workload", "../../internal/benchfmt/testdata/workload/torch-decode", "--out", cfg); code != 0 {
+		t.Fatalf("workload: exit %d: %s", code, stderr)
+	}
+	text, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trim := func(name string, chose bool) string {
+		var lines []string
+		for _, line := range strings.Split(string(text), "\n") {
+			if strings.HasPrefix(line, "calls:") || !chose && strings.HasPrefix(line, "chose:") {
+				line = strings.Replace(line, `, "broadcast:1048576:1"`, "", 1)
+				line = strings.Replace(line, `, "broadcast:1048576:ring:simple"`, "", 1)
+			}
+			lines = append(lines, line)
+		}
+		out := strings.Join(lines, "\n")
+		if strings.Contains(out, `"broadcast:1048576:1"`) || chose != strings.Contains(out, `"broadcast:1048576:ring:simple"`) {
+			t.Fatalf("the capture's config no longer holds the start-up broadcast as this test expects:\n%s", text)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	export := func(db, cfg string) string {
+		t.Helper()
+		if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--config", cfg, "--budget", "55", "--seed", "3"); code != 0 {
+			t.Fatalf("search --config %s: exit %d: %s", cfg, code, stderr)
+		}
+		csv, stderr, code := runCLI(t, db, "export", "1", "--format", "nccl-tuner")
+		if code != 0 {
+			t.Fatalf("export: exit %d: %s", code, stderr)
+		}
+		return csv
+	}
+	csv := export(filepath.Join(dir, "db1"), trim("taken-out.yaml", true))
+	if r := firstRow(t, tunerRows(csv), "broadcast", 1048576); r[1] != "1048576" || r[2] != "1048576" || r[3] != "ring" || r[4] != "simple" || r[5] != "0" {
+		t.Errorf("the plugin applies %v to the start-up broadcast, want the exact row 1048576,1048576,ring,simple,0 (NCCL's own choice)\n%s", r, csv)
+	}
+	if !strings.Contains(csv, "broadcast on 4 ranks on 4 nodes: no study measured it; 1048576 bytes") || !strings.Contains(csv, "any other broadcast size matches no row and gets ONE channel") {
+		t.Errorf("the header does not say what the broadcast rows are:\n%s", csv)
+	}
+	plain := export(filepath.Join(dir, "db2"), trim("dropped.yaml", false))
+	for _, r := range tunerRows(plain) {
+		if r[0] == "broadcast" {
+			t.Errorf("without the chose: entry the CSV has a broadcast row %v", r)
+		}
+	}
+}

@@ -153,10 +153,10 @@ func TestReadmeWorkloadOutput(t *testing.T) {
 	}
 	withBroadcast := search(out)
 	without := filepath.Join(t.TempDir(), "w.yaml")
-	if err := os.WriteFile(without, regexp.MustCompile(`, "broadcast:[^"]*"\]`).ReplaceAll(yaml, []byte("]")), 0o644); err != nil {
+	if err := os.WriteFile(without, regexp.MustCompile(`(?m)^(calls:.*), "broadcast:[^"]*"\]`).ReplaceAll(yaml, []byte("$1]")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(readme, `sed -i -e 's/, "broadcast:[^"]*"]/]/' w.yaml`) {
+	if !strings.Contains(readme, `sed -i -e '/^calls:/s/, "broadcast:[^"]*"]/]/' w.yaml`) {
 		t.Error("README no longer takes the broadcast out with the sed this test runs")
 	}
 	printed := withBroadcast + search(without)

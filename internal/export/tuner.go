@@ -118,6 +118,13 @@ type TunerGroup struct {
 	// are. CalledBy names the study each came from.
 	Called   []int64
 	CalledBy []string
+	// LoggedOnly: no study measured this collective or recorded NCCL's
+	// defaults for it; its rows are only the sizes the process's log
+	// shows it calls (chose: entries of calls taken out of the study's
+	// calls:, such as a broadcast made once at start-up), each at NCCL's
+	// own choice there (Logged), so that those calls keep NCCL's plan
+	// instead of falling to the plugin's one channel.
+	LoggedOnly bool
 }
 
 // bandRange is a size range a study's recommendation sets in a group.
@@ -183,6 +190,11 @@ func PlanTuner(bands []*Recommendation) ([]TunerGroup, error) {
 			}
 			for _, ch := range b.Defaults {
 				if pc, ok := PluginCollective(ch.Collective); ok {
+					colls[pc] = true
+				}
+			}
+			for _, ch := range b.Study.Chose() {
+				if pc, ok := ch.Op.PerFunction(); ok {
 					colls[pc] = true
 				}
 			}
@@ -324,6 +336,14 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 		}
 	}
 	if g.Defaults == nil {
+		// Only the process's log speaks for it (calls taken out of the
+		// study's calls:, their chose: entries kept): a row at each logged
+		// size keeps NCCL's own choice for the calls it makes.
+		exact, err := loggedRows(&g, members, nil)
+		if err != nil || len(exact) > 0 {
+			g.Rows, g.LoggedOnly = exact, true
+			return g, err
+		}
 		// A collective the process calls (a part of the workload) whose
 		// own choices nobody recorded: no row can keep them between and
 		// around the proven sizes, and without rows the example plugin
@@ -743,6 +763,18 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 		return err
 	}
 	for _, g := range groups {
+		if g.LoggedOnly {
+			sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
+			text := []string{"", fmt.Sprintf("%s on %s: no study measured it; %s bytes, the sizes the process's log shows it calls (taken out of study %s's calls:, kept in its chose:), each keep the process's own NCCL choice at that exact size, channels 0; any other %s size matches no row and gets ONE channel",
+				g.Collective, shapeText(g.NNodes, g.NRanks), sizes, by, g.Collective), TunerColumns}
+			if err := writeTunerComments(w, text); err != nil {
+				return err
+			}
+			if err := writeTunerRows(w, g.Rows); err != nil {
+				return err
+			}
+			continue
+		}
 		text := []string{"", fmt.Sprintf("%s on %s: where nothing was proven, NCCL's own choices with its defaults, recorded by study %s at %s-%s (outside that range, the nearest recorded size's algorithm and protocol), channels 0",
 			g.Collective, shapeText(g.NNodes, g.NRanks), g.Defaults.Study.Name, nccl.FormatSize(g.RecordedMin), nccl.FormatSize(g.RecordedMax))}
 		for _, r := range g.Ranges {
@@ -763,10 +795,18 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 		if err := writeTunerComments(w, text); err != nil {
 			return err
 		}
-		for _, r := range g.Rows {
-			if _, err := io.WriteString(w, r.CSV()+"\n"); err != nil {
-				return err
-			}
+		if err := writeTunerRows(w, g.Rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTunerRows writes rows as the plugin's CSV lines.
+func writeTunerRows(w io.Writer, rows []TunerRow) error {
+	for _, r := range rows {
+		if _, err := io.WriteString(w, r.CSV()+"\n"); err != nil {
+			return err
 		}
 	}
 	return nil

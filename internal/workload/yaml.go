@@ -49,7 +49,7 @@ func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 		texttable.Plural(len(p.Communicators), "communicator"), p.NRanks, s.CallsOf(p.Communicators))
 	line("the study weights each size by its calls × the time the defaults take there, measures it at its nearest power of two, and before shipping at its own size wherever NCCL plans it otherwise there")
 	if slices.ContainsFunc(p.Calls, func(c Call) bool { return c.Chose != "" }) {
-		line("chose: what the process's own NCCL chose at each called size (OP:BYTES:ALGO:PROTO), kept by the tuner CSV where the study proves nothing")
+		line("chose: what the process's own NCCL chose at each called size (OP:BYTES:ALGO:PROTO), kept by the tuner CSV where the study proves nothing; a call you take out of calls: keeps its entry here, so the CSV still covers it")
 	}
 	if s.TimeKnown {
 		line("logged time per op and size (informative: the study measures its own):")
