@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -46,5 +47,44 @@ func TestNoRefusalWhereTheCandidatesPlanIsTheDefaults(t *testing.T) {
 			}
 		}
 		t.Logf("seed %d: %s (%s), %d refused", seed, res.Env(), res.Ending, len(res.Refused))
+	}
+}
+
+// A candidate whose plan was read before its calls were judged
+// (readCandidate) and then refused gives the explain reserve back: the
+// candidate confirmed after it, when recommended, still has its own
+// debug launch, which the tuner CSV reads. Without it the reserve stayed
+// spent, the last confirmation could use the whole budget, and explain
+// skipped the winner (review of 73529a8; seed 260 took that path).
+func TestReadCandidateKeepsTheWinnersExplain(t *testing.T) {
+	t.Parallel()
+	f := timedFabric{name: "spark4 with a start-up call", profile: "spark4",
+		calls: []string{"all_reduce:4:1", "all_reduce:524288:300", "all_reduce:1048576:300", "all_reduce:2097152:100"}}
+	w := f.workload(t)
+	afterRefusal := 0
+	for seed := int64(255); seed <= 265; seed++ {
+		o := DefaultOptions()
+		o.Seed = seed
+		o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+		o.Guard, o.GuardOps = DefaultGuardFor(w), DefaultGuardOps(w)
+		o.ScopeLists = true
+		o.Budget = o.DefaultBudget()
+		rec := newMemRecorder(t)
+		res, err := Run(context.Background(), o, f.launcher(t, seed), rec, nil, 0, nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if !res.Recommend || res.Winner == nil || res.Winner == res.Baseline {
+			continue
+		}
+		if len(res.Refused) > 0 {
+			afterRefusal++
+		}
+		if rec.debugged[res.Winner] == 0 {
+			t.Errorf("seed %d: recommended %s (after %d refusals) with no debug launch of its own: the tuner CSV has no choices for it", seed, res.Winner.Config, len(res.Refused))
+		}
+	}
+	if afterRefusal == 0 {
+		t.Error("no seed recommended after a refusal: the test no longer reaches the path")
 	}
 }

@@ -389,12 +389,15 @@ func (s *loop) alpha() float64 {
 // (1). Every caller ends what it was doing when it reports true, so it
 // records that time ended the study (timeCut).
 func (s *loop) outOfConfirmTime(launches int) bool {
-	if s.opts.Time <= 0 {
-		return false
-	}
-	out := s.elapsed()+time.Duration(launches)*s.meanLaunchDuration() > s.opts.Time
+	out := s.pastTime(launches)
 	if out {
 		s.timeCut = true
 	}
 	return out
+}
+
+// pastTime reports whether --time leaves too little for launches more at
+// the mean launch duration, recording nothing.
+func (s *loop) pastTime(launches int) bool {
+	return s.opts.Time > 0 && s.elapsed()+time.Duration(launches)*s.meanLaunchDuration() > s.opts.Time
 }

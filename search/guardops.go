@@ -287,26 +287,30 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 // guard, so the cap's plan was uncertain by rule and 55 µs of launch
 // noise could not be shown within CallMargin. It is the launch explain
 // would make at the end, which the budget holds back while candidateRead
-// is false; a later candidate's, after a refusal, is made only where the
-// budget holds it beside what is held back. A candidate whose calls are
-// all shown safe is read at the end, as before.
+// is false (a later candidate's, after a refusal, only where the budget
+// holds it beside what is held back); a refusal that follows gives the
+// reserve back for the next candidate (nextAfterRefusal). A candidate
+// whose calls are all shown safe is read at the end, as before.
 func (s *loop) readCandidate(ctx context.Context, res *Result) error {
 	w := res.Winner
 	if !res.Recommend || w == nil || s.work == nil || !s.opts.Parts().Timed() || !s.plan.read() || s.plan.logged[w] ||
-		len(s.plan.uncertainOps(w.Config)) == 0 || !s.callsUnshown(res) {
+		len(s.plan.uncertainOps(w.Config)) == 0 {
 		return nil
 	}
-	limit := s.opts.Budget
-	if s.candidateRead {
-		limit -= s.explainLeft() + s.guardLeft()
+	if _, unshown := s.callVerdicts(res); !unshown {
+		return nil
 	}
-	if s.seq+s.cost() > limit || s.outOfConfirmTime(s.cost()) {
+	// One rule for the room: what every reserve but this candidate's own
+	// explain launch holds back. --time is asked without recording a cut:
+	// no stage ends here, the calls are judged as measured.
+	limit := s.opts.Budget - (s.explainLeft() - s.candidateExplainLeft()) - s.guardLeft()
+	if s.seq+s.cost() > limit || s.pastTime(s.cost()) {
 		return nil
 	}
 	if err := s.launch(ctx, w, vocab.PhaseExplain, false); err != nil {
 		return err
 	}
-	s.candidateRead = true
+	s.candidateRead, s.readEarly = true, true
 	return nil
 }
 
@@ -343,34 +347,24 @@ func calledAt(p nccl.Part) bool {
 	return len(p.Logged) == 0 || slices.Contains(p.Logged, p.Band.Min)
 }
 
-// callsUnshown reports whether a call is significantly slower or not yet
-// shown safe (unsafeCall).
-func (s *loop) callsUnshown(res *Result) bool {
+// callVerdicts says whether a call is significantly slower (which
+// refuses the candidate at once), and whether one is not shown safe
+// (unsafeCall), either slower or undecided.
+func (s *loop) callVerdicts(res *Result) (slower, unshown bool) {
 	in, _ := s.callInputs(res)
 	for _, r := range model.CompareGuards(in, s.opts.Stats) {
-		if _, ok := unsafeCall(r); ok || r.Slower {
-			return true
-		}
+		_, unsafe := unsafeCall(r)
+		slower = slower || r.Slower
+		unshown = unshown || unsafe || r.Slower
 	}
-	return false
+	return slower, unshown
 }
 
 // callsUndecided reports whether a call is neither significantly slower
-// (which refuses the candidate at once) nor shown safe (unsafeCall).
+// nor shown safe.
 func (s *loop) callsUndecided(res *Result) bool {
-	in, _ := s.callInputs(res)
-	results := model.CompareGuards(in, s.opts.Stats)
-	for _, r := range results {
-		if r.Slower {
-			return false
-		}
-	}
-	for _, r := range results {
-		if _, ok := unsafeCall(r); ok {
-			return true
-		}
-	}
-	return false
+	slower, unshown := s.callVerdicts(res)
+	return unshown && !slower
 }
 
 // unsafeCall is the size of a call's guard result r not shown safe (its

@@ -53,8 +53,10 @@ type loop struct {
 	// rank ranks the trials.
 	rank ranking
 	// planRead is true once the defaults' plan launch was made;
-	// candidateRead once the candidate's (or its twin's) debug launch was.
-	planRead, candidateRead bool
+	// candidateRead once the candidate's (or its twin's) debug launch was;
+	// readEarly when readCandidate made it, before the candidate's calls
+	// were judged (a refusal then gives the reserve back).
+	planRead, candidateRead, readEarly bool
 	// exactRead is NCCL's plan at a timed workload's called sizes, read by
 	// debug launches (readExact), by arm and ladder (exactKey); exactDone
 	// once a candidate's calls were shown safe at their own sizes

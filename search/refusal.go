@@ -142,6 +142,12 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 		return false, nil
 	}
 	s.forced = forced
+	if s.readEarly {
+		// The refused candidate's plan was read before its calls were
+		// judged (readCandidate): the next candidate's explain launch is
+		// owed again, and held back, as it was before that read.
+		s.candidateRead, s.readEarly = false, false
+	}
 	base.restartConfirm()
 	s.guardsDone = false
 	// Stored before the next confirmation's first launch: a study

@@ -177,6 +177,8 @@ type memRecorder struct {
 	scoredDebug int
 	// batched counts, per phase, the launch records a batch made.
 	batched map[string]int
+	// debugged counts each trial's debug launches that ran.
+	debugged map[*Trial]int
 }
 
 func newMemRecorder(t testing.TB) *memRecorder {
@@ -213,6 +215,12 @@ func (r *memRecorder) SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scor
 	r.phases = append(r.phases, req.Phase)
 	if req.Debug && scored {
 		r.scoredDebug++
+	}
+	if req.Debug && l.Outcome == benchfmt.OK {
+		if r.debugged == nil {
+			r.debugged = map[*Trial]int{}
+		}
+		r.debugged[t]++
 	}
 	if l.Batch != nil {
 		if r.batched == nil {

@@ -210,7 +210,8 @@ func TestTunerCSVCoversACallTakenOut(t *testing.T) {
 	if r := firstRow(t, tunerRows(csv), "broadcast", 1048576); r[1] != "1048576" || r[2] != "1048576" || r[3] != "ring" || r[4] != "simple" || r[5] != "0" {
 		t.Errorf("the plugin applies %v to the start-up broadcast, want the exact row 1048576,1048576,ring,simple,0 (NCCL's own choice)\n%s", r, csv)
 	}
-	if !strings.Contains(csv, "broadcast on 4 ranks on 4 nodes: no study measured it; 1048576 bytes") || !strings.Contains(csv, "any other broadcast size matches no row and gets ONE channel") {
+	if !strings.Contains(csv, "broadcast on 4 ranks on 4 nodes: no study measured it; 1048576 bytes") || !strings.Contains(csv, "any other broadcast size matches no row and gets ONE channel") ||
+		!strings.Contains(strings.ReplaceAll(csv, "\n#   ", " "), "broadcast on 4 ranks on 4 nodes (only the sizes its log shows: every other size of it gets ONE channel)") {
 		t.Errorf("the header does not say what the broadcast rows are:\n%s", csv)
 	}
 	plain := export(filepath.Join(dir, "db2"), trim("dropped.yaml", false))

@@ -358,7 +358,7 @@ func decisionHeader(s *store.Study) []string {
 	if r := s.Recommendation; r.Reason != "" {
 		lines = append(lines, "decision: "+r.Reason)
 	}
-	lines = append(lines, stored.RefusalLines(s.Recommendation.Refusals)...)
+	lines = append(lines, stored.RefusalLines(s.Recommendation.Refusals, s.Recommendation.CandidateTrialID)...)
 	return append(lines, opVerdictHeader(s)...)
 }
 

@@ -127,6 +127,19 @@ type TunerGroup struct {
 	LoggedOnly bool
 }
 
+// measuredBy reports whether a member's study measured or guarded
+// collective coll (a part's op, or a guarded op).
+func measuredBy(coll string, members []*Recommendation) bool {
+	for _, b := range members {
+		for _, op := range append(b.Study.Parts().Ops(), b.Study.GuardOps...) {
+			if c, ok := op.PerFunction(); ok && c == coll {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // bandRange is a size range a study's recommendation sets in a group.
 type bandRange struct {
 	b      *Recommendation
@@ -339,8 +352,10 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 		// Only the process's log speaks for it (calls taken out of the
 		// study's calls:, their chose: entries kept): a row at each logged
 		// size keeps NCCL's own choice for the calls it makes.
+		// A collective a study measured or guarded (its defaults' plan
+		// launch failed, or an older study) is refused below as before.
 		exact, err := loggedRows(&g, members, nil)
-		if err != nil || len(exact) > 0 {
+		if !measuredBy(coll, members) && (err != nil || len(exact) > 0) {
 			g.Rows, g.LoggedOnly = exact, true
 			return g, err
 		}
@@ -745,9 +760,13 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 		lines = append(lines, simulatedLine(bands[0].Study))
 	}
 	lines = append(lines, TunerPluginHeader...)
+	covers := "the collectives below"
+	if slices.ContainsFunc(groups, func(g TunerGroup) bool { return g.LoggedOnly }) {
+		covers += " (but those only the process's log speaks for: only their logged sizes)"
+	}
 	lines = append(lines,
 		"use it instead of the exported env, keeping only the lane's base env: NCCL_PROTO, NCCL_ALGO or a channel limit set in the same process hides choices this file makes, and the plugin then gives such calls ONE channel",
-		"the plugin also gives ONE channel to any call no row matches: the rows cover every size from 0 to 18446744073709551615 of the collectives below, on communicators of the nNodes and nRanks given; other collectives and communicator sizes are not covered",
+		"the plugin also gives ONE channel to any call no row matches: the rows cover every size from 0 to 18446744073709551615 of "+covers+", on communicators of the nNodes and nRanks given; other collectives and communicator sizes are not covered",
 	)
 	lines = append(lines, tunerScopeLines(bands, groups)...)
 	lines = append(lines, fallbackLine(groups))
@@ -844,7 +863,11 @@ func tunerScopeLines(bands []*Recommendation, groups []TunerGroup) []string {
 	}
 	var shapes []string
 	for _, g := range groups {
-		shapes = append(shapes, g.Collective+" on "+shapeText(g.NNodes, g.NRanks))
+		shape := g.Collective + " on " + shapeText(g.NNodes, g.NRanks)
+		if g.LoggedOnly {
+			shape += " (only the sizes its log shows: every other size of it gets ONE channel)"
+		}
+		shapes = append(shapes, shape)
 	}
 	lines = append(lines, "communicators covered (nNodes, nRanks as NCCL counts them): "+strings.Join(shapes, "; "),
 		"every size no study proved keeps NCCL's own choice: the algorithm and protocol NCCL's log recorded with its defaults at that size's power of two, with channels 0, which keeps NCCL's own count "+

@@ -167,7 +167,7 @@ func VerdictOf(s *store.Study) Verdict {
 		// A study interrupted after a refusal keeps its refusals so far
 		// (Study.Refusals): say them, or its candidate under confirmation
 		// reads as its only one.
-		v.Details = RefusalLines(s.Refusals)
+		v.Details = RefusalLines(s.Refusals, 0)
 		return v
 	case v.Change:
 		if w := s.Parts(); w.Timed() && r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
@@ -190,7 +190,7 @@ func VerdictOf(s *store.Study) Verdict {
 	if r.Reason != "" && !v.Change {
 		v.Details = append(v.Details, r.Reason)
 	}
-	v.Details = append(v.Details, RefusalLines(r.Refusals)...)
+	v.Details = append(v.Details, RefusalLines(r.Refusals, r.CandidateTrialID)...)
 	if s.Simulated {
 		v.Details = append(v.Details, "(SIMULATED fabric: a demonstration, not a measurement of real hardware)")
 	}
@@ -227,12 +227,13 @@ func ConfirmationSpan(s *store.Study, seq int) (from, to int) {
 // before its last confirmation, and why: one line each. Refusals are the
 // recommendation's, or an undecided study's so far (Study.Refusals).
 // search, show, the report and every export's header say them through
-// this function. The last refusal, when no confirmation followed it (no
-// Restart), is the study's own answer, which its decision already says:
-// on the real loopback the same sentence was printed twice, the second
-// time as "refused earlier".
-func RefusalLines(refusals []store.Refusal) []string {
-	if n := len(refusals); n > 0 && refusals[n-1].Restart == nil {
+// this function. answer is the trial the study's answer confirmed
+// (Recommendation.CandidateTrialID; 0 while undecided): a last refusal
+// of that trial is the answer itself, which the decision already says
+// (on the real loopback the same sentence was printed twice, the second
+// time as "refused earlier").
+func RefusalLines(refusals []store.Refusal, answer uint64) []string {
+	if n := len(refusals); n > 0 && answer != 0 && refusals[n-1].TrialID == answer {
 		refusals = refusals[:n-1]
 	}
 	var out []string

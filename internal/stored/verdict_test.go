@@ -134,16 +134,20 @@ func TestConfirmationSpan(t *testing.T) {
 // TestRefusalLinesSayTheLevel: a refused candidate's interval says the
 // level it was taken at, as the recommendation's does; an old record
 // without one says so, and a failed candidate (no interval) says none.
-// The last refusal, which no confirmation followed, is the study's answer
-// and not an earlier refusal.
+// The last refusal of the trial the study's answer confirmed is that
+// answer, not an earlier refusal; a record stored before refusals kept
+// their restart (none has one) still says every earlier one.
 func TestRefusalLinesSayTheLevel(t *testing.T) {
-	next := &store.Restart{Seq: 40}
-	got := RefusalLines([]store.Refusal{
-		{Reason: "A is faster but slower for its call x; keep NCCL's defaults", Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, CILevel: 0.9642, Restart: next},
-		{Reason: "B is faster but slower for its call y", Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.2}, Restart: next},
-		{Reason: "C failed", Speedup: 1, SpeedupCI: [2]float64{}, Restart: next},
-		{Reason: "D is faster but not shown safe for its call z; keep NCCL's defaults", Speedup: 1.25, SpeedupCI: [2]float64{1.1, 1.5}, CILevel: 0.99},
-	})
+	refusals := []store.Refusal{
+		{TrialID: 3, Reason: "A is faster but slower for its call x; keep NCCL's defaults", Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, CILevel: 0.9642},
+		{TrialID: 4, Reason: "B is faster but slower for its call y", Speedup: 1.1, SpeedupCI: [2]float64{1.05, 1.2}},
+		{TrialID: 5, Reason: "C failed", Speedup: 1, SpeedupCI: [2]float64{}},
+		{TrialID: 6, Reason: "D is faster but not shown safe for its call z; keep NCCL's defaults", Speedup: 1.25, SpeedupCI: [2]float64{1.1, 1.5}, CILevel: 0.99},
+	}
+	if all := RefusalLines(refusals, 9); len(all) != 4 {
+		t.Errorf("the answer confirmed trial 9: want all 4 refusals said, got %q", all)
+	}
+	got := RefusalLines(refusals, 6)
 	want := []string{
 		"refused earlier (its speedup ×1.20 [1.10, 1.30], 96.42% CI): A is faster but slower for its call x",
 		"refused earlier (its speedup ×1.10 [1.05, 1.20], CI at an unrecorded level): B is faster but slower for its call y",

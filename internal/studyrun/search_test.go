@@ -359,9 +359,8 @@ func TestOpGuardUnmeasuredIsNull(t *testing.T) {
 // show a made-up [1.00, 1.00] with a level.
 func TestFailedRefusalHasNoInterval(t *testing.T) {
 	r := RefusalOf(search.Refusal{Trial: &search.Trial{ID: 7, Config: nccl.Config{"NCCL_ALGO": "Tree"}},
-		Ending: vocab.EndingCandidateFailed, Reason: "the candidate NCCL_ALGO=Tree failed during confirmation (boom)",
-		Restart: &search.Restart{Seq: 9}})
-	lines := stored.RefusalLines([]store.Refusal{r})
+		Ending: vocab.EndingCandidateFailed, Reason: "the candidate NCCL_ALGO=Tree failed during confirmation (boom)"})
+	lines := stored.RefusalLines([]store.Refusal{r}, 0)
 	if len(lines) != 1 || strings.Contains(lines[0], "[") || strings.Contains(lines[0], "CI") {
 		t.Errorf("a failed candidate's refusal reads %q, want its speedup without an interval", lines)
 	}
