@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -247,6 +248,21 @@ func (s *Study) Chose() []nccl.LoggedChoice {
 	var out []nccl.LoggedChoice
 	for _, t := range s.LoggedChoices {
 		if ch, err := nccl.ParseLoggedChoice(t); err == nil {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// TakenOut are the study's chose: entries at an (op, size) its workload
+// does not call: calls the user took out of the study (one made once, at
+// start-up), which it neither weighs nor guards and whose NCCL choice a
+// tuner CSV keeps.
+func (s *Study) TakenOut() []nccl.LoggedChoice {
+	parts := s.Parts()
+	var out []nccl.LoggedChoice
+	for _, ch := range s.Chose() {
+		if !slices.ContainsFunc(parts, func(p nccl.Part) bool { return p.Op.OrAllReduce() == ch.Op && slices.Contains(p.Logged, ch.Bytes) }) {
 			out = append(out, ch)
 		}
 	}

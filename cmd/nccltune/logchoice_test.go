@@ -195,11 +195,14 @@ func TestTunerCSVCoversACallTakenOut(t *testing.T) {
 		}
 		return p
 	}
+	var searched string
 	export := func(db, cfg string) string {
 		t.Helper()
-		if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--config", cfg, "--budget", "55", "--seed", "3"); code != 0 {
+		stdout, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--config", cfg, "--budget", "55", "--seed", "3")
+		if code != 0 {
 			t.Fatalf("search --config %s: exit %d: %s", cfg, code, stderr)
 		}
+		searched = stdout
 		csv, stderr, code := runCLI(t, db, "export", "1", "--format", "nccl-tuner")
 		if code != 0 {
 			t.Fatalf("export: exit %d: %s", code, stderr)
@@ -207,6 +210,11 @@ func TestTunerCSVCoversACallTakenOut(t *testing.T) {
 		return csv
 	}
 	csv := export(filepath.Join(dir, "db1"), trim("taken-out.yaml", true))
+	// The search says, as it starts, that the call is out of the study and
+	// what each export does with it.
+	if !strings.Contains(searched, "not guarded: broadcast at 1048576 bytes, in chose: but not in calls:") {
+		t.Errorf("search does not name the broadcast taken out:\n%s", searched)
+	}
 	if r := firstRow(t, tunerRows(csv), "broadcast", 1048576); r[1] != "1048576" || r[2] != "1048576" || r[3] != "ring" || r[4] != "simple" || r[5] != "0" {
 		t.Errorf("the plugin applies %v to the start-up broadcast, want the exact row 1048576,1048576,ring,simple,0 (NCCL's own choice)\n%s", r, csv)
 	}

@@ -67,11 +67,14 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 }
 
 // writeNotGuarded names each default guarded op the study left out, with
-// why: as a study starts and with its result, for search and compare
-// alike.
+// why, and each call taken out of its calls: (store.Study.TakenOut): as a
+// study starts and with its result, for search and compare alike.
 func writeNotGuarded(w io.Writer, study *store.Study) {
 	for _, s := range study.GuardOpsSkipped {
 		fmt.Fprintf(w, "not guarded: %s\n", s)
+	}
+	for _, ch := range study.TakenOut() {
+		fmt.Fprintf(w, "not guarded: %s at %d bytes, in chose: but not in calls: (a call taken out of the study): neither weighed nor guarded; a tuner CSV export keeps NCCL's own choice there, an env export changes it too\n", ch.Op, ch.Bytes)
 	}
 }
 
