@@ -468,3 +468,49 @@ func TestResumeAtExplainDecidesAsWhole(t *testing.T) {
 		})
 	}
 }
+
+// earlyRead is a timed workload with a start-up 4-byte all-reduce on
+// spark4 whose study reads its candidate's plan (its explain launch)
+// before its calls are topped up and judged (search's readCandidate): the
+// 4-byte call is not shown safe at the confirmation's decision, and the
+// cap's plan is uncertain by rule until read. It then tops up the calls'
+// rounds until its budget of 75 ends them, and recommends.
+var earlyRead = refusalStudy{
+	args: []string{"search", "--sim", "spark4", "--np", "4", "--seed", "1", "--budget", "75",
+		"--calls", "all_reduce:4:1", "--calls", "all_reduce:524288:300", "--calls", "all_reduce:1048576:300", "--calls", "all_reduce:2097152:100"},
+	name: "s1-all_reduce",
+}
+
+// A study interrupted just after that early read resumes to the
+// uninterrupted study's decision, without reading the candidate again:
+// the read counts as made (search's restoreEarlyRead), and the explain
+// reserve it took is not held back a second time.
+func TestResumeAfterTheCandidatesEarlyRead(t *testing.T) {
+	t.Parallel()
+	whole := earlyRead.whole(t, 0)
+	early := slices.IndexFunc(whole.launches, func(l *store.Launch) bool { return l.Phase == vocab.PhaseExplain })
+	if early < 0 || !slices.ContainsFunc(whole.launches[early:], func(l *store.Launch) bool { return l.Phase == vocab.PhaseConfirm }) {
+		t.Fatalf("the uninterrupted study made no explain launch before a confirmation launch: the test no longer takes the path")
+	}
+	_, s, _ := earlyRead.resumed(t, func(line string) bool {
+		return strings.HasPrefix(line, "launch ") && strings.Contains(line, " explain ")
+	})
+	checkResumedAsWhole(t, s, whole)
+	reads := map[uint64]int{}
+	for _, l := range s.launches {
+		if l.Phase == vocab.PhaseExplain && l.Outcome == benchfmt.OK {
+			reads[l.TrialID]++
+		}
+	}
+	for id, n := range reads {
+		if n > 1 {
+			t.Errorf("trial %d was read %d times", id, n)
+		}
+	}
+	// Both spend the whole budget, the resume's warm-up included: the
+	// reserve the read took is not held back again (it stopped the
+	// resumed study's top-ups one launch sooner).
+	if got, want := len(s.launches), len(whole.launches); got != want || want != 75 {
+		t.Errorf("the resumed study made %d launches, the uninterrupted one %d, want the budget's 75 each", got, want)
+	}
+}
