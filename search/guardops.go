@@ -6,6 +6,7 @@ package search
 // (or one of the workload's own parts) significantly slower is refused.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -465,27 +466,56 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 		w.Config, g.Op, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, 100*(1/r.Speedup-1), sizesText(g.Sizes), g.Op)
 }
 
-// refuseUnshownCall refuses a candidate for the first of a timed
-// workload's calls (the inputs whos marks as parts) that its guard result
-// does not show safe (unsafeCall, the rule above CallMargin), naming the
-// call, its estimate and its bound: none was significantly slower, but
-// none may ship unless shown not slower.
+// refuseUnshownCall refuses a candidate for a timed workload's call
+// (the inputs whos marks as parts) that its guard result does not show
+// safe (unsafeCall, the rule above CallMargin), naming the call made most
+// often among those (its part's verdict says so, and its sizes are the
+// refusal's sites), with its estimate and its bound, and the others: none
+// was significantly slower, but none may ship unless shown not slower.
+// The start-up advice (rareCallAdvice) is given only when every call not
+// shown safe is rare: taking one out helps only when no other holds the
+// candidate back (on the real loopback the first call in the workload's
+// order was named, a 4-byte one made once).
 func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos []who) {
+	type unshown struct {
+		k  int
+		sg model.SizeGuard
+	}
+	var calls []unshown
 	for k, r := range results {
 		if !whos[k].part {
 			continue
 		}
-		sg, ok := unsafeCall(r)
-		if !ok {
-			continue
+		if sg, ok := unsafeCall(r); ok {
+			calls = append(calls, unshown{k, sg})
 		}
-		p := &res.Parts[whos[k].i]
-		p.Refused, p.NotShownSafe = true, true
-		res.Recommend, res.Ending = false, vocab.EndingOpRegression
-		res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%%s); keep NCCL's defaults, or %s to measure it longer",
-			res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, s.rareCallAdvice(p.Part.Calls), s.raiseLimit())
+	}
+	if len(calls) == 0 {
 		return
 	}
+	partOf := func(c unshown) *PartResult { return &res.Parts[whos[c.k].i] }
+	worst := slices.MaxFunc(calls, func(a, b unshown) int {
+		return cmp.Or(cmp.Compare(partOf(a).Part.Calls, partOf(b).Part.Calls), cmp.Compare(b.k, a.k))
+	})
+	advice := s.rareCallAdvice(partOf(worst).Part.Calls)
+	var others []string
+	for _, c := range calls {
+		if p := partOf(c).Part; c.k != worst.k {
+			others = append(others, p.String())
+			if s.rareCallAdvice(p.Calls) == "" {
+				advice = ""
+			}
+		}
+	}
+	also := ""
+	if len(others) > 0 {
+		also = "; nor are " + strings.Join(others, ", ")
+	}
+	p, r, sg := partOf(worst), results[worst.k], worst.sg
+	p.Refused, p.NotShownSafe = true, true
+	res.Recommend, res.Ending = false, vocab.EndingOpRegression
+	res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%%s%s); keep NCCL's defaults, or %s to measure it longer",
+		res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, also, advice, s.raiseLimit())
 }
 
 // raiseLimit is the advice for a call left unshown when the launches ran

@@ -615,3 +615,52 @@ func TestRefusalSkipsTheSameSlowdown(t *testing.T) {
 		})
 	}
 }
+
+// A candidate not shown safe for several calls is refused naming the
+// call made most often (taking a start-up call out would not free it),
+// and the others; the start-up advice comes only when every call not
+// shown safe is rare. On the real loopback the first call in the
+// workload's order was named: the 4-byte all-reduce made once.
+func TestUnshownCallsNameTheOneCalledMost(t *testing.T) {
+	t.Parallel()
+	w := callsOf(t, "all_reduce:4:1", "all_reduce:10240:240", "all_reduce:81920:240", "broadcast:1M:1")
+	o := DefaultOptions()
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	s := newLoop(o.withHull())
+	unshown := model.GuardResult{Sizes: []model.SizeGuard{{Bytes: 4, Speedup: 0.97, Upper: 1.08}}, BaselineN: 17, CandidateN: 17}
+	shown := model.GuardResult{Sizes: []model.SizeGuard{{Bytes: 8192, Speedup: 1.2, Upper: 0.9}}, BaselineN: 17, CandidateN: 17}
+	for _, c := range []struct {
+		name    string
+		results []model.GuardResult
+		named   string
+		also    string
+		advice  bool
+		refused int
+	}{
+		{"a start-up call and a hot one", []model.GuardResult{unshown, unshown, shown, shown}, "all_reduce:10240:240", "nor are all_reduce:4:1", false, 1},
+		{"two start-up calls", []model.GuardResult{unshown, shown, shown, unshown}, "all_reduce:4:1", "nor are broadcast:1048576:1", true, 0},
+		{"one start-up call", []model.GuardResult{shown, shown, shown, unshown}, "broadcast:1048576:1", "", true, 3},
+	} {
+		res := &Result{Winner: &Trial{Config: nccl.Config{"NCCL_MAX_CTAS": "1"}}, Recommend: true}
+		var whos []who
+		for i, p := range w {
+			res.Parts = append(res.Parts, PartResult{Part: p})
+			whos = append(whos, who{true, i})
+		}
+		s.refuseUnshownCall(res, c.results, whos)
+		if res.Recommend || !strings.Contains(res.Reason, "not shown safe for its call "+c.named+" at") {
+			t.Errorf("%s: %q, want the call %s named", c.name, res.Reason, c.named)
+		}
+		if (c.also != "") != strings.Contains(res.Reason, "; nor are ") || c.also != "" && !strings.Contains(res.Reason, c.also) {
+			t.Errorf("%s: %q, want the others said as %q", c.name, res.Reason, c.also)
+		}
+		if got := strings.Contains(res.Reason, "if the process makes it only once"); got != c.advice {
+			t.Errorf("%s: start-up advice %v, want %v: %q", c.name, got, c.advice, res.Reason)
+		}
+		for i, p := range res.Parts {
+			if p.Refused != (i == c.refused) {
+				t.Errorf("%s: part %s refused %v, want only part %d refused", c.name, p.Part, p.Refused, c.refused)
+			}
+		}
+	}
+}
