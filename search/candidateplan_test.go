@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -63,17 +62,7 @@ func TestReadCandidateKeepsTheWinnersExplain(t *testing.T) {
 	w := f.workload(t)
 	afterRefusal := 0
 	for seed := int64(255); seed <= 265; seed++ {
-		o := DefaultOptions()
-		o.Seed = seed
-		o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
-		o.Guard, o.GuardOps = DefaultGuardFor(w), DefaultGuardOps(w)
-		o.ScopeLists = true
-		o.Budget = o.DefaultBudget()
-		rec := newMemRecorder(t)
-		res, err := Run(context.Background(), o, f.launcher(t, seed), rec, nil, 0, nil)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
+		res, rec := f.timedRun(t, w, seed)
 		if !res.Recommend || res.Winner == nil || res.Winner == res.Baseline {
 			continue
 		}

@@ -50,17 +50,25 @@ func (f timedFabric) launcher(t testing.TB, seed int64) *simLauncher {
 // seed, as search --calls does.
 func (f timedFabric) timedStudy(t testing.TB, w nccl.Workload, seed int64) *Result {
 	t.Helper()
+	res, _ := f.timedRun(t, w, seed)
+	return res
+}
+
+// timedRun is timedStudy with the recorder that kept its launches.
+func (f timedFabric) timedRun(t testing.TB, w nccl.Workload, seed int64) (*Result, *memRecorder) {
+	t.Helper()
 	o := DefaultOptions()
 	o.Seed = seed
 	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
 	o.Guard, o.GuardOps = DefaultGuardFor(w), DefaultGuardOps(w)
 	o.ScopeLists = true
 	o.Budget = o.DefaultBudget()
-	res, err := Run(context.Background(), o, f.launcher(t, seed), newMemRecorder(t), nil, 0, nil)
+	rec := newMemRecorder(t)
+	res, err := Run(context.Background(), o, f.launcher(t, seed), rec, nil, 0, nil)
 	if err != nil {
 		t.Fatalf("%s seed %d: %v", f.name, seed, err)
 	}
-	return res
+	return res, rec
 }
 
 // stepTruth is what a config truly does to a timed workload: the time a

@@ -40,6 +40,21 @@ func firstRow(t *testing.T, rows [][]string, coll string, x uint64) []string {
 	return nil
 }
 
+// decodeConfig is the workload config nccltune workload writes in dir
+// from the real decode capture, and its text.
+func decodeConfig(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	cfg := filepath.Join(dir, "decode.yaml")
+	if _, stderr, code := runCLI(t, filepath.Join(dir, "db0"), "workload", "../../internal/benchfmt/testdata/workload/torch-decode", "--out", cfg); code != 0 {
+		t.Fatalf("workload: exit %d: %s", code, stderr)
+	}
+	text, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, text
+}
+
 // Issue 41: a workload study's tuner CSV gave the 81920-byte all-reduces
 // of the real decode process the choice nccl-tests' NCCL made at 64K
 // (Ring/LL), where the process's own NCCL ran them Ring/Simple. From the
@@ -50,14 +65,7 @@ func firstRow(t *testing.T, rows [][]string, coll string, x uint64) []string {
 func TestTunerCSVKeepsTheLoggedChoice(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "decode.yaml")
-	if _, stderr, code := runCLI(t, filepath.Join(dir, "db0"), "workload", "../../internal/benchfmt/testdata/workload/torch-decode", "--out", cfg); code != 0 {
-		t.Fatalf("workload: exit %d: %s", code, stderr)
-	}
-	text, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, text := decodeConfig(t, dir)
 	if !strings.Contains(string(text), `"all_reduce:81920:ring:simple"`) {
 		t.Fatalf("the config does not keep the log's choice at 81920 bytes:\n%s", text)
 	}
@@ -168,14 +176,7 @@ func TestTunerCSVRefusesConflictingLoggedChoices(t *testing.T) {
 func TestTunerCSVCoversACallTakenOut(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "decode.yaml")
-	if _, stderr, code := runCLI(t, filepath.Join(dir, "db0"), "workload", "../../internal/benchfmt/testdata/workload/torch-decode", "--out", cfg); code != 0 {
-		t.Fatalf("workload: exit %d: %s", code, stderr)
-	}
-	text, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, text := decodeConfig(t, dir)
 	trim := func(name string, chose bool) string {
 		var lines []string
 		for _, line := range strings.Split(string(text), "\n") {
