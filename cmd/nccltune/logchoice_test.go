@@ -223,6 +223,11 @@ func TestTunerCSVCoversACallTakenOut(t *testing.T) {
 		!strings.Contains(strings.ReplaceAll(csv, "\n#   ", " "), "broadcast on 4 ranks on 4 nodes (only the sizes its log shows: every other size of it gets ONE channel)") {
 		t.Errorf("the header does not say what the broadcast rows are:\n%s", csv)
 	}
+	// The env export changes the call too, unmeasured: its header says so.
+	env, stderr, code := runCLI(t, filepath.Join(dir, "db1"), "export", "1", "--format", "env")
+	if code != 0 || !strings.Contains(env, "# not guarded: broadcast at 1048576 bytes, in chose: but not in calls:") {
+		t.Errorf("the env export's header does not name the broadcast taken out (exit %d, %s):\n%s", code, stderr, env)
+	}
 	plain := export(filepath.Join(dir, "db2"), trim("dropped.yaml", false))
 	for _, r := range tunerRows(plain) {
 		if r[0] == "broadcast" {

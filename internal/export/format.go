@@ -359,7 +359,8 @@ func decisionHeader(s *store.Study) []string {
 		lines = append(lines, "decision: "+r.Reason)
 	}
 	lines = append(lines, stored.RefusalLines(s.Recommendation.Refusals, s.Recommendation.CandidateTrialID)...)
-	return append(lines, opVerdictHeader(s)...)
+	lines = append(lines, opVerdictHeader(s)...)
+	return append(lines, stored.TakenOutLines(s)...)
 }
 
 // opVerdictHeader is the per-op table of a study that measured more than

@@ -254,6 +254,18 @@ func RefusalLines(refusals []store.Refusal, answer uint64) []string {
 	return out
 }
 
+// TakenOutLines say, one line each, the calls taken out of the study's
+// calls: whose chose: entry it kept (store.Study.TakenOut), and what each
+// export does with them: search and show as the study starts and ends,
+// every export's header, through this function.
+func TakenOutLines(s *store.Study) []string {
+	var out []string
+	for _, ch := range s.TakenOut() {
+		out = append(out, fmt.Sprintf("not guarded: %s at %d bytes, in chose: but not in calls: (a call taken out of the study): neither weighed nor guarded; a tuner CSV export keeps NCCL's own choice there, an env export changes it too", ch.Op, ch.Bytes))
+	}
+	return out
+}
+
 // SpeedupText is "×8.12 [7.88, 8.38]", without the interval when it is
 // unknown.
 func SpeedupText(speedup float64, ci [2]float64) string {

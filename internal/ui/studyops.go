@@ -73,8 +73,8 @@ func writeNotGuarded(w io.Writer, study *store.Study) {
 	for _, s := range study.GuardOpsSkipped {
 		fmt.Fprintf(w, "not guarded: %s\n", s)
 	}
-	for _, ch := range study.TakenOut() {
-		fmt.Fprintf(w, "not guarded: %s at %d bytes, in chose: but not in calls: (a call taken out of the study): neither weighed nor guarded; a tuner CSV export keeps NCCL's own choice there, an env export changes it too\n", ch.Op, ch.Bytes)
+	for _, line := range stored.TakenOutLines(study) {
+		fmt.Fprintln(w, line)
 	}
 }
 
