@@ -100,7 +100,7 @@ type CallLog struct {
 	// announced CUDA-graph capture, as "line N: text".
 	GraphCapture []string `json:"graph_capture,omitempty"`
 	// Skipped are the records left out because a number in them is out
-	// of bounds (checkCall), counted per reason.
+	// of bounds (checkCall) or their line was cut short, counted per reason.
 	Skipped []Skip   `json:"skipped,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
 	// ChoicesForced names what made the log's TUNING choices not NCCL's
@@ -284,8 +284,8 @@ var errNotColl = errors.New("not a COLL line")
 
 // parseCollLine reads "AllReduce: opCount 0 sendbuff 0x… recvbuff 0x…
 // count 1024000 datatype 9 op 0 root 0 comm 0x… [nranks=4] stream 0x…"
-// (NCCL's format since 2.x; [nranks=] is missing in old versions). A
-// number that does not read is a *boundError; checkCall bounds the rest.
+// (NCCL's format from 2.3.7 to 2.30: opCount in hex, count %zi or %zu).
+// A number that does not read is a *boundError; checkCall bounds the rest.
 func parseCollLine(msg string) (Call, error) {
 	fn, rest, ok := strings.Cut(msg, ": opCount ")
 	if !ok || !isWord(fn) {
@@ -294,16 +294,27 @@ func parseCollLine(msg string) (Call, error) {
 	c := Call{Function: fn, Datatype: -1}
 	fields := strings.Fields("opCount " + rest)
 	seen := 0
+	// Every NCCL since 2.3.7 ends the line with "[nranks=N] stream 0x…":
+	// a line without both was cut short (the last line of a killed
+	// process, a write cut by another), maybe inside the comm pointer
+	// that names its communicator or the rank count that sizes it.
+	nranks, stream := false, false
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		if n, ok := strings.CutPrefix(f, "[nranks="); ok {
-			n = strings.TrimSuffix(n, "]")
+			n, nranks = strings.CutSuffix(n, "]")
+			if !nranks {
+				break
+			}
 			v, err := strconv.Atoi(n)
 			if err != nil {
 				return Call{}, badNumber("nranks", n)
 			}
 			c.NRanks = v
 			continue
+		}
+		if f == "stream" && nranks {
+			stream = true
 		}
 		if i+1 >= len(fields) {
 			break
@@ -336,6 +347,9 @@ func parseCollLine(msg string) (Call, error) {
 	}
 	if seen < 3 {
 		return Call{}, errNotColl
+	}
+	if !stream {
+		return Call{}, outOfBounds("a COLL line cut short", "%s: %.60s", fn, strings.Join(fields, " "))
 	}
 	c.Op = opOfFunction(fn)
 	return c, nil

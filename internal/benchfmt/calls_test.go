@@ -32,7 +32,16 @@ func TestParseCollLine(t *testing.T) {
 		{"send is sendrecv", "Send: opCount 0 sendbuff (nil) recvbuff 0x1 count 4096 datatype 6" + tail, true, "Send", nccl.SendRecv, 4096, 6, 8192},
 		{"recv not counted", "Recv: opCount 0 sendbuff (nil) recvbuff 0x1 count 4096 datatype 6" + tail, true, "Recv", "", 4096, 6, 8192},
 		{"gather has no op", "Gather: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 0" + tail, true, "Gather", "", 10, 0, 10},
-		{"no nranks (old NCCL)", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55 stream 0x56", true, "AllReduce", nccl.AllReduce, 10, 7, 40},
+		{"hex opCount", "AllReduce: opCount 1f sendbuff 0x1 recvbuff 0x2 count 10 datatype 7" + tail, true, "AllReduce", nccl.AllReduce, 10, 7, 40},
+		{"fp8 e5m2", "AllReduce: opCount a sendbuff 0x1 recvbuff 0x2 count 10 datatype 11" + tail, true, "AllReduce", nccl.AllReduce, 10, 11, 10},
+		// Every NCCL since 2.3.7 ends the line with "[nranks=%d] stream %p":
+		// a line without them was cut short, in a number or the comm
+		// pointer that names its communicator.
+		{"no nranks: cut short", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55 stream 0x56", false, "", "", 0, 0, 0},
+		{"cut in the comm pointer", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55a4", false, "", "", 0, 0, 0},
+		{"cut in the rank count", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55a4c8e000 [nranks=1", false, "", "", 0, 0, 0},
+		{"cut before the stream", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55a4c8e000 [nranks=16]", false, "", "", 0, 0, 0},
+		{"cut in the stream", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55a4c8e000 [nranks=16] stream 0x5", true, "AllReduce", nccl.AllReduce, 10, 7, 40},
 		{"datatype past the enum", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 12" + tail, false, "", "", 0, 0, 0},
 		{"no count", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 datatype 7" + tail, false, "", "", 0, 0, 0},
 		{"not a call", "AllReduce: 2048000 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}", false, "", "", 0, 0, 0},
@@ -259,6 +268,7 @@ func TestParseCallsOutOfBounds(t *testing.T) {
 		{"COLL 16 TiB", init + good + coll("AllReduce", "8796093022208", "9", "4"), "size above 64G, the largest band a search takes"},
 		{"COLL count past int64", init + good + coll("AllReduce", "99999999999999999999", "9", "4"), "a number that does not read as one"},
 		{"COLL datatype past the enum", init + good + coll("AllReduce", "8", "12", "4"), "not one of NCCL's data types"},
+		{"COLL last line cut in its comm pointer", init + good + strings.TrimSuffix(coll("AllReduce", "8", "7", "4"), "xa [nranks=4] stream 0x3\n"), "a COLL line cut short"},
 		{"INIT rank outside", init + good + "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xb rank 5 nranks 4 cudaDev 0 nvmlDev 0 busId 1 commId 0xbeef - Init COMPLETE\n", "rank outside its communicator"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
