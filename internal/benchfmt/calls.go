@@ -63,8 +63,8 @@ type Call struct {
 	Stream string `json:"stream,omitempty"`
 	// Seq numbers the calls: Inspector's coll_sn, or the call's place
 	// among its process's collectives on that communicator, from 0 (the
-	// same call has the same place on every rank); sends and receives
-	// are numbered apart.
+	// same call has the same place on every rank); point-to-point calls
+	// (PointToPoint) are numbered apart.
 	Seq int64 `json:"seq"`
 	// TimeUS is Inspector's execution time; 0 when not known.
 	TimeUS float64 `json:"time_us,omitempty"`
@@ -264,7 +264,7 @@ func (r *callReader) addColl(proc, msg string) {
 	// their places agree across ranks; sends and receives differ per rank
 	// and are numbered apart.
 	key := proc + " " + c.CommPtr
-	if c.Function == "Send" || c.Function == "Recv" {
+	if PointToPoint(c.Function) {
 		key += " p2p"
 	}
 	c.Seq = r.seq[key]
@@ -353,6 +353,19 @@ func parseCollLine(msg string) (Call, error) {
 	}
 	c.Op = opOfFunction(fn)
 	return c, nil
+}
+
+// PointToPoint says whether NCCL's function is one a rank calls on its
+// own, with one peer: Send and Recv, and the one-sided PutSignal, Signal
+// and WaitSignal of NCCL 2.29 (which log COLL lines too). Ranks make
+// different ones, so they are no place in the communicator's sequence of
+// collectives: Seq numbers them apart, and each rank's call is its own.
+func PointToPoint(function string) bool {
+	switch function {
+	case "Send", "Recv", "PutSignal", "Signal", "WaitSignal":
+		return true
+	}
+	return false
 }
 
 // opOfFunction is the nccl-tests collective that measures NCCL's function:
