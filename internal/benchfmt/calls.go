@@ -271,6 +271,12 @@ func (r *callReader) addColl(proc, msg string) {
 	r.seq[key]++
 	c.Captured = r.capture
 	r.cl.Calls = append(r.cl.Calls, c)
+	// NCCL logs TUNING lines on rank 0 of a communicator only: a call of
+	// another rank waits for none, and must not take the line of a call
+	// of the same size on a communicator this process is rank 0 of.
+	if c.Rank > 0 {
+		return
+	}
 	r.pending[proc] = append(r.pending[proc], len(r.cl.Calls)-1)
 	// A TUNING line follows its call within a few calls (one group); an
 	// old pending call will not be matched any more.

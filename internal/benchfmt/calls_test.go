@@ -329,3 +329,32 @@ func TestParseCallsKeepsNotTheInput(t *testing.T) {
 	}
 	runtime.KeepAlive(cl)
 }
+
+// NCCL logs a TUNING line on rank 0 of a communicator only: in a process
+// that is rank 2 of its tensor-parallel group and rank 0 of its
+// data-parallel one, a TUNING line is the data-parallel call's, even when
+// a tensor-parallel call of the same function and size waits before it.
+func TestParseCallsTuningOfRankZeroOnly(t *testing.T) {
+	const p = "h:1:1 [2] NCCL INFO "
+	log := p + "ncclCommInitRank comm 0xt rank 2 nranks 4 cudaDev 2 nvmlDev 2 busId 1 commId 0xtp - Init COMPLETE\n" +
+		p + "ncclCommInitRank comm 0xd rank 0 nranks 2 cudaDev 2 nvmlDev 2 busId 1 commId 0xdp - Init COMPLETE\n" +
+		p + "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0xt [nranks=4] stream 0x3\n" +
+		p + "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0xd [nranks=2] stream 0x3\n" +
+		p + "AllReduce: 4096 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..1}\n"
+	cl, err := ParseCalls([]byte(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Calls) != 2 {
+		t.Fatalf("%d calls; want 2", len(cl.Calls))
+	}
+	for _, c := range cl.Calls {
+		want := ""
+		if c.CommID == "0xdp" {
+			want = "TREE LL"
+		}
+		if got := strings.TrimSpace(c.Algo + " " + c.Proto); got != want {
+			t.Errorf("call on %s (rank %d): chose %q; want %q", c.CommID, c.Rank, got, want)
+		}
+	}
+}
