@@ -358,3 +358,28 @@ func TestParseCallsTuningOfRankZeroOnly(t *testing.T) {
 		}
 	}
 }
+
+// One process's calls stay one process's, numbered in order, whatever its
+// lines carry in front: a timestamp format without a trailing space
+// (NCCL_DEBUG_TIMESTAMP_FORMAT="[%F %T.%3f]"), a log collector's colours.
+func TestParseCallsPrefixedLines(t *testing.T) {
+	coll := func(op int) string {
+		return fmt.Sprintf("h:1:1 [0] NCCL INFO AllReduce: opCount %x sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0xa [nranks=4] stream 0x3", op)
+	}
+	log := "[2026-12-05 10:00:00.120]" + coll(0) + "\n" +
+		"[2026-12-05 10:00:01.310]" + coll(1) + "\r\n" +
+		"\x1b[36m" + coll(2) + "\x1b[0m\n" +
+		coll(3) + "\n"
+	cl, err := ParseCalls([]byte(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Calls) != 4 {
+		t.Fatalf("%d calls; want 4", len(cl.Calls))
+	}
+	for i, c := range cl.Calls {
+		if c.Process != "h:1" || c.Seq != int64(i) || c.Stream != "0x3" {
+			t.Errorf("call %d: process %q seq %d stream %q; want h:1, %d, 0x3", i, c.Process, c.Seq, c.Stream, i)
+		}
+	}
+}
