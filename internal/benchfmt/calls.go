@@ -169,6 +169,19 @@ func parseCallLog(data []byte) (*CallLog, error) {
 		// call's strings its own).
 		line := string(bytes.TrimRight(bytes.TrimSuffix(raw, []byte("\n")), "\r"))
 		content, log, _ := r.log.read(line)
+		// Processes that share one stdout write it in blocks, so a line
+		// cut short can have another process's whole line after it: that
+		// line is read, and the cut call said.
+		for log.kind == logNCCL {
+			cut, next, _ := splitLogLine(log.msg, r.log.known)
+			if next.kind != logNCCL {
+				break
+			}
+			if strings.Contains(cut, ": opCount ") {
+				r.cl.skip(outOfBounds(cutShort, "%.60s", cut))
+			}
+			_, log, _ = r.log.read(log.msg)
+		}
 		if log.kind != logNCCL {
 			r.ownLine(n, content)
 			continue
@@ -285,6 +298,9 @@ func (r *callReader) addColl(proc, msg string) {
 	}
 }
 
+// cutShort is the reason a COLL line that did not reach its end is skipped.
+const cutShort = "a COLL line cut short"
+
 // errNotColl is a line that is not a COLL line.
 var errNotColl = errors.New("not a COLL line")
 
@@ -355,7 +371,7 @@ func parseCollLine(msg string) (Call, error) {
 		return Call{}, errNotColl
 	}
 	if !stream {
-		return Call{}, outOfBounds("a COLL line cut short", "%s: %.60s", fn, strings.Join(fields, " "))
+		return Call{}, outOfBounds(cutShort, "%s: %.60s", fn, strings.Join(fields, " "))
 	}
 	c.Op = opOfFunction(fn)
 	return c, nil

@@ -383,3 +383,31 @@ func TestParseCallsPrefixedLines(t *testing.T) {
 		}
 	}
 }
+
+// Processes that share one stdout write it in blocks (stdio buffers a
+// pipe or a file), so one process's line can be cut and the next
+// process's whole line follow it on the same line: the whole line is that
+// process's call, the cut one is skipped and said.
+func TestParseCallsLineCutByAnother(t *testing.T) {
+	coll := func(p, comm string, count int) string {
+		return fmt.Sprintf("h:%s:%s [0] NCCL INFO AllReduce: opCount 3 sendbuff 0x1 recvbuff 0x2 count %d datatype 7 op 0 root 0 comm %s [nranks=2] stream 0x3", p, p, count, comm)
+	}
+	for _, cut := range []int{60, 100, 118} {
+		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+			log := coll("1", "0xa", 1024)[:cut] + coll("2", "0xb", 4096) + "\n"
+			cl, err := ParseCalls([]byte(log))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cl.Calls) != 1 {
+				t.Fatalf("%d calls %+v; want process 2's", len(cl.Calls), cl.Calls)
+			}
+			if c := cl.Calls[0]; c.Process != "h:2" || c.CommPtr != "0xb" || c.Count != 4096 {
+				t.Errorf("call %+v; want h:2's on 0xb, count 4096", c)
+			}
+			if len(cl.Skipped) != 1 || cl.Skipped[0].Reason != "a COLL line cut short" {
+				t.Errorf("skipped %+v; want the cut line", cl.Skipped)
+			}
+		})
+	}
+}
