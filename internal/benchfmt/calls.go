@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -430,18 +432,17 @@ func (r *callReader) addTuning(proc, msg string) {
 // (read as count int8s); the rank count is the INIT lines' when they agree
 // on one.
 func (r *callReader) useTuning() {
-	nranks := 0
+	counts := map[int]bool{}
 	for _, procInits := range r.inits {
 		for _, in := range procInits {
-			if nranks == 0 || nranks == in.nranks {
-				nranks = in.nranks
-			} else {
-				nranks = -1
-			}
+			counts[in.nranks] = true
 		}
 	}
-	if nranks < 0 {
-		nranks = 0
+	nranks := 0
+	if len(counts) == 1 {
+		for n := range counts {
+			nranks = n
+		}
 	}
 	dropped := 0
 	for i, c := range r.tuning {
@@ -458,6 +459,14 @@ func (r *callReader) useTuning() {
 	}
 	r.cl.FromTuning = true
 	r.cl.Notes = append(r.cl.Notes, "no COLL lines: calls counted from TUNING lines, which rank 0 of each communicator logs; communicators are not told apart (log with NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING)")
+	if len(counts) > 1 {
+		ns := slices.Sorted(maps.Keys(counts))
+		text := make([]string, len(ns))
+		for i, n := range ns {
+			text[i] = strconv.Itoa(n)
+		}
+		r.cl.Notes = append(r.cl.Notes, fmt.Sprintf("the INIT lines name communicators of %s ranks, which TUNING lines do not tell apart: their calls are pooled as one workload of no known rank count", strings.Join(text, ", ")))
+	}
 	if dropped > 0 {
 		r.cl.Notes = append(r.cl.Notes, fmt.Sprintf("%d all-gather, reduce-scatter or all-to-all calls have no size: their rank count is not logged (add INIT to NCCL_DEBUG_SUBSYS)", dropped))
 	}

@@ -411,3 +411,25 @@ func TestParseCallsLineCutByAnother(t *testing.T) {
 		})
 	}
 }
+
+// TUNING lines alone do not say their communicator: when the INIT lines
+// name communicators of several rank counts (a tensor-parallel group of 4
+// beside a data-parallel one of 2), the calls of all of them are pooled,
+// and that is said with the rank counts.
+func TestParseCallsTuningOnlySeveralRankCounts(t *testing.T) {
+	const p = "h:1:1 [0] NCCL INFO "
+	log := p + "ncclCommInitRank comm 0xt rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 1 commId 0xtp - Init COMPLETE\n" +
+		p + "ncclCommInitRank comm 0xd rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1 commId 0xdp - Init COMPLETE\n" +
+		p + "AllReduce: 4096 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..1}\n" +
+		p + "AllReduce: 8388608 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}\n"
+	cl, err := ParseCalls([]byte(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cl.FromTuning || len(cl.Calls) != 2 || cl.Calls[0].NRanks != 0 {
+		t.Fatalf("from tuning %v, calls %+v; want 2 of no known rank count", cl.FromTuning, cl.Calls)
+	}
+	if notes := strings.Join(cl.Notes, "\n"); !strings.Contains(notes, "communicators of 2, 4 ranks") {
+		t.Errorf("notes %q: want the rank counts pooled said", notes)
+	}
+}
