@@ -42,7 +42,9 @@ type Call struct {
 	CommPtr string `json:"comm_ptr,omitempty"`
 	// CommID names the communicator across processes: NCCL's commId hash
 	// from its INIT line (Inspector: its header id), "PARENT/split N color
-	// C" for a split one; "" when the log does not say (no INIT lines).
+	// C" for a split one, with " #2" … after the name of a process's second
+	// communicator of that name and rank (commInit.nth); "" when the log
+	// does not say (no INIT lines).
 	CommID string `json:"comm_id,omitempty"`
 	// Rank is the rank in the communicator; -1 when the log does not say.
 	Rank   int `json:"rank"`
@@ -141,7 +143,12 @@ type commInit struct {
 	rank, nranks int
 	commID       string // root communicators
 	parent       string // split ones: the parent's pointer
-	split        string // " split N color C"
+	split        string // " split N color C" (" color C" before NCCL 2.24)
+	// nth counts the communicators of this process before this one that
+	// carry its name at its rank (0: none): NCCL 2.21 to 2.23 name a split
+	// by its parent and colour only, so two splits of one parent with one
+	// colour share a name, and a process holds one rank of a communicator.
+	nth int
 }
 
 // callReader gathers calls from one NCCL log.
@@ -150,6 +157,8 @@ type callReader struct {
 	cl  CallLog
 	// inits: process → comm pointer → its INIT line.
 	inits map[string]map[string]commInit
+	// named counts the communicators of a process per name and rank.
+	named map[string]int
 	// seq: process + comm pointer → calls so far.
 	seq map[string]int64
 	// pending: process → calls of it waiting for their TUNING line.
@@ -160,7 +169,7 @@ type callReader struct {
 }
 
 func parseCallLog(data []byte) (*CallLog, error) {
-	r := callReader{cl: CallLog{Format: FormatNCCLLog}, inits: map[string]map[string]commInit{},
+	r := callReader{cl: CallLog{Format: FormatNCCLLog}, inits: map[string]map[string]commInit{}, named: map[string]int{},
 		seq: map[string]int64{}, pending: map[string][]int{}, nranks: map[int]bool{}}
 	n := 0
 	for raw := range bytes.Lines(data) {
@@ -520,12 +529,30 @@ func (r *callReader) addInit(proc, msg string) {
 		return
 	}
 	if in.parent != "" {
-		in.split = " split " + splitCount + " color " + color
+		in.split = " color " + color
+		if splitCount != "" {
+			in.split = " split " + splitCount + in.split
+		}
 	}
 	if r.inits[proc] == nil {
 		r.inits[proc] = map[string]commInit{}
 	}
+	old, again := r.inits[proc][ptr]
 	r.inits[proc][ptr] = in
+	// A second name of one rank in one process is another communicator
+	// (a split of the same colour, or one made again): numbered in the
+	// order the process made them, the same in every process. A pointer's
+	// Init START and COMPLETE lines are one communicator.
+	if id := r.commID(proc, ptr, 0); id != "" {
+		if again && old.commID == in.commID && old.parent == in.parent && old.split == in.split {
+			in.nth = old.nth
+		} else {
+			key := proc + " " + strconv.Itoa(in.rank) + " " + id
+			in.nth = r.named[key]
+			r.named[key]++
+		}
+		r.inits[proc][ptr] = in
+	}
 }
 
 // commID is the communicator's identity across processes: its commId, or
@@ -536,14 +563,18 @@ func (r *callReader) commID(proc, ptr string, depth int) string {
 	if !ok || depth > 16 {
 		return ""
 	}
-	if in.parent == "" {
-		return in.commID
+	id := in.commID
+	if in.parent != "" {
+		parent := r.commID(proc, in.parent, depth+1)
+		if parent == "" {
+			return ""
+		}
+		id = parent + in.split
 	}
-	parent := r.commID(proc, in.parent, depth+1)
-	if parent == "" {
-		return ""
+	if id != "" && in.nth > 0 {
+		id += " #" + strconv.Itoa(in.nth+1)
 	}
-	return parent + in.split
+	return id
 }
 
 // choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or

@@ -760,3 +760,31 @@ func TestSummarizeOneSidedCalls(t *testing.T) {
 		})
 	}
 }
+
+// NCCL 2.21 to 2.23 name a split communicator by its parent and colour
+// only (no splitCount): a tensor-parallel and a pipeline group split from
+// the world with the same colour carry the same name. In one process,
+// two communicators of one name and one rank are two communicators, not
+// one: each keeps its calls.
+func TestSummarizeSplitsOfOneColour(t *testing.T) {
+	var ins []Input
+	for r := range 2 {
+		p := fmt.Sprintf("h:%d:%d [%d] NCCL INFO ", r+1, r+1, r)
+		log := p + fmt.Sprintf("ncclCommInitRank comm 0xw%d rank %d nranks 2 cudaDev %d nvmlDev %d busId 1 commId 0xfeed - Init COMPLETE\n", r, r, r, r) +
+			p + fmt.Sprintf("ncclCommSplit comm 0xt%d rank %d nranks 2 cudaDev %d nvmlDev %d busId 1 parent 0xw%d color 0 key %d - Init COMPLETE\n", r, r, r, r, r, r) +
+			p + fmt.Sprintf("ncclCommSplit comm 0xp%d rank %d nranks 2 cudaDev %d nvmlDev %d busId 1 parent 0xw%d color 0 key %d - Init COMPLETE\n", r, r, r, r, r, r) +
+			p + fmt.Sprintf("AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0xt%d [nranks=2] stream 0x3\n", r) +
+			p + fmt.Sprintf("AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 2048 datatype 7 op 0 root 0 comm 0xp%d [nranks=2] stream 0x3\n", r)
+		ins = append(ins, parseLog(t, fmt.Sprintf("rank%d", r), []byte(log)))
+	}
+	s, err := Summarize(ins, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Communicators) != 2 || s.Calls != 2 {
+		t.Fatalf("%d communicators, %d calls %+v; want 2, 2", len(s.Communicators), s.Calls, s.Communicators)
+	}
+	if got := s.Proposal.Workload().String(); got != "all_reduce:4096:1 all_reduce:8192:1" {
+		t.Errorf("proposal %s", got)
+	}
+}
