@@ -179,6 +179,11 @@ func parseCallLog(data []byte) (*CallLog, error) {
 		// then keeps that line alive, not the input (checkCall makes a
 		// call's strings its own).
 		line := string(bytes.TrimRight(bytes.TrimSuffix(raw, []byte("\n")), "\r"))
+		// A log collector may colour the lines: colours are no part of
+		// the process or the call (any other escape stays, as data).
+		if strings.Contains(line, "\x1b[") {
+			line = stripColours(line)
+		}
 		content, log, _ := r.log.read(line)
 		// Processes that share one stdout write it in blocks, so a line
 		// cut short can have another process's whole line after it: that
@@ -230,6 +235,33 @@ func parseCallLog(data []byte) (*CallLog, error) {
 		return nil, ErrNoCalls
 	}
 	return &r.cl, nil
+}
+
+// stripColours removes ANSI colour sequences (SGR: ESC '[', digits and
+// ';', then 'm') from s.
+func stripColours(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for {
+		i := strings.Index(s, "\x1b[")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		j := i + 2
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == ';') {
+			j++
+		}
+		if j < len(s) && s[j] == 'm' {
+			b.WriteString(s[:i])
+		} else {
+			j = i + 1 // not a colour: kept
+			b.WriteString(s[:j])
+			s = s[j:]
+			continue
+		}
+		s = s[j+1:]
+	}
 }
 
 // ownLine reads a line the process itself printed: servers announce CUDA

@@ -369,13 +369,14 @@ func TestParseCallsPrefixedLines(t *testing.T) {
 	log := "[2026-12-05 10:00:00.120]" + coll(0) + "\n" +
 		"[2026-12-05 10:00:01.310]" + coll(1) + "\r\n" +
 		"\x1b[36m" + coll(2) + "\x1b[0m\n" +
-		coll(3) + "\n"
+		"\x1b[1;32mh:1:1\x1b[0m [0] \x1b[33mNCCL INFO\x1b[0m" + strings.TrimPrefix(coll(3), "h:1:1 [0] NCCL INFO") + "\n" +
+		coll(4) + "\n"
 	cl, err := ParseCalls([]byte(log))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cl.Calls) != 4 {
-		t.Fatalf("%d calls; want 4", len(cl.Calls))
+	if len(cl.Calls) != 5 {
+		t.Fatalf("%d calls; want 5", len(cl.Calls))
 	}
 	for i, c := range cl.Calls {
 		if c.Process != "h:1" || c.Seq != int64(i) || c.Stream != "0x3" {

@@ -133,11 +133,6 @@ type logLine struct {
 // none); glued reports that such text was there. known are host names seen
 // so far; they settle where a host name starts when it is glued to a number.
 func splitLogLine(line string, known []string) (content string, log logLine, glued bool) {
-	// A log collector may colour the lines; the colours are no part of
-	// the host, the process or the message.
-	if strings.IndexByte(line, '\x1b') >= 0 {
-		line = stripANSI(line)
-	}
 	if m, level, msg := findNCCLMarker(line); m >= 0 {
 		if start, host, proc, ok := findHostField(line[:m], known); ok {
 			content = stripLogTimestamp(line[:start])
@@ -285,29 +280,6 @@ func leadingNumberLen(s string) int {
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-
-// stripANSI removes ANSI escape sequences (colours: ESC '[' parameters
-// and one final letter) and any other ESC from s.
-func stripANSI(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\x1b' {
-			b.WriteByte(s[i])
-			continue
-		}
-		if i+1 < len(s) && s[i+1] == '[' {
-			j := i + 2
-			for j < len(s) && s[j] >= 0x20 && s[j] <= 0x3f {
-				j++
-			}
-			if j < len(s) && s[j] >= 0x40 && s[j] <= 0x7e {
-				i = j
-			}
-		}
-	}
-	return b.String()
-}
 
 // stripLogTimestamp removes the "[2026-06-11 11:44:19] " that NCCL puts
 // before WARN lines (NCCL_DEBUG_TIMESTAMP_FORMAT) from the end of s.

@@ -638,9 +638,6 @@ func TestSplitLogLine(t *testing.T) {
 		// space after it unless the format ends in one: the host starts
 		// after the bracket, not at the seconds before it.
 		{"timestamp glued to the host", "[2026-12-05 10:00:07.123]gpu-b:6201:6240 [0] NCCL INFO x", nil, "", logNCCL, "gpu-b", "INFO", "x"},
-		// A log collector's colours: the host and the message without them.
-		{"ANSI colours", "\x1b[36mgpu-b:6201:6240 [0] NCCL INFO AllReduce: x\x1b[0m", nil, "", logNCCL, "gpu-b", "INFO", "AllReduce: x"},
-		{"ANSI colours inside", "\x1b[1;32mgpu-b:6201:6240\x1b[0m [0] \x1b[33mNCCL INFO\x1b[0m x", nil, "", logNCCL, "gpu-b", "INFO", "x"},
 		{"failure glued", "     2097152        524288     float     sum      -1fakehost0: Test NCCL failure common.cu:1 'x / '", []string{"fakehost0"},
 			"     2097152        524288     float     sum      -1", logFailure, "", "", "fakehost0: Test NCCL failure common.cu:1 'x / '"},
 		{"failure alone", "fakehost0: Test NCCL failure common.cu:1 'x / '", nil, "fakehost0: Test NCCL failure common.cu:1 'x / '", logNone, "", "", ""},
