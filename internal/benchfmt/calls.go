@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,7 +42,9 @@ type Call struct {
 	CommPtr string `json:"comm_ptr,omitempty"`
 	// CommID names the communicator across processes: NCCL's commId hash
 	// from its INIT line (Inspector: its header id), "PARENT/split N color
-	// C" for a split one; "" when the log does not say (no INIT lines).
+	// C" for a split one, with " #2" … after the name of a process's second
+	// communicator of that name and rank (commInit.nth); "" when the log
+	// does not say (no INIT lines).
 	CommID string `json:"comm_id,omitempty"`
 	// Rank is the rank in the communicator; -1 when the log does not say.
 	Rank   int `json:"rank"`
@@ -63,8 +67,8 @@ type Call struct {
 	Stream string `json:"stream,omitempty"`
 	// Seq numbers the calls: Inspector's coll_sn, or the call's place
 	// among its process's collectives on that communicator, from 0 (the
-	// same call has the same place on every rank); sends and receives
-	// are numbered apart.
+	// same call has the same place on every rank); point-to-point calls
+	// (PointToPoint) are numbered apart.
 	Seq int64 `json:"seq"`
 	// TimeUS is Inspector's execution time; 0 when not known.
 	TimeUS float64 `json:"time_us,omitempty"`
@@ -100,7 +104,7 @@ type CallLog struct {
 	// announced CUDA-graph capture, as "line N: text".
 	GraphCapture []string `json:"graph_capture,omitempty"`
 	// Skipped are the records left out because a number in them is out
-	// of bounds (checkCall), counted per reason.
+	// of bounds (checkCall) or their line was cut short, counted per reason.
 	Skipped []Skip   `json:"skipped,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
 	// ChoicesForced names what made the log's TUNING choices not NCCL's
@@ -139,7 +143,12 @@ type commInit struct {
 	rank, nranks int
 	commID       string // root communicators
 	parent       string // split ones: the parent's pointer
-	split        string // " split N color C"
+	split        string // " split N color C" (" color C" before NCCL 2.24)
+	// nth counts the communicators of this process before this one that
+	// carry its name at its rank (0: none): NCCL 2.21 to 2.23 name a split
+	// by its parent and colour only, so two splits of one parent with one
+	// colour share a name, and a process holds one rank of a communicator.
+	nth int
 }
 
 // callReader gathers calls from one NCCL log.
@@ -148,6 +157,8 @@ type callReader struct {
 	cl  CallLog
 	// inits: process → comm pointer → its INIT line.
 	inits map[string]map[string]commInit
+	// named counts the communicators of a process per name and rank.
+	named map[string]int
 	// seq: process + comm pointer → calls so far.
 	seq map[string]int64
 	// pending: process → calls of it waiting for their TUNING line.
@@ -158,7 +169,7 @@ type callReader struct {
 }
 
 func parseCallLog(data []byte) (*CallLog, error) {
-	r := callReader{cl: CallLog{Format: FormatNCCLLog}, inits: map[string]map[string]commInit{},
+	r := callReader{cl: CallLog{Format: FormatNCCLLog}, inits: map[string]map[string]commInit{}, named: map[string]int{},
 		seq: map[string]int64{}, pending: map[string][]int{}, nranks: map[int]bool{}}
 	n := 0
 	for raw := range bytes.Lines(data) {
@@ -168,7 +179,25 @@ func parseCallLog(data []byte) (*CallLog, error) {
 		// then keeps that line alive, not the input (checkCall makes a
 		// call's strings its own).
 		line := string(bytes.TrimRight(bytes.TrimSuffix(raw, []byte("\n")), "\r"))
+		// A log collector may colour the lines: colours are no part of
+		// the process or the call (any other escape stays, as data).
+		if strings.Contains(line, "\x1b[") {
+			line = stripColours(line)
+		}
 		content, log, _ := r.log.read(line)
+		// Processes that share one stdout write it in blocks, so a line
+		// cut short can have another process's whole line after it: that
+		// line is read, and the cut call said.
+		for log.kind == logNCCL {
+			cut, next, _ := splitLogLine(log.msg, r.log.known)
+			if next.kind != logNCCL {
+				break
+			}
+			if strings.Contains(cut, ": opCount ") {
+				r.cl.skip(outOfBounds(cutShort, "%.60s", cut))
+			}
+			_, log, _ = r.log.read(log.msg)
+		}
 		if log.kind != logNCCL {
 			r.ownLine(n, content)
 			continue
@@ -206,6 +235,33 @@ func parseCallLog(data []byte) (*CallLog, error) {
 		return nil, ErrNoCalls
 	}
 	return &r.cl, nil
+}
+
+// stripColours removes ANSI colour sequences (SGR: ESC '[', digits and
+// ';', then 'm') from s.
+func stripColours(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for {
+		i := strings.Index(s, "\x1b[")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		j := i + 2
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == ';') {
+			j++
+		}
+		if j < len(s) && s[j] == 'm' {
+			b.WriteString(s[:i])
+		} else {
+			j = i + 1 // not a colour: kept
+			b.WriteString(s[:j])
+			s = s[j:]
+			continue
+		}
+		s = s[j+1:]
+	}
 }
 
 // ownLine reads a line the process itself printed: servers announce CUDA
@@ -264,13 +320,19 @@ func (r *callReader) addColl(proc, msg string) {
 	// their places agree across ranks; sends and receives differ per rank
 	// and are numbered apart.
 	key := proc + " " + c.CommPtr
-	if c.Function == "Send" || c.Function == "Recv" {
+	if PointToPoint(c.Function) {
 		key += " p2p"
 	}
 	c.Seq = r.seq[key]
 	r.seq[key]++
 	c.Captured = r.capture
 	r.cl.Calls = append(r.cl.Calls, c)
+	// NCCL logs TUNING lines on rank 0 of a communicator only: a call of
+	// another rank waits for none, and must not take the line of a call
+	// of the same size on a communicator this process is rank 0 of.
+	if c.Rank > 0 {
+		return
+	}
 	r.pending[proc] = append(r.pending[proc], len(r.cl.Calls)-1)
 	// A TUNING line follows its call within a few calls (one group); an
 	// old pending call will not be matched any more.
@@ -279,13 +341,16 @@ func (r *callReader) addColl(proc, msg string) {
 	}
 }
 
+// cutShort is the reason a COLL line that did not reach its end is skipped.
+const cutShort = "a COLL line cut short"
+
 // errNotColl is a line that is not a COLL line.
 var errNotColl = errors.New("not a COLL line")
 
 // parseCollLine reads "AllReduce: opCount 0 sendbuff 0x… recvbuff 0x…
 // count 1024000 datatype 9 op 0 root 0 comm 0x… [nranks=4] stream 0x…"
-// (NCCL's format since 2.x; [nranks=] is missing in old versions). A
-// number that does not read is a *boundError; checkCall bounds the rest.
+// (NCCL's format from 2.3.7 to 2.30: opCount in hex, count %zi or %zu).
+// A number that does not read is a *boundError; checkCall bounds the rest.
 func parseCollLine(msg string) (Call, error) {
 	fn, rest, ok := strings.Cut(msg, ": opCount ")
 	if !ok || !isWord(fn) {
@@ -294,16 +359,27 @@ func parseCollLine(msg string) (Call, error) {
 	c := Call{Function: fn, Datatype: -1}
 	fields := strings.Fields("opCount " + rest)
 	seen := 0
+	// Every NCCL since 2.3.7 ends the line with "[nranks=N] stream 0x…":
+	// a line without both was cut short (the last line of a killed
+	// process, a write cut by another), maybe inside the comm pointer
+	// that names its communicator or the rank count that sizes it.
+	nranks, stream := false, false
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		if n, ok := strings.CutPrefix(f, "[nranks="); ok {
-			n = strings.TrimSuffix(n, "]")
+			n, nranks = strings.CutSuffix(n, "]")
+			if !nranks {
+				break
+			}
 			v, err := strconv.Atoi(n)
 			if err != nil {
 				return Call{}, badNumber("nranks", n)
 			}
 			c.NRanks = v
 			continue
+		}
+		if f == "stream" && nranks {
+			stream = true
 		}
 		if i+1 >= len(fields) {
 			break
@@ -337,8 +413,24 @@ func parseCollLine(msg string) (Call, error) {
 	if seen < 3 {
 		return Call{}, errNotColl
 	}
+	if !stream {
+		return Call{}, outOfBounds(cutShort, "%s: %.60s", fn, strings.Join(fields, " "))
+	}
 	c.Op = opOfFunction(fn)
 	return c, nil
+}
+
+// PointToPoint says whether NCCL's function is one a rank calls on its
+// own, with one peer: Send and Recv, and the one-sided PutSignal, Signal
+// and WaitSignal of NCCL 2.29 (which log COLL lines too). Ranks make
+// different ones, so they are no place in the communicator's sequence of
+// collectives: Seq numbers them apart, and each rank's call is its own.
+func PointToPoint(function string) bool {
+	switch function {
+	case "Send", "Recv", "PutSignal", "Signal", "WaitSignal":
+		return true
+	}
+	return false
 }
 
 // opOfFunction is the nccl-tests collective that measures NCCL's function:
@@ -381,18 +473,17 @@ func (r *callReader) addTuning(proc, msg string) {
 // (read as count int8s); the rank count is the INIT lines' when they agree
 // on one.
 func (r *callReader) useTuning() {
-	nranks := 0
+	counts := map[int]bool{}
 	for _, procInits := range r.inits {
 		for _, in := range procInits {
-			if nranks == 0 || nranks == in.nranks {
-				nranks = in.nranks
-			} else {
-				nranks = -1
-			}
+			counts[in.nranks] = true
 		}
 	}
-	if nranks < 0 {
-		nranks = 0
+	nranks := 0
+	if len(counts) == 1 {
+		for n := range counts {
+			nranks = n
+		}
 	}
 	dropped := 0
 	for i, c := range r.tuning {
@@ -409,6 +500,14 @@ func (r *callReader) useTuning() {
 	}
 	r.cl.FromTuning = true
 	r.cl.Notes = append(r.cl.Notes, "no COLL lines: calls counted from TUNING lines, which rank 0 of each communicator logs; communicators are not told apart (log with NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING)")
+	if len(counts) > 1 {
+		ns := slices.Sorted(maps.Keys(counts))
+		text := make([]string, len(ns))
+		for i, n := range ns {
+			text[i] = strconv.Itoa(n)
+		}
+		r.cl.Notes = append(r.cl.Notes, fmt.Sprintf("the INIT lines name communicators of %s ranks, which TUNING lines do not tell apart: their calls are pooled as one workload of no known rank count", strings.Join(text, ", ")))
+	}
 	if dropped > 0 {
 		r.cl.Notes = append(r.cl.Notes, fmt.Sprintf("%d all-gather, reduce-scatter or all-to-all calls have no size: their rank count is not logged (add INIT to NCCL_DEBUG_SUBSYS)", dropped))
 	}
@@ -462,12 +561,30 @@ func (r *callReader) addInit(proc, msg string) {
 		return
 	}
 	if in.parent != "" {
-		in.split = " split " + splitCount + " color " + color
+		in.split = " color " + color
+		if splitCount != "" {
+			in.split = " split " + splitCount + in.split
+		}
 	}
 	if r.inits[proc] == nil {
 		r.inits[proc] = map[string]commInit{}
 	}
+	old, again := r.inits[proc][ptr]
 	r.inits[proc][ptr] = in
+	// A second name of one rank in one process is another communicator
+	// (a split of the same colour, or one made again): numbered in the
+	// order the process made them, the same in every process. A pointer's
+	// Init START and COMPLETE lines are one communicator.
+	if id := r.commID(proc, ptr, 0); id != "" {
+		if again && old.commID == in.commID && old.parent == in.parent && old.split == in.split {
+			in.nth = old.nth
+		} else {
+			key := proc + " " + strconv.Itoa(in.rank) + " " + id
+			in.nth = r.named[key]
+			r.named[key]++
+		}
+		r.inits[proc][ptr] = in
+	}
 }
 
 // commID is the communicator's identity across processes: its commId, or
@@ -478,14 +595,18 @@ func (r *callReader) commID(proc, ptr string, depth int) string {
 	if !ok || depth > 16 {
 		return ""
 	}
-	if in.parent == "" {
-		return in.commID
+	id := in.commID
+	if in.parent != "" {
+		parent := r.commID(proc, in.parent, depth+1)
+		if parent == "" {
+			return ""
+		}
+		id = parent + in.split
 	}
-	parent := r.commID(proc, in.parent, depth+1)
-	if parent == "" {
-		return ""
+	if id != "" && in.nth > 0 {
+		id += " #" + strconv.Itoa(in.nth+1)
 	}
-	return parent + in.split
+	return id
 }
 
 // choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or

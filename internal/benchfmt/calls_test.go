@@ -32,7 +32,16 @@ func TestParseCollLine(t *testing.T) {
 		{"send is sendrecv", "Send: opCount 0 sendbuff (nil) recvbuff 0x1 count 4096 datatype 6" + tail, true, "Send", nccl.SendRecv, 4096, 6, 8192},
 		{"recv not counted", "Recv: opCount 0 sendbuff (nil) recvbuff 0x1 count 4096 datatype 6" + tail, true, "Recv", "", 4096, 6, 8192},
 		{"gather has no op", "Gather: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 0" + tail, true, "Gather", "", 10, 0, 10},
-		{"no nranks (old NCCL)", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55 stream 0x56", true, "AllReduce", nccl.AllReduce, 10, 7, 40},
+		{"hex opCount", "AllReduce: opCount 1f sendbuff 0x1 recvbuff 0x2 count 10 datatype 7" + tail, true, "AllReduce", nccl.AllReduce, 10, 7, 40},
+		{"fp8 e5m2", "AllReduce: opCount a sendbuff 0x1 recvbuff 0x2 count 10 datatype 11" + tail, true, "AllReduce", nccl.AllReduce, 10, 11, 10},
+		// Every NCCL since 2.3.7 ends the line with "[nranks=%d] stream %p":
+		// a line without them was cut short, in a number or the comm
+		// pointer that names its communicator.
+		{"no nranks: cut short", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55 stream 0x56", false, "", "", 0, 0, 0},
+		{"cut in the comm pointer", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55a4", false, "", "", 0, 0, 0},
+		{"cut in the rank count", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55a4c8e000 [nranks=1", false, "", "", 0, 0, 0},
+		{"cut before the stream", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55a4c8e000 [nranks=16]", false, "", "", 0, 0, 0},
+		{"cut in the stream", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 7 op 0 root 0 comm 0x55a4c8e000 [nranks=16] stream 0x5", true, "AllReduce", nccl.AllReduce, 10, 7, 40},
 		{"datatype past the enum", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 10 datatype 12" + tail, false, "", "", 0, 0, 0},
 		{"no count", "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 datatype 7" + tail, false, "", "", 0, 0, 0},
 		{"not a call", "AllReduce: 2048000 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}", false, "", "", 0, 0, 0},
@@ -259,6 +268,7 @@ func TestParseCallsOutOfBounds(t *testing.T) {
 		{"COLL 16 TiB", init + good + coll("AllReduce", "8796093022208", "9", "4"), "size above 64G, the largest band a search takes"},
 		{"COLL count past int64", init + good + coll("AllReduce", "99999999999999999999", "9", "4"), "a number that does not read as one"},
 		{"COLL datatype past the enum", init + good + coll("AllReduce", "8", "12", "4"), "not one of NCCL's data types"},
+		{"COLL last line cut in its comm pointer", init + good + strings.TrimSuffix(coll("AllReduce", "8", "7", "4"), "xa [nranks=4] stream 0x3\n"), "a COLL line cut short"},
 		{"INIT rank outside", init + good + "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xb rank 5 nranks 4 cudaDev 0 nvmlDev 0 busId 1 commId 0xbeef - Init COMPLETE\n", "rank outside its communicator"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -318,4 +328,109 @@ func TestParseCallsKeepsNotTheInput(t *testing.T) {
 		t.Errorf("the calls of a %d-byte log keep %d bytes alive: more than the calls themselves", size, kept)
 	}
 	runtime.KeepAlive(cl)
+}
+
+// NCCL logs a TUNING line on rank 0 of a communicator only: in a process
+// that is rank 2 of its tensor-parallel group and rank 0 of its
+// data-parallel one, a TUNING line is the data-parallel call's, even when
+// a tensor-parallel call of the same function and size waits before it.
+func TestParseCallsTuningOfRankZeroOnly(t *testing.T) {
+	const p = "h:1:1 [2] NCCL INFO "
+	log := p + "ncclCommInitRank comm 0xt rank 2 nranks 4 cudaDev 2 nvmlDev 2 busId 1 commId 0xtp - Init COMPLETE\n" +
+		p + "ncclCommInitRank comm 0xd rank 0 nranks 2 cudaDev 2 nvmlDev 2 busId 1 commId 0xdp - Init COMPLETE\n" +
+		p + "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0xt [nranks=4] stream 0x3\n" +
+		p + "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0xd [nranks=2] stream 0x3\n" +
+		p + "AllReduce: 4096 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..1}\n"
+	cl, err := ParseCalls([]byte(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Calls) != 2 {
+		t.Fatalf("%d calls; want 2", len(cl.Calls))
+	}
+	for _, c := range cl.Calls {
+		want := ""
+		if c.CommID == "0xdp" {
+			want = "TREE LL"
+		}
+		if got := strings.TrimSpace(c.Algo + " " + c.Proto); got != want {
+			t.Errorf("call on %s (rank %d): chose %q; want %q", c.CommID, c.Rank, got, want)
+		}
+	}
+}
+
+// One process's calls stay one process's, numbered in order, whatever its
+// lines carry in front: a timestamp format without a trailing space
+// (NCCL_DEBUG_TIMESTAMP_FORMAT="[%F %T.%3f]"), a log collector's colours.
+func TestParseCallsPrefixedLines(t *testing.T) {
+	coll := func(op int) string {
+		return fmt.Sprintf("h:1:1 [0] NCCL INFO AllReduce: opCount %x sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0xa [nranks=4] stream 0x3", op)
+	}
+	log := "[2026-12-05 10:00:00.120]" + coll(0) + "\n" +
+		"[2026-12-05 10:00:01.310]" + coll(1) + "\r\n" +
+		"\x1b[36m" + coll(2) + "\x1b[0m\n" +
+		"\x1b[1;32mh:1:1\x1b[0m [0] \x1b[33mNCCL INFO\x1b[0m" + strings.TrimPrefix(coll(3), "h:1:1 [0] NCCL INFO") + "\n" +
+		coll(4) + "\n"
+	cl, err := ParseCalls([]byte(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Calls) != 5 {
+		t.Fatalf("%d calls; want 5", len(cl.Calls))
+	}
+	for i, c := range cl.Calls {
+		if c.Process != "h:1" || c.Seq != int64(i) || c.Stream != "0x3" {
+			t.Errorf("call %d: process %q seq %d stream %q; want h:1, %d, 0x3", i, c.Process, c.Seq, c.Stream, i)
+		}
+	}
+}
+
+// Processes that share one stdout write it in blocks (stdio buffers a
+// pipe or a file), so one process's line can be cut and the next
+// process's whole line follow it on the same line: the whole line is that
+// process's call, the cut one is skipped and said.
+func TestParseCallsLineCutByAnother(t *testing.T) {
+	coll := func(p, comm string, count int) string {
+		return fmt.Sprintf("h:%s:%s [0] NCCL INFO AllReduce: opCount 3 sendbuff 0x1 recvbuff 0x2 count %d datatype 7 op 0 root 0 comm %s [nranks=2] stream 0x3", p, p, count, comm)
+	}
+	for _, cut := range []int{60, 100, 118} {
+		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+			log := coll("1", "0xa", 1024)[:cut] + coll("2", "0xb", 4096) + "\n"
+			cl, err := ParseCalls([]byte(log))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cl.Calls) != 1 {
+				t.Fatalf("%d calls %+v; want process 2's", len(cl.Calls), cl.Calls)
+			}
+			if c := cl.Calls[0]; c.Process != "h:2" || c.CommPtr != "0xb" || c.Count != 4096 {
+				t.Errorf("call %+v; want h:2's on 0xb, count 4096", c)
+			}
+			if len(cl.Skipped) != 1 || cl.Skipped[0].Reason != "a COLL line cut short" {
+				t.Errorf("skipped %+v; want the cut line", cl.Skipped)
+			}
+		})
+	}
+}
+
+// TUNING lines alone do not say their communicator: when the INIT lines
+// name communicators of several rank counts (a tensor-parallel group of 4
+// beside a data-parallel one of 2), the calls of all of them are pooled,
+// and that is said with the rank counts.
+func TestParseCallsTuningOnlySeveralRankCounts(t *testing.T) {
+	const p = "h:1:1 [0] NCCL INFO "
+	log := p + "ncclCommInitRank comm 0xt rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 1 commId 0xtp - Init COMPLETE\n" +
+		p + "ncclCommInitRank comm 0xd rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1 commId 0xdp - Init COMPLETE\n" +
+		p + "AllReduce: 4096 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..1}\n" +
+		p + "AllReduce: 8388608 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}\n"
+	cl, err := ParseCalls([]byte(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cl.FromTuning || len(cl.Calls) != 2 || cl.Calls[0].NRanks != 0 {
+		t.Fatalf("from tuning %v, calls %+v; want 2 of no known rank count", cl.FromTuning, cl.Calls)
+	}
+	if notes := strings.Join(cl.Notes, "\n"); !strings.Contains(notes, "communicators of 2, 4 ranks") {
+		t.Errorf("notes %q: want the rank counts pooled said", notes)
+	}
 }

@@ -195,8 +195,10 @@ func findHostField(prefix string, known []string) (int, string, string, bool) {
 		tok := prefix[start:end]
 		if hostEnd, ok := hostPidTid(tok); ok {
 			hostTok := tok[:hostEnd]
-			// Hosts hold no ':'; anything before one (an MPI output tag) is not the host.
-			tagEnd := strings.LastIndexByte(hostTok, ':') + 1
+			// Hosts hold no ':' or ']'; anything before one (an MPI output
+			// tag, a timestamp whose format ends without a space) is not
+			// the host.
+			tagEnd := strings.LastIndexAny(hostTok, ":]") + 1
 			hostTok = hostTok[tagEnd:]
 			at := start + tagEnd + gluedHostStart(hostTok, known)
 			pidEnd := start + strings.LastIndexByte(tok, ':')

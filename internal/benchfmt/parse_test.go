@@ -634,6 +634,10 @@ func TestSplitLogLine(t *testing.T) {
 		{"TRACE", "node1:1:2 [0] 1234.567890 ncclGroupEnd:100 NCCL TRACE done", nil, "", logNCCL, "node1", "TRACE", "done"},
 		{"CALL", "node1:1:2 NCCL CALL ncclAllReduce(...)", nil, "", logNCCL, "node1", "CALL", "ncclAllReduce(...)"},
 		{"mpirun tag", "[1,0]<stdout>:node1:1:2 [0] NCCL INFO x", nil, "[1,0]<stdout>:", logNCCL, "node1", "INFO", "x"},
+		// NCCL_DEBUG_TIMESTAMP_FORMAT is the user's strftime format, with no
+		// space after it unless the format ends in one: the host starts
+		// after the bracket, not at the seconds before it.
+		{"timestamp glued to the host", "[2026-12-05 10:00:07.123]gpu-b:6201:6240 [0] NCCL INFO x", nil, "", logNCCL, "gpu-b", "INFO", "x"},
 		{"failure glued", "     2097152        524288     float     sum      -1fakehost0: Test NCCL failure common.cu:1 'x / '", []string{"fakehost0"},
 			"     2097152        524288     float     sum      -1", logFailure, "", "", "fakehost0: Test NCCL failure common.cu:1 'x / '"},
 		{"failure alone", "fakehost0: Test NCCL failure common.cu:1 'x / '", nil, "fakehost0: Test NCCL failure common.cu:1 'x / '", logNone, "", "", ""},

@@ -299,7 +299,8 @@ func communicators(calls iter.Seq[benchfmt.Call], allCaptured bool) []Communicat
 		switch {
 		case c.Function == "Recv":
 			continue // the other end of a send, counted there
-		case c.Function == "Send":
+		case benchfmt.PointToPoint(c.Function):
+			// A send (or one-sided call) once per rank that made it.
 			g.counted = append(g.counted, c)
 			continue
 		}
@@ -356,7 +357,7 @@ func commIDs(calls iter.Seq[benchfmt.Call]) map[streamKey]string {
 			sig[k] = b
 			unnamedOrder = append(unnamedOrder, k)
 		}
-		if c.Function != "Send" && c.Function != "Recv" && c.Seq < 32 {
+		if !benchfmt.PointToPoint(c.Function) && c.Seq < 32 {
 			fmt.Fprintf(b, " %s/%d/%d", c.Function, c.Count, c.Datatype)
 		}
 	}

@@ -714,3 +714,77 @@ func TestConfigChoseOnlyWhatTheLogSays(t *testing.T) {
 		}
 	}
 }
+
+// NCCL 2.29's one-sided calls (ncclPutSignal, ncclSignal, ncclWaitSignal)
+// log COLL lines as a Send does: each rank makes its own, so they are not
+// in the communicator's sequence of collectives. Rank 0 signals twice and
+// rank 1 waits once; the three all-reduces after them are the same three
+// calls on both ranks, with INIT lines or without.
+func TestSummarizeOneSidedCalls(t *testing.T) {
+	coll := func(r int, fn string, count, datatype int) string {
+		return fmt.Sprintf("h:%d:%d [%d] NCCL INFO %s: opCount 0 sendbuff 0x1 recvbuff (nil) count %d datatype %d op 0 root %d comm 0xc%d [nranks=2] stream 0x2", r+1, r+1, r, fn, count, datatype, 1-r, r)
+	}
+	rank := func(r int, init bool, oneSided ...string) string {
+		var lines []string
+		if init {
+			lines = append(lines, fmt.Sprintf("h:%d:%d [%d] NCCL INFO ncclCommInitRank comm 0xc%d rank %d nranks 2 cudaDev %d nvmlDev %d busId 1 commId 0xrma - Init COMPLETE", r+1, r+1, r, r, r, r, r))
+		}
+		for _, fn := range oneSided {
+			lines = append(lines, coll(r, fn, 1024, 7))
+		}
+		for range 3 {
+			lines = append(lines, coll(r, "AllReduce", 262144, 7))
+		}
+		return strings.Join(lines, "\n") + "\n"
+	}
+	for _, init := range []bool{true, false} {
+		t.Run(fmt.Sprintf("init %v", init), func(t *testing.T) {
+			ins := []Input{
+				parseLog(t, "rank0", []byte(rank(0, init, "PutSignal", "PutSignal"))),
+				parseLog(t, "rank1", []byte(rank(1, init, "WaitSignal"))),
+			}
+			s, err := Summarize(ins, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Communicators) != 1 {
+				t.Fatalf("%d communicators %+v; want 1", len(s.Communicators), s.Communicators)
+			}
+			c := s.Communicators[0]
+			if c.Calls != 3 || c.Other["PutSignal"] != 2 || c.Other["WaitSignal"] != 1 {
+				t.Errorf("%d calls, other %v; want the 3 all-reduces, PutSignal 2, WaitSignal 1", c.Calls, c.Other)
+			}
+			if got := s.Proposal.Workload().String(); got != "all_reduce:1048576:3" {
+				t.Errorf("proposal %s; want all_reduce:1048576:3", got)
+			}
+		})
+	}
+}
+
+// NCCL 2.21 to 2.23 name a split communicator by its parent and colour
+// only (no splitCount): a tensor-parallel and a pipeline group split from
+// the world with the same colour carry the same name. In one process,
+// two communicators of one name and one rank are two communicators, not
+// one: each keeps its calls.
+func TestSummarizeSplitsOfOneColour(t *testing.T) {
+	var ins []Input
+	for r := range 2 {
+		p := fmt.Sprintf("h:%d:%d [%d] NCCL INFO ", r+1, r+1, r)
+		log := p + fmt.Sprintf("ncclCommInitRank comm 0xw%d rank %d nranks 2 cudaDev %d nvmlDev %d busId 1 commId 0xfeed - Init COMPLETE\n", r, r, r, r) +
+			p + fmt.Sprintf("ncclCommSplit comm 0xt%d rank %d nranks 2 cudaDev %d nvmlDev %d busId 1 parent 0xw%d color 0 key %d - Init COMPLETE\n", r, r, r, r, r, r) +
+			p + fmt.Sprintf("ncclCommSplit comm 0xp%d rank %d nranks 2 cudaDev %d nvmlDev %d busId 1 parent 0xw%d color 0 key %d - Init COMPLETE\n", r, r, r, r, r, r) +
+			p + fmt.Sprintf("AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0xt%d [nranks=2] stream 0x3\n", r) +
+			p + fmt.Sprintf("AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 2048 datatype 7 op 0 root 0 comm 0xp%d [nranks=2] stream 0x3\n", r)
+		ins = append(ins, parseLog(t, fmt.Sprintf("rank%d", r), []byte(log)))
+	}
+	s, err := Summarize(ins, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Communicators) != 2 || s.Calls != 2 {
+		t.Fatalf("%d communicators, %d calls %+v; want 2, 2", len(s.Communicators), s.Calls, s.Communicators)
+	}
+	if got := s.Proposal.Workload().String(); got != "all_reduce:4096:1 all_reduce:8192:1" {
+		t.Errorf("proposal %s", got)
+	}
+}
