@@ -231,7 +231,8 @@ func (s *loop) fabricVersion() string {
 func (s *loop) confirmDesign(res *Result, base, w *Trial) (d model.ConfirmDesign, fresh bool) {
 	if p := s.planned; p != nil {
 		s.planned = nil
-		if p.Candidate.Key() == w.Config.Key() && (len(s.restarted) == 0 || p.Seq >= s.restarted[len(s.restarted)-1].Restart.Seq) {
+		if p.Candidate.Key() == w.Config.Key() && s.designCurrent(p) {
+			s.restoreEarlyRead(w)
 			return model.PlanConfirm(p.First, p.Last, s.alpha()), false
 		}
 	}
@@ -243,6 +244,14 @@ func (s *loop) confirmDesign(res *Result, base, w *Trial) (d model.ConfirmDesign
 		maxN = max(min(room, maxConfirmLaunches), 1)
 	}
 	return model.PlanConfirm(min(s.opts.ConfirmLaunches, maxN), maxN, s.alpha()), true
+}
+
+// designCurrent reports whether the stored design p is the current
+// confirmation's: made at or after the last refusal's restart (the
+// restart is stored before the next confirmation's first launch), or no
+// refusal restarted the study.
+func (s *loop) designCurrent(p *Planned) bool {
+	return len(s.restarted) == 0 || p.Seq >= s.restarted[len(s.restarted)-1].Restart.Seq
 }
 
 // judge turns the confirmation's last look into the study's decision: the

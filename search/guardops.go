@@ -497,16 +497,17 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 	worst := slices.MaxFunc(calls, func(a, b unshown) int {
 		return cmp.Or(cmp.Compare(partOf(a).Part.Calls, partOf(b).Part.Calls), cmp.Compare(b.k, a.k))
 	})
-	advice := s.rareCallAdvice(partOf(worst).Part.Calls)
+	counts := []float64{partOf(worst).Part.Calls}
 	var others []string
 	for _, c := range calls {
 		if p := partOf(c).Part; c.k != worst.k {
 			others = append(others, p.String())
-			if s.rareCallAdvice(p.Calls) == "" {
-				advice = ""
-			}
+			counts = append(counts, p.Calls)
 		}
 	}
+	// Every one rare, or no advice: taking one out frees nothing while
+	// another holds the candidate back.
+	advice := s.rareCallAdvice(counts...)
 	also := ""
 	if len(others) > 0 {
 		also = "; nor are " + strings.Join(others, ", ")
@@ -538,17 +539,23 @@ func (s *loop) raiseLimit() string {
 // inside the refusal's parenthesis, before "; keep …": the line that
 // tells of a refusal a later confirmation followed (stored.RefusalLines)
 // drops that advice, not this.
-func (s *loop) rareCallAdvice(calls float64) string {
-	var total float64
+func (s *loop) rareCallAdvice(calls ...float64) string {
+	var total, sum float64
 	for _, q := range s.opts.Parts() {
 		total += q.Calls
 	}
-	if calls <= 0 || 100*calls >= total {
-		return ""
+	for _, c := range calls {
+		if c <= 0 || 100*c >= total {
+			return ""
+		}
+		sum += c
 	}
 	// %g writes a million calls as 1e+06: counts are written in full.
 	count := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-	return fmt.Sprintf("; it is %s of the log's %s calls: if the process makes it only once, at start-up, take it out of the workload's `calls:` list (its `chose:` entry keeps it in the tuner CSV) and search again", count(calls), count(total))
+	if len(calls) > 1 {
+		return fmt.Sprintf("; they are %s of the log's %s calls: if the process makes them only once, at start-up, take them out of the workload's `calls:` list (their `chose:` entries keep them in the tuner CSV) and search again", count(sum), count(total))
+	}
+	return fmt.Sprintf("; it is %s of the log's %s calls: if the process makes it only once, at start-up, take it out of the workload's `calls:` list (its `chose:` entry keeps it in the tuner CSV) and search again", count(sum), count(total))
 }
 
 // refuseSlowPart refuses a recommendation that makes one of a hand

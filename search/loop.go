@@ -176,28 +176,22 @@ func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorde
 		return nil, err
 	}
 	s.planned = prior.Design
-	s.restoreEarlyRead()
 	return s.run(ctx)
 }
 
-// restoreEarlyRead marks the candidate under confirmation read when its
-// explain launch was made before the interruption (readCandidate, before
-// its calls were judged), as the uninterrupted study had it: else its
-// explain reserve would be held back a second time, and the calls'
-// top-ups stop sooner than the uninterrupted study's. The candidate is
-// the stored design's, when that design is this confirmation's (made
-// after the last refusal's restart, as confirmDesign takes it).
-func (s *loop) restoreEarlyRead() {
-	p := s.planned
-	if p == nil || len(s.restarted) > 0 && p.Seq < s.restarted[len(s.restarted)-1].Restart.Seq {
-		return
-	}
-	for _, t := range s.trials {
-		if t.Config.Key() == p.Candidate.Key() && slices.ContainsFunc(t.Debug, func(d DebugLaunch) bool {
-			return d.Phase == vocab.PhaseExplain && d.Launch != nil && d.Launch.Outcome == benchfmt.OK
-		}) {
-			s.candidateRead, s.readEarly = true, true
-		}
+// restoreEarlyRead marks w read when its explain launch was made before
+// the interruption (readCandidate, before its calls were judged, or
+// explain at the study's end; a launch the interruption stopped is made
+// again, as replayDebug reads it), as the uninterrupted study had it:
+// else its explain reserve would be held back a second time, and the
+// calls' top-ups stop sooner than the uninterrupted study's. confirmDesign
+// calls it for the candidate the stored design names, when it takes that
+// design (its confirmation is this one).
+func (s *loop) restoreEarlyRead(w *Trial) {
+	if slices.ContainsFunc(w.Debug, func(d DebugLaunch) bool {
+		return d.Phase == vocab.PhaseExplain && d.Launch != nil && d.Launch.Reason != benchfmt.ReasonInterrupted
+	}) {
+		s.candidateRead, s.readEarly = true, true
 	}
 }
 

@@ -260,6 +260,11 @@ func (s *Study) Chose() []nccl.LoggedChoice {
 // tuner CSV keeps.
 func (s *Study) TakenOut() []nccl.LoggedChoice {
 	parts := s.Parts()
+	if !slices.ContainsFunc(parts, func(p nccl.Part) bool { return len(p.Logged) > 0 }) {
+		// A study stored before parts kept their logged sizes: which call
+		// its chose: entries belong to is unknown, so none is said out.
+		return nil
+	}
 	var out []nccl.LoggedChoice
 	for _, ch := range s.Chose() {
 		if !slices.ContainsFunc(parts, func(p nccl.Part) bool { return p.Op.OrAllReduce() == ch.Op && slices.Contains(p.Logged, ch.Bytes) }) {

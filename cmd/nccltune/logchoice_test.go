@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,6 +223,13 @@ func TestTunerCSVCoversACallTakenOut(t *testing.T) {
 	if !strings.Contains(csv, "broadcast on 4 ranks on 4 nodes: no study measured it; 1048576 bytes") || !strings.Contains(csv, "any other broadcast size matches no row and gets ONE channel") ||
 		!strings.Contains(strings.ReplaceAll(csv, "\n#   ", " "), "broadcast on 4 ranks on 4 nodes (only the sizes its log shows: every other size of it gets ONE channel)") {
 		t.Errorf("the header does not say what the broadcast rows are:\n%s", csv)
+	}
+	shown, stderr, code := runCLI(t, filepath.Join(dir, "db1"), "show", "1", "--json")
+	var doc struct {
+		TakenOut []string `json:"taken_out"`
+	}
+	if err := json.Unmarshal([]byte(shown), &doc); code != 0 || err != nil || !slices.Equal(doc.TakenOut, []string{"broadcast:1048576:ring:simple"}) {
+		t.Errorf("show --json lists %q taken out (exit %d, %v, %s), want the broadcast", doc.TakenOut, code, err, stderr)
 	}
 	// The env export changes the call too, unmeasured: its header says so.
 	env, stderr, code := runCLI(t, filepath.Join(dir, "db1"), "export", "1", "--format", "env")

@@ -18,7 +18,8 @@ import (
 
 // addOpFields adds the per-op fields to a search or show document:
 // workload (the parts asked for; [] for a one-part study), parts (each part's op, band, weight, scores, speedup with its interval),
-// guards (each guarded op's verdict and sizes), launches_by_op (each op's
+// guards (each guarded op's verdict and sizes), taken_out (the chose:
+// entries of calls taken out of calls:, OP:BYTES:ALGO:PROTO), launches_by_op (each op's
 // role, its parts' bands and launches per phase) and launches_spent (on the parts'
 // ops and on the guarded ops).
 func addOpFields(doc map[string]any, study *store.Study, launches []*store.Launch) {
@@ -32,6 +33,11 @@ func addOpFields(doc map[string]any, study *store.Study, launches []*store.Launc
 	doc["guards"] = guards
 	doc["guard_ops"] = append([]nccl.Op{}, study.GuardOps...)
 	doc["guard_ops_skipped"] = append([]string{}, study.GuardOpsSkipped...)
+	takenOut := []string{}
+	for _, ch := range study.TakenOut() {
+		takenOut = append(takenOut, ch.String())
+	}
+	doc["taken_out"] = takenOut
 	byOp := stored.LaunchesByOp(study, launches)
 	doc["launches_by_op"] = byOp
 	doc["launches_spent"] = stored.SpendOf(byOp)
