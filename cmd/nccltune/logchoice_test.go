@@ -231,6 +231,12 @@ func TestTunerCSVCoversACallTakenOut(t *testing.T) {
 	if err := json.Unmarshal([]byte(shown), &doc); code != 0 || err != nil || !slices.Equal(doc.TakenOut, []string{"broadcast:1048576:ring:simple"}) {
 		t.Errorf("show --json lists %q taken out (exit %d, %v, %s), want the broadcast", doc.TakenOut, code, err, stderr)
 	}
+	page := filepath.Join(dir, "report.html")
+	if _, stderr, code := runCLI(t, filepath.Join(dir, "db1"), "report", "1", "--out", page); code != 0 {
+		t.Errorf("report: exit %d: %s", code, stderr)
+	} else if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "not guarded: broadcast at 1048576 bytes, in chose: but not in calls:") {
+		t.Errorf("the report does not name the broadcast taken out (%v)", err)
+	}
 	// The env export changes the call too, unmeasured: its header says so.
 	env, stderr, code := runCLI(t, filepath.Join(dir, "db1"), "export", "1", "--format", "env")
 	if code != 0 || !strings.Contains(env, "# not guarded: broadcast at 1048576 bytes, in chose: but not in calls:") {

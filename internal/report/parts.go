@@ -152,6 +152,8 @@ type workloadHTML struct {
 	// only beside a recommended config); Skipped the ops left unguarded.
 	GuardNote string
 	Skipped   []string
+	// TakenOut are the calls taken out of calls: (stored.TakenOutLines).
+	TakenOut []string
 	// Phases head the launches table's columns; Launches are its rows,
 	// Spend the line under it.
 	Phases   []string
@@ -193,7 +195,7 @@ func workloadSection(s *Study) *workloadHTML {
 	}
 	rec := st.Recommendation
 	byOp := stored.LaunchesByOp(st, s.Launches)
-	w := &workloadHTML{Objective: stored.Objective(st), Several: several, Skipped: st.GuardOpsSkipped, Phases: stored.PhasesOf(byOp), Spend: stored.SpendOf(byOp).Text()}
+	w := &workloadHTML{Objective: stored.Objective(st), Several: several, Skipped: st.GuardOpsSkipped, TakenOut: stored.TakenOutLines(st), Phases: stored.PhasesOf(byOp), Spend: stored.SpendOf(byOp).Text()}
 	var verdicts []stored.OpVerdict
 	if rec != nil {
 		verdicts = stored.OpVerdicts(rec)
