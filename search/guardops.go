@@ -500,9 +500,12 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 	counts := []float64{partOf(worst).Part.Calls}
 	var others []string
 	for _, c := range calls {
-		if p := partOf(c).Part; c.k != worst.k {
-			others = append(others, p.String())
-			counts = append(counts, p.Calls)
+		if p := partOf(c); c.k != worst.k {
+			// Not shown safe either: its verdict says so, but it is not
+			// the refusing call (its sizes are no site of the refusal).
+			p.NotShownSafe = true
+			others = append(others, p.Part.String())
+			counts = append(counts, p.Part.Calls)
 		}
 	}
 	// Every one rare, or no advice: taking one out frees nothing while

@@ -661,6 +661,10 @@ func TestUnshownCallsNameTheOneCalledMost(t *testing.T) {
 			if p.Refused != (i == c.refused) {
 				t.Errorf("%s: part %s refused %v, want only part %d refused", c.name, p.Part, p.Refused, c.refused)
 			}
+			// Every call not shown safe says so, the refusing one and the others.
+			if unshownHere := c.results[i].Sizes[0].Upper >= 1+CallMargin; p.NotShownSafe != unshownHere {
+				t.Errorf("%s: part %s not shown safe %v, want %v", c.name, p.Part, p.NotShownSafe, unshownHere)
+			}
 		}
 	}
 }

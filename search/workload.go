@@ -167,7 +167,8 @@ type PartResult struct {
 	// Refused: this part, slower by more than the minimum effect, refused
 	// the recommendation (vocab.EndingOpRegression); NotShownSafe: a timed
 	// call refused because it was not shown safe (refuseUnshownCall), not
-	// because it was shown slower.
+	// because it was shown slower, or without Refused, another call not
+	// shown safe beside the one that refused.
 	Refused, NotShownSafe bool
 }
 

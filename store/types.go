@@ -481,7 +481,8 @@ type PartComparison struct {
 	Refused bool `json:"refused"`
 	// NotShownSafe: a timed workload's call refused the recommendation
 	// because it was not shown safe (its upper bound over the margin),
-	// not because it was shown slower.
+	// not because it was shown slower; without Refused, another call not
+	// shown safe beside the one that refused.
 	NotShownSafe    bool             `json:"not_shown_safe,omitempty"`
 	PValue          float64          `json:"p_value"`
 	BaselineScoreUS float64          `json:"baseline_score_us"`

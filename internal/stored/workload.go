@@ -171,6 +171,8 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 			v.Verdict = "REFUSED the recommendation: not shown safe (its upper bound is over the margin)"
 		case p.Refused:
 			v.Verdict = "REFUSED the recommendation: slower by more than the minimum effect"
+		case p.NotShownSafe:
+			v.Verdict = "not shown safe either (its upper bound is over the margin)"
 		case p.Significant && !p.Slower && p.Speedup <= 1:
 			v.Verdict = ChangeWords(true, p.Speedup) + ", below the minimum effect"
 		default:

@@ -61,6 +61,8 @@ func TestOpVerdicts(t *testing.T) {
 			{Op: nccl.AllReduce, Band: "512K-4M", Speedup: 1.2, SpeedupCI: [2]float64{1.1, 1.3}, Significant: true,
 				PerSize: []store.SizeComparison{{Bytes: 1 << 20, Speedup: 1.3}, {Bytes: 4 << 20, Speedup: 1.05}}},
 			{Op: nccl.AllToAll, Band: "512K-8M", Speedup: 0.9, SpeedupCI: [2]float64{0.85, 0.95}, Significant: true, Slower: true, Refused: true},
+			{Op: nccl.AllReduce, Band: "8K", Speedup: 1.02, SpeedupCI: [2]float64{0.95, 1.09}, Refused: true, NotShownSafe: true},
+			{Op: nccl.Broadcast, Band: "1M", Speedup: 0.98, SpeedupCI: [2]float64{0.9, 1.07}, NotShownSafe: true},
 		},
 		OpGuards: []store.OpGuard{
 			{Op: nccl.Broadcast, Sizes: []int64{512 << 10, 1 << 20, 2 << 20}, Speedup: 0.97, SpeedupCI: [2]store.JSONFloat{0.9, 1.05}, WorstBytes: 1 << 20, WorstSpeedup: 0.8,
@@ -74,6 +76,9 @@ func TestOpVerdicts(t *testing.T) {
 	want := []struct{ op, kind, sizes, change, worst, verdict string }{
 		{"all_reduce", "part", "512K-4M", "-16.7% [-23.1, -9.1]", "4M -4.8%", "significantly faster"},
 		{"alltoall", "part", "512K-8M", "+11.1% [+5.3, +17.6]", "", "REFUSED the recommendation: slower by more than the minimum effect"},
+		{"all_reduce", "part", "8K", "-2.0% [-8.3, +5.3]", "", "REFUSED the recommendation: not shown safe (its upper bound is over the margin)"},
+		// Another call not shown safe beside the one that refused.
+		{"broadcast", "part", "1M", "+2.0% [-6.5, +11.1]", "", "not shown safe either (its upper bound is over the margin)"},
 		{"broadcast", "guard", "512K-2M", "+3.1% [-4.8, +11.1]", "1M +25.0%", "REFUSED the recommendation: significantly slower at 1M"},
 		{"all_gather", "guard", "1M, 8M", "+0.0% [-2.0, +2.0]", "8M +1.0%", "significantly slower somewhere, below the minimum effect"},
 		{"reduce", "guard", "no sizes", "—", "", "the candidate failed: REFUSED the recommendation"},
@@ -90,7 +95,7 @@ func TestOpVerdicts(t *testing.T) {
 		}
 	}
 	lines := OpVerdictLines(rec)
-	if len(lines) != len(want) || !strings.HasPrefix(lines[2], "broadcast (guard) 512K-2M: +3.1%") {
+	if len(lines) != len(want) || !strings.HasPrefix(lines[4], "broadcast (guard) 512K-2M: +3.1%") {
 		t.Errorf("lines %q", lines)
 	}
 	if OpVerdicts(&store.Recommendation{}) != nil {
