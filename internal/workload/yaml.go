@@ -51,6 +51,17 @@ func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 	if slices.ContainsFunc(p.Calls, func(c Call) bool { return c.Chose != "" }) {
 		line("chose: what the process's own NCCL chose at each called size (OP:BYTES:ALGO:PROTO), kept by the tuner CSV where the study proves nothing; a call you take out of calls: keeps its entry here, so the CSV still covers it")
 	}
+	if once := p.onceCalls(); len(once) > 0 {
+		// Only the user knows whether a call made once is made at
+		// start-up: the study guards it like any other (a 1 MiB broadcast
+		// made once held back ×1.26 a step on the real loopback), and this
+		// file never takes it out on its own.
+		keep := ""
+		if slices.ContainsFunc(p.Calls, func(c Call) bool { return c.Chose != "" }) {
+			keep = " (keep its chose: entry)"
+		}
+		line("made once in the log: %s; the study guards each like any call: if the process makes one only at start-up, delete it from calls:%s", strings.Join(once, ", "), keep)
+	}
 	if s.TimeKnown {
 		line("logged time per op and size (informative: the study measures its own):")
 		for _, l := range p.loggedTimes() {
@@ -89,6 +100,17 @@ func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 		fmt.Fprintf(&b, "chose: [%s]\n", strings.Join(chose, ", "))
 	}
 	return []byte(b.String())
+}
+
+// onceCalls are the calls the log shows made once, as calls: writes them.
+func (p Proposal) onceCalls() []string {
+	var out []string
+	for _, c := range p.Calls {
+		if c.Calls == 1 {
+			out = append(out, c.Spec)
+		}
+	}
+	return out
 }
 
 // loggedTimes are the calls' logged times, one line per op: "all_reduce
