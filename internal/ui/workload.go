@@ -147,6 +147,9 @@ func printProposal(w io.Writer, s *workload.Summary) {
 	}
 	_ = t.Flush()
 	fmt.Fprintln(w, "  the study weights each size by its calls × the time the defaults take there")
+	if once := p.OnceText(); once != "" {
+		fmt.Fprintf(w, "  %s\n", once)
+	}
 	for _, l := range p.Left {
 		fmt.Fprintf(w, "  left out: %s (nccltune workload --ranks N proposes for it)\n", safetext.Escape(l))
 	}

@@ -51,16 +51,8 @@ func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 	if slices.ContainsFunc(p.Calls, func(c Call) bool { return c.Chose != "" }) {
 		line("chose: what the process's own NCCL chose at each called size (OP:BYTES:ALGO:PROTO), kept by the tuner CSV where the study proves nothing; a call you take out of calls: keeps its entry here, so the CSV still covers it")
 	}
-	if once := p.onceCalls(); len(once) > 0 {
-		// Only the user knows whether a call made once is made at
-		// start-up: the study guards it like any other (a 1 MiB broadcast
-		// made once held back ×1.26 a step on the real loopback), and this
-		// file never takes it out on its own.
-		keep := ""
-		if slices.ContainsFunc(p.Calls, func(c Call) bool { return c.Chose != "" }) {
-			keep = " (keep its chose: entry)"
-		}
-		line("made once in the log: %s; the study guards each like any call: if the process makes one only at start-up, delete it from calls:%s", strings.Join(once, ", "), keep)
+	if once := p.OnceText(); once != "" {
+		line("%s", once)
 	}
 	if s.TimeKnown {
 		line("logged time per op and size (informative: the study measures its own):")
@@ -102,15 +94,28 @@ func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 	return []byte(b.String())
 }
 
-// onceCalls are the calls the log shows made once, as calls: writes them.
-func (p Proposal) onceCalls() []string {
-	var out []string
+// OnceText names the calls the log shows made once, as calls: writes
+// them, and how to take out one the process makes only at start-up; ""
+// when there are none. Only the user knows whether a call made once is
+// made at start-up: the study guards it like any other (a 1 MiB
+// broadcast made once held back ×1.26 a step on the real loopback), and
+// workload never takes it out on its own. The config's header and the
+// command's summary say it through this one sentence.
+func (p Proposal) OnceText() string {
+	var once []string
 	for _, c := range p.Calls {
 		if c.Calls == 1 {
-			out = append(out, c.Spec)
+			once = append(once, c.Spec)
 		}
 	}
-	return out
+	if len(once) == 0 {
+		return ""
+	}
+	keep := ""
+	if slices.ContainsFunc(p.Calls, func(c Call) bool { return c.Chose != "" }) {
+		keep = " (keep its chose: entry)"
+	}
+	return fmt.Sprintf("made once in the log: %s; the study guards each like any call: if the process makes one only at start-up, delete it from calls:%s", strings.Join(once, ", "), keep)
 }
 
 // loggedTimes are the calls' logged times, one line per op: "all_reduce
