@@ -14,14 +14,7 @@ import (
 // open, one Update transaction (fdatasync), close. Target: < 5 ms.
 func BenchmarkAddLaunch(b *testing.B) {
 	s := openWriter(b)
-	st := searchStudy()
-	if err := s.CreateStudy(st); err != nil {
-		b.Fatal(err)
-	}
-	tr := &Trial{StudyID: st.ID}
-	if err := s.AddTrial(tr); err != nil {
-		b.Fatal(err)
-	}
+	st, tr := studyWithTrial(b, s)
 	// A study's worth of launches already stored.
 	for i := 0; i < 200; i++ {
 		if err := s.AddLaunch(testLaunch(st.ID, tr.ID, i, 100), testRaw(i)); err != nil {
@@ -75,14 +68,7 @@ func BenchmarkAddTrial(b *testing.B) {
 // transaction: an empty read and an empty write on a 200-launch file.
 func BenchmarkOpenClose(b *testing.B) {
 	s := openWriter(b)
-	st := searchStudy()
-	if err := s.CreateStudy(st); err != nil {
-		b.Fatal(err)
-	}
-	tr := &Trial{StudyID: st.ID}
-	if err := s.AddTrial(tr); err != nil {
-		b.Fatal(err)
-	}
+	st, tr := studyWithTrial(b, s)
 	for i := 0; i < 200; i++ {
 		if err := s.AddLaunch(testLaunch(st.ID, tr.ID, i, 100), testRaw(i)); err != nil {
 			b.Fatal(err)
@@ -111,14 +97,7 @@ func TestSkipSyncStillWrites(t *testing.T) {
 	defer func(old bool) { SkipSync = old }(SkipSync)
 	SkipSync = true
 	s := openWriter(t)
-	st := searchStudy()
-	if err := s.CreateStudy(st); err != nil {
-		t.Fatal(err)
-	}
-	tr := &Trial{StudyID: st.ID}
-	if err := s.AddTrial(tr); err != nil {
-		t.Fatal(err)
-	}
+	st, tr := studyWithTrial(t, s)
 	if err := s.AddLaunch(testLaunch(st.ID, tr.ID, 0, 10), testRaw(0)); err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,20 @@ func openWriter(t testing.TB) *Store {
 	return s
 }
 
+// studyWithTrial stores a search study and one trial of it in s.
+func studyWithTrial(t testing.TB, s *Store) (*Study, *Trial) {
+	t.Helper()
+	st := searchStudy()
+	if err := s.CreateStudy(st); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trial{StudyID: st.ID}
+	if err := s.AddTrial(tr); err != nil {
+		t.Fatal(err)
+	}
+	return st, tr
+}
+
 func searchStudy() *Study {
 	gdr := true
 	return &Study{

@@ -520,14 +520,7 @@ func TestReadersDuringWrites(t *testing.T) {
 // and the file keeps everything written before.
 func TestDiskFull(t *testing.T) {
 	s := openWriter(t)
-	st := searchStudy()
-	if err := s.CreateStudy(st); err != nil {
-		t.Fatal(err)
-	}
-	tr := &Trial{StudyID: st.ID}
-	if err := s.AddTrial(tr); err != nil {
-		t.Fatal(err)
-	}
+	st, tr := studyWithTrial(t, s)
 	for i := 0; i < 3; i++ {
 		if err := s.AddLaunch(testLaunch(st.ID, tr.ID, i, 100), testRaw(i)); err != nil {
 			t.Fatal(err)

@@ -421,14 +421,7 @@ func TestClassifyWriteError(t *testing.T) {
 
 func TestNaNIsRefusedWhole(t *testing.T) {
 	s := openWriter(t)
-	st := searchStudy()
-	if err := s.CreateStudy(st); err != nil {
-		t.Fatal(err)
-	}
-	tr := &Trial{StudyID: st.ID}
-	if err := s.AddTrial(tr); err != nil {
-		t.Fatal(err)
-	}
+	st, tr := studyWithTrial(t, s)
 	l := testLaunch(st.ID, tr.ID, 0, 3)
 	l.ScoreUS = math.NaN()
 	if err := s.AddLaunch(l, testRaw(0)); err == nil || !strings.Contains(err.Error(), "NaN") {
