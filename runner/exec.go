@@ -293,12 +293,21 @@ func processLaunchDir() (string, error) {
 	if launchDir.path != "" && ownPrivateDir(launchDir.path) {
 		return launchDir.path, nil
 	}
+	d, err := makeLaunchDir()
+	if err != nil {
+		return "", err
+	}
+	outfile.RemoveAtExit(d)
+	launchDir.path = d
+	return d, nil
+}
+
+// makeLaunchDir makes a private temporary directory for launch files.
+func makeLaunchDir() (string, error) {
 	d, err := os.MkdirTemp("", "nccltune-launch-")
 	if err != nil {
 		return "", fmt.Errorf("making a directory for the benchmark's JSON output: %w (set TMPDIR to a writable directory, or give --work-dir)", err)
 	}
-	outfile.RemoveAtExit(d)
-	launchDir.path = d
 	return d, nil
 }
 
@@ -344,9 +353,9 @@ func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 	case needScript:
 		// The script has a fixed name (TorchScriptName): a directory of
 		// its own keeps concurrent launches from sharing one.
-		d, err := os.MkdirTemp("", "nccltune-launch-")
+		d, err := makeLaunchDir()
 		if err != nil {
-			return f, fmt.Errorf("making a directory for the benchmark's JSON output: %w", err)
+			return f, err
 		}
 		dir, f.tmpDir, f.removeDir = d, d, outfile.RemoveAtExit(d)
 	default:
