@@ -278,7 +278,7 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 
 // readCandidate makes the recommended candidate's explain launch (one
 // per op) before its calls are topped up and judged, when a call is not
-// yet shown safe (callsUnshown) and NCCL's plan under the candidate is
+// yet shown safe (callVerdicts) and NCCL's plan under the candidate is
 // not yet certain for an op of the workload: a call NCCL runs alike under
 // the candidate and the baseline is then equal by rule (callInputs skips
 // it) instead of measured. On the real 4-rank loopback the one-CTA cap
@@ -533,12 +533,14 @@ func (s *loop) raiseLimit() string {
 	return "raise --budget"
 }
 
-// rareCallAdvice is what a refusal for a call made calls times a step
-// adds when that is under 1 % of the workload's calls (a call's own count
-// when it is judged at its own size, its part's at the power of two): every call the log holds is guarded, a start-up
-// call too (a 1 MiB broadcast made once refused ×1.2 a step on the real
-// loopback), and only the user knows whether the process makes it in its
-// steps or once; the study never drops a logged call on its own. It goes
+// rareCallAdvice is what a refusal for calls not shown safe adds when
+// each is under 1 % of the workload's calls (calls: each one's count, a
+// call's own when it is judged at its own size, its part's at the power
+// of two), "" when one is not: every call the log holds is guarded, a
+// start-up call too (a 1 MiB broadcast made once refused ×1.2 a step on
+// the real loopback), and only the user knows whether the process makes
+// it in its steps or once; the study never drops a logged call on its
+// own. It goes
 // inside the refusal's parenthesis, before "; keep …": the line that
 // tells of a refusal a later confirmation followed (stored.RefusalLines)
 // drops that advice, not this.

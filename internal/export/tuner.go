@@ -351,13 +351,15 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 	if g.Defaults == nil {
 		// Only the process's log speaks for it (calls taken out of the
 		// study's calls:, their chose: entries kept): a row at each logged
-		// size keeps NCCL's own choice for the calls it makes.
-		// A collective a study measured or guarded (its defaults' plan
+		// size keeps NCCL's own choice for the calls it makes. A
+		// collective a study measured or guarded (its defaults' plan
 		// launch failed, or an older study) is refused below as before.
-		exact, err := loggedRows(&g, members, nil)
-		if !measuredBy(coll, members) && (err != nil || len(exact) > 0) {
-			g.Rows, g.LoggedOnly = exact, true
-			return g, err
+		if !measuredBy(coll, members) {
+			exact, err := loggedRows(&g, members, nil)
+			if err != nil || len(exact) > 0 {
+				g.Rows, g.LoggedOnly = exact, true
+				return g, err
+			}
 		}
 		// A collective the process calls (a part of the workload) whose
 		// own choices nobody recorded: no row can keep them between and
