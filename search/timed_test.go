@@ -461,13 +461,18 @@ func TestTimeCutIsNotSettled(t *testing.T) {
 	}
 }
 
+// callsLoop is a loop with the default options for the timed workload w.
+func callsLoop(w nccl.Workload) *loop {
+	o := DefaultOptions()
+	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	return newLoop(o.withHull())
+}
+
 // Only a call under 1 % of the log's calls gets the start-up advice.
 func TestRareCallAdvice(t *testing.T) {
 	t.Parallel()
 	w := callsOf(t, "all_reduce:10240:240", "all_reduce:81920:240", "all_gather:2M:13", "broadcast:1M:1")
-	o := DefaultOptions()
-	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
-	s := newLoop(o.withHull())
+	s := callsLoop(w)
 	for _, p := range w {
 		got := s.rareCallAdvice(p.Calls)
 		if want := p.Op == nccl.Broadcast; (got != "") != want {
@@ -476,8 +481,7 @@ func TestRareCallAdvice(t *testing.T) {
 	}
 	// A log of a million calls is counted in full, not as 1.041234e+06.
 	w = callsOf(t, "all_reduce:10240:1041233", "broadcast:1M:1")
-	o.Workload, o.Band = w, Hull(w)
-	s = newLoop(o.withHull())
+	s = callsLoop(w)
 	if got := s.rareCallAdvice(w[len(w)-1].Calls); !strings.Contains(got, "it is 1 of the log's 1041234 calls") {
 		t.Errorf("advice for a call of a million-call log = %q, want its counts in full", got)
 	}
@@ -485,17 +489,16 @@ func TestRareCallAdvice(t *testing.T) {
 	// and 131072 bytes both measured at 128K) is judged at its own size
 	// alone: its own count, not the part's, says whether it is rare.
 	w = callsOf(t, "all_reduce:1048576:560", "broadcast:95000:1", "broadcast:131072:30")
-	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
+	s = callsLoop(w)
 	var rare []exactCall
-	for _, c := range o.exactCalls() {
+	for _, c := range s.opts.exactCalls() {
 		if c.op == nccl.Broadcast && c.bytes == 95000 {
 			rare = append(rare, c)
 		}
 	}
 	if len(rare) != 1 || rare[0].calls != 1 {
-		t.Fatalf("the calls judged at their own sizes hold %+v for broadcast 95000, want one call of 1 a step (%+v)", rare, o.exactCalls())
+		t.Fatalf("the calls judged at their own sizes hold %+v for broadcast 95000, want one call of 1 a step (%+v)", rare, s.opts.exactCalls())
 	}
-	s = newLoop(o.withHull())
 	if got := s.rareCallAdvice(rare[0].calls); !strings.Contains(got, "it is 1 of the log's 591 calls") {
 		t.Errorf("advice for the merged part's 95000-byte call = %q, want it counted alone", got)
 	}
@@ -624,9 +627,7 @@ func TestRefusalSkipsTheSameSlowdown(t *testing.T) {
 func TestUnshownCallsNameTheOneCalledMost(t *testing.T) {
 	t.Parallel()
 	w := callsOf(t, "all_reduce:4:1", "all_reduce:10240:240", "all_reduce:81920:240", "broadcast:1M:1")
-	o := DefaultOptions()
-	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
-	s := newLoop(o.withHull())
+	s := callsLoop(w)
 	unshown := model.GuardResult{Sizes: []model.SizeGuard{{Bytes: 4, Speedup: 0.97, Upper: 1.08}}, BaselineN: 17, CandidateN: 17}
 	shown := model.GuardResult{Sizes: []model.SizeGuard{{Bytes: 8192, Speedup: 1.2, Upper: 0.9}}, BaselineN: 17, CandidateN: 17}
 	for _, c := range []struct {
