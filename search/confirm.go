@@ -115,7 +115,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	out, err := Confirm(ctx, Confirmation{Baseline: base, Candidate: w, Design: d, Sizes: s.sizes, Stats: s.opts.Stats,
 		Launch: func(ctx context.Context, t *Trial) error { return s.launch(ctx, t, vocab.PhaseConfirm, true) },
 		Exhausted: func() bool {
-			return s.seq+s.cost() > s.opts.Budget-s.explainLeft()-s.guardLeft() || s.outOfConfirmTime(2*s.cost()+s.guardLeft())
+			return s.seq+s.cost() > s.opts.Budget-s.heldBack() || s.outOfConfirmTime(2*s.cost()+s.heldBack())
 		}})
 	res.Looks = out.Looks
 	switch {
@@ -236,7 +236,7 @@ func (s *loop) confirmDesign(res *Result, base, w *Trial) (d model.ConfirmDesign
 			return model.PlanConfirm(p.First, p.Last, s.alpha()), false
 		}
 	}
-	room := ((s.opts.Budget-s.seq-s.explainLeft()-s.guardLeft())/s.cost() + len(base.Confirm) + len(w.Confirm)) / 2
+	room := ((s.opts.Budget-s.seq-s.heldBack())/s.cost() + len(base.Confirm) + len(w.Confirm)) / 2
 	maxN := max(min(s.confirmMax(), room), 1)
 	if res.Stopped == "space" {
 		// Every distinct config was explored: what exploration did not use

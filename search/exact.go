@@ -294,7 +294,7 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 func (s *loop) readExactLadders(ctx context.Context, ts []*Trial, lads []exactLadder) error {
 	for _, t := range ts {
 		for _, l := range lads {
-			if _, ok := s.exactRead[s.exactKey(t, l)]; ok || s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1) {
+			if _, ok := s.exactRead[s.exactKey(t, l)]; ok || s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1+s.explainBeside()) {
 				continue
 			}
 			if err := s.readExact(ctx, t, l); err != nil {
@@ -357,7 +357,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 			// A later look measures only the ladders with a call
 			// undecided: the budget goes where it can change the answer.
 			for undecided[l] && (len(s.exactRuns[key(base, l)]) < n || len(s.exactRuns[key(w, l)]) < n) {
-				if s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1) {
+				if s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1+s.explainBeside()) {
 					break
 				}
 				t := w

@@ -532,7 +532,7 @@ func (s *loop) exploreDefaults(ctx context.Context) error {
 // confirmation's share held back, and for a timed workload its calls'
 // looks (callsLooks).
 func (s *loop) exploreLeft() int {
-	return s.opts.Budget - 2*max(s.confirmMax(), s.opts.callsLooks())*s.cost() - s.explainLeft() - s.guardLeft() - s.seq
+	return s.opts.Budget - 2*max(s.confirmMax(), s.opts.callsLooks())*s.cost() - s.heldBack() - s.seq
 }
 
 // cost is the launches one measurement of a config takes: one per op of
@@ -556,6 +556,15 @@ func (s *loop) explainLeft() int {
 	}
 	return n
 }
+
+// heldBack is what every stage leaves for the stages after it, in
+// launches: the debug launches (explainLeft, the calls' own sizes among
+// them) and the guarded ops' (guardLeft). The budget and --time hold the
+// same: with --time holding the guards alone, exploration and an 8-look
+// confirmation on the real loopback ran until the time was gone, and the
+// calls at their own sizes were left 0 launches an arm with 142 of the
+// budget's unspent (TestTimeKeepsTheCallsOwnSizesTheirLaunches).
+func (s *loop) heldBack() int { return s.explainLeft() + s.guardLeft() }
 
 // candidateExplainLeft is the candidate's debug launches still held back.
 func (s *loop) candidateExplainLeft() int {
@@ -587,7 +596,7 @@ func (s *loop) mustSettle() bool {
 // after a refusal (readTwin, readWithout) otherwise took the time its
 // first look needed, and it ended with too few launches to decide.
 func (s *loop) holdsBesideConfirm() bool {
-	return s.seq+s.cost() <= s.opts.Budget-2*s.firstLook()*s.cost()-s.guardLeft()-s.explainLeft() && !s.outOfTime()
+	return s.seq+s.cost() <= s.opts.Budget-2*s.firstLook()*s.cost()-s.heldBack() && !s.outOfTime()
 }
 
 // firstLook is the launches per arm a recommendation needs before it can
@@ -608,7 +617,7 @@ func (s *loop) firstLook() int {
 func (s *loop) mustFind() bool {
 	need := model.MinLaunchesForDecision(s.opts.Stats)
 	return s.rank.candidate(s.baseline()) == nil &&
-		s.opts.Budget-s.seq-s.explainLeft()-s.guardLeft()-(2*need+1)*s.cost() >= s.cost()
+		s.opts.Budget-s.seq-s.heldBack()-(2*need+1)*s.cost() >= s.cost()
 }
 
 // outOfTime reports whether exploring once more would leave too little of
@@ -622,7 +631,7 @@ func (s *loop) outOfTime() bool {
 	if s.opts.Time <= 0 {
 		return false
 	}
-	need := time.Duration((2*s.firstLook()+1)*s.cost()+s.guardLeft()) * s.meanLaunchDuration()
+	need := time.Duration((2*s.firstLook()+1)*s.cost()+s.heldBack()) * s.meanLaunchDuration()
 	return s.elapsed()+need > s.opts.Time
 }
 

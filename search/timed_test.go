@@ -505,7 +505,8 @@ func TestRareCallAdvice(t *testing.T) {
 }
 
 // A guard launch is one launch of one op, and --time is checked for one:
-// with the time left for exactly the guard's 2 + 2 launches, all four are
+// with the time left for exactly the guard's 2 + 2 launches (and the
+// debug launches held back for after them), all four are
 // made and the op is judged. Checked for a pair of confirmation
 // measurements, the guard stopped a launch short, and the candidate was
 // refused for an op left under two launches an arm.
@@ -522,7 +523,8 @@ func TestGuardTimeCheckedPerLaunch(t *testing.T) {
 	// Each simulated launch takes sim.BatchStartup of modelled time.
 	one := sim.BatchStartup
 	s.launchDurations = []time.Duration{one}
-	s.opts.Time, s.opts.Budget = 4*one, 100
+	// The debug launches still held back (heldBack) take their time too.
+	s.opts.Time, s.opts.Budget = time.Duration(4+s.explainLeft())*one, 100
 	base := &Trial{Number: 0, Role: vocab.RoleBaseline, Config: nccl.Config{}, State: vocab.TrialRunning}
 	cand := &Trial{Number: 1, Role: vocab.RoleExplore, Config: nccl.Config{"NCCL_MAX_NCHANNELS": "2"}, State: vocab.TrialRunning}
 	for _, tr := range []*Trial{base, cand} {
@@ -665,6 +667,31 @@ func TestUnshownCallsNameTheOneCalledMost(t *testing.T) {
 			// Every call not shown safe says so, the refusing one and the others.
 			if unshownHere := c.results[i].Sizes[0].Upper >= 1+CallMargin; p.NotShownSafe != unshownHere {
 				t.Errorf("%s: part %s not shown safe %v, want %v", c.name, p.Part, p.NotShownSafe, unshownHere)
+			}
+		}
+	}
+}
+
+// --time holds back what the budget holds back: the candidate's explain
+// launch and the reads and looks at the calls' own sizes (explainLeft)
+// too, not only the confirmation's first look and the guards. On the
+// real loopback (H100, the decode mix, --time 319s) exploration and an
+// 8-look confirmation ran until the time was gone, and the cap was
+// refused for its 13 all-gathers at 2048000 bytes: "too few launches to
+// measure it there (0 per arm)", while the budget still held 142.
+func TestTimeKeepsTheCallsOwnSizesTheirLaunches(t *testing.T) {
+	t.Parallel()
+	f := timedFabrics[0]
+	ops := []nccl.Op{nccl.AllGather, nccl.Broadcast}
+	for seed := int64(1); seed <= 4; seed++ {
+		res, full, _ := timedStudy(t, f, seed, ops, 0)
+		if strings.Contains(res.Reason, "to measure it there") {
+			t.Fatalf("seed %d, untimed: %s; the test's fabric no longer measures its calls' own sizes", seed, res.Reason)
+		}
+		for _, frac := range []time.Duration{7, 8, 9} {
+			res, took, m := timedStudy(t, f, seed, ops, full*frac/10)
+			if strings.Contains(res.Reason, "too few launches to measure it there") {
+				t.Errorf("seed %d at %d0%% of its untimed %v (%v, %d launches): %s", seed, frac, full, took, m, res.Reason)
 			}
 		}
 	}
