@@ -459,6 +459,7 @@ func (s *loop) refuseExact(res *Result, c exactCall, why string, slower bool) {
 	if res.Parts != nil && c.part < len(res.Parts) {
 		res.Parts[c.part].Refused = true
 		res.Parts[c.part].NotShownSafe = !slower
+		res.Parts[c.part].RefusedAt = c.bytes
 	}
 	res.Recommend, res.Ending = false, vocab.EndingOpRegression
 	res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe at its own size for its call %s of %d bytes, measured at %s: %s%s; keep NCCL's defaults",

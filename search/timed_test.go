@@ -696,3 +696,23 @@ func TestTimeKeepsTheCallsOwnSizesTheirLaunches(t *testing.T) {
 		}
 	}
 }
+
+// A refusal at a call's own size is recorded at that size (RefusedAt),
+// shown slower there or not shown safe: the part's interval, measured at
+// its power of two, is not that call's.
+func TestRefuseExactRecordsTheSize(t *testing.T) {
+	t.Parallel()
+	w := callsOf(t, "all_reduce:10240:240", "all_gather:2048000:13")
+	s := callsLoop(w)
+	for _, slower := range []bool{false, true} {
+		res := &Result{Winner: &Trial{Config: nccl.Config{"NCCL_MAX_CTAS": "1"}}, Recommend: true}
+		for _, p := range w {
+			res.Parts = append(res.Parts, PartResult{Part: p})
+		}
+		s.refuseExact(res, exactCall{part: 1, op: nccl.AllGather, bytes: 2048000, at: 2 << 20, calls: 13}, "why", slower)
+		p := res.Parts[1]
+		if res.Recommend || !p.Refused || p.RefusedAt != 2048000 || p.NotShownSafe == slower || res.Parts[0].RefusedAt != 0 {
+			t.Errorf("slower %v: recommend %v, parts %+v", slower, res.Recommend, res.Parts)
+		}
+	}
+}

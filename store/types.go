@@ -483,7 +483,11 @@ type PartComparison struct {
 	// because it was not shown safe (its upper bound over the margin),
 	// not because it was shown slower; without Refused, another call not
 	// shown safe beside the one that refused.
-	NotShownSafe    bool             `json:"not_shown_safe,omitempty"`
+	NotShownSafe bool `json:"not_shown_safe,omitempty"`
+	// RefusedAt is the size the process calls, off the power of two the
+	// part is measured at, where the candidate was judged and refused; 0
+	// when the part's own comparison (Speedup, SpeedupCI) refused it.
+	RefusedAt       int64            `json:"refused_at_bytes,omitempty"`
 	PValue          float64          `json:"p_value"`
 	BaselineScoreUS float64          `json:"baseline_score_us"`
 	ScoreUS         float64          `json:"score_us"`
@@ -724,7 +728,13 @@ func (r *Recommendation) Summary() RecommendationSummary {
 // did. The words around them are stored.Conclusion.Headline's.
 func (r *Recommendation) RefusedBy() (what, how string) {
 	for _, p := range r.Parts {
+		how := RefusedSlower
+		if p.NotShownSafe {
+			how = RefusedNotShownSafe
+		}
 		switch {
+		case p.Refused && p.RefusedAt > 0:
+			return fmt.Sprintf("its call %s of %d bytes", p.Op, p.RefusedAt), how
 		case p.Refused && p.NotShownSafe:
 			return "its call " + p.Name(), RefusedNotShownSafe
 		case p.Refused:

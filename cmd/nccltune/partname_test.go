@@ -28,9 +28,10 @@ func TestTimedPartsNamedByTheirCalls(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("show: exit %d: %s", code, stderr)
 	}
-	// Its headline names the call that refused the candidate the same way
-	// (store.Recommendation.RefusedBy, which history keeps too).
-	if want := "not shown safe for its call all_reduce 10240×760"; !strings.Contains(show, want) {
+	// Its headline names the call that refused the candidate, judged at
+	// its own size (store.Recommendation.RefusedBy, which history keeps
+	// too), as the reason does.
+	if want := "not shown safe for its call all_reduce of 10240 bytes"; !strings.Contains(show, want) {
 		t.Errorf("show's headline lacks %q:\n%s", want, show)
 	}
 	i := strings.Index(show, "\nparts (")

@@ -167,6 +167,10 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 			v.Worst = w
 		}
 		switch {
+		case p.Refused && p.RefusedAt > 0 && p.NotShownSafe:
+			v.Verdict = fmt.Sprintf("REFUSED the recommendation: not shown safe at %d bytes, the size it calls", p.RefusedAt)
+		case p.Refused && p.RefusedAt > 0:
+			v.Verdict = fmt.Sprintf("REFUSED the recommendation: slower at %d bytes, the size it calls", p.RefusedAt)
 		case p.Refused && p.NotShownSafe:
 			v.Verdict = "REFUSED the recommendation: not shown safe (its upper bound is over the margin)"
 		case p.Refused:

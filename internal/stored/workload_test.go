@@ -63,6 +63,11 @@ func TestOpVerdicts(t *testing.T) {
 			{Op: nccl.AllToAll, Band: "512K-8M", Speedup: 0.9, SpeedupCI: [2]float64{0.85, 0.95}, Significant: true, Slower: true, Refused: true},
 			{Op: nccl.AllReduce, Band: "8K", Speedup: 1.02, SpeedupCI: [2]float64{0.95, 1.09}, Refused: true, NotShownSafe: true},
 			{Op: nccl.Broadcast, Band: "1M", Speedup: 0.98, SpeedupCI: [2]float64{0.9, 1.07}, NotShownSafe: true},
+			// Refused at the size it calls, off the 2M its interval is of
+			// (the real loopback's all-gathers): the words name that size,
+			// not the interval's bound.
+			{Op: nccl.AllGather, Band: "2M", Speedup: 1.25, SpeedupCI: [2]float64{1.08, 1.8}, Significant: true, Refused: true, NotShownSafe: true, RefusedAt: 2048000},
+			{Op: nccl.AllGather, Band: "8M", Speedup: 1.25, SpeedupCI: [2]float64{1.08, 1.8}, Significant: true, Refused: true, RefusedAt: 9701523},
 		},
 		OpGuards: []store.OpGuard{
 			{Op: nccl.Broadcast, Sizes: []int64{512 << 10, 1 << 20, 2 << 20}, Speedup: 0.97, SpeedupCI: [2]store.JSONFloat{0.9, 1.05}, WorstBytes: 1 << 20, WorstSpeedup: 0.8,
@@ -79,6 +84,8 @@ func TestOpVerdicts(t *testing.T) {
 		{"all_reduce", "part", "8K", "-2.0% [-8.3, +5.3]", "", "REFUSED the recommendation: not shown safe (its upper bound is over the margin)"},
 		// Another call not shown safe beside the one that refused.
 		{"broadcast", "part", "1M", "+2.0% [-6.5, +11.1]", "", "not shown safe either (its upper bound is over the margin)"},
+		{"all_gather", "part", "2M", "-20.0% [-44.4, -7.4]", "", "REFUSED the recommendation: not shown safe at 2048000 bytes, the size it calls"},
+		{"all_gather", "part", "8M", "-20.0% [-44.4, -7.4]", "", "REFUSED the recommendation: slower at 9701523 bytes, the size it calls"},
 		{"broadcast", "guard", "512K-2M", "+3.1% [-4.8, +11.1]", "1M +25.0%", "REFUSED the recommendation: significantly slower at 1M"},
 		{"all_gather", "guard", "1M, 8M", "+0.0% [-2.0, +2.0]", "8M +1.0%", "significantly slower somewhere, below the minimum effect"},
 		{"reduce", "guard", "no sizes", "—", "", "the candidate failed: REFUSED the recommendation"},
@@ -95,7 +102,7 @@ func TestOpVerdicts(t *testing.T) {
 		}
 	}
 	lines := OpVerdictLines(rec)
-	if len(lines) != len(want) || !strings.HasPrefix(lines[4], "broadcast (guard) 512K-2M: +3.1%") {
+	if len(lines) != len(want) || !strings.HasPrefix(lines[6], "broadcast (guard) 512K-2M: +3.1%") {
 		t.Errorf("lines %q", lines)
 	}
 	if OpVerdicts(&store.Recommendation{}) != nil {
@@ -122,5 +129,17 @@ func TestTimedPartsNamedByCalls(t *testing.T) {
 	}
 	if what, _ := rec.RefusedBy(); what != "its call all_reduce 10240×240" {
 		t.Errorf("RefusedBy = %q, want its call all_reduce 10240×240", what)
+	}
+	// Refused at one of a part's calls, at its own size: that call is
+	// named, and how (shown slower there, or not shown safe).
+	for _, c := range []struct {
+		notShown bool
+		how      string
+	}{{true, store.RefusedNotShownSafe}, {false, store.RefusedSlower}} {
+		rec.Parts[0] = store.PartComparison{Op: nccl.AllReduce, Band: "64K", Calls: 30, Logged: []int64{70000, 81920}, LoggedCalls: []float64{10, 20},
+			Speedup: 1.1, Refused: true, NotShownSafe: c.notShown, RefusedAt: 70000}
+		if what, how := rec.RefusedBy(); what != "its call all_reduce of 70000 bytes" || how != c.how {
+			t.Errorf("RefusedBy = %q, %q; want its call all_reduce of 70000 bytes, %q", what, how, c.how)
+		}
 	}
 }

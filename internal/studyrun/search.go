@@ -450,7 +450,7 @@ func partComparison(p search.PartResult, base, cand *search.Trial, stats model.O
 		Calls: p.Part.Calls, Logged: p.Part.Logged, LoggedCalls: p.Part.LoggedCalls,
 		Speedup: store.FiniteOr(c.Speedup, 1), SpeedupCI: [2]float64{store.FiniteOr(c.Lo, store.FiniteOr(c.Speedup, 1)), store.FiniteOr(c.Hi, store.FiniteOr(c.Speedup, 1))},
 		CILevel:     store.CILevel(c.CILevel),
-		Significant: c.Significant, Slower: c.Slower, Refused: p.Refused, NotShownSafe: p.NotShownSafe, PValue: store.FiniteOr(c.P, 1),
+		Significant: c.Significant, Slower: c.Slower, Refused: p.Refused, NotShownSafe: p.NotShownSafe, RefusedAt: p.RefusedAt, PValue: store.FiniteOr(c.P, 1),
 		BaselineScoreUS: store.FiniteOr(bs.ScoreUS, 0), ScoreUS: store.FiniteOr(cs.ScoreUS, 0),
 		PerSize: opComparisons(p.Part.Op, b, w, sizes, stats)}
 }
