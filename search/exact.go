@@ -155,6 +155,13 @@ func (o Options) exactReserve() int {
 	return len(exactLadders(o.exactCalls())) * 2 * (1 + 2*o.GuardLaunches)
 }
 
+// exactFirst is the least of the calls' own-size check that a decision
+// needs: per ladder, each arm's read and the first look of its
+// measurement (GuardLaunches per arm); exactReserve holds a second look.
+func (o Options) exactFirst() int {
+	return len(exactLadders(o.exactCalls())) * 2 * (1 + o.GuardLaunches)
+}
+
 // exactHeld is what the budget holds back for the calls' own sizes: the
 // reserve, but no more than the budget holds beyond the default budget of
 // a study without it, so that a --budget below the default explores as

@@ -163,7 +163,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	failed := map[nccl.Op]string{}
 	for _, op := range s.opts.GuardOps {
 		for failed[op] == "" && (len(base.Guards[op]) < n || len(w.Guards[op]) < n) {
-			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime(1+s.explainLeft()) {
+			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime(1+s.inTime(s.explainLeft())) {
 				break
 			}
 			t := w
@@ -248,7 +248,7 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 		for len(base.Confirm) < n || len(w.Confirm) < n {
 			// Out of budget or --time, an undecided call refuses the
 			// candidate (judgeGuards): what was not shown safe is not shipped.
-			if s.seq+s.cost() > s.opts.Budget-s.heldBack() || s.outOfConfirmTime(2*s.cost()+s.heldBack()) {
+			if s.seq+s.cost() > s.opts.Budget-s.heldBack() || s.outOfConfirmTime(2*s.cost()+s.inTime(s.heldBack())) {
 				res.Parts = s.work.partResults(base, w, s.opts.Stats)
 				return nil
 			}
@@ -305,7 +305,7 @@ func (s *loop) readCandidate(ctx context.Context, res *Result) error {
 	// explain launch holds back. --time is asked without recording a cut:
 	// no stage ends here, the calls are judged as measured.
 	held := s.heldBack() - s.candidateExplainLeft()
-	if s.seq+s.cost() > s.opts.Budget-held || s.pastTime(s.cost()+held) {
+	if s.seq+s.cost() > s.opts.Budget-held || s.pastTime(s.cost()+s.inTime(held)) {
 		return nil
 	}
 	if err := s.launch(ctx, w, vocab.PhaseExplain, false); err != nil {

@@ -444,7 +444,7 @@ func (s *loop) guardedOp(op nccl.Op) bool {
 func (s *loop) explore(ctx context.Context, res *Result) error {
 	res.Stopped = "budget"
 	for s.exploreLeft() >= s.cost() || s.mustSettle() || s.mustFind() {
-		if s.outOfTime() {
+		if s.outOfTime() && !s.mustFindInTime() {
 			res.Stopped = "time"
 			break
 		}
@@ -566,6 +566,15 @@ func (s *loop) explainLeft() int {
 // budget's unspent (TestTimeKeepsTheCallsOwnSizesTheirLaunches).
 func (s *loop) heldBack() int { return s.explainLeft() + s.guardLeft() }
 
+// inTime is what --time holds of held, launches the budget holds back:
+// the same, but the calls' own-size check at its least (exactFirst). The
+// default budget grows by that check's whole reserve (exactReserve);
+// --time does not grow, and holding the whole of it stopped the decode
+// mix's study on the real loopback after 4 launches of a --time 300s.
+func (s *loop) inTime(held int) int {
+	return held - s.exactLeft() + min(s.exactLeft(), s.opts.exactFirst())
+}
+
 // candidateExplainLeft is the candidate's debug launches still held back.
 func (s *loop) candidateExplainLeft() int {
 	if s.candidateRead {
@@ -620,6 +629,16 @@ func (s *loop) mustFind() bool {
 		s.opts.Budget-s.seq-s.heldBack()-(2*need+1)*s.cost() >= s.cost()
 }
 
+// mustFindInTime is mustFind for --time: no config other than the
+// defaults has run yet, and --time still holds one more launch beside
+// the smallest confirmation that could decide. Without it a --time short
+// of what every later stage holds back (outOfTime) ended the study with
+// nothing explored.
+func (s *loop) mustFindInTime() bool {
+	need := model.MinLaunchesForDecision(s.opts.Stats)
+	return s.rank.candidate(s.baseline()) == nil && !s.pastTime((2*need+2)*s.cost())
+}
+
 // outOfTime reports whether exploring once more would leave too little of
 // --time for the confirmation stage: its first look, for a timed
 // workload the first look at its calls (topUpCalls), and the guarded
@@ -631,7 +650,7 @@ func (s *loop) outOfTime() bool {
 	if s.opts.Time <= 0 {
 		return false
 	}
-	need := time.Duration((2*s.firstLook()+1)*s.cost()+s.heldBack()) * s.meanLaunchDuration()
+	need := time.Duration((2*s.firstLook()+1)*s.cost()+s.inTime(s.heldBack())) * s.meanLaunchDuration()
 	return s.elapsed()+need > s.opts.Time
 }
 

@@ -138,7 +138,7 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	// data" or "too few launches", and that would replace the refusal's
 	// reason. Each of its rounds is one arm's, checked for a pair
 	// (outOfConfirmTime(2*cost)): 2*need rounds need time for one more.
-	if s.outOfConfirmTime((2*need+1)*s.cost() + s.explainLeft() + s.guardOwed()) {
+	if s.outOfConfirmTime((2*need+1)*s.cost() + s.inTime(s.explainLeft()) + s.guardOwed()) {
 		return false, nil
 	}
 	s.forced = forced

@@ -694,6 +694,14 @@ func TestTimeKeepsTheCallsOwnSizesTheirLaunches(t *testing.T) {
 				t.Errorf("seed %d at %d0%% of its untimed %v (%v, %d launches): %s", seed, frac, full, took, m, res.Reason)
 			}
 		}
+		// A --time far under the default budget's length still explores:
+		// held whole, the reserve for the calls' own sizes stopped the
+		// real loopback's study (--time 300s, about 120 launches of a
+		// budget of 286) after 4 launches, none of them a candidate's.
+		res, took, m := timedStudy(t, f, seed, ops, full*3/10)
+		if len(res.Trials) < 2 || res.Ending == vocab.EndingNoCandidate || res.Ending == vocab.VerdictNoData || res.Ending == vocab.VerdictTooFew {
+			t.Errorf("seed %d at 30%% of its untimed %v (%v, %d launches): %d trials, ended %s: %s", seed, full, took, m, len(res.Trials), res.Ending, res.Reason)
+		}
 	}
 }
 
