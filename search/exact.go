@@ -22,6 +22,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -156,10 +157,20 @@ func (o Options) exactReserve() int {
 }
 
 // exactFirst is the least of the calls' own-size check that a decision
-// needs: per ladder, each arm's read and the first look of its
-// measurement (GuardLaunches per arm); exactReserve holds a second look.
+// needs: per ladder, each arm's read, and for a ladder with a call far
+// from its power of two the first look of its measurement (GuardLaunches
+// per arm); a near call may stand by its part's measurement (standsNear).
+// exactReserve holds a second look of every ladder.
 func (o Options) exactFirst() int {
-	return len(exactLadders(o.exactCalls())) * 2 * (1 + o.GuardLaunches)
+	calls := o.exactCalls()
+	n := 0
+	for _, l := range exactLadders(calls) {
+		n += 2
+		if slices.ContainsFunc(ladderCalls(calls, l), func(c exactCall) bool { return !c.near() }) {
+			n += 2 * o.GuardLaunches
+		}
+	}
+	return n
 }
 
 // exactHeld is what the budget holds back for the calls' own sizes: the
@@ -267,6 +278,15 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		s.exactDone = true
 		return nil
 	}
+	// A call near its power of two may stand by the part's measurement
+	// there (standsNear), which asks the candidate's plan at that power
+	// of two: its explain launch, owed anyway, is made now, before the
+	// reads at the calls' own sizes.
+	if slices.ContainsFunc(need, exactCall.near) {
+		if err := s.readWinnerPlan(ctx, res); err != nil {
+			return err
+		}
+	}
 	lads := exactLadders(need)
 	// NCCL's plan at the called sizes, where the log shows one: a call
 	// both arms run alike needs no launch of its own.
@@ -286,6 +306,9 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		if okB && okC && bx == cx && s.tuningShows(c.op, base.Config) && s.tuningShows(c.op, w.Config) {
 			continue
 		}
+		if okB && okC && s.standsNear(res, c, bx, cx) {
+			continue
+		}
 		measure = append(measure, c)
 	}
 	if len(measure) == 0 {
@@ -293,6 +316,49 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		return nil
 	}
 	return s.measureExact(ctx, res, measure)
+}
+
+// near reports whether c's size is within CallMargin of the power of two
+// it is measured at: only there can the part's bound, widened by the
+// sizes' ratio (standsNear), stay under 1+CallMargin.
+func (c exactCall) near() bool {
+	return float64(max(c.bytes, c.at)) < (1+CallMargin)*float64(min(c.bytes, c.at))
+}
+
+// standsNear reports whether call c is shown safe by its part's
+// measurement at the power of two c.at: each arm runs one plan at c's
+// size as at c.at (bx and cx, read there; the plans at c.at, known), and
+// under one plan an arm's time is affine in the size (a fixed cost plus
+// bytes over a bandwidth), so the log of the arms' ratio moves by no more
+// than the log of the sizes' ratio between c.at and c's size. The part's
+// bound at c.at (the calls' rule, topUpCalls' level), widened by that
+// factor, is under 1+CallMargin. On the real loopback the decode mix's
+// calls at 512000 and 2048000 bytes, 2.4 % under their powers of two,
+// were each measured again at their own sizes: two of three ladders of
+// launches, and --time ran out before the last.
+func (s *loop) standsNear(res *Result, c exactCall, bx, cx nccl.Choice) bool {
+	base, w := res.Baseline, res.Winner
+	o := s.plan.opOf(c.op)
+	if !c.near() || o == nil || c.part >= len(s.opts.Parts()) {
+		return false
+	}
+	for _, arm := range []struct {
+		cfg nccl.Config
+		at  nccl.Choice
+	}{{base.Config, bx}, {w.Config, cx}} {
+		r := o.resolve(arm.cfg)
+		if x, ok := r.Plan[c.at]; !r.Certain || !ok || x != arm.at || !s.tuningShows(c.op, arm.cfg) {
+			return false
+		}
+	}
+	op := s.opts.Parts()[c.part].Op
+	g := model.CompareGuards([]model.GuardInput{{Name: op.String(), Baseline: base.ConfirmOf(op), Candidate: w.ConfirmOf(op),
+		Sizes: []int64{c.at}, BoundAlpha: s.alpha() / callLooks}}, s.opts.Stats)[0]
+	if g.Slower || len(g.Sizes) != 1 || math.IsNaN(g.Sizes[0].Upper) {
+		return false
+	}
+	widen := float64(max(c.bytes, c.at)) / float64(min(c.bytes, c.at))
+	return g.Sizes[0].Upper*widen < 1+CallMargin
 }
 
 // readExactLadders reads NCCL's plan over each of lads for each of ts

@@ -301,6 +301,18 @@ func (s *loop) readCandidate(ctx context.Context, res *Result) error {
 	if _, unshown := s.callVerdicts(res); !unshown {
 		return nil
 	}
+	return s.readWinnerPlan(ctx, res)
+}
+
+// readWinnerPlan makes the recommended candidate's explain launch now,
+// while its plan is not yet read and the room holds it (readCandidate,
+// and checkExact for a call near its power of two: standsNear needs the
+// candidate's plan there).
+func (s *loop) readWinnerPlan(ctx context.Context, res *Result) error {
+	w := res.Winner
+	if !s.plan.read() || s.plan.logged[w] || len(s.plan.uncertainOps(w.Config)) == 0 {
+		return nil
+	}
 	// One rule for the room: what every reserve but this candidate's own
 	// explain launch holds back. --time is asked without recording a cut:
 	// no stage ends here, the calls are judged as measured.
