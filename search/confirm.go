@@ -115,12 +115,14 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	out, err := Confirm(ctx, Confirmation{Baseline: base, Candidate: w, Design: d, Sizes: s.sizes, Stats: s.opts.Stats,
 		Launch: func(ctx context.Context, t *Trial) error { return s.launch(ctx, t, vocab.PhaseConfirm, true) },
 		Exhausted: func() bool {
-			// Under --time the first look holds nothing back: without it
-			// nothing can ship, and the later stages take what is left
-			// (each refuses "raise --time" for what it could not measure).
+			// Under --time the first look holds back only the candidate's
+			// explain launch (explain does not ask the time): without the
+			// look nothing can ship, and the later stages take what is
+			// left (each refuses "raise --time" for what it could not
+			// measure).
 			held := s.inTime(s.heldBack())
 			if min(len(base.Confirm), len(w.Confirm)) < d.Looks[0] {
-				held = 0
+				held = s.candidateExplainLeft()
 			}
 			return s.seq+s.cost() > s.opts.Budget-s.heldBack() || s.outOfConfirmTime(2*s.cost()+held)
 		}})

@@ -130,15 +130,23 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	// store); the guarded ops' baseline launches are kept, the new
 	// candidate's are owed (guardOwed).
 	need := model.MinLaunchesForDecision(s.opts.Stats)
-	if s.opts.Budget-s.seq-s.explainLeft()-s.guardOwed() < 2*need*s.cost() {
+	// The next candidate's explain launch is owed again when the refused
+	// one's plan was read early (readEarly, given back below).
+	explain := s.explainLeft()
+	if s.readEarly {
+		explain += s.cost()
+	}
+	if s.opts.Budget-s.seq-explain-s.guardOwed() < 2*need*s.cost() {
 		return false, nil
 	}
 	// Nor when --time cannot hold the launches that can decide (and the
 	// guard launches it owes): a confirmation cut before them ends "no
 	// data" or "too few launches", and that would replace the refusal's
 	// reason. Each of its rounds is one arm's, checked for a pair
-	// (outOfConfirmTime(2*cost)): 2*need rounds need time for one more.
-	if s.outOfConfirmTime((2*need+1)*s.cost() + s.inTime(s.explainLeft()) + s.guardOwed()) {
+	// (outOfConfirmTime(2*cost)): 2*firstLook rounds need time for one
+	// more. The first look holds nothing back under --time (confirm), so
+	// what it owes beside is held here.
+	if s.outOfConfirmTime((2*s.firstLook()+1)*s.cost() + s.inTime(explain) + s.guardOwed()) {
 		return false, nil
 	}
 	s.forced = forced
