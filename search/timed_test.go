@@ -724,3 +724,36 @@ func TestRefuseExactRecordsTheSize(t *testing.T) {
 		}
 	}
 }
+
+// The decode mix of the real loopback (its calls as the trimmed capture
+// gives them) under a --time of about 90 launches, as a 5-minute study
+// there was: on the simulated loopback the study ships the best safe
+// setting in most seeds and nothing unsafe. Before --time held the calls'
+// own-size check (48e0a66) and near calls stood by their powers of two
+// (f7b7e2a), every seed kept NCCL's defaults below 150 launches, as the
+// real studies did (docs/VALIDATION.md).
+func TestTimedDecodeShipsWithinTime(t *testing.T) {
+	t.Parallel()
+	f := timedFabric{name: "decode", profile: "h200-loopback", ranks: 4,
+		calls: []string{"all_reduce:4:1", "all_reduce:10240:240", "all_reduce:81920:240", "all_reduce:327680:240",
+			"all_reduce:512000:240", "all_reduce:2048000:80", "all_gather:2048000:13"}}
+	prof := f.launcher(t, 0).prof
+	w := f.workload(t)
+	_, safeStep, _, _ := bestSafe(prof, w, DefaultSpace(), prof.NCCLVersion)
+	seeds, best := 6, 0
+	for seed := int64(1); seed <= int64(seeds); seed++ {
+		_, full, n := timedStudy(t, f, seed, nil, 0)
+		res, took, m := timedStudy(t, f, seed, nil, full/time.Duration(n)*90)
+		tr := timedTruth(prof, w, res.Env())
+		if tr.worst > 1.05 {
+			t.Errorf("seed %d: shipped %s, %.1f%% slower at %s", seed, res.Env(), 100*(tr.worst-1), tr.at)
+		}
+		if tr.bestSafe(safeStep) {
+			best++
+		}
+		t.Logf("seed %d: %d launches in %v: %s (%s)", seed, m, took, res.Env(), res.Ending)
+	}
+	if best < seeds-1 {
+		t.Errorf("the best safe setting in %d of %d studies under --time, want at least %d", best, seeds, seeds-1)
+	}
+}
