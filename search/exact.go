@@ -13,7 +13,10 @@ package search
 // leave alone by NCCL's plan at the powers of two, the defaults' only,
 // and the call needs no more where that proof holds with NCCL's choice at
 // its own size too (sameCoreAt). A call both arms run alike there is
-// equal by rule; every other one is measured at its own size, the arms
+// equal by rule; a call within CallMargin of its power of two where each
+// arm runs there the plan it runs at the power of two stands by its
+// part's bound, widened by the sizes' ratio (standsNear); every other one
+// is measured at its own size, the arms
 // interleaved, GuardLaunches launches per arm per look as the calls'
 // top-ups, and judged by the calls' rule (shown under 1+CallMargin, or
 // the candidate is refused "not shown safe at its own size"); the study
