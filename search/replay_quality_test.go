@@ -65,12 +65,12 @@ func (l *replayLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.
 		cfgs = append(cfgs, m.Config)
 	}
 	seq := b.Members[0].Seq
-	d := r.SampleBatch(simBatchOps(b), cfgs, b.Rounds, 3, 20, 1, cliLaunchSeed(l.seed, seq), seq)
+	d := r.SampleBatch(simBatchOps(b, ""), cfgs, b.Rounds, 3, 20, 1, cliLaunchSeed(l.seed, seq), seq)
 	l.wall += d.Duration
 	l.explore += d.Duration
 	l.batches++
 	l.members += len(cfgs)
-	for _, op := range simBatchOps(b) {
+	for _, op := range simBatchOps(b, "") {
 		l.visits += len(cfgs) * b.Rounds * len(op.Sizes)
 	}
 

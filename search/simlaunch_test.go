@@ -38,6 +38,12 @@ type simLauncher struct {
 	launches []Request
 	// ranks, when set, is the profile's rank count (--ranks).
 	ranks int
+	// op is the study's own op, measured by a request that names none
+	// (Request.Op ""), as the CLI builds its launcher for the study's
+	// collective; "" is all_reduce. Left unset, a broadcast-only
+	// workload's study measured all_reduce_perf while its truth was
+	// judged on broadcast.
+	op nccl.Op
 	// batches are the batch launches made (LaunchBatch).
 	batches []Batch
 }
@@ -81,7 +87,7 @@ func (s *simLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch
 		}
 	}
 	// The request's op is the profile's model of that op's *_perf.
-	op := req.Op.OrAllReduce()
+	op := s.ownOp(req.Op)
 	samples, err := s.prof.SampleLaunchOp(op, req.Config, sizes, s.iters, s.noise, s.seed*1_000_003+int64(req.Seq), req.Seq)
 	// A launch of its own pays the start-up a batch pays once
 	// (sim.BatchStartup), so that batches are judged as on a fabric (batchesPay).
@@ -141,7 +147,7 @@ func (s *simLauncher) debugFacts(req Request) *benchfmt.Facts {
 	var out bytes.Buffer
 	args := []string{"--profile", s.name, "--noise", "0", "-n", "1", "-w", "0",
 		"-b", strconv.FormatInt(req.MinBytes, 10), "-e", strconv.FormatInt(req.MaxBytes, 10), "-f", "2",
-		"--collective", string(req.Op.OrAllReduce())}
+		"--collective", string(s.ownOp(req.Op))}
 	if s.ranks > 0 {
 		args = append(args, "--ranks", strconv.Itoa(s.ranks))
 	}
@@ -274,17 +280,31 @@ func (s *simLauncher) LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Lau
 		cfgs = append(cfgs, m.Config)
 	}
 	seq := b.Members[0].Seq
-	d := s.prof.SampleBatch(simBatchOps(b), cfgs, b.Rounds, 3, s.iters, s.noise, s.seed*1_000_003+int64(seq), seq)
+	d := s.prof.SampleBatch(simBatchOps(b, s.op), cfgs, b.Rounds, 3, s.iters, s.noise, s.seed*1_000_003+int64(seq), seq)
 	return batchLaunches(b, d), nil
 }
 
-// simBatchOps are b's ops as the simulator measures them.
-func simBatchOps(b Batch) []sim.BatchOp {
+// simBatchOps are b's ops as the simulator measures them, an op ""
+// being own (the study's own op; "" all_reduce).
+func simBatchOps(b Batch, own nccl.Op) []sim.BatchOp {
 	var ops []sim.BatchOp
 	for _, op := range b.Ops {
-		ops = append(ops, sim.BatchOp{Op: op.Op.OrAllReduce(), Sizes: nccl.PowersOfTwo(op.MinBytes, op.MaxBytes)})
+		o := op.Op
+		if o == "" {
+			o = own
+		}
+		ops = append(ops, sim.BatchOp{Op: o.OrAllReduce(), Sizes: nccl.PowersOfTwo(op.MinBytes, op.MaxBytes)})
 	}
 	return ops
+}
+
+// ownOp is the op a request of op measures: op, or the study's own
+// (s.op) for a request that names none.
+func (s *simLauncher) ownOp(op nccl.Op) nccl.Op {
+	if op == "" {
+		op = s.op
+	}
+	return op.OrAllReduce()
 }
 
 // batchLaunches are a simulated batch's launch records, as a batch

@@ -42,6 +42,11 @@ func (f timedFabric) launcher(t testing.TB, seed int64) *simLauncher {
 	if f.ranks > 0 {
 		l = l.withRanks(t, f.ranks)
 	}
+	// A workload of one op is a study of that op: its launcher measures
+	// it (Request.Op "").
+	if ops := f.workload(t).Ops(); len(ops) == 1 {
+		l.op = ops[0]
+	}
 	return l
 }
 
