@@ -371,9 +371,10 @@ func (s *loop) mayStandNear(res *Result, c exactCall) bool {
 // bytes, which fit the power of two exactly), so the arms' ratio at c's
 // size is at most their ratio at c.at times c.widen. The part's bound at
 // c.at, so widened, is under 1+CallMargin (mayStandNear). On the real
-// loopback the decode mix's calls at 512000 and 2048000 bytes, 2.4 % under
-// their powers of two, were each measured again at their own sizes: two
-// of three ladders of launches, and --time ran out before the last.
+// loopback the decode mix's all-reduces at 512000 and 2048000 bytes and
+// its all-gathers at 2048000, 2.4 % under their powers of two, were to be
+// measured again at their own sizes: two of its three ladders; one was,
+// and --time ran out before the other.
 func (s *loop) standsNear(res *Result, c exactCall, bx, cx nccl.Choice) bool {
 	o := s.plan.opOf(c.op)
 	if o == nil || !s.mayStandNear(res, c) {
@@ -565,8 +566,12 @@ func (s *loop) refuseExact(res *Result, c exactCall, why string, slower bool) {
 		res.Parts[c.part].RefusedAt = c.bytes
 	}
 	res.Recommend, res.Ending = false, vocab.EndingOpRegression
-	res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe at its own size for its call %s of %d bytes, measured at %s: %s%s; keep NCCL's defaults",
-		res.Winner.Config, c.op, c.bytes, nccl.FormatSize(c.at), why, s.rareCallAdvice(c.calls))
+	verdict := "not shown safe"
+	if slower {
+		verdict = "slower"
+	}
+	res.Reason = fmt.Sprintf("%s is faster for the workload but %s at its own size for its call %s of %d bytes, measured at %s: %s%s; keep NCCL's defaults",
+		res.Winner.Config, verdict, c.op, c.bytes, nccl.FormatSize(c.at), why, s.rareCallAdvice(c.calls))
 }
 
 // readExact makes one debug launch of t over ladder l and keeps NCCL's

@@ -562,8 +562,8 @@ func (s *loop) explainLeft() int {
 // them) and the guarded ops' (guardLeft). The budget and --time hold the
 // same: with --time holding the guards alone, exploration and an 8-look
 // confirmation on the real loopback ran until the time was gone, and the
-// calls at their own sizes were left 0 launches an arm with 142 of the
-// budget's unspent (TestTimeKeepsTheCallsOwnSizesTheirLaunches).
+// all-gather call at 2048000 bytes was left 0 launches an arm with 142 of
+// the budget's unspent (TestTimeKeepsTheCallsOwnSizesTheirLaunches).
 func (s *loop) heldBack() int { return s.explainLeft() + s.guardLeft() }
 
 // inTime is what --time holds of held, launches the budget holds back:

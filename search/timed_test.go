@@ -358,12 +358,18 @@ func clockedStudy(t *testing.T, o Options, l *simLauncher, limit time.Duration) 
 // --time limit, guarding guardOps (clockedStudy).
 func timedStudy(t *testing.T, f timedFabric, seed int64, guardOps []nccl.Op, limit time.Duration) (*Result, time.Duration, int) {
 	t.Helper()
+	return timedStudyOn(t, f, f.launcher(t, seed), seed, guardOps, limit)
+}
+
+// timedStudyOn is timedStudy on launcher l, which keeps the requests.
+func timedStudyOn(t *testing.T, f timedFabric, l *simLauncher, seed int64, guardOps []nccl.Op, limit time.Duration) (*Result, time.Duration, int) {
+	t.Helper()
 	w := f.workload(t)
 	o := DefaultOptions()
 	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
 	o.Guard, o.GuardOps, o.ScopeLists = DefaultGuardFor(w), guardOps, true
 	o.Budget, o.Seed = o.DefaultBudget(), seed
-	return clockedStudy(t, o, f.launcher(t, seed), limit)
+	return clockedStudy(t, o, l, limit)
 }
 
 // --time bounds the whole study, the call guards' top-up rounds too: on
@@ -683,15 +689,19 @@ func TestTimeKeepsTheCallsOwnSizesTheirLaunches(t *testing.T) {
 	t.Parallel()
 	f := timedFabrics[0]
 	ops := []nccl.Op{nccl.AllGather, nccl.Broadcast}
+	measured := 0
 	for seed := int64(1); seed <= 4; seed++ {
-		res, full, _ := timedStudy(t, f, seed, ops, 0)
-		if strings.Contains(res.Reason, "to measure it there") {
-			t.Fatalf("seed %d, untimed: %s; the test's fabric no longer measures its calls' own sizes", seed, res.Reason)
-		}
+		_, full, _ := timedStudy(t, f, seed, ops, 0)
 		for _, frac := range []time.Duration{7, 8, 9} {
-			res, took, m := timedStudy(t, f, seed, ops, full*frac/10)
+			l := f.launcher(t, seed)
+			res, took, m := timedStudyOn(t, f, l, seed, ops, full*frac/10)
 			if strings.Contains(res.Reason, "too few launches to measure it there") {
 				t.Errorf("seed %d at %d0%% of its untimed %v (%v, %d launches): %s", seed, frac, full, took, m, res.Reason)
+			}
+			for _, r := range l.launches {
+				if r.Phase == vocab.PhaseExact && !r.Debug {
+					measured++
+				}
 			}
 		}
 		// A --time far under the default budget's length still explores:
@@ -702,6 +712,11 @@ func TestTimeKeepsTheCallsOwnSizesTheirLaunches(t *testing.T) {
 		if len(res.Trials) < 2 || res.Ending == vocab.EndingNoCandidate || res.Ending == vocab.VerdictNoData || res.Ending == vocab.VerdictTooFew {
 			t.Errorf("seed %d at 30%% of its untimed %v (%v, %d launches): %d trials, ended %s: %s", seed, full, took, m, len(res.Trials), res.Ending, res.Reason)
 		}
+	}
+	// The timed studies reach the calls' own sizes and measure there: a
+	// study refused before (for alltoall at 8M) checks nothing of them.
+	if measured == 0 {
+		t.Fatal("no timed study measured a call at its own size: the test checks nothing")
 	}
 }
 
@@ -721,6 +736,12 @@ func TestRefuseExactRecordsTheSize(t *testing.T) {
 		p := res.Parts[1]
 		if res.Recommend || !p.Refused || p.RefusedAt != 2048000 || p.NotShownSafe == slower || res.Parts[0].RefusedAt != 0 {
 			t.Errorf("slower %v: recommend %v, parts %+v", slower, res.Recommend, res.Parts)
+		}
+		// The reason says it as the part's verdict does.
+		want := map[bool]string{false: "but not shown safe at its own size for its call all_gather of 2048000 bytes",
+			true: "but slower at its own size for its call all_gather of 2048000 bytes"}[slower]
+		if !strings.Contains(res.Reason, want) {
+			t.Errorf("slower %v: reason %q, want %q", slower, res.Reason, want)
 		}
 	}
 }

@@ -28,7 +28,7 @@ type opLauncher struct {
 func (o *opLauncher) Launch(ctx context.Context, req Request) (*benchfmt.Launch, error) {
 	op := req.Op.OrAllReduce()
 	inner := req
-	inner.Op = "" // every op is the all-reduce's times, scaled by factor
+	inner.Op = nccl.AllReduce // every op is the all-reduce's times, scaled by factor
 	if o.fixed[op] && !req.Debug {
 		inner.Config = nccl.Config{}
 	}
