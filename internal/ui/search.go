@@ -168,7 +168,10 @@ func spentText(budget int, res SearchEnd) string {
 	case res.Stopped == "interrupted":
 		why = "interrupted; --resume spends them"
 	case res.Stopped == "time":
-		why = "the --time limit ran out"
+		// The study stops a stage when the time left, at the mean launch
+		// duration, cannot hold what that stage needs: on the real
+		// loopback with 151 s of 326 left, and "ran out" read as a lie.
+		why = "--time left too little for the next stage"
 	case res.Looks > 0 && res.Looks < res.PlannedLooks:
 		why = fmt.Sprintf("the confirmation decided (%s) at look %d of %d", res.Ending, res.Looks, res.PlannedLooks)
 	case res.Stopped == "space":

@@ -51,7 +51,7 @@ func TestSpentText(t *testing.T) {
 		{60, SearchEnd{Launches: 60}, "60 of 60 launches"},
 		{0, SearchEnd{Launches: 42}, "42 launches"},
 		{60, SearchEnd{Launches: 42, Unspent: 18, Stopped: "space", Ending: "futile", Settled: "every distinct NCCL plan…", Looks: 1, PlannedLooks: 2}, "42 of 60 launches, 18 unspent (more could not change the answer)"},
-		{60, SearchEnd{Launches: 30, Unspent: 30, Stopped: "time", Ending: "not-significant"}, "30 of 60 launches, 30 unspent (the --time limit ran out)"},
+		{60, SearchEnd{Launches: 30, Unspent: 30, Stopped: "time", Ending: "not-significant"}, "30 of 60 launches, 30 unspent (--time left too little for the next stage)"},
 		{60, SearchEnd{Launches: 50, Unspent: 10, Stopped: "budget", Ending: "recommended", Looks: 1, PlannedLooks: 2}, "50 of 60 launches, 10 unspent (the confirmation decided (recommended) at look 1 of 2)"},
 		{60, SearchEnd{Launches: 20, Unspent: 40, Stopped: "space", Ending: "no-candidate"}, "20 of 60 launches, 40 unspent (no distinct config was left to explore; ended no-candidate)"},
 		{60, SearchEnd{Launches: 4, Unspent: 56, Stopped: "interrupted", Ending: "interrupted"}, "4 of 60 launches, 56 unspent (interrupted; --resume spends them)"},
