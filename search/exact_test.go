@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -163,16 +162,8 @@ func TestNearCallsStandByTheirPowerOfTwo(t *testing.T) {
 	near := map[int64]bool{512000: true, 2048000: true}
 	stood := 0
 	for seed := int64(1); seed <= 4; seed++ {
-		o := DefaultOptions()
-		o.Seed = seed
-		o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
-		o.Guard, o.GuardOps, o.ScopeLists = DefaultGuardFor(w), DefaultGuardOps(w), true
-		o.Budget = o.DefaultBudget()
 		l := f.launcher(t, seed)
-		res, err := Run(context.Background(), o, l, newMemRecorder(t), nil, 0, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, _ := f.timedRunOn(t, w, l, seed)
 		prof := l.prof
 		if tr := timedTruth(prof, w, res.Env()); tr.worst > 1.05 {
 			t.Errorf("seed %d: shipped %s, %.1f%% slower at %s", seed, res.Env(), 100*(tr.worst-1), tr.at)

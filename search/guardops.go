@@ -293,9 +293,7 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 // reserve back for the next candidate (nextAfterRefusal). A candidate
 // whose calls are all shown safe is read at the end, as before.
 func (s *loop) readCandidate(ctx context.Context, res *Result) error {
-	w := res.Winner
-	if !res.Recommend || w == nil || s.work == nil || !s.opts.Parts().Timed() || !s.plan.read() || s.plan.logged[w] ||
-		len(s.plan.uncertainOps(w.Config)) == 0 {
+	if !res.Recommend || res.Winner == nil || s.work == nil || !s.opts.Parts().Timed() {
 		return nil
 	}
 	if _, unshown := s.callVerdicts(res); !unshown {

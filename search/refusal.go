@@ -144,8 +144,8 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	// data" or "too few launches", and that would replace the refusal's
 	// reason. Each of its rounds is one arm's, checked for a pair
 	// (outOfConfirmTime(2*cost)): 2*firstLook rounds need time for one
-	// more. The first look holds nothing back under --time (confirm), so
-	// what it owes beside is held here.
+	// more. Under --time the first look holds back only the explain
+	// launch (confirm), so what it owes beside is held here.
 	if s.outOfConfirmTime((2*s.firstLook()+1)*s.cost() + s.inTime(explain) + s.guardOwed()) {
 		return false, nil
 	}

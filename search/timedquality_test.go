@@ -62,6 +62,12 @@ func (f timedFabric) timedStudy(t testing.TB, w nccl.Workload, seed int64) *Resu
 // timedRun is timedStudy with the recorder that kept its launches.
 func (f timedFabric) timedRun(t testing.TB, w nccl.Workload, seed int64) (*Result, *memRecorder) {
 	t.Helper()
+	return f.timedRunOn(t, w, f.launcher(t, seed), seed)
+}
+
+// timedRunOn is timedRun on launcher l, which keeps the requests.
+func (f timedFabric) timedRunOn(t testing.TB, w nccl.Workload, l *simLauncher, seed int64) (*Result, *memRecorder) {
+	t.Helper()
 	o := DefaultOptions()
 	o.Seed = seed
 	o.Workload, o.Op, o.Band = w, w[0].Op, Hull(w)
@@ -69,7 +75,7 @@ func (f timedFabric) timedRun(t testing.TB, w nccl.Workload, seed int64) (*Resul
 	o.ScopeLists = true
 	o.Budget = o.DefaultBudget()
 	rec := newMemRecorder(t)
-	res, err := Run(context.Background(), o, f.launcher(t, seed), rec, nil, 0, nil)
+	res, err := Run(context.Background(), o, l, rec, nil, 0, nil)
 	if err != nil {
 		t.Fatalf("%s seed %d: %v", f.name, seed, err)
 	}

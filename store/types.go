@@ -728,18 +728,17 @@ func (r *Recommendation) Summary() RecommendationSummary {
 // did. The words around them are stored.Conclusion.Headline's.
 func (r *Recommendation) RefusedBy() (what, how string) {
 	for _, p := range r.Parts {
-		how := RefusedSlower
+		if !p.Refused {
+			continue
+		}
+		what, how := "its part "+p.Name(), RefusedSlower
 		if p.NotShownSafe {
-			how = RefusedNotShownSafe
+			what, how = "its call "+p.Name(), RefusedNotShownSafe
 		}
-		switch {
-		case p.Refused && p.RefusedAt > 0:
-			return fmt.Sprintf("its call %s of %d bytes", p.Op, p.RefusedAt), how
-		case p.Refused && p.NotShownSafe:
-			return "its call " + p.Name(), RefusedNotShownSafe
-		case p.Refused:
-			return "its part " + p.Name(), RefusedSlower
+		if p.RefusedAt > 0 {
+			what = fmt.Sprintf("its call %s of %d bytes", p.Op, p.RefusedAt)
 		}
+		return what, how
 	}
 	for _, g := range r.OpGuards {
 		if g.Refused && g.Failed != "" {
