@@ -13,7 +13,9 @@ import (
 // fabric 15 of the unseen probe's seed 1 (search/testdata/
 // unseen-exact-size.json) study seed 1 shipped NCCL_MAX_NCHANNELS=32
 // NCCL_PROTO=broadcast:LL, safe at 8M and 13.1 % slower at the
-// 9701523-byte broadcast the process calls once. No study may ship a
+// 9701523-byte broadcast the process calls once (measured then by a test
+// launcher that ran all_reduce for a one-op study, f216377; the truth is
+// the broadcast's). No study may ship a
 // setting more than 5 % slower at a size the process calls (timedTruth
 // judges there), and a refusal for a call's own size names the call and
 // both sizes, and most studies still ship the best safe setting.
