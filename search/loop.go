@@ -965,19 +965,11 @@ func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.L
 // lacks a band size.
 func Measure(l *benchfmt.Launch, sizes []int64) (model.Launch, float64, error) {
 	ml := model.LaunchOf(benchfmt.SizesOf(l.Result))
-	sc, err := bandScore(ml, sizes)
+	sc, err := model.LaunchScore(ml, sizes)
 	if err != nil {
 		return ml, 0, err
 	}
 	return ml, sc, nil
-}
-
-// bandScore is a measurement's band score over sizes in µs
-// (model.LaunchScore): the one place search scores what it measured — a
-// launch (Measure), a workload round's parts (roundScore), and a launch a
-// trial was handed without its score (Trial.exploreScores).
-func bandScore(l model.Launch, sizes []int64) (float64, error) {
-	return model.LaunchScore(l, sizes)
 }
 
 // event is what the progress output hears of one launch of t.

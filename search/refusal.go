@@ -407,13 +407,13 @@ func (s *loop) opSlower(base *Trial, op nccl.Op, ml model.Launch) bool {
 		return false
 	}
 	sizes := s.opts.OpSizes(op)
-	c, err := bandScore(ml, sizes)
+	c, err := model.LaunchScore(ml, sizes)
 	if err != nil {
 		return false
 	}
 	var logs []float64
 	for _, l := range base.exploreOf(op) {
-		if b, err := bandScore(l, sizes); err == nil && b > 0 {
+		if b, err := model.LaunchScore(l, sizes); err == nil && b > 0 {
 			logs = append(logs, math.Log(b))
 		}
 	}

@@ -205,25 +205,10 @@ func (s Space) CheckBase(base map[string]string) error {
 }
 
 // namesNVLS reports whether an NCCL_ALGO value asks for NVLS or NVLSTree
-// ("NVLS", "Ring,NVLSTree", "allreduce:NVLS;allgather:Ring"); an exclusion
-// ("^NVLS") does not.
+// ("NVLS", "Ring,NVLSTree", "allreduce:NVLS;allgather:Ring"), read by
+// nccl.Named: an exclusion ("^NVLS") does not.
 func namesNVLS(v string) bool {
-	for _, part := range strings.Split(v, ";") {
-		if _, list, ok := strings.Cut(part, ":"); ok {
-			part = list
-		}
-		part = strings.TrimSpace(part)
-		if strings.HasPrefix(part, "^") {
-			continue
-		}
-		for _, name := range strings.Split(part, ",") {
-			switch strings.ToLower(strings.TrimSpace(name)) {
-			case "nvls", "nvlstree":
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(nccl.Named(v), func(n string) bool { return n == "nvls" || n == "nvlstree" })
 }
 
 // Random draws a config uniformly from the space with rng.

@@ -223,7 +223,7 @@ func (t *Trial) exploreScores(sizes []int64) []float64 {
 	}
 	for i, sc := range t.scores[:len(t.Explore)] {
 		if math.IsNaN(sc) {
-			t.scores[i], _ = bandScore(t.Explore[i], sizes)
+			t.scores[i], _ = model.LaunchScore(t.Explore[i], sizes)
 		}
 	}
 	return t.scores[:len(t.Explore)]

@@ -123,7 +123,7 @@ func (w *workload) roundScore(round map[nccl.Op]model.Launch) (float64, error) {
 	timed := w.parts.Timed()
 	sum := 0.0
 	for i, p := range w.parts {
-		sc, err := bandScore(round[p.Op.OrAllReduce()], w.partSizes[i])
+		sc, err := model.LaunchScore(round[p.Op.OrAllReduce()], w.partSizes[i])
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", p, err)
 		}

@@ -50,3 +50,13 @@ const ExamplePluginInit = "its pluginInit caps NCCL's per-channel Tree bandwidth
 	"(NCCL's own 40 in 2.30, 73.4 in 2.28) on Blackwell GPUs at 3 or more nodes (plugin.c:304-307 in NCCL 2.30.7), and sets NCCL's " +
 	"NVLS network latency to 24 us on any GPU (used only by NVLS across nodes): NCCL's own algorithm and protocol choices change there " +
 	"even where no row matches"
+
+// ExamplePluginAlgos and ExamplePluginProtos are the example tuner
+// plugin's names of NCCL's algorithms and protocols (its CSV's, lower
+// case with underscores), in NCCL's index order; its collectives are
+// PerFunctionNames. The tuner CSV export writes them and the simulated
+// plugin reads them: the one list.
+var (
+	ExamplePluginAlgos  = []string{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"}
+	ExamplePluginProtos = []string{"ll", "ll128", "simple"}
+)

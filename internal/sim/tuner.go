@@ -78,14 +78,6 @@ type tunerRow struct {
 	channels, nodes, ranks, pipeOps, regBuff int
 }
 
-// pluginColls, pluginAlgos and pluginProtos are the plugin's names, in
-// NCCL's index order; its collectives are NCCL's per-function names.
-var (
-	pluginColls  = nccl.PerFunctionNames()
-	pluginAlgos  = []string{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"}
-	pluginProtos = []string{"ll", "ll128", "simple"}
-)
-
 // loadTunerPlugin is NCCL's tuner plugin loading under cfg, on an NCCL of
 // version ver with nodes nodes and ranks ranks; nil when no plugin is
 // asked for. The error is a file that is not a simulated plugin.
@@ -222,8 +214,8 @@ func (t *tunerPlugin) loadConfig(cfg map[string]string) {
 		if len(tok) < 8 {
 			continue
 		}
-		r := tunerRow{coll: pluginName(tok[0], pluginColls, "allreduce"), min: strtoull(tok[1]), max: strtoull(tok[2]),
-			algo: pluginName(tok[3], pluginAlgos, "ring"), proto: pluginName(tok[4], pluginProtos, "simple"),
+		r := tunerRow{coll: pluginName(tok[0], nccl.PerFunctionNames(), "allreduce"), min: strtoull(tok[1]), max: strtoull(tok[2]),
+			algo: pluginName(tok[3], nccl.ExamplePluginAlgos, "ring"), proto: pluginName(tok[4], nccl.ExamplePluginProtos, "simple"),
 			channels: atoi(tok[5]), nodes: atoi(tok[6]), ranks: atoi(tok[7]), pipeOps: -1, regBuff: -1}
 		if len(tok) >= 9 {
 			r.pipeOps = atoi(tok[8])
@@ -400,7 +392,7 @@ func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 		if t.buggy {
 			l.tunerSegfault() // reading the cost table as float** faults here
 		}
-		algo, proto := algoNames[indexOf(pluginAlgos, row.algo)], protoNames[indexOf(pluginProtos, row.proto)]
+		algo, proto := algoNames[indexOf(nccl.ExamplePluginAlgos, row.algo)], protoNames[indexOf(nccl.ExamplePluginProtos, row.proto)]
 		if !l.f.algoOn[algo] || !l.f.protoOn[proto] {
 			l.log.info(id, subTuning, "TUNER/ExamplePlugin: Algorithm/protocol combination [%s][%s] is marked as IGNORE", row.algo, row.proto)
 			continue

@@ -100,7 +100,7 @@ func printOpComparison(w io.Writer, o report.OpComparison) {
 	for _, r := range o.Rows {
 		change := "~"
 		if r.Significant {
-			change = fmt.Sprintf("%+.1f%%", 100*r.Change())
+			change = stored.ChangeText(r.Speedup)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (p=%.3f)\t\n", nccl.FormatSize(r.Bytes), ciText(r.BaselineUS, r.BaselineLo, r.BaselineHi), ciText(r.CandidateUS, r.CandidateLo, r.CandidateHi), change, r.PValue)
 	}

@@ -265,7 +265,7 @@ func printSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string)
 	for i, s := range rows {
 		change := "~"
 		if s.Significant {
-			change = fmt.Sprintf("%+.1f%%", 100*(1/s.Speedup-1))
+			change = stored.ChangeText(s.Speedup)
 		}
 		if i >= len(band) {
 			change += " (guard)"

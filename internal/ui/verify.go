@@ -124,8 +124,8 @@ func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult,
 		tw := newTable(w)
 		fmt.Fprintln(tw, "op\tsize\tempty CSV vs baseline\t\tCSV vs empty CSV\t")
 		for _, s := range a.Sizes {
-			fmt.Fprintf(tw, "%s\t%s\t%+.1f%%\t%s\t%+.1f%%\t%s\n", s.Op, nccl.FormatSize(s.Bytes),
-				100*(1/s.Plugin.Speedup-1), s.Plugin.Verdict, 100*(1/s.Rows.Speedup-1), s.Rows.Verdict)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Op, nccl.FormatSize(s.Bytes),
+				stored.ChangeText(s.Plugin.Speedup), s.Plugin.Verdict, stored.ChangeText(s.Rows.Speedup), s.Rows.Verdict)
 		}
 		tw.Flush()
 		fmt.Fprintln(w, "  change in time; the empty CSV runs NCCL's choices as the plugin's init retuned them, and one channel (no row matches)")
