@@ -168,7 +168,7 @@ func TestParseCommandJSON(t *testing.T) {
 // the columns computed from the samples, around each row's time.
 func TestParseCommandTorchIterColumns(t *testing.T) {
 	t.Parallel()
-	files := []string{"h200_loopback.jsonl", "truncated.jsonl", "wrong_2M.jsonl", "nocheck.jsonl", "debug_mixed.txt"}
+	files := []string{"h200_loopback.jsonl", "truncated.jsonl", "wrong_2M.jsonl", "nocheck.jsonl", "debug_mixed.txt", "bounds.jsonl"}
 	for _, f := range files {
 		stdout, _, _ := runParseCLI(t, "--json", parseInput("torch/"+f))
 		var d struct {
@@ -182,7 +182,7 @@ func TestParseCommandTorchIterColumns(t *testing.T) {
 		}
 		for _, r := range d.Rows {
 			it := r.Iter
-			if it == nil || len(it.TimesUS) != 8 || it.MinUS > r.TimeUS || it.MaxUS < r.TimeUS || it.P99US > it.MaxUS || it.CVPct <= 0 {
+			if it == nil || len(it.TimesUS) == 0 || it.MinUS > r.TimeUS || it.MaxUS < r.TimeUS || it.P99US > it.MaxUS || it.CVPct <= 0 {
 				t.Errorf("%s: iteration columns %+v around time %v", f, it, r.TimeUS)
 			}
 		}
