@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -333,9 +334,11 @@ func (p *torchParser) row(l *torchLine) {
 	case l.TimeUS != nil && l.TimeUS.valid && l.TimeUS.v >= 0:
 		m.TimeUS = l.TimeUS.v
 	case len(samples) > 0:
-		sorted := append([]float64(nil), samples...)
-		sort.Float64s(sorted)
-		m.TimeUS = median(sorted)
+		// The format defines time_us as the samples' median (docs/TORCH.md).
+		s, n := slices.Sorted(slices.Values(samples)), len(samples)
+		if m.TimeUS = s[n/2]; n%2 == 0 {
+			m.TimeUS = (s[n/2-1] + s[n/2]) / 2
+		}
 		p.note(fmt.Sprintf("size %d has no valid time_us; used the median of its samples", row.Bytes))
 	default:
 		p.note(fmt.Sprintf("skipped size %d: its time is missing, negative or not a number", row.Bytes))
@@ -421,15 +424,6 @@ func (p *torchParser) arm(a string) {
 	if len(p.arms) == 2 {
 		p.note("the output holds several arms (" + strings.Join(p.arms, ", ") + "…): their rows are read as one run, repeated sizes as later cycles")
 	}
-}
-
-// median of sorted values (the mean of the middle two for an even count).
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 func (p *torchParser) finish() (*Result, error) {
