@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -94,13 +95,8 @@ func BatchRows(rounds []map[int64]float64) []benchfmt.Row {
 	if len(rounds) < 2 {
 		return nil
 	}
-	var sizes []int64
-	for b := range rounds[1] {
-		sizes = append(sizes, b)
-	}
-	slices.Sort(sizes)
-	rows := make([]benchfmt.Row, 0, len(sizes))
-	for _, b := range sizes {
+	rows := make([]benchfmt.Row, 0, len(rounds[1]))
+	for _, b := range slices.Sorted(maps.Keys(rounds[1])) {
 		var ts []float64
 		for _, r := range rounds[1:] {
 			if t, ok := r[b]; ok {
