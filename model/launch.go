@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
@@ -186,4 +188,17 @@ func robustCVPct(s []float64) float64 {
 	}
 	m := sortedMedian(s)
 	return 100 * madToSD * mad(s, m, make([]float64, 0, len(s))) / m
+}
+
+// IterColumns are nccl-tests' per-iteration columns (-I 1) of one size's
+// non-empty samples: min, max, p99 (the empirical quantile) and the
+// coefficient of variation in % (0 for one sample or all zeros). The torch
+// instrument prints its samples without them; parse shows them for both.
+func IterColumns(timesUS []float64) (minUS, maxUS, p99US, cvPct float64) {
+	s := slices.Sorted(slices.Values(timesUS))
+	minUS, maxUS, p99US = s[0], s[len(s)-1], stat.Quantile(0.99, stat.Empirical, s, nil)
+	if mean := stat.Mean(s, nil); len(s) > 1 && mean > 0 {
+		cvPct = 100 * stat.StdDev(s, nil) / mean
+	}
+	return minUS, maxUS, p99US, cvPct
 }

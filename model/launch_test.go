@@ -91,3 +91,28 @@ func TestLaunchOf(t *testing.T) {
 		})
 	}
 }
+
+func TestIterColumns(t *testing.T) {
+	// The first size of benchfmt's testdata/torch/h200_loopback.jsonl: the
+	// columns parse printed when benchfmt computed them.
+	xs := []float64{234.929, 239.375, 254.462, 235.478, 237.225, 240.518, 223.845, 237.393}
+	in := append([]float64(nil), xs...)
+	minUS, maxUS, p99, cv := IterColumns(xs)
+	if minUS != 223.845 || maxUS != 254.462 || p99 != 254.462 || cv != 3.5392669296262995 {
+		t.Errorf("IterColumns = %v %v %v %v", minUS, maxUS, p99, cv)
+	}
+	if !reflect.DeepEqual(xs, in) {
+		t.Errorf("IterColumns reordered its input: %v", xs)
+	}
+	// p99 is the empirical quantile: of 200 values the 198th smallest.
+	var many []float64
+	for i := 200; i >= 1; i-- {
+		many = append(many, float64(i))
+	}
+	if _, _, p99, _ := IterColumns(many); p99 != 198 {
+		t.Errorf("p99 of 1…200 = %v, want 198", p99)
+	}
+	if minUS, maxUS, p99, cv := IterColumns([]float64{5}); minUS != 5 || maxUS != 5 || p99 != 5 || cv != 0 {
+		t.Errorf("one sample: %v %v %v %v, want 5 5 5 0", minUS, maxUS, p99, cv)
+	}
+}

@@ -10,12 +10,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
 )
 
 // BatchLauncher is a Launcher that can also run a batch launch. A study
@@ -82,6 +84,30 @@ const MinBatchSize = minBatch
 // give SD 0.040 and 6 would give 0.037; a second batch halves the block's
 // variance (docs/PERFORMANCE.md, "Exploration in batches").
 const BatchRounds = 4
+
+// BatchRows are one config's rows of a batch launch at one op, from its
+// visits' times: rounds[r] maps a size to round r's time (the median of
+// the visit's timed iterations). Round 0 is the warm-up round and is left
+// out; a size's time is the median over the other rounds, which are its
+// samples: a visit 20–40 % slow, common on the real fabric, moves the
+// median little. Sizes in ascending order; none when only round 0 ran.
+func BatchRows(rounds []map[int64]float64) []benchfmt.Row {
+	if len(rounds) < 2 {
+		return nil
+	}
+	rows := make([]benchfmt.Row, 0, len(rounds[1]))
+	for _, b := range slices.Sorted(maps.Keys(rounds[1])) {
+		var ts []float64
+		for _, r := range rounds[1:] {
+			if t, ok := r[b]; ok {
+				ts = append(ts, t)
+			}
+		}
+		m := benchfmt.Measure{TimeUS: model.Median(ts), Iter: &benchfmt.IterStats{TimesUS: ts}}
+		rows = append(rows, benchfmt.Row{Bytes: b, Out: m})
+	}
+	return rows
+}
 
 // Batchable reports whether a launch of cfg may share a process with other
 // configs: only when every knob it sets is per communicator.

@@ -487,3 +487,33 @@ func TestBatchKeepsReserve(t *testing.T) {
 		t.Errorf("no batch: the test checks nothing")
 	}
 }
+
+// TestBatchRows: a batch member's rows leave round 0 (the warm-up round)
+// out and take each size's median over the other rounds, which are its
+// samples; a slow visit moves the median little.
+func TestBatchRows(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		rounds  []map[int64]float64
+		want    map[int64]float64
+		samples int
+	}{
+		{"warm-up round only", []map[int64]float64{{1024: 9}}, map[int64]float64{}, 0},
+		{"warm-up left out", []map[int64]float64{{1024: 900}, {1024: 10}, {1024: 12}}, map[int64]float64{1024: 11}, 2},
+		{"a visit 40 % slow", []map[int64]float64{{1024: 20, 2048: 40}, {1024: 10, 2048: 20}, {1024: 14, 2048: 21}, {1024: 10.5, 2048: 19}},
+			map[int64]float64{1024: 10.5, 2048: 20}, 3},
+	} {
+		rows := BatchRows(tc.rounds)
+		if len(rows) != len(tc.want) {
+			t.Fatalf("%s: %d rows, want %d", tc.name, len(rows), len(tc.want))
+		}
+		for i, r := range rows {
+			if i > 0 && rows[i-1].Bytes >= r.Bytes {
+				t.Errorf("%s: rows out of order: %d after %d", tc.name, r.Bytes, rows[i-1].Bytes)
+			}
+			if r.Out.TimeUS != tc.want[r.Bytes] || len(r.Out.Iter.TimesUS) != tc.samples {
+				t.Errorf("%s: %d bytes: %.1f µs over %d rounds, want %.1f over %d", tc.name, r.Bytes, r.Out.TimeUS, len(r.Out.Iter.TimesUS), tc.want[r.Bytes], tc.samples)
+			}
+		}
+	}
+}

@@ -309,7 +309,7 @@ func (s *simLauncher) ownOp(op nccl.Op) nccl.Op {
 
 // batchLaunches are a simulated batch's launch records, as a batch
 // launcher returns them: one per member and op, each marked with the
-// batch, its rows benchfmt.BatchRows of the member's rounds; a member
+// batch, its rows BatchRows of the member's rounds; a member
 // the simulator failed has failed records.
 func batchLaunches(b Batch, d *sim.BatchDraw) []*benchfmt.Launch {
 	var out []*benchfmt.Launch
@@ -322,7 +322,7 @@ func batchLaunches(b Batch, d *sim.BatchDraw) []*benchfmt.Launch {
 				l.Outcome, l.Reason = benchfmt.Failed, err.Error()
 			} else {
 				l.Result = &benchfmt.Result{Collective: string(op.Op.OrAllReduce()), NRanks: 4, Simulated: true, Complete: true,
-					Rows: benchfmt.BatchRows(d.Visits[i][j])}
+					Rows: BatchRows(d.Visits[i][j])}
 			}
 			out = append(out, l)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/ui"
 	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/model"
 )
 
 func parseCommand() *cli.Command {
@@ -93,6 +94,14 @@ func runParse(ctx context.Context, o parseOptions) error {
 	parsed := make([]ui.ParseOutcome, len(o.files))
 	for i, name := range o.files {
 		res, err := benchfmt.Parse(inputs[i])
+		if res != nil && res.Instrument == benchfmt.InstrumentTorch {
+			// The script prints its samples, not nccl-tests' -I 1 columns of them.
+			for _, row := range res.Rows {
+				if it := row.Out.Iter; it != nil {
+					it.MinUS, it.MaxUS, it.P99US, it.CVPct = model.IterColumns(it.TimesUS)
+				}
+			}
+		}
 		parsed[i] = ui.ParseOutcome{Name: name, Result: res, Err: err, Refused: res.OpMismatch(o.op)}
 		if res != nil && o.op != "" && res.Op() == "" {
 			res.Collective = string(o.op)

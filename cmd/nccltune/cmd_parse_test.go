@@ -61,6 +61,11 @@ func TestParseCommandText(t *testing.T) {
 		}},
 		{"truncated.txt", []string{"text/ar2_truncated.txt"}, exitFabric, []string{"INCOMPLETE", "note: skipped the row for size 4194304"}},
 		{"broadcast_root.txt", []string{"text/broadcast2_bf16_root1.txt", "text/reduce2_int32_all_ops.txt"}, exitOK, []string{"root", "mulsum", "bfloat16"}},
+		// The torch instrument prints samples, not nccl-tests' -I 1 columns: parse computes them.
+		{"torch.txt", []string{"torch/h200_loopback.jsonl", "torch/real_torch_ar2.jsonl"}, exitOK, []string{
+			"      512K   131072  float   237.31        2.21        2.21       0   254.46   3.5",
+			"      512K   131072  float   347.36        1.51        1.51       0   480.32   9.0",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -155,6 +160,35 @@ func TestParseCommandJSON(t *testing.T) {
 	before, _, _ := runParseCLI(t, "--json", parseInput("fixtures/ar2_mps_info.txt"))
 	if before != stdout {
 		t.Errorf("--json before and after the file differ")
+	}
+}
+
+// TestParseCommandTorchIterColumns: for the torch instrument's output,
+// which carries samples but not nccl-tests' -I 1 columns, parse prints
+// the columns computed from the samples, around each row's time.
+func TestParseCommandTorchIterColumns(t *testing.T) {
+	t.Parallel()
+	files := []string{"h200_loopback.jsonl", "truncated.jsonl", "wrong_2M.jsonl", "nocheck.jsonl", "debug_mixed.txt", "bounds.jsonl"}
+	for _, f := range files {
+		stdout, _, _ := runParseCLI(t, "--json", parseInput("torch/"+f))
+		var d struct {
+			Rows []struct {
+				TimeUS float64             `json:"time_us"`
+				Iter   *benchfmt.IterStats `json:"iter"`
+			} `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &d); err != nil || len(d.Rows) == 0 {
+			t.Fatalf("%s: %v\n%s", f, err, stdout)
+		}
+		for _, r := range d.Rows {
+			it := r.Iter
+			if it == nil || len(it.TimesUS) == 0 || it.MinUS > r.TimeUS || it.MaxUS < r.TimeUS || it.P99US > it.MaxUS || it.CVPct <= 0 {
+				t.Errorf("%s: iteration columns %+v around time %v", f, it, r.TimeUS)
+			}
+		}
+		if f == files[0] {
+			checkParseGolden(t, "torch.json", stdout)
+		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package benchfmt
 
 import (
-	"slices"
 	"time"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -99,33 +98,4 @@ func ParseLaunch(l *Launch) (*Result, error) {
 		}
 	}
 	return textRes, textErr
-}
-
-// BatchRows are one config's rows of a batch launch at one op, from its
-// visits' times: rounds[r] maps a size to round r's time (the median of
-// the visit's timed iterations). Round 0 is the warm-up round and is left
-// out; a size's time is the median over the other rounds, which are its
-// samples: a visit 20–40 % slow, common on the real fabric, moves the
-// median little. Sizes in ascending order; none when only round 0 ran.
-func BatchRows(rounds []map[int64]float64) []Row {
-	if len(rounds) < 2 {
-		return nil
-	}
-	var sizes []int64
-	for b := range rounds[1] {
-		sizes = append(sizes, b)
-	}
-	slices.Sort(sizes)
-	rows := make([]Row, 0, len(sizes))
-	for _, b := range sizes {
-		var ts []float64
-		for _, r := range rounds[1:] {
-			if t, ok := r[b]; ok {
-				ts = append(ts, t)
-			}
-		}
-		med := median(slices.Sorted(slices.Values(ts)))
-		rows = append(rows, Row{Bytes: b, Out: Measure{TimeUS: med, Iter: &IterStats{TimesUS: ts}}})
-	}
-	return rows
 }

@@ -122,7 +122,8 @@ type Measure struct {
 }
 
 // IterStats are nccl-tests' per-iteration columns (-I 1) and, from the
-// JSON output, every iteration's time.
+// JSON output, every iteration's time; the torch instrument's are its
+// samples alone, the columns 0 (model.IterColumns computes them).
 type IterStats struct {
 	MinUS   float64   `json:"min_us"`
 	MaxUS   float64   `json:"max_us"`

@@ -12,10 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
-
-	"gonum.org/v1/gonum/stat"
 
 	"github.com/nccltune/nccltune/internal/nccl"
 )
@@ -148,14 +147,15 @@ func looksLikeTorch(data []byte) bool {
 //
 // Rows are float rows of the collective the output names ("collective",
 // all_reduce when it names none), with nccl-tests' redop and root columns
-// for that op, read as out-of-place; Iter.TimesUS are the per-iteration
-// samples (the slowest rank's); Wrong is the number of elements that
-// failed the script's check, 1 for a bare "ok": false (count unknown) and
-// nil when the check was off. Output that names two collectives (a size
-// line of another op than the metadata's) is refused: it is not one run.
-// The error follows Parse's contract: nil only for a complete run with
-// rows, otherwise a *FailureError (with the Result) or an error wrapping
-// ErrNoTable.
+// for that op, read as out-of-place; Iter holds the per-iteration samples
+// (the slowest rank's) and no summary of them, as the script prints none
+// (model.IterColumns computes nccl-tests' columns); Wrong is the number of
+// elements that failed the script's check, 1 for a bare "ok": false (count
+// unknown) and nil when the check was off. Output that names two
+// collectives (a size line of another op than the metadata's) is refused:
+// it is not one run. The error follows Parse's contract: nil only for a
+// complete run with rows, otherwise a *FailureError (with the Result) or
+// an error wrapping ErrNoTable.
 func ParseTorch(data []byte) (*Result, error) {
 	p := newTorchParser()
 	p.readText(splitJSONLines(data, p.jsonLine))
@@ -334,9 +334,11 @@ func (p *torchParser) row(l *torchLine) {
 	case l.TimeUS != nil && l.TimeUS.valid && l.TimeUS.v >= 0:
 		m.TimeUS = l.TimeUS.v
 	case len(samples) > 0:
-		sorted := append([]float64(nil), samples...)
-		sort.Float64s(sorted)
-		m.TimeUS = median(sorted)
+		// The format defines time_us as the samples' median (docs/TORCH.md).
+		s, n := slices.Sorted(slices.Values(samples)), len(samples)
+		if m.TimeUS = s[n/2]; n%2 == 0 {
+			m.TimeUS = (s[n/2-1] + s[n/2]) / 2
+		}
 		p.note(fmt.Sprintf("size %d has no valid time_us; used the median of its samples", row.Bytes))
 	default:
 		p.note(fmt.Sprintf("skipped size %d: its time is missing, negative or not a number", row.Bytes))
@@ -362,7 +364,7 @@ func (p *torchParser) row(l *torchLine) {
 		m.Wrong = &w
 	}
 	if len(samples) > 0 {
-		m.Iter = iterStats(samples)
+		m.Iter = &IterStats{TimesUS: samples}
 	}
 	if l.NCCLVersion != nil && p.res.NCCLVersion == "" {
 		p.res.NCCLVersion = *l.NCCLVersion
@@ -422,27 +424,6 @@ func (p *torchParser) arm(a string) {
 	if len(p.arms) == 2 {
 		p.note("the output holds several arms (" + strings.Join(p.arms, ", ") + "…): their rows are read as one run, repeated sizes as later cycles")
 	}
-}
-
-// iterStats summarises one size's samples as nccl-tests -I 1 does.
-func iterStats(samples []float64) *IterStats {
-	sorted := append([]float64(nil), samples...)
-	sort.Float64s(sorted)
-	st := &IterStats{MinUS: sorted[0], MaxUS: sorted[len(sorted)-1],
-		P99US: stat.Quantile(0.99, stat.Empirical, sorted, nil), TimesUS: samples}
-	if mean := stat.Mean(sorted, nil); len(sorted) > 1 && mean > 0 {
-		st.CVPct = 100 * stat.StdDev(sorted, nil) / mean
-	}
-	return st
-}
-
-// median of sorted values (the mean of the middle two for an even count).
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 func (p *torchParser) finish() (*Result, error) {

@@ -130,9 +130,10 @@ func TestParseTorch(t *testing.T) {
 				n := 0
 				if r0.Out.Iter != nil {
 					n = len(r0.Out.Iter.TimesUS)
-					it := r0.Out.Iter
-					if it.MinUS > r0.Out.TimeUS || it.MaxUS < r0.Out.TimeUS || it.P99US > it.MaxUS || it.CVPct <= 0 {
-						t.Errorf("iteration stats %+v around time %v", it, r0.Out.TimeUS)
+					// The samples alone: nccl-tests' columns of them are
+					// model.IterColumns' (cmd/nccltune's parse tests).
+					if it := *r0.Out.Iter; it.MinUS != 0 || it.MaxUS != 0 || it.P99US != 0 || it.CVPct != 0 {
+						t.Errorf("iteration stats %+v: the script printed samples, not their summary", it)
 					}
 				}
 				if n != w.samples {

@@ -72,7 +72,7 @@ func batchPlan(spec runner.Spec, b search.Batch) (*runner.BatchPlan, error) {
 func batchName(m search.Request) string { return fmt.Sprintf("trial%d", m.Trial) }
 
 // batchShares turns a batch launch into one record per (member, op): the
-// config's rows benchfmt.BatchRows of its rounds, its BatchMember, the
+// config's rows search.BatchRows of its rounds, its BatchMember, the
 // launch's command and its share of the wall time (and of the modelled one
 // for a simulated batch), split among the shares measured. A share the batch did not measure (the config's
 // settings did not show in NCCL's log, its communicator or a collective
@@ -151,7 +151,7 @@ func shareOf(s *benchfmt.Launch, c *benchfmt.BatchConfig, j, seq int, reason str
 			}
 			rounds[row.Cycle][row.Bytes] = row.Out.TimeUS
 		}
-		if rows := benchfmt.BatchRows(rounds); len(rows) > 0 {
+		if rows := search.BatchRows(rounds); len(rows) > 0 {
 			res := *c.Ops[j]
 			res.Rows, s.Result, s.Outcome = rows, &res, benchfmt.OK
 			return

@@ -45,7 +45,7 @@ func (f *simBatches) RunBatch(ctx context.Context, spec runner.Spec, b search.Ba
 		if d.Errs[i] != nil {
 			l.Outcome, l.Reason = benchfmt.Failed, d.Errs[i].Error()
 		} else {
-			l.Result = &benchfmt.Result{Collective: "all_reduce", NRanks: 4, Simulated: true, Complete: true, Rows: benchfmt.BatchRows(d.Visits[i][0])}
+			l.Result = &benchfmt.Result{Collective: "all_reduce", NRanks: 4, Simulated: true, Complete: true, Rows: search.BatchRows(d.Visits[i][0])}
 		}
 		out = append(out, l)
 	}

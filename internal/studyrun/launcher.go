@@ -49,7 +49,7 @@ func (l *Launcher) Launch(ctx context.Context, req search.Request) (*benchfmt.La
 // (the torch instrument's --batch PLAN.json, the simulated fabric's
 // likewise): runner writes the plan and starts the launch, benchfmt reads
 // its lines into one launch record per (config, op), each with its
-// BatchMember and its rows benchfmt.BatchRows of the config's rounds. spec
+// BatchMember and its rows search.BatchRows of the config's rounds. spec
 // is the study's launch (launcher, wrapper, prefix, base env) for the
 // batch's first member, its simulator seed the batch's own.
 type BatchRunner interface {
