@@ -14,6 +14,7 @@
 // options, events and result it defines (SearchPlan, SearchEvent,
 // SearchEnd), which the command reads off them; it depends on no
 // statistics routine or study runner (model, search, internal/launchstats,
-// internal/studyrun, internal/sim: TestPrintersDependOnNoStatistics), and
+// internal/studyrun, internal/sim, gonum's stat, go-moremath's stats:
+// TestPrintersDependOnNoStatistics), and
 // never on cmd/nccltune; no library imports ui.
 package ui
