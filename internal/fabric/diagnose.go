@@ -683,35 +683,11 @@ func (d *diagnosis) gpuWarnings() {
 
 func (d *diagnosis) isGB10() bool { return strings.Contains(d.r.GPU, "GB10") }
 
-// versionLess compares "2.27.7" with "2.28.9"; unparsable versions are not less.
+// versionLess compares "2.27.7" with "2.28.9" by nccl.VersionCode;
+// unknown versions are not less.
 func versionLess(a, b string) bool {
-	pa, okA := versionParts(a)
-	pb, okB := versionParts(b)
-	if !okA || !okB {
-		return false
-	}
-	for i := range pa {
-		if pa[i] != pb[i] {
-			return pa[i] < pb[i]
-		}
-	}
-	return false
-}
-
-func versionParts(v string) ([3]int, bool) {
-	var p [3]int
-	fields := strings.Split(v, ".")
-	if len(fields) != 3 {
-		return p, false
-	}
-	for i, f := range fields {
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 0 {
-			return p, false
-		}
-		p[i] = n
-	}
-	return p, true
+	ca, cb := nccl.VersionCode(a), nccl.VersionCode(b)
+	return ca > 0 && cb > 0 && ca < cb
 }
 
 // SortedChoices returns the choices sorted by collective and size.

@@ -567,24 +567,21 @@ func (n Native) capKey(c Config) string { return n.CapsAsCTAs(c).Key() }
 // (Config.CapsAsCTAs) where NCCL reads both alike (2.17+, or version
 // unknown): one spelling of each cap, for comparing configs.
 func (n Native) CapsAsCTAs(c Config) Config {
-	if n.Version != "" && versionBefore(n.Version, 2, 17) {
+	if v := VersionCode(n.Version); v > 0 && v < 21700 {
 		return c.Clone()
 	}
 	return c.CapsAsCTAs()
 }
 
-// versionBefore reports whether NCCL version v ("2.28.3") is older than major.minor.
-func versionBefore(v string, major, minor int) bool {
-	parts := strings.Split(v, ".")
-	if len(parts) < 2 {
-		return false
+// VersionCode turns NCCL version "2.28.3" into NCCL's version code 22803
+// (NCCL_VERSION_CODE); 0 when v is not major.minor.patch from 2 on, which
+// every caller reads as an unknown version.
+func VersionCode(v string) int {
+	var major, minor, patch int
+	if n, err := fmt.Sscanf(v, "%d.%d.%d", &major, &minor, &patch); n != 3 || err != nil || major < 2 {
+		return 0
 	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma < major || ma == major && mi < minor
+	return major*10000 + minor*100 + patch
 }
 
 // enabledSet is the set of names of universe that NCCL's defaults enable.

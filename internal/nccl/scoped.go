@@ -20,18 +20,15 @@ import (
 // A function no entry names keeps NCCL's defaults, which is what makes a
 // scoped recommendation leave the other collectives alone.
 
-// perFunctionSince is the first NCCL version (major, minor) that reads the
+// perFunctionSince is the first NCCL version (code, 2.24.0) that reads the
 // per-function form; older versions read "allreduce:^LL" as one unknown
 // element and fail.
-var perFunctionSince = [2]int{2, 24}
+const perFunctionSince = 22400
 
 // PerFunctionSupported reports whether NCCL version v ("2.28.3") reads the
 // per-function form of NCCL_ALGO and NCCL_PROTO; false when v is unknown.
 func PerFunctionSupported(v string) bool {
-	if strings.Count(v, ".") < 1 {
-		return false
-	}
-	return !versionBefore(v, perFunctionSince[0], perFunctionSince[1])
+	return VersionCode(v) >= perFunctionSince
 }
 
 // PerFunctionNames are the prefixes NCCL accepts in the per-function form,

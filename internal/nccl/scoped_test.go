@@ -127,3 +127,16 @@ func TestNamed(t *testing.T) {
 		}
 	}
 }
+
+// VersionCode is the one reader of an NCCL version: major.minor.patch from
+// 2 on, anything after the patch ignored; the rest is unknown (0).
+func TestVersionCode(t *testing.T) {
+	for v, want := range map[string]int{
+		"2.28.3": 22803, "2.28.3-1": 22803, "2.30.7": 23007, "3.0.0": 30000,
+		"2.30": 0, "": 0, "unknown": 0, "2.x.1": 0, "1.3.0": 0,
+	} {
+		if got := VersionCode(v); got != want {
+			t.Errorf("VersionCode(%q) = %d, want %d", v, got, want)
+		}
+	}
+}

@@ -375,7 +375,7 @@ func (p *Profile) checkScalars() error {
 		return p.invalid("nranks %d must be 1..4096", p.NRanks)
 	case p.GPUsPerNode < 1:
 		return p.invalid("gpus_per_node must be at least 1")
-	case versionCode(p.NCCLVersion) == 0:
+	case nccl.VersionCode(p.NCCLVersion) == 0:
 		return p.invalid("nccl_version %q is not like 2.28.3", p.NCCLVersion)
 	case p.Throttle <= 0 || p.Throttle > 1:
 		return p.invalid("throttle %g must be in (0, 1] (1 = healthy link)", p.Throttle)
@@ -565,15 +565,6 @@ func (p *Profile) shaped(n int) Profile {
 		}
 	}
 	return q
-}
-
-// versionCode turns "2.28.3" into NCCL's version code 22803.
-func versionCode(v string) int {
-	var major, minor, patch int
-	if n, err := fmt.Sscanf(v, "%d.%d.%d", &major, &minor, &patch); n != 3 || err != nil || major < 2 {
-		return 0
-	}
-	return major*10000 + minor*100 + patch
 }
 
 // parseBusID reads "dddd:bb:dd" into NCCL's busId integer (the hex digits

@@ -257,7 +257,7 @@ func (r *Replay) Validate() error {
 		return fmt.Errorf("replay has no name")
 	case r.NRanks < 1:
 		return bad("nranks %d must be at least 1", r.NRanks)
-	case versionCode(r.NCCLVersion) == 0:
+	case nccl.VersionCode(r.NCCLVersion) == 0:
 		return bad("nccl_version %q is not like 2.28.3", r.NCCLVersion)
 	case r.Transport == "":
 		return bad("no transport")
@@ -431,7 +431,7 @@ func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error
 // NCCL_ALGO=Ring NCCL_MAX_CTAS=1 finds the recorded NCCL_MAX_NCHANNELS=1.
 func (r *Replay) capSpellings(cfg nccl.Config) []nccl.Config {
 	out := []nccl.Config{cfg}
-	if versionCode(r.NCCLVersion) < 21700 {
+	if nccl.VersionCode(r.NCCLVersion) < 21700 {
 		return out
 	}
 	for _, pair := range nccl.CapPairs {

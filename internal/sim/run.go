@@ -75,7 +75,7 @@ type launch struct {
 // It returns false with the exit code when the test must stop.
 func (l *launch) checkOptions() (int, bool) {
 	o := &l.o
-	ver := versionCode(l.p.NCCLVersion)
+	ver := nccl.VersionCode(l.p.NCCLVersion)
 	if o.localRegister == 2 && ver < 22700 {
 		fmt.Fprintf(l.out, "Option -R 2 (symmetric) is not supported before NCCL 2.27. Defaulting to local registration\n")
 		o.localRegister = 1
@@ -321,7 +321,7 @@ func (l *launch) jsonInit() {
 	}
 	j.finish()
 	j.key("nccl_version")
-	j.int(int64(versionCode(l.p.NCCLVersion)))
+	j.int(int64(nccl.VersionCode(l.p.NCCLVersion)))
 	// Not in nccl-tests: says that this document was simulated.
 	j.key(benchfmt.SimulatedJSONKey)
 	j.startObject()
@@ -370,7 +370,7 @@ func (l *launch) deviceReport() (int, bool) {
 // devices: versions, the simulated label and the options in effect.
 func (l *launch) testHeader() {
 	o, p := l.o, l.p
-	ver := versionCode(p.NCCLVersion)
+	ver := nccl.VersionCode(p.NCCLVersion)
 	w := l.out
 	fmt.Fprintf(w, "# nccl-tests version %s nccl-headers=%d nccl-library=%d\n", testsVersion, ver, ver)
 	fmt.Fprintln(w, benchfmt.SimulatedHeader(p.Name))
@@ -536,7 +536,7 @@ func (l *launch) netInit(r int) {
 	lg.info(id, subInit|subBootstrap, "Bootstrap: Using %s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
 	lg.info(id, subInit, "cudaDriverVersion %d", p.CUDADriver)
 	lg.version(id, l.ncclVersionString())
-	if versionCode(p.NCCLVersion) >= 22800 {
+	if nccl.VersionCode(p.NCCLVersion) >= 22800 {
 		lg.info(id, subInit, "Comm config nvlinkCentricSched set to 1")
 	}
 	for _, line := range f.envInfo {

@@ -86,7 +86,7 @@ func loadTunerPlugin(cfg map[string]string, ver string, nodes, ranks int) (*tune
 	if path == "" || strings.EqualFold(path, "none") {
 		return nil, nil
 	}
-	code := versionCode(ver)
+	code := nccl.VersionCode(ver)
 	t := &tunerPlugin{requested: path}
 	if code >= 22800 {
 		t.log(subEnv|subTuning, "NCCL_TUNER_PLUGIN set by environment to %s", path)
@@ -101,7 +101,7 @@ func loadTunerPlugin(cfg map[string]string, ver string, nodes, ranks int) (*tune
 		return nil, fmt.Errorf("NCCL_TUNER_PLUGIN=%s is not a simulated tuner plugin: the SIMULATED fabric cannot load a library; "+
 			"give it a file whose first line is %q and second \"source 2.30.7\" (the NCCL source the example plugin was built from; docs/SIMULATOR.md)", path, TunerPluginHeader)
 	}
-	src := versionCode(source)
+	src := nccl.VersionCode(source)
 	if src < 22705 {
 		return nil, fmt.Errorf("NCCL_TUNER_PLUGIN=%s: source %s: the example plugin reads a CSV from NCCL 2.27.5's source on", path, source)
 	}
@@ -176,7 +176,7 @@ func simulatedPluginSource(data []byte) (string, bool) {
 	}
 	for _, line := range strings.Split(text, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "source "); ok {
-			return strings.TrimSpace(v), versionCode(strings.TrimSpace(v)) > 0
+			return strings.TrimSpace(v), nccl.VersionCode(strings.TrimSpace(v)) > 0
 		}
 	}
 	return "", false

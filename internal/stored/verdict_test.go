@@ -157,3 +157,29 @@ func TestRefusalLinesSayTheLevel(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// How NCCL's defaults did while exploring is judged at the study's
+// minimum effect as StatsOf reads it: a study stored before it recorded
+// its minimum effect judges at the default 3 %, not at 0.
+func TestDefaultsExplored(t *testing.T) {
+	trials := []*store.Trial{{ID: 1, Config: nccl.Config{"NCCL_PROTO": "Simple"}, ScoreUS: 100}, {ID: 2, ScoreUS: 99}}
+	for _, tc := range []struct {
+		name   string
+		search *store.SearchSettings
+		rec    store.Recommendation
+		want   string
+	}{
+		{"1 % faster, old study", nil, store.Recommendation{BaselineScoreUS: 100}, "not better than your baseline"},
+		{"1 % faster, min effect 0.5 %", &store.SearchSettings{MinEffect: 0.005}, store.Recommendation{BaselineScoreUS: 100, MinEffect: 0.005}, "may be better than your baseline"},
+		{"confirmed", &store.SearchSettings{MinEffect: 0.005}, store.Recommendation{BaselineScoreUS: 100, TrialID: 2}, "better than your baseline (confirmed above)"},
+		{"slower", nil, store.Recommendation{BaselineScoreUS: 90}, "not better than your baseline"},
+	} {
+		s := &store.Study{BaselineEnv: map[string]string{"NCCL_PROTO": "Simple"}, Search: tc.search, Recommendation: &tc.rec}
+		if def, _, got := DefaultsExplored(s, trials); def != trials[1] || got != tc.want {
+			t.Errorf("%s: DefaultsExplored = trial %v, %q; want trial 2, %q", tc.name, def, got, tc.want)
+		}
+	}
+	if def, _, _ := DefaultsExplored(&store.Study{Recommendation: &store.Recommendation{BaselineScoreUS: 100}}, trials); def != nil {
+		t.Errorf("against NCCL's defaults: DefaultsExplored = trial %v, want none", def)
+	}
+}

@@ -302,30 +302,13 @@ func partRows(parts []store.PartComparison) []store.SizeComparison {
 }
 
 // defaultsLine says, for a study against the user's baseline, how NCCL's
-// defaults did while exploring: they may be better still. "" when the
-// study's baseline is NCCL's defaults or they were not measured.
+// defaults did while exploring (stored.DefaultsExplored decides it).
 func defaultsLine(study *store.Study, trials []*store.Trial) string {
-	if len(nccl.Config(study.BaselineEnv).Clone()) == 0 || study.Recommendation == nil {
+	def, gain, verdict := stored.DefaultsExplored(study, trials)
+	if def == nil {
 		return ""
-	}
-	var def *store.Trial
-	for _, t := range trials {
-		if len(t.Config.Clone()) == 0 {
-			def = t
-		}
 	}
 	base := study.Recommendation.BaselineScoreUS
-	if def == nil || def.ScoreUS <= 0 || base <= 0 {
-		return ""
-	}
-	gain := base/def.ScoreUS - 1
-	verdict := "not better than your baseline"
-	if gain > study.Recommendation.MinEffect {
-		verdict = "may be better than your baseline"
-		if t := study.Recommendation.TrialID; t != 0 && t == def.ID {
-			verdict = "better than your baseline (confirmed above)"
-		}
-	}
 	// Said as "faster" or "slower", never as a signed percentage: a
 	// negative gain read as "-82 %" looks like a time that shrank.
 	change := fmt.Sprintf("%.0f %% faster than", 100*gain)
