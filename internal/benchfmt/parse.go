@@ -119,6 +119,27 @@ type cycleState struct {
 	cycle      int
 }
 
+// cycles counts -N sweeps: within one (type, redop, root) series a row
+// whose size is not larger than the previous one starts a new sweep.
+// nccl-tests loops over types, ops and roots outside its -N loop, so a new
+// series starts again at cycle 0.
+type cycles []cycleState
+
+func (c *cycles) of(row *Row) int {
+	for i := range *c {
+		s := &(*c)[i]
+		if s.typ == row.Type && s.redop == row.Redop && s.root == row.Root {
+			if row.Bytes <= s.lastBytes {
+				s.cycle++
+			}
+			s.lastBytes = row.Bytes
+			return s.cycle
+		}
+	}
+	*c = append(*c, cycleState{typ: row.Type, redop: row.Redop, root: row.Root, lastBytes: row.Bytes})
+	return 0
+}
+
 // textParser holds the state of one pass over text output.
 type textParser struct {
 	res Result
@@ -129,8 +150,7 @@ type textParser struct {
 	pending []string // tokens of a row whose columns are split across lines
 	// rowProblem says why the row being read was refused, for its note.
 	rowProblem string
-	cycles     []cycleState
-	lastSeries int // index into cycles of the previous row's series
+	cycles     cycles
 
 	blockOpen  bool
 	blockDelim byte
@@ -142,7 +162,7 @@ type textParser struct {
 }
 
 func parseText(data []byte) (res *Result, err error) {
-	p := &textParser{lastSeries: -1}
+	p := &textParser{}
 	for n, line := range lines(data) {
 		switch {
 		case len(line) > MaxLineBytes:
@@ -564,40 +584,9 @@ func (p *textParser) emitRow(toks []string, pre int, l layout) {
 		p.note(fmt.Sprintf("skipped the row for size %d: %v", row.Bytes, err))
 		return
 	}
-	row.Cycle = p.cycleOf(&row)
+	row.Cycle = p.cycles.of(&row)
 	p.recognized = true
 	p.res.Rows = append(p.res.Rows, row)
-}
-
-// cycleOf counts -N sweeps: within one (type, redop, root) series a row
-// whose size is not larger than the previous one starts a new sweep.
-// nccl-tests loops over types, ops and roots outside its -N loop, so a new
-// series starts again at cycle 0.
-func (p *textParser) cycleOf(row *Row) int {
-	if p.lastSeries >= 0 {
-		s := &p.cycles[p.lastSeries]
-		if s.typ == row.Type && s.redop == row.Redop && s.root == row.Root {
-			if row.Bytes <= s.lastBytes {
-				s.cycle++
-			}
-			s.lastBytes = row.Bytes
-			return s.cycle
-		}
-	}
-	for i := range p.cycles {
-		s := &p.cycles[i]
-		if s.typ == row.Type && s.redop == row.Redop && s.root == row.Root {
-			p.lastSeries = i
-			if row.Bytes <= s.lastBytes {
-				s.cycle++
-			}
-			s.lastBytes = row.Bytes
-			return s.cycle
-		}
-	}
-	p.cycles = append(p.cycles, cycleState{typ: row.Type, redop: row.Redop, root: row.Root, lastBytes: row.Bytes})
-	p.lastSeries = len(p.cycles) - 1
-	return 0
 }
 
 // parseMeasure reads "time algbw busbw #wrong [i_min i_max i_p99 i_cv%]".
@@ -745,6 +734,7 @@ func (p *textParser) finish() (*Result, error) {
 	if !p.sawStart && p.sawFooter {
 		p.res.Complete = true
 	}
+	p.res.NRanks = len(p.res.Devices)
 	fillFromFacts(&p.res)
 	if !p.recognized {
 		return nil, fmt.Errorf("%w: the output holds no nccl-tests header, table, NCCL log line or failure message (is it nccl-tests output?)", ErrNoTable)
@@ -755,7 +745,6 @@ func (p *textParser) finish() (*Result, error) {
 
 // fillFromFacts completes header values that only the NCCL log gave.
 func fillFromFacts(r *Result) {
-	r.NRanks = len(r.Devices)
 	if r.Facts == nil {
 		return
 	}

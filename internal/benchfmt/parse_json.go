@@ -286,7 +286,7 @@ func (p *jsonParser) results() bool {
 		p.res.Notes = appendUnique(p.res.Notes, `"results" is not a list; no rows read`)
 		return true
 	}
-	var series []cycleState
+	var series cycles
 	for p.dec.More() {
 		var jr jsonRow
 		if p.decode(&jr) {
@@ -300,7 +300,7 @@ func (p *jsonParser) results() bool {
 			p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %d: %v", row.Bytes, err))
 			continue
 		}
-		row.Cycle = jsonCycle(&series, &row)
+		row.Cycle = series.of(&row)
 		p.res.Rows = append(p.res.Rows, row)
 	}
 	if _, err := p.dec.Token(); err != nil {
@@ -308,23 +308,6 @@ func (p *jsonParser) results() bool {
 		return false
 	}
 	return true
-}
-
-// jsonCycle counts -N sweeps as the text parser does: per (type, redop,
-// root) series, a size not larger than the previous starts a new sweep.
-func jsonCycle(series *[]cycleState, row *Row) int {
-	for i := range *series {
-		s := &(*series)[i]
-		if s.typ == row.Type && s.redop == row.Redop && s.root == row.Root {
-			if row.Bytes <= s.lastBytes {
-				s.cycle++
-			}
-			s.lastBytes = row.Bytes
-			return s.cycle
-		}
-	}
-	*series = append(*series, cycleState{typ: row.Type, redop: row.Redop, root: row.Root, lastBytes: row.Bytes})
-	return 0
 }
 
 func (p *jsonParser) row(jr *jsonRow) (Row, bool) {

@@ -207,7 +207,7 @@ type torchParser struct {
 	meta, done bool
 	dryRun     bool
 	recognized bool
-	series     []cycleState
+	series     cycles
 	arms       []string
 	// named is the collective the first line naming one gave; mixed is
 	// the first line that named another.
@@ -377,7 +377,7 @@ func (p *torchParser) row(l *torchLine) {
 		p.note(fmt.Sprintf("skipped size %d: %v", row.Bytes, err))
 		return
 	}
-	row.Cycle = jsonCycle(&p.series, &row)
+	row.Cycle = p.series.of(&row)
 	p.res.Rows = append(p.res.Rows, row)
 }
 
@@ -431,14 +431,7 @@ func (p *torchParser) finish() (*Result, error) {
 	if !p.recognized {
 		return nil, fmt.Errorf("%w: the output holds no torch instrument line (JSON with \"instrument\" or \"bytes\"), NCCL log line or failure message", ErrNoTable)
 	}
-	if r.Facts != nil {
-		if r.NCCLVersion == "" {
-			r.NCCLVersion = r.Facts.NCCLVersion
-		}
-		if r.NRanks == 0 {
-			r.NRanks = r.Facts.NRanks
-		}
-	}
+	fillFromFacts(r)
 	if n := len(r.Devices); n > 0 && r.NRanks != n {
 		p.note(fmt.Sprintf("the metadata says world %d but lists %d ranks; read %d", r.NRanks, n, n))
 		r.NRanks = n
