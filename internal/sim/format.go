@@ -140,7 +140,8 @@ func (j *jsonWriter) valPrefix() {
 	}
 }
 
-func (j *jsonWriter) key(name string) {
+// key writes an object's key; its value is written next (j.key(k).int(v)).
+func (j *jsonWriter) key(name string) *jsonWriter {
 	n := len(j.states)
 	if j.states[n-1] == 'O' {
 		j.b.WriteByte(',')
@@ -148,6 +149,7 @@ func (j *jsonWriter) key(name string) {
 	j.states[n-1] = 'O'
 	j.b.WriteString(`"` + sanitizeJSON(name) + `":`)
 	j.states = append(j.states, 'k')
+	return j
 }
 
 func (j *jsonWriter) startObject() {
@@ -185,14 +187,6 @@ func (j *jsonWriter) null() {
 func (j *jsonWriter) str(s string) {
 	j.valPrefix()
 	j.b.WriteString(`"` + sanitizeJSON(s) + `"`)
-}
-
-func (j *jsonWriter) boolStr(v bool) {
-	if v {
-		j.str("true")
-	} else {
-		j.str("false")
-	}
 }
 
 func (j *jsonWriter) int(v int64) {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -303,32 +304,24 @@ func (l *launch) jsonInit() {
 	j := &jsonWriter{}
 	l.json = j
 	j.startObject()
-	j.key("version")
-	j.int(3)
-	j.key("start_time")
-	j.str(now().Format("2006-01-02 15:04:05"))
-	j.key("args")
-	j.startList()
+	j.key("version").int(3)
+	j.key("start_time").str(now().Format("2006-01-02 15:04:05"))
+	j.key("args").startList()
 	j.str(l.o.program())
 	for _, a := range l.args {
 		j.str(a)
 	}
 	j.finish()
-	j.key("env")
-	j.startList()
+	j.key("env").startList()
 	for _, e := range l.environ {
 		j.str(e)
 	}
 	j.finish()
-	j.key("nccl_version")
-	j.int(int64(nccl.VersionCode(l.p.NCCLVersion)))
+	j.key("nccl_version").int(int64(nccl.VersionCode(l.p.NCCLVersion)))
 	// Not in nccl-tests: says that this document was simulated.
-	j.key(benchfmt.SimulatedJSONKey)
-	j.startObject()
-	j.key("profile")
-	j.str(l.p.Name)
-	j.key("note")
-	j.str("SIMULATED, not a measurement")
+	j.key(benchfmt.SimulatedJSONKey).startObject()
+	j.key("profile").str(l.p.Name)
+	j.key("note").str("SIMULATED, not a measurement")
 	j.finish()
 }
 
@@ -347,8 +340,7 @@ func (l *launch) jsonFinalize() {
 		return
 	}
 	if len(j.states) == 1 && (j.states[0] == 'o' || j.states[0] == 'O') {
-		j.key("end_time")
-		j.str(now().Format("2006-01-02 15:04:05"))
+		j.key("end_time").str(now().Format("2006-01-02 15:04:05"))
 	}
 	for len(j.states) > 0 {
 		j.finish()
@@ -409,37 +401,28 @@ func (l *launch) jsonConfig() {
 	if j == nil {
 		return
 	}
-	j.key("config")
-	j.startObject()
+	j.key("config").startObject()
 	for _, kv := range []struct {
 		k string
 		v int64
 	}{{"nthreads", int64(o.nThreads)}, {"ngpus", int64(o.nGpus)}, {"minimum_bytes", o.minBytes}, {"maximum_bytes", o.maxBytes}} {
-		j.key(kv.k)
-		j.int(kv.v)
+		j.key(kv.k).int(kv.v)
 	}
 	if o.stepFactor > 1 {
-		j.key("step_factor")
-		j.int(o.stepFactor)
+		j.key("step_factor").int(o.stepFactor)
 	} else {
-		j.key("step_bytes")
-		j.int(o.stepBytes)
+		j.key("step_bytes").int(o.stepBytes)
 	}
 	for _, kv := range []struct {
 		k string
 		v int
 	}{{"warmup_iters", o.warmup}, {"iterations", o.iters}, {"aggregated_iterations", o.agg}, {"validation", o.check}, {"graph", o.graph}} {
-		j.key(kv.k)
-		j.int(int64(kv.v))
+		j.key(kv.k).int(int64(kv.v))
 	}
-	j.key("blocking_collectives")
-	j.boolStr(o.blocking != 0)
-	j.key("per_iter_timing")
-	j.boolStr(o.perIter != 0)
-	j.key("per_iter_skip")
-	j.int(int64(o.perIterSkip))
-	j.key("parallel_init")
-	j.boolStr(o.parallelInit != 0)
+	j.key("blocking_collectives").str(strconv.FormatBool(o.blocking != 0))
+	j.key("per_iter_timing").str(strconv.FormatBool(o.perIter != 0))
+	j.key("per_iter_skip").int(int64(o.perIterSkip))
+	j.key("parallel_init").str(strconv.FormatBool(o.parallelInit != 0))
 }
 
 // devices lists each rank's device, in text and JSON, closing the JSON
@@ -458,27 +441,19 @@ func (l *launch) devices() (int, bool) {
 		return 5, false
 	}
 	if l.json != nil {
-		l.json.key("devices")
-		l.json.startList()
+		l.json.key("devices").startList()
 	}
 	for r := range l.nprocs {
 		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.hosts[r], 0, p.BusID, p.GPU)
 		if j := l.json; j != nil {
 			j.startObject()
-			j.key("rank")
-			j.int(int64(r))
-			j.key("group")
-			j.int(0)
-			j.key("pid")
-			j.int(int64(l.ids[r].pid))
-			j.key("hostname")
-			j.str(l.hosts[r])
-			j.key("device")
-			j.int(0)
-			j.key("device_hex")
-			j.str(p.BusID)
-			j.key("device_info")
-			j.str(p.GPU)
+			j.key("rank").int(int64(r))
+			j.key("group").int(0)
+			j.key("pid").int(int64(l.ids[r].pid))
+			j.key("hostname").str(l.hosts[r])
+			j.key("device").int(0)
+			j.key("device_hex").str(p.BusID)
+			j.key("device_info").str(p.GPU)
 			j.finish()
 		}
 	}
@@ -670,8 +645,7 @@ func (l *launch) resultHeader() {
 			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", tsPad, tsFmt)
 	}
 	if j := l.json; j != nil {
-		j.key("results")
-		j.startList()
+		j.key("results").startList()
 	}
 }
 
@@ -868,10 +842,8 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	}
 	fmt.Fprintf(w, "\n")
 	if j := l.json; j != nil {
-		j.key("actual_iterations")
-		j.int(int64(o.iters))
-		j.key("experiment_name")
-		j.str("")
+		j.key("actual_iterations").int(int64(o.iters))
+		j.key("experiment_name").str("")
 		j.finish()
 	}
 	return outMean
@@ -883,16 +855,11 @@ func (l *launch) rowStart(typ, op string, root int, bytes, count int64) {
 	fmt.Fprintf(l.out, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", root))
 	if j := l.json; j != nil {
 		j.startObject()
-		j.key("size")
-		j.int(bytes)
-		j.key("count")
-		j.int(count)
-		j.key("type")
-		j.str(typ)
-		j.key("redop")
-		j.str(op)
-		j.key("root")
-		j.str(fmt.Sprintf("%6d", root))
+		j.key("size").int(bytes)
+		j.key("count").int(count)
+		j.key("type").str(typ)
+		j.key("redop").str(op)
+		j.key("root").str(fmt.Sprintf("%6d", root))
 	}
 }
 
@@ -967,10 +934,8 @@ func (l *launch) jsonPlace(place int, mean, algBW, busBW float64, check bool, wr
 		j.key("time")
 	}
 	j.double(mean)
-	j.key("alg_bw")
-	j.double(algBW)
-	j.key("bus_bw")
-	j.double(busBW)
+	j.key("alg_bw").double(algBW)
+	j.key("bus_bw").double(busBW)
 	j.key("nwrong")
 	if check {
 		j.double(float64(wrong))
@@ -1020,24 +985,20 @@ func (l *launch) perIter(samples []float64, bytes int64, key, place int) {
 		j.key("in_place_per_iter")
 	}
 	j.startObject()
-	j.key("skipped_iterations")
-	j.int(int64(o.perIterSkip))
+	j.key("skipped_iterations").int(int64(o.perIterSkip))
 	for _, kv := range []struct {
 		k string
 		v float64
 	}{{"min_us", st.min}, {"max_us", st.max}, {"avg_us", st.avg}, {"p50_us", st.p50}, {"p95_us", st.p95}, {"p99_us", st.p99}, {"stdev_us", st.stdev}, {"cv_pct", st.cvPct()}} {
-		j.key(kv.k)
-		j.double(kv.v)
+		j.key(kv.k).double(kv.v)
 	}
-	j.key("times_us")
-	j.startList()
+	j.key("times_us").startList()
 	for _, t := range samples {
 		j.double(t)
 	}
 	j.finish()
 	if l.nprocs > 1 {
-		j.key("per_process_max_times_us")
-		j.startList()
+		j.key("per_process_max_times_us").startList()
 		for _, row := range l.s.rankTimes(samples, l.nprocs, bytes, key, place) {
 			j.startList()
 			for _, t := range row {
@@ -1084,22 +1045,17 @@ func (l *launch) footer() {
 	fmt.Fprintf(w, "#\n")
 	fmt.Fprintf(w, "# Collective test concluded: %s\n", l.o.program())
 	if j := l.json; j != nil {
-		j.key("out_of_bounds")
-		j.startObject()
-		j.key("count")
-		j.int(int64(l.errors))
-		j.key("okay")
-		j.boolStr(l.errors == 0)
+		j.key("out_of_bounds").startObject()
+		j.key("count").int(int64(l.errors))
+		j.key("okay").str(strconv.FormatBool(l.errors == 0))
 		j.finish()
-		j.key("average_bus_bandwidth")
-		j.startObject()
-		j.key("bandwidth")
-		j.double(bw)
+		j.key("average_bus_bandwidth").startObject()
+		j.key("bandwidth").double(bw)
 		j.key("okay")
 		if minBW == -1 {
 			j.str("unchecked")
 		} else {
-			j.boolStr(bw >= minBW*0.9)
+			j.str(strconv.FormatBool(bw >= minBW*0.9))
 		}
 		j.finish()
 	}
@@ -1115,8 +1071,7 @@ func (l *launch) footer() {
 	fmt.Fprintf(w, "#\n")
 	fmt.Fprintf(w, "\n")
 	if j := l.json; j != nil {
-		j.key("errors")
-		j.startList()
+		j.key("errors").startList()
 		j.str("")
 		j.finish()
 	}
