@@ -37,14 +37,11 @@ func floatStr(v float64, width int) string {
 			return s
 		}
 	}
+	prec := 0
 	if width >= 7 {
-		return cExp(v, width, 1)
+		prec = 1
 	}
-	return cExp(v, width, 0)
-}
-
-// cExp formats like C's "%*.*e" (Go's %e agrees: two exponent digits at least).
-func cExp(v float64, width, prec int) string {
+	// C's "%*.*e" (Go's %e agrees: two exponent digits at least).
 	return fmt.Sprintf("%*.*e", width, prec, v)
 }
 
@@ -71,12 +68,13 @@ func cG(v float64) string {
 	if exp < -4 || exp >= 6 {
 		s := strconv.FormatFloat(v, 'e', 5, 64)
 		mant, e, _ := strings.Cut(s, "e")
-		if strings.Contains(mant, ".") {
-			mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
-		}
-		return mant + "e" + e
+		return trimZeros(mant) + "e" + e
 	}
-	s := strconv.FormatFloat(v, 'f', max(0, 5-exp), 64)
+	return trimZeros(strconv.FormatFloat(v, 'f', max(0, 5-exp), 64))
+}
+
+// trimZeros drops the trailing zeros of a decimal fraction, and its point.
+func trimZeros(s string) string {
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}

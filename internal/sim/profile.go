@@ -574,22 +574,9 @@ func parseBusID(s string) (int64, bool) {
 	if len(parts) != 3 || len(parts[0]) != 4 || len(parts[1]) != 2 || len(parts[2]) != 2 {
 		return 0, false
 	}
-	var v int64
-	for _, c := range strings.Join(parts, "") + "0" {
-		var d int64
-		switch {
-		case c >= '0' && c <= '9':
-			d = int64(c - '0')
-		case c >= 'a' && c <= 'f':
-			d = int64(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			d = int64(c-'A') + 10
-		default:
-			return 0, false
-		}
-		v = v*16 + d
-	}
-	return v, true
+	// ParseUint takes no sign, and the lengths above bound the value.
+	v, err := strconv.ParseUint(strings.Join(parts, "")+"0", 16, 64)
+	return int64(v), err == nil
 }
 
 // noiseAt interpolates the noise points at size bytes.

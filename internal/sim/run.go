@@ -900,14 +900,14 @@ func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float
 		l.errors += l.nprocs
 	}
 	if check {
-		fmt.Fprintf(w, "  %7s  %6s  %6s  %6s", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6), fmt.Sprintf("%6s", cG(float64(wrong))))
+		fmt.Fprintf(w, "  %7s  %6s  %6s  %6s", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6), cG(float64(wrong)))
 	} else {
 		fmt.Fprintf(w, "  %7s  %6s  %6s    N/A", floatStr(mean, 7), floatStr(algBW, 6), floatStr(busBW, 6))
 	}
 	if place == 1 && o.timestamps != 0 && o.perIter == 0 {
 		fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
 	}
-	if j := l.json; j != nil {
+	if l.json != nil {
 		l.jsonPlace(place, mean, algBW, busBW, check, wrong)
 	}
 	if o.perIter != 0 {
@@ -918,16 +918,14 @@ func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float
 	return mean
 }
 
+// placeKeys are the JSON keys of the out-of-place (0) and in-place (1) results.
+var placeKeys = [2]string{"out_of_place", "in_place"}
+
 // jsonPlace writes one placement's JSON object; nwrong is null when the
 // results were not checked.
 func (l *launch) jsonPlace(place int, mean, algBW, busBW float64, check bool, wrong int64) {
 	j := l.json
-	if place == 0 {
-		j.key("out_of_place")
-	} else {
-		j.key("in_place")
-	}
-	j.startObject()
+	j.key(placeKeys[place]).startObject()
 	if l.o.cputime != 0 {
 		j.key("cpu_time")
 	} else {
@@ -979,12 +977,7 @@ func (l *launch) perIter(samples []float64, bytes int64, key, place int) {
 	if j == nil {
 		return
 	}
-	if place == 0 {
-		j.key("out_of_place_per_iter")
-	} else {
-		j.key("in_place_per_iter")
-	}
-	j.startObject()
+	j.key(placeKeys[place] + "_per_iter").startObject()
 	j.key("skipped_iterations").int(int64(o.perIterSkip))
 	for _, kv := range []struct {
 		k string
