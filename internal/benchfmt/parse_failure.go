@@ -69,11 +69,7 @@ func joinBlock(lines []string, delim byte) string {
 			break
 		}
 	}
-	s := b.String()
-	if len(s) > maxBlockMessage {
-		s = strings.ToValidUTF8(s[:maxBlockMessage], "") + "…"
-	}
-	return s
+	return shorten(b.String(), maxBlockMessage)
 }
 
 // diagnose names the cause of a failed run from its failure lines: the

@@ -139,11 +139,13 @@ func (p *jsonParser) document() error {
 	return nil
 }
 
+func (p *jsonParser) note(msg string) { p.res.Notes = appendUnique(p.res.Notes, msg) }
+
 // cut records that the document ends early (a crashed or killed run).
 func (p *jsonParser) cut(err error) {
 	if !p.truncated {
 		p.truncated = true
-		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("the JSON output ends early or is malformed at byte %d (%v)", p.dec.InputOffset(), err))
+		p.note(fmt.Sprintf("the JSON output ends early or is malformed at byte %d (%v)", p.dec.InputOffset(), err))
 	}
 }
 
@@ -159,7 +161,7 @@ func (p *jsonParser) decode(v any) (stop bool) {
 		p.cut(err)
 		return true
 	}
-	p.res.Notes = appendUnique(p.res.Notes, "skipped a JSON value of an unexpected type: "+err.Error())
+	p.note("skipped a JSON value of an unexpected type: " + err.Error())
 	return false
 }
 
@@ -283,7 +285,7 @@ func (p *jsonParser) results() bool {
 			p.cut(errors.New(`"results" is not a list`))
 			return false
 		}
-		p.res.Notes = appendUnique(p.res.Notes, `"results" is not a list; no rows read`)
+		p.note(`"results" is not a list; no rows read`)
 		return true
 	}
 	var series cycles
@@ -297,7 +299,7 @@ func (p *jsonParser) results() bool {
 			continue
 		}
 		if err := checkRow(&row); err != nil {
-			p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %d: %v", row.Bytes, err))
+			p.note(fmt.Sprintf("skipped the JSON result for size %d: %v", row.Bytes, err))
 			continue
 		}
 		row.Cycle = series.of(&row)
@@ -313,11 +315,11 @@ func (p *jsonParser) results() bool {
 func (p *jsonParser) row(jr *jsonRow) (Row, bool) {
 	var row Row
 	if jr.Size == nil || !jr.Size.valid || jr.Size.v < 0 || jr.Size.v != math.Trunc(jr.Size.v) {
-		p.res.Notes = appendUnique(p.res.Notes, "skipped a JSON result without a valid size")
+		p.note("skipped a JSON result without a valid size")
 		return row, false
 	}
 	if jr.Size.v > float64(MaxRowBytes) {
-		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %g: not a real message size (at most %d TiB)", jr.Size.v, MaxRowBytes>>40))
+		p.note(fmt.Sprintf("skipped the JSON result for size %g: not a real message size (at most %d TiB)", jr.Size.v, MaxRowBytes>>40))
 		return row, false
 	}
 	row.Bytes = int64(jr.Size.v)
@@ -330,7 +332,7 @@ func (p *jsonParser) row(jr *jsonRow) (Row, bool) {
 		row.Root = int(jr.Root.v)
 	}
 	if jr.Out == nil {
-		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %d: it has no out-of-place measurement", row.Bytes))
+		p.note(fmt.Sprintf("skipped the JSON result for size %d: it has no out-of-place measurement", row.Bytes))
 		return row, false
 	}
 	p.rowProblem = ""
@@ -340,7 +342,7 @@ func (p *jsonParser) row(jr *jsonRow) (Row, bool) {
 		if p.rowProblem != "" {
 			why = p.rowProblem
 		}
-		p.res.Notes = appendUnique(p.res.Notes, fmt.Sprintf("skipped the JSON result for size %d: %s", row.Bytes, why))
+		p.note(fmt.Sprintf("skipped the JSON result for size %d: %s", row.Bytes, why))
 		return row, false
 	}
 	row.Out = out
@@ -432,7 +434,7 @@ func (p *jsonParser) time(n jsonNum) (float64, bool) {
 func (p *jsonParser) num(n jsonNum) (float64, bool) {
 	switch {
 	case n.isNaN:
-		p.res.Notes = appendUnique(p.res.Notes, "a value written as nan or inf was read as 0")
+		p.note("a value written as nan or inf was read as 0")
 		return 0, true
 	case !n.valid:
 		return 0, true
