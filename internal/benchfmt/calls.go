@@ -280,13 +280,8 @@ func (r *callReader) ownLine(n int, content string) {
 		}
 		r.cl.GraphCapture = append(r.cl.GraphCapture, fmt.Sprintf("line %d: %s", n, text))
 	}
-	ended := false
-	for _, w := range []string{" end", "finished", " done", "complete"} {
-		if strings.Contains(low, w) {
-			ended = true
-		}
-	}
-	r.capture = !ended
+	r.capture = !slices.ContainsFunc([]string{" end", "finished", " done", "complete"},
+		func(w string) bool { return strings.Contains(low, w) })
 }
 
 // addColl reads a COLL line.

@@ -274,11 +274,8 @@ func (b *factsBuilder) result() *Facts {
 		return nil
 	}
 	f := b.f
-	switch {
-	case b.gdrOn:
-		f.GDR = boolPtr(true)
-	case b.gdrOff:
-		f.GDR = boolPtr(false)
+	if b.gdrOn || b.gdrOff {
+		f.GDR = new(b.gdrOn)
 	}
 	f.Choices = choicesAtTestSizes(f.Choices, f.NRanks)
 	f.Tuning = b.tuning.bw
@@ -300,5 +297,3 @@ func (b *factsBuilder) result() *Facts {
 	b.transportResult(&f)
 	return &f
 }
-
-func boolPtr(b bool) *bool { return &b }

@@ -179,7 +179,7 @@ func parseText(data []byte) (res *Result, err error) {
 
 func (p *textParser) line(line string) {
 	if p.blockOpen {
-		if isBlockDelimiter(line, p.blockDelim) {
+		if blockDelimiter(line) == p.blockDelim {
 			p.closeBlock()
 			return
 		}
@@ -607,19 +607,14 @@ func (p *textParser) parseMeasure(toks []string, perIter bool) (Measure, bool) {
 		if err != nil || f < 0 || f > math.MaxInt64/2 || f != math.Trunc(f) {
 			return m, false
 		}
-		n := int64(f)
-		m.Wrong = &n
+		m.Wrong = new(int64(f))
 	}
 	if perIter {
 		var it IterStats
-		if it.MinUS, ok = p.measureTime(toks[4]); !ok {
-			return m, false
-		}
-		if it.MaxUS, ok = p.measureTime(toks[5]); !ok {
-			return m, false
-		}
-		if it.P99US, ok = p.measureTime(toks[6]); !ok {
-			return m, false
+		for i, dst := range []*float64{&it.MinUS, &it.MaxUS, &it.P99US} {
+			if *dst, ok = p.measureTime(toks[4+i]); !ok {
+				return m, false
+			}
 		}
 		if it.CVPct, ok = p.measureFloat(toks[7]); !ok {
 			return m, false

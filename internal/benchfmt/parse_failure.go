@@ -45,8 +45,6 @@ func blockDelimiter(line string) byte {
 	return t[0]
 }
 
-func isBlockDelimiter(line string, d byte) bool { return blockDelimiter(line) == d }
-
 // maxBlockMessage bounds one MPI block in Result.Errors.
 const maxBlockMessage = 600
 

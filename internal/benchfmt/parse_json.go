@@ -174,8 +174,7 @@ func (p *jsonParser) field(key string) bool {
 			return false
 		}
 		if v.valid && v.v == math.Trunc(v.v) && math.Abs(v.v) < 1e6 {
-			n := int(v.v)
-			p.version = &n
+			p.version = new(int(v.v))
 		}
 	case "args":
 		var args []string
@@ -230,8 +229,7 @@ func (p *jsonParser) field(key string) bool {
 		}
 		p.footer = true
 		if oob.Count != nil && oob.Count.valid && oob.Count.v >= 0 && oob.Count.v < math.MaxInt32 {
-			n := int(oob.Count.v)
-			p.res.OutOfBounds = &n
+			p.res.OutOfBounds = new(int(oob.Count.v))
 		}
 	case "average_bus_bandwidth":
 		var avg struct {
@@ -378,8 +376,7 @@ func (p *jsonParser) measure(jm *jsonMeasure, it *jsonIter) (Measure, bool) {
 		if w < 0 || w > math.MaxInt64/2 || w != math.Trunc(w) {
 			return m, false
 		}
-		n := int64(w)
-		m.Wrong = &n
+		m.Wrong = new(int64(w))
 	}
 	if it != nil {
 		var st IterStats

@@ -240,14 +240,14 @@ func TestParseFixtureFacts(t *testing.T) {
 		channels  int
 		choices   []Choice
 	}{
-		{"fixtures/ar2_mps_info.txt", "Socket", []string{"lo:127.0.0.1<0>"}, boolPtr(false), 2, nil},
-		{"fixtures/ar2_debug_tuning.txt", "Socket", []string{"lo:127.0.0.1<0>"}, boolPtr(false), 2, []Choice{
+		{"fixtures/ar2_mps_info.txt", "Socket", []string{"lo:127.0.0.1<0>"}, new(false), 2, nil},
+		{"fixtures/ar2_debug_tuning.txt", "Socket", []string{"lo:127.0.0.1<0>"}, new(false), 2, []Choice{
 			{"AllReduce", 524288, "RING", "SIMPLE", 0, 1, 2},
 			{"AllReduce", 1048576, "RING", "SIMPLE", 0, 1, 2},
 			{"AllReduce", 2097152, "RING", "SIMPLE", 0, 1, 2},
 			{"AllReduce", 4194304, "RING", "SIMPLE", 0, 1, 2},
 		}},
-		{"text/ar4_ib_gdr_debug.txt", "IB", []string{"mlx5_0:1/RoCE", "mlx5_1:1/RoCE"}, boolPtr(true), 4, []Choice{
+		{"text/ar4_ib_gdr_debug.txt", "IB", []string{"mlx5_0:1/RoCE", "mlx5_1:1/RoCE"}, new(true), 4, []Choice{
 			{"AllReduce", 524288, "RING", "LL128", 0, 3, 4},
 			{"AllReduce", 1048576, "RING", "LL128", 0, 3, 4},
 			{"AllReduce", 2097152, "RING", "SIMPLE", 0, 3, 4},
@@ -679,11 +679,11 @@ func TestParseFactsLines(t *testing.T) {
 	f := ParseFacts([]byte(log))
 	want := &Facts{
 		NCCLVersion: "2.30.7", NRanks: 4, NNodes: 4, Transport: "IB", Network: "IB",
-		Routes:     []Route{{Kind: KindNET, Network: "IB", Via: []string{"NET/IB/0"}, Ranks: []int{0, 3}, Pairs: 1, Connections: 1, GDR: boolPtr(false)}},
+		Routes:     []Route{{Kind: KindNET, Network: "IB", Via: []string{"NET/IB/0"}, Ranks: []int{0, 3}, Pairs: 1, Connections: 1, GDR: new(false)}},
 		Paths:      []Path{{From: 3, To: 0, Kind: KindNET, Via: []string{"NET/IB/0"}, Connections: 1}},
 		RankPlaces: []RankPlace{{Rank: 0, Host: "spark5"}},
 		NetRoutes:  []string{"00/0 3[0]-0[0] receive IB/0"},
-		NICs:       []string{"rocep1s0f1:1/RoCE", "roceP2p1s0f1:1/RoCE"}, NICsPerHost: 2, GDR: boolPtr(false), Channels: 64,
+		NICs:       []string{"rocep1s0f1:1/RoCE", "roceP2p1s0f1:1/RoCE"}, NICsPerHost: 2, GDR: new(false), Channels: 64,
 		Choices: []Choice{
 			{"AllReduce", 1048576, "RING", "LL128", 0, 63, 64},
 			{"AllGather", 4 * 1048576, "RING", "SIMPLE", 0, 7, 8}, // one rank's 1M on 4 ranks: nccl-tests' 4M

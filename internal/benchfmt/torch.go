@@ -353,15 +353,12 @@ func (p *torchParser) row(l *torchLine) {
 	}
 	switch {
 	case l.Wrong != nil && l.Wrong.valid && l.Wrong.v >= 0 && l.Wrong.v < math.MaxInt64/2:
-		w := int64(l.Wrong.v)
-		m.Wrong = &w
+		m.Wrong = new(int64(l.Wrong.v))
 	case l.OK != nil && !*l.OK:
-		w := int64(1)
-		m.Wrong = &w
+		m.Wrong = new(int64(1))
 		p.note(fmt.Sprintf(`size %d says "ok": false without a count; #wrong read as 1`, row.Bytes))
 	case l.OK != nil:
-		w := int64(0)
-		m.Wrong = &w
+		m.Wrong = new(int64(0))
 	}
 	if len(samples) > 0 {
 		m.Iter = &IterStats{TimesUS: samples}
@@ -415,10 +412,8 @@ func (p *torchParser) bw(n *jsonNum) float64 {
 }
 
 func (p *torchParser) arm(a string) {
-	for _, x := range p.arms {
-		if x == a {
-			return
-		}
+	if slices.Contains(p.arms, a) {
+		return
 	}
 	p.arms = append(p.arms, a)
 	if len(p.arms) == 2 {

@@ -525,7 +525,7 @@ func (t *transportLog) routes(paths []Path) []Route {
 			r.Link = strings.Join(names, " and ")
 		}
 		if g, ok := gdr[k]; ok {
-			r.GDR = boolPtr(g[0])
+			r.GDR = new(g[0])
 		}
 		out = append(out, *r)
 	}

@@ -97,15 +97,15 @@ func TestTransportFixtures(t *testing.T) {
 		// The same host with NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1: TCP
 		// between two ranks of one host, which NCCL counts as two nodes.
 		{"fixtures/x2_mpirun_net_debug.txt", "Socket", "Socket",
-			"network Socket (NET/Socket/0) between ranks 0-1 within a host, 4 connections", boolPtr(false), []string{"eth0:192.0.2.2<0>"}, true, 2},
+			"network Socket (NET/Socket/0) between ranks 0-1 within a host, 4 connections", new(false), []string{"eth0:192.0.2.2<0>"}, true, 2},
 		// Two hosts of two GPUs: NVLink-less P2P inside, IB with GDR between.
 		{"text/ar4_ib_gdr_debug.txt", "IB", "IB",
 			"P2P (P2P/CUMEM/read) between ranks 0-3 within a host, 8 connections; " +
 				"network IB with GPUDirect RDMA (NET/IB/0/GDRDMA, NET/IB/1/GDRDMA) between ranks 0-3 across hosts, 8 connections",
-			boolPtr(true), []string{"mlx5_0:1/RoCE", "mlx5_1:1/RoCE"}, false, 2},
+			new(true), []string{"mlx5_0:1/RoCE", "mlx5_1:1/RoCE"}, false, 2},
 		// Two hosts over loopback sockets, one GPU each.
 		{"fixtures/ar2_debug_tuning.txt", "Socket", "Socket",
-			"network Socket (NET/Socket/0) between ranks 0-1 across hosts, 4 connections", boolPtr(false), []string{"lo:127.0.0.1<0>"}, false, 2},
+			"network Socket (NET/Socket/0) between ranks 0-1 across hosts, 4 connections", new(false), []string{"lo:127.0.0.1<0>"}, false, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
