@@ -60,14 +60,12 @@ func CompareChoices(defaults, recommended []Choice) []ChoiceRow {
 	}
 	for _, c := range defaults {
 		if r := get(c); r.Default == nil {
-			p := pickOf(c)
-			r.Default = &p
+			r.Default = new(pickOf(c))
 		}
 	}
 	for _, c := range recommended {
 		if r := get(c); r.Recommended == nil {
-			p := pickOf(c)
-			r.Recommended = &p
+			r.Recommended = new(pickOf(c))
 		}
 	}
 	out := make([]ChoiceRow, 0, len(rows))
