@@ -67,8 +67,23 @@ func (m *measured) baseline() *Trial {
 // freedom.
 func (s *ranking) spread() float64 {
 	c := s.cached()
-	if c.spread == 0 {
-		c.spread = s.computeSpread()
+	if c.spread != 0 {
+		return c.spread
+	}
+	ss, df := 0.0, 0
+	for _, t := range s.trials {
+		if !t.State.Usable() {
+			continue
+		}
+		n, tss := t.scoreStats(s.sizes)
+		if n >= 2 {
+			ss += tss
+			df += n - 1
+		}
+	}
+	c.spread = defaultSpread
+	if df >= minSpreadDF {
+		c.spread = max(math.Sqrt(ss/float64(df)), 0.005)
 	}
 	return c.spread
 }
@@ -91,24 +106,6 @@ func (s *ranking) cached() *decisionCache {
 		s.cache, s.cacheKey = decisionCache{}, key
 	}
 	return &s.cache
-}
-
-func (s *ranking) computeSpread() float64 {
-	ss, df := 0.0, 0
-	for _, t := range s.trials {
-		if !t.State.Usable() {
-			continue
-		}
-		n, tss := t.scoreStats(s.sizes)
-		if n >= 2 {
-			ss += tss
-			df += n - 1
-		}
-	}
-	if df < minSpreadDF {
-		return defaultSpread
-	}
-	return max(math.Sqrt(ss/float64(df)), 0.005)
 }
 
 // rankKappa is how many standard errors of its mean log score a
@@ -218,15 +215,6 @@ func (s *ranking) guardSpread(g opSize) float64 {
 	if sd, ok := c.guardSD[g]; ok {
 		return sd
 	}
-	sd := s.computeGuardSpread(g)
-	if c.guardSD == nil {
-		c.guardSD = map[opSize]float64{}
-	}
-	c.guardSD[g] = sd
-	return sd
-}
-
-func (s *ranking) computeGuardSpread(g opSize) float64 {
 	var groups [][]float64
 	for _, t := range s.trials {
 		if t.State.Usable() {
@@ -234,10 +222,15 @@ func (s *ranking) computeGuardSpread(g opSize) float64 {
 		}
 	}
 	sd, df := model.PooledSD(groups)
+	sd = max(sd, 0.005)
 	if df < minSpreadDF {
-		return defaultSpread
+		sd = defaultSpread
 	}
-	return max(sd, 0.005)
+	if c.guardSD == nil {
+		c.guardSD = map[opSize]float64{}
+	}
+	c.guardSD[g] = sd
+	return sd
 }
 
 // leaders returns up to n usable trials with the best score estimates,

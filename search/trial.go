@@ -142,27 +142,24 @@ func (t *Trial) cacheScore(sizes []int64) {
 		return
 	}
 	t.cachedN = len(t.Explore)
-	t.cachedScore, t.cachedSS, t.cachedK = t.computeLogScore(sizes)
-}
-
-func (t *Trial) computeLogScore(sizes []int64) (mean, ss float64, n int) {
 	var xs []float64
 	for _, s := range t.exploreScores(sizes) {
 		if s > 0 {
 			xs = append(xs, math.Log(s))
 		}
 	}
+	t.cachedScore, t.cachedSS, t.cachedK = math.Inf(1), 0, len(xs)
 	if len(xs) == 0 {
-		return math.Inf(1), 0, 0
+		return
 	}
+	mean := 0.0
 	for _, x := range xs {
 		mean += x
 	}
-	mean /= float64(len(xs))
+	t.cachedScore = mean / float64(len(xs))
 	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
+		t.cachedSS += (x - t.cachedScore) * (x - t.cachedScore)
 	}
-	return mean, ss, len(xs)
 }
 
 // addExplore keeps an exploration measurement with the band score it was
