@@ -186,12 +186,12 @@ func sitesZ(k int) float64 {
 // that refused a candidate (refusedSlower), each at the z of the sites it
 // scans (sitesZ).
 func (s *ranking) slowerAt(t, base *Trial, g opSize, z float64) bool {
-	nt, nb := len(t.guardLog(g)), len(base.guardLog(g))
-	if nt == 0 || nb == 0 {
+	tm, tl := t.guardAt(g)
+	bm, bl := base.guardAt(g)
+	if len(tl) == 0 || len(bl) == 0 {
 		return false
 	}
-	se := s.guardSpread(g) * math.Sqrt(1/float64(nt)+1/float64(nb))
-	tm, bm := t.guardMedian(g), base.guardMedian(g)
+	se := s.guardSpread(g) * math.Sqrt(1/float64(len(tl))+1/float64(len(bl)))
 	return tm > 0 && bm > 0 && math.Log(tm/bm)-math.Log(1+s.minEffect) > z*se
 }
 
@@ -218,7 +218,8 @@ func (s *ranking) guardSpread(g opSize) float64 {
 	var groups [][]float64
 	for _, t := range s.trials {
 		if t.State.Usable() {
-			groups = append(groups, t.guardLog(g))
+			_, lg := t.guardAt(g)
+			groups = append(groups, lg)
 		}
 	}
 	sd, df := model.PooledSD(groups)
@@ -361,8 +362,8 @@ func (s *ranking) arms() ([]model.Arm, []*Trial) {
 func (s *ranking) guardPenalty(t, base *Trial) float64 {
 	worst := 0.0
 	for _, g := range s.guard {
-		tm := t.guardMedian(g)
-		bm := base.guardMedian(g)
+		tm, _ := t.guardAt(g)
+		bm, _ := base.guardAt(g)
 		if tm <= 0 || bm <= 0 {
 			continue
 		}
