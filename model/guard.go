@@ -98,21 +98,21 @@ func CompareGuards(in []GuardInput, opt Options) []GuardResult {
 	opLogs := make([][2][]float64, len(in))
 	for i, g := range in {
 		r := GuardResult{Name: g.Name, Lo: math.NaN(), Hi: math.NaN(), CILevel: 1 - opt.Alpha, P: 1, Speedup: math.NaN(), WorstSpeedup: math.NaN()}
-		bs, cs := Summarize(g.Baseline, g.Sizes, opt), Summarize(g.Candidate, g.Sizes, opt)
+		ab, ac := analyse(g.Baseline, g.Sizes, true), analyse(g.Candidate, g.Sizes, true)
+		bs, cs := ab.summary(opt), ac.summary(opt)
 		r.Speedup = bs.ScoreUS / cs.ScoreUS
 		r.BaselineN, r.CandidateN = len(bs.LaunchScores), len(cs.LaunchScores)
-		ab, ac := analyse(g.Baseline, g.Sizes, false), analyse(g.Candidate, g.Sizes, false)
 		for k := range bs.Sizes {
 			if k >= len(cs.Sizes) {
 				break
 			}
-			c := cell{op: i, size: len(r.Sizes), b: columnLogs(ab, k), c: columnLogs(ac, k)}
+			c := cell{op: i, size: len(r.Sizes), b: logs(ab.column(k, nil)), c: logs(ac.column(k, nil))}
 			r.Sizes = append(r.Sizes, SizeGuard{Bytes: bs.Sizes[k].Bytes, Speedup: bs.Sizes[k].Median / cs.Sizes[k].Median, P: 1,
 				Upper: upperRatio(c.b, c.c, g.BoundAlpha, opt)})
 			cells = append(cells, c)
 			groups = append(groups, c.b, c.c)
 		}
-		opLogs[i] = [2][]float64{logsOf(bs.LaunchScores), logsOf(cs.LaunchScores)}
+		opLogs[i] = [2][]float64{logs(bs.LaunchScores), logs(cs.LaunchScores)}
 		opGroups = append(opGroups, opLogs[i][0], opLogs[i][1])
 		out[i] = r
 	}
@@ -181,18 +181,6 @@ func upperRatio(b, c []float64, alpha float64, opt Options) float64 {
 	return math.Exp(mean(c) - mean(b) + t.Quantile(1-alpha)*se)
 }
 
-// columnLogs are the logs of the launches' medians at the analysis's k-th
-// size (launches without one left out).
-func columnLogs(a *analysis, k int) []float64 {
-	var out []float64
-	for li := range a.medians {
-		if m := a.medians[li][k]; !math.IsNaN(m) && m > 0 {
-			out = append(out, math.Log(m))
-		}
-	}
-	return out
-}
-
 // holm applies Holm's step-down procedure to the tests' p-values at
 // alpha: the k-th smallest is tested at alpha/(m−k+1) until one fails.
 func holm(tests []*SizeGuard, opt Options) {
@@ -208,16 +196,6 @@ func holm(tests []*SizeGuard, opt Options) {
 		}
 		rejecting = false
 	}
-}
-
-func logsOf(xs []float64) []float64 {
-	out := make([]float64, 0, len(xs))
-	for _, x := range xs {
-		if x > 0 {
-			out = append(out, math.Log(x))
-		}
-	}
-	return out
 }
 
 func mean(xs []float64) float64 {

@@ -172,25 +172,15 @@ func leaderBound(lead rankedArm, sigma float64) float64 {
 // scaleFloor (step 3); ok is false when no arm has two (in PlanNext the
 // leader always has).
 func pooledLogSD(ranked []rankedArm) (sd float64, ok bool) {
-	ss, df := 0.0, 0
-	for _, a := range ranked {
-		if a.n < 2 {
-			continue
-		}
-		mean := 0.0
-		for _, x := range a.logs {
-			mean += x
-		}
-		mean /= float64(a.n)
-		for _, x := range a.logs {
-			ss += (x - mean) * (x - mean)
-		}
-		df += a.n - 1
+	groups := make([][]float64, len(ranked))
+	for i, a := range ranked {
+		groups[i] = a.logs
 	}
+	sd, df := PooledSD(groups)
 	if df == 0 {
 		return scaleFloor, false
 	}
-	return max(math.Sqrt(ss/float64(df)), scaleFloor), true
+	return max(sd, scaleFloor), true
 }
 
 // plausibleChallengers gives each non-leader its optimistic bound and
@@ -287,15 +277,10 @@ func (a *analysis) bandScore() float64 {
 	if len(a.sizes) == 0 {
 		return math.NaN()
 	}
-	meds := make([]float64, 0, a.n)
+	var meds []float64
 	logSum := 0.0
 	for si := range a.sizes {
-		meds = meds[:0]
-		for li := range a.medians {
-			if m := a.medians[li][si]; !math.IsNaN(m) {
-				meds = append(meds, m)
-			}
-		}
+		meds = a.column(si, meds[:0])
 		if len(meds) == 0 {
 			return math.NaN()
 		}

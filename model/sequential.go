@@ -263,13 +263,9 @@ func PooledSD(groups [][]float64) (sd float64, df int) {
 		if len(g) < 2 {
 			continue
 		}
-		mean := 0.0
+		m := mean(g)
 		for _, x := range g {
-			mean += x
-		}
-		mean /= float64(len(g))
-		for _, x := range g {
-			ss += (x - mean) * (x - mean)
+			ss += (x - m) * (x - m)
 		}
 		df += len(g) - 1
 	}

@@ -212,6 +212,17 @@ func (a *analysis) validScores() ([]float64, []int) {
 	return xs, idx
 }
 
+// column appends to buf the launches' medians at the si-th size, those
+// without one left out.
+func (a *analysis) column(si int, buf []float64) []float64 {
+	for _, meds := range a.medians {
+		if m := meds[si]; !math.IsNaN(m) {
+			buf = append(buf, m)
+		}
+	}
+	return buf
+}
+
 // summary is the Summary of the analysed launches: per-size medians
 // with their intervals and spread, the band score, and the warnings
 // about the launches' sizes, their scores and their iterations.
@@ -246,12 +257,7 @@ func (a *analysis) summariseSizes(opt Options, warns []Warning) (sizes []SizeSum
 	meds := make([]float64, 0, a.n)
 	medsPerSize := make([]float64, 0, len(a.sizes))
 	for si, b := range a.sizes {
-		meds = meds[:0]
-		for li := range a.medians {
-			if m := a.medians[li][si]; !math.IsNaN(m) {
-				meds = append(meds, m)
-			}
-		}
+		meds = a.column(si, meds[:0])
 		ss := SizeSummary{Bytes: b, Median: math.NaN(), Lo: math.NaN(), Hi: math.NaN(),
 			Confidence: math.NaN(), SpreadPct: math.NaN(), Launches: len(meds)}
 		if len(meds) > 0 {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -279,23 +280,19 @@ func (p *planner) resolve(cfg nccl.Config) nccl.Resolution {
 	if r, ok := p.cache[key]; ok {
 		return r
 	}
-	r := p.resolveUncached(cfg)
+	rs := make([]nccl.Resolution, len(p.ops))
+	for i, o := range p.ops {
+		rs[i] = o.resolve(cfg)
+	}
+	r := rs[0]
+	if p.several() {
+		r = p.combine(cfg, rs)
+	}
 	if p.cache == nil {
 		p.cache = map[string]nccl.Resolution{}
 	}
 	p.cache[key] = r
 	return r
-}
-
-func (p *planner) resolveUncached(cfg nccl.Config) nccl.Resolution {
-	if !p.several() {
-		return p.ops[0].resolve(cfg)
-	}
-	rs := make([]nccl.Resolution, len(p.ops))
-	for i, o := range p.ops {
-		rs[i] = o.resolve(cfg)
-	}
-	return p.combine(cfg, rs)
 }
 
 // resolve is planner.resolve for one op.
@@ -314,10 +311,7 @@ func (o *opPlan) resolve(cfg nccl.Config) nccl.Resolution {
 	}
 	// A config with a known plan, of which cfg adds only no-ops, proves
 	// cfg's plan; the most specific such base first.
-	keys := make([]string, 0, len(o.known))
-	for k := range o.known {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(o.known))
 	sort.Slice(keys, func(i, j int) bool {
 		if a, b := len(o.known[keys[i]].Config), len(o.known[keys[j]].Config); a != b {
 			return a > b
@@ -359,9 +353,7 @@ func (p *planner) combine(cfg nccl.Config, rs []nccl.Resolution) nccl.Resolution
 	keys := make([]string, len(rs))
 	for i, r := range rs {
 		out.Certain = out.Certain && r.Certain
-		for k, v := range r.Reduced {
-			out.Reduced[k] = v
-		}
+		maps.Copy(out.Reduced, r.Reduced)
 		for _, e := range r.Enables {
 			out.Enables = append(out.Enables, string(p.ops[i].op)+": "+e)
 		}
@@ -444,9 +436,7 @@ func (p *planner) core(cfg nccl.Config) nccl.Config {
 	}
 	out := nccl.Config{}
 	for _, o := range p.ops {
-		for k, v := range o.core(cfg) {
-			out[k] = v
-		}
+		maps.Copy(out, o.core(cfg))
 	}
 	return out
 }

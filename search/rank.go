@@ -67,8 +67,23 @@ func (m *measured) baseline() *Trial {
 // freedom.
 func (s *ranking) spread() float64 {
 	c := s.cached()
-	if c.spread == 0 {
-		c.spread = s.computeSpread()
+	if c.spread != 0 {
+		return c.spread
+	}
+	ss, df := 0.0, 0
+	for _, t := range s.trials {
+		if !t.State.Usable() {
+			continue
+		}
+		n, tss := t.scoreStats(s.sizes)
+		if n >= 2 {
+			ss += tss
+			df += n - 1
+		}
+	}
+	c.spread = defaultSpread
+	if df >= minSpreadDF {
+		c.spread = max(math.Sqrt(ss/float64(df)), 0.005)
 	}
 	return c.spread
 }
@@ -91,24 +106,6 @@ func (s *ranking) cached() *decisionCache {
 		s.cache, s.cacheKey = decisionCache{}, key
 	}
 	return &s.cache
-}
-
-func (s *ranking) computeSpread() float64 {
-	ss, df := 0.0, 0
-	for _, t := range s.trials {
-		if !t.State.Usable() {
-			continue
-		}
-		n, tss := t.scoreStats(s.sizes)
-		if n >= 2 {
-			ss += tss
-			df += n - 1
-		}
-	}
-	if df < minSpreadDF {
-		return defaultSpread
-	}
-	return max(math.Sqrt(ss/float64(df)), 0.005)
 }
 
 // rankKappa is how many standard errors of its mean log score a
@@ -189,12 +186,12 @@ func sitesZ(k int) float64 {
 // that refused a candidate (refusedSlower), each at the z of the sites it
 // scans (sitesZ).
 func (s *ranking) slowerAt(t, base *Trial, g opSize, z float64) bool {
-	nt, nb := len(t.guardLog(g)), len(base.guardLog(g))
-	if nt == 0 || nb == 0 {
+	tm, tl := t.guardAt(g)
+	bm, bl := base.guardAt(g)
+	if len(tl) == 0 || len(bl) == 0 {
 		return false
 	}
-	se := s.guardSpread(g) * math.Sqrt(1/float64(nt)+1/float64(nb))
-	tm, bm := t.guardMedian(g), base.guardMedian(g)
+	se := s.guardSpread(g) * math.Sqrt(1/float64(len(tl))+1/float64(len(bl)))
 	return tm > 0 && bm > 0 && math.Log(tm/bm)-math.Log(1+s.minEffect) > z*se
 }
 
@@ -218,26 +215,23 @@ func (s *ranking) guardSpread(g opSize) float64 {
 	if sd, ok := c.guardSD[g]; ok {
 		return sd
 	}
-	sd := s.computeGuardSpread(g)
+	var groups [][]float64
+	for _, t := range s.trials {
+		if t.State.Usable() {
+			_, lg := t.guardAt(g)
+			groups = append(groups, lg)
+		}
+	}
+	sd, df := model.PooledSD(groups)
+	sd = max(sd, 0.005)
+	if df < minSpreadDF {
+		sd = defaultSpread
+	}
 	if c.guardSD == nil {
 		c.guardSD = map[opSize]float64{}
 	}
 	c.guardSD[g] = sd
 	return sd
-}
-
-func (s *ranking) computeGuardSpread(g opSize) float64 {
-	var groups [][]float64
-	for _, t := range s.trials {
-		if t.State.Usable() {
-			groups = append(groups, t.guardLog(g))
-		}
-	}
-	sd, df := model.PooledSD(groups)
-	if df < minSpreadDF {
-		return defaultSpread
-	}
-	return max(sd, 0.005)
 }
 
 // leaders returns up to n usable trials with the best score estimates,
@@ -368,8 +362,8 @@ func (s *ranking) arms() ([]model.Arm, []*Trial) {
 func (s *ranking) guardPenalty(t, base *Trial) float64 {
 	worst := 0.0
 	for _, g := range s.guard {
-		tm := t.guardMedian(g)
-		bm := base.guardMedian(g)
+		tm, _ := t.guardAt(g)
+		bm, _ := base.guardAt(g)
 		if tm <= 0 || bm <= 0 {
 			continue
 		}

@@ -80,27 +80,16 @@ type Trial struct {
 	guardLogs   map[opSize][]float64
 }
 
-// guardMedian is the median over the trial's exploration launches of g's
-// op of each launch's median at g's size; 0 when no launch measured it.
+// guardAt is the median over the trial's exploration launches of g's op
+// of each launch's median at g's size (0 when no launch measured it), and
+// the log of each launch's median, for the spread of guard measurements.
 // Cached like the score.
-func (t *Trial) guardMedian(g opSize) float64 {
-	t.guardCache(g)
-	return t.guardMed[g]
-}
-
-// guardLog is the log of each exploration launch's median at size g, for
-// the spread of guard measurements.
-func (t *Trial) guardLog(g opSize) []float64 {
-	t.guardCache(g)
-	return t.guardLogs[g]
-}
-
-func (t *Trial) guardCache(g opSize) {
+func (t *Trial) guardAt(g opSize) (median float64, logs []float64) {
 	if t.guardN != len(t.Explore) || t.guardMed == nil {
 		t.guardN, t.guardMed, t.guardLogs = len(t.Explore), map[opSize]float64{}, map[opSize][]float64{}
 	}
-	if _, ok := t.guardMed[g]; ok {
-		return
+	if m, ok := t.guardMed[g]; ok {
+		return m, t.guardLogs[g]
 	}
 	var meds, lg []float64
 	for _, l := range t.exploreOf(g.op) {
@@ -117,6 +106,7 @@ func (t *Trial) guardCache(g opSize) {
 		m = model.Median(meds)
 	}
 	t.guardMed[g], t.guardLogs[g] = m, lg
+	return m, lg
 }
 
 // Score is the trial's current band score estimate in µs: the geometric
@@ -142,27 +132,24 @@ func (t *Trial) cacheScore(sizes []int64) {
 		return
 	}
 	t.cachedN = len(t.Explore)
-	t.cachedScore, t.cachedSS, t.cachedK = t.computeLogScore(sizes)
-}
-
-func (t *Trial) computeLogScore(sizes []int64) (mean, ss float64, n int) {
 	var xs []float64
 	for _, s := range t.exploreScores(sizes) {
 		if s > 0 {
 			xs = append(xs, math.Log(s))
 		}
 	}
+	t.cachedScore, t.cachedSS, t.cachedK = math.Inf(1), 0, len(xs)
 	if len(xs) == 0 {
-		return math.Inf(1), 0, 0
+		return
 	}
+	mean := 0.0
 	for _, x := range xs {
 		mean += x
 	}
-	mean /= float64(len(xs))
+	t.cachedScore = mean / float64(len(xs))
 	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
+		t.cachedSS += (x - t.cachedScore) * (x - t.cachedScore)
 	}
-	return mean, ss, len(xs)
 }
 
 // addExplore keeps an exploration measurement with the band score it was
