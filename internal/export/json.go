@@ -118,12 +118,9 @@ func finite(v float64) *float64 {
 
 func writeJSONDoc(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars); err != nil {
-		return err
-	}
 	// encoding/json would turn invalid UTF-8 into U+FFFD: refuse instead
 	// of writing a value that is not the one recommended.
-	if err := checkUTF8(vars, "JSON"); err != nil {
+	if err := checkVars(vars, "JSON"); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)
