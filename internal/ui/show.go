@@ -3,7 +3,8 @@ package ui
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -316,11 +317,7 @@ func choicesJSON(data *report.Study) []benchfmt.ChoiceRow {
 
 // labelsText is "k=v k2=v2", sorted.
 func labelsText(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(labels))
 	for i, k := range keys {
 		keys[i] = k + "=" + labels[k]
 	}
