@@ -38,10 +38,7 @@ func printDoctor(w io.Writer, r DoctorReport) {
 	if r.Source == "log" {
 		title += ": " + safetext.Escape(r.LogFile)
 	}
-	if r.Simulated {
-		title += "  [" + SimLabel(true, r.SimProfile) + "]"
-	}
-	fmt.Fprintln(w, title)
+	fmt.Fprintln(w, title+simTag(r.Simulated, r.SimProfile))
 	printDoctorFields(w, r)
 	if !r.HasLog {
 		fmt.Fprintln(w, "  (no NCCL_DEBUG lines in the output)")

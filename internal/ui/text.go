@@ -30,6 +30,15 @@ func SimLabel(simulated bool, profile string) string {
 	return "SIMULATED fabric: " + profile
 }
 
+// simTag is SimLabel in brackets after a title line ("  [SIMULATED
+// fabric: spark4]"), "" for real hardware.
+func simTag(simulated bool, profile string) string {
+	if !simulated {
+		return ""
+	}
+	return "  [" + SimLabel(true, profile) + "]"
+}
+
 // BaselineName is how output names what a study compared with.
 func BaselineName(baseline map[string]string) string {
 	return stored.Conclusion{Baseline: nccl.Config(baseline).Clone()}.BaselineName()
