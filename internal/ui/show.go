@@ -255,15 +255,7 @@ func showJSON(data *report.Study) map[string]any {
 	var rec *store.Recommendation
 	if s.Recommendation != nil {
 		r := *s.Recommendation
-		if r.Env == nil {
-			r.Env = map[string]string{}
-		}
-		if r.PerSize == nil {
-			r.PerSize = []store.SizeComparison{}
-		}
-		if r.Dropped == nil {
-			r.Dropped = []nccl.Drop{}
-		}
+		r.Env, r.PerSize, r.Dropped = nonNilMap(r.Env), nonNil(r.PerSize), nonNil(r.Dropped)
 		rec = &r
 	}
 	doc := map[string]any{
