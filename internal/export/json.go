@@ -79,19 +79,15 @@ func NewDocument(b *Recommendation, o Options) *Document {
 		SchemaVersion: 1,
 		Study:         s.Name, StudyID: s.ID, Band: s.Band, BandMin: s.BandMin, BandMax: s.BandMax, Collective: s.Collective, Calls: stored.Calls(s),
 		Env: b.EnvMap(o.WithBase), KeepDefaults: b.KeepDefaults,
-		BaselineEnv: map[string]string(nonNilEnv(s.BaselineEnv)), KeepBaseline: b.KeepBaseline, Unset: append([]string{}, b.Unset...),
-		RecommendedEnv: map[string]string(nonNilEnv(r.Env)),
-		Dropped:        b.Dropped, Speedup: finite(r.Speedup), SpeedupCI: [2]*float64{finite(r.SpeedupCI[0]), finite(r.SpeedupCI[1])}, CILevel: r.CILevel,
+		BaselineEnv: nonNilEnv(s.BaselineEnv), KeepBaseline: b.KeepBaseline, Unset: append([]string{}, b.Unset...),
+		RecommendedEnv: nonNilEnv(r.Env), Dropped: append([]Dropped{}, b.Dropped...),
+		Speedup: finite(r.Speedup), SpeedupCI: [2]*float64{finite(r.SpeedupCI[0]), finite(r.SpeedupCI[1])}, CILevel: r.CILevel,
 		Significant: r.Significant, PValue: finite(r.PValue), MinEffect: r.MinEffect, Reason: r.Reason,
 		Simulated: s.Simulated, SimProfile: s.Launch.SimProfile, NCCLVersion: s.Platform.NCCLVersion, Fabric: s.Platform,
 		Created: s.Created.UTC(), Exported: o.now(), Choices: benchfmt.CompareChoices(b.Defaults, b.Recommended),
+		Parts: append([]store.PartComparison{}, r.Parts...), Guards: append([]store.OpGuard{}, r.OpGuards...),
 	}
 	d.Verdict, _, _ = stored.ConclusionOf(s).Headline()
-	if d.Dropped == nil {
-		d.Dropped = []Dropped{}
-	}
-	d.Parts = append([]store.PartComparison{}, r.Parts...)
-	d.Guards = append([]store.OpGuard{}, r.OpGuards...)
 	if o.WithBase {
 		d.BaseEnv = nonNilEnv(s.BaseEnv)
 	}
@@ -118,12 +114,9 @@ func finite(v float64) *float64 {
 
 func writeJSONDoc(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars); err != nil {
-		return err
-	}
 	// encoding/json would turn invalid UTF-8 into U+FFFD: refuse instead
 	// of writing a value that is not the one recommended.
-	if err := checkUTF8(vars, "JSON"); err != nil {
+	if err := checkVars(vars, "JSON"); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)

@@ -37,8 +37,9 @@ func isIdentifier(s string) bool {
 }
 
 // checkVars applies the rules every format shares: a valid name and no
-// NUL byte (no environment variable can hold one).
-func checkVars(vars []Var) error {
+// NUL byte (no environment variable can hold one); a format that needs
+// valid UTF-8 names itself in utf8Format ("" for none).
+func checkVars(vars []Var, utf8Format string) error {
 	for _, v := range vars {
 		if err := checkName(v.Name); err != nil {
 			return err
@@ -47,13 +48,12 @@ func checkVars(vars []Var) error {
 			return fmt.Errorf("cannot export %s: its value holds a NUL byte, which no environment variable can carry", v.Name)
 		}
 	}
-	return nil
-}
-
-func checkUTF8(vars []Var, format string) error {
+	if utf8Format == "" {
+		return nil
+	}
 	for _, v := range vars {
 		if !utf8.ValidString(v.Value) {
-			return fmt.Errorf("cannot export %s=%q as %s: the value is not valid UTF-8, which %s requires; use --format sh or docker", v.Name, v.Value, format, format)
+			return fmt.Errorf("cannot export %s=%q as %s: the value is not valid UTF-8, which %s requires; use --format sh or docker", v.Name, v.Value, utf8Format, utf8Format)
 		}
 	}
 	return nil
@@ -66,10 +66,7 @@ func checkUTF8(vars []Var, format string) error {
 // a line beyond its 64 KiB line buffer) is refused.
 func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars); err != nil {
-		return err
-	}
-	if err := checkUTF8(vars, "docker's env file"); err != nil {
+	if err := checkVars(vars, "docker's env file"); err != nil {
 		return err
 	}
 	var notes, unsourceable []string
@@ -97,7 +94,7 @@ func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
 	if err := writeComments(w, append(lines, notes...)); err != nil {
 		return err
 	}
-	return writeSections(w, vars, func(v Var) string { return v.Name + "=" + v.Value + "\n" }, "# ")
+	return writeSections(w, vars, func(v Var) string { return v.Name + "=" + v.Value + "\n" })
 }
 
 // composeReadsDifferently reports values that docker compose's env_file
@@ -114,22 +111,13 @@ func composeReadsDifferently(v string) bool {
 
 // writeSections writes the variables, each through line, with a comment
 // above the base env and above the recommendation when both are present.
-func writeSections(w io.Writer, vars []Var, line func(Var) string, commentPrefix string) error {
-	hasBase := len(vars) > 0 && vars[0].Base
-	inBase := false
+func writeSections(w io.Writer, vars []Var, line func(Var) string) error {
 	for i, v := range vars {
-		if hasBase && v.Base && !inBase {
-			inBase = true
-			if _, err := io.WriteString(w, commentPrefix+"the lane's base env\n"); err != nil {
-				return err
-			}
+		text := line(v)
+		if c := sectionComment(vars, i); c != "" {
+			text = "# " + c + "\n" + text
 		}
-		if hasBase && !v.Base && (i == 0 || vars[i-1].Base) {
-			if _, err := io.WriteString(w, commentPrefix+"the recommendation\n"); err != nil {
-				return err
-			}
-		}
-		if _, err := io.WriteString(w, line(v)); err != nil {
+		if _, err := io.WriteString(w, text); err != nil {
 			return err
 		}
 	}
@@ -140,7 +128,7 @@ func writeSections(w io.Writer, vars []Var, line func(Var) string, commentPrefix
 // values hold: every value is single-quoted (ShellQuote).
 func writeShell(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars); err != nil {
+	if err := checkVars(vars, ""); err != nil {
 		return err
 	}
 	lines := header(b, o, ". FILE (in sh, bash or zsh) before python -m sglang.launch_server … or vllm serve …")
@@ -153,7 +141,7 @@ func writeShell(w io.Writer, b *Recommendation, o Options) error {
 			return err
 		}
 	}
-	return writeSections(w, vars, func(v Var) string { return "export " + v.Name + "=" + safetext.ShellWord(v.Value) + "\n" }, "# ")
+	return writeSections(w, vars, func(v Var) string { return "export " + v.Name + "=" + safetext.ShellWord(v.Value) + "\n" })
 }
 
 // writeDockerFlags writes one line of docker run flags, -e K=V each,
@@ -167,7 +155,7 @@ func writeShell(w io.Writer, b *Recommendation, o Options) error {
 // carry is refused (checkSpliced).
 func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars); err != nil {
+	if err := checkVars(vars, ""); err != nil {
 		return err
 	}
 	flags := make([]string, len(vars))
@@ -240,34 +228,10 @@ func indentLines(text string, n int) string {
 // interpolate it); unlike env_file:, nothing else is read into them.
 func writeCompose(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars); err != nil {
+	if err := checkVars(vars, "YAML"); err != nil {
 		return err
 	}
-	if err := checkUTF8(vars, "YAML"); err != nil {
-		return err
-	}
-	var sb strings.Builder
-	lines := header(b, o, usageCompose())
-	if err := writeComments(&sb, lines); err != nil {
-		return err
-	}
-	env := &yaml.Node{Kind: yaml.MappingNode}
-	for i, v := range vars {
-		name, err := yamlKey(v.Name)
-		if err != nil {
-			return err
-		}
-		name.HeadComment = sectionComment(vars, i)
-		env.Content = append(env.Content, name, yamlQuoted(dollarsDoubled(v.Value)))
-	}
-	if len(vars) == 0 {
-		env.Style = yaml.FlowStyle // environment: {}
-	}
-	if err := encodeYAML(&sb, "environment", env); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, indentLines(sb.String(), o.Indent))
-	return err
+	return writeYAML(w, vars, o, header(b, o, usageCompose()), "environment", yaml.MappingNode)
 }
 
 // writeK8s writes an env: list for a container spec. Values are always
@@ -275,36 +239,45 @@ func writeCompose(w io.Writer, b *Recommendation, o Options) error {
 // requires, and ^LL128 or a value with ': ' or '#' is not misread).
 func writeK8s(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars); err != nil {
-		return err
-	}
-	if err := checkUTF8(vars, "YAML"); err != nil {
+	if err := checkVars(vars, "YAML"); err != nil {
 		return err
 	}
 	lines := header(b, o, usageK8s())
 	if strings.Contains(fmt.Sprint(vars), "$") {
 		lines = append(lines, "every $ in a value is written $$: Kubernetes expands $(VAR) in env values and reads $$ as one $")
 	}
-	var sb strings.Builder
-	if err := writeComments(&sb, lines); err != nil {
-		return err
-	}
-	env := &yaml.Node{Kind: yaml.SequenceNode}
+	return writeYAML(w, vars, o, lines, "env", yaml.SequenceNode)
+}
+
+// writeYAML writes the header lines as comments, then the document
+// key: vars, indented by o.Indent: a map of NAME: "value" (compose) or a
+// list of name: NAME, value: "value" items (Kubernetes), each value with
+// its $ doubled.
+func writeYAML(w io.Writer, vars []Var, o Options, lines []string, key string, kind yaml.Kind) error {
+	env := &yaml.Node{Kind: kind}
 	for i, v := range vars {
 		name, err := yamlKey(v.Name)
 		if err != nil {
 			return err
 		}
-		item := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
-			yamlPlain("name"), name, yamlPlain("value"), yamlQuoted(dollarsDoubled(v.Value)),
-		}}
+		value := yamlQuoted(dollarsDoubled(v.Value))
+		if kind == yaml.MappingNode {
+			name.HeadComment = sectionComment(vars, i)
+			env.Content = append(env.Content, name, value)
+			continue
+		}
+		item := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{yamlPlain("name"), name, yamlPlain("value"), value}}
 		item.HeadComment = sectionComment(vars, i)
 		env.Content = append(env.Content, item)
 	}
 	if len(vars) == 0 {
-		env.Style = yaml.FlowStyle // env: []
+		env.Style = yaml.FlowStyle // environment: {} or env: []
 	}
-	if err := encodeYAML(&sb, "env", env); err != nil {
+	var sb strings.Builder
+	if err := writeComments(&sb, lines); err != nil {
+		return err
+	}
+	if err := encodeYAML(&sb, key, env); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, indentLines(sb.String(), o.Indent))

@@ -777,60 +777,57 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 		lines = append(lines, bandSummary(b))
 		lines = append(lines, decisionHeader(b.Study)...)
 	}
-	if versions := nccl.Config(versionsOf(bands)); len(versions) > 1 {
+	versions := nccl.Config{}
+	for _, b := range bands {
+		versions[b.Study.Name] = cmp.Or(b.Study.Platform.NCCLVersion, "unknown")
+	}
+	if len(slices.Compact(slices.Sorted(maps.Values(versions)))) > 1 {
 		lines = append(lines, "warning: the studies ran different NCCL versions ("+strings.Join(versions.Env(), " ")+"); NCCL's choices can differ between versions")
 	}
 	if err := writeTunerComments(w, lines); err != nil {
 		return err
 	}
 	for _, g := range groups {
+		var text []string
 		if g.LoggedOnly {
 			sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
-			text := []string{"", fmt.Sprintf("%s on %s: no study measured it; %s bytes, the sizes the process's log shows it calls (taken out of study %s's calls:, kept in its chose:), each keep the process's own NCCL choice at that exact size, channels 0; any other %s size matches no row and gets ONE channel",
-				g.Collective, shapeText(g.NNodes, g.NRanks), sizes, by, g.Collective), TunerColumns}
-			if err := writeTunerComments(w, text); err != nil {
-				return err
-			}
-			if err := writeTunerRows(w, g.Rows); err != nil {
-				return err
-			}
-			continue
+			text = []string{"", fmt.Sprintf("%s on %s: no study measured it; %s bytes, the sizes the process's log shows it calls (taken out of study %s's calls:, kept in its chose:), each keep the process's own NCCL choice at that exact size, channels 0; any other %s size matches no row and gets ONE channel",
+				g.Collective, shapeText(g.NNodes, g.NRanks), sizes, by, g.Collective)}
+		} else {
+			text = tunerGroupLines(g)
 		}
-		text := []string{"", fmt.Sprintf("%s on %s: where nothing was proven, NCCL's own choices with its defaults, recorded by study %s at %s-%s (outside that range, the nearest recorded size's algorithm and protocol), channels 0",
-			g.Collective, shapeText(g.NNodes, g.NRanks), g.Defaults.Study.Name, nccl.FormatSize(g.RecordedMin), nccl.FormatSize(g.RecordedMax))}
-		for _, r := range g.Ranges {
-			text = append(text, fmt.Sprintf("%d-%d: proven by study %s", r.lo, r.hi, r.b.Study.Name))
-		}
-		if len(g.Logged) > 0 {
-			// In the rows' order (loggedRows sorts them), each study once.
-			sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
-			text = append(text, fmt.Sprintf("%s bytes: the process's own NCCL choice at that exact size, as its log recorded it (study %s), channels 0; these rows come first, since the plugin takes the first row that matches",
-				sizes, by))
-		}
-		if len(g.Called) > 0 {
-			sizes, by := sizesAndStudies(g.Called, g.CalledBy)
-			text = append(text, fmt.Sprintf("%s bytes: sizes the process calls inside a proven range, where NCCL's plan with the recommendation differs from the range's power of two; each row gives the algorithm, protocol and channels NCCL chose at that exact size, read there by study %s (its check of the calls at their own sizes); these rows come first",
-				sizes, by))
-		}
-		text = append(text, TunerColumns)
-		if err := writeTunerComments(w, text); err != nil {
+		if err := writeTunerComments(w, append(text, TunerColumns)); err != nil {
 			return err
 		}
-		if err := writeTunerRows(w, g.Rows); err != nil {
-			return err
+		for _, r := range g.Rows {
+			if _, err := io.WriteString(w, r.CSV()+"\n"); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// writeTunerRows writes rows as the plugin's CSV lines.
-func writeTunerRows(w io.Writer, rows []TunerRow) error {
-	for _, r := range rows {
-		if _, err := io.WriteString(w, r.CSV()+"\n"); err != nil {
-			return err
-		}
+// tunerGroupLines are the comment lines above a measured group's rows:
+// where its rows come from, NCCL's defaults or a study's proof.
+func tunerGroupLines(g TunerGroup) []string {
+	text := []string{"", fmt.Sprintf("%s on %s: where nothing was proven, NCCL's own choices with its defaults, recorded by study %s at %s-%s (outside that range, the nearest recorded size's algorithm and protocol), channels 0",
+		g.Collective, shapeText(g.NNodes, g.NRanks), g.Defaults.Study.Name, nccl.FormatSize(g.RecordedMin), nccl.FormatSize(g.RecordedMax))}
+	for _, r := range g.Ranges {
+		text = append(text, fmt.Sprintf("%d-%d: proven by study %s", r.lo, r.hi, r.b.Study.Name))
 	}
-	return nil
+	if len(g.Logged) > 0 {
+		// In the rows' order (loggedRows sorts them), each study once.
+		sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
+		text = append(text, fmt.Sprintf("%s bytes: the process's own NCCL choice at that exact size, as its log recorded it (study %s), channels 0; these rows come first, since the plugin takes the first row that matches",
+			sizes, by))
+	}
+	if len(g.Called) > 0 {
+		sizes, by := sizesAndStudies(g.Called, g.CalledBy)
+		text = append(text, fmt.Sprintf("%s bytes: sizes the process calls inside a proven range, where NCCL's plan with the recommendation differs from the range's power of two; each row gives the algorithm, protocol and channels NCCL chose at that exact size, read there by study %s (its check of the calls at their own sizes); these rows come first",
+			sizes, by))
+	}
+	return text
 }
 
 // tunerScopeLines are the header's account of what the file changes and
@@ -991,30 +988,6 @@ func bandSummary(b *Recommendation) string {
 	return text + "; " + strings.TrimPrefix(fabricLine(s.Platform), "fabric: ")
 }
 
-func versionsOf(bands []*Recommendation) map[string]string {
-	out := map[string]string{}
-	for _, b := range bands {
-		v := b.Study.Platform.NCCLVersion
-		if v == "" {
-			v = "unknown"
-		}
-		out[b.Study.Name] = v
-	}
-	first := ""
-	same := true
-	for _, v := range out {
-		if first == "" {
-			first = v
-		} else if v != first {
-			same = false
-		}
-	}
-	if same {
-		return nil
-	}
-	return out
-}
-
 // writeTunerComments writes comment lines the plugin skips: '#' first,
 // wrapped at spaces so that no line reaches the plugin's line limit. Each
 // is written by safetext.CommentLine, as every generated file's comments
@@ -1022,15 +995,12 @@ func versionsOf(bands []*Recommendation) map[string]string {
 // what is written (Escape leaves escaped text as it is).
 func writeTunerComments(w io.Writer, lines []string) error {
 	for _, l := range lines {
-		l = safetext.Escape(l)
+		parts := wrap(safetext.Escape(l), 118)
 		if l == "" {
-			if _, err := io.WriteString(w, safetext.CommentLine("")); err != nil {
-				return err
-			}
-			continue
+			parts = []string{""}
 		}
 		indent := ""
-		for _, part := range wrap(l, 118) {
+		for _, part := range parts {
 			if _, err := io.WriteString(w, safetext.CommentLine(indent+part)); err != nil {
 				return err
 			}

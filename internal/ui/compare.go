@@ -17,16 +17,12 @@ import (
 // the first op's (as before workloads); "ops" holds every op's.
 func PrintStoredComparison(w io.Writer, asJSON bool, c *report.StudyComparison) error {
 	if asJSON {
-		warnings := c.Warnings
-		if warnings == nil {
-			warnings = []string{}
-		}
 		doc := opComparisonJSON(c.OpComparison)
 		ops := make([]map[string]any, 0, len(c.Ops))
 		for _, o := range c.Ops {
 			ops = append(ops, opComparisonJSON(o))
 		}
-		doc["interleaved"], doc["warnings"], doc["ops"] = false, warnings, ops
+		doc["interleaved"], doc["warnings"], doc["ops"] = false, nonNil(c.Warnings), ops
 		return WriteJSON(w, doc)
 	}
 	arms := c.Arms

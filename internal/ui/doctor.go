@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -38,10 +39,7 @@ func printDoctor(w io.Writer, r DoctorReport) {
 	if r.Source == "log" {
 		title += ": " + safetext.Escape(r.LogFile)
 	}
-	if r.Simulated {
-		title += "  [" + SimLabel(true, r.SimProfile) + "]"
-	}
-	fmt.Fprintln(w, title)
+	fmt.Fprintln(w, title+simTag(r.Simulated, r.SimProfile))
 	printDoctorFields(w, r)
 	if !r.HasLog {
 		fmt.Fprintln(w, "  (no NCCL_DEBUG lines in the output)")
@@ -59,7 +57,7 @@ func printDoctorFields(w io.Writer, r DoctorReport) {
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "  %-15s %s\n", name, safetext.Escape(fmt.Sprintf(format, args...)))
 	}
-	field("NCCL", "%s", orUnknown(r.NCCLVersion))
+	field("NCCL", "%s", cmp.Or(r.NCCLVersion, "unknown"))
 	field("ranks", "%s", ranksText(r.Report))
 	field("transport", "%s", transportText(r.Report))
 	for i, rt := range r.Routes {
@@ -219,14 +217,6 @@ func transportText(r fabric.Report) string {
 		return r.Transport + " (the " + r.Network + " network NCCL initialised carries no data)"
 	}
 	return r.Transport
-}
-
-// orUnknown is s, or "unknown" when the log did not say.
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 // writeWrapped prints text after prefix, wrapped at width, continuation

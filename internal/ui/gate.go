@@ -29,10 +29,7 @@ func PrintGate(w io.Writer, asJSON bool, rep runresult.GateReport, cfg nccl.Conf
 // printGateFabricFailed says which launch failed and why, with doctor's
 // diagnosis of its output: there is no verdict.
 func printGateFabricFailed(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
-	fmt.Fprintf(w, "gate %s: %s", rep.Study, cfg)
-	if rep.Simulated {
-		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))
-	}
+	fmt.Fprintf(w, "gate %s: %s%s", rep.Study, cfg, simTag(rep.Simulated, rep.SimProfile))
 	fmt.Fprintf(w, "\nFABRIC FAILED: %s\n", rep.Failure)
 	for _, wa := range rep.Warnings {
 		fmt.Fprintf(w, "\n[%s]\n", wa.Code)
@@ -44,10 +41,7 @@ func printGateFabricFailed(w io.Writer, rep runresult.GateReport, cfg nccl.Confi
 
 // printGate prints the verdict as text.
 func printGate(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
-	fmt.Fprintf(w, "gate %s: %s, %d launch(es)", rep.Study, cfg, rep.Launches)
-	if rep.Simulated {
-		fmt.Fprintf(w, "  [%s]", SimLabel(true, rep.SimProfile))
-	}
+	fmt.Fprintf(w, "gate %s: %s, %d launch(es)%s", rep.Study, cfg, rep.Launches, simTag(rep.Simulated, rep.SimProfile))
 	fmt.Fprintln(w)
 	tw := newTable(w)
 	fmt.Fprintln(tw, "size\tmin GB/s\tbusbw GB/s [90% interval]\tresult\t")

@@ -203,11 +203,8 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 	if study.Parts().ScoredByRounds() {
 		what = "workload " + study.Parts().String()
 	}
-	fmt.Fprintf(w, "\nstudy %s  %s  %s, %d trials, %s", study.Name, what, spentText(study.Budget.Launches, res), res.Trials, took.Round(100*time.Millisecond))
-	if study.Simulated {
-		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\nstudy %s  %s  %s, %d trials, %s%s\n", study.Name, what, spentText(study.Budget.Launches, res), res.Trials,
+		took.Round(100*time.Millisecond), simTag(study.Simulated, study.Launch.SimProfile))
 	if res.Settled != "" {
 		fmt.Fprintf(w, "ended early: %s\n", res.Settled)
 	}

@@ -3,7 +3,8 @@ package ui
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -254,15 +255,7 @@ func showJSON(data *report.Study) map[string]any {
 	var rec *store.Recommendation
 	if s.Recommendation != nil {
 		r := *s.Recommendation
-		if r.Env == nil {
-			r.Env = map[string]string{}
-		}
-		if r.PerSize == nil {
-			r.PerSize = []store.SizeComparison{}
-		}
-		if r.Dropped == nil {
-			r.Dropped = []nccl.Drop{}
-		}
+		r.Env, r.PerSize, r.Dropped = nonNilMap(r.Env), nonNil(r.PerSize), nonNil(r.Dropped)
 		rec = &r
 	}
 	doc := map[string]any{
@@ -316,11 +309,7 @@ func choicesJSON(data *report.Study) []benchfmt.ChoiceRow {
 
 // labelsText is "k=v k2=v2", sorted.
 func labelsText(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(labels))
 	for i, k := range keys {
 		keys[i] = k + "=" + labels[k]
 	}

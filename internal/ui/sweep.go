@@ -21,7 +21,24 @@ func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n
 			"env": cfg.Clone(), "launches": n, "rows": rows,
 		})
 	}
-	printSweep(w, study, cfg, n, need, rows)
+	fmt.Fprintf(w, "sweep %s: %s%s, %d launch(es)%s\n", study.Name, opPrefix(study), cfg, n,
+		simTag(study.Simulated, study.Launch.SimProfile))
+	tw := newTable(w)
+	fmt.Fprintln(tw, "size\ttime µs (95% CI)\tbusbw\talgbw\t")
+	intervals := 0
+	for _, r := range rows {
+		t := fmt.Sprintf("%.1f", r.TimeUS)
+		if !math.IsNaN(r.Lo) && !math.IsNaN(r.Hi) && r.Lo != r.Hi && n > 1 {
+			t = fmt.Sprintf("%.1f [%.1f, %.1f]", r.TimeUS, r.Lo, r.Hi)
+			intervals++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t\n", nccl.FormatSize(r.Bytes), t, r.BusBW, r.AlgBW)
+	}
+	tw.Flush()
+	if intervals == 0 && len(rows) > 0 {
+		fmt.Fprintln(w, noIntervalNote(n, need))
+	}
+	fmt.Fprintln(w, "(busbw and algbw in GB/s, from the median time)")
 	return nil
 }
 
@@ -41,29 +58,4 @@ func noIntervalNote(n, need int) string {
 		return fmt.Sprintf("(no interval from one launch: --repeats %d or more gives a 95 %% interval over launches)", need)
 	}
 	return fmt.Sprintf("(no interval: %d launches are too few for a 95 %% interval of a median, which needs %d; use --repeats %d or more)", n, need, need)
-}
-
-// printSweep prints the rows as text.
-func printSweep(w io.Writer, study *store.Study, cfg nccl.Config, n, need int, rows []runresult.SweepRow) {
-	fmt.Fprintf(w, "sweep %s: %s%s, %d launch(es)", study.Name, opPrefix(study), cfg, n)
-	if study.Simulated {
-		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
-	}
-	fmt.Fprintln(w)
-	tw := newTable(w)
-	fmt.Fprintln(tw, "size\ttime µs (95% CI)\tbusbw\talgbw\t")
-	intervals := 0
-	for _, r := range rows {
-		t := fmt.Sprintf("%.1f", r.TimeUS)
-		if !math.IsNaN(r.Lo) && !math.IsNaN(r.Hi) && r.Lo != r.Hi && n > 1 {
-			t = fmt.Sprintf("%.1f [%.1f, %.1f]", r.TimeUS, r.Lo, r.Hi)
-			intervals++
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t\n", nccl.FormatSize(r.Bytes), t, r.BusBW, r.AlgBW)
-	}
-	tw.Flush()
-	if intervals == 0 && len(rows) > 0 {
-		fmt.Fprintln(w, noIntervalNote(n, need))
-	}
-	fmt.Fprintln(w, "(busbw and algbw in GB/s, from the median time)")
 }

@@ -1,10 +1,12 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -28,6 +30,15 @@ func SimLabel(simulated bool, profile string) string {
 	return "SIMULATED fabric: " + profile
 }
 
+// simTag is SimLabel in brackets after a title line ("  [SIMULATED
+// fabric: spark4]"), "" for real hardware.
+func simTag(simulated bool, profile string) string {
+	if !simulated {
+		return ""
+	}
+	return "  [" + SimLabel(true, profile) + "]"
+}
+
 // BaselineName is how output names what a study compared with.
 func BaselineName(baseline map[string]string) string {
 	return stored.Conclusion{Baseline: nccl.Config(baseline).Clone()}.BaselineName()
@@ -37,37 +48,20 @@ func BaselineName(baseline map[string]string) string {
 // "NCCL_MAX_NCHANNELS 8 → 16, NCCL_ALGO unset → Ring, NCCL_PROTO ^LL128 →
 // unset"; knobs kept as they are are left out.
 func changeText(baseline, env map[string]string) string {
-	keys := map[string]bool{}
-	for k := range baseline {
-		keys[k] = true
-	}
-	for k := range env {
-		keys[k] = true
-	}
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.AppendSeq(slices.Collect(maps.Keys(baseline)), maps.Keys(env))
+	slices.Sort(names)
 	var parts []string
-	for _, k := range names {
+	for _, k := range slices.Compact(names) {
 		from, to := baseline[k], env[k]
 		if from == to {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s → %s", k, orUnset(from), orUnset(to)))
+		parts = append(parts, fmt.Sprintf("%s %s → %s", k, cmp.Or(from, "unset"), cmp.Or(to, "unset")))
 	}
 	if len(parts) == 0 {
 		return "no change"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func orUnset(v string) string {
-	if v == "" {
-		return "unset"
-	}
-	return v
 }
 
 // AKind names a study kind with its article: "a sweep", "an import".

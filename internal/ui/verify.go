@@ -34,10 +34,7 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r ru
 	} else {
 		fmt.Fprintf(w, "\ncompare %s: B %s against A %s, %d vs %d interleaved launches", r.Study, nccl.Config(r.Env), nccl.Config(r.BaselineEnv), r.Launches, r.Launches)
 	}
-	if r.Simulated {
-		fmt.Fprintf(w, "  [%s]", SimLabel(true, study.Launch.SimProfile))
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(w, simTag(r.Simulated, study.Launch.SimProfile))
 	if r.Verifies == "" {
 		printSizeTableAs(w, study.Recommendation, "A", "B")
 		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (%s), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.CILevel.Label(), r.PValue)

@@ -3,7 +3,8 @@ package ui
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -36,12 +37,8 @@ func PrintWorkload(w io.Writer, asJSON bool, s *workload.Summary, yaml []byte, o
 	for _, src := range s.Sources {
 		formats[src.Format] = true
 	}
-	var fs []string
-	for f := range formats {
-		fs = append(fs, f)
-	}
-	sort.Strings(fs)
-	head := fmt.Sprintf("workload read from %s (%s)", texttable.Plural(len(s.Sources), "file"), strings.Join(fs, ", "))
+	fs := strings.Join(slices.Sorted(maps.Keys(formats)), ", ")
+	head := fmt.Sprintf("workload read from %s (%s)", texttable.Plural(len(s.Sources), "file"), fs)
 	if s.NCCLVersion != "" {
 		head += ", NCCL " + safetext.Escape(s.NCCLVersion)
 	}
@@ -119,11 +116,7 @@ func printCommunicator(w io.Writer, c workload.Communicator, timeKnown bool) {
 	}
 	_ = t.Flush()
 	if len(c.Other) > 0 {
-		var names []string
-		for n := range c.Other {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(c.Other))
 		parts := make([]string, len(names))
 		for i, n := range names {
 			parts[i] = fmt.Sprintf("%s %d", safetext.Escape(n), c.Other[n])
