@@ -96,15 +96,15 @@ Examples:
 
 // compareFresh measures --env-a against --env-b, interleaved.
 func compareFresh(c *cli.Context, path string) error {
-	lo, err := readLaunchFlags(c)
+	lo, err := launchflags.Read(c)
 	if err != nil {
 		return err
 	}
-	a, err := launchflags.ReadConfig(c, "env-a", lo.spec.BaseEnv)
+	a, err := launchflags.ReadConfig(c, "env-a", lo.Spec.BaseEnv)
 	if err != nil {
 		return err
 	}
-	b, err := launchflags.ReadConfig(c, "env-b", lo.spec.BaseEnv)
+	b, err := launchflags.ReadConfig(c, "env-b", lo.Spec.BaseEnv)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func compareFresh(c *cli.Context, path string) error {
 		return err
 	}
 	var skipped []string
-	if so.GuardOps, skipped, err = readGuardOps(c, so.Parts(), lo.run()); err != nil {
+	if so.GuardOps, skipped, err = readGuardOps(c, so.Parts(), lo); err != nil {
 		return err
 	}
 	if so.GuardLaunches = c.Int("guard-launches"); len(so.GuardOps) > 0 && so.GuardLaunches < 2 {

@@ -81,7 +81,7 @@ Examples:
 }
 
 type doctorOptions struct {
-	launch launchOptions
+	launch studyrun.LaunchSettings
 	// compare, when not empty, gets a second debug launch for the side by side.
 	compare  nccl.Config
 	logFile  string
@@ -112,11 +112,11 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 			}
 		}
 	}
-	lo, err := readLaunchFlags(c)
+	lo, err := launchflags.Read(c)
 	if err != nil {
 		return o, err
 	}
-	if o.compare, err = launchflags.ReadConfig(c, "env", lo.spec.BaseEnv); err != nil {
+	if o.compare, err = launchflags.ReadConfig(c, "env", lo.Spec.BaseEnv); err != nil {
 		return o, err
 	}
 	if o.logFile == "" {
@@ -124,7 +124,7 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 		if err != nil {
 			return o, err
 		}
-		studyrun.SetDebugLaunch(&lo.spec, lo.seed, min, max, c.IsSet("iters"), c.IsSet("warmup"))
+		studyrun.SetDebugLaunch(&lo.Spec, lo.Seed, min, max, c.IsSet("iters"), c.IsSet("warmup"))
 	}
 	o.launch = lo
 	return o, nil
@@ -132,11 +132,11 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 
 func runDoctor(ctx context.Context, o doctorOptions) error {
 	simProfile := ""
-	if o.launch.spec.Sim != nil {
-		simProfile = o.launch.spec.Sim.Profile
+	if o.launch.Spec.Sim != nil {
+		simProfile = o.launch.Spec.Sim.Profile
 	}
-	rep, err := studyrun.Doctor(ctx, studyrun.DoctorOptions{Launch: o.launch.run(), LogFile: o.logFile, Compare: o.compare, LinkGbps: o.linkGbps,
-		Progress: ui.DoctorProgress(o.stderr, o.launch.spec.MinBytes, o.launch.spec.MaxBytes, simProfile)})
+	rep, err := studyrun.Doctor(ctx, studyrun.DoctorOptions{Launch: o.launch, LogFile: o.logFile, Compare: o.compare, LinkGbps: o.linkGbps,
+		Progress: ui.DoctorProgress(o.stderr, o.launch.Spec.MinBytes, o.launch.Spec.MaxBytes, simProfile)})
 	if err != nil {
 		return err
 	}

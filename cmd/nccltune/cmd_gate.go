@@ -105,7 +105,7 @@ func runGate(ctx context.Context, o gateOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := studyrun.GateReportOf(r, o.config, o.launch.spec.BaseEnv)
+	rep := studyrun.GateReportOf(r, o.config, o.launch.Spec.BaseEnv)
 	if rep.FabricFailed {
 		failed := vocab.Mark(vocab.ErrFabric, fmt.Errorf("gate %s: %s", rep.Study, rep.Failure))
 		e := errorJSON(failed)

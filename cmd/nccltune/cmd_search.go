@@ -78,7 +78,7 @@ Examples:
 // searchOptions is everything `nccltune search` needs.
 type searchOptions struct {
 	study  search.Options
-	launch launchOptions
+	launch studyrun.LaunchSettings
 	resume string
 	json   bool
 	db     string
@@ -93,7 +93,7 @@ type searchOptions struct {
 }
 
 func readSearchFlags(c *cli.Context) (searchOptions, error) {
-	lo, err := readLaunchFlags(c)
+	lo, err := launchflags.Read(c)
 	if err != nil {
 		return searchOptions{}, err
 	}
@@ -113,8 +113,8 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, vocab.UsageErrorf("--resume continues study %s; --name and --label name a new study (nccltune rename renames one)", o.resume)
 	}
 	so := search.DefaultOptions()
-	so.Budget, so.Time, so.Seed = c.Int("budget"), c.Duration("time"), lo.seed
-	if so.BatchSize, err = batchSizeFor(c.IsSet("batch"), c.Int("batch"), lo.spec.Instrument, lo.simulated); err != nil {
+	so.Budget, so.Time, so.Seed = c.Int("budget"), c.Duration("time"), lo.Seed
+	if so.BatchSize, err = batchSizeFor(c.IsSet("batch"), c.Int("batch"), lo.Spec.Instrument, lo.Simulated); err != nil {
 		return o, err
 	}
 	so.Sampler, so.ConfirmLaunches = c.String("sampler"), c.Int("confirm")
@@ -149,7 +149,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, err
 	}
 	if so.BatchSize > 1 { // --batch's default with torch: no study is stored for batches that cannot launch
-		if err := lo.spec.CheckBatchPlanSeen(); err != nil {
+		if err := lo.Spec.CheckBatchPlanSeen(); err != nil {
 			return o, vocab.UsageError(err)
 		}
 	}
@@ -162,19 +162,19 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		if err != nil {
 			return o, vocab.UsageError(err)
 		}
-		if err := so.Space.CheckHasCandidates(lo.spec.BaseEnv); err != nil {
+		if err := so.Space.CheckHasCandidates(lo.Spec.BaseEnv); err != nil {
 			return o, vocab.UsageError(err)
 		}
 	}
-	if so.Baseline, err = launchflags.ReadBaseline(c, lo.spec.BaseEnv); err != nil {
+	if so.Baseline, err = launchflags.ReadBaseline(c, lo.Spec.BaseEnv); err != nil {
 		return o, err
 	}
 	// The baseline is a config of the space, so the search starts from it.
 	so.Space = so.Space.WithBaseline(so.Baseline)
-	if err := so.Space.CheckBase(lo.spec.BaseEnv); err != nil {
+	if err := so.Space.CheckBase(lo.Spec.BaseEnv); err != nil {
 		return o, vocab.UsageError(err)
 	}
-	if so.GuardOps, o.guardSkipped, err = readGuardOps(c, so.Parts(), o.launch.run()); err != nil {
+	if so.GuardOps, o.guardSkipped, err = readGuardOps(c, so.Parts(), o.launch); err != nil {
 		return o, err
 	}
 	// A study of collectives scopes a winning NCCL_ALGO/NCCL_PROTO to the
@@ -215,7 +215,7 @@ func batchSizeFor(given bool, n int, instrument string, simulated bool) (int, er
 // cmd) measures: --part's parts, or --band of --op's collective (a usage
 // error when both or neither are given), and sets the launch's own op to
 // the first part's.
-func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *launchOptions) error {
+func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *studyrun.LaunchSettings) error {
 	parts := flagvalue.PartsOf(c)
 	if c.IsSet("calls") {
 		// A timed workload: what the process calls (--calls, the config's
@@ -232,7 +232,7 @@ func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *launchOpti
 		// Even one call is a workload: it is what makes the study timed
 		// (its objective, guards and defaults; see nccl.Workload.Timed).
 		so.Workload, so.Op, so.Band = parts, parts[0].Op, search.Hull(parts)
-		lo.spec.Op = parts[0].Op
+		lo.Spec.Op = parts[0].Op
 		return nil
 	}
 	if len(parts) == 0 {
@@ -243,7 +243,7 @@ func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *launchOpti
 		if err := flagvalue.CheckElementSize("band", band.Min); err != nil {
 			return err
 		}
-		so.Band, so.Op = band, lo.spec.Op.OrAllReduce()
+		so.Band, so.Op = band, lo.Spec.Op.OrAllReduce()
 		return nil
 	}
 	if c.IsSet("band") {
@@ -259,7 +259,7 @@ func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *launchOpti
 	if parts.ScoredByRounds() {
 		so.Workload, so.Band = parts, search.Hull(parts)
 	}
-	lo.spec.Op = parts[0].Op
+	lo.Spec.Op = parts[0].Op
 	return nil
 }
 
@@ -340,7 +340,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		}
 		// Every part's op must launch too (the first is the launch's own).
 		for _, op := range o.study.Parts().Ops() {
-			if err := launchflags.CanLaunchOp(o.launch.run(), op); err != nil {
+			if err := launchflags.CanLaunchOp(o.launch, op); err != nil {
 				return launchRefusal(fmt.Errorf("--part %s: %w", op, err))
 			}
 		}
@@ -352,9 +352,9 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	}
 	defer st.Close()
 
-	run, err := studyrun.PrepareSearch(st, studyrun.SearchOptions{Study: o.study, Launch: o.launch.run(), Resume: o.resume, GuardOpsSkipped: o.guardSkipped, LoggedChoices: o.chose,
+	run, err := studyrun.PrepareSearch(st, studyrun.SearchOptions{Study: o.study, Launch: o.launch, Resume: o.resume, GuardOpsSkipped: o.guardSkipped, LoggedChoices: o.chose,
 		Name: o.naming.apply, CheckResume: func(study *store.Study) error {
-			return launchflags.CheckRelaunch(study, "resume", o.launch.run(), o.stderr)
+			return launchflags.CheckRelaunch(study, "resume", o.launch, o.stderr)
 		}})
 	if err != nil {
 		return err

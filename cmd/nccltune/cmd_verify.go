@@ -93,11 +93,11 @@ Examples:
 			if c.NArg() != 1 {
 				return vocab.UsageErrorf("verify takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
 			}
-			lo, err := readLaunchFlags(c)
+			lo, err := launchflags.Read(c)
 			if err != nil {
 				return err
 			}
-			cfg, err := launchflags.ReadConfig(c, "env", lo.spec.BaseEnv)
+			cfg, err := launchflags.ReadConfig(c, "env", lo.Spec.BaseEnv)
 			if err != nil {
 				return err
 			}
@@ -105,11 +105,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			baseline, err := launchflags.ReadBaseline(c, lo.spec.BaseEnv)
+			baseline, err := launchflags.ReadBaseline(c, lo.Spec.BaseEnv)
 			if err != nil {
 				return err
 			}
-			plugin, err := tunerPluginFlag(c, lo.spec.BaseEnv)
+			plugin, err := tunerPluginFlag(c, lo.Spec.BaseEnv)
 			if err != nil {
 				return err
 			}
@@ -128,7 +128,7 @@ Examples:
 }
 
 type verifyOptions struct {
-	launch   launchOptions
+	launch   studyrun.LaunchSettings
 	study    string
 	config   nccl.Config
 	launches int
@@ -155,8 +155,8 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 	}
 	defer st.Close()
 	ab, err := studyrun.PlanVerify(st, studyrun.VerifyOptions{Study: o.study, Config: o.config, Baseline: o.baseline, BaselineSet: o.baselineSet,
-		Launch: o.launch.run(), Launches: o.launches, CheckRelaunch: func(study *store.Study) error {
-			return launchflags.CheckRelaunch(study, "verify", o.launch.run(), o.stderr)
+		Launch: o.launch, Launches: o.launches, CheckRelaunch: func(study *store.Study) error {
+			return launchflags.CheckRelaunch(study, "verify", o.launch, o.stderr)
 		}})
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		// sizes just outside it, each on its own, and the sizes between
 		// an op's calls where the CSV changes NCCL's own choice (where it
 		// keeps it, equal by the rule the CSV is written by).
-		ab.GuardDelivered(o.launch.run().Spec.NP)
+		ab.GuardDelivered(o.launch.Spec.NP)
 		if err := ab.SettleGaps(func(op nccl.Op, sizes []int64) ([]bool, error) {
 			if recErr != nil {
 				return make([]bool, len(sizes)), nil // no record of NCCL's choices: judge them all
@@ -317,14 +317,14 @@ func writeTempCSV(content string) (string, error) {
 func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab studyrun.AB) error {
 	// Every launch measures the comparison's op (verify's is the study's:
 	// CheckRelaunch has refused another --op).
-	o.launch.spec.Op = nccl.Op(ab.Collective).OrAllReduce()
+	o.launch.Spec.Op = nccl.Op(ab.Collective).OrAllReduce()
 	// Nothing is stored for a launch that cannot start, of any op the
 	// comparison measures.
 	if err := preflight(o.launch); err != nil {
 		return err
 	}
 	for _, op := range append(ab.Parts.Ops(), ab.GuardOps...) {
-		if err := launchflags.CanLaunchOp(o.launch.run(), op); err != nil {
+		if err := launchflags.CanLaunchOp(o.launch, op); err != nil {
 			return launchRefusal(fmt.Errorf("%s, which the comparison measures: %w", op, err))
 		}
 	}
@@ -332,7 +332,7 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 	if ab.CheckCand {
 		checkOK = studyrun.TunerCheck
 	}
-	r, err := studyrun.RunAB(ctx, st, ab, studyrun.ABOptions{Launch: o.launch.run(), Launches: o.launches, Name: o.naming.apply, CheckOK: checkOK,
+	r, err := studyrun.RunAB(ctx, st, ab, studyrun.ABOptions{Launch: o.launch, Launches: o.launches, Name: o.naming.apply, CheckOK: checkOK,
 		Started: ui.ABStarted(o.stderr, ab.Kind, ab.Base, ab.Cand, o.launches), Progress: ui.ABProgress(o.stderr)})
 	if err != nil {
 		return err

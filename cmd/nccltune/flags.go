@@ -22,24 +22,10 @@ import (
 // The flags and option shapes that several commands share, and the
 // checks of flag values that need no database.
 
-// launchOptions are the launch flags as read by launchflags.Read.
-type launchOptions struct {
-	spec runner.Spec
-	// simulated is true when --sim was given.
-	simulated bool
-	seed      int64
-}
-
-// readLaunchFlags reads the launch flags (internal/launchflags).
-func readLaunchFlags(c *cli.Context) (launchOptions, error) {
-	l, err := launchflags.Read(c)
-	return launchOptions{spec: l.Spec, simulated: l.Simulated, seed: l.Seed}, err
-}
-
 // measureOptions are what the commands that measure one config
 // repeatedly (sweep, gate) share.
 type measureOptions struct {
-	launch  launchOptions
+	launch  studyrun.LaunchSettings
 	config  nccl.Config // --env
 	repeats int
 	warmup  bool // not --no-warmup
@@ -53,11 +39,11 @@ type measureOptions struct {
 // readMeasureFlags reads the launch flags, --env, --repeats (checked by
 // the caller, checkRepeats), --no-warmup, --json and the database.
 func readMeasureFlags(c *cli.Context) (measureOptions, error) {
-	lo, err := readLaunchFlags(c)
+	lo, err := launchflags.Read(c)
 	if err != nil {
 		return measureOptions{}, err
 	}
-	cfg, err := launchflags.ReadConfig(c, "env", lo.spec.BaseEnv)
+	cfg, err := launchflags.ReadConfig(c, "env", lo.Spec.BaseEnv)
 	if err != nil {
 		return measureOptions{}, err
 	}
@@ -99,8 +85,8 @@ func checkFinite(flag string, x float64) error {
 // preflight refuses a launch that cannot start (no benchmark, no mpirun,
 // a bad spec) before a command opens the database, so no study is stored
 // for it.
-func preflight(lo launchOptions) error {
-	err := runner.Preflight(lo.spec)
+func preflight(lo studyrun.LaunchSettings) error {
+	err := runner.Preflight(lo.Spec)
 	if err == nil || errors.Is(err, vocab.ErrFabric) {
 		return err
 	}
@@ -109,7 +95,7 @@ func preflight(lo launchOptions) error {
 
 // openForLaunch opens the database at path once lo's launch can start
 // (preflight): nothing is stored for a launch that cannot.
-func openForLaunch(lo launchOptions, path string) (*store.Store, error) {
+func openForLaunch(lo studyrun.LaunchSettings, path string) (*store.Store, error) {
 	if err := preflight(lo); err != nil {
 		return nil, err
 	}
@@ -120,12 +106,7 @@ func openForLaunch(lo launchOptions, path string) (*store.Store, error) {
 // hears of the study once it is stored.
 func (o measureOptions) repeat(started func(*store.Study)) studyrun.RepeatOptions {
 	return studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
-		Launch: o.launch.run(), Name: o.naming.apply, Progress: ui.RepeatProgress(o.stderr), Started: started}
-}
-
-// run is how studyrun launches with these options.
-func (lo launchOptions) run() studyrun.LaunchSettings {
-	return studyrun.LaunchSettings{Spec: lo.spec, Simulated: lo.simulated, Seed: lo.seed}
+		Launch: o.launch, Name: o.naming.apply, Progress: ui.RepeatProgress(o.stderr), Started: started}
 }
 
 // studyNaming is what --name and --label give a new study.
