@@ -3,6 +3,7 @@ package studyrun
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -123,12 +124,8 @@ func busBW(factor float64, bytes int64, timeUS float64) float64 {
 func diagnoseFailed(o RepeatOptions, l *benchfmt.Launch) []fabric.Warning {
 	out := append(append([]byte{}, l.Stdout...), l.Stderr...)
 	env := map[string]string{}
-	for k, v := range o.Launch.Spec.BaseEnv {
-		env[k] = v
-	}
-	for k, v := range o.Config {
-		env[k] = v
-	}
+	maps.Copy(env, o.Launch.Spec.BaseEnv)
+	maps.Copy(env, o.Config)
 	diag := fabric.Diagnose(l.Result, benchfmt.ParseNCCLInit(out),
 		fabric.Context{BaseEnv: env, Outcome: l.Outcome, Reason: l.Reason, Timeout: o.Launch.Spec.Timeout})
 	return diag.Warnings

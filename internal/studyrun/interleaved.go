@@ -581,7 +581,7 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 			// simulated launch's noise is its own.
 			quiet := o
 			quiet.Progress = nil
-			alone.run = ab.launcher(study, rec, quiet, &last, 1<<20)
+			alone.run = ab.sweeper(ab.requester(study, rec, quiet, &last, 1<<20))
 		}
 		if calls != nil {
 			// Counted past the third arm's, for their own noise too.
@@ -780,16 +780,6 @@ func (ab AB) launches(o ABOptions) int {
 // abLaunch makes and records one launch of t measuring op.
 type abLaunch func(ctx context.Context, t *search.Trial, op nccl.Op, phase string, scored bool) error
 
-// launcher makes and records the comparison's launches, in order, over
-// the band and the guard sizes, keeping the latest in *last; a plan-phase
-// launch has NCCL's debug log. A launch that does not end OK marks its
-// trial failed and is vocab.ErrFabric, naming a crash in a tuner plugin
-// and its fix. seq is the first launch's index (a simulated launch's
-// noise stream).
-func (ab AB) launcher(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch, seq int) abLaunch {
-	return ab.sweeper(ab.requester(study, rec, o, last, seq))
-}
-
 // sweeper makes each launch of op over the comparison's sweep of op
 // (sweep), with request; a plan-phase launch has NCCL's debug log.
 func (ab AB) sweeper(request abRequest) abLaunch {
@@ -804,8 +794,11 @@ func (ab AB) sweeper(request abRequest) abLaunch {
 // the launcher's own count).
 type abRequest func(ctx context.Context, t *search.Trial, req search.Request, scored bool) error
 
-// requester is launcher's way to launch any request: the comparison's
-// launches in order, each recorded, the latest kept in *last.
+// requester launches any request: the comparison's launches in order,
+// each recorded, the latest kept in *last. A launch that does not end OK
+// marks its trial failed and is vocab.ErrFabric, naming a crash in a
+// tuner plugin and its fix. seq is the first launch's index (a simulated
+// launch's noise stream).
 func (ab AB) requester(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch, seq int) abRequest {
 	launcher := &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}
 	return func(ctx context.Context, t *search.Trial, req search.Request, scored bool) error {
@@ -861,12 +854,8 @@ func tunerCrash(l *benchfmt.Launch, base map[string]string, cfg nccl.Config) str
 		return ""
 	}
 	env := map[string]string{}
-	for k, v := range base {
-		env[k] = v
-	}
-	for k, v := range cfg {
-		env[k] = v
-	}
+	maps.Copy(env, base)
+	maps.Copy(env, cfg)
 	for _, w := range fabric.Diagnose(l.Result, nil, fabric.Context{BaseEnv: env, Outcome: l.Outcome, Reason: l.Reason}).Warnings {
 		if w.Code == fabric.CodeTunerPluginCrash {
 			return ". " + w.Message + ". Fix: " + w.Fix
