@@ -129,7 +129,7 @@ func compareFresh(c *cli.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	o := verifyOptions{launch: lo, launches: c.Int("launches"), json: c.Bool("json"), db: path,
+	o := verifyOptions{VerifyOptions: studyrun.VerifyOptions{Launch: lo, Launches: c.Int("launches")}, json: c.Bool("json"), db: path,
 		stdout: c.App.Writer, stderr: c.App.ErrWriter, naming: naming}
 	st, err := openForLaunch(lo, path)
 	if err != nil {

@@ -75,21 +75,15 @@ Examples:
 	}
 }
 
-// searchOptions is everything `nccltune search` needs.
+// searchOptions is everything `nccltune search` needs: what
+// studyrun.PrepareSearch takes, and where the search is stored and
+// printed.
 type searchOptions struct {
-	study  search.Options
-	launch studyrun.LaunchSettings
-	resume string
+	studyrun.SearchOptions
 	json   bool
 	db     string
 	stdout io.Writer
 	stderr io.Writer
-	naming studyNaming
-	// guardSkipped are the default guarded ops left out, each with why.
-	guardSkipped []string
-	// chose is what the process's own NCCL chose at the sizes it calls
-	// (--chose, the workload config's chose:), stored with the study.
-	chose []nccl.LoggedChoice
 }
 
 func readSearchFlags(c *cli.Context) (searchOptions, error) {
@@ -101,16 +95,18 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err != nil {
 		return searchOptions{}, err
 	}
-	o := searchOptions{launch: lo, resume: c.String("resume"), json: c.Bool("json"), db: path,
+	o := searchOptions{SearchOptions: studyrun.SearchOptions{Launch: lo, Resume: c.String("resume")}, json: c.Bool("json"), db: path,
 		stdout: c.App.Writer, stderr: c.App.ErrWriter}
-	if o.naming, err = readNaming(c); err != nil {
+	naming, err := readNaming(c)
+	if err != nil {
 		return o, err
 	}
-	if o.resume != "" && (c.IsSet("baseline-env") || c.IsSet("baseline-env-file")) {
-		return o, vocab.UsageErrorf("--resume continues study %s against its own baseline; drop --baseline-env", o.resume)
+	o.Name = naming.apply
+	if o.Resume != "" && (c.IsSet("baseline-env") || c.IsSet("baseline-env-file")) {
+		return o, vocab.UsageErrorf("--resume continues study %s against its own baseline; drop --baseline-env", o.Resume)
 	}
-	if o.resume != "" && (c.IsSet("name") || c.IsSet("label")) {
-		return o, vocab.UsageErrorf("--resume continues study %s; --name and --label name a new study (nccltune rename renames one)", o.resume)
+	if o.Resume != "" && (c.IsSet("name") || c.IsSet("label")) {
+		return o, vocab.UsageErrorf("--resume continues study %s; --name and --label name a new study (nccltune rename renames one)", o.Resume)
 	}
 	so := search.DefaultOptions()
 	so.Budget, so.Time, so.Seed = c.Int("budget"), c.Duration("time"), lo.Seed
@@ -133,19 +129,19 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if so.Stats.MinEffect < 0 || so.Stats.MinEffect >= 1 {
 		return o, vocab.UsageErrorf("--min-effect %g: use a fraction such as 0.03 for 3%%", so.Stats.MinEffect)
 	}
-	if o.resume != "" {
+	if o.Resume != "" {
 		for _, f := range []string{"band", "part", "calls", "guard-ops", "guard-launches", "space", "space-only", "guard", "sampler", "confirm", "min-effect", "alpha", "allow-disabled-protocols", "budget", "batch", "time", "seed", "chose"} {
 			if c.IsSet(f) {
 				return o, vocab.UsageErrorf("--resume continues the study as it was defined; drop --%s (the band or parts, guarded ops, space, guard sizes, sampler, confirmation launches, minimum effect, alpha, budget, batch size, time limit and seed are the study's)", f)
 			}
 		}
-		o.study = so
+		o.Study = so
 		return o, nil
 	}
-	if err := readWorkload(c, "search", &so, &o.launch); err != nil {
+	if err := readWorkload(c, "search", &so, &o.Launch); err != nil {
 		return o, err
 	}
-	if o.chose, err = readChose(c); err != nil {
+	if o.LoggedChoices, err = readChose(c); err != nil {
 		return o, err
 	}
 	if so.BatchSize > 1 { // --batch's default with torch: no study is stored for batches that cannot launch
@@ -174,7 +170,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err := so.Space.CheckBase(lo.Spec.BaseEnv); err != nil {
 		return o, vocab.UsageError(err)
 	}
-	if so.GuardOps, o.guardSkipped, err = readGuardOps(c, so.Parts(), o.launch); err != nil {
+	if so.GuardOps, o.GuardOpsSkipped, err = readGuardOps(c, so.Parts(), o.Launch); err != nil {
 		return o, err
 	}
 	// A study of collectives scopes a winning NCCL_ALGO/NCCL_PROTO to the
@@ -186,7 +182,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err := so.Validate(); err != nil {
 		return o, vocab.UsageError(err)
 	}
-	o.study = so
+	o.Study = so
 	return o, nil
 }
 
@@ -334,13 +330,13 @@ func launchRefusal(err error) error {
 func runSearch(ctx context.Context, o searchOptions) error {
 	// Nothing is stored for a launch that cannot start (a resumed study
 	// is there already: the database says first whether it can resume).
-	if o.resume == "" {
-		if err := preflight(o.launch); err != nil {
+	if o.Resume == "" {
+		if err := preflight(o.Launch); err != nil {
 			return err
 		}
 		// Every part's op must launch too (the first is the launch's own).
-		for _, op := range o.study.Parts().Ops() {
-			if err := launchflags.CanLaunchOp(o.launch, op); err != nil {
+		for _, op := range o.Study.Parts().Ops() {
+			if err := launchflags.CanLaunchOp(o.Launch, op); err != nil {
 				return launchRefusal(fmt.Errorf("--part %s: %w", op, err))
 			}
 		}
@@ -352,10 +348,10 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	}
 	defer st.Close()
 
-	run, err := studyrun.PrepareSearch(st, studyrun.SearchOptions{Study: o.study, Launch: o.launch, Resume: o.resume, GuardOpsSkipped: o.guardSkipped, LoggedChoices: o.chose,
-		Name: o.naming.apply, CheckResume: func(study *store.Study) error {
-			return launchflags.CheckRelaunch(study, "resume", o.launch, o.stderr)
-		}})
+	o.CheckResume = func(study *store.Study) error {
+		return launchflags.CheckRelaunch(study, "resume", o.Launch, o.stderr)
+	}
+	run, err := studyrun.PrepareSearch(st, o.SearchOptions)
 	if err != nil {
 		return err
 	}

@@ -120,26 +120,22 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return runVerify(c.Context, verifyOptions{launch: lo, study: c.Args().First(), config: cfg, tunerPlugin: plugin, tunerConfig: tunerConfig,
-				launches: c.Int("launches"), json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter,
-				baseline: baseline, baselineSet: c.IsSet("baseline-env") || c.IsSet("baseline-env-file")})
+			return runVerify(c.Context, verifyOptions{VerifyOptions: studyrun.VerifyOptions{Launch: lo, Study: c.Args().First(),
+				Config: cfg, Launches: c.Int("launches"), Baseline: baseline, BaselineSet: c.IsSet("baseline-env") || c.IsSet("baseline-env-file")},
+				tunerPlugin: plugin, tunerConfig: tunerConfig, json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter})
 		},
 	}
 }
 
+// verifyOptions are verify's (the study, the config, the baseline and
+// the launches) and compare's (the launches).
 type verifyOptions struct {
-	launch   studyrun.LaunchSettings
-	study    string
-	config   nccl.Config
-	launches int
-	json     bool
-	db       string
-	stdout   io.Writer
-	stderr   io.Writer
-	// baseline is --baseline-env (baselineSet when given).
-	baseline    nccl.Config
-	baselineSet bool
-	naming      studyNaming
+	studyrun.VerifyOptions
+	json   bool
+	db     string
+	stdout io.Writer
+	stderr io.Writer
+	naming studyNaming
 	// tunerPlugin, when set, is the plugin verify measures the study's
 	// tuner CSV through (--tuner-plugin, an absolute path); tunerConfig,
 	// when set, the CSV it measures instead of the study's own export
@@ -154,17 +150,17 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		return err
 	}
 	defer st.Close()
-	ab, err := studyrun.PlanVerify(st, studyrun.VerifyOptions{Study: o.study, Config: o.config, Baseline: o.baseline, BaselineSet: o.baselineSet,
-		Launch: o.launch, Launches: o.launches, CheckRelaunch: func(study *store.Study) error {
-			return launchflags.CheckRelaunch(study, "verify", o.launch, o.stderr)
-		}})
+	o.CheckRelaunch = func(study *store.Study) error {
+		return launchflags.CheckRelaunch(study, "verify", o.Launch, o.stderr)
+	}
+	ab, err := studyrun.PlanVerify(st, o.VerifyOptions)
 	if err != nil {
 		return err
 	}
 	if o.tunerPlugin != "" {
 		// The study as export reads it: the CSV when none is given, and
 		// NCCL's recorded choices the CSV's gaps are judged by.
-		rec, recErr := studyExport(st, o.study)
+		rec, recErr := studyExport(st, o.Study)
 		if recErr != nil && !errors.Is(recErr, vocab.ErrUsage) {
 			// The database could not be read: not "no recommendation".
 			return recErr
@@ -192,7 +188,7 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		// sizes just outside it, each on its own, and the sizes between
 		// an op's calls where the CSV changes NCCL's own choice (where it
 		// keeps it, equal by the rule the CSV is written by).
-		ab.GuardDelivered(o.launch.Spec.NP)
+		ab.GuardDelivered(o.Launch.Spec.NP)
 		if err := ab.SettleGaps(func(op nccl.Op, sizes []int64) ([]bool, error) {
 			if recErr != nil {
 				return make([]bool, len(sizes)), nil // no record of NCCL's choices: judge them all
@@ -317,14 +313,14 @@ func writeTempCSV(content string) (string, error) {
 func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab studyrun.AB) error {
 	// Every launch measures the comparison's op (verify's is the study's:
 	// CheckRelaunch has refused another --op).
-	o.launch.Spec.Op = nccl.Op(ab.Collective).OrAllReduce()
+	o.Launch.Spec.Op = nccl.Op(ab.Collective).OrAllReduce()
 	// Nothing is stored for a launch that cannot start, of any op the
 	// comparison measures.
-	if err := preflight(o.launch); err != nil {
+	if err := preflight(o.Launch); err != nil {
 		return err
 	}
 	for _, op := range append(ab.Parts.Ops(), ab.GuardOps...) {
-		if err := launchflags.CanLaunchOp(o.launch, op); err != nil {
+		if err := launchflags.CanLaunchOp(o.Launch, op); err != nil {
 			return launchRefusal(fmt.Errorf("%s, which the comparison measures: %w", op, err))
 		}
 	}
@@ -332,12 +328,12 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 	if ab.CheckCand {
 		checkOK = studyrun.TunerCheck
 	}
-	r, err := studyrun.RunAB(ctx, st, ab, studyrun.ABOptions{Launch: o.launch, Launches: o.launches, Name: o.naming.apply, CheckOK: checkOK,
-		Started: ui.ABStarted(o.stderr, ab.Kind, ab.Base, ab.Cand, o.launches), Progress: ui.ABProgress(o.stderr)})
+	r, err := studyrun.RunAB(ctx, st, ab, studyrun.ABOptions{Launch: o.Launch, Launches: o.Launches, Name: o.naming.apply, CheckOK: checkOK,
+		Started: ui.ABStarted(o.stderr, ab.Kind, ab.Base, ab.Cand, o.Launches), Progress: ui.ABProgress(o.stderr)})
 	if err != nil {
 		return err
 	}
-	res := studyrun.VerifyResultOf(ab, r, o.launches)
+	res := studyrun.VerifyResultOf(ab, r, o.Launches)
 	launches, err := st.Launches(r.Study.ID)
 	if err != nil {
 		return err
