@@ -9,6 +9,7 @@
 package cliargs
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -51,7 +52,7 @@ func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 	}
 	// A subcommand ("replay build") brings its own flags.
 	for i < len(args) {
-		sub := subcommand(cmd, args[i])
+		sub := cmd.Command(args[i])
 		if sub == nil {
 			break
 		}
@@ -68,33 +69,23 @@ func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 		}
 		// A global flag (--db) written after the command is moved in
 		// front of it: "nccltune history --db a.db" means what it says.
+		to, defined := &flags, cmd.Flags
 		if IsGlobalFlag(app, cmd, a) {
-			if TakesValue(app.Flags, a) {
-				if i+1 >= len(args) {
-					dangling = a
-					break
-				}
-				global = append(global, a, args[i+1])
-				i++
-				continue
-			}
-			global = append(global, a)
+			to, defined = &global, app.Flags
+		} else if !strings.HasPrefix(a, "-") || len(a) == 1 {
+			positional = append(positional, a)
 			continue
 		}
-		if strings.HasPrefix(a, "-") && len(a) > 1 {
-			if TakesValue(cmd.Flags, a) {
-				if i+1 >= len(args) {
-					dangling = a
-					break
-				}
-				flags = append(flags, a, args[i+1])
-				i++
-				continue
-			}
-			flags = append(flags, a)
+		if !TakesValue(defined, a) {
+			*to = append(*to, a)
 			continue
 		}
-		positional = append(positional, a)
+		if i+1 >= len(args) {
+			dangling = a
+			break
+		}
+		*to = append(*to, a, args[i+1])
+		i++
 	}
 	if len(global) > 0 {
 		// out ends with the command name: put the global flags before it.
@@ -106,16 +97,6 @@ func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 		out = append(out, dangling)
 	}
 	return out, dangling
-}
-
-// subcommand is cmd's subcommand called name, nil if none.
-func subcommand(cmd *cli.Command, name string) *cli.Command {
-	for _, sub := range cmd.Subcommands {
-		if sub.HasName(name) {
-			return sub
-		}
-	}
-	return nil
 }
 
 // CommandName is the subcommand args name, or "" before one.
@@ -160,14 +141,7 @@ func IsGlobalFlag(app *cli.App, cmd *cli.Command, arg string) bool {
 	}
 	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 	has := func(flags []cli.Flag) bool {
-		for _, f := range flags {
-			for _, n := range f.Names() {
-				if n == name {
-					return true
-				}
-			}
-		}
-		return false
+		return slices.ContainsFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
 	}
 	return has(app.Flags) && !has(cmd.Flags)
 }
