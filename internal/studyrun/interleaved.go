@@ -437,15 +437,6 @@ type callsArm struct {
 	byTrial map[*search.Trial][][]model.Launch
 }
 
-// newCallsArm is the arm of ab.Calls, launched by run (which keeps its
-// launches in the arm's last); nil when there are none.
-func newCallsArm(ab AB) *callsArm {
-	if len(ab.Calls) == 0 {
-		return nil
-	}
-	return &callsArm{ladders: ab.Calls, byTrial: map[*search.Trial][][]model.Launch{}}
-}
-
 // follow launches t over each ladder of op after a measured launch of t
 // of op; nothing when there is no such arm.
 func (a *callsArm) follow(ctx context.Context, t *search.Trial, op nccl.Op) error {
@@ -544,7 +535,10 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	var last *benchfmt.Launch
 	request := ab.requester(study, rec, o, &last, 0)
 	run := ab.sweeper(request)
-	calls := newCallsArm(ab)
+	var calls *callsArm // the arm of ab.Calls; nil when there are none
+	if len(ab.Calls) > 0 {
+		calls = &callsArm{ladders: ab.Calls, byTrial: map[*search.Trial][][]model.Launch{}}
+	}
 	finish := func(status, reason string) {
 		study.Status, study.Reason = status, reason
 		_ = st.UpdateStudy(study)
@@ -576,17 +570,15 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	}
 	var res *ABResult
 	if ab.ofOps() {
+		quiet := o
+		quiet.Progress = nil
 		if alone != nil {
 			// Its launches are counted past the comparison's, so that a
 			// simulated launch's noise is its own.
-			quiet := o
-			quiet.Progress = nil
 			alone.run = ab.sweeper(ab.requester(study, rec, quiet, &last, 1<<20))
 		}
 		if calls != nil {
 			// Counted past the third arm's, for their own noise too.
-			quiet := o
-			quiet.Progress = nil
 			calls.run = ab.requester(study, rec, quiet, &calls.last, 2<<20)
 		}
 		res, err = ab.reconfirm(ctx, study, rec, o, base, cand, len(checks), alone, calls)

@@ -79,15 +79,13 @@ func PrepareSearch(st *store.Store, o SearchOptions) (*SearchRun, error) {
 	// The ranks each launch runs on, for the smallest size the benchmark
 	// measures (search.Options.Ranks).
 	r.Options.Ranks = o.Launch.Spec.NP
+	var err error
 	if o.Resume == "" {
-		study, err := newSearchStudy(st, o)
-		if err != nil {
-			return nil, err
-		}
-		r.Study = study
-		return r, nil
+		r.Study, err = newSearchStudy(st, o)
+	} else {
+		err = r.resume(o)
 	}
-	if err := r.resume(o); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return r, nil
