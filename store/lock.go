@@ -199,7 +199,7 @@ func commandLine(argv []string) string {
 		a := argv[i]
 		switch {
 		case i == 0:
-			a = baseName(a)
+			a = a[strings.LastIndexByte(a, '/')+1:] // the program's base name
 		case a == "--db" || a == "-db":
 			i++
 			continue
@@ -213,13 +213,6 @@ func commandLine(argv []string) string {
 		s = string(r[:59]) + "…"
 	}
 	return s
-}
-
-func baseName(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }
 
 // close closes the sidecar file (unlocked: writes release it each time).

@@ -38,10 +38,6 @@ func OptionsOf(st *store.Study) model.Options {
 	return opt
 }
 
-func timesOf(s model.SizeSummary) stored.SizeTimes {
-	return stored.SizeTimes{Bytes: s.Bytes, TimeUS: s.Median, LoUS: s.Lo, HiUS: s.Hi, Launches: s.Launches}
-}
-
 // modelLaunches are stored launches in the model's form, each by
 // model.LaunchOf (per size the per-iteration samples, or nccl-tests'
 // summary time when the output had none; -N cycles pooled).
@@ -68,7 +64,8 @@ func (Figures) CurveTimes(st *store.Study, ls []*store.Launch) (sizes []stored.S
 		if len(sum.Sizes) != 1 || sum.Sizes[0].Launches == 0 || math.IsNaN(sum.Sizes[0].Median) {
 			continue
 		}
-		t := timesOf(sum.Sizes[0])
+		s := sum.Sizes[0]
+		t := stored.SizeTimes{Bytes: s.Bytes, TimeUS: s.Median, LoUS: s.Lo, HiUS: s.Hi, Launches: s.Launches}
 		if minMax || math.IsNaN(t.LoUS) || math.IsNaN(t.HiUS) {
 			t.LoUS, t.HiUS = launchRange(mls, b)
 		}

@@ -466,7 +466,7 @@ func (e *explanation) choiceList(k, v string) {
 		return
 	}
 	adds := e.enables(set, status, what)
-	if !adds && n.Table != nil && sameSet(withoutUnavailable(set, status), n.enabledSet(universe, status)) {
+	if !adds && n.Table != nil && slices.Equal(sortedSet(withoutUnavailable(set, status)), sortedSet(n.enabledSet(universe, status))) {
 		// It leaves out only what the defaults had off: NCCL runs the
 		// same whatever the rest of the config.
 		e.drop(k, RuleOnlyDisabled, fmt.Sprintf("leaves out only %s NCCL's defaults disabled here", listText(universe, set)))
@@ -604,10 +604,6 @@ func withoutUnavailable(set map[string]bool, status func(string) Status) map[str
 		}
 	}
 	return out
-}
-
-func sameSet(a, b map[string]bool) bool {
-	return len(sortedSet(a)) == len(sortedSet(b)) && strings.Join(sortedSet(a), ",") == strings.Join(sortedSet(b), ",")
 }
 
 // listText names what a set leaves out of universe ("LL128").

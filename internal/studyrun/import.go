@@ -414,7 +414,10 @@ func studyMismatch(f *parsedFile, study *store.Study, op nccl.Op, stored map[[sh
 		return why
 	}
 	if r.Simulated != study.Simulated {
-		return simMismatch(f, study)
+		if r.Simulated {
+			return fmt.Sprintf("it is SIMULATED output and study %s holds real measurements; import it into a new study", study.Name)
+		}
+		return fmt.Sprintf("it is from a real fabric and study %s is SIMULATED; import it into a new study", study.Name)
 	}
 	if why := fabricMismatch(r, study); why != "" {
 		return why
@@ -453,13 +456,6 @@ func storedOutputs(st *store.Store, study *store.Study, created bool) (map[[sha2
 		}
 	}
 	return out, nil
-}
-
-func simMismatch(f *parsedFile, study *store.Study) string {
-	if f.result.Simulated {
-		return fmt.Sprintf("it is SIMULATED output and study %s holds real measurements; import it into a new study", study.Name)
-	}
-	return fmt.Sprintf("it is from a real fabric and study %s is SIMULATED; import it into a new study", study.Name)
 }
 
 // importStudy finds the --study to add to, or creates a new import study

@@ -179,7 +179,9 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 			s.NCCLVersion = in.Log.Facts.NCCLVersion
 		}
 		for _, n := range in.Log.Notes {
-			s.Notes = appendUnique(s.Notes, in.Name+": "+n)
+			if n := in.Name + ": " + n; !slices.Contains(s.Notes, n) {
+				s.Notes = append(s.Notes, n)
+			}
 		}
 		records += len(in.Log.Calls)
 	}
@@ -482,11 +484,4 @@ func mostCommon(m map[string]int64) string {
 		}
 	}
 	return best
-}
-
-func appendUnique(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
 }
