@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -108,9 +109,7 @@ func (s Spec) Validate() error {
 // env, the config's knobs, and NCCL_DEBUG settings for a debug launch.
 func (s Spec) EnvVars() []string {
 	m := map[string]string{}
-	for k, v := range s.BaseEnv {
-		m[k] = v
-	}
+	maps.Copy(m, s.BaseEnv)
 	for k, v := range s.Config {
 		if v != "" {
 			m[k] = v

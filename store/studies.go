@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -425,9 +426,7 @@ func summaryOf(st *Study) StudySummary {
 	if st.Search != nil {
 		sum.BatchSize = st.Search.BatchSize
 	}
-	for k, v := range st.BaselineEnv {
-		sum.BaselineEnv[k] = v
-	}
+	maps.Copy(sum.BaselineEnv, st.BaselineEnv)
 	if r := st.Recommendation; r != nil {
 		headline := r.Summary()
 		sum.Recommendation = &headline
