@@ -7,6 +7,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -163,10 +164,7 @@ func writeBatchPlan(dir string, p *BatchPlan) (string, error) {
 // batchArgs are the instrument's arguments for a batch: the plan replaces
 // the sweep's sizes, iterations and op.
 func (s Spec) batchArgs() []string {
-	path := s.batchPlanPath
-	if path == "" {
-		path = "PLAN.json" // Run writes the plan and fills in its path
-	}
+	path := cmp.Or(s.batchPlanPath, "PLAN.json") // Run writes the plan and fills in its path
 	return []string{"--batch", path}
 }
 

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -206,10 +207,7 @@ func (s Spec) BuildCommand(flavor, jsonPath string) (Command, error) {
 	case "", "local":
 		argv = bench
 	case "mpirun":
-		mpirun := s.MPIRun
-		if mpirun == "" {
-			mpirun = "mpirun"
-		}
+		mpirun := cmp.Or(s.MPIRun, "mpirun")
 		argv = []string{mpirun}
 		if s.NP > 0 {
 			argv = append(argv, "-np", strconv.Itoa(s.NP))
@@ -276,9 +274,7 @@ var flavorCache sync.Map // mpirun path → flavour
 
 // DetectMPIFlavor runs `mpirun --version` and reads whose MPI it is.
 func DetectMPIFlavor(ctx context.Context, mpirun string) (string, error) {
-	if mpirun == "" {
-		mpirun = "mpirun"
-	}
+	mpirun = cmp.Or(mpirun, "mpirun")
 	if f, ok := flavorCache.Load(mpirun); ok {
 		return f.(string), nil
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -99,10 +100,7 @@ func checkExecutables(spec Spec) error {
 	}
 	switch spec.Launcher {
 	case "mpirun":
-		name := spec.MPIRun
-		if name == "" {
-			name = "mpirun"
-		}
+		name := cmp.Or(spec.MPIRun, "mpirun")
 		if _, err := lookPath(name); err != nil {
 			return fmt.Errorf("%w: %s — install Open MPI or MPICH, or use --launcher local or srun", ErrLauncherNotFound, whyNotRunnable(name))
 		}

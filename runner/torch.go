@@ -9,6 +9,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"fmt"
 	"io"
@@ -137,10 +138,7 @@ func (s Spec) torchArgv() []string {
 	if !prefixRunsPython(s.Prefix) {
 		argv = append(argv, DefaultTorchPython)
 	}
-	script := s.TorchScript
-	if script == "" {
-		script = TorchScriptName // Run writes the embedded copy and fills in its path
-	}
+	script := cmp.Or(s.TorchScript, TorchScriptName) // Run writes the embedded copy and fills in its path
 	argv = append(argv, script)
 	if s.Batch != nil {
 		return append(append(argv, s.batchArgs()...), s.BenchArgs...)

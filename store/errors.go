@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -132,10 +133,7 @@ type DuplicateTrialError struct {
 }
 
 func (e *DuplicateTrialError) Error() string {
-	key := e.Key
-	if key == "" {
-		key = "NCCL defaults"
-	}
+	key := cmp.Or(e.Key, "NCCL defaults")
 	return fmt.Sprintf("study %d already has trial %d for config %q; add a launch to it instead of a new trial", e.StudyID, e.Existing, key)
 }
 

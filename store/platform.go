@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -19,9 +20,7 @@ func PlatformOf(r *benchfmt.Result) Platform {
 			hosts[d.Host] = true
 			f.Hosts = append(f.Hosts, d.Host)
 		}
-		if f.GPU == "" {
-			f.GPU = d.Name
-		}
+		f.GPU = cmp.Or(f.GPU, d.Name)
 	}
 	f.Nodes = len(f.Hosts)
 	if fa := r.Facts; fa != nil {
@@ -43,9 +42,7 @@ func (f *Platform) CompleteFrom(fa *benchfmt.Facts) {
 		return
 	}
 	f.AddTransport(fa)
-	if f.NCCLVersion == "" {
-		f.NCCLVersion = fa.NCCLVersion
-	}
+	f.NCCLVersion = cmp.Or(f.NCCLVersion, fa.NCCLVersion)
 	if f.Ranks == 0 {
 		f.Ranks = fa.NRanks
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,9 +60,7 @@ func (s *Store) CreateStudy(st *Study) error {
 			c.Created = t
 		}
 		c.Updated = t
-		if c.Status == "" {
-			c.Status = vocab.StatusRunning
-		}
+		c.Status = cmp.Or(c.Status, vocab.StatusRunning)
 		c.Trials, c.Launches = 0, 0
 		if err := putJSON(studies, itob(id), &c); err != nil {
 			return err

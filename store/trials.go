@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,9 +37,7 @@ func newTrialRecord(t *Trial) *Trial {
 	c := *t
 	c.Config = t.Config.Clone()
 	c.Key = c.Config.Key()
-	if c.State == "" {
-		c.State = vocab.TrialRunning
-	}
+	c.State = cmp.Or(c.State, vocab.TrialRunning)
 	return &c
 }
 

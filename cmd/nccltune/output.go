@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"io"
 
@@ -40,10 +41,7 @@ var errorKinds = map[int]string{
 // whole document's, a gate's failed launch, a file parse could not read).
 func errorJSON(err error) ui.ErrorJSON {
 	code := exitCode(err)
-	kind := errorKinds[code]
-	if kind == "" {
-		kind = "failed"
-	}
+	kind := cmp.Or(errorKinds[code], "failed")
 	msg := err.Error()
 	if errors.Is(err, vocab.ErrInterrupted) {
 		msg = "interrupted by the user (Ctrl-C or SIGTERM); what was measured is saved"

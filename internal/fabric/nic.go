@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -40,10 +41,7 @@ func (d *diagnosis) nicWarnings() {
 	}
 	var what, exclude, check []string
 	for _, e := range errs {
-		dev := e.Device
-		if dev == "" {
-			dev = "an RDMA device NCCL did not name"
-		}
+		dev := cmp.Or(e.Device, "an RDMA device NCCL did not name")
 		where := dev
 		if e.Host != "" {
 			where += " on " + e.Host

@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -49,9 +50,7 @@ func TunerRunOf(res *benchfmt.Result) TunerRun {
 	}
 	if res.Facts != nil {
 		r.NNodes = res.Facts.NNodes
-		if r.Version == "" {
-			r.Version = res.Facts.NCCLVersion
-		}
+		r.Version = cmp.Or(r.Version, res.Facts.NCCLVersion)
 	}
 	return r
 }

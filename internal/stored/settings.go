@@ -1,6 +1,7 @@
 package stored
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -200,10 +201,7 @@ func SpaceText(space map[string][]string) string {
 	for i, k := range knobs {
 		choices := make([]string, len(space[k]))
 		for j, c := range space[k] {
-			if c == "" {
-				c = "unset"
-			}
-			choices[j] = c
+			choices[j] = cmp.Or(c, "unset")
 		}
 		parts[i] = k + ": " + strings.Join(choices, " ")
 	}

@@ -1,6 +1,7 @@
 package studyrun
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -153,9 +154,7 @@ func importConfig(files []*parsedFile, given nccl.Config) (nccl.Config, error) {
 	for _, f := range files {
 		cfg, ok := recordedConfig(f)
 		if !ok {
-			if unknown == "" {
-				unknown = f.path
-			}
+			unknown = cmp.Or(unknown, f.path)
 			continue
 		}
 		if len(given) > 0 {

@@ -1,6 +1,7 @@
 package studyrun
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -203,9 +204,7 @@ func (ab *AB) SettleGaps(keeps func(op nccl.Op, sizes []int64) ([]bool, error)) 
 // of a comparison, a workload's included, measures them. op "" is the
 // comparison's one op (search.Request's for a one-part study).
 func (ab AB) widen(op nccl.Op, lo, hi int64) (int64, int64) {
-	if op == "" {
-		op = ab.op()
-	}
+	op = cmp.Or(op, ab.op())
 	for _, d := range ab.Delivered {
 		if d.Op == op.OrAllReduce() && len(d.Sizes) > 0 {
 			lo, hi = min(lo, d.Sizes[0]), max(hi, d.Sizes[len(d.Sizes)-1])
@@ -652,10 +651,7 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 			if req.Phase != vocab.PhaseConfirm || !scored {
 				return nil
 			}
-			op := req.Op
-			if op == "" {
-				op = ab.op()
-			}
+			op := cmp.Or(req.Op, ab.op())
 			if t == cand {
 				if err := alone.follow(ctx, op); err != nil {
 					return err
