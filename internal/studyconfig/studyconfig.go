@@ -5,6 +5,7 @@ package studyconfig
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,11 +70,7 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	if path == "" {
 		return nil
 	}
-	ctx := c.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	data, err := input.Load(ctx, path, input.MaxBytes)
+	data, err := input.Load(cmp.Or(c.Context, context.Background()), path, input.MaxBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return vocab.UsageErrorf("--config %s: no such file; give the path of a study config (YAML, keys are the flags of nccltune %s)", path, c.Command.Name)
@@ -113,11 +110,9 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	// the file, as a whole).
 	cliGroup := map[string]bool{}
 	for _, g := range groups {
-		for _, k := range g {
-			if c.IsSet(k) {
-				for _, k := range g {
-					cliGroup[k] = true
-				}
+		if slices.ContainsFunc(g, c.IsSet) {
+			for _, k := range g {
+				cliGroup[k] = true
 			}
 		}
 	}
