@@ -396,12 +396,7 @@ func (d *diagnosis) mpiWireupLine() (string, bool) {
 }
 
 func (d *diagnosis) has(code string) bool {
-	for _, w := range d.r.Warnings {
-		if w.Code == code {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(d.r.Warnings, func(w Warning) bool { return w.Code == code })
 }
 
 // noProgress says which step hung: NCCL's initialisation, the first

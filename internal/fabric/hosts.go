@@ -16,12 +16,7 @@ import (
 // lines, more than one node (or an unknown count).
 func (r Report) NetworkCarriesData() bool {
 	if len(r.Routes) > 0 {
-		for _, rt := range r.Routes {
-			if rt.Kind == benchfmt.KindNET {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(r.Routes, func(rt benchfmt.Route) bool { return rt.Kind == benchfmt.KindNET })
 	}
 	return r.NNodes != 1
 }

@@ -2,6 +2,7 @@ package nccl
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,12 +136,7 @@ func DefaultSpaceKnobs() []Knob {
 
 // IsKnob reports whether name is a searchable knob.
 func IsKnob(name string) bool {
-	for _, k := range Knobs {
-		if k.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(Knobs, func(k Knob) bool { return k.Name == name })
 }
 
 func intRange(lo, hi int) func(string) error {
@@ -203,12 +199,7 @@ func checkNameList(v string, valid []string) error {
 }
 
 func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
 }
 
 func uniqueFold(list []string) []string {

@@ -99,12 +99,7 @@ func IsScoped(v string) bool {
 	if err != nil {
 		return strings.Contains(v, ":")
 	}
-	for _, e := range entries {
-		if e.function != "" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(entries, func(e listEntry) bool { return e.function != "" })
 }
 
 // ScopeList writes a plain NCCL_ALGO/NCCL_PROTO list ("^LL128") in the
