@@ -43,12 +43,7 @@ func (f *Platform) CompleteFrom(fa *benchfmt.Facts) {
 	}
 	f.AddTransport(fa)
 	f.NCCLVersion = cmp.Or(f.NCCLVersion, fa.NCCLVersion)
-	if f.Ranks == 0 {
-		f.Ranks = fa.NRanks
-	}
-	if f.Nodes == 0 {
-		f.Nodes = fa.NNodes
-	}
+	f.Ranks, f.Nodes = cmp.Or(f.Ranks, fa.NRanks), cmp.Or(f.Nodes, fa.NNodes)
 	if len(f.Hosts) == 0 {
 		f.Hosts = fa.Hosts
 	}

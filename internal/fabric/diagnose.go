@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -226,12 +227,7 @@ func (d *diagnosis) fill() {
 	r.Sizes = []SizeBW{}
 	if res := d.res; res != nil {
 		r.Simulated, r.SimProfile = res.Simulated, res.SimProfile
-		if res.NCCLVersion != "" {
-			r.NCCLVersion = res.NCCLVersion
-		}
-		if r.NRanks == 0 {
-			r.NRanks = res.NRanks
-		}
+		r.NCCLVersion, r.NRanks = cmp.Or(res.NCCLVersion, r.NCCLVersion), cmp.Or(r.NRanks, res.NRanks)
 		if len(res.Devices) > 0 {
 			r.GPU = res.Devices[0].Name
 		}

@@ -1,6 +1,7 @@
 package studyrun
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -22,9 +23,7 @@ type Launcher struct {
 func (l *Launcher) Launch(ctx context.Context, req search.Request) (*benchfmt.Launch, error) {
 	spec := l.Base
 	spec.Config = req.Config
-	if req.Op != "" {
-		spec.Op = req.Op
-	}
+	spec.Op = cmp.Or(req.Op, spec.Op)
 	spec.MinBytes, spec.MaxBytes = req.MinBytes, req.MaxBytes
 	spec.Debug = req.Debug
 	if req.Debug {
