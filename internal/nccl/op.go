@@ -3,8 +3,8 @@ package nccl
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -545,11 +545,8 @@ func (w Workload) Sizes(op Op) []int64 {
 			}
 		}
 	}
-	out := make([]int64, 0, len(set))
-	for s := range set {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	out := slices.AppendSeq(make([]int64, 0, len(set)), maps.Keys(set))
+	slices.Sort(out)
 	return out
 }
 
