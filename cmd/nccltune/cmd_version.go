@@ -90,27 +90,21 @@ func modifiedText(m bool) string {
 	return ""
 }
 
-var (
-	buildOnce sync.Once
-	buildInfo build
-)
-
 // builtFrom is the commit the Go toolchain stamped into the binary, else,
 // for a go run build (whose sources are the checkout it runs in), the
 // checkout's commit as git says; else unknown.
-func builtFrom() build {
-	buildOnce.Do(func() {
-		if info, ok := debug.ReadBuildInfo(); ok {
-			buildInfo = stamped(info.Settings)
+var builtFrom = sync.OnceValue(func() build {
+	var b build
+	if info, ok := debug.ReadBuildInfo(); ok {
+		b = stamped(info.Settings)
+	}
+	if b.Commit == "" && invocation.Command() != "nccltune" {
+		if wd, err := os.Getwd(); err == nil {
+			b = checkoutCommit(wd)
 		}
-		if buildInfo.Commit == "" && invocation.Command() != "nccltune" {
-			if wd, err := os.Getwd(); err == nil {
-				buildInfo = checkoutCommit(wd)
-			}
-		}
-	})
-	return buildInfo
-}
+	}
+	return b
+})
 
 // stamped reads vcs.revision and vcs.modified from the build settings.
 func stamped(settings []debug.BuildSetting) build {
