@@ -31,7 +31,8 @@ func searchCommand() *cli.Command {
 		Description: `search measures NCCL's defaults, proposes NCCL_* settings with a TPE sampler
 (one launch each, more for the leaders), then measures the best candidate
 against the defaults interleaved (B C B C …) and recommends it only when the
-gain is significant (Mann-Whitney U, alpha 0.05) and at least --min-effect.
+gain is significant (Mann-Whitney U at --alpha, 0.05 by default) and at
+least --min-effect.
 Exploration numbers are never reported as the gain: they favour lucky launches.
 Every launch is stored; Ctrl-C stops cleanly and --resume STUDY continues.
 
