@@ -227,17 +227,14 @@ func (s *Study) Landscape() (Landscape, error) {
 	if err != nil {
 		return Landscape{}, err
 	}
-	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: studiedText(s.Study), Score: stored.ScoreName(s.Study), BaselineUS: math.NaN()}
-	if s.Study.Simulated {
-		l.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
-	}
+	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: studiedText(s.Study),
+		Score: stored.ScoreName(s.Study), BaselineUS: math.NaN(), Simulated: s.simulatedLine(), Plans: s.Study.Plans}
 	for _, c := range cs {
 		if c.Role == vocab.RoleBaseline && c.Scored() {
 			l.BaselineUS = c.ScoreUS
 		}
 	}
 	l.Knob, l.Share = mostImportantKnob(cs)
-	l.Plans = s.Study.Plans
 	return l, nil
 }
 

@@ -96,6 +96,15 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 	return f
 }
 
+// simulatedLine is the red header line of the figures of s alone, "" when
+// it is not simulated.
+func (s *Study) simulatedLine() string {
+	if !s.Study.Simulated {
+		return ""
+	}
+	return simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
+}
+
 // simulatedLine is the red header line of a figure with simulated data.
 func simulatedLine(sims, simNames []string, studies int) string {
 	if len(sims) == 0 {
