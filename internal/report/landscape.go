@@ -558,7 +558,11 @@ func (l Landscape) scoreName() string { return cmp.Or(l.Score, "band score") }
 // subtitle says what is ranked and what the colour means and, when the
 // search's plans were read, how much of the space it explored.
 func (l Landscape) subtitle() []string {
-	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by %s; colour: %s", l.Band, l.scoreName(), knobText(l.Knob, l.Share))}
+	colour := "one (no knob explains the spread)"
+	if l.Knob != "" {
+		colour = fmt.Sprintf("%s, the knob whose values explain most of the ranking (η² of ranks %.2f)", l.Knob, l.Share)
+	}
+	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by %s; colour: %s", l.Band, l.scoreName(), colour)}
 	if pl := l.Plans; pl != nil && pl.Read {
 		line := fmt.Sprintf("the space holds %d configs; %d explored, %s", pl.SpaceConfigs, pl.ConfigsExplored, texttable.Plural(pl.PlansExplored, "distinct plan"))
 		if pl.MergedConfigs > 0 {
@@ -567,13 +571,6 @@ func (l Landscape) subtitle() []string {
 		sub = append(sub, line)
 	}
 	return sub
-}
-
-func knobText(knob string, share float64) string {
-	if knob == "" {
-		return "one (no knob explains the spread)"
-	}
-	return fmt.Sprintf("%s, the knob whose values explain most of the ranking (η² of ranks %.2f)", knob, share)
 }
 
 // valueLess orders a knob's values: unset first, numbers by value, then

@@ -493,11 +493,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if len(c.Notes) > 0 {
 		fmt.Fprintln(w)
 	}
-	return writeNotes(w, c.Notes)
-}
-
-func writeNotes(w io.Writer, notes []string) error {
-	for i, n := range notes {
+	for i, n := range c.Notes {
 		if _, err := fmt.Fprintf(w, "%s %s\n", strings.TrimSpace(superscripts([]int{i + 1})), n); err != nil {
 			return err
 		}
