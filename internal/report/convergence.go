@@ -87,14 +87,12 @@ func (s *Study) Convergence() (Convergence, error) {
 		// op's sizes: the title must not name the first op alone.
 		subject = "workload of " + nccl.JoinOps(ops)
 	}
-	c := Convergence{Subject: s.Name() + ": " + subject, Band: studiedText(s.Study), Score: stored.ScoreName(s.Study), Launches: len(s.Launches)}
-	if s.Study.Simulated {
-		c.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
-	}
-	if cand := s.Candidate(); cand != nil {
+	c := Convergence{Subject: s.Name() + ": " + subject, Band: studiedText(s.Study), Score: stored.ScoreName(s.Study),
+		Launches: len(s.Launches), Simulated: s.simulatedLine()}
+	base, cand := s.Baseline(), s.Candidate()
+	if cand != nil {
 		c.Final, _ = s.labelOf(cand)
 	}
-	base, cand := s.Baseline(), s.Candidate()
 	scores := map[uint64][]float64{}
 	// A study of several parts scores a round, not one op's launch
 	// (LaunchStats.Rounds, the search's own grouping, as ScoredConfigs reads

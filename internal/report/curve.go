@@ -92,25 +92,18 @@ func (s *Study) DecisionCurves(exploration bool) ([]Curve, error) {
 	if len(bl) == 0 || len(cl) == 0 {
 		return nil, fmt.Errorf("study %s has no successful launch of both NCCL's defaults and the confirmed config", s.Name())
 	}
-	var out []Curve
-	for _, arm := range []struct {
-		t  *store.Trial
-		ls []*store.Launch
-	}{{base, bl}, {cand, cl}} {
-		c, err := s.curveOf(arm.t, arm.ls, which)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
+	bc, err := s.curveOf(base, bl, which)
+	if err != nil {
+		return nil, err
 	}
+	cc, err := s.curveOf(cand, cl, which)
+	if err != nil {
+		return nil, err
+	}
+	out := []Curve{bc, cc}
 	if exploration && which == PhaseConfirmation {
 		for _, t := range []*store.Trial{base, cand} {
-			var ls []*store.Launch
-			for _, l := range s.TrialLaunches(t, "") {
-				if l.Phase != vocab.PhaseConfirm {
-					ls = append(ls, l)
-				}
-			}
+			ls := slices.DeleteFunc(s.TrialLaunches(t, ""), func(l *store.Launch) bool { return l.Phase == vocab.PhaseConfirm })
 			if c, err := s.curveOf(t, ls, PhaseExploration); err == nil {
 				out = append(out, c)
 			}
@@ -165,11 +158,8 @@ func (s *Study) curveOf(t *store.Trial, ls []*store.Launch, phase string) (Curve
 	c.Confidence = stored.StatsOf(s.Study).Confidence
 	factor := s.BusBWFactor()
 	for _, z := range sizes {
-		p := Point{Bytes: z.Bytes, TimeUS: z.TimeUS, TimeLoUS: z.LoUS, TimeHiUS: z.HiUS, Launches: z.Launches}
-		p.BusBW = busBW(factor, z.Bytes, p.TimeUS)
-		p.BusBWLo = busBW(factor, z.Bytes, p.TimeHiUS)
-		p.BusBWHi = busBW(factor, z.Bytes, p.TimeLoUS)
-		c.Points = append(c.Points, p)
+		c.Points = append(c.Points, Point{Bytes: z.Bytes, TimeUS: z.TimeUS, TimeLoUS: z.LoUS, TimeHiUS: z.HiUS, Launches: z.Launches,
+			BusBW: busBW(factor, z.Bytes, z.TimeUS), BusBWLo: busBW(factor, z.Bytes, z.HiUS), BusBWHi: busBW(factor, z.Bytes, z.LoUS)})
 	}
 	if len(c.Points) == 0 {
 		return c, fmt.Errorf("trial %s/%d (%s): its launches hold no valid time to draw", s.Name(), t.Number, c.Label)

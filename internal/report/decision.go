@@ -23,40 +23,32 @@ func (s *Study) DecisionFigure(metric string, exploration bool) (Figure, error) 
 // holds (built once for every figure of a render).
 func (v compared) decisionFigure(metric string, exploration bool) (Figure, error) {
 	s := v.s
-	if s.Study.Kind != vocab.KindSearch || v.c == nil {
-		highlight := 0 // a sweep's or an import's few configs, all in colour
-		if s.Study.Kind == vocab.KindSearch {
-			highlight = 5
-		}
-		curves, err := s.AllCurves(highlight)
-		if err != nil {
-			return Figure{}, err
-		}
-		f := NewFigure(curves, s)
-		f.Metric = metric
-		if s.Study.Kind == vocab.KindSearch {
-			f.Subtitle = []string{"nothing was confirmed against " + stored.ConclusionOf(s.Study).BaselineName() + ": every config, all its launches pooled (exploration only, not a verdict)"}
-		}
-		return f, nil
+	var curves []Curve
+	var err error
+	var sub []string
+	switch {
+	case s.Study.Kind != vocab.KindSearch:
+		curves, err = s.AllCurves(0) // a sweep's or an import's few configs, all in colour
+	case v.c == nil:
+		curves, err = s.AllCurves(5)
+		sub = []string{"nothing was confirmed against " + stored.ConclusionOf(s.Study).BaselineName() + ": every config, all its launches pooled (exploration only, not a verdict)"}
+	default:
+		curves, err = s.DecisionCurves(exploration)
+		sub = v.decisionSubtitle()
 	}
-	curves, err := s.DecisionCurves(exploration)
 	if err != nil {
 		return Figure{}, err
 	}
 	f := NewFigure(curves, s)
-	f.Metric = metric
-	f.Subtitle = v.decisionSubtitle()
+	f.Metric, f.Subtitle = metric, sub
 	return f, nil
 }
 
 // decisionSubtitle says what v.s's decision figure draws and what it
-// decided, from the comparison v holds: which launches, then the band
-// speedup with its interval.
+// decided, from the comparison v holds (not nil): which launches, then the
+// band speedup with its interval.
 func (v compared) decisionSubtitle() []string {
 	s, c := v.s, v.c
-	if c == nil {
-		return nil
-	}
 	baseline := stored.ConclusionOf(s.Study).BaselineName()
 	out := []string{fmt.Sprintf("%s vs %s: %s (the verdict's)", c.Candidate.Label, baseline, c.launchesText())}
 	if b := c.Band; b != nil {

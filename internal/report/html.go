@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -144,10 +145,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	loc := opt.Location
-	if loc == nil {
-		loc = time.UTC
-	}
+	loc := cmp.Or(opt.Location, time.UTC)
 	st := s.Study
 	d := pageData{
 		Title:       fmt.Sprintf("nccltune report: %s", st.Name),

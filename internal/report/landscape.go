@@ -227,17 +227,14 @@ func (s *Study) Landscape() (Landscape, error) {
 	if err != nil {
 		return Landscape{}, err
 	}
-	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: studiedText(s.Study), Score: stored.ScoreName(s.Study), BaselineUS: math.NaN()}
-	if s.Study.Simulated {
-		l.Simulated = simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
-	}
+	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: studiedText(s.Study),
+		Score: stored.ScoreName(s.Study), BaselineUS: math.NaN(), Simulated: s.simulatedLine(), Plans: s.Study.Plans}
 	for _, c := range cs {
 		if c.Role == vocab.RoleBaseline && c.Scored() {
 			l.BaselineUS = c.ScoreUS
 		}
 	}
 	l.Knob, l.Share = mostImportantKnob(cs)
-	l.Plans = s.Study.Plans
 	return l, nil
 }
 
@@ -561,7 +558,11 @@ func (l Landscape) scoreName() string { return cmp.Or(l.Score, "band score") }
 // subtitle says what is ranked and what the colour means and, when the
 // search's plans were read, how much of the space it explored.
 func (l Landscape) subtitle() []string {
-	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by %s; colour: %s", l.Band, l.scoreName(), knobText(l.Knob, l.Share))}
+	colour := "one (no knob explains the spread)"
+	if l.Knob != "" {
+		colour = fmt.Sprintf("%s, the knob whose values explain most of the ranking (η² of ranks %.2f)", l.Knob, l.Share)
+	}
+	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by %s; colour: %s", l.Band, l.scoreName(), colour)}
 	if pl := l.Plans; pl != nil && pl.Read {
 		line := fmt.Sprintf("the space holds %d configs; %d explored, %s", pl.SpaceConfigs, pl.ConfigsExplored, texttable.Plural(pl.PlansExplored, "distinct plan"))
 		if pl.MergedConfigs > 0 {
@@ -570,13 +571,6 @@ func (l Landscape) subtitle() []string {
 		sub = append(sub, line)
 	}
 	return sub
-}
-
-func knobText(knob string, share float64) string {
-	if knob == "" {
-		return "one (no knob explains the spread)"
-	}
-	return fmt.Sprintf("%s, the knob whose values explain most of the ranking (η² of ranks %.2f)", knob, share)
 }
 
 // valueLess orders a knob's values: unset first, numbers by value, then

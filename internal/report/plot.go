@@ -96,14 +96,29 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 	return f
 }
 
+// simulatedLine is the red header line of the figures of s alone, "" when
+// it is not simulated.
+func (s *Study) simulatedLine() string {
+	if !s.Study.Simulated {
+		return ""
+	}
+	return simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)
+}
+
 // simulatedLine is the red header line of a figure with simulated data.
 func simulatedLine(sims, simNames []string, studies int) string {
 	if len(sims) == 0 {
 		return ""
 	}
 	s := "SIMULATED fabric"
-	if profiles := strings.Join(compactStrings(sims), ", "); profiles != "" {
-		s += " (" + profiles + ")"
+	var profiles []string
+	for _, p := range sims {
+		if p != "" && !slices.Contains(profiles, p) {
+			profiles = append(profiles, p)
+		}
+	}
+	if len(profiles) > 0 {
+		s += " (" + strings.Join(profiles, ", ") + ")"
 	}
 	if len(simNames) < studies { // mixed with real studies: say which
 		s += " for " + strings.Join(simNames, ", ")
@@ -147,18 +162,6 @@ func bandText(lo, hi int64) string {
 		return nccl.FormatSize(lo)
 	}
 	return nccl.FormatSize(lo) + "–" + nccl.FormatSize(hi)
-}
-
-func compactStrings(xs []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, x := range xs {
-		if x != "" && !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // Image formats a Figure can be written in.

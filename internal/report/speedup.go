@@ -52,10 +52,7 @@ func (v compared) speedupFigure() (SpeedupFigure, error) {
 		return SpeedupFigure{}, fmt.Errorf("study %s has no confirmed config to compare with NCCL's defaults: no speedup to draw (nccltune plot %s draws its curves)", s.Name(), s.Name())
 	}
 	f := SpeedupFigure{Subject: s.Name() + ": " + collectiveOf(s.Study), Comparison: c, MinEffect: stored.StatsOf(s.Study).MinEffect,
-		Simulated: simulatedLine([]string{s.Study.Launch.SimProfile}, []string{s.Name()}, 1)}
-	if !s.Study.Simulated {
-		f.Simulated = ""
-	}
+		Simulated: s.simulatedLine()}
 	f.BandMin, f.BandMax = searchedBand(s.Study)
 	return f, nil
 }

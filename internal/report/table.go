@@ -85,12 +85,11 @@ func (s *Study) Compare() *Comparison {
 		return nil
 	}
 	opt := stored.StatsOf(s.Study)
+	label, measuredAs := s.labelOf(cand)
 	c := &Comparison{Study: s.Name(), Simulated: simulatedLabel(s.Study), Launches: which,
 		Confidence: opt.Confidence, Alpha: opt.Alpha, BusBWFactor: s.BusBWFactor(),
 		Baseline:  Arm{Label: ConfigLabel(base.Config), Env: base.Config.Clone(), Trial: base.Number, Launches: len(bl)},
-		Candidate: Arm{Label: ConfigLabel(cand.Config), Env: cand.Config.Clone(), Trial: cand.Number, Launches: len(cl)}}
-	label, measuredAs := s.labelOf(cand)
-	c.Candidate.Label = label
+		Candidate: Arm{Label: label, Env: cand.Config.Clone(), Trial: cand.Number, Launches: len(cl)}}
 	band := s.bandSizes(bl, cl)
 	notes := &footnotes{}
 	if measuredAs != "" {
@@ -231,23 +230,17 @@ func (s *Study) decidedRows(cand *store.Trial, which string) []store.SizeCompari
 // decision used, and its interval once contradicted the study's verdict.
 // A study of one call (or one band) decided its band row.
 func (s *Study) summarised(cand *store.Trial, which string) bool {
-	w := s.Study.Parts()
+	w, r := s.Study.Parts(), s.Study.Recommendation
 	switch {
-	case w.Timed() && (w.ScoredByRounds() || s.timedWorkload()):
+	// Not only this op's view (OpStudy keeps the op's calls alone): the
+	// study decided a workload of several calls when its decision has
+	// parts, stored only for a study scored by rounds (search.PartResult).
+	case w.Timed() && (w.ScoredByRounds() || r != nil && len(r.Parts) > 0):
 		return false
 	case w.ScoredByRounds():
 		return s.decidedBand(cand, which) != nil
 	}
 	return true
-}
-
-// timedWorkload reports whether the study, not only this op's view of it
-// (OpStudy keeps the op's calls alone), decided a workload of several
-// calls: its decision has parts, which a study stores only when it is
-// scored by rounds (search.PartResult).
-func (s *Study) timedWorkload() bool {
-	r := s.Study.Recommendation
-	return r != nil && len(r.Parts) > 0 // parts are stored only for a study scored by rounds
 }
 
 // decidedBand is the band row as the study decided it (the stored
@@ -500,11 +493,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if len(c.Notes) > 0 {
 		fmt.Fprintln(w)
 	}
-	return writeNotes(w, c.Notes)
-}
-
-func writeNotes(w io.Writer, notes []string) error {
-	for i, n := range notes {
+	for i, n := range c.Notes {
 		if _, err := fmt.Fprintf(w, "%s %s\n", strings.TrimSpace(superscripts([]int{i + 1})), n); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/stored"
@@ -75,12 +76,7 @@ func (s *Study) samePlan(a, b ScoredConfig) bool {
 	if pa == nil || pb == nil {
 		return false
 	}
-	for _, size := range s.Study.Sizes {
-		if pa[size] != pb[size] {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(s.Study.Sizes, func(size int64) bool { return pa[size] != pb[size] })
 }
 
 // planOf is what NCCL chose for a config at each size of the band, from
@@ -104,13 +100,7 @@ func (s *Study) planOf(c ScoredConfig) map[int64]string {
 				plan[ch.Bytes] = fmt.Sprintf("%s/%s/%d", strings.ToUpper(ch.Algo), strings.ToUpper(ch.Proto), ch.Channels)
 			}
 		}
-		complete := true
-		for _, size := range s.Study.Sizes {
-			if plan[size] == "" {
-				complete = false
-			}
-		}
-		if complete {
+		if !slices.ContainsFunc(s.Study.Sizes, func(size int64) bool { return plan[size] == "" }) {
 			return plan
 		}
 	}
