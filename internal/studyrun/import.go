@@ -9,7 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -102,18 +102,16 @@ func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []run
 	var skipped []runresult.SkippedFile
 	first := map[[sha256.Size]byte]string{}
 	for _, f := range files {
-		if f.err == nil {
-			// The same output given twice (two names, or one name twice)
-			// would be two launches of one run.
-			if earlier, ok := first[f.sum]; ok {
-				return nil, nil, vocab.UsageErrorf("%s is the same output as %s (identical content): a run is imported once — give each file once", f.path, earlier)
-			}
-			first[f.sum] = f.path
-		}
 		if f.err != nil {
 			skipped = append(skipped, runresult.SkippedFile{File: f.path, Error: f.err.Error()})
 			continue
 		}
+		// The same output given twice (two names, or one name twice)
+		// would be two launches of one run.
+		if earlier, ok := first[f.sum]; ok {
+			return nil, nil, vocab.UsageErrorf("%s is the same output as %s (identical content): a run is imported once — give each file once", f.path, earlier)
+		}
+		first[f.sum] = f.path
 		good = append(good, f)
 	}
 	for _, check := range []func([]*parsedFile) error{sameFabricKind, sameOpAndRanks} {
@@ -152,11 +150,13 @@ func importConfig(files []*parsedFile, given nccl.Config) (nccl.Config, error) {
 	var recorded nccl.Config
 	var recordedBy, unknown string
 	for _, f := range files {
-		cfg, ok := recordedConfig(f)
-		if !ok {
+		// The tunable knobs the run's -J JSON recorded in its env (the
+		// JSON's own, or its text twin's JSON); none in text output.
+		if f.result.Env == nil {
 			unknown = cmp.Or(unknown, f.path)
 			continue
 		}
+		cfg := nccl.KnobsOf(f.result.Env).Clone()
 		if len(given) > 0 {
 			if want := nccl.KnobsOf(given); cfg.Key() != want.Key() {
 				return nil, fmt.Errorf("%s records that it ran with %s, not the --env given (%s); import each config with its own --env", f.path, configText(cfg), configText(want))
@@ -177,16 +177,6 @@ func importConfig(files []*parsedFile, given nccl.Config) (nccl.Config, error) {
 		return nil, fmt.Errorf("%s records that it ran with %s, but %s does not say what it ran with (text output without its JSON); import them separately, with --env for the text", recordedBy, configText(recorded), unknown)
 	}
 	return recorded, nil
-}
-
-// recordedConfig is the tunable knobs a run's -J JSON recorded in its
-// env (the JSON's own, or its text twin's JSON); false when it recorded
-// none (text output).
-func recordedConfig(f *parsedFile) (nccl.Config, bool) {
-	if f.result.Env == nil {
-		return nil, false
-	}
-	return nccl.KnobsOf(f.result.Env).Clone(), true
 }
 
 func configText(c nccl.Config) string {
@@ -521,10 +511,9 @@ func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.
 		Outcome: benchfmt.OK, Env: trial.Config.Env(), Simulated: r.Simulated,
 		Sizes: benchfmt.SizesOf(r), Facts: r.Facts,
 	}
+	l.Source = f.path
 	if abs, err := filepath.Abs(f.path); err == nil {
 		l.Source = abs
-	} else {
-		l.Source = f.path
 	}
 	if fi, err := os.Stat(f.path); err == nil {
 		l.Start = fi.ModTime().UTC() // when the output was saved: the best the file tells
@@ -537,16 +526,12 @@ func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.
 }
 
 func distinctSizes(r *benchfmt.Result) []int64 {
-	seen := map[int64]bool{}
 	var out []int64
 	for _, z := range benchfmt.SizesOf(r) {
-		if !seen[z.Nominal()] {
-			seen[z.Nominal()] = true
-			out = append(out, z.Nominal())
-		}
+		out = append(out, z.Nominal())
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // pairRuns finds a run's text output and its -J JSON among the files:
