@@ -218,12 +218,7 @@ func (ab AB) widen(op nccl.Op, lo, hi int64) (int64, int64) {
 func (ab AB) ofOps() bool { return ab.Parts.BeyondOnePart(ab.GuardOps) }
 
 // stats are the statistics ab decides with.
-func (ab AB) stats() model.Options {
-	if ab.Stats == (model.Options{}) {
-		return model.DefaultOptions()
-	}
-	return ab.Stats
-}
+func (ab AB) stats() model.Options { return cmp.Or(ab.Stats, model.DefaultOptions()) }
 
 // searchOptions are ab as the study options search.Reconfirm measures
 // with: the workload (or the one band and op), guard sizes, guarded ops
@@ -673,8 +668,7 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 		}
 		return nil, err
 	}
-	so := ab.searchOptions()
-	sr := RecommendationOf(res, so)
+	sr := RecommendationOf(res, r.Options)
 	sr.Env, sr.CandidateTrialID = ab.Cand.Clone(), cand.ID
 	sr.SpeedupCI = [2]float64{store.FiniteOr(sr.SpeedupCI[0], sr.Speedup), store.FiniteOr(sr.SpeedupCI[1], sr.Speedup)}
 	sr.PValue = store.FiniteOr(sr.PValue, 1)
