@@ -247,37 +247,6 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 	return nil
 }
 
-// opMismatch says why an output of one op cannot join study (which
-// measured another) or fails --op; "" when it can. An output that names
-// no program (nccl-tests before 2.15) is taken at its word: --op's, or
-// the study's.
-func opMismatch(r *benchfmt.Result, study *store.Study, want nccl.Op) string {
-	if why := r.OpMismatch(want); why != "" {
-		return why
-	}
-	if got := r.Op(); got != "" && got != study.Op() {
-		return fmt.Sprintf("the output is of %s, study %s measured %s; import it into a study of its own (without --study)", got, study.Name, study.Op())
-	}
-	return ""
-}
-
-// fabricMismatch says why an output of another fabric (other ranks,
-// nodes or transport than the study recorded) cannot join study; "" when
-// it can, or when either did not record them. A study is one fabric: a
-// 1-host NVLink log beside 2-node Socket launches would be averaged as one.
-func fabricMismatch(r *benchfmt.Result, study *store.Study) string {
-	var diffs []string
-	for _, d := range store.PlatformOf(r).Differences(study.Platform) {
-		if d.Fabric() {
-			diffs = append(diffs, d.String())
-		}
-	}
-	if len(diffs) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("it ran on another fabric than study %s (this file's %s): import it into a study of its own (without --study)", study.Name, strings.Join(diffs, ", "))
-}
-
 // parsedFile is one FILE: its parse, or why it cannot be imported.
 type parsedFile struct {
 	path   string
@@ -346,16 +315,10 @@ func parseImportFile(ctx context.Context, path string) *parsedFile {
 // sameFabricKind refuses to mix simulated and real outputs in one import:
 // a study is either a simulation or a measurement.
 func sameFabricKind(files []*parsedFile) error {
-	var sim, real []string
-	for _, f := range files {
-		if f.result.Simulated {
-			sim = append(sim, f.path)
-		} else {
-			real = append(real, f.path)
-		}
-	}
-	if len(sim) > 0 && len(real) > 0 {
-		return fmt.Errorf("%s is SIMULATED output but %s is from a real fabric; import them separately (a study is one or the other)", sim[0], real[0])
+	sim := slices.IndexFunc(files, func(f *parsedFile) bool { return f.result.Simulated })
+	real := slices.IndexFunc(files, func(f *parsedFile) bool { return !f.result.Simulated })
+	if sim >= 0 && real >= 0 {
+		return fmt.Errorf("%s is SIMULATED output but %s is from a real fabric; import them separately (a study is one or the other)", files[sim].path, files[real].path)
 	}
 	return nil
 }
@@ -394,13 +357,18 @@ func belongingFiles(db, name string, op nccl.Op, files []*parsedFile) ([]*parsed
 }
 
 // studyMismatch says why a file does not belong in the study it would be
-// added to: another op (opMismatch), the other kind of fabric or another
-// fabric (fabricMismatch), or a run the study already holds (stored maps
+// added to: another op than the study measured or --op, the other kind of
+// fabric or another fabric, or a run the study already holds (stored maps
 // its outputs' hashes to their launches); "" when it belongs.
 func studyMismatch(f *parsedFile, study *store.Study, op nccl.Op, stored map[[sha256.Size]byte]uint64) string {
 	r := f.result
-	if why := opMismatch(r, study, op); why != "" {
+	if why := r.OpMismatch(op); why != "" {
 		return why
+	}
+	// An output that names no program (nccl-tests before 2.15) is taken
+	// at its word: --op's, or the study's.
+	if got := r.Op(); got != "" && got != study.Op() {
+		return fmt.Sprintf("the output is of %s, study %s measured %s; import it into a study of its own (without --study)", got, study.Name, study.Op())
 	}
 	if r.Simulated != study.Simulated {
 		if r.Simulated {
@@ -408,8 +376,18 @@ func studyMismatch(f *parsedFile, study *store.Study, op nccl.Op, stored map[[sh
 		}
 		return fmt.Sprintf("it is from a real fabric and study %s is SIMULATED; import it into a new study", study.Name)
 	}
-	if why := fabricMismatch(r, study); why != "" {
-		return why
+	// Another fabric: other ranks, nodes or transport than the study
+	// recorded (nothing when either did not record them). A study is one
+	// fabric: a 1-host NVLink log beside 2-node Socket launches would be
+	// averaged as one.
+	var diffs []string
+	for _, d := range store.PlatformOf(r).Differences(study.Platform) {
+		if d.Fabric() {
+			diffs = append(diffs, d.String())
+		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Sprintf("it ran on another fabric than study %s (this file's %s): import it into a study of its own (without --study)", study.Name, strings.Join(diffs, ", "))
 	}
 	for _, sum := range f.sums() {
 		if id, ok := stored[sum]; ok {
