@@ -367,17 +367,18 @@ type ABResult struct {
 }
 
 // pluginAloneArm is the third arm (AB.PluginAlone) as it runs: its trial,
-// how it launches, and its measured launches per op.
+// how it launches, its measured launches per op, and the candidate it
+// follows.
 type pluginAloneArm struct {
-	trial *search.Trial
-	run   abLaunch
-	byOp  map[nccl.Op][]model.Launch
+	trial, cand *search.Trial
+	run         abLaunch
+	byOp        map[nccl.Op][]model.Launch
 }
 
-// follow launches the arm after a measured launch of the candidate of
-// op; nothing when there is no third arm.
-func (a *pluginAloneArm) follow(ctx context.Context, op nccl.Op) error {
-	if a == nil {
+// follow launches the arm after a measured launch of t of op when t is
+// the candidate; nothing when there is no third arm.
+func (a *pluginAloneArm) follow(ctx context.Context, t *search.Trial, op nccl.Op) error {
+	if a == nil || t != a.cand {
 		return nil
 	}
 	if err := a.run(ctx, a.trial, op, vocab.PhaseConfirm, true); err != nil {
@@ -515,7 +516,7 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	var alone *pluginAloneArm
 	if len(ab.PluginAlone) > 0 {
 		alone = &pluginAloneArm{trial: &search.Trial{Number: 2, Config: ab.PluginAlone, Role: vocab.RolePluginAlone, State: vocab.TrialRunning},
-			byOp: map[nccl.Op][]model.Launch{}}
+			cand: cand, byOp: map[nccl.Op][]model.Launch{}}
 		trials = append(trials, alone.trial)
 	}
 	for _, t := range trials {
@@ -619,10 +620,8 @@ func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base
 			if err := run(ctx, t, ab.op(), vocab.PhaseConfirm, true); err != nil {
 				return err
 			}
-			if t == cand {
-				if err := alone.follow(ctx, ab.op()); err != nil {
-					return err
-				}
+			if err := alone.follow(ctx, t, ab.op()); err != nil {
+				return err
 			}
 			return calls.follow(ctx, t, ab.op())
 		}})
@@ -647,10 +646,8 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 				return nil
 			}
 			op := cmp.Or(req.Op, ab.op())
-			if t == cand {
-				if err := alone.follow(ctx, op); err != nil {
-					return err
-				}
+			if err := alone.follow(ctx, t, op); err != nil {
+				return err
 			}
 			return calls.follow(ctx, t, op)
 		}}
