@@ -464,10 +464,8 @@ func (a *callsArm) withCalls(t *search.Trial, op nccl.Op, ls []model.Launch) ([]
 	}
 	out := make([]model.Launch, len(ls))
 	for k, l := range ls {
-		out[k] = model.Launch{Times: maps.Clone(l.Times)}
-		if out[k].Times == nil {
-			out[k].Times = map[int64][]float64{}
-		}
+		out[k] = model.Launch{Times: map[int64][]float64{}}
+		maps.Copy(out[k].Times, l.Times)
 	}
 	var sizes []int64
 	for i, lad := range a.ladders {
@@ -857,7 +855,6 @@ func freshNoise(o ABOptions) int64 { return o.Launch.Seed + 7919 }
 // whether it agrees with ab's claim.
 func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Comparison, opt model.Options, calls *callsArm) *ABResult {
 	speedupCI := [2]float64{store.FiniteOr(cmp.Lo, cmp.Speedup), store.FiniteOr(cmp.Hi, cmp.Speedup)}
-	res := &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
 	ending := cmp.Verdict
 	if cmp.Recommend {
 		ending = vocab.EndingRecommended
@@ -865,15 +862,14 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 	study.Recommendation = &store.Recommendation{Env: ab.Cand.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI, CILevel: store.CILevel(cmp.CILevel),
 		Significant: cmp.Recommend, PValue: store.FiniteOr(cmp.P, 1), Reason: cmp.Reason, Ending: ending, MinEffect: opt.MinEffect,
 		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
-		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
+		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm), CandidateTrialID: cand.ID,
 		PerSize: launchstats.SizeComparisons(base.Confirm, cand.Confirm, study.Sizes, opt),
 		Guards:  launchstats.SizeComparisons(base.Confirm, cand.Confirm, ab.Guards, opt)}
-	study.Recommendation.CandidateTrialID = cand.ID
 	if cmp.Recommend {
 		study.Recommendation.TrialID = cand.ID
 	}
 	ab.judgeDelivered(study.Recommendation, base, cand, opt, calls)
-	return res
+	return &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
 }
 
 // judgeDelivered judges ab.Delivered (the guards' rule,
