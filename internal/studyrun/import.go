@@ -451,7 +451,13 @@ func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.S
 		// (Ctrl-C, a full disk) must not read as a complete study.
 		Status: vocab.StatusRunning,
 	}
-	if sizes := distinctSizes(first); len(sizes) > 0 {
+	// Its rows' distinct sizes.
+	var sizes []int64
+	for _, z := range benchfmt.SizesOf(first) {
+		sizes = append(sizes, z.Nominal())
+	}
+	slices.Sort(sizes)
+	if sizes = slices.Compact(sizes); len(sizes) > 0 {
 		band := nccl.Band{Min: sizes[0], Max: sizes[len(sizes)-1]}
 		study.Band, study.BandMin, study.BandMax, study.Sizes = band.String(), band.Min, band.Max, sizes
 	}
@@ -501,15 +507,6 @@ func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.
 	}
 	l.Scored = l.Outcome == benchfmt.OK
 	return l
-}
-
-func distinctSizes(r *benchfmt.Result) []int64 {
-	var out []int64
-	for _, z := range benchfmt.SizesOf(r) {
-		out = append(out, z.Nominal())
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // pairRuns finds a run's text output and its -J JSON among the files:
