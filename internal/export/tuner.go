@@ -130,14 +130,12 @@ type TunerGroup struct {
 // measuredBy reports whether a member's study measured or guarded
 // collective coll (a part's op, or a guarded op).
 func measuredBy(coll string, members []*Recommendation) bool {
-	for _, b := range members {
-		for _, op := range append(b.Study.Parts().Ops(), b.Study.GuardOps...) {
-			if c, ok := op.PerFunction(); ok && c == coll {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(members, func(b *Recommendation) bool {
+		return slices.ContainsFunc(append(b.Study.Parts().Ops(), b.Study.GuardOps...), func(op nccl.Op) bool {
+			c, ok := op.PerFunction()
+			return ok && c == coll
+		})
+	})
 }
 
 // bandRange is a size range a study's recommendation sets in a group.
@@ -520,10 +518,9 @@ func loggedRows(g *TunerGroup, members []*Recommendation, overrides []override) 
 // study measured there.
 func provenPick(b *Recommendation, coll string, size int64) (tunerPick, error) {
 	for _, c := range b.Recommended {
-		if pc, ok := PluginCollective(c.Collective); !ok || pc != coll || c.Bytes != size {
-			continue
+		if pc, ok := PluginCollective(c.Collective); ok && pc == coll && c.Bytes == size {
+			return countedPick(c, b.Study.Name)
 		}
-		return countedPick(c, b.Study.Name)
 	}
 	return tunerPick{}, fmt.Errorf("%w: study %s recorded no %s choice at %s with its recommendation, which it measured there; re-run the search with this version of nccltune or run nccltune doctor with the recommended env",
 		ErrNoChoices, b.Study.Name, coll, nccl.FormatSize(size))
@@ -617,7 +614,7 @@ func newNCCLChoices(choices []benchfmt.Choice, coll, study string) (ncclChoices,
 // smallest and above the largest recorded size is the edge's.
 func (s ncclChoices) at(x uint64) tunerPick {
 	bin := workload.BinOf(int64(min(x, math.MaxInt64)))
-	i := sort.Search(len(s.bins), func(i int) bool { return s.bins[i] >= bin })
+	i, _ := slices.BinarySearch(s.bins, bin)
 	switch {
 	case i == len(s.bins):
 		i--
@@ -773,12 +770,9 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 	lines = append(lines, tunerScopeLines(bands, groups)...)
 	lines = append(lines, fallbackLine(groups))
 	lines = append(lines, untunedLines(bands, groups)...)
-	for _, b := range bands {
-		lines = append(lines, bandSummary(b))
-		lines = append(lines, decisionHeader(b.Study)...)
-	}
 	versions := nccl.Config{}
 	for _, b := range bands {
+		lines = append(append(lines, bandSummary(b)), decisionHeader(b.Study)...)
 		versions[b.Study.Name] = cmp.Or(b.Study.Platform.NCCLVersion, "unknown")
 	}
 	if len(slices.Compact(slices.Sorted(maps.Values(versions)))) > 1 {
@@ -788,15 +782,7 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 		return err
 	}
 	for _, g := range groups {
-		var text []string
-		if g.LoggedOnly {
-			sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
-			text = []string{"", fmt.Sprintf("%s on %s: no study measured it; %s bytes, the sizes the process's log shows it calls (taken out of study %s's calls:, kept in its chose:), each keep the process's own NCCL choice at that exact size, channels 0; any other %s size matches no row and gets ONE channel",
-				g.Collective, shapeText(g.NNodes, g.NRanks), sizes, by, g.Collective)}
-		} else {
-			text = tunerGroupLines(g)
-		}
-		if err := writeTunerComments(w, append(text, TunerColumns)); err != nil {
+		if err := writeTunerComments(w, append(tunerGroupLines(g), TunerColumns)); err != nil {
 			return err
 		}
 		for _, r := range g.Rows {
@@ -808,9 +794,15 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 	return nil
 }
 
-// tunerGroupLines are the comment lines above a measured group's rows:
-// where its rows come from, NCCL's defaults or a study's proof.
+// tunerGroupLines are the comment lines above a group's rows: where its
+// rows come from, NCCL's defaults or a study's proof, or for a group only
+// the process's log speaks for, its logged sizes.
 func tunerGroupLines(g TunerGroup) []string {
+	if g.LoggedOnly {
+		sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
+		return []string{"", fmt.Sprintf("%s on %s: no study measured it; %s bytes, the sizes the process's log shows it calls (taken out of study %s's calls:, kept in its chose:), each keep the process's own NCCL choice at that exact size, channels 0; any other %s size matches no row and gets ONE channel",
+			g.Collective, shapeText(g.NNodes, g.NRanks), sizes, by, g.Collective)}
+	}
 	text := []string{"", fmt.Sprintf("%s on %s: where nothing was proven, NCCL's own choices with its defaults, recorded by study %s at %s-%s (outside that range, the nearest recorded size's algorithm and protocol), channels 0",
 		g.Collective, shapeText(g.NNodes, g.NRanks), g.Defaults.Study.Name, nccl.FormatSize(g.RecordedMin), nccl.FormatSize(g.RecordedMax))}
 	for _, r := range g.Ranges {
@@ -847,12 +839,11 @@ func tunerScopeLines(bands []*Recommendation, groups []TunerGroup) []string {
 		sizes := map[string][]string{}
 		span := map[string][2]uint64{}
 		for _, p := range ps {
-			if _, seen := sizes[p.coll]; !seen {
-				order = append(order, p.coll)
-				span[p.coll] = [2]uint64{p.lo, p.hi}
+			sp, seen := span[p.coll]
+			if !seen {
+				order, sp = append(order, p.coll), [2]uint64{p.lo, p.hi}
 			}
 			sizes[p.coll] = append(sizes[p.coll], nccl.FormatSize(p.bytes))
-			sp := span[p.coll]
 			span[p.coll] = [2]uint64{min(sp[0], p.lo), max(sp[1], p.hi)}
 		}
 		for _, c := range order {
@@ -941,8 +932,7 @@ func untunedLines(bands []*Recommendation, groups []TunerGroup) []string {
 	var guardOnly, p2p []string
 	seen := map[nccl.Op]bool{}
 	for _, b := range bands {
-		ops := append(b.Study.Parts().Ops(), b.Study.GuardOps...)
-		for _, op := range ops {
+		for _, op := range append(b.Study.Parts().Ops(), b.Study.GuardOps...) {
 			if seen[op] {
 				continue
 			}

@@ -9,7 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -102,18 +102,16 @@ func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []run
 	var skipped []runresult.SkippedFile
 	first := map[[sha256.Size]byte]string{}
 	for _, f := range files {
-		if f.err == nil {
-			// The same output given twice (two names, or one name twice)
-			// would be two launches of one run.
-			if earlier, ok := first[f.sum]; ok {
-				return nil, nil, vocab.UsageErrorf("%s is the same output as %s (identical content): a run is imported once — give each file once", f.path, earlier)
-			}
-			first[f.sum] = f.path
-		}
 		if f.err != nil {
 			skipped = append(skipped, runresult.SkippedFile{File: f.path, Error: f.err.Error()})
 			continue
 		}
+		// The same output given twice (two names, or one name twice)
+		// would be two launches of one run.
+		if earlier, ok := first[f.sum]; ok {
+			return nil, nil, vocab.UsageErrorf("%s is the same output as %s (identical content): a run is imported once — give each file once", f.path, earlier)
+		}
+		first[f.sum] = f.path
 		good = append(good, f)
 	}
 	for _, check := range []func([]*parsedFile) error{sameFabricKind, sameOpAndRanks} {
@@ -152,11 +150,13 @@ func importConfig(files []*parsedFile, given nccl.Config) (nccl.Config, error) {
 	var recorded nccl.Config
 	var recordedBy, unknown string
 	for _, f := range files {
-		cfg, ok := recordedConfig(f)
-		if !ok {
+		// The tunable knobs the run's -J JSON recorded in its env (the
+		// JSON's own, or its text twin's JSON); none in text output.
+		if f.result.Env == nil {
 			unknown = cmp.Or(unknown, f.path)
 			continue
 		}
+		cfg := nccl.KnobsOf(f.result.Env).Clone()
 		if len(given) > 0 {
 			if want := nccl.KnobsOf(given); cfg.Key() != want.Key() {
 				return nil, fmt.Errorf("%s records that it ran with %s, not the --env given (%s); import each config with its own --env", f.path, configText(cfg), configText(want))
@@ -177,16 +177,6 @@ func importConfig(files []*parsedFile, given nccl.Config) (nccl.Config, error) {
 		return nil, fmt.Errorf("%s records that it ran with %s, but %s does not say what it ran with (text output without its JSON); import them separately, with --env for the text", recordedBy, configText(recorded), unknown)
 	}
 	return recorded, nil
-}
-
-// recordedConfig is the tunable knobs a run's -J JSON recorded in its
-// env (the JSON's own, or its text twin's JSON); false when it recorded
-// none (text output).
-func recordedConfig(f *parsedFile) (nccl.Config, bool) {
-	if f.result.Env == nil {
-		return nil, false
-	}
-	return nccl.KnobsOf(f.result.Env).Clone(), true
 }
 
 func configText(c nccl.Config) string {
@@ -257,37 +247,6 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 	return nil
 }
 
-// opMismatch says why an output of one op cannot join study (which
-// measured another) or fails --op; "" when it can. An output that names
-// no program (nccl-tests before 2.15) is taken at its word: --op's, or
-// the study's.
-func opMismatch(r *benchfmt.Result, study *store.Study, want nccl.Op) string {
-	if why := r.OpMismatch(want); why != "" {
-		return why
-	}
-	if got := r.Op(); got != "" && got != study.Op() {
-		return fmt.Sprintf("the output is of %s, study %s measured %s; import it into a study of its own (without --study)", got, study.Name, study.Op())
-	}
-	return ""
-}
-
-// fabricMismatch says why an output of another fabric (other ranks,
-// nodes or transport than the study recorded) cannot join study; "" when
-// it can, or when either did not record them. A study is one fabric: a
-// 1-host NVLink log beside 2-node Socket launches would be averaged as one.
-func fabricMismatch(r *benchfmt.Result, study *store.Study) string {
-	var diffs []string
-	for _, d := range store.PlatformOf(r).Differences(study.Platform) {
-		if d.Fabric() {
-			diffs = append(diffs, d.String())
-		}
-	}
-	if len(diffs) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("it ran on another fabric than study %s (this file's %s): import it into a study of its own (without --study)", study.Name, strings.Join(diffs, ", "))
-}
-
 // parsedFile is one FILE: its parse, or why it cannot be imported.
 type parsedFile struct {
 	path   string
@@ -356,16 +315,10 @@ func parseImportFile(ctx context.Context, path string) *parsedFile {
 // sameFabricKind refuses to mix simulated and real outputs in one import:
 // a study is either a simulation or a measurement.
 func sameFabricKind(files []*parsedFile) error {
-	var sim, real []string
-	for _, f := range files {
-		if f.result.Simulated {
-			sim = append(sim, f.path)
-		} else {
-			real = append(real, f.path)
-		}
-	}
-	if len(sim) > 0 && len(real) > 0 {
-		return fmt.Errorf("%s is SIMULATED output but %s is from a real fabric; import them separately (a study is one or the other)", sim[0], real[0])
+	sim := slices.IndexFunc(files, func(f *parsedFile) bool { return f.result.Simulated })
+	real := slices.IndexFunc(files, func(f *parsedFile) bool { return !f.result.Simulated })
+	if sim >= 0 && real >= 0 {
+		return fmt.Errorf("%s is SIMULATED output but %s is from a real fabric; import them separately (a study is one or the other)", files[sim].path, files[real].path)
 	}
 	return nil
 }
@@ -404,13 +357,18 @@ func belongingFiles(db, name string, op nccl.Op, files []*parsedFile) ([]*parsed
 }
 
 // studyMismatch says why a file does not belong in the study it would be
-// added to: another op (opMismatch), the other kind of fabric or another
-// fabric (fabricMismatch), or a run the study already holds (stored maps
+// added to: another op than the study measured or --op, the other kind of
+// fabric or another fabric, or a run the study already holds (stored maps
 // its outputs' hashes to their launches); "" when it belongs.
 func studyMismatch(f *parsedFile, study *store.Study, op nccl.Op, stored map[[sha256.Size]byte]uint64) string {
 	r := f.result
-	if why := opMismatch(r, study, op); why != "" {
+	if why := r.OpMismatch(op); why != "" {
 		return why
+	}
+	// An output that names no program (nccl-tests before 2.15) is taken
+	// at its word: --op's, or the study's.
+	if got := r.Op(); got != "" && got != study.Op() {
+		return fmt.Sprintf("the output is of %s, study %s measured %s; import it into a study of its own (without --study)", got, study.Name, study.Op())
 	}
 	if r.Simulated != study.Simulated {
 		if r.Simulated {
@@ -418,8 +376,18 @@ func studyMismatch(f *parsedFile, study *store.Study, op nccl.Op, stored map[[sh
 		}
 		return fmt.Sprintf("it is from a real fabric and study %s is SIMULATED; import it into a new study", study.Name)
 	}
-	if why := fabricMismatch(r, study); why != "" {
-		return why
+	// Another fabric: other ranks, nodes or transport than the study
+	// recorded (nothing when either did not record them). A study is one
+	// fabric: a 1-host NVLink log beside 2-node Socket launches would be
+	// averaged as one.
+	var diffs []string
+	for _, d := range store.PlatformOf(r).Differences(study.Platform) {
+		if d.Fabric() {
+			diffs = append(diffs, d.String())
+		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Sprintf("it ran on another fabric than study %s (this file's %s): import it into a study of its own (without --study)", study.Name, strings.Join(diffs, ", "))
 	}
 	for _, sum := range f.sums() {
 		if id, ok := stored[sum]; ok {
@@ -483,7 +451,13 @@ func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.S
 		// (Ctrl-C, a full disk) must not read as a complete study.
 		Status: vocab.StatusRunning,
 	}
-	if sizes := distinctSizes(first); len(sizes) > 0 {
+	// Its rows' distinct sizes.
+	var sizes []int64
+	for _, z := range benchfmt.SizesOf(first) {
+		sizes = append(sizes, z.Nominal())
+	}
+	slices.Sort(sizes)
+	if sizes = slices.Compact(sizes); len(sizes) > 0 {
 		band := nccl.Band{Min: sizes[0], Max: sizes[len(sizes)-1]}
 		study.Band, study.BandMin, study.BandMax, study.Sizes = band.String(), band.Min, band.Max, sizes
 	}
@@ -521,10 +495,9 @@ func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.
 		Outcome: benchfmt.OK, Env: trial.Config.Env(), Simulated: r.Simulated,
 		Sizes: benchfmt.SizesOf(r), Facts: r.Facts,
 	}
+	l.Source = f.path
 	if abs, err := filepath.Abs(f.path); err == nil {
 		l.Source = abs
-	} else {
-		l.Source = f.path
 	}
 	if fi, err := os.Stat(f.path); err == nil {
 		l.Start = fi.ModTime().UTC() // when the output was saved: the best the file tells
@@ -534,19 +507,6 @@ func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.
 	}
 	l.Scored = l.Outcome == benchfmt.OK
 	return l
-}
-
-func distinctSizes(r *benchfmt.Result) []int64 {
-	seen := map[int64]bool{}
-	var out []int64
-	for _, z := range benchfmt.SizesOf(r) {
-		if !seen[z.Nominal()] {
-			seen[z.Nominal()] = true
-			out = append(out, z.Nominal())
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
 
 // pairRuns finds a run's text output and its -J JSON among the files:

@@ -218,12 +218,7 @@ func (ab AB) widen(op nccl.Op, lo, hi int64) (int64, int64) {
 func (ab AB) ofOps() bool { return ab.Parts.BeyondOnePart(ab.GuardOps) }
 
 // stats are the statistics ab decides with.
-func (ab AB) stats() model.Options {
-	if ab.Stats == (model.Options{}) {
-		return model.DefaultOptions()
-	}
-	return ab.Stats
-}
+func (ab AB) stats() model.Options { return cmp.Or(ab.Stats, model.DefaultOptions()) }
 
 // searchOptions are ab as the study options search.Reconfirm measures
 // with: the workload (or the one band and op), guard sizes, guarded ops
@@ -372,17 +367,18 @@ type ABResult struct {
 }
 
 // pluginAloneArm is the third arm (AB.PluginAlone) as it runs: its trial,
-// how it launches, and its measured launches per op.
+// how it launches, its measured launches per op, and the candidate it
+// follows.
 type pluginAloneArm struct {
-	trial *search.Trial
-	run   abLaunch
-	byOp  map[nccl.Op][]model.Launch
+	trial, cand *search.Trial
+	run         abLaunch
+	byOp        map[nccl.Op][]model.Launch
 }
 
-// follow launches the arm after a measured launch of the candidate of
-// op; nothing when there is no third arm.
-func (a *pluginAloneArm) follow(ctx context.Context, op nccl.Op) error {
-	if a == nil {
+// follow launches the arm after a measured launch of t of op when t is
+// the candidate; nothing when there is no third arm.
+func (a *pluginAloneArm) follow(ctx context.Context, t *search.Trial, op nccl.Op) error {
+	if a == nil || t != a.cand {
 		return nil
 	}
 	if err := a.run(ctx, a.trial, op, vocab.PhaseConfirm, true); err != nil {
@@ -468,10 +464,8 @@ func (a *callsArm) withCalls(t *search.Trial, op nccl.Op, ls []model.Launch) ([]
 	}
 	out := make([]model.Launch, len(ls))
 	for k, l := range ls {
-		out[k] = model.Launch{Times: maps.Clone(l.Times)}
-		if out[k].Times == nil {
-			out[k].Times = map[int64][]float64{}
-		}
+		out[k] = model.Launch{Times: map[int64][]float64{}}
+		maps.Copy(out[k].Times, l.Times)
 	}
 	var sizes []int64
 	for i, lad := range a.ladders {
@@ -520,7 +514,7 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	var alone *pluginAloneArm
 	if len(ab.PluginAlone) > 0 {
 		alone = &pluginAloneArm{trial: &search.Trial{Number: 2, Config: ab.PluginAlone, Role: vocab.RolePluginAlone, State: vocab.TrialRunning},
-			byOp: map[nccl.Op][]model.Launch{}}
+			cand: cand, byOp: map[nccl.Op][]model.Launch{}}
 		trials = append(trials, alone.trial)
 	}
 	for _, t := range trials {
@@ -624,10 +618,8 @@ func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base
 			if err := run(ctx, t, ab.op(), vocab.PhaseConfirm, true); err != nil {
 				return err
 			}
-			if t == cand {
-				if err := alone.follow(ctx, ab.op()); err != nil {
-					return err
-				}
+			if err := alone.follow(ctx, t, ab.op()); err != nil {
+				return err
 			}
 			return calls.follow(ctx, t, ab.op())
 		}})
@@ -652,10 +644,8 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 				return nil
 			}
 			op := cmp.Or(req.Op, ab.op())
-			if t == cand {
-				if err := alone.follow(ctx, op); err != nil {
-					return err
-				}
+			if err := alone.follow(ctx, t, op); err != nil {
+				return err
 			}
 			return calls.follow(ctx, t, op)
 		}}
@@ -673,8 +663,7 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 		}
 		return nil, err
 	}
-	so := ab.searchOptions()
-	sr := RecommendationOf(res, so)
+	sr := RecommendationOf(res, r.Options)
 	sr.Env, sr.CandidateTrialID = ab.Cand.Clone(), cand.ID
 	sr.SpeedupCI = [2]float64{store.FiniteOr(sr.SpeedupCI[0], sr.Speedup), store.FiniteOr(sr.SpeedupCI[1], sr.Speedup)}
 	sr.PValue = store.FiniteOr(sr.PValue, 1)
@@ -866,7 +855,6 @@ func freshNoise(o ABOptions) int64 { return o.Launch.Seed + 7919 }
 // whether it agrees with ab's claim.
 func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Comparison, opt model.Options, calls *callsArm) *ABResult {
 	speedupCI := [2]float64{store.FiniteOr(cmp.Lo, cmp.Speedup), store.FiniteOr(cmp.Hi, cmp.Speedup)}
-	res := &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
 	ending := cmp.Verdict
 	if cmp.Recommend {
 		ending = vocab.EndingRecommended
@@ -874,15 +862,14 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 	study.Recommendation = &store.Recommendation{Env: ab.Cand.Clone(), Speedup: cmp.Speedup, SpeedupCI: speedupCI, CILevel: store.CILevel(cmp.CILevel),
 		Significant: cmp.Recommend, PValue: store.FiniteOr(cmp.P, 1), Reason: cmp.Reason, Ending: ending, MinEffect: opt.MinEffect,
 		BaselineScoreUS: cmp.Baseline.ScoreUS, ScoreUS: cmp.Candidate.ScoreUS,
-		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm),
+		BaselineLaunches: len(base.Confirm), CandidateLaunches: len(cand.Confirm), CandidateTrialID: cand.ID,
 		PerSize: launchstats.SizeComparisons(base.Confirm, cand.Confirm, study.Sizes, opt),
 		Guards:  launchstats.SizeComparisons(base.Confirm, cand.Confirm, ab.Guards, opt)}
-	study.Recommendation.CandidateTrialID = cand.ID
 	if cmp.Recommend {
 		study.Recommendation.TrialID = cand.ID
 	}
 	ab.judgeDelivered(study.Recommendation, base, cand, opt, calls)
-	return res
+	return &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
 }
 
 // judgeDelivered judges ab.Delivered (the guards' rule,
