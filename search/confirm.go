@@ -358,10 +358,7 @@ func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 				final = true
 				break
 			}
-			t := cand
-			if len(base.Confirm) <= len(cand.Confirm) {
-				t = base
-			}
+			t := nextArm(base, cand, len(base.Confirm), len(cand.Confirm))
 			if err := c.Launch(ctx, t); err != nil {
 				return out, err
 			}
@@ -381,6 +378,15 @@ func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 		}
 	}
 	return out, nil
+}
+
+// nextArm is the arm of an interleaved pair (B C B C …) to launch next: the
+// baseline while it has no more launches than the candidate (nb, nc).
+func nextArm(base, cand *Trial, nb, nc int) *Trial {
+	if nb <= nc {
+		return base
+	}
+	return cand
 }
 
 // firstN is ls's first n launches (all of them when fewer).

@@ -278,10 +278,6 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		}
 		need = append(need, c)
 	}
-	if len(need) == 0 {
-		s.exactDone = true
-		return nil
-	}
 	// A call near its power of two may stand by the part's measurement
 	// there (standsNear), which asks the candidate's plan at that power
 	// of two: its explain launch, owed anyway, is made now, before the
@@ -315,10 +311,7 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		}
 		measure = append(measure, c)
 	}
-	if len(measure) == 0 {
-		s.exactDone = true
-		return nil
-	}
+	// No call to measure: measureExact finds every one decided.
 	return s.measureExact(ctx, res, measure)
 }
 
@@ -464,10 +457,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 				if s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1+s.explainBeside()) {
 					break
 				}
-				t := w
-				if len(s.exactRuns[key(base, l)]) <= len(s.exactRuns[key(w, l)]) {
-					t = base
-				}
+				t := nextArm(base, w, len(s.exactRuns[key(base, l)]), len(s.exactRuns[key(w, l)]))
 				ml, ok, err := s.runExact(ctx, t, l)
 				if err != nil {
 					return err

@@ -166,10 +166,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime(1+s.inTime(s.explainLeft())) {
 				break
 			}
-			t := w
-			if len(base.Guards[op]) <= len(w.Guards[op]) {
-				t = base
-			}
+			t := nextArm(base, w, len(base.Guards[op]), len(w.Guards[op]))
 			round := map[nccl.Op]model.Launch{}
 			if err := s.launchOp(ctx, t, vocab.PhaseGuard, true, op, round); err != nil {
 				return err
@@ -252,10 +249,7 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 				res.Parts = s.work.partResults(base, w, s.opts.Stats)
 				return nil
 			}
-			t := w
-			if len(base.Confirm) <= len(w.Confirm) {
-				t = base
-			}
+			t := nextArm(base, w, len(base.Confirm), len(w.Confirm))
 			if err := s.launch(ctx, t, vocab.PhaseConfirm, true); err != nil {
 				return err
 			}
