@@ -294,26 +294,17 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 	} else if err := s.explore(ctx, res); err != nil {
 		return s.stop(res, err)
 	}
-	if err := s.confirm(ctx, res); err != nil {
-		return s.stop(res, err)
-	}
-	if err := s.guard(ctx, res); err != nil {
-		return s.stop(res, err)
-	}
 	// A refusal is not the end: the best candidate it does not rule out is
 	// confirmed next, while the budget holds a confirmation that decides.
-	for {
-		again, err := s.nextAfterRefusal(res)
-		if err != nil {
-			return s.stop(res, err)
-		}
-		if !again {
-			break
-		}
+	for again := true; again; {
 		if err := s.confirm(ctx, res); err != nil {
 			return s.stop(res, err)
 		}
 		if err := s.guard(ctx, res); err != nil {
+			return s.stop(res, err)
+		}
+		var err error
+		if again, err = s.nextAfterRefusal(res); err != nil {
 			return s.stop(res, err)
 		}
 	}
