@@ -118,7 +118,7 @@ func newLoop(opts Options) *loop {
 	}
 	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: opts.clock(),
 		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(opts.Op, sizes, opts.Guard, opts.AllowDisabled),
-		exactRead: map[string]nccl.Plan{}, exactRuns: map[string][]model.Launch{}}
+		exactRead: map[string]nccl.Plan{}, exactRuns: map[string][]model.Launch{}, guardPlanned: map[nccl.Op]bool{}}
 	if s.work = newWorkload(opts.Parts()); s.work != nil {
 		// NCCL plans each op apart: its plan is read per op, at the op's
 		// own sizes, and configs merge when every op runs alike.
@@ -243,7 +243,7 @@ func (s *loop) replayDebug() {
 			s.learnPlan(t, d.Phase, l.Op, l)
 			switch {
 			case d.Phase == vocab.PhasePlan && isDefaults(t) && s.guardedOp(l.Op):
-				s.markGuardPlanned(l.Op)
+				s.guardPlanned[l.Op.OrAllReduce()] = true
 			case d.Phase == vocab.PhasePlan && isDefaults(t):
 				// Read, or failed for good: made once, like any launch.
 				s.planRead = true
@@ -394,7 +394,7 @@ func (s *loop) planGuardedOps(ctx context.Context, planOf *Trial) error {
 		if err := s.launchOp(ctx, planOf, vocab.PhasePlan, false, op, map[nccl.Op]model.Launch{}); err != nil {
 			return err
 		}
-		s.markGuardPlanned(op)
+		s.guardPlanned[op.OrAllReduce()] = true
 	}
 	// Owed no longer: the budget holds none back for them (explainLeft).
 	s.guardPlansDone = true
@@ -407,20 +407,7 @@ func (s *loop) guardPlansOwed() []nccl.Op {
 	if s.guardPlansDone {
 		return nil
 	}
-	var out []nccl.Op
-	for _, op := range s.opts.guardPlanOps() {
-		if !s.guardPlanned[op.OrAllReduce()] {
-			out = append(out, op)
-		}
-	}
-	return out
-}
-
-func (s *loop) markGuardPlanned(op nccl.Op) {
-	if s.guardPlanned == nil {
-		s.guardPlanned = map[nccl.Op]bool{}
-	}
-	s.guardPlanned[op.OrAllReduce()] = true
+	return slices.DeleteFunc(s.opts.guardPlanOps(), func(op nccl.Op) bool { return s.guardPlanned[op.OrAllReduce()] })
 }
 
 // guardedOp reports whether op is one of the guarded ops (never one the
@@ -439,28 +426,23 @@ func (s *loop) explore(ctx context.Context, res *Result) error {
 			res.Stopped = "time"
 			break
 		}
+		var batched bool
+		var err error
 		if b := s.batcher(); b != nil {
-			ok, err := s.exploreBatch(ctx, b)
-			if errors.Is(err, errSpaceExhausted) {
-				res.Stopped = "space"
-				return s.settleLeaders(ctx)
-			}
-			if ok || err != nil {
-				if err != nil {
-					return err
-				}
-				continue
+			batched, err = s.exploreBatch(ctx, b)
+		}
+		if !batched && err == nil {
+			var t *Trial
+			var phase string
+			if t, phase, err = s.next(); err == nil {
+				err = s.launch(ctx, t, phase, true)
 			}
 		}
-		t, phase, err := s.next()
 		if errors.Is(err, errSpaceExhausted) {
 			res.Stopped = "space"
 			return s.settleLeaders(ctx)
 		}
 		if err != nil {
-			return err
-		}
-		if err := s.launch(ctx, t, phase, true); err != nil {
 			return err
 		}
 	}
@@ -651,14 +633,11 @@ func (s *loop) elapsed() time.Duration {
 }
 
 func (s *loop) meanLaunchDuration() time.Duration {
-	if len(s.launchDurations) == 0 {
-		return 0
-	}
 	var sum time.Duration
 	for _, d := range s.launchDurations {
 		sum += d
 	}
-	return sum / time.Duration(len(s.launchDurations))
+	return sum / time.Duration(max(len(s.launchDurations), 1))
 }
 
 func (s *loop) addTrial(cfg nccl.Config, role string) (*Trial, error) {
@@ -812,16 +791,15 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 // the record, but the launch says nothing about the config.
 func (s *loop) runCounted(ctx context.Context, t *Trial, req Request) (*benchfmt.Launch, error) {
 	l, err := s.launchOrBatched(ctx, req)
-	if err != nil {
-		if l != nil && ctx.Err() != nil {
-			s.seq++
-			t.Launches++
-			_ = s.rec.SaveLaunch(t, req, l, false, 0)
-		}
+	if err != nil && (l == nil || ctx.Err() == nil) {
 		return nil, err
 	}
 	s.seq++
 	t.Launches++
+	if err != nil {
+		_ = s.rec.SaveLaunch(t, req, l, false, 0)
+		return nil, err
+	}
 	if l.Batch == nil {
 		// A batch's records each carry a share of the batch's duration:
 		// they are compared with launches of their own as a batch (batchTook).
