@@ -270,10 +270,7 @@ func (s *loop) designCurrent(p *Planned) bool {
 func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 	w := res.Winner
 	cmp := look.Comparison
-	res.Decision = &cmp
-	res.Recommend = cmp.Recommend
-	res.Reason = cmp.Reason
-	res.Ending = cmp.Verdict
+	res.Decision, res.Recommend, res.Reason, res.Ending = &cmp, cmp.Recommend, cmp.Reason, cmp.Verdict
 	if cmp.Recommend {
 		res.Ending = vocab.EndingRecommended
 	}

@@ -518,13 +518,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 
 // ladderCalls are the calls ladder l measures.
 func ladderCalls(calls []exactCall, l exactLadder) []exactCall {
-	var out []exactCall
-	for _, c := range calls {
-		if l.holds(c) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(calls), func(c exactCall) bool { return !l.holds(c) })
 }
 
 // launchSizes are the sizes every one of the launches measured.

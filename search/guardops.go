@@ -9,7 +9,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -111,16 +110,13 @@ func (s *loop) guardReserveUnmade() int {
 // GuardOpSizes are the sizes a guarded op is measured and judged at: the
 // workload's sizes and the guard sizes.
 func (o Options) GuardOpSizes() []int64 {
-	set := map[int64]bool{}
+	var out []int64
 	for _, p := range o.Parts() {
-		for _, b := range p.Band.Sizes() {
-			set[b] = true
-		}
+		out = append(out, p.Band.Sizes()...)
 	}
-	for _, g := range o.Guard {
-		set[g] = true
-	}
-	return slices.Sorted(maps.Keys(set))
+	out = append(out, o.Guard...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // OpSizes are the sizes a launch of op is scored over: its parts' sizes,
@@ -415,16 +411,14 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	sizes := s.opts.GuardOpSizes()
 	var in []model.GuardInput
 	var whos []who
-	if len(s.opts.GuardOps) > 0 {
-		for _, op := range s.opts.GuardOps {
-			if failed[op] != "" {
-				res.OpGuards = append(res.OpGuards, OpGuard{Op: op, Sizes: sizes, Failed: failed[op]})
-				continue
-			}
-			in = append(in, model.GuardInput{Name: string(op), Baseline: base.Guards[op], Candidate: w.Guards[op], Sizes: sizes})
-			whos = append(whos, who{false, len(res.OpGuards)})
-			res.OpGuards = append(res.OpGuards, OpGuard{Op: op, Sizes: sizes})
+	for _, op := range s.opts.GuardOps {
+		if failed[op] != "" {
+			res.OpGuards = append(res.OpGuards, OpGuard{Op: op, Sizes: sizes, Failed: failed[op]})
+			continue
 		}
+		in = append(in, model.GuardInput{Name: string(op), Baseline: base.Guards[op], Candidate: w.Guards[op], Sizes: sizes})
+		whos = append(whos, who{false, len(res.OpGuards)})
+		res.OpGuards = append(res.OpGuards, OpGuard{Op: op, Sizes: sizes})
 	}
 	calls, callIdx := s.callInputs(res)
 	in = append(in, calls...)
