@@ -230,36 +230,30 @@ func (s *loop) restore(refused []Refusal) error {
 // order. A completed plan launch of the defaults is not made again: that
 // launch would count against the budget a second time.
 func (s *loop) replayDebug() {
-	isDefaults := func(t *Trial) bool { return len(t.Config.Canonical()) == 0 }
-	replay := func(t *Trial) {
-		for _, d := range t.Debug {
-			l := d.Launch
-			if l == nil || d.Phase == vocab.PhaseExact {
-				continue // read at the calls' sizes: restoreExact
+	for _, defaults := range []bool{true, false} {
+		for _, t := range s.trials {
+			if (len(t.Config.Canonical()) == 0) != defaults {
+				continue
 			}
-			if l.Reason == benchfmt.ReasonInterrupted {
-				continue // stopped by the interruption: made again
+			for _, d := range t.Debug {
+				l := d.Launch
+				if l == nil || d.Phase == vocab.PhaseExact {
+					continue // read at the calls' sizes: restoreExact
+				}
+				if l.Reason == benchfmt.ReasonInterrupted {
+					continue // stopped by the interruption: made again
+				}
+				s.learnPlan(t, d.Phase, l.Op, l)
+				switch {
+				case d.Phase == vocab.PhasePlan && defaults && s.guardedOp(l.Op):
+					s.guardPlanned[l.Op.OrAllReduce()] = true
+				case d.Phase == vocab.PhasePlan && defaults:
+					// Read, or failed for good: made once, like any launch.
+					s.planRead = true
+				case d.Phase == vocab.PhasePlan:
+					s.plan.checks++
+				}
 			}
-			s.learnPlan(t, d.Phase, l.Op, l)
-			switch {
-			case d.Phase == vocab.PhasePlan && isDefaults(t) && s.guardedOp(l.Op):
-				s.guardPlanned[l.Op.OrAllReduce()] = true
-			case d.Phase == vocab.PhasePlan && isDefaults(t):
-				// Read, or failed for good: made once, like any launch.
-				s.planRead = true
-			case d.Phase == vocab.PhasePlan:
-				s.plan.checks++
-			}
-		}
-	}
-	for _, t := range s.trials {
-		if isDefaults(t) {
-			replay(t)
-		}
-	}
-	for _, t := range s.trials {
-		if !isDefaults(t) {
-			replay(t)
 		}
 	}
 }
