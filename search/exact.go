@@ -458,11 +458,11 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 					break
 				}
 				t := nextArm(base, w, len(s.exactRuns[key(base, l)]), len(s.exactRuns[key(w, l)]))
-				ml, ok, err := s.runExact(ctx, t, l)
+				lr, err := s.launchExact(ctx, t, l, false)
 				if err != nil {
 					return err
 				}
-				if !ok {
+				if lr.Outcome != benchfmt.OK || lr.Result == nil {
 					who := "the candidate"
 					if t == base {
 						who = "the baseline"
@@ -470,7 +470,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 					s.refuseExact(res, ladderCalls(calls, l)[0], who+"'s launch at that size failed", false)
 					return nil
 				}
-				s.exactRuns[key(t, l)] = append(s.exactRuns[key(t, l)], ml)
+				s.exactRuns[key(t, l)] = append(s.exactRuns[key(t, l)], model.LaunchOf(benchfmt.SizesOf(lr.Result)))
 			}
 		}
 		var in []model.GuardInput
@@ -605,15 +605,6 @@ func (s *loop) restoreExact(t *Trial) {
 		k := s.exactRunsKey(t, r.ladder)
 		s.exactRuns[k] = append(s.exactRuns[k], r.launch)
 	}
-}
-
-// runExact measures t once over ladder l; ok false when the launch failed.
-func (s *loop) runExact(ctx context.Context, t *Trial, l exactLadder) (model.Launch, bool, error) {
-	lr, err := s.launchExact(ctx, t, l, false)
-	if err != nil || lr.Outcome != benchfmt.OK || lr.Result == nil {
-		return model.Launch{}, false, err
-	}
-	return model.LaunchOf(benchfmt.SizesOf(lr.Result)), true, nil
 }
 
 // launchExact runs and records one launch of t over ladder l (PhaseExact),
