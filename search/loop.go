@@ -757,7 +757,7 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	if err != nil {
 		return err
 	}
-	score, eventScore := s.measureOp(t, phase, scored, debug, op, round, l)
+	score, eventScore := s.measureOp(t, phase, scored, op, round, l)
 	if debug {
 		// Every op's debug launch reads that op's plan.
 		s.learnPlan(t, phase, op, l)
@@ -850,12 +850,12 @@ func (s *loop) debugsWide(t *Trial) bool {
 // score as measured, stored with it: a workload's op launch with its own
 // parts' score, while the progress hears of the round's (eventScore 0
 // until then).
-func (s *loop) measureOp(t *Trial, phase string, scored, debug bool, op nccl.Op, round map[nccl.Op]model.Launch, l *benchfmt.Launch) (score, eventScore float64) {
+func (s *loop) measureOp(t *Trial, phase string, scored bool, op nccl.Op, round map[nccl.Op]model.Launch, l *benchfmt.Launch) (score, eventScore float64) {
 	if round == nil {
-		score = s.measure(t, phase, scored, debug, l)
+		score = s.measure(t, phase, scored, l)
 		return score, score
 	}
-	if debug || l.Outcome != benchfmt.OK || !scored && phase != vocab.PhaseConfirm {
+	if l.Outcome != benchfmt.OK || !scored && phase != vocab.PhaseConfirm {
 		return 0, 0
 	}
 	ml, sc, err := Measure(l, s.opts.OpSizes(op))
@@ -901,7 +901,7 @@ func (s *loop) requestOp(op nccl.Op) nccl.Op {
 // measure adds an OK launch of t to its measurements (confirmation or,
 // when scored, exploration) and returns its band score; a launch that
 // lacks a band size is failed instead, and scores 0.
-func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.Launch) float64 {
+func (s *loop) measure(t *Trial, phase string, scored bool, l *benchfmt.Launch) float64 {
 	if l.Outcome != benchfmt.OK {
 		return 0
 	}
@@ -914,7 +914,7 @@ func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.L
 	switch {
 	case phase == vocab.PhaseConfirm:
 		t.Confirm = append(t.Confirm, ml)
-	case scored && !debug:
+	case scored:
 		t.addExplore(ml, sc)
 		t.addBlock(l.Batch)
 	}
