@@ -224,10 +224,7 @@ func (s *ranking) leaders(n int) []*Trial {
 	_, arms := s.arms()
 	ok := slices.DeleteFunc(arms, func(t *Trial) bool { return !t.blockRanked() })
 	sort.SliceStable(ok, func(i, j int) bool { return ok[i].logScore(s.sizes) < ok[j].logScore(s.sizes) }) // cached
-	if len(ok) > n {
-		ok = ok[:n]
-	}
-	return ok
+	return ok[:min(n, len(ok))]
 }
 
 // candidate picks the config to confirm. Trials measured a different
