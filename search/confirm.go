@@ -411,9 +411,7 @@ func (s *loop) alpha() float64 {
 // records that time ended the study (timeCut).
 func (s *loop) outOfConfirmTime(launches int) bool {
 	out := s.pastTime(launches)
-	if out {
-		s.timeCut = true
-	}
+	s.timeCut = s.timeCut || out
 	return out
 }
 

@@ -263,12 +263,12 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		}
 		need = append(need, c)
 	}
-	if len(noOp) > 0 && s.plan.read() {
-		if err := s.readExactLadders(ctx, []*Trial{base}, exactLadders(noOp)); err != nil {
+	noOpLads := exactLadders(noOp)
+	if s.plan.read() {
+		if err := s.readExactLadders(ctx, []*Trial{base}, noOpLads); err != nil {
 			return err
 		}
 	}
-	noOpLads := exactLadders(noOp)
 	for _, c := range noOp {
 		x, ok := planNear(s.exactRead[s.exactKey(base, ladderOf(noOpLads, c))], c.bytes)
 		// Every knob of the candidate a no-op for the op at the call's

@@ -94,9 +94,6 @@ func (s *loop) guardLeft() int {
 // whether or not the guards are still owed: at the end of a study it is
 // what the reserve kept from the confirmation and never spent.
 func (s *loop) guardReserveUnmade() int {
-	if len(s.opts.GuardOps) == 0 {
-		return 0
-	}
 	made := 0
 	for _, t := range s.trials {
 		for _, ls := range t.Guards {

@@ -944,12 +944,12 @@ func (s *loop) event(req Request, t *Trial, l *benchfmt.Launch, scored bool, sco
 	ev.Baseline = s.baseline()
 	if lead := s.rank.leaders(1); len(lead) == 1 {
 		ev.Best = lead[0]
-		if base := s.baseline(); base != nil && len(base.Explore) > 0 {
+		if base := ev.Baseline; base != nil && len(base.Explore) > 0 {
 			ev.BestSpeedup = base.Score(s.sizes) / lead[0].Score(s.sizes)
 		}
 		ev.BestGain = gainBounds(ev.Baseline, ev.Best, s.sizes, s.opts.Stats)
 	}
-	ev.Candidate = s.rank.candidate(s.baseline())
+	ev.Candidate = s.rank.candidate(ev.Baseline)
 	return ev
 }
 
