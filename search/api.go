@@ -157,11 +157,7 @@ type Options struct {
 // study stored before those launches existed, at what was then the
 // minimum budget, still resumes.
 func (o Options) Resumed(prior []*Trial) Options {
-	for _, t := range prior {
-		if t.madePastPlan() {
-			o.pastPlan = true
-		}
-	}
+	o.pastPlan = o.pastPlan || slices.ContainsFunc(prior, (*Trial).madePastPlan)
 	return o
 }
 

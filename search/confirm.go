@@ -270,10 +270,7 @@ func (s *loop) designCurrent(p *Planned) bool {
 func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 	w := res.Winner
 	cmp := look.Comparison
-	res.Decision = &cmp
-	res.Recommend = cmp.Recommend
-	res.Reason = cmp.Reason
-	res.Ending = cmp.Verdict
+	res.Decision, res.Recommend, res.Reason, res.Ending = &cmp, cmp.Recommend, cmp.Reason, cmp.Verdict
 	if cmp.Recommend {
 		res.Ending = vocab.EndingRecommended
 	}
@@ -358,10 +355,7 @@ func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 				final = true
 				break
 			}
-			t := cand
-			if len(base.Confirm) <= len(cand.Confirm) {
-				t = base
-			}
+			t := nextArm(base, cand, len(base.Confirm), len(cand.Confirm))
 			if err := c.Launch(ctx, t); err != nil {
 				return out, err
 			}
@@ -381,6 +375,15 @@ func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 		}
 	}
 	return out, nil
+}
+
+// nextArm is the arm of an interleaved pair (B C B C …) to launch next: the
+// baseline while it has no more launches than the candidate (nb, nc).
+func nextArm(base, cand *Trial, nb, nc int) *Trial {
+	if nb <= nc {
+		return base
+	}
+	return cand
 }
 
 // firstN is ls's first n launches (all of them when fewer).
@@ -408,9 +411,7 @@ func (s *loop) alpha() float64 {
 // records that time ended the study (timeCut).
 func (s *loop) outOfConfirmTime(launches int) bool {
 	out := s.pastTime(launches)
-	if out {
-		s.timeCut = true
-	}
+	s.timeCut = s.timeCut || out
 	return out
 }
 

@@ -263,12 +263,12 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		}
 		need = append(need, c)
 	}
-	if len(noOp) > 0 && s.plan.read() {
-		if err := s.readExactLadders(ctx, []*Trial{base}, exactLadders(noOp)); err != nil {
+	noOpLads := exactLadders(noOp)
+	if s.plan.read() {
+		if err := s.readExactLadders(ctx, []*Trial{base}, noOpLads); err != nil {
 			return err
 		}
 	}
-	noOpLads := exactLadders(noOp)
 	for _, c := range noOp {
 		x, ok := planNear(s.exactRead[s.exactKey(base, ladderOf(noOpLads, c))], c.bytes)
 		// Every knob of the candidate a no-op for the op at the call's
@@ -277,10 +277,6 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 			continue
 		}
 		need = append(need, c)
-	}
-	if len(need) == 0 {
-		s.exactDone = true
-		return nil
 	}
 	// A call near its power of two may stand by the part's measurement
 	// there (standsNear), which asks the candidate's plan at that power
@@ -315,10 +311,7 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		}
 		measure = append(measure, c)
 	}
-	if len(measure) == 0 {
-		s.exactDone = true
-		return nil
-	}
+	// No call to measure: measureExact finds every one decided.
 	return s.measureExact(ctx, res, measure)
 }
 
@@ -464,15 +457,12 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 				if s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1+s.explainBeside()) {
 					break
 				}
-				t := w
-				if len(s.exactRuns[key(base, l)]) <= len(s.exactRuns[key(w, l)]) {
-					t = base
-				}
-				ml, ok, err := s.runExact(ctx, t, l)
+				t := nextArm(base, w, len(s.exactRuns[key(base, l)]), len(s.exactRuns[key(w, l)]))
+				lr, err := s.launchExact(ctx, t, l, false)
 				if err != nil {
 					return err
 				}
-				if !ok {
+				if lr.Outcome != benchfmt.OK || lr.Result == nil {
 					who := "the candidate"
 					if t == base {
 						who = "the baseline"
@@ -480,7 +470,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 					s.refuseExact(res, ladderCalls(calls, l)[0], who+"'s launch at that size failed", false)
 					return nil
 				}
-				s.exactRuns[key(t, l)] = append(s.exactRuns[key(t, l)], ml)
+				s.exactRuns[key(t, l)] = append(s.exactRuns[key(t, l)], model.LaunchOf(benchfmt.SizesOf(lr.Result)))
 			}
 		}
 		var in []model.GuardInput
@@ -528,13 +518,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 
 // ladderCalls are the calls ladder l measures.
 func ladderCalls(calls []exactCall, l exactLadder) []exactCall {
-	var out []exactCall
-	for _, c := range calls {
-		if l.holds(c) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(calls), func(c exactCall) bool { return !l.holds(c) })
 }
 
 // launchSizes are the sizes every one of the launches measured.
@@ -621,15 +605,6 @@ func (s *loop) restoreExact(t *Trial) {
 		k := s.exactRunsKey(t, r.ladder)
 		s.exactRuns[k] = append(s.exactRuns[k], r.launch)
 	}
-}
-
-// runExact measures t once over ladder l; ok false when the launch failed.
-func (s *loop) runExact(ctx context.Context, t *Trial, l exactLadder) (model.Launch, bool, error) {
-	lr, err := s.launchExact(ctx, t, l, false)
-	if err != nil || lr.Outcome != benchfmt.OK || lr.Result == nil {
-		return model.Launch{}, false, err
-	}
-	return model.LaunchOf(benchfmt.SizesOf(lr.Result)), true, nil
 }
 
 // launchExact runs and records one launch of t over ladder l (PhaseExact),

@@ -9,7 +9,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -95,9 +94,6 @@ func (s *loop) guardLeft() int {
 // whether or not the guards are still owed: at the end of a study it is
 // what the reserve kept from the confirmation and never spent.
 func (s *loop) guardReserveUnmade() int {
-	if len(s.opts.GuardOps) == 0 {
-		return 0
-	}
 	made := 0
 	for _, t := range s.trials {
 		for _, ls := range t.Guards {
@@ -111,16 +107,13 @@ func (s *loop) guardReserveUnmade() int {
 // GuardOpSizes are the sizes a guarded op is measured and judged at: the
 // workload's sizes and the guard sizes.
 func (o Options) GuardOpSizes() []int64 {
-	set := map[int64]bool{}
+	var out []int64
 	for _, p := range o.Parts() {
-		for _, b := range p.Band.Sizes() {
-			set[b] = true
-		}
+		out = append(out, p.Band.Sizes()...)
 	}
-	for _, g := range o.Guard {
-		set[g] = true
-	}
-	return slices.Sorted(maps.Keys(set))
+	out = append(out, o.Guard...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // OpSizes are the sizes a launch of op is scored over: its parts' sizes,
@@ -166,10 +159,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime(1+s.inTime(s.explainLeft())) {
 				break
 			}
-			t := w
-			if len(base.Guards[op]) <= len(w.Guards[op]) {
-				t = base
-			}
+			t := nextArm(base, w, len(base.Guards[op]), len(w.Guards[op]))
 			round := map[nccl.Op]model.Launch{}
 			if err := s.launchOp(ctx, t, vocab.PhaseGuard, true, op, round); err != nil {
 				return err
@@ -252,10 +242,7 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 				res.Parts = s.work.partResults(base, w, s.opts.Stats)
 				return nil
 			}
-			t := w
-			if len(base.Confirm) <= len(w.Confirm) {
-				t = base
-			}
+			t := nextArm(base, w, len(base.Confirm), len(w.Confirm))
 			if err := s.launch(ctx, t, vocab.PhaseConfirm, true); err != nil {
 				return err
 			}
@@ -421,16 +408,14 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	sizes := s.opts.GuardOpSizes()
 	var in []model.GuardInput
 	var whos []who
-	if len(s.opts.GuardOps) > 0 {
-		for _, op := range s.opts.GuardOps {
-			if failed[op] != "" {
-				res.OpGuards = append(res.OpGuards, OpGuard{Op: op, Sizes: sizes, Failed: failed[op]})
-				continue
-			}
-			in = append(in, model.GuardInput{Name: string(op), Baseline: base.Guards[op], Candidate: w.Guards[op], Sizes: sizes})
-			whos = append(whos, who{false, len(res.OpGuards)})
-			res.OpGuards = append(res.OpGuards, OpGuard{Op: op, Sizes: sizes})
+	for _, op := range s.opts.GuardOps {
+		if failed[op] != "" {
+			res.OpGuards = append(res.OpGuards, OpGuard{Op: op, Sizes: sizes, Failed: failed[op]})
+			continue
 		}
+		in = append(in, model.GuardInput{Name: string(op), Baseline: base.Guards[op], Candidate: w.Guards[op], Sizes: sizes})
+		whos = append(whos, who{false, len(res.OpGuards)})
+		res.OpGuards = append(res.OpGuards, OpGuard{Op: op, Sizes: sizes})
 	}
 	calls, callIdx := s.callInputs(res)
 	in = append(in, calls...)

@@ -118,7 +118,7 @@ func newLoop(opts Options) *loop {
 	}
 	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: opts.clock(),
 		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(opts.Op, sizes, opts.Guard, opts.AllowDisabled),
-		exactRead: map[string]nccl.Plan{}, exactRuns: map[string][]model.Launch{}}
+		exactRead: map[string]nccl.Plan{}, exactRuns: map[string][]model.Launch{}, guardPlanned: map[nccl.Op]bool{}}
 	if s.work = newWorkload(opts.Parts()); s.work != nil {
 		// NCCL plans each op apart: its plan is read per op, at the op's
 		// own sizes, and configs merge when every op runs alike.
@@ -230,36 +230,30 @@ func (s *loop) restore(refused []Refusal) error {
 // order. A completed plan launch of the defaults is not made again: that
 // launch would count against the budget a second time.
 func (s *loop) replayDebug() {
-	isDefaults := func(t *Trial) bool { return len(t.Config.Canonical()) == 0 }
-	replay := func(t *Trial) {
-		for _, d := range t.Debug {
-			l := d.Launch
-			if l == nil || d.Phase == vocab.PhaseExact {
-				continue // read at the calls' sizes: restoreExact
+	for _, defaults := range []bool{true, false} {
+		for _, t := range s.trials {
+			if (len(t.Config.Canonical()) == 0) != defaults {
+				continue
 			}
-			if l.Reason == benchfmt.ReasonInterrupted {
-				continue // stopped by the interruption: made again
+			for _, d := range t.Debug {
+				l := d.Launch
+				if l == nil || d.Phase == vocab.PhaseExact {
+					continue // read at the calls' sizes: restoreExact
+				}
+				if l.Reason == benchfmt.ReasonInterrupted {
+					continue // stopped by the interruption: made again
+				}
+				s.learnPlan(t, d.Phase, l.Op, l)
+				switch {
+				case d.Phase == vocab.PhasePlan && defaults && s.guardedOp(l.Op):
+					s.guardPlanned[l.Op.OrAllReduce()] = true
+				case d.Phase == vocab.PhasePlan && defaults:
+					// Read, or failed for good: made once, like any launch.
+					s.planRead = true
+				case d.Phase == vocab.PhasePlan:
+					s.plan.checks++
+				}
 			}
-			s.learnPlan(t, d.Phase, l.Op, l)
-			switch {
-			case d.Phase == vocab.PhasePlan && isDefaults(t) && s.guardedOp(l.Op):
-				s.markGuardPlanned(l.Op)
-			case d.Phase == vocab.PhasePlan && isDefaults(t):
-				// Read, or failed for good: made once, like any launch.
-				s.planRead = true
-			case d.Phase == vocab.PhasePlan:
-				s.plan.checks++
-			}
-		}
-	}
-	for _, t := range s.trials {
-		if isDefaults(t) {
-			replay(t)
-		}
-	}
-	for _, t := range s.trials {
-		if !isDefaults(t) {
-			replay(t)
 		}
 	}
 }
@@ -294,26 +288,17 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 	} else if err := s.explore(ctx, res); err != nil {
 		return s.stop(res, err)
 	}
-	if err := s.confirm(ctx, res); err != nil {
-		return s.stop(res, err)
-	}
-	if err := s.guard(ctx, res); err != nil {
-		return s.stop(res, err)
-	}
 	// A refusal is not the end: the best candidate it does not rule out is
 	// confirmed next, while the budget holds a confirmation that decides.
-	for {
-		again, err := s.nextAfterRefusal(res)
-		if err != nil {
-			return s.stop(res, err)
-		}
-		if !again {
-			break
-		}
+	for again := true; again; {
 		if err := s.confirm(ctx, res); err != nil {
 			return s.stop(res, err)
 		}
 		if err := s.guard(ctx, res); err != nil {
+			return s.stop(res, err)
+		}
+		var err error
+		if again, err = s.nextAfterRefusal(res); err != nil {
 			return s.stop(res, err)
 		}
 	}
@@ -403,7 +388,7 @@ func (s *loop) planGuardedOps(ctx context.Context, planOf *Trial) error {
 		if err := s.launchOp(ctx, planOf, vocab.PhasePlan, false, op, map[nccl.Op]model.Launch{}); err != nil {
 			return err
 		}
-		s.markGuardPlanned(op)
+		s.guardPlanned[op.OrAllReduce()] = true
 	}
 	// Owed no longer: the budget holds none back for them (explainLeft).
 	s.guardPlansDone = true
@@ -416,20 +401,7 @@ func (s *loop) guardPlansOwed() []nccl.Op {
 	if s.guardPlansDone {
 		return nil
 	}
-	var out []nccl.Op
-	for _, op := range s.opts.guardPlanOps() {
-		if !s.guardPlanned[op.OrAllReduce()] {
-			out = append(out, op)
-		}
-	}
-	return out
-}
-
-func (s *loop) markGuardPlanned(op nccl.Op) {
-	if s.guardPlanned == nil {
-		s.guardPlanned = map[nccl.Op]bool{}
-	}
-	s.guardPlanned[op.OrAllReduce()] = true
+	return slices.DeleteFunc(s.opts.guardPlanOps(), func(op nccl.Op) bool { return s.guardPlanned[op.OrAllReduce()] })
 }
 
 // guardedOp reports whether op is one of the guarded ops (never one the
@@ -448,28 +420,23 @@ func (s *loop) explore(ctx context.Context, res *Result) error {
 			res.Stopped = "time"
 			break
 		}
+		var batched bool
+		var err error
 		if b := s.batcher(); b != nil {
-			ok, err := s.exploreBatch(ctx, b)
-			if errors.Is(err, errSpaceExhausted) {
-				res.Stopped = "space"
-				return s.settleLeaders(ctx)
-			}
-			if ok || err != nil {
-				if err != nil {
-					return err
-				}
-				continue
+			batched, err = s.exploreBatch(ctx, b)
+		}
+		if !batched && err == nil {
+			var t *Trial
+			var phase string
+			if t, phase, err = s.next(); err == nil {
+				err = s.launch(ctx, t, phase, true)
 			}
 		}
-		t, phase, err := s.next()
 		if errors.Is(err, errSpaceExhausted) {
 			res.Stopped = "space"
 			return s.settleLeaders(ctx)
 		}
 		if err != nil {
-			return err
-		}
-		if err := s.launch(ctx, t, phase, true); err != nil {
 			return err
 		}
 	}
@@ -660,14 +627,11 @@ func (s *loop) elapsed() time.Duration {
 }
 
 func (s *loop) meanLaunchDuration() time.Duration {
-	if len(s.launchDurations) == 0 {
-		return 0
-	}
 	var sum time.Duration
 	for _, d := range s.launchDurations {
 		sum += d
 	}
-	return sum / time.Duration(len(s.launchDurations))
+	return sum / time.Duration(max(len(s.launchDurations), 1))
 }
 
 func (s *loop) addTrial(cfg nccl.Config, role string) (*Trial, error) {
@@ -793,7 +757,7 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	if err != nil {
 		return err
 	}
-	score, eventScore := s.measureOp(t, phase, scored, debug, op, round, l)
+	score, eventScore := s.measureOp(t, phase, scored, op, round, l)
 	if debug {
 		// Every op's debug launch reads that op's plan.
 		s.learnPlan(t, phase, op, l)
@@ -821,16 +785,15 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 // the record, but the launch says nothing about the config.
 func (s *loop) runCounted(ctx context.Context, t *Trial, req Request) (*benchfmt.Launch, error) {
 	l, err := s.launchOrBatched(ctx, req)
-	if err != nil {
-		if l != nil && ctx.Err() != nil {
-			s.seq++
-			t.Launches++
-			_ = s.rec.SaveLaunch(t, req, l, false, 0)
-		}
+	if err != nil && (l == nil || ctx.Err() == nil) {
 		return nil, err
 	}
 	s.seq++
 	t.Launches++
+	if err != nil {
+		_ = s.rec.SaveLaunch(t, req, l, false, 0)
+		return nil, err
+	}
 	if l.Batch == nil {
 		// A batch's records each carry a share of the batch's duration:
 		// they are compared with launches of their own as a batch (batchTook).
@@ -887,12 +850,12 @@ func (s *loop) debugsWide(t *Trial) bool {
 // score as measured, stored with it: a workload's op launch with its own
 // parts' score, while the progress hears of the round's (eventScore 0
 // until then).
-func (s *loop) measureOp(t *Trial, phase string, scored, debug bool, op nccl.Op, round map[nccl.Op]model.Launch, l *benchfmt.Launch) (score, eventScore float64) {
+func (s *loop) measureOp(t *Trial, phase string, scored bool, op nccl.Op, round map[nccl.Op]model.Launch, l *benchfmt.Launch) (score, eventScore float64) {
 	if round == nil {
-		score = s.measure(t, phase, scored, debug, l)
+		score = s.measure(t, phase, scored, l)
 		return score, score
 	}
-	if debug || l.Outcome != benchfmt.OK || !scored && phase != vocab.PhaseConfirm {
+	if l.Outcome != benchfmt.OK || !scored && phase != vocab.PhaseConfirm {
 		return 0, 0
 	}
 	ml, sc, err := Measure(l, s.opts.OpSizes(op))
@@ -938,7 +901,7 @@ func (s *loop) requestOp(op nccl.Op) nccl.Op {
 // measure adds an OK launch of t to its measurements (confirmation or,
 // when scored, exploration) and returns its band score; a launch that
 // lacks a band size is failed instead, and scores 0.
-func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.Launch) float64 {
+func (s *loop) measure(t *Trial, phase string, scored bool, l *benchfmt.Launch) float64 {
 	if l.Outcome != benchfmt.OK {
 		return 0
 	}
@@ -951,7 +914,7 @@ func (s *loop) measure(t *Trial, phase string, scored, debug bool, l *benchfmt.L
 	switch {
 	case phase == vocab.PhaseConfirm:
 		t.Confirm = append(t.Confirm, ml)
-	case scored && !debug:
+	case scored:
 		t.addExplore(ml, sc)
 		t.addBlock(l.Batch)
 	}
@@ -981,12 +944,12 @@ func (s *loop) event(req Request, t *Trial, l *benchfmt.Launch, scored bool, sco
 	ev.Baseline = s.baseline()
 	if lead := s.rank.leaders(1); len(lead) == 1 {
 		ev.Best = lead[0]
-		if base := s.baseline(); base != nil && len(base.Explore) > 0 {
+		if base := ev.Baseline; base != nil && len(base.Explore) > 0 {
 			ev.BestSpeedup = base.Score(s.sizes) / lead[0].Score(s.sizes)
 		}
 		ev.BestGain = gainBounds(ev.Baseline, ev.Best, s.sizes, s.opts.Stats)
 	}
-	ev.Candidate = s.rank.candidate(s.baseline())
+	ev.Candidate = s.rank.candidate(ev.Baseline)
 	return ev
 }
 

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"sort"
@@ -85,17 +86,26 @@ type opPlan struct {
 // newPlanner knows nothing of NCCL's plan yet; sizes are the band's and
 // guard are the guard sizes.
 func newPlanner(op nccl.Op, sizes, guard []int64, allowDisabled bool) planner {
-	return planner{ops: []*opPlan{{reads: op.OrAllReduce(), sizes: planSizes(sizes, guard)}}, allowDisabled: allowDisabled}
+	return plannerOf([]*opPlan{{reads: op.OrAllReduce(), sizes: planSizes(sizes, guard)}}, allowDisabled)
 }
 
 // newWorkloadPlanner is newPlanner for a workload of several parts: one
 // plan per op, each at its parts' sizes and the guard sizes.
 func newWorkloadPlanner(w nccl.Workload, guard []int64, allowDisabled bool) planner {
-	p := planner{allowDisabled: allowDisabled}
+	var ops []*opPlan
 	for _, op := range w.Ops() {
-		p.ops = append(p.ops, &opPlan{op: op, reads: op, sizes: planSizes(w.Sizes(op), guard)})
+		ops = append(ops, &opPlan{op: op, reads: op, sizes: planSizes(w.Sizes(op), guard)})
 	}
-	return p
+	return plannerOf(ops, allowDisabled)
+}
+
+// plannerOf is a planner of ops that knows nothing yet.
+func plannerOf(ops []*opPlan, allowDisabled bool) planner {
+	for _, o := range ops {
+		o.known = map[string]nccl.Native{}
+	}
+	return planner{ops: ops, allowDisabled: allowDisabled, merged: map[string][]string{}, refused: map[string]string{},
+		refusedWrong: map[string]string{}, logged: map[*Trial]bool{}}
 }
 
 // read reports whether NCCL's defaults' plan is known for every op.
@@ -190,14 +200,9 @@ const ruleSamePlanLogged = "the same plan as a config already tried, proved by a
 
 // planSizes are the sizes whose plan matters: the band and the guard sizes.
 func planSizes(sizes, guard []int64) []int64 {
-	out := append([]int64(nil), sizes...)
-	for _, g := range guard {
-		if !slices.Contains(out, g) {
-			out = append(out, g)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	out := slices.Concat(sizes, guard)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // learn reads NCCL's plan and choices from a debug launch of t that
@@ -215,9 +220,6 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 		return false
 	}
 	if l.Result.Facts != nil && len(l.Result.Facts.Choices) > 0 {
-		if p.logged == nil {
-			p.logged = map[*Trial]bool{}
-		}
 		p.logged[t] = true
 	}
 	n, ok := l.Result.Facts.NativeOp(o.reads, o.sizes) // what NCCL runs for the op's own function
@@ -263,9 +265,6 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 		// learnt) runs NCCL's defaults' plan under another name: nothing
 		// to keep.
 		if n.Config = o.core(t.Config); len(n.Config) > 0 {
-			if o.known == nil {
-				o.known = map[string]nccl.Native{}
-			}
 			o.known[n.Config.Key()] = n
 		}
 	}
@@ -311,12 +310,8 @@ func (o *opPlan) resolve(cfg nccl.Config) nccl.Resolution {
 	}
 	// A config with a known plan, of which cfg adds only no-ops, proves
 	// cfg's plan; the most specific such base first.
-	keys := slices.Collect(maps.Keys(o.known))
-	sort.Slice(keys, func(i, j int) bool {
-		if a, b := len(o.known[keys[i]].Config), len(o.known[keys[j]].Config); a != b {
-			return a > b
-		}
-		return keys[i] < keys[j]
+	keys := slices.SortedFunc(maps.Keys(o.known), func(a, b string) int {
+		return cmp.Or(cmp.Compare(len(o.known[b].Config), len(o.known[a].Config)), strings.Compare(a, b))
 	})
 	c := cfg.Canonical()
 	core := o.core(c)
@@ -568,9 +563,6 @@ func (p *planner) forget() { p.cache, p.drawn = nil, nil }
 func (p *planner) refuse(cfg nccl.Config) bool {
 	if why := p.wrongIn(cfg); why != "" {
 		// Wrong results are proof, whatever --allow-disabled-protocols says.
-		if p.refusedWrong == nil {
-			p.refusedWrong = map[string]string{}
-		}
 		p.refusedWrong[cfg.Canonical().Key()] = why
 		return true
 	}
@@ -580,9 +572,6 @@ func (p *planner) refuse(cfg nccl.Config) bool {
 	r := p.resolve(cfg)
 	if len(r.Enables) == 0 {
 		return false
-	}
-	if p.refused == nil {
-		p.refused = map[string]string{}
 	}
 	p.refused[cfg.Canonical().Key()] = strings.Join(r.Enables, "; ")
 	return true
@@ -594,9 +583,6 @@ func (p *planner) noteMerge(cfg nccl.Config, t *Trial) {
 	c := cfg.Canonical()
 	if c.Key() == t.Config.Key() {
 		return
-	}
-	if p.merged == nil {
-		p.merged = map[string][]string{}
 	}
 	if _, seen := p.merged[c.Key()]; seen {
 		return
@@ -739,22 +725,15 @@ func (p *planner) summary(trials []*Trial, spaceConfigs int) *PlanSummary {
 	ps.PlansExplored = len(plans)
 	counts := map[string]int{}
 	for _, rules := range p.merged {
-		seen := map[string]bool{}
-		for _, r := range rules {
-			if !seen[r] {
-				seen[r] = true
-				counts[r]++
-			}
+		for _, r := range slices.Compact(slices.Sorted(slices.Values(rules))) {
+			counts[r]++
 		}
 	}
 	for r, n := range counts {
 		ps.Merged = append(ps.Merged, MergeCount{Reason: r, Count: n})
 	}
-	sort.Slice(ps.Merged, func(i, j int) bool {
-		if ps.Merged[i].Count != ps.Merged[j].Count {
-			return ps.Merged[i].Count > ps.Merged[j].Count
-		}
-		return ps.Merged[i].Reason < ps.Merged[j].Reason
+	slices.SortFunc(ps.Merged, func(a, b MergeCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
 	})
 	if ps.Note == "" && !ps.Read {
 		ps.Note = "NCCL's plan was not read: configs are not merged by plan"

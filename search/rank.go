@@ -103,7 +103,7 @@ type decisionCache struct {
 func (s *ranking) cached() *decisionCache {
 	key := [2]int{s.seq, len(s.trials)}
 	if key != s.cacheKey {
-		s.cache, s.cacheKey = decisionCache{}, key
+		s.cache, s.cacheKey = decisionCache{guardSD: map[opSize]float64{}, guardFails: map[*Trial]bool{}}, key
 	}
 	return &s.cache
 }
@@ -134,28 +134,15 @@ func (s *ranking) rankScore(t *Trial, sigma float64) float64 {
 // decides.
 func (s *ranking) guardFails(t *Trial) bool {
 	c := s.cached()
-	if f, ok := c.guardFails[t]; ok {
-		return f
+	f, ok := c.guardFails[t]
+	if !ok {
+		base := s.baseline()
+		z := sitesZ(len(s.guard))
+		f = t != base && base != nil && s.guardPenalty(t, base) > 0 &&
+			slices.ContainsFunc(s.guard, func(g opSize) bool { return s.slowerAt(t, base, g, z) })
+		c.guardFails[t] = f
 	}
-	f := s.computeGuardFails(t)
-	if c.guardFails == nil {
-		c.guardFails = map[*Trial]bool{}
-	}
-	c.guardFails[t] = f
 	return f
-}
-
-func (s *ranking) computeGuardFails(t *Trial) bool {
-	base := s.baseline()
-	if t == base || base == nil {
-		return false
-	}
-	p := s.guardPenalty(t, base)
-	if p <= 0 {
-		return false
-	}
-	z := sitesZ(len(s.guard))
-	return slices.ContainsFunc(s.guard, func(g opSize) bool { return s.slowerAt(t, base, g, z) })
 }
 
 // sitesZ is how many standard errors a slowdown at one of k sites must
@@ -227,9 +214,6 @@ func (s *ranking) guardSpread(g opSize) float64 {
 	if df < minSpreadDF {
 		sd = defaultSpread
 	}
-	if c.guardSD == nil {
-		c.guardSD = map[opSize]float64{}
-	}
 	c.guardSD[g] = sd
 	return sd
 }
@@ -240,10 +224,7 @@ func (s *ranking) leaders(n int) []*Trial {
 	_, arms := s.arms()
 	ok := slices.DeleteFunc(arms, func(t *Trial) bool { return !t.blockRanked() })
 	sort.SliceStable(ok, func(i, j int) bool { return ok[i].logScore(s.sizes) < ok[j].logScore(s.sizes) }) // cached
-	if len(ok) > n {
-		ok = ok[:n]
-	}
-	return ok
+	return ok[:min(n, len(ok))]
 }
 
 // candidate picks the config to confirm. Trials measured a different
@@ -266,13 +247,9 @@ func (s *ranking) leaders(n int) []*Trial {
 // baseline has a usable scored launch.
 func (s *ranking) candidate(base *Trial) *Trial {
 	c := s.cached()
-	if !c.candidateN || c.candBase != base {
-		c.candidate, c.candidateN, c.candBase = s.computeCandidate(base), true, base
+	if c.candidateN && c.candBase == base {
+		return c.candidate
 	}
-	return c.candidate
-}
-
-func (s *ranking) computeCandidate(base *Trial) *Trial {
 	sigma := s.spread()
 	type ranked struct {
 		t              *Trial
@@ -300,19 +277,20 @@ func (s *ranking) computeCandidate(base *Trial) *Trial {
 		}
 		pool = append(pool, ranked{t, sc, s.refusedSlower(t, base), s.guardFails(t)})
 	}
-	if len(pool) == 0 {
-		return nil
+	c.candidate, c.candidateN, c.candBase = nil, true, base
+	if len(pool) > 0 {
+		sort.SliceStable(pool, func(i, j int) bool {
+			if pool[i].refused != pool[j].refused {
+				return !pool[i].refused
+			}
+			if pool[i].guard != pool[j].guard {
+				return !pool[i].guard
+			}
+			return pool[i].score < pool[j].score
+		})
+		c.candidate = pool[0].t
 	}
-	sort.SliceStable(pool, func(i, j int) bool {
-		if pool[i].refused != pool[j].refused {
-			return !pool[i].refused
-		}
-		if pool[i].guard != pool[j].guard {
-			return !pool[i].guard
-		}
-		return pool[i].score < pool[j].score
-	})
-	return pool[0].t
+	return c.candidate
 }
 
 // runnerUp is the config ranked second by candidate's rule, if it has
