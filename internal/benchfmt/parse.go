@@ -770,11 +770,11 @@ func verdict(r *Result, what, footer string) error {
 	return nil
 }
 
-func appendUnique(list []string, s string) []string {
-	if slices.Contains(list, s) {
+func appendUnique[T comparable](list []T, v T) []T {
+	if slices.Contains(list, v) {
 		return list
 	}
-	return append(list, s)
+	return append(list, v)
 }
 
 // scanFields appends the space-separated fields of s to dst (strings.Fields

@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -171,7 +172,7 @@ type transportLog struct {
 	conns    map[connKey]bool
 	places   map[int]*RankPlace
 	gpuLinks map[gpuPair]string // host + bus ids → NCCL path type ("NVL", "PIX", …)
-	nvlGPUs  map[string]bool    // host + bus id of GPUs with an NVLink (to a GPU or an NVSwitch)
+	nvlink   bool               // a GPU has an NVLink (to a GPU or an NVSwitch)
 	blocked  []string           // NCCL's lines saying P2P could not be enabled
 	// netRoutes are the NET connections' channel-to-NIC routes (NetRoute).
 	netRoutes map[string]bool
@@ -369,20 +370,11 @@ func (t *transportLog) addTopoPaths(host, msg string) {
 				t.gpuLinks = map[gpuPair]string{}
 			}
 			t.gpuLinks[gpuPair{host, fromID, to}] = typ
-			if typ == "NVL" {
-				t.markNVL(host, fromID)
-			}
+			t.nvlink = t.nvlink || typ == "NVL"
 		case strings.HasPrefix(node, "NVS/") && typ == "NVL":
-			t.markNVL(host, fromID)
+			t.nvlink = true
 		}
 	}
-}
-
-func (t *transportLog) markNVL(host, id string) {
-	if t.nvlGPUs == nil {
-		t.nvlGPUs = map[string]bool{}
-	}
-	t.nvlGPUs[host+"\x00"+id] = true
 }
 
 // topoBusID turns "GPU/0-60" (NCCL 2.2x: domain-bus id) or "GPU/60000"
@@ -422,31 +414,16 @@ func (t *transportLog) result(f *Facts) {
 		acc := t.paths[k]
 		f.Paths = append(f.Paths, Path{From: k.from, To: k.to, Kind: k.kind, Via: acc.via, Connections: acc.conns})
 	}
-	sort.SliceStable(f.Paths, func(i, j int) bool {
-		a, b := f.Paths[i], f.Paths[j]
-		if a.From != b.From {
-			return a.From < b.From
-		}
-		if a.To != b.To {
-			return a.To < b.To
-		}
-		return a.Kind < b.Kind
+	slices.SortStableFunc(f.Paths, func(a, b Path) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To), strings.Compare(a.Kind, b.Kind))
 	})
-	ranks := slices.Sorted(maps.Keys(t.places))
-	for _, r := range ranks {
+	for _, r := range slices.Sorted(maps.Keys(t.places)) {
 		f.RankPlaces = append(f.RankPlaces, *t.places[r])
 	}
 	f.P2PBlocked = append(f.P2PBlocked, t.blocked...)
-	for k := range t.nvlGPUs {
-		_ = k
-		f.NVLink = true
-		break
-	}
+	f.NVLink = t.nvlink
 	f.Routes = t.routes(f.Paths)
-	for r := range t.netRoutes {
-		f.NetRoutes = append(f.NetRoutes, r)
-	}
-	sort.Strings(f.NetRoutes)
+	f.NetRoutes = slices.Sorted(maps.Keys(t.netRoutes))
 }
 
 // host is the host of a rank, "" when unknown.
@@ -489,7 +466,7 @@ func (t *transportLog) routes(paths []Path) []Route {
 				gdr[k] = g
 			}
 		}
-		r.Ranks = appendUniqueInt(appendUniqueInt(r.Ranks, p.From), p.To)
+		r.Ranks = appendUnique(appendUnique(r.Ranks, p.From), p.To)
 		r.Pairs++
 		r.Connections += p.Connections
 		hf, ht := t.host(p.From), t.host(p.To)
@@ -603,13 +580,6 @@ func transportWord(routes []Route) string {
 		return r.Kind
 	}
 	return ""
-}
-
-func appendUniqueInt(list []int, n int) []int {
-	if slices.Contains(list, n) {
-		return list
-	}
-	return append(list, n)
 }
 
 // transportResult turns "Using network X" (the network NCCL initialised,
