@@ -2,6 +2,7 @@ package benchfmt
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -75,13 +76,11 @@ func NCCLVersionString(code int) string {
 	if code <= 0 {
 		return ""
 	}
-	var major, minor, patch int
+	div := 1000
 	if code >= 10000 {
-		major, minor, patch = code/10000, code%10000/100, code%100
-	} else {
-		major, minor, patch = code/1000, code%1000/100, code%100
+		div = 10000
 	}
-	return strconv.Itoa(major) + "." + strconv.Itoa(minor) + "." + strconv.Itoa(patch)
+	return strconv.Itoa(code/div) + "." + strconv.Itoa(code%div/100) + "." + strconv.Itoa(code%100)
 }
 
 // collectiveFromProgram turns nccl-tests' program name ("all_gather_perf",
@@ -568,14 +567,14 @@ func (p *textParser) emitRow(toks []string, pre int, l layout) {
 	p.rowProblem = ""
 	out, ok := p.parseMeasure(toks[pre:pre+w], l.perIter)
 	if !ok {
-		p.note(fmt.Sprintf("skipped the row for size %d: %s", row.Bytes, p.rowWhy()))
+		p.note(fmt.Sprintf("skipped the row for size %d: %s", row.Bytes, cmp.Or(p.rowProblem, "unreadable numbers")))
 		return
 	}
 	row.Out = out
 	if l.sides == 2 {
 		in, ok := p.parseMeasure(toks[pre+w:pre+2*w], l.perIter)
 		if !ok {
-			p.note(fmt.Sprintf("skipped the row for size %d: %s", row.Bytes, p.rowWhy()))
+			p.note(fmt.Sprintf("skipped the row for size %d: %s", row.Bytes, cmp.Or(p.rowProblem, "unreadable numbers")))
 			return
 		}
 		row.In = &in
@@ -661,14 +660,6 @@ func (p *textParser) measureTime(s string) (float64, bool) {
 	return f, true
 }
 
-// rowWhy is why the last row's numbers were refused.
-func (p *textParser) rowWhy() string {
-	if p.rowProblem != "" {
-		return p.rowProblem
-	}
-	return "unreadable numbers"
-}
-
 // parseMeasureFloat reads a finite, non-negative number.
 func parseMeasureFloat(s string) (float64, bool) {
 	f, err := strconv.ParseFloat(s, 64)
@@ -743,12 +734,8 @@ func fillFromFacts(r *Result) {
 	if r.Facts == nil {
 		return
 	}
-	if r.NCCLVersion == "" {
-		r.NCCLVersion = r.Facts.NCCLVersion
-	}
-	if r.NRanks == 0 {
-		r.NRanks = r.Facts.NRanks
-	}
+	r.NCCLVersion = cmp.Or(r.NCCLVersion, r.Facts.NCCLVersion)
+	r.NRanks = cmp.Or(r.NRanks, r.Facts.NRanks)
 }
 
 // verdict decides the error that goes with a parsed result; what names the
@@ -801,24 +788,9 @@ func scanFields(dst []string, s string) []string {
 func isUint(s string) bool { return len(s) <= 19 && isDigits(s) }
 
 // isDigits reports a non-empty run of decimal digits, of any length.
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func isDigits(s string) bool { return s != "" && strings.TrimLeft(s, "0123456789") == "" }
 
-func isSignedInt(s string) bool {
-	if strings.HasPrefix(s, "-") {
-		return isUint(s[1:])
-	}
-	return isUint(s)
-}
+func isSignedInt(s string) bool { return isUint(strings.TrimPrefix(s, "-")) }
 
 // isWord reports a type or redop name such as "float", "bfloat16", "sum".
 func isWord(s string) bool {
@@ -869,14 +841,5 @@ func isMeasureToken(s string) bool {
 
 // isTimestampToken reports the date and time nccl-tests -S 1 adds to a row.
 func isTimestampToken(s string) bool {
-	if len(s) < 5 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c == '-' || c == ':') {
-			return false
-		}
-	}
-	return true
+	return len(s) >= 5 && strings.TrimLeft(s, "0123456789-:") == ""
 }
