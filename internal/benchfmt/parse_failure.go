@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -83,6 +84,12 @@ func diagnose(lines []string) string {
 		}
 		return "", false
 	}
+	// findAny is the first line that contains any of subs.
+	findAny := func(subs ...string) (string, bool) {
+		return find(func(l string) bool {
+			return slices.ContainsFunc(subs, func(s string) bool { return strings.Contains(l, s) })
+		})
+	}
 	warn, hasWarn := find(func(l string) bool { return strings.HasPrefix(l, "NCCL WARN ") })
 	withWarn := func(msg string) string {
 		if hasWarn {
@@ -90,31 +97,25 @@ func diagnose(lines []string) string {
 		}
 		return msg
 	}
-	if l, ok := find(func(l string) bool { return strings.Contains(l, "Test NCCL failure") }); ok {
+	if l, ok := findAny("Test NCCL failure"); ok {
 		return withWarn(diagnoseNCCLFailure(l))
 	}
-	if l, ok := find(func(l string) bool { return strings.Contains(l, "Test CUDA failure") }); ok {
+	if l, ok := findAny("Test CUDA failure"); ok {
 		return withWarn(diagnoseCUDAFailure(l))
 	}
-	if l, ok := find(func(l string) bool {
-		return strings.Contains(l, "cannot find a corresponding process") ||
-			strings.Contains(l, "failed to TCP connect") ||
-			strings.Contains(l, "did not complete the initial handshake") ||
-			strings.Contains(l, "failed to handshake with a connecting peer")
-	}); ok {
+	if l, ok := findAny("cannot find a corresponding process", "failed to TCP connect",
+		"did not complete the initial handshake", "failed to handshake with a connecting peer"); ok {
 		return "Open MPI could not connect its ranks over TCP, usually because it picked a virtual interface such as docker0: " +
 			"restrict it to the real one, e.g. --mpi-arg=--mca --mpi-arg=btl_tcp_if_include --mpi-arg=eth0 " +
 			"(and the same for oob_tcp_if_include). Open MPI said: " + shorten(l, 200)
 	}
-	if l, ok := find(func(l string) bool { return strings.Contains(l, ": Test timeout (") }); ok {
+	if l, ok := findAny(": Test timeout ("); ok {
 		return withWarn("nccl-tests' own timeout (-T) fired, so a collective hung: " + shorten(l, 200))
 	}
 	if hasWarn {
 		return "NCCL warned: " + strings.TrimPrefix(warn, "NCCL WARN ")
 	}
-	if l, ok := find(func(l string) bool {
-		return strings.Contains(l, "not enough slots available")
-	}); ok {
+	if l, ok := findAny("not enough slots available"); ok {
 		return "mpirun has not enough slots for the ranks asked: give slots with --hosts h1:1,h2:1 or pass --mpi-arg=--oversubscribe. mpirun said: " + shorten(l, 200)
 	}
 	if l, ok := find(func(l string) bool {
@@ -124,12 +125,8 @@ func diagnose(lines []string) string {
 	}); ok {
 		return "the benchmark could not be started on every host (check --bench PATH exists there): " + shorten(l, 200)
 	}
-	if l, ok := find(func(l string) bool {
-		return strings.Contains(l, "exited with non-zero status") ||
-			strings.Contains(l, "returned a non-zero exit code") ||
-			strings.Contains(l, "exited on signal") ||
-			strings.Contains(l, "Process received signal")
-	}); ok {
+	if l, ok := findAny("exited with non-zero status", "returned a non-zero exit code", "exited on signal",
+		"Process received signal"); ok {
 		return "a rank exited early and printed no nccl-tests failure line; look at the launch's stderr. mpirun said: " + shorten(l, 200)
 	}
 	if l, ok := find(func(l string) bool {

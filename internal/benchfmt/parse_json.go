@@ -380,14 +380,11 @@ func (p *jsonParser) measure(jm *jsonMeasure, it *jsonIter) (Measure, bool) {
 	}
 	if it != nil {
 		var st IterStats
-		if st.MinUS, ok = p.time(it.MinUS); !ok {
-			return m, false
-		}
-		if st.MaxUS, ok = p.time(it.MaxUS); !ok {
-			return m, false
-		}
-		if st.P99US, ok = p.time(it.P99US); !ok {
-			return m, false
+		src := []jsonNum{it.MinUS, it.MaxUS, it.P99US}
+		for i, dst := range []*float64{&st.MinUS, &st.MaxUS, &st.P99US} {
+			if *dst, ok = p.time(src[i]); !ok {
+				return m, false
+			}
 		}
 		if st.CVPct, ok = p.num(it.CVPct); !ok {
 			return m, false
