@@ -474,11 +474,10 @@ func (r *callReader) useTuning() {
 			counts[in.nranks] = true
 		}
 	}
+	ns := slices.Sorted(maps.Keys(counts))
 	nranks := 0
-	if len(counts) == 1 {
-		for n := range counts {
-			nranks = n
-		}
+	if len(ns) == 1 {
+		nranks = ns[0]
 	}
 	dropped := 0
 	for i, c := range r.tuning {
@@ -495,8 +494,7 @@ func (r *callReader) useTuning() {
 	}
 	r.cl.FromTuning = true
 	r.cl.Notes = append(r.cl.Notes, "no COLL lines: calls counted from TUNING lines, which rank 0 of each communicator logs; communicators are not told apart (log with NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING)")
-	if len(counts) > 1 {
-		ns := slices.Sorted(maps.Keys(counts))
+	if len(ns) > 1 {
 		text := make([]string, len(ns))
 		for i, n := range ns {
 			text[i] = strconv.Itoa(n)
