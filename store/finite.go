@@ -100,7 +100,10 @@ type recommendationNumbers struct {
 type recommendationRest Recommendation
 
 func (r Recommendation) MarshalJSON() ([]byte, error) {
-	return marshalSplit(recommendationRest(finiteRecommendation(r)), recommendationNumbers{JSONFloat(r.Speedup), jsonPair(r.SpeedupCI),
+	// Zero the floats that recommendationNumbers writes in their place.
+	plain := r
+	plain.Speedup, plain.SpeedupCI, plain.PValue, plain.MinEffect, plain.BaselineScoreUS, plain.ScoreUS = 0, [2]float64{}, 0, 0, 0, 0
+	return marshalSplit(recommendationRest(plain), recommendationNumbers{JSONFloat(r.Speedup), jsonPair(r.SpeedupCI),
 		JSONFloat(r.PValue), JSONFloat(r.MinEffect), JSONFloat(r.BaselineScoreUS), JSONFloat(r.ScoreUS)})
 }
 
@@ -117,13 +120,6 @@ func (r *Recommendation) UnmarshalJSON(b []byte) error {
 	r.PValue, r.MinEffect = float64(nums.PValue), float64(nums.MinEffect)
 	r.BaselineScoreUS, r.ScoreUS = float64(nums.BaselineScoreUS), float64(nums.ScoreUS)
 	return nil
-}
-
-// finiteRecommendation zeroes the floats that recommendationNumbers
-// writes in their place.
-func finiteRecommendation(r Recommendation) Recommendation {
-	r.Speedup, r.SpeedupCI, r.PValue, r.MinEffect, r.BaselineScoreUS, r.ScoreUS = 0, [2]float64{}, 0, 0, 0, 0
-	return r
 }
 
 type summaryNumbers struct {
