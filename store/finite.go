@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -99,41 +100,26 @@ type recommendationNumbers struct {
 type recommendationRest Recommendation
 
 func (r Recommendation) MarshalJSON() ([]byte, error) {
-	rest, err := json.Marshal(recommendationRest(finiteRecommendation(r)))
-	if err != nil {
-		return nil, err
-	}
-	nums, err := json.Marshal(recommendationNumbers{JSONFloat(r.Speedup), [2]JSONFloat{JSONFloat(r.SpeedupCI[0]), JSONFloat(r.SpeedupCI[1])},
+	// Zero the floats that recommendationNumbers writes in their place.
+	plain := r
+	plain.Speedup, plain.SpeedupCI, plain.PValue, plain.MinEffect, plain.BaselineScoreUS, plain.ScoreUS = 0, [2]float64{}, 0, 0, 0, 0
+	return marshalSplit(recommendationRest(plain), recommendationNumbers{JSONFloat(r.Speedup), jsonPair(r.SpeedupCI),
 		JSONFloat(r.PValue), JSONFloat(r.MinEffect), JSONFloat(r.BaselineScoreUS), JSONFloat(r.ScoreUS)})
-	if err != nil {
-		return nil, err
-	}
-	return mergeObjects(rest, nums)
 }
 
 func (r *Recommendation) UnmarshalJSON(b []byte) error {
 	var rest recommendationRest
-	if err := json.Unmarshal(b, &rest); err != nil {
-		// The floats may be null, which float64 fields accept as "leave
-		// alone"; any other error is real.
-		return err
-	}
 	var nums recommendationNumbers
-	if err := json.Unmarshal(b, &nums); err != nil {
+	// The floats may be null, which float64 fields accept as "leave
+	// alone"; any other error is real.
+	if err := cmp.Or(json.Unmarshal(b, &rest), json.Unmarshal(b, &nums)); err != nil {
 		return err
 	}
 	*r = Recommendation(rest)
-	r.Speedup, r.SpeedupCI = float64(nums.Speedup), [2]float64{float64(nums.SpeedupCI[0]), float64(nums.SpeedupCI[1])}
+	r.Speedup, r.SpeedupCI = float64(nums.Speedup), floatPair(nums.SpeedupCI)
 	r.PValue, r.MinEffect = float64(nums.PValue), float64(nums.MinEffect)
 	r.BaselineScoreUS, r.ScoreUS = float64(nums.BaselineScoreUS), float64(nums.ScoreUS)
 	return nil
-}
-
-// finiteRecommendation zeroes the floats that recommendationNumbers
-// writes in their place.
-func finiteRecommendation(r Recommendation) Recommendation {
-	r.Speedup, r.SpeedupCI, r.PValue, r.MinEffect, r.BaselineScoreUS, r.ScoreUS = 0, [2]float64{}, 0, 0, 0, 0
-	return r
 }
 
 type summaryNumbers struct {
@@ -146,29 +132,33 @@ type summaryRest RecommendationSummary
 func (r RecommendationSummary) MarshalJSON() ([]byte, error) {
 	plain := r
 	plain.Speedup, plain.SpeedupCI = 0, [2]float64{}
-	rest, err := json.Marshal(summaryRest(plain))
-	if err != nil {
-		return nil, err
-	}
-	nums, err := json.Marshal(summaryNumbers{JSONFloat(r.Speedup), [2]JSONFloat{JSONFloat(r.SpeedupCI[0]), JSONFloat(r.SpeedupCI[1])}})
-	if err != nil {
-		return nil, err
-	}
-	return mergeObjects(rest, nums)
+	return marshalSplit(summaryRest(plain), summaryNumbers{JSONFloat(r.Speedup), jsonPair(r.SpeedupCI)})
 }
 
 func (r *RecommendationSummary) UnmarshalJSON(b []byte) error {
 	var rest summaryRest
-	if err := json.Unmarshal(b, &rest); err != nil {
-		return err
-	}
 	var nums summaryNumbers
-	if err := json.Unmarshal(b, &nums); err != nil {
+	if err := cmp.Or(json.Unmarshal(b, &rest), json.Unmarshal(b, &nums)); err != nil {
 		return err
 	}
 	*r = RecommendationSummary(rest)
-	r.Speedup, r.SpeedupCI = float64(nums.Speedup), [2]float64{float64(nums.SpeedupCI[0]), float64(nums.SpeedupCI[1])}
+	r.Speedup, r.SpeedupCI = float64(nums.Speedup), floatPair(nums.SpeedupCI)
 	return nil
+}
+
+func jsonPair(p [2]float64) [2]JSONFloat { return [2]JSONFloat{JSONFloat(p[0]), JSONFloat(p[1])} }
+
+func floatPair(p [2]JSONFloat) [2]float64 { return [2]float64{float64(p[0]), float64(p[1])} }
+
+// marshalSplit writes rest (a type without its floats) with the keys of
+// nums (those floats, NaN as null) overlaid.
+func marshalSplit(rest, nums any) ([]byte, error) {
+	a, err := json.Marshal(rest)
+	b, err2 := json.Marshal(nums)
+	if err := cmp.Or(err, err2); err != nil {
+		return nil, err
+	}
+	return mergeObjects(a, b)
 }
 
 // mergeObjects overlays the keys of JSON object b on JSON object a,
@@ -179,12 +169,17 @@ func mergeObjects(a, b []byte) ([]byte, error) {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(a))
-	var out []byte
-	out = append(out, '{')
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
-	first := true
+	out := []byte{'{'}
+	put := func(key string, val []byte) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		k, _ := json.Marshal(key)
+		out = append(append(append(out, k...), ':'), val...)
+	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -199,20 +194,10 @@ func mergeObjects(a, b []byte) ([]byte, error) {
 			val = v
 			delete(over, key)
 		}
-		if !first {
-			out = append(out, ',')
-		}
-		first = false
-		k, _ := json.Marshal(key)
-		out = append(append(append(out, k...), ':'), val...)
+		put(key, val)
 	}
 	for key, val := range over { // omitted by omitempty in a, set in b
-		if !first {
-			out = append(out, ',')
-		}
-		first = false
-		k, _ := json.Marshal(key)
-		out = append(append(append(out, k...), ':'), val...)
+		put(key, val)
 	}
 	return append(out, '}'), nil
 }

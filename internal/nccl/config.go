@@ -1,6 +1,7 @@
 package nccl
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -19,10 +20,9 @@ func (c Config) Key() string { return strings.Join(c.Env(), " ") }
 func (c Config) Env() []string {
 	out := make([]string, 0, len(c))
 	for k, v := range c {
-		if v == "" {
-			continue
+		if v != "" {
+			out = append(out, k+"="+v)
 		}
-		out = append(out, k+"="+v)
 	}
 	sort.Strings(out)
 	return out
@@ -77,13 +77,10 @@ func ParseKeyValue(s string) (key, value string, err error) {
 	if !ok || k == "" {
 		return "", "", fmt.Errorf("%q is not KEY=VALUE (e.g. NCCL_PROTO=^LL128)", s)
 	}
-	for _, r := range k {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+	for i, r := range k {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
 			return "", "", fmt.Errorf("%q: %q is not an environment variable name", s, k)
 		}
-	}
-	if k[0] >= '0' && k[0] <= '9' {
-		return "", "", fmt.Errorf("%q: %q is not an environment variable name", s, k)
 	}
 	return k, v, nil
 }
@@ -139,10 +136,8 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	if err := orderedPair(c, "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"); err != nil {
-		return err
-	}
-	if err := orderedPair(c, "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"); err != nil {
+	if err := cmp.Or(orderedPair(c, "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"),
+		orderedPair(c, "NCCL_MIN_CTAS", "NCCL_MAX_CTAS")); err != nil {
 		return err
 	}
 	if t, s := c.Int("NCCL_SOCKET_NTHREADS", 0), c.Int("NCCL_NSOCKS_PERTHREAD", 0); t > 0 && s > 0 && t*s > 64 {
@@ -161,11 +156,7 @@ func orderedPair(c Config, minName, maxName string) error {
 
 // Int returns the knob's value as an integer, or def when unset or not a number.
 func (c Config) Int(name string, def int) int {
-	v, ok := c[name]
-	if !ok || v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
+	n, err := strconv.Atoi(c[name])
 	if err != nil {
 		return def
 	}

@@ -151,10 +151,8 @@ func intRange(lo, hi int) func(string) error {
 
 func oneOf(vals ...string) func(string) error {
 	return func(v string) error {
-		for _, x := range vals {
-			if v == x {
-				return nil
-			}
+		if slices.Contains(vals, v) {
+			return nil
 		}
 		return fmt.Errorf("want one of %s", strings.Join(vals, ", "))
 	}
@@ -178,9 +176,7 @@ func checkNameList(v string, valid []string) error {
 		return err
 	}
 	for _, e := range entries {
-		list := e.list
-		exclude := strings.HasPrefix(list, "^")
-		list = strings.TrimPrefix(list, "^")
+		list, exclude := strings.CutPrefix(e.list, "^")
 		names := strings.Split(list, ",")
 		for _, name := range names {
 			if !containsFold(valid, strings.TrimSpace(name)) {

@@ -64,21 +64,17 @@ var ops = map[Op]opInfo{
 var Ops = []Op{AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv, Broadcast, Reduce}
 
 // OpNames are Ops as strings, for flag help and "did you mean".
-func OpNames() []string {
-	out := make([]string, len(Ops))
-	for i, o := range Ops {
-		out[i] = string(o)
-	}
-	return out
-}
+func OpNames() []string { return opStrings(Ops) }
 
 // JoinOps is ops as "all_gather, broadcast", for messages and tables.
-func JoinOps(ops []Op) string {
+func JoinOps(ops []Op) string { return strings.Join(opStrings(ops), ", ") }
+
+func opStrings(ops []Op) []string {
 	s := make([]string, len(ops))
 	for i, o := range ops {
 		s[i] = string(o)
 	}
-	return strings.Join(s, ", ")
+	return s
 }
 
 // ParseOp reads an op in nccl-tests' spelling; it also takes the benchmark's
@@ -93,11 +89,11 @@ func ParseOp(s string) (Op, error) {
 	if o, ok := OpFromFunction(t); ok {
 		return o, nil
 	}
-	msg := fmt.Sprintf("unknown collective %q: use one of %s", s, strings.Join(OpNames(), ", "))
+	var hint string
 	if near := Nearest(t, OpNames()); near != "" {
-		msg = fmt.Sprintf("unknown collective %q (did you mean %s?): use one of %s", s, near, strings.Join(OpNames(), ", "))
+		hint = " (did you mean " + near + "?)"
 	}
-	return "", fmt.Errorf("%s", msg)
+	return "", fmt.Errorf("unknown collective %q%s: use one of %s", s, hint, JoinOps(Ops))
 }
 
 // OpFromFunction maps NCCL's function name ("AllReduce", "AlltoAll",
@@ -265,16 +261,9 @@ func ParseCall(s string) (Part, error) {
 	if len(fields) != 3 {
 		return Part{}, fmt.Errorf("call %q: write OP:BYTES:CALLS, the calls per step of one op at one size, e.g. all_reduce:10240:760", s)
 	}
-	op, err := ParseOp(fields[0])
+	op, bytes, err := parseOpBytes("call", s, fields)
 	if err != nil {
-		return Part{}, fmt.Errorf("call %q: %w", s, err)
-	}
-	bytes, err := ParseSize(fields[1])
-	if err != nil {
-		return Part{}, fmt.Errorf("call %q: %w", s, err)
-	}
-	if bytes <= 0 || bytes > MaxBandSize {
-		return Part{}, fmt.Errorf("call %q: size %s must be from 1 byte to %s", s, fields[1], FormatSize(MaxBandSize))
+		return Part{}, err
 	}
 	calls, err := strconv.ParseFloat(fields[2], 64)
 	if err != nil || !(calls > 0) || calls > 1e12 {
@@ -282,6 +271,23 @@ func ParseCall(s string) (Part, error) {
 	}
 	at := NearestPowerOfTwo(bytes)
 	return Part{Op: op, Band: Band{Min: at, Max: at}, Weight: calls, Calls: calls, Logged: []int64{bytes}, LoggedCalls: []float64{calls}}, nil
+}
+
+// parseOpBytes reads the OP and BYTES fields a call and a choice (what
+// names s in errors) begin with.
+func parseOpBytes(what, s string, fields []string) (Op, int64, error) {
+	op, err := ParseOp(fields[0])
+	if err != nil {
+		return "", 0, fmt.Errorf("%s %q: %w", what, s, err)
+	}
+	bytes, err := ParseSize(fields[1])
+	if err == nil && (bytes <= 0 || bytes > MaxBandSize) {
+		err = fmt.Errorf("size %s must be from 1 byte to %s", fields[1], FormatSize(MaxBandSize))
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("%s %q: %w", what, s, err)
+	}
+	return op, bytes, nil
 }
 
 // MergeCalls is the workload of timed parts with the calls of one op that
@@ -583,16 +589,9 @@ func ParseLoggedChoice(s string) (LoggedChoice, error) {
 	if len(fields) != 4 {
 		return LoggedChoice{}, fmt.Errorf("choice %q: write OP:BYTES:ALGO:PROTO, what NCCL chose for one op at one size, e.g. all_reduce:81920:ring:simple", s)
 	}
-	op, err := ParseOp(fields[0])
+	op, bytes, err := parseOpBytes("choice", s, fields)
 	if err != nil {
-		return LoggedChoice{}, fmt.Errorf("choice %q: %w", s, err)
-	}
-	bytes, err := ParseSize(fields[1])
-	if err != nil {
-		return LoggedChoice{}, fmt.Errorf("choice %q: %w", s, err)
-	}
-	if bytes <= 0 || bytes > MaxBandSize {
-		return LoggedChoice{}, fmt.Errorf("choice %q: size %s must be from 1 byte to %s", s, fields[1], FormatSize(MaxBandSize))
+		return LoggedChoice{}, err
 	}
 	algo, proto := NormName(fields[2]), NormName(fields[3])
 	if !slices.Contains(planAlgos, algo) {

@@ -24,9 +24,7 @@ func (c Choice) String() string { return fmt.Sprintf("%s/%s/%d", c.Algo, c.Proto
 type Plan map[int64]Choice
 
 // Sizes returns the plan's sizes, ascending.
-func (p Plan) Sizes() []int64 {
-	return slices.Sorted(maps.Keys(p))
-}
+func (p Plan) Sizes() []int64 { return slices.Sorted(maps.Keys(p)) }
 
 // Key is the plan's canonical text, "524288:RING/SIMPLE/2 1048576:…",
 // sizes ascending: equal plans have equal keys, usable as a map key.
@@ -44,17 +42,7 @@ func (p Plan) Key() string {
 }
 
 // Equal reports whether p and q make the same choices at the same sizes.
-func (p Plan) Equal(q Plan) bool {
-	if len(p) != len(q) {
-		return false
-	}
-	for s, c := range p {
-		if d, ok := q[s]; !ok || d != c {
-			return false
-		}
-	}
-	return true
-}
+func (p Plan) Equal(q Plan) bool { return maps.Equal(p, q) }
 
 // SendRecvAlgo is the algorithm a send/recv op's plan names (SendRecvPlan).
 const SendRecvAlgo = "P2P"
@@ -101,9 +89,7 @@ func (p Plan) Covers(sizes []int64) bool {
 // Clone returns a copy of the plan.
 func (p Plan) Clone() Plan {
 	out := make(Plan, len(p))
-	for s, c := range p {
-		out[s] = c
-	}
+	maps.Copy(out, p)
 	return out
 }
 
@@ -521,7 +507,11 @@ func (e *explanation) conclude() {
 	res := e.res
 	if !res.Certain {
 		res.Conditional = e.pending
-		res.Key = "config:" + e.n.capKey(res.Reduced)
+		// The key writes NCCL_MAX_NCHANNELS as NCCL_MAX_CTAS (and MIN
+		// likewise): since NCCL 2.17 both cap the same channels, the smaller
+		// applying, so MAX_NCHANNELS=1 and MAX_CTAS=1 run alike. Before 2.17
+		// NCCL has no NCCL_MAX_CTAS and they differ.
+		res.Key = "config:" + e.n.CapsAsCTAs(res.Reduced).Key()
 		return
 	}
 	for _, d := range e.pending {
@@ -533,18 +523,13 @@ func (e *explanation) conclude() {
 	// across NICs) make a different run even on the same plan.
 	beside := Config{}
 	for k, v := range e.cfg {
-		if !IsPlanKnob(k) && !dropped(res.Dropped, k) {
+		if _, gone := FindDrop(res.Dropped, k); !IsPlanKnob(k) && !gone {
 			beside[k] = v
 		}
 	}
 	if len(beside) > 0 {
 		res.Key += " | " + beside.Key()
 	}
-}
-
-func dropped(ds []Drop, knob string) bool {
-	_, ok := FindDrop(ds, knob)
-	return ok
 }
 
 // FindDrop is the drop of knob among ds, false when knob is not dropped.
@@ -556,12 +541,6 @@ func FindDrop(ds []Drop, knob string) (Drop, bool) {
 	}
 	return Drop{}, false
 }
-
-// capKey is the config's key with NCCL_MAX_NCHANNELS written as
-// NCCL_MAX_CTAS (and MIN likewise): since NCCL 2.17 both cap the same
-// channels, the smaller applying, so MAX_NCHANNELS=1 and MAX_CTAS=1 run
-// alike. Before 2.17 NCCL has no NCCL_MAX_CTAS and they differ.
-func (n Native) capKey(c Config) string { return n.CapsAsCTAs(c).Key() }
 
 // CapsAsCTAs returns c with each limit spelt by its NCCL_*_CTAS name
 // (Config.CapsAsCTAs) where NCCL reads both alike (2.17+, or version
