@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -361,9 +362,8 @@ func parseList(value string, elems []string, enable map[string]int, function str
 			return fmt.Errorf("Unrecognized prefix token \"%s\" when parsing \"%s\"", prefix, value)
 		}
 		set, unset := 1, 0
-		if strings.HasPrefix(list, "^") {
-			set, unset = 0, 1
-			list = list[1:]
+		if l, ok := strings.CutPrefix(list, "^"); ok {
+			set, unset, list = 0, 1, l
 		}
 		next := map[string]int{}
 		for _, e := range elems {
@@ -384,9 +384,7 @@ func parseList(value string, elems []string, enable map[string]int, function str
 			}
 		}
 		if prefix == "" || strings.EqualFold(prefix, function) {
-			for k, v := range next {
-				enable[k] = v
-			}
+			maps.Copy(enable, next)
 		}
 	}
 	return nil
@@ -396,14 +394,8 @@ func parseList(value string, elems []string, enable map[string]int, function str
 // names (optionally ":port"), matched as prefixes; a leading "=" asks for
 // exact names, a leading "^" excludes the listed devices.
 func matchHCA(nics []NIC, spec string) []NIC {
-	exact, exclude := false, false
-	s := strings.TrimSpace(spec)
-	if strings.HasPrefix(s, "^") {
-		exclude, s = true, s[1:]
-	}
-	if strings.HasPrefix(s, "=") {
-		exact, s = true, s[1:]
-	}
+	s, exclude := strings.CutPrefix(strings.TrimSpace(spec), "^")
+	s, exact := strings.CutPrefix(s, "=")
 	type want struct {
 		name string
 		port int

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,7 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -435,11 +436,8 @@ func (r *Replay) capSpellings(cfg nccl.Config) []nccl.Config {
 		return out
 	}
 	for _, pair := range nccl.CapPairs {
-		for _, from := range []int{0, 1} {
-			a, b := pair.Channels, pair.CTAs
-			if from == 1 {
-				a, b = b, a
-			}
+		for _, ab := range [][2]string{{pair.Channels, pair.CTAs}, {pair.CTAs, pair.Channels}} {
+			a, b := ab[0], ab[1]
 			v, hasA := cfg[a]
 			if _, hasB := cfg[b]; !hasA || hasB {
 				continue
@@ -604,8 +602,7 @@ func medianOf(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	s := slices.Sorted(slices.Values(xs))
 	n := len(s)
 	if n%2 == 1 {
 		return s[n/2]
@@ -617,10 +614,7 @@ func medianOf(xs []float64) float64 {
 // launch was than its config's warm median; all ones when no launch was
 // recorded cold.
 func (r *Replay) coldRatio() []float64 {
-	out := make([]float64, len(r.Sizes))
-	for k := range out {
-		out[k] = 1
-	}
+	out := slices.Repeat([]float64{1}, len(r.Sizes))
 	for _, c := range r.Configs {
 		for _, l := range c.Launches {
 			if !l.Cold || l.Failed != "" {
@@ -657,10 +651,8 @@ type replayDraw struct {
 // c's warm launches scaled by the recorded cold/warm ratio; later launches
 // are one of c's warm launches drawn uniformly.
 func (r *Replay) draw(c *ReplayConfig, noise float64, seed int64, launch int) *replayDraw {
-	d := &replayDraw{r: r, c: c, med: r.Medians(c), noise: math.Max(0, noise), scale: make([]float64, len(r.Sizes))}
-	for k := range d.scale {
-		d.scale[k] = 1
-	}
+	d := &replayDraw{r: r, c: c, med: r.Medians(c), noise: math.Max(0, noise),
+		scale: slices.Repeat([]float64{1}, len(r.Sizes))}
 	if launch == 0 {
 		for _, l := range c.Launches {
 			if l.Cold {
@@ -730,16 +722,12 @@ func (e *ReplayedFailure) Error() string {
 // ranks, NCCL, GPU, transport and channels as recorded. Its cost model is
 // never used: times and choices come from the recording.
 func (r *Replay) profile() *Profile {
-	gpu := r.GPU
-	if gpu == "" {
-		gpu = "recorded GPU"
-	}
 	p := &Profile{
 		Name:        ReplayPrefix + r.Name,
 		Description: r.Description,
 		NRanks:      r.NRanks, GPUsPerNode: 1,
 		NCCLVersion: r.NCCLVersion, CUDAVersion: "13.0", CUDADriver: 13000,
-		GPU: gpu + " (replayed)", BusID: "0000:00:06", HostPrefix: "replay-" + r.Name + "-",
+		GPU: cmp.Or(r.GPU, "recorded GPU") + " (replayed)", BusID: "0000:00:06", HostPrefix: "replay-" + r.Name + "-",
 		HostCores: 16, ColocatedRanks: true,
 		SocketIf:     SocketIf{Name: "lo", Addr: "127.0.0.1"},
 		Throttle:     1,

@@ -176,7 +176,10 @@ func readRecording(recording *Recording, r *Replay) (*replayInput, error) {
 // its debug lines as that config's plan, and only the launches whose
 // times a replay can use (no explain or debug launch, none interrupted).
 func (rec *replayInput) readStudy(study *RecordedStudy, r *Replay) {
-	mergeFingerprint(r, study)
+	// The fabric fields the study's fingerprint knows and no earlier study said.
+	r.FromSimulated = r.FromSimulated || study.Simulated
+	r.NRanks, r.NCCLVersion = cmp.Or(r.NRanks, max(study.Ranks, 0)), cmp.Or(r.NCCLVersion, study.NCCLVersion)
+	r.GPU, r.Transport = cmp.Or(r.GPU, study.GPU), cmp.Or(r.Transport, study.Transport)
 	for i := range study.Launches {
 		l := &study.Launches[i]
 		cfg := knobsOf(l.Config)
@@ -190,26 +193,6 @@ func (rec *replayInput) readStudy(study *RecordedStudy, r *Replay) {
 			continue
 		}
 		rec.launches = append(rec.launches, recorded{study: study.Name, cfg: cfg, l: l})
-	}
-}
-
-// mergeFingerprint fills the replay's fabric fields a study's fingerprint
-// knows and no earlier study said.
-func mergeFingerprint(r *Replay, study *RecordedStudy) {
-	if study.Simulated {
-		r.FromSimulated = true
-	}
-	if r.NRanks == 0 && study.Ranks > 0 {
-		r.NRanks = study.Ranks
-	}
-	if r.NCCLVersion == "" {
-		r.NCCLVersion = study.NCCLVersion
-	}
-	if r.GPU == "" {
-		r.GPU = study.GPU
-	}
-	if r.Transport == "" {
-		r.Transport = study.Transport
 	}
 }
 
@@ -318,23 +301,20 @@ func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[strin
 		if d.doc.Choices != nil && (defDoc == nil || len(d.doc.CompareEnv) == 0) {
 			defDoc = d.doc
 		}
-		if len(d.doc.CompareEnv) == 0 {
-			if c := byKey[""]; c != nil && len(d.doc.Choices) > 0 {
-				c.Plan, c.PlanSource, c.CommChannels = allReduceSteps(d.doc.Choices), "doctor "+filepath.Base(d.path), d.doc.Channels
-			}
-			continue
-		}
-		key := knobsOf(d.doc.CompareEnv).Key()
-		c := byKey[key]
-		if c == nil {
-			if c = planOnly[key]; c == nil {
+		src, compare := "doctor "+filepath.Base(d.path), len(d.doc.CompareEnv) > 0
+		if compare {
+			key := knobsOf(d.doc.CompareEnv).Key()
+			c := cmp.Or(byKey[key], planOnly[key])
+			if c == nil {
 				c = &ReplayConfig{Env: knobsOf(d.doc.CompareEnv)}
 				planOnly[key] = c
 			}
+			c.Plan, c.PlanSource = d.doc.withSteps(), src
 		}
-		c.Plan, c.PlanSource = d.doc.withSteps(), "doctor "+filepath.Base(d.path)
-		if c := byKey[""]; c != nil && c.Plan == nil {
-			c.Plan, c.PlanSource, c.CommChannels = allReduceSteps(d.doc.Choices), "doctor "+filepath.Base(d.path), d.doc.Channels
+		// The defaults' plan: a doctor file without --env says it, one with
+		// --env fills in until one without does.
+		if c := byKey[""]; c != nil && (compare && c.Plan == nil || !compare && len(d.doc.Choices) > 0) {
+			c.Plan, c.PlanSource, c.CommChannels = allReduceSteps(d.doc.Choices), src, d.doc.Channels
 		}
 	}
 	for _, c := range r.Configs {
@@ -347,8 +327,7 @@ func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[strin
 			planOnly[key] = &ReplayConfig{Env: d.env, Plan: d.steps, PlanSource: d.source, CommChannels: d.channels}
 		}
 	}
-	poKeys := slices.Sorted(maps.Keys(planOnly))
-	for _, k := range poKeys {
+	for _, k := range slices.Sorted(maps.Keys(planOnly)) {
 		r.PlanOnly = append(r.PlanOnly, planOnly[k])
 	}
 	return defDoc, nil
@@ -528,16 +507,13 @@ type doctorPick struct {
 
 // withSteps is NCCL's plan under the doctor's --env config.
 func (d *doctorDoc) withSteps() []benchfmt.PlanStep {
-	var out []benchfmt.PlanStep
+	var cs []benchfmt.Choice
 	for _, row := range d.Compare {
-		if row.Recommended == nil || row.Collective != "" && !strings.EqualFold(row.Collective, "AllReduce") {
-			continue
+		if p := row.Recommended; p != nil {
+			cs = append(cs, benchfmt.Choice{Collective: row.Collective, Bytes: row.Bytes, Algo: p.Algo, Proto: p.Proto, Channels: p.Channels})
 		}
-		p := row.Recommended
-		out = append(out, benchfmt.PlanStep{Bytes: row.Bytes, Algo: canonAlgo(p.Algo), Proto: canonProto(p.Proto), Channels: p.Channels})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
-	return out
+	return allReduceSteps(cs)
 }
 
 type pathDoc struct {

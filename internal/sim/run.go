@@ -170,7 +170,10 @@ func (l *launch) run() int {
 	}
 
 	l.jsonInit()
-	if code, ok := l.deviceReport(); !ok {
+	// nccl-tests' writeDeviceReport, plus the simulated line.
+	l.testHeader()
+	l.jsonConfig()
+	if code, ok := l.devices(); !ok {
 		l.jsonFinalize()
 		return code
 	}
@@ -186,13 +189,9 @@ func (l *launch) run() int {
 		return code
 	}
 	l.destroy()
-	l.footer()
+	bwFailed := l.footer()
 	l.jsonFinalize()
-	minBW := -1.0
-	if v, ok := envLookup(l.environ, "NCCL_TESTS_MIN_BW"); ok {
-		minBW = atof(v)
-	}
-	if l.errors > 0 || l.avgBW() < minBW*0.9 {
+	if l.errors > 0 || bwFailed {
 		for r := range l.nprocs {
 			fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
 		}
@@ -233,13 +232,6 @@ func atof(s string) float64 {
 	var v float64
 	fmt.Sscanf(strings.TrimSpace(s), "%g", &v)
 	return v
-}
-
-func (l *launch) avgBW() float64 {
-	if l.bwCount == 0 {
-		return 0
-	}
-	return l.bwSum / float64(l.bwCount)
 }
 
 // mpiWireup is Open MPI's complaint when every host advertises the same
@@ -349,13 +341,6 @@ func (l *launch) jsonFinalize() {
 		fmt.Fprintf(l.errw, "%s: write JSON output %s: %v\n", l.o.program(), l.jsonPath, err)
 	}
 	l.json = nil
-}
-
-// deviceReport is nccl-tests' writeDeviceReport, plus the simulated line.
-func (l *launch) deviceReport() (int, bool) {
-	l.testHeader()
-	l.jsonConfig()
-	return l.devices()
 }
 
 // testHeader prints the header lines nccl-tests writes before the
@@ -473,10 +458,6 @@ func (l *launch) socketAddr(r int) string {
 	return a
 }
 
-func (l *launch) ncclVersionString() string {
-	return l.p.NCCLVersion + "+cuda" + l.p.CUDAVersion
-}
-
 // ncclInit prints NCCL's initialisation log and reports false (after
 // printing nccl-tests' failure) when NCCL refuses the environment.
 func (l *launch) ncclInit() bool {
@@ -510,7 +491,7 @@ func (l *launch) netInit(r int) {
 	}
 	lg.info(id, subInit|subBootstrap, "Bootstrap: Using %s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
 	lg.info(id, subInit, "cudaDriverVersion %d", p.CUDADriver)
-	lg.version(id, l.ncclVersionString())
+	lg.version(id, p.NCCLVersion+"+cuda"+p.CUDAVersion)
 	if nccl.VersionCode(p.NCCLVersion) >= 22800 {
 		lg.info(id, subInit, "Comm config nvlinkCentricSched set to 1")
 	}
@@ -604,8 +585,6 @@ func (l *launch) commInit(r int) {
 		for c := range f.commChannels {
 			lg.info(id, subInit, "Channel %02d/%02d :%s", c, f.commChannels, ring.String())
 		}
-	}
-	if r == 0 {
 		l.tuningTable(id)
 	}
 	l.tunerInit(r)
@@ -815,10 +794,9 @@ func (l *launch) crash() int {
 	l.log.warn(logID{host: id.host, pid: id.pid, tid: id.pid + 21}, "transport/net.cc:1311",
 		"Cuda failure 'unspecified launch failure'")
 	l.out.Flush()
-	fmt.Fprintf(l.errw, "[%s:%05d] *** Process received signal ***\n", id.host, id.pid)
-	fmt.Fprintf(l.errw, "[%s:%05d] Signal: Aborted (6)\n", id.host, id.pid)
-	fmt.Fprintf(l.errw, "[%s:%05d] Signal code:  (-6)\n", id.host, id.pid)
-	fmt.Fprintf(l.errw, "[%s:%05d] *** End of error message ***\n", id.host, id.pid)
+	for _, s := range []string{"*** Process received signal ***", "Signal: Aborted (6)", "Signal code:  (-6)", "*** End of error message ***"} {
+		fmt.Fprintf(l.errw, "[%s:%05d] %s\n", id.host, id.pid, s)
+	}
 	return 134
 }
 
@@ -827,7 +805,15 @@ func (l *launch) crash() int {
 func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	o, w := l.o, l.out
 	bytes, count := o.collective.RowShape(size, typeSizes[typ], l.n)
-	l.rowStart(typ, op, root, bytes, count)
+	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", root))
+	if j := l.json; j != nil {
+		j.startObject()
+		j.key("size").int(bytes)
+		j.key("count").int(count)
+		j.key("type").str(typ)
+		j.key("redop").str(op)
+		j.key("root").str(fmt.Sprintf("%6d", root))
+	}
 	c := l.tunerChoose(l.choose(bytes), bytes)
 	// NCCL's TUNING line prints the call's count times its element size:
 	// one rank's part for all-gather and reduce-scatter (the count column),
@@ -842,20 +828,6 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 		j.finish()
 	}
 	return outMean
-}
-
-// rowStart prints the columns that say what a row measured (size, count,
-// type, op, root) and opens its JSON object.
-func (l *launch) rowStart(typ, op string, root int, bytes, count int64) {
-	fmt.Fprintf(l.out, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", root))
-	if j := l.json; j != nil {
-		j.startObject()
-		j.key("size").int(bytes)
-		j.key("count").int(count)
-		j.key("type").str(typ)
-		j.key("redop").str(op)
-		j.key("root").str(fmt.Sprintf("%6d", root))
-	}
 }
 
 // logChoice logs NCCL's choice for a size, and the tree connections the
@@ -1006,8 +978,9 @@ func (l *launch) destroy() {
 }
 
 // footer is nccl-tests' writeResultFooter, memory report, finalizeFooter
-// and writeErrors.
-func (l *launch) footer() {
+// and writeErrors. It reports whether the average bus bandwidth fell short
+// of NCCL_TESTS_MIN_BW.
+func (l *launch) footer() bool {
 	w := l.out
 	if j := l.json; j != nil {
 		j.finish() // results
@@ -1021,7 +994,7 @@ func (l *launch) footer() {
 	if v, ok := envLookup(l.environ, "NCCL_TESTS_MIN_BW"); ok {
 		minBW = atof(v)
 	}
-	bw := l.avgBW()
+	bw := l.bwSum / float64(max(l.bwCount, 1))
 	bwStatus := ""
 	if minBW != -1 {
 		bwStatus = "OK"
@@ -1063,6 +1036,7 @@ func (l *launch) footer() {
 		j.str("")
 		j.finish()
 	}
+	return bwStatus == "FAILED"
 }
 
 // memString is nccl-tests' getMemString.

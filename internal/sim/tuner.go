@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -276,10 +277,8 @@ func pluginTokens(line string) []string {
 
 // pluginName is the plugin's strcmp lookup: an unknown name reads as def.
 func pluginName(s string, names []string, def string) string {
-	for _, n := range names {
-		if s == n {
-			return n
-		}
+	if slices.Contains(names, s) {
+		return s
 	}
 	return def
 }
