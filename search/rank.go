@@ -99,10 +99,11 @@ type decisionCache struct {
 }
 
 // cached returns the cache, emptied first if a launch or a trial was
-// added since it was filled. Trial states change only in launches.
+// added since it was filled. Trial states change only in launches. A
+// ranking never filled has no maps yet, whatever its key says.
 func (s *ranking) cached() *decisionCache {
 	key := [2]int{s.seq, len(s.trials)}
-	if key != s.cacheKey {
+	if key != s.cacheKey || s.cache.guardSD == nil {
 		s.cache, s.cacheKey = decisionCache{guardSD: map[opSize]float64{}, guardFails: map[*Trial]bool{}}, key
 	}
 	return &s.cache
