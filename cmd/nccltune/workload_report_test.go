@@ -267,3 +267,34 @@ func TestConvergenceTitleOfWorkload(t *testing.T) {
 		t.Errorf("the convergence figure's title does not name the workload")
 	}
 }
+
+// A verify of a workload study draws and reports like its search: the
+// curves figure keeps the verify's own first subtitle line, which it does
+// not have, and adds the stored parts' verdicts. Before, both commands
+// panicked slicing the missing line (internal/report/parts.go).
+func TestVerifyOfWorkloadPlotsAndReports(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs a simulated search and its verify")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db")
+	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--seed", "7",
+		"--calls", "all_reduce:1000000:10", "--calls", "all_gather:300000:5"); code != 0 {
+		t.Fatalf("search: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, db, "verify", "s1-all_reduce-all_gather", "--sim", "spark4", "--launches", "4"); code != 0 {
+		t.Fatalf("verify: exit %d\n%s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"plot", "s2-verify", "--figure", "curves", "--out", filepath.Join(dir, "curves.svg")},
+		{"report", "s2-verify", "--out", filepath.Join(dir, "report.html")},
+	} {
+		if _, stderr, code := runCLI(t, db, args...); code != 0 {
+			t.Errorf("%s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+		}
+		if _, err := os.Stat(args[len(args)-1]); err != nil {
+			t.Errorf("%s wrote nothing: %v", args[0], err)
+		}
+	}
+}

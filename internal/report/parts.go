@@ -103,8 +103,10 @@ func (s *Study) opFigure(v compared, metric string, exploration bool) (Figure, e
 	f.Op = v.op
 	if v.c != nil {
 		// The first line says which launches; the band's verdict is the
-		// stored part's, not recomputed here.
-		f.Subtitle = append(f.Subtitle[:1:1], s.partLines(v.op)...)
+		// stored part's, not recomputed here. A verify study's figure has
+		// no first line to keep.
+		n := min(len(f.Subtitle), 1)
+		f.Subtitle = append(f.Subtitle[:n:n], s.partLines(v.op)...)
 	}
 	return f, nil
 }
