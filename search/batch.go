@@ -160,7 +160,9 @@ func (t *Trial) addBlock(m *benchfmt.BatchMember) {
 // (0: none made yet, and the batch is given the benefit of the doubt). A
 // config ranks after two batches but after one launch of its own
 // (blockRanked), so a batch pays only while a member costs less than half
-// a launch. It is measured, not modelled: on the real loopback a batch at
+// a launch. It is measured, not modelled (on the simulated fabric, where
+// the simulator's run time says nothing and varies from run to run, the
+// fabric's modelled times: benchfmt.Launch.Cost): on the real loopback a batch at
 // 32K-256K is mostly its start-up, at 512K-8M its visits cost about as
 // much as the launches they spare (docs/PERFORMANCE.md, "Exploration in
 // batches"). Once one did not pay the study explores in launches of
@@ -171,12 +173,14 @@ func batchesPay(took time.Duration, members int, solo time.Duration) bool {
 }
 
 // batchTook is a batch's wall time: the sum of its records' shares
-// (LaunchBatch), a member relaunched on its own left out.
+// (LaunchBatch), a member relaunched on its own left out. A simulated
+// batch's is its modelled time (benchfmt.Launch.Cost), as the launches of
+// their own it is compared with are (meanLaunchCost).
 func batchTook(launches []*benchfmt.Launch) time.Duration {
 	var took time.Duration
 	for _, l := range launches {
 		if l.Batch != nil {
-			took += l.Duration
+			took += l.Cost()
 		}
 	}
 	return took
@@ -314,7 +318,7 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 	// A batch cut short before it measured any member (each relaunched on
 	// its own: LaunchBatch) cost its launch and saved none.
 	measured := slices.ContainsFunc(launches, func(l *benchfmt.Launch) bool { return l.Batch != nil })
-	if len(launches) > 0 && (!measured || !batchesPay(batchTook(launches), len(members), s.meanLaunchDuration())) {
+	if len(launches) > 0 && (!measured || !batchesPay(batchTook(launches), len(members), s.meanLaunchCost())) {
 		s.batchesCostly = true
 	}
 	if len(launches) != len(members)*len(ops) {

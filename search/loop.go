@@ -44,6 +44,9 @@ type loop struct {
 	rejected        []nccl.Config
 	start           time.Time
 	launchDurations []time.Duration
+	// launchCosts are the same launches' Launch.Cost: their modelled
+	// times on the simulated fabric, what batchesPay compares a batch with.
+	launchCosts []time.Duration
 	// localRun counts local steps since the sampler's last proposal.
 	localRun int
 	// localDim is the knob the next local step starts from.
@@ -626,12 +629,18 @@ func (s *loop) elapsed() time.Duration {
 	return s.opts.clock().Sub(s.start)
 }
 
-func (s *loop) meanLaunchDuration() time.Duration {
+func (s *loop) meanLaunchDuration() time.Duration { return meanOf(s.launchDurations) }
+
+// meanLaunchCost is the mean Launch.Cost of the study's launches of their
+// own (0 before the first).
+func (s *loop) meanLaunchCost() time.Duration { return meanOf(s.launchCosts) }
+
+func meanOf(ds []time.Duration) time.Duration {
 	var sum time.Duration
-	for _, d := range s.launchDurations {
+	for _, d := range ds {
 		sum += d
 	}
-	return sum / time.Duration(max(len(s.launchDurations), 1))
+	return sum / time.Duration(max(len(ds), 1))
 }
 
 func (s *loop) addTrial(cfg nccl.Config, role string) (*Trial, error) {
@@ -798,6 +807,7 @@ func (s *loop) runCounted(ctx context.Context, t *Trial, req Request) (*benchfmt
 		// A batch's records each carry a share of the batch's duration:
 		// they are compared with launches of their own as a batch (batchTook).
 		s.launchDurations = append(s.launchDurations, l.Duration)
+		s.launchCosts = append(s.launchCosts, l.Cost())
 	}
 	return l, nil
 }

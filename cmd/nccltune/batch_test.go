@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nccltune/nccltune/internal/vocab"
+	"github.com/nccltune/nccltune/runner"
 )
 
 // TestSearchInBatches: search --sim --batch N explores through the
@@ -65,5 +69,60 @@ func TestSearchInBatches(t *testing.T) {
 	}
 	if stdout, stderr, code := runCLI(t, db, "history"); code != 0 || !strings.Contains(stdout, "exploring in batches of 8") {
 		t.Errorf("history: exit %d, want it to say the study explored in batches of 8\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestSearchInBatchesIsReproducible: a simulated search in batches of a
+// workload makes the same launches for a seed however long the
+// simulator's own runs take. Whether batches pay (search.batchesPay)
+// compared the simulator's wall times, so that a slow launch of its own
+// or a slow batch changed the launches that followed; the simulated
+// fabric's modelled times (benchfmt.Launch.Cost) decide now. One run has
+// its batch launches slowed, the other its launches of their own: before,
+// the first stopped batching after its first batch and the second did
+// not. Not parallel: it swaps the runner's in-process hook.
+func TestSearchInBatchesIsReproducible(t *testing.T) {
+	inProcess := runner.InProcess
+	if inProcess == nil {
+		t.Skip("the simulated launches run as processes: their wall time is not the test's to set")
+	}
+	defer func() { runner.InProcess = inProcess }()
+	run := func(slowBatches bool) (string, []string) {
+		runner.InProcess = func(argv, env []string, stdout, stderr io.Writer) (int, bool) {
+			code, ok := inProcess(argv, env, stdout, stderr)
+			if ok && slices.Contains(argv, "--batch") == slowBatches {
+				time.Sleep(20 * time.Millisecond)
+			}
+			return code, ok
+		}
+		db := filepath.Join(t.TempDir(), "db")
+		stdout, stderr, code := runCLI(t, db, "search", "--sim", "h200-loopback", "--np", "4", "--seed", "1", "--batch", "4", "--budget", "60",
+			"--calls", "all_reduce:10240:240", "--calls", "all_reduce:327680:240", "--calls", "all_reduce:2048000:80", "--calls", "all_gather:2048000:13")
+		if code != 0 {
+			t.Fatalf("search: exit %d\n%s", code, stderr)
+		}
+		var launches []string
+		for _, l := range storedStudy(t, db, "s1-all_reduce-all_gather").launches {
+			s := fmt.Sprintf("%d %s trial %d %s %s %v %.6g", l.Seq, l.Phase, l.TrialID, l.Op, l.Outcome, l.Env, l.ScoreUS)
+			if l.Batch != nil {
+				s += fmt.Sprintf(" batch %+v", *l.Batch)
+			}
+			launches = append(launches, s)
+		}
+		// Its summary's first line says the study's wall time: the one
+		// thing that may differ.
+		var lines []string
+		for _, line := range strings.Split(stdout, "\n") {
+			if !strings.HasPrefix(line, "study ") {
+				lines = append(lines, line)
+			}
+		}
+		return strings.Join(lines, "\n"), launches
+	}
+	out1, launches1 := run(true)
+	out2, launches2 := run(false)
+	if out1 != out2 || !slices.Equal(launches1, launches2) {
+		t.Errorf("the same seed made other launches when the simulator's batch launches ran slower than its launches of their own:\n%s\n%s\nagainst\n%s\n%s",
+			out1, strings.Join(launches1, "\n"), out2, strings.Join(launches2, "\n"))
 	}
 }

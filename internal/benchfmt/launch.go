@@ -51,6 +51,28 @@ type Launch struct {
 	// Batch is set when the launch is one config's (and op's) share of a
 	// batch launch; nil for a launch of its own.
 	Batch *BatchMember `json:"batch,omitempty"`
+	// Modelled is a simulated launch of its own's modelled wall time (the
+	// simulated fabric's cost model, sim.LaunchDuration), as
+	// BatchMember.Modelled is a simulated batch share's; 0 for a real
+	// launch, whose Duration is measured.
+	Modelled time.Duration `json:"modelled,omitempty"`
+}
+
+// Cost is the wall time a study weighs the launch by when it decides
+// from launch times (search's batchesPay): a simulated launch's modelled
+// time (Modelled, or its batch share's BatchMember.Modelled) where the
+// simulated fabric gave one, so that the decision is the same for a
+// seed however fast the simulator ran; Duration, the measured wall time,
+// otherwise (every real launch).
+func (l *Launch) Cost() time.Duration {
+	switch {
+	case !l.Simulated:
+	case l.Batch != nil && l.Batch.Modelled > 0:
+		return l.Batch.Modelled
+	case l.Batch == nil && l.Modelled > 0:
+		return l.Modelled
+	}
+	return l.Duration
 }
 
 // BatchMember says which batch launch measured a launch record: several
@@ -67,8 +89,9 @@ type BatchMember struct {
 	// Modelled is a simulated batch's modelled wall time, this record's
 	// share of it (the simulated fabric's cost model); 0 for a real batch,
 	// whose Duration is measured. A simulated launch's Duration is the
-	// simulator's own run time, like every simulated launch's, so that
-	// a study compares batches with launches of their own alike.
+	// simulator's own run time, like every simulated launch's; a study
+	// compares batches with launches of their own by their modelled times
+	// (Launch.Cost), which a seed fixes.
 	Modelled time.Duration `json:"modelled,omitempty"`
 }
 

@@ -277,9 +277,11 @@ func mostImportantKnob(cs []ScoredConfig) (string, float64) {
 			sum[v] += ranks[i]
 			n[v]++
 		}
+		// In the values' order, not the map's: a float sum in random
+		// order differs in its last bits from run to run.
 		between := 0.0
-		for v, s := range sum {
-			m := s / float64(n[v])
+		for _, v := range slices.Sorted(maps.Keys(sum)) {
+			m := sum[v] / float64(n[v])
 			between += float64(n[v]) * (m - mean) * (m - mean)
 		}
 		if e := between / total; e > share+1e-12 {

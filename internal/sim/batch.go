@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
@@ -47,13 +50,51 @@ func newBatchDraw(n int) *BatchDraw {
 }
 
 // visit adds one visit's time to the draw: warmup+iters iterations at
-// each size's median, and the overhead.
+// each size's median, and the overhead. The sizes are added in order, not
+// in the map's: a float sum in random order differs in its last bits
+// from run to run, and so would the modelled time a study decides from.
 func (d *BatchDraw) visit(times map[int64]float64, warmup, iters int) {
 	sum := 0.0
-	for _, t := range times {
-		sum += t
+	for _, b := range slices.Sorted(maps.Keys(times)) {
+		sum += times[b]
 	}
 	d.Duration += BatchVisitOverhead + time.Duration(float64(warmup+iters)*sum*float64(time.Microsecond))
+}
+
+// nccl-tests' -w and -n when a launch gives none, as the simulator's.
+const (
+	launchWarmup = 1
+	launchIters  = 20
+)
+
+// LaunchDuration is the modelled wall time of a simulated launch of its
+// own (one config, one op) that printed res after warmup untimed and
+// iters timed iterations per size (0: nccl-tests' defaults): priced as a
+// batch of that one config visited once, BatchStartup, one BatchCommInit,
+// BatchVisitOverhead and every size's iterations, out-of-place and
+// in-place, at the times it printed (res nil: it failed before a size,
+// its start-up alone). It is what a study compares simulated batches with
+// (benchfmt.Launch.Cost), where the simulator's own run time would make
+// the decision depend on how fast this machine ran it.
+func LaunchDuration(res *benchfmt.Result, warmup, iters int) time.Duration {
+	d := BatchStartup + BatchCommInit
+	if res == nil || len(res.Rows) == 0 {
+		return d
+	}
+	if warmup <= 0 {
+		warmup = launchWarmup
+	}
+	if iters <= 0 {
+		iters = launchIters
+	}
+	sum := 0.0
+	for _, r := range res.Rows {
+		sum += r.Out.TimeUS
+		if r.In != nil {
+			sum += r.In.TimeUS
+		}
+	}
+	return d + BatchVisitOverhead + time.Duration(float64(warmup+iters)*sum*float64(time.Microsecond))
 }
 
 // SampleBatch simulates a batch launch of cfgs on the profile: rounds

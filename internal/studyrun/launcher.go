@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/sim"
 	"github.com/nccltune/nccltune/runner"
 	"github.com/nccltune/nccltune/search"
 )
@@ -36,12 +37,18 @@ func (l *Launcher) Launch(ctx context.Context, req search.Request) (*benchfmt.La
 		spec.Iters, spec.Warmup, spec.PerIter, spec.NoCheck = debugIters, debugWarmup, false, true
 	}
 	if spec.Sim != nil {
-		sim := *spec.Sim
-		sim.Seed = LaunchSeed(l.Seed, req.Seq)
-		sim.Launch = req.Seq
-		spec.Sim = &sim
+		s := *spec.Sim
+		s.Seed = LaunchSeed(l.Seed, req.Seq)
+		s.Launch = req.Seq
+		spec.Sim = &s
 	}
-	return runner.Run(ctx, spec)
+	got, err := runner.Run(ctx, spec)
+	if got != nil && spec.Sim != nil {
+		// What the study weighs the launch by (batchesPay): its modelled
+		// time, fixed by the seed, not the simulator's run time.
+		got.Modelled = sim.LaunchDuration(got.Result, spec.Warmup, spec.Iters)
+	}
+	return got, err
 }
 
 // BatchRunner runs one batch launch of an instrument with a batch mode
@@ -74,9 +81,9 @@ func (l *batchLauncher) LaunchBatch(ctx context.Context, b search.Batch) ([]*ben
 	spec := l.Base
 	spec.MinBytes, spec.MaxBytes = first.MinBytes, first.MaxBytes
 	if spec.Sim != nil {
-		sim := *spec.Sim
-		sim.Seed, sim.Launch = LaunchSeed(l.Seed, first.Seq), first.Seq
-		spec.Sim = &sim
+		s := *spec.Sim
+		s.Seed, s.Launch = LaunchSeed(l.Seed, first.Seq), first.Seq
+		spec.Sim = &s
 	}
 	shares, err := l.run.RunBatch(ctx, spec, b)
 	if err != nil || len(shares) != len(b.Members)*len(b.Ops) {
