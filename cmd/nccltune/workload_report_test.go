@@ -275,15 +275,12 @@ func TestConvergenceTitleOfWorkload(t *testing.T) {
 func TestVerifyOfWorkloadPlotsAndReports(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("runs a simulated search and its verify")
+		t.Skip("runs a simulated verify")
 	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "db")
-	if _, stderr, code := runCLI(t, db, "search", "--sim", "spark4", "--seed", "7",
-		"--calls", "all_reduce:1000000:10", "--calls", "all_gather:300000:5"); code != 0 {
-		t.Fatalf("search: exit %d\n%s", code, stderr)
-	}
-	if _, stderr, code := runCLI(t, db, "verify", "s1-all_reduce-all_gather", "--sim", "spark4", "--launches", "4"); code != 0 {
+	timedStudy.copyTo(t, db)
+	if _, stderr, code := runCLI(t, db, "verify", "s1-all_reduce-all_gather", "--sim", "h200-loopback", "--np", "4", "--launches", "4"); code != 0 {
 		t.Fatalf("verify: exit %d\n%s", code, stderr)
 	}
 	for _, args := range [][]string{
