@@ -2,6 +2,7 @@ package benchfmt
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -336,11 +337,7 @@ func (p *jsonParser) row(jr *jsonRow) (Row, bool) {
 	p.rowProblem = ""
 	out, ok := p.measure(jr.Out, jr.OutPerIter)
 	if !ok {
-		why := "its time is missing or negative"
-		if p.rowProblem != "" {
-			why = p.rowProblem
-		}
-		p.note(fmt.Sprintf("skipped the JSON result for size %d: %s", row.Bytes, why))
+		p.note(fmt.Sprintf("skipped the JSON result for size %d: %s", row.Bytes, cmp.Or(p.rowProblem, "its time is missing or negative")))
 		return row, false
 	}
 	row.Out = out

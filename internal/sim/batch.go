@@ -58,10 +58,19 @@ func (d *BatchDraw) visit(times map[int64]float64, warmup, iters int) {
 	for _, b := range slices.Sorted(maps.Keys(times)) {
 		sum += times[b]
 	}
-	d.Duration += BatchVisitOverhead + time.Duration(float64(warmup+iters)*sum*float64(time.Microsecond))
+	d.Duration += visitCost(sum, warmup, iters)
 }
 
-// nccl-tests' -w and -n when a launch gives none, as the simulator's.
+// visitCost is one visit's modelled time: its overhead and warmup+iters
+// iterations of sumUS µs, the visited sizes' times added up. A batch's
+// visits and a launch of its own (LaunchDuration) are priced by it alike,
+// as the study that compares them (search's batchesPay) assumes.
+func visitCost(sumUS float64, warmup, iters int) time.Duration {
+	return BatchVisitOverhead + time.Duration(float64(warmup+iters)*sumUS*float64(time.Microsecond))
+}
+
+// nccl-tests' -w and -n when a launch gives none, the simulator's own
+// defaults (defaultOptions).
 const (
 	launchWarmup = 1
 	launchIters  = 20
@@ -94,7 +103,7 @@ func LaunchDuration(res *benchfmt.Result, warmup, iters int) time.Duration {
 			sum += r.In.TimeUS
 		}
 	}
-	return d + BatchVisitOverhead + time.Duration(float64(warmup+iters)*sum*float64(time.Microsecond))
+	return d + visitCost(sum, warmup, iters)
 }
 
 // SampleBatch simulates a batch launch of cfgs on the profile: rounds
@@ -152,10 +161,7 @@ func (r *Replay) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup, 
 			continue
 		}
 		pool := c.warm()
-		rec := &replayDraw{r: r, c: c, med: r.Medians(c), noise: max(0, noise), scale: make([]float64, len(r.Sizes))}
-		for k := range rec.scale {
-			rec.scale[k] = 1
-		}
+		rec := &replayDraw{r: r, c: c, med: r.Medians(c), noise: max(0, noise), scale: slices.Repeat([]float64{1}, len(r.Sizes))}
 		rec.l = pool[newRNG(seed, int64(launch), streamBatch, int64(i)).IntN(len(pool))]
 		if rec.l.Failed != "" {
 			d.Errs[i] = &ReplayedFailure{Replay: r.Name, Config: c.Env, Why: rec.l.Failed}

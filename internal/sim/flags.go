@@ -63,7 +63,7 @@ func defaultOptions() options {
 	return options{
 		nThreads: 1, nGpus: 1,
 		minBytes: 32 << 20, maxBytes: 32 << 20, stepBytes: 1 << 20, stepFactor: 1,
-		iters: 20, warmup: 1, agg: 1, cycles: 1, check: 1,
+		iters: launchIters, warmup: launchWarmup, agg: 1, cycles: 1, check: 1,
 		op: "sum", dtype: "float", root: 0, average: 1, ctaPolicy: -1, deviceCTAs: 16,
 		noise: 1, collective: nccl.AllReduce,
 	}

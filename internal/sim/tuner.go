@@ -207,6 +207,7 @@ func (t *tunerPlugin) loadConfig(cfg map[string]string) {
 		return
 	}
 	t.log(subTuning, "TUNER/ExamplePlugin: Allocated memory for %d configurations", count)
+	colls := nccl.PerFunctionNames()
 	for _, l := range lines {
 		if l == "" || len(t.rows) >= count {
 			continue
@@ -215,7 +216,7 @@ func (t *tunerPlugin) loadConfig(cfg map[string]string) {
 		if len(tok) < 8 {
 			continue
 		}
-		r := tunerRow{coll: pluginName(tok[0], nccl.PerFunctionNames(), "allreduce"), min: strtoull(tok[1]), max: strtoull(tok[2]),
+		r := tunerRow{coll: pluginName(tok[0], colls, "allreduce"), min: strtoull(tok[1]), max: strtoull(tok[2]),
 			algo: pluginName(tok[3], nccl.ExamplePluginAlgos, "ring"), proto: pluginName(tok[4], nccl.ExamplePluginProtos, "simple"),
 			channels: atoi(tok[5]), nodes: atoi(tok[6]), ranks: atoi(tok[7]), pipeOps: -1, regBuff: -1}
 		if len(tok) >= 9 {
