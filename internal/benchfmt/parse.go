@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/nccltune/nccltune/internal/safetext"
 )
 
 // SimulatedHeaderPrefix starts the header line that nccltune's simulated
@@ -294,7 +296,7 @@ func (p *textParser) comment(t string) {
 		if i := strings.LastIndex(name, " (SIMULATED"); i >= 0 {
 			name = name[:i]
 		}
-		p.res.SimProfile = strings.TrimSpace(name)
+		p.res.SimProfile = simProfileOf(name)
 	case strings.HasPrefix(body, "nccl-tests version "):
 		p.recognized = true
 		p.toks = scanFields(p.toks[:0], body)
@@ -843,3 +845,9 @@ func isMeasureToken(s string) bool {
 func isTimestampToken(s string) bool {
 	return len(s) >= 5 && strings.TrimLeft(s, "0123456789-:") == ""
 }
+
+// simProfileOf is a simulated output's profile name as nccltune keeps it:
+// text from the file, so escaped (safetext.Escape) once here, where it
+// is read, for every printer, figure and report that names it after an
+// import or a parse (a control in it made an SVG no XML reader opens).
+func simProfileOf(name string) string { return safetext.Escape(strings.TrimSpace(name)) }

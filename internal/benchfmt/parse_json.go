@@ -261,7 +261,7 @@ func (p *jsonParser) field(key string) bool {
 			return false
 		}
 		p.res.Simulated = true
-		p.res.SimProfile = sim.Profile
+		p.res.SimProfile = simProfileOf(sim.Profile)
 	default:
 		var skip json.RawMessage
 		if p.decode(&skip) {
