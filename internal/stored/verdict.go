@@ -160,8 +160,9 @@ func keepWhy(ending string) string {
 // DefaultsExplored is how NCCL's defaults did while exploring, for a
 // study against the user's baseline: their trial, the gain of its score
 // over the baseline's, and the verdict at the study's minimum effect
-// (StatsOf). No trial when the baseline is NCCL's defaults, the study
-// has not decided, or the defaults were not measured.
+// (StatsOf), which says whether a confirmation measured it (the printer
+// adds nothing of its own). No trial when the baseline is NCCL's
+// defaults, the study has not decided, or the defaults were not measured.
 func DefaultsExplored(s *store.Study, trials []*store.Trial) (def *store.Trial, gain float64, verdict string) {
 	if len(nccl.Config(s.BaselineEnv).Clone()) == 0 || s.Recommendation == nil {
 		return nil, 0, ""
@@ -177,11 +178,11 @@ func DefaultsExplored(s *store.Study, trials []*store.Trial) (def *store.Trial, 
 	}
 	switch gain = base/def.ScoreUS - 1; {
 	case gain <= StatsOf(s).MinEffect:
-		return def, gain, "not better than your baseline"
+		return def, gain, "not better than your baseline (exploration only, not confirmed)"
 	case s.Recommendation.TrialID != 0 && s.Recommendation.TrialID == def.ID:
 		return def, gain, "better than your baseline (confirmed above)"
 	}
-	return def, gain, "may be better than your baseline"
+	return def, gain, "may be better than your baseline (exploration only, not confirmed)"
 }
 
 // VerdictOf states the study's conclusion.

@@ -169,10 +169,10 @@ func TestDefaultsExplored(t *testing.T) {
 		rec    store.Recommendation
 		want   string
 	}{
-		{"1 % faster, old study", nil, store.Recommendation{BaselineScoreUS: 100}, "not better than your baseline"},
-		{"1 % faster, min effect 0.5 %", &store.SearchSettings{MinEffect: 0.005}, store.Recommendation{BaselineScoreUS: 100, MinEffect: 0.005}, "may be better than your baseline"},
+		{"1 % faster, old study", nil, store.Recommendation{BaselineScoreUS: 100}, "not better than your baseline (exploration only, not confirmed)"},
+		{"1 % faster, min effect 0.5 %", &store.SearchSettings{MinEffect: 0.005}, store.Recommendation{BaselineScoreUS: 100, MinEffect: 0.005}, "may be better than your baseline (exploration only, not confirmed)"},
 		{"confirmed", &store.SearchSettings{MinEffect: 0.005}, store.Recommendation{BaselineScoreUS: 100, TrialID: 2}, "better than your baseline (confirmed above)"},
-		{"slower", nil, store.Recommendation{BaselineScoreUS: 90}, "not better than your baseline"},
+		{"slower", nil, store.Recommendation{BaselineScoreUS: 90}, "not better than your baseline (exploration only, not confirmed)"},
 	} {
 		s := &store.Study{BaselineEnv: map[string]string{"NCCL_PROTO": "Simple"}, Search: tc.search, Recommendation: &tc.rec}
 		if def, _, got := DefaultsExplored(s, trials); def != trials[1] || got != tc.want {

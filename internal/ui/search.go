@@ -312,5 +312,5 @@ func defaultsLine(study *store.Study, trials []*store.Trial) string {
 	if gain < 0 {
 		change = fmt.Sprintf("%.2f× slower than", def.ScoreUS/base)
 	}
-	return fmt.Sprintf("NCCL defaults: %s your baseline while exploring (trial %d, %d launches, not confirmed): %s", change, def.Number, def.Launches, verdict)
+	return fmt.Sprintf("NCCL defaults: %s your baseline while exploring (trial %d, %d launches): %s", change, def.Number, def.Launches, verdict)
 }
