@@ -27,6 +27,10 @@ const (
 	// minSpreadDF is the degrees of freedom the pooled spread needs before
 	// it replaces defaultSpread.
 	minSpreadDF = 3
+	// minSpread is the least pooled spread exploration uses, however
+	// alike its launches measured: a few identical launches are no proof
+	// that the next one will be.
+	minSpread = 0.005
 	// guardZ is how many standard errors a guard-size slowdown beyond the
 	// minimum effect must exceed before exploration stops preferring the
 	// config (see guardFails).

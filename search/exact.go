@@ -311,7 +311,10 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		}
 		measure = append(measure, c)
 	}
-	// No call to measure: measureExact finds every one decided.
+	if len(measure) == 0 {
+		s.exactDone = true
+		return nil
+	}
 	return s.measureExact(ctx, res, measure)
 }
 

@@ -83,7 +83,7 @@ func (s *ranking) spread() float64 {
 	}
 	c.spread = defaultSpread
 	if df >= minSpreadDF {
-		c.spread = max(math.Sqrt(ss/float64(df)), 0.005)
+		c.spread = max(math.Sqrt(ss/float64(df)), minSpread)
 	}
 	return c.spread
 }
@@ -211,7 +211,7 @@ func (s *ranking) guardSpread(g opSize) float64 {
 		}
 	}
 	sd, df := model.PooledSD(groups)
-	sd = max(sd, 0.005)
+	sd = max(sd, minSpread)
 	if df < minSpreadDF {
 		sd = defaultSpread
 	}
