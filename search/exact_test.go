@@ -194,14 +194,13 @@ func TestNearCallsStandByTheirPowerOfTwo(t *testing.T) {
 				continue
 			}
 			// Measured at a near ladder: only where an arm runs another
-			// plan there than at the power of two.
+			// plan at this launch's size than at its power of two.
+			pow2 := map[int64]int64{512000: 512 << 10, 2048000: 2 << 20}[r.MinBytes]
 			same := true
 			for _, cfg := range []nccl.Config{{}, trial[r.Trial].Config} {
-				for b, pow2 := range map[int64]int64{512000: 512 << 10, 2048000: 2 << 20} {
-					at, err1 := prof.ChooseOp(r.Op.OrAllReduce(), cfg, pow2)
-					own, err2 := prof.ChooseOp(r.Op.OrAllReduce(), cfg, b)
-					same = same && err1 == nil && err2 == nil && at == own
-				}
+				at, err1 := prof.ChooseOp(r.Op.OrAllReduce(), cfg, pow2)
+				own, err2 := prof.ChooseOp(r.Op.OrAllReduce(), cfg, r.MinBytes)
+				same = same && err1 == nil && err2 == nil && at == own
 			}
 			if same {
 				t.Errorf("seed %d: trial %d (%s) measured %s at %d-%d bytes, where both arms run their power of two's plan", seed, r.Trial, trial[r.Trial].Config, r.Op, r.MinBytes, r.MaxBytes)
