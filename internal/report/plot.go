@@ -42,7 +42,7 @@ type Figure struct {
 	Guards []int64
 	// StudyInLegend prefixes each legend entry with its study.
 	StudyInLegend bool
-	// Op, when set, names the collective on the value axis (OpFigure).
+	// Op, when set, names the collective on the value axis.
 	Op nccl.Op
 }
 

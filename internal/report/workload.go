@@ -12,11 +12,9 @@ import (
 	"github.com/nccltune/nccltune/internal/workload"
 )
 
-// WorkloadFigure is what a real process called, as `nccltune workload`
-// read it: per collective the share of the calls (or of the time) at each
-// power of two, pooled over the communicators the proposal covers, with
-// the powers of two the search measures them at shaded in their op's
-// colour.
+// WorkloadFigure is what a real process called: per collective the share
+// of the calls (or of the time) at each power of two, over the
+// communicators the proposal covers, with the sizes measured shaded.
 type WorkloadFigure struct {
 	Summary *workload.Summary
 }
@@ -32,14 +30,12 @@ func (f WorkloadFigure) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(f.sheet, w, format, dpi)
 }
 
-// workloadBar is one op's share at one power of two.
 type workloadBar struct {
 	size  int64
 	share float64
 }
 
-// bars pools the covered communicators' histograms per op, as shares of
-// their total (calls, or time when known).
+// bars pools the covered communicators' histograms per op, as shares.
 func (f WorkloadFigure) bars() (map[nccl.Op][]workloadBar, []nccl.Op) {
 	s := f.Summary
 	p := s.Proposal
@@ -90,8 +86,7 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 	for i, op := range ops {
 		colour[op] = i % len(palette)
 	}
-	// The measured powers of two first, under the bars: each holds the
-	// calls of its sizes, from half a power of two below to half above.
+	// The measured powers of two first, under the bars.
 	for _, pt := range p.Parts {
 		lo, hi := float64(pt.Part.Band.Min)/math.Sqrt2, float64(pt.Part.Band.Max)*math.Sqrt2
 		cv.mark(fmt.Sprintf("measured at %s: %s, %.0f %% of the %s", pt.Band, pt.Spec, 100*pt.Share, p.By),
