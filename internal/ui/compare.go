@@ -8,6 +8,7 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -91,7 +92,7 @@ func opComparisonJSON(o report.OpComparison) map[string]any {
 // printOpComparison prints one op's table per size and its verdict over
 // the common sizes.
 func printOpComparison(w io.Writer, o report.OpComparison) {
-	tw := newTable(w)
+	tw := texttable.New(w)
 	fmt.Fprintln(tw, "size\tA µs\tB µs\tB vs A\t")
 	for _, r := range o.Rows {
 		change := "~"

@@ -127,11 +127,7 @@ func printDoctorWarnings(w io.Writer, r DoctorReport) {
 		fmt.Fprintln(w, "No warnings: none of the known traps showed.")
 	} else {
 		fmt.Fprintf(w, "%d warning(s):\n", len(r.Warnings))
-		for _, wa := range r.Warnings {
-			fmt.Fprintf(w, "\n[%s]\n", safetext.Escape(wa.Code))
-			writeWrapped(w, "  ", wa.Message, 100)
-			writeWrapped(w, "  fix: ", wa.Fix, 100)
-		}
+		writeWarnings(w, "\n", r.Warnings)
 	}
 	if !r.Failed {
 		fmt.Fprintln(w)
@@ -217,6 +213,15 @@ func transportText(r fabric.Report) string {
 		return r.Transport + " (the " + r.Network + " network NCCL initialised carries no data)"
 	}
 	return r.Transport
+}
+
+// writeWarnings prints each warning after lead, with its fix.
+func writeWarnings(w io.Writer, lead string, ws []fabric.Warning) {
+	for _, wa := range ws {
+		fmt.Fprintf(w, "%s[%s]\n", lead, safetext.Escape(wa.Code))
+		writeWrapped(w, "  ", wa.Message, 100)
+		writeWrapped(w, "  fix: ", wa.Fix, 100)
+	}
 }
 
 // writeWrapped prints text after prefix, wrapped at width, continuation

@@ -9,6 +9,7 @@ import (
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/runresult"
+	"github.com/nccltune/nccltune/internal/texttable"
 )
 
 // PrintGate prints gate's verdict on cfg: its --json document, or the
@@ -31,11 +32,7 @@ func PrintGate(w io.Writer, asJSON bool, rep runresult.GateReport, cfg nccl.Conf
 func printGateFabricFailed(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s%s", rep.Study, cfg, simTag(rep.Simulated, rep.SimProfile))
 	fmt.Fprintf(w, "\nFABRIC FAILED: %s\n", rep.Failure)
-	for _, wa := range rep.Warnings {
-		fmt.Fprintf(w, "\n[%s]\n", wa.Code)
-		writeWrapped(w, "  ", wa.Message, 100)
-		writeWrapped(w, "  fix: ", wa.Fix, 100)
-	}
+	writeWarnings(w, "\n", rep.Warnings)
 	fmt.Fprintf(w, "\nNo verdict: the fabric failed before it could be measured (log: nccltune show %s --trials; nccltune doctor runs a debug launch).\n", rep.Study)
 }
 
@@ -43,7 +40,7 @@ func printGateFabricFailed(w io.Writer, rep runresult.GateReport, cfg nccl.Confi
 func printGate(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s, %d launch(es)%s", rep.Study, cfg, rep.Launches, simTag(rep.Simulated, rep.SimProfile))
 	fmt.Fprintln(w)
-	tw := newTable(w)
+	tw := texttable.New(w)
 	fmt.Fprintln(tw, "size\tmin GB/s\tbusbw GB/s [90% interval]\tresult\t")
 	for _, c := range rep.Checks {
 		bw := "-"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
@@ -81,7 +82,7 @@ func historyJSON(sums []store.StudySummary) map[string]any {
 // A timed workload's BAND is its calls (store.WorkloadText), not the band
 // around them.
 func writeHistoryTable(w io.Writer, sums []store.StudySummary, loc *time.Location) error {
-	tw := newTable(w)
+	tw := texttable.New(w)
 	fmt.Fprintln(tw, "STUDY\tKIND\tBAND\tFABRIC\tTRIALS\tLAUNCHES\tSTATUS\tCREATED\tRECOMMENDATION")
 	for _, s := range sums {
 		launches := strconv.Itoa(s.Launches)

@@ -59,7 +59,7 @@ func writeImportReport(w io.Writer, r ImportReport) {
 			what = fmt.Sprintf("%s (%s: a text output and its JSON are one run)", texttable.Plural(len(imported), "run"), texttable.Plural(len(imported)+pairs, "file"))
 		}
 		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", what, verb, safetext.Escape(study.Name), trial.Number, safetext.Escape(trial.Config.String()), sim)
-		tw := newTable(w)
+		tw := texttable.New(w)
 		fmt.Fprintln(tw, "  FILE\tLAUNCH\tOUTCOME\tCOLLECTIVE\tRANKS\tROWS\t")
 		for _, f := range imported {
 			outcome := f.Outcome

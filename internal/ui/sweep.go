@@ -7,6 +7,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/runresult"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -23,7 +24,7 @@ func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n
 	}
 	fmt.Fprintf(w, "sweep %s: %s%s, %d launch(es)%s\n", study.Name, opPrefix(study), cfg, n,
 		simTag(study.Simulated, study.Launch.SimProfile))
-	tw := newTable(w)
+	tw := texttable.New(w)
 	fmt.Fprintln(tw, "size\ttime µs (95% CI)\tbusbw\talgbw\t")
 	intervals := 0
 	for _, r := range rows {

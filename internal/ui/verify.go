@@ -9,6 +9,7 @@ import (
 	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 )
 
@@ -36,10 +37,10 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r ru
 	}
 	fmt.Fprintln(w, simTag(r.Simulated, study.Launch.SimProfile))
 	if r.Verifies == "" {
-		printSizeTableAs(w, study.Recommendation, "A", "B")
+		printSizeTable(w, study.Recommendation, "A", "B")
 		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (%s), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.CILevel.Label(), r.PValue)
 	} else {
-		printSizeTable(w, study.Recommendation)
+		printSizeTable(w, study.Recommendation, "baseline", "candidate")
 		what := "fresh speedup"
 		if study.Parts().ScoredByRounds() || study.Parts().Timed() {
 			what = "fresh workload speedup (the study's objective: " + stored.Objective(study) + ")"
@@ -103,11 +104,7 @@ func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult,
 			}
 		}
 	}
-	for _, wa := range t.Warnings {
-		fmt.Fprintf(w, "[%s]\n", wa.Code)
-		writeWrapped(w, "  ", wa.Message, 100)
-		writeWrapped(w, "  fix: ", wa.Fix, 100)
-	}
+	writeWarnings(w, "", t.Warnings)
 	for _, e := range t.EqualByRule {
 		fmt.Fprintf(w, "%s at %s: equal by rule, not judged: the CSV keeps NCCL's own choice there (its algorithm and protocol under the baseline, channels 0), as it is written where nothing was proven\n",
 			e.Op, stored.SizesText(e.Sizes))
@@ -118,7 +115,7 @@ func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult,
 	}
 	if a := t.PluginAlone; a != nil {
 		fmt.Fprintf(w, "\nthe plugin alone (an empty CSV, %d launches interleaved after the CSV's): what loading it changes, beside what the CSV's rows change\n", a.Launches)
-		tw := newTable(w)
+		tw := texttable.New(w)
 		fmt.Fprintln(tw, "op\tsize\tempty CSV vs baseline\t\tCSV vs empty CSV\t")
 		for _, s := range a.Sizes {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Op, nccl.FormatSize(s.Bytes),

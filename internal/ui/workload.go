@@ -97,7 +97,7 @@ func printCommunicator(w io.Writer, c workload.Communicator, timeKnown bool) {
 	if timeKnown {
 		share = "time"
 	}
-	t := newTable(w)
+	t := texttable.New(w)
 	fmt.Fprintf(t, "  op / size\tcalls\tshare of %s\tbytes\tNCCL chose\t\n", share)
 	for _, o := range c.Ops {
 		fmt.Fprintf(t, "  %s\t%d\t%.1f %%\t%s\t\t\n", o.Op, o.Calls, 100*o.Share, bytesText(o.Bytes))
@@ -129,7 +129,7 @@ func printProposal(w io.Writer, s *workload.Summary) {
 	p := s.Proposal
 	fmt.Fprintf(w, "proposed workload for %d-rank communicators: every op and size they call, with its calls, as logged\n", p.NRanks)
 	share := "share of the " + p.By
-	t := newTable(w)
+	t := texttable.New(w)
 	fmt.Fprintf(t, "  call\tmeasured at\t%s\t\t\n", share)
 	for _, c := range p.Calls {
 		extra := ""
