@@ -33,7 +33,6 @@ func PrintDoctor(w io.Writer, asJSON bool, r DoctorReport) error {
 	return nil
 }
 
-// printDoctor prints the diagnosis as text.
 func printDoctor(w io.Writer, r DoctorReport) {
 	title := "nccltune doctor"
 	if r.Source == "log" {
@@ -49,10 +48,7 @@ func printDoctor(w io.Writer, r DoctorReport) {
 }
 
 // printDoctorFields prints what the log says of the fabric, one field a
-// line: NCCL, ranks, transport and data paths, the network's NICs, link
-// and GPUDirect RDMA where it carries data, channels, rings, the launch.
-// Every value is the log's text (a NIC's name, the GPU, a tuner plugin's
-// path), so each line is printed through safetext.Escape.
+// line, escaped (every value is the log's text).
 func printDoctorFields(w io.Writer, r DoctorReport) {
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "  %-15s %s\n", name, safetext.Escape(fmt.Sprintf(format, args...)))
@@ -113,8 +109,6 @@ func printDoctorFields(w io.Writer, r DoctorReport) {
 	}
 }
 
-// printDoctorWarnings prints NCCL's and the launcher's messages, the
-// known traps that showed, and the verdict of a diagnosis that ran.
 func printDoctorWarnings(w io.Writer, r DoctorReport) {
 	if len(r.NCCLWarnings) > 0 {
 		fmt.Fprintln(w, "\nNCCL and launcher messages:")
@@ -184,9 +178,8 @@ func printDoctorSizes(w io.Writer, r fabric.Report) {
 	fmt.Fprintln(w, note+")")
 }
 
-// ranksText is "2 ranks on 1 node (NVIDIA H200)", or "2 ranks on 2 nodes
-// by NCCL's count, 1 host (…)" when NCCL counts more nodes than there are
-// hosts (P2P and SHM disabled between ranks of one host).
+// ranksText is "2 ranks on 1 node (NVIDIA H200)", or "… on 2 nodes by
+// NCCL's count, 1 host (…)" when NCCL counts more nodes than hosts.
 func ranksText(r fabric.Report) string {
 	s := texttable.Plural(r.NRanks, "rank")
 	if r.NNodes > 0 {
@@ -224,9 +217,8 @@ func writeWarnings(w io.Writer, lead string, ws []fabric.Warning) {
 	}
 }
 
-// writeWrapped prints text after prefix, wrapped at width, continuation
-// lines indented like the first. A warning quotes the log, so text is
-// printed through safetext.Escape.
+// writeWrapped prints text after prefix, escaped, wrapped at width,
+// continuation lines indented like the first.
 func writeWrapped(w io.Writer, prefix, text string, width int) {
 	text = safetext.Escape(text)
 	indent := strings.Repeat(" ", len([]rune(prefix)))
@@ -250,8 +242,7 @@ func writeWrapped(w io.Writer, prefix, text string, width int) {
 }
 
 // tunerLines say what the log shows of a tuner plugin: loaded or not,
-// its CSV, the calls it applied a row to and those it gave one channel,
-// per collective and size.
+// its CSV, and per collective and size the calls it applied a row to.
 func tunerLines(tp *benchfmt.TunerPlugin) []string {
 	var head string
 	switch {

@@ -13,8 +13,8 @@ import (
 )
 
 // PrintGate prints gate's verdict on cfg: its --json document, or the
-// table of sizes against their thresholds and PASS or FAIL; for a launch
-// that failed, what failed and doctor's diagnosis instead.
+// table of sizes against their thresholds and PASS or FAIL, or what
+// failed and doctor's diagnosis.
 func PrintGate(w io.Writer, asJSON bool, rep runresult.GateReport, cfg nccl.Config) error {
 	switch {
 	case asJSON:
@@ -27,8 +27,6 @@ func PrintGate(w io.Writer, asJSON bool, rep runresult.GateReport, cfg nccl.Conf
 	return nil
 }
 
-// printGateFabricFailed says which launch failed and why, with doctor's
-// diagnosis of its output: there is no verdict.
 func printGateFabricFailed(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s%s", rep.Study, cfg, simTag(rep.Simulated, rep.SimProfile))
 	fmt.Fprintf(w, "\nFABRIC FAILED: %s\n", rep.Failure)
@@ -36,7 +34,6 @@ func printGateFabricFailed(w io.Writer, rep runresult.GateReport, cfg nccl.Confi
 	fmt.Fprintf(w, "\nNo verdict: the fabric failed before it could be measured (log: nccltune show %s --trials; nccltune doctor runs a debug launch).\n", rep.Study)
 }
 
-// printGate prints the verdict as text.
 func printGate(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s, %d launch(es)%s", rep.Study, cfg, rep.Launches, simTag(rep.Simulated, rep.SimProfile))
 	fmt.Fprintln(w)

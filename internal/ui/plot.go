@@ -12,8 +12,7 @@ func ConvergenceJSON(f report.Convergence) map[string]any {
 	return map[string]any{"confirm_from": f.ConfirmFrom, "confirm_to": f.ConfirmTo, "steps": stepsJSON(f.Steps)}
 }
 
-// scoredConfigsJSON is the landscape's configs, NaN (no score or
-// interval) as null.
+// scoredConfigsJSON is the landscape's configs, NaN as null.
 func scoredConfigsJSON(cs []report.ScoredConfig) []map[string]any {
 	out := make([]map[string]any, 0, len(cs))
 	for _, c := range cs {
@@ -35,8 +34,7 @@ func stepsJSON(ss []report.ConvergenceStep) []map[string]any {
 	return out
 }
 
-// CurvesJSON is the curves as plot --json gives them: NaN, which JSON
-// cannot hold, as null.
+// CurvesJSON is the curves as plot --json gives them, NaN as null.
 func CurvesJSON(cs []report.Curve) []map[string]any {
 	out := make([]map[string]any, 0, len(cs))
 	for _, c := range cs {
@@ -63,7 +61,6 @@ func FigureJSON(d report.Drawing) any {
 	case report.Convergence:
 		return ConvergenceJSON(f)
 	case report.Panels:
-		// A workload's figures, one per op: each with its op.
 		out := make([]map[string]any, len(f.Figures))
 		for i, p := range f.Figures {
 			out[i] = map[string]any{"op": f.Ops[i], "figure": FigureJSON(p)}

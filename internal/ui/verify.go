@@ -15,10 +15,7 @@ import (
 
 // PrintVerify prints r: its --json document, or the size table of the
 // fresh measurement, its speedup and whether it agrees with the claim.
-// study is the verify study, whose recommendation holds the sizes;
-// launches are its stored launches, counted per op for a comparison of
-// collectives (launches_by_op, launches_spent, and its tables of parts
-// and guarded ops).
+// study is the verify study, whose recommendation holds the sizes.
 func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store.Launch, r runresult.VerifyResult) error {
 	if asJSON {
 		byOp := stored.LaunchesByOp(study, launches)
@@ -28,7 +25,6 @@ func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store
 	return nil
 }
 
-// printVerify prints r as text.
 func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r runresult.VerifyResult) {
 	if r.Verifies != "" {
 		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), BaselineName(r.BaselineEnv), r.Launches, r.Launches)
@@ -54,7 +50,6 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r ru
 		}
 		fmt.Fprintf(w, "%s the search's claim of %.2f× [%.2f, %.2f]\n", verdict, r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
 	}
-	// Parts, guarded ops and launches per op; nothing for one op unguarded.
 	writeOpTables(w, study, launches)
 	if t := r.TunerPlugin; t != nil {
 		printTunerVerify(w, study, r, t)
@@ -63,18 +58,16 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r ru
 		fmt.Fprintf(w, "\nrefused: %s\n  %s\n", safetext.Escape(r.Verdict), safetext.Escape(r.Reason))
 		return
 	}
-	// The speedup line above is the verdict; the reason adds to it only
-	// when there is no gain to act on.
+	// The reason adds to the speedup line only when there is no gain.
 	if math.IsNaN(r.Speedup) || r.Significant {
 		return
 	}
 	fmt.Fprintf(w, "%s\n", safetext.Escape(r.Reason))
 }
 
-// printTunerVerify says what the plugin did in its debug launch, its
-// warnings, and whether the CSV reproduces the study's gain. The plugin's
-// path and what NCCL's log said about it (file names, crash text) come
-// from outside: printed through safetext.Escape, as doctor prints them.
+// printTunerVerify says what the plugin did in its debug launch (text
+// from outside: escaped), its warnings, and whether the CSV reproduces
+// the study's gain.
 func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult, t *runresult.TunerVerify) {
 	switch {
 	case len(t.PerOp) > 0:

@@ -14,8 +14,6 @@ import (
 	"github.com/nccltune/nccltune/internal/workload"
 )
 
-// workloadDoc is `workload --json`: the summary, the YAML it proposes and
-// where it was written.
 type workloadDoc struct {
 	*workload.Summary
 	Config string `json:"config_yaml"`
@@ -25,10 +23,8 @@ type workloadDoc struct {
 
 // PrintWorkload prints what a process called and the workload proposed
 // from it: workload's --json document, or per communicator and op the
-// calls, shares and size histograms, the proposed parts and their YAML.
-// out and plot are the files written ("" for none). Text from the input
-// (communicator ids, file names, log lines, notes that quote them) is
-// printed through safetext.Escape; the JSON is encoding/json's.
+// calls and size histograms, and the proposal. out and plot are the files
+// written ("" for none). Text from the input is escaped.
 func PrintWorkload(w io.Writer, asJSON bool, s *workload.Summary, yaml []byte, out, plot string) error {
 	if asJSON {
 		return WriteJSON(w, workloadDoc{Summary: s, Config: string(yaml), Out: out, Plot: plot})
