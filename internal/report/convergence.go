@@ -166,14 +166,10 @@ func (c Convergence) sheet() (*sheet, error) {
 		span := &xSpan{X0: float64(c.ConfirmFrom) - 0.5, X1: float64(c.ConfirmTo) + 0.5, Color: confirmColor}
 		cv.mark(fmt.Sprintf("confirmation (launches %d–%d): NCCL defaults and the confirmed config interleaved", c.ConfirmFrom, c.ConfirmTo), span)
 	}
-	if err := c.drawDots(cv); err != nil {
-		return nil, err
-	}
-	if err := c.drawTracks(cv); err != nil {
-		return nil, err
-	}
-	if err := c.markLeaderChanges(cv); err != nil {
-		return nil, err
+	for _, drawn := range []func(*canvas) error{c.drawDots, c.drawTracks, c.markLeaderChanges} {
+		if err := drawn(cv); err != nil {
+			return nil, err
+		}
 	}
 	first := "A launch's band score is the geometric mean over the band of its per-size median times; a config's score is the median of its launches' scores."
 	if c.Rounds {

@@ -127,7 +127,9 @@ func (s *sheet) size() (vg.Length, vg.Length) {
 // areas are the parts of the canvas the plot takes: all of it (area),
 // without the axis labels the sheet draws (inner), and the data's (data).
 func (s *sheet) areas(c draw.Canvas) (area, inner, data draw.Canvas) {
-	area = s.plotArea(c)
+	top := c.Max.Y - s.headerHeight()
+	area = draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: c.Min.X, Y: top - s.plotHeight}, Max: vg.Point{X: c.Max.X, Y: top}}}
 	axisStyle := textStyle(11, color.Black)
 	var yw, xh vg.Length
 	if s.yLabel != "" {
@@ -138,12 +140,6 @@ func (s *sheet) areas(c draw.Canvas) (area, inner, data draw.Canvas) {
 	}
 	inner = draw.Crop(area, yw+s.leftPad, 0, xh, 0)
 	return area, inner, s.plot.DataCanvas(inner)
-}
-
-func (s *sheet) plotArea(c draw.Canvas) draw.Canvas {
-	top := c.Max.Y - s.headerHeight()
-	return draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
-		Min: vg.Point{X: c.Min.X, Y: top - s.plotHeight}, Max: vg.Point{X: c.Max.X, Y: top}}}
 }
 
 func (s *sheet) draw(vc vg.CanvasSizer) { s.drawIn(draw.New(vc)) }

@@ -56,10 +56,7 @@ type Band struct {
 // with the bands their searches scored and their guard sizes marked.
 func NewFigure(curves []Curve, studies ...*Study) Figure {
 	f := Figure{Curves: curves, StudyInLegend: len(studies) > 1}
-	var names, sims, simNames []string
-	var collectives []string
-	seenBand := map[[2]int64]bool{}
-	seenGuard := map[int64]bool{}
+	var names, sims, simNames, collectives []string
 	for _, s := range studies {
 		st := s.Study
 		names = append(names, st.Name)
@@ -70,13 +67,11 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 			sims = append(sims, st.Launch.SimProfile)
 			simNames = append(simNames, st.Name)
 		}
-		if lo, hi := searchedBand(st); hi > 0 && !seenBand[[2]int64{lo, hi}] {
-			seenBand[[2]int64{lo, hi}] = true
+		if lo, hi := searchedBand(st); hi > 0 && !slices.ContainsFunc(f.Bands, func(b Band) bool { return b.Min == lo && b.Max == hi }) {
 			f.Bands = append(f.Bands, Band{Min: lo, Max: hi, Label: "searched band " + bandText(lo, hi)})
 		}
 		for _, g := range st.GuardSizes {
-			if !seenGuard[g] {
-				seenGuard[g] = true
+			if !slices.Contains(f.Guards, g) {
 				f.Guards = append(f.Guards, g)
 			}
 		}

@@ -35,11 +35,13 @@ type workloadBar struct {
 	share float64
 }
 
-// bars pools the covered communicators' histograms per op, as shares.
-func (f WorkloadFigure) bars() (map[nccl.Op][]workloadBar, []nccl.Op) {
+// bars pools the covered communicators' histograms per op, as shares,
+// and counts each op's calls.
+func (f WorkloadFigure) bars() (map[nccl.Op][]workloadBar, []nccl.Op, map[nccl.Op]int64) {
 	s := f.Summary
 	p := s.Proposal
 	weight := map[nccl.Op]map[int64]float64{}
+	calls := map[nccl.Op]int64{}
 	var total float64
 	for _, c := range s.Communicators {
 		if !slices.Contains(p.Communicators, c.ID) {
@@ -49,6 +51,7 @@ func (f WorkloadFigure) bars() (map[nccl.Op][]workloadBar, []nccl.Op) {
 			if weight[o.Op] == nil {
 				weight[o.Op] = map[int64]float64{}
 			}
+			calls[o.Op] += o.Calls
 			for _, b := range o.Histogram {
 				w := float64(b.Calls)
 				if p.By == "time" {
@@ -71,13 +74,13 @@ func (f WorkloadFigure) bars() (map[nccl.Op][]workloadBar, []nccl.Op) {
 		}
 		slices.SortFunc(out[op], func(a, b workloadBar) int { return cmp.Compare(a.size, b.size) })
 	}
-	return out, ops
+	return out, ops, calls
 }
 
 func (f WorkloadFigure) sheet() (*sheet, error) {
 	s := f.Summary
 	p := s.Proposal
-	bars, ops := f.bars()
+	bars, ops, calls := f.bars()
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("nothing to plot: the proposal covers no call")
 	}
@@ -97,16 +100,6 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 	width := 0.8 / float64(len(ops)) // in powers of two
 	for i, op := range ops {
 		var thumb *yBox
-		var calls int64
-		for _, c := range s.Communicators {
-			if slices.Contains(p.Communicators, c.ID) {
-				for _, o := range c.Ops {
-					if o.Op == op {
-						calls += o.Calls
-					}
-				}
-			}
-		}
 		for _, b := range bars[op] {
 			x0 := float64(b.size) * math.Exp2(-0.4+float64(i)*width)
 			box := &yBox{X0: x0, X1: x0 * math.Exp2(width), Y0: 0, Y1: 100 * b.share, Color: palette[colour[op]]}
@@ -116,7 +109,7 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 			ys = math.Max(ys, 100*b.share)
 		}
 		if thumb != nil {
-			cv.legend.add(fmt.Sprintf("%s (%s)", op, texttable.Plural(int(calls), "call")), thumb)
+			cv.legend.add(fmt.Sprintf("%s (%s)", op, texttable.Plural(int(calls[op]), "call")), thumb)
 		}
 	}
 	// Room for the bars and the shading around the outermost sizes.
