@@ -235,10 +235,7 @@ func (c Convergence) drawDots(cv *canvas) error {
 // drawTracks draws step lines of the defaults', the leader's and the
 // confirmed config's median score, with their intervals shaded.
 func (c Convergence) drawTracks(cv *canvas) error {
-	many := "launches"
-	if c.Rounds {
-		many = "rounds"
-	}
+	many := map[bool]string{true: "rounds", false: "launches"}[c.Rounds]
 	tracks := []struct {
 		get   func(ConvergenceStep) (float64, float64, float64)
 		col   color.RGBA

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -135,29 +136,22 @@ func printDoctorWarnings(w io.Writer, r DoctorReport) {
 
 // printDoctorSizes prints NCCL's choice and the measured bandwidth per size.
 func printDoctorSizes(w io.Writer, r fabric.Report) {
+	// The first choice and measurement at each size.
 	choices := map[int64]benchfmt.Choice{}
-	var order []int64
-	for _, c := range r.SortedChoices() {
-		if _, ok := choices[c.Bytes]; !ok {
-			choices[c.Bytes] = c
-			order = append(order, c.Bytes)
-		}
+	for _, c := range slices.Backward(r.SortedChoices()) {
+		choices[c.Bytes] = c
 	}
 	measured := map[int64]fabric.SizeBW{}
-	for _, s := range r.Sizes {
-		if _, ok := measured[s.Bytes]; !ok {
-			measured[s.Bytes] = s
-		}
-		if _, ok := choices[s.Bytes]; !ok {
-			order = append(order, s.Bytes)
-			choices[s.Bytes] = benchfmt.Choice{}
-		}
+	for _, s := range slices.Backward(r.Sizes) {
+		measured[s.Bytes] = s
 	}
+	order := slices.AppendSeq(slices.Collect(maps.Keys(choices)), maps.Keys(measured))
+	slices.Sort(order)
+	order = slices.Compact(order)
 	if len(order) == 0 {
 		fmt.Fprintln(w, "\n(no table rows and no NCCL TUNING lines: nothing per size to show)")
 		return
 	}
-	slices.Sort(order)
 	fmt.Fprintf(w, "\n%8s  %-6s  %-6s  %8s  %10s  %8s\n", "size", "algo", "proto", "channels", "time µs", "busbw")
 	for _, b := range order {
 		c := choices[b]

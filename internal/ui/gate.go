@@ -47,10 +47,7 @@ func printGate(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 				bw += fmt.Sprintf(" [%.2f, %.2f]", c.BusBWLo, c.BusBWHi)
 			}
 		}
-		result := "pass"
-		if !c.Pass {
-			result = "FAIL"
-		}
+		result := map[bool]string{true: "pass", false: "FAIL"}[c.Pass]
 		if c.Note != "" {
 			result += " (" + c.Note + ")"
 		}

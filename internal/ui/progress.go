@@ -187,21 +187,16 @@ const minBarCells = 4
 func (p *SearchProgress) layout(ev SearchEvent, budget, width int, elapsed float64) (cells int, desc string) {
 	full := barCells(width)
 	room := func(cells int) int { return max(width-1-barWidth(cells, p.done, budget, elapsed), 0) }
-	phase := ev.Phase
-	left := timeLeft(p.spent, p.done, budget)
+	phase, withLeft := ev.Phase, ev.Phase
+	if left := timeLeft(p.spent, p.done, budget); left != "" {
+		withLeft += ", " + left
+	}
 	if ev.Best == nil {
-		if left != "" {
-			phase += ", " + left
-		}
-		return full, fitWidth(phase, room(full))
+		return full, fitWidth(withLeft, room(full))
 	}
 	gain := fmt.Sprintf("%+.0f %%", 100*(ev.Best.Speedup-1))
 	cfg, short := ev.Best.Config.String(), strings.ReplaceAll(ev.Best.Config.String(), "NCCL_", "")
 	trial := fmt.Sprintf("trial %d %s", ev.Best.Trial, cfg)
-	withLeft := phase
-	if left != "" {
-		withLeft += ", " + left
-	}
 	// "so far": exploration launches favour lucky configs.
 	tries := []struct {
 		cells int
