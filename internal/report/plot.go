@@ -353,10 +353,10 @@ func (f Figure) markSizes(cv *canvas, timeAxis bool) {
 }
 
 type drawnCurve struct {
-	line    *plotter.Line
-	points  *plotter.Scatter
-	shading *plotter.Polygon
-	label   string
+	line   *plotter.Line
+	points *plotter.Scatter
+	label  string
+	thumbs []plot.Thumbnailer // the shading (if any), the line and the points
 }
 
 // drawCurves draws the grey curves first, then every interval, then the
@@ -394,11 +394,7 @@ func (f Figure) drawCurves(cv *canvas) error {
 		p.Add(ds[i].line, ds[i].points)
 	}
 	for _, d := range ds {
-		thumbs := []plot.Thumbnailer{d.line, d.points}
-		if d.shading != nil {
-			thumbs = append([]plot.Thumbnailer{d.shading}, thumbs...)
-		}
-		cv.legend.add(d.label, thumbs...)
+		cv.legend.add(d.label, d.thumbs...)
 	}
 	if greyLine != nil {
 		cv.legend.add(fmt.Sprintf("%s, in grey without intervals (the landscape figure ranks every config)", texttable.Plural(others, "other config")), greyLine)
@@ -430,10 +426,8 @@ func (f Figure) highlight(cv *canvas, i int, xys, lo, hi plotter.XYs) (drawnCurv
 	col, dash := curveStyle(i, f.Curves)
 	d := drawnCurve{label: c.LegendText(f.StudyInLegend)}
 	if len(lo) > 0 && !c.Exploration() {
-		ring := append(plotter.XYs{}, lo...)
-		for j := len(hi) - 1; j >= 0; j-- {
-			ring = append(ring, hi[j])
-		}
+		ring := slices.Concat(lo, hi)
+		slices.Reverse(ring[len(lo):])
 		poly, err := plotter.NewPolygon(ring)
 		if err != nil {
 			return d, err
@@ -444,7 +438,7 @@ func (f Figure) highlight(cv *canvas, i int, xys, lo, hi plotter.XYs) (drawnCurv
 			poly.LineStyle = draw.LineStyle{Color: withAlpha(col, 0x90), Width: vg.Points(4)}
 		}
 		cv.p.Add(poly)
-		d.shading = poly
+		d.thumbs = append(d.thumbs, poly)
 	}
 	line, err := plotter.NewLine(xys)
 	if err != nil {
@@ -460,7 +454,7 @@ func (f Figure) highlight(cv *canvas, i int, xys, lo, hi plotter.XYs) (drawnCurv
 		line.Width = vg.Points(1.2)
 		pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: draw.RingGlyph{}}
 	}
-	d.line, d.points = line, pts
+	d.line, d.points, d.thumbs = line, pts, append(d.thumbs, line, pts)
 	return d, nil
 }
 

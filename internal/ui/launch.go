@@ -15,9 +15,12 @@ import (
 // The lines that report each launch on stderr as it ends.
 
 // studySuffix marks a line about a simulated study as simulated.
-func studySuffix(st *store.Study) string {
-	if st.Simulated {
-		return " — " + SimLabel(true, st.Launch.SimProfile)
+func studySuffix(st *store.Study) string { return simSuffix(st.Launch.SimProfile, st.Simulated) }
+
+// simSuffix is " — SIMULATED fabric: profile" when simulated, else "".
+func simSuffix(profile string, simulated bool) string {
+	if simulated {
+		return " — " + SimLabel(true, profile)
 	}
 	return ""
 }
@@ -109,11 +112,7 @@ func DoctorProgress(w io.Writer, min, max int64, simProfile string) func(cfg ncc
 		case len(cfg) > 0:
 			fmt.Fprintf(w, "doctor: a second debug launch with %s\n", cfg)
 		default:
-			sim := ""
-			if simProfile != "" {
-				sim = " — " + SimLabel(true, simProfile)
-			}
-			fmt.Fprintf(w, "doctor: one debug launch, %s to %s%s\n", nccl.FormatSize(min), nccl.FormatSize(max), sim)
+			fmt.Fprintf(w, "doctor: one debug launch, %s to %s%s\n", nccl.FormatSize(min), nccl.FormatSize(max), simSuffix(simProfile, simProfile != ""))
 		}
 	}
 }
