@@ -330,23 +330,16 @@ func (l Landscape) valueColors() (map[string]color.RGBA, []string) {
 	sort.Slice(values, func(i, j int) bool { return valueLess(values[i], values[j]) })
 	// Numbers (caps, counts) get an ordered ramp, so a small cap and a
 	// large one read as the two ends; words get the categorical palette.
-	var set []string
-	numeric := true
-	for _, v := range values {
-		if v == "" {
-			continue
-		}
-		set = append(set, v)
-		if _, err := strconv.Atoi(v); err != nil {
-			numeric = false
-		}
-	}
+	set := slices.DeleteFunc(slices.Clone(values), func(v string) bool { return v == "" })
+	numeric := !slices.ContainsFunc(set, func(v string) bool {
+		_, err := strconv.Atoi(v)
+		return err != nil
+	})
 	cols := map[string]color.RGBA{"": defaultsColor}
 	for i, v := range set {
-		switch {
-		case numeric && len(set) > 1:
+		if numeric && len(set) > 1 {
 			cols[v] = ramp(float64(i) / float64(len(set)-1))
-		default:
+		} else {
 			cols[v] = palette[i%(len(palette)-1)] // not black: the defaults are near-black
 		}
 	}

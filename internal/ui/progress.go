@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -166,10 +167,7 @@ func (p *SearchProgress) draw(ev SearchEvent) {
 	if budget != p.bar.GetMax() && budget >= p.done {
 		p.bar.ChangeMax(budget)
 	}
-	width := p.width()
-	if width <= 0 {
-		width = fallbackWidth
-	}
+	width := cmp.Or(p.width(), fallbackWidth) // GetSize's width is never negative
 	cells, desc := p.layout(ev, budget, width, p.bar.State().SecondsSince)
 	// Set without drawing (the throttle would then skip the count's draw).
 	progressbar.OptionSetWidth(cells)(p.bar)
