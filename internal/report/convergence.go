@@ -31,11 +31,14 @@ type Convergence struct {
 	// Score names what the dots and lines are (stored.ScoreName).
 	Score string
 	// Rounds: the dots and lines are a workload's rounds, not launches.
-	Rounds   bool
+	Rounds bool
+	// Launches counts every launch the study made.
 	Launches int
 	// Steps holds one entry per launch, in order.
 	Steps []ConvergenceStep
-	Dots  []LaunchDot
+	// Dots are the scored launches' own scores, or a workload's complete
+	// rounds' objective.
+	Dots []LaunchDot
 	// ConfirmFrom and ConfirmTo are the first and last confirmation
 	// launches (1-based; 0 when there was no confirmation).
 	ConfirmFrom, ConfirmTo int
@@ -72,6 +75,7 @@ func (s *Study) Convergence() (Convergence, error) {
 	}
 	subject := collectiveOf(s.Study)
 	if ops := s.WorkloadOps(); ops != nil {
+		// The steps pool every op's launches: the title names them all.
 		subject = "workload of " + nccl.JoinOps(ops)
 	}
 	c := Convergence{Subject: s.Name() + ": " + subject, Band: studiedText(s.Study), Score: stored.ScoreName(s.Study),

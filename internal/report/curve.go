@@ -14,6 +14,7 @@ import (
 // Curve is one config's bus bandwidth against message size over its
 // launches.
 type Curve struct {
+	// Label names the config (ConfigLabel).
 	Study  string      `json:"study"`
 	Label  string      `json:"label"`
 	Config nccl.Config `json:"env"`
@@ -28,27 +29,31 @@ type Curve struct {
 	Phase    string `json:"phase"`
 	// MinMax is true when the interval is the launches' min–max, too few
 	// for a confidence interval of the median.
-	MinMax     bool    `json:"min_max"`
+	MinMax bool `json:"min_max"`
+	// Confidence is the intervals' coverage when MinMax is false (0.95).
 	Confidence float64 `json:"confidence"`
 	Simulated  bool    `json:"simulated"`
 	// Background curves are drawn thin and grey, without intervals, under
-	// one legend entry.
+	// one legend entry: the configs --all does not highlight.
 	Background bool    `json:"background,omitempty"`
 	Points     []Point `json:"points"`
 }
 
-// Point is one message size of a Curve: the median over launches of each
-// launch's median time, with its interval, and the bus bandwidth (GB/s)
-// at those times.
+// Point is one message size of a Curve.
 type Point struct {
-	Bytes    int64   `json:"bytes"`
+	Bytes int64 `json:"bytes"`
+	// TimeUS is the median over launches of each launch's median time;
+	// TimeLoUS and TimeHiUS bound it (confidence interval, or min–max).
 	TimeUS   float64 `json:"time_us"`
 	TimeLoUS float64 `json:"time_lo_us"`
 	TimeHiUS float64 `json:"time_hi_us"`
-	BusBW    float64 `json:"busbw"`
-	BusBWLo  float64 `json:"busbw_lo"`
-	BusBWHi  float64 `json:"busbw_hi"`
-	Launches int     `json:"launches"`
+	// BusBW is the bus bandwidth (GB/s) at TimeUS; BusBWLo and BusBWHi at
+	// TimeHiUS and TimeLoUS.
+	BusBW   float64 `json:"busbw"`
+	BusBWLo float64 `json:"busbw_lo"`
+	BusBWHi float64 `json:"busbw_hi"`
+	// Launches counts the launches that measured this size.
+	Launches int `json:"launches"`
 }
 
 // Which launches a curve is drawn from.

@@ -17,6 +17,7 @@ func (s *Study) FabricFacts() []stored.Field {
 	var nics, warnings []string
 	channels := 0
 	if facts != nil {
+		// Studies stored before the transport was recorded get it here.
 		f.CompleteFrom(facts)
 		nics, warnings, channels = facts.NICs, facts.Warnings, facts.Channels
 	}

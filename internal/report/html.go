@@ -51,13 +51,17 @@ type pageData struct {
 	Env       []string // the recommended env, one K=V a line
 	Generated string
 
-	Figures     []figureHTML
+	// Figures are the study's pictures, inline SVG, in reading order.
+	Figures []figureHTML
+	// Chosen and Preferences say why the confirmed config was chosen over
+	// configs that scored better.
 	Chosen      *ScoredConfig
 	Preferences []Preference
 
 	// Compared are the per-size tables: one per op for a workload.
 	Compared []comparisonHTML
 	Curves   []Curve
+	// Workload is nil for a one-part study that guarded no op.
 	Workload *workloadHTML
 
 	Choices []benchfmt.ChoiceRow
@@ -65,9 +69,10 @@ type pageData struct {
 	Exports     []ExportText
 	ExportError string
 
-	Fabric      []stored.Field
-	Settings    []stored.Field
-	Trials      []trialRow
+	Fabric   []stored.Field
+	Settings []stored.Field
+	Trials   []trialRow
+	// TrialsScore is what the trials' scores are medians of.
 	TrialsScore string
 }
 
@@ -107,8 +112,11 @@ type ExportText struct {
 }
 
 type trialRow struct {
-	Trials, Role, State          string
-	Launches                     int
+	// Trials are the trial numbers, several when configs were merged.
+	Trials, Role, State string
+	Launches            int
+	// Score is the median launch score and Interval its interval, as the
+	// landscape draws them.
 	Score, Interval, Env, Reason string
 	// Mark is "recommended", "baseline" or "confirmed".
 	Mark string

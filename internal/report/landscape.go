@@ -33,15 +33,19 @@ type ScoredConfig struct {
 	// MeasuredAs names the config as launched when the exports write it
 	// shorter (the recommended config), else "".
 	MeasuredAs string `json:"measured_as,omitempty"`
-	// Trials are the trial numbers merged into this entry, the first named.
+	// Trials are the trial numbers merged into this entry, the first named;
+	// Equivalent lists the other configs' labels.
 	Trials     []int    `json:"trials"`
 	Equivalent []string `json:"equivalent,omitempty"`
 	State      string   `json:"state"`
 	Reason     string   `json:"reason,omitempty"`
 	// Role is "baseline", "recommended", "confirmed" or "".
-	Role  string `json:"role,omitempty"`
-	Knobs int    `json:"knobs"`
-	// LoUS and HiUS bound ScoreUS: NaN for one launch or none.
+	Role string `json:"role,omitempty"`
+	// Knobs counts the knobs the config sets.
+	Knobs int `json:"knobs"`
+	// ScoreUS is the median of the launch band scores (µs); LoUS and HiUS
+	// bound it: the order-statistic interval from 6 launches, the min–max
+	// below that, NaN for one launch or none.
 	ScoreUS  float64 `json:"score_us"`
 	LoUS     float64 `json:"lo_us"`
 	HiUS     float64 `json:"hi_us"`
@@ -56,16 +60,18 @@ type ScoredConfig struct {
 // Scored reports whether the config has a band score.
 func (c ScoredConfig) Scored() bool { return c.Launches > 0 && finite(c.ScoreUS) }
 
-// Why a config has no band score (ScoredConfig.NoScore): it failed; its
-// debug launch showed NCCL runs it like a config already tried; it was
-// never launched.
+// Why a config has no band score (ScoredConfig.NoScore): it failed (never
+// recommended); its debug launch showed NCCL runs it like a config already
+// tried, measured instead; it was never launched.
 const (
 	NoScoreFailed     = "failed"
 	NoScoreMerged     = "merged"
 	NoScoreUnmeasured = "not measured"
 )
 
-// NoScore says why the config has no band score, "" when it has one.
+// NoScore says why the config has no band score, "" when it has one: the
+// one rule the marks and row labels read, so that a merged config is
+// never drawn as a failure.
 func (c ScoredConfig) NoScore() string {
 	switch {
 	case c.Scored():
@@ -197,7 +203,7 @@ type Landscape struct {
 	// BaselineUS is NCCL defaults' score (NaN when not measured).
 	BaselineUS float64
 	// Plans is what the search did with NCCL's own plan (nil when it
-	// recorded nothing).
+	// recorded nothing): configs merged into another are that one entry.
 	Plans *store.PlanSummary
 }
 

@@ -86,7 +86,8 @@ func (s *Study) opFigure(v compared, metric string, exploration bool) (Figure, e
 	}
 	f.Op = v.op
 	if v.c != nil {
-		// Keep the first line (which launches), if any.
+		// Keep the first line (which launches), if any: the band's verdict
+		// is the stored part's, not recomputed here.
 		n := min(len(f.Subtitle), 1)
 		f.Subtitle = append(f.Subtitle[:n:n], s.partLines(v.op)...)
 	}
@@ -115,10 +116,13 @@ func opLabel(op nccl.Op, label string) string {
 // a one-part study with guarded ops: no parts table): the parts and the
 // guarded ops as stored, and the launches per op and phase.
 type workloadHTML struct {
-	Objective         string
-	Several           bool
-	Parts             []partRow
-	Guards            []guardRow
+	// Objective is what the study scores a config by (stored.Objective).
+	Objective string
+	// Several: a workload of several parts, with its parts table.
+	Several bool
+	Parts   []partRow
+	Guards  []guardRow
+	// PartsCI and GuardsCI name the level of the intervals as stored.
 	PartsCI, GuardsCI string
 	// GuardNote says why the guarded ops have no table; Skipped the ops
 	// left unguarded.
@@ -132,6 +136,7 @@ type workloadHTML struct {
 }
 
 type partRow struct {
+	// Band is a timed part's calls ("10240×760"), a band part's band.
 	Op, Band, Weight           string
 	BaselineUS, CandidateUS    string
 	Speedup, Change, Worst     string

@@ -31,7 +31,9 @@ import (
 type Figure struct {
 	// Subject opens the title ("s3-512K-4M: all_reduce"); the metric
 	// completes it.
-	Subject  string
+	Subject string
+	// Subtitle lines say what the curves are drawn from and, for a
+	// study's decision, the speedup with its interval.
 	Subtitle []string
 	// Simulated, when not empty, is shown as a line in red.
 	Simulated string

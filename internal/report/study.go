@@ -120,7 +120,9 @@ func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 	var out []*store.Launch
 	op := s.Study.Op()
 	for _, l := range s.TrialLaunchesOfEveryOp(t) {
-		// The study's own op only (a launch stored without one is its).
+		// The study's own op only: a guarded op's launches (and a
+		// workload's other parts) measure another collective. A launch
+		// stored without an op is the study's own.
 		if (phase == "" || l.Phase == phase) && (l.Op == "" || l.Op == op) {
 			out = append(out, l)
 		}

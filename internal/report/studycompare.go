@@ -32,6 +32,7 @@ type OpComparison struct {
 	OpB  nccl.Op
 	Arms [2]ComparedArm
 	Rows []store.SizeComparison
+	// Band is over every size both studies measured of Op.
 	Band stored.BandComparison
 }
 

@@ -25,7 +25,9 @@ type Comparison struct {
 	Candidate Arm    `json:"candidate"`
 	// Launches is "confirmation" (the interleaved launches the decision
 	// used) or "all" (no confirmation was run).
-	Launches   string  `json:"launches"`
+	Launches string `json:"launches"`
+	// Confidence is the intervals' coverage (0.95); Alpha the per-size
+	// tests' significance level.
 	Confidence float64 `json:"confidence"`
 	Alpha      float64 `json:"alpha"`
 	// BusBWFactor converts times to bus bandwidth (see Study.BusBWFactor).
@@ -48,11 +50,15 @@ type Arm struct {
 	Notes []int `json:"notes,omitempty"`
 }
 
-// ComparisonRow is one message size of a Comparison.
+// ComparisonRow is one message size: the row compared (the one-part
+// study's stored row, else the launches' own) and what the table adds. A
+// change that is not significant is shown as "~".
 type ComparisonRow struct {
 	store.SizeComparison
 	// Guard is true for a guard size: compared for regressions, not scored.
-	Guard                         bool
+	Guard bool
+	// BaselineNotes and CandidateNotes are footnote numbers on each arm's
+	// cell.
 	BaselineNotes, CandidateNotes []int
 }
 
@@ -96,7 +102,8 @@ func (s *Study) Compare() *Comparison {
 		}
 		if d := s.decidedBand(cand, which); d != nil {
 			// As stored: the confirmation may have judged at a sequential
-			// look's level, which the launches alone do not tell.
+			// look's level, which the launches alone do not tell. Scores
+			// it did not record stay the launches' own.
 			if !(d.BaselineUS > 0 && d.CandidateUS > 0) {
 				d.BaselineUS, d.CandidateUS = c.Band.BaselineUS, c.Band.CandidateUS
 			}
@@ -117,9 +124,11 @@ func (s *Study) Compare() *Comparison {
 // (nil when none) built once: Compare reruns every test, and one render
 // shows it in several figures and a table.
 type compared struct {
-	s  *Study
+	s *Study
+	// op is the workload's op s is the view of; "" for the whole study.
 	op nccl.Op
-	c  *Comparison
+	// c is s.Compare(): nil when s has nothing to compare.
+	c *Comparison
 }
 
 func (s *Study) compared() compared { return compared{s: s, c: s.Compare()} }
@@ -282,7 +291,7 @@ const (
 type Table struct {
 	Metric                      string
 	Unit                        string // "time µs" or "busbw GB/s"
-	BaselineHead, CandidateHead string
+	BaselineHead, CandidateHead string // the arms' names, with their notes
 	Rows                        []TableRow
 }
 
@@ -293,8 +302,9 @@ type TableRow struct {
 	Candidate                   string
 	BaselineNote, CandidateNote string // footnote marks (" ¹")
 	Change                      string // "-73.70% (p=0.002 n=6)", "~ (p=0.394 n=6)"
-	// Summary marks the band geomean row; Better a significant change
-	// that favours the candidate.
+	// Significant is false for a "~" row; Guard marks guard sizes;
+	// Summary the band geomean row; Better a significant change that
+	// favours the candidate.
 	Significant, Guard, Summary, Better bool
 }
 

@@ -29,6 +29,7 @@ func (t linearTicks) Ticks(min, max float64) []plot.Tick {
 			v = 0 // not -0
 		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: t.Prefix + strconv.FormatFloat(v, 'f', decimals, 64)})
+		// Minor ticks halfway, unlabelled.
 		if h := v + step/2; h <= max {
 			ticks = append(ticks, plot.Tick{Value: h})
 		}

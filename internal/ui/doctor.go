@@ -173,7 +173,8 @@ func printDoctorSizes(w io.Writer, r fabric.Report) {
 }
 
 // ranksText is "2 ranks on 1 node (NVIDIA H200)", or "… on 2 nodes by
-// NCCL's count, 1 host (…)" when NCCL counts more nodes than hosts.
+// NCCL's count, 1 host (…)" when NCCL counts more nodes than hosts (P2P
+// and SHM disabled between ranks of one host).
 func ranksText(r fabric.Report) string {
 	s := texttable.Plural(r.NRanks, "rank")
 	if r.NNodes > 0 {

@@ -42,7 +42,8 @@ type historyStudy struct {
 	Simulated  bool              `json:"simulated"`
 	SimProfile string            `json:"sim_profile,omitempty"`
 	Labels     map[string]string `json:"labels"`
-	// TrialCount is Trials under show --json's name.
+	// Trials is DESIGN.md's count; TrialCount the same under show --json's
+	// name.
 	Trials     int       `json:"trials"`
 	TrialCount int       `json:"trial_count"`
 	Launches   int       `json:"launches"`
@@ -51,7 +52,7 @@ type historyStudy struct {
 	Created    time.Time `json:"created"`
 	Updated    time.Time `json:"updated"`
 	// Recommendation's env is what to run (the baseline, when the study
-	// keeps it).
+	// keeps it); its verdict the words of history's column.
 	Recommendation any               `json:"recommendation"`
 	BaselineEnv    map[string]string `json:"baseline_env"`
 }

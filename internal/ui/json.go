@@ -11,7 +11,7 @@ import (
 )
 
 // SchemaVersion is the version of every --json document's shape: it
-// changes when a field is removed or changes meaning.
+// changes when a field is removed or changes meaning, never for one added.
 const SchemaVersion = 1
 
 // WriteJSON prints v as a --json command's document, with

@@ -50,7 +50,8 @@ func ABStarted(w io.Writer, kind string, base, cand nccl.Config, launches int) f
 }
 
 // SearchPlan is what a search study sets out to do, as its first line
-// says it (the command reads it off search.Options).
+// says it (the command reads it off search.Options): its guarded ops are
+// launched GuardLaunches times per arm, at GuardOpSizes.
 type SearchPlan struct {
 	Workload      nccl.Workload
 	Band          nccl.Band

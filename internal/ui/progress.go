@@ -90,9 +90,9 @@ func NewSearchProgress(w io.Writer, study *store.Study, budget int) *SearchProgr
 	return p
 }
 
-// newBar is the library's bar as nccltune draws it: on w, throttled, the
-// description last so that cutting it cuts the least useful part,
-// nothing drawn until the first launch ends.
+// newBar is the library's bar as nccltune draws it: on w (the library's
+// default is stdout), throttled, the description last so that cutting it
+// cuts the least useful part, nothing drawn until the first launch ends.
 func newBar(w io.Writer, budget int) *progressbar.ProgressBar {
 	bar := progressbar.NewOptions(budget,
 		progressbar.OptionSetWriter(w),
@@ -110,7 +110,8 @@ func newBar(w io.Writer, budget int) *progressbar.ProgressBar {
 }
 
 // SearchEvent is one finished launch of a search (the command reads it
-// off search.Event); LaunchScore is 0 if it failed or is unscored.
+// off search.Event); LaunchScore is its band score in µs, 0 if it failed
+// or is unscored.
 type SearchEvent struct {
 	Seq, Budget int
 	Phase       string
@@ -132,8 +133,8 @@ type SearchLeader struct {
 	Gain    *GainBounds
 }
 
-// GainBounds bound a leader's speedup: an interval, else the range of its
-// launches against the baseline's score.
+// GainBounds bound a leader's speedup: the comparison's interval
+// (Interval), else the range of its launches against the baseline's score.
 type GainBounds struct {
 	Lo, Hi   float64
 	Interval bool
@@ -180,8 +181,9 @@ const minBarCells = 4
 
 // layout fits the line to width columns, one left free (some terminals
 // wrap at the last column): the bar's cells and the description. The
-// leader's config is what the line is for, so every other field gives
-// way first.
+// leader's config is what the line is for, so the other fields give way
+// first, in order: the gain's interval, the time left, the words around
+// the gain, the bar's cells, the NCCL_ prefixes, the phase.
 func (p *SearchProgress) layout(ev SearchEvent, budget, width int, elapsed float64) (cells int, desc string) {
 	full := barCells(width)
 	room := func(cells int) int { return max(width-1-barWidth(cells, p.done, budget, elapsed), 0) }
@@ -218,7 +220,8 @@ func (p *SearchProgress) layout(ev SearchEvent, budget, width int, elapsed float
 }
 
 // barWidth is the columns the library's line takes besides the
-// description (progressbar v3.19's layout, checked by a test).
+// description, "  17% [##··········] (7/40) [1m2s] " and a space
+// (progressbar v3.19's layout, checked by a test).
 func barWidth(cells, done, budget int, elapsed float64) int {
 	pct := 0
 	if budget > 0 {

@@ -16,10 +16,12 @@ import (
 )
 
 // SearchEnd is how a search ended, as its summary says it (the command
-// reads it off search.Result). Unspent are the launches of the budget it
-// did not make (UnspentForGuards of them held for the guarded ops);
-// Settled says why more could not have changed the answer ("" when they
-// could).
+// reads it off search.Result): why exploration stopped (Stopped) and the
+// study ended (Ending); Unspent, the launches of the budget it did not
+// make (UnspentForGuards of them held for the guarded ops); Settled, why
+// more could not have changed the answer ("" when they could); the
+// confirmation's Looks of PlannedLooks; Candidate, nil when none was
+// confirmed.
 type SearchEnd struct {
 	Launches, Trials          int
 	Stopped, Ending, Settled  string
@@ -168,6 +170,8 @@ func spentText(budget int, res SearchEnd) string {
 		why = "ended " + res.Ending
 	}
 	if g := res.UnspentForGuards; g > 0 {
+		// Not a budget the study chose to leave: the confirmation could
+		// not reach it.
 		held := fmt.Sprintf("%d held for the guarded ops, measured only beside a recommended config; a larger --budget gives the confirmation more looks", g)
 		if why == "" {
 			why = held
@@ -215,6 +219,7 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 		fmt.Fprintf(w, "  %s\n", safetext.Escape(d))
 	}
 	if v.Change {
+		// Run the way this nccltune ran (go run before an install).
 		fmt.Fprintf(w, "  export it: %s\n", invocation.Line(db, "export", safetext.ShellArg(study.Name), "--format", "env"))
 	}
 	if line := defaultsLine(study, trials); line != "" {

@@ -23,7 +23,8 @@ type ShowFormat struct {
 	// CSV is one row per trial, or with Curves one row per launch and size.
 	JSON, CSV, Curves bool
 	// Trials adds the table of trials to the text.
-	Trials   bool
+	Trials bool
+	// Location is the time zone of the text's times.
 	Location *time.Location
 }
 

@@ -81,7 +81,8 @@ func writeNotGuarded(w io.Writer, study *store.Study) {
 func writeGuardTable(w io.Writer, study *store.Study) {
 	rec := study.Recommendation
 	fmt.Fprintln(w)
-	// The count of a row that has launches.
+	// The count of a row that has launches: an op whose launches failed
+	// counts none.
 	g0 := rec.OpGuards[0]
 	if i := slices.IndexFunc(rec.OpGuards, func(g store.OpGuard) bool { return g.BaselineLaunches+g.CandidateLaunches > 0 }); i >= 0 {
 		g0 = rec.OpGuards[i]
