@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -153,11 +154,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	if d.Verdict.Change {
 		d.Env = nccl.Config(st.Recommendation.Env).Env()
 	}
-	for _, f := range stored.Settings(st, loc) {
-		if f.Key != "fabric" && f.Key != "study" {
-			d.Settings = append(d.Settings, f)
-		}
-	}
+	d.Settings = slices.DeleteFunc(stored.Settings(st, loc), func(f stored.Field) bool { return f.Key == "fabric" || f.Key == "study" })
 
 	// Every comparison the page shows is built once (see compared).
 	var whole compared
