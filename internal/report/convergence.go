@@ -19,29 +19,25 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// Convergence is the search seen in time: after each launch, the band
-// score of the leading config (the best median launch score so far among
-// the configs other than NCCL's defaults) with its interval, NCCL
+// Convergence is the search seen in time: after each launch, the score of
+// the leading config other than NCCL's defaults with its interval, the
 // defaults' score, every launch's own score, and the confirmation phase.
 // A study of several parts is followed by its rounds' objective instead,
-// the score the search ranked by: a round's dot at the launch that
-// completed it.
+// a round's dot at the launch that completed it.
 type Convergence struct {
 	Subject   string
 	Simulated string
 	Band      string
-	// Score names what the dots and lines are (stored.ScoreName): "band score",
-	// or a workload's "time per step" or "workload score" of a round.
+	// Score names what the dots and lines are (stored.ScoreName).
 	Score string
-	// Rounds: the dots and lines are a workload's rounds (one launch of
-	// each op), not launches.
+	// Rounds: the dots and lines are a workload's rounds, not launches.
 	Rounds bool
 	// Launches counts every launch the study made.
 	Launches int
 	// Steps holds one entry per launch, in order.
 	Steps []ConvergenceStep
-	// Dots are the scored launches' own band scores, or a workload's
-	// complete rounds' objective.
+	// Dots are the scored launches' own scores, or a workload's complete
+	// rounds' objective.
 	Dots []LaunchDot
 	// ConfirmFrom and ConfirmTo are the first and last confirmation
 	// launches (1-based; 0 when there was no confirmation).
@@ -50,24 +46,20 @@ type Convergence struct {
 	Final string
 }
 
-// ConvergenceStep is the state of the search after launch Launch.
+// ConvergenceStep is the state of the search after launch Launch: the
+// leader's, the defaults' and the confirmed config's scores (NaN before
+// they have one).
 type ConvergenceStep struct {
-	Launch int
-	// Leader is the leading config's label and Leader* its score (NaN
-	// before any config other than the defaults was scored).
-	Leader                       string
-	LeaderUS, LeaderLo, LeaderHi float64
-	LeaderLaunches               int
-	// BaselineUS, BaselineLo and BaselineHi are NCCL defaults' score.
-	BaselineUS, BaselineLo, BaselineHi float64
-	// Confirmed* is the score of the config the study confirmed (NaN
-	// before its first launch, or when there is none).
+	Launch                                int
+	Leader                                string
+	LeaderUS, LeaderLo, LeaderHi          float64
+	LeaderLaunches                        int
+	BaselineUS, BaselineLo, BaselineHi    float64
 	ConfirmedUS, ConfirmedLo, ConfirmedHi float64
 	ConfirmedLaunches                     int
 }
 
-// LaunchDot is one scored launch, or a workload's round at the launch
-// that completed it.
+// LaunchDot is one scored launch, or a workload's round.
 type LaunchDot struct {
 	Launch   int
 	ScoreUS  float64
@@ -83,8 +75,7 @@ func (s *Study) Convergence() (Convergence, error) {
 	}
 	subject := collectiveOf(s.Study)
 	if ops := s.WorkloadOps(); ops != nil {
-		// The steps pool every part's launches, each scored over its own
-		// op's sizes: the title must not name the first op alone.
+		// The steps pool every op's launches: the title names them all.
 		subject = "workload of " + nccl.JoinOps(ops)
 	}
 	c := Convergence{Subject: s.Name() + ": " + subject, Band: studiedText(s.Study), Score: stored.ScoreName(s.Study),
@@ -94,9 +85,8 @@ func (s *Study) Convergence() (Convergence, error) {
 		c.Final, _ = s.labelOf(cand)
 	}
 	scores := map[uint64][]float64{}
-	// A study of several parts scores a round, not one op's launch
-	// (LaunchStats.Rounds, the search's own grouping, as ScoredConfigs reads
-	// it): each round counts at the launch that completed it.
+	// A study of several parts scores a round at the launch that
+	// completed it.
 	var roundAt map[*store.Launch]stored.Round
 	for _, t := range s.Trials {
 		rs, ok := s.LaunchStats.Rounds(s.Study, t.ID, s.Launches)
@@ -166,7 +156,6 @@ func (c Convergence) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(c.sheet, w, format, dpi)
 }
 
-// confirmColor shades the confirmation phase.
 var confirmColor = color.RGBA{R: 0xe3, G: 0xf0, B: 0xfa, A: 0xff}
 
 func (c Convergence) sheet() (*sheet, error) {
@@ -181,14 +170,10 @@ func (c Convergence) sheet() (*sheet, error) {
 		span := &xSpan{X0: float64(c.ConfirmFrom) - 0.5, X1: float64(c.ConfirmTo) + 0.5, Color: confirmColor}
 		cv.mark(fmt.Sprintf("confirmation (launches %d–%d): NCCL defaults and the confirmed config interleaved", c.ConfirmFrom, c.ConfirmTo), span)
 	}
-	if err := c.drawDots(cv); err != nil {
-		return nil, err
-	}
-	if err := c.drawTracks(cv); err != nil {
-		return nil, err
-	}
-	if err := c.markLeaderChanges(cv); err != nil {
-		return nil, err
+	for _, drawn := range []func(*canvas) error{c.drawDots, c.drawTracks, c.markLeaderChanges} {
+		if err := drawn(cv); err != nil {
+			return nil, err
+		}
 	}
 	first := "A launch's band score is the geometric mean over the band of its per-size median times; a config's score is the median of its launches' scores."
 	if c.Rounds {
@@ -202,8 +187,7 @@ func (c Convergence) sheet() (*sheet, error) {
 		subtitle: c.subtitle(), simulated: c.Simulated, plot: cv.p, yLabel: yLabel, xLabel: xLabel, legend: cv.legend, caption: caption}, nil
 }
 
-// axes puts the launches on x and the scores, with the tracks'
-// intervals, on a log y axis.
+// axes puts the launches on x and the scores on a log y axis.
 func (c Convergence) axes(p *plot.Plot) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
@@ -219,8 +203,6 @@ func (c Convergence) axes(p *plot.Plot) {
 	p.Y.Min, p.Y.Max = ys.min/1.15, ys.max*1.15
 }
 
-// drawDots draws every launch's own score: grey for exploration, dark
-// for the defaults, blue for confirmation launches of the config.
 func (c Convergence) drawDots(cv *canvas) error {
 	var explore, defaults, confirm plotter.XYs
 	for _, d := range c.Dots {
@@ -255,35 +237,38 @@ func (c Convergence) drawDots(cv *canvas) error {
 }
 
 // drawTracks draws step lines of the defaults', the leader's and the
-// confirmed config's median launch score, with their intervals shaded.
+// confirmed config's median score, with their intervals shaded.
 func (c Convergence) drawTracks(cv *canvas) error {
-	many := "launches"
-	if c.Rounds {
-		many = "rounds"
-	}
-	if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) {
-		return st.BaselineUS, st.BaselineLo, st.BaselineHi
-	},
-		defaultsColor, fmt.Sprintf("NCCL defaults so far: %s, shaded min–max (2–5 %s) or 95%% CI (6 or more)", c.median(), many)); err != nil {
-		return err
-	}
-	if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) { return st.LeaderUS, st.LeaderLo, st.LeaderHi },
-		palette[0], fmt.Sprintf("the leader so far (lowest %s of any other config), shaded likewise", c.median())); err != nil {
-		return err
-	}
-	if c.Final != "" {
-		if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) {
+	many := map[bool]string{true: "rounds", false: "launches"}[c.Rounds]
+	tracks := []struct {
+		get   func(ConvergenceStep) (float64, float64, float64)
+		col   color.RGBA
+		label string
+	}{
+		{func(st ConvergenceStep) (float64, float64, float64) {
+			return st.BaselineUS, st.BaselineLo, st.BaselineHi
+		},
+			defaultsColor, fmt.Sprintf("NCCL defaults so far: %s, shaded min–max (2–5 %s) or 95%% CI (6 or more)", c.median(), many)},
+		{func(st ConvergenceStep) (float64, float64, float64) { return st.LeaderUS, st.LeaderLo, st.LeaderHi },
+			palette[0], fmt.Sprintf("the leader so far (lowest %s of any other config), shaded likewise", c.median())},
+		{func(st ConvergenceStep) (float64, float64, float64) {
 			return st.ConfirmedUS, st.ConfirmedLo, st.ConfirmedHi
 		},
-			palette[1], "the confirmed config so far, shaded likewise"); err != nil {
+			palette[1], "the confirmed config so far, shaded likewise"},
+	}
+	if c.Final == "" {
+		tracks = tracks[:2]
+	}
+	for _, t := range tracks {
+		if err := c.drawTrack(cv, t.get, t.col, t.label); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// drawTrack draws one track: the value get reads from each step as a
-// step line, its interval as boxes.
+// drawTrack draws the value get reads from each step as a step line, its
+// interval as boxes.
 func (c Convergence) drawTrack(cv *canvas, get func(ConvergenceStep) (float64, float64, float64), col color.RGBA, label string) error {
 	var line plotter.XYs
 	var boxes []plot.Plotter
@@ -319,8 +304,7 @@ func (c Convergence) drawTrack(cv *canvas, get func(ConvergenceStep) (float64, f
 	return nil
 }
 
-// markLeaderChanges puts a ring on the leader's line where the leader
-// changes.
+// markLeaderChanges rings the leader's line where the leader changes.
 func (c Convergence) markLeaderChanges(cv *canvas) error {
 	var changes plotter.XYs
 	prev := ""
@@ -337,8 +321,7 @@ func (c Convergence) markLeaderChanges(cv *canvas) error {
 		fmt.Sprintf("a new leader (%s)", texttable.Plural(len(changes), "change")))
 }
 
-// subtitle says what the figure follows and how the search ended: the
-// confirmed config and, when another led at the end, that leader.
+// subtitle says what the figure follows and how the search ended.
 func (c Convergence) subtitle() []string {
 	last := c.Steps[len(c.Steps)-1]
 	sub := []string{fmt.Sprintf("%s over %s: the best config so far and NCCL defaults, launch by launch", texttable.Plural(c.Launches, "launch"), c.Band)}
@@ -351,10 +334,8 @@ func (c Convergence) subtitle() []string {
 	return sub
 }
 
-// score names what a dot is: c.Score, the band score when unset.
 func (c Convergence) score() string { return cmp.Or(c.Score, "band score") }
 
-// unit is what one dot is: a launch, or a workload's round.
 func (c Convergence) unit() string {
 	if c.Rounds {
 		return "round"
@@ -362,7 +343,6 @@ func (c Convergence) unit() string {
 	return "launch"
 }
 
-// median names a track's value: a config's median dot so far.
 func (c Convergence) median() string {
 	if c.Rounds {
 		return "median " + c.score() + " of its rounds"

@@ -14,32 +14,25 @@ import (
 // Curve is one config's bus bandwidth against message size over its
 // launches.
 type Curve struct {
-	// Study names the study the trial belongs to; Label names the config
-	// (ConfigLabel).
+	// Label names the config (ConfigLabel).
 	Study  string      `json:"study"`
 	Label  string      `json:"label"`
 	Config nccl.Config `json:"env"`
 	// Trial is the trial's number in its study (for tables, not legends).
 	Trial int `json:"trial"`
-	// Note says what the study made of the config: "recommended", or
-	// "confirmed, not recommended" for a challenger the study measured
-	// against the defaults and kept the defaults over; empty otherwise.
+	// Note is "recommended", "confirmed, not recommended" for a challenger
+	// the study kept the defaults over, or empty.
 	Note string `json:"note,omitempty"`
-	// Launches counts the launches drawn; Phase says which they are:
-	// "confirmation" (the interleaved launches the verdict used),
-	// "exploration" (the launches before confirmation, drawn for context
-	// only) or "all" (every usable launch, pooled).
+	// Phase says which launches are drawn: PhaseConfirmation,
+	// PhaseExploration (for context only) or PhaseAll.
 	Launches int    `json:"launches"`
 	Phase    string `json:"phase"`
-	// MinMax is true when the interval is the min–max range of the
-	// launches, because they are too few for a confidence interval of
-	// the median (model.MinLaunchesForInterval).
+	// MinMax is true when the interval is the launches' min–max, too few
+	// for a confidence interval of the median.
 	MinMax bool `json:"min_max"`
-	// Confidence is the coverage asked of the intervals when MinMax is
-	// false (0.95).
+	// Confidence is the intervals' coverage when MinMax is false (0.95).
 	Confidence float64 `json:"confidence"`
-	// Simulated is true when the study ran on the simulated fabric.
-	Simulated bool `json:"simulated"`
+	Simulated  bool    `json:"simulated"`
 	// Background curves are drawn thin and grey, without intervals, under
 	// one legend entry: the configs --all does not highlight.
 	Background bool    `json:"background,omitempty"`
@@ -71,18 +64,14 @@ const (
 )
 
 // TrialCurve summarises all of a trial's usable launches, pooled, size by
-// size, over every size they measured. It fails when the trial has no
-// usable launch.
+// size. It fails when the trial has no usable launch.
 func (s *Study) TrialCurve(t *store.Trial) (Curve, error) {
 	return s.curveOf(t, s.TrialLaunches(t, ""), PhaseAll)
 }
 
-// DecisionCurves are the curves of what decided: NCCL's defaults and the
-// confirmed config, each over exactly the launches Compare (and so the
-// tables and the verdict) uses — the interleaved confirmation launches, or
-// every launch when the study ran no confirmation. With exploration, each
-// is followed by the curve of its launches before confirmation, marked as
-// such. Nil when the study has no comparison.
+// DecisionCurves are the curves of NCCL's defaults and the confirmed
+// config over exactly the launches Compare uses. With exploration, each
+// is followed by the curve of its launches before confirmation.
 func (s *Study) DecisionCurves(exploration bool) ([]Curve, error) {
 	base, cand := s.Baseline(), s.Candidate()
 	if base == nil || cand == nil || base.ID == cand.ID {
@@ -112,14 +101,13 @@ func (s *Study) DecisionCurves(exploration bool) ([]Curve, error) {
 	return out, nil
 }
 
-// comparedLaunches are the launches a comparison of base and cand uses:
-// their confirmation launches, or every usable launch of each when either
-// has none.
+// comparedLaunches are the confirmation launches of base and cand, or
+// every usable launch of each when either has none.
 func (s *Study) comparedLaunches(base, cand *store.Trial) (bl, cl []*store.Launch, which string) {
 	bl, cl = s.TrialLaunches(base, vocab.PhaseConfirm), s.TrialLaunches(cand, vocab.PhaseConfirm)
 	if len(cl) > 0 {
-		// The baseline's launches of the candidate's own confirmation:
-		// after a refusal another one began (stored.ConfirmationSpan).
+		// The baseline's launches of the candidate's own confirmation
+		// (after a refusal another one began).
 		from, to := stored.ConfirmationSpan(s.Study, cl[0].Seq)
 		bl = slices.DeleteFunc(bl, func(l *store.Launch) bool { return l.Seq < from || to >= 0 && l.Seq >= to })
 	}
@@ -167,12 +155,10 @@ func (s *Study) curveOf(t *store.Trial, ls []*store.Launch, phase string) (Curve
 	return c, nil
 }
 
-// Exploration reports whether the curve is of exploration launches,
-// drawn for context only.
+// Exploration reports whether the curve is of exploration launches.
 func (c Curve) Exploration() bool { return c.Phase == PhaseExploration }
 
-// IntervalText says what a curve's shaded interval is: "95% CI" or
-// "min–max".
+// IntervalText says what a curve's shaded interval is ("95% CI").
 func (c Curve) IntervalText() string {
 	if c.Launches == 1 {
 		return "no interval"
@@ -183,8 +169,7 @@ func (c Curve) IntervalText() string {
 	return store.CILevel(c.Confidence).Label()
 }
 
-// LegendText is the curve's legend entry: its config, then how many
-// launches of which phase and what the shaded interval is.
+// LegendText is the curve's legend entry.
 func (c Curve) LegendText(withStudy bool) string {
 	name := c.Label
 	if withStudy {

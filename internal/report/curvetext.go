@@ -11,8 +11,7 @@ import (
 )
 
 // WriteText prints a curve as a table: per size, the median time and bus
-// bandwidth with their interval (confidence interval, or min–max of the
-// launches when they are too few), and how many launches measured it.
+// bandwidth with their interval, and how many launches measured it.
 func (c Curve) WriteText(w io.Writer) error {
 	n := texttable.Plural(c.Launches, "launch")
 	interval := fmt.Sprintf("[lo, hi] = %.0f%% confidence interval of the median", 100*c.Confidence)

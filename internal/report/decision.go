@@ -10,17 +10,13 @@ import (
 )
 
 // DecisionFigure is the study's figure of what decided: NCCL defaults and
-// the confirmed config over the launches the verdict and the tables use,
-// with the band speedup and its interval in the subtitle; with
-// exploration, their exploration launches too, marked as such. A study
-// with nothing confirmed (a sweep, an import, a search that stopped early)
-// draws every trial over all its launches instead, and says so.
+// the confirmed config over the launches the verdict and the tables use
+// (DecisionCurves), with the band speedup in the subtitle. A study with
+// nothing confirmed draws every trial over all its launches, and says so.
 func (s *Study) DecisionFigure(metric string, exploration bool) (Figure, error) {
 	return s.compared().decisionFigure(metric, exploration)
 }
 
-// decisionFigure is DecisionFigure of v.s, drawn from the comparison v
-// holds (built once for every figure of a render).
 func (v compared) decisionFigure(metric string, exploration bool) (Figure, error) {
 	s := v.s
 	var curves []Curve
@@ -44,9 +40,8 @@ func (v compared) decisionFigure(metric string, exploration bool) (Figure, error
 	return f, nil
 }
 
-// decisionSubtitle says what v.s's decision figure draws and what it
-// decided, from the comparison v holds (not nil): which launches, then the
-// band speedup with its interval.
+// decisionSubtitle says which launches v.s's decision figure draws, then
+// the band speedup with its interval; v.c is not nil.
 func (v compared) decisionSubtitle() []string {
 	s, c := v.s, v.c
 	baseline := stored.ConclusionOf(s.Study).BaselineName()
@@ -58,8 +53,6 @@ func (v compared) decisionSubtitle() []string {
 		}
 		line := fmt.Sprintf("%s: speedup %s", what, stored.SpeedupText(b.Speedup, [2]float64{b.Lo, b.Hi}))
 		if finite(b.Lo) && finite(b.Hi) {
-			// The band row's own level: the decision's, a sequential
-			// look's, where the row is the study's decision.
 			line += " (" + b.CILevel.Label() + ")"
 		} else {
 			line += " (no interval: too few launches)"
@@ -76,11 +69,10 @@ func (v compared) decisionSubtitle() []string {
 }
 
 // AllCurves is every trial's curve over all its usable launches, pooled:
-// NCCL defaults and the confirmed config first, then the others best band
-// score first. With highlight > 0 only NCCL defaults, the confirmed config
-// and the best highlight others are in colour; the rest are Background.
-// Trials with no usable launch are left out and listed in the error's
-// place by the caller (see TrialCurve).
+// NCCL defaults and the confirmed config first, then the others best
+// first. With highlight > 0 only those two and the best highlight others
+// are in colour; the rest are Background. Trials with no usable launch
+// are left out.
 func (s *Study) AllCurves(highlight int) ([]Curve, error) {
 	order := slices.Clone(s.Trials)
 	if cs, err := s.ScoredConfigs(); err == nil {

@@ -9,19 +9,15 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// FabricFacts describes the study's fabric from everything stored: the
-// study's fingerprint, completed by what NCCL's own log said in the
-// study's launches (the debug launches of NCCL defaults first): transport,
-// NICs, GDR, channels and NCCL's warnings. A fact neither recorded says
-// "not recorded".
+// FabricFacts describes the study's fabric: its fingerprint, completed by
+// what NCCL's log said in its launches.
 func (s *Study) FabricFacts() []stored.Field {
 	f := s.Study.Platform
 	facts := s.logFacts()
 	var nics, warnings []string
 	channels := 0
 	if facts != nil {
-		// Studies stored before the transport was recorded get it from
-		// the debug launch's log now, the way new studies record it.
+		// Studies stored before the transport was recorded get it here.
 		f.CompleteFrom(facts)
 		nics, warnings, channels = facts.NICs, facts.Warnings, facts.Channels
 	}
@@ -38,9 +34,8 @@ func (s *Study) FabricFacts() []stored.Field {
 	return out
 }
 
-// logFacts are the facts NCCL's log gave in this study: those of the
-// baseline's debug launch if there is one, else of the first launch with
-// any.
+// logFacts are the facts of the baseline's debug launch if there is one,
+// else of the first launch with any.
 func (s *Study) logFacts() *benchfmt.Facts {
 	base := s.Baseline()
 	var first *benchfmt.Facts

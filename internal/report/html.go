@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,15 +33,12 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 
 // HTMLOptions shape a report page.
 type HTMLOptions struct {
-	// Now is when the report is made: shown in its footer and in the
-	// export headers (zero: time.Now()).
+	// Now is when the report is made (zero: time.Now()).
 	Now time.Time
 	// Location is the time zone of the dates shown (nil: UTC).
 	Location *time.Location
 	// Exports are the recommendation in every export format, as the
-	// caller rendered them (export.RenderAll: report draws and lays out,
-	// it does not write exports); ExportError says instead why the study
-	// cannot be exported.
+	// caller rendered them; ExportError says why there are none.
 	Exports     []ExportText
 	ExportError string
 }
@@ -61,12 +59,10 @@ type pageData struct {
 	Chosen      *ScoredConfig
 	Preferences []Preference
 
-	// Compared are the per-size tables: one for a study of one part, one
-	// per op for a workload of several.
+	// Compared are the per-size tables: one per op for a workload.
 	Compared []comparisonHTML
 	Curves   []Curve
-	// Workload is the parts, guarded ops and launches per op of a
-	// workload of several parts (nil for one part).
+	// Workload is nil for a one-part study that guarded no op.
 	Workload *workloadHTML
 
 	Choices []benchfmt.ChoiceRow
@@ -77,7 +73,7 @@ type pageData struct {
 	Fabric   []stored.Field
 	Settings []stored.Field
 	Trials   []trialRow
-	// TrialsScore is what the trials' scores are medians of (trialsScore).
+	// TrialsScore is what the trials' scores are medians of.
 	TrialsScore string
 }
 
@@ -86,8 +82,7 @@ type note struct {
 }
 
 // comparisonHTML is one comparison's per-size tables and their notes;
-// Op names the op of a workload's part they compare (empty for a study
-// of one part).
+// Op names a workload's op (empty for a study of one part).
 type comparisonHTML struct {
 	Op         nccl.Op
 	Heading    string
@@ -96,7 +91,6 @@ type comparisonHTML struct {
 	Notes      []note
 }
 
-// comparisonOf is c's tables and notes.
 func comparisonOf(c *Comparison) comparisonHTML {
 	h := comparisonHTML{Comparison: c, Tables: []Table{c.Table(MetricTime), c.Table(MetricBusBW)}}
 	for i, n := range c.Notes {
@@ -113,33 +107,26 @@ type figureHTML struct {
 }
 
 // ExportText is the recommendation in one export format, or why that
-// format could not be written (the fields of export.Rendered).
+// format could not be written.
 type ExportText struct {
 	Format, File, Text, Error string
 }
 
 type trialRow struct {
-	// Trials are the trial numbers (several when configs NCCL runs the
-	// same way were merged).
-	Trials   string
-	Role     string
-	State    string
-	Launches int
-	// Score is the median launch band score and Interval its interval,
-	// as the landscape figure draws them.
-	Score, Interval string
-	Env             string
-	Reason          string
-	// Mark is "recommended", "baseline" or "confirmed" for the rows the
-	// reader looks for first.
+	// Trials are the trial numbers, several when configs were merged.
+	Trials, Role, State string
+	Launches            int
+	// Score is the median launch score and Interval its interval, as the
+	// landscape draws them.
+	Score, Interval, Env, Reason string
+	// Mark is "recommended", "baseline" or "confirmed".
 	Mark string
 }
 
-// WriteHTML writes the study's report: one self-contained HTML page (CSS
-// inline, the plot inline as SVG, no scripts, nothing loaded from
-// anywhere) with the verdict, the plot, the per-size tables, NCCL's
-// choices, the recommendation in every export format, the fabric, the
-// settings and every trial. A simulated study carries a SIMULATED banner.
+// WriteHTML writes the study's report: one self-contained HTML page (no
+// scripts, nothing loaded from anywhere) with the verdict, the figures,
+// the per-size tables, NCCL's choices, the exports, the fabric, the
+// settings and every trial.
 func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	now := opt.Now
 	if now.IsZero() {
@@ -167,15 +154,9 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	if d.Verdict.Change {
 		d.Env = nccl.Config(st.Recommendation.Env).Env()
 	}
-	for _, f := range stored.Settings(st, loc) {
-		if f.Key != "fabric" && f.Key != "study" {
-			d.Settings = append(d.Settings, f)
-		}
-	}
+	d.Settings = slices.DeleteFunc(stored.Settings(st, loc), func(f stored.Field) bool { return f.Key == "fabric" || f.Key == "study" })
 
-	// Every comparison the page shows is built once, here, and handed to
-	// its table and its figures (see compared): a workload's, one per op;
-	// a one-part study's, the study's.
+	// Every comparison the page shows is built once (see compared).
 	var whole compared
 	var parts []compared
 	for _, op := range s.WorkloadOps() {
@@ -189,7 +170,6 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 
 	d.Workload = workloadSection(s)
 	for _, v := range parts {
-		// A workload's parts, each op's launches against its own band.
 		if v.c != nil {
 			h := comparisonOf(v.c)
 			h.Op, h.Heading = v.op, opHeading(v.op, v.s.Study)
@@ -197,15 +177,14 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 		}
 	}
 	if len(d.Compared) == 0 && parts != nil {
-		// A workload none of whose ops compares: the study as a whole, as
-		// for one part (no figure drew it, so it is built only here).
+		// A workload none of whose ops compares: the study as a whole.
 		whole = s.compared()
 	}
-	if len(d.Compared) > 0 {
-		// Tabulated per op above.
-	} else if whole.c != nil {
+	switch {
+	case len(d.Compared) > 0:
+	case whole.c != nil:
 		d.Compared = []comparisonHTML{comparisonOf(whole.c)}
-	} else {
+	default:
 		for _, t := range s.Trials {
 			if c, err := s.TrialCurve(t); err == nil {
 				d.Curves = append(d.Curves, c)
@@ -229,8 +208,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 }
 
 // trialsScore is what a trial's score in the trials table is the median
-// of: its launches' band scores, or for a study of several parts its
-// rounds' objective (ScoredConfigs), a timed workload's time per step.
+// of.
 func trialsScore(st *store.Study) string {
 	if !st.Parts().ScoredByRounds() {
 		return "launch band scores (all its launches pooled)"
@@ -240,10 +218,8 @@ func trialsScore(st *store.Study) string {
 
 // figures draws the study's figures for the page: what decided (bus
 // bandwidth and time), the per-size speedup, and for a search its
-// landscape and convergence. A figure that cannot be drawn says why in
-// its place. whole is the study with its comparison, parts each op's of
-// a workload of several (nil for one part; whole is then unused): the
-// figures draw those, rather than comparing again.
+// landscape and convergence; one that cannot be drawn says why. parts are
+// a workload's ops (whole is then unused).
 func figures(s *Study, whole compared, parts []compared) []figureHTML {
 	type fig struct {
 		id, title, caption string
@@ -251,8 +227,6 @@ func figures(s *Study, whole compared, parts []compared) []figureHTML {
 	}
 	var list []fig
 	if parts != nil {
-		// A workload of several parts: each op's figures, over its own
-		// launches and band, the op in every title.
 		for _, v := range parts {
 			op := v.op
 			title := opHeading(op, v.s.Study) + ": "
@@ -281,9 +255,6 @@ func figures(s *Study, whole compared, parts []compared) []figureHTML {
 	if s.Study.Kind == vocab.KindSearch && len(s.Study.Sizes) > 0 {
 		landscape, convergence := "The search's landscape", "How the search converged"
 		if ops := s.WorkloadOps(); ops != nil {
-			// The landscape ranks each config's rounds by the objective,
-			// as the search ranked them (ScoredConfigs); the convergence
-			// follows the same rounds in time (Convergence).
 			landscape += " (each config's rounds, one launch of every op scored together)"
 			convergence += " (each round at the launch that completed it, one launch of every op scored together)"
 		}
@@ -320,9 +291,8 @@ var (
 )
 
 // inlineSVG turns a standalone SVG document into an element for an HTML
-// page: no XML prolog or comment, no namespace declarations (the HTML
-// parser puts <svg> in its namespace itself, and the page then names no
-// URL at all), and a width that follows the page.
+// page: no XML prolog, comment or namespace declarations (the HTML parser
+// adds the namespace), and a width that follows the page.
 func inlineSVG(svg, label string) string {
 	svg = xmlProlog.ReplaceAllString(svg, "")
 	svg = xmlComment.ReplaceAllString(svg, "")
@@ -331,9 +301,8 @@ func inlineSVG(svg, label string) string {
 	return strings.TrimSpace(svg)
 }
 
-// trialRows lists the study's configs best score first (the landscape's
-// order), then those without a score; for a study with no band, its
-// trials in order.
+// trialRows lists the study's configs in the landscape's order; for a
+// study with no band, its trials in order.
 func trialRows(s *Study) []trialRow {
 	cs, err := s.ScoredConfigs()
 	if err != nil {

@@ -26,16 +26,15 @@ import (
 
 // ScoredConfig is one config of a search as the landscape and the trials
 // table show it: the median of its launches' band scores with an interval,
-// over every usable launch (exploration and confirmation pooled).
-// Configs NCCL resolves to the same plan are one entry.
+// every usable launch pooled.
 type ScoredConfig struct {
 	Label  string      `json:"label"`
 	Config nccl.Config `json:"env"`
 	// MeasuredAs names the config as launched when the exports write it
 	// shorter (the recommended config), else "".
 	MeasuredAs string `json:"measured_as,omitempty"`
-	// Trials are the trial numbers merged into this entry (the first is
-	// the one named); Equivalent lists the other configs' labels.
+	// Trials are the trial numbers merged into this entry, the first named;
+	// Equivalent lists the other configs' labels.
 	Trials     []int    `json:"trials"`
 	Equivalent []string `json:"equivalent,omitempty"`
 	State      string   `json:"state"`
@@ -45,39 +44,34 @@ type ScoredConfig struct {
 	// Knobs counts the knobs the config sets.
 	Knobs int `json:"knobs"`
 	// ScoreUS is the median of the launch band scores (µs); LoUS and HiUS
-	// bound it: the 95% order-statistic interval from 6 launches, the
-	// min–max of the launches below that, NaN for one launch or none.
+	// bound it: the order-statistic interval from 6 launches, the min–max
+	// below that, NaN for one launch or none.
 	ScoreUS  float64 `json:"score_us"`
 	LoUS     float64 `json:"lo_us"`
 	HiUS     float64 `json:"hi_us"`
 	Interval string  `json:"interval"`
 	Launches int     `json:"launches"`
-	// Exploration counts the launches before confirmation.
-	Exploration int `json:"exploration_launches"`
-	// PlanLaunches counts its unscored debug launches (vocab.PhasePlan),
-	// which read the plan NCCL runs it with.
+	// Exploration counts the launches before confirmation, PlanLaunches
+	// the unscored debug launches (vocab.PhasePlan).
+	Exploration  int `json:"exploration_launches"`
 	PlanLaunches int `json:"plan_launches,omitempty"`
 }
 
 // Scored reports whether the config has a band score.
 func (c ScoredConfig) Scored() bool { return c.Launches > 0 && finite(c.ScoreUS) }
 
-// Why a config has no band score (ScoredConfig.NoScore).
+// Why a config has no band score (ScoredConfig.NoScore): it failed (never
+// recommended); its debug launch showed NCCL runs it like a config already
+// tried, measured instead; it was never launched.
 const (
-	// NoScoreFailed: it failed, timed out, gave wrong results or broke a
-	// rule of NCCL's; never recommended.
-	NoScoreFailed = "failed"
-	// NoScoreMerged: only its debug launch ran, and it showed NCCL runs
-	// the config like one already tried, so the search measured that one.
-	NoScoreMerged = "merged"
-	// NoScoreUnmeasured: it was proposed and never launched (a study
-	// stopped before it).
+	NoScoreFailed     = "failed"
+	NoScoreMerged     = "merged"
 	NoScoreUnmeasured = "not measured"
 )
 
 // NoScore says why the config has no band score, "" when it has one: the
-// one rule the landscape's marks and row labels read, so a config merged
-// into another is never drawn as a failure.
+// one rule the marks and row labels read, so that a merged config is
+// never drawn as a failure.
 func (c ScoredConfig) NoScore() string {
 	switch {
 	case c.Scored():
@@ -91,8 +85,8 @@ func (c ScoredConfig) NoScore() string {
 }
 
 // ScoredConfigs scores every config of a search, best first; configs
-// without a scored launch (failed, invalid, timed out) follow in trial
-// order. It fails for a study that scored no band.
+// without a score follow in trial order. It fails for a study that scored
+// no band.
 func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 	sizes := s.Study.Sizes
 	if len(sizes) == 0 {
@@ -129,10 +123,8 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 			}
 		}
 		if explore, confirm, ok := s.LaunchStats.RoundScores(s.Study, t.ID, s.Launches); ok {
-			// A study of several parts launches one op at a time: only a
-			// round of every op's launch has the objective's score (a
-			// timed workload's time per step), which the search ranked
-			// by and the verdict states; one op's launch scores that op.
+			// A study of several parts is scored by rounds (one launch of
+			// every op), as the search ranked them.
 			scores[key] = append(append(scores[key], explore...), confirm...)
 			g.Launches += len(explore) + len(confirm)
 			g.Exploration += len(explore)
@@ -168,11 +160,8 @@ func (s *Study) ScoredConfigs() ([]ScoredConfig, error) {
 }
 
 // verdictScore gives the baseline and the confirmed config the score the
-// verdict states (store.Recommendation: each size's median over their
-// confirmation launches, combined over the band), so that a config shows
-// one score in a report: the recommendation's, not a second one pooled
-// from every launch beside it. Their interval is the verdict's speedup
-// interval, not drawn as a score interval.
+// verdict states, so that a config shows one score in a report. Their
+// interval is the verdict's speedup interval, not drawn as a score's.
 func (s *Study) verdictScore(g *ScoredConfig) {
 	r := s.Study.Recommendation
 	if r == nil || !(r.BaselineScoreUS > 0) || !(r.ScoreUS > 0) || g.Launches == 0 {
@@ -192,9 +181,7 @@ func (s *Study) verdictScore(g *ScoredConfig) {
 }
 
 // equivalenceKey groups trials into one landscape entry: trials with the
-// same key are one config to NCCL. Today that is the canonical config
-// (a study never holds two trials of one config); a study that records
-// which configs share NCCL's plan can merge them here.
+// same key are one config to NCCL.
 func equivalenceKey(t *store.Trial) string {
 	return t.Config.Canonical().Key()
 }
@@ -209,15 +196,14 @@ type Landscape struct {
 	// Score names what the configs are ranked by (stored.ScoreName).
 	Score   string
 	Configs []ScoredConfig
-	// Knob is the knob that matters most: the one whose values explain
-	// the largest share (Share, η²) of the variance of the log scores.
+	// Knob is the knob whose values explain the largest share (Share, η²)
+	// of the ranking.
 	Knob  string
 	Share float64
 	// BaselineUS is NCCL defaults' score (NaN when not measured).
 	BaselineUS float64
 	// Plans is what the search did with NCCL's own plan (nil when it
-	// recorded nothing): configs NCCL runs like one already tried were
-	// merged into it, never launched, so they are that one entry.
+	// recorded nothing): configs merged into another are that one entry.
 	Plans *store.PlanSummary
 }
 
@@ -240,11 +226,8 @@ func (s *Study) Landscape() (Landscape, error) {
 
 // mostImportantKnob is the knob whose values (unset counting as one)
 // explain the largest share of the spread of the configs' ranks by score:
-// η² of the ranks (between-group over total sum of squares, Kruskal and
-// Wallis's statistic scaled to [0, 1]). Ranks rather than scores, so one
-// pathological config ten times slower does not decide which knob
-// matters. "" when fewer than three configs are scored or no knob
-// explains anything.
+// η² of the ranks. Ranks, so that one pathological config does not decide.
+// "" when fewer than three configs are scored or no knob explains any.
 func mostImportantKnob(cs []ScoredConfig) (string, float64) {
 	var scored []ScoredConfig
 	knobs := map[string]bool{}
@@ -277,8 +260,7 @@ func mostImportantKnob(cs []ScoredConfig) (string, float64) {
 			sum[v] += ranks[i]
 			n[v]++
 		}
-		// In the values' order, not the map's: a float sum in random
-		// order differs in its last bits from run to run.
+		// In the values' order: a float sum in map order varies by run.
 		between := 0.0
 		for _, v := range slices.Sorted(maps.Keys(sum)) {
 			m := sum[v] / float64(n[v])
@@ -324,8 +306,7 @@ func (l Landscape) WriteAt(w io.Writer, format string, dpi int) error {
 // are the y axis.
 const landscapeWidth = 10 * vg.Inch
 
-// rowLabel is a config's name on the y axis, with its role and how many
-// equivalent configs it stands for.
+// rowLabel is a config's name on the y axis.
 func (c ScoredConfig) rowLabel() string {
 	s := c.Label
 	if len(c.Equivalent) > 0 {
@@ -346,38 +327,25 @@ func (c ScoredConfig) rowLabel() string {
 
 // valueColors gives each value of the knob a colour, unset first.
 func (l Landscape) valueColors() (map[string]color.RGBA, []string) {
-	seen := map[string]bool{}
 	var values []string
 	for _, c := range l.Configs {
-		if !c.Scored() {
-			continue
-		}
-		v := c.Config[l.Knob]
-		if !seen[v] {
-			seen[v] = true
+		if v := c.Config[l.Knob]; c.Scored() && !slices.Contains(values, v) {
 			values = append(values, v)
 		}
 	}
 	sort.Slice(values, func(i, j int) bool { return valueLess(values[i], values[j]) })
 	// Numbers (caps, counts) get an ordered ramp, so a small cap and a
 	// large one read as the two ends; words get the categorical palette.
-	var set []string
-	numeric := true
-	for _, v := range values {
-		if v == "" {
-			continue
-		}
-		set = append(set, v)
-		if _, err := strconv.Atoi(v); err != nil {
-			numeric = false
-		}
-	}
+	set := slices.DeleteFunc(slices.Clone(values), func(v string) bool { return v == "" })
+	numeric := !slices.ContainsFunc(set, func(v string) bool {
+		_, err := strconv.Atoi(v)
+		return err != nil
+	})
 	cols := map[string]color.RGBA{"": defaultsColor}
 	for i, v := range set {
-		switch {
-		case numeric && len(set) > 1:
+		if numeric && len(set) > 1 {
 			cols[v] = ramp(float64(i) / float64(len(set)-1))
-		default:
+		} else {
 			cols[v] = palette[i%(len(palette)-1)] // not black: the defaults are near-black
 		}
 	}
@@ -421,8 +389,8 @@ func (l Landscape) sheet() (*sheet, error) {
 }
 
 // axes puts the scores on a log x axis and one row per config on y,
-// best first (row i at y = n-1-i), named by its label. It returns the x
-// where configs without a score are marked, right of every score.
+// best first (row i at y = n-1-i). It returns the x where configs without
+// a score are marked.
 func (l Landscape) axes(p *plot.Plot) (failedAt float64, err error) {
 	n := len(l.Configs)
 	p.X.Scale = plot.LogScale{}
@@ -437,8 +405,7 @@ func (l Landscape) axes(p *plot.Plot) (failedAt float64, err error) {
 		return 0, fmt.Errorf("nothing to plot: no config has a scored launch")
 	}
 	pad := math.Max(math.Pow(xs.max/xs.min, 0.05), 1.1)
-	// Room at the right for the failed configs' marks and the values'
-	// texts.
+	// Room at the right for the unscored configs' marks and the texts.
 	p.X.Min, p.X.Max = xs.min/pad, xs.max*pad*3.2
 	p.Y.Min, p.Y.Max = -0.7, float64(n)-0.3
 	var ticks []plot.Tick
@@ -449,17 +416,15 @@ func (l Landscape) axes(p *plot.Plot) (failedAt float64, err error) {
 	return xs.max * pad, nil
 }
 
-// valueSeries are the scored configs sharing one value of the knob:
-// points with an interval (filled, with whiskers) and without (hollow).
+// valueSeries are the scored configs of one value of the knob: with an
+// interval (filled, whiskers) and without (hollow).
 type valueSeries struct {
 	filled, hollow plotter.XYs
 	wh             *whiskers
 }
 
 // drawConfigs draws each scored config in its knob value's colour with
-// its score written beside it, one legend row per value, and the configs
-// without a score at failedAt: failed ones as red crosses, merged and
-// unmeasured ones in grey (noScoreMarks).
+// its score beside it, and the configs without a score at failedAt.
 func (l Landscape) drawConfigs(cv *canvas, failedAt float64) error {
 	n := len(l.Configs)
 	cols, values := l.valueColors()
@@ -522,8 +487,7 @@ var noScoreMarks = []struct {
 		"not measured: proposed, never launched"},
 }
 
-// drawValue draws one knob value's configs, whiskers under dots, with
-// one legend row naming the value.
+// drawValue draws one knob value's configs, whiskers under dots.
 func (l Landscape) drawValue(cv *canvas, v string, sr *valueSeries, col color.RGBA) error {
 	name := l.Knob + "=" + v
 	if v == "" {
@@ -553,12 +517,10 @@ func (l Landscape) drawValue(cv *canvas, v string, sr *valueSeries, col color.RG
 	return nil
 }
 
-// scoreName is what the configs are ranked by: l.Score, the band score
-// for a Landscape built without one.
 func (l Landscape) scoreName() string { return cmp.Or(l.Score, "band score") }
 
-// subtitle says what is ranked and what the colour means and, when the
-// search's plans were read, how much of the space it explored.
+// subtitle says what is ranked, what the colour means and how much of
+// the space the search explored.
 func (l Landscape) subtitle() []string {
 	colour := "one (no knob explains the spread)"
 	if l.Knob != "" {
@@ -592,8 +554,8 @@ func valueLess(a, b string) bool {
 	return a < b
 }
 
-// rampStops are viridis' colours, stopping short of its yellow-green end,
-// whose rings are hard to see on white.
+// rampStops are viridis' colours short of its yellow end, hard to see
+// on white.
 var rampStops = []color.RGBA{
 	{R: 0x44, G: 0x01, B: 0x54, A: 0xff},
 	{R: 0x3b, G: 0x52, B: 0x8b, A: 0xff},

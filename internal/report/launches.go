@@ -11,11 +11,7 @@ import (
 func (s *Study) ResultLaunches() (*store.Trial, []*store.Launch) {
 	var t *store.Trial
 	if r := s.Study.Recommendation; r != nil && r.TrialID != 0 {
-		for _, tr := range s.Trials {
-			if tr.ID == r.TrialID {
-				t = tr
-			}
-		}
+		t = s.trialByID(r.TrialID)
 	}
 	if t == nil {
 		t = s.Baseline()

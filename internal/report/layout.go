@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -24,27 +25,22 @@ type Drawing interface {
 	WriteAt(w io.Writer, format string, dpi int) error
 }
 
-// sheet is one figure laid out on its canvas, top to bottom: the header
-// (title, then subtitle lines, then the SIMULATED line), the plot, the
-// legend and the caption. The header is drawn line by line here rather
-// than as gonum's multi-line title, whose lines sit so close that a
-// descender ("all_reduce") strikes into the next line.
+// sheet is one figure laid out, top to bottom: the header (title,
+// subtitle lines, the SIMULATED line), the plot, the legend and the
+// caption. The header is drawn line by line: gonum's multi-line title sets
+// its lines so close that a descender strikes into the next.
 type sheet struct {
 	width, plotHeight vg.Length
 	title             string
 	subtitle          []string
 	simulated         string
 	plot              *plot.Plot
-	// yLabel is drawn by the sheet, centred on the plot's data area:
-	// gonum centres its own y label's glyph box at the arithmetic middle
-	// of the range, which on a log axis is near the top, and then shrinks
-	// the plot to make room for a label that is not there.
-	yLabel string
-	// xLabel likewise, centred under the data area (gonum's own has the
-	// same trouble on a log x axis).
-	xLabel string
-	// leftPad is room left of the plot (the landscape's long tick labels
-	// come a few points short in gonum's measure).
+	// yLabel and xLabel are drawn by the sheet, centred on the data area:
+	// gonum centres its own at the middle of the range, far off on a log
+	// axis.
+	yLabel, xLabel string
+	// leftPad is room left of the plot (gonum measures the landscape's
+	// long tick labels a few points short).
 	leftPad vg.Length
 	legend  *legendRows
 	caption []string
@@ -61,8 +57,7 @@ func textStyle(size vg.Length, c color.Color) text.Style {
 	return text.Style{Font: font.From(sans, size), Color: c, Handler: plot.DefaultTextHandler}
 }
 
-// lineHeight is the distance between two lines of text of that size:
-// the font's full height (ascent and descent) and a third of a line more.
+// lineHeight is the distance between two lines of text of that size.
 func lineHeight(size vg.Length) vg.Length {
 	e := textStyle(size, color.Black).FontExtents()
 	return (e.Ascent + e.Descent) * 1.3
@@ -71,7 +66,6 @@ func lineHeight(size vg.Length) vg.Length {
 // margin is the space left of the legend and the caption, and above the title.
 const margin = 0.3 * vg.Inch
 
-// headerLines is the header as drawn: each text wrapped to the width.
 func (s *sheet) headerLines() []styledLine {
 	var out []styledLine
 	add := func(txt string, size vg.Length, c color.Color) {
@@ -126,16 +120,16 @@ func (s *sheet) captionHeight() vg.Length {
 	return vg.Length(n)*lineHeight(captionFont) + 0.2*vg.Inch
 }
 
-// size is the whole sheet's width and height.
 func (s *sheet) size() (vg.Length, vg.Length) {
 	return s.width, s.headerHeight() + s.plotHeight + s.legendHeight() + s.captionHeight()
 }
 
 // areas are the parts of the canvas the plot takes: all of it (area),
-// the plot without the axis labels the sheet draws (inner), and where the
-// data are drawn (data), whose transforms place every mark.
+// without the axis labels the sheet draws (inner), and the data's (data).
 func (s *sheet) areas(c draw.Canvas) (area, inner, data draw.Canvas) {
-	area = s.plotArea(c)
+	top := c.Max.Y - s.headerHeight()
+	area = draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: c.Min.X, Y: top - s.plotHeight}, Max: vg.Point{X: c.Max.X, Y: top}}}
 	axisStyle := textStyle(11, color.Black)
 	var yw, xh vg.Length
 	if s.yLabel != "" {
@@ -148,17 +142,9 @@ func (s *sheet) areas(c draw.Canvas) (area, inner, data draw.Canvas) {
 	return area, inner, s.plot.DataCanvas(inner)
 }
 
-// plotArea is the part of the canvas the plot is drawn in.
-func (s *sheet) plotArea(c draw.Canvas) draw.Canvas {
-	top := c.Max.Y - s.headerHeight()
-	return draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
-		Min: vg.Point{X: c.Min.X, Y: top - s.plotHeight}, Max: vg.Point{X: c.Max.X, Y: top}}}
-}
-
 func (s *sheet) draw(vc vg.CanvasSizer) { s.drawIn(draw.New(vc)) }
 
-// drawIn draws the sheet in c's rectangle (the whole image, or its
-// panel of a stack).
+// drawIn draws the sheet in c's rectangle (the image, or its panel).
 func (s *sheet) drawIn(c draw.Canvas) {
 	y := c.Max.Y - 0.12*vg.Inch
 	for _, l := range s.headerLines() {
@@ -207,8 +193,7 @@ type drawable interface {
 	draw(vg.CanvasSizer)
 }
 
-// stack is sheets drawn one above the other in one image, each in its
-// own panel with its own header, plot, legend and caption.
+// stack is sheets drawn one above the other in one image.
 type stack []*sheet
 
 func (st stack) size() (vg.Length, vg.Length) {
@@ -288,8 +273,9 @@ func newPlot() *plot.Plot {
 		ax.Label.TextStyle.Font = font.From(sans, 11)
 		ax.Tick.Label.Font = font.From(sans, 10)
 	}
-	grid := newGrid()
-	p.Add(grid)
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = color.Gray{Y: 0xe4}, color.Gray{Y: 0xe4}
+	p.Add(g)
 	return p
 }
 
@@ -302,8 +288,8 @@ func newLegend() plot.Legend {
 	return l
 }
 
-// legendRows is a legend that remembers its texts, so the sheet can count
-// its rows and fit its widest entry to the width.
+// legendRows is a legend that remembers its texts, so that the sheet can
+// count its rows and fit its widest entry.
 type legendRows struct {
 	plot.Legend
 	texts []string
@@ -314,8 +300,8 @@ func (l *legendRows) add(text string, thumbs ...plot.Thumbnailer) {
 	l.texts = append(l.texts, text)
 }
 
-// legendFont is the legend's type size: legendFont points, smaller (down
-// to 7) when the widest entry would not fit the width otherwise.
+// legendFont is the legend's type size: legendFont points, down to 7
+// when the widest entry would not fit otherwise.
 func (s *sheet) legendFont() vg.Length {
 	size := vg.Length(legendFont)
 	if s.legend == nil {
@@ -332,7 +318,6 @@ func (s *sheet) legendFont() vg.Length {
 	return size
 }
 
-// legendPitch is the height of one legend row at the legend's type size.
 func (s *sheet) legendPitch() vg.Length {
 	sty := textStyle(s.legendFont(), color.Black)
 	return sty.Rectangle("Xg").Max.Y + vg.Points(legendPadding)

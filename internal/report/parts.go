@@ -10,16 +10,12 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// What report draws of a workload of several parts: each part's op seen
-// through its own view of the study (its curves, its speedup, its
-// per-size table, drawn by the same code as a one-part study's), and the
-// parts, the guarded ops and the launches per op as search stored and
-// counted them (stored.OpVerdicts, stored.LaunchesByOp): the report
-// recomputes none of the workload's statistics.
+// A workload of several parts is drawn op by op, each through its own
+// view of the study (OpStudy), by the same code as a one-part study; its
+// parts, guarded ops and launches per op are as search stored them.
 
 // WorkloadOps are the ops of a workload of several parts, in the parts'
-// order, each once; nil for a study of one part (whose pictures are of
-// its one op, as before workloads).
+// order, each once; nil for a study of one part.
 func (s *Study) WorkloadOps() []nccl.Op {
 	if !s.Study.Parts().ScoredByRounds() {
 		return nil
@@ -34,11 +30,8 @@ func (s *Study) WorkloadOps() []nccl.Op {
 }
 
 // OpStudy is the study as one op of its workload sees it: the same
-// trials and launches, its record's op, band and sizes those of op's
-// parts (the guard sizes are kept: the search measured every part's op
-// at them). Every figure and table of a study then draws op's launches
-// only (TrialLaunches) against op's band. The record is a copy; the
-// trials, launches and recommendation are shared, not copied.
+// trials and launches (shared), a copy of its record with the op, band
+// and sizes of op's parts (the guard sizes kept).
 func (s *Study) OpStudy(op nccl.Op) *Study {
 	rec := *s.Study
 	rec.Collective = string(op)
@@ -55,8 +48,7 @@ func (s *Study) OpStudy(op nccl.Op) *Study {
 	return Of(&stored.Study{Study: &rec, Trials: s.Trials, Launches: s.Launches}, s.LaunchStats)
 }
 
-// partsOf are the stored confirmation's parts of op, with their verdicts
-// in stored.OpVerdicts' words.
+// partsOf are the stored confirmation's parts of op, with their verdicts.
 func (s *Study) partsOf(op nccl.Op) ([]store.PartComparison, []stored.OpVerdict) {
 	rec := s.Study.Recommendation
 	if rec == nil {
@@ -74,7 +66,7 @@ func (s *Study) partsOf(op nccl.Op) ([]store.PartComparison, []stored.OpVerdict)
 }
 
 // partLines are the subtitle lines of op's figures: each of its parts'
-// speedup with its interval and verdict as the confirmation stored them.
+// speedup and verdict as stored.
 func (s *Study) partLines(op nccl.Op) []string {
 	parts, vs := s.partsOf(op)
 	var out []string
@@ -85,16 +77,8 @@ func (s *Study) partLines(op nccl.Op) []string {
 	return out
 }
 
-// OpFigure is the figure of what decided, for one op of a workload: NCCL
-// defaults and the confirmed config over op's confirmation launches, the
-// op in its title and on its value axis, and the subtitle's verdict that
-// of op's parts as the confirmation stored them.
-func (s *Study) OpFigure(op nccl.Op, metric string, exploration bool) (Figure, error) {
-	return s.opFigure(s.opCompared(op), metric, exploration)
-}
-
-// opFigure is OpFigure of v.op, drawn from the comparison v (op's view of
-// s, s.opCompared) holds.
+// opFigure is the figure of what decided for one op of a workload (v,
+// s.opCompared), with the verdicts of op's parts as stored.
 func (s *Study) opFigure(v compared, metric string, exploration bool) (Figure, error) {
 	f, err := v.decisionFigure(metric, exploration)
 	if err != nil {
@@ -102,22 +86,15 @@ func (s *Study) opFigure(v compared, metric string, exploration bool) (Figure, e
 	}
 	f.Op = v.op
 	if v.c != nil {
-		// The first line says which launches; the band's verdict is the
-		// stored part's, not recomputed here. A verify study's figure has
-		// no first line to keep.
+		// Keep the first line (which launches), if any: the band's verdict
+		// is the stored part's, not recomputed here.
 		n := min(len(f.Subtitle), 1)
 		f.Subtitle = append(f.Subtitle[:n:n], s.partLines(v.op)...)
 	}
 	return f, nil
 }
 
-// OpSpeedupFigure is the speedup figure of one op of a workload.
-func (s *Study) OpSpeedupFigure(op nccl.Op) (SpeedupFigure, error) {
-	return s.opCompared(op).opSpeedupFigure()
-}
-
-// opSpeedupFigure is OpSpeedupFigure of v.op, drawn from the comparison
-// v (op's view of the study, opCompared) holds.
+// opSpeedupFigure is the speedup figure of one op of a workload.
 func (v compared) opSpeedupFigure() (SpeedupFigure, error) {
 	f, err := v.speedupFigure()
 	if err != nil {
@@ -127,8 +104,7 @@ func (v compared) opSpeedupFigure() (SpeedupFigure, error) {
 	return f, nil
 }
 
-// opLabel is the value axis's label of a figure of op ("all_reduce bus
-// bandwidth (GB/s)"); a figure of no op in particular keeps its label.
+// opLabel is the value axis's label of a figure of op, if any.
 func opLabel(op nccl.Op, label string) string {
 	if op == "" {
 		return label
@@ -136,36 +112,31 @@ func opLabel(op nccl.Op, label string) string {
 	return string(op) + " " + label
 }
 
-// workloadHTML is the page's section on a workload of several parts: the
-// parts and the guarded ops as the confirmation stored them, in
-// stored.OpVerdicts' words, and the launches per op and phase.
+// workloadHTML is the page's section on a workload of several parts (or
+// a one-part study with guarded ops: no parts table): the parts and the
+// guarded ops as stored, and the launches per op and phase.
 type workloadHTML struct {
 	// Objective is what the study scores a config by (stored.Objective).
 	Objective string
-	// Several: a workload of several parts, with its parts table; a
-	// one-part study with guarded ops has only the guards and launches.
+	// Several: a workload of several parts, with its parts table.
 	Several bool
 	Parts   []partRow
 	Guards  []guardRow
-	// PartsCI and GuardsCI name the level of the parts' and the guarded
-	// ops' intervals as stored (store.CILevel.Label).
+	// PartsCI and GuardsCI name the level of the intervals as stored.
 	PartsCI, GuardsCI string
-	// GuardNote says why the guarded ops have no table (they are measured
-	// only beside a recommended config); Skipped the ops left unguarded.
+	// GuardNote says why the guarded ops have no table; Skipped the ops
+	// left unguarded.
 	GuardNote string
 	Skipped   []string
-	// TakenOut are the calls taken out of calls: (stored.TakenOutLines).
-	TakenOut []string
-	// Phases head the launches table's columns; Launches are its rows,
-	// Spend the line under it.
+	TakenOut  []string
+	// Phases head the launches table's columns.
 	Phases   []string
 	Launches []launchRow
 	Spend    string
 }
 
 type partRow struct {
-	// Band is the part's sizes as store.PartComparison.Sizes says them: a
-	// timed part's calls ("10240×760"), a band part's band.
+	// Band is a timed part's calls ("10240×760"), a band part's band.
 	Op, Band, Weight           string
 	BaselineUS, CandidateUS    string
 	Speedup, Change, Worst     string
@@ -184,15 +155,12 @@ type launchRow struct {
 	Total   int
 }
 
-// workloadSection is the page's workload section of s: the parts, the
-// guarded ops and the launches per op; for a one-part study with guarded
-// ops the last two; nil for a one-part study that guarded none (whose
-// page is as it was before workloads).
+// workloadSection is the page's workload section of s; nil for a
+// one-part study that guarded no op.
 func workloadSection(s *Study) *workloadHTML {
 	st := s.Study
 	several := s.WorkloadOps() != nil
 	if !st.Parts().BeyondOnePart(st.GuardOps) {
-		// A one-part study that guarded nothing: the page as before.
 		return nil
 	}
 	rec := st.Recommendation
@@ -229,16 +197,14 @@ func workloadSection(s *Study) *workloadHTML {
 	return w
 }
 
-// Panels are figures drawn one above the other in one image, each with
-// its own title, axes, legend and caption: plot's figures of a workload
-// of several parts, one panel per op (OpFigure, OpSpeedupFigure).
+// Panels are figures drawn one above the other in one image: a
+// workload's figures, one per op.
 type Panels struct {
 	Ops     []nccl.Op
 	Figures []Panel
 }
 
-// Panel is a figure that can be a panel of Panels: a Figure or a
-// SpeedupFigure.
+// Panel is a Figure or a SpeedupFigure, as a panel of Panels.
 type Panel interface {
 	Drawing
 	sheet() (*sheet, error)
@@ -247,13 +213,13 @@ type Panel interface {
 // OpPanels are the figures of what decided for every op of the workload,
 // one panel each, in the parts' order.
 func (s *Study) OpPanels(metric string, exploration bool) (Panels, error) {
-	return s.opPanels(func(op nccl.Op) (Panel, error) { return s.OpFigure(op, metric, exploration) })
+	return s.opPanels(func(op nccl.Op) (Panel, error) { return s.opFigure(s.opCompared(op), metric, exploration) })
 }
 
 // OpSpeedupPanels are the speedup figures of every op of the workload,
 // one panel each, in the parts' order.
 func (s *Study) OpSpeedupPanels() (Panels, error) {
-	return s.opPanels(func(op nccl.Op) (Panel, error) { return s.OpSpeedupFigure(op) })
+	return s.opPanels(func(op nccl.Op) (Panel, error) { return s.opCompared(op).opSpeedupFigure() })
 }
 
 func (s *Study) opPanels(figure func(nccl.Op) (Panel, error)) (Panels, error) {

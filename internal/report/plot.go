@@ -27,27 +27,24 @@ import (
 
 // Figure is the picture of curves against message size: bus bandwidth
 // (linear) or time (µs, log), one line per config with its interval, the
-// searched bands shaded exactly over their sizes, the guard sizes marked.
+// searched bands shaded, the guard sizes marked.
 type Figure struct {
-	// Subject opens the title: "s3-512K-4M: all_reduce"; the metric
+	// Subject opens the title ("s3-512K-4M: all_reduce"); the metric
 	// completes it.
 	Subject string
-	// Subtitle lines go under the title: what the curves are drawn from
-	// and, for a study's decision, the speedup with its interval.
+	// Subtitle lines say what the curves are drawn from and, for a
+	// study's decision, the speedup with its interval.
 	Subtitle []string
-	// Simulated, when not empty, is shown as a line in red ("SIMULATED
-	// fabric (spark4): not a measurement of real hardware").
+	// Simulated, when not empty, is shown as a line in red.
 	Simulated string
 	// Metric is MetricBusBW (the default) or MetricTime.
 	Metric string
 	Curves []Curve
 	Bands  []Band
 	Guards []int64
-	// StudyInLegend prefixes each legend entry with its study, for
-	// figures that mix studies.
+	// StudyInLegend prefixes each legend entry with its study.
 	StudyInLegend bool
-	// Op, when set, names the collective on the value axis: the figure
-	// of one op of a workload of several (OpFigure).
+	// Op, when set, names the collective on the value axis.
 	Op nccl.Op
 }
 
@@ -57,16 +54,11 @@ type Band struct {
 	Label    string
 }
 
-// NewFigure builds the figure of curves drawn from the given studies: the
-// title names the studies, and the bands their searches scored and their
-// guard sizes are marked. Only a search has a searched band: a sweep or an
-// imported log is not shaded.
+// NewFigure builds the figure of curves drawn from the given studies,
+// with the bands their searches scored and their guard sizes marked.
 func NewFigure(curves []Curve, studies ...*Study) Figure {
 	f := Figure{Curves: curves, StudyInLegend: len(studies) > 1}
-	var names, sims, simNames []string
-	var collectives []string
-	seenBand := map[[2]int64]bool{}
-	seenGuard := map[int64]bool{}
+	var names, sims, simNames, collectives []string
 	for _, s := range studies {
 		st := s.Study
 		names = append(names, st.Name)
@@ -77,13 +69,11 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 			sims = append(sims, st.Launch.SimProfile)
 			simNames = append(simNames, st.Name)
 		}
-		if lo, hi := searchedBand(st); hi > 0 && !seenBand[[2]int64{lo, hi}] {
-			seenBand[[2]int64{lo, hi}] = true
+		if lo, hi := searchedBand(st); hi > 0 && !slices.ContainsFunc(f.Bands, func(b Band) bool { return b.Min == lo && b.Max == hi }) {
 			f.Bands = append(f.Bands, Band{Min: lo, Max: hi, Label: "searched band " + bandText(lo, hi)})
 		}
 		for _, g := range st.GuardSizes {
-			if !seenGuard[g] {
-				seenGuard[g] = true
+			if !slices.Contains(f.Guards, g) {
 				f.Guards = append(f.Guards, g)
 			}
 		}
@@ -96,8 +86,6 @@ func NewFigure(curves []Curve, studies ...*Study) Figure {
 	return f
 }
 
-// simulatedLine is the red header line of the figures of s alone, "" when
-// it is not simulated.
 func (s *Study) simulatedLine() string {
 	if !s.Study.Simulated {
 		return ""
@@ -126,11 +114,8 @@ func simulatedLine(sims, simNames []string, studies int) string {
 	return s + ": not a measurement of real hardware"
 }
 
-// studiedText names what a study (or one op's: OpStudy) measured in the
-// report's headings, titles and subtitles: a timed workload's calls as the
-// process makes them ("all_reduce 10240×760, 2048000×80",
-// store.WorkloadText), never the band around their sizes, which it did
-// not measure; otherwise its band, "8K–2M".
+// studiedText names what a study measured: a timed workload's calls
+// (store.WorkloadText), never the band around them; otherwise its band.
 func studiedText(st *store.Study) string {
 	if w := store.WorkloadText(st); w != "" {
 		return w
@@ -139,7 +124,7 @@ func studiedText(st *store.Study) string {
 }
 
 // opHeading is one op's heading in the report: "all_reduce 8K–2M", or a
-// timed op's calls, which name their op (studiedText).
+// timed op's calls, which name their op.
 func opHeading(op nccl.Op, st *store.Study) string {
 	if store.WorkloadText(st) != "" {
 		return studiedText(st)
@@ -147,9 +132,8 @@ func opHeading(op nccl.Op, st *store.Study) string {
 	return string(op) + " " + studiedText(st)
 }
 
-// searchedBand is the band a search scored, shaded in the figures; none
-// (0, 0) for a study that is no search or of a timed workload, whose
-// calls are measured at their own sizes, not across the band around them.
+// searchedBand is the band a search scored; (0, 0) for a study that is
+// no search or of a timed workload (measured at its calls' own sizes).
 func searchedBand(st *store.Study) (lo, hi int64) {
 	if st.Kind != vocab.KindSearch || store.WorkloadText(st) != "" || st.BandMin <= 0 || st.BandMax < st.BandMin {
 		return 0, 0
@@ -206,10 +190,9 @@ var (
 )
 
 // svgFontFallback names fonts metric-compatible with Liberation Sans after
-// it, and gives every text the length it was laid out with (textLength,
-// spacing and glyphs adjusted): a browser without any of those fonts
-// (DejaVu Sans is about a tenth wider) then still fits each text where the
-// layout put it instead of running it off the picture or into the next.
+// it, and gives every text the length it was laid out with: a browser
+// without any of them (DejaVu Sans is a tenth wider) still fits each text
+// where the layout put it.
 func svgFontFallback(svg []byte) []byte {
 	svg = svgFontFamily.ReplaceAll(svg, []byte(`font-family:'Liberation Sans',Arial,Helvetica,sans-serif;`))
 	return svgTextRE.ReplaceAllFunc(svg, func(m []byte) []byte {
@@ -252,9 +235,9 @@ func withAlpha(c color.RGBA, a uint8) color.NRGBA {
 }
 
 // curveStyle gives curve i its colour and dash pattern: the first curve of
-// NCCL's defaults is grey, every other curve (another study's defaults
-// included) takes the palette by its place among the coloured curves; an
-// exploration curve takes the colour of its config's decision curve.
+// NCCL's defaults is grey, every other takes the palette by its place
+// among the coloured curves; an exploration curve takes the colour of its
+// config's decision curve.
 func curveStyle(i int, curves []Curve) (color.RGBA, []vg.Length) {
 	c := curves[i]
 	if c.Exploration() {
@@ -279,10 +262,9 @@ func curveStyle(i int, curves []Curve) (color.RGBA, []vg.Length) {
 }
 
 // sans is the typeface of every text: Liberation Sans, metric-compatible
-// with Arial (see WriteSVG).
+// with Arial.
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
-// metric is the figure's metric, bus bandwidth unless time was asked.
 func (f Figure) metric() string {
 	if f.Metric == MetricTime {
 		return MetricTime
@@ -290,7 +272,6 @@ func (f Figure) metric() string {
 	return MetricBusBW
 }
 
-// value is a point's value and interval in the figure's metric.
 func (f Figure) value(pt Point) (v, lo, hi float64) {
 	if f.metric() == MetricTime {
 		return pt.TimeUS, pt.TimeLoUS, pt.TimeHiUS
@@ -300,8 +281,8 @@ func (f Figure) value(pt Point) (v, lo, hi float64) {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// sheet lays the figure out: the plot on top, the legend and the caption
-// below it, so the legend never hides a curve however many there are.
+// sheet lays the figure out, the legend below the plot so that it never
+// hides a curve.
 func (f Figure) sheet() (*sheet, error) {
 	if len(f.Curves) == 0 {
 		return nil, fmt.Errorf("nothing to plot: no curve has a measured point")
@@ -323,13 +304,11 @@ func (f Figure) sheet() (*sheet, error) {
 	if err := f.drawCurves(cv); err != nil {
 		return nil, err
 	}
-	s := &sheet{width: figureWidth, plotHeight: plotHeight, title: title, subtitle: f.Subtitle, simulated: f.Simulated,
-		plot: cv.p, yLabel: opLabel(f.Op, yLabel), xLabel: xLabel, legend: cv.legend, caption: f.caption(timeAxis)}
-	return s, nil
+	return &sheet{width: figureWidth, plotHeight: plotHeight, title: title, subtitle: f.Subtitle, simulated: f.Simulated,
+		plot: cv.p, yLabel: opLabel(f.Op, yLabel), xLabel: xLabel, legend: cv.legend, caption: f.caption(timeAxis)}, nil
 }
 
-// axes fits the axes to every measured point and its interval: sizes on
-// x; bus bandwidth from zero, or time on a log scale, on y.
+// axes fits the axes to every measured point and its interval.
 func (f Figure) axes(cv *canvas, timeAxis bool) error {
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	ys := positiveRange{min: math.Inf(1), max: 0}
@@ -359,8 +338,8 @@ func (f Figure) axes(cv *canvas, timeAxis bool) error {
 	return nil
 }
 
-// markSizes marks the sizes that mean something to the study: the
-// searched bands, the guard sizes and, on a time axis, the latency floor.
+// markSizes marks the searched bands, the guard sizes and, on a time
+// axis, the latency floor.
 func (f Figure) markSizes(cv *canvas, timeAxis bool) {
 	for _, b := range f.Bands {
 		cv.shadeBand(b.Min, b.Max, b.Label)
@@ -375,12 +354,11 @@ func (f Figure) markSizes(cv *canvas, timeAxis bool) {
 	}
 }
 
-// drawnCurve is one highlighted curve's plot items and legend text.
 type drawnCurve struct {
-	line    *plotter.Line
-	points  *plotter.Scatter
-	shading *plotter.Polygon
-	label   string
+	line   *plotter.Line
+	points *plotter.Scatter
+	label  string
+	thumbs []plot.Thumbnailer // the shading (if any), the line and the points
 }
 
 // drawCurves draws the grey curves first, then every interval, then the
@@ -418,11 +396,7 @@ func (f Figure) drawCurves(cv *canvas) error {
 		p.Add(ds[i].line, ds[i].points)
 	}
 	for _, d := range ds {
-		thumbs := []plot.Thumbnailer{d.line, d.points}
-		if d.shading != nil {
-			thumbs = append([]plot.Thumbnailer{d.shading}, thumbs...)
-		}
-		cv.legend.add(d.label, thumbs...)
+		cv.legend.add(d.label, d.thumbs...)
 	}
 	if greyLine != nil {
 		cv.legend.add(fmt.Sprintf("%s, in grey without intervals (the landscape figure ranks every config)", texttable.Plural(others, "other config")), greyLine)
@@ -430,8 +404,8 @@ func (f Figure) drawCurves(cv *canvas) error {
 	return nil
 }
 
-// curveXYs are a curve's measured points in the figure's metric and the
-// ends of their intervals where both are known.
+// curveXYs are a curve's measured points and their intervals' ends where
+// both are known.
 func (f Figure) curveXYs(c Curve) (xys, lo, hi plotter.XYs) {
 	for _, pt := range c.Points {
 		v, l, h := f.value(pt)
@@ -454,10 +428,8 @@ func (f Figure) highlight(cv *canvas, i int, xys, lo, hi plotter.XYs) (drawnCurv
 	col, dash := curveStyle(i, f.Curves)
 	d := drawnCurve{label: c.LegendText(f.StudyInLegend)}
 	if len(lo) > 0 && !c.Exploration() {
-		ring := append(plotter.XYs{}, lo...)
-		for j := len(hi) - 1; j >= 0; j-- {
-			ring = append(ring, hi[j])
-		}
+		ring := slices.Concat(lo, hi)
+		slices.Reverse(ring[len(lo):])
 		poly, err := plotter.NewPolygon(ring)
 		if err != nil {
 			return d, err
@@ -468,7 +440,7 @@ func (f Figure) highlight(cv *canvas, i int, xys, lo, hi plotter.XYs) (drawnCurv
 			poly.LineStyle = draw.LineStyle{Color: withAlpha(col, 0x90), Width: vg.Points(4)}
 		}
 		cv.p.Add(poly)
-		d.shading = poly
+		d.thumbs = append(d.thumbs, poly)
 	}
 	line, err := plotter.NewLine(xys)
 	if err != nil {
@@ -484,11 +456,10 @@ func (f Figure) highlight(cv *canvas, i int, xys, lo, hi plotter.XYs) (drawnCurv
 		line.Width = vg.Points(1.2)
 		pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: draw.RingGlyph{}}
 	}
-	d.line, d.points = line, pts
+	d.line, d.points, d.thumbs = line, pts, append(d.thumbs, line, pts)
 	return d, nil
 }
 
-// caption says what the lines and the shading are.
 func (f Figure) caption(timeAxis bool) []string {
 	caption := []string{"Lines: per size, the median over launches of each launch's median time" +
 		map[bool]string{true: " (µs; lower is faster).", false: ", as bus bandwidth (nccl-tests' busbw; higher is faster)."}[timeAxis]}
@@ -499,9 +470,8 @@ func (f Figure) caption(timeAxis bool) []string {
 	return caption
 }
 
-// latencyFloor is the smallest median time of the figure's decision (or
-// pooled) curves and its size, when the curves reach small messages (64K
-// or less), where time stops falling with size.
+// latencyFloor is the smallest median time of the non-exploration curves
+// and its size, when they reach 64K or less, where time stops falling.
 func (f Figure) latencyFloor() (float64, int64, bool) {
 	best, at := math.Inf(1), int64(0)
 	small := false

@@ -9,13 +9,11 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// The plotters below draw at data coordinates through the plot's own
-// transforms and add nothing to the data range, so a band or a guard is
-// drawn exactly at its sizes and never widens the axes.
+// The plotters below add nothing to the data range, so a band or a guard
+// never widens the axes.
 
-// xSpan shades the sizes from X0 to X1 over the whole height of the plot.
-// A span of one size (X0 == X1) is a narrow strip centred on it, so a
-// one-size band is still seen.
+// xSpan shades X0 to X1 over the whole height of the plot; a span of one
+// size is a narrow strip centred on it.
 type xSpan struct {
 	X0, X1 float64
 	Color  color.Color
@@ -24,18 +22,13 @@ type xSpan struct {
 // minSpan is the width a one-size span is drawn with.
 const minSpan = 6 * vg.Millimeter / 2
 
-func (s *xSpan) edges(c draw.Canvas, p *plot.Plot) (vg.Length, vg.Length) {
+func (s *xSpan) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
 	x0, x1 := trX(s.X0), trX(s.X1)
 	if x1-x0 < minSpan {
 		mid := (x0 + x1) / 2
 		x0, x1 = mid-minSpan/2, mid+minSpan/2
 	}
-	return x0, x1
-}
-
-func (s *xSpan) Plot(c draw.Canvas, p *plot.Plot) {
-	x0, x1 := s.edges(c, p)
 	c.FillPolygon(s.Color, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
 }
 
@@ -56,10 +49,7 @@ func (r *vRule) Plot(c draw.Canvas, p *plot.Plot) {
 	c.StrokeLine2(r.Style, x, c.Min.Y, x, c.Max.Y)
 }
 
-func (r *vRule) Thumbnail(c *draw.Canvas) {
-	y := (c.Min.Y + c.Max.Y) / 2
-	c.StrokeLine2(r.Style, c.Min.X, y, c.Max.X, y)
-}
+func (r *vRule) Thumbnail(c *draw.Canvas) { (&hRule{Style: r.Style}).Thumbnail(c) }
 
 // hRule is a horizontal line at Y from X0 to X1 (the whole width when
 // both are zero).
@@ -102,8 +92,7 @@ func (b *yBox) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(b.Color, []vg.Point{{X: r.Min.X, Y: r.Min.Y + h}, {X: r.Max.X, Y: r.Min.Y + h}, {X: r.Max.X, Y: r.Max.Y - h}, {X: r.Min.X, Y: r.Max.Y - h}})
 }
 
-// whiskers are intervals: from (X0, Y0) to (X1, Y1) each, with caps
-// across the ends.
+// whiskers are intervals from (X0, Y0) to (X1, Y1), capped.
 type whiskers struct {
 	Segs  [][4]float64
 	Style draw.LineStyle
@@ -146,7 +135,6 @@ type annotation struct {
 	Style  text.Style
 }
 
-// annotations draws texts at data points.
 type annotations []annotation
 
 func (ns annotations) Plot(c draw.Canvas, p *plot.Plot) {

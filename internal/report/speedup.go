@@ -17,9 +17,8 @@ import (
 )
 
 // SpeedupFigure is benchstat's table as a picture: per message size, the
-// speedup of the confirmed config over NCCL's defaults (the defaults'
-// median time ÷ the config's) with its interval, "~" where the difference
-// is not significant, and the band's speedup across the band.
+// speedup of the confirmed config over NCCL's defaults with its interval,
+// "~" where not significant, and the band's speedup across the band.
 type SpeedupFigure struct {
 	Subject    string
 	Simulated  string
@@ -28,8 +27,7 @@ type SpeedupFigure struct {
 	BandMin, BandMax int64
 	// MinEffect is the smallest gain the study acts on (0.03).
 	MinEffect float64
-	// Op, when set, names the collective on the value axis: the figure
-	// of one op of a workload of several (OpSpeedupFigure).
+	// Op, when set, names the collective on the value axis.
 	Op nccl.Op
 }
 
@@ -40,12 +38,9 @@ var (
 	sameColor = color.RGBA{R: 0x77, G: 0x77, B: 0x77, A: 0xff}
 )
 
-// SpeedupFigure builds the study's speedup figure from its comparison
-// (the same rows as its tables).
+// SpeedupFigure builds the study's speedup figure from its comparison.
 func (s *Study) SpeedupFigure() (SpeedupFigure, error) { return s.compared().speedupFigure() }
 
-// speedupFigure is SpeedupFigure of v.s, drawn from the comparison v
-// holds.
 func (v compared) speedupFigure() (SpeedupFigure, error) {
 	s, c := v.s, v.c
 	if c == nil {
@@ -102,8 +97,8 @@ func (f SpeedupFigure) sheet() (*sheet, error) {
 		subtitle: sub, simulated: f.Simulated, plot: cv.p, yLabel: opLabel(f.Op, yLabel), xLabel: xLabel, legend: cv.legend, caption: caption}, nil
 }
 
-// axes puts sizes on x and the speedups, always with ×1 and the minimum
-// effect in view, on a log y axis.
+// axes puts sizes on x and the speedups, with ×1 and the minimum effect
+// in view, on a log y axis.
 func (f SpeedupFigure) axes(cv *canvas) {
 	c, p := f.Comparison, cv.p
 	p.Y.Scale = plot.LogScale{}
@@ -125,8 +120,8 @@ func (f SpeedupFigure) axes(cv *canvas) {
 	p.Y.Min, p.Y.Max = ys.min/pad, ys.max*pad*1.05 // room above for the "~"
 }
 
-// drawReferences draws what the speedups are read against: the searched
-// band, the guard sizes, ×1, the minimum effect and the band's speedup.
+// drawReferences draws the searched band, the guard sizes, ×1, the
+// minimum effect and the band's speedup.
 func (f SpeedupFigure) drawReferences(cv *canvas) {
 	c := f.Comparison
 	if f.BandMax > 0 {
@@ -160,8 +155,8 @@ func (f SpeedupFigure) drawReferences(cv *canvas) {
 }
 
 // drawRows draws each size's speedup with its interval, one scatter per
-// kind of row so the legend has one entry each, and a "~" over each size
-// without a significant difference. It returns how many "~" it drew.
+// kind of row, and a "~" over each size without a significant difference.
+// It returns how many "~" it drew.
 func (f SpeedupFigure) drawRows(cv *canvas) (int, error) {
 	kinds := []struct {
 		label string

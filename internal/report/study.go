@@ -11,14 +11,12 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// Study is one study as stored.Load read it (its record, its trials by
-// number, every launch in order), with the methods its pictures and pages
-// are drawn by.
+// Study is one study as stored.Load read it, with the methods its
+// pictures and pages are drawn by.
 type Study stored.Study
 
-// Of is s to draw with the statistics of its launches (ls:
-// launchstats.Figures, which the command hands in so report imports no
-// statistics routine): the same study, not a copy.
+// Of is s to draw with the statistics of its launches (ls, handed in so
+// that report imports no statistics routine): the same study, not a copy.
 func Of(s *stored.Study, ls stored.LaunchStats) *Study {
 	s.LaunchStats = ls
 	return (*Study)(s)
@@ -27,53 +25,36 @@ func Of(s *stored.Study, ls stored.LaunchStats) *Study {
 // Name is the study's name.
 func (s *Study) Name() string { return s.Study.Name }
 
-// TrialByNumber returns the trial with that number, or nil.
-func (s *Study) TrialByNumber(n int) *store.Trial {
-	for _, t := range s.Trials {
-		if t.Number == n {
-			return t
-		}
+// trialWhere is the first trial f holds for, or nil.
+func (s *Study) trialWhere(f func(*store.Trial) bool) *store.Trial {
+	if i := slices.IndexFunc(s.Trials, f); i >= 0 {
+		return s.Trials[i]
 	}
 	return nil
+}
+
+// TrialByNumber returns the trial with that number, or nil.
+func (s *Study) TrialByNumber(n int) *store.Trial {
+	return s.trialWhere(func(t *store.Trial) bool { return t.Number == n })
 }
 
 // trialByEnv is the trial of env (nil for none, and for an empty env).
 func (s *Study) trialByEnv(env map[string]string) *store.Trial {
 	key := nccl.Config(env).Key()
-	if key == "" {
-		return nil
-	}
-	for _, t := range s.Trials {
-		if t.Config.Key() == key {
-			return t
-		}
-	}
-	return nil
+	return s.trialWhere(func(t *store.Trial) bool { return key != "" && t.Config.Key() == key })
 }
 
 func (s *Study) trialByID(id uint64) *store.Trial {
-	for _, t := range s.Trials {
-		if t.ID == id {
-			return t
-		}
-	}
-	return nil
+	return s.trialWhere(func(t *store.Trial) bool { return t.ID == id })
 }
 
 // Baseline is the trial that measured NCCL's defaults: the one with the
 // baseline role, else the first with an empty config; nil if none.
 func (s *Study) Baseline() *store.Trial {
-	for _, t := range s.Trials {
-		if t.Role == vocab.RoleBaseline {
-			return t
-		}
+	if t := s.trialWhere(func(t *store.Trial) bool { return t.Role == vocab.RoleBaseline }); t != nil {
+		return t
 	}
-	for _, t := range s.Trials {
-		if len(t.Config.Clone()) == 0 {
-			return t
-		}
-	}
-	return nil
+	return s.trialWhere(func(t *store.Trial) bool { return len(t.Config.Clone()) == 0 })
 }
 
 // Candidate is the trial the study confirmed against the baseline: the
@@ -86,8 +67,7 @@ func (s *Study) Candidate() *store.Trial {
 		if t := s.trialByID(r.TrialID); r.TrialID != 0 && t != nil {
 			return t
 		}
-		// The confirmed candidate, recommended or not, as the study
-		// recorded it: after a refusal the study confirms another, so the
+		// As recorded: after a refusal the study confirms another, so the
 		// first trial with confirmation launches is not the one decided.
 		if t := s.trialByID(r.CandidateTrialID); r.CandidateTrialID != 0 && t != nil {
 			return t
@@ -96,17 +76,14 @@ func (s *Study) Candidate() *store.Trial {
 			return t
 		}
 	}
-	// Not decided yet: the candidate under confirmation is the one its
-	// stored design names, also before its first launch.
+	// Not decided yet: the candidate its stored design names.
 	if c := s.Study.Confirming; c != nil {
 		if t := s.trialByEnv(c.Env); t != nil {
 			return t
 		}
 	}
-	// The defaults were kept, or a study stored before its confirmation's
-	// design was: the challenger is the other trial with confirmation
-	// launches, but for those a study not yet decided refused already (it
-	// confirms another one since).
+	// The defaults were kept: the challenger is the other trial with
+	// confirmation launches, but for those already refused.
 	refused := func(id uint64) bool {
 		return slices.ContainsFunc(s.Study.Refusals, func(r store.Refusal) bool { return r.TrialID == id })
 	}
@@ -122,16 +99,14 @@ func (s *Study) Candidate() *store.Trial {
 }
 
 // Recommended reports whether the study recommends a change from what it
-// compared with: the one rule show, history and the exports say
-// (stored.Conclusion.Keeps).
+// compared with (stored.Conclusion.Keeps).
 func (s *Study) Recommended() bool {
 	c := stored.ConclusionOf(s.Study)
 	return c.Rec != nil && !c.Keeps()
 }
 
 // usable reports whether a launch's numbers describe its config: it ended
-// OK and was scored (the warm-up is kept but not counted). Imported
-// launches are not scored by a study loop but are measurements all the same.
+// OK and was scored, or imported or swept (measurements all the same).
 func usable(l *store.Launch) bool {
 	if l.Outcome != benchfmt.OK || l.Phase == vocab.PhaseWarmup {
 		return false
@@ -146,9 +121,8 @@ func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 	op := s.Study.Op()
 	for _, l := range s.TrialLaunchesOfEveryOp(t) {
 		// The study's own op only: a guarded op's launches (and a
-		// workload's other parts) measure another collective, whose times
-		// are not this curve's (show's parts and guards tables say them).
-		// A launch stored without an op is the study's own.
+		// workload's other parts) measure another collective. A launch
+		// stored without an op is the study's own.
 		if (phase == "" || l.Phase == phase) && (l.Op == "" || l.Op == op) {
 			out = append(out, l)
 		}
@@ -157,9 +131,7 @@ func (s *Study) TrialLaunches(t *store.Trial, phase string) []*store.Launch {
 }
 
 // TrialLaunchesOfEveryOp returns the usable launches of a trial whatever
-// op they measured (a workload's parts, its guarded ops), in order: every
-// measurement of the trial, each naming its op, for an export that keeps
-// them apart by it (show --curves).
+// op they measured, in order.
 func (s *Study) TrialLaunchesOfEveryOp(t *store.Trial) []*store.Launch {
 	var out []*store.Launch
 	for _, l := range s.Launches {
@@ -170,8 +142,7 @@ func (s *Study) TrialLaunchesOfEveryOp(t *store.Trial) []*store.Launch {
 	return out
 }
 
-// BusBWFactor is busbw ÷ algbw for this study's collective
-// (stored.LaunchStats).
+// BusBWFactor is busbw ÷ algbw for this study's collective.
 func (s *Study) BusBWFactor() float64 { return s.LaunchStats.BusBWFactor((*stored.Study)(s)) }
 
 // busBW is bus bandwidth in GB/s (10⁹ B/s) for bytes moved in timeUS.
@@ -182,11 +153,9 @@ func busBW(factor float64, bytes int64, timeUS float64) float64 {
 	return factor * float64(bytes) / (timeUS * 1e3)
 }
 
-// labelOf names a trial's config as the exports write it. For the
-// recommended trial that is the env the exports write (without what they
-// leave out); measuredAs then names the config as launched, when it
-// differs, so no figure calls a config by a name it was not measured
-// under without saying so.
+// labelOf names a trial's config as the exports write it; for the
+// recommended trial, measuredAs names the config as launched when that
+// differs, so that no figure hides what was measured.
 func (s *Study) labelOf(t *store.Trial) (label, measuredAs string) {
 	label = ConfigLabel(t.Config)
 	if cand := s.Candidate(); cand == nil || cand.ID != t.ID || !s.Recommended() {
@@ -199,10 +168,8 @@ func (s *Study) labelOf(t *store.Trial) (label, measuredAs string) {
 	return label, ""
 }
 
-// ConfigLabel names a config as the exports spell it: its NCCL_* settings
-// sorted by name ("NCCL_MAX_NCHANNELS=8 NCCL_PROTO=Simple"), or "NCCL
-// defaults", so a name read in a figure is the line to copy from the env
-// file.
+// ConfigLabel names a config as the exports spell it
+// ("NCCL_MAX_NCHANNELS=8 NCCL_PROTO=Simple", or "NCCL defaults").
 func ConfigLabel(c nccl.Config) string { return c.String() }
 
 // simulatedLabel is "SIMULATED (spark4)" for a simulated study, else "".

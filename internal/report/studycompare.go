@@ -16,55 +16,40 @@ type ComparedArm struct {
 	Study string            `json:"study"`
 	Env   map[string]string `json:"env"`
 	Trial int               `json:"trial"`
-	// Launches and ScoreUS are of the op compared: a workload's launches
-	// of that op only (its other parts' are another op's times).
+	// Launches and ScoreUS are of the op compared.
 	Launches  int      `json:"launches"`
 	Simulated bool     `json:"simulated"`
 	ScoreUS   *float64 `json:"score_us"`
-	// Workload is the study's parts as --part writes them, for a
-	// workload of several parts; empty for a study of one op.
+	// Workload is a workload's parts as --part writes them.
 	Workload string `json:"workload,omitempty"`
 }
 
-// OpComparison is one op of a comparison of stored studies: each
-// study's launches of that op, size by size and over their common sizes.
+// OpComparison is one op of a comparison of stored studies, size by size
+// (A the rows' baseline, B their candidate) and over their common sizes.
 type OpComparison struct {
-	// Op is the op compared; OpB is B's where it is another (two one-op
-	// studies of different collectives, compared as the user asked, with
-	// a warning), else empty.
+	// OpB is B's op where it differs from Op, else empty.
 	Op   nccl.Op
 	OpB  nccl.Op
 	Arms [2]ComparedArm
-	// Rows are A (the rows' baseline) against B (their candidate) size by
-	// size.
 	Rows []store.SizeComparison
-	// Band is the comparison over every size both studies measured of Op.
+	// Band is over every size both studies measured of Op.
 	Band stored.BandComparison
 }
 
-// StudyComparison is what two stored studies measured, size by size
-// and over their common sizes: `compare STUDY-A STUDY-B`. Their launches
-// were not interleaved, which the printed comparison says.
+// StudyComparison is what two stored studies measured: `compare STUDY-A
+// STUDY-B`. Their launches were not interleaved.
 type StudyComparison struct {
-	// OpComparison is the first op compared (Ops[0]): the fields a
-	// comparison had before workloads, kept for those who read them.
+	// OpComparison is the first op compared (Ops[0]).
 	OpComparison
-	// Ops are every op both studies measured, in A's parts' order, each
-	// compared over its own launches and sizes; one for two one-op
-	// studies.
+	// Ops are every op both studies measured, in A's parts' order.
 	Ops []OpComparison
-	// Warnings name what differs between the studies besides the config
-	// (the op, the fabric, simulated or real; an op only one measured): a
-	// difference may be that.
+	// Warnings name what differs between the studies besides the config.
 	Warnings []string
 }
 
 // CompareStudies compares the launches each study concluded from
-// (Study.ResultLaunches), op by op: every op both measured (a workload's
-// parts' ops), each through that op's view of each study (OpStudy), as
-// two one-op studies are compared. Ops only one study measured are named
-// in a warning. Its errors say why the two cannot be compared: no op in
-// common, no usable launches, or no size in common.
+// (ResultLaunches), op by op through each study's view of it (OpStudy).
+// Ops only one study measured are named in a warning.
 func CompareStudies(a, b *Study) (*StudyComparison, error) {
 	pairs, warnings, err := comparedOps(a, b)
 	if err != nil {
@@ -78,8 +63,6 @@ func CompareStudies(a, b *Study) (*StudyComparison, error) {
 			if len(pairs) == 1 {
 				return nil, err
 			}
-			// One op that cannot be compared leaves the others' comparison
-			// standing; the warning says which and why.
 			firstErr = cmp.Or(firstErr, fmt.Errorf("%s: %w", p[0], err))
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s not compared: %v", p[0], err))
 			continue
@@ -98,8 +81,6 @@ func CompareStudies(a, b *Study) (*StudyComparison, error) {
 	return c, nil
 }
 
-// opsOf are the ops a study measured as its parts: a workload's, in the
-// parts' order, or its one op.
 func opsOf(s *Study) []nccl.Op {
 	if ops := s.WorkloadOps(); ops != nil {
 		return ops
@@ -107,8 +88,6 @@ func opsOf(s *Study) []nccl.Op {
 	return []nccl.Op{s.Study.Op()}
 }
 
-// opView is s as op sees it: a workload's view of op (OpStudy), or a
-// one-op study itself (its launches of another op, if any, are a guard's).
 func opView(s *Study, op nccl.Op) *Study {
 	if s.WorkloadOps() == nil {
 		return s
@@ -116,11 +95,9 @@ func opView(s *Study, op nccl.Op) *Study {
 	return s.OpStudy(op)
 }
 
-// comparedOps pairs the ops of a with b's: each op both measured, in a's
-// order, with a warning for each study's ops the other did not measure.
-// Two one-op studies pair their ops even when they differ (the user named
-// those two), with a warning, but a workload is compared only where the ops
-// match: a workload and a study sharing none of its ops is an error.
+// comparedOps pairs the ops both measured, in a's order, with a warning
+// for the others. Two one-op studies pair their ops even when they differ
+// (with a warning); a workload only where the ops match.
 func comparedOps(a, b *Study) ([][2]nccl.Op, []string, error) {
 	opsA, opsB := opsOf(a), opsOf(b)
 	if len(opsA) == 1 && len(opsB) == 1 {
@@ -156,8 +133,6 @@ func comparedOps(a, b *Study) ([][2]nccl.Op, []string, error) {
 	return pairs, warnings, nil
 }
 
-// compareOp compares two one-op views (opView) of two studies: the
-// launches each concluded from, per size and over their common sizes.
 func compareOp(a, b *Study) (OpComparison, error) {
 	var arms [2]ComparedArm
 	var launches [2][]*store.Launch
@@ -181,10 +156,8 @@ func compareOp(a, b *Study) (OpComparison, error) {
 	return oc, nil
 }
 
-// mixed says what differs between two studies besides their configs and
-// ops (comparedOps warns of those): simulated or real, the simulated
-// profile, and what both recorded of their platforms (ranks, nodes,
-// transport, GPU, NCCL).
+// mixed says what differs between two studies' fabrics: simulated or
+// real, the profile, and what both recorded of their platforms.
 func mixed(a, b *store.Study) []string {
 	var out []string
 	switch {

@@ -16,33 +16,27 @@ import (
 )
 
 // Comparison is the benchstat-style comparison of a study's baseline
-// (NCCL's defaults) with the config it confirmed, size by size: medians
-// over launches with their confidence intervals, the change, and whether
-// it is significant.
+// with the config it confirmed, size by size.
 type Comparison struct {
 	Study string `json:"study"`
 	// Simulated is "SIMULATED (profile)" for a simulated study, else "".
 	Simulated string `json:"simulated,omitempty"`
 	Baseline  Arm    `json:"baseline"`
 	Candidate Arm    `json:"candidate"`
-	// Launches says which launches are compared: "confirmation" (the
-	// interleaved A B A B launches the decision used) or "all" (every
-	// successful launch, when there was no confirmation).
+	// Launches is "confirmation" (the interleaved launches the decision
+	// used) or "all" (no confirmation was run).
 	Launches string `json:"launches"`
-	// Confidence is the coverage of the intervals (0.95); Alpha the
-	// significance level of the per-size tests.
+	// Confidence is the intervals' coverage (0.95); Alpha the per-size
+	// tests' significance level.
 	Confidence float64 `json:"confidence"`
 	Alpha      float64 `json:"alpha"`
 	// BusBWFactor converts times to bus bandwidth (see Study.BusBWFactor).
 	BusBWFactor float64         `json:"busbw_factor"`
 	Rows        []ComparisonRow `json:"rows"`
-	// Band is the band score (geometric mean over the band's sizes) of
-	// each arm; nil when a band size was not measured by both, and where
-	// the study decided no band score (Study.summarised: a timed workload
-	// of several calls, an op of several parts).
+	// Band is each arm's band score; nil when a band size was not
+	// measured by both or the study decided no band score (summarised).
 	Band *BandRow `json:"band"`
-	// Notes are the footnotes, numbered from 1: the warnings of the
-	// model package about these launches.
+	// Notes are the footnotes, numbered from 1.
 	Notes []string `json:"notes"`
 }
 
@@ -56,16 +50,15 @@ type Arm struct {
 	Notes []int `json:"notes,omitempty"`
 }
 
-// ComparisonRow is one message size: the row compared
-// (store.SizeComparison: the one-part study's stored row, else the
-// launches' own) and what the table adds to it. Significant is P <
-// alpha; a change that is not significant is shown as "~".
+// ComparisonRow is one message size: the row compared (the one-part
+// study's stored row, else the launches' own) and what the table adds. A
+// change that is not significant is shown as "~".
 type ComparisonRow struct {
 	store.SizeComparison
 	// Guard is true for a guard size: compared for regressions, not scored.
 	Guard bool
-	// BaselineNotes and CandidateNotes are footnote numbers about each
-	// arm's cell.
+	// BaselineNotes and CandidateNotes are footnote numbers on each arm's
+	// cell.
 	BaselineNotes, CandidateNotes []int
 }
 
@@ -102,25 +95,21 @@ func (s *Study) Compare() *Comparison {
 	}
 	bandMeasured := c.addRows(rows, band)
 	if len(bandMeasured) == len(band) && len(band) > 0 && s.summarised(cand, which) {
-		// The band score row, footnoted when the launches are too few
-		// for its interval or its decision.
 		b, caveats := s.LaunchStats.CompareBand(s.Study, bl, cl, band)
 		c.Band = &b
 		for _, n := range caveats {
 			notes.add(n)
 		}
 		if d := s.decidedBand(cand, which); d != nil {
-			// The study's decision, as stored: its confirmation may have
-			// judged at a sequential look's level, which a comparison
-			// rebuilt from the launches does not know. Scores it did not
-			// record stay the launches' own.
+			// As stored: the confirmation may have judged at a sequential
+			// look's level, which the launches alone do not tell. Scores
+			// it did not record stay the launches' own.
 			if !(d.BaselineUS > 0 && d.CandidateUS > 0) {
 				d.BaselineUS, d.CandidateUS = c.Band.BaselineUS, c.Band.CandidateUS
 			}
 			c.Band = d
 		}
 	}
-	// Footnotes: the model's warnings about each arm over every row's size.
 	var rowSizes []int64
 	for _, r := range c.Rows {
 		rowSizes = append(rowSizes, r.Bytes)
@@ -131,39 +120,30 @@ func (s *Study) Compare() *Comparison {
 	return c
 }
 
-// compared is a study, or one op's view of it (OpStudy), with its
-// comparison built once. Compare reruns the model's comparisons (every
-// size's rank test and interval, then the band's) on each call, and one
-// page or plot shows the same comparison in its table, in the subtitles
-// of both decision figures and as the speedup figure: the renderers of
-// one render take this value and read c, rather than each calling
-// Compare.
+// compared is a study, or op's view of it (OpStudy), with its comparison
+// (nil when none) built once: Compare reruns every test, and one render
+// shows it in several figures and a table.
 type compared struct {
 	s *Study
-	// op is the workload's op s is the view of (OpStudy); "" for the
-	// study as a whole.
+	// op is the workload's op s is the view of; "" for the whole study.
 	op nccl.Op
 	// c is s.Compare(): nil when s has nothing to compare.
 	c *Comparison
 }
 
-// compared is s with its comparison.
 func (s *Study) compared() compared { return compared{s: s, c: s.Compare()} }
 
-// opCompared is op's view of s (OpStudy) with its comparison.
 func (s *Study) opCompared(op nccl.Op) compared {
 	v := s.OpStudy(op)
 	return compared{s: v, op: op, c: v.Compare()}
 }
 
-// bandSizes are the sizes the table's band rows show: the study's band
-// or, for a study that named none (an import), every size both arms
-// measured.
+// bandSizes are the table's band sizes: the study's band or, for a study
+// that named none (an import), every size both arms measured.
 func (s *Study) bandSizes(bl, cl []*store.Launch) []int64 {
 	band := slices.Clone(s.Study.Sizes)
 	if s.Study.Parts().ScoredByRounds() {
-		// A workload's table is its first op's (TrialLaunches): that op's
-		// parts' sizes, not the hull of every part's.
+		// A workload's table is its first op's (TrialLaunches).
 		band = s.Study.Parts().Sizes(s.Study.Op())
 	}
 	if len(band) == 0 {
@@ -190,9 +170,8 @@ func (c *Comparison) addRows(rows []store.SizeComparison, band []int64) (bandMea
 	return bandMeasured
 }
 
-// decided is the study's stored decision when the comparison shows it:
-// the confirmation launches of the candidate it confirmed. Nil otherwise
-// (no confirmation): the table is then the launches' own.
+// decided is the study's stored decision when the comparison shows its
+// confirmation launches, else nil.
 func (s *Study) decided(cand *store.Trial, which string) *store.Recommendation {
 	r := s.Study.Recommendation
 	if r == nil || which != PhaseConfirmation || r.BaselineLaunches == 0 || r.CandidateLaunches == 0 ||
@@ -202,12 +181,9 @@ func (s *Study) decided(cand *store.Trial, which string) *store.Recommendation {
 	return r
 }
 
-// decidedRows are the per-size rows of a one-part study's decision as
-// stored (its band's, then its guards': the numbers search printed), when
-// the comparison shows that decision. Nil otherwise, and for rows stored
-// before they held each arm's launches (store.SizeComparison), whose
-// missing intervals hold the median: the table then compares the launches
-// itself, at the study's statistics, as it did for them.
+// decidedRows are a one-part study's per-size rows as stored (band, then
+// guards), when the comparison shows that decision. Nil otherwise, and for
+// rows stored without each arm's launches, whose intervals are missing.
 func (s *Study) decidedRows(cand *store.Trial, which string) []store.SizeComparison {
 	r := s.decided(cand, which)
 	if r == nil || len(r.Parts) > 0 || len(r.PerSize) == 0 {
@@ -222,19 +198,15 @@ func (s *Study) decidedRows(cand *store.Trial, which string) []store.SizeCompari
 	return rows
 }
 
-// summarised reports whether the table has a band row: the score the
+// summarised reports whether the table has a band row: only a score the
 // study decided on. A timed workload of several calls is judged per call
-// and by its time per step, never by a band score over an op's calls; an
-// op (OpStudy) of a workload has a band row only where the study decided
-// that op's one part. A geomean over several calls or parts is a score no
-// decision used, and its interval once contradicted the study's verdict.
-// A study of one call (or one band) decided its band row.
+// and by its time per step; an op (OpStudy) of a workload has one only
+// where the study decided that op's one part. A geomean over several
+// calls or parts is a score no decision used.
 func (s *Study) summarised(cand *store.Trial, which string) bool {
 	w, r := s.Study.Parts(), s.Study.Recommendation
 	switch {
-	// Not only this op's view (OpStudy keeps the op's calls alone): the
-	// study decided a workload of several calls when its decision has
-	// parts, stored only for a study scored by rounds (search.PartResult).
+	// A decision with parts: the study was a workload, whatever this view.
 	case w.Timed() && (w.ScoredByRounds() || r != nil && len(r.Parts) > 0):
 		return false
 	case w.ScoredByRounds():
@@ -243,11 +215,9 @@ func (s *Study) summarised(cand *store.Trial, which string) bool {
 	return true
 }
 
-// decidedBand is the band row as the study decided it (the stored
-// record's speedup, interval, p and scores: the numbers search printed),
-// when the comparison shows that decision over the study's one part or
-// the one part of this op. Nil otherwise (no confirmation, or an op the
-// study scored in several parts): the row is then the launches' own.
+// decidedBand is the band row as the study decided it, when the
+// comparison shows that decision over the study's (or this op's) one
+// part; nil otherwise.
 func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
 	r := s.decided(cand, which)
 	if r == nil {
@@ -266,8 +236,8 @@ func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
 		Lo: p.SpeedupCI[0], Hi: p.SpeedupCI[1], CILevel: p.CILevel, P: p.PValue, Significant: p.Significant}
 }
 
-// noteWarnings footnotes the caveats about one arm (side 0 the
-// baseline, 1 the candidate): on the cells a note names, else on the arm.
+// noteWarnings footnotes one arm's caveats (side 0 the baseline, 1 the
+// candidate): on the cells a note names, else on the arm.
 func (c *Comparison) noteWarnings(side int, arm *Arm, armNotes []stored.ArmNote, notes *footnotes) {
 	for _, an := range armNotes {
 		n := notes.add(an.Text)
@@ -279,8 +249,6 @@ func (c *Comparison) noteWarnings(side int, arm *Arm, armNotes []stored.ArmNote,
 	}
 }
 
-// markCells adds footnote n to the cells of one side (0 baseline, 1
-// candidate) at the given sizes.
 func (c *Comparison) markCells(side int, sizes []int64, n int) {
 	for i := range c.Rows {
 		if !slices.Contains(sizes, c.Rows[i].Bytes) {
@@ -318,30 +286,26 @@ const (
 	MetricBusBW = "busbw"
 )
 
-// Table is a comparison laid out for one metric as strings: the shape
-// both the text and the HTML renderings print.
+// Table is a comparison laid out for one metric as strings, for the text
+// and the HTML.
 type Table struct {
-	Metric string
-	// Unit heads the value columns: "time µs" or "busbw GB/s".
-	Unit string
-	// BaselineHead and CandidateHead name the arms, with their notes.
-	BaselineHead, CandidateHead string
+	Metric                      string
+	Unit                        string // "time µs" or "busbw GB/s"
+	BaselineHead, CandidateHead string // the arms' names, with their notes
 	Rows                        []TableRow
 }
 
 // TableRow is one line of a Table.
 type TableRow struct {
-	Name      string // "512K", "8M guard", "band geomean"
-	Baseline  string // "537.2 ± 42%", "1150 ± ∞"
-	Candidate string
-	// BaselineNote and CandidateNote are the cells' footnote marks (" ¹").
-	BaselineNote, CandidateNote string
+	Name                        string // "512K", "8M guard", "band geomean"
+	Baseline                    string // "537.2 ± 42%", "1150 ± ∞"
+	Candidate                   string
+	BaselineNote, CandidateNote string // footnote marks (" ¹")
 	Change                      string // "-73.70% (p=0.002 n=6)", "~ (p=0.394 n=6)"
 	// Significant is false for a "~" row; Guard marks guard sizes;
-	// Summary marks the band geomean row.
-	Significant, Guard, Summary bool
-	// Better is true when a significant change favours the candidate.
-	Better bool
+	// Summary the band geomean row; Better a significant change that
+	// favours the candidate.
+	Significant, Guard, Summary, Better bool
 }
 
 // Table lays the comparison out for a metric: time (lower is better) or
@@ -371,10 +335,8 @@ func (c *Comparison) Table(metric string) Table {
 			Better: c.Band.Significant && c.Band.Speedup > 1}
 		change := c.Band.CandidateUS/c.Band.BaselineUS - 1
 		if metric == MetricBusBW {
-			// The band score in bus bandwidth: the band's geometric-mean
-			// size moved in the band score's time. Its change is the time
-			// row's, inverted, exactly; a geomean of the rows' own
-			// bandwidths, once printed here, disagreed with it.
+			// The band's geometric-mean size moved in the band score's
+			// time, so its change is exactly the time row's, inverted.
 			var logs float64
 			n := 0
 			for _, r := range c.Rows {
@@ -501,18 +463,15 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	return nil
 }
 
-// writeTableText lays a Table out in columns with benchstat's box-drawing
-// header. The widths are computed here, not by text/tabwriter, because
-// the layout needs what tabwriter cannot do: the medians right-aligned
-// inside left-aligned columns, and each heading centred over its
-// columns:
+// writeTableText lays a Table out with benchstat's box-drawing header;
+// not with tabwriter, which cannot right-align the medians inside
+// left-aligned columns or centre each heading over its columns:
 //
 //	      │ NCCL defaults │   NCCL_MAX_NCHANNELS=8 NCCL_PROTO=^LL128   │
 //	      │    time µs    │   time µs     vs base                      │
 //	512K    537.2 ± 42%     141.3 ± 27%  -73.70% (p=0.002 n=6)
 func writeTableText(w io.Writer, t Table) error {
-	// A value cell is three aligned parts: the median (right-aligned),
-	// "± x%" (left-aligned) and the footnote marks.
+	// A value cell: the median (right-aligned), "± x%" and the notes.
 	type parts struct{ center, pm, note string }
 	split := func(v, note string) parts {
 		c, pm, _ := strings.Cut(v, " ± ")
@@ -560,8 +519,8 @@ func writeTableText(w io.Writer, t Table) error {
 	return err
 }
 
-// MarshalJSON writes each arm's cell as an object, and a number that
-// could not be computed (an unknown interval end, change or p) as null.
+// MarshalJSON writes each arm's cell as an object, and an unknown
+// number as null.
 func (r ComparisonRow) MarshalJSON() ([]byte, error) {
 	type f = store.JSONFloat
 	type arm struct {

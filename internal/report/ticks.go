@@ -1,30 +1,19 @@
 package report
 
 import (
-	"image/color"
 	"math"
 	"strconv"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-func newGrid() *plotter.Grid {
-	g := plotter.NewGrid()
-	g.Vertical.Color = color.Gray{Y: 0xe4}
-	g.Horizontal.Color = color.Gray{Y: 0xe4}
-	return g
-}
-
 // linearTicks labels a linear axis every "nice" step (1, 2, 2.5 or 5
-// times a power of ten) chosen so that 5 to 10 ticks are labelled, with
-// as many decimals as the step needs and no more: gonum's default labels
-// as few as two ticks ("0.00", "25.00").
+// times a power of ten), 5 to 10 of them, with as many decimals as the
+// step needs: gonum's default labels as few as two ("0.00", "25.00").
 type linearTicks struct {
-	// Prefix goes before every label ("×").
-	Prefix string
+	Prefix string // before every label ("×")
 }
 
 func (t linearTicks) Ticks(min, max float64) []plot.Tick {
@@ -48,8 +37,8 @@ func (t linearTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// niceStep is the step between labelled ticks that gives about want of
-// them over [min, max], and the decimals its labels need.
+// niceStep is the step that gives about want ticks over [min, max], and
+// the decimals its labels need.
 func niceStep(min, max float64, want int) (float64, int) {
 	span := max - min
 	if !(span > 0) || math.IsInf(span, 0) {
@@ -77,10 +66,8 @@ func niceStep(min, max float64, want int) (float64, int) {
 	return step, decimals
 }
 
-// logTicks labels a log axis at 1, 2 and 5 times each power of ten, with
-// unlabelled ticks between; over a span too narrow for three such labels
-// it falls back to linearTicks' nice steps, so a log axis always carries
-// several readable labels.
+// logTicks labels a log axis at 1, 2 and 5 times each power of ten;
+// over a span too narrow for three such labels, as linearTicks does.
 type logTicks struct {
 	Prefix string
 }
@@ -118,9 +105,8 @@ func roundSig(v float64) float64 {
 	return f
 }
 
-// log2Ticks puts a tick at every power of two and labels them as
-// nccl-tests writes sizes (32K, 1M, 256M), every other one when there are
-// too many to read.
+// log2Ticks puts a tick at every power of two, labelled as nccl-tests
+// writes sizes (32K, 1M), fewer when there are too many to read.
 type log2Ticks struct{}
 
 func (log2Ticks) Ticks(min, max float64) []plot.Tick {
@@ -135,17 +121,10 @@ func (log2Ticks) Ticks(min, max float64) []plot.Tick {
 	var ticks []plot.Tick
 	for e := lo; e <= hi; e++ {
 		t := plot.Tick{Value: math.Exp2(float64(e))}
-		if e%step == 0 {
-			t.Label = formatTickSize(e)
+		if e%step == 0 && e >= 0 {
+			t.Label = nccl.FormatSize(int64(1) << e)
 		}
 		ticks = append(ticks, t)
 	}
 	return ticks
-}
-
-func formatTickSize(exp int) string {
-	if exp < 0 {
-		return ""
-	}
-	return nccl.FormatSize(int64(1) << exp)
 }

@@ -10,19 +10,16 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// Preference is a config that scored better than the confirmed one over
-// its launches, and why the study confirmed the other.
+// Preference is a config that scored better than the confirmed one, and
+// why the study confirmed the other.
 type Preference struct {
 	Config  ScoredConfig
 	Reasons []string
 }
 
-// WhyChosen explains the confirmed config against every config whose
-// median launch score is lower (as the landscape and the trials table
-// rank them): a config measured in fewer launches (a single launch leads
-// by luck as often as not), one that sets more knobs for a difference
-// below the minimum effect, one NCCL runs with the same plan. It returns
-// the confirmed config's entry (nil when none) and the better-scoring ones.
+// WhyChosen explains the confirmed config against every config with a
+// lower score. It returns the confirmed config's entry (nil when none)
+// and the better-scoring ones.
 func (s *Study) WhyChosen() (*ScoredConfig, []Preference) {
 	cs, err := s.ScoredConfigs()
 	if err != nil {
@@ -69,8 +66,8 @@ func (s *Study) WhyChosen() (*ScoredConfig, []Preference) {
 	return chosen, out
 }
 
-// samePlan reports whether NCCL's debug logs (plan or explain launches)
-// show both configs running the same choice at every size of the band.
+// samePlan reports whether NCCL's debug logs show both configs running
+// the same choice at every size of the band.
 func (s *Study) samePlan(a, b ScoredConfig) bool {
 	pa, pb := s.planOf(a), s.planOf(b)
 	if pa == nil || pb == nil {
@@ -80,8 +77,7 @@ func (s *Study) samePlan(a, b ScoredConfig) bool {
 }
 
 // planOf is what NCCL chose for a config at each size of the band, from
-// the first of its launches whose log recorded a choice at every one; nil
-// when none did.
+// the first of its launches whose log recorded every one; nil if none.
 func (s *Study) planOf(c ScoredConfig) map[int64]string {
 	if len(c.Trials) == 0 || len(s.Study.Sizes) == 0 {
 		return nil

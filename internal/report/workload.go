@@ -12,11 +12,9 @@ import (
 	"github.com/nccltune/nccltune/internal/workload"
 )
 
-// WorkloadFigure is what a real process called, as `nccltune workload`
-// read it: per collective the share of the calls (or of the time) at each
-// power of two, pooled over the communicators the proposal covers, with
-// the powers of two the search measures them at shaded in their op's
-// colour.
+// WorkloadFigure is what a real process called: per collective the share
+// of the calls (or of the time) at each power of two, over the
+// communicators the proposal covers, with the sizes measured shaded.
 type WorkloadFigure struct {
 	Summary *workload.Summary
 }
@@ -32,18 +30,18 @@ func (f WorkloadFigure) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(f.sheet, w, format, dpi)
 }
 
-// workloadBar is one op's share at one power of two.
 type workloadBar struct {
 	size  int64
 	share float64
 }
 
-// bars pools the covered communicators' histograms per op, as shares of
-// their total (calls, or time when known).
-func (f WorkloadFigure) bars() (map[nccl.Op][]workloadBar, []nccl.Op) {
+// bars pools the covered communicators' histograms per op, as shares,
+// and counts each op's calls.
+func (f WorkloadFigure) bars() (map[nccl.Op][]workloadBar, []nccl.Op, map[nccl.Op]int64) {
 	s := f.Summary
 	p := s.Proposal
 	weight := map[nccl.Op]map[int64]float64{}
+	calls := map[nccl.Op]int64{}
 	var total float64
 	for _, c := range s.Communicators {
 		if !slices.Contains(p.Communicators, c.ID) {
@@ -53,6 +51,7 @@ func (f WorkloadFigure) bars() (map[nccl.Op][]workloadBar, []nccl.Op) {
 			if weight[o.Op] == nil {
 				weight[o.Op] = map[int64]float64{}
 			}
+			calls[o.Op] += o.Calls
 			for _, b := range o.Histogram {
 				w := float64(b.Calls)
 				if p.By == "time" {
@@ -75,13 +74,13 @@ func (f WorkloadFigure) bars() (map[nccl.Op][]workloadBar, []nccl.Op) {
 		}
 		slices.SortFunc(out[op], func(a, b workloadBar) int { return cmp.Compare(a.size, b.size) })
 	}
-	return out, ops
+	return out, ops, calls
 }
 
 func (f WorkloadFigure) sheet() (*sheet, error) {
 	s := f.Summary
 	p := s.Proposal
-	bars, ops := f.bars()
+	bars, ops, calls := f.bars()
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("nothing to plot: the proposal covers no call")
 	}
@@ -90,8 +89,7 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 	for i, op := range ops {
 		colour[op] = i % len(palette)
 	}
-	// The measured powers of two first, under the bars: each holds the
-	// calls of its sizes, from half a power of two below to half above.
+	// The measured powers of two first, under the bars.
 	for _, pt := range p.Parts {
 		lo, hi := float64(pt.Part.Band.Min)/math.Sqrt2, float64(pt.Part.Band.Max)*math.Sqrt2
 		cv.mark(fmt.Sprintf("measured at %s: %s, %.0f %% of the %s", pt.Band, pt.Spec, 100*pt.Share, p.By),
@@ -102,16 +100,6 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 	width := 0.8 / float64(len(ops)) // in powers of two
 	for i, op := range ops {
 		var thumb *yBox
-		var calls int64
-		for _, c := range s.Communicators {
-			if slices.Contains(p.Communicators, c.ID) {
-				for _, o := range c.Ops {
-					if o.Op == op {
-						calls += o.Calls
-					}
-				}
-			}
-		}
 		for _, b := range bars[op] {
 			x0 := float64(b.size) * math.Exp2(-0.4+float64(i)*width)
 			box := &yBox{X0: x0, X1: x0 * math.Exp2(width), Y0: 0, Y1: 100 * b.share, Color: palette[colour[op]]}
@@ -121,16 +109,13 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 			ys = math.Max(ys, 100*b.share)
 		}
 		if thumb != nil {
-			cv.legend.add(fmt.Sprintf("%s (%s)", op, texttable.Plural(int(calls), "call")), thumb)
+			cv.legend.add(fmt.Sprintf("%s (%s)", op, texttable.Plural(int(calls[op]), "call")), thumb)
 		}
 	}
 	// Room for the bars and the shading around the outermost sizes.
 	cv.sizeAxis(xs.min/math.Sqrt2, xs.max*math.Sqrt2)
 	cv.p.Y.Min, cv.p.Y.Max = 0, ys*1.08
-	by := "calls"
-	if p.By == "time" {
-		by = "execution time"
-	}
+	by := map[bool]string{true: "execution time", false: "calls"}[p.By == "time"]
 	sub := []string{fmt.Sprintf("%s of %d ranks, %s; the proposal holds every call, as logged",
 		texttable.Plural(len(p.Communicators), "communicator"), p.NRanks, texttable.Plural(int(s.CallsOf(p.Communicators)), "call"))}
 	caption := []string{

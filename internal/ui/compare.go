@@ -8,13 +8,13 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 )
 
-// PrintStoredComparison prints c (report.CompareStudies): its --json
-// document, or both arms, then per op compared the table per size and
-// the verdict over the common sizes. The document's top-level fields are
-// the first op's (as before workloads); "ops" holds every op's.
+// PrintStoredComparison prints c: its --json document (the top-level
+// fields the first op's, "ops" every op's), or both arms, then per op the
+// table per size and the verdict over the common sizes.
 func PrintStoredComparison(w io.Writer, asJSON bool, c *report.StudyComparison) error {
 	if asJSON {
 		doc := opComparisonJSON(c.OpComparison)
@@ -26,8 +26,7 @@ func PrintStoredComparison(w io.Writer, asJSON bool, c *report.StudyComparison) 
 		return WriteJSON(w, doc)
 	}
 	arms := c.Arms
-	// A workload on either side: each op's table is headed by the op and
-	// its launches, since the arms' launches differ from op to op.
+	// A workload on either side: each op's table is headed by its launches.
 	perOp := arms[0].Workload != "" || arms[1].Workload != ""
 	for i, name := range []string{"A", "B"} {
 		a := arms[i]
@@ -57,10 +56,9 @@ func PrintStoredComparison(w io.Writer, asJSON bool, c *report.StudyComparison) 
 	return nil
 }
 
-// opComparisonJSON is one op's comparison as --json writes it.
+// opComparisonJSON is one op's comparison as --json writes it: A the
+// row's baseline, B its candidate, a missing number null.
 func opComparisonJSON(o report.OpComparison) map[string]any {
-	// A row as compare A B has written it: A the row's baseline, B its
-	// candidate, a missing interval null.
 	type f = store.JSONFloat
 	type row struct {
 		Bytes       int64   `json:"bytes"`
@@ -88,10 +86,8 @@ func opComparisonJSON(o report.OpComparison) map[string]any {
 	return doc
 }
 
-// printOpComparison prints one op's table per size and its verdict over
-// the common sizes.
 func printOpComparison(w io.Writer, o report.OpComparison) {
-	tw := newTable(w)
+	tw := texttable.New(w)
 	fmt.Fprintln(tw, "size\tA µs\tB µs\tB vs A\t")
 	for _, r := range o.Rows {
 		change := "~"

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -33,7 +34,6 @@ func PrintDoctor(w io.Writer, asJSON bool, r DoctorReport) error {
 	return nil
 }
 
-// printDoctor prints the diagnosis as text.
 func printDoctor(w io.Writer, r DoctorReport) {
 	title := "nccltune doctor"
 	if r.Source == "log" {
@@ -49,10 +49,7 @@ func printDoctor(w io.Writer, r DoctorReport) {
 }
 
 // printDoctorFields prints what the log says of the fabric, one field a
-// line: NCCL, ranks, transport and data paths, the network's NICs, link
-// and GPUDirect RDMA where it carries data, channels, rings, the launch.
-// Every value is the log's text (a NIC's name, the GPU, a tuner plugin's
-// path), so each line is printed through safetext.Escape.
+// line, escaped (every value is the log's text).
 func printDoctorFields(w io.Writer, r DoctorReport) {
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "  %-15s %s\n", name, safetext.Escape(fmt.Sprintf(format, args...)))
@@ -113,8 +110,6 @@ func printDoctorFields(w io.Writer, r DoctorReport) {
 	}
 }
 
-// printDoctorWarnings prints NCCL's and the launcher's messages, the
-// known traps that showed, and the verdict of a diagnosis that ran.
 func printDoctorWarnings(w io.Writer, r DoctorReport) {
 	if len(r.NCCLWarnings) > 0 {
 		fmt.Fprintln(w, "\nNCCL and launcher messages:")
@@ -127,11 +122,7 @@ func printDoctorWarnings(w io.Writer, r DoctorReport) {
 		fmt.Fprintln(w, "No warnings: none of the known traps showed.")
 	} else {
 		fmt.Fprintf(w, "%d warning(s):\n", len(r.Warnings))
-		for _, wa := range r.Warnings {
-			fmt.Fprintf(w, "\n[%s]\n", safetext.Escape(wa.Code))
-			writeWrapped(w, "  ", wa.Message, 100)
-			writeWrapped(w, "  fix: ", wa.Fix, 100)
-		}
+		writeWarnings(w, "\n", r.Warnings)
 	}
 	if !r.Failed {
 		fmt.Fprintln(w)
@@ -145,29 +136,22 @@ func printDoctorWarnings(w io.Writer, r DoctorReport) {
 
 // printDoctorSizes prints NCCL's choice and the measured bandwidth per size.
 func printDoctorSizes(w io.Writer, r fabric.Report) {
+	// The first choice and measurement at each size.
 	choices := map[int64]benchfmt.Choice{}
-	var order []int64
-	for _, c := range r.SortedChoices() {
-		if _, ok := choices[c.Bytes]; !ok {
-			choices[c.Bytes] = c
-			order = append(order, c.Bytes)
-		}
+	for _, c := range slices.Backward(r.SortedChoices()) {
+		choices[c.Bytes] = c
 	}
 	measured := map[int64]fabric.SizeBW{}
-	for _, s := range r.Sizes {
-		if _, ok := measured[s.Bytes]; !ok {
-			measured[s.Bytes] = s
-		}
-		if _, ok := choices[s.Bytes]; !ok {
-			order = append(order, s.Bytes)
-			choices[s.Bytes] = benchfmt.Choice{}
-		}
+	for _, s := range slices.Backward(r.Sizes) {
+		measured[s.Bytes] = s
 	}
+	order := slices.AppendSeq(slices.Collect(maps.Keys(choices)), maps.Keys(measured))
+	slices.Sort(order)
+	order = slices.Compact(order)
 	if len(order) == 0 {
 		fmt.Fprintln(w, "\n(no table rows and no NCCL TUNING lines: nothing per size to show)")
 		return
 	}
-	slices.Sort(order)
 	fmt.Fprintf(w, "\n%8s  %-6s  %-6s  %8s  %10s  %8s\n", "size", "algo", "proto", "channels", "time µs", "busbw")
 	for _, b := range order {
 		c := choices[b]
@@ -188,9 +172,9 @@ func printDoctorSizes(w io.Writer, r fabric.Report) {
 	fmt.Fprintln(w, note+")")
 }
 
-// ranksText is "2 ranks on 1 node (NVIDIA H200)", or "2 ranks on 2 nodes
-// by NCCL's count, 1 host (…)" when NCCL counts more nodes than there are
-// hosts (P2P and SHM disabled between ranks of one host).
+// ranksText is "2 ranks on 1 node (NVIDIA H200)", or "… on 2 nodes by
+// NCCL's count, 1 host (…)" when NCCL counts more nodes than hosts (P2P
+// and SHM disabled between ranks of one host).
 func ranksText(r fabric.Report) string {
 	s := texttable.Plural(r.NRanks, "rank")
 	if r.NNodes > 0 {
@@ -219,9 +203,17 @@ func transportText(r fabric.Report) string {
 	return r.Transport
 }
 
-// writeWrapped prints text after prefix, wrapped at width, continuation
-// lines indented like the first. A warning quotes the log, so text is
-// printed through safetext.Escape.
+// writeWarnings prints each warning after lead, with its fix.
+func writeWarnings(w io.Writer, lead string, ws []fabric.Warning) {
+	for _, wa := range ws {
+		fmt.Fprintf(w, "%s[%s]\n", lead, safetext.Escape(wa.Code))
+		writeWrapped(w, "  ", wa.Message, 100)
+		writeWrapped(w, "  fix: ", wa.Fix, 100)
+	}
+}
+
+// writeWrapped prints text after prefix, escaped, wrapped at width,
+// continuation lines indented like the first.
 func writeWrapped(w io.Writer, prefix, text string, width int) {
 	text = safetext.Escape(text)
 	indent := strings.Repeat(" ", len([]rune(prefix)))
@@ -245,8 +237,7 @@ func writeWrapped(w io.Writer, prefix, text string, width int) {
 }
 
 // tunerLines say what the log shows of a tuner plugin: loaded or not,
-// its CSV, the calls it applied a row to and those it gave one channel,
-// per collective and size.
+// its CSV, and per collective and size the calls it applied a row to.
 func tunerLines(tp *benchfmt.TunerPlugin) []string {
 	var head string
 	switch {

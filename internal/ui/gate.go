@@ -9,11 +9,12 @@ import (
 	"github.com/nccltune/nccltune/internal/fabric"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/runresult"
+	"github.com/nccltune/nccltune/internal/texttable"
 )
 
 // PrintGate prints gate's verdict on cfg: its --json document, or the
-// table of sizes against their thresholds and PASS or FAIL; for a launch
-// that failed, what failed and doctor's diagnosis instead.
+// table of sizes against their thresholds and PASS or FAIL, or what
+// failed and doctor's diagnosis.
 func PrintGate(w io.Writer, asJSON bool, rep runresult.GateReport, cfg nccl.Config) error {
 	switch {
 	case asJSON:
@@ -26,24 +27,17 @@ func PrintGate(w io.Writer, asJSON bool, rep runresult.GateReport, cfg nccl.Conf
 	return nil
 }
 
-// printGateFabricFailed says which launch failed and why, with doctor's
-// diagnosis of its output: there is no verdict.
 func printGateFabricFailed(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s%s", rep.Study, cfg, simTag(rep.Simulated, rep.SimProfile))
 	fmt.Fprintf(w, "\nFABRIC FAILED: %s\n", rep.Failure)
-	for _, wa := range rep.Warnings {
-		fmt.Fprintf(w, "\n[%s]\n", wa.Code)
-		writeWrapped(w, "  ", wa.Message, 100)
-		writeWrapped(w, "  fix: ", wa.Fix, 100)
-	}
+	writeWarnings(w, "\n", rep.Warnings)
 	fmt.Fprintf(w, "\nNo verdict: the fabric failed before it could be measured (log: nccltune show %s --trials; nccltune doctor runs a debug launch).\n", rep.Study)
 }
 
-// printGate prints the verdict as text.
 func printGate(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 	fmt.Fprintf(w, "gate %s: %s, %d launch(es)%s", rep.Study, cfg, rep.Launches, simTag(rep.Simulated, rep.SimProfile))
 	fmt.Fprintln(w)
-	tw := newTable(w)
+	tw := texttable.New(w)
 	fmt.Fprintln(tw, "size\tmin GB/s\tbusbw GB/s [90% interval]\tresult\t")
 	for _, c := range rep.Checks {
 		bw := "-"
@@ -53,10 +47,7 @@ func printGate(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 				bw += fmt.Sprintf(" [%.2f, %.2f]", c.BusBWLo, c.BusBWHi)
 			}
 		}
-		result := "pass"
-		if !c.Pass {
-			result = "FAIL"
-		}
+		result := map[bool]string{true: "pass", false: "FAIL"}[c.Pass]
 		if c.Note != "" {
 			result += " (" + c.Note + ")"
 		}

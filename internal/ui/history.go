@@ -9,6 +9,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
@@ -17,7 +18,7 @@ import (
 const HowToStart = "no studies yet — " + stored.StartHint
 
 // PrintHistory prints the studies: history's --json document, or one line
-// per study, oldest first, times in loc; HowToStart when there is none.
+// per study, times in loc; HowToStart when there is none.
 func PrintHistory(w io.Writer, asJSON bool, sums []store.StudySummary, loc *time.Location) error {
 	if asJSON {
 		return WriteJSON(w, historyJSON(sums))
@@ -35,14 +36,14 @@ type historyStudy struct {
 	ID    uint64 `json:"id"`
 	Kind  string `json:"kind"`
 	Band  string `json:"band"`
-	// Workload is a timed workload's calls (store.WorkloadText).
+	// Workload is a timed workload's calls.
 	Workload   string            `json:"workload_calls,omitempty"`
 	Collective string            `json:"collective,omitempty"`
 	Simulated  bool              `json:"simulated"`
 	SimProfile string            `json:"sim_profile,omitempty"`
 	Labels     map[string]string `json:"labels"`
-	// Trials is DESIGN.md's count; TrialCount says the same under the
-	// name show --json uses beside its list of trials.
+	// Trials is DESIGN.md's count; TrialCount the same under show --json's
+	// name.
 	Trials     int       `json:"trials"`
 	TrialCount int       `json:"trial_count"`
 	Launches   int       `json:"launches"`
@@ -50,9 +51,8 @@ type historyStudy struct {
 	Status     string    `json:"status"`
 	Created    time.Time `json:"created"`
 	Updated    time.Time `json:"updated"`
-	// Recommendation: env is what to run (the baseline, when the study
-	// keeps it), as search, show and export say; verdict the words of
-	// history's column.
+	// Recommendation's env is what to run (the baseline, when the study
+	// keeps it); its verdict the words of history's column.
 	Recommendation any               `json:"recommendation"`
 	BaselineEnv    map[string]string `json:"baseline_env"`
 }
@@ -77,11 +77,10 @@ func historyJSON(sums []store.StudySummary) map[string]any {
 	return map[string]any{"studies": studies}
 }
 
-// writeHistoryTable prints one line per study, oldest first, times in loc.
-// A timed workload's BAND is its calls (store.WorkloadText), not the band
-// around them.
+// writeHistoryTable prints one line per study; a timed workload's BAND is
+// its calls.
 func writeHistoryTable(w io.Writer, sums []store.StudySummary, loc *time.Location) error {
-	tw := newTable(w)
+	tw := texttable.New(w)
 	fmt.Fprintln(tw, "STUDY\tKIND\tBAND\tFABRIC\tTRIALS\tLAUNCHES\tSTATUS\tCREATED\tRECOMMENDATION")
 	for _, s := range sums {
 		launches := strconv.Itoa(s.Launches)
@@ -107,10 +106,8 @@ func fabricLabel(simulated bool, profile string) string {
 }
 
 // recommendationLine is a study's conclusion in one line: the verdict's
-// headline (stored.Conclusion, as search, show, the exports and the
-// report say it), with the confirmed speedup and its interval when it
-// recommends a change; "keep NCCL defaults" or "keep your baseline (…)"
-// when it does not, with what refused the candidate when something did.
+// headline with the confirmed speedup when it recommends a change, else
+// what it keeps and what refused the candidate.
 func recommendationLine(s store.StudySummary) string {
 	c := stored.SummaryConclusion(s)
 	headline, change, decided := c.Headline()
@@ -120,7 +117,6 @@ func recommendationLine(s store.StudySummary) string {
 	case !decided:
 		return "—"
 	case !change && c.Refused != "":
-		// The headline's reason, short: what refused the candidate.
 		return "keep " + c.BaselineName() + " (refused: " + c.Refused + ")"
 	case !change:
 		return "keep " + c.BaselineName() // the headline without its reason, to fit a column

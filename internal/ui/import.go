@@ -12,16 +12,14 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// ImportedFile and SkippedFile are what studyrun.Import reports of each
-// file.
+// ImportedFile and SkippedFile are what import reports of each file.
 type (
 	ImportedFile = runresult.ImportedFile
 	SkippedFile  = runresult.SkippedFile
 )
 
 // ImportReport is what import did: the study and trial the files went
-// into (Created when import made the study), the files stored and those
-// not stored.
+// into (Created when import made the study), and the files.
 type ImportReport struct {
 	Study    *store.Study
 	Trial    *store.Trial
@@ -32,7 +30,7 @@ type ImportReport struct {
 
 // PrintImport prints r: import's --json document, or the table of stored
 // files and the list of those not stored. errorOf puts why a file was
-// not stored in the one error shape (the command knows the exit codes).
+// not stored in the one error shape.
 func PrintImport(w io.Writer, asJSON bool, r ImportReport, errorOf func(error) ErrorJSON) error {
 	if asJSON {
 		return WriteJSON(w, importJSON(r, errorOf))
@@ -41,8 +39,8 @@ func PrintImport(w io.Writer, asJSON bool, r ImportReport, errorOf func(error) E
 	return nil
 }
 
-// writeImportReport prints the report as text; file names and the
-// reasons that quote a file's text are printed through safetext.Escape.
+// writeImportReport prints the report as text, file names and reasons
+// escaped.
 func writeImportReport(w io.Writer, r ImportReport) {
 	study, trial, created, imported, skipped := r.Study, r.Trial, r.Created, r.Imported, r.Skipped
 	if len(imported) > 0 {
@@ -59,7 +57,7 @@ func writeImportReport(w io.Writer, r ImportReport) {
 			what = fmt.Sprintf("%s (%s: a text output and its JSON are one run)", texttable.Plural(len(imported), "run"), texttable.Plural(len(imported)+pairs, "file"))
 		}
 		fmt.Fprintf(w, "imported %s into %s %s, trial %d (%s)%s\n", what, verb, safetext.Escape(study.Name), trial.Number, safetext.Escape(trial.Config.String()), sim)
-		tw := newTable(w)
+		tw := texttable.New(w)
 		fmt.Fprintln(tw, "  FILE\tLAUNCH\tOUTCOME\tCOLLECTIVE\tRANKS\tROWS\t")
 		for _, f := range imported {
 			outcome := f.Outcome

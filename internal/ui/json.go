@@ -10,14 +10,12 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// SchemaVersion is the version of every --json document's shape. It
-// changes when a field is removed or changes meaning, never for a field
-// added; a tool reading the documents checks it.
+// SchemaVersion is the version of every --json document's shape: it
+// changes when a field is removed or changes meaning, never for one added.
 const SchemaVersion = 1
 
-// WriteJSON prints v as the one JSON document a --json command writes on
-// stdout, with "schema_version" as its first field (in each document of a
-// list, for commands given several inputs).
+// WriteJSON prints v as a --json command's document, with
+// "schema_version" as its first field (in each document of a list).
 func WriteJSON(w io.Writer, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -34,8 +32,8 @@ func WriteJSON(w io.Writer, v any) error {
 }
 
 // withSchemaVersion adds "schema_version" in front of an object's fields
-// (or of each object in a list) unless it is there already. Splicing the
-// encoded bytes keeps the fields' order as the types declare it.
+// (or each object's in a list) unless it is there, splicing the bytes to
+// keep the fields' order.
 func withSchemaVersion(raw []byte) []byte {
 	switch {
 	case len(raw) > 0 && raw[0] == '{':
@@ -67,9 +65,8 @@ func withSchemaVersion(raw []byte) []byte {
 	return raw
 }
 
-// withSeconds is v's JSON object with each named duration field (Go's
-// nanoseconds) given as "<name>_s", seconds, instead: a reader should not
-// need to know Go's time.Duration. A field left out stays out.
+// withSeconds is v's JSON object with each named duration field given
+// as "<name>_s", in seconds rather than Go's nanoseconds.
 func withSeconds(v any, names ...string) map[string]any {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -91,9 +88,8 @@ func withSeconds(v any, names ...string) map[string]any {
 // ErrorJSON is the one shape of errors in JSON documents (vocab's).
 type ErrorJSON = vocab.ErrorJSON
 
-// withFields is v's JSON object with extra's fields set over it: a type
-// with its own MarshalJSON (store's recommendations) hides the fields of
-// a struct that embeds it, so they are added here instead.
+// withFields is v's JSON object with extra's fields set over it (a type
+// with its own MarshalJSON hides the fields of a struct that embeds it).
 func withFields(v any, extra map[string]any) map[string]json.RawMessage {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -112,7 +108,7 @@ func withFields(v any, extra map[string]any) map[string]json.RawMessage {
 }
 
 // ErrorDocument is what a --json command prints when it fails before
-// printing its own document: {"error": {"code", "kind", "message"}}.
+// printing its own document.
 func ErrorDocument(e ErrorJSON) map[string]any {
 	return map[string]any{"error": e}
 }

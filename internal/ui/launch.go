@@ -12,14 +12,15 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// The lines that report each launch on stderr as it ends, for the
-// commands that measure configs repeatedly (sweep, gate), interleaved
-// (verify, compare) or for a diagnosis (doctor).
+// The lines that report each launch on stderr as it ends.
 
 // studySuffix marks a line about a simulated study as simulated.
-func studySuffix(st *store.Study) string {
-	if st.Simulated {
-		return " — " + SimLabel(true, st.Launch.SimProfile)
+func studySuffix(st *store.Study) string { return simSuffix(st.Launch.SimProfile, st.Simulated) }
+
+// simSuffix is " — SIMULATED fabric: profile" when simulated, else "".
+func simSuffix(profile string, simulated bool) string {
+	if simulated {
+		return " — " + SimLabel(true, profile)
 	}
 	return ""
 }
@@ -49,9 +50,8 @@ func ABStarted(w io.Writer, kind string, base, cand nccl.Config, launches int) f
 }
 
 // SearchPlan is what a search study sets out to do, as its first line
-// says it (the command reads it off search.Options): its workload or
-// band, the configs in its space, its budget of launches and its guarded
-// ops, at their sizes, launched GuardLaunches times per arm.
+// says it (the command reads it off search.Options): its guarded ops are
+// launched GuardLaunches times per arm, at GuardOpSizes.
 type SearchPlan struct {
 	Workload      nccl.Workload
 	Band          nccl.Band
@@ -62,8 +62,8 @@ type SearchPlan struct {
 	GuardLaunches int
 }
 
-// SearchStarted prints what a search study tunes (so, its plan) and
-// where it is stored (db, created when the database is new).
+// SearchStarted prints what a search study tunes and where it is stored
+// (created when the database is new).
 func SearchStarted(w io.Writer, study *store.Study, so SearchPlan, db string, created bool) {
 	if so.Workload.ScoredByRounds() {
 		fmt.Fprintf(w, "study %s: workload %s (one launch per op per measurement), %d configs in the space, budget %d launches%s\n",
@@ -103,10 +103,8 @@ func ABProgress(w io.Writer) func(n, total int, phase string, cfg nccl.Config, l
 	}
 }
 
-// DoctorProgress prints doctor's debug launches, from min to max bytes,
-// on the simulated fabric simProfile ("" for real hardware): before the
-// first (cfg empty, l nil), before the second with cfg, and each as it
-// ends (l).
+// DoctorProgress prints doctor's debug launches: before the first (cfg
+// empty, l nil), before the second with cfg, and each as it ends (l).
 func DoctorProgress(w io.Writer, min, max int64, simProfile string) func(cfg nccl.Config, l *benchfmt.Launch) {
 	return func(cfg nccl.Config, l *benchfmt.Launch) {
 		switch {
@@ -115,11 +113,7 @@ func DoctorProgress(w io.Writer, min, max int64, simProfile string) func(cfg ncc
 		case len(cfg) > 0:
 			fmt.Fprintf(w, "doctor: a second debug launch with %s\n", cfg)
 		default:
-			sim := ""
-			if simProfile != "" {
-				sim = " — " + SimLabel(true, simProfile)
-			}
-			fmt.Fprintf(w, "doctor: one debug launch, %s to %s%s\n", nccl.FormatSize(min), nccl.FormatSize(max), sim)
+			fmt.Fprintf(w, "doctor: one debug launch, %s to %s%s\n", nccl.FormatSize(min), nccl.FormatSize(max), simSuffix(simProfile, simProfile != ""))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -15,10 +16,9 @@ import (
 )
 
 // PrintParse prints what parse read from each file: one --json document
-// (for several files {"files": [one per file]}), or each file's summary,
-// table, NCCL's facts and what went wrong, a blank line between files.
-// errorOf puts a file's error in the one error shape (the command knows
-// the exit codes).
+// (for several files {"files": [...]}), or each file's summary, table,
+// NCCL's facts and what went wrong. errorOf puts a file's error in the
+// one error shape.
 func PrintParse(w io.Writer, asJSON bool, parsed []ParseOutcome, errorOf func(error) ErrorJSON) error {
 	if asJSON {
 		docs := make([]parseJSON, len(parsed))
@@ -28,7 +28,6 @@ func PrintParse(w io.Writer, asJSON bool, parsed []ParseOutcome, errorOf func(er
 		if len(docs) == 1 {
 			return WriteJSON(w, docs[0])
 		}
-		// One document with its schema_version, not a bare list.
 		return WriteJSON(w, struct {
 			Files []parseJSON `json:"files"`
 		}{docs})
@@ -50,8 +49,8 @@ type ParseOutcome struct {
 	Name   string
 	Result *benchfmt.Result
 	Err    error
-	// Refused says why the file is not read at all: it holds another
-	// collective than parse --op names (benchfmt.Result.OpMismatch).
+	// Refused says why the file is not read at all (another collective
+	// than parse --op names).
 	Refused string
 }
 
@@ -75,7 +74,7 @@ func (p ParseOutcome) Unreadable() string {
 	return ""
 }
 
-// parseJSON is one file in parse --json (DESIGN's contract plus more).
+// parseJSON is one file in parse --json.
 type parseJSON struct {
 	File         string          `json:"file"`
 	Collective   string          `json:"collective"`
@@ -92,7 +91,7 @@ type parseJSON struct {
 	Errors       []string        `json:"errors,omitempty"`
 	Notes        []string        `json:"notes,omitempty"`
 	// Failure names why the run failed; Error why the file is not
-	// nccl-tests output, in the one error shape.
+	// nccl-tests output.
 	Failure string     `json:"failure,omitempty"`
 	Error   *ErrorJSON `json:"error,omitempty"`
 }
@@ -124,7 +123,6 @@ func parseDoc(p ParseOutcome, errorOf func(error) ErrorJSON) parseJSON {
 		return d
 	}
 	if p.Refused != "" {
-		// Say what the file holds, and nothing it measured.
 		d.Collective = r.Collective
 		return d
 	}
@@ -144,9 +142,7 @@ func parseDoc(p ParseOutcome, errorOf func(error) ErrorJSON) parseJSON {
 // writeParseText prints one file: a summary line, the table, the footer,
 // NCCL's facts and choices, and what went wrong.
 func writeParseText(w io.Writer, p ParseOutcome) error {
-	// Every line quotes the file (its name, host and GPU names, NCCL's
-	// warnings, a failure message): printed through safetext.Escape, as
-	// doctor prints a log.
+	// Every line quotes the file: escaped.
 	say := func(format string, args ...any) (int, error) {
 		return fmt.Fprintln(w, safetext.Escape(fmt.Sprintf(format, args...)))
 	}
@@ -213,15 +209,19 @@ func writeParseText(w io.Writer, p ParseOutcome) error {
 	return err
 }
 
-// parseSummary is "all_reduce, 2 ranks on fakehost0 fakehost1 (NVIDIA H200), NCCL 2.28.3, nccl-tests 2.19.6".
+// parseSummary is "all_reduce, 2 ranks on host0 host1 (NVIDIA H200), NCCL 2.28.3, nccl-tests 2.19.6".
 func parseSummary(r *benchfmt.Result) string {
 	parts := []string{orDash(r.Collective)}
 	ranks := fmt.Sprintf("%d ranks", r.NRanks)
 	if len(r.Devices) > 0 {
 		var hosts, gpus []string
 		for _, d := range r.Devices {
-			hosts = parseAppendNew(hosts, d.Host)
-			gpus = parseAppendNew(gpus, d.Name)
+			if !slices.Contains(hosts, d.Host) {
+				hosts = append(hosts, d.Host)
+			}
+			if !slices.Contains(gpus, d.Name) {
+				gpus = append(gpus, d.Name)
+			}
 		}
 		ranks += " on " + strings.Join(hosts, " ") + " (" + strings.Join(gpus, ", ") + ")"
 	}
@@ -238,19 +238,9 @@ func parseSummary(r *benchfmt.Result) string {
 	return strings.Join(parts, ", ")
 }
 
-func parseAppendNew(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
-}
-
 // writeParseRows prints the out-of-place columns, right-aligned as
-// nccl-tests prints them. Columns that never vary from nccl-tests' default
-// (redop, root, cycle, per-iteration statistics) appear only when they say
-// something.
+// nccl-tests prints them; redop, root, cycle and per-iteration columns
+// only when they say something.
 func writeParseRows(w io.Writer, rows []benchfmt.Row) error {
 	var showRedop, showRoot, showCycle, showIter bool
 	for _, row := range rows {
@@ -304,7 +294,7 @@ func writeParseRows(w io.Writer, rows []benchfmt.Row) error {
 }
 
 // parseFactsSummary is "transport Socket (lo:127.0.0.1<0>), GDR off, 2
-// channels, 2 ranks on 2 nodes, NCCL 2.28.3; data paths: network Socket …".
+// channels, 2 ranks on 2 nodes, NCCL 2.28.3; data paths: …".
 func parseFactsSummary(f *benchfmt.Facts) string {
 	var parts []string
 	if f.Transport != "" {

@@ -2,41 +2,7 @@ package ui
 
 import "github.com/nccltune/nccltune/internal/report"
 
-// LandscapeJSON is the landscape figure's data in plot --json.
-func LandscapeJSON(f report.Landscape) map[string]any {
-	return map[string]any{"knob": f.Knob, "share": jsonNumber(f.Share), "configs": scoredConfigsJSON(f.Configs)}
-}
-
-// ConvergenceJSON is the convergence figure's data in plot --json.
-func ConvergenceJSON(f report.Convergence) map[string]any {
-	return map[string]any{"confirm_from": f.ConfirmFrom, "confirm_to": f.ConfirmTo, "steps": stepsJSON(f.Steps)}
-}
-
-// scoredConfigsJSON is the landscape's configs, NaN (no score or
-// interval) as null.
-func scoredConfigsJSON(cs []report.ScoredConfig) []map[string]any {
-	out := make([]map[string]any, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, map[string]any{"label": c.Label, "env": nonNilMap(map[string]string(c.Config)), "trials": c.Trials,
-			"equivalent": c.Equivalent, "state": c.State, "role": c.Role, "knobs": c.Knobs, "launches": c.Launches,
-			"score_us": jsonNumber(c.ScoreUS), "lo_us": jsonNumber(c.LoUS), "hi_us": jsonNumber(c.HiUS), "interval": c.Interval})
-	}
-	return out
-}
-
-// stepsJSON is the convergence's steps, NaN as null.
-func stepsJSON(ss []report.ConvergenceStep) []map[string]any {
-	out := make([]map[string]any, 0, len(ss))
-	for _, st := range ss {
-		out = append(out, map[string]any{"launch": st.Launch, "leader": st.Leader, "leader_launches": st.LeaderLaunches,
-			"leader_us": jsonNumber(st.LeaderUS), "leader_lo_us": jsonNumber(st.LeaderLo), "leader_hi_us": jsonNumber(st.LeaderHi),
-			"baseline_us": jsonNumber(st.BaselineUS), "baseline_lo_us": jsonNumber(st.BaselineLo), "baseline_hi_us": jsonNumber(st.BaselineHi)})
-	}
-	return out
-}
-
-// CurvesJSON is the curves as plot --json gives them: NaN, which JSON
-// cannot hold, as null.
+// CurvesJSON is the curves as plot --json gives them, NaN as null.
 func CurvesJSON(cs []report.Curve) []map[string]any {
 	out := make([]map[string]any, 0, len(cs))
 	for _, c := range cs {
@@ -53,17 +19,29 @@ func CurvesJSON(cs []report.Curve) []map[string]any {
 }
 
 // FigureJSON is what plot --json prints of a study's figure: the
-// speedup's comparison, the landscape or the convergence.
+// speedup's comparison, or the landscape's or the convergence's data, NaN
+// as null.
 func FigureJSON(d report.Drawing) any {
 	switch f := d.(type) {
 	case report.SpeedupFigure:
 		return f.Comparison
 	case report.Landscape:
-		return LandscapeJSON(f)
+		configs := make([]map[string]any, 0, len(f.Configs))
+		for _, c := range f.Configs {
+			configs = append(configs, map[string]any{"label": c.Label, "env": nonNilMap(map[string]string(c.Config)), "trials": c.Trials,
+				"equivalent": c.Equivalent, "state": c.State, "role": c.Role, "knobs": c.Knobs, "launches": c.Launches,
+				"score_us": jsonNumber(c.ScoreUS), "lo_us": jsonNumber(c.LoUS), "hi_us": jsonNumber(c.HiUS), "interval": c.Interval})
+		}
+		return map[string]any{"knob": f.Knob, "share": jsonNumber(f.Share), "configs": configs}
 	case report.Convergence:
-		return ConvergenceJSON(f)
+		steps := make([]map[string]any, 0, len(f.Steps))
+		for _, st := range f.Steps {
+			steps = append(steps, map[string]any{"launch": st.Launch, "leader": st.Leader, "leader_launches": st.LeaderLaunches,
+				"leader_us": jsonNumber(st.LeaderUS), "leader_lo_us": jsonNumber(st.LeaderLo), "leader_hi_us": jsonNumber(st.LeaderHi),
+				"baseline_us": jsonNumber(st.BaselineUS), "baseline_lo_us": jsonNumber(st.BaselineLo), "baseline_hi_us": jsonNumber(st.BaselineHi)})
+		}
+		return map[string]any{"confirm_from": f.ConfirmFrom, "confirm_to": f.ConfirmTo, "steps": steps}
 	case report.Panels:
-		// A workload's figures, one per op: each with its op.
 		out := make([]map[string]any, len(f.Figures))
 		for i, p := range f.Figures {
 			out[i] = map[string]any{"op": f.Ops[i], "figure": FigureJSON(p)}

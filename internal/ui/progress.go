@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -34,9 +35,8 @@ func terminalWidth(w io.Writer) func() int {
 	}
 }
 
-// fitWidth cuts text to at most width columns, marking a cut with "…".
-// nccltune's texts hold only single-column characters (µ, ×, …), so a
-// rune is a column.
+// fitWidth cuts text to at most width columns, marking a cut with "…"
+// (nccltune's texts hold only single-column runes).
 func fitWidth(text string, width int) string {
 	text = strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\r' || r == '\t' {
@@ -55,10 +55,9 @@ func fitWidth(text string, width int) string {
 }
 
 // SearchProgress shows a study's launches: on a terminal, a progress bar
-// (github.com/schollz/progressbar) of the launches done of the budget,
-// the time elapsed and an estimate of what is left, then the leader, cut
-// to the terminal's width; otherwise (a log, a pipe, CI) one plain line
-// per launch, so nothing is lost when no one watches.
+// of the launches done of the budget, the time elapsed and left, then the
+// leader, cut to the terminal's width; otherwise one plain line per
+// launch, so that nothing is lost in a log.
 type SearchProgress struct {
 	w      io.Writer
 	bar    *progressbar.ProgressBar
@@ -69,8 +68,7 @@ type SearchProgress struct {
 	done  int
 }
 
-// barCells is the bar's own width for a terminal of width columns: 12,
-// fewer on a narrow one, where the description needs the room.
+// barCells is the bar's own width for a terminal of width columns.
 func barCells(width int) int {
 	if width >= 80 {
 		return 12
@@ -82,8 +80,7 @@ func barCells(width int) int {
 // runs a launch every few milliseconds.
 const progressThrottle = 100 * time.Millisecond
 
-// NewSearchProgress shows study's launches on w, a search of budget
-// launches.
+// NewSearchProgress shows study's launches on w.
 func NewSearchProgress(w io.Writer, study *store.Study, budget int) *SearchProgress {
 	p := &SearchProgress{w: w, budget: budget}
 	if isTerminal(w) {
@@ -93,11 +90,9 @@ func NewSearchProgress(w io.Writer, study *store.Study, budget int) *SearchProgr
 	return p
 }
 
-// newBar is the library's bar as nccltune draws it: on stderr (the
-// library's default is stdout), throttled, the count and the elapsed time
-// after the bar, the description last so that cutting it cuts the least
-// useful part, a line cleared with ANSI codes, nothing drawn until the
-// first launch ends.
+// newBar is the library's bar as nccltune draws it: on w (the library's
+// default is stdout), throttled, the description last so that cutting it
+// cuts the least useful part, nothing drawn until the first launch ends.
 func newBar(w io.Writer, budget int) *progressbar.ProgressBar {
 	bar := progressbar.NewOptions(budget,
 		progressbar.OptionSetWriter(w),
@@ -114,9 +109,9 @@ func newBar(w io.Writer, budget int) *progressbar.ProgressBar {
 	return bar
 }
 
-// SearchEvent is one finished launch of a search as its progress shows
-// it (the command reads it off search.Event): the launch of trial Trial,
-// its config, and its band score in µs (0 if it failed or is unscored).
+// SearchEvent is one finished launch of a search (the command reads it
+// off search.Event); LaunchScore is its band score in µs, 0 if it failed
+// or is unscored.
 type SearchEvent struct {
 	Seq, Budget int
 	Phase       string
@@ -128,10 +123,9 @@ type SearchEvent struct {
 	Best *SearchLeader
 }
 
-// SearchLeader is a search's leader while it explores: its trial, its
-// speedup over the baseline from exploration launches (biased upward: a
-// progress hint, never the reported gain) and Gain, its bounds (nil when
-// too few launches give even a range).
+// SearchLeader is a search's leader while it explores: its speedup over
+// the baseline from exploration launches (biased upward: a hint, never
+// the reported gain) and its bounds (nil when there are none).
 type SearchLeader struct {
 	Trial   int
 	Config  nccl.Config
@@ -140,14 +134,13 @@ type SearchLeader struct {
 }
 
 // GainBounds bound a leader's speedup: the comparison's interval
-// (Interval), else the range of its single launches against the
-// baseline's score.
+// (Interval), else the range of its launches against the baseline's score.
 type GainBounds struct {
 	Lo, Hi   float64
 	Interval bool
 }
 
-// Event shows one launch; the command calls it after each.
+// Event shows one launch.
 func (p *SearchProgress) Event(ev SearchEvent) {
 	if ev.Launch != nil {
 		p.spent += ev.Launch.Duration
@@ -166,8 +159,7 @@ func (p *SearchProgress) Event(ev SearchEvent) {
 	fmt.Fprintf(p.w, "launch %d/%d %-7s trial %-3d %-40s %s (%s)\n", ev.Seq+1, ev.Budget, ev.Phase, ev.Trial, ev.Config, result, ev.Launch.Duration.Round(time.Millisecond))
 }
 
-// draw moves the bar to the launch and sets its description, cut to what
-// the terminal's width leaves beside the bar.
+// draw moves the bar to the launch and sets its description.
 func (p *SearchProgress) draw(ev SearchEvent) {
 	budget := ev.Budget
 	if budget <= 0 {
@@ -176,48 +168,36 @@ func (p *SearchProgress) draw(ev SearchEvent) {
 	if budget != p.bar.GetMax() && budget >= p.done {
 		p.bar.ChangeMax(budget)
 	}
-	width := p.width()
-	if width <= 0 {
-		width = fallbackWidth
-	}
+	width := cmp.Or(p.width(), fallbackWidth) // GetSize's width is never negative
 	cells, desc := p.layout(ev, budget, width, p.bar.State().SecondsSince)
-	// Set without drawing (Describe would draw, and the throttle would
-	// then skip the count's draw): one draw per launch, count and text.
+	// Set without drawing (the throttle would then skip the count's draw).
 	progressbar.OptionSetWidth(cells)(p.bar)
 	progressbar.OptionSetDescription(desc)(p.bar)
 	_ = p.bar.Set(min(p.done, budget))
 }
 
-// minBarCells is the narrowest bar drawn: the count beside it still says
-// how far the study is.
+// minBarCells is the narrowest bar drawn.
 const minBarCells = 4
 
 // layout fits the line to width columns, one left free (some terminals
-// wrap as soon as the last column is written): the bar's cells and the
-// description after it. The leader's config is what the line is for, so
-// the other fields give way first, in order: the gain's interval, the
-// time left, the words around the gain, the bar's cells, the configs'
-// NCCL_ prefixes, the phase; only then is the config itself cut.
+// wrap at the last column): the bar's cells and the description. The
+// leader's config is what the line is for, so the other fields give way
+// first, in order: the gain's interval, the time left, the words around
+// the gain, the bar's cells, the NCCL_ prefixes, the phase.
 func (p *SearchProgress) layout(ev SearchEvent, budget, width int, elapsed float64) (cells int, desc string) {
 	full := barCells(width)
 	room := func(cells int) int { return max(width-1-barWidth(cells, p.done, budget, elapsed), 0) }
-	phase := ev.Phase
-	left := timeLeft(p.spent, p.done, budget)
+	phase, withLeft := ev.Phase, ev.Phase
+	if left := timeLeft(p.spent, p.done, budget); left != "" {
+		withLeft += ", " + left
+	}
 	if ev.Best == nil {
-		if left != "" {
-			phase += ", " + left
-		}
-		return full, fitWidth(phase, room(full))
+		return full, fitWidth(withLeft, room(full))
 	}
 	gain := fmt.Sprintf("%+.0f %%", 100*(ev.Best.Speedup-1))
 	cfg, short := ev.Best.Config.String(), strings.ReplaceAll(ev.Best.Config.String(), "NCCL_", "")
 	trial := fmt.Sprintf("trial %d %s", ev.Best.Trial, cfg)
-	withLeft := phase
-	if left != "" {
-		withLeft += ", " + left
-	}
-	// "so far": exploration launches favour lucky configs; the
-	// confirmation decides (the phase, first, says which runs).
+	// "so far": exploration launches favour lucky configs.
 	tries := []struct {
 		cells int
 		text  string
@@ -240,23 +220,20 @@ func (p *SearchProgress) layout(ev SearchEvent, budget, width int, elapsed float
 }
 
 // barWidth is the columns the library's line takes besides the
-// description: "  17% [##··········] (7/40) [1m2s] " and the space after
-// the description (progressbar v3.19's layout; the terminal test checks
-// that the two add up).
+// description, "  17% [##··········] (7/40) [1m2s] " and a space
+// (progressbar v3.19's layout, checked by a test).
 func barWidth(cells, done, budget int, elapsed float64) int {
 	pct := 0
 	if budget > 0 {
 		pct = int(float64(done) / float64(budget) * 100)
 	}
-	// The elapsed time as the library will write it, a second on: its
-	// draw comes a moment later ("59s" then "1m0s").
+	// A second on: the library's draw comes a moment later.
 	clock := (time.Duration(elapsed+1) * time.Second).String()
 	return len(fmt.Sprintf("%4d%% [%s] (%d/%d) [%s] ", pct, strings.Repeat("#", cells), done, budget, clock)) + 1
 }
 
-// timeLeft estimates the rest of the budget from the launches' measured
-// durations: their mean times the launches left. It is at most that: a
-// study may decide before its budget is spent.
+// timeLeft estimates the rest of the budget from the launches' mean
+// duration: at most, since a study may decide before its budget is spent.
 func timeLeft(spent time.Duration, done, budget int) string {
 	if done <= 0 || budget <= done {
 		return ""
@@ -268,8 +245,7 @@ func timeLeft(spent time.Duration, done, budget int) string {
 	return "≤" + left.Round(time.Second).String() + " left"
 }
 
-// interval is the leader's exploration gain as search bounds it: the
-// interval " [lo, hi]", or the range of its launches, said as such.
+// interval is the leader's gain's bounds, said as what they are.
 func (p *SearchProgress) interval(ev SearchEvent) string {
 	g := ev.Best.Gain
 	switch {
@@ -278,8 +254,6 @@ func (p *SearchProgress) interval(ev SearchEvent) string {
 	case g.Interval:
 		return fmt.Sprintf(" [%+.0f %%, %+.0f %%]", 100*(g.Lo-1), 100*(g.Hi-1))
 	}
-	// Too few launches for an interval: the range of the leader's
-	// launches against the defaults' score instead, and said so.
 	return fmt.Sprintf(" (launches %+.0f %%…%+.0f %%)", 100*(g.Lo-1), 100*(g.Hi-1))
 }
 
@@ -291,8 +265,7 @@ func (p *SearchProgress) Finish() {
 	}
 }
 
-// isTerminal reports whether w is a terminal (progress lines redrawn in
-// place only then).
+// isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

@@ -24,9 +24,9 @@ type ReplaySummary struct {
 	Configs       []ReplayConfigRow `json:"configs"`
 }
 
-// ReplayConfigRow is one config of a replay: its launches (Failed of them
-// failed; Cold, one is the fabric's cold first launch), the median time at
-// each size and NCCL's plan.
+// ReplayConfigRow is one config of a replay: its launches (Cold: one is
+// the fabric's cold first launch), the median time at each size and
+// NCCL's plan.
 type ReplayConfigRow struct {
 	Env        nccl.Config         `json:"env"`
 	Launches   int                 `json:"launches"`
@@ -38,8 +38,7 @@ type ReplayConfigRow struct {
 }
 
 // PrintReplay prints a replay's recorded launches: replay show's --json
-// document, or its fabric and one line per config with its median times
-// and NCCL's plan.
+// document, or its fabric and one line per config.
 func PrintReplay(w io.Writer, asJSON bool, s ReplaySummary) error {
 	if asJSON {
 		return WriteJSON(w, s)

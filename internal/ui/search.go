@@ -16,12 +16,12 @@ import (
 )
 
 // SearchEnd is how a search ended, as its summary says it (the command
-// reads it off search.Result): its launches and trials, why exploration
-// stopped and the study ended, the launches of the budget it did not make
-// (UnspentForGuards of them held for the guarded ops), why more could not
-// have changed the answer (Settled, "" when they could), the
-// confirmation's looks taken of those it planned, and the candidate
-// confirmed against the baseline (Confirmed; nil Candidate when none was).
+// reads it off search.Result): why exploration stopped (Stopped) and the
+// study ended (Ending); Unspent, the launches of the budget it did not
+// make (UnspentForGuards of them held for the guarded ops); Settled, why
+// more could not have changed the answer ("" when they could); the
+// confirmation's Looks of PlannedLooks; Candidate, nil when none was
+// confirmed.
 type SearchEnd struct {
 	Launches, Trials          int
 	Stopped, Ending, Settled  string
@@ -33,9 +33,7 @@ type SearchEnd struct {
 
 // PrintSearch prints a finished search: its --json document, or the table
 // of the baseline against the recommendation and the decision in words.
-// trials are the study's trials as stored (their scores the recorder's).
 // db is the database it is stored in, for the hints' commands.
-// launches are the study's stored launches, counted per op and phase.
 func PrintSearch(w io.Writer, asJSON bool, study *store.Study, trials []*store.Trial, launches []*store.Launch, res SearchEnd, took time.Duration, db string) error {
 	if asJSON {
 		doc := searchJSON(study, res)
@@ -71,17 +69,15 @@ func searchJSON(study *store.Study, res SearchEnd) map[string]any {
 		"plans":              study.Plans,
 	}
 	if w := study.Parts(); w.Timed() && study.Recommendation != nil {
-		// A timed workload's objective is the time a step spends in its
-		// calls: the two times the verdict states (stored.VerdictOf), the
-		// candidate's null when no confirmation measured one.
+		// A timed workload's objective: the time a step spends in its calls.
 		r := study.Recommendation
 		doc["time_per_step_us"] = map[string]any{"baseline": positiveOrNull(w.StepUS(r.BaselineScoreUS)), "candidate": positiveOrNull(w.StepUS(r.ScoreUS))}
 	}
 	return doc
 }
 
-// positiveOrNull is x as JSON, null when it is not a positive number (a
-// score never measured is stored as 0).
+// positiveOrNull is x as JSON, null when it is not positive (a score
+// never measured is stored as 0).
 func positiveOrNull(x float64) any {
 	if !(x > 0) {
 		return nil
@@ -89,13 +85,10 @@ func positiveOrNull(x float64) any {
 	return jsonNumber(x)
 }
 
-// recommendationJSON is the study's recommendation as the JSON documents
-// show it (search, show): env is what to run (the baseline, when the
-// study keeps it: an empty env means NCCL's defaults), as export writes;
-// verdict the conclusion in the words history and show use; p_value null
-// when no confirmation test ran (no candidate, or the candidate failed),
-// instead of a number that reads like a result. r is the study's
-// recommendation (show's with its nil lists made empty).
+// recommendationJSON is the study's recommendation r as search and show
+// print it: env is what to run (the baseline, when the study keeps it),
+// verdict the conclusion in words, p_value null when no confirmation test
+// ran, rather than a number that reads like a result.
 func recommendationJSON(study *store.Study, r *store.Recommendation) any {
 	if r == nil {
 		return nil
@@ -132,9 +125,8 @@ func planLines(p *store.PlanSummary) []string {
 		}
 		out = append(out, head)
 	}
-	// Each rule's count is a part of the one merged count (a config merged
-	// by several rules counts under each, so the parts may add up to more):
-	// say so with the total, never as counts that read as a sum.
+	// A config merged by several rules counts under each: each count is
+	// said of the total, never as counts that read as a sum.
 	for _, m := range p.Merged {
 		out = append(out, fmt.Sprintf("  %d of %d: %s", m.Count, p.MergedConfigs, m.Reason))
 	}
@@ -150,9 +142,8 @@ func planLines(p *store.PlanSummary) []string {
 	return out
 }
 
-// spentText is the summary's count of launches: of the budget, and when
-// some were left, why the study stopped before spending them — from the
-// result's own words (Settled, printed next, or Stopped and Ending).
+// spentText is the summary's count of launches of the budget, and why
+// the study stopped before spending them all.
 func spentText(budget int, res SearchEnd) string {
 	if budget <= 0 {
 		return fmt.Sprintf("%d launches", res.Launches)
@@ -168,9 +159,8 @@ func spentText(budget int, res SearchEnd) string {
 	case res.Stopped == "interrupted":
 		why = "interrupted; --resume spends them"
 	case res.Stopped == "time":
-		// The study stops a stage when the time left, at the mean launch
-		// duration, cannot hold what that stage needs: on the real
-		// loopback with 151 s of 326 left, and "ran out" read as a lie.
+		// The time left at the mean launch duration could not hold the
+		// next stage: "ran out" would read as a lie.
 		why = "--time left too little for the next stage"
 	case res.Looks > 0 && res.Looks < res.PlannedLooks:
 		why = fmt.Sprintf("the confirmation decided (%s) at look %d of %d", res.Ending, res.Looks, res.PlannedLooks)
@@ -180,8 +170,8 @@ func spentText(budget int, res SearchEnd) string {
 		why = "ended " + res.Ending
 	}
 	if g := res.UnspentForGuards; g > 0 {
-		// Without this a user reads a budget left over as one the study
-		// chose not to use, when the confirmation could not reach it.
+		// Not a budget the study chose to leave: the confirmation could
+		// not reach it.
 		held := fmt.Sprintf("%d held for the guarded ops, measured only beside a recommended config; a larger --budget gives the confirmation more looks", g)
 		if why == "" {
 			why = held
@@ -211,13 +201,11 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 	if res.Confirmed {
 		fmt.Fprintf(w, "confirmed %d vs %d launches, interleaved: %s against %s\n",
 			rec.BaselineLaunches, rec.CandidateLaunches, res.Candidate, BaselineName(study.BaselineEnv))
-		printSizeTable(w, rec)
+		printSizeTable(w, rec, "baseline", "candidate")
 	}
 	fmt.Fprintln(w)
-	// The same verdict as show, history, the exports and the report, in
-	// the words stored.Conclusion.Headline writes once. The headline can
-	// name a path (a tuner plugin's, its CSV's) and a reason can quote
-	// the benchmark's output: escaped, as show escapes them.
+	// The headline can name a path and a reason can quote the benchmark's
+	// output: escaped.
 	v := stored.VerdictOf(study)
 	if v.Change {
 		fmt.Fprintf(w, "recommend: %s\n", safetext.Escape(v.Headline))
@@ -225,15 +213,13 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 			fmt.Fprintf(w, "  change from your baseline: %s\n", changeText(study.BaselineEnv, rec.Env))
 		}
 	} else {
-		// Keeping the defaults: its reason, then the candidates refused on
-		// the way, as show says them.
 		fmt.Fprintln(w, safetext.Escape(v.Headline))
 	}
 	for _, d := range v.Details {
 		fmt.Fprintf(w, "  %s\n", safetext.Escape(d))
 	}
 	if v.Change {
-		// Run the way this nccltune ran: go run before an install.
+		// Run the way this nccltune ran (go run before an install).
 		fmt.Fprintf(w, "  export it: %s\n", invocation.Line(db, "export", safetext.ShellArg(study.Name), "--format", "env"))
 	}
 	if line := defaultsLine(study, trials); line != "" {
@@ -247,14 +233,10 @@ func printSearchResult(w io.Writer, study *store.Study, trials []*store.Trial, r
 	}
 }
 
-// printSizeTable prints per-size medians with intervals and the change.
-func printSizeTable(w io.Writer, rec *store.Recommendation) {
-	printSizeTableAs(w, rec, "baseline", "candidate")
-}
-
-// printSizeTableAs is printSizeTable with its two arms named.
-func printSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string) {
-	tw := newTable(w)
+// printSizeTable prints per-size medians with intervals and the change,
+// the arms named base and cand.
+func printSizeTable(w io.Writer, rec *store.Recommendation, base, cand string) {
+	tw := texttable.New(w)
 	band := append(append([]store.SizeComparison{}, rec.PerSize...), partRows(rec.Parts)...)
 	rows := append(band, rec.Guards...)
 	ci := store.RowsCILevel(rows).Label()
@@ -277,9 +259,8 @@ func printSizeTableAs(w io.Writer, rec *store.Recommendation, base, cand string)
 	tw.Flush()
 }
 
-// partRows are a workload's per-size rows, each naming its op, grouped by
-// op in the order the parts name them (two parts of one op: one group,
-// by size), for the size table: every part's sizes, not the first op's.
+// partRows are a workload's per-size rows, grouped by op in the parts'
+// order, each group by size.
 func partRows(parts []store.PartComparison) []store.SizeComparison {
 	var ops []nccl.Op
 	byOp := map[nccl.Op][]store.SizeComparison{}
@@ -299,15 +280,14 @@ func partRows(parts []store.PartComparison) []store.SizeComparison {
 }
 
 // defaultsLine says, for a study against the user's baseline, how NCCL's
-// defaults did while exploring (stored.DefaultsExplored decides it).
+// defaults did while exploring.
 func defaultsLine(study *store.Study, trials []*store.Trial) string {
 	def, gain, verdict := stored.DefaultsExplored(study, trials)
 	if def == nil {
 		return ""
 	}
 	base := study.Recommendation.BaselineScoreUS
-	// Said as "faster" or "slower", never as a signed percentage: a
-	// negative gain read as "-82 %" looks like a time that shrank.
+	// Never a signed percentage: "-82 %" reads as a time that shrank.
 	change := fmt.Sprintf("%.0f %% faster than", 100*gain)
 	if gain < 0 {
 		change = fmt.Sprintf("%.2f× slower than", def.ScoreUS/base)

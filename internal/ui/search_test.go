@@ -23,7 +23,7 @@ func TestSizeTableAligned(t *testing.T) {
 		{Bytes: 1 << 30, BaselineUS: 123456789.5, BaselineLo: 100000000.25, BaselineHi: 200000000.75, CandidateUS: 1, Speedup: 1},
 	}}
 	var buf bytes.Buffer
-	printSizeTable(&buf, rec)
+	printSizeTable(&buf, rec, "baseline", "candidate")
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("table:\n%s", buf.String())

@@ -13,14 +13,14 @@ import (
 	"github.com/nccltune/nccltune/internal/report"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
 
 // ShowFormat is what show prints of a study.
 type ShowFormat struct {
-	// JSON is show's --json document; CSV one row per trial, or with
-	// Curves one row per launch and size.
+	// CSV is one row per trial, or with Curves one row per launch and size.
 	JSON, CSV, Curves bool
 	// Trials adds the table of trials to the text.
 	Trials bool
@@ -29,8 +29,8 @@ type ShowFormat struct {
 }
 
 // PrintShow prints a study as f asks: its --json document, a CSV, or the
-// text: settings, the recommendation in words, what the launches measured
-// and NCCL chose, and the trials.
+// text: settings, the recommendation, what the launches measured and NCCL
+// chose, and the trials.
 func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
 	switch {
 	case f.JSON:
@@ -56,14 +56,11 @@ func PrintShow(w io.Writer, data *report.Study, f ShowFormat) error {
 	return nil
 }
 
-// writeStudySettings prints what the study asked for and where it ran, as
-// "key  value" lines. The values hold text from outside (a --base-env
-// value, a file path, a host or GPU name, a reason quoting the
-// benchmark's output, labels): each is printed through safetext.Escape,
-// so that a line break in one cannot forge a line of show and an escape
-// sequence never reaches the terminal.
+// writeStudySettings prints what the study asked for and where it ran.
+// The values hold text from outside (paths, host names, the benchmark's
+// output): escaped, so that none can forge a line or reach the terminal.
 func writeStudySettings(w io.Writer, s *store.Study, launches []*store.Launch, loc *time.Location) error {
-	tw := newTable(w)
+	tw := texttable.New(w)
 	batches := stored.BatchText(launches)
 	for _, f := range stored.Settings(s, loc) {
 		fmt.Fprintf(tw, "%s\t%s\n", f.Key, safetext.Escape(f.Value))
@@ -80,9 +77,8 @@ func writeStudySettings(w io.Writer, s *store.Study, launches []*store.Launch, l
 	return tw.Flush()
 }
 
-// writeRecommendation states the study's conclusion in plain words. The
-// headline can name a path (a tuner plugin's, its CSV's) and a reason
-// can quote the benchmark's output: escaped as the trials' reasons are.
+// writeRecommendation states the study's conclusion in plain words,
+// escaped (a headline can name a path, a reason quote the output).
 func writeRecommendation(w io.Writer, s *store.Study) {
 	v := stored.VerdictOf(s)
 	fmt.Fprintf(w, "recommendation: %s\n", safetext.Escape(v.Headline))
@@ -99,23 +95,19 @@ func writeRecommendation(w io.Writer, s *store.Study) {
 	}
 }
 
-// writeMeasurements prints what the launches measured: for a workload of
-// several parts, the confirmation's size table of every part and the
-// guard sizes; for another study that confirmed a config, the
-// benchstat-style comparison with NCCL's defaults
-// and what NCCL chose with each; for a sweep or an import, each config's
-// curve.
+// writeMeasurements prints what the launches measured: a workload's size
+// table of every part, another confirmed study's comparison with NCCL's
+// defaults, or each config's curve of a sweep or an import; then what
+// NCCL chose.
 func writeMeasurements(w io.Writer, data *report.Study) error {
 	if rec := data.Study.Recommendation; data.Study.Parts().ScoredByRounds() && rec != nil && len(rec.Parts) > 0 {
-		// A workload's confirmation, every part's sizes (search prints
-		// the same table).
 		fmt.Fprintln(w)
 		cand := "the candidate"
 		if t := data.Candidate(); t != nil {
 			cand = t.Config.String()
 		}
 		fmt.Fprintf(w, "confirmed %d vs %d launches of each op, interleaved: %s against %s\n", rec.BaselineLaunches, rec.CandidateLaunches, cand, BaselineName(data.Study.BaselineEnv))
-		printSizeTable(w, rec)
+		printSizeTable(w, rec, "baseline", "candidate")
 	} else if cmp := data.Compare(); cmp != nil {
 		fmt.Fprintln(w)
 		if data.Study.Parts().ScoredByRounds() {
@@ -140,7 +132,7 @@ func writeMeasurements(w io.Writer, data *report.Study) error {
 }
 
 // writeChoices prints what NCCL chose per size with its defaults and with
-// the recommendation, when the study recorded it (explain launches).
+// the recommendation, when recorded.
 func writeChoices(w io.Writer, data *report.Study) error {
 	defaults, recommended := stored.ExplainChoices(data.Study, data.Trials, data.Launches)
 	if len(defaults) == 0 && len(recommended) == 0 {
@@ -151,9 +143,8 @@ func writeChoices(w io.Writer, data *report.Study) error {
 	return benchfmt.ChoicesTable(w, defaults, recommended)
 }
 
-// ScoreDefinition is what SCORE means wherever a trial's score is shown:
-// show --trials, show --json and --format csv, the report's trials table
-// and its landscape (report.ScoredConfigs computes it).
+// ScoreDefinition is what SCORE means wherever a trial's score is shown
+// (report.ScoredConfigs computes it).
 const ScoreDefinition = `SCORE µs is the median, over the trial's scored launches (exploration
 and confirmation; not the warm-up or the debug launches), of each
 launch's band score: the geometric mean over the band's sizes of the
@@ -162,10 +153,7 @@ is the verdict's score, from their confirmation launches. SCORED counts
 those launches, LAUNCHES all of the trial's.`
 
 // ScoreDefinitionOf is what SCORE means for study s: ScoreDefinition, or
-// for a study of several parts (a timed workload's calls included), whose
-// launches each measure one op, the objective of its rounds
-// (report.ScoredConfigs scores them so, as the search ranked them): one
-// op's band score is not what the search or the verdict compares.
+// for a study of several parts the objective of its rounds.
 func ScoreDefinitionOf(s *store.Study) string {
 	if !s.Parts().ScoredByRounds() {
 		return ScoreDefinition
@@ -179,8 +167,8 @@ their confirmation rounds. SCORED counts those rounds, LAUNCHES all of
 the trial's launches.`, stored.Objective(s))
 }
 
-// trialScores is every trial's score by trial number, as the report's
-// trials table and landscape give it (none for a study without a band).
+// trialScores is every trial's score by trial number (none for a study
+// without a band).
 func trialScores(data *report.Study) map[int]report.ScoredConfig {
 	out := map[int]report.ScoredConfig{}
 	configs, err := data.ScoredConfigs()
@@ -195,13 +183,11 @@ func trialScores(data *report.Study) map[int]report.ScoredConfig {
 	return out
 }
 
-// writeTrialsTable lists every trial by number, with its score as the
-// report gives it (ScoreDefinition). A reason may quote the benchmark's
-// output (in a database written before runner escaped it): escaped as
-// writeStudySettings escapes its values.
+// writeTrialsTable lists every trial by number, with its score; a reason
+// may quote the benchmark's output, so it is escaped.
 func writeTrialsTable(w io.Writer, data *report.Study) error {
 	scores := trialScores(data)
-	tw := newTable(w)
+	tw := texttable.New(w)
 	fmt.Fprintln(tw, "#\tROLE\tSTATE\tLAUNCHES\tSCORED\tSCORE µs\tENV\tREASON")
 	for _, t := range data.Trials {
 		score, scored := "—", 0
@@ -227,18 +213,12 @@ type showTrial struct {
 	State    string            `json:"state"`
 	Reason   string            `json:"reason,omitempty"`
 	Launches int               `json:"launches"`
-	// ScoreUS is null until a launch was scored: ScoreDefinition, over
-	// ScoredLaunches of them.
+	// ScoreUS is null until a launch was scored.
 	ScoreUS        *float64 `json:"score_us"`
 	ScoredLaunches int      `json:"scored_launches"`
 }
 
-// showJSON is the `show --json` document: DESIGN.md's fields (study, band,
-// simulated, trials, recommendation), the study's settings, the per-size
-// comparison of the baseline with the confirmed config ("comparison", null
-// without one) and what NCCL chose with each ("choices", null when not
-// recorded), and an undecided study's refusals so far
-// ("refusals_so_far", [] once decided: the recommendation holds them).
+// showJSON is the `show --json` document.
 func showJSON(data *report.Study) map[string]any {
 	s, trials := data.Study, data.Trials
 	ts := make([]showTrial, 0, len(trials))
@@ -285,9 +265,8 @@ func showJSON(data *report.Study) map[string]any {
 		"trials":         ts,
 		"trial_count":    len(ts),
 		"recommendation": recommendationJSON(s, rec),
-		// An undecided study's refusals so far (a decided one's are the
-		// recommendation's): an interrupted study's candidate under
-		// confirmation is not its first.
+		// An undecided study's refusals (a decided one's are the
+		// recommendation's).
 		"refusals_so_far": nonNil(s.Refusals),
 		"comparison":      data.Compare(),
 		"choices":         choicesJSON(data),
@@ -298,7 +277,7 @@ func showJSON(data *report.Study) map[string]any {
 }
 
 // choicesJSON pairs NCCL's recorded choices with its defaults and with the
-// recommendation by size; nil when the study recorded none.
+// recommendation by size; nil when none were recorded.
 func choicesJSON(data *report.Study) []benchfmt.ChoiceRow {
 	defaults, recommended := stored.ExplainChoices(data.Study, data.Trials, data.Launches)
 	if len(defaults) == 0 && len(recommended) == 0 {

@@ -8,9 +8,8 @@ import (
 	"github.com/nccltune/nccltune/internal/report"
 )
 
-// writeTrialsCSV writes one row per trial: what a spreadsheet or pandas
-// needs to rank configs, the score as show and the report give it
-// (ScoreDefinition: score_us over scored_launches).
+// writeTrialsCSV writes one row per trial, with its score
+// (ScoreDefinition).
 func writeTrialsCSV(w io.Writer, data *report.Study) error {
 	scores := trialScores(data)
 	cw := csv.NewWriter(w)
@@ -18,7 +17,7 @@ func writeTrialsCSV(w io.Writer, data *report.Study) error {
 	for _, t := range data.Trials {
 		score, scored := "", 0
 		if c, ok := scores[t.Number]; ok && c.Scored() {
-			score, scored = strconv.FormatFloat(c.ScoreUS, 'f', -1, 64), c.Launches
+			score, scored = decimalFloat(c.ScoreUS), c.Launches
 		}
 		_ = cw.Write([]string{data.Name(), strconv.Itoa(t.Number), t.Role, string(t.State), strconv.Itoa(t.Launches), strconv.Itoa(scored), score, t.Config.Key(), t.Reason})
 	}
@@ -26,12 +25,8 @@ func writeTrialsCSV(w io.Writer, data *report.Study) error {
 	return cw.Error()
 }
 
-// writeCurvesCSV writes one row per launch and size: every measurement
-// the study holds, of every op (a workload's parts and guarded ops, each
-// row with its launch's op), for curves drawn elsewhere. Failed launches
-// and the uncounted warm-up are left out (as every table and figure
-// leaves them). Launches are numbered from 1, as search's lines on stderr
-// and the convergence figure number them.
+// writeCurvesCSV writes one row per usable launch and size, of every op,
+// launches numbered from 1 as everywhere else.
 func writeCurvesCSV(w io.Writer, data *report.Study) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"study", "trial", "env", "launch", "phase", "op", "bytes", "cycle", "time_us", "algbw_gbs", "busbw_gbs", "samples"})

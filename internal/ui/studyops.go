@@ -8,20 +8,13 @@ import (
 
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 )
 
-// What search and show print of a study of several collectives: its
-// parts, its guarded ops size by size, and how its launches were spent
-// per op and phase. A study of one op without guarded ops prints none of
-// it.
-
-// addOpFields adds the per-op fields to a search or show document:
-// workload (the parts asked for; [] for a one-part study), parts (each part's op, band, weight, scores, speedup with its interval),
-// guards (each guarded op's verdict and sizes), taken_out (the chose:
-// entries of calls taken out of calls:, OP:BYTES:ALGO:PROTO), launches_by_op (each op's
-// role, its parts' bands and launches per phase) and launches_spent (on the parts'
-// ops and on the guarded ops).
+// addOpFields adds the per-op fields to a search or show document: the
+// workload, its parts and guarded ops as confirmed, the calls taken out,
+// and the launches per op and phase.
 func addOpFields(doc map[string]any, study *store.Study, launches []*store.Launch) {
 	parts, guards := []store.PartComparison{}, []store.OpGuard{}
 	if rec := study.Recommendation; rec != nil {
@@ -51,9 +44,8 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 	if rec != nil && len(rec.Parts) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "parts (confirmation launches, interleaved; the objective: %s):\n", stored.Objective(study))
-		tw := newTable(w)
+		tw := texttable.New(w)
 		fmt.Fprintf(tw, "part\tweight\tbaseline µs\tcandidate µs\tspeedup (%s)\tverdict\n", store.PartsCILevel(rec.Parts).Label())
-		// The verdicts are stored.OpVerdicts', the parts' first.
 		verdicts := stored.OpVerdicts(rec)
 		for i, p := range rec.Parts {
 			fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.1f\t×%.3f [%.3f, %.3f]\t%s\n", p.Name(), p.Weight, p.BaselineScoreUS, p.ScoreUS,
@@ -73,8 +65,7 @@ func writeOpTables(w io.Writer, study *store.Study, launches []*store.Launch) {
 }
 
 // writeNotGuarded names each default guarded op the study left out, with
-// why, and each call taken out of its calls: (store.Study.TakenOut): as a
-// study starts and with its result, for search and compare alike.
+// why, and each call taken out of its calls.
 func writeNotGuarded(w io.Writer, study *store.Study) {
 	for _, s := range study.GuardOpsSkipped {
 		fmt.Fprintf(w, "not guarded: %s\n", s)
@@ -85,36 +76,32 @@ func writeNotGuarded(w io.Writer, study *store.Study) {
 }
 
 // writeGuardTable prints each guarded op's change in time over its sizes
-// and at each size: "*" marks a size where it is significantly slower
-// (Holm across every guarded op and size), "!" one slower by more than
-// the minimum effect, which refuses the recommendation.
+// and at each size ("*" significantly slower, "!" also by more than the
+// minimum effect).
 func writeGuardTable(w io.Writer, study *store.Study) {
 	rec := study.Recommendation
 	fmt.Fprintln(w)
-	// The count of a row that has launches: an op whose launches failed,
-	// or whose every size went unmeasured, counts none.
+	// The count of a row that has launches: an op whose launches failed
+	// counts none.
 	g0 := rec.OpGuards[0]
 	if i := slices.IndexFunc(rec.OpGuards, func(g store.OpGuard) bool { return g.BaselineLaunches+g.CandidateLaunches > 0 }); i >= 0 {
 		g0 = rec.OpGuards[i]
 	}
 	fmt.Fprintf(w, "guarded ops (change in time with the candidate, %d vs %d launches each, interleaved):\n", g0.BaselineLaunches, g0.CandidateLaunches)
-	// The columns are every op's sizes: verify --tuner-plugin of a
-	// workload judges each op at its own (its calls and the sizes just
-	// outside them), and no op's may go unshown.
+	// The columns are every op's sizes (each op may be judged at its own).
 	var sizes []int64
 	for _, g := range rec.OpGuards {
 		sizes = append(sizes, g.Sizes...)
 	}
 	slices.Sort(sizes)
 	sizes = slices.Compact(sizes)
-	tw := newTable(w)
+	tw := texttable.New(w)
 	head := []string{"op", "change (" + store.OpGuardsCILevel(rec.OpGuards).Label() + ")"}
 	for _, b := range sizes {
 		head = append(head, nccl.FormatSize(b))
 	}
 	fmt.Fprintln(tw, strings.Join(append(head, "verdict"), "\t"))
-	// The change and verdict are stored.OpVerdicts', the guards' after
-	// the parts: "—" where nothing was measured.
+	// The guards' verdicts follow the parts'.
 	verdicts := stored.OpVerdicts(rec)[len(rec.Parts):]
 	for i, g := range rec.OpGuards {
 		cells := []string{string(g.Op), verdicts[i].Change}
@@ -144,13 +131,12 @@ func writeGuardTable(w io.Writer, study *store.Study) {
 }
 
 // writeLaunchesByOp prints how the study's launches were spent per op and
-// phase, each op named with what it was to the study (its parts, or
-// guarded), and in all on the parts and on the guards.
+// phase.
 func writeLaunchesByOp(w io.Writer, byOp []stored.OpLaunches) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "launches per op and phase:")
 	phases := stored.PhasesOf(byOp)
-	tw := newTable(w)
+	tw := texttable.New(w)
 	fmt.Fprintln(tw, "op\tfor\t"+strings.Join(phases, "\t")+"\tin all")
 	for _, c := range byOp {
 		cells := []string{string(c.Op), c.For()}

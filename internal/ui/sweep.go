@@ -7,13 +7,13 @@ import (
 
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/runresult"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 )
 
 // PrintSweep prints a sweep of cfg over n launches: the --json document,
-// or the table per size (median over launches of each launch's median
-// time, with its interval) and the bandwidths; need is the launches an
-// interval needs (studyrun.SweepLaunchesForInterval), said when n is fewer.
+// or the table per size; need is the launches an interval needs, said
+// when n is fewer.
 func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n, need int, rows []runresult.SweepRow) error {
 	if asJSON {
 		return WriteJSON(w, map[string]any{
@@ -23,7 +23,7 @@ func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n
 	}
 	fmt.Fprintf(w, "sweep %s: %s%s, %d launch(es)%s\n", study.Name, opPrefix(study), cfg, n,
 		simTag(study.Simulated, study.Launch.SimProfile))
-	tw := newTable(w)
+	tw := texttable.New(w)
 	fmt.Fprintln(tw, "size\ttime µs (95% CI)\tbusbw\talgbw\t")
 	intervals := 0
 	for _, r := range rows {
@@ -42,8 +42,7 @@ func PrintSweep(w io.Writer, asJSON bool, study *store.Study, cfg nccl.Config, n
 	return nil
 }
 
-// opPrefix names a study's op in front of what it measured, for the ops
-// other than all-reduce (the one every study measured before ops were).
+// opPrefix names a study's op other than all-reduce.
 func opPrefix(study *store.Study) string {
 	if op := study.Op(); op != nccl.AllReduce {
 		return string(op) + " "
@@ -51,8 +50,6 @@ func opPrefix(study *store.Study) string {
 	return ""
 }
 
-// noIntervalNote says why a sweep of n launches shows no intervals: a 95 %
-// interval needs need launches (studyrun decides them).
 func noIntervalNote(n, need int) string {
 	if n <= 1 {
 		return fmt.Sprintf("(no interval from one launch: --repeats %d or more gives a 95 %% interval over launches)", need)

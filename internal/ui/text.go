@@ -3,7 +3,6 @@ package ui
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"slices"
@@ -11,13 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
-	"github.com/nccltune/nccltune/internal/texttable"
 )
-
-// newTable is the one table writer of the commands' text output:
-// texttable's tabwriter, shared with the report package so that every
-// table is laid out by one package.
-func newTable(w io.Writer) *texttable.Table { return texttable.New(w) }
 
 // SimLabel is the mark every simulated result carries in text output.
 func SimLabel(simulated bool, profile string) string {

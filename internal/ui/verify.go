@@ -9,15 +9,13 @@ import (
 	"github.com/nccltune/nccltune/internal/runresult"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"github.com/nccltune/nccltune/internal/stored"
+	"github.com/nccltune/nccltune/internal/texttable"
 	"github.com/nccltune/nccltune/store"
 )
 
 // PrintVerify prints r: its --json document, or the size table of the
 // fresh measurement, its speedup and whether it agrees with the claim.
-// study is the verify study, whose recommendation holds the sizes;
-// launches are its stored launches, counted per op for a comparison of
-// collectives (launches_by_op, launches_spent, and its tables of parts
-// and guarded ops).
+// study is the verify study, whose recommendation holds the sizes.
 func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store.Launch, r runresult.VerifyResult) error {
 	if asJSON {
 		byOp := stored.LaunchesByOp(study, launches)
@@ -27,7 +25,6 @@ func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store
 	return nil
 }
 
-// printVerify prints r as text.
 func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r runresult.VerifyResult) {
 	if r.Verifies != "" {
 		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), BaselineName(r.BaselineEnv), r.Launches, r.Launches)
@@ -36,10 +33,10 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r ru
 	}
 	fmt.Fprintln(w, simTag(r.Simulated, study.Launch.SimProfile))
 	if r.Verifies == "" {
-		printSizeTableAs(w, study.Recommendation, "A", "B")
+		printSizeTable(w, study.Recommendation, "A", "B")
 		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (%s), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.CILevel.Label(), r.PValue)
 	} else {
-		printSizeTable(w, study.Recommendation)
+		printSizeTable(w, study.Recommendation, "baseline", "candidate")
 		what := "fresh speedup"
 		if study.Parts().ScoredByRounds() || study.Parts().Timed() {
 			what = "fresh workload speedup (the study's objective: " + stored.Objective(study) + ")"
@@ -47,13 +44,9 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r ru
 		fmt.Fprintf(w, "\n%s %.2f× [%.2f, %.2f] (%s), p=%.3g\n", what, r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.CILevel.Label(), r.PValue)
 	}
 	if r.Claimed != nil {
-		verdict := "consistent with"
-		if !r.Consistent {
-			verdict = "NOT consistent with"
-		}
+		verdict := map[bool]string{true: "consistent with", false: "NOT consistent with"}[r.Consistent]
 		fmt.Fprintf(w, "%s the search's claim of %.2f× [%.2f, %.2f]\n", verdict, r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
 	}
-	// Parts, guarded ops and launches per op; nothing for one op unguarded.
 	writeOpTables(w, study, launches)
 	if t := r.TunerPlugin; t != nil {
 		printTunerVerify(w, study, r, t)
@@ -62,18 +55,16 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r ru
 		fmt.Fprintf(w, "\nrefused: %s\n  %s\n", safetext.Escape(r.Verdict), safetext.Escape(r.Reason))
 		return
 	}
-	// The speedup line above is the verdict; the reason adds to it only
-	// when there is no gain to act on.
+	// The reason adds to the speedup line only when there is no gain.
 	if math.IsNaN(r.Speedup) || r.Significant {
 		return
 	}
 	fmt.Fprintf(w, "%s\n", safetext.Escape(r.Reason))
 }
 
-// printTunerVerify says what the plugin did in its debug launch, its
-// warnings, and whether the CSV reproduces the study's gain. The plugin's
-// path and what NCCL's log said about it (file names, crash text) come
-// from outside: printed through safetext.Escape, as doctor prints them.
+// printTunerVerify says what the plugin did in its debug launch (text
+// from outside: escaped), its warnings, and whether the CSV reproduces
+// the study's gain.
 func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult, t *runresult.TunerVerify) {
 	switch {
 	case len(t.PerOp) > 0:
@@ -103,11 +94,7 @@ func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult,
 			}
 		}
 	}
-	for _, wa := range t.Warnings {
-		fmt.Fprintf(w, "[%s]\n", wa.Code)
-		writeWrapped(w, "  ", wa.Message, 100)
-		writeWrapped(w, "  fix: ", wa.Fix, 100)
-	}
+	writeWarnings(w, "", t.Warnings)
 	for _, e := range t.EqualByRule {
 		fmt.Fprintf(w, "%s at %s: equal by rule, not judged: the CSV keeps NCCL's own choice there (its algorithm and protocol under the baseline, channels 0), as it is written where nothing was proven\n",
 			e.Op, stored.SizesText(e.Sizes))
@@ -118,7 +105,7 @@ func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult,
 	}
 	if a := t.PluginAlone; a != nil {
 		fmt.Fprintf(w, "\nthe plugin alone (an empty CSV, %d launches interleaved after the CSV's): what loading it changes, beside what the CSV's rows change\n", a.Launches)
-		tw := newTable(w)
+		tw := texttable.New(w)
 		fmt.Fprintln(tw, "op\tsize\tempty CSV vs baseline\t\tCSV vs empty CSV\t")
 		for _, s := range a.Sizes {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Op, nccl.FormatSize(s.Bytes),
@@ -130,10 +117,7 @@ func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult,
 	if r.Claimed == nil {
 		return
 	}
-	verdict := "reproduces"
-	if !t.Reproduces {
-		verdict = "does NOT reproduce"
-	}
+	verdict := map[bool]string{true: "reproduces", false: "does NOT reproduce"}[t.Reproduces]
 	fmt.Fprintf(w, "the tuner CSV %s the study's gain: %.2f× [%.2f, %.2f] against the claimed %.2f× [%.2f, %.2f]\n",
 		verdict, r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
 }

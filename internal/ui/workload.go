@@ -14,8 +14,6 @@ import (
 	"github.com/nccltune/nccltune/internal/workload"
 )
 
-// workloadDoc is `workload --json`: the summary, the YAML it proposes and
-// where it was written.
 type workloadDoc struct {
 	*workload.Summary
 	Config string `json:"config_yaml"`
@@ -25,10 +23,8 @@ type workloadDoc struct {
 
 // PrintWorkload prints what a process called and the workload proposed
 // from it: workload's --json document, or per communicator and op the
-// calls, shares and size histograms, the proposed parts and their YAML.
-// out and plot are the files written ("" for none). Text from the input
-// (communicator ids, file names, log lines, notes that quote them) is
-// printed through safetext.Escape; the JSON is encoding/json's.
+// calls and size histograms, and the proposal. out and plot are the files
+// written ("" for none). Text from the input is escaped.
 func PrintWorkload(w io.Writer, asJSON bool, s *workload.Summary, yaml []byte, out, plot string) error {
 	if asJSON {
 		return WriteJSON(w, workloadDoc{Summary: s, Config: string(yaml), Out: out, Plot: plot})
@@ -93,11 +89,8 @@ func printCommunicator(w io.Writer, c workload.Communicator, timeKnown bool) {
 		line += fmt.Sprintf(", %d logged under CUDA-graph capture", c.Captured)
 	}
 	fmt.Fprintln(w, line)
-	share := "calls"
-	if timeKnown {
-		share = "time"
-	}
-	t := newTable(w)
+	share := map[bool]string{true: "time", false: "calls"}[timeKnown]
+	t := texttable.New(w)
 	fmt.Fprintf(t, "  op / size\tcalls\tshare of %s\tbytes\tNCCL chose\t\n", share)
 	for _, o := range c.Ops {
 		fmt.Fprintf(t, "  %s\t%d\t%.1f %%\t%s\t\t\n", o.Op, o.Calls, 100*o.Share, bytesText(o.Bytes))
@@ -129,7 +122,7 @@ func printProposal(w io.Writer, s *workload.Summary) {
 	p := s.Proposal
 	fmt.Fprintf(w, "proposed workload for %d-rank communicators: every op and size they call, with its calls, as logged\n", p.NRanks)
 	share := "share of the " + p.By
-	t := newTable(w)
+	t := texttable.New(w)
 	fmt.Fprintf(t, "  call\tmeasured at\t%s\t\t\n", share)
 	for _, c := range p.Calls {
 		extra := ""
