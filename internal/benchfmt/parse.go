@@ -13,21 +13,13 @@ import (
 	"github.com/nccltune/nccltune/internal/safetext"
 )
 
-// SimulatedHeaderPrefix starts the header line that nccltune's simulated
-// fabric prints right after nccl-tests' version line:
-//
-//	# nccltune simulated fabric: profile spark4 (SIMULATED, not a measurement)
-//
-// The simulator prints it and the parser reads it, so both share this text.
+// SimulatedHeaderPrefix starts the header line the simulated fabric prints
+// after nccl-tests' version line; the simulator and the parser share it.
 const SimulatedHeaderPrefix = "# nccltune simulated fabric: profile "
 
-// simulatedHeaderSuffix ends the simulated header line after the profile name.
-const simulatedHeaderSuffix = " (SIMULATED, not a measurement)"
-
-// SimulatedHeader is the whole header line the simulated fabric prints for
-// profile (without the newline).
+// SimulatedHeader is the simulated fabric's whole header line for profile.
 func SimulatedHeader(profile string) string {
-	return SimulatedHeaderPrefix + profile + simulatedHeaderSuffix
+	return SimulatedHeaderPrefix + profile + " (SIMULATED, not a measurement)"
 }
 
 // ErrNoTable is wrapped by the error Parse returns for output that holds
@@ -35,14 +27,10 @@ func SimulatedHeader(profile string) string {
 var ErrNoTable = errors.New("no nccl-tests results table found")
 
 // FailureError is returned with a Result when the output shows that the run
-// failed: nccl-tests' "Test NCCL failure" lines, NCCL WARN lines, MPI's or
-// srun's error blocks, or a table that stops before nccl-tests' footer.
-// The Result still holds everything that was parsed (rows printed before
-// the failure, facts, Result.Errors).
+// failed (failure lines, NCCL WARN, MPI or srun errors, a table without its
+// footer); the Result still holds everything that was parsed.
 type FailureError struct {
-	// Message names the cause and, where nccltune knows it, the next step,
-	// e.g. `NCCL reported "invalid usage" (run with NCCL_DEBUG=WARN for
-	// details): usually an NCCL_* value this NCCL does not accept, …`.
+	// Message names the cause and, where nccltune knows it, the next step.
 	Message string
 	// Lines are the failure lines found in the output (Result.Errors).
 	Lines []string
@@ -50,16 +38,13 @@ type FailureError struct {
 
 func (e *FailureError) Error() string { return e.Message }
 
-// Parse reads what one nccl-tests run printed: its JSON output (version 3,
-// from -J) when the first non-space byte is '{', its text output otherwise.
-// The torch instrument's JSON lines (and the seed's bare format) are read
-// by ParseTorch instead (see looksLikeTorch).
+// Parse reads what one nccl-tests run printed: its JSON output (-J) when the
+// first non-space byte is '{', its text output otherwise, and the torch
+// instrument's JSON lines with ParseTorch.
 //
 // The Result is non-nil whenever anything of nccl-tests or NCCL was
-// recognised. The error is nil only for a complete table (the footer was
-// seen and at least one row parsed). Otherwise it is a *FailureError (the
-// run failed or stopped early; see Result.Errors) or wraps ErrNoTable.
-// Parse never panics, whatever the input.
+// recognised. The error is nil only for a complete table with a row;
+// otherwise it is a *FailureError or wraps ErrNoTable. Parse never panics.
 func Parse(data []byte) (*Result, error) {
 	if looksLikeTorch(data) {
 		return ParseTorch(data)
@@ -71,9 +56,8 @@ func Parse(data []byte) (*Result, error) {
 	return parseText(data)
 }
 
-// NCCLVersionString turns an NCCL version code (NCCL_VERSION_CODE, as in
-// nccl-tests' "nccl-library=22803" or the JSON's nccl_version) into
-// "2.28.3". Codes before NCCL 2.9 used X*1000+Y*100+Z ("2804" is 2.8.4).
+// NCCLVersionString turns an NCCL version code (22803) into "2.28.3"; codes
+// before NCCL 2.9 used X*1000+Y*100+Z ("2804" is 2.8.4).
 func NCCLVersionString(code int) string {
 	if code <= 0 {
 		return ""
@@ -112,7 +96,6 @@ func (l layout) measureWidth() int {
 	return 4
 }
 
-// cycleState counts -N repetitions for one (type, redop, root) series.
 type cycleState struct {
 	typ, redop string
 	root       int
@@ -143,8 +126,7 @@ func (c *cycles) of(row *Row) int {
 
 // textParser holds the state of one pass over text output.
 type textParser struct {
-	res Result
-	// log reads the NCCL log lines mixed in, into Facts.
+	res     Result
 	log     ncclLogReader
 	layout  layout
 	toks    []string // scratch for splitting a line
@@ -255,8 +237,6 @@ func (p *textParser) line(line string) {
 	}
 	if len(p.toks) >= 5 && isSignedInt(p.toks[0]) && isSignedInt(p.toks[1]) && isWord(p.toks[2]) &&
 		(strings.HasPrefix(p.toks[0], "-") || strings.HasPrefix(p.toks[1], "-")) {
-		// A results row with a negative size or count (was: dropped
-		// without a word, like a line of other output).
 		p.note(fmt.Sprintf("skipped the row for size %s: a size or count cannot be negative", p.toks[0]))
 		return
 	}
@@ -349,30 +329,29 @@ func (p *textParser) comment(t string) {
 		}
 	case strings.HasPrefix(body, "Out of bounds values"):
 		p.recognized = true
-		if _, v, ok := strings.Cut(body, ":"); ok {
-			p.toks = scanFields(p.toks[:0], v)
-			if len(p.toks) > 0 {
-				if n, err := strconv.Atoi(p.toks[0]); err == nil && n >= 0 {
-					p.res.OutOfBounds = &n
-				}
-			}
+		if n, err := strconv.Atoi(p.afterColon(body)); err == nil && n >= 0 {
+			p.res.OutOfBounds = &n
 		}
 	case strings.HasPrefix(body, "Avg bus bandwidth"):
 		p.recognized = true
 		p.sawFooter = true
-		if _, v, ok := strings.Cut(body, ":"); ok {
-			p.toks = scanFields(p.toks[:0], v)
-			if len(p.toks) > 0 {
-				if f, ok := parseMeasureFloat(p.toks[0]); ok {
-					p.res.AvgBusBW = f
-				}
-			}
+		if f, ok := parseMeasureFloat(p.afterColon(body)); ok {
+			p.res.AvgBusBW = f
 		}
 	case strings.HasPrefix(body, "error:"):
 		p.addError(strings.TrimSpace(strings.TrimPrefix(body, "error:")))
 	case strings.HasPrefix(body, "Reducing maxBytes"):
 		p.note(body)
 	}
+}
+
+// afterColon is the first field after the first ':' of body, "" when none.
+func (p *textParser) afterColon(body string) string {
+	_, v, _ := strings.Cut(body, ":")
+	if p.toks = scanFields(p.toks[:0], v); len(p.toks) > 0 {
+		return p.toks[0]
+	}
+	return ""
 }
 
 // parseLayout reads the column titles: "size count type redop root time
@@ -567,19 +546,17 @@ func (p *textParser) emitRow(toks []string, pre int, l layout) {
 	row.Root = root
 	w := l.measureWidth()
 	p.rowProblem = ""
-	out, ok := p.parseMeasure(toks[pre:pre+w], l.perIter)
-	if !ok {
-		p.note(fmt.Sprintf("skipped the row for size %d: %s", row.Bytes, cmp.Or(p.rowProblem, "unreadable numbers")))
-		return
-	}
-	row.Out = out
-	if l.sides == 2 {
-		in, ok := p.parseMeasure(toks[pre+w:pre+2*w], l.perIter)
+	for side := range l.sides {
+		m, ok := p.parseMeasure(toks[pre+side*w:pre+(side+1)*w], l.perIter)
 		if !ok {
 			p.note(fmt.Sprintf("skipped the row for size %d: %s", row.Bytes, cmp.Or(p.rowProblem, "unreadable numbers")))
 			return
 		}
-		row.In = &in
+		if side == 0 {
+			row.Out = m
+		} else {
+			row.In = &m
+		}
 	}
 	if err := checkRow(&row); err != nil {
 		p.note(fmt.Sprintf("skipped the row for size %d: %v", row.Bytes, err))
@@ -625,9 +602,8 @@ func (p *textParser) parseMeasure(toks []string, perIter bool) (Measure, bool) {
 	return m, true
 }
 
-// measureFloat reads a time or bandwidth. nccl-tests prints "nan" or "inf"
-// when a time is zero; those become 0 with a note, so results stay valid
-// JSON. Negative values are not nccl-tests output.
+// measureFloat reads a bandwidth: "nan" or "inf" (nccl-tests' print of a
+// zero time) becomes 0 with a note, so results stay valid JSON.
 func (p *textParser) measureFloat(s string) (float64, bool) {
 	f, ok := parseMeasureFloat(s)
 	if !ok {
@@ -644,9 +620,8 @@ func (p *textParser) measureFloat(s string) (float64, bool) {
 	return f, true
 }
 
-// measureTime reads a time (µs): a time printed as nan or inf, or one
-// too long to be real, drops the row (read as 0 it would be the fastest
-// result of all).
+// measureTime reads a time (µs): nan, inf or one too long drops the row
+// (read as 0 it would be the fastest result of all).
 func (p *textParser) measureTime(s string) (float64, bool) {
 	f, ok := parseMeasureFloat(s)
 	switch {
@@ -690,8 +665,6 @@ func (p *textParser) other(t string) {
 	p.failureLine(t)
 }
 
-// failureLine records t in Result.Errors when it is a failure message of
-// nccl-tests, MPI or Slurm.
 func (p *textParser) failureLine(t string) {
 	if isFailureLine(t) {
 		p.addError(t)
@@ -799,13 +772,8 @@ func isWord(s string) bool {
 	if s == "" || s == "N/A" {
 		return false
 	}
-	c := s[0]
-	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(isLetter(c) || c == '_' || i > 0 && c >= '0' && c <= '9') {
 			return false
 		}
 	}
@@ -846,8 +814,6 @@ func isTimestampToken(s string) bool {
 	return len(s) >= 5 && strings.TrimLeft(s, "0123456789-:") == ""
 }
 
-// simProfileOf is a simulated output's profile name as nccltune keeps it:
-// text from the file, so escaped (safetext.Escape) once here, where it
-// is read, for every printer, figure and report that names it after an
-// import or a parse (a control in it made an SVG no XML reader opens).
+// simProfileOf is a simulated output's profile name, escaped once here where
+// it is read, for every printer that names it (a control in it broke SVGs).
 func simProfileOf(name string) string { return safetext.Escape(strings.TrimSpace(name)) }

@@ -208,8 +208,8 @@ func (b *tunerLog) example(proc, msg string) {
 		b.t.Applied++
 		p := b.call(proc)
 		p.done, p.applied = true, true
-		p.algo, p.proto, p.chans = tunerField(msg, "algo="), tunerField(msg, "proto="), -1
-		if c := tunerField(msg, "channels="); c != "default" {
+		p.algo, p.proto, p.chans = valueAfter(msg, "algo=", ",: )"), valueAfter(msg, "proto=", ",: )"), -1
+		if c := valueAfter(msg, "channels=", ",: )"); c != "default" {
 			p.chans, _ = strconv.Atoi(c)
 		}
 	case msg == "No matching config found":
@@ -243,12 +243,10 @@ func (b *tunerLog) choice(proc, msg string) {
 		return
 	}
 	delete(b.pending, proc)
-	nb := factsBuilder{}
-	nb.addChoice(msg)
-	if len(nb.f.Choices) != 1 {
+	c, ok := parseChoice(msg)
+	if !ok {
 		return
 	}
-	c := nb.f.Choices[0]
 	key := tunerCallKey{strings.ToLower(c.Collective), c.Bytes}
 	if b.calls == nil {
 		b.calls = map[tunerCallKey]int{}
@@ -346,15 +344,11 @@ func (b *tunerLog) result() *TunerPlugin {
 	return &t
 }
 
-// tunerField is the value after key in a "k=v, k=v: …" message, up to a
-// ',', ':', ' ' or ')'.
-func tunerField(msg, key string) string {
-	i := strings.Index(msg, key)
-	if i < 0 {
-		return ""
-	}
-	rest := msg[i+len(key):]
-	if j := strings.IndexAny(rest, ",: )"); j >= 0 {
+// valueAfter is the text after key in s up to the first of stops; "" when
+// s holds no key.
+func valueAfter(s, key, stops string) string {
+	_, rest, _ := strings.Cut(s, key)
+	if j := strings.IndexAny(rest, stops); j >= 0 {
 		rest = rest[:j]
 	}
 	return rest
