@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,21 +18,18 @@ type factsBuilder struct {
 	ringChannels int
 	nics         []pluginNICs
 	choiceSeen   map[choiceKey]bool
-	// transport reads what carries data between ranks (transport.go).
-	transport transportLog
-	tuning    tuningTable
-	// tuner reads the tuner plugin's lines (tunerplugin.go).
-	tuner tunerLog
-	// nicErrors reads the IB transport's failing devices (nicerror.go).
-	nicErrors nicErrorLog
+	transport    transportLog
+	tuning       tuningTable
+	tuner        tunerLog
+	nicErrors    nicErrorLog
 }
 
 type pluginNICs struct {
 	plugin string // "IB", "Socket"
 	nics   []string
 	// perHost is the most devices one "Using" line listed: each rank logs
-	// its own host's devices, so this is NICs per host, where nics (which
-	// hold a Socket device's own address, "eth0:10.1.0.2") count the fabric's.
+	// its own host's, where nics (a Socket device holds its own address)
+	// count the fabric's.
 	perHost int
 }
 
@@ -142,16 +140,12 @@ func intAfter(s, key string) int {
 func (b *factsBuilder) addNICs(msg string) {
 	plugin, rest, _ := strings.Cut(strings.TrimPrefix(msg, "NET/"), " : Using")
 	plugin = strings.TrimSpace(plugin)
-	var list *pluginNICs
-	for i := range b.nics {
-		if b.nics[i].plugin == plugin {
-			list = &b.nics[i]
-		}
-	}
-	if list == nil {
+	i := slices.IndexFunc(b.nics, func(n pluginNICs) bool { return n.plugin == plugin })
+	if i < 0 {
+		i = len(b.nics)
 		b.nics = append(b.nics, pluginNICs{plugin: plugin})
-		list = &b.nics[len(b.nics)-1]
 	}
+	list := &b.nics[i]
 	var toks [8]string
 	onLine := 0
 	defer func() { list.perHost = max(list.perHost, onLine) }()
@@ -207,11 +201,9 @@ func (b *factsBuilder) addChoice(msg string) {
 	b.f.Choices = append(b.f.Choices, c)
 }
 
-// choicesAtTestSizes keys NCCL's choices by nccl-tests' size (and the
-// tuner's nBytes), as every band and plan is: NCCL's TUNING line prints a
-// call's count times its element size, which for all-gather and
-// reduce-scatter is one rank's part (512K on 4 ranks logs 131072 Bytes).
-// Without the rank count the logged sizes stay as they are.
+// choicesAtTestSizes keys NCCL's choices by nccl-tests' size, as every band
+// and plan is: a TUNING line prints count × element size, one rank's part
+// for split ops. Without the rank count the logged sizes stay.
 func choicesAtTestSizes(choices []Choice, nranks int) []Choice {
 	if nranks <= 0 || len(choices) == 0 {
 		return choices
@@ -227,9 +219,7 @@ func choicesAtTestSizes(choices []Choice, nranks int) []Choice {
 }
 
 // parseChoice reads "AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE
-// channel{Lo..Hi}={0..1}" (NCCL_DEBUG_SUBSYS=TUNING, NCCL 2.24+; rank 0 of
-// each communicator logs one per call). Bytes is NCCL's count × the type's
-// size: one rank's part for all-gather and reduce-scatter.
+// channel{Lo..Hi}={0..1}" (TUNING, NCCL 2.24+; rank 0 logs one per call).
 func parseChoice(msg string) (Choice, bool) {
 	coll, rest, ok := strings.Cut(msg, ": ")
 	if !ok || !isWord(coll) {
@@ -268,7 +258,6 @@ func parseChoice(msg string) (Choice, bool) {
 		ChannelLo: l, ChannelHi: h, Channels: h - l + 1}, true
 }
 
-// result returns the facts gathered, nil when no NCCL log line was seen.
 func (b *factsBuilder) result() *Facts {
 	if !b.seen {
 		return nil

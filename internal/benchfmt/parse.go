@@ -146,7 +146,10 @@ type textParser struct {
 
 func parseText(data []byte) (res *Result, err error) {
 	p := &textParser{}
-	for n, line := range lines(data) {
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		n++
+		line = strings.TrimSuffix(line, "\n")
 		switch {
 		case len(line) > MaxLineBytes:
 			p.note(fmt.Sprintf("skipped line %d: it is %d bytes long, over the %d KiB a line of nccl-tests or NCCL output can be", n, len(line), MaxLineBytes>>10))
@@ -656,9 +659,7 @@ func isNaNOrInf(s string) bool {
 
 // other handles a line that is neither a comment nor part of a row.
 func (p *textParser) other(t string) {
-	if v, ok := strings.CutPrefix(t, "NCCL version "); ok {
-		// NCCL_DEBUG=VERSION prints the bare version line.
-		p.log.facts.add("", "VERSION", "NCCL version "+v)
+	if p.log.bareVersion(t) {
 		p.recognized = true
 		return
 	}
