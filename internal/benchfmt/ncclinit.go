@@ -77,11 +77,8 @@ func (b *initBuilder) add(host, level, msg string) {
 			value = v
 		}
 		if isWord(name) {
-			if fl.Env == nil {
-				fl.Env = map[string]string{}
-			}
 			if _, dup := fl.Env[name]; !dup {
-				fl.Env[name] = strings.TrimSpace(value)
+				made(&fl.Env)[name] = strings.TrimSpace(value)
 			}
 		}
 	case strings.HasPrefix(msg, "Failed to initialize NET plugin IB"):
@@ -97,10 +94,7 @@ func (b *initBuilder) add(host, level, msg string) {
 		_, rest, _ := strings.Cut(msg, " via NET/")
 		if _, dev, ok := strings.Cut(rest, "/"); ok {
 			if n := intAfter("/"+dev, "/"); n >= 0 && n < 4096 {
-				if b.devs == nil {
-					b.devs = map[int]bool{}
-				}
-				b.devs[n] = true
+				made(&b.devs)[n] = true
 			}
 		}
 	case strings.HasPrefix(msg, "ncclCommInitRank") && strings.HasSuffix(msg, "Init START"):

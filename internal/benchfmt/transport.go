@@ -205,13 +205,10 @@ func (t *transportLog) add(host, msg string) {
 }
 
 func (t *transportLog) place(rank int, host string) *RankPlace {
-	if t.places == nil {
-		t.places = map[int]*RankPlace{}
-	}
 	p := t.places[rank]
 	if p == nil {
 		p = &RankPlace{Rank: rank}
-		t.places[rank] = p
+		made(&t.places)[rank] = p
 	}
 	if p.Host == "" {
 		p.Host = host
@@ -283,10 +280,7 @@ func (t *transportLog) addNetRoute(f []string, via string) {
 	if len(f) > 6 {
 		side = strings.Trim(f[6], "[]")
 	}
-	if t.netRoutes == nil {
-		t.netRoutes = map[string]bool{}
-	}
-	t.netRoutes[NetRoute(f[1], f[3], f[5], side, via)] = true
+	made(&t.netRoutes)[NetRoute(f[1], f[3], f[5], side, via)] = true
 }
 
 // NetRoute is one channel-to-NIC route as Facts.NetRoutes keeps it: "00/0
@@ -333,10 +327,7 @@ func (t *transportLog) addTopoPaths(host, msg string) {
 			if to == "" || to == fromID {
 				continue
 			}
-			if t.gpuLinks == nil {
-				t.gpuLinks = map[gpuPair]string{}
-			}
-			t.gpuLinks[gpuPair{host, fromID, to}] = typ
+			made(&t.gpuLinks)[gpuPair{host, fromID, to}] = typ
 			t.nvlink = t.nvlink || typ == "NVL"
 		case strings.HasPrefix(node, "NVS/") && typ == "NVL":
 			t.nvlink = true

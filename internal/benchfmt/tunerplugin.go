@@ -141,10 +141,7 @@ func (b *tunerLog) example(proc, msg string) {
 	case strings.HasPrefix(msg, "Loaded config: "):
 		row := strings.TrimPrefix(msg, "Loaded config: ")
 		if !b.rows[row] {
-			if b.rows == nil {
-				b.rows = map[string]bool{}
-			}
-			b.rows[row] = true
+			made(&b.rows)[row] = true
 			b.t.Rows = append(b.t.Rows, row)
 		}
 	case strings.HasPrefix(msg, "Loaded ") && strings.Contains(msg, " tuning configurations from "):
@@ -187,13 +184,10 @@ func (b *tunerLog) example(proc, msg string) {
 
 // call is rank proc's call in progress.
 func (b *tunerLog) call(proc string) *tunerPending {
-	if b.pending == nil {
-		b.pending = map[string]*tunerPending{}
-	}
 	p := b.pending[proc]
 	if p == nil || p.done {
 		p = &tunerPending{}
-		b.pending[proc] = p
+		made(&b.pending)[proc] = p
 	}
 	return p
 }
@@ -211,13 +205,10 @@ func (b *tunerLog) choice(proc, msg string) {
 		return
 	}
 	key := choiceKey{strings.ToLower(c.Collective), c.Bytes}
-	if b.calls == nil {
-		b.calls = map[choiceKey]int{}
-	}
 	i, ok := b.calls[key]
 	if !ok {
 		i = len(b.t.Calls)
-		b.calls[key] = i
+		made(&b.calls)[key] = i
 		b.t.Calls = append(b.t.Calls, TunerCall{Collective: key.coll, Bytes: key.bytes})
 	}
 	call := &b.t.Calls[i]

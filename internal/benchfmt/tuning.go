@@ -69,11 +69,8 @@ func (t *tuningTable) add(msg string) bool {
 			return false
 		}
 		algo, proto := t.algos[col/perAlgo], t.protos[col]
-		if t.bw == nil {
-			t.bw = map[string]map[string]map[string]float64{}
-		}
 		if t.bw[name] == nil {
-			t.bw[name] = map[string]map[string]float64{}
+			made(&t.bw)[name] = map[string]map[string]float64{}
 		}
 		if t.bw[name][algo] == nil {
 			t.bw[name][algo] = map[string]float64{}
