@@ -294,7 +294,6 @@ func (r *batchReader) row(ci int, line []byte, l *batchLine) {
 	}
 }
 
-// opParser reads one config's rows of op oi.
 func (r *batchReader) opParser(oi int) *torchParser {
 	p := newTorchParser()
 	p.res.NRanks = r.header.res.NRanks

@@ -47,7 +47,6 @@ func (cl *CallLog) skip(e *boundError) {
 	cl.Skipped = append(cl.Skipped, Skip{Reason: e.reason, Records: 1, Example: e.example})
 }
 
-// skippedText says what was skipped, for an error.
 func (cl *CallLog) skippedText() string {
 	var s []string
 	for _, k := range cl.Skipped {

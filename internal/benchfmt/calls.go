@@ -126,7 +126,6 @@ type commInit struct {
 	nth int
 }
 
-// callReader gathers calls from one NCCL log.
 type callReader struct {
 	log     ncclLogReader
 	cl      CallLog
@@ -223,7 +222,6 @@ func (r *callReader) ownLine(n int, content string) {
 		func(w string) bool { return strings.Contains(low, w) })
 }
 
-// addColl reads a COLL line.
 func (r *callReader) addColl(proc, msg string) {
 	c, err := parseCollLine(msg)
 	var bad *boundError

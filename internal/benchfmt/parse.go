@@ -124,7 +124,6 @@ func (c *cycles) of(row *Row) int {
 	return 0
 }
 
-// textParser holds the state of one pass over text output.
 type textParser struct {
 	res     Result
 	log     ncclLogReader
@@ -498,28 +497,19 @@ func rowPrefixOK(prev, next []string) bool {
 	n := len(prev) + len(next)
 	blankRedop := n >= 4 && isSignedInt(at(3))
 	for i := len(prev); i < n; i++ {
-		tok := at(i)
+		tok, ok := at(i), false
 		switch {
 		case i <= 1:
-			if !isUint(tok) {
-				return false
-			}
-		case i == 2:
-			if !isWord(tok) {
-				return false
-			}
-		case i == 3 && !blankRedop:
-			if !isWord(tok) {
-				return false
-			}
-		case i == 3 && blankRedop, i == 4 && !blankRedop:
-			if !isSignedInt(tok) {
-				return false
-			}
+			ok = isUint(tok)
+		case i == 2, i == 3 && !blankRedop:
+			ok = isWord(tok)
+		case i == 3, i == 4 && !blankRedop:
+			ok = isSignedInt(tok)
 		default:
-			if !isMeasureToken(tok) && !isTimestampToken(tok) {
-				return false
-			}
+			ok = isMeasureToken(tok) || isTimestampToken(tok)
+		}
+		if !ok {
+			return false
 		}
 	}
 	return true
@@ -657,7 +647,6 @@ func isNaNOrInf(s string) bool {
 	return strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity")
 }
 
-// other handles a line that is neither a comment nor part of a row.
 func (p *textParser) other(t string) {
 	if p.log.bareVersion(t) {
 		p.recognized = true
@@ -705,7 +694,6 @@ func (p *textParser) finish() (*Result, error) {
 	return res, verdict(res, "the text output", `"# Collective test concluded"`)
 }
 
-// fillFromFacts completes header values that only the NCCL log gave.
 func fillFromFacts(r *Result) {
 	if r.Facts == nil {
 		return

@@ -112,7 +112,6 @@ type jsonDevice struct {
 	Info      string `json:"device_info"`
 }
 
-// document walks the top-level object key by key.
 func (p *jsonParser) document() error {
 	tok, err := p.dec.Token()
 	if err != nil {
@@ -164,7 +163,7 @@ func (p *jsonParser) decode(v any) (stop bool) {
 	return false
 }
 
-// field reads one top-level field; false means stop reading.
+// field reads one top-level field; false means stop.
 func (p *jsonParser) field(key string) bool {
 	switch key {
 	case "version":
@@ -254,7 +253,6 @@ func decodeAs[T any](p *jsonParser, use func(T)) bool {
 	return true
 }
 
-// results reads the "results" list one row at a time.
 func (p *jsonParser) results() bool {
 	tok, err := p.dec.Token()
 	if err != nil {

@@ -187,12 +187,10 @@ type torchParser struct {
 // jsonLine reads one line that starts with '{'; false means it is not JSON.
 func (p *torchParser) jsonLine(line []byte) bool {
 	var l torchLine
-	err := json.Unmarshal(line, &l)
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) || (err != nil && !isTypeError(err)) {
-		return false
-	}
-	if err != nil {
+	if err := json.Unmarshal(line, &l); err != nil {
+		if !isTypeError(err) {
+			return false
+		}
 		p.note("read what fit of a JSON line with a value of the wrong type: " + err.Error())
 	}
 	switch {

@@ -146,8 +146,6 @@ func TransportNetwork(transport string) bool {
 	return true
 }
 
-// transportLog gathers what carries data between ranks: the channel
-// connection lines, where each rank is, and the GPU topology.
 type transportLog struct {
 	paths     map[pathKey]*pathAcc
 	order     []pathKey
@@ -376,7 +374,6 @@ func (t *transportLog) host(rank int) string {
 	return ""
 }
 
-// routes groups paths by kind (and network for NET).
 func (t *transportLog) routes(paths []Path) []Route {
 	type key struct{ kind, network string }
 	var order []key
@@ -405,15 +402,13 @@ func (t *transportLog) routes(paths []Path) []Route {
 		r.Ranks = appendUnique(appendUnique(r.Ranks, p.From), p.To)
 		r.Pairs++
 		r.Connections += p.Connections
-		hf, ht := t.host(p.From), t.host(p.To)
-		switch {
-		case hf == "" || ht == "":
-			scopes[k][""] = true
-		case hf == ht:
-			scopes[k][ScopeWithinHost] = true
-		default:
-			scopes[k][ScopeBetweenHosts] = true
+		scope := ScopeBetweenHosts
+		if hf, ht := t.host(p.From), t.host(p.To); hf == "" || ht == "" {
+			scope = ""
+		} else if hf == ht {
+			scope = ScopeWithinHost
 		}
+		scopes[k][scope] = true
 		if k.kind == KindP2P {
 			links[k][t.p2pLink(p.From, p.To)] = true
 		}
@@ -423,15 +418,12 @@ func (t *transportLog) routes(paths []Path) []Route {
 		r := acc[k]
 		sort.Strings(r.Via)
 		sort.Ints(r.Ranks)
-		s := scopes[k]
-		switch {
+		switch s := scopes[k]; {
 		case s[""]:
-		case s[ScopeWithinHost] && s[ScopeBetweenHosts]:
+		case len(s) == 2:
 			r.Scope = ScopeBoth
-		case s[ScopeWithinHost]:
-			r.Scope = ScopeWithinHost
-		case s[ScopeBetweenHosts]:
-			r.Scope = ScopeBetweenHosts
+		default:
+			r.Scope = slices.Collect(maps.Keys(s))[0]
 		}
 		if l := links[k]; len(l) > 0 && !l[""] {
 			names := slices.Sorted(maps.Keys(l))

@@ -66,7 +66,6 @@ type TunerCall struct {
 // one channel because no row matched them.
 func (t *TunerPlugin) Fallback() bool { return t != nil && (t.NoMatch > 0 || t.ConfigProblem != "") }
 
-// tunerLog gathers a TunerPlugin from the log lines as they come.
 type tunerLog struct {
 	t       TunerPlugin
 	seen    bool
@@ -182,7 +181,6 @@ func (b *tunerLog) example(proc, msg string) {
 	}
 }
 
-// call is rank proc's call in progress.
 func (b *tunerLog) call(proc string) *tunerPending {
 	p := b.pending[proc]
 	if p == nil || p.done {

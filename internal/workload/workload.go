@@ -374,14 +374,13 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 			opAgg[c.Op] = o
 			perOp[c.Op] = map[int64]*binAgg{}
 		}
-		captured := c.Captured || allCaptured
 		o.Calls++
 		o.Bytes += c.Bytes
 		o.TimeUS += c.TimeUS
 		comm.Calls++
 		comm.Bytes += c.Bytes
 		comm.TimeUS += c.TimeUS
-		if captured {
+		if c.Captured || allCaptured {
 			o.Captured++
 			comm.Captured++
 		}
