@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -203,44 +204,16 @@ func gluedHostStart(tok string, known []string) int {
 	if strings.HasPrefix(tok, "N/A") && len(tok) > 3 {
 		return 3
 	}
-	n := leadingNumberLen(tok)
+	n := len(leadingNumber.FindString(tok))
 	if n > 0 && n < len(tok) && isLetter(tok[n]) {
 		return n
 	}
 	return 0
 }
 
-// leadingNumberLen measures a number such as "-1", "294.83" or "1.2e+07"
-// at the start of s.
-func leadingNumberLen(s string) int {
-	i := 0
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		i++
-	}
-	digits := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-			digits++
-		}
-	}
-	if digits == 0 {
-		return 0
-	}
-	// An exponent only with its sign, as printf writes it: "1.2e+07".
-	if i+2 < len(s) && (s[i] == 'e' || s[i] == 'E') && (s[i+1] == '+' || s[i+1] == '-') && s[i+2] >= '0' && s[i+2] <= '9' {
-		i += 2
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	return i
-}
+// leadingNumber is a number such as "-1", "294.83" or "1.2e+07" (an
+// exponent only with its sign, as printf writes it).
+var leadingNumber = regexp.MustCompile(`^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+][0-9]+)?`)
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 

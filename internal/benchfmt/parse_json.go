@@ -367,15 +367,12 @@ func (p *jsonParser) measure(jm *jsonMeasure, it *jsonIter) (Measure, bool) {
 		if st.CVPct, ok = p.num(it.CVPct); !ok {
 			return m, false
 		}
-		if len(it.TimesUS) > 0 {
-			st.TimesUS = make([]float64, 0, len(it.TimesUS))
-			for _, v := range it.TimesUS {
-				f, ok := p.time(v)
-				if !ok {
-					return m, false
-				}
-				st.TimesUS = append(st.TimesUS, f)
+		for _, v := range it.TimesUS {
+			f, ok := p.time(v)
+			if !ok {
+				return m, false
 			}
+			st.TimesUS = append(st.TimesUS, f)
 		}
 		m.Iter = &st
 	}
