@@ -110,8 +110,9 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 		bytes int64
 	}
 	pooled := map[key]*Call{}
-	// chose are the choices logged per (op, size), over communicators.
-	chose := map[key]map[nccl.LoggedChoice]bool{}
+	// chose is the choice logged per (op, size), over communicators; mixed
+	// where they logged none, several or one no NCCL we know names.
+	chose := map[key]nccl.LoggedChoice{}
 	mixed := map[key]bool{}
 	var total float64
 	for _, c := range s.Communicators {
@@ -136,17 +137,12 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 					pooled[k].Calls += sz.Calls
 					pooled[k].TimeUS += sz.TimeUS
 					total += weightOf(sz.Calls, sz.TimeUS)
-					// One choice to keep only when every communicator logged the
-					// same known one.
 					ch, err := nccl.ParseLoggedChoice(fmt.Sprintf("%s:%d:%s:%s", o.Op, sz.Bytes, sz.Algo, sz.Proto))
-					if sz.Algo == "" || err != nil {
+					if prev, ok := chose[k]; sz.Algo == "" || err != nil || ok && prev != ch {
 						mixed[k] = true
 						continue
 					}
-					if chose[k] == nil {
-						chose[k] = map[nccl.LoggedChoice]bool{}
-					}
-					chose[k][ch] = true
+					chose[k] = ch
 				}
 			}
 		}
@@ -157,10 +153,8 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 	opIndex := func(o nccl.Op) int { return slices.Index(nccl.Ops, o) }
 	var held float64
 	for k, c := range pooled {
-		if chs := chose[k]; len(chs) == 1 && !mixed[k] && s.ChoicesForced == "" {
-			for ch := range chs {
-				c.Chose = ch.String()
-			}
+		if ch, ok := chose[k]; ok && !mixed[k] && s.ChoicesForced == "" {
+			c.Chose = ch.String()
 		}
 		c.Spec = fmt.Sprintf("%s:%d:%d", c.Op, c.Bytes, c.Calls)
 		c.At = nccl.FormatSize(BinOf(c.Bytes))
@@ -169,10 +163,7 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 		p.Calls = append(p.Calls, *c)
 	}
 	slices.SortFunc(p.Calls, func(a, b Call) int {
-		if c := cmp.Compare(opIndex(a.Op), opIndex(b.Op)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Bytes, b.Bytes)
+		return cmp.Or(cmp.Compare(opIndex(a.Op), opIndex(b.Op)), cmp.Compare(a.Bytes, b.Bytes))
 	})
 	p.Coverage = held
 	w, err := readCalls(p.Calls)

@@ -347,8 +347,8 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 		bin    Bin
 		choice map[string]int64
 		sizes  map[int64]*Size
-		// sizeChoice are the choices logged at each size.
-		sizeChoice map[int64]map[string]bool
+		// sizeChoice is the choice logged at each size, "" for several.
+		sizeChoice map[int64]string
 	}
 	perOp := map[nccl.Op]map[int64]*binAgg{}
 	opAgg := map[nccl.Op]*Op{}
@@ -387,7 +387,7 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 		size := BinOf(c.Bytes)
 		b := perOp[c.Op][size]
 		if b == nil {
-			b = &binAgg{bin: Bin{Size: size}, choice: map[string]int64{}, sizes: map[int64]*Size{}, sizeChoice: map[int64]map[string]bool{}}
+			b = &binAgg{bin: Bin{Size: size}, choice: map[string]int64{}, sizes: map[int64]*Size{}, sizeChoice: map[int64]string{}}
 			perOp[c.Op][size] = b
 		}
 		b.bin.Calls++
@@ -401,11 +401,12 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 		sz.Calls++
 		sz.TimeUS += c.TimeUS
 		if c.Algo != "" {
-			b.choice[c.Algo+" "+c.Proto]++
-			if b.sizeChoice[c.Bytes] == nil {
-				b.sizeChoice[c.Bytes] = map[string]bool{}
+			ch := c.Algo + " " + c.Proto
+			b.choice[ch]++
+			if prev, seen := b.sizeChoice[c.Bytes]; seen && prev != ch {
+				ch = ""
 			}
-			b.sizeChoice[c.Bytes][c.Algo+" "+c.Proto] = true
+			b.sizeChoice[c.Bytes] = ch
 		}
 	}
 	for _, op := range nccl.Ops {
@@ -418,10 +419,8 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 				b.bin.Algo, b.bin.Proto, _ = strings.Cut(ch, " ")
 			}
 			for bytes, sz := range b.sizes {
-				if chs := b.sizeChoice[bytes]; len(chs) == 1 {
-					for ch := range chs {
-						sz.Algo, sz.Proto, _ = strings.Cut(ch, " ")
-					}
+				if ch := b.sizeChoice[bytes]; ch != "" {
+					sz.Algo, sz.Proto, _ = strings.Cut(ch, " ")
 				}
 				b.bin.Sizes = append(b.bin.Sizes, *sz)
 			}
