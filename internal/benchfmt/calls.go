@@ -13,15 +13,10 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// A real process's collective calls, as NCCL logs them: COLL lines, one per
-// rank and call (parseCollLine), TUNING lines, what rank 0 of a communicator
-// chose per call (parseChoice), and INIT lines naming each communicator once
-// (addInit). The comm pointer is an address in one process; the commId (or,
-// for a split, the parent's identity with the split's count and colour) is
-// the communicator's identity across processes. NCCL Inspector writes JSON
-// records instead (inspector.go).
-
-// Call is one collective call as one rank recorded it.
+// Call is one collective call as one rank recorded it: a COLL line (with its
+// TUNING line's choice and its communicator's INIT line), or an Inspector
+// record. A comm pointer is an address in one process; the commId is the
+// communicator's identity across processes.
 type Call struct {
 	// Process is "host:pid" of the rank that logged the call.
 	Process string `json:"process"`
@@ -47,8 +42,7 @@ type Call struct {
 	Datatype nccl.Datatype `json:"datatype"`
 	// Bytes is nccl-tests' size of the call (nccl.CallSize); 0 when it
 	// needs a rank count the log does not give.
-	Bytes int64 `json:"bytes"`
-	// Stream is the CUDA stream the call was enqueued on.
+	Bytes  int64  `json:"bytes"`
 	Stream string `json:"stream,omitempty"`
 	// Seq is Inspector's coll_sn, or the call's place among its process's
 	// collectives on that communicator (the same on every rank);
@@ -175,7 +169,7 @@ func parseCallLog(data []byte) (*CallLog, error) {
 			r.addColl(proc, log.msg)
 		case strings.Contains(log.msg, " Bytes -> Algo "):
 			r.addTuning(proc, log.msg)
-		case strings.Contains(log.msg, " - Init ") || strings.Contains(log.msg, "- Init "):
+		case strings.Contains(log.msg, "- Init "):
 			r.addInit(proc, log.msg)
 		}
 		if r.cl.ChoicesForced == "" {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nccltune/nccltune/internal/texttable"
 )
 
 // Transport kinds: what NCCL writes between "via " and the first '/' of a
@@ -102,11 +104,7 @@ func (r Route) String() string {
 	if r.Scope != "" {
 		b.WriteString(" " + r.Scope)
 	}
-	fmt.Fprintf(&b, ", %d connection", r.Connections)
-	if r.Connections != 1 {
-		b.WriteString("s")
-	}
-	return b.String()
+	return b.String() + ", " + texttable.Plural(r.Connections, "connection")
 }
 
 // RoutesText joins the routes' descriptions with "; ".

@@ -158,8 +158,7 @@ func (b *tunerLog) example(proc, msg string) {
 		p := b.call(proc)
 		flags := map[string]bool{}
 		for _, f := range strings.Split(strings.TrimPrefix(msg, "Config does not match - "), ",") {
-			name, v, ok := strings.Cut(strings.TrimSpace(f), " match=")
-			if ok {
+			if name, v, ok := strings.Cut(strings.TrimSpace(f), " match="); ok {
 				flags[name] = strings.TrimSpace(v) == "1"
 			}
 		}
@@ -174,8 +173,7 @@ func (b *tunerLog) example(proc, msg string) {
 		}
 	case msg == "No matching config found":
 		b.t.NoMatch++
-		p := b.call(proc)
-		p.done = true
+		b.call(proc).done = true
 	case strings.Contains(msg, "is marked as IGNORE"):
 		b.t.Ignored++
 	}
@@ -262,13 +260,9 @@ func (b *tunerLog) other(line string) {
 	if b.t.Crash != "" {
 		return
 	}
-	needles := []string{"libnccl-tuner"}
-	if r := b.t.Requested; r != "" {
-		needles = append([]string{r}, needles...)
-	}
-	for _, n := range needles {
+	for _, n := range []string{b.t.Requested, "libnccl-tuner"} {
 		i := strings.Index(line, n)
-		if i < 0 {
+		if n == "" || i < 0 {
 			continue
 		}
 		start := strings.LastIndexAny(line[:i], " \t]") + 1
