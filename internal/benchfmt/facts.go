@@ -107,10 +107,7 @@ func (b *factsBuilder) add(host, level, msg string) {
 
 // ncclVersionFromLog turns "2.28.3+cuda13.0" into "2.28.3".
 func ncclVersionFromLog(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "+ "); i >= 0 {
-		s = s[:i]
-	}
+	s = valueAfter(strings.TrimSpace(s), "", "+ ")
 	if s == "" || strings.Trim(s, "0123456789.") != "" {
 		return ""
 	}
@@ -119,19 +116,12 @@ func ncclVersionFromLog(s string) string {
 
 // intAfter reads the non-negative integer that follows key in s, or -1.
 func intAfter(s, key string) int {
-	i := strings.Index(s, key)
-	if i < 0 {
+	_, rest, ok := strings.Cut(s, key)
+	digits := rest[:len(rest)-len(strings.TrimLeft(rest, "0123456789"))]
+	if !ok || digits == "" || len(digits) > 9 {
 		return -1
 	}
-	rest := s[i+len(key):]
-	j := 0
-	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-		j++
-	}
-	if j == 0 || j > 9 {
-		return -1
-	}
-	n, _ := strconv.Atoi(rest[:j])
+	n, _ := strconv.Atoi(digits)
 	return n
 }
 

@@ -104,10 +104,7 @@ func parseNICError(msg string) (NICError, bool) {
 	if j := strings.LastIndexByte(e.Event, '('); j > 0 && strings.HasSuffix(e.Event, ")") && isUint(e.Event[j+1:len(e.Event)-1]) {
 		e.Event = e.Event[:j]
 	}
-	if e.Event == "" {
-		return NICError{}, false
-	}
-	if e.Kind == NICErrorEvent && !strings.Contains(e.Event, "error") && !strings.Contains(e.Event, "fatal") {
+	if e.Event == "" || e.Kind == NICErrorEvent && !strings.Contains(e.Event, "error") && !strings.Contains(e.Event, "fatal") {
 		return NICError{}, false
 	}
 	return e, true
@@ -123,16 +120,12 @@ var wcStatus = [...]string{"IBV_WC_SUCCESS", "IBV_WC_LOC_LEN_ERR", "IBV_WC_LOC_Q
 // completionError reads what follows "Got completion from peer ".
 func completionError(e NICError, rest string) (NICError, bool) {
 	e.Kind = NICCompletion
-	var status string
-	if _, s, ok := strings.Cut(rest, " with status="); ok {
-		status = s
-	} else if _, s, ok := strings.Cut(rest, " with error "); ok {
-		status = s
-	} else {
-		return NICError{}, false
+	status := valueAfter(rest, " with status=", " ,")
+	if !strings.Contains(rest, " with status=") {
+		status = valueAfter(rest, " with error ", " ,")
 	}
-	if i := strings.IndexAny(status, " ,"); i >= 0 {
-		status = status[:i]
+	if status == "" {
+		return NICError{}, false
 	}
 	if isUint(status) {
 		if n, err := strconv.Atoi(status); err == nil && n < len(wcStatus) {
@@ -140,9 +133,6 @@ func completionError(e NICError, rest string) (NICError, bool) {
 		} else {
 			status = "status " + status
 		}
-	}
-	if status == "" {
-		return NICError{}, false
 	}
 	e.Event = status
 	if i := strings.LastIndex(rest, " hca "); i >= 0 {

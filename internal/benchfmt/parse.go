@@ -412,13 +412,10 @@ func parseDeviceLine(body string) (Device, bool) {
 		return d, false
 	}
 	// The bus id and the GPU's name follow the device number.
-	if i := strings.Index(body, " device "); i >= 0 {
-		rest := body[i:]
-		if open := strings.IndexByte(rest, '['); open >= 0 {
-			if end := strings.IndexByte(rest[open:], ']'); end > 0 {
-				d.BusID = rest[open+1 : open+end]
-				d.Name = strings.TrimSpace(rest[open+end+1:])
-			}
+	_, rest, _ := strings.Cut(body, " device ")
+	if _, rest, ok := strings.Cut(rest, "["); ok {
+		if id, name, ok := strings.Cut(rest, "]"); ok {
+			d.BusID, d.Name = id, strings.TrimSpace(name)
 		}
 	}
 	return d, true

@@ -27,8 +27,8 @@ type Input struct {
 
 // Options shape the summary and the proposal.
 type Options struct {
-	// Ranks picks the communicators of that many ranks for the proposal;
-	// 0 picks the rank count that holds the most calls (or time).
+	// Ranks picks the communicators of that many ranks for the proposal (0:
+	// the rank count that holds the most calls or time).
 	Ranks int
 	// GraphCaptured: the counts are CUDA-graph captures, not replays.
 	GraphCaptured bool
@@ -38,8 +38,7 @@ type Options struct {
 type Summary struct {
 	Sources     []Source `json:"sources"`
 	NCCLVersion string   `json:"nccl_version,omitempty"`
-	// ChoicesForced is the first input's CallLog.ChoicesForced: the
-	// proposal then keeps none of the logged choices.
+	// ChoicesForced is the first input's: the proposal then keeps no logged choice.
 	ChoicesForced string         `json:"choices_forced,omitempty"`
 	Communicators []Communicator `json:"communicators"`
 	// Calls counts every call once per communicator.
@@ -62,15 +61,13 @@ type Source struct {
 	Skipped      []benchfmt.Skip `json:"skipped,omitempty"`
 }
 
-// Communicator is one NCCL communicator: every rank's calls on it counted
-// once.
+// Communicator is one NCCL communicator, every rank's calls counted once.
 type Communicator struct {
 	// ID is NCCL's commId (Inspector's id), "PARENT split N color C",
 	// or "unnamed-N" when the log has no INIT lines.
 	ID     string `json:"id"`
 	NRanks int    `json:"nranks"`
-	// Ranks are the ranks that logged calls on it; nil when the log does
-	// not say.
+	// Ranks are the ranks that logged calls on it; nil when not logged.
 	Ranks     []int    `json:"ranks,omitempty"`
 	Processes []string `json:"processes"`
 	Calls     int64    `json:"calls"`
@@ -98,8 +95,7 @@ type Op struct {
 	Histogram []Bin   `json:"histogram"`
 }
 
-// Bin is one power of two of a histogram: the calls whose size is nearest
-// to it on a log scale.
+// Bin is one power of two of a histogram: the calls nearest to it on a log scale.
 type Bin struct {
 	Size   int64   `json:"bytes"`
 	Calls  int64   `json:"calls"`
@@ -112,8 +108,7 @@ type Bin struct {
 	Sizes []Size `json:"sizes"`
 }
 
-// Size is one size a process called, as logged, with its calls and their
-// logged time.
+// Size is one size a process called, as logged, with its calls and time.
 type Size struct {
 	Bytes  int64   `json:"bytes"`
 	Calls  int64   `json:"calls"`
@@ -138,8 +133,7 @@ func BinRange(bin int64) (lo, hi int64) {
 	return lo, int64(next) - 1
 }
 
-// Summarize reads every input's calls into communicators and proposes the
-// workload.
+// Summarize reads the inputs' calls into communicators and proposes the workload.
 func Summarize(inputs []Input, opt Options) (*Summary, error) {
 	s := &Summary{GraphCaptured: opt.GraphCaptured}
 	records := 0
@@ -217,8 +211,7 @@ func eachCall(inputs []Input) iter.Seq[benchfmt.Call] {
 	}
 }
 
-// seqKey is a collective's place in its communicator (Inspector numbers
-// each function's calls apart).
+// seqKey is a collective's place in its communicator (per function, as Inspector numbers).
 type seqKey struct {
 	function string
 	seq      int64
@@ -303,9 +296,8 @@ func communicators(calls iter.Seq[benchfmt.Call], allCaptured bool) []Communicat
 	return out
 }
 
-// commIDs names each rank's stream of calls with its communicator: the
-// log's commId, or one shared by the streams of equal rank count whose
-// first calls are the same.
+// commIDs names each rank's stream of calls with its communicator: the log's
+// commId, or one shared by the streams of equal rank count and first calls.
 func commIDs(calls iter.Seq[benchfmt.Call]) map[streamKey]string {
 	ids := map[streamKey]string{}
 	sig := map[streamKey]*strings.Builder{}

@@ -64,17 +64,14 @@ func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 		path = "FILE"
 	}
 	line("run: nccltune search --config %s <launch flags for %d ranks>", path, p.NRanks)
-	specs := make([]string, len(p.Calls))
-	for i, c := range p.Calls {
-		specs[i] = strconv.Quote(c.Spec)
-	}
-	fmt.Fprintf(&b, "calls: [%s]\n", strings.Join(specs, ", "))
-	var chose []string
+	var specs, chose []string
 	for _, c := range p.Calls {
+		specs = append(specs, strconv.Quote(c.Spec))
 		if c.Chose != "" {
 			chose = append(chose, strconv.Quote(c.Chose))
 		}
 	}
+	fmt.Fprintf(&b, "calls: [%s]\n", strings.Join(specs, ", "))
 	if len(chose) > 0 {
 		fmt.Fprintf(&b, "chose: [%s]\n", strings.Join(chose, ", "))
 	}
