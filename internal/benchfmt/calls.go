@@ -2,6 +2,7 @@ package benchfmt
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -172,9 +173,7 @@ func parseCallLog(data []byte) (*CallLog, error) {
 		case strings.Contains(log.msg, "- Init "):
 			r.addInit(proc, log.msg)
 		}
-		if r.cl.ChoicesForced == "" {
-			r.cl.ChoicesForced = choicesForcedBy(log.msg)
-		}
+		r.cl.ChoicesForced = cmp.Or(r.cl.ChoicesForced, choicesForcedBy(log.msg))
 	}
 	r.cl.Facts = r.log.facts.result()
 	if f := r.cl.Facts; r.cl.ChoicesForced == "" && f != nil && f.Tuner != nil && (f.Tuner.Loaded || f.Tuner.Applied > 0) {
@@ -230,9 +229,7 @@ func (r *callReader) addColl(proc, msg string) {
 	c.Rank = -1
 	if in, ok := r.inits[proc][c.CommPtr]; ok {
 		c.Rank = in.rank
-		if c.NRanks == 0 {
-			c.NRanks = in.nranks
-		}
+		c.NRanks = cmp.Or(c.NRanks, in.nranks)
 		c.CommID = r.commID(proc, c.CommPtr, 0)
 	}
 	if bad := checkCall(&c); bad != nil {

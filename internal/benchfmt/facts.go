@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,24 +57,14 @@ func (b *factsBuilder) add(host, level, msg string) {
 	}
 	switch {
 	case strings.HasPrefix(msg, "NCCL version "):
-		if b.f.NCCLVersion == "" {
-			b.f.NCCLVersion = ncclVersionFromLog(strings.TrimPrefix(msg, "NCCL version "))
-		}
+		b.f.NCCLVersion = cmp.Or(b.f.NCCLVersion, ncclVersionFromLog(strings.TrimPrefix(msg, "NCCL version ")))
 	case strings.HasPrefix(msg, "comm ") && strings.Contains(msg, " nNodes "):
-		if n := intAfter(msg, " nRanks "); n > 0 && b.f.NRanks == 0 {
-			b.f.NRanks = n
-		}
-		if n := intAfter(msg, " nNodes "); n > 0 && b.f.NNodes == 0 {
-			b.f.NNodes = n
-		}
+		b.f.NRanks = cmp.Or(b.f.NRanks, max(intAfter(msg, " nRanks "), 0))
+		b.f.NNodes = cmp.Or(b.f.NNodes, max(intAfter(msg, " nNodes "), 0))
 	case strings.HasPrefix(msg, "ncclCommInitRank"):
-		if n := intAfter(msg, " nranks "); n > 0 && b.f.NRanks == 0 {
-			b.f.NRanks = n
-		}
+		b.f.NRanks = cmp.Or(b.f.NRanks, max(intAfter(msg, " nranks "), 0))
 	case strings.HasPrefix(msg, "Using network "):
-		if b.f.Transport == "" {
-			b.f.Transport = strings.TrimSpace(strings.TrimPrefix(msg, "Using network "))
-		}
+		b.f.Transport = cmp.Or(b.f.Transport, strings.TrimSpace(strings.TrimPrefix(msg, "Using network ")))
 	case strings.HasPrefix(msg, "NET/") && strings.Contains(msg, " : Using"):
 		b.addNICs(msg)
 	case strings.HasPrefix(msg, "Connected all rings"):

@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -98,9 +99,7 @@ func ParseLaunch(l *Launch) (*Result, error) {
 				jr.Facts = textRes.Facts
 				jr.Errors = append(jr.Errors, textRes.Errors...)
 				jr.Simulated = jr.Simulated || textRes.Simulated
-				if jr.SimProfile == "" {
-					jr.SimProfile = textRes.SimProfile
-				}
+				jr.SimProfile = cmp.Or(jr.SimProfile, textRes.SimProfile)
 			}
 			return jr, nil
 		}

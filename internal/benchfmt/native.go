@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -21,9 +22,7 @@ func (f *Facts) Native(collective string) (n nccl.Native, ok bool) {
 		n.NoNetwork = true
 	}
 	for _, c := range f.Choices {
-		if n.Collective == "" {
-			n.Collective = c.Collective
-		}
+		n.Collective = cmp.Or(n.Collective, c.Collective)
 		if !strings.EqualFold(c.Collective, n.Collective) {
 			continue
 		}

@@ -293,10 +293,7 @@ func (p *textParser) comment(t string) {
 				headers = v
 			}
 		}
-		if library == "" {
-			library = headers
-		}
-		if code, err := strconv.Atoi(library); err == nil {
+		if code, err := strconv.Atoi(cmp.Or(library, headers)); err == nil {
 			p.res.NCCLVersion = NCCLVersionString(code)
 		}
 	case strings.HasPrefix(body, "Collective test starting:"):
@@ -314,9 +311,7 @@ func (p *textParser) comment(t string) {
 	case strings.HasPrefix(body, "Collective test concluded:"):
 		p.recognized = true
 		p.res.Complete = true
-		if p.res.Collective == "" {
-			p.res.Collective = collectiveFromProgram(strings.TrimPrefix(body, "Collective test concluded:"))
-		}
+		p.res.Collective = cmp.Or(p.res.Collective, collectiveFromProgram(strings.TrimPrefix(body, "Collective test concluded:")))
 	case strings.HasPrefix(body, "Rank "):
 		if d, ok := parseDeviceLine(body); ok {
 			p.recognized = true

@@ -280,12 +280,10 @@ func (t *transportLog) addNetRoute(f []string, via string) {
 }
 
 // NetRoute is one channel-to-NIC route as Facts.NetRoutes keeps it: "00/0
-// 0[0]-1[0] send IB/1" (the transport's flags say how, not which NIC: left
-// out).
+// 0[0]-1[0] send IB/1" (the transport's flags, which say how, left out).
 func NetRoute(channel, from, to, side, via string) string {
 	dev := strings.TrimPrefix(via, KindNET+"/")
-	parts := strings.SplitN(dev, "/", 3)
-	if len(parts) > 2 {
+	if parts := strings.SplitN(dev, "/", 3); len(parts) > 2 {
 		dev = parts[0] + "/" + parts[1]
 	}
 	return channel + " " + from + "-" + to + " " + side + " " + dev
@@ -341,11 +339,7 @@ func topoBusID(node string) string {
 	if i := strings.LastIndexByte(id, '-'); i >= 0 {
 		id = id[i+1:]
 	}
-	id = strings.ToLower(strings.TrimLeft(id, "0"))
-	if id == "" {
-		id = "0"
-	}
-	return id
+	return cmp.Or(strings.ToLower(strings.TrimLeft(id, "0")), "0")
 }
 
 func (t *transportLog) result(f *Facts) {
