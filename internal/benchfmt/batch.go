@@ -33,8 +33,7 @@ type Batch struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// BatchConfig is one config of a batch: its communicator, whether NCCL's
-// log showed its settings, and its rows per op.
+// BatchConfig is one config of a batch: its communicator, NCCL's verdict and its rows per op.
 type BatchConfig struct {
 	// Name is the plan's name as the output spells it (escape it to show it).
 	Name       string   `json:"name"`
@@ -119,8 +118,7 @@ func ParseBatch(data []byte) (*Batch, error) {
 
 func (r *batchReader) note(msg string) { r.b.Notes = appendUnique(r.b.Notes, msg) }
 
-// line reads one JSON line: batch lines here, the rest as the torch parser
-// reads them.
+// line reads one JSON line: batch lines here, the rest as the torch parser does.
 func (r *batchReader) line(line []byte) bool {
 	var l batchLine
 	if err := json.Unmarshal(line, &l); err != nil && !isTypeError(err) {

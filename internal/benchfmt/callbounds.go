@@ -55,8 +55,7 @@ func (cl *CallLog) skippedText() string {
 	return strings.Join(s, "; ")
 }
 
-// checkRanks bounds a rank count (0: not logged) and a rank (-1: not
-// logged) read from a log.
+// checkRanks bounds a rank count (0: not logged) and a rank (-1: not logged).
 func checkRanks(nranks, rank int) *boundError {
 	switch {
 	case nranks < 0 || nranks > MaxRanks:

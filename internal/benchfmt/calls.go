@@ -511,8 +511,7 @@ func (r *callReader) commID(proc, ptr string, depth int) string {
 	return id
 }
 
-// choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or
-// NCCL_PROTO from the environment; "" for any other line.
+// choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or NCCL_PROTO from the environment.
 func choicesForcedBy(msg string) string {
 	for _, env := range []string{"NCCL_ALGO", "NCCL_PROTO"} {
 		if strings.HasPrefix(msg, env+" set by environment to ") {

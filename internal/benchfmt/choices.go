@@ -29,8 +29,7 @@ func pickOf(c Choice) Pick {
 	return Pick{Algo: nccl.AlgoName(c.Algo), Proto: nccl.ProtoName(c.Proto), Channels: c.Channels}
 }
 
-// ChoiceRow is one message size of the comparison of what NCCL chose
-// with its defaults and with the recommendation.
+// ChoiceRow is what NCCL chose at one size with its defaults and with the recommendation.
 type ChoiceRow struct {
 	Collective string `json:"collective"`
 	Bytes      int64  `json:"bytes"`

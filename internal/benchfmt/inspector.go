@@ -38,8 +38,7 @@ type inspectorRecord struct {
 	} `json:"coll_perf"`
 }
 
-// parseInspector reads Inspector's records; ok is false when data holds
-// none.
+// parseInspector reads Inspector's records; ok is false when data holds none.
 func parseInspector(data []byte) (*CallLog, bool) {
 	cl := &CallLog{Format: FormatInspector}
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -138,8 +138,7 @@ func findNCCLMarker(line string) (int, string, string) {
 	}
 }
 
-// findFailureMarker finds nccl-tests' ": Test NCCL failure" (or CUDA
-// failure, timeout).
+// findFailureMarker finds nccl-tests' ": Test NCCL failure" (or CUDA failure, timeout).
 func findFailureMarker(line string) int {
 	for _, m := range [...]string{": Test NCCL failure", ": Test CUDA failure", ": Test timeout"} {
 		if i := strings.Index(line, m); i >= 0 {
@@ -174,8 +173,7 @@ func findHostField(prefix string, known []string) (int, string, string, bool) {
 	return 0, "", "", false
 }
 
-// hostPidTid reports whether tok ends in ":pid:tid" after a non-empty host,
-// and where the host ends.
+// hostPidTid reports whether tok ends in ":pid:tid" after a host, and where the host ends.
 func hostPidTid(tok string) (int, bool) {
 	c2 := strings.LastIndexByte(tok, ':')
 	if c2 <= 0 || !isUint(tok[c2+1:]) {
@@ -217,8 +215,7 @@ var leadingNumber = regexp.MustCompile(`^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-// stripLogTimestamp removes the "[2026-06-11 11:44:19] " NCCL puts before
-// WARN lines from the end of s.
+// stripLogTimestamp removes the "[2026-06-11 11:44:19] " NCCL puts before WARN lines.
 func stripLogTimestamp(s string) string {
 	t := strings.TrimRight(s, " \t")
 	if !strings.HasSuffix(t, "]") {

@@ -441,8 +441,7 @@ func (p *textParser) maybeEmit(glued bool) {
 	p.pending = p.pending[:0]
 }
 
-// inferLayout guesses the table's shape from a row's measure columns when
-// the column titles were not seen.
+// inferLayout guesses the table's shape from a row's measure columns.
 func inferLayout(n int) layout {
 	switch {
 	case n >= 16:
@@ -720,8 +719,7 @@ func appendUnique[T comparable](list []T, v T) []T {
 	return append(list, v)
 }
 
-// scanFields appends the space-separated fields of s to dst (strings.Fields
-// without the allocation).
+// scanFields appends the fields of s to dst (strings.Fields without the allocation).
 func scanFields(dst []string, s string) []string {
 	i := 0
 	for i < len(s) {
@@ -761,8 +759,7 @@ func isWord(s string) bool {
 	return !isNaNOrInf(s)
 }
 
-// isMeasureToken reports a number column: a float, "N/A", "nan", "inf".
-// It checks the shape only; the row's parse reads the value.
+// isMeasureToken reports the shape of a number column: a float, "N/A", "nan", "inf".
 func isMeasureToken(s string) bool {
 	if s == "N/A" {
 		return true

@@ -13,8 +13,7 @@ import (
 	"strings"
 )
 
-// JSONVersion is the nccl-tests JSON output version (-J, nccl-tests
-// 2.17.5+) that ParseJSON reads.
+// JSONVersion is the nccl-tests JSON output version (-J, 2.17.5+) that ParseJSON reads.
 const JSONVersion = 3
 
 // SimulatedJSONKey is the top-level key the simulated fabric adds to its
@@ -242,8 +241,7 @@ func (p *jsonParser) field(key string) bool {
 	return decodeAs(p, func(json.RawMessage) {})
 }
 
-// decodeAs decodes the next value as a T and hands it to use; false means
-// stop reading.
+// decodeAs decodes the next value as a T and hands it to use; false means stop.
 func decodeAs[T any](p *jsonParser, use func(T)) bool {
 	var v T
 	if p.decode(&v) {
@@ -431,8 +429,7 @@ func (p *jsonParser) finish() (*Result, error) {
 	return r, verdict(r, "the JSON output", `"average_bus_bandwidth"`)
 }
 
-// EnvRedactedJSONKey is the key RedactJSONEnv adds after the "env" it cut:
-// how many variables it dropped.
+// EnvRedactedJSONKey is the key RedactJSONEnv adds: how many variables it dropped.
 const EnvRedactedJSONKey = "nccltune_env_redacted"
 
 // RedactJSONEnv is nccl-tests' JSON output (-J) as nccltune stores it, and

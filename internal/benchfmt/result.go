@@ -112,8 +112,7 @@ type IterStats struct {
 	TimesUS []float64 `json:"times_us,omitempty"`
 }
 
-// Facts are what NCCL_DEBUG=INFO lines (with subsystems INIT, ENV, NET,
-// TUNING) say about the fabric and NCCL's choices.
+// Facts are what NCCL_DEBUG=INFO lines say about the fabric and NCCL's choices.
 type Facts struct {
 	NCCLVersion string `json:"nccl_version,omitempty"`
 	NRanks      int    `json:"nranks,omitempty"`
@@ -173,8 +172,7 @@ type Choice struct {
 	Channels int `json:"channels"`
 }
 
-// PlanStep is NCCL's choice for one size, as a replay (internal/sim)
-// records it in its plan.
+// PlanStep is NCCL's choice for one size, as a replay (internal/sim) records it.
 type PlanStep struct {
 	Bytes    int64  `json:"bytes"`
 	Algo     string `json:"algo"`

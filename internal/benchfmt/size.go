@@ -22,8 +22,7 @@ type Size struct {
 	Samples []float64 `json:"samples,omitempty"`
 }
 
-// SizesOf converts parsed output into sizes, one per table row in output
-// order; nil for a nil result.
+// SizesOf converts parsed output into sizes, one per table row; nil for a nil result.
 func SizesOf(r *Result) []Size {
 	if r == nil {
 		return nil

@@ -28,8 +28,7 @@ const TorchInstrumentName = "nccltune-torch"
 // TorchFormatVersion is the version of the JSON-lines format ParseTorch reads.
 const TorchFormatVersion = 1
 
-// torchLine is any line of the torch instrument's output; which fields are
-// present says which kind it is.
+// torchLine is any line of the torch instrument's output; its fields say which kind.
 type torchLine struct {
 	// Metadata line.
 	Instrument *string       `json:"instrument"`
@@ -157,8 +156,7 @@ func splitJSONLines(data []byte, jsonLine func([]byte) bool) []byte {
 	return text.Bytes()
 }
 
-// readText reads NCCL_DEBUG lines, launcher errors and tracebacks as in
-// nccl-tests' text output.
+// readText reads NCCL_DEBUG lines, launcher errors and tracebacks as text output.
 func (p *torchParser) readText(text []byte) {
 	if len(text) == 0 {
 		return
@@ -363,8 +361,7 @@ func (p *torchParser) collective(c *string, where string) {
 	}
 }
 
-// bw reads a bandwidth; a missing one is 0, "nan" or a negative one 0 with
-// a note.
+// bw reads a bandwidth; a missing one is 0, "nan" or a negative one 0 with a note.
 func (p *torchParser) bw(n *jsonNum) float64 {
 	switch {
 	case n == nil:

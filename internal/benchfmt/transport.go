@@ -12,8 +12,7 @@ import (
 	"github.com/nccltune/nccltune/internal/texttable"
 )
 
-// Transport kinds: what NCCL writes between "via " and the first '/' of a
-// channel connection line.
+// Transport kinds: what NCCL writes between "via " and the first '/' of a channel line.
 const (
 	// KindP2P is direct GPU-to-GPU access within a host (NVLink or PCIe).
 	KindP2P = "P2P"
@@ -134,8 +133,7 @@ func RankList(ranks []int) string {
 	return strings.Join(parts, ",")
 }
 
-// TransportNetwork reports whether a Facts.Transport value names a network
-// rather than P2P or SHM within a host.
+// TransportNetwork reports whether a Facts.Transport value names a network, not P2P or SHM.
 func TransportNetwork(transport string) bool {
 	switch transport {
 	case "", KindP2P, KindSHM, KindP2P + "+" + KindSHM:
@@ -432,8 +430,7 @@ func (t *transportLog) routes(paths []Path) []Route {
 	return out
 }
 
-// p2pLink names the physical link between two ranks' GPUs from NCCL's
-// topology paths; "" when the log does not show it.
+// p2pLink names the physical link between two ranks' GPUs; "" when the log does not show it.
 func (t *transportLog) p2pLink(from, to int) string {
 	pf, pt := t.places[from], t.places[to]
 	if pf == nil || pt == nil || pf.BusID == "" || pt.BusID == "" || pf.Host != pt.Host {

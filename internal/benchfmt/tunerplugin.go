@@ -42,8 +42,7 @@ type TunerPlugin struct {
 	Crash string `json:"crash,omitempty"`
 }
 
-// TunerCall is what the plugin did with the calls of one collective and
-// size.
+// TunerCall is what the plugin did with the calls of one collective and size.
 type TunerCall struct {
 	// Collective is the plugin's name for it: "allreduce", "allgather".
 	Collective string `json:"collective"`
@@ -188,8 +187,7 @@ func (b *tunerLog) call(proc string) *tunerPending {
 	return p
 }
 
-// choice pairs NCCL's choice line for a call with what the plugin did
-// with it on the same rank.
+// choice pairs NCCL's choice line for a call with what the plugin did with it.
 func (b *tunerLog) choice(proc, msg string) {
 	p := b.pending[proc]
 	if p == nil || !p.done {
@@ -286,8 +284,7 @@ func (b *tunerLog) result() *TunerPlugin {
 	return &t
 }
 
-// valueAfter is the text after key in s up to the first of stops; "" when
-// s holds no key.
+// valueAfter is the text after key in s up to the first of stops; "" without key.
 func valueAfter(s, key, stops string) string {
 	_, rest, _ := strings.Cut(s, key)
 	if j := strings.IndexAny(rest, stops); j >= 0 {
