@@ -36,7 +36,8 @@ type Batch struct {
 // BatchConfig is one config of a batch: its communicator, NCCL's verdict and its rows per op.
 type BatchConfig struct {
 	// Name is the plan's name as the output spells it (escape it to show it).
-	Name       string   `json:"name"`
+	Name string `json:"name"`
+	// Created is true once its communicator line was read.
 	Created    bool     `json:"created"`
 	InitS      float64  `json:"init_s,omitempty"`
 	TookEffect bool     `json:"took_effect"`
@@ -45,8 +46,8 @@ type BatchConfig struct {
 	Algo       string   `json:"algo,omitempty"`
 	Proto      string   `json:"proto,omitempty"`
 	Evidence   []string `json:"evidence,omitempty"`
-	// Failed says why it was dropped from FailedRound on; its rows of
-	// earlier rounds stand.
+	// Failed says why it was dropped from FailedRound on ("" when it ran
+	// every round); its rows of earlier rounds stand.
 	Failed      string `json:"failed,omitempty"`
 	FailedRound int    `json:"failed_round,omitempty"`
 	// Ops holds one Result per op of the plan, Row.Cycle being the round.
@@ -107,8 +108,9 @@ type batchReader struct {
 	meta   bool
 }
 
-// ParseBatch reads a batch launch's output. The error follows Parse's
-// contract: nil only for a complete batch.
+// ParseBatch reads a batch launch's output. The error is nil only for a
+// complete batch, a *FailureError (with the Batch) for one cut short or
+// failed, and wraps ErrNoTable for output that holds no batch.
 func ParseBatch(data []byte) (*Batch, error) {
 	r := &batchReader{header: newTorchParser(), byName: map[string]int{},
 		parser: map[[2]int]*torchParser{}, seen: map[[4]int64]bool{}}
@@ -177,7 +179,8 @@ func (r *batchReader) metadata(line []byte, l *batchLine) {
 		r.ops = append(r.ops, op)
 	}
 	for _, name := range l.Configs {
-		// Names are compared as they will be shown.
+		// Names are compared as they will be shown: two that escape alike
+		// would be one config on every screen.
 		for prev := range r.byName {
 			if safetext.Escape(prev) == safetext.Escape(name) {
 				r.header.mixed = fmt.Sprintf("the batch names two configs alike (%q and %q): its rows cannot be told apart", prev, name)

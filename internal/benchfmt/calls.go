@@ -43,7 +43,8 @@ type Call struct {
 	Datatype nccl.Datatype `json:"datatype"`
 	// Bytes is nccl-tests' size of the call (nccl.CallSize); 0 when it
 	// needs a rank count the log does not give.
-	Bytes  int64  `json:"bytes"`
+	Bytes int64 `json:"bytes"`
+	// Stream is the CUDA stream the call was enqueued on.
 	Stream string `json:"stream,omitempty"`
 	// Seq is Inspector's coll_sn, or the call's place among its process's
 	// collectives on that communicator (the same on every rank);
@@ -92,7 +93,8 @@ type CallLog struct {
 var ErrNoCalls = errors.New("no NCCL collective calls found: expected NCCL_DEBUG=INFO log lines with NCCL_DEBUG_SUBSYS=COLL (\"NCCL INFO AllReduce: opCount … count … datatype …\"), TUNING lines, or NCCL Inspector JSON records")
 
 // ParseCalls reads the collective calls in an NCCL_DEBUG log (or a
-// process's output with NCCL lines mixed in) or NCCL Inspector's JSON.
+// process's output with NCCL lines mixed in) or NCCL Inspector's JSON;
+// ErrNoCalls when it holds none.
 func ParseCalls(data []byte) (*CallLog, error) {
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		if cl, ok := parseInspector(data); ok {

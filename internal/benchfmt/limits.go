@@ -3,9 +3,11 @@ package benchfmt
 import "fmt"
 
 // Limits on what a results row may hold: values past them are damage, not
-// nccl-tests output, and a row holding one is dropped with a note.
+// nccl-tests output, and a row holding one is dropped with a note, so one
+// bad row cannot break every statistic downstream.
 const (
-	// MaxLineBytes is the longest line the text parser reads.
+	// MaxLineBytes is the longest line the text parser reads (NCCL's are
+	// under a kilobyte, topology dumps a few).
 	MaxLineBytes = 64 << 10
 	// MaxRowBytes is the largest message size a row may have (16 TiB).
 	MaxRowBytes int64 = 1 << 44

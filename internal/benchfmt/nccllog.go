@@ -99,6 +99,8 @@ type logLine struct {
 //	524288        131072     float     sum      -1fakehost0:1208:1208 [0] NCCL INFO AllReduce: …
 //
 // content is the text before the log line; glued reports that there was some.
+// known are the hosts seen so far: they settle where a host glued to a
+// number starts.
 func splitLogLine(line string, known []string) (content string, log logLine, glued bool) {
 	if m, level, msg := findNCCLMarker(line); m >= 0 {
 		if start, host, proc, ok := findHostField(line[:m], known); ok {

@@ -31,7 +31,8 @@ type Result struct {
 	// profile SimProfile.
 	Simulated  bool   `json:"simulated"`
 	SimProfile string `json:"sim_profile,omitempty"`
-	Facts      *Facts `json:"facts,omitempty"`
+	// Facts are what NCCL_DEBUG lines revealed; nil without any.
+	Facts *Facts `json:"facts,omitempty"`
 	// Errors are the failure messages found in the output.
 	Errors []string `json:"errors,omitempty"`
 	// Complete is true when the footer was seen: output that stops early
@@ -40,7 +41,7 @@ type Result struct {
 	// Runs counts the runs the output holds: more than one means several
 	// runs were saved into one file, and their rows are mixed.
 	Runs int `json:"-"`
-	// Env is the NCCL_* variables nccl-tests' -J recorded.
+	// Env is the NCCL_* variables nccl-tests' -J recorded; nil when it does not say.
 	Env map[string]string `json:"-"`
 	// Notes are what the parser noticed and tolerated.
 	Notes []string `json:"notes,omitempty"`
@@ -98,8 +99,9 @@ type Measure struct {
 	AlgBW  float64 `json:"algbw"`
 	BusBW  float64 `json:"busbw"`
 	// Wrong is the #wrong column; nil when the output says N/A (-c 0).
-	Wrong *int64     `json:"wrong"`
-	Iter  *IterStats `json:"iter,omitempty"`
+	Wrong *int64 `json:"wrong"`
+	// Iter holds nccl-tests -I 1's per-iteration statistics, nil without them.
+	Iter *IterStats `json:"iter,omitempty"`
 }
 
 // IterStats are nccl-tests' per-iteration columns (-I 1) and, from the JSON
@@ -151,9 +153,12 @@ type Facts struct {
 	Choices []Choice `json:"choices,omitempty"`
 	// Tuning is NCCL's TUNING table: collective → algorithm → protocol →
 	// bandwidth (names normalised); 0 means disabled or no such path.
-	Tuning    map[string]map[string]map[string]float64 `json:"tuning,omitempty"`
-	Tuner     *TunerPlugin                             `json:"tuner_plugin,omitempty"`
-	NICErrors []NICError                               `json:"nic_errors,omitempty"`
+	Tuning map[string]map[string]map[string]float64 `json:"tuning,omitempty"`
+	// Tuner is what the log says of a tuner plugin; nil when it shows none.
+	Tuner *TunerPlugin `json:"tuner_plugin,omitempty"`
+	// NICErrors are the IB transport's failing devices, once per host,
+	// device and event.
+	NICErrors []NICError `json:"nic_errors,omitempty"`
 	// Hosts are the host names seen in log line prefixes.
 	Hosts []string `json:"hosts,omitempty"`
 	// Warnings are NCCL WARN lines, verbatim minus the prefix.

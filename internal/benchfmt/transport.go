@@ -25,8 +25,9 @@ const (
 // Path is how NCCL connects one rank to another (From sends to To) with one
 // kind of transport: every channel line of that directed pair and kind.
 type Path struct {
-	From int    `json:"from"`
-	To   int    `json:"to"`
+	From int `json:"from"`
+	To   int `json:"to"`
+	// Kind is KindP2P, KindSHM, KindNET, or what else NCCL wrote before '/'.
 	Kind string `json:"kind"`
 	// Via are the distinct forms NCCL wrote after "via ".
 	Via []string `json:"via"`
@@ -45,6 +46,7 @@ type RankPlace struct {
 // Route sums up the paths of one kind (and one network): what carries data
 // between which ranks, as doctor, show and the report print it.
 type Route struct {
+	// Kind is KindP2P, KindSHM or KindNET (or another kind NCCL names).
 	Kind string `json:"kind"`
 	// Network is the NET plugin for KindNET: "IB", "Socket", …
 	Network string `json:"network,omitempty"`

@@ -50,7 +50,7 @@ type TunerCall struct {
 	Applied    int    `json:"applied"`
 	NoMatch    int    `json:"no_match"`
 	// Algo, Proto and Channels are the applied row's (Channels -1: NCCL's
-	// own count).
+	// own count); empty when no row matched.
 	Algo     string `json:"algo,omitempty"`
 	Proto    string `json:"proto,omitempty"`
 	Channels int    `json:"channels,omitempty"`

@@ -73,8 +73,9 @@ type Communicator struct {
 	Calls     int64    `json:"calls"`
 	Bytes     int64    `json:"bytes"`
 	TimeUS    float64  `json:"time_us,omitempty"`
-	Captured  int64    `json:"captured,omitempty"`
-	Ops       []Op     `json:"ops"`
+	// Captured counts the calls logged under CUDA-graph capture.
+	Captured int64 `json:"captured,omitempty"`
+	Ops      []Op  `json:"ops"`
 	// Other counts calls no nccl-tests collective measures, by NCCL's name.
 	Other map[string]int64 `json:"other,omitempty"`
 	// Unsized counts calls whose size needs a rank count the log lacks;
