@@ -12,7 +12,8 @@ import (
 // checkCall before any arithmetic on them (2^44+1 ranks times 1 MiB wraps
 // to 1 MiB); a record past them is skipped and counted in CallLog.Skipped.
 const (
-	// MaxRanks is the largest rank count of a communicator.
+	// MaxRanks is the largest rank count of a communicator (the largest
+	// jobs run about 10^5 GPUs).
 	MaxRanks = 1 << 20
 	// MaxCallBytes is the largest call nccltune reads: the largest band a
 	// search takes, so workload never proposes a part search refuses.

@@ -38,8 +38,8 @@ func (f *Facts) Native(collective string) (n nccl.Native, ok bool) {
 
 // LadderPlan is NCCL's plan for op as a debug launch over a ladder of sizes
 // (-b lo -e hi -f 2) shows it at the sizes in (lo/2, hi]; empty unless the
-// launch ended OK. hi 0 (a launch stored before its sizes were kept)
-// bounds none.
+// launch ended OK (a read that failed after some choices is no read). hi 0
+// (a launch stored before its sizes were kept) bounds none.
 func LadderPlan(outcome Outcome, f *Facts, op nccl.Op, lo, hi int64) nccl.Plan {
 	plan := nccl.Plan{}
 	if outcome != OK || f == nil {
@@ -71,8 +71,8 @@ func (f *Facts) NativeOp(op nccl.Op, sizes []int64) (nccl.Native, bool) {
 	return n, len(n.Plan) > 0
 }
 
-// nicsPerHost is how many NICs a host has for NCCL_CROSS_NIC's purpose:
-// the devices one rank listed, not the fabric's.
+// nicsPerHost is how many NICs a host has for NCCL_CROSS_NIC's purpose: the
+// devices one rank listed, not the fabric's (each host's Socket eth0 differs).
 func (f *Facts) nicsPerHost() int {
 	if f.NICsPerHost > 0 {
 		return f.NICsPerHost
