@@ -299,19 +299,14 @@ func parseCollLine(msg string) (Call, error) {
 			break
 		}
 		val := fields[i+1]
+		var err error
 		switch f {
 		case "count":
-			v, err := strconv.ParseInt(val, 10, 64)
-			if err != nil {
-				return Call{}, badNumber("count", val)
-			}
-			c.Count = v
+			c.Count, err = strconv.ParseInt(val, 10, 64)
 			seen++
 		case "datatype":
-			v, err := strconv.Atoi(val)
-			if err != nil {
-				return Call{}, badNumber("datatype", val)
-			}
+			var v int
+			v, err = strconv.Atoi(val)
 			c.Datatype = nccl.Datatype(v)
 			seen++
 		case "comm":
@@ -321,6 +316,9 @@ func parseCollLine(msg string) (Call, error) {
 			c.Stream = val
 		default:
 			continue
+		}
+		if err != nil {
+			return Call{}, badNumber(f, val)
 		}
 		i++
 	}

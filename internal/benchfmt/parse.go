@@ -134,8 +134,7 @@ type textParser struct {
 	rowProblem string
 	cycles     cycles
 
-	blockOpen  bool
-	blockDelim byte
+	blockDelim byte // the open MPI block's rule character; 0 when none is open
 	block      []string
 
 	sawStart   bool // "# Collective test starting" (nccl-tests 2.15+)
@@ -163,7 +162,7 @@ func parseText(data []byte) (res *Result, err error) {
 }
 
 func (p *textParser) line(line string) {
-	if p.blockOpen {
+	if p.blockDelim != 0 {
 		if blockDelimiter(line) == p.blockDelim {
 			p.closeBlock()
 			return
@@ -177,7 +176,7 @@ func (p *textParser) line(line string) {
 		p.closeBlock()
 	}
 	if d := blockDelimiter(line); d != 0 {
-		p.blockOpen, p.blockDelim, p.block = true, d, p.block[:0]
+		p.blockDelim, p.block = d, p.block[:0]
 		return
 	}
 
@@ -654,7 +653,7 @@ func (p *textParser) failureLine(t string) {
 
 func (p *textParser) closeBlock() {
 	msg := joinBlock(p.block, p.blockDelim)
-	p.blockOpen, p.block = false, p.block[:0]
+	p.blockDelim, p.block = 0, p.block[:0]
 	if msg != "" {
 		p.addError(msg)
 	}
@@ -664,7 +663,7 @@ func (p *textParser) finish() (*Result, error) {
 	if len(p.pending) > 0 {
 		p.dropPending("the output ends mid-row")
 	}
-	if p.blockOpen {
+	if p.blockDelim != 0 {
 		p.closeBlock()
 	}
 	if f := p.log.facts.result(); f != nil {
