@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,21 +116,10 @@ func (b *initBuilder) add(host, level, msg string) {
 // addDevice reads "NET/IB : [0] mlx5_0:uverbs0:1/RoCE provider=Mlx5
 // speed=200000 …" (with or without the space before the colon).
 func (fl *NCCLInit) addDevice(host, msg string) {
-	rest := strings.TrimSpace(strings.TrimPrefix(msg, "NET/IB"))
-	rest, ok := strings.CutPrefix(rest, ":")
-	if !ok {
-		return
-	}
-	rest = strings.TrimSpace(rest)
-	if !strings.HasPrefix(rest, "[") {
-		return
-	}
-	end := strings.IndexByte(rest, ']')
-	if end < 2 || !isUint(rest[1:end]) {
-		return
-	}
-	fields := strings.Fields(rest[end+1:])
-	if len(fields) == 0 {
+	rest, colon := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(msg, "NET/IB")), ":")
+	idx, rest, ok := strings.Cut(strings.TrimSpace(rest), "]")
+	fields := strings.Fields(rest)
+	if !colon || !ok || !strings.HasPrefix(idx, "[") || !isUint(idx[1:]) || len(fields) == 0 {
 		return
 	}
 	spec := strings.Split(fields[0], ":")
@@ -147,10 +137,7 @@ func (fl *NCCLInit) addDevice(host, msg string) {
 			d.SpeedMbps, _ = strconv.Atoi(v)
 		}
 	}
-	for _, e := range fl.IBDevices {
-		if e.Host == d.Host && e.Name == d.Name {
-			return
-		}
+	if !slices.ContainsFunc(fl.IBDevices, func(e NetDevice) bool { return e.Host == d.Host && e.Name == d.Name }) {
+		fl.IBDevices = append(fl.IBDevices, d)
 	}
-	fl.IBDevices = append(fl.IBDevices, d)
 }

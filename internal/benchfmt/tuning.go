@@ -60,10 +60,7 @@ func (t *tuningTable) add(msg string) bool {
 		if c == "" {
 			continue
 		}
-		_, bwText, ok := strings.Cut(c, "/")
-		if !ok {
-			return false
-		}
+		_, bwText, _ := strings.Cut(c, "/") // no '/': no number, not a row
 		bw, err := strconv.ParseFloat(strings.TrimSpace(bwText), 64)
 		if err != nil || col/perAlgo >= len(t.algos) || col >= len(t.protos) {
 			return false
