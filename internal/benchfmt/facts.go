@@ -156,10 +156,7 @@ func (b *factsBuilder) addRing(msg string) {
 	if len(f) < 3 || f[2] != ":" {
 		return
 	}
-	_, total, ok := strings.Cut(f[1], "/")
-	if !ok {
-		return
-	}
+	_, total, _ := strings.Cut(f[1], "/")
 	if n, err := strconv.Atoi(total); err == nil && n > b.ringChannels && n <= 1024 {
 		b.ringChannels = n
 	}
@@ -199,37 +196,19 @@ func choicesAtTestSizes(choices []Choice, nranks int) []Choice {
 // parseChoice reads "AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE
 // channel{Lo..Hi}={0..1}" (TUNING, NCCL 2.24+; rank 0 logs one per call).
 func parseChoice(msg string) (Choice, bool) {
-	coll, rest, ok := strings.Cut(msg, ": ")
-	if !ok || !isWord(coll) {
-		return Choice{}, false
-	}
-	size, rest, ok := strings.Cut(rest, " Bytes -> Algo ")
-	if !ok {
-		return Choice{}, false
-	}
-	bytes, err := strconv.ParseInt(strings.TrimSpace(size), 10, 64)
-	if err != nil || bytes < 0 {
-		return Choice{}, false
-	}
-	algo, rest, ok := strings.Cut(rest, " proto ")
-	if !ok || algo == "" {
-		return Choice{}, false
-	}
-	proto, rest, ok := strings.Cut(rest, " channel{Lo..Hi}={")
-	if !ok || proto == "" {
-		return Choice{}, false
-	}
-	lo, rest, ok := strings.Cut(rest, "..")
-	if !ok {
-		return Choice{}, false
-	}
+	// A separator missing leaves the rest "", so every later one is missing
+	// too: the last Cut's ok says whether all were there.
+	coll, rest, _ := strings.Cut(msg, ": ")
+	size, rest, _ := strings.Cut(rest, " Bytes -> Algo ")
+	algo, rest, _ := strings.Cut(rest, " proto ")
+	proto, rest, _ := strings.Cut(rest, " channel{Lo..Hi}={")
+	lo, rest, _ := strings.Cut(rest, "..")
 	hi, _, ok := strings.Cut(rest, "}")
-	if !ok {
-		return Choice{}, false
-	}
+	bytes, err := strconv.ParseInt(strings.TrimSpace(size), 10, 64)
 	l, err1 := strconv.Atoi(lo)
 	h, err2 := strconv.Atoi(hi)
-	if err1 != nil || err2 != nil || l < 0 || h < l || h > 4096 {
+	if !ok || !isWord(coll) || err != nil || bytes < 0 || algo == "" || proto == "" ||
+		err1 != nil || err2 != nil || l < 0 || h < l || h > 4096 {
 		return Choice{}, false
 	}
 	return Choice{Collective: coll, Bytes: bytes, Algo: algo, Proto: proto,
