@@ -93,10 +93,9 @@ func (b *initBuilder) add(host, level, msg string) {
 	case strings.Contains(msg, " via NET/"):
 		// "Channel 00/0 : 3[0] -> 0[0] [receive] via NET/IB/1/GDRDMA"
 		_, rest, _ := strings.Cut(msg, " via NET/")
-		if _, dev, ok := strings.Cut(rest, "/"); ok {
-			if n := intAfter("/"+dev, "/"); n >= 0 && n < 4096 {
-				made(&b.devs)[n] = true
-			}
+		_, dev, _ := strings.Cut(rest, "/")
+		if n := intAfter("/"+dev, "/"); n >= 0 && n < 4096 {
+			made(&b.devs)[n] = true
 		}
 	case strings.HasPrefix(msg, "ncclCommInitRank") && strings.HasSuffix(msg, "Init START"):
 		fl.InitStarts++
@@ -104,11 +103,9 @@ func (b *initBuilder) add(host, level, msg string) {
 		fl.InitCompletes++
 	case strings.HasPrefix(msg, "Channel ") && !strings.Contains(msg, "->"):
 		// "Channel 00/02 : 0 1"
-		if _, order, ok := strings.Cut(msg, " : "); ok {
-			order = strings.Join(strings.Fields(order), " ")
-			if order != "" && len(fl.Rings) < 64 {
-				fl.Rings = appendUnique(fl.Rings, order)
-			}
+		_, order, _ := strings.Cut(msg, " : ")
+		if order = strings.Join(strings.Fields(order), " "); order != "" && len(fl.Rings) < 64 {
+			fl.Rings = appendUnique(fl.Rings, order)
 		}
 	}
 }

@@ -218,13 +218,10 @@ func (t *transportLog) place(rank int, host string) *RankPlace {
 //	Channel 00 : 1[1] -> 0[0] via SHM/direct/direct (NCCL 2.28: no connection index)
 //	Channel 01/0 : 3[1] -> 0[0] [receive] via NET/IB/1/GDRDMA
 func (t *transportLog) addConnection(msg string) {
-	head, via, ok := strings.Cut(msg, " via ")
-	if !ok {
-		return
-	}
+	head, via, _ := strings.Cut(msg, " via ")
 	via = strings.TrimSpace(via)
 	kind, _, _ := strings.Cut(via, "/")
-	if kind == "" || !isWord(kind) {
+	if !isWord(kind) { // also no " via "
 		return
 	}
 	var toks [8]string
