@@ -292,9 +292,7 @@ func parseCollLine(msg string) (Call, error) {
 			c.NRanks = v
 			continue
 		}
-		if f == "stream" && nranks {
-			stream = true
-		}
+		stream = stream || f == "stream" && nranks
 		if i+1 >= len(fields) {
 			break
 		}

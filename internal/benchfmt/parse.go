@@ -672,9 +672,7 @@ func (p *textParser) finish() (*Result, error) {
 	}
 	// nccl-tests before 2.15 print no "Collective test starting/concluded"
 	// lines: there the footer's average is the end of the run.
-	if !p.sawStart && p.sawFooter {
-		p.res.Complete = true
-	}
+	p.res.Complete = p.res.Complete || !p.sawStart && p.sawFooter
 	p.res.NRanks = len(p.res.Devices)
 	fillFromFacts(&p.res)
 	if !p.recognized {

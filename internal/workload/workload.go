@@ -144,9 +144,7 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 		for _, k := range in.Log.Skipped {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: %s skipped, %s (e.g. %s): not real NCCL values", in.Name, texttable.Plural(k.Records, "record"), k.Reason, k.Example))
 		}
-		if len(in.Log.GraphCapture) > 0 {
-			s.GraphCaptured = true
-		}
+		s.GraphCaptured = s.GraphCaptured || len(in.Log.GraphCapture) > 0
 		if s.ChoicesForced == "" && in.Log.ChoicesForced != "" {
 			s.ChoicesForced = in.Log.ChoicesForced
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: NCCL's choices were forced (%s): the proposal keeps none of them (no chose:), since they are not NCCL's own", in.Name, in.Log.ChoicesForced))
@@ -168,9 +166,7 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 	s.TimeKnown = true
 	for _, c := range s.Communicators {
 		s.Calls += c.Calls
-		if c.Captured > 0 {
-			s.GraphCaptured = true
-		}
+		s.GraphCaptured = s.GraphCaptured || c.Captured > 0
 		for _, o := range c.Ops {
 			for _, b := range o.Histogram {
 				if b.Calls > 0 && !(b.TimeUS > 0) {
