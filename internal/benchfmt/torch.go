@@ -1,7 +1,6 @@
 package benchfmt
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -140,17 +139,13 @@ func newTorchParser() *torchParser {
 // returns the others, and those jsonLine refused, as text.
 func splitJSONLines(data []byte, jsonLine func([]byte) bool) []byte {
 	var text bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
+	for raw := range bytes.Lines(data) {
+		raw = bytes.TrimSuffix(bytes.TrimSuffix(raw, []byte("\n")), []byte("\r"))
+		line := bytes.TrimSpace(raw)
+		if len(line) == 0 || line[0] == '{' && jsonLine(line) {
 			continue
 		}
-		if line[0] == '{' && jsonLine(line) {
-			continue
-		}
-		text.Write(sc.Bytes())
+		text.Write(raw)
 		text.WriteByte('\n')
 	}
 	return text.Bytes()
