@@ -453,11 +453,9 @@ func (t *transportLog) p2pLink(from, to int) string {
 
 // netPlugin is "IB" for "NET/IB/0/GDRDMA".
 func netPlugin(via string) string {
-	parts := strings.SplitN(via, "/", 3)
-	if len(parts) < 2 {
-		return ""
-	}
-	return parts[1]
+	_, rest, _ := strings.Cut(via, "/")
+	plugin, _, _ := strings.Cut(rest, "/")
+	return plugin
 }
 
 // transportWord is Facts.Transport: the network's name when the network
