@@ -1,12 +1,5 @@
 package benchfmt
 
-// A batch launch's output: the torch instrument's --batch (and the
-// simulated fabric's) JSON lines, several configs in one launch, each on
-// its own NCCL communicator. Its rows are the torch instrument's size
-// lines with "config" and "round"; ParseBatch reads them with torchParser,
-// one per config and op, so a batch row has the bounds and notes of any
-// torch row.
-
 import (
 	"encoding/json"
 	"fmt"
@@ -16,23 +9,23 @@ import (
 	"github.com/nccltune/nccltune/internal/safetext"
 )
 
-// Batch is a batch launch's output, read.
+// Batch is a batch launch's output, read: the torch instrument's --batch
+// JSON lines, several configs in one launch, each on its own communicator.
+// Its rows are torch size lines with "config" and "round", read by one
+// torchParser per config and op.
 type Batch struct {
-	// Header holds what the metadata line and the text around the JSON
-	// lines say of the run as a whole (ranks, devices, NCCL version,
-	// NCCL facts, failures, simulated); it has no rows.
+	// Header holds what is said of the run as a whole; it has no rows.
 	Header *Result `json:"header"`
 	// Configs are the plan's configs in the plan's order.
 	Configs []BatchConfig `json:"configs"`
 	// CreationOrder indexes Configs in the order their communicators were made.
 	CreationOrder []int `json:"creation_order"`
-	// PlannedRounds is the plan's rounds; Rounds those the done line (or
-	// the watchdog's partial line) says were completed.
+	// PlannedRounds is the plan's rounds; Rounds those completed.
 	PlannedRounds int     `json:"planned_rounds"`
 	Rounds        int     `json:"rounds"`
 	Seconds       float64 `json:"seconds"`
-	// Complete is true when the done line ended the output; Partial when
-	// the instrument's watchdog cut it short (PartialReason says where).
+	// Complete: the done line ended the output; Partial: the instrument's
+	// watchdog cut it short.
 	Complete      bool   `json:"complete"`
 	Partial       bool   `json:"partial,omitempty"`
 	PartialReason string `json:"partial_reason,omitempty"`
@@ -40,11 +33,9 @@ type Batch struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// BatchConfig is one config of a batch: its communicator, whether NCCL's
-// log showed its settings, and its rows per op.
+// BatchConfig is one config of a batch: its communicator, NCCL's verdict and its rows per op.
 type BatchConfig struct {
-	// Name is the plan's name, as the output spells it (data: escape it
-	// with safetext wherever it is shown).
+	// Name is the plan's name as the output spells it (escape it to show it).
 	Name string `json:"name"`
 	// Created is true once its communicator line was read.
 	Created    bool     `json:"created"`
@@ -55,18 +46,16 @@ type BatchConfig struct {
 	Algo       string   `json:"algo,omitempty"`
 	Proto      string   `json:"proto,omitempty"`
 	Evidence   []string `json:"evidence,omitempty"`
-	// Failed says why it was dropped, from FailedRound on ("" when it ran
+	// Failed says why it was dropped from FailedRound on ("" when it ran
 	// every round); its rows of earlier rounds stand.
 	Failed      string `json:"failed,omitempty"`
 	FailedRound int    `json:"failed_round,omitempty"`
-	// Ops holds one Result per op of the plan, in its order: the op's rows
-	// of every round, Row.Cycle being the round.
+	// Ops holds one Result per op of the plan, Row.Cycle being the round.
 	Ops []*Result `json:"ops"`
 }
 
-// Excluded says why none of c's rows may be used ("" when they may): its
-// communicator was never made, or NCCL's log did not show its settings.
-// The one rule for it: whoever reads a batch asks here.
+// Excluded says why none of c's rows may be used ("" when they may): the
+// one rule whoever reads a batch asks.
 func (c *BatchConfig) Excluded() string {
 	switch {
 	case !c.Created && c.Failed != "":
@@ -106,8 +95,7 @@ type batchLine struct {
 	Done       *bool    `json:"done"`
 }
 
-// maxBatchText bounds each text a batch line carries into the record
-// (a reason, a failure, one piece of evidence).
+// maxBatchText bounds each text a batch line carries into the record.
 const maxBatchText = 300
 
 type batchReader struct {
@@ -120,11 +108,9 @@ type batchReader struct {
 	meta   bool
 }
 
-// ParseBatch reads a batch launch's output. The error follows Parse's
-// contract: nil only for a complete batch (its done line read), a
-// *FailureError (with the Batch) for one cut short, a config named twice
-// or a launch that failed, and an error wrapping ErrNoTable for output
-// that holds no batch.
+// ParseBatch reads a batch launch's output. The error is nil only for a
+// complete batch, a *FailureError (with the Batch) for one cut short or
+// failed, and wraps ErrNoTable for output that holds no batch.
 func ParseBatch(data []byte) (*Batch, error) {
 	r := &batchReader{header: newTorchParser(), byName: map[string]int{},
 		parser: map[[2]int]*torchParser{}, seen: map[[4]int64]bool{}}
@@ -134,8 +120,7 @@ func ParseBatch(data []byte) (*Batch, error) {
 
 func (r *batchReader) note(msg string) { r.b.Notes = appendUnique(r.b.Notes, msg) }
 
-// line reads one JSON line: batch lines here, the rest (errors, unknown
-// lines) as the torch parser reads them.
+// line reads one JSON line: batch lines here, the rest as the torch parser does.
 func (r *batchReader) line(line []byte) bool {
 	var l batchLine
 	if err := json.Unmarshal(line, &l); err != nil && !isTypeError(err) {
@@ -195,7 +180,7 @@ func (r *batchReader) metadata(line []byte, l *batchLine) {
 	}
 	for _, name := range l.Configs {
 		// Names are compared as they will be shown: two that escape alike
-		// would be one config on every screen and in every file.
+		// would be one config on every screen.
 		for prev := range r.byName {
 			if safetext.Escape(prev) == safetext.Escape(name) {
 				r.header.mixed = fmt.Sprintf("the batch names two configs alike (%q and %q): its rows cannot be told apart", prev, name)
@@ -239,13 +224,11 @@ func (r *batchReader) config(line []byte, l *batchLine) {
 		if l.Channels != nil && l.Channels.valid && l.Channels.v >= 0 && l.Channels.v <= math.MaxInt32 {
 			c.Channels = int(l.Channels.v)
 		}
-		for _, s := range []struct {
-			dst *string
-			src *string
-		}{{&c.Algo, l.Algo}, {&c.Proto, l.Proto}} {
-			if s.src != nil {
-				*s.dst = shorten(*s.src, 80)
-			}
+		if l.Algo != nil {
+			c.Algo = shorten(*l.Algo, 80)
+		}
+		if l.Proto != nil {
+			c.Proto = shorten(*l.Proto, 80)
 		}
 		for _, e := range l.Evidence {
 			c.Evidence = append(c.Evidence, shorten(e, maxBatchText))
@@ -312,8 +295,6 @@ func (r *batchReader) row(ci int, line []byte, l *batchLine) {
 	}
 }
 
-// opParser reads one config's rows of op oi: a torch parser that has read
-// the metadata.
 func (r *batchReader) opParser(oi int) *torchParser {
 	p := newTorchParser()
 	p.res.NRanks = r.header.res.NRanks

@@ -2,24 +2,21 @@ package benchfmt
 
 import (
 	"fmt"
+	"strings"
 	"unique"
 
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// Limits on the numbers a log gives a collective call (NCCL's COLL, INIT
-// and TUNING lines, Inspector's records). checkCall checks them once,
-// where each parser reads a record and before any arithmetic on them: a
-// rank count of 2^44+1 times 1 MiB wraps to 1 MiB, and a size past what
-// search takes becomes a part that search --config refuses. A record past
-// them is skipped and counted in CallLog.Skipped, never used.
+// Limits on the numbers a log gives a collective call, checked once by
+// checkCall before any arithmetic on them (2^44+1 ranks times 1 MiB wraps
+// to 1 MiB); a record past them is skipped and counted in CallLog.Skipped.
 const (
-	// MaxRanks is the largest rank count of a communicator: NCCL keeps it
-	// in an int, and the largest jobs run about 10^5 GPUs.
+	// MaxRanks is the largest rank count of a communicator (the largest
+	// jobs run about 10^5 GPUs).
 	MaxRanks = 1 << 20
-	// MaxCallBytes is the largest call (nccl-tests' size, the whole buffer)
-	// nccltune reads: the largest band a search takes (nccl.MaxBandSize),
-	// so that workload never proposes a part search --config refuses.
+	// MaxCallBytes is the largest call nccltune reads: the largest band a
+	// search takes, so workload never proposes a part search refuses.
 	MaxCallBytes = nccl.MaxBandSize
 )
 
@@ -31,9 +28,8 @@ type Skip struct {
 	Example string `json:"example"`
 }
 
-// boundError is a record with a number out of bounds: the reason (one per
-// kind of problem, so that the records are counted per reason) and the
-// record's numbers.
+// boundError is a record with a number out of bounds: the reason (records
+// are counted per reason) and the record's numbers.
 type boundError struct{ reason, example string }
 
 func (e *boundError) Error() string { return e.reason + " (" + e.example + ")" }
@@ -42,7 +38,6 @@ func outOfBounds(reason, format string, args ...any) *boundError {
 	return &boundError{reason: reason, example: fmt.Sprintf(format, args...)}
 }
 
-// skip counts a record left out.
 func (cl *CallLog) skip(e *boundError) {
 	for i := range cl.Skipped {
 		if cl.Skipped[i].Reason == e.reason {
@@ -53,20 +48,15 @@ func (cl *CallLog) skip(e *boundError) {
 	cl.Skipped = append(cl.Skipped, Skip{Reason: e.reason, Records: 1, Example: e.example})
 }
 
-// skippedText says what was skipped, for an error.
 func (cl *CallLog) skippedText() string {
-	s := ""
-	for i, k := range cl.Skipped {
-		if i > 0 {
-			s += "; "
-		}
-		s += fmt.Sprintf("%d skipped: %s, e.g. %s", k.Records, k.Reason, k.Example)
+	var s []string
+	for _, k := range cl.Skipped {
+		s = append(s, fmt.Sprintf("%d skipped: %s, e.g. %s", k.Records, k.Reason, k.Example))
 	}
-	return s
+	return strings.Join(s, "; ")
 }
 
-// checkRanks bounds a rank count (0: not logged) and a rank (-1: not
-// logged) read from a log.
+// checkRanks bounds a rank count (0: not logged) and a rank (-1: not logged).
 func checkRanks(nranks, rank int) *boundError {
 	switch {
 	case nranks < 0 || nranks > MaxRanks:
@@ -77,10 +67,8 @@ func checkRanks(nranks, rank int) *boundError {
 	return nil
 }
 
-// checkCall is where every parser accepts a call: the one check of the
-// numbers a log gives it, before any use of them; then it sets the call's
-// size (nccl.CallSize), which the bounds keep from overflowing, and makes
-// the strings the call keeps its own (keep).
+// checkCall is where every parser accepts a call: the one check of its
+// numbers; then it sets the call's size and makes its strings its own.
 func checkCall(c *Call) *boundError {
 	if e := checkRanks(c.NRanks, c.Rank); e != nil {
 		return e
@@ -96,8 +84,7 @@ func checkCall(c *Call) *boundError {
 	case c.Count < 0:
 		return outOfBounds("negative count", "count %d", c.Count)
 	}
-	// The most elements a call may pass: MaxCallBytes of nccl-tests' size,
-	// which for all-gather, reduce-scatter and all-to-all is nranks parts.
+	// MaxCallBytes of nccl-tests' size, which for split ops is nranks parts.
 	limit := MaxCallBytes / elt
 	if c.Op.Splits() && c.NRanks > 0 {
 		limit /= int64(c.NRanks)
@@ -116,14 +103,10 @@ func checkCall(c *Call) *boundError {
 	return nil
 }
 
-// keep is s as a string of its own, shared by every call that holds the
-// same text: a piece of a log line would keep the line (or the whole
-// input) alive, and a run keeps the calls of all its files at once, while
-// the processes, pointers and names they hold are few.
+// keep is s as a string of its own, shared by every call that holds the same
+// text: a piece of a log line would keep the whole input alive.
 func keep(s string) string { return unique.Make(s).Value() }
 
-// badNumber is a record whose field does not read as a number: past
-// int64, or not digits.
 func badNumber(field, val string) *boundError {
 	return outOfBounds("a number that does not read as one", "%s %.24s", field, val)
 }

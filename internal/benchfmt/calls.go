@@ -2,9 +2,11 @@ package benchfmt
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,72 +14,48 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// A real process's collective calls, as NCCL logs them: with
-// NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL every rank writes one line per
-// call (enqueue.cc, ncclEnqueueCheck):
-//
-//	host:pid:tid [dev] NCCL INFO AllReduce: opCount 0 sendbuff 0x7f… recvbuff 0x7f… count 1024000 datatype 9 op 0 root 0 comm 0x55… [nranks=4] stream 0x55…
-//
-// with TUNING rank 0 of each communicator adds what it chose per call:
-//
-//	host:pid:tid [dev] NCCL INFO AllReduce: 2048000 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}
-//
-// and with INIT every rank names its communicators once:
-//
-//	… NCCL INFO ncclCommInitRank comm 0x55… rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 1b000 commId 0x8d3c… - Init COMPLETE
-//	… NCCL INFO ncclCommSplit comm 0x56… rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 parent 0x55… splitCount 1 color 0 key 0 - Init COMPLETE
-//
-// The comm pointer is an address in one process; the commId (or, for a
-// split, the parent's identity with the split's count and colour) is the
-// communicator's identity across processes. NCCL Inspector (a profiler
-// plugin, ext-profiler/inspector since 2.28.3) writes JSON records instead
-// (inspector.go).
-
-// Call is one collective call as one rank recorded it.
+// Call is one collective call as one rank recorded it: a COLL line (with its
+// TUNING line's choice and its communicator's INIT line), or an Inspector
+// record. A comm pointer is an address in one process; the commId is the
+// communicator's identity across processes.
 type Call struct {
 	// Process is "host:pid" of the rank that logged the call.
 	Process string `json:"process"`
 	// CommPtr is the communicator's address in that process ("0x55d…");
 	// "" for Inspector records.
 	CommPtr string `json:"comm_ptr,omitempty"`
-	// CommID names the communicator across processes: NCCL's commId hash
-	// from its INIT line (Inspector: its header id), "PARENT/split N color
-	// C" for a split one, with " #2" … after the name of a process's second
-	// communicator of that name and rank (commInit.nth); "" when the log
-	// does not say (no INIT lines).
+	// CommID names the communicator across processes: NCCL's commId
+	// (Inspector: its header id), "PARENT split N color C" for a split one,
+	// " #2" … after a process's second one of that name and rank; "" when
+	// the log has no INIT lines.
 	CommID string `json:"comm_id,omitempty"`
 	// Rank is the rank in the communicator; -1 when the log does not say.
 	Rank   int `json:"rank"`
 	NRanks int `json:"nranks"`
 	// Function is NCCL's name of the call ("AllReduce", "Send", "Gather").
 	Function string `json:"function"`
-	// Op is the nccl-tests collective that measures the call; "" for what
-	// none measures (Gather, Scatter) and for Recv (the other end of a
-	// Send, which is the call counted as sendrecv).
+	// Op is the nccl-tests collective that measures the call; "" for
+	// Gather, Scatter and Recv (the other end of a Send).
 	Op nccl.Op `json:"op,omitempty"`
-	// Count and Datatype are the call's arguments; where only the bytes
-	// per rank are known (TUNING lines, Inspector) Count is those bytes
-	// and Datatype int8.
+	// Count and Datatype are the call's arguments; where only the bytes per
+	// rank are known (TUNING, Inspector) Count is those bytes of int8.
 	Count    int64         `json:"count"`
 	Datatype nccl.Datatype `json:"datatype"`
-	// Bytes is nccl-tests' size of the call (nccl.CallSize): what a band
-	// names. 0 when it needs a rank count the log does not give.
+	// Bytes is nccl-tests' size of the call (nccl.CallSize); 0 when it
+	// needs a rank count the log does not give.
 	Bytes int64 `json:"bytes"`
 	// Stream is the CUDA stream the call was enqueued on.
 	Stream string `json:"stream,omitempty"`
-	// Seq numbers the calls: Inspector's coll_sn, or the call's place
-	// among its process's collectives on that communicator, from 0 (the
-	// same call has the same place on every rank); point-to-point calls
-	// (PointToPoint) are numbered apart.
+	// Seq is Inspector's coll_sn, or the call's place among its process's
+	// collectives on that communicator (the same on every rank);
+	// point-to-point calls are numbered apart.
 	Seq int64 `json:"seq"`
 	// TimeUS is Inspector's execution time; 0 when not known.
 	TimeUS float64 `json:"time_us,omitempty"`
-	// Algo and Proto are what NCCL chose (a TUNING line of the same
-	// process, function and size); "" when not logged.
+	// Algo and Proto are what NCCL chose (a TUNING line); "" when not logged.
 	Algo  string `json:"algo,omitempty"`
 	Proto string `json:"proto,omitempty"`
-	// Captured: logged between a server's own lines announcing that it
-	// captures CUDA graphs and that it finished.
+	// Captured: logged while the server announced CUDA-graph capture.
 	Captured bool `json:"captured,omitempty"`
 }
 
@@ -96,31 +74,27 @@ type CallLog struct {
 	Format string `json:"format"`
 	Calls  []Call `json:"calls"`
 	Facts  *Facts `json:"facts,omitempty"`
-	// FromTuning: no COLL line was logged, and the calls were read from
-	// TUNING lines (rank 0 of each communicator; communicators are not
-	// told apart).
+	// FromTuning: no COLL line was logged; the calls were read from TUNING
+	// lines (rank 0 of each communicator, not told apart).
 	FromTuning bool `json:"from_tuning,omitempty"`
-	// GraphCapture are the lines of the process's own output that
-	// announced CUDA-graph capture, as "line N: text".
+	// GraphCapture are the process's own lines that announced CUDA-graph
+	// capture, as "line N: text".
 	GraphCapture []string `json:"graph_capture,omitempty"`
-	// Skipped are the records left out because a number in them is out
-	// of bounds (checkCall) or their line was cut short, counted per reason.
+	// Skipped are the records left out (out of bounds, cut short), per reason.
 	Skipped []Skip   `json:"skipped,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
-	// ChoicesForced names what made the log's TUNING choices not NCCL's
-	// own (an NCCL_ALGO or NCCL_PROTO the environment set, a tuner plugin
-	// that applied a row), "" when the log shows nothing of the kind: a
-	// workload keeps the log's choices (nccl.LoggedChoice) only then. A
-	// log without INIT/ENV lines may not show an env setting.
+	// ChoicesForced names what made the TUNING choices not NCCL's own (an
+	// NCCL_ALGO or NCCL_PROTO from the environment, a tuner plugin); "" when
+	// the log shows none: only then does a workload keep the log's choices.
 	ChoicesForced string `json:"choices_forced,omitempty"`
 }
 
 // ErrNoCalls is an input that holds no collective call NCCL logged.
 var ErrNoCalls = errors.New("no NCCL collective calls found: expected NCCL_DEBUG=INFO log lines with NCCL_DEBUG_SUBSYS=COLL (\"NCCL INFO AllReduce: opCount … count … datatype …\"), TUNING lines, or NCCL Inspector JSON records")
 
-// ParseCalls reads the collective calls in data: an NCCL_DEBUG log (a
-// NCCL_DEBUG_FILE, or a process's output with NCCL lines mixed in) or
-// NCCL Inspector's JSON. ErrNoCalls when it holds none.
+// ParseCalls reads the collective calls in an NCCL_DEBUG log (or a
+// process's output with NCCL lines mixed in) or NCCL Inspector's JSON;
+// ErrNoCalls when it holds none.
 func ParseCalls(data []byte) (*CallLog, error) {
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		if cl, ok := parseInspector(data); ok {
@@ -144,46 +118,33 @@ type commInit struct {
 	commID       string // root communicators
 	parent       string // split ones: the parent's pointer
 	split        string // " split N color C" (" color C" before NCCL 2.24)
-	// nth counts the communicators of this process before this one that
-	// carry its name at its rank (0: none): NCCL 2.21 to 2.23 name a split
-	// by its parent and colour only, so two splits of one parent with one
-	// colour share a name, and a process holds one rank of a communicator.
+	// nth counts this process's earlier communicators of its name at its
+	// rank: NCCL 2.21 to 2.23 name a split by parent and colour only.
 	nth int
 }
 
-// callReader gathers calls from one NCCL log.
 type callReader struct {
-	log ncclLogReader
-	cl  CallLog
-	// inits: process → comm pointer → its INIT line.
-	inits map[string]map[string]commInit
-	// named counts the communicators of a process per name and rank.
-	named map[string]int
-	// seq: process + comm pointer → calls so far.
-	seq map[string]int64
-	// pending: process → calls of it waiting for their TUNING line.
-	pending map[string][]int
-	tuning  []Call // calls read from TUNING lines, kept for a log without COLL lines
-	capture bool   // inside announced CUDA-graph capture
-	nranks  map[int]bool
+	log     ncclLogReader
+	cl      CallLog
+	inits   map[string]map[string]commInit // process → comm pointer → INIT line
+	named   map[string]int                 // communicators per process, name and rank
+	seq     map[string]int64               // process + comm pointer → calls so far
+	pending map[string][]int               // process → calls waiting for their TUNING line
+	tuning  []Call                         // calls from TUNING lines, for a log without COLL lines
+	capture bool                           // inside announced CUDA-graph capture
 }
 
 func parseCallLog(data []byte) (*CallLog, error) {
 	r := callReader{cl: CallLog{Format: FormatNCCLLog}, inits: map[string]map[string]commInit{}, named: map[string]int{},
-		seq: map[string]int64{}, pending: map[string][]int{}, nranks: map[int]bool{}}
+		seq: map[string]int64{}, pending: map[string][]int{}}
 	n := 0
 	for raw := range bytes.Lines(data) {
 		n++
-		// Each line its own string, not a piece of one string of the whole
-		// input: what the reader keeps of a line (a fact, a capture note)
-		// then keeps that line alive, not the input (checkCall makes a
-		// call's strings its own).
+		// Each line its own string: what the reader keeps of one then keeps
+		// that line alive, not the whole input.
 		line := string(bytes.TrimRight(bytes.TrimSuffix(raw, []byte("\n")), "\r"))
-		// A log collector may colour the lines: colours are no part of
-		// the process or the call (any other escape stays, as data).
-		if strings.Contains(line, "\x1b[") {
-			line = stripColours(line)
-		}
+		// A log collector may colour the lines (SGR only; other escapes stay).
+		line = colourSeq.ReplaceAllString(line, "")
 		content, log, _ := r.log.read(line)
 		// Processes that share one stdout write it in blocks, so a line
 		// cut short can have another process's whole line after it: that
@@ -211,12 +172,10 @@ func parseCallLog(data []byte) (*CallLog, error) {
 			r.addColl(proc, log.msg)
 		case strings.Contains(log.msg, " Bytes -> Algo "):
 			r.addTuning(proc, log.msg)
-		case strings.Contains(log.msg, " - Init ") || strings.Contains(log.msg, "- Init "):
+		case strings.Contains(log.msg, "- Init "):
 			r.addInit(proc, log.msg)
 		}
-		if r.cl.ChoicesForced == "" {
-			r.cl.ChoicesForced = choicesForcedBy(log.msg)
-		}
+		r.cl.ChoicesForced = cmp.Or(r.cl.ChoicesForced, choicesForcedBy(log.msg))
 	}
 	r.cl.Facts = r.log.facts.result()
 	if f := r.cl.Facts; r.cl.ChoicesForced == "" && f != nil && f.Tuner != nil && (f.Tuner.Loaded || f.Tuner.Applied > 0) {
@@ -237,37 +196,11 @@ func parseCallLog(data []byte) (*CallLog, error) {
 	return &r.cl, nil
 }
 
-// stripColours removes ANSI colour sequences (SGR: ESC '[', digits and
-// ';', then 'm') from s.
-func stripColours(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for {
-		i := strings.Index(s, "\x1b[")
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		j := i + 2
-		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == ';') {
-			j++
-		}
-		if j < len(s) && s[j] == 'm' {
-			b.WriteString(s[:i])
-		} else {
-			j = i + 1 // not a colour: kept
-			b.WriteString(s[:j])
-			s = s[j:]
-			continue
-		}
-		s = s[j+1:]
-	}
-}
+// colourSeq is an ANSI colour sequence (SGR).
+var colourSeq = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // ownLine reads a line the process itself printed: servers announce CUDA
-// graph capture ("Capture cuda graph begin", vLLM's "Capturing CUDA
-// graphs …") and its end ("Capture cuda graph end", "Graph capturing
-// finished in 5 secs").
+// graph capture ("Capturing CUDA graphs …") and its end ("… finished").
 func (r *callReader) ownLine(n int, content string) {
 	low := strings.ToLower(content)
 	if !strings.Contains(low, "graph") || !strings.Contains(low, "captur") {
@@ -284,7 +217,6 @@ func (r *callReader) ownLine(n int, content string) {
 		func(w string) bool { return strings.Contains(low, w) })
 }
 
-// addColl reads a COLL line.
 func (r *callReader) addColl(proc, msg string) {
 	c, err := parseCollLine(msg)
 	var bad *boundError
@@ -299,21 +231,15 @@ func (r *callReader) addColl(proc, msg string) {
 	c.Rank = -1
 	if in, ok := r.inits[proc][c.CommPtr]; ok {
 		c.Rank = in.rank
-		if c.NRanks == 0 {
-			c.NRanks = in.nranks
-		}
+		c.NRanks = cmp.Or(c.NRanks, in.nranks)
 		c.CommID = r.commID(proc, c.CommPtr, 0)
 	}
 	if bad := checkCall(&c); bad != nil {
 		r.cl.skip(bad)
 		return
 	}
-	if c.NRanks > 0 {
-		r.nranks[c.NRanks] = true
-	}
-	// Every rank makes a communicator's collectives in the same order, so
-	// their places agree across ranks; sends and receives differ per rank
-	// and are numbered apart.
+	// Every rank makes a communicator's collectives in the same order;
+	// sends and receives differ per rank and are numbered apart.
 	key := proc + " " + c.CommPtr
 	if PointToPoint(c.Function) {
 		key += " p2p"
@@ -322,24 +248,19 @@ func (r *callReader) addColl(proc, msg string) {
 	r.seq[key]++
 	c.Captured = r.capture
 	r.cl.Calls = append(r.cl.Calls, c)
-	// NCCL logs TUNING lines on rank 0 of a communicator only: a call of
-	// another rank waits for none, and must not take the line of a call
-	// of the same size on a communicator this process is rank 0 of.
+	// NCCL logs TUNING lines on rank 0 of a communicator only, within a
+	// few calls (one group) of the call.
 	if c.Rank > 0 {
 		return
 	}
 	r.pending[proc] = append(r.pending[proc], len(r.cl.Calls)-1)
-	// A TUNING line follows its call within a few calls (one group); an
-	// old pending call will not be matched any more.
 	if p := r.pending[proc]; len(p) > 64 {
 		r.pending[proc] = p[len(p)-64:]
 	}
 }
 
-// cutShort is the reason a COLL line that did not reach its end is skipped.
 const cutShort = "a COLL line cut short"
 
-// errNotColl is a line that is not a COLL line.
 var errNotColl = errors.New("not a COLL line")
 
 // parseCollLine reads "AllReduce: opCount 0 sendbuff 0x… recvbuff 0x…
@@ -354,10 +275,8 @@ func parseCollLine(msg string) (Call, error) {
 	c := Call{Function: fn, Datatype: -1}
 	fields := strings.Fields("opCount " + rest)
 	seen := 0
-	// Every NCCL since 2.3.7 ends the line with "[nranks=N] stream 0x…":
-	// a line without both was cut short (the last line of a killed
-	// process, a write cut by another), maybe inside the comm pointer
-	// that names its communicator or the rank count that sizes it.
+	// Every NCCL since 2.3.7 ends the line with "[nranks=N] stream 0x…": a
+	// line without both was cut short, maybe inside the comm or the nranks.
 	nranks, stream := false, false
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
@@ -373,26 +292,19 @@ func parseCollLine(msg string) (Call, error) {
 			c.NRanks = v
 			continue
 		}
-		if f == "stream" && nranks {
-			stream = true
-		}
+		stream = stream || f == "stream" && nranks
 		if i+1 >= len(fields) {
 			break
 		}
 		val := fields[i+1]
+		var err error
 		switch f {
 		case "count":
-			v, err := strconv.ParseInt(val, 10, 64)
-			if err != nil {
-				return Call{}, badNumber("count", val)
-			}
-			c.Count = v
+			c.Count, err = strconv.ParseInt(val, 10, 64)
 			seen++
 		case "datatype":
-			v, err := strconv.Atoi(val)
-			if err != nil {
-				return Call{}, badNumber("datatype", val)
-			}
+			var v int
+			v, err = strconv.Atoi(val)
 			c.Datatype = nccl.Datatype(v)
 			seen++
 		case "comm":
@@ -402,6 +314,9 @@ func parseCollLine(msg string) (Call, error) {
 			c.Stream = val
 		default:
 			continue
+		}
+		if err != nil {
+			return Call{}, badNumber(f, val)
 		}
 		i++
 	}
@@ -415,11 +330,9 @@ func parseCollLine(msg string) (Call, error) {
 	return c, nil
 }
 
-// PointToPoint says whether NCCL's function is one a rank calls on its
-// own, with one peer: Send and Recv, and the one-sided PutSignal, Signal
-// and WaitSignal of NCCL 2.29 (which log COLL lines too). Ranks make
-// different ones, so they are no place in the communicator's sequence of
-// collectives: Seq numbers them apart, and each rank's call is its own.
+// PointToPoint says whether NCCL's function is one a rank calls on its own,
+// with one peer (Send, Recv, NCCL 2.29's one-sided calls): Seq numbers them
+// apart from the communicator's collectives.
 func PointToPoint(function string) bool {
 	switch function {
 	case "Send", "Recv", "PutSignal", "Signal", "WaitSignal":
@@ -429,8 +342,7 @@ func PointToPoint(function string) bool {
 }
 
 // opOfFunction is the nccl-tests collective that measures NCCL's function:
-// a Send is one transfer of sendrecv (its Recv is the other end, not
-// counted again); Gather and Scatter have no nccl.Op.
+// a Send is one transfer of sendrecv; Recv, Gather and Scatter have none.
 func opOfFunction(fn string) nccl.Op {
 	switch fn {
 	case "Send":
@@ -442,9 +354,8 @@ func opOfFunction(fn string) nccl.Op {
 	return op
 }
 
-// addTuning reads a TUNING line: it says what NCCL chose for the earliest
-// call of this process still waiting whose function and per-rank bytes
-// (count × type size) match.
+// addTuning reads a TUNING line: what NCCL chose for this process's earliest
+// waiting call of that function and per-rank bytes.
 func (r *callReader) addTuning(proc, msg string) {
 	ch, ok := parseChoice(msg)
 	if !ok {
@@ -464,9 +375,8 @@ func (r *callReader) addTuning(proc, msg string) {
 }
 
 // useTuning makes the calls of a log without COLL lines from its TUNING
-// lines: rank 0 of each communicator logs one per call, in bytes per rank
-// (read as count int8s); the rank count is the INIT lines' when they agree
-// on one.
+// lines (bytes per rank, read as int8s); the rank count is the INIT lines'
+// when they agree on one.
 func (r *callReader) useTuning() {
 	counts := map[int]bool{}
 	for _, procInits := range r.inits {
@@ -542,9 +452,8 @@ func (r *callReader) addInit(proc, msg string) {
 	if ptr == "" || in.nranks == 0 && in.rank < 0 {
 		return // not a line that names a communicator
 	}
-	// A communicator's rank count and this process's rank in it give
-	// every later call on it its size: bounded here, where they are read
-	// (an INIT line always logs both: 0 and -1 are not "not logged" here).
+	// Bounded here, where read: they size every later call (an INIT line
+	// always logs both, so 0 and -1 are not "not logged" here).
 	bad := checkRanks(in.nranks, in.rank)
 	if bad == nil && (in.nranks == 0 || in.rank < 0) {
 		bad = outOfBounds("rank outside its communicator", "rank %d of %d", in.rank, in.nranks)
@@ -564,10 +473,9 @@ func (r *callReader) addInit(proc, msg string) {
 	}
 	old, again := r.inits[proc][ptr]
 	r.inits[proc][ptr] = in
-	// A second name of one rank in one process is another communicator
-	// (a split of the same colour, or one made again): numbered in the
-	// order the process made them, the same in every process. A pointer's
-	// Init START and COMPLETE lines are one communicator.
+	// A second name of one rank in one process is another communicator,
+	// numbered in the order made; a pointer's START and COMPLETE lines are
+	// one communicator.
 	if id := r.commID(proc, ptr, 0); id != "" {
 		if again && old.commID == in.commID && old.parent == in.parent && old.split == in.split {
 			in.nth = old.nth
@@ -581,8 +489,7 @@ func (r *callReader) addInit(proc, msg string) {
 }
 
 // commID is the communicator's identity across processes: its commId, or
-// for a split one its parent's identity with the split's count and colour
-// (what NCCL hashes into the child's identity). "" when unknown.
+// its parent's identity with the split's count and colour; "" when unknown.
 func (r *callReader) commID(proc, ptr string, depth int) string {
 	in, ok := r.inits[proc][ptr]
 	if !ok || depth > 16 {
@@ -602,11 +509,7 @@ func (r *callReader) commID(proc, ptr string, depth int) string {
 	return id
 }
 
-// choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or
-// NCCL_PROTO from the environment, which makes the choices its TUNING
-// lines record not NCCL's own; "" for any other line. The names only
-// come from the fixed list here, never from the line. (A tuner plugin is
-// read from the log's facts: Facts.Tuner, loaded or applying rows.)
+// choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or NCCL_PROTO from the environment.
 func choicesForcedBy(msg string) string {
 	for _, env := range []string{"NCCL_ALGO", "NCCL_PROTO"} {
 		if strings.HasPrefix(msg, env+" set by environment to ") {

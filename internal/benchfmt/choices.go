@@ -2,9 +2,10 @@ package benchfmt
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -12,9 +13,8 @@ import (
 	"github.com/nccltune/nccltune/internal/texttable"
 )
 
-// Pick is NCCL's choice for one size, as the user sets it: algorithm and
-// protocol spelled as NCCL_ALGO and NCCL_PROTO take them, and the channel
-// count.
+// Pick is NCCL's choice for one size, spelled as NCCL_ALGO and NCCL_PROTO
+// take it, and the channel count.
 type Pick struct {
 	Algo     string `json:"algo"`
 	Proto    string `json:"proto"`
@@ -29,13 +29,11 @@ func pickOf(c Choice) Pick {
 	return Pick{Algo: nccl.AlgoName(c.Algo), Proto: nccl.ProtoName(c.Proto), Channels: c.Channels}
 }
 
-// ChoiceRow is one message size of the comparison of what NCCL chose
-// with its defaults and with the recommendation.
+// ChoiceRow is what NCCL chose at one size with its defaults and with the recommendation.
 type ChoiceRow struct {
 	Collective string `json:"collective"`
 	Bytes      int64  `json:"bytes"`
-	// Default and Recommended are nil when that launch did not record
-	// this size.
+	// Default and Recommended are nil when that launch did not record it.
 	Default     *Pick `json:"default"`
 	Recommended *Pick `json:"recommended"`
 	// Changed is true when both are known and differ.
@@ -43,8 +41,7 @@ type ChoiceRow struct {
 }
 
 // CompareChoices pairs the two lists by collective and size, sorted by
-// collective then size. It returns an empty (non-nil) slice when neither
-// list has anything.
+// collective then size; empty (non-nil) when neither has anything.
 func CompareChoices(defaults, recommended []Choice) []ChoiceRow {
 	type key struct {
 		coll  string
@@ -73,27 +70,20 @@ func CompareChoices(defaults, recommended []Choice) []ChoiceRow {
 		r.Changed = r.Default != nil && r.Recommended != nil && *r.Default != *r.Recommended
 		out = append(out, *r)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Collective != out[j].Collective {
-			return out[i].Collective < out[j].Collective
-		}
-		return out[i].Bytes < out[j].Bytes
+	slices.SortFunc(out, func(a, b ChoiceRow) int {
+		return cmp.Or(strings.Compare(a.Collective, b.Collective), cmp.Compare(a.Bytes, b.Bytes))
 	})
 	return out
 }
 
-// ChoicesTable writes, per message size, what NCCL chose with its
-// defaults and with the recommendation, side by side, marking the sizes
-// where they differ. It is the explanation of a recommendation, for
-// `nccltune show` and `nccltune doctor`. defaults and recommended are
-// what a study recorded (stored.ExplainChoices) or doctor read.
+// ChoicesTable writes, per message size, what NCCL chose with its defaults
+// and with the recommendation, side by side, marking the sizes where they
+// differ.
 func ChoicesTable(w io.Writer, defaults, recommended []Choice) error {
 	return ChoicesTableAs(w, "RECOMMENDED", defaults, recommended)
 }
 
-// ChoicesTableAs is ChoicesTable with the second column headed other
-// (doctor compares the defaults with any settings, not only a
-// recommendation).
+// ChoicesTableAs is ChoicesTable with the second column headed other.
 func ChoicesTableAs(w io.Writer, other string, defaults, recommended []Choice) error {
 	rows := CompareChoices(defaults, recommended)
 	if len(rows) == 0 {

@@ -1,6 +1,8 @@
 package benchfmt
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,21 +19,18 @@ type factsBuilder struct {
 	ringChannels int
 	nics         []pluginNICs
 	choiceSeen   map[choiceKey]bool
-	// transport reads what carries data between ranks (transport.go).
-	transport transportLog
-	tuning    tuningTable
-	// tuner reads the tuner plugin's lines (tunerplugin.go).
-	tuner tunerLog
-	// nicErrors reads the IB transport's failing devices (nicerror.go).
-	nicErrors nicErrorLog
+	transport    transportLog
+	tuning       tuningTable
+	tuner        tunerLog
+	nicErrors    nicErrorLog
 }
 
 type pluginNICs struct {
 	plugin string // "IB", "Socket"
 	nics   []string
 	// perHost is the most devices one "Using" line listed: each rank logs
-	// its own host's devices, so this is NICs per host, where nics (which
-	// hold a Socket device's own address, "eth0:10.1.0.2") count the fabric's.
+	// its own host's, where nics (a Socket device holds its own address)
+	// count the fabric's.
 	perHost int
 }
 
@@ -58,24 +57,14 @@ func (b *factsBuilder) add(host, level, msg string) {
 	}
 	switch {
 	case strings.HasPrefix(msg, "NCCL version "):
-		if b.f.NCCLVersion == "" {
-			b.f.NCCLVersion = ncclVersionFromLog(strings.TrimPrefix(msg, "NCCL version "))
-		}
+		b.f.NCCLVersion = cmp.Or(b.f.NCCLVersion, ncclVersionFromLog(strings.TrimPrefix(msg, "NCCL version ")))
 	case strings.HasPrefix(msg, "comm ") && strings.Contains(msg, " nNodes "):
-		if n := intAfter(msg, " nRanks "); n > 0 && b.f.NRanks == 0 {
-			b.f.NRanks = n
-		}
-		if n := intAfter(msg, " nNodes "); n > 0 && b.f.NNodes == 0 {
-			b.f.NNodes = n
-		}
+		b.f.NRanks = cmp.Or(b.f.NRanks, max(intAfter(msg, " nRanks "), 0))
+		b.f.NNodes = cmp.Or(b.f.NNodes, max(intAfter(msg, " nNodes "), 0))
 	case strings.HasPrefix(msg, "ncclCommInitRank"):
-		if n := intAfter(msg, " nranks "); n > 0 && b.f.NRanks == 0 {
-			b.f.NRanks = n
-		}
+		b.f.NRanks = cmp.Or(b.f.NRanks, max(intAfter(msg, " nranks "), 0))
 	case strings.HasPrefix(msg, "Using network "):
-		if b.f.Transport == "" {
-			b.f.Transport = strings.TrimSpace(strings.TrimPrefix(msg, "Using network "))
-		}
+		b.f.Transport = cmp.Or(b.f.Transport, strings.TrimSpace(strings.TrimPrefix(msg, "Using network ")))
 	case strings.HasPrefix(msg, "NET/") && strings.Contains(msg, " : Using"):
 		b.addNICs(msg)
 	case strings.HasPrefix(msg, "Connected all rings"):
@@ -109,10 +98,7 @@ func (b *factsBuilder) add(host, level, msg string) {
 
 // ncclVersionFromLog turns "2.28.3+cuda13.0" into "2.28.3".
 func ncclVersionFromLog(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "+ "); i >= 0 {
-		s = s[:i]
-	}
+	s = valueAfter(strings.TrimSpace(s), "", "+ ")
 	if s == "" || strings.Trim(s, "0123456789.") != "" {
 		return ""
 	}
@@ -121,19 +107,12 @@ func ncclVersionFromLog(s string) string {
 
 // intAfter reads the non-negative integer that follows key in s, or -1.
 func intAfter(s, key string) int {
-	i := strings.Index(s, key)
-	if i < 0 {
+	_, rest, ok := strings.Cut(s, key)
+	digits := rest[:len(rest)-len(strings.TrimLeft(rest, "0123456789"))]
+	if !ok || digits == "" || len(digits) > 9 {
 		return -1
 	}
-	rest := s[i+len(key):]
-	j := 0
-	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-		j++
-	}
-	if j == 0 || j > 9 {
-		return -1
-	}
-	n, _ := strconv.Atoi(rest[:j])
+	n, _ := strconv.Atoi(digits)
 	return n
 }
 
@@ -142,16 +121,12 @@ func intAfter(s, key string) int {
 func (b *factsBuilder) addNICs(msg string) {
 	plugin, rest, _ := strings.Cut(strings.TrimPrefix(msg, "NET/"), " : Using")
 	plugin = strings.TrimSpace(plugin)
-	var list *pluginNICs
-	for i := range b.nics {
-		if b.nics[i].plugin == plugin {
-			list = &b.nics[i]
-		}
-	}
-	if list == nil {
+	i := slices.IndexFunc(b.nics, func(n pluginNICs) bool { return n.plugin == plugin })
+	if i < 0 {
+		i = len(b.nics)
 		b.nics = append(b.nics, pluginNICs{plugin: plugin})
-		list = &b.nics[len(b.nics)-1]
 	}
+	list := &b.nics[i]
 	var toks [8]string
 	onLine := 0
 	defer func() { list.perHost = max(list.perHost, onLine) }()
@@ -181,10 +156,7 @@ func (b *factsBuilder) addRing(msg string) {
 	if len(f) < 3 || f[2] != ":" {
 		return
 	}
-	_, total, ok := strings.Cut(f[1], "/")
-	if !ok {
-		return
-	}
+	_, total, _ := strings.Cut(f[1], "/")
 	if n, err := strconv.Atoi(total); err == nil && n > b.ringChannels && n <= 1024 {
 		b.ringChannels = n
 	}
@@ -200,18 +172,13 @@ func (b *factsBuilder) addChoice(msg string) {
 	if b.choiceSeen[key] {
 		return
 	}
-	if b.choiceSeen == nil {
-		b.choiceSeen = map[choiceKey]bool{}
-	}
-	b.choiceSeen[key] = true
+	made(&b.choiceSeen)[key] = true
 	b.f.Choices = append(b.f.Choices, c)
 }
 
-// choicesAtTestSizes keys NCCL's choices by nccl-tests' size (and the
-// tuner's nBytes), as every band and plan is: NCCL's TUNING line prints a
-// call's count times its element size, which for all-gather and
-// reduce-scatter is one rank's part (512K on 4 ranks logs 131072 Bytes).
-// Without the rank count the logged sizes stay as they are.
+// choicesAtTestSizes keys NCCL's choices by nccl-tests' size, as every band
+// and plan is: a TUNING line prints count × element size, one rank's part
+// for split ops. Without the rank count the logged sizes stay.
 func choicesAtTestSizes(choices []Choice, nranks int) []Choice {
 	if nranks <= 0 || len(choices) == 0 {
 		return choices
@@ -227,48 +194,27 @@ func choicesAtTestSizes(choices []Choice, nranks int) []Choice {
 }
 
 // parseChoice reads "AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE
-// channel{Lo..Hi}={0..1}" (NCCL_DEBUG_SUBSYS=TUNING, NCCL 2.24+; rank 0 of
-// each communicator logs one per call). Bytes is NCCL's count × the type's
-// size: one rank's part for all-gather and reduce-scatter.
+// channel{Lo..Hi}={0..1}" (TUNING, NCCL 2.24+; rank 0 logs one per call).
 func parseChoice(msg string) (Choice, bool) {
-	coll, rest, ok := strings.Cut(msg, ": ")
-	if !ok || !isWord(coll) {
-		return Choice{}, false
-	}
-	size, rest, ok := strings.Cut(rest, " Bytes -> Algo ")
-	if !ok {
-		return Choice{}, false
-	}
-	bytes, err := strconv.ParseInt(strings.TrimSpace(size), 10, 64)
-	if err != nil || bytes < 0 {
-		return Choice{}, false
-	}
-	algo, rest, ok := strings.Cut(rest, " proto ")
-	if !ok || algo == "" {
-		return Choice{}, false
-	}
-	proto, rest, ok := strings.Cut(rest, " channel{Lo..Hi}={")
-	if !ok || proto == "" {
-		return Choice{}, false
-	}
-	lo, rest, ok := strings.Cut(rest, "..")
-	if !ok {
-		return Choice{}, false
-	}
+	// A separator missing leaves the rest "", so every later one is missing
+	// too: the last Cut's ok says whether all were there.
+	coll, rest, _ := strings.Cut(msg, ": ")
+	size, rest, _ := strings.Cut(rest, " Bytes -> Algo ")
+	algo, rest, _ := strings.Cut(rest, " proto ")
+	proto, rest, _ := strings.Cut(rest, " channel{Lo..Hi}={")
+	lo, rest, _ := strings.Cut(rest, "..")
 	hi, _, ok := strings.Cut(rest, "}")
-	if !ok {
-		return Choice{}, false
-	}
+	bytes, err := strconv.ParseInt(strings.TrimSpace(size), 10, 64)
 	l, err1 := strconv.Atoi(lo)
 	h, err2 := strconv.Atoi(hi)
-	if err1 != nil || err2 != nil || l < 0 || h < l || h > 4096 {
+	if !ok || !isWord(coll) || err != nil || bytes < 0 || algo == "" || proto == "" ||
+		err1 != nil || err2 != nil || l < 0 || h < l || h > 4096 {
 		return Choice{}, false
 	}
 	return Choice{Collective: coll, Bytes: bytes, Algo: algo, Proto: proto,
 		ChannelLo: l, ChannelHi: h, Channels: h - l + 1}, true
 }
 
-// result returns the facts gathered, nil when no NCCL log line was seen.
 func (b *factsBuilder) result() *Facts {
 	if !b.seen {
 		return nil

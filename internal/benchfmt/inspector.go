@@ -10,21 +10,12 @@ import (
 	"strconv"
 )
 
-// NCCL Inspector (ext-profiler/inspector in NCCL's source since 2.28.3,
-// loaded with NCCL_PROFILER_PLUGIN and NCCL_INSPECTOR_ENABLE=1) writes one
-// JSON object per line, per communicator and collective:
-//
-//	{"header":{"id":"0x7f8c496ae9f661","rank":2,"n_ranks":8,"nnodes":1},
-//	 "metadata":{"inspector_output_format_version":"v4.0",…,"hostname":"h","pid":1639453},
-//	 "coll_perf":{"coll":"AllReduce","coll_sn":1407,"coll_msg_size_bytes":17179869184,
-//	              "coll_exec_time_us":61974,"coll_timing_source":"kernel_gpu",…}}
-//
-// coll_msg_size_bytes is count × type size (one rank's part for all-gather
-// and reduce-scatter, as in NCCL's API). Its dump thread writes, every
-// NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS, the last collective
-// each communicator completed since the previous dump: collectives that
-// complete faster than that are sampled, not all recorded, and the gaps in
-// coll_sn say how many were left out.
+// NCCL Inspector (ext-profiler/inspector since NCCL 2.28.3) writes one JSON
+// object per line, per communicator and collective ({"header": {"id", "rank",
+// "n_ranks"}, "metadata": {"hostname", "pid"}, "coll_perf": {"coll",
+// "coll_sn", "coll_msg_size_bytes", "coll_exec_time_us"}}). The message size
+// is count × type size. Its dump thread writes each communicator's last
+// collective per interval, so fast collectives are sampled: gaps in coll_sn.
 
 type inspectorRecord struct {
 	Header *struct {
@@ -38,9 +29,8 @@ type inspectorRecord struct {
 	} `json:"metadata"`
 	CollPerf *struct {
 		Coll string `json:"coll"`
-		// Numbers as written, so that one past int64 is a record out of
-		// bounds (counted by checkCall) rather than a JSON error that
-		// stops the reading.
+		// Numbers as written: one past int64 is a record out of bounds,
+		// not a JSON error that stops the reading.
 		SN       json.Number `json:"coll_sn"`
 		MsgBytes json.Number `json:"coll_msg_size_bytes"`
 		ExecUS   json.Number `json:"coll_exec_time_us"`
@@ -48,9 +38,7 @@ type inspectorRecord struct {
 	} `json:"coll_perf"`
 }
 
-// parseInspector reads Inspector's records; ok is false when data holds
-// none (it is not Inspector output). A record whose numbers are out of
-// bounds is counted in Skipped.
+// parseInspector reads Inspector's records; ok is false when data holds none.
 func parseInspector(data []byte) (*CallLog, bool) {
 	cl := &CallLog{Format: FormatInspector}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -63,8 +51,7 @@ func parseInspector(data []byte) (*CallLog, bool) {
 			break
 		}
 		if err != nil {
-			// A record cut short (the dump thread was writing when the
-			// process ended) or damage: keep what was read before it.
+			// A record cut short or damaged: keep what was read before it.
 			if len(cl.Calls) > 0 {
 				cl.Notes = append(cl.Notes, fmt.Sprintf("Inspector output unreadable after %d records (%v): read up to there", len(cl.Calls), err))
 			}
@@ -90,9 +77,8 @@ func parseInspector(data []byte) (*CallLog, bool) {
 	return cl, true
 }
 
-// inspectorCall reads one record: ok is false for a record that is not a
-// collective's (a dump_stats or p2p record), oob names a collective's
-// record whose numbers are out of bounds.
+// inspectorCall reads one record: ok is false for one that is not a
+// collective's, oob names one whose numbers are out of bounds.
 func inspectorCall(rec inspectorRecord) (c Call, ok bool, oob *boundError) {
 	p := rec.CollPerf
 	if p == nil || rec.Header == nil || rec.Header.ID == "" || !isWord(p.Coll) {
@@ -144,8 +130,8 @@ func inspectorCall(rec inspectorRecord) (c Call, ok bool, oob *boundError) {
 }
 
 // inspectorCoverage says, per communicator and function, how many of its
-// collectives (distinct coll_sn over its ranks: NCCL numbers each
-// function's calls apart) Inspector recorded, when it left some out.
+// collectives (distinct coll_sn over its ranks) Inspector recorded, when
+// it left some out.
 func inspectorCoverage(calls []Call) []string {
 	type span struct {
 		lo, hi int64

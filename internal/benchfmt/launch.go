@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -22,9 +23,8 @@ const (
 
 // Launch is the record of one launch: what ran, what it printed, how it ended.
 type Launch struct {
-	// Op is the collective launched (its nccl-tests binary); "" in
-	// records from before ops were recorded, which were all all-reduce
-	// (read it with Op.OrAllReduce()).
+	// Op is the collective launched; "" in records from before ops were
+	// recorded, which were all all-reduce (Op.OrAllReduce()).
 	Op nccl.Op `json:"op,omitempty"`
 	// Argv is the exact command run; Env the variables nccltune added.
 	Argv []string `json:"argv"`
@@ -42,28 +42,21 @@ type Launch struct {
 	JSON   []byte `json:"-"`
 	// Result is the parsed output (nil if nothing parsable was printed).
 	Result *Result `json:"result,omitempty"`
-	// BatchOutput is a batch launch's parsed output (runner.Spec.Batch),
-	// nil for a launch of one config; the study stores each config's
-	// share of it as a launch of its own, marked by Batch.
+	// BatchOutput is a batch launch's parsed output, nil for a launch of
+	// one config; each config's share is stored as a launch marked by Batch.
 	BatchOutput *Batch `json:"batch_output,omitempty"`
-	// Simulated is true when the simulated fabric produced this launch.
-	Simulated bool `json:"simulated"`
+	Simulated   bool   `json:"simulated"`
 	// Batch is set when the launch is one config's (and op's) share of a
-	// batch launch; nil for a launch of its own.
+	// batch launch.
 	Batch *BatchMember `json:"batch,omitempty"`
-	// Modelled is a simulated launch of its own's modelled wall time (the
-	// simulated fabric's cost model, sim.LaunchDuration), as
-	// BatchMember.Modelled is a simulated batch share's; 0 for a real
-	// launch, whose Duration is measured.
+	// Modelled is a simulated launch's modelled wall time (the simulated
+	// fabric's cost model); 0 for a real launch, whose Duration is measured.
 	Modelled time.Duration `json:"modelled,omitempty"`
 }
 
-// Cost is the wall time a study weighs the launch by when it decides
-// from launch times (search's batchesPay): a simulated launch's modelled
-// time (Modelled, or its batch share's BatchMember.Modelled) where the
-// simulated fabric gave one, so that the decision is the same for a
-// seed however fast the simulator ran; Duration, the measured wall time,
-// otherwise (every real launch).
+// Cost is the wall time a study weighs the launch by: a simulated launch's
+// modelled time where the simulated fabric gave one (so the decision is the
+// same for a seed however fast the simulator ran), else Duration.
 func (l *Launch) Cost() time.Duration {
 	switch {
 	case !l.Simulated:
@@ -76,22 +69,17 @@ func (l *Launch) Cost() time.Duration {
 }
 
 // BatchMember says which batch launch measured a launch record: several
-// configs in one process, each on its own communicator (nccl.CommSettings).
-// A config's batch result is read against the others of the same batch,
-// the baseline always among them: the batch is one block.
+// configs in one process, each on its own communicator, read against each
+// other (the baseline always among them).
 type BatchMember struct {
 	// Seq numbers the study's batches from 0.
 	Seq int `json:"seq"`
-	// Position is the config's place in the batch's creation order (0: its
-	// communicator was created first), Configs how many the batch measured.
+	// Position is the config's place in the batch's creation order,
+	// Configs how many the batch measured.
 	Position int `json:"position"`
 	Configs  int `json:"configs"`
-	// Modelled is a simulated batch's modelled wall time, this record's
-	// share of it (the simulated fabric's cost model); 0 for a real batch,
-	// whose Duration is measured. A simulated launch's Duration is the
-	// simulator's own run time, like every simulated launch's; a study
-	// compares batches with launches of their own by their modelled times
-	// (Launch.Cost), which a seed fixes.
+	// Modelled is this record's share of a simulated batch's modelled wall
+	// time; 0 for a real batch.
 	Modelled time.Duration `json:"modelled,omitempty"`
 }
 
@@ -100,10 +88,8 @@ type BatchMember struct {
 const ReasonInterrupted = "interrupted before the launch finished"
 
 // ParseLaunch reads what a launch printed: the JSON output (-J) when there
-// is one, as it carries every iteration's time, and the text otherwise.
-// NCCL log facts, failure messages and the simulated label always come
-// from the text (stdout, then stderr), since -J does not record them. The
-// error follows Parse's contract.
+// is one, as it carries every iteration's time, and the text otherwise;
+// facts, failures and the simulated label always come from the text.
 func ParseLaunch(l *Launch) (*Result, error) {
 	text := append(append([]byte{}, l.Stdout...), l.Stderr...)
 	textRes, textErr := Parse(text)
@@ -113,9 +99,7 @@ func ParseLaunch(l *Launch) (*Result, error) {
 				jr.Facts = textRes.Facts
 				jr.Errors = append(jr.Errors, textRes.Errors...)
 				jr.Simulated = jr.Simulated || textRes.Simulated
-				if jr.SimProfile == "" {
-					jr.SimProfile = textRes.SimProfile
-				}
+				jr.SimProfile = cmp.Or(jr.SimProfile, textRes.SimProfile)
 			}
 			return jr, nil
 		}

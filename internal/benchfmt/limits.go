@@ -2,32 +2,25 @@ package benchfmt
 
 import "fmt"
 
-// Limits on what a results row may hold. Values past them are not
-// nccl-tests output but damage (a corrupted file, a hand edit, a hostile
-// input); a row holding one is dropped with a note naming it, so one bad
-// row cannot break every table and every statistic downstream.
+// Limits on what a results row may hold: values past them are damage, not
+// nccl-tests output, and a row holding one is dropped with a note, so one
+// bad row cannot break every statistic downstream.
 const (
-	// MaxLineBytes is the longest line the text parser reads; nccl-tests
-	// and NCCL lines are under a kilobyte, topology dumps a few.
+	// MaxLineBytes is the longest line the text parser reads (NCCL's are
+	// under a kilobyte, topology dumps a few).
 	MaxLineBytes = 64 << 10
-	// MaxRowBytes is the largest message size a row may have (16 TiB,
-	// far past any GPU's memory).
+	// MaxRowBytes is the largest message size a row may have (16 TiB).
 	MaxRowBytes int64 = 1 << 44
-	// MaxTimeUS is the longest time a row may report: 1000 s for one
-	// collective.
+	// MaxTimeUS is the longest time a row may report: 1000 s.
 	MaxTimeUS = 1e9
 	// MaxBandwidth is the largest bandwidth a row may report, in GB/s.
 	MaxBandwidth = 1e6
 )
 
-// CheckTime refuses a time too short for the bytes it moved: every
-// bandwidth is computed from the time (the parsers' algbw and busbw
-// columns are nccl-tests' own, but the statistics, show and compare
-// recompute them from the stored times), so a bound on the printed column
-// alone let 1e-300 µs through as a 300-digit busbw. The bound is
-// MaxBandwidth of algbw, far past any fabric. It is the one check of a
-// time's plausibility: the parsers drop such rows with a note and the
-// store refuses a launch that holds one.
+// CheckTime refuses a time too short for the bytes it moved (algbw over
+// MaxBandwidth): bandwidths are recomputed from stored times, so a bound on
+// the printed column alone let 1e-300 µs through. The parsers drop such
+// rows and the store refuses a launch that holds one.
 func CheckTime(bytes int64, timeUS float64) error {
 	if timeUS <= 0 || bytes <= 0 {
 		return nil

@@ -1,55 +1,38 @@
 package benchfmt
 
 import (
-	"iter"
+	"regexp"
 	"slices"
 	"strings"
 )
 
-// NCCL's debug log (NCCL_DEBUG=INFO) is read in one place: ncclLogReader
-// splits each line, recognises the NCCL log line it holds and hands it to
-// every view benchfmt keeps of the log (Facts and NCCLInit). The text
-// parser reads nccl-tests' output through the same reader, so the log is
-// read in one pass whichever function reads it.
-
-// ParseNCCLLog reads the NCCL_DEBUG log lines in data (nccl-tests output
-// with NCCL_DEBUG=INFO, or an NCCL_DEBUG_FILE log) in one pass and returns
-// both views of them: what they say about the fabric and NCCL's choices
-// (Facts), and about how NCCL set itself up (NCCLInit). Both are nil when
-// data holds no NCCL log line.
+// ParseNCCLLog reads the NCCL_DEBUG log lines in data in one pass and
+// returns what they say about the fabric and NCCL's choices (Facts) and
+// about how NCCL set itself up (NCCLInit); both nil without a log line.
 func ParseNCCLLog(data []byte) (*Facts, *NCCLInit) {
 	r := ncclLogReader{init: &initBuilder{}}
-	for _, line := range lines(data) {
-		content, log, _ := r.read(strings.TrimRight(line, "\r"))
-		if log.kind == logNCCL {
-			continue
-		}
-		// NCCL_DEBUG=VERSION prints the bare version line.
-		if v, ok := strings.CutPrefix(strings.TrimSpace(content), "NCCL version "); ok {
-			r.facts.add("", "VERSION", "NCCL version "+v)
+	for line := range strings.Lines(string(data)) {
+		if content, log, _ := r.read(strings.TrimRight(line, "\r\n")); log.kind != logNCCL {
+			r.bareVersion(strings.TrimSpace(content))
 		}
 	}
 	return r.facts.result(), r.init.result()
 }
 
-// ParseFacts is ParseNCCLLog's Facts: what the NCCL log lines in data say
-// about the fabric and NCCL's choices; nil when data holds no NCCL log line.
+// ParseFacts is ParseNCCLLog's Facts.
 func ParseFacts(data []byte) *Facts {
 	f, _ := ParseNCCLLog(data)
 	return f
 }
 
-// ParseNCCLInit is ParseNCCLLog's NCCLInit: what the NCCL log lines in
-// data say about how NCCL set itself up; nil when data holds no NCCL log
-// line.
+// ParseNCCLInit is ParseNCCLLog's NCCLInit.
 func ParseNCCLInit(data []byte) *NCCLInit {
 	_, fl := ParseNCCLLog(data)
 	return fl
 }
 
-// ncclLogReader reads the NCCL log lines of an output into the views
-// benchfmt keeps of them: always the Facts, and the NCCLInit when init is
-// set (the text parser has no place for it in a Result).
+// ncclLogReader is the one reader of NCCL's log: it splits each line and
+// hands the log line to the Facts and, when init is set, the NCCLInit.
 type ncclLogReader struct {
 	// known are the hosts seen at the start of a log line: they settle
 	// where a host name starts when it is glued to a results row.
@@ -58,13 +41,11 @@ type ncclLogReader struct {
 	init  *initBuilder
 }
 
-// read splits line as splitLogLine does and reads the NCCL log line it
-// holds, if any.
+// read splits line as splitLogLine does and reads its NCCL log line.
 func (r *ncclLogReader) read(line string) (content string, log logLine, glued bool) {
 	content, log, glued = splitLogLine(line, r.known)
 	if log.kind != logNCCL {
-		// A rank that dies inside the tuner plugin says so in its
-		// signal report, not in NCCL's log.
+		// A rank that dies inside the tuner plugin says so here.
 		r.facts.tuner.other(content)
 		return content, log, glued
 	}
@@ -79,33 +60,21 @@ func (r *ncclLogReader) read(line string) (content string, log logLine, glued bo
 	return content, log, glued
 }
 
-// learnHost adds h to the known hosts (the text parser also learns them
-// from nccl-tests' device lines).
+// bareVersion reads the bare version line NCCL_DEBUG=VERSION prints.
+func (r *ncclLogReader) bareVersion(t string) bool {
+	if !strings.HasPrefix(t, "NCCL version ") {
+		return false
+	}
+	r.facts.add("", "VERSION", t)
+	return true
+}
+
 func (r *ncclLogReader) learnHost(h string) {
 	if h != "" && !slices.Contains(r.known, h) {
 		r.known = append(r.known, h)
 	}
 }
 
-// lines yields the lines of data, numbered from 1, without their '\n'.
-func lines(data []byte) iter.Seq2[int, string] {
-	return func(yield func(int, string) bool) {
-		text := string(data)
-		for n := 1; len(text) > 0; n++ {
-			var line string
-			if i := strings.IndexByte(text, '\n'); i >= 0 {
-				line, text = text[:i], text[i+1:]
-			} else {
-				line, text = text, ""
-			}
-			if !yield(n, line) {
-				return
-			}
-		}
-	}
-}
-
-// logKind says what splitLogLine found glued to (or making up) a line.
 type logKind int
 
 const (
@@ -124,14 +93,14 @@ type logLine struct {
 }
 
 // splitLogLine separates the NCCL log line (or nccl-tests failure line)
-// that may follow other text on line. NCCL writes to the same stdout as
-// nccl-tests, so a log line can start in the middle of a results row:
+// that may follow other text on line, as when NCCL's write starts in the
+// middle of a results row:
 //
 //	524288        131072     float     sum      -1fakehost0:1208:1208 [0] NCCL INFO AllReduce: …
 //
-// content is the text before the log line (the whole line when there is
-// none); glued reports that such text was there. known are host names seen
-// so far; they settle where a host name starts when it is glued to a number.
+// content is the text before the log line; glued reports that there was some.
+// known are the hosts seen so far: they settle where a host glued to a
+// number starts.
 func splitLogLine(line string, known []string) (content string, log logLine, glued bool) {
 	if m, level, msg := findNCCLMarker(line); m >= 0 {
 		if start, host, proc, ok := findHostField(line[:m], known); ok {
@@ -150,8 +119,8 @@ func splitLogLine(line string, known []string) (content string, log logLine, glu
 	return line, logLine{}, false
 }
 
-// findNCCLMarker finds " NCCL INFO " (or WARN, TRACE, CALL) and returns its
-// index, the level and the message after it; -1 if there is none.
+// findNCCLMarker finds " NCCL INFO " (or WARN, TRACE, CALL): its index, the
+// level and the message after it; -1 if there is none.
 func findNCCLMarker(line string) (int, string, string) {
 	off := 0
 	for {
@@ -171,8 +140,7 @@ func findNCCLMarker(line string) (int, string, string) {
 	}
 }
 
-// findFailureMarker finds nccl-tests' ": Test NCCL failure" (or CUDA
-// failure, timeout) that follows a host name.
+// findFailureMarker finds nccl-tests' ": Test NCCL failure" (or CUDA failure, timeout).
 func findFailureMarker(line string) int {
 	for _, m := range [...]string{": Test NCCL failure", ": Test CUDA failure", ": Test timeout"} {
 		if i := strings.Index(line, m); i >= 0 {
@@ -183,8 +151,7 @@ func findFailureMarker(line string) int {
 }
 
 // findHostField finds the "host:pid:tid" field among the last few fields of
-// prefix (the text before " NCCL LEVEL") and returns where the host name
-// starts in prefix, the host and "host:pid".
+// prefix: where the host name starts, the host and "host:pid".
 func findHostField(prefix string, known []string) (int, string, string, bool) {
 	end := len(prefix)
 	for n := 0; n < 5 && end > 0; n++ {
@@ -195,9 +162,8 @@ func findHostField(prefix string, known []string) (int, string, string, bool) {
 		tok := prefix[start:end]
 		if hostEnd, ok := hostPidTid(tok); ok {
 			hostTok := tok[:hostEnd]
-			// Hosts hold no ':' or ']'; anything before one (an MPI output
-			// tag, a timestamp whose format ends without a space) is not
-			// the host.
+			// Hosts hold no ':' or ']': anything before one (an MPI tag, a
+			// timestamp) is not the host.
 			tagEnd := strings.LastIndexAny(hostTok, ":]") + 1
 			hostTok = hostTok[tagEnd:]
 			at := start + tagEnd + gluedHostStart(hostTok, known)
@@ -209,8 +175,7 @@ func findHostField(prefix string, known []string) (int, string, string, bool) {
 	return 0, "", "", false
 }
 
-// hostPidTid reports whether tok ends in ":pid:tid" after a non-empty host,
-// and returns where the host ends.
+// hostPidTid reports whether tok ends in ":pid:tid" after a host, and where the host ends.
 func hostPidTid(tok string) (int, bool) {
 	c2 := strings.LastIndexByte(tok, ':')
 	if c2 <= 0 || !isUint(tok[c2+1:]) {
@@ -224,9 +189,8 @@ func hostPidTid(tok string) (int, bool) {
 }
 
 // gluedHostStart returns where a host name starts in tok, which may carry
-// the end of a results row in front ("-1fakehost0", "0fakehost0"). A known
-// host settles it; otherwise a leading number is taken off when a letter
-// follows it.
+// the end of a results row in front ("-1fakehost0"): a known host settles
+// it, else a leading number followed by a letter is taken off.
 func gluedHostStart(tok string, known []string) int {
 	best := -1
 	for _, h := range known {
@@ -240,49 +204,20 @@ func gluedHostStart(tok string, known []string) int {
 	if strings.HasPrefix(tok, "N/A") && len(tok) > 3 {
 		return 3
 	}
-	n := leadingNumberLen(tok)
+	n := len(leadingNumber.FindString(tok))
 	if n > 0 && n < len(tok) && isLetter(tok[n]) {
 		return n
 	}
 	return 0
 }
 
-// leadingNumberLen measures a number such as "-1", "294.83" or "1.2e+07"
-// at the start of s.
-func leadingNumberLen(s string) int {
-	i := 0
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		i++
-	}
-	digits := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-			digits++
-		}
-	}
-	if digits == 0 {
-		return 0
-	}
-	// An exponent only with its sign, as printf writes it: "1.2e+07".
-	if i+2 < len(s) && (s[i] == 'e' || s[i] == 'E') && (s[i+1] == '+' || s[i+1] == '-') && s[i+2] >= '0' && s[i+2] <= '9' {
-		i += 2
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	return i
-}
+// leadingNumber is a number such as "-1", "294.83" or "1.2e+07" (an
+// exponent only with its sign, as printf writes it).
+var leadingNumber = regexp.MustCompile(`^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+][0-9]+)?`)
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-// stripLogTimestamp removes the "[2026-06-11 11:44:19] " that NCCL puts
-// before WARN lines (NCCL_DEBUG_TIMESTAMP_FORMAT) from the end of s.
+// stripLogTimestamp removes the "[2026-06-11 11:44:19] " NCCL puts before WARN lines.
 func stripLogTimestamp(s string) string {
 	t := strings.TrimRight(s, " \t")
 	if !strings.HasSuffix(t, "]") {

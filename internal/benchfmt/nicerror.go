@@ -6,38 +6,28 @@ import (
 )
 
 // NICError is one line of NCCL's IB transport saying that an RDMA device or
-// port failed under the run. NCCL never writes "link down": a port that
-// loses its link raises ibverbs' IBV_EVENT_PORT_ERR, which NCCL's async
-// thread logs as "port error"; a transfer the dead link drops completes
-// with an error status. The forms, from NCCL's net_ib source (async thread
-// ncclIbAsyncThreadMain, ncclIbLogCompletionWithError):
+// port failed under the run. NCCL never writes "link down": a lost link is
+// ibverbs' "port error" event, and a transfer it drops completes with an
+// error status. The forms, from NCCL's net_ib source:
 //
 //	NET/IB : Got async event : port error                                (NCCL ≤ 2.20)
-//	NET/IB : mlx5_1:1 Got async event : port error                       (2.21–2.22)
-//	NET/IB : mlx5_1:1 Got async error event: port error                  (2.23–2.27)
+//	NET/IB : mlx5_1:1 Got async error event: port error                  (2.21–2.27)
 //	NET/IB : mlx5_1:1 Got non-fatal async event: port error(10)          (2.28+)
-//	NET/IB : mlx5_1:1 async fatal event: local catastrophic error        (2.23+)
 //	NET/IB : mlx5_1:1 async fatal event on QP (0x…)[ qpn=…]: local work queue catastrophic error
-//	NET/IB : Got completion from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129 (Send)   (≤ 2.20)
-//	NET/IB: Got completion from peer 10.0.0.2<4242> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_1   (2.23–2.27)
-//	NET/IB: Got completion from peer 10.0.0.2<4242> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=… hca mlx5_1      (2.28+)
+//	NET/IB : Got completion from peer 10.0.0.2<4242> with error 12, opcode 0, …   (≤ 2.20)
+//	NET/IB: Got completion from peer … with status=12 opcode=0 … hca mlx5_1      (2.23–2.27)
+//	NET/IB: Got completion from peer … with status=IBV_WC_RETRY_EXC_ERR(12) … hca mlx5_1  (2.28+)
 //
-// The event names are ibverbs' (ibv_event_type_str): the failures hold
-// "error" or "fatal" ("port error", "local catastrophic error", "CQ
-// error", "WQ fatal"); the others ("port active", "LID change", "SM
-// change", "GID table change", …) are the fabric's housekeeping and are
-// not kept.
+// Only events holding "error" or "fatal" are kept; the others are the
+// fabric's housekeeping.
 type NICError struct {
-	// Host is the host whose rank logged it.
 	Host string `json:"host,omitempty"`
-	// Device is the device and port ("mlx5_1:1") an async event names, or
-	// the device ("mlx5_1") a failed completion's "hca" names; "" when
-	// the line does not say (NCCL ≤ 2.22's completions, ≤ 2.20's events).
+	// Device is the device and port ("mlx5_1:1") or the completion's "hca";
+	// "" when the line does not say.
 	Device string `json:"device,omitempty"`
 	// Kind is NICFatalEvent, NICErrorEvent or NICCompletion.
 	Kind string `json:"kind"`
-	// Event is what failed in ibverbs' words: the event ("port error",
-	// "local catastrophic error") or the completion's status
+	// Event is the event ("port error") or the completion's status
 	// ("IBV_WC_RETRY_EXC_ERR(12)").
 	Event string `json:"event"`
 	// Line is NCCL's message, the first seen of this host, device and event.
@@ -46,23 +36,18 @@ type NICError struct {
 	Count int `json:"count"`
 }
 
-// NICError kinds.
+// NICError kinds: a device or queue dead until reset, an async error event
+// NCCL logs as non-fatal ("port error": the link is lost), and a work
+// request that completed with an error status.
 const (
-	// NICFatalEvent: NCCL's "async fatal event": the device, or a queue on
-	// it, is dead until reset.
 	NICFatalEvent = "fatal-event"
-	// NICErrorEvent: an async event ibverbs names an error that NCCL
-	// logs as non-fatal, "port error" above all: the port lost its link.
 	NICErrorEvent = "error-event"
-	// NICCompletion: a work request completed with an error status; the
-	// collective using it fails.
 	NICCompletion = "completion"
 )
 
 // maxNICErrors bounds the distinct NIC errors kept from one log.
 const maxNICErrors = 64
 
-// nicErrorLog gathers NICErrors from the log lines as they come.
 type nicErrorLog struct {
 	errs []NICError
 }
@@ -85,7 +70,6 @@ func (n *nicErrorLog) add(host, msg string) {
 	}
 }
 
-// parseNICError reads one NCCL message in the forms NICError lists.
 func parseNICError(msg string) (NICError, bool) {
 	rest, ok := strings.CutPrefix(msg, "NET/IB")
 	if !ok {
@@ -97,8 +81,7 @@ func parseNICError(msg string) (NICError, bool) {
 	if peer, ok := strings.CutPrefix(rest, "Got completion from peer "); ok {
 		return completionError(e, peer)
 	}
-	// "mlx5_1:1 Got async error event: port error": the device and port
-	// come first from NCCL 2.21 on.
+	// From NCCL 2.21 on the device and port come first.
 	if dev, after, ok := strings.Cut(rest, " "); ok && strings.IndexByte(dev, ':') > 0 && !strings.HasSuffix(dev, ":") {
 		e.Device, rest = dev, after
 	}
@@ -121,38 +104,28 @@ func parseNICError(msg string) (NICError, bool) {
 	if j := strings.LastIndexByte(e.Event, '('); j > 0 && strings.HasSuffix(e.Event, ")") && isUint(e.Event[j+1:len(e.Event)-1]) {
 		e.Event = e.Event[:j]
 	}
-	if e.Event == "" {
-		return NICError{}, false
-	}
-	if e.Kind == NICErrorEvent && !strings.Contains(e.Event, "error") && !strings.Contains(e.Event, "fatal") {
+	if e.Event == "" || e.Kind == NICErrorEvent && !strings.Contains(e.Event, "error") && !strings.Contains(e.Event, "fatal") {
 		return NICError{}, false
 	}
 	return e, true
 }
 
-// wcStatus are ibverbs' work completion statuses (enum ibv_wc_status), for
-// the NCCL releases that print only the number.
+// wcStatus are ibverbs' work completion statuses (enum ibv_wc_status).
 var wcStatus = [...]string{"IBV_WC_SUCCESS", "IBV_WC_LOC_LEN_ERR", "IBV_WC_LOC_QP_OP_ERR", "IBV_WC_LOC_EEC_OP_ERR",
 	"IBV_WC_LOC_PROT_ERR", "IBV_WC_WR_FLUSH_ERR", "IBV_WC_MW_BIND_ERR", "IBV_WC_BAD_RESP_ERR", "IBV_WC_LOC_ACCESS_ERR",
 	"IBV_WC_REM_INV_REQ_ERR", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_REM_OP_ERR", "IBV_WC_RETRY_EXC_ERR",
 	"IBV_WC_RNR_RETRY_EXC_ERR", "IBV_WC_LOC_RDD_VIOL_ERR", "IBV_WC_REM_INV_RD_REQ_ERR", "IBV_WC_REM_ABORT_ERR",
 	"IBV_WC_INV_EECN_ERR", "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR", "IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR"}
 
-// completionError reads what follows "Got completion from peer ": the
-// status ("with error 12,", "with status=12 ", "with status=NAME(12) ")
-// and the device after " hca ".
+// completionError reads what follows "Got completion from peer ".
 func completionError(e NICError, rest string) (NICError, bool) {
 	e.Kind = NICCompletion
-	var status string
-	if _, s, ok := strings.Cut(rest, " with status="); ok {
-		status = s
-	} else if _, s, ok := strings.Cut(rest, " with error "); ok {
-		status = s
-	} else {
-		return NICError{}, false
+	status := valueAfter(rest, " with status=", " ,")
+	if !strings.Contains(rest, " with status=") {
+		status = valueAfter(rest, " with error ", " ,")
 	}
-	if i := strings.IndexAny(status, " ,"); i >= 0 {
-		status = status[:i]
+	if status == "" {
+		return NICError{}, false
 	}
 	if isUint(status) {
 		if n, err := strconv.Atoi(status); err == nil && n < len(wcStatus) {
@@ -160,9 +133,6 @@ func completionError(e NICError, rest string) (NICError, bool) {
 		} else {
 			status = "status " + status
 		}
-	}
-	if status == "" {
-		return NICError{}, false
 	}
 	e.Event = status
 	if i := strings.LastIndex(rest, " hca "); i >= 0 {

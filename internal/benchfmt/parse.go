@@ -13,21 +13,13 @@ import (
 	"github.com/nccltune/nccltune/internal/safetext"
 )
 
-// SimulatedHeaderPrefix starts the header line that nccltune's simulated
-// fabric prints right after nccl-tests' version line:
-//
-//	# nccltune simulated fabric: profile spark4 (SIMULATED, not a measurement)
-//
-// The simulator prints it and the parser reads it, so both share this text.
+// SimulatedHeaderPrefix starts the header line the simulated fabric prints
+// after nccl-tests' version line; the simulator and the parser share it.
 const SimulatedHeaderPrefix = "# nccltune simulated fabric: profile "
 
-// simulatedHeaderSuffix ends the simulated header line after the profile name.
-const simulatedHeaderSuffix = " (SIMULATED, not a measurement)"
-
-// SimulatedHeader is the whole header line the simulated fabric prints for
-// profile (without the newline).
+// SimulatedHeader is the simulated fabric's whole header line for profile.
 func SimulatedHeader(profile string) string {
-	return SimulatedHeaderPrefix + profile + simulatedHeaderSuffix
+	return SimulatedHeaderPrefix + profile + " (SIMULATED, not a measurement)"
 }
 
 // ErrNoTable is wrapped by the error Parse returns for output that holds
@@ -35,14 +27,10 @@ func SimulatedHeader(profile string) string {
 var ErrNoTable = errors.New("no nccl-tests results table found")
 
 // FailureError is returned with a Result when the output shows that the run
-// failed: nccl-tests' "Test NCCL failure" lines, NCCL WARN lines, MPI's or
-// srun's error blocks, or a table that stops before nccl-tests' footer.
-// The Result still holds everything that was parsed (rows printed before
-// the failure, facts, Result.Errors).
+// failed (failure lines, NCCL WARN, MPI or srun errors, a table without its
+// footer); the Result still holds everything that was parsed.
 type FailureError struct {
-	// Message names the cause and, where nccltune knows it, the next step,
-	// e.g. `NCCL reported "invalid usage" (run with NCCL_DEBUG=WARN for
-	// details): usually an NCCL_* value this NCCL does not accept, …`.
+	// Message names the cause and, where nccltune knows it, the next step.
 	Message string
 	// Lines are the failure lines found in the output (Result.Errors).
 	Lines []string
@@ -50,16 +38,13 @@ type FailureError struct {
 
 func (e *FailureError) Error() string { return e.Message }
 
-// Parse reads what one nccl-tests run printed: its JSON output (version 3,
-// from -J) when the first non-space byte is '{', its text output otherwise.
-// The torch instrument's JSON lines (and the seed's bare format) are read
-// by ParseTorch instead (see looksLikeTorch).
+// Parse reads what one nccl-tests run printed: its JSON output (-J) when the
+// first non-space byte is '{', its text output otherwise, and the torch
+// instrument's JSON lines with ParseTorch.
 //
 // The Result is non-nil whenever anything of nccl-tests or NCCL was
-// recognised. The error is nil only for a complete table (the footer was
-// seen and at least one row parsed). Otherwise it is a *FailureError (the
-// run failed or stopped early; see Result.Errors) or wraps ErrNoTable.
-// Parse never panics, whatever the input.
+// recognised. The error is nil only for a complete table with a row;
+// otherwise it is a *FailureError or wraps ErrNoTable. Parse never panics.
 func Parse(data []byte) (*Result, error) {
 	if looksLikeTorch(data) {
 		return ParseTorch(data)
@@ -71,9 +56,8 @@ func Parse(data []byte) (*Result, error) {
 	return parseText(data)
 }
 
-// NCCLVersionString turns an NCCL version code (NCCL_VERSION_CODE, as in
-// nccl-tests' "nccl-library=22803" or the JSON's nccl_version) into
-// "2.28.3". Codes before NCCL 2.9 used X*1000+Y*100+Z ("2804" is 2.8.4).
+// NCCLVersionString turns an NCCL version code (22803) into "2.28.3"; codes
+// before NCCL 2.9 used X*1000+Y*100+Z ("2804" is 2.8.4).
 func NCCLVersionString(code int) string {
 	if code <= 0 {
 		return ""
@@ -112,7 +96,6 @@ func (l layout) measureWidth() int {
 	return 4
 }
 
-// cycleState counts -N repetitions for one (type, redop, root) series.
 type cycleState struct {
 	typ, redop string
 	root       int
@@ -141,10 +124,8 @@ func (c *cycles) of(row *Row) int {
 	return 0
 }
 
-// textParser holds the state of one pass over text output.
 type textParser struct {
-	res Result
-	// log reads the NCCL log lines mixed in, into Facts.
+	res     Result
 	log     ncclLogReader
 	layout  layout
 	toks    []string // scratch for splitting a line
@@ -153,8 +134,7 @@ type textParser struct {
 	rowProblem string
 	cycles     cycles
 
-	blockOpen  bool
-	blockDelim byte
+	blockDelim byte // the open MPI block's rule character; 0 when none is open
 	block      []string
 
 	sawStart   bool // "# Collective test starting" (nccl-tests 2.15+)
@@ -164,7 +144,10 @@ type textParser struct {
 
 func parseText(data []byte) (res *Result, err error) {
 	p := &textParser{}
-	for n, line := range lines(data) {
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		n++
+		line = strings.TrimSuffix(line, "\n")
 		switch {
 		case len(line) > MaxLineBytes:
 			p.note(fmt.Sprintf("skipped line %d: it is %d bytes long, over the %d KiB a line of nccl-tests or NCCL output can be", n, len(line), MaxLineBytes>>10))
@@ -179,7 +162,7 @@ func parseText(data []byte) (res *Result, err error) {
 }
 
 func (p *textParser) line(line string) {
-	if p.blockOpen {
+	if p.blockDelim != 0 {
 		if blockDelimiter(line) == p.blockDelim {
 			p.closeBlock()
 			return
@@ -193,7 +176,7 @@ func (p *textParser) line(line string) {
 		p.closeBlock()
 	}
 	if d := blockDelimiter(line); d != 0 {
-		p.blockOpen, p.blockDelim, p.block = true, d, p.block[:0]
+		p.blockDelim, p.block = d, p.block[:0]
 		return
 	}
 
@@ -255,8 +238,6 @@ func (p *textParser) line(line string) {
 	}
 	if len(p.toks) >= 5 && isSignedInt(p.toks[0]) && isSignedInt(p.toks[1]) && isWord(p.toks[2]) &&
 		(strings.HasPrefix(p.toks[0], "-") || strings.HasPrefix(p.toks[1], "-")) {
-		// A results row with a negative size or count (was: dropped
-		// without a word, like a line of other output).
 		p.note(fmt.Sprintf("skipped the row for size %s: a size or count cannot be negative", p.toks[0]))
 		return
 	}
@@ -311,10 +292,7 @@ func (p *textParser) comment(t string) {
 				headers = v
 			}
 		}
-		if library == "" {
-			library = headers
-		}
-		if code, err := strconv.Atoi(library); err == nil {
+		if code, err := strconv.Atoi(cmp.Or(library, headers)); err == nil {
 			p.res.NCCLVersion = NCCLVersionString(code)
 		}
 	case strings.HasPrefix(body, "Collective test starting:"):
@@ -332,9 +310,7 @@ func (p *textParser) comment(t string) {
 	case strings.HasPrefix(body, "Collective test concluded:"):
 		p.recognized = true
 		p.res.Complete = true
-		if p.res.Collective == "" {
-			p.res.Collective = collectiveFromProgram(strings.TrimPrefix(body, "Collective test concluded:"))
-		}
+		p.res.Collective = cmp.Or(p.res.Collective, collectiveFromProgram(strings.TrimPrefix(body, "Collective test concluded:")))
 	case strings.HasPrefix(body, "Rank "):
 		if d, ok := parseDeviceLine(body); ok {
 			p.recognized = true
@@ -349,30 +325,29 @@ func (p *textParser) comment(t string) {
 		}
 	case strings.HasPrefix(body, "Out of bounds values"):
 		p.recognized = true
-		if _, v, ok := strings.Cut(body, ":"); ok {
-			p.toks = scanFields(p.toks[:0], v)
-			if len(p.toks) > 0 {
-				if n, err := strconv.Atoi(p.toks[0]); err == nil && n >= 0 {
-					p.res.OutOfBounds = &n
-				}
-			}
+		if n, err := strconv.Atoi(p.afterColon(body)); err == nil && n >= 0 {
+			p.res.OutOfBounds = &n
 		}
 	case strings.HasPrefix(body, "Avg bus bandwidth"):
 		p.recognized = true
 		p.sawFooter = true
-		if _, v, ok := strings.Cut(body, ":"); ok {
-			p.toks = scanFields(p.toks[:0], v)
-			if len(p.toks) > 0 {
-				if f, ok := parseMeasureFloat(p.toks[0]); ok {
-					p.res.AvgBusBW = f
-				}
-			}
+		if f, ok := parseMeasureFloat(p.afterColon(body)); ok {
+			p.res.AvgBusBW = f
 		}
 	case strings.HasPrefix(body, "error:"):
 		p.addError(strings.TrimSpace(strings.TrimPrefix(body, "error:")))
 	case strings.HasPrefix(body, "Reducing maxBytes"):
 		p.note(body)
 	}
+}
+
+// afterColon is the first field after the first ':' of body, "" when none.
+func (p *textParser) afterColon(body string) string {
+	_, v, _ := strings.Cut(body, ":")
+	if p.toks = scanFields(p.toks[:0], v); len(p.toks) > 0 {
+		return p.toks[0]
+	}
+	return ""
 }
 
 // parseLayout reads the column titles: "size count type redop root time
@@ -431,13 +406,10 @@ func parseDeviceLine(body string) (Device, bool) {
 		return d, false
 	}
 	// The bus id and the GPU's name follow the device number.
-	if i := strings.Index(body, " device "); i >= 0 {
-		rest := body[i:]
-		if open := strings.IndexByte(rest, '['); open >= 0 {
-			if end := strings.IndexByte(rest[open:], ']'); end > 0 {
-				d.BusID = rest[open+1 : open+end]
-				d.Name = strings.TrimSpace(rest[open+end+1:])
-			}
+	_, rest, _ := strings.Cut(body, " device ")
+	if _, rest, ok := strings.Cut(rest, "["); ok {
+		if id, name, ok := strings.Cut(rest, "]"); ok {
+			d.BusID, d.Name = id, strings.TrimSpace(name)
 		}
 	}
 	return d, true
@@ -468,8 +440,7 @@ func (p *textParser) maybeEmit(glued bool) {
 	p.pending = p.pending[:0]
 }
 
-// inferLayout guesses the table's shape from a row's measure columns when
-// the column titles were not seen.
+// inferLayout guesses the table's shape from a row's measure columns.
 func inferLayout(n int) layout {
 	switch {
 	case n >= 16:
@@ -516,28 +487,19 @@ func rowPrefixOK(prev, next []string) bool {
 	n := len(prev) + len(next)
 	blankRedop := n >= 4 && isSignedInt(at(3))
 	for i := len(prev); i < n; i++ {
-		tok := at(i)
+		tok, ok := at(i), false
 		switch {
 		case i <= 1:
-			if !isUint(tok) {
-				return false
-			}
-		case i == 2:
-			if !isWord(tok) {
-				return false
-			}
-		case i == 3 && !blankRedop:
-			if !isWord(tok) {
-				return false
-			}
-		case i == 3 && blankRedop, i == 4 && !blankRedop:
-			if !isSignedInt(tok) {
-				return false
-			}
+			ok = isUint(tok)
+		case i == 2, i == 3 && !blankRedop:
+			ok = isWord(tok)
+		case i == 3, i == 4 && !blankRedop:
+			ok = isSignedInt(tok)
 		default:
-			if !isMeasureToken(tok) && !isTimestampToken(tok) {
-				return false
-			}
+			ok = isMeasureToken(tok) || isTimestampToken(tok)
+		}
+		if !ok {
+			return false
 		}
 	}
 	return true
@@ -567,19 +529,17 @@ func (p *textParser) emitRow(toks []string, pre int, l layout) {
 	row.Root = root
 	w := l.measureWidth()
 	p.rowProblem = ""
-	out, ok := p.parseMeasure(toks[pre:pre+w], l.perIter)
-	if !ok {
-		p.note(fmt.Sprintf("skipped the row for size %d: %s", row.Bytes, cmp.Or(p.rowProblem, "unreadable numbers")))
-		return
-	}
-	row.Out = out
-	if l.sides == 2 {
-		in, ok := p.parseMeasure(toks[pre+w:pre+2*w], l.perIter)
+	for side := range l.sides {
+		m, ok := p.parseMeasure(toks[pre+side*w:pre+(side+1)*w], l.perIter)
 		if !ok {
 			p.note(fmt.Sprintf("skipped the row for size %d: %s", row.Bytes, cmp.Or(p.rowProblem, "unreadable numbers")))
 			return
 		}
-		row.In = &in
+		if side == 0 {
+			row.Out = m
+		} else {
+			row.In = &m
+		}
 	}
 	if err := checkRow(&row); err != nil {
 		p.note(fmt.Sprintf("skipped the row for size %d: %v", row.Bytes, err))
@@ -625,9 +585,8 @@ func (p *textParser) parseMeasure(toks []string, perIter bool) (Measure, bool) {
 	return m, true
 }
 
-// measureFloat reads a time or bandwidth. nccl-tests prints "nan" or "inf"
-// when a time is zero; those become 0 with a note, so results stay valid
-// JSON. Negative values are not nccl-tests output.
+// measureFloat reads a bandwidth: "nan" or "inf" (nccl-tests' print of a
+// zero time) becomes 0 with a note, so results stay valid JSON.
 func (p *textParser) measureFloat(s string) (float64, bool) {
 	f, ok := parseMeasureFloat(s)
 	if !ok {
@@ -644,9 +603,8 @@ func (p *textParser) measureFloat(s string) (float64, bool) {
 	return f, true
 }
 
-// measureTime reads a time (µs): a time printed as nan or inf, or one
-// too long to be real, drops the row (read as 0 it would be the fastest
-// result of all).
+// measureTime reads a time (µs): nan, inf or one too long drops the row
+// (read as 0 it would be the fastest result of all).
 func (p *textParser) measureTime(s string) (float64, bool) {
 	f, ok := parseMeasureFloat(s)
 	switch {
@@ -679,19 +637,14 @@ func isNaNOrInf(s string) bool {
 	return strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity")
 }
 
-// other handles a line that is neither a comment nor part of a row.
 func (p *textParser) other(t string) {
-	if v, ok := strings.CutPrefix(t, "NCCL version "); ok {
-		// NCCL_DEBUG=VERSION prints the bare version line.
-		p.log.facts.add("", "VERSION", "NCCL version "+v)
+	if p.log.bareVersion(t) {
 		p.recognized = true
 		return
 	}
 	p.failureLine(t)
 }
 
-// failureLine records t in Result.Errors when it is a failure message of
-// nccl-tests, MPI or Slurm.
 func (p *textParser) failureLine(t string) {
 	if isFailureLine(t) {
 		p.addError(t)
@@ -700,7 +653,7 @@ func (p *textParser) failureLine(t string) {
 
 func (p *textParser) closeBlock() {
 	msg := joinBlock(p.block, p.blockDelim)
-	p.blockOpen, p.block = false, p.block[:0]
+	p.blockDelim, p.block = 0, p.block[:0]
 	if msg != "" {
 		p.addError(msg)
 	}
@@ -710,7 +663,7 @@ func (p *textParser) finish() (*Result, error) {
 	if len(p.pending) > 0 {
 		p.dropPending("the output ends mid-row")
 	}
-	if p.blockOpen {
+	if p.blockDelim != 0 {
 		p.closeBlock()
 	}
 	if f := p.log.facts.result(); f != nil {
@@ -719,9 +672,7 @@ func (p *textParser) finish() (*Result, error) {
 	}
 	// nccl-tests before 2.15 print no "Collective test starting/concluded"
 	// lines: there the footer's average is the end of the run.
-	if !p.sawStart && p.sawFooter {
-		p.res.Complete = true
-	}
+	p.res.Complete = p.res.Complete || !p.sawStart && p.sawFooter
 	p.res.NRanks = len(p.res.Devices)
 	fillFromFacts(&p.res)
 	if !p.recognized {
@@ -731,7 +682,6 @@ func (p *textParser) finish() (*Result, error) {
 	return res, verdict(res, "the text output", `"# Collective test concluded"`)
 }
 
-// fillFromFacts completes header values that only the NCCL log gave.
 func fillFromFacts(r *Result) {
 	if r.Facts == nil {
 		return
@@ -766,8 +716,7 @@ func appendUnique[T comparable](list []T, v T) []T {
 	return append(list, v)
 }
 
-// scanFields appends the space-separated fields of s to dst (strings.Fields
-// without the allocation).
+// scanFields appends the fields of s to dst (strings.Fields without the allocation).
 func scanFields(dst []string, s string) []string {
 	i := 0
 	for i < len(s) {
@@ -799,21 +748,15 @@ func isWord(s string) bool {
 	if s == "" || s == "N/A" {
 		return false
 	}
-	c := s[0]
-	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(isLetter(c) || c == '_' || i > 0 && c >= '0' && c <= '9') {
 			return false
 		}
 	}
 	return !isNaNOrInf(s)
 }
 
-// isMeasureToken reports a number column: a float, "N/A", "nan", "inf".
-// It checks the shape only; the row's parse reads the value.
+// isMeasureToken reports the shape of a number column: a float, "N/A", "nan", "inf".
 func isMeasureToken(s string) bool {
 	if s == "N/A" {
 		return true
@@ -846,8 +789,14 @@ func isTimestampToken(s string) bool {
 	return len(s) >= 5 && strings.TrimLeft(s, "0123456789-:") == ""
 }
 
-// simProfileOf is a simulated output's profile name as nccltune keeps it:
-// text from the file, so escaped (safetext.Escape) once here, where it
-// is read, for every printer, figure and report that names it after an
-// import or a parse (a control in it made an SVG no XML reader opens).
+// simProfileOf is a simulated output's profile name, escaped once here where
+// it is read, for every printer that names it (a control in it broke SVGs).
 func simProfileOf(name string) string { return safetext.Escape(strings.TrimSpace(name)) }
+
+// made is *m, made first if it is nil.
+func made[K comparable, V any](m *map[K]V) map[K]V {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	return *m
+}

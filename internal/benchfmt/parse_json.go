@@ -13,8 +13,7 @@ import (
 	"strings"
 )
 
-// JSONVersion is the nccl-tests JSON output version (-J, nccl-tests
-// 2.17.5+) that ParseJSON reads.
+// JSONVersion is the nccl-tests JSON output version (-J, 2.17.5+) that ParseJSON reads.
 const JSONVersion = 3
 
 // SimulatedJSONKey is the top-level key the simulated fabric adds to its
@@ -22,11 +21,9 @@ const JSONVersion = 3
 // nccltune's own; nccl-tests never writes it.
 const SimulatedJSONKey = "nccltune_simulated"
 
-// ParseJSON reads nccl-tests' JSON output (version 3). It reads the
-// document as a stream, so a file cut short by a crash still gives the rows
-// written before the cut (and a *FailureError, since the footer is
-// missing). Other versions are parsed as far as their fields match; a
-// version that yields nothing is an error that says so.
+// ParseJSON reads nccl-tests' JSON output (version 3) as a stream, so a
+// file cut short by a crash still gives the rows written before the cut.
+// Other versions are parsed as far as their fields match.
 func ParseJSON(data []byte) (*Result, error) {
 	p := jsonParser{dec: json.NewDecoder(bytes.NewReader(data))}
 	p.dec.UseNumber()
@@ -46,8 +43,8 @@ type jsonParser struct {
 	truncated  bool
 }
 
-// jsonNum is a number nccl-tests may also write as a string: "nan" (its
-// jsonDouble prints NaN that way) or "    -1" (the root).
+// jsonNum is a number nccl-tests may also write as a string: "nan" or
+// "    -1" (the root).
 type jsonNum struct {
 	v     float64
 	valid bool // a finite number was read
@@ -114,7 +111,6 @@ type jsonDevice struct {
 	Info      string `json:"device_info"`
 }
 
-// document walks the top-level object key by key.
 func (p *jsonParser) document() error {
 	tok, err := p.dec.Token()
 	if err != nil {
@@ -151,7 +147,7 @@ func (p *jsonParser) cut(err error) {
 }
 
 // decode reads the next value into v. A value of the wrong type is skipped
-// (ok, but v is left as is); a syntax error or the end of input stops.
+// with a note; a syntax error or the end of input stops.
 func (p *jsonParser) decode(v any) (stop bool) {
 	err := p.dec.Decode(v)
 	if err == nil {
@@ -166,112 +162,95 @@ func (p *jsonParser) decode(v any) (stop bool) {
 	return false
 }
 
-// field reads one top-level field; false means stop reading.
+// field reads one top-level field; false means stop.
 func (p *jsonParser) field(key string) bool {
 	switch key {
 	case "version":
-		var v jsonNum
-		if p.decode(&v) {
-			return false
-		}
-		if v.valid && v.v == math.Trunc(v.v) && math.Abs(v.v) < 1e6 {
-			p.version = new(int(v.v))
-		}
-	case "args":
-		var args []string
-		if p.decode(&args) {
-			return false
-		}
-		if len(args) > 0 {
-			p.res.Collective = collectiveFromProgram(args[0])
-		}
-	case "env":
-		var env []string
-		if p.decode(&env) {
-			return false
-		}
-		for _, kv := range env {
-			if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "NCCL_") {
-				if p.res.Env == nil {
-					p.res.Env = map[string]string{}
-				}
-				p.res.Env[k] = v
+		return decodeAs(p, func(v jsonNum) {
+			if v.valid && v.v == math.Trunc(v.v) && math.Abs(v.v) < 1e6 {
+				p.version = new(int(v.v))
 			}
-		}
+		})
+	case "args":
+		return decodeAs(p, func(args []string) {
+			if len(args) > 0 {
+				p.res.Collective = collectiveFromProgram(args[0])
+			}
+		})
+	case "env":
+		return decodeAs(p, func(env []string) {
+			for _, kv := range env {
+				if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "NCCL_") {
+					made(&p.res.Env)[k] = v
+				}
+			}
+		})
 	case "nccl_version":
-		var v jsonNum
-		if p.decode(&v) {
-			return false
-		}
-		if v.valid && v.v > 0 && v.v < 1e7 {
-			p.res.NCCLVersion = NCCLVersionString(int(v.v))
-		}
+		return decodeAs(p, func(v jsonNum) {
+			if v.valid && v.v > 0 && v.v < 1e7 {
+				p.res.NCCLVersion = NCCLVersionString(int(v.v))
+			}
+		})
 	case "config":
-		var cfg struct {
+		return decodeAs(p, func(cfg struct {
 			Devices []jsonDevice `json:"devices"`
-		}
-		if p.decode(&cfg) {
-			return false
-		}
-		for _, d := range cfg.Devices {
-			p.res.Devices = append(p.res.Devices, Device{
-				Rank: d.Rank, Host: d.Hostname, Device: d.Device, BusID: d.DeviceHex,
-				Name: d.Info, Pid: d.Pid, GroupIdx: d.Group,
-			})
-		}
+		}) {
+			for _, d := range cfg.Devices {
+				p.res.Devices = append(p.res.Devices, Device{
+					Rank: d.Rank, Host: d.Hostname, Device: d.Device, BusID: d.DeviceHex,
+					Name: d.Info, Pid: d.Pid, GroupIdx: d.Group,
+				})
+			}
+		})
 	case "results":
 		return p.results()
 	case "out_of_bounds":
-		var oob struct {
+		return decodeAs(p, func(oob struct {
 			Count *jsonNum `json:"count"`
-		}
-		if p.decode(&oob) {
-			return false
-		}
-		p.footer = true
-		if oob.Count != nil && oob.Count.valid && oob.Count.v >= 0 && oob.Count.v < math.MaxInt32 {
-			p.res.OutOfBounds = new(int(oob.Count.v))
-		}
-	case "average_bus_bandwidth":
-		var avg struct {
-			Bandwidth jsonNum `json:"bandwidth"`
-		}
-		if p.decode(&avg) {
-			return false
-		}
-		p.footer = true
-		if avg.Bandwidth.valid && avg.Bandwidth.v >= 0 {
-			p.res.AvgBusBW = avg.Bandwidth.v
-		}
-	case "errors":
-		var errs []*string
-		if p.decode(&errs) {
-			return false
-		}
-		for _, e := range errs {
-			if e != nil && strings.TrimSpace(*e) != "" {
-				p.res.Errors = appendUnique(p.res.Errors, strings.TrimSpace(*e))
+		}) {
+			p.footer = true
+			if oob.Count != nil && oob.Count.valid && oob.Count.v >= 0 && oob.Count.v < math.MaxInt32 {
+				p.res.OutOfBounds = new(int(oob.Count.v))
 			}
-		}
+		})
+	case "average_bus_bandwidth":
+		return decodeAs(p, func(avg struct {
+			Bandwidth jsonNum `json:"bandwidth"`
+		}) {
+			p.footer = true
+			if avg.Bandwidth.valid && avg.Bandwidth.v >= 0 {
+				p.res.AvgBusBW = avg.Bandwidth.v
+			}
+		})
+	case "errors":
+		return decodeAs(p, func(errs []*string) {
+			for _, e := range errs {
+				if e != nil && strings.TrimSpace(*e) != "" {
+					p.res.Errors = appendUnique(p.res.Errors, strings.TrimSpace(*e))
+				}
+			}
+		})
 	case SimulatedJSONKey:
-		var sim struct {
+		return decodeAs(p, func(sim struct {
 			Profile string `json:"profile"`
-		}
-		if p.decode(&sim) {
-			return false
-		}
-		p.res.Simulated = true
-		p.res.SimProfile = simProfileOf(sim.Profile)
-	default:
-		var skip json.RawMessage
-		if p.decode(&skip) {
-			return false
-		}
+		}) {
+			p.res.Simulated = true
+			p.res.SimProfile = simProfileOf(sim.Profile)
+		})
 	}
+	return decodeAs(p, func(json.RawMessage) {})
+}
+
+// decodeAs decodes the next value as a T and hands it to use; false means stop.
+func decodeAs[T any](p *jsonParser, use func(T)) bool {
+	var v T
+	if p.decode(&v) {
+		return false
+	}
+	use(v)
 	return true
 }
 
-// results reads the "results" list one row at a time.
 func (p *jsonParser) results() bool {
 	tok, err := p.dec.Token()
 	if err != nil {
@@ -386,24 +365,19 @@ func (p *jsonParser) measure(jm *jsonMeasure, it *jsonIter) (Measure, bool) {
 		if st.CVPct, ok = p.num(it.CVPct); !ok {
 			return m, false
 		}
-		if len(it.TimesUS) > 0 {
-			st.TimesUS = make([]float64, 0, len(it.TimesUS))
-			for _, v := range it.TimesUS {
-				f, ok := p.time(v)
-				if !ok {
-					return m, false
-				}
-				st.TimesUS = append(st.TimesUS, f)
+		for _, v := range it.TimesUS {
+			f, ok := p.time(v)
+			if !ok {
+				return m, false
 			}
+			st.TimesUS = append(st.TimesUS, f)
 		}
 		m.Iter = &st
 	}
 	return m, true
 }
 
-// time reads a time (µs): nan or inf, or a time too long to be real,
-// refuses the row (read as 0 it would be the fastest of all); a missing
-// time is 0.
+// time reads a time (µs) as measureTime does; a missing time is 0.
 func (p *jsonParser) time(n jsonNum) (float64, bool) {
 	switch {
 	case n.isNaN:
@@ -420,8 +394,7 @@ func (p *jsonParser) time(n jsonNum) (float64, bool) {
 	return n.v, true
 }
 
-// num reads a non-negative value; "nan" becomes 0 with a note; a missing
-// value is 0.
+// num reads a non-negative value as measureFloat does; a missing one is 0.
 func (p *jsonParser) num(n jsonNum) (float64, bool) {
 	switch {
 	case n.isNaN:
@@ -456,22 +429,14 @@ func (p *jsonParser) finish() (*Result, error) {
 	return r, verdict(r, "the JSON output", `"average_bus_bandwidth"`)
 }
 
-// EnvRedactedJSONKey is the top-level key RedactJSONEnv adds after the
-// "env" it cut: how many variables it dropped. It is nccltune's own.
+// EnvRedactedJSONKey is the key RedactJSONEnv adds: how many variables it dropped.
 const EnvRedactedJSONKey = "nccltune_env_redacted"
 
 // RedactJSONEnv is nccl-tests' JSON output (-J) as nccltune stores it, and
-// how many variables it left out. nccl-tests writes rank 0's whole
-// environment in "env" (tokens, cloud keys, home and CA paths: about 150
-// variables on a real run), and the store travels with tickets and between
-// machines; "env" keeps only what nccltune reads from it (NCCL_*) and which
-// GPUs the ranks were given (CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES),
-// and EnvRedactedJSONKey says how many entries went. Every other byte stays
-// as written (key order, numbers), so ParseJSON reads the same rows, and a
-// file cut short by a crash after its "env" is redacted too. A document
-// whose "env" cannot be read (not JSON, or cut inside it) comes back as it
-// is, with 0: it is the raw record of a broken run, kept whole rather than
-// guessed at, and only then can a secret stay in it.
+// how many variables it left out: "env" holds rank 0's whole environment
+// (tokens, cloud keys), and the store travels; it keeps NCCL_* and the
+// GPUs' *_VISIBLE_DEVICES. Every other byte stays as written. A document
+// whose "env" cannot be read comes back whole, with 0.
 func RedactJSONEnv(data []byte) ([]byte, int) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {

@@ -2,18 +2,14 @@ package benchfmt
 
 import "github.com/nccltune/nccltune/internal/nccl"
 
-// Size is one message size of a launch as nccltune keeps it: the row's
-// out-of-place columns and, when the output had them, every iteration's
-// time. It is what the store saves per launch (store.Launch.Sizes) and
-// what the statistics read (Measured; model.LaunchOf converts).
+// Size is one message size of a launch as the store keeps it: the row's
+// out-of-place columns and every iteration's time when the output had them.
 type Size struct {
-	// Bytes is nccl-tests' size column (for all-gather, reduce-scatter and
-	// alltoall nRanks × count × element size, NCCL's nBytes).
+	// Bytes is nccl-tests' size column.
 	Bytes int64 `json:"bytes"`
 	// Requested is the size the sweep asked for when the op's size column
-	// rounded it down (each rank's share is a multiple of 16 bytes: 512K
-	// all-gathered on 3 ranks prints 524256); 0 when the column is the
-	// size asked for. Nominal reads it.
+	// rounded it down (512K all-gathered on 3 ranks prints 524256); 0 when
+	// the column is the size asked for.
 	Requested int64 `json:"requested,omitempty"`
 	// Cycle counts nccl-tests -N repetitions from 0.
 	Cycle  int     `json:"cycle,omitempty"`
@@ -26,9 +22,7 @@ type Size struct {
 	Samples []float64 `json:"samples,omitempty"`
 }
 
-// SizesOf converts parsed output into sizes: one entry per table row, in
-// output order, out-of-place columns, with the per-iteration times when
-// the output had them. It returns nil for a nil result.
+// SizesOf converts parsed output into sizes, one per table row; nil for a nil result.
 func SizesOf(r *Result) []Size {
 	if r == nil {
 		return nil
@@ -61,17 +55,12 @@ func (z Size) Nominal() int64 {
 	return z.Bytes
 }
 
-// requestedSize undoes nccl-tests' rounding of the ops that split a
-// buffer among n ranks (AllGatherGetCollByteCount and its kin round each
-// rank's share down to 16 bytes, so the size column is a multiple of
-// 16n at most 16n below the size asked for): the power of two in that
-// gap, which is what nccltune's sweeps (-f 2) ask for; 0 when the column
-// is not rounded or no power of two lies there.
+// requestedSize undoes nccl-tests' rounding of the ops that split a buffer
+// among n ranks (each share is rounded down to 16 bytes): the power of two
+// at most 16n above the column, which nccltune's sweeps ask for; 0 when
+// there is none.
 func requestedSize(op nccl.Op, n int, printed int64) int64 {
-	if !op.Splits() {
-		return 0
-	}
-	if n < 2 || printed <= 0 {
+	if !op.Splits() || n < 2 || printed <= 0 {
 		return 0
 	}
 	p := int64(1)
@@ -84,12 +73,9 @@ func requestedSize(op nccl.Op, n int, printed int64) int64 {
 	return p
 }
 
-// Measured is what this size measured, for the statistics (model.LaunchOf
-// reads it): its nominal bytes (the size a study names it by) and every
-// per-iteration time, or the row's single
-// time when the output had no per-iteration samples. A size with neither
-// samples nor a positive time measured nothing (nil): the parsers only
-// produce one from a JSON row without a time or a text row printing 0.00.
+// Measured is what this size measured, for the statistics: its nominal
+// bytes and every per-iteration time, or the row's single time; nil when
+// it has neither samples nor a positive time.
 func (z Size) Measured() (bytes int64, timesUS []float64) {
 	switch {
 	case len(z.Samples) > 0:

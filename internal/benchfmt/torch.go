@@ -1,31 +1,24 @@
 package benchfmt
 
-// The torch instrument's output: JSON lines written by
-// nccltune_allreduce.py (a torch.distributed sweep of one collective that
-// runner launches), mixed with NCCL log lines and launcher messages.
-// ParseTorch reads them into the same Result rows as nccl-tests' output.
-
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// Instruments: what measured a launch, and so which format its output is in.
+// Instruments: what measured a launch, and so which format its output is
+// in: nccl-tests (the default), or the torch.distributed script
+// nccltune_allreduce.py (every collective, despite its name).
 const (
-	// InstrumentNCCLTests is nccl-tests' all_reduce_perf (the default).
 	InstrumentNCCLTests = "nccl-tests"
-	// InstrumentTorch is the torch.distributed script nccltune_allreduce.py
-	// (every collective, despite its name).
-	InstrumentTorch = "torch"
+	InstrumentTorch     = "torch"
 )
 
 // TorchInstrumentName is the "instrument" value of the script's metadata line.
@@ -34,8 +27,7 @@ const TorchInstrumentName = "nccltune-torch"
 // TorchFormatVersion is the version of the JSON-lines format ParseTorch reads.
 const TorchFormatVersion = 1
 
-// torchLine is any line of the torch instrument's output; which fields are
-// present says which kind it is.
+// torchLine is any line of the torch instrument's output; its fields say which kind.
 type torchLine struct {
 	// Metadata line.
 	Instrument *string       `json:"instrument"`
@@ -45,9 +37,8 @@ type torchLine struct {
 	Devices    []torchDevice `json:"devices"`
 	Device     string        `json:"device"`
 	DryRun     bool          `json:"dry_run"`
-	// Collective is the op measured, in nccl-tests' spelling, on the
-	// metadata line and every size line; absent before the script took
-	// --op, when it measured all_reduce only.
+	// Collective is on the metadata line and every size line; absent
+	// before the script took --op (all_reduce only).
 	Collective *string `json:"collective"`
 	// Size line (also the seed's bare format).
 	Arm     *string   `json:"arm"`
@@ -76,10 +67,9 @@ type torchDevice struct {
 }
 
 // isTorchLine says whether line is a JSON object of the torch instrument:
-// its metadata line, a size line (nccltune's or the seed's bare format), or
-// a rank's failure line, {"error", "rank"} and nothing else (a rank that
-// died before its metadata line prints only that; any JSON with "error"
-// would take in other tools' output).
+// its metadata line, a size line, or a rank's failure line, {"error",
+// "rank"} and nothing else (any JSON with "error" would take in other
+// tools' output).
 func isTorchLine(line []byte) bool {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
@@ -89,32 +79,19 @@ func isTorchLine(line []byte) bool {
 	if json.Unmarshal(line, &keys) != nil {
 		return false
 	}
-	if _, ok := keys["instrument"]; ok {
-		return true
+	has := func(k string) bool {
+		_, ok := keys[k]
+		return ok
 	}
-	_, hasError := keys["error"]
-	_, hasRank := keys["rank"]
-	if hasError && hasRank && len(keys) == 2 {
-		return true
-	}
-	_, hasBytes := keys["bytes"]
-	_, hasArm := keys["arm"]
-	_, hasTime := keys["time_us"]
-	return hasBytes && (hasArm || hasTime)
+	return has("instrument") || has("error") && has("rank") && len(keys) == 2 ||
+		has("bytes") && (has("arm") || has("time_us"))
 }
 
 // looksLikeTorch says whether Parse should read data with ParseTorch: its
 // first non-blank line is a torch instrument line, or its metadata line
 // comes later, after NCCL log lines or a launcher's warnings.
 func looksLikeTorch(data []byte) bool {
-	rest := data
-	for len(rest) > 0 {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
+	for line := range bytes.Lines(data) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			if isTorchLine(line) {
 				return true
@@ -125,7 +102,7 @@ func looksLikeTorch(data []byte) bool {
 	if !bytes.Contains(data, []byte(`"`+TorchInstrumentName+`"`)) {
 		return false
 	}
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
+	for line := range bytes.Lines(data) {
 		var meta struct {
 			Instrument string `json:"instrument"`
 		}
@@ -138,24 +115,16 @@ func looksLikeTorch(data []byte) bool {
 }
 
 // ParseTorch reads the torch instrument's output: JSON lines (a metadata
-// line, one line per size, {"done": true} last), with any other lines (NCCL
-// log, launcher messages, a Python traceback) read for NCCL facts and
-// failures as in nccl-tests' text output. It also reads the seed's bare
-// format, one {"arm", "bytes", "time_us", "algbw", "busbw", "ok"} object
-// per size with neither metadata nor samples; such output has no end
-// marker, so it counts as complete whenever it has a row.
+// line, one line per size, {"done": true} last), with any other lines read
+// for NCCL facts and failures as in nccl-tests' text output. It also reads
+// the seed's bare format, one {"arm", "bytes", "time_us", …} object per
+// size; having no end marker, it counts as complete whenever it has a row.
 //
-// Rows are float rows of the collective the output names ("collective",
-// all_reduce when it names none), with nccl-tests' redop and root columns
-// for that op, read as out-of-place; Iter holds the per-iteration samples
-// (the slowest rank's) and no summary of them, as the script prints none
-// (model.IterColumns computes nccl-tests' columns); Wrong is the number of
-// elements that failed the script's check, 1 for a bare "ok": false (count
-// unknown) and nil when the check was off. Output that names two
-// collectives (a size line of another op than the metadata's) is refused:
-// it is not one run. The error follows Parse's contract: nil only for a
-// complete run with rows, otherwise a *FailureError (with the Result) or
-// an error wrapping ErrNoTable.
+// Rows are out-of-place float rows of the collective the output names
+// (all_reduce when none), with nccl-tests' redop and root for that op; Iter
+// holds the slowest rank's samples alone; Wrong is the count of elements
+// that failed the check, 1 for a bare "ok": false. Output that names two
+// collectives is refused. The error follows Parse's contract.
 func ParseTorch(data []byte) (*Result, error) {
 	p := newTorchParser()
 	p.readText(splitJSONLines(data, p.jsonLine))
@@ -167,28 +136,22 @@ func newTorchParser() *torchParser {
 }
 
 // splitJSONLines hands every line that starts with '{' to jsonLine and
-// returns the others (NCCL's log, launcher messages, tracebacks), and the
-// JSON lines jsonLine refused, as text.
+// returns the others, and those jsonLine refused, as text.
 func splitJSONLines(data []byte, jsonLine func([]byte) bool) []byte {
 	var text bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
+	for raw := range bytes.Lines(data) {
+		raw = bytes.TrimSuffix(bytes.TrimSuffix(raw, []byte("\n")), []byte("\r"))
+		line := bytes.TrimSpace(raw)
+		if len(line) == 0 || line[0] == '{' && jsonLine(line) {
 			continue
 		}
-		if line[0] == '{' && jsonLine(line) {
-			continue
-		}
-		text.Write(sc.Bytes())
+		text.Write(raw)
 		text.WriteByte('\n')
 	}
 	return text.Bytes()
 }
 
-// readText reads NCCL_DEBUG lines, launcher errors and tracebacks as in
-// nccl-tests' text output; its table rows (there are none) are not used.
+// readText reads NCCL_DEBUG lines, launcher errors and tracebacks as text output.
 func (p *torchParser) readText(text []byte) {
 	if len(text) == 0 {
 		return
@@ -209,21 +172,18 @@ type torchParser struct {
 	recognized bool
 	series     cycles
 	arms       []string
-	// named is the collective the first line naming one gave; mixed is
-	// the first line that named another.
+	// named is the first line naming a collective; mixed says why another
+	// refuses the output.
 	named, mixed string
 }
 
-// jsonLine reads one line that starts with '{'; false means it is not JSON
-// (then it is read as text).
+// jsonLine reads one line that starts with '{'; false means it is not JSON.
 func (p *torchParser) jsonLine(line []byte) bool {
 	var l torchLine
-	err := json.Unmarshal(line, &l)
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) || (err != nil && !isTypeError(err)) {
-		return false
-	}
-	if err != nil {
+	if err := json.Unmarshal(line, &l); err != nil {
+		if !isTypeError(err) {
+			return false
+		}
 		p.note("read what fit of a JSON line with a value of the wrong type: " + err.Error())
 	}
 	switch {
@@ -370,7 +330,6 @@ func (p *torchParser) row(l *torchLine) {
 		p.arm(*l.Arm)
 	}
 	if err := checkRow(&row); err != nil {
-		// The bounds every parser applies (limits.go): the store would refuse it.
 		p.note(fmt.Sprintf("skipped size %d: %v", row.Bytes, err))
 		return
 	}
@@ -378,9 +337,8 @@ func (p *torchParser) row(l *torchLine) {
 	p.res.Rows = append(p.res.Rows, row)
 }
 
-// collective reads a line's "collective": the first line that names one
-// sets the result's op, and a line that names another (or one nccltune
-// does not know) makes the output one that is refused (finish).
+// collective reads a line's "collective": the first sets the result's op;
+// another, or one nccltune does not know, refuses the output.
 func (p *torchParser) collective(c *string, where string) {
 	if c == nil || p.mixed != "" {
 		return
@@ -398,8 +356,7 @@ func (p *torchParser) collective(c *string, where string) {
 	}
 }
 
-// bw reads a bandwidth; a missing one is 0 here (derived by the caller),
-// "nan" or a negative one is 0 with a note.
+// bw reads a bandwidth; a missing one is 0, "nan" or a negative one 0 with a note.
 func (p *torchParser) bw(n *jsonNum) float64 {
 	switch {
 	case n == nil:
@@ -460,27 +417,20 @@ func (p *torchParser) finish() (*Result, error) {
 }
 
 // diagnoseTorch names the cause of a failed torch run: torch's NCCL errors
-// ("DistBackendError: NCCL error in: …, invalid usage (run with …)") get
-// the same advice as nccl-tests' failure lines; anything else is diagnosed
-// as nccl-tests' output would be (MPI, Slurm, NCCL WARN lines).
+// get the same advice as nccl-tests' failure lines; anything else is
+// diagnosed as nccl-tests' output would be.
 func diagnoseTorch(lines []string) string {
 	for _, l := range lines {
 		if !strings.Contains(l, "NCCL error") && !strings.Contains(l, "NCCL communicator") {
 			continue
 		}
-		// NCCL's last error, which torch appends after "Last error:", names
-		// the cause (the collective, the NCCL_* value): it is quoted on its
-		// own, as diagnoseNCCLFailure quotes nccl-tests', so that shortening
-		// torch's long message never cuts it off.
+		// NCCL's last error names the cause: quoted on its own, so that
+		// shortening torch's long message never cuts it off.
 		said, last, _ := strings.Cut(l, "Last error:")
 		quoted := shorten(strings.Join(strings.Fields(said), " "), 300)
 		msg := "torch.distributed reported an NCCL error: " + quoted
-		keys := make([]string, 0, len(ncclAdvice))
-		for k := range ncclAdvice {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) })
-		for _, k := range keys {
+		// The longest key first (the keys' lengths differ).
+		for _, k := range slices.SortedFunc(maps.Keys(ncclAdvice), func(a, b string) int { return len(b) - len(a) }) {
 			if strings.Contains(said, k) {
 				msg = fmt.Sprintf("NCCL reported %s under torch.distributed: %s; torch said: %s", quote(k), ncclAdvice[k], quoted)
 				break

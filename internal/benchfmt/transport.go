@@ -8,75 +8,61 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nccltune/nccltune/internal/texttable"
 )
 
-// Transport kinds: what NCCL writes between "via " and the first '/' of a
-// channel connection line.
+// Transport kinds: what NCCL writes between "via " and the first '/' of a channel line.
 const (
-	// KindP2P is direct GPU-to-GPU access within a host (NVLink or PCIe):
-	// "via P2P/CUMEM", "via P2P/direct pointer", "via P2P/IPC" and their
-	// "/read" and "/CE" variants.
+	// KindP2P is direct GPU-to-GPU access within a host (NVLink or PCIe).
 	KindP2P = "P2P"
-	// KindSHM is staging through host shared memory within a host:
-	// "via SHM/direct/direct".
+	// KindSHM is staging through host shared memory within a host.
 	KindSHM = "SHM"
-	// KindNET is NCCL's network transport: "via NET/Socket/0",
-	// "via NET/IB/0/GDRDMA".
+	// KindNET is NCCL's network transport ("via NET/IB/0/GDRDMA").
 	KindNET = "NET"
 )
 
-// Path is how NCCL connects one rank to another with one kind of
-// transport: every channel line "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"
-// of that directed pair and kind, however many channels and connection
-// indices it has.
+// Path is how NCCL connects one rank to another (From sends to To) with one
+// kind of transport: every channel line of that directed pair and kind.
 type Path struct {
-	// From sends to To.
 	From int `json:"from"`
 	To   int `json:"to"`
-	// Kind is KindP2P, KindSHM, KindNET, or what else NCCL wrote before
-	// the first '/'.
+	// Kind is KindP2P, KindSHM, KindNET, or what else NCCL wrote before '/'.
 	Kind string `json:"kind"`
-	// Via are the distinct forms NCCL wrote after "via ", e.g.
-	// "P2P/CUMEM/read", "SHM/direct/direct", "NET/IB/0/GDRDMA".
+	// Via are the distinct forms NCCL wrote after "via ".
 	Via []string `json:"via"`
 	// Connections counts the distinct (channel, connection index) lines.
 	Connections int `json:"connections"`
 }
 
-// RankPlace is where NCCL's INIT lines put one rank.
+// RankPlace is where NCCL's INIT lines put one rank: its host and the GPU's
+// PCI bus id as NCCL writes it ("60", "8f000").
 type RankPlace struct {
-	Rank int `json:"rank"`
-	// Host is the host name of the log line prefix.
-	Host string `json:"host,omitempty"`
-	// BusID is the GPU's PCI bus id as NCCL writes it ("60", "8f000").
+	Rank  int    `json:"rank"`
+	Host  string `json:"host,omitempty"`
 	BusID string `json:"bus_id,omitempty"`
 }
 
 // Route sums up the paths of one kind (and one network): what carries data
-// between which ranks. Facts.Routes is what doctor, show and the report
-// print as the transport.
+// between which ranks, as doctor, show and the report print it.
 type Route struct {
 	// Kind is KindP2P, KindSHM or KindNET (or another kind NCCL names).
 	Kind string `json:"kind"`
-	// Network is the NET plugin for KindNET: "IB", "Socket", or a plugin's
-	// own name.
+	// Network is the NET plugin for KindNET: "IB", "Socket", …
 	Network string `json:"network,omitempty"`
-	// Link is the physical link under P2P as NCCL's topology shows it:
-	// "NVLink", "PCIe", "C2C", or "NVLink and PCIe" when the pairs differ;
-	// "" when the log does not show the topology.
+	// Link is the physical link under P2P ("NVLink", "PCIe", "C2C", or
+	// "NVLink and PCIe" when the pairs differ); "" when the log does not say.
 	Link string `json:"link,omitempty"`
-	// Via are the distinct forms of the channel lines, sorted.
-	Via []string `json:"via"`
-	// Ranks are the ranks at either end of these paths, sorted.
-	Ranks []int `json:"ranks"`
+	// Via and Ranks (at either end) are sorted.
+	Via   []string `json:"via"`
+	Ranks []int    `json:"ranks"`
 	// Pairs counts the directed rank pairs; Connections the channel lines.
 	Pairs       int `json:"pairs"`
 	Connections int `json:"connections"`
 	// Scope is ScopeWithinHost, ScopeBetweenHosts, ScopeBoth, or "" when
 	// the log does not place the ranks on hosts.
 	Scope string `json:"scope,omitempty"`
-	// GDR, for KindNET, is whether the connections use GPUDirect RDMA
-	// ("/GDRDMA"): true when any does.
+	// GDR, for KindNET, is true when any connection uses GPUDirect RDMA.
 	GDR *bool `json:"gdr,omitempty"`
 }
 
@@ -87,8 +73,7 @@ const (
 	ScopeBoth         = "within and across hosts"
 )
 
-// maxPaths bounds the per-pair list kept from a log (8 GPUs × 64 nodes
-// stays well inside it); routes are still summed over every line.
+// maxPaths bounds the per-pair list kept from a log (8 GPUs × 64 nodes fit).
 const maxPaths = 4096
 
 // String is "P2P over NVLink (P2P/CUMEM) between ranks 0-1 within a host,
@@ -120,11 +105,7 @@ func (r Route) String() string {
 	if r.Scope != "" {
 		b.WriteString(" " + r.Scope)
 	}
-	fmt.Fprintf(&b, ", %d connection", r.Connections)
-	if r.Connections != 1 {
-		b.WriteString("s")
-	}
-	return b.String()
+	return b.String() + ", " + texttable.Plural(r.Connections, "connection")
 }
 
 // RoutesText joins the routes' descriptions with "; ".
@@ -154,8 +135,7 @@ func RankList(ranks []int) string {
 	return strings.Join(parts, ",")
 }
 
-// TransportNetwork reports whether a Facts.Transport value names a network
-// (data crosses NCCL's NET transport) rather than P2P or SHM within a host.
+// TransportNetwork reports whether a Facts.Transport value names a network, not P2P or SHM.
 func TransportNetwork(transport string) bool {
 	switch transport {
 	case "", KindP2P, KindSHM, KindP2P + "+" + KindSHM:
@@ -164,18 +144,15 @@ func TransportNetwork(transport string) bool {
 	return true
 }
 
-// transportLog gathers what carries data between ranks: the channel
-// connection lines, where each rank is, and the GPU topology.
 type transportLog struct {
-	paths    map[pathKey]*pathAcc
-	order    []pathKey
-	conns    map[connKey]bool
-	places   map[int]*RankPlace
-	gpuLinks map[gpuPair]string // host + bus ids → NCCL path type ("NVL", "PIX", …)
-	nvlink   bool               // a GPU has an NVLink (to a GPU or an NVSwitch)
-	blocked  []string           // NCCL's lines saying P2P could not be enabled
-	// netRoutes are the NET connections' channel-to-NIC routes (NetRoute).
-	netRoutes map[string]bool
+	paths     map[pathKey]*pathAcc
+	order     []pathKey
+	conns     map[connKey]bool
+	places    map[int]*RankPlace
+	gpuLinks  map[gpuPair]string // host + bus ids → NCCL path type ("NVL", "PIX", …)
+	nvlink    bool               // a GPU has an NVLink (to a GPU or an NVSwitch)
+	blocked   []string           // NCCL's lines saying P2P could not be enabled
+	netRoutes map[string]bool    // NetRoute of each NET connection
 }
 
 type pathKey struct {
@@ -195,17 +172,16 @@ type connKey struct {
 
 type gpuPair struct{ host, a, b string }
 
-// add reads one NCCL INFO or WARN message logged by host.
 func (t *transportLog) add(host, msg string) {
 	switch {
 	case strings.HasPrefix(msg, "Channel ") && strings.Contains(msg, " -> ") && strings.Contains(msg, " via "):
 		t.addConnection(msg)
 	case strings.HasPrefix(msg, "ncclCommInit") && strings.Contains(msg, " busId "):
 		// "ncclCommInitRankConfig comm 0x… rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 60 commId …"
-		// ("ncclCommInitAll …" for one process driving every GPU).
 		if r := intAfter(msg, " rank "); r >= 0 {
 			p := t.place(r, host)
-			if f := fieldAfter(msg, " busId "); f != "" {
+			_, id, _ := strings.Cut(msg, " busId ")
+			if f := valueAfter(strings.TrimLeft(id, " "), "", " \t"); f != "" {
 				p.BusID = strings.ToLower(f)
 			}
 		}
@@ -225,13 +201,10 @@ func (t *transportLog) add(host, msg string) {
 }
 
 func (t *transportLog) place(rank int, host string) *RankPlace {
-	if t.places == nil {
-		t.places = map[int]*RankPlace{}
-	}
 	p := t.places[rank]
 	if p == nil {
 		p = &RankPlace{Rank: rank}
-		t.places[rank] = p
+		made(&t.places)[rank] = p
 	}
 	if p.Host == "" {
 		p.Host = host
@@ -241,22 +214,14 @@ func (t *transportLog) place(rank int, host string) *RankPlace {
 
 // addConnection reads a channel connection line in any of NCCL's forms:
 //
-//	Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM
 //	Channel 00/0 : 0[0] -> 1[1] via P2P/direct pointer/read
-//	Channel 00/1 : 0[7000] -> 1[8000] via P2P/IPC/read
-//	Channel 00/0 : 1[1] -> 0[0] via SHM/direct/direct
 //	Channel 00 : 1[1] -> 0[0] via SHM/direct/direct (NCCL 2.28: no connection index)
-//	Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0
 //	Channel 01/0 : 3[1] -> 0[0] [receive] via NET/IB/1/GDRDMA
-//	Channel 00/0 : 1[1] -> 2[0] [send] via NET/IB/0(1)/GDRDMA/Shared
 func (t *transportLog) addConnection(msg string) {
-	head, via, ok := strings.Cut(msg, " via ")
-	if !ok {
-		return
-	}
+	head, via, _ := strings.Cut(msg, " via ")
 	via = strings.TrimSpace(via)
 	kind, _, _ := strings.Cut(via, "/")
-	if kind == "" || !isWord(kind) {
+	if !isWord(kind) { // also no " via "
 		return
 	}
 	var toks [8]string
@@ -298,37 +263,24 @@ func (t *transportLog) addConnection(msg string) {
 	}
 }
 
-// maxNetRoutes bounds the channel-to-NIC routes kept from one log (64
-// channels × 32 ranks × both ends).
-const maxNetRoutes = 4096
-
-// addNetRoute keeps the route of one NET connection line: which NIC the
-// logging end (the sender on a [send] line, the receiver on a [receive]
-// line) drives the channel through. f are the line's fields before " via ",
-// via what follows it ("NET/IB/1/GDRDMA").
+// addNetRoute keeps which NIC the logging end of one NET connection line
+// drives the channel through; f are the fields before " via ".
 func (t *transportLog) addNetRoute(f []string, via string) {
-	if len(t.netRoutes) >= maxNetRoutes {
+	if len(t.netRoutes) >= 4096 {
 		return
 	}
 	side := "?"
 	if len(f) > 6 {
 		side = strings.Trim(f[6], "[]")
 	}
-	if t.netRoutes == nil {
-		t.netRoutes = map[string]bool{}
-	}
-	t.netRoutes[NetRoute(f[1], f[3], f[5], side, via)] = true
+	made(&t.netRoutes)[NetRoute(f[1], f[3], f[5], side, via)] = true
 }
 
-// NetRoute is one channel-to-NIC route as Facts.NetRoutes keeps it:
-// "00/0 0[0]-1[0] send IB/1", the channel and connection index, the ranks
-// as NCCL writes them, the end that logged it, and the network and device
-// it goes through (the transport's flags, /GDRDMA, /Shared, left out:
-// they say how, not through which NIC).
+// NetRoute is one channel-to-NIC route as Facts.NetRoutes keeps it: "00/0
+// 0[0]-1[0] send IB/1" (the transport's flags, which say how, left out).
 func NetRoute(channel, from, to, side, via string) string {
 	dev := strings.TrimPrefix(via, KindNET+"/")
-	parts := strings.SplitN(dev, "/", 3)
-	if len(parts) > 2 {
+	if parts := strings.SplitN(dev, "/", 3); len(parts) > 2 {
 		dev = parts[0] + "/" + parts[1]
 	}
 	return channel + " " + from + "-" + to + " " + side + " " + dev
@@ -366,10 +318,7 @@ func (t *transportLog) addTopoPaths(host, msg string) {
 			if to == "" || to == fromID {
 				continue
 			}
-			if t.gpuLinks == nil {
-				t.gpuLinks = map[gpuPair]string{}
-			}
-			t.gpuLinks[gpuPair{host, fromID, to}] = typ
+			made(&t.gpuLinks)[gpuPair{host, fromID, to}] = typ
 			t.nvlink = t.nvlink || typ == "NVL"
 		case strings.HasPrefix(node, "NVS/") && typ == "NVL":
 			t.nvlink = true
@@ -387,28 +336,9 @@ func topoBusID(node string) string {
 	if i := strings.LastIndexByte(id, '-'); i >= 0 {
 		id = id[i+1:]
 	}
-	id = strings.ToLower(strings.TrimLeft(id, "0"))
-	if id == "" {
-		id = "0"
-	}
-	return id
+	return cmp.Or(strings.ToLower(strings.TrimLeft(id, "0")), "0")
 }
 
-// fieldAfter is the whitespace-delimited word that follows key in s.
-func fieldAfter(s, key string) string {
-	i := strings.Index(s, key)
-	if i < 0 {
-		return ""
-	}
-	rest := strings.TrimLeft(s[i+len(key):], " ")
-	if j := strings.IndexAny(rest, " \t"); j >= 0 {
-		rest = rest[:j]
-	}
-	return rest
-}
-
-// result fills the transport facts of f: paths, places, routes, and the
-// one-word Transport.
 func (t *transportLog) result(f *Facts) {
 	for _, k := range t.order {
 		acc := t.paths[k]
@@ -426,7 +356,6 @@ func (t *transportLog) result(f *Facts) {
 	f.NetRoutes = slices.Sorted(maps.Keys(t.netRoutes))
 }
 
-// host is the host of a rank, "" when unknown.
 func (t *transportLog) host(rank int) string {
 	if p := t.places[rank]; p != nil {
 		return p.Host
@@ -434,14 +363,13 @@ func (t *transportLog) host(rank int) string {
 	return ""
 }
 
-// routes groups paths by kind (and network for NET).
 func (t *transportLog) routes(paths []Path) []Route {
 	type key struct{ kind, network string }
 	var order []key
 	acc := map[key]*Route{}
 	links := map[key]map[string]bool{}
 	scopes := map[key]map[string]bool{}
-	gdr := map[key][2]bool{} // seen with, seen without
+	gdr := map[key]bool{} // any connection with GDR
 	for _, p := range paths {
 		k := key{kind: p.Kind}
 		if p.Kind == KindNET && len(p.Via) > 0 {
@@ -457,27 +385,19 @@ func (t *transportLog) routes(paths []Path) []Route {
 		for _, v := range p.Via {
 			r.Via = appendUnique(r.Via, v)
 			if k.kind == KindNET {
-				g := gdr[k]
-				if strings.Contains(v, "/GDRDMA") {
-					g[0] = true
-				} else {
-					g[1] = true
-				}
-				gdr[k] = g
+				gdr[k] = gdr[k] || strings.Contains(v, "/GDRDMA")
 			}
 		}
 		r.Ranks = appendUnique(appendUnique(r.Ranks, p.From), p.To)
 		r.Pairs++
 		r.Connections += p.Connections
-		hf, ht := t.host(p.From), t.host(p.To)
-		switch {
-		case hf == "" || ht == "":
-			scopes[k][""] = true
-		case hf == ht:
-			scopes[k][ScopeWithinHost] = true
-		default:
-			scopes[k][ScopeBetweenHosts] = true
+		scope := ScopeBetweenHosts
+		if hf, ht := t.host(p.From), t.host(p.To); hf == "" || ht == "" {
+			scope = ""
+		} else if hf == ht {
+			scope = ScopeWithinHost
 		}
+		scopes[k][scope] = true
 		if k.kind == KindP2P {
 			links[k][t.p2pLink(p.From, p.To)] = true
 		}
@@ -487,44 +407,29 @@ func (t *transportLog) routes(paths []Path) []Route {
 		r := acc[k]
 		sort.Strings(r.Via)
 		sort.Ints(r.Ranks)
-		s := scopes[k]
-		switch {
+		switch s := scopes[k]; {
 		case s[""]:
-		case s[ScopeWithinHost] && s[ScopeBetweenHosts]:
+		case len(s) == 2:
 			r.Scope = ScopeBoth
-		case s[ScopeWithinHost]:
-			r.Scope = ScopeWithinHost
-		case s[ScopeBetweenHosts]:
-			r.Scope = ScopeBetweenHosts
+		default:
+			r.Scope = slices.Collect(maps.Keys(s))[0]
 		}
 		if l := links[k]; len(l) > 0 && !l[""] {
 			names := slices.Sorted(maps.Keys(l))
 			r.Link = strings.Join(names, " and ")
 		}
 		if g, ok := gdr[k]; ok {
-			r.GDR = new(g[0])
+			r.GDR = new(g)
 		}
 		out = append(out, *r)
 	}
+	// P2P before SHM before the network before the rest.
+	kindOrder := func(kind string) uint { return uint(slices.Index([]string{KindP2P, KindSHM, KindNET}, kind)) }
 	sort.SliceStable(out, func(i, j int) bool { return kindOrder(out[i].Kind) < kindOrder(out[j].Kind) })
 	return out
 }
 
-// kindOrder puts P2P before SHM before the network.
-func kindOrder(kind string) int {
-	switch kind {
-	case KindP2P:
-		return 0
-	case KindSHM:
-		return 1
-	case KindNET:
-		return 2
-	}
-	return 3
-}
-
-// p2pLink names the physical link between two ranks' GPUs from NCCL's
-// topology paths; "" when the log does not show it.
+// p2pLink names the physical link between two ranks' GPUs; "" when the log does not show it.
 func (t *transportLog) p2pLink(from, to int) string {
 	pf, pt := t.places[from], t.places[to]
 	if pf == nil || pt == nil || pf.BusID == "" || pt.BusID == "" || pf.Host != pt.Host {
@@ -548,11 +453,9 @@ func (t *transportLog) p2pLink(from, to int) string {
 
 // netPlugin is "IB" for "NET/IB/0/GDRDMA".
 func netPlugin(via string) string {
-	parts := strings.SplitN(via, "/", 3)
-	if len(parts) < 2 {
-		return ""
-	}
-	return parts[1]
+	_, rest, _ := strings.Cut(via, "/")
+	plugin, _, _ := strings.Cut(rest, "/")
+	return plugin
 }
 
 // transportWord is Facts.Transport: the network's name when the network
@@ -582,12 +485,10 @@ func transportWord(routes []Route) string {
 	return ""
 }
 
-// transportResult turns "Using network X" (the network NCCL initialised,
-// kept in Network) into what really carries data, from the channel lines.
-// NCCL initialises a network on every run, also when all ranks share a
-// host and talk over NVLink, so "Using network Socket" alone says nothing
-// about the data; GDR and the NICs only matter where the network carries
-// it.
+// transportResult turns "Using network X" (kept in Network) into what really
+// carries data, from the channel lines: NCCL initialises a network on every
+// run, so it alone says nothing; GDR and the NICs only matter where it
+// carries data.
 func (b *factsBuilder) transportResult(f *Facts) {
 	f.Network = f.Transport
 	b.transport.result(f)

@@ -5,67 +5,44 @@ import (
 	"strings"
 )
 
-// TunerPlugin is what NCCL's log says about a tuner plugin
-// (NCCL_TUNER_PLUGIN): whether NCCL loaded it and as which interface, the
-// configs NVIDIA's example plugin read from its CSV, and what it did with
-// each call. The lines, as NCCL 2.27–2.30 and the example plugin
-// (plugins/tuner/example, ext-tuner/example before 2.29) print them with
-// NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING:
-//
-//	NCCL_TUNER_PLUGIN set by environment to /opt/nccl/libnccl-tuner-example.so
-//	TUNER/Plugin: Using Example (v5)                  (NCCL 2.28+; 2.27: "Using tuner plugin Example")
-//	TUNER/Plugin: Failed to find ncclTunerPlugin_v4 symbol.      (NCCL 2.27 and a v5/v6-only plugin)
-//	TUNER/ExamplePlugin: Loaded config: allreduce [524288-4194304] ring/simple channels=1 nodes=4 ranks=4 pipeOps=any regBuff=any
-//	TUNER/ExamplePlugin: Loaded 4 tuning configurations from /opt/nccltune/tuner.csv
-//	TUNER/ExamplePlugin: Config does not match - collType match=1, size match=0, nodes match=1, ranks match=1, pipeOps match=1, regBuff match=1
-//	TUNER/ExamplePlugin: Applied config for collType=allreduce, bytes=524288, pipeOps=1, regBuff=0: algo=ring, proto=simple, channels=1 (nodes=4, ranks=4)
-//	TUNER/ExamplePlugin: No matching config found
-//
-// Every rank logs the plugin's lines; only the rank that logs NCCL's
-// choices ("AllGather: 2097152 Bytes -> Algo RING …", rank 0) says which
-// call a "No matching config found" was, so Calls count that rank's calls
-// and Applied and NoMatch every rank's. A rank that dies inside the
-// plugin shows in its signal report (Crash).
+// TunerPlugin is what NCCL's log (NCCL 2.27–2.30, INIT and TUNING) says
+// about a tuner plugin (NCCL_TUNER_PLUGIN) and NVIDIA's example plugin's
+// lines ("TUNER/ExamplePlugin: Loaded config: …", "Applied config for …",
+// "No matching config found"). Every rank logs the plugin's lines, but only
+// rank 0, which logs NCCL's choices, says which call each was: Calls count
+// that rank's calls, Applied and NoMatch every rank's.
 type TunerPlugin struct {
 	// Requested is NCCL_TUNER_PLUGIN as NCCL read it.
 	Requested string `json:"requested,omitempty"`
-	// Loaded is true when NCCL uses the plugin ("TUNER/Plugin: Using …");
-	// Name is the plugin's name and Interface the version NCCL loaded it
-	// as (5 for "(v5)"; 0 when the NCCL, 2.27 and older, does not say).
+	// Loaded: NCCL uses the plugin; Interface is the version it loaded it as
+	// (5 for "(v5)"; 0 when NCCL 2.27 and older do not say).
 	Loaded    bool   `json:"loaded"`
 	Name      string `json:"name,omitempty"`
 	Interface int    `json:"interface,omitempty"`
-	// NotLoaded are NCCL's lines saying why it runs its own tuner instead
-	// ("Failed to find ncclTunerPlugin_v4 symbol.", "External tuner plugin
-	// … is unsupported", "Could not find: …"), once each.
+	// NotLoaded are NCCL's lines saying why it runs its own tuner, once each.
 	NotLoaded []string `json:"not_loaded,omitempty"`
 	// ConfigFile and Configs: "Loaded N tuning configurations from FILE"
 	// (the first rank's); Rows are the "Loaded config: …" texts, once each.
 	ConfigFile string   `json:"config_file,omitempty"`
 	Configs    int      `json:"configs"`
 	Rows       []string `json:"rows,omitempty"`
-	// ConfigProblem is the plugin's "Config file FILE not found, using
-	// defaults" or "No valid configurations found in FILE": every call
-	// then gets one channel.
+	// ConfigProblem is the plugin's "Config file … not found" or "No valid
+	// configurations found": every call then gets one channel.
 	ConfigProblem string `json:"config_problem,omitempty"`
-	// Applied and NoMatch count "Applied config" and "No matching config
-	// found" over every rank; Ignored the rows skipped because NCCL marked
-	// their algorithm and protocol IGNORE (disabled, e.g. by NCCL_PROTO).
+	// Applied and NoMatch count over every rank; Ignored the rows NCCL
+	// marked IGNORE (disabled, e.g. by NCCL_PROTO).
 	Applied int `json:"applied"`
 	NoMatch int `json:"no_match"`
 	Ignored int `json:"ignored,omitempty"`
-	// Calls are the calls per collective and size of the rank that logs
-	// NCCL's choices, in the order first seen.
+	// Calls are rank 0's calls per collective and size, in order first seen.
 	Calls []TunerCall `json:"calls,omitempty"`
-	// Crash is the evidence that a rank died inside the plugin: the frame
-	// of its backtrace in the plugin's library
-	// ("/opt/nccl/libnccl-tuner-example.so(+0x2569)"), or the signal that
-	// killed a rank after NCCL loaded the plugin; "" when none did.
+	// Crash is the evidence that a rank died inside the plugin: its
+	// backtrace's frame in the plugin's library, or the signal that killed a
+	// rank after NCCL loaded the plugin; "" when none did.
 	Crash string `json:"crash,omitempty"`
 }
 
-// TunerCall is what the plugin did with the calls of one collective and
-// size.
+// TunerCall is what the plugin did with the calls of one collective and size.
 type TunerCall struct {
 	// Collective is the plugin's name for it: "allreduce", "allgather".
 	Collective string `json:"collective"`
@@ -77,11 +54,10 @@ type TunerCall struct {
 	Algo     string `json:"algo,omitempty"`
 	Proto    string `json:"proto,omitempty"`
 	Channels int    `json:"channels,omitempty"`
-	// Unmatched says what no row matched for a call that fell back:
-	// "collective", "size", "nodes", "ranks", "pipeOps" or "regBuff" (the
-	// first field every row of the nearest kind missed).
+	// Unmatched is the first field ("collective", "size", "nodes", …) every
+	// row of the nearest kind missed, for a call that fell back.
 	Unmatched string `json:"unmatched,omitempty"`
-	// NCCLChannels is the channel count NCCL then used (its choice line).
+	// NCCLChannels is the channel count NCCL then used.
 	NCCLChannels int `json:"nccl_channels,omitempty"`
 }
 
@@ -89,32 +65,21 @@ type TunerCall struct {
 // one channel because no row matched them.
 func (t *TunerPlugin) Fallback() bool { return t != nil && (t.NoMatch > 0 || t.ConfigProblem != "") }
 
-// tunerLog gathers a TunerPlugin from the log lines as they come.
 type tunerLog struct {
-	t    TunerPlugin
-	seen bool
-	rows map[string]bool
-	// pending is, per rank ("host:pid"), what the plugin did with the call
-	// whose choice line NCCL logs next, and the mismatches before it.
-	pending map[string]*tunerPending
-	calls   map[tunerCallKey]int
-	// signal is the last "Signal: Segmentation fault (11)" seen.
-	signal string
+	t       TunerPlugin
+	seen    bool
+	rows    map[string]bool
+	pending map[string]*tunerPending // per rank, the call whose choice line comes next
+	calls   map[choiceKey]int
+	signal  string // the last "Signal: Segmentation fault (11)" seen
 }
 
 type tunerPending struct {
-	done    bool // the plugin ended the call (applied or no match)
-	applied bool
-	algo    string
-	proto   string
-	chans   int
-	// mismatches are the "Config does not match" flags of this call.
-	mismatches []map[string]bool
-}
-
-type tunerCallKey struct {
-	coll  string
-	bytes int64
+	done        bool // the plugin ended the call (applied or no match)
+	applied     bool
+	algo, proto string
+	chans       int
+	mismatches  []map[string]bool // the "Config does not match" flags
 }
 
 const (
@@ -133,9 +98,8 @@ func (b *tunerLog) add(proc, level, msg string) {
 			b.t.Requested = strings.TrimSpace(strings.TrimPrefix(msg, "NCCL_TUNER_PLUGIN set by environment to "))
 		}
 	case strings.HasPrefix(msg, tunerPluginPrefix):
-		// NCCL looks for a tuner in the default library and the net
-		// plugin even when none was asked for: its "Could not find" and
-		// "Failed to find" lines alone are no plugin.
+		// NCCL looks for a tuner even when none was asked for: its "Could
+		// not find" and "Failed to find" lines alone are no plugin.
 		b.plugin(strings.TrimPrefix(msg, tunerPluginPrefix))
 		b.seen = b.seen || b.t.Loaded
 	case strings.HasPrefix(msg, "External tuner plugin ") && strings.HasSuffix(msg, " is unsupported"):
@@ -148,7 +112,6 @@ func (b *tunerLog) add(proc, level, msg string) {
 	}
 }
 
-// plugin reads NCCL's own "TUNER/Plugin: …" lines.
 func (b *tunerLog) plugin(msg string) {
 	switch {
 	case strings.HasPrefix(msg, "Using tuner plugin "):
@@ -171,16 +134,12 @@ func (b *tunerLog) plugin(msg string) {
 	}
 }
 
-// example reads the example plugin's own lines.
 func (b *tunerLog) example(proc, msg string) {
 	switch {
 	case strings.HasPrefix(msg, "Loaded config: "):
 		row := strings.TrimPrefix(msg, "Loaded config: ")
 		if !b.rows[row] {
-			if b.rows == nil {
-				b.rows = map[string]bool{}
-			}
-			b.rows[row] = true
+			made(&b.rows)[row] = true
 			b.t.Rows = append(b.t.Rows, row)
 		}
 	case strings.HasPrefix(msg, "Loaded ") && strings.Contains(msg, " tuning configurations from "):
@@ -198,8 +157,7 @@ func (b *tunerLog) example(proc, msg string) {
 		p := b.call(proc)
 		flags := map[string]bool{}
 		for _, f := range strings.Split(strings.TrimPrefix(msg, "Config does not match - "), ",") {
-			name, v, ok := strings.Cut(strings.TrimSpace(f), " match=")
-			if ok {
+			if name, v, ok := strings.Cut(strings.TrimSpace(f), " match="); ok {
 				flags[name] = strings.TrimSpace(v) == "1"
 			}
 		}
@@ -208,55 +166,43 @@ func (b *tunerLog) example(proc, msg string) {
 		b.t.Applied++
 		p := b.call(proc)
 		p.done, p.applied = true, true
-		p.algo, p.proto, p.chans = tunerField(msg, "algo="), tunerField(msg, "proto="), -1
-		if c := tunerField(msg, "channels="); c != "default" {
+		p.algo, p.proto, p.chans = valueAfter(msg, "algo=", ",: )"), valueAfter(msg, "proto=", ",: )"), -1
+		if c := valueAfter(msg, "channels=", ",: )"); c != "default" {
 			p.chans, _ = strconv.Atoi(c)
 		}
 	case msg == "No matching config found":
 		b.t.NoMatch++
-		p := b.call(proc)
-		p.done = true
+		b.call(proc).done = true
 	case strings.Contains(msg, "is marked as IGNORE"):
 		b.t.Ignored++
 	}
 }
 
-// call is rank proc's call in progress, started anew after the last one
-// ended.
 func (b *tunerLog) call(proc string) *tunerPending {
-	if b.pending == nil {
-		b.pending = map[string]*tunerPending{}
-	}
 	p := b.pending[proc]
 	if p == nil || p.done {
 		p = &tunerPending{}
-		b.pending[proc] = p
+		made(&b.pending)[proc] = p
 	}
 	return p
 }
 
-// choice pairs NCCL's choice line for a call with what the plugin did
-// with it on the same rank.
+// choice pairs NCCL's choice line for a call with what the plugin did with it.
 func (b *tunerLog) choice(proc, msg string) {
 	p := b.pending[proc]
 	if p == nil || !p.done {
 		return
 	}
 	delete(b.pending, proc)
-	nb := factsBuilder{}
-	nb.addChoice(msg)
-	if len(nb.f.Choices) != 1 {
+	c, ok := parseChoice(msg)
+	if !ok {
 		return
 	}
-	c := nb.f.Choices[0]
-	key := tunerCallKey{strings.ToLower(c.Collective), c.Bytes}
-	if b.calls == nil {
-		b.calls = map[tunerCallKey]int{}
-	}
+	key := choiceKey{strings.ToLower(c.Collective), c.Bytes}
 	i, ok := b.calls[key]
 	if !ok {
 		i = len(b.t.Calls)
-		b.calls[key] = i
+		made(&b.calls)[key] = i
 		b.t.Calls = append(b.t.Calls, TunerCall{Collective: key.coll, Bytes: key.bytes})
 	}
 	call := &b.t.Calls[i]
@@ -270,10 +216,9 @@ func (b *tunerLog) choice(proc, msg string) {
 	call.Unmatched = unmatched(p.mismatches)
 }
 
-// unmatched names what no row matched, from the plugin's "Config does
-// not match" flags: the collective when no row is of it, else the size
-// when no row of it covers the size, else the first communicator field
-// the rows of that collective and size miss.
+// unmatched names what no row matched, from the plugin's "Config does not
+// match" flags: the collective, else the size, else the first communicator
+// field the rows of that collective and size miss.
 func unmatched(rows []map[string]bool) string {
 	if len(rows) == 0 {
 		return "collective" // no row at all
@@ -303,9 +248,8 @@ func unmatched(rows []map[string]bool) string {
 	return ""
 }
 
-// other reads a line that is not NCCL's log: the signal report of a rank
-// that died (Open MPI's "[host:pid] Signal: Segmentation fault (11)" and
-// its backtrace) may name a frame in the plugin's library.
+// other reads a line that is not NCCL's log: a dead rank's signal report
+// and backtrace may name a frame in the plugin's library.
 func (b *tunerLog) other(line string) {
 	if strings.Contains(line, "Signal: Segmentation fault") || strings.Contains(line, "exited on signal 11") {
 		b.signal = "Segmentation fault (11)"
@@ -314,13 +258,9 @@ func (b *tunerLog) other(line string) {
 	if b.t.Crash != "" {
 		return
 	}
-	needles := []string{"libnccl-tuner"}
-	if r := b.t.Requested; r != "" {
-		needles = append([]string{r}, needles...)
-	}
-	for _, n := range needles {
+	for _, n := range []string{b.t.Requested, "libnccl-tuner"} {
 		i := strings.Index(line, n)
-		if i < 0 {
+		if n == "" || i < 0 {
 			continue
 		}
 		start := strings.LastIndexAny(line[:i], " \t]") + 1
@@ -333,8 +273,6 @@ func (b *tunerLog) other(line string) {
 	}
 }
 
-// result returns what was gathered, nil when the log shows no tuner
-// plugin asked for, loaded or running.
 func (b *tunerLog) result() *TunerPlugin {
 	if !b.seen {
 		return nil
@@ -346,15 +284,10 @@ func (b *tunerLog) result() *TunerPlugin {
 	return &t
 }
 
-// tunerField is the value after key in a "k=v, k=v: …" message, up to a
-// ',', ':', ' ' or ')'.
-func tunerField(msg, key string) string {
-	i := strings.Index(msg, key)
-	if i < 0 {
-		return ""
-	}
-	rest := msg[i+len(key):]
-	if j := strings.IndexAny(rest, ",: )"); j >= 0 {
+// valueAfter is the text after key in s up to the first of stops; "" without key.
+func valueAfter(s, key, stops string) string {
+	_, rest, _ := strings.Cut(s, key)
+	if j := strings.IndexAny(rest, stops); j >= 0 {
 		rest = rest[:j]
 	}
 	return rest

@@ -11,34 +11,27 @@ import (
 )
 
 // Proposal is the workload proposed for one rank count: every (op, size)
-// its communicators call, with its calls, as the log gave them. Nothing
-// is cut: a cut by calls left out the few large calls that take much of
-// the time (issue 40: 7.6 % of the calls, a quarter of the all-reduce
-// time), and the study weights each size by its calls × the time the
-// defaults take there, so the rare large calls count as they should.
+// its communicators call, with its calls. Nothing is cut: a cut by calls
+// left out the few large calls that take much of the time, and the study
+// weights each size by its calls × the defaults' time there.
 type Proposal struct {
-	// NRanks is the rank count of the communicators it covers: the
-	// benchmark's --np.
+	// NRanks is the rank count of the communicators it covers (--np).
 	NRanks int `json:"nranks"`
-	// By is "calls" or "time": what the shares count (time when every
-	// call has a logged time, NCCL Inspector's).
-	By string `json:"by"`
-	// Communicators are the IDs of the communicators it covers.
+	// By is "calls" or "time" (when every call has a logged time): what
+	// the shares count.
+	By            string   `json:"by"`
 	Communicators []string `json:"communicators"`
-	// Calls are the workload: one per op and logged size, in nccl-tests'
-	// op order, sizes ascending; what the YAML's calls: and --calls hold.
+	// Calls are one per op and logged size, in nccl-tests' op order, sizes
+	// ascending.
 	Calls []Call `json:"calls"`
-	// Parts are the calls as the search measures them: one part per op
-	// and power of two (nccl.MergeCalls).
+	// Parts are the calls as the search measures them, one per op and
+	// power of two.
 	Parts []Part `json:"parts"`
-	// Coverage is the share of those communicators' calls (or time) the
-	// calls hold: 1, since none is left out.
+	// Coverage is the share of the calls (or time) the calls hold: 1.
 	Coverage float64 `json:"coverage"`
 	// Left are the communicators of other rank counts, left out.
 	Left []string `json:"left_out,omitempty"`
-	// Unmeasured counts the covered communicators' calls of functions no
-	// nccl-tests benchmark runs (Gather, Scatter…), by NCCL's name: left
-	// out of the workload, and said.
+	// Unmeasured counts the calls no nccl-tests benchmark runs, by name.
 	Unmeasured map[string]int64 `json:"not_measured,omitempty"`
 }
 
@@ -50,31 +43,26 @@ type Call struct {
 	Bytes int64   `json:"bytes"`
 	Calls int64   `json:"calls"`
 	// At is the power of two the search measures it at ("8K").
-	At    string  `json:"measured_at"`
-	Share float64 `json:"share"`
-	// TimeUS is the calls' logged execution time, when known.
+	At     string  `json:"measured_at"`
+	Share  float64 `json:"share"`
 	TimeUS float64 `json:"time_us,omitempty"`
-	// Chose is what NCCL chose for these calls, as the YAML's chose:
-	// writes it (nccl.LoggedChoice, OP:BYTES:ALGO:PROTO); "" when the
-	// log has no TUNING line for them or the calls logged several.
+	// Chose is what NCCL chose for these calls (OP:BYTES:ALGO:PROTO); ""
+	// when none or several were logged.
 	Chose string `json:"chose,omitempty"`
 }
 
 // Part is one op and power of two the search measures, with what it holds.
 type Part struct {
-	Part nccl.Part `json:"-"`
-	// Spec is the part as the search names it (nccl.Part.String).
-	Spec  string  `json:"part"`
-	Op    nccl.Op `json:"op"`
-	Band  string  `json:"band"`
-	Share float64 `json:"share"`
-	Calls int64   `json:"calls"`
-	// TimeUS is the calls' execution time, when known.
-	TimeUS float64 `json:"time_us,omitempty"`
+	Part   nccl.Part `json:"-"`
+	Spec   string    `json:"part"`
+	Op     nccl.Op   `json:"op"`
+	Band   string    `json:"band"`
+	Share  float64   `json:"share"`
+	Calls  int64     `json:"calls"`
+	TimeUS float64   `json:"time_us,omitempty"`
 }
 
-// readCalls reads calls as search --calls does, so that what the YAML
-// holds is what the search will measure.
+// readCalls reads calls as search --calls does.
 func readCalls(calls []Call) (nccl.Workload, error) {
 	parts := make([]nccl.Part, 0, len(calls))
 	for _, c := range calls {
@@ -122,8 +110,9 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 		bytes int64
 	}
 	pooled := map[key]*Call{}
-	// chose are the choices logged per (op, size), over communicators.
-	chose := map[key]map[nccl.LoggedChoice]bool{}
+	// chose is the choice logged per (op, size), over communicators; mixed
+	// where they logged none, several or one no NCCL we know names.
+	chose := map[key]nccl.LoggedChoice{}
 	mixed := map[key]bool{}
 	var total float64
 	for _, c := range s.Communicators {
@@ -148,18 +137,12 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 					pooled[k].Calls += sz.Calls
 					pooled[k].TimeUS += sz.TimeUS
 					total += weightOf(sz.Calls, sz.TimeUS)
-					// One choice to keep only when every communicator logged
-					// the same known one: a size none logged, that one logged
-					// two ways (Algo ""), or named as no NCCL we know keeps none.
 					ch, err := nccl.ParseLoggedChoice(fmt.Sprintf("%s:%d:%s:%s", o.Op, sz.Bytes, sz.Algo, sz.Proto))
-					if sz.Algo == "" || err != nil {
+					if prev, ok := chose[k]; sz.Algo == "" || err != nil || ok && prev != ch {
 						mixed[k] = true
 						continue
 					}
-					if chose[k] == nil {
-						chose[k] = map[nccl.LoggedChoice]bool{}
-					}
-					chose[k][ch] = true
+					chose[k] = ch
 				}
 			}
 		}
@@ -170,10 +153,8 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 	opIndex := func(o nccl.Op) int { return slices.Index(nccl.Ops, o) }
 	var held float64
 	for k, c := range pooled {
-		if chs := chose[k]; len(chs) == 1 && !mixed[k] && s.ChoicesForced == "" {
-			for ch := range chs {
-				c.Chose = ch.String()
-			}
+		if ch, ok := chose[k]; ok && !mixed[k] && s.ChoicesForced == "" {
+			c.Chose = ch.String()
 		}
 		c.Spec = fmt.Sprintf("%s:%d:%d", c.Op, c.Bytes, c.Calls)
 		c.At = nccl.FormatSize(BinOf(c.Bytes))
@@ -182,10 +163,7 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 		p.Calls = append(p.Calls, *c)
 	}
 	slices.SortFunc(p.Calls, func(a, b Call) int {
-		if c := cmp.Compare(opIndex(a.Op), opIndex(b.Op)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Bytes, b.Bytes)
+		return cmp.Or(cmp.Compare(opIndex(a.Op), opIndex(b.Op)), cmp.Compare(a.Bytes, b.Bytes))
 	})
 	p.Coverage = held
 	w, err := readCalls(p.Calls)
@@ -206,10 +184,9 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 }
 
 func rankCounts(m map[int]float64) string {
-	ns := slices.Sorted(maps.Keys(m))
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = fmt.Sprintf("%d", n)
+	var s []string
+	for _, n := range slices.Sorted(maps.Keys(m)) {
+		s = append(s, fmt.Sprint(n))
 	}
 	return strings.Join(s, ", ") + " ranks"
 }

@@ -1,16 +1,14 @@
-// Package workload turns what a real process called (benchfmt.Call: NCCL's
-// COLL/TUNING log lines, NCCL Inspector's records) into what nccltune
-// tunes for: per communicator and collective the calls, bytes, the
-// histogram of sizes in powers of two and the time share, and the
-// proposed workload: every (op, size) the process calls with its number
-// of calls, as the log gave them (search --calls). It reads nothing
-// itself and writes nothing but the proposal's YAML text.
+// Package workload turns what a real process called (benchfmt.Call) into
+// what nccltune tunes for: per communicator and collective the calls,
+// bytes, histogram of sizes and time share, and the proposed workload,
+// every (op, size) the process calls with its calls (search --calls).
 package workload
 
 import (
 	"cmp"
 	"fmt"
 	"iter"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -29,11 +27,10 @@ type Input struct {
 
 // Options shape the summary and the proposal.
 type Options struct {
-	// Ranks picks the communicators of that many ranks for the proposal;
-	// 0 picks the rank count that holds the most calls (or time).
+	// Ranks picks the communicators of that many ranks for the proposal (0:
+	// the rank count that holds the most calls or time).
 	Ranks int
-	// GraphCaptured says the process ran CUDA graphs: its counts are
-	// captures, not replays.
+	// GraphCaptured: the counts are CUDA-graph captures, not replays.
 	GraphCaptured bool
 }
 
@@ -41,17 +38,14 @@ type Options struct {
 type Summary struct {
 	Sources     []Source `json:"sources"`
 	NCCLVersion string   `json:"nccl_version,omitempty"`
-	// ChoicesForced is the first input's benchfmt.CallLog.ChoicesForced:
-	// what made the logged choices not NCCL's own, so that the proposal
-	// keeps none of them; "" when no input shows it.
+	// ChoicesForced is the first input's: the proposal then keeps no logged choice.
 	ChoicesForced string         `json:"choices_forced,omitempty"`
 	Communicators []Communicator `json:"communicators"`
 	// Calls counts every call once per communicator.
 	Calls int64 `json:"calls"`
 	// TimeKnown: every counted call has an execution time (Inspector).
 	TimeKnown bool `json:"time_known"`
-	// GraphCaptured: calls were logged under CUDA-graph capture (or the
-	// user said so): the counts are not how often they run.
+	// GraphCaptured: the counts are not how often the calls run.
 	GraphCaptured bool     `json:"graph_captured"`
 	Proposal      Proposal `json:"proposal"`
 	Notes         []string `json:"notes,omitempty"`
@@ -62,21 +56,18 @@ type Source struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
 	// Records are the calls the file holds (each rank's own).
-	Records      int      `json:"records"`
-	GraphCapture []string `json:"graph_capture,omitempty"`
-	// Skipped are its records left out as out of bounds, per reason.
-	Skipped []benchfmt.Skip `json:"skipped,omitempty"`
+	Records      int             `json:"records"`
+	GraphCapture []string        `json:"graph_capture,omitempty"`
+	Skipped      []benchfmt.Skip `json:"skipped,omitempty"`
 }
 
-// Communicator is one NCCL communicator: every rank's calls on it counted
-// once.
+// Communicator is one NCCL communicator, every rank's calls counted once.
 type Communicator struct {
 	// ID is NCCL's commId (Inspector's id), "PARENT split N color C",
 	// or "unnamed-N" when the log has no INIT lines.
 	ID     string `json:"id"`
 	NRanks int    `json:"nranks"`
-	// Ranks are the ranks that logged calls on it; nil when the log does
-	// not say (then Processes tells them apart).
+	// Ranks are the ranks that logged calls on it; nil when not logged.
 	Ranks     []int    `json:"ranks,omitempty"`
 	Processes []string `json:"processes"`
 	Calls     int64    `json:"calls"`
@@ -85,13 +76,11 @@ type Communicator struct {
 	// Captured counts the calls logged under CUDA-graph capture.
 	Captured int64 `json:"captured,omitempty"`
 	Ops      []Op  `json:"ops"`
-	// Other counts calls of functions no nccl-tests collective measures
-	// (Gather, Scatter), by NCCL's name.
+	// Other counts calls no nccl-tests collective measures, by NCCL's name.
 	Other map[string]int64 `json:"other,omitempty"`
-	// Unsized counts calls whose size needs a rank count the log lacks.
-	Unsized int64 `json:"unsized,omitempty"`
-	// ZeroBytes counts calls of 0 bytes: they move nothing, so there is
-	// no size to tune; counted apart from Calls and never proposed.
+	// Unsized counts calls whose size needs a rank count the log lacks;
+	// ZeroBytes calls of 0 bytes (nothing to tune), apart from Calls.
+	Unsized   int64 `json:"unsized,omitempty"`
 	ZeroBytes int64 `json:"zero_bytes,omitempty"`
 }
 
@@ -101,53 +90,41 @@ type Op struct {
 	Calls  int64   `json:"calls"`
 	Bytes  int64   `json:"bytes"`
 	TimeUS float64 `json:"time_us,omitempty"`
-	// Share is the op's share of the communicator's calls, or of its time
-	// when known.
+	// Share is the op's share of the calls, or of the time when known.
 	Share     float64 `json:"share"`
 	Captured  int64   `json:"captured,omitempty"`
 	Histogram []Bin   `json:"histogram"`
 }
 
-// Bin is one power of two of a histogram: the calls whose size is nearest
-// to it on a log scale (from Size/√2 to Size·√2), as the band holding that
-// power of two measures them.
+// Bin is one power of two of a histogram: the calls nearest to it on a log scale.
 type Bin struct {
 	Size   int64   `json:"bytes"`
 	Calls  int64   `json:"calls"`
 	Bytes  int64   `json:"total_bytes"`
 	TimeUS float64 `json:"time_us,omitempty"`
-	// Algo and Proto are what NCCL chose for most of these calls (TUNING
-	// lines); "" when not logged.
+	// Algo and Proto are what NCCL chose for most of these calls.
 	Algo  string `json:"algo,omitempty"`
 	Proto string `json:"proto,omitempty"`
-	// Sizes are the sizes logged in this bin, ascending, each with its
-	// calls: what the proposal gives the search (a bin only says where
-	// they are measured).
+	// Sizes are the sizes logged in this bin, ascending.
 	Sizes []Size `json:"sizes"`
 }
 
-// Size is one size a process called, in bytes as logged, with its calls
-// and their logged time (0 when not logged).
+// Size is one size a process called, as logged, with its calls and time.
 type Size struct {
 	Bytes  int64   `json:"bytes"`
 	Calls  int64   `json:"calls"`
 	TimeUS float64 `json:"time_us,omitempty"`
-	// Algo and Proto are what NCCL chose for every call at this size
-	// that its TUNING lines logged; "" when none was logged, or when
-	// the calls logged more than one choice (no one choice to keep).
+	// Algo and Proto are what NCCL chose for every call at this size that
+	// logged one; "" when none or several were logged.
 	Algo  string `json:"algo,omitempty"`
 	Proto string `json:"proto,omitempty"`
 }
 
 // BinOf is the power of two nearest to size on a log scale.
-// A timed workload's parts (nccl.ParseCall) measure a call at the same
-// power of two, by the same rule.
 func BinOf(size int64) int64 { return nccl.NearestPowerOfTwo(size) }
 
-// BinRange is the sizes BinOf counts at bin, a power of two: lo ≤ size ≤
-// hi. The tuner CSV gives a size measured at bin to every size the process
-// calls that this histogram counts there, so it is found by asking BinOf
-// itself, never by a second copy of its rule.
+// BinRange is the sizes BinOf counts at bin: lo ≤ size ≤ hi, found by
+// asking BinOf itself, never a second copy of its rule.
 func BinRange(bin int64) (lo, hi int64) {
 	lo = int64(sort.Search(math.MaxInt64, func(s int) bool { return BinOf(int64(s)) >= bin }))
 	next := sort.Search(math.MaxInt64, func(s int) bool { return BinOf(int64(s)) > bin })
@@ -157,8 +134,7 @@ func BinRange(bin int64) (lo, hi int64) {
 	return lo, int64(next) - 1
 }
 
-// Summarize reads every input's calls into communicators and proposes the
-// workload.
+// Summarize reads the inputs' calls into communicators and proposes the workload.
 func Summarize(inputs []Input, opt Options) (*Summary, error) {
 	s := &Summary{GraphCaptured: opt.GraphCaptured}
 	records := 0
@@ -168,9 +144,7 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 		for _, k := range in.Log.Skipped {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: %s skipped, %s (e.g. %s): not real NCCL values", in.Name, texttable.Plural(k.Records, "record"), k.Reason, k.Example))
 		}
-		if len(in.Log.GraphCapture) > 0 {
-			s.GraphCaptured = true
-		}
+		s.GraphCaptured = s.GraphCaptured || len(in.Log.GraphCapture) > 0
 		if s.ChoicesForced == "" && in.Log.ChoicesForced != "" {
 			s.ChoicesForced = in.Log.ChoicesForced
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: NCCL's choices were forced (%s): the proposal keeps none of them (no chose:), since they are not NCCL's own", in.Name, in.Log.ChoicesForced))
@@ -192,9 +166,7 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 	s.TimeKnown = true
 	for _, c := range s.Communicators {
 		s.Calls += c.Calls
-		if c.Captured > 0 {
-			s.GraphCaptured = true
-		}
+		s.GraphCaptured = s.GraphCaptured || c.Captured > 0
 		for _, o := range c.Ops {
 			for _, b := range o.Histogram {
 				if b.Calls > 0 && !(b.TimeUS > 0) {
@@ -222,8 +194,8 @@ func Summarize(inputs []Input, opt Options) (*Summary, error) {
 
 func unnamed(n int) string { return fmt.Sprintf("unnamed-%d", n) }
 
-// eachCall is every input's calls in order, read where they are rather
-// than copied into one slice: a run's calls are most of its memory.
+// eachCall is every input's calls in order, not copied: a run's calls are
+// most of its memory.
 func eachCall(inputs []Input) iter.Seq[benchfmt.Call] {
 	return func(yield func(benchfmt.Call) bool) {
 		for _, in := range inputs {
@@ -236,26 +208,19 @@ func eachCall(inputs []Input) iter.Seq[benchfmt.Call] {
 	}
 }
 
-// seqKey is a collective's place in its communicator: Inspector numbers
-// each function's calls apart (NCCL's comm->seqNumber[func]), a COLL log
-// all of them in one sequence; with the function both are unique.
+// seqKey is a collective's place in its communicator (per function, as Inspector numbers).
 type seqKey struct {
 	function string
 	seq      int64
 }
 
-// streamKey is one rank's view of one communicator, by what the input
-// gives: a COLL log the process and the comm pointer (an address in that
-// process); Inspector, whose records carry no pointer, the process and the
-// record's communicator id and rank count, so that a TP group beside the
-// world communicator of the same process stays apart.
+// streamKey is one rank's view of one communicator: a COLL log's process
+// and comm pointer, or Inspector's process, communicator id and rank count.
 type streamKey struct {
 	process, ptr, id string
 	nranks           int
 }
 
-// streamOf is the one rule that tells a call's stream, and through it its
-// communicator, apart: communicators and de-duplication both key on it.
 func streamOf(c benchfmt.Call) streamKey {
 	if c.CommPtr != "" {
 		return streamKey{process: c.Process, ptr: c.CommPtr}
@@ -263,16 +228,14 @@ func streamOf(c benchfmt.Call) streamKey {
 	return streamKey{process: c.Process, id: c.CommID, nranks: c.NRanks}
 }
 
-// commKey is one communicator: its identity and rank count (two records
-// with the same id but different rank counts are not one communicator).
+// commKey is one communicator: its identity and rank count.
 type commKey struct {
 	id     string
 	nranks int
 }
 
 // communicators groups the calls by communicator and counts each call
-// once: a collective by its place in the communicator's sequence (every
-// rank logs it at the same place), a send once per rank that sent it.
+// once: a collective by its place in the sequence, a send per rank.
 func communicators(calls iter.Seq[benchfmt.Call], allCaptured bool) []Communicator {
 	ids := commIDs(calls)
 	type agg struct {
@@ -285,8 +248,6 @@ func communicators(calls iter.Seq[benchfmt.Call], allCaptured bool) []Communicat
 	groups := map[commKey]*agg{}
 	var order []commKey
 	for c := range calls {
-		// A call is de-duplicated within its communicator only: the same
-		// coll_sn on another communicator is another call.
 		k := commKey{ids[streamOf(c)], c.NRanks}
 		g := groups[k]
 		if g == nil {
@@ -308,8 +269,7 @@ func communicators(calls iter.Seq[benchfmt.Call], allCaptured bool) []Communicat
 		}
 		key := seqKey{c.Function, c.Seq}
 		if i, dup := g.seen[key]; dup {
-			// The same collective on another rank: its time is the
-			// slowest rank's.
+			// The same collective on another rank: the slowest rank's time.
 			g.counted[i].TimeUS = math.Max(g.counted[i].TimeUS, c.TimeUS)
 			if g.counted[i].Algo == "" {
 				g.counted[i].Algo, g.counted[i].Proto = c.Algo, c.Proto
@@ -323,14 +283,8 @@ func communicators(calls iter.Seq[benchfmt.Call], allCaptured bool) []Communicat
 	for _, k := range order {
 		g := groups[k]
 		comm := g.comm
-		for r := range g.ranks {
-			comm.Ranks = append(comm.Ranks, r)
-		}
-		slices.Sort(comm.Ranks)
-		for p := range g.procs {
-			comm.Processes = append(comm.Processes, p)
-		}
-		slices.Sort(comm.Processes)
+		comm.Ranks = slices.Sorted(maps.Keys(g.ranks))
+		comm.Processes = slices.Sorted(maps.Keys(g.procs))
 		fillOps(&comm, g.counted, allCaptured)
 		out = append(out, comm)
 	}
@@ -339,9 +293,8 @@ func communicators(calls iter.Seq[benchfmt.Call], allCaptured bool) []Communicat
 	return out
 }
 
-// commIDs names each rank's stream of calls with its communicator: the
-// identity the log gives (commId), or, without INIT lines, one shared by
-// the streams of equal rank count whose first calls are the same.
+// commIDs names each rank's stream of calls with its communicator: the log's
+// commId, or one shared by the streams of equal rank count and first calls.
 func commIDs(calls iter.Seq[benchfmt.Call]) map[streamKey]string {
 	ids := map[streamKey]string{}
 	sig := map[streamKey]*strings.Builder{}
@@ -383,8 +336,8 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 		bin    Bin
 		choice map[string]int64
 		sizes  map[int64]*Size
-		// sizeChoice are the choices logged at each size.
-		sizeChoice map[int64]map[string]bool
+		// sizeChoice is the choice logged at each size, "" for several.
+		sizeChoice map[int64]string
 	}
 	perOp := map[nccl.Op]map[int64]*binAgg{}
 	opAgg := map[nccl.Op]*Op{}
@@ -410,21 +363,20 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 			opAgg[c.Op] = o
 			perOp[c.Op] = map[int64]*binAgg{}
 		}
-		captured := c.Captured || allCaptured
 		o.Calls++
 		o.Bytes += c.Bytes
 		o.TimeUS += c.TimeUS
 		comm.Calls++
 		comm.Bytes += c.Bytes
 		comm.TimeUS += c.TimeUS
-		if captured {
+		if c.Captured || allCaptured {
 			o.Captured++
 			comm.Captured++
 		}
 		size := BinOf(c.Bytes)
 		b := perOp[c.Op][size]
 		if b == nil {
-			b = &binAgg{bin: Bin{Size: size}, choice: map[string]int64{}, sizes: map[int64]*Size{}, sizeChoice: map[int64]map[string]bool{}}
+			b = &binAgg{bin: Bin{Size: size}, choice: map[string]int64{}, sizes: map[int64]*Size{}, sizeChoice: map[int64]string{}}
 			perOp[c.Op][size] = b
 		}
 		b.bin.Calls++
@@ -438,11 +390,12 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 		sz.Calls++
 		sz.TimeUS += c.TimeUS
 		if c.Algo != "" {
-			b.choice[c.Algo+" "+c.Proto]++
-			if b.sizeChoice[c.Bytes] == nil {
-				b.sizeChoice[c.Bytes] = map[string]bool{}
+			ch := c.Algo + " " + c.Proto
+			b.choice[ch]++
+			if prev, seen := b.sizeChoice[c.Bytes]; seen && prev != ch {
+				ch = ""
 			}
-			b.sizeChoice[c.Bytes][c.Algo+" "+c.Proto] = true
+			b.sizeChoice[c.Bytes] = ch
 		}
 	}
 	for _, op := range nccl.Ops {
@@ -455,10 +408,8 @@ func fillOps(comm *Communicator, calls []benchfmt.Call, allCaptured bool) {
 				b.bin.Algo, b.bin.Proto, _ = strings.Cut(ch, " ")
 			}
 			for bytes, sz := range b.sizes {
-				if chs := b.sizeChoice[bytes]; len(chs) == 1 {
-					for ch := range chs {
-						sz.Algo, sz.Proto, _ = strings.Cut(ch, " ")
-					}
+				if ch := b.sizeChoice[bytes]; ch != "" {
+					sz.Algo, sz.Proto, _ = strings.Cut(ch, " ")
 				}
 				b.bin.Sizes = append(b.bin.Sizes, *sz)
 			}

@@ -14,29 +14,20 @@ import (
 )
 
 // ConfigYAML is the proposal as a study config (`search --config FILE`):
-// the mark of a generated file, a comment header saying where it came
-// from, then
 //
 //	generated-by: nccltune workload
 //	# …
 //	calls: ["all_reduce:10240:760", "all_reduce:2048000:80", "all_gather:1048576:13"]
 //	chose: ["all_reduce:10240:ring:ll", "all_reduce:2048000:ring:simple", …]
 //
-// every (op, size) the process calls with its calls, as logged, and,
-// where the log's TUNING lines show one, what NCCL chose there
-// (nccl.ParseLoggedChoice; the key is left out when none is known). The mark
-// comes first, before any text from the input: the config reader then
-// takes only calls (or part, in files written before) from the file
-// (internal/studyconfig), so what a log says can never choose what runs.
-// The launch flags (how many ranks, which fabric) are the user's: the
-// header says the rank count to launch with. path is where it is written
-// ("" when not known), for the header's command line.
+// The mark comes first, before any text from the input: the config reader
+// then takes only calls from the file, so what a log says can never choose
+// what runs. path is where it is written ("" when not known).
 func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 	p := s.Proposal
 	var b strings.Builder
 	b.WriteString(vocab.GeneratedKey + ": " + vocab.GeneratedWorkload + "\n")
-	// A file name or a communicator id from the input can hold any line
-	// break a YAML reader honours: safetext keeps each in its comment.
+	// Text from the input can hold any line break a YAML reader honours.
 	line := func(format string, args ...any) {
 		b.WriteString(safetext.CommentLine(fmt.Sprintf(format, args...)))
 	}
@@ -73,34 +64,22 @@ func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 		path = "FILE"
 	}
 	line("run: nccltune search --config %s <launch flags for %d ranks>", path, p.NRanks)
-	specs := make([]string, len(p.Calls))
-	for i, c := range p.Calls {
-		specs[i] = strconv.Quote(c.Spec)
-	}
-	fmt.Fprintf(&b, "calls: [%s]\n", strings.Join(specs, ", "))
-	var chose []string
+	var specs, chose []string
 	for _, c := range p.Calls {
+		specs = append(specs, strconv.Quote(c.Spec))
 		if c.Chose != "" {
 			chose = append(chose, strconv.Quote(c.Chose))
 		}
 	}
+	fmt.Fprintf(&b, "calls: [%s]\n", strings.Join(specs, ", "))
 	if len(chose) > 0 {
-		// What the process's own NCCL chose at each size it calls, so
-		// that a tuner CSV keeps exactly that where the study proves
-		// nothing (its rows otherwise stand for a bin around a power of
-		// two, read from nccl-tests at that power of two).
 		fmt.Fprintf(&b, "chose: [%s]\n", strings.Join(chose, ", "))
 	}
 	return []byte(b.String())
 }
 
-// OnceText names the calls the log shows made once, as calls: writes
-// them, and how to take out one the process makes only at start-up; ""
-// when there are none. Only the user knows whether a call made once is
-// made at start-up: the study guards it like any other (a 1 MiB
-// broadcast made once held back ×1.26 a step on the real loopback), and
-// workload never takes it out on its own. The config's header and the
-// command's summary say it through this one sentence.
+// OnceText names the calls the log shows made once and how to take out one
+// made only at start-up (only the user knows); "" when there are none.
 func (p Proposal) OnceText() string {
 	var once []string
 	for _, c := range p.Calls {
@@ -118,8 +97,7 @@ func (p Proposal) OnceText() string {
 	return fmt.Sprintf("made once in the log: %s; the study guards each like any call: if the process makes one only at start-up, delete it from calls:%s", strings.Join(once, ", "), keep)
 }
 
-// loggedTimes are the calls' logged times, one line per op: "all_reduce
-// 10240 B 760 calls 1520 µs, …".
+// loggedTimes are the calls' logged times, one line per op.
 func (p Proposal) loggedTimes() []string {
 	var out []string
 	for i := 0; i < len(p.Calls); {
@@ -134,8 +112,8 @@ func (p Proposal) loggedTimes() []string {
 	return out
 }
 
-// UnmeasuredText names the calls of functions no nccl-tests benchmark
-// runs, "Gather 3 calls, Scatter 1 call"; "" when there are none.
+// UnmeasuredText names the calls no nccl-tests benchmark runs, "Gather 3
+// calls, Scatter 1 call"; "" when there are none.
 func (p Proposal) UnmeasuredText() string {
 	names := slices.Sorted(maps.Keys(p.Unmeasured))
 	for i, n := range names {
@@ -144,17 +122,13 @@ func (p Proposal) UnmeasuredText() string {
 	return strings.Join(names, ", ")
 }
 
-// GraphAdvice is what a count from a CUDA-graph capture means and what to
-// do about it.
+// GraphAdvice is what a count from a CUDA-graph capture means.
 const GraphAdvice = "a call captured into a CUDA graph is logged once, when it is captured, and not when the graph replays, so these counts say which sizes exist, not how often they run; give your own calls per step (requests × layers × steps) in calls:, or use a log or NCCL Inspector trace of a run without CUDA graphs (SGLang --disable-cuda-graph, vLLM --enforce-eager)"
 
 func (s *Summary) sourcesText() string {
 	const shown = 3
-	names := make([]string, 0, shown)
-	for i, src := range s.Sources {
-		if i == shown {
-			break
-		}
+	var names []string
+	for _, src := range s.Sources[:min(shown, len(s.Sources))] {
 		names = append(names, src.File)
 	}
 	text := strings.Join(names, ", ")
