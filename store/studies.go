@@ -35,8 +35,10 @@ func (s *Store) CreateStudy(st *Study) error {
 			return err
 		}
 	}
-	if err := checkLabels(st.Labels); err != nil {
-		return err
+	for k, v := range st.Labels {
+		if err := CheckLabel(k, v); err != nil {
+			return err
+		}
 	}
 	c := *st
 	err := s.update(func(tx *bolt.Tx) error {
@@ -166,15 +168,6 @@ func CheckLabel(key, value string) error {
 		}
 		if !safetext.Shows(r) {
 			return fmt.Errorf("label %s=%q: the value holds %U, which does not show as itself (a line or paragraph separator, a bidi or formatting control); labels are one line of plain text", key, value, r)
-		}
-	}
-	return nil
-}
-
-func checkLabels(labels map[string]string) error {
-	for k, v := range labels {
-		if err := CheckLabel(k, v); err != nil {
-			return err
 		}
 	}
 	return nil
