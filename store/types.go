@@ -14,7 +14,7 @@ import (
 // Study is one search, sweep or import: what was asked, on which fabric,
 // and what was concluded. Trials and launches are stored separately.
 type Study struct {
-	ID uint64 `json:"id"`
+	ID uint64 `json:"id"` // assigned by CreateStudy
 	// Name: "s7-512K-4M", "s8-sweep", "s9-import" unless given.
 	Name    string    `json:"name"`
 	Kind    string    `json:"kind"`
@@ -24,6 +24,7 @@ type Study struct {
 	// Updated is the last write to the study, its trials or its launches.
 	Updated time.Time `json:"updated"`
 
+	// Band is the band as written ("512K-4M"); BandMin and BandMax in bytes.
 	Band    string `json:"band"`
 	BandMin int64  `json:"band_min"`
 	BandMax int64  `json:"band_max"`
@@ -37,7 +38,7 @@ type Study struct {
 	// the one part of Band and Collective (Parts).
 	Workload []Part `json:"workload,omitempty"`
 	// LoggedChoices are what the process's own NCCL chose at the calls'
-	// sizes (nccl.LoggedChoice's text; --chose).
+	// sizes (nccl.LoggedChoice's text; --chose); empty when not known.
 	LoggedChoices []string `json:"logged_choices,omitempty"`
 	// GuardOps are the collectives outside the workload measured for a
 	// recommended candidate; GuardOpsSkipped those left out, each with why.
@@ -50,7 +51,7 @@ type Study struct {
 	// Space maps each searched knob to its choices (resume rebuilds
 	// goptuna's categorical indices from it).
 	Space   map[string][]string `json:"space,omitempty"`
-	BaseEnv map[string]string   `json:"base_env,omitempty"`
+	BaseEnv map[string]string   `json:"base_env,omitempty"` // the lane's fixed environment
 	// BaselineEnv is --baseline-env; empty means NCCL's defaults.
 	BaselineEnv map[string]string `json:"baseline_env,omitempty"`
 	Launch      LaunchSettings    `json:"launch"`
@@ -59,23 +60,26 @@ type Study struct {
 	Simulated bool   `json:"simulated"`
 	Seed      int64  `json:"seed"`
 	Budget    Budget `json:"budget"`
-	// Search holds a search's settings that --resume keeps.
+	// Search holds a search's settings that --resume keeps (nil in old
+	// studies).
 	Search *SearchSettings `json:"search,omitempty"`
 
 	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"` // why failed or interrupted
 	// Recommendation is nil until the study has decided.
 	Recommendation *Recommendation `json:"recommendation"`
 	// Refusals are a search's refusals while it has not decided, so that
-	// it resumes after the last (Refusal.Restart).
+	// it resumes after the last (Refusal.Restart); none once decided.
 	Refusals []Refusal `json:"refusals_so_far,omitempty"`
-	// Confirming is the design of the confirmation under way: a resumed
-	// study judges the same looks at the same levels.
+	// Confirming is the design of the confirmation under way, fixed when
+	// it began: a resumed study judges the same looks at the same levels.
+	// nil once decided.
 	Confirming *ConfirmDesign `json:"confirming,omitempty"`
-	// Plans is what a search did with NCCL's own plan.
+	// Plans is what a search did with NCCL's own plan (nil for others).
 	Plans *PlanSummary `json:"plans,omitempty"`
 
-	// Trials and Launches are the store's counts, filled in when read.
+	// Trials and Launches are the store's counts, filled in when read;
+	// CreateStudy and UpdateStudy ignore them.
 	Trials   int `json:"-"`
 	Launches int `json:"-"`
 }
@@ -112,7 +116,8 @@ type LaunchSettings struct {
 	Bench     string        `json:"bench,omitempty"`
 	BenchArgs []string      `json:"bench_args,omitempty"`
 	Timeout   time.Duration `json:"timeout,omitempty"`
-	// SimProfile is empty for a real fabric.
+	// SimProfile, SimNoise and SimSeed describe the simulated fabric
+	// (SimProfile is empty for a real one).
 	SimProfile string `json:"sim_profile,omitempty"`
 	// Instrument is "" or "nccl-tests", "torch"; Prefix what runs it
 	// (torchrun, docker exec, a wrapper).
@@ -167,7 +172,7 @@ type SearchSettings struct {
 	// lists are written in NCCL's per-function form.
 	GuardLaunches int  `json:"guard_launches,omitempty"`
 	ScopeLists    bool `json:"scope_lists,omitempty"`
-	BatchSize     int  `json:"batch_size,omitempty"` // --batch; 0: no batches
+	BatchSize     int  `json:"batch_size,omitempty"` // --batch, configs per batch; 0: none
 }
 
 // Part is one part of a stored workload: nccl.Part as the store keeps it.
@@ -178,7 +183,8 @@ type Part struct {
 	BandMax int64   `json:"band_max"`
 	Weight  float64 `json:"weight"`
 	// Calls, Logged and LoggedCalls are a timed part's (nccl.ParseCall):
-	// calls per step at the sizes the process called, and at each size.
+	// calls per step, the sizes the process called and the calls at each
+	// (two sizes may share a power of two); absent for a --part part.
 	Calls       float64   `json:"calls,omitempty"`
 	Logged      []int64   `json:"logged_bytes,omitempty"`
 	LoggedCalls []float64 `json:"logged_calls,omitempty"`
@@ -243,7 +249,8 @@ func (s *Study) Parts() nccl.Workload {
 
 // PlanSummary is what a search did with NCCL's own plan.
 type PlanSummary struct {
-	// Read: NCCL's plan was read from a debug launch; Note says why not.
+	// Read: NCCL's plan was read from a debug launch; Note says why not
+	// (then no config was merged).
 	Read            bool   `json:"read"`
 	Note            string `json:"note,omitempty"`
 	SpaceConfigs    int    `json:"space_configs"`
@@ -288,29 +295,34 @@ type Recommendation struct {
 	Reason string  `json:"reason"`
 	// Ending names why the study ended (vocab.Ending* or the verdict).
 	Ending          string  `json:"ending,omitempty"`
-	MinEffect       float64 `json:"min_effect,omitempty"`
+	MinEffect       float64 `json:"min_effect,omitempty"` // the smallest gain that counts (0.03 = 3 %)
 	BaselineScoreUS float64 `json:"baseline_score_us"`
 	ScoreUS         float64 `json:"score_us"`
-	// TrialID is the recommended trial; CandidateTrialID the confirmed
-	// one, recommended or not.
-	TrialID           uint64           `json:"trial_id,omitempty"`
-	CandidateTrialID  uint64           `json:"candidate_trial_id,omitempty"`
+	// TrialID is the recommended trial (0 when keeping the baseline);
+	// CandidateTrialID the confirmed one, recommended or not (0: none).
+	TrialID          uint64 `json:"trial_id,omitempty"`
+	CandidateTrialID uint64 `json:"candidate_trial_id,omitempty"`
+	// BaselineLaunches and CandidateLaunches count the confirmation's.
 	BaselineLaunches  int              `json:"baseline_launches,omitempty"`
 	CandidateLaunches int              `json:"candidate_launches,omitempty"`
 	PerSize           []SizeComparison `json:"per_size"`
 	// Dropped are knobs left out of Env because NCCL runs the same plan
 	// without them.
 	Dropped []nccl.Drop      `json:"dropped"`
-	Guards  []SizeComparison `json:"guards,omitempty"`
+	Guards  []SizeComparison `json:"guards,omitempty"` // the guard sizes, outside the band
 	// Parts are a workload's confirmation part by part (nil for one part).
-	Parts    []PartComparison `json:"parts,omitempty"`
-	OpGuards []OpGuard        `json:"op_guards,omitempty"`
-	// Scoped are the knobs Env writes in NCCL's per-function form.
+	Parts []PartComparison `json:"parts,omitempty"`
+	// OpGuards are the guarded ops measured for the confirmed candidate
+	// (nil when none were).
+	OpGuards []OpGuard `json:"op_guards,omitempty"`
+	// Scoped are the knobs Env writes in NCCL's per-function form
+	// (NCCL_ALGO, NCCL_PROTO; NCCL 2.24+).
 	Scoped []string `json:"scoped,omitempty"`
-	// ScopedFromTrialID is the trial whose lists Scoped rewrote: its
-	// debug log stands for the recommended trial's where that has none.
+	// ScopedFromTrialID is the trial whose lists Scoped rewrote (0: none):
+	// its debug log stands for the recommended trial's where that has none.
 	ScopedFromTrialID uint64 `json:"scoped_from_trial_id,omitempty"`
-	// Refusals are the candidates confirmed and refused before, in order.
+	// Refusals are the candidates confirmed and refused before, in order:
+	// a refusal does not end a study whose budget can confirm another.
 	Refusals []Refusal `json:"refusals,omitempty"`
 }
 
@@ -318,14 +330,15 @@ type Recommendation struct {
 type Refusal struct {
 	TrialID uint64            `json:"trial_id"`
 	Env     map[string]string `json:"env"`
-	Ending  string            `json:"ending"`
+	Ending  string            `json:"ending"` // why: vocab.EndingGuard, …
 	Reason  string            `json:"reason"`
-	// Speedup is 1 and SpeedupCI [0, 0] (no interval) when it failed
-	// before a look; some old records have [1, 1].
-	Speedup           float64    `json:"speedup"`
-	SpeedupCI         [2]float64 `json:"speedup_ci"`
-	CILevel           CILevel    `json:"ci_level,omitempty"`
-	ScopedFromTrialID uint64     `json:"scoped_from_trial_id,omitempty"`
+	// Speedup and SpeedupCI are its confirmation's: 1 and [0, 0] (no
+	// interval) when it failed before a look; some old records have [1, 1].
+	Speedup   float64    `json:"speedup"`
+	SpeedupCI [2]float64 `json:"speedup_ci"`
+	CILevel   CILevel    `json:"ci_level,omitempty"`
+	// ScopedFromTrialID is Recommendation's, refused with it; 0 when none.
+	ScopedFromTrialID uint64 `json:"scoped_from_trial_id,omitempty"`
 	// SlowerAt are where it was refused: a resumed study ranks candidates
 	// slower there last, as before the interruption.
 	SlowerAt []Site `json:"slower_at,omitempty"`
@@ -351,12 +364,14 @@ type Site struct {
 
 // Restart is where the confirmation after a refusal began (search.Restart).
 type Restart struct {
-	Seq int `json:"seq"`
+	Seq int `json:"seq"` // the launch it began at (Launch.Seq)
 	// NextEnv is the refused list's per-function form confirmed in place
 	// of the ranking's next candidate; empty for the ranking's.
 	NextEnv        map[string]string `json:"next_env,omitempty"`
 	ExploreStopped string            `json:"explore_stopped,omitempty"` // "budget", "time", "space"
-	ExactDone      bool              `json:"exact_done,omitempty"`
+	// ExactDone: a candidate's calls had been shown to stand at their own
+	// sizes, and their launches were no longer held back.
+	ExactDone bool `json:"exact_done,omitempty"`
 }
 
 // PartComparison is what the confirmation measured of one part of a
@@ -365,7 +380,7 @@ type PartComparison struct {
 	Op   nccl.Op `json:"op"`
 	Band string  `json:"band"`
 	// Calls, Logged and LoggedCalls are a timed part's calls (Part's),
-	// which name it (Name).
+	// which name it (Name); absent for a band part.
 	Calls       float64   `json:"calls,omitempty"`
 	Logged      []int64   `json:"logged_bytes,omitempty"`
 	LoggedCalls []float64 `json:"logged_calls,omitempty"`
@@ -373,14 +388,15 @@ type PartComparison struct {
 	Weight      float64    `json:"weight"`
 	Speedup     float64    `json:"speedup"`
 	SpeedupCI   [2]float64 `json:"speedup_ci"`
-	CILevel     CILevel    `json:"ci_level,omitempty"`
+	CILevel     CILevel    `json:"ci_level,omitempty"` // 0 in old studies
 	Significant bool       `json:"significant"`
 	// Slower: significantly slower by more than the minimum effect;
-	// Refused: this part refused the recommendation.
+	// Refused: this part refused the recommendation (op-regression).
 	Slower  bool `json:"slower"`
 	Refused bool `json:"refused"`
 	// NotShownSafe: a call was not shown safe (its upper bound over the
-	// margin) rather than shown slower.
+	// margin) rather than shown slower; without Refused, another call
+	// not shown safe beside the one that refused.
 	NotShownSafe bool `json:"not_shown_safe,omitempty"`
 	// RefusedAt is the size called, off the power of two measured, where
 	// the candidate was refused; 0 when the part's own comparison did.
@@ -409,8 +425,8 @@ func (p PartComparison) Name() string { return string(p.Op) + " " + p.Sizes() }
 type OpGuard struct {
 	Op    nccl.Op `json:"op"`
 	Sizes []int64 `json:"sizes"`
-	// Speedup is the baseline's score ÷ the candidate's over Sizes; NaN
-	// (null) where no launch measured it.
+	// Speedup is the baseline's score ÷ the candidate's over Sizes (below
+	// 1: slower); NaN (null) where no launch measured it.
 	Speedup   JSONFloat    `json:"speedup"`
 	SpeedupCI [2]JSONFloat `json:"speedup_ci"`
 	CILevel   CILevel      `json:"ci_level,omitempty"` // 1 − alpha
@@ -465,7 +481,7 @@ type SizeComparison struct {
 	CandidateLaunches int     `json:"candidate_launches,omitempty"`
 	// Op is the collective of a workload's row ("" in a one-part study).
 	Op      nccl.Op `json:"op,omitempty"`
-	CILevel CILevel `json:"ci_level,omitempty"`
+	CILevel CILevel `json:"ci_level,omitempty"` // of the three intervals; 0 in old rows
 }
 
 // Change is the candidate's time relative to the baseline's (-0.25 = 25 %
@@ -485,7 +501,8 @@ type Trial struct {
 	State  vocab.TrialState `json:"state"`
 	Reason string           `json:"reason,omitempty"`
 	Role   string           `json:"role,omitempty"`
-	// ScoreUS is the latest scored launch's, unless a TrialUpdate set it.
+	// Launches is counted by AddLaunch; ScoreUS (µs) is the latest scored
+	// launch's, unless a TrialUpdate set it.
 	Launches int       `json:"launches"`
 	ScoreUS  float64   `json:"score_us,omitempty"`
 	Created  time.Time `json:"created"`
@@ -514,12 +531,13 @@ type Launch struct {
 	Simulated bool     `json:"simulated"`
 	// Scored is false for launches kept but not counted (the warm-up).
 	Scored  bool    `json:"scored"`
-	ScoreUS float64 `json:"score_us,omitempty"`
+	ScoreUS float64 `json:"score_us,omitempty"` // band score, µs; 0 when not scored
 	// Source is an imported launch's file.
-	Source string                `json:"source,omitempty"`
-	Sizes  []benchfmt.Size       `json:"sizes"`
-	Facts  *benchfmt.Facts       `json:"facts,omitempty"`
-	Batch  *benchfmt.BatchMember `json:"batch,omitempty"`
+	Source string          `json:"source,omitempty"`
+	Sizes  []benchfmt.Size `json:"sizes"`
+	Facts  *benchfmt.Facts `json:"facts,omitempty"`
+	// Batch is set for one config's share of a batch launch.
+	Batch *benchfmt.BatchMember `json:"batch,omitempty"`
 	// MinBytes and MaxBytes are the sweep asked (-b, -e), and Debug says
 	// it printed NCCL's debug log: what tells apart a resumed study's
 	// launches of phase exact.
@@ -552,7 +570,7 @@ type StudySummary struct {
 	Updated    time.Time         `json:"updated"`
 	Trials     int               `json:"trials"`
 	Launches   int               `json:"launches"`
-	BatchSize  int               `json:"batch_size,omitempty"`
+	BatchSize  int               `json:"batch_size,omitempty"` // SearchSettings.BatchSize
 	// Recommendation is nil until decided.
 	Recommendation *RecommendationSummary `json:"recommendation"`
 	// BaselineEnv is {} for NCCL's defaults.

@@ -92,7 +92,7 @@ type VerifyResult struct {
 	Launches    int               `json:"launches_per_arm"`
 	Speedup     float64           `json:"speedup"`
 	SpeedupCI   [2]float64        `json:"speedup_ci"`
-	CILevel     store.CILevel     `json:"ci_level,omitempty"`
+	CILevel     store.CILevel     `json:"ci_level,omitempty"` // the stored recommendation's
 	PValue      float64           `json:"p_value"`
 	Significant bool              `json:"significant"`
 	Reason      string            `json:"reason"`
@@ -107,8 +107,9 @@ type VerifyResult struct {
 	// measured, each with its verdict in stored.OpVerdicts' words.
 	Parts           []VerifyPart  `json:"parts"`
 	Guards          []VerifyGuard `json:"guards"`
-	GuardOpsSkipped []string      `json:"guard_ops_skipped"`
-	// Refused names the part or guarded op that refused the config.
+	GuardOpsSkipped []string      `json:"guard_ops_skipped"` // [] when none
+	// Refused names the part or guarded op that refused the config, ""
+	// when none did.
 	Refused string `json:"refused"`
 	// Failed: the fresh measurement contradicts the claim, or verify
 	// refused a config the study recommended (or --env's): exit 1.
@@ -132,12 +133,14 @@ type VerifyGuard struct {
 // the study's gain.
 type TunerVerify struct {
 	Plugin string `json:"plugin"`
-	// Check is the plugin as the debug launch logged it (the first op's).
+	// Check is the plugin as the (first op's) debug launch logged it; nil
+	// without NCCL's lines.
 	Check      *benchfmt.TunerPlugin `json:"check"`
 	Warnings   []fabric.Warning      `json:"warnings"`
-	Reproduces bool                  `json:"reproduces"`
+	Reproduces bool                  `json:"reproduces"`       // the CSV's speedup agrees with the claim
 	PerOp      []OpCheck             `json:"per_op,omitempty"` // nil for one op
-	// PluginAlone, EqualByRule and AtOwnSize are studyrun.AB's
+	// PluginAlone (nil where not measured), EqualByRule (not judged) and
+	// AtOwnSize (judged with the delivered sizes) are studyrun.AB's
 	// PluginAlone's effect, EqualByRule and Calls' sizes.
 	PluginAlone *PluginAloneEffect `json:"plugin_alone,omitempty"`
 	EqualByRule []DeliveredSizes   `json:"equal_by_rule"`

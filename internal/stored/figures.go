@@ -55,11 +55,13 @@ func MeasuredSizes(ls []*store.Launch) []int64 {
 // arm's band score, the speedup with its interval (NaN when none exists),
 // the p-value and whether it is significant.
 type BandComparison struct {
-	BaselineUS  float64       `json:"baseline_us"`
-	CandidateUS float64       `json:"candidate_us"`
-	Speedup     float64       `json:"speedup"`
-	Lo          float64       `json:"lo"`
-	Hi          float64       `json:"hi"`
+	BaselineUS  float64 `json:"baseline_us"`
+	CandidateUS float64 `json:"candidate_us"`
+	Speedup     float64 `json:"speedup"`
+	Lo          float64 `json:"lo"`
+	Hi          float64 `json:"hi"`
+	// CILevel is the decision's own level where the row is the study's
+	// decision, else the statistics'.
 	CILevel     store.CILevel `json:"ci_level,omitempty"`
 	P           float64       `json:"p"`
 	Significant bool          `json:"significant"`

@@ -63,8 +63,8 @@ func ListStudies(path string, labels map[string]string) ([]store.StudySummary, e
 
 // LoadOptions says how Load reads the named studies.
 type LoadOptions struct {
-	Distinct bool // refuse one study named twice
-	Reread   bool // rereadTransport
+	Distinct bool // refuse one study named twice (export would write it twice)
+	Reread   bool // parse old NCCL logs again (rereadTransport)
 }
 
 // ReviewLoad is how the review commands read studies.

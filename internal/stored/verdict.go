@@ -16,7 +16,7 @@ type Verdict struct {
 	Headline string
 	Details  []string
 	Change   bool // the study recommends changing the defaults
-	Decided  bool
+	Decided  bool // false while there is no recommendation at all
 }
 
 // Conclusion is what a study concluded, as far as its summary tells.
@@ -168,7 +168,9 @@ func VerdictOf(s *store.Study) Verdict {
 	var v Verdict
 	v.Headline, v.Change, v.Decided = ConclusionOf(s).Headline()
 	switch {
-	case !v.Decided: // its refusals so far
+	case !v.Decided:
+		// Its refusals so far, or the candidate under confirmation reads
+		// as its only one.
 		v.Details = RefusalLines(s.Refusals, 0)
 		return v
 	case v.Change:

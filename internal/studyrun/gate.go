@@ -20,8 +20,8 @@ import (
 type GateResult struct {
 	Study    *store.Study
 	Verdict  fabric.Verdict
-	Launches int // counted
-	Notes    []model.Warning
+	Launches int             // counted
+	Notes    []model.Warning // the statistics' caveats on them
 	// FailedAt is the number (from 1) of a launch that failed, with what
 	// it was (Failure) and doctor's diagnosis (Warnings); 0 when none did.
 	FailedAt int

@@ -34,8 +34,9 @@ type SearchOptions struct {
 	// Name, if set, names a new study (--name, --label).
 	Name func(*store.Study)
 	// CheckResume, if set, is asked before a stored study resumes: its
-	// error refuses.
-	CheckResume     func(*store.Study) error
+	// error refuses (e.g. launch settings other than the study's).
+	CheckResume func(*store.Study) error
+	// GuardOpsSkipped are the default guarded ops left out, each with why.
 	GuardOpsSkipped []string
 	LoggedChoices   []nccl.LoggedChoice // --chose
 }
@@ -58,7 +59,7 @@ type SearchRun struct {
 	launch  LaunchSettings
 	prior   search.Resume // what a resumed study made before
 	// Batch, when set, runs the instrument's batch launches
-	// (search.Options.BatchSize).
+	// (search.Options.BatchSize); nil, every launch is its own.
 	Batch BatchRunner
 }
 
@@ -66,7 +67,7 @@ type SearchRun struct {
 // A study that cannot resume is refused with vocab.ErrUsage.
 func PrepareSearch(st *store.Store, o SearchOptions) (*SearchRun, error) {
 	r := &SearchRun{Store: st, Options: o.Study, launch: o.Launch}
-	r.Options.Ranks = o.Launch.Spec.NP
+	r.Options.Ranks = o.Launch.Spec.NP // for the smallest size the benchmark measures
 	var err error
 	if o.Resume == "" {
 		r.Study, err = newSearchStudy(st, o)

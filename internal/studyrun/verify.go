@@ -23,7 +23,9 @@ type VerifyOptions struct {
 	Baseline    nccl.Config
 	BaselineSet bool
 	Launch      LaunchSettings
-	Launches    int // per arm
+	// Launches per arm: fewer than the study's alpha needs for any verdict
+	// are refused.
+	Launches int
 	// CheckRelaunch, if set, is asked of the stored study: its error
 	// refuses (e.g. launch settings other than the study's).
 	CheckRelaunch func(*store.Study) error
