@@ -363,7 +363,7 @@ func RefusalOf(f search.Refusal) store.Refusal {
 		r.ScopedFromTrialID = f.ScopedFrom.ID
 	}
 	for _, x := range f.SlowerAt {
-		r.SlowerAt = append(r.SlowerAt, store.Site{Op: x.Op, Bytes: x.Bytes})
+		r.SlowerAt = append(r.SlowerAt, store.Site(x))
 	}
 	if x := f.Restart; x != nil {
 		r.Restart = &store.Restart{Seq: x.Seq, NextEnv: x.Next.Clone(), ExploreStopped: x.Stopped, ExactDone: x.ExactDone}
@@ -386,7 +386,7 @@ func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Ref
 		f := search.Refusal{Trial: t, Ending: r.Ending, Reason: r.Reason,
 			Decision: &model.Comparison{Speedup: r.Speedup, Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1], CILevel: float64(r.CILevel)}, ScopedFrom: byID[r.ScopedFromTrialID]}
 		for _, x := range r.SlowerAt {
-			f.SlowerAt = append(f.SlowerAt, search.Site{Op: x.Op, Bytes: x.Bytes})
+			f.SlowerAt = append(f.SlowerAt, search.Site(x))
 		}
 		if x := r.Restart; x != nil {
 			f.Restart = &search.Restart{Seq: x.Seq, Stopped: x.ExploreStopped, ExactDone: x.ExactDone}
@@ -448,7 +448,7 @@ func PlanSummaryOf(p *search.PlanSummary) *store.PlanSummary {
 		ConfigsExplored: p.ConfigsExplored, PlansExplored: p.PlansExplored, Merged: []store.MergeCount{},
 		Refused: p.Refused, Checks: p.Checks, MergedConfigs: p.MergedConfigs, WrongResults: p.WrongResults}
 	for _, m := range p.Merged {
-		out.Merged = append(out.Merged, store.MergeCount{Reason: m.Reason, Count: m.Count})
+		out.Merged = append(out.Merged, store.MergeCount(m))
 	}
 	return out
 }
