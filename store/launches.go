@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -156,31 +155,7 @@ func putLaunchTx(tx *bolt.Tx, c *Launch, streams map[byte][]byte, u *TrialUpdate
 
 // Launches lists a study's launches in the order they were stored.
 func (s *Store) Launches(studyID uint64) ([]*Launch, error) {
-	var out []*Launch
-	err := s.view(func(tx *bolt.Tx) error {
-		return forPrefix(tx.Bucket(bucketLaunches), itob(studyID), func(k, v []byte) error {
-			l, err := decodeLaunch(k, v)
-			if err == nil {
-				out = append(out, l)
-			}
-			return err
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("launches of study %d: %w", studyID, err)
-	}
-	return out, nil
-}
-
-func decodeLaunch(k, v []byte) (*Launch, error) {
-	if v == nil {
-		return nil, fmt.Errorf("launch %d is indexed but missing (damaged database)", btoi(k[8:]))
-	}
-	var l Launch
-	if err := json.Unmarshal(v, &l); err != nil {
-		return nil, fmt.Errorf("launch %d: damaged record: %w", btoi(k[8:]), err)
-	}
-	return &l, nil
+	return studyRecords[Launch](s, bucketLaunches, studyID, "launch", "launches")
 }
 
 // RawOutput reads back a launch's stdout, stderr and JSON file;

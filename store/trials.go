@@ -154,21 +154,38 @@ func (s *Store) TrialsAndLaunches(studyID uint64) ([]*Trial, []*Launch, error) {
 
 // Trials lists a study's trials by number.
 func (s *Store) Trials(studyID uint64) ([]*Trial, error) {
-	var out []*Trial
+	return studyRecords[Trial](s, bucketTrials, studyID, "trial", "trials")
+}
+
+// studyRecords are the records of a study in bucket, in key order; what
+// and whats name one and several in errors.
+func studyRecords[T any](s *Store, bucket []byte, studyID uint64, what, whats string) ([]*T, error) {
+	var out []*T
 	err := s.view(func(tx *bolt.Tx) error {
-		return forPrefix(tx.Bucket(bucketTrials), itob(studyID), func(k, v []byte) error {
-			var t Trial
-			if err := json.Unmarshal(v, &t); err != nil {
-				return fmt.Errorf("trial %d: damaged record: %w", btoi(k[8:]), err)
+		return forPrefix(tx.Bucket(bucket), itob(studyID), func(k, v []byte) error {
+			x, err := decodeRecord[T](what, k, v)
+			if err == nil {
+				out = append(out, x)
 			}
-			out = append(out, &t)
-			return nil
+			return err
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("trials of study %d: %w", studyID, err)
+		return nil, fmt.Errorf("%s of study %d: %w", whats, studyID, err)
 	}
 	return out, nil
+}
+
+// decodeRecord decodes the record v at key k (a pair of IDs).
+func decodeRecord[T any](what string, k, v []byte) (*T, error) {
+	if v == nil {
+		return nil, fmt.Errorf("%s %d is indexed but missing (damaged database)", what, btoi(k[8:]))
+	}
+	var x T
+	if err := json.Unmarshal(v, &x); err != nil {
+		return nil, fmt.Errorf("%s %d: damaged record: %w", what, btoi(k[8:]), err)
+	}
+	return &x, nil
 }
 
 // forPrefix calls fn for each key of b that starts with prefix, in order
