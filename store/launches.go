@@ -211,7 +211,8 @@ func compress(data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// gzipWriters are reused: each holds about a megabyte of state.
+// gzipWriters are reused: each holds about a megabyte of state, and
+// allocating them was a third of AddLaunch's CPU time.
 var gzipWriters = sync.Pool{New: func() any {
 	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
 	return zw

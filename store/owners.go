@@ -10,7 +10,8 @@ import (
 )
 
 // bucketOwners maps studyID → owner JSON of each running study, created
-// by the first write that needs it (no migration).
+// by the first write that needs it (no migration); a running study
+// without an owner reads as interrupted.
 var bucketOwners = []byte("owners")
 
 // owner is the process that runs a study: its liveness token
