@@ -102,14 +102,13 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		return s, s.openReader()
 	}
-	timeout := opts.LockTimeout
-	if timeout <= 0 {
-		timeout = defaultLockTimeout
-	}
 	if err := ensureDir(abs); err != nil {
 		return nil, err
 	}
-	s.timeout = timeout
+	s.timeout = opts.LockTimeout
+	if s.timeout <= 0 {
+		s.timeout = defaultLockTimeout
+	}
 	s.lock, err = openWriterLock(abs, s.openFile)
 	if err != nil {
 		return nil, err
