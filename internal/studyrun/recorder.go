@@ -21,7 +21,7 @@ type Recorder struct {
 
 // NewRecorder records into study; a trial's score is over sizes.
 func NewRecorder(st *store.Store, study *store.Study, sizes []int64) *Recorder {
-	return &Recorder{st: st, study: study, sizes: sizes}
+	return &Recorder{st: st, study: study, sizes: sizes, pending: map[*search.Trial]*store.Trial{}}
 }
 
 // SaveTrial writes a trial's state; a trial not yet stored is held back
@@ -29,9 +29,6 @@ func NewRecorder(st *store.Store, study *store.Study, sizes []int64) *Recorder {
 func (r *Recorder) SaveTrial(t *search.Trial) error {
 	if t.ID != 0 {
 		return r.SaveTrials([]*search.Trial{t})
-	}
-	if r.pending == nil {
-		r.pending = map[*search.Trial]*store.Trial{}
 	}
 	r.pending[t] = &store.Trial{StudyID: r.study.ID, Number: t.Number, Config: t.Config, Key: t.Config.Key(),
 		State: t.State, Reason: t.Reason, Role: t.Role}
