@@ -422,8 +422,7 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) (err error) {
 	}
 	// Take the shared lock ourselves first (see sharedLock); bbolt's own
 	// shared lock on its descriptor is then granted at once.
-	var pre *os.File
-	pre, err = s.openFile(s.path, os.O_RDONLY, 0)
+	pre, err := s.openFile(s.path, os.O_RDONLY, 0)
 	if err != nil {
 		return s.openError(err, readerWait)
 	}
@@ -435,7 +434,7 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) (err error) {
 	}
 	defer pre.Close()
 	var db *bolt.DB
-	for attempt := 0; attempt < readerAttempts; attempt++ {
+	for range readerAttempts {
 		db, err = bolt.Open(s.path, 0o600, &bolt.Options{ReadOnly: true, Timeout: readerWait, OpenFile: s.openFile})
 		if err == nil || errors.Is(err, bolterrors.ErrTimeout) || errors.Is(err, fs.ErrNotExist) {
 			break
