@@ -47,16 +47,14 @@ func ListStudies(path string, labels map[string]string) ([]store.StudySummary, e
 		return sums, err
 	}
 	var out []store.StudySummary
+next:
 	for _, s := range sums {
-		match := true
 		for k, v := range labels {
 			if got, ok := s.Labels[k]; !ok || got != v {
-				match = false
+				continue next
 			}
 		}
-		if match {
-			out = append(out, s)
-		}
+		out = append(out, s)
 	}
 	return out, nil
 }

@@ -117,11 +117,8 @@ var Phases = []string{vocab.PhaseWarmup, vocab.PhasePlan, vocab.PhaseExplore, vo
 func PhasesOf(byOp []OpLaunches) []string {
 	var out []string
 	for _, p := range Phases {
-		for _, c := range byOp {
-			if c.Phases[p] > 0 {
-				out = append(out, p)
-				break
-			}
+		if slices.ContainsFunc(byOp, func(c OpLaunches) bool { return c.Phases[p] > 0 }) {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -183,10 +180,7 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 		if g.WorstBytes > 0 {
 			v.Worst = fmt.Sprintf("%s %s", nccl.FormatSize(g.WorstBytes), ChangeText(g.WorstSpeedup))
 		}
-		significant := false
-		for _, s := range g.PerSize {
-			significant = significant || s.Significant
-		}
+		significant := slices.ContainsFunc(g.PerSize, func(s store.GuardSize) bool { return s.Significant })
 		switch {
 		case math.IsNaN(float64(g.Speedup)): // nothing measured says nothing
 			v.Verdict = "not measured"
