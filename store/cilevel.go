@@ -2,18 +2,13 @@ package store
 
 import "github.com/nccltune/nccltune/internal/vocab"
 
-// CILevel is the confidence a stored interval was taken at, as the study
-// decided it: 0.95 for a fixed-size comparison, 1 − the look's level for
-// an interval a sequential confirmation reported at an early look (0.9926
-// at a look of level 0.0074), 1 − alpha for the guarded ops' intervals.
-// 0 is a record stored before the level was: the interval may have been
-// taken at a look's level, so no level is claimed for it (Label).
+// CILevel is the confidence a stored interval was taken at: 0.95 for a
+// fixed-size comparison, 1 − the look's level at a sequential look, 1 −
+// alpha for the guarded ops. 0 is unrecorded (an old record).
 type CILevel float64
 
 // Label is how every printer names an interval taken at l: "95% CI",
-// "99.26% CI"; "CI at an unrecorded level" for a record stored before
-// its level was. The one wording: search, show, report, the exports and
-// compare say it through here.
+// "99.26% CI", "CI at an unrecorded level".
 func (l CILevel) Label() string {
 	if !(l > 0 && l < 1) {
 		return "CI at an unrecorded level"
@@ -21,11 +16,8 @@ func (l CILevel) Label() string {
 	return vocab.Percent(float64(l)) + "% CI"
 }
 
-// RowsCILevel, PartsCILevel and OpGuardsCILevel are the level of a
-// table's intervals, said once in its header: the level its rows share;
-// 0 (unrecorded) when a row was stored without one, or they differ (a
-// study compares its sizes, its parts and its guarded ops each at one
-// level, so they do not).
+// RowsCILevel is the level a table's rows share, said once in its header;
+// 0 when they differ or one is unrecorded.
 func RowsCILevel(rows []SizeComparison) CILevel {
 	return commonLevel(rows, func(r SizeComparison) CILevel { return r.CILevel })
 }
@@ -54,14 +46,10 @@ func commonLevel[T any](xs []T, level func(T) CILevel) CILevel {
 }
 
 // oldLevels gives the intervals of a recommendation stored before their
-// levels were (CILevel 0) the level they provably had: every per-size
-// row (band, guard sizes, each part's) and every part's comparison at
-// vocab.DefaultConfidence, the confidence every study compared them at
-// (no flag or setting ever changed it), and the guarded ops' t interval
-// at 1 − the study's stored alpha (model.CompareGuards). The
-// recommendation's own interval and its refusals' stay unrecorded: a
-// sequential look's is at a level no record shows. Study.UnmarshalJSON
-// calls it: the one place a stored study is read.
+// levels were the level they provably had: per-size rows and parts at
+// vocab.DefaultConfidence (never configurable), guarded ops at 1 − the
+// stored alpha. A sequential look's level is unknown, so the
+// recommendation's own interval and its refusals' stay unrecorded.
 func (r *Recommendation) oldLevels(search *SearchSettings) {
 	if r == nil {
 		return

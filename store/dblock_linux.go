@@ -10,29 +10,21 @@ import (
 	"github.com/nccltune/nccltune/internal/outfile"
 )
 
-// livenessBase is where the per-process liveness bytes start: far past
-// any real database size (byte-range locks may lie beyond a file's end,
-// and bbolt never locks ranges, only the whole file with flock). The
-// --out guard (outfile) looks for them there.
+// livenessBase is far past any real database size (byte-range locks may
+// lie beyond a file's end; bbolt only flocks the whole file).
 const livenessBase = outfile.LivenessBase
 
 // holdLiveness marks this process as alive for readers of the database:
-// an open-file-description lock on one byte of the database file, chosen
-// by token. It belongs to the inode, whatever name reached it, lasts
-// while f is open, and ends when the process dies however it dies (the
-// kernel drops it), which is what tells a running study from one whose
-// process was killed. Unlike a POSIX record lock, it is not dropped when
-// bbolt closes its own descriptor of the same file, and flock (bbolt's
-// lock) does not interact with it.
+// an open-file-description lock on the byte of token. The kernel drops it
+// when the process dies however it dies, and unlike a POSIX record lock
+// it survives bbolt closing its own descriptor of the same file.
 func holdLiveness(f *os.File, token uint32) error {
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: livenessBase + int64(token), Len: 1}
 	return unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
 }
 
-// releaseLiveness drops the liveness byte of token before f closes: a
-// child process forked at that moment shares f's open file description
-// until it execs, and would hold the byte on, so that a study this
-// closed store ran would read as running.
+// releaseLiveness drops the byte before f closes: a child forked at that
+// moment would share f's open file description until it execs.
 func releaseLiveness(f *os.File, token uint32) {
 	lk := unix.Flock_t{Type: unix.F_UNLCK, Whence: 0, Start: livenessBase + int64(token), Len: 1}
 	_ = unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)

@@ -13,23 +13,15 @@ import (
 var (
 	// ErrLocked: another nccltune holds the database's write lock too
 	// long, or runs the study this write would take over.
-	ErrLocked = errors.New("database in use by another nccltune")
-	// ErrNoDatabase: a read-only open found no database file.
-	ErrNoDatabase = errors.New("no database")
-	// ErrNewerSchema: the file was written by a newer nccltune.
-	ErrNewerSchema = errors.New("database written by a newer nccltune")
-	// ErrNotFound: no study, trial or launch with that name or ID.
-	ErrNotFound = errors.New("not found")
-	// ErrDuplicateTrial: the study already has a trial with this config.
+	ErrLocked         = errors.New("database in use by another nccltune")
+	ErrNoDatabase     = errors.New("no database") // a read-only open found no file
+	ErrNewerSchema    = errors.New("database written by a newer nccltune")
+	ErrNotFound       = errors.New("not found")
 	ErrDuplicateTrial = errors.New("duplicate trial")
-	// ErrReadOnly: the database or its directory cannot be written.
-	ErrReadOnly = errors.New("database is read-only")
-	// ErrDiskFull: a write ran out of space.
-	ErrDiskFull = errors.New("disk full")
-	// ErrReplaced: the database file was replaced under a running writer.
-	ErrReplaced = errors.New("database replaced")
-	// ErrDamaged: the database file is damaged.
-	ErrDamaged = errors.New("database damaged")
+	ErrReadOnly       = errors.New("database is read-only") // or its directory
+	ErrDiskFull       = errors.New("disk full")
+	ErrReplaced       = errors.New("database replaced") // under a running writer
+	ErrDamaged        = errors.New("database damaged")
 )
 
 // errReplaced is an internal cause; Store maps it to a message.
@@ -50,21 +42,27 @@ type Holder struct {
 }
 
 func (e *LockedError) Error() string {
-	var who []string
-	if e.Holder.PID > 0 {
-		who = append(who, fmt.Sprintf("pid %d", e.Holder.PID))
-	}
-	if e.Holder.Command != "" {
-		who = append(who, "`"+e.Holder.Command+"`")
-	}
-	if !e.Holder.Since.IsZero() {
-		who = append(who, "since "+clock(e.Holder.Since))
-	}
 	detail := ""
-	if len(who) > 0 {
+	if who := e.Holder.words(false); len(who) > 0 {
 		detail = " (" + strings.Join(who, ", ") + ")"
 	}
 	return fmt.Sprintf("database %s is in use by another nccltune%s — wait for it to finish, or use --db to pick another file", e.Path, detail)
+}
+
+// words name h for a message: its pid (also when unknown, with anyPID),
+// command and since when.
+func (h Holder) words(anyPID bool) []string {
+	var who []string
+	if anyPID || h.PID > 0 {
+		who = append(who, fmt.Sprintf("pid %d", h.PID))
+	}
+	if h.Command != "" {
+		who = append(who, "`"+h.Command+"`")
+	}
+	if !h.Since.IsZero() {
+		who = append(who, "since "+clock(h.Since))
+	}
+	return who
 }
 
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
@@ -160,9 +158,8 @@ func classifyWriteError(path string, err error) error {
 	return err
 }
 
-// errnoOf finds the system error behind err. bbolt formats some errors
-// with %s ("file resize error: file too large"), which drops the
-// syscall.Errno, so the message is matched as a fallback.
+// errnoOf finds the system error behind err, also in the message: bbolt
+// formats some errors with %s, which drops the syscall.Errno.
 func errnoOf(err error) (syscall.Errno, bool) {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -22,48 +21,37 @@ const (
 )
 
 // AddLaunch stores a launch and its raw output (nil for none) in one
-// transaction, together with its trial's launch count and latest score
-// (when l.Scored and l.ScoreUS > 0) and the study's counts. It assigns
-// l.ID and l.Seq. When it returns nil, the launch is on disk.
+// transaction with its trial's count and score and the study's counts,
+// assigning l.ID and l.Seq.
 func (s *Store) AddLaunch(l *Launch, raw *Raw) error {
 	return s.addLaunch(l, raw, nil, nil)
 }
 
-// TrialUpdate is what a launch changes about its trial, written in the
-// launch's transaction: one commit per launch keeps a study's own
-// overhead small.
+// TrialUpdate is what a launch changes about its trial, in the launch's
+// transaction (one commit per launch).
 type TrialUpdate struct {
-	State  vocab.TrialState
-	Reason string
-	// ScoreUS, when positive, replaces the trial's score (e.g. the mean over
-	// its launches rather than the latest launch's).
-	ScoreUS float64
+	State   vocab.TrialState
+	Reason  string
+	ScoreUS float64 // when positive, replaces the trial's score
 }
 
 // AddLaunchUpdatingTrial is AddLaunch that also applies u to the launch's
-// trial (after the launch's own score), in the same transaction.
+// trial.
 func (s *Store) AddLaunchUpdatingTrial(l *Launch, raw *Raw, u TrialUpdate) error {
 	return s.addLaunch(l, raw, nil, &u)
 }
 
-// AddTrialWithLaunch creates trial t (AddTrial's rules) with l as its
-// first launch and u applied as AddLaunchUpdatingTrial applies it, in one
-// transaction. It fills in t as AddTrial does (Launches is 1) and sets
-// l.TrialID to t.ID.
+// AddTrialWithLaunch creates trial t (AddTrial) with l as its first launch
+// and applies u, in one transaction.
 func (s *Store) AddTrialWithLaunch(t *Trial, l *Launch, raw *Raw, u TrialUpdate) error {
 	return s.addLaunch(l, raw, t, &u)
 }
 
 // addLaunch stores l and raw, first creating newTrial when it is not nil,
-// and applies u (nil for none) to the launch's trial.
-//
-// Seq is assigned here and nowhere else: the store is the one place that
-// sees every launch of a study (searches, resumed searches and imports,
-// from any process), so the order it counts is the order on disk.
+// and applies u (nil for none) to the launch's trial. Seq is assigned
+// here only: the store sees every launch of a study, from any process.
 func (s *Store) addLaunch(l *Launch, raw *Raw, newTrial *Trial, u *TrialUpdate) error {
-	// Every bandwidth is recomputed from the stored times: a time no
-	// fabric can reach never enters the store (benchfmt.CheckTime).
-	for _, z := range l.Sizes {
+	for _, z := range l.Sizes { // no time a fabric cannot reach is stored
 		if err := benchfmt.CheckSize(z); err != nil {
 			return fmt.Errorf("add launch: size %d: %w", z.Bytes, err)
 		}
@@ -101,7 +89,6 @@ func (s *Store) addLaunch(l *Launch, raw *Raw, newTrial *Trial, u *TrialUpdate) 
 	return nil
 }
 
-// compressRaw is raw's streams compressed, by stream; nil for no output.
 func compressRaw(raw *Raw) (map[byte][]byte, error) {
 	if raw == nil {
 		return nil, nil
@@ -117,10 +104,8 @@ func compressRaw(raw *Raw) (map[byte][]byte, error) {
 	return streams, nil
 }
 
-// putLaunchTx stores launch c of trial c.TrialID with its compressed
-// output inside tx, assigning c.ID and c.Seq, and counts it on its trial
-// and study; the trial takes c's score (when scored) and then u (nil for
-// none).
+// putLaunchTx stores launch c with its compressed output inside tx,
+// assigning c.ID and c.Seq, and counts it on its trial and study.
 func putLaunchTx(tx *bolt.Tx, c *Launch, streams map[byte][]byte, u *TrialUpdate) error {
 	trial, err := getTrial(tx, c.TrialID)
 	if err != nil {
@@ -170,35 +155,11 @@ func putLaunchTx(tx *bolt.Tx, c *Launch, streams map[byte][]byte, u *TrialUpdate
 
 // Launches lists a study's launches in the order they were stored.
 func (s *Store) Launches(studyID uint64) ([]*Launch, error) {
-	var out []*Launch
-	err := s.view(func(tx *bolt.Tx) error {
-		return forPrefix(tx.Bucket(bucketLaunches), itob(studyID), func(k, v []byte) error {
-			l, err := decodeLaunch(k, v)
-			if err == nil {
-				out = append(out, l)
-			}
-			return err
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("launches of study %d: %w", studyID, err)
-	}
-	return out, nil
+	return studyRecords[Launch](s, bucketLaunches, studyID, "launch", "launches")
 }
 
-func decodeLaunch(k, v []byte) (*Launch, error) {
-	if v == nil {
-		return nil, fmt.Errorf("launch %d is indexed but missing (damaged database)", btoi(k[8:]))
-	}
-	var l Launch
-	if err := json.Unmarshal(v, &l); err != nil {
-		return nil, fmt.Errorf("launch %d: damaged record: %w", btoi(k[8:]), err)
-	}
-	return &l, nil
-}
-
-// RawOutput reads back a launch's stdout, stderr and JSON file, as
-// printed. ErrNotFound when none was stored.
+// RawOutput reads back a launch's stdout, stderr and JSON file;
+// ErrNotFound when none was stored.
 func (s *Store) RawOutput(launchID uint64) (*Raw, error) {
 	var raw Raw
 	found := false
@@ -232,8 +193,7 @@ func (s *Store) RawOutput(launchID uint64) (*Raw, error) {
 	return &raw, nil
 }
 
-// compress gzips data (fastest level: outputs are small and the write
-// must stay well under a few milliseconds). Empty data stays empty.
+// compress gzips data at the fastest level: the write must stay short.
 func compress(data []byte) ([]byte, error) {
 	if len(data) == 0 {
 		return []byte{}, nil
@@ -251,8 +211,8 @@ func compress(data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// gzipWriters are reused: each holds about a megabyte of compressor state,
-// and allocating three per launch was a third of AddLaunch's CPU time.
+// gzipWriters are reused: each holds about a megabyte of state, and
+// allocating them was a third of AddLaunch's CPU time.
 var gzipWriters = sync.Pool{New: func() any {
 	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
 	return zw

@@ -15,18 +15,15 @@ import (
 	"github.com/nccltune/nccltune/internal/outfile"
 )
 
-// lockRetry is how often a reader retries a failed open.
-const lockRetry = 50 * time.Millisecond
+const (
+	lockRetry = 50 * time.Millisecond // a reader's retry of a failed open
+	lockPoll  = 5 * time.Millisecond  // a waiting writer's retry of the lock
+)
 
-// lockPoll is how often a waiting writer retries the sidecar lock.
-const lockPoll = 5 * time.Millisecond
-
-// writerLock is the sidecar lock PATH.lock. A writer Store keeps the file
-// open for its life but holds flock(LOCK_EX) on it only while it writes
-// (one transaction), so several nccltune processes can write one database
-// in turn. While held, the file records who holds it, so a writer that
-// waited too long can name the process in its way. The file is never
-// removed (removing a flock'ed file lets two processes each lock a
+// writerLock is the sidecar lock PATH.lock, held (flock LOCK_EX) only
+// during a write transaction. While held, the file records who holds it,
+// so a writer that waited too long can name the process in its way. It is
+// never removed (removing a flock'ed file lets two processes each lock a
 // different inode); it is emptied when released.
 type writerLock struct {
 	file *os.File
@@ -46,7 +43,6 @@ func otherOwner(path string) (string, bool) {
 	return userName(int(st.Uid)), true
 }
 
-// userName is "name (uid N)", or "uid N" where the name is unknown.
 func userName(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
 		return fmt.Sprintf("%s (uid %d)", u.Username, uid)
@@ -54,7 +50,6 @@ func userName(uid int) string {
 	return fmt.Sprintf("uid %d", uid)
 }
 
-// lockPath is the sidecar lock file of the database at dbPath.
 func lockPath(dbPath string) string { return dbPath + outfile.LockSuffix }
 
 // openWriterLock opens (creating it) the sidecar lock file of dbPath and
@@ -69,8 +64,8 @@ func openWriterLock(dbPath string, openFile func(string, int, os.FileMode) (*os.
 	}
 	if err != nil {
 		if owner, ok := otherOwner(path); ok && errors.Is(err, fs.ErrPermission) {
-			// Not a read-only database: another user's lock file (root
-			// ran nccltune here once) keeps this user out of their own.
+			// Another user's lock file (root ran nccltune here once), not
+			// a read-only database.
 			return nil, fmt.Errorf("the lock file %s belongs to %s, and nccltune (running as %s) cannot open it to take its turn; the database itself is not changed and readers still work — remove the lock file (it holds nothing but the last writer's note; its owner or root can remove it, or you if the directory is yours), then run the command again", path, owner, userName(os.Geteuid()))
 		}
 		return nil, classifyWriteError(path, fmt.Errorf("open lock file: %w", err))
@@ -82,10 +77,8 @@ func openWriterLock(dbPath string, openFile func(string, int, os.FileMode) (*os.
 	return &writerLock{file: f, path: path}, nil
 }
 
-// lock takes the sidecar lock, waiting up to timeout for the writer that
-// holds it (a write takes milliseconds, so another search's writes delay
-// ours only briefly). When another process keeps it longer, the error is
-// a *LockedError naming that process.
+// lock takes the sidecar lock, waiting up to timeout (then a *LockedError
+// naming the holder).
 func (l *writerLock) lock(dbPath string, timeout time.Duration) error {
 	if l == nil || l.file == nil {
 		return fmt.Errorf("database %s is closed", dbPath)
@@ -103,14 +96,10 @@ func (l *writerLock) lock(dbPath string, timeout time.Duration) error {
 		if !time.Now().Before(deadline) {
 			return &LockedError{Path: dbPath, Holder: readHolder(f)}
 		}
-		// Polling keeps the wait bounded; a write's few milliseconds
-		// make short steps cheap.
 		time.Sleep(min(lockPoll, time.Until(deadline)+time.Millisecond))
 	}
-	// Under the lock the file is either empty or a complete holder record
-	// (writers write it under the lock and empty it before unlocking);
-	// anything else is some other program's file, which nccltune must not
-	// overwrite.
+	// Under the lock the file is empty or a holder record; anything else
+	// is some other program's file, which nccltune must not overwrite.
 	if !isHolderRecord(f) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		return fmt.Errorf("%s exists and is not nccltune's lock file (it holds other data); nccltune leaves it untouched — move it away, or use --db another file", l.path)
@@ -122,7 +111,6 @@ func (l *writerLock) lock(dbPath string, timeout time.Duration) error {
 	return nil
 }
 
-// unlock empties the holder record and releases the sidecar lock.
 func (l *writerLock) unlock() {
 	_ = l.file.Truncate(0)
 	syscall.Flock(int(l.file.Fd()), syscall.LOCK_UN)
@@ -145,8 +133,6 @@ func checkLockFile(f *os.File, path string) error {
 	return nil
 }
 
-// isHolderRecord reports whether the lock file is empty or holds what
-// writeHolder writes.
 func isHolderRecord(f *os.File) bool {
 	info, err := f.Stat()
 	if err != nil {
@@ -160,12 +146,9 @@ func isHolderRecord(f *os.File) bool {
 	}
 	b := make([]byte, info.Size())
 	n, _ := f.ReadAt(b, 0)
-	// One rule with the --out guard's (outfile), which must recognise
-	// this file from any process.
-	return outfile.IsHolderRecord(b[:n])
+	return outfile.IsHolderRecord(b[:n]) // the --out guard's rule too
 }
 
-// writeHolder records this process in the lock file.
 func writeHolder(f *os.File) error {
 	h := Holder{PID: os.Getpid(), Command: commandLine(os.Args), Since: time.Now().UTC().Truncate(time.Second)}
 	h.Host, _ = os.Hostname()
@@ -180,8 +163,7 @@ func writeHolder(f *os.File) error {
 	return err
 }
 
-// readHolder reads what the lock's holder wrote; zero when it has not yet
-// written (it locks first, then writes).
+// readHolder is zero when the holder has not written yet.
 func readHolder(f *os.File) Holder {
 	var h Holder
 	b := make([]byte, 4096)
@@ -190,9 +172,8 @@ func readHolder(f *os.File) Holder {
 	return h
 }
 
-// commandLine is a process's command line, shortened for messages. The
-// database path (--db PATH) is left out: the message names the database
-// already, and a long path would push out what the holder is doing.
+// commandLine is a process's command line, shortened for messages, without
+// --db PATH (the message names the database already).
 func commandLine(argv []string) string {
 	var args []string
 	for i := 0; i < len(argv); i++ {
@@ -215,7 +196,6 @@ func commandLine(argv []string) string {
 	return s
 }
 
-// close closes the sidecar file (unlocked: writes release it each time).
 func (l *writerLock) close() error {
 	if l == nil || l.file == nil {
 		return nil

@@ -28,17 +28,14 @@ func (e *NameTakenError) Is(target error) bool { return target == ErrNameTaken }
 func (s *Store) DeleteStudy(nameOrID string) (*Study, error) {
 	var st Study
 	err := s.update(func(tx *bolt.Tx) error {
-		id := lookupStudy(tx, nameOrID)
-		if id == 0 {
-			return &StudyNotFoundError{Path: s.path, Query: nameOrID, Closest: closestNames(tx, nameOrID, 3)}
+		id, err := s.findStudy(tx, nameOrID, &st)
+		if err == nil {
+			err = s.checkNotRunElsewhere(tx, id, st.Name)
 		}
-		if err := getJSON(tx.Bucket(bucketStudies), itob(id), &st); err != nil {
-			return studyIDError(id, err)
+		if err == nil {
+			err = s.releaseStudy(tx, id)
 		}
-		if err := s.checkNotRunElsewhere(tx, id, st.Name); err != nil {
-			return err
-		}
-		if err := s.releaseStudy(tx, id); err != nil {
+		if err != nil {
 			return err
 		}
 		prefix := itob(id)
@@ -80,13 +77,18 @@ func (s *Store) DeleteStudy(nameOrID string) (*Study, error) {
 		}
 		return tx.Bucket(bucketStudies).Delete(prefix)
 	})
-	if err != nil {
-		if _, notFound := err.(*StudyNotFoundError); notFound {
-			return nil, err
-		}
-		return nil, fmt.Errorf("delete study %s: %w", nameOrID, err)
+	return manageResult(&st, "delete", nameOrID, err)
+}
+
+// manageResult is st, or err in the words of what failed on study q.
+func manageResult(st *Study, what, q string, err error) (*Study, error) {
+	if _, notFound := err.(*StudyNotFoundError); notFound {
+		return nil, err
 	}
-	return &st, nil
+	if err != nil {
+		return nil, fmt.Errorf("%s study %s: %w", what, q, err)
+	}
+	return st, nil
 }
 
 // RenameStudy gives a study (by name, ID or "s<ID>") a new name, refusing
@@ -97,17 +99,11 @@ func (s *Store) RenameStudy(nameOrID, newName string) (*Study, error) {
 	}
 	var st Study
 	err := s.update(func(tx *bolt.Tx) error {
-		id := lookupStudy(tx, nameOrID)
-		if id == 0 {
-			return &StudyNotFoundError{Path: s.path, Query: nameOrID, Closest: closestNames(tx, nameOrID, 3)}
+		id, err := s.findStudy(tx, nameOrID, &st)
+		if err != nil || st.Name == newName {
+			return err
 		}
 		studies, names, sums := tx.Bucket(bucketStudies), tx.Bucket(bucketNames), tx.Bucket(bucketSummaries)
-		if err := getJSON(studies, itob(id), &st); err != nil {
-			return studyIDError(id, err)
-		}
-		if st.Name == newName {
-			return nil
-		}
 		// The process running it writes its ending under the old name.
 		if err := s.checkNotRunElsewhere(tx, id, st.Name); err != nil {
 			return err
@@ -133,13 +129,7 @@ func (s *Store) RenameStudy(nameOrID, newName string) (*Study, error) {
 		sum.Name, sum.Updated = newName, st.Updated
 		return putJSON(sums, itob(id), &sum)
 	})
-	if err != nil {
-		if _, notFound := err.(*StudyNotFoundError); notFound {
-			return nil, err
-		}
-		return nil, fmt.Errorf("rename study %s: %w", nameOrID, err)
-	}
-	return &st, nil
+	return manageResult(&st, "rename", nameOrID, err)
 }
 
 // keysWithPrefix copies the keys under prefix (bbolt's bytes are only

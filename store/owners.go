@@ -3,19 +3,19 @@ package store
 import (
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// bucketOwners records which process runs each running study: studyID →
-// owner JSON. It is created by the first write that needs it, so an older
-// database needs no migration; a running study without an owner (written
-// by an older nccltune) reads as interrupted.
+// bucketOwners maps studyID → owner JSON of each running study, created
+// by the first write that needs it (no migration); a running study
+// without an owner reads as interrupted.
 var bucketOwners = []byte("owners")
 
-// owner is the process that runs a study: its liveness token (see
-// holdLiveness) and, for messages, who it is.
+// owner is the process that runs a study: its liveness token
+// (holdLiveness) and, for messages, who it is.
 type owner struct {
 	Token uint32 `json:"token"`
 	Holder
@@ -36,7 +36,6 @@ func (s *Store) claimStudy(tx *bolt.Tx, id uint64, name string) error {
 	return putJSON(b, itob(id), &o)
 }
 
-// releaseStudy forgets study id's runner (it is no longer running).
 func (s *Store) releaseStudy(tx *bolt.Tx, id uint64) error {
 	if b := tx.Bucket(bucketOwners); b != nil {
 		return b.Delete(itob(id))
@@ -45,9 +44,7 @@ func (s *Store) releaseStudy(tx *bolt.Tx, id uint64) error {
 }
 
 // checkNotRunElsewhere refuses to change a study that another live
-// nccltune process is running (an import into it, a resume, a delete):
-// only its runner adds to it. Its runner's own writes cost one lookup.
-// name is the study's, or empty to look it up for the message.
+// nccltune runs. name is the study's, or empty to look it up.
 func (s *Store) checkNotRunElsewhere(tx *bolt.Tx, id uint64, name string) error {
 	var o owner
 	if getJSON(tx.Bucket(bucketOwners), itob(id), &o) != nil {
@@ -66,9 +63,7 @@ func (s *Store) checkNotRunElsewhere(tx *bolt.Tx, id uint64, name string) error 
 	return &StudyBusyError{Study: name, Holder: o.Holder}
 }
 
-// ownersAlive reports, for the running studies among ids, whether the
-// process recorded as running each is alive. One descriptor serves the
-// whole listing.
+// ownersAlive reports whether each owner's process is alive.
 func (s *Store) ownersAlive(owners map[uint64]owner) map[uint64]bool {
 	alive := map[uint64]bool{}
 	if len(owners) == 0 {
@@ -85,7 +80,6 @@ func (s *Store) ownersAlive(owners map[uint64]owner) map[uint64]bool {
 	return alive
 }
 
-// readOwners reads the recorded owners of the given studies.
 func readOwners(tx *bolt.Tx, ids []uint64) map[uint64]owner {
 	out := map[uint64]owner{}
 	b := tx.Bucket(bucketOwners)
@@ -105,13 +99,7 @@ type StudyBusyError struct {
 }
 
 func (e *StudyBusyError) Error() string {
-	who := fmt.Sprintf("pid %d", e.Holder.PID)
-	if e.Holder.Command != "" {
-		who += ", `" + e.Holder.Command + "`"
-	}
-	if !e.Holder.Since.IsZero() {
-		who += ", since " + clock(e.Holder.Since)
-	}
+	who := strings.Join(e.Holder.words(true), ", ")
 	return fmt.Sprintf("study %s is being run by another nccltune (%s) — wait for it to finish (nccltune history shows it running), or stop that process first", e.Study, who)
 }
 

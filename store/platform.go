@@ -7,11 +7,8 @@ import (
 	"github.com/nccltune/nccltune/internal/benchfmt"
 )
 
-// PlatformOf is the platform a launch's output shows: the versions, ranks,
-// GPU and hosts the benchmark printed, completed from NCCL's log
-// (CompleteFrom). It is the one derivation of a study's fingerprint: the
-// recorder stores it, import compares with it, and the review commands
-// complete old studies with CompleteFrom.
+// PlatformOf is the platform a launch's output shows, completed from
+// NCCL's log (CompleteFrom): the one derivation of a study's fingerprint.
 func PlatformOf(r *benchfmt.Result) Platform {
 	f := Platform{NCCLVersion: r.NCCLVersion, TestsVersion: r.TestsVersion, Ranks: r.NRanks}
 	hosts := map[string]bool{}
@@ -25,9 +22,7 @@ func PlatformOf(r *benchfmt.Result) Platform {
 	f.Nodes = len(f.Hosts)
 	if fa := r.Facts; fa != nil {
 		f.CompleteFrom(fa)
-		// NCCL's own count of the nodes it joined is kept over the
-		// count of the hosts the benchmark named.
-		if fa.NNodes > 0 {
+		if fa.NNodes > 0 { // NCCL's count beats the benchmark's hosts
 			f.Nodes = fa.NNodes
 		}
 	}
@@ -35,8 +30,7 @@ func PlatformOf(r *benchfmt.Result) Platform {
 }
 
 // CompleteFrom fills in from an NCCL debug log's facts what f did not
-// record: the transport (AddTransport's rule), the NCCL version, ranks,
-// nodes and hosts.
+// record.
 func (f *Platform) CompleteFrom(fa *benchfmt.Facts) {
 	if fa == nil {
 		return
@@ -51,22 +45,19 @@ func (f *Platform) CompleteFrom(fa *benchfmt.Facts) {
 
 // PlatformDiff is one thing two platforms both recorded and disagree on.
 type PlatformDiff struct {
-	// Field is "ranks", "nodes", "transport", "GPU" or "NCCL".
-	Field string
+	Field string // "ranks", "nodes", "transport", "GPU" or "NCCL"
 	A, B  string
 }
 
 func (d PlatformDiff) String() string { return fmt.Sprintf("%s %s vs %s", d.Field, d.A, d.B) }
 
-// Fabric reports a difference in what the ranks are and what joins them
-// (ranks, nodes, transport): measurements across it are of two fabrics.
+// Fabric reports a difference that makes two fabrics.
 func (d PlatformDiff) Fabric() bool {
 	return d.Field == "ranks" || d.Field == "nodes" || d.Field == "transport"
 }
 
 // Differences lists what p and o both recorded and disagree on, in a
-// fixed order; what either did not record is no difference. A comparison
-// or an import across them mixes what differs besides the config.
+// fixed order.
 func (p Platform) Differences(o Platform) []PlatformDiff {
 	var out []PlatformDiff
 	num := func(field string, a, b int) {
@@ -88,8 +79,8 @@ func (p Platform) Differences(o Platform) []PlatformDiff {
 }
 
 // AddTransport takes the transport from an NCCL debug log's facts, when
-// the fabric does not have it yet (or has only the word from a log without
-// channel lines). It reports whether anything changed.
+// the fabric has none yet (or only a log's word without channel lines).
+// It reports whether anything changed.
 func (f *Platform) AddTransport(fa *benchfmt.Facts) bool {
 	if fa == nil || (fa.Transport == "" && len(fa.Routes) == 0) {
 		return false
@@ -97,9 +88,8 @@ func (f *Platform) AddTransport(fa *benchfmt.Facts) bool {
 	if f.TransportSummary != "" || (f.Transport != "" && len(fa.Routes) == 0) {
 		return false
 	}
-	// Facts parsed before the channel lines were read (no Network, no
-	// Routes) hold "Using network …" as the transport: on one node that
-	// network carried nothing (the GPUs talked over P2P or SHM).
+	// Old facts (no Network, no Routes) hold "Using network …" as the
+	// transport: on one node that network carried nothing.
 	if len(fa.Routes) == 0 && fa.Network == "" && fa.NNodes == 1 {
 		return false
 	}

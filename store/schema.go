@@ -52,8 +52,7 @@ var schemaV1Buckets = [][]byte{
 }
 
 // migrations[v] upgrades a schema-v file to v+1 inside the caller's
-// transaction. Schema 0 is a bbolt file with no nccltune buckets at all:
-// what `bbolt` tools or an interrupted pre-release nccltune leave behind.
+// transaction. Schema 0 is a bbolt file with no nccltune buckets.
 var migrations = []func(tx *bolt.Tx) error{
 	0: func(tx *bolt.Tx) error {
 		for _, name := range schemaV1Buckets {
@@ -66,9 +65,8 @@ var migrations = []func(tx *bolt.Tx) error{
 	},
 }
 
-// schemaVersion reads the file's schema: 0 for a file without nccltune
-// buckets. It refuses files from a newer nccltune and bbolt files that
-// belong to something else.
+// schemaVersion reads the file's schema, refusing files from a newer
+// nccltune and bbolt files that belong to something else.
 func schemaVersion(tx *bolt.Tx, path string) (int, error) {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
@@ -95,8 +93,7 @@ func schemaVersion(tx *bolt.Tx, path string) (int, error) {
 	return v, nil
 }
 
-// migrate brings the file to SchemaVersion, one step at a time, in the
-// caller's write transaction (so a crash leaves the old version whole).
+// migrate brings the file to SchemaVersion in the caller's transaction.
 func migrate(tx *bolt.Tx, path string) error {
 	v, err := schemaVersion(tx, path)
 	if err != nil {

@@ -24,39 +24,30 @@ import (
 
 // Options tune Open.
 type Options struct {
-	// ReadOnly opens for review (history, show, export): no sidecar lock,
-	// no writes, and a missing file is ErrNoDatabase rather than created.
+	// ReadOnly opens for review: no sidecar lock, no writes, and a missing
+	// file is ErrNoDatabase.
 	ReadOnly bool
 	// LockTimeout is how long each write waits for another process's
-	// write to finish before failing with a *LockedError. Zero means 5 s.
+	// write before failing with a *LockedError. Zero means 5 s.
 	LockTimeout time.Duration
 
-	// openFile replaces os.OpenFile in tests (to inject EROFS and the like).
-	openFile func(string, int, os.FileMode) (*os.File, error)
+	openFile func(string, int, os.FileMode) (*os.File, error) // tests inject errors here
 }
 
+// Other processes hold the file for one transaction each (milliseconds),
+// so waiting seconds means something is stuck, and saying so beats hanging.
 const (
-	// defaultLockTimeout: other writers hold the file for one
-	// transaction each (milliseconds), so seconds of waiting mean one is
-	// stuck, and saying who it is beats hanging.
 	defaultLockTimeout = 5 * time.Second
-	// writerWait bounds how long a write waits for readers' shared locks:
-	// readers hold the file for one read (milliseconds), so reaching it
-	// means something is wrong, and saying so beats hanging.
-	writerWait = 30 * time.Second
-	// readerWait bounds how long a read waits for a write transaction.
-	readerWait = 10 * time.Second
+	writerWait         = 30 * time.Second // for readers' shared locks
+	readerWait         = 10 * time.Second // for a write transaction
 	// readerAttempts retries a read-only open that failed for a reason
 	// other than a timeout (e.g. a file replaced under us).
 	readerAttempts = 3
 )
 
-// Store is an open nccltune database. Every method opens the bbolt file
-// only for its own transaction, and a writer holds the sidecar lock only
-// during its write transactions, so several processes can write one
-// database in turn. A writer also marks itself alive (see holdLiveness)
-// until Close, which is how a study it runs reads as running.
-// Methods are safe for concurrent use.
+// Store is an open nccltune database (see the package doc). A writer
+// marks itself alive (holdLiveness) until Close. Methods are safe for
+// concurrent use.
 type Store struct {
 	path     string
 	readOnly bool
@@ -68,17 +59,14 @@ type Store struct {
 	closed  bool
 	// token picks this process's liveness byte; studies it runs record it.
 	token uint32
-	// file is the writer's own descriptor of the database, holding its
-	// liveness lock; ident is what it was when opened, to notice the file
-	// being replaced under a running study.
+	// file holds the writer's liveness lock; ident notices the file being
+	// replaced under a running study.
 	file  *os.File
 	ident fs.FileInfo
 }
 
-// DefaultPath is where the database lives when --db is not given:
-// $XDG_DATA_HOME/nccltune/nccltune.db, or ~/.local/share/nccltune/nccltune.db.
-// It creates nothing: a writer's Open creates the directory (0700), and a
-// command that only reads must leave no trace.
+// DefaultPath is $XDG_DATA_HOME/nccltune/nccltune.db, or
+// ~/.local/share/nccltune/nccltune.db. It creates nothing.
 func DefaultPath() (string, error) {
 	dir := os.Getenv("XDG_DATA_HOME")
 	if dir == "" || !filepath.IsAbs(dir) {
@@ -91,10 +79,9 @@ func DefaultPath() (string, error) {
 	return filepath.Join(dir, "nccltune", "nccltune.db"), nil
 }
 
-// Open opens the database at path. A writer creates the file (0600) when it
-// does not exist and migrates an older schema; other writers may use the
-// file too, each write waiting its turn (a *LockedError after
-// opts.LockTimeout). A reader never creates or changes the file.
+// Open opens the database at path. A writer creates the file (0600) when
+// it does not exist and migrates an older schema; a reader never creates
+// or changes the file.
 func Open(path string, opts Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("no database path given — pass --db FILE")
@@ -115,14 +102,13 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		return s, s.openReader()
 	}
-	timeout := opts.LockTimeout
-	if timeout <= 0 {
-		timeout = defaultLockTimeout
-	}
 	if err := ensureDir(abs); err != nil {
 		return nil, err
 	}
-	s.timeout = timeout
+	s.timeout = opts.LockTimeout
+	if s.timeout <= 0 {
+		s.timeout = defaultLockTimeout
+	}
 	s.lock, err = openWriterLock(abs, s.openFile)
 	if err != nil {
 		return nil, err
@@ -134,10 +120,8 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// ensureDir makes the directory of the default database (a first run has
-// none yet) and only that one: a --db whose directory is missing is more
-// likely a slip (a typo, an unmounted volume) than a wish for new
-// directories, so it is refused, naming the directory (vocab.ErrUsage).
+// ensureDir makes the directory of the default database only: a missing
+// --db directory is more likely a slip (a typo, an unmounted volume).
 func ensureDir(abs string) error {
 	dir := filepath.Dir(abs)
 	if _, err := os.Stat(dir); err == nil {
@@ -152,7 +136,6 @@ func ensureDir(abs string) error {
 	return vocab.UsageErrorf("database %s: its directory %s does not exist — create it (mkdir -p %s) or give --db a file in a directory that exists; only the default location (%s) is created for you", abs, dir, dir, defaultPathText())
 }
 
-// defaultPathText is DefaultPath for a message.
 func defaultPathText() string {
 	if p, err := DefaultPath(); err == nil {
 		return p
@@ -160,10 +143,9 @@ func defaultPathText() string {
 	return "nccltune/nccltune.db under $XDG_DATA_HOME or ~/.local/share"
 }
 
-// Keep marks the database at path and its lock file as this process's,
-// so no --out may name them (outfile.Keep), also for a command that never
-// opens it: the command line calls it for --db before any command runs,
-// and Open for every database it opens.
+// Keep marks the database at path and its lock file as this process's, so
+// no --out may name them (outfile.Keep), also for a command that never
+// opens it.
 func Keep(path string) {
 	if abs, err := filepath.Abs(path); err == nil {
 		keep(canonicalPath(abs))
@@ -172,9 +154,8 @@ func Keep(path string) {
 
 func keep(abs string) { outfile.Keep(abs, lockPath(abs)) }
 
-// canonicalPath resolves symlinks (in the file name and its directories),
-// so that every name of one database leads to one sidecar lock. A name
-// that does not exist yet keeps its last element.
+// canonicalPath resolves symlinks, so that every name of one database
+// leads to one sidecar lock.
 func canonicalPath(abs string) string {
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		return r
@@ -186,11 +167,8 @@ func canonicalPath(abs string) string {
 }
 
 // checkDatabaseFile refuses what cannot be a database before anything
-// opens it, saying what is there: opening a FIFO blocks forever, a device
-// or directory is never nccltune's, a dangling symlink is not a missing
-// database (a reader would say "no studies yet", a writer "too many
-// levels of symbolic links"), and an empty or tiny file is no database
-// (bbolt said "bad file descriptor" and "file size too small").
+// opens it, saying what is there: opening a FIFO blocks forever, and a
+// dangling symlink is not a missing database.
 func checkDatabaseFile(path string) error {
 	if link, err := os.Lstat(path); err == nil && link.Mode()&fs.ModeSymlink != 0 {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -209,9 +187,8 @@ func checkDatabaseFile(path string) error {
 }
 
 // checkDatabaseSize refuses an empty file, and a bbolt file shorter than
-// the four pages every database has (two meta pages, the freelist, the
-// root), whose page size its first meta page gives: bbolt's own words
-// for them were "bad file descriptor" and "file size too small 4096".
+// the four pages every database has (its first meta page gives the page
+// size): bbolt's own words for them are obscure.
 func checkDatabaseSize(path string, size int64) error {
 	if size == 0 {
 		return fmt.Errorf("database %s is an empty file (0 bytes), not an nccltune database — remove it (a writer then creates a new database there), or use --db another file", path)
@@ -234,7 +211,7 @@ func checkDatabaseSize(path string, size int64) error {
 }
 
 // Close ends the writer's liveness mark: a study it left running reads as
-// interrupted from now on. The data is already on disk.
+// interrupted from now on.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -250,8 +227,7 @@ func (s *Store) Close() error {
 	return s.lock.close()
 }
 
-// openReader checks that a reader can use the file: it exists, it is an
-// nccltune database, and its schema is not newer than ours.
+// openReader checks that a reader can use the file.
 func (s *Store) openReader() error {
 	if _, err := os.Stat(s.path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -259,15 +235,11 @@ func (s *Store) openReader() error {
 		}
 		return fmt.Errorf("database %s: %w", s.path, err)
 	}
-	// Every page, not only those this command reads: a listing that
-	// reads a few pages must still notice a damaged file (milliseconds
-	// for tens of megabytes: bbolt checks page headers and keys).
-	return s.Check()
+	return s.Check() // milliseconds for tens of megabytes
 }
 
-// prepare creates the file when missing, else checks and migrates it,
-// and marks this process alive on the database file (see holdLiveness),
-// all under the sidecar lock.
+// prepare creates, or checks and migrates, the file and marks this
+// process alive on it, under the sidecar lock.
 func (s *Store) prepare() error {
 	if err := s.lock.lock(s.path, s.timeout); err != nil {
 		return err
@@ -307,8 +279,7 @@ func (s *Store) prepare() error {
 
 // markAlive picks a random liveness token that no other process holds and
 // holds its byte on f. A kernel without open-file-description locks
-// leaves the process unmarked (its studies read as interrupted between
-// writes) rather than failing.
+// leaves the process unmarked rather than failing.
 func (s *Store) markAlive(f *os.File) error {
 	var b [4]byte
 	for range 8 {
@@ -335,10 +306,9 @@ func (s *Store) markAlive(f *os.File) error {
 	return errors.New("could not pick a liveness token")
 }
 
-// create builds a new database in a temporary file of its own and links
-// it into place, so no reader (and no crash) ever sees a half-built file,
-// and a file that appeared at the path meanwhile is never replaced.
-// Nothing but that temporary file is ever removed.
+// create builds a new database in a temporary file and links it into
+// place, so no reader (or crash) sees a half-built file, and a file that
+// appeared at the path meanwhile is never replaced.
 func (s *Store) create() error {
 	dir, base := filepath.Dir(s.path), filepath.Base(s.path)
 	f, err := os.CreateTemp(dir, "."+base+".nccltune-new-*")
@@ -382,7 +352,6 @@ func (s *Store) create() error {
 	return nil
 }
 
-// syncDir makes a rename inside dir durable.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -393,10 +362,8 @@ func syncDir(dir string) error {
 }
 
 // update runs fn in one read-write transaction on a freshly opened bbolt
-// handle, holding the sidecar lock for just that long, after checking
-// (and if needed migrating) the schema. fn == nil only checks and
-// migrates. fn sees whatever other processes wrote before it: every
-// transaction re-reads what it needs.
+// handle, holding the sidecar lock for just that long, after migrating
+// the schema. fn == nil only migrates.
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -413,13 +380,9 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	return s.transact(fn)
 }
 
-// SkipSync, when set, commits write transactions without bbolt's
-// fdatasync. Only tests set it, in the TestMain of packages that store
-// thousands of simulated launches: a process killed at any moment still
-// loses at most the transaction in flight (the written pages are in the
-// page cache), only a power cut could lose more, and their databases
-// need not outlive the test; the syncs were about a tenth of
-// cmd/nccltune's test time. nccltune never sets it.
+// SkipSync commits write transactions without fdatasync. Only tests set
+// it: a killed process still loses at most the transaction in flight,
+// only a power cut could lose more.
 var SkipSync bool
 
 // transact is update's transaction; the caller holds the sidecar lock.
@@ -449,7 +412,6 @@ func (s *Store) transact(fn func(tx *bolt.Tx) error) (err error) {
 }
 
 // view runs fn in one read-only transaction on a freshly opened handle.
-// A file with no nccltune buckets yet (schema 0) reads as empty.
 func (s *Store) view(fn func(tx *bolt.Tx) error) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -460,8 +422,7 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) (err error) {
 	}
 	// Take the shared lock ourselves first (see sharedLock); bbolt's own
 	// shared lock on its descriptor is then granted at once.
-	var pre *os.File
-	pre, err = s.openFile(s.path, os.O_RDONLY, 0)
+	pre, err := s.openFile(s.path, os.O_RDONLY, 0)
 	if err != nil {
 		return s.openError(err, readerWait)
 	}
@@ -473,7 +434,7 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) (err error) {
 	}
 	defer pre.Close()
 	var db *bolt.DB
-	for attempt := 0; attempt < readerAttempts; attempt++ {
+	for range readerAttempts {
 		db, err = bolt.Open(s.path, 0o600, &bolt.Options{ReadOnly: true, Timeout: readerWait, OpenFile: s.openFile})
 		if err == nil || errors.Is(err, bolterrors.ErrTimeout) || errors.Is(err, fs.ErrNotExist) {
 			break
@@ -496,11 +457,10 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) (err error) {
 }
 
 // sharedLock takes a shared flock on f, waiting up to timeout (then
-// bbolt's ErrTimeout, so the caller reports the file as busy). The wait
-// blocks in the kernel, which wakes it the moment the writer unlocks: a
-// writer adding launches back to back leaves gaps of well under a
-// millisecond, and polling (bbolt polls every 50 ms) kept readers out for
-// seconds. If the wait times out, f is closed once the lock call returns.
+// bbolt's ErrTimeout). The wait blocks in the kernel, which wakes it the
+// moment the writer unlocks: bbolt's 50 ms polling kept readers out for
+// seconds behind a writer adding launches back to back. If the wait
+// times out, f is closed once the lock call returns.
 func sharedLock(f *os.File, timeout time.Duration) error {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil || !errors.Is(err, syscall.EWOULDBLOCK) {
 		return err
@@ -536,7 +496,6 @@ func (s *Store) openExisting(name string, flag int, perm os.FileMode) (*os.File,
 	return f, nil
 }
 
-// openError explains why bbolt could not open the file.
 func (s *Store) openError(err error, waited time.Duration) error {
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
@@ -558,17 +517,14 @@ func (s *Store) openError(err error, waited time.Duration) error {
 }
 
 // survive turns a panic inside bbolt (it asserts on damaged pages) or a
-// fault reading its memory map (a page past the end of a truncated file)
-// into a "damaged" error: a damaged file must not crash nccltune. It is
-// deferred by every function that reads the file, which also sets
-// debug.SetPanicOnFault for its goroutine.
+// fault reading its memory map (with debug.SetPanicOnFault) into a
+// "damaged" error: a damaged file must not crash nccltune.
 func (s *Store) survive(err *error) {
 	if r := recover(); r != nil {
 		*err = s.damaged(fmt.Sprint(r))
 	}
 }
 
-// damaged is the error for a damaged database file.
 func (s *Store) damaged(detail string) error {
 	return &DamagedError{Path: s.path, Detail: detail}
 }
@@ -587,8 +543,7 @@ func (s *Store) checkSize(tx *bolt.Tx) error {
 }
 
 // Check reads every page of the database and reports the first damage
-// found (ErrDamaged), so a listing that reads only a few pages still
-// notices a damaged file.
+// found (ErrDamaged).
 func (s *Store) Check() error {
 	return s.view(func(tx *bolt.Tx) error {
 		var first error

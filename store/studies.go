@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -26,8 +25,7 @@ import (
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // CreateStudy stores a new study, assigning its ID, its Name when empty
-// ("s7-512K-4M" for a search, "s8-sweep", "s9-import"), Created, Updated
-// and Status (running) when empty.
+// (defaultName), Created, Updated and Status (running) when empty.
 func (s *Store) CreateStudy(st *Study) error {
 	if st.Kind == "" {
 		return fmt.Errorf("create study: kind is empty (want %s, %s or %s)", vocab.KindSearch, vocab.KindSweep, vocab.KindImport)
@@ -37,8 +35,10 @@ func (s *Store) CreateStudy(st *Study) error {
 			return err
 		}
 	}
-	if err := checkLabels(st.Labels); err != nil {
-		return err
+	for k, v := range st.Labels {
+		if err := CheckLabel(k, v); err != nil {
+			return err
+		}
 	}
 	c := *st
 	err := s.update(func(tx *bolt.Tx) error {
@@ -88,9 +88,8 @@ func defaultName(id uint64, st *Study) string {
 	suffix := st.Kind
 	switch w := st.Parts(); {
 	case st.Kind == vocab.KindSearch && w.Timed():
-		// A timed workload is its calls, measured at their own sizes: its
-		// name says its ops, never the band around them (s1-8K-2M named a
-		// study that measured 8K, 64K and 2M).
+		// A timed workload is named by its ops, never the band around its
+		// calls' sizes.
 		ops := make([]string, 0, len(w))
 		for _, p := range w {
 			if o := string(p.Op.OrAllReduce()); !slices.Contains(ops, o) {
@@ -114,13 +113,10 @@ const MaxNameLen = 64
 // MaxLabelValueLen is the longest label value (a ticket, a URL).
 const MaxLabelValueLen = 256
 
-// CheckName reports whether name can name a study: the one rule, applied
-// where --name and rename's NEW-NAME are parsed and again by the store.
-// A name is ASCII letters, digits, '-', '_' and '.', starts with a letter
-// or digit (so it never reads as a flag, a hidden file or a path), is at
-// most MaxNameLen long, and is not written like the handles nccltune
-// gives studies ("7", "s7", "s7-512K-4M"), which always mean the study
-// with that ID.
+// CheckName reports whether name can name a study: ASCII letters, digits,
+// '-', '_' and '.', starting with a letter or digit (never a flag, a
+// hidden file or a path), at most MaxNameLen long, and not written like
+// the handles nccltune gives studies ("7", "s7", "s7-512K-4M").
 func CheckName(name string) error {
 	if name == "" {
 		return errors.New("a study name cannot be empty")
@@ -149,11 +145,9 @@ func checkWord(what, w string) error {
 }
 
 // CheckLabel reports whether key=value can label a study: the key is
-// written like a name (without the ID rule), at most MaxNameLen long; the
-// value is any text of at most MaxLabelValueLen bytes that shows as
-// itself: no control characters (a newline would break show's lines, an
-// escape sequence would reach the terminal), line separators or bidi
-// controls (safetext.Shows).
+// written like a name (without the ID rule); the value is one line of
+// text that shows as itself (safetext.Shows): an escape sequence must not
+// reach the terminal.
 func CheckLabel(key, value string) error {
 	switch {
 	case key == "":
@@ -172,8 +166,6 @@ func CheckLabel(key, value string) error {
 		if unicode.IsControl(r) {
 			return fmt.Errorf("label %s=%q: the value holds a control character (%U); labels are one line of text", key, value, r)
 		}
-		// What a printer would escape (safetext's rule) is refused here,
-		// so that a label reads as it was typed wherever it is shown.
 		if !safetext.Shows(r) {
 			return fmt.Errorf("label %s=%q: the value holds %U, which does not show as itself (a line or paragraph separator, a bidi or formatting control); labels are one line of plain text", key, value, r)
 		}
@@ -181,19 +173,8 @@ func CheckLabel(key, value string) error {
 	return nil
 }
 
-// checkLabels checks every label of a study about to be stored.
-func checkLabels(labels map[string]string) error {
-	for k, v := range labels {
-		if err := CheckLabel(k, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// handleID is the study ID a query written like nccltune's own handles
-// stands for: "7", "s7" (bare: nothing but the ID) and "s7-…"; 0 when q
-// is not written so.
+// handleID is the study ID of a handle "7", "s7" (bare) or "s7-…"; 0 when
+// q is none.
 func handleID(q string) (id uint64, bare bool) {
 	num, _, dash := strings.Cut(strings.TrimPrefix(q, "s"), "-")
 	if dash && !strings.HasPrefix(q, "s") {
@@ -219,9 +200,8 @@ func (s *Store) UpdateStudy(st *Study) error {
 		if c.Name != old.Name {
 			return fmt.Errorf("its name %q cannot change (to %q)", old.Name, c.Name)
 		}
-		// Only the process running a study changes it (a --resume of a
-		// study another live nccltune runs is refused here); running
-		// again makes this process its runner.
+		// Only the process running a study changes it; running again
+		// makes this process its runner.
 		var err error
 		if c.Status == vocab.StatusRunning {
 			err = s.claimStudy(tx, c.ID, c.Name)
@@ -248,9 +228,7 @@ func (s *Store) UpdateStudy(st *Study) error {
 	})
 	var busy *StudyBusyError
 	if errors.As(err, &busy) {
-		// It names the study and what to do already; "update study 1"
-		// would only bury that under the store's own vocabulary.
-		return err
+		return err // it names the study and what to do already
 	}
 	if err != nil {
 		return fmt.Errorf("update study %d: %w", c.ID, err)
@@ -259,19 +237,15 @@ func (s *Store) UpdateStudy(st *Study) error {
 	return nil
 }
 
-// Study finds a study by name ("s7-512K-4M"), by ID ("7"), or by the
-// name's "s7" prefix. An unknown study is a *StudyNotFoundError listing
-// the closest names.
+// Study finds a study by name, by ID ("7") or by "s7". An unknown study
+// is a *StudyNotFoundError listing the closest names.
 func (s *Store) Study(nameOrID string) (*Study, error) {
 	var st Study
 	var owners map[uint64]owner
 	err := s.view(func(tx *bolt.Tx) error {
-		id := lookupStudy(tx, nameOrID)
-		if id == 0 {
-			return &StudyNotFoundError{Path: s.path, Query: nameOrID, Closest: closestNames(tx, nameOrID, 3)}
-		}
-		if err := getJSON(tx.Bucket(bucketStudies), itob(id), &st); err != nil {
-			return studyIDError(id, err)
+		id, err := s.findStudy(tx, nameOrID, &st)
+		if err != nil {
+			return err
 		}
 		var sum StudySummary
 		if err := getJSON(tx.Bucket(bucketSummaries), itob(id), &sum); err == nil {
@@ -293,16 +267,27 @@ func (s *Store) Study(nameOrID string) (*Study, error) {
 	return &st, nil
 }
 
+// findStudy reads the study q names (lookupStudy) into st.
+func (s *Store) findStudy(tx *bolt.Tx, q string, st *Study) (uint64, error) {
+	id := lookupStudy(tx, q)
+	if id == 0 {
+		return 0, &StudyNotFoundError{Path: s.path, Query: q, Closest: closestNames(tx, q, 3)}
+	}
+	if err := getJSON(tx.Bucket(bucketStudies), itob(id), st); err != nil {
+		return 0, studyIDError(id, err)
+	}
+	return id, nil
+}
+
 // lookupStudy resolves a name, an ID or "s<ID>"; 0 when unknown.
 func lookupStudy(tx *bolt.Tx, q string) uint64 {
 	names, studies := tx.Bucket(bucketNames), tx.Bucket(bucketStudies)
 	if names == nil || studies == nil {
 		return 0
 	}
-	// IDs win over names that look like them ("s1" is study 1 even where
-	// an older nccltune let another study be named "s1"); a name of the
-	// form s<ID>-… reaches only the study with that ID, or one whose ID is
-	// gone.
+	// IDs win over names that look like them (older nccltunes allowed
+	// such names); a name s<ID>-… reaches only the study with that ID, or
+	// one whose ID is gone.
 	id, bare := handleID(q)
 	idExists := id > 0 && studies.Get(itob(id)) != nil
 	if bare && idExists {
@@ -339,21 +324,16 @@ func closestNames(tx *bolt.Tx, q string, n int) []string {
 		}
 		return nil
 	})
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].d != cands[j].d {
-			return cands[i].d < cands[j].d
-		}
-		return cands[i].name < cands[j].name
-	})
+	slices.SortFunc(cands, func(a, b cand) int { return cmp.Or(cmp.Compare(a.d, b.d), strings.Compare(a.name, b.name)) })
 	var out []string
-	for i := 0; i < len(cands) && i < n; i++ {
-		out = append(out, cands[i].name)
+	for _, c := range cands[:min(n, len(cands))] {
+		out = append(out, c.name)
 	}
 	return out
 }
 
-// Studies lists every study's summary, oldest first. It reads only the
-// summaries bucket, so it stays cheap however many launches are stored.
+// Studies lists every study's summary, oldest first, cheaply: from the
+// summaries bucket only.
 func (s *Store) Studies() ([]StudySummary, error) {
 	var out []StudySummary
 	var owners map[uint64]owner
@@ -373,9 +353,7 @@ func (s *Store) Studies() ([]StudySummary, error) {
 				sum.BaselineEnv = map[string]string{}
 				var st Study
 				if data := tx.Bucket(bucketStudies).Get(k); data != nil && json.Unmarshal(data, &st) == nil {
-					for bk, bv := range st.BaselineEnv {
-						sum.BaselineEnv[bk] = bv
-					}
+					maps.Copy(sum.BaselineEnv, st.BaselineEnv)
 				}
 			}
 			out = append(out, sum)
@@ -388,8 +366,7 @@ func (s *Store) Studies() ([]StudySummary, error) {
 		return err
 	})
 	if err == nil && s.readOnly {
-		// A study recorded as running whose process is gone (killed,
-		// crashed) reads as interrupted.
+		// A running study whose process is gone reads as interrupted.
 		alive := s.ownersAlive(owners)
 		for i := range out {
 			if out[i].Status == vocab.StatusRunning && !alive[out[i].ID] {
@@ -400,9 +377,7 @@ func (s *Store) Studies() ([]StudySummary, error) {
 	return out, err
 }
 
-// staleReason explains a study recorded as running that no nccltune
-// runs: the process died (killed, crashed) or could not write its ending
-// (a full disk). Only a search resumes; the rest are run again.
+// staleReason explains a study recorded as running that no nccltune runs.
 func staleReason(st *Study) string {
 	const why = "the nccltune that ran it stopped without saying so (killed, crashed, or its disk filled up)"
 	switch st.Kind {
@@ -414,7 +389,6 @@ func staleReason(st *Study) string {
 	return why + "; its launches are kept, run the " + st.Kind + " again for a complete one"
 }
 
-// summaryOf is the summary of st without counts.
 func summaryOf(st *Study) StudySummary {
 	sum := StudySummary{
 		ID: st.ID, Name: st.Name, Kind: st.Kind, Band: st.Band, Workload: WorkloadText(st), Collective: st.Collective,

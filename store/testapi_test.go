@@ -28,7 +28,7 @@ func (s *Store) TrialLaunches(trialID uint64) ([]*Launch, error) {
 		launches := tx.Bucket(bucketLaunches)
 		return forPrefix(tx.Bucket(bucketTrialLaunches), itob(trialID), func(k, _ []byte) error {
 			key := pair(studyID, btoi(k[8:]))
-			l, err := decodeLaunch(key, launches.Get(key))
+			l, err := decodeRecord[Launch]("launch", key, launches.Get(key))
 			if err == nil {
 				out = append(out, l)
 			}

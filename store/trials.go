@@ -12,11 +12,9 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// AddTrial stores a new trial of t.StudyID, assigning ID, Number (0 for the
-// study's first trial), Key, Created, Updated, and State (running) when
-// empty. A config the study already has is refused with a
-// *DuplicateTrialError (errors.Is ErrDuplicateTrial) naming the existing
-// trial: TPE repeats itself, and a repeat is another launch of that trial.
+// AddTrial stores a new trial of t.StudyID, assigning ID, Number, Key,
+// times, and State (running) when empty. A config the study already has
+// is a *DuplicateTrialError naming the existing trial.
 func (s *Store) AddTrial(t *Trial) error {
 	c := newTrialRecord(t)
 	err := s.update(func(tx *bolt.Tx) error {
@@ -32,7 +30,6 @@ func (s *Store) AddTrial(t *Trial) error {
 	return nil
 }
 
-// newTrialRecord copies t as AddTrial stores it.
 func newTrialRecord(t *Trial) *Trial {
 	c := *t
 	c.Config = t.Config.Clone()
@@ -41,7 +38,6 @@ func newTrialRecord(t *Trial) *Trial {
 	return &c
 }
 
-// addTrialTx inserts trial c inside tx, filling in its ID, Number and times.
 func addTrialTx(tx *bolt.Tx, c *Trial) error {
 	if tx.Bucket(bucketStudies).Get(itob(c.StudyID)) == nil {
 		return fmt.Errorf("%w: no study with ID %d", ErrNotFound, c.StudyID)
@@ -82,10 +78,7 @@ func trialKeyKey(studyID uint64, key string) []byte {
 }
 
 // UpdateTrials writes trials' State, Reason, Role and ScoreUS in one
-// transaction (a study settles all its trials when it ends: one commit,
-// not hundreds). A trial's study, Number, Config and Created cannot
-// change, and Launches stays the store's count; each trial is refreshed
-// with the stored values.
+// transaction; the rest stays as stored, and each trial is refreshed.
 func (s *Store) UpdateTrials(ts []*Trial) error {
 	out := make([]Trial, len(ts))
 	err := s.update(func(tx *bolt.Tx) error {
@@ -134,7 +127,6 @@ func (s *Store) Trial(id uint64) (*Trial, error) {
 	return t, err
 }
 
-// getTrial finds a trial by its ID alone.
 func getTrial(tx *bolt.Tx, id uint64) (*Trial, error) {
 	studyID := btoi(bucketGet(tx, bucketTrialStudy, itob(id)))
 	if studyID == 0 {
@@ -150,8 +142,7 @@ func getTrial(tx *bolt.Tx, id uint64) (*Trial, error) {
 	return &t, nil
 }
 
-// TrialsAndLaunches is Trials and Launches of one study, which whatever
-// reads a whole study (a report, an export, a resume) needs together.
+// TrialsAndLaunches is Trials and Launches of one study.
 func (s *Store) TrialsAndLaunches(studyID uint64) ([]*Trial, []*Launch, error) {
 	trials, err := s.Trials(studyID)
 	if err != nil {
@@ -163,25 +154,42 @@ func (s *Store) TrialsAndLaunches(studyID uint64) ([]*Trial, []*Launch, error) {
 
 // Trials lists a study's trials by number.
 func (s *Store) Trials(studyID uint64) ([]*Trial, error) {
-	var out []*Trial
+	return studyRecords[Trial](s, bucketTrials, studyID, "trial", "trials")
+}
+
+// studyRecords are the records of a study in bucket, in key order; what
+// and whats name one and several in errors.
+func studyRecords[T any](s *Store, bucket []byte, studyID uint64, what, whats string) ([]*T, error) {
+	var out []*T
 	err := s.view(func(tx *bolt.Tx) error {
-		return forPrefix(tx.Bucket(bucketTrials), itob(studyID), func(k, v []byte) error {
-			var t Trial
-			if err := json.Unmarshal(v, &t); err != nil {
-				return fmt.Errorf("trial %d: damaged record: %w", btoi(k[8:]), err)
+		return forPrefix(tx.Bucket(bucket), itob(studyID), func(k, v []byte) error {
+			x, err := decodeRecord[T](what, k, v)
+			if err == nil {
+				out = append(out, x)
 			}
-			out = append(out, &t)
-			return nil
+			return err
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("trials of study %d: %w", studyID, err)
+		return nil, fmt.Errorf("%s of study %d: %w", whats, studyID, err)
 	}
 	return out, nil
 }
 
-// forPrefix calls fn for each key of b that starts with prefix, in order.
-// A missing bucket (a schema-0 file) has no keys.
+// decodeRecord decodes the record v at key k (a pair of IDs).
+func decodeRecord[T any](what string, k, v []byte) (*T, error) {
+	if v == nil {
+		return nil, fmt.Errorf("%s %d is indexed but missing (damaged database)", what, btoi(k[8:]))
+	}
+	var x T
+	if err := json.Unmarshal(v, &x); err != nil {
+		return nil, fmt.Errorf("%s %d: damaged record: %w", what, btoi(k[8:]), err)
+	}
+	return &x, nil
+}
+
+// forPrefix calls fn for each key of b that starts with prefix, in order
+// (none in a missing bucket).
 func forPrefix(b *bolt.Bucket, prefix []byte, fn func(k, v []byte) error) error {
 	if b == nil {
 		return nil

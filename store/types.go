@@ -14,15 +14,12 @@ import (
 // Study is one search, sweep or import: what was asked, on which fabric,
 // and what was concluded. Trials and launches are stored separately.
 type Study struct {
-	// ID is assigned by CreateStudy.
-	ID uint64 `json:"id"`
-	// Name is short and readable: "s7-512K-4M" for a search over 512K-4M,
-	// "s8-sweep", "s9-import". CreateStudy fills it in when empty.
+	ID uint64 `json:"id"` // assigned by CreateStudy
+	// Name: "s7-512K-4M", "s8-sweep", "s9-import" unless given.
 	Name    string    `json:"name"`
 	Kind    string    `json:"kind"`
 	Created time.Time `json:"created"`
-	// Labels are the user's K=V tags (lane, cluster, ticket), set at
-	// creation with --label.
+	// Labels are the user's --label K=V tags.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Updated is the last write to the study, its trials or its launches.
 	Updated time.Time `json:"updated"`
@@ -35,81 +32,60 @@ type Study struct {
 	// checked for regressions but not scored.
 	Sizes      []int64 `json:"sizes,omitempty"`
 	GuardSizes []int64 `json:"guard_sizes,omitempty"`
-	// Collective is the nccl-tests collective, e.g. "all_reduce" (a
-	// workload of several parts: its first part's).
+	// Collective is the nccl-tests collective (a workload's first part's).
 	Collective string `json:"collective,omitempty"`
-	// Workload is a search's parts when it tuned several (--part): each
-	// op, band and weight. Empty in a one-part study and in databases from
-	// before workloads, which read as the one part of Band and Collective
-	// (Parts).
+	// Workload is a search's parts when it tuned several; empty reads as
+	// the one part of Band and Collective (Parts).
 	Workload []Part `json:"workload,omitempty"`
-	// LoggedChoices are what the process's own NCCL chose at sizes a
-	// timed workload calls, as its log's TUNING lines gave them
-	// (nccl.LoggedChoice's text, OP:BYTES:ALGO:PROTO; --chose). Empty
-	// when not known, as in every study stored before they were kept.
+	// LoggedChoices are what the process's own NCCL chose at the calls'
+	// sizes (nccl.LoggedChoice's text; --chose); empty when not known.
 	LoggedChoices []string `json:"logged_choices,omitempty"`
-	// GuardOps are the collectives outside the workload a search measured
-	// for a recommended candidate (--guard-ops); GuardOpsSkipped the ones
-	// it left out because this build or fabric cannot launch them, each
-	// with why.
+	// GuardOps are the collectives outside the workload measured for a
+	// recommended candidate; GuardOpsSkipped those left out, each with why.
 	GuardOps        []nccl.Op `json:"guard_ops,omitempty"`
 	GuardOpsSkipped []string  `json:"guard_ops_skipped,omitempty"`
-	// TunerCSV is the tuner CSV a verify --tuner-plugin measured, as NCCL
-	// read it: its candidate's NCCL_TUNER_CONFIG_FILE names a temporary
-	// file, gone once verify ended.
+	// TunerCSV is the CSV a verify --tuner-plugin measured: its
+	// NCCL_TUNER_CONFIG_FILE was a temporary file.
 	TunerCSV string `json:"tuner_csv,omitempty"`
 
-	// Space maps each searched knob to its choices, in a stable order
-	// (resume rebuilds goptuna's categorical indices from it).
-	Space map[string][]string `json:"space,omitempty"`
-	// BaseEnv is the lane's fixed environment, held constant.
-	BaseEnv map[string]string `json:"base_env,omitempty"`
-	// BaselineEnv is what a study compared with and started from when it
-	// was not NCCL's defaults: the user's current knob settings
-	// (--baseline-env). Empty means NCCL's defaults.
+	// Space maps each searched knob to its choices (resume rebuilds
+	// goptuna's categorical indices from it).
+	Space   map[string][]string `json:"space,omitempty"`
+	BaseEnv map[string]string   `json:"base_env,omitempty"` // the lane's fixed environment
+	// BaselineEnv is --baseline-env; empty means NCCL's defaults.
 	BaselineEnv map[string]string `json:"baseline_env,omitempty"`
 	Launch      LaunchSettings    `json:"launch"`
 	Platform    Platform          `json:"fabric"`
 
-	// Simulated is true when the simulated fabric produced the launches.
 	Simulated bool   `json:"simulated"`
 	Seed      int64  `json:"seed"`
 	Budget    Budget `json:"budget"`
-	// Search holds a search's sampling and decision settings, which
-	// --resume keeps (nil in studies stored before they were recorded).
+	// Search holds a search's settings that --resume keeps (nil in old
+	// studies).
 	Search *SearchSettings `json:"search,omitempty"`
 
 	Status string `json:"status"`
-	// Reason explains a failed or interrupted status.
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"` // why failed or interrupted
 	// Recommendation is nil until the study has decided.
 	Recommendation *Recommendation `json:"recommendation"`
-	// Refusals are a search's refusals so far while it has not decided,
-	// each stored as the confirmation after it began (Refusal.Restart),
-	// so that the study resumes from there; none once Recommendation
-	// holds them, and none in studies stored before they were kept
-	// (those resume from their first confirmation).
+	// Refusals are a search's refusals while it has not decided, so that
+	// it resumes after the last (Refusal.Restart); none once decided.
 	Refusals []Refusal `json:"refusals_so_far,omitempty"`
-	// Confirming is the design of a search's confirmation under way, as
-	// it was fixed when the confirmation began: a study resumed during
-	// it judges the same looks at the same levels, not a design planned
-	// again from the budget the resume left. nil once the study decided,
-	// and in studies stored before it was kept.
+	// Confirming is the design of the confirmation under way, fixed when
+	// it began: a resumed study judges the same looks at the same levels.
+	// nil once decided.
 	Confirming *ConfirmDesign `json:"confirming,omitempty"`
-	// Plans is what a search did with NCCL's own plan (nil for other
-	// studies and for searches stored before it was recorded).
+	// Plans is what a search did with NCCL's own plan (nil for others).
 	Plans *PlanSummary `json:"plans,omitempty"`
 
-	// Trials and Launches are counted by the store and filled in when a
-	// study is read; values passed to CreateStudy or UpdateStudy are ignored.
+	// Trials and Launches are the store's counts, filled in when read;
+	// CreateStudy and UpdateStudy ignore them.
 	Trials   int `json:"-"`
 	Launches int `json:"-"`
 }
 
-// UnmarshalJSON reads a study as every nccltune stored it: its parts under
-// "workload", or under "workload_calls", the key the release of
-// 2026-12-04 wrote them under by mistake. One rule at load; the study is
-// written back under "workload".
+// UnmarshalJSON also reads parts stored under "workload_calls" (written
+// so by mistake by one release).
 func (s *Study) UnmarshalJSON(data []byte) error {
 	type plain Study // without this method
 	var v struct {
@@ -143,21 +119,17 @@ type LaunchSettings struct {
 	// SimProfile, SimNoise and SimSeed describe the simulated fabric
 	// (SimProfile is empty for a real one).
 	SimProfile string `json:"sim_profile,omitempty"`
-	// Instrument is the benchmark kind ("" or "nccl-tests", "torch");
-	// Prefix the command put in front of it (torchrun, docker exec, a wrapper).
+	// Instrument is "" or "nccl-tests", "torch"; Prefix what runs it
+	// (torchrun, docker exec, a wrapper).
 	Instrument string   `json:"instrument,omitempty"`
 	Prefix     []string `json:"prefix,omitempty"`
 	SimNoise   float64  `json:"sim_noise,omitempty"`
 	SimSeed    int64    `json:"sim_seed,omitempty"`
-	// Run holds the launch flags stored since nccltune began recording
-	// them; it is nil in a study stored before, whose values for these
-	// flags are unknown (resume and verify cannot check them).
+	// Run is nil in old studies, whose flags resume and verify cannot check.
 	Run *RunSettings `json:"run,omitempty"`
 }
 
-// RunSettings are launch flags that change how a real benchmark runs:
-// nccl-tests' iteration counts, the MPI flavour and executable, the torch
-// instrument's script.
+// RunSettings are launch flags that change how a real benchmark runs.
 type RunSettings struct {
 	Iters       int    `json:"iters,omitempty"`
 	Warmup      int    `json:"warmup,omitempty"`
@@ -166,28 +138,22 @@ type RunSettings struct {
 	TorchScript string `json:"torch_script,omitempty"`
 }
 
-// Platform is what a study ran on: NCCL and nccl-tests versions, ranks,
-// nodes, GPU and what carried the data. It is the fingerprint that keeps
-// results from different fabrics apart (stored under "fabric", its name
-// before "fabric" came to mean only the package that diagnoses one).
+// Platform is what a study ran on: the fingerprint that keeps results
+// from different fabrics apart (stored under "fabric").
 type Platform struct {
 	NCCLVersion  string `json:"nccl_version,omitempty"`
 	TestsVersion string `json:"tests_version,omitempty"`
 	Ranks        int    `json:"ranks,omitempty"`
 	Nodes        int    `json:"nodes,omitempty"`
 	GPU          string `json:"gpu,omitempty"`
-	// Transport is what carried data between the ranks, as benchfmt.Facts
-	// has it: the network's name ("IB", "Socket") when the network
-	// carried data between any two ranks, else "P2P", "SHM" or "P2P+SHM".
+	// Transport is benchfmt.Facts': "IB", "Socket", or "P2P", "SHM",
+	// "P2P+SHM" when no network carried data.
 	Transport string   `json:"transport,omitempty"`
 	Hosts     []string `json:"hosts,omitempty"`
-	// GDR is nil when the logs did not say, and when the network carried
-	// no data.
+	// GDR is nil when unknown or no network carried data.
 	GDR *bool `json:"gdr"`
-	// TransportSummary says what carried data between which ranks
-	// (benchfmt.RoutesText); Routes are the same, structured. Both come from
-	// the study's debug (explain) launches: NCCL prints the channel lines
-	// they are read from only with NCCL_DEBUG=INFO.
+	// TransportSummary (benchfmt.RoutesText) and Routes come from the
+	// debug launches (NCCL_DEBUG=INFO).
 	TransportSummary string           `json:"transport_summary,omitempty"`
 	Routes           []benchfmt.Route `json:"routes,omitempty"`
 	// Network is the network NCCL initialised, carrying data or not.
@@ -201,17 +167,12 @@ type SearchSettings struct {
 	ConfirmLaunches int     `json:"confirm_launches,omitempty"`
 	MinEffect       float64 `json:"min_effect"`
 	Alpha           float64 `json:"alpha,omitempty"`
-	// AllowDisabled: the study may try protocols and algorithms NCCL's
-	// defaults disabled (--allow-disabled-protocols).
-	AllowDisabled bool `json:"allow_disabled,omitempty"`
-	// GuardLaunches are the launches per arm of each guarded op;
-	// ScopeLists says the study wrote a winning NCCL_ALGO/NCCL_PROTO in
-	// NCCL's per-function form for the workload's ops.
+	AllowDisabled   bool    `json:"allow_disabled,omitempty"` // --allow-disabled-protocols
+	// GuardLaunches are per arm of each guarded op; ScopeLists: winning
+	// lists are written in NCCL's per-function form.
 	GuardLaunches int  `json:"guard_launches,omitempty"`
 	ScopeLists    bool `json:"scope_lists,omitempty"`
-	// BatchSize is --batch, the configs per batch launch of exploration;
-	// 0, as in studies stored before batches, launches each on its own.
-	BatchSize int `json:"batch_size,omitempty"`
+	BatchSize     int  `json:"batch_size,omitempty"` // --batch, configs per batch; 0: none
 }
 
 // Part is one part of a stored workload: nccl.Part as the store keeps it.
@@ -221,20 +182,16 @@ type Part struct {
 	BandMin int64   `json:"band_min"`
 	BandMax int64   `json:"band_max"`
 	Weight  float64 `json:"weight"`
-	// Calls and Logged are a timed part's (nccl.ParseCall): calls per step
-	// at the sizes the process called; absent for a --part part.
-	Calls  float64 `json:"calls,omitempty"`
-	Logged []int64 `json:"logged_bytes,omitempty"`
-	// LoggedCalls are the calls at each of Logged: the workload as the
-	// process called it, even where two sizes share a power of two.
+	// Calls, Logged and LoggedCalls are a timed part's (nccl.ParseCall):
+	// calls per step, the sizes the process called and the calls at each
+	// (two sizes may share a power of two); absent for a --part part.
+	Calls       float64   `json:"calls,omitempty"`
+	Logged      []int64   `json:"logged_bytes,omitempty"`
 	LoggedCalls []float64 `json:"logged_calls,omitempty"`
 }
 
-// WorkloadText is the one description of what a study of a timed
-// workload measured, for show, history and the study's summary: its
-// calls per op and size ("all_reduce 10240×760, 2048000×80; all_gather
-// 1048576×13", nccl.Workload.CallsText), never the band around them; ""
-// for a study whose workload is bands.
+// WorkloadText is a timed workload's calls (nccl.Workload.CallsText), ""
+// for a study of bands.
 func WorkloadText(s *Study) string {
 	if w := s.Parts(); w.Timed() {
 		return w.CallsText()
@@ -242,8 +199,7 @@ func WorkloadText(s *Study) string {
 	return ""
 }
 
-// Chose are the study's LoggedChoices as read; one that does not read
-// (none that nccltune stored) is left out.
+// Chose are the study's LoggedChoices that parse.
 func (s *Study) Chose() []nccl.LoggedChoice {
 	var out []nccl.LoggedChoice
 	for _, t := range s.LoggedChoices {
@@ -255,15 +211,12 @@ func (s *Study) Chose() []nccl.LoggedChoice {
 }
 
 // TakenOut are the study's chose: entries at an (op, size) its workload
-// does not call: calls the user took out of the study (one made once, at
-// start-up), which it neither weighs nor guards and whose NCCL choice a
-// tuner CSV keeps.
+// does not call: calls the user took out, whose NCCL choice a tuner CSV
+// keeps.
 func (s *Study) TakenOut() []nccl.LoggedChoice {
 	parts := s.Parts()
 	if !slices.ContainsFunc(parts, func(p nccl.Part) bool { return len(p.Logged) > 0 }) {
-		// A study stored before parts kept their logged sizes: which call
-		// its chose: entries belong to is unknown, so none is said out.
-		return nil
+		return nil // old study: which call an entry belongs to is unknown
 	}
 	var out []nccl.LoggedChoice
 	for _, ch := range s.Chose() {
@@ -280,9 +233,8 @@ func PartOf(p nccl.Part) Part {
 		Calls: p.Calls, Logged: p.Logged, LoggedCalls: p.LoggedCalls}
 }
 
-// Parts are the study's workload: its stored parts, or for a one-part
-// study (and every study stored before workloads) the one part of its
-// band and collective with weight 1.
+// Parts are the study's workload: its stored parts, or the one part of
+// its band and collective with weight 1.
 func (s *Study) Parts() nccl.Workload {
 	if len(s.Workload) == 0 {
 		return nccl.Workload{{Op: s.Op(), Band: nccl.Band{Min: s.BandMin, Max: s.BandMax}, Weight: 1}}
@@ -295,29 +247,24 @@ func (s *Study) Parts() nccl.Workload {
 	return out
 }
 
-// PlanSummary is what a search did with NCCL's own plan: how many configs
-// its space had, how many it explored and how many distinct plans they
-// ran, and the configs it merged (per rule) or refused.
+// PlanSummary is what a search did with NCCL's own plan.
 type PlanSummary struct {
-	// Read is true when NCCL's plan was read from a debug launch of the
-	// defaults; Note says why not, and that configs were then not merged.
+	// Read: NCCL's plan was read from a debug launch; Note says why not
+	// (then no config was merged).
 	Read            bool   `json:"read"`
 	Note            string `json:"note,omitempty"`
 	SpaceConfigs    int    `json:"space_configs"`
 	ConfigsExplored int    `json:"configs_explored"`
 	PlansExplored   int    `json:"plans_explored"`
-	// Merged counts, per rule, the proposed configs NCCL provably runs
-	// like a config already tried (not launched as new trials).
+	// Merged counts, per rule, configs NCCL provably runs like one tried.
 	Merged        []MergeCount `json:"merged"`
 	MergedConfigs int          `json:"merged_configs"`
-	// Refused counts configs never launched because they switch on a
-	// protocol or algorithm NCCL's defaults disabled.
+	// Refused counts configs that switch on what NCCL's defaults disabled.
 	Refused int `json:"refused"`
 	// WrongResults: per protocol or algorithm that gave wrong results, why
 	// no later config allowing it was launched.
 	WrongResults []string `json:"wrong_results,omitempty"`
-	// Checks counts the debug launches spent settling uncertain rules.
-	Checks int `json:"plan_checks"`
+	Checks       int      `json:"plan_checks"` // debug launches settling rules
 }
 
 // MergeCount is how many configs one rule merged.
@@ -333,62 +280,49 @@ type Budget struct {
 	Time     time.Duration `json:"time,omitempty"`
 }
 
-// Recommendation is a study's conclusion. An empty Env with Significant
-// false means "keep NCCL's defaults". The JSON fields follow DESIGN.md's
-// `search` contract.
+// Recommendation is a study's conclusion (DESIGN.md's `search` contract).
+// An empty Env with Significant false means "keep NCCL's defaults".
 type Recommendation struct {
 	Env       map[string]string `json:"env"`
 	Speedup   float64           `json:"speedup"`
 	SpeedupCI [2]float64        `json:"speedup_ci"`
-	// CILevel is the confidence SpeedupCI was taken at: 1 − the level of
-	// the sequential look that decided (0.9926), not always 0.95; 0 in a
-	// study stored before it was recorded (CILevel.Label).
+	// CILevel is 1 − the level of the sequential look that decided, not
+	// always 0.95; 0 in old studies (CILevel.Label).
 	CILevel     CILevel `json:"ci_level,omitempty"`
 	Significant bool    `json:"significant"`
-	// PValue is the confirmation test's p-value; meaningful only when
-	// BaselineLaunches and CandidateLaunches are both positive (the CLI
-	// prints null otherwise: no test ran).
+	// PValue is meaningful only when both arms' launches are positive.
 	PValue float64 `json:"p_value"`
 	Reason string  `json:"reason"`
-	// Ending names why the study ended as it did (vocab.Ending* or the
-	// confirmation's verdict, e.g. "recommended", "not-significant",
-	// "futile", "guard-regression", "no-candidate").
-	Ending string `json:"ending,omitempty"`
-	// MinEffect is the smallest gain that counts (0.03 = 3 %).
-	MinEffect       float64 `json:"min_effect,omitempty"`
+	// Ending names why the study ended (vocab.Ending* or the verdict).
+	Ending          string  `json:"ending,omitempty"`
+	MinEffect       float64 `json:"min_effect,omitempty"` // the smallest gain that counts (0.03 = 3 %)
 	BaselineScoreUS float64 `json:"baseline_score_us"`
 	ScoreUS         float64 `json:"score_us"`
-	// TrialID is the recommended trial (0 when keeping the defaults).
-	TrialID uint64 `json:"trial_id,omitempty"`
-	// CandidateTrialID is the trial that was confirmed against the
-	// baseline, recommended or not (0 when none was).
+	// TrialID is the recommended trial (0 when keeping the baseline);
+	// CandidateTrialID the confirmed one, recommended or not (0: none).
+	TrialID          uint64 `json:"trial_id,omitempty"`
 	CandidateTrialID uint64 `json:"candidate_trial_id,omitempty"`
-	// BaselineLaunches and CandidateLaunches count the confirmation launches.
+	// BaselineLaunches and CandidateLaunches count the confirmation's.
 	BaselineLaunches  int              `json:"baseline_launches,omitempty"`
 	CandidateLaunches int              `json:"candidate_launches,omitempty"`
 	PerSize           []SizeComparison `json:"per_size"`
-	// Dropped are the confirmed candidate's knobs left out of Env because
-	// NCCL runs the same plan without them, each with its reason.
-	Dropped []nccl.Drop `json:"dropped"`
-	// Guards compares the guard sizes (regression checks outside the band).
-	Guards []SizeComparison `json:"guards,omitempty"`
-	// Parts are the confirmation part by part, for a workload of several
-	// parts (nil for one part, whose comparison is the fields above).
+	// Dropped are knobs left out of Env because NCCL runs the same plan
+	// without them.
+	Dropped []nccl.Drop      `json:"dropped"`
+	Guards  []SizeComparison `json:"guards,omitempty"` // the guard sizes, outside the band
+	// Parts are a workload's confirmation part by part (nil for one part).
 	Parts []PartComparison `json:"parts,omitempty"`
-	// OpGuards are the collectives outside the workload measured for the
-	// confirmed candidate, interleaved with the baseline (nil when none
-	// were: no guarded ops, or the confirmation kept the baseline).
+	// OpGuards are the guarded ops measured for the confirmed candidate
+	// (nil when none were).
 	OpGuards []OpGuard `json:"op_guards,omitempty"`
-	// Scoped are the knobs Env writes in NCCL's per-function form for the
-	// workload's ops (NCCL_ALGO, NCCL_PROTO; NCCL 2.24+).
+	// Scoped are the knobs Env writes in NCCL's per-function form
+	// (NCCL_ALGO, NCCL_PROTO; NCCL 2.24+).
 	Scoped []string `json:"scoped,omitempty"`
-	// ScopedFromTrialID is the trial whose lists Scoped rewrote (0 when
-	// none): it runs the workload's ops as the recommendation does, so its
-	// debug log stands for the recommended trial's where that has none.
+	// ScopedFromTrialID is the trial whose lists Scoped rewrote (0: none):
+	// its debug log stands for the recommended trial's where that has none.
 	ScopedFromTrialID uint64 `json:"scoped_from_trial_id,omitempty"`
-	// Refusals are the candidates confirmed and refused before the one
-	// above, in order, each with why: a refusal does not end a study
-	// while its budget can confirm another candidate.
+	// Refusals are the candidates confirmed and refused before, in order:
+	// a refusal does not end a study whose budget can confirm another.
 	Refusals []Refusal `json:"refusals,omitempty"`
 }
 
@@ -396,36 +330,25 @@ type Recommendation struct {
 type Refusal struct {
 	TrialID uint64            `json:"trial_id"`
 	Env     map[string]string `json:"env"`
-	// Ending is why (vocab.EndingGuard, vocab.EndingOpRegression, …),
-	// Reason the study's sentence.
-	Ending string `json:"ending"`
-	Reason string `json:"reason"`
-	// Speedup and SpeedupCI are its confirmation's, over what the study
-	// scores (1 and no interval, [0, 0], when it failed before a look;
-	// records stored before 2026-12-05 13:00 have [1, 1] there).
+	Ending  string            `json:"ending"` // why: vocab.EndingGuard, …
+	Reason  string            `json:"reason"`
+	// Speedup and SpeedupCI are its confirmation's: 1 and [0, 0] (no
+	// interval) when it failed before a look; some old records have [1, 1].
 	Speedup   float64    `json:"speedup"`
 	SpeedupCI [2]float64 `json:"speedup_ci"`
-	// CILevel is the confidence SpeedupCI was taken at (Recommendation's).
-	CILevel CILevel `json:"ci_level,omitempty"`
-	// ScopedFromTrialID is the trial whose lists the refused candidate's
-	// rewrote (Recommendation.ScopedFromTrialID), refused with it; 0 when
-	// none.
+	CILevel   CILevel    `json:"ci_level,omitempty"`
+	// ScopedFromTrialID is Recommendation's, refused with it; 0 when none.
 	ScopedFromTrialID uint64 `json:"scoped_from_trial_id,omitempty"`
-	// SlowerAt are the (op, size) sites where it was refused: a resumed
-	// study ranks a candidate exploration measured slower there after the
-	// others, as the study did before the interruption.
+	// SlowerAt are where it was refused: a resumed study ranks candidates
+	// slower there last, as before the interruption.
 	SlowerAt []Site `json:"slower_at,omitempty"`
-	// Restart is where the confirmation after this refusal began; nil
-	// when none followed it.
+	// Restart is where the confirmation after it began; nil when none.
 	Restart *Restart `json:"restart,omitempty"`
 }
 
-// ConfirmDesign is the design a confirmation began with
-// (search.Planned): its candidate's env (a candidate first launched by
-// the confirmation has no id yet when it begins), the launch it began
-// at, and the launches per arm at its first and its last look
-// (model.PlanConfirm plans the looks between and their levels from
-// them).
+// ConfirmDesign is the design a confirmation began with (search.Planned):
+// its candidate's env (a new candidate has no id yet), its first launch,
+// and the launches per arm at its first and last look.
 type ConfirmDesign struct {
 	Env           map[string]string `json:"env"`
 	Seq           int               `json:"seq"`
@@ -439,17 +362,13 @@ type Site struct {
 	Bytes int64   `json:"bytes"`
 }
 
-// Restart is where the confirmation after a refusal began, as a study
-// resumed during it needs it (search.Restart).
+// Restart is where the confirmation after a refusal began (search.Restart).
 type Restart struct {
-	// Seq is the launch it began at (Launch.Seq).
-	Seq int `json:"seq"`
-	// NextEnv is the refused list's per-function form it confirmed in
-	// place of the ranking's next candidate; empty for the ranking's.
-	NextEnv map[string]string `json:"next_env,omitempty"`
-	// ExploreStopped is why exploration had ended ("budget", "time",
-	// "space").
-	ExploreStopped string `json:"explore_stopped,omitempty"`
+	Seq int `json:"seq"` // the launch it began at (Launch.Seq)
+	// NextEnv is the refused list's per-function form confirmed in place
+	// of the ranking's next candidate; empty for the ranking's.
+	NextEnv        map[string]string `json:"next_env,omitempty"`
+	ExploreStopped string            `json:"explore_stopped,omitempty"` // "budget", "time", "space"
 	// ExactDone: a candidate's calls had been shown to stand at their own
 	// sizes, and their launches were no longer held back.
 	ExactDone bool `json:"exact_done,omitempty"`
@@ -460,33 +379,27 @@ type Restart struct {
 type PartComparison struct {
 	Op   nccl.Op `json:"op"`
 	Band string  `json:"band"`
-	// Calls, Logged and LoggedCalls are a timed part's calls as the user
-	// gave them (Part's), so that it is named by them (Name), not by the
-	// power of two it is measured at; absent for a band part, and in a
-	// study stored before they were kept.
+	// Calls, Logged and LoggedCalls are a timed part's calls (Part's),
+	// which name it (Name); absent for a band part.
 	Calls       float64   `json:"calls,omitempty"`
 	Logged      []int64   `json:"logged_bytes,omitempty"`
 	LoggedCalls []float64 `json:"logged_calls,omitempty"`
 	// Weight is the part's normalised weight in the study's objective.
-	Weight    float64    `json:"weight"`
-	Speedup   float64    `json:"speedup"`
-	SpeedupCI [2]float64 `json:"speedup_ci"`
-	// CILevel is the confidence SpeedupCI was taken at (the part's own
-	// comparison); 0 in a study stored before it was recorded.
-	CILevel     CILevel `json:"ci_level,omitempty"`
-	Significant bool    `json:"significant"`
+	Weight      float64    `json:"weight"`
+	Speedup     float64    `json:"speedup"`
+	SpeedupCI   [2]float64 `json:"speedup_ci"`
+	CILevel     CILevel    `json:"ci_level,omitempty"` // 0 in old studies
+	Significant bool       `json:"significant"`
 	// Slower: significantly slower by more than the minimum effect;
 	// Refused: this part refused the recommendation (op-regression).
 	Slower  bool `json:"slower"`
 	Refused bool `json:"refused"`
-	// NotShownSafe: a timed workload's call refused the recommendation
-	// because it was not shown safe (its upper bound over the margin),
-	// not because it was shown slower; without Refused, another call not
-	// shown safe beside the one that refused.
+	// NotShownSafe: a call was not shown safe (its upper bound over the
+	// margin) rather than shown slower; without Refused, another call
+	// not shown safe beside the one that refused.
 	NotShownSafe bool `json:"not_shown_safe,omitempty"`
-	// RefusedAt is the size the process calls, off the power of two the
-	// part is measured at, where the candidate was judged and refused; 0
-	// when the part's own comparison (Speedup, SpeedupCI) refused it.
+	// RefusedAt is the size called, off the power of two measured, where
+	// the candidate was refused; 0 when the part's own comparison did.
 	RefusedAt       int64            `json:"refused_at_bytes,omitempty"`
 	PValue          float64          `json:"p_value"`
 	BaselineScoreUS float64          `json:"baseline_score_us"`
@@ -494,11 +407,8 @@ type PartComparison struct {
 	PerSize         []SizeComparison `json:"per_size"`
 }
 
-// Sizes are what p measured in the words the user gave them: a timed
-// part's calls at their own sizes as logged, "10240×760"
-// (nccl.Part.CallsText, the words show and history say a timed workload
-// in); a band part's band, "512K-4M" (and a timed part's stored before
-// its calls were kept).
+// Sizes are what p measured in the user's words: a timed part's calls,
+// "10240×760" (nccl.Part.CallsText), else its band, "512K-4M".
 func (p PartComparison) Sizes() string {
 	if p.Calls > 0 && len(p.Logged) > 0 {
 		return nccl.Part{Op: p.Op, Calls: p.Calls, Logged: p.Logged, LoggedCalls: p.LoggedCalls}.CallsText()
@@ -506,9 +416,8 @@ func (p PartComparison) Sizes() string {
 	return p.Band
 }
 
-// Name is p's op and Sizes: "all_reduce 10240×760", "all_gather 1M-8M".
-// Every per-part line (show's parts table, the exports' per-collective
-// lines, the report, RefusedBy) names a part so.
+// Name is p's op and Sizes, "all_reduce 10240×760": how every line names
+// a part.
 func (p PartComparison) Name() string { return string(p.Op) + " " + p.Sizes() }
 
 // OpGuard is what the guard measured of one collective outside the
@@ -516,17 +425,13 @@ func (p PartComparison) Name() string { return string(p.Op) + " " + p.Sizes() }
 type OpGuard struct {
 	Op    nccl.Op `json:"op"`
 	Sizes []int64 `json:"sizes"`
-	// Speedup is the baseline's score ÷ the candidate's over Sizes, with
-	// its interval (below 1: the candidate is slower); NaN (null) where
-	// no launch measured it.
+	// Speedup is the baseline's score ÷ the candidate's over Sizes (below
+	// 1: slower); NaN (null) where no launch measured it.
 	Speedup   JSONFloat    `json:"speedup"`
 	SpeedupCI [2]JSONFloat `json:"speedup_ci"`
-	// CILevel is the confidence SpeedupCI was taken at (1 − alpha); 0 in
-	// a study stored before it was recorded.
-	CILevel CILevel `json:"ci_level,omitempty"`
+	CILevel   CILevel      `json:"ci_level,omitempty"` // 1 − alpha
 	// Slower: at some size significantly slower (Holm across every guarded
-	// op and size) by more than the minimum effect; Refused: this op
-	// refused the recommendation.
+	// op and size) by more than the minimum effect.
 	Slower  bool `json:"slower"`
 	Refused bool `json:"refused"`
 	// Worst is the size that decided (the slowest significant one, or
@@ -556,13 +461,9 @@ type GuardSize struct {
 }
 
 // SizeComparison is one message size of a baseline-versus-candidate
-// comparison: the one per-size row, which the study stores, search, show,
-// the report's table and compare A B print. Medians with their confidence
-// intervals (NaN, null, where the launches are too few for one), the
-// speedup (baseline ÷ candidate) with its rank interval over this size
-// alone, the two-sided test and the launches of each arm that measured
-// the size. A row stored before the launches were (zero) holds the median
-// in place of a missing interval and no speedup interval (NaN).
+// comparison: the one per-size row every table prints. Intervals are NaN
+// (null) where the launches are too few; the speedup (baseline ÷
+// candidate) has its rank interval over this size alone.
 type SizeComparison struct {
 	Bytes             int64   `json:"bytes"`
 	BaselineUS        float64 `json:"baseline_us"`
@@ -579,15 +480,12 @@ type SizeComparison struct {
 	BaselineLaunches  int     `json:"baseline_launches,omitempty"`
 	CandidateLaunches int     `json:"candidate_launches,omitempty"`
 	// Op is the collective of a workload's row ("" in a one-part study).
-	Op nccl.Op `json:"op,omitempty"`
-	// CILevel is the confidence of the row's three intervals (the
-	// study's, 0.95); 0 in a row stored before it was recorded.
-	CILevel CILevel `json:"ci_level,omitempty"`
+	Op      nccl.Op `json:"op,omitempty"`
+	CILevel CILevel `json:"ci_level,omitempty"` // of the three intervals; 0 in old rows
 }
 
 // Change is the candidate's time relative to the baseline's (-0.25 = 25 %
-// less time), from the row's speedup: the one rule every table that says
-// a change uses; the bus bandwidth changes by 1/(1+Change)−1.
+// less time): the one rule every table uses.
 func (c SizeComparison) Change() float64 { return 1/c.Speedup - 1 }
 
 // Trial is one config of a study. A config is measured by one or more
@@ -603,18 +501,15 @@ type Trial struct {
 	State  vocab.TrialState `json:"state"`
 	Reason string           `json:"reason,omitempty"`
 	Role   string           `json:"role,omitempty"`
-	// Launches is counted by AddLaunch. ScoreUS is the band score (µs) of
-	// the latest scored launch, unless the caller sets it with a
-	// TrialUpdate.
+	// Launches is counted by AddLaunch; ScoreUS (µs) is the latest scored
+	// launch's, unless a TrialUpdate set it.
 	Launches int       `json:"launches"`
 	ScoreUS  float64   `json:"score_us,omitempty"`
 	Created  time.Time `json:"created"`
 	Updated  time.Time `json:"updated"`
 }
 
-// Launch is one run of the benchmark for one trial: what was launched and
-// what it measured. What a launch changes about its trial is written by
-// the store call that adds it (AddLaunchUpdatingTrial, AddTrialWithLaunch).
+// Launch is one run of the benchmark for one trial.
 type Launch struct {
 	ID      uint64 `json:"id"`
 	StudyID uint64 `json:"study_id"`
@@ -622,8 +517,7 @@ type Launch struct {
 	// Seq orders launches within the study, from 0; AddLaunch assigns it.
 	Seq   int    `json:"seq"`
 	Phase string `json:"phase"`
-	// Op is the collective the launch measured; "" in databases from
-	// before ops were recorded, all all-reduce (Op.OrAllReduce()).
+	// Op is "" in old databases, all all-reduce (Op.OrAllReduce()).
 	Op nccl.Op `json:"op,omitempty"`
 
 	Start    time.Time        `json:"start"`
@@ -636,22 +530,17 @@ type Launch struct {
 	Env       []string `json:"env,omitempty"`
 	Simulated bool     `json:"simulated"`
 	// Scored is false for launches kept but not counted (the warm-up).
-	Scored bool `json:"scored"`
-	// ScoreUS is this launch's band score in µs (0 when not scored).
-	ScoreUS float64 `json:"score_us,omitempty"`
-	// Source names where the launch came from when it was imported.
+	Scored  bool    `json:"scored"`
+	ScoreUS float64 `json:"score_us,omitempty"` // band score, µs; 0 when not scored
+	// Source is an imported launch's file.
 	Source string          `json:"source,omitempty"`
 	Sizes  []benchfmt.Size `json:"sizes"`
 	Facts  *benchfmt.Facts `json:"facts,omitempty"`
-	// Batch is set for one config's share of a batch launch; absent in
-	// databases from before batches, whose launches were all their own.
+	// Batch is set for one config's share of a batch launch.
 	Batch *benchfmt.BatchMember `json:"batch,omitempty"`
-	// MinBytes and MaxBytes are the sizes the launch was asked to sweep
-	// (nccl-tests -b, -e), and Debug says it printed NCCL's debug log (a
-	// read of NCCL's plan, its times no measurement): what a resumed study
-	// needs of its launches at the calls' own sizes (phase exact), which
-	// share one phase and differ by these. Absent in databases from before
-	// they were kept.
+	// MinBytes and MaxBytes are the sweep asked (-b, -e), and Debug says
+	// it printed NCCL's debug log: what tells apart a resumed study's
+	// launches of phase exact.
 	MinBytes int64 `json:"min_bytes,omitempty"`
 	MaxBytes int64 `json:"max_bytes,omitempty"`
 	Debug    bool  `json:"debug,omitempty"`
@@ -667,13 +556,11 @@ type Raw struct {
 
 // StudySummary is the cheap view of a study that history lists.
 type StudySummary struct {
-	ID   uint64 `json:"id"`
-	Name string `json:"name"`
-	Kind string `json:"kind"`
-	Band string `json:"band"`
-	// Workload is a timed workload's calls (WorkloadText), what history
-	// says instead of the band around them; "" for other studies.
-	Workload   string            `json:"workload_calls,omitempty"`
+	ID         uint64            `json:"id"`
+	Name       string            `json:"name"`
+	Kind       string            `json:"kind"`
+	Band       string            `json:"band"`
+	Workload   string            `json:"workload_calls,omitempty"` // WorkloadText
 	Collective string            `json:"collective,omitempty"`
 	Simulated  bool              `json:"simulated"`
 	SimProfile string            `json:"sim_profile,omitempty"`
@@ -683,15 +570,10 @@ type StudySummary struct {
 	Updated    time.Time         `json:"updated"`
 	Trials     int               `json:"trials"`
 	Launches   int               `json:"launches"`
-	// BatchSize is a search's SearchSettings.BatchSize: it explored in
-	// batch launches of this many configs (0: none).
-	BatchSize int `json:"batch_size,omitempty"`
-	// Recommendation is the study's conclusion without per-size detail;
-	// nil until decided.
+	BatchSize  int               `json:"batch_size,omitempty"` // SearchSettings.BatchSize
+	// Recommendation is nil until decided.
 	Recommendation *RecommendationSummary `json:"recommendation"`
-	// BaselineEnv is what the study compared with (--baseline-env), {}
-	// for NCCL's defaults: "keep" means keep it. Summaries written before
-	// it was recorded read it from their study (Studies).
+	// BaselineEnv is {} for NCCL's defaults.
 	BaselineEnv map[string]string `json:"baseline_env"`
 }
 
@@ -702,17 +584,11 @@ type RecommendationSummary struct {
 	SpeedupCI   [2]float64        `json:"speedup_ci"`
 	CILevel     CILevel           `json:"ci_level,omitempty"`
 	Significant bool              `json:"significant"`
-	// Refused is Recommendation.RefusedBy: what refused the confirmed
-	// candidate, so history says it as show does. Summaries written
-	// before it was recorded say "" for every study.
-	Refused string `json:"refused,omitempty"`
-	// RefusedHow is how it refused (RefusedSlower, RefusedFails,
-	// RefusedNotShownSafe).
+	// Refused and RefusedHow are Recommendation.RefusedBy's, Ending its
+	// Ending: so history says them as show does.
+	Refused    string `json:"refused,omitempty"`
 	RefusedHow string `json:"refused_how,omitempty"`
-	// Ending is Recommendation.Ending, so history says why a study kept
-	// its baseline as show does; "" in summaries written before it was
-	// recorded.
-	Ending string `json:"ending,omitempty"`
+	Ending     string `json:"ending,omitempty"`
 }
 
 // Summary is r's headline, as the study's summary (history) keeps it.
@@ -722,10 +598,8 @@ func (r *Recommendation) Summary() RecommendationSummary {
 }
 
 // RefusedBy names the part or guarded op that refused the confirmed
-// candidate ("broadcast at 1M", "its part alltoall 512K-8M", "its call
-// broadcast 1M", "alltoall fail (the candidate failed)"), and how it
-// refused (RefusedSlower, RefusedFails, RefusedNotShownSafe); "" when none
-// did. The words around them are stored.Conclusion.Headline's.
+// candidate ("broadcast at 1M", "its part alltoall 512K-8M") and how
+// (RefusedSlower, …); "" when none did.
 func (r *Recommendation) RefusedBy() (what, how string) {
 	for _, p := range r.Parts {
 		if !p.Refused {

@@ -1,11 +1,8 @@
 // Package launchstats reads stored launches as the statistics read them:
 // a study's statistics as model's options (OptionsOf), a launch as the
 // search reads it back (SearchLaunch), and the launch-level data figures
-// and tables draw (Figures, which implements stored.LaunchStats: curves'
-// medians and intervals, per-size and band comparisons, the caveats on an
-// arm, the search's rounds, two studies compared). The commands hand
-// Figures to the report, so that the printers import no statistics
-// routine; studyrun resumes and verifies with OptionsOf.
+// and tables draw (Figures, stored.LaunchStats), so that the printers
+// import no statistics routine.
 package launchstats
 
 import (
@@ -30,17 +27,14 @@ import (
 type Figures struct{}
 
 // OptionsOf are the statistics a stored study decided with
-// (stored.StatsOf) as model's options: resume continues with them, verify
-// re-decides with them and the report marks sizes with them.
+// (stored.StatsOf) as model's options.
 func OptionsOf(st *store.Study) model.Options {
 	s, opt := stored.StatsOf(st), model.DefaultOptions()
 	opt.Alpha, opt.Confidence, opt.MinEffect = s.Alpha, s.Confidence, s.MinEffect
 	return opt
 }
 
-// modelLaunches are stored launches in the model's form, each by
-// model.LaunchOf (per size the per-iteration samples, or nccl-tests'
-// summary time when the output had none; -N cycles pooled).
+// modelLaunches are stored launches in the model's form (model.LaunchOf).
 func modelLaunches(ls []*store.Launch) []model.Launch {
 	out := make([]model.Launch, 0, len(ls))
 	for _, l := range ls {
@@ -50,11 +44,9 @@ func modelLaunches(ls []*store.Launch) []model.Launch {
 }
 
 // CurveTimes summarises a trial's launches size by size for a curve, one
-// size at a time as a comparison does (a launch that missed another size
-// still counts at this one), at the study's statistics (StatsOf). minMax
-// is true when the launches are too few for a confidence interval; a
-// size's interval is then, as where its own is missing, the smallest and
-// largest launch median.
+// size at a time as a comparison does. minMax is true when the launches
+// are too few for a confidence interval; a size's interval is then, as
+// where its own is missing, the smallest and largest launch median.
 func (Figures) CurveTimes(st *store.Study, ls []*store.Launch) (sizes []stored.SizeTimes, minMax bool) {
 	opt := OptionsOf(st)
 	minMax = len(ls) < model.MinLaunchesForInterval(opt)
@@ -92,9 +84,8 @@ func launchRange(ls []model.Launch, b int64) (lo, hi float64) {
 }
 
 // BusBWFactor is busbw ÷ algbw for this study's collective: nccl-tests'
-// own ratio read from the stored rows (it depends on the collective and
-// the number of ranks only), else nccl-tests' factor for the study's op
-// over the fabric's ranks, else 1 (algbw).
+// own ratio read from the stored rows, else its factor for the study's op
+// over the fabric's ranks, else 1.
 func (Figures) BusBWFactor(s *stored.Study) float64 {
 	var fs []float64
 	for _, l := range s.Launches {
@@ -105,9 +96,7 @@ func (Figures) BusBWFactor(s *stored.Study) float64 {
 		}
 	}
 	if len(fs) > 0 {
-		// algbw and busbw are printed with two decimals, so one row's ratio
-		// is rough; the median over many rows is not.
-		return model.Median(fs)
+		return model.Median(fs) // one row's two-decimal ratio is rough
 	}
 	if n := s.Study.Platform.Ranks; n > 1 {
 		if op, err := nccl.ParseOp(s.Study.Collective); err == nil || s.Study.Collective == "" {
@@ -117,11 +106,8 @@ func (Figures) BusBWFactor(s *stored.Study) float64 {
 	return 1
 }
 
-// LaunchScore is a launch's band score as the study stored it: each
-// launch is scored once, as it is measured (search.Measure), over the
-// sizes its op scores. Imported launches are stored without one (import
-// does not score); theirs is computed from their sizes over the study's.
-// NaN for a launch with no score.
+// LaunchScore is a launch's band score as the study stored it; an
+// imported launch's is computed over sizes. NaN for a launch with none.
 func (Figures) LaunchScore(l *store.Launch, sizes []int64) float64 {
 	if l.Scored && l.ScoreUS > 0 {
 		return l.ScoreUS
@@ -136,9 +122,9 @@ func (Figures) LaunchScore(l *store.Launch, sizes []int64) float64 {
 	return sc
 }
 
-// MedianWithInterval is the median of xs with the model's order-statistic
-// interval at the study's confidence (from model.MinLaunchesForInterval
-// values), else the min–max (from 2), else none; what names the interval.
+// MedianWithInterval is the median of xs with the model's interval at the
+// study's confidence, else the min–max, else none; what names the
+// interval.
 func (Figures) MedianWithInterval(st *store.Study, xs []float64) (med, lo, hi float64, what string) {
 	opt := OptionsOf(st)
 	switch n := len(xs); {
@@ -149,9 +135,7 @@ func (Figures) MedianWithInterval(st *store.Study, xs []float64) (med, lo, hi fl
 	case n < model.MinLaunchesForInterval(opt):
 		return model.Median(xs), slices.Min(xs), slices.Max(xs), "min–max"
 	}
-	// The model's per-size summary over one pseudo-size whose
-	// per-launch value is the launch's score gives the same interval as
-	// every other median in the report.
+	// One pseudo-size gives the same interval as every other median.
 	ls := make([]model.Launch, len(xs))
 	for i, x := range xs {
 		ls[i] = model.Launch{Times: map[int64][]float64{1: {x}}}
@@ -164,10 +148,8 @@ func (Figures) MedianWithInterval(st *store.Study, xs []float64) (med, lo, hi fl
 }
 
 // SizeComparisons compares baseline and candidate launches size by size,
-// each size alone (model.Compare over it), in the order of sizes and
-// leaving out a size either arm did not measure, into the one per-size
-// row the study stores and every table prints: a missing interval stays
-// NaN (null), an undefined p-value is 1.
+// each size alone, leaving out a size either arm did not measure: a
+// missing interval stays NaN (null), an undefined p-value is 1.
 func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options) []store.SizeComparison {
 	var out []store.SizeComparison
 	for _, b := range sizes {
@@ -188,8 +170,7 @@ func SizeComparisons(base, cand []model.Launch, sizes []int64, opt model.Options
 	return out
 }
 
-// compareBand is bm and cm compared over band, with the model's caveats
-// on the interval or the decision.
+// compareBand is bm and cm compared over band, with the model's caveats.
 func compareBand(bm, cm []model.Launch, band []int64, opt model.Options) (stored.BandComparison, []string) {
 	cmp := model.Compare(bm, cm, band, opt)
 	var notes []string
@@ -202,24 +183,20 @@ func compareBand(bm, cm []model.Launch, band []int64, opt model.Options) (stored
 		Speedup: cmp.Speedup, Lo: cmp.Lo, Hi: cmp.Hi, CILevel: store.CILevel(cmp.CILevel), P: cmp.P, Significant: cmp.Significant}, notes
 }
 
-// CompareSizes compares a study's baseline and candidate launches size by
-// size at the study's statistics, leaving out a size either did not
-// measure.
+// CompareSizes is SizeComparisons at the study's statistics.
 func (Figures) CompareSizes(st *store.Study, bl, cl []*store.Launch, sizes []int64) []store.SizeComparison {
 	return SizeComparisons(modelLaunches(bl), modelLaunches(cl), sizes, OptionsOf(st))
 }
 
 // CompareBand compares a study's baseline and candidate launches over
-// band at the study's statistics; notes are the caveats on its interval
-// or decision.
+// band at the study's statistics, with caveats.
 func (Figures) CompareBand(st *store.Study, bl, cl []*store.Launch, band []int64) (_ stored.BandComparison, notes []string) {
 	return compareBand(modelLaunches(bl), modelLaunches(cl), band, OptionsOf(st))
 }
 
-// CompareAcross compares two studies' launches (compare A B, not
-// interleaved) at model's default statistics, neither study's own: size
-// by size and over the sizes the first launch of each measured in common
-// (nil when none).
+// CompareAcross compares two studies' launches at model's default
+// statistics, neither study's own, over the sizes the first launch of
+// each measured in common (nil when none).
 func (Figures) CompareAcross(a, b []*store.Launch) (rows []store.SizeComparison, band stored.BandComparison, common []int64) {
 	am, bm := modelLaunches(a), modelLaunches(b)
 	for z := range am[0].Times {
@@ -237,9 +214,7 @@ func (Figures) CompareAcross(a, b []*store.Launch) (rows []store.SizeComparison,
 }
 
 // ArmNotes are the caveats the report's table footnotes about one arm
-// (named label) over sizes, at the study's statistics: too few launches
-// for an interval, spread, bimodality, outliers (named by their place in
-// the study), missing sizes and invalid launches.
+// (named label) over sizes, at the study's statistics.
 func (Figures) ArmNotes(st *store.Study, label string, ls []*store.Launch, sizes []int64) []stored.ArmNote {
 	opt := OptionsOf(st)
 	var out []stored.ArmNote
@@ -259,9 +234,8 @@ func (Figures) ArmNotes(st *store.Study, label string, ls []*store.Launch, sizes
 	return out
 }
 
-// outlierText names outlier launches by their place in the study (the
-// launch's sequence number, as the search log printed them), not by their
-// index in the slice the model saw.
+// outlierText names outlier launches by their place in the study, as the
+// search log printed them.
 func outlierText(w model.Warning, ls []*store.Launch) string {
 	var seqs []string
 	for _, i := range w.Launches {
@@ -278,15 +252,13 @@ func outlierText(w model.Warning, ls []*store.Launch) string {
 	return "launches " + strings.Join(seqs, ", ") + " of the study are far from the others (outliers by a robust rule): the medians and the rank test are robust to them, but a disturbed fabric may be worth checking"
 }
 
-// SearchLaunch is a stored launch as the search reads it back (resume's
-// Regroup, RoundScores): one of the trial's measurements when it ran to a
-// result and was scored, with the score stored with it.
+// SearchLaunch is a stored launch as the search reads it back: a
+// measurement when it ran to a result and was scored.
 func SearchLaunch(l *store.Launch) search.StoredLaunch {
 	sl := search.StoredLaunch{Op: l.Op, Phase: l.Phase, Scored: l.Outcome == benchfmt.OK && l.Scored, Failed: l.Outcome != benchfmt.OK, Batch: l.Batch,
 		MinBytes: l.MinBytes, MaxBytes: l.MaxBytes, Debug: l.Debug}
 	if l.Phase == vocab.PhaseExact && !l.Debug && l.Outcome == benchfmt.OK {
-		// A measurement at the calls' own sizes: never scored, judged by
-		// the search's calls' rule alone (search.Regroup keeps it apart).
+		// At the calls' own sizes: never scored, judged apart.
 		sl.Launch = model.LaunchOf(l.Sizes)
 	}
 	if sl.Scored {
@@ -296,21 +268,16 @@ func SearchLaunch(l *store.Launch) search.StoredLaunch {
 }
 
 // RoundScores are the objective of each of trial's rounds, exploration's
-// and confirmation's, as the search scored them
-// (search.Options.RoundScores) for a study of several parts,
-// where one launch measures one op and only a round of every op's launch
-// is scored by the objective (a timed workload's time per step, Σ calls ×
-// time); ok is false for a one-part study, whose launches' stored scores
-// are its objective's.
+// and confirmation's, as the search scored them (search.Options.
+// RoundScores); ok is false for a one-part study, whose launches' stored
+// scores are its objective's.
 func (Figures) RoundScores(s *store.Study, trialID uint64, launches []*store.Launch) (explore, confirm []float64, ok bool) {
 	return search.Options{Workload: s.Parts()}.RoundScores(searchLaunchesOf(trialLaunches(trialID, launches)))
 }
 
-// Rounds are trial's complete rounds in the order they were made, each
-// with its objective and the launch that completed it (a figure of the
-// search in time draws the round there), grouped by the search's one rule
-// (search.Options.Rounds, as RoundScores); ok is false for a one-part
-// study.
+// Rounds are trial's complete rounds in order, each with its objective
+// and the launch that completed it (search.Options.Rounds); ok is false
+// for a one-part study.
 func (Figures) Rounds(s *store.Study, trialID uint64, launches []*store.Launch) ([]stored.Round, bool) {
 	of := trialLaunches(trialID, launches)
 	rs, ok := search.Options{Workload: s.Parts()}.Rounds(searchLaunchesOf(of))
@@ -321,7 +288,6 @@ func (Figures) Rounds(s *store.Study, trialID uint64, launches []*store.Launch) 
 	return out, ok
 }
 
-// trialLaunches are trial's launches in the order they were made.
 func trialLaunches(trialID uint64, launches []*store.Launch) []*store.Launch {
 	var of []*store.Launch
 	for _, l := range launches {
@@ -333,7 +299,6 @@ func trialLaunches(trialID uint64, launches []*store.Launch) []*store.Launch {
 	return of
 }
 
-// searchLaunchesOf are launches as the search reads them back.
 func searchLaunchesOf(of []*store.Launch) []search.StoredLaunch {
 	ls := make([]search.StoredLaunch, len(of))
 	for i, l := range of {

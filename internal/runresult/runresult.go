@@ -1,10 +1,7 @@
 // Package runresult holds the records a study's run hands to its printer
-// (internal/ui): each command's result as plain data, the --json document
-// most of them are (doctor's, gate's, verify's and compare's, sweep's rows,
-// import's files). internal/studyrun builds them; ui prints them. They
-// live apart from studyrun so that the printers depend on no statistics
-// routine: runresult imports neither model, search nor studyrun
-// (TestPrintersDependOnNoStatistics in internal/ui), and decides nothing.
+// (internal/ui), most of them --json documents. internal/studyrun builds
+// them; they live apart from it so that the printers depend on no
+// statistics routine (TestPrintersDependOnNoStatistics in internal/ui).
 package runresult
 
 import (
@@ -21,23 +18,17 @@ import (
 // report and where it came from.
 type DoctorReport struct {
 	fabric.Report
-	// Source is "launch" or "log".
-	Source  string   `json:"source"`
+	Source  string   `json:"source"` // "launch" or "log"
 	LogFile string   `json:"log_file,omitempty"`
 	Argv    []string `json:"argv,omitempty"`
-	// Failed is true when the launch (or the run in the log) failed or hung.
+	// Failed: the launch (or the run in the log) failed or hung.
 	Failed bool `json:"failed"`
-	// Compare is NCCL's choices per size with the defaults and with --env,
-	// when --env was given.
-	CompareEnv map[string]string    `json:"compare_env,omitempty"`
-	Compare    []benchfmt.ChoiceRow `json:"compare,omitempty"`
-	// CompareChoices are NCCL's choices with the defaults and with --env,
-	// as logged, for the text's side by side table.
+	// Compare is NCCL's choices per size with the defaults and with --env;
+	// CompareChoices the same as logged, for the text's table.
+	CompareEnv     map[string]string    `json:"compare_env,omitempty"`
+	Compare        []benchfmt.ChoiceRow `json:"compare,omitempty"`
 	CompareChoices [2][]benchfmt.Choice `json:"-"`
-
-	// FailedBecause says why the launch or the saved run failed, "" when
-	// it did not.
-	FailedBecause string `json:"-"`
+	FailedBecause  string               `json:"-"` // "" when nothing failed
 }
 
 // Failure is the vocab.ErrFabric error of a launch or saved run that
@@ -63,13 +54,11 @@ type GateReport struct {
 	BaseEnv    map[string]string `json:"base_env,omitempty"`
 	Launches   int               `json:"launches"`
 	Notes      []vocab.Warning   `json:"notes,omitempty"`
-	// TextNotes are the notes gate's text prints: every caveat but too
-	// few launches for an interval, which its table says by the interval
-	// it leaves out (--json keeps them all).
+	// TextNotes are the notes gate's text prints: not too few launches for
+	// an interval, which its table shows by leaving the interval out.
 	TextNotes []string `json:"-"`
-	// FabricFailed is set when a launch failed, hung or returned wrong
-	// results; Failure says which and why, Error is that in the one error
-	// shape (the command sets it: it knows the exit code), Warnings are
+	// FabricFailed: a launch failed; Failure says which and why, Error is
+	// that in the one error shape (set by the command), Warnings are
 	// doctor's diagnosis.
 	FabricFailed bool             `json:"fabric_failed"`
 	Failure      string           `json:"-"`
@@ -85,8 +74,7 @@ type DeliveredSizes struct {
 }
 
 // Claim is a search's claimed speedup, which verify checks, and whether
-// the search recommended the config (a fresh refusal by a part or a
-// guarded op then fails verify).
+// it recommended the config.
 type Claim struct {
 	Speedup     float64    `json:"speedup"`
 	SpeedupCI   [2]float64 `json:"speedup_ci"`
@@ -96,46 +84,35 @@ type Claim struct {
 // VerifyResult is the verdict of a verify (or interleaved compare) run,
 // its --json document.
 type VerifyResult struct {
-	Study    string `json:"study"`
-	Verifies string `json:"verifies,omitempty"`
-	// BaselineEnv is what the config was compared with ({} for NCCL's
-	// defaults).
-	BaselineEnv map[string]string `json:"baseline_env"`
+	Study       string            `json:"study"`
+	Verifies    string            `json:"verifies,omitempty"`
+	BaselineEnv map[string]string `json:"baseline_env"` // {} for NCCL's defaults
 	Simulated   bool              `json:"simulated"`
 	Env         map[string]string `json:"env"`
 	Launches    int               `json:"launches_per_arm"`
 	Speedup     float64           `json:"speedup"`
 	SpeedupCI   [2]float64        `json:"speedup_ci"`
-	// CILevel is the confidence SpeedupCI was taken at (the stored
-	// recommendation's).
-	CILevel     store.CILevel `json:"ci_level,omitempty"`
-	PValue      float64       `json:"p_value"`
-	Significant bool          `json:"significant"`
-	Reason      string        `json:"reason"`
-	Claimed     *Claim        `json:"claimed"`
-	Consistent  bool          `json:"consistent"`
-	// TunerPlugin is what verify --tuner-plugin saw of the plugin.
-	TunerPlugin *TunerVerify `json:"tuner_plugin,omitempty"`
-	// Ending is the rule that decided (vocab.Ending*, or the comparison's
-	// vocab.Verdict*); Verdict the conclusion in the words show and the
-	// search use (stored.Conclusion).
+	CILevel     store.CILevel     `json:"ci_level,omitempty"` // the stored recommendation's
+	PValue      float64           `json:"p_value"`
+	Significant bool              `json:"significant"`
+	Reason      string            `json:"reason"`
+	Claimed     *Claim            `json:"claimed"`
+	Consistent  bool              `json:"consistent"`
+	TunerPlugin *TunerVerify      `json:"tuner_plugin,omitempty"`
+	// Ending is the rule that decided; Verdict the conclusion in
+	// stored.Conclusion's words.
 	Ending  string `json:"ending"`
 	Verdict string `json:"verdict"`
-	// Parts are a workload's parts, compared one by one (none for one
-	// part); Guards the guarded ops measured (none without guarded ops, or
-	// when the comparison did not recommend the config). Each has its
-	// verdict in stored.OpVerdicts' words.
-	Parts  []VerifyPart  `json:"parts"`
-	Guards []VerifyGuard `json:"guards"`
-	// GuardOpsSkipped are the default guarded ops the comparison left
-	// out, each with why, as the study stores them ([] when none).
-	GuardOpsSkipped []string `json:"guard_ops_skipped"`
-	// Refused names the part or guarded op that refused the config ("its
-	// part alltoall 512K-8M", "broadcast at 1M"), "" when none did.
+	// Parts and Guards are a workload's parts and the guarded ops
+	// measured, each with its verdict in stored.OpVerdicts' words.
+	Parts           []VerifyPart  `json:"parts"`
+	Guards          []VerifyGuard `json:"guards"`
+	GuardOpsSkipped []string      `json:"guard_ops_skipped"` // [] when none
+	// Refused names the part or guarded op that refused the config, ""
+	// when none did.
 	Refused string `json:"refused"`
-	// Failed: the fresh measurement contradicts the claim (Consistent is
-	// false), or verify refused a config the study recommended (or one
-	// named with --env): verify exits 1.
+	// Failed: the fresh measurement contradicts the claim, or verify
+	// refused a config the study recommended (or --env's): exit 1.
 	Failed bool `json:"failed"`
 }
 
@@ -156,33 +133,24 @@ type VerifyGuard struct {
 // the study's gain.
 type TunerVerify struct {
 	Plugin string `json:"plugin"`
-	// Check is the plugin as the debug launch logged it (nil without
-	// NCCL's lines).
-	Check    *benchfmt.TunerPlugin `json:"check"`
-	Warnings []fabric.Warning      `json:"warnings"`
-	// Reproduces: the CSV's speedup agrees with the study's claim.
-	Reproduces bool `json:"reproduces"`
-	// PerOp are a workload's check launches, one per op (Check is the
-	// first op's); nil for one op.
-	PerOp []OpCheck `json:"per_op,omitempty"`
-	// PluginAlone is the third arm's account (studyrun.AB.PluginAlone), nil
-	// where it was not measured.
+	// Check is the plugin as the (first op's) debug launch logged it; nil
+	// without NCCL's lines.
+	Check      *benchfmt.TunerPlugin `json:"check"`
+	Warnings   []fabric.Warning      `json:"warnings"`
+	Reproduces bool                  `json:"reproduces"`       // the CSV's speedup agrees with the claim
+	PerOp      []OpCheck             `json:"per_op,omitempty"` // nil for one op
+	// PluginAlone (nil where not measured), EqualByRule (not judged) and
+	// AtOwnSize (judged with the delivered sizes) are studyrun.AB's
+	// PluginAlone's effect, EqualByRule and Calls' sizes.
 	PluginAlone *PluginAloneEffect `json:"plugin_alone,omitempty"`
-	// EqualByRule are the sizes between an op's called ones where the CSV
-	// keeps NCCL's own choice (studyrun.AB.EqualByRule), not judged.
-	EqualByRule []DeliveredSizes `json:"equal_by_rule"`
-	// AtOwnSize are the sizes the process calls off the powers of two
-	// where the CSV was measured at the size itself (studyrun.AB.Calls),
-	// judged with the delivered sizes.
-	AtOwnSize []DeliveredSizes `json:"at_own_size"`
+	EqualByRule []DeliveredSizes   `json:"equal_by_rule"`
+	AtOwnSize   []DeliveredSizes   `json:"at_own_size"`
 }
 
-// PluginAloneEffect is what the plugin with an empty CSV showed
-// (studyrun.AB.PluginAlone), at every size the CSV is judged at
-// (studyrun.AB.Delivered).
+// PluginAloneEffect is what the plugin with an empty CSV showed at every
+// size the CSV is judged at.
 type PluginAloneEffect struct {
-	// Launches is the arm's measured launches of each op.
-	Launches int               `json:"launches"`
+	Launches int               `json:"launches"` // the arm's, of each op
 	Sizes    []PluginAloneSize `json:"sizes"`
 }
 
@@ -196,8 +164,8 @@ type PluginAloneSize struct {
 	Rows   Effect  `json:"rows"`
 }
 
-// Effect is one arm against another at one size (launchstats.SizeComparisons), with
-// its verdict in stored.ChangeWords.
+// Effect is one arm against another at one size, with its verdict in
+// stored.ChangeWords.
 type Effect struct {
 	Speedup     float64 `json:"speedup"`
 	PValue      float64 `json:"p_value"`
@@ -208,10 +176,8 @@ type Effect struct {
 // OpCheck is the candidate's debug check launch of one op: what the
 // tuner plugin did with its calls, and the warnings, each naming the op.
 type OpCheck struct {
-	Op nccl.Op `json:"op"`
-	// Plugin is the plugin as the launch logged it (nil without NCCL's
-	// lines).
-	Plugin   *benchfmt.TunerPlugin `json:"check"`
+	Op       nccl.Op               `json:"op"`
+	Plugin   *benchfmt.TunerPlugin `json:"check"` // nil without NCCL's lines
 	Warnings []fabric.Warning      `json:"warnings"`
 }
 

@@ -10,12 +10,10 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// ExplainChoices finds what NCCL chose per size in a study's explain
-// launches: defaults from the baseline trial (number 0), recommended from
-// the recommended trial. A launch of phase explain is preferred; any
-// other launch of the trial that recorded choices (an NCCL_DEBUG log) is
-// used when there is none; the latest wins. When the study keeps NCCL's
-// defaults, recommended is defaults. Either is nil when not recorded.
+// ExplainChoices finds what NCCL chose per size in a study's debug
+// launches: defaults from the baseline trial, recommended from the
+// recommended trial (defaults when the study keeps them). Either is nil
+// when not recorded.
 func ExplainChoices(s *store.Study, trials []*store.Trial, launches []*store.Launch) (defaults, recommended []benchfmt.Choice) {
 	var baseID uint64
 	for _, t := range trials {
@@ -36,18 +34,13 @@ func ExplainChoices(s *store.Study, trials []*store.Trial, launches []*store.Lau
 	}
 	recommended = trialChoices(launches, r.TrialID)
 	if len(recommended) == 0 && r.ScopedFromTrialID != 0 {
-		// A scoped recommendation whose budget left no explain launch: the
-		// config it was scoped from runs the workload's functions exactly
-		// as it does (a per-function list is the plain list for its
-		// functions), so that config's log tells NCCL's choices for them.
-		// Its other functions' lines do not: there the scoped config runs
-		// NCCL's defaults.
+		// The config it was scoped from runs the workload's functions
+		// exactly as it does (not the others).
 		recommended = onlyFunctionsOf(trialChoices(launches, r.ScopedFromTrialID), s.Parts().Ops())
 	}
 	return defaults, recommended
 }
 
-// onlyFunctionsOf keeps the choices of the ops' own functions.
 func onlyFunctionsOf(choices []benchfmt.Choice, ops []nccl.Op) []benchfmt.Choice {
 	var kept []benchfmt.Choice
 	for _, c := range choices {
@@ -58,10 +51,9 @@ func onlyFunctionsOf(choices []benchfmt.Choice, ops []nccl.Op) []benchfmt.Choice
 	return kept
 }
 
-// trialChoices are the choices the trial's debug launches recorded: per
-// op the best launch's (a workload's plan and explain launches run once
-// per op), each op's own function first, so where two logs name one
-// function the launch of that function's op speaks for it.
+// trialChoices are the choices the trial's launches recorded: per op the
+// latest, debug launches first, each op's own function first, so where
+// two logs name one function that op's launch speaks for it.
 func trialChoices(launches []*store.Launch, trialID uint64) []benchfmt.Choice {
 	best := map[nccl.Op]*store.Launch{}
 	for _, l := range launches {
@@ -69,16 +61,9 @@ func trialChoices(launches []*store.Launch, trialID uint64) []benchfmt.Choice {
 			continue
 		}
 		op := l.Op.OrAllReduce()
-		// Debug launches (explain, and plan launches, which read NCCL's plan
-		// over the same range) say what NCCL chose at every size.
-		explain := isDebugPhase(l.Phase)
-		b := best[op]
-		switch {
-		case b == nil:
-			best[op] = l
-		case explain && !isDebugPhase(b.Phase):
-			best[op] = l
-		case explain == isDebugPhase(b.Phase) && l.Seq > b.Seq:
+		// Debug launches say what NCCL chose at every size.
+		explain, b := isDebugPhase(l.Phase), best[op]
+		if b == nil || explain && !isDebugPhase(b.Phase) || explain == isDebugPhase(b.Phase) && l.Seq > b.Seq {
 			best[op] = l
 		}
 	}
@@ -105,16 +90,10 @@ func trialChoices(launches []*store.Launch, trialID uint64) []benchfmt.Choice {
 func isDebugPhase(p string) bool { return p == vocab.PhaseExplain || p == vocab.PhasePlan }
 
 // CalledChoices are what NCCL chose with s's recommendation at the sizes
-// its process calls off the powers of two they are measured at, where the
-// search's own-size check read them (search/exact.go: debug launches of
-// the recommended trial, phase exact, one per ladder of sizes): one
-// choice per such call whose plan a log shows, its Bytes the size called.
-// Each read is taken as the search took it (benchfmt.LadderPlan): none
-// from a launch that failed. A size nccl-tests ran for a call is the call
-// rounded down to whole elements (of every rank, for a gather: less than
-// op.MinBytes below it, nccl.RanFor);
-// a size of another ladder, further below, never stands for it. nil when
-// the study keeps its baseline, has no such calls, or read none.
+// its process calls off the powers of two, as the search's own-size check
+// read them (search/exact.go, benchfmt.LadderPlan): one choice per call
+// whose plan a log shows, its Bytes the size called. nil when the study
+// keeps its baseline, has no such calls, or read none.
 func CalledChoices(s *store.Study, launches []*store.Launch) []benchfmt.Choice {
 	r := s.Recommendation
 	w := s.Parts()
@@ -126,10 +105,7 @@ func CalledChoices(s *store.Study, launches []*store.Launch) []benchfmt.Choice {
 		if l.TrialID != r.TrialID || l.Phase != vocab.PhaseExact || l.Facts == nil || len(l.Facts.Choices) == 0 {
 			continue
 		}
-		// As the search read it (search/exact.go exactPlan): the op a
-		// one-part study's launches leave unnamed, nothing from a read
-		// that failed.
-		op := w.LaunchOp(l.Op)
+		op := w.LaunchOp(l.Op) // as search/exact.go's exactPlan reads it
 		if plans[op] == nil {
 			plans[op] = nccl.Plan{}
 		}

@@ -8,15 +8,9 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// The one way commands open the database to read studies: read-only, in
-// one short visit, refusing a database that does not exist yet (a usage
-// error, vocab.ErrUsage) and naming the closest names for an unknown
-// study.
-
-// Study is one study as read from the store: its record, its trials in
-// the store's order (by number) and every launch of the study, in order;
-// with, for a study to draw, the statistics of its launches (set by the
-// command that draws it: launchstats.Figures).
+// Study is one study as read from the store, with its trials by number
+// and every launch in order; LaunchStats is set by a command that draws
+// it (launchstats.Figures).
 type Study struct {
 	Study       *store.Study
 	Trials      []*store.Trial
@@ -28,8 +22,7 @@ type Study struct {
 const StartHint = "run nccltune search --sim spark4 --band 512K-4M"
 
 // OpenReview opens the database read-only for a command that reads named
-// studies; a database that does not exist yet holds none of them (a usage
-// error naming query).
+// studies; a missing database is a usage error naming query.
 func OpenReview(path, query string) (*store.Store, error) {
 	st, err := store.Open(path, store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrNoDatabase) {
@@ -39,8 +32,7 @@ func OpenReview(path, query string) (*store.Store, error) {
 }
 
 // ListStudies lists the summaries of the studies that carry every label
-// in labels (all of them when labels is empty); a database that does not
-// exist yet holds no studies.
+// in labels; a missing database holds none.
 func ListStudies(path string, labels map[string]string) ([]store.StudySummary, error) {
 	st, err := store.Open(path, store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrNoDatabase) {
@@ -55,33 +47,25 @@ func ListStudies(path string, labels map[string]string) ([]store.StudySummary, e
 		return sums, err
 	}
 	var out []store.StudySummary
+next:
 	for _, s := range sums {
-		match := true
 		for k, v := range labels {
 			if got, ok := s.Labels[k]; !ok || got != v {
-				match = false
+				continue next
 			}
 		}
-		if match {
-			out = append(out, s)
-		}
+		out = append(out, s)
 	}
 	return out, nil
 }
 
 // LoadOptions says how Load reads the named studies.
 type LoadOptions struct {
-	// Distinct refuses one study named twice (export would write its
-	// files twice).
-	Distinct bool
-	// Reread parses again the NCCL logs of launches stored before their
-	// transport's data paths were read (see rereadTransport): what show,
-	// plot and the report present is what today's parser reads.
-	Reread bool
+	Distinct bool // refuse one study named twice (export would write it twice)
+	Reread   bool // parse old NCCL logs again (rereadTransport)
 }
 
-// ReviewLoad is how the review commands (show, plot, report, compare of
-// two studies) read studies.
+// ReviewLoad is how the review commands read studies.
 var ReviewLoad = LoadOptions{Reread: true}
 
 // LoadOne loads a study, its trials and its launches in one short
@@ -96,8 +80,7 @@ func LoadOne(path, query string) (*Study, error) {
 
 // Load loads each named study with its trials and launches in one short
 // read-only visit, so review commands work while a search runs. An
-// unknown study is a usage error (vocab.ErrUsage) naming the closest
-// names.
+// unknown study is vocab.ErrUsage naming the closest names.
 func Load(path string, queries []string, how LoadOptions) ([]*Study, error) {
 	st, err := OpenReview(path, queries[0])
 	if err != nil {
@@ -130,12 +113,10 @@ func Load(path string, queries []string, how LoadOptions) ([]*Study, error) {
 	return out, nil
 }
 
-// rereadTransport reads again, with today's parser, the stored NCCL logs of
-// launches whose facts were parsed before nccltune read NCCL's channel
-// lines (their Transport is "Using network …", which on one host says
-// nothing about the data: NVLink may carry it all), and completes the
-// study's fabric from them. Only the copy in memory changes; a log that
-// cannot be read leaves the facts as they were.
+// rereadTransport parses again the stored NCCL logs of launches whose
+// facts predate reading NCCL's channel lines ("Using network …" says
+// nothing of the data on one host), and completes the study's fabric from
+// them, in memory only.
 func rereadTransport(st *store.Store, study *store.Study, launches []*store.Launch) {
 	for _, l := range launches {
 		f := l.Facts

@@ -47,9 +47,7 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 	add("status", status)
 	add("created", fmt.Sprintf("%s, updated %s", s.Created.In(loc).Format("2006-01-02 15:04:05"), s.Updated.In(loc).Format("2006-01-02 15:04:05")))
 	switch calls := store.WorkloadText(s); {
-	case calls != "":
-		// A timed workload is said as the process called it and where it
-		// is measured, never as the band around its sizes.
+	case calls != "": // never the band around its sizes
 		add("workload", calls+" (OP BYTES×CALLS; the objective is the time per step, Σ calls × time)")
 		add("measured at", MeasuredAtText(s.Parts()))
 		if len(s.GuardSizes) > 0 {
@@ -83,11 +81,9 @@ func Settings(s *store.Study, loc *time.Location) []Field {
 	return out
 }
 
-// BatchText says how many of a study's launches were configs' shares of
-// batch launches (several configs in one process, exploring only), ""
-// when none were; for a simulated study, also the wall time the shares
-// stand for, modelled (sim's batch cost model: each share carries its
-// part of its batch's, BatchMember.Modelled).
+// BatchText says how many of a study's launches were shares of batch
+// launches, "" when none were; for a simulated study, also their modelled
+// wall time.
 func BatchText(launches []*store.Launch) string {
 	batches := map[int]bool{}
 	shares, simulated := 0, false
@@ -124,11 +120,8 @@ func BandText(s *store.Study) string {
 }
 
 // WorkloadLine names a timed study's workload wherever a band would name
-// a study (every export's header, the report's titles): its calls and the
-// sizes they are measured at, "workload all_reduce 10240×760, 2048000×80
-// (OP BYTES×CALLS), measured at all_reduce 8K 2M". The band around a timed
-// workload's sizes (Study.Band) was never measured, so it names nothing
-// here. "" for a study that is not timed.
+// a study: "workload all_reduce 10240×760 (OP BYTES×CALLS), measured at
+// all_reduce 8K". "" for a study that is not timed.
 func WorkloadLine(s *store.Study) string {
 	calls := store.WorkloadText(s)
 	if calls == "" {
@@ -137,9 +130,7 @@ func WorkloadLine(s *store.Study) string {
 	return "workload " + calls + " (OP BYTES×CALLS), measured at " + MeasuredAtText(s.Parts())
 }
 
-// Call is one call of a timed workload as the JSON documents hold it: the
-// op, the size the process calls, its calls per step and the size it is
-// measured at.
+// Call is one call of a timed workload as the JSON documents hold it.
 type Call struct {
 	Op         nccl.Op `json:"op"`
 	Bytes      int64   `json:"bytes"`
@@ -148,9 +139,8 @@ type Call struct {
 }
 
 // Calls are a timed study's calls, per op and size in the workload's
-// order; [] for a study that is not timed. A part stored before its
-// per-size calls were kept (no LoggedCalls) is one call at the size it is
-// measured at, with the part's calls.
+// order; [] for a study that is not timed. An old part without
+// LoggedCalls is one call at the size it is measured at.
 func Calls(s *store.Study) []Call {
 	out := []Call{}
 	w := s.Parts()
@@ -265,8 +255,7 @@ func FabricText(f store.Platform) string {
 }
 
 // FabricFacts lists every fact of the fabric fingerprint, saying "not
-// recorded" for those the logs did not give, so a reader sees what is
-// unknown rather than nothing.
+// recorded" for those the logs did not give.
 func FabricFacts(f store.Platform) []Field {
 	or := func(s string) string {
 		if s == "" {

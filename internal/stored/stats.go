@@ -9,13 +9,9 @@ import (
 // the coverage of every interval and the smallest gain that counts.
 type Stats struct{ Alpha, Confidence, MinEffect float64 }
 
-// StatsOf are the statistics a stored study decided with: its minimum
-// effect and alpha as the study stored them (store.SearchSettings), the
-// recommendation's minimum effect for a study stored before its settings
-// were, the defaults (vocab.Default*) for what it did not record. Resume
-// continues with them, verify re-decides with them and the report marks
-// sizes with them (launchstats.OptionsOf): one home, so none of them can
-// judge at another level than the study did.
+// StatsOf are the statistics a stored study decided with, the defaults
+// for what it did not record: one home, so resume, verify and the report
+// judge at the study's own level.
 func StatsOf(s *store.Study) Stats {
 	opt := Stats{Alpha: vocab.DefaultAlpha, Confidence: vocab.DefaultConfidence, MinEffect: vocab.DefaultMinEffect}
 	if ss := s.Search; ss != nil {

@@ -15,28 +15,19 @@ import (
 type Verdict struct {
 	Headline string
 	Details  []string
-	// Change is true when the study recommends changing the defaults.
-	Change bool
-	// Decided is false while there is no recommendation at all.
-	Decided bool
+	Change   bool // the study recommends changing the defaults
+	Decided  bool // false while there is no recommendation at all
 }
 
-// Conclusion is what a study concluded, as far as its summary tells:
-// enough for the one rule of whether it keeps what it compared with, and
-// the headline search, show, history, the exports and the report say.
+// Conclusion is what a study concluded, as far as its summary tells.
 type Conclusion struct {
 	Status string
-	// Rec is the recommendation's headline; nil until decided.
-	Rec *store.RecommendationSummary
-	// Baseline is what the study compared with: the user's settings
-	// (--baseline-env), empty for NCCL's defaults.
+	Rec    *store.RecommendationSummary // nil until decided
+	// Baseline is --baseline-env, empty for NCCL's defaults.
 	Baseline nccl.Config
-	// Refused names the part or guarded op that refused the candidate
-	// ("broadcast at 1M"), when one did (store.Recommendation.RefusedBy).
+	// Refused and Ending are store.Recommendation.RefusedBy's and Ending.
 	Refused string
-	// Ending is why the study ended as it did (store.Recommendation.Ending);
-	// "" for a summary written before it was recorded.
-	Ending string
+	Ending  string
 }
 
 // ConclusionOf is a stored study's conclusion.
@@ -58,16 +49,14 @@ func SummaryConclusion(s store.StudySummary) Conclusion {
 	return c
 }
 
-// Keeps reports whether the study keeps what it compared with — NCCL's
-// defaults or the user's baseline: no significant gain, or nothing to
-// change from NCCL's defaults. The one rule every command says.
+// Keeps reports whether the study keeps what it compared with: no
+// significant gain, or nothing to change from NCCL's defaults.
 func (c Conclusion) Keeps() bool {
 	return c.Rec != nil && (!c.Rec.Significant || len(nccl.Config(c.Rec.Env).Clone()) == 0 && len(c.Baseline) == 0)
 }
 
-// RunEnv is the env to run after the study: the recommendation; the
-// baseline when the study keeps it (the user's settings stay); none when
-// it keeps NCCL's defaults or has not decided.
+// RunEnv is the env to run after the study: the recommendation, or the
+// baseline when the study keeps it; none when undecided.
 func (c Conclusion) RunEnv() nccl.Config {
 	switch {
 	case c.Rec == nil:
@@ -87,8 +76,7 @@ func (c Conclusion) BaselineName() string {
 	return "your baseline (" + c.Baseline.Key() + ")"
 }
 
-// refusal is what the candidate did to what refused it, in the words
-// after "the candidate".
+// refusal is what the candidate did, in the words after "the candidate".
 func (c Conclusion) refusal() string {
 	how := ""
 	if c.Rec != nil {
@@ -125,44 +113,33 @@ func (c Conclusion) Headline() (text string, change, decided bool) {
 }
 
 // keepWhy says in a few words why a study kept its baseline, from the
-// ending it stored (vocab.Ending* or the confirmation's vocab.Verdict*,
-// named by their constants, never spelled again here). The one place
-// these words are written: search, show, history, every export and
-// the report say them through Headline.
+// ending it stored: the one place these words are written.
 func keepWhy(ending string) string {
-	switch ending {
-	case vocab.VerdictBelowMinEffect:
-		return "the gain is below the minimum effect"
-	case vocab.VerdictFutile:
-		return "the confirmation excluded a gain worth having"
-	case vocab.VerdictSlower, vocab.VerdictSlightlySlower:
-		return "the candidate is slower"
-	case vocab.EndingOpRegression:
-		return "the candidate makes another collective significantly slower"
-	case vocab.EndingGuard:
-		return "the candidate is slower at a guard size"
-	case vocab.EndingSwitchesOnDisabled:
-		return "the candidate switches on what NCCL's defaults disabled"
-	case vocab.EndingCandidateFailed:
-		return "the candidate failed during confirmation"
-	case vocab.EndingNoCandidate:
-		return "no other config ran successfully"
-	case vocab.EndingSameAsBaseline:
-		return "the best config found runs the same plan as the baseline"
-	case vocab.EndingInterrupted:
-		return "interrupted before a decision"
-	case vocab.EndingCannotDecide:
-		return "the budget left cannot decide a confirmation"
+	if why, ok := keepWords[ending]; ok {
+		return why
 	}
 	return "no significant gain"
 }
 
+var keepWords = map[string]string{
+	vocab.VerdictBelowMinEffect:    "the gain is below the minimum effect",
+	vocab.VerdictFutile:            "the confirmation excluded a gain worth having",
+	vocab.VerdictSlower:            "the candidate is slower",
+	vocab.VerdictSlightlySlower:    "the candidate is slower",
+	vocab.EndingOpRegression:       "the candidate makes another collective significantly slower",
+	vocab.EndingGuard:              "the candidate is slower at a guard size",
+	vocab.EndingSwitchesOnDisabled: "the candidate switches on what NCCL's defaults disabled",
+	vocab.EndingCandidateFailed:    "the candidate failed during confirmation",
+	vocab.EndingNoCandidate:        "no other config ran successfully",
+	vocab.EndingSameAsBaseline:     "the best config found runs the same plan as the baseline",
+	vocab.EndingInterrupted:        "interrupted before a decision",
+	vocab.EndingCannotDecide:       "the budget left cannot decide a confirmation",
+}
+
 // DefaultsExplored is how NCCL's defaults did while exploring, for a
-// study against the user's baseline: their trial, the gain of its score
-// over the baseline's, and the verdict at the study's minimum effect
-// (StatsOf), which says whether a confirmation measured it (the printer
-// adds nothing of its own). No trial when the baseline is NCCL's
-// defaults, the study has not decided, or the defaults were not measured.
+// decided study against the user's baseline: their trial, the gain of its
+// score over the baseline's, and the verdict at the study's minimum
+// effect.
 func DefaultsExplored(s *store.Study, trials []*store.Trial) (def *store.Trial, gain float64, verdict string) {
 	if len(nccl.Config(s.BaselineEnv).Clone()) == 0 || s.Recommendation == nil {
 		return nil, 0, ""
@@ -192,15 +169,12 @@ func VerdictOf(s *store.Study) Verdict {
 	v.Headline, v.Change, v.Decided = ConclusionOf(s).Headline()
 	switch {
 	case !v.Decided:
-		// A study interrupted after a refusal keeps its refusals so far
-		// (Study.Refusals): say them, or its candidate under confirmation
-		// reads as its only one.
+		// Its refusals so far, or the candidate under confirmation reads
+		// as its only one.
 		v.Details = RefusalLines(s.Refusals, 0)
 		return v
 	case v.Change:
 		if w := s.Parts(); w.Timed() && r.BaselineScoreUS > 0 && r.ScoreUS > 0 {
-			// A timed workload's objective is the time a step spends in its
-			// calls, and is said so.
 			v.Details = append(v.Details, fmt.Sprintf("time per step %.1f → %.1f µs, %s (%s), p=%.3g",
 				w.StepUS(r.BaselineScoreUS), w.StepUS(r.ScoreUS), SpeedupText(r.Speedup, r.SpeedupCI), r.CILevel.Label(), r.PValue))
 		} else {
@@ -213,8 +187,7 @@ func VerdictOf(s *store.Study) Verdict {
 			v.Details = append(v.Details, fmt.Sprintf("confirmed by %d vs %d interleaved launches", r.BaselineLaunches, r.CandidateLaunches))
 		}
 	}
-	// A recommendation's reason restates the lines above (speedup,
-	// interval, p, launches); keeping the defaults needs its reason.
+	// A recommendation's reason restates the lines above.
 	if r.Reason != "" && !v.Change {
 		v.Details = append(v.Details, r.Reason)
 	}
@@ -226,13 +199,9 @@ func VerdictOf(s *store.Study) Verdict {
 }
 
 // ConfirmationSpan is where the confirmation under way at launch seq
-// began and ended, launches from <= seq < to (to -1: it had not ended):
-// a search confirms another candidate after a refusal, both arms from the
-// new confirmation's first launch (store.Refusal.Restart), so the
-// baseline's confirmation launches before from or from to on were paired
-// with another candidate. Without restarts (a study that refused none, or
-// stored before they were kept) it is every launch, from 0. Resume and
-// show pair the baseline by it.
+// began and ended, launches from <= seq < to (to -1: not ended): after a
+// refusal both arms restart (store.Refusal.Restart), so the baseline's
+// launches outside it were paired with another candidate.
 func ConfirmationSpan(s *store.Study, seq int) (from, to int) {
 	refusals := s.Refusals
 	if s.Recommendation != nil {
@@ -252,23 +221,16 @@ func ConfirmationSpan(s *store.Study, seq int) (from, to int) {
 }
 
 // RefusalLines say which candidates the study confirmed and refused
-// before its last confirmation, and why: one line each. Refusals are the
-// recommendation's, or an undecided study's so far (Study.Refusals).
-// search, show, the report and every export's header say them through
-// this function. answer is the trial the study's answer confirmed
-// (Recommendation.CandidateTrialID; 0 while undecided): a last refusal
-// of that trial is the answer itself, which the decision already says
-// (on the real loopback the same sentence was printed twice, the second
-// time as "refused earlier").
+// before its last confirmation, and why: one line each. A last refusal of
+// answer (Recommendation.CandidateTrialID) is the answer itself, which
+// the decision already says.
 func RefusalLines(refusals []store.Refusal, answer uint64) []string {
 	if n := len(refusals); n > 0 && answer != 0 && refusals[n-1].TrialID == answer {
 		refusals = refusals[:n-1]
 	}
 	var out []string
 	for _, f := range refusals {
-		// The reason names the config and ends with the advice it gave
-		// when it was the study's answer ("; keep NCCL's defaults…"),
-		// which the later confirmation replaced.
+		// Its advice ("; keep NCCL's defaults…") was replaced since.
 		why := f.Reason
 		if i := strings.LastIndex(why, "; keep "); i >= 0 {
 			why = why[:i]
@@ -282,10 +244,8 @@ func RefusalLines(refusals []store.Refusal, answer uint64) []string {
 	return out
 }
 
-// TakenOutLines say, one line each, the calls taken out of the study's
-// calls: whose chose: entry it kept (store.Study.TakenOut), and what each
-// export does with them: search and show as the study starts and ends,
-// every export's header, through this function.
+// TakenOutLines say, one line each, the calls taken out of the study
+// (store.Study.TakenOut), and what each export does with them.
 func TakenOutLines(s *store.Study) []string {
 	var out []string
 	for _, ch := range s.TakenOut() {

@@ -1,9 +1,7 @@
 package stored
 
-// What a study of collectives recorded beyond its one op: how its
-// launches were spent per op and phase, and its per-op verdicts (the
-// workload's parts and the guarded ops) in the words show, search and
-// the exports' headers share.
+// What a study of collectives recorded beyond its one op: its launches
+// per op and phase, and its per-op verdicts.
 
 import (
 	"fmt"
@@ -16,11 +14,9 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// OpLaunches is how a study's launches were spent on one op: in all and
-// per phase (vocab.Phase*), counted from the stored launches; what the
-// op was to the study (Role: RolePart, the op of the workload's parts
-// whose bands Bands are; RoleGuard, a guarded op; RoleOther, measured by a
-// study that named neither).
+// OpLaunches is how a study's launches were spent on one op, in all and
+// per phase, and what the op was to the study (Role; Bands are its
+// parts').
 type OpLaunches struct {
 	Op       nccl.Op        `json:"op"`
 	Role     string         `json:"role"`
@@ -36,9 +32,8 @@ const (
 	RoleOther = "other"
 )
 
-// LaunchesByOp counts the study's launches per op (a launch stored
-// without one is an all-reduce) and phase, in nccl.Ops' order, each op
-// with its role in the study: the parts' bands it measured, or guarded.
+// LaunchesByOp counts the study's launches per op and phase, in
+// nccl.Ops' order, each op with its role in the study.
 func LaunchesByOp(s *store.Study, ls []*store.Launch) []OpLaunches {
 	byOp := map[nccl.Op]*OpLaunches{}
 	for _, l := range ls {
@@ -94,9 +89,8 @@ func SpendOf(byOp []OpLaunches) LaunchSpend {
 	return out
 }
 
-// Text is the spend in words, for the line under a launches-by-op table
-// ("84 launches in all: 80 for the workload's parts, 4 for the guarded
-// ops").
+// Text is the spend in words: "84 launches in all: 80 for the workload's
+// parts, 4 for the guarded ops".
 func (s LaunchSpend) Text() string {
 	line := fmt.Sprintf("%d launches in all: %d for the workload's parts, %d for the guarded ops", s.Parts+s.Guards+s.Other, s.Parts, s.Guards)
 	if s.Other > 0 {
@@ -105,8 +99,7 @@ func (s LaunchSpend) Text() string {
 	return line
 }
 
-// For is what the op was to the study, for a launches-by-op table: its
-// parts' bands ("part 512K-4M"), "guarded", or "—".
+// For is what the op was to the study: "part 512K-4M", "guarded" or "—".
 func (c OpLaunches) For() string {
 	switch c.Role {
 	case RolePart:
@@ -117,20 +110,15 @@ func (c OpLaunches) For() string {
 	return "—"
 }
 
-// Phases are the phases a study's launches go through, in order, for the
-// columns of a launches-by-op table.
+// Phases are the phases a study's launches go through, in order.
 var Phases = []string{vocab.PhaseWarmup, vocab.PhasePlan, vocab.PhaseExplore, vocab.PhaseRefine, vocab.PhaseConfirm, vocab.PhaseGuard, vocab.PhaseExact, vocab.PhaseExplain}
 
-// PhasesOf are the Phases some op of byOp spent launches on: the columns
-// a launches-by-op table needs.
+// PhasesOf are the Phases some op of byOp spent launches on.
 func PhasesOf(byOp []OpLaunches) []string {
 	var out []string
 	for _, p := range Phases {
-		for _, c := range byOp {
-			if c.Phases[p] > 0 {
-				out = append(out, p)
-				break
-			}
+		if slices.ContainsFunc(byOp, func(c OpLaunches) bool { return c.Phases[p] > 0 }) {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -140,18 +128,14 @@ func PhasesOf(byOp []OpLaunches) []string {
 // workload or a guarded op, what the candidate did to its time and what
 // that decided.
 type OpVerdict struct {
-	Op nccl.Op
-	// Kind is "part" or "guard".
-	Kind string
-	// Sizes are the sizes judged ("512K-8M"); a timed part's calls as
-	// the user gave them ("10240×760", store.PartComparison.Sizes).
-	Sizes string
+	Op    nccl.Op
+	Kind  string // "part" or "guard"
+	Sizes string // "512K-8M", a timed part's "10240×760"
 	// Change is the change in time over Sizes with its interval
 	// ("+3.1% [-2.0, +8.4]"); Worst the size where the candidate fares
 	// worst ("1M +21.0%").
 	Change, Worst string
-	// Verdict in a few words: "refused the recommendation", "slower", …
-	Verdict string
+	Verdict       string
 }
 
 // OpVerdicts are the recommendation's parts (a workload of several) and
@@ -163,9 +147,7 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 	var out []OpVerdict
 	for _, p := range rec.Parts {
 		v := OpVerdict{Op: p.Op, Kind: "part", Sizes: p.Sizes(), Change: changeCI(p.Speedup, p.SpeedupCI)}
-		if w, ok := worstSize(p.PerSize); ok {
-			v.Worst = w
-		}
+		v.Worst, _ = worstSize(p.PerSize)
 		switch {
 		case p.Refused && p.RefusedAt > 0 && p.NotShownSafe:
 			v.Verdict = fmt.Sprintf("REFUSED the recommendation: not shown safe at %d bytes, the size it calls", p.RefusedAt)
@@ -198,14 +180,9 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 		if g.WorstBytes > 0 {
 			v.Worst = fmt.Sprintf("%s %s", nccl.FormatSize(g.WorstBytes), ChangeText(g.WorstSpeedup))
 		}
-		significant := false
-		for _, s := range g.PerSize {
-			significant = significant || s.Significant
-		}
+		significant := slices.ContainsFunc(g.PerSize, func(s store.GuardSize) bool { return s.Significant })
 		switch {
-		case math.IsNaN(float64(g.Speedup)):
-			// Nothing measured (its speedup stored null) says nothing,
-			// not "not slower".
+		case math.IsNaN(float64(g.Speedup)): // nothing measured says nothing
 			v.Verdict = "not measured"
 		case g.Refused:
 			v.Verdict = fmt.Sprintf("REFUSED the recommendation: significantly slower at %s", nccl.FormatSize(g.WorstBytes))
@@ -221,9 +198,8 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 	return out
 }
 
-// ChangeWords is a comparison's change in words, the same for a part
-// and for one size: "significantly faster", "significantly slower" or "no
-// significant change".
+// ChangeWords is a comparison's change in words: "significantly faster",
+// "significantly slower" or "no significant change".
 func ChangeWords(significant bool, speedup float64) string {
 	switch {
 	case !significant:
@@ -234,9 +210,7 @@ func ChangeWords(significant bool, speedup float64) string {
 	return "significantly slower"
 }
 
-// OpVerdictLines are OpVerdicts as short lines ("broadcast guard
-// 512K-16M: +3.1% [-2.0, +8.4], worst 1M +21.0%: refused …"), for the
-// exports' headers.
+// OpVerdictLines are OpVerdicts as short lines, for the exports' headers.
 func OpVerdictLines(rec *store.Recommendation) []string {
 	var out []string
 	for _, v := range OpVerdicts(rec) {
@@ -298,10 +272,7 @@ func SizeRange(sizes []int64) string {
 	return nccl.FormatSizes(sizes, ", ")
 }
 
-// ScoreName is what a config's score is called wherever it is shown: a
-// study scored by rounds (nccl.Workload.ScoredByRounds) by its rounds'
-// objective (Objective says what it is), a timed workload's the time per
-// step; any other by the band score.
+// ScoreName is what a config's score is called wherever it is shown.
 func ScoreName(s *store.Study) string {
 	switch w := s.Parts(); {
 	case w.ScoredByRounds() && w.Timed():
@@ -313,9 +284,7 @@ func ScoreName(s *store.Study) string {
 }
 
 // Objective says what a study of several parts (or of calls) scores a
-// config by, in the words every printer uses: the time per step for a
-// workload of calls, the parts' band scores weighed geometrically for
-// hand parts.
+// config by, in the words every printer uses.
 func Objective(s *store.Study) string {
 	if s.Parts().Timed() {
 		return "the time per step, Σ calls × time, each call guarded at its own size"

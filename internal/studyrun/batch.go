@@ -16,15 +16,11 @@ import (
 
 // InstrumentBatches is the production BatchRunner: the study's instrument
 // in its batch mode (the torch instrument's --batch PLAN.json, or the
-// simulated fabric's alike) started by runner.Run with the study's
-// launcher, wrapper, prefix, base env and timeout, its lines read by
-// benchfmt.ParseBatch.
+// simulated fabric's) started by runner.Run.
 type InstrumentBatches struct{}
 
-// Iterations of a batch's visit of a size when the study gives none
-// (--iters, --warmup): 3 untimed and 20 timed, as the real loopback's
-// experiment measured a batch (docs/PERFORMANCE.md, "several configs in
-// one launch"), and sim's batch model prices them.
+// Iterations of a batch's visit of a size when the study gives none, as
+// docs/PERFORMANCE.md measured a batch and sim's batch model prices them.
 const (
 	batchWarmup = 3
 	batchIters  = 20
@@ -45,10 +41,8 @@ func (InstrumentBatches) RunBatch(ctx context.Context, spec runner.Spec, b searc
 	return batchShares(l, b, spec.Op)
 }
 
-// batchPlan is the instrument's plan of b: each member's config as its
-// communicator takes it, named by its trial, every op at its sweep's
-// sizes, and a max_seconds that ends the rounds well inside the launch's
-// timeout (half of it: the instrument's own watchdog fires at 1.5 × it).
+// batchPlan is the instrument's plan of b, with a max_seconds well inside
+// the launch's timeout (the instrument's own watchdog fires at 1.5 × it).
 func batchPlan(spec runner.Spec, b search.Batch) (*runner.BatchPlan, error) {
 	p := &runner.BatchPlan{Version: runner.BatchPlanVersion, CreationOrder: b.CreationOrder, Rounds: b.Rounds, RoundSeed: b.RoundSeed,
 		WarmupIters: cmp.Or(spec.Warmup, batchWarmup), Iters: cmp.Or(spec.Iters, batchIters), MaxSeconds: time.Hour.Seconds()}
@@ -68,21 +62,14 @@ func batchPlan(spec runner.Spec, b search.Batch) (*runner.BatchPlan, error) {
 	return p, nil
 }
 
-// batchName is a member's config's name in the plan and the output.
 func batchName(m search.Request) string { return fmt.Sprintf("trial%d", m.Trial) }
 
-// batchShares turns a batch launch into one record per (member, op): the
-// config's rows search.BatchRows of its rounds, its BatchMember, the
-// launch's command and its share of the wall time (and of the modelled one
-// for a simulated batch), split among the shares measured. A share the batch did not measure (the config's
-// settings did not show in NCCL's log, its communicator or a collective
-// failed, the batch ended before its first timed round) is Failed with
-// why: LaunchBatch then launches the config on its own. The batch's raw
-// output is kept once, with its first measured share (the first share when
-// none was: a hung communicator cut the batch short, as a launch of its own
-// fails its trial, not the study). A batch with no output of its mode or
-// no communicator is an error naming why: its instrument cannot batch (a
-// copy of the script from before --batch).
+// batchShares turns a batch launch into one record per (member, op), each
+// with its share of the wall time. A share the batch did not measure is
+// Failed with why: LaunchBatch then launches the config on its own. The
+// batch's raw output is kept once, with its first measured share (else
+// the first). A batch with no output of its mode or no communicator is an
+// error: its instrument cannot batch.
 func batchShares(l *benchfmt.Launch, b search.Batch, launchOp nccl.Op) ([]*benchfmt.Launch, error) {
 	out := l.BatchOutput
 	var shares []*benchfmt.Launch
@@ -111,15 +98,12 @@ func batchShares(l *benchfmt.Launch, b search.Batch, launchOp nccl.Op) ([]*bench
 	if out == nil || !slices.ContainsFunc(out.Configs, func(c benchfmt.BatchConfig) bool { return c.Created }) {
 		return nil, fmt.Errorf("it measured no config: %s (%s); --batch 0 launches every config on its own", l.Outcome, l.Reason)
 	}
-	if measured == 0 {
-		// Cut short before a timed round: every share is relaunched on its
-		// own, the first keeps the batch's output.
+	if measured == 0 { // cut short before a timed round
 		shares[0].Stdout, shares[0].Stderr = l.Stdout, l.Stderr
 		return shares, nil
 	}
-	// The wall time is shared by the shares the batch measured: LaunchBatch
-	// replaces the others by launches of their own, and the batch's records
-	// still add up to the batch (search.batchTook, stored.BatchText).
+	// The wall time is shared by the shares measured (LaunchBatch replaces
+	// the others), so the records still add up to the batch.
 	for _, s := range shares {
 		s.Duration = l.Duration / time.Duration(measured)
 		if l.Simulated && out.Seconds > 0 {
@@ -158,7 +142,7 @@ func shareOf(s *benchfmt.Launch, c *benchfmt.BatchConfig, j, seq int, reason str
 		}
 		why = "the batch ended before its first timed round: " + reason
 	}
-	// why holds the instrument's words (a config's failure, NCCL's log):
-	// escaped as runner's classify escapes every launch's reason.
+	// why holds the instrument's words: escaped as runner escapes every
+	// launch's reason.
 	s.Reason = safetext.Escape(fmt.Sprintf("not measured in batch launch %d: %s", seq, why))
 }

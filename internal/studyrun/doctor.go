@@ -15,7 +15,7 @@ import (
 )
 
 // DoctorOptions say what doctor diagnoses: a saved log (LogFile), or one
-// debug launch of Launch.Spec (set up for it: sizes, debug log, iterations).
+// debug launch of Launch.Spec.
 type DoctorOptions struct {
 	Launch LaunchSettings
 	// LogFile is a saved run's output to diagnose instead of launching.
@@ -29,16 +29,14 @@ type DoctorOptions struct {
 	Progress func(cfg nccl.Config, l *benchfmt.Launch)
 }
 
-// doctorIters and doctorWarmup keep the debug launch short unless the
-// user asks for more: doctor diagnoses, it does not measure precisely.
+// doctor diagnoses, it does not measure precisely: a short debug launch.
 const (
 	doctorIters  = 5
 	doctorWarmup = 2
 )
 
 // SetDebugLaunch makes s doctor's debug launch from min to max bytes:
-// NCCL's debug log on, no per-iteration timing, few iterations and
-// warm-ups unless the user gave them (itersGiven, warmupGiven), and on
+// NCCL's debug log on, few iterations and warm-ups unless given, and on
 // the simulated fabric the seed of a study's first launch.
 func SetDebugLaunch(s *runner.Spec, seed, min, max int64, itersGiven, warmupGiven bool) {
 	s.MinBytes, s.MaxBytes = min, max
@@ -55,11 +53,9 @@ func SetDebugLaunch(s *runner.Spec, seed, min, max int64, itersGiven, warmupGive
 }
 
 // Doctor diagnoses the fabric from one debug launch, or from a saved log,
-// and with o.Compare NCCL's choices under a second config. A launch or
-// saved run that failed is diagnosed all the same (Failed, Failure); err
-// is for what stopped the diagnosis: an unreadable or empty log
-// (vocab.ErrUsage), nothing to launch or a failed second launch
-// (vocab.ErrFabric), the user (vocab.ErrInterrupted).
+// and with o.Compare NCCL's choices under a second config. A run that
+// failed is diagnosed all the same (Failed, Failure); err is for what
+// stopped the diagnosis.
 func Doctor(ctx context.Context, o DoctorOptions) (*runresult.DoctorReport, error) {
 	var (
 		out  []byte
@@ -92,9 +88,7 @@ func Doctor(ctx context.Context, o DoctorOptions) (*runresult.DoctorReport, erro
 	}
 	rep.Report = fabric.Diagnose(res, benchfmt.ParseNCCLInit(out), dctx)
 	if rep.FailedBecause == "" {
-		// A NIC that failed under the run fails the fabric even when the
-		// run finished over the NICs left (fabric's rule).
-		rep.FailedBecause = rep.FabricFailure()
+		rep.FailedBecause = rep.FabricFailure() // a NIC failed under the run
 	}
 	rep.Simulated = rep.Simulated || o.Launch.Simulated
 	if rep.SimProfile == "" && o.Launch.Spec.Sim != nil {
@@ -116,10 +110,8 @@ func (o DoctorOptions) progress(cfg nccl.Config, l *benchfmt.Launch) {
 }
 
 // readDoctorLog reads and parses a saved run's output; one with neither
-// nccl-tests' output nor NCCL's log is the user's to replace.
+// nccl-tests' output nor NCCL's log is refused.
 func readDoctorLog(ctx context.Context, path string) (*benchfmt.Result, []byte, error) {
-	// ReadSaved's words: a missing file, a directory or one too large is
-	// named as such (not "stat …: no such file or directory").
 	data, err := input.ReadSaved(ctx, path, nil)
 	if ctx.Err() != nil {
 		return nil, nil, vocab.ErrInterrupted
@@ -135,7 +127,7 @@ func readDoctorLog(ctx context.Context, path string) (*benchfmt.Result, []byte, 
 }
 
 // savedRunFailure says why the run a saved log records failed, "" when it
-// did not (or when the log is NCCL's alone, without nccl-tests' table).
+// did not or the log is NCCL's alone.
 func savedRunFailure(res *benchfmt.Result) string {
 	switch {
 	case res.Collective == "" && len(res.Rows) == 0 && len(res.Errors) == 0:
@@ -151,7 +143,7 @@ func savedRunFailure(res *benchfmt.Result) string {
 }
 
 // doctorCompare makes the second debug launch, with o.Compare, and sets
-// rep's NCCL choices under it beside those of res, the first.
+// rep's NCCL choices under it beside res's.
 func doctorCompare(ctx context.Context, rep *runresult.DoctorReport, o DoctorOptions, res *benchfmt.Result) error {
 	spec := o.Launch.Spec
 	spec.Config = o.Compare

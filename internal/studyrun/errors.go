@@ -9,7 +9,7 @@ import (
 )
 
 // createStudy stores a new study, named by name (--name, --label) when
-// that is set; a name already taken is the user's to change (vocab.ErrUsage).
+// set; a name already taken is vocab.ErrUsage.
 func createStudy(st *store.Store, study *store.Study, name func(*store.Study)) error {
 	if name != nil {
 		name(study)
@@ -21,7 +21,6 @@ func createStudy(st *store.Store, study *store.Study, name func(*store.Study)) e
 	return err
 }
 
-// aKind is the kind with its article: "a search", "an import".
 func aKind(kind string) string {
 	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
 		return "an " + kind

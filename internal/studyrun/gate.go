@@ -18,23 +18,19 @@ import (
 // GateResult is gate's verdict on a config, or the launch that failed
 // before there could be one.
 type GateResult struct {
-	Study   *store.Study
-	Verdict fabric.Verdict
-	// Launches counts the counted launches; Notes are the statistics'
-	// caveats on them.
-	Launches int
-	Notes    []model.Warning
-	// FailedAt is the number (from 1) of a launch that failed, hung or
-	// returned wrong results, with what it was (Failure) and doctor's
-	// diagnosis of its output (Warnings); 0 when none did.
+	Study    *store.Study
+	Verdict  fabric.Verdict
+	Launches int             // counted
+	Notes    []model.Warning // the statistics' caveats on them
+	// FailedAt is the number (from 1) of a launch that failed, with what
+	// it was (Failure) and doctor's diagnosis (Warnings); 0 when none did.
 	FailedAt int
 	Failure  string
 	Warnings []fabric.Warning
 }
 
-// GateReportOf is gate's report of r, its verdict on cfg under baseEnv:
-// without a verdict (not passed, FabricFailed) when a launch failed before
-// the fabric could be measured.
+// GateReportOf is gate's report of r, its verdict on cfg under baseEnv
+// (FabricFailed when a launch failed).
 func GateReportOf(r *GateResult, cfg nccl.Config, baseEnv map[string]string) runresult.GateReport {
 	study := r.Study
 	rep := runresult.GateReport{Verdict: r.Verdict, Study: study.Name, Simulated: study.Simulated, SimProfile: study.Launch.SimProfile,
@@ -51,9 +47,8 @@ func GateReportOf(r *GateResult, cfg nccl.Config, baseEnv map[string]string) run
 }
 
 // Gate measures o.Config at the thresholds' sizes, o.Repeats times, and
-// judges each size against its threshold on basis. A failed verdict is a
-// result, not an error; a launch that failed is reported with doctor's
-// diagnosis in the result (and the study marked failed).
+// judges each size against its threshold on basis. A failed verdict or
+// launch is a result, not an error.
 func Gate(ctx context.Context, st *store.Store, thresholds []fabric.Threshold, basis fabric.Basis, o RepeatOptions) (*GateResult, error) {
 	sizes := make([]int64, len(thresholds))
 	for i, t := range thresholds {
@@ -90,12 +85,9 @@ func GateMinLaunchesForLowerBound() int {
 	return model.MinLaunchesForInterval(opt)
 }
 
-// measureGate summarises launches at sizes: per size the median over
-// launches of each launch's median time with its fabric.GateConfidence
-// interval, turned into bus bandwidth = factor × bytes / time. The
-// summary's warnings (few launches, high spread, outlier launches) come
-// back as data. The statistics live here, not in fabric, so that fabric
-// (which internal/ui prints) imports none.
+// measureGate summarises launches at sizes: per size the median time with
+// its fabric.GateConfidence interval, as bus bandwidth. The statistics
+// live here so that fabric (which internal/ui prints) imports none.
 func measureGate(launches []model.Launch, sizes []int64, factor float64) ([]fabric.Measured, []model.Warning) {
 	opt := model.DefaultOptions()
 	opt.Confidence = fabric.GateConfidence
@@ -104,10 +96,8 @@ func measureGate(launches []model.Launch, sizes []int64, factor float64) ([]fabr
 	for _, s := range sum.Sizes {
 		out = append(out, fabric.Measured{Bytes: s.Bytes, Launches: s.Launches,
 			BusBW: busBW(factor, s.Bytes, s.Median),
-			// A longer time is a lower bandwidth: the time's upper bound
-			// gives the bandwidth's lower bound.
-			Lo: busBW(factor, s.Bytes, s.Hi),
-			Hi: busBW(factor, s.Bytes, s.Lo)})
+			Lo:    busBW(factor, s.Bytes, s.Hi), // a longer time is a lower bandwidth
+			Hi:    busBW(factor, s.Bytes, s.Lo)})
 	}
 	return out, sum.Warnings
 }
@@ -120,7 +110,6 @@ func busBW(factor float64, bytes int64, timeUS float64) float64 {
 	return factor * float64(bytes) / timeUS / 1e3
 }
 
-// diagnoseFailed is doctor's diagnosis of what a failed launch printed.
 func diagnoseFailed(o RepeatOptions, l *benchfmt.Launch) []fabric.Warning {
 	out := append(append([]byte{}, l.Stdout...), l.Stderr...)
 	env := map[string]string{}

@@ -23,18 +23,13 @@ import (
 
 // ImportOptions say where import stores the files.
 type ImportOptions struct {
-	// Study is the import study to add to (--study); empty creates one.
-	Study string
-	// Config is the env the outputs ran with (--env).
-	Config nccl.Config
-	// Op, when set (--op), is checked against each output's own op (read
-	// from its program name): a file of another op is not imported.
+	Study  string      // --study; empty creates one
+	Config nccl.Config // --env
+	// Op, when set (--op), is checked against each output's own op.
 	Op nccl.Op
 }
 
-// ImportResult is what import did: the study and trial the files went
-// into (Created when import made the study), the files stored and those
-// not stored.
+// ImportResult is what import did (Created when it made the study).
 type ImportResult struct {
 	Study    *store.Study
 	Trial    *store.Trial
@@ -45,10 +40,8 @@ type ImportResult struct {
 
 // Import stores saved nccl-tests outputs (text or -J JSON; a run's text
 // and JSON together as one launch) as launches of one trial of an import
-// study, each file whole or not at all. Files that cannot be imported
-// are skipped, with why; the store is opened only when one can. Mixing
-// simulated and real outputs, or a --study that is not an import study,
-// is vocab.ErrUsage; stopped by the user, vocab.ErrInterrupted.
+// study, each file whole or not at all. Files that cannot be imported are
+// skipped, with why; the store is opened only when one can.
 func Import(ctx context.Context, db string, paths []string, o ImportOptions) (*ImportResult, error) {
 	good, skipped, err := parseImportFiles(ctx, paths)
 	if err != nil {
@@ -62,9 +55,8 @@ func Import(ctx context.Context, db string, paths []string, o ImportOptions) (*I
 		return res, nil
 	}
 	if o.Study != "" {
-		// Read first what the study holds: an import that would store
-		// nothing (every file another kind, or already there) must not
-		// open the database for writing, which rewrites its meta page.
+		// An import that would store nothing must not open the database
+		// for writing, which rewrites its meta page.
 		rest, err := belongingFiles(db, o.Study, o.Op, good)
 		if err != nil {
 			return nil, err
@@ -88,8 +80,7 @@ func Import(ctx context.Context, db string, paths []string, o ImportOptions) (*I
 }
 
 // parseImportFiles parses each file; those that cannot be imported come
-// back as skipped, with why. A run's text and its JSON become one file
-// (pairRuns); simulated and real outputs together are refused.
+// back as skipped, with why. A run's text and its JSON become one file.
 func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []runresult.SkippedFile, error) {
 	files := make([]*parsedFile, len(paths))
 	for i, path := range paths {
@@ -106,8 +97,6 @@ func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []run
 			skipped = append(skipped, runresult.SkippedFile{File: f.path, Error: f.err.Error()})
 			continue
 		}
-		// The same output given twice (two names, or one name twice)
-		// would be two launches of one run.
 		if earlier, ok := first[f.sum]; ok {
 			return nil, nil, vocab.UsageErrorf("%s is the same output as %s (identical content): a run is imported once — give each file once", f.path, earlier)
 		}
@@ -123,9 +112,7 @@ func parseImportFiles(ctx context.Context, paths []string) ([]*parsedFile, []run
 }
 
 // sameOpAndRanks refuses to put runs of different collectives or rank
-// counts into one import: a study's trial is one config measured one way,
-// and mixing them gave one "NCCL defaults" trial whose medians lay
-// halfway between a 2-rank and a 4-rank run.
+// counts into one import: a trial is one config measured one way.
 func sameOpAndRanks(files []*parsedFile) error {
 	for _, f := range files[min(1, len(files)):] {
 		a, b := files[0].result, f.result
@@ -140,19 +127,14 @@ func sameOpAndRanks(files []*parsedFile) error {
 }
 
 // importConfig is the config the runs are stored under: --env when given,
-// else the one their -J JSON recorded (its env), else NCCL's defaults. A
-// run whose JSON records another config than --env, runs recording
-// different configs, or a run that records one beside one that cannot say
-// (text output without its JSON) are refused: each imported launch is
-// stored with the config it ran with (was: a JSON recording
-// NCCL_MAX_NCHANNELS=8 was stored as NCCL defaults).
+// else the one their -J JSON recorded, else NCCL's defaults. Runs that
+// record other or different configs, or that cannot say beside one that
+// does, are refused: each launch is stored with the config it ran with.
 func importConfig(files []*parsedFile, given nccl.Config) (nccl.Config, error) {
 	var recorded nccl.Config
 	var recordedBy, unknown string
 	for _, f := range files {
-		// The tunable knobs the run's -J JSON recorded in its env (the
-		// JSON's own, or its text twin's JSON); none in text output.
-		if f.result.Env == nil {
+		if f.result.Env == nil { // text output
 			unknown = cmp.Or(unknown, f.path)
 			continue
 		}
@@ -187,8 +169,7 @@ func configText(c nccl.Config) string {
 }
 
 // store adds the files to the import study (o.Study, or a new one the
-// first file describes), each whole or not at all; a file of the other
-// kind (simulated, real) than the study is skipped.
+// first file describes), each whole or not at all.
 func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptions, good []*parsedFile) error {
 	study, created, err := importStudy(st, o.Study, good[0].result)
 	if err != nil {
@@ -212,8 +193,8 @@ func (r *ImportResult) store(ctx context.Context, st *store.Store, o ImportOptio
 			return err
 		}
 	}
-	// ended stores how a new import study ended (an existing one
-	// keeps its status: each file is stored whole, or not at all).
+	// ended stores how a new import study ended (an existing one keeps
+	// its status).
 	ended := func(status, reason string) {
 		if created {
 			study.Status, study.Reason = status, reason
@@ -254,14 +235,11 @@ type parsedFile struct {
 	isJSON bool
 	result *benchfmt.Result
 	err    error
-	// twin is the text output of the same launch as this JSON (pairRuns).
-	twin *parsedFile
-	// sum is the hash of data: the same output given twice is one run.
-	sum [sha256.Size]byte
+	twin   *parsedFile       // the text output of the same launch as this JSON
+	sum    [sha256.Size]byte // the same output given twice is one run
 }
 
-// sums are the hashes of the outputs this file stores (its own, and its
-// twin's).
+// sums are the hashes of the outputs this file stores (its twin's too).
 func (f *parsedFile) sums() [][sha256.Size]byte {
 	out := [][sha256.Size]byte{f.sum}
 	if f.twin != nil {
@@ -294,8 +272,7 @@ func parseImportFile(ctx context.Context, path string) *parsedFile {
 	switch {
 	case errors.As(err, &failure):
 		f.err = fmt.Errorf("the run failed or its output stops early: %v", failure.Message)
-	case f.result != nil && len(f.result.Rows) == 0 && len(f.result.Notes) > 0:
-		// Rows were there but none could be kept: say why, not "no table".
+	case f.result != nil && len(f.result.Rows) == 0 && len(f.result.Notes) > 0: // say why, not "no table"
 		f.err = fmt.Errorf("no results row can be imported: %s", f.result.Notes[0])
 		if more := len(f.result.Notes) - 1; more > 0 {
 			f.err = fmt.Errorf("%w (and %d more notes)", f.err, more)
@@ -305,15 +282,12 @@ func parseImportFile(ctx context.Context, path string) *parsedFile {
 	case f.result == nil || len(f.result.Rows) == 0:
 		f.err = errors.New("not nccl-tests output: no results rows")
 	case f.result.Runs > 1:
-		// Two runs saved one after the other: their tables, ranks and
-		// collectives would become one launch.
 		f.err = fmt.Errorf("it holds %d runs saved one after another (%s first); an import stores one run of one collective per file — save each run in its own file", f.result.Runs, f.result.Op().OrAllReduce())
 	}
 	return f
 }
 
-// sameFabricKind refuses to mix simulated and real outputs in one import:
-// a study is either a simulation or a measurement.
+// sameFabricKind refuses to mix simulated and real outputs in one import.
 func sameFabricKind(files []*parsedFile) error {
 	sim := slices.IndexFunc(files, func(f *parsedFile) bool { return f.result.Simulated })
 	real := slices.IndexFunc(files, func(f *parsedFile) bool { return !f.result.Simulated })
@@ -324,7 +298,7 @@ func sameFabricKind(files []*parsedFile) error {
 }
 
 // belongingFiles reads the --study (read-only) and returns the files that
-// belong in it; when none does, nil, each file's err saying why.
+// belong in it; nil when none does, each file's err saying why.
 func belongingFiles(db, name string, op nccl.Op, files []*parsedFile) ([]*parsedFile, error) {
 	st, err := store.Open(db, store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrNoDatabase) {
@@ -356,17 +330,16 @@ func belongingFiles(db, name string, op nccl.Op, files []*parsedFile) ([]*parsed
 	return out, nil
 }
 
-// studyMismatch says why a file does not belong in the study it would be
-// added to: another op than the study measured or --op, the other kind of
-// fabric or another fabric, or a run the study already holds (stored maps
-// its outputs' hashes to their launches); "" when it belongs.
+// studyMismatch says why a file does not belong in the study: another op
+// or fabric, or a run the study already holds (stored maps its outputs'
+// hashes to their launches); "" when it belongs.
 func studyMismatch(f *parsedFile, study *store.Study, op nccl.Op, stored map[[sha256.Size]byte]uint64) string {
 	r := f.result
 	if why := r.OpMismatch(op); why != "" {
 		return why
 	}
-	// An output that names no program (nccl-tests before 2.15) is taken
-	// at its word: --op's, or the study's.
+	// An output that names no program (before nccl-tests 2.15) is taken
+	// at its word.
 	if got := r.Op(); got != "" && got != study.Op() {
 		return fmt.Sprintf("the output is of %s, study %s measured %s; import it into a study of its own (without --study)", got, study.Name, study.Op())
 	}
@@ -376,10 +349,7 @@ func studyMismatch(f *parsedFile, study *store.Study, op nccl.Op, stored map[[sh
 		}
 		return fmt.Sprintf("it is from a real fabric and study %s is SIMULATED; import it into a new study", study.Name)
 	}
-	// Another fabric: other ranks, nodes or transport than the study
-	// recorded (nothing when either did not record them). A study is one
-	// fabric: a 1-host NVLink log beside 2-node Socket launches would be
-	// averaged as one.
+	// A study is one fabric: its launches are averaged as one.
 	var diffs []string
 	for _, d := range store.PlatformOf(r).Differences(study.Platform) {
 		if d.Fabric() {
@@ -397,8 +367,7 @@ func studyMismatch(f *parsedFile, study *store.Study, op nccl.Op, stored map[[sh
 	return ""
 }
 
-// storedOutputs maps the hash of each output an existing import study
-// holds (text and JSON) to its launch; none for a study just created.
+// storedOutputs maps the hash of each output a study holds to its launch.
 func storedOutputs(st *store.Store, study *store.Study, created bool) (map[[sha256.Size]byte]uint64, error) {
 	out := map[[sha256.Size]byte]uint64{}
 	if created {
@@ -413,8 +382,7 @@ func storedOutputs(st *store.Store, study *store.Study, created bool) (map[[sha2
 		if err != nil {
 			return nil, err
 		}
-		// A JSON stored before nccltune redacted its env hashes as it
-		// is stored now.
+		// An old, unredacted JSON hashes as it is stored now.
 		storedJSON, _ := benchfmt.RedactJSONEnv(raw.JSON)
 		for _, data := range [][]byte{raw.Stdout, storedJSON} {
 			if len(data) > 0 {
@@ -425,8 +393,7 @@ func storedOutputs(st *store.Store, study *store.Study, created bool) (map[[sha2
 	return out, nil
 }
 
-// importStudy finds the --study to add to, or creates a new import study
-// described by the first file.
+// importStudy finds the --study, or creates one the first file describes.
 func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.Study, bool, error) {
 	if name != "" {
 		study, err := st.Study(name)
@@ -447,11 +414,8 @@ func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.S
 		Simulated:  first.Simulated,
 		Platform:   store.PlatformOf(first),
 		Launch:     store.LaunchSettings{SimProfile: first.SimProfile},
-		// Running until every file is in: an import stopped part way
-		// (Ctrl-C, a full disk) must not read as a complete study.
-		Status: vocab.StatusRunning,
+		Status:     vocab.StatusRunning, // until every file is in
 	}
-	// Its rows' distinct sizes.
 	var sizes []int64
 	for _, z := range benchfmt.SizesOf(first) {
 		sizes = append(sizes, z.Nominal())
@@ -467,7 +431,6 @@ func importStudy(st *store.Store, name string, first *benchfmt.Result) (*store.S
 	return study, true, nil
 }
 
-// checkImportStudy refuses a --study that is not an import study.
 func checkImportStudy(study *store.Study) error {
 	if study.Kind != vocab.KindImport {
 		return vocab.UsageErrorf("study %s is a %s; import adds only to import studies (omit --study to start a new one)", study.Name, study.Kind)
@@ -475,8 +438,7 @@ func checkImportStudy(study *store.Study) error {
 	return nil
 }
 
-// importTrial is the study's trial for cfg: the existing one when the
-// study already has this config, else a new one.
+// importTrial is the study's trial for cfg, existing or new.
 func importTrial(st *store.Store, study *store.Study, cfg nccl.Config) (*store.Trial, error) {
 	trial := &store.Trial{StudyID: study.ID, Config: cfg, Role: vocab.RoleImport, State: vocab.TrialComplete}
 	err := st.AddTrial(trial)
@@ -487,7 +449,6 @@ func importTrial(st *store.Store, study *store.Study, cfg nccl.Config) (*store.T
 	return trial, err
 }
 
-// importLaunch is the stored launch of one parsed file.
 func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.Launch {
 	r := f.result
 	l := &store.Launch{
@@ -509,12 +470,9 @@ func importLaunch(f *parsedFile, study *store.Study, trial *store.Trial) *store.
 	return l
 }
 
-// pairRuns finds a run's text output and its -J JSON among the files:
-// nccl-tests prints the table and writes the JSON of the same launch, and
-// people save both. Such a pair is one launch, so the JSON (which holds
-// the per-iteration samples) keeps the text as its twin and the text is
-// not imported on its own. Files are twins when they report the same
-// collective, ranks and rows, with times equal to the text's precision.
+// pairRuns finds a run's text output and its -J JSON among the files: one
+// launch, so the JSON (which holds the per-iteration samples) keeps the
+// text as its twin.
 func pairRuns(files []*parsedFile) []*parsedFile {
 	var out []*parsedFile
 	used := map[*parsedFile]bool{}
@@ -538,7 +496,9 @@ func pairRuns(files []*parsedFile) []*parsedFile {
 	return out
 }
 
-// sameRun reports whether a text and a JSON parse describe one launch.
+// sameRun reports whether a text and a JSON parse describe one launch:
+// the same collective, ranks and rows, with times equal to the text's
+// precision.
 func sameRun(text, js *benchfmt.Result) bool {
 	if text == nil || js == nil || text.Collective != js.Collective || text.NRanks != js.NRanks || len(text.Rows) != len(js.Rows) {
 		return false

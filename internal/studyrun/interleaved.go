@@ -30,82 +30,62 @@ type AB struct {
 	Band     nccl.Band
 	BandText string
 	Guards   []int64
-	// Collective is the collective measured ("all_reduce"; "" is all-reduce):
-	// every launch of the comparison runs it, whatever the launch flags' --op.
+	// Collective is the collective every launch runs ("" is all-reduce),
+	// whatever the launch flags' --op.
 	Collective string
 	Base, Cand nccl.Config
 	// Claim is what the verified study claimed of Cand against Base; nil
 	// when it claimed nothing of this pair.
 	Claim *runresult.Claim
-	// CheckCand launches Cand once with NCCL's debug log before anything
-	// else, unscored (once per op of a workload of several parts): a
-	// candidate that fails there (a tuner plugin that crashes) ends the
-	// comparison before any measurement, and the launch shows what NCCL
-	// and a tuner plugin did (ABResult.Checks).
+	// CheckCand launches Cand once per op with NCCL's debug log first,
+	// unscored: a candidate that fails there (a crashing tuner plugin)
+	// ends the comparison before any measurement (ABResult.Checks).
 	CheckCand bool
-	// Parts, when it has several, is the workload the comparison measures
-	// as its study did: one launch per op for each measurement, scored
-	// by the study's objective, and compared part by part. GuardOps are
-	// the collectives outside it measured, GuardLaunches per arm each, for
-	// a candidate the comparison recommends. Either makes the comparison
-	// one of collectives (search.Reconfirm).
+	// Parts, when it has several, is the workload measured as its study
+	// did; GuardOps are the collectives outside it measured for a
+	// recommended candidate. Either makes the comparison one of
+	// collectives (search.Reconfirm).
 	Parts         nccl.Workload
 	GuardOps      []nccl.Op
 	GuardLaunches int
-	// GuardOpsSkipped are the collectives left out of the default guarded
-	// ops, each with why: stored with the comparison's study and reported
-	// as search reports its own (SearchOptions.GuardOpsSkipped), so that
-	// an op left unguarded is never dropped silently.
+	// GuardOpsSkipped are the default guarded ops left out, each with why,
+	// so that none is dropped silently.
 	GuardOpsSkipped []string
-	// Stats are the statistics the comparison decides with (the verified
-	// study's minimum effect and alpha); zero is model.DefaultOptions.
+	// Stats are the verified study's statistics; zero is
+	// model.DefaultOptions.
 	Stats model.Options
-	// Delivered are, per op of the comparison, the sizes the candidate as
-	// deployed (a tuner CSV) must not make slower: judged one by one, Holm
-	// across every op's sizes together (model.CompareGuards, the guards'
-	// rule), and each significantly slower by more than the minimum
-	// effect refuses the candidate (verify exits 1). Set by
-	// GuardDelivered; every launch of an op sweeps its sizes (widen).
+	// Delivered are, per op, the sizes the candidate as deployed (a tuner
+	// CSV) must not make slower: Holm across every op's sizes together
+	// (model.CompareGuards); set by GuardDelivered, and every launch of an
+	// op sweeps them (widen).
 	Delivered []runresult.DeliveredSizes
-	// EqualByRule are, per op, the sizes between its called ones where the
-	// candidate as deployed keeps NCCL's own choice (SettleGaps): equal to
-	// the baseline by rule, so not judged.
+	// EqualByRule are, per op, the gap sizes where the candidate keeps
+	// NCCL's own choice (SettleGaps): equal by rule, not judged.
 	EqualByRule []runresult.DeliveredSizes
-	// TunerCSV is the tuner CSV Cand hands the plugin (verify
-	// --tuner-plugin), stored with the study: the temporary file Cand's
-	// NCCL_TUNER_CONFIG_FILE names is removed when the command ends.
+	// TunerCSV is the tuner CSV Cand hands the plugin, stored with the
+	// study: Cand's NCCL_TUNER_CONFIG_FILE is a temporary file.
 	TunerCSV string
-	// PluginRetunes: the study ran where NVIDIA's example tuner plugin
-	// retunes NCCL at init whatever its CSV holds (Blackwell at 3+ nodes:
-	// nccl.ExamplePluginRetunes). PluginAlone, set there, is the plugin
-	// with an empty CSV: a third arm launched right after each measured
-	// launch of Cand, of the same op and sizes, so that what loading the
-	// plugin alone changes (PluginAlone against Base) is told from what
-	// the CSV's rows change (Cand against PluginAlone) at Delivered's sizes.
+	// PluginRetunes: NVIDIA's example tuner plugin retunes NCCL at init
+	// whatever its CSV holds (nccl.ExamplePluginRetunes). PluginAlone is
+	// then the plugin with an empty CSV, a third arm launched after each
+	// measured launch of Cand, which tells what loading the plugin changes
+	// from what the CSV's rows change.
 	PluginRetunes bool
 	PluginAlone   nccl.Config
-	// Timed is the verified study's workload when it came from calls
-	// (--calls, config calls:): GuardDelivered measures its calls off the
-	// powers of two at their own sizes (Calls).
+	// Timed is the verified study's workload when it came from calls.
 	Timed nccl.Workload
-	// Calls are the launches that measure Timed's calls at their own
-	// sizes, the search's own-size check's (search.CallLadders): after each measured launch of either arm of an op, one of
-	// each of the op's ladders, and each call is judged with the op's
-	// Delivered sizes (the guards' rule, one family). Set by
-	// GuardDelivered.
+	// Calls are the ladders that measure Timed's calls at their own sizes
+	// after each measured launch of their op (search.CallLadders), judged
+	// with the op's Delivered sizes. Set by GuardDelivered.
 	Calls []search.CallLadder
 }
 
 // GuardDelivered makes a comparison judge the candidate as it is
-// delivered: for each op it measures, at every size the workload calls
-// (a one-op study's band, a workload's parts, a timed workload's calls)
-// and at the power of two just outside that op's sizes on each side,
-// where a tuner row stretched past what was proven (a first row from 0
-// bytes, a last one to the top) changes what NCCL runs though no part
-// measures it; never below the smallest size nccl-tests runs of the op
-// on nranks (nccl.Op.SmallestSafe), where nothing can be measured. A
-// workload's parts are still judged as its study judged them; these
-// sizes are judged besides, as one family.
+// delivered: for each op, at every size the workload calls and at the
+// power of two just outside them on each side, where a tuner row
+// stretched past what was proven changes what NCCL runs; never below
+// nccl.Op.SmallestSafe. These sizes are judged besides the parts, as one
+// family.
 func (ab *AB) GuardDelivered(nranks int) {
 	parts := ab.searchOptions().Parts()
 	ab.Delivered = nil
@@ -123,9 +103,8 @@ func (ab *AB) GuardDelivered(nranks int) {
 			outside = append(outside, hi*2)
 		}
 		if !parts.ScoredByRounds() {
-			// A one-op comparison shows them as its guard sizes too. A
-			// workload's guard sizes are every op's and judged by the
-			// study's own rule, so its delivered sizes stay apart.
+			// A one-op comparison shows them as its guard sizes too (a
+			// workload's guard sizes are judged by the study's own rule).
 			for _, g := range outside {
 				if !slices.Contains(ab.Guards, g) {
 					ab.Guards = append(ab.Guards, g)
@@ -137,14 +116,11 @@ func (ab *AB) GuardDelivered(nranks int) {
 		slices.Sort(d)
 		ab.Delivered = append(ab.Delivered, runresult.DeliveredSizes{Op: op, Sizes: slices.Compact(d)})
 	}
-	// The process calls its own sizes, where a row of the CSV (an exact
-	// one, or a bin's stretched over it) acts though no power of two
-	// shows it.
+	// A CSV row acts at the calls' own sizes though no power of two shows it.
 	ab.Calls = search.Options{Workload: ab.Timed, Ranks: nranks}.CallLadders()
 }
 
-// atOwnSize are, per op, the sizes ab measures at the process's own
-// calls (Calls).
+// atOwnSize are, per op, the sizes ab measures at the calls' own sizes.
 func (ab AB) atOwnSize() []runresult.DeliveredSizes {
 	out := []runresult.DeliveredSizes{}
 	for _, l := range ab.Calls {
@@ -160,13 +136,10 @@ func (ab AB) atOwnSize() []runresult.DeliveredSizes {
 	return out
 }
 
-// SettleGaps decides how the candidate as delivered is judged at the
-// gaps between an op's called sizes (calls at 2M and 8M leave 4M, which
-// no part measures): keeps says, per gap size, whether the candidate keeps
-// NCCL's own choice there (a tuner CSV's rule: export.KeepsNCCL), which is
-// equal to the baseline by rule and stated as such (EqualByRule); every
-// other gap size is judged with the op's delivered sizes. After
-// GuardDelivered.
+// SettleGaps decides how the candidate is judged at the gaps between an
+// op's called sizes (2M and 8M leave 4M): where keeps says it keeps
+// NCCL's own choice (export.KeepsNCCL) it is equal by rule (EqualByRule),
+// elsewhere judged with the op's delivered sizes. After GuardDelivered.
 func (ab *AB) SettleGaps(keeps func(op nccl.Op, sizes []int64) ([]bool, error)) error {
 	ab.EqualByRule = nil
 	for i, d := range ab.Delivered {
@@ -199,10 +172,8 @@ func (ab *AB) SettleGaps(keeps func(op nccl.Op, sizes []int64) ([]bool, error)) 
 	return nil
 }
 
-// widen is the sweep [lo, hi] of a launch of op, widened to the sizes op
-// is judged at as delivered (Delivered): the one rule that every launch
-// of a comparison, a workload's included, measures them. op "" is the
-// comparison's one op (search.Request's for a one-part study).
+// widen is the sweep [lo, hi] of a launch of op ("" the comparison's one
+// op), widened to op's Delivered sizes.
 func (ab AB) widen(op nccl.Op, lo, hi int64) (int64, int64) {
 	op = cmp.Or(op, ab.op())
 	for _, d := range ab.Delivered {
@@ -213,16 +184,12 @@ func (ab AB) widen(op nccl.Op, lo, hi int64) (int64, int64) {
 	return lo, hi
 }
 
-// ofOps reports whether ab measures more than its one op
-// (nccl.Workload.BeyondOnePart).
+// ofOps reports whether ab measures more than its one op.
 func (ab AB) ofOps() bool { return ab.Parts.BeyondOnePart(ab.GuardOps) }
 
-// stats are the statistics ab decides with.
 func (ab AB) stats() model.Options { return cmp.Or(ab.Stats, model.DefaultOptions()) }
 
-// searchOptions are ab as the study options search.Reconfirm measures
-// with: the workload (or the one band and op), guard sizes, guarded ops
-// and statistics.
+// searchOptions are ab as the options search.Reconfirm measures with.
 func (ab AB) searchOptions() search.Options {
 	o := search.Options{Band: ab.Band, Op: ab.op(), Guard: ab.Guards, GuardOps: ab.GuardOps, GuardLaunches: ab.GuardLaunches, Stats: ab.stats()}
 	if ab.Parts.ScoredByRounds() {
@@ -232,8 +199,7 @@ func (ab AB) searchOptions() search.Options {
 }
 
 // checkOps are the ops the candidate's debug check launches: the
-// workload's that reach NCCL's tuner (one each; alltoall and sendrecv run
-// as send/recv, and no tuner call of theirs could show anything), or the
+// workload's that reach NCCL's tuner (not alltoall or sendrecv), or the
 // comparison's one op.
 func (ab AB) checkOps() []nccl.Op {
 	if !ab.Parts.ScoredByRounds() {
@@ -255,10 +221,8 @@ func (ab AB) checkOps() []nccl.Op {
 // launches per arm.
 func VerifyResultOf(ab AB, r *ABResult, launches int) runresult.VerifyResult {
 	study, rec := r.Study, r.Study.Recommendation
-	// Significant is the verdict's, as stored (rec.Significant), not the
-	// band decision's (r.Comparison.Recommend): for a comparison of
-	// collectives the band may gain while a part or guarded op refuses
-	// the config, and the JSON must say what the text and show say.
+	// Significant is the stored verdict's, not the band decision's: a
+	// part or guarded op may refuse a config that gains over the band.
 	v := runresult.VerifyResult{Study: study.Name, Verifies: ab.Verifies, BaselineEnv: ab.Base.Clone(), Simulated: study.Simulated, Env: ab.Cand.Clone(),
 		Launches: launches, Speedup: rec.Speedup, SpeedupCI: rec.SpeedupCI, CILevel: rec.CILevel, PValue: rec.PValue,
 		Significant: rec.Significant, Reason: rec.Reason, Claimed: ab.Claim, Consistent: r.Consistent,
@@ -273,9 +237,8 @@ func VerifyResultOf(ab AB, r *ABResult, launches int) runresult.VerifyResult {
 	for i, g := range rec.OpGuards {
 		v.Guards = append(v.Guards, runresult.VerifyGuard{OpGuard: g, Verdict: verdicts[len(rec.Parts)+i].Verdict})
 	}
-	// A refusal fails verify of what the study recommended, or of what the
-	// user named; of a candidate the study itself refused, it is what the
-	// study found too. compare reports it.
+	// A refusal fails verify of what the study recommended or the user
+	// named, not of a candidate the study refused itself.
 	v.Failed = ab.Claim != nil && !r.Consistent || ab.Kind == vocab.KindVerify && v.Refused != "" && (ab.Claim == nil || ab.Claim.Recommended)
 	if plugin := ab.Cand[nccl.TunerPluginVar]; plugin != "" {
 		v.TunerPlugin = &runresult.TunerVerify{Plugin: plugin, Warnings: []fabric.Warning{}, Reproduces: ab.Claim != nil && r.Consistent}
@@ -300,8 +263,7 @@ func opCheckOf(op nccl.Op, l *benchfmt.Launch, several bool) runresult.OpCheck {
 	if l != nil && l.Result != nil && l.Result.Facts != nil {
 		c.Plugin = l.Result.Facts.Tuner
 	}
-	if several {
-		// Which op's calls fell back is the point of a check per op.
+	if several { // which op's calls fell back
 		for i := range c.Warnings {
 			c.Warnings[i].Message = string(op) + ": " + c.Warnings[i].Message
 		}
@@ -309,8 +271,8 @@ func opCheckOf(op nccl.Op, l *benchfmt.Launch, several bool) runresult.OpCheck {
 	return c
 }
 
-// TunerWarningsOf are the warnings a tuner plugin's debug launch shows
-// (fabric's), never nil.
+// TunerWarningsOf are the warnings a tuner plugin's debug launch shows,
+// never nil.
 func TunerWarningsOf(l *benchfmt.Launch) []fabric.Warning {
 	out := []fabric.Warning{}
 	if l == nil || l.Result == nil || l.Result.Facts == nil {
@@ -335,15 +297,14 @@ func TunerCheck(l *benchfmt.Launch) error {
 
 // ABOptions are how an AB comparison runs.
 type ABOptions struct {
-	Launch LaunchSettings
-	// Launches per arm.
-	Launches int
-	// Name, if set, names the new study (--name, --label).
-	Name func(*store.Study)
-	// Started, if set, hears of the study once it is stored.
+	Launch   LaunchSettings
+	Launches int // per arm
+	// Name, if set, names the new study (--name, --label); Started hears
+	// of it once stored.
+	Name    func(*store.Study)
 	Started func(*store.Study)
 	// CheckOK, if set, judges ab.CheckCand's launch: its error ends the
-	// comparison there (vocab.ErrFabric), before any measurement.
+	// comparison (vocab.ErrFabric).
 	CheckOK func(*benchfmt.Launch) error
 	// Progress, if set, hears of each launch as it ends: n of total.
 	Progress func(n, total int, phase string, cfg nccl.Config, l *benchfmt.Launch)
@@ -355,28 +316,20 @@ type ABResult struct {
 	Study *store.Study
 	// Comparison is the candidate against the baseline over the band.
 	Comparison model.Comparison
-	// Consistent is set when ab had a claim: the fresh measurement and
-	// the claim agree (each one's estimate lies inside the other's
-	// interval, or their intervals overlap).
-	Consistent bool
-	// Checks are the candidate's debug launches when ab.CheckCand, one
-	// per op.
-	Checks []runresult.OpCheck
-	// PluginAlone is the third arm's effects when ab.PluginAlone is set.
+	// Consistent: ab had a claim, and the fresh intervals overlap it.
+	Consistent  bool
+	Checks      []runresult.OpCheck // ab.CheckCand's launches, one per op
 	PluginAlone *runresult.PluginAloneEffect
 }
 
-// pluginAloneArm is the third arm (AB.PluginAlone) as it runs: its trial,
-// how it launches, its measured launches per op, and the candidate it
-// follows.
+// pluginAloneArm is the third arm (AB.PluginAlone) as it runs.
 type pluginAloneArm struct {
 	trial, cand *search.Trial
 	run         abLaunch
 	byOp        map[nccl.Op][]model.Launch
 }
 
-// follow launches the arm after a measured launch of t of op when t is
-// the candidate; nothing when there is no third arm.
+// follow launches the arm after a measured launch of the candidate.
 func (a *pluginAloneArm) follow(ctx context.Context, t *search.Trial, op nccl.Op) error {
 	if a == nil || t != a.cand {
 		return nil
@@ -388,8 +341,8 @@ func (a *pluginAloneArm) follow(ctx context.Context, t *search.Trial, op nccl.Op
 	return nil
 }
 
-// effect is the arm's account: per op and size of ab.Delivered, the empty
-// CSV against the baseline and the CSV against the empty CSV.
+// effect is, per op and size of ab.Delivered, the empty CSV against the
+// baseline and the CSV against the empty CSV.
 func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *runresult.PluginAloneEffect {
 	if a == nil {
 		return nil
@@ -418,22 +371,19 @@ func (a *pluginAloneArm) effect(ab AB, base, cand *search.Trial) *runresult.Plug
 	return out
 }
 
-// callsArm measures the process's calls at their own sizes (AB.Calls)
-// as the comparison runs: after each measured launch of either arm of an
-// op, one launch of that arm over each of the op's ladders (the search's
-// own-size request, search.CallLadder.Request), so that every
-// measurement of the op has its calls' times beside it.
+// callsArm measures the calls at their own sizes (AB.Calls): after each
+// measured launch of either arm of an op, one launch of that arm over
+// each of the op's ladders.
 type callsArm struct {
 	ladders []search.CallLadder
 	run     abRequest
 	last    *benchfmt.Launch
-	// byTrial are each trial's measured ladder launches, per ladder in
-	// ladders' order, the k-th after the trial's k-th measured launch.
+	// byTrial are each trial's ladder launches, per ladder, the k-th after
+	// the trial's k-th measured launch.
 	byTrial map[*search.Trial][][]model.Launch
 }
 
-// follow launches t over each ladder of op after a measured launch of t
-// of op; nothing when there is no such arm.
+// follow launches t over each ladder of op after a measured launch.
 func (a *callsArm) follow(ctx context.Context, t *search.Trial, op nccl.Op) error {
 	if a == nil {
 		return nil
@@ -454,10 +404,8 @@ func (a *callsArm) follow(ctx context.Context, t *search.Trial, op nccl.Op) erro
 }
 
 // withCalls are t's measured launches ls of op, each with the times of
-// the ladder launches that followed it at the sizes the process calls
-// (keyed by the size called; measured at the size nccl-tests ran for it,
-// nccl.LadderSize), and those sizes: what judgeDelivered judges beside the
-// op's delivered sizes.
+// the ladder launches that followed it keyed by the size called
+// (nccl.LadderSize), and those sizes.
 func (a *callsArm) withCalls(t *search.Trial, op nccl.Op, ls []model.Launch) ([]model.Launch, []int64) {
 	if a == nil {
 		return ls, nil
@@ -490,14 +438,11 @@ func (a *callsArm) withCalls(t *search.Trial, op nccl.Op, ls []model.Launch) ([]
 	return out, sizes
 }
 
-// RunAB measures ab.Base and ab.Cand alternately (B C B C …, after one
-// uncounted warm-up of B), with search's confirmation at a design of one
-// look (a fixed-size test at alpha), and stores the launches and the
-// comparison as a study of ab.Kind. A comparison of collectives (several
-// parts, or guarded ops) is search.Reconfirm's: each measurement one
-// launch per op, the parts and guarded ops judged as the study judged
-// them. A launch that fails is vocab.ErrFabric; stopped by the user,
-// vocab.ErrInterrupted.
+// RunAB measures ab.Base and ab.Cand alternately (after one uncounted
+// warm-up of B) at a design of one look, and stores the launches and the
+// comparison as a study of ab.Kind; a comparison of collectives is
+// search.Reconfirm's. A launch that fails is vocab.ErrFabric; stopped by
+// the user, vocab.ErrInterrupted.
 func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult, error) {
 	study, err := ab.create(st, o)
 	if err != nil {
@@ -528,7 +473,7 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	var last *benchfmt.Launch
 	request := ab.requester(study, rec, o, &last, 0)
 	run := ab.sweeper(request)
-	var calls *callsArm // the arm of ab.Calls; nil when there are none
+	var calls *callsArm
 	if len(ab.Calls) > 0 {
 		calls = &callsArm{ladders: ab.Calls, byTrial: map[*search.Trial][][]model.Launch{}}
 	}
@@ -536,7 +481,6 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 		study.Status, study.Reason = status, reason
 		_ = st.UpdateStudy(study)
 	}
-	// stopped stores why the run ended early: the user, or a failure.
 	stopped := func(err error) error {
 		if ctx.Err() != nil {
 			finish(vocab.StatusInterrupted, "interrupted by the user")
@@ -565,13 +509,12 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 	if ab.ofOps() {
 		quiet := o
 		quiet.Progress = nil
+		// Counted past the comparison's launches: their simulated noise
+		// is their own.
 		if alone != nil {
-			// Its launches are counted past the comparison's, so that a
-			// simulated launch's noise is its own.
 			alone.run = ab.sweeper(ab.requester(study, rec, quiet, &last, 1<<20))
 		}
 		if calls != nil {
-			// Counted past the third arm's, for their own noise too.
 			calls.run = ab.requester(study, rec, quiet, &calls.last, 2<<20)
 		}
 		res, err = ab.reconfirm(ctx, study, rec, o, base, cand, len(checks), alone, calls)
@@ -604,15 +547,13 @@ func RunAB(ctx context.Context, st *store.Store, ab AB, o ABOptions) (*ABResult,
 }
 
 // confirm is the comparison of one op: a warm-up, then o.Launches of
-// each arm, interleaved (search.Confirm), decided over the band.
+// each arm, interleaved (search.Confirm).
 func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base, cand *search.Trial, o ABOptions, alone *pluginAloneArm, calls *callsArm) (*ABResult, error) {
 	if err := run(ctx, base, ab.op(), vocab.PhaseWarmup, false); err != nil {
 		return nil, err
 	}
 	opt := ab.stats()
-	// A fixed number of launches per arm is a design of one look at alpha:
-	// its decision is model.Compare's at opt.
-	design := model.PlanConfirm(o.Launches, o.Launches, opt.Alpha)
+	design := model.PlanConfirm(o.Launches, o.Launches, opt.Alpha) // one look at alpha
 	out, err := search.Confirm(ctx, search.Confirmation{Baseline: base, Candidate: cand, Design: design, Sizes: study.Sizes, Stats: opt,
 		Launch: func(ctx context.Context, t *search.Trial) error {
 			if err := run(ctx, t, ab.op(), vocab.PhaseConfirm, true); err != nil {
@@ -629,16 +570,13 @@ func (ab AB) confirm(ctx context.Context, study *store.Study, run abLaunch, base
 	return ab.conclude(study, base, cand, out.Look.Comparison, opt, calls), nil
 }
 
-// reconfirm is the comparison of collectives (search.Reconfirm), its
-// launches after the check launches made before, stored and concluded as
-// the search stores its confirmation (RecommendationOf).
+// reconfirm is the comparison of collectives (search.Reconfirm), stored
+// as the search stores its confirmation (RecommendationOf).
 func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o ABOptions, base, cand *search.Trial, made int, alone *pluginAloneArm, calls *callsArm) (*ABResult, error) {
 	launcher := &lastLauncher{Launcher: &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}, widen: ab.widen}
 	var recorder search.Recorder = rec
 	if alone != nil || calls != nil {
-		// After a measured launch is stored: the third arm's (of the
-		// candidate) and the calls' (of either arm) follow it in the
-		// store too.
+		// The arms' launches follow a measured launch in the store too.
 		recorder = followRecorder{Recorder: rec, follow: func(t *search.Trial, req search.Request, scored bool) error {
 			if req.Phase != vocab.PhaseConfirm || !scored {
 				return nil
@@ -673,8 +611,7 @@ func (ab AB) reconfirm(ctx context.Context, study *store.Study, rec *Recorder, o
 }
 
 // lastLauncher keeps the latest launch, for the message of one that
-// failed, and widens each launch's sweep (AB.widen) to the sizes its op
-// is judged at as delivered.
+// failed, and widens each launch's sweep (AB.widen).
 type lastLauncher struct {
 	search.Launcher
 	last  *benchfmt.Launch
@@ -682,7 +619,7 @@ type lastLauncher struct {
 }
 
 // followRecorder is a Recorder that, once a launch is stored, has follow
-// launch what comes after it (the third arm: pluginAloneArm).
+// launch what comes after it.
 type followRecorder struct {
 	*Recorder
 	follow func(t *search.Trial, req search.Request, scored bool) error
@@ -704,12 +641,10 @@ func (l *lastLauncher) Launch(ctx context.Context, req search.Request) (*benchfm
 	return out, err
 }
 
-// op is the collective the comparison measures.
 func (ab AB) op() nccl.Op { return nccl.Op(ab.Collective).OrAllReduce() }
 
-// create stores the comparison's study with the decision settings it
-// decides at (so a verify of it decides at them too), and, for a
-// comparison of collectives, its parts and guarded ops.
+// create stores the comparison's study with its decision settings (so a
+// verify of it decides at them too).
 func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	band := ab.Band
 	opt := ab.stats()
@@ -734,10 +669,7 @@ func (ab AB) create(st *store.Store, o ABOptions) (*store.Study, error) {
 	return study, nil
 }
 
-// launches is how many launches the comparison makes at most: the checks,
-// one warm-up and o.Launches per arm (a round of one per op for a
-// workload), the guarded ops', and the third arm's, one after each of the
-// candidate's.
+// launches is how many launches the comparison makes at most.
 func (ab AB) launches(o ABOptions) int {
 	n := 2*o.Launches + 1
 	if ab.ofOps() {
@@ -746,7 +678,6 @@ func (ab AB) launches(o ABOptions) int {
 	if len(ab.PluginAlone) > 0 {
 		n += (n - 1) / 2
 	}
-	// One launch of each ladder after each measured launch of its op.
 	n += 2 * o.Launches * len(ab.Calls)
 	if ab.CheckCand {
 		n += len(ab.checkOps())
@@ -757,8 +688,8 @@ func (ab AB) launches(o ABOptions) int {
 // abLaunch makes and records one launch of t measuring op.
 type abLaunch func(ctx context.Context, t *search.Trial, op nccl.Op, phase string, scored bool) error
 
-// sweeper makes each launch of op over the comparison's sweep of op
-// (sweep), with request; a plan-phase launch has NCCL's debug log.
+// sweeper makes each launch of op over its sweep, with request; a
+// plan-phase launch has NCCL's debug log.
 func (ab AB) sweeper(request abRequest) abLaunch {
 	return func(ctx context.Context, t *search.Trial, op nccl.Op, phase string, scored bool) error {
 		lo, hi := ab.sweep(op)
@@ -767,15 +698,13 @@ func (ab AB) sweeper(request abRequest) abLaunch {
 	}
 }
 
-// abRequest makes and records one launch of t as req asks (its Seq is
-// the launcher's own count).
+// abRequest makes and records one launch of t as req asks.
 type abRequest func(ctx context.Context, t *search.Trial, req search.Request, scored bool) error
 
-// requester launches any request: the comparison's launches in order,
-// each recorded, the latest kept in *last. A launch that does not end OK
-// marks its trial failed and is vocab.ErrFabric, naming a crash in a
-// tuner plugin and its fix. seq is the first launch's index (a simulated
-// launch's noise stream).
+// requester launches and records each request, the latest kept in *last.
+// A launch that does not end OK fails its trial and is vocab.ErrFabric,
+// naming a crash in a tuner plugin. seq is the first launch's index (a
+// simulated launch's noise stream).
 func (ab AB) requester(study *store.Study, rec *Recorder, o ABOptions, last **benchfmt.Launch, seq int) abRequest {
 	launcher := &Launcher{Base: o.Launch.Spec, Seed: freshNoise(o)}
 	return func(ctx context.Context, t *search.Trial, req search.Request, scored bool) error {
@@ -813,9 +742,8 @@ func (ab AB) requester(study *store.Study, rec *Recorder, o ABOptions, last **be
 	}
 }
 
-// sweep is the sizes a launch of op covers: the search's rule
-// (search.SweepRange) for the study ab re-measures, so that a fresh
-// comparison sweeps what the study swept.
+// sweep is the sizes a launch of op covers: what the study swept
+// (search.SweepRange), widened.
 func (ab AB) sweep(op nccl.Op) (lo, hi int64) {
 	lo, hi = search.SweepRange(ab.searchOptions(), op)
 	if lo <= 0 {
@@ -825,7 +753,7 @@ func (ab AB) sweep(op nccl.Op) (lo, hi int64) {
 }
 
 // tunerCrash names a crash inside the tuner plugin a config runs, and its
-// fix, as doctor does (fabric's diagnosis); "" for any other failure.
+// fix, as doctor does; "" for any other failure.
 func tunerCrash(l *benchfmt.Launch, base map[string]string, cfg nccl.Config) string {
 	if l == nil || cfg[nccl.TunerPluginVar] == "" {
 		return ""
@@ -841,8 +769,7 @@ func tunerCrash(l *benchfmt.Launch, base map[string]string, cfg nccl.Config) str
 	return ""
 }
 
-// agrees reports whether a fresh speedup interval overlaps ab's claim
-// (false without one: nothing was claimed).
+// agrees reports whether a fresh speedup interval overlaps ab's claim.
 func (ab AB) agrees(ci [2]float64) bool {
 	return ab.Claim != nil && ab.Claim.SpeedupCI[0] <= ci[1] && ci[0] <= ab.Claim.SpeedupCI[1]
 }
@@ -851,8 +778,7 @@ func (ab AB) agrees(ci [2]float64) bool {
 // stream than the search's.
 func freshNoise(o ABOptions) int64 { return o.Launch.Seed + 7919 }
 
-// conclude stores the comparison as the study's recommendation and says
-// whether it agrees with ab's claim.
+// conclude stores the comparison as the study's recommendation.
 func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Comparison, opt model.Options, calls *callsArm) *ABResult {
 	speedupCI := [2]float64{store.FiniteOr(cmp.Lo, cmp.Speedup), store.FiniteOr(cmp.Hi, cmp.Speedup)}
 	ending := cmp.Verdict
@@ -872,19 +798,16 @@ func (ab AB) conclude(study *store.Study, base, cand *search.Trial, cmp model.Co
 	return &ABResult{Study: study, Comparison: cmp, Consistent: ab.agrees(speedupCI)}
 }
 
-// judgeDelivered judges ab.Delivered (the guards' rule,
-// model.CompareGuards: one family, Holm across every op's sizes) and
-// stores each op's verdict as a guard of that op: a size significantly
-// slower by more than the minimum effect refuses the candidate, and the
-// reason names each such (op, size).
+// judgeDelivered judges ab.Delivered (model.CompareGuards: Holm across
+// every op's sizes) and stores each op's verdict as a guard of that op:
+// a size significantly slower by more than the minimum effect refuses
+// the candidate.
 func (ab AB) judgeDelivered(rec *store.Recommendation, base, cand *search.Trial, opt model.Options, calls *callsArm) {
 	if len(ab.Delivered) == 0 {
 		return
 	}
 	in := make([]model.GuardInput, len(ab.Delivered))
 	for i, d := range ab.Delivered {
-		// The op's calls at their own sizes (calls.withCalls) beside its
-		// delivered sizes, in one family.
 		b, called := calls.withCalls(base, d.Op, base.ConfirmOf(d.Op))
 		c, _ := calls.withCalls(cand, d.Op, cand.ConfirmOf(d.Op))
 		sizes := append(slices.Clone(d.Sizes), called...)
@@ -917,7 +840,6 @@ func (ab AB) judgeDelivered(rec *store.Recommendation, base, cand *search.Trial,
 	rec.Significant, rec.TrialID, rec.Ending, rec.Reason = false, 0, vocab.EndingOpRegression, reason
 }
 
-// reason is the stored note of what the comparison was for.
 func (ab AB) reason() string {
 	if ab.Verifies != "" {
 		return "verifies " + ab.Verifies

@@ -13,8 +13,7 @@ import (
 )
 
 // Launcher runs a study's launches with runner.Run: Base with the
-// request's config, sizes and debug flag, and, under the simulator, a
-// seed of its own per launch.
+// request's config, sizes and debug flag, and a simulator seed per launch.
 type Launcher struct {
 	Base runner.Spec
 	Seed int64
@@ -28,12 +27,8 @@ func (l *Launcher) Launch(ctx context.Context, req search.Request) (*benchfmt.La
 	spec.MinBytes, spec.MaxBytes = req.MinBytes, req.MaxBytes
 	spec.Debug = req.Debug
 	if req.Debug {
-		// A debug launch is read for NCCL's choices, never timed nor
-		// scored: one call per size gives every choice (NCCL logs each
-		// call's), so it runs one iteration after one warm-up, without
-		// per-iteration samples, instead of the study's (at 4 ranks,
-		// 32K-256M: 16 s at -n 20 -w 5), and without nccl-tests' check
-		// (-c 0), which only a scored launch needs.
+		// A debug launch is read for NCCL's choices, never timed: one
+		// call per size logs every choice, and the check (-c) is needless.
 		spec.Iters, spec.Warmup, spec.PerIter, spec.NoCheck = debugIters, debugWarmup, false, true
 	}
 	if spec.Sim != nil {
@@ -44,38 +39,28 @@ func (l *Launcher) Launch(ctx context.Context, req search.Request) (*benchfmt.La
 	}
 	got, err := runner.Run(ctx, spec)
 	if got != nil && spec.Sim != nil {
-		// What the study weighs the launch by (batchesPay): its modelled
-		// time, fixed by the seed, not the simulator's run time.
+		// The study weighs the launch by its modelled time (batchesPay),
+		// fixed by the seed, not the simulator's run time.
 		got.Modelled = sim.LaunchDuration(got.Result, spec.Warmup, spec.Iters)
 	}
 	return got, err
 }
 
-// BatchRunner runs one batch launch of an instrument with a batch mode
-// (the torch instrument's --batch PLAN.json, the simulated fabric's
-// likewise): runner writes the plan and starts the launch, benchfmt reads
-// its lines into one launch record per (config, op), each with its
-// BatchMember and its rows search.BatchRows of the config's rounds. spec
-// is the study's launch (launcher, wrapper, prefix, base env) for the
-// batch's first member, its simulator seed the batch's own.
+// BatchRunner runs one batch launch of an instrument with a batch mode,
+// returning one launch record per (config, op). spec is the study's
+// launch for the batch's first member, its simulator seed the batch's.
 type BatchRunner interface {
 	RunBatch(ctx context.Context, spec runner.Spec, b search.Batch) ([]*benchfmt.Launch, error)
 }
 
-// batchLauncher is a study's Launcher with its instrument's batch mode.
 type batchLauncher struct {
 	*Launcher
 	run BatchRunner
 }
 
-// LaunchBatch runs b as one launch of the study's instrument. A member
-// whose share the batch did not measure (Failed: its settings did not
-// show in NCCL's log, it failed in the batch, the batch stopped first) is
-// launched on its own in its share's place, as a config that cannot be
-// batched is: that launch, not the batch, says what the config does. The
-// study stores the launch of its own (its phase, no batch membership);
-// why the share was not measured stays in the batch's raw output, stored
-// with its first measured share (none when every share is relaunched).
+// LaunchBatch runs b as one launch of the study's instrument. A share the
+// batch did not measure (Failed) is launched on its own in its place:
+// that launch, not the batch, says what the config does.
 func (l *batchLauncher) LaunchBatch(ctx context.Context, b search.Batch) ([]*benchfmt.Launch, error) {
 	first := b.Members[0]
 	spec := l.Base
@@ -102,8 +87,7 @@ func (l *batchLauncher) LaunchBatch(ctx context.Context, b search.Batch) ([]*ben
 	return shares, nil
 }
 
-// debugIters and debugWarmup are a study's debug launches' nccl-tests -n
-// and -w.
+// A study's debug launches' nccl-tests -n and -w.
 const (
 	debugIters  = 1
 	debugWarmup = 1

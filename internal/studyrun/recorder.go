@@ -9,10 +9,9 @@ import (
 )
 
 // Recorder writes a study's trials and launches to the store as it is
-// handed them (a launch's score is the one its caller measured), and learns
-// the fabric's fingerprint from the first launch that shows it. A new
-// trial is written with its first launch, in one transaction: each commit
-// costs an fsync, and a study makes hundreds of launches.
+// handed them, and learns the fabric's fingerprint from the first launch
+// that shows it. A new trial is written with its first launch, in one
+// transaction: each commit costs an fsync.
 type Recorder struct {
 	st      *store.Store
 	study   *store.Study
@@ -22,7 +21,7 @@ type Recorder struct {
 
 // NewRecorder records into study; a trial's score is over sizes.
 func NewRecorder(st *store.Store, study *store.Study, sizes []int64) *Recorder {
-	return &Recorder{st: st, study: study, sizes: sizes}
+	return &Recorder{st: st, study: study, sizes: sizes, pending: map[*search.Trial]*store.Trial{}}
 }
 
 // SaveTrial writes a trial's state; a trial not yet stored is held back
@@ -30,9 +29,6 @@ func NewRecorder(st *store.Store, study *store.Study, sizes []int64) *Recorder {
 func (r *Recorder) SaveTrial(t *search.Trial) error {
 	if t.ID != 0 {
 		return r.SaveTrials([]*search.Trial{t})
-	}
-	if r.pending == nil {
-		r.pending = map[*search.Trial]*store.Trial{}
 	}
 	r.pending[t] = &store.Trial{StudyID: r.study.ID, Number: t.Number, Config: t.Config, Key: t.Config.Key(),
 		State: t.State, Reason: t.Reason, Role: t.Role}
@@ -58,22 +54,23 @@ func (r *Recorder) SaveTrials(ts []*search.Trial) error {
 	return nil
 }
 
-// SaveRefusal keeps the study's refusal as the confirmation after it
-// begins (store.Study.Refusals), for a study resumed during it.
+// SaveRefusal keeps the study's refusal (store.Study.Refusals), for a
+// study resumed after it.
 func (r *Recorder) SaveRefusal(f search.Refusal) error {
 	r.study.Refusals = append(r.study.Refusals, RefusalOf(f))
-	if err := r.st.UpdateStudy(r.study); err != nil {
-		return fmt.Errorf("saving a refusal of study %s: %w", r.study.Name, err)
-	}
-	return nil
+	return r.saveStudy("a refusal")
 }
 
 // SaveDesign keeps the design of the confirmation that begins
 // (store.Study.Confirming), for a study resumed during it.
 func (r *Recorder) SaveDesign(p search.Planned) error {
 	r.study.Confirming = &store.ConfirmDesign{Env: p.Candidate.Clone(), Seq: p.Seq, FirstLaunches: p.First, MaxLaunches: p.Last}
+	return r.saveStudy("the confirmation design")
+}
+
+func (r *Recorder) saveStudy(what string) error {
 	if err := r.st.UpdateStudy(r.study); err != nil {
-		return fmt.Errorf("saving the confirmation design of study %s: %w", r.study.Name, err)
+		return fmt.Errorf("saving %s of study %s: %w", what, r.study.Name, err)
 	}
 	return nil
 }
@@ -92,8 +89,7 @@ func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.L
 	if len(t.Explore) > 0 {
 		u.ScoreUS = t.Score(r.sizes)
 	}
-	// Rank 0's environment in the JSON stays out of the store.
-	storedJSON, _ := benchfmt.RedactJSONEnv(l.JSON)
+	storedJSON, _ := benchfmt.RedactJSONEnv(l.JSON) // rank 0's environment stays out
 	raw := &store.Raw{Stdout: l.Stdout, Stderr: l.Stderr, JSON: storedJSON}
 	var err error
 	if nt := r.pending[t]; nt != nil {
@@ -111,20 +107,17 @@ func (r *Recorder) SaveLaunch(t *search.Trial, req search.Request, l *benchfmt.L
 	if r.study.Platform.NCCLVersion == "" && l.Result != nil {
 		r.study.Platform, changed = store.PlatformOf(l.Result), true
 	}
-	// The timed launches run without NCCL's debug log; the explain
-	// launches have it, and with it what carries data between the ranks.
+	// Only the debug launches log what carries data between the ranks.
 	if l.Result != nil && r.study.Platform.AddTransport(l.Result.Facts) {
 		changed = true
 	}
 	if changed {
-		if err := r.st.UpdateStudy(r.study); err != nil {
-			return fmt.Errorf("saving the fabric of study %s: %w", r.study.Name, err)
-		}
+		return r.saveStudy("the fabric")
 	}
 	return nil
 }
 
-// LaunchRecord converts a runner launch into its stored form.
+// LaunchRecord is a runner launch's stored form.
 func LaunchRecord(l *benchfmt.Launch) *store.Launch {
 	rec := &store.Launch{Op: l.Op, Start: l.Start, Duration: l.Duration, Outcome: l.Outcome, Reason: l.Reason,
 		ExitCode: l.ExitCode, Argv: l.Argv, Env: l.Env, Simulated: l.Simulated, Batch: l.Batch}

@@ -25,13 +25,11 @@ type Repeated struct {
 	Min, Max int64
 	Repeats  int
 	Warmup   bool
-	// Progress, if set, hears of each launch as it ends: n of total.
 	Progress func(n, total int, phase string, l *benchfmt.Launch)
 
-	trial *search.Trial
-	rec   *Recorder
-	// FailedAt is the number (from 1) of the launch that failed, if one did.
-	FailedAt int
+	trial    *search.Trial
+	rec      *Recorder
+	FailedAt int // the number (from 1) of the launch that failed
 }
 
 // Start creates the study's one trial.
@@ -42,12 +40,9 @@ func (r *Repeated) Start() error {
 }
 
 // Run makes the launches. It returns the counted launches as the model
-// sees them and the last one as run. A launch that failed, hung or
-// returned wrong results ends the run: it comes back as failed (with the
-// trial and study marked failed) and err nil, so the caller can explain
-// it. err is for what stopped the run otherwise: vocab.ErrInterrupted,
-// the launcher's error (vocab.ErrFabric when there is nothing to launch)
-// or the store's.
+// sees them and the last one as run. A launch that failed ends the run:
+// it comes back as failed (trial and study marked failed) and err nil,
+// so the caller can explain it.
 func (r *Repeated) Run(ctx context.Context) (launches []model.Launch, last, failed *benchfmt.Launch, err error) {
 	total := r.Repeats
 	if r.Warmup {
@@ -81,8 +76,7 @@ func (r *Repeated) Run(ctx context.Context) (launches []model.Launch, last, fail
 			ml, score, _ = search.Measure(l, r.Study.Sizes) // 0 when it lacks a size: stored unscored
 		}
 		if err := r.rec.SaveLaunch(r.trial, req, l, counted, score); err != nil {
-			// Say why it ended, if the store still takes a small write (on
-			// a full disk it may not: readers then tell it was cut short).
+			// Say why it ended, if the store still takes a small write.
 			r.Study.Status, r.Study.Reason = vocab.StatusFailed, err.Error()
 			_ = r.Store.UpdateStudy(r.Study)
 			return nil, nil, nil, err
@@ -121,16 +115,14 @@ type RepeatOptions struct {
 	Repeats int
 	Warmup  bool
 	Launch  LaunchSettings
-	// Name, if set, names the new study (--name, --label).
-	Name func(*store.Study)
-	// Started, if set, hears of the study once it is stored.
-	Started func(*store.Study)
-	// Progress, if set, hears of each launch as it ends: n of total.
+	// Name, Started and Progress are ABOptions'.
+	Name     func(*store.Study)
+	Started  func(*store.Study)
 	Progress func(n, total int, phase string, l *benchfmt.Launch)
 }
 
 // repeat creates a study of kind over min to max, scored at sizes, and
-// measures o.Config in it (Repeated).
+// measures o.Config in it.
 func repeat(ctx context.Context, st *store.Store, kind, role, phase string, min, max int64, sizes []int64, o RepeatOptions) (*Repeated, []model.Launch, *benchfmt.Launch, *benchfmt.Launch, error) {
 	band := nccl.Band{Min: min, Max: max}
 	r := &Repeated{Store: st, Launcher: &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed},

@@ -11,9 +11,8 @@ import (
 )
 
 // RecordingOf reads every study of the store at path, read-only, as a
-// replay is built from it (sim.BuildReplay): each study's fingerprint and
-// its launches under their trial's config. The simulated fabric never
-// opens a store; this is where its recordings are read.
+// replay is built from it (sim.BuildReplay): the simulated fabric never
+// opens a store.
 func RecordingOf(path string) (*sim.Recording, error) {
 	st, err := store.Open(path, store.Options{ReadOnly: true})
 	if err != nil {
@@ -35,8 +34,7 @@ func RecordingOf(path string) (*sim.Recording, error) {
 	return rec, nil
 }
 
-// recordedStudy is one study of the store as a recording: launches of
-// trials the study does not hold are left out.
+// recordedStudy is one study of the store as a recording.
 func recordedStudy(st *store.Store, id uint64) (sim.RecordedStudy, error) {
 	study, err := st.Study(fmt.Sprint(id))
 	if err != nil {
@@ -69,8 +67,7 @@ func recordedStudy(st *store.Store, id uint64) (sim.RecordedStudy, error) {
 }
 
 // BuildStoreReplay builds the replay of the store at path, with NCCL's
-// plans from the doctor files beside it (sim.PlansBeside), as
-// `nccltune replay build` does.
+// plans from the doctor files beside it (sim.PlansBeside).
 func BuildStoreReplay(path string) (*sim.Replay, error) {
 	rec, err := RecordingOf(path)
 	if err != nil {
@@ -79,11 +76,9 @@ func BuildStoreReplay(path string) (*sim.Replay, error) {
 	return sim.BuildReplay(sim.BuildOptions{Recording: rec, Plans: sim.PlansBeside(path)})
 }
 
-// LoadReplay loads the replay a --sim replay:FILE argument names, as the
-// simulated fabric's launches will: a replay file as it is; a store is
-// built into a replay first and kept where the simulator reads it
-// (sim.BuiltPath), so --sim replay:STORE.db works without the simulator
-// opening the store.
+// LoadReplay loads the replay a --sim replay:FILE argument names; a store
+// is built into a replay first and kept where the simulator reads it
+// (sim.BuiltPath).
 func LoadReplay(profile string) (*sim.Replay, error) {
 	path := sim.ReplayPath(profile)
 	if path != "" && sim.IsStoreFile(path) {
@@ -94,9 +89,8 @@ func LoadReplay(profile string) (*sim.Replay, error) {
 	return sim.LoadReplay(profile)
 }
 
-// keepStoreReplay builds the store's replay unless it is kept already,
-// and writes it beside the others (a temporary file renamed into place,
-// so a launch never reads half of one).
+// keepStoreReplay builds the store's replay unless it is kept already
+// (written to a temporary file renamed into place).
 func keepStoreReplay(path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -123,11 +117,11 @@ func keepStoreReplay(path string) error {
 		return fmt.Errorf("replay: keeping the replay of %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("replay: keeping the replay of %s: %w", path, err)
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		return fmt.Errorf("replay: keeping the replay of %s: %w", path, err)
 	}
 	return os.Rename(tmp.Name(), built)

@@ -16,9 +16,8 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// LaunchSettings is how a study's launches run: the spec (config, sizes and the
-// simulator's per-launch seed are filled in per launch), whether it is the
-// simulated fabric (--sim), and the simulator's seed.
+// LaunchSettings is how a study's launches run: the spec (filled in per
+// launch), whether it is the simulated fabric, and the simulator's seed.
 type LaunchSettings struct {
 	Spec      runner.Spec
 	Simulated bool
@@ -27,8 +26,7 @@ type LaunchSettings struct {
 
 // SearchOptions are what a search study runs with.
 type SearchOptions struct {
-	// Study is the search's settings; a resumed study's own replace its
-	// band, guard, space, baseline, seed, budget and decision settings.
+	// Study is the search's settings; a resumed study's own replace most.
 	Study  search.Options
 	Launch LaunchSettings
 	// Resume names the interrupted study to continue; empty starts one.
@@ -38,16 +36,12 @@ type SearchOptions struct {
 	// CheckResume, if set, is asked before a stored study resumes: its
 	// error refuses (e.g. launch settings other than the study's).
 	CheckResume func(*store.Study) error
-	// GuardOpsSkipped are the collectives left out of the default guarded
-	// ops, each with why (stored with the study, shown by show).
+	// GuardOpsSkipped are the default guarded ops left out, each with why.
 	GuardOpsSkipped []string
-	// LoggedChoices are what the process's own NCCL chose at the sizes
-	// its calls (--chose), stored with the study's workload.
-	LoggedChoices []nccl.LoggedChoice
+	LoggedChoices   []nccl.LoggedChoice // --chose
 }
 
-// guardLaunchesOf is what the study stores of GuardLaunches: nothing
-// when no op is guarded.
+// guardLaunchesOf is what the study stores of GuardLaunches.
 func guardLaunchesOf(so search.Options) int {
 	if len(so.GuardOps) == 0 {
 		return 0
@@ -63,22 +57,17 @@ type SearchRun struct {
 	// Options are the search's settings, a resumed study's own.
 	Options search.Options
 	launch  LaunchSettings
-	// prior is what a resumed study made before.
-	prior search.Resume
-	// Batch, when set, runs the instrument's batch launches: the study
-	// then explores in batches (search.Options.BatchSize); nil, every
-	// launch is its own.
+	prior   search.Resume // what a resumed study made before
+	// Batch, when set, runs the instrument's batch launches
+	// (search.Options.BatchSize); nil, every launch is its own.
 	Batch BatchRunner
 }
 
 // PrepareSearch creates the study, or loads it and its trials to resume.
-// A study that cannot resume (not a search, finished, another fabric) is
-// refused with vocab.ErrUsage.
+// A study that cannot resume is refused with vocab.ErrUsage.
 func PrepareSearch(st *store.Store, o SearchOptions) (*SearchRun, error) {
 	r := &SearchRun{Store: st, Options: o.Study, launch: o.Launch}
-	// The ranks each launch runs on, for the smallest size the benchmark
-	// measures (search.Options.Ranks).
-	r.Options.Ranks = o.Launch.Spec.NP
+	r.Options.Ranks = o.Launch.Spec.NP // for the smallest size the benchmark measures
 	var err error
 	if o.Resume == "" {
 		r.Study, err = newSearchStudy(st, o)
@@ -107,9 +96,7 @@ func newSearchStudy(st *store.Store, o SearchOptions) (*store.Study, error) {
 			GuardLaunches: guardLaunchesOf(so), ScopeLists: so.ScopeLists, BatchSize: so.BatchSize},
 		Status: vocab.StatusRunning,
 	}
-	if so.Workload.ScoredByRounds() || so.Workload.Timed() {
-		// A timed workload is kept even of one call: its calls are what
-		// its objective and guards read on resume, show and export.
+	if so.Workload.ScoredByRounds() || so.Workload.Timed() { // a timed one even of one call
 		for _, p := range so.Workload {
 			study.Workload = append(study.Workload, store.PartOf(p))
 		}
@@ -162,11 +149,10 @@ func (r *SearchRun) resume(o SearchOptions) error {
 		so.Workload = study.Parts()
 	}
 	so.ScopeLists, so.BatchSize = false, 0
-	// The study decides as it was set up to, whatever the defaults now,
-	// and as verify of it decides.
+	// The study decides, samples and confirms as it was set up to,
+	// whatever the defaults now.
 	so.Stats = launchstats.OptionsOf(study)
 	if ss := study.Search; ss != nil {
-		// And it samples and confirms as it was set up to.
 		so.Sampler, so.ConfirmLaunches = ss.Sampler, ss.ConfirmLaunches
 		so.AllowDisabled, so.ScopeLists, so.BatchSize = ss.AllowDisabled, ss.ScopeLists, ss.BatchSize
 		if ss.GuardLaunches > 0 {
@@ -177,9 +163,7 @@ func (r *SearchRun) resume(o SearchOptions) error {
 	if err != nil {
 		return err
 	}
-	// Validated as search.Run validates it, against what the stored
-	// launches already made: a study stored before the guarded ops' plan
-	// launches, at the minimum budget of its day, owes none and resumes.
+	// Validated against what the stored launches already made.
 	*so = so.Resumed(prior.Trials)
 	if err := so.Validate(); err != nil {
 		return err
@@ -193,10 +177,9 @@ func (r *SearchRun) resume(o SearchOptions) error {
 }
 
 // Run runs the search (search.Run) with its launches stored as they end,
-// and stores how it ended: the recommendation and NCCL's plan when it
-// decided. Interrupted, it returns what is known with an error that is
-// vocab.ErrInterrupted and the study marked interrupted; a failed
-// baseline or a missing benchmark is vocab.ErrFabric.
+// and stores how it ended. Interrupted, it returns what is known with
+// vocab.ErrInterrupted; a failed baseline or a missing benchmark is
+// vocab.ErrFabric.
 func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*search.Result, error) {
 	st, study := r.Store, r.Study
 	sizes := r.Options.ScoredKeys()
@@ -219,9 +202,7 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 		return nil, runErr // a failed baseline, a missing benchmark or launcher: vocab.ErrFabric
 	}
 	study.Recommendation = RecommendationOf(res, r.Options)
-	// The recommendation holds the refusals now, and no confirmation is
-	// under way.
-	study.Refusals, study.Confirming = nil, nil
+	study.Refusals, study.Confirming = nil, nil // the recommendation holds them
 	study.Plans = PlanSummaryOf(res.Plan)
 	study.Status, study.Reason = vocab.StatusDone, ""
 	if err := st.UpdateStudy(study); err != nil {
@@ -231,12 +212,8 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 }
 
 // LoadTrials rebuilds what the search made from the store for --resume:
-// each trial's measurements as so's study made them (search.Regroup: a
-// workload's rounds, the guarded ops' launches; the baseline's
-// confirmation launches those of the confirmation under way,
-// stored.ConfirmationSpan), its debug launches, the
-// launches made, and the refusals after which another candidate was
-// confirmed.
+// each trial's measurements (search.Regroup) and debug launches, the
+// launches made, and the refusals so far.
 func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.Resume, error) {
 	recs, launches, err := st.TrialsAndLaunches(study.ID)
 	if err != nil {
@@ -255,8 +232,8 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.
 		out = append(out, t)
 	}
 	sort.SliceStable(launches, func(i, j int) bool { return launches[i].Seq < launches[j].Seq })
-	// The confirmation under way: the baseline's confirmation launches
-	// before it were paired with candidates refused since.
+	// The baseline's confirmation launches before the confirmation under
+	// way were paired with candidates refused since.
 	since, _ := stored.ConfirmationSpan(study, len(launches))
 	for _, l := range launches {
 		t := byID[l.TrialID]
@@ -265,8 +242,7 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.
 		}
 		t.Launches++
 		if l.Phase == vocab.PhasePlan || l.Phase == vocab.PhaseExplain || l.Phase == vocab.PhaseExact && l.Debug {
-			// The search reads NCCL's plan back from these instead of
-			// launching again (the stored facts are the log's).
+			// The search reads NCCL's plan back from these.
 			rl := &benchfmt.Launch{Op: l.Op, Outcome: l.Outcome, Reason: l.Reason, Simulated: l.Simulated,
 				Result: &benchfmt.Result{Facts: l.Facts}}
 			t.Debug = append(t.Debug, search.DebugLaunch{Phase: l.Phase, Launch: rl, MinBytes: l.MinBytes, MaxBytes: l.MaxBytes})
@@ -291,7 +267,6 @@ func LoadTrials(st *store.Store, study *store.Study, so search.Options) (search.
 	return prior, nil
 }
 
-// SpaceMap is the space as the store keeps it.
 func SpaceMap(s search.Space) map[string][]string {
 	m := map[string][]string{}
 	for _, d := range s {
@@ -300,8 +275,7 @@ func SpaceMap(s search.Space) map[string][]string {
 	return m
 }
 
-// SpaceFromMap orders dimensions as nccl.Knobs does, so a stored space
-// comes back as it was built.
+// SpaceFromMap orders dimensions as nccl.Knobs does.
 func SpaceFromMap(m map[string][]string) search.Space {
 	var s search.Space
 	for _, name := range nccl.KnobNames() {
@@ -312,9 +286,8 @@ func SpaceFromMap(m map[string][]string) search.Space {
 	return s
 }
 
-// StoredLaunchSettings are the launch settings a study stores, so that resume
-// and verify can launch, and check that they launch, the same way; seed
-// is the simulator's.
+// StoredLaunchSettings are the launch settings a study stores, so that
+// resume and verify launch the same way; seed is the simulator's.
 func StoredLaunchSettings(s runner.Spec, seed int64) store.LaunchSettings {
 	ls := store.LaunchSettings{Launcher: s.Launcher, NP: s.NP, Hosts: s.Hosts, MPIArgs: s.MPIArgs,
 		Bench: s.Bench, BenchArgs: s.BenchArgs, Timeout: s.Timeout, Instrument: s.Instrument, Prefix: s.Prefix,
@@ -326,10 +299,7 @@ func StoredLaunchSettings(s runner.Spec, seed int64) store.LaunchSettings {
 	return ls
 }
 
-// RecommendationOf turns the study's result into its stored conclusion:
-// the decision over what the study scores (the band, or a workload's
-// objective), the comparison size by size (a workload's part by part),
-// the guard sizes, and the guarded ops.
+// RecommendationOf turns the study's result into its stored conclusion.
 func RecommendationOf(res *search.Result, so search.Options) *store.Recommendation {
 	sizes := so.ScoredKeys()
 	rec := &store.Recommendation{Env: map[string]string{}, Speedup: 1, SpeedupCI: [2]float64{1, 1},
@@ -357,9 +327,7 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 	rec.CandidateTrialID = res.Winner.ID
 	d := res.Decision
 	rec.Speedup, rec.SpeedupCI, rec.Significant, rec.PValue = d.Speedup, [2]float64{d.Lo, d.Hi}, d.Significant && res.Recommend, d.P
-	// The look that decided took its interval at its own level (model.
-	// ConfirmDesign.Decide), which every printer names from here.
-	rec.CILevel = store.CILevel(d.CILevel)
+	rec.CILevel = store.CILevel(d.CILevel) // the deciding look's own level
 	rec.BaselineLaunches, rec.CandidateLaunches = len(base.Confirm), len(res.Winner.Confirm)
 	bs := model.Summarize(base.Confirm, sizes, so.Stats)
 	cs := model.Summarize(res.Winner.Confirm, sizes, so.Stats)
@@ -381,14 +349,10 @@ func RecommendationOf(res *search.Result, so search.Options) *store.Recommendati
 	return rec
 }
 
-// RefusalOf is a refusal as the store keeps it: in the recommendation,
-// and while the study has not decided, in the study (Study.Refusals)
-// with where the confirmation after it began, for resume (refusalsOf
-// reads it back).
+// RefusalOf is a refusal as the store keeps it (refusalsOf reads it back).
 func RefusalOf(f search.Refusal) store.Refusal {
-	// A candidate that failed before a look has no interval: its speedup
-	// is 1 and its SpeedupCI stays zero, which every printer shows as
-	// none (a [1, 1] read as an interval with a level).
+	// A candidate that failed before a look has no interval: SpeedupCI
+	// stays zero, which every printer shows as none.
 	r := store.Refusal{TrialID: f.Trial.ID, Env: f.Trial.Config.Clone(), Ending: f.Ending, Reason: f.Reason, Speedup: 1}
 	if d := f.Decision; d != nil {
 		r.Speedup = store.FiniteOr(d.Speedup, 1)
@@ -399,7 +363,7 @@ func RefusalOf(f search.Refusal) store.Refusal {
 		r.ScopedFromTrialID = f.ScopedFrom.ID
 	}
 	for _, x := range f.SlowerAt {
-		r.SlowerAt = append(r.SlowerAt, store.Site{Op: x.Op, Bytes: x.Bytes})
+		r.SlowerAt = append(r.SlowerAt, store.Site(x))
 	}
 	if x := f.Restart; x != nil {
 		r.Restart = &store.Restart{Seq: x.Seq, NextEnv: x.Next.Clone(), ExploreStopped: x.Stopped, ExactDone: x.ExactDone}
@@ -410,10 +374,8 @@ func RefusalOf(f search.Refusal) store.Refusal {
 	return r
 }
 
-// refusalsOf are a study's stored refusals so far (Study.Refusals) as
-// the search restores them (search.Resume), their trials among byID: the
-// decision is kept only as far as RefusalOf stores it, its speedup,
-// interval and the interval's level.
+// refusalsOf are a study's stored refusals so far as the search restores
+// them, their trials among byID.
 func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Refusal, error) {
 	var out []search.Refusal
 	for _, r := range study.Refusals {
@@ -424,7 +386,7 @@ func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Ref
 		f := search.Refusal{Trial: t, Ending: r.Ending, Reason: r.Reason,
 			Decision: &model.Comparison{Speedup: r.Speedup, Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1], CILevel: float64(r.CILevel)}, ScopedFrom: byID[r.ScopedFromTrialID]}
 		for _, x := range r.SlowerAt {
-			f.SlowerAt = append(f.SlowerAt, search.Site{Op: x.Op, Bytes: x.Bytes})
+			f.SlowerAt = append(f.SlowerAt, search.Site(x))
 		}
 		if x := r.Restart; x != nil {
 			f.Restart = &search.Restart{Seq: x.Seq, Stopped: x.ExploreStopped, ExactDone: x.ExactDone}
@@ -437,8 +399,7 @@ func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Ref
 	return out, nil
 }
 
-// partComparison is what the confirmation measured of one part, size by
-// size from the part's op's launches.
+// partComparison is what the confirmation measured of one part.
 func partComparison(p search.PartResult, base, cand *search.Trial, stats model.Options) store.PartComparison {
 	c := p.Comparison
 	b, w := base.ConfirmOf(p.Part.Op), cand.ConfirmOf(p.Part.Op)
@@ -453,8 +414,7 @@ func partComparison(p search.PartResult, base, cand *search.Trial, stats model.O
 		PerSize: opComparisons(p.Part.Op, b, w, sizes, stats)}
 }
 
-// opComparisons are launchstats.SizeComparisons of one op's launches, each row
-// naming the op.
+// opComparisons are launchstats.SizeComparisons of one op, naming it.
 func opComparisons(op nccl.Op, base, cand []model.Launch, sizes []int64, stats model.Options) []store.SizeComparison {
 	out := launchstats.SizeComparisons(base, cand, sizes, stats)
 	for i := range out {
@@ -463,9 +423,8 @@ func opComparisons(op nccl.Op, base, cand []model.Launch, sizes []int64, stats m
 	return out
 }
 
-// opGuardOf is a guarded op's verdict as the store keeps it: a speedup
-// or interval no launch measured stays NaN (null in JSON, "—" printed),
-// never a number nothing measured.
+// opGuardOf is a guarded op's verdict as the store keeps it: what no
+// launch measured stays NaN (null in JSON).
 func opGuardOf(g search.OpGuard) store.OpGuard {
 	r := g.Result
 	type f = store.JSONFloat
@@ -480,7 +439,7 @@ func opGuardOf(g search.OpGuard) store.OpGuard {
 	return out
 }
 
-// PlanSummaryOf converts the search's account of NCCL's plan for the store.
+// PlanSummaryOf is the search's account of NCCL's plan for the store.
 func PlanSummaryOf(p *search.PlanSummary) *store.PlanSummary {
 	if p == nil {
 		return nil
@@ -489,7 +448,7 @@ func PlanSummaryOf(p *search.PlanSummary) *store.PlanSummary {
 		ConfigsExplored: p.ConfigsExplored, PlansExplored: p.PlansExplored, Merged: []store.MergeCount{},
 		Refused: p.Refused, Checks: p.Checks, MergedConfigs: p.MergedConfigs, WrongResults: p.WrongResults}
 	for _, m := range p.Merged {
-		out.Merged = append(out.Merged, store.MergeCount{Reason: m.Reason, Count: m.Count})
+		out.Merged = append(out.Merged, store.MergeCount(m))
 	}
 	return out
 }

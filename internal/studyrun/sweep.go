@@ -14,22 +14,17 @@ import (
 
 // SweepResult is one config's measured curve.
 type SweepResult struct {
-	Study *store.Study
-	// Launches are the counted launches as the model sees them.
-	Launches []model.Launch
-	// Rows are the curve, one per size.
-	Rows []runresult.SweepRow
+	Study    *store.Study
+	Launches []model.Launch // counted
+	Rows     []runresult.SweepRow
 }
 
 // SweepLaunchesForInterval is how many launches a sweep needs before its
-// rows carry an interval: the order-statistic interval of a median over
-// launches reaches the 95 % the rows are summarised at (model's defaults)
-// only from this many.
+// rows carry an interval (at model's defaults).
 func SweepLaunchesForInterval() int { return model.MinLaunchesForInterval(model.DefaultOptions()) }
 
-// sweepRows summarises the launches per size: median over launches of
-// each launch's median time, with bandwidths recomputed from that time
-// using the benchmark's own bus-bandwidth factor.
+// sweepRows summarises the launches per size, with bandwidths recomputed
+// from the median time with the benchmark's own bus-bandwidth factor.
 func sweepRows(launches []model.Launch, last *benchfmt.Result) []runresult.SweepRow {
 	var rows []runresult.SweepRow
 	seen := map[int64]bool{}
@@ -45,9 +40,8 @@ func sweepRows(launches []model.Launch, last *benchfmt.Result) []runresult.Sweep
 		s := sum.Sizes[0]
 		row := runresult.SweepRow{Bytes: r.Bytes, TimeUS: s.Median, Lo: store.FiniteOr(s.Lo, s.Median), Hi: store.FiniteOr(s.Hi, s.Median)}
 		if s.Median > 0 {
-			// nccl-tests' algbw is its size column over the time; busbw
-			// its op's factor times that (read from the row: it depends
-			// on the op and the ranks only).
+			// busbw's factor read from the row: it depends on the op and
+			// the ranks only.
 			row.AlgBW = float64(r.Bytes) / s.Median / 1e3
 			row.BusBW = row.AlgBW
 			if r.AlgBW > 0 {

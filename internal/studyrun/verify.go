@@ -16,29 +16,25 @@ import (
 
 // VerifyOptions say what verify re-measures.
 type VerifyOptions struct {
-	// Study is the study whose recommendation is verified.
 	Study string
-	// Config, if not empty, is verified instead of the recommendation
-	// (--env).
+	// Config, if not empty, is verified instead of the recommendation.
 	Config nccl.Config
-	// Baseline, when BaselineSet, replaces the study's baseline
-	// (--baseline-env).
+	// Baseline, when BaselineSet, replaces the study's baseline.
 	Baseline    nccl.Config
 	BaselineSet bool
 	Launch      LaunchSettings
-	// Launches is verify's launches per arm (--launches): fewer than the
-	// study's alpha needs for any verdict are refused.
+	// Launches per arm: fewer than the study's alpha needs for any verdict
+	// are refused.
 	Launches int
 	// CheckRelaunch, if set, is asked of the stored study: its error
 	// refuses (e.g. launch settings other than the study's).
 	CheckRelaunch func(*store.Study) error
 }
 
-// PlanVerify reads the study to verify and says what verify compares: the
-// study's recommendation (or, when it kept its baseline, the candidate it
-// confirmed), or o.Config, against the study's baseline or o.Baseline,
-// with the claim the study made of that pair. What cannot be verified is
-// vocab.ErrUsage.
+// PlanVerify says what verify compares: the study's recommendation (or
+// the candidate it confirmed), or o.Config, against the study's baseline
+// or o.Baseline, with the claim the study made of that pair. What cannot
+// be verified is vocab.ErrUsage.
 func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 	orig, err := st.Study(o.Study)
 	if err != nil {
@@ -48,12 +44,8 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		return AB{}, vocab.UsageErrorf("study %s ran on %s; verify it the same way", orig.Name,
 			map[bool]string{true: "the simulated fabric (--sim " + orig.Launch.SimProfile + ")", false: "real hardware (without --sim)"}[orig.Simulated])
 	}
-	// The comparison decides at the study's alpha (launchstats.OptionsOf,
-	// as resume continues), so that alpha, not the default, sets the
-	// fewest launches that can reach a verdict: a study of --alpha 0.01
-	// needs 5 per arm where 0.05 needs 4.
-	// Refused before anything is launched, rather than measured to no
-	// verdict.
+	// The study's alpha sets the fewest launches that can reach a verdict:
+	// refused before anything is launched.
 	opt := launchstats.OptionsOf(orig)
 	if need := model.MinLaunchesForDecision(opt); o.Launches < need {
 		return AB{}, vocab.UsageErrorf("--launches %d: study %s decides at alpha %g, where at least %d launches per arm are needed for any verdict; use --launches %d or more",
@@ -73,9 +65,7 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 			return AB{}, vocab.UsageErrorf("study %s has no decision yet (status %s); verify a finished study, or name a config with --env K=V", orig.Name, orig.Status)
 		case len(rec.Env) > 0:
 			cfg = nccl.Config(rec.Env).Clone()
-		case rec.CandidateTrialID != 0:
-			// The study kept the defaults: verify that its confirmed
-			// candidate is indeed no better.
+		case rec.CandidateTrialID != 0: // verify it is indeed no better
 			t, err := st.Trial(rec.CandidateTrialID)
 			if err != nil {
 				return AB{}, err
@@ -91,8 +81,7 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 			return AB{}, vocab.UsageErrorf("%s is what verify measures (%s=%s) and is also fixed by --base-env; drop it from --base-env", k, k, cfg[k])
 		}
 	}
-	// The baseline: --baseline-env, else the study's own. The search's
-	// claim speaks only for the baseline it was measured against.
+	// The study's claim speaks only for its own baseline.
 	baseCfg := nccl.Config(orig.BaselineEnv).Clone()
 	if o.BaselineSet {
 		if o.Baseline.Key() != baseCfg.Key() {
@@ -104,8 +93,6 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		BandText: orig.Band, Guards: orig.GuardSizes, Collective: orig.Collective, Base: baseCfg, Cand: cfg, Claim: claim,
 		GuardOps: orig.GuardOps, Stats: opt}
 	ab.PluginRetunes, _ = nccl.ExamplePluginRetunes(orig.Platform.GPU, orig.Platform.Nodes)
-	// A workload is measured part by part, its guarded ops as the study
-	// guarded them.
 	if orig.Parts().ScoredByRounds() {
 		ab.Parts = orig.Parts()
 	}
