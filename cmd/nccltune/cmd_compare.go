@@ -81,8 +81,7 @@ Examples:
 						return vocab.UsageErrorf("compare STUDY-A STUDY-B compares stored launches; --%s is for a fresh comparison (without studies)", f)
 					}
 				}
-				// Two stored studies are only read.
-				if path, err = reviewDBPath(c); err != nil {
+				if path, err = reviewDBPath(c); err != nil { // only read
 					return err
 				}
 				return compareStudies(c.App.Writer, path, c.Args().Get(0), c.Args().Get(1), c.Bool("json"))
@@ -129,8 +128,7 @@ func compareFresh(c *cli.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	o := verifyOptions{VerifyOptions: studyrun.VerifyOptions{Launch: lo, Launches: c.Int("launches")}, json: c.Bool("json"), db: path,
-		stdout: c.App.Writer, stderr: c.App.ErrWriter, naming: naming}
+	o := verifyOptions{VerifyOptions: studyrun.VerifyOptions{Launch: lo, Launches: c.Int("launches")}, cmdIO: ioOf(c, path), naming: naming}
 	st, err := openForLaunch(lo, path)
 	if err != nil {
 		return err

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
-	"io"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -84,28 +83,20 @@ Pasted there and parsed (a test does it):
 			if err != nil {
 				return err
 			}
-			return runExport(c.Context, exportOptions{
-				db: db, studies: c.Args().Slice(), format: c.String("format"), json: c.Bool("json"),
-				out: c.String("out"), withBase: c.Bool("with-base"), indent: c.Int("indent"), exportFor: c.String("export-for"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
-			})
+			return runExport(c.Context, exportOptions{cmdIO: ioOf(c, db), studies: c.Args().Slice(), format: c.String("format"),
+				out: c.String("out"), withBase: c.Bool("with-base"), indent: c.Int("indent"), exportFor: c.String("export-for")})
 		},
 	}
 }
 
 type exportOptions struct {
-	db       string
-	studies  []string
-	format   string
-	json     bool
-	out      string
-	withBase bool
-	indent   int
-	// exportFor is --export-for: the serving engine the env is for.
-	exportFor string
-	// now is the export date written in the files (zero: the clock).
-	now    time.Time
-	stdout io.Writer
-	stderr io.Writer
+	cmdIO
+	studies   []string
+	format    string
+	out       string
+	withBase  bool
+	indent    int
+	exportFor string // the serving engine the env is for
 }
 
 func runExport(ctx context.Context, o exportOptions) error {
@@ -138,7 +129,7 @@ func runExport(ctx context.Context, o exportOptions) error {
 			return vocab.UsageErrorf("--export-for %s: the nccl-tuner CSV holds no env for an engine to set; give --export-for with an env format (%s)", engine, strings.Join(envFormatNames(), ", "))
 		}
 	}
-	docs, err := export.Render(format, bands, export.Options{WithBase: o.withBase, Now: o.now, Indent: o.indent, Engine: engine})
+	docs, err := export.Render(format, bands, export.Options{WithBase: o.withBase, Indent: o.indent, Engine: engine})
 	if err != nil {
 		return err
 	}
@@ -163,13 +154,7 @@ func engineNames() string {
 
 // envFormatNames are the formats that write an env (all but nccl-tuner).
 func envFormatNames() []string {
-	var out []string
-	for _, f := range export.Formats {
-		if f != export.FormatTuner {
-			out = append(out, string(f))
-		}
-	}
-	return out
+	return slices.DeleteFunc(export.FormatNames(), func(f string) bool { return f == string(export.FormatTuner) })
 }
 
 // indentGuideHelp is export's tested placements, one per line.

@@ -106,20 +106,16 @@ func runGate(ctx context.Context, o gateOptions) error {
 		return err
 	}
 	rep := studyrun.GateReportOf(r, o.config, o.launch.Spec.BaseEnv)
+	var failed error
 	if rep.FabricFailed {
-		failed := vocab.Mark(vocab.ErrFabric, fmt.Errorf("gate %s: %s", rep.Study, rep.Failure))
+		failed = vocab.Mark(vocab.ErrFabric, fmt.Errorf("gate %s: %s", rep.Study, rep.Failure))
 		e := errorJSON(failed)
 		rep.Error = &e
-		if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
-			return err
-		}
-		return failed
+	} else if !rep.Pass {
+		failed = errCheckFailed
 	}
 	if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
 		return err
 	}
-	if !rep.Pass {
-		return errCheckFailed
-	}
-	return nil
+	return failed
 }

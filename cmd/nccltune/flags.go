@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -19,20 +18,14 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// The flags and option shapes that several commands share, and the
-// checks of flag values that need no database.
-
 // measureOptions are what the commands that measure one config
 // repeatedly (sweep, gate) share.
 type measureOptions struct {
+	cmdIO
 	launch  studyrun.LaunchSettings
 	config  nccl.Config // --env
 	repeats int
 	warmup  bool // not --no-warmup
-	json    bool
-	db      string
-	stdout  io.Writer
-	stderr  io.Writer
 	naming  studyNaming
 }
 
@@ -51,8 +44,7 @@ func readMeasureFlags(c *cli.Context) (measureOptions, error) {
 	if err != nil {
 		return measureOptions{}, err
 	}
-	return measureOptions{launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup"),
-		json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
+	return measureOptions{cmdIO: ioOf(c, path), launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup")}, nil
 }
 
 // checkRepeats refuses --repeats below one launch.
@@ -69,11 +61,6 @@ func noWarmupFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"}
 }
 
-// Checks of flag values that need no database: a bad value is a usage
-// error (exit 2) found before anything is opened, stored or launched.
-// (Sizes, bands and K=V lists are checked as they are set: see
-// internal/flagvalue.)
-
 // checkFinite refuses a non-finite value of a number flag.
 func checkFinite(flag string, x float64) error {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -82,9 +69,8 @@ func checkFinite(flag string, x float64) error {
 	return nil
 }
 
-// preflight refuses a launch that cannot start (no benchmark, no mpirun,
-// a bad spec) before a command opens the database, so no study is stored
-// for it.
+// preflight refuses a launch that cannot start before a command opens
+// the database, so no study is stored for it.
 func preflight(lo studyrun.LaunchSettings) error {
 	err := runner.Preflight(lo.Spec)
 	if err == nil || errors.Is(err, vocab.ErrFabric) {
@@ -93,8 +79,7 @@ func preflight(lo studyrun.LaunchSettings) error {
 	return vocab.UsageError(err)
 }
 
-// openForLaunch opens the database at path once lo's launch can start
-// (preflight): nothing is stored for a launch that cannot.
+// openForLaunch opens the database at path once lo's launch can start.
 func openForLaunch(lo studyrun.LaunchSettings, path string) (*store.Store, error) {
 	if err := preflight(lo); err != nil {
 		return nil, err
@@ -102,8 +87,7 @@ func openForLaunch(lo studyrun.LaunchSettings, path string) (*store.Store, error
 	return store.Open(path, store.Options{})
 }
 
-// repeat is how studyrun measures the config of these options; started
-// hears of the study once it is stored.
+// repeat is how studyrun measures the config of these options.
 func (o measureOptions) repeat(started func(*store.Study)) studyrun.RepeatOptions {
 	return studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
 		Launch: o.launch, Name: o.naming.apply, Progress: ui.RepeatProgress(o.stderr), Started: started}
@@ -123,8 +107,7 @@ func namingFlags() []cli.Flag {
 	}
 }
 
-// readNaming reads --name and --label; a bad one is a usage error, found
-// before the database opens.
+// readNaming reads --name and --label.
 func readNaming(c *cli.Context) (studyNaming, error) {
 	n := studyNaming{name: c.String("name")}
 	if n.name != "" {
