@@ -76,8 +76,7 @@ Start with:  nccltune search --sim spark4 --band 512K-4M
 				Usage: "bbolt database `FILE` holding every study, in a directory that exists (default: nccltune/nccltune.db under the user's data dir, created on first use)"},
 		},
 		Commands: commands(),
-		// The database is this process's whatever the command: no --out
-		// may name it or its lock, also where the command never opens it.
+		// No --out may name the database, even where the command never opens it.
 		Before: func(c *cli.Context) error {
 			if p, err := dbPath(c); err == nil {
 				store.Keep(p)
@@ -114,8 +113,7 @@ Start with:  nccltune search --sim spark4 --band 512K-4M
 }
 
 // withNearestFlag adds "; did you mean --budget?" to the flag package's
-// "flag provided but not defined: -budgt", as commands and config keys
-// get it: the command's flags and nccltune's own are the candidates.
+// "flag provided but not defined: -budgt".
 func withNearestFlag(c *cli.Context, err error) error {
 	flag := cliargs.UndefinedFlag(err)
 	if flag == "" {
@@ -132,8 +130,7 @@ func withNearestFlag(c *cli.Context, err error) error {
 }
 
 // helpName is the command whose --help explains the flag refused:
-// "nccltune replay build", or "nccltune" itself for a flag before any
-// command (was: "nccltune build", "nccltune nccltune").
+// "nccltune replay build", or "nccltune" for a flag before any command.
 func helpName(c *cli.Context) string {
 	var names []string
 	for _, ctx := range c.Lineage() {
@@ -147,8 +144,8 @@ func helpName(c *cli.Context) string {
 // releaseVersion is nccltune's version; cmd_version.go adds the commit.
 const releaseVersion = "0.1.0"
 
-// commands lists every subcommand; each lives in its own file. Those
-// that launch benchmarks read their flags from a study config too.
+// commands lists every subcommand; those that launch benchmarks read
+// their flags from a study config too.
 func commands() []*cli.Command {
 	return []*cli.Command{
 		studyconfig.With(searchCommand(), resumedKeys),

@@ -1,13 +1,8 @@
 // Package flagvalue holds typed urfave/cli v2 flag values for what
 // nccltune's commands take: message sizes, bands, gate thresholds and
-// K=V lists. Each is parsed as urfave/cli sets it (from the command line,
-// or from a study config through Context.Set), so a bad value is refused
-// before any command runs, as a usage error (vocab.ErrUsage) in
-// nccltune's own words, and the commands read parsed values.
-//
-// Package flag reports a value its Set refused in its own words ("invalid
-// value … for flag -min: …"); each value keeps the error it refused with,
-// and Refused gives it back to the app's OnUsageError.
+// K=V lists, each refused as it is set, as a usage error in nccltune's own
+// words. Package flag rewords a refused value, so each value keeps its
+// error and Refused gives it back to the app's OnUsageError.
 package flagvalue
 
 import (
@@ -22,8 +17,7 @@ import (
 )
 
 // MinElementBytes is the smallest message a collective can move: one
-// element (all_reduce_perf's float). nccl-tests rounds smaller sizes to
-// zero elements, which measures nothing.
+// float (nccl-tests rounds smaller sizes to zero elements).
 const MinElementBytes = 4
 
 // CheckElementSize refuses a size below one element given to --flag.
@@ -39,6 +33,15 @@ type refusal struct{ err error }
 
 func (r *refusal) fail(err error) error { r.err = err; return err }
 func (r *refusal) refused() error       { return r.err }
+
+// listed is what every list value keeps: the items given, in order.
+type listed struct {
+	refusal
+	given []string
+}
+
+func (l *listed) String() string  { return strings.Join(l.given, ",") }
+func (l *listed) items() []string { return l.given }
 
 // Refused is the error a typed value among flags refused with, in
 // nccltune's words, or nil when none refused one.
@@ -105,8 +108,7 @@ func Size(name, def, usage string) *cli.GenericFlag {
 // SizeOf is the size flag name in bytes.
 func SizeOf(c *cli.Context, name string) int64 { return c.Generic(name).(*sizeValue).bytes }
 
-// SizeRange reads --min and --max (Size flags), the first and last size
-// of a sweep or a debug launch: at least one element, min ≤ max.
+// SizeRange reads --min and --max: at least one element, min ≤ max.
 func SizeRange(c *cli.Context) (min, max int64, err error) {
 	min, max = SizeOf(c, "min"), SizeOf(c, "max")
 	if err := CheckElementSize("min", min); err != nil {
@@ -150,13 +152,9 @@ func BandOf(c *cli.Context) (nccl.Band, bool) {
 // guardValue is search's --guard: sizes of at least one element, or
 // "none" for none.
 type guardValue struct {
-	refusal
-	given []string
+	listed
 	sizes []int64
 }
-
-func (v *guardValue) String() string  { return strings.Join(v.given, ",") }
-func (v *guardValue) items() []string { return v.given }
 
 func (v *guardValue) Set(s string) error {
 	s = strings.TrimSpace(s)
@@ -192,15 +190,11 @@ func GuardOf(c *cli.Context) ([]int64, bool) {
 // partsValue is a workload flag: one part per item, read by parse, each
 // band's smallest size at least one element.
 type partsValue struct {
-	refusal
+	listed
 	flag  string
 	parse func(string) (nccl.Part, error)
-	given []string
 	parts nccl.Workload
 }
-
-func (v *partsValue) String() string  { return strings.Join(v.given, ",") }
-func (v *partsValue) items() []string { return v.given }
 
 func (v *partsValue) Set(s string) error {
 	s = strings.TrimSpace(s)
@@ -245,13 +239,9 @@ func CallsOf(c *cli.Context) nccl.Workload {
 // choseValue is search's --chose: what the process's own NCCL chose per
 // (op, size) it calls (nccl.ParseLoggedChoice).
 type choseValue struct {
-	refusal
-	given  []string
+	listed
 	choice []nccl.LoggedChoice
 }
-
-func (v *choseValue) String() string  { return strings.Join(v.given, ",") }
-func (v *choseValue) items() []string { return v.given }
 
 func (v *choseValue) Set(s string) error {
 	s = strings.TrimSpace(s)
@@ -279,16 +269,9 @@ func ChoseOf(c *cli.Context) []nccl.LoggedChoice {
 	return c.Generic("chose").(*choseValue).choice
 }
 
-// thresholdsValue is gate's --at SIZE:GBPS, one threshold per size, each
-// checked as fabric.ParseThresholds checks it (which then also refuses
-// none).
-type thresholdsValue struct {
-	refusal
-	given []string
-}
-
-func (v *thresholdsValue) String() string  { return strings.Join(v.given, ",") }
-func (v *thresholdsValue) items() []string { return v.given }
+// thresholdsValue is gate's --at SIZE:GBPS, each checked as
+// fabric.ParseThresholds checks them.
+type thresholdsValue struct{ listed }
 
 func (v *thresholdsValue) Set(s string) error {
 	s = strings.TrimSpace(s)
@@ -308,20 +291,15 @@ func Thresholds(usage string) *List {
 // item is trimmed (unless KeepSpace: values passed verbatim), refused if
 // its key was given before, and checked by Check.
 type KV struct {
-	refusal
+	listed
 	Flag      string
 	KeepSpace bool
 	// Check refuses a bad item with the flag's own message.
 	Check func(item string) error
-	// Repeated is the message for a key given twice; nil: "K is given
-	// twice to --FLAG (…); give it once".
+	// Repeated is the message for a key given twice (nil: the default's).
 	Repeated func(key, prev, item string) error
-	given    []string
 	seen     map[string]string
 }
-
-func (v *KV) String() string  { return strings.Join(v.given, ",") }
-func (v *KV) items() []string { return v.given }
 
 func (v *KV) Set(s string) error {
 	if !v.KeepSpace {
@@ -375,10 +353,8 @@ func EnvItem(flag string) func(string) error {
 	}
 }
 
-// RecordedEnvItem checks one K=V item of a flag that records the env
-// runs were made with (import's --env): any environment variable may be
-// recorded (a run may have set NCCL_IB_HCA), and NCCL knobs must hold
-// valid values.
+// RecordedEnvItem checks one K=V item of import's --env: any environment
+// variable, NCCL knobs with valid values.
 func RecordedEnvItem(flag string) func(string) error {
 	return func(item string) error {
 		k, v, err := nccl.ParseKeyValue(item)
