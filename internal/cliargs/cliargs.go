@@ -1,11 +1,6 @@
 // Package cliargs prepares a command line for urfave/cli v2, which stops
 // reading a subcommand's flags at its first positional argument and knows
-// no "help COMMAND" when the help command is hidden. Reorder moves flags
-// written after positional arguments ("nccltune export STUDY --format
-// env") and the app's own flags written after the command in front, and
-// finds a value flag written last without its value; the other functions
-// name the command a line runs and the command a mistyped name meant, and
-// WantsJSON whether a failure must still print a JSON document.
+// no "help COMMAND" when the help command is hidden.
 package cliargs
 
 import (
@@ -18,11 +13,9 @@ import (
 )
 
 // Reorder moves flags written after a subcommand's positional arguments
-// in front of them: urfave/cli v2 silently ignores flags that follow a
-// positional argument, and the contract writes "nccltune export STUDY
-// --format env". It also reports a flag written last that needs a value
-// and has none ("export s1 --format"): moved in front of s1 it would take
-// s1 as its value, so it stays last and the caller refuses it.
+// in front of them ("nccltune export STUDY --format env"), and the app's
+// own flags in front of the command. It also reports a flag written last
+// that needs a value and has none: it stays last, for the caller to refuse.
 func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 	if len(args) < 2 {
 		return args, ""
@@ -67,8 +60,6 @@ func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 			positional = append(positional, args[i:]...)
 			break
 		}
-		// A global flag (--db) written after the command is moved in
-		// front of it: "nccltune history --db a.db" means what it says.
 		to, defined := &flags, cmd.Flags
 		if IsGlobalFlag(app, cmd, a) {
 			to, defined = &global, app.Flags
@@ -87,8 +78,7 @@ func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 		*to = append(*to, a, args[i+1])
 		i++
 	}
-	if len(global) > 0 {
-		// out ends with the command name: put the global flags before it.
+	if len(global) > 0 { // before the command name, which ends out
 		name := out[len(out)-1]
 		out = append(append(out[:len(out)-1], global...), name)
 	}
@@ -184,8 +174,7 @@ func NearestCommand(app *cli.App, name string) string {
 }
 
 // NearestFlag is "; did you mean --X?" for the flag of flags one or two
-// edits from name (given with or without its dashes, or "=value"), else
-// "". Commands and config keys get the same suggestion.
+// edits from name (with or without its dashes, or "=value"), else "".
 func NearestFlag(name string, flags ...[]cli.Flag) string {
 	name, _, _ = strings.Cut(strings.TrimLeft(name, "-"), "=")
 	best, bestD := "", 3
@@ -244,8 +233,7 @@ func HelpAsFlag(app *cli.App, args []string) []string {
 }
 
 // WantsJSON reports whether the command line (args[0] the program) asks
-// for --json, before "--": then a failure must still print one JSON
-// document on stdout.
+// for --json before "--".
 func WantsJSON(args []string) bool {
 	for _, a := range args[min(1, len(args)):] {
 		if a == "--" {
