@@ -100,13 +100,9 @@ Start with:  nccltune search --sim spark4 --band 512K-4M
 		},
 	}
 	for _, cmd := range app.Commands {
-		if cmd.OnUsageError == nil {
-			cmd.OnUsageError = app.OnUsageError
-		}
+		cmd.OnUsageError = app.OnUsageError
 		for _, sub := range cmd.Subcommands {
-			if sub.OnUsageError == nil {
-				sub.OnUsageError = app.OnUsageError
-			}
+			sub.OnUsageError = app.OnUsageError
 		}
 	}
 	return app

@@ -107,11 +107,6 @@ func runReplayShow(path string, asJSON bool, w io.Writer) error {
 	if err != nil {
 		return vocab.UsageError(err)
 	}
-	return ui.PrintReplay(w, asJSON, replaySummaryOf(r))
-}
-
-// replaySummaryOf is what replay show prints of r.
-func replaySummaryOf(r *sim.Replay) ui.ReplaySummary {
 	s := ui.ReplaySummary{Name: r.Name, Description: r.Description, Simulated: true, FromSimulated: r.FromSimulated,
 		NRanks: r.NRanks, NCCLVersion: r.NCCLVersion, Transport: r.Transport, Channels: r.Channels, Sizes: r.Sizes}
 	for _, c := range r.Configs {
@@ -124,5 +119,5 @@ func replaySummaryOf(r *sim.Replay) ui.ReplaySummary {
 		}
 		s.Configs = append(s.Configs, row)
 	}
-	return s
+	return ui.PrintReplay(w, asJSON, s)
 }

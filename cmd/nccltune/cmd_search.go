@@ -110,8 +110,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, err
 	}
 	so.Sampler, so.ConfirmLaunches = c.String("sampler"), c.Int("confirm")
-	so.AllowDisabled = c.Bool("allow-disabled-protocols")
-	so.GuardLaunches = c.Int("guard-launches")
+	so.AllowDisabled, so.GuardLaunches = c.Bool("allow-disabled-protocols"), c.Int("guard-launches")
 	so.Stats.MinEffect, so.Stats.Alpha = c.Float64("min-effect"), c.Float64("alpha")
 	if err := cmp.Or(checkFinite("alpha", so.Stats.Alpha), checkFinite("min-effect", so.Stats.MinEffect)); err != nil {
 		return o, err
@@ -134,8 +133,9 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err := readWorkload(c, "search", &so, &o.Launch); err != nil {
 		return o, err
 	}
-	if o.LoggedChoices, err = readChose(c); err != nil {
-		return o, err
+	// --chose: what the process's own NCCL chose at the sizes it calls.
+	if o.LoggedChoices = flagvalue.ChoseOf(c); len(o.LoggedChoices) > 0 && !c.IsSet("calls") {
+		return o, vocab.UsageErrorf("--chose says what NCCL chose at the sizes a process calls: give them with --calls (nccltune workload writes both), or drop --chose")
 	}
 	if so.BatchSize > 1 { // --batch's default with torch: no study is stored for batches that cannot launch
 		if err := lo.Spec.CheckBatchPlanSeen(); err != nil {
@@ -243,16 +243,6 @@ func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *studyrun.L
 	}
 	lo.Spec.Op = parts[0].Op
 	return nil
-}
-
-// readChose reads --chose: what the process's own NCCL chose at the
-// sizes it calls (only with --calls).
-func readChose(c *cli.Context) ([]nccl.LoggedChoice, error) {
-	chose := flagvalue.ChoseOf(c)
-	if len(chose) > 0 && !c.IsSet("calls") {
-		return nil, vocab.UsageErrorf("--chose says what NCCL chose at the sizes a process calls: give them with --calls (nccltune workload writes both), or drop --chose")
-	}
-	return chose, nil
 }
 
 // readGuardOps reads --guard-ops: the ops named (each must launch here),

@@ -92,18 +92,11 @@ Examples:
 			if c.NArg() != 1 {
 				return vocab.UsageErrorf("verify takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
 			}
-			lo, err := launchflags.Read(c)
+			m, err := readMeasureFlags(c) // verify has no --repeats or --no-warmup
 			if err != nil {
 				return err
 			}
-			cfg, err := launchflags.ReadConfig(c, "env", lo.Spec.BaseEnv)
-			if err != nil {
-				return err
-			}
-			path, err := dbPath(c)
-			if err != nil {
-				return err
-			}
+			lo, cfg := m.launch, m.config
 			baseline, err := launchflags.ReadBaseline(c, lo.Spec.BaseEnv)
 			if err != nil {
 				return err
@@ -121,7 +114,7 @@ Examples:
 			}
 			return runVerify(c.Context, verifyOptions{VerifyOptions: studyrun.VerifyOptions{Launch: lo, Study: c.Args().First(),
 				Config: cfg, Launches: c.Int("launches"), Baseline: baseline, BaselineSet: c.IsSet("baseline-env") || c.IsSet("baseline-env-file")},
-				tunerPlugin: plugin, tunerConfig: tunerConfig, cmdIO: ioOf(c, path)})
+				tunerPlugin: plugin, tunerConfig: tunerConfig, cmdIO: m.cmdIO})
 		},
 	}
 }

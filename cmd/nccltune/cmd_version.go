@@ -65,22 +65,20 @@ type build struct {
 }
 
 func (b build) text() string {
-	switch {
-	case b.Commit == "":
+	if b.Commit == "" {
 		return "commit unknown: the build recorded none, built with -buildvcs=false or outside a git clone; go build -buildvcs=true ./cmd/nccltune in a clone records it"
-	case b.From == "checkout":
-		return "commit " + short(b.Commit) + " of the checkout go run built from" + modifiedText(b.Modified) + "; the build recorded none"
 	}
-	return "commit " + short(b.Commit) + modifiedText(b.Modified)
-}
-
-func short(commit string) string { return commit[:min(12, len(commit))] }
-
-func modifiedText(m bool) string {
-	if m {
-		return ", with uncommitted changes"
+	s := "commit " + b.Commit[:min(12, len(b.Commit))]
+	if b.From == "checkout" {
+		s += " of the checkout go run built from"
 	}
-	return ""
+	if b.Modified {
+		s += ", with uncommitted changes"
+	}
+	if b.From == "checkout" {
+		s += "; the build recorded none"
+	}
+	return s
 }
 
 // builtFrom is the commit the Go toolchain stamped into the binary, else,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -43,17 +44,9 @@ func flagHelp(f cli.Flag) string {
 		return line
 	}
 	usage := line[:start]
-	if _, isBool := f.(*cli.BoolFlag); isBool || isZeroDefault(value) || strings.Contains(strings.ToLower(usage), "default") {
+	zero := slices.Contains([]string{"0", "0s", `""`, "false", "[]"}, value) // for nccltune's flags, "not set"
+	if _, isBool := f.(*cli.BoolFlag); isBool || zero || strings.Contains(strings.ToLower(usage), "default") {
 		return usage
 	}
 	return line
-}
-
-// isZeroDefault reports whether a flag's default is the zero value ("not set").
-func isZeroDefault(v string) bool {
-	switch v {
-	case "0", "0s", `""`, "false", "[]":
-		return true
-	}
-	return false
 }

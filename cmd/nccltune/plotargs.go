@@ -259,10 +259,10 @@ func (p *curvePicker) trials(s *report.Study, t plotTarget) error {
 				s.Name(), t.Trial, texttable.Plural(len(s.Trials), "trial"), s.Name())
 		}
 		picked = []*store.Trial{tr}
-	case p.o.All:
+	case p.o.All || s.Study.Kind != vocab.KindSearch:
 		picked = s.Trials
-	default:
-		picked = defaultTrials(s)
+	default: // a search's baseline and candidate
+		picked = slices.DeleteFunc([]*store.Trial{s.Baseline(), s.Candidate()}, func(tr *store.Trial) bool { return tr == nil })
 	}
 	var skipped []string
 	for _, tr := range picked {
@@ -290,22 +290,6 @@ func warnSkipped(w io.Writer, s *report.Study, skipped []string) {
 	if len(skipped) > 0 && w != nil {
 		fmt.Fprintf(w, "%s: left out %s with no successful launch (%s)\n", s.Name(), texttable.Plural(len(skipped), "trial"), strings.Join(skipped, ", "))
 	}
-}
-
-// defaultTrials is what a bare study means: a search's baseline and
-// candidate; every trial of a sweep or import.
-func defaultTrials(s *report.Study) []*store.Trial {
-	if s.Study.Kind != vocab.KindSearch {
-		return s.Trials
-	}
-	var out []*store.Trial
-	if b := s.Baseline(); b != nil {
-		out = append(out, b)
-	}
-	if c := s.Candidate(); c != nil {
-		out = append(out, c)
-	}
-	return out
 }
 
 // studyNames is the studies' names, comma-separated.
