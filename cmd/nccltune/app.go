@@ -28,7 +28,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// runCommand parses args and runs one command.
 func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	app := newApp(stdout, stderr)
 	args, dangling := cliargs.Reorder(app, args)

@@ -93,7 +93,6 @@ Examples:
 	}
 }
 
-// compareFresh measures --env-a against --env-b, interleaved.
 func compareFresh(c *cli.Context, path string) error {
 	lo, err := launchflags.Read(c)
 	if err != nil {
@@ -143,7 +142,6 @@ func compareFresh(c *cli.Context, path string) error {
 	return runInterleaved(c.Context, st, o, ab)
 }
 
-// compareStudies compares what two stored studies concluded.
 func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
 	studies, err := stored.Load(path, []string{qa, qb}, stored.ReviewLoad)
 	if err != nil {

@@ -143,7 +143,6 @@ func runExport(ctx context.Context, o exportOptions) error {
 	return export.WriteFiles(o.out, docs, len(bands) > 1 && format != export.FormatTuner, o.stderr)
 }
 
-// engineNames is export.Engines as --export-for spells them.
 func engineNames() string {
 	var names []string
 	for _, e := range export.Engines {
@@ -168,7 +167,6 @@ func indentGuideHelp() string {
 	return strings.TrimSuffix(sb.String(), "\n")
 }
 
-// exportFormat reads --format (or --json).
 func exportFormat(o exportOptions) (export.Format, error) {
 	valid := strings.Join(export.FormatNames(), ", ")
 	switch {

@@ -101,7 +101,6 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 	return nil
 }
 
-// runReplayShow prints the replay file at path (replay show).
 func runReplayShow(path string, asJSON bool, w io.Writer) error {
 	r, err := studyrun.LoadReplay(path)
 	if err != nil {

@@ -85,7 +85,6 @@ func runReport(ctx context.Context, o reportOptions) error {
 	return nil
 }
 
-// htmlExports are the study's recommendation in every export format.
 func htmlExports(s *report.Study) ([]report.ExportText, string) {
 	rendered, err := export.RenderAll(s.Study, s.Trials, s.Launches, time.Time{})
 	if err != nil {

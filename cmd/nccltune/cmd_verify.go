@@ -251,7 +251,6 @@ func tunerCSV(rec *export.Recommendation) (string, string, error) {
 	return path, buf.String(), err
 }
 
-// studyExport is the study query names as export reads it.
 func studyExport(st *store.Store, query string) (*export.Recommendation, error) {
 	study, err := st.Study(query)
 	if err != nil {

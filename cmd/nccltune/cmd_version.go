@@ -96,7 +96,6 @@ var builtFrom = sync.OnceValue(func() build {
 	return b
 })
 
-// stamped reads vcs.revision and vcs.modified from the build settings.
 func stamped(settings []debug.BuildSetting) build {
 	var b build
 	for _, s := range settings {

@@ -43,7 +43,3 @@ func exitCode(err error) int {
 	}
 	return exitCheckFailed
 }
-
-// isSilent reports errors whose message was already shown as the
-// command's output.
-func isSilent(err error) bool { return err == errCheckFailed }

@@ -47,7 +47,6 @@ func readMeasureFlags(c *cli.Context) (measureOptions, error) {
 	return measureOptions{cmdIO: ioOf(c, path), launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup")}, nil
 }
 
-// checkRepeats refuses --repeats below one launch.
 func checkRepeats(n int) error {
 	if n < 1 {
 		return vocab.UsageErrorf("--repeats %d: measure at least once", n)
@@ -61,7 +60,6 @@ func noWarmupFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"}
 }
 
-// checkFinite refuses a non-finite value of a number flag.
 func checkFinite(flag string, x float64) error {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return vocab.UsageErrorf("--%s %v: give a finite number", flag, x)
@@ -79,7 +77,6 @@ func preflight(lo studyrun.LaunchSettings) error {
 	return vocab.UsageError(err)
 }
 
-// openForLaunch opens the database at path once lo's launch can start.
 func openForLaunch(lo studyrun.LaunchSettings, path string) (*store.Store, error) {
 	if err := preflight(lo); err != nil {
 		return nil, err
@@ -107,7 +104,6 @@ func namingFlags() []cli.Flag {
 	}
 }
 
-// readNaming reads --name and --label.
 func readNaming(c *cli.Context) (studyNaming, error) {
 	n := studyNaming{name: c.String("name")}
 	if n.name != "" {
@@ -142,7 +138,6 @@ func labelFlag(usage string) *flagvalue.List {
 	}}}
 }
 
-// apply names and labels a study about to be created.
 func (n studyNaming) apply(st *store.Study) {
 	st.Name, st.Labels = n.name, n.labels
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// cliFlagStringer is urfave/cli's own rendering of a flag's help line.
 var cliFlagStringer = cli.FlagStringer
 
 func init() {

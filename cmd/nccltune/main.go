@@ -24,7 +24,7 @@ func main() {
 	defer stop()
 	go stopGuard(ctx, stop)
 	err := run(ctx, os.Args, os.Stdout, os.Stderr)
-	if err != nil && !isSilent(err) {
+	if err != nil && err != errCheckFailed { // its output said it already
 		reportError(os.Stderr, err)
 	}
 	outfile.RemoveTemps() // os.Exit runs no deferred calls

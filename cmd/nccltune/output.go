@@ -24,7 +24,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// jsonFlag is --json as most commands define it: one document on stdout.
 func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}
 }
@@ -39,7 +38,6 @@ type cmdIO struct {
 	stderr io.Writer
 }
 
-// ioOf is c's --json and streams, with the database at db.
 func ioOf(c *cli.Context, db string) cmdIO {
 	return cmdIO{db: db, json: c.Bool("json"), stdin: c.App.Reader, stdout: c.App.Writer, stderr: c.App.ErrWriter}
 }

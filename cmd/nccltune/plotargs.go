@@ -37,7 +37,6 @@ type plotTarget struct {
 	Trial int    // -1 for the bare study
 }
 
-// parseTarget reads STUDY or STUDY/NUMBER.
 func parseTarget(arg string) (plotTarget, error) {
 	t := plotTarget{Arg: arg, Study: arg, Trial: -1}
 	if i := strings.LastIndex(arg, "/"); i >= 0 {
@@ -285,14 +284,12 @@ func (p *curvePicker) trials(s *report.Study, t plotTarget) error {
 	return nil
 }
 
-// warnSkipped says which trials of s were left out.
 func warnSkipped(w io.Writer, s *report.Study, skipped []string) {
 	if len(skipped) > 0 && w != nil {
 		fmt.Fprintf(w, "%s: left out %s with no successful launch (%s)\n", s.Name(), texttable.Plural(len(skipped), "trial"), strings.Join(skipped, ", "))
 	}
 }
 
-// studyNames is the studies' names, comma-separated.
 func studyNames(studies []*report.Study) string {
 	names := make([]string, len(studies))
 	for i, s := range studies {
