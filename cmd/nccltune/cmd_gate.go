@@ -89,10 +89,7 @@ func readGateFlags(c *cli.Context) (gateOptions, error) {
 		return gateOptions{}, vocab.UsageErrorf("--judge lower-bound needs at least %d launches for a one-sided 95 %% bound; raise --repeats to %d or judge on the median", need, need)
 	}
 	m, err := readMeasureFlags(c)
-	if err != nil {
-		return gateOptions{}, err
-	}
-	return gateOptions{measureOptions: m, thresholds: ths, basis: basis}, nil
+	return gateOptions{measureOptions: m, thresholds: ths, basis: basis}, err
 }
 
 func runGate(ctx context.Context, o gateOptions) error {

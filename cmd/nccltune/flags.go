@@ -41,10 +41,7 @@ func readMeasureFlags(c *cli.Context) (measureOptions, error) {
 		return measureOptions{}, err
 	}
 	path, err := dbPath(c)
-	if err != nil {
-		return measureOptions{}, err
-	}
-	return measureOptions{cmdIO: ioOf(c, path), launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup")}, nil
+	return measureOptions{cmdIO: ioOf(c, path), launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup")}, err
 }
 
 func checkRepeats(n int) error {

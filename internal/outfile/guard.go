@@ -112,19 +112,20 @@ func lockFileOf(f *os.File, path string, size int64) (string, bool) {
 	if size > maxHolderRecord {
 		return "", false
 	}
+	holder := func() bool {
+		b := make([]byte, size)
+		n, _ := f.ReadAt(b, 0)
+		return IsHolderRecord(b[:n])
+	}
 	if !strings.HasSuffix(name, LockSuffix) {
 		if size == 0 || !manyNames(f) {
 			return "", false
 		}
-		b := make([]byte, size)
-		n, _ := f.ReadAt(b, 0)
-		return "", IsHolderRecord(b[:n]) // which database's, its name no longer says
+		return "", holder() // which database's, its name no longer says
 	}
 	db := strings.TrimSuffix(name, LockSuffix)
 	if size > 0 {
-		b := make([]byte, size)
-		n, _ := f.ReadAt(b, 0)
-		return db, IsHolderRecord(b[:n])
+		return db, holder()
 	}
 	info, err := os.Stat(db)
 	if err != nil || !info.Mode().IsRegular() {
