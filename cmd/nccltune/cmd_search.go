@@ -250,13 +250,10 @@ func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *studyrun.L
 // the workload that launches here (the others skipped, each with why).
 func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.LaunchSettings) ([]nccl.Op, []string, error) {
 	given := strings.TrimSpace(c.String("guard-ops"))
-	if strings.EqualFold(given, "none") {
+	if strings.EqualFold(given, "none") || given == "" && !c.IsSet("part") {
 		return nil, nil, nil
 	}
 	if given == "" {
-		if !c.IsSet("part") {
-			return nil, nil, nil
-		}
 		var ops []nccl.Op
 		var skipped []string
 		for _, op := range search.DefaultGuardOps(parts) {
@@ -288,26 +285,12 @@ func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.LaunchSettings
 	return ops, nil, nil
 }
 
-// launchRefusal is err as the exit codes say it: a missing benchmark is
-// the fabric's (exit 3), anything else a usage error.
-func launchRefusal(err error) error {
-	if errors.Is(err, vocab.ErrFabric) {
-		return err
-	}
-	return vocab.UsageError(err)
-}
-
 func runSearch(ctx context.Context, o searchOptions) error {
 	// A resumed study is there already: the database says first whether
 	// it can resume.
 	if o.Resume == "" {
-		if err := preflight(o.Launch); err != nil {
+		if err := preflight(o.Launch, "--part %s: %w", o.Study.Parts().Ops()...); err != nil {
 			return err
-		}
-		for _, op := range o.Study.Parts().Ops() {
-			if err := launchflags.CanLaunchOp(o.Launch, op); err != nil {
-				return launchRefusal(fmt.Errorf("--part %s: %w", op, err))
-			}
 		}
 	}
 	_, statErr := os.Stat(o.db)

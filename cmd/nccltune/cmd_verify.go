@@ -154,7 +154,12 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 			if recErr != nil {
 				return recErr
 			}
-			if csv, content, err = tunerCSV(rec); err != nil {
+			var buf bytes.Buffer // the CSV export --format nccl-tuner writes
+			if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
+				return vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", rec.Study.Name, err)
+			}
+			content = buf.String()
+			if csv, err = writeTempCSV(content); err != nil {
 				return err
 			}
 			defer outfile.RemoveAtExit(csv)()
@@ -240,17 +245,6 @@ func tunerConfigFlag(c *cli.Context, plugin string) (string, error) {
 	return abs, nil
 }
 
-// tunerCSV writes rec's tuner CSV to a temporary file and returns its
-// path and content.
-func tunerCSV(rec *export.Recommendation) (string, string, error) {
-	var buf bytes.Buffer
-	if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
-		return "", "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", rec.Study.Name, err)
-	}
-	path, err := writeTempCSV(buf.String())
-	return path, buf.String(), err
-}
-
 func studyExport(st *store.Store, query string) (*export.Recommendation, error) {
 	study, err := st.Study(query)
 	if err != nil {
@@ -286,13 +280,8 @@ func writeTempCSV(content string) (string, error) {
 // (studyrun.RunAB) and prints it.
 func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab studyrun.AB) error {
 	o.Launch.Spec.Op = nccl.Op(ab.Collective).OrAllReduce()
-	if err := preflight(o.Launch); err != nil {
+	if err := preflight(o.Launch, "%s, which the comparison measures: %w", append(ab.Parts.Ops(), ab.GuardOps...)...); err != nil {
 		return err
-	}
-	for _, op := range append(ab.Parts.Ops(), ab.GuardOps...) {
-		if err := launchflags.CanLaunchOp(o.Launch, op); err != nil {
-			return launchRefusal(fmt.Errorf("%s, which the comparison measures: %w", op, err))
-		}
 	}
 	var checkOK func(*benchfmt.Launch) error
 	if ab.CheckCand {

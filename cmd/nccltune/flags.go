@@ -64,18 +64,32 @@ func checkFinite(flag string, x float64) error {
 	return nil
 }
 
-// preflight refuses a launch that cannot start before a command opens
-// the database, so no study is stored for it.
-func preflight(lo studyrun.LaunchSettings) error {
-	err := runner.Preflight(lo.Spec)
-	if err == nil || errors.Is(err, vocab.ErrFabric) {
+// preflight refuses a launch that cannot start, of lo's op or of any of
+// ops (worded by format), before a command opens the database, so no
+// study is stored for it.
+func preflight(lo studyrun.LaunchSettings, format string, ops ...nccl.Op) error {
+	if err := runner.Preflight(lo.Spec); err != nil {
+		return launchRefusal(err)
+	}
+	for _, op := range ops {
+		if err := launchflags.CanLaunchOp(lo, op); err != nil {
+			return launchRefusal(fmt.Errorf(format, op, err))
+		}
+	}
+	return nil
+}
+
+// launchRefusal is err as the exit codes say it: a missing benchmark is
+// the fabric's (exit 3), anything else a usage error.
+func launchRefusal(err error) error {
+	if errors.Is(err, vocab.ErrFabric) {
 		return err
 	}
 	return vocab.UsageError(err)
 }
 
 func openForLaunch(lo studyrun.LaunchSettings, path string) (*store.Store, error) {
-	if err := preflight(lo); err != nil {
+	if err := preflight(lo, ""); err != nil {
 		return nil, err
 	}
 	return store.Open(path, store.Options{})

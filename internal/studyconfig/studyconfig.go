@@ -209,10 +209,7 @@ func configValues(v *yaml.Node, repeatable bool) ([]string, error) {
 			return nil, errors.New("no value; give one or leave the key out")
 		}
 		val, err := scalarValue(v)
-		if err != nil {
-			return nil, err
-		}
-		return []string{val}, nil
+		return []string{val}, err
 	case yaml.SequenceNode:
 		if !repeatable {
 			return nil, errors.New("takes one value, not a list")
