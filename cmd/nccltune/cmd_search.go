@@ -133,7 +133,8 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err := readWorkload(c, "search", &so, &o.Launch); err != nil {
 		return o, err
 	}
-	// --chose: what the process's own NCCL chose at the sizes it calls.
+	// --chose: what the process's own NCCL chose at the sizes it calls; at a
+	// size --calls leaves out, the tuner CSV keeps NCCL's choice for that call.
 	if o.LoggedChoices = flagvalue.ChoseOf(c); len(o.LoggedChoices) > 0 && !c.IsSet("calls") {
 		return o, vocab.UsageErrorf("--chose says what NCCL chose at the sizes a process calls: give them with --calls (nccltune workload writes both), or drop --chose")
 	}
@@ -179,7 +180,8 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 }
 
 // batchSizeFor is --batch (given, n) for the instrument: by default the
-// torch instrument's batch size, else none unless asked.
+// torch instrument's batch size, else none unless asked (nccl-tests has no
+// batch mode; the simulated fabric then emulates torch's batches).
 func batchSizeFor(given bool, n int, instrument string, simulated bool) (int, error) {
 	torch := instrument == benchfmt.InstrumentTorch
 	switch {

@@ -125,8 +125,8 @@ type verifyOptions struct {
 	studyrun.VerifyOptions
 	cmdIO
 	naming      studyNaming
-	tunerPlugin string // --tuner-plugin, absolute
-	tunerConfig string // --tuner-config, absolute
+	tunerPlugin string // --tuner-plugin (absolute): when set, the study's tuner CSV is measured through it
+	tunerConfig string // --tuner-config (absolute): when set, the CSV measured instead of the study's export
 }
 
 func runVerify(ctx context.Context, o verifyOptions) error {
@@ -173,7 +173,8 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		// The study keeps what NCCL read: a temporary file is gone when
 		// verify ends, and the user's file may change.
 		ab.Cand, ab.CheckCand, ab.TunerCSV = nccl.TunerConfig(o.tunerPlugin, csv), true, content
-		// What is deployed is judged where it acts.
+		// What is deployed is judged where it acts: the band and the sizes
+		// just outside it, and between calls where the CSV changes NCCL's choice.
 		ab.GuardDelivered(o.Launch.Spec.NP)
 		if err := ab.SettleGaps(func(op nccl.Op, sizes []int64) ([]bool, error) {
 			if recErr != nil {
@@ -279,6 +280,7 @@ func writeTempCSV(content string) (string, error) {
 // runInterleaved runs verify's or compare's interleaved comparison
 // (studyrun.RunAB) and prints it.
 func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab studyrun.AB) error {
+	// Every launch measures the comparison's op (CheckRelaunch refused another --op for verify).
 	o.Launch.Spec.Op = nccl.Op(ab.Collective).OrAllReduce()
 	if err := preflight(o.Launch, "%s, which the comparison measures: %w", append(ab.Parts.Ops(), ab.GuardOps...)...); err != nil {
 		return err

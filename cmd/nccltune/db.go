@@ -20,7 +20,7 @@ func openManage(path, query string) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Closed before a writer opens beside it.
+	// It only refused a missing database: a writer cannot open beside it.
 	if err := st.Close(); err != nil {
 		return nil, err
 	}
@@ -40,8 +40,8 @@ func dbPath(c *cli.Context) (string, error) {
 }
 
 // reviewDBPath is dbPath for a command that only reads studies: a
-// database the user named that does not exist is a usage error (the
-// default one may not exist yet).
+// database the user named that does not exist is a usage error, not "no
+// studies yet" (the default one may not exist yet).
 func reviewDBPath(c *cli.Context) (string, error) {
 	p, err := dbPath(c)
 	if err != nil || c.String("db") == "" {

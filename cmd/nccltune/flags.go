@@ -95,7 +95,8 @@ func openForLaunch(lo studyrun.LaunchSettings, path string) (*store.Store, error
 	return store.Open(path, store.Options{})
 }
 
-// repeat is how studyrun measures the config of these options.
+// repeat is how studyrun measures the config of these options; started
+// hears of the study once it is stored.
 func (o measureOptions) repeat(started func(*store.Study)) studyrun.RepeatOptions {
 	return studyrun.RepeatOptions{Config: o.config, Repeats: o.repeats, Warmup: o.warmup,
 		Launch: o.launch, Name: o.naming.apply, Progress: ui.RepeatProgress(o.stderr), Started: started}

@@ -33,12 +33,13 @@ func main() {
 
 // reportError prints err on stderr, escaped: errors echo values from
 // outside, and an escape sequence or line break in one is shown, not acted on.
+// (--json's error document keeps the message: encoding/json escapes it.)
 func reportError(w io.Writer, err error) {
 	fmt.Fprintf(w, "nccltune: %s\n", safetext.Escape(err.Error()))
 }
 
 // stopGrace is how long a command may take to stop after Ctrl-C or
-// SIGTERM (runner gives a launch 3 s after SIGTERM).
+// SIGTERM: enough to save a study's state and give a launch its 3 s grace.
 var stopGrace = 5 * time.Second
 
 // stopGuard makes sure a signal ends the process: a command stuck where

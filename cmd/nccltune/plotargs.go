@@ -52,7 +52,7 @@ func parseTarget(arg string) (plotTarget, error) {
 // curvesOptions shape the curves figure (--metric, --all, --explore);
 // Warn hears of trials left out.
 type curvesOptions struct {
-	Metric       string
+	Metric       string // report.MetricBusBW or report.MetricTime
 	All, Explore bool
 	Warn         io.Writer
 }

@@ -15,7 +15,8 @@ import (
 // Reorder moves flags written after a subcommand's positional arguments
 // in front of them ("nccltune export STUDY --format env"), and the app's
 // own flags in front of the command. It also reports a flag written last
-// that needs a value and has none: it stays last, for the caller to refuse.
+// that needs a value and has none: moved in front of a positional argument
+// it would take that as its value, so it stays last for the caller to refuse.
 func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 	if len(args) < 2 {
 		return args, ""
@@ -233,7 +234,7 @@ func HelpAsFlag(app *cli.App, args []string) []string {
 }
 
 // WantsJSON reports whether the command line (args[0] the program) asks
-// for --json before "--".
+// for --json before "--": then a failure must still print a JSON document.
 func WantsJSON(args []string) bool {
 	for _, a := range args[min(1, len(args)):] {
 		if a == "--" {

@@ -81,7 +81,8 @@ func ReadFile(ctx context.Context, name string, stdin io.Reader, limit int64) ([
 }
 
 // ReadAll reads r up to limit bytes; past it, a *TooLargeError. It
-// returns ctx's error as soon as ctx is cancelled.
+// returns ctx's error as soon as ctx is cancelled (the read itself may go
+// on in the background until r yields).
 func ReadAll(ctx context.Context, r io.Reader, name string, limit int64) ([]byte, error) {
 	type result struct {
 		data []byte

@@ -146,7 +146,8 @@ func PrintWarnings(w io.Writer, warnings []fabric.Warning) {
 	}
 }
 
-// checkEnvValue refuses a NUL byte, which no environment can carry.
+// checkEnvValue refuses a NUL byte: it ends the string execve passes, so
+// the launch would fail after the study was stored.
 func checkEnvValue(k, v string) error {
 	if strings.ContainsRune(v, 0) {
 		return fmt.Errorf("%s: the value holds a NUL byte, which no environment variable can carry", k)

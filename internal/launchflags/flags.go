@@ -182,8 +182,8 @@ func CanLaunchOp(l studyrun.LaunchSettings, op nccl.Op) error {
 	return runner.Preflight(spec)
 }
 
-// resolveSimArg makes a --sim value that names a replay absolute and
-// checks that the replay loads.
+// resolveSimArg makes a --sim value that names a replay absolute (the
+// simulator may run elsewhere) and checks that the replay loads.
 func resolveSimArg(profile string) (string, error) {
 	if !sim.IsReplay(profile) {
 		return profile, nil

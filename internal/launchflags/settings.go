@@ -21,7 +21,8 @@ import (
 // Differences lists each stored launch setting that the settings given
 // now (now, base) change, as "--flag: study X, given Y": a study resumed
 // or verified another way would mix two fabrics' measurements. The seed
-// and the per-launch timeout are not compared.
+// (verify draws fresh noise) and the timeout (when to give up, not what is
+// measured) are not compared.
 func Differences(study *store.Study, now store.LaunchSettings, base map[string]string) []string {
 	was := study.Launch
 	var out []string

@@ -21,7 +21,8 @@ const (
 	// LockSuffix names a database's sidecar lock file: DB + LockSuffix.
 	LockSuffix = ".lock"
 	// LivenessBase is where the liveness bytes of a database start: a
-	// writer holds an OFD lock on byte LivenessBase + token while it runs.
+	// writer holds an OFD lock on byte LivenessBase + token while it runs,
+	// past any real file's end (byte-range locks may lie beyond it).
 	LivenessBase    = 1 << 40
 	livenessSpan    = 1 << 32 // every token (a uint32)
 	maxHolderRecord = 4096    // a lock file's holder record (one JSON line)
@@ -57,7 +58,8 @@ func (e *ProtectedError) Is(target error) bool { return target == vocab.ErrUsage
 
 // checkNotProtected refuses to write over the regular file at path when
 // it is a bbolt database, a database's lock file, or held by a running
-// nccltune: every other process's files, by what the file is.
+// nccltune: every other process's files, by what the file is. A file it
+// cannot open for reading is left to the write to decide.
 func checkNotProtected(path string, size int64) error {
 	// O_NONBLOCK: should the name have become a FIFO, do not wait.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -82,7 +84,8 @@ func checkNotProtected(path string, size int64) error {
 }
 
 // isBolt reports whether either meta page of the file starts with
-// bbolt's magic, for the page sizes bbolt uses (4 KiB to 64 KiB).
+// bbolt's magic (a database whose first page was damaged is still one),
+// for the page sizes bbolt uses (4 KiB to 64 KiB).
 func isBolt(f *os.File, size int64) bool {
 	magicAt := func(page int64) bool {
 		var b [4]byte
@@ -103,7 +106,8 @@ func isBolt(f *os.File, size int64) bool {
 // lockFileOf returns the database whose lock file the file at path is,
 // judged by name and content: DB.lock holding a holder record, or empty
 // beside a bbolt file DB. A holder record in a file of several names is a
-// lock reached through a hard link.
+// lock reached through a hard link: such a file is written in place, into
+// the lock itself.
 func lockFileOf(f *os.File, path string, size int64) (string, bool) {
 	name := path
 	if real, err := filepath.EvalSymlinks(path); err == nil {
