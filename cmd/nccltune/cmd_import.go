@@ -46,11 +46,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var op nccl.Op
-			if c.IsSet("op") {
-				if op, err = launchflags.ReadOp(c); err != nil {
-					return err
-				}
+			op, err := launchflags.ReadOp(c)
+			if err != nil {
+				return err
 			}
 			return runImport(c.Context, importOptions{cmdIO: ioOf(c, db), op: op, files: c.Args().Slice(), config: flagvalue.EnvOf(c, "env"),
 				study: c.String("study")})

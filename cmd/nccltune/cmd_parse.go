@@ -50,12 +50,9 @@ Examples:
 			if c.NArg() == 0 {
 				return vocab.UsageErrorf("parse needs at least one FILE of saved nccl-tests output, e.g. nccltune parse all_reduce.txt (- reads standard input)")
 			}
-			var op nccl.Op
-			if c.IsSet("op") {
-				var err error
-				if op, err = launchflags.ReadOp(c); err != nil {
-					return err
-				}
+			op, err := launchflags.ReadOp(c)
+			if err != nil {
+				return err
 			}
 			return runParse(c.Context, parseOptions{cmdIO: ioOf(c, ""), op: op, files: c.Args().Slice()})
 		},

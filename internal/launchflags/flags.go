@@ -162,8 +162,12 @@ func Read(c *cli.Context) (studyrun.LaunchSettings, error) {
 	return l, nil
 }
 
-// ReadOp reads --op: the collective to measure.
+// ReadOp reads --op: the collective to measure ("" where --op has no
+// default and is not given).
 func ReadOp(c *cli.Context) (nccl.Op, error) {
+	if !c.IsSet("op") && c.String("op") == "" {
+		return "", nil
+	}
 	op, err := nccl.ParseOp(c.String("op"))
 	if err != nil {
 		return "", vocab.UsageErrorf("--op: %v", err)
