@@ -64,15 +64,13 @@ type curvesOptions struct {
 func loadCurves(path string, args []string, o curvesOptions) (report.Drawing, []*report.Study, error) {
 	var targets []plotTarget
 	var queries []string
-	seen := map[string]bool{}
 	for _, a := range args {
 		t, err := parseTarget(a)
 		if err != nil {
 			return report.Figure{}, nil, err
 		}
 		targets = append(targets, t)
-		if !seen[t.Study] {
-			seen[t.Study] = true
+		if !slices.Contains(queries, t.Study) {
 			queries = append(queries, t.Study)
 		}
 	}
@@ -146,7 +144,7 @@ func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, err
 // trial once. A trial named explicitly must have a successful launch;
 // others without one are left out (and said so).
 func targetCurves(targets []plotTarget, byQuery map[string]*report.Study, o curvesOptions) ([]report.Curve, []*report.Study, error) {
-	pick := curvePicker{o: o, drawn: map[*store.Trial]bool{}, usedStudy: map[*report.Study]bool{}}
+	pick := curvePicker{o: o, drawn: map[*store.Trial]bool{}}
 	for _, t := range targets {
 		s := byQuery[t.Study]
 		explicit := t.Trial >= 0
@@ -177,16 +175,14 @@ func targetCurves(targets []plotTarget, byQuery map[string]*report.Study, o curv
 // curvePicker collects targetCurves' curves, each trial once, and their
 // studies in the order first used.
 type curvePicker struct {
-	o         curvesOptions
-	curves    []report.Curve
-	studies   []*report.Study
-	drawn     map[*store.Trial]bool
-	usedStudy map[*report.Study]bool
+	o       curvesOptions
+	curves  []report.Curve
+	studies []*report.Study
+	drawn   map[*store.Trial]bool
 }
 
 func (p *curvePicker) use(s *report.Study) {
-	if !p.usedStudy[s] {
-		p.usedStudy[s] = true
+	if !slices.Contains(p.studies, s) {
 		p.studies = append(p.studies, s)
 		if ops := s.WorkloadOps(); ops != nil && p.o.Warn != nil {
 			fmt.Fprintf(p.o.Warn, "%s is a workload of several parts: its curves here are its %s launches only (nccltune plot %s draws every op, one panel each)\n",
@@ -255,9 +251,7 @@ func (p *curvePicker) trials(s *report.Study, t plotTarget) error {
 				s.Name(), t.Trial, texttable.Plural(len(s.Trials), "trial"), s.Name())
 		}
 		picked = []*store.Trial{tr}
-	case p.o.All || s.Study.Kind != vocab.KindSearch:
-		picked = s.Trials
-	default: // a search's baseline and candidate
+	default: // a bare search (the others drew everyTrial): its baseline and candidate
 		picked = slices.DeleteFunc([]*store.Trial{s.Baseline(), s.Candidate()}, func(tr *store.Trial) bool { return tr == nil })
 	}
 	var skipped []string

@@ -62,14 +62,13 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc, second yaml.Node
-	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		return vocab.UsageErrorf("--config %s is not valid YAML: %v", path, err)
-	}
-	if err := dec.Decode(&second); err != io.EOF {
-		if err != nil {
-			return vocab.UsageErrorf("--config %s is not valid YAML: %v", path, err)
+	if err = dec.Decode(&doc); err == nil {
+		if err = dec.Decode(&second); err == nil {
+			return vocab.UsageErrorf("--config %s: line %d: a second YAML document (after ---); a study config is one document — merge them, or keep one per file", path, second.Line)
 		}
-		return vocab.UsageErrorf("--config %s: line %d: a second YAML document (after ---); a study config is one document — merge them, or keep one per file", path, second.Line)
+	}
+	if err != nil && err != io.EOF {
+		return vocab.UsageErrorf("--config %s is not valid YAML: %v", path, err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil // an empty file sets nothing
