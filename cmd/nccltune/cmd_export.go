@@ -107,9 +107,18 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if len(o.studies) == 0 {
 		return vocab.UsageErrorf("export takes one or more STUDY (nccltune history lists them), e.g. nccltune export s3 --format env")
 	}
-	bands, err := readBands(o.db, o.studies)
+	// Each study with its trials and launches, in one short read-only visit.
+	studies, err := stored.Load(o.db, o.studies, stored.LoadOptions{Distinct: true})
 	if err != nil {
 		return err
+	}
+	var bands []*export.Recommendation
+	for _, s := range studies {
+		b, err := export.NewRecommendation(s.Study, s.Trials, s.Launches)
+		if err != nil {
+			return vocab.UsageError(err)
+		}
+		bands = append(bands, b)
 	}
 	if len(bands) > 1 && format != export.FormatTuner && o.out == "" {
 		return vocab.UsageErrorf("%d studies give %d %s files, one per band, since environment variables apply to the whole process: pass --out DIR, or --format nccl-tuner to combine the bands in one file", len(bands), len(bands), format)
@@ -183,22 +192,4 @@ func exportFormat(o exportOptions) (export.Format, error) {
 		return "", vocab.UsageErrorf("--json and --format %s ask for different formats: pass one of them", f)
 	}
 	return f, nil
-}
-
-// readBands loads each study with its trials and launches in one short
-// read-only visit, and checks that it has a recommendation to export.
-func readBands(path string, queries []string) ([]*export.Recommendation, error) {
-	studies, err := stored.Load(path, queries, stored.LoadOptions{Distinct: true})
-	if err != nil {
-		return nil, err
-	}
-	var bands []*export.Recommendation
-	for _, s := range studies {
-		b, err := export.NewRecommendation(s.Study, s.Trials, s.Launches)
-		if err != nil {
-			return nil, vocab.UsageError(err)
-		}
-		bands = append(bands, b)
-	}
-	return bands, nil
 }
