@@ -32,65 +32,40 @@ func (e *TooLargeError) Error() string {
 // ErrNotFile is an input that is a directory.
 var ErrNotFile = errors.New("not a file")
 
-// ReadFile reads name ("-" is stdin) up to limit bytes; the read stops
-// when ctx is cancelled. --out may not name the file from now on.
+// ReadFile reads name ("-" is stdin) up to limit bytes; past it, a
+// *TooLargeError. It returns ctx's error as soon as ctx is cancelled (the
+// read itself may go on in the background until the file yields). --out
+// may not name the file from now on.
 func ReadFile(ctx context.Context, name string, stdin io.Reader, limit int64) ([]byte, error) {
 	outfile.Keep(name)
+	open := func() (io.ReadCloser, error) { return os.Open(name) }
 	if name == "-" {
 		if stdin == nil {
 			stdin = os.Stdin
 		}
-		return ReadAll(ctx, stdin, "standard input", limit)
-	}
-	info, err := os.Stat(name)
-	if err != nil {
+		open, name = func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }, "standard input"
+	} else if info, err := os.Stat(name); err != nil {
 		return nil, err
-	}
-	switch {
-	case info.IsDir():
+	} else if info.IsDir() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrNotFile}
-	case info.Mode().IsRegular() && info.Size() > limit:
+	} else if info.Mode().IsRegular() && info.Size() > limit {
 		return nil, &TooLargeError{Name: name, Limit: limit}
 	}
-	type opened struct {
-		f   *os.File
-		err error
-	}
-	// Opening a FIFO waits for a writer: in a goroutine, for Ctrl-C.
-	ch := make(chan opened, 1)
-	go func() {
-		f, err := os.Open(name)
-		ch <- opened{f, err}
-	}()
-	var o opened
-	select {
-	case o = <-ch:
-	case <-ctx.Done():
-		go func() {
-			if o := <-ch; o.f != nil {
-				o.f.Close()
-			}
-		}()
-		return nil, ctx.Err()
-	}
-	if o.err != nil {
-		return nil, o.err
-	}
-	defer o.f.Close()
-	return ReadAll(ctx, o.f, name, limit)
-}
-
-// ReadAll reads r up to limit bytes; past it, a *TooLargeError. It
-// returns ctx's error as soon as ctx is cancelled (the read itself may go
-// on in the background until r yields).
-func ReadAll(ctx context.Context, r io.Reader, name string, limit int64) ([]byte, error) {
 	type result struct {
 		data []byte
 		err  error
 	}
+	// Opening a FIFO waits for a writer, and reading it for data: in a
+	// goroutine, so that Ctrl-C still ends the command.
 	ch := make(chan result, 1)
 	go func() {
-		data, err := io.ReadAll(&ctxReader{ctx: ctx, r: io.LimitReader(r, limit+1)})
+		f, err := open()
+		if err != nil {
+			ch <- result{nil, err}
+			return
+		}
+		defer f.Close()
+		data, err := io.ReadAll(&ctxReader{ctx: ctx, r: io.LimitReader(f, limit+1)})
 		ch <- result{data, err}
 	}()
 	select {
