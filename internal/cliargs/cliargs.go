@@ -21,21 +21,12 @@ func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 	if len(args) < 2 {
 		return args, ""
 	}
-	out = []string{args[0]}
-	i := 1
-	// Global flags come before the command name.
-	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
-		out = append(out, args[i])
-		if TakesValue(app.Flags, args[i]) {
-			if i+1 >= len(args) {
-				return out, args[i]
-			}
-			out = append(out, args[i+1])
-			i++
-		}
-		i++
+	i := firstWord(app, args, true)
+	if i > len(args) {
+		return args, args[len(args)-1]
 	}
-	if i >= len(args) {
+	out = append([]string(nil), args[:i]...) // the program and the global flags
+	if i == len(args) {
 		return out, ""
 	}
 	cmd := app.Command(args[i])
@@ -137,26 +128,27 @@ func IsGlobalFlag(app *cli.App, cmd *cli.Command, arg string) bool {
 	return has(app.Flags) && !has(cmd.Flags)
 }
 
+// firstWord is the index of the first argument after the program and the
+// app's own flags (len(args) when none is left, one more when the last
+// flag lacks its value); with dashes, "--" is a word.
+func firstWord(app *cli.App, args []string, dashes bool) int {
+	i := 1
+	for ; i < len(args) && strings.HasPrefix(args[i], "-") && !(dashes && args[i] == "--"); i++ {
+		if TakesValue(app.Flags, args[i]) {
+			i++
+		}
+	}
+	return i
+}
+
 // UnknownCommand is the first argument after the global flags when it
 // names no command, else "".
 func UnknownCommand(app *cli.App, args []string) string {
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return ""
-		}
-		if strings.HasPrefix(a, "-") {
-			if TakesValue(app.Flags, a) {
-				i++
-			}
-			continue
-		}
-		if app.Command(a) != nil {
-			return ""
-		}
-		return a
+	i := firstWord(app, args, true)
+	if i >= len(args) || args[i] == "--" || app.Command(args[i]) != nil {
+		return ""
 	}
-	return ""
+	return args[i]
 }
 
 // NearestCommand is ", did you mean X?" for a command name one or two
@@ -213,24 +205,15 @@ func UndefinedFlag(err error) string {
 // HelpAsFlag turns "nccltune help [COMMAND]" into "nccltune [COMMAND]
 // --help" (the help command is hidden, so urfave/cli knows no topic).
 func HelpAsFlag(app *cli.App, args []string) []string {
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if strings.HasPrefix(a, "-") {
-			if TakesValue(app.Flags, a) {
-				i++
-			}
-			continue
-		}
-		if a != "help" {
-			return args
-		}
-		out := append([]string(nil), args[:i]...)
-		if i+1 < len(args) && app.Command(args[i+1]) != nil {
-			out = append(out, args[i+1])
-		}
-		return append(out, "--help")
+	i := firstWord(app, args, false)
+	if i >= len(args) || args[i] != "help" {
+		return args
 	}
-	return args
+	out := append([]string(nil), args[:i]...)
+	if i+1 < len(args) && app.Command(args[i+1]) != nil {
+		out = append(out, args[i+1])
+	}
+	return append(out, "--help")
 }
 
 // WantsJSON reports whether the command line (args[0] the program) asks
