@@ -76,29 +76,31 @@ func Items(c *cli.Context, name string) []string {
 	return c.Generic(name).(interface{ items() []string }).items()
 }
 
-// sizeValue is one message size (--min, --max).
-type sizeValue struct {
+// parsed is one value read by parse: a message size (--min, --max) or a
+// band (--band).
+type parsed[T any] struct {
 	refusal
 	flag  string
+	parse func(string) (T, error)
 	text  string
-	bytes int64
+	value T
 }
 
-func (v *sizeValue) String() string { return v.text }
+func (v *parsed[T]) String() string { return v.text }
 
-func (v *sizeValue) Set(s string) error {
-	n, err := nccl.ParseSize(s)
+func (v *parsed[T]) Set(s string) error {
+	x, err := v.parse(s)
 	if err != nil {
 		return v.fail(vocab.UsageError(fmt.Errorf("--%s: %w", v.flag, err)))
 	}
-	v.text, v.bytes = s, n
+	v.text, v.value = s, x
 	return nil
 }
 
 // Size is a size flag whose default is def (help shows it quoted, as for
 // a string flag).
 func Size(name, def, usage string) *cli.GenericFlag {
-	v := &sizeValue{flag: name}
+	v := &parsed[int64]{flag: name, parse: nccl.ParseSize}
 	if err := v.Set(def); err != nil {
 		panic(fmt.Sprintf("flag --%s: default %q: %v", name, def, err)) // a programming error
 	}
@@ -106,7 +108,7 @@ func Size(name, def, usage string) *cli.GenericFlag {
 }
 
 // SizeOf is the size flag name in bytes.
-func SizeOf(c *cli.Context, name string) int64 { return c.Generic(name).(*sizeValue).bytes }
+func SizeOf(c *cli.Context, name string) int64 { return c.Generic(name).(*parsed[int64]).value }
 
 // SizeRange reads --min and --max: at least one element, min ≤ max.
 func SizeRange(c *cli.Context) (min, max int64, err error) {
@@ -120,33 +122,15 @@ func SizeRange(c *cli.Context) (min, max int64, err error) {
 	return min, max, nil
 }
 
-// bandValue is --band: message sizes, inclusive.
-type bandValue struct {
-	refusal
-	text string
-	band nccl.Band
-}
-
-func (v *bandValue) String() string { return v.text }
-
-func (v *bandValue) Set(s string) error {
-	b, err := nccl.ParseBand(s)
-	if err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--band: %w", err)))
-	}
-	v.text, v.band = s, b
-	return nil
-}
-
-// Band is --band.
+// Band is --band: message sizes, inclusive.
 func Band(usage string) *cli.GenericFlag {
-	return &cli.GenericFlag{Name: "band", Value: &bandValue{}, Usage: usage}
+	return &cli.GenericFlag{Name: "band", Value: &parsed[nccl.Band]{flag: "band", parse: nccl.ParseBand}, Usage: usage}
 }
 
 // BandOf is --band as parsed, and whether it was given.
 func BandOf(c *cli.Context) (nccl.Band, bool) {
-	v := c.Generic("band").(*bandValue)
-	return v.band, v.text != ""
+	v := c.Generic("band").(*parsed[nccl.Band])
+	return v.value, v.text != ""
 }
 
 // guardValue is search's --guard: sizes of at least one element, or
