@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -110,15 +109,12 @@ Start with:  nccltune search --sim spark4 --band 512K-4M
 // withNearestFlag adds "; did you mean --budget?" to the flag package's
 // "flag provided but not defined: -budgt".
 func withNearestFlag(c *cli.Context, err error) error {
-	flag := cliargs.UndefinedFlag(err)
-	if flag == "" {
-		return err
-	}
 	var flags []cli.Flag
 	if c.Command != nil && c.Command.Name != c.App.Name {
 		flags = c.Command.Flags
 	}
-	if near := cliargs.NearestFlag(flag, flags, c.App.Flags); near != "" {
+	// Any other error names no flag: NearestFlag("") is "".
+	if near := cliargs.NearestFlag(cliargs.UndefinedFlag(err), flags, c.App.Flags); near != "" {
 		return fmt.Errorf("%v%s", err, near)
 	}
 	return err
@@ -127,13 +123,13 @@ func withNearestFlag(c *cli.Context, err error) error {
 // helpName is the command whose --help explains the flag refused:
 // "nccltune replay build", or "nccltune" for a flag before any command.
 func helpName(c *cli.Context) string {
-	var names []string
-	for _, ctx := range c.Lineage() {
+	name := ""
+	for _, ctx := range c.Lineage() { // the command itself first
 		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != c.App.Name {
-			names = append([]string{ctx.Command.Name}, names...)
+			name = " " + ctx.Command.Name + name
 		}
 	}
-	return strings.Join(append([]string{"nccltune"}, names...), " ")
+	return "nccltune" + name
 }
 
 // releaseVersion is nccltune's version; cmd_version.go adds the commit.

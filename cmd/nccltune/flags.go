@@ -118,10 +118,8 @@ func namingFlags() []cli.Flag {
 
 func readNaming(c *cli.Context) (studyNaming, error) {
 	n := studyNaming{name: c.String("name")}
-	if n.name != "" {
-		if err := store.CheckName(n.name); err != nil {
-			return n, vocab.UsageError(fmt.Errorf("--name: %w", err))
-		}
+	if err := store.CheckName(n.name); n.name != "" && err != nil {
+		return n, vocab.UsageError(fmt.Errorf("--name: %w", err))
 	}
 	for _, kv := range flagvalue.Items(c, "label") {
 		k, v, _ := strings.Cut(kv, "=")
