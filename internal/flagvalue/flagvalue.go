@@ -7,6 +7,7 @@ package flagvalue
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -171,104 +172,92 @@ func GuardOf(c *cli.Context) ([]int64, bool) {
 	return v.sizes, len(v.given) > 0
 }
 
-// partsValue is a workload flag: one part per item, read by parse, each
-// band's smallest size at least one element.
-type partsValue struct {
+// listOf is a list flag's value: each item trimmed and read by parse,
+// which sees the values before it.
+type listOf[T any] struct {
 	listed
-	flag  string
-	parse func(string) (nccl.Part, error)
-	parts nccl.Workload
+	parse func(item string, prev []T) (T, error)
+	vals  []T
 }
 
-func (v *partsValue) Set(s string) error {
+func (v *listOf[T]) Set(s string) error {
 	s = strings.TrimSpace(s)
-	p, err := v.parse(s)
+	x, err := v.parse(s, v.vals)
 	if err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--%s: %w", v.flag, err)))
-	}
-	if err := CheckElementSize(v.flag, p.Band.Min); err != nil {
 		return v.fail(err)
 	}
-	v.given = append(v.given, s)
-	v.parts = append(v.parts, p)
+	v.given, v.vals = append(v.given, s), append(v.vals, x)
 	return nil
+}
+
+// parts is a workload flag's value: one part per item, read by parse,
+// each band's smallest size at least one element.
+func parts(flag string, parse func(string) (nccl.Part, error)) *listOf[nccl.Part] {
+	return &listOf[nccl.Part]{parse: func(s string, _ []nccl.Part) (nccl.Part, error) {
+		p, err := parse(s)
+		if err != nil {
+			return p, vocab.UsageError(fmt.Errorf("--%s: %w", flag, err))
+		}
+		return p, CheckElementSize(flag, p.Band.Min)
+	}}
 }
 
 // Parts is search's --part OP:BAND[:WEIGHT] (nccl.ParsePart).
 func Parts(usage string) *List {
-	return &List{cli.GenericFlag{Name: "part", Value: &partsValue{flag: "part", parse: nccl.ParsePart}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "part", Value: parts("part", nccl.ParsePart), Usage: usage}}
 }
 
 // PartsOf is --part's workload, in the order given (nil when not given).
 func PartsOf(c *cli.Context) nccl.Workload {
-	return c.Generic("part").(*partsValue).parts
+	return c.Generic("part").(*listOf[nccl.Part]).vals
 }
 
 // Calls is search's --calls OP:BYTES:CALLS (nccl.ParseCall), one call of
 // the timed workload per item (the config file's calls: list).
 func Calls(usage string) *List {
-	return &List{cli.GenericFlag{Name: "calls", Value: &partsValue{flag: "calls", parse: nccl.ParseCall}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "calls", Value: parts("calls", nccl.ParseCall), Usage: usage}}
 }
 
 // CallsOf is --calls' timed workload, calls of one op on one power of two
 // merged (nccl.MergeCalls); nil when not given.
 func CallsOf(c *cli.Context) nccl.Workload {
-	v := c.Generic("calls").(*partsValue)
-	if len(v.parts) == 0 {
+	v := c.Generic("calls").(*listOf[nccl.Part])
+	if len(v.vals) == 0 {
 		return nil
 	}
-	return nccl.MergeCalls(v.parts)
+	return nccl.MergeCalls(v.vals)
 }
 
-// choseValue is search's --chose: what the process's own NCCL chose per
-// (op, size) it calls (nccl.ParseLoggedChoice).
-type choseValue struct {
-	listed
-	choice []nccl.LoggedChoice
-}
-
-func (v *choseValue) Set(s string) error {
-	s = strings.TrimSpace(s)
-	ch, err := nccl.ParseLoggedChoice(s)
-	if err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--chose: %w", err)))
-	}
-	for _, c := range v.choice {
-		if c.Op == ch.Op && c.Bytes == ch.Bytes {
-			return v.fail(vocab.UsageErrorf("--chose %s: %s at %d bytes is given twice; give one choice per op and size", s, ch.Op, ch.Bytes))
-		}
-	}
-	v.given = append(v.given, s)
-	v.choice = append(v.choice, ch)
-	return nil
-}
-
-// Chose is search's --chose OP:BYTES:ALGO:PROTO (the config's chose:).
+// Chose is search's --chose OP:BYTES:ALGO:PROTO (the config's chose:):
+// what the process's own NCCL chose, once per (op, size) it calls.
 func Chose(usage string) *List {
-	return &List{cli.GenericFlag{Name: "chose", Value: &choseValue{}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "chose", Usage: usage, Value: &listOf[nccl.LoggedChoice]{
+		parse: func(s string, prev []nccl.LoggedChoice) (nccl.LoggedChoice, error) {
+			ch, err := nccl.ParseLoggedChoice(s)
+			if err != nil {
+				return ch, vocab.UsageError(fmt.Errorf("--chose: %w", err))
+			}
+			if slices.ContainsFunc(prev, func(c nccl.LoggedChoice) bool { return c.Op == ch.Op && c.Bytes == ch.Bytes }) {
+				return ch, vocab.UsageErrorf("--chose %s: %s at %d bytes is given twice; give one choice per op and size", s, ch.Op, ch.Bytes)
+			}
+			return ch, nil
+		}}}}
 }
 
 // ChoseOf is --chose's choices, in the order given (nil when not given).
 func ChoseOf(c *cli.Context) []nccl.LoggedChoice {
-	return c.Generic("chose").(*choseValue).choice
+	return c.Generic("chose").(*listOf[nccl.LoggedChoice]).vals
 }
 
-// thresholdsValue is gate's --at SIZE:GBPS, each checked as
-// fabric.ParseThresholds checks them.
-type thresholdsValue struct{ listed }
-
-func (v *thresholdsValue) Set(s string) error {
-	s = strings.TrimSpace(s)
-	if _, err := fabric.ParseThresholds(append(append([]string{}, v.given...), s)); err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--at: %w", err)))
-	}
-	v.given = append(v.given, s)
-	return nil
-}
-
-// Thresholds is gate's --at.
+// Thresholds is gate's --at SIZE:GBPS, each item checked with the ones
+// before it as fabric.ParseThresholds checks them.
 func Thresholds(usage string) *List {
-	return &List{cli.GenericFlag{Name: "at", Value: &thresholdsValue{}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "at", Usage: usage, Value: &listOf[string]{parse: func(s string, prev []string) (string, error) {
+		if _, err := fabric.ParseThresholds(append(slices.Clone(prev), s)); err != nil {
+			return s, vocab.UsageError(fmt.Errorf("--at: %w", err))
+		}
+		return s, nil
+	}}}}
 }
 
 // KV is a repeatable K=V flag's value (--env, --base-env, --label…): each
