@@ -134,42 +134,37 @@ func BandOf(c *cli.Context) (nccl.Band, bool) {
 	return v.value, v.text != ""
 }
 
-// guardValue is search's --guard: sizes of at least one element, or
-// "none" for none.
-type guardValue struct {
-	listed
-	sizes []int64
-}
-
-func (v *guardValue) Set(s string) error {
-	s = strings.TrimSpace(s)
-	v.given = append(v.given, s)
-	if strings.EqualFold(s, "none") {
-		return nil
-	}
-	size, err := nccl.ParseSize(s)
-	if err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--guard: %w", err)))
-	}
-	if err := CheckElementSize("guard", size); err != nil {
-		return v.fail(err)
-	}
-	if err := nccl.CheckPowerOfTwo(size); err != nil {
-		return v.fail(vocab.UsageErrorf("--guard %s: %w", s, err))
-	}
-	v.sizes = append(v.sizes, size)
-	return nil
-}
-
-// Guard is search's --guard.
+// Guard is search's --guard: sizes of at least one element, or "none"
+// for none (read as 0).
 func Guard(usage string) *List {
-	return &List{cli.GenericFlag{Name: "guard", Value: &guardValue{}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "guard", Usage: usage, Value: &listOf[int64]{parse: func(s string, _ []int64) (int64, error) {
+		if strings.EqualFold(s, "none") {
+			return 0, nil
+		}
+		size, err := nccl.ParseSize(s)
+		if err != nil {
+			return 0, vocab.UsageError(fmt.Errorf("--guard: %w", err))
+		}
+		if err := CheckElementSize("guard", size); err != nil {
+			return 0, err
+		}
+		if err := nccl.CheckPowerOfTwo(size); err != nil {
+			return 0, vocab.UsageErrorf("--guard %s: %w", s, err)
+		}
+		return size, nil
+	}}}}
 }
 
 // GuardOf is --guard's sizes (none for "none"), and whether it was given.
 func GuardOf(c *cli.Context) ([]int64, bool) {
-	v := c.Generic("guard").(*guardValue)
-	return v.sizes, len(v.given) > 0
+	v := c.Generic("guard").(*listOf[int64])
+	var sizes []int64
+	for _, n := range v.vals {
+		if n > 0 {
+			sizes = append(sizes, n)
+		}
+	}
+	return sizes, len(v.given) > 0
 }
 
 // listOf is a list flag's value: each item trimmed and read by parse,
