@@ -2,6 +2,7 @@ package launchflags
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -183,10 +184,7 @@ func BaselineFlags() []cli.Flag {
 		&flagvalue.List{GenericFlag: cli.GenericFlag{Name: "baseline-env",
 			Usage: "your current setting `K=V` of a tunable NCCL knob (NCCL_PROTO=^LL128), repeatable: the study compares with these settings instead of NCCL's defaults, starts its search from them, and recommends a change to them",
 			Value: &flagvalue.KV{Flag: "baseline-env", KeepSpace: true, Check: func(it string) error {
-				if err := baselineKnob(it); err != nil {
-					return err
-				}
-				return flagvalue.KnobItem("baseline-env")(it)
+				return cmp.Or(baselineKnob(it), flagvalue.KnobItem("baseline-env")(it))
 			}}}},
 		&cli.StringFlag{Name: "baseline-env-file",
 			Usage: "`FILE` of K=V lines read before --baseline-env, as docker's --env-file reads it, e.g. the env file a serving lane deploys"},
@@ -196,7 +194,6 @@ func BaselineFlags() []cli.Flag {
 // ReadBaseline reads --baseline-env-file and --baseline-env into a
 // config of tunable knobs none of which the base env fixes.
 func ReadBaseline(c *cli.Context, base map[string]string) (nccl.Config, error) {
-	items := flagvalue.Items(c, "baseline-env")
 	var all []string
 	if file := c.String("baseline-env-file"); file != "" {
 		env, warnings, err := readEnvFile("--baseline-env-file", file)
@@ -208,7 +205,7 @@ func ReadBaseline(c *cli.Context, base map[string]string) (nccl.Config, error) {
 			all = append(all, k+"="+env[k])
 		}
 	}
-	all = append(all, items...)
+	all = append(all, flagvalue.Items(c, "baseline-env")...)
 	for _, it := range all {
 		if err := baselineKnob(it); err != nil {
 			return nil, err

@@ -147,9 +147,6 @@ func Read(c *cli.Context) (studyrun.LaunchSettings, error) {
 		if profile, err = resolveSimArg(profile); err != nil {
 			return studyrun.LaunchSettings{}, err
 		}
-		if err := checkSimProfile(profile); err != nil {
-			return studyrun.LaunchSettings{}, err
-		}
 		s.Sim = &runner.SimSpec{Executable: exe, Profile: profile, Noise: noise, Seed: l.Seed}
 		l.Simulated = true
 	} else if c.IsSet("noise") {
@@ -187,10 +184,10 @@ func CanLaunchOp(l studyrun.LaunchSettings, op nccl.Op) error {
 }
 
 // resolveSimArg makes a --sim value that names a replay absolute (the
-// simulator may run elsewhere) and checks that the replay loads.
+// simulator may run elsewhere) and checks that the replay or profile loads.
 func resolveSimArg(profile string) (string, error) {
 	if !sim.IsReplay(profile) {
-		return profile, nil
+		return profile, checkSimProfile(profile)
 	}
 	abs, err := filepath.Abs(sim.ReplayPath(profile))
 	if err != nil {
@@ -206,9 +203,6 @@ func resolveSimArg(profile string) (string, error) {
 // checkSimProfile loads a --sim profile before anything is stored; a
 // typo names the nearest built-in profile.
 func checkSimProfile(profile string) error {
-	if sim.IsReplay(profile) {
-		return nil // resolveSimArg has loaded it
-	}
 	if _, err := sim.LoadProfile(profile); err != nil {
 		best, bestD := "", 3
 		for _, name := range sim.BuiltinProfiles() {

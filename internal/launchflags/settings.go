@@ -45,7 +45,7 @@ func Differences(study *store.Study, now store.LaunchSettings, base map[string]s
 	diff("--bench-arg", strings.Join(was.BenchArgs, " "), strings.Join(now.BenchArgs, " "))
 	diff("--instrument", instrumentName(was.Instrument), instrumentName(now.Instrument))
 	diff("--prefix/--wrapper", strings.Join(was.Prefix, " "), strings.Join(now.Prefix, " "))
-	// The simulated fabric ignores these; unrecordedNote covers old studies.
+	// The simulated fabric ignores these; CheckRelaunch notes old studies.
 	if was.SimProfile == "" && now.SimProfile == "" && was.Run != nil {
 		r, n := *was.Run, store.RunSettings{}
 		if now.Run != nil {
@@ -74,22 +74,6 @@ func Differences(study *store.Study, now store.LaunchSettings, base map[string]s
 		}
 	}
 	return out
-}
-
-// unrecordedNote is a note for a study on real hardware stored before
-// nccltune recorded its run settings; "" when there is nothing to say.
-func unrecordedNote(study *store.Study) string {
-	if study.Launch.SimProfile != "" || study.Simulated || study.Launch.Run != nil {
-		return ""
-	}
-	return fmt.Sprintf("note: study %s was stored before nccltune recorded --iters, --warmup, --mpi-flavor, --mpirun and --torch-script, "+
-		"so they cannot be checked: give the ones it ran with", study.Name)
-}
-
-// differenceError refuses settings that differ from the study's, in one line.
-func differenceError(study *store.Study, action string, diffs []string) error {
-	return vocab.UsageErrorf("study %s ran with other launch settings; %s it with the same ones (%s): %s",
-		study.Name, action, strings.Join(Args(study), " "), strings.Join(diffs, "; "))
 }
 
 // Args writes a study's stored launch settings as the flags that
@@ -165,11 +149,15 @@ func CheckRelaunch(study *store.Study, action string, l studyrun.LaunchSettings,
 	if was, now := study.Op(), l.Spec.Op.OrAllReduce(); was != now {
 		diffs = append([]string{fmt.Sprintf("--op: the study's %s, given %s", was, now)}, diffs...)
 	}
-	if len(diffs) > 0 {
-		return differenceError(study, action, diffs)
+	if len(diffs) > 0 { // one line, as every error is
+		return vocab.UsageErrorf("study %s ran with other launch settings; %s it with the same ones (%s): %s",
+			study.Name, action, strings.Join(Args(study), " "), strings.Join(diffs, "; "))
 	}
-	if note := unrecordedNote(study); note != "" {
-		fmt.Fprintln(stderr, note)
+	// A study on real hardware stored before nccltune recorded its run
+	// settings cannot have them checked.
+	if study.Launch.SimProfile == "" && !study.Simulated && study.Launch.Run == nil {
+		fmt.Fprintf(stderr, "note: study %s was stored before nccltune recorded --iters, --warmup, --mpi-flavor, --mpirun and --torch-script, "+
+			"so they cannot be checked: give the ones it ran with\n", study.Name)
 	}
 	return nil
 }
