@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -28,7 +27,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// runCommand parses args and runs one command.
 func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	app := newApp(stdout, stderr)
 	args, dangling := cliargs.Reorder(app, args)
@@ -76,8 +74,7 @@ Start with:  nccltune search --sim spark4 --band 512K-4M
 				Usage: "bbolt database `FILE` holding every study, in a directory that exists (default: nccltune/nccltune.db under the user's data dir, created on first use)"},
 		},
 		Commands: commands(),
-		// The database is this process's whatever the command: no --out
-		// may name it or its lock, also where the command never opens it.
+		// No --out may name the database, even where the command never opens it.
 		Before: func(c *cli.Context) error {
 			if p, err := dbPath(c); err == nil {
 				store.Keep(p)
@@ -101,54 +98,45 @@ Start with:  nccltune search --sim spark4 --band 512K-4M
 		},
 	}
 	for _, cmd := range app.Commands {
-		if cmd.OnUsageError == nil {
-			cmd.OnUsageError = app.OnUsageError
-		}
+		cmd.OnUsageError = app.OnUsageError
 		for _, sub := range cmd.Subcommands {
-			if sub.OnUsageError == nil {
-				sub.OnUsageError = app.OnUsageError
-			}
+			sub.OnUsageError = app.OnUsageError
 		}
 	}
 	return app
 }
 
 // withNearestFlag adds "; did you mean --budget?" to the flag package's
-// "flag provided but not defined: -budgt", as commands and config keys
-// get it: the command's flags and nccltune's own are the candidates.
+// "flag provided but not defined: -budgt".
 func withNearestFlag(c *cli.Context, err error) error {
-	flag := cliargs.UndefinedFlag(err)
-	if flag == "" {
-		return err
-	}
 	var flags []cli.Flag
 	if c.Command != nil && c.Command.Name != c.App.Name {
 		flags = c.Command.Flags
 	}
-	if near := cliargs.NearestFlag(flag, flags, c.App.Flags); near != "" {
+	// Any other error names no flag: NearestFlag("") is "".
+	if near := cliargs.NearestFlag(cliargs.UndefinedFlag(err), flags, c.App.Flags); near != "" {
 		return fmt.Errorf("%v%s", err, near)
 	}
 	return err
 }
 
 // helpName is the command whose --help explains the flag refused:
-// "nccltune replay build", or "nccltune" itself for a flag before any
-// command (was: "nccltune build", "nccltune nccltune").
+// "nccltune replay build", or "nccltune" for a flag before any command.
 func helpName(c *cli.Context) string {
-	var names []string
-	for _, ctx := range c.Lineage() {
+	name := ""
+	for _, ctx := range c.Lineage() { // the command itself first
 		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != c.App.Name {
-			names = append([]string{ctx.Command.Name}, names...)
+			name = " " + ctx.Command.Name + name
 		}
 	}
-	return strings.Join(append([]string{"nccltune"}, names...), " ")
+	return "nccltune" + name
 }
 
 // releaseVersion is nccltune's version; cmd_version.go adds the commit.
 const releaseVersion = "0.1.0"
 
-// commands lists every subcommand; each lives in its own file. Those
-// that launch benchmarks read their flags from a study config too.
+// commands lists every subcommand; those that launch benchmarks read
+// their flags from a study config too.
 func commands() []*cli.Command {
 	return []*cli.Command{
 		studyconfig.With(searchCommand(), resumedKeys),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"io"
 
 	"github.com/urfave/cli/v2"
@@ -81,8 +82,7 @@ Examples:
 						return vocab.UsageErrorf("compare STUDY-A STUDY-B compares stored launches; --%s is for a fresh comparison (without studies)", f)
 					}
 				}
-				// Two stored studies are only read.
-				if path, err = reviewDBPath(c); err != nil {
+				if path, err = reviewDBPath(c); err != nil { // only read
 					return err
 				}
 				return compareStudies(c.App.Writer, path, c.Args().Get(0), c.Args().Get(1), c.Bool("json"))
@@ -94,18 +94,14 @@ Examples:
 	}
 }
 
-// compareFresh measures --env-a against --env-b, interleaved.
 func compareFresh(c *cli.Context, path string) error {
 	lo, err := launchflags.Read(c)
 	if err != nil {
 		return err
 	}
-	a, err := launchflags.ReadConfig(c, "env-a", lo.Spec.BaseEnv)
-	if err != nil {
-		return err
-	}
-	b, err := launchflags.ReadConfig(c, "env-b", lo.Spec.BaseEnv)
-	if err != nil {
+	a, errA := launchflags.ReadConfig(c, "env-a", lo.Spec.BaseEnv)
+	b, errB := launchflags.ReadConfig(c, "env-b", lo.Spec.BaseEnv)
+	if err := cmp.Or(errA, errB); err != nil {
 		return err
 	}
 	if a.Key() == b.Key() {
@@ -129,8 +125,7 @@ func compareFresh(c *cli.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	o := verifyOptions{VerifyOptions: studyrun.VerifyOptions{Launch: lo, Launches: c.Int("launches")}, json: c.Bool("json"), db: path,
-		stdout: c.App.Writer, stderr: c.App.ErrWriter, naming: naming}
+	o := verifyOptions{VerifyOptions: studyrun.VerifyOptions{Launch: lo, Launches: c.Int("launches")}, cmdIO: ioOf(c, path), naming: naming}
 	st, err := openForLaunch(lo, path)
 	if err != nil {
 		return err
@@ -145,7 +140,6 @@ func compareFresh(c *cli.Context, path string) error {
 	return runInterleaved(c.Context, st, o, ab)
 }
 
-// compareStudies compares what two stored studies concluded.
 func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
 	studies, err := stored.Load(path, []string{qa, qb}, stored.ReviewLoad)
 	if err != nil {

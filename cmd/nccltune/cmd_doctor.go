@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -81,33 +80,24 @@ Examples:
 }
 
 type doctorOptions struct {
-	launch studyrun.LaunchSettings
-	// compare, when not empty, gets a second debug launch for the side by side.
-	compare  nccl.Config
+	cmdIO
+	launch   studyrun.LaunchSettings
+	compare  nccl.Config // when not empty, a second debug launch for the side by side
 	logFile  string
 	linkGbps float64
-	json     bool
-	stdout   io.Writer
-	stderr   io.Writer
 }
 
 func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
-	o := doctorOptions{logFile: c.String("log"), linkGbps: c.Float64("link-gbps"), json: c.Bool("json"),
-		stdout: c.App.Writer, stderr: c.App.ErrWriter}
+	o := doctorOptions{cmdIO: ioOf(c, ""), logFile: c.String("log"), linkGbps: c.Float64("link-gbps")}
 	if o.linkGbps < 0 || (c.IsSet("link-gbps") && o.linkGbps == 0) {
 		return o, vocab.UsageErrorf("--link-gbps %g: give the link speed in Gb/s, e.g. 200", o.linkGbps)
 	}
 	if o.logFile != "" {
 		// A saved log is diagnosed as it is: only the base env (what the
 		// lane ran with) adds to it.
-		for _, f := range launchflags.Flags() {
+		for _, f := range append(launchflags.Flags(), &cli.StringFlag{Name: "min"}, &cli.StringFlag{Name: "max"}) {
 			name := f.Names()[0]
 			if c.IsSet(name) && name != "base-env" && name != "base-env-file" || c.IsSet("env") {
-				return o, vocab.UsageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
-			}
-		}
-		for _, name := range []string{"min", "max"} {
-			if c.IsSet(name) {
 				return o, vocab.UsageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
 			}
 		}

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
-	"io"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -84,28 +83,20 @@ Pasted there and parsed (a test does it):
 			if err != nil {
 				return err
 			}
-			return runExport(c.Context, exportOptions{
-				db: db, studies: c.Args().Slice(), format: c.String("format"), json: c.Bool("json"),
-				out: c.String("out"), withBase: c.Bool("with-base"), indent: c.Int("indent"), exportFor: c.String("export-for"), stdout: c.App.Writer, stderr: c.App.ErrWriter,
-			})
+			return runExport(c.Context, exportOptions{cmdIO: ioOf(c, db), studies: c.Args().Slice(), format: c.String("format"),
+				out: c.String("out"), withBase: c.Bool("with-base"), indent: c.Int("indent"), exportFor: c.String("export-for")})
 		},
 	}
 }
 
 type exportOptions struct {
-	db       string
-	studies  []string
-	format   string
-	json     bool
-	out      string
-	withBase bool
-	indent   int
-	// exportFor is --export-for: the serving engine the env is for.
-	exportFor string
-	// now is the export date written in the files (zero: the clock).
-	now    time.Time
-	stdout io.Writer
-	stderr io.Writer
+	cmdIO
+	studies   []string
+	format    string
+	out       string
+	withBase  bool
+	indent    int
+	exportFor string // the serving engine the env is for
 }
 
 func runExport(ctx context.Context, o exportOptions) error {
@@ -116,9 +107,18 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if len(o.studies) == 0 {
 		return vocab.UsageErrorf("export takes one or more STUDY (nccltune history lists them), e.g. nccltune export s3 --format env")
 	}
-	bands, err := readBands(o.db, o.studies)
+	// Each study with its trials and launches, in one short read-only visit.
+	studies, err := stored.Load(o.db, o.studies, stored.LoadOptions{Distinct: true})
 	if err != nil {
 		return err
+	}
+	var bands []*export.Recommendation
+	for _, s := range studies {
+		b, err := export.NewRecommendation(s.Study, s.Trials, s.Launches)
+		if err != nil {
+			return vocab.UsageError(err)
+		}
+		bands = append(bands, b)
 	}
 	if len(bands) > 1 && format != export.FormatTuner && o.out == "" {
 		return vocab.UsageErrorf("%d studies give %d %s files, one per band, since environment variables apply to the whole process: pass --out DIR, or --format nccl-tuner to combine the bands in one file", len(bands), len(bands), format)
@@ -138,7 +138,7 @@ func runExport(ctx context.Context, o exportOptions) error {
 			return vocab.UsageErrorf("--export-for %s: the nccl-tuner CSV holds no env for an engine to set; give --export-for with an env format (%s)", engine, strings.Join(envFormatNames(), ", "))
 		}
 	}
-	docs, err := export.Render(format, bands, export.Options{WithBase: o.withBase, Now: o.now, Indent: o.indent, Engine: engine})
+	docs, err := export.Render(format, bands, export.Options{WithBase: o.withBase, Indent: o.indent, Engine: engine})
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,6 @@ func runExport(ctx context.Context, o exportOptions) error {
 	return export.WriteFiles(o.out, docs, len(bands) > 1 && format != export.FormatTuner, o.stderr)
 }
 
-// engineNames is export.Engines as --export-for spells them.
 func engineNames() string {
 	var names []string
 	for _, e := range export.Engines {
@@ -163,13 +162,7 @@ func engineNames() string {
 
 // envFormatNames are the formats that write an env (all but nccl-tuner).
 func envFormatNames() []string {
-	var out []string
-	for _, f := range export.Formats {
-		if f != export.FormatTuner {
-			out = append(out, string(f))
-		}
-	}
-	return out
+	return slices.DeleteFunc(export.FormatNames(), func(f string) bool { return f == string(export.FormatTuner) })
 }
 
 // indentGuideHelp is export's tested placements, one per line.
@@ -183,7 +176,6 @@ func indentGuideHelp() string {
 	return strings.TrimSuffix(sb.String(), "\n")
 }
 
-// exportFormat reads --format (or --json).
 func exportFormat(o exportOptions) (export.Format, error) {
 	valid := strings.Join(export.FormatNames(), ", ")
 	switch {
@@ -200,22 +192,4 @@ func exportFormat(o exportOptions) (export.Format, error) {
 		return "", vocab.UsageErrorf("--json and --format %s ask for different formats: pass one of them", f)
 	}
 	return f, nil
-}
-
-// readBands loads each study with its trials and launches in one short
-// read-only visit, and checks that it has a recommendation to export.
-func readBands(path string, queries []string) ([]*export.Recommendation, error) {
-	studies, err := stored.Load(path, queries, stored.LoadOptions{Distinct: true})
-	if err != nil {
-		return nil, err
-	}
-	var bands []*export.Recommendation
-	for _, s := range studies {
-		b, err := export.NewRecommendation(s.Study, s.Trials, s.Launches)
-		if err != nil {
-			return nil, vocab.UsageError(err)
-		}
-		bands = append(bands, b)
-	}
-	return bands, nil
 }

@@ -89,10 +89,7 @@ func readGateFlags(c *cli.Context) (gateOptions, error) {
 		return gateOptions{}, vocab.UsageErrorf("--judge lower-bound needs at least %d launches for a one-sided 95 %% bound; raise --repeats to %d or judge on the median", need, need)
 	}
 	m, err := readMeasureFlags(c)
-	if err != nil {
-		return gateOptions{}, err
-	}
-	return gateOptions{measureOptions: m, thresholds: ths, basis: basis}, nil
+	return gateOptions{measureOptions: m, thresholds: ths, basis: basis}, err
 }
 
 func runGate(ctx context.Context, o gateOptions) error {
@@ -106,20 +103,16 @@ func runGate(ctx context.Context, o gateOptions) error {
 		return err
 	}
 	rep := studyrun.GateReportOf(r, o.config, o.launch.Spec.BaseEnv)
+	var failed error
 	if rep.FabricFailed {
-		failed := vocab.Mark(vocab.ErrFabric, fmt.Errorf("gate %s: %s", rep.Study, rep.Failure))
+		failed = vocab.Mark(vocab.ErrFabric, fmt.Errorf("gate %s: %s", rep.Study, rep.Failure))
 		e := errorJSON(failed)
 		rep.Error = &e
-		if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
-			return err
-		}
-		return failed
+	} else if !rep.Pass {
+		failed = errCheckFailed
 	}
 	if err := ui.PrintGate(o.stdout, o.json, rep, o.config); err != nil {
 		return err
 	}
-	if !rep.Pass {
-		return errCheckFailed
-	}
-	return nil
+	return failed
 }

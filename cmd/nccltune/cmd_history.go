@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -37,16 +36,14 @@ a search is running. See one study with: nccltune show STUDY`,
 			if err != nil {
 				return err
 			}
-			return runHistory(c.Context, historyOptions{db: db, json: c.Bool("json"), labels: want.labels, stdout: c.App.Writer})
+			return runHistory(c.Context, historyOptions{cmdIO: ioOf(c, db), labels: want.labels})
 		},
 	}
 }
 
 type historyOptions struct {
-	db     string
-	json   bool
+	cmdIO
 	labels map[string]string
-	stdout io.Writer
 }
 
 func runHistory(ctx context.Context, o historyOptions) error {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -47,28 +46,22 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var op nccl.Op
-			if c.IsSet("op") {
-				if op, err = launchflags.ReadOp(c); err != nil {
-					return err
-				}
+			op, err := launchflags.ReadOp(c)
+			if err != nil {
+				return err
 			}
-			return runImport(c.Context, importOptions{op: op,
-				db: db, files: c.Args().Slice(), config: flagvalue.EnvOf(c, "env"), study: c.String("study"),
-				json: c.Bool("json"), stdout: c.App.Writer,
-			})
+			return runImport(c.Context, importOptions{cmdIO: ioOf(c, db), op: op, files: c.Args().Slice(), config: flagvalue.EnvOf(c, "env"),
+				study: c.String("study")})
 		},
 	}
 }
 
 type importOptions struct {
+	cmdIO
 	op     nccl.Op
-	db     string
 	files  []string
 	config nccl.Config
 	study  string
-	json   bool
-	stdout io.Writer
 }
 
 func runImport(ctx context.Context, o importOptions) error {

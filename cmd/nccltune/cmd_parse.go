@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -51,31 +50,19 @@ Examples:
 			if c.NArg() == 0 {
 				return vocab.UsageErrorf("parse needs at least one FILE of saved nccl-tests output, e.g. nccltune parse all_reduce.txt (- reads standard input)")
 			}
-			var op nccl.Op
-			if c.IsSet("op") {
-				var err error
-				if op, err = launchflags.ReadOp(c); err != nil {
-					return err
-				}
+			op, err := launchflags.ReadOp(c)
+			if err != nil {
+				return err
 			}
-			return runParse(c.Context, parseOptions{
-				op:     op,
-				files:  c.Args().Slice(),
-				json:   c.Bool("json"),
-				stdin:  c.App.Reader,
-				stdout: c.App.Writer,
-			})
+			return runParse(c.Context, parseOptions{cmdIO: ioOf(c, ""), op: op, files: c.Args().Slice()})
 		},
 	}
 }
 
 type parseOptions struct {
-	// op is --op: "" reads each output as the op its program names.
-	op     nccl.Op
-	files  []string
-	json   bool
-	stdin  io.Reader
-	stdout io.Writer
+	cmdIO
+	op    nccl.Op // "": each output's own
+	files []string
 }
 
 func runParse(ctx context.Context, o parseOptions) error {
@@ -94,8 +81,7 @@ func runParse(ctx context.Context, o parseOptions) error {
 	parsed := make([]ui.ParseOutcome, len(o.files))
 	for i, name := range o.files {
 		res, err := benchfmt.Parse(inputs[i])
-		if res != nil && res.Instrument == benchfmt.InstrumentTorch {
-			// The script prints its samples, not nccl-tests' -I 1 columns of them.
+		if res != nil && res.Instrument == benchfmt.InstrumentTorch { // samples, not nccl-tests' -I 1 columns
 			for _, row := range res.Rows {
 				if it := row.Out.Iter; it != nil {
 					it.MinUS, it.MaxUS, it.P99US, it.CVPct = model.IterColumns(it.TimesUS)
@@ -114,8 +100,7 @@ func runParse(ctx context.Context, o parseOptions) error {
 }
 
 // parseVerdict is parse's error after printing: a failed run is a fabric
-// failure (vocab.ErrFabric, exit 3); output that is not nccl-tests' is bad
-// input (vocab.ErrUsage, exit 2); nil when every file held a good run.
+// failure, output that is not nccl-tests' bad input.
 func parseVerdict(parsed []ui.ParseOutcome) error {
 	var failed, unreadable []string
 	for _, p := range parsed {

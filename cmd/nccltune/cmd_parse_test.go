@@ -311,7 +311,7 @@ func TestParseCommandStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err = runParse(context.Background(), parseOptions{files: []string{"-"}, json: true, stdin: bytes.NewReader(data), stdout: &out})
+	err = runParse(context.Background(), parseOptions{files: []string{"-"}, cmdIO: cmdIO{json: true, stdin: bytes.NewReader(data), stdout: &out}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,15 +91,14 @@ changes that) or .svg.`,
 			if err != nil {
 				return err
 			}
-			return runPlot(c.Context, plotOptions{db: db, targets: c.Args().Slice(), all: c.Bool("all"), explore: c.Bool("explore"),
-				figure: figure, metric: metric, dpi: c.Int("dpi"),
-				out: out, format: format, json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter})
+			return runPlot(c.Context, plotOptions{cmdIO: ioOf(c, db), targets: c.Args().Slice(), all: c.Bool("all"), explore: c.Bool("explore"),
+				figure: figure, metric: metric, dpi: c.Int("dpi"), out: out, format: format})
 		},
 	}
 }
 
 type plotOptions struct {
-	db      string
+	cmdIO
 	targets []string
 	all     bool
 	explore bool
@@ -108,9 +107,6 @@ type plotOptions struct {
 	dpi     int
 	out     string
 	format  string
-	json    bool
-	stdout  io.Writer
-	stderr  io.Writer
 }
 
 func runPlot(ctx context.Context, o plotOptions) error {
@@ -137,8 +133,7 @@ func runPlot(ctx context.Context, o plotOptions) error {
 }
 
 // reportPanels says what plot drew of a workload of several parts, one
-// panel per op; its JSON has each panel's op, subtitle and curves, and
-// every curve (each with its op) under "curves".
+// panel per op.
 func reportPanels(o plotOptions, p report.Panels, studies []*report.Study) error {
 	n := 0
 	ops := make([]string, len(p.Ops))

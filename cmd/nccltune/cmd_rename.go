@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -37,17 +36,15 @@ Example:
 			if err != nil {
 				return err
 			}
-			return runRename(c.Context, renameOptions{db: path, study: c.Args().Get(0), name: c.Args().Get(1), json: c.Bool("json"), stdout: c.App.Writer})
+			return runRename(c.Context, renameOptions{cmdIO: ioOf(c, path), study: c.Args().Get(0), name: c.Args().Get(1)})
 		},
 	}
 }
 
 type renameOptions struct {
-	db     string
-	study  string // its name or ID
-	name   string // the new name, already checked by store.CheckName
-	json   bool
-	stdout io.Writer
+	cmdIO
+	study string // its name or ID
+	name  string // the new name, already checked by store.CheckName
 }
 
 func runRename(ctx context.Context, o renameOptions) error {
@@ -61,9 +58,7 @@ func runRename(ctx context.Context, o renameOptions) error {
 		return vocab.UsageError(err)
 	}
 	if err != nil {
-		// Another nccltune running the study, or a database that is
-		// damaged or full: not a mistake in what was typed (exit 1).
-		return err
+		return err // not a mistake in what was typed (exit 1)
 	}
 	if o.json {
 		return ui.WriteJSON(o.stdout, map[string]any{"study": s.Name, "id": s.ID, "was": o.study})

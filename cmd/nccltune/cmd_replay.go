@@ -101,17 +101,11 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 	return nil
 }
 
-// runReplayShow prints the replay file at path (replay show).
 func runReplayShow(path string, asJSON bool, w io.Writer) error {
 	r, err := studyrun.LoadReplay(path)
 	if err != nil {
 		return vocab.UsageError(err)
 	}
-	return ui.PrintReplay(w, asJSON, replaySummaryOf(r))
-}
-
-// replaySummaryOf is what replay show prints of r.
-func replaySummaryOf(r *sim.Replay) ui.ReplaySummary {
 	s := ui.ReplaySummary{Name: r.Name, Description: r.Description, Simulated: true, FromSimulated: r.FromSimulated,
 		NRanks: r.NRanks, NCCLVersion: r.NCCLVersion, Transport: r.Transport, Channels: r.Channels, Sizes: r.Sizes}
 	for _, c := range r.Configs {
@@ -124,5 +118,5 @@ func replaySummaryOf(r *sim.Replay) ui.ReplaySummary {
 		}
 		s.Configs = append(s.Configs, row)
 	}
-	return s
+	return ui.PrintReplay(w, asJSON, s)
 }

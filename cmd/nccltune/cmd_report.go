@@ -56,20 +56,15 @@ STUDY is a name from nccltune history (s7-512K-4M), its number (7) or s7.`,
 			if err != nil {
 				return err
 			}
-			return runReport(c.Context, reportOptions{db: db, study: c.Args().First(), out: out, json: c.Bool("json"),
-				stdout: c.App.Writer, stderr: c.App.ErrWriter})
+			return runReport(c.Context, reportOptions{cmdIO: ioOf(c, db), study: c.Args().First(), out: out})
 		},
 	}
 }
 
 type reportOptions struct {
-	db     string
-	study  string
-	out    string
-	json   bool
-	now    time.Time // zero: the time of the run
-	stdout io.Writer
-	stderr io.Writer
+	cmdIO
+	study string
+	out   string
 }
 
 func runReport(ctx context.Context, o reportOptions) error {
@@ -78,8 +73,8 @@ func runReport(ctx context.Context, o reportOptions) error {
 		return err
 	}
 	data := report.Of(one, launchstats.Figures{})
-	opt := report.HTMLOptions{Now: o.now, Location: time.Local}
-	opt.Exports, opt.ExportError = htmlExports(data, o.now)
+	opt := report.HTMLOptions{Location: time.Local}
+	opt.Exports, opt.ExportError = htmlExports(data)
 	if err := outfile.WriteOut(o.out, func(w io.Writer) error { return report.WriteHTML(w, data, opt) }); err != nil {
 		return err
 	}
@@ -90,10 +85,8 @@ func runReport(ctx context.Context, o reportOptions) error {
 	return nil
 }
 
-// htmlExports are the study's recommendation in every export format, for
-// the report's page: the exports write them, the report lays them out.
-func htmlExports(s *report.Study, now time.Time) ([]report.ExportText, string) {
-	rendered, err := export.RenderAll(s.Study, s.Trials, s.Launches, now)
+func htmlExports(s *report.Study) ([]report.ExportText, string) {
+	rendered, err := export.RenderAll(s.Study, s.Trials, s.Launches, time.Time{})
 	if err != nil {
 		return nil, err.Error()
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -36,16 +35,14 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return runRm(c.Context, rmOptions{db: path, studies: c.Args().Slice(), json: c.Bool("json"), stdout: c.App.Writer})
+			return runRm(c.Context, rmOptions{cmdIO: ioOf(c, path), studies: c.Args().Slice()})
 		},
 	}
 }
 
 type rmOptions struct {
-	db      string
+	cmdIO
 	studies []string // names or IDs, at least one
-	json    bool
-	stdout  io.Writer
 }
 
 // runRm deletes the studies in the order given; one that is not there

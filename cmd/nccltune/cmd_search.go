@@ -1,10 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -76,15 +76,11 @@ Examples:
 	}
 }
 
-// searchOptions is everything `nccltune search` needs: what
-// studyrun.PrepareSearch takes, and where the search is stored and
-// printed.
+// searchOptions is what studyrun.PrepareSearch takes, and where the
+// search is stored and printed.
 type searchOptions struct {
 	studyrun.SearchOptions
-	json   bool
-	db     string
-	stdout io.Writer
-	stderr io.Writer
+	cmdIO
 }
 
 func readSearchFlags(c *cli.Context) (searchOptions, error) {
@@ -96,8 +92,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err != nil {
 		return searchOptions{}, err
 	}
-	o := searchOptions{SearchOptions: studyrun.SearchOptions{Launch: lo, Resume: c.String("resume")}, json: c.Bool("json"), db: path,
-		stdout: c.App.Writer, stderr: c.App.ErrWriter}
+	o := searchOptions{SearchOptions: studyrun.SearchOptions{Launch: lo, Resume: c.String("resume")}, cmdIO: ioOf(c, path)}
 	naming, err := readNaming(c)
 	if err != nil {
 		return o, err
@@ -115,13 +110,9 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		return o, err
 	}
 	so.Sampler, so.ConfirmLaunches = c.String("sampler"), c.Int("confirm")
-	so.AllowDisabled = c.Bool("allow-disabled-protocols")
-	so.GuardLaunches = c.Int("guard-launches")
+	so.AllowDisabled, so.GuardLaunches = c.Bool("allow-disabled-protocols"), c.Int("guard-launches")
 	so.Stats.MinEffect, so.Stats.Alpha = c.Float64("min-effect"), c.Float64("alpha")
-	if err := checkFinite("alpha", so.Stats.Alpha); err != nil {
-		return o, err
-	}
-	if err := checkFinite("min-effect", so.Stats.MinEffect); err != nil {
+	if err := cmp.Or(checkFinite("alpha", so.Stats.Alpha), checkFinite("min-effect", so.Stats.MinEffect)); err != nil {
 		return o, err
 	}
 	if so.Stats.Alpha <= 0 || so.Stats.Alpha >= 0.5 {
@@ -142,8 +133,10 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if err := readWorkload(c, "search", &so, &o.Launch); err != nil {
 		return o, err
 	}
-	if o.LoggedChoices, err = readChose(c); err != nil {
-		return o, err
+	// --chose: what the process's own NCCL chose at the sizes it calls; at a
+	// size --calls leaves out, the tuner CSV keeps NCCL's choice for that call.
+	if o.LoggedChoices = flagvalue.ChoseOf(c); len(o.LoggedChoices) > 0 && !c.IsSet("calls") {
+		return o, vocab.UsageErrorf("--chose says what NCCL chose at the sizes a process calls: give them with --calls (nccltune workload writes both), or drop --chose")
 	}
 	if so.BatchSize > 1 { // --batch's default with torch: no study is stored for batches that cannot launch
 		if err := lo.Spec.CheckBatchPlanSeen(); err != nil {
@@ -166,8 +159,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	if so.Baseline, err = launchflags.ReadBaseline(c, lo.Spec.BaseEnv); err != nil {
 		return o, err
 	}
-	// The baseline is a config of the space, so the search starts from it.
-	so.Space = so.Space.WithBaseline(so.Baseline)
+	so.Space = so.Space.WithBaseline(so.Baseline) // the search starts from it
 	if err := so.Space.CheckBase(lo.Spec.BaseEnv); err != nil {
 		return o, vocab.UsageError(err)
 	}
@@ -188,9 +180,8 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 }
 
 // batchSizeFor is --batch (given, n) for the instrument: by default the
-// torch instrument's batch size, none for nccl-tests, which has no batch
-// mode, and none for the simulated fabric unless asked (it then emulates
-// the torch instrument's batches).
+// torch instrument's batch size, else none unless asked (nccl-tests has no
+// batch mode; the simulated fabric then emulates torch's batches).
 func batchSizeFor(given bool, n int, instrument string, simulated bool) (int, error) {
 	torch := instrument == benchfmt.InstrumentTorch
 	switch {
@@ -209,14 +200,11 @@ func batchSizeFor(given bool, n int, instrument string, simulated bool) (int, er
 }
 
 // readWorkload reads what the study (search, or compare's fresh form:
-// cmd) measures: --part's parts, or --band of --op's collective (a usage
-// error when both or neither are given), and sets the launch's own op to
-// the first part's.
+// cmd) measures: --calls, --part or --band of --op's collective, and
+// sets the launch's own op to the first part's.
 func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *studyrun.LaunchSettings) error {
 	parts := flagvalue.PartsOf(c)
 	if c.IsSet("calls") {
-		// A timed workload: what the process calls (--calls, the config's
-		// calls:), one part per op and power of two.
 		for _, f := range []string{"part", "band", "op"} {
 			if c.IsSet(f) {
 				return vocab.UsageErrorf("--calls gives the workload as the calls a process makes (OP:BYTES:CALLS, each with its collective and size); drop --%s, or give the workload as --part/--band instead of --calls", f)
@@ -226,8 +214,7 @@ func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *studyrun.L
 		if err := parts.Validate(); err != nil {
 			return vocab.UsageErrorf("--calls: %v", err)
 		}
-		// Even one call is a workload: it is what makes the study timed
-		// (its objective, guards and defaults; see nccl.Workload.Timed).
+		// Even one call is a workload: it makes the study timed.
 		so.Workload, so.Op, so.Band = parts, parts[0].Op, search.Hull(parts)
 		lo.Spec.Op = parts[0].Op
 		return nil
@@ -260,34 +247,15 @@ func readWorkload(c *cli.Context, cmd string, so *search.Options, lo *studyrun.L
 	return nil
 }
 
-// readChose reads --chose: what the process's own NCCL chose at the
-// sizes it calls. A choice at an (op, size) the workload's --calls do not
-// call is a call taken out of the study (one made once, at start-up, that
-// the user chose not to guard): the study neither weighs nor guards it,
-// and the tuner CSV keeps NCCL's own choice there, so that the call does
-// not fall to the plugin's one channel.
-func readChose(c *cli.Context) ([]nccl.LoggedChoice, error) {
-	chose := flagvalue.ChoseOf(c)
-	if len(chose) > 0 && !c.IsSet("calls") {
-		return nil, vocab.UsageErrorf("--chose says what NCCL chose at the sizes a process calls: give them with --calls (nccltune workload writes both), or drop --chose")
-	}
-	return chose, nil
-}
-
-// readGuardOps reads --guard-ops: the ops named (each must launch here:
-// its *_perf beside the benchmark), none, or by default, for a study
-// given with --part, every op outside the workload that launches here
-// (the others skipped, each with why). A study given with --band guards
-// no op unless asked.
+// readGuardOps reads --guard-ops: the ops named (each must launch here),
+// none, or by default, for a study given with --part, every op outside
+// the workload that launches here (the others skipped, each with why).
 func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.LaunchSettings) ([]nccl.Op, []string, error) {
 	given := strings.TrimSpace(c.String("guard-ops"))
-	if strings.EqualFold(given, "none") {
+	if strings.EqualFold(given, "none") || given == "" && !c.IsSet("part") {
 		return nil, nil, nil
 	}
 	if given == "" {
-		if !c.IsSet("part") {
-			return nil, nil, nil
-		}
 		var ops []nccl.Op
 		var skipped []string
 		for _, op := range search.DefaultGuardOps(parts) {
@@ -319,27 +287,12 @@ func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.LaunchSettings
 	return ops, nil, nil
 }
 
-// launchRefusal is err as the exit codes say it: a missing benchmark is
-// the fabric's (exit 3), anything else a usage error.
-func launchRefusal(err error) error {
-	if errors.Is(err, vocab.ErrFabric) {
-		return err
-	}
-	return vocab.UsageError(err)
-}
-
 func runSearch(ctx context.Context, o searchOptions) error {
-	// Nothing is stored for a launch that cannot start (a resumed study
-	// is there already: the database says first whether it can resume).
+	// A resumed study is there already: the database says first whether
+	// it can resume.
 	if o.Resume == "" {
-		if err := preflight(o.Launch); err != nil {
+		if err := preflight(o.Launch, "--part %s: %w", o.Study.Parts().Ops()...); err != nil {
 			return err
-		}
-		// Every part's op must launch too (the first is the launch's own).
-		for _, op := range o.Study.Parts().Ops() {
-			if err := launchflags.CanLaunchOp(o.Launch, op); err != nil {
-				return launchRefusal(fmt.Errorf("--part %s: %w", op, err))
-			}
 		}
 	}
 	_, statErr := os.Stat(o.db)
@@ -357,7 +310,6 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		return err
 	}
 	if run.Options.BatchSize > 1 {
-		// The study explores in batches: its instrument's batch mode.
 		run.Batch = studyrun.InstrumentBatches{}
 	}
 	study, so := run.Study, run.Options
@@ -385,8 +337,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	return ui.PrintSearch(o.stdout, o.json, study, trials, launches, searchEndOf(res), took, o.db)
 }
 
-// searchEventOf is what the progress shows of ev: the leader only when it
-// is not the baseline.
+// searchEventOf is what the progress shows of ev.
 func searchEventOf(ev search.Event) ui.SearchEvent {
 	v := ui.SearchEvent{Seq: ev.Seq, Budget: ev.Budget, Phase: ev.Phase, Launch: ev.Launch, LaunchScore: ev.LaunchScore}
 	if ev.Trial != nil {

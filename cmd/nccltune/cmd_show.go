@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -57,20 +56,19 @@ confirmation's: over the interleaved launches that decided. The CSV of
 			case c.Bool("curves") && format != "csv":
 				return vocab.UsageErrorf("--curves is for --format csv")
 			}
-			return runShow(c.Context, showOptions{db: db, study: c.Args().First(), trials: c.Bool("trials"), json: c.Bool("json") || format == "json",
-				csv: format == "csv", curves: c.Bool("curves"), stdout: c.App.Writer})
+			o := showOptions{cmdIO: ioOf(c, db), study: c.Args().First(), trials: c.Bool("trials"), csv: format == "csv", curves: c.Bool("curves")}
+			o.json = o.json || format == "json"
+			return runShow(c.Context, o)
 		},
 	}
 }
 
 type showOptions struct {
-	db     string
+	cmdIO
 	study  string
 	trials bool
-	json   bool
 	csv    bool
 	curves bool
-	stdout io.Writer
 }
 
 func runShow(ctx context.Context, o showOptions) error {

@@ -64,10 +64,7 @@ func readSweepFlags(c *cli.Context) (sweepOptions, error) {
 	if o.min, o.max, err = flagvalue.SizeRange(c); err != nil {
 		return sweepOptions{}, err
 	}
-	if err := checkRepeats(o.repeats); err != nil {
-		return sweepOptions{}, err
-	}
-	return o, nil
+	return o, checkRepeats(o.repeats)
 }
 
 func runSweep(ctx context.Context, o sweepOptions) error {

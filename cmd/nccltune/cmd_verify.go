@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -93,18 +92,11 @@ Examples:
 			if c.NArg() != 1 {
 				return vocab.UsageErrorf("verify takes one STUDY (got %d arguments); nccltune history lists them", c.NArg())
 			}
-			lo, err := launchflags.Read(c)
+			m, err := readMeasureFlags(c) // verify has no --repeats or --no-warmup
 			if err != nil {
 				return err
 			}
-			cfg, err := launchflags.ReadConfig(c, "env", lo.Spec.BaseEnv)
-			if err != nil {
-				return err
-			}
-			path, err := dbPath(c)
-			if err != nil {
-				return err
-			}
+			lo, cfg := m.launch, m.config
 			baseline, err := launchflags.ReadBaseline(c, lo.Spec.BaseEnv)
 			if err != nil {
 				return err
@@ -122,7 +114,7 @@ Examples:
 			}
 			return runVerify(c.Context, verifyOptions{VerifyOptions: studyrun.VerifyOptions{Launch: lo, Study: c.Args().First(),
 				Config: cfg, Launches: c.Int("launches"), Baseline: baseline, BaselineSet: c.IsSet("baseline-env") || c.IsSet("baseline-env-file")},
-				tunerPlugin: plugin, tunerConfig: tunerConfig, json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter})
+				tunerPlugin: plugin, tunerConfig: tunerConfig, cmdIO: m.cmdIO})
 		},
 	}
 }
@@ -131,17 +123,10 @@ Examples:
 // the launches) and compare's (the launches).
 type verifyOptions struct {
 	studyrun.VerifyOptions
-	json   bool
-	db     string
-	stdout io.Writer
-	stderr io.Writer
-	naming studyNaming
-	// tunerPlugin, when set, is the plugin verify measures the study's
-	// tuner CSV through (--tuner-plugin, an absolute path); tunerConfig,
-	// when set, the CSV it measures instead of the study's own export
-	// (--tuner-config, an absolute path).
-	tunerPlugin string
-	tunerConfig string
+	cmdIO
+	naming      studyNaming
+	tunerPlugin string // --tuner-plugin (absolute): when set, the study's tuner CSV is measured through it
+	tunerConfig string // --tuner-config (absolute): when set, the CSV measured instead of the study's export
 }
 
 func runVerify(ctx context.Context, o verifyOptions) error {
@@ -162,15 +147,19 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		// NCCL's recorded choices the CSV's gaps are judged by.
 		rec, recErr := studyExport(st, o.Study)
 		if recErr != nil && !errors.Is(recErr, vocab.ErrUsage) {
-			// The database could not be read: not "no recommendation".
-			return recErr
+			return recErr // the database could not be read
 		}
 		csv, content := o.tunerConfig, ""
 		if csv == "" {
 			if recErr != nil {
 				return recErr
 			}
-			if csv, content, err = tunerCSV(rec); err != nil {
+			var buf bytes.Buffer // the CSV export --format nccl-tuner writes
+			if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
+				return vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", rec.Study.Name, err)
+			}
+			content = buf.String()
+			if csv, err = writeTempCSV(content); err != nil {
 				return err
 			}
 			defer outfile.RemoveAtExit(csv)()
@@ -184,10 +173,8 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 		// The study keeps what NCCL read: a temporary file is gone when
 		// verify ends, and the user's file may change.
 		ab.Cand, ab.CheckCand, ab.TunerCSV = nccl.TunerConfig(o.tunerPlugin, csv), true, content
-		// What is deployed is judged where it acts: the band and the
-		// sizes just outside it, each on its own, and the sizes between
-		// an op's calls where the CSV changes NCCL's own choice (where it
-		// keeps it, equal by the rule the CSV is written by).
+		// What is deployed is judged where it acts: the band and the sizes
+		// just outside it, and between calls where the CSV changes NCCL's choice.
 		ab.GuardDelivered(o.Launch.Spec.NP)
 		if err := ab.SettleGaps(func(op nccl.Op, sizes []int64) ([]bool, error) {
 			if recErr != nil {
@@ -212,8 +199,7 @@ func runVerify(ctx context.Context, o verifyOptions) error {
 }
 
 // tunerPluginFlag reads --tuner-plugin: a file that is there, made
-// absolute (NCCL opens it in every rank's working directory); the base
-// env may not set the plugin's variables.
+// absolute (NCCL opens it in every rank's working directory).
 func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 	path := c.String("tuner-plugin")
 	if path == "" {
@@ -228,9 +214,7 @@ func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 	if err != nil {
 		return "", vocab.UsageError(err)
 	}
-	// NCCL dlopens it in every launch: a FIFO there made each launch
-	// wait until its timeout.
-	_, err = input.Regular(abs)
+	_, err = input.Regular(abs) // NCCL dlopens it: a FIFO would hang each launch
 	var notRegular *input.NotRegularError
 	if errors.As(err, &notRegular) {
 		return "", vocab.UsageErrorf("--tuner-plugin: %w", err)
@@ -241,9 +225,7 @@ func tunerPluginFlag(c *cli.Context, base map[string]string) (string, error) {
 	return abs, nil
 }
 
-// tunerConfigFlag reads --tuner-config: a CSV that is there, made
-// absolute (NCCL's ranks open it from their own working directories),
-// measured through --tuner-plugin instead of the study's own export.
+// tunerConfigFlag reads --tuner-config: a CSV that is there, made absolute.
 func tunerConfigFlag(c *cli.Context, plugin string) (string, error) {
 	path := c.String("tuner-config")
 	if path == "" {
@@ -264,19 +246,6 @@ func tunerConfigFlag(c *cli.Context, plugin string) (string, error) {
 	return abs, nil
 }
 
-// tunerCSV writes rec's tuner CSV, as export --format nccl-tuner writes
-// it, to a temporary file and returns its path and content. The caller
-// removes it (outfile.RemoveAtExit).
-func tunerCSV(rec *export.Recommendation) (string, string, error) {
-	var buf bytes.Buffer
-	if err := export.Write(&buf, export.FormatTuner, []*export.Recommendation{rec}, export.Options{}); err != nil {
-		return "", "", vocab.UsageErrorf("--tuner-plugin: study %s has no tuner CSV to measure: %v", rec.Study.Name, err)
-	}
-	path, err := writeTempCSV(buf.String())
-	return path, buf.String(), err
-}
-
-// studyExport is the study query names as export reads it.
 func studyExport(st *store.Store, query string) (*export.Recommendation, error) {
 	study, err := st.Study(query)
 	if err != nil {
@@ -294,7 +263,7 @@ func studyExport(st *store.Store, query string) (*export.Recommendation, error) 
 }
 
 // writeTempCSV writes content to a new temporary tuner CSV and returns
-// its path. The caller removes it (outfile.RemoveAtExit).
+// its path.
 func writeTempCSV(content string) (string, error) {
 	f, err := os.CreateTemp("", "nccltune-tuner-*.csv")
 	if err != nil {
@@ -311,18 +280,10 @@ func writeTempCSV(content string) (string, error) {
 // runInterleaved runs verify's or compare's interleaved comparison
 // (studyrun.RunAB) and prints it.
 func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab studyrun.AB) error {
-	// Every launch measures the comparison's op (verify's is the study's:
-	// CheckRelaunch has refused another --op).
+	// Every launch measures the comparison's op (CheckRelaunch refused another --op for verify).
 	o.Launch.Spec.Op = nccl.Op(ab.Collective).OrAllReduce()
-	// Nothing is stored for a launch that cannot start, of any op the
-	// comparison measures.
-	if err := preflight(o.Launch); err != nil {
+	if err := preflight(o.Launch, "%s, which the comparison measures: %w", append(ab.Parts.Ops(), ab.GuardOps...)...); err != nil {
 		return err
-	}
-	for _, op := range append(ab.Parts.Ops(), ab.GuardOps...) {
-		if err := launchflags.CanLaunchOp(o.Launch, op); err != nil {
-			return launchRefusal(fmt.Errorf("%s, which the comparison measures: %w", op, err))
-		}
 	}
 	var checkOK func(*benchfmt.Launch) error
 	if ab.CheckCand {
@@ -342,8 +303,6 @@ func runInterleaved(ctx context.Context, st *store.Store, o verifyOptions, ab st
 		return err
 	}
 	if res.Failed {
-		// The claim did not hold, or a part or guarded op refused the
-		// config: exit 1, as gate does.
 		return errCheckFailed
 	}
 	return nil

@@ -21,15 +21,11 @@ import (
 )
 
 func init() {
-	// --version says what `nccltune version` says, commit included (read
-	// only when asked: it may run git).
 	cli.VersionPrinter = func(c *cli.Context) {
 		fmt.Fprintf(c.App.Writer, "%s version %s\n", c.App.Name, version())
 	}
 }
 
-// versionCommand is `nccltune version`: what `--version` prints, plus the
-// Go toolchain and platform a bug report needs.
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "version",
@@ -58,41 +54,35 @@ func versionCommand() *cli.Command {
 	}
 }
 
-// version is "0.1.0 (commit 1a2b3c4d5e6f)", or says where the commit was
-// read or that it is unknown.
+// version is "0.1.0 (commit 1a2b3c4d5e6f)", or says that it is unknown.
 func version() string { return releaseVersion + " (" + builtFrom().text() + ")" }
 
 // build is the commit nccltune was built from, and where that was read.
 type build struct {
 	Commit   string // the full hash; "" when unknown
 	Modified bool   // built with uncommitted changes
-	// From is "build" (stamped by the Go toolchain), "checkout" (the git
-	// checkout go run built from, read with git) or "" (unknown).
-	From string
+	From     string // "build" (stamped), "checkout" (git's, for go run) or ""
 }
 
 func (b build) text() string {
-	switch {
-	case b.Commit == "":
+	if b.Commit == "" {
 		return "commit unknown: the build recorded none, built with -buildvcs=false or outside a git clone; go build -buildvcs=true ./cmd/nccltune in a clone records it"
-	case b.From == "checkout":
-		return "commit " + short(b.Commit) + " of the checkout go run built from" + modifiedText(b.Modified) + "; the build recorded none"
 	}
-	return "commit " + short(b.Commit) + modifiedText(b.Modified)
-}
-
-func short(commit string) string { return commit[:min(12, len(commit))] }
-
-func modifiedText(m bool) string {
-	if m {
-		return ", with uncommitted changes"
+	s := "commit " + b.Commit[:min(12, len(b.Commit))]
+	if b.From == "checkout" {
+		s += " of the checkout go run built from"
 	}
-	return ""
+	if b.Modified {
+		s += ", with uncommitted changes"
+	}
+	if b.From == "checkout" {
+		s += "; the build recorded none"
+	}
+	return s
 }
 
 // builtFrom is the commit the Go toolchain stamped into the binary, else,
-// for a go run build (whose sources are the checkout it runs in), the
-// checkout's commit as git says; else unknown.
+// for a go run build, the checkout's commit as git says.
 var builtFrom = sync.OnceValue(func() build {
 	var b build
 	if info, ok := debug.ReadBuildInfo(); ok {
@@ -106,7 +96,6 @@ var builtFrom = sync.OnceValue(func() build {
 	return b
 })
 
-// stamped reads vcs.revision and vcs.modified from the build settings.
 func stamped(settings []debug.BuildSetting) build {
 	var b build
 	for _, s := range settings {
@@ -125,9 +114,8 @@ func stamped(settings []debug.BuildSetting) build {
 
 var fullHash = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
-// checkoutCommit is the commit of the git checkout holding dir, when that
-// checkout is nccltune's module; unknown when git or the checkout is not
-// there, or answers nothing within two seconds.
+// checkoutCommit is the commit of the git checkout of nccltune's module
+// holding dir; unknown when git answers nothing within two seconds.
 func checkoutCommit(dir string) build {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

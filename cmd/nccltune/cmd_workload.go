@@ -96,28 +96,20 @@ Examples:
 				}
 				plotFormat = f
 			}
-			return runWorkload(c.Context, workloadOptions{
-				files: c.Args().Slice(), out: c.String("out"), plot: c.String("plot"), plotFormat: plotFormat,
-				opt:  workload.Options{Ranks: c.Int("ranks"), GraphCaptured: c.Bool("graph-captured")},
-				json: c.Bool("json"), stdin: c.App.Reader, stdout: c.App.Writer, stderr: c.App.ErrWriter,
-			})
+			return runWorkload(c.Context, workloadOptions{cmdIO: ioOf(c, ""), files: c.Args().Slice(), out: c.String("out"), plot: c.String("plot"),
+				plotFormat: plotFormat, opt: workload.Options{Ranks: c.Int("ranks"), GraphCaptured: c.Bool("graph-captured")}})
 		},
 	}
 }
 
 type workloadOptions struct {
+	cmdIO
 	files      []string
 	out        string
 	plot       string
 	plotFormat string
 	opt        workload.Options
-	json       bool
-	// readBudget is the most all the files together may hold;
-	// 0 is input.RunBytes.
-	readBudget int64
-	stdin      io.Reader
-	stdout     io.Writer
-	stderr     io.Writer
+	readBudget int64 // all the files together; 0 is input.RunBytes
 }
 
 func runWorkload(ctx context.Context, o workloadOptions) error {
@@ -126,8 +118,7 @@ func runWorkload(ctx context.Context, o workloadOptions) error {
 		return err
 	}
 	// Read and parse every file first: a wrong one stops before anything
-	// is written. One file at a time, each once, within one budget for
-	// them all; only the parsed calls are kept.
+	// is written.
 	reads := input.NewInputs(o.readBudget)
 	var inputs []workload.Input
 	var repeated []string
@@ -157,8 +148,7 @@ func runWorkload(ctx context.Context, o workloadOptions) error {
 	if err != nil {
 		return vocab.UsageError(err)
 	}
-	// Said, as data: a file given twice counts its calls once.
-	s.Notes = append(s.Notes, repeated...)
+	s.Notes = append(s.Notes, repeated...) // a file given twice counts once
 	yaml := s.ConfigYAML(time.Now(), o.out)
 	if o.out != "" {
 		if err := outfile.WriteOut(o.out, func(w io.Writer) error { _, err := w.Write(yaml); return err }); err != nil {
@@ -174,8 +164,7 @@ func runWorkload(ctx context.Context, o workloadOptions) error {
 	return ui.PrintWorkload(o.stdout, o.json, s, yaml, o.out, o.plot)
 }
 
-// workloadFiles expands the arguments: a directory (Inspector's dump
-// directory, a directory of NCCL_DEBUG_FILEs) stands for the files in it.
+// workloadFiles expands the arguments: a directory stands for its files.
 func workloadFiles(args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {

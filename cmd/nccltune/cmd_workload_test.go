@@ -322,7 +322,7 @@ func TestWorkloadCommandStdinOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout bytes.Buffer
-	err = runWorkload(context.Background(), workloadOptions{files: []string{"-", "-"}, stdin: bytes.NewReader(data), stdout: &stdout, stderr: &stdout})
+	err = runWorkload(context.Background(), workloadOptions{files: []string{"-", "-"}, cmdIO: cmdIO{stdin: bytes.NewReader(data), stdout: &stdout, stderr: &stdout}})
 	if !errors.Is(err, vocab.ErrUsage) || !strings.Contains(err.Error(), "standard input (-) is named twice") {
 		t.Errorf("workload - -: %v; want a usage error saying stdin is named twice", err)
 	}
@@ -347,7 +347,7 @@ func TestWorkloadCommandReadBudget(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	opts := workloadOptions{files: []string{dir}, stdout: &out, stderr: &out, json: true}
+	opts := workloadOptions{files: []string{dir}, cmdIO: cmdIO{stdout: &out, stderr: &out, json: true}}
 	if err := runWorkload(context.Background(), opts); err != nil {
 		t.Fatalf("within the default budget: %v", err)
 	}

@@ -13,8 +13,6 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// Where the database is, and opening it to change a study.
-
 // openManage opens the database for writing for rm and rename; one that
 // does not exist holds no study to change (exit 2), and is not created.
 func openManage(path, query string) (*store.Store, error) {
@@ -22,8 +20,7 @@ func openManage(path, query string) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The read-only handle only refused a missing database: a writer
-	// cannot open beside it.
+	// It only refused a missing database: a writer cannot open beside it.
 	if err := st.Close(); err != nil {
 		return nil, err
 	}
@@ -42,12 +39,9 @@ func dbPath(c *cli.Context) (string, error) {
 	return p, nil
 }
 
-// reviewDBPath is dbPath for a command that only reads studies (history,
-// show, export, report, plot, compare STUDY-A STUDY-B): a database the
-// user named (--db or NCCLTUNE_DB) that does not exist is a usage error
-// naming it, where read as an empty one a typo answered "no studies yet"
-// with exit 0. The default database may not exist yet: no study has run
-// (history says so).
+// reviewDBPath is dbPath for a command that only reads studies: a
+// database the user named that does not exist is a usage error, not "no
+// studies yet" (the default one may not exist yet).
 func reviewDBPath(c *cli.Context) (string, error) {
 	p, err := dbPath(c)
 	if err != nil || c.String("db") == "" {

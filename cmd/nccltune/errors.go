@@ -24,14 +24,12 @@ full, a file that cannot be read or written, a study another nccltune is
 running; 2 a usage error, refused before anything is stored; 3 the
 benchmark or fabric failed; 130 interrupted.`
 
-// errCheckFailed is returned by gate (and other checks) after printing
-// their result: exit code 1, no further message.
+// errCheckFailed is returned by a check after printing its result: exit
+// code 1, no further message.
 var errCheckFailed = errors.New("check failed")
 
 // exitCode maps an error from run to the process exit code: the one place
-// where that happens. Libraries say what an error means with vocab's
-// sentinels (runner's missing benchmark or launcher and search's failed
-// baseline are vocab.ErrFabric); what matches none of them is exit 1.
+// where that happens.
 func exitCode(err error) int {
 	switch {
 	case err == nil:
@@ -45,7 +43,3 @@ func exitCode(err error) int {
 	}
 	return exitCheckFailed
 }
-
-// isSilent reports errors whose message was already shown as the
-// command's output.
-func isSilent(err error) bool { return err == errCheckFailed }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -19,20 +18,14 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// The flags and option shapes that several commands share, and the
-// checks of flag values that need no database.
-
 // measureOptions are what the commands that measure one config
 // repeatedly (sweep, gate) share.
 type measureOptions struct {
+	cmdIO
 	launch  studyrun.LaunchSettings
 	config  nccl.Config // --env
 	repeats int
 	warmup  bool // not --no-warmup
-	json    bool
-	db      string
-	stdout  io.Writer
-	stderr  io.Writer
 	naming  studyNaming
 }
 
@@ -48,14 +41,9 @@ func readMeasureFlags(c *cli.Context) (measureOptions, error) {
 		return measureOptions{}, err
 	}
 	path, err := dbPath(c)
-	if err != nil {
-		return measureOptions{}, err
-	}
-	return measureOptions{launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup"),
-		json: c.Bool("json"), db: path, stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
+	return measureOptions{cmdIO: ioOf(c, path), launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup")}, err
 }
 
-// checkRepeats refuses --repeats below one launch.
 func checkRepeats(n int) error {
 	if n < 1 {
 		return vocab.UsageErrorf("--repeats %d: measure at least once", n)
@@ -69,12 +57,6 @@ func noWarmupFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "no-warmup", Usage: "skip the uncounted warm-up launch"}
 }
 
-// Checks of flag values that need no database: a bad value is a usage
-// error (exit 2) found before anything is opened, stored or launched.
-// (Sizes, bands and K=V lists are checked as they are set: see
-// internal/flagvalue.)
-
-// checkFinite refuses a non-finite value of a number flag.
 func checkFinite(flag string, x float64) error {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return vocab.UsageErrorf("--%s %v: give a finite number", flag, x)
@@ -82,21 +64,32 @@ func checkFinite(flag string, x float64) error {
 	return nil
 }
 
-// preflight refuses a launch that cannot start (no benchmark, no mpirun,
-// a bad spec) before a command opens the database, so no study is stored
-// for it.
-func preflight(lo studyrun.LaunchSettings) error {
-	err := runner.Preflight(lo.Spec)
-	if err == nil || errors.Is(err, vocab.ErrFabric) {
+// preflight refuses a launch that cannot start, of lo's op or of any of
+// ops (worded by format), before a command opens the database, so no
+// study is stored for it.
+func preflight(lo studyrun.LaunchSettings, format string, ops ...nccl.Op) error {
+	if err := runner.Preflight(lo.Spec); err != nil {
+		return launchRefusal(err)
+	}
+	for _, op := range ops {
+		if err := launchflags.CanLaunchOp(lo, op); err != nil {
+			return launchRefusal(fmt.Errorf(format, op, err))
+		}
+	}
+	return nil
+}
+
+// launchRefusal is err as the exit codes say it: a missing benchmark is
+// the fabric's (exit 3), anything else a usage error.
+func launchRefusal(err error) error {
+	if errors.Is(err, vocab.ErrFabric) {
 		return err
 	}
 	return vocab.UsageError(err)
 }
 
-// openForLaunch opens the database at path once lo's launch can start
-// (preflight): nothing is stored for a launch that cannot.
 func openForLaunch(lo studyrun.LaunchSettings, path string) (*store.Store, error) {
-	if err := preflight(lo); err != nil {
+	if err := preflight(lo, ""); err != nil {
 		return nil, err
 	}
 	return store.Open(path, store.Options{})
@@ -123,14 +116,10 @@ func namingFlags() []cli.Flag {
 	}
 }
 
-// readNaming reads --name and --label; a bad one is a usage error, found
-// before the database opens.
 func readNaming(c *cli.Context) (studyNaming, error) {
 	n := studyNaming{name: c.String("name")}
-	if n.name != "" {
-		if err := store.CheckName(n.name); err != nil {
-			return n, vocab.UsageError(fmt.Errorf("--name: %w", err))
-		}
+	if err := store.CheckName(n.name); n.name != "" && err != nil {
+		return n, vocab.UsageError(fmt.Errorf("--name: %w", err))
 	}
 	for _, kv := range flagvalue.Items(c, "label") {
 		k, v, _ := strings.Cut(kv, "=")
@@ -159,7 +148,6 @@ func labelFlag(usage string) *flagvalue.List {
 	}}}
 }
 
-// apply names and labels a study about to be created.
 func (n studyNaming) apply(st *store.Study) {
 	st.Name, st.Labels = n.name, n.labels
 }

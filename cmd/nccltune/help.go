@@ -1,12 +1,12 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 )
 
-// cliFlagStringer is urfave/cli's own rendering of a flag's help line.
 var cliFlagStringer = cli.FlagStringer
 
 func init() {
@@ -14,12 +14,8 @@ func init() {
 }
 
 // trailingDefault finds the "(default: X)" urfave/cli appends to a flag's
-// usage: the line's last "(" opens it, the closing ")" ends the line, no
-// parenthesis lies between, and the spaces before it go with it. start is
-// where that part begins, value is X. (String search rather than a
-// regexp: every command's setup renders every flag's line, and an
-// unanchored regexp scanned each line from every position, a twentieth of
-// the CPU of the commands the tests run in process.)
+// usage, with the spaces before it: start is where it begins, value is X.
+// (No regexp: every command's setup renders every flag's line.)
 func trailingDefault(line string) (start int, value string, ok bool) {
 	const open = "(default: "
 	i := strings.LastIndexByte(line, '(')
@@ -38,9 +34,8 @@ func trailingDefault(line string) (start int, value string, ok bool) {
 }
 
 // flagHelp is urfave/cli's help line for a flag without the default it
-// appends when that default says nothing: a switch's "false", a zero that
-// means "not set" ("(default: 0)" beside "default: nccl-tests' own"), or
-// a second default after the usage already names one.
+// appends when that says nothing: a switch's, a zero ("not set"), or a
+// second default after the usage names one.
 func flagHelp(f cli.Flag) string {
 	line := cliFlagStringer(f)
 	start, value, ok := trailingDefault(line)
@@ -48,18 +43,9 @@ func flagHelp(f cli.Flag) string {
 		return line
 	}
 	usage := line[:start]
-	if _, isBool := f.(*cli.BoolFlag); isBool || isZeroDefault(value) || strings.Contains(strings.ToLower(usage), "default") {
+	zero := slices.Contains([]string{"0", "0s", `""`, "false", "[]"}, value) // for nccltune's flags, "not set"
+	if _, isBool := f.(*cli.BoolFlag); isBool || zero || strings.Contains(strings.ToLower(usage), "default") {
 		return usage
 	}
 	return line
-}
-
-// isZeroDefault reports whether a flag's default is the zero value, which
-// for nccltune's flags always means "not set" (the usage says what then).
-func isZeroDefault(v string) bool {
-	switch v {
-	case "0", "0s", `""`, "false", "[]":
-		return true
-	}
-	return false
 }

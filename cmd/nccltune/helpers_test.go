@@ -28,7 +28,7 @@ import (
 // exit code main would use.
 func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := run(ctx, append([]string{"nccltune"}, args...), stdout, stderr)
-	if err != nil && !isSilent(err) {
+	if err != nil && err != errCheckFailed {
 		reportError(stderr, err)
 	}
 	return exitCode(err)

@@ -24,39 +24,30 @@ func main() {
 	defer stop()
 	go stopGuard(ctx, stop)
 	err := run(ctx, os.Args, os.Stdout, os.Stderr)
-	if err != nil && !isSilent(err) {
+	if err != nil && err != errCheckFailed { // its output said it already
 		reportError(os.Stderr, err)
 	}
-	// os.Exit runs no deferred calls, and some temporary files live as
-	// long as the process (runner's launch directory): remove them here.
-	outfile.RemoveTemps()
+	outfile.RemoveTemps() // os.Exit runs no deferred calls
 	os.Exit(exitCode(err))
 }
 
-// reportError prints err on stderr: the one place every error reaches the
-// terminal. Errors echo paths and values from outside (a file name, a
-// --base-env value, a line of a log), so the message goes through
-// safetext.Escape: an escape sequence or a line break in it is shown, not
-// acted on, and an error is always one line. (--json's error document
-// keeps the message as it is: encoding/json escapes it.)
+// reportError prints err on stderr, escaped: errors echo values from
+// outside, and an escape sequence or line break in one is shown, not acted on.
+// (--json's error document keeps the message: encoding/json escapes it.)
 func reportError(w io.Writer, err error) {
 	fmt.Fprintf(w, "nccltune: %s\n", safetext.Escape(err.Error()))
 }
 
 // stopGrace is how long a command may take to stop after Ctrl-C or
-// SIGTERM: enough to save where a study stands and to give a launch's
-// process group its SIGTERM grace, never more.
-var stopGrace = 5 * time.Second // runner gives a launch 3 s after SIGTERM
+// SIGTERM: enough to save a study's state and give a launch its 3 s grace.
+var stopGrace = 5 * time.Second
 
-// stopGuard makes sure a signal ends the process. Every command stops
-// through its context; should one be stuck where no context reaches (a
-// write to a FIFO nobody reads, a file system that hangs), it exits 130
-// after stopGrace, and a second Ctrl-C or SIGTERM ends it at once.
+// stopGuard makes sure a signal ends the process: a command stuck where
+// no context reaches exits 130 after stopGrace, or at a second signal.
 func stopGuard(ctx context.Context, stop context.CancelFunc) {
 	<-ctx.Done()
-	// Listen for the next signal before stop() gives the first one's
-	// handler up: in between, a Ctrl-C would kill the process outright,
-	// leaving its temporary files behind.
+	// Listen for the next signal before stop() gives the handler up, or a
+	// Ctrl-C in between would kill the process, leaving temporary files.
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
 	stop()
@@ -65,8 +56,6 @@ func stopGuard(ctx context.Context, stop context.CancelFunc) {
 	case <-time.After(stopGrace):
 		fmt.Fprintln(os.Stderr, "nccltune: interrupted, and did not finish stopping in time; exiting")
 	}
-	// os.Exit runs no deferred calls: remove the temporary files (a
-	// verify's tuner CSV, the process's launch directory) here.
 	outfile.RemoveTemps()
 	os.Exit(exitInterrupted)
 }

@@ -24,9 +24,22 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// jsonFlag is --json as most commands define it: one document on stdout.
 func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}
+}
+
+// cmdIO is what the commands' options share: the database, --json and
+// where the output goes.
+type cmdIO struct {
+	db     string
+	json   bool
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func ioOf(c *cli.Context, db string) cmdIO {
+	return cmdIO{db: db, json: c.Bool("json"), stdin: c.App.Reader, stdout: c.App.Writer, stderr: c.App.ErrWriter}
 }
 
 // errorKinds name the exit codes of DESIGN.md in the error document.
@@ -37,8 +50,7 @@ var errorKinds = map[int]string{
 	exitInterrupted: "interrupted",
 }
 
-// errorJSON is err in the one shape errors take in JSON documents (the
-// whole document's, a gate's failed launch, a file parse could not read).
+// errorJSON is err in the one shape errors take in JSON documents.
 func errorJSON(err error) ui.ErrorJSON {
 	code := exitCode(err)
 	kind := cmp.Or(errorKinds[code], "failed")

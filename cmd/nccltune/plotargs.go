@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,11 +14,6 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/store"
 )
-
-// What `nccltune plot` draws from its arguments: which studies and trials
-// a list of STUDY and STUDY/TRIAL names, which curves that means, and the
-// study figures (speedup, landscape, convergence). Package report draws
-// them; reading the command line is the command's.
 
 // The figures plot draws.
 const (
@@ -41,8 +37,6 @@ type plotTarget struct {
 	Trial int    // -1 for the bare study
 }
 
-// parseTarget reads STUDY or STUDY/NUMBER; anything else is a usage
-// error.
 func parseTarget(arg string) (plotTarget, error) {
 	t := plotTarget{Arg: arg, Study: arg, Trial: -1}
 	if i := strings.LastIndex(arg, "/"); i >= 0 {
@@ -55,37 +49,28 @@ func parseTarget(arg string) (plotTarget, error) {
 	return t, nil
 }
 
-// curvesOptions shape the curves figure.
+// curvesOptions shape the curves figure (--metric, --all, --explore);
+// Warn hears of trials left out.
 type curvesOptions struct {
-	Metric string // report.MetricBusBW or report.MetricTime
-	// All draws every trial of each study named, not only NCCL defaults
-	// and the confirmed config.
-	All bool
-	// Explore adds the exploration launches of NCCL defaults and the
-	// confirmed config, marked as such.
-	Explore bool
-	// Warn hears of trials left out for having no successful launch.
-	Warn io.Writer
+	Metric       string // report.MetricBusBW or report.MetricTime
+	All, Explore bool
+	Warn         io.Writer
 }
 
-// loadCurves loads the studies that args (STUDY or STUDY/TRIAL) name from
-// the database at path and makes the curves figure of them: for one bare
-// study, the figure of what decided (for a workload of several parts, one
-// panel per op: report.Panels); otherwise the curves of the trials named,
-// in the order named, each once (a report.Figure). It returns the studies
-// drawn.
+// loadCurves loads the studies that args name from the database at path
+// and makes the curves figure of them: for one bare study, the figure of
+// what decided; otherwise the curves of the trials named, in the order
+// named, each once. It returns the studies drawn.
 func loadCurves(path string, args []string, o curvesOptions) (report.Drawing, []*report.Study, error) {
 	var targets []plotTarget
 	var queries []string
-	seen := map[string]bool{}
 	for _, a := range args {
 		t, err := parseTarget(a)
 		if err != nil {
 			return report.Figure{}, nil, err
 		}
 		targets = append(targets, t)
-		if !seen[t.Study] {
-			seen[t.Study] = true
+		if !slices.Contains(queries, t.Study) {
 			queries = append(queries, t.Study)
 		}
 	}
@@ -98,21 +83,17 @@ func loadCurves(path string, args []string, o curvesOptions) (report.Drawing, []
 		byQuery[q] = report.Of(loaded[i], launchstats.Figures{})
 	}
 	if len(targets) == 1 && targets[0].Trial < 0 && !o.All {
-		// One bare study: the figure of what decided; of a workload,
-		// each op's, as the report draws them.
 		s := byQuery[targets[0].Study]
+		var d report.Drawing
 		if s.WorkloadOps() != nil {
-			p, err := s.OpPanels(o.Metric, o.Explore)
-			if err != nil {
-				return report.Figure{}, nil, err
-			}
-			return p, []*report.Study{s}, nil
+			d, err = s.OpPanels(o.Metric, o.Explore)
+		} else {
+			d, err = s.DecisionFigure(o.Metric, o.Explore)
 		}
-		fig, err := s.DecisionFigure(o.Metric, o.Explore)
 		if err != nil {
 			return report.Figure{}, nil, err
 		}
-		return fig, []*report.Study{s}, nil
+		return d, []*report.Study{s}, nil
 	}
 	curves, studies, err := targetCurves(targets, byQuery, o)
 	if err != nil {
@@ -127,8 +108,7 @@ func loadCurves(path string, args []string, o curvesOptions) (report.Drawing, []
 }
 
 // loadStudyFigure loads the study arg names and makes its figure of the
-// kind given (figureSpeedup, figureLandscape or figureConvergence). A
-// STUDY/TRIAL argument is a usage error: these figures draw a whole study.
+// kind given (speedup, landscape or convergence).
 func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, error) {
 	t, err := parseTarget(arg)
 	if err != nil {
@@ -157,18 +137,14 @@ func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, err
 	default:
 		return nil, nil, vocab.UsageErrorf("--figure %s is not a figure of one study: use %s", kind, strings.Join(figureKinds[1:], ", "))
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return fig, s, nil
+	return fig, s, err
 }
 
 // targetCurves resolves the targets to curves, in the order named, each
-// trial once. A trial named explicitly must have a successful launch; one
-// picked by a bare study or --all is left out (and said so) when it has
-// none.
+// trial once. A trial named explicitly must have a successful launch;
+// others without one are left out (and said so).
 func targetCurves(targets []plotTarget, byQuery map[string]*report.Study, o curvesOptions) ([]report.Curve, []*report.Study, error) {
-	pick := curvePicker{o: o, drawn: map[*store.Trial]bool{}, usedStudy: map[*report.Study]bool{}}
+	pick := curvePicker{o: o, drawn: map[*store.Trial]bool{}}
 	for _, t := range targets {
 		s := byQuery[t.Study]
 		explicit := t.Trial >= 0
@@ -196,30 +172,26 @@ func targetCurves(targets []plotTarget, byQuery map[string]*report.Study, o curv
 	return pick.curves, pick.studies, nil
 }
 
-// curvePicker collects targetCurves' curves, each trial once (drawn),
-// and the studies they come from in the order first used.
+// curvePicker collects targetCurves' curves, each trial once, and their
+// studies in the order first used.
 type curvePicker struct {
-	o         curvesOptions
-	curves    []report.Curve
-	studies   []*report.Study
-	drawn     map[*store.Trial]bool
-	usedStudy map[*report.Study]bool
+	o       curvesOptions
+	curves  []report.Curve
+	studies []*report.Study
+	drawn   map[*store.Trial]bool
 }
 
 func (p *curvePicker) use(s *report.Study) {
-	if !p.usedStudy[s] {
-		p.usedStudy[s] = true
+	if !slices.Contains(p.studies, s) {
 		p.studies = append(p.studies, s)
 		if ops := s.WorkloadOps(); ops != nil && p.o.Warn != nil {
-			// A trial's curve is of the study's own op (TrialLaunches).
 			fmt.Fprintf(p.o.Warn, "%s is a workload of several parts: its curves here are its %s launches only (nccltune plot %s draws every op, one panel each)\n",
 				s.Name(), ops[0], s.Name())
 		}
 	}
 }
 
-// everyTrial adds a curve for every trial of s (--all, a sweep or an
-// import), saying which trials had nothing to draw.
+// everyTrial adds a curve for every trial of s (--all, a sweep or an import).
 func (p *curvePicker) everyTrial(s *report.Study) error {
 	highlight := 0 // a sweep or an import: every trial in colour
 	if p.o.All {
@@ -250,8 +222,7 @@ func (p *curvePicker) everyTrial(s *report.Study) error {
 	return nil
 }
 
-// decision adds a search's decision curves (its confirmation), and
-// reports false when it has none to draw.
+// decision adds a search's decision curves, or reports false when none.
 func (p *curvePicker) decision(s *report.Study) bool {
 	cs, err := s.DecisionCurves(p.o.Explore)
 	if err != nil {
@@ -268,8 +239,7 @@ func (p *curvePicker) decision(s *report.Study) bool {
 }
 
 // trials adds the trials target t names: its trial, or a bare study's
-// default trials (every trial with --all). A trial named explicitly must
-// have a curve; others without one are left out and said so.
+// default trials (every trial with --all).
 func (p *curvePicker) trials(s *report.Study, t plotTarget) error {
 	explicit := t.Trial >= 0
 	var picked []*store.Trial
@@ -281,10 +251,8 @@ func (p *curvePicker) trials(s *report.Study, t plotTarget) error {
 				s.Name(), t.Trial, texttable.Plural(len(s.Trials), "trial"), s.Name())
 		}
 		picked = []*store.Trial{tr}
-	case p.o.All:
-		picked = s.Trials
-	default:
-		picked = defaultTrials(s)
+	default: // a bare search (the others drew everyTrial): its baseline and candidate
+		picked = slices.DeleteFunc([]*store.Trial{s.Baseline(), s.Candidate()}, func(tr *store.Trial) bool { return tr == nil })
 	}
 	var skipped []string
 	for _, tr := range picked {
@@ -307,31 +275,12 @@ func (p *curvePicker) trials(s *report.Study, t plotTarget) error {
 	return nil
 }
 
-// warnSkipped says which trials of s were left out for want of a
-// successful launch.
 func warnSkipped(w io.Writer, s *report.Study, skipped []string) {
 	if len(skipped) > 0 && w != nil {
 		fmt.Fprintf(w, "%s: left out %s with no successful launch (%s)\n", s.Name(), texttable.Plural(len(skipped), "trial"), strings.Join(skipped, ", "))
 	}
 }
 
-// defaultTrials is what a bare study means: a search's baseline and the
-// trial it recommended or confirmed; every trial of a sweep or import.
-func defaultTrials(s *report.Study) []*store.Trial {
-	if s.Study.Kind != vocab.KindSearch {
-		return s.Trials
-	}
-	var out []*store.Trial
-	if b := s.Baseline(); b != nil {
-		out = append(out, b)
-	}
-	if c := s.Candidate(); c != nil {
-		out = append(out, c)
-	}
-	return out
-}
-
-// studyNames is the studies' names, comma-separated.
 func studyNames(studies []*report.Study) string {
 	names := make([]string, len(studies))
 	for i, s := range studies {
@@ -341,12 +290,10 @@ func studyNames(studies []*report.Study) string {
 }
 
 // simulatedSuffix is " (SIMULATED fabric)" when any of the studies ran on
-// the simulated fabric, for the line that says what was written.
+// the simulated fabric.
 func simulatedSuffix(studies []*report.Study) string {
-	for _, s := range studies {
-		if s.Study.Simulated {
-			return " (SIMULATED fabric)"
-		}
+	if slices.ContainsFunc(studies, func(s *report.Study) bool { return s.Study.Simulated }) {
+		return " (SIMULATED fabric)"
 	}
 	return ""
 }

@@ -1,11 +1,6 @@
 // Package cliargs prepares a command line for urfave/cli v2, which stops
 // reading a subcommand's flags at its first positional argument and knows
-// no "help COMMAND" when the help command is hidden. Reorder moves flags
-// written after positional arguments ("nccltune export STUDY --format
-// env") and the app's own flags written after the command in front, and
-// finds a value flag written last without its value; the other functions
-// name the command a line runs and the command a mistyped name meant, and
-// WantsJSON whether a failure must still print a JSON document.
+// no "help COMMAND" when the help command is hidden.
 package cliargs
 
 import (
@@ -18,30 +13,20 @@ import (
 )
 
 // Reorder moves flags written after a subcommand's positional arguments
-// in front of them: urfave/cli v2 silently ignores flags that follow a
-// positional argument, and the contract writes "nccltune export STUDY
-// --format env". It also reports a flag written last that needs a value
-// and has none ("export s1 --format"): moved in front of s1 it would take
-// s1 as its value, so it stays last and the caller refuses it.
+// in front of them ("nccltune export STUDY --format env"), and the app's
+// own flags in front of the command. It also reports a flag written last
+// that needs a value and has none: moved in front of a positional argument
+// it would take that as its value, so it stays last for the caller to refuse.
 func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 	if len(args) < 2 {
 		return args, ""
 	}
-	out = []string{args[0]}
-	i := 1
-	// Global flags come before the command name.
-	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
-		out = append(out, args[i])
-		if TakesValue(app.Flags, args[i]) {
-			if i+1 >= len(args) {
-				return out, args[i]
-			}
-			out = append(out, args[i+1])
-			i++
-		}
-		i++
+	i := firstWord(app, args, true)
+	if i > len(args) {
+		return args, args[len(args)-1]
 	}
-	if i >= len(args) {
+	out = append([]string(nil), args[:i]...) // the program and the global flags
+	if i == len(args) {
 		return out, ""
 	}
 	cmd := app.Command(args[i])
@@ -67,8 +52,6 @@ func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 			positional = append(positional, args[i:]...)
 			break
 		}
-		// A global flag (--db) written after the command is moved in
-		// front of it: "nccltune history --db a.db" means what it says.
 		to, defined := &flags, cmd.Flags
 		if IsGlobalFlag(app, cmd, a) {
 			to, defined = &global, app.Flags
@@ -87,8 +70,7 @@ func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 		*to = append(*to, a, args[i+1])
 		i++
 	}
-	if len(global) > 0 {
-		// out ends with the command name: put the global flags before it.
+	if len(global) > 0 { // before the command name, which ends out
 		name := out[len(out)-1]
 		out = append(append(out[:len(out)-1], global...), name)
 	}
@@ -146,26 +128,27 @@ func IsGlobalFlag(app *cli.App, cmd *cli.Command, arg string) bool {
 	return has(app.Flags) && !has(cmd.Flags)
 }
 
+// firstWord is the index of the first argument after the program and the
+// app's own flags (len(args) when none is left, one more when the last
+// flag lacks its value); with dashes, "--" is a word.
+func firstWord(app *cli.App, args []string, dashes bool) int {
+	i := 1
+	for ; i < len(args) && strings.HasPrefix(args[i], "-") && !(dashes && args[i] == "--"); i++ {
+		if TakesValue(app.Flags, args[i]) {
+			i++
+		}
+	}
+	return i
+}
+
 // UnknownCommand is the first argument after the global flags when it
 // names no command, else "".
 func UnknownCommand(app *cli.App, args []string) string {
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return ""
-		}
-		if strings.HasPrefix(a, "-") {
-			if TakesValue(app.Flags, a) {
-				i++
-			}
-			continue
-		}
-		if app.Command(a) != nil {
-			return ""
-		}
-		return a
+	i := firstWord(app, args, true)
+	if i >= len(args) || args[i] == "--" || app.Command(args[i]) != nil {
+		return ""
 	}
-	return ""
+	return args[i]
 }
 
 // NearestCommand is ", did you mean X?" for a command name one or two
@@ -184,8 +167,7 @@ func NearestCommand(app *cli.App, name string) string {
 }
 
 // NearestFlag is "; did you mean --X?" for the flag of flags one or two
-// edits from name (given with or without its dashes, or "=value"), else
-// "". Commands and config keys get the same suggestion.
+// edits from name (with or without its dashes, or "=value"), else "".
 func NearestFlag(name string, flags ...[]cli.Flag) string {
 	name, _, _ = strings.Cut(strings.TrimLeft(name, "-"), "=")
 	best, bestD := "", 3
@@ -223,29 +205,19 @@ func UndefinedFlag(err error) string {
 // HelpAsFlag turns "nccltune help [COMMAND]" into "nccltune [COMMAND]
 // --help" (the help command is hidden, so urfave/cli knows no topic).
 func HelpAsFlag(app *cli.App, args []string) []string {
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if strings.HasPrefix(a, "-") {
-			if TakesValue(app.Flags, a) {
-				i++
-			}
-			continue
-		}
-		if a != "help" {
-			return args
-		}
-		out := append([]string(nil), args[:i]...)
-		if i+1 < len(args) && app.Command(args[i+1]) != nil {
-			out = append(out, args[i+1])
-		}
-		return append(out, "--help")
+	i := firstWord(app, args, false)
+	if i >= len(args) || args[i] != "help" {
+		return args
 	}
-	return args
+	out := append([]string(nil), args[:i]...)
+	if i+1 < len(args) && app.Command(args[i+1]) != nil {
+		out = append(out, args[i+1])
+	}
+	return append(out, "--help")
 }
 
 // WantsJSON reports whether the command line (args[0] the program) asks
-// for --json, before "--": then a failure must still print one JSON
-// document on stdout.
+// for --json before "--": then a failure must still print a JSON document.
 func WantsJSON(args []string) bool {
 	for _, a := range args[min(1, len(args)):] {
 		if a == "--" {

@@ -1,17 +1,13 @@
 // Package flagvalue holds typed urfave/cli v2 flag values for what
 // nccltune's commands take: message sizes, bands, gate thresholds and
-// K=V lists. Each is parsed as urfave/cli sets it (from the command line,
-// or from a study config through Context.Set), so a bad value is refused
-// before any command runs, as a usage error (vocab.ErrUsage) in
-// nccltune's own words, and the commands read parsed values.
-//
-// Package flag reports a value its Set refused in its own words ("invalid
-// value … for flag -min: …"); each value keeps the error it refused with,
-// and Refused gives it back to the app's OnUsageError.
+// K=V lists, each refused as it is set, as a usage error in nccltune's own
+// words. Package flag rewords a refused value, so each value keeps its
+// error and Refused gives it back to the app's OnUsageError.
 package flagvalue
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -22,8 +18,7 @@ import (
 )
 
 // MinElementBytes is the smallest message a collective can move: one
-// element (all_reduce_perf's float). nccl-tests rounds smaller sizes to
-// zero elements, which measures nothing.
+// float (nccl-tests rounds smaller sizes to zero elements).
 const MinElementBytes = 4
 
 // CheckElementSize refuses a size below one element given to --flag.
@@ -39,6 +34,15 @@ type refusal struct{ err error }
 
 func (r *refusal) fail(err error) error { r.err = err; return err }
 func (r *refusal) refused() error       { return r.err }
+
+// listed is what every list value keeps: the items given, in order.
+type listed struct {
+	refusal
+	given []string
+}
+
+func (l *listed) String() string  { return strings.Join(l.given, ",") }
+func (l *listed) items() []string { return l.given }
 
 // Refused is the error a typed value among flags refused with, in
 // nccltune's words, or nil when none refused one.
@@ -73,29 +77,31 @@ func Items(c *cli.Context, name string) []string {
 	return c.Generic(name).(interface{ items() []string }).items()
 }
 
-// sizeValue is one message size (--min, --max).
-type sizeValue struct {
+// parsed is one value read by parse: a message size (--min, --max) or a
+// band (--band).
+type parsed[T any] struct {
 	refusal
 	flag  string
+	parse func(string) (T, error)
 	text  string
-	bytes int64
+	value T
 }
 
-func (v *sizeValue) String() string { return v.text }
+func (v *parsed[T]) String() string { return v.text }
 
-func (v *sizeValue) Set(s string) error {
-	n, err := nccl.ParseSize(s)
+func (v *parsed[T]) Set(s string) error {
+	x, err := v.parse(s)
 	if err != nil {
 		return v.fail(vocab.UsageError(fmt.Errorf("--%s: %w", v.flag, err)))
 	}
-	v.text, v.bytes = s, n
+	v.text, v.value = s, x
 	return nil
 }
 
 // Size is a size flag whose default is def (help shows it quoted, as for
 // a string flag).
 func Size(name, def, usage string) *cli.GenericFlag {
-	v := &sizeValue{flag: name}
+	v := &parsed[int64]{flag: name, parse: nccl.ParseSize}
 	if err := v.Set(def); err != nil {
 		panic(fmt.Sprintf("flag --%s: default %q: %v", name, def, err)) // a programming error
 	}
@@ -103,10 +109,9 @@ func Size(name, def, usage string) *cli.GenericFlag {
 }
 
 // SizeOf is the size flag name in bytes.
-func SizeOf(c *cli.Context, name string) int64 { return c.Generic(name).(*sizeValue).bytes }
+func SizeOf(c *cli.Context, name string) int64 { return c.Generic(name).(*parsed[int64]).value }
 
-// SizeRange reads --min and --max (Size flags), the first and last size
-// of a sweep or a debug launch: at least one element, min ≤ max.
+// SizeRange reads --min and --max: at least one element, min ≤ max.
 func SizeRange(c *cli.Context) (min, max int64, err error) {
 	min, max = SizeOf(c, "min"), SizeOf(c, "max")
 	if err := CheckElementSize("min", min); err != nil {
@@ -118,210 +123,151 @@ func SizeRange(c *cli.Context) (min, max int64, err error) {
 	return min, max, nil
 }
 
-// bandValue is --band: message sizes, inclusive.
-type bandValue struct {
-	refusal
-	text string
-	band nccl.Band
-}
-
-func (v *bandValue) String() string { return v.text }
-
-func (v *bandValue) Set(s string) error {
-	b, err := nccl.ParseBand(s)
-	if err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--band: %w", err)))
-	}
-	v.text, v.band = s, b
-	return nil
-}
-
-// Band is --band.
+// Band is --band: message sizes, inclusive.
 func Band(usage string) *cli.GenericFlag {
-	return &cli.GenericFlag{Name: "band", Value: &bandValue{}, Usage: usage}
+	return &cli.GenericFlag{Name: "band", Value: &parsed[nccl.Band]{flag: "band", parse: nccl.ParseBand}, Usage: usage}
 }
 
 // BandOf is --band as parsed, and whether it was given.
 func BandOf(c *cli.Context) (nccl.Band, bool) {
-	v := c.Generic("band").(*bandValue)
-	return v.band, v.text != ""
+	v := c.Generic("band").(*parsed[nccl.Band])
+	return v.value, v.text != ""
 }
 
-// guardValue is search's --guard: sizes of at least one element, or
-// "none" for none.
-type guardValue struct {
-	refusal
-	given []string
-	sizes []int64
-}
-
-func (v *guardValue) String() string  { return strings.Join(v.given, ",") }
-func (v *guardValue) items() []string { return v.given }
-
-func (v *guardValue) Set(s string) error {
-	s = strings.TrimSpace(s)
-	v.given = append(v.given, s)
-	if strings.EqualFold(s, "none") {
-		return nil
-	}
-	size, err := nccl.ParseSize(s)
-	if err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--guard: %w", err)))
-	}
-	if err := CheckElementSize("guard", size); err != nil {
-		return v.fail(err)
-	}
-	if err := nccl.CheckPowerOfTwo(size); err != nil {
-		return v.fail(vocab.UsageErrorf("--guard %s: %w", s, err))
-	}
-	v.sizes = append(v.sizes, size)
-	return nil
-}
-
-// Guard is search's --guard.
+// Guard is search's --guard: sizes of at least one element, or "none"
+// for none (read as 0).
 func Guard(usage string) *List {
-	return &List{cli.GenericFlag{Name: "guard", Value: &guardValue{}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "guard", Usage: usage, Value: &listOf[int64]{parse: func(s string, _ []int64) (int64, error) {
+		if strings.EqualFold(s, "none") {
+			return 0, nil
+		}
+		size, err := nccl.ParseSize(s)
+		if err != nil {
+			return 0, vocab.UsageError(fmt.Errorf("--guard: %w", err))
+		}
+		if err := CheckElementSize("guard", size); err != nil {
+			return 0, err
+		}
+		if err := nccl.CheckPowerOfTwo(size); err != nil {
+			return 0, vocab.UsageErrorf("--guard %s: %w", s, err)
+		}
+		return size, nil
+	}}}}
 }
 
 // GuardOf is --guard's sizes (none for "none"), and whether it was given.
 func GuardOf(c *cli.Context) ([]int64, bool) {
-	v := c.Generic("guard").(*guardValue)
-	return v.sizes, len(v.given) > 0
-}
-
-// partsValue is a workload flag: one part per item, read by parse, each
-// band's smallest size at least one element.
-type partsValue struct {
-	refusal
-	flag  string
-	parse func(string) (nccl.Part, error)
-	given []string
-	parts nccl.Workload
-}
-
-func (v *partsValue) String() string  { return strings.Join(v.given, ",") }
-func (v *partsValue) items() []string { return v.given }
-
-func (v *partsValue) Set(s string) error {
-	s = strings.TrimSpace(s)
-	p, err := v.parse(s)
-	if err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--%s: %w", v.flag, err)))
+	v := c.Generic("guard").(*listOf[int64])
+	var sizes []int64
+	for _, n := range v.vals {
+		if n > 0 {
+			sizes = append(sizes, n)
+		}
 	}
-	if err := CheckElementSize(v.flag, p.Band.Min); err != nil {
+	return sizes, len(v.given) > 0
+}
+
+// listOf is a list flag's value: each item trimmed and read by parse,
+// which sees the values before it.
+type listOf[T any] struct {
+	listed
+	parse func(item string, prev []T) (T, error)
+	vals  []T
+}
+
+func (v *listOf[T]) Set(s string) error {
+	s = strings.TrimSpace(s)
+	x, err := v.parse(s, v.vals)
+	if err != nil {
 		return v.fail(err)
 	}
-	v.given = append(v.given, s)
-	v.parts = append(v.parts, p)
+	v.given, v.vals = append(v.given, s), append(v.vals, x)
 	return nil
+}
+
+// parts is a workload flag's value: one part per item, read by parse,
+// each band's smallest size at least one element.
+func parts(flag string, parse func(string) (nccl.Part, error)) *listOf[nccl.Part] {
+	return &listOf[nccl.Part]{parse: func(s string, _ []nccl.Part) (nccl.Part, error) {
+		p, err := parse(s)
+		if err != nil {
+			return p, vocab.UsageError(fmt.Errorf("--%s: %w", flag, err))
+		}
+		return p, CheckElementSize(flag, p.Band.Min)
+	}}
 }
 
 // Parts is search's --part OP:BAND[:WEIGHT] (nccl.ParsePart).
 func Parts(usage string) *List {
-	return &List{cli.GenericFlag{Name: "part", Value: &partsValue{flag: "part", parse: nccl.ParsePart}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "part", Value: parts("part", nccl.ParsePart), Usage: usage}}
 }
 
 // PartsOf is --part's workload, in the order given (nil when not given).
 func PartsOf(c *cli.Context) nccl.Workload {
-	return c.Generic("part").(*partsValue).parts
+	return c.Generic("part").(*listOf[nccl.Part]).vals
 }
 
 // Calls is search's --calls OP:BYTES:CALLS (nccl.ParseCall), one call of
 // the timed workload per item (the config file's calls: list).
 func Calls(usage string) *List {
-	return &List{cli.GenericFlag{Name: "calls", Value: &partsValue{flag: "calls", parse: nccl.ParseCall}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "calls", Value: parts("calls", nccl.ParseCall), Usage: usage}}
 }
 
 // CallsOf is --calls' timed workload, calls of one op on one power of two
 // merged (nccl.MergeCalls); nil when not given.
 func CallsOf(c *cli.Context) nccl.Workload {
-	v := c.Generic("calls").(*partsValue)
-	if len(v.parts) == 0 {
+	v := c.Generic("calls").(*listOf[nccl.Part])
+	if len(v.vals) == 0 {
 		return nil
 	}
-	return nccl.MergeCalls(v.parts)
+	return nccl.MergeCalls(v.vals)
 }
 
-// choseValue is search's --chose: what the process's own NCCL chose per
-// (op, size) it calls (nccl.ParseLoggedChoice).
-type choseValue struct {
-	refusal
-	given  []string
-	choice []nccl.LoggedChoice
-}
-
-func (v *choseValue) String() string  { return strings.Join(v.given, ",") }
-func (v *choseValue) items() []string { return v.given }
-
-func (v *choseValue) Set(s string) error {
-	s = strings.TrimSpace(s)
-	ch, err := nccl.ParseLoggedChoice(s)
-	if err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--chose: %w", err)))
-	}
-	for _, c := range v.choice {
-		if c.Op == ch.Op && c.Bytes == ch.Bytes {
-			return v.fail(vocab.UsageErrorf("--chose %s: %s at %d bytes is given twice; give one choice per op and size", s, ch.Op, ch.Bytes))
-		}
-	}
-	v.given = append(v.given, s)
-	v.choice = append(v.choice, ch)
-	return nil
-}
-
-// Chose is search's --chose OP:BYTES:ALGO:PROTO (the config's chose:).
+// Chose is search's --chose OP:BYTES:ALGO:PROTO (the config's chose:):
+// what the process's own NCCL chose, once per (op, size) it calls.
 func Chose(usage string) *List {
-	return &List{cli.GenericFlag{Name: "chose", Value: &choseValue{}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "chose", Usage: usage, Value: &listOf[nccl.LoggedChoice]{
+		parse: func(s string, prev []nccl.LoggedChoice) (nccl.LoggedChoice, error) {
+			ch, err := nccl.ParseLoggedChoice(s)
+			if err != nil {
+				return ch, vocab.UsageError(fmt.Errorf("--chose: %w", err))
+			}
+			if slices.ContainsFunc(prev, func(c nccl.LoggedChoice) bool { return c.Op == ch.Op && c.Bytes == ch.Bytes }) {
+				return ch, vocab.UsageErrorf("--chose %s: %s at %d bytes is given twice; give one choice per op and size", s, ch.Op, ch.Bytes)
+			}
+			return ch, nil
+		}}}}
 }
 
 // ChoseOf is --chose's choices, in the order given (nil when not given).
 func ChoseOf(c *cli.Context) []nccl.LoggedChoice {
-	return c.Generic("chose").(*choseValue).choice
+	return c.Generic("chose").(*listOf[nccl.LoggedChoice]).vals
 }
 
-// thresholdsValue is gate's --at SIZE:GBPS, one threshold per size, each
-// checked as fabric.ParseThresholds checks it (which then also refuses
-// none).
-type thresholdsValue struct {
-	refusal
-	given []string
-}
-
-func (v *thresholdsValue) String() string  { return strings.Join(v.given, ",") }
-func (v *thresholdsValue) items() []string { return v.given }
-
-func (v *thresholdsValue) Set(s string) error {
-	s = strings.TrimSpace(s)
-	if _, err := fabric.ParseThresholds(append(append([]string{}, v.given...), s)); err != nil {
-		return v.fail(vocab.UsageError(fmt.Errorf("--at: %w", err)))
-	}
-	v.given = append(v.given, s)
-	return nil
-}
-
-// Thresholds is gate's --at.
+// Thresholds is gate's --at SIZE:GBPS, each item checked with the ones
+// before it as fabric.ParseThresholds checks them.
 func Thresholds(usage string) *List {
-	return &List{cli.GenericFlag{Name: "at", Value: &thresholdsValue{}, Usage: usage}}
+	return &List{cli.GenericFlag{Name: "at", Usage: usage, Value: &listOf[string]{parse: func(s string, prev []string) (string, error) {
+		if _, err := fabric.ParseThresholds(append(slices.Clone(prev), s)); err != nil {
+			return s, vocab.UsageError(fmt.Errorf("--at: %w", err))
+		}
+		return s, nil
+	}}}}
 }
 
 // KV is a repeatable K=V flag's value (--env, --base-env, --label…): each
 // item is trimmed (unless KeepSpace: values passed verbatim), refused if
 // its key was given before, and checked by Check.
 type KV struct {
-	refusal
+	listed
 	Flag      string
 	KeepSpace bool
 	// Check refuses a bad item with the flag's own message.
 	Check func(item string) error
-	// Repeated is the message for a key given twice; nil: "K is given
-	// twice to --FLAG (…); give it once".
+	// Repeated is the message for a key given twice (nil: the default's).
 	Repeated func(key, prev, item string) error
-	given    []string
 	seen     map[string]string
 }
-
-func (v *KV) String() string  { return strings.Join(v.given, ",") }
-func (v *KV) items() []string { return v.given }
 
 func (v *KV) Set(s string) error {
 	if !v.KeepSpace {
@@ -375,10 +321,8 @@ func EnvItem(flag string) func(string) error {
 	}
 }
 
-// RecordedEnvItem checks one K=V item of a flag that records the env
-// runs were made with (import's --env): any environment variable may be
-// recorded (a run may have set NCCL_IB_HCA), and NCCL knobs must hold
-// valid values.
+// RecordedEnvItem checks one K=V item of import's --env: any environment
+// variable, NCCL knobs with valid values.
 func RecordedEnvItem(flag string) func(string) error {
 	return func(item string) error {
 		k, v, err := nccl.ParseKeyValue(item)

@@ -39,15 +39,14 @@ func Check(t testing.TB, path string, got []byte) {
 // FirstDiff describes the first line where want and got differ.
 func FirstDiff(want, got string) string {
 	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
+	line := func(l []string, i int) string {
+		if i < len(l) {
+			return l[i]
 		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
+		return ""
+	}
+	for i := range max(len(wl), len(gl)) {
+		if w, g := line(wl, i), line(gl, i); w != g {
 			return fmt.Sprintf("first difference at line %d:\n want: %q\n  got: %q", i+1, w, g)
 		}
 	}

@@ -1,9 +1,6 @@
-// Package input reads the files a user hands nccltune (saved nccl-tests
-// output, NCCL logs, simulator profiles) with a cap on their size, from
-// anything that can be read (a FIFO, /dev/stdin, a process substitution)
-// and so that Ctrl-C ends a read that would otherwise wait forever.
-// ReadSaved (and Inputs.Read, for other kinds of file) adds the commands'
-// errors: what the user can fix is vocab.ErrUsage.
+// Package input reads the files a user hands nccltune with a cap on their
+// size, from anything that can be read (a FIFO, /dev/stdin), so that
+// Ctrl-C ends a read that would otherwise wait forever.
 package input
 
 import (
@@ -18,9 +15,8 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// MaxBytes is the largest input nccltune reads: saved nccl-tests output
-// with NCCL_DEBUG=INFO of a large job is a few megabytes, and parsing
-// 64 MiB takes about two seconds.
+// MaxBytes is the largest input nccltune reads (parsing 64 MiB takes
+// about two seconds).
 const MaxBytes = 64 << 20
 
 // TooLargeError is an input over the cap.
@@ -36,69 +32,40 @@ func (e *TooLargeError) Error() string {
 // ErrNotFile is an input that is a directory.
 var ErrNotFile = errors.New("not a file")
 
-// ReadFile reads name ("-" is stdin) up to limit bytes. A regular file
-// over the limit is refused before reading; anything else (a FIFO, a
-// character device such as /dev/zero) is read up to the limit and refused
-// past it. The read stops when ctx is cancelled. The file is an input of
-// this process from now on: --out may not name it (outfile.Keep).
+// ReadFile reads name ("-" is stdin) up to limit bytes; past it, a
+// *TooLargeError. It returns ctx's error as soon as ctx is cancelled (the
+// read itself may go on in the background until the file yields). --out
+// may not name the file from now on.
 func ReadFile(ctx context.Context, name string, stdin io.Reader, limit int64) ([]byte, error) {
 	outfile.Keep(name)
+	open := func() (io.ReadCloser, error) { return os.Open(name) }
 	if name == "-" {
 		if stdin == nil {
 			stdin = os.Stdin
 		}
-		return ReadAll(ctx, stdin, "standard input", limit)
-	}
-	info, err := os.Stat(name)
-	if err != nil {
+		open, name = func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }, "standard input"
+	} else if info, err := os.Stat(name); err != nil {
 		return nil, err
-	}
-	switch {
-	case info.IsDir():
+	} else if info.IsDir() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrNotFile}
-	case info.Mode().IsRegular() && info.Size() > limit:
+	} else if info.Mode().IsRegular() && info.Size() > limit {
 		return nil, &TooLargeError{Name: name, Limit: limit}
 	}
-	type opened struct {
-		f   *os.File
-		err error
-	}
-	// Opening a FIFO waits for a writer: in a goroutine, so that Ctrl-C
-	// still ends the command.
-	ch := make(chan opened, 1)
-	go func() {
-		f, err := os.Open(name)
-		ch <- opened{f, err}
-	}()
-	var o opened
-	select {
-	case o = <-ch:
-	case <-ctx.Done():
-		go func() {
-			if o := <-ch; o.f != nil {
-				o.f.Close()
-			}
-		}()
-		return nil, ctx.Err()
-	}
-	if o.err != nil {
-		return nil, o.err
-	}
-	defer o.f.Close()
-	return ReadAll(ctx, o.f, name, limit)
-}
-
-// ReadAll reads r up to limit bytes; past it, a *TooLargeError. It
-// returns ctx's error as soon as ctx is cancelled (the read itself may go
-// on in the background until r yields).
-func ReadAll(ctx context.Context, r io.Reader, name string, limit int64) ([]byte, error) {
 	type result struct {
 		data []byte
 		err  error
 	}
+	// Opening a FIFO waits for a writer, and reading it for data: in a
+	// goroutine, so that Ctrl-C still ends the command.
 	ch := make(chan result, 1)
 	go func() {
-		data, err := io.ReadAll(&ctxReader{ctx: ctx, r: io.LimitReader(r, limit+1)})
+		f, err := open()
+		if err != nil {
+			ch <- result{nil, err}
+			return
+		}
+		defer f.Close()
+		data, err := io.ReadAll(&ctxReader{ctx: ctx, r: io.LimitReader(f, limit+1)})
 		ch <- result{data, err}
 	}()
 	select {
@@ -128,17 +95,14 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// ReadSaved reads a file of saved nccl-tests output for parse, or
-// standard input for "-", up to MaxBytes, with errors that say what to
-// give instead: a missing file, a directory or one over the cap is a
-// usage error (vocab.ErrUsage), and Ctrl-C is vocab.ErrInterrupted.
+// ReadSaved reads a file of saved nccl-tests output ("-": stdin) up to
+// MaxBytes, with errors that say what to give instead.
 func ReadSaved(ctx context.Context, name string, stdin io.Reader) ([]byte, error) {
 	return readNamed(ctx, name, stdin, "saved nccl-tests output", MaxBytes)
 }
 
 // readNamed is ReadSaved for a file of another kind, what naming it in
-// the errors ("an NCCL log"), up to limit bytes (Inputs: what is left of
-// a run's budget).
+// the errors, up to limit bytes.
 func readNamed(ctx context.Context, name string, stdin io.Reader, what string, limit int64) ([]byte, error) {
 	data, err := ReadFile(ctx, name, stdin, limit)
 	var tooLarge *TooLargeError

@@ -10,15 +10,12 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// RunBytes is the most one command reads over all its inputs together
-// (Inputs): MaxBytes bounds one file, but a directory of 3,000 ordinary
-// logs (348 MB) held 2.8 GB. Four files at the cap, about eight seconds
-// of parsing.
+// RunBytes is the most one command reads over all its inputs together: a
+// directory of 3,000 ordinary logs held 2.8 GB.
 const RunBytes = 4 * MaxBytes
 
 // Inputs reads the files one command is given: each file once, all of
-// them within one read budget. It is the one home of both rules; a
-// command makes one per run and reads every input through it.
+// them within one read budget.
 type Inputs struct {
 	budget, left int64
 	files        int
@@ -39,13 +36,11 @@ func NewInputs(budget int64) *Inputs {
 	return &Inputs{budget: budget, left: budget}
 }
 
-// DuplicateError is an input that is a file already read by this run:
-// the same path twice, a directory and a file in it, two paths or a
-// symbolic link reaching one file (os.SameFile). It is not read again.
+// DuplicateError is an input that is a file already read by this run
+// (os.SameFile). It is not read again.
 type DuplicateError struct {
 	Name string
-	// Same is the input it repeats.
-	Same string
+	Same string // the input it repeats
 }
 
 func (e *DuplicateError) Error() string {
@@ -56,8 +51,7 @@ func (e *DuplicateError) Error() string {
 type BudgetError struct {
 	Name   string
 	Budget int64
-	// Files are the inputs read before it.
-	Files int
+	Files  int // the inputs read before it
 }
 
 func (e *BudgetError) Error() string {
@@ -70,10 +64,8 @@ func (e *BudgetError) Error() string {
 }
 
 // Read reads name ("-" is stdin) as ReadSaved does, with what naming the
-// kind of file in its errors, and within what is left of the budget. A
-// file this run already read is a *DuplicateError (nothing read), stdin
-// named twice a usage error (it can be read once), and an input past the
-// budget a *BudgetError marked vocab.ErrUsage.
+// kind of file in its errors, within what is left of the budget. A file
+// this run already read is a *DuplicateError (nothing read).
 func (in *Inputs) Read(ctx context.Context, name string, stdin io.Reader, what string) ([]byte, error) {
 	var info os.FileInfo
 	if name == "-" {

@@ -24,15 +24,10 @@ func (e *NotRegularError) Error() string {
 // Is makes a NotRegularError a usage error (exit 2): the user named it.
 func (e *NotRegularError) Is(target error) bool { return target == vocab.ErrUsage }
 
-// Regular is the one check for a file nccltune runs (--bench, --mpirun,
-// --prefix/--wrapper, the torch script), hands to a process that opens
-// it (--tuner-plugin, --sim FILE.json, a replay) or loads (--config,
-// --base-env-file): it must be a regular file, links followed. A FIFO
-// there made every launch wait until its timeout (NCCL's dlopen of a
-// --tuner-plugin FIFO never returns). A missing file is os.Stat's error,
-// for the caller to word; anything else is a *NotRegularError naming
-// what the file is. Inputs that are read once (parse, import, workload,
-// doctor --log) may still be FIFOs: they go through ReadFile only.
+// Regular is the one check for a file nccltune runs, hands to a process
+// or loads: it must be a regular file, links followed (a FIFO there made
+// every launch wait until its timeout). A missing file is os.Stat's
+// error; anything else is a *NotRegularError.
 func Regular(path string) (fs.FileInfo, error) {
 	info, err := os.Stat(path)
 	if err != nil {
@@ -44,8 +39,7 @@ func Regular(path string) (fs.FileInfo, error) {
 	return info, nil
 }
 
-// Describe names a file's type as a message says it: "a FIFO", "a
-// directory", "a character device", …
+// Describe names a file's type as a message says it: "a FIFO", …
 func Describe(mode fs.FileMode) string {
 	switch {
 	case mode.IsRegular():
@@ -66,8 +60,7 @@ func Describe(mode fs.FileMode) string {
 	return "a " + strings.TrimPrefix(fmt.Sprint(mode.Type()), "-")
 }
 
-// Load reads a file nccltune loads (a config, an env file, a profile, a
-// replay) up to limit bytes: Regular, then ReadFile.
+// Load reads a file nccltune loads up to limit bytes: Regular, then ReadFile.
 func Load(ctx context.Context, path string, limit int64) ([]byte, error) {
 	if _, err := Regular(path); err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 // Package invocation is how the user runs nccltune, for the commands its
-// hints print: "nccltune" for a binary they installed or built, and
-// "go run ./cmd/nccltune" for one that go run built into Go's build cache
-// (the README's first command), where "nccltune …" is not on PATH yet.
+// hints print: "nccltune", or "go run ./cmd/nccltune" for a binary go run
+// built.
 package invocation
 
 import (
@@ -23,9 +22,7 @@ var (
 	command string
 )
 
-// Command is the command line that runs this nccltune again, for hints:
-// "nccltune", or "go run ./cmd/nccltune" (the package's path when the
-// working directory is not the module's root).
+// Command is the command line that runs this nccltune again, for hints.
 func Command() string {
 	once.Do(func() {
 		exe, _ := os.Executable()
@@ -47,9 +44,8 @@ func commandFor(exe, wd string, cacheDirs []string) string {
 	return "go run " + ModulePackage
 }
 
-// BuiltByGoRun reports whether exe lies where go run leaves the binaries
-// it builds (prefixes): a go-build directory under the temporary
-// directory, or Go's build cache (Go 1.24 and later cache them there).
+// BuiltByGoRun reports whether exe lies under one of cacheDirs, where go
+// run leaves the binaries it builds.
 func BuiltByGoRun(exe string, cacheDirs []string) bool {
 	if exe == "" || strings.HasSuffix(exe, ".test") {
 		return false // go test's binaries are no user's nccltune
@@ -63,8 +59,7 @@ func BuiltByGoRun(exe string, cacheDirs []string) bool {
 }
 
 // buildCacheDirs are the path prefixes of what go run builds: the build
-// cache ($GOCACHE, else go-build under the user's cache directory) and
-// $TMPDIR/go-build….
+// cache and $TMPDIR/go-build….
 func buildCacheDirs() []string {
 	sep := string(filepath.Separator)
 	var dirs []string
@@ -77,9 +72,8 @@ func buildCacheDirs() []string {
 	return append(dirs, filepath.Join(os.TempDir(), "go-build"))
 }
 
-// Line is the command that runs nccltune with args (words already as a
-// shell needs them) on the database db: "--db FILE" is added unless db is
-// the default one, so the hint works where it is printed.
+// Line is the command that runs nccltune with args (shell words) on the
+// database db: "--db FILE" is added unless db is the default one.
 func Line(db string, args ...string) string {
 	line := Command() + " " + strings.Join(args, " ")
 	if def, err := store.DefaultPath(); db != "" && (err != nil || def != db) {

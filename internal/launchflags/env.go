@@ -2,6 +2,7 @@ package launchflags
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -21,10 +22,8 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// ReadBaseEnv merges --base-env-file (first) and --base-env items (each
-// checked as it was set): an item on the command line replaces the file's
-// value, as flags replace a --config file's. The warnings are the file's
-// lines that a shell would read otherwise (readEnvFile).
+// ReadBaseEnv merges --base-env-file (first) and --base-env items: an
+// item on the command line replaces the file's value.
 func ReadBaseEnv(items []string, file string) (map[string]string, []fabric.Warning, error) {
 	env := map[string]string{}
 	var warnings []fabric.Warning
@@ -44,13 +43,11 @@ func ReadBaseEnv(items []string, file string) (map[string]string, []fabric.Warni
 		}
 		env[k] = v
 	}
-	// In order, so errors come out the same way every run.
-	for _, k := range slices.Sorted(maps.Keys(env)) {
+	for _, k := range slices.Sorted(maps.Keys(env)) { // errors in a stable order
 		if err := nccl.CheckEnvName(k); err != nil {
 			return nil, nil, fmt.Errorf("--base-env: %w", err)
 		}
 	}
-	// Each value, then the rules between knobs (MIN ≤ MAX…).
 	if err := nccl.KnobsOf(env).Validate(); err != nil {
 		return nil, nil, fmt.Errorf("--base-env: %w", err)
 	}
@@ -66,18 +63,11 @@ const maxEnvLine = 64 << 10
 const CodeEnvFile = "env-file"
 
 // readEnvFile reads flag's env file exactly as docker's --env-file does,
-// so that one file means one thing to nccltune and to the container it
-// tunes: a UTF-8 byte order mark is dropped, each line's leading
-// whitespace is trimmed, blank lines and lines starting with # are
-// skipped, VAR=VAL is taken literally (no quotes stripped, no inline
-// comment cut: both are part of the value, and so is trailing
-// whitespace), and a bare VAR takes its value from this environment (left
-// out when it is unset). Where a shell would read a line otherwise
-// (quotes, an inline "# comment", "export "), the docker meaning is kept
-// and a warning says so. Each key once, no line over 64 KiB, no NUL byte,
-// valid UTF-8: anything else is refused with the line's number before
-// anything runs. "export VAR=VAL", which docker refuses, is read as
-// VAR=VAL, with a warning.
+// so that one file means one thing to nccltune and to the container:
+// VAR=VAL is taken literally, a bare VAR takes its value from this
+// environment. Where a shell would read a line otherwise (quotes, an
+// inline "# comment", "export "), the docker meaning is kept and a warning
+// says so.
 func readEnvFile(flag, file string) (map[string]string, []fabric.Warning, error) {
 	data, err := input.Load(context.Background(), file, input.MaxBytes)
 	if err != nil {
@@ -109,8 +99,6 @@ func readEnvFile(flag, file string) (map[string]string, []fabric.Warning, error)
 		}
 		k, v, hasValue := strings.Cut(line, "=")
 		if !hasValue {
-			// A bare name: its value in this environment, as docker
-			// passes it; unset, it is left out.
 			if _, _, err := nccl.ParseKeyValue(k + "="); err != nil || strings.ContainsAny(k, " \t") {
 				return nil, nil, fmt.Errorf("%s: %q is neither VAR=VALUE nor a variable name", at, line)
 			}
@@ -136,8 +124,7 @@ func readEnvFile(flag, file string) (map[string]string, []fabric.Warning, error)
 }
 
 // envValueWarnings says where a shell would read an env file's value
-// otherwise than docker's --env-file, whose meaning nccltune keeps: the
-// value is everything after the first =.
+// otherwise than docker's --env-file.
 func envValueWarnings(at, k, v string) []fabric.Warning {
 	var out []fabric.Warning
 	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
@@ -153,17 +140,15 @@ func envValueWarnings(at, k, v string) []fabric.Warning {
 	return out
 }
 
-// PrintWarnings writes warnings about what the user gave (an env file's
-// lines) to w, one "warning:" line each with its fix.
+// PrintWarnings writes warnings to w, one "warning:" line each with its fix.
 func PrintWarnings(w io.Writer, warnings []fabric.Warning) {
 	for _, wa := range warnings {
 		fmt.Fprintf(w, "warning: %s — %s\n", wa.Message, wa.Fix)
 	}
 }
 
-// checkEnvValue refuses what no environment can carry: a NUL byte ends
-// the string execve passes, so the launch would fail after the study was
-// stored.
+// checkEnvValue refuses a NUL byte: it ends the string execve passes, so
+// the launch would fail after the study was stored.
 func checkEnvValue(k, v string) error {
 	if strings.ContainsRune(v, 0) {
 		return fmt.Errorf("%s: the value holds a NUL byte, which no environment variable can carry", k)
@@ -199,10 +184,7 @@ func BaselineFlags() []cli.Flag {
 		&flagvalue.List{GenericFlag: cli.GenericFlag{Name: "baseline-env",
 			Usage: "your current setting `K=V` of a tunable NCCL knob (NCCL_PROTO=^LL128), repeatable: the study compares with these settings instead of NCCL's defaults, starts its search from them, and recommends a change to them",
 			Value: &flagvalue.KV{Flag: "baseline-env", KeepSpace: true, Check: func(it string) error {
-				if err := baselineKnob(it); err != nil {
-					return err
-				}
-				return flagvalue.KnobItem("baseline-env")(it)
+				return cmp.Or(baselineKnob(it), flagvalue.KnobItem("baseline-env")(it))
 			}}}},
 		&cli.StringFlag{Name: "baseline-env-file",
 			Usage: "`FILE` of K=V lines read before --baseline-env, as docker's --env-file reads it, e.g. the env file a serving lane deploys"},
@@ -210,10 +192,8 @@ func BaselineFlags() []cli.Flag {
 }
 
 // ReadBaseline reads --baseline-env-file and --baseline-env into a
-// config of tunable knobs; a knob the base env fixes cannot also be a
-// baseline (the base env is held constant, the baseline is searched from).
+// config of tunable knobs none of which the base env fixes.
 func ReadBaseline(c *cli.Context, base map[string]string) (nccl.Config, error) {
-	items := flagvalue.Items(c, "baseline-env")
 	var all []string
 	if file := c.String("baseline-env-file"); file != "" {
 		env, warnings, err := readEnvFile("--baseline-env-file", file)
@@ -225,7 +205,7 @@ func ReadBaseline(c *cli.Context, base map[string]string) (nccl.Config, error) {
 			all = append(all, k+"="+env[k])
 		}
 	}
-	all = append(all, items...)
+	all = append(all, flagvalue.Items(c, "baseline-env")...)
 	for _, it := range all {
 		if err := baselineKnob(it); err != nil {
 			return nil, err

@@ -20,10 +20,7 @@ import (
 )
 
 // SimExecutable finds the program --sim starts as the simulated fabric:
-// nccltune's own executable, which runs the simulator when started with
-// sim.ChildArg (sim.RunIfChild). cmd/nccltune's TestMain points it at a
-// small program that runs only the simulator: thousands of simulated
-// launches, each a third of the start-up cost of the whole test binary.
+// nccltune's own executable (tests point it at a smaller program).
 var SimExecutable = os.Executable
 
 // Category groups the launch flags in each command's --help.
@@ -78,8 +75,7 @@ func Flags() []cli.Flag {
 	}
 }
 
-// Read turns the launch flags into how a study launches (the config,
-// sizes and per-launch simulator seed are the caller's to fill in).
+// Read turns the launch flags into how a study launches.
 func Read(c *cli.Context) (studyrun.LaunchSettings, error) {
 	s := runner.Spec{
 		Launcher:  c.String("launcher"),
@@ -151,9 +147,6 @@ func Read(c *cli.Context) (studyrun.LaunchSettings, error) {
 		if profile, err = resolveSimArg(profile); err != nil {
 			return studyrun.LaunchSettings{}, err
 		}
-		if err := checkSimProfile(profile); err != nil {
-			return studyrun.LaunchSettings{}, err
-		}
 		s.Sim = &runner.SimSpec{Executable: exe, Profile: profile, Noise: noise, Seed: l.Seed}
 		l.Simulated = true
 	} else if c.IsSet("noise") {
@@ -166,9 +159,12 @@ func Read(c *cli.Context) (studyrun.LaunchSettings, error) {
 	return l, nil
 }
 
-// ReadOp reads --op: the collective to measure (a usage error naming the
-// nearest op on a typo).
+// ReadOp reads --op: the collective to measure ("" where --op has no
+// default and is not given).
 func ReadOp(c *cli.Context) (nccl.Op, error) {
+	if !c.IsSet("op") && c.String("op") == "" {
+		return "", nil
+	}
 	op, err := nccl.ParseOp(c.String("op"))
 	if err != nil {
 		return "", vocab.UsageErrorf("--op: %v", err)
@@ -176,10 +172,8 @@ func ReadOp(c *cli.Context) (nccl.Op, error) {
 	return op, nil
 }
 
-// CanLaunchOp says why l cannot launch op (nil when it can): the op's
-// *_perf binary is not beside the benchmark (runner.Preflight, for a
-// local launch; a remote one is found only when it runs), or the
-// simulated fabric is a replay, which recorded all-reduce launches only.
+// CanLaunchOp says why l cannot launch op (nil when it can): no *_perf
+// binary beside the benchmark, or a replay, which holds all-reduce only.
 func CanLaunchOp(l studyrun.LaunchSettings, op nccl.Op) error {
 	spec := l.Spec
 	spec.Op = op
@@ -190,32 +184,25 @@ func CanLaunchOp(l studyrun.LaunchSettings, op nccl.Op) error {
 }
 
 // resolveSimArg makes a --sim value that names a replay absolute (the
-// simulator process may run elsewhere) and checks that the replay loads,
-// so a bad recording is a usage error before any study starts.
+// simulator may run elsewhere) and checks that the replay or profile loads.
 func resolveSimArg(profile string) (string, error) {
 	if !sim.IsReplay(profile) {
-		return profile, nil
+		return profile, checkSimProfile(profile)
 	}
 	abs, err := filepath.Abs(sim.ReplayPath(profile))
 	if err != nil {
 		return "", vocab.UsageErrorf("--sim %s: %v", profile, err)
 	}
 	arg := sim.ReplayPrefix + abs
-	// A store is built into the replay its launches read (sim never
-	// opens a store).
 	if _, err := studyrun.LoadReplay(arg); err != nil {
 		return "", vocab.UsageErrorf("--sim %s: %v", profile, err)
 	}
 	return arg, nil
 }
 
-// checkSimProfile loads a --sim profile before anything is stored, so a
-// typo is a usage error naming the nearest built-in profile, not a failed
-// study (the simulated fabric loads it again in each launch).
+// checkSimProfile loads a --sim profile before anything is stored; a
+// typo names the nearest built-in profile.
 func checkSimProfile(profile string) error {
-	if sim.IsReplay(profile) {
-		return nil // resolveSimArg has loaded it
-	}
 	if _, err := sim.LoadProfile(profile); err != nil {
 		best, bestD := "", 3
 		for _, name := range sim.BuiltinProfiles() {

@@ -18,17 +18,11 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// A study's launches are comparable only when they ran the same way: a
-// study resumed (or verified) on another profile, noise, host list or
-// base env would mix measurements of two fabrics under one name. These
-// helpers compare the launch settings given now with a study's stored
-// ones, and write the stored ones back as flags.
-
-// Differences lists each stored launch setting that the settings
-// given now (now, base) change, as "--flag: study X, given Y". The seed
-// (a verify draws fresh noise; a resume reuses the study's) and the
-// per-launch timeout (it decides when to give up, not what is measured)
-// are not compared.
+// Differences lists each stored launch setting that the settings given
+// now (now, base) change, as "--flag: study X, given Y": a study resumed
+// or verified another way would mix two fabrics' measurements. The seed
+// (verify draws fresh noise) and the timeout (when to give up, not what is
+// measured) are not compared.
 func Differences(study *store.Study, now store.LaunchSettings, base map[string]string) []string {
 	was := study.Launch
 	var out []string
@@ -51,8 +45,7 @@ func Differences(study *store.Study, now store.LaunchSettings, base map[string]s
 	diff("--bench-arg", strings.Join(was.BenchArgs, " "), strings.Join(now.BenchArgs, " "))
 	diff("--instrument", instrumentName(was.Instrument), instrumentName(now.Instrument))
 	diff("--prefix/--wrapper", strings.Join(was.Prefix, " "), strings.Join(now.Prefix, " "))
-	// The simulated fabric ignores these; a study stored before they were
-	// recorded cannot be checked (unrecordedNote says so instead).
+	// The simulated fabric ignores these; CheckRelaunch notes old studies.
 	if was.SimProfile == "" && now.SimProfile == "" && was.Run != nil {
 		r, n := *was.Run, store.RunSettings{}
 		if now.Run != nil {
@@ -64,47 +57,23 @@ func Differences(study *store.Study, now store.LaunchSettings, base map[string]s
 		diff("--mpirun", r.MPIRun, n.MPIRun)
 		diff("--torch-script", r.TorchScript, n.TorchScript)
 	}
-	keys := map[string]bool{}
-	for k := range study.BaseEnv {
-		keys[k] = true
-	}
-	for k := range base {
-		keys[k] = true
+	keys := map[string]string{}
+	maps.Copy(keys, study.BaseEnv)
+	maps.Copy(keys, base)
+	quoted := func(v string, ok bool) string {
+		if !ok {
+			return "none"
+		}
+		return strconv.Quote(v)
 	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		s, sok := study.BaseEnv[k]
 		g, gok := base[k]
-		switch {
-		case sok && !gok:
-			out = append(out, fmt.Sprintf("--base-env %s: the study's %s, given none", k, strconv.Quote(s)))
-		case !sok && gok:
-			out = append(out, fmt.Sprintf("--base-env %s: the study's none, given %s", k, strconv.Quote(g)))
-		case s != g:
-			out = append(out, fmt.Sprintf("--base-env %s: the study's %s, given %s", k, strconv.Quote(s), strconv.Quote(g)))
+		if sok != gok || s != g {
+			out = append(out, fmt.Sprintf("--base-env %s: the study's %s, given %s", k, quoted(s, sok), quoted(g, gok)))
 		}
 	}
 	return out
-}
-
-// unrecordedNote is a note for a study on real hardware stored before
-// nccltune recorded --iters, --warmup, --mpi-flavor, --mpirun and
-// --torch-script: they cannot be compared, so the user is told to give
-// the ones the study ran with; "" when there is nothing to say.
-func unrecordedNote(study *store.Study) string {
-	if study.Launch.SimProfile != "" || study.Simulated || study.Launch.Run != nil {
-		return ""
-	}
-	return fmt.Sprintf("note: study %s was stored before nccltune recorded --iters, --warmup, --mpi-flavor, --mpirun and --torch-script, "+
-		"so they cannot be checked: give the ones it ran with", study.Name)
-}
-
-// differenceError refuses settings that differ from the study's. It is
-// one line, as every error is: the terminal shows a line break inside an
-// error escaped (cmd/nccltune's reportError), since one from a value
-// could otherwise forge a line of output.
-func differenceError(study *store.Study, action string, diffs []string) error {
-	return vocab.UsageErrorf("study %s ran with other launch settings; %s it with the same ones (%s): %s",
-		study.Name, action, strings.Join(Args(study), " "), strings.Join(diffs, "; "))
 }
 
 // Args writes a study's stored launch settings as the flags that
@@ -117,6 +86,11 @@ func Args(study *store.Study) []string {
 			args = append(args, flag, safetext.ShellArg(v))
 		}
 	}
+	opt := func(flag, v string) { // a setting left at its default is not written
+		if v != "" {
+			add(flag, v)
+		}
+	}
 	if op := study.Op(); op != nccl.AllReduce {
 		add("--op", string(op))
 	}
@@ -124,8 +98,8 @@ func Args(study *store.Study) []string {
 		add("--sim", ls.SimProfile)
 		add("--noise", formatFloat(ls.SimNoise))
 	} else {
-		if ls.Launcher != "" && ls.Launcher != "local" {
-			add("--launcher", ls.Launcher)
+		if ls.Launcher != "local" {
+			opt("--launcher", ls.Launcher)
 		}
 		if ls.NP > 0 {
 			add("--np", strconv.Itoa(ls.NP))
@@ -136,34 +110,22 @@ func Args(study *store.Study) []string {
 		for _, a := range ls.MPIArgs {
 			args = append(args, safetext.ShellArg("--mpi-arg="+a))
 		}
-		if ls.Bench != "" {
-			add("--bench", ls.Bench)
-		}
+		opt("--bench", ls.Bench)
 		for _, a := range ls.BenchArgs {
 			args = append(args, safetext.ShellArg("--bench-arg="+a))
 		}
-		if ls.Instrument != "" && instrumentName(ls.Instrument) != instrumentName("") {
+		if instrumentName(ls.Instrument) != instrumentName("") {
 			add("--instrument", ls.Instrument)
 		}
 		if len(ls.Prefix) > 0 {
 			add("--prefix", strings.Join(ls.Prefix, " "))
 		}
 		if r := ls.Run; r != nil {
-			if r.Iters > 0 {
-				add("--iters", strconv.Itoa(r.Iters))
-			}
-			if r.Warmup > 0 {
-				add("--warmup", strconv.Itoa(r.Warmup))
-			}
-			if r.MPIFlavor != "" {
-				add("--mpi-flavor", r.MPIFlavor)
-			}
-			if r.MPIRun != "" {
-				add("--mpirun", r.MPIRun)
-			}
-			if r.TorchScript != "" {
-				add("--torch-script", r.TorchScript)
-			}
+			opt("--iters", intOrBlank(r.Iters))
+			opt("--warmup", intOrBlank(r.Warmup))
+			opt("--mpi-flavor", r.MPIFlavor)
+			opt("--mpirun", r.MPIRun)
+			opt("--torch-script", r.TorchScript)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(study.BaseEnv)) {
@@ -174,27 +136,28 @@ func Args(study *store.Study) []string {
 
 func instrumentName(s string) string { return cmp.Or(s, benchfmt.InstrumentNCCLTests) }
 
-// ResumeCommand is the command that continues study: its launch
-// settings, as stored, and the database db when it is not the default
-// one, run the way this nccltune was (invocation.Line).
+// ResumeCommand is the command that continues study on the database db.
 func ResumeCommand(study *store.Study, db string) string {
 	return invocation.Line(db, append([]string{"search", "--resume", safetext.ShellArg(study.Name)}, Args(study)...)...)
 }
 
 // CheckRelaunch refuses to resume or verify study (action says which)
-// with launch settings other than its own (a usage error listing them and
-// the flags that reproduce the study's), and notes on stderr the settings
-// that a study stored before they were recorded cannot check.
+// with launch settings other than its own, and notes on stderr the
+// settings an old study cannot check.
 func CheckRelaunch(study *store.Study, action string, l studyrun.LaunchSettings, stderr io.Writer) error {
 	diffs := Differences(study, studyrun.StoredLaunchSettings(l.Spec, l.Seed), l.Spec.BaseEnv)
 	if was, now := study.Op(), l.Spec.Op.OrAllReduce(); was != now {
 		diffs = append([]string{fmt.Sprintf("--op: the study's %s, given %s", was, now)}, diffs...)
 	}
-	if len(diffs) > 0 {
-		return differenceError(study, action, diffs)
+	if len(diffs) > 0 { // one line, as every error is
+		return vocab.UsageErrorf("study %s ran with other launch settings; %s it with the same ones (%s): %s",
+			study.Name, action, strings.Join(Args(study), " "), strings.Join(diffs, "; "))
 	}
-	if note := unrecordedNote(study); note != "" {
-		fmt.Fprintln(stderr, note)
+	// A study on real hardware stored before nccltune recorded its run
+	// settings cannot have them checked.
+	if study.Launch.SimProfile == "" && !study.Simulated && study.Launch.Run == nil {
+		fmt.Fprintf(stderr, "note: study %s was stored before nccltune recorded --iters, --warmup, --mpi-flavor, --mpirun and --torch-script, "+
+			"so they cannot be checked: give the ones it ran with\n", study.Name)
 	}
 	return nil
 }
@@ -207,6 +170,5 @@ func intOrBlank(n int) string {
 	return strconv.Itoa(n)
 }
 
-// formatFloat is x in the fewest digits that read back as x (with an
-// exponent where that is shorter), for settings such as --noise.
+// formatFloat is x in the fewest digits that read back as x.
 func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -13,29 +13,23 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// The signs of the files a database is made of. They live here, beside
-// the guard that must recognise them in any process, and store writes its
-// files by them (store imports this package, not the other way round).
+// The signs of the files a database is made of, here beside the guard
+// that recognises them (store imports this package).
 const (
-	// BoltMagic starts every bbolt meta page, after its 16-byte page
-	// header: the sign of a database, nccltune's or another program's.
+	// BoltMagic starts every bbolt meta page, after its 16-byte header.
 	BoltMagic = 0xED0CDAED
 	// LockSuffix names a database's sidecar lock file: DB + LockSuffix.
 	LockSuffix = ".lock"
 	// LivenessBase is where the liveness bytes of a database start: a
-	// writer holds an open-file-description lock on byte LivenessBase +
-	// token for as long as it runs (store's holdLiveness). Far past any
-	// real file's size: byte-range locks may lie beyond a file's end.
-	LivenessBase = 1 << 40
-	// livenessSpan covers every token (a uint32).
-	livenessSpan = 1 << 32
-	// maxHolderRecord bounds a lock file's holder record (one JSON line).
-	maxHolderRecord = 4096
+	// writer holds an OFD lock on byte LivenessBase + token while it runs,
+	// past any real file's end (byte-range locks may lie beyond it).
+	LivenessBase    = 1 << 40
+	livenessSpan    = 1 << 32 // every token (a uint32)
+	maxHolderRecord = 4096    // a lock file's holder record (one JSON line)
 )
 
 // IsHolderRecord reports whether b is what a writer records in a
-// database's lock file while it writes: one JSON object with a pid
-// (fields a later nccltune may add are allowed).
+// database's lock file while it writes: one JSON object with a pid.
 func IsHolderRecord(b []byte) bool {
 	if len(b) > maxHolderRecord {
 		return false
@@ -48,8 +42,7 @@ func IsHolderRecord(b []byte) bool {
 }
 
 // ProtectedError is a --out target that holds data nccltune must never
-// replace, whichever process uses it: a database, a database's lock
-// file, or a file a running nccltune holds.
+// replace, whichever process uses it.
 type ProtectedError struct {
 	Path string
 	What string // "a bbolt database (…)", said after "Path is"
@@ -64,14 +57,11 @@ func (e *ProtectedError) Error() string {
 func (e *ProtectedError) Is(target error) bool { return target == vocab.ErrUsage }
 
 // checkNotProtected refuses to write over the regular file at path when
-// it is (a) a bbolt database, (b) a database's lock file, or (c) held by
-// a running nccltune (its liveness lock). Keep covers only the files this
-// process uses; this covers every other process's, by what the file is.
-// It reads a few bytes and never opens the file as a database. A file it
+// it is a bbolt database, a database's lock file, or held by a running
+// nccltune: every other process's files, by what the file is. A file it
 // cannot open for reading is left to the write to decide.
 func checkNotProtected(path string, size int64) error {
-	// O_NONBLOCK: should the name have become a FIFO since it was
-	// looked at, the open does not wait for a writer.
+	// O_NONBLOCK: should the name have become a FIFO, do not wait.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
@@ -94,9 +84,8 @@ func checkNotProtected(path string, size int64) error {
 }
 
 // isBolt reports whether either meta page of the file starts with
-// bbolt's magic: the first at offset 0, the second one page later (a
-// database whose first page was damaged is still one), for the page
-// sizes bbolt uses (4 KiB to 64 KiB). At most six 4-byte reads.
+// bbolt's magic (a database whose first page was damaged is still one),
+// for the page sizes bbolt uses (4 KiB to 64 KiB).
 func isBolt(f *os.File, size int64) bool {
 	magicAt := func(page int64) bool {
 		var b [4]byte
@@ -115,12 +104,10 @@ func isBolt(f *os.File, size int64) bool {
 }
 
 // lockFileOf returns the database whose lock file the file at path is,
-// judged by name and content together: DB.lock (by its real name, links
-// followed: store names the lock after the database's real path) holding
-// a writer's holder record, or empty (as between writes) beside a bbolt
-// file DB. A holder record in a file of several names is a lock reached
-// through a hard link under another name: a file of several names is
-// written in place, into the lock itself, so its content decides.
+// judged by name and content: DB.lock holding a holder record, or empty
+// beside a bbolt file DB. A holder record in a file of several names is a
+// lock reached through a hard link: such a file is written in place, into
+// the lock itself.
 func lockFileOf(f *os.File, path string, size int64) (string, bool) {
 	name := path
 	if real, err := filepath.EvalSymlinks(path); err == nil {
@@ -129,19 +116,20 @@ func lockFileOf(f *os.File, path string, size int64) (string, bool) {
 	if size > maxHolderRecord {
 		return "", false
 	}
+	holder := func() bool {
+		b := make([]byte, size)
+		n, _ := f.ReadAt(b, 0)
+		return IsHolderRecord(b[:n])
+	}
 	if !strings.HasSuffix(name, LockSuffix) {
 		if size == 0 || !manyNames(f) {
 			return "", false
 		}
-		b := make([]byte, size)
-		n, _ := f.ReadAt(b, 0)
-		return "", IsHolderRecord(b[:n]) // which database's, its name no longer says
+		return "", holder() // which database's, its name no longer says
 	}
 	db := strings.TrimSuffix(name, LockSuffix)
 	if size > 0 {
-		b := make([]byte, size)
-		n, _ := f.ReadAt(b, 0)
-		return db, IsHolderRecord(b[:n])
+		return db, holder()
 	}
 	info, err := os.Stat(db)
 	if err != nil || !info.Mode().IsRegular() {
@@ -155,8 +143,7 @@ func lockFileOf(f *os.File, path string, size int64) (string, bool) {
 	return db, isBolt(g, info.Size())
 }
 
-// manyNames reports whether the open file has more than one name (hard
-// links), as outfile.Write decides to write a file in place.
+// manyNames reports whether the open file has more than one name.
 func manyNames(f *os.File) bool {
 	info, err := f.Stat()
 	if err != nil {

@@ -1,13 +1,9 @@
 // Package outfile writes the file a command's --out names without
 // harming what is already there: a new or plain file is replaced
-// atomically (a reader never sees half of it), while links, shared files,
-// devices and FIFOs are written through and keep their nature. It is the
-// one file writer of nccltune's commands (export, plot, report, replay,
-// workload), so its two rules hold for all of them: it never writes a file
-// the process keeps open or locked (Keep: the database, its lock, an
-// input) nor any database, lock file or file another nccltune holds
-// (checkNotProtected), and it never cuts a file it writes in place
-// before the new content is known to fit.
+// atomically, while links, shared files, devices and FIFOs are written
+// through. It never writes a file this process uses (Keep) nor a database,
+// lock file or file another nccltune holds, and never cuts a file it
+// writes in place before the new content is known to fit.
 package outfile
 
 import (
@@ -30,11 +26,9 @@ var kept struct {
 	paths []string
 }
 
-// Keep marks files this process uses — its database and the database's
-// lock file (the store calls it on every open), the inputs it reads — so
-// that Write refuses them whatever name --out gives them: a symlink, a
-// hard link, a relative path. Identity is compared when writing, so a
-// file created after Keep (a new database) is covered too.
+// Keep marks files this process uses (its database and lock, its inputs)
+// so that Write refuses them whatever name --out gives them. Identity is
+// compared when writing, so a file created after Keep is covered too.
 func Keep(paths ...string) {
 	kept.Lock()
 	defer kept.Unlock()
@@ -60,7 +54,7 @@ func (e *KeptError) Error() string {
 func (e *KeptError) Is(target error) bool { return target == vocab.ErrUsage }
 
 // checkNotKept refuses a target that is (by device and inode) a file Keep
-// marked; info is the target as it exists (after symlinks).
+// marked.
 func checkNotKept(info fs.FileInfo) error {
 	kept.Lock()
 	defer kept.Unlock()
@@ -73,26 +67,17 @@ func checkNotKept(info fs.FileInfo) error {
 }
 
 // Write writes what write produces to path, which the user named with
-// --out. nccltune owns only the files it creates, so what already
-// exists at path keeps its nature:
+// --out; what already exists at path keeps its nature:
 //
-//   - "-" is stdout (an error where stdout is nil: the command cannot
-//     write there);
-//   - a path that does not exist, or a regular file with one link that the
-//     user owns, is replaced atomically (a temporary file beside it,
-//     renamed over it), keeping the old file's permission bits, so a
-//     reader never sees half a file;
-//   - a symlink, a regular file with several links or another owner is
-//     written in place, so the link and the target's mode and owner
-//     survive; the new content is made first and the space for it
-//     reserved before the old content is touched (see rewriteInPlace);
-//   - a character device (/dev/null, /dev/stdout's target) or a FIFO is
-//     written to, never replaced (a FIFO without a reader is refused
-//     rather than waited on);
+//   - "-" is stdout (an error where stdout is nil);
+//   - a new path, or a regular file with one link that the user owns, is
+//     replaced atomically, keeping its permission bits;
+//   - a symlink, a file with several links or another owner is written in
+//     place, the space for the new content reserved first;
+//   - a character device or a FIFO is written to (a FIFO without a reader
+//     is refused);
 //   - a directory, block device or socket is refused, and so is a file
-//     Keep marked, and a file that holds another process's data: a
-//     database, a database's lock file, a file a running nccltune holds
-//     (checkNotProtected).
+//     Keep marked or checkNotProtected refuses.
 func Write(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "-" {
 		if stdout == nil {
@@ -166,9 +151,7 @@ func writeReplacing(path string, perm fs.FileMode, write func(io.Writer) error) 
 		return err
 	}
 	tmp := f.Name()
-	// Removed however this ends; once renamed into place the name is gone
-	// and removing it does nothing.
-	defer RemoveAtExit(tmp)()
+	defer RemoveAtExit(tmp)() // once renamed, the name is gone
 	werr := write(f)
 	if werr == nil {
 		werr = f.Chmod(perm)
@@ -185,12 +168,9 @@ func writeReplacing(path string, perm fs.FileMode, write func(io.Writer) error) 
 	return werr
 }
 
-// rewriteInPlace replaces the content of the regular file at path (a
-// link, or a file of another owner: it cannot be renamed over) without
-// ever leaving it cut short: the new content is made in memory, the room
-// for it is reserved on the file's own disk, and only then is the old
-// content overwritten. If the room is not there the file is untouched;
-// if a write fails after all, the old content is put back.
+// rewriteInPlace replaces the content of the regular file at path without
+// ever leaving it cut short: room for the new content is reserved first,
+// and the old content is put back if a write fails.
 func rewriteInPlace(path string, write func(io.Writer) error) error {
 	var content bytes.Buffer
 	if err := write(&content); err != nil {
@@ -230,10 +210,8 @@ func overwrite(f *os.File, data []byte) error {
 	return f.Sync()
 }
 
-// reserve makes sure n bytes of f can be written: fallocate's
-// reservation where the file system has it (the file's size and content
-// do not change), else a probe file of n bytes written beside it on the
-// same disk and removed.
+// reserve makes sure n bytes of f can be written: fallocate where the
+// file system has it, else a probe file of n bytes written beside it.
 func reserve(f *os.File, path string, n int64) error {
 	if n == 0 {
 		return nil
@@ -274,10 +252,8 @@ func writeInPlace(path string, flag int, write func(io.Writer) error) error {
 	return werr
 }
 
-// WriteOut is Write for a command's --out FILE (no stdout: "-" is the
-// caller's to handle), with an error that names the path and the next
-// step: every command that writes a file (export, plot, report, replay
-// build) writes it here.
+// WriteOut is Write for a command's --out FILE (no stdout), with an
+// error that names the path and the next step.
 func WriteOut(path string, write func(io.Writer) error) error {
 	if err := Write(path, nil, write); err != nil {
 		var protected *ProtectedError
@@ -289,8 +265,7 @@ func WriteOut(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// UnwrapPath drops the *PathError's operation and path, which a message
-// that names the path already says.
+// UnwrapPath drops the *PathError's operation and path.
 func UnwrapPath(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {

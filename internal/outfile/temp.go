@@ -13,10 +13,8 @@ var temps struct {
 }
 
 // RemoveAtExit registers path, a temporary file or directory this
-// process made under a name of its own, and returns the function that
-// removes it (call it, deferred, where it is no longer needed). Should
-// the process end where no deferred call runs — a second Ctrl-C exits at
-// once — RemoveTemps removes it then: no exit path leaves it behind.
+// process made, and returns the function that removes it; RemoveTemps
+// removes it where no deferred call runs.
 func RemoveAtExit(path string) (remove func()) {
 	temps.Lock()
 	if temps.paths == nil {

@@ -23,33 +23,17 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// A study config file holds a command's flags, so that a lane's tuning
-// (band, budget, seed, space, launch flags, base env, baseline env…) is
-// one file under version control:
-//
-//	band: 512K-4M
-//	budget: 80
-//	space: [NCCL_NTHREADS, "NCCL_MAX_NCHANNELS=unset,2,4,8"]
-//	base-env:
-//	  NCCL_IB_HCA: "=rocep1s0f1"
-//
-// Each key is a flag's name without the dashes. A scalar is the flag's
-// value as it would be typed; a list repeats a repeatable flag; a map
-// (for the K=V flags) gives one K=V per entry. A flag given on the
-// command line wins over the file's key, whole: a repeatable flag on the
-// command line replaces the file's list rather than adding to it. A key
-// is a plain name and a value plain text: aliases and tags are refused. A
-// file that nccltune workload wrote (its first line generated-by:
-// nccltune workload) may hold calls (or part, written before issue 40)
-// and nothing else (checkGenerated).
+// Each key of a study config is a flag's name without the dashes. A
+// scalar is the flag's value as it would be typed; a list repeats a
+// repeatable flag; a map gives one K=V per entry. A flag on the command
+// line wins over the file's key, whole. Aliases and tags are refused.
 
 // configFlagName is the flag naming the file.
 const configFlagName = "config"
 
 // With adds --config FILE to cmd: the file's keys are set as the
 // command's flags before its action reads them. fixed, when not nil,
-// names the keys that a run takes from elsewhere (a resumed study's own
-// settings): the file may name them, and they are left as they are.
+// names the keys that a run takes from elsewhere: they are left as they are.
 func With(cmd *cli.Command, fixed func(c *cli.Context) map[string]bool) *cli.Command {
 	cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: configFlagName, TakesFile: true,
 		Usage: "study config `FILE` (YAML): the command's flags as keys without the dashes (band: 512K-4M, budget: 80, base-env: {K: V} …); flags on the command line win"})
@@ -64,7 +48,6 @@ func With(cmd *cli.Command, fixed func(c *cli.Context) map[string]bool) *cli.Com
 }
 
 // apply reads --config and sets every key the command line did not set.
-// Unknown keys and values a flag refuses are usage errors.
 func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	path := c.String(configFlagName)
 	if path == "" {
@@ -79,15 +62,13 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc, second yaml.Node
-	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		return vocab.UsageErrorf("--config %s is not valid YAML: %v", path, err)
-	}
-	// One document: a second (after ---) would be silently ignored.
-	if err := dec.Decode(&second); err != io.EOF {
-		if err != nil {
-			return vocab.UsageErrorf("--config %s is not valid YAML: %v", path, err)
+	if err = dec.Decode(&doc); err == nil {
+		if err = dec.Decode(&second); err == nil {
+			return vocab.UsageErrorf("--config %s: line %d: a second YAML document (after ---); a study config is one document — merge them, or keep one per file", path, second.Line)
 		}
-		return vocab.UsageErrorf("--config %s: line %d: a second YAML document (after ---); a study config is one document — merge them, or keep one per file", path, second.Line)
+	}
+	if err != nil && err != io.EOF {
+		return vocab.UsageErrorf("--config %s is not valid YAML: %v", path, err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil // an empty file sets nothing
@@ -105,9 +86,7 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	if fixed != nil {
 		skip = fixed(c)
 	}
-	// A group of keys says one thing together: when the command line says
-	// it, the file's keys of that group are all left out (flags win over
-	// the file, as a whole).
+	// When the command line gives a group, the file's keys of it are left out.
 	cliGroup := map[string]bool{}
 	for _, g := range groups {
 		if slices.ContainsFunc(g, c.IsSet) {
@@ -155,24 +134,16 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	return nil
 }
 
-// groups are keys that say one thing together. The workload a study
-// tunes is given as a band (with its op), as parts or as calls: a
-// workload on the command line replaces the file's, whichever keys each
-// uses (--band beside a file's part: was refused as two workloads).
+// groups are keys that say one thing together: the workload.
 var groups = [][]string{{"band", "op", "part", "calls", "chose"}}
 
 // generatedKeys are the keys a file written by nccltune workload may
-// hold: the workload it proposes, its calls (issue 40) or the parts of a
-// file written before, what the log's NCCL chose at those calls (chose), and nothing that decides what runs or how
-// (wrapper, prefix, bench, launcher, hosts, base-env, sim, budget…).
+// hold: nothing that decides what runs or how.
 var generatedKeys = map[string]bool{"calls": true, "part": true, "chose": true}
 
 // checkGenerated reports whether the file carries the mark of one written
-// by nccltune workload (vocab.GeneratedKey), and refuses every key such a
-// file may not hold. Its header quotes a log (communicator ids, file
-// names): should text from there ever turn into a key, it could choose
-// the program run in front of every launch, so a generated file is read
-// as data only, whatever else it holds and wherever the mark stands.
+// by nccltune workload, and refuses every key such a file may not hold:
+// its header quotes a log, whose text must never choose what runs.
 func checkGenerated(path string, top *yaml.Node) (bool, error) {
 	mark := -1
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -200,10 +171,8 @@ func checkGenerated(path string, top *yaml.Node) (bool, error) {
 	return true, nil
 }
 
-// keyName is a key's flag name. A key must be a plain name: an alias
-// (*a) stands for another key's text, so taking its anchor's name, as
-// yaml.Node's Value holds it, would read a key no other YAML reader sees;
-// a tag (!!binary …) would read the key's encoded text.
+// keyName is a key's flag name: a plain name, since an alias's or tagged
+// key's Value is not the text other YAML readers see.
 func keyName(k *yaml.Node) (string, error) {
 	if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
 		return "", errors.New("a key must be a flag's name as plain text, not an alias (*name), a tagged value or a list")
@@ -211,8 +180,7 @@ func keyName(k *yaml.Node) (string, error) {
 	return k.Value, nil
 }
 
-// configurableFlags are the command's flags a file may set, by name (the
-// file cannot name another config, and help is not a setting).
+// configurableFlags are the command's flags a file may set, by name.
 func configurableFlags(cmd *cli.Command) map[string]cli.Flag {
 	out := map[string]cli.Flag{}
 	for _, f := range cmd.Flags {
@@ -225,8 +193,7 @@ func configurableFlags(cmd *cli.Command) map[string]cli.Flag {
 	return out
 }
 
-// Repeatable reports the flags that take a list: urfave/cli's slice
-// flags, and any flag that says it is one as they do (IsSliceFlag).
+// Repeatable reports the flags that take a list (IsSliceFlag).
 func Repeatable(f cli.Flag) bool {
 	s, ok := f.(interface{ IsSliceFlag() bool })
 	return ok && s.IsSliceFlag()
@@ -241,10 +208,7 @@ func configValues(v *yaml.Node, repeatable bool) ([]string, error) {
 			return nil, errors.New("no value; give one or leave the key out")
 		}
 		val, err := scalarValue(v)
-		if err != nil {
-			return nil, err
-		}
-		return []string{val}, nil
+		return []string{val}, err
 	case yaml.SequenceNode:
 		if !repeatable {
 			return nil, errors.New("takes one value, not a list")
@@ -286,10 +250,8 @@ func configValues(v *yaml.Node, repeatable bool) ([]string, error) {
 	return nil, errors.New("aliases are not supported; write the value")
 }
 
-// scalarValue is a scalar's text as a flag takes it. An alias (*a) is
-// refused: its Value is the anchor's name, not the text it stands for.
-// So is an explicit tag other than YAML's own plain types (!!binary holds
-// encoded text, !name means whatever its reader decides): the value would
+// scalarValue is a scalar's text as a flag takes it. An alias and an
+// explicit tag other than YAML's plain types are refused: the value would
 // not be what the file shows.
 func scalarValue(n *yaml.Node) (string, error) {
 	if n.Kind == yaml.AliasNode {

@@ -1,12 +1,6 @@
-// Package texttable lays out nccltune's text tables. Table, over
-// text/tabwriter, is the one writer of plain columns (history, show,
-// import, search, sweep, gate). The width helpers serve the benchstat
-// style comparison of package report, whose layout tabwriter cannot do:
-// numbers right-aligned inside left-aligned columns and headings
-// centred over two columns. Widths are counted in runes, so µ, ±, ×
-// and the box-drawing characters count as one column each. Plural, the
-// counted noun ("3 launches") every text and figure caption uses, is here
-// too: the one spelling of it.
+// Package texttable lays out nccltune's text tables: Table over
+// text/tabwriter, width helpers (in runes, so µ and ± count as one column)
+// for the layouts tabwriter cannot do, and Plural.
 package texttable
 
 import (
@@ -19,9 +13,7 @@ import (
 )
 
 // Table writes tab-terminated cells padded to the widest cell of their
-// column, so a long value (a config, an interval) widens its column
-// instead of pushing the rest of its row out of line. Flush writes the
-// table and drops the padding an empty last column leaves at a line's end.
+// column; Flush drops the padding an empty last column leaves.
 type Table struct {
 	*tabwriter.Writer
 	buf bytes.Buffer

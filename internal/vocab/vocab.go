@@ -1,9 +1,6 @@
-// Package vocab defines, once, the words a study is recorded in: the kinds
-// of study, their statuses, the roles and states of its trials and the
-// phases of its launches, and the sentinel errors that say why a study
-// could not run. store writes these words into the database, search and
-// the commands act on them, report reads them back. Every value is a
-// string in users' databases, so a released value never changes.
+// Package vocab defines, once, the words a study is recorded in and the
+// sentinel errors. Every value is a string in users' databases, so a
+// released value never changes.
 package vocab
 
 import (
@@ -38,9 +35,7 @@ const (
 	RoleImport    = "import"
 	RoleGate      = "gate"
 	RoleCandidate = "candidate" // the config a verify or compare measures against the baseline
-	// RolePluginAlone is verify --tuner-plugin's tuner plugin with an
-	// empty CSV, measured beside the candidate where the plugin retunes
-	// NCCL at init.
+	// RolePluginAlone is verify --tuner-plugin's plugin with an empty CSV.
 	RolePluginAlone = "plugin-alone"
 )
 
@@ -50,14 +45,12 @@ type TrialState string
 const (
 	TrialRunning  TrialState = "running"  // measured, usable
 	TrialComplete TrialState = "complete" // the study ended with it usable
-	// TrialFailed, TrialTimedOut and TrialInvalid configs are never
-	// recommended: one bad launch is enough (a config that corrupts data
-	// once is not a winner).
+	// Failed, timed-out and invalid configs are never recommended: one
+	// bad launch is enough.
 	TrialFailed   TrialState = "failed"
 	TrialTimedOut TrialState = "timeout"
 	TrialInvalid  TrialState = "invalid"
-	// TrialRejected configs broke a rule of NCCL (e.g. MIN > MAX) and were
-	// never launched.
+	// TrialRejected configs broke a rule of NCCL and were never launched.
 	TrialRejected TrialState = "rejected"
 )
 
@@ -67,10 +60,7 @@ func (s TrialState) Usable() bool { return s == TrialRunning || s == TrialComple
 // Phases of launches in a study.
 const (
 	PhaseWarmup = "warmup"
-	// PhasePlan launches are unscored debug launches that read NCCL's own
-	// plan (algorithm, protocol and channels per size, what is enabled):
-	// one of the defaults after the warm-up, before exploring, and one of a
-	// config whose plan settles whether another config runs the same.
+	// PhasePlan launches are unscored debug launches that read NCCL's plan.
 	PhasePlan    = "plan"
 	PhaseExplore = "explore"
 	PhaseRefine  = "refine"
@@ -79,48 +69,34 @@ const (
 	PhaseSweep   = "sweep"
 	PhaseImport  = "import"
 	PhaseGate    = "gate"
-	// PhaseExplain launches run with NCCL's debug log after the decision,
-	// once for the baseline and once for the candidate, to record what NCCL
-	// chose per size with each; they are not scored.
+	// PhaseExplain launches record NCCL's choices after the decision; unscored.
 	PhaseExplain = "explain"
 	// PhaseExact launches are unscored debug launches that read NCCL's
-	// plan at the sizes a timed workload's process calls that are not the
-	// powers of two its calls are measured at (nccl-tests -b X -e X), for
-	// the baseline and the candidate, before the candidate is shipped
-	// (search: the calls at their own sizes).
+	// plan at called sizes off the powers of two.
 	PhaseExact = "exact"
 )
 
-// The statistics a study is judged at when it records none (alpha, the
-// intervals' coverage, the smallest gain that counts: 0.03 = 3 %): what
-// the record of a study that stored none of them means, so, like the
-// words, never changed for a released study. model.DefaultOptions uses
-// them.
+// The statistics a study that records none is judged at: like the words,
+// never changed for a released study.
 const (
 	DefaultAlpha      = 0.05
 	DefaultConfidence = 0.95
 	DefaultMinEffect  = 0.03
 )
 
-// Percent writes a confidence level (0.95, 0.9926) in percent to a
-// hundredth, trailing zeros dropped: "95", "99.26", "97.5". The model's
-// reasons and every printer's "99.26% CI" (store.CILevel.Label) say a
-// level in these digits, so a reason and the line beside it agree.
+// Percent writes a confidence level in percent to a hundredth, trailing
+// zeros dropped: "95", "99.26", "97.5"; every printer says a level so.
 func Percent(level float64) string {
 	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(100*level, 'f', 2, 64), "0"), ".")
 }
 
-// Endings of a search study: why it ended as it did (the stored
-// Recommendation.Ending). A confirmation that keeps the defaults ends with
-// the verdict of the comparison that decided (Verdict*: "not-significant",
-// "below-min-effect", "slower", "futile", …).
+// Endings of a search study (Recommendation.Ending); one that keeps the
+// defaults ends with the deciding comparison's Verdict*.
 const (
 	EndingRecommended = "recommended"
 	// EndingGuard: faster in the band, significantly slower at a guard size.
 	EndingGuard = "guard-regression"
-	// EndingOpRegression: faster for the workload, but significantly
-	// slower, by more than the minimum effect, for a guarded op or one of
-	// the workload's parts (or it fails a guarded op).
+	// EndingOpRegression: significantly slower for a guarded op or a part.
 	EndingOpRegression = "op-regression"
 	// EndingCandidateFailed: the candidate failed during confirmation.
 	EndingCandidateFailed = "candidate-failed"
@@ -128,21 +104,16 @@ const (
 	EndingNoCandidate = "no-candidate"
 	// EndingInterrupted: cancelled before a decision.
 	EndingInterrupted = "interrupted"
-	// EndingSwitchesOnDisabled: the candidate switches on a protocol or
-	// algorithm NCCL's defaults disabled and the user did not allow it.
+	// EndingSwitchesOnDisabled: it enables what NCCL's defaults disabled.
 	EndingSwitchesOnDisabled = "switches-on-disabled"
-	// EndingSameAsBaseline: the best candidate, its no-op knobs dropped,
-	// is the baseline itself (a --baseline-env study whose baseline NCCL
-	// already runs like the best config found): nothing to confirm.
+	// EndingSameAsBaseline: the best candidate, no-op knobs dropped, is
+	// the baseline itself.
 	EndingSameAsBaseline = "same-as-baseline"
-	// EndingCannotDecide: the budget left could not make the confirmation
-	// recommend anything (too few launches per arm for the exact test to
-	// reach its level), so none was made.
+	// EndingCannotDecide: the budget left could not reach a decision.
 	EndingCannotDecide = "cannot-decide"
 )
 
-// Verdicts of a comparison (model.Compare): which condition of its rule
-// decided.
+// Verdicts of a comparison (model.Compare): which condition decided.
 const (
 	VerdictRecommend      = "recommend"        // every condition holds
 	VerdictNoData         = "no-data"          // an arm has no scored launch
@@ -154,16 +125,12 @@ const (
 	VerdictNoInterval     = "no-interval"      // no interval of the confidence asked exists
 	VerdictIntervalHasOne = "interval-has-one" // the interval still includes no change
 	VerdictBelowMinEffect = "below-min-effect" // faster, but by less than the minimum effect
-	// VerdictFutile is set by a sequential confirmation's design: the
-	// interval already excludes the minimum effect at an interim look.
+	// VerdictFutile: the interval excludes the minimum effect at a look.
 	VerdictFutile = "futile"
 )
 
-// The mark of a study config written by `nccltune workload`: its first
-// line is "generated-by: nccltune workload". Such a file is made from
-// what a log says (communicator ids, file names), so it may only hold the
-// workload (part); the config reader refuses every other key in it, and
-// the launch flags come from the command line.
+// The mark of a study config written by `nccltune workload`: made from a
+// log, it may hold only the workload (studyconfig refuses other keys).
 const (
 	GeneratedKey      = "generated-by"
 	GeneratedWorkload = "nccltune workload"
