@@ -167,11 +167,7 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 			ml, ok := round[op]
 			if !ok {
 				t.guardFailed++
-				who := "the candidate"
-				if t == base {
-					who = "the baseline"
-				}
-				failed[op] = who + " failed"
+				failed[op] = armName(t, base) + " failed"
 				continue
 			}
 			if t.Guards == nil {
@@ -329,8 +325,7 @@ func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
 		if s.plan.samePlanAt(base.Config, w.Config, p.Part.Op, at) || !calledAt(p.Part) {
 			continue
 		}
-		in = append(in, model.GuardInput{Name: p.Part.String(), Baseline: base.ConfirmOf(p.Part.Op), Candidate: w.ConfirmOf(p.Part.Op),
-			Sizes: at, BoundAlpha: s.alpha() / callLooks})
+		in = append(in, s.callInput(p.Part.String(), base.ConfirmOf(p.Part.Op), w.ConfirmOf(p.Part.Op), at...))
 		idx = append(idx, i)
 	}
 	return in, idx
