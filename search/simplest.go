@@ -14,8 +14,7 @@ import (
 
 // simplification is what simplest found for a candidate: the config to
 // confirm in its place (nil: the candidate itself) with the knobs it
-// leaves out and why, and the knobs the candidate's own resolution drops
-// (what is said when the candidate itself is confirmed).
+// leaves out, and the knobs the candidate's own resolution drops.
 type simplification struct {
 	config  nccl.Config
 	dropped []nccl.Drop
@@ -24,17 +23,15 @@ type simplification struct {
 
 // simplest finds the config to confirm in place of the candidate w among
 // the study's trials: the one with the fewest knobs that NCCL provably
-// runs like w (knobs proved to change nothing dropped; a cap preferred to
-// a list), with the knobs it leaves out and why. It launches nothing and
-// adds no trial: the loop does both (readTwin, trialOf).
+// runs like w, with the knobs it leaves out and why. It launches nothing
+// and adds no trial.
 func simplest(p *planner, trials []*Trial, w *Trial) simplification {
 	if !p.read() {
 		return simplification{}
 	}
 	r := p.resolve(w.Config)
-	// Knobs proved to change nothing go (when r is uncertain, only those
-	// that change nothing whatever the rest of the config), then those NCCL
-	// runs the same plan without beside the rest (withoutNoOps).
+	// Knobs proved to change nothing go, then those NCCL runs the same
+	// plan without beside the rest.
 	best, drops := p.withoutNoOps(r.Reduced)
 	for _, t := range trials {
 		if t.State.Usable() && p.keyOf(t.Config) == r.Key {
@@ -50,15 +47,10 @@ func simplest(p *planner, trials []*Trial, w *Trial) simplification {
 }
 
 // withoutNoOps is cfg without each knob NCCL provably runs the same plan
-// without, judged beside the rest of the config and not beside NCCL's
-// defaults: NCCL_ALGO=Ring next to NCCL_PROTO=Simple and a one-channel cap
-// under which NCCL already runs Ring at every size changes nothing, though
-// it changes the defaults' plan. A knob k goes when the config without it
-// shares cfg's plan key (planner.keyOf: both plans proved and equal, or
-// the rules drop k); one knob at a time, lists first (a cap changes the
-// plan more often than a list beside it does), until none can go. The
-// last knob stays: without it the config is NCCL's defaults, which only
-// the confirmation may judge. It returns the drops with why.
+// without, judged beside the rest of the config, not beside NCCL's
+// defaults (NCCL_ALGO=Ring beside a cap under which NCCL already runs
+// Ring). One knob at a time, lists first, until none can go; the last
+// knob stays. It returns the drops with why.
 func (p *planner) withoutNoOps(cfg nccl.Config) (nccl.Config, []nccl.Drop) {
 	cfg = cfg.Canonical()
 	var drops []nccl.Drop
@@ -78,7 +70,7 @@ func (p *planner) withoutNoOps(cfg nccl.Config) (nccl.Config, []nccl.Drop) {
 }
 
 // noOpKnob is the first knob of cfg, in dropOrder, that NCCL provably runs
-// the same plan without beside the rest (withoutNoOps).
+// the same plan without beside the rest.
 func (p *planner) noOpKnob(cfg nccl.Config) (string, bool) {
 	if len(cfg) < 2 {
 		return "", false
@@ -93,12 +85,9 @@ func (p *planner) noOpKnob(cfg nccl.Config) (string, bool) {
 }
 
 // unreadWithout is the config without one list knob of cfg whose debug
-// log would settle whether that list changes anything beside the rest of
-// cfg (withoutNoOps): its plan unknown, not NCCL's defaults, not in read.
-// Only a list gets a launch: the log of the config without it proves the
-// list a no-op when the list holds every choice NCCL makes there
-// (nccl.RuleHoldsChoices), whereas a cap below the channels NCCL sets up
-// is never proved idle by the rules.
+// log would settle whether that list changes anything beside the rest:
+// its plan unknown, not NCCL's defaults, not in read. Only a list gets a
+// launch: a cap below NCCL's channels is never proved idle by the rules.
 func (p *planner) unreadWithout(cfg nccl.Config, read map[string]bool) (nccl.Config, bool) {
 	if len(cfg) < 2 {
 		return nil, false
@@ -141,10 +130,7 @@ func without(cfg nccl.Config, k string) nccl.Config {
 	return c
 }
 
-// droppedFor lists the knobs of cfg that best leaves out, each with why:
-// the rule of cfg's resolution r that dropped it, else a cap spelt the
-// other way, else the drop that withoutNoOps made (drops), else the
-// plan's proof that NCCL runs the same without it.
+// droppedFor lists the knobs of cfg that best leaves out, each with why.
 func droppedFor(cfg, best nccl.Config, r nccl.Resolution, drops []nccl.Drop) []nccl.Drop {
 	var dropped []nccl.Drop
 	for _, k := range cfg.Names() {
@@ -168,9 +154,8 @@ func droppedFor(cfg, best nccl.Config, r nccl.Resolution, drops []nccl.Drop) []n
 }
 
 // simplestTrial returns the trial to confirm in place of the candidate w
-// (see simplest), with the knobs it leaves out. When only w's simpler
-// twin's debug log can prove it, one debug launch of the twin is made
-// first, if the budget holds one.
+// (see simplest), with the knobs it leaves out, after the debug launches
+// that can prove it.
 func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, error) {
 	if err := s.readRoutes(ctx, w); err != nil {
 		return w, nil, err
@@ -192,8 +177,8 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 			t, dropped = c, pick.dropped
 		}
 	}
-	// An NCCL_CROSS_NIC value NCCL's plan could not prove a no-op is
-	// kept only when the measured time shows it.
+	// An NCCL_CROSS_NIC value not proved a no-op is kept only when the
+	// measured time shows it.
 	u, drop, err := s.withoutCrossNIC(ctx, t)
 	if err != nil || drop == nil {
 		return t, dropped, err
@@ -203,18 +188,10 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 
 // readTwin makes one debug launch of the candidate's twin when the
 // candidate's plan is uncertain only by its list knobs, the twin's plan is
-// unknown and the budget holds the launch beside the smallest
-// confirmation and the candidate's own explain launch.
-//
-// When the twin's log proves the candidate alike, it records what NCCL
-// chooses with the config confirmed (the twin, or a config it proves
-// alike), so it takes the place of that config's explain launch — unless,
-// in a study of several ops, what is confirmed is the candidate's lists
-// scoped to the workload's ops (scopeOf): a trial of its own, whose explain
-// launch (one per op, which the tuner CSV reads) is still owed. When it
-// shows the lists change the plan (NCCL_PROTO=Simple beside a cap where
-// the cap alone runs LL128 at some sizes), the candidate's own explain
-// launch is still owed: the budget held it back.
+// unknown and the budget holds the launch. When the twin's log proves the
+// candidate alike, it takes the place of the confirmed config's explain
+// launch (unless a study of several ops confirms the lists scoped: a trial
+// of its own).
 func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 	if !s.plan.read() || !s.holdsBesideConfirm() {
 		return nil
@@ -242,13 +219,10 @@ func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 
 // readWithout makes the debug launches that let simplest drop, knob by
 // knob, a list that changes nothing beside the rest of the config it would
-// confirm for w (withoutNoOps): one of that config without the list
-// (unreadWithout) while the budget holds it beside the smallest
-// confirmation, as readTwin's, unless that config was measured slower
-// than w already (measuredSlower); then again from the config simplest
-// finds with what it learnt, until no such launch is left. Each config is read once. When
+// confirm for w: one of that config without the list while the budget
+// holds it, unless that config was measured slower than w already. When
 // the config confirmed is one so read, its log takes the place of its
-// explain launch (as readTwin's does).
+// explain launch.
 func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 	seen, launched := map[string]bool{}, map[string]bool{}
 	for s.plan.read() && s.holdsBesideConfirm() {
@@ -262,8 +236,7 @@ func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 		}
 		seen[c.Key()] = true
 		if u, ok := s.byKey[s.plan.keyOf(c)]; ok && u != w && s.measuredSlower(w, u) {
-			// The same plan takes the same time: measured slower, c runs
-			// another plan, and the list stays without a launch to ask.
+			// Measured slower, c runs another plan: the list stays.
 			continue
 		}
 		t, err := s.trialOf(c)
@@ -279,9 +252,7 @@ func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 			continue
 		}
 		// A workload's read launches only the ops whose plan without the
-		// list is not proved already (the list is often idle by rule for
-		// the others); the log stands for c's explain launch only when it
-		// holds every op.
+		// list is not proved already.
 		ops := s.plan.uncertainOps(c)
 		for _, op := range ops {
 			if err := s.launchOp(ctx, t, vocab.PhasePlan, false, op, s.warmupRound()); err != nil {
@@ -297,9 +268,7 @@ func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 }
 
 // simpler orders equivalent configs for a recommendation: fewer knobs
-// first, then fewer algorithm or protocol lists (a cap says what it does
-// in one number; a list is one more thing to keep true on new hardware),
-// then by key for a stable answer.
+// first, then fewer algorithm or protocol lists, then by key.
 func simpler(a, b nccl.Config) bool {
 	if len(a) != len(b) {
 		return len(a) < len(b)
