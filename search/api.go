@@ -1,7 +1,6 @@
 package search
 
-// The study's API: what a caller gives (Options, a Launcher, a Recorder)
-// and gets back (Event per launch, Result).
+// The study's API: Options, Launcher, Recorder, Event and Result.
 
 import (
 	"context"
@@ -140,20 +139,17 @@ func DefaultOptions() Options {
 	}
 }
 
-// DefaultBudgetLaunches is --budget's default for a one-part study
-// without guarded ops.
+// DefaultBudgetLaunches is --budget's default for a one-part study.
 const DefaultBudgetLaunches = 60
 
 // DefaultBudget is --budget's default for o: DefaultBudgetLaunches
-// measurements plus the guarded ops' reserve and plan launches, and for a
-// timed workload its calls' reserves.
+// measurements plus what guards and a timed workload's calls reserve.
 func (o Options) DefaultBudget() int {
 	return DefaultBudgetLaunches*o.cost() + o.guardReserve() + len(o.guardPlanOps()) + o.callsReserve() + o.exactReserve()
 }
 
 // callsReserve is what a timed workload of several calls adds to the
-// default budget: 4 × GuardLaunches rounds for its calls' top-ups and a
-// confirmation after a refusal.
+// default budget.
 func (o Options) callsReserve() int {
 	if !o.Parts().ScoredByRounds() || !o.Parts().Timed() {
 		return 0
@@ -162,10 +158,7 @@ func (o Options) callsReserve() int {
 }
 
 // callsLooks is the launches per arm that exploration leaves to a timed
-// workload's calls: what the budget holds beyond the default budget of a
-// study without calls, up to all of the calls' looks. Without it
-// exploration spent the reserve, and safe winners were refused "not shown
-// safe" (TestUnseenFabrics).
+// workload's calls (TestUnseenFabrics).
 func (o Options) callsLooks() int {
 	if !o.Parts().ScoredByRounds() || !o.Parts().Timed() {
 		return 0
@@ -174,8 +167,7 @@ func (o Options) callsLooks() int {
 	return max(0, min(callLooks*o.GuardLaunches, room/(2*o.cost())))
 }
 
-// DefaultGuard is the size just above the band: a change that helps the
-// band must not quietly hurt the next size up.
+// DefaultGuard is the size just above the band.
 func DefaultGuard(b nccl.Band) []int64 {
 	sizes := b.Sizes()
 	if len(sizes) == 0 {
@@ -185,8 +177,7 @@ func DefaultGuard(b nccl.Band) []int64 {
 }
 
 // DefaultGuardFor is --guard's default for a study of w: none for a
-// timed workload, which never calls the size above its largest;
-// DefaultGuard of the band otherwise.
+// timed workload, DefaultGuard of the band otherwise.
 func DefaultGuardFor(w nccl.Workload) []int64 {
 	if w.Timed() {
 		return nil
@@ -194,14 +185,12 @@ func DefaultGuardFor(w nccl.Workload) []int64 {
 	return DefaultGuard(Hull(w))
 }
 
-// explainMax is where the wide range of the explain launches ends at
-// least (explainRange).
+// explainMax is where the wide range of the explain launches ends.
 const explainMax = 256 << 20
 
 // explainRange is the wide range the debug launches of NCCL's defaults
-// and of the baseline sweep for op: from the smallest size nccl-tests runs
-// of op on the study's ranks, so that every size below a band gets the
-// choice NCCL logged at its own power of two (issue 41), to 256M.
+// and of the baseline sweep for op, from the smallest size nccl-tests runs
+// of op (issue 41).
 func (o Options) explainRange(op nccl.Op) (lo, hi int64) {
 	return op.OrAllReduce().SmallestSafe(o.Ranks), explainMax
 }
@@ -302,8 +291,7 @@ type Event struct {
 	Elapsed time.Duration
 }
 
-// GainBounds bound a speedup over the baseline: the comparison's interval
-// (Interval), else the range of the leader's single launches.
+// GainBounds bound a speedup over the baseline.
 type GainBounds struct {
 	Lo, Hi   float64
 	Interval bool
@@ -392,8 +380,7 @@ type Restart struct {
 	ExactDone bool
 }
 
-// Resume is what an interrupted study made before, for RunResume to go
-// on from: its trials, launches and refusals.
+// Resume is what an interrupted study made, for RunResume to go on from.
 type Resume struct {
 	Trials   []*Trial
 	Launches int
@@ -402,9 +389,7 @@ type Resume struct {
 	Design *Planned
 }
 
-// Planned is a confirmation's design as fixed when it began: the
-// candidate's config, the launch it began at, and the launches per arm at
-// its first and last look.
+// Planned is a confirmation's design as fixed when it began.
 type Planned struct {
 	Candidate   nccl.Config
 	Seq         int
@@ -420,5 +405,5 @@ type GuardCheck struct {
 }
 
 // ErrBaselineFailed means the defaults themselves do not run: a fabric
-// failure (vocab.ErrFabric, exit code 3).
+// failure.
 var ErrBaselineFailed = vocab.Mark(vocab.ErrFabric, errors.New("the baseline (NCCL defaults) failed"))

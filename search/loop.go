@@ -1,7 +1,6 @@
 package search
 
-// The study loop: warm-up, exploration, confirmation, explain launches,
-// and the one place a launch is made and recorded.
+// The study loop, and the one place a launch is made and recorded.
 
 import (
 	"context"
@@ -112,19 +111,15 @@ func newLoop(opts Options) *loop {
 	return s
 }
 
-// Run runs the study loop: a warm-up launch, then exploration, then
-// confirmation of the leader against the baseline, interleaved, and the
-// decision. prior holds the trials of an interrupted study being resumed,
-// priorLaunches the number of launches it already made. onEvent, if not
-// nil, sees every launch. When ctx is cancelled Run returns what is known
-// with Stopped "interrupted" and ctx's error.
+// Run runs the study loop: warm-up, exploration, the interleaved
+// confirmation and the decision. prior and priorLaunches are an
+// interrupted study's; onEvent, if not nil, sees every launch. When ctx
+// is cancelled Run returns what is known, Stopped "interrupted".
 func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior []*Trial, priorLaunches int, onEvent func(Event)) (*Result, error) {
 	return RunResume(ctx, opts, launcher, rec, Resume{Trials: prior, Launches: priorLaunches}, onEvent)
 }
 
 // RunResume is Run of a study that made prior before it was interrupted.
-// A study resumed after a refusal goes on with the confirmation that
-// refusal began (restore).
 func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior Resume, onEvent func(Event)) (*Result, error) {
 	priorLaunches := prior.Launches
 	opts = opts.withHull().Resumed(prior.Trials)
@@ -158,9 +153,7 @@ func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorde
 }
 
 // restoreEarlyRead marks w read when its explain launch was made before
-// the interruption, as the uninterrupted study had it: else its explain
-// reserve would be held back a second time. confirmDesign calls it when it
-// takes the stored design.
+// the interruption, else its reserve would be held back a second time.
 func (s *loop) restoreEarlyRead(w *Trial) {
 	if slices.ContainsFunc(w.Debug, func(d DebugLaunch) bool {
 		return d.Phase == vocab.PhaseExplain && d.Launch != nil && d.Launch.Reason != benchfmt.ReasonInterrupted
@@ -169,8 +162,8 @@ func (s *loop) restoreEarlyRead(w *Trial) {
 	}
 }
 
-// restore readies a study resumed after refusals to go on with the
-// confirmation the last one began, as nextAfterRefusal left the study.
+// restore readies a study resumed after refusals to go on as
+// nextAfterRefusal left it.
 func (s *loop) restore(refused []Refusal) error {
 	if len(refused) == 0 {
 		return nil
@@ -195,8 +188,7 @@ func (s *loop) restore(refused []Refusal) error {
 }
 
 // replayDebug reads NCCL's plan back from a resumed study's stored debug
-// launches: the defaults' plan first (the others are read against it),
-// then the others in trial order.
+// launches, the defaults' first.
 func (s *loop) replayDebug() {
 	for _, defaults := range []bool{true, false} {
 		for _, t := range s.trials {
@@ -271,8 +263,7 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 }
 
 // startBaseline makes the launches before exploring: the warm-up, NCCL's
-// plan under its defaults, and the baseline's first measured launch. A
-// baseline that fails is ErrBaselineFailed.
+// plan under its defaults, and the baseline's first measured launch.
 func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 	// NCCL's plan is read first when it is still to read and the budget
 	// holds its launch (a resumed study read it back: replayDebug).
@@ -324,10 +315,8 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 	return nil
 }
 
-// planGuardedOps reads NCCL's defaults' plan of each guarded op still owed:
-// one debug launch over the wide range, so the tuner CSV keeps NCCL's own
-// choice for the guarded ops. The planner never hears of them (learnPlan):
-// a guarded op is judged by the guard alone.
+// planGuardedOps reads NCCL's defaults' plan of each guarded op still owed
+// over the wide range, so the tuner CSV keeps NCCL's own choice for them.
 func (s *loop) planGuardedOps(ctx context.Context, planOf *Trial) error {
 	for _, op := range s.guardPlansOwed() {
 		if s.seq+1+s.candidateExplainLeft() > s.opts.Budget {
@@ -343,8 +332,7 @@ func (s *loop) planGuardedOps(ctx context.Context, planOf *Trial) error {
 	return nil
 }
 
-// guardPlansOwed are the guarded ops whose defaults' plan launch is still
-// to make.
+// guardPlansOwed are the guarded ops whose plan launch is still to make.
 func (s *loop) guardPlansOwed() []nccl.Op {
 	if s.guardPlansDone {
 		return nil
@@ -352,8 +340,7 @@ func (s *loop) guardPlansOwed() []nccl.Op {
 	return slices.DeleteFunc(s.opts.guardPlanOps(), func(op nccl.Op) bool { return s.guardPlanned[op.OrAllReduce()] })
 }
 
-// guardedOp reports whether op is one of the guarded ops (never one the
-// study measures: Validate).
+// guardedOp reports whether op is one of the guarded ops.
 func (s *loop) guardedOp(op nccl.Op) bool {
 	return slices.ContainsFunc(s.opts.GuardOps, func(g nccl.Op) bool { return g.OrAllReduce() == op.OrAllReduce() })
 }
@@ -417,8 +404,7 @@ func (s *loop) finish(res *Result) *Result {
 	return res
 }
 
-// defaultsTrial is the trial of NCCL's defaults in a study against the
-// user's baseline, added when the study has none yet.
+// defaultsTrial is the trial of NCCL's defaults, added when there is none.
 func (s *loop) defaultsTrial() (*Trial, error) {
 	for _, t := range s.trials {
 		if len(t.Config.Canonical()) == 0 {
@@ -428,9 +414,8 @@ func (s *loop) defaultsTrial() (*Trial, error) {
 	return s.addTrial(nccl.Config{}, vocab.RoleExplore)
 }
 
-// exploreDefaults launches NCCL's defaults once as an exploration trial
-// when the baseline is the user's settings, so the study can say whether
-// they would be better still.
+// exploreDefaults launches NCCL's defaults once when the baseline is the
+// user's settings: they may be better still.
 func (s *loop) exploreDefaults(ctx context.Context) error {
 	if len(s.opts.Baseline.Clone()) == 0 || s.exploreLeft() < s.cost() {
 		return nil
@@ -442,8 +427,7 @@ func (s *loop) exploreDefaults(ctx context.Context) error {
 	return s.launch(ctx, t, vocab.PhaseExplore, true)
 }
 
-// exploreLeft is the number of launches exploration may still use, the
-// confirmation's share and for a timed workload its calls' looks held back.
+// exploreLeft is the number of launches exploration may still use.
 func (s *loop) exploreLeft() int {
 	return s.opts.Budget - 2*max(s.confirmMax(), s.opts.callsLooks())*s.cost() - s.heldBack() - s.seq
 }
@@ -456,9 +440,7 @@ func (s *loop) cost() int {
 	return len(s.work.ops)
 }
 
-// explainLeft is the number of debug launches still held back: the
-// defaults' plan launch, each guarded op's, the candidate's, and those at
-// a timed workload's calls' own sizes (exactLeft).
+// explainLeft is the number of debug launches still held back.
 func (s *loop) explainLeft() int {
 	n := len(s.guardPlansOwed()) + s.candidateExplainLeft() + s.exactLeft()
 	if !s.planRead {
@@ -468,13 +450,11 @@ func (s *loop) explainLeft() int {
 }
 
 // heldBack is what every stage leaves for the stages after it, in
-// launches: the debug launches and the guarded ops'. The budget and --time
-// hold the same (TestTimeKeepsTheCallsOwnSizesTheirLaunches).
+// launches (TestTimeKeepsTheCallsOwnSizesTheirLaunches).
 func (s *loop) heldBack() int { return s.explainLeft() + s.guardLeft() }
 
-// inTime is what --time holds of held, launches the budget holds back:
-// the calls' own-size check only at its least (exactFirst), since --time,
-// unlike the default budget, does not grow by its reserve.
+// inTime is what --time holds of held: the calls' own-size check only at
+// its least, since --time does not grow by its reserve.
 func (s *loop) inTime(held int) int {
 	return held - s.exactLeft() + min(s.exactLeft(), s.opts.exactFirst())
 }
@@ -487,13 +467,12 @@ func (s *loop) candidateExplainLeft() int {
 	return s.cost()
 }
 
-// settleLaunches are exploration's last launches: they re-measure the
-// leading configs so that exploration does not end on one measured once.
+// settleLaunches are exploration's last launches, which re-measure the
+// leading configs.
 const settleLaunches = 1
 
-// mustSettle reports a candidate measured only once while the budget can
-// still give it a second launch and the smallest confirmation (unless it
-// cannot plausibly beat the leader).
+// mustSettle reports a plausible candidate measured only once while the
+// budget can still give it a second launch.
 func (s *loop) mustSettle() bool {
 	c := s.rank.candidate(s.baseline())
 	return c != nil && len(c.Explore) < 2 && s.plausible(c) &&
@@ -507,7 +486,7 @@ func (s *loop) holdsBesideConfirm() bool {
 }
 
 // firstLook is the launches per arm a recommendation needs before it can
-// ship: the confirmation's first look, and for a timed workload its calls'.
+// ship.
 func (s *loop) firstLook() int {
 	if s.opts.Parts().Timed() {
 		return max(s.opts.ConfirmLaunches, s.opts.GuardLaunches)
@@ -515,25 +494,22 @@ func (s *loop) firstLook() int {
 	return s.opts.ConfirmLaunches
 }
 
-// mustFind reports that no config other than the defaults has run
-// successfully yet while the budget still holds a launch beyond the
-// smallest confirmation that could decide.
+// mustFind reports that no config but the defaults has run yet while the
+// budget still holds more than the smallest confirmation that decides.
 func (s *loop) mustFind() bool {
 	need := model.MinLaunchesForDecision(s.opts.Stats)
 	return s.rank.candidate(s.baseline()) == nil &&
 		s.opts.Budget-s.seq-s.heldBack()-(2*need+1)*s.cost() >= s.cost()
 }
 
-// mustFindInTime is mustFind for --time: without it a --time short of
-// what every later stage holds back ended the study with nothing explored.
+// mustFindInTime is mustFind for --time.
 func (s *loop) mustFindInTime() bool {
 	need := model.MinLaunchesForDecision(s.opts.Stats)
 	return s.rank.candidate(s.baseline()) == nil && !s.pastTime((2*need+2)*s.cost())
 }
 
 // outOfTime reports whether exploring once more would leave too little of
-// --time for the confirmation's first look, the calls' first look and the
-// guarded ops' launches, all of which a recommendation needs.
+// --time for what a recommendation needs.
 func (s *loop) outOfTime() bool {
 	if s.opts.Time <= 0 {
 		return false
@@ -551,8 +527,7 @@ func (s *loop) meanLaunchDuration() time.Duration {
 	return s.launchTook / time.Duration(max(s.ownLaunches, 1))
 }
 
-// meanLaunchCost is the mean Launch.Cost of the study's launches of their
-// own (0 before the first).
+// meanLaunchCost is the mean Launch.Cost of the launches of their own.
 func (s *loop) meanLaunchCost() time.Duration {
 	return s.launchCost / time.Duration(max(s.ownLaunches, 1))
 }
@@ -586,9 +561,8 @@ func (s *loop) trialOf(cfg nccl.Config) (*Trial, error) {
 	return s.addTrial(cfg, vocab.RoleExplore)
 }
 
-// learnPlan hands a debug launch of t measuring op to NCCL's plan; when
-// it learnt a plan, the trial index is rebuilt. The trial measured most
-// keeps the key.
+// learnPlan hands a debug launch of t to NCCL's plan; when it learnt a
+// plan, the trial index is rebuilt, the trial measured most keeping a key.
 func (s *loop) learnPlan(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) {
 	if s.guardedOp(op) {
 		// Judged by the guard alone: it merges and refuses no config.
@@ -607,8 +581,8 @@ func (s *loop) learnPlan(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch)
 	}
 }
 
-// launch runs and records one measurement of t: one launch per op. The
-// error is non-nil only when the study cannot go on.
+// launch runs and records one measurement of t; the error is non-nil only
+// when the study cannot go on.
 func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) error {
 	if s.work == nil {
 		return s.launchOp(ctx, t, phase, scored, s.opts.Parts()[0].Op, nil)
@@ -616,8 +590,7 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 	return s.launchRound(ctx, t, phase, scored)
 }
 
-// launchRound makes one launch of t per op of the workload; when every one
-// ran, their measurements become one round of t's.
+// launchRound makes one launch of t per op of the workload: one round.
 func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored bool) error {
 	round := map[nccl.Op]model.Launch{}
 	explored := scored && (phase == vocab.PhaseExplore || phase == vocab.PhaseRefine)
@@ -655,8 +628,8 @@ func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored b
 	return nil
 }
 
-// launchOp runs and records one launch of t measuring op. A one-part
-// study (round nil) adds the measurement to t; a round collects it.
+// launchOp runs and records one launch of t measuring op; round, when not
+// nil, collects the measurement.
 func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool, op nccl.Op, round map[nccl.Op]model.Launch) error {
 	debug := phase == vocab.PhaseExplain || phase == vocab.PhasePlan
 	// A debug launch's times are not measurements of the config.
@@ -694,7 +667,7 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 }
 
 // runCounted makes req's launch of t (or hands back the running batch's)
-// and counts it. Interrupted, it keeps the output for the record.
+// and counts it.
 func (s *loop) runCounted(ctx context.Context, t *Trial, req Request) (*benchfmt.Launch, error) {
 	l, err := s.launchOrBatched(ctx, req)
 	if err != nil && (l == nil || ctx.Err() == nil) {
@@ -715,8 +688,7 @@ func (s *loop) runCounted(ctx context.Context, t *Trial, req Request) (*benchfmt
 	return l, nil
 }
 
-// record stores launch l of t (counted: its score counts) and tells its
-// event.
+// record stores launch l of t and tells its event.
 func (s *loop) record(t *Trial, req Request, l *benchfmt.Launch, scored, counted bool, score, eventScore float64) error {
 	if err := s.rec.SaveLaunch(t, req, l, counted, score); err != nil {
 		return err
@@ -728,9 +700,8 @@ func (s *loop) record(t *Trial, req Request, l *benchfmt.Launch, scored, counted
 }
 
 // warmsUp reports whether a launch of t in phase is the warm-up made by
-// the plan's debug launch of the baseline. Like the warm-up, it fails the
-// baseline when the benchmark ran no size at all; one that measured some
-// sizes says nothing of the band.
+// the plan's debug launch of the baseline: it fails the baseline when it
+// ran no size at all.
 func (s *loop) warmsUp(t *Trial, phase string) bool {
 	return phase == vocab.PhasePlan && t.Role == vocab.RoleBaseline && !s.planRead
 }
@@ -742,15 +713,13 @@ func ranAnySize(l *benchfmt.Launch) bool {
 
 // debugsWide reports whether t's debug launches sweep the wide explain
 // range: those of NCCL's defaults and of the baseline, whose choices fill
-// the tuner file outside every band. Any other config's are read inside
-// its band only (a wide one takes 3.4 s against 2.0 s at 4 ranks).
+// the tuner file outside every band.
 func (s *loop) debugsWide(t *Trial) bool {
 	return t.Role == vocab.RoleBaseline || len(t.Config.Canonical()) == 0
 }
 
 // measureOp adds an OK launch of op to t's measurements (round nil) or to
-// the round, and returns its band score; a workload's op launch scores 0
-// for the progress (eventScore) until the round is complete.
+// the round, and returns its band score and the progress's (eventScore).
 func (s *loop) measureOp(t *Trial, phase string, scored bool, op nccl.Op, round map[nccl.Op]model.Launch, l *benchfmt.Launch) (score, eventScore float64) {
 	if round == nil {
 		score = s.measure(t, phase, scored, l)
@@ -768,8 +737,7 @@ func (s *loop) measureOp(t *Trial, phase string, scored bool, op nccl.Op, round 
 	return sc, 0
 }
 
-// guardSizes are the guard sizes of every op measured: a one-part
-// study's, or each op's of a workload of several parts.
+// guardSizes are the guard sizes of every op measured.
 func (s *loop) guardSizes() []opSize {
 	if s.work != nil {
 		return s.work.guardSizes(s.opts.Guard)
@@ -781,8 +749,7 @@ func (s *loop) guardSizes() []opSize {
 	return out
 }
 
-// warmupRound is where a warm-up launch's measurement goes: nowhere (nil
-// for a one-part study, which measure handles).
+// warmupRound is where a warm-up launch's measurement goes: nowhere.
 func (s *loop) warmupRound() map[nccl.Op]model.Launch {
 	if s.work == nil {
 		return nil
@@ -790,8 +757,7 @@ func (s *loop) warmupRound() map[nccl.Op]model.Launch {
 	return map[nccl.Op]model.Launch{}
 }
 
-// requestOp is the op a request names: "" (the launcher's own) for a
-// one-part study's op.
+// requestOp is the op a request names: "" for a one-part study's op.
 func (s *loop) requestOp(op nccl.Op) nccl.Op {
 	if s.work == nil && len(s.opts.Parts().Sizes(op)) > 0 {
 		return ""
@@ -799,9 +765,8 @@ func (s *loop) requestOp(op nccl.Op) nccl.Op {
 	return op.OrAllReduce()
 }
 
-// measure adds an OK launch of t to its measurements (confirmation or,
-// when scored, exploration) and returns its band score; a launch that
-// lacks a band size is failed instead, and scores 0.
+// measure adds an OK launch of t to its measurements and returns its band
+// score; a launch that lacks a band size is failed instead, and scores 0.
 func (s *loop) measure(t *Trial, phase string, scored bool, l *benchfmt.Launch) float64 {
 	if l.Outcome != benchfmt.OK {
 		return 0
@@ -821,9 +786,8 @@ func (s *loop) measure(t *Trial, phase string, scored bool, l *benchfmt.Launch) 
 	return sc
 }
 
-// Measure is an OK launch as the statistics read it (model.LaunchOf) and
-// its band score over sizes in µs; err, with a score of 0, when the launch
-// lacks a band size.
+// Measure is an OK launch as the statistics read it and its band score
+// over sizes in µs; err, with a score of 0, when it lacks a band size.
 func Measure(l *benchfmt.Launch, sizes []int64) (model.Launch, float64, error) {
 	ml := model.LaunchOf(benchfmt.SizesOf(l.Result))
 	sc, err := model.LaunchScore(ml, sizes)
@@ -852,9 +816,8 @@ func (s *loop) event(req Request, t *Trial, l *benchfmt.Launch, scored bool, sco
 }
 
 // gainBounds bound best's exploration gain over base: the comparison's
-// interval once both have enough launches, else the range of best's
-// launches against base's score; nil when best is base or has fewer than
-// two launches.
+// interval, else the range of best's launches; nil when best is base or
+// has fewer than two launches.
 func gainBounds(base, best *Trial, sizes []int64, stats model.Options) *GainBounds {
 	if base == nil || best == base {
 		return nil
@@ -887,8 +850,7 @@ func stateFor(o benchfmt.Outcome) vocab.TrialState {
 }
 
 // explain runs one debug launch of the baseline and one of the candidate,
-// so the store records what NCCL chose per size with each. A failed
-// explain launch changes nothing.
+// so the store records what NCCL chose per size with each.
 func (s *loop) explain(ctx context.Context, res *Result) error {
 	for _, t := range []*Trial{res.Baseline, res.Winner} {
 		// The budget holds it back (explainLeft); a plan launch of t already
