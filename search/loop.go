@@ -21,75 +21,45 @@ var errSpaceExhausted = errors.New("every config of the space has been tried")
 
 // loop is the state of one run of the study loop.
 type loop struct {
-	opts Options
-	// work scores a round of a workload of several parts, nil for one part.
-	work *workload
-	// sizes are the keys a measurement is scored over: the band's sizes,
-	// or a workload's round score (scoreKey).
-	sizes    []int64
+	opts     Options
+	work     *workload // nil for one part
+	sizes    []int64   // the keys a measurement is scored over
 	launcher Launcher
 	rec      Recorder
 	onEvent  func(Event)
 	prop     proposer
 	rng      *rand.Rand
 
-	// measured are the trials and the launches so far; byKey indexes the
-	// trials by plan key (planner.keyOf).
 	*measured
-	byKey    map[string]*Trial
+	byKey    map[string]*Trial // by plan key (planner.keyOf)
 	rejected []nccl.Config
 	start    time.Time
 	// launchTook and launchCost sum the Duration and Cost of the launches
-	// of their own (no batch's) made, ownLaunches counts them.
+	// of their own (no batch's), ownLaunches counts them.
 	launchTook, launchCost time.Duration
 	ownLaunches            int
-	// localRun counts local steps since the sampler's last proposal;
-	// localDim is the knob the next local step starts from.
-	localRun, localDim int
-	plan               planner
-	rank               ranking
-	// planRead: the defaults' plan launch was made; candidateRead: the
-	// candidate's (or its twin's) debug launch was; readEarly: readCandidate
-	// made it before the calls were judged (a refusal gives the reserve back).
-	planRead, candidateRead, readEarly bool
-	// exactRead and exactRuns are the plans read and the launches measured
-	// at a timed workload's called sizes, by arm and ladder (exactKey);
-	// exactDone once a candidate's calls were shown safe there; exactSkipped
-	// for a reconfirmation, which judges no call at its own size.
-	exactRead    map[string]nccl.Plan
-	exactRuns    map[string][]model.Launch
-	exactDone    bool
-	exactSkipped bool
-	// guardPlanned are the guarded ops whose defaults' plan launch was
-	// made; guardPlansDone is set once no more are owed.
-	guardPlanned   map[nccl.Op]bool
-	guardPlansDone bool
-	resumed        bool
-	guardsDone     bool
-	// timeCut: --time ended a stage after exploration or kept a
-	// confirmation after a refusal from starting (outOfConfirmTime).
-	timeCut bool
-	// version is NCCL's version as the launches print it ("" until one did).
-	version string
-	// refusedAt are the candidates refusals ruled out, with their sites;
-	// forced is the next candidate to confirm in place of the ranking's.
-	refusedAt map[*Trial]refusedSites
-	forced    *Trial
-	// restarted are the refusals a resumed study restored; planned is the
-	// stored design of the confirmation under way (Resume.Design), nil
-	// once that confirmation took it.
-	restarted []Refusal
-	planned   *Planned
-	// perFunction are per-function forms to explore next (notePerFunction).
-	perFunction []nccl.Config
-	// batches counts the batch launches made; batched holds, per op, the
-	// launch records of the batch member being recorded (launchBatch);
-	// filling are the members of the batch being filled; batchesCostly is
-	// set once a batch cost more than it saved (batchesPay).
-	batches       int
-	batched       map[nccl.Op]*benchfmt.Launch
-	filling       []*Trial
-	batchesCostly bool
+	localRun, localDim     int // local steps since the last proposal; the knob of the next
+	plan                   planner
+	rank                   ranking
+	// readEarly: readCandidate made the candidate's debug launch before its
+	// calls were judged (a refusal gives the reserve back).
+	planRead, candidateRead, readEarly  bool
+	exactRead                           map[string]nccl.Plan      // by exactKey
+	exactRuns                           map[string][]model.Launch // by exactRunsKey
+	exactDone, exactSkipped             bool
+	guardPlanned                        map[nccl.Op]bool
+	guardPlansDone, resumed, guardsDone bool
+	timeCut                             bool   // --time cut a stage after exploration
+	version                             string // NCCL's, as the launches print it
+	refusedAt                           map[*Trial]refusedSites
+	forced                              *Trial // confirmed next in place of the ranking's
+	restarted                           []Refusal
+	planned                             *Planned // the stored design a resumed study takes
+	perFunction                         []nccl.Config
+	batches                             int
+	batched                             map[nccl.Op]*benchfmt.Launch // the member being recorded
+	filling                             []*Trial
+	batchesCostly                       bool
 }
 
 // newLoop is a study of opts with no trial yet and nothing launched.
