@@ -25,8 +25,8 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// exactCall is one size a timed workload's process calls that is not the
-// power of two its part is measured at.
+// exactCall is one size a timed workload's process calls off the power of
+// two its part is measured at.
 type exactCall struct {
 	part int // an index of Options.Parts
 	op   nccl.Op
@@ -36,15 +36,14 @@ type exactCall struct {
 	calls float64
 }
 
-// exactLadder is the sizes one debug launch reads: lo, 2·lo, … hi, of one
-// op (nccl-tests -b lo -e hi -f 2).
+// exactLadder is the sizes one debug launch reads: nccl-tests -b lo -e hi
+// -f 2 of op.
 type exactLadder struct {
 	op     nccl.Op
 	lo, hi int64
 }
 
-// holds reports whether ladder l reads call c's size: c's op, and an odd
-// part that l's sizes share.
+// holds reports whether ladder l reads call c's size.
 func (l exactLadder) holds(c exactCall) bool {
 	return l.op == c.op && oddPart(l.lo) == oddPart(c.bytes)
 }
@@ -52,8 +51,7 @@ func (l exactLadder) holds(c exactCall) bool {
 // oddPart is b without its factors of two.
 func oddPart(b int64) int64 { return b >> bits.TrailingZeros64(uint64(b)) }
 
-// exactCalls are the calls of a timed workload not at the power of two
-// they are measured at, of the ops NCCL plans per size.
+// exactCalls are the calls of a timed workload off their power of two.
 func (o Options) exactCalls() []exactCall {
 	w := o.Parts()
 	if !w.Timed() {
@@ -80,8 +78,7 @@ func (o Options) exactCalls() []exactCall {
 	return out
 }
 
-// exactLadders are the debug launches that read calls' sizes: one per op
-// and odd part.
+// exactLadders are the ladders that read calls' sizes.
 func exactLadders(calls []exactCall) []exactLadder {
 	var out []exactLadder
 	for _, c := range calls {
@@ -96,8 +93,7 @@ func exactLadders(calls []exactCall) []exactLadder {
 }
 
 // CallLadder is one launch that measures a timed workload's calls at
-// their own sizes: nccl-tests -b Lo -e Hi -f 2 of Op. verify
-// --tuner-plugin measures with the same launches as the search.
+// their own sizes; verify --tuner-plugin measures with it too.
 type CallLadder struct {
 	Op     nccl.Op
 	Lo, Hi int64
@@ -105,8 +101,7 @@ type CallLadder struct {
 	Calls []int64
 }
 
-// CallLadders are the launches that measure o's calls at their own sizes,
-// as the search's own-size check makes them.
+// CallLadders are the launches that measure o's calls at their own sizes.
 func (o Options) CallLadders() []CallLadder {
 	calls := o.exactCalls()
 	var out []CallLadder
@@ -120,24 +115,19 @@ func (o Options) CallLadders() []CallLadder {
 	return out
 }
 
-// Request is the launch of cfg over l for trial, phase exact, with
-// NCCL's debug log when debug.
+// Request is the launch of cfg over l, with NCCL's debug log when debug.
 func (l CallLadder) Request(cfg nccl.Config, seq, trial int, debug bool) Request {
 	return Request{Config: cfg, Seq: seq, Phase: vocab.PhaseExact, Trial: trial, Debug: debug, Op: l.Op, MinBytes: l.Lo, MaxBytes: l.Hi}
 }
 
-// exactReserve is what a timed workload with calls off the powers of two
-// adds to the default budget: per ladder, one debug launch of each arm and
-// two looks of its measurement (a third spends what the budget has left;
-// TestCallsKeepTheirLooks).
+// exactReserve is what calls off the powers of two add to the default
+// budget (TestCallsKeepTheirLooks).
 func (o Options) exactReserve() int {
 	return len(exactLadders(o.exactCalls())) * 2 * (1 + 2*o.GuardLaunches)
 }
 
 // exactFirst is the least of the calls' own-size check that a decision
-// needs: per ladder, each arm's read, and the first look of its
-// measurement unless every call of the ladder is near with half the
-// margin to spare (standsNear usually holds there).
+// needs.
 func (o Options) exactFirst() int {
 	calls := o.exactCalls()
 	n := 0
@@ -150,17 +140,13 @@ func (o Options) exactFirst() int {
 	return n
 }
 
-// exactHeld is what the budget holds back for the calls' own sizes: the
-// reserve, but no more than the budget holds beyond the default budget of
-// a study without it (as callsLooks).
+// exactHeld is what the budget holds back for the calls' own sizes.
 func (o Options) exactHeld() int {
 	r := o.exactReserve()
 	return max(0, min(r, o.Budget-(o.DefaultBudget()-r)))
 }
 
-// exactLeft is the launches still held back for the calls' own sizes:
-// exactHeld until a candidate's calls were shown safe there; after a
-// refusal, what the next candidate's check owes.
+// exactLeft is the launches still held back for the calls' own sizes.
 func (s *loop) exactLeft() int {
 	if s.exactDone {
 		return 0
@@ -172,10 +158,8 @@ func (s *loop) exactLeft() int {
 }
 
 // exactOwed is what a check of the calls' own sizes after a refusal owes
-// before it can decide: per ladder, the new candidate's read and first
-// look, and what the baseline has not made of the same. Holding the whole
-// reserve again kept every confirmation after a refusal from starting on
-// the unseen probe. No more than exactHeld.
+// before it can decide; holding the whole reserve again kept every
+// confirmation after a refusal from starting.
 func (s *loop) exactOwed() int {
 	base := s.baseline()
 	per := 1 + s.opts.GuardLaunches
@@ -190,8 +174,7 @@ func (s *loop) exactOwed() int {
 	return min(owed, s.opts.exactHeld())
 }
 
-// explainBeside is the other debug launches the budget holds back while
-// the calls' own sizes are judged.
+// explainBeside is the other debug launches the budget holds back.
 func (s *loop) explainBeside() int { return s.explainLeft() - s.exactLeft() }
 
 // exactKey names one arm's read, or measurements, of one ladder.
@@ -203,8 +186,7 @@ func (s *loop) exactKey(t *Trial, l exactLadder) string {
 func (s *loop) exactRunsKey(t *Trial, l exactLadder) string { return "m|" + s.exactKey(t, l) }
 
 // checkExact judges res's candidate at the sizes its process calls off
-// the powers of two (the file's comment). Out of budget or --time a call
-// not shown safe refuses it: what was not shown safe is not shipped.
+// the powers of two (the file's comment).
 func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	if !res.Recommend || res.Winner == nil || s.exactSkipped {
 		return nil
@@ -270,21 +252,18 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	return s.measureExact(ctx, res, measure)
 }
 
-// near reports whether c's size is under the power of two it is measured
-// at and within CallMargin of it. Above a power of two the part's bound
-// cannot stand for it: NCCL moves data in power-of-two slots, so a size
-// just above one pays a whole step more (TestNearIsBelowOnly).
+// near reports whether c's size is under its power of two and within
+// CallMargin of it: a size just above one pays a whole slot more
+// (TestNearIsBelowOnly).
 func (c exactCall) near() bool {
 	return c.bytes < c.at && float64(c.at) < (1+CallMargin)*float64(c.bytes)
 }
 
-// widen is the factor c's part's bound is widened by to stand for c's
-// own size.
+// widen is the sizes' ratio.
 func (c exactCall) widen() float64 { return float64(c.at) / float64(c.bytes) }
 
 // nearBound is call c's part's bound at c.at widened by c.widen; ok false
-// when c is not near, or the part is significantly slower there or has no
-// bound.
+// when c is not near or the part has no usable bound.
 func (s *loop) nearBound(res *Result, c exactCall) (float64, bool) {
 	if !c.near() || c.part >= len(s.opts.Parts()) {
 		return 0, false
@@ -297,18 +276,15 @@ func (s *loop) nearBound(res *Result, c exactCall) (float64, bool) {
 	return g.Sizes[0].Upper * c.widen(), true
 }
 
-// mayStandNear reports whether call c can stand by its part's bound once
-// the arms' plans are known; only then is the candidate's plan read for it.
+// mayStandNear reports whether call c can stand by its part's bound.
 func (s *loop) mayStandNear(res *Result, c exactCall) bool {
 	b, ok := s.nearBound(res, c)
 	return ok && b < 1+CallMargin
 }
 
 // standsNear reports whether call c is shown safe by its part's
-// measurement at c.at: each arm runs one plan at c's size as at c.at, and
-// under one plan an arm's time grows no faster than the size below a
-// power of two, so the arms' ratio at c's size is at most their ratio at
-// c.at times c.widen.
+// measurement at c.at: each arm runs one plan at both sizes, so the arms'
+// ratio at c's size is at most their ratio at c.at times c.widen.
 func (s *loop) standsNear(res *Result, c exactCall, bx, cx nccl.Choice) bool {
 	o := s.plan.opOf(c.op)
 	if o == nil || !s.mayStandNear(res, c) {
@@ -326,9 +302,8 @@ func (s *loop) standsNear(res *Result, c exactCall, bx, cx nccl.Choice) bool {
 	return true
 }
 
-// readExactLadders reads NCCL's plan over each of lads for each of ts,
-// but for a read already made and while the budget and --time hold one
-// more launch.
+// readExactLadders reads NCCL's plan over each of lads for each of ts
+// while the budget and --time hold one more launch.
 func (s *loop) readExactLadders(ctx context.Context, ts []*Trial, lads []exactLadder) error {
 	for _, t := range ts {
 		for _, l := range lads {
@@ -373,9 +348,7 @@ func planNear(p nccl.Plan, b int64) (nccl.Choice, bool) {
 }
 
 // measureExact measures calls at their own sizes, the arms interleaved,
-// up to callLooks looks of GuardLaunches launches per arm, and refuses
-// res's candidate for a call significantly slower there or, after the
-// looks or the budget, not shown safe.
+// and refuses res's candidate for a call not shown safe there.
 func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall) error {
 	base, w := res.Baseline, res.Winner
 	lads := exactLadders(calls)
@@ -471,8 +444,7 @@ func launchSizes(arms ...[]model.Launch) []int64 {
 	return out
 }
 
-// refuseExact refuses res's candidate for call c: slower when it was
-// shown significantly slower there, else not shown safe.
+// refuseExact refuses res's candidate for call c.
 func (s *loop) refuseExact(res *Result, c exactCall, why string, slower bool) {
 	if res.Parts != nil && c.part < len(res.Parts) {
 		res.Parts[c.part].Refused = true
@@ -488,8 +460,7 @@ func (s *loop) refuseExact(res *Result, c exactCall, why string, slower bool) {
 		res.Winner.Config, verdict, c.op, c.bytes, nccl.FormatSize(c.at), why, s.rareCallAdvice(c.calls))
 }
 
-// readExact makes one debug launch of t over ladder l and keeps NCCL's
-// plan at its sizes.
+// readExact makes one debug launch of t over ladder l and keeps its plan.
 func (s *loop) readExact(ctx context.Context, t *Trial, l exactLadder) error {
 	lr, err := s.launchExact(ctx, t, l, true)
 	if err != nil {
@@ -499,8 +470,7 @@ func (s *loop) readExact(ctx context.Context, t *Trial, l exactLadder) error {
 	return nil
 }
 
-// exactPlan is NCCL's plan at ladder l's sizes as launch lr's log shows
-// it (empty when it shows none).
+// exactPlan is NCCL's plan at ladder l's sizes as launch lr's log shows it.
 func exactPlan(lr *benchfmt.Launch, l exactLadder) nccl.Plan {
 	var f *benchfmt.Facts
 	if lr.Result != nil {
@@ -509,16 +479,14 @@ func exactPlan(lr *benchfmt.Launch, l exactLadder) nccl.Plan {
 	return benchfmt.LadderPlan(lr.Outcome, f, l.op, l.lo, l.hi)
 }
 
-// exactRun is one measurement of a trial over a ladder of the calls'
-// sizes, as a resumed study reads it back (Regroup).
+// exactRun is one measurement of a trial over a ladder, read back.
 type exactRun struct {
 	ladder exactLadder
 	launch model.Launch
 }
 
 // restoreExact gives a resumed study the reads and measurements at the
-// calls' own sizes its stored launches made, so none is launched again.
-// A read stopped by the interruption is made again.
+// calls' own sizes its stored launches made.
 func (s *loop) restoreExact(t *Trial) {
 	for _, d := range t.Debug {
 		if d.Phase != vocab.PhaseExact || d.Launch == nil || d.MaxBytes == 0 || d.Launch.Reason == benchfmt.ReasonInterrupted {
@@ -533,8 +501,7 @@ func (s *loop) restoreExact(t *Trial) {
 	}
 }
 
-// launchExact runs and records one launch of t over ladder l (PhaseExact),
-// never scored.
+// launchExact runs and records one launch of t over ladder l.
 func (s *loop) launchExact(ctx context.Context, t *Trial, l exactLadder, debug bool) (*benchfmt.Launch, error) {
 	req := CallLadder{Op: s.requestOp(l.op), Lo: l.lo, Hi: l.hi}.Request(t.Config, s.seq, t.Number, debug)
 	lr, err := s.runCounted(ctx, t, req)

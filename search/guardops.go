@@ -1,9 +1,8 @@
 package search
 
-// Guards across collectives: once the workload's confirmation recommends
-// a candidate, the collectives outside the workload are measured for it,
-// interleaved with the baseline, and a candidate that makes one of them
-// (or one of the workload's own parts) significantly slower is refused.
+// Guards across collectives: a recommended candidate that makes an op
+// outside the workload, or one of its parts, significantly slower is
+// refused.
 
 import (
 	"cmp"
@@ -19,14 +18,11 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// DefaultGuardLaunches is the launches per arm of each guarded op: the
-// fewest that keeps a truly > 5 % slower op out of 95 of 100
-// recommendations on the simulated 4-rank loopback (docs/PERFORMANCE.md,
-// "Guards across collectives").
+// DefaultGuardLaunches is the launches per arm of each guarded op
+// (docs/PERFORMANCE.md, "Guards across collectives").
 const DefaultGuardLaunches = 8
 
-// OpGuard is what the guard measured of one collective outside the
-// workload.
+// OpGuard is what the guard measured of one collective.
 type OpGuard struct {
 	Op nccl.Op
 	// Result is the candidate against the baseline over Sizes (zero when
@@ -40,8 +36,7 @@ type OpGuard struct {
 }
 
 // DefaultGuardOps are the collectives guarded when the user names none:
-// every op of nccl.Ops outside the workload. A timed workload is what the
-// process calls, all of it: none by default.
+// every op outside the workload, none for a timed workload.
 func DefaultGuardOps(w nccl.Workload) []nccl.Op {
 	if w.Timed() {
 		return nil
@@ -52,9 +47,7 @@ func DefaultGuardOps(w nccl.Workload) []nccl.Op {
 // guardReserve is the launches the guards need: both arms, every op.
 func (o Options) guardReserve() int { return 2 * o.GuardLaunches * len(o.GuardOps) }
 
-// guardPlanOps are the guarded ops whose defaults' plan a study reads
-// (planGuardedOps): those NCCL's tuner plans. None for a study resumed past
-// its plan phase.
+// guardPlanOps are the guarded ops whose defaults' plan a study reads.
 func (o Options) guardPlanOps() []nccl.Op {
 	if o.pastPlan {
 		return nil
@@ -68,8 +61,7 @@ func (o Options) guardPlanOps() []nccl.Op {
 	return out
 }
 
-// guardLeft is the launches still held back for the guards: none once
-// they were run or the confirmation kept the baseline.
+// guardLeft is the launches still held back for the guards.
 func (s *loop) guardLeft() int {
 	if s.guardsDone {
 		return 0
@@ -81,8 +73,7 @@ func (s *loop) guardLeft() int {
 	return s.guardReserveUnmade()
 }
 
-// guardReserveUnmade is the guard reserve less the guard launches made,
-// whether or not the guards are still owed.
+// guardReserveUnmade is the guard reserve less the guard launches made.
 func (s *loop) guardReserveUnmade() int {
 	made := 0
 	for _, t := range s.trials {
@@ -94,8 +85,7 @@ func (s *loop) guardReserveUnmade() int {
 	return max(0, s.opts.guardReserve()-made)
 }
 
-// GuardOpSizes are the sizes a guarded op is measured and judged at: the
-// workload's sizes and the guard sizes.
+// GuardOpSizes are the sizes a guarded op is measured and judged at.
 func (o Options) GuardOpSizes() []int64 {
 	var out []int64
 	for _, p := range o.Parts() {
@@ -106,8 +96,7 @@ func (o Options) GuardOpSizes() []int64 {
 	return slices.Compact(out)
 }
 
-// OpSizes are the sizes a launch of op is scored over: its parts' sizes,
-// or for a guarded op GuardOpSizes.
+// OpSizes are the sizes a launch of op is scored over.
 func (o Options) OpSizes(op nccl.Op) []int64 {
 	if sizes := o.Parts().Sizes(op); len(sizes) > 0 {
 		return sizes
@@ -116,8 +105,7 @@ func (o Options) OpSizes(op nccl.Op) []int64 {
 }
 
 // guard measures the guarded ops for a recommended candidate, B C B C per
-// op, and refuses the recommendation when one, or one of the workload's
-// own parts, is significantly slower by more than the minimum effect.
+// op, and refuses it when one, or one of the parts, is significantly slower.
 func (s *loop) guard(ctx context.Context, res *Result) error {
 	defer func() { s.guardsDone = true }()
 	if s.work != nil && res.Winner != nil && res.Decision != nil {
@@ -172,16 +160,11 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	return s.checkExact(ctx, res)
 }
 
-// Safe, for a call the process makes. A timed workload's candidate is
-// recommended only when every (op, size) it calls, where the candidate
-// changes NCCL's plan, is shown not slower: the one-sided upper bound on
-// its time ratio below 1+CallMargin. Refusing only what is significantly
-// slower let a 7.4 % slower alltoall through in 2 of 100 studies. This
-// intersection-union test keeps the chance of shipping a candidate that
-// slows any call by CallMargin or more at most alpha, whatever the number
-// of calls. The bound is taken at up to callLooks looks, at
-// alpha/callLooks each. A call still undecided when the looks or the
-// budget run out refuses the candidate.
+// Safe, for a call the process makes: every (op, size) the candidate may
+// change must be shown not slower by CallMargin, its one-sided upper
+// bound below 1+CallMargin, at up to callLooks looks at alpha/callLooks
+// each. Refusing only what is significantly slower let a 7.4 % slower
+// call through in 2 of 100 studies.
 const (
 	// CallMargin is the slowdown a call must be shown to stay under to be
 	// shipped: 5 %, the line past which a slower op is unsafe in the
@@ -192,11 +175,9 @@ const (
 	callLooks = 3
 )
 
-// topUpCalls gives a timed workload's calls GuardLaunches launches per arm
-// when the confirmation recommended at an earlier look, and more, up to
-// callLooks × GuardLaunches, while a call is undecided: rounds interleaved
-// as the confirmation's. The decision stands; the rounds only judge the
-// calls.
+// topUpCalls gives a timed workload's calls up to callLooks ×
+// GuardLaunches launches per arm while a call is undecided; the decision
+// stands, the rounds only judge the calls.
 func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 	if s.work == nil || !s.opts.Parts().Timed() || !res.Recommend || res.Winner == nil {
 		return nil
@@ -232,11 +213,8 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 }
 
 // readCandidate makes the recommended candidate's explain launch before
-// its calls are topped up and judged, when a call is not yet shown safe
-// and NCCL's plan under the candidate is not yet certain: a call NCCL runs
-// alike under both arms is then equal by rule instead of measured (on the
-// real loopback a start-up 4-byte all-reduce was refused for launch noise
-// otherwise). A refusal that follows gives the reserve back.
+// its calls are judged, when one is not yet shown safe: a call NCCL runs
+// alike under both arms is then equal by rule instead of measured.
 func (s *loop) readCandidate(ctx context.Context, res *Result) error {
 	if !res.Recommend || res.Winner == nil || s.work == nil || !s.opts.Parts().Timed() {
 		return nil
@@ -247,8 +225,7 @@ func (s *loop) readCandidate(ctx context.Context, res *Result) error {
 	return s.readWinnerPlan(ctx, res)
 }
 
-// readWinnerPlan makes the recommended candidate's explain launch now,
-// while its plan is not yet read and the room holds it.
+// readWinnerPlan makes the recommended candidate's explain launch now.
 func (s *loop) readWinnerPlan(ctx context.Context, res *Result) error {
 	w := res.Winner
 	if !s.plan.read() || s.plan.logged[w] || len(s.plan.uncertainOps(w.Config)) == 0 {
@@ -268,8 +245,7 @@ func (s *loop) readWinnerPlan(ctx context.Context, res *Result) error {
 }
 
 // callInputs are the guard inputs of a timed workload's calls that the
-// candidate may change, at the power of two the process calls, each with
-// the index of its res.Parts.
+// candidate may change, each with the index of its res.Parts.
 func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
 	if !s.opts.Parts().Timed() {
 		return nil, nil
@@ -289,14 +265,13 @@ func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
 }
 
 // calledAt reports whether the process calls p at the size it is measured
-// at (or p says nothing of its called sizes); otherwise checkExact judges
-// it at the sizes it is called at.
+// at; otherwise checkExact judges it.
 func calledAt(p nccl.Part) bool {
 	return len(p.Logged) == 0 || slices.Contains(p.Logged, p.Band.Min)
 }
 
 // callVerdicts says whether a call is significantly slower, and whether
-// one is not shown safe (slower or undecided).
+// one is not shown safe.
 func (s *loop) callVerdicts(res *Result) (slower, unshown bool) {
 	in, _ := s.callInputs(res)
 	for _, r := range model.CompareGuards(in, s.opts.Stats) {
@@ -307,8 +282,7 @@ func (s *loop) callVerdicts(res *Result) (slower, unshown bool) {
 	return slower, unshown
 }
 
-// unsafeCall is the worst size of a call's guard result r not shown safe;
-// ok false when every size is shown safe.
+// unsafeCall is the worst size of r not shown safe.
 func unsafeCall(r model.GuardResult) (model.SizeGuard, bool) {
 	var worst model.SizeGuard
 	ok := false
@@ -323,19 +297,15 @@ func unsafeCall(r model.GuardResult) (model.SizeGuard, bool) {
 	return worst, ok
 }
 
-// who says what a guard input of judgeGuards is: a guarded op
-// (res.OpGuards) or a timed workload's call (res.Parts), by index.
+// who says what a guard input of judgeGuards is, by index.
 type who struct {
 	part bool
 	i    int
 }
 
-// judgeGuards tests, as one family (Holm across them), the guarded ops
-// and a timed workload's calls at their own sizes, and refuses the
-// recommendation for the worst one significantly slower by more than the
-// minimum effect. An (op, size) NCCL plans alike under both arms is not
-// judged. A candidate that fails a guarded op (or whose guard could not be
-// measured) is refused too.
+// judgeGuards tests, as one family (Holm), the guarded ops and a timed
+// workload's calls, and refuses the recommendation for the worst one
+// significantly slower, or for a guarded op it fails.
 func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	if !res.Recommend || res.Winner == nil {
 		return
@@ -397,9 +367,8 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 		w.Config, g.Op, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, 100*(1/r.Speedup-1), sizesText(g.Sizes), g.Op)
 }
 
-// refuseUnshownCall refuses a candidate for a timed workload's call that
-// its guard result does not show safe, naming the call made most often
-// among those with its estimate and its bound, and the others.
+// refuseUnshownCall refuses a candidate for the call made most often
+// among those its guard result does not show safe.
 func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos []who) {
 	type unshown struct {
 		k  int
@@ -446,7 +415,7 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 }
 
 // raiseLimit is the advice for a call left unshown when the launches ran
-// out: "raise --time" when --time ended the study, else "raise --budget".
+// out.
 func (s *loop) raiseLimit() string {
 	if s.timeCut {
 		return "raise --time"
@@ -455,9 +424,7 @@ func (s *loop) raiseLimit() string {
 }
 
 // rareCallAdvice is what a refusal for calls not shown safe adds when each
-// (calls: their counts) is under 1 % of the workload's calls, "" when one
-// is not: only the user knows whether the process makes it once, at
-// start-up; the study never drops a logged call on its own.
+// is under 1 % of the workload's calls: the study never drops one itself.
 func (s *loop) rareCallAdvice(calls ...float64) string {
 	var total, sum float64
 	for _, q := range s.opts.Parts() {
@@ -478,8 +445,7 @@ func (s *loop) rareCallAdvice(calls ...float64) string {
 }
 
 // refuseSlowPart refuses a recommendation that makes one of a hand
-// workload's parts significantly slower by more than the minimum effect,
-// though the workload as a whole gains.
+// workload's parts significantly slower.
 func (s *loop) refuseSlowPart(res *Result) {
 	if s.opts.Parts().Timed() {
 		return

@@ -13,14 +13,9 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// planner is what the study knows of NCCL's own plan: what NCCL runs
-// under its defaults and under the configs whose debug logs it has read,
-// and what it did with that knowledge (configs merged, configs refused).
-// It never launches: the loop hands it each debug launch (learn) and asks
-// it which configs run alike (keyOf, resolve) and which to refuse.
-//
-// NCCL plans each collective apart, so a study of several ops keeps one
-// opPlan per op: two configs run alike when every op runs alike.
+// planner is what the study knows of NCCL's own plan, one opPlan per op,
+// and what it did with it (configs merged, configs refused). It never
+// launches: the loop hands it each debug launch (learn).
 type planner struct {
 	// ops are the ops whose plan the study reads: one, of op "", for a
 	// one-part study; one per op of a workload.
@@ -102,8 +97,7 @@ func (p *planner) read() bool {
 	return len(p.ops) > 0
 }
 
-// defaults is what NCCL's defaults run for the first op, nil until every
-// op's plan is read.
+// defaults is what NCCL's defaults run for the first op, nil until read.
 func (p *planner) defaults() *nccl.Native {
 	if !p.read() {
 		return nil
@@ -170,8 +164,7 @@ type MergeCount struct {
 	Count  int    `json:"count"`
 }
 
-// ruleSamePlanLogged is the merge reason when a config's own debug log
-// (or its twin's) proved the plan.
+// ruleSamePlanLogged is the merge reason when a debug log proved the plan.
 const ruleSamePlanLogged = "the same plan as a config already tried, proved by a debug log"
 
 // planSizes are the sizes whose plan matters: the band and the guard sizes.
@@ -181,8 +174,8 @@ func planSizes(sizes, guard []int64) []int64 {
 	return slices.Compact(out)
 }
 
-// learn reads NCCL's plan and choices from a debug launch of t that
-// measured op, and reports whether it learnt a plan.
+// learn reads NCCL's plan from a debug launch of t that measured op, and
+// reports whether it learnt a plan.
 func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) bool {
 	o := p.opOf(op)
 	if o == nil {
@@ -307,10 +300,7 @@ func (o *opPlan) resolve(cfg nccl.Config) nccl.Resolution {
 }
 
 // combine is the resolution of cfg in a study of several ops from each
-// op's (rs, in p.ops' order): certain when every op's is; its key the
-// tuple of the ops' keys; a knob dropped only when every op drops it,
-// conditional when it is conditional for one op and dropped or
-// conditional for the others.
+// op's (rs): a knob dropped only when every op drops it.
 func (p *planner) combine(cfg nccl.Config, rs []nccl.Resolution) nccl.Resolution {
 	c := cfg.Canonical()
 	out := nccl.Resolution{Plan: rs[0].Plan, Certain: true, Reduced: nccl.Config{}}
@@ -348,8 +338,7 @@ func (p *planner) combine(cfg nccl.Config, rs []nccl.Resolution) nccl.Resolution
 	return out
 }
 
-// dropAcross is why knob k=v, dropped by every op, changes nothing: one
-// reason when every op gives the same, else each op's.
+// dropAcross is why knob k=v, dropped by every op, changes nothing.
 func (p *planner) dropAcross(k, v string, rs []nccl.Resolution) nccl.Drop {
 	var reasons, rules []string
 	same := true
@@ -376,8 +365,7 @@ func (p *planner) dropAcross(k, v string, rs []nccl.Resolution) nccl.Drop {
 	return out
 }
 
-// opList names the ops whose plan the study reads: "all_reduce, alltoall
-// and broadcast".
+// opList names the ops whose plan the study reads: "a, b and c".
 func (p *planner) opList() string {
 	names := make([]string, len(p.ops))
 	for i, o := range p.ops {
@@ -390,8 +378,7 @@ func (p *planner) opList() string {
 }
 
 // core is cfg without the knobs NCCL's plan of the defaults proves change
-// nothing, its caps spelt one way: configs with the same core run the same
-// plan. In a study of several ops it is the knobs some op's core keeps.
+// nothing, its caps spelt one way: configs with the same core run alike.
 func (p *planner) core(cfg nccl.Config) nccl.Config {
 	if !p.several() {
 		return p.ops[0].core(cfg)
@@ -403,8 +390,7 @@ func (p *planner) core(cfg nccl.Config) nccl.Config {
 	return out
 }
 
-// readOp is op's plan when the study reads op's own and it was read; nil
-// otherwise.
+// readOp is op's plan when the study reads op's own and it was read.
 func (p *planner) readOp(op nccl.Op) *opPlan {
 	o := p.opOf(op)
 	if o == nil || o.reads != op.OrAllReduce() || o.native == nil {
@@ -414,16 +400,14 @@ func (p *planner) readOp(op nccl.Op) *opPlan {
 }
 
 // sameCore reports whether NCCL's plan rules prove that op runs alike
-// under a and b. false when op's plan was not read.
+// under a and b.
 func (p *planner) sameCore(op nccl.Op, a, b nccl.Config) bool {
 	o := p.readOp(op)
 	return o != nil && o.core(a).Key() == o.core(b).Key()
 }
 
-// sameCoreAt is sameCore at a size b the process calls off the powers of
-// two, where NCCL's defaults choose x: a list that holds every choice
-// NCCL makes at the powers of two may leave out the one it makes between
-// them (search/testdata/exact-core.json).
+// sameCoreAt is sameCore at a size b off the powers of two, where NCCL's
+// defaults choose x (search/testdata/exact-core.json).
 func (p *planner) sameCoreAt(op nccl.Op, a, b nccl.Config, size int64, x nccl.Choice) bool {
 	o := p.readOp(op)
 	if o == nil {
@@ -444,9 +428,7 @@ func (o *opPlan) core(cfg nccl.Config) nccl.Config {
 	return o.native.CapsAsCTAs(o.native.Explain(cfg).Reduced)
 }
 
-// knows reports whether cfg's plan was read from a debug log for every
-// op (its own or that of a config with the same core, or the defaults'
-// for an op where every knob of cfg is a no-op).
+// knows reports whether cfg's plan was read from a debug log for every op.
 func (p *planner) knows(cfg nccl.Config) bool {
 	for _, o := range p.ops {
 		core := o.core(cfg)
@@ -460,8 +442,7 @@ func (p *planner) knows(cfg nccl.Config) bool {
 	return true
 }
 
-// uncertainOps are the ops whose plan under cfg neither the rules nor a
-// debug log proves.
+// uncertainOps are the ops whose plan under cfg is not proved.
 func (p *planner) uncertainOps(cfg nccl.Config) []nccl.Op {
 	var out []nccl.Op
 	for _, o := range p.ops {
@@ -472,8 +453,7 @@ func (p *planner) uncertainOps(cfg nccl.Config) []nccl.Op {
 	return out
 }
 
-// certainByRules reports whether the rules alone prove cfg's plan for
-// every op.
+// certainByRules reports whether the rules alone prove cfg's plan.
 func (p *planner) certainByRules(cfg nccl.Config) bool {
 	for _, o := range p.ops {
 		if o.native == nil || !o.native.Explain(cfg).Certain {
@@ -574,8 +554,7 @@ func (p *planner) noteMerge(cfg nccl.Config, t *Trial) {
 	p.merged[c.Key()] = rules
 }
 
-// sameFor is the merge reason of a study of several ops: the ops whose
-// plans are the same as t's, and whether t runs NCCL's defaults.
+// sameFor is the merge reason of a study of several ops.
 func (p *planner) sameFor(t *Trial) string {
 	if p.keyOf(t.Config) == p.keyOf(nccl.Config{}) {
 		return "runs like NCCL's defaults for " + p.opList()
@@ -586,8 +565,8 @@ func (p *planner) sameFor(t *Trial) string {
 // ruleCapAlias is the merge reason for NCCL_MAX_NCHANNELS against NCCL_MAX_CTAS.
 const ruleCapAlias = "NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS cap the same channels (NCCL 2.17+)"
 
-// capsAlike reports whether a and b differ only in which name caps (or
-// floors) the channels (nccl.CapPair).
+// capsAlike reports whether a and b differ only in which name caps the
+// channels (nccl.CapPair).
 func capsAlike(a, b nccl.Config) bool {
 	return a.CapsAsCTAs().Key() == b.CapsAsCTAs().Key()
 }
@@ -607,8 +586,7 @@ func (p *planner) planKnown(t *Trial) bool {
 	return p.knows(c)
 }
 
-// twin is the config r (of an uncertain plan) would be without its
-// conditional list knobs: its own debug log tells whether they matter.
+// twin is the config r would be without its conditional list knobs.
 func twin(r nccl.Resolution) nccl.Config {
 	t := r.Reduced.Clone()
 	for _, d := range r.Conditional {
@@ -632,9 +610,7 @@ func (p *planner) twinUnknown(cfg nccl.Config) (nccl.Config, bool) {
 }
 
 // listTwinUnknown is twinUnknown for a list that forces a choice beside
-// another knob that changes the plan (NCCL_PROTO=Simple beside
-// NCCL_ALGO=Tree may hold every choice NCCL makes under NCCL_ALGO=Tree
-// alone): the twin is the config without the list.
+// another knob that changes the plan.
 func (p *planner) listTwinUnknown(r nccl.Resolution) (nccl.Config, bool) {
 	if len(r.Reduced) < 2 {
 		return nil, false
@@ -688,15 +664,13 @@ func (p *planner) summary(trials []*Trial, spaceConfigs int) *PlanSummary {
 }
 
 // samePlanAt reports whether NCCL provably runs op at sizes alike under
-// configs a and b: a guard does not judge them then.
+// configs a and b.
 func (p *planner) samePlanAt(a, b nccl.Config, op nccl.Op, sizes []int64) bool {
 	known, same := p.plansAt(a, b, op, sizes)
 	return known && same
 }
 
-// plansAt compares NCCL's plans for op at sizes under configs a and b:
-// known when both are certain for the op and hold every one of sizes,
-// same when they are then equal at every one.
+// plansAt compares NCCL's plans for op at sizes under configs a and b.
 func (p *planner) plansAt(a, b nccl.Config, op nccl.Op, sizes []int64) (known, same bool) {
 	o := p.opOf(op)
 	if o == nil || o.native == nil || len(sizes) == 0 {
@@ -710,9 +684,7 @@ func (p *planner) plansAt(a, b nccl.Config, op nccl.Op, sizes []int64) (known, s
 }
 
 // runApartAt reports whether NCCL provably runs op at size otherwise
-// under a than under b: both plans known there and unequal, or one known
-// there makes a choice the other's list leaves out (nccl.Native.Forbids).
-// false where op's own plan was not read.
+// under a than under b (nccl.Native.Forbids included).
 func (p *planner) runApartAt(a, b nccl.Config, op nccl.Op, size int64) bool {
 	o := p.readOp(op)
 	if o == nil {
