@@ -1,9 +1,7 @@
 package search
 
-// Exploration in batches: several configs measured in one launch, each on
-// its own communicator, the baseline always among them
-// (docs/PERFORMANCE.md, "Exploration in batches"). The confirmation never
-// runs in a batch.
+// Exploration in batches: several configs measured in one launch
+// (docs/PERFORMANCE.md, "Exploration in batches").
 
 import (
 	"context"
@@ -54,24 +52,18 @@ type BatchOp struct {
 	MinBytes, MaxBytes int64
 }
 
-// DefaultBatchSize is --batch's default for an instrument with a batch
-// mode: the baseline and seven configs (docs/PERFORMANCE.md, "Exploration
-// in batches").
+// DefaultBatchSize is --batch's default: the baseline and seven configs.
 const DefaultBatchSize = 8
 
 // MinBatchSize is the fewest configs a batch launch holds (minBatch).
 const MinBatchSize = minBatch
 
-// BatchRounds are a batch's rounds, round 0 the warm-up: each config's
-// per-size time is the median of 3 visits, which one slow visit does not
-// move (docs/PERFORMANCE.md, "Exploration in batches").
+// BatchRounds are a batch's rounds, round 0 the warm-up.
 const BatchRounds = 4
 
-// BatchRows are one config's rows of a batch launch at one op, from its
-// visits' times: rounds[r] maps a size to round r's time. Round 0, the
-// warm-up, is left out; a size's time is the median over the other
-// rounds, which are its samples. Sizes in ascending order; none when only
-// round 0 ran.
+// BatchRows are one config's rows of a batch launch at one op: rounds[r]
+// maps a size to round r's time; a size's time is the median over the
+// rounds after round 0. None when only round 0 ran.
 func BatchRows(rounds []map[int64]float64) []benchfmt.Row {
 	if len(rounds) < 2 {
 		return nil
@@ -91,14 +83,13 @@ func BatchRows(rounds []map[int64]float64) []benchfmt.Row {
 }
 
 // Batchable reports whether a launch of cfg may share a process with other
-// configs: only when every knob it sets is per communicator.
+// configs.
 func Batchable(cfg nccl.Config) bool {
 	_, _, ok := nccl.CommSettingsOf(cfg)
 	return ok
 }
 
-// batcher is the launcher's batch mode when the study explores in
-// batches and they save time, else nil.
+// batcher is the launcher's batch mode while batches pay, else nil.
 func (s *loop) batcher() BatchLauncher {
 	if s.opts.BatchSize < 2 || s.batchesCostly {
 		return nil
@@ -107,10 +98,9 @@ func (s *loop) batcher() BatchLauncher {
 	return b
 }
 
-// blockRanked reports whether t's exploration results may rank it. A
-// batch is one block: a config's communicator keeps its offset in every
-// round. A config measured in batches only ranks once two batches created
-// it at different positions, or a launch of its own measured it too.
+// blockRanked reports whether t's exploration results may rank it: a
+// config measured in batches ranks once two batches created it at
+// different positions, or a launch of its own measured it.
 func (t *Trial) blockRanked() bool {
 	if len(t.Explore) > len(t.blocks) {
 		return true
@@ -123,27 +113,21 @@ func (t *Trial) blockRanked() bool {
 	return len(t.blocks) == 0
 }
 
-// addBlock notes the batch that measured t's newest exploration result
-// (nil: a launch of its own), as that result is added.
+// addBlock notes the batch that measured t's newest exploration result.
 func (t *Trial) addBlock(m *benchfmt.BatchMember) {
 	if m != nil {
 		t.blocks = append(t.blocks, *m)
 	}
 }
 
-// batchesPay reports whether a batch that took took for members configs
-// saved time against launches of their own, which took solo on average
-// (0: none made yet). A config ranks after two batches but after one
-// launch of its own, so a batch pays only while a member costs less than
-// half a launch. Once one did not pay the study explores in launches of
-// their own.
+// batchesPay reports whether a batch of members configs that took took
+// saved time against launches of their own (solo on average): a member
+// must cost less than half a launch.
 func batchesPay(took time.Duration, members int, solo time.Duration) bool {
 	return solo <= 0 || 2*took < time.Duration(members)*solo
 }
 
-// batchTook is a batch's wall time: the sum of its records' shares, a
-// member relaunched on its own left out (a simulated batch's modelled
-// time, as meanLaunchCost's).
+// batchTook is a batch's wall time: the sum of its records' shares.
 func batchTook(launches []*benchfmt.Launch) time.Duration {
 	var took time.Duration
 	for _, l := range launches {
@@ -154,15 +138,11 @@ func batchTook(launches []*benchfmt.Launch) time.Duration {
 	return took
 }
 
-// minBatch is the fewest configs worth a batch launch, the baseline
-// included.
+// minBatch is the fewest configs worth a batch launch.
 const minBatch = 3
 
-// exploreBatch makes one batch launch of exploration: the baseline, the
-// configs a second batch must rank, then what next proposes, up to
-// BatchSize configs and the budget. What a batch cannot take (a debug
-// launch, a knob NCCL reads once per process) ends it and is launched on
-// its own after it. ok is false when nothing was launched.
+// exploreBatch makes one batch launch of exploration; ok is false when
+// nothing was launched.
 func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err error) {
 	// room is asked again on each pass: a debug launch spends budget too.
 	room := func() int { return min(s.opts.BatchSize, s.exploreLeft()/s.cost()) }
@@ -252,8 +232,7 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 	return true, nil
 }
 
-// launchBatch runs one batch of members and records each member's share
-// as a launch of it.
+// launchBatch runs one batch and records each member's share.
 func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Trial, phases []string) error {
 	ops := s.measuredOps()
 	batch := Batch{Seq: s.batches, Rounds: BatchRounds, RoundSeed: s.opts.Seed*1_000_003 + int64(s.batches)}
@@ -295,9 +274,8 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 	return nil
 }
 
-// batchConfig is what a batch measures of t: its config, or, when that
-// sets a knob NCCL reads once per process, its core, which runs the same
-// plan; ok is false when neither can share a process.
+// batchConfig is what a batch measures of t: its config, or its core;
+// ok is false when neither can share a process.
 func (s *loop) batchConfig(t *Trial) (cfg nccl.Config, ok bool) {
 	if Batchable(t.Config) {
 		return t.Config, true
@@ -306,10 +284,7 @@ func (s *loop) batchConfig(t *Trial) (cfg nccl.Config, ok bool) {
 	return core, Batchable(core)
 }
 
-// creationOrder is the order a batch creates its members' communicators:
-// the members rotated by the first rotation from the batch's number on
-// that creates no member still to be ranked where an earlier batch
-// created it, else by the batch's number.
+// creationOrder is the order a batch creates its members' communicators.
 func creationOrder(members []*Trial, seq int) []int {
 	n := len(members)
 	clashes := func(rot int) bool {
@@ -344,8 +319,7 @@ func (s *loop) measuredOps() []nccl.Op {
 	return s.work.ops
 }
 
-// launchOrBatched makes req's launch, or hands back the one the running
-// batch made of it.
+// launchOrBatched makes req's launch, or hands back the batch's.
 func (s *loop) launchOrBatched(ctx context.Context, req Request) (*benchfmt.Launch, error) {
 	if l, ok := s.batched[req.Op]; ok {
 		return l, nil

@@ -1,7 +1,6 @@
 package search
 
-// Confirmation: sizing it from the budget and the spread, and deciding
-// the candidate against the baseline from interleaved launches.
+// Confirmation: sizing it, and deciding the candidate against the baseline.
 
 import (
 	"context"
@@ -16,7 +15,7 @@ import (
 )
 
 // Confirmation sizing: at least confirmShare of the budget, more when the
-// spread and the estimated gain call for it (planned for confirmPower).
+// spread and the estimated gain call for it.
 const (
 	confirmPower = 0.9
 	// defaultSpread is the launch-to-launch spread (SD of log launch
@@ -35,10 +34,9 @@ const (
 )
 
 // confirmMax is the most launches per arm the confirmation plans if it
-// started now: what a fixed test would need for confirmPower at a cautious
-// estimate of the candidate's gain (model.PlanBeta standard errors below
-// the exploration estimate) and the measured spread, at least
-// ConfirmLaunches and at most the budget's confirmShare.
+// started now, for confirmPower at a cautious estimate of the gain (the
+// winner's curse inflates exploration's), within [ConfirmLaunches,
+// confirmShare of the budget].
 func (s *loop) confirmMax() int {
 	first := s.opts.ConfirmLaunches
 	limit := max(first, int(math.Round(confirmShare*float64(s.opts.Budget)/float64(2*s.cost()))))
@@ -61,16 +59,12 @@ func (s *loop) confirmMax() int {
 	return min(max(plan, first), limit)
 }
 
-// confirmShare is the share of the budget the confirmation may grow to
-// (both arms together).
+// confirmShare is the share of the budget the confirmation may grow to.
 const confirmShare = 0.2
 
 // confirm measures the candidate against the baseline, interleaved so that
-// drift hits both, and decides from those launches alone (exploration's
-// are biased by the winner's curse). It is a group-sequential test
-// (model.ConfirmDesign): it stops at the first look that recommends, finds
-// the candidate significantly slower, or finds the gain excluded, and
-// otherwise goes on until the last look.
+// drift hits both, and decides from those launches alone, a
+// group-sequential test (model.ConfirmDesign).
 func (s *loop) confirm(ctx context.Context, res *Result) error {
 	base := res.Baseline
 	w, dropped, err := s.confirmCandidate(ctx, res)
@@ -128,9 +122,8 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	return nil
 }
 
-// confirmCandidate picks the config to confirm: the best candidate other
-// than the defaults, simplified to the simplest config that NCCL provably
-// runs like it. nil, with res's ending set, when no other config ran.
+// confirmCandidate picks the config to confirm, simplified; nil, with
+// res's ending set, when no config other than the defaults ran.
 func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []nccl.Drop, error) {
 	base := res.Baseline
 	// The best candidate is always confirmed, even when exploring says it
@@ -178,10 +171,8 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 	return w, dropped, nil
 }
 
-// scoped is the trial to confirm in place of w when NCCL reads the
-// per-function form (2.24+) and w sets NCCL_ALGO or NCCL_PROTO: the same
-// lists written for the workload's ops only, a trial of its own measured
-// from the confirmation's first launch.
+// scoped is the trial to confirm in place of w when w's lists can be
+// scoped to the workload's ops (NCCL 2.24+).
 func (s *loop) scoped(w *Trial, res *Result) (*Trial, error) {
 	cfg, knobs := s.scopeOf(w.Config)
 	if len(knobs) == 0 {
@@ -191,8 +182,8 @@ func (s *loop) scoped(w *Trial, res *Result) (*Trial, error) {
 	return s.trialOf(cfg)
 }
 
-// scopeOf is cfg with its lists in the per-function form for the
-// workload's ops, and the knobs rewritten.
+// scopeOf is cfg with its lists scoped to the workload's ops, and the
+// knobs rewritten.
 func (s *loop) scopeOf(cfg nccl.Config) (nccl.Config, []string) {
 	if !s.opts.ScopeLists {
 		return cfg.Clone(), nil
@@ -200,8 +191,7 @@ func (s *loop) scopeOf(cfg nccl.Config) (nccl.Config, []string) {
 	return nccl.ScopeConfig(cfg, s.opts.Parts().Ops(), s.fabricVersion())
 }
 
-// fabricVersion is NCCL's version: the defaults' plan's, else what the
-// launches printed ("" until known).
+// fabricVersion is NCCL's version ("" until known).
 func (s *loop) fabricVersion() string {
 	if d := s.plan.defaults(); d != nil && d.Version != "" {
 		return d.Version
@@ -209,11 +199,9 @@ func (s *loop) fabricVersion() string {
 	return s.version
 }
 
-// confirmDesign sizes the confirmation of w against base from what the
-// budget still allows; fresh is true. A resumed study whose confirmation of
-// w had begun takes the design stored when it began (fresh false): one
-// planned again from what is left could decide otherwise on the same
-// launches.
+// confirmDesign sizes the confirmation of w against base; fresh is false
+// when a resumed study takes the design stored when it began, which a
+// design planned again could decide otherwise than.
 func (s *loop) confirmDesign(res *Result, base, w *Trial) (d model.ConfirmDesign, fresh bool) {
 	if p := s.planned; p != nil {
 		s.planned = nil
@@ -232,14 +220,12 @@ func (s *loop) confirmDesign(res *Result, base, w *Trial) (d model.ConfirmDesign
 }
 
 // designCurrent reports whether the stored design p is the current
-// confirmation's: made at or after the last refusal's restart, or no
-// refusal restarted the study.
+// confirmation's.
 func (s *loop) designCurrent(p *Planned) bool {
 	return len(s.restarted) == 0 || p.Seq >= s.restarted[len(s.restarted)-1].Restart.Seq
 }
 
-// judge turns the confirmation's last look into the study's decision: the
-// look's verdict, then the rules that can still keep the baseline.
+// judge turns the confirmation's last look into the study's decision.
 func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 	w := res.Winner
 	cmp := look.Comparison
@@ -260,8 +246,6 @@ func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 
 // judgeGuardSizes compares the guard sizes on every confirmation launch
 // made so far and refuses a recommendation significantly slower at one.
-// It runs again after the calls' top-ups, as a resumed study judges all
-// the stored launches.
 func (s *loop) judgeGuardSizes(res *Result) {
 	w, base := res.Winner, res.Baseline
 	res.Guards = nil
@@ -278,9 +262,8 @@ func (s *loop) judgeGuardSizes(res *Result) {
 	}
 }
 
-// Confirmation is one measurement of a candidate against a baseline from
-// launches interleaved B C B C …, judged at the looks of a design: the one
-// routine that confirms, for the study loop, verify and compare.
+// Confirmation is one measurement of a candidate against a baseline,
+// interleaved B C B C …, judged at the looks of a design.
 type Confirmation struct {
 	Baseline, Candidate *Trial
 	Design              model.ConfirmDesign
@@ -305,8 +288,8 @@ type Confirmed struct {
 	Failed *Trial
 }
 
-// Confirm runs the confirmation c until a look stops it. A failed launch
-// ends it with Failed set and err nil; err is Launch's.
+// Confirm runs the confirmation c until a look stops it; a failed launch
+// sets Failed.
 func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 	var out Confirmed
 	base, cand := c.Baseline, c.Candidate
@@ -337,8 +320,7 @@ func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 	return out, nil
 }
 
-// nextArm is the arm of an interleaved pair to launch next: the baseline
-// while it has no more launches than the candidate.
+// nextArm is the arm of an interleaved pair to launch next.
 func nextArm(base, cand *Trial, nb, nc int) *Trial {
 	if nb <= nc {
 		return base
@@ -362,9 +344,7 @@ func (s *loop) alpha() float64 {
 	return vocab.DefaultAlpha
 }
 
-// outOfConfirmTime reports whether --time leaves too little for launches
-// more after exploration, and records that time ended the study (timeCut):
-// every caller stops when it reports true.
+// outOfConfirmTime is pastTime, recording that time ended the study.
 func (s *loop) outOfConfirmTime(launches int) bool {
 	out := s.pastTime(launches)
 	s.timeCut = s.timeCut || out

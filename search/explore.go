@@ -1,7 +1,6 @@
 package search
 
-// Exploration's proposals: what to launch next (sampler, local steps,
-// simplifications, re-measuring the leaders).
+// Exploration's proposals: what to launch next.
 
 import (
 	"errors"
@@ -18,10 +17,8 @@ import (
 // guardPenaltyWeight scales a guard regression into the sampler's objective.
 const guardPenaltyWeight = 10
 
-// next decides the next exploration launch. Launches go first where the
-// model's planner says they settle which config leads, as long as
-// refinement has used no more launches than exploration; otherwise the
-// sampler proposes a config.
+// next decides the next exploration launch: a refinement where the
+// planner says it settles which config leads, else a proposal.
 func (s *loop) next() (*Trial, string, error) {
 	// A global list that lost an op: its per-function form first.
 	if t, err := s.nextPerFunction(); t != nil || err != nil {
@@ -64,8 +61,7 @@ func (s *loop) nextRefinement() *Trial {
 	return nil
 }
 
-// planNext is the trial of top that model.PlanNext says to launch again
-// to settle their order, nil when they are settled.
+// planNext is the trial of top that model.PlanNext says to launch again.
 func (s *loop) planNext(top []*Trial, limit int) *Trial {
 	arms := make([]model.Arm, len(top))
 	for i, t := range top {
@@ -79,7 +75,7 @@ func (s *loop) planNext(top []*Trial, limit int) *Trial {
 }
 
 // nextLocalStep is a new trial one step from the leader, when it is a
-// local step's turn and one is untried, or the debug launch of its twin.
+// local step's turn.
 func (s *loop) nextLocalStep() (t *Trial, phase string, err error) {
 	// Past the sampler's start-up, its proposals alternate with a local
 	// step from the leader: a simplification if one is untried, else a
@@ -104,13 +100,10 @@ func (s *loop) nextLocalStep() (t *Trial, phase string, err error) {
 	return nil, "", nil
 }
 
-// maxHops bounds the passes one proposal takes: itself, then the untried
-// neighbour a merged proposal moves to.
+// maxHops bounds the passes one proposal takes.
 const maxHops = 2
 
-// nextProposal is the sampler's next config: a new trial, another launch
-// of the trial it proves to be, or a debug launch that settles whether it
-// runs like a config already tried. errSpaceExhausted when fifty
+// nextProposal is the sampler's next config; errSpaceExhausted when fifty
 // proposals in a row bring nothing new.
 func (s *loop) nextProposal() (*Trial, string, error) {
 	for attempt := 0; attempt < 50; attempt++ {
@@ -162,10 +155,8 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 	return nil, "", errSpaceExhausted
 }
 
-// plausible reports whether t could still beat the leading config by the
-// planner's rule (model.Plausible over the configs PlanNext ranks). A
-// config without a scored launch is plausible, one the guard filter
-// excludes is not.
+// plausible reports whether t could still beat the leading config
+// (model.Plausible over the configs PlanNext ranks).
 func (s *loop) plausible(t *Trial) bool {
 	if len(t.Explore) == 0 {
 		return true
@@ -199,8 +190,7 @@ func (s *loop) refinements() int {
 	return n
 }
 
-// tried reports whether a config NCCL would treat the same way already
-// has a trial.
+// tried reports whether a config NCCL runs alike already has a trial.
 func (s *loop) tried(c nccl.Config) bool {
 	// A config that allows what gave wrong results is never tried.
 	return s.triedAs(s.plan.resolve(c)) || s.plan.wrongIn(c) != ""
@@ -212,8 +202,7 @@ func (s *loop) triedAs(r nccl.Resolution) bool {
 	return ok || !s.opts.AllowDisabled && len(r.Enables) > 0
 }
 
-// observations are what the sampler learns from: every trial's log score,
-// failures and rejected combinations at a penalty.
+// observations are what the sampler learns from.
 func (s *loop) observations() []observation {
 	worst := math.Inf(-1)
 	var obs []observation
@@ -243,8 +232,7 @@ func (s *loop) observations() []observation {
 	return obs
 }
 
-// randomUntried draws untried, valid configs from the space, nil if a
-// thousand draws find none.
+// randomUntried draws untried, valid configs from the space.
 func (s *loop) randomUntried() nccl.Config {
 	for i := 0; i < 1000; i++ {
 		idx := s.opts.Space.draw(s.rng)
@@ -259,8 +247,7 @@ func (s *loop) randomUntried() nccl.Config {
 	return nil
 }
 
-// localLeader is the best config measured at least twice (or the best
-// one, if none was): where local steps start.
+// localLeader is the best config measured at least twice (or the best).
 func (s *loop) localLeader() *Trial {
 	leaders := s.rank.leaders(len(s.trials))
 	for _, t := range leaders {
@@ -274,9 +261,7 @@ func (s *loop) localLeader() *Trial {
 	return nil
 }
 
-// localStep returns an untried config one step from the local leader: for
-// a numeric knob the next value up or down its list, for a named one any
-// other value. Knobs take turns.
+// localStep returns an untried config one step from the local leader.
 func (s *loop) localStep() nccl.Config {
 	lead := s.localLeader()
 	if lead == nil {
@@ -323,8 +308,7 @@ func (s *loop) localStep() nccl.Config {
 }
 
 // marginals is, for each choice of dim, the mean log score of the
-// observations made with it; choices not yet measured get the mean over
-// all choices.
+// observations made with it.
 func marginals(dim Dimension, obs []observation) []float64 {
 	sum := make([]float64, len(dim.Choices))
 	n := make([]int, len(dim.Choices))
@@ -354,8 +338,7 @@ func marginals(dim Dimension, obs []observation) []float64 {
 	return out
 }
 
-// numeric reports whether every set choice is a number: such a knob is
-// ordered, and its neighbours are the values beside it.
+// numeric reports whether every set choice is a number.
 func numeric(choices []string) bool {
 	for _, c := range choices {
 		if c == "" {
@@ -369,7 +352,7 @@ func numeric(choices []string) bool {
 }
 
 // simplification returns an untried config that is the leader with one
-// of its knobs unset, or nil: a knob TPE set in passing gets a direct test.
+// of its knobs unset, or nil.
 func (s *loop) simplification() nccl.Config {
 	lead := s.localLeader()
 	if lead == nil {
@@ -385,10 +368,8 @@ func (s *loop) simplification() nccl.Config {
 	return nil
 }
 
-// checkTwin returns a trial to give a debug launch, or nil: cfg's plan is
-// uncertain only because a list knob sits beside a plan-changing one, and
-// its twin was tried but its plan is unknown. Checks are bounded so they
-// never eat the exploration.
+// checkTwin returns a trial to give a debug launch, or nil: its twin was
+// tried but its plan is unknown. Checks are bounded.
 func (s *loop) checkTwin(cfg nccl.Config) *Trial {
 	// The route reads are bounded by the values, not by maxChecks.
 	if !s.plan.read() || s.plan.checks-len(s.plan.routesRead) >= s.maxChecks() || s.exploreLeft() < 4*s.cost() {
@@ -409,13 +390,11 @@ func (s *loop) checkTwin(cfg nccl.Config) *Trial {
 	return t
 }
 
-// errAwaitsBatch ends the filling of a batch at a proposal that may run
-// the plan of a member not yet measured (awaitsMember).
+// errAwaitsBatch ends the filling of a batch (awaitsMember).
 var errAwaitsBatch = errors.New("the proposal waits for the batch being filled")
 
 // awaitsMember reports whether cfg's plan is in doubt only by the plan of
-// its twin and that twin is a member of the batch being filled: measured
-// alone, cfg would be a second spelling of it.
+// its twin, a member of the batch being filled.
 func (s *loop) awaitsMember(cfg nccl.Config) bool {
 	if s.filling == nil || !s.plan.read() {
 		return false
@@ -429,9 +408,7 @@ func (s *loop) awaitsMember(cfg nccl.Config) bool {
 }
 
 // twinFirst is the config to launch for cfg: its twin when that twin is
-// in the space and untried, else cfg. The twin is the spelling a
-// recommendation would write; once it is measured, cfg's other spellings
-// wait on one debug launch of it instead of a timed launch each.
+// in the space and untried, else cfg.
 func (s *loop) twinFirst(cfg nccl.Config) nccl.Config {
 	if !s.plan.read() {
 		return cfg
@@ -451,6 +428,5 @@ func (s *loop) twinFirst(cfg nccl.Config) nccl.Config {
 	return tw.Canonical()
 }
 
-// maxChecks bounds the debug launches spent on uncertain rules: one per
-// six launches of budget, at least one.
+// maxChecks bounds the debug launches spent on uncertain rules.
 func (s *loop) maxChecks() int { return max(1, s.opts.Budget/6) }

@@ -1,9 +1,7 @@
 package search
 
-// After a refusal: a guard, a part, a switched-on protocol or a failure
-// refused the confirmed candidate. The study does not end there while the
-// budget allows: it confirms the best remaining candidate the refusal
-// does not rule out, a global list's per-function form first.
+// After a refusal the study confirms the best remaining candidate the
+// refusal does not rule out, a global list's per-function form first.
 
 import (
 	"math"
@@ -14,8 +12,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// refusable reports whether res ended in a refusal of its candidate, after
-// which another candidate may still be safe.
+// refusable reports whether res ended in a refusal of its candidate.
 func refusable(res *Result) bool {
 	switch res.Ending {
 	case vocab.EndingGuard, vocab.EndingOpRegression, vocab.EndingSwitchesOnDisabled, vocab.EndingCandidateFailed:
@@ -24,11 +21,9 @@ func refusable(res *Result) bool {
 	return false
 }
 
-// ruledOut reports whether a refusal rules t out as a candidate: t was
-// refused (or is the config a refused per-function form rewrote), or NCCL
-// may run it like one that was (their planner families meet), unless NCCL
-// provably runs it otherwise at every site of that refusal
-// (runsOtherwiseAt). A refusal without sites rules out the whole family.
+// ruledOut reports whether a refusal rules t out: t was refused, or its
+// family meets a refused one's and NCCL does not provably run it otherwise
+// at every site of that refusal.
 func (s *loop) ruledOut(t *Trial) bool {
 	if len(s.refusedAt) == 0 {
 		return false
@@ -46,7 +41,7 @@ func (s *loop) ruledOut(t *Trial) bool {
 }
 
 // runsOtherwiseAt reports whether NCCL provably runs t otherwise than
-// refused trial r at every site where r was refused; false when r has none.
+// refused trial r at every site where r was refused.
 func (s *loop) runsOtherwiseAt(t, r *Trial) bool {
 	at, ok := s.refusedAt[r]
 	if !ok || len(at.sites) == 0 {
@@ -61,15 +56,14 @@ func (s *loop) runsOtherwiseAt(t, r *Trial) bool {
 }
 
 // refusedSites are the sites where a refused trial was refused, and the
-// trial measured there: itself, or the per-function form that rewrote it.
+// trial measured there.
 type refusedSites struct {
 	sites    []Site
 	measured *Trial
 }
 
-// noteRefused rules t out, refused at sites where measured is the trial
-// that ran. A refusal without sites, or one of a trial refused before
-// without sites or as another trial, rules out t's whole family.
+// noteRefused rules t out, refused at sites; without sites, its whole
+// family.
 func (s *loop) noteRefused(t *Trial, sites []Site, measured *Trial) {
 	if s.refusedAt == nil {
 		s.refusedAt = map[*Trial]refusedSites{}
@@ -83,11 +77,7 @@ func (s *loop) noteRefused(t *Trial, sites []Site, measured *Trial) {
 }
 
 // nextAfterRefusal records res's refusal and readies the next
-// confirmation when one can still decide: res is emptied for it and true
-// returned. The next candidate is the refused global list's per-function
-// form when there is one, else the best remaining candidate the refusals
-// do not rule out. false when res is no refusal, no candidate remains, or
-// the budget or --time cannot hold a confirmation that decides.
+// confirmation when one can still decide, emptying res; false when none.
 func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	if !refusable(res) {
 		return false, nil
@@ -144,9 +134,7 @@ func (s *loop) nextAfterRefusal(res *Result) (bool, error) {
 	return true, nil
 }
 
-// refusalSites are the (op, size) sites where res refused its candidate:
-// a slower guard size, each size of a refusing part, the worst size of a
-// refusing guarded op.
+// refusalSites are the (op, size) sites where res refused its candidate.
 func refusalSites(res *Result) []Site {
 	var out []Site
 	if res.Ending == vocab.EndingGuard {
@@ -172,7 +160,7 @@ func refusalSites(res *Result) []Site {
 }
 
 // promising is the best candidate the refusals leave when exploration
-// measured it faster than the baseline, nil otherwise.
+// measured it faster than the baseline.
 func (s *loop) promising(base *Trial) *Trial {
 	c := s.rank.candidate(base)
 	if c == nil || base == nil || len(base.Explore) == 0 || !(c.logScore(s.sizes) < base.logScore(s.sizes)) {
@@ -182,8 +170,7 @@ func (s *loop) promising(base *Trial) *Trial {
 }
 
 // guardOwed is the guard launches a confirmation after a refusal still
-// owes: the new candidate's per guarded op, and the baseline's up to
-// GuardLaunches.
+// owes.
 func (s *loop) guardOwed() int {
 	base, n := s.baseline(), s.opts.GuardLaunches
 	owed := 0
@@ -193,11 +180,9 @@ func (s *loop) guardOwed() int {
 	return owed
 }
 
-// perFunctionForm is the trial to confirm next after res refused a
-// candidate that sets NCCL_ALGO or NCCL_PROTO process-wide: its lists in
-// NCCL's per-function form for the ops that gained, when every op that
-// refused it is one a list reaches and the form runs it as the baseline
-// does. nil when there is none.
+// perFunctionForm is the trial to confirm next after res refused a global
+// list: its per-function form for the ops that gained, when it runs every
+// refusing op as the baseline does.
 func (s *loop) perFunctionForm(res *Result) (*Trial, error) {
 	orig := res.Winner.Config
 	if res.ScopedFrom != nil {
@@ -239,9 +224,8 @@ func (s *loop) perFunctionForm(res *Result) (*Trial, error) {
 	return t, nil
 }
 
-// perFunctionOf is from's lists in NCCL's per-function form for the ops of
-// keep a list reaches, when lost is not empty and every op of lost is one
-// a list reaches; ok false when there is none or it is than.
+// perFunctionOf is from's lists scoped to the ops of keep a list reaches,
+// when every op of lost (not empty) is one; ok false when none, or than.
 func (s *loop) perFunctionOf(from, than nccl.Config, lost, keep []nccl.Op) (nccl.Config, bool) {
 	if len(lost) == 0 || slices.ContainsFunc(lost, unreached) {
 		return nil, false
@@ -260,9 +244,7 @@ func unreached(op nccl.Op) bool {
 	return !ok
 }
 
-// runsAsBaseline reports whether cfg is known to run op as base does:
-// NCCL's plan rules prove it, or, where op's plan was not read, cfg
-// differs from base only in lists that leave op out.
+// runsAsBaseline reports whether cfg is known to run op as base does.
 func (s *loop) runsAsBaseline(op nccl.Op, cfg, base nccl.Config) bool {
 	if s.plan.readOp(op) != nil {
 		return s.plan.sameCore(op, cfg, base)
@@ -277,8 +259,7 @@ func (s *loop) runsAsBaseline(op nccl.Op, cfg, base nccl.Config) bool {
 	return rest(cfg) == rest(base)
 }
 
-// gained reports whether op gained under res's candidate: a part of op
-// measured faster in the confirmation, or in a one-part study the Decision.
+// gained reports whether op gained under res's candidate.
 func (s *loop) gained(res *Result, op nccl.Op) bool {
 	if len(res.Parts) == 0 {
 		return res.Decision != nil && res.Decision.Speedup > 1 && op == s.opts.Parts()[0].Op.OrAllReduce()
@@ -292,7 +273,7 @@ func (s *loop) gained(res *Result, op nccl.Op) bool {
 }
 
 // globalList reports whether cfg sets NCCL_ALGO or NCCL_PROTO
-// process-wide (not in NCCL's per-function form).
+// process-wide.
 func globalList(cfg nccl.Config) bool {
 	for _, k := range nccl.ScopedKnobs {
 		if v, ok := cfg[k]; ok && !nccl.IsScoped(v) {
@@ -302,12 +283,8 @@ func globalList(cfg nccl.Config) bool {
 	return false
 }
 
-// notePerFunction queues, for exploration, the per-function form of an
-// explored global list t whose round (byOp) failed an op of the workload
-// or measured it slower than the baseline by more than the minimum effect:
-// its lists for the ops that did not lose (on a fabric where NCCL runs
-// Tree for all-reduce only, NCCL_ALGO=allreduce:Tree for a global Tree
-// that fails the all-gathers).
+// notePerFunction queues the per-function form of an explored global list
+// t whose round failed an op or measured it slower than the baseline.
 func (s *loop) notePerFunction(t *Trial, byOp map[nccl.Op]model.Launch) {
 	if s.work == nil || !globalList(t.Config) {
 		return
@@ -332,7 +309,7 @@ func (s *loop) notePerFunction(t *Trial, byOp map[nccl.Op]model.Launch) {
 }
 
 // opSlower reports whether ml, one launch of op, is slower than the
-// baseline's exploration launches of op by more than the minimum effect.
+// baseline's by more than the minimum effect.
 func (s *loop) opSlower(base *Trial, op nccl.Op, ml model.Launch) bool {
 	if base == nil || len(base.Explore) == 0 {
 		return false
@@ -355,8 +332,7 @@ func (s *loop) opSlower(base *Trial, op nccl.Op, ml model.Launch) bool {
 	return math.Log(c)-b/float64(n) > math.Log1p(s.opts.Stats.MinEffect)
 }
 
-// nextPerFunction is the next queued per-function form that no trial
-// holds yet and NCCL's defaults allow, as a new exploration trial.
+// nextPerFunction is the next queued per-function form to explore.
 func (s *loop) nextPerFunction() (*Trial, error) {
 	for len(s.perFunction) > 0 {
 		cfg := s.perFunction[0]
@@ -369,9 +345,7 @@ func (s *loop) nextPerFunction() (*Trial, error) {
 	return nil, nil
 }
 
-// noteRefusal rules out r's trial, and the global list it was scoped
-// from, at r's sites, and ranks after the others what exploration
-// measured slower there.
+// noteRefusal rules out r's trial and the global list it was scoped from.
 func (s *loop) noteRefusal(r Refusal) {
 	s.noteRefused(r.Trial, r.SlowerAt, r.Trial)
 	if r.ScopedFrom != nil {
