@@ -45,12 +45,9 @@ func newProposer(name string, space Space, seed int64, startup int) (proposer, e
 	return nil, fmt.Errorf("unknown sampler %q; use tpe, random or grid", name)
 }
 
-// tpeProposer asks goptuna's TPE sampler. goptuna's random start-up draws
-// from the global math/rand, so nccltune draws the start-up configs
-// itself from a seeded source, and then rebuilds an in-memory goptuna
-// study from the observations for every proposal: a study is
-// reproducible from its seed, and a resumed study proposes what an
-// uninterrupted one would have.
+// tpeProposer asks goptuna's TPE sampler, rebuilt from the observations
+// for every proposal, with start-up configs drawn from a seeded source: a
+// study is reproducible from its seed.
 type tpeProposer struct {
 	space   Space
 	rng     *rand.Rand
@@ -133,9 +130,7 @@ func (p *tpeProposer) propose(obs []observation) (nccl.Config, error) {
 	return cfg, nil
 }
 
-// tpeMaxObservations bounds what TPE is rebuilt from: its cost grows with
-// the trials it holds, and the best ones and the recent ones carry what it
-// needs.
+// tpeMaxObservations bounds what TPE is rebuilt from.
 const tpeMaxObservations = 96
 
 // tpeWindow keeps the best half of the window and the most recent rest, in
@@ -193,9 +188,7 @@ func (p *gridProposer) propose([]observation) (nccl.Config, error) {
 	return c, nil
 }
 
-// neighbour returns an untried config one knob away from cfg, or nil: TPE
-// proposes deterministically, so a near neighbour keeps the study moving
-// once its favourite is measured enough.
+// neighbour returns an untried config one knob away from cfg, or nil.
 func neighbour(space Space, cfg nccl.Config, tried func(nccl.Config) bool, rng *rand.Rand) nccl.Config {
 	idx, ok := space.Index(cfg)
 	if !ok {
@@ -222,8 +215,7 @@ func neighbour(space Space, cfg nccl.Config, tried func(nccl.Config) bool, rng *
 	return nil
 }
 
-// failurePenalty is the value a failed config reports to the sampler: well
-// above anything measured.
+// failurePenalty is the value a failed config reports to the sampler.
 func failurePenalty(worstOK float64) float64 {
 	if math.IsInf(worstOK, -1) || math.IsNaN(worstOK) {
 		return 1e6

@@ -1,7 +1,7 @@
 package search
 
-// Ranking the trials: the pooled launch spread, the guard filter, the
-// leaders and the candidate to confirm.
+// Ranking the trials: the spread, the guard filter, the leaders and the
+// candidate.
 
 import (
 	"math"
@@ -12,8 +12,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// ranking ranks the study's trials from the launches the loop made and
-// what NCCL's plan proves alike; its own state is a cache.
+// ranking ranks the study's trials; its own state is a cache.
 type ranking struct {
 	*measured
 	plan *planner
@@ -38,8 +37,7 @@ type ranking struct {
 // forget empties the cache: what the rules computed no longer holds.
 func (s *ranking) forget() { s.cache, s.cacheKey = decisionCache{}, [2]int{-1, -1} }
 
-// measured is what the study has measured so far: its trials, in order,
-// and the number of launches made.
+// measured is the study's trials, in order, and the launches made.
 type measured struct {
 	trials []*Trial
 	seq    int
@@ -55,9 +53,8 @@ func (m *measured) baseline() *Trial {
 	return nil
 }
 
-// spread is the launch-to-launch standard deviation of log launch scores,
-// pooled over every usable trial measured more than once, or
-// defaultSpread until that has minSpreadDF degrees of freedom.
+// spread is the pooled launch-to-launch SD of log launch scores, or
+// defaultSpread until it has minSpreadDF degrees of freedom.
 func (s *ranking) spread() float64 {
 	c := s.cached()
 	if c.spread != 0 {
@@ -91,8 +88,7 @@ type decisionCache struct {
 	guardFails map[*Trial]bool
 }
 
-// cached returns the cache, emptied first if a launch or a trial was
-// added since it was filled.
+// cached returns the cache, emptied if a launch or a trial was added.
 func (s *ranking) cached() *decisionCache {
 	key := [2]int{s.seq, len(s.trials)}
 	if key != s.cacheKey || s.cache.guardSD == nil {
@@ -101,12 +97,11 @@ func (s *ranking) cached() *decisionCache {
 	return &s.cache
 }
 
-// rankKappa is how many standard errors of its mean log score a
-// config's estimate is made pessimistic by (see candidate).
+// rankKappa is how many standard errors a config's estimate is made
+// pessimistic by (see candidate).
 const rankKappa = 1.0
 
-// rankScore is a trial's log score made pessimistic by rankKappa standard
-// errors.
+// rankScore is a trial's log score made pessimistic by rankKappa.
 func (s *ranking) rankScore(t *Trial, sigma float64) float64 {
 	n, _ := t.scoreStats(s.sizes)
 	if n == 0 {
@@ -116,9 +111,8 @@ func (s *ranking) rankScore(t *Trial, sigma float64) float64 {
 }
 
 // guardFails reports a trial whose exploration launches are slower than
-// the baseline's at a guard size (or a timed workload's call) by more
-// than the minimum effect, and by more than sitesZ standard errors: it
-// would likely fail the guard check, so exploration prefers others.
+// the baseline's at a guard size or call (slowerAt, at sitesZ): it would
+// likely fail the guard check, so exploration prefers others.
 func (s *ranking) guardFails(t *Trial) bool {
 	c := s.cached()
 	f, ok := c.guardFails[t]
@@ -132,10 +126,8 @@ func (s *ranking) guardFails(t *Trial) bool {
 	return f
 }
 
-// sitesZ is how many standard errors a slowdown at one of k sites must
-// exceed for "slower at some site" to be as likely by noise alone as
-// guardZ makes it at one site (Šidák's correction of a one-sided test;
-// TestSlowerSomewhereByNoise).
+// sitesZ is the z that makes "slower at one of k sites" as likely by
+// noise alone as guardZ at one site (Šidák; TestSlowerSomewhereByNoise).
 func sitesZ(k int) float64 {
 	if k <= 1 {
 		return guardZ
@@ -145,9 +137,8 @@ func sitesZ(k int) float64 {
 	return math.Sqrt2 * math.Erfinv(1-2*each)
 }
 
-// slowerAt reports whether t's exploration launches are slower than the
-// baseline's at g by more than the minimum effect, and by more than z
-// standard errors of that difference (g's own launch spread, pooled).
+// slowerAt reports whether t is slower than the baseline at g by more than
+// the minimum effect and z standard errors.
 func (s *ranking) slowerAt(t, base *Trial, g opSize, z float64) bool {
 	tm, tl := t.guardAt(g)
 	bm, bl := base.guardAt(g)
@@ -158,10 +149,8 @@ func (s *ranking) slowerAt(t, base *Trial, g opSize, z float64) bool {
 	return tm > 0 && bm > 0 && math.Log(tm/bm)-math.Log(1+s.minEffect) > z*se
 }
 
-// refusedSlower reports whether t's exploration launches are slower than
-// the baseline's at a site where a confirmed candidate was refused: after
-// a refusal the study confirms first the candidates it has no such
-// evidence against.
+// refusedSlower reports whether t is slower than the baseline at a site
+// where a candidate was refused: those are confirmed last.
 func (s *ranking) refusedSlower(t, base *Trial) bool {
 	if t == base || base == nil {
 		return false
@@ -170,8 +159,7 @@ func (s *ranking) refusedSlower(t, base *Trial) bool {
 	return slices.ContainsFunc(s.refused, func(g Site) bool { return s.slowerAt(t, base, opSize{g.Op, g.Bytes}, z) })
 }
 
-// guardSpread is the pooled launch-to-launch standard deviation of the log
-// launch medians at guard size g (defaultSpread until measured).
+// guardSpread is the pooled launch spread at guard size g.
 func (s *ranking) guardSpread(g opSize) float64 {
 	c := s.cached()
 	if sd, ok := c.guardSD[g]; ok {
@@ -193,8 +181,7 @@ func (s *ranking) guardSpread(g opSize) float64 {
 	return sd
 }
 
-// leaders returns up to n usable trials with the best score estimates,
-// among those their batches rank.
+// leaders returns up to n usable trials with the best score estimates.
 func (s *ranking) leaders(n int) []*Trial {
 	_, arms := s.arms()
 	ok := slices.DeleteFunc(arms, func(t *Trial) bool { return !t.blockRanked() })
@@ -202,15 +189,11 @@ func (s *ranking) leaders(n int) []*Trial {
 	return ok[:min(n, len(ok))]
 }
 
-// candidate picks the config to confirm: each trial is ranked by its mean
-// log band score made pessimistic by rankKappa standard errors, so a
-// config measured once wins only by more than one launch's luck. Configs
-// the guard filter expects to fail rank after the others but are never
-// excluded, and after a refusal, configs measured slower where it was made
-// rank after all others. There is no preference for fewer knobs here:
-// knobs that change nothing are dropped by NCCL's plan instead (see
-// simplest). nil only when no config other than the baseline has a usable
-// scored launch.
+// candidate picks the config to confirm: the best by rankScore, configs
+// the guard filter expects to fail, or measured slower where a refusal
+// was made, ranked after the others but never excluded. There is no
+// preference for fewer knobs here (see simplest). nil only when no other
+// config has a usable scored launch.
 func (s *ranking) candidate(base *Trial) *Trial {
 	c := s.cached()
 	if c.candidateN && c.candBase == base {
@@ -257,8 +240,7 @@ func (s *ranking) candidate(base *Trial) *Trial {
 	return c.candidate
 }
 
-// runnerUp is the config ranked second by candidate's rule, if it has
-// fewer than MaxLaunchesPerTrial launches and could still overtake the
+// runnerUp is the config ranked second, if it may still overtake the
 // candidate (model.Plausible); nil otherwise.
 func (s *ranking) runnerUp(base *Trial) *Trial {
 	c := s.candidate(base)
@@ -283,8 +265,7 @@ func (s *ranking) runnerUp(base *Trial) *Trial {
 	return best
 }
 
-// arms are the candidates the planner ranks: usable trials with a scored
-// launch that do not fail the guard.
+// arms are the candidates the planner ranks.
 func (s *ranking) arms() ([]model.Arm, []*Trial) {
 	var arms []model.Arm
 	var trials []*Trial
@@ -297,8 +278,8 @@ func (s *ranking) arms() ([]model.Arm, []*Trial) {
 	return arms, trials
 }
 
-// guardPenalty is how far (in log time) a trial is slower than the baseline
-// at its worst guard size, beyond the minimum effect; 0 when it is not.
+// guardPenalty is how far (in log time) t is slower than the baseline at
+// its worst guard size, beyond the minimum effect.
 func (s *ranking) guardPenalty(t, base *Trial) float64 {
 	worst := 0.0
 	for _, g := range s.guard {

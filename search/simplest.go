@@ -1,7 +1,6 @@
 package search
 
-// The config confirmed in place of the candidate: the simplest one NCCL
-// provably runs like it.
+// The simplest config NCCL provably runs like the candidate.
 
 import (
 	"context"
@@ -12,19 +11,16 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// simplification is what simplest found for a candidate: the config to
-// confirm in its place (nil: the candidate itself) with the knobs it
-// leaves out, and the knobs the candidate's own resolution drops.
+// simplification is what simplest found: the config to confirm (nil: the
+// candidate itself), its drops, and the candidate's own.
 type simplification struct {
 	config  nccl.Config
 	dropped []nccl.Drop
 	own     []nccl.Drop
 }
 
-// simplest finds the config to confirm in place of the candidate w among
-// the study's trials: the one with the fewest knobs that NCCL provably
-// runs like w, with the knobs it leaves out and why. It launches nothing
-// and adds no trial.
+// simplest finds the trial config with the fewest knobs that NCCL
+// provably runs like w; it launches nothing.
 func simplest(p *planner, trials []*Trial, w *Trial) simplification {
 	if !p.read() {
 		return simplification{}
@@ -47,10 +43,7 @@ func simplest(p *planner, trials []*Trial, w *Trial) simplification {
 }
 
 // withoutNoOps is cfg without each knob NCCL provably runs the same plan
-// without, judged beside the rest of the config, not beside NCCL's
-// defaults (NCCL_ALGO=Ring beside a cap under which NCCL already runs
-// Ring). One knob at a time, lists first, until none can go; the last
-// knob stays. It returns the drops with why.
+// without beside the rest, one at a time, lists first; the last stays.
 func (p *planner) withoutNoOps(cfg nccl.Config) (nccl.Config, []nccl.Drop) {
 	cfg = cfg.Canonical()
 	var drops []nccl.Drop
@@ -69,8 +62,7 @@ func (p *planner) withoutNoOps(cfg nccl.Config) (nccl.Config, []nccl.Drop) {
 	}
 }
 
-// noOpKnob is the first knob of cfg, in dropOrder, that NCCL provably runs
-// the same plan without beside the rest.
+// noOpKnob is the first knob of cfg that withoutNoOps can drop.
 func (p *planner) noOpKnob(cfg nccl.Config) (string, bool) {
 	if len(cfg) < 2 {
 		return "", false
@@ -84,10 +76,8 @@ func (p *planner) noOpKnob(cfg nccl.Config) (string, bool) {
 	return "", false
 }
 
-// unreadWithout is the config without one list knob of cfg whose debug
-// log would settle whether that list changes anything beside the rest:
-// its plan unknown, not NCCL's defaults, not in read. Only a list gets a
-// launch: a cap below NCCL's channels is never proved idle by the rules.
+// unreadWithout is cfg without one list knob, whose unread debug log
+// would settle whether that list changes anything.
 func (p *planner) unreadWithout(cfg nccl.Config, read map[string]bool) (nccl.Config, bool) {
 	if len(cfg) < 2 {
 		return nil, false
@@ -106,8 +96,7 @@ func (p *planner) unreadWithout(cfg nccl.Config, read map[string]bool) (nccl.Con
 	return nil, false
 }
 
-// dropOrder is the order withoutNoOps tries cfg's knobs in: the lists,
-// then the rest by name.
+// dropOrder is the lists, then the rest by name.
 func dropOrder(cfg nccl.Config) []string {
 	var order []string
 	for _, k := range listKnobs {
@@ -153,9 +142,8 @@ func droppedFor(cfg, best nccl.Config, r nccl.Resolution, drops []nccl.Drop) []n
 	return dropped
 }
 
-// simplestTrial returns the trial to confirm in place of the candidate w
-// (see simplest), with the knobs it leaves out, after the debug launches
-// that can prove it.
+// simplestTrial returns the trial to confirm in place of w, with its
+// drops, after the debug launches that can prove it.
 func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, error) {
 	if err := s.readRoutes(ctx, w); err != nil {
 		return w, nil, err
@@ -186,12 +174,9 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 	return u, append(dropped, *drop), nil
 }
 
-// readTwin makes one debug launch of the candidate's twin when the
-// candidate's plan is uncertain only by its list knobs, the twin's plan is
-// unknown and the budget holds the launch. When the twin's log proves the
-// candidate alike, it takes the place of the confirmed config's explain
-// launch (unless a study of several ops confirms the lists scoped: a trial
-// of its own).
+// readTwin makes one debug launch of the candidate's twin when its plan
+// is uncertain only by its list knobs; a twin proving it alike stands for
+// its explain launch.
 func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 	if !s.plan.read() || !s.holdsBesideConfirm() {
 		return nil
@@ -218,11 +203,7 @@ func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 }
 
 // readWithout makes the debug launches that let simplest drop, knob by
-// knob, a list that changes nothing beside the rest of the config it would
-// confirm for w: one of that config without the list while the budget
-// holds it, unless that config was measured slower than w already. When
-// the config confirmed is one so read, its log takes the place of its
-// explain launch.
+// knob, a list that changes nothing beside the rest.
 func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 	seen, launched := map[string]bool{}, map[string]bool{}
 	for s.plan.read() && s.holdsBesideConfirm() {
@@ -267,8 +248,8 @@ func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 	return nil
 }
 
-// simpler orders equivalent configs for a recommendation: fewer knobs
-// first, then fewer algorithm or protocol lists, then by key.
+// simpler orders equivalent configs: fewer knobs, then fewer lists, then
+// by key.
 func simpler(a, b nccl.Config) bool {
 	if len(a) != len(b) {
 		return len(a) < len(b)

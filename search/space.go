@@ -32,10 +32,9 @@ func DefaultSpace() Space {
 	return s
 }
 
-// ParseSpace builds a space from --space items: a knob name (its default
-// choices) or a knob with a user-given list ("NCCL_MAX_NCHANNELS=unset,2,4,8";
-// '|' separates values that hold commas). Items add to the default space
-// unless replace is true; a knob named again replaces its earlier list.
+// ParseSpace builds a space from --space items: a knob name or a knob with
+// a list ('|' separates values that hold commas), added to the default
+// space unless replace is true.
 func ParseSpace(items []string, replace bool) (Space, error) {
 	var s Space
 	if !replace {
@@ -147,8 +146,7 @@ func (s Space) has(knob string) bool {
 }
 
 // WithBaseline is the space with every value of baseline among its
-// choices (a knob the space does not search becomes a dimension of the
-// baseline's value and unset), so local steps can start from it.
+// choices, so local steps can start from it.
 func (s Space) WithBaseline(baseline nccl.Config) Space {
 	out := make(Space, 0, len(s))
 	for _, d := range s {
@@ -173,9 +171,8 @@ func (s Space) WithBaseline(baseline nccl.Config) Space {
 	return out
 }
 
-// CheckBase rejects a base env that fixes a searched knob, and an NVLS
-// algorithm searched where the base env turns NVLink SHARP off
-// (NCCL_NVLS_ENABLE=0): NCCL would refuse or ignore the value.
+// CheckBase rejects a base env that fixes a searched knob, or turns NVLink
+// SHARP off while NVLS is searched.
 func (s Space) CheckBase(base map[string]string) error {
 	for _, d := range s {
 		if _, fixed := base[d.Knob]; fixed {
@@ -199,8 +196,7 @@ func (s Space) CheckBase(base map[string]string) error {
 	return nil
 }
 
-// namesNVLS reports whether an NCCL_ALGO value asks for NVLS or NVLSTree
-// by name (nccl.Named): an exclusion ("^NVLS") does not.
+// namesNVLS reports whether an NCCL_ALGO value asks for NVLS by name.
 func namesNVLS(v string) bool {
 	return slices.ContainsFunc(nccl.Named(v), func(n string) bool { return n == "nvls" || n == "nvlstree" })
 }
@@ -250,13 +246,11 @@ func (s Space) Each() iter.Seq[nccl.Config] {
 	}
 }
 
-// spaceCheckLimit bounds how many configs CheckHasCandidates
-// enumerates; a larger space is sampled.
+// spaceCheckLimit bounds how many configs CheckHasCandidates enumerates.
 const spaceCheckLimit = 200_000
 
 // CheckHasCandidates refuses a space in which no config other than
-// NCCL's defaults is valid under the base env: such a search can only
-// "keep the defaults". An empty space is the default one and passes.
+// NCCL's defaults is valid under the base env.
 func (s Space) CheckHasCandidates(base map[string]string) error {
 	if len(s) == 0 {
 		return nil

@@ -70,9 +70,8 @@ type Trial struct {
 	guardLogs   map[opSize][]float64
 }
 
-// guardAt is the median over the trial's exploration launches of g's op
-// of each launch's median at g's size (0 when none measured it), and the
-// log of each launch's median. Cached like the score.
+// guardAt is the median at g of t's exploration launches, and each
+// launch's log median. Cached like the score.
 func (t *Trial) guardAt(g opSize) (median float64, logs []float64) {
 	if t.guardN != len(t.Explore) || t.guardMed == nil {
 		t.guardN, t.guardMed, t.guardLogs = len(t.Explore), map[opSize]float64{}, map[opSize][]float64{}
@@ -110,7 +109,7 @@ func (t *Trial) logScore(sizes []int64) float64 {
 }
 
 // scoreStats are the number of scored exploration launches and the sum of
-// squared deviations of their log scores from their mean (logScore).
+// squared deviations of their log scores.
 func (t *Trial) scoreStats(sizes []int64) (n int, ss float64) {
 	t.cacheScore(sizes)
 	return t.cachedK, t.cachedSS
@@ -141,8 +140,7 @@ func (t *Trial) cacheScore(sizes []int64) {
 	}
 }
 
-// addExplore keeps an exploration measurement with the band score it was
-// measured at.
+// addExplore keeps an exploration measurement with its band score.
 func (t *Trial) addExplore(l model.Launch, score float64) {
 	for len(t.scores) < len(t.Explore) {
 		t.scores = append(t.scores, math.NaN()) // added without a score
@@ -151,8 +149,7 @@ func (t *Trial) addExplore(l model.Launch, score float64) {
 	t.scores = append(t.scores, score)
 }
 
-// addRound keeps a workload's round of t, the launch of each op, and its
-// score: a confirmation's, or exploration's.
+// addRound keeps a workload's round of t and its score.
 func (t *Trial) addRound(phase string, round map[nccl.Op]model.Launch, score float64) {
 	if phase == vocab.PhaseConfirm {
 		t.Confirm = append(t.Confirm, scoreLaunch(score))
@@ -163,8 +160,7 @@ func (t *Trial) addRound(phase string, round map[nccl.Op]model.Launch, score flo
 	t.exploreOps = append(t.exploreOps, round)
 }
 
-// restartConfirm drops t's confirmation launches for a fresh confirmation
-// (nextAfterRefusal); they stay in the store.
+// restartConfirm drops t's confirmation launches for a fresh confirmation.
 func (t *Trial) restartConfirm() { t.Confirm, t.confirmOps = nil, nil }
 
 // ConfirmOf are t's confirmation launches of op: a workload's op's launch
@@ -186,8 +182,7 @@ func launchesOf(ls []model.Launch, rounds []map[nccl.Op]model.Launch, op nccl.Op
 	return out
 }
 
-// exploreScores are the band scores of t's exploration launches; one added
-// without its score is scored over sizes once (0 when it cannot be).
+// exploreScores are the band scores of t's exploration launches.
 func (t *Trial) exploreScores(sizes []int64) []float64 {
 	for len(t.scores) < len(t.Explore) {
 		t.scores = append(t.scores, math.NaN())
@@ -200,8 +195,7 @@ func (t *Trial) exploreScores(sizes []int64) []float64 {
 	return t.scores[:len(t.Explore)]
 }
 
-// madePastPlan reports whether the trial has a launch of a phase after
-// the plan phase.
+// madePastPlan reports whether t has a launch after the plan phase.
 func (t *Trial) madePastPlan() bool {
 	return t.pastPlan || len(t.Explore) > 0 || len(t.Confirm) > 0 || len(t.Guards) > 0
 }

@@ -1,7 +1,6 @@
 package search
 
-// A workload of several parts (op, band, weight): one measurement of a
-// config is one launch per op, scored together.
+// A workload of several parts: one measurement is one launch per op.
 
 import (
 	"cmp"
@@ -24,8 +23,7 @@ func (o Options) Parts() nccl.Workload {
 	return nccl.Workload{{Op: o.Op.OrAllReduce(), Band: o.Band, Weight: 1}}
 }
 
-// withHull is o with Band the workload's hull when a workload of several
-// parts leaves it unset (Run and Reconfirm).
+// withHull is o with Band the workload's hull when it is unset.
 func (o Options) withHull() Options {
 	if o.Workload.ScoredByRounds() && o.Band == (nccl.Band{}) {
 		o.Band = Hull(o.Workload)
@@ -47,11 +45,9 @@ func Hull(w nccl.Workload) nccl.Band {
 	return b
 }
 
-// A workload of several parts keeps each measurement of a config (a
-// round: one launch per op) as the launch of each op, and the round's
-// score (roundScore) as a launch of one key, scoreKey: ranking, planning
-// and the confirmation's test read that launch as a band of one size; the
-// parts' and guards' comparisons read the op's own launches.
+// A workload of several parts keeps each round's score (roundScore) as a
+// launch of one key, scoreKey, which ranking and the confirmation read as a
+// band of one size; the parts' comparisons read each op's own launches.
 
 // scoreKey is the one key of a round's score launch; no message size.
 const scoreKey int64 = 1 << 62
@@ -97,11 +93,9 @@ func newWorkload(parts nccl.Workload) *workload {
 	return w
 }
 
-// roundScore is a round's objective, or an error naming the part whose
-// sizes the round lacks. A timed workload's is the time a step spends in
-// its calls, Σ callsᵢ × timeᵢ in µs: linear, so a part weighs what it
-// costs the process. A hand workload's is exp Σ wᵢ log scoreᵢ over the
-// parts' band scores, its weights normalised.
+// roundScore is a round's objective: for a timed workload the time a step
+// spends in its calls, Σ callsᵢ × timeᵢ in µs; for a hand workload
+// exp Σ wᵢ log scoreᵢ over the parts' band scores.
 func (w *workload) roundScore(round map[nccl.Op]model.Launch) (float64, error) {
 	for _, op := range w.ops {
 		if _, ok := round[op]; !ok {
@@ -127,8 +121,7 @@ func (w *workload) roundScore(round map[nccl.Op]model.Launch) (float64, error) {
 	return math.Exp(sum), nil
 }
 
-// timedCalls are a timed workload's calls, one (op, size) each, which
-// exploration watches as it does guard sizes (ranking.guard).
+// timedCalls are a timed workload's calls, watched as guard sizes are.
 func (w *workload) timedCalls() []opSize {
 	if w == nil || !w.parts.Timed() {
 		return nil
@@ -159,8 +152,7 @@ type PartResult struct {
 	RefusedAt int64
 }
 
-// partResults compares the confirmation launches part by part; nil for a
-// one-part study.
+// partResults compares the confirmation launches part by part.
 func (w *workload) partResults(base, cand *Trial, stats model.Options) []PartResult {
 	if w == nil {
 		return nil
@@ -173,8 +165,8 @@ func (w *workload) partResults(base, cand *Trial, stats model.Options) []PartRes
 	return out
 }
 
-// guardSizes are the guard sizes of every op of the workload, ops in
-// nccl.Ops' order, each op's sizes in increasing order.
+// guardSizes are the guard sizes of every op of the workload, in
+// nccl.Ops' order, then by size.
 func (w *workload) guardSizes(guard []int64) []opSize {
 	var out []opSize
 	for _, op := range w.ops {
@@ -188,8 +180,7 @@ func (w *workload) guardSizes(guard []int64) []opSize {
 	return out
 }
 
-// ScoredKeys are the keys a study scores a measurement over: the band's
-// sizes, or a workload's scoreKey.
+// ScoredKeys are the keys a study scores a measurement over.
 func (o Options) ScoredKeys() []int64 {
 	if newWorkload(o.Parts()) == nil {
 		return o.Band.Sizes()
@@ -219,8 +210,7 @@ type StoredLaunch struct {
 }
 
 // Regroup rebuilds t's measurements from its stored launches as the study
-// made them: a workload's as rounds of one launch per op (a round cut
-// short is dropped), guard launches under their op.
+// made them (a round cut short is dropped).
 func (o Options) Regroup(t *Trial, ls []StoredLaunch) { o.regroup(t, ls, nil) }
 
 // regroup is Regroup; done, when not nil, hears of each round kept.
@@ -288,8 +278,8 @@ type Round struct {
 	Last int
 }
 
-// Rounds are a trial's complete rounds in the order they were made; ok is
-// false for a one-part study.
+// Rounds are a trial's complete rounds in order; ok is false for a
+// one-part study.
 func (o Options) Rounds(ls []StoredLaunch) (rounds []Round, ok bool) {
 	if newWorkload(o.Parts()) == nil {
 		return nil, false
@@ -298,9 +288,8 @@ func (o Options) Rounds(ls []StoredLaunch) (rounds []Round, ok bool) {
 	return rounds, true
 }
 
-// RoundScores are the objective of each complete round of a trial of a
-// study of several parts, exploration's and confirmation's, as Regroup
-// rebuilds them. ok is false for a one-part study.
+// RoundScores are the objective of each complete round of a trial, as
+// Regroup rebuilds them; ok is false for a one-part study.
 func (o Options) RoundScores(ls []StoredLaunch) (explore, confirm []float64, ok bool) {
 	rounds, ok := o.Rounds(ls)
 	for _, r := range rounds {
@@ -313,8 +302,7 @@ func (o Options) RoundScores(ls []StoredLaunch) (explore, confirm []float64, ok 
 	return explore, confirm, ok
 }
 
-// add keeps one measurement of t: a confirmation's, or exploration's
-// with its score (0: not known, scored when needed).
+// add keeps one measurement of t (scoreUS 0: scored when needed).
 func (t *Trial) add(phase string, l model.Launch, scoreUS float64) {
 	switch {
 	case phase == vocab.PhaseConfirm:
