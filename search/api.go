@@ -40,37 +40,30 @@ type Request struct {
 type Recorder interface {
 	// SaveTrial is called when a trial is created.
 	SaveTrial(t *Trial) error
-	// SaveTrials is called once when the study ends, with the trials whose
-	// state changed.
+	// SaveTrials is called once when the study ends, with changed trials.
 	SaveTrials(ts []*Trial) error
-	// SaveLaunch is called once per launch, with the trial as the launch
-	// left it. scored says the launch is one of the trial's measurements;
-	// scoreUS is its band score as measured (Measure), 0 when unscored.
+	// SaveLaunch is called once per launch; scoreUS is its band score as
+	// measured (Measure), 0 when unscored.
 	SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error
-	// SaveRefusal is called when a confirmation after a refusal begins:
-	// a study interrupted after it resumes from there (Resume.Refused).
+	// SaveRefusal is called when a confirmation after a refusal begins.
 	SaveRefusal(r Refusal) error
-	// SaveDesign is called when a confirmation's design is fixed, before
-	// its first launch (Resume.Design).
+	// SaveDesign is called when a confirmation's design is fixed.
 	SaveDesign(p Planned) error
 }
 
 // Options configure a study.
 type Options struct {
-	// Band is the band of a one-part study; a workload of several parts
-	// sets it to their hull (Hull).
+	// Band is the band of a one-part study, a workload's hull (Hull).
 	Band nccl.Band
 	// Op is the collective of a one-part study ("" is all-reduce).
 	Op nccl.Op
-	// Workload, when it has several parts, is what the study tunes for:
-	// one measurement of a config is one launch per op.
+	// Workload, when it has several parts, is what the study tunes for.
 	Workload nccl.Workload
-	// GuardOps are the collectives outside the workload the confirmation
-	// also measures for the candidate, GuardLaunches launches per arm each.
+	// GuardOps are the collectives outside the workload measured for the
+	// candidate, GuardLaunches launches per arm each.
 	GuardOps      []nccl.Op
 	GuardLaunches int
-	// ScopeLists writes a winning NCCL_ALGO/NCCL_PROTO in NCCL's
-	// per-function form for the workload's ops (NCCL 2.24+).
+	// ScopeLists scopes a winning NCCL_ALGO/NCCL_PROTO to the workload's ops.
 	ScopeLists bool
 	// Guard sizes: the winner may not be significantly slower there.
 	Guard []int64
@@ -86,33 +79,25 @@ type Options struct {
 	Sampler string
 	// Startup is the number of random configs before TPE takes over.
 	Startup int
-	// ConfirmLaunches is the number of interleaved launches per arm at the
-	// confirmation's first look, and the fewest it plans (see confirmMax).
+	// ConfirmLaunches is the launches per arm at the confirmation's first look.
 	ConfirmLaunches int
 	// MaxLaunchesPerTrial caps the exploration launches of one config.
 	MaxLaunchesPerTrial int
-	// LocalSteps is how many local steps from the leader follow each
-	// proposal of the sampler.
+	// LocalSteps is how many local steps follow each proposal.
 	LocalSteps int
 	// TopConfigs is how many of the best configs the planner keeps measuring.
 	TopConfigs int
 	Stats      model.Options
-	// AllowDisabled lets the study explore and recommend configs that
-	// switch on a protocol or algorithm NCCL's defaults disabled.
+	// AllowDisabled allows configs that switch on what NCCL's defaults disabled.
 	AllowDisabled bool
 	// BatchSize is how many configs one batch launch of exploration
-	// measures, the baseline included, when the launcher has the mode
-	// (BatchLauncher); 0 or 1: every config on its own. Each config's share
-	// of a batch counts one launch against the budget.
+	// measures (BatchLauncher); 0 or 1: every config on its own.
 	BatchSize int
-	// Ranks is the number of ranks a launch runs on, 0 when the launcher
-	// decides.
+	// Ranks is the number of ranks a launch runs on, 0 when unknown.
 	Ranks int
-	// Baseline is what the study compares with and starts from: the
-	// user's current settings, or empty for NCCL's defaults.
+	// Baseline is the user's current settings, empty for NCCL's defaults.
 	Baseline nccl.Config
-	// pastPlan is set for a study resumed from launches past its plan
-	// phase: it owes no guarded op's plan launch.
+	// pastPlan: a resumed study past its plan phase owes no plan launch.
 	pastPlan bool
 }
 
