@@ -1,7 +1,6 @@
 package search
 
-// How a study ends with launches to spare: the budget is a ceiling, not a
-// quota.
+// How a study ends with launches to spare.
 
 import (
 	"context"
@@ -13,8 +12,7 @@ import (
 )
 
 // settle records what the study left unspent and, when more launches
-// could not have changed the answer (every distinct plan explored and the
-// confirmation decided), says so.
+// could not have changed the answer, says so.
 func (s *loop) settle(res *Result) {
 	res.Unspent = max(0, s.opts.Budget-s.seq)
 	res.UnspentForGuards = min(res.Unspent, s.guardReserveUnmade())
@@ -42,10 +40,7 @@ func (s *loop) settle(res *Result) {
 }
 
 // settleLeaders spends what exploration has left once every distinct
-// plan was explored on telling the leading candidates apart
-// (model.PlanNext over the best TopConfigs but the baseline, up to twice
-// the usual launches per config), until they are separated, equivalent
-// or capped.
+// plan was explored on telling the leading candidates apart.
 func (s *loop) settleLeaders(ctx context.Context) error {
 	limit := 2 * s.opts.MaxLaunchesPerTrial
 	for s.exploreLeft() >= s.cost() && !s.outOfTime() {
@@ -65,8 +60,7 @@ func (s *loop) settleLeaders(ctx context.Context) error {
 }
 
 // candidates are the n best trials other than the baseline and the
-// configs NCCL provably runs like the defaults, one per family: two
-// spellings of one plan are settled by a debug launch, not timed.
+// defaults, one per family.
 func (s *loop) candidates(n int) []*Trial {
 	var out []*Trial
 	var families []map[string]bool
@@ -86,8 +80,7 @@ func (s *loop) candidates(n int) []*Trial {
 	return out
 }
 
-// familiesMeet reports whether two families (planner.family) share a key:
-// their configs may run one plan.
+// familiesMeet reports whether two families share a key.
 func familiesMeet(a, b map[string]bool) bool {
 	for k := range a {
 		if b[k] {
@@ -97,8 +90,7 @@ func familiesMeet(a, b map[string]bool) bool {
 	return false
 }
 
-// family is the keys of the configs cfg may run like: its core, and its
-// core without its list knobs when another knob stays.
+// family is the keys of the configs cfg may run like.
 func (p *planner) family(cfg nccl.Config) map[string]bool {
 	core := p.core(cfg)
 	out := map[string]bool{core.Key(): true}

@@ -269,7 +269,8 @@ func (s *loop) nearBound(res *Result, c exactCall) (float64, bool) {
 		return 0, false
 	}
 	op := s.opts.Parts()[c.part].Op
-	g := model.CompareGuards([]model.GuardInput{s.callInput(op.String(), res.Baseline.ConfirmOf(op), res.Winner.ConfirmOf(op), c.at)}, s.opts.Stats)[0]
+	in := s.callInput(op.String(), res.Baseline.ConfirmOf(op), res.Winner.ConfirmOf(op), c.at)
+	g := model.CompareGuards([]model.GuardInput{in}, s.opts.Stats)[0]
 	if g.Slower || len(g.Sizes) != 1 || math.IsNaN(g.Sizes[0].Upper) {
 		return 0, false
 	}

@@ -1,7 +1,6 @@
 package search
 
-// Reconfirmation: a fresh confirmation of one config against a baseline
-// outside any study loop (verify and compare).
+// Reconfirmation: a fresh confirmation outside any study loop.
 
 import (
 	"context"
@@ -35,11 +34,9 @@ func (r Reconfirmation) ReconfirmLaunches() int {
 	return 1 + 2*r.Launches*r.Options.cost() + r.Options.guardReserve()
 }
 
-// Reconfirm measures r.Candidate against r.Baseline interleaved, after one
-// uncounted warm-up, as a study's confirmation does at a design of one
-// look, and decides as the study does (judge, guard). A launch that fails
-// is vocab.ErrFabric naming the config; err is also the Launcher's or the
-// Recorder's.
+// Reconfirm measures r.Candidate against r.Baseline as a study's
+// confirmation does at a design of one look, and decides as the study
+// does. A launch that fails is vocab.ErrFabric naming the config.
 func Reconfirm(ctx context.Context, r Reconfirmation) (*Result, error) {
 	opts := r.Options.withHull()
 	// The study decided what may be recommended; this measures that.

@@ -1,8 +1,7 @@
 package search
 
 // Settling NCCL_CROSS_NIC on a fabric with several NICs per host: one
-// debug launch of the value alone shows whether it routes any channel
-// through another NIC than NCCL's defaults.
+// debug launch of the value alone shows its routes.
 
 import (
 	"context"
@@ -14,8 +13,8 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// routesUnknown returns the NCCL_CROSS_NIC value of cfg whose routes only
-// its own debug log can tell, and the config that reads them.
+// routesUnknown returns cfg's NCCL_CROSS_NIC value whose routes are
+// unknown, and the config that reads them.
 func (p *planner) routesUnknown(cfg nccl.Config) (nccl.Config, bool) {
 	v, ok := cfg.Canonical()["NCCL_CROSS_NIC"]
 	d := p.defaults()
@@ -29,8 +28,7 @@ func (p *planner) routesUnknown(cfg nccl.Config) (nccl.Config, bool) {
 	return probe, true
 }
 
-// checkRoutes returns a trial to give a debug launch while exploring, or
-// nil: cfg sets an NCCL_CROSS_NIC value whose routes are unknown.
+// checkRoutes returns a trial to give a debug launch while exploring, or nil.
 func (s *loop) checkRoutes(cfg nccl.Config) (*Trial, error) {
 	if s.exploreLeft() < 4*s.cost() {
 		return nil, nil
@@ -42,8 +40,7 @@ func (s *loop) checkRoutes(cfg nccl.Config) (*Trial, error) {
 	return s.readRoutesOf(probe)
 }
 
-// readRoutes makes one debug launch of the candidate's NCCL_CROSS_NIC
-// value alone when its routes are unknown and the budget holds it.
+// readRoutes reads the candidate's NCCL_CROSS_NIC routes when unknown.
 func (s *loop) readRoutes(ctx context.Context, w *Trial) error {
 	probe, unknown := s.plan.routesUnknown(w.Config)
 	if !unknown || !s.holdsBesideConfirm() {
@@ -56,8 +53,7 @@ func (s *loop) readRoutes(ctx context.Context, w *Trial) error {
 	return s.launch(ctx, t, vocab.PhasePlan, false)
 }
 
-// readRoutesOf is the trial whose debug launch reads probe's routes,
-// counted as a check; the value is read once per study.
+// readRoutesOf is the trial whose debug launch reads probe's routes.
 func (s *loop) readRoutesOf(probe nccl.Config) (*Trial, error) {
 	t, err := s.trialOf(probe)
 	if err != nil {
@@ -81,15 +77,12 @@ func (s *loop) measuredSlower(w, u *Trial) bool {
 }
 
 // ruleCrossNICUntimed is the dropped-knob rule when NCCL_CROSS_NIC was
-// not proved a no-op by NCCL's plan and the same config without it
-// measures as fast.
+// not proved a no-op and the config without it measures as fast.
 const ruleCrossNICUntimed = "NCCL_CROSS_NIC that the measured time does not show"
 
 // withoutCrossNIC returns the trial to confirm in place of w when w sets
-// NCCL_CROSS_NIC that NCCL's plan could not prove a no-op: the same config
-// without it, unless that is measurably slower, with the drop's record.
-// The config without it is measured first, up to as many launches as w
-// has, while the budget holds them. w with nothing dropped otherwise.
+// NCCL_CROSS_NIC not proved a no-op: the same config without it, unless
+// that is measurably slower, with the drop's record.
 func (s *loop) withoutCrossNIC(ctx context.Context, w *Trial) (*Trial, *nccl.Drop, error) {
 	v, ok := w.Config["NCCL_CROSS_NIC"]
 	if !ok {

@@ -16,10 +16,8 @@ import (
 // wrongListKnobs are the knobs whose values NCCL runs by name.
 var wrongListKnobs = []string{"NCCL_PROTO", "NCCL_ALGO"}
 
-// noteWrong records the values t's lists force, after t gave wrong
-// results: a value forced alone is the suspect; of several, those NCCL's
-// defaults never run in the study, or all of them when the defaults run
-// each.
+// noteWrong records the values t's lists force after t gave wrong
+// results: a value forced alone, else those NCCL's defaults never run.
 func (p *planner) noteWrong(t *Trial) {
 	for _, knob := range wrongListKnobs {
 		named := nccl.Named(t.Config[knob])
@@ -44,8 +42,7 @@ func (p *planner) noteWrong(t *Trial) {
 	}
 }
 
-// defaultsRun reports whether NCCL's defaults run value at some size of
-// some op the study read.
+// defaultsRun reports whether NCCL's defaults run value.
 func (p *planner) defaultsRun(knob, value string) bool {
 	for _, o := range p.ops {
 		if o.native == nil {
@@ -77,8 +74,7 @@ func (p *planner) wrongIn(cfg nccl.Config) string {
 	return ""
 }
 
-// wrongSummary is one line per value that gave wrong results, with the
-// configs refused for allowing it, for the study's account of its plan.
+// wrongSummary is one line per value that gave wrong results.
 func (p *planner) wrongSummary() []string {
 	counts := map[string]int{}
 	for _, why := range p.refusedWrong {
