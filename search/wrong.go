@@ -17,7 +17,7 @@ import (
 var wrongListKnobs = []string{"NCCL_PROTO", "NCCL_ALGO"}
 
 // noteWrong records the values t's lists force after t gave wrong
-// results: a value forced alone, else those NCCL's defaults never run.
+// results: one forced alone, else those NCCL's defaults never run (or all).
 func (p *planner) noteWrong(t *Trial) {
 	for _, knob := range wrongListKnobs {
 		named := nccl.Named(t.Config[knob])
