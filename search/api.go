@@ -23,16 +23,18 @@ type Launcher interface {
 
 // Request is one launch the study wants.
 type Request struct {
-	// Op is the collective to launch; "" is the study's own.
+	// Op is the collective to launch; "" is the launcher's base spec's.
 	Op     nccl.Op
 	Config nccl.Config
-	// MinBytes and MaxBytes are the sweep.
+	// MinBytes and MaxBytes are the sweep: the band, and the guard sizes.
 	MinBytes, MaxBytes int64
-	// Seq is the launch's index in the study, counting from 0.
+	// Seq is the launch's index in the study, from 0 (the simulated fabric
+	// seeds each launch from it).
 	Seq   int
 	Phase string
 	Trial int
-	// Debug asks for NCCL's debug log (NCCL_DEBUG=INFO with TUNING).
+	// Debug asks for NCCL's debug log (NCCL_DEBUG=INFO with TUNING), which
+	// records the algorithm, protocol and channels NCCL chose per size.
 	Debug bool
 }
 
@@ -43,11 +45,13 @@ type Recorder interface {
 	// SaveTrials is called once when the study ends, with changed trials.
 	SaveTrials(ts []*Trial) error
 	// SaveLaunch is called once per launch; scoreUS is its band score as
-	// measured (Measure), 0 when unscored.
+	// measured (Measure), 0 when unscored: the recorder never scores again.
 	SaveLaunch(t *Trial, req Request, l *benchfmt.Launch, scored bool, scoreUS float64) error
-	// SaveRefusal is called when a confirmation after a refusal begins.
+	// SaveRefusal is called when a confirmation after a refusal begins: an
+	// interrupted study resumes from there (Resume.Refused).
 	SaveRefusal(r Refusal) error
-	// SaveDesign is called when a confirmation's design is fixed.
+	// SaveDesign is called when a confirmation's design is fixed, before its
+	// first launch (Resume.Design).
 	SaveDesign(p Planned) error
 }
 
@@ -57,13 +61,15 @@ type Options struct {
 	Band nccl.Band
 	// Op is the collective of a one-part study ("" is all-reduce).
 	Op nccl.Op
-	// Workload, when it has several parts, is what the study tunes for.
+	// Workload, when it has several parts, is what the study tunes for: one
+	// measurement is one launch per op, scored together (roundScore).
 	Workload nccl.Workload
 	// GuardOps are the collectives outside the workload measured for the
-	// candidate, GuardLaunches launches per arm each.
+	// candidate, GuardLaunches per arm each: one significantly slower refuses it.
 	GuardOps      []nccl.Op
 	GuardLaunches int
-	// ScopeLists scopes a winning NCCL_ALGO/NCCL_PROTO to the workload's ops.
+	// ScopeLists scopes a winning NCCL_ALGO/NCCL_PROTO to the workload's ops
+	// (NCCL 2.24+), so other collectives keep NCCL's defaults.
 	ScopeLists bool
 	// Guard sizes: the winner may not be significantly slower there.
 	Guard []int64
@@ -72,7 +78,8 @@ type Options struct {
 	Budget int
 	// Time bounds the study's wall time; 0 means no limit.
 	Time time.Duration
-	// clock is the study's wall clock, time.Now unless a test sets it.
+	// clock is the study's wall clock, time.Now unless a test runs on the
+	// simulated fabric's modelled time.
 	clock func() time.Time
 	Seed  int64
 	// Sampler is "tpe" (default), "random" or "grid".
@@ -88,14 +95,17 @@ type Options struct {
 	// TopConfigs is how many of the best configs the planner keeps measuring.
 	TopConfigs int
 	Stats      model.Options
-	// AllowDisabled allows configs that switch on what NCCL's defaults disabled.
+	// AllowDisabled allows configs that switch on what NCCL's defaults
+	// disabled, where it may give wrong results.
 	AllowDisabled bool
 	// BatchSize is how many configs one batch launch of exploration
-	// measures (BatchLauncher); 0 or 1: every config on its own.
+	// measures (BatchLauncher); 0 or 1: every config on its own. A member
+	// counts one launch against the budget.
 	BatchSize int
-	// Ranks is the number of ranks a launch runs on, 0 when unknown.
+	// Ranks is the launcher's -np, 0 when the launcher decides.
 	Ranks int
-	// Baseline is the user's current settings, empty for NCCL's defaults.
+	// Baseline is the user's current settings, empty for NCCL's defaults;
+	// with one, NCCL's defaults are explored as one more config.
 	Baseline nccl.Config
 	// pastPlan: a resumed study past its plan phase owes no plan launch.
 	pastPlan bool
@@ -300,7 +310,7 @@ type Result struct {
 	// Stopped says why exploration ended: "budget", "time", "space",
 	// "interrupted".
 	Stopped string
-	// Ending says why the study ended, one of the vocab.Ending* constants.
+	// Ending is the rule that decided, one of the vocab.Ending* constants.
 	Ending string
 	// Design is the confirmation's group-sequential plan; Looks counts the
 	// looks taken.
@@ -320,13 +330,14 @@ type Result struct {
 	ScopedFrom *Trial
 	// Unspent is the launches of the budget the study did not make.
 	Unspent int
-	// UnspentForGuards is the part of Unspent held back for the guarded ops.
+	// UnspentForGuards is the part of Unspent held back for the guarded
+	// ops, which the confirmation could not use.
 	UnspentForGuards int
 	// Settled, when not "", says why more launches could not have changed
 	// the answer.
 	Settled string
 	// Refused are the candidates confirmed and refused before the last
-	// confirmation, in order.
+	// confirmation (Winner, Ending, Reason are the last one's), in order.
 	Refused []Refusal
 }
 
@@ -354,7 +365,8 @@ type Site struct {
 
 // Restart is what a confirmation after a refusal starts from.
 type Restart struct {
-	// Seq is the launch the confirmation began at.
+	// Seq is the launch the confirmation began at: the baseline's
+	// confirmation launches before it belong to earlier confirmations.
 	Seq int
 	// Next is the refused list's per-function form to confirm next; nil
 	// for the ranking's candidate.
@@ -374,7 +386,9 @@ type Resume struct {
 	Design *Planned
 }
 
-// Planned is a confirmation's design as fixed when it began.
+// Planned is a confirmation's design as fixed when it began: the
+// candidate's config, the launch it began at, and the launches per arm at
+// its first and last look (model.PlanConfirm).
 type Planned struct {
 	Candidate   nccl.Config
 	Seq         int
@@ -389,6 +403,6 @@ type GuardCheck struct {
 	Comparison model.Comparison
 }
 
-// ErrBaselineFailed means the defaults themselves do not run: a fabric
-// failure.
+// ErrBaselineFailed means the defaults themselves do not run: the fabric
+// or the benchmark is broken (vocab.ErrFabric, exit code 3).
 var ErrBaselineFailed = vocab.Mark(vocab.ErrFabric, errors.New("the baseline (NCCL defaults) failed"))

@@ -237,11 +237,16 @@ func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 		res.Reason += fmt.Sprintf(" [sequential confirmation: look %d of %d, %s]", res.Looks, len(d.Looks), d)
 	}
 	if r := s.plan.resolve(w.Config); res.Recommend && !s.opts.AllowDisabled && len(r.Enables) > 0 {
-		res.Recommend, res.Ending = false, vocab.EndingSwitchesOnDisabled
-		res.Reason = fmt.Sprintf("%s switches on what NCCL's defaults disabled (%s); keep NCCL's defaults, or allow it with --allow-disabled-protocols at the risk of wrong results",
+		refuse(res, vocab.EndingSwitchesOnDisabled, "%s switches on what NCCL's defaults disabled (%s); keep NCCL's defaults, or allow it with --allow-disabled-protocols at the risk of wrong results",
 			w.Config, strings.Join(r.Enables, "; "))
 	}
 	s.judgeGuardSizes(res)
+}
+
+// refuse ends res without a recommendation, for ending, saying why.
+func refuse(res *Result, ending, format string, args ...any) {
+	res.Recommend, res.Ending = false, ending
+	res.Reason = fmt.Sprintf(format, args...)
 }
 
 // judgeGuardSizes compares the guard sizes on every confirmation launch
@@ -253,10 +258,8 @@ func (s *loop) judgeGuardSizes(res *Result) {
 		gc := model.Compare(base.ConfirmOf(g.op), w.ConfirmOf(g.op), []int64{g.bytes}, s.opts.Stats)
 		res.Guards = append(res.Guards, GuardCheck{Op: g.op, Bytes: g.bytes, Comparison: gc})
 		if res.Recommend && gc.Slower {
-			res.Recommend = false
-			res.Ending = vocab.EndingGuard
 			// The change in time, signed as the size table prints it.
-			res.Reason = fmt.Sprintf("%s is faster in the band but significantly slower at the guard size %s (%+.1f%% time); keep NCCL's defaults or narrow the guard",
+			refuse(res, vocab.EndingGuard, "%s is faster in the band but significantly slower at the guard size %s (%+.1f%% time); keep NCCL's defaults or narrow the guard",
 				w.Config, g, 100*(1/gc.Speedup-1))
 		}
 	}

@@ -448,16 +448,14 @@ func launchSizes(arms ...[]model.Launch) []int64 {
 // refuseExact refuses res's candidate for call c.
 func (s *loop) refuseExact(res *Result, c exactCall, why string, slower bool) {
 	if res.Parts != nil && c.part < len(res.Parts) {
-		res.Parts[c.part].Refused = true
-		res.Parts[c.part].NotShownSafe = !slower
-		res.Parts[c.part].RefusedAt = c.bytes
+		p := &res.Parts[c.part]
+		p.Refused, p.NotShownSafe, p.RefusedAt = true, !slower, c.bytes
 	}
-	res.Recommend, res.Ending = false, vocab.EndingOpRegression
 	verdict := "not shown safe"
 	if slower {
 		verdict = "slower"
 	}
-	res.Reason = fmt.Sprintf("%s is faster for the workload but %s at its own size for its call %s of %d bytes, measured at %s: %s%s; keep NCCL's defaults",
+	refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but %s at its own size for its call %s of %d bytes, measured at %s: %s%s; keep NCCL's defaults",
 		res.Winner.Config, verdict, c.op, c.bytes, nccl.FormatSize(c.at), why, s.rareCallAdvice(c.calls))
 }
 

@@ -121,38 +121,34 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 		// The top-ups added confirmation launches: judge the guard sizes again.
 		s.judgeGuardSizes(res)
 	}
-	if !res.Recommend || res.Winner == nil || len(s.opts.GuardOps) == 0 {
-		s.judgeGuards(res, nil)
-		s.refuseSlowPart(res)
-		return s.checkExact(ctx, res)
-	}
-	base, w := res.Baseline, res.Winner
-	n := s.opts.GuardLaunches
 	failed := map[nccl.Op]string{}
-	for _, op := range s.opts.GuardOps {
-		for failed[op] == "" && (len(base.Guards[op]) < n || len(w.Guards[op]) < n) {
-			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime(1+s.inTime(s.explainLeft())) {
-				break
+	if base, w := res.Baseline, res.Winner; res.Recommend && w != nil {
+		n := s.opts.GuardLaunches
+		for _, op := range s.opts.GuardOps {
+			for failed[op] == "" && (len(base.Guards[op]) < n || len(w.Guards[op]) < n) {
+				if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime(1+s.inTime(s.explainLeft())) {
+					break
+				}
+				t := nextArm(base, w, len(base.Guards[op]), len(w.Guards[op]))
+				round := map[nccl.Op]model.Launch{}
+				if err := s.launchOp(ctx, t, vocab.PhaseGuard, true, op, round); err != nil {
+					return err
+				}
+				ml, ok := round[op]
+				if !ok {
+					t.guardFailed++
+					failed[op] = armName(t, base) + " failed"
+					continue
+				}
+				if t.Guards == nil {
+					t.Guards = map[nccl.Op][]model.Launch{}
+				}
+				t.Guards[op] = append(t.Guards[op], ml)
 			}
-			t := nextArm(base, w, len(base.Guards[op]), len(w.Guards[op]))
-			round := map[nccl.Op]model.Launch{}
-			if err := s.launchOp(ctx, t, vocab.PhaseGuard, true, op, round); err != nil {
-				return err
+			if failed[op] == "" && (len(base.Guards[op]) < 2 || len(w.Guards[op]) < 2) {
+				// A guard that cannot judge must not let the candidate through.
+				failed[op] = "the budget or --time left too few launches to measure it"
 			}
-			ml, ok := round[op]
-			if !ok {
-				t.guardFailed++
-				failed[op] = armName(t, base) + " failed"
-				continue
-			}
-			if t.Guards == nil {
-				t.Guards = map[nccl.Op][]model.Launch{}
-			}
-			t.Guards[op] = append(t.Guards[op], ml)
-		}
-		if failed[op] == "" && (len(base.Guards[op]) < 2 || len(w.Guards[op]) < 2) {
-			// A guard that cannot judge must not let the candidate through.
-			failed[op] = "the budget or --time left too few launches to measure it"
 		}
 	}
 	s.judgeGuards(res, failed)
@@ -199,8 +195,7 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 			case t == base && !t.State.Usable():
 				return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
 			case !t.State.Usable():
-				res.Recommend, res.Ending = false, vocab.EndingCandidateFailed
-				res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
+				refuse(res, vocab.EndingCandidateFailed, "the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
 				return nil
 			}
 		}
@@ -354,16 +349,15 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 		return
 	}
 	r := results[worst]
-	res.Recommend, res.Ending = false, vocab.EndingOpRegression
 	if wh := whos[worst]; wh.part {
 		res.Parts[wh.i].Refused = true
-		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its call %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g%s); keep NCCL's defaults",
+		refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but significantly slower for its call %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g%s); keep NCCL's defaults",
 			w.Config, res.Parts[wh.i].Part, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, s.rareCallAdvice(res.Parts[wh.i].Part.Calls))
 		return
 	}
 	g := &res.OpGuards[whos[worst].i]
 	g.Refused = true
-	res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g; %+.1f%% over %s); keep NCCL's defaults, or leave %s out of --guard-ops if this process never calls it",
+	refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but significantly slower for %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g; %+.1f%% over %s); keep NCCL's defaults, or leave %s out of --guard-ops if this process never calls it",
 		w.Config, g.Op, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, 100*(1/r.Speedup-1), sizesText(g.Sizes), g.Op)
 }
 
@@ -409,8 +403,7 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 	}
 	p, r, sg := partOf(worst), results[worst.k], worst.sg
 	p.Refused, p.NotShownSafe = true, true
-	res.Recommend, res.Ending = false, vocab.EndingOpRegression
-	res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%%s%s); keep NCCL's defaults, or %s to measure it longer",
+	refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%%s%s); keep NCCL's defaults, or %s to measure it longer",
 		res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, also, advice, s.raiseLimit())
 }
 
@@ -462,8 +455,7 @@ func (s *loop) refuseSlowPart(res *Result) {
 				worst, ws = b, c.Speedup
 			}
 		}
-		res.Recommend, res.Ending = false, vocab.EndingOpRegression
-		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its part %s (%+.1f%% time, p=%.3g; worst at %s: %+.1f%%); keep NCCL's defaults or change the part's weight",
+		refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but significantly slower for its part %s (%+.1f%% time, p=%.3g; worst at %s: %+.1f%%); keep NCCL's defaults or change the part's weight",
 			res.Winner.Config, p.Part, 100*(1/p.Comparison.Speedup-1), p.Comparison.P, nccl.FormatSize(worst), 100*(1/ws-1))
 		return
 	}

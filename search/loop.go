@@ -19,47 +19,61 @@ import (
 
 var errSpaceExhausted = errors.New("every config of the space has been tried")
 
-// loop is the state of one run of the study loop.
+// loop is the state of one run of the study loop: it makes and records
+// every launch, and asks NCCL's plan (plan: which configs run alike) and
+// the ranking (rank: which trial leads, which to confirm) what to do next.
 type loop struct {
 	opts     Options
-	work     *workload // nil for one part
-	sizes    []int64   // the keys a measurement is scored over
+	work     *workload // how a workload of several parts scores a round; nil for one part
+	sizes    []int64   // the keys a measurement is scored over: the band's, or scoreKey
 	launcher Launcher
 	rec      Recorder
 	onEvent  func(Event)
 	prop     proposer
 	rng      *rand.Rand
 
-	*measured
-	byKey    map[string]*Trial // by plan key (planner.keyOf)
-	rejected []nccl.Config
-	start    time.Time
-	// launchTook and launchCost sum the Duration and Cost of the launches
-	// of their own (no batch's), ownLaunches counts them.
+	*measured                   // the trials and the launches so far
+	byKey     map[string]*Trial // the trials by plan key (planner.keyOf)
+	rejected  []nccl.Config     // proposals never launched, learnt as failures
+	start     time.Time
+	// launchTook and launchCost sum the Duration and Cost (modelled on a
+	// simulated fabric: batchesPay) of the launches of their own, no
+	// batch's; ownLaunches counts them.
 	launchTook, launchCost time.Duration
 	ownLaunches            int
-	localRun, localDim     int // local steps since the last proposal; the knob of the next
+	localRun               int // local steps since the sampler's last proposal
+	localDim               int // the knob the next local step starts from
 	plan                   planner
 	rank                   ranking
-	// readEarly: readCandidate made the candidate's debug launch before its
-	// calls were judged (a refusal gives the reserve back).
-	planRead, candidateRead, readEarly  bool
-	exactRead                           map[string]nccl.Plan      // by exactKey
-	exactRuns                           map[string][]model.Launch // by exactRunsKey
-	exactDone, exactSkipped             bool
-	guardPlanned                        map[nccl.Op]bool
-	guardPlansDone, resumed, guardsDone bool
-	timeCut                             bool   // --time cut a stage after exploration
-	version                             string // NCCL's, as the launches print it
-	refusedAt                           map[*Trial]refusedSites
-	forced                              *Trial // confirmed next in place of the ranking's
-	restarted                           []Refusal
-	planned                             *Planned // the stored design a resumed study takes
-	perFunction                         []nccl.Config
-	batches                             int
-	batched                             map[nccl.Op]*benchfmt.Launch // the member being recorded
-	filling                             []*Trial
-	batchesCostly                       bool
+	// planRead: the defaults' plan launch was made; candidateRead: the
+	// candidate's (or its twin's) debug launch was; readEarly: readCandidate
+	// made it before the calls were judged (a refusal gives the reserve back).
+	planRead, candidateRead, readEarly bool
+	exactRead                          map[string]nccl.Plan      // NCCL's plan at the calls' own sizes, by exactKey
+	exactRuns                          map[string][]model.Launch // measureExact's launches, by exactRunsKey
+	exactDone                          bool                      // a candidate's calls were shown safe at their own sizes
+	exactSkipped                       bool                      // a reconfirmation: no call judged at its own size
+	// guardPlanned are the guarded ops whose defaults' plan launch was
+	// made; guardPlansDone is set once no more are owed.
+	guardPlanned   map[nccl.Op]bool
+	guardPlansDone bool
+	resumed        bool // continued from stored launches
+	guardsDone     bool // the guards were run or are not owed
+	// timeCut: --time ended a stage after exploration or kept a
+	// confirmation after a refusal from starting (outOfConfirmTime).
+	timeCut   bool
+	version   string                  // NCCL's version as the launches print it ("" until one did)
+	refusedAt map[*Trial]refusedSites // the candidates refusals ruled out, with their sites
+	forced    *Trial                  // the next candidate to confirm in place of the ranking's
+	restarted []Refusal               // the refusals a resumed study restored
+	planned   *Planned                // a resumed confirmation's stored design, nil once taken
+	// perFunction are per-function forms of explored global lists that
+	// lost an op, to explore next (notePerFunction).
+	perFunction   []nccl.Config
+	batches       int                          // batch launches made
+	batched       map[nccl.Op]*benchfmt.Launch // the records of the batch member being recorded
+	filling       []*Trial                     // the members of the batch being filled
+	batchesCostly bool                         // a batch cost more than it saved (batchesPay)
 }
 
 // newLoop is a study of opts with no trial yet and nothing launched.
