@@ -181,11 +181,9 @@ func (s *loop) replayDebug() {
 			}
 			for _, d := range t.Debug {
 				l := d.Launch
-				if l == nil || d.Phase == vocab.PhaseExact {
-					continue // read at the calls' sizes: restoreExact
-				}
-				if l.Reason == benchfmt.ReasonInterrupted {
-					continue // stopped by the interruption: made again
+				// An exact read is restoreExact's; one the interruption stopped is made again.
+				if l == nil || d.Phase == vocab.PhaseExact || l.Reason == benchfmt.ReasonInterrupted {
+					continue
 				}
 				s.learnPlan(t, d.Phase, l.Op, l)
 				switch {

@@ -121,20 +121,18 @@ func (t *Trial) cacheScore(sizes []int64) {
 	}
 	t.cachedN = len(t.Explore)
 	var xs []float64
+	sum := 0.0
 	for _, s := range t.exploreScores(sizes) {
 		if s > 0 {
 			xs = append(xs, math.Log(s))
+			sum += xs[len(xs)-1]
 		}
 	}
 	t.cachedScore, t.cachedSS, t.cachedK = math.Inf(1), 0, len(xs)
 	if len(xs) == 0 {
 		return
 	}
-	mean := 0.0
-	for _, x := range xs {
-		mean += x
-	}
-	t.cachedScore = mean / float64(len(xs))
+	t.cachedScore = sum / float64(len(xs))
 	for _, x := range xs {
 		t.cachedSS += (x - t.cachedScore) * (x - t.cachedScore)
 	}

@@ -38,9 +38,7 @@ func Hull(w nccl.Workload) nccl.Band {
 		if i == 0 || p.Band.Min < b.Min {
 			b.Min = p.Band.Min
 		}
-		if p.Band.Max > b.Max {
-			b.Max = p.Band.Max
-		}
+		b.Max = max(b.Max, p.Band.Max)
 	}
 	return b
 }
