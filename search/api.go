@@ -171,8 +171,8 @@ func DefaultGuard(b nccl.Band) []int64 {
 	return []int64{sizes[len(sizes)-1] * 2}
 }
 
-// DefaultGuardFor is --guard's default for a study of w: none for a
-// timed workload, DefaultGuard of the band otherwise.
+// DefaultGuardFor is --guard's default for a study of w: none for a timed
+// workload, which never calls the size above its largest; else DefaultGuard.
 func DefaultGuardFor(w nccl.Workload) []int64 {
 	if w.Timed() {
 		return nil

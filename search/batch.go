@@ -58,7 +58,8 @@ const DefaultBatchSize = 8
 // MinBatchSize is the fewest configs a batch launch holds (minBatch).
 const MinBatchSize = minBatch
 
-// BatchRounds are a batch's rounds, round 0 the warm-up.
+// BatchRounds are a batch's rounds, round 0 the warm-up: a median of 3
+// visits is not moved by one 20–40 % slow visit (docs/PERFORMANCE.md).
 const BatchRounds = 4
 
 // BatchRows are one config's rows of a batch launch at one op: rounds[r]
@@ -138,7 +139,8 @@ func batchTook(launches []*benchfmt.Launch) time.Duration {
 	return took
 }
 
-// minBatch is the fewest configs worth a batch launch.
+// minBatch is the fewest configs worth a batch launch: on the real
+// loopback a batch of n takes about 3 + n s, n - 1 launches 3.3 s each.
 const minBatch = 3
 
 // exploreBatch makes one batch launch of exploration; ok is false when

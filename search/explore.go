@@ -408,7 +408,8 @@ func (s *loop) awaitsMember(cfg nccl.Config) bool {
 }
 
 // twinFirst is the config to launch for cfg: its twin when that twin is
-// in the space and untried, else cfg.
+// in the space and untried, else cfg. Once the twin is measured, cfg's
+// other spellings wait on one debug launch, not a timed launch each.
 func (s *loop) twinFirst(cfg nccl.Config) nccl.Config {
 	if !s.plan.read() {
 		return cfg

@@ -418,6 +418,8 @@ func (s *loop) raiseLimit() string {
 
 // rareCallAdvice is what a refusal for calls not shown safe adds when each
 // is under 1 % of the workload's calls: the study never drops one itself.
+// It goes inside the refusal's parenthesis, before "; keep …", which
+// stored.RefusalLines drops.
 func (s *loop) rareCallAdvice(calls ...float64) string {
 	var total, sum float64
 	for _, q := range s.opts.Parts() {

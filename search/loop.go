@@ -491,7 +491,8 @@ func (s *loop) mustFindInTime() bool {
 }
 
 // outOfTime reports whether exploring once more would leave too little of
-// --time for what a recommendation needs.
+// --time for what a recommendation needs, the guards' launches included
+// (without them every recommendation was refused for its guards).
 func (s *loop) outOfTime() bool {
 	if s.opts.Time <= 0 {
 		return false
@@ -683,7 +684,7 @@ func (s *loop) record(t *Trial, req Request, l *benchfmt.Launch, scored, counted
 
 // warmsUp reports whether a launch of t in phase is the warm-up made by
 // the plan's debug launch of the baseline: it fails the baseline when it
-// ran no size at all.
+// ran no size at all, so that the study ends after one launch, not two.
 func (s *loop) warmsUp(t *Trial, phase string) bool {
 	return phase == vocab.PhasePlan && t.Role == vocab.RoleBaseline && !s.planRead
 }

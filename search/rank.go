@@ -191,9 +191,10 @@ func (s *ranking) leaders(n int) []*Trial {
 
 // candidate picks the config to confirm: the best by rankScore, configs
 // the guard filter expects to fail, or measured slower where a refusal
-// was made, ranked after the others but never excluded. There is no
-// preference for fewer knobs here (see simplest). nil only when no other
-// config has a usable scored launch.
+// was made, ranked after the others but never excluded. No preference for
+// fewer knobs: on noisy estimates it recommended the worse config; NCCL's
+// plan drops no-op knobs instead (simplest). nil when no other config has
+// a usable scored launch.
 func (s *ranking) candidate(base *Trial) *Trial {
 	c := s.cached()
 	if c.candidateN && c.candBase == base {
