@@ -619,8 +619,9 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	scored = scored && !debug
 	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: debug, Op: s.requestOp(op)}
 	req.MinBytes, req.MaxBytes = SweepRange(s.opts, op)
-	if debug && s.debugsWide(t) {
-		// NCCL's defaults' choices outside the band go to the tuner export.
+	if debug && (t.Role == vocab.RoleBaseline || len(t.Config.Canonical()) == 0) {
+		// The defaults' and the baseline's choices fill the tuner file
+		// outside every band; other configs' are read inside their band.
 		lo, hi := s.opts.explainRange(op)
 		req.MinBytes, req.MaxBytes = min(req.MinBytes, lo), max(req.MaxBytes, hi)
 	}
@@ -632,7 +633,7 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	if debug {
 		s.learnPlan(t, phase, op, l)
 	}
-	if l.Outcome != benchfmt.OK && (!debug || s.warmsUp(t, phase) && !ranAnySize(l)) && !s.guardedOp(op) {
+	if l.Outcome != benchfmt.OK && (!debug || s.warmsUp(t, phase) && (l.Result == nil || len(l.Result.Rows) == 0)) && !s.guardedOp(op) {
 		// A guarded op that fails is judged by the guard, not the trial.
 		t.State, t.Reason, t.failedOp = stateFor(l.Outcome), l.Reason, op.OrAllReduce()
 		if l.Outcome == benchfmt.Invalid {
@@ -687,18 +688,6 @@ func (s *loop) record(t *Trial, req Request, l *benchfmt.Launch, scored, counted
 // ran no size at all, so that the study ends after one launch, not two.
 func (s *loop) warmsUp(t *Trial, phase string) bool {
 	return phase == vocab.PhasePlan && t.Role == vocab.RoleBaseline && !s.planRead
-}
-
-// ranAnySize reports whether l's benchmark measured at least one size.
-func ranAnySize(l *benchfmt.Launch) bool {
-	return l.Result != nil && len(l.Result.Rows) > 0
-}
-
-// debugsWide reports whether t's debug launches sweep the wide explain
-// range: those of NCCL's defaults and of the baseline, whose choices fill
-// the tuner file outside every band.
-func (s *loop) debugsWide(t *Trial) bool {
-	return t.Role == vocab.RoleBaseline || len(t.Config.Canonical()) == 0
 }
 
 // measureOp adds an OK launch of op to t's measurements (round nil) or to
