@@ -1,10 +1,7 @@
 package search
 
-// Exploration in batches: several configs measured in one launch, each on
-// its own communicator, the baseline always among them
-// (docs/PERFORMANCE.md, "Exploration in batches"). The confirmation never
-// runs in a batch: separate interleaved launches, what a serving process
-// sees, decide every recommendation.
+// Exploration in batches: several configs measured in one launch
+// (docs/PERFORMANCE.md, "Exploration in batches").
 
 import (
 	"context"
@@ -20,20 +17,14 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// BatchLauncher is a Launcher that can also run a batch launch. A study
-// whose Options.BatchSize asks for batches explores through it; a
-// launcher without the mode launches every config on its own.
+// BatchLauncher is a Launcher that can also run a batch launch.
 type BatchLauncher interface {
 	Launcher
 	// LaunchBatch runs b and returns one launch record per (member, op),
 	// member by member in b.Members' order and, within a member, in
-	// b.Ops' order; each record's Batch says where it was measured. A
-	// member whose communicator failed or whose settings did not take
-	// effect has records that say so (not OK); the error is for the batch
-	// as a whole (cancelled, the launch itself failed). Each record the
-	// batch measured carries its share of the batch's wall time in
-	// Duration, so that those records add up to the batch as every
-	// launch's durations add up to the study (batchTook reads them back).
+	// b.Ops' order. A member that failed has records that say so; the
+	// error is for the batch as a whole. Each record carries its share of
+	// the batch's wall time in Duration.
 	LaunchBatch(ctx context.Context, b Batch) ([]*benchfmt.Launch, error)
 }
 
@@ -41,12 +32,10 @@ type BatchLauncher interface {
 type Batch struct {
 	// Seq numbers the study's batches from 0.
 	Seq int
-	// Members are the configs measured, one request each (its config,
-	// trial, phase and sweep; Seq is its first record's launch index).
-	// Every config's settings are per communicator (nccl.CommSettingsOf).
+	// Members are the configs measured, one request each (Seq is its first
+	// record's launch index).
 	Members []Request
-	// Ops are the ops every member measures, each over its sweep: Op ""
-	// is the launcher's own, as in Request.
+	// Ops are the ops every member measures, each over its sweep.
 	Ops []BatchOp
 	// CreationOrder indexes Members in the order their communicators are
 	// created.
@@ -63,34 +52,19 @@ type BatchOp struct {
 	MinBytes, MaxBytes int64
 }
 
-// DefaultBatchSize is --batch's default for an instrument with a batch
-// mode: the baseline and seven configs, as the real loopback's experiment
-// measured them in one launch. A study keeps batching only while batches
-// save time (batchesPay): on the replays they did at 32K-256K (80 -> 65 s)
-// and did not at 512K-8M, where the study stopped after one (89 -> 86 s);
-// projected for the torch instrument (a launch ~5 s, a batch of 8 ~17 s)
-// they save time at both (docs/PERFORMANCE.md, "Exploration in batches").
+// DefaultBatchSize is --batch's default: the baseline and seven configs.
 const DefaultBatchSize = 8
 
-// MinBatchSize is the fewest configs a batch launch holds (minBatch): a
-// smaller batch size would never batch.
+// MinBatchSize is the fewest configs a batch launch holds (minBatch).
 const MinBatchSize = minBatch
 
-// BatchRounds are a batch's rounds, round 0 the warm-up: each config's
-// per-size time is the median of 3 visits, which one visit 20–40 % slow
-// (common on the real loopback) does not move. More rounds buy little: a
-// config's communicator keeps its offset in every round (the block, log SD
-// up to 0.033 against a visit's 0.031 without its slow ones), so 3 visits
-// give SD 0.040 and 6 would give 0.037; a second batch halves the block's
-// variance (docs/PERFORMANCE.md, "Exploration in batches").
+// BatchRounds are a batch's rounds, round 0 the warm-up: a median of 3
+// visits is not moved by one 20–40 % slow visit (docs/PERFORMANCE.md).
 const BatchRounds = 4
 
-// BatchRows are one config's rows of a batch launch at one op, from its
-// visits' times: rounds[r] maps a size to round r's time (the median of
-// the visit's timed iterations). Round 0 is the warm-up round and is left
-// out; a size's time is the median over the other rounds, which are its
-// samples: a visit 20–40 % slow, common on the real fabric, moves the
-// median little. Sizes in ascending order; none when only round 0 ran.
+// BatchRows are one config's rows of a batch launch at one op: rounds[r]
+// maps a size to round r's time; a size's time is the median over the
+// rounds after round 0. None when only round 0 ran.
 func BatchRows(rounds []map[int64]float64) []benchfmt.Row {
 	if len(rounds) < 2 {
 		return nil
@@ -110,14 +84,13 @@ func BatchRows(rounds []map[int64]float64) []benchfmt.Row {
 }
 
 // Batchable reports whether a launch of cfg may share a process with other
-// configs: only when every knob it sets is per communicator.
+// configs.
 func Batchable(cfg nccl.Config) bool {
 	_, _, ok := nccl.CommSettingsOf(cfg)
 	return ok
 }
 
-// batcher is the launcher's batch mode when the study explores in
-// batches and they save time (batchesPay), else nil.
+// batcher is the launcher's batch mode while batches pay, else nil.
 func (s *loop) batcher() BatchLauncher {
 	if s.opts.BatchSize < 2 || s.batchesCostly {
 		return nil
@@ -126,13 +99,9 @@ func (s *loop) batcher() BatchLauncher {
 	return b
 }
 
-// blockRanked reports whether t's exploration results may rank it. A
-// batch is one block: a config's communicator keeps its offset (its
-// rings, its buffers, its place in the creation order) in every round, so
-// its rounds agree with each other more than with another launch. A
-// config measured in batches only ranks once two batches created it at
-// different positions, or a launch of its own measured it too (a process
-// of its own: another block); one never batched ranks as always.
+// blockRanked reports whether t's exploration results may rank it: a
+// config measured in batches ranks once two batches created it at
+// different positions, or a launch of its own measured it.
 func (t *Trial) blockRanked() bool {
 	if len(t.Explore) > len(t.blocks) {
 		return true
@@ -145,37 +114,21 @@ func (t *Trial) blockRanked() bool {
 	return len(t.blocks) == 0
 }
 
-// addBlock notes the batch that measured t's newest exploration result
-// (nil: a launch of its own), as that result is added: the candidate asked
-// for by the launch's progress event must see both (regroup, measure,
-// launchRound).
+// addBlock notes the batch that measured t's newest exploration result.
 func (t *Trial) addBlock(m *benchfmt.BatchMember) {
 	if m != nil {
 		t.blocks = append(t.blocks, *m)
 	}
 }
 
-// batchesPay reports whether a batch that took took for members configs
-// saved time against launches of their own, which took solo on average
-// (0: none made yet, and the batch is given the benefit of the doubt). A
-// config ranks after two batches but after one launch of its own
-// (blockRanked), so a batch pays only while a member costs less than half
-// a launch. It is measured, not modelled (on the simulated fabric, where
-// the simulator's run time says nothing and varies from run to run, the
-// fabric's modelled times: benchfmt.Launch.Cost): on the real loopback a batch at
-// 32K-256K is mostly its start-up, at 512K-8M its visits cost about as
-// much as the launches they spare (docs/PERFORMANCE.md, "Exploration in
-// batches"). Once one did not pay the study explores in launches of
-// their own, and a config one batch measured gets one of those as its
-// second block (nextRefinement).
+// batchesPay reports whether a batch of members configs that took took
+// saved time against launches of their own (solo on average): a member
+// must cost less than half a launch.
 func batchesPay(took time.Duration, members int, solo time.Duration) bool {
 	return solo <= 0 || 2*took < time.Duration(members)*solo
 }
 
-// batchTook is a batch's wall time: the sum of its records' shares
-// (LaunchBatch), a member relaunched on its own left out. A simulated
-// batch's is its modelled time (benchfmt.Launch.Cost), as the launches of
-// their own it is compared with are (meanLaunchCost).
+// batchTook is a batch's wall time: the sum of its records' shares.
 func batchTook(launches []*benchfmt.Launch) time.Duration {
 	var took time.Duration
 	for _, l := range launches {
@@ -186,22 +139,14 @@ func batchTook(launches []*benchfmt.Launch) time.Duration {
 	return took
 }
 
-// minBatch is the fewest configs worth a batch launch, the baseline
-// included: on the real loopback a batch of n costs about 3 + 1 × n s
-// (start-up, each communicator's init and its rounds at 512K-4M), n - 1
-// launches of their own about 3.3 × (n - 1) s, even at n = 3.
+// minBatch is the fewest configs worth a batch launch: on the real
+// loopback a batch of n takes about 3 + n s, n - 1 launches 3.3 s each.
 const minBatch = 3
 
-// exploreBatch makes one batch launch of exploration: the baseline, the
-// configs a second batch must rank (blockRanked), then what next proposes,
-// de-duplicated, up to BatchSize configs and the budget. What a batch
-// cannot take (a debug launch, a knob NCCL reads once per process) ends
-// it and is launched on its own after it: a debug launch proves configs
-// alike, and the proposals after it should know. ok is false when nothing
-// was launched: the caller launches on its own.
+// exploreBatch makes one batch launch of exploration; ok is false when
+// nothing was launched.
 func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err error) {
-	// room is asked again on each pass: a debug launch made while the
-	// batch is filled spends exploration's budget too.
+	// room is asked again on each pass: a debug launch spends budget too.
 	room := func() int { return min(s.opts.BatchSize, s.exploreLeft()/s.cost()) }
 	if room() < 2 {
 		return false, nil
@@ -213,9 +158,7 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
 		}
 	}
-	// The leaders, each a visit more, until the planner's limit: a batch
-	// settles their order side by side, where launches of their own
-	// would take turns.
+	// The leaders, each a visit more, until the planner's limit.
 	for _, t := range s.rank.leaders(s.opts.TopConfigs) {
 		if _, ok := s.batchConfig(t); ok && len(members) < room() && t != base && !slices.Contains(members, t) && len(t.Explore) < s.opts.MaxLaunchesPerTrial {
 			members, phases = append(members, t), append(phases, vocab.PhaseRefine)
@@ -224,9 +167,8 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 	// What a batch cannot take, launched on its own after it.
 	var after []*Trial
 	var afterPhases []string
-	// next answers as if each answer were launched before the next
-	// question: once it repeats a member (a refinement waits for the
-	// batch's results), the sampler alone proposes the rest.
+	// Once next repeats a member (a refinement waits for the batch's
+	// results), the sampler alone proposes the rest.
 	propose := s.next
 	defer func() { s.filling = nil }()
 	for range 3 * s.opts.BatchSize {
@@ -251,8 +193,7 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 			continue
 		}
 		if phase == vocab.PhasePlan {
-			// A debug launch proves configs alike: made at once, so that
-			// the batch is not filled with configs it would merge.
+			// A debug launch proves configs alike: made at once.
 			if err := s.launch(ctx, t, phase, true); err != nil {
 				return true, err
 			}
@@ -293,9 +234,7 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 	return true, nil
 }
 
-// launchBatch runs one batch of members and records each member's share
-// as the launch of it (loop.launch), so that a batch result is measured,
-// stored and counted against the budget as a launch of its own is.
+// launchBatch runs one batch and records each member's share.
 func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Trial, phases []string) error {
 	ops := s.measuredOps()
 	batch := Batch{Seq: s.batches, Rounds: BatchRounds, RoundSeed: s.opts.Seed*1_000_003 + int64(s.batches)}
@@ -315,8 +254,7 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 	if err != nil {
 		return fmt.Errorf("batch launch %d of %d configs: %w", batch.Seq, len(members), err)
 	}
-	// A batch cut short before it measured any member (each relaunched on
-	// its own: LaunchBatch) cost its launch and saved none.
+	// A batch cut short before it measured any member saved nothing.
 	measured := slices.ContainsFunc(launches, func(l *benchfmt.Launch) bool { return l.Batch != nil })
 	if len(launches) > 0 && (!measured || !batchesPay(batchTook(launches), len(members), s.meanLaunchCost())) {
 		s.batchesCostly = true
@@ -338,11 +276,8 @@ func (s *loop) launchBatch(ctx context.Context, b BatchLauncher, members []*Tria
 	return nil
 }
 
-// batchConfig is what a batch measures of t: its config, or, when that
-// sets a knob NCCL reads once per process, its core (planner.core: the
-// knobs NCCL's plan of the defaults proves change nothing left out, such
-// as NCCL_CROSS_NIC with one NIC), which runs the same plan; ok is false
-// when neither can share a process.
+// batchConfig is what a batch measures of t: its config, or its core;
+// ok is false when neither can share a process.
 func (s *loop) batchConfig(t *Trial) (cfg nccl.Config, ok bool) {
 	if Batchable(t.Config) {
 		return t.Config, true
@@ -351,10 +286,7 @@ func (s *loop) batchConfig(t *Trial) (cfg nccl.Config, ok bool) {
 	return core, Batchable(core)
 }
 
-// creationOrder is the order a batch creates its members' communicators:
-// the members rotated, by the first rotation from the batch's number on
-// that creates no member still to be ranked (blockRanked) where an
-// earlier batch created it, else by the batch's number.
+// creationOrder is the order a batch creates its members' communicators.
 func creationOrder(members []*Trial, seq int) []int {
 	n := len(members)
 	clashes := func(rot int) bool {
@@ -381,8 +313,7 @@ func creationOrder(members []*Trial, seq int) []int {
 	return order
 }
 
-// measuredOps are the ops one measurement launches: the workload's, or a
-// one-part study's op.
+// measuredOps are the ops one measurement launches.
 func (s *loop) measuredOps() []nccl.Op {
 	if s.work == nil {
 		return []nccl.Op{s.opts.Parts()[0].Op}
@@ -390,8 +321,7 @@ func (s *loop) measuredOps() []nccl.Op {
 	return s.work.ops
 }
 
-// launchOrBatched makes req's launch, or hands back the one the running batch made
-// of it (launchBatch).
+// launchOrBatched makes req's launch, or hands back the batch's.
 func (s *loop) launchOrBatched(ctx context.Context, req Request) (*benchfmt.Launch, error) {
 	if l, ok := s.batched[req.Op]; ok {
 		return l, nil

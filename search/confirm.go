@@ -1,7 +1,6 @@
 package search
 
-// Confirmation: sizing it from the budget and the spread, and deciding
-// the candidate against the baseline from interleaved launches.
+// Confirmation: sizing it, and deciding the candidate against the baseline.
 
 import (
 	"context"
@@ -15,10 +14,8 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// Confirmation sizing. The confirmation may use at least confirmShare of
-// the budget, more when the launch spread and the candidate's estimated
-// gain call for it (planned for confirmPower), but never so much that
-// exploration gets less than half the budget.
+// Confirmation sizing: at least confirmShare of the budget, more when the
+// spread and the estimated gain call for it.
 const (
 	confirmPower = 0.9
 	// defaultSpread is the launch-to-launch spread (SD of log launch
@@ -27,25 +24,19 @@ const (
 	// minSpreadDF is the degrees of freedom the pooled spread needs before
 	// it replaces defaultSpread.
 	minSpreadDF = 3
-	// minSpread is the least pooled spread exploration uses, however
-	// alike its launches measured: a few identical launches are no proof
-	// that the next one will be.
+	// minSpread is the least pooled spread exploration uses: a few
+	// identical launches are no proof that the next one will be.
 	minSpread = 0.005
 	// guardZ is how many standard errors a guard-size slowdown beyond the
 	// minimum effect must exceed before exploration stops preferring the
-	// config (see guardFails).
+	// config (guardFails).
 	guardZ = 1.0
 )
 
 // confirmMax is the most launches per arm the confirmation plans if it
-// started now: what a fixed test would need for confirmPower at a
-// cautious estimate of the candidate's gain (model.PlanBeta standard
-// errors below the exploration estimate, which the winner's curse
-// inflates) and the
-// measured spread, at least ConfirmLaunches and at most the budget's
-// confirmShare. A gain that is large and clear is confirmed with the
-// fewest launches and leaves the rest to exploration; an unclear one gets
-// what the budget allows.
+// started now, for confirmPower at a cautious estimate of the gain (the
+// winner's curse inflates exploration's), within [ConfirmLaunches,
+// confirmShare of the budget].
 func (s *loop) confirmMax() int {
 	first := s.opts.ConfirmLaunches
 	limit := max(first, int(math.Round(confirmShare*float64(s.opts.Budget)/float64(2*s.cost()))))
@@ -68,21 +59,12 @@ func (s *loop) confirmMax() int {
 	return min(max(plan, first), limit)
 }
 
-// confirmShare is the share of the budget the confirmation may grow to
-// (both arms together): at the default budget of 60 that is the first
-// look's 6 + 6; at 120, up to 12 + 12.
+// confirmShare is the share of the budget the confirmation may grow to.
 const confirmShare = 0.2
 
-// confirm measures the candidate against the baseline, interleaved (B C B
-// C …) so that drift hits both, and decides from those launches alone: the
-// exploration numbers are biased by the winner's curse. It is a
-// group-sequential test (model.ConfirmDesign): looks at
-// ConfirmLaunches per arm and then up to the most the budget left and the
-// measured spread call for (confirmMax); it stops at the first look that
-// recommends, finds the candidate significantly slower, or finds the gain
-// already excluded (futility), and otherwise goes on until the last look.
-// The design's levels keep the false-recommendation rate at alpha however
-// many looks are taken.
+// confirm measures the candidate against the baseline, interleaved so that
+// drift hits both, and decides from those launches alone, a
+// group-sequential test (model.ConfirmDesign).
 func (s *loop) confirm(ctx context.Context, res *Result) error {
 	base := res.Baseline
 	w, dropped, err := s.confirmCandidate(ctx, res)
@@ -96,16 +78,14 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	}
 	res.Winner, res.Dropped = w, dropped
 	if w == base {
-		// Confirming the baseline against itself would compare one set of
-		// launches with itself (speedup 1, p = 1) and read as a measurement.
+		// Confirming the baseline against itself would read as a measurement.
 		res.Ending = vocab.EndingSameAsBaseline
 		res.Reason = "the best config found runs the same NCCL plan as the baseline once its no-op knobs are dropped; keep the baseline"
 		return nil
 	}
 	d, fresh := s.confirmDesign(res, base, w)
 	if !d.CanDecide() {
-		// No outcome of the launches left could recommend: they would be
-		// spent for nothing.
+		// No outcome of the launches left could recommend.
 		res.Ending = vocab.EndingCannotDecide
 		res.Reason = fmt.Sprintf("the budget left allows %d confirmation launches per arm, too few for the exact test to reach its level; keep NCCL's defaults, or raise --budget", d.MaxLaunches())
 		return nil
@@ -120,10 +100,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 		Launch: func(ctx context.Context, t *Trial) error { return s.launch(ctx, t, vocab.PhaseConfirm, true) },
 		Exhausted: func() bool {
 			// Under --time the first look holds back only the candidate's
-			// explain launch (explain does not ask the time): without the
-			// look nothing can ship, and the later stages take what is
-			// left (each refuses "raise --time" for what it could not
-			// measure).
+			// explain launch: without the look nothing can ship.
 			held := s.inTime(s.heldBack())
 			if min(len(base.Confirm), len(w.Confirm)) < d.Looks[0] {
 				held = s.candidateExplainLeft()
@@ -145,19 +122,15 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	return nil
 }
 
-// confirmCandidate picks the config to confirm: the best candidate other
-// than the defaults, simplified to the simplest config that NCCL provably
-// runs like it. It is nil, with res's ending set, when no config other
-// than the defaults ran.
+// confirmCandidate picks the config to confirm, simplified; nil, with
+// res's ending set, when no config other than the defaults ran.
 func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []nccl.Drop, error) {
 	base := res.Baseline
-	// The best candidate other than the defaults is always confirmed, even
-	// when exploring says it is no better: only confirmation launches give
-	// a number honest enough to report.
+	// The best candidate is always confirmed, even when exploring says it
+	// is no better: only confirmation launches give an honest number.
 	w := s.rank.candidate(base)
 	if s.forced != nil {
-		// A refused list's per-function form goes before the ranking's
-		// next (nextAfterRefusal).
+		// A refused list's per-function form goes before the ranking's next.
 		w, s.forced = s.forced, nil
 	}
 	if w == nil {
@@ -165,8 +138,8 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 		res.Reason = "no config other than NCCL's defaults ran successfully; keep NCCL's defaults"
 		return nil, nil, nil
 	}
-	// The config confirmed is the simplest that NCCL provably runs like the
-	// candidate: the env a user gets is exactly what was measured.
+	// The simplest config NCCL provably runs like the candidate: the env a
+	// user gets is exactly what was measured.
 	var dropped []nccl.Drop
 	for tries := 0; ; tries++ {
 		first := w
@@ -175,9 +148,8 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 			return nil, nil, err
 		}
 		if w != base && s.ruledOut(w) && first != w && tries < 2 {
-			// The simplest config NCCL runs like the candidate was refused
-			// already: the candidate is ruled out with it (its whole
-			// family: no refusal measured it at a site of its own).
+			// Its simplest config was refused already: the candidate's whole
+			// family is ruled out with it.
 			s.noteRefused(first, nil, nil)
 			s.rank.forget()
 			if next := s.rank.candidate(base); next != nil {
@@ -188,8 +160,8 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 		if w != base || tries == 2 {
 			break
 		}
-		// The candidate proved to be the baseline under another name (its
-		// plan was read just now): the next best config, if any, instead.
+		// The candidate proved to be the baseline under another name: the
+		// next best config, if any, instead.
 		next := s.rank.candidate(base)
 		if next == nil || next == first {
 			break
@@ -199,12 +171,8 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 	return w, dropped, nil
 }
 
-// scoped is the trial to confirm in place of w when NCCL reads the
-// per-function form (2.24+) and w sets NCCL_ALGO or NCCL_PROTO: the same
-// lists written for the workload's ops only, so every other collective
-// keeps NCCL's defaults (the workload's ops run exactly as under w). What
-// is confirmed is what is recommended: the scoped config is a trial of
-// its own, measured from the confirmation's first launch.
+// scoped is the trial to confirm in place of w when w's lists can be
+// scoped to the workload's ops (NCCL 2.24+).
 func (s *loop) scoped(w *Trial, res *Result) (*Trial, error) {
 	cfg, knobs := s.scopeOf(w.Config)
 	if len(knobs) == 0 {
@@ -214,9 +182,8 @@ func (s *loop) scoped(w *Trial, res *Result) (*Trial, error) {
 	return s.trialOf(cfg)
 }
 
-// scopeOf is cfg with its lists in the per-function form for the
-// workload's ops, and the knobs rewritten (none: cfg is confirmed as it
-// is).
+// scopeOf is cfg with its lists scoped to the workload's ops, and the
+// knobs rewritten.
 func (s *loop) scopeOf(cfg nccl.Config) (nccl.Config, []string) {
 	if !s.opts.ScopeLists {
 		return cfg.Clone(), nil
@@ -224,8 +191,7 @@ func (s *loop) scopeOf(cfg nccl.Config) (nccl.Config, []string) {
 	return nccl.ScopeConfig(cfg, s.opts.Parts().Ops(), s.fabricVersion())
 }
 
-// fabricVersion is NCCL's version: the defaults' plan's, else what the
-// launches printed ("" until known).
+// fabricVersion is NCCL's version ("" until known).
 func (s *loop) fabricVersion() string {
 	if d := s.plan.defaults(); d != nil && d.Version != "" {
 		return d.Version
@@ -233,14 +199,9 @@ func (s *loop) fabricVersion() string {
 	return s.version
 }
 
-// confirmDesign sizes the confirmation of w against base from what the
-// budget still allows, launches already made for the confirmation (a
-// resumed study) included; fresh is true. A resumed study whose
-// confirmation of w had begun takes the design stored when it began
-// (Resume.Design; fresh false): the resume's warm-up and the launch the
-// interruption stopped spend budget the uninterrupted study had, and a
-// design planned again from what is left judges other looks at other
-// levels, so the same launches could decide otherwise.
+// confirmDesign sizes the confirmation of w against base; fresh is false
+// when a resumed study takes the design stored when it began, which a
+// design planned again could decide otherwise than.
 func (s *loop) confirmDesign(res *Result, base, w *Trial) (d model.ConfirmDesign, fresh bool) {
 	if p := s.planned; p != nil {
 		s.planned = nil
@@ -252,25 +213,19 @@ func (s *loop) confirmDesign(res *Result, base, w *Trial) (d model.ConfirmDesign
 	room := ((s.opts.Budget-s.seq-s.heldBack())/s.cost() + len(base.Confirm) + len(w.Confirm)) / 2
 	maxN := max(min(s.confirmMax(), room), 1)
 	if res.Stopped == "space" {
-		// Every distinct config was explored: what exploration did not use
-		// buys the confirmation power instead of going unspent.
+		// Every distinct config was explored: what is left buys power.
 		maxN = max(min(room, maxConfirmLaunches), 1)
 	}
 	return model.PlanConfirm(min(s.opts.ConfirmLaunches, maxN), maxN, s.alpha()), true
 }
 
 // designCurrent reports whether the stored design p is the current
-// confirmation's: made at or after the last refusal's restart (the
-// restart is stored before the next confirmation's first launch), or no
-// refusal restarted the study.
+// confirmation's.
 func (s *loop) designCurrent(p *Planned) bool {
 	return len(s.restarted) == 0 || p.Seq >= s.restarted[len(s.restarted)-1].Restart.Seq
 }
 
-// judge turns the confirmation's last look into the study's decision: the
-// look's verdict, then the two rules that can still keep the baseline (a
-// winner that switches on what NCCL's defaults disabled, and a significant
-// slowdown at a guard size).
+// judge turns the confirmation's last look into the study's decision.
 func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 	w := res.Winner
 	cmp := look.Comparison
@@ -282,21 +237,20 @@ func (s *loop) judge(res *Result, d model.ConfirmDesign, look model.Look) {
 		res.Reason += fmt.Sprintf(" [sequential confirmation: look %d of %d, %s]", res.Looks, len(d.Looks), d)
 	}
 	if r := s.plan.resolve(w.Config); res.Recommend && !s.opts.AllowDisabled && len(r.Enables) > 0 {
-		res.Recommend, res.Ending = false, vocab.EndingSwitchesOnDisabled
-		res.Reason = fmt.Sprintf("%s switches on what NCCL's defaults disabled (%s); keep NCCL's defaults, or allow it with --allow-disabled-protocols at the risk of wrong results",
+		refuse(res, vocab.EndingSwitchesOnDisabled, "%s switches on what NCCL's defaults disabled (%s); keep NCCL's defaults, or allow it with --allow-disabled-protocols at the risk of wrong results",
 			w.Config, strings.Join(r.Enables, "; "))
 	}
 	s.judgeGuardSizes(res)
 }
 
+// refuse ends res without a recommendation, for ending, saying why.
+func refuse(res *Result, ending, format string, args ...any) {
+	res.Recommend, res.Ending = false, ending
+	res.Reason = fmt.Sprintf(format, args...)
+}
+
 // judgeGuardSizes compares the guard sizes on every confirmation launch
-// made so far (res.Guards) and refuses a recommendation that is
-// significantly slower at one. It runs at the decision (judge) and again
-// after the calls' top-ups (guard): the top-ups add launches the stored
-// guard rows are computed from, and a resumed study judges on all the
-// stored launches, so the guard must be judged on those too, else a
-// study ships what its own guard row calls significantly slower and its
-// resume refuses it.
+// made so far and refuses a recommendation significantly slower at one.
 func (s *loop) judgeGuardSizes(res *Result) {
 	w, base := res.Winner, res.Baseline
 	res.Guards = nil
@@ -304,40 +258,32 @@ func (s *loop) judgeGuardSizes(res *Result) {
 		gc := model.Compare(base.ConfirmOf(g.op), w.ConfirmOf(g.op), []int64{g.bytes}, s.opts.Stats)
 		res.Guards = append(res.Guards, GuardCheck{Op: g.op, Bytes: g.bytes, Comparison: gc})
 		if res.Recommend && gc.Slower {
-			res.Recommend = false
-			res.Ending = vocab.EndingGuard
 			// The change in time, signed as the size table prints it.
-			res.Reason = fmt.Sprintf("%s is faster in the band but significantly slower at the guard size %s (%+.1f%% time); keep NCCL's defaults or narrow the guard",
+			refuse(res, vocab.EndingGuard, "%s is faster in the band but significantly slower at the guard size %s (%+.1f%% time); keep NCCL's defaults or narrow the guard",
 				w.Config, g, 100*(1/gc.Speedup-1))
 		}
 	}
 }
 
-// Confirmation is one measurement of a candidate against a baseline from
-// launches interleaved B C B C … (the arm with fewer confirmation launches
-// goes next, so drift hits both), judged at the looks of a design: the
-// one routine that confirms, for the study loop and for verify and
-// compare (package studyrun, whose fixed number of launches per arm is a
-// design of one look).
+// Confirmation is one measurement of a candidate against a baseline,
+// interleaved B C B C …, judged at the looks of a design.
 type Confirmation struct {
 	Baseline, Candidate *Trial
 	Design              model.ConfirmDesign
 	// Sizes are the band's sizes, Stats the statistics' options.
 	Sizes []int64
 	Stats model.Options
-	// Launch makes and records one confirmation launch of t: a usable
-	// launch is appended to t.Confirm, a failed one leaves t.State
-	// unusable. Its error stops the confirmation.
+	// Launch makes and records one confirmation launch of t; its error
+	// stops the confirmation.
 	Launch func(ctx context.Context, t *Trial) error
 	// Exhausted, if set, is asked before each launch: true when no more
-	// may be made (budget, time), and the look then taken is the last.
+	// may be made, and the look then taken is the last.
 	Exhausted func() bool
 }
 
 // Confirmed is where a confirmation stopped.
 type Confirmed struct {
-	// Look is the decision of the last look taken (none when a launch
-	// failed before the first).
+	// Look is the decision of the last look taken.
 	Look model.Look
 	// Looks is the number of looks taken.
 	Looks int
@@ -345,10 +291,8 @@ type Confirmed struct {
 	Failed *Trial
 }
 
-// Confirm runs the confirmation c: launches up to each look's count per
-// arm, then the look's decision, until a look stops it (a recommendation,
-// a significant slowdown, futility, the last look). A failed launch ends
-// it with Failed set and err nil; err is Launch's.
+// Confirm runs the confirmation c until a look stops it; a failed launch
+// sets Failed.
 func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 	var out Confirmed
 	base, cand := c.Baseline, c.Candidate
@@ -369,9 +313,7 @@ func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 			}
 		}
 		// Look k is judged on each arm's first n launches: a resumed
-		// confirmation holds its stored launches, those made after the
-		// look that stopped it (the calls' top-ups) among them, and it
-		// replays its looks over them to stop where it stopped.
+		// confirmation replays its looks over its stored launches.
 		out.Look = c.Design.Decide(k, firstN(base.Confirm, n), firstN(cand.Confirm, n), c.Sizes, c.Stats, final)
 		out.Looks = k + 1
 		if out.Look.Stop {
@@ -381,8 +323,7 @@ func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 	return out, nil
 }
 
-// nextArm is the arm of an interleaved pair (B C B C …) to launch next: the
-// baseline while it has no more launches than the candidate (nb, nc).
+// nextArm is the arm of an interleaved pair to launch next.
 func nextArm(base, cand *Trial, nb, nc int) *Trial {
 	if nb <= nc {
 		return base
@@ -395,8 +336,7 @@ func firstN(ls []model.Launch, n int) []model.Launch {
 	return ls[:min(n, len(ls))]
 }
 
-// maxConfirmLaunches bounds a confirmation's launches per arm (the exact
-// Mann-Whitney distribution is used up to 50 per arm).
+// maxConfirmLaunches bounds a confirmation's launches per arm.
 const maxConfirmLaunches = 50
 
 // alpha is the study's significance level, its default filled in.
@@ -407,20 +347,14 @@ func (s *loop) alpha() float64 {
 	return vocab.DefaultAlpha
 }
 
-// outOfConfirmTime reports whether --time leaves too little for the next
-// launches after exploration, at the mean launch duration: a pair of
-// confirmation measurements (2 × cost) and the guard launches still held
-// back (guardLeft), as the budget's checks hold them; one guard launch
-// (1). Every caller ends what it was doing when it reports true, so it
-// records that time ended the study (timeCut).
+// outOfConfirmTime is pastTime, recording that time ended the study.
 func (s *loop) outOfConfirmTime(launches int) bool {
 	out := s.pastTime(launches)
 	s.timeCut = s.timeCut || out
 	return out
 }
 
-// pastTime reports whether --time leaves too little for launches more at
-// the mean launch duration, recording nothing.
+// pastTime is outOfConfirmTime recording nothing.
 func (s *loop) pastTime(launches int) bool {
 	return s.opts.Time > 0 && s.elapsed()+time.Duration(launches)*s.meanLaunchDuration() > s.opts.Time
 }

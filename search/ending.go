@@ -1,8 +1,6 @@
 package search
 
-// How a study ends with launches to spare: the budget is a ceiling, not a
-// quota. Once every distinct plan of the space was explored and the
-// confirmation decided, more launches cannot change the answer.
+// How a study ends with launches to spare.
 
 import (
 	"context"
@@ -14,25 +12,19 @@ import (
 )
 
 // settle records what the study left unspent and, when more launches
-// could not have changed the answer, says so (Result.Settled): every
-// distinct NCCL plan of the space was explored (exploration ran out of
-// configs, not budget) and the confirmation decided (a look stopped it,
-// or its last look was taken, or the budget left could not decide).
+// could not have changed the answer, says so.
 func (s *loop) settle(res *Result) {
 	res.Unspent = max(0, s.opts.Budget-s.seq)
 	res.UnspentForGuards = min(res.Unspent, s.guardReserveUnmade())
 	if s.timeCut {
-		// More time could have changed the answer: the launches a stage
-		// after exploration still wanted were never made.
+		// A stage after exploration was cut for time.
 		res.Stopped = "time"
 	}
 	if res.Stopped != "space" || res.Unspent == 0 {
 		return
 	}
 	if refusable(res) && s.promising(res.Baseline) != nil {
-		// A refusal with a candidate it does not rule out left unconfirmed:
-		// more launches could confirm it (nextAfterRefusal stopped for the
-		// budget), so the answer is not settled.
+		// A refusal with a candidate left unconfirmed: not settled.
 		return
 	}
 	switch {
@@ -48,15 +40,8 @@ func (s *loop) settle(res *Result) {
 }
 
 // settleLeaders spends what exploration has left once every distinct
-// plan of the space was explored on the only exploration launches that
-// can still change the answer: telling the leading candidates apart
-// (model.PlanNext over the best TopConfigs other than the baseline, up to
-// twice the usual launches per config), until they are separated,
-// equivalent within the minimum effect, or capped. Two configs 4 % apart
-// at 3 launches each (NCCL_ALGO=Tree against one channel on the replayed
-// loopback at 32K–256K) are otherwise confirmed by a coin toss's worth of
-// evidence. The baseline is left out: the candidate against the baseline
-// is the confirmation's question, which gets the rest of the budget.
+// plan was explored on telling the leading candidates apart: two configs
+// 4 % apart at 3 launches each are otherwise confirmed by a coin toss.
 func (s *loop) settleLeaders(ctx context.Context) error {
 	limit := 2 * s.opts.MaxLaunchesPerTrial
 	for s.exploreLeft() >= s.cost() && !s.outOfTime() {
@@ -76,12 +61,7 @@ func (s *loop) settleLeaders(ctx context.Context) error {
 }
 
 // candidates are the n best trials other than the baseline and the
-// configs NCCL provably runs like the defaults, one per family: a config
-// that may be another candidate with a list knob beside it
-// (NCCL_MAX_NCHANNELS=1 NCCL_PROTO=Simple beside NCCL_MAX_NCHANNELS=1,
-// whose plans only their logs can tell apart) is the same question, and
-// the simplification before the confirmation settles it with one debug
-// launch, not with launches that time two spellings of one plan.
+// defaults, one per family.
 func (s *loop) candidates(n int) []*Trial {
 	var out []*Trial
 	var families []map[string]bool
@@ -101,8 +81,7 @@ func (s *loop) candidates(n int) []*Trial {
 	return out
 }
 
-// familiesMeet reports whether two families (planner.family) share a key:
-// their configs may run one plan.
+// familiesMeet reports whether two families share a key.
 func familiesMeet(a, b map[string]bool) bool {
 	for k := range a {
 		if b[k] {
@@ -112,9 +91,7 @@ func familiesMeet(a, b map[string]bool) bool {
 	return false
 }
 
-// family is the keys of the configs cfg may run like: its core, and its
-// core without its list knobs (NCCL_PROTO, NCCL_ALGO), one or both, when
-// another knob stays; two configs whose families meet may run one plan.
+// family is the keys of the configs cfg may run like.
 func (p *planner) family(cfg nccl.Config) map[string]bool {
 	core := p.core(cfg)
 	out := map[string]bool{core.Key(): true}

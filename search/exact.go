@@ -1,26 +1,16 @@
 package search
 
 // A timed workload's calls at their own sizes. Each call is measured at
-// its nearest power of two (nccl.ParseCall), one launch per op covering
-// them all; the process calls its own sizes, where NCCL's channel rule and
-// its cost model may plan otherwise, and where two plans' times, each
-// affine in the size, stand in another ratio: on random fabrics
-// (TestUnseenFabrics) a candidate 4.5 % faster at an 8M broadcast, under
-// the same plans, was 13.1 % slower at the 9701523 bytes the process
-// called. Before a candidate is shipped, NCCL's plan is read at every such
-// size for both arms (a debug launch per ladder of sizes sharing an odd
-// part: nccl-tests -b lo -e hi -f 2); for an op the candidate's knobs
-// leave alone by NCCL's plan at the powers of two, the defaults' only,
-// and the call needs no more where that proof holds with NCCL's choice at
-// its own size too (sameCoreAt). A call both arms run alike there is
-// equal by rule; a call up to CallMargin under its power of two where
-// each arm runs there the plan it runs at the power of two stands by its
-// part's bound, widened by the sizes' ratio (standsNear); every other one
-// is measured at its own size, the arms
-// interleaved, GuardLaunches launches per arm per look as the calls'
-// top-ups, and judged by the calls' rule (shown under 1+CallMargin, or
-// the candidate is refused "not shown safe at its own size"); the study
-// then confirms the next candidate.
+// its nearest power of two, but NCCL may plan the called size otherwise,
+// and two plans' times may stand in another ratio there (on the unseen
+// probe a candidate 4.5 % faster at an 8M broadcast was 13.1 % slower at
+// the 9701523 bytes the process called). Before a candidate is shipped,
+// NCCL's plan is read at every such size for both arms (one debug launch
+// per ladder of sizes sharing an odd part: nccl-tests -b lo -e hi -f 2).
+// A call both arms run alike there is equal by rule; a call just under
+// its power of two where each arm keeps its plan stands by its part's
+// bound, widened (standsNear); every other one is measured at its own
+// size and judged by the calls' rule, or the candidate is refused.
 
 import (
 	"context"
@@ -35,28 +25,25 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// exactCall is one size a timed workload's process calls that is not the
-// power of two its part is measured at.
+// exactCall is one size a timed workload's process calls off the power of
+// two its part is measured at.
 type exactCall struct {
-	// part is the call's part, an index of Options.Parts.
-	part int
+	part int // an index of Options.Parts
 	op   nccl.Op
 	// bytes is the size the process calls; at the one it is measured at.
 	bytes, at int64
-	// calls are the calls per step at bytes alone (a part may merge
-	// several sizes measured at one power of two).
+	// calls are the calls per step at bytes alone.
 	calls float64
 }
 
-// exactLadder is the sizes one debug launch reads: lo, 2·lo, … hi, of one
-// op (nccl-tests -b lo -e hi -f 2).
+// exactLadder is the sizes one debug launch reads: nccl-tests -b lo -e hi
+// -f 2 of op.
 type exactLadder struct {
 	op     nccl.Op
 	lo, hi int64
 }
 
-// holds reports whether ladder l reads call c's size: c's op, and an odd
-// part that l's sizes share.
+// holds reports whether ladder l reads call c's size.
 func (l exactLadder) holds(c exactCall) bool {
 	return l.op == c.op && oddPart(l.lo) == oddPart(c.bytes)
 }
@@ -64,9 +51,7 @@ func (l exactLadder) holds(c exactCall) bool {
 // oddPart is b without its factors of two.
 func oddPart(b int64) int64 { return b >> bits.TrailingZeros64(uint64(b)) }
 
-// exactCalls are the calls of a timed workload not at the power of two
-// they are measured at, of the ops NCCL plans per size (a send/recv op's
-// plan is its channels, the same at every size: nothing to read).
+// exactCalls are the calls of a timed workload off their power of two.
 func (o Options) exactCalls() []exactCall {
 	w := o.Parts()
 	if !w.Timed() {
@@ -78,13 +63,9 @@ func (o Options) exactCalls() []exactCall {
 			continue
 		}
 		for k, b := range p.Logged {
-			// Below the smallest size nccl-tests runs on these ranks
-			// (MinBytes: one float, or an aligned share a rank for a
-			// gather), a launch at the call's own size times nothing: a
-			// 0-byte row once read as shown safe. Such a call stays
-			// judged at its power of two. (On ranks nobody counted, a
-			// call under the real smallest size finds no row and is
-			// refused for lack of launches.)
+			// Below the smallest size nccl-tests runs on these ranks a
+			// launch at the call's own size times nothing: such a call
+			// stays judged at its power of two.
 			if b != p.Band.Min && b >= p.Op.OrAllReduce().MinBytes(o.Ranks) {
 				calls := p.Calls // a part stored before LoggedCalls was
 				if len(p.LoggedCalls) == len(p.Logged) {
@@ -97,8 +78,7 @@ func (o Options) exactCalls() []exactCall {
 	return out
 }
 
-// exactLadders are the debug launches that read calls' sizes: one per op
-// and odd part (the sizes a ladder of factor 2 reaches from one another).
+// exactLadders are the ladders that read calls' sizes.
 func exactLadders(calls []exactCall) []exactLadder {
 	var out []exactLadder
 	for _, c := range calls {
@@ -113,10 +93,7 @@ func exactLadders(calls []exactCall) []exactLadder {
 }
 
 // CallLadder is one launch that measures a timed workload's calls at
-// their own sizes, off the powers of two they are measured at: nccl-tests
-// -b Lo -e Hi -f 2 of Op, whose sizes share one odd part. verify
-// --tuner-plugin measures the CSV with the same launches the search's
-// own-size check makes (CallLadders, Request).
+// their own sizes; verify --tuner-plugin measures with it too.
 type CallLadder struct {
 	Op     nccl.Op
 	Lo, Hi int64
@@ -124,10 +101,7 @@ type CallLadder struct {
 	Calls []int64
 }
 
-// CallLadders are the launches that measure o's calls at their own sizes,
-// the search's own (exactCalls, exactLadders): of a timed workload, the
-// calls off their power of two, of ops NCCL plans per size, no smaller
-// than the smallest size nccl-tests runs on o.Ranks.
+// CallLadders are the launches that measure o's calls at their own sizes.
 func (o Options) CallLadders() []CallLadder {
 	calls := o.exactCalls()
 	var out []CallLadder
@@ -141,30 +115,19 @@ func (o Options) CallLadders() []CallLadder {
 	return out
 }
 
-// Request is the launch of cfg over l for trial, phase exact, with
-// NCCL's debug log when debug: the launch request of the search's
-// own-size check (launchExact) and of verify's.
+// Request is the launch of cfg over l, with NCCL's debug log when debug.
 func (l CallLadder) Request(cfg nccl.Config, seq, trial int, debug bool) Request {
 	return Request{Config: cfg, Seq: seq, Phase: vocab.PhaseExact, Trial: trial, Debug: debug, Op: l.Op, MinBytes: l.Lo, MaxBytes: l.Hi}
 }
 
-// exactReserve is what a timed workload with calls off the powers of two
-// adds to the default budget: per ladder, one debug launch of each arm
-// (readExact) and two looks of its measurement (2 × GuardLaunches per
-// arm, measureExact); a third spends what the budget has left. One look
-// held back left the unseen probe's fabric 5 (TestCallsKeepTheirLooks,
-// safe ×2.2 winners) out of budget with a call's bound at +5.3 % and
-// +5.7 %: best safe 3 of 5 there, 4 of 5 with two.
+// exactReserve is what calls off the powers of two add to the default
+// budget (TestCallsKeepTheirLooks).
 func (o Options) exactReserve() int {
 	return len(exactLadders(o.exactCalls())) * 2 * (1 + 2*o.GuardLaunches)
 }
 
 // exactFirst is the least of the calls' own-size check that a decision
-// needs: per ladder, each arm's read, and the first look of its
-// measurement (GuardLaunches per arm) unless every call of the ladder is
-// near with half the margin to spare, where its part's bound usually
-// stands for it (standsNear: a gain of a few per cent at the power of two
-// suffices). exactReserve holds a second look of every ladder.
+// needs.
 func (o Options) exactFirst() int {
 	calls := o.exactCalls()
 	n := 0
@@ -177,19 +140,13 @@ func (o Options) exactFirst() int {
 	return n
 }
 
-// exactHeld is what the budget holds back for the calls' own sizes: the
-// reserve, but no more than the budget holds beyond the default budget of
-// a study without it, so that a --budget below the default explores as
-// before (as callsLooks).
+// exactHeld is what the budget holds back for the calls' own sizes.
 func (o Options) exactHeld() int {
 	r := o.exactReserve()
 	return max(0, min(r, o.Budget-(o.DefaultBudget()-r)))
 }
 
-// exactLeft is the launches still held back for the calls' own sizes:
-// exactHeld until a candidate's calls were shown to stand at their own
-// sizes (checkExact), none after; after a refusal, what the next
-// candidate's check owes (exactOwed).
+// exactLeft is the launches still held back for the calls' own sizes.
 func (s *loop) exactLeft() int {
 	if s.exactDone {
 		return 0
@@ -201,14 +158,8 @@ func (s *loop) exactLeft() int {
 }
 
 // exactOwed is what a check of the calls' own sizes after a refusal owes
-// before it can decide, as guardOwed for the guards: per ladder, the new
-// candidate's debug read and first look (GuardLaunches), and what the
-// baseline has not made of the same (its read and launches made beside
-// the refused candidate stay, keyed by its config); later looks spend
-// what the budget has left, as the reserve's third does. Holding the
-// whole reserve again kept every confirmation after a refusal from
-// starting on the unseen probe (none of its 200 studies changed after
-// one; fabric 16 of seed 1: 442 held, 285 left). No more than exactHeld.
+// before it can decide; holding the whole reserve again kept every
+// confirmation after a refusal from starting.
 func (s *loop) exactOwed() int {
 	base := s.baseline()
 	per := 1 + s.opts.GuardLaunches
@@ -223,10 +174,7 @@ func (s *loop) exactOwed() int {
 	return min(owed, s.opts.exactHeld())
 }
 
-// explainBeside is the other debug launches the budget holds back while
-// the calls' own sizes are judged (explainLeft less exactLeft): above all
-// the candidate's explain launch, whose log the tuner export reads its
-// choices from.
+// explainBeside is the other debug launches the budget holds back.
 func (s *loop) explainBeside() int { return s.explainLeft() - s.exactLeft() }
 
 // exactKey names one arm's read, or measurements, of one ladder.
@@ -238,23 +186,15 @@ func (s *loop) exactKey(t *Trial, l exactLadder) string {
 func (s *loop) exactRunsKey(t *Trial, l exactLadder) string { return "m|" + s.exactKey(t, l) }
 
 // checkExact judges res's candidate at the sizes its process calls off
-// the powers of two its calls are measured at (the file's comment): the
-// calls of ops where the candidate changes a knob, at the powers of two or,
-// by the baseline's read (readExact), at their own sizes, each read for
-// both arms, and those they plan apart there, or whose plan no log
-// shows, measured there (measureExact), which refuses the candidate for a
-// call not shown safe. Out of budget or --time a call not shown safe
-// refuses it too: what was not shown safe is not shipped.
+// the powers of two (the file's comment).
 func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	if !res.Recommend || res.Winner == nil || s.exactSkipped {
 		return nil
 	}
 	base, w := res.Baseline, res.Winner
-	// A call whose op the candidate's knobs leave alone by NCCL's plan at
-	// the powers of two (sameCore) needs the defaults' plan at its own
-	// size to stand so too (sameCoreAt): the baseline's read of its
-	// ladder, which every candidate's check shares. The others need both
-	// arms read.
+	// A call whose op the candidate's knobs leave alone at the powers of
+	// two needs the defaults' plan at its own size to stand so too
+	// (sameCoreAt); the others need both arms read.
 	var need, noOp []exactCall
 	for _, c := range s.opts.exactCalls() {
 		if s.plan.sameCore(c.op, w.Config, base.Config) {
@@ -271,25 +211,20 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	}
 	for _, c := range noOp {
 		x, ok := planNear(s.exactRead[s.exactKey(base, ladderOf(noOpLads, c))], c.bytes)
-		// Every knob of the candidate a no-op for the op at the call's
-		// own size too, as for the baseline: both run one plan there.
 		if ok && s.plan.sameCoreAt(c.op, w.Config, base.Config, c.bytes, x) {
 			continue
 		}
 		need = append(need, c)
 	}
 	// A call near its power of two may stand by the part's measurement
-	// there (standsNear), which asks the candidate's plan at that power
-	// of two: its explain launch, owed anyway, is made now, before the
-	// reads at the calls' own sizes.
+	// there, which asks the candidate's plan: its explain launch, owed
+	// anyway, is made now.
 	if slices.ContainsFunc(need, func(c exactCall) bool { return s.mayStandNear(res, c) }) {
 		if err := s.readWinnerPlan(ctx, res); err != nil {
 			return err
 		}
 	}
 	lads := exactLadders(need)
-	// NCCL's plan at the called sizes, where the log shows one: a call
-	// both arms run alike needs no launch of its own.
 	if s.plan.read() {
 		if err := s.readExactLadders(ctx, []*Trial{base, w}, lads); err != nil {
 			return err
@@ -299,10 +234,9 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	for _, c := range need {
 		bx, okB := planNear(s.exactRead[s.exactKey(base, ladderOf(lads, c))], c.bytes)
 		cx, okC := planNear(s.exactRead[s.exactKey(w, ladderOf(lads, c))], c.bytes)
-		// One plan under both, where every knob left of either config
-		// (planner.core) acts through what the TUNING line shows: equal by
-		// rule. NCCL_CROSS_NIC across several NICs, threads or buffers
-		// change the time under the same algorithm, protocol and channels.
+		// One plan under both, where every knob acts through what the
+		// TUNING line shows: equal by rule (NCCL_CROSS_NIC, threads or
+		// buffers change the time under the same plan).
 		if okB && okC && bx == cx && s.tuningShows(c.op, base.Config) && s.tuningShows(c.op, w.Config) {
 			continue
 		}
@@ -318,59 +252,40 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 	return s.measureExact(ctx, res, measure)
 }
 
-// near reports whether c's size is under the power of two it is measured
-// at and within CallMargin of it: only there can the part's bound,
-// widened by the sizes' ratio (standsNear), stand for the call. Above a
-// power of two it cannot: NCCL moves data in steps of a power-of-two
-// slot, so a size just above one pays a whole step more (on the
-// simulated spark2 at 4 ranks a broadcast under NCCL_PROTO=^LL128 is
-// ×0.75 the defaults' time at 512K and ×1.05 at 549976 bytes, 4.9 %
-// above: TestNearIsBelowOnly). At a power of two the steps fit exactly:
-// below it the time per byte only grows.
+// near reports whether c's size is under its power of two and within
+// CallMargin of it: a size just above one pays a whole slot more
+// (TestNearIsBelowOnly).
 func (c exactCall) near() bool {
 	return c.bytes < c.at && float64(c.at) < (1+CallMargin)*float64(c.bytes)
 }
 
-// widen is the factor c's part's bound is widened by to stand for c's
-// own size (standsNear): the sizes' ratio.
+// widen is the sizes' ratio.
 func (c exactCall) widen() float64 { return float64(c.at) / float64(c.bytes) }
 
-// nearBound is call c's part's bound at the power of two c.at (the calls'
-// rule, topUpCalls' level) widened by c.widen; ok false when c is not
-// near, or the part is significantly slower there or has no bound.
+// nearBound is call c's part's bound at c.at widened by c.widen; ok false
+// when c is not near or the part has no usable bound.
 func (s *loop) nearBound(res *Result, c exactCall) (float64, bool) {
 	if !c.near() || c.part >= len(s.opts.Parts()) {
 		return 0, false
 	}
 	op := s.opts.Parts()[c.part].Op
-	g := model.CompareGuards([]model.GuardInput{{Name: op.String(), Baseline: res.Baseline.ConfirmOf(op), Candidate: res.Winner.ConfirmOf(op),
-		Sizes: []int64{c.at}, BoundAlpha: s.alpha() / callLooks}}, s.opts.Stats)[0]
+	in := s.callInput(op.String(), res.Baseline.ConfirmOf(op), res.Winner.ConfirmOf(op), c.at)
+	g := model.CompareGuards([]model.GuardInput{in}, s.opts.Stats)[0]
 	if g.Slower || len(g.Sizes) != 1 || math.IsNaN(g.Sizes[0].Upper) {
 		return 0, false
 	}
 	return g.Sizes[0].Upper * c.widen(), true
 }
 
-// mayStandNear reports whether call c can stand by its part's bound
-// (standsNear) once the arms' plans are known: the widened bound is under
-// 1+CallMargin. Only then is the candidate's plan read for it.
+// mayStandNear reports whether call c can stand by its part's bound.
 func (s *loop) mayStandNear(res *Result, c exactCall) bool {
 	b, ok := s.nearBound(res, c)
 	return ok && b < 1+CallMargin
 }
 
 // standsNear reports whether call c is shown safe by its part's
-// measurement at the power of two c.at: each arm runs one plan at c's
-// size as at c.at (bx and cx, read there; the plans at c.at, known), and
-// under one plan an arm's time grows with the size no faster than in
-// proportion below a power of two (a fixed cost plus whole slots of
-// bytes, which fit the power of two exactly), so the arms' ratio at c's
-// size is at most their ratio at c.at times c.widen. The part's bound at
-// c.at, so widened, is under 1+CallMargin (mayStandNear). On the real
-// loopback the decode mix's all-reduces at 512000 and 2048000 bytes and
-// its all-gathers at 2048000, 2.4 % under their powers of two, were to be
-// measured again at their own sizes: two of its three ladders; one was,
-// and --time ran out before the other.
+// measurement at c.at: each arm runs one plan at both sizes, so the arms'
+// ratio at c's size is at most their ratio at c.at times c.widen.
 func (s *loop) standsNear(res *Result, c exactCall, bx, cx nccl.Choice) bool {
 	o := s.plan.opOf(c.op)
 	if o == nil || !s.mayStandNear(res, c) {
@@ -389,8 +304,7 @@ func (s *loop) standsNear(res *Result, c exactCall, bx, cx nccl.Choice) bool {
 }
 
 // readExactLadders reads NCCL's plan over each of lads for each of ts
-// (readExact), but for a read already made and while the budget and
-// --time hold one more launch.
+// while the budget and --time hold one more launch.
 func (s *loop) readExactLadders(ctx context.Context, ts []*Trial, lads []exactLadder) error {
 	for _, t := range ts {
 		for _, l := range lads {
@@ -406,8 +320,7 @@ func (s *loop) readExactLadders(ctx context.Context, ts []*Trial, lads []exactLa
 }
 
 // tuningShows reports whether every knob of cfg that op's plan does not
-// prove a no-op (opPlan.core) is one whose whole effect NCCL's TUNING
-// line shows (nccl.ShownByTuning).
+// prove a no-op is one whose whole effect NCCL's TUNING line shows.
 func (s *loop) tuningShows(op nccl.Op, cfg nccl.Config) bool {
 	o := s.plan.opOf(op)
 	if o == nil {
@@ -426,8 +339,7 @@ func ladderOf(lads []exactLadder, c exactCall) exactLadder {
 	return lads[slices.IndexFunc(lads, func(l exactLadder) bool { return l.holds(c) })]
 }
 
-// planNear is p's choice at the size nccl-tests ran for b
-// (nccl.LadderSize).
+// planNear is p's choice at the size nccl-tests ran for b.
 func planNear(p nccl.Plan, b int64) (nccl.Choice, bool) {
 	x, ok := nccl.LadderSize(p.Sizes(), b)
 	if !ok {
@@ -436,11 +348,8 @@ func planNear(p nccl.Plan, b int64) (nccl.Choice, bool) {
 	return p[x], true
 }
 
-// measureExact measures calls at their own sizes, one ladder launch of
-// each arm at a time, interleaved, up to callLooks looks of GuardLaunches
-// launches per arm, and refuses res's candidate for a call significantly
-// slower there or, after the looks or the budget, not shown under
-// 1+CallMargin (unsafeCall): the calls' rule, at each call's own size.
+// measureExact measures calls at their own sizes, the arms interleaved,
+// and refuses res's candidate for a call not shown safe there.
 func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall) error {
 	base, w := res.Baseline, res.Winner
 	lads := exactLadders(calls)
@@ -454,8 +363,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 	for look := 1; look <= callLooks; look++ {
 		n := look * s.opts.GuardLaunches
 		for _, l := range lads {
-			// A later look measures only the ladders with a call
-			// undecided: the budget goes where it can change the answer.
+			// A later look measures only the ladders with a call undecided.
 			for undecided[l] && (len(s.exactRuns[key(base, l)]) < n || len(s.exactRuns[key(w, l)]) < n) {
 				if s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1+s.explainBeside()) {
 					break
@@ -466,11 +374,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 					return err
 				}
 				if lr.Outcome != benchfmt.OK || lr.Result == nil {
-					who := "the candidate"
-					if t == base {
-						who = "the baseline"
-					}
-					s.refuseExact(res, ladderCalls(calls, l)[0], who+"'s launch at that size failed", false)
+					s.refuseExact(res, ladderCalls(calls, l)[0], armName(t, base)+"'s launch at that size failed", false)
 					return nil
 				}
 				s.exactRuns[key(t, l)] = append(s.exactRuns[key(t, l)], model.LaunchOf(benchfmt.SizesOf(lr.Result)))
@@ -483,8 +387,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 			b, bs := s.exactRuns[key(base, l)], s.exactRuns[key(w, l)]
 			x, _ := nccl.LadderSize(launchSizes(b, bs), c.bytes)
 			sizes = append(sizes, x)
-			in = append(in, model.GuardInput{Name: fmt.Sprintf("%s %d", c.op, c.bytes), Baseline: b, Candidate: bs,
-				Sizes: []int64{x}, BoundAlpha: s.alpha() / callLooks})
+			in = append(in, s.callInput(fmt.Sprintf("%s %d", c.op, c.bytes), b, bs, x))
 		}
 		results = model.CompareGuards(in, s.opts.Stats)
 		clear(undecided)
@@ -494,7 +397,7 @@ func (s *loop) measureExact(ctx context.Context, res *Result, calls []exactCall)
 				return nil
 			}
 			// A call without two launches per arm has no bound: never
-			// shown safe (CompareGuards gives it no size at all).
+			// shown safe.
 			if _, ok := unsafeCall(r); ok || min(len(in[k].Baseline), len(in[k].Candidate)) < 2 {
 				undecided[ladderOf(lads, calls[k])] = true
 			}
@@ -542,27 +445,21 @@ func launchSizes(arms ...[]model.Launch) []int64 {
 	return out
 }
 
-// refuseExact refuses res's candidate for call c, saying why its
-// measurement at its power of two does not show it safe at its own size:
-// slower when it was shown significantly slower there, else not shown
-// safe (the part's verdict says which, as refuseUnshownCall's does).
+// refuseExact refuses res's candidate for call c.
 func (s *loop) refuseExact(res *Result, c exactCall, why string, slower bool) {
 	if res.Parts != nil && c.part < len(res.Parts) {
-		res.Parts[c.part].Refused = true
-		res.Parts[c.part].NotShownSafe = !slower
-		res.Parts[c.part].RefusedAt = c.bytes
+		p := &res.Parts[c.part]
+		p.Refused, p.NotShownSafe, p.RefusedAt = true, !slower, c.bytes
 	}
-	res.Recommend, res.Ending = false, vocab.EndingOpRegression
 	verdict := "not shown safe"
 	if slower {
 		verdict = "slower"
 	}
-	res.Reason = fmt.Sprintf("%s is faster for the workload but %s at its own size for its call %s of %d bytes, measured at %s: %s%s; keep NCCL's defaults",
+	refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but %s at its own size for its call %s of %d bytes, measured at %s: %s%s; keep NCCL's defaults",
 		res.Winner.Config, verdict, c.op, c.bytes, nccl.FormatSize(c.at), why, s.rareCallAdvice(c.calls))
 }
 
-// readExact makes one debug launch of t over ladder l and keeps NCCL's
-// plan at its sizes (none when the launch or its log shows none).
+// readExact makes one debug launch of t over ladder l and keeps its plan.
 func (s *loop) readExact(ctx context.Context, t *Trial, l exactLadder) error {
 	lr, err := s.launchExact(ctx, t, l, true)
 	if err != nil {
@@ -572,9 +469,7 @@ func (s *loop) readExact(ctx context.Context, t *Trial, l exactLadder) error {
 	return nil
 }
 
-// exactPlan is NCCL's plan at ladder l's sizes as read launch lr's log
-// shows it (empty when it shows none): readExact's, and a resumed
-// study's stored read's (restoreExact).
+// exactPlan is NCCL's plan at ladder l's sizes as launch lr's log shows it.
 func exactPlan(lr *benchfmt.Launch, l exactLadder) nccl.Plan {
 	var f *benchfmt.Facts
 	if lr.Result != nil {
@@ -583,19 +478,14 @@ func exactPlan(lr *benchfmt.Launch, l exactLadder) nccl.Plan {
 	return benchfmt.LadderPlan(lr.Outcome, f, l.op, l.lo, l.hi)
 }
 
-// exactRun is one measurement of a trial over a ladder of the calls'
-// sizes, as a resumed study reads it back (Regroup).
+// exactRun is one measurement of a trial over a ladder, read back.
 type exactRun struct {
 	ladder exactLadder
 	launch model.Launch
 }
 
 // restoreExact gives a resumed study the reads and measurements at the
-// calls' own sizes its stored launches made (Trial.exact, and the exact
-// reads among Trial.Debug), as readExact and measureExact keep them: a
-// ladder read or measured before is not launched again. A read stopped
-// by the interruption is made again; launches stored before their sizes
-// were kept (store.Launch.MaxBytes) are not restored.
+// calls' own sizes its stored launches made.
 func (s *loop) restoreExact(t *Trial) {
 	for _, d := range t.Debug {
 		if d.Phase != vocab.PhaseExact || d.Launch == nil || d.MaxBytes == 0 || d.Launch.Reason == benchfmt.ReasonInterrupted {
@@ -610,9 +500,7 @@ func (s *loop) restoreExact(t *Trial) {
 	}
 }
 
-// launchExact runs and records one launch of t over ladder l (PhaseExact),
-// with NCCL's debug log when debug: never scored, its times judged only
-// by measureExact.
+// launchExact runs and records one launch of t over ladder l.
 func (s *loop) launchExact(ctx context.Context, t *Trial, l exactLadder, debug bool) (*benchfmt.Launch, error) {
 	req := CallLadder{Op: s.requestOp(l.op), Lo: l.lo, Hi: l.hi}.Request(t.Config, s.seq, t.Number, debug)
 	lr, err := s.runCounted(ctx, t, req)
@@ -620,4 +508,17 @@ func (s *loop) launchExact(ctx context.Context, t *Trial, l exactLadder, debug b
 		return nil, err
 	}
 	return lr, s.record(t, req, lr, false, false, 0, 0)
+}
+
+// callInput is a call's guard input, its bound at alpha/callLooks.
+func (s *loop) callInput(name string, base, cand []model.Launch, sizes ...int64) model.GuardInput {
+	return model.GuardInput{Name: name, Baseline: base, Candidate: cand, Sizes: sizes, BoundAlpha: s.alpha() / callLooks}
+}
+
+// armName names t: the baseline base, or the candidate.
+func armName(t, base *Trial) string {
+	if t == base {
+		return "the baseline"
+	}
+	return "the candidate"
 }

@@ -1,7 +1,6 @@
 package search
 
-// Exploration's proposals: what to launch next (sampler, local steps,
-// simplifications, re-measuring the leaders).
+// Exploration's proposals: what to launch next.
 
 import (
 	"errors"
@@ -18,12 +17,8 @@ import (
 // guardPenaltyWeight scales a guard regression into the sampler's objective.
 const guardPenaltyWeight = 10
 
-// next decides the next exploration launch. Launches go first where the
-// model's planner says they settle which config leads (a config crowned by
-// one lucky launch is measured again), as long as refinement has used no
-// more launches than exploration; otherwise the sampler proposes a config.
-// A proposal already measured becomes another launch of that trial; one
-// measured enough is replaced by an untried neighbour.
+// next decides the next exploration launch: a refinement where the
+// planner says it settles which config leads, else a proposal.
 func (s *loop) next() (*Trial, string, error) {
 	// A global list that lost an op: its per-function form first.
 	if t, err := s.nextPerFunction(); t != nil || err != nil {
@@ -39,24 +34,16 @@ func (s *loop) next() (*Trial, string, error) {
 	return s.nextProposal()
 }
 
-// nextRefinement is the trial to launch again, if one should be: the
-// candidate measured too few times, the runner-up as exploration ends, or
-// the leader the planner says settles the order of the top configs.
+// nextRefinement is the trial to launch again, if one should be.
 func (s *loop) nextRefinement() *Trial {
 	base := s.baseline()
 	// The config the study would confirm now is measured at least
-	// MaxLaunchesPerTrial times: a config launched once that ranks first
-	// even after its estimate is made pessimistic is promising, and one
-	// more launch tells luck from a real gain before anything is decided.
-	// Not when it cannot plausibly beat the leader, the defaults
-	// included: early on the candidate is the best of very few, and on
-	// the loopback the first was often an NCCL_PROTO=LL config 2.4× slower
-	// than the defaults, launched twice more for 8 s.
+	// MaxLaunchesPerTrial times: one more launch tells luck from a real
+	// gain. Not when it cannot plausibly beat the leader.
 	if c := s.rank.candidate(base); c != nil && len(c.Explore) < min(3, s.opts.MaxLaunchesPerTrial) && s.plausible(c) {
 		return c
 	}
-	// A config one batch measured ranks after a second block: a launch of
-	// its own once the study no longer explores in batches.
+	// A config one batch measured ranks after a second block.
 	for _, t := range s.trials {
 		if s.batcher() == nil && t.State.Usable() && !t.blockRanked() && s.plausible(t) {
 			return t
@@ -67,17 +54,14 @@ func (s *loop) nextRefinement() *Trial {
 			return r
 		}
 	}
-	// The planner settles the order of the current top configs only: ties
-	// further down cost launches and change nothing.
+	// The planner settles the order of the current top configs only.
 	if s.refinements() < 2*s.explored() {
 		return s.planNext(s.rank.leaders(s.opts.TopConfigs), s.opts.MaxLaunchesPerTrial)
 	}
 	return nil
 }
 
-// planNext is the trial of top that model.PlanNext says to launch again
-// to settle their order (each at most limit exploration launches), nil
-// when they are settled.
+// planNext is the trial of top that model.PlanNext says to launch again.
 func (s *loop) planNext(top []*Trial, limit int) *Trial {
 	arms := make([]model.Arm, len(top))
 	for i, t := range top {
@@ -91,15 +75,12 @@ func (s *loop) planNext(top []*Trial, limit int) *Trial {
 }
 
 // nextLocalStep is a new trial one step from the leader, when it is a
-// local step's turn and one is untried, or the debug launch of its twin
-// that settles whether it is new (checkTwin, as for a proposal).
+// local step's turn.
 func (s *loop) nextLocalStep() (t *Trial, phase string, err error) {
 	// Past the sampler's start-up, its proposals alternate with a local
-	// step from the leader: a simplification (one of its knobs unset) if
-	// one is untried, else a random untried neighbour (one knob changed).
-	// TPE models each knob on its own; these steps test the leader's knobs
-	// together, which is where NCCL's knobs interact (channels and CTAs,
-	// protocol and channels).
+	// step from the leader: a simplification if one is untried, else a
+	// random untried neighbour. These test the leader's knobs together,
+	// where NCCL's knobs interact.
 	if s.localRun < s.opts.LocalSteps && s.explored() >= s.opts.Startup && s.opts.Sampler != "grid" && s.opts.Sampler != "random" {
 		c := s.simplification()
 		if c == nil {
@@ -119,14 +100,10 @@ func (s *loop) nextLocalStep() (t *Trial, phase string, err error) {
 	return nil, "", nil
 }
 
-// maxHops bounds the passes one proposal takes: itself, then the untried
-// neighbour a merged proposal moves to, whose pass always ends in a
-// launch (s.tried keeps tried configs out of neighbour and randomUntried).
+// maxHops bounds the passes one proposal takes.
 const maxHops = 2
 
-// nextProposal is the sampler's next config: a new trial, another launch
-// of the trial it proves to be, or a debug launch that settles whether it
-// runs like a config already tried. errSpaceExhausted when fifty
+// nextProposal is the sampler's next config; errSpaceExhausted when fifty
 // proposals in a row bring nothing new.
 func (s *loop) nextProposal() (*Trial, string, error) {
 	for attempt := 0; attempt < 50; attempt++ {
@@ -135,25 +112,21 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 			return nil, "", err
 		}
 		if err := cfg.Validate(); err != nil {
-			// Impossible combinations (MIN > MAX…) are never launched; the
-			// sampler learns them as failures.
+			// Impossible combinations are learnt as failures.
 			s.rejected = append(s.rejected, cfg)
 			continue
 		}
 		cfg = cfg.Canonical()
 		if s.plan.refuse(cfg) {
-			// It switches on what NCCL's defaults disabled: never launched,
-			// and the sampler learns it as a failure.
+			// Switches on what NCCL's defaults disabled: learnt as a failure.
 			s.rejected = append(s.rejected, cfg)
 			continue
 		}
 		// A proposal merged into a trial measured enough moves to an
-		// untried neighbour, which is checked as a proposal is (its
-		// routes, its twin) before it is launched.
+		// untried neighbour, checked as a proposal is.
 		for hop := 0; hop < maxHops && cfg != nil; hop++ {
 			if t, err := s.checkRoutes(cfg); t != nil || err != nil {
-				// Whether its NCCL_CROSS_NIC value does anything only that
-				// value's own debug log can tell.
+				// Only its NCCL_CROSS_NIC value's own debug log can tell.
 				return t, vocab.PhasePlan, err
 			}
 			cfg = s.twinFirst(cfg)
@@ -161,8 +134,7 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 				return nil, "", errAwaitsBatch
 			}
 			if t := s.checkTwin(cfg); t != nil {
-				// Whether cfg runs like a config already tried depends on
-				// that config's own plan: one debug launch of it tells.
+				// One debug launch of the config it may run like tells.
 				return t, vocab.PhasePlan, nil
 			}
 			t, seen := s.byKey[s.plan.keyOf(cfg)]
@@ -183,13 +155,8 @@ func (s *loop) nextProposal() (*Trial, string, error) {
 	return nil, "", errSpaceExhausted
 }
 
-// plausible reports whether t could still beat the leading config by the
-// planner's rule (model.Plausible over the configs PlanNext ranks): a
-// proposal merged into a config its launches already place out of reach
-// (an LL config 2.4× slower than the defaults on the loopback, launched
-// twice more for 8 s) goes to a neighbour instead. A config without a
-// scored launch, or one the guard filter already excludes, is judged as
-// PlanNext would: the first is plausible, the second not.
+// plausible reports whether t could still beat the leading config
+// (model.Plausible over the configs PlanNext ranks).
 func (s *loop) plausible(t *Trial) bool {
 	if len(t.Explore) == 0 {
 		return true
@@ -223,24 +190,19 @@ func (s *loop) refinements() int {
 	return n
 }
 
-// tried reports whether a config NCCL would treat the same way (see
-// nccl.Config.Canonical) already has a trial.
+// tried reports whether a config NCCL runs alike already has a trial.
 func (s *loop) tried(c nccl.Config) bool {
-	// A config that allows what gave wrong results is never tried: treat
-	// it as done so no step proposes it.
+	// A config that allows what gave wrong results is never tried.
 	return s.triedAs(s.plan.resolve(c)) || s.plan.wrongIn(c) != ""
 }
 
-// triedAs is tried for the config resolved as r, but for wrongIn: a
-// config NCCL runs alike has a trial, or it switches on what NCCL's
-// defaults disabled.
+// triedAs is tried for the config resolved as r, but for wrongIn.
 func (s *loop) triedAs(r nccl.Resolution) bool {
 	_, ok := s.byKey[r.Key]
 	return ok || !s.opts.AllowDisabled && len(r.Enables) > 0
 }
 
-// observations are what the sampler learns from: every trial's log score,
-// failures and rejected combinations at a penalty.
+// observations are what the sampler learns from.
 func (s *loop) observations() []observation {
 	worst := math.Inf(-1)
 	var obs []observation
@@ -249,8 +211,7 @@ func (s *loop) observations() []observation {
 		if t.State.Usable() && len(t.Explore) > 0 {
 			v := t.logScore(s.sizes)
 			if base != nil && t != base {
-				// Slower at a guard size: as bad as being that much slower
-				// in the band, and then some, so TPE leaves the region.
+				// Slower at a guard size: worse than that much slower in the band.
 				if p := s.rank.guardPenalty(t, base); p > 0 {
 					v += guardPenaltyWeight * p
 				}
@@ -271,9 +232,7 @@ func (s *loop) observations() []observation {
 	return obs
 }
 
-// randomUntried draws untried, valid configs from the space, nil if a
-// thousand draws find none. A draw of a tried point costs a lookup
-// (drawnKey): a space nearly explored is drawn a thousand times a step.
+// randomUntried draws untried, valid configs from the space.
 func (s *loop) randomUntried() nccl.Config {
 	for i := 0; i < 1000; i++ {
 		idx := s.opts.Space.draw(s.rng)
@@ -288,8 +247,7 @@ func (s *loop) randomUntried() nccl.Config {
 	return nil
 }
 
-// localLeader is the best config measured at least twice (or the best
-// one, if none was): where local steps start.
+// localLeader is the best config measured at least twice (or the best).
 func (s *loop) localLeader() *Trial {
 	leaders := s.rank.leaders(len(s.trials))
 	for _, t := range leaders {
@@ -303,10 +261,7 @@ func (s *loop) localLeader() *Trial {
 	return nil
 }
 
-// localStep returns an untried config one step from the local leader: for
-// a numeric knob (channels, CTAs, threads…) the next value up or down its
-// list, for a named one (protocol, algorithm) any other value. Knobs take
-// turns, so every knob of the leader gets its steps.
+// localStep returns an untried config one step from the local leader.
 func (s *loop) localStep() nccl.Config {
 	lead := s.localLeader()
 	if lead == nil {
@@ -336,8 +291,7 @@ func (s *loop) localStep() nccl.Config {
 			}
 		}
 		// Most promising first: by the mean score of every trial measured
-		// with that value, whatever its other knobs (values not yet seen
-		// rank in the middle).
+		// with that value.
 		marg := marginals(dim, obs)
 		sort.SliceStable(moves, func(a, b int) bool { return marg[moves[a]] < marg[moves[b]] })
 		for _, j := range moves {
@@ -354,8 +308,7 @@ func (s *loop) localStep() nccl.Config {
 }
 
 // marginals is, for each choice of dim, the mean log score of the
-// observations made with it (failed ones at the sampler's penalty); choices
-// not yet measured get the mean over all choices.
+// observations made with it.
 func marginals(dim Dimension, obs []observation) []float64 {
 	sum := make([]float64, len(dim.Choices))
 	n := make([]int, len(dim.Choices))
@@ -385,8 +338,7 @@ func marginals(dim Dimension, obs []observation) []float64 {
 	return out
 }
 
-// numeric reports whether every set choice is a number: such a knob is
-// ordered, and its neighbours are the values beside it.
+// numeric reports whether every set choice is a number.
 func numeric(choices []string) bool {
 	for _, c := range choices {
 		if c == "" {
@@ -400,10 +352,7 @@ func numeric(choices []string) bool {
 }
 
 // simplification returns an untried config that is the leader with one
-// of its knobs unset, or nil. Trying these is a coordinate step towards
-// the best config and towards the simplest one: a knob that TPE set in
-// passing (NCCL_ALGO=Tree next to the channel cap that really mattered)
-// gets a direct test.
+// of its knobs unset, or nil.
 func (s *loop) simplification() nccl.Config {
 	lead := s.localLeader()
 	if lead == nil {
@@ -419,15 +368,10 @@ func (s *loop) simplification() nccl.Config {
 	return nil
 }
 
-// checkTwin returns a trial to give a debug launch, or nil: cfg's plan is
-// uncertain only because a list knob sits beside a plan-changing one, and
-// the config without those list knobs (its twin) was tried but its plan
-// is unknown. One debug launch of the twin settles whether cfg runs the
-// same; without it cfg would be measured as a new config. Checks are
-// bounded so they never eat the exploration.
+// checkTwin returns a trial to give a debug launch, or nil: its twin was
+// tried but its plan is unknown. Checks are bounded.
 func (s *loop) checkTwin(cfg nccl.Config) *Trial {
-	// The route reads (checkRoutes, at most one per NCCL_CROSS_NIC value)
-	// are bounded by the values, not by maxChecks.
+	// The route reads are bounded by the values, not by maxChecks.
 	if !s.plan.read() || s.plan.checks-len(s.plan.routesRead) >= s.maxChecks() || s.exploreLeft() < 4*s.cost() {
 		return nil
 	}
@@ -446,16 +390,11 @@ func (s *loop) checkTwin(cfg nccl.Config) *Trial {
 	return t
 }
 
-// errAwaitsBatch ends the filling of a batch at a proposal that may run
-// the plan of a member not yet measured (awaitsMember).
+// errAwaitsBatch ends the filling of a batch (awaitsMember).
 var errAwaitsBatch = errors.New("the proposal waits for the batch being filled")
 
 // awaitsMember reports whether cfg's plan is in doubt only by the plan of
-// its twin (checkTwin's question) and that twin is a member of the batch
-// being filled: measured alone, cfg would be a second spelling of it
-// measured as a config of its own (a batch of 8 on the loopback replay
-// held three one-channel spellings and three of LL). Once the batch has
-// measured the twin, checkTwin settles cfg as for separate launches.
+// its twin, a member of the batch being filled.
 func (s *loop) awaitsMember(cfg nccl.Config) bool {
 	if s.filling == nil || !s.plan.read() {
 		return false
@@ -468,16 +407,9 @@ func (s *loop) awaitsMember(cfg nccl.Config) bool {
 	return ok && len(t.Explore) == 0 && slices.Contains(s.filling, t)
 }
 
-// twinFirst is the config to launch for cfg: its twin (cfg without the
-// list knobs whose only doubt is the plan of the rest: NCCL_PROTO=Simple
-// beside a cap where NCCL's defaults run Simple) when that twin is in the
-// space and untried, else cfg. The twin runs cfg's plan unless the rest
-// makes NCCL choose otherwise, and it is the spelling a recommendation
-// would write; once it is measured, cfg and its other spellings wait on
-// one debug launch of it (checkTwin) instead of a timed launch each. On
-// the loopback replay one one-channel plan was measured as five trials
-// (1ch Simple, 1ch, 1ch ^LL128, Ring 1ch Simple, Ring CTAS1), 13
-// launches, before this.
+// twinFirst is the config to launch for cfg: its twin when that twin is
+// in the space and untried, else cfg. Once the twin is measured, cfg's
+// other spellings wait on one debug launch, not a timed launch each.
 func (s *loop) twinFirst(cfg nccl.Config) nccl.Config {
 	if !s.plan.read() {
 		return cfg
@@ -497,12 +429,5 @@ func (s *loop) twinFirst(cfg nccl.Config) nccl.Config {
 	return tw.Canonical()
 }
 
-// maxChecks bounds the debug launches spent on uncertain rules: one per
-// six launches of budget, at least one. A check costs one launch of the
-// budget, as the timed launch of the twin it spares does, and settles
-// every spelling of that plan at once (one per fifteen left the loopback
-// replay launching Tree's spellings as trials once four were spent: 94 s
-// median against 89 s; spark2, budget-bound, gave 94/100 within 5 % with
-// one per fifteen and 93/100 with one per six, the same within its seeds'
-// spread).
+// maxChecks bounds the debug launches spent on uncertain rules.
 func (s *loop) maxChecks() int { return max(1, s.opts.Budget/6) }

@@ -1,9 +1,8 @@
 package search
 
-// Guards across collectives: once the workload's confirmation recommends
-// a candidate, the collectives outside the workload are measured for it,
-// interleaved with the baseline, and a candidate that makes one of them
-// (or one of the workload's own parts) significantly slower is refused.
+// Guards across collectives: a recommended candidate that makes an op
+// outside the workload, or one of its parts, significantly slower is
+// refused.
 
 import (
 	"cmp"
@@ -19,21 +18,15 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// DefaultGuardLaunches is the launches per arm of each guarded op. On the
-// simulated 4-rank loopback, whose one-channel all-reduce winner makes
-// broadcast 7.9 % slower from 1M up (docs/PERFORMANCE.md, "Guards across
-// collectives"), 4 per arm refused it in 68 of 100 seeds, 8 in 99 and
-// 12 in 100: 8 is the fewest that keeps a truly > 5 % slower op out of
-// 95 of 100 recommendations (95 of 100 in the re-runs after issue 30's
-// changes to the one-part study: at the bar).
+// DefaultGuardLaunches is the launches per arm of each guarded op
+// (docs/PERFORMANCE.md, "Guards across collectives").
 const DefaultGuardLaunches = 8
 
-// OpGuard is what the guard measured of one collective outside the
-// workload.
+// OpGuard is what the guard measured of one collective.
 type OpGuard struct {
 	Op nccl.Op
 	// Result is the candidate against the baseline over Sizes (zero when
-	// the op could not be measured: Failed says why).
+	// Failed says why the op could not be measured).
 	Result model.GuardResult
 	Sizes  []int64
 	// Failed names the arm whose launch of the op failed, and why.
@@ -43,11 +36,7 @@ type OpGuard struct {
 }
 
 // DefaultGuardOps are the collectives guarded when the user names none:
-// every op of nccl.Ops outside the workload. NCCL's channel and CTA caps
-// reach every collective; a list reaches those NCCL's tuner plans (and
-// send/recv through their channels). A timed workload (calls) is what the
-// process calls, all of it: an op it never calls is guarded only when
-// the user asks (--guard-ops), so none by default.
+// every op outside the workload, none for a timed workload.
 func DefaultGuardOps(w nccl.Workload) []nccl.Op {
 	if w.Timed() {
 		return nil
@@ -58,11 +47,7 @@ func DefaultGuardOps(w nccl.Workload) []nccl.Op {
 // guardReserve is the launches the guards need: both arms, every op.
 func (o Options) guardReserve() int { return 2 * o.GuardLaunches * len(o.GuardOps) }
 
-// guardPlanOps are the guarded ops whose defaults' plan a study reads
-// (one debug launch each, planGuardedOps): those NCCL's tuner plans, whose
-// calls the tuner CSV must keep at NCCL's own choice. alltoall and
-// sendrecv run as send/recv and never reach the tuner: nothing to read.
-// None for a study resumed past its plan phase (Resumed): none is owed.
+// guardPlanOps are the guarded ops whose defaults' plan a study reads.
 func (o Options) guardPlanOps() []nccl.Op {
 	if o.pastPlan {
 		return nil
@@ -76,23 +61,19 @@ func (o Options) guardPlanOps() []nccl.Op {
 	return out
 }
 
-// guardLeft is the launches still held back for the guards: none once
-// they were run or the confirmation kept the baseline.
+// guardLeft is the launches still held back for the guards.
 func (s *loop) guardLeft() int {
 	if s.guardsDone {
 		return 0
 	}
 	if len(s.refusedAt) > 0 {
-		// A confirmation after a refusal: the reserve was the first
-		// candidate's; the next one's guard launches are owed afresh.
+		// After a refusal the next candidate's guard launches are owed afresh.
 		return s.guardOwed()
 	}
 	return s.guardReserveUnmade()
 }
 
-// guardReserveUnmade is the guard reserve less the guard launches made,
-// whether or not the guards are still owed: at the end of a study it is
-// what the reserve kept from the confirmation and never spent.
+// guardReserveUnmade is the guard reserve less the guard launches made.
 func (s *loop) guardReserveUnmade() int {
 	made := 0
 	for _, t := range s.trials {
@@ -104,8 +85,7 @@ func (s *loop) guardReserveUnmade() int {
 	return max(0, s.opts.guardReserve()-made)
 }
 
-// GuardOpSizes are the sizes a guarded op is measured and judged at: the
-// workload's sizes and the guard sizes.
+// GuardOpSizes are the sizes a guarded op is measured and judged at.
 func (o Options) GuardOpSizes() []int64 {
 	var out []int64
 	for _, p := range o.Parts() {
@@ -116,8 +96,7 @@ func (o Options) GuardOpSizes() []int64 {
 	return slices.Compact(out)
 }
 
-// OpSizes are the sizes a launch of op is scored over: its parts' sizes,
-// or for a guarded op GuardOpSizes.
+// OpSizes are the sizes a launch of op is scored over.
 func (o Options) OpSizes(op nccl.Op) []int64 {
 	if sizes := o.Parts().Sizes(op); len(sizes) > 0 {
 		return sizes
@@ -126,10 +105,7 @@ func (o Options) OpSizes(op nccl.Op) []int64 {
 }
 
 // guard measures the guarded ops for a recommended candidate, B C B C per
-// op, and refuses the recommendation when one is significantly slower by
-// more than the minimum effect; it also refuses a candidate that makes one
-// of the workload's own parts so. Nothing is measured when the
-// confirmation kept the baseline.
+// op, and refuses it when one, or one of the parts, is significantly slower.
 func (s *loop) guard(ctx context.Context, res *Result) error {
 	defer func() { s.guardsDone = true }()
 	if s.work != nil && res.Winner != nil && res.Decision != nil {
@@ -142,47 +118,37 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 		return err
 	}
 	if res.Winner != nil && res.Decision != nil {
-		// The top-ups added confirmation launches: the guard sizes are
-		// judged again on all of them, as the stored rows and a resume are.
+		// The top-ups added confirmation launches: judge the guard sizes again.
 		s.judgeGuardSizes(res)
 	}
-	if !res.Recommend || res.Winner == nil || len(s.opts.GuardOps) == 0 {
-		s.judgeGuards(res, nil)
-		s.refuseSlowPart(res)
-		return s.checkExact(ctx, res)
-	}
-	base, w := res.Baseline, res.Winner
-	n := s.opts.GuardLaunches
 	failed := map[nccl.Op]string{}
-	for _, op := range s.opts.GuardOps {
-		for failed[op] == "" && (len(base.Guards[op]) < n || len(w.Guards[op]) < n) {
-			if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime(1+s.inTime(s.explainLeft())) {
-				break
-			}
-			t := nextArm(base, w, len(base.Guards[op]), len(w.Guards[op]))
-			round := map[nccl.Op]model.Launch{}
-			if err := s.launchOp(ctx, t, vocab.PhaseGuard, true, op, round); err != nil {
-				return err
-			}
-			ml, ok := round[op]
-			if !ok {
-				t.guardFailed++
-				who := "the candidate"
-				if t == base {
-					who = "the baseline"
+	if base, w := res.Baseline, res.Winner; res.Recommend && w != nil {
+		n := s.opts.GuardLaunches
+		for _, op := range s.opts.GuardOps {
+			for failed[op] == "" && (len(base.Guards[op]) < n || len(w.Guards[op]) < n) {
+				if s.seq+1 > s.opts.Budget-s.explainLeft() || s.outOfConfirmTime(1+s.inTime(s.explainLeft())) {
+					break
 				}
-				failed[op] = who + " failed"
-				continue
+				t := nextArm(base, w, len(base.Guards[op]), len(w.Guards[op]))
+				round := map[nccl.Op]model.Launch{}
+				if err := s.launchOp(ctx, t, vocab.PhaseGuard, true, op, round); err != nil {
+					return err
+				}
+				ml, ok := round[op]
+				if !ok {
+					t.guardFailed++
+					failed[op] = armName(t, base) + " failed"
+					continue
+				}
+				if t.Guards == nil {
+					t.Guards = map[nccl.Op][]model.Launch{}
+				}
+				t.Guards[op] = append(t.Guards[op], ml)
 			}
-			if t.Guards == nil {
-				t.Guards = map[nccl.Op][]model.Launch{}
+			if failed[op] == "" && (len(base.Guards[op]) < 2 || len(w.Guards[op]) < 2) {
+				// A guard that cannot judge must not let the candidate through.
+				failed[op] = "the budget or --time left too few launches to measure it"
 			}
-			t.Guards[op] = append(t.Guards[op], ml)
-		}
-		if failed[op] == "" && (len(base.Guards[op]) < 2 || len(w.Guards[op]) < 2) {
-			// The budget ran out before the op was measured: a guard that
-			// cannot judge must not let the candidate through.
-			failed[op] = "the budget or --time left too few launches to measure it"
 		}
 	}
 	s.judgeGuards(res, failed)
@@ -190,44 +156,24 @@ func (s *loop) guard(ctx context.Context, res *Result) error {
 	return s.checkExact(ctx, res)
 }
 
-// Safe, for a call the process makes. A timed workload's candidate is
-// recommended only when every (op, size) it calls, where the candidate
-// changes NCCL's plan, is shown not slower: the one-sided upper bound on
-// its time ratio (model.SizeGuard.Upper) below 1+CallMargin. Refusing
-// only what is significantly slower was safe by luck: a 7.4 % slower
-// alltoall at 8M on the simulated 4-rank loopback (launch spread ≈ 5 %)
-// went through in 2 of 100 studies, its test lacking the power at 16
-// launches per arm under Holm among the calls. Here a call is judged by
-// an intersection-union test: each changed call must reject "slower by
-// CallMargin or more" on its own, so the chance of shipping a candidate
-// that truly slows any call by CallMargin or more is at most alpha
-// whatever the number of calls, with no multiplicity correction, and
-// much less for a slowdown beyond it (7.4 %: under 1 in 1000 at 16 per
-// arm). The bound is taken at up to callLooks looks (topUpCalls), at
-// alpha/callLooks each (Bonferroni over the looks), so stopping at the
-// first look that decides keeps that level. A call still undecided when
-// the looks or the budget run out refuses the candidate (the study then
-// confirms the next one, nextAfterRefusal): what was not shown safe is
-// not shipped.
+// Safe, for a call the process makes: every (op, size) the candidate may
+// change must be shown not slower by CallMargin, its one-sided upper
+// bound below 1+CallMargin, at up to callLooks looks at alpha/callLooks
+// each. Refusing only what is significantly slower let a 7.4 % slower
+// call through in 2 of 100 studies.
 const (
-	// CallMargin is the slowdown a call may not be shown to stay under
-	// and still be shipped: 5 %, the line past which a slower op is
-	// unsafe in the project's quality tables (DefaultGuardLaunches). At
-	// 3 % (the minimum effect) a call the candidate leaves as fast needs
-	// about 30 launches per arm to show it; at 5 %, about 12.
+	// CallMargin is the slowdown a call must be shown to stay under to be
+	// shipped: 5 %, the line past which a slower op is unsafe in the
+	// project's quality tables.
 	CallMargin = 0.05
 	// callLooks is how many times the calls' bounds are looked at: after
 	// GuardLaunches, 2× and 3× GuardLaunches launches per arm.
 	callLooks = 3
 )
 
-// topUpCalls gives a timed workload's calls, judged from the
-// confirmation's rounds, GuardLaunches launches per arm when the
-// confirmation recommended at an earlier look, and more, up to callLooks
-// × GuardLaunches, while a call is undecided (callsUndecided): rounds
-// interleaved as the confirmation's, which they extend. The decision
-// stands as its look made it; the rounds only judge the calls
-// (judgeGuards).
+// topUpCalls gives a timed workload's calls up to callLooks ×
+// GuardLaunches launches per arm while a call is undecided; the decision
+// stands, the rounds only judge the calls.
 func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 	if s.work == nil || !s.opts.Parts().Timed() || !res.Recommend || res.Winner == nil {
 		return nil
@@ -236,8 +182,7 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 	for look := 1; look <= callLooks; look++ {
 		n := look * s.opts.GuardLaunches
 		for len(base.Confirm) < n || len(w.Confirm) < n {
-			// Out of budget or --time, an undecided call refuses the
-			// candidate (judgeGuards): what was not shown safe is not shipped.
+			// Out of budget or --time, an undecided call refuses the candidate.
 			if s.seq+s.cost() > s.opts.Budget-s.heldBack() || s.outOfConfirmTime(2*s.cost()+s.inTime(s.heldBack())) {
 				res.Parts = s.work.partResults(base, w, s.opts.Stats)
 				return nil
@@ -250,35 +195,21 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 			case t == base && !t.State.Usable():
 				return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
 			case !t.State.Usable():
-				res.Recommend, res.Ending = false, vocab.EndingCandidateFailed
-				res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
+				refuse(res, vocab.EndingCandidateFailed, "the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
 				return nil
 			}
 		}
 		res.Parts = s.work.partResults(base, w, s.opts.Stats)
-		if !s.callsUndecided(res) {
+		if slower, unshown := s.callVerdicts(res); !unshown || slower {
 			return nil
 		}
 	}
 	return nil
 }
 
-// readCandidate makes the recommended candidate's explain launch (one
-// per op) before its calls are topped up and judged, when a call is not
-// yet shown safe (callVerdicts) and NCCL's plan under the candidate is
-// not yet certain for an op of the workload: a call NCCL runs alike under
-// the candidate and the baseline is then equal by rule (callInputs skips
-// it) instead of measured. On the real 4-rank loopback the one-CTA cap
-// (×1.27 a step in interleaved truth) was refused for the start-up 4-byte
-// all-reduce, made once, which NCCL runs Tree/LL on one channel with the
-// cap and without: the candidate's debug launch came only after the
-// guard, so the cap's plan was uncertain by rule and 55 µs of launch
-// noise could not be shown within CallMargin. It is the launch explain
-// would make at the end, which the budget holds back while candidateRead
-// is false (a later candidate's, after a refusal, only where the budget
-// holds it beside what is held back); a refusal that follows gives the
-// reserve back for the next candidate (nextAfterRefusal). A candidate
-// whose calls are all shown safe is read at the end, as before.
+// readCandidate makes the recommended candidate's explain launch before
+// its calls are judged, when one is not yet shown safe: a call NCCL runs
+// alike under both arms is then equal by rule instead of measured.
 func (s *loop) readCandidate(ctx context.Context, res *Result) error {
 	if !res.Recommend || res.Winner == nil || s.work == nil || !s.opts.Parts().Timed() {
 		return nil
@@ -289,18 +220,14 @@ func (s *loop) readCandidate(ctx context.Context, res *Result) error {
 	return s.readWinnerPlan(ctx, res)
 }
 
-// readWinnerPlan makes the recommended candidate's explain launch now,
-// while its plan is not yet read and the room holds it (readCandidate,
-// and checkExact for a call near its power of two: standsNear needs the
-// candidate's plan there).
+// readWinnerPlan makes the recommended candidate's explain launch now.
 func (s *loop) readWinnerPlan(ctx context.Context, res *Result) error {
 	w := res.Winner
 	if !s.plan.read() || s.plan.logged[w] || len(s.plan.uncertainOps(w.Config)) == 0 {
 		return nil
 	}
-	// One rule for the room: what every reserve but this candidate's own
-	// explain launch holds back. --time is asked without recording a cut:
-	// no stage ends here, the calls are judged as measured.
+	// The room is what every reserve but this launch holds back; --time is
+	// asked without recording a cut.
 	held := s.heldBack() - s.candidateExplainLeft()
 	if s.seq+s.cost() > s.opts.Budget-held || s.pastTime(s.cost()+s.inTime(held)) {
 		return nil
@@ -313,10 +240,7 @@ func (s *loop) readWinnerPlan(ctx context.Context, res *Result) error {
 }
 
 // callInputs are the guard inputs of a timed workload's calls that the
-// candidate may change (planner.samePlanAt: a call NCCL runs alike under
-// both is equal by rule, and not judged) at the power of two the process
-// calls (calledAt), each with the index of its res.Parts and its bound at
-// alpha/callLooks.
+// candidate may change, each with the index of its res.Parts.
 func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
 	if !s.opts.Parts().Timed() {
 		return nil, nil
@@ -329,25 +253,20 @@ func (s *loop) callInputs(res *Result) ([]model.GuardInput, []int) {
 		if s.plan.samePlanAt(base.Config, w.Config, p.Part.Op, at) || !calledAt(p.Part) {
 			continue
 		}
-		in = append(in, model.GuardInput{Name: p.Part.String(), Baseline: base.ConfirmOf(p.Part.Op), Candidate: w.ConfirmOf(p.Part.Op),
-			Sizes: at, BoundAlpha: s.alpha() / callLooks})
+		in = append(in, s.callInput(p.Part.String(), base.ConfirmOf(p.Part.Op), w.ConfirmOf(p.Part.Op), at...))
 		idx = append(idx, i)
 	}
 	return in, idx
 }
 
 // calledAt reports whether the process calls p at the size it is measured
-// at (or p says nothing of its called sizes). A part whose every call is
-// off that power of two is judged at the sizes it is called at instead
-// (checkExact): a bound where the process never calls it would spend
-// launches, or refuse, for nothing.
+// at; otherwise checkExact judges it.
 func calledAt(p nccl.Part) bool {
 	return len(p.Logged) == 0 || slices.Contains(p.Logged, p.Band.Min)
 }
 
-// callVerdicts says whether a call is significantly slower (which
-// refuses the candidate at once), and whether one is not shown safe
-// (unsafeCall), either slower or undecided.
+// callVerdicts says whether a call is significantly slower, and whether
+// one is not shown safe.
 func (s *loop) callVerdicts(res *Result) (slower, unshown bool) {
 	in, _ := s.callInputs(res)
 	for _, r := range model.CompareGuards(in, s.opts.Stats) {
@@ -358,16 +277,7 @@ func (s *loop) callVerdicts(res *Result) (slower, unshown bool) {
 	return slower, unshown
 }
 
-// callsUndecided reports whether a call is neither significantly slower
-// nor shown safe.
-func (s *loop) callsUndecided(res *Result) bool {
-	slower, unshown := s.callVerdicts(res)
-	return unshown && !slower
-}
-
-// unsafeCall is the size of a call's guard result r not shown safe (its
-// Upper bound not below 1+CallMargin, or none for lack of launches), the
-// worst such; ok false when every size is shown safe.
+// unsafeCall is the worst size of r not shown safe.
 func unsafeCall(r model.GuardResult) (model.SizeGuard, bool) {
 	var worst model.SizeGuard
 	ok := false
@@ -382,24 +292,15 @@ func unsafeCall(r model.GuardResult) (model.SizeGuard, bool) {
 	return worst, ok
 }
 
-// who says what a guard input of judgeGuards is: a guarded op
-// (res.OpGuards) or a timed workload's call (res.Parts), by index.
+// who says what a guard input of judgeGuards is, by index.
 type who struct {
 	part bool
 	i    int
 }
 
-// judgeGuards tests, as one family (model.CompareGuards: Holm across
-// them), the guarded ops and, for a timed workload, each (op, size) the
-// workload calls at its own size, and refuses the recommendation for the
-// worst one that is significantly slower by more than the minimum
-// effect, naming the op or call and the size where it fares worst: one
-// rule decides for the ops the process may call and the calls it makes.
-// An (op, size) whose NCCL plan under the candidate is the baseline's is
-// equal there by rule, and is not judged (planner.samePlanAt). A
-// candidate that fails a guarded op (or whose guard could not be
-// measured) is refused too; a baseline that fails one leaves that op
-// unjudged.
+// judgeGuards tests, as one family (Holm), the guarded ops and a timed
+// workload's calls, and refuses the recommendation for the worst one
+// significantly slower, or for a guarded op it fails.
 func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	if !res.Recommend || res.Winner == nil {
 		return
@@ -448,29 +349,20 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 		return
 	}
 	r := results[worst]
-	res.Recommend, res.Ending = false, vocab.EndingOpRegression
 	if wh := whos[worst]; wh.part {
 		res.Parts[wh.i].Refused = true
-		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its call %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g%s); keep NCCL's defaults",
+		refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but significantly slower for its call %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g%s); keep NCCL's defaults",
 			w.Config, res.Parts[wh.i].Part, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, s.rareCallAdvice(res.Parts[wh.i].Part.Calls))
 		return
 	}
 	g := &res.OpGuards[whos[worst].i]
 	g.Refused = true
-	res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g; %+.1f%% over %s); keep NCCL's defaults, or leave %s out of --guard-ops if this process never calls it",
+	refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but significantly slower for %s at %s (%+.1f%% time, p=%.2g at Holm's level %.2g; %+.1f%% over %s); keep NCCL's defaults, or leave %s out of --guard-ops if this process never calls it",
 		w.Config, g.Op, nccl.FormatSize(r.Worst), 100*(1/r.WorstSpeedup-1), r.P, r.Level, 100*(1/r.Speedup-1), sizesText(g.Sizes), g.Op)
 }
 
-// refuseUnshownCall refuses a candidate for a timed workload's call
-// (the inputs whos marks as parts) that its guard result does not show
-// safe (unsafeCall, the rule above CallMargin), naming the call made most
-// often among those (its part's verdict says so, and its sizes are the
-// refusal's sites), with its estimate and its bound, and the others: none
-// was significantly slower, but none may ship unless shown not slower.
-// The start-up advice (rareCallAdvice) is given only when every call not
-// shown safe is rare: taking one out helps only when no other holds the
-// candidate back (on the real loopback the first call in the workload's
-// order was named, a 4-byte one made once).
+// refuseUnshownCall refuses a candidate for the call made most often
+// among those its guard result does not show safe.
 func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos []who) {
 	type unshown struct {
 		k  int
@@ -496,8 +388,7 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 	var others []string
 	for _, c := range calls {
 		if p := partOf(c); c.k != worst.k {
-			// Not shown safe either: its verdict says so, but it is not
-			// the refusing call (its sizes are no site of the refusal).
+			// Not shown safe either, but no site of the refusal.
 			p.NotShownSafe = true
 			others = append(others, p.Part.String())
 			counts = append(counts, p.Part.Calls)
@@ -512,15 +403,12 @@ func (s *loop) refuseUnshownCall(res *Result, results []model.GuardResult, whos 
 	}
 	p, r, sg := partOf(worst), results[worst.k], worst.sg
 	p.Refused, p.NotShownSafe = true, true
-	res.Recommend, res.Ending = false, vocab.EndingOpRegression
-	res.Reason = fmt.Sprintf("%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%%s%s); keep NCCL's defaults, or %s to measure it longer",
+	refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but not shown safe for its call %s at %s (%+.1f%% time, upper bound %+.1f%% after %d launches per arm; safe needs it under %+.0f%%%s%s); keep NCCL's defaults, or %s to measure it longer",
 		res.Winner.Config, p.Part, nccl.FormatSize(sg.Bytes), 100*(1/sg.Speedup-1), 100*(sg.Upper-1), min(r.BaselineN, r.CandidateN), 100*CallMargin, also, advice, s.raiseLimit())
 }
 
 // raiseLimit is the advice for a call left unshown when the launches ran
-// out: "raise --time" when --time ended the study (timeCut), else "raise
-// --budget". On the real loopback a study cut by --time with 207 of its
-// 378 launches unspent told the user to raise the budget.
+// out.
 func (s *loop) raiseLimit() string {
 	if s.timeCut {
 		return "raise --time"
@@ -528,17 +416,10 @@ func (s *loop) raiseLimit() string {
 	return "raise --budget"
 }
 
-// rareCallAdvice is what a refusal for calls not shown safe adds when
-// each is under 1 % of the workload's calls (calls: each one's count, a
-// call's own when it is judged at its own size, its part's at the power
-// of two), "" when one is not: every call the log holds is guarded, a
-// start-up call too (a 1 MiB broadcast made once refused ×1.2 a step on
-// the real loopback), and only the user knows whether the process makes
-// it in its steps or once; the study never drops a logged call on its
-// own. It goes
-// inside the refusal's parenthesis, before "; keep …": the line that
-// tells of a refusal a later confirmation followed (stored.RefusalLines)
-// drops that advice, not this.
+// rareCallAdvice is what a refusal for calls not shown safe adds when each
+// is under 1 % of the workload's calls: the study never drops one itself.
+// It goes inside the refusal's parenthesis, before "; keep …", which
+// stored.RefusalLines drops.
 func (s *loop) rareCallAdvice(calls ...float64) string {
 	var total, sum float64
 	for _, q := range s.opts.Parts() {
@@ -559,11 +440,7 @@ func (s *loop) rareCallAdvice(calls ...float64) string {
 }
 
 // refuseSlowPart refuses a recommendation that makes one of a hand
-// workload's parts (--part) significantly slower by more than the minimum
-// effect (model.Compare's Slower over the part's sizes), though the
-// workload as a whole gains: the parts are guarded as the other ops are.
-// A timed workload's calls are judged with the guarded ops instead
-// (judgeGuards).
+// workload's parts significantly slower.
 func (s *loop) refuseSlowPart(res *Result) {
 	if s.opts.Parts().Timed() {
 		return
@@ -580,8 +457,7 @@ func (s *loop) refuseSlowPart(res *Result) {
 				worst, ws = b, c.Speedup
 			}
 		}
-		res.Recommend, res.Ending = false, vocab.EndingOpRegression
-		res.Reason = fmt.Sprintf("%s is faster for the workload but significantly slower for its part %s (%+.1f%% time, p=%.3g; worst at %s: %+.1f%%); keep NCCL's defaults or change the part's weight",
+		refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but significantly slower for its part %s (%+.1f%% time, p=%.3g; worst at %s: %+.1f%%); keep NCCL's defaults or change the part's weight",
 			res.Winner.Config, p.Part, 100*(1/p.Comparison.Speedup-1), p.Comparison.P, nccl.FormatSize(worst), 100*(1/ws-1))
 		return
 	}

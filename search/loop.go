@@ -1,7 +1,6 @@
 package search
 
-// The study loop: warm-up, exploration, confirmation, explain launches,
-// and the one place a launch is made and recorded.
+// The study loop, and the one place a launch is made and recorded.
 
 import (
 	"context"
@@ -24,93 +23,57 @@ var errSpaceExhausted = errors.New("every config of the space has been tried")
 // every launch, and asks NCCL's plan (plan: which configs run alike) and
 // the ranking (rank: which trial leads, which to confirm) what to do next.
 type loop struct {
-	opts Options
-	// work is how a workload of several parts (Options.Parts) scores a
-	// round, nil for one part.
-	work *workload
-	// sizes are the keys a measurement is scored over: the band's sizes,
-	// or a workload's round score (scoreKey).
-	sizes    []int64
+	opts     Options
+	work     *workload // how a workload of several parts scores a round; nil for one part
+	sizes    []int64   // the keys a measurement is scored over: the band's, or scoreKey
 	launcher Launcher
 	rec      Recorder
 	onEvent  func(Event)
 	prop     proposer
 	rng      *rand.Rand
 
-	// measured are the trials and the launches so far; byKey indexes the
-	// trials by plan key (planner.keyOf).
-	*measured
-	byKey           map[string]*Trial
-	rejected        []nccl.Config
-	start           time.Time
-	launchDurations []time.Duration
-	// launchCosts are the same launches' Launch.Cost: their modelled
-	// times on the simulated fabric, what batchesPay compares a batch with.
-	launchCosts []time.Duration
-	// localRun counts local steps since the sampler's last proposal.
-	localRun int
-	// localDim is the knob the next local step starts from.
-	localDim int
-	// plan is NCCL's own plan as far as the study has read it.
-	plan planner
-	// rank ranks the trials.
-	rank ranking
-	// planRead is true once the defaults' plan launch was made;
-	// candidateRead once the candidate's (or its twin's) debug launch was;
-	// readEarly when readCandidate made it, before the candidate's calls
-	// were judged (a refusal then gives the reserve back).
+	*measured                   // the trials and the launches so far
+	byKey     map[string]*Trial // the trials by plan key (planner.keyOf)
+	rejected  []nccl.Config     // proposals never launched, learnt as failures
+	start     time.Time
+	// launchTook and launchCost sum the Duration and Cost (modelled on a
+	// simulated fabric: batchesPay) of the launches of their own, no
+	// batch's; ownLaunches counts them.
+	launchTook, launchCost time.Duration
+	ownLaunches            int
+	localRun               int // local steps since the sampler's last proposal
+	localDim               int // the knob the next local step starts from
+	plan                   planner
+	rank                   ranking
+	// planRead: the defaults' plan launch was made; candidateRead: the
+	// candidate's (or its twin's) debug launch was; readEarly: readCandidate
+	// made it before the calls were judged (a refusal gives the reserve back).
 	planRead, candidateRead, readEarly bool
-	// exactRead is NCCL's plan at a timed workload's called sizes, read by
-	// debug launches (readExact), by arm and ladder (exactKey); exactDone
-	// once a candidate's calls were shown safe at their own sizes
-	// (checkExact).
-	exactRead map[string]nccl.Plan
-	// exactRuns are the launches measureExact made at the called sizes,
-	// by arm and ladder.
-	exactRuns map[string][]model.Launch
-	exactDone bool
-	// exactSkipped: a reconfirmation (Reconfirm) judges no call at its
-	// own size.
-	exactSkipped bool
+	exactRead                          map[string]nccl.Plan      // NCCL's plan at the calls' own sizes, by exactKey
+	exactRuns                          map[string][]model.Launch // measureExact's launches, by exactRunsKey
+	exactDone                          bool                      // a candidate's calls were shown safe at their own sizes
+	exactSkipped                       bool                      // a reconfirmation: no call judged at its own size
 	// guardPlanned are the guarded ops whose defaults' plan launch was
-	// made (planGuardedOps); guardPlansDone is set once no more are owed.
+	// made; guardPlansDone is set once no more are owed.
 	guardPlanned   map[nccl.Op]bool
 	guardPlansDone bool
-	// resumed is true for a study continued from stored launches.
-	resumed bool
-	// guardsDone is true once the guards were run or are not owed.
-	guardsDone bool
-	// timeCut is true once --time ended a stage after exploration (a
-	// confirmation, a call's top-ups, a guard) or kept a confirmation
-	// after a refusal from starting (outOfConfirmTime): the study stopped
-	// for time, not because more launches could not change its answer.
-	timeCut bool
-	// version is NCCL's version as the launches print it ("" until one did).
-	version string
-	// refusedAt are the candidates refusals ruled out (ruledOut), with
-	// the sites where each was refused (noteRefused); forced is the next
-	// candidate to confirm in place of the ranking's (a refused list's
-	// per-function form), nil when none.
-	refusedAt map[*Trial]refusedSites
-	forced    *Trial
-	// restarted are the refusals a resumed study restored (restore): a
-	// confirmation after the last of them was under way.
-	restarted []Refusal
-	// planned is the design of the confirmation under way a resumed
-	// study restored (Resume.Design), nil once that confirmation took
-	// it (confirmDesign).
-	planned *Planned
+	resumed        bool // continued from stored launches
+	guardsDone     bool // the guards were run or are not owed
+	// timeCut: --time ended a stage after exploration or kept a
+	// confirmation after a refusal from starting (outOfConfirmTime).
+	timeCut   bool
+	version   string                  // NCCL's version as the launches print it ("" until one did)
+	refusedAt map[*Trial]refusedSites // the candidates refusals ruled out, with their sites
+	forced    *Trial                  // the next candidate to confirm in place of the ranking's
+	restarted []Refusal               // the refusals a resumed study restored
+	planned   *Planned                // a resumed confirmation's stored design, nil once taken
 	// perFunction are per-function forms of explored global lists that
 	// lost an op, to explore next (notePerFunction).
-	perFunction []nccl.Config
-	// batches counts the batch launches made; batched holds, per op, the
-	// launch records of the batch member being recorded (launchBatch).
-	batches int
-	batched map[nccl.Op]*benchfmt.Launch
-	// filling are the members of the batch being filled (exploreBatch);
-	// batchesCostly is set once a batch cost more than it saved (batchesPay).
-	filling       []*Trial
-	batchesCostly bool
+	perFunction   []nccl.Config
+	batches       int                          // batch launches made
+	batched       map[nccl.Op]*benchfmt.Launch // the records of the batch member being recorded
+	filling       []*Trial                     // the members of the batch being filled
+	batchesCostly bool                         // a batch cost more than it saved (batchesPay)
 }
 
 // newLoop is a study of opts with no trial yet and nothing launched.
@@ -123,8 +86,7 @@ func newLoop(opts Options) *loop {
 		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(opts.Op, sizes, opts.Guard, opts.AllowDisabled),
 		exactRead: map[string]nccl.Plan{}, exactRuns: map[string][]model.Launch{}, guardPlanned: map[nccl.Op]bool{}}
 	if s.work = newWorkload(opts.Parts()); s.work != nil {
-		// NCCL plans each op apart: its plan is read per op, at the op's
-		// own sizes, and configs merge when every op runs alike.
+		// NCCL plans each op apart: configs merge when every op runs alike.
 		s.plan = newWorkloadPlanner(opts.Parts(), opts.Guard, opts.AllowDisabled)
 		s.sizes = []int64{scoreKey}
 	}
@@ -133,23 +95,15 @@ func newLoop(opts Options) *loop {
 	return s
 }
 
-// Run runs the study loop: a warm-up launch (the defaults' plan launch
-// when the baseline is NCCL's defaults), then exploration (proposals
-// and extra launches for the leaders), then confirmation of the leader
-// against the baseline, interleaved, and the decision. prior holds the
-// trials of an interrupted study being resumed, priorLaunches the number
-// of launches it already made. onEvent, if not nil, sees every launch.
-// When ctx is cancelled Run stops the running launch and returns what is
-// known with Stopped "interrupted" and ctx's error.
+// Run runs the study loop: warm-up, exploration, the interleaved
+// confirmation and the decision. prior and priorLaunches are an
+// interrupted study's; onEvent, if not nil, sees every launch. When ctx
+// is cancelled Run returns what is known, Stopped "interrupted".
 func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior []*Trial, priorLaunches int, onEvent func(Event)) (*Result, error) {
 	return RunResume(ctx, opts, launcher, rec, Resume{Trials: prior, Launches: priorLaunches}, onEvent)
 }
 
-// RunResume is Run of a study that made prior before it was interrupted:
-// its trials and launches, and the refusals after which it confirmed
-// another candidate. A study resumed after a refusal goes on with the
-// confirmation that refusal began (restore): it neither explores again
-// nor confirms a refused candidate again.
+// RunResume is Run of a study that made prior before it was interrupted.
 func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior Resume, onEvent func(Event)) (*Result, error) {
 	priorLaunches := prior.Launches
 	opts = opts.withHull().Resumed(prior.Trials)
@@ -183,13 +137,7 @@ func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorde
 }
 
 // restoreEarlyRead marks w read when its explain launch was made before
-// the interruption (readCandidate, before its calls were judged, or
-// explain at the study's end; a launch the interruption stopped is made
-// again, as replayDebug reads it), as the uninterrupted study had it:
-// else its explain reserve would be held back a second time, and the
-// calls' top-ups stop sooner than the uninterrupted study's. confirmDesign
-// calls it for the candidate the stored design names, when it takes that
-// design (its confirmation is this one).
+// the interruption, else its reserve would be held back a second time.
 func (s *loop) restoreEarlyRead(w *Trial) {
 	if slices.ContainsFunc(w.Debug, func(d DebugLaunch) bool {
 		return d.Phase == vocab.PhaseExplain && d.Launch != nil && d.Launch.Reason != benchfmt.ReasonInterrupted
@@ -198,12 +146,8 @@ func (s *loop) restoreEarlyRead(w *Trial) {
 	}
 }
 
-// restore readies a study resumed after refusals to go on with the
-// confirmation the last one began, as nextAfterRefusal left the study:
-// the refused candidates ruled out, the per-function form it chose
-// confirmed next, and what the budget no longer holds back. The
-// baseline's confirmation launches are already this confirmation's
-// alone (Resume.Trials).
+// restore readies a study resumed after refusals to go on as
+// nextAfterRefusal left it.
 func (s *loop) restore(refused []Refusal) error {
 	if len(refused) == 0 {
 		return nil
@@ -228,10 +172,7 @@ func (s *loop) restore(refused []Refusal) error {
 }
 
 // replayDebug reads NCCL's plan back from a resumed study's stored debug
-// launches, as the launches themselves did: the defaults' plan first (the
-// other configs' plans are read against it), then the others in trial
-// order. A completed plan launch of the defaults is not made again: that
-// launch would count against the budget a second time.
+// launches, the defaults' first.
 func (s *loop) replayDebug() {
 	for _, defaults := range []bool{true, false} {
 		for _, t := range s.trials {
@@ -240,11 +181,9 @@ func (s *loop) replayDebug() {
 			}
 			for _, d := range t.Debug {
 				l := d.Launch
-				if l == nil || d.Phase == vocab.PhaseExact {
-					continue // read at the calls' sizes: restoreExact
-				}
-				if l.Reason == benchfmt.ReasonInterrupted {
-					continue // stopped by the interruption: made again
+				// An exact read is restoreExact's; one the interruption stopped is made again.
+				if l == nil || d.Phase == vocab.PhaseExact || l.Reason == benchfmt.ReasonInterrupted {
+					continue
 				}
 				s.learnPlan(t, d.Phase, l.Op, l)
 				switch {
@@ -274,19 +213,13 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 	res.Refused = slices.Clone(s.restarted)
 	defer func() { res.Plan = s.plan.summary(s.trials, s.opts.Space.Size()) }()
 
-	// Each stage's error is the study's end: interrupted (s.stop keeps what
-	// is known), or failed.
 	if err := s.startBaseline(ctx, base); err != nil {
 		return s.stop(res, err)
 	}
-	// Against the user's own settings, NCCL's defaults are one more config
-	// to measure early: they may be better still.
 	if err := s.exploreDefaults(ctx); err != nil {
 		return s.stop(res, err)
 	}
 	if len(s.restarted) > 0 {
-		// Resumed during a confirmation after a refusal: exploration ended
-		// before the first confirmation began.
 		res.Stopped = s.restarted[len(s.restarted)-1].Restart.Stopped
 	} else if err := s.explore(ctx, res); err != nil {
 		return s.stop(res, err)
@@ -312,25 +245,18 @@ func (s *loop) run(ctx context.Context) (*Result, error) {
 }
 
 // startBaseline makes the launches before exploring: the warm-up, NCCL's
-// plan under its defaults, and the baseline's first measured launch. A
-// baseline that fails is ErrBaselineFailed.
+// plan under its defaults, and the baseline's first measured launch.
 func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 	// NCCL's plan is read first when it is still to read and the budget
-	// holds its launch (a resumed study read it from its stored plan
-	// launch: replayDebug).
+	// holds its launch (a resumed study read it back: replayDebug).
 	planFirst := !s.planRead && s.seq+s.cost() <= s.opts.Budget
 	userBaseline := len(s.opts.Baseline.Clone()) > 0
 	// Warm-up: the first launch after a fabric starts can be ~30 % slow;
-	// it is stored, never scored. The plan's debug launch of the baseline,
-	// never scored either, warms the fabric as well, so when it comes
-	// first it is the warm-up (2.5 s saved on the real loopback); against
-	// the user's baseline the warm-up is the baseline's, as before, so the
-	// baseline is the study's first trial. A resumed study warms up again
-	// only when a measured launch is still to come (the warm-up takes its
-	// place in the budget); with only debug launches owed, it warms up for
-	// nothing.
+	// it is stored, never scored. The plan's debug launch of the baseline
+	// warms the fabric as well, so when it comes first it is the warm-up;
+	// against the user's baseline the warm-up is the baseline's. A resumed
+	// study warms up again only when a measured launch is still to come.
 	if (!planFirst || userBaseline) && (!s.resumed || s.seq < s.opts.Budget-s.explainLeft()) {
-		// One launch warms the fabric up, whatever the workload's ops.
 		if err := s.launchOp(ctx, base, vocab.PhaseWarmup, false, s.opts.Parts()[0].Op, s.warmupRound()); err != nil {
 			return err
 		}
@@ -338,12 +264,10 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 			return fmt.Errorf("%w: %s", ErrBaselineFailed, base.Reason)
 		}
 	}
-	// NCCL's own plan under its defaults, read from one debug launch before
-	// exploring: configs that provably run the same plan are merged, and
-	// configs that switch on what NCCL disabled are refused.
+	// NCCL's own plan under its defaults: configs that provably run the
+	// same plan are merged, and those that switch on what NCCL disabled refused.
 	planOf := base
 	if userBaseline {
-		// The plan is NCCL's under its defaults, not the user's baseline.
 		var err error
 		if planOf, err = s.defaultsTrial(); err != nil {
 			return err
@@ -361,8 +285,7 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 	if err := s.planGuardedOps(ctx, planOf); err != nil {
 		return err
 	}
-	// Every later proposal is judged against the baseline's own launches
-	// (in batches, against its share of each batch).
+	// Every later proposal is judged against the baseline's own launches.
 	for len(base.Explore) < 1 && s.exploreLeft() >= s.cost() && s.batcher() == nil {
 		if err := s.launch(ctx, base, vocab.PhaseExplore, true); err != nil {
 			return err
@@ -374,15 +297,8 @@ func (s *loop) startBaseline(ctx context.Context, base *Trial) error {
 	return nil
 }
 
-// planGuardedOps reads NCCL's defaults' plan of each guarded op: one debug
-// launch of planOf per op still owed (guardPlansOwed), in the plan phase
-// beside the studied ops' and over the same wide range (debugsWide), so
-// the baseline's stored choices hold every guarded op's as a workload's
-// hold each part's (stored.ExplainChoices reads them per op), and the
-// tuner CSV keeps NCCL's own choice for the guarded ops instead of
-// leaving their calls to the example plugin's one channel. The planner
-// never hears of them (learnPlan): a guarded op is judged by the guard
-// alone, and its plan must not merge or refuse configs.
+// planGuardedOps reads NCCL's defaults' plan of each guarded op still owed
+// over the wide range, so the tuner CSV keeps NCCL's own choice for them.
 func (s *loop) planGuardedOps(ctx context.Context, planOf *Trial) error {
 	for _, op := range s.guardPlansOwed() {
 		if s.seq+1+s.candidateExplainLeft() > s.opts.Budget {
@@ -398,8 +314,7 @@ func (s *loop) planGuardedOps(ctx context.Context, planOf *Trial) error {
 	return nil
 }
 
-// guardPlansOwed are the guarded ops whose defaults' plan launch is still
-// to make (none once planGuardedOps ran).
+// guardPlansOwed are the guarded ops whose plan launch is still to make.
 func (s *loop) guardPlansOwed() []nccl.Op {
 	if s.guardPlansDone {
 		return nil
@@ -407,15 +322,13 @@ func (s *loop) guardPlansOwed() []nccl.Op {
 	return slices.DeleteFunc(s.opts.guardPlanOps(), func(op nccl.Op) bool { return s.guardPlanned[op.OrAllReduce()] })
 }
 
-// guardedOp reports whether op is one of the guarded ops (never one the
-// study measures: Validate).
+// guardedOp reports whether op is one of the guarded ops.
 func (s *loop) guardedOp(op nccl.Op) bool {
 	return slices.ContainsFunc(s.opts.GuardOps, func(g nccl.Op) bool { return g.OrAllReduce() == op.OrAllReduce() })
 }
 
 // explore launches what next proposes until the budget, the time or the
-// space runs out (res.Stopped says which), re-measuring the leaders and
-// finding a candidate first when they must.
+// space runs out (res.Stopped says which).
 func (s *loop) explore(ctx context.Context, res *Result) error {
 	res.Stopped = "budget"
 	for s.exploreLeft() >= s.cost() || s.mustSettle() || s.mustFind() {
@@ -473,8 +386,7 @@ func (s *loop) finish(res *Result) *Result {
 	return res
 }
 
-// defaultsTrial is the trial of NCCL's defaults in a study against the
-// user's baseline, added when the study has none yet.
+// defaultsTrial is the trial of NCCL's defaults, added when there is none.
 func (s *loop) defaultsTrial() (*Trial, error) {
 	for _, t := range s.trials {
 		if len(t.Config.Canonical()) == 0 {
@@ -484,9 +396,8 @@ func (s *loop) defaultsTrial() (*Trial, error) {
 	return s.addTrial(nccl.Config{}, vocab.RoleExplore)
 }
 
-// exploreDefaults launches NCCL's defaults once as an exploration trial
-// when the baseline is the user's settings, so the study can say whether
-// they would be better still.
+// exploreDefaults launches NCCL's defaults once when the baseline is the
+// user's settings: they may be better still.
 func (s *loop) exploreDefaults(ctx context.Context) error {
 	if len(s.opts.Baseline.Clone()) == 0 || s.exploreLeft() < s.cost() {
 		return nil
@@ -498,15 +409,12 @@ func (s *loop) exploreDefaults(ctx context.Context) error {
 	return s.launch(ctx, t, vocab.PhaseExplore, true)
 }
 
-// exploreLeft is the number of launches exploration may still use, the
-// confirmation's share held back, and for a timed workload its calls'
-// looks (callsLooks).
+// exploreLeft is the number of launches exploration may still use.
 func (s *loop) exploreLeft() int {
 	return s.opts.Budget - 2*max(s.confirmMax(), s.opts.callsLooks())*s.cost() - s.heldBack() - s.seq
 }
 
-// cost is the launches one measurement of a config takes: one per op of
-// the workload (1 for a one-part study).
+// cost is the launches one measurement of a config takes: one per op.
 func (s *loop) cost() int {
 	if s.work == nil {
 		return 1
@@ -514,11 +422,7 @@ func (s *loop) cost() int {
 	return len(s.work.ops)
 }
 
-// explainLeft is the number of debug launches still held back: the
-// defaults' plan launch until it is made, each guarded op's
-// (planGuardedOps) until it is made, the candidate's (or its simpler
-// twin's) until it is made, and those of a timed workload's calls at
-// their own sizes (exactLeft).
+// explainLeft is the number of debug launches still held back.
 func (s *loop) explainLeft() int {
 	n := len(s.guardPlansOwed()) + s.candidateExplainLeft() + s.exactLeft()
 	if !s.planRead {
@@ -528,19 +432,11 @@ func (s *loop) explainLeft() int {
 }
 
 // heldBack is what every stage leaves for the stages after it, in
-// launches: the debug launches (explainLeft, the calls' own sizes among
-// them) and the guarded ops' (guardLeft). The budget and --time hold the
-// same: with --time holding the guards alone, exploration and an 8-look
-// confirmation on the real loopback ran until the time was gone, and the
-// all-gather call at 2048000 bytes was left 0 launches an arm with 142 of
-// the budget's unspent (TestTimeKeepsTheCallsOwnSizesTheirLaunches).
+// launches (TestTimeKeepsTheCallsOwnSizesTheirLaunches).
 func (s *loop) heldBack() int { return s.explainLeft() + s.guardLeft() }
 
-// inTime is what --time holds of held, launches the budget holds back:
-// the same, but the calls' own-size check at its least (exactFirst). The
-// default budget grows by that check's whole reserve (exactReserve);
-// --time does not grow, and holding the whole of it stopped the decode
-// mix's study on the real loopback after 4 launches of a --time 300s.
+// inTime is what --time holds of held: the calls' own-size check only at
+// its least, since --time does not grow by its reserve.
 func (s *loop) inTime(held int) int {
 	return held - s.exactLeft() + min(s.exactLeft(), s.opts.exactFirst())
 }
@@ -553,35 +449,26 @@ func (s *loop) candidateExplainLeft() int {
 	return s.cost()
 }
 
-// settleLaunches are exploration's last launches: they re-measure the
-// leading configs instead of trying new ones, so that exploration does
-// not end on a config measured once.
+// settleLaunches are exploration's last launches, which re-measure the
+// leading configs.
 const settleLaunches = 1
 
-// mustSettle reports a candidate measured only once while the budget can
-// still give it a second launch and the smallest confirmation: it is
-// re-measured before anything is decided, since a single launch may lead
-// by luck (unless it cannot plausibly beat the leader: see plausible).
+// mustSettle reports a plausible candidate measured only once while the
+// budget can still give it a second launch.
 func (s *loop) mustSettle() bool {
 	c := s.rank.candidate(s.baseline())
 	return c != nil && len(c.Explore) < 2 && s.plausible(c) &&
 		s.holdsBesideConfirm()
 }
 
-// holdsBesideConfirm reports whether the budget holds one more
-// measurement (cost launches) beside the smallest confirmation, the
-// guards' reserve and the debug launches still owed (explainLeft), and
-// --time holds it too (outOfTime): the debug reads before a confirmation
-// after a refusal (readTwin, readWithout) otherwise took the time its
-// first look needed, and it ended with too few launches to decide.
+// holdsBesideConfirm reports whether the budget and --time hold one more
+// measurement beside the smallest confirmation and what is held back.
 func (s *loop) holdsBesideConfirm() bool {
 	return s.seq+s.cost() <= s.opts.Budget-2*s.firstLook()*s.cost()-s.heldBack() && !s.outOfTime()
 }
 
 // firstLook is the launches per arm a recommendation needs before it can
-// ship (holdsBesideConfirm, outOfTime): the confirmation's first look,
-// and for a timed workload the first look at its calls (topUpCalls:
-// GuardLaunches per arm).
+// ship.
 func (s *loop) firstLook() int {
 	if s.opts.Parts().Timed() {
 		return max(s.opts.ConfirmLaunches, s.opts.GuardLaunches)
@@ -589,33 +476,23 @@ func (s *loop) firstLook() int {
 	return s.opts.ConfirmLaunches
 }
 
-// mustFind reports that no config other than the defaults has run
-// successfully yet while the budget still holds a launch beyond the
-// smallest confirmation that could decide: exploration goes on into the
-// confirmation's share rather than end with nothing to confirm.
+// mustFind reports that no config but the defaults has run yet while the
+// budget still holds more than the smallest confirmation that decides.
 func (s *loop) mustFind() bool {
 	need := model.MinLaunchesForDecision(s.opts.Stats)
 	return s.rank.candidate(s.baseline()) == nil &&
 		s.opts.Budget-s.seq-s.heldBack()-(2*need+1)*s.cost() >= s.cost()
 }
 
-// mustFindInTime is mustFind for --time: no config other than the
-// defaults has run yet, and --time still holds one more launch beside
-// the smallest confirmation that could decide. Without it a --time short
-// of what every later stage holds back (outOfTime) ended the study with
-// nothing explored.
+// mustFindInTime is mustFind for --time.
 func (s *loop) mustFindInTime() bool {
 	need := model.MinLaunchesForDecision(s.opts.Stats)
 	return s.rank.candidate(s.baseline()) == nil && !s.pastTime((2*need+2)*s.cost())
 }
 
 // outOfTime reports whether exploring once more would leave too little of
-// --time for the confirmation stage: its first look, for a timed
-// workload the first look at its calls (topUpCalls), and the guarded
-// ops' launches still held back (guardLeft, single launches), all of
-// which a recommendation needs before it can ship. Without the guards'
-// share a binding --time left them under two launches an arm, and every
-// recommendation was refused for them.
+// --time for what a recommendation needs, the guards' launches included
+// (without them every recommendation was refused for its guards).
 func (s *loop) outOfTime() bool {
 	if s.opts.Time <= 0 {
 		return false
@@ -629,18 +506,13 @@ func (s *loop) elapsed() time.Duration {
 	return s.opts.clock().Sub(s.start)
 }
 
-func (s *loop) meanLaunchDuration() time.Duration { return meanOf(s.launchDurations) }
+func (s *loop) meanLaunchDuration() time.Duration {
+	return s.launchTook / time.Duration(max(s.ownLaunches, 1))
+}
 
-// meanLaunchCost is the mean Launch.Cost of the study's launches of their
-// own (0 before the first).
-func (s *loop) meanLaunchCost() time.Duration { return meanOf(s.launchCosts) }
-
-func meanOf(ds []time.Duration) time.Duration {
-	var sum time.Duration
-	for _, d := range ds {
-		sum += d
-	}
-	return sum / time.Duration(max(len(ds), 1))
+// meanLaunchCost is the mean Launch.Cost of the launches of their own.
+func (s *loop) meanLaunchCost() time.Duration {
+	return s.launchCost / time.Duration(max(s.ownLaunches, 1))
 }
 
 func (s *loop) addTrial(cfg nccl.Config, role string) (*Trial, error) {
@@ -672,13 +544,11 @@ func (s *loop) trialOf(cfg nccl.Config) (*Trial, error) {
 	return s.addTrial(cfg, vocab.RoleExplore)
 }
 
-// learnPlan hands a debug launch of t measuring op to NCCL's plan; when
-// it learnt a plan, the trial index is rebuilt: configs that were apart
-// may now be proved alike. The trial measured most keeps the key.
+// learnPlan hands a debug launch of t to NCCL's plan; when it learnt a
+// plan, the trial index is rebuilt, the trial measured most keeping a key.
 func (s *loop) learnPlan(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) {
 	if s.guardedOp(op) {
-		// Its choices are stored for the exports (planGuardedOps); configs
-		// are merged and refused by the studied ops' plans alone.
+		// Judged by the guard alone: it merges and refuses no config.
 		return
 	}
 	if !s.plan.learn(t, phase, op, l) {
@@ -694,10 +564,8 @@ func (s *loop) learnPlan(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch)
 	}
 }
 
-// launch runs and records one measurement of t: one launch of a one-part
-// study, a round of one launch per op of a workload of several parts.
-// The error is non-nil only when the study cannot go on (cancelled,
-// nothing launchable, store failure).
+// launch runs and records one measurement of t; the error is non-nil only
+// when the study cannot go on.
 func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) error {
 	if s.work == nil {
 		return s.launchOp(ctx, t, phase, scored, s.opts.Parts()[0].Op, nil)
@@ -705,8 +573,7 @@ func (s *loop) launch(ctx context.Context, t *Trial, phase string, scored bool) 
 	return s.launchRound(ctx, t, phase, scored)
 }
 
-// launchRound makes one launch of t per op of the workload; when every one
-// ran, their measurements become one round of t's (see workload).
+// launchRound makes one launch of t per op of the workload: one round.
 func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored bool) error {
 	round := map[nccl.Op]model.Launch{}
 	explored := scored && (phase == vocab.PhaseExplore || phase == vocab.PhaseRefine)
@@ -744,21 +611,17 @@ func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored b
 	return nil
 }
 
-// launchOp runs and records one launch of t measuring op. A one-part
-// study (round nil) adds the measurement to t; a round collects it.
+// launchOp runs and records one launch of t measuring op; round, when not
+// nil, collects the measurement.
 func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool, op nccl.Op, round map[nccl.Op]model.Launch) error {
-	// Every launch sweeps the band and the guard sizes: the band is scored,
-	// the guard sizes keep exploration away from configs that would fail the
-	// guard check at the end.
 	debug := phase == vocab.PhaseExplain || phase == vocab.PhasePlan
-	// A debug launch prints NCCL's log as it runs: its times are not
-	// measurements of the config.
+	// A debug launch's times are not measurements of the config.
 	scored = scored && !debug
 	req := Request{Config: t.Config, Seq: s.seq, Phase: phase, Trial: t.Number, Debug: debug, Op: s.requestOp(op)}
 	req.MinBytes, req.MaxBytes = SweepRange(s.opts, op)
-	if debug && s.debugsWide(t) {
-		// NCCL's choices outside the band matter too: the tuner-plugin
-		// export says what NCCL's defaults do at every size.
+	if debug && (t.Role == vocab.RoleBaseline || len(t.Config.Canonical()) == 0) {
+		// The defaults' and the baseline's choices fill the tuner file
+		// outside every band; other configs' are read inside their band.
 		lo, hi := s.opts.explainRange(op)
 		req.MinBytes, req.MaxBytes = min(req.MinBytes, lo), max(req.MaxBytes, hi)
 	}
@@ -768,12 +631,10 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	}
 	score, eventScore := s.measureOp(t, phase, scored, op, round, l)
 	if debug {
-		// Every op's debug launch reads that op's plan.
 		s.learnPlan(t, phase, op, l)
 	}
-	if l.Outcome != benchfmt.OK && (!debug || s.warmsUp(t, phase) && !ranAnySize(l)) && !s.guardedOp(op) {
-		// A guarded op that fails (measured by the guard, or its plan
-		// read) is judged by the guard, not the trial.
+	if l.Outcome != benchfmt.OK && (!debug || s.warmsUp(t, phase) && (l.Result == nil || len(l.Result.Rows) == 0)) && !s.guardedOp(op) {
+		// A guarded op that fails is judged by the guard, not the trial.
 		t.State, t.Reason, t.failedOp = stateFor(l.Outcome), l.Reason, op.OrAllReduce()
 		if l.Outcome == benchfmt.Invalid {
 			s.plan.noteWrong(t)
@@ -789,9 +650,8 @@ func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool
 	return s.record(t, req, l, scored, counted, score, eventScore)
 }
 
-// runCounted makes req's launch of t (or hands back the running batch's,
-// launchOrBatched) and counts it. Interrupted, it keeps the output for
-// the record, but the launch says nothing about the config.
+// runCounted makes req's launch of t (or hands back the running batch's)
+// and counts it.
 func (s *loop) runCounted(ctx context.Context, t *Trial, req Request) (*benchfmt.Launch, error) {
 	l, err := s.launchOrBatched(ctx, req)
 	if err != nil && (l == nil || ctx.Err() == nil) {
@@ -804,16 +664,15 @@ func (s *loop) runCounted(ctx context.Context, t *Trial, req Request) (*benchfmt
 		return nil, err
 	}
 	if l.Batch == nil {
-		// A batch's records each carry a share of the batch's duration:
-		// they are compared with launches of their own as a batch (batchTook).
-		s.launchDurations = append(s.launchDurations, l.Duration)
-		s.launchCosts = append(s.launchCosts, l.Cost())
+		// A batch's records each carry a share of its duration (batchTook).
+		s.launchTook += l.Duration
+		s.launchCost += l.Cost()
+		s.ownLaunches++
 	}
 	return l, nil
 }
 
-// record stores launch l of t (counted: its score counts) and tells its
-// event.
+// record stores launch l of t and tells its event.
 func (s *loop) record(t *Trial, req Request, l *benchfmt.Launch, scored, counted bool, score, eventScore float64) error {
 	if err := s.rec.SaveLaunch(t, req, l, counted, score); err != nil {
 		return err
@@ -824,42 +683,15 @@ func (s *loop) record(t *Trial, req Request, l *benchfmt.Launch, scored, counted
 	return nil
 }
 
-// warmsUp reports whether a launch of t in phase is the study's warm-up
-// made by the plan's debug launch of the baseline (startBaseline). Like
-// the warm-up it stands for, it fails the baseline when the benchmark ran
-// no size at all (mpirun refused, NCCL hung at init): the study ends
-// after one launch, not two, and waits out one timeout, not two. A debug
-// launch that measured some sizes and then failed says nothing of the
-// baseline's band (the wide range may reach what the band never does).
+// warmsUp reports whether a launch of t in phase is the warm-up made by
+// the plan's debug launch of the baseline: it fails the baseline when it
+// ran no size at all, so that the study ends after one launch, not two.
 func (s *loop) warmsUp(t *Trial, phase string) bool {
 	return phase == vocab.PhasePlan && t.Role == vocab.RoleBaseline && !s.planRead
 }
 
-// ranAnySize reports whether l's benchmark measured at least one size.
-func ranAnySize(l *benchfmt.Launch) bool {
-	return l.Result != nil && len(l.Result.Rows) > 0
-}
-
-// debugsWide reports whether t's debug launches sweep the wide explain
-// range, not only the sizes a launch of it measures (the band's, the
-// guard's, each measured op's): those of NCCL's defaults and of the
-// baseline, whose choices fill the tuner file outside every band (and the
-// report's view of the fabric). Any other config's choices are read inside
-// its band only: NCCL's plan at the band and guard sizes (merging, the
-// simplest recommendation) and its recommendation's tuner rows, which
-// cover its band alone. At 4 ranks a debug launch over 32K-256M takes
-// 3.4 s against 2.0 s over the band and guard (-n 1 -w 1 -c 0); the 13
-// sizes below 32K the wide range now starts from (explainRange) add
-// about 4 calls each of at most ≈0.3 ms on the simulated loopback.
-func (s *loop) debugsWide(t *Trial) bool {
-	return t.Role == vocab.RoleBaseline || len(t.Config.Canonical()) == 0
-}
-
-// measureOp adds an OK launch of op to t's measurements (a one-part
-// study, round nil: see measure) or to the round, and returns its band
-// score as measured, stored with it: a workload's op launch with its own
-// parts' score, while the progress hears of the round's (eventScore 0
-// until then).
+// measureOp adds an OK launch of op to t's measurements (round nil) or to
+// the round, and returns its band score and the progress's (eventScore).
 func (s *loop) measureOp(t *Trial, phase string, scored bool, op nccl.Op, round map[nccl.Op]model.Launch, l *benchfmt.Launch) (score, eventScore float64) {
 	if round == nil {
 		score = s.measure(t, phase, scored, l)
@@ -877,8 +709,7 @@ func (s *loop) measureOp(t *Trial, phase string, scored bool, op nccl.Op, round 
 	return sc, 0
 }
 
-// guardSizes are the guard sizes of every op measured: a one-part
-// study's, or each op's of a workload of several parts.
+// guardSizes are the guard sizes of every op measured.
 func (s *loop) guardSizes() []opSize {
 	if s.work != nil {
 		return s.work.guardSizes(s.opts.Guard)
@@ -890,8 +721,7 @@ func (s *loop) guardSizes() []opSize {
 	return out
 }
 
-// warmupRound is where a warm-up launch's measurement goes: nowhere, and
-// for a one-part study through measure as every launch (nil).
+// warmupRound is where a warm-up launch's measurement goes: nowhere.
 func (s *loop) warmupRound() map[nccl.Op]model.Launch {
 	if s.work == nil {
 		return nil
@@ -899,8 +729,7 @@ func (s *loop) warmupRound() map[nccl.Op]model.Launch {
 	return map[nccl.Op]model.Launch{}
 }
 
-// requestOp is the op a request names: "" (the launcher's own) for a
-// one-part study's op, so its launches are exactly as before.
+// requestOp is the op a request names: "" for a one-part study's op.
 func (s *loop) requestOp(op nccl.Op) nccl.Op {
 	if s.work == nil && len(s.opts.Parts().Sizes(op)) > 0 {
 		return ""
@@ -908,16 +737,14 @@ func (s *loop) requestOp(op nccl.Op) nccl.Op {
 	return op.OrAllReduce()
 }
 
-// measure adds an OK launch of t to its measurements (confirmation or,
-// when scored, exploration) and returns its band score; a launch that
-// lacks a band size is failed instead, and scores 0.
+// measure adds an OK launch of t to its measurements and returns its band
+// score; a launch that lacks a band size is failed instead, and scores 0.
 func (s *loop) measure(t *Trial, phase string, scored bool, l *benchfmt.Launch) float64 {
 	if l.Outcome != benchfmt.OK {
 		return 0
 	}
 	ml, sc, err := Measure(l, s.sizes)
 	if err != nil {
-		// The benchmark ran but skipped a band size: not a usable measurement.
 		l.Outcome, l.Reason = benchfmt.Failed, "launch lacks band sizes: "+err.Error()
 		return 0
 	}
@@ -931,11 +758,8 @@ func (s *loop) measure(t *Trial, phase string, scored bool, l *benchfmt.Launch) 
 	return sc
 }
 
-// Measure is an OK launch as the statistics read it (model.LaunchOf) and
-// its band score over sizes in µs: the one place a launch is scored as it
-// is measured. The study loop, verify, compare and sweep call it and hand
-// the score to their Recorder. err, with a score of 0, when the launch
-// lacks a band size.
+// Measure is an OK launch as the statistics read it and its band score
+// over sizes in µs; err, with a score of 0, when it lacks a band size.
 func Measure(l *benchfmt.Launch, sizes []int64) (model.Launch, float64, error) {
 	ml := model.LaunchOf(benchfmt.SizesOf(l.Result))
 	sc, err := model.LaunchScore(ml, sizes)
@@ -964,9 +788,8 @@ func (s *loop) event(req Request, t *Trial, l *benchfmt.Launch, scored bool, sco
 }
 
 // gainBounds bound best's exploration gain over base: the comparison's
-// interval (at the study's statistics) once both have enough launches for
-// one, else the range of best's launches against base's score; nil when
-// best is base or has fewer than two launches.
+// interval, else the range of best's launches; nil when best is base or
+// has fewer than two launches.
 func gainBounds(base, best *Trial, sizes []int64, stats model.Options) *GainBounds {
 	if base == nil || best == base {
 		return nil
@@ -999,18 +822,12 @@ func stateFor(o benchfmt.Outcome) vocab.TrialState {
 }
 
 // explain runs one debug launch of the baseline and one of the candidate,
-// so the store records what NCCL chose per size with each (for show,
-// doctor and the tuner-plugin export). A failed explain launch is kept but
-// changes nothing: the decision is already made.
+// so the store records what NCCL chose per size with each.
 func (s *loop) explain(ctx context.Context, res *Result) error {
 	for _, t := range []*Trial{res.Baseline, res.Winner} {
-		// The budget holds it back (explainLeft), a resumed study's too:
-		// its warm-up is made only with room to spare and NCCL's plan is
-		// read back from the store, so it is never spent before.
+		// The budget holds it back (explainLeft); a plan launch of t already
+		// recorded NCCL's choices with it.
 		if t == nil || s.seq+s.cost() > s.opts.Budget || s.plan.logged[t] {
-			// A plan launch of this trial already recorded what NCCL chose
-			// with it (the tuner-plugin export reads it from the trial's own
-			// launches).
 			continue
 		}
 		if err := s.launch(ctx, t, vocab.PhaseExplain, false); err != nil {

@@ -13,54 +13,37 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// planner is what the study knows of NCCL's own plan and the
-// equivalences it proves: what NCCL runs under its defaults (read from one
-// debug launch per op before exploring) and under the configs whose debug
-// logs it has read, and what it did with that knowledge (configs merged,
-// configs refused). It never launches: the loop hands it each debug launch
-// (learn) and asks it which configs run alike (keyOf, resolve), which to
-// refuse, and why a config was merged or a knob dropped.
-//
-// NCCL plans each collective apart, so a study of several ops keeps one
-// opPlan per op, and a config's resolution is the tuple of its per-op
-// resolutions: two configs run alike when every op runs alike (a scoped
-// list "allreduce:Ring" changes nothing for broadcast; no list reaches
-// alltoall), and a config whose every op runs NCCL's defaults' plan is
-// the defaults.
+// planner is what the study knows of NCCL's own plan, one opPlan per op,
+// and what it did with it (configs merged, configs refused). It never
+// launches: the loop hands it each debug launch (learn).
 type planner struct {
-	// ops are the ops whose plan the study reads: one, of op "" (the log's
-	// first collective), for a one-part study; one per op of a workload.
+	// ops are the ops whose plan the study reads: one, of op "", for a
+	// one-part study; one per op of a workload.
 	ops []*opPlan
-	// allowDisabled lets configs switch on what NCCL's defaults disabled
-	// (Options.AllowDisabled).
+	// allowDisabled is Options.AllowDisabled.
 	allowDisabled bool
 	// note says why configs are not merged by plan, "" when they are.
 	note string
-	// merged are configs the sampler proposed that run the same plan as a
-	// config already tried, by config key, with the rules that proved it.
+	// merged are configs proposed that run the same plan as one already
+	// tried, by config key, with the rules that proved it.
 	merged map[string][]string
-	// refused are configs never launched because they switch on a
-	// protocol or algorithm NCCL's defaults disabled, by config key.
+	// refused are configs never launched because they switch on what
+	// NCCL's defaults disabled, by config key.
 	refused map[string]string
-	// wrong are the list values that gave wrong results (noteWrong), by
-	// "KNOB=value", with why; no config allowing one is launched.
-	wrong map[string]string
-	// refusedWrong are configs never launched for allowing one of wrong,
-	// by config key, with why.
+	// wrong are the list values that gave wrong results, by "KNOB=value",
+	// with why; refusedWrong the configs never launched for allowing one.
+	wrong        map[string]string
 	refusedWrong map[string]string
 	// checks counts debug launches made to settle an uncertain rule.
 	checks int
-	// routesRead are the NCCL_CROSS_NIC values whose routes a debug
-	// launch was made to read (routesUnknown).
+	// routesRead are the NCCL_CROSS_NIC values whose routes a debug launch
+	// was made to read.
 	routesRead map[string]bool
 	// logged are the trials with a debug launch that recorded NCCL's choices.
 	logged map[*Trial]bool
-	// cache holds resolutions by config key until a plan is learnt: steps
-	// and random draws ask about the same configs many times.
+	// cache holds resolutions by config key until a plan is learnt; drawn
+	// those of points of the space by their indices.
 	cache map[string]nccl.Resolution
-	// drawn holds the resolutions of points of the space by their
-	// indices, for as long as cache: most random draws repeat a point
-	// tried or refused, and its canonical form costs more than the lookup.
 	drawn map[string]nccl.Resolution
 }
 
@@ -69,28 +52,24 @@ type opPlan struct {
 	// op is the op; "" for a one-part study (its requests name no op).
 	op nccl.Op
 	// reads is the op whose lines the debug log is read for: op, or the
-	// one-part study's own. Never "the log's first collective": a torch
-	// process logs its start-up's all-gathers before the op it measures.
+	// one-part study's own (a torch process logs other collectives first).
 	reads nccl.Op
-	// sizes are the sizes whose plan matters: the op's parts' sizes and
-	// the guard sizes.
+	// sizes are the op's parts' sizes and the guard sizes.
 	sizes []int64
 	// native is NCCL's plan of the op under the defaults at sizes; nil
-	// until read, and for good when the log has none.
+	// until read.
 	native *nccl.Native
 	// known are the op's plans read from other configs' debug logs, by
-	// the config's core (opPlan.core) key.
+	// core key.
 	known map[string]nccl.Native
 }
 
-// newPlanner knows nothing of NCCL's plan yet; sizes are the band's and
-// guard are the guard sizes.
+// newPlanner knows nothing of NCCL's plan yet.
 func newPlanner(op nccl.Op, sizes, guard []int64, allowDisabled bool) planner {
 	return plannerOf([]*opPlan{{reads: op.OrAllReduce(), sizes: planSizes(sizes, guard)}}, allowDisabled)
 }
 
-// newWorkloadPlanner is newPlanner for a workload of several parts: one
-// plan per op, each at its parts' sizes and the guard sizes.
+// newWorkloadPlanner is newPlanner for a workload of several parts.
 func newWorkloadPlanner(w nccl.Workload, guard []int64, allowDisabled bool) planner {
 	var ops []*opPlan
 	for _, op := range w.Ops() {
@@ -118,9 +97,7 @@ func (p *planner) read() bool {
 	return len(p.ops) > 0
 }
 
-// defaults is what NCCL's defaults run for the first op (the fabric's
-// facts: version, NICs, routes, which every op shares), nil until every
-// op's plan is read.
+// defaults is what NCCL's defaults run for the first op, nil until read.
 func (p *planner) defaults() *nccl.Native {
 	if !p.read() {
 		return nil
@@ -129,7 +106,7 @@ func (p *planner) defaults() *nccl.Native {
 }
 
 // opOf is the plan of op: the only one of a one-part study; nil for an
-// op whose plan the study does not read (a guarded op).
+// op whose plan the study does not read.
 func (p *planner) opOf(op nccl.Op) *opPlan {
 	if len(p.ops) == 1 {
 		return p.ops[0]
@@ -159,32 +136,25 @@ type PlanSummary struct {
 	Read bool
 	// Note says why configs were not merged by plan, "" when they were.
 	Note string
-	// Native is NCCL's plan of the defaults at the band and guard sizes
-	// (of the first op, in a study of several).
+	// Native is NCCL's plan of the defaults at the band and guard sizes.
 	Native nccl.Plan
 	// SpaceConfigs is the number of configs of the search space.
 	SpaceConfigs int
 	// ConfigsExplored counts the configs launched while exploring;
-	// PlansExplored the distinct plans they ran (proved by the rules or by
-	// their own debug logs; a config whose plan is not proved counts as
-	// its own).
+	// PlansExplored the distinct plans they ran.
 	ConfigsExplored int
 	PlansExplored   int
-	// Merged counts the proposed configs that were not launched as new
-	// trials because NCCL runs them like one already tried, per rule (a
-	// config merged by two rules counts under each); MergedConfigs counts
-	// those configs once.
+	// Merged counts the proposed configs not launched because NCCL runs
+	// them like one already tried, per rule; MergedConfigs counts them once.
 	Merged        []MergeCount
 	MergedConfigs int
-	// Refused counts the configs never launched because they switch on a
-	// protocol or algorithm NCCL's defaults disabled (see
-	// Options.AllowDisabled), Checks the debug launches spent settling
-	// uncertain rules.
+	// Refused counts the configs never launched because they switch on
+	// what NCCL's defaults disabled, Checks the debug launches spent
+	// settling uncertain rules.
 	Refused int
 	Checks  int
-	// WrongResults says, for each protocol or algorithm that gave wrong
-	// results, why every config allowing it by name was not launched
-	// after (noteWrong), with how many were refused so.
+	// WrongResults says, per protocol or algorithm that gave wrong results,
+	// why the configs allowing it were not launched, and how many.
 	WrongResults []string
 }
 
@@ -194,8 +164,7 @@ type MergeCount struct {
 	Count  int    `json:"count"`
 }
 
-// ruleSamePlanLogged is the merge reason when a config's own debug log
-// (or that of its simpler twin) proved the plan.
+// ruleSamePlanLogged is the merge reason when a debug log proved the plan.
 const ruleSamePlanLogged = "the same plan as a config already tried, proved by a debug log"
 
 // planSizes are the sizes whose plan matters: the band and the guard sizes.
@@ -205,9 +174,8 @@ func planSizes(sizes, guard []int64) []int64 {
 	return slices.Compact(out)
 }
 
-// learn reads NCCL's plan and choices from a debug launch of t that
-// measured op, and reports whether it learnt a plan (configs that were
-// apart may now be proved alike: the study's trial index is then rebuilt).
+// learn reads NCCL's plan from a debug launch of t that measured op, and
+// reports whether it learnt a plan.
 func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) bool {
 	o := p.opOf(op)
 	if o == nil {
@@ -229,7 +197,7 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 	}
 	isDefaults := len(t.Config.Canonical()) == 0
 	// A config setting NCCL_CROSS_NIC may route every channel as the
-	// defaults do: then the value is a no-op from now on (nccl's rule).
+	// defaults do: then the value is a no-op from now on.
 	routes := false
 	if !isDefaults && o.native != nil {
 		m := n
@@ -261,9 +229,7 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 	} else if o.native != nil {
 		// Safety and the no-op rules ask what NCCL's defaults enabled.
 		n.Table = o.native.Table
-		// A config whose knobs proved no-ops (a CROSS_NIC value just
-		// learnt) runs NCCL's defaults' plan under another name: nothing
-		// to keep.
+		// A config whose knobs proved no-ops runs the defaults' plan.
 		if n.Config = o.core(t.Config); len(n.Config) > 0 {
 			o.known[n.Config.Key()] = n
 		}
@@ -272,8 +238,7 @@ func (p *planner) learn(t *Trial, phase string, op nccl.Op, l *benchfmt.Launch) 
 	return true
 }
 
-// resolve predicts what NCCL runs under cfg from everything known: the
-// defaults' plan and the plans read from other configs' debug logs, per op.
+// resolve predicts what NCCL runs under cfg from everything known.
 func (p *planner) resolve(cfg nccl.Config) nccl.Resolution {
 	key := cfg.Canonical().Key()
 	if r, ok := p.cache[key]; ok {
@@ -297,8 +262,7 @@ func (p *planner) resolve(cfg nccl.Config) nccl.Resolution {
 // resolve is planner.resolve for one op.
 func (o *opPlan) resolve(cfg nccl.Config) nccl.Resolution {
 	if o.native == nil {
-		// Nothing known: no merging, but the safety rule still holds
-		// (without the defaults' table, LL128 counts as unknown).
+		// Nothing known: no merging, but the safety rule still holds.
 		r := nccl.Native{}.Explain(cfg)
 		r.Certain, r.Reduced, r.Dropped, r.Conditional = false, cfg.Canonical(), nil, nil
 		r.Key = "config:" + r.Reduced.Key()
@@ -336,12 +300,7 @@ func (o *opPlan) resolve(cfg nccl.Config) nccl.Resolution {
 }
 
 // combine is the resolution of cfg in a study of several ops from each
-// op's (rs, in p.ops' order): certain when every op's is; its key the
-// tuple of the ops' keys, so configs share a trial only when every op
-// runs alike; a knob dropped only when every op drops it (a cap at or
-// above the channels of all_reduce but below those of broadcast stays),
-// conditional when it is conditional for one op and dropped or
-// conditional for the others.
+// op's (rs): a knob dropped only when every op drops it.
 func (p *planner) combine(cfg nccl.Config, rs []nccl.Resolution) nccl.Resolution {
 	c := cfg.Canonical()
 	out := nccl.Resolution{Plan: rs[0].Plan, Certain: true, Reduced: nccl.Config{}}
@@ -379,8 +338,7 @@ func (p *planner) combine(cfg nccl.Config, rs []nccl.Resolution) nccl.Resolution
 	return out
 }
 
-// dropAcross is why knob k=v, dropped by every op, changes nothing: one
-// reason and rule when every op gives the same, else each op's.
+// dropAcross is why knob k=v, dropped by every op, changes nothing.
 func (p *planner) dropAcross(k, v string, rs []nccl.Resolution) nccl.Drop {
 	var reasons, rules []string
 	same := true
@@ -407,8 +365,7 @@ func (p *planner) dropAcross(k, v string, rs []nccl.Resolution) nccl.Drop {
 	return out
 }
 
-// opList names the ops whose plan the study reads: "all_reduce, alltoall
-// and broadcast".
+// opList names the ops whose plan the study reads: "a, b and c".
 func (p *planner) opList() string {
 	names := make([]string, len(p.ops))
 	for i, o := range p.ops {
@@ -421,10 +378,7 @@ func (p *planner) opList() string {
 }
 
 // core is cfg without the knobs NCCL's plan of the defaults proves change
-// nothing whatever the rest (a cap at or above its channels, CROSS_NIC
-// with one NIC…), its caps spelt one way: configs with the same core run
-// the same plan, and a plan read from one config's log serves them all.
-// In a study of several ops it is the knobs some op's core keeps.
+// nothing, its caps spelt one way: configs with the same core run alike.
 func (p *planner) core(cfg nccl.Config) nccl.Config {
 	if !p.several() {
 		return p.ops[0].core(cfg)
@@ -436,8 +390,7 @@ func (p *planner) core(cfg nccl.Config) nccl.Config {
 	return out
 }
 
-// readOp is op's plan when the study reads op's own (a one-part study's
-// is its op's, whatever op asks: opOf) and it was read; nil otherwise.
+// readOp is op's plan when the study reads op's own and it was read.
 func (p *planner) readOp(op nccl.Op) *opPlan {
 	o := p.opOf(op)
 	if o == nil || o.reads != op.OrAllReduce() || o.native == nil {
@@ -447,22 +400,14 @@ func (p *planner) readOp(op nccl.Op) *opPlan {
 }
 
 // sameCore reports whether NCCL's plan rules prove that op runs alike
-// under a and b: every knob one sets beyond the other is a no-op for op
-// (opPlan.core). false when op's plan was not read (readOp).
+// under a and b.
 func (p *planner) sameCore(op nccl.Op, a, b nccl.Config) bool {
 	o := p.readOp(op)
 	return o != nil && o.core(a).Key() == o.core(b).Key()
 }
 
-// sameCoreAt is sameCore at a size the process calls off the powers of
-// two the op's plan was read at: NCCL's defaults choose x at size b (the
-// baseline's debug read there), and the rules must prove every knob one
-// config sets beyond the other a no-op with that choice in the plan too.
-// A list that holds every choice NCCL makes at the powers of two may
-// leave out the one it makes between them: on a fabric whose defaults
-// run a broadcast of 128K with Simple and one of 95000 bytes with LL,
-// NCCL_PROTO=broadcast:Simple is a no-op at 128K and 30 % slower at
-// 95000 bytes (search/testdata/exact-core.json).
+// sameCoreAt is sameCore at a size b off the powers of two, where NCCL's
+// defaults choose x (search/testdata/exact-core.json).
 func (p *planner) sameCoreAt(op nccl.Op, a, b nccl.Config, size int64, x nccl.Choice) bool {
 	o := p.readOp(op)
 	if o == nil {
@@ -483,10 +428,7 @@ func (o *opPlan) core(cfg nccl.Config) nccl.Config {
 	return o.native.CapsAsCTAs(o.native.Explain(cfg).Reduced)
 }
 
-// knows reports whether cfg's plan was read from a debug log for every
-// op (its own or that of a config with the same core); in a study of
-// several ops, an op for which every knob of cfg is a no-op runs the
-// defaults' plan, known too.
+// knows reports whether cfg's plan was read from a debug log for every op.
 func (p *planner) knows(cfg nccl.Config) bool {
 	for _, o := range p.ops {
 		core := o.core(cfg)
@@ -500,8 +442,7 @@ func (p *planner) knows(cfg nccl.Config) bool {
 	return true
 }
 
-// uncertainOps are the ops whose plan under cfg neither the rules nor a
-// debug log proves (resolve): those a debug read of cfg must launch.
+// uncertainOps are the ops whose plan under cfg is not proved.
 func (p *planner) uncertainOps(cfg nccl.Config) []nccl.Op {
 	var out []nccl.Op
 	for _, o := range p.ops {
@@ -512,8 +453,7 @@ func (p *planner) uncertainOps(cfg nccl.Config) []nccl.Op {
 	return out
 }
 
-// certainByRules reports whether the rules alone (without the logs of
-// other configs) prove cfg's plan for every op.
+// certainByRules reports whether the rules alone prove cfg's plan.
 func (p *planner) certainByRules(cfg nccl.Config) bool {
 	for _, o := range p.ops {
 		if o.native == nil || !o.native.Explain(cfg).Certain {
@@ -533,8 +473,7 @@ func isPart(part, c nccl.Config) bool {
 	return true
 }
 
-// keyOf is the key under which the study keeps a config's trial: configs
-// proved to run the same plan share it.
+// keyOf is the key under which the study keeps a config's trial.
 func (p *planner) keyOf(cfg nccl.Config) string { return p.resolve(cfg).Key }
 
 // resolveDrawn is resolve of the space's point at idx in canonical form.
@@ -557,9 +496,8 @@ func (p *planner) resolveDrawn(space Space, idx []int) nccl.Resolution {
 // forget drops what was resolved, once a plan is learnt.
 func (p *planner) forget() { p.cache, p.drawn = nil, nil }
 
-// refuse reports whether cfg must not be launched: it switches on a
-// protocol or algorithm that NCCL's defaults disabled (LL128 where NCCL's
-// tuner keeps it off can give wrong results), unless the user allowed it.
+// refuse reports whether cfg must not be launched: it switches on what
+// NCCL's defaults disabled, unless the user allowed it.
 func (p *planner) refuse(cfg nccl.Config) bool {
 	if why := p.wrongIn(cfg); why != "" {
 		// Wrong results are proof, whatever --allow-disabled-protocols says.
@@ -577,8 +515,7 @@ func (p *planner) refuse(cfg nccl.Config) bool {
 	return true
 }
 
-// noteMerge records that cfg runs what trial t runs, with the rules that
-// proved it.
+// noteMerge records that cfg runs what trial t runs, with the rules.
 func (p *planner) noteMerge(cfg nccl.Config, t *Trial) {
 	c := cfg.Canonical()
 	if c.Key() == t.Config.Key() {
@@ -596,8 +533,7 @@ func (p *planner) noteMerge(cfg nccl.Config, t *Trial) {
 		}
 		for _, d := range r.Dropped {
 			if pair[1][d.Knob] != d.Value {
-				// A knob dropped for several ops by different rules counts
-				// under each.
+				// Dropped for several ops by different rules: counts under each.
 				rules = append(rules, strings.Split(d.Rule, "; ")...)
 			}
 		}
@@ -612,15 +548,13 @@ func (p *planner) noteMerge(cfg nccl.Config, t *Trial) {
 		rules = []string{ruleSamePlanLogged}
 	}
 	if p.several() {
-		// Which ops' plans were the same: every op's, or they would not
-		// share a trial.
+		// Which ops' plans were the same: every op's.
 		rules = append([]string{p.sameFor(t)}, rules...)
 	}
 	p.merged[c.Key()] = rules
 }
 
-// sameFor is the merge reason of a study of several ops: the ops whose
-// plans are the same as t's, and whether t runs NCCL's defaults.
+// sameFor is the merge reason of a study of several ops.
 func (p *planner) sameFor(t *Trial) string {
 	if p.keyOf(t.Config) == p.keyOf(nccl.Config{}) {
 		return "runs like NCCL's defaults for " + p.opList()
@@ -631,21 +565,19 @@ func (p *planner) sameFor(t *Trial) string {
 // ruleCapAlias is the merge reason for NCCL_MAX_NCHANNELS against NCCL_MAX_CTAS.
 const ruleCapAlias = "NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS cap the same channels (NCCL 2.17+)"
 
-// capsAlike reports whether a and b differ only in which name caps (or
-// floors) the channels (nccl.CapPair).
+// capsAlike reports whether a and b differ only in which name caps the
+// channels (nccl.CapPair).
 func capsAlike(a, b nccl.Config) bool {
 	return a.CapsAsCTAs().Key() == b.CapsAsCTAs().Key()
 }
 
 // runsDefaults reports whether t is not the baseline but provably runs
-// NCCL's own plan (learnt after it was measured: proposals that do are
-// merged with the defaults from the start).
+// NCCL's own plan.
 func (p *planner) runsDefaults(t *Trial) bool {
 	return p.read() && t.Role != vocab.RoleBaseline && p.keyOf(t.Config) == p.keyOf(nccl.Config{})
 }
 
-// planKnown reports whether t's plan was read from a debug log (its own
-// or that of a config with the same core).
+// planKnown reports whether t's plan was read from a debug log.
 func (p *planner) planKnown(t *Trial) bool {
 	c := t.Config.Canonical()
 	if len(c) == 0 {
@@ -654,9 +586,7 @@ func (p *planner) planKnown(t *Trial) bool {
 	return p.knows(c)
 }
 
-// twin is the config r (of an uncertain plan) would be without its
-// conditional list knobs: the config whose own debug log can tell whether
-// those lists change anything beside the rest.
+// twin is the config r would be without its conditional list knobs.
 func twin(r nccl.Resolution) nccl.Config {
 	t := r.Reduced.Clone()
 	for _, d := range r.Conditional {
@@ -665,9 +595,8 @@ func twin(r nccl.Resolution) nccl.Config {
 	return t
 }
 
-// twinUnknown reports whether cfg's plan is uncertain only by its
-// conditional list knobs and its twin's plan is not yet known: one debug
-// launch of the twin would settle it. It returns the twin.
+// twinUnknown returns the twin of cfg when cfg's plan is uncertain only by
+// its conditional list knobs and the twin's plan is not yet known.
 func (p *planner) twinUnknown(cfg nccl.Config) (nccl.Config, bool) {
 	r := p.resolve(cfg)
 	if r.Certain {
@@ -681,13 +610,7 @@ func (p *planner) twinUnknown(cfg nccl.Config) (nccl.Config, bool) {
 }
 
 // listTwinUnknown is twinUnknown for a list that forces a choice beside
-// another knob that changes the plan: NCCL_PROTO=Simple beside
-// NCCL_ALGO=Tree where NCCL's defaults choose LL at the band's small sizes
-// changes the defaults' plan, but it may hold every choice NCCL makes
-// under NCCL_ALGO=Tree alone (Tree/Simple at every size, as on the real
-// loopback at 32K–256K), and then it changes nothing. Only the log of the
-// config without the list can tell: that config is the twin, when its
-// plan is not yet known.
+// another knob that changes the plan.
 func (p *planner) listTwinUnknown(r nccl.Resolution) (nccl.Config, bool) {
 	if len(r.Reduced) < 2 {
 		return nil, false
@@ -705,8 +628,7 @@ func (p *planner) listTwinUnknown(r nccl.Resolution) (nccl.Config, bool) {
 	return nil, false
 }
 
-// summary sums up what the study did with NCCL's plan over its trials,
-// in a space of spaceConfigs configs.
+// summary sums up what the study did with NCCL's plan over its trials.
 func (p *planner) summary(trials []*Trial, spaceConfigs int) *PlanSummary {
 	ps := &PlanSummary{Read: p.read(), Note: p.note, SpaceConfigs: spaceConfigs,
 		Refused: len(p.refused), Checks: p.checks, MergedConfigs: len(p.merged)}
@@ -742,18 +664,13 @@ func (p *planner) summary(trials []*Trial, spaceConfigs int) *PlanSummary {
 }
 
 // samePlanAt reports whether NCCL provably runs op at sizes alike under
-// configs a and b: both plans certain for the op (its TUNING lines read,
-// or the rules) and equal at every one of sizes. Times there are then
-// equal by rule, as configs are merged: a guard does not judge them.
+// configs a and b.
 func (p *planner) samePlanAt(a, b nccl.Config, op nccl.Op, sizes []int64) bool {
 	known, same := p.plansAt(a, b, op, sizes)
 	return known && same
 }
 
-// plansAt compares NCCL's plans for op at sizes under configs a and b:
-// known when both are certain for the op (its TUNING lines read, or the
-// rules) and hold every one of sizes, same when they are then equal at
-// every one. Unknown, NCCL may run op there under a as under b.
+// plansAt compares NCCL's plans for op at sizes under configs a and b.
 func (p *planner) plansAt(a, b nccl.Config, op nccl.Op, sizes []int64) (known, same bool) {
 	o := p.opOf(op)
 	if o == nil || o.native == nil || len(sizes) == 0 {
@@ -767,11 +684,7 @@ func (p *planner) plansAt(a, b nccl.Config, op nccl.Op, sizes []int64) (known, s
 }
 
 // runApartAt reports whether NCCL provably runs op at size otherwise
-// under a than under b: both plans known there and unequal (plansAt), or
-// one known there makes a choice the other's NCCL_ALGO or NCCL_PROTO list
-// leaves out (nccl.Native.Forbids), which NCCL never runs under it
-// whatever its other knobs (a cap, uncertain by rule) do. false where
-// op's own plan was not read (readOp).
+// under a than under b (nccl.Native.Forbids included).
 func (p *planner) runApartAt(a, b nccl.Config, op nccl.Op, size int64) bool {
 	o := p.readOp(op)
 	if o == nil {

@@ -45,16 +45,9 @@ func newProposer(name string, space Space, seed int64, startup int) (proposer, e
 	return nil, fmt.Errorf("unknown sampler %q; use tpe, random or grid", name)
 }
 
-// tpeProposer asks goptuna's TPE sampler. goptuna has no ask/tell, and its
-// random start-up phase draws categorical values from the global
-// math/rand (not reproducible: Go 1.24+ ignores rand.Seed). So nccltune
-// draws the start-up configs itself from a seeded source, and then, for
-// every proposal, rebuilds an in-memory goptuna study from the
-// observations (CloneTrial) and suggests one trial. With fewer choices per
-// knob than TPE's 24 expected-improvement candidates, TPE scores every
-// choice, so its proposals are a deterministic function of the
-// observations: a study is reproducible from its seed, and a resumed study
-// proposes what an uninterrupted one would have.
+// tpeProposer asks goptuna's TPE sampler, rebuilt from the observations
+// for every proposal, with start-up configs drawn from a seeded source: a
+// study is reproducible from its seed.
 type tpeProposer struct {
 	space   Space
 	rng     *rand.Rand
@@ -137,11 +130,7 @@ func (p *tpeProposer) propose(obs []observation) (nccl.Config, error) {
 	return cfg, nil
 }
 
-// tpeMaxObservations bounds what TPE is rebuilt from. goptuna's TPE costs
-// grows with the trials it holds (it copies and sorts them per knob), and
-// beyond about a hundred the best ones and the recent ones carry what it
-// needs: its "good" group is the best 10 % (at most 25), and the recent ones
-// keep failures and the current region in view.
+// tpeMaxObservations bounds what TPE is rebuilt from.
 const tpeMaxObservations = 96
 
 // tpeWindow keeps the best half of the window and the most recent rest, in
@@ -199,10 +188,7 @@ func (p *gridProposer) propose([]observation) (nccl.Config, error) {
 	return c, nil
 }
 
-// neighbour returns an untried config one knob away from cfg, or nil. TPE
-// proposes deterministically, so once its favourite is measured enough it
-// would keep proposing it; a near neighbour keeps the study moving where
-// TPE believes the good region is.
+// neighbour returns an untried config one knob away from cfg, or nil.
 func neighbour(space Space, cfg nccl.Config, tried func(nccl.Config) bool, rng *rand.Rand) nccl.Config {
 	idx, ok := space.Index(cfg)
 	if !ok {
@@ -229,9 +215,7 @@ func neighbour(space Space, cfg nccl.Config, tried func(nccl.Config) bool, rng *
 	return nil
 }
 
-// failurePenalty is the value a failed config reports to the sampler: well
-// above anything measured, so TPE stops proposing its neighbourhood of
-// broken settings without drowning the good region's signal.
+// failurePenalty is the value a failed config reports to the sampler.
 func failurePenalty(worstOK float64) float64 {
 	if math.IsInf(worstOK, -1) || math.IsNaN(worstOK) {
 		return 1e6

@@ -1,7 +1,7 @@
 package search
 
-// Ranking the trials: the pooled launch spread, the guard filter, the
-// leaders and the candidate to confirm.
+// Ranking the trials: the spread, the guard filter, the leaders and the
+// candidate.
 
 import (
 	"math"
@@ -12,10 +12,7 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// ranking ranks the study's trials. It reads the trials and launches the
-// loop made (measured) and what NCCL's plan proves alike (planner); its
-// own state is the cache of what it computed, valid while the study's
-// launches and trials are as they were.
+// ranking ranks the study's trials; its own state is a cache.
 type ranking struct {
 	*measured
 	plan *planner
@@ -26,17 +23,13 @@ type ranking struct {
 	guard       []opSize
 	minEffect   float64
 	maxLaunches int
-	// cache holds what the rules compute over every trial (spreads, the
-	// candidate), valid while cacheKey matches the study's launches and
-	// trials: they are asked for many times per launch.
+	// cache holds what the rules compute over every trial, valid while
+	// cacheKey matches the study's launches and trials.
 	cache    decisionCache
 	cacheKey [2]int
-	// ruledOut, when set, says a trial may not be the candidate: a
-	// refusal ruled it out (loop.ruledOut). refused are the (op, size)
-	// sites where the refusals were made (loop.refusalSites): a candidate
-	// exploration measured slower at one ranks after the others
-	// (refusedSlower). The loop empties the cache (forget) when they
-	// change.
+	// ruledOut, when set, says a refusal ruled a trial out; refused are the
+	// (op, size) sites where the refusals were made (refusedSlower). The
+	// loop empties the cache (forget) when they change.
 	ruledOut func(*Trial) bool
 	refused  []Site
 }
@@ -44,8 +37,7 @@ type ranking struct {
 // forget empties the cache: what the rules computed no longer holds.
 func (s *ranking) forget() { s.cache, s.cacheKey = decisionCache{}, [2]int{-1, -1} }
 
-// measured is what the study has measured so far: its trials, in order,
-// and the number of launches made (prior ones included).
+// measured is the study's trials, in order, and the launches made.
 type measured struct {
 	trials []*Trial
 	seq    int
@@ -61,10 +53,8 @@ func (m *measured) baseline() *Trial {
 	return nil
 }
 
-// spread is the launch-to-launch standard deviation of log launch scores,
-// pooled over every usable trial measured more than once (each about its
-// own mean), or defaultSpread until that has minSpreadDF degrees of
-// freedom.
+// spread is the pooled launch-to-launch SD of log launch scores, or
+// defaultSpread until it has minSpreadDF degrees of freedom.
 func (s *ranking) spread() float64 {
 	c := s.cached()
 	if c.spread != 0 {
@@ -98,9 +88,7 @@ type decisionCache struct {
 	guardFails map[*Trial]bool
 }
 
-// cached returns the cache, emptied first if a launch or a trial was
-// added since it was filled. Trial states change only in launches. A
-// ranking never filled has no maps yet, whatever its key says.
+// cached returns the cache, emptied if a launch or a trial was added.
 func (s *ranking) cached() *decisionCache {
 	key := [2]int{s.seq, len(s.trials)}
 	if key != s.cacheKey || s.cache.guardSD == nil {
@@ -109,14 +97,11 @@ func (s *ranking) cached() *decisionCache {
 	return &s.cache
 }
 
-// rankKappa is how many standard errors of its mean log score a
-// config's estimate is made pessimistic by when configs measured a
-// different number of times are ranked (see candidate).
+// rankKappa is how many standard errors a config's estimate is made
+// pessimistic by (see candidate).
 const rankKappa = 1.0
 
-// rankScore is a trial's log score made pessimistic by rankKappa standard
-// errors: a config measured once must beat one measured three times by
-// more than luck before it ranks above it.
+// rankScore is a trial's log score made pessimistic by rankKappa.
 func (s *ranking) rankScore(t *Trial, sigma float64) float64 {
 	n, _ := t.scoreStats(s.sizes)
 	if n == 0 {
@@ -126,13 +111,8 @@ func (s *ranking) rankScore(t *Trial, sigma float64) float64 {
 }
 
 // guardFails reports a trial whose exploration launches are slower than
-// the baseline's at a guard size (or a timed workload's call) by more
-// than the minimum effect, and by more than sitesZ standard errors of
-// that difference for the sites scanned (the guard sizes' own launch
-// spread, pooled over the study): it would likely fail the guard check,
-// so exploration prefers others. A config measured once or
-// twice is not excluded on noise alone; the confirmation's guard check
-// decides.
+// the baseline's at a guard size or call (slowerAt, at sitesZ): it would
+// likely fail the guard check, so exploration prefers others.
 func (s *ranking) guardFails(t *Trial) bool {
 	c := s.cached()
 	f, ok := c.guardFails[t]
@@ -146,17 +126,8 @@ func (s *ranking) guardFails(t *Trial) bool {
 	return f
 }
 
-// sitesZ is how many standard errors a slowdown at one of k sites must
-// exceed for "slower at some site" to be as likely by noise alone as
-// guardZ makes it at one site (Šidák's correction of a one-sided test:
-// each site at the level 1 − (1 − p)^(1/k), p the one-site level). A
-// timed workload scans one site per call (up to 18 on the unseen probe):
-// at guardZ each, noise alone made a config look slower at one of 15
-// calls with a chance up to 1 − 0.84^15 ≈ 0.92 (sites measured apart),
-// so strong configs ranked after weak ones that happened not to; on
-// fabric 16 of the probe's seed 1 the study confirmed an all-reduce-only
-// setting that gained nothing beside a safe ×3.4, and stopped there
-// (TestSlowerSomewhereByNoise).
+// sitesZ is the z that makes "slower at one of k sites" as likely by
+// noise alone as guardZ at one site (Šidák; TestSlowerSomewhereByNoise).
 func sitesZ(k int) float64 {
 	if k <= 1 {
 		return guardZ
@@ -166,13 +137,8 @@ func sitesZ(k int) float64 {
 	return math.Sqrt2 * math.Erfinv(1-2*each)
 }
 
-// slowerAt reports whether t's exploration launches are slower than the
-// baseline's at g by more than the minimum effect, and by more than z
-// standard errors of that difference (g's own launch spread, pooled over
-// the study): the one rule by which exploration expects a config to be
-// slower at one (op, size), for the guards (guardFails) and for the sites
-// that refused a candidate (refusedSlower), each at the z of the sites it
-// scans (sitesZ).
+// slowerAt reports whether t is slower than the baseline at g by more than
+// the minimum effect and z standard errors.
 func (s *ranking) slowerAt(t, base *Trial, g opSize, z float64) bool {
 	tm, tl := t.guardAt(g)
 	bm, bl := base.guardAt(g)
@@ -183,11 +149,8 @@ func (s *ranking) slowerAt(t, base *Trial, g opSize, z float64) bool {
 	return tm > 0 && bm > 0 && math.Log(tm/bm)-math.Log(1+s.minEffect) > z*se
 }
 
-// refusedSlower reports whether t's exploration launches are slower than
-// the baseline's (slowerAt) at a site where a confirmed candidate was
-// refused (refused): the same test would likely refuse t there, so after
-// a refusal the study confirms first the candidates it has no such
-// evidence against.
+// refusedSlower reports whether t is slower than the baseline at a site
+// where a candidate was refused: those are confirmed last.
 func (s *ranking) refusedSlower(t, base *Trial) bool {
 	if t == base || base == nil {
 		return false
@@ -196,8 +159,7 @@ func (s *ranking) refusedSlower(t, base *Trial) bool {
 	return slices.ContainsFunc(s.refused, func(g Site) bool { return s.slowerAt(t, base, opSize{g.Op, g.Bytes}, z) })
 }
 
-// guardSpread is the pooled launch-to-launch standard deviation of the log
-// launch medians at guard size g (defaultSpread until measured).
+// guardSpread is the pooled launch spread at guard size g.
 func (s *ranking) guardSpread(g opSize) float64 {
 	c := s.cached()
 	if sd, ok := c.guardSD[g]; ok {
@@ -219,8 +181,7 @@ func (s *ranking) guardSpread(g opSize) float64 {
 	return sd
 }
 
-// leaders returns up to n usable trials with the best score estimates,
-// among those their batches rank (blockRanked).
+// leaders returns up to n usable trials with the best score estimates.
 func (s *ranking) leaders(n int) []*Trial {
 	_, arms := s.arms()
 	ok := slices.DeleteFunc(arms, func(t *Trial) bool { return !t.blockRanked() })
@@ -228,24 +189,12 @@ func (s *ranking) leaders(n int) []*Trial {
 	return ok[:min(n, len(ok))]
 }
 
-// candidate picks the config to confirm. Trials measured a different
-// number of times are compared fairly: each is ranked by its mean log
-// band score made pessimistic by rankKappa standard errors (σ/√n, σ the
-// pooled launch-to-launch spread), so a config measured once wins only by
-// more than one launch's luck, and one measured three times is not
-// preferred merely for having more launches. Configs the guard filter
-// expects to fail rank after the others but are never excluded: when
-// every config other than the defaults looks slower at a guard size, the
-// best of them is still confirmed, and the guard check on the
-// confirmation launches decides. After a refusal, configs exploration
-// measured slower where it was made (refusedSlower) rank after all
-// others, so the budget left goes first to candidates the same slowdown
-// need not refuse. There is no preference for fewer knobs
-// here: trading a measured gain for a shorter env on noisy estimates
-// recommended the worse config (spark2: NCCL_PROTO=Simple, 9 % slower than
-// the cap it dropped); knobs that change nothing are dropped by NCCL's
-// plan instead (see simplest). nil only when no config other than the
-// baseline has a usable scored launch.
+// candidate picks the config to confirm: the best by rankScore, configs
+// the guard filter expects to fail, or measured slower where a refusal
+// was made, ranked after the others but never excluded. No preference for
+// fewer knobs: on noisy estimates it recommended the worse config; NCCL's
+// plan drops no-op knobs instead (simplest). nil when no other config has
+// a usable scored launch.
 func (s *ranking) candidate(base *Trial) *Trial {
 	c := s.cached()
 	if c.candidateN && c.candBase == base {
@@ -260,16 +209,14 @@ func (s *ranking) candidate(base *Trial) *Trial {
 	var pool []ranked
 	for _, t := range s.trials {
 		if t == base || !t.State.Usable() || len(t.Explore) == 0 || s.plan.runsDefaults(t) || !t.blockRanked() {
-			// A config that provably runs NCCL's own plan is the defaults
-			// under another name: nothing to confirm.
+			// It runs NCCL's own plan: nothing to confirm.
 			continue
 		}
 		if s.ruledOut != nil && s.ruledOut(t) {
 			continue
 		}
 		if base != nil && s.plan.read() && s.plan.keyOf(t.Config) == s.plan.keyOf(base.Config) {
-			// Likewise a config proved to run the baseline's plan (learnt
-			// after it became a trial of its own): the baseline again.
+			// Likewise a config proved to run the baseline's plan.
 			continue
 		}
 		sc := s.rankScore(t, sigma)
@@ -294,11 +241,8 @@ func (s *ranking) candidate(base *Trial) *Trial {
 	return c.candidate
 }
 
-// runnerUp is the config ranked second by candidate's rule, if it has
-// fewer than MaxLaunchesPerTrial launches and could still overtake the
-// candidate by the planner's rule (model.Plausible over the two: its
-// optimistic bound below the candidate's pessimistic one, or ahead of it
-// outright); nil otherwise.
+// runnerUp is the config ranked second, if it may still overtake the
+// candidate (model.Plausible); nil otherwise.
 func (s *ranking) runnerUp(base *Trial) *Trial {
 	c := s.candidate(base)
 	if c == nil {
@@ -322,8 +266,7 @@ func (s *ranking) runnerUp(base *Trial) *Trial {
 	return best
 }
 
-// arms are the candidates the planner ranks: usable trials with a scored
-// launch that do not fail the guard.
+// arms are the candidates the planner ranks.
 func (s *ranking) arms() ([]model.Arm, []*Trial) {
 	var arms []model.Arm
 	var trials []*Trial
@@ -336,8 +279,8 @@ func (s *ranking) arms() ([]model.Arm, []*Trial) {
 	return arms, trials
 }
 
-// guardPenalty is how far (in log time) a trial is slower than the baseline
-// at its worst guard size, beyond the minimum effect; 0 when it is not.
+// guardPenalty is how far (in log time) t is slower than the baseline at
+// its worst guard size, beyond the minimum effect.
 func (s *ranking) guardPenalty(t, base *Trial) float64 {
 	worst := 0.0
 	for _, g := range s.guard {

@@ -1,8 +1,6 @@
 package search
 
-// Reconfirmation: a fresh confirmation of one config against a baseline
-// outside any study loop (verify and compare, package studyrun), measured
-// and judged exactly as a study's confirmation is.
+// Reconfirmation: a fresh confirmation outside any study loop.
 
 import (
 	"context"
@@ -15,18 +13,14 @@ import (
 // Reconfirmation is what Reconfirm measures: Candidate against Baseline,
 // Launches measurements per arm, for the study that Options describe.
 type Reconfirmation struct {
-	// Options are the study's: its workload (Workload, or Band and Op),
-	// guard sizes (Guard), guarded ops (GuardOps, GuardLaunches per arm)
-	// and statistics (Stats). Its space, budget and sampler are not used.
+	// Options are the study's: its workload, guard sizes, guarded ops and
+	// statistics.
 	Options Options
-	// Baseline and Candidate are the arms, saved by the caller (numbers
-	// 0 and 1).
+	// Baseline and Candidate are the arms, saved by the caller.
 	Baseline, Candidate *Trial
-	// Launches is the measurements per arm: one launch each for a one-part
-	// study, a round of one launch per op for a workload of several parts.
+	// Launches is the measurements per arm.
 	Launches int
-	// Seq is the number of launches the caller made before (a check
-	// launch): the first launch's Request.Seq.
+	// Seq is the first launch's Request.Seq.
 	Seq      int
 	Launcher Launcher
 	Recorder Recorder
@@ -35,36 +29,23 @@ type Reconfirmation struct {
 }
 
 // ReconfirmLaunches is the most launches r makes: one warm-up, Launches
-// measurements per arm at one launch per op of the workload, and the
-// guarded ops' launches (made only for a candidate the comparison
-// recommends).
+// measurements per arm, and the guarded ops' launches.
 func (r Reconfirmation) ReconfirmLaunches() int {
 	return 1 + 2*r.Launches*r.Options.cost() + r.Options.guardReserve()
 }
 
-// Reconfirm measures r.Candidate against r.Baseline interleaved, after one
-// uncounted warm-up, as a study's confirmation does (Confirm, at a design
-// of one look: a fixed-size test at alpha): a workload's measurements are
-// rounds of one launch per op scored by the study's objective (the
-// weighted geometric combination of its parts' band scores), every part
-// is compared, the guard sizes checked, and the guarded ops measured for a
-// candidate the comparison recommends. The decision and its refusals are
-// the study's own (judge, guard): Result's Decision, Parts, OpGuards,
-// Recommend, Ending and Reason. A launch that fails is vocab.ErrFabric
-// naming the config; err is also the Launcher's or the Recorder's.
+// Reconfirm measures r.Candidate against r.Baseline as a study's
+// confirmation does at a design of one look, and decides as the study
+// does. A launch that fails is vocab.ErrFabric naming the config.
 func Reconfirm(ctx context.Context, r Reconfirmation) (*Result, error) {
 	opts := r.Options.withHull()
-	// The study decided what may be recommended (NCCL's disabled
-	// protocols); a reconfirmation measures that decision.
+	// The study decided what may be recommended; this measures that.
 	opts.AllowDisabled = true
 	opts.Budget = r.Seq + r.ReconfirmLaunches()
 	s := newLoop(opts)
 	s.launcher, s.rec, s.onEvent = r.Launcher, r.Recorder, r.OnEvent
-	// It reads no plan: no debug launch is owed. Nor does it judge the
-	// calls at their own sizes (checkExact): that needs NCCL's plan and a
-	// budget of its own, which a re-measurement of the study's decision at
-	// its parts has neither of; it refused every such candidate of verify
-	// and compare "for lack of launches".
+	// It reads no plan, and judges no call at its own size: that needs
+	// NCCL's plan and a budget of its own.
 	s.seq, s.planRead, s.candidateRead, s.guardPlansDone = r.Seq, true, true, true
 	s.exactDone, s.exactSkipped = true, true
 	base, cand := r.Baseline, r.Candidate

@@ -1,8 +1,7 @@
 package search
 
 // Settling NCCL_CROSS_NIC on a fabric with several NICs per host: one
-// debug launch of the value alone shows whether it routes any channel
-// through another NIC than NCCL's defaults (nccl.Native.LearnRoutes).
+// debug launch of the value alone shows its routes.
 
 import (
 	"context"
@@ -14,9 +13,8 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// routesUnknown returns the NCCL_CROSS_NIC value of cfg whose routes only
-// its own debug log can tell (several NICs per host, not yet proved a
-// no-op, not yet read), and the config that reads them: the value alone.
+// routesUnknown returns cfg's NCCL_CROSS_NIC value whose routes are
+// unknown, and the config that reads them.
 func (p *planner) routesUnknown(cfg nccl.Config) (nccl.Config, bool) {
 	v, ok := cfg.Canonical()["NCCL_CROSS_NIC"]
 	d := p.defaults()
@@ -30,10 +28,7 @@ func (p *planner) routesUnknown(cfg nccl.Config) (nccl.Config, bool) {
 	return probe, true
 }
 
-// checkRoutes returns a trial to give a debug launch while exploring, or
-// nil: cfg sets an NCCL_CROSS_NIC value whose routes are unknown. Proved
-// a no-op, the value merges every config that carries it with the same
-// config without it (a third of the default space per value).
+// checkRoutes returns a trial to give a debug launch while exploring, or nil.
 func (s *loop) checkRoutes(cfg nccl.Config) (*Trial, error) {
 	if s.exploreLeft() < 4*s.cost() {
 		return nil, nil
@@ -45,10 +40,7 @@ func (s *loop) checkRoutes(cfg nccl.Config) (*Trial, error) {
 	return s.readRoutesOf(probe)
 }
 
-// readRoutes makes one debug launch of the candidate's NCCL_CROSS_NIC
-// value alone when its routes are unknown and the budget holds the launch
-// beside the smallest confirmation, so that a value that changes no route
-// is left out of the recommendation.
+// readRoutes reads the candidate's NCCL_CROSS_NIC routes when unknown.
 func (s *loop) readRoutes(ctx context.Context, w *Trial) error {
 	probe, unknown := s.plan.routesUnknown(w.Config)
 	if !unknown || !s.holdsBesideConfirm() {
@@ -61,8 +53,7 @@ func (s *loop) readRoutes(ctx context.Context, w *Trial) error {
 	return s.launch(ctx, t, vocab.PhasePlan, false)
 }
 
-// readRoutesOf is the trial whose debug launch reads probe's routes,
-// counted as a check; the value is read once per study.
+// readRoutesOf is the trial whose debug launch reads probe's routes.
 func (s *loop) readRoutesOf(probe nccl.Config) (*Trial, error) {
 	t, err := s.trialOf(probe)
 	if err != nil {
@@ -76,9 +67,8 @@ func (s *loop) readRoutesOf(probe nccl.Config) (*Trial, error) {
 	return t, nil
 }
 
-// measuredSlower reports whether u's exploration launches place it slower
-// than w beyond the launch-to-launch spread: it could not plausibly beat w
-// by the planner's rule (model.Plausible). False while either has none.
+// measuredSlower reports whether u could not plausibly beat w by the
+// planner's rule (model.Plausible). False while either has no launch.
 func (s *loop) measuredSlower(w, u *Trial) bool {
 	if len(w.Explore) == 0 || len(u.Explore) == 0 {
 		return false
@@ -87,23 +77,12 @@ func (s *loop) measuredSlower(w, u *Trial) bool {
 }
 
 // ruleCrossNICUntimed is the dropped-knob rule when NCCL_CROSS_NIC was
-// not proved a no-op by NCCL's plan (several NICs per host, routes that
-// differ from the defaults' or were not read) and the same config without
-// it measures as fast.
+// not proved a no-op and the config without it measures as fast.
 const ruleCrossNICUntimed = "NCCL_CROSS_NIC that the measured time does not show"
 
 // withoutCrossNIC returns the trial to confirm in place of w when w sets
-// NCCL_CROSS_NIC that NCCL's plan could not prove a no-op: the same config
-// without it, unless dropping it is measurably slower (the config without
-// it could not plausibly beat w by the planner's rule, model.Plausible,
-// over their exploration launches), with the drop's record. A value that
-// moves channels to other NICs may still not change the time: it is kept
-// only when the time shows it. The config without it is measured first,
-// up to as many launches as w has, while the budget holds them beside the
-// smallest confirmation. w with nothing dropped when it has no such value,
-// when without it w is the baseline or runs NCCL's defaults (whether it
-// beats them is the confirmation's question), when the config without it
-// fails or fails the guard, or when it has no launch to judge by.
+// NCCL_CROSS_NIC not proved a no-op: the same config without it, unless
+// that is measurably slower, with the drop's record.
 func (s *loop) withoutCrossNIC(ctx context.Context, w *Trial) (*Trial, *nccl.Drop, error) {
 	v, ok := w.Config["NCCL_CROSS_NIC"]
 	if !ok {
@@ -122,8 +101,7 @@ func (s *loop) withoutCrossNIC(ctx context.Context, w *Trial) (*Trial, *nccl.Dro
 		}
 	}
 	if u == w || u.Role == vocab.RoleBaseline || s.plan.runsDefaults(u) {
-		// Without it w is the baseline or NCCL's defaults: whether it
-		// beats them is the confirmation's question.
+		// Whether w beats the baseline or the defaults is the confirmation's question.
 		return w, nil, nil
 	}
 	for u.State.Usable() && len(u.Explore) < min(len(w.Explore), s.opts.MaxLaunchesPerTrial) &&

@@ -1,7 +1,6 @@
 package search
 
-// The config confirmed in place of the candidate: the simplest one NCCL
-// provably runs like it.
+// The simplest config NCCL provably runs like the candidate.
 
 import (
 	"context"
@@ -12,29 +11,23 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// simplification is what simplest found for a candidate: the config to
-// confirm in its place (nil: the candidate itself) with the knobs it
-// leaves out and why, and the knobs the candidate's own resolution drops
-// (what is said when the candidate itself is confirmed).
+// simplification is what simplest found: the config to confirm (nil: the
+// candidate itself), its drops, and the candidate's own.
 type simplification struct {
 	config  nccl.Config
 	dropped []nccl.Drop
 	own     []nccl.Drop
 }
 
-// simplest finds the config to confirm in place of the candidate w among
-// the study's trials: the one with the fewest knobs that NCCL provably
-// runs like w (knobs proved to change nothing dropped; a cap preferred to
-// a list), with the knobs it leaves out and why. It launches nothing and
-// adds no trial: the loop does both (readTwin, trialOf).
+// simplest finds the trial config with the fewest knobs that NCCL
+// provably runs like w; it launches nothing.
 func simplest(p *planner, trials []*Trial, w *Trial) simplification {
 	if !p.read() {
 		return simplification{}
 	}
 	r := p.resolve(w.Config)
-	// Knobs proved to change nothing go (when r is uncertain, only those
-	// that change nothing whatever the rest of the config), then those NCCL
-	// runs the same plan without beside the rest (withoutNoOps).
+	// Knobs proved to change nothing go, then those NCCL runs the same
+	// plan without beside the rest.
 	best, drops := p.withoutNoOps(r.Reduced)
 	for _, t := range trials {
 		if t.State.Usable() && p.keyOf(t.Config) == r.Key {
@@ -50,15 +43,7 @@ func simplest(p *planner, trials []*Trial, w *Trial) simplification {
 }
 
 // withoutNoOps is cfg without each knob NCCL provably runs the same plan
-// without, judged beside the rest of the config and not beside NCCL's
-// defaults: NCCL_ALGO=Ring next to NCCL_PROTO=Simple and a one-channel cap
-// under which NCCL already runs Ring at every size changes nothing, though
-// it changes the defaults' plan. A knob k goes when the config without it
-// shares cfg's plan key (planner.keyOf: both plans proved and equal, or
-// the rules drop k); one knob at a time, lists first (a cap changes the
-// plan more often than a list beside it does), until none can go. The
-// last knob stays: without it the config is NCCL's defaults, which only
-// the confirmation may judge. It returns the drops with why.
+// without beside the rest, one at a time, lists first; the last stays.
 func (p *planner) withoutNoOps(cfg nccl.Config) (nccl.Config, []nccl.Drop) {
 	cfg = cfg.Canonical()
 	var drops []nccl.Drop
@@ -77,8 +62,7 @@ func (p *planner) withoutNoOps(cfg nccl.Config) (nccl.Config, []nccl.Drop) {
 	}
 }
 
-// noOpKnob is the first knob of cfg, in dropOrder, that NCCL provably runs
-// the same plan without beside the rest (withoutNoOps).
+// noOpKnob is the first knob of cfg that withoutNoOps can drop.
 func (p *planner) noOpKnob(cfg nccl.Config) (string, bool) {
 	if len(cfg) < 2 {
 		return "", false
@@ -92,13 +76,8 @@ func (p *planner) noOpKnob(cfg nccl.Config) (string, bool) {
 	return "", false
 }
 
-// unreadWithout is the config without one list knob of cfg whose debug
-// log would settle whether that list changes anything beside the rest of
-// cfg (withoutNoOps): its plan unknown, not NCCL's defaults, not in read.
-// Only a list gets a launch: the log of the config without it proves the
-// list a no-op when the list holds every choice NCCL makes there
-// (nccl.RuleHoldsChoices), whereas a cap below the channels NCCL sets up
-// is never proved idle by the rules.
+// unreadWithout is cfg without one list knob, whose unread debug log
+// would settle whether that list changes anything.
 func (p *planner) unreadWithout(cfg nccl.Config, read map[string]bool) (nccl.Config, bool) {
 	if len(cfg) < 2 {
 		return nil, false
@@ -117,8 +96,7 @@ func (p *planner) unreadWithout(cfg nccl.Config, read map[string]bool) (nccl.Con
 	return nil, false
 }
 
-// dropOrder is the order withoutNoOps tries cfg's knobs in: the lists,
-// then the rest by name.
+// dropOrder is the lists, then the rest by name.
 func dropOrder(cfg nccl.Config) []string {
 	var order []string
 	for _, k := range listKnobs {
@@ -141,10 +119,7 @@ func without(cfg nccl.Config, k string) nccl.Config {
 	return c
 }
 
-// droppedFor lists the knobs of cfg that best leaves out, each with why:
-// the rule of cfg's resolution r that dropped it, else a cap spelt the
-// other way, else the drop that withoutNoOps made (drops), else the
-// plan's proof that NCCL runs the same without it.
+// droppedFor lists the knobs of cfg that best leaves out, each with why.
 func droppedFor(cfg, best nccl.Config, r nccl.Resolution, drops []nccl.Drop) []nccl.Drop {
 	var dropped []nccl.Drop
 	for _, k := range cfg.Names() {
@@ -167,10 +142,8 @@ func droppedFor(cfg, best nccl.Config, r nccl.Resolution, drops []nccl.Drop) []n
 	return dropped
 }
 
-// simplestTrial returns the trial to confirm in place of the candidate w
-// (see simplest), with the knobs it leaves out. When only w's simpler
-// twin's debug log can prove it, one debug launch of the twin is made
-// first, if the budget holds one.
+// simplestTrial returns the trial to confirm in place of w, with its
+// drops, after the debug launches that can prove it.
 func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, error) {
 	if err := s.readRoutes(ctx, w); err != nil {
 		return w, nil, err
@@ -192,8 +165,8 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 			t, dropped = c, pick.dropped
 		}
 	}
-	// An NCCL_CROSS_NIC value NCCL's plan could not prove a no-op is
-	// kept only when the measured time shows it.
+	// An NCCL_CROSS_NIC value not proved a no-op is kept only when the
+	// measured time shows it.
 	u, drop, err := s.withoutCrossNIC(ctx, t)
 	if err != nil || drop == nil {
 		return t, dropped, err
@@ -201,20 +174,9 @@ func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop
 	return u, append(dropped, *drop), nil
 }
 
-// readTwin makes one debug launch of the candidate's twin when the
-// candidate's plan is uncertain only by its list knobs, the twin's plan is
-// unknown and the budget holds the launch beside the smallest
-// confirmation and the candidate's own explain launch.
-//
-// When the twin's log proves the candidate alike, it records what NCCL
-// chooses with the config confirmed (the twin, or a config it proves
-// alike), so it takes the place of that config's explain launch — unless,
-// in a study of several ops, what is confirmed is the candidate's lists
-// scoped to the workload's ops (scopeOf): a trial of its own, whose explain
-// launch (one per op, which the tuner CSV reads) is still owed. When it
-// shows the lists change the plan (NCCL_PROTO=Simple beside a cap where
-// the cap alone runs LL128 at some sizes), the candidate's own explain
-// launch is still owed: the budget held it back.
+// readTwin makes one debug launch of the candidate's twin when its plan
+// is uncertain only by its list knobs; a twin proving it alike stands for
+// its explain launch.
 func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 	if !s.plan.read() || !s.holdsBesideConfirm() {
 		return nil
@@ -241,14 +203,7 @@ func (s *loop) readTwin(ctx context.Context, w *Trial) error {
 }
 
 // readWithout makes the debug launches that let simplest drop, knob by
-// knob, a list that changes nothing beside the rest of the config it would
-// confirm for w (withoutNoOps): one of that config without the list
-// (unreadWithout) while the budget holds it beside the smallest
-// confirmation, as readTwin's, unless that config was measured slower
-// than w already (measuredSlower); then again from the config simplest
-// finds with what it learnt, until no such launch is left. Each config is read once. When
-// the config confirmed is one so read, its log takes the place of its
-// explain launch (as readTwin's does).
+// knob, a list that changes nothing beside the rest.
 func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 	seen, launched := map[string]bool{}, map[string]bool{}
 	for s.plan.read() && s.holdsBesideConfirm() {
@@ -262,8 +217,7 @@ func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 		}
 		seen[c.Key()] = true
 		if u, ok := s.byKey[s.plan.keyOf(c)]; ok && u != w && s.measuredSlower(w, u) {
-			// The same plan takes the same time: measured slower, c runs
-			// another plan, and the list stays without a launch to ask.
+			// Measured slower, c runs another plan: the list stays.
 			continue
 		}
 		t, err := s.trialOf(c)
@@ -279,9 +233,7 @@ func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 			continue
 		}
 		// A workload's read launches only the ops whose plan without the
-		// list is not proved already (the list is often idle by rule for
-		// the others); the log stands for c's explain launch only when it
-		// holds every op.
+		// list is not proved already.
 		ops := s.plan.uncertainOps(c)
 		for _, op := range ops {
 			if err := s.launchOp(ctx, t, vocab.PhasePlan, false, op, s.warmupRound()); err != nil {
@@ -296,10 +248,8 @@ func (s *loop) readWithout(ctx context.Context, w *Trial) error {
 	return nil
 }
 
-// simpler orders equivalent configs for a recommendation: fewer knobs
-// first, then fewer algorithm or protocol lists (a cap says what it does
-// in one number; a list is one more thing to keep true on new hardware),
-// then by key for a stable answer.
+// simpler orders equivalent configs: fewer knobs, then fewer lists, then
+// by key.
 func simpler(a, b nccl.Config) bool {
 	if len(a) != len(b) {
 		return len(a) < len(b)

@@ -32,11 +32,9 @@ func DefaultSpace() Space {
 	return s
 }
 
-// ParseSpace builds a space from --space items. An item is a knob name
-// ("NCCL_NTHREADS": its default choices) or a knob with a user-given list
-// ("NCCL_MAX_NCHANNELS=unset,2,4,8", "proto=^LL128|Simple" — '|' separates
-// values when a value itself holds commas). Items add to the default space
-// unless replace is true; a knob named again replaces its earlier list.
+// ParseSpace builds a space from --space items: a knob name or a knob with
+// a list ('|' separates values that hold commas), added to the default
+// space unless replace is true.
 func ParseSpace(items []string, replace bool) (Space, error) {
 	var s Space
 	if !replace {
@@ -148,10 +146,7 @@ func (s Space) has(knob string) bool {
 }
 
 // WithBaseline is the space with every value of baseline among its
-// choices: a knob the baseline sets and the space searches gets the value
-// if it lacks it, and a knob the space does not search becomes a
-// dimension of two choices, the baseline's value and unset. The baseline
-// is then a config of the space, so local steps can start from it.
+// choices, so local steps can start from it.
 func (s Space) WithBaseline(baseline nccl.Config) Space {
 	out := make(Space, 0, len(s))
 	for _, d := range s {
@@ -176,11 +171,8 @@ func (s Space) WithBaseline(baseline nccl.Config) Space {
 	return out
 }
 
-// CheckBase rejects a base env that fixes a searched knob, and an NVLS
-// algorithm searched where the base env turns NVLink SHARP off
-// (NCCL_NVLS_ENABLE=0, which a shared multi-GPU host needs: multicast
-// objects can put its GPUs out of service): NCCL would refuse or ignore
-// the value, so its trials would measure nothing.
+// CheckBase rejects a base env that fixes a searched knob, or turns NVLink
+// SHARP off while NVLS is searched.
 func (s Space) CheckBase(base map[string]string) error {
 	for _, d := range s {
 		if _, fixed := base[d.Knob]; fixed {
@@ -204,9 +196,7 @@ func (s Space) CheckBase(base map[string]string) error {
 	return nil
 }
 
-// namesNVLS reports whether an NCCL_ALGO value asks for NVLS or NVLSTree
-// ("NVLS", "Ring,NVLSTree", "allreduce:NVLS;allgather:Ring"), read by
-// nccl.Named: an exclusion ("^NVLS") does not.
+// namesNVLS reports whether an NCCL_ALGO value asks for NVLS by name.
 func namesNVLS(v string) bool {
 	return slices.ContainsFunc(nccl.Named(v), func(n string) bool { return n == "nvls" || n == "nvlstree" })
 }
@@ -233,7 +223,7 @@ func (s Space) All() []nccl.Config {
 }
 
 // Each yields every config of the space in index order (the last knob
-// varies fastest), without holding them all.
+// varies fastest).
 func (s Space) Each() iter.Seq[nccl.Config] {
 	return func(yield func(nccl.Config) bool) {
 		idx := make([]int, len(s))
@@ -256,15 +246,11 @@ func (s Space) Each() iter.Seq[nccl.Config] {
 	}
 }
 
-// spaceCheckLimit bounds how many configs CheckHasCandidates
-// enumerates; a larger space is sampled.
+// spaceCheckLimit bounds how many configs CheckHasCandidates enumerates.
 const spaceCheckLimit = 200_000
 
 // CheckHasCandidates refuses a space in which no config other than
-// NCCL's defaults is valid under the base env (for instance --space
-// NCCL_MAX_NCHANNELS=4 --space NCCL_MIN_NCHANNELS=8 --space-only): such a
-// search can only "keep the defaults" without measuring anything. An
-// empty space is the default one and passes.
+// NCCL's defaults is valid under the base env.
 func (s Space) CheckHasCandidates(base map[string]string) error {
 	if len(s) == 0 {
 		return nil

@@ -3,11 +3,7 @@ package search
 import "github.com/nccltune/nccltune/internal/nccl"
 
 // SweepRange is the smallest and largest message size a launch of op
-// sweeps in the study o describes: for an op of the workload, its parts'
-// bands and the guard sizes; for a guarded op, the sizes it is judged at
-// (GuardOpSizes). The study's own launches and verify's and compare's
-// fresh ones all sweep through it, so a re-measurement covers exactly
-// the sizes the study measured.
+// sweeps in the study o describes; re-measurements sweep through it too.
 func SweepRange(o Options, op nccl.Op) (lo, hi int64) {
 	parts := o.Parts()
 	if len(parts.Sizes(op)) == 0 {

@@ -528,7 +528,7 @@ func TestGuardTimeCheckedPerLaunch(t *testing.T) {
 	s.launcher, s.rec = c, newMemRecorder(t)
 	// Each simulated launch takes sim.BatchStartup of modelled time.
 	one := sim.BatchStartup
-	s.launchDurations = []time.Duration{one}
+	s.launchTook, s.ownLaunches = one, 1
 	// The debug launches still held back (heldBack) take their time too.
 	s.opts.Time, s.opts.Budget = time.Duration(4+s.explainLeft())*one, 100
 	base := &Trial{Number: 0, Role: vocab.RoleBaseline, Config: nccl.Config{}, State: vocab.TrialRunning}

@@ -9,14 +9,12 @@ import (
 	"github.com/nccltune/nccltune/model"
 )
 
-// DebugLaunch is a stored debug launch of a trial: its phase (PhasePlan,
-// PhaseExplain, or PhaseExact: a read at a timed workload's called sizes)
-// and the launch, whose Result.Facts hold what NCCL's log said.
+// DebugLaunch is a stored debug launch of a trial: its phase and the
+// launch, whose Result.Facts hold what NCCL's log said.
 type DebugLaunch struct {
 	Phase  string
 	Launch *benchfmt.Launch
-	// MinBytes and MaxBytes are the sizes it swept: which ladder of the
-	// calls' sizes an exact read read (exactLadder).
+	// MinBytes and MaxBytes are the sizes it swept (an exact read's ladder).
 	MinBytes, MaxBytes int64
 }
 
@@ -31,46 +29,38 @@ type Trial struct {
 	// Explore are the scored launches of exploration and refinement.
 	Explore []model.Launch
 	// scores are Explore's band scores as Measure made them, index for
-	// index (addExplore keeps them together); a launch handed in without
-	// one (a trial built from launches alone) is scored when first needed.
+	// index; NaN is scored when first needed.
 	scores []float64
-	// Confirm are the launches of the confirmation stage, measured
-	// interleaved with the baseline's; only these decide the recommendation.
+	// Confirm are the launches of the confirmation stage: only these
+	// decide the recommendation.
 	Confirm []model.Launch
 	// exploreOps and confirmOps are a workload's rounds, each op's launch,
-	// index for index with Explore and Confirm, which hold the rounds'
-	// scores (see workload); nil for a one-part study. addRound keeps
-	// them together.
+	// index for index with Explore and Confirm; nil for a one-part study.
 	exploreOps, confirmOps []map[nccl.Op]model.Launch
-	// Guards are the launches of each guarded op (Options.GuardOps),
-	// measured for the baseline and the recommended candidate only.
+	// Guards are the launches of each guarded op.
 	Guards map[nccl.Op][]model.Launch
 	// guardFailed counts failed guard launches (they spend the reserve).
 	guardFailed int
-	// pastPlan is set when a stored launch of the trial (Regroup) was of
-	// a phase after the plan phase, failed ones included (madePastPlan).
+	// pastPlan is set when a stored launch of the trial was of a phase
+	// after the plan phase (madePastPlan).
 	pastPlan bool
-	// failedOp is the op whose launch failed the trial ("" when none did):
-	// a refused list's per-function form leaves it out (perFunctionForm).
+	// failedOp is the op whose launch failed the trial ("" when none did).
 	failedOp nccl.Op
 	// exact are the trial's measurements at a timed workload's called
-	// sizes (measureExact) that a resumed study read back (Regroup).
+	// sizes that a resumed study read back.
 	exact []exactRun
-	// blocks are the batches that measured the trial's exploration
-	// results, one per batch (blockRanked).
+	// blocks are the batches that measured the trial's exploration results.
 	blocks []benchfmt.BatchMember
 	// Launches counts every launch of the trial, failed and warm-up included.
 	Launches int
 	// ID is the store's identifier, set by the Recorder; search ignores it.
 	ID uint64
-	// Debug are the trial's debug launches (plan, explain, and exact: its
-	// reads at a timed workload's called sizes) of an interrupted study
-	// being resumed, oldest first: Run reads NCCL's plan and choices back
-	// from them instead of launching again.
+	// Debug are the trial's stored debug launches, oldest first: a resumed
+	// study reads NCCL's plan and choices back from them.
 	Debug []DebugLaunch
 
 	// The log score is cached for the number of exploration launches it
-	// was computed from: a study ranks its trials after every launch.
+	// was computed from.
 	cachedN     int
 	cachedScore float64
 	cachedSS    float64 // sum of squared deviations of the log launch scores
@@ -80,10 +70,8 @@ type Trial struct {
 	guardLogs   map[opSize][]float64
 }
 
-// guardAt is the median over the trial's exploration launches of g's op
-// of each launch's median at g's size (0 when no launch measured it), and
-// the log of each launch's median, for the spread of guard measurements.
-// Cached like the score.
+// guardAt is the median at g of t's exploration launches, and each
+// launch's log median. Cached like the score.
 func (t *Trial) guardAt(g opSize) (median float64, logs []float64) {
 	if t.guardN != len(t.Explore) || t.guardMed == nil {
 		t.guardN, t.guardMed, t.guardLogs = len(t.Explore), map[opSize]float64{}, map[opSize][]float64{}
@@ -121,7 +109,7 @@ func (t *Trial) logScore(sizes []int64) float64 {
 }
 
 // scoreStats are the number of scored exploration launches and the sum of
-// squared deviations of their log scores from their mean (logScore).
+// squared deviations of their log scores.
 func (t *Trial) scoreStats(sizes []int64) (n int, ss float64) {
 	t.cacheScore(sizes)
 	return t.cachedK, t.cachedSS
@@ -133,27 +121,24 @@ func (t *Trial) cacheScore(sizes []int64) {
 	}
 	t.cachedN = len(t.Explore)
 	var xs []float64
+	sum := 0.0
 	for _, s := range t.exploreScores(sizes) {
 		if s > 0 {
 			xs = append(xs, math.Log(s))
+			sum += xs[len(xs)-1]
 		}
 	}
 	t.cachedScore, t.cachedSS, t.cachedK = math.Inf(1), 0, len(xs)
 	if len(xs) == 0 {
 		return
 	}
-	mean := 0.0
-	for _, x := range xs {
-		mean += x
-	}
-	t.cachedScore = mean / float64(len(xs))
+	t.cachedScore = sum / float64(len(xs))
 	for _, x := range xs {
 		t.cachedSS += (x - t.cachedScore) * (x - t.cachedScore)
 	}
 }
 
-// addExplore keeps an exploration measurement with the band score it was
-// measured at.
+// addExplore keeps an exploration measurement with its band score.
 func (t *Trial) addExplore(l model.Launch, score float64) {
 	for len(t.scores) < len(t.Explore) {
 		t.scores = append(t.scores, math.NaN()) // added without a score
@@ -162,8 +147,7 @@ func (t *Trial) addExplore(l model.Launch, score float64) {
 	t.scores = append(t.scores, score)
 }
 
-// addRound keeps a workload's round of t, the launch of each op, and its
-// score: a confirmation's, or exploration's.
+// addRound keeps a workload's round of t and its score.
 func (t *Trial) addRound(phase string, round map[nccl.Op]model.Launch, score float64) {
 	if phase == vocab.PhaseConfirm {
 		t.Confirm = append(t.Confirm, scoreLaunch(score))
@@ -174,22 +158,17 @@ func (t *Trial) addRound(phase string, round map[nccl.Op]model.Launch, score flo
 	t.exploreOps = append(t.exploreOps, round)
 }
 
-// restartConfirm drops t's confirmation launches, a workload's rounds
-// with their scores, for a fresh confirmation (nextAfterRefusal): each
-// part is then judged from launches interleaved with the new candidate's
-// alone, as the decision is. Its stored launches stay in the store.
+// restartConfirm drops t's confirmation launches for a fresh confirmation.
 func (t *Trial) restartConfirm() { t.Confirm, t.confirmOps = nil, nil }
 
-// ConfirmOf are t's confirmation launches of op, for per-part tables and
-// comparisons: a workload's op's launch of each round, a one-part study's
-// launches as they are.
+// ConfirmOf are t's confirmation launches of op: a workload's op's launch
+// of each round, a one-part study's launches as they are.
 func (t *Trial) ConfirmOf(op nccl.Op) []model.Launch { return launchesOf(t.Confirm, t.confirmOps, op) }
 
 // exploreOf are t's exploration launches of op, as ConfirmOf.
 func (t *Trial) exploreOf(op nccl.Op) []model.Launch { return launchesOf(t.Explore, t.exploreOps, op) }
 
-// launchesOf are op's launches of rounds, or ls where there are no rounds
-// (a one-part study's launches are its op's).
+// launchesOf are op's launches of rounds, or ls where there are no rounds.
 func launchesOf(ls []model.Launch, rounds []map[nccl.Op]model.Launch, op nccl.Op) []model.Launch {
 	if rounds == nil {
 		return ls
@@ -201,9 +180,7 @@ func launchesOf(ls []model.Launch, rounds []map[nccl.Op]model.Launch, op nccl.Op
 	return out
 }
 
-// exploreScores are the band scores of t's exploration launches, as they
-// were measured; one added without its score is scored over sizes once
-// (0 when it cannot be).
+// exploreScores are the band scores of t's exploration launches.
 func (t *Trial) exploreScores(sizes []int64) []float64 {
 	for len(t.scores) < len(t.Explore) {
 		t.scores = append(t.scores, math.NaN())
@@ -216,9 +193,7 @@ func (t *Trial) exploreScores(sizes []int64) []float64 {
 	return t.scores[:len(t.Explore)]
 }
 
-// madePastPlan reports whether the trial has a launch of a phase after
-// the plan phase (exploration, confirmation, the guards, explain): a
-// study that made one has read every plan it reads before exploring.
+// madePastPlan reports whether t has a launch after the plan phase.
 func (t *Trial) madePastPlan() bool {
 	return t.pastPlan || len(t.Explore) > 0 || len(t.Confirm) > 0 || len(t.Guards) > 0
 }

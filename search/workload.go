@@ -1,8 +1,6 @@
 package search
 
-// A workload of several parts (op, band, weight): how one measurement of
-// a config is made of one launch per op, and how those launches are
-// scored together.
+// A workload of several parts: one measurement is one launch per op.
 
 import (
 	"cmp"
@@ -25,8 +23,7 @@ func (o Options) Parts() nccl.Workload {
 	return nccl.Workload{{Op: o.Op.OrAllReduce(), Band: o.Band, Weight: 1}}
 }
 
-// withHull is o with Band the workload's hull when a workload of several
-// parts leaves it unset (Run and Reconfirm).
+// withHull is o with Band the workload's hull when it is unset.
 func (o Options) withHull() Options {
 	if o.Workload.ScoredByRounds() && o.Band == (nccl.Band{}) {
 		o.Band = Hull(o.Workload)
@@ -34,34 +31,23 @@ func (o Options) withHull() Options {
 	return o
 }
 
-// Hull is the smallest band holding every part's band: what a study of
-// several parts stores and shows as its band.
+// Hull is the smallest band holding every part's band.
 func Hull(w nccl.Workload) nccl.Band {
 	var b nccl.Band
 	for i, p := range w {
 		if i == 0 || p.Band.Min < b.Min {
 			b.Min = p.Band.Min
 		}
-		if p.Band.Max > b.Max {
-			b.Max = p.Band.Max
-		}
+		b.Max = max(b.Max, p.Band.Max)
 	}
 	return b
 }
 
-// A workload of several parts keeps each measurement of a config (a
-// round: one launch per op of the workload) as the launch of each op, its
-// sizes keyed by bytes as every launch's (Trial.exploreOps, confirmOps),
-// and the round's score, the combination of the parts' band scores
-// (roundScore), as a launch of one key, scoreKey (scoreLaunch). Ranking,
-// planning and the confirmation's test read that launch as a band of one
-// size; the parts' and guards' comparisons read the op's own launches
-// (Trial.ConfirmOf). A one-part workload has no rounds: its launches are
-// today's launches, scored over the band's sizes.
+// A workload of several parts keeps each round's score (roundScore) as a
+// launch of one key, scoreKey, which ranking and the confirmation read as a
+// band of one size; the parts' comparisons read each op's own launches.
 
-// scoreKey is the one key of a round's score launch, the band of one
-// size the statistics rank and test a workload by (Options.ScoredKeys).
-// It is no message size: no launch of an op is kept with it.
+// scoreKey is the one key of a round's score launch; no message size.
 const scoreKey int64 = 1 << 62
 
 // scoreLaunch is a round's score as the launch the statistics read.
@@ -69,9 +55,8 @@ func scoreLaunch(score float64) model.Launch {
 	return model.Launch{Times: map[int64][]float64{scoreKey: {score}}}
 }
 
-// opSize is one size of one op: a guard size, or a timed workload's call,
-// as exploration watches it. op is "" for a one-part study, whose launches
-// are of its one op.
+// opSize is one size of one op: a guard size, or a timed workload's call.
+// op is "" for a one-part study.
 type opSize struct {
 	op    nccl.Op
 	bytes int64
@@ -94,7 +79,7 @@ type workload struct {
 	partSizes [][]int64
 }
 
-// newWorkload is nil for one part: the study is today's, unchanged.
+// newWorkload is nil for one part.
 func newWorkload(parts nccl.Workload) *workload {
 	if !parts.ScoredByRounds() {
 		return nil
@@ -106,14 +91,9 @@ func newWorkload(parts nccl.Workload) *workload {
 	return w
 }
 
-// roundScore is a round's objective, or an error naming the part whose
-// sizes the round lacks. A timed workload's (calls, nccl.ParseCall) is the
-// time a step spends in its calls, Σ callsᵢ × timeᵢ in µs (timeᵢ the
-// median at the part's one size): linear, so a part weighs what it costs
-// the process, and a call made 80 times at 2M counts for its time, not
-// for its share of the calls. A hand workload's (--part) is
-// exp Σ wᵢ log scoreᵢ over the parts' band scores (each the geometric
-// mean of the part's per-size medians), its weights normalised.
+// roundScore is a round's objective: for a timed workload the time a step
+// spends in its calls, Σ callsᵢ × timeᵢ in µs; for a hand workload
+// exp Σ wᵢ log scoreᵢ over the parts' band scores.
 func (w *workload) roundScore(round map[nccl.Op]model.Launch) (float64, error) {
 	for _, op := range w.ops {
 		if _, ok := round[op]; !ok {
@@ -139,10 +119,7 @@ func (w *workload) roundScore(round map[nccl.Op]model.Launch) (float64, error) {
 	return math.Exp(sum), nil
 }
 
-// timedCalls are a timed workload of several parts' calls, one (op, size)
-// each, which exploration also keeps an eye on as it does on guard sizes
-// (ranking.guard): a config that looks slower at a size the process calls
-// ranks after the others. None otherwise.
+// timedCalls are a timed workload's calls, watched as guard sizes are.
 func (w *workload) timedCalls() []opSize {
 	if w == nil || !w.parts.Timed() {
 		return nil
@@ -162,25 +139,18 @@ type PartResult struct {
 	// Weight is the part's normalised weight in the objective.
 	Weight float64
 	// Comparison is the candidate against the baseline over the part's
-	// sizes, from the confirmation's launches of its op.
+	// sizes.
 	Comparison model.Comparison
-	// Refused: this part, slower by more than the minimum effect, refused
-	// the recommendation (vocab.EndingOpRegression); NotShownSafe: a timed
-	// call refused because it was not shown safe (refuseUnshownCall), not
-	// because it was shown slower, or without Refused, another call not
-	// shown safe beside the one that refused.
+	// Refused: this part refused the recommendation; NotShownSafe: a timed
+	// call not shown safe (refuseUnshownCall), not shown slower.
 	Refused, NotShownSafe bool
-	// RefusedAt is the size the process calls, off the power of two the
-	// part is measured at, where the candidate was judged and refused
-	// (checkExact); 0 when the part's own comparison refused it. The
-	// part's interval is not that call's: on the real loopback a part
-	// ×1.17 [1.08, 1.81] faster at 2M read "its upper bound is over the
-	// margin" beside the refusal of its call at 2048000 bytes.
+	// RefusedAt is the size the process calls, off the part's power of two,
+	// where the candidate was refused (checkExact); 0 when the part's own
+	// comparison refused it.
 	RefusedAt int64
 }
 
-// partResults compares the confirmation launches part by part; nil for a
-// one-part study (its Decision is the part's).
+// partResults compares the confirmation launches part by part.
 func (w *workload) partResults(base, cand *Trial, stats model.Options) []PartResult {
 	if w == nil {
 		return nil
@@ -193,8 +163,8 @@ func (w *workload) partResults(base, cand *Trial, stats model.Options) []PartRes
 	return out
 }
 
-// guardSizes are the guard sizes of every op of the workload, ops in
-// nccl.Ops' order, each op's sizes in increasing order.
+// guardSizes are the guard sizes of every op of the workload, in
+// nccl.Ops' order, then by size.
 func (w *workload) guardSizes(guard []int64) []opSize {
 	var out []opSize
 	for _, op := range w.ops {
@@ -203,17 +173,12 @@ func (w *workload) guardSizes(guard []int64) []opSize {
 		}
 	}
 	slices.SortFunc(out, func(a, b opSize) int {
-		if c := cmp.Compare(slices.Index(nccl.Ops, a.op), slices.Index(nccl.Ops, b.op)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.bytes, b.bytes)
+		return cmp.Or(cmp.Compare(slices.Index(nccl.Ops, a.op), slices.Index(nccl.Ops, b.op)), cmp.Compare(a.bytes, b.bytes))
 	})
 	return out
 }
 
-// ScoredKeys are the keys a study scores a measurement over: the band's
-// sizes, or for a workload of several parts the one key of its rounds'
-// score launches (a trial's Score over them is its objective).
+// ScoredKeys are the keys a study scores a measurement over.
 func (o Options) ScoredKeys() []int64 {
 	if newWorkload(o.Parts()) == nil {
 		return o.Band.Sizes()
@@ -221,41 +186,32 @@ func (o Options) ScoredKeys() []int64 {
 	return []int64{scoreKey}
 }
 
-// StoredLaunch is one launch of a trial as a resumed study reads it back
-// from the store, in the order it was made.
+// StoredLaunch is one launch of a trial as a resumed study reads it back.
 type StoredLaunch struct {
 	Op    nccl.Op
 	Phase string
-	// Scored: the launch ran and was one of the trial's measurements (or,
-	// for PhaseGuard, a guarded op's launch that ran).
+	// Scored: the launch ran and was one of the trial's measurements (or a
+	// guarded op's launch that ran).
 	Scored bool
-	// Failed: the launch did not run to a result (a failed guard launch
-	// spends the guards' reserve).
+	// Failed: the launch did not run to a result.
 	Failed bool
 	Launch model.Launch
-	// ScoreUS is the band score stored with the launch (the one Measure
-	// made); 0 when it was not stored, and the launch is scored again.
+	// ScoreUS is the band score stored with the launch; 0 when it was not
+	// stored, and the launch is scored again.
 	ScoreUS float64
-	// Batch is the batch launch that measured it, nil for a launch of
-	// its own (Trial.blockRanked reads it back).
+	// Batch is the batch launch that measured it, nil for its own.
 	Batch *benchfmt.BatchMember
 	// MinBytes and MaxBytes are the sizes it swept, and Debug says it was
-	// a read of NCCL's plan: a launch at the calls' own sizes (PhaseExact)
-	// is a measurement of its ladder when it ran and was not a read, and
-	// Launch then holds it.
+	// a read of NCCL's plan.
 	MinBytes, MaxBytes int64
 	Debug              bool
 }
 
 // Regroup rebuilds t's measurements from its stored launches as the study
-// made them: a one-part study's scored launches one by one; a workload's
-// as rounds of one launch per op (a round cut short by a failure or an
-// interruption is dropped); guard launches under their op.
+// made them (a round cut short is dropped).
 func (o Options) Regroup(t *Trial, ls []StoredLaunch) { o.regroup(t, ls, nil) }
 
-// regroup is Regroup, the one rule that groups a workload's launches into
-// rounds; done, when not nil, hears of each round kept, with the index in
-// ls of the launch that completed it (Rounds).
+// regroup is Regroup; done, when not nil, hears of each round kept.
 func (o Options) regroup(t *Trial, ls []StoredLaunch, done func(Round)) {
 	w := newWorkload(o.Parts())
 	var pending map[nccl.Op]model.Launch
@@ -316,13 +272,12 @@ type Round struct {
 	// ScoreUS is the round's objective (roundScore).
 	ScoreUS float64
 	// Last is the index, in the launches read, of the launch that
-	// completed the round: where a figure of the search in time puts it.
+	// completed the round.
 	Last int
 }
 
-// Rounds are a trial's complete rounds in the order they were made, as
-// Regroup keeps them (RoundScores' scores, with where each completed); ok
-// is false for a one-part study, whose launches are scored one by one.
+// Rounds are a trial's complete rounds in order; ok is false for a
+// one-part study.
 func (o Options) Rounds(ls []StoredLaunch) (rounds []Round, ok bool) {
 	if newWorkload(o.Parts()) == nil {
 		return nil, false
@@ -331,13 +286,8 @@ func (o Options) Rounds(ls []StoredLaunch) (rounds []Round, ok bool) {
 	return rounds, true
 }
 
-// RoundScores are the objective of each complete round of a trial of a
-// study of several parts, exploration's and confirmation's, each in the
-// order they were made: the scores the search ranked and tested the trial
-// by (roundScore), rebuilt from its stored launches as resume rebuilds
-// them (Regroup). One op's launch alone scores that op's sizes, not the
-// objective. ok is false for a one-part study, whose launches are scored
-// one by one; a trial of several parts with no complete round has none.
+// RoundScores are the objective of each complete round of a trial, as
+// Regroup rebuilds them; ok is false for a one-part study.
 func (o Options) RoundScores(ls []StoredLaunch) (explore, confirm []float64, ok bool) {
 	rounds, ok := o.Rounds(ls)
 	for _, r := range rounds {
@@ -350,8 +300,7 @@ func (o Options) RoundScores(ls []StoredLaunch) (explore, confirm []float64, ok 
 	return explore, confirm, ok
 }
 
-// add keeps one measurement of t: a confirmation's, or exploration's
-// with its score (0: not known, scored when needed).
+// add keeps one measurement of t (scoreUS 0: scored when needed).
 func (t *Trial) add(phase string, l model.Launch, scoreUS float64) {
 	switch {
 	case phase == vocab.PhaseConfirm:

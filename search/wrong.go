@@ -1,11 +1,9 @@
 package search
 
 // Wrong results: a config whose launch gave wrong results names, in its
-// NCCL_PROTO or NCCL_ALGO list, what NCCL ran to give them (forcing LL128
-// where NCCL did not enable it has corrupted data on some platforms), and
-// no later config that allows a suspect by name is launched, whatever
-// --allow-disabled-protocols says: a red team saw two more LL128 configs
-// launched after a forced LL128 one gave wrong results.
+// NCCL_PROTO or NCCL_ALGO list, what NCCL ran to give them, and no later
+// config that allows a suspect by name is launched, whatever
+// --allow-disabled-protocols says.
 
 import (
 	"fmt"
@@ -18,11 +16,8 @@ import (
 // wrongListKnobs are the knobs whose values NCCL runs by name.
 var wrongListKnobs = []string{"NCCL_PROTO", "NCCL_ALGO"}
 
-// noteWrong records the values t's lists force, after t gave wrong
-// results: a value forced alone is the suspect; of several, those NCCL's
-// defaults never run in the study (a value they run, Simple or Ring on
-// most fabrics, ran correctly there), or all of them when the defaults
-// run each.
+// noteWrong records the values t's lists force after t gave wrong
+// results: one forced alone, else those NCCL's defaults never run (or all).
 func (p *planner) noteWrong(t *Trial) {
 	for _, knob := range wrongListKnobs {
 		named := nccl.Named(t.Config[knob])
@@ -47,9 +42,7 @@ func (p *planner) noteWrong(t *Trial) {
 	}
 }
 
-// defaultsRun reports whether NCCL's defaults run value (of NCCL_PROTO or
-// NCCL_ALGO) at some size of some op the study read; false while no plan
-// was read.
+// defaultsRun reports whether NCCL's defaults run value.
 func (p *planner) defaultsRun(knob, value string) bool {
 	for _, o := range p.ops {
 		if o.native == nil {
@@ -81,8 +74,7 @@ func (p *planner) wrongIn(cfg nccl.Config) string {
 	return ""
 }
 
-// wrongSummary is one line per value that gave wrong results, with the
-// configs refused for allowing it, for the study's account of its plan.
+// wrongSummary is one line per value that gave wrong results.
 func (p *planner) wrongSummary() []string {
 	counts := map[string]int{}
 	for _, why := range p.refusedWrong {
