@@ -78,22 +78,15 @@ type Comparison struct {
 //     interval is the inversion of the same test;
 //  4. Speedup (band-score ratio) ≥ 1 + MinEffect.
 //
-// Otherwise the answer is "keep the baseline", and Reason says which
-// condition failed. Slower is the mirror image of 1, 2 and 4: P < Alpha,
-// the candidate's launch scores are the higher ones, and
-// Speedup ≤ 1/(1+MinEffect); a significant slowdown smaller than the
-// minimum effect does not count, as a gain that small would not be
-// recommended either.
+// Otherwise Reason says which condition failed. Slower mirrors 1, 2 and 4:
+// P < Alpha, the candidate's scores higher, Speedup ≤ 1/(1+MinEffect).
 //
-// The interval: for baseline log scores x and candidate log scores y, the
-// m·n differences xᵢ−yⱼ are sorted and [d₍ₖ₎, d₍ₘₙ₊₁₋ₖ₎] is taken, k the
-// largest count with P(U < k) ≤ (1−Confidence)/2 under the exact null
-// distribution of U (go-moremath stats.UDist; a normal approximation above
-// 50 launches per arm). Its coverage is exact when the candidate's scores
-// are the baseline's divided by a constant, whatever their distribution.
-// With 3 and 3 launches k would be 0 (P(U = 0) = 1/20 > 0.025): no finite
-// 95 % interval exists, so CIOK is false, Lo and Hi are NaN, and a
-// "ci-unavailable" warning names the number of launches needed.
+// The interval: of the m·n sorted differences xᵢ−yⱼ of baseline and
+// candidate log scores, [d₍ₖ₎, d₍ₘₙ₊₁₋ₖ₎], k the largest count with
+// P(U < k) ≤ (1−Confidence)/2 under U's exact null distribution (normal
+// above 50 launches per arm). Where k would be 0 (3 and 3 launches at
+// 95 %), CIOK is false, Lo and Hi are NaN, and a "ci-unavailable" warning
+// names the launches needed.
 func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Comparison {
 	opt, warns := opt.resolve()
 	ab, ac := analyse(baseline, sizes, true), analyse(candidate, sizes, true)

@@ -12,49 +12,24 @@ import (
 // ConfirmDesign is a group-sequential plan for confirming a candidate
 // against the baseline: launches alternate (B C B C …) and the data are
 // looked at when both arms reach Looks[k] launches. At look k the
-// candidate is recommended when Compare, run at the nominal two-sided level
-// Levels[k], recommends it; the study may also stop early when the data
-// already exclude a gain worth recommending (futility). The last look
-// decides whatever the data say.
+// candidate is recommended when Compare, run at the two-sided level
+// Levels[k], recommends it; the study may stop early for futility; the
+// last look decides.
 //
-// Validity. The levels come from alpha spending (Lan and DeMets 1983)
-// with the Hwang–Shih–DeCani function of γ = −2,
-// α(t) = α (1 − e^{2t}) / (1 − e²), t the fraction of the planned
-// launches: look k's level is the nominal level of the exact
-// group-sequential boundary that spends α(tₖ) − α(tₖ₋₁) there, computed
-// from the joint law of the looks' standardized statistics
-// (nominalLevels: the Mann-Whitney statistics of nested balanced looks
-// are asymptotically a Brownian motion, corr(Zⱼ, Zₖ) = √(nⱼ/nₖ)), so the
-// chance that any look rejects a true null is α, at the normal
-// approximation of each look's statistic. Each look tests with the exact,
-// discrete Mann-Whitney p, which is conservative at the normal level
-// (at 6 + 6 a level of 0.0064 rejects with probability 0.0043), and
-// TestSequentialFalseRecommendations measures the rate the whole design
-// gives on null fabrics. The false-recommendation rate is about α/2: only
-// rejections in the candidate's favour recommend. Futility stops never
-// reject, so they cannot raise it. The interval reported at look k is
-// Compare's rank interval at 1 − Levels[k], a repeated confidence interval
-// (Jennison and Turnbull 1989): the intervals of all looks hold the true
-// shift together with probability 1 − α, so stopping early does not make
-// the reported interval dishonest.
+// The levels are the exact group-sequential boundaries (nominalLevels) of
+// Hwang–Shih–DeCani alpha spending with γ = −2, α(t) = α (1 − e^{2t}) /
+// (1 − e²): the looks' Mann-Whitney statistics are asymptotically a
+// Brownian motion, so the chance that any look rejects a true null is α,
+// and the exact discrete p of each look is conservative at that level
+// (TestSequentialFalseRecommendations measures it). Futility stops never
+// reject. The interval at look k is Compare's at 1 − Levels[k], a repeated
+// confidence interval (Jennison and Turnbull 1989), honest when stopping
+// early.
 //
-// Until issue 30 each look was given its increment as its level, which is
-// valid by the union bound whatever the correlation between looks, but
-// spends less than α the more the looks overlap (at 6, 11 and 20 launches
-// per arm the levels 0.0064, 0.0093 and 0.034 against the exact 0.0064,
-// 0.011 and 0.041), so a look every couple of pairs would have cost the
-// last look most of its level. The exact boundaries let the design look
-// often (lookGrowth) at little cost in power (TestSequentialTable).
-//
-// Why γ = −2 and not O'Brien–Fleming (γ ≈ −4): the first look must be able
-// to decide. The smallest p the exact test reaches with 6 launches per arm
-// is 2/924 = 0.0022; O'Brien–Fleming gives a first look at 6 of 15
-// launches 0.0019 and at 6 of 18 0.0007, so no confirmation could stop
-// there however clear the gain (a ×1.44 gain on the replayed loopback
-// fabric ran 15 + 15 launches for p = 1e-8). γ = −2 gives 0.0096 and
-// 0.0074 there (a first look with at most one of 36 pairs out of order
-// decides), and still keeps most of α for the last look (0.035 of 0.05
-// with looks at 6, 8, 10, 13, 16 and 20 per arm).
+// γ = −2 rather than O'Brien–Fleming (γ ≈ −4) so that the first look can
+// decide: the exact test's smallest p at 6 launches per arm is 0.0022,
+// below O'Brien–Fleming's first level (0.0019 at 6 of 15) but not γ = −2's
+// (0.0096), which still keeps most of α for the last look.
 type ConfirmDesign struct {
 	// Looks are the launches per arm at each look, increasing.
 	Looks []int
