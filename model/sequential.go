@@ -33,26 +33,21 @@ import (
 type ConfirmDesign struct {
 	// Looks are the launches per arm at each look, increasing.
 	Looks []int
-	// Levels are the nominal two-sided significance levels of the looks:
-	// the exact boundaries of the alpha each look spends (nominalLevels),
-	// so they sum to more than Alpha, the looks being correlated.
+	// Levels are the nominal two-sided levels of the looks (nominalLevels);
+	// they sum to more than Alpha, the looks being correlated.
 	Levels []float64
 	// Alpha is the overall false-positive level.
 	Alpha float64
 }
 
 // lookGrowth spaces the looks after the first: each at least two launches
-// per arm past the one before and a quarter more, the last at the most
-// the design plans. With the exact boundaries a look costs the last one
-// little level (see TestSequentialTable), and a confirmation that can
-// stop every couple of pairs stops near where its data first decide.
+// per arm past the one before and a quarter more; with exact boundaries a
+// look costs the last one little level (TestSequentialTable).
 const lookGrowth = 1.25
 
 // PlanConfirm builds the design for at least first and at most maxN
-// launches per arm: looks at first, then spaced as lookGrowth says up to
-// maxN. Fewer than first + 2 is one look at maxN: a fixed-size test at
-// alpha. The levels are the exact group-sequential boundaries of the
-// alpha spent by each look (nominalLevels).
+// launches per arm: looks at first, then spaced by lookGrowth up to maxN.
+// Fewer than first + 2 is one look at maxN: a fixed-size test at alpha.
 func PlanConfirm(first, maxN int, alpha float64) ConfirmDesign {
 	first = max(first, 1)
 	maxN = max(maxN, first)
@@ -75,10 +70,8 @@ func PlanConfirm(first, maxN int, alpha float64) ConfirmDesign {
 	return d
 }
 
-// levelsTo are the nominal levels of the design's looks up to look k,
-// taken at n launches per arm instead of the planned Looks[k] when the
-// budget or the time ends the confirmation there, and spending all of
-// alpha when k is the last look taken (k < len(Looks)-1: an early end).
+// levelsTo are the nominal levels of the looks up to look k, taken at n
+// launches per arm instead of Looks[k], spending all of alpha at k.
 func (d ConfirmDesign) levelsTo(k, n int) []float64 {
 	maxN := float64(d.MaxLaunches())
 	ts := make([]float64, k+1)
@@ -89,10 +82,8 @@ func (d ConfirmDesign) levelsTo(k, n int) []float64 {
 	}
 	ts[k], cum[k] = float64(n)/maxN, d.Alpha
 	if k > 0 && n <= d.Looks[k-1] {
-		// No launch since the look before: its data are that look's, so
-		// the exact boundary has no new information to spend on. What is
-		// left of alpha is spent by the union bound on top of the earlier
-		// looks, whose crossing probability is exactly cum[k-1].
+		// No launch since the look before: what is left of alpha is spent
+		// by the union bound on top of the earlier looks (cum[k-1]).
 		levels := nominalLevels(ts[:k], cum[:k])
 		return append(levels, d.Alpha-cum[k-1])
 	}
@@ -116,10 +107,8 @@ func spent(alpha, t float64) float64 {
 }
 
 // CanDecide reports whether the design's last look can recommend at all:
-// whether the exact two-sided Mann-Whitney p at its launches per arm can
-// go below the level left to it (2/C(2n, n) with every launch of one arm
-// faster than every launch of the other). A design that cannot is not
-// worth a launch: the budget left cannot decide.
+// whether the smallest exact p at its launches per arm, 2/C(2n, n), is
+// below the level left to it.
 func (d ConfirmDesign) CanDecide() bool {
 	n := d.MaxLaunches()
 	return 2*uCDF(n, n, 0) < d.Levels[len(d.Levels)-1]
@@ -149,21 +138,17 @@ func (d ConfirmDesign) String() string {
 
 // Look is the verdict at one look of a ConfirmDesign.
 type Look struct {
-	// Comparison is Compare at the look's nominal level: its interval is the
-	// look's repeated confidence interval, its Recommend the decision.
+	// Comparison is Compare at the look's nominal level.
 	Comparison
 	// Stop is true when the confirmation ends here: a recommendation, a
 	// significant slowdown, futility, or the last look.
 	Stop bool
-	// Futile is true when it stopped because the data already exclude a
-	// gain of MinEffect (the candidate cannot be worth recommending).
+	// Futile: it stopped because the data already exclude a gain of MinEffect.
 	Futile bool
 }
 
 // Decide judges look k (0-based) of the design on the launches so far.
-// final forces the last look's rule (the budget or the time ran out
-// early): whatever of alpha the earlier looks did not spend is spent here,
-// at the boundary of a look at the launches actually made.
+// final (the budget or time ran out) spends here what is left of alpha.
 func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64, opt Options, final bool) Look {
 	opt, _ = opt.resolve()
 	k = min(max(k, 0), len(d.Looks)-1)
@@ -181,16 +166,12 @@ func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64
 		lk.Stop = true
 	default:
 		// Futility (non-binding): the plain (1 − Alpha) interval already
-		// lies below the minimum effect. Stopping here never recommends,
-		// so it cannot raise the false-recommendation rate.
+		// lies below the minimum effect.
 		plain := Compare(baseline, candidate, sizes, opt)
 		if plain.CIOK && plain.Hi < 1+opt.MinEffect {
 			lk.Stop, lk.Futile = true, true
 			lk.Verdict = vocab.VerdictFutile
-			// The interval that decided is the one reported: the look's own
-			// (at its far smaller level) may not exist yet at these counts,
-			// and a study would store [NaN, NaN] beside a reason quoting
-			// this one.
+			// Report the interval that decided: the look's own may not exist.
 			lk.Lo, lk.Hi, lk.CIOK, lk.Confidence, lk.CILevel = plain.Lo, plain.Hi, true, plain.Confidence, plain.CILevel
 			lk.Reason = fmt.Sprintf("keep the baseline: after %d and %d launches the %s interval on the speedup, %.3f–%.3f, already excludes the %.0f %% minimum effect",
 				plain.BaselineN, plain.CandidateN, pct(opt.Confidence), plain.Lo, plain.Hi, 100*opt.MinEffect)
@@ -204,8 +185,7 @@ func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64
 // normal with standard deviation sigma and the candidate is faster by gain
 // (0.1 = 10 %): Noether's (1987) formula
 // n = (z₁₋α/₂ + z_power)² / (6 (p − ½)²), p = Φ(log(1+gain) / (σ√2)).
-// docs/PERFORMANCE.md shows it agrees with the simulated power of Compare
-// within about 10 %. It returns math.MaxInt32 when gain ≤ 0.
+// It returns math.MaxInt32 when gain ≤ 0.
 func PlanLaunches(sigma, gain, alpha, power float64) int {
 	if !(gain > 0) {
 		return math.MaxInt32
@@ -218,9 +198,8 @@ func PlanLaunches(sigma, gain, alpha, power float64) int {
 	if n > math.MaxInt32/2 {
 		return math.MaxInt32
 	}
-	// However large the gain, the formula never goes below zz²/1.5 (p → 1),
-	// where the exact test needs only MinLaunchesForDecision: a gain that
-	// large is planned at that floor.
+	// The formula never goes below zz²/1.5; the exact test needs only
+	// MinLaunchesForDecision.
 	if n <= math.Ceil(zz*zz/1.5)+0.5 {
 		return MinLaunchesForDecision(DefaultOptions())
 	}
@@ -228,10 +207,8 @@ func PlanLaunches(sigma, gain, alpha, power float64) int {
 }
 
 // PooledSD is the pooled within-group standard deviation of groups of
-// values (each config's log launch scores): the launch-to-launch spread
-// with each config's own mean removed. Groups of one value carry no
-// information about it. df is the degrees of freedom (0: no estimate, and
-// sd is NaN).
+// values (each config's log launch scores). df is the degrees of freedom
+// (0: no estimate, and sd is NaN).
 func PooledSD(groups [][]float64) (sd float64, df int) {
 	ss := 0.0
 	for _, g := range groups {
