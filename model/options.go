@@ -14,18 +14,14 @@ type Options struct {
 	Alpha float64
 	// Confidence is the coverage asked of every interval (default 0.95).
 	Confidence float64
-	// MinEffect is the smallest speedup worth recommending, as a fraction:
-	// 0.03 means a candidate must be at least 3 % faster (speedup ≥ 1.03).
-	// Zero means the default; to accept any significant gain pass a tiny
-	// positive value such as 1e-9.
+	// MinEffect is the smallest speedup worth recommending (0.03: ≥ 1.03);
+	// to accept any significant gain pass a tiny value such as 1e-9.
 	MinEffect float64
 	// HighSpreadPct is the launch-to-launch robust coefficient of variation
 	// (percent) above which a size gets a "high-spread" warning (default 10).
 	HighSpreadPct float64
-	// OutlierZ is the robust z-score (distance from the median in units of
-	// 1.4826·MAD of the log launch scores) beyond which a launch is called
-	// an outlier (default 3.5, Iglewicz and Hoaglin's rule), widened by
-	// (1 + 6/n) for n launches because a small sample's MAD is itself noisy.
+	// OutlierZ is the robust z-score beyond which a launch is an outlier
+	// (default 3.5; robustOutliers).
 	OutlierZ float64
 }
 
@@ -90,8 +86,7 @@ func (o Options) fill() Options {
 }
 
 // resolve fills defaults and, when a setting is invalid, falls back to the
-// defaults with a warning: the functions that take Options return no error,
-// so the problem travels as data (callers should Validate user input first).
+// defaults with a warning (callers should Validate user input first).
 func (o Options) resolve() (Options, []Warning) {
 	if err := o.Validate(); err != nil {
 		return DefaultOptions(), []Warning{{Code: WarnBadOptions,
@@ -100,8 +95,7 @@ func (o Options) resolve() (Options, []Warning) {
 	return o.fill(), nil
 }
 
-// Warning is a caveat about a summary or comparison (vocab.Warning: its
-// shape lives there, so that the records carrying one import no statistics).
+// Warning is a caveat about a summary or comparison.
 type Warning = vocab.Warning
 
 // Warning codes.

@@ -15,8 +15,7 @@ type Arm struct {
 type LaunchPlan struct {
 	// Arm is the index of the config to launch next; -1 when Done.
 	Arm int
-	// Done is true when no launch within the cap would change the verdict
-	// on the leader.
+	// Done: no launch within the cap would change the verdict.
 	Done bool
 	// Leader is the best arm by band score (-1 if none).
 	Leader int
@@ -24,9 +23,8 @@ type LaunchPlan struct {
 	Reason string
 }
 
-// PlanBeta is the width, in launch-to-launch standard deviations of a log
-// launch score, of the plausibility bounds PlanNext uses to decide which
-// configs could still beat the leader (2 ≈ 97.7 % one-sided).
+// PlanBeta is the width of PlanNext's plausibility bounds in standard
+// deviations of a log launch score (2 ≈ 97.7 % one-sided).
 const PlanBeta = 2.0
 
 // PlanNext says which config to launch next during exploration, and when
@@ -119,13 +117,9 @@ func rankArms(arms []Arm, sizes []int64) []rankedArm {
 }
 
 // Plausible reports whether arm i could still beat the leader of arms by
-// PlanNext's rule (step 3): its optimistic bound is below the leader's
-// pessimistic one. The leader itself is plausible, and so is every arm
-// while the rule cannot be applied: an arm without a scored launch, fewer
-// than two ranked arms, or no arm measured twice (no spread to pool). The
-// search asks it before it gives a config another exploration launch
-// outside PlanNext (a sampler proposal that merges into a config already
-// tried): a config the launches so far place out of reach gets none.
+// PlanNext's rule (step 3). The leader is plausible, and so is every arm
+// while the rule cannot be applied (no scored launch, fewer than two
+// ranked arms, no spread to pool).
 func Plausible(arms []Arm, sizes []int64, i int) bool {
 	ranked := rankArms(arms, sizes)
 	if len(ranked) < 2 || ranked[0].arm == i {
@@ -148,10 +142,8 @@ func leaderBound(lead rankedArm, sigma float64) float64 {
 	return lead.logScore + PlanBeta*sigma/math.Sqrt(float64(lead.n))
 }
 
-// pooledLogSD is the pooled launch-to-launch standard deviation of log
-// launch scores over the arms with two or more launches, at least
-// scaleFloor (step 3); ok is false when no arm has two (in PlanNext the
-// leader always has).
+// pooledLogSD is the pooled standard deviation of log launch scores over
+// arms with two or more launches, at least scaleFloor; ok false if none.
 func pooledLogSD(ranked []rankedArm) (sd float64, ok bool) {
 	groups := make([][]float64, len(ranked))
 	for i, a := range ranked {
@@ -176,8 +168,7 @@ func plausibleChallengers(others []rankedArm, sigma float64) []rankedArm {
 }
 
 // compareFloats orders smaller first and, unlike cmp.Compare, ties a NaN
-// with everything (as sorting by < does), so a stable sort keeps it where
-// it was.
+// with everything, so a stable sort keeps it where it was.
 func compareFloats(a, b float64) int {
 	switch {
 	case a < b:
