@@ -284,8 +284,7 @@ func binRange(bin int64) (lo, hi uint64) {
 	return uint64(l), uint64(h)
 }
 
-// override is a proven size's choice over its range, and the study that
-// proved it.
+// override is a proven size's choice over its range, and who proved it.
 type override struct {
 	lo, hi uint64
 	pick   tunerPick
@@ -458,8 +457,7 @@ func loggedRows(g *TunerGroup, members []*Recommendation, overrides []override) 
 }
 
 // provenPick is what NCCL chose at the proven size with b's
-// recommendation, with its channel count written out: the choice the
-// study measured there.
+// recommendation, channels included.
 func provenPick(b *Recommendation, coll string, size int64) (tunerPick, error) {
 	for _, c := range b.Recommended {
 		if pc, ok := PluginCollective(c.Collective); ok && pc == coll && c.Bytes == size {
@@ -471,7 +469,7 @@ func provenPick(b *Recommendation, coll string, size int64) (tunerPick, error) {
 }
 
 // countedPick is c's algorithm, protocol and channel count in the
-// plugin's names: the choice a row gives where the study measured it.
+// plugin's names.
 func countedPick(c benchfmt.Choice, study string) (tunerPick, error) {
 	pick, err := pluginPick(c, study)
 	if err != nil {
@@ -505,8 +503,7 @@ func shapeText(nodes, ranks int) string {
 	if ranks > 0 {
 		r = strconv.Itoa(ranks)
 	}
-	// The plugin's nRanks counts the communicator's ranks in all, not per
-	// node: "4 ranks on 4 nodes", never "4 nodes x 4 ranks" (16).
+	// nRanks counts the communicator's ranks in all, not per node.
 	return r + " ranks on " + n + " nodes"
 }
 
@@ -525,9 +522,8 @@ type ncclChoices struct {
 	sizes []int64
 }
 
-// newNCCLChoices reads NCCL's default choices of one collective. Each
-// keeps NCCL's own channel count (0): NCCL's count changes with the size
-// inside a bin, and the row must not fix it where nothing was measured.
+// newNCCLChoices reads NCCL's default choices of one collective, each with
+// channels 0: NCCL's count changes inside a bin.
 func newNCCLChoices(choices []benchfmt.Choice, coll, study string) (ncclChoices, error) {
 	var cs []benchfmt.Choice
 	for _, c := range choices {
@@ -570,14 +566,10 @@ func (s ncclChoices) at(x uint64) tunerPick {
 
 // KeepsNCCL reports, for each of sizes (powers of two) of op, whether the
 // tuner CSV csv keeps there what NCCL chose under b's baseline: for every
-// call in the size's bin (the sizes workload counts at it, binRange), the
-// first row the example plugin matches on b's shape names NCCL's recorded
-// algorithm and protocol there (ncclChoices.at) with channels 0. That is
-// the rule PlanTuner writes every size nothing proved by, so such a size
-// runs as the baseline does: equal by rule. A size no row matches (the
-// plugin's one channel), and any size of a file with a row it cannot read
-// as written (tunerRowsOf), does not keep it. An op NCCL asks no tuner
-// about (alltoall, sendrecv) keeps it at every size.
+// call in the size's bin, the first row the plugin matches on b's shape
+// names NCCL's recorded choice there with channels 0. A file with a row
+// the plugin reads otherwise keeps nothing; an op NCCL asks no tuner
+// about keeps it everywhere.
 func KeepsNCCL(b *Recommendation, csv string, op nccl.Op, sizes []int64) ([]bool, error) {
 	keeps := make([]bool, len(sizes))
 	coll, tuned := op.PerFunction()
@@ -624,13 +616,10 @@ func KeepsNCCL(b *Recommendation, csv string, op nccl.Op, sizes []int64) ([]bool
 	return keeps, nil
 }
 
-// tunerRowsOf reads csv's rows as the example plugin does: a line with
-// '#' first is a comment, fields are split on ',' (empty ones merged) and
-// trimmed of spaces and tabs, 8 to 10 of them, the missing ones -1.
-// readable is false when a line is one the plugin reads otherwise than it
-// is written (too long for its buffer, an unknown name it reads as
-// allreduce, ring or simple, a field that is not a number), so that such a
-// file is judged, never taken as keeping NCCL's choice.
+// tunerRowsOf reads csv's rows as the example plugin does (8 to 10
+// fields, the missing ones -1). readable is false when a line is one the
+// plugin reads otherwise than it is written (too long, an unknown name, a
+// field that is not a number).
 func tunerRowsOf(csv string) (rows []TunerRow, readable bool) {
 	for _, line := range strings.Split(csv, "\n") {
 		if len(line) > tunerLineMax {
@@ -670,14 +659,9 @@ func tunerRowsOf(csv string) (rows []TunerRow, readable bool) {
 }
 
 // TunerPluginHeader is what the CSV's header says about the plugin that
-// reads it: which source to build for which NCCL and why, how to load it,
-// and how to see that it took. README's tuner section and export --help
-// say the same (the header names no URL: the report embeds it and links
-// nothing outside itself). The plugin sources were read at NCCL's tags: 2.27.5-2.29.x
-// index the cost table NCCL passes (a 2-D float array cast to float**) as
-// float** and crash on the first call a row matches (seen on the real
-// 4-rank loopback with 2.28.3's source); 2.30.3 casts it back and exports
-// v6 and v5; NCCL 2.28-2.29 load v5, 2.27 and older only v2-v4.
+// reads it: which source to build for which NCCL and why (2.27.5-2.29.x
+// sources index NCCL's cost table as float** and crash), how to load it,
+// and how to see that it took.
 var TunerPluginHeader = []string{
 	"build the plugin from NCCL 2.30.3 or newer source for any NCCL from 2.28 (it exports the v6 and v5 interfaces; NCCL 2.28-2.29 load v5):",
 	"in a clone of github.com/NVIDIA/nccl at tag v2.30.7-1 (or a newer one):",
@@ -738,9 +722,8 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 	return nil
 }
 
-// tunerGroupLines are the comment lines above a group's rows: where its
-// rows come from, NCCL's defaults or a study's proof, or for a group only
-// the process's log speaks for, its logged sizes.
+// tunerGroupLines are the comment lines above a group's rows: where they
+// come from.
 func tunerGroupLines(g TunerGroup) []string {
 	if g.LoggedOnly {
 		sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
@@ -753,7 +736,6 @@ func tunerGroupLines(g TunerGroup) []string {
 		text = append(text, fmt.Sprintf("%d-%d: proven by study %s", r.lo, r.hi, r.b.Study.Name))
 	}
 	if len(g.Logged) > 0 {
-		// In the rows' order (loggedRows sorts them), each study once.
 		sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
 		text = append(text, fmt.Sprintf("%s bytes: the process's own NCCL choice at that exact size, as its log recorded it (study %s), channels 0; these rows come first, since the plugin takes the first row that matches",
 			sizes, by))
@@ -767,10 +749,7 @@ func tunerGroupLines(g TunerGroup) []string {
 }
 
 // tunerScopeLines are the header's account of what the file changes and
-// where: the sizes and collectives proven and the sizes each row covers,
-// the communicator shapes, what every other size keeps, and what loading
-// the plugin alone changes on the studies' GPUs. One function, so that
-// the header's writer can change without touching what it says.
+// where, and what loading the plugin alone changes on the studies' GPUs.
 func tunerScopeLines(bands []*Recommendation, groups []TunerGroup) []string {
 	var lines []string
 	for _, b := range bands {
@@ -831,9 +810,8 @@ func tunerScopeLines(bands []*Recommendation, groups []TunerGroup) []string {
 // tunerCollectives are the collectives the example plugin's CSV names.
 var tunerCollectives = []string{"broadcast", "reduce", "allgather", "reducescatter", "allreduce"}
 
-// fallbackLine says plainly which calls the file does not cover and so
-// fall to the plugin's default of one channel: the collectives no study
-// measured, and every other communicator size of those it did.
+// fallbackLine says which calls the file does not cover and so fall to
+// the plugin's one channel.
 func fallbackLine(groups []TunerGroup) string {
 	covered := map[string][]string{}
 	var order []string
@@ -861,13 +839,8 @@ func fallbackLine(groups []TunerGroup) string {
 }
 
 // untunedLines name the collectives the studies measured that still fall
-// back: guarded ops whose choices with NCCL's defaults no study recorded
-// (a study made before it read each guarded op's plan, or whose plan
-// launch of the op failed: no row sets them, so with this file they get
-// ONE channel; a guarded op with recorded choices has rows that keep
-// them, and is covered) and alltoall and
-// sendrecv, which NCCL runs as send/recv and never hands the tuner (this
-// file does not change them).
+// back: guarded ops whose defaults no study recorded (no row sets them),
+// and alltoall and sendrecv, which never reach the tuner.
 func untunedLines(bands []*Recommendation, groups []TunerGroup) []string {
 	inFile := map[string]bool{}
 	for _, g := range groups {
@@ -911,9 +884,6 @@ func bandSummary(b *Recommendation) string {
 		text = fmt.Sprintf("workload %s: study %s, ", s.Parts(), s.Name)
 	}
 	if b.KeepDefaults {
-		// The study's own verdict (stored.Conclusion), as the env
-		// export's header says it: a candidate a guard refused was not
-		// "no significant gain".
 		headline, _, _ := stored.ConclusionOf(s).Headline()
 		text += headline + "; its rows keep NCCL's own choices"
 	} else {
@@ -922,11 +892,8 @@ func bandSummary(b *Recommendation) string {
 	return text + "; " + strings.TrimPrefix(fabricLine(s.Platform), "fabric: ")
 }
 
-// writeTunerComments writes comment lines the plugin skips: '#' first,
-// wrapped at spaces so that no line reaches the plugin's line limit. Each
-// is written by safetext.CommentLine, as every generated file's comments
-// are; the text is escaped before it is wrapped so that the width counts
-// what is written (Escape leaves escaped text as it is).
+// writeTunerComments writes comment lines the plugin skips, escaped
+// before they are wrapped so that the width counts what is written.
 func writeTunerComments(w io.Writer, lines []string) error {
 	for _, l := range lines {
 		parts := wrap(safetext.Escape(l), 118)
@@ -971,9 +938,8 @@ func wrap(text string, width int) []string {
 	return out
 }
 
-// sizesAndStudies are exact-size rows' sizes in bytes, ascending, and the
-// studies that gave them, each once, for the CSV header: "81920, 327680"
-// and "s1, s2".
+// sizesAndStudies are exact-size rows' sizes, ascending, and the studies
+// that gave them, each once: "81920, 327680" and "s1, s2".
 func sizesAndStudies(sizes []int64, studies []string) (string, string) {
 	var out []string
 	for _, n := range slices.Sorted(slices.Values(sizes)) {
