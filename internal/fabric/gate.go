@@ -16,14 +16,11 @@ import (
 type Basis string
 
 const (
-	// OnMedian judges the median over launches: the number people post
-	// and the number gates in the field are written from (the seed's
-	// 22 GB/s at 256 MiB sits within the noise of a healthy fabric's
-	// plateau, so a lower bound would fail that fabric about half the time).
+	// OnMedian judges the median over launches, the number gates in the
+	// field are written from.
 	OnMedian Basis = "median"
 	// OnLowerBound judges the one-sided 95 % lower confidence bound of
-	// the median: conservative, for a gate that protects production, and
-	// meant for thresholds set with margin below the fabric's typical value.
+	// the median, for thresholds set with margin.
 	OnLowerBound Basis = "lower_bound"
 )
 
@@ -115,10 +112,8 @@ type Measured struct {
 	Launches int
 }
 
-// BusBWFactor is the benchmark's own bus-bandwidth factor (busbw/algbw,
-// 2(n−1)/n for an all-reduce on n ranks), read from the row whose algbw
-// is largest so that nccl-tests' two-decimal rounding matters least. It is
-// 1 when no row has both.
+// BusBWFactor is the benchmark's own busbw/algbw, read from the row whose
+// algbw is largest (rounding matters least); 1 when no row has both.
 func BusBWFactor(res *benchfmt.Result) float64 {
 	best, factor := 0.0, 1.0
 	if res == nil {
@@ -168,10 +163,9 @@ type Verdict struct {
 	Checks   []Check `json:"checks"`
 }
 
-// Judge checks each threshold against the measured bandwidth at its size,
-// on the median or on the lower bound. A size that was not measured, or
-// has no lower bound when one is asked for, fails with a note that says
-// the launches needed for one (needLo: a statistic the caller computes).
+// Judge checks each threshold against the measured bandwidth at its size.
+// A size not measured, or without a lower bound when one is asked for,
+// fails with a note (needLo: the launches needed for one).
 func Judge(thresholds []Threshold, measured []Measured, on Basis, needLo int) Verdict {
 	v := Verdict{Pass: len(thresholds) > 0, JudgedOn: on, Checks: []Check{}}
 	byBytes := map[int64]Measured{}
