@@ -13,9 +13,8 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// ErrNotReady is wrapped by NewRecommendation's errors for a study that has no
-// recommendation to export: not a search, still running, interrupted,
-// failed, or done without deciding.
+// ErrNotReady is wrapped by NewRecommendation's errors for a study that has
+// no recommendation to export.
 var ErrNotReady = errors.New("study has no recommendation to export")
 
 // ErrNoChoices is wrapped when an export needs NCCL's per-size choices
@@ -25,30 +24,24 @@ var ErrNoChoices = errors.New("no record of NCCL's choices")
 // Recommendation is one study's recommendation, ready to be written in any format.
 type Recommendation struct {
 	Study *store.Study
-	// KeepDefaults is true when the study's answer is "keep NCCL's
-	// defaults" (no significant gain): Env is then empty.
+	// KeepDefaults: the study's answer is "keep NCCL's defaults"; Env is empty.
 	KeepDefaults bool
-	// Env is the recommendation as written: knobs equal to NCCL's
-	// documented defaults, and channel limits that cannot bind, are left
-	// out (they are in Dropped).
+	// Env is the recommendation as written, without the no-ops in Dropped.
 	Env nccl.Config
 	// Dropped are the recommended knobs left out of Env, and why.
 	Dropped []Dropped
-	// KeepBaseline is true when a study against the user's settings
-	// (--baseline-env) kept them: Env is then those settings.
+	// KeepBaseline: a study against --baseline-env kept it; Env is it.
 	KeepBaseline bool
 	// Unset are the knobs of the user's baseline the recommendation
 	// leaves to NCCL: where the baseline is deployed they must be removed.
 	Unset []string
 	// Defaults and Recommended are what NCCL chose per size with its
-	// defaults (the baseline trial) and with the recommendation, from the
-	// study's explain launches; nil when not recorded. When the answer is
-	// to keep the defaults, Recommended is Defaults.
+	// defaults and with the recommendation (explain launches); nil when
+	// not recorded.
 	Defaults    []benchfmt.Choice
 	Recommended []benchfmt.Choice
 	// Called are what NCCL chose with the recommendation at the sizes the
-	// process calls off the powers of two, where the search's own-size
-	// check read them (stored.CalledChoices); nil when none were read.
+	// process calls off the powers of two (stored.CalledChoices).
 	Called []benchfmt.Choice
 }
 
