@@ -49,18 +49,14 @@ func ParseEngine(s string) (Engine, error) {
 	return "", fmt.Errorf("%s", msg)
 }
 
-// EngineVar is one NCCL variable an engine assigns itself at start.
+// EngineVar is one NCCL variable an engine assigns itself at start: what
+// it Does, the Flag that decides it ("" when none), and whether it
+// Overrides a value the env holds (then an export points to Flag).
 type EngineVar struct {
-	Engine Engine
-	Name   string
-	// Does says what the engine does with the variable.
-	Does string
-	// Flag is the engine's flag that decides the value ("" when none).
-	Flag string
-	// Overrides marks a variable the engine assigns over a value the env
-	// holds: an export for that engine must not write it as if the env
-	// reached the engine, and points to Flag instead.
-	Overrides bool
+	Engine     Engine
+	Name, Does string
+	Flag       string
+	Overrides  bool
 }
 
 // EngineVars is what each engine does with the NCCL env, read in the
@@ -92,10 +88,8 @@ func engineVarsOf(e Engine) []EngineVar {
 	return out
 }
 
-// checkEngine is the one rule for an env the engine overwrites: exported
-// for o.Engine, a variable that engine assigns over the env (a
-// recommended knob, the kept baseline, the base env with --with-base) is
-// refused, naming the engine's flag, since the env would not reach it.
+// checkEngine refuses, exported for o.Engine, a variable that engine
+// assigns over the env, naming the engine's flag.
 func checkEngine(b *Recommendation, o Options) error {
 	if o.Engine == "" {
 		return nil
@@ -119,8 +113,7 @@ func checkEngine(b *Recommendation, o Options) error {
 }
 
 // engineNotes are the header lines about the engines: with o.Engine, one
-// per variable that engine sets itself, naming its flag; without, one
-// short line when the env (with the base env) holds any such variable.
+// per variable it sets itself; without, one line when the env holds any.
 func engineNotes(b *Recommendation, o Options) []string {
 	if o.Engine != "" {
 		var out []string

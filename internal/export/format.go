@@ -71,23 +71,13 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("%s", msg)
 }
 
+var formatExts = map[Format]string{FormatEnv: ".env", FormatSh: ".sh", FormatDocker: ".docker", FormatK8s: ".yaml",
+	FormatCompose: ".compose.yaml", FormatJSON: ".json", FormatTuner: ".csv"}
+
 // Ext is the file name extension of the format.
 func (f Format) Ext() string {
-	switch f {
-	case FormatEnv:
-		return ".env"
-	case FormatSh:
-		return ".sh"
-	case FormatDocker:
-		return ".docker"
-	case FormatK8s:
-		return ".yaml"
-	case FormatCompose:
-		return ".compose.yaml"
-	case FormatJSON:
-		return ".json"
-	case FormatTuner:
-		return ".csv"
+	if e, ok := formatExts[f]; ok {
+		return e
 	}
 	return ".txt"
 }
