@@ -53,10 +53,8 @@ type Dropped struct {
 }
 
 // NewRecommendation checks that a study can be exported and prepares its
-// recommendation. trials and launches are the study's own (they supply
-// NCCL's recorded choices; either may be nil). A study that is not a
-// finished search with a recommendation is refused with an error wrapping
-// ErrNotReady that names the next step.
+// recommendation; trials and launches (either may be nil) supply NCCL's
+// recorded choices. An unfinished study is refused (ErrNotReady).
 func NewRecommendation(s *store.Study, trials []*store.Trial, launches []*store.Launch) (*Recommendation, error) {
 	if err := checkReady(s); err != nil {
 		return nil, err
@@ -69,7 +67,6 @@ func NewRecommendation(s *store.Study, trials []*store.Trial, launches []*store.
 	case b.KeepDefaults:
 		b.Env = nccl.Config{}
 	case b.KeepBaseline:
-		// Keeping the user's settings: what to deploy is what they run.
 		b.Env, b.Dropped = WrittenEnv(baseline)
 	default:
 		b.Env, b.Dropped = WrittenEnv(r.Env)
@@ -114,15 +111,9 @@ func checkReady(s *store.Study) error {
 }
 
 // WrittenEnv returns the knobs of a recommended env worth writing, and the
-// ones left out with the reason: by NCCL's equivalences (package nccl),
-// the ones Canonical leaves out —
-//   - a value equal to NCCL's documented default (nccl.IsDefault:
-//     NCCL_CROSS_NIC=2, NCCL_BUFFSIZE=4194304);
-//   - of a cap pair both set (NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS, and
-//     the MIN pair), the one that cannot bind (nccl.CapPair.Binding: "when
-//     both are set the more restrictive wins"; on a tie NCCL_*_CTAS stays).
-//
-// Unset (empty) values are dropped silently, as nccl.Config does.
+// ones left out with the reason: values equal to NCCL's documented
+// default, and of a cap pair both set, the one that cannot bind. Empty
+// values are dropped silently.
 func WrittenEnv(rec map[string]string) (nccl.Config, []Dropped) {
 	env := nccl.Config(rec).Clone()
 	var dropped []Dropped
@@ -153,8 +144,8 @@ type Var struct {
 }
 
 // Vars is the env a format writes: with withBase the lane's base env
-// first, then the recommendation, each sorted by name. A recommended knob
-// also in the base env is written once, as recommended.
+// first, then the recommendation, each sorted by name; a knob in both is
+// written once, as recommended.
 func (b *Recommendation) Vars(withBase bool) []Var {
 	var out []Var
 	if withBase {
