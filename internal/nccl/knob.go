@@ -13,16 +13,12 @@ type Knob struct {
 	Name string
 	// InDefaultSpace marks the knobs searched when the user names none.
 	InDefaultSpace bool
-	// Choices are the values searched by default; "" means unset, i.e.
-	// NCCL's own choice. Every knob's list starts with "".
+	// Choices are the values searched by default, starting with "" (unset).
 	Choices []string
-	// Default is NCCL's own value when the knob is unset, where NCCL
-	// documents one that a config may spell out ("" when it has none or
-	// it depends on the platform): setting it is the same as leaving the
-	// knob unset (IsDefault).
+	// Default is NCCL's documented value when unset ("" when it has none
+	// or it depends on the platform): setting it equals unset (IsDefault).
 	Default string
-	// check validates one value.
-	check func(string) error
+	check   func(string) error
 }
 
 // Validate reports why value is not a valid setting of the knob.
@@ -64,9 +60,7 @@ var Knobs = []Knob{
 		// 1..64 since NCCL 2.25, 1..32 before.
 		check: intRange(1, 64)},
 	{Name: "NCCL_CROSS_NIC", InDefaultSpace: true,
-		// 0 keeps each ring on one NIC, 1 allows crossing, 2 (NCCL's
-		// default, the same as unset: not searched twice) crosses only if
-		// better.
+		// 0 keeps each ring on one NIC, 1 crosses, 2 (the default) if better.
 		Choices: []string{"", "0", "1"},
 		Default: "2",
 		check:   intRange(0, 2)},
@@ -80,7 +74,6 @@ var Knobs = []Knob{
 		Choices: []string{"", "64", "128", "256", "512"},
 		check:   oneOf("64", "128", "256", "512")},
 	{Name: "NCCL_BUFFSIZE",
-		// 4194304 is NCCL's default, the same as unset: not searched twice.
 		Choices: []string{"", "1048576", "2097152", "8388608", "16777216"},
 		Default: "4194304",
 		check:   checkBuffSize},
@@ -167,9 +160,7 @@ func checkBuffSize(v string) error {
 }
 
 // checkNameList validates NCCL's list syntax for PROTO and ALGO: a comma
-// list of names, optionally led by ^ to exclude them, and since 2.24 a
-// ';'-separated list of per-function "function:list" entries (see
-// listEntries for what NCCL refuses).
+// list of names, optionally led by ^, in per-function entries (listEntries).
 func checkNameList(v string, valid []string) error {
 	entries, err := listEntries(v)
 	if err != nil {
@@ -252,11 +243,8 @@ func EditDistance(a, b string) int {
 }
 
 // CheckEnvName reports an environment variable name that looks like a
-// knob written wrong: NCCL reads its variables by their exact names, so
-// a base env entry "nccl_proto", "PROTO" or "NCCL_PORTO" would be passed
-// along and silently ignored. Any other name (NCCL_IB_HCA, MY_VAR) is
-// fine: the base env may hold whatever the lane needs. A name within two
-// edits of a knob counts as a slip of it.
+// knob written wrong ("nccl_proto", "PROTO", or within two edits), which
+// NCCL would silently ignore; any other name is fine.
 func CheckEnvName(name string) error {
 	if IsKnob(name) {
 		return nil
@@ -277,13 +265,10 @@ func CheckEnvName(name string) error {
 	return nil
 }
 
-// ValueExamples lists, per knob, a value of every form the knob table
-// accepts and a study can recommend: each searched choice and, for the
-// list knobs (NCCL_PROTO, NCCL_ALGO), a name, an exclusion (^), comma
-// lists, and the per-function form with ; and : (ScopeList's, and two
-// functions with lists of their own). NCCL's defaults are left out: an
-// export never writes them. The export formats are tested against it:
-// every recipe must carry each of these values unchanged.
+// ValueExamples lists, per knob, a value of every form a study can
+// recommend (each choice and, for the list knobs, exclusions, comma lists
+// and per-function forms), NCCL's defaults left out. The export formats
+// are tested to carry each unchanged.
 func ValueExamples() map[string][]string {
 	out := map[string][]string{}
 	for _, k := range Knobs {
