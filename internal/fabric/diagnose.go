@@ -149,10 +149,10 @@ func Diagnose(res *benchfmt.Result, log *benchfmt.NCCLInit, c Context) Report {
 }
 
 type diagnosis struct {
-	res   *benchfmt.Result
-	log   *benchfmt.NCCLInit
-	facts *benchfmt.Facts
-	c     Context
+	res    *benchfmt.Result
+	log    *benchfmt.NCCLInit
+	facts  *benchfmt.Facts
+	c      Context
 	r      Report
 	hostOf map[int]string // each rank's host
 }
