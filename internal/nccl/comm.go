@@ -12,8 +12,8 @@ import "sort"
 // around its init, channel limits as ncclConfig_t's (0: none).
 type CommSettings struct {
 	Env     map[string]string `json:"env"`
-	MaxCTAs int `json:"max_ctas,omitempty"`
-	MinCTAs int `json:"min_ctas,omitempty"`
+	MaxCTAs int               `json:"max_ctas,omitempty"`
+	MinCTAs int               `json:"min_ctas,omitempty"`
 }
 
 // CommSettingsOf returns c as per-communicator settings; ok is false when
