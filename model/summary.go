@@ -122,16 +122,14 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 				continue
 			}
 			buf = append(buf[:0], xs...)
-			if !detail {
-				// Planning needs only the median: select it in linear time.
-				meds[si] = selectMedian(buf)
-				logSum += math.Log(meds[si])
-				continue
+			if detail {
+				slices.Sort(buf)
+				meds[si] = sortedMedian(buf)
+			} else {
+				meds[si] = selectMedian(buf) // planning needs only the median
 			}
-			slices.Sort(buf)
-			meds[si] = sortedMedian(buf)
 			logSum += math.Log(meds[si])
-			if len(buf) >= minIterationsForBimodal {
+			if detail && len(buf) >= minIterationsForBimodal {
 				for i := range buf {
 					buf[i] = math.Log(buf[i])
 				}
