@@ -807,8 +807,6 @@ func tunerScopeLines(bands []*Recommendation, groups []TunerGroup) []string {
 	return lines
 }
 
-// tunerCollectives are the collectives the example plugin's CSV names.
-var tunerCollectives = []string{"broadcast", "reduce", "allgather", "reducescatter", "allreduce"}
 
 // fallbackLine says which calls the file does not cover and so fall to
 // the plugin's one channel.
@@ -822,7 +820,7 @@ func fallbackLine(groups []TunerGroup) string {
 		covered[g.Collective] = append(covered[g.Collective], shapeText(g.NNodes, g.NRanks))
 	}
 	var missing []string
-	for _, c := range tunerCollectives {
+	for _, c := range nccl.PerFunctionNames() {
 		if _, ok := covered[c]; !ok {
 			missing = append(missing, c)
 		}
