@@ -35,7 +35,9 @@ type Command struct {
 
 // CheckHost refuses what cannot be one entry of --hosts: a name or
 // address (letters, digits, '.', '-', '_', Slurm's brackets) not starting
-// with '-', optionally followed by :SLOTS, a positive number.
+// with '-' (the launcher would read an option), optionally followed by
+// :SLOTS, a positive number. Anything else would fail after the study
+// was stored.
 func CheckHost(h string) error {
 	const hint = "give --hosts h1,h2 (append :slots for Open MPI, e.g. h1:1)"
 	name, slots, hasSlots := strings.Cut(h, ":")

@@ -244,14 +244,13 @@ func parseStopped(l *benchfmt.Launch, spec Spec) {
 	l.Result, _ = benchfmt.ParseLaunch(l)
 }
 
-// launchFiles are the files one launch needs beside its command: the
-// per-iteration JSON path and the batch plan. ownFiles: they are in
-// launchDir. tmpDir is a directory of this launch alone, for the torch
-// script's fixed name; removeDir removes it, also at exit.
+// launchFiles are the files one launch needs beside its command.
 type launchFiles struct {
-	jsonPath  string
-	planPath  string
-	ownFiles  bool
+	jsonPath string
+	planPath string // the batch plan written for this launch, "" for none
+	ownFiles bool   // jsonPath and planPath are in launchDir: cleanup removes them
+	// tmpDir is a directory of this launch alone, for the torch script's
+	// fixed name; removeDir removes it, also at exit.
 	tmpDir    string
 	removeDir func()
 }
@@ -513,6 +512,7 @@ func classify(l *benchfmt.Launch) {
 		l.Outcome = benchfmt.Failed
 		l.Reason = fmt.Sprintf("%s: %s", exitText(l.ExitCode), failureCause(l, perr))
 	case res != nil && res.Instrument == benchfmt.InstrumentTorch && len(res.Rows) > 0 && res.Op().OrAllReduce() != l.Op.OrAllReduce():
+		// Never store one op's times as another's.
 		l.Outcome = benchfmt.Failed
 		l.Reason = fmt.Sprintf("the torch script measured %s, not %s: a --bench-arg gave it another --op, or its copy (--torch-script) does not honour --op; leave --op to nccltune, and copy scripts/%s again", res.Op().OrAllReduce(), l.Op.OrAllReduce(), TorchScriptName)
 	case perr != nil || res == nil || len(res.Rows) == 0:

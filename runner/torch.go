@@ -40,6 +40,7 @@ var torchScript []byte
 // WriteTorchScript writes the embedded script into dir and returns its path.
 func WriteTorchScript(dir string) (string, error) {
 	path := filepath.Join(dir, TorchScriptName)
+	// Through outfile: what a user's --work-dir holds under this name is theirs.
 	if err := outfile.Write(path, nil, func(w io.Writer) error { _, err := w.Write(torchScript); return err }); err != nil {
 		return "", fmt.Errorf("writing the torch instrument's script to %s: %w", dir, err)
 	}
@@ -66,6 +67,7 @@ func (s Spec) validateInstrument() error {
 	if s.Bench != "" {
 		return fmt.Errorf("--bench names an nccl-tests binary, but --instrument torch runs a Python script; drop --bench (or give the script with --torch-script PATH)")
 	}
+	// Without --torch-script the script goes where only local ranks see it.
 	switch who := s.launchFilesUnseenBy(); {
 	case s.TorchScript != "" || who == "":
 		return nil

@@ -14,6 +14,7 @@ import (
 // Document is the json format: the recommendation with where it came
 // from. Env is exactly what the other formats write.
 type Document struct {
+	// SchemaVersion is the document's shape version.
 	SchemaVersion int    `json:"schema_version"`
 	Study         string `json:"study"`
 	StudyID       uint64 `json:"study_id"`
@@ -29,8 +30,9 @@ type Document struct {
 	// Verdict is the study's conclusion (stored.Conclusion.Headline).
 	Verdict      string `json:"verdict"`
 	KeepDefaults bool   `json:"keep_defaults"`
-	// BaselineEnv is what the study compared with ({} for NCCL's
-	// defaults); Unset lists the baseline's knobs to remove.
+	// BaselineEnv is what the study compared with ({} for NCCL's defaults);
+	// KeepBaseline: the study kept it (Env is then it); Unset lists the
+	// baseline's knobs to remove.
 	BaselineEnv  map[string]string `json:"baseline_env"`
 	KeepBaseline bool              `json:"keep_baseline"`
 	Unset        []string          `json:"unset"`

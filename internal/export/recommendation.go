@@ -37,7 +37,7 @@ type Recommendation struct {
 	Unset []string
 	// Defaults and Recommended are what NCCL chose per size with its
 	// defaults and with the recommendation (explain launches); nil when
-	// not recorded.
+	// not recorded. Keeping the defaults, Recommended is Defaults.
 	Defaults    []benchfmt.Choice
 	Recommended []benchfmt.Choice
 	// Called are what NCCL chose with the recommendation at the sizes the

@@ -807,7 +807,6 @@ func tunerScopeLines(bands []*Recommendation, groups []TunerGroup) []string {
 	return lines
 }
 
-
 // fallbackLine says which calls the file does not cover and so fall to
 // the plugin's one channel.
 func fallbackLine(groups []TunerGroup) string {
@@ -882,6 +881,7 @@ func bandSummary(b *Recommendation) string {
 		text = fmt.Sprintf("workload %s: study %s, ", s.Parts(), s.Name)
 	}
 	if b.KeepDefaults {
+		// The study's own verdict: a guard's refusal is not "no significant gain".
 		headline, _, _ := stored.ConclusionOf(s).Headline()
 		text += headline + "; its rows keep NCCL's own choices"
 	} else {

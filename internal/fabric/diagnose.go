@@ -32,7 +32,8 @@ const (
 )
 
 // Warning is one trap found, with its evidence and the fix.
-// Message names the evidence and the cause; Fix what to change.
+// Code is one of the Code* constants; Message names the evidence and the
+// cause; Fix is what to change, as the field found it.
 type Warning struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
@@ -95,20 +96,24 @@ type Report struct {
 	Routes []benchfmt.Route `json:"routes"`
 	Paths  []benchfmt.Path  `json:"paths,omitempty"`
 	// Network is the network NCCL initialised, whether or not it carries data.
-	Network string   `json:"network,omitempty"`
-	Hosts   []string `json:"hosts,omitempty"`
+	Network string `json:"network,omitempty"`
+	// Hosts are the distinct hosts of the ranks.
+	Hosts []string `json:"hosts,omitempty"`
 	// NICs are the network's devices; empty when it carries no data.
 	NICs []string `json:"nics"`
 	// MergedNICs: NCCL_IB_MERGE_NICS fused them into one virtual device.
 	MergedNICs bool `json:"merged_nics"`
 	// GDR is GPUDirect RDMA in use; nil when the log does not say.
-	GDR         *bool                 `json:"gdr"`
-	Channels    int                   `json:"channels"`
-	Rings       []string              `json:"rings"`
-	Choices     []benchfmt.Choice     `json:"choices"`
+	GDR      *bool    `json:"gdr"`
+	Channels int      `json:"channels"`
+	Rings    []string `json:"rings"`
+	// Choices are NCCL's per-size algorithm, protocol and channels.
+	Choices []benchfmt.Choice `json:"choices"`
+	// TunerPlugin is what the log says of a tuner plugin; nil when none shows.
 	TunerPlugin *benchfmt.TunerPlugin `json:"tuner_plugin,omitempty"`
-	Sizes       []SizeBW              `json:"sizes"`
-	Link        Link                  `json:"link"`
+	// Sizes are the measured bandwidths per size.
+	Sizes []SizeBW `json:"sizes"`
+	Link  Link     `json:"link"`
 	// NCCLWarnings are NCCL's own WARN lines and the output's failure lines.
 	NCCLWarnings []string  `json:"nccl_warnings,omitempty"`
 	Warnings     []Warning `json:"warnings"`

@@ -17,7 +17,8 @@ type Basis string
 
 const (
 	// OnMedian judges the median over launches, the number gates in the
-	// field are written from.
+	// field are written from (a lower bound would fail a healthy fabric
+	// whose plateau sits at the threshold about half the time).
 	OnMedian Basis = "median"
 	// OnLowerBound judges the one-sided 95 % lower confidence bound of
 	// the median, for thresholds set with margin.

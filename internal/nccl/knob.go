@@ -74,6 +74,7 @@ var Knobs = []Knob{
 		Choices: []string{"", "64", "128", "256", "512"},
 		check:   oneOf("64", "128", "256", "512")},
 	{Name: "NCCL_BUFFSIZE",
+		// 4194304, NCCL's default, is the same as unset: not searched twice.
 		Choices: []string{"", "1048576", "2097152", "8388608", "16777216"},
 		Default: "4194304",
 		check:   checkBuffSize},

@@ -157,7 +157,8 @@ type Native struct {
 	Collective string `json:"collective,omitempty"`
 	// Config is the config the log was read under; empty = the defaults.
 	Config Config `json:"config,omitempty"`
-	Plan   Plan   `json:"-"`
+	// Plan is NCCL's choice per size.
+	Plan Plan `json:"-"`
 	// Channels is the collective channels NCCL set up; 0 when unknown.
 	Channels int `json:"channels,omitempty"`
 	// NICs is the number of distinct network devices NCCL uses; 0 when unknown.
@@ -170,7 +171,8 @@ type Native struct {
 	// SameRoutes are the NCCL_CROSS_NIC values proved to route every
 	// channel as these NetRoutes do (LearnRoutes): no-ops here.
 	SameRoutes map[string]bool `json:"-"`
-	Version    string          `json:"nccl_version,omitempty"`
+	// Version is NCCL's version, "" when unknown.
+	Version string `json:"nccl_version,omitempty"`
 	// SendRecv: NCCL runs the collective as grouped send/recv, which no
 	// tuner plans and no list reaches; its Plan is SendRecvPlan's.
 	SendRecv bool `json:"send_recv,omitempty"`
@@ -415,6 +417,7 @@ func (e *explanation) choiceList(k, v string) {
 	}
 	adds := e.enables(set, status, what)
 	if !adds && n.Table != nil && slices.Equal(sortedSet(withoutUnavailable(set, status)), sortedSet(n.enabledSet(universe, status))) {
+		// It leaves out only what the defaults had off: a no-op whatever the rest.
 		e.drop(k, RuleOnlyDisabled, fmt.Sprintf("leaves out only %s NCCL's defaults disabled here", listText(universe, set)))
 		return
 	}
@@ -423,6 +426,7 @@ func (e *explanation) choiceList(k, v string) {
 		holds = holds && set[name]
 	}
 	if holds && !adds && len(n.Plan) > 0 {
+		// A no-op only while the rest of the config keeps NCCL's choices.
 		e.pending = append(e.pending, Drop{Knob: k, Value: v, Rule: RuleHoldsChoices,
 			Reason: fmt.Sprintf("holds every %s NCCL chooses here (%s)", what, strings.Join(sortedSet(chosen), ", "))})
 		return
@@ -465,6 +469,7 @@ func (e *explanation) conclude() {
 	res := e.res
 	if !res.Certain {
 		res.Conditional = e.pending
+		// Since NCCL 2.17 both names of a cap bind the same channels.
 		res.Key = "config:" + e.n.CapsAsCTAs(res.Reduced).Key()
 		return
 	}
