@@ -12,17 +12,11 @@ import (
 
 // Warning codes of a tuner plugin (NCCL_TUNER_PLUGIN).
 const (
-	// CodeTunerPluginCrash: a rank died inside the tuner plugin.
-	CodeTunerPluginCrash = "tuner-plugin-crash"
-	// CodeTunerFallback: calls no CSV row matched got the example
-	// plugin's default of one channel.
-	CodeTunerFallback = "tuner-fallback"
-	// CodeTunerNotLoaded: NCCL_TUNER_PLUGIN was set but NCCL ran its own
-	// tuner.
-	CodeTunerNotLoaded = "tuner-plugin-not-loaded"
-	// CodeTunerExampleConstants: NVIDIA's example plugin, loaded on
-	// Blackwell GPUs at 3 or more nodes, rewrites NCCL's cost-model
-	// constants there whatever its CSV holds.
+	CodeTunerPluginCrash = "tuner-plugin-crash"      // a rank died inside the tuner plugin
+	CodeTunerFallback    = "tuner-fallback"          // calls no CSV row matched got one channel
+	CodeTunerNotLoaded   = "tuner-plugin-not-loaded" // NCCL_TUNER_PLUGIN set, NCCL ran its own tuner
+	// CodeTunerExampleConstants: NVIDIA's example plugin rewrites NCCL's
+	// cost-model constants on Blackwell at 3+ nodes whatever its CSV holds.
 	CodeTunerExampleConstants = "tuner-example-constants"
 )
 
@@ -187,25 +181,27 @@ func tunerFallback(tp *benchfmt.TunerPlugin) (Warning, bool) {
 		fixes["ignored"] = true
 	}
 	var fix []string
-	if fixes["config"] {
-		fix = append(fix, "give NCCL_TUNER_CONFIG_FILE the path of the exported CSV, readable on every node")
-	}
-	if fixes["collective"] {
-		fix = append(fix, "measure the collectives the CSV lacks (nccltune search --op OP on the same fabric) and export the studies together, or keep the env export for this process")
-	}
-	if fixes["nodes"] || fixes["ranks"] {
-		fix = append(fix, "the CSV's rows are for another communicator (nNodes, nRanks): measure this shape too and export it together")
-	}
-	if fixes["size"] {
-		fix = append(fix, "export the CSV again with this nccltune: its rows cover every size from 0 to 2^64-1")
-	}
-	if fixes["ignored"] {
-		fix = append(fix, "drop NCCL_PROTO, NCCL_ALGO and channel limits from the environment: with the tuner CSV they hide its choices")
+	for _, f := range tunerFixes {
+		if fixes[f.why] || (f.or != "" && fixes[f.or]) {
+			fix = append(fix, f.text)
+		}
 	}
 	if len(fix) == 0 {
 		fix = append(fix, "check the CSV's rows against the calls (doctor --log LOG lists both)")
 	}
 	return Warning{Code: CodeTunerFallback, Message: msg, Fix: strings.Join(fix, "; ")}, true
+}
+
+// tunerFixes are tunerFallback's fixes, by what no row matched (or why).
+var tunerFixes = []struct{ why, or, text string }{
+	{"config", "", "give NCCL_TUNER_CONFIG_FILE the path of the exported CSV, readable on every node"},
+	{"collective", "", "measure the collectives the CSV lacks (nccltune search --op OP on the same fabric) and export the " +
+		"studies together, or keep the env export for this process"},
+	{"nodes", "ranks", "the CSV's rows are for another communicator (nNodes, nRanks): measure this shape too and export it " +
+		"together"},
+	{"size", "", "export the CSV again with this nccltune: its rows cover every size from 0 to 2^64-1"},
+	{"ignored", "", "drop NCCL_PROTO, NCCL_ALGO and channel limits from the environment: with the tuner CSV they hide " +
+		"its choices"},
 }
 
 // UnmatchedText says in words what no CSV row matched
