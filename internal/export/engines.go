@@ -35,13 +35,12 @@ func (e Engine) Title() string {
 
 // ParseEngine reads an --export-for value.
 func ParseEngine(s string) (Engine, error) {
-	var names []string
 	for _, e := range Engines {
 		if strings.EqualFold(s, string(e)) {
 			return e, nil
 		}
-		names = append(names, string(e))
 	}
+	names := strNames(Engines)
 	msg := fmt.Sprintf("--export-for %q: want one of %s", s, strings.Join(names, ", "))
 	if near := nccl.Nearest(strings.ToLower(s), names); near != "" {
 		msg += "; did you mean " + near + "?"
@@ -148,10 +147,4 @@ func engineNotes(b *Recommendation, o Options) []string {
 	return []string{strings.Join(names, ", ") + ": " + strings.Join(engines, " and ") + " set this themselves at start; export with --export-for " + engineList() + " to see how"}
 }
 
-func engineList() string {
-	var names []string
-	for _, e := range Engines {
-		names = append(names, string(e))
-	}
-	return strings.Join(names, "|")
-}
+func engineList() string { return strings.Join(strNames(Engines), "|") }

@@ -34,10 +34,13 @@ const (
 var Formats = []Format{FormatEnv, FormatSh, FormatDocker, FormatCompose, FormatK8s, FormatJSON, FormatTuner}
 
 // FormatNames is Formats as strings.
-func FormatNames() []string {
-	out := make([]string, len(Formats))
-	for i, f := range Formats {
-		out[i] = string(f)
+func FormatNames() []string { return strNames(Formats) }
+
+// strNames are xs as strings.
+func strNames[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
 	}
 	return out
 }

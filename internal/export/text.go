@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"go.yaml.in/yaml/v3"
 )
@@ -15,25 +16,10 @@ import (
 // checkName refuses a variable name no environment format can carry
 // safely (only the base env can hold one: knob names are fixed).
 func checkName(name string) error {
-	if !isIdentifier(name) {
+	if !nccl.IsEnvName(name) {
 		return fmt.Errorf("cannot export variable %q: a name must be letters, digits and _, not starting with a digit; fix the study's base env (or leave it out: drop --with-base)", name)
 	}
 	return nil
-}
-
-func isIdentifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // checkVars applies the rules every format shares: a valid name and no

@@ -77,12 +77,21 @@ func ParseKeyValue(s string) (key, value string, err error) {
 	if !ok || k == "" {
 		return "", "", fmt.Errorf("%q is not KEY=VALUE (e.g. NCCL_PROTO=^LL128)", s)
 	}
-	for i, r := range k {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			return "", "", fmt.Errorf("%q: %q is not an environment variable name", s, k)
-		}
+	if !IsEnvName(k) {
+		return "", "", fmt.Errorf("%q: %q is not an environment variable name", s, k)
 	}
 	return k, v, nil
+}
+
+// IsEnvName reports whether s can name an environment variable: letters,
+// digits and _, not starting with a digit.
+func IsEnvName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // ParseConfig reads "K=V" items into a Config of known knobs, validating
