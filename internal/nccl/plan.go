@@ -416,7 +416,10 @@ func (e *explanation) choiceList(k, v string) {
 		return
 	}
 	adds := e.enables(set, status, what)
-	if !adds && n.Table != nil && slices.Equal(sortedSet(withoutUnavailable(set, status)), sortedSet(n.enabledSet(universe, status))) {
+	leavesOutOnlyDisabled := !slices.ContainsFunc(universe, func(u string) bool {
+		return (set[u] && status(u) != Unavailable) != (status(u) == Enabled)
+	})
+	if !adds && n.Table != nil && leavesOutOnlyDisabled {
 		// It leaves out only what the defaults had off: a no-op whatever the rest.
 		e.drop(k, RuleOnlyDisabled, fmt.Sprintf("leaves out only %s NCCL's defaults disabled here", listText(universe, set)))
 		return
@@ -517,28 +520,6 @@ func VersionCode(v string) int {
 		return 0
 	}
 	return major*10000 + minor*100 + patch
-}
-
-// enabledSet is the set of names of universe that NCCL's defaults enable.
-func (n Native) enabledSet(universe []string, status func(string) Status) map[string]bool {
-	out := map[string]bool{}
-	for _, u := range universe {
-		if status(u) == Enabled {
-			out[u] = true
-		}
-	}
-	return out
-}
-
-// withoutUnavailable drops the names NCCL has no path for.
-func withoutUnavailable(set map[string]bool, status func(string) Status) map[string]bool {
-	out := map[string]bool{}
-	for k, on := range set {
-		if on && status(k) != Unavailable {
-			out[k] = true
-		}
-	}
-	return out
 }
 
 // listText names what a set leaves out of universe ("LL128").
