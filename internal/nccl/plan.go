@@ -431,12 +431,12 @@ func (e *explanation) choiceList(k, v string) {
 	if holds && !adds && len(n.Plan) > 0 {
 		// A no-op only while the rest of the config keeps NCCL's choices.
 		e.pending = append(e.pending, Drop{Knob: k, Value: v, Rule: RuleHoldsChoices,
-			Reason: fmt.Sprintf("holds every %s NCCL chooses here (%s)", what, strings.Join(sortedSet(chosen), ", "))})
+			Reason: fmt.Sprintf("holds every %s NCCL chooses here (%s)", what, strings.Join(slices.Sorted(maps.Keys(chosen)), ", "))})
 		return
 	}
 	res.Certain = false
 	if !holds && len(set) == 1 {
-		forced := sortedSet(set)[0]
+		forced := slices.Sorted(maps.Keys(set))[0]
 		for s, c := range res.Plan {
 			if k == "NCCL_PROTO" {
 				c.Proto = forced
@@ -452,7 +452,7 @@ func (e *explanation) choiceList(k, v string) {
 // may have), and reports whether it switches on anything.
 func (e *explanation) enables(set map[string]bool, status func(string) Status, what string) bool {
 	adds := false
-	for _, name := range sortedSet(set) {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
 		switch status(name) {
 		case Disabled:
 			adds = true
@@ -597,17 +597,6 @@ func (n Native) listFor(v string, universe []string) (set map[string]bool, appli
 		}
 	}
 	return set, true, true
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k, on := range m {
-		if on {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // AtCall is p's choice at a call of b bytes (RanFor's size of p's);

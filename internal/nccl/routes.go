@@ -1,6 +1,10 @@
 package nccl
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // RuleSameRoutes proves NCCL_CROSS_NIC changes nothing on a fabric with
 // several NICs per host: NCCL_CROSS_NIC acts only on which NIC each
@@ -56,5 +60,5 @@ func routeNICs(routes []string) []string {
 			seen[r[i+1:]] = true
 		}
 	}
-	return sortedSet(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
