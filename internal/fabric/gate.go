@@ -61,10 +61,10 @@ func ParseThreshold(s string) (Threshold, error) {
 		return Threshold{}, fmt.Errorf("%q: write SIZE:GBPS, e.g. 1M:9 (at 1 MiB, at least 9 GB/s bus bandwidth)", s)
 	}
 	b, err := nccl.ParseSize(size)
-	if err != nil {
-		return Threshold{}, fmt.Errorf("%q: %w", s, err)
+	if err == nil {
+		err = nccl.CheckPowerOfTwo(b)
 	}
-	if err := nccl.CheckPowerOfTwo(b); err != nil {
+	if err != nil {
 		return Threshold{}, fmt.Errorf("%q: %w", s, err)
 	}
 	if b > nccl.MaxBandSize {
@@ -191,9 +191,7 @@ func Judge(thresholds []Threshold, measured []Measured, on Basis, needLo int) Ve
 		default:
 			c.Pass = value >= t.MinBusBW
 		}
-		if !c.Pass {
-			v.Pass = false
-		}
+		v.Pass = v.Pass && c.Pass
 		v.Checks = append(v.Checks, c)
 	}
 	return v
@@ -210,10 +208,9 @@ func (v Verdict) FailedChecks() string {
 		if v.JudgedOn == OnLowerBound {
 			value, what = c.BusBWLo, "lower bound"
 		}
-		switch {
-		case c.Note != "":
-			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
-		default:
+		if c.Note != "" {
+			parts = append(parts, nccl.FormatSize(c.Bytes)+" "+c.Note)
+		} else {
 			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
 		}
 	}
