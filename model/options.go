@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -67,21 +68,8 @@ func (o Options) Validate() error {
 // fill replaces zero fields by their defaults.
 func (o Options) fill() Options {
 	d := DefaultOptions()
-	if o.Alpha == 0 {
-		o.Alpha = d.Alpha
-	}
-	if o.Confidence == 0 {
-		o.Confidence = d.Confidence
-	}
-	if o.MinEffect == 0 {
-		o.MinEffect = d.MinEffect
-	}
-	if o.HighSpreadPct == 0 {
-		o.HighSpreadPct = d.HighSpreadPct
-	}
-	if o.OutlierZ == 0 {
-		o.OutlierZ = d.OutlierZ
-	}
+	o.Alpha, o.Confidence, o.MinEffect = cmp.Or(o.Alpha, d.Alpha), cmp.Or(o.Confidence, d.Confidence), cmp.Or(o.MinEffect, d.MinEffect)
+	o.HighSpreadPct, o.OutlierZ = cmp.Or(o.HighSpreadPct, d.HighSpreadPct), cmp.Or(o.OutlierZ, d.OutlierZ)
 	return o
 }
 
@@ -100,34 +88,20 @@ type Warning = vocab.Warning
 
 // Warning codes.
 const (
-	// WarnNoLaunches: nothing to summarise or compare.
-	WarnNoLaunches = "no-launches"
-	// WarnNoSizes: no (valid) message sizes were given.
-	WarnNoSizes = "no-sizes"
-	// WarnFewLaunches: too few launches for a per-size interval of the
-	// confidence asked; Lo and Hi are NaN.
-	WarnFewLaunches = "few-launches"
-	// WarnHighSpread: launch-to-launch spread above Options.HighSpreadPct.
-	WarnHighSpread = "high-spread"
-	// WarnOutliers: launches far from the others by a robust rule.
-	WarnOutliers = "outliers"
-	// WarnBimodal: launches (or one launch's iterations) fall in two groups.
-	WarnBimodal = "bimodal"
-	// WarnInvalidLaunch: a launch had NaN, infinite, zero or negative times
-	// and was left out.
-	WarnInvalidLaunch = "invalid-launch"
-	// WarnMissingSize: a launch had no samples at a size; it has no launch
-	// score and is left out of comparisons.
-	WarnMissingSize = "missing-size"
-	// WarnNoCI: no speedup interval of the confidence asked exists for these
-	// numbers of launches (Comparison.CIOK is false).
-	WarnNoCI = "ci-unavailable"
-	// WarnTooFewForDecision: with these numbers of launches the test cannot
-	// reach significance at alpha whatever the data.
+	WarnNoLaunches    = "no-launches"    // nothing to summarise or compare
+	WarnNoSizes       = "no-sizes"       // no (valid) message sizes were given
+	WarnFewLaunches   = "few-launches"   // too few launches for a per-size interval: Lo and Hi are NaN
+	WarnHighSpread    = "high-spread"    // launch-to-launch spread above Options.HighSpreadPct
+	WarnOutliers      = "outliers"       // launches far from the others by a robust rule
+	WarnBimodal       = "bimodal"        // launches (or one launch's iterations) fall in two groups
+	WarnInvalidLaunch = "invalid-launch" // NaN, infinite, zero or negative times: left out
+	WarnMissingSize   = "missing-size"   // no samples at a size: no launch score, left out of comparisons
+	WarnNoCI          = "ci-unavailable" // no speedup interval at this confidence (CIOK false)
+	// WarnTooFewForDecision: these launches cannot reach significance at
+	// alpha whatever the data.
 	WarnTooFewForDecision = "too-few-for-decision"
-	// WarnEstimateOutsideCI: the band-score ratio lies outside the interval
-	// built from launch scores (per-size medians and launch scores disagree).
+	// WarnEstimateOutsideCI: the band-score ratio lies outside the launch
+	// scores' interval (per-size medians and launch scores disagree).
 	WarnEstimateOutsideCI = "estimate-outside-ci"
-	// WarnBadOptions: invalid Options; the defaults were used.
-	WarnBadOptions = "bad-options"
+	WarnBadOptions        = "bad-options" // invalid Options: the defaults were used
 )
