@@ -277,10 +277,6 @@ func (d *diagnosis) deviceNames() []string {
 	return names
 }
 
-// multiNode reports whether the network transport carries traffic: more
-// than one node, or unknown.
-func (d *diagnosis) multiNode() bool { return d.r.NNodes != 1 }
-
 // peak is the highest bus bandwidth measured at sizes of at least from,
 // and its size; 0 when none was measured.
 func (d *diagnosis) peak(from int64) (bw float64, at int64) {
@@ -446,7 +442,7 @@ func (d *diagnosis) transportWarnings() {
 		d.throttled()
 		return
 	}
-	if !d.multiNode() || !d.r.NetworkCarriesData() {
+	if d.r.NNodes == 1 || !d.r.NetworkCarriesData() {
 		return // one node, or channel lines without the network: NCCL's network transport carries nothing
 	}
 	if d.allNetWithinHosts() {

@@ -3,7 +3,6 @@ package nccl
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -169,8 +168,9 @@ func checkNameList(v string, valid []string) error {
 	}
 	for _, e := range entries {
 		list, exclude := strings.CutPrefix(e.list, "^")
-		names := strings.Split(list, ",")
-		for _, name := range names {
+		folded := map[string]bool{}
+		for _, name := range strings.Split(list, ",") {
+			folded[strings.ToLower(strings.TrimSpace(name))] = true
 			if !containsFold(valid, strings.TrimSpace(name)) {
 				msg := fmt.Sprintf("%q is not one of %s", name, strings.Join(valid, ", "))
 				if near := Nearest(name, valid); near != "" {
@@ -179,7 +179,7 @@ func checkNameList(v string, valid []string) error {
 				return fmt.Errorf("%s", msg)
 			}
 		}
-		if exclude && len(uniqueFold(names)) >= len(valid) {
+		if exclude && len(folded) >= len(valid) {
 			return fmt.Errorf("excludes every choice, leaving NCCL nothing to use")
 		}
 	}
@@ -188,20 +188,6 @@ func checkNameList(v string, valid []string) error {
 
 func containsFold(list []string, s string) bool {
 	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
-}
-
-func uniqueFold(list []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range list {
-		k := strings.ToLower(strings.TrimSpace(x))
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Nearest returns the candidate closest to s by edit distance, if it is
