@@ -130,11 +130,7 @@ func ScopeConfig(cfg Config, ops []Op, version string) (Config, []string) {
 	}
 	var scoped []string
 	for _, k := range ScopedKnobs {
-		v, ok := out[k]
-		if !ok {
-			continue
-		}
-		if s, ok := ScopeList(v, ops); ok {
+		if s, ok := ScopeList(out[k], ops); ok { // an unset knob ("") is no list
 			out[k] = s
 			scoped = append(scoped, k)
 		}
