@@ -28,8 +28,8 @@ import (
 //
 // γ = −2 rather than O'Brien–Fleming (γ ≈ −4) so that the first look can
 // decide: the exact test's smallest p at 6 launches per arm is 0.0022,
-// below O'Brien–Fleming's first level (0.0019 at 6 of 15) but not γ = −2's
-// (0.0096), which still keeps most of α for the last look.
+// above O'Brien–Fleming's first level (0.0019 at 6 of 15) but below
+// γ = −2's (0.0096), which still keeps most of α for the last look.
 type ConfirmDesign struct {
 	// Looks are the launches per arm at each look, increasing.
 	Looks []int
