@@ -45,6 +45,10 @@ func strNames[T ~string](xs []T) []string {
 	return out
 }
 
+// formatAliases are the other names ParseFormat takes.
+var formatAliases = map[string]Format{"tuner": FormatTuner, "csv": FormatTuner, "nccl_tuner": FormatTuner, "nccltuner": FormatTuner,
+	"kubernetes": FormatK8s, "kube": FormatK8s, "shell": FormatSh, "bash": FormatSh, "dotenv": FormatEnv, "env-file": FormatEnv}
+
 // ParseFormat reads a --format value; an unknown one gets an error that
 // lists the valid ones (and the nearest, for a slip).
 func ParseFormat(s string) (Format, error) {
@@ -53,19 +57,13 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
-	switch strings.ToLower(s) {
-	case "tuner", "csv", "nccl_tuner", "nccltuner":
-		return FormatTuner, nil
-	case "kubernetes", "kube":
-		return FormatK8s, nil
-	case "yaml", "yml":
+	if f, ok := formatAliases[strings.ToLower(s)]; ok {
+		return f, nil
+	}
+	if l := strings.ToLower(s); l == "yaml" || l == "yml" {
 		// Two formats are YAML; guessing one would hand a compose file
 		// a Kubernetes list, or the other way round.
 		return "", fmt.Errorf("--format %s: two formats are YAML, say which: k8s (an env: list for a container) or compose (an environment: map for a service)", s)
-	case "shell", "bash":
-		return FormatSh, nil
-	case "dotenv", "env-file":
-		return FormatEnv, nil
 	}
 	msg := fmt.Sprintf("unknown format %q: want one of %s", s, strings.Join(FormatNames(), ", "))
 	if near := nccl.Nearest(s, FormatNames()); near != "" {
