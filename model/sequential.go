@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -119,21 +120,14 @@ func (d ConfirmDesign) MaxLaunches() int { return d.Looks[len(d.Looks)-1] }
 
 // String is "looks at 6, 9, 13 launches per arm (levels 0.0011, 0.016, 0.033)".
 func (d ConfirmDesign) String() string {
-	s := "looks at"
+	looks, levels := make([]string, len(d.Looks)), make([]string, len(d.Levels))
 	for i, n := range d.Looks {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprintf(" %d", n)
+		looks[i] = fmt.Sprintf(" %d", n)
 	}
-	s += " launches per arm (levels"
 	for i, l := range d.Levels {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprintf(" %.2g", l)
+		levels[i] = fmt.Sprintf(" %.2g", l)
 	}
-	return s + ")"
+	return "looks at" + strings.Join(looks, ",") + " launches per arm (levels" + strings.Join(levels, ",") + ")"
 }
 
 // Look is the verdict at one look of a ConfirmDesign.
