@@ -29,16 +29,11 @@ func (p Plan) Sizes() []int64 { return slices.Sorted(maps.Keys(p)) }
 // Key is the plan's canonical text, "524288:RING/SIMPLE/2 1048576:…",
 // sizes ascending: equal plans have equal keys, usable as a map key.
 func (p Plan) Key() string {
-	var b strings.Builder
-	for i, s := range p.Sizes() {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(strconv.FormatInt(s, 10))
-		b.WriteByte(':')
-		b.WriteString(p[s].String())
+	parts := make([]string, 0, len(p))
+	for _, s := range p.Sizes() {
+		parts = append(parts, strconv.FormatInt(s, 10)+":"+p[s].String())
 	}
-	return b.String()
+	return strings.Join(parts, " ")
 }
 
 // Equal reports whether p and q make the same choices at the same sizes.
