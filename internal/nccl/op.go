@@ -270,31 +270,14 @@ func MergeCalls(parts []Part) Workload {
 		q.Calls += p.Calls
 		q.Weight += p.Weight
 		for k, b := range p.Logged {
-			j := slices.Index(q.Logged, b)
-			if j < 0 {
-				j = len(q.Logged)
-				q.Logged = append(q.Logged, b)
-				q.LoggedCalls = append(q.LoggedCalls, 0)
+			j, found := slices.BinarySearch(q.Logged, b) // Logged stays ascending
+			if !found {
+				q.Logged, q.LoggedCalls = slices.Insert(q.Logged, j, b), slices.Insert(q.LoggedCalls, j, 0)
 			}
 			q.LoggedCalls[j] += p.LoggedCalls[k]
 		}
-		sortLogged(q)
 	}
 	return out
-}
-
-// sortLogged sorts a part's logged sizes, their calls with them.
-func sortLogged(p *Part) {
-	idx := make([]int, len(p.Logged))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(p.Logged[a], p.Logged[b]) })
-	sizes, calls := make([]int64, len(idx)), make([]float64, len(idx))
-	for k, i := range idx {
-		sizes[k], calls[k] = p.Logged[i], p.LoggedCalls[i]
-	}
-	p.Logged, p.LoggedCalls = sizes, calls
 }
 
 // CallsText is a timed workload's calls per op: "all_reduce 10240×760,
