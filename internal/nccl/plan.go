@@ -555,7 +555,7 @@ func (n Native) Forbids(cfg Config, c Choice) bool {
 // set of names it enables, whether it applies to the collective at all,
 // and ok false when the value cannot be read with certainty.
 func (n Native) listFor(v string, universe []string) (set map[string]bool, applies, ok bool) {
-	generic, specific := "", ""
+	var list string // the collective's own entry, else the generic one
 	hasGeneric, hasSpecific := false, false
 	for _, part := range strings.Split(v, ";") {
 		if coll, rest, isColl := strings.Cut(part, ":"); isColl {
@@ -563,23 +563,22 @@ func (n Native) listFor(v string, universe []string) (set map[string]bool, appli
 				return nil, false, false
 			}
 			if strings.EqualFold(coll, n.Collective) {
-				specific, hasSpecific = rest, true
+				list, hasSpecific = rest, true
 			}
 			continue
 		}
-		generic, hasGeneric = part, true
+		hasGeneric = true
+		if !hasSpecific {
+			list = part
+		}
 	}
-	list := generic
-	switch {
-	case hasSpecific:
-		list = specific
-	case !hasGeneric:
+	if !hasGeneric && !hasSpecific {
 		return nil, false, true
 	}
 	set = map[string]bool{}
-	exclude := strings.HasPrefix(list, "^")
+	body, exclude := strings.CutPrefix(list, "^")
 	names := map[string]bool{}
-	for _, name := range strings.Split(strings.TrimPrefix(list, "^"), ",") {
+	for _, name := range strings.Split(body, ",") {
 		nn := NormName(name)
 		if !slices.Contains(universe, nn) {
 			return nil, true, false
