@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -632,11 +631,8 @@ func versionLess(a, b string) bool {
 // SortedChoices returns the choices sorted by collective and size.
 func (r Report) SortedChoices() []benchfmt.Choice {
 	out := append([]benchfmt.Choice{}, r.Choices...)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Collective != out[j].Collective {
-			return out[i].Collective < out[j].Collective
-		}
-		return out[i].Bytes < out[j].Bytes
+	slices.SortStableFunc(out, func(a, b benchfmt.Choice) int {
+		return cmp.Or(strings.Compare(a.Collective, b.Collective), cmp.Compare(a.Bytes, b.Bytes))
 	})
 	return out
 }
