@@ -10,23 +10,15 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Group-sequential boundaries (Armitage, McPherson and Rowe 1969; Lan and
-// DeMets 1983). Under the null the standardized Mann-Whitney statistics
-// of nested, balanced looks behave asymptotically like a Brownian motion
-// read at the information fractions tₖ = nₖ/N: Zₖ = S(tₖ)/√tₖ, with
-// independent increments, so corr(Zⱼ, Zₖ) = √(tⱼ/tₖ). The boundary cₖ of
-// look k is the one whose probability of being crossed at look k, the
-// earlier looks not crossed, is the alpha spent there; it is found by
-// carrying the density of S over the continuation region from look to
-// look (a convolution with the increment's normal kernel) and solving
-// for cₖ by bisection. This is what ldbounds and gsDesign compute; it
-// spends exactly the planned alpha, where giving each look its increment
-// as a level (the union bound) spends less the more the looks overlap.
+// Group-sequential boundaries (Lan and DeMets 1983), as ldbounds and
+// gsDesign compute them: the looks' standardized statistics behave like a
+// Brownian motion S read at the information fractions tₖ, Zₖ = S(tₖ)/√tₖ.
+// Look k's boundary cₖ is crossed at look k, the earlier ones not crossed,
+// with the alpha spent there: found by carrying the density of S over the
+// continuation region from look to look and bisecting for cₖ.
 
 // boundaryGrid is the number of points (odd, for Simpson's rule) the
-// density is carried on between looks: with 201 every level of the
-// designs 6 → 12, 20, 24, 30 and 50 per arm is within 2e-7 (relative) of
-// the level a 1601-point grid gives.
+// density is carried on: 201 is within 2e-7 (relative) of 1601.
 const boundaryGrid = 201
 
 // nominalLevels are the two-sided nominal levels 2(1 − Φ(cₖ)) of looks at
@@ -34,8 +26,7 @@ const boundaryGrid = 201
 // two-sided alpha spent is cum (increasing). A look that spends nothing
 // gets level 0.
 func nominalLevels(ts, cum []float64) []float64 {
-	// %v prints the shortest decimal that reads back as the same float64:
-	// equal keys are equal inputs.
+	// %v prints the shortest decimal that reads back as the same float64.
 	key := fmt.Sprint(ts, cum)
 	if levels, ok := levelsCache.Load(key); ok {
 		return slices.Clone(levels.([]float64))
@@ -48,12 +39,10 @@ func nominalLevels(ts, cum []float64) []float64 {
 }
 
 // levelsCache keeps nominalLevels' results: a search plans the same few
-// confirmation designs (PlanConfirm) over and over, and each costs some
-// hundred thousand normal CDFs. Callers get a copy of their own.
+// designs over and over, each some hundred thousand normal CDFs.
 var levelsCache sync.Map // fmt.Sprint(ts, cum) → []float64
 
-// levelsCached counts the entries stored, up to maxCachedLevels: the
-// designs a process meets are few, but nothing else bounds the map.
+// levelsCached counts the entries stored, bounded by maxCachedLevels.
 var (
 	levelsCached    atomic.Int64
 	maxCachedLevels int64 = 1024
@@ -93,11 +82,8 @@ func computeNominalLevels(ts, cum []float64) []float64 {
 		if inc <= 0 {
 			b = 40 * math.Sqrt(t)
 		} else {
-			// The crossing probability falls as b rises: bisect on b/√t,
-			// until the midpoint is lo or hi (some 55 halvings of 40):
-			// from there every step leaves both as they are, so this is
-			// the hi of the 100 steps an earlier version always took,
-			// bit for bit, in a quarter less time (BenchmarkPlanConfirm).
+			// The crossing probability falls as b rises: bisect on b/√t
+			// until the midpoint is lo or hi, after which no step changes.
 			lo, hi := 0.0, 40.0
 			for range 100 {
 				mid := (lo + hi) / 2

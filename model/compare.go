@@ -28,14 +28,11 @@ type Comparison struct {
 	CIOK bool `json:"ci_ok"`
 	// Confidence is the exact coverage of [Lo, Hi] (≥ the one asked).
 	Confidence float64 `json:"confidence"`
-	// CILevel is the confidence asked of [Lo, Hi]: Options.Confidence,
-	// and at a sequential look 1 − the look's level (ConfirmDesign.Decide).
-	// It is the level a printer names ("99.26% CI"); set with or without
-	// an interval.
+	// CILevel is the confidence asked of [Lo, Hi] (at a sequential look 1 −
+	// its level), the level a printer names; set with or without an interval.
 	CILevel float64 `json:"ci_level"`
-	// SpeedupHL is the Hodges–Lehmann estimate the interval is built around:
-	// the median over all (baseline, candidate) launch pairs of the ratio of
-	// their launch scores. It is always inside [Lo, Hi].
+	// SpeedupHL is the Hodges–Lehmann estimate (the median ratio over all
+	// launch pairs), always inside [Lo, Hi].
 	SpeedupHL float64 `json:"speedup_hl"`
 	// P is the two-sided Mann-Whitney U p-value over launch scores; 1 when
 	// no test is possible (an arm has no scored launch, or all scores tie).
@@ -46,8 +43,7 @@ type Comparison struct {
 	// above 1, and Speedup ≥ 1+MinEffect (see Compare).
 	Recommend bool `json:"recommend"`
 	// Slower: significant, in the baseline's favour, and
-	// Speedup ≤ 1/(1+MinEffect): the candidate is meaningfully slower (used
-	// for guard sizes).
+	// Speedup ≤ 1/(1+MinEffect) (used for guard sizes).
 	Slower bool `json:"slower"`
 	// BaselineN and CandidateN count the launches scored (valid at every size).
 	BaselineN  int `json:"baseline_n"`
@@ -63,37 +59,26 @@ type Comparison struct {
 }
 
 // Compare decides whether the candidate config beats the baseline over the
-// band's sizes, with launches as the unit of replication. The two sets of
-// launches should have been measured interleaved (A B A B …): Compare
-// cannot see drift.
-//
-// The decision rule, exactly: Recommend is true if and only if
+// band's sizes. The launches should have been interleaved (A B A B …):
+// Compare cannot see drift. Recommend is true if and only if
 //
 //  1. both arms have scored launches and the two-sided Mann-Whitney U test
 //     over launch scores gives P < Alpha;
 //  2. the candidate's launch scores are the lower ones (U statistic above
 //     its null mean m·n/2);
-//  3. the speedup interval exists at Options.Confidence (CIOK) and Lo > 1;
-//     with Confidence = 1−Alpha this follows from 1 and 2, since the
-//     interval is the inversion of the same test;
+//  3. the speedup interval exists at Options.Confidence (CIOK) and Lo > 1
+//     (which follows from 1 and 2 at Confidence = 1−Alpha);
 //  4. Speedup (band-score ratio) ≥ 1 + MinEffect.
 //
-// Otherwise the answer is "keep the baseline", and Reason says which
-// condition failed. Slower is the mirror image of 1, 2 and 4: P < Alpha,
-// the candidate's launch scores are the higher ones, and
-// Speedup ≤ 1/(1+MinEffect); a significant slowdown smaller than the
-// minimum effect does not count, as a gain that small would not be
-// recommended either.
+// Otherwise Reason says which condition failed. Slower mirrors 1, 2 and 4:
+// P < Alpha, the candidate's scores higher, Speedup ≤ 1/(1+MinEffect).
 //
-// The interval: for baseline log scores x and candidate log scores y, the
-// m·n differences xᵢ−yⱼ are sorted and [d₍ₖ₎, d₍ₘₙ₊₁₋ₖ₎] is taken, k the
-// largest count with P(U < k) ≤ (1−Confidence)/2 under the exact null
-// distribution of U (go-moremath stats.UDist; a normal approximation above
-// 50 launches per arm). Its coverage is exact when the candidate's scores
-// are the baseline's divided by a constant, whatever their distribution.
-// With 3 and 3 launches k would be 0 (P(U = 0) = 1/20 > 0.025): no finite
-// 95 % interval exists, so CIOK is false, Lo and Hi are NaN, and a
-// "ci-unavailable" warning names the number of launches needed.
+// The interval: of the m·n sorted differences xᵢ−yⱼ of baseline and
+// candidate log scores, [d₍ₖ₎, d₍ₘₙ₊₁₋ₖ₎], k the largest count with
+// P(U < k) ≤ (1−Confidence)/2 under U's exact null distribution (normal
+// above 50 launches per arm). Where k would be 0 (3 and 3 launches at
+// 95 %), CIOK is false, Lo and Hi are NaN, and a "ci-unavailable" warning
+// names the launches needed.
 func Compare(baseline, candidate []Launch, sizes []int64, opt Options) Comparison {
 	opt, warns := opt.resolve()
 	ab, ac := analyse(baseline, sizes, true), analyse(candidate, sizes, true)
@@ -132,8 +117,7 @@ func (c *Comparison) addArmWarnings() {
 	}
 }
 
-// refuseNoData is the verdict when an arm has no launch scored over the
-// whole band: nothing to compare, and the reason says which arm.
+// refuseNoData is the verdict when an arm has no launch scored.
 func (c *Comparison) refuseNoData() {
 	m, n := c.BaselineN, c.CandidateN
 	c.Speedup = math.NaN()
@@ -196,9 +180,7 @@ func (c *Comparison) interval(xb, xc []float64, opt Options) {
 	}
 }
 
-// decide gives the verdict and its reason: only a significant,
-// faster-leaning, interval-backed gain of at least the minimum effect
-// recommends the candidate.
+// decide gives the verdict and its reason (Compare's rule).
 func (c *Comparison) decide(faster, slower bool, minP float64, opt Options) {
 	m, n := c.BaselineN, c.CandidateN
 	gain := c.Speedup - 1
@@ -301,9 +283,8 @@ func uCDF(m, n, u int) float64 {
 	return distuv.UnitNormal.CDF((float64(u) + 0.5 - mu) / sd)
 }
 
-// mosesK returns the rank k of the Moses interval [d₍ₖ₎, d₍ₘₙ₊₁₋ₖ₎] for
-// confidence conf and its exact coverage 1 − 2·P(U ≤ k−1), or k = 0 when
-// even the full range of differences is not enough. Results are cached:
+// mosesK returns the rank k of the Moses interval for confidence conf and
+// its exact coverage 1 − 2·P(U ≤ k−1), or k = 0 when none exists. Cached:
 // planning asks for the same few (m, n) over and over.
 func mosesK(m, n int, conf float64) (int, float64) {
 	key := ciKey{m, n, conf}

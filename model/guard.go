@@ -13,34 +13,26 @@ type GuardInput struct {
 	Name                string
 	Baseline, Candidate []Launch
 	Sizes               []int64
-	// BoundAlpha is the level of each size's Upper bound (0:
-	// Options.Alpha); a caller that looks at the bound more than once
-	// divides its alpha among the looks.
+	// BoundAlpha is the level of each size's Upper bound (0: Options.Alpha).
 	BoundAlpha float64
 }
 
 // GuardResult is the verdict on one guarded collective.
 type GuardResult struct {
 	Name string `json:"op"`
-	// Speedup is the baseline's score ÷ the candidate's (Summary.ScoreUS
-	// over Sizes): below 1 the candidate is slower there.
+	// Speedup is the baseline's score ÷ the candidate's over Sizes.
 	Speedup float64 `json:"speedup"`
-	// Lo and Hi bound the speedup with confidence 1−Alpha (Student's t on
-	// the log launch scores, the spread pooled over every guarded op);
-	// NaN when an arm has fewer than two launches.
+	// Lo and Hi bound the speedup with confidence 1−Alpha (Student's t,
+	// spread pooled over every guarded op); NaN below two launches an arm.
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
-	// CILevel is the confidence of [Lo, Hi], 1 − Alpha: the level a
-	// printer names.
+	// CILevel is the confidence of [Lo, Hi], 1 − Alpha.
 	CILevel float64 `json:"ci_level"`
-	// Sizes are the per-size speedups (ratio of medians over launches)
-	// with each size's test.
+	// Sizes are the per-size speedups with each size's test.
 	Sizes []SizeGuard `json:"sizes"`
-	// Slower: at some size the test was rejected by Holm's procedure and
-	// the speedup there is ≤ 1/(1+MinEffect) (the convention of
-	// Comparison.Slower): the recommendation is refused. Worst is that
-	// size (the slowest such), or else the size where the candidate fares
-	// worst; P and Level are its test's p-value and Holm level.
+	// Slower: at some size Holm's procedure rejected and the speedup is ≤
+	// 1/(1+MinEffect): the recommendation is refused. Worst is the slowest
+	// such size, or else the worst size; P and Level are its test's.
 	Slower       bool    `json:"slower"`
 	Worst        int64   `json:"worst_bytes"`
 	WorstSpeedup float64 `json:"worst_speedup"`
@@ -50,9 +42,8 @@ type GuardResult struct {
 	CandidateN   int     `json:"candidate_n"`
 }
 
-// SizeGuard is one size of a guarded collective: the ratio of the
-// baseline's median time to the candidate's, and the one-sided test of
-// "the candidate is slower here".
+// SizeGuard is one size of a guarded collective: the ratio of medians and
+// the one-sided test of "the candidate is slower here".
 type SizeGuard struct {
 	Bytes   int64   `json:"bytes"`
 	Speedup float64 `json:"speedup"`
@@ -62,30 +53,20 @@ type SizeGuard struct {
 	// significant and by at least the minimum effect.
 	Significant bool `json:"significant"`
 	Slower      bool `json:"slower"`
-	// Upper is the one-sided upper confidence bound, at the input's
-	// BoundAlpha, on the candidate's time ÷ the baseline's here (Student's
-	// t on this size's log launch medians, the spread of its own two arms:
-	// a size is not lent the spread of quieter ones); NaN when an arm has
-	// fewer than two launches. Below 1+m it shows the candidate not slower
-	// here by m or more (a non-inferiority test).
+	// Upper is the one-sided upper bound at BoundAlpha on the candidate's
+	// time ÷ the baseline's (Student's t on this size's own two arms); NaN
+	// below two launches an arm. Below 1+m the candidate is not slower by m.
 	Upper float64 `json:"upper"`
 }
 
-// CompareGuards judges the guarded collectives of a recommendation, the
-// family of tests together. The rule, exactly: at each size of each
-// collective, the log of every launch's median time in both arms; the
-// one-sided Student t test of "the candidate's mean log time is higher",
-// with the launch-to-launch spread pooled over every (collective, size)
-// and both arms (df = Σ (nᵢ − 1)); Holm's step-down procedure across all
-// of those tests at Options.Alpha, which holds the probability of any
-// wrong refusal at alpha; a size is Slower when its test is rejected and
-// its speedup ≤ 1/(1+MinEffect). A slowdown that is not significant, or
-// smaller than the minimum effect, is reported (Speedup, Sizes) and
-// refuses nothing. Per size, so that a slowdown at one size (seen:
-// broadcast 1M, 21 % on the loopback) is not averaged away by the
-// others; the t test, not Mann-Whitney, because a guard gets a few
-// launches per arm (Mann-Whitney's smallest one-sided p with 4 and 4 is
-// 1/70) and the pooled spread has the degrees of freedom of every cell.
+// CompareGuards judges the guarded collectives of a recommendation
+// together: at each size of each collective, a one-sided Student t test
+// of "the candidate's mean log time is higher", the spread pooled over
+// every (collective, size) and arm; Holm's procedure across all of them
+// at Options.Alpha; a size is Slower when rejected with speedup ≤
+// 1/(1+MinEffect). Per size, so that a slowdown at one size is not
+// averaged away; t, not Mann-Whitney, because guards get few launches
+// (Mann-Whitney's smallest one-sided p with 4 and 4 is 1/70).
 func CompareGuards(in []GuardInput, opt Options) []GuardResult {
 	opt, _ = opt.resolve()
 	out := make([]GuardResult, len(in))
@@ -164,10 +145,8 @@ func CompareGuards(in []GuardInput, opt Options) []GuardResult {
 	return out
 }
 
-// upperRatio is the one-sided (1−alpha) upper confidence bound on
-// exp(mean(c) − mean(b)) for log times b and c (alpha 0: opt.Alpha),
-// Student's t with the two arms' pooled spread; NaN when an arm has
-// fewer than two.
+// upperRatio is the one-sided (1−alpha) upper bound on exp(mean(c) −
+// mean(b)) for log times (alpha 0: opt.Alpha); NaN below two an arm.
 func upperRatio(b, c []float64, alpha float64, opt Options) float64 {
 	if alpha <= 0 {
 		alpha = opt.Alpha

@@ -5,10 +5,8 @@ import (
 	"math"
 )
 
-// encoding/json refuses NaN and ±Inf, and this package uses NaN for "not
-// known" (an interval too few launches can give, a spread of one launch).
-// These methods write such values as null and read null back as NaN, so
-// summaries and comparisons can be stored and printed as they are.
+// encoding/json refuses NaN and ±Inf, which this package uses for "not
+// known": these methods write them as null and read null back as NaN.
 
 func nullable(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {

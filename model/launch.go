@@ -17,19 +17,15 @@ type Launch struct {
 	Times map[int64][]float64
 }
 
-// SizeTimes is one message size of a launch record as the statistics read
-// it: its bytes and the times it measured in µs, every per-iteration time
-// or the single time the output gave (benchfmt.Size is one).
+// SizeTimes is one message size of a launch record: its bytes and the
+// times it measured in µs (benchfmt.Size is one).
 type SizeTimes interface {
 	Measured() (bytes int64, timesUS []float64)
 }
 
 // LaunchOf converts one launch's recorded sizes into the statistics'
-// input, the times of every cycle (nccl-tests -N) of a size together; a
-// size that measured nothing is left out. It is the only such conversion:
-// a live search, a resumed one and the report read a launch alike. The
-// record says what it measured (SizeTimes); the statistics convert, as
-// benchstat converts benchfmt's results.
+// input, every cycle of a size together; a size that measured nothing is
+// left out. It is the only such conversion.
 func LaunchOf[S SizeTimes](sizes []S) Launch {
 	l := Launch{Times: map[int64][]float64{}}
 	for _, z := range sizes {
@@ -84,16 +80,13 @@ func checkTimes(xs []float64, b int64) error {
 // the two middle values of an even sample; NaN for an empty sample. It
 // does not modify xs.
 func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return sortedMedian(s)
 }
 
-// sortedMedian is Median of sorted, non-empty s. Averaging equal middle
-// values returns them exactly.
+// sortedMedian is Median of sorted s. Averaging equal middle values
+// returns them exactly.
 func sortedMedian(s []float64) float64 {
 	n := len(s)
 	if n == 0 {
@@ -107,9 +100,7 @@ func sortedMedian(s []float64) float64 {
 }
 
 // selectMedian is the median of non-empty xs, which it reorders: a
-// quickselect (Hoare's FIND) with a median-of-three pivot, linear on
-// average, for the hot path of planning where nothing else needs the
-// samples sorted.
+// quickselect with a median-of-three pivot, for planning's hot path.
 func selectMedian(xs []float64) float64 {
 	n := len(xs)
 	hi := kth(xs, n/2)
@@ -191,9 +182,8 @@ func robustCVPct(s []float64) float64 {
 }
 
 // IterColumns are nccl-tests' per-iteration columns (-I 1) of one size's
-// non-empty samples: min, max, p99 (the empirical quantile) and the
-// coefficient of variation in % (0 for one sample or all zeros). The torch
-// instrument prints its samples without them; parse shows them for both.
+// non-empty samples: min, max, p99 and the coefficient of variation in %
+// (0 for one sample or all zeros).
 func IterColumns(timesUS []float64) (minUS, maxUS, p99US, cvPct float64) {
 	s := slices.Sorted(slices.Values(timesUS))
 	minUS, maxUS, p99US = s[0], s[len(s)-1], stat.Quantile(0.99, stat.Empirical, s, nil)

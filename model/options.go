@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -14,18 +15,14 @@ type Options struct {
 	Alpha float64
 	// Confidence is the coverage asked of every interval (default 0.95).
 	Confidence float64
-	// MinEffect is the smallest speedup worth recommending, as a fraction:
-	// 0.03 means a candidate must be at least 3 % faster (speedup ≥ 1.03).
-	// Zero means the default; to accept any significant gain pass a tiny
-	// positive value such as 1e-9.
+	// MinEffect is the smallest speedup worth recommending (0.03: ≥ 1.03);
+	// to accept any significant gain pass a tiny value such as 1e-9.
 	MinEffect float64
 	// HighSpreadPct is the launch-to-launch robust coefficient of variation
 	// (percent) above which a size gets a "high-spread" warning (default 10).
 	HighSpreadPct float64
-	// OutlierZ is the robust z-score (distance from the median in units of
-	// 1.4826·MAD of the log launch scores) beyond which a launch is called
-	// an outlier (default 3.5, Iglewicz and Hoaglin's rule), widened by
-	// (1 + 6/n) for n launches because a small sample's MAD is itself noisy.
+	// OutlierZ is the robust z-score beyond which a launch is an outlier
+	// (default 3.5; robustOutliers).
 	OutlierZ float64
 }
 
@@ -71,27 +68,13 @@ func (o Options) Validate() error {
 // fill replaces zero fields by their defaults.
 func (o Options) fill() Options {
 	d := DefaultOptions()
-	if o.Alpha == 0 {
-		o.Alpha = d.Alpha
-	}
-	if o.Confidence == 0 {
-		o.Confidence = d.Confidence
-	}
-	if o.MinEffect == 0 {
-		o.MinEffect = d.MinEffect
-	}
-	if o.HighSpreadPct == 0 {
-		o.HighSpreadPct = d.HighSpreadPct
-	}
-	if o.OutlierZ == 0 {
-		o.OutlierZ = d.OutlierZ
-	}
+	o.Alpha, o.Confidence, o.MinEffect = cmp.Or(o.Alpha, d.Alpha), cmp.Or(o.Confidence, d.Confidence), cmp.Or(o.MinEffect, d.MinEffect)
+	o.HighSpreadPct, o.OutlierZ = cmp.Or(o.HighSpreadPct, d.HighSpreadPct), cmp.Or(o.OutlierZ, d.OutlierZ)
 	return o
 }
 
 // resolve fills defaults and, when a setting is invalid, falls back to the
-// defaults with a warning: the functions that take Options return no error,
-// so the problem travels as data (callers should Validate user input first).
+// defaults with a warning (callers should Validate user input first).
 func (o Options) resolve() (Options, []Warning) {
 	if err := o.Validate(); err != nil {
 		return DefaultOptions(), []Warning{{Code: WarnBadOptions,
@@ -100,40 +83,25 @@ func (o Options) resolve() (Options, []Warning) {
 	return o.fill(), nil
 }
 
-// Warning is a caveat about a summary or comparison (vocab.Warning: its
-// shape lives there, so that the records carrying one import no statistics).
+// Warning is a caveat about a summary or comparison.
 type Warning = vocab.Warning
 
 // Warning codes.
 const (
-	// WarnNoLaunches: nothing to summarise or compare.
-	WarnNoLaunches = "no-launches"
-	// WarnNoSizes: no (valid) message sizes were given.
-	WarnNoSizes = "no-sizes"
-	// WarnFewLaunches: too few launches for a per-size interval of the
-	// confidence asked; Lo and Hi are NaN.
-	WarnFewLaunches = "few-launches"
-	// WarnHighSpread: launch-to-launch spread above Options.HighSpreadPct.
-	WarnHighSpread = "high-spread"
-	// WarnOutliers: launches far from the others by a robust rule.
-	WarnOutliers = "outliers"
-	// WarnBimodal: launches (or one launch's iterations) fall in two groups.
-	WarnBimodal = "bimodal"
-	// WarnInvalidLaunch: a launch had NaN, infinite, zero or negative times
-	// and was left out.
-	WarnInvalidLaunch = "invalid-launch"
-	// WarnMissingSize: a launch had no samples at a size; it has no launch
-	// score and is left out of comparisons.
-	WarnMissingSize = "missing-size"
-	// WarnNoCI: no speedup interval of the confidence asked exists for these
-	// numbers of launches (Comparison.CIOK is false).
-	WarnNoCI = "ci-unavailable"
-	// WarnTooFewForDecision: with these numbers of launches the test cannot
-	// reach significance at alpha whatever the data.
+	WarnNoLaunches    = "no-launches"    // nothing to summarise or compare
+	WarnNoSizes       = "no-sizes"       // no (valid) message sizes were given
+	WarnFewLaunches   = "few-launches"   // too few launches for a per-size interval: Lo and Hi are NaN
+	WarnHighSpread    = "high-spread"    // launch-to-launch spread above Options.HighSpreadPct
+	WarnOutliers      = "outliers"       // launches far from the others by a robust rule
+	WarnBimodal       = "bimodal"        // launches (or one launch's iterations) fall in two groups
+	WarnInvalidLaunch = "invalid-launch" // NaN, infinite, zero or negative times: left out
+	WarnMissingSize   = "missing-size"   // no samples at a size: no launch score, left out of comparisons
+	WarnNoCI          = "ci-unavailable" // no speedup interval at this confidence (CIOK false)
+	// WarnTooFewForDecision: these launches cannot reach significance at
+	// alpha whatever the data.
 	WarnTooFewForDecision = "too-few-for-decision"
-	// WarnEstimateOutsideCI: the band-score ratio lies outside the interval
-	// built from launch scores (per-size medians and launch scores disagree).
+	// WarnEstimateOutsideCI: the band-score ratio lies outside the launch
+	// scores' interval (per-size medians and launch scores disagree).
 	WarnEstimateOutsideCI = "estimate-outside-ci"
-	// WarnBadOptions: invalid Options; the defaults were used.
-	WarnBadOptions = "bad-options"
+	WarnBadOptions        = "bad-options" // invalid Options: the defaults were used
 )

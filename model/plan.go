@@ -15,8 +15,7 @@ type Arm struct {
 type LaunchPlan struct {
 	// Arm is the index of the config to launch next; -1 when Done.
 	Arm int
-	// Done is true when no launch within the cap would change the verdict
-	// on the leader.
+	// Done: no launch within the cap would change the verdict.
 	Done bool
 	// Leader is the best arm by band score (-1 if none).
 	Leader int
@@ -24,51 +23,31 @@ type LaunchPlan struct {
 	Reason string
 }
 
-// PlanBeta is the width, in launch-to-launch standard deviations of a log
-// launch score, of the plausibility bounds PlanNext uses to decide which
-// configs could still beat the leader (2 ≈ 97.7 % one-sided).
+// PlanBeta is the width of PlanNext's plausibility bounds in standard
+// deviations of a log launch score (2 ≈ 97.7 % one-sided).
 const PlanBeta = 2.0
 
 // PlanNext says which config to launch next during exploration, and when
 // to stop adding launches; maxPerArm caps the launches of any one config
-// (0 means DefaultMaxPerArm). It adds launches to the two leaders
-// until they are told apart, as the search asked, with one refinement
-// borrowed from best-arm identification (LUCB, Kalyanakrishnan et al.
-// 2012): the second "leader" is the most plausible challenger, not simply
-// the runner-up by score, so a good config whose single exploration launch
-// was unlucky still gets a second look.
+// (0 means DefaultMaxPerArm). As in best-arm identification (LUCB), the
+// leader is settled against its most plausible challenger, not simply the
+// runner-up, so a good config with one unlucky launch gets a second look:
 //
 //  1. Rank the arms with a scored launch by band score (lower is better;
-//     ties go to more launches, then the lower index). With fewer than two
-//     there is nothing to settle: done.
-//  2. The leader needs MinLaunchesForDecision launches before anything can
-//     be compared: launch it until then (done if the cap is lower).
-//  3. σ is the pooled launch-to-launch standard deviation of log launch
-//     scores over arms with two or more launches (at least 1 %). The
-//     leader's pessimistic bound is its log score + PlanBeta·σ/√n; another
-//     arm's optimistic bound is its log score − PlanBeta·σ/√n. Arms whose
-//     optimistic bound is not below the leader's pessimistic one cannot
-//     plausibly beat it and get no more launches.
-//  4. The plausible challengers, most optimistic first, are settled one by
-//     one. A challenger with fewer than MinLaunchesForDecision launches
-//     gets the next launch. Otherwise the speedup interval of the leader
-//     over it (the same rank interval as Compare, on launch scores) is
-//     computed: it is settled when the interval excludes 1 (the leader is
-//     separated) or lies inside [1/(1+MinEffect), 1+MinEffect] (the two are
-//     equivalent within the minimum effect, and more launches could not
-//     make either worth recommending over the other). An unsettled pair
-//     gets a launch for whichever of the two has fewer (the leader on a
-//     tie), or is given up when both are at the cap.
+//     ties go to more launches, then the lower index); fewer than two: done.
+//  2. Launch the leader until it has MinLaunchesForDecision launches.
+//  3. σ is the pooled spread of log launch scores (at least 1 %). Arms
+//     whose optimistic bound (log score − PlanBeta·σ/√n) is not below the
+//     leader's pessimistic one (+ PlanBeta·σ/√n) get no more launches.
+//  4. Plausible challengers, most optimistic first: one with too few
+//     launches gets the next; else it is settled when the rank interval of
+//     the leader over it excludes 1 or lies within ±MinEffect, and an
+//     unsettled pair launches the one with fewer (the leader on a tie) or
+//     is given up at the cap.
 //  5. When every plausible challenger is settled or given up: done.
 //
-// A launch that changes the ranking moves the attention to the new
-// leader, which is how a config crowned by one lucky launch (the winner's
-// curse) is caught. The search interleaves this with exploration: after
-// each new config's first launch it calls PlanNext and, until done,
-// spends launches where it says; then it proposes the next config. The
-// verdict is about the exploration ranking only: the gain reported to the
-// user comes from the separate interleaved confirmation against the
-// baseline (Compare).
+// The verdict is about the exploration ranking only; the gain reported
+// comes from the interleaved confirmation against the baseline (Compare).
 func PlanNext(arms []Arm, sizes []int64, opt Options, maxPerArm int) LaunchPlan {
 	opt, _ = opt.resolve()
 	if maxPerArm <= 0 {
@@ -138,13 +117,9 @@ func rankArms(arms []Arm, sizes []int64) []rankedArm {
 }
 
 // Plausible reports whether arm i could still beat the leader of arms by
-// PlanNext's rule (step 3): its optimistic bound is below the leader's
-// pessimistic one. The leader itself is plausible, and so is every arm
-// while the rule cannot be applied: an arm without a scored launch, fewer
-// than two ranked arms, or no arm measured twice (no spread to pool). The
-// search asks it before it gives a config another exploration launch
-// outside PlanNext (a sampler proposal that merges into a config already
-// tried): a config the launches so far place out of reach gets none.
+// PlanNext's rule (step 3). The leader is plausible, and so is every arm
+// while the rule cannot be applied (no scored launch, fewer than two
+// ranked arms, no spread to pool).
 func Plausible(arms []Arm, sizes []int64, i int) bool {
 	ranked := rankArms(arms, sizes)
 	if len(ranked) < 2 || ranked[0].arm == i {
@@ -167,10 +142,8 @@ func leaderBound(lead rankedArm, sigma float64) float64 {
 	return lead.logScore + PlanBeta*sigma/math.Sqrt(float64(lead.n))
 }
 
-// pooledLogSD is the pooled launch-to-launch standard deviation of log
-// launch scores over the arms with two or more launches, at least
-// scaleFloor (step 3); ok is false when no arm has two (in PlanNext the
-// leader always has).
+// pooledLogSD is the pooled standard deviation of log launch scores over
+// arms with two or more launches, at least scaleFloor; ok false if none.
 func pooledLogSD(ranked []rankedArm) (sd float64, ok bool) {
 	groups := make([][]float64, len(ranked))
 	for i, a := range ranked {
@@ -195,8 +168,7 @@ func plausibleChallengers(others []rankedArm, sigma float64) []rankedArm {
 }
 
 // compareFloats orders smaller first and, unlike cmp.Compare, ties a NaN
-// with everything (as sorting by < does), so a stable sort keeps it where
-// it was.
+// with everything, so a stable sort keeps it where it was.
 func compareFloats(a, b float64) int {
 	switch {
 	case a < b:

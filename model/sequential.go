@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -12,72 +13,42 @@ import (
 // ConfirmDesign is a group-sequential plan for confirming a candidate
 // against the baseline: launches alternate (B C B C …) and the data are
 // looked at when both arms reach Looks[k] launches. At look k the
-// candidate is recommended when Compare, run at the nominal two-sided level
-// Levels[k], recommends it; the study may also stop early when the data
-// already exclude a gain worth recommending (futility). The last look
-// decides whatever the data say.
+// candidate is recommended when Compare, run at the two-sided level
+// Levels[k], recommends it; the study may stop early for futility; the
+// last look decides.
 //
-// Validity. The levels come from alpha spending (Lan and DeMets 1983)
-// with the Hwang–Shih–DeCani function of γ = −2,
-// α(t) = α (1 − e^{2t}) / (1 − e²), t the fraction of the planned
-// launches: look k's level is the nominal level of the exact
-// group-sequential boundary that spends α(tₖ) − α(tₖ₋₁) there, computed
-// from the joint law of the looks' standardized statistics
-// (nominalLevels: the Mann-Whitney statistics of nested balanced looks
-// are asymptotically a Brownian motion, corr(Zⱼ, Zₖ) = √(nⱼ/nₖ)), so the
-// chance that any look rejects a true null is α, at the normal
-// approximation of each look's statistic. Each look tests with the exact,
-// discrete Mann-Whitney p, which is conservative at the normal level
-// (at 6 + 6 a level of 0.0064 rejects with probability 0.0043), and
-// TestSequentialFalseRecommendations measures the rate the whole design
-// gives on null fabrics. The false-recommendation rate is about α/2: only
-// rejections in the candidate's favour recommend. Futility stops never
-// reject, so they cannot raise it. The interval reported at look k is
-// Compare's rank interval at 1 − Levels[k], a repeated confidence interval
-// (Jennison and Turnbull 1989): the intervals of all looks hold the true
-// shift together with probability 1 − α, so stopping early does not make
-// the reported interval dishonest.
+// The levels are the exact group-sequential boundaries (nominalLevels) of
+// Hwang–Shih–DeCani alpha spending with γ = −2, α(t) = α (1 − e^{2t}) /
+// (1 − e²): the looks' Mann-Whitney statistics are asymptotically a
+// Brownian motion, so the chance that any look rejects a true null is α,
+// and the exact discrete p of each look is conservative at that level
+// (TestSequentialFalseRecommendations measures it). Futility stops never
+// reject. The interval at look k is Compare's at 1 − Levels[k], a repeated
+// confidence interval (Jennison and Turnbull 1989), honest when stopping
+// early.
 //
-// Until issue 30 each look was given its increment as its level, which is
-// valid by the union bound whatever the correlation between looks, but
-// spends less than α the more the looks overlap (at 6, 11 and 20 launches
-// per arm the levels 0.0064, 0.0093 and 0.034 against the exact 0.0064,
-// 0.011 and 0.041), so a look every couple of pairs would have cost the
-// last look most of its level. The exact boundaries let the design look
-// often (lookGrowth) at little cost in power (TestSequentialTable).
-//
-// Why γ = −2 and not O'Brien–Fleming (γ ≈ −4): the first look must be able
-// to decide. The smallest p the exact test reaches with 6 launches per arm
-// is 2/924 = 0.0022; O'Brien–Fleming gives a first look at 6 of 15
-// launches 0.0019 and at 6 of 18 0.0007, so no confirmation could stop
-// there however clear the gain (a ×1.44 gain on the replayed loopback
-// fabric ran 15 + 15 launches for p = 1e-8). γ = −2 gives 0.0096 and
-// 0.0074 there (a first look with at most one of 36 pairs out of order
-// decides), and still keeps most of α for the last look (0.035 of 0.05
-// with looks at 6, 8, 10, 13, 16 and 20 per arm).
+// γ = −2 rather than O'Brien–Fleming (γ ≈ −4) so that the first look can
+// decide: the exact test's smallest p at 6 launches per arm is 0.0022,
+// above O'Brien–Fleming's first level (0.0019 at 6 of 15) but below
+// γ = −2's (0.0096), which still keeps most of α for the last look.
 type ConfirmDesign struct {
 	// Looks are the launches per arm at each look, increasing.
 	Looks []int
-	// Levels are the nominal two-sided significance levels of the looks:
-	// the exact boundaries of the alpha each look spends (nominalLevels),
-	// so they sum to more than Alpha, the looks being correlated.
+	// Levels are the nominal two-sided levels of the looks (nominalLevels);
+	// they sum to more than Alpha, the looks being correlated.
 	Levels []float64
 	// Alpha is the overall false-positive level.
 	Alpha float64
 }
 
 // lookGrowth spaces the looks after the first: each at least two launches
-// per arm past the one before and a quarter more, the last at the most
-// the design plans. With the exact boundaries a look costs the last one
-// little level (see TestSequentialTable), and a confirmation that can
-// stop every couple of pairs stops near where its data first decide.
+// per arm past the one before and a quarter more; with exact boundaries a
+// look costs the last one little level (TestSequentialTable).
 const lookGrowth = 1.25
 
 // PlanConfirm builds the design for at least first and at most maxN
-// launches per arm: looks at first, then spaced as lookGrowth says up to
-// maxN. Fewer than first + 2 is one look at maxN: a fixed-size test at
-// alpha. The levels are the exact group-sequential boundaries of the
-// alpha spent by each look (nominalLevels).
+// launches per arm: looks at first, then spaced by lookGrowth up to maxN.
+// Fewer than first + 2 is one look at maxN: a fixed-size test at alpha.
 func PlanConfirm(first, maxN int, alpha float64) ConfirmDesign {
 	first = max(first, 1)
 	maxN = max(maxN, first)
@@ -100,10 +71,8 @@ func PlanConfirm(first, maxN int, alpha float64) ConfirmDesign {
 	return d
 }
 
-// levelsTo are the nominal levels of the design's looks up to look k,
-// taken at n launches per arm instead of the planned Looks[k] when the
-// budget or the time ends the confirmation there, and spending all of
-// alpha when k is the last look taken (k < len(Looks)-1: an early end).
+// levelsTo are the nominal levels of the looks up to look k, taken at n
+// launches per arm instead of Looks[k], spending all of alpha at k.
 func (d ConfirmDesign) levelsTo(k, n int) []float64 {
 	maxN := float64(d.MaxLaunches())
 	ts := make([]float64, k+1)
@@ -114,10 +83,8 @@ func (d ConfirmDesign) levelsTo(k, n int) []float64 {
 	}
 	ts[k], cum[k] = float64(n)/maxN, d.Alpha
 	if k > 0 && n <= d.Looks[k-1] {
-		// No launch since the look before: its data are that look's, so
-		// the exact boundary has no new information to spend on. What is
-		// left of alpha is spent by the union bound on top of the earlier
-		// looks, whose crossing probability is exactly cum[k-1].
+		// No launch since the look before: what is left of alpha is spent
+		// by the union bound on top of the earlier looks (cum[k-1]).
 		levels := nominalLevels(ts[:k], cum[:k])
 		return append(levels, d.Alpha-cum[k-1])
 	}
@@ -141,10 +108,8 @@ func spent(alpha, t float64) float64 {
 }
 
 // CanDecide reports whether the design's last look can recommend at all:
-// whether the exact two-sided Mann-Whitney p at its launches per arm can
-// go below the level left to it (2/C(2n, n) with every launch of one arm
-// faster than every launch of the other). A design that cannot is not
-// worth a launch: the budget left cannot decide.
+// whether the smallest exact p at its launches per arm, 2/C(2n, n), is
+// below the level left to it.
 func (d ConfirmDesign) CanDecide() bool {
 	n := d.MaxLaunches()
 	return 2*uCDF(n, n, 0) < d.Levels[len(d.Levels)-1]
@@ -155,40 +120,29 @@ func (d ConfirmDesign) MaxLaunches() int { return d.Looks[len(d.Looks)-1] }
 
 // String is "looks at 6, 9, 13 launches per arm (levels 0.0011, 0.016, 0.033)".
 func (d ConfirmDesign) String() string {
-	s := "looks at"
+	looks, levels := make([]string, len(d.Looks)), make([]string, len(d.Levels))
 	for i, n := range d.Looks {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprintf(" %d", n)
+		looks[i] = fmt.Sprintf(" %d", n)
 	}
-	s += " launches per arm (levels"
 	for i, l := range d.Levels {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprintf(" %.2g", l)
+		levels[i] = fmt.Sprintf(" %.2g", l)
 	}
-	return s + ")"
+	return "looks at" + strings.Join(looks, ",") + " launches per arm (levels" + strings.Join(levels, ",") + ")"
 }
 
 // Look is the verdict at one look of a ConfirmDesign.
 type Look struct {
-	// Comparison is Compare at the look's nominal level: its interval is the
-	// look's repeated confidence interval, its Recommend the decision.
+	// Comparison is Compare at the look's nominal level.
 	Comparison
 	// Stop is true when the confirmation ends here: a recommendation, a
 	// significant slowdown, futility, or the last look.
 	Stop bool
-	// Futile is true when it stopped because the data already exclude a
-	// gain of MinEffect (the candidate cannot be worth recommending).
+	// Futile: it stopped because the data already exclude a gain of MinEffect.
 	Futile bool
 }
 
 // Decide judges look k (0-based) of the design on the launches so far.
-// final forces the last look's rule (the budget or the time ran out
-// early): whatever of alpha the earlier looks did not spend is spent here,
-// at the boundary of a look at the launches actually made.
+// final (the budget or time ran out) spends here what is left of alpha.
 func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64, opt Options, final bool) Look {
 	opt, _ = opt.resolve()
 	k = min(max(k, 0), len(d.Looks)-1)
@@ -206,16 +160,12 @@ func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64
 		lk.Stop = true
 	default:
 		// Futility (non-binding): the plain (1 − Alpha) interval already
-		// lies below the minimum effect. Stopping here never recommends,
-		// so it cannot raise the false-recommendation rate.
+		// lies below the minimum effect.
 		plain := Compare(baseline, candidate, sizes, opt)
 		if plain.CIOK && plain.Hi < 1+opt.MinEffect {
 			lk.Stop, lk.Futile = true, true
 			lk.Verdict = vocab.VerdictFutile
-			// The interval that decided is the one reported: the look's own
-			// (at its far smaller level) may not exist yet at these counts,
-			// and a study would store [NaN, NaN] beside a reason quoting
-			// this one.
+			// Report the interval that decided: the look's own may not exist.
 			lk.Lo, lk.Hi, lk.CIOK, lk.Confidence, lk.CILevel = plain.Lo, plain.Hi, true, plain.Confidence, plain.CILevel
 			lk.Reason = fmt.Sprintf("keep the baseline: after %d and %d launches the %s interval on the speedup, %.3f–%.3f, already excludes the %.0f %% minimum effect",
 				plain.BaselineN, plain.CandidateN, pct(opt.Confidence), plain.Lo, plain.Hi, 100*opt.MinEffect)
@@ -229,8 +179,7 @@ func (d ConfirmDesign) Decide(k int, baseline, candidate []Launch, sizes []int64
 // normal with standard deviation sigma and the candidate is faster by gain
 // (0.1 = 10 %): Noether's (1987) formula
 // n = (z₁₋α/₂ + z_power)² / (6 (p − ½)²), p = Φ(log(1+gain) / (σ√2)).
-// docs/PERFORMANCE.md shows it agrees with the simulated power of Compare
-// within about 10 %. It returns math.MaxInt32 when gain ≤ 0.
+// It returns math.MaxInt32 when gain ≤ 0.
 func PlanLaunches(sigma, gain, alpha, power float64) int {
 	if !(gain > 0) {
 		return math.MaxInt32
@@ -243,9 +192,8 @@ func PlanLaunches(sigma, gain, alpha, power float64) int {
 	if n > math.MaxInt32/2 {
 		return math.MaxInt32
 	}
-	// However large the gain, the formula never goes below zz²/1.5 (p → 1),
-	// where the exact test needs only MinLaunchesForDecision: a gain that
-	// large is planned at that floor.
+	// The formula never goes below zz²/1.5; the exact test needs only
+	// MinLaunchesForDecision.
 	if n <= math.Ceil(zz*zz/1.5)+0.5 {
 		return MinLaunchesForDecision(DefaultOptions())
 	}
@@ -253,10 +201,8 @@ func PlanLaunches(sigma, gain, alpha, power float64) int {
 }
 
 // PooledSD is the pooled within-group standard deviation of groups of
-// values (each config's log launch scores): the launch-to-launch spread
-// with each config's own mean removed. Groups of one value carry no
-// information about it. df is the degrees of freedom (0: no estimate, and
-// sd is NaN).
+// values (each config's log launch scores). df is the degrees of freedom
+// (0: no estimate, and sd is NaN).
 func PooledSD(groups [][]float64) (sd float64, df int) {
 	ss := 0.0
 	for _, g := range groups {

@@ -18,10 +18,8 @@ import (
 type SizeSummary struct {
 	Bytes int64 `json:"bytes"`
 	// Median is the median over launches of the per-launch median times
-	// (µs); Lo and Hi bound it with an order-statistic interval of at least
-	// Options.Confidence (go-moremath stats.QuantileCI). Lo and Hi are NaN
-	// when there are too few launches for that confidence (a "few-launches"
-	// warning says so); encode them as null in JSON.
+	// (µs); Lo and Hi bound it at Options.Confidence, NaN (null in JSON)
+	// with too few launches.
 	Median float64 `json:"median_us"`
 	Lo     float64 `json:"lo_us"`
 	Hi     float64 `json:"hi_us"`
@@ -30,9 +28,8 @@ type SizeSummary struct {
 	Confidence float64 `json:"confidence"`
 	// Launches counts the launches that had valid samples at this size.
 	Launches int `json:"launches"`
-	// SpreadPct is the launch-to-launch spread: the robust coefficient of
-	// variation 100·1.4826·MAD/median of the per-launch medians; NaN below
-	// two launches.
+	// SpreadPct is 100·1.4826·MAD/median of the per-launch medians; NaN
+	// below two launches.
 	SpreadPct float64 `json:"spread_pct"`
 }
 
@@ -44,20 +41,16 @@ type Summary struct {
 	ScoreUS float64 `json:"score_us"`
 	// Launches counts the launches used (those not rejected as invalid).
 	Launches int `json:"launches"`
-	// LaunchScores are the scores (LaunchScore) of the launches that have
-	// valid samples at every size, in input order; LaunchIndex holds their
-	// indices in the input.
+	// LaunchScores are the scores of the launches valid at every size, in
+	// input order; LaunchIndex holds their indices in the input.
 	LaunchScores []float64 `json:"launch_scores"`
 	LaunchIndex  []int     `json:"launch_index"`
 	Warnings     []Warning `json:"warnings,omitempty"`
 }
 
-// Summarize reduces a config's launches: per size, the median over launches
-// of the per-launch medians with an order-statistic interval and the
-// launch-to-launch spread; the band score; and warnings (too few launches
-// for the confidence asked, high spread, outlier launches, bimodal launches
-// or iterations, launches left out for missing sizes or impossible times).
-// Sizes are used sorted and without duplicates.
+// Summarize reduces a config's launches: per size the median of the
+// per-launch medians with its interval and spread, the band score, and
+// warnings. Sizes are used sorted and without duplicates.
 func Summarize(launches []Launch, sizes []int64, opt Options) Summary {
 	opt, warns := opt.resolve()
 	a := analyse(launches, sizes, true)
@@ -129,16 +122,14 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 				continue
 			}
 			buf = append(buf[:0], xs...)
-			if !detail {
-				// Planning needs only the median: select it in linear time.
-				meds[si] = selectMedian(buf)
-				logSum += math.Log(meds[si])
-				continue
+			if detail {
+				slices.Sort(buf)
+				meds[si] = sortedMedian(buf)
+			} else {
+				meds[si] = selectMedian(buf) // planning needs only the median
 			}
-			slices.Sort(buf)
-			meds[si] = sortedMedian(buf)
 			logSum += math.Log(meds[si])
-			if len(buf) >= minIterationsForBimodal {
+			if detail && len(buf) >= minIterationsForBimodal {
 				for i := range buf {
 					buf[i] = math.Log(buf[i])
 				}
@@ -157,9 +148,8 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 	return a
 }
 
-// warnLeftOut warns about the launches analyse left out: those with
-// impossible times (invalidMsg says the first one's trouble) and those
-// missing a size, which get no band score.
+// warnLeftOut warns about the launches analyse left out: impossible times
+// (invalidMsg the first one's trouble) and missing sizes.
 func (a *analysis) warnLeftOut(invalid []int, invalidMsg string, missingL []int, missingSizes map[int64]bool) {
 	if len(invalid) > 0 {
 		a.warnings = append(a.warnings, Warning{Code: WarnInvalidLaunch, Launches: invalid,
@@ -223,9 +213,7 @@ func (a *analysis) column(si int, buf []float64) []float64 {
 	return buf
 }
 
-// summary is the Summary of the analysed launches: per-size medians
-// with their intervals and spread, the band score, and the warnings
-// about the launches' sizes, their scores and their iterations.
+// summary is the Summary of the analysed launches.
 func (a *analysis) summary(opt Options) Summary {
 	s := Summary{ScoreUS: math.NaN(), Warnings: a.warnings}
 	for _, v := range a.valid {
@@ -244,9 +232,8 @@ func (a *analysis) summary(opt Options) Summary {
 }
 
 // summariseSizes returns each size's summary and the band score (NaN
-// unless every size has a median), and adds to warns the sizes with too
-// few launches for an interval and those whose launch-to-launch spread
-// is high.
+// unless every size has a median), warning of too few launches and high
+// spread.
 func (a *analysis) summariseSizes(opt Options, warns []Warning) (sizes []SizeSummary, score float64, _ []Warning) {
 	score = math.NaN()
 	needCI := MinLaunchesForInterval(opt)
@@ -297,10 +284,8 @@ func (a *analysis) summariseSizes(opt Options, warns []Warning) (sizes []SizeSum
 }
 
 // scoreWarnings adds to warns the outlier launches and launch scores in
-// two groups. Both are judged on the launch scores, the values the
-// comparison tests, in logs: the noise is multiplicative, so a slow
-// launch and a fast one are symmetric. index holds each score's launch
-// index.
+// two groups, judged on log launch scores (the noise is multiplicative).
+// index holds each score's launch index.
 func scoreWarnings(scores []float64, index []int, opt Options, warns []Warning) []Warning {
 	scoreLogs := logs(scores)
 	if out := robustOutliers(scoreLogs, opt.OutlierZ); len(out) > 0 {
@@ -354,19 +339,15 @@ const (
 	minIterationsForBimodal = 20
 	minGroupIterations      = 5
 	// scaleFloor is the smallest log-scale spread (1 %) the robust rules
-	// assume: below it, launches that agree to a fraction of a percent
-	// would make any small difference look extreme.
+	// assume, lest tiny differences look extreme.
 	scaleFloor = 0.01
 )
 
 // robustOutliers returns the indices of values (log times) farther from
-// their median than z' robust standard deviations (1.4826·MAD, at least
-// 1 %), where z' = z·(1 + 6/n). With z = 3.5 this is Iglewicz and
-// Hoaglin's modified z-score rule, widened for small samples, whose MAD is
-// itself noisy: on clean normal data the rule flags a launch in about 3 %
-// of samples whatever n (measured in TestWarningRates), while plain 3.5
-// would flag one in 10–20 % of samples of 5–20 launches. Below 5 values
-// nothing is flagged.
+// their median than z·(1 + 6/n) robust standard deviations (1.4826·MAD,
+// at least 1 %): Iglewicz and Hoaglin's modified z-score widened for small
+// samples, which flags about 3 % of clean samples whatever n
+// (TestWarningRates). Below 5 values nothing is flagged.
 func robustOutliers(logs []float64, z float64) []int {
 	n := len(logs)
 	if n < minLaunchesForOutliers {
@@ -387,16 +368,11 @@ func robustOutliers(logs []float64, z float64) []int {
 }
 
 // bimodal reports whether sorted values v (log times) split into two
-// groups far apart for their own spread. It takes the split into a lower
-// and an upper group of at least minGroup values each that minimises the
-// within-group sum of squares (one-dimensional 2-means, exact), and calls
-// the sample bimodal when the distance between the group means exceeds
-// 4 + 25/n pooled within-group standard deviations (at least 1 %) — a
-// separation statistic like Ashman's D. A single normal sample's best split
-// already scores about 2.7 for large n and more for small n (the 99.5th
-// percentile is ≈6.5 at n = 10, ≈4.7 at 20, ≈3.3 at 100), hence the
-// threshold; two equal modes 8 standard deviations apart are found about
-// 85 % of the time at n = 10 and always from n = 20.
+// groups far apart for their own spread: the exact 2-means split (groups
+// of at least minGroup) whose means lie more than 4 + 25/n pooled
+// within-group standard deviations (at least 1 %) apart, like Ashman's D.
+// The threshold sits above a single normal sample's best split (99.5th
+// percentile ≈6.5 at n = 10, ≈3.3 at 100).
 func bimodal(v []float64, minGroup int) bool {
 	n := len(v)
 	if n < 2*minGroup || n < 4 {

@@ -2,8 +2,7 @@ package runner
 
 // A batch launch: several configs in one launch of the torch instrument
 // (or the simulated fabric), each on its own NCCL communicator, in rounds
-// (nccltune_allreduce.py --batch PLAN.json; docs/TORCH.md, "Batch mode").
-// The plan is written next to the launch as the torch script is.
+// (docs/TORCH.md, "Batch mode").
 
 import (
 	"bytes"
@@ -55,9 +54,8 @@ type BatchOp struct {
 	Sizes []int64 `json:"sizes"`
 }
 
-// ParseBatchPlan reads a plan file as the instrument reads it: a key it
-// does not know, or a plan Validate refuses, is an error. The simulated
-// fabric's --batch reads its plan here.
+// ParseBatchPlan reads a plan file as the instrument reads it: an unknown
+// key or a plan Validate refuses is an error.
 func ParseBatchPlan(data []byte) (*BatchPlan, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
@@ -168,9 +166,8 @@ func (s Spec) batchArgs() []string {
 	return []string{"--batch", path}
 }
 
-// classifyBatch sets a batch launch's Batch, Outcome and Reason. The
-// launch is OK when the batch ran to its end with at least one config
-// whose rows count (BatchConfig.Excluded).
+// classifyBatch sets a batch launch's Batch, Outcome and Reason: OK when
+// the batch ran to its end with at least one config whose rows count.
 func classifyBatch(l *benchfmt.Launch) {
 	b, err := benchfmt.ParseBatch(append(append([]byte{}, l.Stdout...), l.Stderr...))
 	l.BatchOutput = b

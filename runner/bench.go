@@ -8,13 +8,9 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// BenchPath is the nccl-tests binary that measures the spec's op. One
-// nccl-tests build holds every op's binary side by side, so --bench may
-// name any of them, or the build directory, and the op's binary is the
-// sibling dir/<op>_perf (with the _mpi suffix when the given binary has
-// it: an MPI build names them all_reduce_perf_mpi, …). With no --bench it
-// is <op>_perf on PATH. A --bench that is neither a *_perf binary nor a
-// directory is the user's own program and is run as given.
+// BenchPath is the nccl-tests binary that measures the spec's op: the
+// sibling <op>_perf (_mpi kept) of a --bench binary or in its directory,
+// <op>_perf on PATH without one; another program is run as given.
 func (s Spec) BenchPath() string {
 	return ResolveBench(s.Bench, s.Op)
 }

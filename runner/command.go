@@ -18,31 +18,26 @@ import (
 )
 
 // DefaultDebugSubsys are the NCCL_DEBUG_SUBSYS values a debug launch asks
-// for: enough for transport, GDR, rings and the per-size tuning choices.
-// INIT prints the channel connection lines ("Channel 00/0 : 0[0] -> 1[1]
-// via P2P/CUMEM", logged as INIT|P2P, INIT|SHM and INIT|NET) that say
-// what carries data between ranks; GRAPH the topology that tells NVLink
-// from PCIe.
+// for: transport, GDR, rings, channel connection lines (INIT), topology
+// (GRAPH) and the per-size tuning choices.
 const DefaultDebugSubsys = "INIT,ENV,NET,GRAPH,TUNING"
 
 // Command is a launch ready to start: argv and the environment variables
 // nccltune adds to its own environment for the launcher.
 type Command struct {
 	Argv []string
-	// Env are "K=V" pairs, sorted; they are set in the launcher's own
-	// environment and also named on its command line where the launcher
-	// needs that to forward them to remote ranks.
+	// Env are sorted "K=V" pairs for the launcher's environment (and its
+	// command line where it forwards them to remote ranks).
 	Env []string
 	// JSONPath is where the benchmark writes -J output, "" if not asked.
 	JSONPath string
 }
 
-// CheckHost refuses what cannot be one entry of --hosts: a host is a name
-// or address (letters, digits, '.', '-', '_', and Slurm's node[01-04]
-// brackets), not starting with '-' (mpirun's -H or srun's -w would read
-// the list as one of their own options), optionally followed by :SLOTS,
-// a positive number of slots (Open MPI). Anything else (a:-1, a:x, a;b)
-// would reach the launcher and fail there, after the study was stored.
+// CheckHost refuses what cannot be one entry of --hosts: a name or
+// address (letters, digits, '.', '-', '_', Slurm's brackets) not starting
+// with '-' (the launcher would read an option), optionally followed by
+// :SLOTS, a positive number. Anything else would fail after the study
+// was stored.
 func CheckHost(h string) error {
 	const hint = "give --hosts h1,h2 (append :slots for Open MPI, e.g. h1:1)"
 	name, slots, hasSlots := strings.Cut(h, ":")
@@ -212,26 +207,21 @@ func (s Spec) BuildCommand(flavor, jsonPath string) (Command, error) {
 		if s.NP > 0 {
 			argv = append(argv, "-np", strconv.Itoa(s.NP))
 		}
-		switch flavor {
-		case OpenMPI:
-			if len(s.Hosts) > 0 {
-				argv = append(argv, "-H", strings.Join(s.Hosts, ","))
-			}
-			argv = append(argv, s.MPIArgs...)
-			for _, kv := range env {
+		hostsFlag, ok := map[string]string{OpenMPI: "-H", MPICH: "-hosts"}[flavor]
+		if !ok {
+			return Command{}, fmt.Errorf("unknown MPI flavour %q", flavor)
+		}
+		if len(s.Hosts) > 0 {
+			argv = append(argv, hostsFlag, strings.Join(s.Hosts, ","))
+		}
+		argv = append(argv, s.MPIArgs...)
+		for _, kv := range env {
+			if flavor == OpenMPI {
 				argv = append(argv, "-x", kv)
-			}
-		case MPICH:
-			if len(s.Hosts) > 0 {
-				argv = append(argv, "-hosts", strings.Join(s.Hosts, ","))
-			}
-			argv = append(argv, s.MPIArgs...)
-			for _, kv := range env {
+			} else {
 				k, v, _ := strings.Cut(kv, "=")
 				argv = append(argv, "-genv", k, v)
 			}
-		default:
-			return Command{}, fmt.Errorf("unknown MPI flavour %q", flavor)
 		}
 		argv = append(argv, bench...)
 	case "srun":
@@ -242,17 +232,13 @@ func (s Spec) BuildCommand(flavor, jsonPath string) (Command, error) {
 		if len(s.Hosts) > 0 {
 			argv = append(argv, "-w", strings.Join(s.Hosts, ","))
 		}
-		argv = append(argv, srunExport(env))
-		argv = append(argv, s.MPIArgs...)
-		argv = append(argv, bench...)
+		argv = append(append(append(argv, srunExport(env)), s.MPIArgs...), bench...)
 	}
 	return Command{Argv: argv, Env: env, JSONPath: jsonPath}, nil
 }
 
-// srunExport builds --export=ALL,K=V,…. srun splits that list on commas,
-// so a value holding a comma (NCCL_PROTO=LL,Simple) is exported by name
-// only; it reaches the ranks from srun's own environment, where nccltune
-// sets it.
+// srunExport builds --export=ALL,K=V,…. srun splits it on commas, so a
+// value holding one is exported by name only, from srun's environment.
 func srunExport(env []string) string {
 	parts := []string{"ALL"}
 	for _, kv := range env {

@@ -41,16 +41,14 @@ var outputGrace = time.Second
 var perIterUnsupported sync.Map
 
 // Run performs one launch and classifies its outcome. It returns an error
-// only when nothing could be launched at all (missing benchmark or
-// launcher, bad spec) or when ctx was cancelled (the launch is then
-// returned too, killed, for the record); a benchmark that fails, hangs or
-// reports wrong results is a Launch with that Outcome and a nil error.
+// only when nothing could be launched or ctx was cancelled (the killed
+// launch returned too); a benchmark that fails, hangs or reports wrong
+// results is a Launch with that Outcome and a nil error.
 func Run(ctx context.Context, spec Spec) (*benchfmt.Launch, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		// Stopped before it started (Ctrl-C between launches): start nothing.
 		return nil, err
 	}
 	if err := checkExecutables(spec); err != nil {
@@ -122,9 +120,7 @@ func checkExecutables(spec Spec) error {
 }
 
 // checkPrefix refuses a --prefix or --wrapper program that a local launch
-// cannot start: a path the user typed, so the error is theirs (not
-// vocab.ErrFabric), found before a study is stored (was: "benchmark not
-// found … build nccl-tests" at the first launch).
+// cannot start: the user's error, not vocab.ErrFabric.
 func checkPrefix(spec Spec) error {
 	if len(spec.Prefix) == 0 {
 		return nil
@@ -135,8 +131,7 @@ func checkPrefix(spec Spec) error {
 	return nil
 }
 
-// checkBench refuses a benchmark that is not there, naming the path it
-// looked for and how to get it.
+// checkBench refuses a benchmark that is not there, and says how to get it.
 func checkBench(spec Spec) error {
 	bench := spec.BenchPath()
 	if _, err := lookPath(bench); err != nil {
@@ -149,10 +144,8 @@ func checkBench(spec Spec) error {
 	return nil
 }
 
-// lookPath is exec.LookPath for a program nccltune runs, which must also
-// be a regular file (input.Regular, the rule for every file nccltune runs
-// or loads): LookPath takes any non-directory with an execute bit, a FIFO
-// too. Its error is for whyNotRunnable to word.
+// lookPath is exec.LookPath for a program that must also be a regular
+// file (input.Regular): LookPath takes a FIFO too.
 func lookPath(name string) (string, error) {
 	path, err := exec.LookPath(name)
 	if err != nil {
@@ -164,9 +157,8 @@ func lookPath(name string) (string, error) {
 	return path, nil
 }
 
-// whyNotRunnable says why exec.LookPath refused name, in the user's
-// terms: a path they gave is named as a path ("/opt/nope/all_reduce_perf
-// does not exist"), only a bare name as "not on PATH".
+// whyNotRunnable says why lookPath refused name: a path as a path, only a
+// bare name as "not on PATH".
 func whyNotRunnable(name string) string {
 	if !strings.Contains(name, string(filepath.Separator)) {
 		found, err := exec.LookPath(name)
@@ -226,8 +218,7 @@ func runOnce(ctx context.Context, spec Spec, flavor string, perIter bool) (*benc
 	l.ExitCode = exitCode
 
 	switch {
-	case stopped && ctx.Err() != nil:
-		// The caller stopped us (Ctrl-C): not the config's fault.
+	case stopped && ctx.Err() != nil: // Ctrl-C: not the config's fault
 		parseStopped(l, spec)
 		l.Outcome, l.Reason = benchfmt.Failed, benchfmt.ReasonInterrupted
 		return l, ctx.Err()
@@ -253,31 +244,21 @@ func parseStopped(l *benchfmt.Launch, spec Spec) {
 	l.Result, _ = benchfmt.ParseLaunch(l)
 }
 
-// launchFiles are the files one launch needs beside its command: the
-// path nccl-tests writes its per-iteration JSON to, and the torch script.
+// launchFiles are the files one launch needs beside its command.
 type launchFiles struct {
 	jsonPath string
-	// planPath is the batch plan written for this launch ("" for none).
-	planPath string
-	// ownFiles says jsonPath and planPath are in the process's launch
-	// directory (launchDir): cleanup removes them, as readJSON and cleanup
-	// remove them from a WorkDir.
-	ownFiles bool
-	// tmpDir is the directory made for this launch alone, for the torch
-	// script nccltune writes under its fixed name (none otherwise);
-	// removeDir removes it with everything in it, also at an exit that
-	// runs no deferred calls (outfile.RemoveAtExit).
+	planPath string // the batch plan written for this launch, "" for none
+	ownFiles bool   // jsonPath and planPath are in launchDir: cleanup removes them
+	// tmpDir is a directory of this launch alone, for the torch script's
+	// fixed name; removeDir removes it, also at exit.
 	tmpDir    string
 	removeDir func()
 }
 
 // launchDir is the temporary directory this process's launches write
 // their JSON output and batch plans to when the spec names no WorkDir:
-// made at the first launch that needs it, not once per launch (a search
-// makes thousands of launches; a mkdir and a rmdir each were a good part
-// of the CPU they cost), and removed at exit (outfile.RemoveAtExit, whose
-// RemoveTemps main calls on every exit path). The files in it are named
-// uniquely per launch (launchFileName) and removed after their launch.
+// made once, not per launch (a mkdir and rmdir were a good part of a
+// launch's CPU), and removed at exit (outfile.RemoveAtExit).
 var launchDir struct {
 	sync.Mutex
 	path string
@@ -310,10 +291,8 @@ func makeLaunchDir() (string, error) {
 }
 
 // ownPrivateDir reports whether path is still the directory MkdirTemp
-// made: a directory (not a link to one), this user's, closed to others.
-// Its name is in the benchmark's argv and it lives as long as the
-// process; if a /tmp cleaner removed it, another user could make one
-// there and read or swap the files nccltune trusts.
+// made (not a link, this user's, closed to others): if a /tmp cleaner
+// removed it, another user could make one there and swap the files.
 func ownPrivateDir(path string) bool {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
@@ -323,22 +302,18 @@ func ownPrivateDir(path string) bool {
 	return !ok || int(st.Uid) == os.Getuid()
 }
 
-// launchSeq numbers this process's launch files: launches run
-// concurrently (a study's parallel searches, tests), and two may start
-// in the same clock tick.
+// launchSeq numbers this process's launch files: concurrent launches may
+// start in the same clock tick.
 var launchSeq atomic.Uint64
 
-// launchFileName is a name no other launch of this process, nor of
-// another process sharing the directory (a WorkDir), uses: the pid, a
-// sequence number, and the time.
+// launchFileName is a name unique across launches and processes sharing
+// the directory: the pid, a sequence number, and the time.
 func launchFileName(prefix string) string {
 	return fmt.Sprintf("%s-%d-%d-%d.json", prefix, os.Getpid(), launchSeq.Add(1), time.Now().UnixNano())
 }
 
 // prepareLaunchFiles chooses the JSON output path (with perIter) and
-// writes nccltune's torch script (when the spec names none), in the
-// spec's WorkDir, a directory of the launch's own (for the torch script)
-// or the process's launch directory (processLaunchDir).
+// writes the torch script and batch plan the launch needs.
 func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 	var f launchFiles
 	needScript := spec.torch() && spec.TorchScript == ""
@@ -348,9 +323,7 @@ func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 	dir := spec.WorkDir
 	switch {
 	case dir != "":
-	case needScript:
-		// The script has a fixed name (TorchScriptName): a directory of
-		// its own keeps concurrent launches from sharing one.
+	case needScript: // its fixed name needs a directory of its own
 		d, err := makeLaunchDir()
 		if err != nil {
 			return f, err
@@ -385,9 +358,8 @@ func prepareLaunchFiles(spec *Spec, perIter bool) (launchFiles, error) {
 	return f, nil
 }
 
-// readJSON returns what the benchmark wrote to the JSON file, if
-// anything, and removes the file unless it is in the launch's own
-// directory (cleanup removes that).
+// readJSON returns what the benchmark wrote to the JSON file and removes
+// the file unless cleanup removes its directory.
 func (f launchFiles) readJSON() []byte {
 	if f.jsonPath == "" {
 		return nil
@@ -406,9 +378,7 @@ func (f launchFiles) cleanup() {
 	switch {
 	case f.removeDir != nil:
 		f.removeDir()
-	case f.ownFiles:
-		// This launch's files in the process's launch directory: removed
-		// also where readJSON never ran (the command did not start).
+	case f.ownFiles: // also where readJSON never ran
 		if f.jsonPath != "" {
 			os.Remove(f.jsonPath)
 		}
@@ -420,27 +390,21 @@ func (f launchFiles) cleanup() {
 	}
 }
 
-// InProcess, when set, may run a launch's command in this process
-// instead of starting a process for it: it gets the argv and the whole
-// environment the process would get, writes what the process would
-// print to stdout and stderr, and returns its exit code and true; false
-// (decided before writing anything) leaves the command to a real process. The launch's output then goes
-// through the same files, parsing and classification as a process's.
-// Only tests set it: their thousands of simulated launches (sim.Main)
-// need no process each, while the tests about processes (timeouts,
-// kills, hangs, faults) still get one. nccltune always starts a process.
+// InProcess, when set, may run a launch's command in this process: it
+// gets the argv and the process's whole environment, writes its output,
+// and returns its exit code and true; false (before writing anything)
+// leaves it to a real process. Only tests set it, for their thousands of
+// simulated launches.
 var InProcess func(argv, env []string, stdout, stderr io.Writer) (exitCode int, ok bool)
 
-// processEnv is the whole environment the command runs with, as the
-// process gets it: nccltune's own, then the launch's variables, which win
-// (exec keeps the last of a name; Cmd.Environ applies that rule).
+// processEnv is the whole environment the command runs with: nccltune's
+// own, then the launch's variables, which win.
 func (c Command) processEnv() []string {
 	return (&exec.Cmd{Env: append(os.Environ(), c.Env...)}).Environ()
 }
 
 // runInProcess runs the command through InProcess when that takes it
-// (ok), setting l.Start. A ctx that ended meanwhile stops the launch as
-// it would have stopped the process: stopped, with SIGTERM's exit code.
+// (ok); a ctx that ended meanwhile counts as stopped by SIGTERM.
 func runInProcess(ctx context.Context, cmdSpec Command, stdout, stderr io.Writer, l *benchfmt.Launch) (exitCode int, stopped, ok bool) {
 	hook := InProcess
 	if hook == nil {
@@ -464,18 +428,13 @@ func runProcess(ctx context.Context, cmdSpec Command, stdout, stderr *bytes.Buff
 	cmd := exec.Command(cmdSpec.Argv[0], cmdSpec.Argv[1:]...)
 	cmd.Env = cmdSpec.processEnv()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	// A benchmark that exits while a child of its holds the output open
-	// would otherwise keep Wait (and the launch) going until the timeout.
+	// A child holding the output open must not keep Wait going.
 	cmd.WaitDelay = outputGrace
-	// Own process group: the timeout kills the benchmark and everything it
-	// started, and a terminal's Ctrl-C reaches nccltune alone, which then
-	// stops the launch itself.
+	// Own process group: the timeout kills everything it started, and a
+	// terminal's Ctrl-C reaches nccltune alone.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// If nccltune itself is killed (kill -9, OOM), the benchmark gets
-	// SIGTERM rather than running on, or hanging, with no one to stop it
-	// (Linux; see exec_linux.go). The signal follows the thread that
-	// started the process, so that thread stays with this goroutine until
-	// the process has been waited for.
+	// If nccltune is killed, the benchmark gets SIGTERM (Linux). The
+	// signal follows the starting thread, so it stays locked until Wait.
 	setParentDeathSignal(cmd.SysProcAttr)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -494,11 +453,9 @@ func runProcess(ctx context.Context, cmdSpec Command, stdout, stderr *bytes.Buff
 		waitErr = killGroup(cmd.Process.Pid, done)
 	}
 	if errors.Is(waitErr, exec.ErrWaitDelay) {
-		// It exited 0; what it left holding the output is killed below.
-		waitErr = nil
+		waitErr = nil // it exited 0; its leftovers are killed below
 	}
-	// A benchmark that exited may have left children in its group (a
-	// crashed rank's helpers, say): none may outlive the launch.
+	// No child left in the group may outlive the launch.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	return waitErr, stopped, nil
 }
@@ -545,8 +502,7 @@ func classify(l *benchfmt.Launch) {
 	l.Result = res
 	switch {
 	case l.ExitCode != 0 && res != nil && res.Invalid() != "":
-		// nccl-tests exits non-zero after reporting wrong results: the
-		// table says why, which matters more than the exit status.
+		// nccl-tests exits non-zero after reporting wrong results.
 		l.Outcome = benchfmt.Invalid
 		l.Reason = fmt.Sprintf("%s (%s)", res.Invalid(), exitText(l.ExitCode))
 	case l.ExitCode != 0 && torchScriptLacks(l, "--op"):
@@ -571,11 +527,7 @@ func classify(l *benchfmt.Launch) {
 	default:
 		l.Outcome = benchfmt.OK
 	}
-	// A reason quotes what the benchmark printed (its last line, a failure
-	// message), and it is shown in every launch line, stored and shown
-	// again by show: one line of printable text, as safetext writes it,
-	// so that an escape sequence or a line break there never reaches a
-	// terminal.
+	// A reason quotes the benchmark's output and reaches terminals.
 	l.Reason = safetext.Escape(l.Reason)
 }
 

@@ -26,19 +26,17 @@ type Spec struct {
 	Hosts []string
 	// MPIArgs are passed to mpirun/srun verbatim, before the benchmark.
 	MPIArgs []string
-	// Op is the collective measured ("" is all-reduce): the benchmark run
-	// is its nccl-tests binary (BenchPath), the simulator simulates it.
+	// Op is the collective measured ("" is all-reduce).
 	Op nccl.Op
 	// Bench is the benchmark executable or nccl-tests' build directory
-	// (default <op>_perf on PATH); see BenchPath.
+	// (BenchPath).
 	Bench string
 	// BenchArgs are extra benchmark arguments, appended after nccltune's own.
 	BenchArgs []string
 	// Prefix is put in front of the benchmark inside the launcher, e.g. a
 	// wrapper script such as scripts/fakehost.sh.
 	Prefix []string
-	// BaseEnv is the lane's fixed environment (NCCL_IB_HCA, …), passed to
-	// every rank. Keys may be any environment variable.
+	// BaseEnv is the lane's fixed environment, passed to every rank.
 	BaseEnv map[string]string
 	// Config is the searched NCCL knobs for this launch.
 	Config nccl.Config
@@ -49,10 +47,9 @@ type Spec struct {
 	// PerIter asks for per-iteration samples (-I 1 -J file) when the
 	// benchmark supports them (nccl-tests 2.19.2+).
 	PerIter bool
-	// Check: false adds -c 0 (no correctness check).
+	// NoCheck adds -c 0 (no correctness check).
 	NoCheck bool
-	// Debug sets NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS to
-	// DefaultDebugSubsys.
+	// Debug sets NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS to DefaultDebugSubsys.
 	Debug bool
 	// Timeout bounds the whole launch; 0 means no limit.
 	Timeout time.Duration
@@ -60,29 +57,22 @@ type Spec struct {
 	WorkDir string
 	// Sim, when set, runs the simulated fabric instead of a real benchmark.
 	Sim *SimSpec
-	// Instrument is InstrumentNCCLTests ("" too) or InstrumentTorch, the
-	// torch.distributed script, which Prefix (torchrun, docker exec
-	// CONTAINER) can run inside a serving container.
+	// Instrument is InstrumentNCCLTests ("" too) or InstrumentTorch.
 	Instrument string
 	// TorchScript is the torch instrument's script as the ranks see it; ""
 	// writes nccltune's embedded copy next to the launch (this machine only).
 	TorchScript string
-	// Batch, when set, makes the launch a batch: every config of the plan
-	// in one launch of the torch instrument (or the simulated fabric), on
-	// communicators of their own; Config is then empty and Op, the sweep's
-	// sizes, Iters and Warmup are the plan's. Run writes the plan next to
-	// the launch and returns the Launch with its Batch.
+	// Batch, when set, measures every config of the plan in one launch of
+	// the torch instrument (or the simulated fabric); Config is then empty.
 	Batch *BatchPlan
 	// batchPlanPath is where Run wrote the plan for this launch.
 	batchPlanPath string
 }
 
 // SimSpec selects the simulated fabric. The simulator runs as a child
-// process (the nccltune executable itself, see sim.Main), so a simulated
-// launch exercises the same path as a real one.
+// process (sim.Main), so a simulated launch takes the same path as a real one.
 type SimSpec struct {
-	// Executable runs the simulator; args SimArgs come first. Set by the caller
-	// (the CLI uses its own executable; tests use theirs).
+	// Executable runs the simulator (the CLI uses its own executable).
 	Executable string
 	// Profile is a built-in profile name or a JSON file.
 	Profile string
@@ -90,7 +80,7 @@ type SimSpec struct {
 	Noise float64
 	// Seed makes the launch reproducible; callers vary it per launch.
 	Seed int64
-	// Launch is the index of this launch since the fabric started; the
-	// simulator makes launch 0 slow, as real fabrics are after start-up.
+	// Launch is the index of this launch since the fabric started (launch
+	// 0 is slow, as on real fabrics).
 	Launch int
 }

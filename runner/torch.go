@@ -1,11 +1,9 @@
 package runner
 
 // The torch instrument: a torch.distributed sweep of the spec's collective
-// (nccltune_allreduce.py, embedded below; every op nccl-tests has, despite
-// the file's name) run where the serving stack lives, for lanes whose containers hold PyTorch and the lane's own NCCL but
-// no nccl-tests. It is launched by the same launchers as nccl-tests, with
-// an optional prefix (torchrun, docker exec CONTAINER) in front, and its
-// JSON lines are parsed by benchfmt.ParseTorch into the same Result rows.
+// (nccltune_allreduce.py, embedded below) for containers that hold PyTorch
+// and the lane's NCCL but no nccl-tests, launched as nccl-tests is with an
+// optional prefix (torchrun, docker exec CONTAINER).
 
 import (
 	"bytes"
@@ -26,19 +24,15 @@ import (
 // Instruments lists the values Spec.Instrument accepts.
 var Instruments = []string{benchfmt.InstrumentNCCLTests, benchfmt.InstrumentTorch}
 
-// TorchScriptName is the torch instrument's file name, as shipped in the
-// repository's scripts/ and written next to a launch when Spec.TorchScript
-// is empty. It measures every op (--op); the name is from when it measured
-// all-reduce only, and stays, since users keep copies of it in containers.
+// TorchScriptName is the torch instrument's file name; it measures every
+// op (--op), and the name stays since users keep copies of it.
 const TorchScriptName = "nccltune_allreduce.py"
 
 // DefaultTorchPython runs the script unless the prefix already starts a
 // Python interpreter or torchrun.
 const DefaultTorchPython = "python3"
 
-// torchScript is the torch instrument. The file lives in this package
-// because go:embed cannot reach outside it; scripts/nccltune_allreduce.py
-// is a symbolic link to it, for people running it by hand.
+// torchScript is the torch instrument (scripts/ links to it).
 //
 //go:embed nccltune_allreduce.py
 var torchScript []byte
@@ -46,8 +40,7 @@ var torchScript []byte
 // WriteTorchScript writes the embedded script into dir and returns its path.
 func WriteTorchScript(dir string) (string, error) {
 	path := filepath.Join(dir, TorchScriptName)
-	// Through outfile, as every file nccltune writes: a --work-dir is the
-	// user's, and what is there under this name must not be a database.
+	// Through outfile: what a user's --work-dir holds under this name is theirs.
 	if err := outfile.Write(path, nil, func(w io.Writer) error { _, err := w.Write(torchScript); return err }); err != nil {
 		return "", fmt.Errorf("writing the torch instrument's script to %s: %w", dir, err)
 	}
@@ -74,8 +67,7 @@ func (s Spec) validateInstrument() error {
 	if s.Bench != "" {
 		return fmt.Errorf("--bench names an nccl-tests binary, but --instrument torch runs a Python script; drop --bench (or give the script with --torch-script PATH)")
 	}
-	// Without --torch-script the script is written where the launch's
-	// files go, which only local ranks may read.
+	// Without --torch-script the script goes where only local ranks see it.
 	switch who := s.launchFilesUnseenBy(); {
 	case s.TorchScript != "" || who == "":
 		return nil
@@ -89,9 +81,7 @@ func (s Spec) validateInstrument() error {
 const containerRanks = "the container that --prefix enters"
 
 // launchFilesUnseenBy names the ranks that cannot read the files nccltune
-// writes for a launch (its torch script, its batch plan), "" when every
-// rank can: without --work-dir they go to a temporary directory on this
-// machine, which a container or another host does not see.
+// writes for a launch in a temporary directory here, "" when every rank can.
 func (s Spec) launchFilesUnseenBy() string {
 	switch {
 	case s.WorkDir != "" || s.Sim != nil: // the simulated fabric is one local process
@@ -105,8 +95,7 @@ func (s Spec) launchFilesUnseenBy() string {
 }
 
 // torchScriptLacks says whether the launch ran a copy of the torch script
-// from before it took flag (--op, --batch), which refuses it (argparse:
-// "unrecognized arguments: --op all_gather").
+// from before it took flag (--op, --batch).
 func torchScriptLacks(l *benchfmt.Launch, flag string) bool {
 	return bytes.Contains(l.Stderr, []byte("unrecognized arguments: "+flag)) ||
 		bytes.Contains(l.Stdout, []byte("unrecognized arguments: "+flag))
@@ -143,9 +132,7 @@ func (s Spec) torchArgv() []string {
 	if s.Batch != nil {
 		return append(append(argv, s.batchArgs()...), s.BenchArgs...)
 	}
-	if op := s.Op.OrAllReduce(); op != nccl.AllReduce {
-		// all_reduce is the script's default: left out, a copy from before
-		// --op (in a container, by --torch-script) still runs all-reduce.
+	if op := s.Op.OrAllReduce(); op != nccl.AllReduce { // so that old copies still run
 		argv = append(argv, "--op", string(op))
 	}
 	argv = append(argv, s.sweepArgs()...)
@@ -153,21 +140,16 @@ func (s Spec) torchArgv() []string {
 }
 
 // rankVars are the variables the script reads rank, world and local rank
-// from when mpirun or srun starts it; a container started with docker exec
-// does not inherit them, so they are passed by name (-e NAME takes the
-// value from the docker client's environment, which is the rank's).
+// from; docker exec does not pass them on, so they go by name (-e NAME).
 var rankVars = map[string][]string{
 	"mpirun": {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
 		"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
 	"srun": {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
 }
 
-// prefixWithEnv returns a copy of prefix that carries env into a container.
-// A process started by `docker exec` (or podman, nerdctl) gets the
-// container's environment, not the caller's: every K=V goes in as -e K=V
-// right after "exec", ahead of the user's own options and container name.
-// `kubectl exec POD -- CMD` has no -e: there `env K=V …` goes after "--".
-// Any other prefix (torchrun, a wrapper script) inherits the environment.
+// prefixWithEnv returns a copy of prefix that carries env into a container:
+// -e K=V right after docker (podman, nerdctl) "exec", `env K=V …` after
+// kubectl exec's "--". Any other prefix inherits the environment.
 func prefixWithEnv(prefix, env []string, launcher string) []string {
 	out := append([]string(nil), prefix...)
 	for i, w := range prefix {
@@ -218,9 +200,7 @@ func splice(s []string, at int, items []string) []string {
 var pythonName = regexp.MustCompile(`^python[0-9.]*$`)
 
 // prefixRunsPython says whether the prefix already runs the script with an
-// interpreter: it ends with python3 (or python, python3.11), or it starts
-// torchrun (or python -m torch.distributed.run), which runs a script with
-// Python unless told --no-python.
+// interpreter: it ends with python, or starts torchrun without --no-python.
 func prefixRunsPython(prefix []string) bool {
 	if len(prefix) > 0 && pythonName.MatchString(filepath.Base(prefix[len(prefix)-1])) {
 		return true

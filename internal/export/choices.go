@@ -3,18 +3,16 @@ package export
 import "github.com/nccltune/nccltune/internal/nccl"
 
 // PluginCollective is the example tuner plugin's name for a collective
-// ("AllReduce", "all_reduce" → "allreduce"; nccl.PerFunctionNames); ok is
-// false for one it does not know (it would read it as allreduce).
+// ("AllReduce", "all_reduce" → "allreduce"); ok is false for one it does
+// not know.
 func PluginCollective(s string) (string, bool) { return pluginName(nccl.PerFunctionNames(), s) }
 
 // PluginAlgo is the example tuner plugin's name for an algorithm ("RING"
-// → "ring", "NVLS_TREE" → "nvls_tree"; nccl.ExamplePluginAlgos); ok is
-// false for one it does not know (it would read it as ring).
+// → "ring"); ok is false for one it does not know.
 func PluginAlgo(s string) (string, bool) { return pluginName(nccl.ExamplePluginAlgos, s) }
 
 // PluginProto is the example tuner plugin's name for a protocol ("SIMPLE"
-// → "simple"; nccl.ExamplePluginProtos); ok is false for one it does not
-// know (it would read it as simple).
+// → "simple"); ok is false for one it does not know.
 func PluginProto(s string) (string, bool) {
 	if n, ok := pluginName(nccl.ExamplePluginProtos, s); ok {
 		return n, true

@@ -35,13 +35,12 @@ func (e Engine) Title() string {
 
 // ParseEngine reads an --export-for value.
 func ParseEngine(s string) (Engine, error) {
-	var names []string
 	for _, e := range Engines {
 		if strings.EqualFold(s, string(e)) {
 			return e, nil
 		}
-		names = append(names, string(e))
 	}
+	names := strNames(Engines)
 	msg := fmt.Sprintf("--export-for %q: want one of %s", s, strings.Join(names, ", "))
 	if near := nccl.Nearest(strings.ToLower(s), names); near != "" {
 		msg += "; did you mean " + near + "?"
@@ -49,40 +48,25 @@ func ParseEngine(s string) (Engine, error) {
 	return "", fmt.Errorf("%s", msg)
 }
 
-// EngineVar is one NCCL variable an engine assigns itself at start.
+// EngineVar is one NCCL variable an engine assigns itself at start: what
+// it Does, the Flag that decides it ("" when none), and whether it
+// Overrides a value the env holds (then an export points to Flag).
 type EngineVar struct {
-	Engine Engine
-	Name   string
-	// Does says what the engine does with the variable.
-	Does string
-	// Flag is the engine's flag that decides the value ("" when none).
-	Flag string
-	// Overrides marks a variable the engine assigns over a value the env
-	// holds: an export for that engine must not write it as if the env
-	// reached the engine, and points to Flag instead.
-	Overrides bool
+	Engine     Engine
+	Name, Does string
+	Flag       string
+	Overrides  bool
 }
 
 // EngineVars is what each engine does with the NCCL env, read in the
 // engines' sources:
-//
-//   - SGLang, python/sglang/srt/entrypoints/engine.py, _set_envs_and_config
-//     (sgl-project/sglang at 001067fffe33, the function's first statements):
-//     if "NCCL_CUMEM_ENABLE" not in os.environ or cfg.enable_symm_mem:
-//     os.environ["NCCL_CUMEM_ENABLE"] = str(int(cfg.enable_symm_mem)), and
-//     NCCL_NVLS_ENABLE likewise from enable_nccl_nvls or enable_symm_mem.
-//     Earlier releases of the same function assigned both at every start,
-//     whatever the env held: os.environ["NCCL_CUMEM_ENABLE"] =
-//     str(int(server_args.enable_symm_mem)); if not
-//     server_args.enable_symm_mem: os.environ["NCCL_NVLS_ENABLE"] =
-//     str(int(server_args.enable_nccl_nvls)).
-//   - vLLM, vllm/env_override.py lines 16-20 at v0.9.1 (PR 19105; its
-//     warning is logged as env_override.py:17): if
-//     os.environ.get('NCCL_CUMEM_ENABLE', '0') != '0': keep it (a warning);
-//     elif not os.path.exists('/dev/nvidia-caps-imex-channels'):
-//     os.environ['NCCL_CUMEM_ENABLE'] = '0'. Before v0.9.1 the file
-//     assigned '0' at every start; PR 24141 (September 2025) removed the
-//     assignment, and vllm/env_override.py at 017f66415766 has none.
+//   - SGLang, engine.py _set_envs_and_config (at 001067fffe33): sets
+//     NCCL_CUMEM_ENABLE from enable_symm_mem unless the env holds it and the
+//     flag is off, NCCL_NVLS_ENABLE likewise; earlier releases set both at
+//     every start.
+//   - vLLM, env_override.py at v0.9.1: keeps a NCCL_CUMEM_ENABLE other than
+//     '0' (with a warning), else sets '0' without IMEX channels; earlier
+//     releases set '0' at every start, and PR 24141 removed it.
 var EngineVars = []EngineVar{
 	{Engine: EngineSGLang, Name: "NCCL_CUMEM_ENABLE", Flag: "--enable-symm-mem", Overrides: true,
 		Does: "SGLang sets it at engine start: 1 with --enable-symm-mem whatever the env holds (older releases also 0 without the flag)"},
@@ -103,10 +87,8 @@ func engineVarsOf(e Engine) []EngineVar {
 	return out
 }
 
-// checkEngine is the one rule for an env the engine overwrites: exported
-// for o.Engine, a variable that engine assigns over the env (a
-// recommended knob, the kept baseline, the base env with --with-base) is
-// refused, naming the engine's flag, since the env would not reach it.
+// checkEngine refuses, exported for o.Engine, a variable that engine
+// assigns over the env, naming the engine's flag.
 func checkEngine(b *Recommendation, o Options) error {
 	if o.Engine == "" {
 		return nil
@@ -130,8 +112,7 @@ func checkEngine(b *Recommendation, o Options) error {
 }
 
 // engineNotes are the header lines about the engines: with o.Engine, one
-// per variable that engine sets itself, naming its flag; without, one
-// short line when the env (with the base env) holds any such variable.
+// per variable it sets itself; without, one line when the env holds any.
 func engineNotes(b *Recommendation, o Options) []string {
 	if o.Engine != "" {
 		var out []string
@@ -166,10 +147,4 @@ func engineNotes(b *Recommendation, o Options) []string {
 	return []string{strings.Join(names, ", ") + ": " + strings.Join(engines, " and ") + " set this themselves at start; export with --export-for " + engineList() + " to see how"}
 }
 
-func engineList() string {
-	var names []string
-	for _, e := range Engines {
-		names = append(names, string(e))
-	}
-	return strings.Join(names, "|")
-}
+func engineList() string { return strings.Join(strNames(Engines), "|") }

@@ -34,13 +34,20 @@ const (
 var Formats = []Format{FormatEnv, FormatSh, FormatDocker, FormatCompose, FormatK8s, FormatJSON, FormatTuner}
 
 // FormatNames is Formats as strings.
-func FormatNames() []string {
-	out := make([]string, len(Formats))
-	for i, f := range Formats {
-		out[i] = string(f)
+func FormatNames() []string { return strNames(Formats) }
+
+// strNames are xs as strings.
+func strNames[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
 	}
 	return out
 }
+
+// formatAliases are the other names ParseFormat takes.
+var formatAliases = map[string]Format{"tuner": FormatTuner, "csv": FormatTuner, "nccl_tuner": FormatTuner, "nccltuner": FormatTuner,
+	"kubernetes": FormatK8s, "kube": FormatK8s, "shell": FormatSh, "bash": FormatSh, "dotenv": FormatEnv, "env-file": FormatEnv}
 
 // ParseFormat reads a --format value; an unknown one gets an error that
 // lists the valid ones (and the nearest, for a slip).
@@ -50,19 +57,13 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
-	switch strings.ToLower(s) {
-	case "tuner", "csv", "nccl_tuner", "nccltuner":
-		return FormatTuner, nil
-	case "kubernetes", "kube":
-		return FormatK8s, nil
-	case "yaml", "yml":
+	if f, ok := formatAliases[strings.ToLower(s)]; ok {
+		return f, nil
+	}
+	if l := strings.ToLower(s); l == "yaml" || l == "yml" {
 		// Two formats are YAML; guessing one would hand a compose file
 		// a Kubernetes list, or the other way round.
 		return "", fmt.Errorf("--format %s: two formats are YAML, say which: k8s (an env: list for a container) or compose (an environment: map for a service)", s)
-	case "shell", "bash":
-		return FormatSh, nil
-	case "dotenv", "env-file":
-		return FormatEnv, nil
 	}
 	msg := fmt.Sprintf("unknown format %q: want one of %s", s, strings.Join(FormatNames(), ", "))
 	if near := nccl.Nearest(s, FormatNames()); near != "" {
@@ -71,37 +72,25 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("%s", msg)
 }
 
+var formatExts = map[Format]string{FormatEnv: ".env", FormatSh: ".sh", FormatDocker: ".docker", FormatK8s: ".yaml",
+	FormatCompose: ".compose.yaml", FormatJSON: ".json", FormatTuner: ".csv"}
+
 // Ext is the file name extension of the format.
 func (f Format) Ext() string {
-	switch f {
-	case FormatEnv:
-		return ".env"
-	case FormatSh:
-		return ".sh"
-	case FormatDocker:
-		return ".docker"
-	case FormatK8s:
-		return ".yaml"
-	case FormatCompose:
-		return ".compose.yaml"
-	case FormatJSON:
-		return ".json"
-	case FormatTuner:
-		return ".csv"
+	if e, ok := formatExts[f]; ok {
+		return e
 	}
 	return ".txt"
 }
 
 // FileName is the file a band gets in an output directory:
-// "nccl-512K-4M.env". The nccl-tuner format writes one combined file,
-// "nccl-tuner.csv", whatever the bands.
+// "nccl-512K-4M.env"; the nccl-tuner format's one file is "nccl-tuner.csv".
 func FileName(f Format, b *Recommendation) string {
 	if f == FormatTuner {
 		return "nccl-tuner.csv"
 	}
 	label := b.Study.Band
-	// A timed study's band was never measured: its file is named by the
-	// study, as its header names it by its calls (studyLine).
+	// A timed study's band was never measured: name it by the study.
 	if label == "" || stored.WorkloadLine(b.Study) != "" {
 		label = b.Study.Name
 	}
@@ -126,9 +115,7 @@ type Options struct {
 	// Indent shifts the k8s and compose output right by that many spaces,
 	// so it pastes under a container (6 in a Deployment's pod template).
 	Indent int
-	// Engine is the serving engine the env is for (--export-for): the
-	// header names its flags for the variables it sets itself, and such a
-	// variable is refused (checkEngine).
+	// Engine is the serving engine the env is for (--export-for; checkEngine).
 	Engine Engine
 }
 
@@ -139,9 +126,8 @@ func (o Options) now() time.Time {
 	return o.Now.UTC()
 }
 
-// Write writes bands in format f. Every format but nccl-tuner takes one
-// band (environment variables are process-wide: a process runs with one
-// band's settings); nccl-tuner combines all of them into one CSV.
+// Write writes bands in format f: one band (environment variables are
+// process-wide), or for nccl-tuner all of them in one CSV.
 func Write(w io.Writer, f Format, bands []*Recommendation, o Options) error {
 	if len(bands) == 0 {
 		return fmt.Errorf("nothing to export: no study given")
@@ -227,9 +213,7 @@ func fabricLine(f store.Platform) string {
 func speedupLine(b *Recommendation) string {
 	r := b.Study.Recommendation
 	ci := fmt.Sprintf("(%s %sx-%sx), p=%.2g", r.CILevel.Label(), num(r.SpeedupCI[0]), num(r.SpeedupCI[1]), r.PValue)
-	// The verdict's words are the study's (stored.Conclusion), as search
-	// and show say them: a candidate refused by a guard is not "no
-	// setting was faster".
+	// The verdict's words are the study's (stored.Conclusion).
 	c := stored.ConclusionOf(b.Study)
 	if b.KeepDefaults || b.KeepBaseline {
 		headline, _, _ := c.Headline()
@@ -304,10 +288,8 @@ func header(b *Recommendation, o Options, usage string) []string {
 	return lines
 }
 
-// writeComments writes the header's lines as comments, each through
-// safetext.CommentLine: a study name, a base env value or a GPU name from
-// a log could hold a line break that some reader of the file (a shell,
-// docker, YAML, NCCL's tuner plugin) honours.
+// writeComments writes the header's lines as comments through
+// safetext.CommentLine: a name from a log could hold a line break.
 func writeComments(w io.Writer, lines []string) error {
 	for _, l := range lines {
 		if _, err := io.WriteString(w, safetext.CommentLine(l)); err != nil {
@@ -323,10 +305,9 @@ type Rendered struct {
 	Format, File, Text, Error string
 }
 
-// RenderAll writes study's recommendation in every format (Formats), as
-// the HTML report shows them; an error when the study cannot be exported
-// at all (not a finished search). A format that cannot be written (the
-// tuner CSV needs NCCL's recorded choices) says why in its place.
+// RenderAll writes study's recommendation in every format, as the HTML
+// report shows them; a format that cannot be written says why in its
+// place, and an error means the study cannot be exported at all.
 func RenderAll(study *store.Study, trials []*store.Trial, launches []*store.Launch, now time.Time) ([]Rendered, error) {
 	band, err := NewRecommendation(study, trials, launches)
 	if err != nil {
@@ -350,9 +331,7 @@ func RenderAll(study *store.Study, trials []*store.Trial, launches []*store.Laun
 }
 
 // decisionHeader is what every export's header says of the study's
-// decision after its verdict: the reason as the study stored it, the
-// candidates it refused before its answer, and each part's and guarded
-// op's verdict.
+// decision after its verdict: its reason, refused candidates, per-op verdicts.
 func decisionHeader(s *store.Study) []string {
 	var lines []string
 	if r := s.Recommendation; r.Reason != "" {
@@ -364,8 +343,7 @@ func decisionHeader(s *store.Study) []string {
 }
 
 // opVerdictHeader is the per-op table of a study that measured more than
-// one collective (its workload's parts, its guarded ops): op, sizes,
-// change in time with the recommended config, verdict; none otherwise.
+// one collective; none otherwise.
 func opVerdictHeader(s *store.Study) []string {
 	lines := stored.OpVerdictLines(s.Recommendation)
 	if len(lines) == 0 {

@@ -14,8 +14,7 @@ import (
 // Document is the json format: the recommendation with where it came
 // from. Env is exactly what the other formats write.
 type Document struct {
-	// SchemaVersion is the document's shape version, as in every
-	// nccltune --json document.
+	// SchemaVersion is the document's shape version.
 	SchemaVersion int    `json:"schema_version"`
 	Study         string `json:"study"`
 	StudyID       uint64 `json:"study_id"`
@@ -23,22 +22,17 @@ type Document struct {
 	BandMin       int64  `json:"band_min"`
 	BandMax       int64  `json:"band_max"`
 	Collective    string `json:"collective,omitempty"`
-	// Calls are a timed workload's calls, each with the size it is
-	// measured at ([] for a study of a band or parts): Band is then only
-	// the hull of those sizes, not a band the study measured.
+	// Calls are a timed workload's calls ([] otherwise): Band is then only
+	// the hull of their sizes.
 	Calls []stored.Call `json:"calls"`
-	// Env is the variables to set: the recommendation minus the knobs in
-	// Dropped, plus the base env when BaseEnv is present.
+	// Env is what the other formats write.
 	Env map[string]string `json:"env"`
-	// Verdict is the study's conclusion in the words search, show and
-	// history say (stored.Conclusion.Headline), a refusal's reason
-	// included.
-	Verdict string `json:"verdict"`
-	// KeepDefaults is true when the answer is "keep NCCL's defaults".
-	KeepDefaults bool `json:"keep_defaults"`
-	// BaselineEnv is what the study compared with ({} for NCCL's
-	// defaults); KeepBaseline is true when it kept those settings (Env is
-	// then them), and Unset lists the baseline's knobs to remove.
+	// Verdict is the study's conclusion (stored.Conclusion.Headline).
+	Verdict      string `json:"verdict"`
+	KeepDefaults bool   `json:"keep_defaults"`
+	// BaselineEnv is what the study compared with ({} for NCCL's defaults);
+	// KeepBaseline: the study kept it (Env is then it); Unset lists the
+	// baseline's knobs to remove.
 	BaselineEnv  map[string]string `json:"baseline_env"`
 	KeepBaseline bool              `json:"keep_baseline"`
 	Unset        []string          `json:"unset"`
@@ -49,8 +43,7 @@ type Document struct {
 	BaseEnv   map[string]string `json:"base_env,omitempty"`
 	Speedup   *float64          `json:"speedup"`
 	SpeedupCI [2]*float64       `json:"speedup_ci"`
-	// CILevel is the confidence SpeedupCI was taken at, as the study
-	// stored it (absent for a study stored before it was recorded).
+	// CILevel is the confidence SpeedupCI was taken at (absent in old studies).
 	CILevel     store.CILevel  `json:"ci_level,omitempty"`
 	Significant bool           `json:"significant"`
 	PValue      *float64       `json:"p_value"`
@@ -63,11 +56,9 @@ type Document struct {
 	Created     time.Time      `json:"created"`
 	Exported    time.Time      `json:"exported"`
 	// Choices is what NCCL chose per size with its defaults and with the
-	// recommendation; empty when the study did not record it.
+	// recommendation; empty when not recorded.
 	Choices []benchfmt.ChoiceRow `json:"choices"`
-	// Parts are a workload's parts as the confirmation measured them,
-	// Guards the guarded ops (both [] for a study of one op without
-	// guards), as show --json has them.
+	// Parts and Guards are as show --json has them ([] when none).
 	Parts  []store.PartComparison `json:"parts"`
 	Guards []store.OpGuard        `json:"guards"`
 }
@@ -113,10 +104,8 @@ func finite(v float64) *float64 {
 }
 
 func writeJSONDoc(w io.Writer, b *Recommendation, o Options) error {
-	vars := b.Vars(o.WithBase)
-	// encoding/json would turn invalid UTF-8 into U+FFFD: refuse instead
-	// of writing a value that is not the one recommended.
-	if err := checkVars(vars, "JSON"); err != nil {
+	// encoding/json would turn invalid UTF-8 into U+FFFD: refuse instead.
+	if err := checkVars(b.Vars(o.WithBase), "JSON"); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)

@@ -5,25 +5,15 @@ import (
 	"strings"
 )
 
-// Placement is a manifest that the k8s or compose export is pasted into,
-// and the --indent that puts its env: (environment:) among the keys of
-// the container (service) it belongs to. placement_test.go pastes the
-// export into each one, in both list styles, and parses the result with a
-// YAML parser: these numbers are what that test proved, and --help, the
-// README and the export's own header say them from here.
+// Placement is a manifest that the k8s or compose export is pasted into
+// (Kind), where the container or service sits in it (Path), and the
+// --indent that puts its env: among the container's keys: Indent with the
+// list's "- " at the column of containers:, Indented with it two spaces in
+// (0 where the place is not a list). placement_test.go proves them.
 type Placement struct {
-	Format Format
-	// Kind names the manifests: "Deployment, StatefulSet, Job".
-	Kind string
-	// Path is where the container (service) sits in it.
-	Path string
-	// Indent is the column of the container's keys (image:, command:)
-	// when the list's "- " is written at the column of containers:, as
-	// kubectl and Helm write it.
-	Indent int
-	// Indented is that column when the list is indented: its "- " two
-	// spaces in from containers:; 0 where the place is not a list.
-	Indented int
+	Format           Format
+	Kind, Path       string
+	Indent, Indented int
 }
 
 // Placements are the manifests the --indent guide names, tested.
@@ -39,10 +29,9 @@ var Placements = []Placement{
 func IndentGuide(f Format) []string {
 	var out []string
 	for _, p := range Placements {
-		if p.Format != f {
-			continue
+		if p.Format == f {
+			out = append(out, p.String())
 		}
-		out = append(out, p.String())
 	}
 	return out
 }

@@ -13,9 +13,8 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// ErrNotReady is wrapped by NewRecommendation's errors for a study that has no
-// recommendation to export: not a search, still running, interrupted,
-// failed, or done without deciding.
+// ErrNotReady is wrapped by NewRecommendation's errors for a study that has
+// no recommendation to export.
 var ErrNotReady = errors.New("study has no recommendation to export")
 
 // ErrNoChoices is wrapped when an export needs NCCL's per-size choices
@@ -25,30 +24,24 @@ var ErrNoChoices = errors.New("no record of NCCL's choices")
 // Recommendation is one study's recommendation, ready to be written in any format.
 type Recommendation struct {
 	Study *store.Study
-	// KeepDefaults is true when the study's answer is "keep NCCL's
-	// defaults" (no significant gain): Env is then empty.
+	// KeepDefaults: the study's answer is "keep NCCL's defaults"; Env is empty.
 	KeepDefaults bool
-	// Env is the recommendation as written: knobs equal to NCCL's
-	// documented defaults, and channel limits that cannot bind, are left
-	// out (they are in Dropped).
+	// Env is the recommendation as written, without the no-ops in Dropped.
 	Env nccl.Config
 	// Dropped are the recommended knobs left out of Env, and why.
 	Dropped []Dropped
-	// KeepBaseline is true when a study against the user's settings
-	// (--baseline-env) kept them: Env is then those settings.
+	// KeepBaseline: a study against --baseline-env kept it; Env is it.
 	KeepBaseline bool
 	// Unset are the knobs of the user's baseline the recommendation
 	// leaves to NCCL: where the baseline is deployed they must be removed.
 	Unset []string
 	// Defaults and Recommended are what NCCL chose per size with its
-	// defaults (the baseline trial) and with the recommendation, from the
-	// study's explain launches; nil when not recorded. When the answer is
-	// to keep the defaults, Recommended is Defaults.
+	// defaults and with the recommendation (explain launches); nil when
+	// not recorded. Keeping the defaults, Recommended is Defaults.
 	Defaults    []benchfmt.Choice
 	Recommended []benchfmt.Choice
 	// Called are what NCCL chose with the recommendation at the sizes the
-	// process calls off the powers of two, where the search's own-size
-	// check read them (stored.CalledChoices); nil when none were read.
+	// process calls off the powers of two (stored.CalledChoices).
 	Called []benchfmt.Choice
 }
 
@@ -60,10 +53,8 @@ type Dropped struct {
 }
 
 // NewRecommendation checks that a study can be exported and prepares its
-// recommendation. trials and launches are the study's own (they supply
-// NCCL's recorded choices; either may be nil). A study that is not a
-// finished search with a recommendation is refused with an error wrapping
-// ErrNotReady that names the next step.
+// recommendation; trials and launches (either may be nil) supply NCCL's
+// recorded choices. An unfinished study is refused (ErrNotReady).
 func NewRecommendation(s *store.Study, trials []*store.Trial, launches []*store.Launch) (*Recommendation, error) {
 	if err := checkReady(s); err != nil {
 		return nil, err
@@ -76,7 +67,6 @@ func NewRecommendation(s *store.Study, trials []*store.Trial, launches []*store.
 	case b.KeepDefaults:
 		b.Env = nccl.Config{}
 	case b.KeepBaseline:
-		// Keeping the user's settings: what to deploy is what they run.
 		b.Env, b.Dropped = WrittenEnv(baseline)
 	default:
 		b.Env, b.Dropped = WrittenEnv(r.Env)
@@ -121,15 +111,9 @@ func checkReady(s *store.Study) error {
 }
 
 // WrittenEnv returns the knobs of a recommended env worth writing, and the
-// ones left out with the reason: by NCCL's equivalences (package nccl),
-// the ones Canonical leaves out —
-//   - a value equal to NCCL's documented default (nccl.IsDefault:
-//     NCCL_CROSS_NIC=2, NCCL_BUFFSIZE=4194304);
-//   - of a cap pair both set (NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS, and
-//     the MIN pair), the one that cannot bind (nccl.CapPair.Binding: "when
-//     both are set the more restrictive wins"; on a tie NCCL_*_CTAS stays).
-//
-// Unset (empty) values are dropped silently, as nccl.Config does.
+// ones left out with the reason: values equal to NCCL's documented
+// default, and of a cap pair both set, the one that cannot bind. Empty
+// values are dropped silently.
 func WrittenEnv(rec map[string]string) (nccl.Config, []Dropped) {
 	env := nccl.Config(rec).Clone()
 	var dropped []Dropped
@@ -160,8 +144,8 @@ type Var struct {
 }
 
 // Vars is the env a format writes: with withBase the lane's base env
-// first, then the recommendation, each sorted by name. A recommended knob
-// also in the base env is written once, as recommended.
+// first, then the recommendation, each sorted by name; a knob in both is
+// written once, as recommended.
 func (b *Recommendation) Vars(withBase bool) []Var {
 	var out []Var
 	if withBase {

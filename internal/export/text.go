@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/safetext"
 	"go.yaml.in/yaml/v3"
 )
@@ -15,25 +16,10 @@ import (
 // checkName refuses a variable name no environment format can carry
 // safely (only the base env can hold one: knob names are fixed).
 func checkName(name string) error {
-	if !isIdentifier(name) {
+	if !nccl.IsEnvName(name) {
 		return fmt.Errorf("cannot export variable %q: a name must be letters, digits and _, not starting with a digit; fix the study's base env (or leave it out: drop --with-base)", name)
 	}
 	return nil
-}
-
-func isIdentifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // checkVars applies the rules every format shares: a valid name and no
@@ -59,11 +45,8 @@ func checkVars(vars []Var, utf8Format string) error {
 	return nil
 }
 
-// writeEnvFile writes KEY=VALUE lines as docker run --env-file reads them:
-// one variable per line, the value verbatim after the first '=' (no
-// quotes, no escapes), lines starting with # ignored, UTF-8 required. A
-// value docker cannot carry (a newline or carriage return, invalid UTF-8,
-// a line beyond its 64 KiB line buffer) is refused.
+// writeEnvFile writes KEY=VALUE lines as docker run --env-file reads them
+// (values verbatim, UTF-8, one per line); a value it cannot carry is refused.
 func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars, "docker's env file"); err != nil {
@@ -86,9 +69,6 @@ func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
 	}
 	lines := header(b, o, "docker run --env-file FILE IMAGE …, or env_file: FILE in a docker compose service")
 	if len(unsourceable) > 0 {
-		// The file holds values verbatim, as docker reads them; a shell
-		// sourcing it (set -a; . FILE) reads ; and quotes in them and
-		// cuts NCCL_ALGO=allreduce:Ring;allgather:Ring at the ;.
 		notes = append(notes, "not for a shell: . FILE would cut or expand "+strings.Join(unsourceable, ", ")+"; to source the env, use --format sh")
 	}
 	if err := writeComments(w, append(lines, notes...)); err != nil {
@@ -100,13 +80,8 @@ func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
 // composeReadsDifferently reports values that docker compose's env_file
 // parser (which interpolates and unquotes) would not take verbatim.
 func composeReadsDifferently(v string) bool {
-	if strings.ContainsAny(v, "$\\#") {
-		return true
-	}
-	if v != strings.TrimSpace(v) {
-		return true
-	}
-	return strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "'") || strings.HasPrefix(v, "`")
+	return strings.ContainsAny(v, "$\\#") || v != strings.TrimSpace(v) || strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "'") ||
+		strings.HasPrefix(v, "`")
 }
 
 // writeSections writes the variables, each through line, with a comment
@@ -136,7 +111,6 @@ func writeShell(w io.Writer, b *Recommendation, o Options) error {
 		return err
 	}
 	for _, k := range b.Unset {
-		// The shell can do what the other formats can only say.
 		if _, err := io.WriteString(w, "unset "+k+"\n"); err != nil {
 			return err
 		}
@@ -144,15 +118,10 @@ func writeShell(w io.Writer, b *Recommendation, o Options) error {
 	return writeSections(w, vars, func(v Var) string { return "export " + v.Name + "=" + safetext.ShellWord(v.Value) + "\n" })
 }
 
-// writeDockerFlags writes one line of docker run flags, -e K=V each,
-// after the comment block. The line is made for the documented recipe,
-// docker run $(nccltune export … --format docker | grep -v '^#') …,
-// where the shell only splits the line at blanks and expands globs: it
-// removes no quotes and reads no ; or $ there. So every flag is written
-// bare, the way that recipe hands it to docker: a quoted flag kept its
-// quotes (docker set a variable named 'NCCL_ALGO, and NCCL never saw
-// NCCL_ALGO=allreduce:Ring;allgather:Ring). A value the recipe cannot
-// carry is refused (checkSpliced).
+// writeDockerFlags writes one line of docker run flags, -e K=V each, for
+// docker run $(nccltune export … --format docker | grep -v '^#'), where
+// the shell splits at blanks and expands globs but removes no quotes: so
+// every flag is bare, and a value that recipe cannot carry is refused.
 func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars, ""); err != nil {
@@ -171,8 +140,6 @@ func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 	}
 	usage := "paste the flags below into docker run (before the image name), or docker run $(nccltune export STUDY --format docker | grep -v '^#') …"
 	if len(typed) > 0 {
-		// Typed or pasted, a shell would read the ; or quote in these
-		// values; through $(…) it does not. Said where a paster reads it.
 		usage = "docker run $(nccltune export STUDY --format docker | grep -v '^#') IMAGE …, not pasted: " + strings.Join(typed, ", ") + " hold characters a typed command line reads (; & | quotes $); to type the env, use --format sh, or --format env with docker run --env-file FILE"
 	}
 	lines := header(b, o, usage)
@@ -187,12 +154,8 @@ func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
 }
 
 // checkSpliced refuses a value that docker run $(…) cannot hand to docker
-// as written: the shell splits the substituted line at blanks whatever
-// the quotes, so a space, tab or newline would turn the value's rest into
-// arguments of docker's own (a newline-held --privileged reached docker
-// as a flag); *, ? and [ make it a glob that a file in the current
-// directory can replace, and bash 5.0 also reads a \ as a pattern there;
-// other control characters have no place on a command line either.
+// as written: blanks split it into docker's own arguments, and *, ?, [
+// and \ make it a glob.
 func checkSpliced(v Var) error {
 	for _, r := range v.Value {
 		if unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("*?[\\", r) {
@@ -202,10 +165,8 @@ func checkSpliced(v Var) error {
 	return nil
 }
 
-// dollarsDoubled escapes a value for Kubernetes, which expands $(VAR) in
-// env values, and for docker compose, which interpolates ${VAR} and $VAR
-// in the compose file: both read $$ as one $, so every $ is doubled and
-// the container gets the value as written.
+// dollarsDoubled escapes a value for Kubernetes and docker compose, which
+// both expand $ references and read $$ as one $.
 func dollarsDoubled(v string) string { return strings.ReplaceAll(v, "$", "$$") }
 
 // indentLines shifts every line of text right by n spaces.
@@ -224,8 +185,6 @@ func indentLines(text string, n int) string {
 }
 
 // writeCompose writes an environment: map for a docker compose service.
-// Values are double-quoted YAML strings with $ doubled (compose would
-// interpolate it); unlike env_file:, nothing else is read into them.
 func writeCompose(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars, "YAML"); err != nil {
@@ -234,9 +193,7 @@ func writeCompose(w io.Writer, b *Recommendation, o Options) error {
 	return writeYAML(w, vars, o, header(b, o, usageCompose()), "environment", yaml.MappingNode)
 }
 
-// writeK8s writes an env: list for a container spec. Values are always
-// double-quoted YAML strings (so 8 stays a string, as Kubernetes
-// requires, and ^LL128 or a value with ': ' or '#' is not misread).
+// writeK8s writes an env: list for a container spec.
 func writeK8s(w io.Writer, b *Recommendation, o Options) error {
 	vars := b.Vars(o.WithBase)
 	if err := checkVars(vars, "YAML"); err != nil {
@@ -249,10 +206,8 @@ func writeK8s(w io.Writer, b *Recommendation, o Options) error {
 	return writeYAML(w, vars, o, lines, "env", yaml.SequenceNode)
 }
 
-// writeYAML writes the header lines as comments, then the document
-// key: vars, indented by o.Indent: a map of NAME: "value" (compose) or a
-// list of name: NAME, value: "value" items (Kubernetes), each value with
-// its $ doubled.
+// writeYAML writes the header lines as comments, then key: vars indented
+// by o.Indent, as a map (compose) or a list of name/value items (k8s).
 func writeYAML(w io.Writer, vars []Var, o Options, lines []string, key string, kind yaml.Kind) error {
 	env := &yaml.Node{Kind: kind}
 	for i, v := range vars {
@@ -285,8 +240,7 @@ func writeYAML(w io.Writer, vars []Var, o Options, lines []string, key string, k
 }
 
 // sectionComment is the comment above vars[i] when the base env and the
-// recommendation are both present: the same sections writeSections
-// writes for the other formats.
+// recommendation are both present.
 func sectionComment(vars []Var, i int) string {
 	if len(vars) == 0 || !vars[0].Base {
 		return ""
@@ -300,8 +254,7 @@ func sectionComment(vars []Var, i int) string {
 	return ""
 }
 
-// encodeYAML writes the one-key document key: value through the YAML
-// library, indented by two spaces as Kubernetes and compose files are.
+// encodeYAML writes the one-key document key: value, indented by two.
 func encodeYAML(w io.Writer, key string, value *yaml.Node) error {
 	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{yamlPlain(key), value}}
 	enc := yaml.NewEncoder(w)
@@ -317,16 +270,14 @@ func yamlPlain(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 }
 
-// yamlQuoted is a value, always a double-quoted string: Kubernetes needs
-// env values to be strings (8 must not become a number), and quoting
-// every value keeps ^LL128, ': ' or '#' from being misread.
+// yamlQuoted is a value, always a double-quoted string, so that 8 stays a
+// string and ^LL128, ': ' or '#' are not misread.
 func yamlQuoted(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle}
 }
 
-// yamlKey lets the library choose how to write a variable name: plain,
-// or quoted where a YAML 1.1 reader (Kubernetes tooling still speaks
-// it) would take it for a boolean or null (YES, on, Null).
+// yamlKey lets the library quote a name a YAML 1.1 reader would take for a
+// boolean or null (YES, on, Null).
 func yamlKey(name string) (*yaml.Node, error) {
 	var n yaml.Node
 	if err := n.Encode(name); err != nil {

@@ -21,39 +21,22 @@ import (
 )
 
 // The CSV of NCCL's example tuner plugin (plugins/tuner/example/plugin.c,
-// NCCL 2.27.5+), read with NCCL_TUNER_CONFIG_FILE:
-//
-//	collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff
-//
-// Its parser, and what a generated file must do about each rule:
-//   - lines are read with fgets into 256 bytes: a longer line is cut and
-//     its rest read as another line, so every line here is under 255
-//     bytes;
-//   - a line is a comment only when its first byte is '#' (no leading
-//     space); empty lines are skipped; there is no header row (a header
-//     would be read as a config line), so the column names are a comment;
-//   - fields are split by strtok on ',', which merges empty fields, and
-//     8 to 10 of them are accepted; rows here always have all 10 and no
-//     empty field;
-//   - names are compared with strcmp, lower case: an unknown collective
-//     is silently allreduce, an unknown algorithm ring, an unknown
-//     protocol simple, so only known names are ever written;
-//   - min_bytes and max_bytes are strtoull into size_t and inclusive:
-//     ranges here cover 0 to 18446744073709551615 with no gap and no
-//     overlap (the README's 4294967295 would leave messages over 4 GiB
-//     uncovered);
+// NCCL 2.27.5+), read with NCCL_TUNER_CONFIG_FILE. Its parser's rules:
+//   - fgets into 256 bytes: a longer line is cut, so every line is under 255;
+//   - only a '#' first byte makes a comment and there is no header row, so
+//     the column names are a comment;
+//   - strtok on ',' merges empty fields; rows here have all 10, none empty;
+//   - strcmp of lower-case names: an unknown name silently reads as
+//     allreduce, ring or simple, so only known names are written;
+//   - min_bytes and max_bytes are inclusive strtoull: rows cover 0 to
+//     2^64-1 with no gap (the README's 4294967295 leaves >4 GiB uncovered);
 //   - nNodes, nRanks, numPipeOps and regBuff match exactly, -1 any;
-//   - the first matching row whose algorithm/protocol NCCL has not marked
-//     IGNORE wins; a call that no row matches, or whose row is skipped,
-//     runs with ONE channel (the plugin's default, plugin.c:361), and so
-//     does channels=-1, whatever the plugin's README says (the plugin
-//     writes a count only when it is not -1, plugin.c:407); 0 keeps
-//     NCCL's own count (NCCL keeps its own when the plugin leaves 0). So
-//     a proven size's row gives the count measured there, and every other
-//     row 0.
+//   - the first matching row wins; a call no row matches runs on ONE
+//     channel (plugin.c:361), as does channels=-1 (plugin.c:407); 0 keeps
+//     NCCL's own count. So a proven size's row gives the measured count,
+//     every other row 0.
 
-// MaxTunerBytes is the largest size the example plugin can match: it
-// reads min_bytes and max_bytes with strtoull into a size_t.
+// MaxTunerBytes is the largest size the example plugin can match.
 const MaxTunerBytes uint64 = math.MaxUint64
 
 // tunerLineMax is the longest line the plugin reads whole (fgets into a
@@ -63,19 +46,14 @@ const tunerLineMax = 254
 // TunerColumns is the plugin's column list, written as a comment.
 const TunerColumns = "collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff"
 
-// TunerRow is one line of the plugin's CSV.
+// TunerRow is one line of the plugin's CSV: the plugin's names, inclusive
+// byte bounds, -1 for any shape; NumPipeOps and RegBuff are always -1.
 type TunerRow struct {
-	// Collective, Algo and Proto are the plugin's names ("allreduce",
-	// "ring", "simple").
-	Collective string
-	// MinBytes and MaxBytes are inclusive.
-	MinBytes, MaxBytes uint64
-	Algo, Proto        string
-	Channels           int
-	// NNodes and NRanks match the communicator; -1 matches any.
-	NNodes, NRanks int
-	// NumPipeOps and RegBuff are always -1 (any): nccltune does not
-	// measure them apart.
+	Collective          string
+	MinBytes, MaxBytes  uint64
+	Algo, Proto         string
+	Channels            int
+	NNodes, NRanks      int
 	NumPipeOps, RegBuff int
 }
 
@@ -95,40 +73,31 @@ type TunerGroup struct {
 	// Defaults is the band whose baseline explain launch fills the sizes
 	// outside every band.
 	Defaults *Recommendation
-	// Ranges are the size ranges the bands set (a workload's parts of
-	// this collective, each its own), the first listed winning where
-	// they overlap.
+	// Ranges are the size ranges the bands set, the first listed winning.
 	Ranges []bandRange
 	Rows   []TunerRow
-	// Recorded is the range of sizes NCCL's logs covered (outside it a
-	// size takes the nearest recorded size's choice).
+	// Recorded is the range of sizes NCCL's logs covered.
 	RecordedMin, RecordedMax int64
-	// Logged are the sizes the process calls whose bin nothing proved
-	// and whose own NCCL choice its log recorded (store.Study.Chose):
-	// each has its exact row, first in Rows, so that the plugin (which
-	// takes the first row that matches, plugin.c pluginGetCollInfo)
-	// matches it before its bin's row. LoggedBy names the study each
-	// came from.
-	Logged   []int64
-	LoggedBy []string
-	// Called are the sizes the process calls inside a proven bin where
-	// the study read the recommendation's plan at that size itself and it
-	// differs from the bin's row (Recommendation.Called): each has its
-	// exact row with that plan and its channels, first in Rows as Logged's
-	// are. CalledBy names the study each came from.
-	Called   []int64
-	CalledBy []string
-	// LoggedOnly: no study measured this collective or recorded NCCL's
-	// defaults for it; its rows are only the sizes the process's log
-	// shows it calls (chose: entries of calls taken out of the study's
-	// calls:, such as a broadcast made once at start-up), each at NCCL's
-	// own choice there (Logged), so that those calls keep NCCL's plan
-	// instead of falling to the plugin's one channel.
+	// Logged are the sizes the process calls whose bin nothing proved and
+	// whose own NCCL choice its log recorded; Called those inside a proven
+	// bin whose plan the study read at that size and found different.
+	// Each has its exact row first in Rows, since the plugin takes the
+	// first row that matches. *By name the study each came from.
+	Logged, Called     []int64
+	LoggedBy, CalledBy []string
+	// LoggedOnly: no study measured this collective or recorded its
+	// defaults; its rows are only the logged sizes (Logged), so that those
+	// calls keep NCCL's plan instead of the plugin's one channel.
 	LoggedOnly bool
 }
 
-// measuredBy reports whether a member's study measured or guarded
-// collective coll (a part's op, or a guarded op).
+// row is g's row over [lo, hi] with pick.
+func (g *TunerGroup) row(lo, hi uint64, pick tunerPick) TunerRow {
+	return TunerRow{Collective: g.Collective, MinBytes: lo, MaxBytes: hi, Algo: pick.algo, Proto: pick.proto,
+		Channels: pick.channels, NNodes: g.NNodes, NRanks: g.NRanks, NumPipeOps: -1, RegBuff: -1}
+}
+
+// measuredBy reports whether a member's study measured or guarded coll.
 func measuredBy(coll string, members []*Recommendation) bool {
 	return slices.ContainsFunc(members, func(b *Recommendation) bool {
 		return slices.ContainsFunc(append(b.Study.Parts().Ops(), b.Study.GuardOps...), func(op nccl.Op) bool {
@@ -144,15 +113,11 @@ type bandRange struct {
 	lo, hi uint64
 }
 
-// PlanTuner turns bands into the plugin's rows. Bands are grouped by the
-// fabric's node and rank counts (the plugin matches them per
-// communicator) and by collective. Inside a band, the choices NCCL made
-// with the band's recommendation; outside every band, the choices it made
-// with its defaults; where bands overlap, the band listed first. Between
-// two recorded sizes the boundary is their midpoint (as the plugin's
-// scripts/optimize_config.py draws it); below the smallest and above the
-// largest recorded size, the nearest one's choice holds. Adjacent sizes
-// with the same algorithm, protocol and channels share a row.
+// PlanTuner turns bands into the plugin's rows, grouped by communicator
+// shape and collective: inside a band the choices NCCL made with its
+// recommendation (the first band listed where they overlap), elsewhere
+// those it made with its defaults (the nearest recorded bin's). Adjacent
+// sizes with the same choice share a row.
 func PlanTuner(bands []*Recommendation) ([]TunerGroup, error) {
 	if len(bands) == 0 {
 		return nil, fmt.Errorf("nothing to export: no study given")
@@ -257,10 +222,8 @@ type tunedRange struct {
 	lo, hi uint64
 }
 
-// tunedRanges are the (collective, size range) pairs b's study measured
-// and the file gives its recommendation's choices: the band of a
-// one-part study; each part of a workload that NCCL's tuner sees
-// (alltoall and sendrecv run as send/recv and never reach it).
+// tunedRanges are the ranges b's study measured: the band of a one-part
+// study, else each part NCCL's tuner sees (not alltoall or sendrecv).
 func tunedRanges(b *Recommendation) ([]tunedRange, error) {
 	if !b.Study.Parts().ScoredByRounds() {
 		c, err := bandCollective(b)
@@ -289,14 +252,10 @@ type provenSize struct {
 	lo, hi uint64
 }
 
-// provenSizes are the (collective, measured size, byte range) triples b's
-// study proved, the one list the row builder reads (sizes logged from the
-// process can join it here): each power of two of the band of a one-part
-// study, or of each part of a workload that NCCL's tuner sees, standing
-// for exactly the sizes `nccltune workload` counts at it
-// (workload.BinRange), so that a 327680-byte call takes the row proven at
-// 256K and no row reaches past what was measured. A study that kept NCCL's
-// defaults proved nothing to change: none.
+// provenSizes are the sizes b's study proved: each power of two of its
+// tuned ranges, standing for the sizes `nccltune workload` counts at it
+// (workload.BinRange), so that no row reaches past what was measured. A
+// study that kept NCCL's defaults proved nothing.
 func provenSizes(b *Recommendation) ([]provenSize, error) {
 	if b.KeepDefaults {
 		return nil, nil
@@ -325,8 +284,7 @@ func binRange(bin int64) (lo, hi uint64) {
 	return uint64(l), uint64(h)
 }
 
-// override is a proven size's choice over its range, and the study that
-// proved it.
+// override is a proven size's choice over its range, and who proved it.
 type override struct {
 	lo, hi uint64
 	pick   tunerPick
@@ -347,11 +305,8 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 		}
 	}
 	if g.Defaults == nil {
-		// Only the process's log speaks for it (calls taken out of the
-		// study's calls:, their chose: entries kept): a row at each logged
-		// size keeps NCCL's own choice for the calls it makes. A
-		// collective a study measured or guarded (its defaults' plan
-		// launch failed, or an older study) is refused below as before.
+		// Only the process's log speaks for it: a row at each logged size
+		// keeps NCCL's own choice there.
 		if !measuredBy(coll, members) {
 			exact, err := loggedRows(&g, members, nil)
 			if err != nil || len(exact) > 0 {
@@ -359,11 +314,9 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 				return g, err
 			}
 		}
-		// A collective the process calls (a part of the workload) whose
-		// own choices nobody recorded: no row can keep them between and
-		// around the proven sizes, and without rows the example plugin
-		// runs its calls on ONE channel (plugin.c:361). Refused: the env
-		// export changes only the knobs it names.
+		// Measured or guarded but its defaults unrecorded: no row could
+		// keep them around the proven sizes, and the plugin would give its
+		// other calls ONE channel.
 		return g, vocab.Mark(vocab.ErrUsage, fmt.Errorf("%w: no study recorded NCCL's default %s choices on %s, so a tuner file cannot keep them where nothing was proven and the example plugin would run the other %s calls on ONE channel; "+
 			"deploy the env export (--format env), or re-run the search with this version of nccltune (its explain launches record each part's choices)", ErrNoChoices, coll, shapeText(nodes, ranks), coll))
 	}
@@ -420,8 +373,7 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 			g.Rows[n-1].MaxBytes = end
 			continue
 		}
-		g.Rows = append(g.Rows, TunerRow{Collective: coll, MinBytes: p, MaxBytes: end, Algo: pick.algo, Proto: pick.proto,
-			Channels: pick.channels, NNodes: nodes, NRanks: ranks, NumPipeOps: -1, RegBuff: -1})
+		g.Rows = append(g.Rows, g.row(p, end, pick))
 	}
 	exact, err := loggedRows(&g, members, overrides)
 	if err != nil {
@@ -437,14 +389,11 @@ func planGroup(coll string, nodes, ranks int, members []*Recommendation) (TunerG
 	return g, nil
 }
 
-// calledRows are g's exact rows [size,size] for each size the process
-// calls inside a proven bin whose plan under the recommendation the study
-// read at that size itself (Recommendation.Called, the own-size check's
-// debug launches): that algorithm, protocol and channel count, which is
-// what the study judged there, where it differs from the bin's row (the
-// plan NCCL chose at the bin's power of two: 40960 bytes ran Ring/LL on 6
-// channels where 32K ran Tree/LL on 4). Only the study whose override
-// wins at the size (the first listed) speaks for it. Fills g.Called.
+// calledRows are g's exact rows for each size the process calls inside a
+// proven bin whose plan the study read at that size itself
+// (Recommendation.Called) and found different from the bin's row (40960
+// bytes ran Ring/LL on 6 channels where 32K ran Tree/LL on 4). Only the
+// study whose override wins at the size speaks for it. Fills g.Called.
 func calledRows(g *TunerGroup, overrides []override) ([]TunerRow, error) {
 	var rows []TunerRow
 	for _, o := range overrides {
@@ -465,22 +414,17 @@ func calledRows(g *TunerGroup, overrides []override) ([]TunerRow, error) {
 			}
 			g.Called = append(g.Called, c.Bytes)
 			g.CalledBy = append(g.CalledBy, o.by.Study.Name)
-			rows = append(rows, TunerRow{Collective: g.Collective, MinBytes: x, MaxBytes: x, Algo: pick.algo, Proto: pick.proto,
-				Channels: pick.channels, NNodes: g.NNodes, NRanks: g.NRanks, NumPipeOps: -1, RegBuff: -1})
+			rows = append(rows, g.row(x, x, pick))
 		}
 	}
 	return rows, nil
 }
 
-// loggedRows are g's exact rows [size,size] for each size the process
-// calls whose bin no override proved and whose choice its own log
-// recorded: that choice, channels 0 (NCCL's own count). A bin's row holds
-// what NCCL chose at its power of two in the study's nccl-tests launches,
-// which can differ from what the process's NCCL chose at the size it
-// really calls (issue 41: 81920 bytes, Ring/LL at 64K, Ring/Simple as
-// logged). Two members whose logs recorded different choices at one
-// size are refused: the CSV can keep only one, and which process it is
-// for only the user knows. Fills g.Logged.
+// loggedRows are g's exact rows for each size the process calls whose bin
+// no override proved and whose choice its own log recorded, channels 0:
+// the bin's power of two can run otherwise (81920 bytes: Ring/LL at 64K,
+// Ring/Simple as logged). Members that logged different choices at one
+// size are refused: the CSV keeps only one. Fills g.Logged.
 func loggedRows(g *TunerGroup, members []*Recommendation, overrides []override) ([]TunerRow, error) {
 	var rows []TunerRow
 	for _, b := range members {
@@ -505,8 +449,7 @@ func loggedRows(g *TunerGroup, members []*Recommendation, overrides []override) 
 			}
 			g.Logged = append(g.Logged, ch.Bytes)
 			g.LoggedBy = append(g.LoggedBy, b.Study.Name)
-			rows = append(rows, TunerRow{Collective: g.Collective, MinBytes: x, MaxBytes: x, Algo: pick.algo, Proto: pick.proto,
-				NNodes: g.NNodes, NRanks: g.NRanks, NumPipeOps: -1, RegBuff: -1})
+			rows = append(rows, g.row(x, x, pick))
 		}
 	}
 	slices.SortFunc(rows, func(a, b TunerRow) int { return cmp.Compare(a.MinBytes, b.MinBytes) })
@@ -514,8 +457,7 @@ func loggedRows(g *TunerGroup, members []*Recommendation, overrides []override) 
 }
 
 // provenPick is what NCCL chose at the proven size with b's
-// recommendation, with its channel count written out: the choice the
-// study measured there.
+// recommendation, channels included.
 func provenPick(b *Recommendation, coll string, size int64) (tunerPick, error) {
 	for _, c := range b.Recommended {
 		if pc, ok := PluginCollective(c.Collective); ok && pc == coll && c.Bytes == size {
@@ -527,7 +469,7 @@ func provenPick(b *Recommendation, coll string, size int64) (tunerPick, error) {
 }
 
 // countedPick is c's algorithm, protocol and channel count in the
-// plugin's names: the choice a row gives where the study measured it.
+// plugin's names.
 func countedPick(c benchfmt.Choice, study string) (tunerPick, error) {
 	pick, err := pluginPick(c, study)
 	if err != nil {
@@ -561,8 +503,7 @@ func shapeText(nodes, ranks int) string {
 	if ranks > 0 {
 		r = strconv.Itoa(ranks)
 	}
-	// The plugin's nRanks counts the communicator's ranks in all, not per
-	// node: "4 ranks on 4 nodes", never "4 nodes x 4 ranks" (16).
+	// nRanks counts the communicator's ranks in all, not per node.
 	return r + " ranks on " + n + " nodes"
 }
 
@@ -581,9 +522,8 @@ type ncclChoices struct {
 	sizes []int64
 }
 
-// newNCCLChoices reads NCCL's default choices of one collective. Each
-// keeps NCCL's own channel count (0): NCCL's count changes with the size
-// inside a bin, and the row must not fix it where nothing was measured.
+// newNCCLChoices reads NCCL's default choices of one collective, each with
+// channels 0: NCCL's count changes inside a bin.
 func newNCCLChoices(choices []benchfmt.Choice, coll, study string) (ncclChoices, error) {
 	var cs []benchfmt.Choice
 	for _, c := range choices {
@@ -626,14 +566,10 @@ func (s ncclChoices) at(x uint64) tunerPick {
 
 // KeepsNCCL reports, for each of sizes (powers of two) of op, whether the
 // tuner CSV csv keeps there what NCCL chose under b's baseline: for every
-// call in the size's bin (the sizes workload counts at it, binRange), the
-// first row the example plugin matches on b's shape names NCCL's recorded
-// algorithm and protocol there (ncclChoices.at) with channels 0. That is
-// the rule PlanTuner writes every size nothing proved by, so such a size
-// runs as the baseline does: equal by rule. A size no row matches (the
-// plugin's one channel), and any size of a file with a row it cannot read
-// as written (tunerRowsOf), does not keep it. An op NCCL asks no tuner
-// about (alltoall, sendrecv) keeps it at every size.
+// call in the size's bin, the first row the plugin matches on b's shape
+// names NCCL's recorded choice there with channels 0. A file with a row
+// the plugin reads otherwise keeps nothing; an op NCCL asks no tuner
+// about keeps it everywhere.
 func KeepsNCCL(b *Recommendation, csv string, op nccl.Op, sizes []int64) ([]bool, error) {
 	keeps := make([]bool, len(sizes))
 	coll, tuned := op.PerFunction()
@@ -680,13 +616,10 @@ func KeepsNCCL(b *Recommendation, csv string, op nccl.Op, sizes []int64) ([]bool
 	return keeps, nil
 }
 
-// tunerRowsOf reads csv's rows as the example plugin does: a line with
-// '#' first is a comment, fields are split on ',' (empty ones merged) and
-// trimmed of spaces and tabs, 8 to 10 of them, the missing ones -1.
-// readable is false when a line is one the plugin reads otherwise than it
-// is written (too long for its buffer, an unknown name it reads as
-// allreduce, ring or simple, a field that is not a number), so that such a
-// file is judged, never taken as keeping NCCL's choice.
+// tunerRowsOf reads csv's rows as the example plugin does (8 to 10
+// fields, the missing ones -1). readable is false when a line is one the
+// plugin reads otherwise than it is written (too long, an unknown name, a
+// field that is not a number).
 func tunerRowsOf(csv string) (rows []TunerRow, readable bool) {
 	for _, line := range strings.Split(csv, "\n") {
 		if len(line) > tunerLineMax {
@@ -726,14 +659,9 @@ func tunerRowsOf(csv string) (rows []TunerRow, readable bool) {
 }
 
 // TunerPluginHeader is what the CSV's header says about the plugin that
-// reads it: which source to build for which NCCL and why, how to load it,
-// and how to see that it took. README's tuner section and export --help
-// say the same (the header names no URL: the report embeds it and links
-// nothing outside itself). The plugin sources were read at NCCL's tags: 2.27.5-2.29.x
-// index the cost table NCCL passes (a 2-D float array cast to float**) as
-// float** and crash on the first call a row matches (seen on the real
-// 4-rank loopback with 2.28.3's source); 2.30.3 casts it back and exports
-// v6 and v5; NCCL 2.28-2.29 load v5, 2.27 and older only v2-v4.
+// reads it: which source to build for which NCCL and why (2.27.5-2.29.x
+// sources index NCCL's cost table as float** and crash), how to load it,
+// and how to see that it took.
 var TunerPluginHeader = []string{
 	"build the plugin from NCCL 2.30.3 or newer source for any NCCL from 2.28 (it exports the v6 and v5 interfaces; NCCL 2.28-2.29 load v5):",
 	"in a clone of github.com/NVIDIA/nccl at tag v2.30.7-1 (or a newer one):",
@@ -794,9 +722,8 @@ func writeTuner(w io.Writer, bands []*Recommendation, o Options) error {
 	return nil
 }
 
-// tunerGroupLines are the comment lines above a group's rows: where its
-// rows come from, NCCL's defaults or a study's proof, or for a group only
-// the process's log speaks for, its logged sizes.
+// tunerGroupLines are the comment lines above a group's rows: where they
+// come from.
 func tunerGroupLines(g TunerGroup) []string {
 	if g.LoggedOnly {
 		sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
@@ -809,7 +736,6 @@ func tunerGroupLines(g TunerGroup) []string {
 		text = append(text, fmt.Sprintf("%d-%d: proven by study %s", r.lo, r.hi, r.b.Study.Name))
 	}
 	if len(g.Logged) > 0 {
-		// In the rows' order (loggedRows sorts them), each study once.
 		sizes, by := sizesAndStudies(g.Logged, g.LoggedBy)
 		text = append(text, fmt.Sprintf("%s bytes: the process's own NCCL choice at that exact size, as its log recorded it (study %s), channels 0; these rows come first, since the plugin takes the first row that matches",
 			sizes, by))
@@ -823,10 +749,7 @@ func tunerGroupLines(g TunerGroup) []string {
 }
 
 // tunerScopeLines are the header's account of what the file changes and
-// where: the sizes and collectives proven and the sizes each row covers,
-// the communicator shapes, what every other size keeps, and what loading
-// the plugin alone changes on the studies' GPUs. One function, so that
-// the header's writer can change without touching what it says.
+// where, and what loading the plugin alone changes on the studies' GPUs.
 func tunerScopeLines(bands []*Recommendation, groups []TunerGroup) []string {
 	var lines []string
 	for _, b := range bands {
@@ -884,12 +807,8 @@ func tunerScopeLines(bands []*Recommendation, groups []TunerGroup) []string {
 	return lines
 }
 
-// tunerCollectives are the collectives the example plugin's CSV names.
-var tunerCollectives = []string{"broadcast", "reduce", "allgather", "reducescatter", "allreduce"}
-
-// fallbackLine says plainly which calls the file does not cover and so
-// fall to the plugin's default of one channel: the collectives no study
-// measured, and every other communicator size of those it did.
+// fallbackLine says which calls the file does not cover and so fall to
+// the plugin's one channel.
 func fallbackLine(groups []TunerGroup) string {
 	covered := map[string][]string{}
 	var order []string
@@ -900,7 +819,7 @@ func fallbackLine(groups []TunerGroup) string {
 		covered[g.Collective] = append(covered[g.Collective], shapeText(g.NNodes, g.NRanks))
 	}
 	var missing []string
-	for _, c := range tunerCollectives {
+	for _, c := range nccl.PerFunctionNames() {
 		if _, ok := covered[c]; !ok {
 			missing = append(missing, c)
 		}
@@ -917,13 +836,8 @@ func fallbackLine(groups []TunerGroup) string {
 }
 
 // untunedLines name the collectives the studies measured that still fall
-// back: guarded ops whose choices with NCCL's defaults no study recorded
-// (a study made before it read each guarded op's plan, or whose plan
-// launch of the op failed: no row sets them, so with this file they get
-// ONE channel; a guarded op with recorded choices has rows that keep
-// them, and is covered) and alltoall and
-// sendrecv, which NCCL runs as send/recv and never hands the tuner (this
-// file does not change them).
+// back: guarded ops whose defaults no study recorded (no row sets them),
+// and alltoall and sendrecv, which never reach the tuner.
 func untunedLines(bands []*Recommendation, groups []TunerGroup) []string {
 	inFile := map[string]bool{}
 	for _, g := range groups {
@@ -967,9 +881,7 @@ func bandSummary(b *Recommendation) string {
 		text = fmt.Sprintf("workload %s: study %s, ", s.Parts(), s.Name)
 	}
 	if b.KeepDefaults {
-		// The study's own verdict (stored.Conclusion), as the env
-		// export's header says it: a candidate a guard refused was not
-		// "no significant gain".
+		// The study's own verdict: a guard's refusal is not "no significant gain".
 		headline, _, _ := stored.ConclusionOf(s).Headline()
 		text += headline + "; its rows keep NCCL's own choices"
 	} else {
@@ -978,11 +890,8 @@ func bandSummary(b *Recommendation) string {
 	return text + "; " + strings.TrimPrefix(fabricLine(s.Platform), "fabric: ")
 }
 
-// writeTunerComments writes comment lines the plugin skips: '#' first,
-// wrapped at spaces so that no line reaches the plugin's line limit. Each
-// is written by safetext.CommentLine, as every generated file's comments
-// are; the text is escaped before it is wrapped so that the width counts
-// what is written (Escape leaves escaped text as it is).
+// writeTunerComments writes comment lines the plugin skips, escaped
+// before they are wrapped so that the width counts what is written.
 func writeTunerComments(w io.Writer, lines []string) error {
 	for _, l := range lines {
 		parts := wrap(safetext.Escape(l), 118)
@@ -1027,9 +936,8 @@ func wrap(text string, width int) []string {
 	return out
 }
 
-// sizesAndStudies are exact-size rows' sizes in bytes, ascending, and the
-// studies that gave them, each once, for the CSV header: "81920, 327680"
-// and "s1, s2".
+// sizesAndStudies are exact-size rows' sizes, ascending, and the studies
+// that gave them, each once: "81920, 327680" and "s1, s2".
 func sizesAndStudies(sizes []int64, studies []string) (string, string) {
 	var out []string
 	for _, n := range slices.Sorted(slices.Values(sizes)) {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,63 +14,43 @@ import (
 
 // Warning codes. They are stable: scripts and tests match on them.
 const (
-	// CodeSocketFallback: NCCL used TCP sockets where RDMA was expected.
-	CodeSocketFallback = "socket-fallback"
-	// CodeSocketTransport: NCCL used TCP sockets on purpose or for want of
-	// an RDMA device; the numbers are TCP numbers.
-	CodeSocketTransport = "socket-transport"
-	// CodeGDROff: GPUDirect RDMA is off on the RDMA transport.
-	CodeGDROff = "gdr-off"
-	// CodeOneNIC: fewer NICs carry traffic than were listed.
-	CodeOneNIC = "one-nic"
-	// CodeNoProgress: the launch made no progress within its timeout (or
-	// a saved log stops early).
-	CodeNoProgress = "no-progress"
-	// CodeWrongResults: #wrong > 0 or out-of-bounds values.
-	CodeWrongResults = "wrong-results"
-	// CodeMPIWireup: MPI could not wire its ranks up (docker0).
-	CodeMPIWireup = "mpi-wireup"
-	// CodeLaunchFailed: the launch failed for another reason.
-	CodeLaunchFailed = "launch-failed"
-	// CodeThrottledLink: large-message bus bandwidth far below the link.
-	CodeThrottledLink = "throttled-link"
-	// CodeNCCLVersion: the NCCL is too old for the GPU.
-	CodeNCCLVersion = "nccl-version"
-	// CodeNoNCCLLog: the output has no NCCL_DEBUG lines to diagnose from.
-	CodeNoNCCLLog = "no-nccl-log"
-	// CodeP2PDisabled: the environment disables P2P (or SHM) and ranks of
-	// one host go through shared memory or the network instead.
-	CodeP2PDisabled = "p2p-shm-disabled"
-	// CodeP2PUnavailable: GPUs of one host have NVLink (or NCCL says P2P
-	// failed) yet their ranks do not use P2P, and nothing disables it.
-	CodeP2PUnavailable = "p2p-unavailable"
-	// CodeMixedFabric: some ranks of one host talk over the network.
-	CodeMixedFabric = "mixed-fabric"
+	CodeSocketFallback  = "socket-fallback"  // TCP sockets where RDMA was expected
+	CodeSocketTransport = "socket-transport" // TCP sockets on purpose or for want of RDMA
+	CodeGDROff          = "gdr-off"          // GPUDirect RDMA off on the RDMA transport
+	CodeOneNIC          = "one-nic"          // fewer NICs carry traffic than were listed
+	CodeNoProgress      = "no-progress"      // no progress within the timeout, or a log stops early
+	CodeWrongResults    = "wrong-results"    // #wrong > 0 or out-of-bounds values
+	CodeMPIWireup       = "mpi-wireup"       // MPI could not wire its ranks up (docker0)
+	CodeLaunchFailed    = "launch-failed"    // the launch failed for another reason
+	CodeThrottledLink   = "throttled-link"   // large-message busbw far below the link
+	CodeNCCLVersion     = "nccl-version"     // NCCL too old for the GPU
+	CodeNoNCCLLog       = "no-nccl-log"      // no NCCL_DEBUG lines to diagnose from
+	CodeP2PDisabled     = "p2p-shm-disabled" // the env disables P2P or SHM within a host
+	CodeP2PUnavailable  = "p2p-unavailable"  // NVLink (or failed P2P) yet no P2P, nothing disabling it
+	CodeMixedFabric     = "mixed-fabric"     // some ranks of one host talk over the network
 )
 
 // Warning is one trap found, with its evidence and the fix.
+// Code is one of the Code* constants; Message names the evidence and the
+// cause; Fix is what to change, as the field found it.
 type Warning struct {
-	// Code is one of the Code* constants.
-	Code string `json:"code"`
-	// Message names the evidence (a log line or a number) and the cause.
+	Code    string `json:"code"`
 	Message string `json:"message"`
-	// Fix is what to change, as the field found it.
-	Fix string `json:"fix"`
+	Fix     string `json:"fix"`
 }
 
 // Context is what the caller knows about the launch besides its output.
 type Context struct {
-	// BaseEnv is the environment the launch was given (the lane's base env
-	// and the config); NCCL's own "set by environment" lines add to it.
+	// BaseEnv is the environment the launch was given; NCCL's own "set by
+	// environment" lines add to it.
 	BaseEnv map[string]string
 	// LinkGbps is the link speed per rank in Gb/s as the user states it;
 	// 0 takes it from the port speeds NCCL logs for the NICs it uses.
 	LinkGbps float64
-	// Outcome is how the launch ended; "" for a saved log.
+	// Outcome is how the launch ended ("" for a saved log), Reason the
+	// runner's reason when not OK, Timeout its limit (0: none).
 	Outcome benchfmt.Outcome
-	// Reason is the runner's reason for a launch that is not OK.
-	Reason string
-	// Timeout is the per-launch limit the launch ran under (0: none).
+	Reason  string
 	Timeout time.Duration
 }
 
@@ -84,11 +63,10 @@ type SizeBW struct {
 }
 
 // Link is the link speed the diagnosis compared bandwidths with.
+// Gbps is per rank (0 when unknown); Source says where it came from.
 type Link struct {
-	// Gbps per rank; 0 when unknown.
-	Gbps float64 `json:"gbps"`
-	// Source says where it came from: "--link-gbps" or the NICs' ports.
-	Source string `json:"source,omitempty"`
+	Gbps   float64 `json:"gbps"`
+	Source string  `json:"source,omitempty"`
 }
 
 // GBps is the link's payload rate in GB/s (10^9 B/s), as busbw is written.
@@ -107,26 +85,20 @@ type Report struct {
 	NNodes      int    `json:"nnodes"`
 	// GPU is the first device's name from nccl-tests' "Using devices".
 	GPU string `json:"gpu,omitempty"`
-	// Transport is what carries the data between the ranks (benchfmt.Facts'
-	// Transport): the network's name ("IB", "Socket", …) when the network
-	// carries data between any two ranks, else "P2P", "SHM" or "P2P+SHM"
-	// for ranks of one host; "" when the log does not say.
+	// Transport is what carries the data (benchfmt.Facts' Transport): the
+	// network's name, else "P2P", "SHM" or "P2P+SHM"; "" when unknown.
 	Transport string `json:"transport"`
-	// TransportSummary says in words what carries data between which
-	// ranks, from Routes ("P2P over NVLink (P2P/CUMEM) between ranks 0-1
-	// within a host, 48 connections").
+	// TransportSummary says in words what carries data between which ranks.
 	TransportSummary string `json:"transport_summary,omitempty"`
-	// Routes group the channel connection lines per kind (P2P, SHM, the
-	// network); Paths list them per directed rank pair.
+	// Routes group the channel connection lines per kind; Paths list them
+	// per directed rank pair.
 	Routes []benchfmt.Route `json:"routes"`
 	Paths  []benchfmt.Path  `json:"paths,omitempty"`
-	// Network is the network NCCL initialised ("Using network Socket"),
-	// whether or not it carries data.
+	// Network is the network NCCL initialised, whether or not it carries data.
 	Network string `json:"network,omitempty"`
 	// Hosts are the distinct hosts of the ranks.
 	Hosts []string `json:"hosts,omitempty"`
-	// NICs are the devices of the network, as NCCL lists them; empty when
-	// the network carries no data.
+	// NICs are the network's devices; empty when it carries no data.
 	NICs []string `json:"nics"`
 	// MergedNICs: NCCL_IB_MERGE_NICS fused them into one virtual device.
 	MergedNICs bool `json:"merged_nics"`
@@ -136,9 +108,7 @@ type Report struct {
 	Rings    []string `json:"rings"`
 	// Choices are NCCL's per-size algorithm, protocol and channels.
 	Choices []benchfmt.Choice `json:"choices"`
-	// TunerPlugin is what the log says of a tuner plugin
-	// (NCCL_TUNER_PLUGIN): loaded as which interface, its CSV's rows, what
-	// it did per collective and size; nil when none shows.
+	// TunerPlugin is what the log says of a tuner plugin; nil when none shows.
 	TunerPlugin *benchfmt.TunerPlugin `json:"tuner_plugin,omitempty"`
 	// Sizes are the measured bandwidths per size.
 	Sizes []SizeBW `json:"sizes"`
@@ -155,17 +125,15 @@ const (
 	// LargeMessage is the smallest size whose bus bandwidth is compared
 	// with the link: below it the latency dominates.
 	LargeMessage = 32 * nccl.MiB
-	// ThrottleFraction: a large-message busbw under this share of the
-	// link is not explained by protocol overhead or GDR staging (healthy
-	// RDMA fabrics in the seeds reach 40–90 %; the firmware throttle 6 %).
+	// ThrottleFraction: a large-message busbw under this share of the link
+	// is no protocol overhead (healthy RDMA reaches 40–90 %).
 	ThrottleFraction = 0.25
 	// GB10MinNCCL is the first NCCL release with GB10 (sm_121) support.
 	GB10MinNCCL = "2.28.9"
 )
 
-// Diagnose builds the report of one launch or saved log. res may be nil
-// (nothing parsable was printed); log is benchfmt.ParseNCCLInit of the same
-// output, nil when it held no NCCL line.
+// Diagnose builds the report of one launch or saved log. res may be nil;
+// log is benchfmt.ParseNCCLInit of the same output, nil without NCCL lines.
 func Diagnose(res *benchfmt.Result, log *benchfmt.NCCLInit, c Context) Report {
 	d := diagnosis{res: res, log: log, c: c, facts: &benchfmt.Facts{}}
 	if res != nil && res.Facts != nil {
@@ -185,14 +153,12 @@ func Diagnose(res *benchfmt.Result, log *benchfmt.NCCLInit, c Context) Report {
 }
 
 type diagnosis struct {
-	res   *benchfmt.Result
-	log   *benchfmt.NCCLInit
-	facts *benchfmt.Facts
-	c     Context
-	r     Report
-	// hostOf is each rank's host, from nccl-tests' "Using devices" lines
-	// and NCCL's init lines.
-	hostOf map[int]string
+	res    *benchfmt.Result
+	log    *benchfmt.NCCLInit
+	facts  *benchfmt.Facts
+	c      Context
+	r      Report
+	hostOf map[int]string // each rank's host
 }
 
 // env returns a variable as the ranks ran with it (NCCL's log) or as the
@@ -301,29 +267,20 @@ func (d *diagnosis) hostDevices() []benchfmt.NetDevice {
 	return out
 }
 
-// multiNode reports whether the network transport carries traffic: more
-// than one node, or unknown.
-func (d *diagnosis) multiNode() bool { return d.r.NNodes != 1 }
-
-// peakLarge is the highest bus bandwidth at sizes of at least
-// LargeMessage, and its size; 0 when none was measured.
-func (d *diagnosis) peakLarge() (float64, int64) {
-	var bw float64
-	var at int64
-	for _, s := range d.r.Sizes {
-		if s.Bytes >= LargeMessage && s.BusBW > bw {
-			bw, at = s.BusBW, s.Bytes
-		}
+// deviceNames are the names of hostDevices.
+func (d *diagnosis) deviceNames() []string {
+	var names []string
+	for _, n := range d.hostDevices() {
+		names = append(names, n.Name)
 	}
-	return bw, at
+	return names
 }
 
-// peak is the highest bus bandwidth measured at any size.
-func (d *diagnosis) peak() (float64, int64) {
-	var bw float64
-	var at int64
+// peak is the highest bus bandwidth measured at sizes of at least from,
+// and its size; 0 when none was measured.
+func (d *diagnosis) peak(from int64) (bw float64, at int64) {
 	for _, s := range d.r.Sizes {
-		if s.BusBW > bw {
+		if s.Bytes >= from && s.BusBW > bw {
 			bw, at = s.BusBW, s.Bytes
 		}
 	}
@@ -345,8 +302,7 @@ func (d *diagnosis) launchWarnings() {
 	switch {
 	case d.c.Outcome == benchfmt.TimedOut:
 		d.noProgress(true)
-	case d.c.Outcome == "" && res != nil && res.Collective != "" && !res.Complete && len(res.Errors) == 0:
-		// A saved log that stops before nccl-tests' closing lines.
+	case d.c.Outcome == "" && res != nil && res.Collective != "" && !res.Complete && len(res.Errors) == 0: // a cut saved log
 		d.noProgress(false)
 	}
 	if res != nil {
@@ -359,9 +315,8 @@ func (d *diagnosis) launchWarnings() {
 	}
 }
 
-// tunerWarnings: a tuner plugin that crashed, was not loaded, or gave
-// calls one channel. A launch killed by SIGSEGV while NCCL_TUNER_PLUGIN
-// was set is the plugin's crash even without the debug log to show it.
+// tunerWarnings: a tuner plugin's traps; a SIGSEGV while NCCL_TUNER_PLUGIN
+// was set is the plugin's crash even without the log to show it.
 func (d *diagnosis) tunerWarnings() {
 	tp := d.facts.Tuner
 	d.r.TunerPlugin = tp
@@ -486,7 +441,7 @@ func (d *diagnosis) transportWarnings() {
 		d.throttled()
 		return
 	}
-	if !d.multiNode() || !d.r.NetworkCarriesData() {
+	if d.r.NNodes == 1 || !d.r.NetworkCarriesData() {
 		return // one node, or channel lines without the network: NCCL's network transport carries nothing
 	}
 	if d.allNetWithinHosts() {
@@ -512,11 +467,7 @@ func (d *diagnosis) socket() {
 		deliberate = "NCCL_NET=Socket"
 	}
 	var evidence []string
-	if devs := d.hostDevices(); len(devs) > 0 {
-		var names []string
-		for _, n := range devs {
-			names = append(names, n.Name)
-		}
+	if names := d.deviceNames(); len(names) > 0 {
 		evidence = append(evidence, "NCCL found RDMA devices ("+strings.Join(names, ", ")+")")
 	}
 	if v, ok := d.env("NCCL_IB_HCA"); ok && !strings.HasPrefix(v, "^") {
@@ -525,7 +476,7 @@ func (d *diagnosis) socket() {
 	if d.log.IBInitFailed && !d.log.IBNoDevice && deliberate == "" {
 		evidence = append(evidence, "NCCL logged \"Failed to initialize NET plugin IB\" although IB was not disabled and no \"No device found\" came before it")
 	}
-	peak, at := d.peak()
+	peak, at := d.peak(0)
 	if l := d.r.Link; l.Gbps > 0 && peak > 0 && peak < ThrottleFraction*l.GBps() {
 		evidence = append(evidence, fmt.Sprintf("busbw peaks at %.2f GB/s (%s), %.0f %% of the %g Gb/s link (%.1f GB/s)",
 			peak, nccl.FormatSize(at), 100*peak/l.GBps(), l.Gbps, l.GBps()))
@@ -577,11 +528,7 @@ func (d *diagnosis) oneNIC() {
 	if d.r.Transport != "IB" && d.r.Transport != "" {
 		return
 	}
-	devs := d.hostDevices()
-	var names []string
-	for _, n := range devs {
-		names = append(names, n.Name)
-	}
+	names := d.deviceNames()
 	if len(names) == 0 {
 		for _, n := range d.r.NICs {
 			name, _, _ := strings.Cut(n, ":")
@@ -644,7 +591,7 @@ func hcaNames(v string) []string {
 
 func (d *diagnosis) throttled() {
 	l := d.r.Link
-	peak, at := d.peakLarge()
+	peak, at := d.peak(LargeMessage)
 	if l.Gbps <= 0 || peak <= 0 || peak >= ThrottleFraction*l.GBps() {
 		return
 	}
@@ -684,11 +631,8 @@ func versionLess(a, b string) bool {
 // SortedChoices returns the choices sorted by collective and size.
 func (r Report) SortedChoices() []benchfmt.Choice {
 	out := append([]benchfmt.Choice{}, r.Choices...)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Collective != out[j].Collective {
-			return out[i].Collective < out[j].Collective
-		}
-		return out[i].Bytes < out[j].Bytes
+	slices.SortStableFunc(out, func(a, b benchfmt.Choice) int {
+		return cmp.Or(strings.Compare(a.Collective, b.Collective), cmp.Compare(a.Bytes, b.Bytes))
 	})
 	return out
 }

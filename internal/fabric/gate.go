@@ -16,14 +16,12 @@ import (
 type Basis string
 
 const (
-	// OnMedian judges the median over launches: the number people post
-	// and the number gates in the field are written from (the seed's
-	// 22 GB/s at 256 MiB sits within the noise of a healthy fabric's
-	// plateau, so a lower bound would fail that fabric about half the time).
+	// OnMedian judges the median over launches, the number gates in the
+	// field are written from (a lower bound would fail a healthy fabric
+	// whose plateau sits at the threshold about half the time).
 	OnMedian Basis = "median"
 	// OnLowerBound judges the one-sided 95 % lower confidence bound of
-	// the median: conservative, for a gate that protects production, and
-	// meant for thresholds set with margin below the fabric's typical value.
+	// the median, for thresholds set with margin.
 	OnLowerBound Basis = "lower_bound"
 )
 
@@ -63,10 +61,10 @@ func ParseThreshold(s string) (Threshold, error) {
 		return Threshold{}, fmt.Errorf("%q: write SIZE:GBPS, e.g. 1M:9 (at 1 MiB, at least 9 GB/s bus bandwidth)", s)
 	}
 	b, err := nccl.ParseSize(size)
-	if err != nil {
-		return Threshold{}, fmt.Errorf("%q: %w", s, err)
+	if err == nil {
+		err = nccl.CheckPowerOfTwo(b)
 	}
-	if err := nccl.CheckPowerOfTwo(b); err != nil {
+	if err != nil {
 		return Threshold{}, fmt.Errorf("%q: %w", s, err)
 	}
 	if b > nccl.MaxBandSize {
@@ -115,10 +113,8 @@ type Measured struct {
 	Launches int
 }
 
-// BusBWFactor is the benchmark's own bus-bandwidth factor (busbw/algbw,
-// 2(n−1)/n for an all-reduce on n ranks), read from the row whose algbw
-// is largest so that nccl-tests' two-decimal rounding matters least. It is
-// 1 when no row has both.
+// BusBWFactor is the benchmark's own busbw/algbw, read from the row whose
+// algbw is largest (rounding matters least); 1 when no row has both.
 func BusBWFactor(res *benchfmt.Result) float64 {
 	best, factor := 0.0, 1.0
 	if res == nil {
@@ -168,10 +164,9 @@ type Verdict struct {
 	Checks   []Check `json:"checks"`
 }
 
-// Judge checks each threshold against the measured bandwidth at its size,
-// on the median or on the lower bound. A size that was not measured, or
-// has no lower bound when one is asked for, fails with a note that says
-// the launches needed for one (needLo: a statistic the caller computes).
+// Judge checks each threshold against the measured bandwidth at its size.
+// A size not measured, or without a lower bound when one is asked for,
+// fails with a note (needLo: the launches needed for one).
 func Judge(thresholds []Threshold, measured []Measured, on Basis, needLo int) Verdict {
 	v := Verdict{Pass: len(thresholds) > 0, JudgedOn: on, Checks: []Check{}}
 	byBytes := map[int64]Measured{}
@@ -196,9 +191,7 @@ func Judge(thresholds []Threshold, measured []Measured, on Basis, needLo int) Ve
 		default:
 			c.Pass = value >= t.MinBusBW
 		}
-		if !c.Pass {
-			v.Pass = false
-		}
+		v.Pass = v.Pass && c.Pass
 		v.Checks = append(v.Checks, c)
 	}
 	return v
@@ -215,10 +208,9 @@ func (v Verdict) FailedChecks() string {
 		if v.JudgedOn == OnLowerBound {
 			value, what = c.BusBWLo, "lower bound"
 		}
-		switch {
-		case c.Note != "":
-			parts = append(parts, fmt.Sprintf("%s %s", nccl.FormatSize(c.Bytes), c.Note))
-		default:
+		if c.Note != "" {
+			parts = append(parts, nccl.FormatSize(c.Bytes)+" "+c.Note)
+		} else {
 			parts = append(parts, fmt.Sprintf("%s %s %.2f < %g GB/s", nccl.FormatSize(c.Bytes), what, value, c.MinBusBW))
 		}
 	}

@@ -4,16 +4,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/texttable"
 )
 
-// NetworkCarriesData reports whether NCCL's network transport carries data
-// in this run: a network route in the channel lines, or, without channel
-// lines, more than one node (or an unknown count).
+// NetworkCarriesData reports whether NCCL's network transport carries data:
+// a network route in the channel lines, or without them, not one node.
 func (r Report) NetworkCarriesData() bool {
 	if len(r.Routes) > 0 {
 		return slices.ContainsFunc(r.Routes, func(rt benchfmt.Route) bool { return rt.Kind == benchfmt.KindNET })
@@ -37,8 +35,7 @@ func (d *diagnosis) placeRanks() {
 			d.hostOf[p.Rank] = p.Host
 		}
 	}
-	ranks := slices.Sorted(maps.Keys(d.hostOf))
-	for _, r := range ranks {
+	for _, r := range slices.Sorted(maps.Keys(d.hostOf)) {
 		d.r.Hosts = appendUnique(d.r.Hosts, d.hostOf[r])
 	}
 }
@@ -115,17 +112,14 @@ func (d *diagnosis) pairsText(paths []benchfmt.Path) string {
 func viaText(paths []benchfmt.Path) string {
 	var via []string
 	for _, p := range paths {
-		for _, v := range p.Via {
-			via = appendUnique(via, v)
-		}
+		via = append(via, p.Via...)
 	}
-	sort.Strings(via)
-	return strings.Join(via, ", ")
+	slices.Sort(via)
+	return strings.Join(slices.Compact(via), ", ")
 }
 
-// nodesText is " NCCL counts 2 nodes on 1 host (nNodes 2), so the run
-// looks like a healthy 2-node run." when NCCL's node count exceeds the
-// hosts; "" otherwise.
+// nodesText is " NCCL counts 2 nodes on 1 host …" when NCCL's node count
+// exceeds the hosts; "" otherwise.
 func (d *diagnosis) nodesText() string {
 	hosts := len(d.r.Hosts)
 	if hosts == 0 || d.r.NNodes <= hosts {
@@ -135,9 +129,8 @@ func (d *diagnosis) nodesText() string {
 		d.r.NNodes, texttable.Plural(hosts, "host"), d.r.NNodes, d.r.NNodes)
 }
 
-// hostWarnings: the traps of a multi-GPU host — P2P or SHM disabled by the
-// environment, P2P unavailable where NVLink exists, and ranks of one host
-// talking over the network.
+// hostWarnings: P2P or SHM disabled by the environment, P2P unavailable
+// where NVLink exists, and ranks of one host talking over the network.
 func (d *diagnosis) hostWarnings() {
 	intraNET := d.intraHost(benchfmt.KindNET)
 	intraSHM := d.intraHost(benchfmt.KindSHM)
@@ -202,9 +195,8 @@ func (d *diagnosis) hostWarnings() {
 	}
 	if len(intraNET) > 0 {
 		others := ""
-		if len(intraP2P)+len(intraSHM) > 0 {
-			others = fmt.Sprintf(" while ranks %s use %s", d.pairsText(append(append([]benchfmt.Path{}, intraP2P...), intraSHM...)),
-				viaText(append(append([]benchfmt.Path{}, intraP2P...), intraSHM...)))
+		if local := append(append([]benchfmt.Path{}, intraP2P...), intraSHM...); len(local) > 0 {
+			others = fmt.Sprintf(" while ranks %s use %s", d.pairsText(local), viaText(local))
 		}
 		d.warn(CodeMixedFabric,
 			"find why P2P and SHM are not used between those ranks (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_P2P_LEVEL in the "+

@@ -9,20 +9,15 @@ import (
 )
 
 // CodeNICError: NCCL's IB transport reported an RDMA device or port
-// failing under the run (benchfmt.NICError): an async error event such as
-// "port error" (the link went down) or "local catastrophic error", or a
-// transfer that completed with an error. It fails the fabric.
+// failing under the run (benchfmt.NICError). It fails the fabric.
 const CodeNICError = "nic-error"
 
 // failsFabric are the warnings that fail the fabric by themselves, however
-// the launch ended: NCCL may finish the run over the NICs left, but its
-// numbers then describe a fabric with a broken part, and a diagnosis that
-// says "the fabric looks as it should" would send the user on to tune it.
+// the launch ended: numbers over a broken part are not worth tuning.
 var failsFabric = map[string]bool{CodeNICError: true}
 
 // FabricFailure says why the report fails the fabric by a warning alone
-// ("" when no such warning showed): doctor then exits as for a failed
-// launch (vocab.ErrFabric) and gives no healthy verdict.
+// ("" when no such warning showed).
 func (r Report) FabricFailure() string {
 	for _, w := range r.Warnings {
 		if failsFabric[w.Code] {
@@ -32,8 +27,7 @@ func (r Report) FabricFailure() string {
 	return ""
 }
 
-// nicWarnings: the NICs NCCL's IB transport saw fail, one warning for all
-// of them, each named with its host, what failed and NCCL's line.
+// nicWarnings: one warning for all the NICs NCCL's IB transport saw fail.
 func (d *diagnosis) nicWarnings() {
 	errs := d.facts.NICErrors
 	if len(errs) == 0 {

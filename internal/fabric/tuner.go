@@ -12,17 +12,11 @@ import (
 
 // Warning codes of a tuner plugin (NCCL_TUNER_PLUGIN).
 const (
-	// CodeTunerPluginCrash: a rank died inside the tuner plugin.
-	CodeTunerPluginCrash = "tuner-plugin-crash"
-	// CodeTunerFallback: calls no CSV row matched got the example
-	// plugin's default of one channel.
-	CodeTunerFallback = "tuner-fallback"
-	// CodeTunerNotLoaded: NCCL_TUNER_PLUGIN was set but NCCL ran its own
-	// tuner.
-	CodeTunerNotLoaded = "tuner-plugin-not-loaded"
-	// CodeTunerExampleConstants: NVIDIA's example plugin, loaded on
-	// Blackwell GPUs at 3 or more nodes, rewrites NCCL's cost-model
-	// constants there whatever its CSV holds.
+	CodeTunerPluginCrash = "tuner-plugin-crash"      // a rank died inside the tuner plugin
+	CodeTunerFallback    = "tuner-fallback"          // calls no CSV row matched got one channel
+	CodeTunerNotLoaded   = "tuner-plugin-not-loaded" // NCCL_TUNER_PLUGIN set, NCCL ran its own tuner
+	// CodeTunerExampleConstants: NVIDIA's example plugin rewrites NCCL's
+	// cost-model constants on Blackwell at 3+ nodes whatever its CSV holds.
 	CodeTunerExampleConstants = "tuner-example-constants"
 )
 
@@ -31,8 +25,7 @@ const (
 type TunerRun struct {
 	// Version is the NCCL that ran it ("" when unknown).
 	Version string
-	// GPU is the first device's name as nccl-tests prints it ("NVIDIA
-	// GB10"): NCCL's log does not give the compute capability.
+	// GPU is the first device's name as nccl-tests prints it.
 	GPU string
 	// NNodes is NCCL's node count (0 when unknown).
 	NNodes int
@@ -55,10 +48,8 @@ func TunerRunOf(res *benchfmt.Result) TunerRun {
 	return r
 }
 
-// TunerPluginFix is what to build instead of a plugin that crashes: NCCL's
-// example plugin from 2.30.3 or newer source, for an NCCL from 2.28 on;
-// nothing for older ones, which load only the v2-v4 interfaces. version
-// is the NCCL that ran it ("" when unknown).
+// TunerPluginFix is what to build instead of a plugin that crashes, for
+// NCCL version ("" when unknown).
 func TunerPluginFix(version string) string {
 	if version != "" && versionLess(version, "2.28.0") {
 		return "NCCL " + version + " loads only the v2-v4 tuner interfaces, and no example plugin that exports them works " +
@@ -71,8 +62,7 @@ func TunerPluginFix(version string) string {
 }
 
 // TunerCrashWarning is the warning of a launch whose ranks died inside
-// the tuner plugin (evidence: the backtrace frame or the signal); version
-// is the NCCL that ran it.
+// the tuner plugin (evidence: the backtrace frame or the signal).
 func TunerCrashWarning(evidence, version string) Warning {
 	return Warning{Code: CodeTunerPluginCrash, Fix: TunerPluginFix(version),
 		Message: "the ranks died with SIGSEGV inside the tuner plugin (" + evidence + "): the likely cause is NCCL's example " +
@@ -80,10 +70,7 @@ func TunerCrashWarning(evidence, version string) Warning {
 			"passes a 2-D array, and crashes at the first call a CSV row matches; a server started with it dies at its first all-reduce"}
 }
 
-// TunerWarnings are the traps a tuner plugin's lines show: a crash inside
-// it, a plugin asked for and not loaded, calls that fell back to one
-// channel, the example plugin's constants on Blackwell at 3+ nodes. run
-// is the NCCL, GPU and node count that ran it.
+// TunerWarnings are the traps a tuner plugin's lines show.
 func TunerWarnings(tp *benchfmt.TunerPlugin, run TunerRun) []Warning {
 	if tp == nil {
 		return nil
@@ -104,20 +91,11 @@ func TunerWarnings(tp *benchfmt.TunerPlugin, run TunerRun) []Warning {
 	return out
 }
 
-// tunerExampleConstants: NVIDIA's example plugin (plugins/tuner/example,
-// NCCL 2.30.x) writes into the cost-model constants NCCL hands a v5 or v6
-// plugin's init, before it reads its CSV:
-//
-//	constants->perChMaxTreeBws[NCCL_BLACKWELL_COMPCAP_IDX][NCCL_TUNING_SCALE_4NODES] = 15.0;
-//	constants->perChMaxRingLL128Bws[NCCL_BLACKWELL_COMPCAP_IDX][NCCL_TUNING_SCALE_4NODES] = 20.0;
-//	constants->hwLatencies[NCCL_HW_NET][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE] = 24.0;
-//
-// NCCL reads the first two for compute capability ≥ 10 (Blackwell) at
-// nNodes > 2 (graph/tuning.cc: compCapIndex, index2), where its own values
-// are 24 and 40 (73.4 in 2.28): there, loading the plugin alone changes
-// NCCL's choice for every call no CSV row matches, and what a study
-// measured without it no longer describes the process. NCCL 2.27 and
-// older load v4 plugins, whose init gets no constants.
+// tunerExampleConstants: NVIDIA's example plugin (NCCL 2.30.x) overwrites,
+// in a v5 or v6 init, the Blackwell per-channel Tree and Ring/LL128
+// bandwidths NCCL uses at nNodes > 2 (15 and 20 against NCCL's 24 and 40):
+// there, loading the plugin alone changes every unmatched call's choice.
+// NCCL 2.27 and older load v4 plugins, whose init gets no constants.
 func tunerExampleConstants(tp *benchfmt.TunerPlugin, run TunerRun) (Warning, bool) {
 	cc := nccl.BlackwellCC(run.GPU)
 	if retunes, _ := nccl.ExamplePluginRetunes(run.GPU, run.NNodes); !tp.Loaded || tp.Name != "Example" || tp.Interface < 5 || !retunes {
@@ -203,25 +181,27 @@ func tunerFallback(tp *benchfmt.TunerPlugin) (Warning, bool) {
 		fixes["ignored"] = true
 	}
 	var fix []string
-	if fixes["config"] {
-		fix = append(fix, "give NCCL_TUNER_CONFIG_FILE the path of the exported CSV, readable on every node")
-	}
-	if fixes["collective"] {
-		fix = append(fix, "measure the collectives the CSV lacks (nccltune search --op OP on the same fabric) and export the studies together, or keep the env export for this process")
-	}
-	if fixes["nodes"] || fixes["ranks"] {
-		fix = append(fix, "the CSV's rows are for another communicator (nNodes, nRanks): measure this shape too and export it together")
-	}
-	if fixes["size"] {
-		fix = append(fix, "export the CSV again with this nccltune: its rows cover every size from 0 to 2^64-1")
-	}
-	if fixes["ignored"] {
-		fix = append(fix, "drop NCCL_PROTO, NCCL_ALGO and channel limits from the environment: with the tuner CSV they hide its choices")
+	for _, f := range tunerFixes {
+		if fixes[f.why] || (f.or != "" && fixes[f.or]) {
+			fix = append(fix, f.text)
+		}
 	}
 	if len(fix) == 0 {
 		fix = append(fix, "check the CSV's rows against the calls (doctor --log LOG lists both)")
 	}
 	return Warning{Code: CodeTunerFallback, Message: msg, Fix: strings.Join(fix, "; ")}, true
+}
+
+// tunerFixes are tunerFallback's fixes, by what no row matched (or why).
+var tunerFixes = []struct{ why, or, text string }{
+	{"config", "", "give NCCL_TUNER_CONFIG_FILE the path of the exported CSV, readable on every node"},
+	{"collective", "", "measure the collectives the CSV lacks (nccltune search --op OP on the same fabric) and export the " +
+		"studies together, or keep the env export for this process"},
+	{"nodes", "ranks", "the CSV's rows are for another communicator (nNodes, nRanks): measure this shape too and export it " +
+		"together"},
+	{"size", "", "export the CSV again with this nccltune: its rows cover every size from 0 to 2^64-1"},
+	{"ignored", "", "drop NCCL_PROTO, NCCL_ALGO and channel limits from the environment: with the tuner CSV they hide " +
+		"its choices"},
 }
 
 // UnmatchedText says in words what no CSV row matched

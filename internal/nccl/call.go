@@ -14,9 +14,7 @@ type datatypeInfo struct {
 	size      int64
 }
 
-// datatypes is NCCL's enum in order (src/nccl.h.in as of 2.28; FP8 since
-// 2.24, bfloat16 since 2.10); sizes are NCCL's ncclTypeSize. A test checks
-// both against NCCL's own lines.
+// datatypes is NCCL's enum in order (nccl.h.in as of 2.28), with sizes.
 var datatypes = []datatypeInfo{
 	{"ncclInt8", "int8", 1},
 	{"ncclUint8", "uint8", 1},
@@ -68,14 +66,9 @@ func (d Datatype) String() string {
 	return datatypes[d].testsName
 }
 
-// CallSize is the message size nccl-tests reports (its "size" column, the
-// size a band names) for one NCCL call of op that passed count elements
-// of eltSize bytes on a communicator of nranks. NCCL's count is what its
-// API takes: the whole buffer for all-reduce, broadcast, reduce and
-// send/recv, but one rank's part for all-gather (sendcount), reduce-scatter
-// (recvcount) and all-to-all (per peer), where nccl-tests' size is the
-// whole buffer, nranks parts (nccl-tests' *GetCollByteCount). 0 when nranks
-// is needed and unknown.
+// CallSize is the size nccl-tests reports for one NCCL call of op with
+// count elements of eltSize bytes on nranks: for the ops whose count is one
+// rank's part, nranks parts; 0 when nranks is needed and unknown.
 func CallSize(op Op, count, eltSize int64, nranks int) int64 {
 	bytes := count * eltSize
 	if !op.Splits() {

@@ -3,29 +3,21 @@ package nccl
 import "sort"
 
 // A batch launch measures several configs in one process, each on its own
-// communicator (docs/PERFORMANCE.md, "several configs in one launch").
-// NCCL reads NCCL_PROTO and NCCL_ALGO at every communicator's init
-// (ncclGetEnv in ncclTopoTuneModel), and caps a communicator's channels by
-// ncclConfig_t maxCTAs/minCTAs exactly as NCCL_MAX_NCHANNELS/
-// NCCL_MIN_NCHANNELS do (connect.cc); every other knob is an NCCL_PARAM,
-// read once per process, so a config that sets one cannot share a process
-// with another config.
+// communicator: NCCL reads NCCL_PROTO and NCCL_ALGO at every
+// communicator's init and takes channel limits from ncclConfig_t; every
+// other knob is read once per process.
 
-// CommSettings is a config as one communicator of a batch launch takes it:
-// its protocol and algorithm in the environment around that communicator's
-// init, its channel limits in ncclConfig_t. Its JSON is the batch plan's
-// config entry (runner writes it, the torch instrument reads it).
+// CommSettings is a config as one communicator of a batch launch takes it
+// (the batch plan's config entry): protocol and algorithm in the env
+// around its init, channel limits as ncclConfig_t's (0: none).
 type CommSettings struct {
-	Env map[string]string `json:"env"`
-	// MaxCTAs and MinCTAs are ncclConfig_t's maxCTAs and minCTAs, 0 when
-	// the config sets no such limit.
-	MaxCTAs int `json:"max_ctas,omitempty"`
-	MinCTAs int `json:"min_ctas,omitempty"`
+	Env     map[string]string `json:"env"`
+	MaxCTAs int               `json:"max_ctas,omitempty"`
+	MinCTAs int               `json:"min_ctas,omitempty"`
 }
 
-// CommSettingsOf returns c as per-communicator settings. ok is false when
-// c sets a knob NCCL reads once per process; perProcess names them
-// (sorted), for the reason the config is launched on its own.
+// CommSettingsOf returns c as per-communicator settings; ok is false when
+// c sets knobs NCCL reads once per process (perProcess, sorted).
 func CommSettingsOf(c Config) (s CommSettings, perProcess []string, ok bool) {
 	s.Env = map[string]string{}
 	for name, v := range c {

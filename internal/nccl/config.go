@@ -77,12 +77,21 @@ func ParseKeyValue(s string) (key, value string, err error) {
 	if !ok || k == "" {
 		return "", "", fmt.Errorf("%q is not KEY=VALUE (e.g. NCCL_PROTO=^LL128)", s)
 	}
-	for i, r := range k {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			return "", "", fmt.Errorf("%q: %q is not an environment variable name", s, k)
-		}
+	if !IsEnvName(k) {
+		return "", "", fmt.Errorf("%q: %q is not an environment variable name", s, k)
 	}
 	return k, v, nil
+}
+
+// IsEnvName reports whether s can name an environment variable: letters,
+// digits and _, not starting with a digit.
+func IsEnvName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // ParseConfig reads "K=V" items into a Config of known knobs, validating
@@ -108,9 +117,8 @@ func ParseConfig(items []string) (Config, error) {
 	return c, c.Validate()
 }
 
-// The tuner plugin's variables are not knobs (nothing searches them), but
-// a config that verify or compare measures may carry them: the plugin's
-// library and the CSV it reads.
+// The tuner plugin's variables are not knobs, but a config that verify or
+// compare measures may carry them.
 const (
 	TunerPluginVar = "NCCL_TUNER_PLUGIN"
 	TunerConfigVar = "NCCL_TUNER_CONFIG_FILE"
@@ -164,10 +172,8 @@ func (c Config) Int(name string, def int) int {
 }
 
 // Canonical returns the simplest config that NCCL treats the same way:
-// values equal to NCCL's defaults are dropped (IsDefault), and of a
-// CapPair both set only the one that binds is kept (CapPair.Binding: the
-// more restrictive, NCCL_*_CTAS on a tie). Two configs with the same
-// canonical key are one trial, never two.
+// without values equal to NCCL's defaults, and of a CapPair both set only
+// the one that binds. Configs with the same canonical key are one trial.
 func (c Config) Canonical() Config {
 	out := c.Clone()
 	for k, v := range out {

@@ -5,21 +5,14 @@ import (
 	"strconv"
 )
 
-// NCCL's equivalences: settings NCCL reads alike, defined here once for the
-// search's merging (Config.Canonical, Native.Explain), the minimal
-// recommendation and every export.
+// NCCL's equivalences: settings NCCL reads alike, defined here once.
 
 // CapPair is two knobs that set one limit on the channels since NCCL 2.17:
-// NCCL_MAX_CTAS (NCCL_MIN_CTAS) is the newer name of NCCL_MAX_NCHANNELS
-// (NCCL_MIN_NCHANNELS). When both are set the more restrictive applies: the
-// smaller cap, the larger floor.
+// CTAs is the newer name of Channels. When both are set the more
+// restrictive applies: the smaller cap (Max), the larger floor.
 type CapPair struct {
-	// Channels is the older name (every NCCL version reads it), CTAs the
-	// newer one.
 	Channels, CTAs string
-	// Max is true for a cap (the smaller binds), false for a floor (the
-	// larger binds).
-	Max bool
+	Max            bool
 }
 
 // CapPairs are NCCL's two channel limits, the cap and the floor.
@@ -44,9 +37,7 @@ func CapPartner(knob string) string {
 
 // Binding says, for a config that sets both knobs of p to positive
 // integers, which one NCCL applies (kept) and which cannot bind (loose);
-// ok is false otherwise. On a tie NCCL_*_CTAS is kept: one spelling for
-// one limit, the one the study's trials are keyed by (Canonical) and
-// every export writes.
+// ok is false otherwise. On a tie NCCL_*_CTAS is kept.
 func (p CapPair) Binding(c Config) (kept, loose string, ok bool) {
 	ch, ct := c.Int(p.Channels, 0), c.Int(p.CTAs, 0)
 	if ch <= 0 || ct <= 0 {
@@ -58,9 +49,7 @@ func (p CapPair) Binding(c Config) (kept, loose string, ok bool) {
 	return p.Channels, p.CTAs, true
 }
 
-// Reason says why loose is left out beside kept (from Binding), for the
-// lists of dropped knobs: "NCCL_MAX_CTAS=8 is lower; when both are set
-// the more restrictive wins".
+// Reason says why loose is left out beside kept (from Binding).
 func (p CapPair) Reason(c Config, kept string) string {
 	rel := "is lower"
 	if !p.Max {
@@ -72,10 +61,8 @@ func (p CapPair) Reason(c Config, kept string) string {
 	return fmt.Sprintf("%s=%s %s; when both are set the more restrictive wins", kept, c[kept], rel)
 }
 
-// CapsAsCTAs returns c with each limit spelt by its NCCL_*_CTAS name
-// (NCCL_MAX_NCHANNELS=8 becomes NCCL_MAX_CTAS=8) where only one name of a
-// CapPair is set: two configs that differ only in which name sets a limit
-// have the same CapsAsCTAs, for NCCL 2.17 and newer (see Native.CapsAsCTAs).
+// CapsAsCTAs returns c with each limit spelt by its NCCL_*_CTAS name where
+// only one name of a CapPair is set (for NCCL 2.17+: Native.CapsAsCTAs).
 func (c Config) CapsAsCTAs() Config {
 	out := c.Clone()
 	for _, p := range CapPairs {
@@ -89,9 +76,7 @@ func (c Config) CapsAsCTAs() Config {
 	return out
 }
 
-// IsPlanKnob reports whether knob acts on NCCL only through its plan
-// (algorithm, protocol, channels): two configs with the same plan and no
-// other knobs run alike.
+// IsPlanKnob reports whether knob acts on NCCL only through its plan.
 func IsPlanKnob(knob string) bool {
 	return knob == "NCCL_PROTO" || knob == "NCCL_ALGO" || CapPartner(knob) != ""
 }
@@ -107,9 +92,8 @@ func DefaultOf(knob string) (string, bool) {
 	return "", false
 }
 
-// IsDefault reports whether value is NCCL's own default of knob
-// (NCCL_CROSS_NIC=2, NCCL_BUFFSIZE=4194304): set or unset, NCCL runs the
-// same. Numbers compare as numbers, so "02" is 2.
+// IsDefault reports whether value is NCCL's own default of knob; numbers
+// compare as numbers, so "02" is 2.
 func IsDefault(knob, value string) bool {
 	def, ok := DefaultOf(knob)
 	if !ok || value == "" {

@@ -3,7 +3,6 @@ package nccl
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -13,16 +12,12 @@ type Knob struct {
 	Name string
 	// InDefaultSpace marks the knobs searched when the user names none.
 	InDefaultSpace bool
-	// Choices are the values searched by default; "" means unset, i.e.
-	// NCCL's own choice. Every knob's list starts with "".
+	// Choices are the values searched by default, starting with "" (unset).
 	Choices []string
-	// Default is NCCL's own value when the knob is unset, where NCCL
-	// documents one that a config may spell out ("" when it has none or
-	// it depends on the platform): setting it is the same as leaving the
-	// knob unset (IsDefault).
+	// Default is NCCL's documented value when unset ("" when it has none
+	// or it depends on the platform): setting it equals unset (IsDefault).
 	Default string
-	// check validates one value.
-	check func(string) error
+	check   func(string) error
 }
 
 // Validate reports why value is not a valid setting of the knob.
@@ -64,9 +59,7 @@ var Knobs = []Knob{
 		// 1..64 since NCCL 2.25, 1..32 before.
 		check: intRange(1, 64)},
 	{Name: "NCCL_CROSS_NIC", InDefaultSpace: true,
-		// 0 keeps each ring on one NIC, 1 allows crossing, 2 (NCCL's
-		// default, the same as unset: not searched twice) crosses only if
-		// better.
+		// 0 keeps each ring on one NIC, 1 crosses, 2 (the default) if better.
 		Choices: []string{"", "0", "1"},
 		Default: "2",
 		check:   intRange(0, 2)},
@@ -80,7 +73,7 @@ var Knobs = []Knob{
 		Choices: []string{"", "64", "128", "256", "512"},
 		check:   oneOf("64", "128", "256", "512")},
 	{Name: "NCCL_BUFFSIZE",
-		// 4194304 is NCCL's default, the same as unset: not searched twice.
+		// 4194304, NCCL's default, is the same as unset: not searched twice.
 		Choices: []string{"", "1048576", "2097152", "8388608", "16777216"},
 		Default: "4194304",
 		check:   checkBuffSize},
@@ -167,9 +160,7 @@ func checkBuffSize(v string) error {
 }
 
 // checkNameList validates NCCL's list syntax for PROTO and ALGO: a comma
-// list of names, optionally led by ^ to exclude them, and since 2.24 a
-// ';'-separated list of per-function "function:list" entries (see
-// listEntries for what NCCL refuses).
+// list of names, optionally led by ^, in per-function entries (listEntries).
 func checkNameList(v string, valid []string) error {
 	entries, err := listEntries(v)
 	if err != nil {
@@ -177,8 +168,9 @@ func checkNameList(v string, valid []string) error {
 	}
 	for _, e := range entries {
 		list, exclude := strings.CutPrefix(e.list, "^")
-		names := strings.Split(list, ",")
-		for _, name := range names {
+		folded := map[string]bool{}
+		for _, name := range strings.Split(list, ",") {
+			folded[strings.ToLower(strings.TrimSpace(name))] = true
 			if !containsFold(valid, strings.TrimSpace(name)) {
 				msg := fmt.Sprintf("%q is not one of %s", name, strings.Join(valid, ", "))
 				if near := Nearest(name, valid); near != "" {
@@ -187,7 +179,7 @@ func checkNameList(v string, valid []string) error {
 				return fmt.Errorf("%s", msg)
 			}
 		}
-		if exclude && len(uniqueFold(names)) >= len(valid) {
+		if exclude && len(folded) >= len(valid) {
 			return fmt.Errorf("excludes every choice, leaving NCCL nothing to use")
 		}
 	}
@@ -196,20 +188,6 @@ func checkNameList(v string, valid []string) error {
 
 func containsFold(list []string, s string) bool {
 	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
-}
-
-func uniqueFold(list []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range list {
-		k := strings.ToLower(strings.TrimSpace(x))
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Nearest returns the candidate closest to s by edit distance, if it is
@@ -252,11 +230,8 @@ func EditDistance(a, b string) int {
 }
 
 // CheckEnvName reports an environment variable name that looks like a
-// knob written wrong: NCCL reads its variables by their exact names, so
-// a base env entry "nccl_proto", "PROTO" or "NCCL_PORTO" would be passed
-// along and silently ignored. Any other name (NCCL_IB_HCA, MY_VAR) is
-// fine: the base env may hold whatever the lane needs. A name within two
-// edits of a knob counts as a slip of it.
+// knob written wrong ("nccl_proto", "PROTO", or within two edits), which
+// NCCL would silently ignore; any other name is fine.
 func CheckEnvName(name string) error {
 	if IsKnob(name) {
 		return nil
@@ -277,13 +252,10 @@ func CheckEnvName(name string) error {
 	return nil
 }
 
-// ValueExamples lists, per knob, a value of every form the knob table
-// accepts and a study can recommend: each searched choice and, for the
-// list knobs (NCCL_PROTO, NCCL_ALGO), a name, an exclusion (^), comma
-// lists, and the per-function form with ; and : (ScopeList's, and two
-// functions with lists of their own). NCCL's defaults are left out: an
-// export never writes them. The export formats are tested against it:
-// every recipe must carry each of these values unchanged.
+// ValueExamples lists, per knob, a value of every form a study can
+// recommend (each choice and, for the list knobs, exclusions, comma lists
+// and per-function forms), NCCL's defaults left out. The export formats
+// are tested to carry each unchanged.
 func ValueExamples() map[string][]string {
 	out := map[string][]string{}
 	for _, k := range Knobs {

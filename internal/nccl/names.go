@@ -10,13 +10,10 @@ func FoldName(s string) string {
 }
 
 // AlgoName spells an algorithm as NCCL_ALGO takes it ("Ring") from any
-// spelling NCCL writes (its TUNING log's "RING", "COLLNET_DIRECT"); an
-// unknown name is returned as it is.
+// spelling NCCL writes; an unknown name is returned as it is.
 func AlgoName(s string) string { return spelled(algorithms, s) }
 
-// ProtoName spells a protocol as NCCL_PROTO takes it ("LL128", "Simple")
-// from any spelling NCCL writes ("SIMPLE"); an unknown name is returned as
-// it is.
+// ProtoName spells a protocol as NCCL_PROTO takes it ("Simple"), as AlgoName.
 func ProtoName(s string) string { return spelled(protocols, s) }
 
 // spelled is the name of names that s folds to, else s.

@@ -9,10 +9,8 @@ import (
 	"strings"
 )
 
-// Op is a collective as nccl-tests names it ("all_reduce", "all_gather",
-// …): the name of its benchmark without "_perf". The zero Op is not an op;
-// code that reads stored records from before ops were recorded treats ""
-// as AllReduce (OrAllReduce).
+// Op is a collective as nccl-tests names it ("all_reduce"): its benchmark
+// without "_perf". Stored records read "" as AllReduce (OrAllReduce).
 type Op string
 
 // The collectives of one nccl-tests build (its *_perf binaries).
@@ -26,19 +24,12 @@ const (
 	Reduce        Op = "reduce"
 )
 
-// opInfo is what differs between the collectives: how nccl-tests turns a
-// time into bus bandwidth, and the names NCCL gives the function.
+// opInfo is what differs between the collectives: nccl-tests' busbw
+// factor for n ranks, NCCL's name in its logs, and the per-function and
+// tuner CSV name ("" for ops NCCL runs as send/recv).
 type opInfo struct {
-	// busFactor gives busbw = algbw × factor for n ranks (nccl-tests'
-	// src/*.cu, *GetBw).
-	busFactor func(n int) float64
-	// function is NCCL's name in its logs ("AllReduce: opCount …",
-	// "AllReduce: 2048000 Bytes -> Algo …").
-	function string
-	// perFunction is the name NCCL_ALGO/NCCL_PROTO's per-function form
-	// takes ("allreduce:^tree", NCCL 2.24+), and the example tuner
-	// plugin's CSV name; "" where NCCL has none (alltoall and sendrecv run
-	// as send/recv and never reach the tuner or the per-function lists).
+	busFactor   func(n int) float64
+	function    string
 	perFunction string
 }
 
@@ -77,9 +68,8 @@ func opStrings(ops []Op) []string {
 	return s
 }
 
-// ParseOp reads an op in nccl-tests' spelling; it also takes the benchmark's
-// name ("all_gather_perf"), NCCL's ("AllGather") and the tuner's
-// ("allgather"), so a name copied from any of them works.
+// ParseOp reads an op in nccl-tests' spelling, or as the benchmark
+// ("all_gather_perf"), NCCL ("AllGather") or the tuner ("allgather") name it.
 func ParseOp(s string) (Op, error) {
 	t := strings.TrimSpace(s)
 	t = strings.TrimSuffix(strings.TrimSuffix(t, "_mpi"), "_perf")
@@ -111,8 +101,7 @@ func OpFromFunction(name string) (Op, bool) {
 // Valid says whether o is one of Ops.
 func (o Op) Valid() bool { _, ok := ops[o]; return ok }
 
-// OrAllReduce is o, or AllReduce for the zero Op (records from before ops
-// were recorded were all all-reduce).
+// OrAllReduce is o, or AllReduce for the zero Op.
 func (o Op) OrAllReduce() Op { return cmp.Or(o, AllReduce) }
 
 // Benchmark is the nccl-tests binary that measures o ("all_gather_perf").
@@ -129,20 +118,15 @@ func (o Op) PerFunction() (string, bool) {
 }
 
 // BusFactor is nccl-tests' bus-bandwidth factor for o on n ranks:
-// busbw = algbw × BusFactor (all-reduce 2(n−1)/n; all-gather,
-// reduce-scatter, all-to-all (n−1)/n, so 0 on one rank; sendrecv,
-// broadcast, reduce 1).
+// busbw = algbw × BusFactor.
 func (o Op) BusFactor(n int) float64 { return ops[o.OrAllReduce()].busFactor(n) }
 
 // String is nccl-tests' spelling.
 func (o Op) String() string { return string(o.OrAllReduce()) }
 
-// RowShape is what nccl-tests prints for a size asked for: the size
-// column (the larger of send and receive bytes, NCCL's nBytes) and the
-// count column (the count the op is called with). The ops that split the
-// buffer among the n ranks round each rank's share down to 16 bytes
-// (AllGatherGetCollByteCount and its kin), so 512 KiB all-gathered on 3
-// ranks prints as 524256 with count 43688; the others print the size.
+// RowShape is the size and count columns nccl-tests prints for a size
+// asked for. The ops that split the buffer round each rank's share down to
+// 16 bytes: 512 KiB all-gathered on 3 ranks prints as 524256, count 43688.
 func (o Op) RowShape(size, eltSize int64, n int) (bytes, count int64) {
 	eltSize = max(eltSize, 1)
 	count = size / eltSize
@@ -156,10 +140,8 @@ func (o Op) RowShape(size, eltSize int64, n int) (bytes, count int64) {
 }
 
 // MinBytes is the smallest size nccl-tests measures of o on n ranks (n ≤
-// 0: unknown, taken as one) with its default float (4 bytes), the type
-// every launch runs: one element, or for the ops that split the buffer
-// one aligned share per rank (RowShape); below it the count is 0 and
-// nothing is timed.
+// 0 taken as one) with 4-byte floats: one element, or one aligned share
+// per rank for the ops that split the buffer.
 func (o Op) MinBytes(n int) int64 {
 	const elt = 4
 	if !o.Splits() {
@@ -169,11 +151,8 @@ func (o Op) MinBytes(n int) int64 {
 }
 
 // SmallestSafe is the smallest size a launch of o may ask nccl-tests for
-// on n ranks: MinBytes(n), or, for an op that splits its buffer on ranks
-// nobody counted (n ≤ 0: mpirun with a hostfile, no --np), UnknownRanksFloor.
-// MinBytes(0) takes one rank, and on 16 ranks or more nccl-tests prints
-// rows of 0 bytes below the real smallest size, where the text parser may
-// read a repeated 0 as a new sweep cycle.
+// on n ranks: MinBytes(n), or UnknownRanksFloor for an op that splits its
+// buffer on uncounted ranks (rows of 0 bytes would read as a new cycle).
 func (o Op) SmallestSafe(n int) int64 {
 	if n <= 0 && o.Splits() {
 		return UnknownRanksFloor
@@ -181,14 +160,11 @@ func (o Op) SmallestSafe(n int) int64 {
 	return o.MinBytes(n)
 }
 
-// UnknownRanksFloor is SmallestSafe's floor for an op that splits its
-// buffer on an unknown number of ranks: 32K holds 2048 ranks' share of
-// 16 bytes.
+// UnknownRanksFloor is SmallestSafe's floor: 32K holds 2048 ranks' share
+// of 16 bytes.
 const UnknownRanksFloor = 32 << 10
 
-// Splits says whether nccl-tests gives each rank a share of the buffer
-// (all-gather, reduce-scatter, alltoall), so its size column is nRanks ×
-// count × element size.
+// Splits says whether nccl-tests gives each rank a share of the buffer.
 func (o Op) Splits() bool {
 	switch o.OrAllReduce() {
 	case AllGather, ReduceScatter, AllToAll:
@@ -197,8 +173,7 @@ func (o Op) Splits() bool {
 	return false
 }
 
-// Reduces says whether o takes a reduction op (nccl-tests' -o); for the
-// others nccl-tests prints the redop column as "none".
+// Reduces says whether o takes a reduction op (nccl-tests' -o).
 func (o Op) Reduces() bool {
 	switch o.OrAllReduce() {
 	case AllGather, AllToAll, Broadcast:
@@ -207,31 +182,23 @@ func (o Op) Reduces() bool {
 	return true
 }
 
-// Rooted says whether o has a root (nccl-tests' -r, default 0; the
-// others print -1 in the root column).
+// Rooted says whether o has a root (nccl-tests' -r).
 func (o Op) Rooted() bool {
 	r := o.OrAllReduce()
 	return r == Broadcast || r == Reduce
 }
 
-// Part is one part of a workload: a collective, the band of sizes it sends
-// and its weight in the study's objective. A part read from a call
-// (ParseCall: what a process's log gave) is timed: Calls is how often the
-// process calls the op per step at the sizes Logged, measured at the one
-// power of two nearest to them (Band), and the objective counts its time
-// Calls times (Workload.Timed).
+// Part is one part of a workload: a collective, its band of sizes and its
+// weight in the objective. A part read from a call (ParseCall) is timed:
+// Calls per step (also its Weight) at the sizes Logged, ascending,
+// measured at the nearest power of two (Band); LoggedCalls are the calls
+// at each of Logged (nil in older records).
 type Part struct {
-	Op     Op
-	Band   Band
-	Weight float64
-	// Calls per step (> 0 only for a timed part; Weight is Calls then).
-	Calls float64
-	// Logged are the sizes in bytes the process calls, ascending, that
-	// this part measures at Band (several when calls merged: MergeCalls).
-	Logged []int64
-	// LoggedCalls are the calls per step at each of Logged, in its order,
-	// so that the workload reads back as the process called it (show,
-	// history: CallsText); nil in a part stored before they were kept.
+	Op          Op
+	Band        Band
+	Weight      float64
+	Calls       float64
+	Logged      []int64
 	LoggedCalls []float64
 }
 
@@ -253,9 +220,7 @@ func (p Part) String() string {
 }
 
 // ParseCall reads OP:BYTES:CALLS ("all_reduce:10240:760"): calls per step
-// of op at a size the process calls (bytes, or a size like 8K), measured
-// at the nearest power of two (NearestPowerOfTwo, as `nccltune workload`
-// counts a call).
+// of op at a size, measured at the nearest power of two.
 func ParseCall(s string) (Part, error) {
 	fields := strings.Split(strings.TrimSpace(s), ":")
 	if len(fields) != 3 {
@@ -290,10 +255,8 @@ func parseOpBytes(what, s string, fields []string) (Op, int64, error) {
 	return op, bytes, nil
 }
 
-// MergeCalls is the workload of timed parts with the calls of one op that
-// fall on one power of two merged into one part (calls summed, the logged
-// sizes kept), in the order each op and size first appears: one part per
-// (op, size) measured.
+// MergeCalls merges timed parts of one op on one power of two into one
+// part (calls summed, logged sizes kept), in first-appearance order.
 func MergeCalls(parts []Part) Workload {
 	var out Workload
 	for _, p := range parts {
@@ -307,39 +270,19 @@ func MergeCalls(parts []Part) Workload {
 		q.Calls += p.Calls
 		q.Weight += p.Weight
 		for k, b := range p.Logged {
-			j := slices.Index(q.Logged, b)
-			if j < 0 {
-				j = len(q.Logged)
-				q.Logged = append(q.Logged, b)
-				q.LoggedCalls = append(q.LoggedCalls, 0)
+			j, found := slices.BinarySearch(q.Logged, b) // Logged stays ascending
+			if !found {
+				q.Logged, q.LoggedCalls = slices.Insert(q.Logged, j, b), slices.Insert(q.LoggedCalls, j, 0)
 			}
 			q.LoggedCalls[j] += p.LoggedCalls[k]
 		}
-		sortLogged(q)
 	}
 	return out
 }
 
-// sortLogged puts a part's logged sizes in ascending order, their calls
-// with them.
-func sortLogged(p *Part) {
-	idx := make([]int, len(p.Logged))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(p.Logged[a], p.Logged[b]) })
-	sizes, calls := make([]int64, len(idx)), make([]float64, len(idx))
-	for k, i := range idx {
-		sizes[k], calls[k] = p.Logged[i], p.LoggedCalls[i]
-	}
-	p.Logged, p.LoggedCalls = sizes, calls
-}
-
-// CallsText is a timed workload as show and history describe it: per op,
-// each size it calls with its calls, "all_reduce 10240×760,
-// 2048000×80; all_gather 1048576×13", never the band it is measured
-// over. A part stored without per-size calls (LoggedCalls) says its
-// sizes with their calls together ("9000+10240×800").
+// CallsText is a timed workload's calls per op: "all_reduce 10240×760,
+// 2048000×80; all_gather 1048576×13" ("9000+10240×800" without
+// LoggedCalls).
 func (w Workload) CallsText() string {
 	var ops []Op
 	per := map[Op][]callEntry{}
@@ -357,9 +300,7 @@ func (w Workload) CallsText() string {
 	return strings.Join(out, "; ")
 }
 
-// CallsText is one timed part's calls in Workload.CallsText's words,
-// without the op: "10240×760", or "9000×530, 10240×240" for calls
-// merged onto one power of two (MergeCalls).
+// CallsText is one timed part's calls without the op: "9000×530, 10240×240".
 func (p Part) CallsText() string { return joinCalls(p.callEntries()) }
 
 // callEntry is one size a part is called at, with its text.
@@ -368,8 +309,7 @@ type callEntry struct {
 	text string
 }
 
-// callEntries are p's calls, one per size it is called at, or one for
-// all of them in a part stored without per-size calls.
+// callEntries are p's calls, one per size (or one without LoggedCalls).
 func (p Part) callEntries() []callEntry {
 	calls := func(c float64) string { return strconv.FormatFloat(c, 'g', -1, 64) }
 	if len(p.LoggedCalls) == len(p.Logged) && len(p.Logged) > 0 {
@@ -430,22 +370,16 @@ func ParsePart(s string) (Part, error) {
 // workload with weight 1 is an ordinary one-band study.
 type Workload []Part
 
-// ScoredByRounds reports whether a study of w is scored by rounds: a
-// workload of several parts launches one op at a time, and only a round
-// of every op's launch has the objective's score (a timed workload's
-// time per step); a one-part study scores each launch over its band. The
-// one rule every command, export and figure asks.
+// ScoredByRounds reports whether a study of w is scored by rounds of one
+// launch per op (several parts), not per launch over its band.
 func (w Workload) ScoredByRounds() bool { return len(w) > 1 }
 
-// BeyondOnePart reports whether a study of w that guards the ops guarded
-// measures more than one part of one op: several parts, or guarded ops.
-// verify, compare and the report then show every part and op.
+// BeyondOnePart reports whether a study of w guarding guarded measures
+// more than one part of one op.
 func (w Workload) BeyondOnePart(guarded []Op) bool { return w.ScoredByRounds() || len(guarded) > 0 }
 
-// LaunchOp is the op a stored launch of a study of w ran, from the op it
-// names: a one-part study's launches of its part name none (search's
-// requestOp keeps them as they were before workloads), and ran its
-// part's op. The one rule search's resume and the export read it by.
+// LaunchOp is the op a stored launch of a study of w ran: a one-part
+// study's launches name none and ran its part's op.
 func (w Workload) LaunchOp(named Op) Op {
 	if named == "" && len(w) > 0 {
 		return w[0].Op.OrAllReduce()
@@ -457,10 +391,8 @@ func (w Workload) LaunchOp(named Op) Op {
 // objective is the time a step spends in them, Σ calls × time.
 func (w Workload) Timed() bool { return len(w) > 0 && w[0].Timed() }
 
-// StepUS is a timed workload's time per step in µs from a study's score:
-// a workload of several calls scores the step itself (Σ calls × time); a
-// workload of one call is a one-part study, scored by its time per call.
-// 0 for a workload that is not timed.
+// StepUS is a timed workload's time per step in µs from a study's score
+// (a one-call study scores the time per call); 0 when not timed.
 func (w Workload) StepUS(score float64) float64 {
 	switch {
 	case !w.Timed():
@@ -521,8 +453,7 @@ func (w Workload) Weights() []float64 {
 // Ops are the distinct ops of the workload, in nccl-tests' order.
 func (w Workload) Ops() []Op { return w.opsIn(true) }
 
-// OtherOps are the ops of Ops outside the workload, in nccl-tests' order:
-// what a study of w measures only to guard it, or not at all.
+// OtherOps are the ops of Ops outside the workload, in nccl-tests' order.
 func (w Workload) OtherOps() []Op { return w.opsIn(false) }
 
 // opsIn lists the ops of Ops that are (in) or are not in the workload.
@@ -565,10 +496,8 @@ func (w Workload) String() string {
 	return strings.Join(s, " ")
 }
 
-// LoggedChoice is the algorithm and protocol a process's own NCCL chose
-// for its calls of one op at one size, as its TUNING lines logged them
-// ("AllReduce: 81920 Bytes -> Algo RING proto SIMPLE …"). Algo and Proto
-// are normalised (NormName).
+// LoggedChoice is the algorithm and protocol (NormName) a process's own
+// NCCL logged for its calls of one op at one size.
 type LoggedChoice struct {
 	Op    Op
 	Bytes int64
@@ -581,9 +510,7 @@ func (c LoggedChoice) String() string {
 	return string(c.Op.OrAllReduce()) + ":" + strconv.FormatInt(c.Bytes, 10) + ":" + strings.ToLower(c.Algo) + ":" + strings.ToLower(c.Proto)
 }
 
-// ParseLoggedChoice reads OP:BYTES:ALGO:PROTO ("all_reduce:81920:ring:simple"):
-// what NCCL chose, in the process's log, for its calls of op at a size it
-// calls (written beside ParseCall's calls by `nccltune workload`).
+// ParseLoggedChoice reads OP:BYTES:ALGO:PROTO ("all_reduce:81920:ring:simple").
 func ParseLoggedChoice(s string) (LoggedChoice, error) {
 	fields := strings.Split(strings.TrimSpace(s), ":")
 	if len(fields) != 4 {

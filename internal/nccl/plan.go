@@ -29,16 +29,11 @@ func (p Plan) Sizes() []int64 { return slices.Sorted(maps.Keys(p)) }
 // Key is the plan's canonical text, "524288:RING/SIMPLE/2 1048576:…",
 // sizes ascending: equal plans have equal keys, usable as a map key.
 func (p Plan) Key() string {
-	var b strings.Builder
-	for i, s := range p.Sizes() {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(strconv.FormatInt(s, 10))
-		b.WriteByte(':')
-		b.WriteString(p[s].String())
+	parts := make([]string, 0, len(p))
+	for _, s := range p.Sizes() {
+		parts = append(parts, strconv.FormatInt(s, 10)+":"+p[s].String())
 	}
-	return b.String()
+	return strings.Join(parts, " ")
 }
 
 // Equal reports whether p and q make the same choices at the same sizes.
@@ -47,12 +42,10 @@ func (p Plan) Equal(q Plan) bool { return maps.Equal(p, q) }
 // SendRecvAlgo is the algorithm a send/recv op's plan names (SendRecvPlan).
 const SendRecvAlgo = "P2P"
 
-// SendRecvPlan is what the rules read as the plan of an op NCCL runs as
-// grouped send/recv (alltoall, sendrecv), which its log shows no TUNING
-// line for: at every size, the channels the communicator set up (NCCL's
-// p2p channels follow them, src/graph/paths.cc ncclTopoComputeP2pChannels;
-// its protocol follows NCCL_P2P_LL_THRESHOLD, which no list changes, and
-// is left blank). nil without a channel count: then nothing is known.
+// SendRecvPlan is the plan of an op NCCL runs as grouped send/recv
+// (alltoall, sendrecv; no TUNING line): at every size, the communicator's
+// channels (NCCL's p2p channels follow them), the protocol left blank.
+// nil without a channel count.
 func SendRecvPlan(sizes []int64, channels int) Plan {
 	if channels <= 0 {
 		return nil
@@ -93,8 +86,8 @@ func (p Plan) Clone() Plan {
 	return out
 }
 
-// used returns the set of algorithms and protocols the plan chooses, and
-// the most channels it uses at one size.
+// used returns the algorithms and protocols the plan chooses, and the
+// most channels it uses at one size.
 func (p Plan) used() (algos, protos map[string]bool, channels int) {
 	algos, protos = map[string]bool{}, map[string]bool{}
 	for _, c := range p {
@@ -105,16 +98,13 @@ func (p Plan) used() (algos, protos map[string]bool, channels int) {
 	return algos, protos, channels
 }
 
-// NormName normalises an algorithm or protocol name as NCCL's TUNING
-// lines, its tuning table and its env lists spell it ("CollNetDirect",
-// "COLLNET_DIRECT", "collnetdirect"; "Simple", "SIMPLE") to one form:
-// upper case without '_'.
+// NormName normalises an algorithm or protocol name ("CollNetDirect",
+// "COLLNET_DIRECT"; "Simple") to upper case without '_'.
 func NormName(s string) string {
 	return strings.ReplaceAll(strings.ToUpper(strings.TrimSpace(s)), "_", "")
 }
 
-// The protocols and algorithms NCCL knows (knob.go's lists, the one
-// home of their names), normalised.
+// The protocols and algorithms NCCL knows (knob.go's lists), normalised.
 var (
 	planProtos = normNames(protocols)
 	planAlgos  = normNames(algorithms)
@@ -135,13 +125,11 @@ const (
 	// Unknown: the log did not show it (no TUNING table).
 	Unknown Status = iota
 	Enabled
-	// Disabled by NCCL's defaults on this platform (LL128 on a fabric its
-	// tuner does not trust) or not available here (NVLS without NVLink
-	// SHARP): switching it on may give wrong results or fail.
+	// Disabled by NCCL's defaults on this platform: switching it on may
+	// give wrong results or fail.
 	Disabled
 	// Unavailable: an algorithm this fabric has no path for (NVLS without
-	// NVLink SHARP, CollNet without its plugin): NCCL gives it no
-	// bandwidth whatever the env says, so listing it changes nothing.
+	// NVLink SHARP): listing it changes nothing.
 	Unavailable
 )
 
@@ -160,47 +148,37 @@ func (s Status) String() string {
 // Native is what NCCL decided and has under one config (NCCL's defaults
 // when Config is empty), as one debug launch's log shows it.
 type Native struct {
-	// Collective is the collective the plan is for, as NCCL names it
-	// ("AllReduce"); "" when unknown.
+	// Collective is NCCL's name ("AllReduce"); "" when unknown.
 	Collective string `json:"collective,omitempty"`
 	// Config is the config the log was read under; empty = the defaults.
 	Config Config `json:"config,omitempty"`
 	// Plan is NCCL's choice per size.
 	Plan Plan `json:"-"`
-	// Channels is the number of collective channels NCCL set up ("2 coll
-	// channels"); 0 when unknown.
+	// Channels is the collective channels NCCL set up; 0 when unknown.
 	Channels int `json:"channels,omitempty"`
 	// NICs is the number of distinct network devices NCCL uses; 0 when unknown.
 	NICs int `json:"nics,omitempty"`
-	// NoNetwork is true when the log shows that no data crosses the
-	// network (one host: NVLink, PCIe or shared memory only).
+	// NoNetwork: the log shows that no data crosses the network.
 	NoNetwork bool `json:"no_network,omitempty"`
-	// NetRoutes are the channel-to-NIC routes of the network connections
-	// as the log prints them (benchfmt.NetRoute), sorted; nil when the log
-	// shows none.
+	// NetRoutes are the channel-to-NIC routes as the log prints them
+	// (benchfmt.NetRoute), sorted; nil when the log shows none.
 	NetRoutes []string `json:"-"`
 	// SameRoutes are the NCCL_CROSS_NIC values proved to route every
 	// channel as these NetRoutes do (LearnRoutes): no-ops here.
 	SameRoutes map[string]bool `json:"-"`
 	// Version is NCCL's version, "" when unknown.
 	Version string `json:"nccl_version,omitempty"`
-	// SendRecv is true for a collective NCCL runs as grouped send/recv
-	// (alltoall, sendrecv): its tuner never plans it and NCCL_ALGO and
-	// NCCL_PROTO never reach it; its Plan is SendRecvPlan's.
+	// SendRecv: NCCL runs the collective as grouped send/recv, which no
+	// tuner plans and no list reaches; its Plan is SendRecvPlan's.
 	SendRecv bool `json:"send_recv,omitempty"`
-	// Table is NCCL's TUNING table of the defaults for the collective:
-	// algorithm → protocol → bandwidth; 0 means the combination is
-	// disabled or unavailable. nil when the log had no table. Resolve
-	// always reads it as the defaults' table (the question it answers is
-	// what NCCL's defaults enabled), so a Native of another config carries
-	// the defaults' table, not its own.
+	// Table is NCCL's TUNING table of the defaults (algorithm → protocol
+	// → bandwidth, 0 disabled), always the defaults' even in a Native of
+	// another config; nil when the log had none.
 	Table map[string]map[string]float64 `json:"-"`
 }
 
-// ProtoStatus says whether NCCL's defaults enable protocol p (any
-// spelling) for the ring and tree algorithms. Without a table, LL and
-// Simple count as enabled (NCCL never turns them off by default) and LL128
-// as unknown (its tuner enables it only on some platforms).
+// ProtoStatus says whether NCCL's defaults enable protocol p for ring and
+// tree. Without a table, LL and Simple count as enabled, LL128 unknown.
 func (n Native) ProtoStatus(p string) Status {
 	p = NormName(p)
 	if n.Table == nil {
@@ -278,52 +256,41 @@ const (
 
 // Resolution is what Resolve predicts for one config.
 type Resolution struct {
-	// Plan is the predicted plan: certain when Certain, else a best guess.
-	Plan Plan
-	// Certain is true when the rules prove the plan.
+	// Plan is the predicted plan, a best guess unless Certain (the rules
+	// prove it).
+	Plan    Plan
 	Certain bool
-	// Reduced is the config without the knobs proved to change nothing.
+	// Reduced is the config without the knobs proved to change nothing
+	// (Dropped, each with its reason).
 	Reduced Config
-	// Dropped are those knobs, each with its reason.
 	Dropped []Drop
-	// Enables lists the protocols and algorithms the config switches on
-	// that NCCL's defaults had disabled, or whose default the log does not
-	// show, each with why ("LL128: NCCL disabled it on this platform").
+	// Enables lists what the config switches on that NCCL's defaults had
+	// disabled or may have, each with why.
 	Enables []string
-	// Conditional are list knobs (NCCL_ALGO, NCCL_PROTO) that hold every
-	// choice of the known plan but stay in Reduced because another knob
-	// changes the plan: they are no-ops if NCCL still makes the same
-	// choices under the rest of the config, which only that config's
-	// debug log can tell.
+	// Conditional are lists holding every choice of the known plan that
+	// stay in Reduced because another knob changes the plan: no-ops only if
+	// NCCL still makes the same choices, which only its log can tell.
 	Conditional []Drop
-	// Key identifies what NCCL runs: configs with equal keys run the same
-	// plan. Certain: "plan:" and the plan's key; otherwise "config:" and the
-	// reduced config's key (equal only for configs that differ by no-ops).
+	// Key identifies what NCCL runs: "plan:" and the plan's key when
+	// Certain, else "config:" and the reduced config's key.
 	Key string
 }
 
 // Explain predicts what NCCL runs under cfg from what it ran under
-// n.Config, which must be a part of cfg (every knob of n.Config set alike
-// in cfg; otherwise nothing is certain). The rules, each proved by how
+// n.Config, which must be a part of cfg. The rules, each proved by how
 // NCCL reads its env:
-//   - NCCL_CROSS_NIC with one NIC changes nothing: there is nothing to
-//     cross; with several, a value whose own debug log routes every channel
-//     through the defaults' NICs changes nothing (LearnRoutes).
-//   - A cap (NCCL_MAX_NCHANNELS, NCCL_MAX_CTAS; the smaller applies) at or
-//     above the channels NCCL set up and uses changes nothing; below, it
-//     changes the plan. A floor (NCCL_MIN_*) of 1 changes nothing.
-//   - An NCCL_ALGO or NCCL_PROTO list that holds every algorithm (protocol)
-//     NCCL chose at the plan's sizes and switches on nothing the defaults
-//     had off changes nothing, as long as the rest of the config changes
-//     nothing either: NCCL's tuner picks the fastest enabled choice, and
-//     the fastest is still enabled. A list for other
-//     collectives only ("allgather:LL") changes nothing here.
+//   - NCCL_CROSS_NIC changes nothing with one NIC, or where its own log
+//     routes every channel through the defaults' NICs (LearnRoutes).
+//   - A channel or CTA cap at or above the channels NCCL uses changes
+//     nothing; a floor of 1 changes nothing.
+//   - An NCCL_ALGO or NCCL_PROTO list that holds every choice NCCL made and
+//     switches on nothing the defaults had off changes nothing while the
+//     rest of the config changes nothing either (the tuner picks the
+//     fastest enabled choice); a list for other collectives only neither.
 //   - A list that leaves out a choice NCCL made changes the plan; a
 //     single name forces it.
 //
-// Anything else (other knobs, several plan-changing knobs together) is
-// uncertain: the plan is then a best guess, and only the config's own
-// debug log can tell.
+// Anything else is uncertain: the plan is a best guess.
 func (n Native) Explain(cfg Config) Resolution {
 	cfg = cfg.Canonical()
 	res := Resolution{Plan: n.Plan.Clone(), Certain: true, Reduced: cfg.Clone()}
@@ -347,16 +314,14 @@ func (n Native) Explain(cfg Config) Resolution {
 	return res
 }
 
-// explanation is Explain at work: the resolution so far, the no-ops that
-// hold only if nothing else changes the plan (pending), and what the
+// explanation is Explain at work: pending are no-ops that hold only if
+// nothing else changes the plan; algos, protos and used what the
 // defaults' plan uses.
 type explanation struct {
-	n       Native
-	cfg     Config
-	res     *Resolution
-	pending []Drop
-	// algos and protos are the choices the plan makes; used the most
-	// channels it uses.
+	n             Native
+	cfg           Config
+	res           *Resolution
+	pending       []Drop
 	algos, protos map[string]bool
 	used          int
 }
@@ -369,10 +334,7 @@ func (e *explanation) drop(k, rule, reason string) {
 }
 
 // ShownByTuning reports whether NCCL's TUNING line shows every effect of
-// knob k on a collective: the algorithm and protocol lists and the
-// channel and CTA limits act only through the algorithm, protocol and
-// channels it prints. Any other knob (NCCL_CROSS_NIC, threads, buffers,
-// sockets) can change the time under the same printed plan.
+// knob k: the lists and channel limits act only through what it prints.
 func ShownByTuning(k string) bool {
 	switch k {
 	case "NCCL_PROTO", "NCCL_ALGO", "NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS":
@@ -403,8 +365,7 @@ func (e *explanation) knob(k, v string) {
 	case "NCCL_PROTO", "NCCL_ALGO":
 		e.choiceList(k, v)
 	default:
-		// Threads, buffers, sockets, queue pairs: they change the time,
-		// and some the tuner's inputs; the log of the defaults cannot say.
+		// Threads, buffers, sockets: the defaults' log cannot say.
 		res.Certain = false
 	}
 }
@@ -437,8 +398,6 @@ func (e *explanation) choiceList(k, v string) {
 		universe, chosen, status, what = planAlgos, e.algos, n.AlgoStatus, "algorithm"
 	}
 	if n.SendRecv {
-		// NCCL's send/recv picks its protocol by NCCL_P2P_LL_THRESHOLD
-		// and has no algorithm (src/enqueue.cc): no list reaches it.
 		e.drop(k, RuleSendRecv, fmt.Sprintf("%s runs as send/recv, which no algorithm or protocol list reaches", n.Collective))
 		return
 	}
@@ -452,9 +411,11 @@ func (e *explanation) choiceList(k, v string) {
 		return
 	}
 	adds := e.enables(set, status, what)
-	if !adds && n.Table != nil && slices.Equal(sortedSet(withoutUnavailable(set, status)), sortedSet(n.enabledSet(universe, status))) {
-		// It leaves out only what the defaults had off: NCCL runs the
-		// same whatever the rest of the config.
+	leavesOutOnlyDisabled := !slices.ContainsFunc(universe, func(u string) bool {
+		return (set[u] && status(u) != Unavailable) != (status(u) == Enabled)
+	})
+	if !adds && n.Table != nil && leavesOutOnlyDisabled {
+		// It leaves out only what the defaults had off: a no-op whatever the rest.
 		e.drop(k, RuleOnlyDisabled, fmt.Sprintf("leaves out only %s NCCL's defaults disabled here", listText(universe, set)))
 		return
 	}
@@ -463,15 +424,14 @@ func (e *explanation) choiceList(k, v string) {
 		holds = holds && set[name]
 	}
 	if holds && !adds && len(n.Plan) > 0 {
-		// A no-op only while the rest of the config leaves NCCL's
-		// choices as they are: decided after the loop.
+		// A no-op only while the rest of the config keeps NCCL's choices.
 		e.pending = append(e.pending, Drop{Knob: k, Value: v, Rule: RuleHoldsChoices,
-			Reason: fmt.Sprintf("holds every %s NCCL chooses here (%s)", what, strings.Join(sortedSet(chosen), ", "))})
+			Reason: fmt.Sprintf("holds every %s NCCL chooses here (%s)", what, strings.Join(slices.Sorted(maps.Keys(chosen)), ", "))})
 		return
 	}
 	res.Certain = false
 	if !holds && len(set) == 1 {
-		forced := sortedSet(set)[0]
+		forced := slices.Sorted(maps.Keys(set))[0]
 		for s, c := range res.Plan {
 			if k == "NCCL_PROTO" {
 				c.Proto = forced
@@ -487,7 +447,7 @@ func (e *explanation) choiceList(k, v string) {
 // may have), and reports whether it switches on anything.
 func (e *explanation) enables(set map[string]bool, status func(string) Status, what string) bool {
 	adds := false
-	for _, name := range sortedSet(set) {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
 		switch status(name) {
 		case Disabled:
 			adds = true
@@ -507,10 +467,7 @@ func (e *explanation) conclude() {
 	res := e.res
 	if !res.Certain {
 		res.Conditional = e.pending
-		// The key writes NCCL_MAX_NCHANNELS as NCCL_MAX_CTAS (and MIN
-		// likewise): since NCCL 2.17 both cap the same channels, the smaller
-		// applying, so MAX_NCHANNELS=1 and MAX_CTAS=1 run alike. Before 2.17
-		// NCCL has no NCCL_MAX_CTAS and they differ.
+		// Since NCCL 2.17 both names of a cap bind the same channels.
 		res.Key = "config:" + e.n.CapsAsCTAs(res.Reduced).Key()
 		return
 	}
@@ -519,8 +476,7 @@ func (e *explanation) conclude() {
 	}
 	sort.Slice(res.Dropped, func(i, j int) bool { return res.Dropped[i].Knob < res.Dropped[j].Knob })
 	res.Key = "plan:" + res.Plan.Key()
-	// Knobs that act beside the plan (threads, buffers, sockets, rings
-	// across NICs) make a different run even on the same plan.
+	// Knobs that act beside the plan make a different run on the same plan.
 	beside := Config{}
 	for k, v := range e.cfg {
 		if _, gone := FindDrop(res.Dropped, k); !IsPlanKnob(k) && !gone {
@@ -542,9 +498,8 @@ func FindDrop(ds []Drop, knob string) (Drop, bool) {
 	return Drop{}, false
 }
 
-// CapsAsCTAs returns c with each limit spelt by its NCCL_*_CTAS name
-// (Config.CapsAsCTAs) where NCCL reads both alike (2.17+, or version
-// unknown): one spelling of each cap, for comparing configs.
+// CapsAsCTAs returns c with each limit spelt by its NCCL_*_CTAS name where
+// NCCL reads both alike (2.17+, or version unknown).
 func (n Native) CapsAsCTAs(c Config) Config {
 	if v := VersionCode(n.Version); v > 0 && v < 21700 {
 		return c.Clone()
@@ -552,37 +507,14 @@ func (n Native) CapsAsCTAs(c Config) Config {
 	return c.CapsAsCTAs()
 }
 
-// VersionCode turns NCCL version "2.28.3" into NCCL's version code 22803
-// (NCCL_VERSION_CODE); 0 when v is not major.minor.patch from 2 on, which
-// every caller reads as an unknown version.
+// VersionCode turns NCCL version "2.28.3" into NCCL_VERSION_CODE 22803; 0
+// (unknown) when v is not major.minor.patch from 2 on.
 func VersionCode(v string) int {
 	var major, minor, patch int
 	if n, err := fmt.Sscanf(v, "%d.%d.%d", &major, &minor, &patch); n != 3 || err != nil || major < 2 {
 		return 0
 	}
 	return major*10000 + minor*100 + patch
-}
-
-// enabledSet is the set of names of universe that NCCL's defaults enable.
-func (n Native) enabledSet(universe []string, status func(string) Status) map[string]bool {
-	out := map[string]bool{}
-	for _, u := range universe {
-		if status(u) == Enabled {
-			out[u] = true
-		}
-	}
-	return out
-}
-
-// withoutUnavailable drops the names NCCL has no path for.
-func withoutUnavailable(set map[string]bool, status func(string) Status) map[string]bool {
-	out := map[string]bool{}
-	for k, on := range set {
-		if on && status(k) != Unavailable {
-			out[k] = true
-		}
-	}
-	return out
 }
 
 // listText names what a set leaves out of universe ("LL128").
@@ -597,11 +529,8 @@ func listText(universe []string, set map[string]bool) string {
 }
 
 // Forbids reports whether cfg's NCCL_PROTO or NCCL_ALGO list, read for
-// n's collective, leaves out c's protocol or algorithm: NCCL's tuner picks
-// among the enabled choices only, so it never runs c under cfg, whatever
-// cfg's other knobs do. false where no list applies, one cannot be read
-// with certainty, or the collective runs as send/recv (no list reaches
-// it).
+// n's collective, leaves out c's protocol or algorithm, so that NCCL never
+// runs c under cfg. false where no list applies or reads with certainty.
 func (n Native) Forbids(cfg Config, c Choice) bool {
 	if n.SendRecv {
 		return false
@@ -626,7 +555,7 @@ func (n Native) Forbids(cfg Config, c Choice) bool {
 // set of names it enables, whether it applies to the collective at all,
 // and ok false when the value cannot be read with certainty.
 func (n Native) listFor(v string, universe []string) (set map[string]bool, applies, ok bool) {
-	generic, specific := "", ""
+	var list string // the collective's own entry, else the generic one
 	hasGeneric, hasSpecific := false, false
 	for _, part := range strings.Split(v, ";") {
 		if coll, rest, isColl := strings.Cut(part, ":"); isColl {
@@ -634,23 +563,22 @@ func (n Native) listFor(v string, universe []string) (set map[string]bool, appli
 				return nil, false, false
 			}
 			if strings.EqualFold(coll, n.Collective) {
-				specific, hasSpecific = rest, true
+				list, hasSpecific = rest, true
 			}
 			continue
 		}
-		generic, hasGeneric = part, true
+		hasGeneric = true
+		if !hasSpecific {
+			list = part
+		}
 	}
-	list := generic
-	switch {
-	case hasSpecific:
-		list = specific
-	case !hasGeneric:
+	if !hasGeneric && !hasSpecific {
 		return nil, false, true
 	}
 	set = map[string]bool{}
-	exclude := strings.HasPrefix(list, "^")
+	body, exclude := strings.CutPrefix(list, "^")
 	names := map[string]bool{}
-	for _, name := range strings.Split(strings.TrimPrefix(list, "^"), ",") {
+	for _, name := range strings.Split(body, ",") {
 		nn := NormName(name)
 		if !slices.Contains(universe, nn) {
 			return nil, true, false
@@ -665,17 +593,6 @@ func (n Native) listFor(v string, universe []string) (set map[string]bool, appli
 	return set, true, true
 }
 
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k, on := range m {
-		if on {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // AtCall is p's choice at a call of b bytes (RanFor's size of p's);
 // ok false when p has none.
 func (p Plan) AtCall(b, grain int64) (Choice, bool) {
@@ -686,22 +603,16 @@ func (p Plan) AtCall(b, grain int64) (Choice, bool) {
 	return p[x], true
 }
 
-// LadderSize is the size of one ladder launch's sizes (nccl-tests -b lo
-// -e hi -f 2) that nccl-tests ran for a call of b bytes: RanFor's rule,
-// where one ladder allows the widest grain: its sizes double, so the one
-// of them in (b/2, b] (less than ⌈b/2⌉ below b) is b's, whatever the
-// rounding to whole elements took; ok false when there is none. Of
-// several ladders' sizes together, RanFor with the op's grain.
+// LadderSize is the size of one ladder launch's sizes (-f 2) that
+// nccl-tests ran for a call of b bytes: its sizes double, so the one in
+// (b/2, b] is b's; ok false when there is none.
 func LadderSize(sizes []int64, b int64) (int64, bool) {
 	return RanFor(sizes, b, (b+1)/2)
 }
 
-// RanFor is the size of sizes (a launch's, or several ladders') that
-// stands for a call of b bytes: b, else the size nccl-tests ran for it, b
-// rounded down to whole elements (less than grain below b: op.MinBytes,
-// one element, or every rank's share for a gather); ok false when there
-// is neither. A size further below is another call's, or another
-// ladder's (a launch reads b, 2b, 4b …), never b's.
+// RanFor is the size of sizes that stands for a call of b bytes: b, else
+// b rounded down to whole elements (less than grain below b); ok false
+// when there is neither.
 func RanFor(sizes []int64, b, grain int64) (int64, bool) {
 	best, found := int64(0), false
 	for _, x := range sizes {

@@ -7,22 +7,15 @@ import (
 )
 
 // NCCL_ALGO and NCCL_PROTO take a per-function form since NCCL 2.24
-// (src/graph/tuning.cc, parseList): a ';'-separated list of entries, each
-// "function:list" except perhaps the first, which applies to every function:
-//
-//	NCCL_PROTO="LL,Simple;allreduce:^LL"   every function LL and Simple, allreduce all but LL
-//	NCCL_PROTO=allreduce:^LL128            allreduce all but LL128, every other function its defaults
-//
-// The functions are NCCL's ncclFuncStr, compared case-insensitively:
-// Broadcast, Reduce, AllGather, ReduceScatter, AllReduce. Any other prefix
-// ("sendrecv:", "alltoall:": those run as send/recv and have no entry) is
-// "Unrecognized prefix token" and ncclInvalidUsage: the communicator fails.
-// A function no entry names keeps NCCL's defaults, which is what makes a
-// scoped recommendation leave the other collectives alone.
+// (tuning.cc parseList): ';'-separated entries, each "function:list"
+// except perhaps the first, which applies to every function
+// ("LL,Simple;allreduce:^LL"). Functions are compared case-insensitively;
+// any other prefix fails the communicator. A function no entry names keeps
+// NCCL's defaults, which is how a scoped recommendation leaves the other
+// collectives alone.
 
-// perFunctionSince is the first NCCL version (code, 2.24.0) that reads the
-// per-function form; older versions read "allreduce:^LL" as one unknown
-// element and fail.
+// perFunctionSince is the first NCCL version code that reads the
+// per-function form; older versions fail on it.
 const perFunctionSince = 22400
 
 // PerFunctionSupported reports whether NCCL version v ("2.28.3") reads the
@@ -44,10 +37,8 @@ func PerFunctionNames() []string {
 }
 
 // listEntries splits an NCCL_ALGO/NCCL_PROTO value into its entries as
-// NCCL reads them: the function ("" for the entry that applies to every
-// function) and its list. It refuses what NCCL refuses: an empty entry or
-// list, an unknown function, and an entry without a function after the
-// first.
+// NCCL reads them ("" function: every function), refusing what NCCL
+// refuses.
 func listEntries(v string) ([]listEntry, error) {
 	var out []listEntry
 	for i, part := range strings.Split(v, ";") {
@@ -103,11 +94,9 @@ func IsScoped(v string) bool {
 }
 
 // ScopeList writes a plain NCCL_ALGO/NCCL_PROTO list ("^LL128") in the
-// per-function form for ops ("allreduce:^LL128;allgather:^LL128"), so
-// every function outside ops keeps NCCL's defaults. ok is false when the
-// value is already scoped or invalid, or no op of ops has a per-function
-// entry (alltoall and sendrecv have none: NCCL's lists do not choose their
-// plan).
+// per-function form for ops ("allreduce:^LL128;allgather:^LL128"). ok is
+// false when the value is already scoped or invalid, or no op of ops has a
+// per-function entry.
 func ScopeList(list string, ops []Op) (string, bool) {
 	entries, err := listEntries(list)
 	if err != nil || len(entries) != 1 || entries[0].function != "" {
@@ -132,10 +121,8 @@ func ScopeList(list string, ops []Op) (string, bool) {
 var ScopedKnobs = []string{"NCCL_ALGO", "NCCL_PROTO"}
 
 // ScopeConfig returns cfg with its NCCL_ALGO and NCCL_PROTO written in the
-// per-function form for ops when NCCL version (the fabric's) reads that
-// form, and the knobs it rewrote; cfg itself (cloned) and nil otherwise.
-// The ops of the workload run exactly as under cfg (each one's entry is
-// cfg's list); every other function keeps NCCL's defaults.
+// per-function form for ops when NCCL version reads that form, and the
+// knobs it rewrote; cfg itself (cloned) and nil otherwise.
 func ScopeConfig(cfg Config, ops []Op, version string) (Config, []string) {
 	out := cfg.Clone()
 	if !PerFunctionSupported(version) {
@@ -143,11 +130,7 @@ func ScopeConfig(cfg Config, ops []Op, version string) (Config, []string) {
 	}
 	var scoped []string
 	for _, k := range ScopedKnobs {
-		v, ok := out[k]
-		if !ok {
-			continue
-		}
-		if s, ok := ScopeList(v, ops); ok {
+		if s, ok := ScopeList(out[k], ops); ok { // an unset knob ("") is no list
 			out[k] = s
 			scoped = append(scoped, k)
 		}
@@ -156,10 +139,8 @@ func ScopeConfig(cfg Config, ops []Op, version string) (Config, []string) {
 }
 
 // Named are the values an NCCL_ALGO/NCCL_PROTO value names as allowed, in
-// any of its entries (lower case, each once): "LL,LL128" and
-// "allreduce:LL128" name ll and ll128, "^LL128" names none (an exclusion
-// allows what it leaves, not what it names). A value NCCL would refuse
-// names nothing.
+// any entry (lower case, each once); an exclusion names none, and a value
+// NCCL would refuse names nothing.
 func Named(v string) []string {
 	entries, err := listEntries(v)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// Size units follow nccl-tests' parsesize: a trailing K, M or G (either
-// case) multiplies by 1024, 1024² or 1024³. A bare number is bytes.
+// Size units follow nccl-tests' parsesize: K, M or G (either case) are
+// 1024, 1024² or 1024³.
 const (
 	KiB int64 = 1 << 10
 	MiB int64 = 1 << 20
@@ -135,10 +135,8 @@ func (b Band) Sizes() []int64 {
 }
 
 // Sweep is the range nccl-tests is asked to measure for the band (-b lo
-// -e hi -f 2): its first and last power of two. nccl-tests doubles from
-// -b, so a band whose ends are not powers of two (3M-5M) is measured at
-// exactly the sizes it scores (4M), not from 3M (3M, 6M: none of them).
-// Zero for a band that holds no power of two (Validate refuses it).
+// -e hi -f 2): its first and last power of two, since nccl-tests doubles
+// from -b (3M-5M is measured at 4M, not 3M and 6M). Zero when none.
 func (b Band) Sweep() (lo, hi int64) {
 	sizes := b.Sizes()
 	if len(sizes) == 0 {
@@ -164,11 +162,8 @@ func CheckPowerOfTwo(size int64) error {
 	return fmt.Errorf("size %s is not a power of two, and nccl-tests' doubling sweep only measures powers of two: did you mean %s or %s?", FormatSize(size), FormatSize(lo), FormatSize(lo*2))
 }
 
-// NearestPowerOfTwo is the power of two nearest to size on a log scale
-// (from p/√2 up to p·√2 is p's; a size at the boundary goes up): the one
-// rule that turns a size a process calls into the size nccl-tests'
-// doubling sweep measures it at, for `nccltune workload`'s histogram and
-// for a timed workload's parts (ParseCall) alike.
+// NearestPowerOfTwo is the power of two nearest to size on a log scale (a
+// size at the boundary goes up): the size a called size is measured at.
 func NearestPowerOfTwo(size int64) int64 {
 	if size <= 1 {
 		return 1

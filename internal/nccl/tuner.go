@@ -3,10 +3,7 @@ package nccl
 import "strings"
 
 // BlackwellCC is the compute capability of a Blackwell GPU named as
-// nccl-tests prints it ("NVIDIA GB10" → "12.1", "NVIDIA B200" → "10.0"),
-// "" for any other GPU: NCCL's log does not print the capability. The one
-// home of "is this GPU Blackwell", for the tuner CSV's header, verify and
-// doctor.
+// nccl-tests prints it ("NVIDIA GB10" → "12.1"), "" for any other GPU.
 func BlackwellCC(gpu string) string {
 	fields := strings.Fields(gpu)
 	for i, f := range fields {
@@ -29,13 +26,9 @@ func BlackwellCC(gpu string) string {
 }
 
 // ExamplePluginRetunes reports whether loading NVIDIA's example tuner
-// plugin changes NCCL's own choices on a communicator of nodes nodes whose
-// GPU is gpu (its name as nccl-tests prints it), whatever its CSV holds:
-// its pluginInit rewrites NCCL's Blackwell cost-model constants at the
-// ≥ 3-node scale (plugins/tuner/example/plugin.c:304-307 in NCCL 2.30.7),
-// which NCCL reads for compute capability ≥ 10.0 with nNodes ≥ 3
-// (src/graph/tuning.cc: "index2 = nNodes <= 2 ? nNodes-1 : 2"). known is
-// false when the GPU's name does not say (then neither can the caller).
+// plugin changes NCCL's own choices on nodes nodes of gpu, whatever its
+// CSV holds: its init rewrites the Blackwell cost-model constants NCCL
+// reads at 3 or more nodes. known is false when the GPU's name does not say.
 func ExamplePluginRetunes(gpu string, nodes int) (retunes, known bool) {
 	gpu = strings.TrimSpace(gpu)
 	if gpu == "" || nodes <= 0 {
@@ -52,10 +45,7 @@ const ExamplePluginInit = "its pluginInit caps NCCL's per-channel Tree bandwidth
 	"even where no row matches"
 
 // ExamplePluginAlgos and ExamplePluginProtos are the example tuner
-// plugin's names of NCCL's algorithms and protocols (its CSV's, lower
-// case with underscores), in NCCL's index order; its collectives are
-// PerFunctionNames. The tuner CSV export writes them and the simulated
-// plugin reads them: the one list.
+// plugin's names of NCCL's algorithms and protocols, in NCCL's index order.
 var (
 	ExamplePluginAlgos  = []string{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"}
 	ExamplePluginProtos = []string{"ll", "ll128", "simple"}
