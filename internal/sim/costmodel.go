@@ -202,8 +202,6 @@ func (f *ncclState) resolveTransport(env envReader) {
 		f.transport, f.socketWhy = transportSocket, "plugin"
 	case ibDisabled == 1:
 		f.transport, f.socketWhy = transportSocket, "disabled"
-	case len(p.NICs) == 0:
-		f.transport, f.socketWhy = transportSocket, "nodev"
 	case len(f.listed) == 0:
 		f.transport, f.socketWhy = transportSocket, "nodev"
 	default:
@@ -213,9 +211,7 @@ func (f *ncclState) resolveTransport(env envReader) {
 		switch {
 		case strings.EqualFold(netName, transportSocket):
 			f.transport, f.socketWhy = transportSocket, "forced"
-		case strings.EqualFold(netName, transportIB) && f.transport != transportIB:
-			f.usage = &UsageError{AtInit: true, Warn: fmt.Sprintf("Error: network %s not found.", netName)}
-		case !strings.EqualFold(netName, transportIB) && !strings.EqualFold(netName, transportSocket):
+		case !strings.EqualFold(netName, transportIB) || f.transport != transportIB:
 			f.usage = &UsageError{AtInit: true, Warn: fmt.Sprintf("Error: network %s not found.", netName)}
 		}
 	}
@@ -283,25 +279,24 @@ func (f *ncclState) resolveAlgorithms(env envReader) {
 // wins, then the floor.
 func (f *ncclState) resolveChannels(env envReader) {
 	f.commChannels = f.cost.CommChannels
-	if v, ok := env.intParam("NCCL_MAX_NCHANNELS"); ok && v >= 1 {
-		f.commChannels = min(f.commChannels, v)
+	capped := false
+	for _, name := range []string{"NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"} {
+		if v, ok := env.intParam(name); ok && v >= 1 {
+			f.commChannels = min(f.commChannels, v)
+		}
+		_, set := env.get(name)
+		capped = capped || set
 	}
-	if v, ok := env.intParam("NCCL_MAX_CTAS"); ok && v >= 1 {
-		f.commChannels = min(f.commChannels, v)
-	}
-	if v, ok := env.intParam("NCCL_MIN_NCHANNELS"); ok && v >= 1 {
-		f.minChannels = max(f.minChannels, v)
-	}
-	if v, ok := env.intParam("NCCL_MIN_CTAS"); ok && v >= 1 {
-		f.minChannels = max(f.minChannels, v)
+	for _, name := range []string{"NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS"} {
+		if v, ok := env.intParam(name); ok && v >= 1 {
+			f.minChannels = max(f.minChannels, v)
+		}
 	}
 	f.minChannels = min(f.minChannels, 64)
 	if f.minChannels > f.commChannels {
 		// NCCL duplicates channels up to the floor, unless a cap says no.
-		if _, capped := env.get("NCCL_MAX_NCHANNELS"); !capped {
-			if _, capped = env.get("NCCL_MAX_CTAS"); !capped {
-				f.commChannels = f.minChannels
-			}
+		if !capped {
+			f.commChannels = f.minChannels
 		}
 		f.minChannels = min(f.minChannels, f.commChannels)
 	}
@@ -310,6 +305,9 @@ func (f *ncclState) resolveChannels(env envReader) {
 // resolveBuffers reads the per-connection resources: threads, buffer
 // size, IB queue pairs, cross-NIC and the socket threads.
 func (f *ncclState) resolveBuffers(env envReader) {
+	if c := f.p.Transports[transportSocket]; c != nil {
+		f.sockThreads, f.sockPerThr = c.SocketThreads, c.SocketsPerThread
+	}
 	if v, ok := env.intParam("NCCL_NTHREADS"); ok {
 		f.nthreads = v
 	}
@@ -322,20 +320,13 @@ func (f *ncclState) resolveBuffers(env envReader) {
 			env.info("Invalid value %s for NCCL_BUFFSIZE, using default.", v)
 		}
 	}
-	if v, ok := env.intParam("NCCL_IB_QPS_PER_CONNECTION"); ok {
-		f.qps = v
-	}
-	if v, ok := env.intParam("NCCL_CROSS_NIC"); ok {
-		f.crossNIC = v
-	}
-	if c := f.p.Transports[transportSocket]; c != nil {
-		f.sockThreads, f.sockPerThr = c.SocketThreads, c.SocketsPerThread
-	}
-	if v, ok := env.intParam("NCCL_SOCKET_NTHREADS"); ok {
-		f.sockThreads = v
-	}
-	if v, ok := env.intParam("NCCL_NSOCKS_PERTHREAD"); ok {
-		f.sockPerThr = v
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"NCCL_IB_QPS_PER_CONNECTION", &f.qps}, {"NCCL_CROSS_NIC", &f.crossNIC}, {"NCCL_SOCKET_NTHREADS", &f.sockThreads}, {"NCCL_NSOCKS_PERTHREAD", &f.sockPerThr}} {
+		if v, ok := env.intParam(p.name); ok {
+			*p.dst = v
+		}
 	}
 	if f.sockThreads*f.sockPerThr > 64 {
 		// NCCL caps the product at 64 sockets by lowering sockets per thread.
@@ -457,6 +448,15 @@ func busFactor(n int) float64 {
 	return 2 * float64(n-1) / float64(n)
 }
 
+// busBytes are the bytes each rank sends for an op of bytes (for one
+// rank, the all-reduce's factor is 1).
+func (f *ncclState) busBytes(g geometry, bytes int64) float64 {
+	if f.op == nccl.AllReduce {
+		return busFactor(f.n) * float64(bytes)
+	}
+	return g.bus * float64(bytes)
+}
+
 // choose picks like NCCL: predicted time decides algorithm and protocol
 // (first strictly best in NCCL's order), the channel rule decides channels.
 func (f *ncclState) choose(bytes int64) Choice {
@@ -467,10 +467,7 @@ func (f *ncclState) choose(bytes int64) Choice {
 	// NCCL's model credits a comm with its full bandwidth from 4 channels
 	// on (or from all it has, if fewer); below that, proportionally less.
 	share := math.Min(1, float64(f.commChannels)/float64(min(f.cost.CommChannels, 4)))
-	bus := g.bus * float64(bytes)
-	if f.op == nccl.AllReduce {
-		bus = busFactor(f.n) * float64(bytes) // one rank: the all-reduce's 1
-	}
+	bus := f.busBytes(g, bytes)
 	best, bestT := Choice{}, math.Inf(1)
 	for _, a := range []string{algoTree, algoRing} {
 		if !f.algoOn[a] {
@@ -564,13 +561,9 @@ func (f *ncclState) linkGBps() float64 {
 //	W = bus bytes × wire factor / min(link, channels × per-channel bandwidth)
 //	P = steps × (step + channels × slots × op) + bus bytes / proxy bandwidth
 func (f *ncclState) trueTime(c Choice, bytes int64) float64 {
-	p := f.p
-	n := f.n
+	p, n := f.p, f.n
 	g := opGeometry(f.op, n)
-	bus := g.bus * float64(bytes)
-	if f.op == nccl.AllReduce {
-		bus = busFactor(n) * float64(bytes)
-	}
+	bus := f.busBytes(g, bytes)
 	if bytes <= 0 {
 		// A zero-count all-reduce returns at once.
 		return 2

@@ -323,45 +323,35 @@ func (o *options) applySim(name, val string, stderr io.Writer) (parseResult, boo
 // a sign, 0x for hex, a leading 0 for octal, and it stops at the first
 // character that is not a digit (no digits gives 0).
 func cStrtol(s string) int64 {
-	s = strings.TrimLeft(s, " \t\n\r\v\f")
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	base := int64(10)
+	s, neg := cSign(s, " \t\n\r\v\f")
+	base, digits := 10, "0123456789"
 	switch {
-	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isDigit(s[2], 16):
-		base, s = 16, s[2:]
+	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && strings.IndexByte(hexDigits, s[2]) >= 0:
+		base, digits, s = 16, hexDigits, s[2:]
 	case len(s) > 1 && s[0] == '0':
-		base = 8
+		base, digits = 8, "01234567"
 	}
-	var v int64
-	for i := 0; i < len(s) && isDigit(s[i], base); i++ {
-		d := int64(strings.IndexByte("0123456789abcdef", lower(s[i])))
-		if v > (math.MaxInt64-d)/base {
-			v = math.MaxInt64
-			break
-		}
-		v = v*base + d
-	}
+	// ParseInt saturates at MaxInt64, as the loop of C's strtol does.
+	v, _ := strconv.ParseInt(digitRun(s, digits), base, 64)
 	if neg {
 		return -v
 	}
 	return v
 }
 
-func lower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
+const hexDigits = "0123456789abcdefABCDEF"
+
+// cSign skips C's leading white space (the bytes in space) and a sign.
+func cSign(s, space string) (rest string, neg bool) {
+	s = strings.TrimLeft(s, space)
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		return s[1:], s[0] == '-'
 	}
-	return c
+	return s, false
 }
 
-func isDigit(c byte, base int64) bool {
-	d := strings.IndexByte("0123456789abcdef", lower(c))
-	return d >= 0 && int64(d) < base
-}
+// digitRun is the longest prefix of s made of bytes in digits.
+func digitRun(s, digits string) string { return s[:len(s)-len(strings.TrimLeft(s, digits))] }
 
 // parseSize reads a size like nccl-tests' parsesize: sscanf("%lf %1s"), a
 // number then an optional K, M or G (binary units); anything else after

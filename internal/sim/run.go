@@ -387,22 +387,20 @@ func (l *launch) jsonConfig() {
 		return
 	}
 	j.key("config").startObject()
+	step := struct {
+		k string
+		v int64
+	}{"step_bytes", o.stepBytes}
+	if o.stepFactor > 1 {
+		step.k, step.v = "step_factor", o.stepFactor
+	}
 	for _, kv := range []struct {
 		k string
 		v int64
-	}{{"nthreads", int64(o.nThreads)}, {"ngpus", int64(o.nGpus)}, {"minimum_bytes", o.minBytes}, {"maximum_bytes", o.maxBytes}} {
+	}{{"nthreads", int64(o.nThreads)}, {"ngpus", int64(o.nGpus)}, {"minimum_bytes", o.minBytes}, {"maximum_bytes", o.maxBytes}, step,
+		{"warmup_iters", int64(o.warmup)}, {"iterations", int64(o.iters)}, {"aggregated_iterations", int64(o.agg)},
+		{"validation", int64(o.check)}, {"graph", int64(o.graph)}} {
 		j.key(kv.k).int(kv.v)
-	}
-	if o.stepFactor > 1 {
-		j.key("step_factor").int(o.stepFactor)
-	} else {
-		j.key("step_bytes").int(o.stepBytes)
-	}
-	for _, kv := range []struct {
-		k string
-		v int
-	}{{"warmup_iters", o.warmup}, {"iterations", o.iters}, {"aggregated_iterations", o.agg}, {"validation", o.check}, {"graph", o.graph}} {
-		j.key(kv.k).int(int64(kv.v))
 	}
 	j.key("blocking_collectives").str(strconv.FormatBool(o.blocking != 0))
 	j.key("per_iter_timing").str(strconv.FormatBool(o.perIter != 0))

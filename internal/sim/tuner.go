@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -287,44 +288,24 @@ func pluginName(s string, names []string, def string) string {
 // strtoull reads a leading decimal number as C's strtoull: leading
 // spaces, a sign (a negative value wraps), saturating at the maximum.
 func strtoull(s string) uint64 {
-	s = strings.TrimLeft(s, " \t")
-	neg := false
-	if s != "" && (s[0] == '-' || s[0] == '+') {
-		neg, s = s[0] == '-', s[1:]
+	s, neg := cSign(s, " \t")
+	v, err := strconv.ParseUint(digitRun(s, "0123456789"), 10, 64)
+	if err != nil || !neg {
+		return v // 0 without digits, the maximum when saturated
 	}
-	var v uint64
-	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		d := uint64(s[i] - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return math.MaxUint64
-		}
-		v = v*10 + d
-	}
-	if neg {
-		return -v
-	}
-	return v
+	return -v
 }
 
 // atoi reads a leading decimal int as C's atoi (clamped instead of
 // undefined on overflow).
 func atoi(s string) int {
-	s = strings.TrimLeft(s, " \t")
-	neg := false
-	if s != "" && (s[0] == '-' || s[0] == '+') {
-		neg, s = s[0] == '-', s[1:]
-	}
-	v := 0
-	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		if v < math.MaxInt32 {
-			v = v*10 + int(s[i]-'0')
-		}
-	}
+	s, neg := cSign(s, " \t")
+	v, _ := strconv.ParseInt(digitRun(s, "0123456789"), 10, 64)
 	v = min(v, math.MaxInt32)
 	if neg {
-		return -v
+		return -int(v)
 	}
-	return v
+	return int(v)
 }
 
 // tunerInit logs rank r's plugin loading.
@@ -392,7 +373,7 @@ func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 		if t.buggy {
 			l.tunerSegfault() // reading the cost table as float** faults here
 		}
-		algo, proto := algoNames[indexOf(nccl.ExamplePluginAlgos, row.algo)], protoNames[indexOf(nccl.ExamplePluginProtos, row.proto)]
+		algo, proto := algoNames[slices.Index(nccl.ExamplePluginAlgos, row.algo)], protoNames[slices.Index(nccl.ExamplePluginProtos, row.proto)]
 		if !l.f.algoOn[algo] || !l.f.protoOn[proto] {
 			l.log.info(id, subTuning, "TUNER/ExamplePlugin: Algorithm/protocol combination [%s][%s] is marked as IGNORE", row.algo, row.proto)
 			continue
@@ -451,15 +432,6 @@ func (l *launch) tunerSegfault() {
 func b2i(b bool) int {
 	if b {
 		return 1
-	}
-	return 0
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
 	}
 	return 0
 }
