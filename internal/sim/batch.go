@@ -49,16 +49,26 @@ func newBatchDraw(n int) *BatchDraw {
 	return &BatchDraw{Visits: make([][][]map[int64]float64, n), Errs: make([]error, n), Duration: BatchStartup + time.Duration(n)*BatchCommInit}
 }
 
-// visit adds one visit's time to the draw: warmup+iters iterations at
-// each size's median, and the overhead. The sizes are added in order, not
-// in the map's: a float sum in random order differs in its last bits
-// from run to run, and so would the modelled time a study decides from.
-func (d *BatchDraw) visit(times map[int64]float64, warmup, iters int) {
-	sum := 0.0
-	for _, b := range slices.Sorted(maps.Keys(times)) {
-		sum += times[b]
+// addOp adds config i's rounds of one op, at(round, size) timing each
+// size, and each visit's time: warmup+iters iterations at each size's
+// median, and the overhead. The sizes are added in order, not in the
+// map's: a float sum in random order differs in its last bits from run
+// to run, and so would the modelled time a study decides from.
+func (d *BatchDraw) addOp(i int, sizes []int64, rounds, warmup, iters int, at func(round int, b int64) float64) {
+	var byRound []map[int64]float64
+	for r := range rounds {
+		times := map[int64]float64{}
+		for _, b := range sizes {
+			times[b] = at(r, b)
+		}
+		sum := 0.0
+		for _, b := range slices.Sorted(maps.Keys(times)) {
+			sum += times[b]
+		}
+		d.Duration += visitCost(sum, warmup, iters)
+		byRound = append(byRound, times)
 	}
-	d.Duration += visitCost(sum, warmup, iters)
+	d.Visits[i] = append(d.Visits[i], byRound)
 }
 
 // visitCost is one visit's modelled time: its overhead and warmup+iters
@@ -129,18 +139,11 @@ func (p *Profile) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup,
 				break
 			}
 			s := p.newSampler(f, noise, seed, launch)
-			var byRound []map[int64]float64
-			for r := 0; r < rounds; r++ {
-				times := map[int64]float64{}
-				for _, b := range op.Sizes {
-					// place 2+i: each config's iterations draw apart from
-					// the others' and from a launch's out- and in-place.
-					times[b] = medianOf(s.times(f.choose(b), b, max(iters, 1), r, 2+i))
-				}
-				d.visit(times, warmup, iters)
-				byRound = append(byRound, times)
-			}
-			d.Visits[i] = append(d.Visits[i], byRound)
+			d.addOp(i, op.Sizes, rounds, warmup, iters, func(r int, b int64) float64 {
+				// place 2+i: each config's iterations draw apart from
+				// the others' and from a launch's out- and in-place.
+				return medianOf(s.times(f.choose(b), b, max(iters, 1), r, 2+i))
+			})
 		}
 	}
 	return d
@@ -160,30 +163,21 @@ func (r *Replay) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup, 
 			d.Errs[i] = err
 			continue
 		}
-		pool := c.warm()
-		rec := &replayDraw{r: r, c: c, med: r.Medians(c), noise: max(0, noise), scale: slices.Repeat([]float64{1}, len(r.Sizes))}
-		rec.l = pool[newRNG(seed, int64(launch), streamBatch, int64(i)).IntN(len(pool))]
+		rec := r.newDraw(c, noise, newRNG(seed, int64(launch), streamBatch, int64(i)))
 		if rec.l.Failed != "" {
 			d.Errs[i] = &ReplayedFailure{Replay: r.Name, Config: c.Env, Why: rec.l.Failed}
 			continue
 		}
 		for j, op := range ops {
-			var byRound []map[int64]float64
-			for round := 0; round < rounds; round++ {
-				times := map[int64]float64{}
-				for _, b := range op.Sizes {
-					all := rec.times(b, len(rec.l.TimesUS[nearestSize(r.Sizes, b)]))
-					rng := newRNG(seed, int64(launch), streamBatch, int64(i), int64(j), int64(round), b)
-					visit := make([]float64, max(iters, 1))
-					for k := range visit {
-						visit[k] = all[rng.IntN(len(all))]
-					}
-					times[b] = medianOf(visit)
+			d.addOp(i, op.Sizes, rounds, warmup, iters, func(round int, b int64) float64 {
+				all := rec.times(b, len(rec.l.TimesUS[nearestSize(r.Sizes, b)]))
+				rng := newRNG(seed, int64(launch), streamBatch, int64(i), int64(j), int64(round), b)
+				visit := make([]float64, max(iters, 1))
+				for k := range visit {
+					visit[k] = all[rng.IntN(len(all))]
 				}
-				d.visit(times, warmup, iters)
-				byRound = append(byRound, times)
-			}
-			d.Visits[i] = append(d.Visits[i], byRound)
+				return medianOf(visit)
+			})
 		}
 	}
 	return d

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -42,14 +43,7 @@ const FaultEnv = "NCCLTUNE_SIM_FAULT"
 // FaultKinds lists every fault name.
 var FaultKinds = []string{FaultHang, FaultInitHang, FaultCrash, FaultWrong, FaultGarbage, FaultSilent, FaultSocketFallback, FaultMPIWireup}
 
-func isFaultKind(s string) bool {
-	for _, k := range FaultKinds {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
+func isFaultKind(s string) bool { return slices.Contains(FaultKinds, s) }
 
 // FaultError reports that a launch of a configuration fails or lies. Bytes
 // is the first size the fault hits (0 when it hits before any size).

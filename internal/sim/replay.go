@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -237,12 +238,6 @@ func readReplayFile(path string) (*Replay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	return ParseReplay(data)
-}
-
-// ParseReplay reads a replay file's JSON (unknown fields are errors) and
-// checks it.
-func ParseReplay(data []byte) (*Replay, error) {
 	return decodeStrict[Replay](data, "replay file")
 }
 
@@ -327,10 +322,8 @@ func canonAlgo(s string) string  { return canonName(algoNames, s) }
 func canonProto(s string) string { return canonName(protoNames, s) }
 
 func canonName(names []string, s string) string {
-	for _, n := range names {
-		if strings.EqualFold(n, s) {
-			return n
-		}
+	if i := slices.IndexFunc(names, func(n string) bool { return strings.EqualFold(n, s) }); i >= 0 {
+		return names[i]
 	}
 	return ""
 }
@@ -651,20 +644,22 @@ type replayDraw struct {
 // c's warm launches scaled by the recorded cold/warm ratio; later launches
 // are one of c's warm launches drawn uniformly.
 func (r *Replay) draw(c *ReplayConfig, noise float64, seed int64, launch int) *replayDraw {
-	d := &replayDraw{r: r, c: c, med: r.Medians(c), noise: math.Max(0, noise),
-		scale: slices.Repeat([]float64{1}, len(r.Sizes))}
+	d := r.newDraw(c, noise, newRNG(seed, int64(launch), streamReplay))
 	if launch == 0 {
-		for _, l := range c.Launches {
-			if l.Cold {
-				d.l = l
-				return d
-			}
+		if i := slices.IndexFunc(c.Launches, func(l ReplayLaunch) bool { return l.Cold }); i >= 0 {
+			d.l = c.Launches[i]
+		} else {
+			d.scale = r.coldRatio()
 		}
-		d.scale = r.coldRatio()
 	}
-	pool := c.warm()
-	d.l = pool[newRNG(seed, int64(launch), streamReplay).IntN(len(pool))]
 	return d
+}
+
+// newDraw replays one of c's warm launches, drawn by rng, unscaled.
+func (r *Replay) newDraw(c *ReplayConfig, noise float64, rng *rand.Rand) *replayDraw {
+	pool := c.warm()
+	return &replayDraw{r: r, c: c, l: pool[rng.IntN(len(pool))], med: r.Medians(c), noise: math.Max(0, noise),
+		scale: slices.Repeat([]float64{1}, len(r.Sizes))}
 }
 
 // times returns iters per-iteration times for a size: the recorded
