@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -22,23 +23,19 @@ import (
 const maxProfileBytes = 4 << 20
 
 // Profile describes one simulated fabric: its hosts and NICs, the NCCL that
-// runs on it, NCCL's built-in (predicted) cost model that drives NCCL's own
-// choices, the true cost model that decides the simulated times, the noise,
-// and the faults. Built-in profiles are JSON files embedded from
-// profiles/*.json; LoadProfile also reads the same schema from a file. The
-// schema is documented in the package comment and in docs/SIMULATOR.md.
+// runs on it, NCCL's predicted cost model (which drives NCCL's choices),
+// the true cost model (which decides the times), the noise and the
+// faults. Built-in profiles are embedded from profiles/*.json; the schema
+// is documented in docs/SIMULATOR.md.
 type Profile struct {
-	// Name labels the fabric in every simulated output.
-	Name string `json:"name"`
-	// Description says what real fabric the profile imitates and where its
-	// numbers come from.
+	// Name labels the fabric in every simulated output; Description says
+	// what real fabric it imitates and where its numbers come from.
+	Name        string `json:"name"`
 	Description string `json:"description"`
-	// NRanks is the number of ranks (one process per node, or per fake host
-	// on a loopback fabric). --ranks overrides it.
-	NRanks int `json:"nranks"`
-	// GPUsPerNode bounds nccl-tests' -t × -g.
-	GPUsPerNode int `json:"gpus_per_node"`
-	// NCCLVersion is "2.30.7"; CUDAVersion "13.0"; CUDADriver 13000.
+	// NRanks is the number of ranks, one process each (--ranks overrides
+	// it); GPUsPerNode bounds nccl-tests' -t × -g.
+	NRanks      int    `json:"nranks"`
+	GPUsPerNode int    `json:"gpus_per_node"`
 	NCCLVersion string `json:"nccl_version"`
 	CUDAVersion string `json:"cuda_version"`
 	CUDADriver  int    `json:"cuda_driver"`
@@ -49,68 +46,56 @@ type Profile struct {
 	// HostPrefix + rank is each rank's host name ("sim-spark4-0").
 	HostPrefix string `json:"host_prefix"`
 	// HostCores is the CPU cores of one host; with ColocatedRanks all ranks
-	// share one host (the loopback fabric) and therefore its cores.
+	// share one host (the loopback fabric) and its cores.
 	HostCores      int  `json:"host_cores"`
 	ColocatedRanks bool `json:"colocated_ranks"`
-	// NICs are the RDMA devices NCCL's IB transport can find. None means
-	// NCCL can only use sockets.
-	NICs []NIC `json:"nics"`
-	// RailsWithoutMerge is how many of the NICs NCCL drives when
-	// NCCL_IB_MERGE_NICS is not 1 (the GB10's two logical NICs behind one
-	// port are used one at a time unless merged).
-	RailsWithoutMerge int `json:"rails_without_merge"`
-	// SocketIf is the interface NCCL's bootstrap and Socket transport use.
-	SocketIf SocketIf `json:"socket_if"`
-	// GDR: GPUDirect RDMA in use on the IB transport.
-	GDR bool `json:"gdr"`
-	// RelaxedOrdering adds "[RO]" to the NET/IB line.
+	// NICs are the RDMA devices NCCL's IB transport can find (none: sockets
+	// only). RailsWithoutMerge is how many NCCL drives unless
+	// NCCL_IB_MERGE_NICS=1 (a GB10's two logical NICs share one port).
+	NICs              []NIC    `json:"nics"`
+	RailsWithoutMerge int      `json:"rails_without_merge"`
+	SocketIf          SocketIf `json:"socket_if"`
+	// GDR: GPUDirect RDMA on IB; RelaxedOrdering adds "[RO]" to NET/IB.
+	GDR             bool `json:"gdr"`
 	RelaxedOrdering bool `json:"relaxed_ordering"`
 	// Throttle multiplies every link's bandwidth: 1 is healthy, 0.07 the
 	// ConnectX-7 firmware throttle of the seeds (13 Gb/s on a 200G port).
 	Throttle float64 `json:"throttle"`
-	// ChannelBytes is NCCL's per-size channel rule: for each protocol, the
-	// bytes one channel must carry before NCCL adds another (NCCL's
-	// nThreads × threadThreshold). Channels = bytes / ChannelBytes, at
-	// least 1, at most the comm's channels.
+	// ChannelBytes is NCCL's per-size channel rule: per protocol, the bytes
+	// one channel must carry before NCCL adds another.
 	ChannelBytes map[string]float64 `json:"channel_bytes"`
 	// Transports holds, per transport ("IB", "Socket"), what NCCL sets up
-	// on it, NCCL's predicted cost, and the true cost.
+	// on it, NCCL's predicted cost and the true cost.
 	Transports map[string]*Transport `json:"transports"`
 	// Flat, when set, replaces the true cost: every configuration takes the
 	// same time (the null case for the statistics).
-	Flat *FlatCost `json:"flat,omitempty"`
-	// Noise describes the run-to-run and iteration-to-iteration variation.
-	Noise Noise `json:"noise"`
-	// Faults are rules that make matching configurations fail.
+	Flat   *FlatCost   `json:"flat,omitempty"`
+	Noise  Noise       `json:"noise"`
 	Faults []FaultRule `json:"faults,omitempty"`
 	// Shapes are the same fabric calibrated at other rank counts, keyed by
 	// the count ("4"): WithRanks(n) takes shape n's numbers where it has
 	// one (ranks sharing one host do not scale like ranks on hosts of
-	// their own), and the profile's own otherwise.
+	// their own).
 	Shapes map[string]*Shape `json:"shapes,omitempty"`
 }
 
-// Shape is a profile's calibration at another rank count: what replaces
-// the profile's own numbers there.
+// Shape is a profile's calibration at another rank count: the fields set
+// replace the profile's. HostCores there is the cores left to NCCL's
+// socket helper threads once the ranks' own threads have theirs.
 type Shape struct {
-	// Description says what the shape was calibrated to.
-	Description string `json:"description"`
-	// HostCores, when set, replaces host_cores: the cores left to NCCL's
-	// socket helper threads once the ranks' own threads have theirs.
-	HostCores int `json:"host_cores,omitempty"`
-	// ChannelBytes and Transports, when set, replace the profile's.
+	Description  string                `json:"description"`
+	HostCores    int                   `json:"host_cores,omitempty"`
 	ChannelBytes map[string]float64    `json:"channel_bytes,omitempty"`
 	Transports   map[string]*Transport `json:"transports,omitempty"`
 }
 
-// NIC is one RDMA device as NCCL lists it ("[0]rocep1s0f1:1/RoCE").
+// NIC is one RDMA device as NCCL lists it ("[0]rocep1s0f1:1/RoCE"); Link
+// is "RoCE" or "IB", Gbps the port speed NCCL reports.
 type NIC struct {
 	Name string `json:"name"`
 	Port int    `json:"port"`
-	// Link is "RoCE" or "IB".
 	Link string `json:"link"`
-	// Gbps is the port speed NCCL reports (for the merged device line).
-	Gbps int `json:"gbps"`
+	Gbps int    `json:"gbps"`
 }
 
 // SocketIf is an IP interface: Addr may hold one %d, replaced by rank+1.
@@ -128,33 +113,26 @@ type Predicted struct {
 
 // Transport is one NCCL network transport on the fabric: what NCCL builds
 // on it, what NCCL believes it costs (NCCLModel) and what it really costs
-// (the other fields). See the package comment for the formula.
+// (the other fields, see the package comment's formula).
 type Transport struct {
-	// CommChannels is the channel count NCCL builds at init (its
-	// comm->nChannels, "N coll channels"); NCCL_MAX_NCHANNELS/CTAS lower it
-	// and NCCL_MIN_NCHANNELS/CTAS raise it.
-	CommChannels int `json:"comm_channels"`
-	// LL128Default: NCCL enables LL128 without being asked (it does on
-	// GB10 over RoCE, where it should not).
-	LL128Default bool `json:"ll128_default"`
-	// NCCLModel is NCCL's own predicted cost per algorithm and protocol,
-	// from which it picks; it can disagree with the true cost.
-	NCCLModel map[string]map[string]Predicted `json:"nccl_model"`
+	// CommChannels is the channel count NCCL builds at init ("N coll
+	// channels"). LL128Default: NCCL enables LL128 unasked (it does on GB10
+	// over RoCE, where it should not).
+	CommChannels int                             `json:"comm_channels"`
+	LL128Default bool                            `json:"ll128_default"`
+	NCCLModel    map[string]map[string]Predicted `json:"nccl_model"`
 	// LinkGBps is payload bandwidth in GB/s: per NIC for IB, the whole
-	// host-to-host path for Socket.
-	LinkGBps float64 `json:"link_gbps"`
-	// ProxyGBps is the host staging stage's bandwidth (GDR off: data goes
-	// through host memory); 0 means it never limits.
+	// host-to-host path for Socket. ProxyGBps is the host staging stage's
+	// (GDR off); 0 means it never limits.
+	LinkGBps  float64 `json:"link_gbps"`
 	ProxyGBps float64 `json:"proxy_gbps"`
-	// Overlap is the soft-max exponent joining the wire stage and the
-	// proxy stage: 1 means they add up, large means they fully overlap.
+	// Overlap is the soft-max exponent joining the wire and proxy stages.
 	Overlap float64 `json:"overlap"`
-	// TreeBusFactor multiplies the bus bytes of the Tree algorithm (>1: the
-	// tree moves its data less efficiently than the ring).
+	// TreeBusFactor multiplies the Tree algorithm's bus bytes.
 	TreeBusFactor float64 `json:"tree_bus_factor"`
 	// QPGain is the per-channel bandwidth gained per doubling of
-	// NCCL_IB_QPS_PER_CONNECTION; QPOpCost the proxy cost added per extra QP
-	// (fraction of OpUS).
+	// NCCL_IB_QPS_PER_CONNECTION; QPOpCost the proxy cost added per extra
+	// QP (fraction of OpUS).
 	QPGain   float64 `json:"qp_gain"`
 	QPOpCost float64 `json:"qp_op_cost"`
 	// CrossNICPenalty is the fraction of link bandwidth lost when
@@ -162,26 +140,22 @@ type Transport struct {
 	CrossNICPenalty float64 `json:"cross_nic_penalty"`
 	// SocketThreads and SocketsPerThread are NCCL's defaults for
 	// NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD (Socket only).
-	SocketThreads    int `json:"socket_threads"`
-	SocketsPerThread int `json:"sockets_per_thread"`
-	// Protocols holds the per-protocol terms, keyed "LL", "LL128", "Simple".
-	Protocols map[string]ProtoCost `json:"protocols"`
-	// Ops scales the terms for the collectives other than all-reduce,
-	// keyed by nccl-tests' name ("all_gather"); see OpCost.
+	SocketThreads    int                  `json:"socket_threads"`
+	SocketsPerThread int                  `json:"sockets_per_thread"`
+	Protocols        map[string]ProtoCost `json:"protocols"`
+	// Ops scales the terms for the other collectives, keyed by nccl-tests'
+	// name ("all_gather").
 	Ops map[string]*OpCost `json:"ops,omitempty"`
 }
 
-// ProtoCost are one protocol's terms of the true cost.
+// ProtoCost are one protocol's terms of the true cost: BaseUS once per
+// collective, StepUS per algorithm step, OpUS per channel, step and buffer
+// slot (the proxy serves channels one after another, so this is what many
+// channels cost), and the wire bytes one channel can move per second.
 type ProtoCost struct {
-	// BaseUS is paid once per collective (kernel launch, setup, sync).
-	BaseUS float64 `json:"base_us"`
-	// StepUS is paid per algorithm step (a ring hop, a tree level).
-	StepUS float64 `json:"step_us"`
-	// OpUS is paid per channel, per step, per buffer slot: the proxy
-	// thread serves channels one after another, so this is what many
-	// channels cost.
-	OpUS float64 `json:"op_us"`
-	// ChannelGBps is the wire bytes one channel can move per second.
+	BaseUS      float64 `json:"base_us"`
+	StepUS      float64 `json:"step_us"`
+	OpUS        float64 `json:"op_us"`
 	ChannelGBps float64 `json:"channel_gbps"`
 }
 
@@ -192,19 +166,18 @@ type FlatCost struct {
 	GBps  float64 `json:"gbps"`
 }
 
-// Noise describes the variation of simulated times. All of it is scaled by
-// the --noise factor (0 gives the true curve exactly).
+// Noise describes the variation of simulated times, all of it scaled by
+// --noise (0 gives the true curve exactly).
 type Noise struct {
-	// Points give, per message size, the launch-to-launch coefficient of
-	// variation (a per-launch multiplicative offset, the dominant term) and
-	// the iteration-to-iteration one; sizes in between are interpolated in
-	// log2(size), sizes outside take the nearest point.
+	// Points give per message size the launch-to-launch coefficient of
+	// variation (the dominant term) and the iteration-to-iteration one,
+	// interpolated in log2(size), the nearest point outside them.
 	Points []NoisePoint `json:"points"`
-	// LaunchCorrelation is how much of a launch's offset is shared by all
-	// sizes of the launch (0..1); the rest is drawn per size.
+	// LaunchCorrelation is how much of a launch's offset all its sizes
+	// share (0..1).
 	LaunchCorrelation float64 `json:"launch_correlation"`
-	// OutlierProb is the chance that one iteration is an outlier, slower by
-	// a factor drawn log-uniformly between 1.5 and OutlierMax.
+	// OutlierProb is the chance that one iteration is slower by a factor
+	// drawn log-uniformly between 1.5 and OutlierMax.
 	OutlierProb float64 `json:"outlier_prob"`
 	OutlierMax  float64 `json:"outlier_max"`
 	// ColdStart makes launch 0 slower by this fraction (0.30: 30 %).
@@ -218,16 +191,15 @@ type NoisePoint struct {
 	IterCV   float64 `json:"iter_cv"`
 }
 
-// FaultRule makes configurations that match When fail with Fault at sizes
-// from MinBytes to MaxBytes (0: no bound). When maps environment variables
-// to values, compared case-insensitively; "" matches an unset variable.
+// FaultRule makes configurations that match When (variables to values,
+// compared case-insensitively; "" matches unset) fail with Fault at sizes
+// from MinBytes to MaxBytes (0: no bound). Why is for the docs.
 type FaultRule struct {
 	When     map[string]string `json:"when"`
 	Fault    string            `json:"fault"`
 	MinBytes int64             `json:"min_bytes,omitempty"`
 	MaxBytes int64             `json:"max_bytes,omitempty"`
-	// Why explains the rule (shown in docs, not in output).
-	Why string `json:"why,omitempty"`
+	Why      string            `json:"why,omitempty"`
 }
 
 //go:embed profiles/*.json
@@ -482,8 +454,8 @@ func (p *Profile) checkMagnitudes() error {
 		}
 		return nil
 	}
-	var errs []error
-	add := func(err error) { errs = append(errs, err) }
+	var first error
+	add := func(err error) { first = cmp.Or(first, err) }
 	if p.Throttle < minGBps {
 		add(fmt.Errorf("throttle %g must be at least %g", p.Throttle, minGBps))
 	}
@@ -532,12 +504,7 @@ func (p *Profile) checkMagnitudes() error {
 	}
 	add(upTo("noise.outlier_max", p.Noise.OutlierMax, maxFactor))
 	add(upTo("noise.cold_start", p.Noise.ColdStart, maxFactor))
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return first
 }
 
 // WithRanks returns a copy of the profile with n ranks (--ranks).

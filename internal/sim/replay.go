@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -32,22 +33,16 @@ const ReplayPrefix = "replay:"
 const ReplayFormat = "nccltune-replay/1"
 
 // Replay is a simulated fabric built from real launches: per config, the
-// launches a store recorded (whole launches, per size the per-iteration
-// times as measured) and the plan NCCL chose for it (algorithm, protocol
-// and channels per size). Replaying a config resamples its recorded
-// launches, so the launch-to-launch spread is the real one; launch 0 of
-// the replayed fabric is the recorded cold first launch. It is still a
-// simulation: it can only say what was recorded, and says so in every
-// output ("profile replay:NAME", SIMULATED).
+// whole launches a store recorded (per size the per-iteration times) and
+// the plan NCCL chose for it. Replaying a config resamples its recorded
+// launches, so the launch-to-launch spread is the real one; launch 0 is
+// the recorded cold first launch. It can only say what was recorded, and
+// every output says so ("profile replay:NAME", SIMULATED).
 type Replay struct {
-	// Format is ReplayFormat.
-	Format string `json:"format"`
-	// Name labels the fabric: outputs say "profile replay:NAME".
-	Name string `json:"name"`
-	// Description says what was recorded, where and how the file was made.
+	Format      string `json:"format"`
+	Name        string `json:"name"`
 	Description string `json:"description"`
-	// FromSimulated is true when the recorded launches were themselves
-	// simulated (a test recording made with --sim).
+	// FromSimulated: the recorded launches were themselves simulated.
 	FromSimulated bool `json:"from_simulated"`
 	// Source is the store the launches came from, as given to the builder.
 	Source string `json:"source,omitempty"`
@@ -62,47 +57,41 @@ type Replay struct {
 	Channels int `json:"channels"`
 	// Tuning is NCCL's TUNING table of the all-reduce under the defaults
 	// (algorithm → protocol → bandwidth, names as nccl.NormName spells
-	// them; 0: disabled), from a recorded debug log; nil when the
-	// recording has none, and then a replay prints no table.
+	// them; 0: disabled); nil when no debug log was recorded, and then a
+	// replay prints no table.
 	Tuning map[string]map[string]float64 `json:"tuning,omitempty"`
 	// Sizes are the recorded message sizes, ascending; every OK launch
 	// has a time for each.
 	Sizes []int64 `json:"sizes"`
 	// Configs are the recorded configs; the first is NCCL's defaults.
 	Configs []*ReplayConfig `json:"configs"`
-	// PlanOnly are configs whose plan NCCL showed (a doctor output or a
-	// debug launch) but that were never timed: a launch of one replays the
-	// timed config with the same recorded plan, when its knobs are ones
-	// that act only through the plan (see Match).
+	// PlanOnly are configs whose plan NCCL showed but that were never
+	// timed: a launch of one replays the timed config with the same plan,
+	// when its knobs act only through the plan (see Match).
 	PlanOnly []*ReplayConfig `json:"plan_only,omitempty"`
 }
 
-// ReplayConfig is one recorded config: its launches and NCCL's plan.
+// ReplayConfig is one recorded config (canonical, {} for the defaults):
+// its launches in the order they ran and NCCL's plan per size (from
+// `nccltune doctor --json` or NCCL_DEBUG=INFO lines: PlanSource says
+// which). CommChannels is the channels NCCL built, 0 when not recorded.
 type ReplayConfig struct {
-	// Env is the config (canonical: nccl.Config.Canonical), {} for the defaults.
-	Env nccl.Config `json:"env"`
-	// Plan is what NCCL chose per size (from `nccltune doctor --json` or
-	// the launches' own NCCL_DEBUG=INFO lines); PlanSource says which.
-	Plan       []benchfmt.PlanStep `json:"plan"`
-	PlanSource string              `json:"plan_source,omitempty"`
-	// CommChannels is the collective channels NCCL built under this
-	// config, 0 when not recorded.
-	CommChannels int `json:"comm_channels,omitempty"`
-	// Launches in the order they ran.
-	Launches []ReplayLaunch `json:"launches"`
+	Env          nccl.Config         `json:"env"`
+	Plan         []benchfmt.PlanStep `json:"plan"`
+	PlanSource   string              `json:"plan_source,omitempty"`
+	CommChannels int                 `json:"comm_channels,omitempty"`
+	Launches     []ReplayLaunch      `json:"launches"`
 }
 
-// ReplayLaunch is one recorded launch.
+// ReplayLaunch is one recorded launch: the study it was stored in,
+// whether it was the recorded fabric's first (cold) launch, why it failed
+// (a failed launch has no times and replays as a failure) and per
+// Replay.Sizes its per-iteration times in µs.
 type ReplayLaunch struct {
-	Start time.Time `json:"start"`
-	// Study names the study it was stored in (provenance).
-	Study string `json:"study,omitempty"`
-	// Cold marks the first launch of the recorded fabric.
-	Cold bool `json:"cold,omitempty"`
-	// Failed, when set, is why the launch failed; it has no times and
-	// replays as a failed launch.
-	Failed string `json:"failed,omitempty"`
-	// TimesUS[i] are the per-iteration times (µs) of Replay.Sizes[i].
+	Start   time.Time   `json:"start"`
+	Study   string      `json:"study,omitempty"`
+	Cold    bool        `json:"cold,omitempty"`
+	Failed  string      `json:"failed,omitempty"`
 	TimesUS [][]float64 `json:"times_us,omitempty"`
 }
 
@@ -148,17 +137,16 @@ func sniffFile(path string) (string, error) {
 }
 
 // IsStoreFile reports whether the file at path is a bbolt database (a
-// nccltune store): a replay argument naming one is built into a replay
-// before the simulated fabric runs.
+// nccltune store).
 func IsStoreFile(path string) bool {
 	kind, err := sniffFile(path)
 	return err == nil && kind == "bbolt"
 }
 
 // BuiltPath is where the replay built from the store at storeAbs, as it
-// is now (fi: its size and modification time), is kept for the simulated
-// fabric's launches to read: the file name is a hash of the three, so a
-// changed store is built again.
+// is now (fi), is kept for the simulated fabric's launches to read: the
+// name hashes path, size and modification time, so a changed store is
+// built again.
 func BuiltPath(storeAbs string, fi os.FileInfo) string {
 	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d", storeAbs, fi.Size(), fi.ModTime().UnixNano()))
 	return filepath.Join(os.TempDir(), "nccltune-replay-"+hex.EncodeToString(h[:8])+".json")
@@ -168,12 +156,7 @@ func BuiltPath(storeAbs string, fi os.FileInfo) string {
 // a meta page (16-byte page header, flags 0x04) whose meta starts with
 // bbolt's magic 0xED0CDAED, little-endian on the machines nccltune runs on.
 func isBbolt(head []byte) bool {
-	if len(head) < 24 {
-		return false
-	}
-	flags := uint16(head[8]) | uint16(head[9])<<8
-	magic := uint32(head[16]) | uint32(head[17])<<8 | uint32(head[18])<<16 | uint32(head[19])<<24
-	return flags == 0x04 && magic == 0xED0CDAED
+	return len(head) >= 24 && binary.LittleEndian.Uint16(head[8:]) == 0x04 && binary.LittleEndian.Uint32(head[16:]) == 0xED0CDAED
 }
 
 // replayCache keeps replays loaded in this process (the in-process
@@ -186,10 +169,9 @@ type cachedReplay struct {
 	r    *Replay
 }
 
-// LoadReplay reads a replay: a replay file (JSON, see Replay), or for a
-// nccltune store (bbolt) the replay built from it as it is now
-// (BuiltPath), which nccltune writes before it launches (sim never opens
-// a store).
+// LoadReplay reads a replay file, or for a nccltune store the replay
+// nccltune built from it before it launched (BuiltPath): sim never opens
+// a store.
 func LoadReplay(profile string) (*Replay, error) {
 	path := ReplayPath(profile)
 	if path == "" {
