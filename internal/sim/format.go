@@ -150,6 +150,39 @@ func (j *jsonWriter) key(name string) *jsonWriter {
 	return j
 }
 
+// fields writes key, value pairs: a string, an int or int64, a float64
+// (a double), a bool (a string, as nccl-tests writes them) or nil (null).
+func (j *jsonWriter) fields(kv ...any) {
+	for i := 0; i < len(kv); i += 2 {
+		j.key(kv[i].(string))
+		switch v := kv[i+1].(type) {
+		case string:
+			j.str(v)
+		case int:
+			j.int(int64(v))
+		case int64:
+			j.int(v)
+		case float64:
+			j.double(v)
+		case bool:
+			j.str(strconv.FormatBool(v))
+		case nil:
+			j.null()
+		default:
+			panic(fmt.Sprintf("jsonWriter.fields: %T", v))
+		}
+	}
+}
+
+// strList writes a key and a list of strings.
+func (j *jsonWriter) strList(name string, items ...string) {
+	j.key(name).startList()
+	for _, s := range items {
+		j.str(s)
+	}
+	j.finish()
+}
+
 func (j *jsonWriter) startObject() {
 	j.valPrefix()
 	j.b.WriteByte('{')

@@ -326,30 +326,24 @@ func (e *ReplayRefusal) Error() string {
 	return fmt.Sprintf("replay %s cannot speak for %s: %s", e.Replay, e.Config, e.Why)
 }
 
-// Match finds the recorded config that speaks for cfg (its NCCL_* knobs;
-// other variables are ignored), by the first rule that holds:
+// Match finds the recorded config that speaks for cfg (its NCCL_* knobs),
+// by the first rule that holds:
 //
-//  1. the same config after canonical folding of equivalent spellings
-//     (nccl.Config.Canonical);
+//  1. the same config after canonical folding (nccl.Config.Canonical);
 //  2. a recorded config that NCCL's plan rules (nccl.Native.Explain on the
 //     recorded defaults' plan, channels, NICs and TUNING table) give the
-//     same key: the two differ only by knobs proved to change nothing, or
-//     both are proved to run the same plan (a config proved to run NCCL's
-//     own plan replays the defaults);
+//     same key: they differ only by knobs proved to change nothing, or
+//     both are proved to run the same plan;
 //  3. a recorded config C whose knobs cfg holds (a channel cap written as
 //     NCCL_MAX_CTAS or NCCL_MAX_NCHANNELS alike, from NCCL 2.17), when the
-//     same rules, read from C's own recorded plan, prove that cfg's other
-//     knobs change nothing (NCCL_ALGO=Ring NCCL_MAX_CTAS=1 runs the plan
-//     recorded for NCCL_MAX_NCHANNELS=1 when that plan is Ring at every
-//     size).
+//     same rules, read from C's own plan, prove that cfg's other knobs
+//     change nothing (NCCL_ALGO=Ring NCCL_MAX_CTAS=1 runs the plan of
+//     NCCL_MAX_NCHANNELS=1 when that plan is Ring at every size).
 //
-// "Recorded" includes the plan-only configs: one that a rule picks
-// replays the timed config whose recorded plan is the same, provided its
-// knobs act only through the plan (algorithm and protocol lists, channel
-// caps and floors, NCCL_CROSS_NIC with one NIC). Among several, NCCL's
-// defaults win, then the config with the fewest knobs, then the first in
-// key order. how says which rule matched. A config with no recorded
-// equivalent is a *ReplayRefusal: the replay cannot speak for it.
+// A plan-only config a rule picks replays the timed config with the same
+// plan (timedFor). Among several, NCCL's defaults win, then the fewest
+// knobs, then key order. how says which rule matched; a config with no
+// recorded equivalent is a *ReplayRefusal.
 func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error) {
 	knobs := nccl.KnobsOf(cfg)
 	all := append(append([]*ReplayConfig{}, r.Configs...), r.PlanOnly...)
@@ -402,9 +396,8 @@ func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error
 }
 
 // capSpellings are cfg and, from NCCL 2.17 on (where NCCL_MAX_CTAS and
-// NCCL_MAX_NCHANNELS cap the same channels, the smaller applying), cfg
-// with its one channel cap (or floor) written the other way, so that
-// NCCL_ALGO=Ring NCCL_MAX_CTAS=1 finds the recorded NCCL_MAX_NCHANNELS=1.
+// NCCL_MAX_NCHANNELS cap the same channels), cfg with its one channel cap
+// (or floor) written the other way.
 func (r *Replay) capSpellings(cfg nccl.Config) []nccl.Config {
 	out := []nccl.Config{cfg}
 	if nccl.VersionCode(r.NCCLVersion) < 21700 {
@@ -506,13 +499,8 @@ func (r *Replay) nativeOf(c *ReplayConfig) nccl.Native {
 // Native is what the recording says NCCL decided and has under its
 // defaults: the plan, channels, NICs and, when recorded, the TUNING table.
 func (r *Replay) Native() nccl.Native {
-	n := nccl.Native{Collective: "AllReduce", Plan: r.Defaults().NativePlan(), Channels: r.Channels,
-		NICs: len(r.NICs), Version: r.NCCLVersion, Table: r.Tuning}
-	switch r.Transport {
-	case "P2P", "SHM", "P2P+SHM":
-		n.NoNetwork = true
-	}
-	return n
+	return nccl.Native{Collective: "AllReduce", Plan: r.Defaults().NativePlan(), Channels: r.Channels,
+		NICs: len(r.NICs), Version: r.NCCLVersion, Table: r.Tuning, NoNetwork: slices.Contains([]string{"P2P", "SHM", "P2P+SHM"}, r.Transport)}
 }
 
 // nearestSize is the index of the recorded size nearest to bytes in
@@ -544,12 +532,7 @@ func (c *ReplayConfig) choose(bytes int64) (Choice, bool) {
 
 // warm lists the config's launches other than the cold one.
 func (c *ReplayConfig) warm() []ReplayLaunch {
-	var out []ReplayLaunch
-	for _, l := range c.Launches {
-		if !l.Cold {
-			out = append(out, l)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(c.Launches), func(l ReplayLaunch) bool { return l.Cold })
 	if len(out) == 0 {
 		return c.Launches
 	}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -296,24 +295,13 @@ func (l *launch) jsonInit() {
 	j := &jsonWriter{}
 	l.json = j
 	j.startObject()
-	j.key("version").int(3)
-	j.key("start_time").str(now().Format("2006-01-02 15:04:05"))
-	j.key("args").startList()
-	j.str(l.o.program())
-	for _, a := range l.args {
-		j.str(a)
-	}
-	j.finish()
-	j.key("env").startList()
-	for _, e := range l.environ {
-		j.str(e)
-	}
-	j.finish()
-	j.key("nccl_version").int(int64(nccl.VersionCode(l.p.NCCLVersion)))
+	j.fields("version", 3, "start_time", now().Format("2006-01-02 15:04:05"))
+	j.strList("args", append([]string{l.o.program()}, l.args...)...)
+	j.strList("env", l.environ...)
+	j.fields("nccl_version", nccl.VersionCode(l.p.NCCLVersion))
 	// Not in nccl-tests: says that this document was simulated.
 	j.key(benchfmt.SimulatedJSONKey).startObject()
-	j.key("profile").str(l.p.Name)
-	j.key("note").str("SIMULATED, not a measurement")
+	j.fields("profile", l.p.Name, "note", "SIMULATED, not a measurement")
 	j.finish()
 }
 
@@ -387,25 +375,14 @@ func (l *launch) jsonConfig() {
 		return
 	}
 	j.key("config").startObject()
-	step := struct {
-		k string
-		v int64
-	}{"step_bytes", o.stepBytes}
+	stepKey, step := "step_bytes", o.stepBytes
 	if o.stepFactor > 1 {
-		step.k, step.v = "step_factor", o.stepFactor
+		stepKey, step = "step_factor", o.stepFactor
 	}
-	for _, kv := range []struct {
-		k string
-		v int64
-	}{{"nthreads", int64(o.nThreads)}, {"ngpus", int64(o.nGpus)}, {"minimum_bytes", o.minBytes}, {"maximum_bytes", o.maxBytes}, step,
-		{"warmup_iters", int64(o.warmup)}, {"iterations", int64(o.iters)}, {"aggregated_iterations", int64(o.agg)},
-		{"validation", int64(o.check)}, {"graph", int64(o.graph)}} {
-		j.key(kv.k).int(kv.v)
-	}
-	j.key("blocking_collectives").str(strconv.FormatBool(o.blocking != 0))
-	j.key("per_iter_timing").str(strconv.FormatBool(o.perIter != 0))
-	j.key("per_iter_skip").int(int64(o.perIterSkip))
-	j.key("parallel_init").str(strconv.FormatBool(o.parallelInit != 0))
+	j.fields("nthreads", o.nThreads, "ngpus", o.nGpus, "minimum_bytes", o.minBytes, "maximum_bytes", o.maxBytes, stepKey, step,
+		"warmup_iters", o.warmup, "iterations", o.iters, "aggregated_iterations", o.agg, "validation", o.check, "graph", o.graph,
+		"blocking_collectives", o.blocking != 0, "per_iter_timing", o.perIter != 0, "per_iter_skip", o.perIterSkip,
+		"parallel_init", o.parallelInit != 0)
 }
 
 // devices lists each rank's device, in text and JSON, closing the JSON
@@ -430,13 +407,7 @@ func (l *launch) devices() (int, bool) {
 		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.hosts[r], 0, p.BusID, p.GPU)
 		if j := l.json; j != nil {
 			j.startObject()
-			j.key("rank").int(int64(r))
-			j.key("group").int(0)
-			j.key("pid").int(int64(l.ids[r].pid))
-			j.key("hostname").str(l.hosts[r])
-			j.key("device").int(0)
-			j.key("device_hex").str(p.BusID)
-			j.key("device_info").str(p.GPU)
+			j.fields("rank", r, "group", 0, "pid", l.ids[r].pid, "hostname", l.hosts[r], "device", 0, "device_hex", p.BusID, "device_info", p.GPU)
 			j.finish()
 		}
 	}
@@ -806,11 +777,7 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", root))
 	if j := l.json; j != nil {
 		j.startObject()
-		j.key("size").int(bytes)
-		j.key("count").int(count)
-		j.key("type").str(typ)
-		j.key("redop").str(op)
-		j.key("root").str(fmt.Sprintf("%6d", root))
+		j.fields("size", bytes, "count", count, "type", typ, "redop", op, "root", fmt.Sprintf("%6d", root))
 	}
 	c := l.tunerChoose(l.choose(bytes), bytes)
 	// NCCL's TUNING line prints the call's count times its element size:
@@ -821,8 +788,7 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	l.placeResult(c, bytes, count, key, 1)
 	fmt.Fprintf(w, "\n")
 	if j := l.json; j != nil {
-		j.key("actual_iterations").int(int64(o.iters))
-		j.key("experiment_name").str("")
+		j.fields("actual_iterations", o.iters, "experiment_name", "")
 		j.finish()
 	}
 	return outMean
@@ -890,21 +856,15 @@ var placeKeys = [2]string{"out_of_place", "in_place"}
 // results were not checked.
 func (l *launch) jsonPlace(place int, mean, algBW, busBW float64, check bool, wrong int64) {
 	j := l.json
-	j.key(placeKeys[place]).startObject()
+	timeKey, nwrong := "time", any(nil)
 	if l.o.cputime != 0 {
-		j.key("cpu_time")
-	} else {
-		j.key("time")
+		timeKey = "cpu_time"
 	}
-	j.double(mean)
-	j.key("alg_bw").double(algBW)
-	j.key("bus_bw").double(busBW)
-	j.key("nwrong")
 	if check {
-		j.double(float64(wrong))
-	} else {
-		j.null()
+		nwrong = float64(wrong)
 	}
+	j.key(placeKeys[place]).startObject()
+	j.fields(timeKey, mean, "alg_bw", algBW, "bus_bw", busBW, "nwrong", nwrong)
 	j.finish()
 }
 
@@ -943,13 +903,8 @@ func (l *launch) perIter(samples []float64, bytes int64, key, place int) {
 		return
 	}
 	j.key(placeKeys[place] + "_per_iter").startObject()
-	j.key("skipped_iterations").int(int64(o.perIterSkip))
-	for _, kv := range []struct {
-		k string
-		v float64
-	}{{"min_us", st.min}, {"max_us", st.max}, {"avg_us", st.avg}, {"p50_us", st.p50}, {"p95_us", st.p95}, {"p99_us", st.p99}, {"stdev_us", st.stdev}, {"cv_pct", st.cvPct()}} {
-		j.key(kv.k).double(kv.v)
-	}
+	j.fields("skipped_iterations", o.perIterSkip, "min_us", st.min, "max_us", st.max, "avg_us", st.avg, "p50_us", st.p50,
+		"p95_us", st.p95, "p99_us", st.p99, "stdev_us", st.stdev, "cv_pct", st.cvPct())
 	j.key("times_us").startList()
 	for _, t := range samples {
 		j.double(t)
@@ -1005,17 +960,14 @@ func (l *launch) footer() bool {
 	fmt.Fprintf(w, "# Collective test concluded: %s\n", l.o.program())
 	if j := l.json; j != nil {
 		j.key("out_of_bounds").startObject()
-		j.key("count").int(int64(l.errors))
-		j.key("okay").str(strconv.FormatBool(l.errors == 0))
+		j.fields("count", l.errors, "okay", l.errors == 0)
 		j.finish()
-		j.key("average_bus_bandwidth").startObject()
-		j.key("bandwidth").double(bw)
-		j.key("okay")
-		if minBW == -1 {
-			j.str("unchecked")
-		} else {
-			j.str(strconv.FormatBool(bw >= minBW*0.9))
+		var okay any = "unchecked"
+		if minBW != -1 {
+			okay = bw >= minBW*0.9
 		}
+		j.key("average_bus_bandwidth").startObject()
+		j.fields("bandwidth", bw, "okay", okay)
 		j.finish()
 	}
 	if l.o.memory != 0 {
@@ -1030,9 +982,7 @@ func (l *launch) footer() bool {
 	fmt.Fprintf(w, "#\n")
 	fmt.Fprintf(w, "\n")
 	if j := l.json; j != nil {
-		j.key("errors").startList()
-		j.str("")
-		j.finish()
+		j.strList("errors", "")
 	}
 	return bwStatus == "FAILED"
 }
