@@ -574,24 +574,27 @@ func (l *launch) resultHeader() {
 	if o.cputime != 0 {
 		timeStr = "cputime"
 	}
-	fmt.Fprintf(w, "#\n")
+	// Per place: time, algbw, busbw, #wrong, and under -I 1 i_min, i_max,
+	// i_p99, i_cv%.
+	place, title := "  %7s  %6s  %6s  %6s", "           out-of-place                       in-place          "
 	if o.perIter != 0 {
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                in-place (+ per-iteration)\n", "", "", "", "", "")
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s\n",
-			"size", "count", "type", "redop", "root",
-			timeStr, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%",
-			timeStr, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", tsPad, tsLbl)
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s\n",
-			"(B)", "(elements)", "", "", "",
-			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)",
-			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", tsPad, tsFmt)
-	} else {
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "")
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type", "redop", "root",
-			timeStr, "algbw", "busbw", "#wrong", timeStr, "algbw", "busbw", "#wrong", tsPad, tsLbl)
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "", "",
-			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", tsPad, tsFmt)
+		place += "  %7s  %7s  %7s  %7s"
+		title = "              out-of-place (+ per-iteration)                                in-place (+ per-iteration)"
 	}
+	line := func(lead, cols, iter []any, last string) {
+		args := lead
+		for range 2 {
+			args = append(args, cols...)
+			if o.perIter != 0 {
+				args = append(args, iter...)
+			}
+		}
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s"+place+place+" %*s\n", append(args, tsPad, last)...)
+	}
+	fmt.Fprintf(w, "#\n")
+	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s"+title+"\n", "", "", "", "", "")
+	line([]any{"size", "count", "type", "redop", "root"}, []any{timeStr, "algbw", "busbw", "#wrong"}, []any{"i_min", "i_max", "i_p99", "i_cv%"}, tsLbl)
+	line([]any{"(B)", "(elements)", "", "", ""}, []any{"(us)", "(GB/s)", "(GB/s)", ""}, []any{"(us)", "(us)", "(us)", "(%)"}, tsFmt)
 	if j := l.json; j != nil {
 		j.key("results").startList()
 	}
