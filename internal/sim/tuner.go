@@ -12,36 +12,18 @@ import (
 )
 
 // The simulated fabric honours NCCL_TUNER_PLUGIN and NCCL_TUNER_CONFIG_FILE
-// the way NCCL and NVIDIA's example tuner plugin (plugins/tuner/example,
-// ext-tuner/example before 2.29) do, so that the tuner CSV's path (export,
-// verify --tuner-plugin, doctor) runs without a GPU. It cannot load a
-// library: NCCL_TUNER_PLUGIN names a simulated plugin, a text file
-//
-//	# nccltune simulated tuner plugin
-//	source 2.30.7
-//
-// saying which NCCL source the example plugin was built from. That decides
-// what it exports (2.27.5–2.27.x: v4; 2.28–2.29: v5; 2.30+: v6 and v5) and
-// whether it crashes: sources before 2.30.3 index NCCL's cost table as
-// float** where NCCL passes a 2-D array, and every rank dies with SIGSEGV
-// (exit 139, the plugin's frame in the backtrace) at the first call a row
-// matches. The profile's NCCL version decides what NCCL loads (2.30+: v6
-// down to v2; 2.28–2.29: v5 to v2; older: v4 to v2). A path that does not
-// exist is NCCL's "Could not find" (its own tuner runs); a file that is
-// not a simulated plugin is refused (exit 2): a real library cannot be
-// simulated.
-//
-// The loaded plugin reads the CSV as the example does (fgets into 256
-// bytes, '#' comments, strtok on ',', 8 to 10 fields, unknown names read
-// as allreduce, ring, simple), logs what it loaded, and for each call of
-// a collective it knows walks its rows in order: the first whose
-// collective, size range, nNodes and nRanks match and whose algorithm and
-// protocol NCCL has enabled wins (its channels; 0 keeps NCCL's count and
-// -1, whatever the plugin's README says, leaves the plugin's default of
-// one: pluginChannels);
-// a row NCCL disabled is "marked as IGNORE" and skipped; no row is "No
-// matching config found" and ONE channel. Its lines are NCCL's
-// (INIT|TUNING, TUNING), once per rank per size.
+// the way NCCL and NVIDIA's example tuner plugin do, so that the tuner
+// CSV's path runs without a GPU. NCCL_TUNER_PLUGIN names a simulated
+// plugin, a text file (TunerPluginFile) saying which NCCL source the
+// example plugin was built from. That decides what it exports (2.27.5+:
+// v4; 2.28–2.29: v5; 2.30+: v6 and v5) and whether it crashes: sources
+// before 2.30.3 index NCCL's cost table as float** where NCCL passes a 2-D
+// array, and every rank dies with SIGSEGV at the first call a row
+// matches. The profile's NCCL version decides what NCCL loads. A missing
+// path is NCCL's "Could not find" (its own tuner runs); a file that is not
+// a simulated plugin is refused (exit 2): a real library cannot be
+// simulated. The loaded plugin reads the CSV and picks rows as the
+// example does (loadConfig, tunerCall).
 
 // TunerPluginHeader is the first line of a simulated tuner plugin file.
 const TunerPluginHeader = "# nccltune simulated tuner plugin"
@@ -52,19 +34,16 @@ func TunerPluginFile(source string) []byte {
 	return []byte(TunerPluginHeader + " (SIMULATED: not a library; read by nccltune's simulated fabric)\nsource " + source + "\n")
 }
 
-// tunerPlugin is a simulated example plugin as NCCL loaded it.
+// tunerPlugin is a simulated example plugin as NCCL loaded it: loaded is
+// false when NCCL runs its own tuner, iface the interface it loaded, buggy
+// a source older than 2.30.3, initLines what NCCL and the plugin log at
+// init.
 type tunerPlugin struct {
 	requested string
-	// loaded is false when NCCL runs its own tuner; iface is the
-	// interface it loaded the plugin as.
-	loaded bool
-	iface  int
-	// buggy: the NCCL source the plugin was built from is older than
-	// 2.30.3.
-	buggy bool
-	rows  []tunerRow
-	// initLines are what NCCL and the plugin log at init, with their
-	// subsystems.
+	loaded    bool
+	iface     int
+	buggy     bool
+	rows      []tunerRow
 	initLines []tunerLine
 }
 
@@ -80,9 +59,9 @@ type tunerRow struct {
 	channels, nodes, ranks, pipeOps, regBuff int
 }
 
-// loadTunerPlugin is NCCL's tuner plugin loading under cfg, on an NCCL of
-// version ver with nodes nodes and ranks ranks; nil when no plugin is
-// asked for. The error is a file that is not a simulated plugin.
+// loadTunerPlugin is NCCL's tuner plugin loading under cfg on an NCCL of
+// version ver; nil when no plugin is asked for. The error is a file that
+// is not a simulated plugin.
 func loadTunerPlugin(cfg map[string]string, ver string, nodes, ranks int) (*tunerPlugin, error) {
 	path := strings.TrimSpace(cfg["NCCL_TUNER_PLUGIN"])
 	if path == "" || strings.EqualFold(path, "none") {
@@ -108,25 +87,22 @@ func loadTunerPlugin(cfg map[string]string, ver string, nodes, ranks int) (*tune
 		return nil, fmt.Errorf("NCCL_TUNER_PLUGIN=%s: source %s: the example plugin reads a CSV from NCCL 2.27.5's source on", path, source)
 	}
 	t.buggy = src < 23003
-	exports := []int{4}
+	exports, newest := []int{4}, 4 // what the plugin exports, the newest NCCL tries
 	switch {
 	case src >= 23000:
 		exports = []int{6, 5}
 	case src >= 22800:
 		exports = []int{5}
 	}
-	tries := []int{4, 3, 2}
 	switch {
 	case code >= 23000:
-		tries = []int{6, 5, 4, 3, 2}
+		newest = 6
 	case code >= 22800:
-		tries = []int{5, 4, 3, 2}
+		newest = 5
 	}
-	for _, v := range tries {
-		for _, e := range exports {
-			if v == e && !t.loaded {
-				t.loaded, t.iface = true, v
-			}
+	for v := newest; v >= 2; v-- {
+		if !t.loaded && slices.Contains(exports, v) {
+			t.loaded, t.iface = true, v
 		}
 		if !t.loaded && code < 22800 {
 			suffix := "."
@@ -162,9 +138,8 @@ func (t *tunerPlugin) log(flags int, format string, args ...any) {
 }
 
 // retunes reports whether the plugin's pluginInit retuned NCCL's cost
-// model (ncclState.pluginCap) on nodes nodes of GPU gpu: it writes the
-// constants NCCL hands it from the v5 interface on (NCCL 2.28+), and NCCL
-// reads them on Blackwell at 3 or more nodes (nccl.ExamplePluginRetunes).
+// model (ncclState.pluginCap): it writes the constants NCCL hands it from
+// the v5 interface on, and NCCL reads them per nccl.ExamplePluginRetunes.
 func (t *tunerPlugin) retunes(gpu string, nodes int) bool {
 	retunes, _ := nccl.ExamplePluginRetunes(gpu, nodes)
 	return t != nil && t.loaded && t.iface >= 5 && retunes
@@ -336,10 +311,8 @@ func (l *launch) runCatchingCrash() (code int) {
 	return l.run()
 }
 
-// tunerChoose is the plugin's getCollInfo for one size: c is NCCL's own
-// choice, returned with one channel when no row matches, replaced by the
-// first row that matches and that NCCL has enabled; a plugin built from
-// source older than 2.30.3 kills every rank there instead.
+// tunerChoose is the plugin's getCollInfo for one size, on every rank: c is
+// NCCL's own choice.
 func (l *launch) tunerChoose(c Choice, bytes int64) Choice {
 	t := l.tuner
 	if t == nil || !t.loaded || l.replay != nil {
@@ -356,8 +329,10 @@ func (l *launch) tunerChoose(c Choice, bytes int64) Choice {
 	return out
 }
 
-// tunerCall is rank r's call of the plugin's getCollInfo: its lines, and
-// the choice that results.
+// tunerCall is rank r's call of the plugin's getCollInfo: the first row
+// that matches and that NCCL has enabled wins (a row NCCL disabled is
+// "marked as IGNORE"); no row is "No matching config found" and ONE
+// channel; a buggy plugin kills every rank at the first match.
 func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 	t, id := l.tuner, l.ids[r]
 	nodes, ranks := l.nprocs, l.n
@@ -393,14 +368,11 @@ func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 }
 
 // pluginChannels is the channel count NCCL runs a call with when the
-// example plugin applied a row of channels rowChannels, where NCCL's own
-// count for the row's algorithm and protocol is own. The plugin starts
-// from *nChannels = 1 (plugin.c:361 in NCCL 2.30.7) and overwrites it only
-// when the row's channels is not -1 (plugin.c:407-409), so -1 leaves ONE
-// channel, not NCCL's count as the plugin's README says; NCCL then keeps
-// its own count only when the plugin left 0 ("info->nMaxChannels =
-// nMaxChannels == 0 ? info->nMaxChannels : nMaxChannels" in
-// ncclGetAlgoInfo, src/enqueue.cc), so 0 is the value that keeps it.
+// example plugin applied a row of rowChannels, NCCL's own count being own.
+// The plugin starts from *nChannels = 1 (plugin.c:361 in NCCL 2.30.7) and
+// overwrites it unless the row says -1, so -1 leaves ONE channel (not
+// NCCL's count, as the README says); NCCL keeps its own only for 0
+// (ncclGetAlgoInfo, src/enqueue.cc).
 func pluginChannels(rowChannels, own, commChannels int) int {
 	switch {
 	case rowChannels == -1:
