@@ -10,15 +10,11 @@ import (
 )
 
 // A batch launch measures several configs in one process, each on its own
-// communicator, every op at its sizes, in rounds that visit each config
-// once (docs/PERFORMANCE.md, "Exploration in batches"). What one costs on
-// the real 4-rank loopback (one H200, NCCL 2.28, docs/PERFORMANCE.md
-// "several configs in one launch", 2026-11-30): a launch ~3.4 s of which
-// ~3 s MPI start and NCCL's init, paid once; a communicator's init with
-// its warm-up collectives 0.13–0.19 s; 24 rounds of 8 configs at 512K–4M
-// in 29.2 s, 1.22 s a round, where the 8 configs' timed iterations
-// (3 untimed + 20 timed per size, at the recording's medians) add up to
-// 1.155 s: a visit costs its iterations and ~8 ms more.
+// communicator, in rounds that visit each config once. Its cost, measured
+// on the real 4-rank loopback (docs/PERFORMANCE.md, "several configs in
+// one launch"): ~3 s MPI start and NCCL's init, paid once; 0.13–0.19 s a
+// communicator's init with its warm-up; and per visit its iterations and
+// ~8 ms more.
 const (
 	BatchStartup       = 3 * time.Second
 	BatchCommInit      = 160 * time.Millisecond
@@ -31,17 +27,13 @@ type BatchOp struct {
 	Sizes []int64
 }
 
-// BatchDraw is one simulated batch launch.
+// BatchDraw is one simulated batch launch: Visits[i][j][r] are config i's
+// times of op j in round r (round 0 warms up), per size the median of the
+// visit's timed iterations in µs; Errs[i] is why config i has no times;
+// Duration the launch's modelled wall time.
 type BatchDraw struct {
-	// Visits[i][j][r] are config i's times of op j in round r (round 0 is
-	// the warm-up round), per size: the median of the visit's timed
-	// iterations in µs, what a batch line's time_us says.
-	Visits [][][]map[int64]float64
-	// Errs[i] is why config i has no times (its init or collective failed,
-	// or the replay cannot speak for it); nil when it has them.
-	Errs []error
-	// Duration is the launch's modelled wall time: BatchStartup, one
-	// BatchCommInit per config, every visit's iterations and overhead.
+	Visits   [][][]map[int64]float64
+	Errs     []error
 	Duration time.Duration
 }
 
@@ -72,9 +64,8 @@ func (d *BatchDraw) addOp(i int, sizes []int64, rounds, warmup, iters int, at fu
 }
 
 // visitCost is one visit's modelled time: its overhead and warmup+iters
-// iterations of sumUS µs, the visited sizes' times added up. A batch's
-// visits and a launch of its own (LaunchDuration) are priced by it alike,
-// as the study that compares them (search's batchesPay) assumes.
+// iterations of sumUS µs. A batch's visits and a launch of its own
+// (LaunchDuration) are priced alike, as search's batchesPay assumes.
 func visitCost(sumUS float64, warmup, iters int) time.Duration {
 	return BatchVisitOverhead + time.Duration(float64(warmup+iters)*sumUS*float64(time.Microsecond))
 }
@@ -87,14 +78,11 @@ const (
 )
 
 // LaunchDuration is the modelled wall time of a simulated launch of its
-// own (one config, one op) that printed res after warmup untimed and
-// iters timed iterations per size (0: nccl-tests' defaults): priced as a
-// batch of that one config visited once, BatchStartup, one BatchCommInit,
-// BatchVisitOverhead and every size's iterations, out-of-place and
-// in-place, at the times it printed (res nil: it failed before a size,
-// its start-up alone). It is what a study compares simulated batches with
-// (benchfmt.Launch.Cost), where the simulator's own run time would make
-// the decision depend on how fast this machine ran it.
+// own that printed res (nil: it failed before a size) after warmup untimed
+// and iters timed iterations per size (0: nccl-tests' defaults), priced as
+// a batch of that one config visited once at the times it printed. A study
+// compares simulated batches with it (benchfmt.Launch.Cost): the
+// simulator's own run time would depend on how fast this machine ran it.
 func LaunchDuration(res *benchfmt.Result, warmup, iters int) time.Duration {
 	d := BatchStartup + BatchCommInit
 	if res == nil || len(res.Rows) == 0 {
@@ -116,12 +104,9 @@ func LaunchDuration(res *benchfmt.Result, warmup, iters int) time.Duration {
 	return d + visitCost(sum, warmup, iters)
 }
 
-// SampleBatch simulates a batch launch of cfgs on the profile: rounds
-// rounds, each config visited once per round at every op's sizes, warmup
-// untimed and iters timed iterations per size. Its noise is the
-// launch's shared offset (every config's sampler draws the same: the
-// batch is one block) and per-round iteration jitter; seed and launch as
-// SampleLaunch's.
+// SampleBatch simulates a batch launch of cfgs on the profile. Its noise is
+// the launch's shared offset (every config's sampler draws the same: the
+// batch is one block) and per-round iteration jitter.
 func (p *Profile) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup, iters int, noise float64, seed int64, launch int) *BatchDraw {
 	d := newBatchDraw(len(cfgs))
 	for i, cfg := range cfgs {
@@ -150,11 +135,10 @@ func (p *Profile) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup,
 }
 
 // SampleBatch replays a batch launch of cfgs: each config's communicator
-// is one of its recorded warm launches, drawn per config (its block
-// effect: the recording's launch-to-launch spread, all of it, as if no
-// part were shared with the baseline), and each round's visit draws iters
-// of that launch's iteration times at the nearest recorded size (the
-// per-round noise). ops' op is ignored, as SampleLaunch ignores it.
+// is one of its recorded warm launches, drawn per config (the recording's
+// whole launch-to-launch spread, none shared with the baseline), and each
+// round's visit draws iters of that launch's iteration times at the
+// nearest recorded size. ops' op is ignored, as SampleLaunch ignores it.
 func (r *Replay) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup, iters int, noise float64, seed int64, launch int) *BatchDraw {
 	d := newBatchDraw(len(cfgs))
 	for i, cfg := range cfgs {

@@ -46,39 +46,19 @@ func floatStr(v float64, width int) string {
 }
 
 // cG formats like C's "%g" (six significant digits, trailing zeros and a
-// trailing point removed).
+// trailing point removed), as strconv's 'g' does but for the special values.
 func cG(v float64) string {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return "nan"
-	}
-	if math.IsInf(v, 0) {
-		if v > 0 {
-			return "inf"
-		}
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
 		return "-inf"
-	}
-	if v == 0 {
+	case v == 0:
 		return "0"
 	}
-	exp := int(math.Floor(math.Log10(math.Abs(v))))
-	// Rounding to 6 digits can carry into the next power of ten.
-	if r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'e', 5, 64), 64); r != 0 {
-		exp = int(math.Floor(math.Log10(math.Abs(r))))
-	}
-	if exp < -4 || exp >= 6 {
-		s := strconv.FormatFloat(v, 'e', 5, 64)
-		mant, e, _ := strings.Cut(s, "e")
-		return trimZeros(mant) + "e" + e
-	}
-	return trimZeros(strconv.FormatFloat(v, 'f', max(0, 5-exp), 64))
-}
-
-// trimZeros drops the trailing zeros of a decimal fraction, and its point.
-func trimZeros(s string) string {
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
 // iterStats are nccl-tests' per-iteration statistics (computeIterStats):
