@@ -191,12 +191,17 @@ func (l *launch) run() int {
 	bwFailed := l.footer()
 	l.jsonFinalize()
 	if l.errors > 0 || bwFailed {
-		for r := range l.nprocs {
-			fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
-		}
+		l.testFailed()
 		return 7
 	}
 	return 0
+}
+
+// testFailed is nccl-tests' last failure line, from every rank.
+func (l *launch) testFailed() {
+	for r := range l.nprocs {
+		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+	}
 }
 
 // identities derives host names, pids and pointers, reproducibly from
@@ -216,21 +221,6 @@ func (l *launch) identities() {
 	}
 	l.commID = rng.Uint64()
 	l.busID, _ = parseBusID(l.p.BusID)
-}
-
-func envLookup(environ []string, name string) (string, bool) {
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-func atof(s string) float64 {
-	var v float64
-	fmt.Sscanf(strings.TrimSpace(s), "%g", &v)
-	return v
 }
 
 // mpiWireup is Open MPI's complaint when every host advertises the same
@@ -395,9 +385,7 @@ func (l *launch) devices() (int, bool) {
 			fmt.Fprintf(l.errw, "Invalid number of GPUs: %d requested but only %d were found.\n", o.nThreads*o.nGpus, p.GPUsPerNode)
 			fmt.Fprintf(l.errw, "Please check the number of processes and GPUs per process.\n")
 		}
-		for r := range l.nprocs {
-			fmt.Fprintf(w, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
-		}
+		l.testFailed()
 		return 5, false
 	}
 	if l.json != nil {
@@ -533,10 +521,17 @@ func (l *launch) refuseAtInit(u *UsageError) {
 		}
 		l.log.warn(l.ids[r], where, "%s", u.Warn)
 	}
+	l.invalidUsage("common.cu:222", "", "common.cu:1620", "common.cu:1454")
+}
+
+// invalidUsage is nccl-tests reporting NCCL's invalid usage at where from
+// every rank, then the failure lines at each of stack.
+func (l *launch) invalidUsage(where, warn string, stack ...string) {
 	for r := range l.nprocs {
-		fmt.Fprintf(l.out, "%s: Test NCCL failure common.cu:222 'invalid usage (run with NCCL_DEBUG=WARN for details) / '\n", l.hosts[r])
-		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1620\n", l.hosts[r], l.ids[r].pid)
-		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+		fmt.Fprintf(l.out, "%s: Test NCCL failure %s 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", l.hosts[r], where, warn)
+		for _, at := range stack {
+			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", l.hosts[r], l.ids[r].pid, at)
+		}
 	}
 }
 
@@ -738,13 +733,8 @@ func (l *launch) enqueueFailure(u *UsageError, typ string) int {
 	for r := range l.nprocs {
 		l.log.warn(l.ids[r], "enqueue.cc:2063", "%s", warn)
 	}
-	for r := range l.nprocs {
-		h, pid := l.hosts[r], l.ids[r].pid
-		fmt.Fprintf(l.out, "%s: Test NCCL failure %s:507 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", h, sourceFile(l.o.collective), warn)
-		for _, at := range []string{"common.cu:597", "common.cu:928", sourceFile(l.o.collective) + ":574", "common.cu:972", "common.cu:1768", "common.cu:1454"} {
-			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", h, pid, at)
-		}
-	}
+	src := sourceFile(l.o.collective)
+	l.invalidUsage(src+":507", warn, "common.cu:597", "common.cu:928", src+":574", "common.cu:972", "common.cu:1768", "common.cu:1454")
 	l.jsonFinalize()
 	return 3
 }
@@ -947,8 +937,12 @@ func (l *launch) footer() bool {
 	}
 	fmt.Fprintf(w, "# %-20s : %d %s\n", "Out of bounds values", l.errors, status)
 	minBW := -1.0
-	if v, ok := envLookup(l.environ, "NCCL_TESTS_MIN_BW"); ok {
-		minBW = atof(v)
+	for _, kv := range l.environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == "NCCL_TESTS_MIN_BW" {
+			minBW = 0 // C's atof: 0 when it reads no number
+			fmt.Sscanf(strings.TrimSpace(v), "%g", &minBW)
+			break
+		}
 	}
 	bw := l.bwSum / float64(max(l.bwCount, 1))
 	bwStatus := ""
