@@ -344,15 +344,11 @@ func parseList(value string, elems []string, enable map[string]int, function str
 			if tok == "" {
 				continue
 			}
-			found := false
-			for _, e := range elems {
-				if strings.EqualFold(tok, e) {
-					next[e], found = set, true
-				}
-			}
-			if !found {
+			i := slices.IndexFunc(elems, func(e string) bool { return strings.EqualFold(tok, e) })
+			if i < 0 {
 				return fmt.Errorf("Unrecognized element token \"%s\" when parsing \"%s\"", tok, value)
 			}
+			next[elems[i]] = set
 		}
 		if prefix == "" || strings.EqualFold(prefix, function) {
 			maps.Copy(enable, next)
@@ -367,41 +363,18 @@ func parseList(value string, elems []string, enable map[string]int, function str
 func matchHCA(nics []NIC, spec string) []NIC {
 	s, exclude := strings.CutPrefix(strings.TrimSpace(spec), "^")
 	s, exact := strings.CutPrefix(s, "=")
-	type want struct {
-		name string
-		port int
-	}
-	var wants []want
-	for _, item := range strings.Split(s, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		name, portStr, hasPort := strings.Cut(item, ":")
-		w := want{name: name, port: -1}
-		if hasPort {
-			if n, err := strconv.Atoi(portStr); err == nil {
-				w.port = n
+	return slices.DeleteFunc(slices.Clone(nics), func(nic NIC) bool {
+		for _, item := range strings.Split(s, ",") {
+			item = strings.TrimSpace(item)
+			name, portStr, hasPort := strings.Cut(item, ":")
+			port, err := strconv.Atoi(portStr)
+			anyPort := !hasPort || err != nil || port < 0
+			if item != "" && (nic.Name == name || !exact && strings.HasPrefix(nic.Name, name)) && (anyPort || port == nic.Port) {
+				return exclude
 			}
 		}
-		wants = append(wants, w)
-	}
-	matches := func(nic NIC) bool {
-		for _, w := range wants {
-			nameOK := nic.Name == w.name || (!exact && strings.HasPrefix(nic.Name, w.name))
-			if nameOK && (w.port < 0 || w.port == nic.Port) {
-				return true
-			}
-		}
-		return false
-	}
-	var out []NIC
-	for _, nic := range nics {
-		if matches(nic) != exclude {
-			out = append(out, nic)
-		}
-	}
-	return out
+		return !exclude
+	})
 }
 
 // TrueTimeUS is the noise-free time in µs of one all-reduce of bytes under

@@ -173,10 +173,8 @@ func parseArgs(args []string, stdout, stderr io.Writer) (options, parseResult) {
 }
 
 func shortOpt(c byte) longOpt {
-	for _, o := range longOpts {
-		if o.short == c {
-			return o
-		}
+	if i := slices.IndexFunc(longOpts, func(o longOpt) bool { return o.short == c }); i >= 0 {
+		return longOpts[i]
 	}
 	return longOpt{short: c}
 }
@@ -358,39 +356,23 @@ func digitRun(s, digits string) string { return s[:len(s)-len(strings.TrimLeft(s
 // the number, or a negative size, is invalid.
 func parseSize(s string) (int64, bool) {
 	t := strings.TrimLeft(s, " \t\n")
-	end := 0
-	for end < len(t) && strings.IndexByte("0123456789.+-eE", t[end]) >= 0 {
-		end++
-	}
-	// Back off an exponent marker that is really the unit-less tail.
-	num := t[:end]
-	var v float64
-	var err error
-	for {
-		v, err = strconv.ParseFloat(num, 64)
-		if err == nil || num == "" {
-			break
-		}
+	num := digitRun(t, "0123456789.+-eE")
+	v, err := strconv.ParseFloat(num, 64)
+	for err != nil && num != "" {
+		// Back off a tail that is not part of the number ("1e", "2-").
 		num = num[:len(num)-1]
+		v, err = strconv.ParseFloat(num, 64)
 	}
-	if err != nil || num == "" {
+	if err != nil {
 		return 0, false
 	}
-	rest := strings.TrimLeft(t[len(num):], " \t\n")
-	mult := 1.0
-	if rest != "" {
-		switch rest[0] {
-		case 'G', 'g':
-			mult = 1 << 30
-		case 'M', 'm':
-			mult = 1 << 20
-		case 'K', 'k':
-			mult = 1 << 10
-		default:
+	if rest := strings.TrimLeft(t[len(num):], " \t\n"); rest != "" {
+		unit := strings.IndexByte("KkMmGg", rest[0])
+		if unit < 0 {
 			return 0, false
 		}
+		v *= float64(int64(1) << (10 * (unit/2 + 1)))
 	}
-	v *= mult
 	if v < 0 || v > math.MaxInt64/2 {
 		return 0, false
 	}
