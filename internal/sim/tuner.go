@@ -172,51 +172,41 @@ func (t *tunerPlugin) loadConfig(cfg map[string]string) {
 		return
 	}
 	lines := pluginLines(data)
-	count := 0
-	for _, l := range lines {
-		if l != "" {
-			count++
-		}
-	}
-	if count == 0 {
+	if len(lines) == 0 {
 		t.log(subTuning, "TUNER/ExamplePlugin: No valid configurations found in %s", file)
 		return
 	}
-	t.log(subTuning, "TUNER/ExamplePlugin: Allocated memory for %d configurations", count)
-	colls := nccl.PerFunctionNames()
-	for _, l := range lines {
-		if l == "" || len(t.rows) >= count {
-			continue
+	t.log(subTuning, "TUNER/ExamplePlugin: Allocated memory for %d configurations", len(lines))
+	any := func(n int) string {
+		if n == -1 {
+			return "any"
 		}
+		return fmt.Sprint(n)
+	}
+	for _, l := range lines {
 		tok := pluginTokens(l)
 		if len(tok) < 8 {
 			continue
 		}
-		r := tunerRow{coll: pluginName(tok[0], colls, "allreduce"), min: strtoull(tok[1]), max: strtoull(tok[2]),
-			algo: pluginName(tok[3], nccl.ExamplePluginAlgos, "ring"), proto: pluginName(tok[4], nccl.ExamplePluginProtos, "simple"),
-			channels: atoi(tok[5]), nodes: atoi(tok[6]), ranks: atoi(tok[7]), pipeOps: -1, regBuff: -1}
-		if len(tok) >= 9 {
-			r.pipeOps = atoi(tok[8])
-		}
-		if len(tok) >= 10 {
-			r.regBuff = atoi(tok[9])
-		}
-		t.rows = append(t.rows, r)
-		any := func(n int) string {
-			if n == -1 {
-				return "any"
+		opt := func(i int) int { // the optional fields: -1 when absent
+			if i < len(tok) {
+				return atoi(tok[i])
 			}
-			return fmt.Sprint(n)
+			return -1
 		}
+		r := tunerRow{coll: pluginName(tok[0], nccl.PerFunctionNames(), "allreduce"), min: strtoull(tok[1]), max: strtoull(tok[2]),
+			algo: pluginName(tok[3], nccl.ExamplePluginAlgos, "ring"), proto: pluginName(tok[4], nccl.ExamplePluginProtos, "simple"),
+			channels: atoi(tok[5]), nodes: atoi(tok[6]), ranks: atoi(tok[7]), pipeOps: opt(8), regBuff: opt(9)}
+		t.rows = append(t.rows, r)
 		t.log(subTuning, "TUNER/ExamplePlugin: Loaded config: %s [%d-%d] %s/%s channels=%d nodes=%d ranks=%d pipeOps=%s regBuff=%s",
 			tok[0], r.min, r.max, tok[3], tok[4], r.channels, r.nodes, r.ranks, any(r.pipeOps), any(r.regBuff))
 	}
 	t.log(subTuning, "TUNER/ExamplePlugin: Loaded %d tuning configurations from %s", len(t.rows), file)
 }
 
-// pluginLines are the lines as fgets into a 256-byte buffer reads them:
-// a longer line goes on as another; "" for comments ('#' first) and
-// empty lines; the newline removed.
+// pluginLines are the config lines as fgets into a 256-byte buffer reads
+// them (a longer line goes on as another), without comments ('#' first),
+// empty lines and the newline.
 func pluginLines(data []byte) []string {
 	var out []string
 	text := string(data)
@@ -227,11 +217,9 @@ func pluginLines(data []byte) []string {
 		}
 		chunk := text[:n]
 		text = text[n:]
-		if chunk[0] == '#' || chunk[0] == '\n' {
-			out = append(out, "")
-			continue
+		if chunk[0] != '#' && chunk[0] != '\n' {
+			out = append(out, strings.TrimSuffix(chunk, "\n"))
 		}
-		out = append(out, strings.TrimSuffix(chunk, "\n"))
 	}
 	return out
 }
