@@ -96,8 +96,7 @@ type ReplayLaunch struct {
 }
 
 // IsReplay reports whether a --sim/--profile value names a replay: the
-// "replay:" prefix, a bbolt file (by its magic number), or a JSON file
-// whose format is ReplayFormat.
+// "replay:" prefix, a bbolt file or a JSON file of ReplayFormat.
 func IsReplay(profile string) bool {
 	if strings.HasPrefix(profile, ReplayPrefix) {
 		return true
@@ -152,15 +151,14 @@ func BuiltPath(storeAbs string, fi os.FileInfo) string {
 	return filepath.Join(os.TempDir(), "nccltune-replay-"+hex.EncodeToString(h[:8])+".json")
 }
 
-// isBbolt reports whether the bytes start a bbolt file: the first page is
-// a meta page (16-byte page header, flags 0x04) whose meta starts with
-// bbolt's magic 0xED0CDAED, little-endian on the machines nccltune runs on.
+// isBbolt reports whether the bytes start a bbolt file: a meta page (flags
+// 0x04 in the page header) whose meta starts with bbolt's magic.
 func isBbolt(head []byte) bool {
 	return len(head) >= 24 && binary.LittleEndian.Uint16(head[8:]) == 0x04 && binary.LittleEndian.Uint32(head[16:]) == 0xED0CDAED
 }
 
-// replayCache keeps replays loaded in this process (the in-process
-// callers replay thousands of launches); a changed file is reloaded.
+// replayCache keeps replays loaded in this process (in-process callers
+// replay thousands of launches); a changed file is reloaded.
 var replayCache sync.Map // path → *cachedReplay
 
 type cachedReplay struct {
@@ -299,7 +297,7 @@ func (r *Replay) Validate() error {
 }
 
 // canonAlgo and canonProto spell NCCL's names as the simulator does
-// ("RING" → "Ring"); "" when unknown.
+// ("RING" → "Ring"), "" when unknown.
 func canonAlgo(s string) string  { return canonName(algoNames, s) }
 func canonProto(s string) string { return canonName(protoNames, s) }
 
@@ -313,9 +311,8 @@ func canonName(names []string, s string) string {
 // Defaults is the recorded config of NCCL's defaults.
 func (r *Replay) Defaults() *ReplayConfig { return r.Configs[0] }
 
-// ReplayRefusal is the replay declining a config it has no recording
-// for: neither the config nor one NCCL resolves to the same plan was
-// measured. A replayed launch of such a config fails with this reason.
+// ReplayRefusal is the replay declining a config it has no recording for
+// (Match).
 type ReplayRefusal struct {
 	Replay string
 	Config nccl.Config
@@ -435,9 +432,9 @@ func preferred(c, best *ReplayConfig) bool {
 	return c.Env.Key() < best.Env.Key()
 }
 
-// timedFor is the timed config that replays c: c itself when it was
-// timed; for a plan-only config, the timed config with the same recorded
-// plan, if c's knobs act only through the plan; else nil.
+// timedFor is the timed config that replays c: c itself, or for a
+// plan-only config whose knobs act only through the plan, the timed config
+// with the same recorded plan; else nil.
 func (r *Replay) timedFor(c *ReplayConfig) *ReplayConfig {
 	if len(c.Launches) > 0 {
 		return c
@@ -478,9 +475,8 @@ func (c *ReplayConfig) NativePlan() nccl.Plan {
 	return p
 }
 
-// nativeOf is what the recording says NCCL ran under config c: its
-// recorded plan, the defaults' TUNING table and NICs, and its channels
-// when recorded (or when c touches no knob that could change them).
+// nativeOf is what the recording says NCCL ran under config c: its plan,
+// the defaults' table and NICs, and its channels when known.
 func (r *Replay) nativeOf(c *ReplayConfig) nccl.Native {
 	n := r.Native()
 	n.Config, n.Plan = c.Env, c.NativePlan()
@@ -496,8 +492,7 @@ func (r *Replay) nativeOf(c *ReplayConfig) nccl.Native {
 	return n
 }
 
-// Native is what the recording says NCCL decided and has under its
-// defaults: the plan, channels, NICs and, when recorded, the TUNING table.
+// Native is what the recording says NCCL decided under its defaults.
 func (r *Replay) Native() nccl.Native {
 	return nccl.Native{Collective: "AllReduce", Plan: r.Defaults().NativePlan(), Channels: r.Channels,
 		NICs: len(r.NICs), Version: r.NCCLVersion, Table: r.Tuning, NoNetwork: slices.Contains([]string{"P2P", "SHM", "P2P+SHM"}, r.Transport)}
@@ -540,8 +535,7 @@ func (c *ReplayConfig) warm() []ReplayLaunch {
 }
 
 // Medians are, per recorded size, the median of the config's warm OK
-// launches' per-iteration times pooled: the replay's "true" curve, what
-// --noise 0 returns.
+// launches' times pooled: what --noise 0 returns.
 func (r *Replay) Medians(c *ReplayConfig) []float64 {
 	out := make([]float64, len(r.Sizes))
 	for k := range r.Sizes {
@@ -569,8 +563,7 @@ func medianOf(xs []float64) float64 {
 }
 
 // coldRatio is, per recorded size, how much slower the recorded cold
-// launch was than its config's warm median; all ones when no launch was
-// recorded cold.
+// launch was than its config's warm median (ones without one).
 func (r *Replay) coldRatio() []float64 {
 	out := slices.Repeat([]float64{1}, len(r.Sizes))
 	for _, c := range r.Configs {
@@ -593,21 +586,17 @@ func (r *Replay) coldRatio() []float64 {
 // replayDraw is one replayed launch of a config: the recorded launch it
 // resamples and how its times are scaled.
 type replayDraw struct {
-	r   *Replay
-	c   *ReplayConfig
-	l   ReplayLaunch
-	med []float64
-	// scale multiplies the recorded times per size (the cold ratio when a
-	// warm launch stands in for the cold one).
-	scale []float64
+	r     *Replay
+	c     *ReplayConfig
+	l     ReplayLaunch
+	med   []float64
+	scale []float64 // per size: the cold ratio when a warm launch stands in for the cold one
 	noise float64
 }
 
-// draw picks the recorded launch that replayed launch number launch (0 is
-// the fabric's cold start) of config c returns, reproducibly from seed:
-// launch 0 is the recorded cold launch when c has one, otherwise one of
-// c's warm launches scaled by the recorded cold/warm ratio; later launches
-// are one of c's warm launches drawn uniformly.
+// draw picks the recorded launch that launch number launch of config c
+// replays: for launch 0, c's recorded cold launch, or else a warm one
+// scaled by the recorded cold/warm ratio; later, a warm one drawn from seed.
 func (r *Replay) draw(c *ReplayConfig, noise float64, seed int64, launch int) *replayDraw {
 	d := r.newDraw(c, noise, newRNG(seed, int64(launch), streamReplay))
 	if launch == 0 {
@@ -628,10 +617,8 @@ func (r *Replay) newDraw(c *ReplayConfig, noise float64, rng *rand.Rand) *replay
 }
 
 // times returns iters per-iteration times for a size: the recorded
-// launch's times at the nearest recorded size, in recorded order (cycled
-// when more iterations are asked than were recorded), scaled, and pulled
-// towards the config's median by the noise scale: t = m × (t₀/m)^noise,
-// so 1 is the recording as it was and 0 the median curve.
+// launch's at the nearest recorded size, cycled, scaled, and pulled towards
+// the config's median m by the noise scale: t = m × (t₀/m)^noise.
 func (d *replayDraw) times(bytes int64, iters int) []float64 {
 	k := nearestSize(d.r.Sizes, bytes)
 	rec := d.l.TimesUS[k]
@@ -647,10 +634,8 @@ func (d *replayDraw) times(bytes int64, iters int) []float64 {
 	return out
 }
 
-// SampleLaunch replays one launch of cfg: per size, the per-iteration
-// out-of-place times in µs, as Profile.SampleLaunch gives them. The
-// error is a *ReplayRefusal for a config the replay cannot speak for, or
-// a *ReplayedFailure when the drawn recorded launch failed.
+// SampleLaunch replays one launch of cfg as Profile.SampleLaunch simulates
+// one; the error is a *ReplayRefusal or a *ReplayedFailure.
 func (r *Replay) SampleLaunch(cfg nccl.Config, sizes []int64, iters int, noise float64, seed int64, launch int) (map[int64][]float64, error) {
 	c, _, err := r.Match(cfg)
 	if err != nil {
@@ -678,9 +663,8 @@ func (e *ReplayedFailure) Error() string {
 	return fmt.Sprintf("replay %s: the recorded launch of %s failed: %s", e.Replay, e.Config, e.Why)
 }
 
-// profile is the simulated fabric the replay's launches print as: its
-// ranks, NCCL, GPU, transport and channels as recorded. Its cost model is
-// never used: times and choices come from the recording.
+// profile is the simulated fabric the replay's launches print as (its
+// cost model is never used).
 func (r *Replay) profile() *Profile {
 	p := &Profile{
 		Name:        ReplayPrefix + r.Name,
