@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -285,8 +286,29 @@ func decodeStrict[T any, PT interface {
 
 // Validate reports the first thing that makes the profile unusable.
 func (p *Profile) Validate() error {
-	if err := p.checkScalars(); err != nil {
-		return err
+	_, busOK := parseBusID(p.BusID)
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("profile has no name")
+	case p.NRanks < 1 || p.NRanks > 4096:
+		return p.invalid("nranks %d must be 1..4096", p.NRanks)
+	case p.GPUsPerNode < 1:
+		return p.invalid("gpus_per_node must be at least 1")
+	case nccl.VersionCode(p.NCCLVersion) == 0:
+		return p.invalid("nccl_version %q is not like 2.28.3", p.NCCLVersion)
+	case p.Throttle <= 0 || p.Throttle > 1:
+		return p.invalid("throttle %g must be in (0, 1] (1 = healthy link)", p.Throttle)
+	case len(p.NICs) > 0 && (p.RailsWithoutMerge < 1 || p.RailsWithoutMerge > len(p.NICs)):
+		return p.invalid("rails_without_merge %d must be 1..%d (the number of nics)", p.RailsWithoutMerge, len(p.NICs))
+	case p.HostCores < 1:
+		return p.invalid("host_cores must be at least 1")
+	case !busOK:
+		return p.invalid("bus_id %q is not like 0000:00:06", p.BusID)
+	}
+	for _, proto := range protoNames {
+		if p.ChannelBytes[proto] <= 0 {
+			return p.invalid("channel_bytes.%s must be positive", proto)
+		}
 	}
 	for _, tr := range []string{transportIB, transportSocket} {
 		c := p.Transports[tr]
@@ -303,8 +325,18 @@ func (p *Profile) Validate() error {
 	if p.Flat != nil && (p.Flat.GBps <= 0 || p.Flat.LatUS < 0) {
 		return p.invalid("flat needs gbps > 0 and lat_us ≥ 0")
 	}
-	if err := p.checkNoise(); err != nil {
-		return err
+	n := p.Noise
+	if len(n.Points) == 0 {
+		return p.invalid("noise.points needs at least one point")
+	}
+	for i, pt := range n.Points {
+		if pt.Bytes <= 0 || pt.LaunchCV < 0 || pt.IterCV < 0 || (i > 0 && pt.Bytes <= n.Points[i-1].Bytes) {
+			return p.invalid("noise.points must have increasing positive bytes and non-negative CVs")
+		}
+	}
+	if n.LaunchCorrelation < 0 || n.LaunchCorrelation > 1 || n.OutlierProb < 0 || n.OutlierProb > 1 ||
+		(n.OutlierProb > 0 && n.OutlierMax < 1.5) || n.ColdStart < 0 {
+		return p.invalid("noise: launch_correlation and outlier_prob in [0, 1], outlier_max ≥ 1.5, cold_start ≥ 0")
 	}
 	if err := p.checkMagnitudes(); err != nil {
 		return p.invalid("%v", err)
@@ -335,36 +367,6 @@ func (p *Profile) Validate() error {
 // several profile files knows which one to fix.
 func (p *Profile) invalid(format string, args ...any) error {
 	return fmt.Errorf("profile %q: "+format, append([]any{p.Name}, args...)...)
-}
-
-// checkScalars checks the profile's single values: the cluster's shape,
-// versions and bus id, and the per-protocol channel buffers.
-func (p *Profile) checkScalars() error {
-	switch {
-	case p.Name == "":
-		return fmt.Errorf("profile has no name")
-	case p.NRanks < 1 || p.NRanks > 4096:
-		return p.invalid("nranks %d must be 1..4096", p.NRanks)
-	case p.GPUsPerNode < 1:
-		return p.invalid("gpus_per_node must be at least 1")
-	case nccl.VersionCode(p.NCCLVersion) == 0:
-		return p.invalid("nccl_version %q is not like 2.28.3", p.NCCLVersion)
-	case p.Throttle <= 0 || p.Throttle > 1:
-		return p.invalid("throttle %g must be in (0, 1] (1 = healthy link)", p.Throttle)
-	case len(p.NICs) > 0 && (p.RailsWithoutMerge < 1 || p.RailsWithoutMerge > len(p.NICs)):
-		return p.invalid("rails_without_merge %d must be 1..%d (the number of nics)", p.RailsWithoutMerge, len(p.NICs))
-	case p.HostCores < 1:
-		return p.invalid("host_cores must be at least 1")
-	}
-	if _, ok := parseBusID(p.BusID); !ok {
-		return p.invalid("bus_id %q is not like 0000:00:06", p.BusID)
-	}
-	for _, proto := range protoNames {
-		if p.ChannelBytes[proto] <= 0 {
-			return p.invalid("channel_bytes.%s must be positive", proto)
-		}
-	}
-	return nil
 }
 
 // checkTransport checks one transport's costs: channels, NCCL's own
@@ -404,25 +406,6 @@ func (p *Profile) checkTransport(tr string, c *Transport) error {
 		if err := oc.check("transports." + tr + ".ops." + name); err != nil {
 			return p.invalid("%v", err)
 		}
-	}
-	return nil
-}
-
-// checkNoise checks the noise model: increasing size points with
-// non-negative CVs, and probabilities that are probabilities.
-func (p *Profile) checkNoise() error {
-	if len(p.Noise.Points) == 0 {
-		return p.invalid("noise.points needs at least one point")
-	}
-	for i, pt := range p.Noise.Points {
-		if pt.Bytes <= 0 || pt.LaunchCV < 0 || pt.IterCV < 0 || (i > 0 && pt.Bytes <= p.Noise.Points[i-1].Bytes) {
-			return p.invalid("noise.points must have increasing positive bytes and non-negative CVs")
-		}
-	}
-	n := p.Noise
-	if n.LaunchCorrelation < 0 || n.LaunchCorrelation > 1 || n.OutlierProb < 0 || n.OutlierProb > 1 ||
-		(n.OutlierProb > 0 && n.OutlierMax < 1.5) || n.ColdStart < 0 {
-		return p.invalid("noise: launch_correlation and outlier_prob in [0, 1], outlier_max ≥ 1.5, cold_start ≥ 0")
 	}
 	return nil
 }
@@ -549,23 +532,17 @@ func parseBusID(s string) (int64, bool) {
 // noiseAt interpolates the noise points at size bytes.
 func (n Noise) noiseAt(bytes int64) (launchCV, iterCV float64) {
 	pts := n.Points
-	if len(pts) == 0 {
+	i := slices.IndexFunc(pts, func(p NoisePoint) bool { return bytes <= p.Bytes })
+	switch {
+	case len(pts) == 0:
 		return 0, 0
-	}
-	if bytes <= pts[0].Bytes {
+	case i == 0:
 		return pts[0].LaunchCV, pts[0].IterCV
+	case i < 0 || bytes >= pts[len(pts)-1].Bytes:
+		return pts[len(pts)-1].LaunchCV, pts[len(pts)-1].IterCV
 	}
-	last := pts[len(pts)-1]
-	if bytes >= last.Bytes {
-		return last.LaunchCV, last.IterCV
-	}
+	a, b := pts[i-1], pts[i]
 	x := math.Log2(float64(bytes))
-	for i := 1; i < len(pts); i++ {
-		if bytes <= pts[i].Bytes {
-			a, b := pts[i-1], pts[i]
-			t := (x - math.Log2(float64(a.Bytes))) / (math.Log2(float64(b.Bytes)) - math.Log2(float64(a.Bytes)))
-			return a.LaunchCV + t*(b.LaunchCV-a.LaunchCV), a.IterCV + t*(b.IterCV-a.IterCV)
-		}
-	}
-	return last.LaunchCV, last.IterCV
+	t := (x - math.Log2(float64(a.Bytes))) / (math.Log2(float64(b.Bytes)) - math.Log2(float64(a.Bytes)))
+	return a.LaunchCV + t*(b.LaunchCV-a.LaunchCV), a.IterCV + t*(b.IterCV-a.IterCV)
 }
