@@ -18,8 +18,7 @@ import (
 // testsVersion is the nccl-tests release the simulator imitates.
 const testsVersion = "2.19.6"
 
-// Hooks replaced by tests: the clock (JSON start/end times, -S
-// timestamps) and the endless wait of the hang faults.
+// Hooks replaced by tests: the clock and the endless wait of the hangs.
 var (
 	now          = time.Now
 	blockForever = func() {
@@ -29,8 +28,7 @@ var (
 	}
 )
 
-// exitHung is what Main returns if blockForever ever returns (only in
-// tests): the code a timeout kill would give.
+// exitHung is what Main returns if blockForever returns (in tests).
 const exitHung = 124
 
 // launch is one run of the simulated all_reduce_perf.
@@ -46,7 +44,6 @@ type launch struct {
 
 	f     *ncclState
 	fault *activeFault
-	// tuner is the tuner plugin NCCL_TUNER_PLUGIN names (tuner.go).
 	tuner *tunerPlugin
 	s     *sampler
 	// replay, when set, is the recorded launch a replay returns: its
@@ -59,8 +56,7 @@ type launch struct {
 	comms  []uint64
 	commID uint64
 	busID  int64
-	// nprocs is the number of processes (one per rank with -t 1 -g 1).
-	nprocs int
+	nprocs int // processes: one per rank with -t 1 -g 1
 
 	json     *jsonWriter
 	jsonPath string
@@ -204,8 +200,7 @@ func (l *launch) testFailed() {
 	}
 }
 
-// identities derives host names, pids and pointers, reproducibly from
-// the seed and launch.
+// identities derives host names, pids and pointers from seed and launch.
 func (l *launch) identities() {
 	rng := newRNG(l.o.seed, int64(l.o.launch), streamIdent)
 	basePid := 1000 + rng.IntN(60000)
@@ -240,8 +235,7 @@ func (l *launch) mpiWireup() {
 		"--------------------------------------------------------------------------\n", peer, l.ids[len(l.ids)-1].pid)
 }
 
-// garbage writes reproducible random bytes, as a broken binary or a
-// corrupted pipe would.
+// garbage writes random bytes, as a broken binary or pipe would.
 func (l *launch) garbage() {
 	rng := newRNG(l.o.seed, int64(l.o.launch), streamGarbage)
 	buf := make([]byte, 4096)
@@ -321,8 +315,7 @@ func (l *launch) jsonFinalize() {
 	l.json = nil
 }
 
-// testHeader prints the header lines nccl-tests writes before the
-// devices: versions, the simulated label and the options in effect.
+// testHeader prints nccl-tests' header lines, plus the simulated label.
 func (l *launch) testHeader() {
 	o, p := l.o, l.p
 	ver := nccl.VersionCode(p.NCCLVersion)
@@ -357,8 +350,7 @@ func (l *launch) testHeader() {
 	fmt.Fprintf(w, "#\n")
 }
 
-// jsonConfig opens the JSON output's "config" object with the options in
-// effect (left open: the devices go inside it).
+// jsonConfig opens the JSON "config" object (devices closes it).
 func (l *launch) jsonConfig() {
 	j, o := l.json, l.o
 	if j == nil {
@@ -375,8 +367,8 @@ func (l *launch) jsonConfig() {
 		"parallel_init", o.parallelInit != 0)
 }
 
-// devices lists each rank's device, in text and JSON, closing the JSON
-// config; more GPUs asked for than a node has fails like nccl-tests.
+// devices lists each rank's device, or fails like nccl-tests when more
+// GPUs are asked for than a node has.
 func (l *launch) devices() (int, bool) {
 	o, p, w := l.o, l.p, l.out
 	fmt.Fprintf(w, "# Using devices\n")
@@ -415,8 +407,8 @@ func (l *launch) socketAddr(r int) string {
 	return a
 }
 
-// ncclInit prints NCCL's initialisation log and reports false (after
-// printing nccl-tests' failure) when NCCL refuses the environment.
+// ncclInit prints NCCL's initialisation log; false when NCCL refuses
+// the environment.
 func (l *launch) ncclInit() bool {
 	for r := range l.nprocs {
 		l.netInit(r)
@@ -438,8 +430,7 @@ func (l *launch) ncclInit() bool {
 	return true
 }
 
-// netInit prints rank r's log up to its network: bootstrap, versions,
-// the ENV lines, and the network plugin NCCL ends up with.
+// netInit prints rank r's log up to the network plugin NCCL ends up with.
 func (l *launch) netInit(r int) {
 	f, p, lg := l.f, l.p, l.log
 	id := l.ids[r]
@@ -473,8 +464,7 @@ func (l *launch) netInit(r int) {
 	lg.info(id, subInit, "Using network Socket")
 }
 
-// netIB prints rank r's IB plugin lines: each NIC, the devices used and
-// a merged virtual device when NICs are merged.
+// netIB prints rank r's IB plugin lines.
 func (l *launch) netIB(r int) {
 	f, p, lg := l.f, l.p, l.log
 	id := l.ids[r]
@@ -511,8 +501,7 @@ func (l *launch) netIB(r int) {
 	lg.info(id, subInit, "Using network IB")
 }
 
-// refuseAtInit prints NCCL's WARN and nccl-tests' failure lines for an
-// environment NCCL refuses while creating the communicator.
+// refuseAtInit reports an environment NCCL refuses at init.
 func (l *launch) refuseAtInit(u *UsageError) {
 	for r := range l.nprocs {
 		where := "graph/tuning.cc:97"
@@ -535,8 +524,7 @@ func (l *launch) invalidUsage(where, warn string, stack ...string) {
 	}
 }
 
-// commInit prints rank r's communicator set-up to Init COMPLETE; rank 0
-// also logs the rings and the tuning table.
+// commInit prints rank r's communicator set-up to Init COMPLETE.
 func (l *launch) commInit(r int) {
 	f, lg := l.f, l.log
 	id := l.ids[r]
@@ -658,8 +646,8 @@ func (l *launch) sizes() []int64 {
 	return out
 }
 
-// collectives runs every type, op, cycle and size, printing rows. It
-// returns false with an exit code when the launch dies or fails.
+// collectives runs every type, op, root, cycle and size, printing rows;
+// false with an exit code when the launch dies or fails.
 func (l *launch) collectives() (int, bool) {
 	o := l.o
 	types := []string{o.dtype}
@@ -727,7 +715,7 @@ func (l *launch) collectives() (int, bool) {
 }
 
 // enqueueFailure is NCCL refusing the first collective (no algorithm or
-// protocol left), as nccl-tests reports it from every rank.
+// protocol left).
 func (l *launch) enqueueFailure(u *UsageError, typ string) int {
 	warn := strings.Replace(u.Warn, "ncclFloat32", ncclTypeNames[typ], 1)
 	for r := range l.nprocs {
@@ -747,8 +735,8 @@ func (l *launch) jsonPartial() {
 	}
 }
 
-// crash is a rank dying mid-run: NCCL's last words (with NCCL_DEBUG),
-// then the abort report Open MPI's signal handler prints.
+// crash is a rank dying mid-run: NCCL's last words, then Open MPI's abort
+// report.
 func (l *launch) crash() int {
 	l.jsonPartial()
 	r := l.nprocs - 1
@@ -762,8 +750,8 @@ func (l *launch) crash() int {
 	return 134
 }
 
-// row prints one size's line: out-of-place then in-place, each with its
-// per-iteration summary under -I 1. It returns the out-of-place mean.
+// row prints one size's line, out-of-place then in-place, and returns the
+// out-of-place mean.
 func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	o, w := l.o, l.out
 	bytes, count := o.collective.RowShape(size, typeSizes[typ], l.n)
@@ -787,8 +775,7 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	return outMean
 }
 
-// logChoice logs NCCL's choice for a size, and the tree connections the
-// first time a tree is used.
+// logChoice logs NCCL's choice for a size (and the trees, at first use).
 func (l *launch) logChoice(c Choice, bytes int64) {
 	if c.Algo == algoTree && !l.usedTree {
 		l.usedTree = true
@@ -803,7 +790,7 @@ func (l *launch) logChoice(c Choice, bytes int64) {
 }
 
 // placeResult times one size out of place (place 0) or in place (1),
-// prints its columns and JSON object and returns the mean time (µs).
+// prints its columns and returns the mean time (µs).
 func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float64 {
 	o, w := l.o, l.out
 	samples := l.times(c, bytes, key, place)
@@ -831,8 +818,17 @@ func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float
 	if place == 1 && o.timestamps != 0 && o.perIter == 0 {
 		fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
 	}
-	if l.json != nil {
-		l.jsonPlace(place, mean, algBW, busBW, check, wrong)
+	if j := l.json; j != nil {
+		timeKey, nwrong := "time", any(nil)
+		if o.cputime != 0 {
+			timeKey = "cpu_time"
+		}
+		if check {
+			nwrong = float64(wrong)
+		}
+		j.key(placeKeys[place]).startObject()
+		j.fields(timeKey, mean, "alg_bw", algBW, "bus_bw", busBW, "nwrong", nwrong)
+		j.finish()
 	}
 	if o.perIter != 0 {
 		l.perIter(samples, bytes, key, place)
@@ -845,24 +841,7 @@ func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float
 // placeKeys are the JSON keys of the out-of-place (0) and in-place (1) results.
 var placeKeys = [2]string{"out_of_place", "in_place"}
 
-// jsonPlace writes one placement's JSON object; nwrong is null when the
-// results were not checked.
-func (l *launch) jsonPlace(place int, mean, algBW, busBW float64, check bool, wrong int64) {
-	j := l.json
-	timeKey, nwrong := "time", any(nil)
-	if l.o.cputime != 0 {
-		timeKey = "cpu_time"
-	}
-	if check {
-		nwrong = float64(wrong)
-	}
-	j.key(placeKeys[place]).startObject()
-	j.fields(timeKey, mean, "alg_bw", algBW, "bus_bw", busBW, "nwrong", nwrong)
-	j.finish()
-}
-
-// choose is NCCL's choice for one size: the recorded plan's on a
-// replay, the profile's tuner otherwise.
+// choose is NCCL's choice for one size (a replay's: the recorded plan's).
 func (l *launch) choose(bytes int64) Choice {
 	if l.replay != nil {
 		if c, ok := l.replay.c.choose(bytes); ok {
@@ -872,9 +851,8 @@ func (l *launch) choose(bytes int64) Choice {
 	return l.f.choose(bytes)
 }
 
-// times are one size's per-iteration samples. A replay returns the
-// recorded launch's times for both places (the store keeps only the
-// out-of-place ones) and every cycle.
+// times are one size's per-iteration samples; a replay's are the recorded
+// ones for both places (the store keeps only the out-of-place ones).
 func (l *launch) times(c Choice, bytes int64, key, place int) []float64 {
 	if l.replay != nil {
 		return l.replay.times(bytes, l.o.iters)
@@ -882,8 +860,7 @@ func (l *launch) times(c Choice, bytes int64, key, place int) []float64 {
 	return l.s.times(c, bytes, l.o.iters, key, place)
 }
 
-// perIter prints nccl-tests' i_min i_max i_p99 i_cv% and writes the JSON
-// per-iteration block.
+// perIter prints nccl-tests' i_* columns and the JSON per-iteration block.
 func (l *launch) perIter(samples []float64, bytes int64, key, place int) {
 	o, w := l.o, l.out
 	st := computeIterStats(samples[o.perIterSkip:])
@@ -923,9 +900,8 @@ func (l *launch) destroy() {
 	}
 }
 
-// footer is nccl-tests' writeResultFooter, memory report, finalizeFooter
-// and writeErrors. It reports whether the average bus bandwidth fell short
-// of NCCL_TESTS_MIN_BW.
+// footer is nccl-tests' result footer; it reports whether the average bus
+// bandwidth fell short of NCCL_TESTS_MIN_BW.
 func (l *launch) footer() bool {
 	w := l.out
 	if j := l.json; j != nil {
