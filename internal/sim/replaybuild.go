@@ -157,7 +157,6 @@ func readRecording(recording *Recording, r *Replay) (*replayInput, error) {
 // its debug lines as that config's plan, and only the launches whose
 // times a replay can use (no explain or debug launch, none interrupted).
 func (rec *replayInput) readStudy(study *RecordedStudy, r *Replay) {
-	// The fabric fields the study's fingerprint knows and no earlier study said.
 	r.FromSimulated = r.FromSimulated || study.Simulated
 	r.NRanks, r.NCCLVersion = cmp.Or(r.NRanks, max(study.Ranks, 0)), cmp.Or(r.NCCLVersion, study.NCCLVersion)
 	r.GPU, r.Transport = cmp.Or(r.GPU, study.GPU), cmp.Or(r.Transport, study.Transport)
@@ -214,8 +213,7 @@ func recordedSizes(recs []recorded) []int64 {
 }
 
 // groupByConfig turns the recorded launches into each config's replay
-// launches, the store's first launch marked cold. An OK launch that missed
-// a recorded size is dropped (counted); a failed one replays as a failure.
+// launches; it counts the OK launches dropped for a missed size.
 func groupByConfig(recs []recorded, sizes []int64) (map[string]*ReplayConfig, int) {
 	configs := map[string]*ReplayConfig{}
 	dropped := 0
@@ -242,10 +240,9 @@ func groupByConfig(recs []recorded, sizes []int64) (map[string]*ReplayConfig, in
 	return configs, dropped
 }
 
-// attachPlans gives each config its plan: doctor files first, then the
-// store's own debug lines. Plans for configs never timed become the
-// replay's plan-only configs. It returns the doctor file of the defaults
-// (nil without one), which knows the fabric best.
+// attachPlans gives each config its plan, from doctor files first, then
+// debug lines; plans of configs never timed become plan-only configs. It
+// returns the defaults' doctor file, which knows the fabric best.
 func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[string]*ReplayConfig, o BuildOptions) (*doctorDoc, error) {
 	docs, err := readPlans(o.Plans, len(o.Plans) > 0 && !slices.Equal(o.Plans, PlansBeside(o.Recording.Source)))
 	if err != nil {
@@ -289,9 +286,8 @@ func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[strin
 	return defDoc, nil
 }
 
-// fillFabric completes the replay's fabric: the defaults' doctor file
-// overrides the fingerprints, else the defaults' logged facts do; the
-// defaults' plan gives the channels and sockets are assumed last.
+// fillFabric completes the replay's fabric: the defaults' doctor file, or
+// else their logged facts, override the fingerprints.
 func fillFabric(r *Replay, defDoc *doctorDoc, facts *benchfmt.Facts, def *ReplayConfig) {
 	if defDoc != nil && r.Tuning == nil {
 		r.Tuning = allReduceTable(defDoc.Tuning)
@@ -312,8 +308,7 @@ func fillFabric(r *Replay, defDoc *doctorDoc, facts *benchfmt.Facts, def *Replay
 	}
 }
 
-// requirePlans refuses timed configs without a plan: the replay could not
-// say what NCCL chose for them.
+// requirePlans refuses timed configs without a plan.
 func requirePlans(configs []*ReplayConfig) error {
 	var noPlan []string
 	for _, c := range configs {
@@ -335,8 +330,7 @@ func requirePlans(configs []*ReplayConfig) error {
 	return nil
 }
 
-// describeReplay says what the replay holds: how many launches of which
-// kind, when, on what, and what was left out.
+// describeReplay says what the replay holds and what was left out.
 func describeReplay(r *Replay, recs []recorded, dropped int, note string) string {
 	n := 0
 	for _, c := range r.Configs {
@@ -386,9 +380,8 @@ func launchSizes(l *RecordedLaunch) []int64 {
 	return out
 }
 
-// launchTimes are a launch's per-iteration times at each size (its
-// single time when it has no per-iteration samples); ok is false when a
-// size is missing.
+// launchTimes are a launch's per-iteration times (or single time) at each
+// size; ok is false when a size is missing.
 func launchTimes(l *RecordedLaunch, sizes []int64) ([][]float64, bool) {
 	out := make([][]float64, len(sizes))
 	for i, b := range sizes {
@@ -444,8 +437,7 @@ type doctorDoc struct {
 	Channels    int               `json:"channels"`
 	Failed      bool              `json:"failed"`
 	Choices     []benchfmt.Choice `json:"choices"`
-	// Tuning is NCCL's TUNING table, in case a doctor report carries it
-	// (benchfmt.Facts' shape: collective → algorithm → protocol → bandwidth).
+	// Tuning is NCCL's TUNING table, in benchfmt.Facts' shape.
 	Tuning     map[string]map[string]map[string]float64 `json:"tuning"`
 	CompareEnv nccl.Config                              `json:"compare_env"`
 	Compare    []struct {
@@ -477,9 +469,8 @@ type pathDoc struct {
 	doc  *doctorDoc
 }
 
-// readPlans reads doctor JSON files. strict: every file must be one
-// (the user named them); otherwise files that are not doctor reports
-// are skipped (found beside a store).
+// readPlans reads doctor JSON files; unless strict (the user named them),
+// files that are not doctor reports are skipped.
 func readPlans(paths []string, strict bool) ([]pathDoc, error) {
 	var out []pathDoc
 	for _, p := range paths {
