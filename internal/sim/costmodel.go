@@ -222,10 +222,9 @@ func (f *ncclState) resolveAlgorithms(env envReader) {
 	for _, a := range algoNames {
 		algoEnable[a] = 1
 	}
-	algoSet := false
-	if v, ok := env.strParam("NCCL_ALGO"); ok {
-		algoSet = true
-		if err := parseList(v, algoNames, algoEnable, fn); err != nil && f.usage == nil {
+	algo, algoSet := env.strParam("NCCL_ALGO")
+	if algoSet {
+		if err := parseList(algo, algoNames, algoEnable, fn); err != nil && f.usage == nil {
 			f.usage = &UsageError{AtInit: true, Warn: err.Error()}
 		}
 	}
@@ -248,7 +247,7 @@ func (f *ncclState) resolveAlgorithms(env envReader) {
 	if f.usage == nil && (!anyAlgo || !anyProto) {
 		warn := "No algorithm/protocol available for function " + fn + " with datatype ncclFloat32."
 		if algoSet {
-			warn += " NCCL_ALGO was set to " + env.cfg["NCCL_ALGO"] + "."
+			warn += " NCCL_ALGO was set to " + algo + "."
 		}
 		if v, ok := env.get("NCCL_PROTO"); ok {
 			warn += " NCCL_PROTO was set to " + v + "."

@@ -91,9 +91,6 @@ var longOpts = []longOpt{
 	{"profile", 0, true}, {"noise", 0, true}, {"seed", 0, true}, {"launch", 0, true}, {"ranks", 0, true}, {"collective", 0, true}, {"batch", 0, true},
 }
 
-// shortOpts is nccl-tests' getopt string.
-const shortOpts = "t:g:b:e:i:f:n:m:w:N:p:I:K:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:S:M:u:"
-
 // parseResult says what to do after parsing: run, or exit with code.
 type parseResult struct {
 	run  bool
@@ -143,11 +140,10 @@ func parseArgs(args []string, stdout, stderr io.Writer) (options, parseResult) {
 		case strings.HasPrefix(arg, "-") && len(arg) > 1:
 			for j := 1; j < len(arg); j++ {
 				c := arg[j]
-				k := strings.IndexByte(shortOpts, c)
-				if k < 0 || c == ':' {
+				opt := shortOpt(c)
+				if opt.name == "" {
 					return usageErr("invalid option -- '%c'", c)
 				}
-				opt := shortOpt(c)
 				if !opt.arg {
 					if r, done := o.apply(opt, "", stdout, stderr); done {
 						return o, r
@@ -172,11 +168,13 @@ func parseArgs(args []string, stdout, stderr io.Writer) (options, parseResult) {
 	return o, parseResult{run: true}
 }
 
+// shortOpt is the option of a short name (nccl-tests' getopt string);
+// its name is "" for none.
 func shortOpt(c byte) longOpt {
-	if i := slices.IndexFunc(longOpts, func(o longOpt) bool { return o.short == c }); i >= 0 {
+	if i := slices.IndexFunc(longOpts, func(o longOpt) bool { return o.short == c && c != 0 }); i >= 0 {
 		return longOpts[i]
 	}
-	return longOpt{short: c}
+	return longOpt{}
 }
 
 // lookupLong finds a long option by exact name or unique prefix; the

@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,14 +72,9 @@ func computeIterStats(times []float64) iterStats {
 	if n == 0 {
 		return iterStats{}
 	}
-	sorted := append([]float64(nil), times...)
-	sort.Float64s(sorted)
+	sorted := slices.Sorted(slices.Values(times))
 	idx := func(pct int) int { return min(n-1, (n*pct+99)/100-1) }
-	var s iterStats
-	s.min, s.max = sorted[0], sorted[n-1]
-	s.p50 = sorted[n/2]
-	s.p95 = sorted[idx(95)]
-	s.p99 = sorted[idx(99)]
+	s := iterStats{min: sorted[0], max: sorted[n-1], p50: sorted[n/2], p95: sorted[idx(95)], p99: sorted[idx(99)]}
 	for _, t := range sorted {
 		s.avg += t
 	}
