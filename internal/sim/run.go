@@ -470,17 +470,15 @@ func (l *launch) netIB(r int) {
 	id := l.ids[r]
 	// The NIC reports its port speed, not what a throttled link
 	// really carries: doctor compares busbw with this.
-	for d, nic := range f.listed {
-		ar := 0
-		if nic.Link == "IB" {
-			ar = 1
-		}
-		lg.info(id, subNet, "NET/IB: [%d] %s:uverbs%d:%d/%s provider=Mlx5 speed=%d context=0x%x pciPath=/sys/devices/pci%s/%s.%d ar=%d",
-			d, nic.Name, d, nic.Port, nic.Link, nic.Gbps*1000, l.comms[r]+uint64(0x1000*(d+1)), p.BusID[:7], p.BusID, d, ar)
-	}
 	var devs strings.Builder
-	for i, nic := range f.listed {
-		fmt.Fprintf(&devs, " [%d]%s:%d/%s", i, nic.Name, nic.Port, nic.Link)
+	var names []string
+	speed := 0
+	for d, nic := range f.listed {
+		lg.info(id, subNet, "NET/IB: [%d] %s:uverbs%d:%d/%s provider=Mlx5 speed=%d context=0x%x pciPath=/sys/devices/pci%s/%s.%d ar=%d",
+			d, nic.Name, d, nic.Port, nic.Link, nic.Gbps*1000, l.comms[r]+uint64(0x1000*(d+1)), p.BusID[:7], p.BusID, d, b2i(nic.Link == "IB"))
+		fmt.Fprintf(&devs, " [%d]%s:%d/%s", d, nic.Name, nic.Port, nic.Link)
+		names = append(names, nic.Name)
+		speed += nic.Gbps * 1000
 	}
 	ro := ""
 	if p.RelaxedOrdering {
@@ -488,12 +486,6 @@ func (l *launch) netIB(r int) {
 	}
 	lg.info(id, subInit|subNet, "NET/IB : Using%s %s; OOB %s:%s<0>", devs.String(), ro, p.SocketIf.Name, l.socketAddr(r))
 	if f.merged {
-		var names []string
-		speed := 0
-		for _, nic := range f.listed {
-			names = append(names, nic.Name)
-			speed += nic.Gbps * 1000
-		}
 		lg.info(id, subNet, "NET/IB : Made virtual device [%d] name=%s speed=%d ndevs=%d", len(f.listed), strings.Join(names, "+"), speed, len(f.listed))
 	}
 	lg.info(id, subInit|subNet, "Initialized NET plugin IB")
@@ -619,12 +611,8 @@ func (l *launch) connect() {
 			lg.info(id, subInit|subNet, "Channel %02d/0 : %d[0] -> %d[0] [send] via NET/%s/%d%s", c, r, next, f.transport, netDev(c, true), gdr)
 		}
 	}
-	gdrFlag := 0
-	if gdr != "" {
-		gdrFlag = 1
-	}
 	for r := range l.nprocs {
-		lg.info(l.ids[r], subInit, "Connected all rings, use ring PXN 0 GDR %d", gdrFlag)
+		lg.info(l.ids[r], subInit, "Connected all rings, use ring PXN 0 GDR %d", b2i(gdr != ""))
 	}
 }
 
