@@ -37,12 +37,8 @@ func floatStr(v float64, width int) string {
 			return s
 		}
 	}
-	prec := 0
-	if width >= 7 {
-		prec = 1
-	}
 	// C's "%*.*e" (Go's %e agrees: two exponent digits at least).
-	return fmt.Sprintf("%*.*e", width, prec, v)
+	return fmt.Sprintf("%*.*e", width, b2i(width >= 7), v)
 }
 
 // cG formats like C's "%g" (six significant digits, trailing zeros and a
