@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/nccltune/nccltune/internal/nccl"
 )
@@ -175,11 +176,8 @@ func (p *Profile) SampleLaunchOp(op nccl.Op, cfg nccl.Config, sizes []int64, ite
 		if stop < len(sizes) {
 			fe.Bytes = sizes[stop]
 		} else if fault.kind == FaultWrong {
-			for _, b := range sizes {
-				if fault.hits(b) {
-					fe.Bytes = b
-					break
-				}
+			if i := slices.IndexFunc(sizes, fault.hits); i >= 0 {
+				fe.Bytes = sizes[i]
 			}
 			if fe.Bytes == 0 {
 				// The rule's sizes are not in this sweep: nothing goes wrong.
@@ -198,10 +196,8 @@ func faultRow(a *activeFault, sizes []int64) int {
 	if !a.rule {
 		return len(sizes) / 2
 	}
-	for i, b := range sizes {
-		if a.hits(b) {
-			return i
-		}
+	if i := slices.IndexFunc(sizes, a.hits); i >= 0 {
+		return i
 	}
 	return len(sizes)
 }

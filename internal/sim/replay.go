@@ -680,27 +680,21 @@ func (r *Replay) profile() *Profile {
 	}
 	// LL128 is on by default where the recorded table says so, or, with
 	// no table, where the defaults' plan uses it.
-	ll128 := r.Tuning[nccl.NormName(algoRing)][nccl.NormName(protoLL128)] > 0
-	for _, s := range r.Defaults().Plan {
-		if canonProto(s.Proto) == protoLL128 {
-			ll128 = true
-		}
-	}
+	ll128 := r.Tuning[nccl.NormName(algoRing)][nccl.NormName(protoLL128)] > 0 ||
+		slices.ContainsFunc(r.Defaults().Plan, func(s benchfmt.PlanStep) bool { return canonProto(s.Proto) == protoLL128 })
 	tr := &Transport{CommChannels: max(1, r.Channels), LL128Default: ll128, SocketThreads: 1, SocketsPerThread: 1}
-	transport := transportSocket // the network, or what prints like one
-	if r.Transport == transportIB {
-		transport = transportIB
+	if r.Transport != transportIB {
+		p.Transports[transportSocket] = tr // the network, or what prints like one
+		return p
 	}
-	p.Transports[transport] = tr
-	if transport == transportIB {
-		for _, n := range r.NICs {
-			name, _, _ := strings.Cut(n, ":")
-			p.NICs = append(p.NICs, NIC{Name: name, Port: 1, Link: "IB", Gbps: 400})
-		}
-		if len(p.NICs) == 0 {
-			p.NICs = []NIC{{Name: "mlx5_0", Port: 1, Link: "IB", Gbps: 400}}
-		}
-		p.RailsWithoutMerge = len(p.NICs)
+	p.Transports[transportIB] = tr
+	for _, n := range r.NICs {
+		name, _, _ := strings.Cut(n, ":")
+		p.NICs = append(p.NICs, NIC{Name: name, Port: 1, Link: "IB", Gbps: 400})
 	}
+	if len(p.NICs) == 0 {
+		p.NICs = []NIC{{Name: "mlx5_0", Port: 1, Link: "IB", Gbps: 400}}
+	}
+	p.RailsWithoutMerge = len(p.NICs)
 	return p
 }
