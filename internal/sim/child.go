@@ -38,9 +38,8 @@ func envConfig(environ []string) nccl.Config {
 	return cfg
 }
 
-// Main runs the simulated all_reduce_perf with args (nccl-tests flags plus
-// the simulator's own --profile, --noise, --seed, --launch, --ranks) and
-// the given environment, and returns the process exit code.
+// Main runs the simulated all_reduce_perf with args (nccl-tests' flags and
+// the simulator's own) and environment, and returns the exit code.
 func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 	o, pr := parseArgs(args, stdout, stderr)
 	if !pr.run {
@@ -105,8 +104,7 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// Exit codes of a replayed launch that the recording cannot serve: no
-// recording for the config, or the drawn recorded launch had failed.
+// Exit codes of a replayed launch that the recording cannot serve.
 const (
 	exitReplayRefused   = 4
 	exitReplayedFailure = 3

@@ -10,30 +10,19 @@
 //
 // and the JSON carries "nccltune_simulated": {"profile": NAME}.
 //
-// # Launch
-//
 // nccltune starts itself as "<exe> __nccltune_sim <args>" (ChildArg,
 // RunIfChild), so a simulated launch goes through the same runner,
-// timeout, parsing and classification as a real one. Besides nccl-tests'
-// flags Main takes --profile, --noise, --seed, --launch and --ranks; a
-// launch is deterministic given its arguments and environment.
+// timeout, parsing and classification as a real one.
 //
 // # What NCCL decides
 //
 // From the environment the simulated NCCL works out what real NCCL would
-// set up (resolveOp): the transport, the NICs it drives, the algorithms
-// and protocols it may use (NCCL_ALGO and NCCL_PROTO in NCCL's list
-// syntax) and the channels it builds. Only Ring and Tree can run an
-// all-reduce on these fabrics: forcing CollNet, NVLS or PAT leaves
-// nothing, and NCCL (2.24+) fails with "invalid usage" instead of falling
-// back; a value NCCL cannot parse fails at init.
-//
-// Per message size NCCL then picks like its tuner (Choose): among the
-// allowed algorithm × protocol pairs, the one its built-in model predicts
-// fastest (the profile's nccl_model), and the channel count by its
-// per-size rule. The predicted model is not the truth: on spark4 it
-// prefers LL128 up to 1 MiB and climbs to 64 channels by 1 MiB, which is
-// where the seed's 512 KiB–4 MiB hole comes from.
+// set up (resolveOp), then per message size picks like its tuner
+// (Choose): the algorithm × protocol its built-in model (the profile's
+// nccl_model) predicts fastest, and channels by its per-size rule. The
+// predicted model is not the truth: on spark4 it prefers LL128 up to 1 MiB
+// and climbs to 64 channels by 1 MiB, which is where the seed's 512
+// KiB–4 MiB hole comes from.
 //
 // # What it really costs
 //

@@ -12,9 +12,8 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// programName is what the simulator calls itself before it has read
-// --collective (its flag errors); a launch calls itself its op's
-// benchmark (options.program), as all_gather_perf does.
+// programName is what the simulator calls itself in its flag errors; a
+// launch calls itself its op's benchmark (options.program).
 const programName = "all_reduce_perf"
 
 // options are all_reduce_perf's settings (nccl-tests 2.19.6 defaults,
@@ -45,15 +44,13 @@ type options struct {
 	perIter, perIterSkip int
 
 	// The simulator's own flags.
-	profile string
-	noise   float64
-	seed    int64
-	launch  int
-	ranks   int
-	// collective is the op simulated (--collective; all_reduce by default).
+	profile    string
+	noise      float64
+	seed       int64
+	launch     int
+	ranks      int
 	collective nccl.Op
-	// batch is the batch plan a batch launch measures (--batch PLAN.json).
-	batch string
+	batch      string // --batch PLAN.json
 }
 
 // program is the nccl-tests binary the launch imitates ("all_gather_perf").
@@ -98,13 +95,10 @@ type parseResult struct {
 }
 
 // parseArgs reads args like glibc's getopt_long with nccl-tests' option
-// table: options may come in any order, short options take their value
-// attached (-b32M) or separate, long ones as --name=value or --name value
-// and may be abbreviated to a unique prefix, "--" ends the options and
-// other non-options are ignored. Errors print getopt's message on stderr,
-// then nccl-tests' "invalid option" line and usage on stdout. nccl-tests
-// itself then exits 0; the simulator exits 2 so that a caller passing a
-// wrong flag sees a usage error (see docs/SIMULATOR.md).
+// table (non-options are ignored). Errors print getopt's message on
+// stderr, then nccl-tests' "invalid option" line and usage on stdout;
+// nccl-tests then exits 0, the simulator 2, so that a caller passing a
+// wrong flag sees a usage error.
 func parseArgs(args []string, stdout, stderr io.Writer) (options, parseResult) {
 	o := defaultOptions()
 	usageErr := func(format string, a ...any) (options, parseResult) {

@@ -11,8 +11,7 @@ import (
 )
 
 // typeNames, typeSizes and ncclTypeNames are nccl-tests' data types in
-// its order (NCCL's enum: FP8 since 2.24, on Hopper and later), their
-// sizes and NCCL's names of them (for WARN messages), from nccl's table.
+// its order, their sizes and NCCL's names of them (for WARN messages).
 var (
 	typeNames, typeSizes, ncclTypeNames = datatypeTables()
 	opNames                             = []string{"sum", "prod", "max", "min", "avg", "mulsum"}
