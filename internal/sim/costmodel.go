@@ -27,9 +27,12 @@ const (
 
 var (
 	protoNames = []string{protoLL, protoLL128, protoSimple}
-	algoNames  = []string{algoTree, algoRing, "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"}
+	// algoNames is NCCL's list; only Tree and Ring can run an all-reduce
+	// on a network fabric without NVLink SHARP or CollNet.
+	algoNames = []string{algoTree, algoRing, "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"}
 	// funcNames are the prefixes NCCL accepts in "allreduce:^LL" (its
-	// ncclFuncStr: send/recv and all-to-all have none).
+	// ncclFuncStr: send/recv and all-to-all have none, and NCCL refuses
+	// them as "Unrecognized prefix token").
 	funcNames = nccl.PerFunctionNames()
 )
 

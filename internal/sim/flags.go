@@ -49,8 +49,8 @@ type options struct {
 	seed       int64
 	launch     int
 	ranks      int
-	collective nccl.Op
-	batch      string // --batch PLAN.json
+	collective nccl.Op // --collective: the op simulated
+	batch      string  // --batch PLAN.json: the plan a batch launch measures
 }
 
 // program is the nccl-tests binary the launch imitates ("all_gather_perf").

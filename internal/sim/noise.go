@@ -138,9 +138,10 @@ func (s *sampler) rankTimes(samples []float64, nranks int, bytes int64, cycle, p
 // launch is reproducible from seed and launch (its index since the fabric
 // started), and the process path draws the very same samples.
 //
-// The error is a *UsageError when NCCL refuses cfg (no samples), or a
-// *FaultError: for hang and crash the samples hold the sizes completed
-// before it; for wrong results all sizes; for the other faults none.
+// noise 0 makes every sample the true time. The error is a *UsageError
+// when NCCL refuses cfg (no samples), or a *FaultError: for hang and crash
+// the samples hold the sizes completed before it; for wrong results all
+// sizes (the times are real, the data is not); for the other faults none.
 func (p *Profile) SampleLaunch(cfg nccl.Config, sizes []int64, iters int, noise float64, seed int64, launch int) (map[int64][]float64, error) {
 	return p.SampleLaunchOp(nccl.AllReduce, cfg, sizes, iters, noise, seed, launch)
 }

@@ -53,9 +53,10 @@ type Profile struct {
 	// NICs are the RDMA devices NCCL's IB transport can find (none: sockets
 	// only). RailsWithoutMerge is how many NCCL drives unless
 	// NCCL_IB_MERGE_NICS=1 (a GB10's two logical NICs share one port).
-	NICs              []NIC    `json:"nics"`
-	RailsWithoutMerge int      `json:"rails_without_merge"`
-	SocketIf          SocketIf `json:"socket_if"`
+	NICs              []NIC `json:"nics"`
+	RailsWithoutMerge int   `json:"rails_without_merge"`
+	// SocketIf is the interface NCCL's bootstrap and Socket transport use.
+	SocketIf SocketIf `json:"socket_if"`
 	// GDR: GPUDirect RDMA on IB; RelaxedOrdering adds "[RO]" to NET/IB.
 	GDR             bool `json:"gdr"`
 	RelaxedOrdering bool `json:"relaxed_ordering"`
@@ -119,17 +120,21 @@ type Transport struct {
 	// CommChannels is the channel count NCCL builds at init ("N coll
 	// channels"). LL128Default: NCCL enables LL128 unasked (it does on GB10
 	// over RoCE, where it should not).
-	CommChannels int                             `json:"comm_channels"`
-	LL128Default bool                            `json:"ll128_default"`
-	NCCLModel    map[string]map[string]Predicted `json:"nccl_model"`
+	CommChannels int  `json:"comm_channels"`
+	LL128Default bool `json:"ll128_default"`
+	// NCCLModel is NCCL's predicted cost per algorithm and protocol, from
+	// which it picks; it can disagree with the true cost.
+	NCCLModel map[string]map[string]Predicted `json:"nccl_model"`
 	// LinkGBps is payload bandwidth in GB/s: per NIC for IB, the whole
 	// host-to-host path for Socket. ProxyGBps is the host staging stage's
 	// (GDR off); 0 means it never limits.
 	LinkGBps  float64 `json:"link_gbps"`
 	ProxyGBps float64 `json:"proxy_gbps"`
-	// Overlap is the soft-max exponent joining the wire and proxy stages.
+	// Overlap is the soft-max exponent joining the wire and proxy stages:
+	// 1 adds them up, a large one overlaps them fully.
 	Overlap float64 `json:"overlap"`
-	// TreeBusFactor multiplies the Tree algorithm's bus bytes.
+	// TreeBusFactor multiplies the Tree algorithm's bus bytes (>1: the tree
+	// moves its data less efficiently than the ring).
 	TreeBusFactor float64 `json:"tree_bus_factor"`
 	// QPGain is the per-channel bandwidth gained per doubling of
 	// NCCL_IB_QPS_PER_CONNECTION; QPOpCost the proxy cost added per extra

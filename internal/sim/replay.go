@@ -39,6 +39,8 @@ const ReplayFormat = "nccltune-replay/1"
 // the recorded cold first launch. It can only say what was recorded, and
 // every output says so ("profile replay:NAME", SIMULATED).
 type Replay struct {
+	// Format is ReplayFormat; Name labels the fabric ("profile
+	// replay:NAME"); Description says what was recorded, where and how.
 	Format      string `json:"format"`
 	Name        string `json:"name"`
 	Description string `json:"description"`

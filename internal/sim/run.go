@@ -28,7 +28,8 @@ var (
 	}
 )
 
-// exitHung is what Main returns if blockForever returns (in tests).
+// exitHung is what Main returns if blockForever returns (in tests): the
+// code a timeout kill would give.
 const exitHung = 124
 
 // launch is one run of the simulated all_reduce_perf.
@@ -44,7 +45,7 @@ type launch struct {
 
 	f     *ncclState
 	fault *activeFault
-	tuner *tunerPlugin
+	tuner *tunerPlugin // NCCL_TUNER_PLUGIN's; nil when none is named
 	s     *sampler
 	// replay, when set, is the recorded launch a replay returns: its
 	// plan gives NCCL's choices and its times the samples.
