@@ -10,15 +10,11 @@ import (
 )
 
 // A batch launch measures several configs in one process, each on its own
-// communicator, every op at its sizes, in rounds that visit each config
-// once (docs/PERFORMANCE.md, "Exploration in batches"). What one costs on
-// the real 4-rank loopback (one H200, NCCL 2.28, docs/PERFORMANCE.md
-// "several configs in one launch", 2026-11-30): a launch ~3.4 s of which
-// ~3 s MPI start and NCCL's init, paid once; a communicator's init with
-// its warm-up collectives 0.13–0.19 s; 24 rounds of 8 configs at 512K–4M
-// in 29.2 s, 1.22 s a round, where the 8 configs' timed iterations
-// (3 untimed + 20 timed per size, at the recording's medians) add up to
-// 1.155 s: a visit costs its iterations and ~8 ms more.
+// communicator, in rounds that visit each config once. Its cost, measured
+// on the real 4-rank loopback (docs/PERFORMANCE.md, "several configs in
+// one launch"): ~3 s MPI start and NCCL's init, paid once; 0.13–0.19 s a
+// communicator's init with its warm-up; and per visit its iterations and
+// ~8 ms more.
 const (
 	BatchStartup       = 3 * time.Second
 	BatchCommInit      = 160 * time.Millisecond
@@ -31,17 +27,13 @@ type BatchOp struct {
 	Sizes []int64
 }
 
-// BatchDraw is one simulated batch launch.
+// BatchDraw is one simulated batch launch: Visits[i][j][r] are config i's
+// times of op j in round r (round 0 warms up), per size the median of the
+// visit's timed iterations in µs; Errs[i] is why config i has no times;
+// Duration the launch's modelled wall time.
 type BatchDraw struct {
-	// Visits[i][j][r] are config i's times of op j in round r (round 0 is
-	// the warm-up round), per size: the median of the visit's timed
-	// iterations in µs, what a batch line's time_us says.
-	Visits [][][]map[int64]float64
-	// Errs[i] is why config i has no times (its init or collective failed,
-	// or the replay cannot speak for it); nil when it has them.
-	Errs []error
-	// Duration is the launch's modelled wall time: BatchStartup, one
-	// BatchCommInit per config, every visit's iterations and overhead.
+	Visits   [][][]map[int64]float64
+	Errs     []error
 	Duration time.Duration
 }
 
@@ -49,22 +41,31 @@ func newBatchDraw(n int) *BatchDraw {
 	return &BatchDraw{Visits: make([][][]map[int64]float64, n), Errs: make([]error, n), Duration: BatchStartup + time.Duration(n)*BatchCommInit}
 }
 
-// visit adds one visit's time to the draw: warmup+iters iterations at
-// each size's median, and the overhead. The sizes are added in order, not
-// in the map's: a float sum in random order differs in its last bits
-// from run to run, and so would the modelled time a study decides from.
-func (d *BatchDraw) visit(times map[int64]float64, warmup, iters int) {
-	sum := 0.0
-	for _, b := range slices.Sorted(maps.Keys(times)) {
-		sum += times[b]
+// addOp adds config i's rounds of one op, at(round, size) timing each
+// size, and each visit's time: warmup+iters iterations at each size's
+// median, and the overhead. The sizes are added in order, not in the
+// map's: a float sum in random order differs in its last bits from run
+// to run, and so would the modelled time a study decides from.
+func (d *BatchDraw) addOp(i int, sizes []int64, rounds, warmup, iters int, at func(round int, b int64) float64) {
+	var byRound []map[int64]float64
+	for r := range rounds {
+		times := map[int64]float64{}
+		for _, b := range sizes {
+			times[b] = at(r, b)
+		}
+		sum := 0.0
+		for _, b := range slices.Sorted(maps.Keys(times)) {
+			sum += times[b]
+		}
+		d.Duration += visitCost(sum, warmup, iters)
+		byRound = append(byRound, times)
 	}
-	d.Duration += visitCost(sum, warmup, iters)
+	d.Visits[i] = append(d.Visits[i], byRound)
 }
 
 // visitCost is one visit's modelled time: its overhead and warmup+iters
-// iterations of sumUS µs, the visited sizes' times added up. A batch's
-// visits and a launch of its own (LaunchDuration) are priced by it alike,
-// as the study that compares them (search's batchesPay) assumes.
+// iterations of sumUS µs. A batch's visits and a launch of its own
+// (LaunchDuration) are priced alike, as search's batchesPay assumes.
 func visitCost(sumUS float64, warmup, iters int) time.Duration {
 	return BatchVisitOverhead + time.Duration(float64(warmup+iters)*sumUS*float64(time.Microsecond))
 }
@@ -77,14 +78,11 @@ const (
 )
 
 // LaunchDuration is the modelled wall time of a simulated launch of its
-// own (one config, one op) that printed res after warmup untimed and
-// iters timed iterations per size (0: nccl-tests' defaults): priced as a
-// batch of that one config visited once, BatchStartup, one BatchCommInit,
-// BatchVisitOverhead and every size's iterations, out-of-place and
-// in-place, at the times it printed (res nil: it failed before a size,
-// its start-up alone). It is what a study compares simulated batches with
-// (benchfmt.Launch.Cost), where the simulator's own run time would make
-// the decision depend on how fast this machine ran it.
+// own that printed res (nil: it failed before a size) after warmup untimed
+// and iters timed iterations per size (0: nccl-tests' defaults), priced as
+// a batch of that one config visited once at the times it printed. A study
+// compares simulated batches with it (benchfmt.Launch.Cost): the
+// simulator's own run time would depend on how fast this machine ran it.
 func LaunchDuration(res *benchfmt.Result, warmup, iters int) time.Duration {
 	d := BatchStartup + BatchCommInit
 	if res == nil || len(res.Rows) == 0 {
@@ -106,12 +104,9 @@ func LaunchDuration(res *benchfmt.Result, warmup, iters int) time.Duration {
 	return d + visitCost(sum, warmup, iters)
 }
 
-// SampleBatch simulates a batch launch of cfgs on the profile: rounds
-// rounds, each config visited once per round at every op's sizes, warmup
-// untimed and iters timed iterations per size. Its noise is the
-// launch's shared offset (every config's sampler draws the same: the
-// batch is one block) and per-round iteration jitter; seed and launch as
-// SampleLaunch's.
+// SampleBatch simulates a batch launch of cfgs on the profile. Its noise is
+// the launch's shared offset (every config's sampler draws the same: the
+// batch is one block) and per-round iteration jitter.
 func (p *Profile) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup, iters int, noise float64, seed int64, launch int) *BatchDraw {
 	d := newBatchDraw(len(cfgs))
 	for i, cfg := range cfgs {
@@ -129,29 +124,21 @@ func (p *Profile) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup,
 				break
 			}
 			s := p.newSampler(f, noise, seed, launch)
-			var byRound []map[int64]float64
-			for r := 0; r < rounds; r++ {
-				times := map[int64]float64{}
-				for _, b := range op.Sizes {
-					// place 2+i: each config's iterations draw apart from
-					// the others' and from a launch's out- and in-place.
-					times[b] = medianOf(s.times(f.choose(b), b, max(iters, 1), r, 2+i))
-				}
-				d.visit(times, warmup, iters)
-				byRound = append(byRound, times)
-			}
-			d.Visits[i] = append(d.Visits[i], byRound)
+			d.addOp(i, op.Sizes, rounds, warmup, iters, func(r int, b int64) float64 {
+				// place 2+i: each config's iterations draw apart from
+				// the others' and from a launch's out- and in-place.
+				return medianOf(s.times(f.choose(b), b, max(iters, 1), r, 2+i))
+			})
 		}
 	}
 	return d
 }
 
 // SampleBatch replays a batch launch of cfgs: each config's communicator
-// is one of its recorded warm launches, drawn per config (its block
-// effect: the recording's launch-to-launch spread, all of it, as if no
-// part were shared with the baseline), and each round's visit draws iters
-// of that launch's iteration times at the nearest recorded size (the
-// per-round noise). ops' op is ignored, as SampleLaunch ignores it.
+// is one of its recorded warm launches, drawn per config (the recording's
+// whole launch-to-launch spread, none shared with the baseline), and each
+// round's visit draws iters of that launch's iteration times at the
+// nearest recorded size. ops' op is ignored, as SampleLaunch ignores it.
 func (r *Replay) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup, iters int, noise float64, seed int64, launch int) *BatchDraw {
 	d := newBatchDraw(len(cfgs))
 	for i, cfg := range cfgs {
@@ -160,30 +147,21 @@ func (r *Replay) SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup, 
 			d.Errs[i] = err
 			continue
 		}
-		pool := c.warm()
-		rec := &replayDraw{r: r, c: c, med: r.Medians(c), noise: max(0, noise), scale: slices.Repeat([]float64{1}, len(r.Sizes))}
-		rec.l = pool[newRNG(seed, int64(launch), streamBatch, int64(i)).IntN(len(pool))]
+		rec := r.newDraw(c, noise, newRNG(seed, int64(launch), streamBatch, int64(i)))
 		if rec.l.Failed != "" {
 			d.Errs[i] = &ReplayedFailure{Replay: r.Name, Config: c.Env, Why: rec.l.Failed}
 			continue
 		}
 		for j, op := range ops {
-			var byRound []map[int64]float64
-			for round := 0; round < rounds; round++ {
-				times := map[int64]float64{}
-				for _, b := range op.Sizes {
-					all := rec.times(b, len(rec.l.TimesUS[nearestSize(r.Sizes, b)]))
-					rng := newRNG(seed, int64(launch), streamBatch, int64(i), int64(j), int64(round), b)
-					visit := make([]float64, max(iters, 1))
-					for k := range visit {
-						visit[k] = all[rng.IntN(len(all))]
-					}
-					times[b] = medianOf(visit)
+			d.addOp(i, op.Sizes, rounds, warmup, iters, func(round int, b int64) float64 {
+				all := rec.times(b, len(rec.l.TimesUS[nearestSize(r.Sizes, b)]))
+				rng := newRNG(seed, int64(launch), streamBatch, int64(i), int64(j), int64(round), b)
+				visit := make([]float64, max(iters, 1))
+				for k := range visit {
+					visit[k] = all[rng.IntN(len(all))]
 				}
-				d.visit(times, warmup, iters)
-				byRound = append(byRound, times)
-			}
-			d.Visits[i] = append(d.Visits[i], byRound)
+				return medianOf(visit)
+			})
 		}
 	}
 	return d

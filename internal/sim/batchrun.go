@@ -1,9 +1,7 @@
 package sim
 
-// The simulated fabric's batch launch as a process: --batch PLAN.json reads
-// runner's plan and prints what the torch instrument's batch mode prints
-// (docs/TORCH.md, "Batch mode"), so that a simulated study in batches goes
-// through runner, this process and benchfmt.ParseBatch like a real one.
+// --batch PLAN.json prints what the torch instrument's batch mode prints
+// (docs/TORCH.md), so a simulated study in batches goes the real one's way.
 
 import (
 	"bufio"
@@ -28,10 +26,8 @@ type batchSampler interface {
 	SampleBatch(ops []BatchOp, cfgs []nccl.Config, rounds, warmup, iters int, noise float64, seed int64, launch int) *BatchDraw
 }
 
-// mainBatch runs one batch launch of o.batch's plan under the base
-// environment env. Its lines are the torch instrument's, the metadata
-// line saying "simulated": true; the done line's seconds are the launch's
-// modelled wall time (BatchDraw.Duration), not this process's.
+// mainBatch runs one batch launch of o.batch's plan under env. The done
+// line's seconds are the launch's modelled wall time, not this process's.
 func mainBatch(o options, env nccl.Config, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "%s --batch %s: %v\n", o.program(), o.batch, err)
@@ -129,8 +125,7 @@ func mainBatch(o options, env nccl.Config, stdout, stderr io.Writer) int {
 }
 
 // commConfig is the environment one communicator of a batch is created
-// under: the process's NCCL_* with the config's env over it and its
-// ncclConfig_t limits as the knobs NCCL caps channels by alike.
+// under, its ncclConfig_t limits as the knobs that cap channels alike.
 func commConfig(env nccl.Config, s nccl.CommSettings) nccl.Config {
 	cfg := env.Clone()
 	for k, v := range s.Env {
@@ -147,9 +142,7 @@ func commConfig(env nccl.Config, s nccl.CommSettings) nccl.Config {
 
 // commVerdict fills a communicator line's verdict as the torch instrument
 // reads NCCL's log (comm_verdict): a protocol or algorithm named alone
-// must be NCCL's choice at every size of every op, a channel cap must
-// bound the communicator's channels and every choice's, a floor must hold
-// under the channels built.
+// must be chosen at every size, a channel cap or floor must hold.
 func (p *Profile) commVerdict(line map[string]any, s nccl.CommSettings, cfg nccl.Config, ops []BatchOp) {
 	var evidence, missing []string
 	var channels, widest int
@@ -201,10 +194,9 @@ func (p *Profile) commVerdict(line map[string]any, s nccl.CommSettings, cfg nccl
 	}
 }
 
-// within is how many of a batch's rounds run before maxSeconds, and the
-// modelled wall time of the launch that runs them: as the instrument, no
-// round is started that is planned (at the draw's mean round) to end
-// later than maxSeconds after the start.
+// within is how many of a batch's rounds run, and the launch's modelled
+// wall time: as the instrument, no round starts that is planned (at the
+// mean round) to end later than maxSeconds after the start.
 func (d *BatchDraw) within(rounds, configs int, maxSeconds float64) (int, time.Duration) {
 	fixed := BatchStartup + time.Duration(configs)*BatchCommInit
 	round := (d.Duration - fixed) / time.Duration(max(rounds, 1))

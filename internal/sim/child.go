@@ -38,43 +38,67 @@ func envConfig(environ []string) nccl.Config {
 	return cfg
 }
 
-// Main runs the simulated all_reduce_perf with args (nccl-tests flags plus
-// the simulator's own --profile, --noise, --seed, --launch, --ranks) and
-// the given environment, and returns the process exit code.
+// Main runs the simulated all_reduce_perf with args (nccl-tests' flags and
+// the simulator's own) and environment, and returns the exit code.
 func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 	o, pr := parseArgs(args, stdout, stderr)
 	if !pr.run {
 		return pr.code
 	}
-	if o.profile == "" {
-		fmt.Fprintf(stderr, "%s: no --profile given: the simulated fabric needs one of %s or a JSON file\n", o.program(), strings.Join(BuiltinProfiles(), ", "))
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "%s: "+format+"\n", append([]any{o.program()}, a...)...)
 		return 2
+	}
+	if o.profile == "" {
+		return fail("no --profile given: the simulated fabric needs one of %s or a JSON file", strings.Join(BuiltinProfiles(), ", "))
 	}
 	cfg := envConfig(environ)
 	if o.batch != "" {
 		return mainBatch(o, cfg, stdout, stderr)
 	}
+	l := &launch{o: o, cfg: cfg, args: args, environ: environ, errw: stderr}
 	if IsReplay(o.profile) {
-		return mainReplay(o, args, environ, cfg, stdout, stderr)
-	}
-	p, err := LoadProfile(o.profile)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", o.program(), err)
-		return 2
-	}
-	if o.ranks > 0 {
-		if p, err = p.WithRanks(o.ranks); err != nil {
-			fmt.Fprintf(stderr, "%s: --ranks %d: %v\n", o.program(), o.ranks, err)
-			return 2
+		r, err := LoadReplay(o.profile)
+		switch {
+		case err != nil:
+			return fail("%v", err)
+		case o.ranks > 0 && o.ranks != r.NRanks:
+			return fail("--ranks %d: the replay %s recorded %d ranks and can only speak for them", o.ranks, r.Name, r.NRanks)
+		case o.collective != nccl.AllReduce:
+			return fail("the replay %s recorded all_reduce launches and cannot speak for %s; simulate it on a profile (--sim h200-loopback)", r.Name, o.collective)
+		}
+		l.p = r.profile()
+		if l.fault, err = l.p.faultFor(cfg); err != nil {
+			return fail("%v", err)
+		}
+		rc, _, err := r.Match(cfg)
+		if err != nil {
+			// Not a usage error: the search must see a failed launch, and
+			// the reason must say the replay, not NCCL, declined.
+			fmt.Fprintf(stderr, "SIMULATED %v\n", err)
+			return exitReplayRefused
+		}
+		if l.replay = r.draw(rc, o.noise, o.seed, o.launch); l.replay.l.Failed != "" {
+			fmt.Fprintf(stderr, "SIMULATED %v\n", &ReplayedFailure{Replay: r.Name, Config: rc.Env, Why: l.replay.l.Failed})
+			return exitReplayedFailure
+		}
+	} else {
+		p, err := LoadProfile(o.profile)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if o.ranks > 0 {
+			if p, err = p.WithRanks(o.ranks); err != nil {
+				return fail("--ranks %d: %v", o.ranks, err)
+			}
+		}
+		l.p = p
+		if l.fault, err = p.faultFor(cfg); err != nil {
+			return fail("%v", err)
 		}
 	}
-	fault, err := p.faultFor(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", o.program(), err)
-		return 2
-	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
-	l := &launch{p: p, o: o, cfg: cfg, args: args, environ: environ, out: out, errw: stderr, fault: fault}
+	l.out = out
 	code := l.runCatchingCrash()
 	out.Flush()
 	return code
@@ -82,50 +106,6 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 
 // Exit codes of a replayed launch that the recording cannot serve.
 const (
-	// exitReplayRefused: the replay has no recording for the config.
-	exitReplayRefused = 4
-	// exitReplayedFailure: the drawn recorded launch had failed.
+	exitReplayRefused   = 4
 	exitReplayedFailure = 3
 )
-
-// mainReplay runs one launch of a replay: the recorded fabric prints as
-// a profile (its ranks, NCCL, transport), the config's recorded plan
-// gives NCCL's choices and a recorded launch of it gives the times.
-func mainReplay(o options, args, environ []string, cfg nccl.Config, stdout, stderr io.Writer) int {
-	r, err := LoadReplay(o.profile)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", o.program(), err)
-		return 2
-	}
-	if o.ranks > 0 && o.ranks != r.NRanks {
-		fmt.Fprintf(stderr, "%s: --ranks %d: the replay %s recorded %d ranks and can only speak for them\n", o.program(), o.ranks, r.Name, r.NRanks)
-		return 2
-	}
-	if o.collective != nccl.AllReduce {
-		fmt.Fprintf(stderr, "%s: the replay %s recorded all_reduce launches and cannot speak for %s; simulate it on a profile (--sim h200-loopback)\n", o.program(), r.Name, o.collective)
-		return 2
-	}
-	p := r.profile()
-	fault, err := p.faultFor(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", o.program(), err)
-		return 2
-	}
-	rc, _, err := r.Match(cfg)
-	if err != nil {
-		// Not a usage error: the search must see a failed launch, and
-		// the reason must say the replay, not NCCL, declined.
-		fmt.Fprintf(stderr, "SIMULATED %v\n", err)
-		return exitReplayRefused
-	}
-	d := r.draw(rc, o.noise, o.seed, o.launch)
-	if d.l.Failed != "" {
-		fmt.Fprintf(stderr, "SIMULATED %v\n", &ReplayedFailure{Replay: r.Name, Config: rc.Env, Why: d.l.Failed})
-		return exitReplayedFailure
-	}
-	out := bufio.NewWriterSize(stdout, 64<<10)
-	l := &launch{p: p, o: o, cfg: cfg, args: args, environ: environ, out: out, errw: stderr, fault: fault, replay: d}
-	code := l.run()
-	out.Flush()
-	return code
-}

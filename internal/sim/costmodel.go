@@ -27,12 +27,12 @@ const (
 
 var (
 	protoNames = []string{protoLL, protoLL128, protoSimple}
-	// algoNames is NCCL's algorithm list; only Tree and Ring can run an
-	// all-reduce on a network fabric without NVLink SHARP or CollNet.
+	// algoNames is NCCL's list; only Tree and Ring can run an all-reduce
+	// on a network fabric without NVLink SHARP or CollNet.
 	algoNames = []string{algoTree, algoRing, "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"}
 	// funcNames are the prefixes NCCL accepts in "allreduce:^LL" (its
 	// ncclFuncStr: send/recv and all-to-all have none, and NCCL refuses
-	// them as "Unrecognized prefix token"), from nccl's one list.
+	// them as "Unrecognized prefix token").
 	funcNames = nccl.PerFunctionNames()
 )
 
@@ -42,15 +42,13 @@ var (
 var wireFactor = map[string]float64{protoLL: 2, protoLL128: 128.0 / 120.0, protoSimple: 1}
 
 // slotBytes is the payload of one buffer slot per protocol (NCCL splits a
-// channel's buffer into 8 steps): LL 32 KiB, LL128 ~576 KiB; Simple's is
-// NCCL_BUFFSIZE/8 (512 KiB by default).
+// channel's buffer into 8 steps); Simple's is NCCL_BUFFSIZE/8.
 var slotBytes = map[string]float64{protoLL: 32 << 10, protoLL128: 576 << 10}
 
 // defaultNThreads is NCCL's thread count per channel for LL and Simple.
 const defaultNThreads = 512
 
-// Choice is what NCCL decides for one all-reduce: the algorithm, the
-// protocol and the number of channels ("Algo RING proto LL128
+// Choice is what NCCL decides for one all-reduce ("Algo RING proto LL128
 // channel{Lo..Hi}={0..63}" is Ring, LL128, 64).
 type Choice struct {
 	Algo     string `json:"algo"`
@@ -58,20 +56,18 @@ type Choice struct {
 	Channels int    `json:"channels"`
 }
 
-// LogAlgo and LogProto are the names NCCL's TUNING log uses ("RING",
-// "SIMPLE").
+// LogAlgo and LogProto are the names NCCL's TUNING log uses ("RING").
 func (c Choice) LogAlgo() string  { return strings.ToUpper(c.Algo) }
 func (c Choice) LogProto() string { return strings.ToUpper(c.Proto) }
 
-// UsageError is NCCL refusing the configuration with ncclInvalidUsage.
-// AtInit distinguishes a value NCCL cannot parse (it fails while creating
-// the communicator) from a valid setting that leaves no algorithm or
-// protocol for the all-reduce (it fails at the first collective, since
-// NCCL 2.24 instead of falling back to Ring).
+// UsageError is NCCL refusing the configuration with ncclInvalidUsage,
+// Warn its WARN text. AtInit: a value NCCL cannot parse fails while
+// creating the communicator; a valid setting that leaves no algorithm or
+// protocol fails at the first collective (since NCCL 2.24, instead of
+// falling back to Ring).
 type UsageError struct {
 	AtInit bool
-	// Warn is NCCL's WARN text.
-	Warn string
+	Warn   string
 }
 
 func (e *UsageError) Error() string {
@@ -79,12 +75,10 @@ func (e *UsageError) Error() string {
 }
 
 // ncclState is the state NCCL reaches from a profile and an environment:
-// the transport, NICs and channels it sets up and which algorithms and
-// protocols it may use. Everything the log lines and the costs need.
+// everything the log lines and the costs need.
 type ncclState struct {
-	p *Profile
-	n int
-	// op is the collective simulated ("" is all-reduce).
+	p    *Profile
+	n    int
 	op   nccl.Op
 	cost *Transport
 	// transport is "IB" or "Socket"; socketWhy says why IB was not used.
@@ -97,11 +91,9 @@ type ncclState struct {
 
 	protoOn map[string]bool
 	algoOn  map[string]bool
-	// usage is set when NCCL refuses the environment.
-	usage *UsageError
-
-	// pluginRetuned: NVIDIA's example tuner plugin retuned NCCL's
-	// Blackwell constants at init (tunerPlugin.retunes).
+	usage   *UsageError // set when NCCL refuses the environment
+	// pluginRetuned: the example tuner plugin retuned NCCL's constants
+	// at init (tunerPlugin.retunes).
 	pluginRetuned bool
 
 	commChannels int
@@ -112,18 +104,15 @@ type ncclState struct {
 	sockPerThr   int
 	qps          int
 	crossNIC     int
-	// envInfo are NCCL's "X set by environment to V" lines, in order;
-	// only collected when logEnv is set (formatting them costs more than
-	// the model).
+	// envInfo are NCCL's "X set by environment to V" lines, collected
+	// only with logEnv (formatting them costs more than the model).
 	logEnv  bool
 	envInfo []string
 }
 
 // resolveOp works out what NCCL would set up for op under cfg (NCCL_*
-// variables of the environment, knobs or not): NCCL_ALGO and NCCL_PROTO
-// (and their per-function forms) are read for the op's function. With
-// logEnv it also collects NCCL's ENV log lines; the steps run in the order
-// NCCL reads the variables, so the lines come out in NCCL's order.
+// variables, knobs or not). The steps run in the order NCCL reads the
+// variables, so that with logEnv the ENV lines come out in NCCL's order.
 func (p *Profile) resolveOp(cfg nccl.Config, op nccl.Op, logEnv bool) *ncclState {
 	f := &ncclState{p: p, n: p.NRanks, op: op.OrAllReduce(), crossNIC: 2, qps: 1, nthreads: 0, buffSize: 4 << 20, logEnv: logEnv}
 	env := envReader{cfg: cfg, f: f}
@@ -134,8 +123,8 @@ func (p *Profile) resolveOp(cfg nccl.Config, op nccl.Op, logEnv bool) *ncclState
 	return f
 }
 
-// envReader reads the NCCL_* variables of one environment the way NCCL
-// does, adding NCCL's ENV log line for each read to the fabric.
+// envReader reads NCCL_* variables the way NCCL does, adding NCCL's ENV
+// log line for each read to the state.
 type envReader struct {
 	cfg nccl.Config
 	f   *ncclState
@@ -175,7 +164,6 @@ func (e envReader) intParam(name string) (int, bool) {
 	return n, true
 }
 
-// strParam reads a string parameter, logging it when set.
 func (e envReader) strParam(name string) (string, bool) {
 	v, ok := e.get(name)
 	if ok {
@@ -184,9 +172,8 @@ func (e envReader) strParam(name string) (string, bool) {
 	return v, ok
 }
 
-// resolveTransport picks the transport: IB unless disabled, not found,
-// forced to Socket, or failing on purpose; then the NICs that carry
-// traffic.
+// resolveTransport picks the transport (IB unless disabled, not found,
+// forced to Socket, or failing on purpose) and the NICs that carry it.
 func (f *ncclState) resolveTransport(env envReader) {
 	p, cfg := f.p, env.cfg
 	ibDisabled, _ := env.intParam("NCCL_IB_DISABLE")
@@ -202,8 +189,6 @@ func (f *ncclState) resolveTransport(env envReader) {
 		f.transport, f.socketWhy = transportSocket, "plugin"
 	case ibDisabled == 1:
 		f.transport, f.socketWhy = transportSocket, "disabled"
-	case len(p.NICs) == 0:
-		f.transport, f.socketWhy = transportSocket, "nodev"
 	case len(f.listed) == 0:
 		f.transport, f.socketWhy = transportSocket, "nodev"
 	default:
@@ -213,9 +198,7 @@ func (f *ncclState) resolveTransport(env envReader) {
 		switch {
 		case strings.EqualFold(netName, transportSocket):
 			f.transport, f.socketWhy = transportSocket, "forced"
-		case strings.EqualFold(netName, transportIB) && f.transport != transportIB:
-			f.usage = &UsageError{AtInit: true, Warn: fmt.Sprintf("Error: network %s not found.", netName)}
-		case !strings.EqualFold(netName, transportIB) && !strings.EqualFold(netName, transportSocket):
+		case !strings.EqualFold(netName, transportIB) || f.transport != transportIB:
 			f.usage = &UsageError{AtInit: true, Warn: fmt.Sprintf("Error: network %s not found.", netName)}
 		}
 	}
@@ -228,9 +211,8 @@ func (f *ncclState) resolveTransport(env envReader) {
 	}
 }
 
-// resolveAlgorithms works out the protocols and algorithms the all-reduce
-// may use, parsed like NCCL's parseList; none left is NCCL's invalid
-// usage at the first collective.
+// resolveAlgorithms works out the protocols and algorithms the op may use;
+// none left is NCCL's invalid usage at the first collective.
 func (f *ncclState) resolveAlgorithms(env envReader) {
 	fn := f.op.Function()
 	protoEnable := map[string]int{protoLL: 1, protoLL128: 2, protoSimple: 1}
@@ -243,10 +225,9 @@ func (f *ncclState) resolveAlgorithms(env envReader) {
 	for _, a := range algoNames {
 		algoEnable[a] = 1
 	}
-	algoSet := false
-	if v, ok := env.strParam("NCCL_ALGO"); ok {
-		algoSet = true
-		if err := parseList(v, algoNames, algoEnable, fn); err != nil && f.usage == nil {
+	algo, algoSet := env.strParam("NCCL_ALGO")
+	if algoSet {
+		if err := parseList(algo, algoNames, algoEnable, fn); err != nil && f.usage == nil {
 			f.usage = &UsageError{AtInit: true, Warn: err.Error()}
 		}
 	}
@@ -255,10 +236,9 @@ func (f *ncclState) resolveAlgorithms(env envReader) {
 		protoLL128:  protoEnable[protoLL128] == 1 || (protoEnable[protoLL128] == 2 && f.cost.LL128Default),
 		protoSimple: protoEnable[protoSimple] == 1,
 	}
-	// Only Ring and Tree can run an all-reduce here: no CollNet, no NVLink
-	// SHARP, and PAT serves AllGather/ReduceScatter only (and only with one
-	// GPU per node, which these profiles leave to Ring). The other
-	// collectives run on Ring alone.
+	// Only Ring and Tree can run an all-reduce here (no CollNet or NVLink
+	// SHARP; PAT serves AllGather/ReduceScatter with one GPU per node,
+	// which these profiles leave to Ring); the other collectives run Ring.
 	f.algoOn = map[string]bool{algoRing: algoEnable[algoRing] == 1, algoTree: algoEnable[algoTree] == 1 && f.p.NRanks > 1 && f.op == nccl.AllReduce}
 	if opGeometry(f.op, f.n).p2p {
 		// Send/recv ops take neither list: NCCL runs them as p2p.
@@ -270,7 +250,7 @@ func (f *ncclState) resolveAlgorithms(env envReader) {
 	if f.usage == nil && (!anyAlgo || !anyProto) {
 		warn := "No algorithm/protocol available for function " + fn + " with datatype ncclFloat32."
 		if algoSet {
-			warn += " NCCL_ALGO was set to " + env.cfg["NCCL_ALGO"] + "."
+			warn += " NCCL_ALGO was set to " + algo + "."
 		}
 		if v, ok := env.get("NCCL_PROTO"); ok {
 			warn += " NCCL_PROTO was set to " + v + "."
@@ -279,37 +259,37 @@ func (f *ncclState) resolveAlgorithms(env envReader) {
 	}
 }
 
-// resolveChannels applies the channel limits: the more restrictive cap
-// wins, then the floor.
+// resolveChannels applies the channel caps (the smaller wins), then the floor.
 func (f *ncclState) resolveChannels(env envReader) {
 	f.commChannels = f.cost.CommChannels
-	if v, ok := env.intParam("NCCL_MAX_NCHANNELS"); ok && v >= 1 {
-		f.commChannels = min(f.commChannels, v)
+	capped := false
+	for _, name := range []string{"NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"} {
+		if v, ok := env.intParam(name); ok && v >= 1 {
+			f.commChannels = min(f.commChannels, v)
+		}
+		_, set := env.get(name)
+		capped = capped || set
 	}
-	if v, ok := env.intParam("NCCL_MAX_CTAS"); ok && v >= 1 {
-		f.commChannels = min(f.commChannels, v)
-	}
-	if v, ok := env.intParam("NCCL_MIN_NCHANNELS"); ok && v >= 1 {
-		f.minChannels = max(f.minChannels, v)
-	}
-	if v, ok := env.intParam("NCCL_MIN_CTAS"); ok && v >= 1 {
-		f.minChannels = max(f.minChannels, v)
+	for _, name := range []string{"NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS"} {
+		if v, ok := env.intParam(name); ok && v >= 1 {
+			f.minChannels = max(f.minChannels, v)
+		}
 	}
 	f.minChannels = min(f.minChannels, 64)
 	if f.minChannels > f.commChannels {
 		// NCCL duplicates channels up to the floor, unless a cap says no.
-		if _, capped := env.get("NCCL_MAX_NCHANNELS"); !capped {
-			if _, capped = env.get("NCCL_MAX_CTAS"); !capped {
-				f.commChannels = f.minChannels
-			}
+		if !capped {
+			f.commChannels = f.minChannels
 		}
 		f.minChannels = min(f.minChannels, f.commChannels)
 	}
 }
 
-// resolveBuffers reads the per-connection resources: threads, buffer
-// size, IB queue pairs, cross-NIC and the socket threads.
+// resolveBuffers reads the per-connection resources.
 func (f *ncclState) resolveBuffers(env envReader) {
+	if c := f.p.Transports[transportSocket]; c != nil {
+		f.sockThreads, f.sockPerThr = c.SocketThreads, c.SocketsPerThread
+	}
 	if v, ok := env.intParam("NCCL_NTHREADS"); ok {
 		f.nthreads = v
 	}
@@ -322,20 +302,13 @@ func (f *ncclState) resolveBuffers(env envReader) {
 			env.info("Invalid value %s for NCCL_BUFFSIZE, using default.", v)
 		}
 	}
-	if v, ok := env.intParam("NCCL_IB_QPS_PER_CONNECTION"); ok {
-		f.qps = v
-	}
-	if v, ok := env.intParam("NCCL_CROSS_NIC"); ok {
-		f.crossNIC = v
-	}
-	if c := f.p.Transports[transportSocket]; c != nil {
-		f.sockThreads, f.sockPerThr = c.SocketThreads, c.SocketsPerThread
-	}
-	if v, ok := env.intParam("NCCL_SOCKET_NTHREADS"); ok {
-		f.sockThreads = v
-	}
-	if v, ok := env.intParam("NCCL_NSOCKS_PERTHREAD"); ok {
-		f.sockPerThr = v
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"NCCL_IB_QPS_PER_CONNECTION", &f.qps}, {"NCCL_CROSS_NIC", &f.crossNIC}, {"NCCL_SOCKET_NTHREADS", &f.sockThreads}, {"NCCL_NSOCKS_PERTHREAD", &f.sockPerThr}} {
+		if v, ok := env.intParam(p.name); ok {
+			*p.dst = v
+		}
 	}
 	if f.sockThreads*f.sockPerThr > 64 {
 		// NCCL caps the product at 64 sockets by lowering sockets per thread.
@@ -343,10 +316,10 @@ func (f *ncclState) resolveBuffers(env envReader) {
 	}
 }
 
-// parseList applies one NCCL_PROTO or NCCL_ALGO value to one function's
-// (NCCL's name: "AllReduce") enable flags, with NCCL's syntax: "LL,Simple", "^LL128",
-// "LL,Simple;allreduce:^LL". A listed name is set to 1 and the others to
-// 0; an excluded name to 0 and the others to 1 (which forces LL128 on).
+// parseList applies one NCCL_PROTO or NCCL_ALGO value ("LL,Simple",
+// "^LL128", "LL,Simple;allreduce:^LL") to one function's enable flags: a
+// listed name is set to 1 and the others to 0; an excluded name to 0 and
+// the others to 1 (which forces LL128 on).
 func parseList(value string, elems []string, enable map[string]int, function string) error {
 	for i, entry := range strings.Split(value, ";") {
 		if entry == "" {
@@ -373,15 +346,11 @@ func parseList(value string, elems []string, enable map[string]int, function str
 			if tok == "" {
 				continue
 			}
-			found := false
-			for _, e := range elems {
-				if strings.EqualFold(tok, e) {
-					next[e], found = set, true
-				}
-			}
-			if !found {
+			i := slices.IndexFunc(elems, func(e string) bool { return strings.EqualFold(tok, e) })
+			if i < 0 {
 				return fmt.Errorf("Unrecognized element token \"%s\" when parsing \"%s\"", tok, value)
 			}
+			next[elems[i]] = set
 		}
 		if prefix == "" || strings.EqualFold(prefix, function) {
 			maps.Copy(enable, next)
@@ -396,55 +365,29 @@ func parseList(value string, elems []string, enable map[string]int, function str
 func matchHCA(nics []NIC, spec string) []NIC {
 	s, exclude := strings.CutPrefix(strings.TrimSpace(spec), "^")
 	s, exact := strings.CutPrefix(s, "=")
-	type want struct {
-		name string
-		port int
-	}
-	var wants []want
-	for _, item := range strings.Split(s, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		name, portStr, hasPort := strings.Cut(item, ":")
-		w := want{name: name, port: -1}
-		if hasPort {
-			if n, err := strconv.Atoi(portStr); err == nil {
-				w.port = n
+	return slices.DeleteFunc(slices.Clone(nics), func(nic NIC) bool {
+		for _, item := range strings.Split(s, ",") {
+			item = strings.TrimSpace(item)
+			name, portStr, hasPort := strings.Cut(item, ":")
+			port, err := strconv.Atoi(portStr)
+			anyPort := !hasPort || err != nil || port < 0
+			if item != "" && (nic.Name == name || !exact && strings.HasPrefix(nic.Name, name)) && (anyPort || port == nic.Port) {
+				return exclude
 			}
 		}
-		wants = append(wants, w)
-	}
-	matches := func(nic NIC) bool {
-		for _, w := range wants {
-			nameOK := nic.Name == w.name || (!exact && strings.HasPrefix(nic.Name, w.name))
-			if nameOK && (w.port < 0 || w.port == nic.Port) {
-				return true
-			}
-		}
-		return false
-	}
-	var out []NIC
-	for _, nic := range nics {
-		if matches(nic) != exclude {
-			out = append(out, nic)
-		}
-	}
-	return out
+		return !exclude
+	})
 }
 
 // TrueTimeUS is the noise-free time in µs of one all-reduce of bytes under
-// cfg: the true cost of the algorithm, protocol and channel count that the
-// simulated NCCL picks. It fails with a *UsageError when NCCL would refuse
-// the configuration. Fault rules do not change it (see SampleLaunch).
+// cfg, as the simulated NCCL runs it; a *UsageError when NCCL would refuse
+// cfg. Fault rules do not change it.
 func (p *Profile) TrueTimeUS(cfg nccl.Config, bytes int64) (float64, error) {
 	return p.OpTimeUS(nccl.AllReduce, cfg, bytes)
 }
 
 // Choose is the simulated NCCL's own decision for an all-reduce of bytes
-// under cfg: the algorithm and protocol its built-in model predicts to be
-// fastest among those cfg allows, and the channel count from its per-size
-// channel rule.
+// under cfg.
 func (p *Profile) Choose(cfg nccl.Config, bytes int64) (Choice, error) {
 	return p.ChooseOp(nccl.AllReduce, cfg, bytes)
 }
@@ -457,6 +400,15 @@ func busFactor(n int) float64 {
 	return 2 * float64(n-1) / float64(n)
 }
 
+// busBytes are the bytes each rank sends for an op of bytes (for one
+// rank, the all-reduce's factor is 1).
+func (f *ncclState) busBytes(g geometry, bytes int64) float64 {
+	if f.op == nccl.AllReduce {
+		return busFactor(f.n) * float64(bytes)
+	}
+	return g.bus * float64(bytes)
+}
+
 // choose picks like NCCL: predicted time decides algorithm and protocol
 // (first strictly best in NCCL's order), the channel rule decides channels.
 func (f *ncclState) choose(bytes int64) Choice {
@@ -467,10 +419,7 @@ func (f *ncclState) choose(bytes int64) Choice {
 	// NCCL's model credits a comm with its full bandwidth from 4 channels
 	// on (or from all it has, if fewer); below that, proportionally less.
 	share := math.Min(1, float64(f.commChannels)/float64(min(f.cost.CommChannels, 4)))
-	bus := g.bus * float64(bytes)
-	if f.op == nccl.AllReduce {
-		bus = busFactor(f.n) * float64(bytes) // one rank: the all-reduce's 1
-	}
+	bus := f.busBytes(g, bytes)
 	best, bestT := Choice{}, math.Inf(1)
 	for _, a := range []string{algoTree, algoRing} {
 		if !f.algoOn[a] {
@@ -491,15 +440,12 @@ func (f *ncclState) choose(bytes int64) Choice {
 	return best
 }
 
-// pluginCap is the share of its predicted bandwidth for algorithm a and
-// protocol pr that NCCL keeps after the example plugin's pluginInit
-// capped its per-channel bandwidths (plugins/tuner/example/plugin.c:304
-// and :307 in NCCL 2.30.7): Tree all-reduce from NCCL's 24 GB/s to 15
-// (src/graph/tuning.cc: perChMaxTreeBws, Blackwell at the 4-node scale,
-// read for every Tree protocol of an all-reduce) and Ring LL128 from 40 to
-// 20 (perChMaxRingLL128Bws, every collective). The simulated model has no
-// per-channel prediction, so it scales the predicted bandwidth by the cap's
-// ratio, as if the cap binds. 1 without the plugin's retuning.
+// pluginCap is the share of its predicted bandwidth for a and pr that NCCL
+// keeps after the example plugin's pluginInit capped its per-channel
+// bandwidths (plugin.c:304 and :307 in NCCL 2.30.7): Tree all-reduce from
+// 24 GB/s to 15 (perChMaxTreeBws, Blackwell at 4 nodes), Ring LL128 from
+// 40 to 20 (perChMaxRingLL128Bws). The model has no per-channel
+// prediction, so it scales by the cap's ratio, as if the cap binds.
 func (f *ncclState) pluginCap(a, pr string) float64 {
 	switch {
 	case !f.pluginRetuned:
@@ -525,9 +471,8 @@ func (f *ncclState) channelsFor(proto string, bytes int64) int {
 }
 
 // crossesRails reports whether rings cross from one rail to another:
-// NCCL_CROSS_NIC=1 on IB with several rails, where the profile says it
-// costs bandwidth (CrossNICPenalty; with none, NCCL keeps rings on their
-// rail as under the defaults).
+// NCCL_CROSS_NIC=1 on IB with several rails, where the profile gives it a
+// CrossNICPenalty (with none, NCCL keeps rings on their rail).
 func (f *ncclState) crossesRails() bool {
 	return f.transport == transportIB && f.crossNIC == 1 && f.rails > 1 && f.cost != nil && f.cost.CrossNICPenalty > 0
 }
@@ -558,19 +503,11 @@ func (f *ncclState) linkGBps() float64 {
 	return bw
 }
 
-// trueTime is the cost model (see the package comment):
-//
-//	T = base + smax_k(W, P)
-//	W = bus bytes × wire factor / min(link, channels × per-channel bandwidth)
-//	P = steps × (step + channels × slots × op) + bus bytes / proxy bandwidth
+// trueTime is the cost model of the package comment.
 func (f *ncclState) trueTime(c Choice, bytes int64) float64 {
-	p := f.p
-	n := f.n
+	p, n := f.p, f.n
 	g := opGeometry(f.op, n)
-	bus := g.bus * float64(bytes)
-	if f.op == nccl.AllReduce {
-		bus = busFactor(n) * float64(bytes)
-	}
+	bus := f.busBytes(g, bytes)
 	if bytes <= 0 {
 		// A zero-count all-reduce returns at once.
 		return 2
@@ -585,11 +522,9 @@ func (f *ncclState) trueTime(c Choice, bytes int64) float64 {
 	pc.StepUS *= scale(oc.StepScale)
 	pc.OpUS *= scale(oc.OpScale)
 	pc.ChannelGBps *= scale(oc.ChannelScale)
-	// A ring takes 2(n-1) steps with one peer each way (the other ops:
-	// their geometry's steps). A tree takes
-	// 2⌈log2 n⌉ steps (up, then down), but beyond two ranks an inner node
-	// serves a parent and two children, so each step costs the proxy more
-	// and the tree moves its bytes less efficiently than the ring.
+	// A tree takes 2⌈log2 n⌉ steps (up, then down), but beyond two ranks an
+	// inner node serves a parent and two children, so each step costs the
+	// proxy more and the tree moves its bytes less efficiently.
 	steps, fan := g.steps, 1.0
 	if c.Algo == algoTree {
 		steps = 2 * math.Ceil(math.Log2(float64(n)))

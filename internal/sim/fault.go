@@ -2,28 +2,19 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // Faults the simulator can produce, on demand (NCCLTUNE_SIM_FAULT) or by
-// a profile rule. They reproduce the ways real launches fail or lie:
-//
-//   - hang: the header and the first rows print, then the process blocks
-//     forever (the runner's timeout must kill it).
-//   - init-hang: blocks right after NCCL's initialisation, before the
-//     table (an NCCL too old for the GPU does this).
-//   - crash: some rows print, then the process aborts (exit 134, SIGABRT
-//     report on stderr).
-//   - wrong: the table completes with #wrong > 0 at the affected sizes and
-//     "# Out of bounds values : N FAILED"; exit 7 like nccl-tests.
-//   - garbage: random bytes on stdout, exit 0.
-//   - silent: no output at all, exit 0.
-//   - socket-fallback: NCCL uses NET/Socket although IB devices are
-//     there and listed (a broken net plugin); bandwidth ~1–3 GB/s.
-//   - mpi-wireup: Open MPI's "cannot find a corresponding process entry"
-//     block on stderr before anything runs, exit 1.
+// a profile rule, the ways real launches fail or lie: hang after the first
+// rows, or right after NCCL's init (an NCCL too old for the GPU); crash
+// (SIGABRT, exit 134); wrong results (#wrong > 0, exit 7); garbage bytes
+// or no output at all (exit 0); socket-fallback (NCCL uses NET/Socket
+// although IB devices are listed: a broken net plugin); mpi-wireup (Open
+// MPI's "cannot find a corresponding process entry", exit 1).
 const (
 	FaultHang           = "hang"
 	FaultInitHang       = "init-hang"
@@ -42,24 +33,16 @@ const FaultEnv = "NCCLTUNE_SIM_FAULT"
 // FaultKinds lists every fault name.
 var FaultKinds = []string{FaultHang, FaultInitHang, FaultCrash, FaultWrong, FaultGarbage, FaultSilent, FaultSocketFallback, FaultMPIWireup}
 
-func isFaultKind(s string) bool {
-	for _, k := range FaultKinds {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
+func isFaultKind(s string) bool { return slices.Contains(FaultKinds, s) }
 
 // FaultError reports that a launch of a configuration fails or lies. Bytes
-// is the first size the fault hits (0 when it hits before any size).
+// is the first size the fault hits (0: before any size); Rule says a
+// profile rule (Why: its explanation) caused it, not NCCLTUNE_SIM_FAULT.
 type FaultError struct {
 	Kind  string
 	Bytes int64
-	// Rule is true when a profile rule (rather than NCCLTUNE_SIM_FAULT)
-	// caused it; Why is the rule's explanation.
-	Rule bool
-	Why  string
+	Rule  bool
+	Why   string
 }
 
 func (e *FaultError) Error() string {
@@ -110,9 +93,8 @@ func (p *Profile) ruleFault(cfg nccl.Config, kind string) bool {
 }
 
 // faultFor returns the fault a launch under cfg suffers, if any: the
-// NCCLTUNE_SIM_FAULT value first, then the first matching profile rule.
-// socket-fallback is not returned: it changes the fabric (see resolveOp),
-// it does not fail the launch.
+// NCCLTUNE_SIM_FAULT value first, then the first matching profile rule;
+// never socket-fallback, which changes the fabric (resolveTransport).
 func (p *Profile) faultFor(cfg nccl.Config) (*activeFault, error) {
 	if v := strings.TrimSpace(cfg[FaultEnv]); v != "" {
 		if !isFaultKind(v) {

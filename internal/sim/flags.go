@@ -12,9 +12,8 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// programName is what the simulator calls itself before it has read
-// --collective (its flag errors); a launch calls itself its op's
-// benchmark (options.program), as all_gather_perf does.
+// programName is what the simulator calls itself in its flag errors; a
+// launch calls itself its op's benchmark (options.program).
 const programName = "all_reduce_perf"
 
 // options are all_reduce_perf's settings (nccl-tests 2.19.6 defaults,
@@ -45,15 +44,13 @@ type options struct {
 	perIter, perIterSkip int
 
 	// The simulator's own flags.
-	profile string
-	noise   float64
-	seed    int64
-	launch  int
-	ranks   int
-	// collective is the op simulated (--collective; all_reduce by default).
-	collective nccl.Op
-	// batch is the batch plan a batch launch measures (--batch PLAN.json).
-	batch string
+	profile    string
+	noise      float64
+	seed       int64
+	launch     int
+	ranks      int
+	collective nccl.Op // --collective: the op simulated
+	batch      string  // --batch PLAN.json: the plan a batch launch measures
 }
 
 // program is the nccl-tests binary the launch imitates ("all_gather_perf").
@@ -91,9 +88,6 @@ var longOpts = []longOpt{
 	{"profile", 0, true}, {"noise", 0, true}, {"seed", 0, true}, {"launch", 0, true}, {"ranks", 0, true}, {"collective", 0, true}, {"batch", 0, true},
 }
 
-// shortOpts is nccl-tests' getopt string.
-const shortOpts = "t:g:b:e:i:f:n:m:w:N:p:I:K:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:S:M:u:"
-
 // parseResult says what to do after parsing: run, or exit with code.
 type parseResult struct {
 	run  bool
@@ -101,13 +95,10 @@ type parseResult struct {
 }
 
 // parseArgs reads args like glibc's getopt_long with nccl-tests' option
-// table: options may come in any order, short options take their value
-// attached (-b32M) or separate, long ones as --name=value or --name value
-// and may be abbreviated to a unique prefix, "--" ends the options and
-// other non-options are ignored. Errors print getopt's message on stderr,
-// then nccl-tests' "invalid option" line and usage on stdout. nccl-tests
-// itself then exits 0; the simulator exits 2 so that a caller passing a
-// wrong flag sees a usage error (see docs/SIMULATOR.md).
+// table (non-options are ignored). Errors print getopt's message on
+// stderr, then nccl-tests' "invalid option" line and usage on stdout;
+// nccl-tests then exits 0, the simulator 2, so that a caller passing a
+// wrong flag sees a usage error.
 func parseArgs(args []string, stdout, stderr io.Writer) (options, parseResult) {
 	o := defaultOptions()
 	usageErr := func(format string, a ...any) (options, parseResult) {
@@ -143,11 +134,10 @@ func parseArgs(args []string, stdout, stderr io.Writer) (options, parseResult) {
 		case strings.HasPrefix(arg, "-") && len(arg) > 1:
 			for j := 1; j < len(arg); j++ {
 				c := arg[j]
-				k := strings.IndexByte(shortOpts, c)
-				if k < 0 || c == ':' {
+				opt := shortOpt(c)
+				if opt.name == "" {
 					return usageErr("invalid option -- '%c'", c)
 				}
-				opt := shortOpt(c)
 				if !opt.arg {
 					if r, done := o.apply(opt, "", stdout, stderr); done {
 						return o, r
@@ -172,13 +162,13 @@ func parseArgs(args []string, stdout, stderr io.Writer) (options, parseResult) {
 	return o, parseResult{run: true}
 }
 
+// shortOpt is the option of a short name (nccl-tests' getopt string);
+// its name is "" for none.
 func shortOpt(c byte) longOpt {
-	for _, o := range longOpts {
-		if o.short == c {
-			return o
-		}
+	if i := slices.IndexFunc(longOpts, func(o longOpt) bool { return o.short == c && c != 0 }); i >= 0 {
+		return longOpts[i]
 	}
-	return longOpt{short: c}
+	return longOpt{}
 }
 
 // lookupLong finds a long option by exact name or unique prefix; the
@@ -273,48 +263,34 @@ func (o *options) integerOptions() map[byte]*int {
 }
 
 func (o *options) applySim(name, val string, stderr io.Writer) (parseResult, bool) {
-	bad := func(want string) (parseResult, bool) {
-		fmt.Fprintf(stderr, "%s: --%s %q: want %s\n", programName, name, val, want)
-		return parseResult{code: 2}, true
-	}
+	// Each flag sets its field and says whether the value is valid; on a
+	// bad value parsing stops, so the field's value does not matter.
+	ok, want := true, ""
 	switch name {
 	case "profile":
-		if val == "" {
-			return bad("a built-in profile name or a JSON file")
-		}
-		o.profile = val
+		o.profile, ok, want = val, val != "", "a built-in profile name or a JSON file"
 	case "noise":
 		f, err := strconv.ParseFloat(val, 64)
-		if err != nil || !(f >= 0 && f <= MaxNoise) {
-			return bad(fmt.Sprintf("a noise scale from 0 to %d (1 = calibrated noise, 0 = the true curve)", MaxNoise))
-		}
-		o.noise = f
+		o.noise, ok = f, err == nil && f >= 0 && f <= MaxNoise
+		want = fmt.Sprintf("a noise scale from 0 to %d (1 = calibrated noise, 0 = the true curve)", MaxNoise)
 	case "seed":
 		n, err := strconv.ParseInt(val, 10, 64)
-		if err != nil {
-			return bad("an integer seed")
-		}
-		o.seed = n
+		o.seed, ok, want = n, err == nil, "an integer seed"
 	case "launch":
 		n, err := strconv.Atoi(val)
-		if err != nil || n < 0 {
-			return bad("the launch index, an integer ≥ 0")
-		}
-		o.launch = n
+		o.launch, ok, want = n, err == nil && n >= 0, "the launch index, an integer ≥ 0"
 	case "ranks":
 		n, err := strconv.Atoi(val)
-		if err != nil || n < 1 || n > 4096 {
-			return bad("a rank count from 1 to 4096")
-		}
-		o.ranks = n
+		o.ranks, ok, want = n, err == nil && n >= 1 && n <= 4096, "a rank count from 1 to 4096"
 	case "collective":
 		op, err := nccl.ParseOp(val)
-		if err != nil {
-			return bad("one of " + strings.Join(nccl.OpNames(), ", "))
-		}
-		o.collective = op
+		o.collective, ok, want = op, err == nil, "one of "+strings.Join(nccl.OpNames(), ", ")
 	case "batch":
 		o.batch = val
+	}
+	if !ok {
+		fmt.Fprintf(stderr, "%s: --%s %q: want %s\n", programName, name, val, want)
+		return parseResult{code: 2}, true
 	}
 	return parseResult{}, false
 }
@@ -323,84 +299,58 @@ func (o *options) applySim(name, val string, stderr io.Writer) (parseResult, boo
 // a sign, 0x for hex, a leading 0 for octal, and it stops at the first
 // character that is not a digit (no digits gives 0).
 func cStrtol(s string) int64 {
-	s = strings.TrimLeft(s, " \t\n\r\v\f")
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	base := int64(10)
+	s, neg := cSign(s, " \t\n\r\v\f")
+	base, digits := 10, "0123456789"
 	switch {
-	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isDigit(s[2], 16):
-		base, s = 16, s[2:]
+	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && strings.IndexByte(hexDigits, s[2]) >= 0:
+		base, digits, s = 16, hexDigits, s[2:]
 	case len(s) > 1 && s[0] == '0':
-		base = 8
+		base, digits = 8, "01234567"
 	}
-	var v int64
-	for i := 0; i < len(s) && isDigit(s[i], base); i++ {
-		d := int64(strings.IndexByte("0123456789abcdef", lower(s[i])))
-		if v > (math.MaxInt64-d)/base {
-			v = math.MaxInt64
-			break
-		}
-		v = v*base + d
-	}
+	// ParseInt saturates at MaxInt64, as the loop of C's strtol does.
+	v, _ := strconv.ParseInt(digitRun(s, digits), base, 64)
 	if neg {
 		return -v
 	}
 	return v
 }
 
-func lower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
+const hexDigits = "0123456789abcdefABCDEF"
+
+// cSign skips C's leading white space (the bytes in space) and a sign.
+func cSign(s, space string) (rest string, neg bool) {
+	s = strings.TrimLeft(s, space)
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		return s[1:], s[0] == '-'
 	}
-	return c
+	return s, false
 }
 
-func isDigit(c byte, base int64) bool {
-	d := strings.IndexByte("0123456789abcdef", lower(c))
-	return d >= 0 && int64(d) < base
-}
+// digitRun is the longest prefix of s made of bytes in digits.
+func digitRun(s, digits string) string { return s[:len(s)-len(strings.TrimLeft(s, digits))] }
 
 // parseSize reads a size like nccl-tests' parsesize: sscanf("%lf %1s"), a
 // number then an optional K, M or G (binary units); anything else after
 // the number, or a negative size, is invalid.
 func parseSize(s string) (int64, bool) {
 	t := strings.TrimLeft(s, " \t\n")
-	end := 0
-	for end < len(t) && strings.IndexByte("0123456789.+-eE", t[end]) >= 0 {
-		end++
-	}
-	// Back off an exponent marker that is really the unit-less tail.
-	num := t[:end]
-	var v float64
-	var err error
-	for {
-		v, err = strconv.ParseFloat(num, 64)
-		if err == nil || num == "" {
-			break
-		}
+	num := digitRun(t, "0123456789.+-eE")
+	v, err := strconv.ParseFloat(num, 64)
+	for err != nil && num != "" {
+		// Back off a tail that is not part of the number ("1e", "2-").
 		num = num[:len(num)-1]
+		v, err = strconv.ParseFloat(num, 64)
 	}
-	if err != nil || num == "" {
+	if err != nil {
 		return 0, false
 	}
-	rest := strings.TrimLeft(t[len(num):], " \t\n")
-	mult := 1.0
-	if rest != "" {
-		switch rest[0] {
-		case 'G', 'g':
-			mult = 1 << 30
-		case 'M', 'm':
-			mult = 1 << 20
-		case 'K', 'k':
-			mult = 1 << 10
-		default:
+	if rest := strings.TrimLeft(t[len(num):], " \t\n"); rest != "" {
+		unit := strings.IndexByte("KkMmGg", rest[0])
+		if unit < 0 {
 			return 0, false
 		}
+		v *= float64(int64(1) << (10 * (unit/2 + 1)))
 	}
-	v *= mult
 	if v < 0 || v > math.MaxInt64/2 {
 		return 0, false
 	}

@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,8 +11,7 @@ import (
 )
 
 // typeNames, typeSizes and ncclTypeNames are nccl-tests' data types in
-// its order (NCCL's enum: FP8 since 2.24, on Hopper and later), their
-// sizes and NCCL's names of them (for WARN messages), from nccl's table.
+// its order, their sizes and NCCL's names of them (for WARN messages).
 var (
 	typeNames, typeSizes, ncclTypeNames = datatypeTables()
 	opNames                             = []string{"sum", "prod", "max", "min", "avg", "mulsum"}
@@ -37,48 +36,24 @@ func floatStr(v float64, width int) string {
 			return s
 		}
 	}
-	prec := 0
-	if width >= 7 {
-		prec = 1
-	}
 	// C's "%*.*e" (Go's %e agrees: two exponent digits at least).
-	return fmt.Sprintf("%*.*e", width, prec, v)
+	return fmt.Sprintf("%*.*e", width, b2i(width >= 7), v)
 }
 
 // cG formats like C's "%g" (six significant digits, trailing zeros and a
-// trailing point removed).
+// trailing point removed), as strconv's 'g' does but for the special values.
 func cG(v float64) string {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return "nan"
-	}
-	if math.IsInf(v, 0) {
-		if v > 0 {
-			return "inf"
-		}
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
 		return "-inf"
-	}
-	if v == 0 {
+	case v == 0:
 		return "0"
 	}
-	exp := int(math.Floor(math.Log10(math.Abs(v))))
-	// Rounding to 6 digits can carry into the next power of ten.
-	if r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'e', 5, 64), 64); r != 0 {
-		exp = int(math.Floor(math.Log10(math.Abs(r))))
-	}
-	if exp < -4 || exp >= 6 {
-		s := strconv.FormatFloat(v, 'e', 5, 64)
-		mant, e, _ := strings.Cut(s, "e")
-		return trimZeros(mant) + "e" + e
-	}
-	return trimZeros(strconv.FormatFloat(v, 'f', max(0, 5-exp), 64))
-}
-
-// trimZeros drops the trailing zeros of a decimal fraction, and its point.
-func trimZeros(s string) string {
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
 // iterStats are nccl-tests' per-iteration statistics (computeIterStats):
@@ -92,14 +67,9 @@ func computeIterStats(times []float64) iterStats {
 	if n == 0 {
 		return iterStats{}
 	}
-	sorted := append([]float64(nil), times...)
-	sort.Float64s(sorted)
+	sorted := slices.Sorted(slices.Values(times))
 	idx := func(pct int) int { return min(n-1, (n*pct+99)/100-1) }
-	var s iterStats
-	s.min, s.max = sorted[0], sorted[n-1]
-	s.p50 = sorted[n/2]
-	s.p95 = sorted[idx(95)]
-	s.p99 = sorted[idx(99)]
+	s := iterStats{min: sorted[0], max: sorted[n-1], p50: sorted[n/2], p95: sorted[idx(95)], p99: sorted[idx(99)]}
 	for _, t := range sorted {
 		s.avg += t
 	}
@@ -148,6 +118,39 @@ func (j *jsonWriter) key(name string) *jsonWriter {
 	j.b.WriteString(`"` + sanitizeJSON(name) + `":`)
 	j.states = append(j.states, 'k')
 	return j
+}
+
+// fields writes key, value pairs: a string, an int or int64, a float64
+// (a double), a bool (a string, as nccl-tests writes them) or nil (null).
+func (j *jsonWriter) fields(kv ...any) {
+	for i := 0; i < len(kv); i += 2 {
+		j.key(kv[i].(string))
+		switch v := kv[i+1].(type) {
+		case string:
+			j.str(v)
+		case int:
+			j.int(int64(v))
+		case int64:
+			j.int(v)
+		case float64:
+			j.double(v)
+		case bool:
+			j.str(strconv.FormatBool(v))
+		case nil:
+			j.null()
+		default:
+			panic(fmt.Sprintf("jsonWriter.fields: %T", v))
+		}
+	}
+}
+
+// strList writes a key and a list of strings.
+func (j *jsonWriter) strList(name string, items ...string) {
+	j.key(name).startList()
+	for _, s := range items {
+		j.str(s)
+	}
+	j.finish()
 }
 
 func (j *jsonWriter) startObject() {

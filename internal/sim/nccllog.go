@@ -59,8 +59,7 @@ func newNCCLLog(w io.Writer, debug, subsys string) *ncclLog {
 		l.level = logInfo
 	}
 	if s := strings.TrimSpace(subsys); s != "" {
-		invert := strings.HasPrefix(s, "^")
-		s = strings.TrimPrefix(s, "^")
+		s, invert := strings.CutPrefix(s, "^")
 		mask := 0
 		for _, name := range strings.Split(s, ",") {
 			mask |= subsysNames[strings.ToUpper(strings.TrimSpace(name))]

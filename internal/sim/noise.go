@@ -3,14 +3,14 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// Streams of random numbers. Every draw comes from a generator keyed by
-// (seed, launch, what it is for, size, cycle, place), so a launch is
-// reproducible whatever sizes it covers, and the in-process API and the
-// process path draw the same numbers.
+// Streams of random numbers: every draw comes from a generator keyed by
+// (seed, launch, stream, size, cycle, place), so a launch is reproducible
+// whatever sizes it covers.
 const (
 	streamLaunch = iota + 1
 	streamSize
@@ -47,17 +47,16 @@ func newRNG(parts ...int64) *rand.Rand {
 // MaxNoise is the largest noise scale the simulator takes: ten times the
 // calibrated noise is far noisier than any fabric measured, and beyond
 // about 25 the per-row jitter (up to 4 % per unit) would make times
-// negative (was: --noise 1e308 failed at the first launch, exit 3).
+// negative.
 const MaxNoise = 10
 
-// sampler draws the per-iteration times of one launch.
+// sampler draws the per-iteration times of one launch: zLaunch is the
+// launch's shared standard-normal offset, cold its cold-start factor.
 type sampler struct {
-	f      *ncclState
-	noise  float64
-	seed   int64
-	launch int
-	// zLaunch is the launch's shared standard-normal offset; cold the
-	// cold-start factor (launch 0 only).
+	f       *ncclState
+	noise   float64
+	seed    int64
+	launch  int
 	zLaunch float64
 	cold    float64
 }
@@ -131,19 +130,18 @@ func (s *sampler) rankTimes(samples []float64, nranks int, bytes int64, cycle, p
 	return rows
 }
 
-// SampleLaunch simulates one launch of all_reduce_perf under cfg and
-// returns, per size, the per-iteration out-of-place times in µs (what
-// nccl-tests -I 1 -J reports as times_us). noise scales the profile's
-// noise (0: every sample is the true time); seed and launch (the launch's
-// index since the fabric started; 0 is the cold one) make it
-// reproducible. The process path draws the very same samples.
+// SampleLaunch simulates one launch of all_reduce_perf under cfg (NCCL_*
+// variables, and maybe NCCLTUNE_SIM_FAULT) and returns, per size, the
+// per-iteration out-of-place times in µs (nccl-tests' times_us): true
+// time × cold start (launch 0) × the launch's log-normal offset × per-
+// iteration log-normal jitter, with rare outliers, all scaled by noise. A
+// launch is reproducible from seed and launch (its index since the fabric
+// started), and the process path draws the very same samples.
 //
-// cfg holds NCCL_* variables (knobs or not, e.g. NCCL_IB_HCA) and may
-// hold NCCLTUNE_SIM_FAULT. The error is a *UsageError when NCCL refuses
-// cfg (no samples), or a *FaultError when a fault applies: for hang and
-// crash the samples hold only the sizes completed before it; for wrong
-// results all sizes (the times are real, the data is not); for the other
-// faults none.
+// noise 0 makes every sample the true time. The error is a *UsageError
+// when NCCL refuses cfg (no samples), or a *FaultError: for hang and crash
+// the samples hold the sizes completed before it; for wrong results all
+// sizes (the times are real, the data is not); for the other faults none.
 func (p *Profile) SampleLaunch(cfg nccl.Config, sizes []int64, iters int, noise float64, seed int64, launch int) (map[int64][]float64, error) {
 	return p.SampleLaunchOp(nccl.AllReduce, cfg, sizes, iters, noise, seed, launch)
 }
@@ -179,11 +177,8 @@ func (p *Profile) SampleLaunchOp(op nccl.Op, cfg nccl.Config, sizes []int64, ite
 		if stop < len(sizes) {
 			fe.Bytes = sizes[stop]
 		} else if fault.kind == FaultWrong {
-			for _, b := range sizes {
-				if fault.hits(b) {
-					fe.Bytes = b
-					break
-				}
+			if i := slices.IndexFunc(sizes, fault.hits); i >= 0 {
+				fe.Bytes = sizes[i]
 			}
 			if fe.Bytes == 0 {
 				// The rule's sizes are not in this sweep: nothing goes wrong.
@@ -202,10 +197,8 @@ func faultRow(a *activeFault, sizes []int64) int {
 	if !a.rule {
 		return len(sizes) / 2
 	}
-	for i, b := range sizes {
-		if a.hits(b) {
-			return i
-		}
+	if i := slices.IndexFunc(sizes, a.hits); i >= 0 {
+		return i
 	}
 	return len(sizes)
 }

@@ -7,38 +7,30 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// How the simulated fabric runs the collectives other than all-reduce.
-// Every op reuses the all-reduce's cost model (trueTime): the same wire
-// and proxy stages, protocols and channels. What differs is the op's
-// geometry, fixed by the algorithm (opGeometry: the bytes each rank puts
-// on the wire per byte of nccl-tests' size column, the algorithm's
-// steps, how a channel's step divides the message), and the per-op
-// scales a profile's transport may give (OpCost), calibrated to
-// measurements of the op's own *_perf.
+// The collectives other than all-reduce reuse its cost model (trueTime);
+// what differs is the op's geometry (opGeometry) and the per-op scales a
+// profile's transport may give (OpCost), calibrated to the op's *_perf.
 
 // p2pAlgo is the "algorithm" of the ops NCCL runs as grouped send/recv
-// (alltoall, sendrecv): no ring, no tree, NCCL_ALGO does not apply. It is
-// the name the rules' send/recv plans carry (nccl.SendRecvPlan).
+// (alltoall, sendrecv), where NCCL_ALGO does not apply.
 const p2pAlgo = nccl.SendRecvAlgo
 
 // p2pLLThreshold is NCCL_P2P_LL_THRESHOLD's default: a send/recv of at
 // most this many bytes per peer uses LL, larger ones Simple.
 const p2pLLThreshold = 16384
 
-// geometry is how op moves S bytes (nccl-tests' size) on n ranks.
+// geometry is how op moves S bytes (nccl-tests' size) on n ranks: bus is
+// the bytes each rank sends per byte of S (nccl-tests' bus factor), steps
+// the algorithm's steps, split how many parts of S one step carries over
+// all channels (a ring step carries S/n, a pipelined chain all of S); p2p
+// ops run as send/recv.
 type geometry struct {
-	// bus is the bytes each rank sends per byte of S; steps the
-	// algorithm's steps; split how many parts of S one step carries over
-	// all channels (a ring step carries S/n, a pipelined chain all of S).
 	bus, steps, split float64
-	// p2p: the op runs as send/recv.
-	p2p bool
+	p2p               bool
 }
 
 func opGeometry(op nccl.Op, n int) geometry {
 	nf := float64(max(n, 1))
-	// The bytes each rank sends per byte of S are what nccl-tests' bus
-	// factor counts (busbw = algbw × BusFactor).
 	bus := op.BusFactor(n)
 	switch op.OrAllReduce() {
 	case nccl.AllGather, nccl.ReduceScatter:
@@ -59,19 +51,16 @@ func opGeometry(op nccl.Op, n int) geometry {
 	return geometry{bus: bus, steps: 2 * (nf - 1), split: nf}
 }
 
-// OpCost scales one op's terms of the all-reduce machinery on one
-// transport (transports.X.ops.OP in a profile); a zero or missing field
-// is 1. They say how the op's own kernels and proxy work differ from the
-// all-reduce's: the fixed cost, the per-step cost, the proxy's work per
-// channel and slot, and the bandwidth one channel and the link reach.
+// OpCost scales one op's terms of the all-reduce's cost on one transport
+// (transports.X.ops.OP in a profile; a zero field is 1): how the op's own
+// kernels and proxy work differ. Why is for the docs.
 type OpCost struct {
 	BaseScale    float64 `json:"base_scale,omitempty"`
 	StepScale    float64 `json:"step_scale,omitempty"`
 	OpScale      float64 `json:"op_scale,omitempty"`
 	ChannelScale float64 `json:"channel_scale,omitempty"`
 	LinkScale    float64 `json:"link_scale,omitempty"`
-	// Why says what the scales were calibrated to (docs only).
-	Why string `json:"why,omitempty"`
+	Why          string  `json:"why,omitempty"`
 }
 
 // scale is v, or 1 for an unset scale.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,23 +24,19 @@ import (
 const maxProfileBytes = 4 << 20
 
 // Profile describes one simulated fabric: its hosts and NICs, the NCCL that
-// runs on it, NCCL's built-in (predicted) cost model that drives NCCL's own
-// choices, the true cost model that decides the simulated times, the noise,
-// and the faults. Built-in profiles are JSON files embedded from
-// profiles/*.json; LoadProfile also reads the same schema from a file. The
-// schema is documented in the package comment and in docs/SIMULATOR.md.
+// runs on it, NCCL's predicted cost model (which drives NCCL's choices),
+// the true cost model (which decides the times), the noise and the
+// faults. Built-in profiles are embedded from profiles/*.json; the schema
+// is documented in docs/SIMULATOR.md.
 type Profile struct {
-	// Name labels the fabric in every simulated output.
-	Name string `json:"name"`
-	// Description says what real fabric the profile imitates and where its
-	// numbers come from.
+	// Name labels the fabric in every simulated output; Description says
+	// what real fabric it imitates and where its numbers come from.
+	Name        string `json:"name"`
 	Description string `json:"description"`
-	// NRanks is the number of ranks (one process per node, or per fake host
-	// on a loopback fabric). --ranks overrides it.
-	NRanks int `json:"nranks"`
-	// GPUsPerNode bounds nccl-tests' -t × -g.
-	GPUsPerNode int `json:"gpus_per_node"`
-	// NCCLVersion is "2.30.7"; CUDAVersion "13.0"; CUDADriver 13000.
+	// NRanks is the number of ranks, one process each (--ranks overrides
+	// it); GPUsPerNode bounds nccl-tests' -t × -g.
+	NRanks      int    `json:"nranks"`
+	GPUsPerNode int    `json:"gpus_per_node"`
 	NCCLVersion string `json:"nccl_version"`
 	CUDAVersion string `json:"cuda_version"`
 	CUDADriver  int    `json:"cuda_driver"`
@@ -49,68 +47,57 @@ type Profile struct {
 	// HostPrefix + rank is each rank's host name ("sim-spark4-0").
 	HostPrefix string `json:"host_prefix"`
 	// HostCores is the CPU cores of one host; with ColocatedRanks all ranks
-	// share one host (the loopback fabric) and therefore its cores.
+	// share one host (the loopback fabric) and its cores.
 	HostCores      int  `json:"host_cores"`
 	ColocatedRanks bool `json:"colocated_ranks"`
-	// NICs are the RDMA devices NCCL's IB transport can find. None means
-	// NCCL can only use sockets.
-	NICs []NIC `json:"nics"`
-	// RailsWithoutMerge is how many of the NICs NCCL drives when
-	// NCCL_IB_MERGE_NICS is not 1 (the GB10's two logical NICs behind one
-	// port are used one at a time unless merged).
-	RailsWithoutMerge int `json:"rails_without_merge"`
+	// NICs are the RDMA devices NCCL's IB transport can find (none: sockets
+	// only). RailsWithoutMerge is how many NCCL drives unless
+	// NCCL_IB_MERGE_NICS=1 (a GB10's two logical NICs share one port).
+	NICs              []NIC `json:"nics"`
+	RailsWithoutMerge int   `json:"rails_without_merge"`
 	// SocketIf is the interface NCCL's bootstrap and Socket transport use.
 	SocketIf SocketIf `json:"socket_if"`
-	// GDR: GPUDirect RDMA in use on the IB transport.
-	GDR bool `json:"gdr"`
-	// RelaxedOrdering adds "[RO]" to the NET/IB line.
+	// GDR: GPUDirect RDMA on IB; RelaxedOrdering adds "[RO]" to NET/IB.
+	GDR             bool `json:"gdr"`
 	RelaxedOrdering bool `json:"relaxed_ordering"`
 	// Throttle multiplies every link's bandwidth: 1 is healthy, 0.07 the
 	// ConnectX-7 firmware throttle of the seeds (13 Gb/s on a 200G port).
 	Throttle float64 `json:"throttle"`
-	// ChannelBytes is NCCL's per-size channel rule: for each protocol, the
-	// bytes one channel must carry before NCCL adds another (NCCL's
-	// nThreads × threadThreshold). Channels = bytes / ChannelBytes, at
-	// least 1, at most the comm's channels.
+	// ChannelBytes is NCCL's per-size channel rule: per protocol, the bytes
+	// one channel must carry before NCCL adds another.
 	ChannelBytes map[string]float64 `json:"channel_bytes"`
 	// Transports holds, per transport ("IB", "Socket"), what NCCL sets up
-	// on it, NCCL's predicted cost, and the true cost.
+	// on it, NCCL's predicted cost and the true cost.
 	Transports map[string]*Transport `json:"transports"`
 	// Flat, when set, replaces the true cost: every configuration takes the
 	// same time (the null case for the statistics).
-	Flat *FlatCost `json:"flat,omitempty"`
-	// Noise describes the run-to-run and iteration-to-iteration variation.
-	Noise Noise `json:"noise"`
-	// Faults are rules that make matching configurations fail.
+	Flat   *FlatCost   `json:"flat,omitempty"`
+	Noise  Noise       `json:"noise"`
 	Faults []FaultRule `json:"faults,omitempty"`
 	// Shapes are the same fabric calibrated at other rank counts, keyed by
 	// the count ("4"): WithRanks(n) takes shape n's numbers where it has
 	// one (ranks sharing one host do not scale like ranks on hosts of
-	// their own), and the profile's own otherwise.
+	// their own).
 	Shapes map[string]*Shape `json:"shapes,omitempty"`
 }
 
-// Shape is a profile's calibration at another rank count: what replaces
-// the profile's own numbers there.
+// Shape is a profile's calibration at another rank count: the fields set
+// replace the profile's. HostCores there is the cores left to NCCL's
+// socket helper threads once the ranks' own threads have theirs.
 type Shape struct {
-	// Description says what the shape was calibrated to.
-	Description string `json:"description"`
-	// HostCores, when set, replaces host_cores: the cores left to NCCL's
-	// socket helper threads once the ranks' own threads have theirs.
-	HostCores int `json:"host_cores,omitempty"`
-	// ChannelBytes and Transports, when set, replace the profile's.
+	Description  string                `json:"description"`
+	HostCores    int                   `json:"host_cores,omitempty"`
 	ChannelBytes map[string]float64    `json:"channel_bytes,omitempty"`
 	Transports   map[string]*Transport `json:"transports,omitempty"`
 }
 
-// NIC is one RDMA device as NCCL lists it ("[0]rocep1s0f1:1/RoCE").
+// NIC is one RDMA device as NCCL lists it ("[0]rocep1s0f1:1/RoCE"); Link
+// is "RoCE" or "IB", Gbps the port speed NCCL reports.
 type NIC struct {
 	Name string `json:"name"`
 	Port int    `json:"port"`
-	// Link is "RoCE" or "IB".
 	Link string `json:"link"`
-	// Gbps is the port speed NCCL reports (for the merged device line).
-	Gbps int `json:"gbps"`
+	Gbps int    `json:"gbps"`
 }
 
 // SocketIf is an IP interface: Addr may hold one %d, replaced by rank+1.
@@ -128,33 +115,30 @@ type Predicted struct {
 
 // Transport is one NCCL network transport on the fabric: what NCCL builds
 // on it, what NCCL believes it costs (NCCLModel) and what it really costs
-// (the other fields). See the package comment for the formula.
+// (the other fields, see the package comment's formula).
 type Transport struct {
-	// CommChannels is the channel count NCCL builds at init (its
-	// comm->nChannels, "N coll channels"); NCCL_MAX_NCHANNELS/CTAS lower it
-	// and NCCL_MIN_NCHANNELS/CTAS raise it.
-	CommChannels int `json:"comm_channels"`
-	// LL128Default: NCCL enables LL128 without being asked (it does on
-	// GB10 over RoCE, where it should not).
+	// CommChannels is the channel count NCCL builds at init ("N coll
+	// channels"). LL128Default: NCCL enables LL128 unasked (it does on GB10
+	// over RoCE, where it should not).
+	CommChannels int  `json:"comm_channels"`
 	LL128Default bool `json:"ll128_default"`
-	// NCCLModel is NCCL's own predicted cost per algorithm and protocol,
-	// from which it picks; it can disagree with the true cost.
+	// NCCLModel is NCCL's predicted cost per algorithm and protocol, from
+	// which it picks; it can disagree with the true cost.
 	NCCLModel map[string]map[string]Predicted `json:"nccl_model"`
 	// LinkGBps is payload bandwidth in GB/s: per NIC for IB, the whole
-	// host-to-host path for Socket.
-	LinkGBps float64 `json:"link_gbps"`
-	// ProxyGBps is the host staging stage's bandwidth (GDR off: data goes
-	// through host memory); 0 means it never limits.
+	// host-to-host path for Socket. ProxyGBps is the host staging stage's
+	// (GDR off); 0 means it never limits.
+	LinkGBps  float64 `json:"link_gbps"`
 	ProxyGBps float64 `json:"proxy_gbps"`
-	// Overlap is the soft-max exponent joining the wire stage and the
-	// proxy stage: 1 means they add up, large means they fully overlap.
+	// Overlap is the soft-max exponent joining the wire and proxy stages:
+	// 1 adds them up, a large one overlaps them fully.
 	Overlap float64 `json:"overlap"`
-	// TreeBusFactor multiplies the bus bytes of the Tree algorithm (>1: the
-	// tree moves its data less efficiently than the ring).
+	// TreeBusFactor multiplies the Tree algorithm's bus bytes (>1: the tree
+	// moves its data less efficiently than the ring).
 	TreeBusFactor float64 `json:"tree_bus_factor"`
 	// QPGain is the per-channel bandwidth gained per doubling of
-	// NCCL_IB_QPS_PER_CONNECTION; QPOpCost the proxy cost added per extra QP
-	// (fraction of OpUS).
+	// NCCL_IB_QPS_PER_CONNECTION; QPOpCost the proxy cost added per extra
+	// QP (fraction of OpUS).
 	QPGain   float64 `json:"qp_gain"`
 	QPOpCost float64 `json:"qp_op_cost"`
 	// CrossNICPenalty is the fraction of link bandwidth lost when
@@ -162,26 +146,22 @@ type Transport struct {
 	CrossNICPenalty float64 `json:"cross_nic_penalty"`
 	// SocketThreads and SocketsPerThread are NCCL's defaults for
 	// NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD (Socket only).
-	SocketThreads    int `json:"socket_threads"`
-	SocketsPerThread int `json:"sockets_per_thread"`
-	// Protocols holds the per-protocol terms, keyed "LL", "LL128", "Simple".
-	Protocols map[string]ProtoCost `json:"protocols"`
-	// Ops scales the terms for the collectives other than all-reduce,
-	// keyed by nccl-tests' name ("all_gather"); see OpCost.
+	SocketThreads    int                  `json:"socket_threads"`
+	SocketsPerThread int                  `json:"sockets_per_thread"`
+	Protocols        map[string]ProtoCost `json:"protocols"`
+	// Ops scales the terms for the other collectives, keyed by nccl-tests'
+	// name ("all_gather").
 	Ops map[string]*OpCost `json:"ops,omitempty"`
 }
 
-// ProtoCost are one protocol's terms of the true cost.
+// ProtoCost are one protocol's terms of the true cost: BaseUS once per
+// collective, StepUS per algorithm step, OpUS per channel, step and buffer
+// slot (the proxy serves channels one after another, so this is what many
+// channels cost), and the wire bytes one channel can move per second.
 type ProtoCost struct {
-	// BaseUS is paid once per collective (kernel launch, setup, sync).
-	BaseUS float64 `json:"base_us"`
-	// StepUS is paid per algorithm step (a ring hop, a tree level).
-	StepUS float64 `json:"step_us"`
-	// OpUS is paid per channel, per step, per buffer slot: the proxy
-	// thread serves channels one after another, so this is what many
-	// channels cost.
-	OpUS float64 `json:"op_us"`
-	// ChannelGBps is the wire bytes one channel can move per second.
+	BaseUS      float64 `json:"base_us"`
+	StepUS      float64 `json:"step_us"`
+	OpUS        float64 `json:"op_us"`
 	ChannelGBps float64 `json:"channel_gbps"`
 }
 
@@ -192,19 +172,18 @@ type FlatCost struct {
 	GBps  float64 `json:"gbps"`
 }
 
-// Noise describes the variation of simulated times. All of it is scaled by
-// the --noise factor (0 gives the true curve exactly).
+// Noise describes the variation of simulated times, all of it scaled by
+// --noise (0 gives the true curve exactly).
 type Noise struct {
-	// Points give, per message size, the launch-to-launch coefficient of
-	// variation (a per-launch multiplicative offset, the dominant term) and
-	// the iteration-to-iteration one; sizes in between are interpolated in
-	// log2(size), sizes outside take the nearest point.
+	// Points give per message size the launch-to-launch coefficient of
+	// variation (the dominant term) and the iteration-to-iteration one,
+	// interpolated in log2(size), the nearest point outside them.
 	Points []NoisePoint `json:"points"`
-	// LaunchCorrelation is how much of a launch's offset is shared by all
-	// sizes of the launch (0..1); the rest is drawn per size.
+	// LaunchCorrelation is how much of a launch's offset all its sizes
+	// share (0..1).
 	LaunchCorrelation float64 `json:"launch_correlation"`
-	// OutlierProb is the chance that one iteration is an outlier, slower by
-	// a factor drawn log-uniformly between 1.5 and OutlierMax.
+	// OutlierProb is the chance that one iteration is slower by a factor
+	// drawn log-uniformly between 1.5 and OutlierMax.
 	OutlierProb float64 `json:"outlier_prob"`
 	OutlierMax  float64 `json:"outlier_max"`
 	// ColdStart makes launch 0 slower by this fraction (0.30: 30 %).
@@ -218,16 +197,15 @@ type NoisePoint struct {
 	IterCV   float64 `json:"iter_cv"`
 }
 
-// FaultRule makes configurations that match When fail with Fault at sizes
-// from MinBytes to MaxBytes (0: no bound). When maps environment variables
-// to values, compared case-insensitively; "" matches an unset variable.
+// FaultRule makes configurations that match When (variables to values,
+// compared case-insensitively; "" matches unset) fail with Fault at sizes
+// from MinBytes to MaxBytes (0: no bound). Why is for the docs.
 type FaultRule struct {
 	When     map[string]string `json:"when"`
 	Fault    string            `json:"fault"`
 	MinBytes int64             `json:"min_bytes,omitempty"`
 	MaxBytes int64             `json:"max_bytes,omitempty"`
-	// Why explains the rule (shown in docs, not in output).
-	Why string `json:"why,omitempty"`
+	Why      string            `json:"why,omitempty"`
 }
 
 //go:embed profiles/*.json
@@ -313,8 +291,29 @@ func decodeStrict[T any, PT interface {
 
 // Validate reports the first thing that makes the profile unusable.
 func (p *Profile) Validate() error {
-	if err := p.checkScalars(); err != nil {
-		return err
+	_, busOK := parseBusID(p.BusID)
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("profile has no name")
+	case p.NRanks < 1 || p.NRanks > 4096:
+		return p.invalid("nranks %d must be 1..4096", p.NRanks)
+	case p.GPUsPerNode < 1:
+		return p.invalid("gpus_per_node must be at least 1")
+	case nccl.VersionCode(p.NCCLVersion) == 0:
+		return p.invalid("nccl_version %q is not like 2.28.3", p.NCCLVersion)
+	case p.Throttle <= 0 || p.Throttle > 1:
+		return p.invalid("throttle %g must be in (0, 1] (1 = healthy link)", p.Throttle)
+	case len(p.NICs) > 0 && (p.RailsWithoutMerge < 1 || p.RailsWithoutMerge > len(p.NICs)):
+		return p.invalid("rails_without_merge %d must be 1..%d (the number of nics)", p.RailsWithoutMerge, len(p.NICs))
+	case p.HostCores < 1:
+		return p.invalid("host_cores must be at least 1")
+	case !busOK:
+		return p.invalid("bus_id %q is not like 0000:00:06", p.BusID)
+	}
+	for _, proto := range protoNames {
+		if p.ChannelBytes[proto] <= 0 {
+			return p.invalid("channel_bytes.%s must be positive", proto)
+		}
 	}
 	for _, tr := range []string{transportIB, transportSocket} {
 		c := p.Transports[tr]
@@ -331,8 +330,18 @@ func (p *Profile) Validate() error {
 	if p.Flat != nil && (p.Flat.GBps <= 0 || p.Flat.LatUS < 0) {
 		return p.invalid("flat needs gbps > 0 and lat_us ≥ 0")
 	}
-	if err := p.checkNoise(); err != nil {
-		return err
+	n := p.Noise
+	if len(n.Points) == 0 {
+		return p.invalid("noise.points needs at least one point")
+	}
+	for i, pt := range n.Points {
+		if pt.Bytes <= 0 || pt.LaunchCV < 0 || pt.IterCV < 0 || (i > 0 && pt.Bytes <= n.Points[i-1].Bytes) {
+			return p.invalid("noise.points must have increasing positive bytes and non-negative CVs")
+		}
+	}
+	if n.LaunchCorrelation < 0 || n.LaunchCorrelation > 1 || n.OutlierProb < 0 || n.OutlierProb > 1 ||
+		(n.OutlierProb > 0 && n.OutlierMax < 1.5) || n.ColdStart < 0 {
+		return p.invalid("noise: launch_correlation and outlier_prob in [0, 1], outlier_max ≥ 1.5, cold_start ≥ 0")
 	}
 	if err := p.checkMagnitudes(); err != nil {
 		return p.invalid("%v", err)
@@ -363,36 +372,6 @@ func (p *Profile) Validate() error {
 // several profile files knows which one to fix.
 func (p *Profile) invalid(format string, args ...any) error {
 	return fmt.Errorf("profile %q: "+format, append([]any{p.Name}, args...)...)
-}
-
-// checkScalars checks the profile's single values: the cluster's shape,
-// versions and bus id, and the per-protocol channel buffers.
-func (p *Profile) checkScalars() error {
-	switch {
-	case p.Name == "":
-		return fmt.Errorf("profile has no name")
-	case p.NRanks < 1 || p.NRanks > 4096:
-		return p.invalid("nranks %d must be 1..4096", p.NRanks)
-	case p.GPUsPerNode < 1:
-		return p.invalid("gpus_per_node must be at least 1")
-	case nccl.VersionCode(p.NCCLVersion) == 0:
-		return p.invalid("nccl_version %q is not like 2.28.3", p.NCCLVersion)
-	case p.Throttle <= 0 || p.Throttle > 1:
-		return p.invalid("throttle %g must be in (0, 1] (1 = healthy link)", p.Throttle)
-	case len(p.NICs) > 0 && (p.RailsWithoutMerge < 1 || p.RailsWithoutMerge > len(p.NICs)):
-		return p.invalid("rails_without_merge %d must be 1..%d (the number of nics)", p.RailsWithoutMerge, len(p.NICs))
-	case p.HostCores < 1:
-		return p.invalid("host_cores must be at least 1")
-	}
-	if _, ok := parseBusID(p.BusID); !ok {
-		return p.invalid("bus_id %q is not like 0000:00:06", p.BusID)
-	}
-	for _, proto := range protoNames {
-		if p.ChannelBytes[proto] <= 0 {
-			return p.invalid("channel_bytes.%s must be positive", proto)
-		}
-	}
-	return nil
 }
 
 // checkTransport checks one transport's costs: channels, NCCL's own
@@ -436,25 +415,6 @@ func (p *Profile) checkTransport(tr string, c *Transport) error {
 	return nil
 }
 
-// checkNoise checks the noise model: increasing size points with
-// non-negative CVs, and probabilities that are probabilities.
-func (p *Profile) checkNoise() error {
-	if len(p.Noise.Points) == 0 {
-		return p.invalid("noise.points needs at least one point")
-	}
-	for i, pt := range p.Noise.Points {
-		if pt.Bytes <= 0 || pt.LaunchCV < 0 || pt.IterCV < 0 || (i > 0 && pt.Bytes <= p.Noise.Points[i-1].Bytes) {
-			return p.invalid("noise.points must have increasing positive bytes and non-negative CVs")
-		}
-	}
-	n := p.Noise
-	if n.LaunchCorrelation < 0 || n.LaunchCorrelation > 1 || n.OutlierProb < 0 || n.OutlierProb > 1 ||
-		(n.OutlierProb > 0 && n.OutlierMax < 1.5) || n.ColdStart < 0 {
-		return p.invalid("noise: launch_correlation and outlier_prob in [0, 1], outlier_max ≥ 1.5, cold_start ≥ 0")
-	}
-	return nil
-}
-
 // Bounds on a profile's numbers. Inside them every time the model
 // computes stays finite (FuzzProfileNumbers): a bandwidth of 1e-300 GB/s
 // or a latency of 1e300 µs would give +Inf and then NaN times, which
@@ -470,26 +430,24 @@ const (
 
 // checkMagnitudes reports the first number outside the bounds above.
 func (p *Profile) checkMagnitudes() error {
-	rate := func(name string, v float64) error {
+	var first error
+	fail := func(format string, a ...any) { first = cmp.Or(first, fmt.Errorf(format, a...)) }
+	rate := func(name string, v float64) {
 		if v < minGBps || v > maxGBps {
-			return fmt.Errorf("%s %g must be between %g and %g GB/s", name, v, minGBps, maxGBps)
+			fail("%s %g must be between %g and %g GB/s", name, v, minGBps, maxGBps)
 		}
-		return nil
 	}
-	upTo := func(name string, v, hi float64) error {
+	upTo := func(name string, v, hi float64) {
 		if v < 0 || v > hi {
-			return fmt.Errorf("%s %g must be between 0 and %g", name, v, hi)
+			fail("%s %g must be between 0 and %g", name, v, hi)
 		}
-		return nil
 	}
-	var errs []error
-	add := func(err error) { errs = append(errs, err) }
 	if p.Throttle < minGBps {
-		add(fmt.Errorf("throttle %g must be at least %g", p.Throttle, minGBps))
+		fail("throttle %g must be at least %g", p.Throttle, minGBps)
 	}
 	for _, proto := range protoNames {
 		if v := p.ChannelBytes[proto]; v < 1 || v > maxChanBytes {
-			add(fmt.Errorf("channel_bytes.%s %g must be between 1 and %d", proto, v, int64(maxChanBytes)))
+			fail("channel_bytes.%s %g must be between 1 and %d", proto, v, int64(maxChanBytes))
 		}
 	}
 	for _, tr := range []string{transportIB, transportSocket} {
@@ -500,44 +458,39 @@ func (p *Profile) checkMagnitudes() error {
 		pre := "transports." + tr + "."
 		for algo, m := range c.NCCLModel {
 			for proto, pr := range m {
-				add(rate(pre+"nccl_model."+algo+"."+proto+".gbps", pr.GBps))
-				add(upTo(pre+"nccl_model."+algo+"."+proto+".lat_us", pr.LatUS, maxUS))
+				rate(pre+"nccl_model."+algo+"."+proto+".gbps", pr.GBps)
+				upTo(pre+"nccl_model."+algo+"."+proto+".lat_us", pr.LatUS, maxUS)
 			}
 		}
-		add(rate(pre+"link_gbps", c.LinkGBps))
+		rate(pre+"link_gbps", c.LinkGBps)
 		if c.ProxyGBps != 0 {
-			add(rate(pre+"proxy_gbps", c.ProxyGBps))
+			rate(pre+"proxy_gbps", c.ProxyGBps)
 		}
-		add(upTo(pre+"overlap", c.Overlap, maxFactor))
-		add(upTo(pre+"tree_bus_factor", c.TreeBusFactor, maxFactor))
+		upTo(pre+"overlap", c.Overlap, maxFactor)
+		upTo(pre+"tree_bus_factor", c.TreeBusFactor, maxFactor)
 		if c.TreeBusFactor < minGBps {
-			add(fmt.Errorf("%stree_bus_factor %g must be at least %g", pre, c.TreeBusFactor, minGBps))
+			fail("%stree_bus_factor %g must be at least %g", pre, c.TreeBusFactor, minGBps)
 		}
-		add(upTo(pre+"qp_gain", c.QPGain, maxFactor))
-		add(upTo(pre+"qp_op_cost", c.QPOpCost, maxFactor))
+		upTo(pre+"qp_gain", c.QPGain, maxFactor)
+		upTo(pre+"qp_op_cost", c.QPOpCost, maxFactor)
 		for proto, pc := range c.Protocols {
-			add(rate(pre+"protocols."+proto+".channel_gbps", pc.ChannelGBps))
-			add(upTo(pre+"protocols."+proto+".base_us", pc.BaseUS, maxUS))
-			add(upTo(pre+"protocols."+proto+".step_us", pc.StepUS, maxUS))
-			add(upTo(pre+"protocols."+proto+".op_us", pc.OpUS, maxUS))
+			rate(pre+"protocols."+proto+".channel_gbps", pc.ChannelGBps)
+			upTo(pre+"protocols."+proto+".base_us", pc.BaseUS, maxUS)
+			upTo(pre+"protocols."+proto+".step_us", pc.StepUS, maxUS)
+			upTo(pre+"protocols."+proto+".op_us", pc.OpUS, maxUS)
 		}
 	}
 	if p.Flat != nil {
-		add(rate("flat.gbps", p.Flat.GBps))
-		add(upTo("flat.lat_us", p.Flat.LatUS, maxUS))
+		rate("flat.gbps", p.Flat.GBps)
+		upTo("flat.lat_us", p.Flat.LatUS, maxUS)
 	}
 	for _, pt := range p.Noise.Points {
-		add(upTo("noise.points.launch_cv", pt.LaunchCV, maxCV))
-		add(upTo("noise.points.iter_cv", pt.IterCV, maxCV))
+		upTo("noise.points.launch_cv", pt.LaunchCV, maxCV)
+		upTo("noise.points.iter_cv", pt.IterCV, maxCV)
 	}
-	add(upTo("noise.outlier_max", p.Noise.OutlierMax, maxFactor))
-	add(upTo("noise.cold_start", p.Noise.ColdStart, maxFactor))
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	upTo("noise.outlier_max", p.Noise.OutlierMax, maxFactor)
+	upTo("noise.cold_start", p.Noise.ColdStart, maxFactor)
+	return first
 }
 
 // WithRanks returns a copy of the profile with n ranks (--ranks).
@@ -582,23 +535,17 @@ func parseBusID(s string) (int64, bool) {
 // noiseAt interpolates the noise points at size bytes.
 func (n Noise) noiseAt(bytes int64) (launchCV, iterCV float64) {
 	pts := n.Points
-	if len(pts) == 0 {
+	i := slices.IndexFunc(pts, func(p NoisePoint) bool { return bytes <= p.Bytes })
+	switch {
+	case len(pts) == 0:
 		return 0, 0
-	}
-	if bytes <= pts[0].Bytes {
+	case i == 0:
 		return pts[0].LaunchCV, pts[0].IterCV
+	case i < 0 || bytes >= pts[len(pts)-1].Bytes:
+		return pts[len(pts)-1].LaunchCV, pts[len(pts)-1].IterCV
 	}
-	last := pts[len(pts)-1]
-	if bytes >= last.Bytes {
-		return last.LaunchCV, last.IterCV
-	}
+	a, b := pts[i-1], pts[i]
 	x := math.Log2(float64(bytes))
-	for i := 1; i < len(pts); i++ {
-		if bytes <= pts[i].Bytes {
-			a, b := pts[i-1], pts[i]
-			t := (x - math.Log2(float64(a.Bytes))) / (math.Log2(float64(b.Bytes)) - math.Log2(float64(a.Bytes)))
-			return a.LaunchCV + t*(b.LaunchCV-a.LaunchCV), a.IterCV + t*(b.IterCV-a.IterCV)
-		}
-	}
-	return last.LaunchCV, last.IterCV
+	t := (x - math.Log2(float64(a.Bytes))) / (math.Log2(float64(b.Bytes)) - math.Log2(float64(a.Bytes)))
+	return a.LaunchCV + t*(b.LaunchCV-a.LaunchCV), a.IterCV + t*(b.IterCV-a.IterCV)
 }

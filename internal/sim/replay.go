@@ -5,11 +5,13 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,22 +33,18 @@ const ReplayPrefix = "replay:"
 const ReplayFormat = "nccltune-replay/1"
 
 // Replay is a simulated fabric built from real launches: per config, the
-// launches a store recorded (whole launches, per size the per-iteration
-// times as measured) and the plan NCCL chose for it (algorithm, protocol
-// and channels per size). Replaying a config resamples its recorded
-// launches, so the launch-to-launch spread is the real one; launch 0 of
-// the replayed fabric is the recorded cold first launch. It is still a
-// simulation: it can only say what was recorded, and says so in every
-// output ("profile replay:NAME", SIMULATED).
+// whole launches a store recorded (per size the per-iteration times) and
+// the plan NCCL chose for it. Replaying a config resamples its recorded
+// launches, so the launch-to-launch spread is the real one; launch 0 is
+// the recorded cold first launch. It can only say what was recorded, and
+// every output says so ("profile replay:NAME", SIMULATED).
 type Replay struct {
-	// Format is ReplayFormat.
-	Format string `json:"format"`
-	// Name labels the fabric: outputs say "profile replay:NAME".
-	Name string `json:"name"`
-	// Description says what was recorded, where and how the file was made.
+	// Format is ReplayFormat; Name labels the fabric ("profile
+	// replay:NAME"); Description says what was recorded, where and how.
+	Format      string `json:"format"`
+	Name        string `json:"name"`
 	Description string `json:"description"`
-	// FromSimulated is true when the recorded launches were themselves
-	// simulated (a test recording made with --sim).
+	// FromSimulated: the recorded launches were themselves simulated.
 	FromSimulated bool `json:"from_simulated"`
 	// Source is the store the launches came from, as given to the builder.
 	Source string `json:"source,omitempty"`
@@ -61,53 +59,46 @@ type Replay struct {
 	Channels int `json:"channels"`
 	// Tuning is NCCL's TUNING table of the all-reduce under the defaults
 	// (algorithm → protocol → bandwidth, names as nccl.NormName spells
-	// them; 0: disabled), from a recorded debug log; nil when the
-	// recording has none, and then a replay prints no table.
+	// them; 0: disabled); nil when no debug log was recorded, and then a
+	// replay prints no table.
 	Tuning map[string]map[string]float64 `json:"tuning,omitempty"`
 	// Sizes are the recorded message sizes, ascending; every OK launch
 	// has a time for each.
 	Sizes []int64 `json:"sizes"`
 	// Configs are the recorded configs; the first is NCCL's defaults.
 	Configs []*ReplayConfig `json:"configs"`
-	// PlanOnly are configs whose plan NCCL showed (a doctor output or a
-	// debug launch) but that were never timed: a launch of one replays the
-	// timed config with the same recorded plan, when its knobs are ones
-	// that act only through the plan (see Match).
+	// PlanOnly are configs whose plan NCCL showed but that were never
+	// timed: a launch of one replays the timed config with the same plan,
+	// when its knobs act only through the plan (see Match).
 	PlanOnly []*ReplayConfig `json:"plan_only,omitempty"`
 }
 
-// ReplayConfig is one recorded config: its launches and NCCL's plan.
+// ReplayConfig is one recorded config (canonical, {} for the defaults):
+// its launches in the order they ran and NCCL's plan per size (from
+// `nccltune doctor --json` or NCCL_DEBUG=INFO lines: PlanSource says
+// which). CommChannels is the channels NCCL built, 0 when not recorded.
 type ReplayConfig struct {
-	// Env is the config (canonical: nccl.Config.Canonical), {} for the defaults.
-	Env nccl.Config `json:"env"`
-	// Plan is what NCCL chose per size (from `nccltune doctor --json` or
-	// the launches' own NCCL_DEBUG=INFO lines); PlanSource says which.
-	Plan       []benchfmt.PlanStep `json:"plan"`
-	PlanSource string              `json:"plan_source,omitempty"`
-	// CommChannels is the collective channels NCCL built under this
-	// config, 0 when not recorded.
-	CommChannels int `json:"comm_channels,omitempty"`
-	// Launches in the order they ran.
-	Launches []ReplayLaunch `json:"launches"`
+	Env          nccl.Config         `json:"env"`
+	Plan         []benchfmt.PlanStep `json:"plan"`
+	PlanSource   string              `json:"plan_source,omitempty"`
+	CommChannels int                 `json:"comm_channels,omitempty"`
+	Launches     []ReplayLaunch      `json:"launches"`
 }
 
-// ReplayLaunch is one recorded launch.
+// ReplayLaunch is one recorded launch: the study it was stored in,
+// whether it was the recorded fabric's first (cold) launch, why it failed
+// (a failed launch has no times and replays as a failure) and per
+// Replay.Sizes its per-iteration times in µs.
 type ReplayLaunch struct {
-	Start time.Time `json:"start"`
-	// Study names the study it was stored in (provenance).
-	Study string `json:"study,omitempty"`
-	// Cold marks the first launch of the recorded fabric.
-	Cold bool `json:"cold,omitempty"`
-	// Failed, when set, is why the launch failed; it has no times and
-	// replays as a failed launch.
-	Failed string `json:"failed,omitempty"`
-	// TimesUS[i] are the per-iteration times (µs) of Replay.Sizes[i].
+	Start   time.Time   `json:"start"`
+	Study   string      `json:"study,omitempty"`
+	Cold    bool        `json:"cold,omitempty"`
+	Failed  string      `json:"failed,omitempty"`
 	TimesUS [][]float64 `json:"times_us,omitempty"`
 }
 
 // IsReplay reports whether a --sim/--profile value names a replay: the
-// "replay:" prefix, a bbolt file (by its magic number), or a JSON file
-// whose format is ReplayFormat.
+// "replay:" prefix, a bbolt file or a JSON file of ReplayFormat.
 func IsReplay(profile string) bool {
 	if strings.HasPrefix(profile, ReplayPrefix) {
 		return true
@@ -147,36 +138,29 @@ func sniffFile(path string) (string, error) {
 }
 
 // IsStoreFile reports whether the file at path is a bbolt database (a
-// nccltune store): a replay argument naming one is built into a replay
-// before the simulated fabric runs.
+// nccltune store).
 func IsStoreFile(path string) bool {
 	kind, err := sniffFile(path)
 	return err == nil && kind == "bbolt"
 }
 
 // BuiltPath is where the replay built from the store at storeAbs, as it
-// is now (fi: its size and modification time), is kept for the simulated
-// fabric's launches to read: the file name is a hash of the three, so a
-// changed store is built again.
+// is now (fi), is kept for the simulated fabric's launches to read: the
+// name hashes path, size and modification time, so a changed store is
+// built again.
 func BuiltPath(storeAbs string, fi os.FileInfo) string {
 	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d", storeAbs, fi.Size(), fi.ModTime().UnixNano()))
 	return filepath.Join(os.TempDir(), "nccltune-replay-"+hex.EncodeToString(h[:8])+".json")
 }
 
-// isBbolt reports whether the bytes start a bbolt file: the first page is
-// a meta page (16-byte page header, flags 0x04) whose meta starts with
-// bbolt's magic 0xED0CDAED, little-endian on the machines nccltune runs on.
+// isBbolt reports whether the bytes start a bbolt file: a meta page (flags
+// 0x04 in the page header) whose meta starts with bbolt's magic.
 func isBbolt(head []byte) bool {
-	if len(head) < 24 {
-		return false
-	}
-	flags := uint16(head[8]) | uint16(head[9])<<8
-	magic := uint32(head[16]) | uint32(head[17])<<8 | uint32(head[18])<<16 | uint32(head[19])<<24
-	return flags == 0x04 && magic == 0xED0CDAED
+	return len(head) >= 24 && binary.LittleEndian.Uint16(head[8:]) == 0x04 && binary.LittleEndian.Uint32(head[16:]) == 0xED0CDAED
 }
 
-// replayCache keeps replays loaded in this process (the in-process
-// callers replay thousands of launches); a changed file is reloaded.
+// replayCache keeps replays loaded in this process (in-process callers
+// replay thousands of launches); a changed file is reloaded.
 var replayCache sync.Map // path → *cachedReplay
 
 type cachedReplay struct {
@@ -185,10 +169,9 @@ type cachedReplay struct {
 	r    *Replay
 }
 
-// LoadReplay reads a replay: a replay file (JSON, see Replay), or for a
-// nccltune store (bbolt) the replay built from it as it is now
-// (BuiltPath), which nccltune writes before it launches (sim never opens
-// a store).
+// LoadReplay reads a replay file, or for a nccltune store the replay
+// nccltune built from it before it launched (BuiltPath): sim never opens
+// a store.
 func LoadReplay(profile string) (*Replay, error) {
 	path := ReplayPath(profile)
 	if path == "" {
@@ -237,12 +220,6 @@ func readReplayFile(path string) (*Replay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	return ParseReplay(data)
-}
-
-// ParseReplay reads a replay file's JSON (unknown fields are errors) and
-// checks it.
-func ParseReplay(data []byte) (*Replay, error) {
 	return decodeStrict[Replay](data, "replay file")
 }
 
@@ -322,15 +299,13 @@ func (r *Replay) Validate() error {
 }
 
 // canonAlgo and canonProto spell NCCL's names as the simulator does
-// ("RING" → "Ring"); "" when unknown.
+// ("RING" → "Ring"), "" when unknown.
 func canonAlgo(s string) string  { return canonName(algoNames, s) }
 func canonProto(s string) string { return canonName(protoNames, s) }
 
 func canonName(names []string, s string) string {
-	for _, n := range names {
-		if strings.EqualFold(n, s) {
-			return n
-		}
+	if i := slices.IndexFunc(names, func(n string) bool { return strings.EqualFold(n, s) }); i >= 0 {
+		return names[i]
 	}
 	return ""
 }
@@ -338,9 +313,8 @@ func canonName(names []string, s string) string {
 // Defaults is the recorded config of NCCL's defaults.
 func (r *Replay) Defaults() *ReplayConfig { return r.Configs[0] }
 
-// ReplayRefusal is the replay declining a config it has no recording
-// for: neither the config nor one NCCL resolves to the same plan was
-// measured. A replayed launch of such a config fails with this reason.
+// ReplayRefusal is the replay declining a config it has no recording for
+// (Match).
 type ReplayRefusal struct {
 	Replay string
 	Config nccl.Config
@@ -351,30 +325,24 @@ func (e *ReplayRefusal) Error() string {
 	return fmt.Sprintf("replay %s cannot speak for %s: %s", e.Replay, e.Config, e.Why)
 }
 
-// Match finds the recorded config that speaks for cfg (its NCCL_* knobs;
-// other variables are ignored), by the first rule that holds:
+// Match finds the recorded config that speaks for cfg (its NCCL_* knobs),
+// by the first rule that holds:
 //
-//  1. the same config after canonical folding of equivalent spellings
-//     (nccl.Config.Canonical);
+//  1. the same config after canonical folding (nccl.Config.Canonical);
 //  2. a recorded config that NCCL's plan rules (nccl.Native.Explain on the
 //     recorded defaults' plan, channels, NICs and TUNING table) give the
-//     same key: the two differ only by knobs proved to change nothing, or
-//     both are proved to run the same plan (a config proved to run NCCL's
-//     own plan replays the defaults);
+//     same key: they differ only by knobs proved to change nothing, or
+//     both are proved to run the same plan;
 //  3. a recorded config C whose knobs cfg holds (a channel cap written as
 //     NCCL_MAX_CTAS or NCCL_MAX_NCHANNELS alike, from NCCL 2.17), when the
-//     same rules, read from C's own recorded plan, prove that cfg's other
-//     knobs change nothing (NCCL_ALGO=Ring NCCL_MAX_CTAS=1 runs the plan
-//     recorded for NCCL_MAX_NCHANNELS=1 when that plan is Ring at every
-//     size).
+//     same rules, read from C's own plan, prove that cfg's other knobs
+//     change nothing (NCCL_ALGO=Ring NCCL_MAX_CTAS=1 runs the plan of
+//     NCCL_MAX_NCHANNELS=1 when that plan is Ring at every size).
 //
-// "Recorded" includes the plan-only configs: one that a rule picks
-// replays the timed config whose recorded plan is the same, provided its
-// knobs act only through the plan (algorithm and protocol lists, channel
-// caps and floors, NCCL_CROSS_NIC with one NIC). Among several, NCCL's
-// defaults win, then the config with the fewest knobs, then the first in
-// key order. how says which rule matched. A config with no recorded
-// equivalent is a *ReplayRefusal: the replay cannot speak for it.
+// A plan-only config a rule picks replays the timed config with the same
+// plan (timedFor). Among several, NCCL's defaults win, then the fewest
+// knobs, then key order. how says which rule matched; a config with no
+// recorded equivalent is a *ReplayRefusal.
 func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error) {
 	knobs := nccl.KnobsOf(cfg)
 	all := append(append([]*ReplayConfig{}, r.Configs...), r.PlanOnly...)
@@ -427,9 +395,8 @@ func (r *Replay) Match(cfg nccl.Config) (rc *ReplayConfig, how string, err error
 }
 
 // capSpellings are cfg and, from NCCL 2.17 on (where NCCL_MAX_CTAS and
-// NCCL_MAX_NCHANNELS cap the same channels, the smaller applying), cfg
-// with its one channel cap (or floor) written the other way, so that
-// NCCL_ALGO=Ring NCCL_MAX_CTAS=1 finds the recorded NCCL_MAX_NCHANNELS=1.
+// NCCL_MAX_NCHANNELS cap the same channels), cfg with its one channel cap
+// (or floor) written the other way.
 func (r *Replay) capSpellings(cfg nccl.Config) []nccl.Config {
 	out := []nccl.Config{cfg}
 	if nccl.VersionCode(r.NCCLVersion) < 21700 {
@@ -467,9 +434,9 @@ func preferred(c, best *ReplayConfig) bool {
 	return c.Env.Key() < best.Env.Key()
 }
 
-// timedFor is the timed config that replays c: c itself when it was
-// timed; for a plan-only config, the timed config with the same recorded
-// plan, if c's knobs act only through the plan; else nil.
+// timedFor is the timed config that replays c: c itself, or for a
+// plan-only config whose knobs act only through the plan, the timed config
+// with the same recorded plan; else nil.
 func (r *Replay) timedFor(c *ReplayConfig) *ReplayConfig {
 	if len(c.Launches) > 0 {
 		return c
@@ -510,9 +477,8 @@ func (c *ReplayConfig) NativePlan() nccl.Plan {
 	return p
 }
 
-// nativeOf is what the recording says NCCL ran under config c: its
-// recorded plan, the defaults' TUNING table and NICs, and its channels
-// when recorded (or when c touches no knob that could change them).
+// nativeOf is what the recording says NCCL ran under config c: its plan,
+// the defaults' table and NICs, and its channels when known.
 func (r *Replay) nativeOf(c *ReplayConfig) nccl.Native {
 	n := r.Native()
 	n.Config, n.Plan = c.Env, c.NativePlan()
@@ -528,16 +494,10 @@ func (r *Replay) nativeOf(c *ReplayConfig) nccl.Native {
 	return n
 }
 
-// Native is what the recording says NCCL decided and has under its
-// defaults: the plan, channels, NICs and, when recorded, the TUNING table.
+// Native is what the recording says NCCL decided under its defaults.
 func (r *Replay) Native() nccl.Native {
-	n := nccl.Native{Collective: "AllReduce", Plan: r.Defaults().NativePlan(), Channels: r.Channels,
-		NICs: len(r.NICs), Version: r.NCCLVersion, Table: r.Tuning}
-	switch r.Transport {
-	case "P2P", "SHM", "P2P+SHM":
-		n.NoNetwork = true
-	}
-	return n
+	return nccl.Native{Collective: "AllReduce", Plan: r.Defaults().NativePlan(), Channels: r.Channels,
+		NICs: len(r.NICs), Version: r.NCCLVersion, Table: r.Tuning, NoNetwork: slices.Contains([]string{"P2P", "SHM", "P2P+SHM"}, r.Transport)}
 }
 
 // nearestSize is the index of the recorded size nearest to bytes in
@@ -569,12 +529,7 @@ func (c *ReplayConfig) choose(bytes int64) (Choice, bool) {
 
 // warm lists the config's launches other than the cold one.
 func (c *ReplayConfig) warm() []ReplayLaunch {
-	var out []ReplayLaunch
-	for _, l := range c.Launches {
-		if !l.Cold {
-			out = append(out, l)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(c.Launches), func(l ReplayLaunch) bool { return l.Cold })
 	if len(out) == 0 {
 		return c.Launches
 	}
@@ -582,8 +537,7 @@ func (c *ReplayConfig) warm() []ReplayLaunch {
 }
 
 // Medians are, per recorded size, the median of the config's warm OK
-// launches' per-iteration times pooled: the replay's "true" curve, what
-// --noise 0 returns.
+// launches' times pooled: what --noise 0 returns.
 func (r *Replay) Medians(c *ReplayConfig) []float64 {
 	out := make([]float64, len(r.Sizes))
 	for k := range r.Sizes {
@@ -611,8 +565,7 @@ func medianOf(xs []float64) float64 {
 }
 
 // coldRatio is, per recorded size, how much slower the recorded cold
-// launch was than its config's warm median; all ones when no launch was
-// recorded cold.
+// launch was than its config's warm median (ones without one).
 func (r *Replay) coldRatio() []float64 {
 	out := slices.Repeat([]float64{1}, len(r.Sizes))
 	for _, c := range r.Configs {
@@ -635,43 +588,39 @@ func (r *Replay) coldRatio() []float64 {
 // replayDraw is one replayed launch of a config: the recorded launch it
 // resamples and how its times are scaled.
 type replayDraw struct {
-	r   *Replay
-	c   *ReplayConfig
-	l   ReplayLaunch
-	med []float64
-	// scale multiplies the recorded times per size (the cold ratio when a
-	// warm launch stands in for the cold one).
-	scale []float64
+	r     *Replay
+	c     *ReplayConfig
+	l     ReplayLaunch
+	med   []float64
+	scale []float64 // per size: the cold ratio when a warm launch stands in for the cold one
 	noise float64
 }
 
-// draw picks the recorded launch that replayed launch number launch (0 is
-// the fabric's cold start) of config c returns, reproducibly from seed:
-// launch 0 is the recorded cold launch when c has one, otherwise one of
-// c's warm launches scaled by the recorded cold/warm ratio; later launches
-// are one of c's warm launches drawn uniformly.
+// draw picks the recorded launch that launch number launch of config c
+// replays: for launch 0, c's recorded cold launch, or else a warm one
+// scaled by the recorded cold/warm ratio; later, a warm one drawn from seed.
 func (r *Replay) draw(c *ReplayConfig, noise float64, seed int64, launch int) *replayDraw {
-	d := &replayDraw{r: r, c: c, med: r.Medians(c), noise: math.Max(0, noise),
-		scale: slices.Repeat([]float64{1}, len(r.Sizes))}
+	d := r.newDraw(c, noise, newRNG(seed, int64(launch), streamReplay))
 	if launch == 0 {
-		for _, l := range c.Launches {
-			if l.Cold {
-				d.l = l
-				return d
-			}
+		if i := slices.IndexFunc(c.Launches, func(l ReplayLaunch) bool { return l.Cold }); i >= 0 {
+			d.l = c.Launches[i]
+		} else {
+			d.scale = r.coldRatio()
 		}
-		d.scale = r.coldRatio()
 	}
-	pool := c.warm()
-	d.l = pool[newRNG(seed, int64(launch), streamReplay).IntN(len(pool))]
 	return d
 }
 
+// newDraw replays one of c's warm launches, drawn by rng, unscaled.
+func (r *Replay) newDraw(c *ReplayConfig, noise float64, rng *rand.Rand) *replayDraw {
+	pool := c.warm()
+	return &replayDraw{r: r, c: c, l: pool[rng.IntN(len(pool))], med: r.Medians(c), noise: math.Max(0, noise),
+		scale: slices.Repeat([]float64{1}, len(r.Sizes))}
+}
+
 // times returns iters per-iteration times for a size: the recorded
-// launch's times at the nearest recorded size, in recorded order (cycled
-// when more iterations are asked than were recorded), scaled, and pulled
-// towards the config's median by the noise scale: t = m × (t₀/m)^noise,
-// so 1 is the recording as it was and 0 the median curve.
+// launch's at the nearest recorded size, cycled, scaled, and pulled towards
+// the config's median m by the noise scale: t = m × (t₀/m)^noise.
 func (d *replayDraw) times(bytes int64, iters int) []float64 {
 	k := nearestSize(d.r.Sizes, bytes)
 	rec := d.l.TimesUS[k]
@@ -687,10 +636,8 @@ func (d *replayDraw) times(bytes int64, iters int) []float64 {
 	return out
 }
 
-// SampleLaunch replays one launch of cfg: per size, the per-iteration
-// out-of-place times in µs, as Profile.SampleLaunch gives them. The
-// error is a *ReplayRefusal for a config the replay cannot speak for, or
-// a *ReplayedFailure when the drawn recorded launch failed.
+// SampleLaunch replays one launch of cfg as Profile.SampleLaunch simulates
+// one; the error is a *ReplayRefusal or a *ReplayedFailure.
 func (r *Replay) SampleLaunch(cfg nccl.Config, sizes []int64, iters int, noise float64, seed int64, launch int) (map[int64][]float64, error) {
 	c, _, err := r.Match(cfg)
 	if err != nil {
@@ -718,9 +665,8 @@ func (e *ReplayedFailure) Error() string {
 	return fmt.Sprintf("replay %s: the recorded launch of %s failed: %s", e.Replay, e.Config, e.Why)
 }
 
-// profile is the simulated fabric the replay's launches print as: its
-// ranks, NCCL, GPU, transport and channels as recorded. Its cost model is
-// never used: times and choices come from the recording.
+// profile is the simulated fabric the replay's launches print as (its
+// cost model is never used).
 func (r *Replay) profile() *Profile {
 	p := &Profile{
 		Name:        ReplayPrefix + r.Name,
@@ -736,27 +682,21 @@ func (r *Replay) profile() *Profile {
 	}
 	// LL128 is on by default where the recorded table says so, or, with
 	// no table, where the defaults' plan uses it.
-	ll128 := r.Tuning[nccl.NormName(algoRing)][nccl.NormName(protoLL128)] > 0
-	for _, s := range r.Defaults().Plan {
-		if canonProto(s.Proto) == protoLL128 {
-			ll128 = true
-		}
-	}
+	ll128 := r.Tuning[nccl.NormName(algoRing)][nccl.NormName(protoLL128)] > 0 ||
+		slices.ContainsFunc(r.Defaults().Plan, func(s benchfmt.PlanStep) bool { return canonProto(s.Proto) == protoLL128 })
 	tr := &Transport{CommChannels: max(1, r.Channels), LL128Default: ll128, SocketThreads: 1, SocketsPerThread: 1}
-	transport := transportSocket // the network, or what prints like one
-	if r.Transport == transportIB {
-		transport = transportIB
+	if r.Transport != transportIB {
+		p.Transports[transportSocket] = tr // the network, or what prints like one
+		return p
 	}
-	p.Transports[transport] = tr
-	if transport == transportIB {
-		for _, n := range r.NICs {
-			name, _, _ := strings.Cut(n, ":")
-			p.NICs = append(p.NICs, NIC{Name: name, Port: 1, Link: "IB", Gbps: 400})
-		}
-		if len(p.NICs) == 0 {
-			p.NICs = []NIC{{Name: "mlx5_0", Port: 1, Link: "IB", Gbps: 400}}
-		}
-		p.RailsWithoutMerge = len(p.NICs)
+	p.Transports[transportIB] = tr
+	for _, n := range r.NICs {
+		name, _, _ := strings.Cut(n, ":")
+		p.NICs = append(p.NICs, NIC{Name: name, Port: 1, Link: "IB", Gbps: 400})
 	}
+	if len(p.NICs) == 0 {
+		p.NICs = []NIC{{Name: "mlx5_0", Port: 1, Link: "IB", Gbps: 400}}
+	}
+	p.RailsWithoutMerge = len(p.NICs)
 	return p
 }

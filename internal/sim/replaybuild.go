@@ -20,55 +20,46 @@ import (
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
-// BuildOptions say what a replay is built from.
+// BuildOptions say what a replay is built from: the store's recording,
+// `nccltune doctor --json [--env K=V…]` outputs (NCCL's choices per size
+// with the defaults or a config), the replay's name (default: the store's
+// file name without extension) and a note added to its description.
 type BuildOptions struct {
-	// Recording is what the nccltune store holds, read where studies are
-	// read (studyrun.RecordingOf): sim never opens a store.
 	Recording *Recording
-	// Plans are `nccltune doctor --json [--env K=V…]` outputs: NCCL's
-	// choices per size with the defaults and, with --env, with a config.
-	Plans []string
-	// Name labels the replay (default: the store's file name without
-	// extension); Note is added to its description.
-	Name string
-	Note string
+	Plans     []string
+	Name      string
+	Note      string
 }
 
-// PlansBeside lists the JSON files in the directory of a store: where a
-// recording keeps its doctor outputs. Files that are not doctor reports
-// are skipped by BuildReplay when found this way.
+// PlansBeside lists the JSON files beside a store, where a recording keeps
+// its doctor outputs; BuildReplay skips those that are not doctor reports.
 func PlansBeside(storePath string) []string {
 	files, _ := filepath.Glob(filepath.Join(filepath.Dir(storePath), "*.json"))
 	sort.Strings(files)
 	return files
 }
 
-// Recording is what a replay is built from: the studies of a nccltune
-// store, each with its launches under their trial's config, in the
-// store's order. It is filled where studies are read
-// (studyrun.RecordingOf), so the simulated fabric never links the store.
+// Recording is the studies of a nccltune store (Source: its path), each
+// with its launches under their trial's config, in the store's order. It
+// is filled where studies are read (studyrun.RecordingOf), so the
+// simulated fabric never links the store.
 type Recording struct {
-	// Source is where it was read: the store's path.
 	Source  string
 	Studies []RecordedStudy
 }
 
-// RecordedStudy is one study of a recording: its name, whether it ran on
-// the simulated fabric, what its fingerprint knows of the fabric, and its
-// launches.
+// RecordedStudy is one study of a recording, with its platform
+// fingerprint (zero fields when not recorded).
 type RecordedStudy struct {
-	Name      string
-	Simulated bool
-	// Ranks, NCCLVersion, GPU and Transport are the study's platform
-	// fingerprint (zero when not recorded).
+	Name                        string
+	Simulated                   bool
 	Ranks                       int
 	NCCLVersion, GPU, Transport string
 	Launches                    []RecordedLaunch
 }
 
 // RecordedLaunch is one launch of a recorded study, under its trial's
-// config: what ran (Env, the variables nccltune added), when, how it
-// ended and what it measured and logged.
+// config: Env is the variables nccltune added.
 type RecordedLaunch struct {
 	Config  nccl.Config
 	Seq     int
@@ -88,16 +79,13 @@ type recorded struct {
 	l     *RecordedLaunch
 }
 
-// BuildReplay reads every launch of every study in a store, groups them
-// by config (canonical, knobs only) across studies, orders each config's
-// launches by time and marks the store's first launch as the fabric's cold
-// start. Plans come from doctor JSON files (opts.Plans) and, for configs
-// they do not cover, from launches with NCCL_DEBUG TUNING lines in the
-// store. Debug and explain launches give plans, not times (logging slows
-// them and they run fewer iterations). Interrupted launches are left out;
-// other failed launches are kept and replay as failures. Only OK launches
-// that measured every recorded size (the sizes most launches have) are
-// kept for their times.
+// BuildReplay groups every launch of a recording by config (canonical,
+// knobs only), in time order, the first one the fabric's cold start.
+// Plans come from doctor files and, for configs they do not cover, from
+// launches' NCCL_DEBUG TUNING lines. Debug and explain launches give plans,
+// not times (logging slows them and they run fewer iterations).
+// Interrupted launches are left out; other failed launches replay as
+// failures; OK launches that missed a recorded size are dropped.
 func BuildReplay(o BuildOptions) (*Replay, error) {
 	source := o.Recording.Source
 	r := &Replay{Format: ReplayFormat, Name: o.Name, Source: source}
@@ -113,12 +101,14 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 		return nil, fmt.Errorf("replay: no launch in %s ended OK", source)
 	}
 	configs, dropped := groupByConfig(rec.launches, r.Sizes)
-	def := configs.byKey[""]
+	def := configs[""]
 	if def == nil {
 		return nil, fmt.Errorf("replay: %s has no launch of NCCL's defaults, which every search starts with (record it: `nccltune sweep --no-warmup …` without --env)", source)
 	}
-	r.Configs = configs.inOrder()
-	defDoc, err := attachPlans(r, configs.byKey, rec.debugPlans, o)
+	for _, k := range slices.Sorted(maps.Keys(configs)) { // "" (the defaults) first
+		r.Configs = append(r.Configs, configs[k])
+	}
+	defDoc, err := attachPlans(r, configs, rec.debugPlans, o)
 	if err != nil {
 		return nil, err
 	}
@@ -136,32 +126,23 @@ func BuildReplay(o BuildOptions) (*Replay, error) {
 	return r, nil
 }
 
-// replayInput is what BuildReplay reads from the recording before it
-// shapes a replay: the launches to replay in time order, and the plans NCCL's debug
-// lines showed, which fill in for configs no doctor file covers.
+// replayInput is what BuildReplay reads from the recording: the launches
+// to replay in time order, and the plans NCCL's debug lines showed.
 type replayInput struct {
-	launches   []recorded
-	debugPlans map[string]debugPlan // by config key: the first launch with TUNING lines
+	launches []recorded
+	// debugPlans are by config key the plan of the first launch with
+	// TUNING lines (Env, Plan, PlanSource and CommChannels).
+	debugPlans map[string]*ReplayConfig
 	// defaultsFacts are the facts of the first launch of NCCL's defaults
 	// that logged its plan: the fabric, when no doctor file says it.
 	defaultsFacts *benchfmt.Facts
 }
 
-// debugPlan is NCCL's plan for one config as a store launch's NCCL_DEBUG
-// lines showed it.
-type debugPlan struct {
-	steps    []benchfmt.PlanStep
-	source   string
-	channels int
-	env      nccl.Config
-}
-
-// readRecording reads every study of the recording. It fills the
-// replay's fabric fields from the studies' fingerprints (the first study
-// that says each wins) and the defaults' tuning table, and refuses a
-// recording with nothing measured.
+// readRecording reads every study of the recording, filling the replay's
+// fabric fields from the studies' fingerprints (the first to say each
+// wins) and the defaults' tuning table.
 func readRecording(recording *Recording, r *Replay) (*replayInput, error) {
-	rec := &replayInput{debugPlans: map[string]debugPlan{}}
+	rec := &replayInput{debugPlans: map[string]*ReplayConfig{}}
 	for i := range recording.Studies {
 		rec.readStudy(&recording.Studies[i], r)
 	}
@@ -176,7 +157,6 @@ func readRecording(recording *Recording, r *Replay) (*replayInput, error) {
 // its debug lines as that config's plan, and only the launches whose
 // times a replay can use (no explain or debug launch, none interrupted).
 func (rec *replayInput) readStudy(study *RecordedStudy, r *Replay) {
-	// The fabric fields the study's fingerprint knows and no earlier study said.
 	r.FromSimulated = r.FromSimulated || study.Simulated
 	r.NRanks, r.NCCLVersion = cmp.Or(r.NRanks, max(study.Ranks, 0)), cmp.Or(r.NCCLVersion, study.NCCLVersion)
 	r.GPU, r.Transport = cmp.Or(r.GPU, study.GPU), cmp.Or(r.Transport, study.Transport)
@@ -186,10 +166,7 @@ func (rec *replayInput) readStudy(study *RecordedStudy, r *Replay) {
 		if l.Facts != nil && len(allReduceSteps(l.Facts.Choices)) > 0 {
 			rec.notePlan(r, study.Name, cfg, l)
 		}
-		if l.Phase == vocab.PhaseExplain || isDebugLaunch(l) {
-			continue
-		}
-		if l.Outcome != benchfmt.OK && strings.Contains(l.Reason, "interrupted") {
+		if l.Phase == vocab.PhaseExplain || isDebugLaunch(l) || l.Outcome != benchfmt.OK && strings.Contains(l.Reason, "interrupted") {
 			continue
 		}
 		rec.launches = append(rec.launches, recorded{study: study.Name, cfg: cfg, l: l})
@@ -201,12 +178,8 @@ func (rec *replayInput) readStudy(study *RecordedStudy, r *Replay) {
 func (rec *replayInput) notePlan(r *Replay, study string, cfg nccl.Config, l *RecordedLaunch) {
 	key := cfg.Key()
 	if _, seen := rec.debugPlans[key]; !seen {
-		rec.debugPlans[key] = debugPlan{
-			steps:    allReduceSteps(l.Facts.Choices),
-			source:   fmt.Sprintf("NCCL_DEBUG lines of launch %d of study %s", l.Seq, study),
-			channels: l.Facts.Channels,
-			env:      cfg,
-		}
+		rec.debugPlans[key] = &ReplayConfig{Env: cfg, Plan: allReduceSteps(l.Facts.Choices), CommChannels: l.Facts.Channels,
+			PlanSource: fmt.Sprintf("NCCL_DEBUG lines of launch %d of study %s", l.Seq, study)}
 	}
 	if len(cfg) == 0 && rec.defaultsFacts == nil {
 		rec.defaultsFacts = l.Facts
@@ -239,18 +212,10 @@ func recordedSizes(recs []recorded) []int64 {
 	return setOf[bestKey]
 }
 
-// replayConfigs are the replay's timed configs by config key, with the
-// keys in first-seen order.
-type replayConfigs struct {
-	byKey map[string]*ReplayConfig
-	order []string
-}
-
 // groupByConfig turns the recorded launches into each config's replay
-// launches, the store's first launch marked cold. An OK launch that missed
-// a recorded size is dropped (counted); a failed one replays as a failure.
-func groupByConfig(recs []recorded, sizes []int64) (replayConfigs, int) {
-	configs := replayConfigs{byKey: map[string]*ReplayConfig{}}
+// launches; it counts the OK launches dropped for a missed size.
+func groupByConfig(recs []recorded, sizes []int64) (map[string]*ReplayConfig, int) {
+	configs := map[string]*ReplayConfig{}
 	dropped := 0
 	for i, rc := range recs {
 		rl := ReplayLaunch{Start: rc.l.Start, Study: rc.study, Cold: i == 0}
@@ -265,32 +230,20 @@ func groupByConfig(recs []recorded, sizes []int64) (replayConfigs, int) {
 			rl.TimesUS = times
 		}
 		key := rc.cfg.Key()
-		c := configs.byKey[key]
+		c := configs[key]
 		if c == nil {
 			c = &ReplayConfig{Env: rc.cfg}
-			configs.byKey[key] = c
-			configs.order = append(configs.order, key)
+			configs[key] = c
 		}
 		c.Launches = append(c.Launches, rl)
 	}
 	return configs, dropped
 }
 
-// inOrder lists the configs by key, so "" (the defaults) comes first.
-func (c replayConfigs) inOrder() []*ReplayConfig {
-	sort.Strings(c.order)
-	var out []*ReplayConfig
-	for _, k := range c.order {
-		out = append(out, c.byKey[k])
-	}
-	return out
-}
-
-// attachPlans gives each config its plan: doctor files first, then the
-// store's own debug lines. Plans for configs never timed become the
-// replay's plan-only configs. It returns the doctor file of the defaults
-// (nil without one), which knows the fabric best.
-func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[string]debugPlan, o BuildOptions) (*doctorDoc, error) {
+// attachPlans gives each config its plan, from doctor files first, then
+// debug lines; plans of configs never timed become plan-only configs. It
+// returns the defaults' doctor file, which knows the fabric best.
+func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[string]*ReplayConfig, o BuildOptions) (*doctorDoc, error) {
 	docs, err := readPlans(o.Plans, len(o.Plans) > 0 && !slices.Equal(o.Plans, PlansBeside(o.Recording.Source)))
 	if err != nil {
 		return nil, err
@@ -319,12 +272,12 @@ func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[strin
 	}
 	for _, c := range r.Configs {
 		if d, ok := debugPlans[c.Env.Key()]; ok && c.Plan == nil {
-			c.Plan, c.PlanSource, c.CommChannels = d.steps, d.source, d.channels
+			c.Plan, c.PlanSource, c.CommChannels = d.Plan, d.PlanSource, d.CommChannels
 		}
 	}
 	for key, d := range debugPlans {
 		if byKey[key] == nil && planOnly[key] == nil {
-			planOnly[key] = &ReplayConfig{Env: d.env, Plan: d.steps, PlanSource: d.source, CommChannels: d.channels}
+			planOnly[key] = d
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(planOnly)) {
@@ -333,9 +286,8 @@ func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[strin
 	return defDoc, nil
 }
 
-// fillFabric completes the replay's fabric: the defaults' doctor file
-// overrides the fingerprints, else the defaults' logged facts do; the
-// defaults' plan gives the channels and sockets are assumed last.
+// fillFabric completes the replay's fabric: the defaults' doctor file, or
+// else their logged facts, override the fingerprints.
 func fillFabric(r *Replay, defDoc *doctorDoc, facts *benchfmt.Facts, def *ReplayConfig) {
 	if defDoc != nil && r.Tuning == nil {
 		r.Tuning = allReduceTable(defDoc.Tuning)
@@ -356,8 +308,7 @@ func fillFabric(r *Replay, defDoc *doctorDoc, facts *benchfmt.Facts, def *Replay
 	}
 }
 
-// requirePlans refuses timed configs without a plan: the replay could not
-// say what NCCL chose for them.
+// requirePlans refuses timed configs without a plan.
 func requirePlans(configs []*ReplayConfig) error {
 	var noPlan []string
 	for _, c := range configs {
@@ -379,8 +330,7 @@ func requirePlans(configs []*ReplayConfig) error {
 	return nil
 }
 
-// describeReplay says what the replay holds: how many launches of which
-// kind, when, on what, and what was left out.
+// describeReplay says what the replay holds and what was left out.
 func describeReplay(r *Replay, recs []recorded, dropped int, note string) string {
 	n := 0
 	for _, c := range r.Configs {
@@ -426,13 +376,12 @@ func launchSizes(l *RecordedLaunch) []int64 {
 			out = append(out, s.Bytes)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out
 }
 
-// launchTimes are a launch's per-iteration times at each size (its
-// single time when it has no per-iteration samples); ok is false when a
-// size is missing.
+// launchTimes are a launch's per-iteration times (or single time) at each
+// size; ok is false when a size is missing.
 func launchTimes(l *RecordedLaunch, sizes []int64) ([][]float64, bool) {
 	out := make([][]float64, len(sizes))
 	for i, b := range sizes {
@@ -488,8 +437,7 @@ type doctorDoc struct {
 	Channels    int               `json:"channels"`
 	Failed      bool              `json:"failed"`
 	Choices     []benchfmt.Choice `json:"choices"`
-	// Tuning is NCCL's TUNING table, in case a doctor report carries it
-	// (benchfmt.Facts' shape: collective → algorithm → protocol → bandwidth).
+	// Tuning is NCCL's TUNING table, in benchfmt.Facts' shape.
 	Tuning     map[string]map[string]map[string]float64 `json:"tuning"`
 	CompareEnv nccl.Config                              `json:"compare_env"`
 	Compare    []struct {
@@ -521,9 +469,8 @@ type pathDoc struct {
 	doc  *doctorDoc
 }
 
-// readPlans reads doctor JSON files. strict: every file must be one
-// (the user named them); otherwise files that are not doctor reports
-// are skipped (found beside a store).
+// readPlans reads doctor JSON files; unless strict (the user named them),
+// files that are not doctor reports are skipped.
 func readPlans(paths []string, strict bool) ([]pathDoc, error) {
 	var out []pathDoc
 	for _, p := range paths {

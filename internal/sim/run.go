@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,8 +18,7 @@ import (
 // testsVersion is the nccl-tests release the simulator imitates.
 const testsVersion = "2.19.6"
 
-// Hooks replaced by tests: the clock (JSON start/end times, -S
-// timestamps) and the endless wait of the hang faults.
+// Hooks replaced by tests: the clock and the endless wait of the hangs.
 var (
 	now          = time.Now
 	blockForever = func() {
@@ -30,8 +28,8 @@ var (
 	}
 )
 
-// exitHung is what Main returns if blockForever ever returns (only in
-// tests): the code a timeout kill would give.
+// exitHung is what Main returns if blockForever returns (in tests): the
+// code a timeout kill would give.
 const exitHung = 124
 
 // launch is one run of the simulated all_reduce_perf.
@@ -47,8 +45,7 @@ type launch struct {
 
 	f     *ncclState
 	fault *activeFault
-	// tuner is the tuner plugin NCCL_TUNER_PLUGIN names (tuner.go).
-	tuner *tunerPlugin
+	tuner *tunerPlugin // NCCL_TUNER_PLUGIN's; nil when none is named
 	s     *sampler
 	// replay, when set, is the recorded launch a replay returns: its
 	// plan gives NCCL's choices and its times the samples.
@@ -60,8 +57,7 @@ type launch struct {
 	comms  []uint64
 	commID uint64
 	busID  int64
-	// nprocs is the number of processes (one per rank with -t 1 -g 1).
-	nprocs int
+	nprocs int // processes: one per rank with -t 1 -g 1
 
 	json     *jsonWriter
 	jsonPath string
@@ -192,16 +188,20 @@ func (l *launch) run() int {
 	bwFailed := l.footer()
 	l.jsonFinalize()
 	if l.errors > 0 || bwFailed {
-		for r := range l.nprocs {
-			fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
-		}
+		l.testFailed()
 		return 7
 	}
 	return 0
 }
 
-// identities derives host names, pids and pointers, reproducibly from
-// the seed and launch.
+// testFailed is nccl-tests' last failure line, from every rank.
+func (l *launch) testFailed() {
+	for r := range l.nprocs {
+		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+	}
+}
+
+// identities derives host names, pids and pointers from seed and launch.
 func (l *launch) identities() {
 	rng := newRNG(l.o.seed, int64(l.o.launch), streamIdent)
 	basePid := 1000 + rng.IntN(60000)
@@ -217,21 +217,6 @@ func (l *launch) identities() {
 	}
 	l.commID = rng.Uint64()
 	l.busID, _ = parseBusID(l.p.BusID)
-}
-
-func envLookup(environ []string, name string) (string, bool) {
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-func atof(s string) float64 {
-	var v float64
-	fmt.Sscanf(strings.TrimSpace(s), "%g", &v)
-	return v
 }
 
 // mpiWireup is Open MPI's complaint when every host advertises the same
@@ -251,8 +236,7 @@ func (l *launch) mpiWireup() {
 		"--------------------------------------------------------------------------\n", peer, l.ids[len(l.ids)-1].pid)
 }
 
-// garbage writes reproducible random bytes, as a broken binary or a
-// corrupted pipe would.
+// garbage writes random bytes, as a broken binary or pipe would.
 func (l *launch) garbage() {
 	rng := newRNG(l.o.seed, int64(l.o.launch), streamGarbage)
 	buf := make([]byte, 4096)
@@ -296,24 +280,13 @@ func (l *launch) jsonInit() {
 	j := &jsonWriter{}
 	l.json = j
 	j.startObject()
-	j.key("version").int(3)
-	j.key("start_time").str(now().Format("2006-01-02 15:04:05"))
-	j.key("args").startList()
-	j.str(l.o.program())
-	for _, a := range l.args {
-		j.str(a)
-	}
-	j.finish()
-	j.key("env").startList()
-	for _, e := range l.environ {
-		j.str(e)
-	}
-	j.finish()
-	j.key("nccl_version").int(int64(nccl.VersionCode(l.p.NCCLVersion)))
+	j.fields("version", 3, "start_time", now().Format("2006-01-02 15:04:05"))
+	j.strList("args", append([]string{l.o.program()}, l.args...)...)
+	j.strList("env", l.environ...)
+	j.fields("nccl_version", nccl.VersionCode(l.p.NCCLVersion))
 	// Not in nccl-tests: says that this document was simulated.
 	j.key(benchfmt.SimulatedJSONKey).startObject()
-	j.key("profile").str(l.p.Name)
-	j.key("note").str("SIMULATED, not a measurement")
+	j.fields("profile", l.p.Name, "note", "SIMULATED, not a measurement")
 	j.finish()
 }
 
@@ -343,8 +316,7 @@ func (l *launch) jsonFinalize() {
 	l.json = nil
 }
 
-// testHeader prints the header lines nccl-tests writes before the
-// devices: versions, the simulated label and the options in effect.
+// testHeader prints nccl-tests' header lines, plus the simulated label.
 func (l *launch) testHeader() {
 	o, p := l.o, l.p
 	ver := nccl.VersionCode(p.NCCLVersion)
@@ -379,39 +351,25 @@ func (l *launch) testHeader() {
 	fmt.Fprintf(w, "#\n")
 }
 
-// jsonConfig opens the JSON output's "config" object with the options in
-// effect (left open: the devices go inside it).
+// jsonConfig opens the JSON "config" object (devices closes it).
 func (l *launch) jsonConfig() {
 	j, o := l.json, l.o
 	if j == nil {
 		return
 	}
 	j.key("config").startObject()
-	for _, kv := range []struct {
-		k string
-		v int64
-	}{{"nthreads", int64(o.nThreads)}, {"ngpus", int64(o.nGpus)}, {"minimum_bytes", o.minBytes}, {"maximum_bytes", o.maxBytes}} {
-		j.key(kv.k).int(kv.v)
-	}
+	stepKey, step := "step_bytes", o.stepBytes
 	if o.stepFactor > 1 {
-		j.key("step_factor").int(o.stepFactor)
-	} else {
-		j.key("step_bytes").int(o.stepBytes)
+		stepKey, step = "step_factor", o.stepFactor
 	}
-	for _, kv := range []struct {
-		k string
-		v int
-	}{{"warmup_iters", o.warmup}, {"iterations", o.iters}, {"aggregated_iterations", o.agg}, {"validation", o.check}, {"graph", o.graph}} {
-		j.key(kv.k).int(int64(kv.v))
-	}
-	j.key("blocking_collectives").str(strconv.FormatBool(o.blocking != 0))
-	j.key("per_iter_timing").str(strconv.FormatBool(o.perIter != 0))
-	j.key("per_iter_skip").int(int64(o.perIterSkip))
-	j.key("parallel_init").str(strconv.FormatBool(o.parallelInit != 0))
+	j.fields("nthreads", o.nThreads, "ngpus", o.nGpus, "minimum_bytes", o.minBytes, "maximum_bytes", o.maxBytes, stepKey, step,
+		"warmup_iters", o.warmup, "iterations", o.iters, "aggregated_iterations", o.agg, "validation", o.check, "graph", o.graph,
+		"blocking_collectives", o.blocking != 0, "per_iter_timing", o.perIter != 0, "per_iter_skip", o.perIterSkip,
+		"parallel_init", o.parallelInit != 0)
 }
 
-// devices lists each rank's device, in text and JSON, closing the JSON
-// config; more GPUs asked for than a node has fails like nccl-tests.
+// devices lists each rank's device, or fails like nccl-tests when more
+// GPUs are asked for than a node has.
 func (l *launch) devices() (int, bool) {
 	o, p, w := l.o, l.p, l.out
 	fmt.Fprintf(w, "# Using devices\n")
@@ -420,9 +378,7 @@ func (l *launch) devices() (int, bool) {
 			fmt.Fprintf(l.errw, "Invalid number of GPUs: %d requested but only %d were found.\n", o.nThreads*o.nGpus, p.GPUsPerNode)
 			fmt.Fprintf(l.errw, "Please check the number of processes and GPUs per process.\n")
 		}
-		for r := range l.nprocs {
-			fmt.Fprintf(w, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
-		}
+		l.testFailed()
 		return 5, false
 	}
 	if l.json != nil {
@@ -432,13 +388,7 @@ func (l *launch) devices() (int, bool) {
 		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.hosts[r], 0, p.BusID, p.GPU)
 		if j := l.json; j != nil {
 			j.startObject()
-			j.key("rank").int(int64(r))
-			j.key("group").int(0)
-			j.key("pid").int(int64(l.ids[r].pid))
-			j.key("hostname").str(l.hosts[r])
-			j.key("device").int(0)
-			j.key("device_hex").str(p.BusID)
-			j.key("device_info").str(p.GPU)
+			j.fields("rank", r, "group", 0, "pid", l.ids[r].pid, "hostname", l.hosts[r], "device", 0, "device_hex", p.BusID, "device_info", p.GPU)
 			j.finish()
 		}
 	}
@@ -458,8 +408,8 @@ func (l *launch) socketAddr(r int) string {
 	return a
 }
 
-// ncclInit prints NCCL's initialisation log and reports false (after
-// printing nccl-tests' failure) when NCCL refuses the environment.
+// ncclInit prints NCCL's initialisation log; false when NCCL refuses
+// the environment.
 func (l *launch) ncclInit() bool {
 	for r := range l.nprocs {
 		l.netInit(r)
@@ -481,8 +431,7 @@ func (l *launch) ncclInit() bool {
 	return true
 }
 
-// netInit prints rank r's log up to its network: bootstrap, versions,
-// the ENV lines, and the network plugin NCCL ends up with.
+// netInit prints rank r's log up to the network plugin NCCL ends up with.
 func (l *launch) netInit(r int) {
 	f, p, lg := l.f, l.p, l.log
 	id := l.ids[r]
@@ -516,24 +465,21 @@ func (l *launch) netInit(r int) {
 	lg.info(id, subInit, "Using network Socket")
 }
 
-// netIB prints rank r's IB plugin lines: each NIC, the devices used and
-// a merged virtual device when NICs are merged.
+// netIB prints rank r's IB plugin lines.
 func (l *launch) netIB(r int) {
 	f, p, lg := l.f, l.p, l.log
 	id := l.ids[r]
 	// The NIC reports its port speed, not what a throttled link
 	// really carries: doctor compares busbw with this.
-	for d, nic := range f.listed {
-		ar := 0
-		if nic.Link == "IB" {
-			ar = 1
-		}
-		lg.info(id, subNet, "NET/IB: [%d] %s:uverbs%d:%d/%s provider=Mlx5 speed=%d context=0x%x pciPath=/sys/devices/pci%s/%s.%d ar=%d",
-			d, nic.Name, d, nic.Port, nic.Link, nic.Gbps*1000, l.comms[r]+uint64(0x1000*(d+1)), p.BusID[:7], p.BusID, d, ar)
-	}
 	var devs strings.Builder
-	for i, nic := range f.listed {
-		fmt.Fprintf(&devs, " [%d]%s:%d/%s", i, nic.Name, nic.Port, nic.Link)
+	var names []string
+	speed := 0
+	for d, nic := range f.listed {
+		lg.info(id, subNet, "NET/IB: [%d] %s:uverbs%d:%d/%s provider=Mlx5 speed=%d context=0x%x pciPath=/sys/devices/pci%s/%s.%d ar=%d",
+			d, nic.Name, d, nic.Port, nic.Link, nic.Gbps*1000, l.comms[r]+uint64(0x1000*(d+1)), p.BusID[:7], p.BusID, d, b2i(nic.Link == "IB"))
+		fmt.Fprintf(&devs, " [%d]%s:%d/%s", d, nic.Name, nic.Port, nic.Link)
+		names = append(names, nic.Name)
+		speed += nic.Gbps * 1000
 	}
 	ro := ""
 	if p.RelaxedOrdering {
@@ -541,12 +487,6 @@ func (l *launch) netIB(r int) {
 	}
 	lg.info(id, subInit|subNet, "NET/IB : Using%s %s; OOB %s:%s<0>", devs.String(), ro, p.SocketIf.Name, l.socketAddr(r))
 	if f.merged {
-		var names []string
-		speed := 0
-		for _, nic := range f.listed {
-			names = append(names, nic.Name)
-			speed += nic.Gbps * 1000
-		}
 		lg.info(id, subNet, "NET/IB : Made virtual device [%d] name=%s speed=%d ndevs=%d", len(f.listed), strings.Join(names, "+"), speed, len(f.listed))
 	}
 	lg.info(id, subInit|subNet, "Initialized NET plugin IB")
@@ -554,8 +494,7 @@ func (l *launch) netIB(r int) {
 	lg.info(id, subInit, "Using network IB")
 }
 
-// refuseAtInit prints NCCL's WARN and nccl-tests' failure lines for an
-// environment NCCL refuses while creating the communicator.
+// refuseAtInit reports an environment NCCL refuses at init.
 func (l *launch) refuseAtInit(u *UsageError) {
 	for r := range l.nprocs {
 		where := "graph/tuning.cc:97"
@@ -564,15 +503,21 @@ func (l *launch) refuseAtInit(u *UsageError) {
 		}
 		l.log.warn(l.ids[r], where, "%s", u.Warn)
 	}
+	l.invalidUsage("common.cu:222", "", "common.cu:1620", "common.cu:1454")
+}
+
+// invalidUsage is nccl-tests reporting NCCL's invalid usage at where from
+// every rank, then the failure lines at each of stack.
+func (l *launch) invalidUsage(where, warn string, stack ...string) {
 	for r := range l.nprocs {
-		fmt.Fprintf(l.out, "%s: Test NCCL failure common.cu:222 'invalid usage (run with NCCL_DEBUG=WARN for details) / '\n", l.hosts[r])
-		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1620\n", l.hosts[r], l.ids[r].pid)
-		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+		fmt.Fprintf(l.out, "%s: Test NCCL failure %s 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", l.hosts[r], where, warn)
+		for _, at := range stack {
+			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", l.hosts[r], l.ids[r].pid, at)
+		}
 	}
 }
 
-// commInit prints rank r's communicator set-up to Init COMPLETE; rank 0
-// also logs the rings and the tuning table.
+// commInit prints rank r's communicator set-up to Init COMPLETE.
 func (l *launch) commInit(r int) {
 	f, lg := l.f, l.log
 	id := l.ids[r]
@@ -605,24 +550,27 @@ func (l *launch) resultHeader() {
 	if o.cputime != 0 {
 		timeStr = "cputime"
 	}
-	fmt.Fprintf(w, "#\n")
+	// Per place: time, algbw, busbw, #wrong, and under -I 1 i_min, i_max,
+	// i_p99, i_cv%.
+	place, title := "  %7s  %6s  %6s  %6s", "           out-of-place                       in-place          "
 	if o.perIter != 0 {
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                in-place (+ per-iteration)\n", "", "", "", "", "")
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s\n",
-			"size", "count", "type", "redop", "root",
-			timeStr, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%",
-			timeStr, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", tsPad, tsLbl)
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s\n",
-			"(B)", "(elements)", "", "", "",
-			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)",
-			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", tsPad, tsFmt)
-	} else {
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "")
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type", "redop", "root",
-			timeStr, "algbw", "busbw", "#wrong", timeStr, "algbw", "busbw", "#wrong", tsPad, tsLbl)
-		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "", "",
-			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", tsPad, tsFmt)
+		place += "  %7s  %7s  %7s  %7s"
+		title = "              out-of-place (+ per-iteration)                                in-place (+ per-iteration)"
 	}
+	line := func(lead, cols, iter []any, last string) {
+		args := lead
+		for range 2 {
+			args = append(args, cols...)
+			if o.perIter != 0 {
+				args = append(args, iter...)
+			}
+		}
+		fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s"+place+place+" %*s\n", append(args, tsPad, last)...)
+	}
+	fmt.Fprintf(w, "#\n")
+	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s"+title+"\n", "", "", "", "", "")
+	line([]any{"size", "count", "type", "redop", "root"}, []any{timeStr, "algbw", "busbw", "#wrong"}, []any{"i_min", "i_max", "i_p99", "i_cv%"}, tsLbl)
+	line([]any{"(B)", "(elements)", "", "", ""}, []any{"(us)", "(GB/s)", "(GB/s)", ""}, []any{"(us)", "(us)", "(us)", "(%)"}, tsFmt)
 	if j := l.json; j != nil {
 		j.key("results").startList()
 	}
@@ -664,12 +612,8 @@ func (l *launch) connect() {
 			lg.info(id, subInit|subNet, "Channel %02d/0 : %d[0] -> %d[0] [send] via NET/%s/%d%s", c, r, next, f.transport, netDev(c, true), gdr)
 		}
 	}
-	gdrFlag := 0
-	if gdr != "" {
-		gdrFlag = 1
-	}
 	for r := range l.nprocs {
-		lg.info(l.ids[r], subInit, "Connected all rings, use ring PXN 0 GDR %d", gdrFlag)
+		lg.info(l.ids[r], subInit, "Connected all rings, use ring PXN 0 GDR %d", b2i(gdr != ""))
 	}
 }
 
@@ -691,8 +635,8 @@ func (l *launch) sizes() []int64 {
 	return out
 }
 
-// collectives runs every type, op, cycle and size, printing rows. It
-// returns false with an exit code when the launch dies or fails.
+// collectives runs every type, op, root, cycle and size, printing rows;
+// false with an exit code when the launch dies or fails.
 func (l *launch) collectives() (int, bool) {
 	o := l.o
 	types := []string{o.dtype}
@@ -760,19 +704,14 @@ func (l *launch) collectives() (int, bool) {
 }
 
 // enqueueFailure is NCCL refusing the first collective (no algorithm or
-// protocol left), as nccl-tests reports it from every rank.
+// protocol left).
 func (l *launch) enqueueFailure(u *UsageError, typ string) int {
 	warn := strings.Replace(u.Warn, "ncclFloat32", ncclTypeNames[typ], 1)
 	for r := range l.nprocs {
 		l.log.warn(l.ids[r], "enqueue.cc:2063", "%s", warn)
 	}
-	for r := range l.nprocs {
-		h, pid := l.hosts[r], l.ids[r].pid
-		fmt.Fprintf(l.out, "%s: Test NCCL failure %s:507 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", h, sourceFile(l.o.collective), warn)
-		for _, at := range []string{"common.cu:597", "common.cu:928", sourceFile(l.o.collective) + ":574", "common.cu:972", "common.cu:1768", "common.cu:1454"} {
-			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", h, pid, at)
-		}
-	}
+	src := sourceFile(l.o.collective)
+	l.invalidUsage(src+":507", warn, "common.cu:597", "common.cu:928", src+":574", "common.cu:972", "common.cu:1768", "common.cu:1454")
 	l.jsonFinalize()
 	return 3
 }
@@ -785,8 +724,8 @@ func (l *launch) jsonPartial() {
 	}
 }
 
-// crash is a rank dying mid-run: NCCL's last words (with NCCL_DEBUG),
-// then the abort report Open MPI's signal handler prints.
+// crash is a rank dying mid-run: NCCL's last words, then Open MPI's abort
+// report.
 func (l *launch) crash() int {
 	l.jsonPartial()
 	r := l.nprocs - 1
@@ -800,19 +739,15 @@ func (l *launch) crash() int {
 	return 134
 }
 
-// row prints one size's line: out-of-place then in-place, each with its
-// per-iteration summary under -I 1. It returns the out-of-place mean.
+// row prints one size's line, out-of-place then in-place, and returns the
+// out-of-place mean.
 func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	o, w := l.o, l.out
 	bytes, count := o.collective.RowShape(size, typeSizes[typ], l.n)
 	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", root))
 	if j := l.json; j != nil {
 		j.startObject()
-		j.key("size").int(bytes)
-		j.key("count").int(count)
-		j.key("type").str(typ)
-		j.key("redop").str(op)
-		j.key("root").str(fmt.Sprintf("%6d", root))
+		j.fields("size", bytes, "count", count, "type", typ, "redop", op, "root", fmt.Sprintf("%6d", root))
 	}
 	c := l.tunerChoose(l.choose(bytes), bytes)
 	// NCCL's TUNING line prints the call's count times its element size:
@@ -823,15 +758,13 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	l.placeResult(c, bytes, count, key, 1)
 	fmt.Fprintf(w, "\n")
 	if j := l.json; j != nil {
-		j.key("actual_iterations").int(int64(o.iters))
-		j.key("experiment_name").str("")
+		j.fields("actual_iterations", o.iters, "experiment_name", "")
 		j.finish()
 	}
 	return outMean
 }
 
-// logChoice logs NCCL's choice for a size, and the tree connections the
-// first time a tree is used.
+// logChoice logs NCCL's choice for a size (and the trees, at first use).
 func (l *launch) logChoice(c Choice, bytes int64) {
 	if c.Algo == algoTree && !l.usedTree {
 		l.usedTree = true
@@ -846,7 +779,7 @@ func (l *launch) logChoice(c Choice, bytes int64) {
 }
 
 // placeResult times one size out of place (place 0) or in place (1),
-// prints its columns and JSON object and returns the mean time (µs).
+// prints its columns and returns the mean time (µs).
 func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float64 {
 	o, w := l.o, l.out
 	samples := l.times(c, bytes, key, place)
@@ -874,8 +807,17 @@ func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float
 	if place == 1 && o.timestamps != 0 && o.perIter == 0 {
 		fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
 	}
-	if l.json != nil {
-		l.jsonPlace(place, mean, algBW, busBW, check, wrong)
+	if j := l.json; j != nil {
+		timeKey, nwrong := "time", any(nil)
+		if o.cputime != 0 {
+			timeKey = "cpu_time"
+		}
+		if check {
+			nwrong = float64(wrong)
+		}
+		j.key(placeKeys[place]).startObject()
+		j.fields(timeKey, mean, "alg_bw", algBW, "bus_bw", busBW, "nwrong", nwrong)
+		j.finish()
 	}
 	if o.perIter != 0 {
 		l.perIter(samples, bytes, key, place)
@@ -888,30 +830,7 @@ func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float
 // placeKeys are the JSON keys of the out-of-place (0) and in-place (1) results.
 var placeKeys = [2]string{"out_of_place", "in_place"}
 
-// jsonPlace writes one placement's JSON object; nwrong is null when the
-// results were not checked.
-func (l *launch) jsonPlace(place int, mean, algBW, busBW float64, check bool, wrong int64) {
-	j := l.json
-	j.key(placeKeys[place]).startObject()
-	if l.o.cputime != 0 {
-		j.key("cpu_time")
-	} else {
-		j.key("time")
-	}
-	j.double(mean)
-	j.key("alg_bw").double(algBW)
-	j.key("bus_bw").double(busBW)
-	j.key("nwrong")
-	if check {
-		j.double(float64(wrong))
-	} else {
-		j.null()
-	}
-	j.finish()
-}
-
-// choose is NCCL's choice for one size: the recorded plan's on a
-// replay, the profile's tuner otherwise.
+// choose is NCCL's choice for one size (a replay's: the recorded plan's).
 func (l *launch) choose(bytes int64) Choice {
 	if l.replay != nil {
 		if c, ok := l.replay.c.choose(bytes); ok {
@@ -921,9 +840,8 @@ func (l *launch) choose(bytes int64) Choice {
 	return l.f.choose(bytes)
 }
 
-// times are one size's per-iteration samples. A replay returns the
-// recorded launch's times for both places (the store keeps only the
-// out-of-place ones) and every cycle.
+// times are one size's per-iteration samples; a replay's are the recorded
+// ones for both places (the store keeps only the out-of-place ones).
 func (l *launch) times(c Choice, bytes int64, key, place int) []float64 {
 	if l.replay != nil {
 		return l.replay.times(bytes, l.o.iters)
@@ -931,8 +849,7 @@ func (l *launch) times(c Choice, bytes int64, key, place int) []float64 {
 	return l.s.times(c, bytes, l.o.iters, key, place)
 }
 
-// perIter prints nccl-tests' i_min i_max i_p99 i_cv% and writes the JSON
-// per-iteration block.
+// perIter prints nccl-tests' i_* columns and the JSON per-iteration block.
 func (l *launch) perIter(samples []float64, bytes int64, key, place int) {
 	o, w := l.o, l.out
 	st := computeIterStats(samples[o.perIterSkip:])
@@ -945,13 +862,8 @@ func (l *launch) perIter(samples []float64, bytes int64, key, place int) {
 		return
 	}
 	j.key(placeKeys[place] + "_per_iter").startObject()
-	j.key("skipped_iterations").int(int64(o.perIterSkip))
-	for _, kv := range []struct {
-		k string
-		v float64
-	}{{"min_us", st.min}, {"max_us", st.max}, {"avg_us", st.avg}, {"p50_us", st.p50}, {"p95_us", st.p95}, {"p99_us", st.p99}, {"stdev_us", st.stdev}, {"cv_pct", st.cvPct()}} {
-		j.key(kv.k).double(kv.v)
-	}
+	j.fields("skipped_iterations", o.perIterSkip, "min_us", st.min, "max_us", st.max, "avg_us", st.avg, "p50_us", st.p50,
+		"p95_us", st.p95, "p99_us", st.p99, "stdev_us", st.stdev, "cv_pct", st.cvPct())
 	j.key("times_us").startList()
 	for _, t := range samples {
 		j.double(t)
@@ -977,9 +889,8 @@ func (l *launch) destroy() {
 	}
 }
 
-// footer is nccl-tests' writeResultFooter, memory report, finalizeFooter
-// and writeErrors. It reports whether the average bus bandwidth fell short
-// of NCCL_TESTS_MIN_BW.
+// footer is nccl-tests' result footer; it reports whether the average bus
+// bandwidth fell short of NCCL_TESTS_MIN_BW.
 func (l *launch) footer() bool {
 	w := l.out
 	if j := l.json; j != nil {
@@ -991,8 +902,12 @@ func (l *launch) footer() bool {
 	}
 	fmt.Fprintf(w, "# %-20s : %d %s\n", "Out of bounds values", l.errors, status)
 	minBW := -1.0
-	if v, ok := envLookup(l.environ, "NCCL_TESTS_MIN_BW"); ok {
-		minBW = atof(v)
+	for _, kv := range l.environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == "NCCL_TESTS_MIN_BW" {
+			minBW = 0 // C's atof: 0 when it reads no number
+			fmt.Sscanf(strings.TrimSpace(v), "%g", &minBW)
+			break
+		}
 	}
 	bw := l.bwSum / float64(max(l.bwCount, 1))
 	bwStatus := ""
@@ -1007,17 +922,14 @@ func (l *launch) footer() bool {
 	fmt.Fprintf(w, "# Collective test concluded: %s\n", l.o.program())
 	if j := l.json; j != nil {
 		j.key("out_of_bounds").startObject()
-		j.key("count").int(int64(l.errors))
-		j.key("okay").str(strconv.FormatBool(l.errors == 0))
+		j.fields("count", l.errors, "okay", l.errors == 0)
 		j.finish()
-		j.key("average_bus_bandwidth").startObject()
-		j.key("bandwidth").double(bw)
-		j.key("okay")
-		if minBW == -1 {
-			j.str("unchecked")
-		} else {
-			j.str(strconv.FormatBool(bw >= minBW*0.9))
+		var okay any = "unchecked"
+		if minBW != -1 {
+			okay = bw >= minBW*0.9
 		}
+		j.key("average_bus_bandwidth").startObject()
+		j.fields("bandwidth", bw, "okay", okay)
 		j.finish()
 	}
 	if l.o.memory != 0 {
@@ -1032,9 +944,7 @@ func (l *launch) footer() bool {
 	fmt.Fprintf(w, "#\n")
 	fmt.Fprintf(w, "\n")
 	if j := l.json; j != nil {
-		j.key("errors").startList()
-		j.str("")
-		j.finish()
+		j.strList("errors", "")
 	}
 	return bwStatus == "FAILED"
 }

@@ -5,42 +5,25 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // The simulated fabric honours NCCL_TUNER_PLUGIN and NCCL_TUNER_CONFIG_FILE
-// the way NCCL and NVIDIA's example tuner plugin (plugins/tuner/example,
-// ext-tuner/example before 2.29) do, so that the tuner CSV's path (export,
-// verify --tuner-plugin, doctor) runs without a GPU. It cannot load a
-// library: NCCL_TUNER_PLUGIN names a simulated plugin, a text file
-//
-//	# nccltune simulated tuner plugin
-//	source 2.30.7
-//
-// saying which NCCL source the example plugin was built from. That decides
-// what it exports (2.27.5–2.27.x: v4; 2.28–2.29: v5; 2.30+: v6 and v5) and
-// whether it crashes: sources before 2.30.3 index NCCL's cost table as
-// float** where NCCL passes a 2-D array, and every rank dies with SIGSEGV
-// (exit 139, the plugin's frame in the backtrace) at the first call a row
-// matches. The profile's NCCL version decides what NCCL loads (2.30+: v6
-// down to v2; 2.28–2.29: v5 to v2; older: v4 to v2). A path that does not
-// exist is NCCL's "Could not find" (its own tuner runs); a file that is
-// not a simulated plugin is refused (exit 2): a real library cannot be
-// simulated.
-//
-// The loaded plugin reads the CSV as the example does (fgets into 256
-// bytes, '#' comments, strtok on ',', 8 to 10 fields, unknown names read
-// as allreduce, ring, simple), logs what it loaded, and for each call of
-// a collective it knows walks its rows in order: the first whose
-// collective, size range, nNodes and nRanks match and whose algorithm and
-// protocol NCCL has enabled wins (its channels; 0 keeps NCCL's count and
-// -1, whatever the plugin's README says, leaves the plugin's default of
-// one: pluginChannels);
-// a row NCCL disabled is "marked as IGNORE" and skipped; no row is "No
-// matching config found" and ONE channel. Its lines are NCCL's
-// (INIT|TUNING, TUNING), once per rank per size.
+// the way NCCL and NVIDIA's example tuner plugin do, so that the tuner
+// CSV's path runs without a GPU. NCCL_TUNER_PLUGIN names a simulated
+// plugin, a text file (TunerPluginFile) saying which NCCL source the
+// example plugin was built from. That decides what it exports (2.27.5+:
+// v4; 2.28–2.29: v5; 2.30+: v6 and v5) and whether it crashes: sources
+// before 2.30.3 index NCCL's cost table as float** where NCCL passes a 2-D
+// array, and every rank dies with SIGSEGV at the first call a row
+// matches. The profile's NCCL version decides what NCCL loads. A missing
+// path is NCCL's "Could not find" (its own tuner runs); a file that is not
+// a simulated plugin is refused (exit 2): a real library cannot be
+// simulated. The loaded plugin reads the CSV and picks rows as the
+// example does (loadConfig, tunerCall).
 
 // TunerPluginHeader is the first line of a simulated tuner plugin file.
 const TunerPluginHeader = "# nccltune simulated tuner plugin"
@@ -51,19 +34,16 @@ func TunerPluginFile(source string) []byte {
 	return []byte(TunerPluginHeader + " (SIMULATED: not a library; read by nccltune's simulated fabric)\nsource " + source + "\n")
 }
 
-// tunerPlugin is a simulated example plugin as NCCL loaded it.
+// tunerPlugin is a simulated example plugin as NCCL loaded it: loaded is
+// false when NCCL runs its own tuner, iface the interface it loaded, buggy
+// a source older than 2.30.3, initLines what NCCL and the plugin log at
+// init.
 type tunerPlugin struct {
 	requested string
-	// loaded is false when NCCL runs its own tuner; iface is the
-	// interface it loaded the plugin as.
-	loaded bool
-	iface  int
-	// buggy: the NCCL source the plugin was built from is older than
-	// 2.30.3.
-	buggy bool
-	rows  []tunerRow
-	// initLines are what NCCL and the plugin log at init, with their
-	// subsystems.
+	loaded    bool
+	iface     int
+	buggy     bool
+	rows      []tunerRow
 	initLines []tunerLine
 }
 
@@ -79,9 +59,9 @@ type tunerRow struct {
 	channels, nodes, ranks, pipeOps, regBuff int
 }
 
-// loadTunerPlugin is NCCL's tuner plugin loading under cfg, on an NCCL of
-// version ver with nodes nodes and ranks ranks; nil when no plugin is
-// asked for. The error is a file that is not a simulated plugin.
+// loadTunerPlugin is NCCL's tuner plugin loading under cfg on an NCCL of
+// version ver; nil when no plugin is asked for. The error is a file that
+// is not a simulated plugin.
 func loadTunerPlugin(cfg map[string]string, ver string, nodes, ranks int) (*tunerPlugin, error) {
 	path := strings.TrimSpace(cfg["NCCL_TUNER_PLUGIN"])
 	if path == "" || strings.EqualFold(path, "none") {
@@ -107,25 +87,22 @@ func loadTunerPlugin(cfg map[string]string, ver string, nodes, ranks int) (*tune
 		return nil, fmt.Errorf("NCCL_TUNER_PLUGIN=%s: source %s: the example plugin reads a CSV from NCCL 2.27.5's source on", path, source)
 	}
 	t.buggy = src < 23003
-	exports := []int{4}
+	exports, newest := []int{4}, 4 // what the plugin exports, the newest NCCL tries
 	switch {
 	case src >= 23000:
 		exports = []int{6, 5}
 	case src >= 22800:
 		exports = []int{5}
 	}
-	tries := []int{4, 3, 2}
 	switch {
 	case code >= 23000:
-		tries = []int{6, 5, 4, 3, 2}
+		newest = 6
 	case code >= 22800:
-		tries = []int{5, 4, 3, 2}
+		newest = 5
 	}
-	for _, v := range tries {
-		for _, e := range exports {
-			if v == e && !t.loaded {
-				t.loaded, t.iface = true, v
-			}
+	for v := newest; v >= 2; v-- {
+		if !t.loaded && slices.Contains(exports, v) {
+			t.loaded, t.iface = true, v
 		}
 		if !t.loaded && code < 22800 {
 			suffix := "."
@@ -161,9 +138,8 @@ func (t *tunerPlugin) log(flags int, format string, args ...any) {
 }
 
 // retunes reports whether the plugin's pluginInit retuned NCCL's cost
-// model (ncclState.pluginCap) on nodes nodes of GPU gpu: it writes the
-// constants NCCL hands it from the v5 interface on (NCCL 2.28+), and NCCL
-// reads them on Blackwell at 3 or more nodes (nccl.ExamplePluginRetunes).
+// model (ncclState.pluginCap): it writes the constants NCCL hands it from
+// the v5 interface on, and NCCL reads them per nccl.ExamplePluginRetunes.
 func (t *tunerPlugin) retunes(gpu string, nodes int) bool {
 	retunes, _ := nccl.ExamplePluginRetunes(gpu, nodes)
 	return t != nil && t.loaded && t.iface >= 5 && retunes
@@ -196,51 +172,41 @@ func (t *tunerPlugin) loadConfig(cfg map[string]string) {
 		return
 	}
 	lines := pluginLines(data)
-	count := 0
-	for _, l := range lines {
-		if l != "" {
-			count++
-		}
-	}
-	if count == 0 {
+	if len(lines) == 0 {
 		t.log(subTuning, "TUNER/ExamplePlugin: No valid configurations found in %s", file)
 		return
 	}
-	t.log(subTuning, "TUNER/ExamplePlugin: Allocated memory for %d configurations", count)
-	colls := nccl.PerFunctionNames()
-	for _, l := range lines {
-		if l == "" || len(t.rows) >= count {
-			continue
+	t.log(subTuning, "TUNER/ExamplePlugin: Allocated memory for %d configurations", len(lines))
+	any := func(n int) string {
+		if n == -1 {
+			return "any"
 		}
+		return fmt.Sprint(n)
+	}
+	for _, l := range lines {
 		tok := pluginTokens(l)
 		if len(tok) < 8 {
 			continue
 		}
-		r := tunerRow{coll: pluginName(tok[0], colls, "allreduce"), min: strtoull(tok[1]), max: strtoull(tok[2]),
-			algo: pluginName(tok[3], nccl.ExamplePluginAlgos, "ring"), proto: pluginName(tok[4], nccl.ExamplePluginProtos, "simple"),
-			channels: atoi(tok[5]), nodes: atoi(tok[6]), ranks: atoi(tok[7]), pipeOps: -1, regBuff: -1}
-		if len(tok) >= 9 {
-			r.pipeOps = atoi(tok[8])
-		}
-		if len(tok) >= 10 {
-			r.regBuff = atoi(tok[9])
-		}
-		t.rows = append(t.rows, r)
-		any := func(n int) string {
-			if n == -1 {
-				return "any"
+		opt := func(i int) int { // the optional fields: -1 when absent
+			if i < len(tok) {
+				return atoi(tok[i])
 			}
-			return fmt.Sprint(n)
+			return -1
 		}
+		r := tunerRow{coll: pluginName(tok[0], nccl.PerFunctionNames(), "allreduce"), min: strtoull(tok[1]), max: strtoull(tok[2]),
+			algo: pluginName(tok[3], nccl.ExamplePluginAlgos, "ring"), proto: pluginName(tok[4], nccl.ExamplePluginProtos, "simple"),
+			channels: atoi(tok[5]), nodes: atoi(tok[6]), ranks: atoi(tok[7]), pipeOps: opt(8), regBuff: opt(9)}
+		t.rows = append(t.rows, r)
 		t.log(subTuning, "TUNER/ExamplePlugin: Loaded config: %s [%d-%d] %s/%s channels=%d nodes=%d ranks=%d pipeOps=%s regBuff=%s",
 			tok[0], r.min, r.max, tok[3], tok[4], r.channels, r.nodes, r.ranks, any(r.pipeOps), any(r.regBuff))
 	}
 	t.log(subTuning, "TUNER/ExamplePlugin: Loaded %d tuning configurations from %s", len(t.rows), file)
 }
 
-// pluginLines are the lines as fgets into a 256-byte buffer reads them:
-// a longer line goes on as another; "" for comments ('#' first) and
-// empty lines; the newline removed.
+// pluginLines are the config lines as fgets into a 256-byte buffer reads
+// them (a longer line goes on as another), without comments ('#' first),
+// empty lines and the newline.
 func pluginLines(data []byte) []string {
 	var out []string
 	text := string(data)
@@ -251,11 +217,9 @@ func pluginLines(data []byte) []string {
 		}
 		chunk := text[:n]
 		text = text[n:]
-		if chunk[0] == '#' || chunk[0] == '\n' {
-			out = append(out, "")
-			continue
+		if chunk[0] != '#' && chunk[0] != '\n' {
+			out = append(out, strings.TrimSuffix(chunk, "\n"))
 		}
-		out = append(out, strings.TrimSuffix(chunk, "\n"))
 	}
 	return out
 }
@@ -287,44 +251,24 @@ func pluginName(s string, names []string, def string) string {
 // strtoull reads a leading decimal number as C's strtoull: leading
 // spaces, a sign (a negative value wraps), saturating at the maximum.
 func strtoull(s string) uint64 {
-	s = strings.TrimLeft(s, " \t")
-	neg := false
-	if s != "" && (s[0] == '-' || s[0] == '+') {
-		neg, s = s[0] == '-', s[1:]
+	s, neg := cSign(s, " \t")
+	v, err := strconv.ParseUint(digitRun(s, "0123456789"), 10, 64)
+	if err != nil || !neg {
+		return v // 0 without digits, the maximum when saturated
 	}
-	var v uint64
-	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		d := uint64(s[i] - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return math.MaxUint64
-		}
-		v = v*10 + d
-	}
-	if neg {
-		return -v
-	}
-	return v
+	return -v
 }
 
 // atoi reads a leading decimal int as C's atoi (clamped instead of
 // undefined on overflow).
 func atoi(s string) int {
-	s = strings.TrimLeft(s, " \t")
-	neg := false
-	if s != "" && (s[0] == '-' || s[0] == '+') {
-		neg, s = s[0] == '-', s[1:]
-	}
-	v := 0
-	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		if v < math.MaxInt32 {
-			v = v*10 + int(s[i]-'0')
-		}
-	}
+	s, neg := cSign(s, " \t")
+	v, _ := strconv.ParseInt(digitRun(s, "0123456789"), 10, 64)
 	v = min(v, math.MaxInt32)
 	if neg {
-		return -v
+		return -int(v)
 	}
-	return v
+	return int(v)
 }
 
 // tunerInit logs rank r's plugin loading.
@@ -355,10 +299,8 @@ func (l *launch) runCatchingCrash() (code int) {
 	return l.run()
 }
 
-// tunerChoose is the plugin's getCollInfo for one size: c is NCCL's own
-// choice, returned with one channel when no row matches, replaced by the
-// first row that matches and that NCCL has enabled; a plugin built from
-// source older than 2.30.3 kills every rank there instead.
+// tunerChoose is the plugin's getCollInfo for one size, on every rank: c is
+// NCCL's own choice.
 func (l *launch) tunerChoose(c Choice, bytes int64) Choice {
 	t := l.tuner
 	if t == nil || !t.loaded || l.replay != nil {
@@ -375,8 +317,10 @@ func (l *launch) tunerChoose(c Choice, bytes int64) Choice {
 	return out
 }
 
-// tunerCall is rank r's call of the plugin's getCollInfo: its lines, and
-// the choice that results.
+// tunerCall is rank r's call of the plugin's getCollInfo: the first row
+// that matches and that NCCL has enabled wins (a row NCCL disabled is
+// "marked as IGNORE"); no row is "No matching config found" and ONE
+// channel; a buggy plugin kills every rank at the first match.
 func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 	t, id := l.tuner, l.ids[r]
 	nodes, ranks := l.nprocs, l.n
@@ -392,7 +336,7 @@ func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 		if t.buggy {
 			l.tunerSegfault() // reading the cost table as float** faults here
 		}
-		algo, proto := algoNames[indexOf(nccl.ExamplePluginAlgos, row.algo)], protoNames[indexOf(nccl.ExamplePluginProtos, row.proto)]
+		algo, proto := algoNames[slices.Index(nccl.ExamplePluginAlgos, row.algo)], protoNames[slices.Index(nccl.ExamplePluginProtos, row.proto)]
 		if !l.f.algoOn[algo] || !l.f.protoOn[proto] {
 			l.log.info(id, subTuning, "TUNER/ExamplePlugin: Algorithm/protocol combination [%s][%s] is marked as IGNORE", row.algo, row.proto)
 			continue
@@ -412,14 +356,11 @@ func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 }
 
 // pluginChannels is the channel count NCCL runs a call with when the
-// example plugin applied a row of channels rowChannels, where NCCL's own
-// count for the row's algorithm and protocol is own. The plugin starts
-// from *nChannels = 1 (plugin.c:361 in NCCL 2.30.7) and overwrites it only
-// when the row's channels is not -1 (plugin.c:407-409), so -1 leaves ONE
-// channel, not NCCL's count as the plugin's README says; NCCL then keeps
-// its own count only when the plugin left 0 ("info->nMaxChannels =
-// nMaxChannels == 0 ? info->nMaxChannels : nMaxChannels" in
-// ncclGetAlgoInfo, src/enqueue.cc), so 0 is the value that keeps it.
+// example plugin applied a row of rowChannels, NCCL's own count being own.
+// The plugin starts from *nChannels = 1 (plugin.c:361 in NCCL 2.30.7) and
+// overwrites it unless the row says -1, so -1 leaves ONE channel (not
+// NCCL's count, as the README says); NCCL keeps its own only for 0
+// (ncclGetAlgoInfo, src/enqueue.cc).
 func pluginChannels(rowChannels, own, commChannels int) int {
 	switch {
 	case rowChannels == -1:
@@ -451,15 +392,6 @@ func (l *launch) tunerSegfault() {
 func b2i(b bool) int {
 	if b {
 		return 1
-	}
-	return 0
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
 	}
 	return 0
 }

@@ -32,28 +32,11 @@ func (l *launch) tuningTable(id logID) {
 		{"CollNetChain", "NVLS", "NVLSTree"},
 		{"PAT"},
 	}
-	bus := busFactor(f.n)
 	for _, algos := range blocks {
-		var head, protos, threads, row strings.Builder
+		var head, protos, threads strings.Builder
 		for _, a := range algos {
 			fmt.Fprintf(&head, " %48s |", a)
 			fmt.Fprintf(&threads, " %14d | %14d | %14d |", 0, 0, 0)
-			for _, pr := range protoNames {
-				lat, bw := 0.0, 0.0
-				if recorded != nil {
-					bw = recorded[nccl.NormName(a)][nccl.NormName(pr)]
-					if on, known := f.algoOn[a]; known && !on || !f.protoOn[pr] {
-						bw = 0
-					}
-				} else if m, ok := f.cost.NCCLModel[a][pr]; ok {
-					lat = m.LatUS
-					if f.algoOn[a] && f.protoOn[pr] {
-						// NCCL prints the algorithm bandwidth of the comm.
-						bw = m.GBps / bus
-					}
-				}
-				fmt.Fprintf(&row, " %7.1f/%6.1f |", lat, bw)
-			}
 		}
 		for range 3 {
 			for _, pr := range protoNames {
@@ -63,29 +46,40 @@ func (l *launch) tuningTable(id logID) {
 		lg.info(id, subTuning, "  Algorithm   |%s", head.String())
 		lg.info(id, subTuning, "  Protocol    |%s", protos.String())
 		lg.info(id, subTuning, " Max NThreads |%s", threads.String())
-		for _, op := range []nccl.Op{nccl.Broadcast, nccl.Reduce, nccl.AllGather, nccl.ReduceScatter} {
-			lg.info(id, subTuning, "%13s |%s", op.Function(), l.opTuningRow(op, algos, recorded != nil))
+		for _, op := range []nccl.Op{nccl.Broadcast, nccl.Reduce, nccl.AllGather, nccl.ReduceScatter, nccl.AllReduce} {
+			lg.info(id, subTuning, "%13s |%s", op.Function(), l.tuningRow(op, algos, recorded))
 		}
-		lg.info(id, subTuning, "%13s |%s", "AllReduce", row.String())
 	}
 }
 
-// opTuningRow is one other collective's row of the TUNING table: Ring
-// only (these profiles run no tree, CollNet, NVLS or PAT for them), with
-// the bandwidth NCCL prints for the function (its model's bus bandwidth
-// over the function's bus factor: all-gather twice the all-reduce's on 2
-// ranks, as real NCCL prints it) where the op's lists leave the protocol
-// on. A replay recorded the all-reduce's row only: zeros.
-func (l *launch) opTuningRow(op nccl.Op, algos []string, replay bool) string {
+// tuningRow is one collective's row of the TUNING table. The all-reduce's
+// is the recorded one on a replay, the model's otherwise. The others run
+// Ring only (no tree, CollNet, NVLS or PAT for them here), with the
+// bandwidth NCCL prints for the function (its model's bus bandwidth over
+// the function's bus factor: all-gather twice the all-reduce's on 2 ranks,
+// as real NCCL prints it), and a replay recorded none of them: zeros. A
+// bandwidth is 0 where the op's lists leave the algorithm or protocol off.
+func (l *launch) tuningRow(op nccl.Op, algos []string, recorded map[string]map[string]float64) string {
+	g, bus := l.f, busFactor(l.f.n)
+	if op != nccl.AllReduce {
+		g, bus = l.opState(op), opGeometry(op, l.n).bus
+	}
 	var row strings.Builder
-	g := l.opState(op)
 	for _, a := range algos {
 		for _, pr := range protoNames {
 			lat, bw := 0.0, 0.0
-			if m, ok := l.f.cost.NCCLModel[a][pr]; ok && a == algoRing && !replay {
+			m, ok := l.f.cost.NCCLModel[a][pr]
+			switch {
+			case op == nccl.AllReduce && recorded != nil:
+				bw = recorded[nccl.NormName(a)][nccl.NormName(pr)]
+				if on, known := g.algoOn[a]; known && !on || !g.protoOn[pr] {
+					bw = 0
+				}
+			case ok && (op == nccl.AllReduce || a == algoRing && recorded == nil):
 				lat = m.LatUS
 				if g.usage == nil && g.algoOn[a] && g.protoOn[pr] {
-					bw = m.GBps / opGeometry(op, l.n).bus
+					// NCCL prints the algorithm bandwidth of the comm.
+					bw = m.GBps / bus
 				}
 			}
 			fmt.Fprintf(&row, " %7.1f/%6.1f |", lat, bw)
