@@ -207,21 +207,26 @@ func (s Spec) BuildCommand(flavor, jsonPath string) (Command, error) {
 		if s.NP > 0 {
 			argv = append(argv, "-np", strconv.Itoa(s.NP))
 		}
-		hostsFlag, ok := map[string]string{OpenMPI: "-H", MPICH: "-hosts"}[flavor]
-		if !ok {
-			return Command{}, fmt.Errorf("unknown MPI flavour %q", flavor)
-		}
-		if len(s.Hosts) > 0 {
-			argv = append(argv, hostsFlag, strings.Join(s.Hosts, ","))
-		}
-		argv = append(argv, s.MPIArgs...)
-		for _, kv := range env {
-			if flavor == OpenMPI {
+		switch flavor {
+		case OpenMPI:
+			if len(s.Hosts) > 0 {
+				argv = append(argv, "-H", strings.Join(s.Hosts, ","))
+			}
+			argv = append(argv, s.MPIArgs...)
+			for _, kv := range env {
 				argv = append(argv, "-x", kv)
-			} else {
+			}
+		case MPICH:
+			if len(s.Hosts) > 0 {
+				argv = append(argv, "-hosts", strings.Join(s.Hosts, ","))
+			}
+			argv = append(argv, s.MPIArgs...)
+			for _, kv := range env {
 				k, v, _ := strings.Cut(kv, "=")
 				argv = append(argv, "-genv", k, v)
 			}
+		default:
+			return Command{}, fmt.Errorf("unknown MPI flavour %q", flavor)
 		}
 		argv = append(argv, bench...)
 	case "srun":
@@ -232,7 +237,9 @@ func (s Spec) BuildCommand(flavor, jsonPath string) (Command, error) {
 		if len(s.Hosts) > 0 {
 			argv = append(argv, "-w", strings.Join(s.Hosts, ","))
 		}
-		argv = append(append(append(argv, srunExport(env)), s.MPIArgs...), bench...)
+		argv = append(argv, srunExport(env))
+		argv = append(argv, s.MPIArgs...)
+		argv = append(argv, bench...)
 	}
 	return Command{Argv: argv, Env: env, JSONPath: jsonPath}, nil
 }

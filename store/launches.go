@@ -36,13 +36,14 @@ type TrialUpdate struct {
 }
 
 // AddLaunchUpdatingTrial is AddLaunch that also applies u to the launch's
-// trial.
+// trial (after the launch's own score), in the same transaction.
 func (s *Store) AddLaunchUpdatingTrial(l *Launch, raw *Raw, u TrialUpdate) error {
 	return s.addLaunch(l, raw, nil, &u)
 }
 
 // AddTrialWithLaunch creates trial t (AddTrial) with l as its first launch
-// and applies u, in one transaction.
+// and applies u, in one transaction; it fills in t (Launches is 1) and sets
+// l.TrialID.
 func (s *Store) AddTrialWithLaunch(t *Trial, l *Launch, raw *Raw, u TrialUpdate) error {
 	return s.addLaunch(l, raw, t, &u)
 }
@@ -105,7 +106,8 @@ func compressRaw(raw *Raw) (map[byte][]byte, error) {
 }
 
 // putLaunchTx stores launch c with its compressed output inside tx,
-// assigning c.ID and c.Seq, and counts it on its trial and study.
+// assigning c.ID and c.Seq, and counts it on its trial and study; the
+// trial takes c's score (when scored) and then u (nil for none).
 func putLaunchTx(tx *bolt.Tx, c *Launch, streams map[byte][]byte, u *TrialUpdate) error {
 	trial, err := getTrial(tx, c.TrialID)
 	if err != nil {

@@ -29,13 +29,13 @@ func (s *Store) DeleteStudy(nameOrID string) (*Study, error) {
 	var st Study
 	err := s.update(func(tx *bolt.Tx) error {
 		id, err := s.findStudy(tx, nameOrID, &st)
-		if err == nil {
-			err = s.checkNotRunElsewhere(tx, id, st.Name)
-		}
-		if err == nil {
-			err = s.releaseStudy(tx, id)
-		}
 		if err != nil {
+			return err
+		}
+		if err := s.checkNotRunElsewhere(tx, id, st.Name); err != nil {
+			return err
+		}
+		if err := s.releaseStudy(tx, id); err != nil {
 			return err
 		}
 		prefix := itob(id)

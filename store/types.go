@@ -333,7 +333,8 @@ type Refusal struct {
 	Ending  string            `json:"ending"` // why: vocab.EndingGuard, …
 	Reason  string            `json:"reason"`
 	// Speedup and SpeedupCI are its confirmation's: 1 and [0, 0] (no
-	// interval) when it failed before a look; some old records have [1, 1].
+	// interval) when it failed before a look; records stored before
+	// 2026-12-05 13:00 have [1, 1].
 	Speedup   float64    `json:"speedup"`
 	SpeedupCI [2]float64 `json:"speedup_ci"`
 	CILevel   CILevel    `json:"ci_level,omitempty"`

@@ -60,13 +60,24 @@ type EngineVar struct {
 
 // EngineVars is what each engine does with the NCCL env, read in the
 // engines' sources:
-//   - SGLang, engine.py _set_envs_and_config (at 001067fffe33): sets
-//     NCCL_CUMEM_ENABLE from enable_symm_mem unless the env holds it and the
-//     flag is off, NCCL_NVLS_ENABLE likewise; earlier releases set both at
-//     every start.
-//   - vLLM, env_override.py at v0.9.1: keeps a NCCL_CUMEM_ENABLE other than
-//     '0' (with a warning), else sets '0' without IMEX channels; earlier
-//     releases set '0' at every start, and PR 24141 removed it.
+//
+//   - SGLang, python/sglang/srt/entrypoints/engine.py, _set_envs_and_config
+//     (sgl-project/sglang at 001067fffe33, the function's first statements):
+//     if "NCCL_CUMEM_ENABLE" not in os.environ or cfg.enable_symm_mem:
+//     os.environ["NCCL_CUMEM_ENABLE"] = str(int(cfg.enable_symm_mem)), and
+//     NCCL_NVLS_ENABLE likewise from enable_nccl_nvls or enable_symm_mem.
+//     Earlier releases of the same function assigned both at every start,
+//     whatever the env held: os.environ["NCCL_CUMEM_ENABLE"] =
+//     str(int(server_args.enable_symm_mem)); if not
+//     server_args.enable_symm_mem: os.environ["NCCL_NVLS_ENABLE"] =
+//     str(int(server_args.enable_nccl_nvls)).
+//   - vLLM, vllm/env_override.py lines 16-20 at v0.9.1 (PR 19105; its
+//     warning is logged as env_override.py:17): if
+//     os.environ.get('NCCL_CUMEM_ENABLE', '0') != '0': keep it (a warning);
+//     elif not os.path.exists('/dev/nvidia-caps-imex-channels'):
+//     os.environ['NCCL_CUMEM_ENABLE'] = '0'. Before v0.9.1 the file
+//     assigned '0' at every start; PR 24141 (September 2025) removed the
+//     assignment, and vllm/env_override.py at 017f66415766 has none.
 var EngineVars = []EngineVar{
 	{Engine: EngineSGLang, Name: "NCCL_CUMEM_ENABLE", Flag: "--enable-symm-mem", Overrides: true,
 		Does: "SGLang sets it at engine start: 1 with --enable-symm-mem whatever the env holds (older releases also 0 without the flag)"},

@@ -82,7 +82,8 @@ type TunerGroup struct {
 	// whose own NCCL choice its log recorded; Called those inside a proven
 	// bin whose plan the study read at that size and found different.
 	// Each has its exact row first in Rows, since the plugin takes the
-	// first row that matches. *By name the study each came from.
+	// first row that matches (plugin.c, pluginGetCollInfo). LoggedBy and
+	// CalledBy name the study each came from.
 	Logged, Called     []int64
 	LoggedBy, CalledBy []string
 	// LoggedOnly: no study measured this collective or recorded its
@@ -421,8 +422,8 @@ func calledRows(g *TunerGroup, overrides []override) ([]TunerRow, error) {
 }
 
 // loggedRows are g's exact rows for each size the process calls whose bin
-// no override proved and whose choice its own log recorded, channels 0:
-// the bin's power of two can run otherwise (81920 bytes: Ring/LL at 64K,
+// no override proved and whose choice its own log recorded, channels 0
+// (NCCL's own count): the bin's power of two can run otherwise (81920 bytes: Ring/LL at 64K,
 // Ring/Simple as logged). Members that logged different choices at one
 // size are refused: the CSV keeps only one. Fills g.Logged.
 func loggedRows(g *TunerGroup, members []*Recommendation, overrides []override) ([]TunerRow, error) {

@@ -256,7 +256,8 @@ func parseOpBytes(what, s string, fields []string) (Op, int64, error) {
 }
 
 // MergeCalls merges timed parts of one op on one power of two into one
-// part (calls summed, logged sizes kept), in first-appearance order.
+// part (calls summed, logged sizes kept ascending), in first-appearance
+// order. Each part's Logged must be ascending, as ParseCall's (one size) are.
 func MergeCalls(parts []Part) Workload {
 	var out Workload
 	for _, p := range parts {

@@ -237,30 +237,27 @@ func (c Convergence) drawDots(cv *canvas) error {
 }
 
 // drawTracks draws step lines of the defaults', the leader's and the
-// confirmed config's median score, with their intervals shaded.
+// confirmed config's median launch score, with their intervals shaded.
 func (c Convergence) drawTracks(cv *canvas) error {
-	many := map[bool]string{true: "rounds", false: "launches"}[c.Rounds]
-	tracks := []struct {
-		get   func(ConvergenceStep) (float64, float64, float64)
-		col   color.RGBA
-		label string
-	}{
-		{func(st ConvergenceStep) (float64, float64, float64) {
-			return st.BaselineUS, st.BaselineLo, st.BaselineHi
-		},
-			defaultsColor, fmt.Sprintf("NCCL defaults so far: %s, shaded min–max (2–5 %s) or 95%% CI (6 or more)", c.median(), many)},
-		{func(st ConvergenceStep) (float64, float64, float64) { return st.LeaderUS, st.LeaderLo, st.LeaderHi },
-			palette[0], fmt.Sprintf("the leader so far (lowest %s of any other config), shaded likewise", c.median())},
-		{func(st ConvergenceStep) (float64, float64, float64) {
+	many := "launches"
+	if c.Rounds {
+		many = "rounds"
+	}
+	if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) {
+		return st.BaselineUS, st.BaselineLo, st.BaselineHi
+	},
+		defaultsColor, fmt.Sprintf("NCCL defaults so far: %s, shaded min–max (2–5 %s) or 95%% CI (6 or more)", c.median(), many)); err != nil {
+		return err
+	}
+	if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) { return st.LeaderUS, st.LeaderLo, st.LeaderHi },
+		palette[0], fmt.Sprintf("the leader so far (lowest %s of any other config), shaded likewise", c.median())); err != nil {
+		return err
+	}
+	if c.Final != "" {
+		if err := c.drawTrack(cv, func(st ConvergenceStep) (float64, float64, float64) {
 			return st.ConfirmedUS, st.ConfirmedLo, st.ConfirmedHi
 		},
-			palette[1], "the confirmed config so far, shaded likewise"},
-	}
-	if c.Final == "" {
-		tracks = tracks[:2]
-	}
-	for _, t := range tracks {
-		if err := c.drawTrack(cv, t.get, t.col, t.label); err != nil {
+			palette[1], "the confirmed config so far, shaded likewise"); err != nil {
 			return err
 		}
 	}

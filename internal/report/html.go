@@ -182,6 +182,7 @@ func WriteHTML(w io.Writer, s *Study, opt HTMLOptions) error {
 	}
 	switch {
 	case len(d.Compared) > 0:
+		// Tabulated per op above.
 	case whole.c != nil:
 		d.Compared = []comparisonHTML{comparisonOf(whole.c)}
 	default:

@@ -115,7 +115,10 @@ func (f WorkloadFigure) sheet() (*sheet, error) {
 	// Room for the bars and the shading around the outermost sizes.
 	cv.sizeAxis(xs.min/math.Sqrt2, xs.max*math.Sqrt2)
 	cv.p.Y.Min, cv.p.Y.Max = 0, ys*1.08
-	by := map[bool]string{true: "execution time", false: "calls"}[p.By == "time"]
+	by := "calls"
+	if p.By == "time" {
+		by = "execution time"
+	}
 	sub := []string{fmt.Sprintf("%s of %d ranks, %s; the proposal holds every call, as logged",
 		texttable.Plural(len(p.Communicators), "communicator"), p.NRanks, texttable.Plural(int(s.CallsOf(p.Communicators)), "call"))}
 	caption := []string{

@@ -61,7 +61,8 @@ func trialChoices(launches []*store.Launch, trialID uint64) []benchfmt.Choice {
 			continue
 		}
 		op := l.Op.OrAllReduce()
-		// Debug launches say what NCCL chose at every size.
+		// Debug launches (explain, and plan launches, which read NCCL's plan
+		// over the same range) say what NCCL chose at every size.
 		explain, b := isDebugPhase(l.Phase), best[op]
 		if b == nil || explain && !isDebugPhase(b.Phase) || explain == isDebugPhase(b.Phase) && l.Seq > b.Seq {
 			best[op] = l

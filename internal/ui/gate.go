@@ -47,7 +47,10 @@ func printGate(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
 				bw += fmt.Sprintf(" [%.2f, %.2f]", c.BusBWLo, c.BusBWHi)
 			}
 		}
-		result := map[bool]string{true: "pass", false: "FAIL"}[c.Pass]
+		result := "FAIL"
+		if c.Pass {
+			result = "pass"
+		}
 		if c.Note != "" {
 			result += " (" + c.Note + ")"
 		}

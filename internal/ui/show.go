@@ -20,7 +20,8 @@ import (
 
 // ShowFormat is what show prints of a study.
 type ShowFormat struct {
-	// CSV is one row per trial, or with Curves one row per launch and size.
+	// JSON is show's --json document; CSV is one row per trial, or with
+	// Curves one row per launch and size.
 	JSON, CSV, Curves bool
 	// Trials adds the table of trials to the text.
 	Trials bool

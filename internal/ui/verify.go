@@ -44,7 +44,10 @@ func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r ru
 		fmt.Fprintf(w, "\n%s %.2f× [%.2f, %.2f] (%s), p=%.3g\n", what, r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.CILevel.Label(), r.PValue)
 	}
 	if r.Claimed != nil {
-		verdict := map[bool]string{true: "consistent with", false: "NOT consistent with"}[r.Consistent]
+		verdict := "NOT consistent with"
+		if r.Consistent {
+			verdict = "consistent with"
+		}
 		fmt.Fprintf(w, "%s the search's claim of %.2f× [%.2f, %.2f]\n", verdict, r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
 	}
 	writeOpTables(w, study, launches)
@@ -117,7 +120,10 @@ func printTunerVerify(w io.Writer, study *store.Study, r runresult.VerifyResult,
 	if r.Claimed == nil {
 		return
 	}
-	verdict := map[bool]string{true: "reproduces", false: "does NOT reproduce"}[t.Reproduces]
+	verdict := "does NOT reproduce"
+	if t.Reproduces {
+		verdict = "reproduces"
+	}
 	fmt.Fprintf(w, "the tuner CSV %s the study's gain: %.2f× [%.2f, %.2f] against the claimed %.2f× [%.2f, %.2f]\n",
 		verdict, r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.Claimed.Speedup, r.Claimed.SpeedupCI[0], r.Claimed.SpeedupCI[1])
 }

@@ -89,7 +89,10 @@ func printCommunicator(w io.Writer, c workload.Communicator, timeKnown bool) {
 		line += fmt.Sprintf(", %d logged under CUDA-graph capture", c.Captured)
 	}
 	fmt.Fprintln(w, line)
-	share := map[bool]string{true: "time", false: "calls"}[timeKnown]
+	share := "calls"
+	if timeKnown {
+		share = "time"
+	}
 	t := texttable.New(w)
 	fmt.Fprintf(t, "  op / size\tcalls\tshare of %s\tbytes\tNCCL chose\t\n", share)
 	for _, o := range c.Ops {
