@@ -68,6 +68,9 @@ type launch struct {
 	usedTree bool
 }
 
+// maxIterations bounds -n and -w (a usage error, exit 2, above it).
+const maxIterations = 1_000_000
+
 // checkOptions applies nccl-tests' checks after parsing (common.cu main).
 // It returns false with the exit code when the test must stop.
 func (l *launch) checkOptions() (int, bool) {
@@ -92,6 +95,16 @@ func (l *launch) checkOptions() (int, bool) {
 	if o.deviceImpl > 0 && o.localRegister != 2 {
 		fmt.Fprintf(l.errw, "device implementation (-D > 0) requires enabling symmetric memory registration (-R 2)\n")
 		return 255, false
+	}
+	// nccl-tests takes any count; the simulator draws each timed
+	// iteration, so a huge -n would not fit in memory (nor -w in time).
+	if o.iters > maxIterations {
+		fmt.Fprintf(l.errw, "%s: -n %d: want at most %d iterations\n", programName, o.iters, maxIterations)
+		return 2, false
+	}
+	if o.warmup > maxIterations {
+		fmt.Fprintf(l.errw, "%s: -w %d: want at most %d warm-up iterations\n", programName, o.warmup, maxIterations)
+		return 2, false
 	}
 	if o.perIter != 0 && o.perIter != 1 {
 		fmt.Fprintf(l.errw, "per-iteration timing (-I) only supports 0=off or 1=on. Disabling.\n")
