@@ -45,10 +45,10 @@ type options struct {
 
 	// The simulator's own flags.
 	profile    string
-	noise      float64
-	seed       int64
-	launch     int
-	ranks      int
+	noise      float64 // 1: calibrated noise, 0: the true curve
+	seed       int64   // keys every draw, with the launch index
+	launch     int     // index since the fabric started; 0 is the cold one
+	ranks      int     // overrides the profile's rank count; 0 keeps it
 	collective nccl.Op // --collective: the op simulated
 	batch      string  // --batch PLAN.json: the plan a batch launch measures
 }
