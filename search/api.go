@@ -144,7 +144,9 @@ func (o Options) DefaultBudget() int {
 }
 
 // callsReserve is what a timed workload of several calls adds to the
-// default budget.
+// default budget: calls topped up to GuardLaunches and up to callLooks×
+// that while undecided, plus a confirmation after a refusal: 4 ×
+// GuardLaunches rounds.
 func (o Options) callsReserve() int {
 	if !o.Parts().ScoredByRounds() || !o.Parts().Timed() {
 		return 0
@@ -153,7 +155,10 @@ func (o Options) callsReserve() int {
 }
 
 // callsLooks is the launches per arm that exploration leaves to a timed
-// workload's calls (TestUnseenFabrics).
+// workload's calls. Holding back only the confirmation's share let
+// exploration spend the reserve, and safe winners were refused "not shown
+// safe" (TestUnseenFabrics); a --budget below the default keeps exploring
+// as before.
 func (o Options) callsLooks() int {
 	if !o.Parts().ScoredByRounds() || !o.Parts().Timed() {
 		return 0

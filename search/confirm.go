@@ -291,8 +291,8 @@ type Confirmed struct {
 	Failed *Trial
 }
 
-// Confirm runs the confirmation c until a look stops it; a failed launch
-// sets Failed.
+// Confirm runs the confirmation c until a look stops it. A failed launch
+// ends it with Failed set and err nil; err is Launch's.
 func Confirm(ctx context.Context, c Confirmation) (Confirmed, error) {
 	var out Confirmed
 	base, cand := c.Baseline, c.Candidate
@@ -347,14 +347,16 @@ func (s *loop) alpha() float64 {
 	return vocab.DefaultAlpha
 }
 
-// outOfConfirmTime is pastTime, recording that time ended the study.
+// outOfConfirmTime is pastTime, and records that time ended the study
+// (timeCut): every caller stops what it was doing when it reports true.
 func (s *loop) outOfConfirmTime(launches int) bool {
 	out := s.pastTime(launches)
 	s.timeCut = s.timeCut || out
 	return out
 }
 
-// pastTime is outOfConfirmTime recording nothing.
+// pastTime reports whether --time leaves too little for `launches` more at
+// the mean launch duration.
 func (s *loop) pastTime(launches int) bool {
 	return s.opts.Time > 0 && s.elapsed()+time.Duration(launches)*s.meanLaunchDuration() > s.opts.Time
 }

@@ -232,7 +232,8 @@ func (s *loop) observations() []observation {
 	return obs
 }
 
-// randomUntried draws untried, valid configs from the space.
+// randomUntried draws untried, valid configs from the space, nil if a
+// thousand draws find none.
 func (s *loop) randomUntried() nccl.Config {
 	for i := 0; i < 1000; i++ {
 		idx := s.opts.Space.draw(s.rng)
@@ -429,5 +430,7 @@ func (s *loop) twinFirst(cfg nccl.Config) nccl.Config {
 	return tw.Canonical()
 }
 
-// maxChecks bounds the debug launches spent on uncertain rules.
+// maxChecks bounds the debug launches spent on uncertain rules: one per
+// six launches of budget. A check costs what the twin's timed launch it
+// spares does; one per fifteen measured worse.
 func (s *loop) maxChecks() int { return max(1, s.opts.Budget/6) }

@@ -98,12 +98,15 @@ func newLoop(opts Options) *loop {
 // Run runs the study loop: warm-up, exploration, the interleaved
 // confirmation and the decision. prior and priorLaunches are an
 // interrupted study's; onEvent, if not nil, sees every launch. When ctx
-// is cancelled Run returns what is known, Stopped "interrupted".
+// is cancelled Run returns what is known, Stopped "interrupted", and
+// ctx's error.
 func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior []*Trial, priorLaunches int, onEvent func(Event)) (*Result, error) {
 	return RunResume(ctx, opts, launcher, rec, Resume{Trials: prior, Launches: priorLaunches}, onEvent)
 }
 
 // RunResume is Run of a study that made prior before it was interrupted.
+// After a refusal it goes on with that confirmation: it neither explores
+// again nor confirms a refused candidate again.
 func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior Resume, onEvent func(Event)) (*Result, error) {
 	priorLaunches := prior.Launches
 	opts = opts.withHull().Resumed(prior.Trials)
@@ -409,7 +412,9 @@ func (s *loop) exploreDefaults(ctx context.Context) error {
 	return s.launch(ctx, t, vocab.PhaseExplore, true)
 }
 
-// exploreLeft is the number of launches exploration may still use.
+// exploreLeft is the number of launches exploration may still use: the
+// confirmation's share (or a timed workload's calls' looks, callsLooks,
+// if more) and heldBack are held back.
 func (s *loop) exploreLeft() int {
 	return s.opts.Budget - 2*max(s.confirmMax(), s.opts.callsLooks())*s.cost() - s.heldBack() - s.seq
 }
@@ -422,7 +427,9 @@ func (s *loop) cost() int {
 	return len(s.work.ops)
 }
 
-// explainLeft is the number of debug launches still held back.
+// explainLeft is the number of debug launches still held back: the
+// defaults' plan launch, each guarded op's, the candidate's (or its
+// twin's), and a timed workload's calls' at their own sizes (exactLeft).
 func (s *loop) explainLeft() int {
 	n := len(s.guardPlansOwed()) + s.candidateExplainLeft() + s.exactLeft()
 	if !s.planRead {
@@ -612,7 +619,9 @@ func (s *loop) launchRound(ctx context.Context, t *Trial, phase string, scored b
 }
 
 // launchOp runs and records one launch of t measuring op; round, when not
-// nil, collects the measurement.
+// nil, collects the measurement. Every launch sweeps the band and the
+// guard sizes: the guard sizes keep exploration away from configs that
+// would fail the guard check.
 func (s *loop) launchOp(ctx context.Context, t *Trial, phase string, scored bool, op nccl.Op, round map[nccl.Op]model.Launch) error {
 	debug := phase == vocab.PhaseExplain || phase == vocab.PhasePlan
 	// A debug launch's times are not measurements of the config.
@@ -672,7 +681,9 @@ func (s *loop) runCounted(ctx context.Context, t *Trial, req Request) (*benchfmt
 	return l, nil
 }
 
-// record stores launch l of t and tells its event.
+// record stores launch l of t and tells its event. scored: the launch
+// measures the config (not a debug launch); counted: its score counts
+// (scored and OK).
 func (s *loop) record(t *Trial, req Request, l *benchfmt.Launch, scored, counted bool, score, eventScore float64) error {
 	if err := s.rec.SaveLaunch(t, req, l, counted, score); err != nil {
 		return err

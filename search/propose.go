@@ -47,7 +47,11 @@ func newProposer(name string, space Space, seed int64, startup int) (proposer, e
 
 // tpeProposer asks goptuna's TPE sampler, rebuilt from the observations
 // for every proposal, with start-up configs drawn from a seeded source: a
-// study is reproducible from its seed.
+// study is reproducible from its seed. goptuna has no ask/tell and its
+// start-up draws from the global math/rand (Go 1.24+ ignores rand.Seed).
+// With fewer choices than TPE's 24 candidates its proposals are a
+// deterministic function of the observations, so a resumed study
+// proposes what an uninterrupted one would have.
 type tpeProposer struct {
 	space   Space
 	rng     *rand.Rand
@@ -130,7 +134,9 @@ func (p *tpeProposer) propose(obs []observation) (nccl.Config, error) {
 	return cfg, nil
 }
 
-// tpeMaxObservations bounds what TPE is rebuilt from.
+// tpeMaxObservations bounds what TPE is rebuilt from. TPE's cost grows
+// with its trials; its good group is the best 10 % (≤25), the recent ones
+// keep failures in view.
 const tpeMaxObservations = 96
 
 // tpeWindow keeps the best half of the window and the most recent rest, in
@@ -188,7 +194,9 @@ func (p *gridProposer) propose([]observation) (nccl.Config, error) {
 	return c, nil
 }
 
-// neighbour returns an untried config one knob away from cfg, or nil.
+// neighbour returns an untried config one knob away from cfg, or nil. TPE
+// is deterministic: once its favourite is measured enough it would keep
+// proposing it.
 func neighbour(space Space, cfg nccl.Config, tried func(nccl.Config) bool, rng *rand.Rand) nccl.Config {
 	idx, ok := space.Index(cfg)
 	if !ok {
@@ -215,7 +223,9 @@ func neighbour(space Space, cfg nccl.Config, tried func(nccl.Config) bool, rng *
 	return nil
 }
 
-// failurePenalty is the value a failed config reports to the sampler.
+// failurePenalty is the value a failed config reports to the sampler (log
+// 4 above the worst usable one): well above anything measured, so TPE
+// leaves a broken region without drowning the good one.
 func failurePenalty(worstOK float64) float64 {
 	if math.IsInf(worstOK, -1) || math.IsNaN(worstOK) {
 		return 1e6

@@ -89,6 +89,8 @@ type decisionCache struct {
 }
 
 // cached returns the cache, emptied if a launch or a trial was added.
+// Trial states change only in launches. A ranking never filled has no
+// maps yet, whatever its key says.
 func (s *ranking) cached() *decisionCache {
 	key := [2]int{s.seq, len(s.trials)}
 	if key != s.cacheKey || s.cache.guardSD == nil {

@@ -224,13 +224,15 @@ func (s *loop) perFunctionForm(res *Result) (*Trial, error) {
 	return t, nil
 }
 
-// perFunctionOf is from's lists scoped to the ops of keep a list reaches,
-// when every op of lost (not empty) is one; ok false when none, or than.
+// perFunctionOf is `from` with its NCCL_ALGO/NCCL_PROTO lists scoped to
+// the ops of `keep` a list can reach. ok is false when `lost` is empty or
+// holds an op no list reaches, when no op of `keep` is left, or when
+// scoping changes nothing or gives `than`.
 func (s *loop) perFunctionOf(from, than nccl.Config, lost, keep []nccl.Op) (nccl.Config, bool) {
 	if len(lost) == 0 || slices.ContainsFunc(lost, unreached) {
 		return nil, false
 	}
-	keep = slices.DeleteFunc(keep, unreached)
+	keep = slices.DeleteFunc(slices.Clone(keep), unreached)
 	if len(keep) == 0 {
 		return nil, false
 	}

@@ -302,13 +302,17 @@ func (f *ncclState) resolveBuffers(env envReader) {
 			env.info("Invalid value %s for NCCL_BUFFSIZE, using default.", v)
 		}
 	}
-	for _, p := range []struct {
-		name string
-		dst  *int
-	}{{"NCCL_IB_QPS_PER_CONNECTION", &f.qps}, {"NCCL_CROSS_NIC", &f.crossNIC}, {"NCCL_SOCKET_NTHREADS", &f.sockThreads}, {"NCCL_NSOCKS_PERTHREAD", &f.sockPerThr}} {
-		if v, ok := env.intParam(p.name); ok {
-			*p.dst = v
-		}
+	if v, ok := env.intParam("NCCL_IB_QPS_PER_CONNECTION"); ok {
+		f.qps = v
+	}
+	if v, ok := env.intParam("NCCL_CROSS_NIC"); ok {
+		f.crossNIC = v
+	}
+	if v, ok := env.intParam("NCCL_SOCKET_NTHREADS"); ok {
+		f.sockThreads = v
+	}
+	if v, ok := env.intParam("NCCL_NSOCKS_PERTHREAD"); ok {
+		f.sockPerThr = v
 	}
 	if f.sockThreads*f.sockPerThr > 64 {
 		// NCCL caps the product at 64 sockets by lowering sockets per thread.
@@ -365,18 +369,39 @@ func parseList(value string, elems []string, enable map[string]int, function str
 func matchHCA(nics []NIC, spec string) []NIC {
 	s, exclude := strings.CutPrefix(strings.TrimSpace(spec), "^")
 	s, exact := strings.CutPrefix(s, "=")
-	return slices.DeleteFunc(slices.Clone(nics), func(nic NIC) bool {
-		for _, item := range strings.Split(s, ",") {
-			item = strings.TrimSpace(item)
-			name, portStr, hasPort := strings.Cut(item, ":")
-			port, err := strconv.Atoi(portStr)
-			anyPort := !hasPort || err != nil || port < 0
-			if item != "" && (nic.Name == name || !exact && strings.HasPrefix(nic.Name, name)) && (anyPort || port == nic.Port) {
-				return exclude
+	type want struct {
+		name string
+		port int // -1: any port
+	}
+	var wants []want
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, portStr, hasPort := strings.Cut(item, ":")
+		w := want{name: name, port: -1}
+		if n, err := strconv.Atoi(portStr); hasPort && err == nil {
+			w.port = n
+		}
+		wants = append(wants, w)
+	}
+	matches := func(nic NIC) bool {
+		for _, w := range wants {
+			nameOK := nic.Name == w.name || !exact && strings.HasPrefix(nic.Name, w.name)
+			if nameOK && (w.port < 0 || w.port == nic.Port) {
+				return true
 			}
 		}
-		return !exclude
-	})
+		return false
+	}
+	var out []NIC
+	for _, nic := range nics {
+		if matches(nic) != exclude {
+			out = append(out, nic)
+		}
+	}
+	return out
 }
 
 // TrueTimeUS is the noise-free time in µs of one all-reduce of bytes under

@@ -12,7 +12,9 @@
 //
 // nccltune starts itself as "<exe> __nccltune_sim <args>" (ChildArg,
 // RunIfChild), so a simulated launch goes through the same runner,
-// timeout, parsing and classification as a real one.
+// timeout, parsing and classification as a real one. A launch is
+// deterministic given its arguments, its environment, the seed and the
+// launch index.
 //
 // # What NCCL decides
 //
@@ -50,8 +52,9 @@
 // stages add up (a socket proxy does both jobs); a large k lets them
 // overlap (RDMA). A flat profile replaces all this with lat + bus / gbps.
 //
-// Noise (SampleLaunch), faults (FaultKinds) and replays of recorded
-// launches (Replay) are described where they are defined; profiles
-// (Profile, profiles/*.json) in docs/SIMULATOR.md, which also explains
-// how the built-in profiles are calibrated to ../../shared/REFERENCE.md.
+// Noise (SampleLaunch), faults (the Fault* constants) and replays of
+// recorded launches (Replay) are described where they are defined;
+// profiles (Profile, profiles/*.json) in docs/SIMULATOR.md, which also
+// explains how the built-in profiles are calibrated to
+// ../../shared/REFERENCE.md.
 package sim

@@ -45,10 +45,10 @@ type options struct {
 
 	// The simulator's own flags.
 	profile    string
-	noise      float64
-	seed       int64
-	launch     int
-	ranks      int
+	noise      float64 // 1: calibrated noise, 0: the true curve
+	seed       int64   // keys every draw, with the launch index
+	launch     int     // index since the fabric started; 0 is the cold one
+	ranks      int     // overrides the profile's rank count; 0 keeps it
 	collective nccl.Op // --collective: the op simulated
 	batch      string  // --batch PLAN.json: the plan a batch launch measures
 }
@@ -263,34 +263,48 @@ func (o *options) integerOptions() map[byte]*int {
 }
 
 func (o *options) applySim(name, val string, stderr io.Writer) (parseResult, bool) {
-	// Each flag sets its field and says whether the value is valid; on a
-	// bad value parsing stops, so the field's value does not matter.
-	ok, want := true, ""
-	switch name {
-	case "profile":
-		o.profile, ok, want = val, val != "", "a built-in profile name or a JSON file"
-	case "noise":
-		f, err := strconv.ParseFloat(val, 64)
-		o.noise, ok = f, err == nil && f >= 0 && f <= MaxNoise
-		want = fmt.Sprintf("a noise scale from 0 to %d (1 = calibrated noise, 0 = the true curve)", MaxNoise)
-	case "seed":
-		n, err := strconv.ParseInt(val, 10, 64)
-		o.seed, ok, want = n, err == nil, "an integer seed"
-	case "launch":
-		n, err := strconv.Atoi(val)
-		o.launch, ok, want = n, err == nil && n >= 0, "the launch index, an integer ≥ 0"
-	case "ranks":
-		n, err := strconv.Atoi(val)
-		o.ranks, ok, want = n, err == nil && n >= 1 && n <= 4096, "a rank count from 1 to 4096"
-	case "collective":
-		op, err := nccl.ParseOp(val)
-		o.collective, ok, want = op, err == nil, "one of "+strings.Join(nccl.OpNames(), ", ")
-	case "batch":
-		o.batch = val
-	}
-	if !ok {
+	bad := func(want string) (parseResult, bool) {
 		fmt.Fprintf(stderr, "%s: --%s %q: want %s\n", programName, name, val, want)
 		return parseResult{code: 2}, true
+	}
+	switch name {
+	case "profile":
+		if val == "" {
+			return bad("a built-in profile name or a JSON file")
+		}
+		o.profile = val
+	case "noise":
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil || !(f >= 0 && f <= MaxNoise) {
+			return bad(fmt.Sprintf("a noise scale from 0 to %d (1 = calibrated noise, 0 = the true curve)", MaxNoise))
+		}
+		o.noise = f
+	case "seed":
+		n, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			return bad("an integer seed")
+		}
+		o.seed = n
+	case "launch":
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 0 {
+			return bad("the launch index, an integer ≥ 0")
+		}
+		o.launch = n
+	case "ranks":
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 1 || n > 4096 {
+			return bad("a rank count from 1 to 4096")
+		}
+		o.ranks = n
+	case "collective":
+		op, err := nccl.ParseOp(val)
+		if err != nil {
+			return bad("one of " + strings.Join(nccl.OpNames(), ", "))
+		}
+		o.collective = op
+	case "batch":
+		o.batch = val
 	}
 	return parseResult{}, false
 }
@@ -345,11 +359,16 @@ func parseSize(s string) (int64, bool) {
 		return 0, false
 	}
 	if rest := strings.TrimLeft(t[len(num):], " \t\n"); rest != "" {
-		unit := strings.IndexByte("KkMmGg", rest[0])
-		if unit < 0 {
+		switch rest[0] {
+		case 'G', 'g':
+			v *= 1 << 30
+		case 'M', 'm':
+			v *= 1 << 20
+		case 'K', 'k':
+			v *= 1 << 10
+		default:
 			return 0, false
 		}
-		v *= float64(int64(1) << (10 * (unit/2 + 1)))
 	}
 	if v < 0 || v > math.MaxInt64/2 {
 		return 0, false

@@ -36,8 +36,12 @@ func floatStr(v float64, width int) string {
 			return s
 		}
 	}
+	prec := 0
+	if width >= 7 {
+		prec = 1
+	}
 	// C's "%*.*e" (Go's %e agrees: two exponent digits at least).
-	return fmt.Sprintf("%*.*e", width, b2i(width >= 7), v)
+	return fmt.Sprintf("%*.*e", width, prec, v)
 }
 
 // cG formats like C's "%g" (six significant digits, trailing zeros and a
@@ -118,30 +122,6 @@ func (j *jsonWriter) key(name string) *jsonWriter {
 	j.b.WriteString(`"` + sanitizeJSON(name) + `":`)
 	j.states = append(j.states, 'k')
 	return j
-}
-
-// fields writes key, value pairs: a string, an int or int64, a float64
-// (a double), a bool (a string, as nccl-tests writes them) or nil (null).
-func (j *jsonWriter) fields(kv ...any) {
-	for i := 0; i < len(kv); i += 2 {
-		j.key(kv[i].(string))
-		switch v := kv[i+1].(type) {
-		case string:
-			j.str(v)
-		case int:
-			j.int(int64(v))
-		case int64:
-			j.int(v)
-		case float64:
-			j.double(v)
-		case bool:
-			j.str(strconv.FormatBool(v))
-		case nil:
-			j.null()
-		default:
-			panic(fmt.Sprintf("jsonWriter.fields: %T", v))
-		}
-	}
 }
 
 // strList writes a key and a list of strings.

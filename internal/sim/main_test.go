@@ -359,6 +359,8 @@ func TestFlags(t *testing.T) {
 		{"help", []string{"-h"}, 0, "[--profile <spark2|spark4|h200-loopback|flat|FILE.json|replay:FILE>]", "", true},
 		{"bad size", []string{"--profile", "spark4", "-b", "1X"}, 255, "", "invalid size specified for 'minbytes'", true},
 		{"sizes reversed", []string{"--profile", "spark4", "-b", "4M", "-e", "1M"}, 255, "", "invalid sizes for 'minbytes' and 'maxbytes': 4194304 > 1048576", true},
+		{"too many iterations", []string{"--profile", "spark4", "-b", "1M", "-e", "1M", "-n", "99999999999999999999"}, 2, "", "all_reduce_perf: -n 9223372036854775807: want at most 1000000 iterations", true},
+		{"too many warm-up iterations", []string{"--profile", "spark4", "-b", "1M", "-e", "1M", "-w", "1000001"}, 2, "", "all_reduce_perf: -w 1000001: want at most 1000000 warm-up iterations", true},
 		{"no profile", []string{"-b", "1M"}, 2, "", "no --profile given", true},
 		{"unknown profile", []string{"--profile", "spark9"}, 2, "", `unknown simulated profile "spark9"`, true},
 		{"bad noise", []string{"--profile", "spark4", "--noise", "-1"}, 2, "", "--noise", true},

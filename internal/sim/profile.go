@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -430,24 +429,26 @@ const (
 
 // checkMagnitudes reports the first number outside the bounds above.
 func (p *Profile) checkMagnitudes() error {
-	var first error
-	fail := func(format string, a ...any) { first = cmp.Or(first, fmt.Errorf(format, a...)) }
-	rate := func(name string, v float64) {
+	rate := func(name string, v float64) error {
 		if v < minGBps || v > maxGBps {
-			fail("%s %g must be between %g and %g GB/s", name, v, minGBps, maxGBps)
+			return fmt.Errorf("%s %g must be between %g and %g GB/s", name, v, minGBps, maxGBps)
 		}
+		return nil
 	}
-	upTo := func(name string, v, hi float64) {
+	upTo := func(name string, v, hi float64) error {
 		if v < 0 || v > hi {
-			fail("%s %g must be between 0 and %g", name, v, hi)
+			return fmt.Errorf("%s %g must be between 0 and %g", name, v, hi)
 		}
+		return nil
 	}
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
 	if p.Throttle < minGBps {
-		fail("throttle %g must be at least %g", p.Throttle, minGBps)
+		add(fmt.Errorf("throttle %g must be at least %g", p.Throttle, minGBps))
 	}
 	for _, proto := range protoNames {
 		if v := p.ChannelBytes[proto]; v < 1 || v > maxChanBytes {
-			fail("channel_bytes.%s %g must be between 1 and %d", proto, v, int64(maxChanBytes))
+			add(fmt.Errorf("channel_bytes.%s %g must be between 1 and %d", proto, v, int64(maxChanBytes)))
 		}
 	}
 	for _, tr := range []string{transportIB, transportSocket} {
@@ -458,39 +459,44 @@ func (p *Profile) checkMagnitudes() error {
 		pre := "transports." + tr + "."
 		for algo, m := range c.NCCLModel {
 			for proto, pr := range m {
-				rate(pre+"nccl_model."+algo+"."+proto+".gbps", pr.GBps)
-				upTo(pre+"nccl_model."+algo+"."+proto+".lat_us", pr.LatUS, maxUS)
+				add(rate(pre+"nccl_model."+algo+"."+proto+".gbps", pr.GBps))
+				add(upTo(pre+"nccl_model."+algo+"."+proto+".lat_us", pr.LatUS, maxUS))
 			}
 		}
-		rate(pre+"link_gbps", c.LinkGBps)
+		add(rate(pre+"link_gbps", c.LinkGBps))
 		if c.ProxyGBps != 0 {
-			rate(pre+"proxy_gbps", c.ProxyGBps)
+			add(rate(pre+"proxy_gbps", c.ProxyGBps))
 		}
-		upTo(pre+"overlap", c.Overlap, maxFactor)
-		upTo(pre+"tree_bus_factor", c.TreeBusFactor, maxFactor)
+		add(upTo(pre+"overlap", c.Overlap, maxFactor))
+		add(upTo(pre+"tree_bus_factor", c.TreeBusFactor, maxFactor))
 		if c.TreeBusFactor < minGBps {
-			fail("%stree_bus_factor %g must be at least %g", pre, c.TreeBusFactor, minGBps)
+			add(fmt.Errorf("%stree_bus_factor %g must be at least %g", pre, c.TreeBusFactor, minGBps))
 		}
-		upTo(pre+"qp_gain", c.QPGain, maxFactor)
-		upTo(pre+"qp_op_cost", c.QPOpCost, maxFactor)
+		add(upTo(pre+"qp_gain", c.QPGain, maxFactor))
+		add(upTo(pre+"qp_op_cost", c.QPOpCost, maxFactor))
 		for proto, pc := range c.Protocols {
-			rate(pre+"protocols."+proto+".channel_gbps", pc.ChannelGBps)
-			upTo(pre+"protocols."+proto+".base_us", pc.BaseUS, maxUS)
-			upTo(pre+"protocols."+proto+".step_us", pc.StepUS, maxUS)
-			upTo(pre+"protocols."+proto+".op_us", pc.OpUS, maxUS)
+			add(rate(pre+"protocols."+proto+".channel_gbps", pc.ChannelGBps))
+			add(upTo(pre+"protocols."+proto+".base_us", pc.BaseUS, maxUS))
+			add(upTo(pre+"protocols."+proto+".step_us", pc.StepUS, maxUS))
+			add(upTo(pre+"protocols."+proto+".op_us", pc.OpUS, maxUS))
 		}
 	}
 	if p.Flat != nil {
-		rate("flat.gbps", p.Flat.GBps)
-		upTo("flat.lat_us", p.Flat.LatUS, maxUS)
+		add(rate("flat.gbps", p.Flat.GBps))
+		add(upTo("flat.lat_us", p.Flat.LatUS, maxUS))
 	}
 	for _, pt := range p.Noise.Points {
-		upTo("noise.points.launch_cv", pt.LaunchCV, maxCV)
-		upTo("noise.points.iter_cv", pt.IterCV, maxCV)
+		add(upTo("noise.points.launch_cv", pt.LaunchCV, maxCV))
+		add(upTo("noise.points.iter_cv", pt.IterCV, maxCV))
 	}
-	upTo("noise.outlier_max", p.Noise.OutlierMax, maxFactor)
-	upTo("noise.cold_start", p.Noise.ColdStart, maxFactor)
-	return first
+	add(upTo("noise.outlier_max", p.Noise.OutlierMax, maxFactor))
+	add(upTo("noise.cold_start", p.Noise.ColdStart, maxFactor))
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WithRanks returns a copy of the profile with n ranks (--ranks).

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -68,6 +69,9 @@ type launch struct {
 	usedTree bool
 }
 
+// maxIterations bounds -n and -w (a usage error, exit 2, above it).
+const maxIterations = 1_000_000
+
 // checkOptions applies nccl-tests' checks after parsing (common.cu main).
 // It returns false with the exit code when the test must stop.
 func (l *launch) checkOptions() (int, bool) {
@@ -92,6 +96,16 @@ func (l *launch) checkOptions() (int, bool) {
 	if o.deviceImpl > 0 && o.localRegister != 2 {
 		fmt.Fprintf(l.errw, "device implementation (-D > 0) requires enabling symmetric memory registration (-R 2)\n")
 		return 255, false
+	}
+	// nccl-tests takes any count; the simulator draws each timed
+	// iteration, so a huge -n would not fit in memory (nor -w in time).
+	if o.iters > maxIterations {
+		fmt.Fprintf(l.errw, "%s: -n %d: want at most %d iterations\n", programName, o.iters, maxIterations)
+		return 2, false
+	}
+	if o.warmup > maxIterations {
+		fmt.Fprintf(l.errw, "%s: -w %d: want at most %d warm-up iterations\n", programName, o.warmup, maxIterations)
+		return 2, false
 	}
 	if o.perIter != 0 && o.perIter != 1 {
 		fmt.Fprintf(l.errw, "per-iteration timing (-I) only supports 0=off or 1=on. Disabling.\n")
@@ -280,13 +294,15 @@ func (l *launch) jsonInit() {
 	j := &jsonWriter{}
 	l.json = j
 	j.startObject()
-	j.fields("version", 3, "start_time", now().Format("2006-01-02 15:04:05"))
+	j.key("version").int(3)
+	j.key("start_time").str(now().Format("2006-01-02 15:04:05"))
 	j.strList("args", append([]string{l.o.program()}, l.args...)...)
 	j.strList("env", l.environ...)
-	j.fields("nccl_version", nccl.VersionCode(l.p.NCCLVersion))
+	j.key("nccl_version").int(int64(nccl.VersionCode(l.p.NCCLVersion)))
 	// Not in nccl-tests: says that this document was simulated.
 	j.key(benchfmt.SimulatedJSONKey).startObject()
-	j.fields("profile", l.p.Name, "note", "SIMULATED, not a measurement")
+	j.key("profile").str(l.p.Name)
+	j.key("note").str("SIMULATED, not a measurement")
 	j.finish()
 }
 
@@ -362,10 +378,20 @@ func (l *launch) jsonConfig() {
 	if o.stepFactor > 1 {
 		stepKey, step = "step_factor", o.stepFactor
 	}
-	j.fields("nthreads", o.nThreads, "ngpus", o.nGpus, "minimum_bytes", o.minBytes, "maximum_bytes", o.maxBytes, stepKey, step,
-		"warmup_iters", o.warmup, "iterations", o.iters, "aggregated_iterations", o.agg, "validation", o.check, "graph", o.graph,
-		"blocking_collectives", o.blocking != 0, "per_iter_timing", o.perIter != 0, "per_iter_skip", o.perIterSkip,
-		"parallel_init", o.parallelInit != 0)
+	j.key("nthreads").int(int64(o.nThreads))
+	j.key("ngpus").int(int64(o.nGpus))
+	j.key("minimum_bytes").int(o.minBytes)
+	j.key("maximum_bytes").int(o.maxBytes)
+	j.key(stepKey).int(step)
+	j.key("warmup_iters").int(int64(o.warmup))
+	j.key("iterations").int(int64(o.iters))
+	j.key("aggregated_iterations").int(int64(o.agg))
+	j.key("validation").int(int64(o.check))
+	j.key("graph").int(int64(o.graph))
+	j.key("blocking_collectives").str(strconv.FormatBool(o.blocking != 0))
+	j.key("per_iter_timing").str(strconv.FormatBool(o.perIter != 0))
+	j.key("per_iter_skip").int(int64(o.perIterSkip))
+	j.key("parallel_init").str(strconv.FormatBool(o.parallelInit != 0))
 }
 
 // devices lists each rank's device, or fails like nccl-tests when more
@@ -388,7 +414,13 @@ func (l *launch) devices() (int, bool) {
 		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.hosts[r], 0, p.BusID, p.GPU)
 		if j := l.json; j != nil {
 			j.startObject()
-			j.fields("rank", r, "group", 0, "pid", l.ids[r].pid, "hostname", l.hosts[r], "device", 0, "device_hex", p.BusID, "device_info", p.GPU)
+			j.key("rank").int(int64(r))
+			j.key("group").int(0)
+			j.key("pid").int(int64(l.ids[r].pid))
+			j.key("hostname").str(l.hosts[r])
+			j.key("device").int(0)
+			j.key("device_hex").str(p.BusID)
+			j.key("device_info").str(p.GPU)
 			j.finish()
 		}
 	}
@@ -747,7 +779,11 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", root))
 	if j := l.json; j != nil {
 		j.startObject()
-		j.fields("size", bytes, "count", count, "type", typ, "redop", op, "root", fmt.Sprintf("%6d", root))
+		j.key("size").int(bytes)
+		j.key("count").int(count)
+		j.key("type").str(typ)
+		j.key("redop").str(op)
+		j.key("root").str(fmt.Sprintf("%6d", root))
 	}
 	c := l.tunerChoose(l.choose(bytes), bytes)
 	// NCCL's TUNING line prints the call's count times its element size:
@@ -758,7 +794,8 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	l.placeResult(c, bytes, count, key, 1)
 	fmt.Fprintf(w, "\n")
 	if j := l.json; j != nil {
-		j.fields("actual_iterations", o.iters, "experiment_name", "")
+		j.key("actual_iterations").int(int64(o.iters))
+		j.key("experiment_name").str("")
 		j.finish()
 	}
 	return outMean
@@ -808,15 +845,20 @@ func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float
 		fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
 	}
 	if j := l.json; j != nil {
-		timeKey, nwrong := "time", any(nil)
+		timeKey := "time"
 		if o.cputime != 0 {
 			timeKey = "cpu_time"
 		}
-		if check {
-			nwrong = float64(wrong)
-		}
 		j.key(placeKeys[place]).startObject()
-		j.fields(timeKey, mean, "alg_bw", algBW, "bus_bw", busBW, "nwrong", nwrong)
+		j.key(timeKey).double(mean)
+		j.key("alg_bw").double(algBW)
+		j.key("bus_bw").double(busBW)
+		j.key("nwrong")
+		if check {
+			j.double(float64(wrong))
+		} else {
+			j.null()
+		}
 		j.finish()
 	}
 	if o.perIter != 0 {
@@ -862,8 +904,15 @@ func (l *launch) perIter(samples []float64, bytes int64, key, place int) {
 		return
 	}
 	j.key(placeKeys[place] + "_per_iter").startObject()
-	j.fields("skipped_iterations", o.perIterSkip, "min_us", st.min, "max_us", st.max, "avg_us", st.avg, "p50_us", st.p50,
-		"p95_us", st.p95, "p99_us", st.p99, "stdev_us", st.stdev, "cv_pct", st.cvPct())
+	j.key("skipped_iterations").int(int64(o.perIterSkip))
+	j.key("min_us").double(st.min)
+	j.key("max_us").double(st.max)
+	j.key("avg_us").double(st.avg)
+	j.key("p50_us").double(st.p50)
+	j.key("p95_us").double(st.p95)
+	j.key("p99_us").double(st.p99)
+	j.key("stdev_us").double(st.stdev)
+	j.key("cv_pct").double(st.cvPct())
 	j.key("times_us").startList()
 	for _, t := range samples {
 		j.double(t)
@@ -922,14 +971,16 @@ func (l *launch) footer() bool {
 	fmt.Fprintf(w, "# Collective test concluded: %s\n", l.o.program())
 	if j := l.json; j != nil {
 		j.key("out_of_bounds").startObject()
-		j.fields("count", l.errors, "okay", l.errors == 0)
+		j.key("count").int(int64(l.errors))
+		j.key("okay").str(strconv.FormatBool(l.errors == 0))
 		j.finish()
-		var okay any = "unchecked"
+		okay := "unchecked"
 		if minBW != -1 {
-			okay = bw >= minBW*0.9
+			okay = strconv.FormatBool(bw >= minBW*0.9)
 		}
 		j.key("average_bus_bandwidth").startObject()
-		j.fields("bandwidth", bw, "okay", okay)
+		j.key("bandwidth").double(bw)
+		j.key("okay").str(okay)
 		j.finish()
 	}
 	if l.o.memory != 0 {

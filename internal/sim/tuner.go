@@ -11,19 +11,19 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// The simulated fabric honours NCCL_TUNER_PLUGIN and NCCL_TUNER_CONFIG_FILE
-// the way NCCL and NVIDIA's example tuner plugin do, so that the tuner
-// CSV's path runs without a GPU. NCCL_TUNER_PLUGIN names a simulated
-// plugin, a text file (TunerPluginFile) saying which NCCL source the
-// example plugin was built from. That decides what it exports (2.27.5+:
-// v4; 2.28–2.29: v5; 2.30+: v6 and v5) and whether it crashes: sources
-// before 2.30.3 index NCCL's cost table as float** where NCCL passes a 2-D
-// array, and every rank dies with SIGSEGV at the first call a row
-// matches. The profile's NCCL version decides what NCCL loads. A missing
-// path is NCCL's "Could not find" (its own tuner runs); a file that is not
-// a simulated plugin is refused (exit 2): a real library cannot be
-// simulated. The loaded plugin reads the CSV and picks rows as the
-// example does (loadConfig, tunerCall).
+// The simulated fabric honours NCCL_TUNER_PLUGIN and
+// NCCL_TUNER_CONFIG_FILE the way NCCL and NVIDIA's example tuner plugin
+// do, so that the tuner CSV's path runs without a GPU. NCCL_TUNER_PLUGIN
+// names a simulated plugin, a text file (TunerPluginFile) saying which
+// NCCL source the example plugin was built from. That decides what it
+// exports (2.27.5–2.27.x: v4; 2.28–2.29: v5; 2.30+: v6 and v5) and whether
+// it crashes: sources before 2.30.3 index NCCL's cost table as float**
+// where NCCL passes a 2-D array, and every rank dies with SIGSEGV at the
+// first call a row matches. The profile's NCCL version decides what NCCL
+// loads. A missing path is NCCL's "Could not find" (its own tuner runs); a
+// file that is not a simulated plugin is refused (exit 2): a real library
+// cannot be simulated. The loaded plugin reads the CSV and picks rows as
+// the example does (loadConfig, tunerCall).
 
 // TunerPluginHeader is the first line of a simulated tuner plugin file.
 const TunerPluginHeader = "# nccltune simulated tuner plugin"
