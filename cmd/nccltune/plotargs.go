@@ -166,8 +166,12 @@ func targetCurves(targets []plotTarget, byQuery map[string]*report.Study, o curv
 		for i, t := range targets {
 			args[i] = t.Arg
 		}
+		verb := "have"
+		if len(targets) == 1 {
+			verb = "has"
+		}
 		return nil, nil, fmt.Errorf("nothing to plot: %s %s no successful launch yet — run or resume the study first",
-			strings.Join(args, " "), map[bool]string{true: "has", false: "have"}[len(targets) == 1])
+			strings.Join(args, " "), verb)
 	}
 	return pick.curves, pick.studies, nil
 }
