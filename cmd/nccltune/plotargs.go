@@ -137,7 +137,10 @@ func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, err
 	default:
 		return nil, nil, vocab.UsageErrorf("--figure %s is not a figure of one study: use %s", kind, strings.Join(figureKinds[1:], ", "))
 	}
-	return fig, s, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return fig, s, nil
 }
 
 // targetCurves resolves the targets to curves, in the order named, each

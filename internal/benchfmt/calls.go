@@ -512,7 +512,9 @@ func (r *callReader) commID(proc, ptr string, depth int) string {
 	return id
 }
 
-// choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or NCCL_PROTO from the environment.
+// choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or
+// NCCL_PROTO from the environment. The names only come from the fixed list
+// here, never from the line.
 func choicesForcedBy(msg string) string {
 	for _, env := range []string{"NCCL_ALGO", "NCCL_PROTO"} {
 		if strings.HasPrefix(msg, env+" set by environment to ") {

@@ -585,8 +585,8 @@ func (p *textParser) parseMeasure(toks []string, perIter bool) (Measure, bool) {
 	return m, true
 }
 
-// measureFloat reads a bandwidth: "nan" or "inf" (nccl-tests' print of a
-// zero time) becomes 0 with a note, so results stay valid JSON.
+// measureFloat reads a bandwidth or i_cv%: "nan" or "inf" (nccl-tests'
+// print of a zero time) becomes 0 with a note, so results stay valid JSON.
 func (p *textParser) measureFloat(s string) (float64, bool) {
 	f, ok := parseMeasureFloat(s)
 	if !ok {

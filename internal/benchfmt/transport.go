@@ -263,10 +263,14 @@ func (t *transportLog) addConnection(msg string) {
 	}
 }
 
+// maxNetRoutes bounds the channel-to-NIC routes kept from one log (64
+// channels × 32 ranks × both ends).
+const maxNetRoutes = 4096
+
 // addNetRoute keeps which NIC the logging end of one NET connection line
 // drives the channel through; f are the fields before " via ".
 func (t *transportLog) addNetRoute(f []string, via string) {
-	if len(t.netRoutes) >= 4096 {
+	if len(t.netRoutes) >= maxNetRoutes {
 		return
 	}
 	side := "?"
