@@ -792,11 +792,3 @@ func isTimestampToken(s string) bool {
 // simProfileOf is a simulated output's profile name, escaped once here where
 // it is read, for every printer that names it (a control in it broke SVGs).
 func simProfileOf(name string) string { return safetext.Escape(strings.TrimSpace(name)) }
-
-// made is *m, made first if it is nil.
-func made[K comparable, V any](m *map[K]V) map[K]V {
-	if *m == nil {
-		*m = map[K]V{}
-	}
-	return *m
-}

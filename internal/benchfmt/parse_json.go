@@ -181,7 +181,10 @@ func (p *jsonParser) field(key string) bool {
 		return decodeAs(p, func(env []string) {
 			for _, kv := range env {
 				if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "NCCL_") {
-					made(&p.res.Env)[k] = v
+					if p.res.Env == nil {
+						p.res.Env = map[string]string{}
+					}
+					p.res.Env[k] = v
 				}
 			}
 		})
