@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"io"
 
 	"github.com/urfave/cli/v2"
@@ -99,9 +98,12 @@ func compareFresh(c *cli.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	a, errA := launchflags.ReadConfig(c, "env-a", lo.Spec.BaseEnv)
-	b, errB := launchflags.ReadConfig(c, "env-b", lo.Spec.BaseEnv)
-	if err := cmp.Or(errA, errB); err != nil {
+	a, err := launchflags.ReadConfig(c, "env-a", lo.Spec.BaseEnv)
+	if err != nil {
+		return err
+	}
+	b, err := launchflags.ReadConfig(c, "env-b", lo.Spec.BaseEnv)
+	if err != nil {
 		return err
 	}
 	if a.Key() == b.Key() {

@@ -95,9 +95,14 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 	if o.logFile != "" {
 		// A saved log is diagnosed as it is: only the base env (what the
 		// lane ran with) adds to it.
-		for _, f := range append(launchflags.Flags(), &cli.StringFlag{Name: "min"}, &cli.StringFlag{Name: "max"}) {
-			name := f.Names()[0]
-			if c.IsSet(name) && name != "base-env" && name != "base-env-file" || c.IsSet("env") {
+		var launchOnly []string
+		for _, f := range launchflags.Flags() {
+			if name := f.Names()[0]; name != "base-env" && name != "base-env-file" {
+				launchOnly = append(launchOnly, name)
+			}
+		}
+		for _, name := range append(launchOnly, "env", "min", "max") {
+			if c.IsSet(name) {
 				return o, vocab.UsageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
 			}
 		}

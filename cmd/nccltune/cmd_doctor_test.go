@@ -237,6 +237,7 @@ func TestDoctorUsageErrors(t *testing.T) {
 		{[]string{"doctor", "--log", doctorLog("spark4-throttled.json")}, "no nccl-tests output and no NCCL_DEBUG line"},
 		{[]string{"doctor", "--log", doctorLog("ar2_mps_info.txt"), "--sim", "spark4"}, "--sim only applies to a launch"},
 		{[]string{"doctor", "--log", doctorLog("ar2_mps_info.txt"), "--max", "1M"}, "--max only applies to a launch"},
+		{[]string{"doctor", "--log", doctorLog("ar2_mps_info.txt"), "--env", "NCCL_ALGO=Ring"}, "--env only applies to a launch"},
 		{[]string{"doctor", "--sim", "spark4", "--min", "4M", "--max", "1M"}, "--min/--max"},
 		{[]string{"doctor", "--sim", "spark4", "--link-gbps", "-5"}, "--link-gbps"},
 		{[]string{"doctor", "extra"}, "takes no arguments"},

@@ -89,7 +89,10 @@ func readGateFlags(c *cli.Context) (gateOptions, error) {
 		return gateOptions{}, vocab.UsageErrorf("--judge lower-bound needs at least %d launches for a one-sided 95 %% bound; raise --repeats to %d or judge on the median", need, need)
 	}
 	m, err := readMeasureFlags(c)
-	return gateOptions{measureOptions: m, thresholds: ths, basis: basis}, err
+	if err != nil {
+		return gateOptions{}, err
+	}
+	return gateOptions{measureOptions: m, thresholds: ths, basis: basis}, nil
 }
 
 func runGate(ctx context.Context, o gateOptions) error {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -112,7 +111,10 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 	so.Sampler, so.ConfirmLaunches = c.String("sampler"), c.Int("confirm")
 	so.AllowDisabled, so.GuardLaunches = c.Bool("allow-disabled-protocols"), c.Int("guard-launches")
 	so.Stats.MinEffect, so.Stats.Alpha = c.Float64("min-effect"), c.Float64("alpha")
-	if err := cmp.Or(checkFinite("alpha", so.Stats.Alpha), checkFinite("min-effect", so.Stats.MinEffect)); err != nil {
+	if err := checkFinite("alpha", so.Stats.Alpha); err != nil {
+		return o, err
+	}
+	if err := checkFinite("min-effect", so.Stats.MinEffect); err != nil {
 		return o, err
 	}
 	if so.Stats.Alpha <= 0 || so.Stats.Alpha >= 0.5 {

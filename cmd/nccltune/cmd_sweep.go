@@ -64,7 +64,10 @@ func readSweepFlags(c *cli.Context) (sweepOptions, error) {
 	if o.min, o.max, err = flagvalue.SizeRange(c); err != nil {
 		return sweepOptions{}, err
 	}
-	return o, checkRepeats(o.repeats)
+	if err := checkRepeats(o.repeats); err != nil {
+		return sweepOptions{}, err
+	}
+	return o, nil
 }
 
 func runSweep(ctx context.Context, o sweepOptions) error {

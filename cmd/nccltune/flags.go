@@ -19,7 +19,8 @@ import (
 )
 
 // measureOptions are what the commands that measure one config
-// repeatedly (sweep, gate) share.
+// repeatedly (sweep, gate) share; verify reads its launch flags and --env
+// through it too.
 type measureOptions struct {
 	cmdIO
 	launch  studyrun.LaunchSettings
@@ -41,7 +42,10 @@ func readMeasureFlags(c *cli.Context) (measureOptions, error) {
 		return measureOptions{}, err
 	}
 	path, err := dbPath(c)
-	return measureOptions{cmdIO: ioOf(c, path), launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup")}, err
+	if err != nil {
+		return measureOptions{}, err
+	}
+	return measureOptions{cmdIO: ioOf(c, path), launch: lo, config: cfg, repeats: c.Int("repeats"), warmup: !c.Bool("no-warmup")}, nil
 }
 
 func checkRepeats(n int) error {
@@ -118,8 +122,10 @@ func namingFlags() []cli.Flag {
 
 func readNaming(c *cli.Context) (studyNaming, error) {
 	n := studyNaming{name: c.String("name")}
-	if err := store.CheckName(n.name); n.name != "" && err != nil {
-		return n, vocab.UsageError(fmt.Errorf("--name: %w", err))
+	if n.name != "" {
+		if err := store.CheckName(n.name); err != nil {
+			return n, vocab.UsageError(fmt.Errorf("--name: %w", err))
+		}
 	}
 	for _, kv := range flagvalue.Items(c, "label") {
 		k, v, _ := strings.Cut(kv, "=")

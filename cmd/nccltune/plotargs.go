@@ -137,7 +137,10 @@ func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, err
 	default:
 		return nil, nil, vocab.UsageErrorf("--figure %s is not a figure of one study: use %s", kind, strings.Join(figureKinds[1:], ", "))
 	}
-	return fig, s, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return fig, s, nil
 }
 
 // targetCurves resolves the targets to curves, in the order named, each
@@ -166,8 +169,12 @@ func targetCurves(targets []plotTarget, byQuery map[string]*report.Study, o curv
 		for i, t := range targets {
 			args[i] = t.Arg
 		}
+		verb := "have"
+		if len(targets) == 1 {
+			verb = "has"
+		}
 		return nil, nil, fmt.Errorf("nothing to plot: %s %s no successful launch yet — run or resume the study first",
-			strings.Join(args, " "), map[bool]string{true: "has", false: "have"}[len(targets) == 1])
+			strings.Join(args, " "), verb)
 	}
 	return pick.curves, pick.studies, nil
 }

@@ -144,7 +144,10 @@ func parseCallLog(data []byte) (*CallLog, error) {
 		// that line alive, not the whole input.
 		line := string(bytes.TrimRight(bytes.TrimSuffix(raw, []byte("\n")), "\r"))
 		// A log collector may colour the lines (SGR only; other escapes stay).
-		line = colourSeq.ReplaceAllString(line, "")
+		// Most lines have none: skip the regexp for them.
+		if strings.Contains(line, "\x1b[") {
+			line = colourSeq.ReplaceAllString(line, "")
+		}
 		content, log, _ := r.log.read(line)
 		// Processes that share one stdout write it in blocks, so a line
 		// cut short can have another process's whole line after it: that
@@ -509,7 +512,9 @@ func (r *callReader) commID(proc, ptr string, depth int) string {
 	return id
 }
 
-// choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or NCCL_PROTO from the environment.
+// choicesForcedBy says whether an NCCL log line sets NCCL_ALGO or
+// NCCL_PROTO from the environment. The names only come from the fixed list
+// here, never from the line.
 func choicesForcedBy(msg string) string {
 	for _, env := range []string{"NCCL_ALGO", "NCCL_PROTO"} {
 		if strings.HasPrefix(msg, env+" set by environment to ") {

@@ -59,10 +59,16 @@ func (b *factsBuilder) add(host, level, msg string) {
 	case strings.HasPrefix(msg, "NCCL version "):
 		b.f.NCCLVersion = cmp.Or(b.f.NCCLVersion, ncclVersionFromLog(strings.TrimPrefix(msg, "NCCL version ")))
 	case strings.HasPrefix(msg, "comm ") && strings.Contains(msg, " nNodes "):
-		b.f.NRanks = cmp.Or(b.f.NRanks, max(intAfter(msg, " nRanks "), 0))
-		b.f.NNodes = cmp.Or(b.f.NNodes, max(intAfter(msg, " nNodes "), 0))
+		if n := intAfter(msg, " nRanks "); n > 0 && b.f.NRanks == 0 {
+			b.f.NRanks = n
+		}
+		if n := intAfter(msg, " nNodes "); n > 0 && b.f.NNodes == 0 {
+			b.f.NNodes = n
+		}
 	case strings.HasPrefix(msg, "ncclCommInitRank"):
-		b.f.NRanks = cmp.Or(b.f.NRanks, max(intAfter(msg, " nranks "), 0))
+		if n := intAfter(msg, " nranks "); n > 0 && b.f.NRanks == 0 {
+			b.f.NRanks = n
+		}
 	case strings.HasPrefix(msg, "Using network "):
 		b.f.Transport = cmp.Or(b.f.Transport, strings.TrimSpace(strings.TrimPrefix(msg, "Using network ")))
 	case strings.HasPrefix(msg, "NET/") && strings.Contains(msg, " : Using"):
@@ -98,7 +104,7 @@ func (b *factsBuilder) add(host, level, msg string) {
 
 // ncclVersionFromLog turns "2.28.3+cuda13.0" into "2.28.3".
 func ncclVersionFromLog(s string) string {
-	s = valueAfter(strings.TrimSpace(s), "", "+ ")
+	s = upTo(strings.TrimSpace(s), "+ ")
 	if s == "" || strings.Trim(s, "0123456789.") != "" {
 		return ""
 	}
@@ -172,7 +178,10 @@ func (b *factsBuilder) addChoice(msg string) {
 	if b.choiceSeen[key] {
 		return
 	}
-	made(&b.choiceSeen)[key] = true
+	if b.choiceSeen == nil {
+		b.choiceSeen = map[choiceKey]bool{}
+	}
+	b.choiceSeen[key] = true
 	b.f.Choices = append(b.f.Choices, c)
 }
 

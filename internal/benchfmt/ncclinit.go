@@ -79,7 +79,10 @@ func (b *initBuilder) add(host, level, msg string) {
 		}
 		if isWord(name) {
 			if _, dup := fl.Env[name]; !dup {
-				made(&fl.Env)[name] = strings.TrimSpace(value)
+				if fl.Env == nil {
+					fl.Env = map[string]string{}
+				}
+				fl.Env[name] = strings.TrimSpace(value)
 			}
 		}
 	case strings.HasPrefix(msg, "Failed to initialize NET plugin IB"):
@@ -95,7 +98,10 @@ func (b *initBuilder) add(host, level, msg string) {
 		_, rest, _ := strings.Cut(msg, " via NET/")
 		_, dev, _ := strings.Cut(rest, "/")
 		if n := intAfter("/"+dev, "/"); n >= 0 && n < 4096 {
-			made(&b.devs)[n] = true
+			if b.devs == nil {
+				b.devs = map[int]bool{}
+			}
+			b.devs[n] = true
 		}
 	case strings.HasPrefix(msg, "ncclCommInitRank") && strings.HasSuffix(msg, "Init START"):
 		fl.InitStarts++

@@ -11,8 +11,10 @@ import (
 // error status. The forms, from NCCL's net_ib source:
 //
 //	NET/IB : Got async event : port error                                (NCCL ≤ 2.20)
-//	NET/IB : mlx5_1:1 Got async error event: port error                  (2.21–2.27)
+//	NET/IB : mlx5_1:1 Got async event : port error                       (2.21–2.22)
+//	NET/IB : mlx5_1:1 Got async error event: port error                  (2.23–2.27)
 //	NET/IB : mlx5_1:1 Got non-fatal async event: port error(10)          (2.28+)
+//	NET/IB : mlx5_1:1 async fatal event: local catastrophic error        (2.23+)
 //	NET/IB : mlx5_1:1 async fatal event on QP (0x…)[ qpn=…]: local work queue catastrophic error
 //	NET/IB : Got completion from peer 10.0.0.2<4242> with error 12, opcode 0, …   (≤ 2.20)
 //	NET/IB: Got completion from peer … with status=12 opcode=0 … hca mlx5_1      (2.23–2.27)

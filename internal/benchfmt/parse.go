@@ -585,8 +585,8 @@ func (p *textParser) parseMeasure(toks []string, perIter bool) (Measure, bool) {
 	return m, true
 }
 
-// measureFloat reads a bandwidth: "nan" or "inf" (nccl-tests' print of a
-// zero time) becomes 0 with a note, so results stay valid JSON.
+// measureFloat reads a bandwidth or i_cv%: "nan" or "inf" (nccl-tests'
+// print of a zero time) becomes 0 with a note, so results stay valid JSON.
 func (p *textParser) measureFloat(s string) (float64, bool) {
 	f, ok := parseMeasureFloat(s)
 	if !ok {
@@ -792,11 +792,3 @@ func isTimestampToken(s string) bool {
 // simProfileOf is a simulated output's profile name, escaped once here where
 // it is read, for every printer that names it (a control in it broke SVGs).
 func simProfileOf(name string) string { return safetext.Escape(strings.TrimSpace(name)) }
-
-// made is *m, made first if it is nil.
-func made[K comparable, V any](m *map[K]V) map[K]V {
-	if *m == nil {
-		*m = map[K]V{}
-	}
-	return *m
-}

@@ -9,14 +9,17 @@ import (
 // own failure lines, and MPI's, Hydra's and Slurm's error lines. (Open
 // MPI's and Hydra's multi-line blocks are gathered by the parser.)
 func isFailureLine(t string) bool {
-	has := func(f func(string, string) bool, subs ...string) bool {
-		return slices.ContainsFunc(subs, func(s string) bool { return f(t, s) })
+	switch {
+	case strings.Contains(t, "Test NCCL failure"), strings.Contains(t, "Test CUDA failure"),
+		strings.Contains(t, ": Test timeout ("), strings.Contains(t, "Fatal error in "),
+		strings.Contains(t, "*** An error occurred in "), strings.Contains(t, "*** Process received signal ***"):
+		return true
+	case strings.HasPrefix(t, "srun: error:"), strings.HasPrefix(t, "slurmstepd: error:"),
+		strings.HasPrefix(t, "srun: Job step aborted"), strings.HasPrefix(t, "[mpiexec@"),
+		strings.HasPrefix(t, "[proxy:"), strings.HasPrefix(t, "Invalid number of GPUs"):
+		return true
 	}
-	return has(strings.Contains, "Test NCCL failure", "Test CUDA failure", ": Test timeout (", "Fatal error in ",
-		"*** An error occurred in ", "*** Process received signal ***") ||
-		has(strings.HasPrefix, "srun: error:", "slurmstepd: error:", "srun: Job step aborted", "[mpiexec@", "[proxy:",
-			"Invalid number of GPUs") ||
-		strings.HasPrefix(t, "Abort(") && strings.Contains(t, " on node ") ||
+	return strings.HasPrefix(t, "Abort(") && strings.Contains(t, " on node ") ||
 		strings.HasSuffix(t, ": command not found")
 }
 

@@ -181,7 +181,7 @@ func (t *transportLog) add(host, msg string) {
 		if r := intAfter(msg, " rank "); r >= 0 {
 			p := t.place(r, host)
 			_, id, _ := strings.Cut(msg, " busId ")
-			if f := valueAfter(strings.TrimLeft(id, " "), "", " \t"); f != "" {
+			if f := upTo(strings.TrimLeft(id, " "), " \t"); f != "" {
 				p.BusID = strings.ToLower(f)
 			}
 		}
@@ -204,7 +204,10 @@ func (t *transportLog) place(rank int, host string) *RankPlace {
 	p := t.places[rank]
 	if p == nil {
 		p = &RankPlace{Rank: rank}
-		made(&t.places)[rank] = p
+		if t.places == nil {
+			t.places = map[int]*RankPlace{}
+		}
+		t.places[rank] = p
 	}
 	if p.Host == "" {
 		p.Host = host
@@ -263,17 +266,24 @@ func (t *transportLog) addConnection(msg string) {
 	}
 }
 
+// maxNetRoutes bounds the channel-to-NIC routes kept from one log (64
+// channels × 32 ranks × both ends).
+const maxNetRoutes = 4096
+
 // addNetRoute keeps which NIC the logging end of one NET connection line
 // drives the channel through; f are the fields before " via ".
 func (t *transportLog) addNetRoute(f []string, via string) {
-	if len(t.netRoutes) >= 4096 {
+	if len(t.netRoutes) >= maxNetRoutes {
 		return
 	}
 	side := "?"
 	if len(f) > 6 {
 		side = strings.Trim(f[6], "[]")
 	}
-	made(&t.netRoutes)[NetRoute(f[1], f[3], f[5], side, via)] = true
+	if t.netRoutes == nil {
+		t.netRoutes = map[string]bool{}
+	}
+	t.netRoutes[NetRoute(f[1], f[3], f[5], side, via)] = true
 }
 
 // NetRoute is one channel-to-NIC route as Facts.NetRoutes keeps it: "00/0
@@ -318,7 +328,10 @@ func (t *transportLog) addTopoPaths(host, msg string) {
 			if to == "" || to == fromID {
 				continue
 			}
-			made(&t.gpuLinks)[gpuPair{host, fromID, to}] = typ
+			if t.gpuLinks == nil {
+				t.gpuLinks = map[gpuPair]string{}
+			}
+			t.gpuLinks[gpuPair{host, fromID, to}] = typ
 			t.nvlink = t.nvlink || typ == "NVL"
 		case strings.HasPrefix(node, "NVS/") && typ == "NVL":
 			t.nvlink = true
@@ -409,10 +422,12 @@ func (t *transportLog) routes(paths []Path) []Route {
 		sort.Ints(r.Ranks)
 		switch s := scopes[k]; {
 		case s[""]:
-		case len(s) == 2:
+		case s[ScopeWithinHost] && s[ScopeBetweenHosts]:
 			r.Scope = ScopeBoth
-		default:
-			r.Scope = slices.Collect(maps.Keys(s))[0]
+		case s[ScopeWithinHost]:
+			r.Scope = ScopeWithinHost
+		case s[ScopeBetweenHosts]:
+			r.Scope = ScopeBetweenHosts
 		}
 		if l := links[k]; len(l) > 0 && !l[""] {
 			names := slices.Sorted(maps.Keys(l))
@@ -423,10 +438,21 @@ func (t *transportLog) routes(paths []Path) []Route {
 		}
 		out = append(out, *r)
 	}
-	// P2P before SHM before the network before the rest.
-	kindOrder := func(kind string) uint { return uint(slices.Index([]string{KindP2P, KindSHM, KindNET}, kind)) }
 	sort.SliceStable(out, func(i, j int) bool { return kindOrder(out[i].Kind) < kindOrder(out[j].Kind) })
 	return out
+}
+
+// kindOrder puts P2P before SHM before the network before the rest.
+func kindOrder(kind string) int {
+	switch kind {
+	case KindP2P:
+		return 0
+	case KindSHM:
+		return 1
+	case KindNET:
+		return 2
+	}
+	return 3
 }
 
 // p2pLink names the physical link between two ranks' GPUs; "" when the log does not show it.

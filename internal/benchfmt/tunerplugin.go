@@ -139,7 +139,10 @@ func (b *tunerLog) example(proc, msg string) {
 	case strings.HasPrefix(msg, "Loaded config: "):
 		row := strings.TrimPrefix(msg, "Loaded config: ")
 		if !b.rows[row] {
-			made(&b.rows)[row] = true
+			if b.rows == nil {
+				b.rows = map[string]bool{}
+			}
+			b.rows[row] = true
 			b.t.Rows = append(b.t.Rows, row)
 		}
 	case strings.HasPrefix(msg, "Loaded ") && strings.Contains(msg, " tuning configurations from "):
@@ -182,7 +185,10 @@ func (b *tunerLog) call(proc string) *tunerPending {
 	p := b.pending[proc]
 	if p == nil || p.done {
 		p = &tunerPending{}
-		made(&b.pending)[proc] = p
+		if b.pending == nil {
+			b.pending = map[string]*tunerPending{}
+		}
+		b.pending[proc] = p
 	}
 	return p
 }
@@ -202,7 +208,10 @@ func (b *tunerLog) choice(proc, msg string) {
 	i, ok := b.calls[key]
 	if !ok {
 		i = len(b.t.Calls)
-		made(&b.calls)[key] = i
+		if b.calls == nil {
+			b.calls = map[choiceKey]int{}
+		}
+		b.calls[key] = i
 		b.t.Calls = append(b.t.Calls, TunerCall{Collective: key.coll, Bytes: key.bytes})
 	}
 	call := &b.t.Calls[i]
@@ -287,8 +296,13 @@ func (b *tunerLog) result() *TunerPlugin {
 // valueAfter is the text after key in s up to the first of stops; "" without key.
 func valueAfter(s, key, stops string) string {
 	_, rest, _ := strings.Cut(s, key)
-	if j := strings.IndexAny(rest, stops); j >= 0 {
-		rest = rest[:j]
+	return upTo(rest, stops)
+}
+
+// upTo is s up to the first of stops; all of s without one.
+func upTo(s, stops string) string {
+	if j := strings.IndexAny(s, stops); j >= 0 {
+		return s[:j]
 	}
-	return rest
+	return s
 }

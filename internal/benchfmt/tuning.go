@@ -67,7 +67,10 @@ func (t *tuningTable) add(msg string) bool {
 		}
 		algo, proto := t.algos[col/perAlgo], t.protos[col]
 		if t.bw[name] == nil {
-			made(&t.bw)[name] = map[string]map[string]float64{}
+			if t.bw == nil {
+				t.bw = map[string]map[string]map[string]float64{}
+			}
+			t.bw[name] = map[string]map[string]float64{}
 		}
 		if t.bw[name][algo] == nil {
 			t.bw[name][algo] = map[string]float64{}

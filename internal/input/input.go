@@ -65,6 +65,10 @@ func ReadFile(ctx context.Context, name string, stdin io.Reader, limit int64) ([
 			return
 		}
 		defer f.Close()
+		// Close on cancel too: a FIFO whose writer never writes would
+		// otherwise hold the fd and this goroutine for good.
+		stop := context.AfterFunc(ctx, func() { f.Close() })
+		defer stop()
 		data, err := io.ReadAll(&ctxReader{ctx: ctx, r: io.LimitReader(f, limit+1)})
 		ch <- result{data, err}
 	}()

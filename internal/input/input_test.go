@@ -65,6 +65,54 @@ func TestReadFileStopsOnCancel(t *testing.T) {
 	}
 }
 
+// TestReadFileClosesOnCancel: a FIFO whose writer opens it and never
+// writes; once the context is cancelled, ReadFile's fd on it is closed.
+func TestReadFileClosesOnCancel(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip(err)
+	}
+	// The fds of this process open on fifo.
+	opened := func() int {
+		n := 0
+		entries, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range entries {
+			if dest, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); dest == fifo {
+				n++
+			}
+		}
+		return n
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadFile(ctx, fifo, nil, 1<<20)
+		done <- err
+	}()
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for the reader
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for deadline := time.Now().Add(5 * time.Second); opened() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d fds on the FIFO, want the reader's and the writer's", opened())
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("ReadFile: %v, want context.Canceled", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); opened() > 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reader's fd on the FIFO is still open after cancel")
+		}
+	}
+}
+
 // TestReadSaved checks parse's refusals: what the user can fix is a usage
 // error naming the file, Ctrl-C is an interruption.
 func TestReadSaved(t *testing.T) {

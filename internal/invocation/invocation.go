@@ -45,7 +45,8 @@ func commandFor(exe, wd string, cacheDirs []string) string {
 }
 
 // BuiltByGoRun reports whether exe lies under one of cacheDirs, where go
-// run leaves the binaries it builds.
+// run leaves the binaries it builds: a temporary go-build directory, or
+// the build cache (Go 1.24 and later cache them there).
 func BuiltByGoRun(exe string, cacheDirs []string) bool {
 	if exe == "" || strings.HasSuffix(exe, ".test") {
 		return false // go test's binaries are no user's nccltune

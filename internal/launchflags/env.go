@@ -2,7 +2,6 @@ package launchflags
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -184,7 +183,10 @@ func BaselineFlags() []cli.Flag {
 		&flagvalue.List{GenericFlag: cli.GenericFlag{Name: "baseline-env",
 			Usage: "your current setting `K=V` of a tunable NCCL knob (NCCL_PROTO=^LL128), repeatable: the study compares with these settings instead of NCCL's defaults, starts its search from them, and recommends a change to them",
 			Value: &flagvalue.KV{Flag: "baseline-env", KeepSpace: true, Check: func(it string) error {
-				return cmp.Or(baselineKnob(it), flagvalue.KnobItem("baseline-env")(it))
+				if err := baselineKnob(it); err != nil {
+					return err
+				}
+				return flagvalue.KnobItem("baseline-env")(it)
 			}}}},
 		&cli.StringFlag{Name: "baseline-env-file",
 			Usage: "`FILE` of K=V lines read before --baseline-env, as docker's --env-file reads it, e.g. the env file a serving lane deploys"},

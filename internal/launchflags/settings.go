@@ -121,8 +121,9 @@ func Args(study *store.Study) []string {
 			add("--prefix", strings.Join(ls.Prefix, " "))
 		}
 		if r := ls.Run; r != nil {
-			opt("--iters", intOrBlank(r.Iters))
-			opt("--warmup", intOrBlank(r.Warmup))
+			// Only a positive count was ever given: a negative one stored is none.
+			opt("--iters", intOrBlank(max(r.Iters, 0)))
+			opt("--warmup", intOrBlank(max(r.Warmup, 0)))
 			opt("--mpi-flavor", r.MPIFlavor)
 			opt("--mpirun", r.MPIRun)
 			opt("--torch-script", r.TorchScript)

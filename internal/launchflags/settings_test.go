@@ -35,6 +35,16 @@ func TestLaunchDifferencesTorchScript(t *testing.T) {
 	}
 }
 
+// TestArgsNegativeCounts: a negative --iters or --warmup in a stored
+// study is not written back (only a positive count is a setting).
+func TestArgsNegativeCounts(t *testing.T) {
+	study := &store.Study{Name: "s1", Launch: store.LaunchSettings{Launcher: "local",
+		Run: &store.RunSettings{Iters: -3, Warmup: -1}}}
+	if args := strings.Join(Args(study), " "); strings.Contains(args, "--iters") || strings.Contains(args, "--warmup") {
+		t.Errorf("Args = %q, want no --iters or --warmup", args)
+	}
+}
+
 // TestArgsRoundTrip: the flags Args writes for a study, read back, give
 // the study's own launch settings (no differences), for real hardware
 // and the simulated fabric.

@@ -29,7 +29,8 @@ const (
 )
 
 // IsHolderRecord reports whether b is what a writer records in a
-// database's lock file while it writes: one JSON object with a pid.
+// database's lock file while it writes: one JSON object with a pid
+// (fields a later nccltune may add are allowed).
 func IsHolderRecord(b []byte) bool {
 	if len(b) > maxHolderRecord {
 		return false

@@ -38,7 +38,9 @@ func Escape(s string) string {
 }
 
 // Shows reports whether r is written as itself: a printable character or
-// the space (unicode.IsPrint, as strconv.Quote decides).
+// the space (unicode.IsPrint, as strconv.Quote decides). It is the rule for
+// a check that refuses text (store's labels): U+2028 and bidi controls are
+// no controls to unicode.IsControl.
 func Shows(r rune) bool { return r == ' ' || unicode.IsPrint(r) }
 
 // CommentLine is the one way nccltune writes a comment line into a file

@@ -138,7 +138,8 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 var groups = [][]string{{"band", "op", "part", "calls", "chose"}}
 
 // generatedKeys are the keys a file written by nccltune workload may
-// hold: nothing that decides what runs or how.
+// hold: the workload (calls, chose) and part, which files written before
+// issue 40 hold; nothing that decides what runs or how.
 var generatedKeys = map[string]bool{"calls": true, "part": true, "chose": true}
 
 // checkGenerated reports whether the file carries the mark of one written
@@ -208,7 +209,10 @@ func configValues(v *yaml.Node, repeatable bool) ([]string, error) {
 			return nil, errors.New("no value; give one or leave the key out")
 		}
 		val, err := scalarValue(v)
-		return []string{val}, err
+		if err != nil {
+			return nil, err
+		}
+		return []string{val}, nil
 	case yaml.SequenceNode:
 		if !repeatable {
 			return nil, errors.New("takes one value, not a list")

@@ -104,7 +104,8 @@ const (
 	EndingNoCandidate = "no-candidate"
 	// EndingInterrupted: cancelled before a decision.
 	EndingInterrupted = "interrupted"
-	// EndingSwitchesOnDisabled: it enables what NCCL's defaults disabled.
+	// EndingSwitchesOnDisabled: it enables what NCCL's defaults disabled
+	// and the user did not allow it.
 	EndingSwitchesOnDisabled = "switches-on-disabled"
 	// EndingSameAsBaseline: the best candidate, no-op knobs dropped, is
 	// the baseline itself.

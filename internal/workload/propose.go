@@ -151,7 +151,6 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 		return p, fmt.Errorf("the %d-rank communicators hold no call nccl-tests can measure", nranks)
 	}
 	opIndex := func(o nccl.Op) int { return slices.Index(nccl.Ops, o) }
-	var held float64
 	for k, c := range pooled {
 		if ch, ok := chose[k]; ok && !mixed[k] && s.ChoicesForced == "" {
 			c.Chose = ch.String()
@@ -159,13 +158,16 @@ func propose(s *Summary, opt Options) (Proposal, error) {
 		c.Spec = fmt.Sprintf("%s:%d:%d", c.Op, c.Bytes, c.Calls)
 		c.At = nccl.FormatSize(BinOf(c.Bytes))
 		c.Share = weightOf(c.Calls, c.TimeUS) / total
-		held += c.Share
 		p.Calls = append(p.Calls, *c)
 	}
 	slices.SortFunc(p.Calls, func(a, b Call) int {
 		return cmp.Or(cmp.Compare(opIndex(a.Op), opIndex(b.Op)), cmp.Compare(a.Bytes, b.Bytes))
 	})
-	p.Coverage = held
+	// Summed in the calls' order, not the map's: the same log gives the
+	// same coverage, to the last bit.
+	for _, c := range p.Calls {
+		p.Coverage += c.Share
+	}
 	w, err := readCalls(p.Calls)
 	if err != nil {
 		return p, err

@@ -120,11 +120,13 @@ type Size struct {
 	Proto string `json:"proto,omitempty"`
 }
 
-// BinOf is the power of two nearest to size on a log scale.
+// BinOf is the power of two nearest to size on a log scale. nccl.ParseCall
+// measures a call at the same power of two, by the same rule.
 func BinOf(size int64) int64 { return nccl.NearestPowerOfTwo(size) }
 
 // BinRange is the sizes BinOf counts at bin: lo ≤ size ≤ hi, found by
-// asking BinOf itself, never a second copy of its rule.
+// asking BinOf itself, never a second copy of its rule (the tuner CSV
+// gives a size measured at bin to every size counted there).
 func BinRange(bin int64) (lo, hi int64) {
 	lo = int64(sort.Search(math.MaxInt64, func(s int) bool { return BinOf(int64(s)) >= bin }))
 	next := sort.Search(math.MaxInt64, func(s int) bool { return BinOf(int64(s)) > bin })
@@ -208,14 +210,17 @@ func eachCall(inputs []Input) iter.Seq[benchfmt.Call] {
 	}
 }
 
-// seqKey is a collective's place in its communicator (per function, as Inspector numbers).
+// seqKey is a collective's place in its communicator: Inspector numbers
+// each function's calls apart, a COLL log all in one sequence: with the
+// function both are unique.
 type seqKey struct {
 	function string
 	seq      int64
 }
 
 // streamKey is one rank's view of one communicator: a COLL log's process
-// and comm pointer, or Inspector's process, communicator id and rank count.
+// and comm pointer, or Inspector's process, communicator id and rank count
+// (nranks so that a TP group beside the world communicator stays apart).
 type streamKey struct {
 	process, ptr, id string
 	nranks           int

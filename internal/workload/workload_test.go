@@ -788,3 +788,26 @@ func TestSummarizeSplitsOfOneColour(t *testing.T) {
 		t.Errorf("proposal %s", got)
 	}
 }
+
+// TestProposalCoverageIsDeterministic: the same summary gives the same
+// coverage to the last bit, whatever order the pooled calls come in.
+func TestProposalCoverageIsDeterministic(t *testing.T) {
+	var sizes []Size
+	for i, n := range []int64{3, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43} {
+		sizes = append(sizes, Size{Bytes: int64(1024 << i), Calls: n})
+	}
+	s := &Summary{Communicators: []Communicator{{ID: "c", NRanks: 4, Calls: 274,
+		Ops: []Op{{Op: nccl.AllReduce, Calls: 274, Histogram: []Bin{{Sizes: sizes}}}}}}}
+	var first uint64
+	for i := range 20 {
+		p, err := propose(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bits := math.Float64bits(p.Coverage); i == 0 {
+			first = bits
+		} else if bits != first {
+			t.Fatalf("run %d: coverage %v, run 0: %v", i, p.Coverage, math.Float64frombits(first))
+		}
+	}
+}

@@ -21,8 +21,8 @@ import (
 //	chose: ["all_reduce:10240:ring:ll", "all_reduce:2048000:ring:simple", …]
 //
 // The mark comes first, before any text from the input: the config reader
-// then takes only calls from the file, so what a log says can never choose
-// what runs. path is where it is written ("" when not known).
+// then takes only the workload keys (calls, chose; part in files written
+// before issue 40), so what a log says can never choose what runs. path is where it is written ("" when not known).
 func (s *Summary) ConfigYAML(now time.Time, path string) []byte {
 	p := s.Proposal
 	var b strings.Builder
