@@ -204,7 +204,11 @@ func fabricLine(f store.Platform) string {
 		parts = append(parts, "transport "+f.Transport)
 	}
 	if f.GDR != nil {
-		parts = append(parts, map[bool]string{true: "GDR on", false: "GDR off"}[*f.GDR])
+		gdr := "GDR off"
+		if *f.GDR {
+			gdr = "GDR on"
+		}
+		parts = append(parts, gdr)
 	}
 	return "fabric: " + strings.Join(parts, ", ")
 }

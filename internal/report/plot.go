@@ -461,8 +461,11 @@ func (f Figure) highlight(cv *canvas, i int, xys, lo, hi plotter.XYs) (drawnCurv
 }
 
 func (f Figure) caption(timeAxis bool) []string {
-	caption := []string{"Lines: per size, the median over launches of each launch's median time" +
-		map[bool]string{true: " (µs; lower is faster).", false: ", as bus bandwidth (nccl-tests' busbw; higher is faster)."}[timeAxis]}
+	unit := ", as bus bandwidth (nccl-tests' busbw; higher is faster)."
+	if timeAxis {
+		unit = " (µs; lower is faster)."
+	}
+	caption := []string{"Lines: per size, the median over launches of each launch's median time" + unit}
 	caption = append(caption, "Shading around a line: the 95% confidence interval of that median, or the min–max of the launches when there are fewer than 6 (each legend entry says which).")
 	if slices.ContainsFunc(f.Curves, Curve.Exploration) {
 		caption = append(caption, "Thin dotted lines with rings: exploration launches, drawn for context only; the verdict and the tables use the confirmation launches.")

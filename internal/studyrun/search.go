@@ -125,9 +125,11 @@ func (r *SearchRun) resume(o SearchOptions) error {
 		return vocab.UsageErrorf("study %s is finished; see nccltune show %s", study.Name, study.Name)
 	}
 	if study.Simulated != o.Launch.Simulated {
-		return vocab.UsageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name,
-			map[bool]string{true: "the simulated fabric", false: "real hardware"}[study.Simulated],
-			map[bool]string{true: "--sim " + study.Launch.SimProfile, false: "without --sim"}[study.Simulated])
+		ran, how := "real hardware", "without --sim"
+		if study.Simulated {
+			ran, how = "the simulated fabric", "--sim "+study.Launch.SimProfile
+		}
+		return vocab.UsageErrorf("study %s ran on %s; resume it the same way (%s)", study.Name, ran, how)
 	}
 	if o.CheckResume != nil {
 		if err := o.CheckResume(study); err != nil {

@@ -41,8 +41,11 @@ func PlanVerify(st *store.Store, o VerifyOptions) (AB, error) {
 		return AB{}, vocab.Mark(vocab.ErrUsage, err)
 	}
 	if orig.Simulated != o.Launch.Simulated {
-		return AB{}, vocab.UsageErrorf("study %s ran on %s; verify it the same way", orig.Name,
-			map[bool]string{true: "the simulated fabric (--sim " + orig.Launch.SimProfile + ")", false: "real hardware (without --sim)"}[orig.Simulated])
+		ran := "real hardware (without --sim)"
+		if orig.Simulated {
+			ran = "the simulated fabric (--sim " + orig.Launch.SimProfile + ")"
+		}
+		return AB{}, vocab.UsageErrorf("study %s ran on %s; verify it the same way", orig.Name, ran)
 	}
 	// The study's alpha sets the fewest launches that can reach a verdict:
 	// refused before anything is launched.

@@ -101,6 +101,10 @@ func printOpComparison(w io.Writer, o report.OpComparison) {
 	if math.IsNaN(band.Speedup) {
 		return
 	}
+	verdict := ""
+	if !band.Significant {
+		verdict = ": no significant difference"
+	}
 	fmt.Fprintf(w, "over these sizes: B is %s as fast as A (%s), p=%.3g%s\n", stored.SpeedupText(band.Speedup, [2]float64{store.FiniteOr(band.Lo, 0), store.FiniteOr(band.Hi, 0)}),
-		band.CILevel.Label(), store.FiniteOr(band.P, 1), map[bool]string{true: "", false: ": no significant difference"}[band.Significant])
+		band.CILevel.Label(), store.FiniteOr(band.P, 1), verdict)
 }
