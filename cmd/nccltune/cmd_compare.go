@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 
 	"github.com/urfave/cli/v2"
@@ -70,76 +71,106 @@ Examples:
 			jsonFlag(),
 		}, append(namingFlags(), launchflags.Flags()...)...),
 		Action: func(c *cli.Context) error {
-			path, err := dbPath(c)
+			o, err := readCompare(c)
 			if err != nil {
 				return err
 			}
-			switch {
-			case c.NArg() == 2:
-				for _, f := range []string{"env-a", "env-b", "band", "part", "guard-ops", "guard-launches", "launches"} {
-					if c.IsSet(f) {
-						return vocab.UsageErrorf("compare STUDY-A STUDY-B compares stored launches; --%s is for a fresh comparison (without studies)", f)
-					}
-				}
-				if path, err = reviewDBPath(c); err != nil { // only read
-					return err
-				}
-				return compareStudies(c.App.Writer, path, c.Args().Get(0), c.Args().Get(1), c.Bool("json"))
-			case c.NArg() != 0:
-				return vocab.UsageErrorf("compare takes two studies or none (got %d arguments); for two configs use --env-a K=V --env-b K=V", c.NArg())
-			}
-			return compareFresh(c, path)
+			return runCompare(c.Context, o)
 		},
 	}
 }
 
-func compareFresh(c *cli.Context, path string) error {
+// compareOptions is one compare: two stored studies side by side, or a
+// fresh interleaved comparison of two configs.
+type compareOptions struct {
+	// verifyOptions holds the fresh form's launch flags, launches per
+	// config and naming, and the command's streams and database.
+	verifyOptions
+	// studies are the stored form's two studies, nil for the fresh form.
+	studies []string
+	// ab is the fresh form's comparison: the two configs and what they
+	// are measured over.
+	ab studyrun.AB
+}
+
+// readCompare reads compare's arguments and flags, refusing a mix of the
+// stored and the fresh form.
+func readCompare(c *cli.Context) (compareOptions, error) {
+	path, err := dbPath(c)
+	if err != nil {
+		return compareOptions{}, err
+	}
+	switch {
+	case c.NArg() == 2:
+		for _, f := range []string{"env-a", "env-b", "band", "part", "guard-ops", "guard-launches", "launches"} {
+			if c.IsSet(f) {
+				return compareOptions{}, vocab.UsageErrorf("compare STUDY-A STUDY-B compares stored launches; --%s is for a fresh comparison (without studies)", f)
+			}
+		}
+		if path, err = reviewDBPath(c); err != nil { // only read
+			return compareOptions{}, err
+		}
+		return compareOptions{verifyOptions: verifyOptions{cmdIO: ioOf(c, path)}, studies: []string{c.Args().Get(0), c.Args().Get(1)}}, nil
+	case c.NArg() != 0:
+		return compareOptions{}, vocab.UsageErrorf("compare takes two studies or none (got %d arguments); for two configs use --env-a K=V --env-b K=V", c.NArg())
+	}
+	return readCompareFresh(c, path)
+}
+
+func readCompareFresh(c *cli.Context, path string) (compareOptions, error) {
 	lo, err := launchflags.Read(c)
 	if err != nil {
-		return err
+		return compareOptions{}, err
 	}
 	a, err := launchflags.ReadConfig(c, "env-a", lo.Spec.BaseEnv)
 	if err != nil {
-		return err
+		return compareOptions{}, err
 	}
 	b, err := launchflags.ReadConfig(c, "env-b", lo.Spec.BaseEnv)
 	if err != nil {
-		return err
+		return compareOptions{}, err
 	}
 	if a.Key() == b.Key() {
-		return vocab.UsageErrorf("--env-a and --env-b are the same config (%s): give B what differs, e.g. --env-b NCCL_PROTO=^LL128", a)
+		return compareOptions{}, vocab.UsageErrorf("--env-a and --env-b are the same config (%s): give B what differs, e.g. --env-b NCCL_PROTO=^LL128", a)
 	}
 	var so search.Options
 	if err := readWorkload(c, "compare", &so, &lo); err != nil {
-		return err
+		return compareOptions{}, err
 	}
 	var skipped []string
 	if so.GuardOps, skipped, err = readGuardOps(c, so.Parts(), lo); err != nil {
-		return err
+		return compareOptions{}, err
 	}
 	if so.GuardLaunches = c.Int("guard-launches"); len(so.GuardOps) > 0 && so.GuardLaunches < 2 {
-		return vocab.UsageErrorf("--guard-launches %d cannot measure a spread; use at least 2", so.GuardLaunches)
+		return compareOptions{}, vocab.UsageErrorf("--guard-launches %d cannot measure a spread; use at least 2", so.GuardLaunches)
 	}
 	if n, need := c.Int("launches"), model.MinLaunchesForDecision(model.DefaultOptions()); n < need {
-		return vocab.UsageErrorf("--launches %d: at least %d per config are needed for any verdict", n, need)
+		return compareOptions{}, vocab.UsageErrorf("--launches %d: at least %d per config are needed for any verdict", n, need)
 	}
 	naming, err := readNaming(c)
 	if err != nil {
-		return err
+		return compareOptions{}, err
 	}
-	o := verifyOptions{VerifyOptions: studyrun.VerifyOptions{Launch: lo, Launches: c.Int("launches")}, cmdIO: ioOf(c, path), naming: naming}
-	st, err := openForLaunch(lo, path)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	ab := studyrun.AB{Kind: vocab.KindCompare, Band: so.Band, BandText: so.Band.String(),
 		Collective: string(so.Parts()[0].Op.OrAllReduce()), Base: a, Cand: b, GuardOps: so.GuardOps, GuardLaunches: so.GuardLaunches,
 		GuardOpsSkipped: skipped}
 	if so.Workload.ScoredByRounds() {
 		ab.Parts = so.Workload
 	}
-	return runInterleaved(c.Context, st, o, ab)
+	o := verifyOptions{VerifyOptions: studyrun.VerifyOptions{Launch: lo, Launches: c.Int("launches")}, cmdIO: ioOf(c, path), naming: naming}
+	return compareOptions{verifyOptions: o, ab: ab}, nil
+}
+
+func runCompare(ctx context.Context, o compareOptions) error {
+	if o.studies != nil {
+		return compareStudies(o.stdout, o.db, o.studies[0], o.studies[1], o.json)
+	}
+	st, err := openForLaunch(o.Launch, o.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return runInterleaved(ctx, st, o.verifyOptions, o.ab)
 }
 
 func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
