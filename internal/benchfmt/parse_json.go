@@ -166,104 +166,92 @@ func (p *jsonParser) decode(v any) (stop bool) {
 func (p *jsonParser) field(key string) bool {
 	switch key {
 	case "version":
-		var v jsonNum
-		if p.decode(&v) {
-			return false
-		}
-		if v.valid && v.v == math.Trunc(v.v) && math.Abs(v.v) < 1e6 {
-			p.version = new(int(v.v))
-		}
-	case "args":
-		var args []string
-		if p.decode(&args) {
-			return false
-		}
-		if len(args) > 0 {
-			p.res.Collective = collectiveFromProgram(args[0])
-		}
-	case "env":
-		var env []string
-		if p.decode(&env) {
-			return false
-		}
-		for _, kv := range env {
-			if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "NCCL_") {
-				if p.res.Env == nil {
-					p.res.Env = map[string]string{}
-				}
-				p.res.Env[k] = v
+		return decodeAs(p, func(v jsonNum) {
+			if v.valid && v.v == math.Trunc(v.v) && math.Abs(v.v) < 1e6 {
+				p.version = new(int(v.v))
 			}
-		}
+		})
+	case "args":
+		return decodeAs(p, func(args []string) {
+			if len(args) > 0 {
+				p.res.Collective = collectiveFromProgram(args[0])
+			}
+		})
+	case "env":
+		return decodeAs(p, func(env []string) {
+			for _, kv := range env {
+				if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "NCCL_") {
+					if p.res.Env == nil {
+						p.res.Env = map[string]string{}
+					}
+					p.res.Env[k] = v
+				}
+			}
+		})
 	case "nccl_version":
-		var v jsonNum
-		if p.decode(&v) {
-			return false
-		}
-		if v.valid && v.v > 0 && v.v < 1e7 {
-			p.res.NCCLVersion = NCCLVersionString(int(v.v))
-		}
+		return decodeAs(p, func(v jsonNum) {
+			if v.valid && v.v > 0 && v.v < 1e7 {
+				p.res.NCCLVersion = NCCLVersionString(int(v.v))
+			}
+		})
 	case "config":
-		var cfg struct {
+		return decodeAs(p, func(cfg struct {
 			Devices []jsonDevice `json:"devices"`
-		}
-		if p.decode(&cfg) {
-			return false
-		}
-		for _, d := range cfg.Devices {
-			p.res.Devices = append(p.res.Devices, Device{
-				Rank: d.Rank, Host: d.Hostname, Device: d.Device, BusID: d.DeviceHex,
-				Name: d.Info, Pid: d.Pid, GroupIdx: d.Group,
-			})
-		}
+		}) {
+			for _, d := range cfg.Devices {
+				p.res.Devices = append(p.res.Devices, Device{
+					Rank: d.Rank, Host: d.Hostname, Device: d.Device, BusID: d.DeviceHex,
+					Name: d.Info, Pid: d.Pid, GroupIdx: d.Group,
+				})
+			}
+		})
 	case "results":
 		return p.results()
 	case "out_of_bounds":
-		var oob struct {
+		return decodeAs(p, func(oob struct {
 			Count *jsonNum `json:"count"`
-		}
-		if p.decode(&oob) {
-			return false
-		}
-		p.footer = true
-		if oob.Count != nil && oob.Count.valid && oob.Count.v >= 0 && oob.Count.v < math.MaxInt32 {
-			p.res.OutOfBounds = new(int(oob.Count.v))
-		}
-	case "average_bus_bandwidth":
-		var avg struct {
-			Bandwidth jsonNum `json:"bandwidth"`
-		}
-		if p.decode(&avg) {
-			return false
-		}
-		p.footer = true
-		if avg.Bandwidth.valid && avg.Bandwidth.v >= 0 {
-			p.res.AvgBusBW = avg.Bandwidth.v
-		}
-	case "errors":
-		var errs []*string
-		if p.decode(&errs) {
-			return false
-		}
-		for _, e := range errs {
-			if e != nil && strings.TrimSpace(*e) != "" {
-				p.res.Errors = appendUnique(p.res.Errors, strings.TrimSpace(*e))
+		}) {
+			p.footer = true
+			if oob.Count != nil && oob.Count.valid && oob.Count.v >= 0 && oob.Count.v < math.MaxInt32 {
+				p.res.OutOfBounds = new(int(oob.Count.v))
 			}
-		}
+		})
+	case "average_bus_bandwidth":
+		return decodeAs(p, func(avg struct {
+			Bandwidth jsonNum `json:"bandwidth"`
+		}) {
+			p.footer = true
+			if avg.Bandwidth.valid && avg.Bandwidth.v >= 0 {
+				p.res.AvgBusBW = avg.Bandwidth.v
+			}
+		})
+	case "errors":
+		return decodeAs(p, func(errs []*string) {
+			for _, e := range errs {
+				if e != nil && strings.TrimSpace(*e) != "" {
+					p.res.Errors = appendUnique(p.res.Errors, strings.TrimSpace(*e))
+				}
+			}
+		})
 	case SimulatedJSONKey:
-		var sim struct {
+		return decodeAs(p, func(sim struct {
 			Profile string `json:"profile"`
-		}
-		if p.decode(&sim) {
-			return false
-		}
-		p.res.Simulated = true
-		p.res.SimProfile = simProfileOf(sim.Profile)
-	default:
-		var skip json.RawMessage
-		if p.decode(&skip) {
-			return false
-		}
+		}) {
+			p.res.Simulated = true
+			p.res.SimProfile = simProfileOf(sim.Profile)
+		})
 	}
+	return decodeAs(p, func(json.RawMessage) {})
+}
+
+// decodeAs reads the next value as a T and hands it to use, as decode
+// does; false means stop.
+func decodeAs[T any](p *jsonParser, use func(T)) bool {
+	var v T
+	if p.decode(&v) {
+		return false
+	}
+	use(v)
 	return true
 }
 
