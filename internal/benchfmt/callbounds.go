@@ -2,6 +2,7 @@ package benchfmt
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unique"
 
@@ -39,11 +40,9 @@ func outOfBounds(reason, format string, args ...any) *boundError {
 }
 
 func (cl *CallLog) skip(e *boundError) {
-	for i := range cl.Skipped {
-		if cl.Skipped[i].Reason == e.reason {
-			cl.Skipped[i].Records++
-			return
-		}
+	if i := slices.IndexFunc(cl.Skipped, func(s Skip) bool { return s.Reason == e.reason }); i >= 0 {
+		cl.Skipped[i].Records++
+		return
 	}
 	cl.Skipped = append(cl.Skipped, Skip{Reason: e.reason, Records: 1, Example: e.example})
 }

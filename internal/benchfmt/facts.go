@@ -236,10 +236,7 @@ func (b *factsBuilder) result() *Facts {
 	f.Tuning = b.tuning.bw
 	f.Tuner = b.tuner.result()
 	f.NICErrors = b.nicErrors.errs
-	f.Channels = b.ringChannels
-	if b.collChannels > 0 {
-		f.Channels = b.collChannels
-	}
+	f.Channels = cmp.Or(b.collChannels, b.ringChannels)
 	// The NICs of the transport NCCL chose; all of them when it said none.
 	for _, p := range b.nics {
 		if f.Transport == "" || p.plugin == f.Transport {

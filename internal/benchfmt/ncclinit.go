@@ -1,8 +1,8 @@
 package benchfmt
 
 import (
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -56,10 +56,7 @@ func (b *initBuilder) result() *NCCLInit {
 		return nil
 	}
 	fl := b.init
-	for d := range b.devs {
-		fl.ChannelNetDevs = append(fl.ChannelNetDevs, d)
-	}
-	sort.Ints(fl.ChannelNetDevs)
+	fl.ChannelNetDevs = slices.Sorted(maps.Keys(b.devs))
 	return &fl
 }
 

@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,11 +61,11 @@ func (n *nicErrorLog) add(host, msg string) {
 		return
 	}
 	e.Host = host
-	for i := range n.errs {
-		if o := &n.errs[i]; o.Host == e.Host && o.Device == e.Device && o.Event == e.Event {
-			o.Count++
-			return
-		}
+	if i := slices.IndexFunc(n.errs, func(o NICError) bool {
+		return o.Host == e.Host && o.Device == e.Device && o.Event == e.Event
+	}); i >= 0 {
+		n.errs[i].Count++
+		return
 	}
 	if len(n.errs) < maxNICErrors {
 		e.Count = 1

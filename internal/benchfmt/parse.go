@@ -181,15 +181,12 @@ func (p *textParser) line(line string) {
 	}
 
 	content, log, glued := p.log.read(line)
-	if log.kind != logNone {
-		p.recognized = true
-		if log.kind == logNCCL {
-			if log.level == "WARN" {
-				p.addError("NCCL WARN " + log.msg)
-			}
-		} else {
-			p.failureLine(log.msg)
-		}
+	p.recognized = p.recognized || log.kind != logNone
+	switch {
+	case log.kind == logNCCL && log.level == "WARN":
+		p.addError("NCCL WARN " + log.msg)
+	case log.kind == logFailure:
+		p.failureLine(log.msg)
 	}
 	t := strings.TrimSpace(content)
 	if t == "" {
@@ -241,7 +238,11 @@ func (p *textParser) line(line string) {
 		p.note(fmt.Sprintf("skipped the row for size %s: a size or count cannot be negative", p.toks[0]))
 		return
 	}
-	p.other(t)
+	if p.log.bareVersion(t) {
+		p.recognized = true
+		return
+	}
+	p.failureLine(t)
 }
 
 // looksLikeTestOutput reports lines that cannot belong to an MPI block.
@@ -635,14 +636,6 @@ func isNaNOrInf(s string) bool {
 		return false
 	}
 	return strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity")
-}
-
-func (p *textParser) other(t string) {
-	if p.log.bareVersion(t) {
-		p.recognized = true
-		return
-	}
-	p.failureLine(t)
 }
 
 func (p *textParser) failureLine(t string) {

@@ -444,13 +444,8 @@ func (t *transportLog) routes(paths []Path) []Route {
 
 // kindOrder puts P2P before SHM before the network before the rest.
 func kindOrder(kind string) int {
-	switch kind {
-	case KindP2P:
-		return 0
-	case KindSHM:
-		return 1
-	case KindNET:
-		return 2
+	if i := slices.Index([]string{KindP2P, KindSHM, KindNET}, kind); i >= 0 {
+		return i
 	}
 	return 3
 }

@@ -68,7 +68,6 @@ func (t *TunerPlugin) Fallback() bool { return t != nil && (t.NoMatch > 0 || t.C
 type tunerLog struct {
 	t       TunerPlugin
 	seen    bool
-	rows    map[string]bool
 	pending map[string]*tunerPending // per rank, the call whose choice line comes next
 	calls   map[choiceKey]int
 	signal  string // the last "Signal: Segmentation fault (11)" seen
@@ -137,14 +136,7 @@ func (b *tunerLog) plugin(msg string) {
 func (b *tunerLog) example(proc, msg string) {
 	switch {
 	case strings.HasPrefix(msg, "Loaded config: "):
-		row := strings.TrimPrefix(msg, "Loaded config: ")
-		if !b.rows[row] {
-			if b.rows == nil {
-				b.rows = map[string]bool{}
-			}
-			b.rows[row] = true
-			b.t.Rows = append(b.t.Rows, row)
-		}
+		b.t.Rows = appendUnique(b.t.Rows, strings.TrimPrefix(msg, "Loaded config: "))
 	case strings.HasPrefix(msg, "Loaded ") && strings.Contains(msg, " tuning configurations from "):
 		n, file, _ := strings.Cut(strings.TrimPrefix(msg, "Loaded "), " tuning configurations from ")
 		if b.t.ConfigFile == "" {
