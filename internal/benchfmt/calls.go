@@ -423,8 +423,7 @@ func (r *callReader) useTuning() {
 func (r *callReader) addInit(proc, msg string) {
 	fields := strings.Fields(msg)
 	in := commInit{rank: -1}
-	var ptr string
-	var splitCount, color string
+	var ptr, splitCount, color string
 	for i := 0; i+1 < len(fields); i++ {
 		val := fields[i+1]
 		var err error

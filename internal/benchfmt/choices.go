@@ -43,13 +43,9 @@ type ChoiceRow struct {
 // CompareChoices pairs the two lists by collective and size, sorted by
 // collective then size; empty (non-nil) when neither has anything.
 func CompareChoices(defaults, recommended []Choice) []ChoiceRow {
-	type key struct {
-		coll  string
-		bytes int64
-	}
-	rows := map[key]*ChoiceRow{}
+	rows := map[choiceKey]*ChoiceRow{}
 	get := func(c Choice) *ChoiceRow {
-		k := key{c.Collective, c.Bytes}
+		k := choiceKey{c.Collective, c.Bytes}
 		if rows[k] == nil {
 			rows[k] = &ChoiceRow{Collective: c.Collective, Bytes: c.Bytes}
 		}

@@ -248,10 +248,7 @@ func (p *textParser) line(line string) {
 // looksLikeTestOutput reports lines that cannot belong to an MPI block.
 func (p *textParser) looksLikeTestOutput(line string) bool {
 	t := strings.TrimSpace(line)
-	if strings.HasPrefix(t, "#") {
-		return true
-	}
-	if strings.Contains(t, " NCCL INFO ") || strings.Contains(t, " NCCL WARN ") {
+	if strings.HasPrefix(t, "#") || strings.Contains(t, " NCCL INFO ") || strings.Contains(t, " NCCL WARN ") {
 		return true
 	}
 	p.toks = scanFields(p.toks[:0], t)

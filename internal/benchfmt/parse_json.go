@@ -334,10 +334,7 @@ func (p *jsonParser) row(jr *jsonRow) (Row, bool) {
 
 func (p *jsonParser) measure(jm *jsonMeasure, it *jsonIter) (Measure, bool) {
 	var m Measure
-	t := jm.Time
-	if t == nil {
-		t = jm.CPUTime
-	}
+	t := cmp.Or(jm.Time, jm.CPUTime)
 	if t == nil || !(t.valid || t.isNaN) {
 		return m, false
 	}

@@ -209,9 +209,7 @@ func (t *transportLog) place(rank int, host string) *RankPlace {
 		}
 		t.places[rank] = p
 	}
-	if p.Host == "" {
-		p.Host = host
-	}
+	p.Host = cmp.Or(p.Host, host)
 	return p
 }
 
@@ -457,11 +455,7 @@ func (t *transportLog) p2pLink(from, to int) string {
 		return ""
 	}
 	a, b := topoBusID("GPU/"+pf.BusID), topoBusID("GPU/"+pt.BusID)
-	typ := t.gpuLinks[gpuPair{pf.Host, a, b}]
-	if typ == "" {
-		typ = t.gpuLinks[gpuPair{pf.Host, b, a}]
-	}
-	switch typ {
+	switch cmp.Or(t.gpuLinks[gpuPair{pf.Host, a, b}], t.gpuLinks[gpuPair{pf.Host, b, a}]) {
 	case "":
 		return ""
 	case "NVL":

@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 )
@@ -145,9 +146,7 @@ func (b *tunerLog) example(proc, msg string) {
 		}
 	case strings.HasPrefix(msg, "Config file ") && strings.HasSuffix(msg, " not found, using defaults"),
 		strings.HasPrefix(msg, "No valid configurations found in "):
-		if b.t.ConfigProblem == "" {
-			b.t.ConfigProblem = msg
-		}
+		b.t.ConfigProblem = cmp.Or(b.t.ConfigProblem, msg)
 	case strings.HasPrefix(msg, "Config does not match - "):
 		p := b.call(proc)
 		flags := map[string]bool{}
