@@ -178,10 +178,7 @@ func (b *factsBuilder) addChoice(msg string) {
 	if b.choiceSeen[key] {
 		return
 	}
-	if b.choiceSeen == nil {
-		b.choiceSeen = map[choiceKey]bool{}
-	}
-	b.choiceSeen[key] = true
+	mapOf(&b.choiceSeen)[key] = true
 	b.f.Choices = append(b.f.Choices, c)
 }
 

@@ -76,10 +76,7 @@ func (b *initBuilder) add(host, level, msg string) {
 		}
 		if isWord(name) {
 			if _, dup := fl.Env[name]; !dup {
-				if fl.Env == nil {
-					fl.Env = map[string]string{}
-				}
-				fl.Env[name] = strings.TrimSpace(value)
+				mapOf(&fl.Env)[name] = strings.TrimSpace(value)
 			}
 		}
 	case strings.HasPrefix(msg, "Failed to initialize NET plugin IB"):
@@ -95,10 +92,7 @@ func (b *initBuilder) add(host, level, msg string) {
 		_, rest, _ := strings.Cut(msg, " via NET/")
 		_, dev, _ := strings.Cut(rest, "/")
 		if n := intAfter("/"+dev, "/"); n >= 0 && n < 4096 {
-			if b.devs == nil {
-				b.devs = map[int]bool{}
-			}
-			b.devs[n] = true
+			mapOf(&b.devs)[n] = true
 		}
 	case strings.HasPrefix(msg, "ncclCommInitRank") && strings.HasSuffix(msg, "Init START"):
 		fl.InitStarts++

@@ -706,6 +706,15 @@ func appendUnique[T comparable](list []T, v T) []T {
 	return append(list, v)
 }
 
+// mapOf is *m, made first when nil: the builders start as zero values and
+// make their maps as they first need them.
+func mapOf[K comparable, V any](m *map[K]V) map[K]V {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	return *m
+}
+
 // scanFields appends the fields of s to dst (strings.Fields without the allocation).
 func scanFields(dst []string, s string) []string {
 	i := 0

@@ -181,10 +181,7 @@ func (p *jsonParser) field(key string) bool {
 		return decodeAs(p, func(env []string) {
 			for _, kv := range env {
 				if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "NCCL_") {
-					if p.res.Env == nil {
-						p.res.Env = map[string]string{}
-					}
-					p.res.Env[k] = v
+					mapOf(&p.res.Env)[k] = v
 				}
 			}
 		})

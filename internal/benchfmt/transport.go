@@ -204,10 +204,7 @@ func (t *transportLog) place(rank int, host string) *RankPlace {
 	p := t.places[rank]
 	if p == nil {
 		p = &RankPlace{Rank: rank}
-		if t.places == nil {
-			t.places = map[int]*RankPlace{}
-		}
-		t.places[rank] = p
+		mapOf(&t.places)[rank] = p
 	}
 	p.Host = cmp.Or(p.Host, host)
 	return p
@@ -238,16 +235,13 @@ func (t *transportLog) addConnection(msg string) {
 	}
 	key := pathKey{from, to, kind}
 	ck := connKey{key, f[1]}
-	if t.conns == nil {
-		t.conns, t.paths = map[connKey]bool{}, map[pathKey]*pathAcc{}
-	}
 	acc := t.paths[key]
 	if acc == nil {
 		if len(t.paths) >= maxPaths {
 			return
 		}
 		acc = &pathAcc{}
-		t.paths[key] = acc
+		mapOf(&t.paths)[key] = acc
 		t.order = append(t.order, key)
 	}
 	if len(acc.via) < 8 {
@@ -259,7 +253,7 @@ func (t *transportLog) addConnection(msg string) {
 	// A NET connection is logged twice, by the sender ([send]) and by the
 	// receiver ([receive]): count it once.
 	if !t.conns[ck] {
-		t.conns[ck] = true
+		mapOf(&t.conns)[ck] = true
 		acc.conns++
 	}
 }
@@ -278,10 +272,7 @@ func (t *transportLog) addNetRoute(f []string, via string) {
 	if len(f) > 6 {
 		side = strings.Trim(f[6], "[]")
 	}
-	if t.netRoutes == nil {
-		t.netRoutes = map[string]bool{}
-	}
-	t.netRoutes[NetRoute(f[1], f[3], f[5], side, via)] = true
+	mapOf(&t.netRoutes)[NetRoute(f[1], f[3], f[5], side, via)] = true
 }
 
 // NetRoute is one channel-to-NIC route as Facts.NetRoutes keeps it: "00/0
@@ -326,10 +317,7 @@ func (t *transportLog) addTopoPaths(host, msg string) {
 			if to == "" || to == fromID {
 				continue
 			}
-			if t.gpuLinks == nil {
-				t.gpuLinks = map[gpuPair]string{}
-			}
-			t.gpuLinks[gpuPair{host, fromID, to}] = typ
+			mapOf(&t.gpuLinks)[gpuPair{host, fromID, to}] = typ
 			t.nvlink = t.nvlink || typ == "NVL"
 		case strings.HasPrefix(node, "NVS/") && typ == "NVL":
 			t.nvlink = true

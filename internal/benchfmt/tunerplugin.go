@@ -176,10 +176,7 @@ func (b *tunerLog) call(proc string) *tunerPending {
 	p := b.pending[proc]
 	if p == nil || p.done {
 		p = &tunerPending{}
-		if b.pending == nil {
-			b.pending = map[string]*tunerPending{}
-		}
-		b.pending[proc] = p
+		mapOf(&b.pending)[proc] = p
 	}
 	return p
 }
@@ -199,10 +196,7 @@ func (b *tunerLog) choice(proc, msg string) {
 	i, ok := b.calls[key]
 	if !ok {
 		i = len(b.t.Calls)
-		if b.calls == nil {
-			b.calls = map[choiceKey]int{}
-		}
-		b.calls[key] = i
+		mapOf(&b.calls)[key] = i
 		b.t.Calls = append(b.t.Calls, TunerCall{Collective: key.coll, Bytes: key.bytes})
 	}
 	call := &b.t.Calls[i]
