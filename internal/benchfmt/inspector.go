@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -133,27 +135,22 @@ func inspectorCall(rec inspectorRecord) (c Call, ok bool, oob *boundError) {
 // collectives (distinct coll_sn over its ranks) Inspector recorded, when
 // it left some out.
 func inspectorCoverage(calls []Call) []string {
-	type span struct {
-		lo, hi int64
-		sns    map[int64]bool
-	}
 	type key struct{ comm, function string }
-	spans := map[key]*span{}
+	sns := map[key]map[int64]bool{}
 	for _, c := range calls {
 		k := key{c.CommID, c.Function}
-		s := spans[k]
-		if s == nil {
-			s = &span{lo: c.Seq, hi: c.Seq, sns: map[int64]bool{}}
-			spans[k] = s
+		if sns[k] == nil {
+			sns[k] = map[int64]bool{}
 		}
-		s.lo, s.hi = min(s.lo, c.Seq), max(s.hi, c.Seq)
-		s.sns[c.Seq] = true
+		sns[k][c.Seq] = true
 	}
 	var out []string
-	for k, s := range spans {
-		if n, total := int64(len(s.sns)), s.hi-s.lo+1; n < total {
+	for k, seen := range sns {
+		seqs := slices.Collect(maps.Keys(seen))
+		lo, hi := slices.Min(seqs), slices.Max(seqs)
+		if n, total := int64(len(seqs)), hi-lo+1; n < total {
 			out = append(out, fmt.Sprintf("Inspector recorded %d of communicator %s's %d %s calls (coll_sn %d–%d): it writes each communicator's last collective per dump interval, so its counts are a sample; a shorter NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS records more",
-				n, k.comm, total, k.function, s.lo, s.hi))
+				n, k.comm, total, k.function, lo, hi))
 		}
 	}
 	sort.Strings(out)

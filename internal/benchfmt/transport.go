@@ -363,28 +363,27 @@ func (t *transportLog) host(rank int) string {
 }
 
 func (t *transportLog) routes(paths []Path) []Route {
-	type key struct{ kind, network string }
-	var order []key
-	acc := map[key]*Route{}
-	links := map[key]map[string]bool{}
-	scopes := map[key]map[string]bool{}
-	gdr := map[key]bool{} // any connection with GDR
+	// One per kind and network, in the order first seen.
+	type acc struct {
+		r             Route
+		links, scopes map[string]bool
+	}
+	var accs []*acc
 	for _, p := range paths {
-		k := key{kind: p.Kind}
+		network := ""
 		if p.Kind == KindNET && len(p.Via) > 0 {
-			k.network = netPlugin(p.Via[0])
+			network = netPlugin(p.Via[0])
 		}
-		r := acc[k]
-		if r == nil {
-			r = &Route{Kind: k.kind, Network: k.network}
-			acc[k] = r
-			order = append(order, k)
-			links[k], scopes[k] = map[string]bool{}, map[string]bool{}
+		i := slices.IndexFunc(accs, func(a *acc) bool { return a.r.Kind == p.Kind && a.r.Network == network })
+		if i < 0 {
+			i = len(accs)
+			accs = append(accs, &acc{r: Route{Kind: p.Kind, Network: network}, links: map[string]bool{}, scopes: map[string]bool{}})
 		}
+		a, r := accs[i], &accs[i].r
 		for _, v := range p.Via {
 			r.Via = appendUnique(r.Via, v)
-			if k.kind == KindNET {
-				gdr[k] = gdr[k] || strings.Contains(v, "/GDRDMA")
+			if p.Kind == KindNET { // GDR when any connection uses it
+				r.GDR = new(strings.Contains(v, "/GDRDMA") || r.GDR != nil && *r.GDR)
 			}
 		}
 		r.Ranks = appendUnique(appendUnique(r.Ranks, p.From), p.To)
@@ -396,17 +395,17 @@ func (t *transportLog) routes(paths []Path) []Route {
 		} else if hf == ht {
 			scope = ScopeWithinHost
 		}
-		scopes[k][scope] = true
-		if k.kind == KindP2P {
-			links[k][t.p2pLink(p.From, p.To)] = true
+		a.scopes[scope] = true
+		if p.Kind == KindP2P {
+			a.links[t.p2pLink(p.From, p.To)] = true
 		}
 	}
-	out := make([]Route, 0, len(order))
-	for _, k := range order {
-		r := acc[k]
+	out := make([]Route, 0, len(accs))
+	for _, a := range accs {
+		r := a.r
 		sort.Strings(r.Via)
 		sort.Ints(r.Ranks)
-		switch s := scopes[k]; {
+		switch s := a.scopes; {
 		case s[""]:
 		case s[ScopeWithinHost] && s[ScopeBetweenHosts]:
 			r.Scope = ScopeBoth
@@ -415,14 +414,10 @@ func (t *transportLog) routes(paths []Path) []Route {
 		case s[ScopeBetweenHosts]:
 			r.Scope = ScopeBetweenHosts
 		}
-		if l := links[k]; len(l) > 0 && !l[""] {
-			names := slices.Sorted(maps.Keys(l))
-			r.Link = strings.Join(names, " and ")
+		if l := a.links; len(l) > 0 && !l[""] {
+			r.Link = strings.Join(slices.Sorted(maps.Keys(l)), " and ")
 		}
-		if g, ok := gdr[k]; ok {
-			r.GDR = new(g)
-		}
-		out = append(out, *r)
+		out = append(out, r)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return kindOrder(out[i].Kind) < kindOrder(out[j].Kind) })
 	return out
