@@ -169,14 +169,13 @@ func parseCallLog(data []byte) (*CallLog, error) {
 		if log.level != "INFO" {
 			continue
 		}
-		proc := log.proc
 		switch {
 		case strings.Contains(log.msg, " opCount "):
-			r.addColl(proc, log.msg)
+			r.addColl(log.proc, log.msg)
 		case strings.Contains(log.msg, " Bytes -> Algo "):
-			r.addTuning(proc, log.msg)
+			r.addTuning(log.proc, log.msg)
 		case strings.Contains(log.msg, "- Init "):
-			r.addInit(proc, log.msg)
+			r.addInit(log.proc, log.msg)
 		}
 		r.cl.ChoicesForced = cmp.Or(r.cl.ChoicesForced, choicesForcedBy(log.msg))
 	}
@@ -187,16 +186,13 @@ func parseCallLog(data []byte) (*CallLog, error) {
 	if len(r.cl.Calls) == 0 && len(r.tuning) > 0 {
 		r.useTuning()
 	}
-	if len(r.cl.Calls) == 0 && len(r.cl.Skipped) > 0 {
+	switch {
+	case len(r.cl.Calls) > 0 || len(r.cl.Skipped) > 0:
 		return noCalls(&r.cl)
+	case r.cl.Facts != nil:
+		return nil, fmt.Errorf("%w; it holds NCCL log lines, but none of a call: add COLL to NCCL_DEBUG_SUBSYS (NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING), or leave out the file of a process that made no collective", ErrNoCalls)
 	}
-	if len(r.cl.Calls) == 0 {
-		if r.cl.Facts != nil {
-			return nil, fmt.Errorf("%w; it holds NCCL log lines, but none of a call: add COLL to NCCL_DEBUG_SUBSYS (NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING), or leave out the file of a process that made no collective", ErrNoCalls)
-		}
-		return nil, ErrNoCalls
-	}
-	return &r.cl, nil
+	return nil, ErrNoCalls
 }
 
 // colourSeq is an ANSI colour sequence (SGR).
