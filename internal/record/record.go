@@ -10,12 +10,15 @@ import "github.com/nccltune/nccltune/internal/nccl"
 type PlanSummary struct {
 	// Read: NCCL's plan was read from a debug launch; Note says why not
 	// (then no config was merged).
-	Read            bool   `json:"read"`
-	Note            string `json:"note,omitempty"`
-	SpaceConfigs    int    `json:"space_configs"`
-	ConfigsExplored int    `json:"configs_explored"`
-	PlansExplored   int    `json:"plans_explored"`
-	// Merged counts, per rule, configs NCCL provably runs like one tried.
+	Read         bool   `json:"read"`
+	Note         string `json:"note,omitempty"`
+	SpaceConfigs int    `json:"space_configs"` // configs of the search space
+	// ConfigsExplored counts the configs launched while exploring;
+	// PlansExplored the distinct plans they ran.
+	ConfigsExplored int `json:"configs_explored"`
+	PlansExplored   int `json:"plans_explored"`
+	// Merged counts, per rule, configs NCCL provably runs like one tried;
+	// MergedConfigs counts them once.
 	Merged        []MergeCount `json:"merged"`
 	MergedConfigs int          `json:"merged_configs"`
 	// Refused counts configs that switch on what NCCL's defaults disabled.
