@@ -10,6 +10,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/record"
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
@@ -131,38 +132,10 @@ func (p *planner) forOp(o *opPlan) string {
 }
 
 // PlanSummary is what a study did with NCCL's own plan.
-type PlanSummary struct {
-	// Read is true when NCCL's plan was read from the debug launch.
-	Read bool
-	// Note says why configs were not merged by plan, "" when they were.
-	Note string
-	// Native is NCCL's plan of the defaults at the band and guard sizes.
-	Native nccl.Plan
-	// SpaceConfigs is the number of configs of the search space.
-	SpaceConfigs int
-	// ConfigsExplored counts the configs launched while exploring;
-	// PlansExplored the distinct plans they ran.
-	ConfigsExplored int
-	PlansExplored   int
-	// Merged counts the proposed configs not launched because NCCL runs
-	// them like one already tried, per rule; MergedConfigs counts them once.
-	Merged        []MergeCount
-	MergedConfigs int
-	// Refused counts the configs never launched because they switch on
-	// what NCCL's defaults disabled, Checks the debug launches spent
-	// settling uncertain rules.
-	Refused int
-	Checks  int
-	// WrongResults says, per protocol or algorithm that gave wrong results,
-	// why the configs allowing it were not launched, and how many.
-	WrongResults []string
-}
+type PlanSummary = record.PlanSummary
 
 // MergeCount is how many configs one rule merged.
-type MergeCount struct {
-	Reason string `json:"reason"`
-	Count  int    `json:"count"`
-}
+type MergeCount = record.MergeCount
 
 // ruleSamePlanLogged is the merge reason when a debug log proved the plan.
 const ruleSamePlanLogged = "the same plan as a config already tried, proved by a debug log"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/record"
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
@@ -248,30 +249,10 @@ func (s *Study) Parts() nccl.Workload {
 }
 
 // PlanSummary is what a search did with NCCL's own plan.
-type PlanSummary struct {
-	// Read: NCCL's plan was read from a debug launch; Note says why not
-	// (then no config was merged).
-	Read            bool   `json:"read"`
-	Note            string `json:"note,omitempty"`
-	SpaceConfigs    int    `json:"space_configs"`
-	ConfigsExplored int    `json:"configs_explored"`
-	PlansExplored   int    `json:"plans_explored"`
-	// Merged counts, per rule, configs NCCL provably runs like one tried.
-	Merged        []MergeCount `json:"merged"`
-	MergedConfigs int          `json:"merged_configs"`
-	// Refused counts configs that switch on what NCCL's defaults disabled.
-	Refused int `json:"refused"`
-	// WrongResults: per protocol or algorithm that gave wrong results, why
-	// no later config allowing it was launched.
-	WrongResults []string `json:"wrong_results,omitempty"`
-	Checks       int      `json:"plan_checks"` // debug launches settling rules
-}
+type PlanSummary = record.PlanSummary
 
 // MergeCount is how many configs one rule merged.
-type MergeCount struct {
-	Reason string `json:"reason"`
-	Count  int    `json:"count"`
-}
+type MergeCount = record.MergeCount
 
 // Budget is what the study was allowed to spend; zero means unlimited.
 type Budget struct {

@@ -16,11 +16,8 @@ import (
 // when not recorded.
 func ExplainChoices(s *store.Study, trials []*store.Trial, launches []*store.Launch) (defaults, recommended []benchfmt.Choice) {
 	var baseID uint64
-	for _, t := range trials {
-		if t.Number == 0 {
-			baseID = t.ID
-			break
-		}
+	if i := slices.IndexFunc(trials, func(t *store.Trial) bool { return t.Number == 0 }); i >= 0 {
+		baseID = trials[i].ID
 	}
 	if baseID != 0 {
 		defaults = trialChoices(launches, baseID)

@@ -257,12 +257,7 @@ func FabricText(f store.Platform) string {
 // FabricFacts lists every fact of the fabric fingerprint, saying "not
 // recorded" for those the logs did not give.
 func FabricFacts(f store.Platform) []Field {
-	or := func(s string) string {
-		if s == "" {
-			return "not recorded"
-		}
-		return s
-	}
+	or := func(s string) string { return cmp.Or(s, "not recorded") }
 	num := func(n int) string {
 		if n <= 0 {
 			return "not recorded"

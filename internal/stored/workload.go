@@ -147,7 +147,7 @@ func OpVerdicts(rec *store.Recommendation) []OpVerdict {
 	var out []OpVerdict
 	for _, p := range rec.Parts {
 		v := OpVerdict{Op: p.Op, Kind: "part", Sizes: p.Sizes(), Change: changeCI(p.Speedup, p.SpeedupCI)}
-		v.Worst, _ = worstSize(p.PerSize)
+		v.Worst = worstSize(p.PerSize)
 		switch {
 		case p.Refused && p.RefusedAt > 0 && p.NotShownSafe:
 			v.Verdict = fmt.Sprintf("REFUSED the recommendation: not shown safe at %d bytes, the size it calls", p.RefusedAt)
@@ -242,8 +242,8 @@ func changeCI[F ~float64](speedup F, ci [2]F) string {
 }
 
 // worstSize is the size of rows where the candidate fares worst ("8M
-// +12.0%"); false without rows.
-func worstSize(rows []store.SizeComparison) (string, bool) {
+// +12.0%"); "" without rows.
+func worstSize(rows []store.SizeComparison) string {
 	best := -1
 	for i, r := range rows {
 		if r.Speedup > 0 && (best < 0 || r.Speedup < rows[best].Speedup) {
@@ -251,9 +251,9 @@ func worstSize(rows []store.SizeComparison) (string, bool) {
 		}
 	}
 	if best < 0 {
-		return "", false
+		return ""
 	}
-	return nccl.FormatSize(rows[best].Bytes) + " " + ChangeText(rows[best].Speedup), true
+	return nccl.FormatSize(rows[best].Bytes) + " " + ChangeText(rows[best].Speedup)
 }
 
 // SizeRange is sizes as "512K-8M" when they are consecutive powers of

@@ -17,26 +17,16 @@ import (
 // disabled), then the counted ones, each stored as it ends.
 type Repeated struct {
 	Store    *store.Store
-	Study    *store.Study // created by the caller before Start
+	Study    *store.Study
 	Launcher *Launcher
-	Config   nccl.Config
+	RepeatOptions
 	Role     string
 	Phase    string // the phase of the counted launches
 	Min, Max int64
-	Repeats  int
-	Warmup   bool
-	Progress func(n, total int, phase string, l *benchfmt.Launch)
 
 	trial    *search.Trial
 	rec      *Recorder
 	FailedAt int // the number (from 1) of the launch that failed
-}
-
-// Start creates the study's one trial.
-func (r *Repeated) Start() error {
-	r.rec = NewRecorder(r.Store, r.Study, r.Study.Sizes)
-	r.trial = &search.Trial{Config: r.Config, Role: r.Role, State: vocab.TrialRunning}
-	return r.rec.SaveTrial(r.trial)
 }
 
 // Run makes the launches. It returns the counted launches as the model
@@ -126,8 +116,7 @@ type RepeatOptions struct {
 func repeat(ctx context.Context, st *store.Store, kind, role, phase string, min, max int64, sizes []int64, o RepeatOptions) (*Repeated, []model.Launch, *benchfmt.Launch, *benchfmt.Launch, error) {
 	band := nccl.Band{Min: min, Max: max}
 	r := &Repeated{Store: st, Launcher: &Launcher{Base: o.Launch.Spec, Seed: o.Launch.Seed},
-		Config: o.Config, Role: role, Phase: phase,
-		Min: min, Max: max, Repeats: o.Repeats, Warmup: o.Warmup, Progress: o.Progress,
+		RepeatOptions: o, Role: role, Phase: phase, Min: min, Max: max,
 		Study: &store.Study{Kind: kind, Band: band.String(), BandMin: min, BandMax: max,
 			Sizes: sizes, Collective: string(o.Launch.Spec.Op.OrAllReduce()), BaseEnv: o.Launch.Spec.BaseEnv,
 			Launch: StoredLaunchSettings(o.Launch.Spec, o.Launch.Seed), Simulated: o.Launch.Simulated, Seed: o.Launch.Seed,
@@ -135,7 +124,10 @@ func repeat(ctx context.Context, st *store.Store, kind, role, phase string, min,
 	if err := createStudy(st, r.Study, o.Name); err != nil {
 		return nil, nil, nil, nil, err
 	}
-	if err := r.Start(); err != nil {
+	// The study's one trial.
+	r.rec = NewRecorder(st, r.Study, r.Study.Sizes)
+	r.trial = &search.Trial{Config: o.Config, Role: role, State: vocab.TrialRunning}
+	if err := r.rec.SaveTrial(r.trial); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	if o.Started != nil {

@@ -43,17 +43,13 @@ func recordedStudy(st *store.Store, id uint64) (sim.RecordedStudy, error) {
 	p := study.Platform
 	out := sim.RecordedStudy{Name: study.Name, Simulated: study.Simulated,
 		Ranks: p.Ranks, NCCLVersion: p.NCCLVersion, GPU: p.GPU, Transport: p.Transport}
-	trials, err := st.Trials(study.ID)
+	trials, launches, err := st.TrialsAndLaunches(study.ID)
 	if err != nil {
 		return out, err
 	}
 	configs := map[uint64]map[string]string{}
 	for _, t := range trials {
 		configs[t.ID] = t.Config
-	}
-	launches, err := st.Launches(study.ID)
-	if err != nil {
-		return out, err
 	}
 	for _, l := range launches {
 		cfg, ok := configs[l.TrialID]

@@ -205,7 +205,10 @@ func (r *SearchRun) Run(ctx context.Context, onEvent func(search.Event)) (*searc
 	}
 	study.Recommendation = RecommendationOf(res, r.Options)
 	study.Refusals, study.Confirming = nil, nil // the recommendation holds them
-	study.Plans = PlanSummaryOf(res.Plan)
+	study.Plans = res.Plan
+	if p := study.Plans; p != nil && p.Merged == nil {
+		p.Merged = []store.MergeCount{} // stored as [], never null
+	}
 	study.Status, study.Reason = vocab.StatusDone, ""
 	if err := st.UpdateStudy(study); err != nil {
 		return nil, err
@@ -437,20 +440,6 @@ func opGuardOf(g search.OpGuard) store.OpGuard {
 	for _, s := range r.Sizes {
 		out.PerSize = append(out.PerSize, store.GuardSize{Bytes: s.Bytes, Speedup: f(s.Speedup), PValue: store.FiniteOr(s.P, 1),
 			Level: store.FiniteOr(s.Level, 0), Significant: s.Significant, Slower: s.Slower})
-	}
-	return out
-}
-
-// PlanSummaryOf is the search's account of NCCL's plan for the store.
-func PlanSummaryOf(p *search.PlanSummary) *store.PlanSummary {
-	if p == nil {
-		return nil
-	}
-	out := &store.PlanSummary{Read: p.Read, Note: p.Note, SpaceConfigs: p.SpaceConfigs,
-		ConfigsExplored: p.ConfigsExplored, PlansExplored: p.PlansExplored, Merged: []store.MergeCount{},
-		Refused: p.Refused, Checks: p.Checks, MergedConfigs: p.MergedConfigs, WrongResults: p.WrongResults}
-	for _, m := range p.Merged {
-		out.Merged = append(out.Merged, store.MergeCount(m))
 	}
 	return out
 }
