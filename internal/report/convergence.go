@@ -148,10 +148,7 @@ func (s *Study) Convergence() (Convergence, error) {
 	return c, nil
 }
 
-// Write renders the convergence figure as PNG or SVG.
-func (c Convergence) Write(w io.Writer, format string) error { return c.WriteAt(w, format, PNGDPI) }
-
-// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+// WriteAt renders the figure as PNG at dpi dots per inch, or as SVG.
 func (c Convergence) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(c.sheet, w, format, dpi)
 }

@@ -271,7 +271,7 @@ func figures(s *Study, whole compared, parts []compared) []figureHTML {
 		d, err := f.make()
 		if err == nil {
 			var buf bytes.Buffer
-			if err = d.Write(&buf, FormatSVG); err == nil {
+			if err = d.WriteAt(&buf, FormatSVG, PNGDPI); err == nil {
 				// Generated here; vgsvg escapes every text it draws.
 				h.SVG = template.HTML(inlineSVG(buf.String(), f.title))
 			}

@@ -294,10 +294,7 @@ func midRanks(cs []ScoredConfig) []float64 {
 	return ranks
 }
 
-// Write renders the landscape as PNG or SVG.
-func (l Landscape) Write(w io.Writer, format string) error { return l.WriteAt(w, format, PNGDPI) }
-
-// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+// WriteAt renders the figure as PNG at dpi dots per inch, or as SVG.
 func (l Landscape) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(l.sheet, w, format, dpi)
 }

@@ -19,9 +19,8 @@ import (
 )
 
 // Drawing is any figure of this package: it renders itself as PNG (at
-// PNGDPI, or at the resolution asked) or SVG.
+// the resolution asked, PNGDPI when 0) or SVG.
 type Drawing interface {
-	Write(w io.Writer, format string) error
 	WriteAt(w io.Writer, format string, dpi int) error
 }
 

@@ -176,10 +176,7 @@ const (
 	PNGDPI = 150
 )
 
-// Write renders the figure as PNG or SVG.
-func (f Figure) Write(w io.Writer, format string) error { return f.WriteAt(w, format, PNGDPI) }
-
-// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+// WriteAt renders the figure as PNG at dpi dots per inch, or as SVG.
 func (f Figure) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(f.sheet, w, format, dpi)
 }

@@ -54,10 +54,7 @@ func (v compared) speedupFigure() (SpeedupFigure, error) {
 
 func collectiveOf(st *store.Study) string { return string(st.Op()) }
 
-// Write renders the figure as PNG or SVG.
-func (f SpeedupFigure) Write(w io.Writer, format string) error { return f.WriteAt(w, format, PNGDPI) }
-
-// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+// WriteAt renders the figure as PNG at dpi dots per inch, or as SVG.
 func (f SpeedupFigure) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(f.sheet, w, format, dpi)
 }
