@@ -73,7 +73,7 @@ func (s *Study) Convergence() (Convergence, error) {
 	if len(sizes) == 0 || s.Study.Kind != vocab.KindSearch {
 		return Convergence{}, fmt.Errorf("study %s is not a search (a %s): it has no search to follow", s.Name(), s.Study.Kind)
 	}
-	subject := collectiveOf(s.Study)
+	subject := string(s.Study.Op())
 	if ops := s.WorkloadOps(); ops != nil {
 		// The steps pool every op's launches: the title names them all.
 		subject = "workload of " + nccl.JoinOps(ops)

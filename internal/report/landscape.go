@@ -213,7 +213,7 @@ func (s *Study) Landscape() (Landscape, error) {
 	if err != nil {
 		return Landscape{}, err
 	}
-	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: studiedText(s.Study),
+	l := Landscape{Subject: s.Name() + ": " + string(s.Study.Op()), Configs: cs, Band: studiedText(s.Study),
 		Score: stored.ScoreName(s.Study), BaselineUS: math.NaN(), Simulated: s.simulatedLine(), Plans: s.Study.Plans}
 	for _, c := range cs {
 		if c.Role == vocab.RoleBaseline && c.Scored() {

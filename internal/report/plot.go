@@ -262,15 +262,8 @@ func curveStyle(i int, curves []Curve) (color.RGBA, []vg.Length) {
 // with Arial.
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
-func (f Figure) metric() string {
-	if f.Metric == MetricTime {
-		return MetricTime
-	}
-	return MetricBusBW
-}
-
 func (f Figure) value(pt Point) (v, lo, hi float64) {
-	if f.metric() == MetricTime {
+	if f.Metric == MetricTime {
 		return pt.TimeUS, pt.TimeLoUS, pt.TimeHiUS
 	}
 	return pt.BusBW, pt.BusBWLo, pt.BusBWHi
@@ -284,7 +277,7 @@ func (f Figure) sheet() (*sheet, error) {
 	if len(f.Curves) == 0 {
 		return nil, fmt.Errorf("nothing to plot: no curve has a measured point")
 	}
-	timeAxis := f.metric() == MetricTime
+	timeAxis := f.Metric == MetricTime
 	xLabel := "message size (log scale)"
 	yLabel := "bus bandwidth (GB/s)"
 	what := "bus bandwidth"
