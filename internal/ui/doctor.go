@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
@@ -215,23 +216,18 @@ func writeWarnings(w io.Writer, lead string, ws []fabric.Warning) {
 // writeWrapped prints text after prefix, escaped, wrapped at width,
 // continuation lines indented like the first.
 func writeWrapped(w io.Writer, prefix, text string, width int) {
-	text = safetext.Escape(text)
-	indent := strings.Repeat(" ", len([]rune(prefix)))
+	indent := strings.Repeat(" ", utf8.RuneCountInString(prefix))
 	line := prefix
-	n := len([]rune(line))
-	for _, word := range strings.Fields(text) {
-		wl := len([]rune(word))
-		if n > len([]rune(prefix)) && n+1+wl > width {
+	for i, word := range strings.Fields(safetext.Escape(text)) {
+		switch {
+		case i == 0:
+			line += word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width:
 			fmt.Fprintln(w, line)
-			line, n = indent+word, len(indent)+wl
-			continue
+			line = indent + word
+		default:
+			line += " " + word
 		}
-		if n > len([]rune(prefix)) {
-			line += " "
-			n++
-		}
-		line += word
-		n += wl
 	}
 	fmt.Fprintln(w, line)
 }

@@ -42,10 +42,10 @@ func PrintImport(w io.Writer, asJSON bool, r ImportReport, errorOf func(error) E
 // writeImportReport prints the report as text, file names and reasons
 // escaped.
 func writeImportReport(w io.Writer, r ImportReport) {
-	study, trial, created, imported, skipped := r.Study, r.Trial, r.Created, r.Imported, r.Skipped
+	study, trial, imported := r.Study, r.Trial, r.Imported
 	if len(imported) > 0 {
 		verb := "study"
-		if created {
+		if r.Created {
 			verb = "a new study"
 		}
 		sim := ""
@@ -69,9 +69,9 @@ func writeImportReport(w io.Writer, r ImportReport) {
 		tw.Flush()
 		fmt.Fprintf(w, "see it with: nccltune show %s --trials\n", safetext.Escape(study.Name))
 	}
-	if len(skipped) > 0 {
-		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", texttable.Plural(len(skipped), "file"))
-		for _, s := range skipped {
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", texttable.Plural(len(r.Skipped), "file"))
+		for _, s := range r.Skipped {
 			fmt.Fprintf(w, "  %s: %s\n", safetext.Escape(s.File), safetext.Escape(s.Error))
 		}
 	}
@@ -79,7 +79,6 @@ func writeImportReport(w io.Writer, r ImportReport) {
 
 // importJSON is import's --json document.
 func importJSON(r ImportReport, errorOf func(error) ErrorJSON) map[string]any {
-	study, trial, created, imported := r.Study, r.Trial, r.Created, r.Imported
 	type skippedJSON struct {
 		File  string    `json:"file"`
 		Error ErrorJSON `json:"error"`
@@ -90,15 +89,15 @@ func importJSON(r ImportReport, errorOf func(error) ErrorJSON) map[string]any {
 	}
 	doc := map[string]any{
 		"study":     nil,
-		"created":   created,
+		"created":   r.Created,
 		"simulated": false,
 		"trial":     nil,
-		"imported":  append([]ImportedFile{}, imported...),
+		"imported":  append([]ImportedFile{}, r.Imported...),
 		"skipped":   skipped,
 	}
-	if study != nil && len(imported) > 0 {
-		doc["study"], doc["simulated"] = study.Name, study.Simulated
-		doc["trial"] = map[string]any{"number": trial.Number, "id": trial.ID, "env": map[string]string(trial.Config.Clone())}
+	if r.Study != nil && len(r.Imported) > 0 {
+		doc["study"], doc["simulated"] = r.Study.Name, r.Study.Simulated
+		doc["trial"] = map[string]any{"number": r.Trial.Number, "id": r.Trial.ID, "env": map[string]string(r.Trial.Config.Clone())}
 	}
 	return doc
 }
