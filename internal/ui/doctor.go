@@ -17,13 +17,10 @@ import (
 	"github.com/nccltune/nccltune/internal/texttable"
 )
 
-// DoctorReport is doctor's diagnosis, its JSON document.
-type DoctorReport = runresult.DoctorReport
-
-// PrintDoctor prints doctor's diagnosis: its --json document, or the
+// PrintDoctor prints doctor's diagnosis r: its --json document, or the
 // fabric in short lines, NCCL's choice per size, the warnings with their
 // fixes and, with --env, NCCL's choices side by side.
-func PrintDoctor(w io.Writer, asJSON bool, r DoctorReport) error {
+func PrintDoctor(w io.Writer, asJSON bool, r runresult.DoctorReport) error {
 	if asJSON {
 		return WriteJSON(w, r)
 	}
@@ -35,7 +32,7 @@ func PrintDoctor(w io.Writer, asJSON bool, r DoctorReport) error {
 	return nil
 }
 
-func printDoctor(w io.Writer, r DoctorReport) {
+func printDoctor(w io.Writer, r runresult.DoctorReport) {
 	title := "nccltune doctor"
 	if r.Source == "log" {
 		title += ": " + safetext.Escape(r.LogFile)
@@ -51,7 +48,7 @@ func printDoctor(w io.Writer, r DoctorReport) {
 
 // printDoctorFields prints what the log says of the fabric, one field a
 // line, escaped (every value is the log's text).
-func printDoctorFields(w io.Writer, r DoctorReport) {
+func printDoctorFields(w io.Writer, r runresult.DoctorReport) {
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "  %-15s %s\n", name, safetext.Escape(fmt.Sprintf(format, args...)))
 	}
@@ -111,7 +108,7 @@ func printDoctorFields(w io.Writer, r DoctorReport) {
 	}
 }
 
-func printDoctorWarnings(w io.Writer, r DoctorReport) {
+func printDoctorWarnings(w io.Writer, r runresult.DoctorReport) {
 	if len(r.NCCLWarnings) > 0 {
 		fmt.Fprintln(w, "\nNCCL and launcher messages:")
 		for _, m := range r.NCCLWarnings {

@@ -12,20 +12,14 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// ImportedFile and SkippedFile are what import reports of each file.
-type (
-	ImportedFile = runresult.ImportedFile
-	SkippedFile  = runresult.SkippedFile
-)
-
 // ImportReport is what import did: the study and trial the files went
 // into (Created when import made the study), and the files.
 type ImportReport struct {
 	Study    *store.Study
 	Trial    *store.Trial
 	Created  bool
-	Imported []ImportedFile
-	Skipped  []SkippedFile
+	Imported []runresult.ImportedFile
+	Skipped  []runresult.SkippedFile
 }
 
 // PrintImport prints r: import's --json document, or the table of stored
@@ -92,7 +86,7 @@ func importJSON(r ImportReport, errorOf func(error) ErrorJSON) map[string]any {
 		"created":   r.Created,
 		"simulated": false,
 		"trial":     nil,
-		"imported":  append([]ImportedFile{}, r.Imported...),
+		"imported":  append([]runresult.ImportedFile{}, r.Imported...),
 		"skipped":   skipped,
 	}
 	if r.Study != nil && len(r.Imported) > 0 {
