@@ -28,7 +28,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"mul100":   func(x float64) float64 { return 100 * x },
 	"fmtTime":  func(x float64) string { return formatValue(MetricTime, x) },
 	"fmtBW":    func(x float64) string { return formatValue(MetricBusBW, x) },
-	"fmtRange": func(metric string, lo, hi float64) string { return interval2(metric, lo, hi) },
+	"fmtRange": interval2,
 }).Parse(pageTemplate))
 
 // HTMLOptions shape a report page.
