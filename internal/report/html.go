@@ -314,18 +314,14 @@ func trialRows(s *Study) []trialRow {
 		}
 		return out
 	}
-	byNumber := map[int]string{}
-	for _, t := range s.Trials {
-		byNumber[t.Number] = t.Role
-	}
 	out := make([]trialRow, 0, len(cs))
 	for _, c := range cs {
 		nums := make([]string, len(c.Trials))
 		for i, n := range c.Trials {
 			nums[i] = strconv.Itoa(n)
 		}
-		r := trialRow{Trials: strings.Join(nums, ", "), Role: byNumber[c.Trials[0]], State: c.State, Launches: c.Launches,
-			Score: "—", Env: c.Config.String(), Reason: c.Reason, Mark: c.Role}
+		r := trialRow{Trials: strings.Join(nums, ", "), Role: s.TrialByNumber(c.Trials[0]).Role, State: c.State,
+			Launches: c.Launches, Score: "—", Env: c.Config.String(), Reason: c.Reason, Mark: c.Role}
 		if r.Mark == r.Role {
 			r.Mark = "" // "baseline (baseline)" says it twice
 		}
