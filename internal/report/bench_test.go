@@ -55,7 +55,7 @@ func BenchmarkFigures(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := d.Write(io.Discard, FormatSVG); err != nil {
+				if err := d.WriteAt(io.Discard, FormatSVG, PNGDPI); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -73,7 +72,7 @@ func (s *Study) Convergence() (Convergence, error) {
 	if len(sizes) == 0 || s.Study.Kind != vocab.KindSearch {
 		return Convergence{}, fmt.Errorf("study %s is not a search (a %s): it has no search to follow", s.Name(), s.Study.Kind)
 	}
-	subject := collectiveOf(s.Study)
+	subject := string(s.Study.Op())
 	if ops := s.WorkloadOps(); ops != nil {
 		// The steps pool every op's launches: the title names them all.
 		subject = "workload of " + nccl.JoinOps(ops)
@@ -148,10 +147,7 @@ func (s *Study) Convergence() (Convergence, error) {
 	return c, nil
 }
 
-// Write renders the convergence figure as PNG or SVG.
-func (c Convergence) Write(w io.Writer, format string) error { return c.WriteAt(w, format, PNGDPI) }
-
-// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+// WriteAt renders the figure as PNG at dpi dots per inch, or as SVG.
 func (c Convergence) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(c.sheet, w, format, dpi)
 }
@@ -164,7 +160,7 @@ func (c Convergence) sheet() (*sheet, error) {
 	}
 	cv := newCanvas()
 	xLabel := "launches spent"
-	yLabel := c.score() + " (µs, log scale; lower is faster)"
+	yLabel := c.Score + " (µs, log scale; lower is faster)"
 	c.axes(cv.p)
 	if c.ConfirmFrom > 0 {
 		span := &xSpan{X0: float64(c.ConfirmFrom) - 0.5, X1: float64(c.ConfirmTo) + 0.5, Color: confirmColor}
@@ -177,7 +173,7 @@ func (c Convergence) sheet() (*sheet, error) {
 	}
 	first := "A launch's band score is the geometric mean over the band of its per-size median times; a config's score is the median of its launches' scores."
 	if c.Rounds {
-		first = "A round is one launch of each op, scored together as the search ranked it (its " + c.score() + "); its dot sits at the launch that completed it; a config's score is the median of its rounds' scores."
+		first = "A round is one launch of each op, scored together as the search ranked it (its " + c.Score + "); its dot sits at the launch that completed it; a config's score is the median of its rounds' scores."
 	}
 	caption := []string{
 		first,
@@ -221,7 +217,7 @@ func (c Convergence) drawDots(cv *canvas) error {
 		col   color.Color
 		label string
 	}{
-		{explore, otherColor, fmt.Sprintf("one exploration %s (its %s)", c.unit(), c.score())},
+		{explore, otherColor, fmt.Sprintf("one exploration %s (its %s)", c.unit(), c.Score)},
 		{defaults, defaultsColor, fmt.Sprintf("one %s of NCCL defaults", c.unit())},
 		{confirm, palette[1], fmt.Sprintf("one confirmation %s of the confirmed config", c.unit())},
 	}
@@ -331,8 +327,6 @@ func (c Convergence) subtitle() []string {
 	return sub
 }
 
-func (c Convergence) score() string { return cmp.Or(c.Score, "band score") }
-
 func (c Convergence) unit() string {
 	if c.Rounds {
 		return "round"
@@ -342,7 +336,7 @@ func (c Convergence) unit() string {
 
 func (c Convergence) median() string {
 	if c.Rounds {
-		return "median " + c.score() + " of its rounds"
+		return "median " + c.Score + " of its rounds"
 	}
 	return "median launch score"
 }

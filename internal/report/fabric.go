@@ -14,22 +14,20 @@ import (
 func (s *Study) FabricFacts() []stored.Field {
 	f := s.Study.Platform
 	facts := s.logFacts()
-	var nics, warnings []string
-	channels := 0
-	if facts != nil {
-		// Studies stored before the transport was recorded get it here.
-		f.CompleteFrom(facts)
-		nics, warnings, channels = facts.NICs, facts.Warnings, facts.Channels
+	if facts == nil {
+		return stored.FabricFacts(f)
 	}
+	// Studies stored before the transport was recorded get it here.
+	f.CompleteFrom(facts)
 	out := stored.FabricFacts(f)
-	if len(nics) > 0 {
-		out = append(out, stored.Field{Key: "NICs NCCL used", Value: strings.Join(nics, ", ")})
+	if len(facts.NICs) > 0 {
+		out = append(out, stored.Field{Key: "NICs NCCL used", Value: strings.Join(facts.NICs, ", ")})
 	}
-	if channels > 0 {
-		out = append(out, stored.Field{Key: "channels (NCCL defaults)", Value: strconv.Itoa(channels)})
+	if facts.Channels > 0 {
+		out = append(out, stored.Field{Key: "channels (NCCL defaults)", Value: strconv.Itoa(facts.Channels)})
 	}
-	if len(warnings) > 0 {
-		out = append(out, stored.Field{Key: "NCCL warnings", Value: strings.Join(warnings, "; ")})
+	if len(facts.Warnings) > 0 {
+		out = append(out, stored.Field{Key: "NCCL warnings", Value: strings.Join(facts.Warnings, "; ")})
 	}
 	return out
 }

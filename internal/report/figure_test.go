@@ -232,7 +232,7 @@ func TestBandDrawnWhereItIs(t *testing.T) {
 	}
 	for name, d := range map[string]Drawing{"busbw": bw, "time": tm, "speedup": sp} {
 		var buf bytes.Buffer
-		if err := d.Write(&buf, FormatSVG); err != nil {
+		if err := d.WriteAt(&buf, FormatSVG, PNGDPI); err != nil {
 			t.Fatal(err)
 		}
 		x0, x1 := svgBandPath(t, buf.Bytes())
@@ -343,7 +343,7 @@ func TestHeaderLinesDoNotTouch(t *testing.T) {
 	figs["convergence"], _ = s.Convergence()
 	for name, d := range figs {
 		var buf bytes.Buffer
-		if err := d.Write(&buf, FormatSVG); err != nil {
+		if err := d.WriteAt(&buf, FormatSVG, PNGDPI); err != nil {
 			t.Fatal(err)
 		}
 		texts := svgTextsAt(t, buf.Bytes())
@@ -426,7 +426,7 @@ func TestEveryFigureRenders(t *testing.T) {
 			}
 			for _, format := range formats {
 				var buf bytes.Buffer
-				if err := d.Write(&buf, format); err != nil {
+				if err := d.WriteAt(&buf, format, PNGDPI); err != nil {
 					t.Errorf("%s %s %s: %v", s.Name(), name, format, err)
 					continue
 				}

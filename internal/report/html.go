@@ -28,7 +28,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"mul100":   func(x float64) float64 { return 100 * x },
 	"fmtTime":  func(x float64) string { return formatValue(MetricTime, x) },
 	"fmtBW":    func(x float64) string { return formatValue(MetricBusBW, x) },
-	"fmtRange": func(metric string, lo, hi float64) string { return interval2(metric, lo, hi) },
+	"fmtRange": interval2,
 }).Parse(pageTemplate))
 
 // HTMLOptions shape a report page.
@@ -271,7 +271,7 @@ func figures(s *Study, whole compared, parts []compared) []figureHTML {
 		d, err := f.make()
 		if err == nil {
 			var buf bytes.Buffer
-			if err = d.Write(&buf, FormatSVG); err == nil {
+			if err = d.WriteAt(&buf, FormatSVG, PNGDPI); err == nil {
 				// Generated here; vgsvg escapes every text it draws.
 				h.SVG = template.HTML(inlineSVG(buf.String(), f.title))
 			}
@@ -314,18 +314,14 @@ func trialRows(s *Study) []trialRow {
 		}
 		return out
 	}
-	byNumber := map[int]string{}
-	for _, t := range s.Trials {
-		byNumber[t.Number] = t.Role
-	}
 	out := make([]trialRow, 0, len(cs))
 	for _, c := range cs {
 		nums := make([]string, len(c.Trials))
 		for i, n := range c.Trials {
 			nums[i] = strconv.Itoa(n)
 		}
-		r := trialRow{Trials: strings.Join(nums, ", "), Role: byNumber[c.Trials[0]], State: c.State, Launches: c.Launches,
-			Score: "—", Env: c.Config.String(), Reason: c.Reason, Mark: c.Role}
+		r := trialRow{Trials: strings.Join(nums, ", "), Role: s.TrialByNumber(c.Trials[0]).Role, State: c.State,
+			Launches: c.Launches, Score: "—", Env: c.Config.String(), Reason: c.Reason, Mark: c.Role}
 		if r.Mark == r.Role {
 			r.Mark = "" // "baseline (baseline)" says it twice
 		}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -213,7 +212,7 @@ func (s *Study) Landscape() (Landscape, error) {
 	if err != nil {
 		return Landscape{}, err
 	}
-	l := Landscape{Subject: s.Name() + ": " + collectiveOf(s.Study), Configs: cs, Band: studiedText(s.Study),
+	l := Landscape{Subject: s.Name() + ": " + string(s.Study.Op()), Configs: cs, Band: studiedText(s.Study),
 		Score: stored.ScoreName(s.Study), BaselineUS: math.NaN(), Simulated: s.simulatedLine(), Plans: s.Study.Plans}
 	for _, c := range cs {
 		if c.Role == vocab.RoleBaseline && c.Scored() {
@@ -294,10 +293,7 @@ func midRanks(cs []ScoredConfig) []float64 {
 	return ranks
 }
 
-// Write renders the landscape as PNG or SVG.
-func (l Landscape) Write(w io.Writer, format string) error { return l.WriteAt(w, format, PNGDPI) }
-
-// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+// WriteAt renders the figure as PNG at dpi dots per inch, or as SVG.
 func (l Landscape) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(l.sheet, w, format, dpi)
 }
@@ -358,7 +354,7 @@ func (l Landscape) sheet() (*sheet, error) {
 	}
 	n := len(l.Configs)
 	cv := newCanvas()
-	xLabel := l.scoreName() + " (µs, log scale; lower is faster)"
+	xLabel := l.Score + " (µs, log scale; lower is faster)"
 	failedAt, err := l.axes(cv.p)
 	if err != nil {
 		return nil, err
@@ -375,8 +371,8 @@ func (l Landscape) sheet() (*sheet, error) {
 		legend = &legendRows{Legend: newLegend()}
 	}
 	dot := "Dot: the median of the config's launch band scores (each launch's geometric mean over the band of its per-size median times), all its launches pooled; NCCL defaults' and the confirmed config's are the verdict's score, from their confirmation launches."
-	if l.scoreName() != "band score" {
-		dot = "Dot: the median of the config's " + l.scoreName() + " over its rounds (one launch of each op, scored together as the search ranked them), all its rounds pooled; NCCL defaults' and the confirmed config's are the verdict's score, from their confirmation rounds."
+	if l.Score != "band score" {
+		dot = "Dot: the median of the config's " + l.Score + " over its rounds (one launch of each op, scored together as the search ranked them), all its rounds pooled; NCCL defaults' and the confirmed config's are the verdict's score, from their confirmation rounds."
 	}
 	caption := []string{
 		dot,
@@ -517,8 +513,6 @@ func (l Landscape) drawValue(cv *canvas, v string, sr *valueSeries, col color.RG
 	return nil
 }
 
-func (l Landscape) scoreName() string { return cmp.Or(l.Score, "band score") }
-
 // subtitle says what is ranked, what the colour means and how much of
 // the space the search explored.
 func (l Landscape) subtitle() []string {
@@ -526,7 +520,7 @@ func (l Landscape) subtitle() []string {
 	if l.Knob != "" {
 		colour = fmt.Sprintf("%s, the knob whose values explain most of the ranking (η² of ranks %.2f)", l.Knob, l.Share)
 	}
-	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by %s; colour: %s", l.Band, l.scoreName(), colour)}
+	sub := []string{fmt.Sprintf("every config the search measured over %s, ranked by %s; colour: %s", l.Band, l.Score, colour)}
 	if pl := l.Plans; pl != nil && pl.Read {
 		line := fmt.Sprintf("the space holds %d configs; %d explored, %s", pl.SpaceConfigs, pl.ConfigsExplored, texttable.Plural(pl.PlansExplored, "distinct plan"))
 		if pl.MergedConfigs > 0 {

@@ -19,9 +19,8 @@ import (
 )
 
 // Drawing is any figure of this package: it renders itself as PNG (at
-// PNGDPI, or at the resolution asked) or SVG.
+// the resolution asked, PNGDPI when 0) or SVG.
 type Drawing interface {
-	Write(w io.Writer, format string) error
 	WriteAt(w io.Writer, format string, dpi int) error
 }
 
@@ -155,18 +154,16 @@ func (s *sheet) drawIn(c draw.Canvas) {
 	}
 	area, inner, data := s.areas(c)
 	axisStyle := textStyle(11, color.Black)
+	axisStyle.XAlign, axisStyle.YAlign = draw.XCenter, draw.YBottom
 	yw := inner.Min.X - area.Min.X
 	if s.yLabel != "" {
 		sty := axisStyle
-		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
 		sty.Rotation = math.Pi / 2
 		descent := sty.FontExtents().Descent
 		c.FillText(sty, vg.Point{X: area.Min.X + yw - vg.Points(5) - descent, Y: (data.Min.Y + data.Max.Y) / 2}, s.yLabel)
 	}
 	if s.xLabel != "" {
-		sty := axisStyle
-		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
-		c.FillText(sty, vg.Point{X: (data.Min.X + data.Max.X) / 2, Y: area.Min.Y}, s.xLabel)
+		c.FillText(axisStyle, vg.Point{X: (data.Min.X + data.Max.X) / 2, Y: area.Min.Y}, s.xLabel)
 	}
 	s.plot.Draw(inner)
 	y = area.Min.Y - 0.05*vg.Inch

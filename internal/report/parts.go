@@ -237,10 +237,7 @@ func (s *Study) opPanels(figure func(nccl.Op) (Panel, error)) (Panels, error) {
 	return p, nil
 }
 
-// Write renders the panels as PNG or SVG.
-func (p Panels) Write(w io.Writer, format string) error { return p.WriteAt(w, format, PNGDPI) }
-
-// WriteAt renders them as PNG at dpi dots per inch, or as SVG.
+// WriteAt renders the panels as PNG at dpi dots per inch, or as SVG.
 func (p Panels) WriteAt(w io.Writer, format string, dpi int) error {
 	var st stack
 	for _, f := range p.Figures {

@@ -176,10 +176,7 @@ const (
 	PNGDPI = 150
 )
 
-// Write renders the figure as PNG or SVG.
-func (f Figure) Write(w io.Writer, format string) error { return f.WriteAt(w, format, PNGDPI) }
-
-// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+// WriteAt renders the figure as PNG at dpi dots per inch, or as SVG.
 func (f Figure) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(f.sheet, w, format, dpi)
 }
@@ -265,15 +262,8 @@ func curveStyle(i int, curves []Curve) (color.RGBA, []vg.Length) {
 // with Arial.
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
-func (f Figure) metric() string {
-	if f.Metric == MetricTime {
-		return MetricTime
-	}
-	return MetricBusBW
-}
-
 func (f Figure) value(pt Point) (v, lo, hi float64) {
-	if f.metric() == MetricTime {
+	if f.Metric == MetricTime {
 		return pt.TimeUS, pt.TimeLoUS, pt.TimeHiUS
 	}
 	return pt.BusBW, pt.BusBWLo, pt.BusBWHi
@@ -287,7 +277,7 @@ func (f Figure) sheet() (*sheet, error) {
 	if len(f.Curves) == 0 {
 		return nil, fmt.Errorf("nothing to plot: no curve has a measured point")
 	}
-	timeAxis := f.metric() == MetricTime
+	timeAxis := f.Metric == MetricTime
 	xLabel := "message size (log scale)"
 	yLabel := "bus bandwidth (GB/s)"
 	what := "bus bandwidth"

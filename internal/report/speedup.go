@@ -13,7 +13,6 @@ import (
 
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
-	"github.com/nccltune/nccltune/store"
 )
 
 // SpeedupFigure is benchstat's table as a picture: per message size, the
@@ -46,18 +45,13 @@ func (v compared) speedupFigure() (SpeedupFigure, error) {
 	if c == nil {
 		return SpeedupFigure{}, fmt.Errorf("study %s has no confirmed config to compare with NCCL's defaults: no speedup to draw (nccltune plot %s draws its curves)", s.Name(), s.Name())
 	}
-	f := SpeedupFigure{Subject: s.Name() + ": " + collectiveOf(s.Study), Comparison: c, MinEffect: stored.StatsOf(s.Study).MinEffect,
+	f := SpeedupFigure{Subject: s.Name() + ": " + string(s.Study.Op()), Comparison: c, MinEffect: stored.StatsOf(s.Study).MinEffect,
 		Simulated: s.simulatedLine()}
 	f.BandMin, f.BandMax = searchedBand(s.Study)
 	return f, nil
 }
 
-func collectiveOf(st *store.Study) string { return string(st.Op()) }
-
-// Write renders the figure as PNG or SVG.
-func (f SpeedupFigure) Write(w io.Writer, format string) error { return f.WriteAt(w, format, PNGDPI) }
-
-// WriteAt renders it as PNG at dpi dots per inch, or as SVG.
+// WriteAt renders the figure as PNG at dpi dots per inch, or as SVG.
 func (f SpeedupFigure) WriteAt(w io.Writer, format string, dpi int) error {
 	return writeSheet(f.sheet, w, format, dpi)
 }

@@ -33,9 +33,10 @@ type Comparison struct {
 	// BusBWFactor converts times to bus bandwidth (see Study.BusBWFactor).
 	BusBWFactor float64         `json:"busbw_factor"`
 	Rows        []ComparisonRow `json:"rows"`
-	// Band is each arm's band score; nil when a band size was not
-	// measured by both or the study decided no band score (summarised).
-	Band *BandRow `json:"band"`
+	// Band is each arm's band score and the study's band verdict; nil when
+	// a band size was not measured by both or the study decided no band
+	// score (summarised).
+	Band *stored.BandComparison `json:"band"`
 	// Notes are the footnotes, numbered from 1.
 	Notes []string `json:"notes"`
 }
@@ -61,9 +62,6 @@ type ComparisonRow struct {
 	// cell.
 	BaselineNotes, CandidateNotes []int
 }
-
-// BandRow is the band score of both arms and the study's band verdict.
-type BandRow = stored.BandComparison
 
 // Compare builds the study's comparison table, or returns nil when the
 // study has no baseline, or no confirmed or recommended config, with
@@ -218,13 +216,13 @@ func (s *Study) summarised(cand *store.Trial, which string) bool {
 // decidedBand is the band row as the study decided it, when the
 // comparison shows that decision over the study's (or this op's) one
 // part; nil otherwise.
-func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
+func (s *Study) decidedBand(cand *store.Trial, which string) *stored.BandComparison {
 	r := s.decided(cand, which)
 	if r == nil {
 		return nil
 	}
 	if len(r.Parts) == 0 {
-		return &BandRow{BaselineUS: r.BaselineScoreUS, CandidateUS: r.ScoreUS, Speedup: r.Speedup,
+		return &stored.BandComparison{BaselineUS: r.BaselineScoreUS, CandidateUS: r.ScoreUS, Speedup: r.Speedup,
 			Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1], CILevel: r.CILevel, P: r.PValue, Significant: r.Significant}
 	}
 	parts, _ := s.partsOf(s.Study.Op())
@@ -232,7 +230,7 @@ func (s *Study) decidedBand(cand *store.Trial, which string) *BandRow {
 		return nil
 	}
 	p := parts[0]
-	return &BandRow{BaselineUS: p.BaselineScoreUS, CandidateUS: p.ScoreUS, Speedup: p.Speedup,
+	return &stored.BandComparison{BaselineUS: p.BaselineScoreUS, CandidateUS: p.ScoreUS, Speedup: p.Speedup,
 		Lo: p.SpeedupCI[0], Hi: p.SpeedupCI[1], CILevel: p.CILevel, P: p.PValue, Significant: p.Significant}
 }
 

@@ -6,8 +6,23 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// What only tests ask of a figure: nccltune writes figures with Write or
-// WriteAt.
+// What only tests ask of a figure: nccltune writes figures with WriteAt
+// (and a workload's with Write).
+
+// Write renders the figure as PNG (PNGDPI) or SVG.
+func (f Figure) Write(w io.Writer, format string) error { return f.WriteAt(w, format, PNGDPI) }
+
+// Write renders the figure as PNG (PNGDPI) or SVG.
+func (f SpeedupFigure) Write(w io.Writer, format string) error { return f.WriteAt(w, format, PNGDPI) }
+
+// Write renders the landscape as PNG (PNGDPI) or SVG.
+func (l Landscape) Write(w io.Writer, format string) error { return l.WriteAt(w, format, PNGDPI) }
+
+// Write renders the convergence figure as PNG (PNGDPI) or SVG.
+func (c Convergence) Write(w io.Writer, format string) error { return c.WriteAt(w, format, PNGDPI) }
+
+// Write renders the panels as PNG (PNGDPI) or SVG.
+func (p Panels) Write(w io.Writer, format string) error { return p.WriteAt(w, format, PNGDPI) }
 
 // Size returns the figure's width and height: the header, the plot, one
 // legend row per entry and the caption.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/fabric"
@@ -16,13 +17,10 @@ import (
 	"github.com/nccltune/nccltune/internal/texttable"
 )
 
-// DoctorReport is doctor's diagnosis, its JSON document.
-type DoctorReport = runresult.DoctorReport
-
-// PrintDoctor prints doctor's diagnosis: its --json document, or the
+// PrintDoctor prints doctor's diagnosis r: its --json document, or the
 // fabric in short lines, NCCL's choice per size, the warnings with their
 // fixes and, with --env, NCCL's choices side by side.
-func PrintDoctor(w io.Writer, asJSON bool, r DoctorReport) error {
+func PrintDoctor(w io.Writer, asJSON bool, r runresult.DoctorReport) error {
 	if asJSON {
 		return WriteJSON(w, r)
 	}
@@ -34,7 +32,7 @@ func PrintDoctor(w io.Writer, asJSON bool, r DoctorReport) error {
 	return nil
 }
 
-func printDoctor(w io.Writer, r DoctorReport) {
+func printDoctor(w io.Writer, r runresult.DoctorReport) {
 	title := "nccltune doctor"
 	if r.Source == "log" {
 		title += ": " + safetext.Escape(r.LogFile)
@@ -50,7 +48,7 @@ func printDoctor(w io.Writer, r DoctorReport) {
 
 // printDoctorFields prints what the log says of the fabric, one field a
 // line, escaped (every value is the log's text).
-func printDoctorFields(w io.Writer, r DoctorReport) {
+func printDoctorFields(w io.Writer, r runresult.DoctorReport) {
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "  %-15s %s\n", name, safetext.Escape(fmt.Sprintf(format, args...)))
 	}
@@ -110,7 +108,7 @@ func printDoctorFields(w io.Writer, r DoctorReport) {
 	}
 }
 
-func printDoctorWarnings(w io.Writer, r DoctorReport) {
+func printDoctorWarnings(w io.Writer, r runresult.DoctorReport) {
 	if len(r.NCCLWarnings) > 0 {
 		fmt.Fprintln(w, "\nNCCL and launcher messages:")
 		for _, m := range r.NCCLWarnings {
@@ -215,23 +213,18 @@ func writeWarnings(w io.Writer, lead string, ws []fabric.Warning) {
 // writeWrapped prints text after prefix, escaped, wrapped at width,
 // continuation lines indented like the first.
 func writeWrapped(w io.Writer, prefix, text string, width int) {
-	text = safetext.Escape(text)
-	indent := strings.Repeat(" ", len([]rune(prefix)))
+	indent := strings.Repeat(" ", utf8.RuneCountInString(prefix))
 	line := prefix
-	n := len([]rune(line))
-	for _, word := range strings.Fields(text) {
-		wl := len([]rune(word))
-		if n > len([]rune(prefix)) && n+1+wl > width {
+	for i, word := range strings.Fields(safetext.Escape(text)) {
+		switch {
+		case i == 0:
+			line += word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width:
 			fmt.Fprintln(w, line)
-			line, n = indent+word, len(indent)+wl
-			continue
+			line = indent + word
+		default:
+			line += " " + word
 		}
-		if n > len([]rune(prefix)) {
-			line += " "
-			n++
-		}
-		line += word
-		n += wl
 	}
 	fmt.Fprintln(w, line)
 }

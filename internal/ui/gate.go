@@ -35,8 +35,7 @@ func printGateFabricFailed(w io.Writer, rep runresult.GateReport, cfg nccl.Confi
 }
 
 func printGate(w io.Writer, rep runresult.GateReport, cfg nccl.Config) {
-	fmt.Fprintf(w, "gate %s: %s, %d launch(es)%s", rep.Study, cfg, rep.Launches, simTag(rep.Simulated, rep.SimProfile))
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "gate %s: %s, %d launch(es)%s\n", rep.Study, cfg, rep.Launches, simTag(rep.Simulated, rep.SimProfile))
 	tw := texttable.New(w)
 	fmt.Fprintln(tw, "size\tmin GB/s\tbusbw GB/s [90% interval]\tresult\t")
 	for _, c := range rep.Checks {

@@ -12,20 +12,14 @@ import (
 	"github.com/nccltune/nccltune/store"
 )
 
-// ImportedFile and SkippedFile are what import reports of each file.
-type (
-	ImportedFile = runresult.ImportedFile
-	SkippedFile  = runresult.SkippedFile
-)
-
 // ImportReport is what import did: the study and trial the files went
 // into (Created when import made the study), and the files.
 type ImportReport struct {
 	Study    *store.Study
 	Trial    *store.Trial
 	Created  bool
-	Imported []ImportedFile
-	Skipped  []SkippedFile
+	Imported []runresult.ImportedFile
+	Skipped  []runresult.SkippedFile
 }
 
 // PrintImport prints r: import's --json document, or the table of stored
@@ -42,10 +36,10 @@ func PrintImport(w io.Writer, asJSON bool, r ImportReport, errorOf func(error) E
 // writeImportReport prints the report as text, file names and reasons
 // escaped.
 func writeImportReport(w io.Writer, r ImportReport) {
-	study, trial, created, imported, skipped := r.Study, r.Trial, r.Created, r.Imported, r.Skipped
+	study, trial, imported := r.Study, r.Trial, r.Imported
 	if len(imported) > 0 {
 		verb := "study"
-		if created {
+		if r.Created {
 			verb = "a new study"
 		}
 		sim := ""
@@ -69,9 +63,9 @@ func writeImportReport(w io.Writer, r ImportReport) {
 		tw.Flush()
 		fmt.Fprintf(w, "see it with: nccltune show %s --trials\n", safetext.Escape(study.Name))
 	}
-	if len(skipped) > 0 {
-		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", texttable.Plural(len(skipped), "file"))
-		for _, s := range skipped {
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "not imported (%s, nothing stored):\n", texttable.Plural(len(r.Skipped), "file"))
+		for _, s := range r.Skipped {
 			fmt.Fprintf(w, "  %s: %s\n", safetext.Escape(s.File), safetext.Escape(s.Error))
 		}
 	}
@@ -79,7 +73,6 @@ func writeImportReport(w io.Writer, r ImportReport) {
 
 // importJSON is import's --json document.
 func importJSON(r ImportReport, errorOf func(error) ErrorJSON) map[string]any {
-	study, trial, created, imported := r.Study, r.Trial, r.Created, r.Imported
 	type skippedJSON struct {
 		File  string    `json:"file"`
 		Error ErrorJSON `json:"error"`
@@ -90,15 +83,15 @@ func importJSON(r ImportReport, errorOf func(error) ErrorJSON) map[string]any {
 	}
 	doc := map[string]any{
 		"study":     nil,
-		"created":   created,
+		"created":   r.Created,
 		"simulated": false,
 		"trial":     nil,
-		"imported":  append([]ImportedFile{}, imported...),
+		"imported":  append([]runresult.ImportedFile{}, r.Imported...),
 		"skipped":   skipped,
 	}
-	if study != nil && len(imported) > 0 {
-		doc["study"], doc["simulated"] = study.Name, study.Simulated
-		doc["trial"] = map[string]any{"number": trial.Number, "id": trial.ID, "env": map[string]string(trial.Config.Clone())}
+	if r.Study != nil && len(r.Imported) > 0 {
+		doc["study"], doc["simulated"] = r.Study.Name, r.Study.Simulated
+		doc["trial"] = map[string]any{"number": r.Trial.Number, "id": r.Trial.ID, "env": map[string]string(r.Trial.Config.Clone())}
 	}
 	return doc
 }

@@ -20,7 +20,7 @@ func studySuffix(st *store.Study) string { return simSuffix(st.Launch.SimProfile
 // simSuffix is " — SIMULATED fabric: profile" when simulated, else "".
 func simSuffix(profile string, simulated bool) string {
 	if simulated {
-		return " — " + SimLabel(true, profile)
+		return " — " + SimLabel(profile)
 	}
 	return ""
 }

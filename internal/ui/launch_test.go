@@ -30,7 +30,7 @@ func TestLaunchProgress(t *testing.T) {
 launch 3/6 measure: timeout: past 5m0s (5m0s)
 launch 1/20 warmup  NCCL_PROTO=Simple                        ok (1.235s)
 doctor: one debug launch, 32K to 256M
-doctor: one debug launch, 32K to 256M — ` + SimLabel(true, "spark4") + `
+doctor: one debug launch, 32K to 256M — ` + SimLabel("spark4") + `
 doctor: a second debug launch with NCCL_PROTO=Simple
 doctor: launch timeout: past 5m0s (5m0s)
 `
@@ -51,7 +51,7 @@ func TestStartedLines(t *testing.T) {
 	ABStarted(&b, "verify", nil, cfg, 10)(real)
 	so := SearchPlan{Band: nccl.Band{Min: 512 << 10, Max: 4 << 20}, Configs: 1536, Budget: 60}
 	SearchStarted(&b, simulated, so, "/d/n.db", false)
-	sim := " — " + SimLabel(true, "spark4")
+	sim := " — " + SimLabel("spark4")
 	want := "sweep s1: NCCL_PROTO=Simple, 1K to 1M\n" +
 		"gate s2: NCCL_PROTO=Simple at " + ThresholdList([]fabric.Threshold{{Bytes: 1 << 20, MinBusBW: 9}}) + sim + "\n" +
 		"verify s1: NCCL_PROTO=Simple against NCCL defaults, 10 launches each, interleaved\n" +

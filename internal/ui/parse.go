@@ -115,8 +115,7 @@ type parseRowJSON struct {
 func parseDoc(p ParseOutcome, errorOf func(error) ErrorJSON) parseJSON {
 	d := parseJSON{File: p.Name, Rows: []parseRowJSON{}, Failure: p.Failure()}
 	if msg := p.Unreadable(); msg != "" {
-		e := errorOf(vocab.UsageError(errors.New(msg)))
-		d.Error = &e
+		d.Error = new(errorOf(vocab.UsageError(errors.New(msg))))
 	}
 	r := p.Result
 	if r == nil {

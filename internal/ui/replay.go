@@ -51,7 +51,6 @@ func PrintReplay(w io.Writer, asJSON bool, s ReplaySummary) error {
 	}
 	fmt.Fprintf(w, "%-40s %8s  %s  (median µs)  plan\n", "config", "launches", strings.Join(sizes, ""))
 	for _, row := range s.Configs {
-		name := row.Env.String()
 		n := fmt.Sprint(row.Launches)
 		if row.Cold {
 			n += "*"
@@ -63,7 +62,7 @@ func PrintReplay(w io.Writer, asJSON bool, s ReplaySummary) error {
 		for _, m := range row.MedianUS {
 			meds = append(meds, fmt.Sprintf("%9.1f", m))
 		}
-		fmt.Fprintf(w, "%-40s %8s  %s  %s\n", name, n, strings.Join(meds, ""), planText(row.Plan))
+		fmt.Fprintf(w, "%-40s %8s  %s  %s\n", row.Env, n, strings.Join(meds, ""), planText(row.Plan))
 	}
 	fmt.Fprintln(w, "\n* holds the recorded cold first launch of the fabric")
 	return nil

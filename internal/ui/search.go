@@ -109,11 +109,9 @@ func planLines(p *store.PlanSummary) []string {
 	if p == nil {
 		return nil
 	}
-	var out []string
-	if !p.Read {
-		out = append(out, "NCCL's plan: not read ("+p.Note+")")
-	} else {
-		head := fmt.Sprintf("NCCL's plan: %d configs in the space, %d explored, %d distinct plans, ", p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored)
+	head := "NCCL's plan: not read (" + p.Note + ")"
+	if p.Read {
+		head = fmt.Sprintf("NCCL's plan: %d configs in the space, %d explored, %d distinct plans, ", p.SpaceConfigs, p.ConfigsExplored, p.PlansExplored)
 		switch {
 		case p.MergedConfigs == 0:
 			head += "no config merged"
@@ -123,8 +121,8 @@ func planLines(p *store.PlanSummary) []string {
 			head += fmt.Sprintf("%s merged (NCCL runs them like one already tried); the rules that proved it (a config may need several):",
 				texttable.Plural(p.MergedConfigs, "config"))
 		}
-		out = append(out, head)
 	}
+	out := []string{head}
 	// A config merged by several rules counts under each: each count is
 	// said of the total, never as counts that read as a sum.
 	for _, m := range p.Merged {

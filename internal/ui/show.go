@@ -228,8 +228,7 @@ func showJSON(data *report.Study) map[string]any {
 		env := map[string]string(t.Config.Clone())
 		st := showTrial{Number: t.Number, ID: t.ID, Env: env, Key: t.Key, Role: t.Role, State: string(t.State), Reason: t.Reason, Launches: t.Launches}
 		if c, ok := scores[t.Number]; ok && c.Scored() {
-			score := c.ScoreUS
-			st.ScoreUS, st.ScoredLaunches = &score, c.Launches
+			st.ScoreUS, st.ScoredLaunches = new(c.ScoreUS), c.Launches
 		}
 		ts = append(ts, st)
 	}

@@ -13,10 +13,7 @@ import (
 )
 
 // SimLabel is the mark every simulated result carries in text output.
-func SimLabel(simulated bool, profile string) string {
-	if !simulated {
-		return ""
-	}
+func SimLabel(profile string) string {
 	if profile == "" {
 		return "SIMULATED fabric"
 	}
@@ -29,7 +26,7 @@ func simTag(simulated bool, profile string) string {
 	if !simulated {
 		return ""
 	}
-	return "  [" + SimLabel(true, profile) + "]"
+	return "  [" + SimLabel(profile) + "]"
 }
 
 // BaselineName is how output names what a study compared with.

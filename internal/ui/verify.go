@@ -26,16 +26,13 @@ func PrintVerify(w io.Writer, asJSON bool, study *store.Study, launches []*store
 }
 
 func printVerify(w io.Writer, study *store.Study, launches []*store.Launch, r runresult.VerifyResult) {
-	if r.Verifies != "" {
-		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches", r.Study, r.Verifies, nccl.Config(r.Env), BaselineName(r.BaselineEnv), r.Launches, r.Launches)
-	} else {
-		fmt.Fprintf(w, "\ncompare %s: B %s against A %s, %d vs %d interleaved launches", r.Study, nccl.Config(r.Env), nccl.Config(r.BaselineEnv), r.Launches, r.Launches)
-	}
-	fmt.Fprintln(w, simTag(r.Simulated, study.Launch.SimProfile))
+	tag := simTag(r.Simulated, study.Launch.SimProfile)
 	if r.Verifies == "" {
+		fmt.Fprintf(w, "\ncompare %s: B %s against A %s, %d vs %d interleaved launches%s\n", r.Study, nccl.Config(r.Env), nccl.Config(r.BaselineEnv), r.Launches, r.Launches, tag)
 		printSizeTable(w, study.Recommendation, "A", "B")
 		fmt.Fprintf(w, "\nB is %.2f× as fast as A [%.2f, %.2f] (%s), p=%.3g\n", r.Speedup, r.SpeedupCI[0], r.SpeedupCI[1], r.CILevel.Label(), r.PValue)
 	} else {
+		fmt.Fprintf(w, "\nverify %s of %s: %s against %s, %d vs %d interleaved launches%s\n", r.Study, r.Verifies, nccl.Config(r.Env), BaselineName(r.BaselineEnv), r.Launches, r.Launches, tag)
 		printSizeTable(w, study.Recommendation, "baseline", "candidate")
 		what := "fresh speedup"
 		if study.Parts().ScoredByRounds() || study.Parts().Timed() {

@@ -113,20 +113,18 @@ func printCommunicator(w io.Writer, c workload.Communicator, timeKnown bool) {
 	_ = t.Flush()
 	if len(c.Other) > 0 {
 		names := slices.Sorted(maps.Keys(c.Other))
-		parts := make([]string, len(names))
 		for i, n := range names {
-			parts[i] = fmt.Sprintf("%s %d", safetext.Escape(n), c.Other[n])
+			names[i] = fmt.Sprintf("%s %d", safetext.Escape(n), c.Other[n])
 		}
-		fmt.Fprintf(w, "  not measured by any nccl-tests collective nccltune runs: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "  not measured by any nccl-tests collective nccltune runs: %s\n", strings.Join(names, ", "))
 	}
 }
 
 func printProposal(w io.Writer, s *workload.Summary) {
 	p := s.Proposal
 	fmt.Fprintf(w, "proposed workload for %d-rank communicators: every op and size they call, with its calls, as logged\n", p.NRanks)
-	share := "share of the " + p.By
 	t := texttable.New(w)
-	fmt.Fprintf(t, "  call\tmeasured at\t%s\t\t\n", share)
+	fmt.Fprintf(t, "  call\tmeasured at\tshare of the %s\t\t\n", p.By)
 	for _, c := range p.Calls {
 		extra := ""
 		if p.By == "time" {
