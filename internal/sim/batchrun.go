@@ -128,9 +128,7 @@ func mainBatch(o options, env nccl.Config, stdout, stderr io.Writer) int {
 // under, its ncclConfig_t limits as the knobs that cap channels alike.
 func commConfig(env nccl.Config, s nccl.CommSettings) nccl.Config {
 	cfg := env.Clone()
-	for k, v := range s.Env {
-		cfg[k] = v
-	}
+	maps.Copy(cfg, s.Env)
 	if s.MaxCTAs > 0 {
 		cfg["NCCL_MAX_CTAS"] = strconv.Itoa(s.MaxCTAs)
 	}

@@ -164,6 +164,13 @@ func (e envReader) intParam(name string) (int, bool) {
 	return n, true
 }
 
+// setInt sets *dst to an integer parameter when it is set and valid.
+func (e envReader) setInt(name string, dst *int) {
+	if v, ok := e.intParam(name); ok {
+		*dst = v
+	}
+}
+
 func (e envReader) strParam(name string) (string, bool) {
 	v, ok := e.get(name)
 	if ok {
@@ -290,9 +297,7 @@ func (f *ncclState) resolveBuffers(env envReader) {
 	if c := f.p.Transports[transportSocket]; c != nil {
 		f.sockThreads, f.sockPerThr = c.SocketThreads, c.SocketsPerThread
 	}
-	if v, ok := env.intParam("NCCL_NTHREADS"); ok {
-		f.nthreads = v
-	}
+	env.setInt("NCCL_NTHREADS", &f.nthreads)
 	if v, ok := env.get("NCCL_BUFFSIZE"); ok {
 		if knob, err := nccl.LookupKnob("NCCL_BUFFSIZE"); err == nil && knob.Validate(v) == nil {
 			n, _ := strconv.ParseInt(v, 10, 64)
@@ -302,18 +307,10 @@ func (f *ncclState) resolveBuffers(env envReader) {
 			env.info("Invalid value %s for NCCL_BUFFSIZE, using default.", v)
 		}
 	}
-	if v, ok := env.intParam("NCCL_IB_QPS_PER_CONNECTION"); ok {
-		f.qps = v
-	}
-	if v, ok := env.intParam("NCCL_CROSS_NIC"); ok {
-		f.crossNIC = v
-	}
-	if v, ok := env.intParam("NCCL_SOCKET_NTHREADS"); ok {
-		f.sockThreads = v
-	}
-	if v, ok := env.intParam("NCCL_NSOCKS_PERTHREAD"); ok {
-		f.sockPerThr = v
-	}
+	env.setInt("NCCL_IB_QPS_PER_CONNECTION", &f.qps)
+	env.setInt("NCCL_CROSS_NIC", &f.crossNIC)
+	env.setInt("NCCL_SOCKET_NTHREADS", &f.sockThreads)
+	env.setInt("NCCL_NSOCKS_PERTHREAD", &f.sockPerThr)
 	if f.sockThreads*f.sockPerThr > 64 {
 		// NCCL caps the product at 64 sockets by lowering sockets per thread.
 		f.sockPerThr = max(1, 64/f.sockThreads)

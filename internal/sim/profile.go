@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -491,12 +492,7 @@ func (p *Profile) checkMagnitudes() error {
 	}
 	add(upTo("noise.outlier_max", p.Noise.OutlierMax, maxFactor))
 	add(upTo("noise.cold_start", p.Noise.ColdStart, maxFactor))
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return cmp.Or(errs...) // the first
 }
 
 // WithRanks returns a copy of the profile with n ranks (--ranks).

@@ -385,18 +385,15 @@ func launchSizes(l *RecordedLaunch) []int64 {
 func launchTimes(l *RecordedLaunch, sizes []int64) ([][]float64, bool) {
 	out := make([][]float64, len(sizes))
 	for i, b := range sizes {
-		for _, s := range l.Sizes {
-			if s.Bytes != b || s.Cycle != 0 {
-				continue
-			}
-			if len(s.Samples) > 0 {
-				out[i] = append([]float64(nil), s.Samples...)
-			} else if s.TimeUS > 0 {
-				out[i] = []float64{s.TimeUS}
-			}
-			break
-		}
-		if out[i] == nil {
+		j := slices.IndexFunc(l.Sizes, func(s benchfmt.Size) bool { return s.Bytes == b && s.Cycle == 0 })
+		switch {
+		case j < 0:
+			return nil, false
+		case len(l.Sizes[j].Samples) > 0:
+			out[i] = slices.Clone(l.Sizes[j].Samples)
+		case l.Sizes[j].TimeUS > 0:
+			out[i] = []float64{l.Sizes[j].TimeUS}
+		default:
 			return nil, false
 		}
 	}

@@ -482,22 +482,22 @@ func (l *launch) netInit(r int) {
 	lg.info(id, subInit|subNet, "NET/Plugin: Could not find: libnccl-net.so")
 	if f.transport == transportIB {
 		l.netIB(r)
-		return
+	} else {
+		switch f.socketWhy {
+		case "nodev":
+			lg.info(id, subInit|subNet, "NET/IB : No device found.")
+			lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
+		case "disabled", "plugin":
+			lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
+		}
+		lg.info(id, subInit|subNet, "NET/Socket : Using [0]%s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
 	}
-	switch f.socketWhy {
-	case "nodev":
-		lg.info(id, subInit|subNet, "NET/IB : No device found.")
-		lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
-	case "disabled", "plugin":
-		lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
-	}
-	lg.info(id, subInit|subNet, "NET/Socket : Using [0]%s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
-	lg.info(id, subInit|subNet, "Initialized NET plugin Socket")
-	lg.info(id, subInit|subNet, "Assigned NET plugin Socket to comm")
-	lg.info(id, subInit, "Using network Socket")
+	lg.info(id, subInit|subNet, "Initialized NET plugin %s", f.transport)
+	lg.info(id, subInit|subNet, "Assigned NET plugin %s to comm", f.transport)
+	lg.info(id, subInit, "Using network %s", f.transport)
 }
 
-// netIB prints rank r's IB plugin lines.
+// netIB prints rank r's IB plugin lines up to the plugin's initialisation.
 func (l *launch) netIB(r int) {
 	f, p, lg := l.f, l.p, l.log
 	id := l.ids[r]
@@ -521,9 +521,6 @@ func (l *launch) netIB(r int) {
 	if f.merged {
 		lg.info(id, subNet, "NET/IB : Made virtual device [%d] name=%s speed=%d ndevs=%d", len(f.listed), strings.Join(names, "+"), speed, len(f.listed))
 	}
-	lg.info(id, subInit|subNet, "Initialized NET plugin IB")
-	lg.info(id, subInit|subNet, "Assigned NET plugin IB to comm")
-	lg.info(id, subInit, "Using network IB")
 }
 
 // refuseAtInit reports an environment NCCL refuses at init.
@@ -951,12 +948,9 @@ func (l *launch) footer() bool {
 	}
 	fmt.Fprintf(w, "# %-20s : %d %s\n", "Out of bounds values", l.errors, status)
 	minBW := -1.0
-	for _, kv := range l.environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == "NCCL_TESTS_MIN_BW" {
-			minBW = 0 // C's atof: 0 when it reads no number
-			fmt.Sscanf(strings.TrimSpace(v), "%g", &minBW)
-			break
-		}
+	if v, ok := l.cfg["NCCL_TESTS_MIN_BW"]; ok {
+		minBW = 0 // C's atof: 0 when it reads no number
+		fmt.Sscanf(strings.TrimSpace(v), "%g", &minBW)
 	}
 	bw := l.bwSum / float64(max(l.bwCount, 1))
 	bwStatus := ""
