@@ -370,9 +370,6 @@ func (l *launch) testHeader() {
 // jsonConfig opens the JSON "config" object (devices closes it).
 func (l *launch) jsonConfig() {
 	j, o := l.json, l.o
-	if j == nil {
-		return
-	}
 	j.key("config").startObject()
 	stepKey, step := "step_bytes", o.stepBytes
 	if o.stepFactor > 1 {
@@ -407,27 +404,22 @@ func (l *launch) devices() (int, bool) {
 		l.testFailed()
 		return 5, false
 	}
-	if l.json != nil {
-		l.json.key("devices").startList()
-	}
+	j := l.json
+	j.key("devices").startList()
 	for r := range l.nprocs {
 		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.hosts[r], 0, p.BusID, p.GPU)
-		if j := l.json; j != nil {
-			j.startObject()
-			j.key("rank").int(int64(r))
-			j.key("group").int(0)
-			j.key("pid").int(int64(l.ids[r].pid))
-			j.key("hostname").str(l.hosts[r])
-			j.key("device").int(0)
-			j.key("device_hex").str(p.BusID)
-			j.key("device_info").str(p.GPU)
-			j.finish()
-		}
+		j.startObject()
+		j.key("rank").int(int64(r))
+		j.key("group").int(0)
+		j.key("pid").int(int64(l.ids[r].pid))
+		j.key("hostname").str(l.hosts[r])
+		j.key("device").int(0)
+		j.key("device_hex").str(p.BusID)
+		j.key("device_info").str(p.GPU)
+		j.finish()
 	}
-	if j := l.json; j != nil {
-		j.finish() // devices
-		j.finish() // config
-	}
+	j.finish() // devices
+	j.finish() // config
 	return 0, true
 }
 
@@ -600,9 +592,7 @@ func (l *launch) resultHeader() {
 	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s"+title+"\n", "", "", "", "", "")
 	line([]any{"size", "count", "type", "redop", "root"}, []any{timeStr, "algbw", "busbw", "#wrong"}, []any{"i_min", "i_max", "i_p99", "i_cv%"}, tsLbl)
 	line([]any{"(B)", "(elements)", "", "", ""}, []any{"(us)", "(GB/s)", "(GB/s)", ""}, []any{"(us)", "(us)", "(us)", "(%)"}, tsFmt)
-	if j := l.json; j != nil {
-		j.key("results").startList()
-	}
+	l.json.key("results").startList()
 }
 
 // connect prints the connection lines NCCL logs at the first collective.
@@ -771,17 +761,15 @@ func (l *launch) crash() int {
 // row prints one size's line, out-of-place then in-place, and returns the
 // out-of-place mean.
 func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
-	o, w := l.o, l.out
+	o, w, j := l.o, l.out, l.json
 	bytes, count := o.collective.RowShape(size, typeSizes[typ], l.n)
 	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", root))
-	if j := l.json; j != nil {
-		j.startObject()
-		j.key("size").int(bytes)
-		j.key("count").int(count)
-		j.key("type").str(typ)
-		j.key("redop").str(op)
-		j.key("root").str(fmt.Sprintf("%6d", root))
-	}
+	j.startObject()
+	j.key("size").int(bytes)
+	j.key("count").int(count)
+	j.key("type").str(typ)
+	j.key("redop").str(op)
+	j.key("root").str(fmt.Sprintf("%6d", root))
 	c := l.tunerChoose(l.choose(bytes), bytes)
 	// NCCL's TUNING line prints the call's count times its element size:
 	// one rank's part for all-gather and reduce-scatter (the count column),
@@ -790,11 +778,9 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	outMean := l.placeResult(c, bytes, count, key, 0)
 	l.placeResult(c, bytes, count, key, 1)
 	fmt.Fprintf(w, "\n")
-	if j := l.json; j != nil {
-		j.key("actual_iterations").int(int64(o.iters))
-		j.key("experiment_name").str("")
-		j.finish()
-	}
+	j.key("actual_iterations").int(int64(o.iters))
+	j.key("experiment_name").str("")
+	j.finish()
 	return outMean
 }
 
@@ -841,23 +827,22 @@ func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float
 	if place == 1 && o.timestamps != 0 && o.perIter == 0 {
 		fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
 	}
-	if j := l.json; j != nil {
-		timeKey := "time"
-		if o.cputime != 0 {
-			timeKey = "cpu_time"
-		}
-		j.key(placeKeys[place]).startObject()
-		j.key(timeKey).double(mean)
-		j.key("alg_bw").double(algBW)
-		j.key("bus_bw").double(busBW)
-		j.key("nwrong")
-		if check {
-			j.double(float64(wrong))
-		} else {
-			j.null()
-		}
-		j.finish()
+	timeKey := "time"
+	if o.cputime != 0 {
+		timeKey = "cpu_time"
 	}
+	j := l.json
+	j.key(placeKeys[place]).startObject()
+	j.key(timeKey).double(mean)
+	j.key("alg_bw").double(algBW)
+	j.key("bus_bw").double(busBW)
+	j.key("nwrong")
+	if check {
+		j.double(float64(wrong))
+	} else {
+		j.null()
+	}
+	j.finish()
 	if o.perIter != 0 {
 		l.perIter(samples, bytes, key, place)
 	}
@@ -938,10 +923,8 @@ func (l *launch) destroy() {
 // footer is nccl-tests' result footer; it reports whether the average bus
 // bandwidth fell short of NCCL_TESTS_MIN_BW.
 func (l *launch) footer() bool {
-	w := l.out
-	if j := l.json; j != nil {
-		j.finish() // results
-	}
+	w, j := l.out, l.json
+	j.finish() // results
 	status := "OK"
 	if l.errors > 0 {
 		status = "FAILED"
@@ -963,20 +946,18 @@ func (l *launch) footer() bool {
 	fmt.Fprintf(w, "# %-20s : %s %s\n", "Avg bus bandwidth", cG(bw), bwStatus)
 	fmt.Fprintf(w, "#\n")
 	fmt.Fprintf(w, "# Collective test concluded: %s\n", l.o.program())
-	if j := l.json; j != nil {
-		j.key("out_of_bounds").startObject()
-		j.key("count").int(int64(l.errors))
-		j.key("okay").str(strconv.FormatBool(l.errors == 0))
-		j.finish()
-		okay := "unchecked"
-		if minBW != -1 {
-			okay = strconv.FormatBool(bw >= minBW*0.9)
-		}
-		j.key("average_bus_bandwidth").startObject()
-		j.key("bandwidth").double(bw)
-		j.key("okay").str(okay)
-		j.finish()
+	j.key("out_of_bounds").startObject()
+	j.key("count").int(int64(l.errors))
+	j.key("okay").str(strconv.FormatBool(l.errors == 0))
+	j.finish()
+	okay := "unchecked"
+	if minBW != -1 {
+		okay = strconv.FormatBool(bw >= minBW*0.9)
 	}
+	j.key("average_bus_bandwidth").startObject()
+	j.key("bandwidth").double(bw)
+	j.key("okay").str(okay)
+	j.finish()
 	if l.o.memory != 0 {
 		init := int64(512<<20) + int64(l.f.commChannels)*(8<<20)
 		bufs := 2 * l.o.maxBytes
@@ -988,9 +969,7 @@ func (l *launch) footer() bool {
 	}
 	fmt.Fprintf(w, "#\n")
 	fmt.Fprintf(w, "\n")
-	if j := l.json; j != nil {
-		j.strList("errors", "")
-	}
+	j.strList("errors", "")
 	return bwStatus == "FAILED"
 }
 
