@@ -143,19 +143,17 @@ func (e envReader) get(name string) (string, bool) {
 }
 
 // intParam reads an integer parameter the way NCCL_PARAM reads it: an
-// invalid value is reported and ignored.
+// invalid value (not an integer, or refused by its knob) is reported and
+// ignored.
 func (e envReader) intParam(name string) (int, bool) {
 	v, ok := e.get(name)
 	if !ok {
 		return 0, false
 	}
-	if knob, err := nccl.LookupKnob(name); err == nil && knob.Name == name {
-		if err := knob.Validate(v); err != nil {
-			e.info("Invalid value %s for %s, using default.", v, name)
-			return 0, false
-		}
-	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if knob, kerr := nccl.LookupKnob(name); err == nil && kerr == nil && knob.Name == name {
+		err = knob.Validate(v)
+	}
 	if err != nil {
 		e.info("Invalid value %s for %s, using default.", v, name)
 		return 0, false

@@ -53,8 +53,7 @@ type launch struct {
 	replay *replayDraw
 
 	n      int
-	hosts  []string
-	ids    []logID
+	ids    []logID // each process's host, pid and thread
 	comms  []uint64
 	commID uint64
 	busID  int64
@@ -211,7 +210,7 @@ func (l *launch) run() int {
 // testFailed is nccl-tests' last failure line, from every rank.
 func (l *launch) testFailed() {
 	for r := range l.nprocs {
-		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.ids[r].host, l.ids[r].pid)
 	}
 }
 
@@ -220,13 +219,11 @@ func (l *launch) identities() {
 	rng := newRNG(l.o.seed, int64(l.o.launch), streamIdent)
 	basePid := 1000 + rng.IntN(60000)
 	for r := range l.nprocs {
-		host := fmt.Sprintf("%s%d", l.p.HostPrefix, r)
 		pid := basePid + r
 		if !l.p.ColocatedRanks {
 			pid = 1000 + rng.IntN(60000)
 		}
-		l.hosts = append(l.hosts, host)
-		l.ids = append(l.ids, logID{host: host, pid: pid, tid: pid})
+		l.ids = append(l.ids, logID{host: fmt.Sprintf("%s%d", l.p.HostPrefix, r), pid: pid, tid: pid})
 		l.comms = append(l.comms, 0x550000000000|uint64(rng.Int64N(0xffffffff0))&^0xf)
 	}
 	l.commID = rng.Uint64()
@@ -236,9 +233,9 @@ func (l *launch) identities() {
 // mpiWireup is Open MPI's complaint when every host advertises the same
 // docker0 address: it cannot tell its peers apart and never starts.
 func (l *launch) mpiWireup() {
-	peer := l.hosts[len(l.hosts)-1]
+	peer := l.ids[len(l.ids)-1]
 	fmt.Fprintf(l.errw, "[%s][[%d,1],%d][btl_tcp_endpoint.c:625:mca_btl_tcp_endpoint_recv_connect_ack] received unexpected process identifier [[%d,1],%d]\n",
-		l.hosts[0], 27129, 0, 27129, l.nprocs-1)
+		l.ids[0].host, 27129, 0, 27129, l.nprocs-1)
 	fmt.Fprintf(l.errw, "--------------------------------------------------------------------------\n"+
 		"WARNING: Open MPI accepted a TCP connection from what appears to be a\n"+
 		"another Open MPI process but cannot find a corresponding process\n"+
@@ -247,7 +244,7 @@ func (l *launch) mpiWireup() {
 		"continue properly.\n\n"+
 		"  Local host: %s\n"+
 		"  PID:        %d\n"+
-		"--------------------------------------------------------------------------\n", peer, l.ids[len(l.ids)-1].pid)
+		"--------------------------------------------------------------------------\n", peer.host, peer.pid)
 }
 
 // garbage writes random bytes, as a broken binary or pipe would.
@@ -275,11 +272,10 @@ func (l *launch) jsonInit() {
 		return
 	}
 	try := path
-	var file *os.File
 	for i := 0; ; i++ {
-		var err error
-		file, err = os.OpenFile(try, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		file, err := os.OpenFile(try, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
+			file.Close()
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) {
@@ -288,7 +284,6 @@ func (l *launch) jsonInit() {
 		}
 		try = fmt.Sprintf("%s.%d", path, i)
 	}
-	file.Close()
 	fmt.Fprintf(l.out, "# Writing JSON output to %s\n", try)
 	l.jsonPath = try
 	j := &jsonWriter{}
@@ -407,12 +402,12 @@ func (l *launch) devices() (int, bool) {
 	j := l.json
 	j.key("devices").startList()
 	for r := range l.nprocs {
-		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.hosts[r], 0, p.BusID, p.GPU)
+		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.ids[r].host, 0, p.BusID, p.GPU)
 		j.startObject()
 		j.key("rank").int(int64(r))
 		j.key("group").int(0)
 		j.key("pid").int(int64(l.ids[r].pid))
-		j.key("hostname").str(l.hosts[r])
+		j.key("hostname").str(l.ids[r].host)
 		j.key("device").int(0)
 		j.key("device_hex").str(p.BusID)
 		j.key("device_info").str(p.GPU)
@@ -531,9 +526,9 @@ func (l *launch) refuseAtInit(u *UsageError) {
 // every rank, then the failure lines at each of stack.
 func (l *launch) invalidUsage(where, warn string, stack ...string) {
 	for r := range l.nprocs {
-		fmt.Fprintf(l.out, "%s: Test NCCL failure %s 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", l.hosts[r], where, warn)
+		fmt.Fprintf(l.out, "%s: Test NCCL failure %s 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", l.ids[r].host, where, warn)
 		for _, at := range stack {
-			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", l.hosts[r], l.ids[r].pid, at)
+			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", l.ids[r].host, l.ids[r].pid, at)
 		}
 	}
 }

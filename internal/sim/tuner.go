@@ -385,7 +385,7 @@ func (l *launch) tunerSegfault() {
 		fmt.Fprintf(l.errw, "%s [ 2] /lib/x86_64-linux-gnu/libnccl.so.2(+0x722df)[0x7fda6b2722df]\n", tag)
 		fmt.Fprintf(l.errw, "%s *** End of error message ***\n", tag)
 	}
-	fmt.Fprintf(l.errw, "mpirun noticed that process rank 0 with PID 0 on node %s exited on signal 11 (Segmentation fault).\n", l.hosts[0])
+	fmt.Fprintf(l.errw, "mpirun noticed that process rank 0 with PID 0 on node %s exited on signal 11 (Segmentation fault).\n", l.ids[0].host)
 	panic(tunerCrash{exit: 139})
 }
 
