@@ -680,7 +680,14 @@ func (l *launch) collectives() (int, bool) {
 			}
 		}
 	}
-	first := true
+	// The first collective (none with -N below 0) connects the rings, and
+	// fails if NCCL has no algorithm for it.
+	if o.cycles >= 0 {
+		l.connect()
+		if u := l.f.usage; u != nil {
+			return l.enqueueFailure(u, types[0]), false
+		}
+	}
 	for ti, typ := range types {
 		for oi, op := range ops {
 			for ri, root := range roots {
@@ -688,15 +695,6 @@ func (l *launch) collectives() (int, bool) {
 					key := cycle + 1000*(ti*len(ops)+oi) + 1000000*ri
 					var cycleUS float64
 					for si, size := range sizes {
-						if first {
-							// The first collective connects the rings (and
-							// fails if NCCL has no algorithm for it).
-							l.connect()
-							if u := l.f.usage; u != nil {
-								return l.enqueueFailure(u, typ), false
-							}
-							first = false
-						}
 						if si == stopRow && cycle == 0 && ti == 0 && oi == 0 && ri == 0 {
 							if l.fault.kind == FaultHang {
 								return l.hang(), false
