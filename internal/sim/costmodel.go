@@ -442,11 +442,8 @@ func (f *ncclState) choose(bytes int64) Choice {
 	bus := f.busBytes(g, bytes)
 	best, bestT := Choice{}, math.Inf(1)
 	for _, a := range []string{algoTree, algoRing} {
-		if !f.algoOn[a] {
-			continue
-		}
 		for _, pr := range protoNames {
-			if !f.protoOn[pr] {
+			if !f.algoOn[a] || !f.protoOn[pr] {
 				continue
 			}
 			m := f.cost.NCCLModel[a][pr]

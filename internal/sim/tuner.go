@@ -342,13 +342,12 @@ func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 			continue
 		}
 		ch := "default"
-		chosen := Choice{Algo: algo, Proto: proto, Channels: pluginChannels(row.channels, l.f.channelsFor(proto, bytes), l.f.commChannels)}
 		if row.channels != -1 {
 			ch = fmt.Sprint(row.channels)
 		}
 		l.log.info(id, subTuning, "TUNER/ExamplePlugin: Applied config for collType=%s, bytes=%d, pipeOps=1, regBuff=0: algo=%s, proto=%s, channels=%s (nodes=%d, ranks=%d)",
 			coll, bytes, row.algo, row.proto, ch, row.nodes, row.ranks)
-		return chosen
+		return Choice{Algo: algo, Proto: proto, Channels: pluginChannels(row.channels, l.f.channelsFor(proto, bytes), l.f.commChannels)}
 	}
 	l.log.info(id, subTuning, "TUNER/ExamplePlugin: No matching config found")
 	c.Channels = 1
