@@ -88,10 +88,8 @@ type recorded struct {
 // failures; OK launches that missed a recorded size are dropped.
 func BuildReplay(o BuildOptions) (*Replay, error) {
 	source := o.Recording.Source
-	r := &Replay{Format: ReplayFormat, Name: o.Name, Source: source}
-	if r.Name == "" {
-		r.Name = strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
-	}
+	name := cmp.Or(o.Name, strings.TrimSuffix(filepath.Base(source), filepath.Ext(source)))
+	r := &Replay{Format: ReplayFormat, Name: name, Source: source}
 	rec, err := readRecording(o.Recording, r)
 	if err != nil {
 		return nil, err
@@ -300,12 +298,8 @@ func fillFabric(r *Replay, defDoc *doctorDoc, facts *benchfmt.Facts, def *Replay
 		r.NRanks, r.NCCLVersion = cmp.Or(facts.NRanks, r.NRanks), cmp.Or(facts.NCCLVersion, r.NCCLVersion)
 		r.Transport, r.NICs, r.Channels = cmp.Or(facts.Transport, r.Transport), facts.NICs, facts.Channels
 	}
-	if r.Channels == 0 {
-		r.Channels = def.CommChannels
-	}
-	if r.Transport == "" {
-		r.Transport = transportSocket
-	}
+	r.Channels = cmp.Or(r.Channels, def.CommChannels)
+	r.Transport = cmp.Or(r.Transport, transportSocket)
 }
 
 // requirePlans refuses timed configs without a plan.
