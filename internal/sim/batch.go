@@ -7,6 +7,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/runner"
 )
 
 // A batch launch measures several configs in one process, each on its own
@@ -21,11 +22,9 @@ const (
 	BatchVisitOverhead = 8 * time.Millisecond
 )
 
-// BatchOp is one op a batch measures and its sizes (nccl-tests' size column).
-type BatchOp struct {
-	Op    nccl.Op
-	Sizes []int64
-}
+// BatchOp is one op a batch measures and its sizes (nccl-tests' size
+// column), as a batch plan lists it.
+type BatchOp = runner.BatchOp
 
 // BatchDraw is one simulated batch launch: Visits[i][j][r] are config i's
 // times of op j in round r (round 0 warms up), per size the median of the

@@ -68,11 +68,7 @@ func mainBatch(o options, env nccl.Config, stdout, stderr io.Writer) int {
 	for i, c := range plan.Configs {
 		names[i], cfgs[i] = c.Name, commConfig(env, c.CommSettings)
 	}
-	ops := make([]BatchOp, len(plan.Ops))
-	for i, op := range plan.Ops {
-		ops[i] = BatchOp{Op: op.Op, Sizes: op.Sizes}
-	}
-	d := s.SampleBatch(ops, cfgs, plan.Rounds, plan.WarmupIters, plan.Iters, o.noise, o.seed, o.launch)
+	d := s.SampleBatch(plan.Ops, cfgs, plan.Rounds, plan.WarmupIters, plan.Iters, o.noise, o.seed, o.launch)
 	rounds, wall := d.within(plan.Rounds, len(cfgs), plan.MaxSeconds)
 
 	out := bufio.NewWriterSize(stdout, 64<<10)
@@ -96,7 +92,7 @@ func mainBatch(o options, env nccl.Config, stdout, stderr io.Writer) int {
 		if _, replay := s.(*Replay); replay {
 			line["took_effect"], line["evidence"] = true, []string{"SIMULATED: replayed from recorded launches of this config"}
 		} else {
-			p.commVerdict(line, plan.Configs[i].CommSettings, cfgs[i], ops)
+			p.commVerdict(line, plan.Configs[i].CommSettings, cfgs[i], plan.Ops)
 		}
 		enc.Encode(line)
 	}
@@ -108,7 +104,7 @@ func mainBatch(o options, env nccl.Config, stdout, stderr io.Writer) int {
 			if d.Errs[i] != nil {
 				continue
 			}
-			for j, op := range ops {
+			for j, op := range plan.Ops {
 				for _, size := range op.Sizes {
 					t := d.Visits[i][j][r][size]
 					bytes, count := op.Op.RowShape(size, 4, p.NRanks)
@@ -128,9 +124,7 @@ func mainBatch(o options, env nccl.Config, stdout, stderr io.Writer) int {
 // under, its ncclConfig_t limits as the knobs that cap channels alike.
 func commConfig(env nccl.Config, s nccl.CommSettings) nccl.Config {
 	cfg := env.Clone()
-	for k, v := range s.Env {
-		cfg[k] = v
-	}
+	maps.Copy(cfg, s.Env)
 	if s.MaxCTAs > 0 {
 		cfg["NCCL_MAX_CTAS"] = strconv.Itoa(s.MaxCTAs)
 	}

@@ -41,9 +41,9 @@ func envConfig(environ []string) nccl.Config {
 // Main runs the simulated all_reduce_perf with args (nccl-tests' flags and
 // the simulator's own) and environment, and returns the exit code.
 func Main(args []string, environ []string, stdout, stderr io.Writer) int {
-	o, pr := parseArgs(args, stdout, stderr)
-	if !pr.run {
-		return pr.code
+	o, code, run := parseArgs(args, stdout, stderr)
+	if !run {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "%s: "+format+"\n", append([]any{o.program()}, a...)...)
@@ -97,10 +97,9 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	}
-	out := bufio.NewWriterSize(stdout, 64<<10)
-	l.out = out
-	code := l.runCatchingCrash()
-	out.Flush()
+	l.out = bufio.NewWriterSize(stdout, 64<<10)
+	code = l.runCatchingCrash()
+	l.out.Flush()
 	return code
 }
 

@@ -143,25 +143,30 @@ func (e envReader) get(name string) (string, bool) {
 }
 
 // intParam reads an integer parameter the way NCCL_PARAM reads it: an
-// invalid value is reported and ignored.
+// invalid value (not an integer, or refused by its knob) is reported and
+// ignored.
 func (e envReader) intParam(name string) (int, bool) {
 	v, ok := e.get(name)
 	if !ok {
 		return 0, false
 	}
-	if knob, err := nccl.LookupKnob(name); err == nil && knob.Name == name {
-		if err := knob.Validate(v); err != nil {
-			e.info("Invalid value %s for %s, using default.", v, name)
-			return 0, false
-		}
-	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if knob, kerr := nccl.LookupKnob(name); err == nil && kerr == nil && knob.Name == name {
+		err = knob.Validate(v)
+	}
 	if err != nil {
 		e.info("Invalid value %s for %s, using default.", v, name)
 		return 0, false
 	}
 	e.info("%s set by environment to %d.", name, n)
 	return n, true
+}
+
+// setInt sets *dst to an integer parameter when it is set and valid.
+func (e envReader) setInt(name string, dst *int) {
+	if v, ok := e.intParam(name); ok {
+		*dst = v
+	}
 }
 
 func (e envReader) strParam(name string) (string, bool) {
@@ -290,9 +295,7 @@ func (f *ncclState) resolveBuffers(env envReader) {
 	if c := f.p.Transports[transportSocket]; c != nil {
 		f.sockThreads, f.sockPerThr = c.SocketThreads, c.SocketsPerThread
 	}
-	if v, ok := env.intParam("NCCL_NTHREADS"); ok {
-		f.nthreads = v
-	}
+	env.setInt("NCCL_NTHREADS", &f.nthreads)
 	if v, ok := env.get("NCCL_BUFFSIZE"); ok {
 		if knob, err := nccl.LookupKnob("NCCL_BUFFSIZE"); err == nil && knob.Validate(v) == nil {
 			n, _ := strconv.ParseInt(v, 10, 64)
@@ -302,18 +305,10 @@ func (f *ncclState) resolveBuffers(env envReader) {
 			env.info("Invalid value %s for NCCL_BUFFSIZE, using default.", v)
 		}
 	}
-	if v, ok := env.intParam("NCCL_IB_QPS_PER_CONNECTION"); ok {
-		f.qps = v
-	}
-	if v, ok := env.intParam("NCCL_CROSS_NIC"); ok {
-		f.crossNIC = v
-	}
-	if v, ok := env.intParam("NCCL_SOCKET_NTHREADS"); ok {
-		f.sockThreads = v
-	}
-	if v, ok := env.intParam("NCCL_NSOCKS_PERTHREAD"); ok {
-		f.sockPerThr = v
-	}
+	env.setInt("NCCL_IB_QPS_PER_CONNECTION", &f.qps)
+	env.setInt("NCCL_CROSS_NIC", &f.crossNIC)
+	env.setInt("NCCL_SOCKET_NTHREADS", &f.sockThreads)
+	env.setInt("NCCL_NSOCKS_PERTHREAD", &f.sockPerThr)
 	if f.sockThreads*f.sockPerThr > 64 {
 		// NCCL caps the product at 64 sockets by lowering sockets per thread.
 		f.sockPerThr = max(1, 64/f.sockThreads)
@@ -447,11 +442,8 @@ func (f *ncclState) choose(bytes int64) Choice {
 	bus := f.busBytes(g, bytes)
 	best, bestT := Choice{}, math.Inf(1)
 	for _, a := range []string{algoTree, algoRing} {
-		if !f.algoOn[a] {
-			continue
-		}
 		for _, pr := range protoNames {
-			if !f.protoOn[pr] {
+			if !f.algoOn[a] || !f.protoOn[pr] {
 				continue
 			}
 			m := f.cost.NCCLModel[a][pr]

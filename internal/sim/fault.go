@@ -84,12 +84,7 @@ func (r FaultRule) matches(cfg nccl.Config) bool {
 
 // ruleFault reports whether a profile rule of that kind matches cfg.
 func (p *Profile) ruleFault(cfg nccl.Config, kind string) bool {
-	for _, r := range p.Faults {
-		if r.Fault == kind && r.matches(cfg) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.Faults, func(r FaultRule) bool { return r.Fault == kind && r.matches(cfg) })
 }
 
 // faultFor returns the fault a launch under cfg suffers, if any: the

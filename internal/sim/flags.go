@@ -88,24 +88,19 @@ var longOpts = []longOpt{
 	{"profile", 0, true}, {"noise", 0, true}, {"seed", 0, true}, {"launch", 0, true}, {"ranks", 0, true}, {"collective", 0, true}, {"batch", 0, true},
 }
 
-// parseResult says what to do after parsing: run, or exit with code.
-type parseResult struct {
-	run  bool
-	code int
-}
-
 // parseArgs reads args like glibc's getopt_long with nccl-tests' option
 // table (non-options are ignored). Errors print getopt's message on
 // stderr, then nccl-tests' "invalid option" line and usage on stdout;
 // nccl-tests then exits 0, the simulator 2, so that a caller passing a
-// wrong flag sees a usage error.
-func parseArgs(args []string, stdout, stderr io.Writer) (options, parseResult) {
-	o := defaultOptions()
-	usageErr := func(format string, a ...any) (options, parseResult) {
+// wrong flag sees a usage error. run is false when the process must exit
+// with code instead.
+func parseArgs(args []string, stdout, stderr io.Writer) (o options, code int, run bool) {
+	o = defaultOptions()
+	usageErr := func(format string, a ...any) (options, int, bool) {
 		fmt.Fprintf(stderr, "%s: "+format+"\n", append([]any{programName}, a...)...)
 		fmt.Fprintf(stdout, "invalid option '?'\n")
 		writeUsage(stdout)
-		return o, parseResult{code: 2}
+		return o, 2, false
 	}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -128,8 +123,8 @@ func parseArgs(args []string, stdout, stderr io.Writer) (options, parseResult) {
 				i++
 				val = args[i]
 			}
-			if r, done := o.apply(opt, val, stdout, stderr); done {
-				return o, r
+			if code, done := o.apply(opt, val, stdout, stderr); done {
+				return o, code, false
 			}
 		case strings.HasPrefix(arg, "-") && len(arg) > 1:
 			for j := 1; j < len(arg); j++ {
@@ -138,28 +133,25 @@ func parseArgs(args []string, stdout, stderr io.Writer) (options, parseResult) {
 				if opt.name == "" {
 					return usageErr("invalid option -- '%c'", c)
 				}
-				if !opt.arg {
-					if r, done := o.apply(opt, "", stdout, stderr); done {
-						return o, r
+				val := ""
+				if opt.arg {
+					// The rest of arg, or else the next argument, is the value.
+					val, j = arg[j+1:], len(arg)
+					if val == "" {
+						if i+1 >= len(args) {
+							return usageErr("option requires an argument -- '%c'", c)
+						}
+						i++
+						val = args[i]
 					}
-					continue
 				}
-				val := arg[j+1:]
-				if val == "" {
-					if i+1 >= len(args) {
-						return usageErr("option requires an argument -- '%c'", c)
-					}
-					i++
-					val = args[i]
+				if code, done := o.apply(opt, val, stdout, stderr); done {
+					return o, code, false
 				}
-				if r, done := o.apply(opt, val, stdout, stderr); done {
-					return o, r
-				}
-				break
 			}
 		}
 	}
-	return o, parseResult{run: true}
+	return o, 0, true
 }
 
 // shortOpt is the option of a short name (nccl-tests' getopt string);
@@ -197,20 +189,20 @@ func lookupLong(name string) (longOpt, string) {
 	return longOpt{}, "option '%s' is ambiguous; possibilities: " + strings.Join(names, " ")
 }
 
-// apply sets one option. done reports that parsing must stop with r.
-func (o *options) apply(opt longOpt, val string, stdout, stderr io.Writer) (r parseResult, done bool) {
+// apply sets one option. done reports that the process must exit with code.
+func (o *options) apply(opt longOpt, val string, stdout, stderr io.Writer) (code int, done bool) {
 	if dst, ok := o.integerOptions()[opt.short]; ok {
 		*dst = int(cStrtol(val))
-		return parseResult{}, false
+		return 0, false
 	}
-	size := func(what string, dst *int64) (parseResult, bool) {
+	size := func(what string, dst *int64) (int, bool) {
 		v, ok := parseSize(val)
 		if !ok {
 			fmt.Fprintf(stderr, "invalid size specified for '%s'\n", what)
-			return parseResult{code: 255}, true
+			return 255, true
 		}
 		*dst = v
-		return parseResult{}, false
+		return 0, false
 	}
 	switch opt.short {
 	case 'b':
@@ -243,11 +235,11 @@ func (o *options) apply(opt longOpt, val string, stdout, stderr io.Writer) (r pa
 		}
 	case 'h':
 		writeUsage(stdout)
-		return parseResult{code: 0}, true
+		return 0, true
 	case 0:
 		return o.applySim(opt.name, val, stderr)
 	}
-	return parseResult{}, false
+	return 0, false
 }
 
 // integerOptions are the options nccl-tests reads as a plain integer
@@ -262,10 +254,10 @@ func (o *options) integerOptions() map[byte]*int {
 	}
 }
 
-func (o *options) applySim(name, val string, stderr io.Writer) (parseResult, bool) {
-	bad := func(want string) (parseResult, bool) {
+func (o *options) applySim(name, val string, stderr io.Writer) (int, bool) {
+	bad := func(want string) (int, bool) {
 		fmt.Fprintf(stderr, "%s: --%s %q: want %s\n", programName, name, val, want)
-		return parseResult{code: 2}, true
+		return 2, true
 	}
 	switch name {
 	case "profile":
@@ -306,7 +298,7 @@ func (o *options) applySim(name, val string, stderr io.Writer) (parseResult, boo
 	case "batch":
 		o.batch = val
 	}
-	return parseResult{}, false
+	return 0, false
 }
 
 // cStrtol reads an integer like C's strtol(s, NULL, 0): leading spaces,

@@ -93,13 +93,19 @@ func (s iterStats) cvPct() float64 {
 }
 
 // jsonWriter reproduces nccl-tests' hand-written JSON: no spaces, doubles
-// as "%lf", strings sanitized the way its sanitizeJson does.
+// as "%lf", strings sanitized the way its sanitizeJson does. A nil writer
+// (no -J file) writes nothing.
 type jsonWriter struct {
 	b      strings.Builder
 	states []byte // 'o' object, 'O' object with items, 'l' list, 'L' list with items, 'k' key
 }
 
-func (j *jsonWriter) valPrefix() {
+// value writes one value, or with open ('o' or 'l') opens an object or a
+// list.
+func (j *jsonWriter) value(s string, open byte) {
+	if j == nil {
+		return
+	}
 	if n := len(j.states); n > 0 {
 		switch j.states[n-1] {
 		case 'l':
@@ -110,10 +116,31 @@ func (j *jsonWriter) valPrefix() {
 			j.states = j.states[:n-1]
 		}
 	}
+	j.b.WriteString(s)
+	if open != 0 {
+		j.states = append(j.states, open)
+	}
+}
+
+func (j *jsonWriter) startObject() { j.value("{", 'o') }
+func (j *jsonWriter) startList()   { j.value("[", 'l') }
+func (j *jsonWriter) null()        { j.value("null", 0) }
+func (j *jsonWriter) str(s string) { j.value(`"`+sanitizeJSON(s)+`"`, 0) }
+func (j *jsonWriter) int(v int64)  { j.value(strconv.FormatInt(v, 10), 0) }
+
+func (j *jsonWriter) double(v float64) {
+	if math.IsNaN(v) {
+		j.value(`"nan"`, 0)
+	} else {
+		j.value(fmt.Sprintf("%f", v), 0)
+	}
 }
 
 // key writes an object's key; its value is written next (j.key(k).int(v)).
 func (j *jsonWriter) key(name string) *jsonWriter {
+	if j == nil {
+		return nil
+	}
 	n := len(j.states)
 	if j.states[n-1] == 'O' {
 		j.b.WriteByte(',')
@@ -133,20 +160,11 @@ func (j *jsonWriter) strList(name string, items ...string) {
 	j.finish()
 }
 
-func (j *jsonWriter) startObject() {
-	j.valPrefix()
-	j.b.WriteByte('{')
-	j.states = append(j.states, 'o')
-}
-
-func (j *jsonWriter) startList() {
-	j.valPrefix()
-	j.b.WriteByte('[')
-	j.states = append(j.states, 'l')
-}
-
 // finish closes the innermost object or list (a dangling key gets null).
 func (j *jsonWriter) finish() {
+	if j == nil {
+		return
+	}
 	n := len(j.states)
 	switch j.states[n-1] {
 	case 'k':
@@ -158,30 +176,6 @@ func (j *jsonWriter) finish() {
 		j.b.WriteByte(']')
 	}
 	j.states = j.states[:n-1]
-}
-
-func (j *jsonWriter) null() {
-	j.valPrefix()
-	j.b.WriteString("null")
-}
-
-func (j *jsonWriter) str(s string) {
-	j.valPrefix()
-	j.b.WriteString(`"` + sanitizeJSON(s) + `"`)
-}
-
-func (j *jsonWriter) int(v int64) {
-	j.valPrefix()
-	j.b.WriteString(strconv.FormatInt(v, 10))
-}
-
-func (j *jsonWriter) double(v float64) {
-	j.valPrefix()
-	if math.IsNaN(v) {
-		j.b.WriteString(`"nan"`)
-		return
-	}
-	j.b.WriteString(fmt.Sprintf("%f", v))
 }
 
 // sanitizeJSON escapes ", \, /, tab and newline, and stops at the first

@@ -34,6 +34,9 @@ const (
 	subAll = 1<<31 - 1
 )
 
+// debugLevels are NCCL_DEBUG's values; any other logs nothing.
+var debugLevels = map[string]int{"VERSION": logVersion, "WARN": logWarn, "INFO": logInfo, "TRACE": logInfo, "ABORT": logInfo}
+
 var subsysNames = map[string]int{
 	"INIT": subInit, "COLL": subColl, "P2P": subP2P, "SHM": subSHM, "NET": subNet, "GRAPH": subGraph,
 	"TUNING": subTuning, "ENV": subEnv, "ALLOC": subAlloc, "CALL": subCall, "PROXY": subProxy, "NVLS": subNVLS,
@@ -49,15 +52,7 @@ type ncclLog struct {
 }
 
 func newNCCLLog(w io.Writer, debug, subsys string) *ncclLog {
-	l := &ncclLog{w: w, mask: subInit | subBootstrap | subEnv}
-	switch strings.ToUpper(strings.TrimSpace(debug)) {
-	case "VERSION":
-		l.level = logVersion
-	case "WARN":
-		l.level = logWarn
-	case "INFO", "TRACE", "ABORT":
-		l.level = logInfo
-	}
+	l := &ncclLog{w: w, level: debugLevels[strings.ToUpper(strings.TrimSpace(debug))], mask: subInit | subBootstrap | subEnv}
 	if s := strings.TrimSpace(subsys); s != "" {
 		s, invert := strings.CutPrefix(s, "^")
 		mask := 0

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -429,26 +430,24 @@ const (
 
 // checkMagnitudes reports the first number outside the bounds above.
 func (p *Profile) checkMagnitudes() error {
-	rate := func(name string, v float64) error {
-		if v < minGBps || v > maxGBps {
-			return fmt.Errorf("%s %g must be between %g and %g GB/s", name, v, minGBps, maxGBps)
-		}
-		return nil
-	}
-	upTo := func(name string, v, hi float64) error {
-		if v < 0 || v > hi {
-			return fmt.Errorf("%s %g must be between 0 and %g", name, v, hi)
-		}
-		return nil
-	}
 	var errs []error
-	add := func(err error) { errs = append(errs, err) }
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	rate := func(name string, v float64) {
+		if v < minGBps || v > maxGBps {
+			add("%s %g must be between %g and %g GB/s", name, v, minGBps, maxGBps)
+		}
+	}
+	upTo := func(name string, v, hi float64) {
+		if v < 0 || v > hi {
+			add("%s %g must be between 0 and %g", name, v, hi)
+		}
+	}
 	if p.Throttle < minGBps {
-		add(fmt.Errorf("throttle %g must be at least %g", p.Throttle, minGBps))
+		add("throttle %g must be at least %g", p.Throttle, minGBps)
 	}
 	for _, proto := range protoNames {
 		if v := p.ChannelBytes[proto]; v < 1 || v > maxChanBytes {
-			add(fmt.Errorf("channel_bytes.%s %g must be between 1 and %d", proto, v, int64(maxChanBytes)))
+			add("channel_bytes.%s %g must be between 1 and %d", proto, v, int64(maxChanBytes))
 		}
 	}
 	for _, tr := range []string{transportIB, transportSocket} {
@@ -459,44 +458,39 @@ func (p *Profile) checkMagnitudes() error {
 		pre := "transports." + tr + "."
 		for algo, m := range c.NCCLModel {
 			for proto, pr := range m {
-				add(rate(pre+"nccl_model."+algo+"."+proto+".gbps", pr.GBps))
-				add(upTo(pre+"nccl_model."+algo+"."+proto+".lat_us", pr.LatUS, maxUS))
+				rate(pre+"nccl_model."+algo+"."+proto+".gbps", pr.GBps)
+				upTo(pre+"nccl_model."+algo+"."+proto+".lat_us", pr.LatUS, maxUS)
 			}
 		}
-		add(rate(pre+"link_gbps", c.LinkGBps))
+		rate(pre+"link_gbps", c.LinkGBps)
 		if c.ProxyGBps != 0 {
-			add(rate(pre+"proxy_gbps", c.ProxyGBps))
+			rate(pre+"proxy_gbps", c.ProxyGBps)
 		}
-		add(upTo(pre+"overlap", c.Overlap, maxFactor))
-		add(upTo(pre+"tree_bus_factor", c.TreeBusFactor, maxFactor))
+		upTo(pre+"overlap", c.Overlap, maxFactor)
+		upTo(pre+"tree_bus_factor", c.TreeBusFactor, maxFactor)
 		if c.TreeBusFactor < minGBps {
-			add(fmt.Errorf("%stree_bus_factor %g must be at least %g", pre, c.TreeBusFactor, minGBps))
+			add("%stree_bus_factor %g must be at least %g", pre, c.TreeBusFactor, minGBps)
 		}
-		add(upTo(pre+"qp_gain", c.QPGain, maxFactor))
-		add(upTo(pre+"qp_op_cost", c.QPOpCost, maxFactor))
+		upTo(pre+"qp_gain", c.QPGain, maxFactor)
+		upTo(pre+"qp_op_cost", c.QPOpCost, maxFactor)
 		for proto, pc := range c.Protocols {
-			add(rate(pre+"protocols."+proto+".channel_gbps", pc.ChannelGBps))
-			add(upTo(pre+"protocols."+proto+".base_us", pc.BaseUS, maxUS))
-			add(upTo(pre+"protocols."+proto+".step_us", pc.StepUS, maxUS))
-			add(upTo(pre+"protocols."+proto+".op_us", pc.OpUS, maxUS))
+			rate(pre+"protocols."+proto+".channel_gbps", pc.ChannelGBps)
+			upTo(pre+"protocols."+proto+".base_us", pc.BaseUS, maxUS)
+			upTo(pre+"protocols."+proto+".step_us", pc.StepUS, maxUS)
+			upTo(pre+"protocols."+proto+".op_us", pc.OpUS, maxUS)
 		}
 	}
 	if p.Flat != nil {
-		add(rate("flat.gbps", p.Flat.GBps))
-		add(upTo("flat.lat_us", p.Flat.LatUS, maxUS))
+		rate("flat.gbps", p.Flat.GBps)
+		upTo("flat.lat_us", p.Flat.LatUS, maxUS)
 	}
 	for _, pt := range p.Noise.Points {
-		add(upTo("noise.points.launch_cv", pt.LaunchCV, maxCV))
-		add(upTo("noise.points.iter_cv", pt.IterCV, maxCV))
+		upTo("noise.points.launch_cv", pt.LaunchCV, maxCV)
+		upTo("noise.points.iter_cv", pt.IterCV, maxCV)
 	}
-	add(upTo("noise.outlier_max", p.Noise.OutlierMax, maxFactor))
-	add(upTo("noise.cold_start", p.Noise.ColdStart, maxFactor))
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	upTo("noise.outlier_max", p.Noise.OutlierMax, maxFactor)
+	upTo("noise.cold_start", p.Noise.ColdStart, maxFactor)
+	return cmp.Or(errs...) // the first
 }
 
 // WithRanks returns a copy of the profile with n ranks (--ranks).

@@ -127,8 +127,7 @@ func sniffFile(path string) (string, error) {
 	if isBbolt(head) {
 		return "bbolt", nil
 	}
-	t := bytes.TrimLeft(head, " \t\r\n")
-	if len(t) > 0 && t[0] == '{' {
+	if bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) {
 		if bytes.Contains(head, []byte(`"`+ReplayFormat+`"`)) {
 			return "replay", nil
 		}
@@ -276,10 +275,8 @@ func (r *Replay) Validate() error {
 				if len(ts) == 0 {
 					return bad("config %s launch %d has no time at %s", c.Env, j, nccl.FormatSize(r.Sizes[k]))
 				}
-				for _, t := range ts {
-					if !(t > 0) || math.IsInf(t, 0) {
-						return bad("config %s launch %d has time %g at %s", c.Env, j, t, nccl.FormatSize(r.Sizes[k]))
-					}
+				if i := slices.IndexFunc(ts, func(t float64) bool { return !(t > 0) || math.IsInf(t, 0) }); i >= 0 {
+					return bad("config %s launch %d has time %g at %s", c.Env, j, ts[i], nccl.FormatSize(r.Sizes[k]))
 				}
 			}
 		}

@@ -88,10 +88,8 @@ type recorded struct {
 // failures; OK launches that missed a recorded size are dropped.
 func BuildReplay(o BuildOptions) (*Replay, error) {
 	source := o.Recording.Source
-	r := &Replay{Format: ReplayFormat, Name: o.Name, Source: source}
-	if r.Name == "" {
-		r.Name = strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
-	}
+	name := cmp.Or(o.Name, strings.TrimSuffix(filepath.Base(source), filepath.Ext(source)))
+	r := &Replay{Format: ReplayFormat, Name: name, Source: source}
 	rec, err := readRecording(o.Recording, r)
 	if err != nil {
 		return nil, err
@@ -251,23 +249,23 @@ func attachPlans(r *Replay, byKey map[string]*ReplayConfig, debugPlans map[strin
 	var defDoc *doctorDoc
 	planOnly := map[string]*ReplayConfig{}
 	for _, d := range docs {
-		if d.doc.Choices != nil && (defDoc == nil || len(d.doc.CompareEnv) == 0) {
-			defDoc = d.doc
+		if d.Choices != nil && (defDoc == nil || len(d.CompareEnv) == 0) {
+			defDoc = d
 		}
-		src, compare := "doctor "+filepath.Base(d.path), len(d.doc.CompareEnv) > 0
+		src, compare := "doctor "+filepath.Base(d.path), len(d.CompareEnv) > 0
 		if compare {
-			key := knobsOf(d.doc.CompareEnv).Key()
+			key := knobsOf(d.CompareEnv).Key()
 			c := cmp.Or(byKey[key], planOnly[key])
 			if c == nil {
-				c = &ReplayConfig{Env: knobsOf(d.doc.CompareEnv)}
+				c = &ReplayConfig{Env: knobsOf(d.CompareEnv)}
 				planOnly[key] = c
 			}
-			c.Plan, c.PlanSource = d.doc.withSteps(), src
+			c.Plan, c.PlanSource = d.withSteps(), src
 		}
 		// The defaults' plan: a doctor file without --env says it, one with
 		// --env fills in until one without does.
-		if c := byKey[""]; c != nil && (compare && c.Plan == nil || !compare && len(d.doc.Choices) > 0) {
-			c.Plan, c.PlanSource, c.CommChannels = allReduceSteps(d.doc.Choices), src, d.doc.Channels
+		if c := byKey[""]; c != nil && (compare && c.Plan == nil || !compare && len(d.Choices) > 0) {
+			c.Plan, c.PlanSource, c.CommChannels = allReduceSteps(d.Choices), src, d.Channels
 		}
 	}
 	for _, c := range r.Configs {
@@ -300,12 +298,8 @@ func fillFabric(r *Replay, defDoc *doctorDoc, facts *benchfmt.Facts, def *Replay
 		r.NRanks, r.NCCLVersion = cmp.Or(facts.NRanks, r.NRanks), cmp.Or(facts.NCCLVersion, r.NCCLVersion)
 		r.Transport, r.NICs, r.Channels = cmp.Or(facts.Transport, r.Transport), facts.NICs, facts.Channels
 	}
-	if r.Channels == 0 {
-		r.Channels = def.CommChannels
-	}
-	if r.Transport == "" {
-		r.Transport = transportSocket
-	}
+	r.Channels = cmp.Or(r.Channels, def.CommChannels)
+	r.Transport = cmp.Or(r.Transport, transportSocket)
 }
 
 // requirePlans refuses timed configs without a plan.
@@ -385,18 +379,15 @@ func launchSizes(l *RecordedLaunch) []int64 {
 func launchTimes(l *RecordedLaunch, sizes []int64) ([][]float64, bool) {
 	out := make([][]float64, len(sizes))
 	for i, b := range sizes {
-		for _, s := range l.Sizes {
-			if s.Bytes != b || s.Cycle != 0 {
-				continue
-			}
-			if len(s.Samples) > 0 {
-				out[i] = append([]float64(nil), s.Samples...)
-			} else if s.TimeUS > 0 {
-				out[i] = []float64{s.TimeUS}
-			}
-			break
-		}
-		if out[i] == nil {
+		j := slices.IndexFunc(l.Sizes, func(s benchfmt.Size) bool { return s.Bytes == b && s.Cycle == 0 })
+		switch {
+		case j < 0:
+			return nil, false
+		case len(l.Sizes[j].Samples) > 0:
+			out[i] = slices.Clone(l.Sizes[j].Samples)
+		case l.Sizes[j].TimeUS > 0:
+			out[i] = []float64{l.Sizes[j].TimeUS}
+		default:
 			return nil, false
 		}
 	}
@@ -427,6 +418,8 @@ func allReduceTable(t map[string]map[string]map[string]float64) map[string]map[s
 
 // doctorDoc is the part of `nccltune doctor --json` a replay needs.
 type doctorDoc struct {
+	path string // the file it was read from
+
 	Source      string            `json:"source"`
 	Simulated   bool              `json:"simulated"`
 	NCCLVersion string            `json:"nccl_version"`
@@ -441,16 +434,10 @@ type doctorDoc struct {
 	Tuning     map[string]map[string]map[string]float64 `json:"tuning"`
 	CompareEnv nccl.Config                              `json:"compare_env"`
 	Compare    []struct {
-		Collective  string      `json:"collective"`
-		Bytes       int64       `json:"bytes"`
-		Recommended *doctorPick `json:"recommended"`
+		Collective  string  `json:"collective"`
+		Bytes       int64   `json:"bytes"`
+		Recommended *Choice `json:"recommended"`
 	} `json:"compare"`
-}
-
-type doctorPick struct {
-	Algo     string `json:"algo"`
-	Proto    string `json:"proto"`
-	Channels int    `json:"channels"`
 }
 
 // withSteps is NCCL's plan under the doctor's --env config.
@@ -464,21 +451,16 @@ func (d *doctorDoc) withSteps() []benchfmt.PlanStep {
 	return allReduceSteps(cs)
 }
 
-type pathDoc struct {
-	path string
-	doc  *doctorDoc
-}
-
 // readPlans reads doctor JSON files; unless strict (the user named them),
 // files that are not doctor reports are skipped.
-func readPlans(paths []string, strict bool) ([]pathDoc, error) {
-	var out []pathDoc
+func readPlans(paths []string, strict bool) ([]*doctorDoc, error) {
+	var out []*doctorDoc
 	for _, p := range paths {
 		data, err := input.Load(context.Background(), p, input.MaxBytes)
 		if err != nil {
 			return nil, fmt.Errorf("replay: plan file: %w", err)
 		}
-		var d doctorDoc
+		d := doctorDoc{path: p}
 		err = json.NewDecoder(bytes.NewReader(data)).Decode(&d)
 		if err == nil && (d.Source != "launch" && d.Source != "log") {
 			err = errors.New("not the output of `nccltune doctor --json` (no \"source\": \"launch\")")
@@ -495,7 +477,7 @@ func readPlans(paths []string, strict bool) ([]pathDoc, error) {
 			}
 			continue
 		}
-		out = append(out, pathDoc{path: p, doc: &d})
+		out = append(out, &d)
 	}
 	return out, nil
 }

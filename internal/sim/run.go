@@ -53,8 +53,7 @@ type launch struct {
 	replay *replayDraw
 
 	n      int
-	hosts  []string
-	ids    []logID
+	ids    []logID // each process's host, pid and thread
 	comms  []uint64
 	commID uint64
 	busID  int64
@@ -211,7 +210,7 @@ func (l *launch) run() int {
 // testFailed is nccl-tests' last failure line, from every rank.
 func (l *launch) testFailed() {
 	for r := range l.nprocs {
-		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.hosts[r], l.ids[r].pid)
+		fmt.Fprintf(l.out, " .. %s pid %d: Test failure common.cu:1454\n", l.ids[r].host, l.ids[r].pid)
 	}
 }
 
@@ -220,13 +219,11 @@ func (l *launch) identities() {
 	rng := newRNG(l.o.seed, int64(l.o.launch), streamIdent)
 	basePid := 1000 + rng.IntN(60000)
 	for r := range l.nprocs {
-		host := fmt.Sprintf("%s%d", l.p.HostPrefix, r)
 		pid := basePid + r
 		if !l.p.ColocatedRanks {
 			pid = 1000 + rng.IntN(60000)
 		}
-		l.hosts = append(l.hosts, host)
-		l.ids = append(l.ids, logID{host: host, pid: pid, tid: pid})
+		l.ids = append(l.ids, logID{host: fmt.Sprintf("%s%d", l.p.HostPrefix, r), pid: pid, tid: pid})
 		l.comms = append(l.comms, 0x550000000000|uint64(rng.Int64N(0xffffffff0))&^0xf)
 	}
 	l.commID = rng.Uint64()
@@ -236,9 +233,9 @@ func (l *launch) identities() {
 // mpiWireup is Open MPI's complaint when every host advertises the same
 // docker0 address: it cannot tell its peers apart and never starts.
 func (l *launch) mpiWireup() {
-	peer := l.hosts[len(l.hosts)-1]
+	peer := l.ids[len(l.ids)-1]
 	fmt.Fprintf(l.errw, "[%s][[%d,1],%d][btl_tcp_endpoint.c:625:mca_btl_tcp_endpoint_recv_connect_ack] received unexpected process identifier [[%d,1],%d]\n",
-		l.hosts[0], 27129, 0, 27129, l.nprocs-1)
+		l.ids[0].host, 27129, 0, 27129, l.nprocs-1)
 	fmt.Fprintf(l.errw, "--------------------------------------------------------------------------\n"+
 		"WARNING: Open MPI accepted a TCP connection from what appears to be a\n"+
 		"another Open MPI process but cannot find a corresponding process\n"+
@@ -247,7 +244,7 @@ func (l *launch) mpiWireup() {
 		"continue properly.\n\n"+
 		"  Local host: %s\n"+
 		"  PID:        %d\n"+
-		"--------------------------------------------------------------------------\n", peer, l.ids[len(l.ids)-1].pid)
+		"--------------------------------------------------------------------------\n", peer.host, peer.pid)
 }
 
 // garbage writes random bytes, as a broken binary or pipe would.
@@ -275,11 +272,10 @@ func (l *launch) jsonInit() {
 		return
 	}
 	try := path
-	var file *os.File
 	for i := 0; ; i++ {
-		var err error
-		file, err = os.OpenFile(try, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		file, err := os.OpenFile(try, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
+			file.Close()
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) {
@@ -288,7 +284,6 @@ func (l *launch) jsonInit() {
 		}
 		try = fmt.Sprintf("%s.%d", path, i)
 	}
-	file.Close()
 	fmt.Fprintf(l.out, "# Writing JSON output to %s\n", try)
 	l.jsonPath = try
 	j := &jsonWriter{}
@@ -370,9 +365,6 @@ func (l *launch) testHeader() {
 // jsonConfig opens the JSON "config" object (devices closes it).
 func (l *launch) jsonConfig() {
 	j, o := l.json, l.o
-	if j == nil {
-		return
-	}
 	j.key("config").startObject()
 	stepKey, step := "step_bytes", o.stepBytes
 	if o.stepFactor > 1 {
@@ -407,27 +399,22 @@ func (l *launch) devices() (int, bool) {
 		l.testFailed()
 		return 5, false
 	}
-	if l.json != nil {
-		l.json.key("devices").startList()
-	}
+	j := l.json
+	j.key("devices").startList()
 	for r := range l.nprocs {
-		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.hosts[r], 0, p.BusID, p.GPU)
-		if j := l.json; j != nil {
-			j.startObject()
-			j.key("rank").int(int64(r))
-			j.key("group").int(0)
-			j.key("pid").int(int64(l.ids[r].pid))
-			j.key("hostname").str(l.hosts[r])
-			j.key("device").int(0)
-			j.key("device_hex").str(p.BusID)
-			j.key("device_info").str(p.GPU)
-			j.finish()
-		}
+		fmt.Fprintf(w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, l.ids[r].pid, l.ids[r].host, 0, p.BusID, p.GPU)
+		j.startObject()
+		j.key("rank").int(int64(r))
+		j.key("group").int(0)
+		j.key("pid").int(int64(l.ids[r].pid))
+		j.key("hostname").str(l.ids[r].host)
+		j.key("device").int(0)
+		j.key("device_hex").str(p.BusID)
+		j.key("device_info").str(p.GPU)
+		j.finish()
 	}
-	if j := l.json; j != nil {
-		j.finish() // devices
-		j.finish() // config
-	}
+	j.finish() // devices
+	j.finish() // config
 	return 0, true
 }
 
@@ -482,22 +469,22 @@ func (l *launch) netInit(r int) {
 	lg.info(id, subInit|subNet, "NET/Plugin: Could not find: libnccl-net.so")
 	if f.transport == transportIB {
 		l.netIB(r)
-		return
+	} else {
+		switch f.socketWhy {
+		case "nodev":
+			lg.info(id, subInit|subNet, "NET/IB : No device found.")
+			lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
+		case "disabled", "plugin":
+			lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
+		}
+		lg.info(id, subInit|subNet, "NET/Socket : Using [0]%s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
 	}
-	switch f.socketWhy {
-	case "nodev":
-		lg.info(id, subInit|subNet, "NET/IB : No device found.")
-		lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
-	case "disabled", "plugin":
-		lg.info(id, subInit|subNet, "Failed to initialize NET plugin IB")
-	}
-	lg.info(id, subInit|subNet, "NET/Socket : Using [0]%s:%s<0>", p.SocketIf.Name, l.socketAddr(r))
-	lg.info(id, subInit|subNet, "Initialized NET plugin Socket")
-	lg.info(id, subInit|subNet, "Assigned NET plugin Socket to comm")
-	lg.info(id, subInit, "Using network Socket")
+	lg.info(id, subInit|subNet, "Initialized NET plugin %s", f.transport)
+	lg.info(id, subInit|subNet, "Assigned NET plugin %s to comm", f.transport)
+	lg.info(id, subInit, "Using network %s", f.transport)
 }
 
-// netIB prints rank r's IB plugin lines.
+// netIB prints rank r's IB plugin lines up to the plugin's initialisation.
 func (l *launch) netIB(r int) {
 	f, p, lg := l.f, l.p, l.log
 	id := l.ids[r]
@@ -521,9 +508,6 @@ func (l *launch) netIB(r int) {
 	if f.merged {
 		lg.info(id, subNet, "NET/IB : Made virtual device [%d] name=%s speed=%d ndevs=%d", len(f.listed), strings.Join(names, "+"), speed, len(f.listed))
 	}
-	lg.info(id, subInit|subNet, "Initialized NET plugin IB")
-	lg.info(id, subInit|subNet, "Assigned NET plugin IB to comm")
-	lg.info(id, subInit, "Using network IB")
 }
 
 // refuseAtInit reports an environment NCCL refuses at init.
@@ -542,9 +526,9 @@ func (l *launch) refuseAtInit(u *UsageError) {
 // every rank, then the failure lines at each of stack.
 func (l *launch) invalidUsage(where, warn string, stack ...string) {
 	for r := range l.nprocs {
-		fmt.Fprintf(l.out, "%s: Test NCCL failure %s 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", l.hosts[r], where, warn)
+		fmt.Fprintf(l.out, "%s: Test NCCL failure %s 'invalid usage (run with NCCL_DEBUG=WARN for details) / %s'\n", l.ids[r].host, where, warn)
 		for _, at := range stack {
-			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", l.hosts[r], l.ids[r].pid, at)
+			fmt.Fprintf(l.out, " .. %s pid %d: Test failure %s\n", l.ids[r].host, l.ids[r].pid, at)
 		}
 	}
 }
@@ -603,9 +587,7 @@ func (l *launch) resultHeader() {
 	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s"+title+"\n", "", "", "", "", "")
 	line([]any{"size", "count", "type", "redop", "root"}, []any{timeStr, "algbw", "busbw", "#wrong"}, []any{"i_min", "i_max", "i_p99", "i_cv%"}, tsLbl)
 	line([]any{"(B)", "(elements)", "", "", ""}, []any{"(us)", "(GB/s)", "(GB/s)", ""}, []any{"(us)", "(us)", "(us)", "(%)"}, tsFmt)
-	if j := l.json; j != nil {
-		j.key("results").startList()
-	}
+	l.json.key("results").startList()
 }
 
 // connect prints the connection lines NCCL logs at the first collective.
@@ -698,7 +680,14 @@ func (l *launch) collectives() (int, bool) {
 			}
 		}
 	}
-	first := true
+	// The first collective (none with -N below 0) connects the rings, and
+	// fails if NCCL has no algorithm for it.
+	if o.cycles >= 0 {
+		l.connect()
+		if u := l.f.usage; u != nil {
+			return l.enqueueFailure(u, types[0]), false
+		}
+	}
 	for ti, typ := range types {
 		for oi, op := range ops {
 			for ri, root := range roots {
@@ -706,15 +695,6 @@ func (l *launch) collectives() (int, bool) {
 					key := cycle + 1000*(ti*len(ops)+oi) + 1000000*ri
 					var cycleUS float64
 					for si, size := range sizes {
-						if first {
-							// The first collective connects the rings (and
-							// fails if NCCL has no algorithm for it).
-							l.connect()
-							if u := l.f.usage; u != nil {
-								return l.enqueueFailure(u, typ), false
-							}
-							first = false
-						}
 						if si == stopRow && cycle == 0 && ti == 0 && oi == 0 && ri == 0 {
 							if l.fault.kind == FaultHang {
 								return l.hang(), false
@@ -774,17 +754,15 @@ func (l *launch) crash() int {
 // row prints one size's line, out-of-place then in-place, and returns the
 // out-of-place mean.
 func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
-	o, w := l.o, l.out
+	o, w, j := l.o, l.out, l.json
 	bytes, count := o.collective.RowShape(size, typeSizes[typ], l.n)
 	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6s", bytes, count, typ, op, fmt.Sprintf("%6d", root))
-	if j := l.json; j != nil {
-		j.startObject()
-		j.key("size").int(bytes)
-		j.key("count").int(count)
-		j.key("type").str(typ)
-		j.key("redop").str(op)
-		j.key("root").str(fmt.Sprintf("%6d", root))
-	}
+	j.startObject()
+	j.key("size").int(bytes)
+	j.key("count").int(count)
+	j.key("type").str(typ)
+	j.key("redop").str(op)
+	j.key("root").str(fmt.Sprintf("%6d", root))
 	c := l.tunerChoose(l.choose(bytes), bytes)
 	// NCCL's TUNING line prints the call's count times its element size:
 	// one rank's part for all-gather and reduce-scatter (the count column),
@@ -793,11 +771,9 @@ func (l *launch) row(typ, op string, root int, size int64, key int) float64 {
 	outMean := l.placeResult(c, bytes, count, key, 0)
 	l.placeResult(c, bytes, count, key, 1)
 	fmt.Fprintf(w, "\n")
-	if j := l.json; j != nil {
-		j.key("actual_iterations").int(int64(o.iters))
-		j.key("experiment_name").str("")
-		j.finish()
-	}
+	j.key("actual_iterations").int(int64(o.iters))
+	j.key("experiment_name").str("")
+	j.finish()
 	return outMean
 }
 
@@ -844,23 +820,22 @@ func (l *launch) placeResult(c Choice, bytes, count int64, key, place int) float
 	if place == 1 && o.timestamps != 0 && o.perIter == 0 {
 		fmt.Fprintf(w, "%21s", now().Format("2006-01-02 15:04:05"))
 	}
-	if j := l.json; j != nil {
-		timeKey := "time"
-		if o.cputime != 0 {
-			timeKey = "cpu_time"
-		}
-		j.key(placeKeys[place]).startObject()
-		j.key(timeKey).double(mean)
-		j.key("alg_bw").double(algBW)
-		j.key("bus_bw").double(busBW)
-		j.key("nwrong")
-		if check {
-			j.double(float64(wrong))
-		} else {
-			j.null()
-		}
-		j.finish()
+	timeKey := "time"
+	if o.cputime != 0 {
+		timeKey = "cpu_time"
 	}
+	j := l.json
+	j.key(placeKeys[place]).startObject()
+	j.key(timeKey).double(mean)
+	j.key("alg_bw").double(algBW)
+	j.key("bus_bw").double(busBW)
+	j.key("nwrong")
+	if check {
+		j.double(float64(wrong))
+	} else {
+		j.null()
+	}
+	j.finish()
 	if o.perIter != 0 {
 		l.perIter(samples, bytes, key, place)
 	}
@@ -941,22 +916,17 @@ func (l *launch) destroy() {
 // footer is nccl-tests' result footer; it reports whether the average bus
 // bandwidth fell short of NCCL_TESTS_MIN_BW.
 func (l *launch) footer() bool {
-	w := l.out
-	if j := l.json; j != nil {
-		j.finish() // results
-	}
+	w, j := l.out, l.json
+	j.finish() // results
 	status := "OK"
 	if l.errors > 0 {
 		status = "FAILED"
 	}
 	fmt.Fprintf(w, "# %-20s : %d %s\n", "Out of bounds values", l.errors, status)
 	minBW := -1.0
-	for _, kv := range l.environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == "NCCL_TESTS_MIN_BW" {
-			minBW = 0 // C's atof: 0 when it reads no number
-			fmt.Sscanf(strings.TrimSpace(v), "%g", &minBW)
-			break
-		}
+	if v, ok := l.cfg["NCCL_TESTS_MIN_BW"]; ok {
+		minBW = 0 // C's atof: 0 when it reads no number
+		fmt.Sscanf(strings.TrimSpace(v), "%g", &minBW)
 	}
 	bw := l.bwSum / float64(max(l.bwCount, 1))
 	bwStatus := ""
@@ -969,20 +939,18 @@ func (l *launch) footer() bool {
 	fmt.Fprintf(w, "# %-20s : %s %s\n", "Avg bus bandwidth", cG(bw), bwStatus)
 	fmt.Fprintf(w, "#\n")
 	fmt.Fprintf(w, "# Collective test concluded: %s\n", l.o.program())
-	if j := l.json; j != nil {
-		j.key("out_of_bounds").startObject()
-		j.key("count").int(int64(l.errors))
-		j.key("okay").str(strconv.FormatBool(l.errors == 0))
-		j.finish()
-		okay := "unchecked"
-		if minBW != -1 {
-			okay = strconv.FormatBool(bw >= minBW*0.9)
-		}
-		j.key("average_bus_bandwidth").startObject()
-		j.key("bandwidth").double(bw)
-		j.key("okay").str(okay)
-		j.finish()
+	j.key("out_of_bounds").startObject()
+	j.key("count").int(int64(l.errors))
+	j.key("okay").str(strconv.FormatBool(l.errors == 0))
+	j.finish()
+	okay := "unchecked"
+	if minBW != -1 {
+		okay = strconv.FormatBool(bw >= minBW*0.9)
 	}
+	j.key("average_bus_bandwidth").startObject()
+	j.key("bandwidth").double(bw)
+	j.key("okay").str(okay)
+	j.finish()
 	if l.o.memory != 0 {
 		init := int64(512<<20) + int64(l.f.commChannels)*(8<<20)
 		bufs := 2 * l.o.maxBytes
@@ -994,9 +962,7 @@ func (l *launch) footer() bool {
 	}
 	fmt.Fprintf(w, "#\n")
 	fmt.Fprintf(w, "\n")
-	if j := l.json; j != nil {
-		j.strList("errors", "")
-	}
+	j.strList("errors", "")
 	return bwStatus == "FAILED"
 }
 

@@ -342,13 +342,12 @@ func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 			continue
 		}
 		ch := "default"
-		chosen := Choice{Algo: algo, Proto: proto, Channels: pluginChannels(row.channels, l.f.channelsFor(proto, bytes), l.f.commChannels)}
 		if row.channels != -1 {
 			ch = fmt.Sprint(row.channels)
 		}
 		l.log.info(id, subTuning, "TUNER/ExamplePlugin: Applied config for collType=%s, bytes=%d, pipeOps=1, regBuff=0: algo=%s, proto=%s, channels=%s (nodes=%d, ranks=%d)",
 			coll, bytes, row.algo, row.proto, ch, row.nodes, row.ranks)
-		return chosen
+		return Choice{Algo: algo, Proto: proto, Channels: pluginChannels(row.channels, l.f.channelsFor(proto, bytes), l.f.commChannels)}
 	}
 	l.log.info(id, subTuning, "TUNER/ExamplePlugin: No matching config found")
 	c.Channels = 1
@@ -385,7 +384,7 @@ func (l *launch) tunerSegfault() {
 		fmt.Fprintf(l.errw, "%s [ 2] /lib/x86_64-linux-gnu/libnccl.so.2(+0x722df)[0x7fda6b2722df]\n", tag)
 		fmt.Fprintf(l.errw, "%s *** End of error message ***\n", tag)
 	}
-	fmt.Fprintf(l.errw, "mpirun noticed that process rank 0 with PID 0 on node %s exited on signal 11 (Segmentation fault).\n", l.hosts[0])
+	fmt.Fprintf(l.errw, "mpirun noticed that process rank 0 with PID 0 on node %s exited on signal 11 (Segmentation fault).\n", l.ids[0].host)
 	panic(tunerCrash{exit: 139})
 }
 

@@ -62,7 +62,7 @@ func (l *launch) tuningTable(id logID) {
 func (l *launch) tuningRow(op nccl.Op, algos []string, recorded map[string]map[string]float64) string {
 	g, bus := l.f, busFactor(l.f.n)
 	if op != nccl.AllReduce {
-		g, bus = l.opState(op), opGeometry(op, l.n).bus
+		g, bus = l.p.resolveOp(l.cfg, op, false), opGeometry(op, l.n).bus
 	}
 	var row strings.Builder
 	for _, a := range algos {
@@ -86,11 +86,4 @@ func (l *launch) tuningRow(op nccl.Op, algos []string, recorded map[string]map[s
 		}
 	}
 	return row.String()
-}
-
-// opState is what NCCL sets up for op under the launch's environment.
-func (l *launch) opState(op nccl.Op) *ncclState {
-	f := l.p.resolveOp(l.cfg, op, false)
-	f.n = l.n
-	return f
 }
