@@ -52,13 +52,7 @@ func (o Options) guardPlanOps() []nccl.Op {
 	if o.pastPlan {
 		return nil
 	}
-	var out []nccl.Op
-	for _, op := range o.GuardOps {
-		if _, tuned := op.PerFunction(); tuned {
-			out = append(out, op)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(o.GuardOps), unreached)
 }
 
 // guardLeft is the launches still held back for the guards.
@@ -91,9 +85,7 @@ func (o Options) GuardOpSizes() []int64 {
 	for _, p := range o.Parts() {
 		out = append(out, p.Band.Sizes()...)
 	}
-	out = append(out, o.Guard...)
-	slices.Sort(out)
-	return slices.Compact(out)
+	return planSizes(out, o.Guard)
 }
 
 // OpSizes are the sizes a launch of op is scored over.

@@ -391,10 +391,8 @@ func (s *loop) finish(res *Result) *Result {
 
 // defaultsTrial is the trial of NCCL's defaults, added when there is none.
 func (s *loop) defaultsTrial() (*Trial, error) {
-	for _, t := range s.trials {
-		if len(t.Config.Canonical()) == 0 {
-			return t, nil
-		}
+	if i := slices.IndexFunc(s.trials, func(t *Trial) bool { return len(t.Config.Canonical()) == 0 }); i >= 0 {
+		return s.trials[i], nil
 	}
 	return s.addTrial(nccl.Config{}, vocab.RoleExplore)
 }
@@ -543,10 +541,8 @@ func (s *loop) index(t *Trial) {
 // trialOf is the trial of exactly cfg, added when the study has none.
 func (s *loop) trialOf(cfg nccl.Config) (*Trial, error) {
 	key := cfg.Canonical().Key()
-	for _, t := range s.trials {
-		if t.Config.Key() == key {
-			return t, nil
-		}
+	if i := slices.IndexFunc(s.trials, func(t *Trial) bool { return t.Config.Key() == key }); i >= 0 {
+		return s.trials[i], nil
 	}
 	return s.addTrial(cfg, vocab.RoleExplore)
 }

@@ -89,12 +89,7 @@ func plannerOf(ops []*opPlan, allowDisabled bool) planner {
 
 // read reports whether NCCL's defaults' plan is known for every op.
 func (p *planner) read() bool {
-	for _, o := range p.ops {
-		if o.native == nil {
-			return false
-		}
-	}
-	return len(p.ops) > 0
+	return len(p.ops) > 0 && !slices.ContainsFunc(p.ops, func(o *opPlan) bool { return o.native == nil })
 }
 
 // defaults is what NCCL's defaults run for the first op, nil until read.
@@ -455,12 +450,7 @@ func (p *planner) uncertainOps(cfg nccl.Config) []nccl.Op {
 
 // certainByRules reports whether the rules alone prove cfg's plan.
 func (p *planner) certainByRules(cfg nccl.Config) bool {
-	for _, o := range p.ops {
-		if o.native == nil || !o.native.Explain(cfg).Certain {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(p.ops, func(o *opPlan) bool { return o.native == nil || !o.native.Explain(cfg).Certain })
 }
 
 // isPart reports whether every knob of part is set alike in c.
@@ -615,7 +605,7 @@ func (p *planner) listTwinUnknown(r nccl.Resolution) (nccl.Config, bool) {
 	if len(r.Reduced) < 2 {
 		return nil, false
 	}
-	for _, k := range []string{"NCCL_PROTO", "NCCL_ALGO"} {
+	for _, k := range listKnobs {
 		if _, ok := r.Reduced[k]; !ok {
 			continue
 		}

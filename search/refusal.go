@@ -266,12 +266,7 @@ func (s *loop) gained(res *Result, op nccl.Op) bool {
 	if len(res.Parts) == 0 {
 		return res.Decision != nil && res.Decision.Speedup > 1 && op == s.opts.Parts()[0].Op.OrAllReduce()
 	}
-	for _, p := range res.Parts {
-		if p.Part.Op.OrAllReduce() == op && p.Comparison.Speedup > 1 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(res.Parts, func(p PartResult) bool { return p.Part.Op.OrAllReduce() == op && p.Comparison.Speedup > 1 })
 }
 
 // globalList reports whether cfg sets NCCL_ALGO or NCCL_PROTO

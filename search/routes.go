@@ -88,15 +88,14 @@ func (s *loop) withoutCrossNIC(ctx context.Context, w *Trial) (*Trial, *nccl.Dro
 	if !ok {
 		return w, nil, nil
 	}
-	without := w.Config.Clone()
-	delete(without, "NCCL_CROSS_NIC")
-	if len(without) == 0 {
+	rest := without(w.Config, "NCCL_CROSS_NIC")
+	if len(rest) == 0 {
 		return w, nil, nil
 	}
-	u, ok := s.byKey[s.plan.keyOf(without)]
+	u, ok := s.byKey[s.plan.keyOf(rest)]
 	if !ok {
 		var err error
-		if u, err = s.trialOf(without); err != nil {
+		if u, err = s.trialOf(rest); err != nil {
 			return w, nil, err
 		}
 	}

@@ -261,7 +261,7 @@ func simpler(a, b nccl.Config) bool {
 	return a.Key() < b.Key()
 }
 
-// listKnobs are the knobs that list algorithms or protocols.
+// listKnobs are the knobs that list algorithms or protocols, by name.
 var listKnobs = []string{"NCCL_PROTO", "NCCL_ALGO"}
 
 func lists(c nccl.Config) int {
