@@ -84,7 +84,8 @@ func newLoop(opts Options) *loop {
 	}
 	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: opts.clock(),
 		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(opts.Op, sizes, opts.Guard, opts.AllowDisabled),
-		exactRead: map[string]nccl.Plan{}, exactRuns: map[string][]model.Launch{}, guardPlanned: map[nccl.Op]bool{}}
+		exactRead: map[string]nccl.Plan{}, exactRuns: map[string][]model.Launch{}, guardPlanned: map[nccl.Op]bool{},
+		refusedAt: map[*Trial]refusedSites{}}
 	if s.work = newWorkload(opts.Parts()); s.work != nil {
 		// NCCL plans each op apart: configs merge when every op runs alike.
 		s.plan = newWorkloadPlanner(opts.Parts(), opts.Guard, opts.AllowDisabled)

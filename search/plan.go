@@ -83,8 +83,11 @@ func plannerOf(ops []*opPlan, allowDisabled bool) planner {
 	for _, o := range ops {
 		o.known = map[string]nccl.Native{}
 	}
-	return planner{ops: ops, allowDisabled: allowDisabled, merged: map[string][]string{}, refused: map[string]string{},
-		refusedWrong: map[string]string{}, logged: map[*Trial]bool{}}
+	p := planner{ops: ops, allowDisabled: allowDisabled, merged: map[string][]string{}, refused: map[string]string{},
+		wrong: map[string]string{}, refusedWrong: map[string]string{}, routesRead: map[string]bool{},
+		logged: map[*Trial]bool{}}
+	p.forget()
+	return p
 }
 
 // read reports whether NCCL's defaults' plan is known for every op.
@@ -246,9 +249,6 @@ func (p *planner) resolve(cfg nccl.Config) nccl.Resolution {
 	r := rs[0]
 	if p.several() {
 		r = p.combine(cfg, rs)
-	}
-	if p.cache == nil {
-		p.cache = map[string]nccl.Resolution{}
 	}
 	p.cache[key] = r
 	return r
@@ -475,16 +475,15 @@ func (p *planner) resolveDrawn(space Space, idx []int) nccl.Resolution {
 	r, ok := p.drawn[string(b)]
 	if !ok {
 		r = p.resolve(space.Config(idx).Canonical())
-		if p.drawn == nil {
-			p.drawn = map[string]nccl.Resolution{}
-		}
 		p.drawn[string(b)] = r
 	}
 	return r
 }
 
 // forget drops what was resolved, once a plan is learnt.
-func (p *planner) forget() { p.cache, p.drawn = nil, nil }
+func (p *planner) forget() {
+	p.cache, p.drawn = map[string]nccl.Resolution{}, map[string]nccl.Resolution{}
+}
 
 // refuse reports whether cfg must not be launched: it switches on what
 // NCCL's defaults disabled, unless the user allowed it.

@@ -65,9 +65,6 @@ type refusedSites struct {
 // noteRefused rules t out, refused at sites; without sites, its whole
 // family.
 func (s *loop) noteRefused(t *Trial, sites []Site, measured *Trial) {
-	if s.refusedAt == nil {
-		s.refusedAt = map[*Trial]refusedSites{}
-	}
 	at, seen := s.refusedAt[t]
 	if len(sites) == 0 || seen && (len(at.sites) == 0 || at.measured != measured) {
 		s.refusedAt[t] = refusedSites{}

@@ -59,9 +59,6 @@ func (s *loop) readRoutesOf(probe nccl.Config) (*Trial, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.plan.routesRead == nil {
-		s.plan.routesRead = map[string]bool{}
-	}
 	s.plan.routesRead[probe["NCCL_CROSS_NIC"]] = true
 	s.plan.checks++
 	return t, nil

@@ -28,9 +28,6 @@ func (p *planner) noteWrong(t *Trial) {
 			suspects = named
 		}
 		for _, v := range suspects {
-			if p.wrong == nil {
-				p.wrong = map[string]string{}
-			}
 			key := knob + "=" + v
 			if _, ok := p.wrong[key]; !ok {
 				p.wrong[key] = fmt.Sprintf("%s %s gave wrong results in trial %d (%s)", knob, v, t.Number, t.Config)
