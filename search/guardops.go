@@ -328,11 +328,11 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	for i, g := range res.OpGuards {
 		if strings.HasPrefix(g.Failed, "the candidate failed") || strings.HasPrefix(g.Failed, "the budget") {
 			res.OpGuards[i].Refused = true
+			why := ": " + g.Failed
 			if g.Failed == "the candidate failed" {
-				refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but %s fails with it; keep NCCL's defaults", w.Config, g.Op)
-			} else {
-				refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but %s: %s; keep NCCL's defaults", w.Config, g.Op, g.Failed)
+				why = " fails with it"
 			}
+			refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but %s%s; keep NCCL's defaults", w.Config, g.Op, why)
 			return
 		}
 	}

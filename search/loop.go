@@ -109,7 +109,6 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 // After a refusal it goes on with that confirmation: it neither explores
 // again nor confirms a refused candidate again.
 func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior Resume, onEvent func(Event)) (*Result, error) {
-	priorLaunches := prior.Launches
 	opts = opts.withHull().Resumed(prior.Trials)
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -120,7 +119,7 @@ func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorde
 	}
 	s := newLoop(opts)
 	s.launcher, s.rec, s.onEvent, s.prop = launcher, rec, onEvent, prop
-	s.seq, s.resumed = priorLaunches, priorLaunches > 0
+	s.seq, s.resumed = prior.Launches, prior.Launches > 0
 	for _, t := range prior.Trials {
 		s.trials = append(s.trials, t)
 		s.index(t)

@@ -336,19 +336,15 @@ func (p *planner) combine(cfg nccl.Config, rs []nccl.Resolution) nccl.Resolution
 // dropAcross is why knob k=v, dropped by every op, changes nothing.
 func (p *planner) dropAcross(k, v string, rs []nccl.Resolution) nccl.Drop {
 	var reasons, rules []string
-	same := true
-	for i, r := range rs {
+	for _, r := range rs {
 		d, _ := nccl.FindDrop(r.Dropped, k)
-		if i > 0 && d.Reason != reasons[0] {
-			same = false
-		}
 		reasons = append(reasons, d.Reason)
 		if !slices.Contains(rules, d.Rule) {
 			rules = append(rules, d.Rule)
 		}
 	}
 	out := nccl.Drop{Knob: k, Value: v, Rule: strings.Join(rules, "; ")}
-	if same {
+	if !slices.ContainsFunc(reasons, func(r string) bool { return r != reasons[0] }) {
 		out.Reason = reasons[0] + " for " + p.opList()
 		return out
 	}
@@ -527,7 +523,7 @@ func (p *planner) noteMerge(cfg nccl.Config, t *Trial) {
 			}
 		}
 	}
-	if rc.Reduced.Key() != rt.Reduced.Key() && capsAlike(rc.Reduced, rt.Reduced) {
+	if rc.Reduced.Key() != rt.Reduced.Key() && rc.Reduced.CapsAsCTAs().Key() == rt.Reduced.CapsAsCTAs().Key() {
 		rules = append(rules, ruleCapAlias)
 	}
 	if p.read() && !p.certainByRules(c) && rc.Certain {
@@ -553,12 +549,6 @@ func (p *planner) sameFor(t *Trial) string {
 
 // ruleCapAlias is the merge reason for NCCL_MAX_NCHANNELS against NCCL_MAX_CTAS.
 const ruleCapAlias = "NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS cap the same channels (NCCL 2.17+)"
-
-// capsAlike reports whether a and b differ only in which name caps the
-// channels (nccl.CapPair).
-func capsAlike(a, b nccl.Config) bool {
-	return a.CapsAsCTAs().Key() == b.CapsAsCTAs().Key()
-}
 
 // runsDefaults reports whether t is not the baseline but provably runs
 // NCCL's own plan.
