@@ -320,10 +320,7 @@ func (s *loop) opSlower(base *Trial, op nccl.Op, ml model.Launch) bool {
 			n++
 		}
 	}
-	if n == 0 {
-		return false
-	}
-	return math.Log(c)-b/float64(n) > math.Log1p(s.opts.Stats.MinEffect)
+	return n > 0 && math.Log(c)-b/float64(n) > math.Log1p(s.opts.Stats.MinEffect)
 }
 
 // nextPerFunction is the next queued per-function form to explore.

@@ -67,10 +67,8 @@ func (s *loop) readRoutesOf(probe nccl.Config) (*Trial, error) {
 // measuredSlower reports whether u could not plausibly beat w by the
 // planner's rule (model.Plausible). False while either has no launch.
 func (s *loop) measuredSlower(w, u *Trial) bool {
-	if len(w.Explore) == 0 || len(u.Explore) == 0 {
-		return false
-	}
-	return !model.Plausible([]model.Arm{{Launches: w.Explore}, {Launches: u.Explore}}, s.sizes, 1)
+	return len(w.Explore) > 0 && len(u.Explore) > 0 &&
+		!model.Plausible([]model.Arm{{Launches: w.Explore}, {Launches: u.Explore}}, s.sizes, 1)
 }
 
 // ruleCrossNICUntimed is the dropped-knob rule when NCCL_CROSS_NIC was
