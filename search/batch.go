@@ -216,9 +216,7 @@ func (s *loop) exploreBatch(ctx context.Context, b BatchLauncher) (ok bool, err 
 				return true, err
 			}
 		}
-		members = members[:1]
-	}
-	if len(members) > 1 {
+	} else {
 		if err := s.launchBatch(ctx, b, members, phases); err != nil {
 			return true, err
 		}

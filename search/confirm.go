@@ -79,15 +79,13 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	res.Winner, res.Dropped = w, dropped
 	if w == base {
 		// Confirming the baseline against itself would read as a measurement.
-		res.Ending = vocab.EndingSameAsBaseline
-		res.Reason = "the best config found runs the same NCCL plan as the baseline once its no-op knobs are dropped; keep the baseline"
+		refuse(res, vocab.EndingSameAsBaseline, "the best config found runs the same NCCL plan as the baseline once its no-op knobs are dropped; keep the baseline")
 		return nil
 	}
 	d, fresh := s.confirmDesign(res, base, w)
 	if !d.CanDecide() {
 		// No outcome of the launches left could recommend.
-		res.Ending = vocab.EndingCannotDecide
-		res.Reason = fmt.Sprintf("the budget left allows %d confirmation launches per arm, too few for the exact test to reach its level; keep NCCL's defaults, or raise --budget", d.MaxLaunches())
+		refuse(res, vocab.EndingCannotDecide, "the budget left allows %d confirmation launches per arm, too few for the exact test to reach its level; keep NCCL's defaults, or raise --budget", d.MaxLaunches())
 		return nil
 	}
 	res.Design = &d
@@ -114,8 +112,7 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	case out.Failed == base:
 		return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
 	case out.Failed == w:
-		res.Ending = vocab.EndingCandidateFailed
-		res.Reason = fmt.Sprintf("the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
+		refuse(res, vocab.EndingCandidateFailed, "the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
 		return nil
 	}
 	s.judge(res, d, out.Look)
@@ -134,8 +131,7 @@ func (s *loop) confirmCandidate(ctx context.Context, res *Result) (*Trial, []ncc
 		w, s.forced = s.forced, nil
 	}
 	if w == nil {
-		res.Ending = vocab.EndingNoCandidate
-		res.Reason = "no config other than NCCL's defaults ran successfully; keep NCCL's defaults"
+		refuse(res, vocab.EndingNoCandidate, "no config other than NCCL's defaults ran successfully; keep NCCL's defaults")
 		return nil, nil, nil
 	}
 	// The simplest config NCCL provably runs like the candidate: the env a

@@ -204,10 +204,8 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		need = append(need, c)
 	}
 	noOpLads := exactLadders(noOp)
-	if s.plan.read() {
-		if err := s.readExactLadders(ctx, []*Trial{base}, noOpLads); err != nil {
-			return err
-		}
+	if err := s.readExactLadders(ctx, []*Trial{base}, noOpLads); err != nil {
+		return err
 	}
 	for _, c := range noOp {
 		x, ok := planNear(s.exactRead[s.exactKey(base, ladderOf(noOpLads, c))], c.bytes)
@@ -225,10 +223,8 @@ func (s *loop) checkExact(ctx context.Context, res *Result) error {
 		}
 	}
 	lads := exactLadders(need)
-	if s.plan.read() {
-		if err := s.readExactLadders(ctx, []*Trial{base, w}, lads); err != nil {
-			return err
-		}
+	if err := s.readExactLadders(ctx, []*Trial{base, w}, lads); err != nil {
+		return err
 	}
 	var measure []exactCall
 	for _, c := range need {
@@ -303,9 +299,12 @@ func (s *loop) standsNear(res *Result, c exactCall, bx, cx nccl.Choice) bool {
 	return true
 }
 
-// readExactLadders reads NCCL's plan over each of lads for each of ts
-// while the budget and --time hold one more launch.
+// readExactLadders reads NCCL's plan over each of lads for each of ts, once
+// the defaults' is read, while the budget and --time hold one more launch.
 func (s *loop) readExactLadders(ctx context.Context, ts []*Trial, lads []exactLadder) error {
+	if !s.plan.read() {
+		return nil
+	}
 	for _, t := range ts {
 		for _, l := range lads {
 			if _, ok := s.exactRead[s.exactKey(t, l)]; ok || s.seq+1 > s.opts.Budget-s.explainBeside() || s.outOfConfirmTime(1+s.explainBeside()) {

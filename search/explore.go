@@ -251,10 +251,8 @@ func (s *loop) randomUntried() nccl.Config {
 // localLeader is the best config measured at least twice (or the best).
 func (s *loop) localLeader() *Trial {
 	leaders := s.rank.leaders(len(s.trials))
-	for _, t := range leaders {
-		if len(t.Explore) >= 2 {
-			return t
-		}
+	if i := slices.IndexFunc(leaders, func(t *Trial) bool { return len(t.Explore) >= 2 }); i >= 0 {
+		return leaders[i]
 	}
 	if len(leaders) > 0 {
 		return leaders[0]
@@ -342,10 +340,7 @@ func marginals(dim Dimension, obs []observation) []float64 {
 // numeric reports whether every set choice is a number.
 func numeric(choices []string) bool {
 	for _, c := range choices {
-		if c == "" {
-			continue
-		}
-		if _, err := strconv.Atoi(c); err != nil {
+		if _, err := strconv.Atoi(c); c != "" && err != nil {
 			return false
 		}
 	}

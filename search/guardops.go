@@ -52,13 +52,7 @@ func (o Options) guardPlanOps() []nccl.Op {
 	if o.pastPlan {
 		return nil
 	}
-	var out []nccl.Op
-	for _, op := range o.GuardOps {
-		if _, tuned := op.PerFunction(); tuned {
-			out = append(out, op)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(o.GuardOps), unreached)
 }
 
 // guardLeft is the launches still held back for the guards.
@@ -91,9 +85,7 @@ func (o Options) GuardOpSizes() []int64 {
 	for _, p := range o.Parts() {
 		out = append(out, p.Band.Sizes()...)
 	}
-	out = append(out, o.Guard...)
-	slices.Sort(out)
-	return slices.Compact(out)
+	return planSizes(out, o.Guard)
 }
 
 // OpSizes are the sizes a launch of op is scored over.
@@ -336,11 +328,11 @@ func (s *loop) judgeGuards(res *Result, failed map[nccl.Op]string) {
 	for i, g := range res.OpGuards {
 		if strings.HasPrefix(g.Failed, "the candidate failed") || strings.HasPrefix(g.Failed, "the budget") {
 			res.OpGuards[i].Refused = true
+			why := ": " + g.Failed
 			if g.Failed == "the candidate failed" {
-				refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but %s fails with it; keep NCCL's defaults", w.Config, g.Op)
-			} else {
-				refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but %s: %s; keep NCCL's defaults", w.Config, g.Op, g.Failed)
+				why = " fails with it"
 			}
+			refuse(res, vocab.EndingOpRegression, "%s is faster for the workload but %s%s; keep NCCL's defaults", w.Config, g.Op, why)
 			return
 		}
 	}

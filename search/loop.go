@@ -84,7 +84,8 @@ func newLoop(opts Options) *loop {
 	}
 	s := &loop{opts: opts, sizes: sizes, measured: &measured{}, byKey: map[string]*Trial{}, start: opts.clock(),
 		rng: rand.New(rand.NewSource(opts.Seed ^ 0x5eed)), plan: newPlanner(opts.Op, sizes, opts.Guard, opts.AllowDisabled),
-		exactRead: map[string]nccl.Plan{}, exactRuns: map[string][]model.Launch{}, guardPlanned: map[nccl.Op]bool{}}
+		exactRead: map[string]nccl.Plan{}, exactRuns: map[string][]model.Launch{}, guardPlanned: map[nccl.Op]bool{},
+		refusedAt: map[*Trial]refusedSites{}}
 	if s.work = newWorkload(opts.Parts()); s.work != nil {
 		// NCCL plans each op apart: configs merge when every op runs alike.
 		s.plan = newWorkloadPlanner(opts.Parts(), opts.Guard, opts.AllowDisabled)
@@ -108,7 +109,6 @@ func Run(ctx context.Context, opts Options, launcher Launcher, rec Recorder, pri
 // After a refusal it goes on with that confirmation: it neither explores
 // again nor confirms a refused candidate again.
 func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorder, prior Resume, onEvent func(Event)) (*Result, error) {
-	priorLaunches := prior.Launches
 	opts = opts.withHull().Resumed(prior.Trials)
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func RunResume(ctx context.Context, opts Options, launcher Launcher, rec Recorde
 	}
 	s := newLoop(opts)
 	s.launcher, s.rec, s.onEvent, s.prop = launcher, rec, onEvent, prop
-	s.seq, s.resumed = priorLaunches, priorLaunches > 0
+	s.seq, s.resumed = prior.Launches, prior.Launches > 0
 	for _, t := range prior.Trials {
 		s.trials = append(s.trials, t)
 		s.index(t)
@@ -391,10 +391,8 @@ func (s *loop) finish(res *Result) *Result {
 
 // defaultsTrial is the trial of NCCL's defaults, added when there is none.
 func (s *loop) defaultsTrial() (*Trial, error) {
-	for _, t := range s.trials {
-		if len(t.Config.Canonical()) == 0 {
-			return t, nil
-		}
+	if i := slices.IndexFunc(s.trials, func(t *Trial) bool { return len(t.Config.Canonical()) == 0 }); i >= 0 {
+		return s.trials[i], nil
 	}
 	return s.addTrial(nccl.Config{}, vocab.RoleExplore)
 }
@@ -543,10 +541,8 @@ func (s *loop) index(t *Trial) {
 // trialOf is the trial of exactly cfg, added when the study has none.
 func (s *loop) trialOf(cfg nccl.Config) (*Trial, error) {
 	key := cfg.Canonical().Key()
-	for _, t := range s.trials {
-		if t.Config.Key() == key {
-			return t, nil
-		}
+	if i := slices.IndexFunc(s.trials, func(t *Trial) bool { return t.Config.Key() == key }); i >= 0 {
+		return s.trials[i], nil
 	}
 	return s.addTrial(cfg, vocab.RoleExplore)
 }

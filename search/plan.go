@@ -84,18 +84,16 @@ func plannerOf(ops []*opPlan, allowDisabled bool) planner {
 	for _, o := range ops {
 		o.known = map[string]nccl.Native{}
 	}
-	return planner{ops: ops, allowDisabled: allowDisabled, merged: map[string][]string{}, refused: map[string]string{},
-		refusedWrong: map[string]string{}, logged: map[*Trial]bool{}}
+	p := planner{ops: ops, allowDisabled: allowDisabled, merged: map[string][]string{}, refused: map[string]string{},
+		wrong: map[string]string{}, refusedWrong: map[string]string{}, routesRead: map[string]bool{},
+		logged: map[*Trial]bool{}}
+	p.forget()
+	return p
 }
 
 // read reports whether NCCL's defaults' plan is known for every op.
 func (p *planner) read() bool {
-	for _, o := range p.ops {
-		if o.native == nil {
-			return false
-		}
-	}
-	return len(p.ops) > 0
+	return len(p.ops) > 0 && !slices.ContainsFunc(p.ops, func(o *opPlan) bool { return o.native == nil })
 }
 
 // defaults is what NCCL's defaults run for the first op, nil until read.
@@ -225,9 +223,6 @@ func (p *planner) resolve(cfg nccl.Config) nccl.Resolution {
 	if p.several() {
 		r = p.combine(cfg, rs)
 	}
-	if p.cache == nil {
-		p.cache = map[string]nccl.Resolution{}
-	}
 	p.cache[key] = r
 	return r
 }
@@ -314,19 +309,15 @@ func (p *planner) combine(cfg nccl.Config, rs []nccl.Resolution) nccl.Resolution
 // dropAcross is why knob k=v, dropped by every op, changes nothing.
 func (p *planner) dropAcross(k, v string, rs []nccl.Resolution) nccl.Drop {
 	var reasons, rules []string
-	same := true
-	for i, r := range rs {
+	for _, r := range rs {
 		d, _ := nccl.FindDrop(r.Dropped, k)
-		if i > 0 && d.Reason != reasons[0] {
-			same = false
-		}
 		reasons = append(reasons, d.Reason)
 		if !slices.Contains(rules, d.Rule) {
 			rules = append(rules, d.Rule)
 		}
 	}
 	out := nccl.Drop{Knob: k, Value: v, Rule: strings.Join(rules, "; ")}
-	if same {
+	if !slices.ContainsFunc(reasons, func(r string) bool { return r != reasons[0] }) {
 		out.Reason = reasons[0] + " for " + p.opList()
 		return out
 	}
@@ -428,12 +419,7 @@ func (p *planner) uncertainOps(cfg nccl.Config) []nccl.Op {
 
 // certainByRules reports whether the rules alone prove cfg's plan.
 func (p *planner) certainByRules(cfg nccl.Config) bool {
-	for _, o := range p.ops {
-		if o.native == nil || !o.native.Explain(cfg).Certain {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(p.ops, func(o *opPlan) bool { return o.native == nil || !o.native.Explain(cfg).Certain })
 }
 
 // isPart reports whether every knob of part is set alike in c.
@@ -458,16 +444,15 @@ func (p *planner) resolveDrawn(space Space, idx []int) nccl.Resolution {
 	r, ok := p.drawn[string(b)]
 	if !ok {
 		r = p.resolve(space.Config(idx).Canonical())
-		if p.drawn == nil {
-			p.drawn = map[string]nccl.Resolution{}
-		}
 		p.drawn[string(b)] = r
 	}
 	return r
 }
 
 // forget drops what was resolved, once a plan is learnt.
-func (p *planner) forget() { p.cache, p.drawn = nil, nil }
+func (p *planner) forget() {
+	p.cache, p.drawn = map[string]nccl.Resolution{}, map[string]nccl.Resolution{}
+}
 
 // refuse reports whether cfg must not be launched: it switches on what
 // NCCL's defaults disabled, unless the user allowed it.
@@ -511,7 +496,7 @@ func (p *planner) noteMerge(cfg nccl.Config, t *Trial) {
 			}
 		}
 	}
-	if rc.Reduced.Key() != rt.Reduced.Key() && capsAlike(rc.Reduced, rt.Reduced) {
+	if rc.Reduced.Key() != rt.Reduced.Key() && rc.Reduced.CapsAsCTAs().Key() == rt.Reduced.CapsAsCTAs().Key() {
 		rules = append(rules, ruleCapAlias)
 	}
 	if p.read() && !p.certainByRules(c) && rc.Certain {
@@ -537,12 +522,6 @@ func (p *planner) sameFor(t *Trial) string {
 
 // ruleCapAlias is the merge reason for NCCL_MAX_NCHANNELS against NCCL_MAX_CTAS.
 const ruleCapAlias = "NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS cap the same channels (NCCL 2.17+)"
-
-// capsAlike reports whether a and b differ only in which name caps the
-// channels (nccl.CapPair).
-func capsAlike(a, b nccl.Config) bool {
-	return a.CapsAsCTAs().Key() == b.CapsAsCTAs().Key()
-}
 
 // runsDefaults reports whether t is not the baseline but provably runs
 // NCCL's own plan.
@@ -588,7 +567,7 @@ func (p *planner) listTwinUnknown(r nccl.Resolution) (nccl.Config, bool) {
 	if len(r.Reduced) < 2 {
 		return nil, false
 	}
-	for _, k := range []string{"NCCL_PROTO", "NCCL_ALGO"} {
+	for _, k := range listKnobs {
 		if _, ok := r.Reduced[k]; !ok {
 			continue
 		}

@@ -65,9 +65,6 @@ type refusedSites struct {
 // noteRefused rules t out, refused at sites; without sites, its whole
 // family.
 func (s *loop) noteRefused(t *Trial, sites []Site, measured *Trial) {
-	if s.refusedAt == nil {
-		s.refusedAt = map[*Trial]refusedSites{}
-	}
 	at, seen := s.refusedAt[t]
 	if len(sites) == 0 || seen && (len(at.sites) == 0 || at.measured != measured) {
 		s.refusedAt[t] = refusedSites{}
@@ -266,12 +263,7 @@ func (s *loop) gained(res *Result, op nccl.Op) bool {
 	if len(res.Parts) == 0 {
 		return res.Decision != nil && res.Decision.Speedup > 1 && op == s.opts.Parts()[0].Op.OrAllReduce()
 	}
-	for _, p := range res.Parts {
-		if p.Part.Op.OrAllReduce() == op && p.Comparison.Speedup > 1 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(res.Parts, func(p PartResult) bool { return p.Part.Op.OrAllReduce() == op && p.Comparison.Speedup > 1 })
 }
 
 // globalList reports whether cfg sets NCCL_ALGO or NCCL_PROTO
@@ -328,10 +320,7 @@ func (s *loop) opSlower(base *Trial, op nccl.Op, ml model.Launch) bool {
 			n++
 		}
 	}
-	if n == 0 {
-		return false
-	}
-	return math.Log(c)-b/float64(n) > math.Log1p(s.opts.Stats.MinEffect)
+	return n > 0 && math.Log(c)-b/float64(n) > math.Log1p(s.opts.Stats.MinEffect)
 }
 
 // nextPerFunction is the next queued per-function form to explore.

@@ -59,9 +59,6 @@ func (s *loop) readRoutesOf(probe nccl.Config) (*Trial, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.plan.routesRead == nil {
-		s.plan.routesRead = map[string]bool{}
-	}
 	s.plan.routesRead[probe["NCCL_CROSS_NIC"]] = true
 	s.plan.checks++
 	return t, nil
@@ -70,10 +67,8 @@ func (s *loop) readRoutesOf(probe nccl.Config) (*Trial, error) {
 // measuredSlower reports whether u could not plausibly beat w by the
 // planner's rule (model.Plausible). False while either has no launch.
 func (s *loop) measuredSlower(w, u *Trial) bool {
-	if len(w.Explore) == 0 || len(u.Explore) == 0 {
-		return false
-	}
-	return !model.Plausible([]model.Arm{{Launches: w.Explore}, {Launches: u.Explore}}, s.sizes, 1)
+	return len(w.Explore) > 0 && len(u.Explore) > 0 &&
+		!model.Plausible([]model.Arm{{Launches: w.Explore}, {Launches: u.Explore}}, s.sizes, 1)
 }
 
 // ruleCrossNICUntimed is the dropped-knob rule when NCCL_CROSS_NIC was
@@ -88,15 +83,14 @@ func (s *loop) withoutCrossNIC(ctx context.Context, w *Trial) (*Trial, *nccl.Dro
 	if !ok {
 		return w, nil, nil
 	}
-	without := w.Config.Clone()
-	delete(without, "NCCL_CROSS_NIC")
-	if len(without) == 0 {
+	rest := without(w.Config, "NCCL_CROSS_NIC")
+	if len(rest) == 0 {
 		return w, nil, nil
 	}
-	u, ok := s.byKey[s.plan.keyOf(without)]
+	u, ok := s.byKey[s.plan.keyOf(rest)]
 	if !ok {
 		var err error
-		if u, err = s.trialOf(without); err != nil {
+		if u, err = s.trialOf(rest); err != nil {
 			return w, nil, err
 		}
 	}

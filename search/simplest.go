@@ -145,14 +145,10 @@ func droppedFor(cfg, best nccl.Config, r nccl.Resolution, drops []nccl.Drop) []n
 // simplestTrial returns the trial to confirm in place of w, with its
 // drops, after the debug launches that can prove it.
 func (s *loop) simplestTrial(ctx context.Context, w *Trial) (*Trial, []nccl.Drop, error) {
-	if err := s.readRoutes(ctx, w); err != nil {
-		return w, nil, err
-	}
-	if err := s.readTwin(ctx, w); err != nil {
-		return w, nil, err
-	}
-	if err := s.readWithout(ctx, w); err != nil {
-		return w, nil, err
+	for _, read := range []func(context.Context, *Trial) error{s.readRoutes, s.readTwin, s.readWithout} {
+		if err := read(ctx, w); err != nil {
+			return w, nil, err
+		}
 	}
 	pick := simplest(&s.plan, s.trials, w)
 	t, dropped := w, pick.own
@@ -261,7 +257,7 @@ func simpler(a, b nccl.Config) bool {
 	return a.Key() < b.Key()
 }
 
-// listKnobs are the knobs that list algorithms or protocols.
+// listKnobs are the knobs that list algorithms or protocols, by name.
 var listKnobs = []string{"NCCL_PROTO", "NCCL_ALGO"}
 
 func lists(c nccl.Config) int {

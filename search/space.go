@@ -53,7 +53,6 @@ func ParseSpace(items []string, replace bool) (Space, error) {
 				sep = "|"
 			}
 			choices = nil
-			seen := map[string]bool{}
 			for _, v := range strings.Split(list, sep) {
 				v = strings.TrimSpace(v)
 				if v == "unset" || v == "default" {
@@ -62,11 +61,9 @@ func ParseSpace(items []string, replace bool) (Space, error) {
 				if err := knob.Validate(v); err != nil {
 					return nil, fmt.Errorf("--space %q: %w", it, err)
 				}
-				if seen[v] {
-					continue
+				if !slices.Contains(choices, v) {
+					choices = append(choices, v)
 				}
-				seen[v] = true
-				choices = append(choices, v)
 			}
 			if len(choices) == 0 {
 				return nil, fmt.Errorf("--space %q lists no values", it)
@@ -83,13 +80,16 @@ func ParseSpace(items []string, replace bool) (Space, error) {
 // with returns s with d added, or replacing the dimension of the same knob.
 func (s Space) with(d Dimension) Space {
 	out := append(Space(nil), s...)
-	for i := range out {
-		if out[i].Knob == d.Knob {
-			out[i] = d
-			return out
-		}
+	if i := out.dim(d.Knob); i >= 0 {
+		out[i] = d
+		return out
 	}
 	return append(out, d)
+}
+
+// dim is the index of knob's dimension, -1 when s does not search it.
+func (s Space) dim(knob string) int {
+	return slices.IndexFunc(s, func(d Dimension) bool { return d.Knob == knob })
 }
 
 // Size is the number of configs in the space (before combination rules).
@@ -116,33 +116,16 @@ func (s Space) Config(idx []int) nccl.Config {
 func (s Space) Index(cfg nccl.Config) ([]int, bool) {
 	idx := make([]int, len(s))
 	for i, d := range s {
-		v := cfg[d.Knob]
-		found := false
-		for j, c := range d.Choices {
-			if c == v {
-				idx[i], found = j, true
-				break
-			}
-		}
-		if !found {
+		if idx[i] = slices.Index(d.Choices, cfg[d.Knob]); idx[i] < 0 {
 			return nil, false
 		}
 	}
 	for k := range cfg {
-		if !s.has(k) {
+		if s.dim(k) < 0 {
 			return nil, false
 		}
 	}
 	return idx, true
-}
-
-func (s Space) has(knob string) bool {
-	for _, d := range s {
-		if d.Knob == knob {
-			return true
-		}
-	}
-	return false
 }
 
 // WithBaseline is the space with every value of baseline among its
@@ -154,18 +137,11 @@ func (s Space) WithBaseline(baseline nccl.Config) Space {
 	}
 	for _, k := range baseline.Names() {
 		v := baseline[k]
-		found := false
-		for i := range out {
-			if out[i].Knob != k {
-				continue
-			}
-			found = true
-			if !slices.Contains(out[i].Choices, v) {
-				out[i].Choices = append(out[i].Choices, v)
-			}
-		}
-		if !found {
+		switch i := out.dim(k); {
+		case i < 0:
 			out = append(out, Dimension{Knob: k, Choices: []string{"", v}})
+		case !slices.Contains(out[i].Choices, v):
+			out[i].Choices = append(out[i].Choices, v)
 		}
 	}
 	return out
@@ -214,13 +190,7 @@ func (s Space) draw(rng *rand.Rand) []int {
 }
 
 // All enumerates every config of the space in index order, for grid search.
-func (s Space) All() []nccl.Config {
-	var out []nccl.Config
-	for cfg := range s.Each() {
-		out = append(out, cfg)
-	}
-	return out
-}
+func (s Space) All() []nccl.Config { return slices.Collect(s.Each()) }
 
 // Each yields every config of the space in index order (the last knob
 // varies fastest).

@@ -1,6 +1,10 @@
 package search
 
-import "github.com/nccltune/nccltune/internal/nccl"
+import (
+	"math"
+
+	"github.com/nccltune/nccltune/internal/nccl"
+)
 
 // SweepRange is the smallest and largest message size a launch of op
 // sweeps in the study o describes; re-measurements sweep through it too.
@@ -19,7 +23,7 @@ func SweepRange(o Options, op nccl.Op) (lo, hi int64) {
 // sweepFor is the range a launch of one of the workload's ops covers:
 // its parts' bands and the guard sizes.
 func sweepFor(parts nccl.Workload, op nccl.Op, guard []int64) (lo, hi int64) {
-	first := true
+	lo = math.MaxInt64
 	for _, p := range parts {
 		if p.Op.OrAllReduce() != op.OrAllReduce() {
 			continue
@@ -27,9 +31,6 @@ func sweepFor(parts nccl.Workload, op nccl.Op, guard []int64) (lo, hi int64) {
 		// The band's powers of two: nccl-tests doubles from -b, so the
 		// band's own ends (3M-5M) would miss its sizes (4M).
 		bLo, bHi := p.Band.Sweep()
-		if first {
-			lo, hi, first = bLo, bHi, false
-		}
 		lo, hi = min(lo, bLo), max(hi, bHi)
 	}
 	for _, g := range guard {

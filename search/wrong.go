@@ -13,13 +13,10 @@ import (
 	"github.com/nccltune/nccltune/internal/nccl"
 )
 
-// wrongListKnobs are the knobs whose values NCCL runs by name.
-var wrongListKnobs = []string{"NCCL_PROTO", "NCCL_ALGO"}
-
 // noteWrong records the values t's lists force after t gave wrong
 // results: one forced alone, else those NCCL's defaults never run (or all).
 func (p *planner) noteWrong(t *Trial) {
-	for _, knob := range wrongListKnobs {
+	for _, knob := range listKnobs {
 		named := nccl.Named(t.Config[knob])
 		var suspects []string
 		for _, v := range named {
@@ -31,9 +28,6 @@ func (p *planner) noteWrong(t *Trial) {
 			suspects = named
 		}
 		for _, v := range suspects {
-			if p.wrong == nil {
-				p.wrong = map[string]string{}
-			}
 			key := knob + "=" + v
 			if _, ok := p.wrong[key]; !ok {
 				p.wrong[key] = fmt.Sprintf("%s %s gave wrong results in trial %d (%s)", knob, v, t.Number, t.Config)
@@ -64,7 +58,7 @@ func (p *planner) defaultsRun(knob, value string) bool {
 // wrongIn is why cfg must not be launched after wrong results ("" when
 // nothing it allows by name gave them).
 func (p *planner) wrongIn(cfg nccl.Config) string {
-	for _, knob := range wrongListKnobs {
+	for _, knob := range listKnobs {
 		for _, v := range nccl.Named(cfg[knob]) {
 			if why, ok := p.wrong[knob+"="+v]; ok {
 				return why
