@@ -12,14 +12,15 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/nccltune/nccltune/internal/cliargs"
 	"github.com/nccltune/nccltune/internal/input"
-	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
@@ -276,16 +277,10 @@ func scalarValue(n *yaml.Node) (string, error) {
 
 // nearestKey is "; did you mean X?" for the valid key closest to key.
 func nearestKey(key string, flags map[string]cli.Flag) string {
-	names := slices.Sorted(maps.Keys(flags)) // ties go to the first name, whatever map order
-	best, bestD := "", -1
 	norm := strings.ToLower(strings.ReplaceAll(strings.TrimLeft(key, "-"), "_", "-"))
-	for _, n := range names {
-		if d := nccl.EditDistance(norm, n); bestD < 0 || d < bestD {
-			best, bestD = n, d
-		}
+	// Sorted: ties go to the first name, whatever map order.
+	if best := cliargs.Nearest(norm, slices.Sorted(maps.Keys(flags)), math.MaxInt); best != "" {
+		return "; the nearest valid key is " + best
 	}
-	if best == "" {
-		return ""
-	}
-	return "; the nearest valid key is " + best
+	return ""
 }
