@@ -177,12 +177,11 @@ func indentGuideHelp() string {
 }
 
 func exportFormat(o exportOptions) (export.Format, error) {
-	valid := strings.Join(export.FormatNames(), ", ")
 	switch {
 	case o.format == "" && o.json:
 		return export.FormatJSON, nil
 	case o.format == "":
-		return "", vocab.UsageErrorf("export needs --format: one of %s", valid)
+		return "", vocab.UsageErrorf("export needs --format: one of %s", strings.Join(export.FormatNames(), ", "))
 	}
 	f, err := export.ParseFormat(o.format)
 	if err != nil {
