@@ -257,8 +257,8 @@ func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.LaunchSettings
 	if strings.EqualFold(given, "none") || given == "" && !c.IsSet("part") {
 		return nil, nil, nil
 	}
+	var ops []nccl.Op
 	if given == "" {
-		var ops []nccl.Op
 		var skipped []string
 		for _, op := range search.DefaultGuardOps(parts) {
 			if err := launchflags.CanLaunchOp(l, op); err != nil {
@@ -269,7 +269,6 @@ func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.LaunchSettings
 		}
 		return ops, skipped, nil
 	}
-	var ops []nccl.Op
 	for _, name := range strings.Split(given, ",") {
 		op, err := nccl.ParseOp(name)
 		if err != nil {
