@@ -150,8 +150,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		so.Guard = guard // none of them for "none"
 	}
 	if items := flagvalue.Items(c, "space"); len(items) > 0 || c.Bool("space-only") {
-		so.Space, err = search.ParseSpace(items, c.Bool("space-only"))
-		if err != nil {
+		if so.Space, err = search.ParseSpace(items, c.Bool("space-only")); err != nil {
 			return o, vocab.UsageError(err)
 		}
 		if err := so.Space.CheckHasCandidates(lo.Spec.BaseEnv); err != nil {
