@@ -70,10 +70,7 @@ func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 		*to = append(*to, a, args[i+1])
 		i++
 	}
-	if len(global) > 0 { // before the command name, which ends out
-		name := out[len(out)-1]
-		out = append(append(out[:len(out)-1], global...), name)
-	}
+	out = slices.Insert(out, len(out)-1, global...) // before the command name, which ends out
 	out = append(append(out, flags...), positional...)
 	if dangling != "" {
 		out = append(out, dangling)
