@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -163,7 +162,15 @@ func readCompareFresh(c *cli.Context, path string) (compareOptions, error) {
 
 func runCompare(ctx context.Context, o compareOptions) error {
 	if o.studies != nil {
-		return compareStudies(o.stdout, o.db, o.studies[0], o.studies[1], o.json)
+		studies, err := stored.Load(o.db, o.studies, stored.ReviewLoad)
+		if err != nil {
+			return err
+		}
+		cmp, err := report.CompareStudies(report.Of(studies[0], launchstats.Figures{}), report.Of(studies[1], launchstats.Figures{}))
+		if err != nil {
+			return vocab.UsageError(err)
+		}
+		return ui.PrintStoredComparison(o.stdout, o.json, cmp)
 	}
 	st, err := openForLaunch(o.Launch, o.db)
 	if err != nil {
@@ -171,16 +178,4 @@ func runCompare(ctx context.Context, o compareOptions) error {
 	}
 	defer st.Close()
 	return runInterleaved(ctx, st, o.verifyOptions, o.ab)
-}
-
-func compareStudies(w io.Writer, path, qa, qb string, asJSON bool) error {
-	studies, err := stored.Load(path, []string{qa, qb}, stored.ReviewLoad)
-	if err != nil {
-		return err
-	}
-	cmp, err := report.CompareStudies(report.Of(studies[0], launchstats.Figures{}), report.Of(studies[1], launchstats.Figures{}))
-	if err != nil {
-		return vocab.UsageError(err)
-	}
-	return ui.PrintStoredComparison(w, asJSON, cmp)
 }

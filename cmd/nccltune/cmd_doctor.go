@@ -95,14 +95,12 @@ func readDoctorFlags(c *cli.Context) (doctorOptions, error) {
 	if o.logFile != "" {
 		// A saved log is diagnosed as it is: only the base env (what the
 		// lane ran with) adds to it.
-		var launchOnly []string
+		var names []string
 		for _, f := range launchflags.Flags() {
-			if name := f.Names()[0]; name != "base-env" && name != "base-env-file" {
-				launchOnly = append(launchOnly, name)
-			}
+			names = append(names, f.Names()[0])
 		}
-		for _, name := range append(launchOnly, "env", "min", "max") {
-			if c.IsSet(name) {
+		for _, name := range append(names, "env", "min", "max") {
+			if name != "base-env" && name != "base-env-file" && c.IsSet(name) {
 				return o, vocab.UsageErrorf("--log reads a saved log; --%s only applies to a launch — drop one of them", name)
 			}
 		}

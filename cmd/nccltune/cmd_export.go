@@ -167,22 +167,16 @@ func envFormatNames() []string {
 
 // indentGuideHelp is export's tested placements, one per line.
 func indentGuideHelp() string {
-	var sb strings.Builder
-	for _, f := range []export.Format{export.FormatK8s, export.FormatCompose} {
-		for _, l := range export.IndentGuide(f) {
-			sb.WriteString("  " + l + "\n")
-		}
-	}
-	return strings.TrimSuffix(sb.String(), "\n")
+	lines := slices.Concat(export.IndentGuide(export.FormatK8s), export.IndentGuide(export.FormatCompose))
+	return "  " + strings.Join(lines, "\n  ")
 }
 
 func exportFormat(o exportOptions) (export.Format, error) {
-	valid := strings.Join(export.FormatNames(), ", ")
 	switch {
 	case o.format == "" && o.json:
 		return export.FormatJSON, nil
 	case o.format == "":
-		return "", vocab.UsageErrorf("export needs --format: one of %s", valid)
+		return "", vocab.UsageErrorf("export needs --format: one of %s", strings.Join(export.FormatNames(), ", "))
 	}
 	f, err := export.ParseFormat(o.format)
 	if err != nil {

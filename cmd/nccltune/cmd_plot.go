@@ -110,7 +110,7 @@ type plotOptions struct {
 }
 
 func runPlot(ctx context.Context, o plotOptions) error {
-	if o.figure != "" && o.figure != figureCurves {
+	if o.figure != figureCurves {
 		return runStudyFigure(o)
 	}
 	drawing, studies, err := loadCurves(o.db, o.targets, curvesOptions{Metric: o.metric, All: o.all, Explore: o.explore, Warn: o.stderr})
@@ -136,13 +136,11 @@ func runPlot(ctx context.Context, o plotOptions) error {
 // panel per op.
 func reportPanels(o plotOptions, p report.Panels, studies []*report.Study) error {
 	n := 0
-	ops := make([]string, len(p.Ops))
-	for i, f := range p.Figures {
+	for _, f := range p.Figures {
 		n += len(f.(report.Figure).Curves)
-		ops[i] = string(p.Ops[i])
 	}
 	fmt.Fprintf(o.stderr, "wrote %s: %s of %s, one panel per op (%s)%s\n", o.out, texttable.Plural(n, "curve"), studyNames(studies),
-		strings.Join(ops, ", "), simulatedSuffix(studies))
+		nccl.JoinOps(p.Ops), simulatedSuffix(studies))
 	if !o.json {
 		return nil
 	}
@@ -151,14 +149,14 @@ func reportPanels(o plotOptions, p report.Panels, studies []*report.Study) error
 		f := panel.(report.Figure)
 		cs := ui.CurvesJSON(f.Curves)
 		for _, c := range cs {
-			c["op"] = ops[i]
+			c["op"] = p.Ops[i]
 		}
-		panels = append(panels, map[string]any{"op": ops[i], "subtitle": f.Subtitle, "curves": cs})
+		panels = append(panels, map[string]any{"op": p.Ops[i], "subtitle": f.Subtitle, "curves": cs})
 		curves = append(curves, cs...)
 	}
 	first := p.Figures[0].(report.Figure)
 	return ui.WriteJSON(o.stdout, map[string]any{"out": o.out, "format": o.format, "figure": figureCurves, "metric": first.Metric,
-		"simulated": first.Simulated != "", "ops": ops, "panels": panels, "curves": curves})
+		"simulated": first.Simulated != "", "ops": p.Ops, "panels": panels, "curves": curves})
 }
 
 // runStudyFigure draws the speedup, landscape or convergence figure of

@@ -22,9 +22,7 @@ and the one exports and reports print.
 
 Example:
   nccltune rename s3-512K-4M spark4-lane-512K-4M`,
-		Flags: []cli.Flag{
-			jsonFlag(),
-		},
+		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
 				return vocab.UsageErrorf("rename needs a study and its new name, e.g. nccltune rename s3-512K-4M spark4-512K-4M")

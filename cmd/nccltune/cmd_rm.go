@@ -24,9 +24,7 @@ first to keep a backup. The file does not shrink: bbolt reuses the space.
 Examples:
   nccltune rm s4-sweep s5-gate
   nccltune history --json | jq -r '.studies[] | select(.status=="failed") | .study' | xargs nccltune rm`,
-		Flags: []cli.Flag{
-			jsonFlag(),
-		},
+		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return vocab.UsageErrorf("rm needs the studies to delete, e.g. nccltune rm s4-sweep (nccltune history lists them)")

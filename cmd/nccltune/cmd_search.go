@@ -150,8 +150,7 @@ func readSearchFlags(c *cli.Context) (searchOptions, error) {
 		so.Guard = guard // none of them for "none"
 	}
 	if items := flagvalue.Items(c, "space"); len(items) > 0 || c.Bool("space-only") {
-		so.Space, err = search.ParseSpace(items, c.Bool("space-only"))
-		if err != nil {
+		if so.Space, err = search.ParseSpace(items, c.Bool("space-only")); err != nil {
 			return o, vocab.UsageError(err)
 		}
 		if err := so.Space.CheckHasCandidates(lo.Spec.BaseEnv); err != nil {
@@ -257,8 +256,8 @@ func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.LaunchSettings
 	if strings.EqualFold(given, "none") || given == "" && !c.IsSet("part") {
 		return nil, nil, nil
 	}
+	var ops []nccl.Op
 	if given == "" {
-		var ops []nccl.Op
 		var skipped []string
 		for _, op := range search.DefaultGuardOps(parts) {
 			if err := launchflags.CanLaunchOp(l, op); err != nil {
@@ -269,7 +268,6 @@ func readGuardOps(c *cli.Context, parts nccl.Workload, l studyrun.LaunchSettings
 		}
 		return ops, skipped, nil
 	}
-	var ops []nccl.Op
 	for _, name := range strings.Split(given, ",") {
 		op, err := nccl.ParseOp(name)
 		if err != nil {

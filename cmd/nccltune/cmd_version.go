@@ -31,9 +31,7 @@ func versionCommand() *cli.Command {
 		Name:      "version",
 		Usage:     "print nccltune's version and the commit it was built from (or that it is unknown)",
 		ArgsUsage: " ",
-		Flags: []cli.Flag{
-			jsonFlag(),
-		},
+		Flags:     []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return vocab.UsageErrorf("version takes no arguments (got %q)", c.Args().First())

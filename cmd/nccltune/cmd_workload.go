@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -173,7 +172,7 @@ func workloadFiles(args []string) ([]string, error) {
 			out = append(out, a) // reading it says what is wrong
 			continue
 		}
-		entries, err := os.ReadDir(a)
+		entries, err := os.ReadDir(a) // sorted by name
 		if err != nil {
 			return nil, vocab.UsageErrorf("%s: cannot list it: %v", a, err)
 		}
@@ -186,7 +185,6 @@ func workloadFiles(args []string) ([]string, error) {
 		if len(files) == 0 {
 			return nil, vocab.UsageErrorf("%s is a directory without files; give the files of %s", a, workloadInputKind)
 		}
-		sort.Strings(files)
 		out = append(out, files...)
 	}
 	return out, nil

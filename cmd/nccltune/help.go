@@ -26,11 +26,7 @@ func trailingDefault(line string) (start int, value string, ok bool) {
 	if strings.ContainsRune(value, ')') {
 		return 0, "", false
 	}
-	start = i
-	for start > 0 && strings.IndexByte("\t\n\f\r ", line[start-1]) >= 0 {
-		start--
-	}
-	return start, value, true
+	return len(strings.TrimRight(line[:i], "\t\n\f\r ")), value, true
 }
 
 // flagHelp is urfave/cli's help line for a flag without the default it

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"io"
 
@@ -53,10 +52,9 @@ var errorKinds = map[int]string{
 // errorJSON is err in the one shape errors take in JSON documents.
 func errorJSON(err error) ui.ErrorJSON {
 	code := exitCode(err)
-	kind := cmp.Or(errorKinds[code], "failed")
 	msg := err.Error()
 	if errors.Is(err, vocab.ErrInterrupted) {
 		msg = "interrupted by the user (Ctrl-C or SIGTERM); what was measured is saved"
 	}
-	return ui.ErrorJSON{Code: code, Kind: kind, Message: msg}
+	return ui.ErrorJSON{Code: code, Kind: errorKinds[code], Message: msg}
 }

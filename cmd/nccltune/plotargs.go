@@ -32,13 +32,12 @@ const allHighlight = 5
 
 // plotTarget is one argument of plot: a study, or one trial of it.
 type plotTarget struct {
-	Arg   string // as given
 	Study string // the study's name, number or sN
 	Trial int    // -1 for the bare study
 }
 
 func parseTarget(arg string) (plotTarget, error) {
-	t := plotTarget{Arg: arg, Study: arg, Trial: -1}
+	t := plotTarget{Study: arg, Trial: -1}
 	if i := strings.LastIndex(arg, "/"); i >= 0 {
 		n, err := strconv.Atoi(arg[i+1:])
 		if err != nil || n < 0 || i == 0 {
@@ -99,6 +98,14 @@ func loadCurves(path string, args []string, o curvesOptions) (report.Drawing, []
 	if err != nil {
 		return report.Figure{}, nil, err
 	}
+	if len(curves) == 0 {
+		verb := "have"
+		if len(args) == 1 {
+			verb = "has"
+		}
+		return report.Figure{}, nil, fmt.Errorf("nothing to plot: %s %s no successful launch yet — run or resume the study first",
+			strings.Join(args, " "), verb)
+	}
 	fig := report.NewFigure(curves, studies...)
 	fig.Metric = o.Metric
 	if o.All {
@@ -132,10 +139,8 @@ func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, err
 		fig, err = s.SpeedupFigure()
 	case figureLandscape:
 		fig, err = s.Landscape()
-	case figureConvergence:
+	default: // figureConvergence: plot's Action refused any other kind
 		fig, err = s.Convergence()
-	default:
-		return nil, nil, vocab.UsageErrorf("--figure %s is not a figure of one study: use %s", kind, strings.Join(figureKinds[1:], ", "))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -144,8 +149,9 @@ func loadStudyFigure(path, arg, kind string) (report.Drawing, *report.Study, err
 }
 
 // targetCurves resolves the targets to curves, in the order named, each
-// trial once. A trial named explicitly must have a successful launch;
-// others without one are left out (and said so).
+// trial once (none when no target has a successful launch). A trial named
+// explicitly must have a successful launch; others without one are left
+// out (and said so).
 func targetCurves(targets []plotTarget, byQuery map[string]*report.Study, o curvesOptions) ([]report.Curve, []*report.Study, error) {
 	pick := curvePicker{o: o, drawn: map[*store.Trial]bool{}}
 	for _, t := range targets {
@@ -163,18 +169,6 @@ func targetCurves(targets []plotTarget, byQuery map[string]*report.Study, o curv
 		if err := pick.trials(s, t); err != nil {
 			return nil, nil, err
 		}
-	}
-	if len(pick.curves) == 0 {
-		args := make([]string, len(targets))
-		for i, t := range targets {
-			args[i] = t.Arg
-		}
-		verb := "have"
-		if len(targets) == 1 {
-			verb = "has"
-		}
-		return nil, nil, fmt.Errorf("nothing to plot: %s %s no successful launch yet — run or resume the study first",
-			strings.Join(args, " "), verb)
 	}
 	return pick.curves, pick.studies, nil
 }

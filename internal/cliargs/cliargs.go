@@ -70,10 +70,7 @@ func Reorder(app *cli.App, args []string) (out []string, dangling string) {
 		*to = append(*to, a, args[i+1])
 		i++
 	}
-	if len(global) > 0 { // before the command name, which ends out
-		name := out[len(out)-1]
-		out = append(append(out[:len(out)-1], global...), name)
-	}
+	out = slices.Insert(out, len(out)-1, global...) // before the command name, which ends out
 	out = append(append(out, flags...), positional...)
 	if dangling != "" {
 		out = append(out, dangling)
@@ -151,45 +148,54 @@ func UnknownCommand(app *cli.App, args []string) string {
 	return args[i]
 }
 
+// Nearest is the name of names fewest edits from name (the first of them
+// on a tie) when that is fewer than within edits, else "".
+func Nearest(name string, names []string, within int) string {
+	best, bestD := "", within
+	for _, n := range names {
+		if d := nccl.EditDistance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
 // NearestCommand is ", did you mean X?" for a command name one or two
 // edits from name, else "".
 func NearestCommand(app *cli.App, name string) string {
-	best, bestD := "", 3
+	var names []string
 	for _, c := range app.Commands {
-		if d := nccl.EditDistance(strings.ToLower(name), c.Name); d < bestD {
-			best, bestD = c.Name, d
-		}
+		names = append(names, c.Name)
 	}
-	if best == "" {
-		return ""
+	if best := Nearest(strings.ToLower(name), names, 3); best != "" {
+		return "; did you mean " + best + "?"
 	}
-	return "; did you mean " + best + "?"
+	return ""
 }
 
 // NearestFlag is "; did you mean --X?" for the flag of flags one or two
 // edits from name (with or without its dashes, or "=value"), else "".
 func NearestFlag(name string, flags ...[]cli.Flag) string {
 	name, _, _ = strings.Cut(strings.TrimLeft(name, "-"), "=")
-	best, bestD := "", 3
-	if len(name) <= 3 {
-		bestD = 2 // one edit at most: two would make -ab anything
+	if len(name) < 2 {
+		return ""
 	}
-	for _, list := range flags {
-		for _, f := range list {
-			for _, n := range f.Names() {
-				if len(n) < 2 {
-					continue // -h, -o: one letter is one edit from many slips
-				}
-				if d := nccl.EditDistance(strings.ToLower(name), n); d < bestD {
-					best, bestD = n, d
-				}
+	var names []string
+	for _, f := range slices.Concat(flags...) {
+		for _, n := range f.Names() {
+			if len(n) >= 2 { // -h, -o: one letter is one edit from many slips
+				names = append(names, n)
 			}
 		}
 	}
-	if best == "" || len(name) < 2 {
-		return ""
+	within := 3
+	if len(name) <= 3 {
+		within = 2 // one edit at most: two would make -ab anything
 	}
-	return "; did you mean --" + best + "?"
+	if best := Nearest(strings.ToLower(name), names, within); best != "" {
+		return "; did you mean --" + best + "?"
+	}
+	return ""
 }
 
 // UndefinedFlag is the flag named by the flag package's "flag provided

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/nccltune/nccltune/internal/vocab"
 )
@@ -73,10 +74,8 @@ func (in *Inputs) Read(ctx context.Context, name string, stdin io.Reader, what s
 			return nil, vocab.UsageErrorf("standard input (-) is named twice: it can be read once; name it once")
 		}
 	} else if fi, err := os.Stat(name); err == nil && !fi.IsDir() {
-		for _, s := range in.seen {
-			if os.SameFile(s.info, fi) {
-				return nil, &DuplicateError{Name: name, Same: s.name}
-			}
+		if i := slices.IndexFunc(in.seen, func(s seenFile) bool { return os.SameFile(s.info, fi) }); i >= 0 {
+			return nil, &DuplicateError{Name: name, Same: in.seen[i].name}
 		}
 		info = fi
 	}

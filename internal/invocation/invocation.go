@@ -17,20 +17,12 @@ import (
 // anywhere inside the module.
 const ModulePackage = "github.com/nccltune/nccltune/cmd/nccltune"
 
-var (
-	once    sync.Once
-	command string
-)
-
 // Command is the command line that runs this nccltune again, for hints.
-func Command() string {
-	once.Do(func() {
-		exe, _ := os.Executable()
-		wd, _ := os.Getwd()
-		command = commandFor(exe, wd, buildCacheDirs())
-	})
-	return command
-}
+var Command = sync.OnceValue(func() string {
+	exe, _ := os.Executable()
+	wd, _ := os.Getwd()
+	return commandFor(exe, wd, buildCacheDirs())
+})
 
 // commandFor is Command for an executable path, a working directory and
 // the path prefixes of what go run builds.

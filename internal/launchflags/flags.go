@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/cliargs"
 	"github.com/nccltune/nccltune/internal/flagvalue"
 	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/sim"
@@ -204,13 +205,7 @@ func resolveSimArg(profile string) (string, error) {
 // typo names the nearest built-in profile.
 func checkSimProfile(profile string) error {
 	if _, err := sim.LoadProfile(profile); err != nil {
-		best, bestD := "", 3
-		for _, name := range sim.BuiltinProfiles() {
-			if d := nccl.EditDistance(strings.ToLower(profile), name); d < bestD {
-				best, bestD = name, d
-			}
-		}
-		if best != "" {
+		if best := cliargs.Nearest(strings.ToLower(profile), sim.BuiltinProfiles(), 3); best != "" {
 			return vocab.UsageErrorf("--sim %s: did you mean %s? (%v)", profile, best, err)
 		}
 		return vocab.UsageErrorf("--sim %s: %v", profile, err)

@@ -101,9 +101,7 @@ func Args(study *store.Study) []string {
 		if ls.Launcher != "local" {
 			opt("--launcher", ls.Launcher)
 		}
-		if ls.NP > 0 {
-			add("--np", strconv.Itoa(ls.NP))
-		}
+		opt("--np", intOrBlank(max(ls.NP, 0)))
 		if len(ls.Hosts) > 0 {
 			add("--hosts", strings.Join(ls.Hosts, ","))
 		}

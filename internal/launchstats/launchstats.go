@@ -6,10 +6,10 @@
 package launchstats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -289,13 +289,8 @@ func (Figures) Rounds(s *store.Study, trialID uint64, launches []*store.Launch) 
 }
 
 func trialLaunches(trialID uint64, launches []*store.Launch) []*store.Launch {
-	var of []*store.Launch
-	for _, l := range launches {
-		if l.TrialID == trialID {
-			of = append(of, l)
-		}
-	}
-	sort.SliceStable(of, func(i, j int) bool { return of[i].Seq < of[j].Seq })
+	of := slices.DeleteFunc(slices.Clone(launches), func(l *store.Launch) bool { return l.TrialID != trialID })
+	slices.SortStableFunc(of, func(a, b *store.Launch) int { return cmp.Compare(a.Seq, b.Seq) })
 	return of
 }
 

@@ -1,13 +1,9 @@
 package outfile
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
-
-// errNoFallocate: the file system cannot reserve space (reserve probes).
-var errNoFallocate = errors.New("fallocate is not supported here")
 
 // fallocate reserves n bytes from the start of f without changing its
 // size (FALLOC_FL_KEEP_SIZE): a later write of n bytes cannot run out of

@@ -210,6 +210,9 @@ func overwrite(f *os.File, data []byte) error {
 	return f.Sync()
 }
 
+// errNoFallocate: the file system cannot reserve space (reserve probes).
+var errNoFallocate = errors.New("fallocate is not supported here")
+
 // reserve makes sure n bytes of f can be written: fallocate where the
 // file system has it, else a probe file of n bytes written beside it.
 func reserve(f *os.File, path string, n int64) error {

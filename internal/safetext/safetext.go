@@ -62,19 +62,11 @@ func ShellWord(s string) string {
 // both typed and after $(…)'s word splitting: letters, digits and
 // _=^,.:/+-@% only.
 func ShellPlain(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune("_=^,.:/+-@%", r):
-		default:
-			return false
-		}
-	}
-	return true
+	return s != "" && strings.Trim(s, shellPlainChars) == ""
 }
+
+// shellPlainChars are the characters a ShellPlain word is made of.
+const shellPlainChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_=^,.:/+-@%"
 
 // ShellArg is s itself when ShellPlain, else ShellWord(s).
 func ShellArg(s string) string {

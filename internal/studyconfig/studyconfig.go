@@ -12,14 +12,15 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/nccltune/nccltune/internal/cliargs"
 	"github.com/nccltune/nccltune/internal/input"
-	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/vocab"
 )
 
@@ -86,15 +87,8 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	if fixed != nil {
 		skip = fixed(c)
 	}
-	// When the command line gives a group, the file's keys of it are left out.
-	cliGroup := map[string]bool{}
-	for _, g := range groups {
-		if slices.ContainsFunc(g, c.IsSet) {
-			for _, k := range g {
-				cliGroup[k] = true
-			}
-		}
-	}
+	// When the command line gives the workload, the file's keys of it are left out.
+	cliWorkload := slices.ContainsFunc(workloadKeys, c.IsSet)
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
@@ -115,7 +109,7 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 			return vocab.UsageErrorf("%s: unknown key %q%s (the keys are the flags of nccltune %s without the dashes; see nccltune %s --help)",
 				where, key, nearestKey(key, flags), c.Command.Name, c.Command.Name)
 		}
-		if c.IsSet(key) || skip[key] || cliGroup[key] {
+		if c.IsSet(key) || skip[key] || cliWorkload && slices.Contains(workloadKeys, key) {
 			continue // the command line (or, say, the resumed study) decides
 		}
 		values, err := configValues(v, Repeatable(f))
@@ -134,8 +128,8 @@ func apply(c *cli.Context, fixed func(c *cli.Context) map[string]bool) error {
 	return nil
 }
 
-// groups are keys that say one thing together: the workload.
-var groups = [][]string{{"band", "op", "part", "calls", "chose"}}
+// workloadKeys say one thing together: the workload.
+var workloadKeys = []string{"band", "op", "part", "calls", "chose"}
 
 // generatedKeys are the keys a file written by nccltune workload may
 // hold: the workload (calls, chose) and part, which files written before
@@ -276,16 +270,10 @@ func scalarValue(n *yaml.Node) (string, error) {
 
 // nearestKey is "; did you mean X?" for the valid key closest to key.
 func nearestKey(key string, flags map[string]cli.Flag) string {
-	names := slices.Sorted(maps.Keys(flags)) // ties go to the first name, whatever map order
-	best, bestD := "", -1
 	norm := strings.ToLower(strings.ReplaceAll(strings.TrimLeft(key, "-"), "_", "-"))
-	for _, n := range names {
-		if d := nccl.EditDistance(norm, n); bestD < 0 || d < bestD {
-			best, bestD = n, d
-		}
+	// Sorted: ties go to the first name, whatever map order.
+	if best := cliargs.Nearest(norm, slices.Sorted(maps.Keys(flags)), math.MaxInt); best != "" {
+		return "; the nearest valid key is " + best
 	}
-	if best == "" {
-		return ""
-	}
-	return "; the nearest valid key is " + best
+	return ""
 }
