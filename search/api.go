@@ -12,6 +12,7 @@ import (
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
 	"github.com/nccltune/nccltune/internal/nccl"
+	"github.com/nccltune/nccltune/internal/record"
 	"github.com/nccltune/nccltune/internal/vocab"
 	"github.com/nccltune/nccltune/model"
 )
@@ -362,11 +363,8 @@ type Refusal struct {
 	SlowerAt []Site
 }
 
-// Site is one op at one size.
-type Site struct {
-	Op    nccl.Op
-	Bytes int64
-}
+// Site is one op at one size (record.Site).
+type Site = record.Site
 
 // Restart is what a confirmation after a refusal starts from.
 type Restart struct {

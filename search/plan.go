@@ -584,9 +584,6 @@ func (p *planner) listTwinUnknown(r nccl.Resolution) (nccl.Config, bool) {
 func (p *planner) summary(trials []*Trial, spaceConfigs int) *PlanSummary {
 	ps := &PlanSummary{Read: p.read(), Note: p.note, SpaceConfigs: spaceConfigs,
 		Refused: len(p.refused), Checks: p.checks, MergedConfigs: len(p.merged)}
-	if d := p.defaults(); d != nil {
-		ps.Native = d.Plan
-	}
 	ps.WrongResults = p.wrongSummary()
 	plans := map[string]bool{}
 	for _, t := range trials {

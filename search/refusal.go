@@ -137,20 +137,20 @@ func refusalSites(res *Result) []Site {
 	if res.Ending == vocab.EndingGuard {
 		for _, g := range res.Guards {
 			if g.Comparison.Slower {
-				out = append(out, Site{g.Op, g.Bytes})
+				out = append(out, Site{Op: g.Op, Bytes: g.Bytes})
 			}
 		}
 	}
 	for _, p := range res.Parts {
 		if p.Refused {
 			for _, b := range p.Part.Band.Sizes() {
-				out = append(out, Site{p.Part.Op.OrAllReduce(), b})
+				out = append(out, Site{Op: p.Part.Op.OrAllReduce(), Bytes: b})
 			}
 		}
 	}
 	for _, g := range res.OpGuards {
 		if g.Refused && g.Result.Worst > 0 {
-			out = append(out, Site{g.Op, g.Result.Worst})
+			out = append(out, Site{Op: g.Op, Bytes: g.Result.Worst})
 		}
 	}
 	return out

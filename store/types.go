@@ -338,11 +338,8 @@ type ConfirmDesign struct {
 	MaxLaunches   int               `json:"max_launches"`
 }
 
-// Site is one op at one size.
-type Site struct {
-	Op    nccl.Op `json:"op"`
-	Bytes int64   `json:"bytes"`
-}
+// Site is one op at one size (record.Site).
+type Site = record.Site
 
 // Restart is where the confirmation after a refusal began (search.Restart).
 type Restart struct {

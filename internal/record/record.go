@@ -27,9 +27,12 @@ type PlanSummary struct {
 	// no later config allowing it was launched.
 	WrongResults []string `json:"wrong_results,omitempty"`
 	Checks       int      `json:"plan_checks"` // debug launches settling rules
-	// Native is NCCL's plan of the defaults at the band and guard sizes,
-	// the search's own: not stored.
-	Native nccl.Plan `json:"-"`
+}
+
+// Site is one op at one size.
+type Site struct {
+	Op    nccl.Op `json:"op"`
+	Bytes int64   `json:"bytes"`
 }
 
 // MergeCount is how many configs one rule merged.

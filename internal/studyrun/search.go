@@ -367,9 +367,7 @@ func RefusalOf(f search.Refusal) store.Refusal {
 	if f.ScopedFrom != nil {
 		r.ScopedFromTrialID = f.ScopedFrom.ID
 	}
-	for _, x := range f.SlowerAt {
-		r.SlowerAt = append(r.SlowerAt, store.Site(x))
-	}
+	r.SlowerAt = append(r.SlowerAt, f.SlowerAt...)
 	if x := f.Restart; x != nil {
 		r.Restart = &store.Restart{Seq: x.Seq, NextEnv: x.Next.Clone(), ExploreStopped: x.Stopped, ExactDone: x.ExactDone}
 		if len(x.Next) == 0 {
@@ -390,9 +388,7 @@ func refusalsOf(study *store.Study, byID map[uint64]*search.Trial) ([]search.Ref
 		}
 		f := search.Refusal{Trial: t, Ending: r.Ending, Reason: r.Reason,
 			Decision: &model.Comparison{Speedup: r.Speedup, Lo: r.SpeedupCI[0], Hi: r.SpeedupCI[1], CILevel: float64(r.CILevel)}, ScopedFrom: byID[r.ScopedFromTrialID]}
-		for _, x := range r.SlowerAt {
-			f.SlowerAt = append(f.SlowerAt, search.Site(x))
-		}
+		f.SlowerAt = append(f.SlowerAt, r.SlowerAt...)
 		if x := r.Restart; x != nil {
 			f.Restart = &search.Restart{Seq: x.Seq, Stopped: x.ExploreStopped, ExactDone: x.ExactDone}
 			if len(x.NextEnv) > 0 {
