@@ -94,11 +94,7 @@ func finite(v float64) *float64 {
 	return &v
 }
 
-func writeJSONDoc(w io.Writer, b *Recommendation, o Options) error {
-	// encoding/json would turn invalid UTF-8 into U+FFFD: refuse instead.
-	if err := checkVars(b.Vars(o.WithBase), "JSON"); err != nil {
-		return err
-	}
+func writeJSONDoc(w io.Writer, b *Recommendation, _ []Var, o Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
