@@ -1,6 +1,7 @@
 package nccl
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -134,15 +135,7 @@ const (
 )
 
 func (s Status) String() string {
-	switch s {
-	case Enabled:
-		return "enabled"
-	case Disabled:
-		return "disabled"
-	case Unavailable:
-		return "unavailable"
-	}
-	return "unknown"
+	return cmp.Or(map[Status]string{Enabled: "enabled", Disabled: "disabled", Unavailable: "unavailable"}[s], "unknown")
 }
 
 // Native is what NCCL decided and has under one config (NCCL's defaults
