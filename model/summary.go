@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -91,6 +92,7 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 	var invalid, missingL []int
 	var invalidMsg string
 	missingSizes := map[int64]bool{}
+launches:
 	for li, l := range launches {
 		meds := flat[li*len(a.sizes) : (li+1)*len(a.sizes)]
 		a.medians[li] = meds
@@ -98,19 +100,12 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 		for i := range meds {
 			meds[i] = math.NaN()
 		}
-		bad := false
 		for _, b := range a.sizes {
 			if err := checkTimes(l.Times[b], b); err != nil {
-				bad = true
-				if invalidMsg == "" {
-					invalidMsg = err.Error()
-				}
-				break
+				invalid = append(invalid, li)
+				invalidMsg = cmp.Or(invalidMsg, err.Error())
+				continue launches
 			}
-		}
-		if bad {
-			invalid = append(invalid, li)
-			continue
 		}
 		a.valid[li] = true
 		logSum, complete := 0.0, len(a.sizes) > 0
