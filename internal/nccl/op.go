@@ -166,20 +166,12 @@ const UnknownRanksFloor = 32 << 10
 
 // Splits says whether nccl-tests gives each rank a share of the buffer.
 func (o Op) Splits() bool {
-	switch o.OrAllReduce() {
-	case AllGather, ReduceScatter, AllToAll:
-		return true
-	}
-	return false
+	return slices.Contains([]Op{AllGather, ReduceScatter, AllToAll}, o.OrAllReduce())
 }
 
 // Reduces says whether o takes a reduction op (nccl-tests' -o).
 func (o Op) Reduces() bool {
-	switch o.OrAllReduce() {
-	case AllGather, AllToAll, Broadcast:
-		return false
-	}
-	return true
+	return !slices.Contains([]Op{AllGather, AllToAll, Broadcast}, o.OrAllReduce())
 }
 
 // Rooted says whether o has a root (nccl-tests' -r).

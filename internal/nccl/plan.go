@@ -327,14 +327,9 @@ func (e *explanation) drop(k, rule, reason string) {
 }
 
 // ShownByTuning reports whether NCCL's TUNING line shows every effect of
-// knob k: the lists and channel limits act only through what it prints.
-func ShownByTuning(k string) bool {
-	switch k {
-	case "NCCL_PROTO", "NCCL_ALGO", "NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS":
-		return true
-	}
-	return false
-}
+// knob k: the lists and channel limits (the plan knobs) act only through
+// what it prints.
+func ShownByTuning(k string) bool { return IsPlanKnob(k) }
 
 // knob works out what one knob of the config does to the plan: dropped
 // as a no-op, pending, or applied to the plan as a guess (uncertain).
