@@ -106,11 +106,7 @@ func (s Spec) Validate() error {
 func (s Spec) EnvVars() []string {
 	m := map[string]string{}
 	maps.Copy(m, s.BaseEnv)
-	for k, v := range s.Config {
-		if v != "" {
-			m[k] = v
-		}
-	}
+	maps.Copy(m, s.Config.Clone()) // the knobs set, which win
 	if s.Debug {
 		m["NCCL_DEBUG"] = "INFO"
 		m["NCCL_DEBUG_SUBSYS"] = DefaultDebugSubsys
