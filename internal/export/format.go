@@ -94,16 +94,13 @@ func FileName(f Format, b *Recommendation) string {
 	if label == "" || stored.WorkloadLine(b.Study) != "" {
 		label = b.Study.Name
 	}
-	var sb strings.Builder
-	for _, r := range label {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
-			sb.WriteRune(r)
-		default:
-			sb.WriteByte('_')
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._", r) {
+			return r
 		}
-	}
-	return "nccl-" + sb.String() + f.Ext()
+		return '_'
+	}, label)
+	return "nccl-" + safe + f.Ext()
 }
 
 // Options shape what an export writes.
