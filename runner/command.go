@@ -198,31 +198,25 @@ func (s Spec) BuildCommand(flavor, jsonPath string) (Command, error) {
 	case "", "local":
 		argv = bench
 	case "mpirun":
-		mpirun := cmp.Or(s.MPIRun, "mpirun")
-		argv = []string{mpirun}
+		hostsFlag, known := map[string]string{OpenMPI: "-H", MPICH: "-hosts"}[flavor]
+		if !known {
+			return Command{}, fmt.Errorf("unknown MPI flavour %q", flavor)
+		}
+		argv = []string{cmp.Or(s.MPIRun, "mpirun")}
 		if s.NP > 0 {
 			argv = append(argv, "-np", strconv.Itoa(s.NP))
 		}
-		switch flavor {
-		case OpenMPI:
-			if len(s.Hosts) > 0 {
-				argv = append(argv, "-H", strings.Join(s.Hosts, ","))
-			}
-			argv = append(argv, s.MPIArgs...)
-			for _, kv := range env {
+		if len(s.Hosts) > 0 {
+			argv = append(argv, hostsFlag, strings.Join(s.Hosts, ","))
+		}
+		argv = append(argv, s.MPIArgs...)
+		for _, kv := range env {
+			if flavor == OpenMPI {
 				argv = append(argv, "-x", kv)
-			}
-		case MPICH:
-			if len(s.Hosts) > 0 {
-				argv = append(argv, "-hosts", strings.Join(s.Hosts, ","))
-			}
-			argv = append(argv, s.MPIArgs...)
-			for _, kv := range env {
+			} else {
 				k, v, _ := strings.Cut(kv, "=")
 				argv = append(argv, "-genv", k, v)
 			}
-		default:
-			return Command{}, fmt.Errorf("unknown MPI flavour %q", flavor)
 		}
 		argv = append(argv, bench...)
 	case "srun":
