@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,9 +60,7 @@ func isHostRune(r rune) bool {
 
 // Validate checks a spec before anything is launched.
 func (s Spec) Validate() error {
-	switch s.Launcher {
-	case "", "local", "mpirun", "srun":
-	default:
+	if !slices.Contains([]string{"", "local", "mpirun", "srun"}, s.Launcher) {
 		return fmt.Errorf("unknown launcher %q; use local, mpirun or srun", s.Launcher)
 	}
 	if s.NP < 0 {
