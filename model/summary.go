@@ -243,8 +243,7 @@ func (a *analysis) summariseSizes(opt Options, warns []Warning) (sizes []SizeSum
 		ss := SizeSummary{Bytes: b, Median: math.NaN(), Lo: math.NaN(), Hi: math.NaN(),
 			Confidence: math.NaN(), SpreadPct: math.NaN(), Launches: len(meds)}
 		if len(meds) > 0 {
-			sorted := slices.Clone(meds)
-			slices.Sort(sorted)
+			sorted := slices.Sorted(slices.Values(meds))
 			ss.Median = sortedMedian(sorted)
 			ss.SpreadPct = robustCVPct(sorted)
 			ci := quantileCI(len(sorted), opt.Confidence)
@@ -348,8 +347,7 @@ func robustOutliers(logs []float64, z float64) []int {
 	if n < minLaunchesForOutliers {
 		return nil
 	}
-	s := slices.Clone(logs)
-	slices.Sort(s)
+	s := slices.Sorted(slices.Values(logs))
 	m := sortedMedian(s)
 	sd := max(madToSD*mad(s, m, nil), scaleFloor)
 	limit := z * (1 + 6/float64(n)) * sd
