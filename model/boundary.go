@@ -58,12 +58,11 @@ func computeNominalLevels(ts, cum []float64) []float64 {
 		inc := cum[k] - prevCum
 		if k == 0 {
 			levels[0] = max(cum[0], 0)
+			c := 40.0 // no boundary where nothing is spent
 			if levels[0] > 0 {
-				c := z.Quantile(1 - levels[0]/2)
-				grid, dens = firstDensity(c*math.Sqrt(t), t)
-			} else {
-				grid, dens = firstDensity(40*math.Sqrt(t), t)
+				c = z.Quantile(1 - levels[0]/2)
 			}
+			grid, dens = firstDensity(c*math.Sqrt(t), t)
 			prevT, prevCum = t, max(cum[0], 0)
 			continue
 		}

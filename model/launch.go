@@ -80,9 +80,7 @@ func checkTimes(xs []float64, b int64) error {
 // the two middle values of an even sample; NaN for an empty sample. It
 // does not modify xs.
 func Median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return sortedMedian(s)
+	return sortedMedian(slices.Sorted(slices.Values(xs)))
 }
 
 // sortedMedian is Median of sorted s. Averaging equal middle values

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -91,6 +92,7 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 	var invalid, missingL []int
 	var invalidMsg string
 	missingSizes := map[int64]bool{}
+launches:
 	for li, l := range launches {
 		meds := flat[li*len(a.sizes) : (li+1)*len(a.sizes)]
 		a.medians[li] = meds
@@ -98,19 +100,12 @@ func analyse(launches []Launch, sizes []int64, detail bool) *analysis {
 		for i := range meds {
 			meds[i] = math.NaN()
 		}
-		bad := false
 		for _, b := range a.sizes {
 			if err := checkTimes(l.Times[b], b); err != nil {
-				bad = true
-				if invalidMsg == "" {
-					invalidMsg = err.Error()
-				}
-				break
+				invalid = append(invalid, li)
+				invalidMsg = cmp.Or(invalidMsg, err.Error())
+				continue launches
 			}
-		}
-		if bad {
-			invalid = append(invalid, li)
-			continue
 		}
 		a.valid[li] = true
 		logSum, complete := 0.0, len(a.sizes) > 0
@@ -248,8 +243,7 @@ func (a *analysis) summariseSizes(opt Options, warns []Warning) (sizes []SizeSum
 		ss := SizeSummary{Bytes: b, Median: math.NaN(), Lo: math.NaN(), Hi: math.NaN(),
 			Confidence: math.NaN(), SpreadPct: math.NaN(), Launches: len(meds)}
 		if len(meds) > 0 {
-			sorted := slices.Clone(meds)
-			slices.Sort(sorted)
+			sorted := slices.Sorted(slices.Values(meds))
 			ss.Median = sortedMedian(sorted)
 			ss.SpreadPct = robustCVPct(sorted)
 			ci := quantileCI(len(sorted), opt.Confidence)
@@ -353,8 +347,7 @@ func robustOutliers(logs []float64, z float64) []int {
 	if n < minLaunchesForOutliers {
 		return nil
 	}
-	s := slices.Clone(logs)
-	slices.Sort(s)
+	s := slices.Sorted(slices.Values(logs))
 	m := sortedMedian(s)
 	sd := max(madToSD*mad(s, m, nil), scaleFloor)
 	limit := z * (1 + 6/float64(n)) * sd

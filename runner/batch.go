@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -92,14 +93,13 @@ func (p *BatchPlan) Validate() error {
 			return fmt.Errorf("batch config %q: max_ctas and min_ctas cannot be negative", c.Name)
 		}
 	}
-	seen := make([]bool, len(p.Configs))
-	for _, i := range p.CreationOrder {
-		if i < 0 || i >= len(seen) || seen[i] {
-			return fmt.Errorf("batch creation order %v must list every config's index once", p.CreationOrder)
-		}
-		seen[i] = true
+	// Sorted, the creation order must be 0, 1, …, len(Configs)-1.
+	order := slices.Sorted(slices.Values(p.CreationOrder))
+	permutation := len(order) == len(p.Configs)
+	for i, o := range order {
+		permutation = permutation && o == i
 	}
-	if len(p.CreationOrder) != len(p.Configs) {
+	if !permutation {
 		return fmt.Errorf("batch creation order %v must list every config's index once", p.CreationOrder)
 	}
 	if len(p.Ops) == 0 {

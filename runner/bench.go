@@ -4,20 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/nccltune/nccltune/internal/nccl"
 )
 
 // BenchPath is the nccl-tests binary that measures the spec's op: the
 // sibling <op>_perf (_mpi kept) of a --bench binary or in its directory,
 // <op>_perf on PATH without one; another program is run as given.
 func (s Spec) BenchPath() string {
-	return ResolveBench(s.Bench, s.Op)
-}
-
-// ResolveBench is BenchPath for a --bench value and an op.
-func ResolveBench(bench string, op nccl.Op) string {
-	want := op.Benchmark()
+	bench, want := s.Bench, s.Op.Benchmark()
 	if bench == "" {
 		return want
 	}

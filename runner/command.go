@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,9 +60,7 @@ func isHostRune(r rune) bool {
 
 // Validate checks a spec before anything is launched.
 func (s Spec) Validate() error {
-	switch s.Launcher {
-	case "", "local", "mpirun", "srun":
-	default:
+	if !slices.Contains([]string{"", "local", "mpirun", "srun"}, s.Launcher) {
 		return fmt.Errorf("unknown launcher %q; use local, mpirun or srun", s.Launcher)
 	}
 	if s.NP < 0 {
@@ -106,11 +105,7 @@ func (s Spec) Validate() error {
 func (s Spec) EnvVars() []string {
 	m := map[string]string{}
 	maps.Copy(m, s.BaseEnv)
-	for k, v := range s.Config {
-		if v != "" {
-			m[k] = v
-		}
-	}
+	maps.Copy(m, s.Config.Clone()) // the knobs set, which win
 	if s.Debug {
 		m["NCCL_DEBUG"] = "INFO"
 		m["NCCL_DEBUG_SUBSYS"] = DefaultDebugSubsys
@@ -202,31 +197,25 @@ func (s Spec) BuildCommand(flavor, jsonPath string) (Command, error) {
 	case "", "local":
 		argv = bench
 	case "mpirun":
-		mpirun := cmp.Or(s.MPIRun, "mpirun")
-		argv = []string{mpirun}
+		hostsFlag, known := map[string]string{OpenMPI: "-H", MPICH: "-hosts"}[flavor]
+		if !known {
+			return Command{}, fmt.Errorf("unknown MPI flavour %q", flavor)
+		}
+		argv = []string{cmp.Or(s.MPIRun, "mpirun")}
 		if s.NP > 0 {
 			argv = append(argv, "-np", strconv.Itoa(s.NP))
 		}
-		switch flavor {
-		case OpenMPI:
-			if len(s.Hosts) > 0 {
-				argv = append(argv, "-H", strings.Join(s.Hosts, ","))
-			}
-			argv = append(argv, s.MPIArgs...)
-			for _, kv := range env {
+		if len(s.Hosts) > 0 {
+			argv = append(argv, hostsFlag, strings.Join(s.Hosts, ","))
+		}
+		argv = append(argv, s.MPIArgs...)
+		for _, kv := range env {
+			if flavor == OpenMPI {
 				argv = append(argv, "-x", kv)
-			}
-		case MPICH:
-			if len(s.Hosts) > 0 {
-				argv = append(argv, "-hosts", strings.Join(s.Hosts, ","))
-			}
-			argv = append(argv, s.MPIArgs...)
-			for _, kv := range env {
+			} else {
 				k, v, _ := strings.Cut(kv, "=")
 				argv = append(argv, "-genv", k, v)
 			}
-		default:
-			return Command{}, fmt.Errorf("unknown MPI flavour %q", flavor)
 		}
 		argv = append(argv, bench...)
 	case "srun":

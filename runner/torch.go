@@ -13,6 +13,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
@@ -162,39 +163,26 @@ func prefixWithEnv(prefix, env []string, launcher string) []string {
 			if at >= len(prefix) || prefix[at] != "exec" {
 				continue
 			}
-			var flags []string
-			for _, kv := range env {
-				flags = append(flags, "-e", kv)
+			var flags []string // -e K=V for the launch's env, -e NAME for the rank variables
+			for _, v := range slices.Concat(env, rankVars[launcher]) {
+				flags = append(flags, "-e", v)
 			}
-			for _, name := range rankVars[launcher] {
-				flags = append(flags, "-e", name)
-			}
-			return splice(out, at+1, flags)
+			return slices.Insert(out, at+1, flags...)
 		case "kubectl":
 			if i+1 >= len(prefix) || prefix[i+1] != "exec" {
 				continue
 			}
 			at := len(prefix)
-			for j := i + 2; j < len(prefix); j++ {
-				if prefix[j] == "--" {
-					at = j + 1
-					break
-				}
+			if j := slices.Index(prefix[i+2:], "--"); j >= 0 {
+				at = i + 2 + j + 1
 			}
 			if len(env) == 0 {
 				return out
 			}
-			return splice(out, at, append([]string{"env"}, env...))
+			return slices.Insert(out, at, append([]string{"env"}, env...)...)
 		}
 	}
 	return out
-}
-
-func splice(s []string, at int, items []string) []string {
-	out := make([]string, 0, len(s)+len(items))
-	out = append(out, s[:at]...)
-	out = append(out, items...)
-	return append(out, s[at:]...)
 }
 
 var pythonName = regexp.MustCompile(`^python[0-9.]*$`)

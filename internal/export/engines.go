@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,13 +25,7 @@ var Engines = []Engine{EngineSGLang, EngineVLLM}
 
 // Title is the engine's own spelling.
 func (e Engine) Title() string {
-	switch e {
-	case EngineSGLang:
-		return "SGLang"
-	case EngineVLLM:
-		return "vLLM"
-	}
-	return string(e)
+	return cmp.Or(map[Engine]string{EngineSGLang: "SGLang", EngineVLLM: "vLLM"}[e], string(e))
 }
 
 // ParseEngine reads an --export-for value.

@@ -94,16 +94,13 @@ func FileName(f Format, b *Recommendation) string {
 	if label == "" || stored.WorkloadLine(b.Study) != "" {
 		label = b.Study.Name
 	}
-	var sb strings.Builder
-	for _, r := range label {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
-			sb.WriteRune(r)
-		default:
-			sb.WriteByte('_')
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._", r) {
+			return r
 		}
-	}
-	return "nccl-" + sb.String() + f.Ext()
+		return '_'
+	}, label)
+	return "nccl-" + safe + f.Ext()
 }
 
 // Options shape what an export writes.
@@ -142,23 +139,28 @@ func Write(w io.Writer, f Format, bands []*Recommendation, o Options) error {
 	if err := checkEngine(b, o); err != nil {
 		return err
 	}
-	switch f {
-	case FormatEnv:
-		return writeEnvFile(w, b, o)
-	case FormatSh:
-		return writeShell(w, b, o)
-	case FormatDocker:
-		return writeDockerFlags(w, b, o)
-	case FormatK8s:
-		return writeK8s(w, b, o)
-	case FormatCompose:
-		return writeCompose(w, b, o)
-	case FormatJSON:
-		return writeJSONDoc(w, b, o)
+	write, ok := writers[f]
+	if !ok {
+		_, err := ParseFormat(string(f))
+		return err
 	}
-	_, err := ParseFormat(string(f))
-	return err
+	vars := b.Vars(o.WithBase)
+	if err := checkVars(vars, utf8Formats[f]); err != nil {
+		return err
+	}
+	return write(w, b, vars, o)
 }
+
+// writers write the formats of one band, given its checked Vars.
+var writers = map[Format]func(w io.Writer, b *Recommendation, vars []Var, o Options) error{
+	FormatEnv: writeEnvFile, FormatSh: writeShell, FormatDocker: writeDockerFlags,
+	FormatK8s: writeK8s, FormatCompose: writeCompose, FormatJSON: writeJSONDoc,
+}
+
+// utf8Formats name, in checkVars' refusal, the formats that need valid
+// UTF-8 values; encoding/json, for one, would turn invalid UTF-8 into
+// U+FFFD.
+var utf8Formats = map[Format]string{FormatEnv: "docker's env file", FormatK8s: "YAML", FormatCompose: "YAML", FormatJSON: "JSON"}
 
 // timeText is how exported files write a date.
 func timeText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }

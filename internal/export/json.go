@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nccltune/nccltune/internal/benchfmt"
+	"github.com/nccltune/nccltune/internal/nccl"
 	"github.com/nccltune/nccltune/internal/stored"
 	"github.com/nccltune/nccltune/store"
 )
@@ -70,8 +71,8 @@ func NewDocument(b *Recommendation, o Options) *Document {
 		SchemaVersion: 1,
 		Study:         s.Name, StudyID: s.ID, Band: s.Band, BandMin: s.BandMin, BandMax: s.BandMax, Collective: s.Collective, Calls: stored.Calls(s),
 		Env: b.EnvMap(o.WithBase), KeepDefaults: b.KeepDefaults,
-		BaselineEnv: nonNilEnv(s.BaselineEnv), KeepBaseline: b.KeepBaseline, Unset: append([]string{}, b.Unset...),
-		RecommendedEnv: nonNilEnv(r.Env), Dropped: append([]Dropped{}, b.Dropped...),
+		BaselineEnv: nccl.Config(s.BaselineEnv).Clone(), KeepBaseline: b.KeepBaseline, Unset: append([]string{}, b.Unset...),
+		RecommendedEnv: nccl.Config(r.Env).Clone(), Dropped: append([]Dropped{}, b.Dropped...),
 		Speedup: finite(r.Speedup), SpeedupCI: [2]*float64{finite(r.SpeedupCI[0]), finite(r.SpeedupCI[1])}, CILevel: r.CILevel,
 		Significant: r.Significant, PValue: finite(r.PValue), MinEffect: r.MinEffect, Reason: r.Reason,
 		Simulated: s.Simulated, SimProfile: s.Launch.SimProfile, NCCLVersion: s.Platform.NCCLVersion, Fabric: s.Platform,
@@ -80,19 +81,9 @@ func NewDocument(b *Recommendation, o Options) *Document {
 	}
 	d.Verdict, _, _ = stored.ConclusionOf(s).Headline()
 	if o.WithBase {
-		d.BaseEnv = nonNilEnv(s.BaseEnv)
+		d.BaseEnv = nccl.Config(s.BaseEnv).Clone()
 	}
 	return d
-}
-
-func nonNilEnv(m map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		if v != "" {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // finite is nil (JSON null) for NaN and ±Inf, which JSON cannot hold.
@@ -103,11 +94,7 @@ func finite(v float64) *float64 {
 	return &v
 }
 
-func writeJSONDoc(w io.Writer, b *Recommendation, o Options) error {
-	// encoding/json would turn invalid UTF-8 into U+FFFD: refuse instead.
-	if err := checkVars(b.Vars(o.WithBase), "JSON"); err != nil {
-		return err
-	}
+func writeJSONDoc(w io.Writer, b *Recommendation, _ []Var, o Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

@@ -47,11 +47,7 @@ func checkVars(vars []Var, utf8Format string) error {
 
 // writeEnvFile writes KEY=VALUE lines as docker run --env-file reads them
 // (values verbatim, UTF-8, one per line); a value it cannot carry is refused.
-func writeEnvFile(w io.Writer, b *Recommendation, o Options) error {
-	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars, "docker's env file"); err != nil {
-		return err
-	}
+func writeEnvFile(w io.Writer, b *Recommendation, vars []Var, o Options) error {
 	var notes, unsourceable []string
 	for _, v := range vars {
 		if !safetext.ShellPlain(v.Value) && v.Value != "" {
@@ -101,11 +97,7 @@ func writeSections(w io.Writer, vars []Var, line func(Var) string) error {
 
 // writeShell writes export lines that are safe to source whatever the
 // values hold: every value is single-quoted (ShellQuote).
-func writeShell(w io.Writer, b *Recommendation, o Options) error {
-	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars, ""); err != nil {
-		return err
-	}
+func writeShell(w io.Writer, b *Recommendation, vars []Var, o Options) error {
 	lines := header(b, o, ". FILE (in sh, bash or zsh) before python -m sglang.launch_server … or vllm serve …")
 	if err := writeComments(w, lines); err != nil {
 		return err
@@ -122,11 +114,7 @@ func writeShell(w io.Writer, b *Recommendation, o Options) error {
 // docker run $(nccltune export … --format docker | grep -v '^#'), where
 // the shell splits at blanks and expands globs but removes no quotes: so
 // every flag is bare, and a value that recipe cannot carry is refused.
-func writeDockerFlags(w io.Writer, b *Recommendation, o Options) error {
-	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars, ""); err != nil {
-		return err
-	}
+func writeDockerFlags(w io.Writer, b *Recommendation, vars []Var, o Options) error {
 	flags := make([]string, len(vars))
 	var typed []string
 	for i, v := range vars {
@@ -185,20 +173,12 @@ func indentLines(text string, n int) string {
 }
 
 // writeCompose writes an environment: map for a docker compose service.
-func writeCompose(w io.Writer, b *Recommendation, o Options) error {
-	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars, "YAML"); err != nil {
-		return err
-	}
+func writeCompose(w io.Writer, b *Recommendation, vars []Var, o Options) error {
 	return writeYAML(w, vars, o, header(b, o, usageCompose()), "environment", yaml.MappingNode)
 }
 
 // writeK8s writes an env: list for a container spec.
-func writeK8s(w io.Writer, b *Recommendation, o Options) error {
-	vars := b.Vars(o.WithBase)
-	if err := checkVars(vars, "YAML"); err != nil {
-		return err
-	}
+func writeK8s(w io.Writer, b *Recommendation, vars []Var, o Options) error {
 	lines := header(b, o, usageK8s())
 	if strings.Contains(fmt.Sprint(vars), "$") {
 		lines = append(lines, "every $ in a value is written $$: Kubernetes expands $(VAR) in env values and reads $$ as one $")

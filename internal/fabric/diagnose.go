@@ -447,8 +447,7 @@ func (d *diagnosis) transportWarnings() {
 	if d.allNetWithinHosts() {
 		return // the network carries data only between ranks of one host: hostWarnings said why
 	}
-	switch d.r.Transport {
-	case "Socket":
+	if d.r.Transport == "Socket" {
 		d.socket()
 		return
 	}

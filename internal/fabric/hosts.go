@@ -136,12 +136,7 @@ func (d *diagnosis) hostWarnings() {
 	intraSHM := d.intraHost(benchfmt.KindSHM)
 	intraP2P := d.intraHost(benchfmt.KindP2P)
 	p2pOff, shmOff := d.disabledByEnv()
-	var off []string
-	for _, s := range []string{p2pOff, shmOff} {
-		if s != "" {
-			off = append(off, s)
-		}
-	}
+	off := slices.DeleteFunc([]string{p2pOff, shmOff}, func(s string) bool { return s == "" })
 	// The environment's doing: say so, and nothing else about these pairs.
 	if len(off) > 0 && (len(intraNET) > 0 || len(intraSHM) > 0 || (d.nodesText() != "" && len(d.r.Paths) == 0)) {
 		what := strings.Join(off, " and ") + " in the environment"

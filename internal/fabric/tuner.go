@@ -220,10 +220,5 @@ func UnmatchedText(why string) string {
 	return "no row for this " + why
 }
 
-func quoteAll(lines []string) string {
-	q := make([]string, len(lines))
-	for i, l := range lines {
-		q[i] = "\"" + l + "\""
-	}
-	return strings.Join(q, ", ")
-}
+// quoteAll is lines (at least one) in double quotes, comma-separated.
+func quoteAll(lines []string) string { return `"` + strings.Join(lines, `", "`) + `"` }

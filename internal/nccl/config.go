@@ -3,6 +3,8 @@ package nccl
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,16 +61,7 @@ func KnobsOf(env map[string]string) Config {
 }
 
 // Names returns the set knob names, sorted.
-func (c Config) Names() []string {
-	var out []string
-	for k, v := range c {
-		if v != "" {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+func (c Config) Names() []string { return slices.Sorted(maps.Keys(c.Clone())) }
 
 // ParseKeyValue splits "K=V". The value may itself hold '=' or ';'.
 func ParseKeyValue(s string) (key, value string, err error) {

@@ -1,6 +1,9 @@
 package nccl
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // FoldName lower-cases a name and drops '_', '-' and blanks:
 // "COLLNET_DIRECT" and "CollnetDirect" both become "collnetdirect",
@@ -18,11 +21,18 @@ func ProtoName(s string) string { return spelled(protocols, s) }
 
 // spelled is the name of names that s folds to, else s.
 func spelled(names []string, s string) string {
+	n, _ := LookupName(names, s)
+	return cmp.Or(n, s)
+}
+
+// LookupName is the one of names that s spells (both folded by
+// FoldName); "" and false for none.
+func LookupName(names []string, s string) (string, bool) {
 	f := FoldName(s)
 	for _, n := range names {
 		if FoldName(n) == f {
-			return n
+			return n, true
 		}
 	}
-	return s
+	return "", false
 }

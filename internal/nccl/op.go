@@ -166,20 +166,12 @@ const UnknownRanksFloor = 32 << 10
 
 // Splits says whether nccl-tests gives each rank a share of the buffer.
 func (o Op) Splits() bool {
-	switch o.OrAllReduce() {
-	case AllGather, ReduceScatter, AllToAll:
-		return true
-	}
-	return false
+	return slices.Contains([]Op{AllGather, ReduceScatter, AllToAll}, o.OrAllReduce())
 }
 
 // Reduces says whether o takes a reduction op (nccl-tests' -o).
 func (o Op) Reduces() bool {
-	switch o.OrAllReduce() {
-	case AllGather, AllToAll, Broadcast:
-		return false
-	}
-	return true
+	return !slices.Contains([]Op{AllGather, AllToAll, Broadcast}, o.OrAllReduce())
 }
 
 // Rooted says whether o has a root (nccl-tests' -r).
@@ -241,15 +233,12 @@ func ParseCall(s string) (Part, error) {
 // parseOpBytes reads the OP and BYTES fields a call and a choice (what
 // names s in errors) begin with.
 func parseOpBytes(what, s string, fields []string) (Op, int64, error) {
-	op, err := ParseOp(fields[0])
-	if err != nil {
-		return "", 0, fmt.Errorf("%s %q: %w", what, s, err)
-	}
+	op, opErr := ParseOp(fields[0])
 	bytes, err := ParseSize(fields[1])
 	if err == nil && (bytes <= 0 || bytes > MaxBandSize) {
 		err = fmt.Errorf("size %s must be from 1 byte to %s", fields[1], FormatSize(MaxBandSize))
 	}
-	if err != nil {
+	if err = cmp.Or(opErr, err); err != nil {
 		return "", 0, fmt.Errorf("%s %q: %w", what, s, err)
 	}
 	return op, bytes, nil
@@ -348,12 +337,9 @@ func ParsePart(s string) (Part, error) {
 	if len(fields) < 2 || len(fields) > 3 {
 		return Part{}, fmt.Errorf("part %q: write OP:BAND[:WEIGHT], e.g. all_reduce:512K-4M:0.8", s)
 	}
-	op, err := ParseOp(fields[0])
-	if err != nil {
-		return Part{}, fmt.Errorf("part %q: %w", s, err)
-	}
-	band, err := ParseBand(fields[1])
-	if err != nil {
+	op, opErr := ParseOp(fields[0])
+	band, bandErr := ParseBand(fields[1])
+	if err := cmp.Or(opErr, bandErr); err != nil {
 		return Part{}, fmt.Errorf("part %q: %w", s, err)
 	}
 	p := Part{Op: op, Band: band, Weight: 1}

@@ -1,6 +1,7 @@
 package nccl
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -134,15 +135,7 @@ const (
 )
 
 func (s Status) String() string {
-	switch s {
-	case Enabled:
-		return "enabled"
-	case Disabled:
-		return "disabled"
-	case Unavailable:
-		return "unavailable"
-	}
-	return "unknown"
+	return cmp.Or(map[Status]string{Enabled: "enabled", Disabled: "disabled", Unavailable: "unavailable"}[s], "unknown")
 }
 
 // Native is what NCCL decided and has under one config (NCCL's defaults
@@ -334,14 +327,9 @@ func (e *explanation) drop(k, rule, reason string) {
 }
 
 // ShownByTuning reports whether NCCL's TUNING line shows every effect of
-// knob k: the lists and channel limits act only through what it prints.
-func ShownByTuning(k string) bool {
-	switch k {
-	case "NCCL_PROTO", "NCCL_ALGO", "NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS":
-		return true
-	}
-	return false
-}
+// knob k: the lists and channel limits (the plan knobs) act only through
+// what it prints.
+func ShownByTuning(k string) bool { return IsPlanKnob(k) }
 
 // knob works out what one knob of the config does to the plan: dropped
 // as a no-op, pending, or applied to the plan as a guess (uncertain).

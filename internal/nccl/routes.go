@@ -21,14 +21,8 @@ func (n *Native) LearnRoutes(m Native) bool {
 	if !ok || len(m.NetRoutes) == 0 || len(n.NetRoutes) == 0 || n.SameRoutes[v] {
 		return false
 	}
-	have := make(map[string]bool, len(n.NetRoutes))
-	for _, r := range n.NetRoutes {
-		have[r] = true
-	}
-	for _, r := range m.NetRoutes {
-		if !have[r] {
-			return false
-		}
+	if slices.ContainsFunc(m.NetRoutes, func(r string) bool { return !slices.Contains(n.NetRoutes, r) }) {
+		return false
 	}
 	if n.SameRoutes == nil {
 		n.SameRoutes = map[string]bool{}

@@ -1,6 +1,7 @@
 package nccl
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -91,12 +92,9 @@ func ParseBand(s string) (Band, error) {
 	if !found {
 		hi = lo
 	}
-	min, err := ParseSize(lo)
-	if err != nil {
-		return Band{}, fmt.Errorf("band %q: %w", s, err)
-	}
-	max, err := ParseSize(hi)
-	if err != nil {
+	min, minErr := ParseSize(lo)
+	max, maxErr := ParseSize(hi)
+	if err := cmp.Or(minErr, maxErr); err != nil {
 		return Band{}, fmt.Errorf("band %q: %w", s, err)
 	}
 	b := Band{Min: min, Max: max}
