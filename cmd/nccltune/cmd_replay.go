@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,7 +56,8 @@ launches give plans, not times.`,
 					if c.NArg() != 1 {
 						return vocab.UsageErrorf("replay build takes one store (got %d arguments): nccltune replay build STORE.db --out FILE.json", c.NArg())
 					}
-					return runReplayBuild(c.Args().First(), c.String("out"), c.StringSlice("plans"), c.String("name"), c.String("note"), c.App.ErrWriter)
+					return runReplayBuild(c.Context, replayBuildOptions{cmdIO: ioOf(c, ""), store: c.Args().First(), out: c.String("out"),
+						plans: c.StringSlice("plans"), name: c.String("name"), note: c.String("note")})
 				},
 			},
 			{
@@ -67,26 +69,33 @@ launches give plans, not times.`,
 					if c.NArg() != 1 {
 						return vocab.UsageErrorf("replay show takes one replay file or store (got %d arguments)", c.NArg())
 					}
-					return runReplayShow(c.Args().First(), c.Bool("json"), c.App.Writer)
+					return runReplayShow(c.Context, replayShowOptions{cmdIO: ioOf(c, ""), replay: c.Args().First()})
 				},
 			},
 		},
 	}
 }
 
-func runReplayBuild(storePath, out string, plans []string, name, note string, stderr io.Writer) error {
-	if _, err := os.Stat(storePath); err != nil {
+type replayBuildOptions struct {
+	cmdIO
+	store, out string   // the recorded store, and the replay file to write
+	plans      []string // doctor --json files; none: those beside the store
+	name, note string
+}
+
+func runReplayBuild(ctx context.Context, o replayBuildOptions) error {
+	if _, err := os.Stat(o.store); err != nil {
 		return vocab.UsageErrorf("replay build: %v", err)
 	}
-	rec, err := studyrun.RecordingOf(storePath)
+	rec, err := studyrun.RecordingOf(o.store)
 	if err != nil {
 		return vocab.UsageError(err)
 	}
-	o := sim.BuildOptions{Recording: rec, Plans: plans, Name: name, Note: note}
-	if len(o.Plans) == 0 {
-		o.Plans = sim.PlansBeside(storePath)
+	b := sim.BuildOptions{Recording: rec, Plans: o.plans, Name: o.name, Note: o.note}
+	if len(b.Plans) == 0 {
+		b.Plans = sim.PlansBeside(o.store)
 	}
-	r, err := sim.BuildReplay(o)
+	r, err := sim.BuildReplay(b)
 	if err != nil {
 		return vocab.UsageError(err)
 	}
@@ -94,15 +103,20 @@ func runReplayBuild(storePath, out string, plans []string, name, note string, st
 	if err != nil {
 		return err
 	}
-	if err := outfile.WriteOut(out, func(w io.Writer) error { _, err := w.Write(append(data, '\n')); return err }); err != nil {
+	if err := outfile.WriteOut(o.out, func(w io.Writer) error { _, err := w.Write(append(data, '\n')); return err }); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "replay %s: %s\nwrote %s (%d bytes); use it with --sim replay:%s\n", r.Name, r.Description, out, len(data)+1, out)
+	fmt.Fprintf(o.stderr, "replay %s: %s\nwrote %s (%d bytes); use it with --sim replay:%s\n", r.Name, r.Description, o.out, len(data)+1, o.out)
 	return nil
 }
 
-func runReplayShow(path string, asJSON bool, w io.Writer) error {
-	r, err := studyrun.LoadReplay(path)
+type replayShowOptions struct {
+	cmdIO
+	replay string // a replay file or a store
+}
+
+func runReplayShow(ctx context.Context, o replayShowOptions) error {
+	r, err := studyrun.LoadReplay(o.replay)
 	if err != nil {
 		return vocab.UsageError(err)
 	}
@@ -118,5 +132,5 @@ func runReplayShow(path string, asJSON bool, w io.Writer) error {
 		}
 		s.Configs = append(s.Configs, row)
 	}
-	return ui.PrintReplay(w, asJSON, s)
+	return ui.PrintReplay(o.stdout, o.json, s)
 }

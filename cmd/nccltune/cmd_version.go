@@ -36,20 +36,28 @@ func versionCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return vocab.UsageErrorf("version takes no arguments (got %q)", c.Args().First())
 			}
-			b := builtFrom()
-			if c.Bool("json") {
-				var commit any // null: unknown
-				if b.Commit != "" {
-					commit = b.Commit
-				}
-				return ui.WriteJSON(c.App.Writer, map[string]any{"schema_version": ui.SchemaVersion,
-					"version": version(), "release": releaseVersion, "commit": commit, "commit_from": b.From, "modified": b.Modified,
-					"go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
-			}
-			fmt.Fprintf(c.App.Writer, "nccltune %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			return nil
+			return runVersion(c.Context, versionOptions{cmdIO: ioOf(c, "")})
 		},
 	}
+}
+
+type versionOptions struct {
+	cmdIO
+}
+
+func runVersion(ctx context.Context, o versionOptions) error {
+	b := builtFrom()
+	if o.json {
+		var commit any // null: unknown
+		if b.Commit != "" {
+			commit = b.Commit
+		}
+		return ui.WriteJSON(o.stdout, map[string]any{"schema_version": ui.SchemaVersion,
+			"version": version(), "release": releaseVersion, "commit": commit, "commit_from": b.From, "modified": b.Modified,
+			"go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
+	}
+	fmt.Fprintf(o.stdout, "nccltune %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
 }
 
 // version is "0.1.0 (commit 1a2b3c4d5e6f)", or says that it is unknown.
