@@ -62,6 +62,8 @@ func (l *launch) tuningTable(id logID) {
 func (l *launch) tuningRow(op nccl.Op, algos []string, recorded map[string]map[string]float64) string {
 	g, bus := l.f, busFactor(l.f.n)
 	if op != nccl.AllReduce {
+		// g's n is the profile's ranks, not the launch's (-t, -g): only
+		// its algo and proto switches are read here.
 		g, bus = l.p.resolveOp(l.cfg, op, false), opGeometry(op, l.n).bus
 	}
 	var row strings.Builder
