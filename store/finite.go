@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/nccltune/nccltune/internal/nccl"
@@ -196,8 +198,10 @@ func mergeObjects(a, b []byte) ([]byte, error) {
 		}
 		put(key, val)
 	}
-	for key, val := range over { // omitted by omitempty in a, set in b
-		put(key, val)
+	// Keys omitted by omitempty in a and set in b go last, in sorted order:
+	// map order would make the stored bytes vary once two such keys exist.
+	for _, key := range slices.Sorted(maps.Keys(over)) {
+		put(key, over[key])
 	}
 	return append(out, '}'), nil
 }

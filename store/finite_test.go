@@ -117,3 +117,17 @@ func TestSizeComparisonJSON(t *testing.T) {
 		}
 	}
 }
+
+// Keys that only the overlay sets go last in sorted order: map order would
+// make the stored bytes differ from one write to the next.
+func TestMergeObjectsOrdersKeysOnlyTheOverlaySets(t *testing.T) {
+	for range 20 {
+		got, err := mergeObjects([]byte(`{"x":1,"y":2}`), []byte(`{"y":5,"d":4,"b":3,"c":6,"a":7}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"x":1,"y":5,"a":7,"b":3,"c":6,"d":4}`; string(got) != want {
+			t.Fatalf("mergeObjects = %s, want %s", got, want)
+		}
+	}
+}
