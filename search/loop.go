@@ -766,7 +766,9 @@ func (s *loop) measure(t *Trial, phase string, scored bool, l *benchfmt.Launch) 
 }
 
 // Measure is an OK launch as the statistics read it and its band score
-// over sizes in µs; err, with a score of 0, when it lacks a band size.
+// over sizes in µs: the one place a launch is scored as it is measured
+// (the study loop, verify, compare and sweep hand its score to their
+// Recorder); err, with a score of 0, when it lacks a band size.
 func Measure(l *benchfmt.Launch, sizes []int64) (model.Launch, float64, error) {
 	ml := model.LaunchOf(benchfmt.SizesOf(l.Result))
 	sc, err := model.LaunchScore(ml, sizes)

@@ -92,8 +92,11 @@ func newWorkload(parts nccl.Workload) *workload {
 }
 
 // roundScore is a round's objective: for a timed workload the time a step
-// spends in its calls, Σ callsᵢ × timeᵢ in µs; for a hand workload
-// exp Σ wᵢ log scoreᵢ over the parts' band scores.
+// spends in its calls, Σ callsᵢ × timeᵢ in µs, linear so that a part
+// weighs what it costs the process (a call made 80 times at 2M counts for
+// its time, not its share of calls); for a hand workload exp Σ wᵢ log
+// scoreᵢ over the parts' band scores, weights normalised. err names the
+// part whose sizes the round lacks.
 func (w *workload) roundScore(round map[nccl.Op]model.Launch) (float64, error) {
 	for _, op := range w.ops {
 		if _, ok := round[op]; !ok {

@@ -408,9 +408,10 @@ type OpGuard struct {
 	// 1: slower); NaN (null) where no launch measured it.
 	Speedup   JSONFloat    `json:"speedup"`
 	SpeedupCI [2]JSONFloat `json:"speedup_ci"`
-	CILevel   CILevel      `json:"ci_level,omitempty"` // 1 − alpha
+	CILevel   CILevel      `json:"ci_level,omitempty"` // 1 − alpha; 0 in old studies
 	// Slower: at some size significantly slower (Holm across every guarded
-	// op and size) by more than the minimum effect.
+	// op and size) by more than the minimum effect; Refused: this op
+	// refused the recommendation.
 	Slower  bool `json:"slower"`
 	Refused bool `json:"refused"`
 	// Worst is the size that decided (the slowest significant one, or
@@ -442,7 +443,9 @@ type GuardSize struct {
 // SizeComparison is one message size of a baseline-versus-candidate
 // comparison: the one per-size row every table prints. Intervals are NaN
 // (null) where the launches are too few; the speedup (baseline ÷
-// candidate) has its rank interval over this size alone.
+// candidate) has its rank interval over this size alone. A row stored
+// before the launches were (zero) holds the median in place of a missing
+// interval and no speedup interval (NaN).
 type SizeComparison struct {
 	Bytes             int64   `json:"bytes"`
 	BaselineUS        float64 `json:"baseline_us"`
@@ -464,7 +467,8 @@ type SizeComparison struct {
 }
 
 // Change is the candidate's time relative to the baseline's (-0.25 = 25 %
-// less time): the one rule every table uses.
+// less time): the one rule every table uses; the bus bandwidth changes by
+// 1/(1+Change)−1.
 func (c SizeComparison) Change() float64 { return 1/c.Speedup - 1 }
 
 // Trial is one config of a study. A config is measured by one or more

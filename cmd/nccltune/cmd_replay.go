@@ -103,10 +103,15 @@ func runReplayBuild(ctx context.Context, o replayBuildOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := outfile.WriteOut(o.out, func(w io.Writer) error { _, err := w.Write(append(data, '\n')); return err }); err != nil {
+	write := func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
 		return err
 	}
-	fmt.Fprintf(o.stderr, "replay %s: %s\nwrote %s (%d bytes); use it with --sim replay:%s\n", r.Name, r.Description, o.out, len(data)+1, o.out)
+	if err := outfile.WriteOut(o.out, write); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.stderr, "replay %s: %s\nwrote %s (%d bytes); use it with --sim replay:%s\n",
+		r.Name, r.Description, o.out, len(data)+1, o.out)
 	return nil
 }
 

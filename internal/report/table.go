@@ -181,7 +181,8 @@ func (s *Study) decided(cand *store.Trial, which string) *store.Recommendation {
 
 // decidedRows are a one-part study's per-size rows as stored (band, then
 // guards), when the comparison shows that decision. Nil otherwise, and for
-// rows stored without each arm's launches, whose intervals are missing.
+// rows stored before they held each arm's launches, whose missing
+// intervals hold the median: the table then compares the launches itself.
 func (s *Study) decidedRows(cand *store.Trial, which string) []store.SizeComparison {
 	r := s.decided(cand, which)
 	if r == nil || len(r.Parts) > 0 || len(r.PerSize) == 0 {

@@ -108,7 +108,7 @@ func withFields(v any, extra map[string]any) map[string]json.RawMessage {
 }
 
 // ErrorDocument is what a --json command prints when it fails before
-// printing its own document.
+// printing its own document: {"error": {"code", "kind", "message"}}.
 func ErrorDocument(e ErrorJSON) map[string]any {
 	return map[string]any{"error": e}
 }
