@@ -112,7 +112,8 @@ func (s *loop) confirm(ctx context.Context, res *Result) error {
 	case out.Failed == base:
 		return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
 	case out.Failed == w:
-		refuse(res, vocab.EndingCandidateFailed, "the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
+		refuse(res, vocab.EndingCandidateFailed, "the candidate %s failed during confirmation (%s); keep NCCL's defaults",
+			w.Config, w.Reason)
 		return nil
 	}
 	s.judge(res, d, out.Look)

@@ -187,7 +187,8 @@ func (s *loop) topUpCalls(ctx context.Context, res *Result) error {
 			case t == base && !t.State.Usable():
 				return fmt.Errorf("%w during confirmation: %s", ErrBaselineFailed, base.Reason)
 			case !t.State.Usable():
-				refuse(res, vocab.EndingCandidateFailed, "the candidate %s failed during confirmation (%s); keep NCCL's defaults", w.Config, w.Reason)
+				refuse(res, vocab.EndingCandidateFailed, "the candidate %s failed during confirmation (%s); keep NCCL's defaults",
+					w.Config, w.Reason)
 				return nil
 			}
 		}

@@ -50,8 +50,8 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return runImport(c.Context, importOptions{cmdIO: ioOf(c, db), op: op, files: c.Args().Slice(), config: flagvalue.EnvOf(c, "env"),
-				study: c.String("study")})
+			return runImport(c.Context, importOptions{cmdIO: ioOf(c, db), op: op, files: c.Args().Slice(),
+				config: flagvalue.EnvOf(c, "env"), study: c.String("study")})
 		},
 	}
 }

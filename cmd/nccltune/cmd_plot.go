@@ -91,7 +91,8 @@ changes that) or .svg.`,
 			if err != nil {
 				return err
 			}
-			return runPlot(c.Context, plotOptions{cmdIO: ioOf(c, db), targets: c.Args().Slice(), all: c.Bool("all"), explore: c.Bool("explore"),
+			return runPlot(c.Context, plotOptions{cmdIO: ioOf(c, db), targets: c.Args().Slice(),
+				all: c.Bool("all"), explore: c.Bool("explore"),
 				figure: figure, metric: metric, dpi: c.Int("dpi"), out: out, format: format})
 		},
 	}

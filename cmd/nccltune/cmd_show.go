@@ -56,7 +56,8 @@ confirmation's: over the interleaved launches that decided. The CSV of
 			case c.Bool("curves") && format != "csv":
 				return vocab.UsageErrorf("--curves is for --format csv")
 			}
-			o := showOptions{cmdIO: ioOf(c, db), study: c.Args().First(), trials: c.Bool("trials"), csv: format == "csv", curves: c.Bool("curves")}
+			o := showOptions{cmdIO: ioOf(c, db), study: c.Args().First(),
+				trials: c.Bool("trials"), csv: format == "csv", curves: c.Bool("curves")}
 			o.json = o.json || format == "json"
 			return runShow(c.Context, o)
 		},

@@ -95,8 +95,9 @@ Examples:
 				}
 				plotFormat = f
 			}
-			return runWorkload(c.Context, workloadOptions{cmdIO: ioOf(c, ""), files: c.Args().Slice(), out: c.String("out"), plot: c.String("plot"),
-				plotFormat: plotFormat, opt: workload.Options{Ranks: c.Int("ranks"), GraphCaptured: c.Bool("graph-captured")}})
+			return runWorkload(c.Context, workloadOptions{cmdIO: ioOf(c, ""), files: c.Args().Slice(),
+				out: c.String("out"), plot: c.String("plot"), plotFormat: plotFormat,
+				opt: workload.Options{Ranks: c.Int("ranks"), GraphCaptured: c.Bool("graph-captured")}})
 		},
 	}
 }

@@ -494,7 +494,8 @@ func (r *Replay) nativeOf(c *ReplayConfig) nccl.Native {
 // Native is what the recording says NCCL decided under its defaults.
 func (r *Replay) Native() nccl.Native {
 	return nccl.Native{Collective: "AllReduce", Plan: r.Defaults().NativePlan(), Channels: r.Channels,
-		NICs: len(r.NICs), Version: r.NCCLVersion, Table: r.Tuning, NoNetwork: slices.Contains([]string{"P2P", "SHM", "P2P+SHM"}, r.Transport)}
+		NICs: len(r.NICs), Version: r.NCCLVersion, Table: r.Tuning,
+		NoNetwork: slices.Contains([]string{"P2P", "SHM", "P2P+SHM"}, r.Transport)}
 }
 
 // nearestSize is the index of the recorded size nearest to bytes in

@@ -336,7 +336,8 @@ func (l *launch) tunerCall(r int, coll string, c Choice, bytes int64) Choice {
 		if t.buggy {
 			l.tunerSegfault() // reading the cost table as float** faults here
 		}
-		algo, proto := algoNames[slices.Index(nccl.ExamplePluginAlgos, row.algo)], protoNames[slices.Index(nccl.ExamplePluginProtos, row.proto)]
+		algo := algoNames[slices.Index(nccl.ExamplePluginAlgos, row.algo)]
+		proto := protoNames[slices.Index(nccl.ExamplePluginProtos, row.proto)]
 		if !l.f.algoOn[algo] || !l.f.protoOn[proto] {
 			l.log.info(id, subTuning, "TUNER/ExamplePlugin: Algorithm/protocol combination [%s][%s] is marked as IGNORE", row.algo, row.proto)
 			continue

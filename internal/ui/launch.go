@@ -113,7 +113,8 @@ func DoctorProgress(w io.Writer, min, max int64, simProfile string) func(cfg ncc
 		case len(cfg) > 0:
 			fmt.Fprintf(w, "doctor: a second debug launch with %s\n", cfg)
 		default:
-			fmt.Fprintf(w, "doctor: one debug launch, %s to %s%s\n", nccl.FormatSize(min), nccl.FormatSize(max), simSuffix(simProfile, simProfile != ""))
+			fmt.Fprintf(w, "doctor: one debug launch, %s to %s%s\n",
+				nccl.FormatSize(min), nccl.FormatSize(max), simSuffix(simProfile, simProfile != ""))
 		}
 	}
 }
